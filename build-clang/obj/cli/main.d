@@ -1,0 +1,5 @@
+build-clang/obj/cli/main.o: cli/main.c include/hwtrace.h cli/cli.h
+
+include/hwtrace.h:
+
+cli/cli.h:

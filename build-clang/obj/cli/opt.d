@@ -1,0 +1,3 @@
+build-clang/obj/cli/opt.o: cli/opt.c cli/cli.h
+
+cli/cli.h:

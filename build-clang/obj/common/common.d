@@ -1,0 +1,6 @@
+build-clang/obj/common/common.o: common/common.c include/hwtrace.h \
+  common/hwtr_common.h
+
+include/hwtrace.h:
+
+common/hwtr_common.h:

@@ -1,0 +1,84 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The command-line front end: the verb table and option parsing helpers.
+ *
+ * Each verb lives in cli/cmd_<verb>.c, keeps one table of its options
+ * (struct cli_opt) that drives getopt_long, --help and the man page's
+ * SYNOPSIS, fills a config structure, calls the library and maps the result
+ * to an exit status: 0 success, 1 error, 2 usage error.
+ */
+
+#ifndef HWTR_CLI_H
+#define HWTR_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define EXIT_USAGE	2
+
+struct cli_opt {
+	const char	*lname;		/* long name, without "--" */
+	int		sname;		/* short letter, or a value > 255 */
+	const char	*arg;		/* argument name, NULL for a flag */
+	const char	*help;
+};
+
+struct cli_verb {
+	const char	*name;
+	int		(*fn)(int argc, char **argv);
+	const char	*summary;
+};
+
+/*
+ * One verb's interface: @usage is the SYNOPSIS line(s) after "hwtrace
+ * <verb>", @opts the option table ended by an entry with lname NULL.
+ */
+struct cli_cmd {
+	const char	*verb;
+	const char	*usage;
+	const char	*summary;
+	const struct cli_opt *opts;
+};
+
+/*
+ * Parse the next option of @argv with @cmd's table.  Returns the option's
+ * sname, -1 at the end of options (optind then points at the first
+ * operand), or exits with status 2 after printing a usage message for an
+ * unknown option or a missing argument.  --help prints the help and exits 0.
+ */
+int cli_getopt(const struct cli_cmd *cmd, int argc, char **argv,
+    const char **optargp);
+
+/* Print @cmd's help (synopsis, summary, options) to @fp. */
+void cli_help(const struct cli_cmd *cmd, FILE *fp);
+
+/* Print "hwtrace VERB: msg" and a usage hint to stderr; returns 2. */
+int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * Strict number parsing: the whole string must be a number within range.
+ * Returns 0 or -1.  cli_parse_size accepts K, M, G suffixes (powers of 2).
+ */
+int cli_parse_u64(const char *s, uint64_t *vp);
+int cli_parse_int(const char *s, long min, long max, long *vp);
+int cli_parse_size(const char *s, uint64_t *vp);
+
+/* "hwtrace VERB: " prefix messages on stderr (err(3) style, no exit). */
+void cli_warnx(const char *verb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The verbs. */
+int cmd_info(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_capture(int argc, char **argv);
+int cmd_index(int argc, char **argv);
+int cmd_query(int argc, char **argv);
+
+#endif /* !HWTR_CLI_H */

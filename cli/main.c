@@ -1,0 +1,57 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/* hwtrace(1): dispatch to a verb, git style. */
+
+#include <stdio.h>
+#include <string.h>
+
+#include "hwtrace.h"
+#include "cli.h"
+
+/* The verb table: add one line per verb, in the order help lists them. */
+static const struct cli_verb verbs[] = {
+	{ NULL, NULL, NULL }
+};
+
+static void
+usage(FILE *fp)
+{
+	size_t i;
+
+	fprintf(fp, "usage: hwtrace [--version] [--help] VERB [ARGS...]\n\n");
+	fprintf(fp, "verbs:\n");
+	for (i = 0; verbs[i].name != NULL; i++)
+		fprintf(fp, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
+	fprintf(fp, "\n'hwtrace VERB --help' describes a verb; see hwtrace(1).\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return (EXIT_USAGE);
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return (0);
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("hwtrace %s (archive format %d.%d)\n", HWTRACE_VERSION,
+		    HWTR_FORMAT_MAJOR, HWTR_FORMAT_MINOR);
+		return (0);
+	}
+	for (i = 0; verbs[i].name != NULL; i++)
+		if (strcmp(argv[1], verbs[i].name) == 0)
+			return (verbs[i].fn(argc - 1, argv + 1));
+	fprintf(stderr, "hwtrace: unknown verb '%s'\n", argv[1]);
+	usage(stderr);
+	return (EXIT_USAGE);
+}

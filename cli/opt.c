@@ -1,0 +1,206 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * Option parsing shared by the verbs.  One table per verb drives
+ * getopt_long, --help and the usage messages, so they cannot drift apart.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define CLI_MAXOPTS	64
+#define CLI_HELP	0x1000
+
+void
+cli_help(const struct cli_cmd *cmd, FILE *fp)
+{
+	const struct cli_opt *o;
+	char left[64];
+
+	fprintf(fp, "usage: hwtrace %s %s\n", cmd->verb, cmd->usage);
+	if (cmd->summary != NULL)
+		fprintf(fp, "\n%s\n", cmd->summary);
+	fprintf(fp, "\noptions:\n");
+	for (o = cmd->opts; o != NULL && o->lname != NULL; o++) {
+		if (o->sname > 0 && o->sname < 256)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->sname,
+			    o->lname, o->arg ? " " : "", o->arg ? o->arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", o->lname,
+			    o->arg ? " " : "", o->arg ? o->arg : "");
+		fprintf(fp, "  %-28s %s\n", left, o->help);
+	}
+	fprintf(fp, "  %-28s %s\n", "-h, --help", "show this help and exit");
+	fprintf(fp, "\nSee hwtrace-%s(1).\n", cmd->verb);
+}
+
+void
+cli_warnx(const char *verb, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (verb != NULL)
+		fprintf(stderr, "hwtrace %s: ", verb);
+	else
+		fprintf(stderr, "hwtrace: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int
+cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "hwtrace %s: ", cmd->verb);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nusage: hwtrace %s %s\n", cmd->verb, cmd->usage);
+	fprintf(stderr, "Try 'hwtrace %s --help' for more information.\n",
+	    cmd->verb);
+	return (EXIT_USAGE);
+}
+
+int
+cli_getopt(const struct cli_cmd *cmd, int argc, char **argv,
+    const char **optargp)
+{
+	struct option lopts[CLI_MAXOPTS + 2];
+	char sopts[3 * CLI_MAXOPTS + 4];
+	const struct cli_opt *o;
+	size_t n = 0, s = 0;
+	int c, prev;
+
+	sopts[s++] = '+';	/* stop at the first operand */
+	sopts[s++] = ':';	/* report missing arguments as ':' */
+	for (o = cmd->opts; o != NULL && o->lname != NULL && n < CLI_MAXOPTS;
+	    o++, n++) {
+		lopts[n].name = o->lname;
+		lopts[n].has_arg = o->arg ? required_argument : no_argument;
+		lopts[n].flag = NULL;
+		lopts[n].val = o->sname;
+		if (o->sname > 0 && o->sname < 256) {
+			sopts[s++] = (char)o->sname;
+			if (o->arg)
+				sopts[s++] = ':';
+		}
+	}
+	lopts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	lopts[n] = (struct option){ NULL, 0, NULL, 0 };
+	sopts[s++] = 'h';
+	sopts[s] = '\0';
+
+	opterr = 0;
+	prev = optind;
+	c = getopt_long(argc, argv, sopts, lopts, NULL);
+	if (optargp != NULL)
+		*optargp = optarg;
+	switch (c) {
+	case -1:
+		return (-1);
+	case 'h':
+		cli_help(cmd, stdout);
+		exit(0);
+	case ':':
+		exit(cli_usage_error(cmd, "option '%s' needs an argument",
+		    argv[prev < argc ? prev : argc - 1]));
+	case '?':
+		if (optopt != 0 && optopt < 256)
+			exit(cli_usage_error(cmd, "unknown option '-%c'",
+			    optopt));
+		exit(cli_usage_error(cmd, "unknown option '%s'",
+		    argv[optind - 1]));
+	default:
+		return (c);
+	}
+}
+
+int
+cli_parse_u64(const char *s, uint64_t *vp)
+{
+	unsigned long long v;
+	char *end;
+
+	if (s == NULL || *s == '\0' || *s == '-' || *s == '+')
+		return (-1);
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno != 0 || *end != '\0')
+		return (-1);
+	*vp = v;
+	return (0);
+}
+
+int
+cli_parse_int(const char *s, long min, long max, long *vp)
+{
+	long v;
+	char *end;
+
+	if (s == NULL || *s == '\0')
+		return (-1);
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return (-1);
+	*vp = v;
+	return (0);
+}
+
+int
+cli_parse_size(const char *s, uint64_t *vp)
+{
+	unsigned long long v;
+	unsigned shift = 0;
+	char *end;
+
+	if (s == NULL || *s == '\0' || *s == '-' || *s == '+')
+		return (-1);
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s)
+		return (-1);
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		shift = 10;
+		end++;
+		break;
+	case 'm': case 'M':
+		shift = 20;
+		end++;
+		break;
+	case 'g': case 'G':
+		shift = 30;
+		end++;
+		break;
+	default:
+		return (-1);
+	}
+	if (*end == 'i' && shift != 0)
+		end++;
+	if ((*end == 'B' || *end == 'b') && shift != 0)
+		end++;
+	if (*end != '\0')
+		return (-1);
+	if (v > (UINT64_MAX >> shift))
+		return (-1);
+	*vp = (uint64_t)v << shift;
+	return (0);
+}

@@ -1,0 +1,592 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * hwtrace.h: the one public interface of libhwtrace.
+ *
+ * libhwtrace records how a program ran (trace sources, capture), packs the
+ * recording into a self-contained archive (format), decodes archives into an
+ * SQLite execution history (indexer) and answers questions over it (query).
+ * No third-party type appears in this header.
+ *
+ * Sections, each opening with a short outline:
+ *   1. Errors and logging
+ *   2. Capture identity and stream configuration (plain data)
+ *   3. Sideband records
+ *   4. Archive writer  (hwtr_aw_*)
+ *   5. Archive reader  (hwtr_ar_*)
+ *   6. Trace sources and capture (hwtr_src_*, hwtr_cap_*)
+ *   7. Indexer (hwtr_ix_*)
+ *   8. Query (hwtr_q_*)
+ *
+ * Conventions: functions return int, >= 0 on success and -HWTR_E_* on
+ * failure; hwtr_errstr() names the code and each handle keeps a message with
+ * the details (which member, which offset).  Opaque handles; _open/_close for
+ * file-backed objects, _new/_free otherwise; every destructor accepts NULL.
+ * The library never prints and never exits.
+ */
+
+#ifndef HWTRACE_H
+#define HWTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HWTRACE_VERSION		"0.1.0"
+
+/* ===================================================================== */
+/* 1. Errors and logging                                                  */
+/* ===================================================================== */
+
+/*
+ * How to use this: test a result with `if (rc < 0)`, report it with
+ * hwtr_errstr(rc) and the handle's message (for example hwtr_ar_errmsg()).
+ */
+enum hwtr_error {
+	HWTR_OK = 0,
+	HWTR_E_NOMEM,		/* out of memory */
+	HWTR_E_IO,		/* a system call failed; errno was kept in the message */
+	HWTR_E_INVAL,		/* invalid argument from the caller */
+	HWTR_E_FORMAT,		/* malformed or corrupt input */
+	HWTR_E_VERSION,		/* input of a newer major version */
+	HWTR_E_TRUNCATED,	/* input ends early */
+	HWTR_E_NOENT,		/* no such member, stream, image, symbol */
+	HWTR_E_UNSUPPORTED,	/* not supported on this system or build */
+	HWTR_E_LIMIT,		/* a size or count limit was exceeded */
+	HWTR_E_DECODE,		/* trace decode error */
+	HWTR_E_PERM,		/* permission refused */
+	HWTR_E_INTR,		/* interrupted on request */
+	HWTR_E_DB,		/* database error */
+	HWTR_E_EXISTS,		/* already exists */
+	HWTR_E_CHECKSUM,	/* a checksum did not match */
+	HWTR_E_MAX
+};
+
+/* A static string naming @err (positive or negative); never NULL. */
+const char *hwtr_errstr(int err);
+
+enum hwtr_log_level {
+	HWTR_LOG_ERROR = 0,
+	HWTR_LOG_WARN,
+	HWTR_LOG_INFO,
+	HWTR_LOG_DEBUG
+};
+
+/*
+ * Where library code sends messages.  @fn may be NULL (messages are dropped).
+ * Messages above @level are not formatted at all.
+ */
+struct hwtr_log {
+	void	(*fn)(void *arg, enum hwtr_log_level level, const char *msg);
+	void	*arg;
+	enum hwtr_log_level level;
+};
+
+/* ===================================================================== */
+/* 2. Capture identity and stream configuration                           */
+/* ===================================================================== */
+
+/*
+ * How to use this: these are plain structures.  A writer copies what it is
+ * given; a reader hands out pointers that stay valid until the reader is
+ * closed.
+ */
+
+#define HWTR_FORMAT_MAJOR	1
+#define HWTR_FORMAT_MINOR	0
+
+enum hwtr_cpu_vendor {
+	HWTR_CPU_UNKNOWN = 0,
+	HWTR_CPU_INTEL,
+	HWTR_CPU_AMD,
+	HWTR_CPU_ARM
+};
+
+struct hwtr_cpu {
+	enum hwtr_cpu_vendor vendor;
+	uint16_t	family;
+	uint8_t		model;
+	uint8_t		stepping;
+	char		brand[64];	/* CPUID brand string or "" */
+};
+
+/*
+ * Trace time (TSC, or the source's own counter) to wall-clock time:
+ *   ns = ns_zero + ((tsc - tsc_zero) * mult) >> shift
+ * computed in 128 bits.  @valid is 0 when the capture had no conversion.
+ */
+struct hwtr_timeconv {
+	int		valid;
+	uint64_t	tsc_zero;
+	int64_t		ns_zero;	/* ns since the Epoch at tsc_zero */
+	uint32_t	mult;
+	uint32_t	shift;
+};
+
+/* Convert @tsc with @tc; returns 0 when @tc is not valid. */
+int64_t hwtr_tsc_to_ns(const struct hwtr_timeconv *tc, uint64_t tsc);
+
+/* What the first archive member says about the capture. */
+struct hwtr_capture_meta {
+	const char	*host;
+	const char	*source;	/* "step", "valgrind", "perf", "hwt", "import-raw", "lldb", "coresight-snapshot" */
+	const char	*source_version;/* may be NULL */
+	const char	*sideband_origin;/* "perf_event", "proc", "import", or NULL */
+	const char *const *caveats;	/* free-text caveats of the source */
+	size_t		ncaveats;
+	struct hwtr_cpu	cpu;
+	const char *const *argv;	/* command line of the traced program */
+	size_t		argc;
+	int64_t		start_ns;	/* wall clock, ns since the Epoch; 0 unknown */
+	struct hwtr_timeconv tconv;
+	const char	*writer;	/* set by the writer: "hwtrace 0.1.0" */
+};
+
+enum hwtr_exit_kind {
+	HWTR_EXIT_NONE = 0,		/* unknown or still running */
+	HWTR_EXIT_CODE,			/* exited with status */
+	HWTR_EXIT_SIGNAL		/* killed by signal */
+};
+
+/* What the final archive member says; absent in a truncated archive. */
+struct hwtr_capture_end {
+	int64_t		end_ns;		/* wall clock */
+	enum hwtr_exit_kind exit_kind;
+	int		exit_value;	/* status or signal number */
+	uint64_t	lost_bytes;	/* trace bytes lost, all streams */
+	uint64_t	lost_records;	/* sideband records lost */
+};
+
+enum hwtr_trace_format {
+	HWTR_TF_NONE = 0,
+	HWTR_TF_INTEL_PT,
+	HWTR_TF_ETMV3,
+	HWTR_TF_PTM,
+	HWTR_TF_ETMV4,
+	HWTR_TF_ETE,
+	HWTR_TF_STM,
+	HWTR_TF_CORESIGHT		/* a formatted buffer of several sources */
+};
+
+/* Intel PT packet options (struct hwtr_pt_config.options). */
+#define HWTR_PT_OPT_TSC		0x0001u	/* TSC packets */
+#define HWTR_PT_OPT_MTC		0x0002u
+#define HWTR_PT_OPT_CYC		0x0004u
+#define HWTR_PT_OPT_NORETCOMP	0x0008u	/* return compression disabled */
+#define HWTR_PT_OPT_PWR		0x0010u
+#define HWTR_PT_OPT_PTW		0x0020u
+#define HWTR_PT_OPT_BRANCH	0x0040u	/* BranchEn */
+#define HWTR_PT_OPT_USER	0x0080u	/* user mode traced */
+#define HWTR_PT_OPT_KERNEL	0x0100u	/* kernel mode traced */
+
+#define HWTR_PT_MAX_FILTERS	4
+
+struct hwtr_pt_filter {
+	uint32_t	cfg;		/* 0 off, 1 filter, 2 stop */
+	uint64_t	a, b;
+};
+
+struct hwtr_pt_config {
+	uint32_t	cpuid_15_eax;	/* TSC/core crystal clock ratio */
+	uint32_t	cpuid_15_ebx;
+	uint8_t		nom_freq;	/* nominal frequency / 100 MHz; 0 unknown */
+	uint8_t		mtc_freq;	/* MTC period exponent */
+	uint8_t		cyc_thresh;
+	uint8_t		psb_freq;	/* PSB period exponent (2^(n+11) bytes) */
+	uint32_t	options;	/* HWTR_PT_OPT_* */
+	uint32_t	nfilters;
+	struct hwtr_pt_filter filter[HWTR_PT_MAX_FILTERS];
+};
+
+/* One register value of a CoreSight source, named as in snapshot files. */
+struct hwtr_reg {
+	const char	*name;
+	uint64_t	value;
+};
+
+enum hwtr_cs_frame {
+	HWTR_CS_FRAME_NONE = 0,		/* raw single-source trace */
+	HWTR_CS_FRAME_CORESIGHT,	/* 16-byte formatter frames */
+	HWTR_CS_FRAME_TPIU,		/* with TPIU frame syncs */
+	HWTR_CS_FRAME_DSTREAM		/* DSTREAM packed */
+};
+
+struct hwtr_cs_source {
+	enum hwtr_trace_format protocol;	/* ETMV3, PTM, ETMV4, ETE, STM */
+	uint8_t		trace_id;
+	const char	*core;		/* "Cortex-A57" or NULL */
+	const struct hwtr_reg *regs;
+	size_t		nregs;
+};
+
+struct hwtr_cs_config {
+	enum hwtr_cs_frame frame;
+	const struct hwtr_cs_source *sources;
+	size_t		nsources;
+};
+
+/* A trace stream: one per thread, per CPU, or per CoreSight buffer. */
+struct hwtr_stream_desc {
+	uint32_t	id;		/* assigned by the writer */
+	enum hwtr_trace_format format;
+	int32_t		pid;		/* -1 when not per process */
+	int32_t		tid;		/* -1 when not per thread */
+	int32_t		cpu;		/* -1 when not per CPU */
+	const char	*name;		/* "tid 4242"; NULL: the writer makes one */
+	struct hwtr_pt_config pt;	/* format == HWTR_TF_INTEL_PT */
+	struct hwtr_cs_config cs;	/* CoreSight formats */
+};
+
+enum hwtr_image_kind {
+	HWTR_IMG_FILE = 0,		/* a file as on disk (ELF usually) */
+	HWTR_IMG_MEMORY			/* bytes dumped from memory (vdso, raw) */
+};
+
+#define HWTR_BUILD_ID_MAX	64
+#define HWTR_IMAGE_KEY_MAX	(8 + 2 * HWTR_BUILD_ID_MAX + 1)
+
+/*
+ * An image the trace executes.  Its key is "bid-<hex build-id>" when a
+ * build-id is known and "sha256-<hex>" of the content otherwise.
+ */
+struct hwtr_image_desc {
+	char		key[HWTR_IMAGE_KEY_MAX];
+	const char	*path;		/* where it came from, or "[vdso]" */
+	enum hwtr_image_kind kind;
+	uint8_t		build_id[HWTR_BUILD_ID_MAX];
+	size_t		build_id_len;
+	uint64_t	size;
+	uint8_t		sha256[32];
+};
+
+/* ===================================================================== */
+/* 3. Sideband records                                                    */
+/* ===================================================================== */
+
+/*
+ * How to use this: fill a struct hwtr_sb_rec and hand it to
+ * hwtr_aw_sideband(); a reader returns the same structures in capture order.
+ * @time is in the capture's trace time domain (see struct hwtr_timeconv).
+ * On disk each record is typed and length-prefixed (hwtrace(5)), so readers
+ * skip types and trailing fields they do not know.
+ */
+enum hwtr_sb_type {
+	HWTR_SB_PROC_START = 1,		/* a process appeared (fork, or first) */
+	HWTR_SB_PROC_EXIT,		/* a process ended, with status or signal */
+	HWTR_SB_THREAD_START,
+	HWTR_SB_THREAD_EXIT,
+	HWTR_SB_EXEC,			/* the process image was replaced */
+	HWTR_SB_COMM,			/* thread name */
+	HWTR_SB_MMAP,			/* an executable mapping */
+	HWTR_SB_MUNMAP,
+	HWTR_SB_SWITCH,			/* context switch in or out */
+	HWTR_SB_LOST,			/* data lost or overwritten */
+	HWTR_SB_BUFPOS,			/* a stream offset at @time */
+	HWTR_SB_MAX
+};
+
+enum hwtr_lost_reason {
+	HWTR_LOST_OVERFLOW = 1,		/* the tracer could not keep up */
+	HWTR_LOST_WRAP,			/* ring buffer overwritten */
+	HWTR_LOST_STOPPED,		/* stop-on-full ended the trace */
+	HWTR_LOST_SIDEBAND,		/* sideband records dropped */
+	HWTR_LOST_OTHER
+};
+
+struct hwtr_sb_rec {
+	enum hwtr_sb_type type;
+	uint64_t	time;
+	int32_t		pid;
+	int32_t		tid;
+	union {
+		struct {
+			int32_t	ppid;		/* parent, -1 unknown */
+		} proc_start;
+		struct {
+			int32_t	ptid;		/* creating thread, -1 unknown */
+		} thread_start;
+		struct {
+			enum hwtr_exit_kind kind;
+			int32_t	value;		/* status or signal */
+		} exit;				/* PROC_EXIT, THREAD_EXIT */
+		struct {
+			const char *path;
+		} exec;
+		struct {
+			const char *comm;
+			uint8_t	exec;		/* set by exec */
+		} comm;
+		struct {
+			uint64_t addr;
+			uint64_t len;
+			uint64_t pgoff;		/* offset into the image */
+			uint32_t prot;		/* PROT_* */
+			uint32_t flags;		/* MAP_* */
+			const char *path;
+			const char *image;	/* image key in the archive, or NULL */
+			uint8_t	build_id[HWTR_BUILD_ID_MAX];
+			uint8_t	build_id_len;
+		} mmap;
+		struct {
+			uint64_t addr;
+			uint64_t len;
+		} munmap;
+		struct {
+			int32_t	cpu;
+			uint8_t	out;		/* 1 switched out, 0 in */
+			uint8_t	preempt;
+		} sw;
+		struct {
+			uint32_t stream;	/* stream id, UINT32_MAX: none */
+			enum hwtr_lost_reason reason;
+			uint64_t bytes;
+			uint64_t records;
+		} lost;
+		struct {
+			uint32_t stream;
+			uint64_t offset;	/* byte offset in the stream */
+		} bufpos;
+	} u;
+};
+
+/* A static name for @type ("mmap", "lost"), or "unknown". */
+const char *hwtr_sb_type_name(enum hwtr_sb_type type);
+
+/* ===================================================================== */
+/* 4. Archive writer                                                      */
+/* ===================================================================== */
+
+/*
+ * How to use this:
+ *   1) hwtr_aw_open(&aw, "out.hwtrace", &meta, NULL): the file is written as
+ *      "out.hwtrace.partial"; the first member (format version, identity) is
+ *      written at once.
+ *   2) hwtr_aw_add_stream() for each trace buffer; hwtr_aw_chunk() writes
+ *      one chunk of a stream as soon as the caller has it.
+ *   3) hwtr_aw_add_image_file() / hwtr_aw_add_image() for every image the
+ *      trace executes; hwtr_aw_sideband() for every sideband record.
+ *   4) hwtr_aw_set_end() with the exit status, then hwtr_aw_close(), which
+ *      writes the final member and renames the file to its name.
+ *      hwtr_aw_abort() instead removes the partial file.
+ * Every member is flushed to the file when its call returns, so a writer
+ * killed at any point leaves a ".partial" archive whose completed members a
+ * reader still returns.  Not thread-safe: callers serialize.
+ */
+struct hwtr_aw;
+
+struct hwtr_aw_opts {
+	int		level;		/* zstd level; 0: default (3) */
+	int		threads;	/* zstd workers; 0: default (2) */
+	int		no_partial;	/* write @path directly, no rename */
+};
+
+/*
+ * Open a writer.  @meta is copied.  @opts may be NULL.  On failure *awp is
+ * NULL and @errbuf (may be NULL) receives the reason.
+ */
+int hwtr_aw_open(struct hwtr_aw **awp, const char *path,
+    const struct hwtr_capture_meta *meta, const struct hwtr_aw_opts *opts,
+    char *errbuf, size_t errlen);
+
+/* Details of the last failure; valid until the next call. */
+const char *hwtr_aw_errmsg(const struct hwtr_aw *aw);
+
+/* Declare a stream; @desc is copied and its id returned in *idp. */
+int hwtr_aw_add_stream(struct hwtr_aw *aw, const struct hwtr_stream_desc *desc,
+    uint32_t *idp);
+
+#define HWTR_AW_APPEND	UINT64_MAX
+
+/*
+ * Write @len bytes of stream @id as one chunk at stream byte @offset
+ * (HWTR_AW_APPEND: right after the previous chunk).  Offsets only grow; a
+ * gap means bytes that were lost (record why with a HWTR_SB_LOST record).
+ */
+int hwtr_aw_chunk(struct hwtr_aw *aw, uint32_t id, uint64_t offset,
+    const void *buf, size_t len);
+
+/*
+ * Store an image.  @desc gives path, kind and build-id (key, size and sha256
+ * are computed).  An image whose key is already stored is not stored again.
+ * The key is returned in @key (HWTR_IMAGE_KEY_MAX bytes).
+ */
+int hwtr_aw_add_image(struct hwtr_aw *aw, const struct hwtr_image_desc *desc,
+    const void *buf, size_t len, char *key);
+
+/* Store the file at @path; @build_id may be NULL (it is read from the ELF notes when present). */
+int hwtr_aw_add_image_file(struct hwtr_aw *aw, const char *path,
+    const uint8_t *build_id, size_t build_id_len, char *key);
+
+/* 1 when an image with @key is stored already, else 0. */
+int hwtr_aw_has_image(const struct hwtr_aw *aw, const char *key);
+
+/* Append one sideband record (buffered, flushed in chunks). */
+int hwtr_aw_sideband(struct hwtr_aw *aw, const struct hwtr_sb_rec *rec);
+
+/* Write buffered sideband now (a member boundary). */
+int hwtr_aw_flush(struct hwtr_aw *aw);
+
+/*
+ * Store an auxiliary member "aux/@name" (@name: [A-Za-z0-9._-/], no "..").
+ * Readers that do not know it skip it.
+ */
+int hwtr_aw_add_aux(struct hwtr_aw *aw, const char *name, const void *buf,
+    size_t len);
+
+/* Set what the final member says. */
+void hwtr_aw_set_end(struct hwtr_aw *aw, const struct hwtr_capture_end *end);
+
+/* The file name being written (the ".partial" name until closed). */
+const char *hwtr_aw_path(const struct hwtr_aw *aw);
+
+/* Finish and rename.  Frees @aw in all cases.  NULL is accepted. */
+int hwtr_aw_close(struct hwtr_aw *aw, char *errbuf, size_t errlen);
+
+/* Stop writing; remove the partial file unless @keep.  Frees @aw. */
+void hwtr_aw_abort(struct hwtr_aw *aw, int keep);
+
+/* ===================================================================== */
+/* 5. Archive reader                                                      */
+/* ===================================================================== */
+
+/*
+ * How to use this:
+ *   1) hwtr_ar_open(&ar, path, NULL): validates the container and reads the
+ *      manifest, stream and image descriptions and all sideband.  A
+ *      truncated archive opens; hwtr_ar_status() says where it was cut.
+ *   2) hwtr_ar_meta(), hwtr_ar_nstreams()/hwtr_ar_stream(),
+ *      hwtr_ar_nimages()/hwtr_ar_image(), hwtr_ar_nsideband()/
+ *      hwtr_ar_sideband_rec() describe it.
+ *   3) hwtr_ar_read_chunk() / hwtr_ar_read_image() read one member without
+ *      decompressing anything before it; they may be called from several
+ *      threads at once.
+ *   4) hwtr_ar_close().
+ * Nothing read is trusted: names, sizes, counts and offsets are validated
+ * and limited (struct hwtr_ar_opts).
+ */
+struct hwtr_ar;
+
+struct hwtr_ar_opts {
+	uint64_t	max_member_size;	/* 0: default 4 GiB */
+	uint64_t	max_members;		/* 0: default 1,000,000 */
+	uint64_t	max_sideband;		/* records; 0: default 64M */
+	uint64_t	max_ratio;		/* decompressed/compressed; 0: default 4096 */
+};
+
+enum hwtr_member_kind {
+	HWTR_M_MANIFEST = 1,
+	HWTR_M_STREAM_DESC,
+	HWTR_M_CHUNK,
+	HWTR_M_IMAGE_DESC,
+	HWTR_M_IMAGE,
+	HWTR_M_SIDEBAND,
+	HWTR_M_AUX,
+	HWTR_M_END,
+	HWTR_M_UNKNOWN
+};
+
+struct hwtr_member_info {
+	const char	*name;
+	enum hwtr_member_kind kind;
+	uint64_t	offset;		/* of its zstd frame in the file */
+	uint64_t	csize;		/* compressed bytes */
+	uint64_t	usize;		/* content bytes */
+};
+
+struct hwtr_chunk_info {
+	size_t		member;		/* index for hwtr_ar_member() */
+	uint64_t	offset;		/* byte offset in the stream */
+	uint64_t	len;
+};
+
+struct hwtr_ar_status {
+	int		complete;	/* the final member was found */
+	uint64_t	file_size;
+	uint64_t	valid_end;	/* bytes up to the last whole member */
+	const char	*why;		/* why it is incomplete, or NULL */
+	uint32_t	version_major;
+	uint32_t	version_minor;
+};
+
+/*
+ * Open @path.  *arp is set in all cases but out of memory, so that
+ * hwtr_ar_errmsg() can say what was wrong; close it with hwtr_ar_close().
+ */
+int hwtr_ar_open(struct hwtr_ar **arp, const char *path,
+    const struct hwtr_ar_opts *opts);
+int hwtr_ar_close(struct hwtr_ar *ar);
+
+/* Details of the last failure, naming member and offset. */
+const char *hwtr_ar_errmsg(const struct hwtr_ar *ar);
+
+const struct hwtr_ar_status *hwtr_ar_status(const struct hwtr_ar *ar);
+const struct hwtr_capture_meta *hwtr_ar_meta(const struct hwtr_ar *ar);
+/* NULL when the archive is truncated. */
+const struct hwtr_capture_end *hwtr_ar_end(const struct hwtr_ar *ar);
+
+size_t hwtr_ar_nmembers(const struct hwtr_ar *ar);
+const struct hwtr_member_info *hwtr_ar_member(const struct hwtr_ar *ar,
+    size_t i);
+/* Read member @i whole into a malloc'd buffer the caller frees. */
+int hwtr_ar_read_member(struct hwtr_ar *ar, size_t i, void **bufp,
+    size_t *lenp);
+/* Look a member up by name; -HWTR_E_NOENT when absent. */
+int hwtr_ar_find_member(const struct hwtr_ar *ar, const char *name,
+    size_t *ip);
+
+size_t hwtr_ar_nstreams(const struct hwtr_ar *ar);
+const struct hwtr_stream_desc *hwtr_ar_stream(const struct hwtr_ar *ar,
+    size_t i);
+size_t hwtr_ar_nchunks(const struct hwtr_ar *ar, size_t stream);
+const struct hwtr_chunk_info *hwtr_ar_chunk(const struct hwtr_ar *ar,
+    size_t stream, size_t chunk);
+/* Read chunk @chunk of stream @stream (malloc'd; caller frees). */
+int hwtr_ar_read_chunk(struct hwtr_ar *ar, size_t stream, size_t chunk,
+    void **bufp, size_t *lenp);
+
+size_t hwtr_ar_nimages(const struct hwtr_ar *ar);
+const struct hwtr_image_desc *hwtr_ar_image(const struct hwtr_ar *ar,
+    size_t i);
+/* Index of the image with @key, or -HWTR_E_NOENT. */
+int hwtr_ar_find_image(const struct hwtr_ar *ar, const char *key);
+int hwtr_ar_read_image(struct hwtr_ar *ar, size_t i, void **bufp,
+    size_t *lenp);
+
+size_t hwtr_ar_nsideband(const struct hwtr_ar *ar);
+const struct hwtr_sb_rec *hwtr_ar_sideband_rec(const struct hwtr_ar *ar,
+    size_t i);
+
+/* Things skipped while reading (unknown members, types, fields). */
+size_t hwtr_ar_nwarnings(const struct hwtr_ar *ar);
+const char *hwtr_ar_warning(const struct hwtr_ar *ar, size_t i);
+
+/*
+ * Decompress every member, check every checksum and cross-reference.
+ * Returns 0, or a negative error with hwtr_ar_errmsg() naming the member.
+ */
+int hwtr_ar_verify(struct hwtr_ar *ar);
+
+/* ===================================================================== */
+/* 6. Trace sources and capture                                           */
+/* ===================================================================== */
+
+/* ===================================================================== */
+/* 7. Indexer                                                             */
+/* ===================================================================== */
+
+/* ===================================================================== */
+/* 8. Query                                                               */
+/* ===================================================================== */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* !HWTRACE_H */
