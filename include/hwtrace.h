@@ -577,6 +577,75 @@ int hwtr_ar_verify(struct hwtr_ar *ar);
 /* 6. Trace sources and capture                                           */
 /* ===================================================================== */
 
+/*
+ * 6a. The PT encoder: control-flow events in, genuine Intel PT packets out
+ * (written with libipt's packet encoder).  Every software trace source
+ * uses it, one encoder per traced thread.
+ *
+ * How to use this:
+ *   1) hwtr_ptenc_new() with an output callback that receives packet bytes
+ *      (in pieces of any size, in order).
+ *   2) hwtr_ptenc_enable(ip) where tracing starts or resumes (TIP.PGE; the
+ *      first one is preceded by PSB+).
+ *   3) For every control transfer the traced thread makes, in order:
+ *      hwtr_ptenc_cond() for a conditional branch, hwtr_ptenc_call() for a
+ *      call (then hwtr_ptenc_indirect() when it was an indirect call),
+ *      hwtr_ptenc_indirect() for an indirect jump, hwtr_ptenc_ret() for a
+ *      return.  Direct jumps and calls need no packet but the call's return
+ *      address for return compression.
+ *   4) hwtr_ptenc_disable() when the thread leaves traced code (a syscall,
+ *      a signal delivery: kernel time is not traced), hwtr_ptenc_enable()
+ *      when it comes back.  hwtr_ptenc_tsc() where time should be stamped.
+ *   5) hwtr_ptenc_flush() before a buffer is handed over; hwtr_ptenc_free().
+ * A PSB+ (PSB, TSC, CBR, MODE.exec, FUP) is inserted every @psb_period
+ * bytes, at the next instruction boundary the caller reports.
+ */
+struct hwtr_ptenc;
+
+struct hwtr_ptenc_opts {
+	uint32_t	psb_period;	/* bytes between PSB+; 0: 4096 */
+	int		no_ret_compression;
+	int		no_tsc;		/* no TSC packets */
+	uint8_t		cbr;		/* core:bus ratio for CBR; 0: none */
+};
+
+/* Receives encoded bytes; a negative return stops the encoder. */
+struct hwtr_ptenc_out {
+	int	(*write)(void *arg, const void *buf, size_t len);
+	void	*arg;
+};
+
+int hwtr_ptenc_new(struct hwtr_ptenc **encp, const struct hwtr_ptenc_opts *opts,
+    const struct hwtr_ptenc_out *out);
+void hwtr_ptenc_free(struct hwtr_ptenc *enc);
+
+/* Tracing (re)starts at @ip in 64-bit (@mode64) or 32-bit mode. */
+int hwtr_ptenc_enable(struct hwtr_ptenc *enc, uint64_t ip, int mode64,
+    uint64_t tsc);
+/* Tracing stops; @ip is where it will resume (0: unknown, TIP.PGD no IP). */
+int hwtr_ptenc_disable(struct hwtr_ptenc *enc, uint64_t ip, uint64_t tsc);
+int hwtr_ptenc_cond(struct hwtr_ptenc *enc, int taken);
+/* A call whose return address is @ret_ip (after the call instruction). */
+int hwtr_ptenc_call(struct hwtr_ptenc *enc, uint64_t ret_ip);
+/* A return to @target (compressed to one TNT bit when it matches). */
+int hwtr_ptenc_ret(struct hwtr_ptenc *enc, uint64_t target);
+/* An indirect jump or call to @target. */
+int hwtr_ptenc_indirect(struct hwtr_ptenc *enc, uint64_t target);
+/* An asynchronous transfer from @from (not yet executed) to @to (FUP+TIP). */
+int hwtr_ptenc_async(struct hwtr_ptenc *enc, uint64_t from, uint64_t to);
+/* Note the instruction at @ip is about to execute: a PSB+ may go here. */
+int hwtr_ptenc_at(struct hwtr_ptenc *enc, uint64_t ip, uint64_t tsc);
+int hwtr_ptenc_tsc(struct hwtr_ptenc *enc, uint64_t tsc);
+int hwtr_ptenc_flush(struct hwtr_ptenc *enc);
+/* Bytes written so far. */
+uint64_t hwtr_ptenc_bytes(const struct hwtr_ptenc *enc);
+
+/*
+ * 6b. Trace sources (kernel/) and capture sessions (capture/): defined by
+ * the step-tracer work; the ops table is shaped like FreeBSD's
+ * struct hwt_backend_ops.
+ */
+
 /* ===================================================================== */
 /* 7. Indexer                                                             */
 /* ===================================================================== */
