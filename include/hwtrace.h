@@ -580,25 +580,37 @@ int hwtr_ar_verify(struct hwtr_ar *ar);
 /*
  * 6a. The PT encoder: control-flow events in, genuine Intel PT packets out
  * (written with libipt's packet encoder).  Every software trace source
- * uses it, one encoder per traced thread.
+ * uses it, one encoder per traced thread.  The stream it writes decodes
+ * with libipt's instruction decoder (pt_insn_*) exactly as the thread ran.
  *
  * How to use this:
  *   1) hwtr_ptenc_new() with an output callback that receives packet bytes
  *      (in pieces of any size, in order).
  *   2) hwtr_ptenc_enable(ip) where tracing starts or resumes (TIP.PGE; the
- *      first one is preceded by PSB+).
+ *      first one is preceded by PSB+; a MODE.exec precedes it when the
+ *      mode changed).
  *   3) For every control transfer the traced thread makes, in order:
- *      hwtr_ptenc_cond() for a conditional branch, hwtr_ptenc_call() for a
- *      call (then hwtr_ptenc_indirect() when it was an indirect call),
- *      hwtr_ptenc_indirect() for an indirect jump, hwtr_ptenc_ret() for a
- *      return.  Direct jumps and calls need no packet but the call's return
- *      address for return compression.
- *   4) hwtr_ptenc_disable() when the thread leaves traced code (a syscall,
- *      a signal delivery: kernel time is not traced), hwtr_ptenc_enable()
- *      when it comes back.  hwtr_ptenc_tsc() where time should be stamped.
- *   5) hwtr_ptenc_flush() before a buffer is handed over; hwtr_ptenc_free().
- * A PSB+ (PSB, TSC, CBR, MODE.exec, FUP) is inserted every @psb_period
- * bytes, at the next instruction boundary the caller reports.
+ *      hwtr_ptenc_cond() for a conditional branch (jcc, jrcxz, loop),
+ *      hwtr_ptenc_call() for every near call (direct or indirect),
+ *      hwtr_ptenc_ret() for a near return, hwtr_ptenc_indirect() for an
+ *      indirect near jump, hwtr_ptenc_far() for a far jump, call or return
+ *      that stays in traced (user) code.  Direct jumps need nothing.
+ *   4) hwtr_ptenc_disable() when the thread leaves traced code: with ip 0
+ *      right after a syscall/sysenter/int instruction was reported
+ *      (synchronous: the kernel is not traced); with the ip of the next,
+ *      not executed instruction when the thread was interrupted there
+ *      (asynchronous: a signal delivered between two instructions).
+ *      hwtr_ptenc_enable() when it comes back (resume ip, signal handler,
+ *      sigreturn target).
+ *   5) hwtr_ptenc_at(ip) before instructions (at least now and then, e.g.
+ *      at every basic block): a PSB+ is inserted there once @psb_period
+ *      bytes were written since the last one.
+ *   6) hwtr_ptenc_flush() before a buffer is handed over; hwtr_ptenc_free().
+ * Return compression follows libipt's decoder exactly: a call pushes its
+ * return address on a 64-deep stack (not a direct call to the next
+ * instruction, the PIC idiom), a return to the top of that stack is one
+ * taken TNT bit and pops it, any other return is a TIP and pops nothing.
+ * The stack is emptied at every PSB so decoding may start at any PSB.
  */
 struct hwtr_ptenc;
 
@@ -609,9 +621,14 @@ struct hwtr_ptenc_opts {
 	uint8_t		cbr;		/* core:bus ratio for CBR; 0: none */
 };
 
-/* Receives encoded bytes; a negative return stops the encoder. */
+/*
+ * Receives encoded bytes; a negative return stops the encoder (every later
+ * call returns -HWTR_E_IO).  @psb, when not NULL, is told the stream offset
+ * of every PSB before its bytes are written (ring buffers cut there).
+ */
 struct hwtr_ptenc_out {
 	int	(*write)(void *arg, const void *buf, size_t len);
+	void	(*psb)(void *arg, uint64_t offset);
 	void	*arg;
 };
 
@@ -622,23 +639,40 @@ void hwtr_ptenc_free(struct hwtr_ptenc *enc);
 /* Tracing (re)starts at @ip in 64-bit (@mode64) or 32-bit mode. */
 int hwtr_ptenc_enable(struct hwtr_ptenc *enc, uint64_t ip, int mode64,
     uint64_t tsc);
-/* Tracing stops; @ip is where it will resume (0: unknown, TIP.PGD no IP). */
+/*
+ * Tracing stops.  @ip 0: synchronously, by the far branch (syscall, int)
+ * just reported (TIP.PGD).  @ip != 0: asynchronously, before the
+ * instruction at @ip executed (FUP @ip, TIP.PGD).
+ */
 int hwtr_ptenc_disable(struct hwtr_ptenc *enc, uint64_t ip, uint64_t tsc);
 int hwtr_ptenc_cond(struct hwtr_ptenc *enc, int taken);
-/* A call whose return address is @ret_ip (after the call instruction). */
-int hwtr_ptenc_call(struct hwtr_ptenc *enc, uint64_t ret_ip);
-/* A return to @target (compressed to one TNT bit when it matches). */
+/*
+ * A near call to @target whose return address is @ret_ip (the address after
+ * the call instruction); @indirect: the target came from a register or
+ * memory (TIP @target).
+ */
+int hwtr_ptenc_call(struct hwtr_ptenc *enc, uint64_t ret_ip, uint64_t target,
+    int indirect);
+/* A near return to @target (compressed to one TNT bit when it can be). */
 int hwtr_ptenc_ret(struct hwtr_ptenc *enc, uint64_t target);
-/* An indirect jump or call to @target. */
+/* An indirect near jump to @target. */
 int hwtr_ptenc_indirect(struct hwtr_ptenc *enc, uint64_t target);
+/* A far jump, call or return (iret, lret) to @target in 64/32-bit mode. */
+int hwtr_ptenc_far(struct hwtr_ptenc *enc, uint64_t target, int mode64);
 /* An asynchronous transfer from @from (not yet executed) to @to (FUP+TIP). */
 int hwtr_ptenc_async(struct hwtr_ptenc *enc, uint64_t from, uint64_t to);
-/* Note the instruction at @ip is about to execute: a PSB+ may go here. */
+/* The instruction at @ip is about to execute: a PSB+ may go here. */
 int hwtr_ptenc_at(struct hwtr_ptenc *enc, uint64_t ip, uint64_t tsc);
+/* Make the next hwtr_ptenc_at() (or enable) write a PSB+. */
+void hwtr_ptenc_want_psb(struct hwtr_ptenc *enc);
+/* A TSC packet (when @tsc differs from the last one written). */
 int hwtr_ptenc_tsc(struct hwtr_ptenc *enc, uint64_t tsc);
+/* Write pending TNT bits and hand every byte to the output. */
 int hwtr_ptenc_flush(struct hwtr_ptenc *enc);
-/* Bytes written so far. */
+/* Bytes produced so far (written or still buffered). */
 uint64_t hwtr_ptenc_bytes(const struct hwtr_ptenc *enc);
+/* 1 while tracing is enabled (between enable and disable). */
+int hwtr_ptenc_enabled(const struct hwtr_ptenc *enc);
 
 /*
  * 6b. Trace sources (kernel/) and capture sessions (capture/): defined by
