@@ -1,5 +1,0 @@
-build-clang/obj/cli/main.o: cli/main.c include/hwtrace.h cli/cli.h
-
-include/hwtrace.h:
-
-cli/cli.h:

@@ -1,3 +1,0 @@
-build-clang/obj/cli/opt.o: cli/opt.c cli/cli.h
-
-cli/cli.h:

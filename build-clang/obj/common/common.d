@@ -1,6 +1,0 @@
-build-clang/obj/common/common.o: common/common.c include/hwtrace.h \
-  common/hwtr_common.h
-
-include/hwtrace.h:
-
-common/hwtr_common.h:
