@@ -33,12 +33,14 @@ static inline int
 ptdec_push(struct ptdec_result *r, uint64_t ip)
 {
 	uint64_t *p;
+	size_t ncap;
 
 	if (r->n == r->cap) {
-		r->cap = r->cap ? 2 * r->cap : 1024;
-		if ((p = realloc(r->ip, r->cap * sizeof(*p))) == NULL)
+		ncap = r->cap ? 2 * r->cap : 1024;
+		if ((p = realloc(r->ip, ncap * sizeof(*p))) == NULL)
 			return (-1);
 		r->ip = p;
+		r->cap = ncap;
 	}
 	r->ip[r->n++] = ip;
 	return (0);
@@ -99,7 +101,10 @@ ptdec_run(const uint8_t *buf, size_t len, read_memory_callback_t *cb,
 			status = pt_insn_next(dec, &insn, sizeof(insn));
 			if (status < 0)
 				break;
-			ptdec_push(r, insn.ip);
+			if (ptdec_push(r, insn.ip) < 0) {
+				pt_insn_free_decoder(dec);
+				return (-1);
+			}
 		}
 		if (status == -pte_eos)
 			break;
