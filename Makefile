@@ -138,3 +138,6 @@ clean:
 	rm -rf build build-asan build-clang build-fuzz
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+
+# The indexer's SQLite extension (after the default goal on purpose).
+-include indexer/indexer.mk

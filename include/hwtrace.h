@@ -684,6 +684,70 @@ int hwtr_ptenc_enabled(const struct hwtr_ptenc *enc);
 /* 7. Indexer                                                             */
 /* ===================================================================== */
 
+/*
+ * How to use this:
+ *   1) hwtr_ix_new(&ix, &opts): options may say how many threads decode
+ *      (jobs), where log messages and progress go, and a flag to cancel.
+ *   2) hwtr_ix_run(ix, "trace.hwtrace", "trace.db"): decodes every stream
+ *      into an SQLite database written as "trace.db.partial" and renamed
+ *      when complete; a failed run leaves nothing under the final name.
+ *      Decode errors are data (table events), not failures: the run
+ *      succeeds and hwtr_ix_nproblems()/hwtr_ix_problem() list what could
+ *      not be decoded, one line per stream or image.
+ *   3) hwtr_ix_stats() for the figures, hwtr_ix_free().
+ * The schema is hwtrace-db(5).  hwtr_ix_sqlite_register() adds the
+ * exec_order and exec_insns table-valued functions to a connection that
+ * reads such a database (the same code as build/hwtrace_sqlite.so).
+ */
+#define HWTR_DB_SCHEMA_VERSION	1
+#define HWTR_DB_APPLICATION_ID	0x68777472	/* "hwtr" */
+
+struct hwtr_ix;
+
+struct hwtr_ix_opts {
+	int		jobs;		/* decoding threads; 0: number of cores */
+	struct hwtr_log	log;
+	/* Called from the calling thread now and then; may be NULL. */
+	void		(*progress)(void *arg, uint64_t done, uint64_t total);
+	void		*progress_arg;
+	/* Set to non-zero (from a signal handler) to stop: -HWTR_E_INTR. */
+	volatile int	*cancel;
+};
+
+struct hwtr_ix_stats {
+	uint64_t	streams;
+	uint64_t	threads;
+	uint64_t	trace_bytes;	/* all streams */
+	uint64_t	undecoded_bytes;/* skipped after errors */
+	uint64_t	blocks;		/* executed */
+	uint64_t	insns;
+	uint64_t	static_blocks;
+	uint64_t	errors;		/* decode errors */
+	uint64_t	calls;
+	uint64_t	exec_bytes;	/* execution order BLOB bytes */
+};
+
+int hwtr_ix_new(struct hwtr_ix **ixp, const struct hwtr_ix_opts *opts);
+void hwtr_ix_free(struct hwtr_ix *ix);
+
+/* Index archive @archive into database @db (replaced if it exists). */
+int hwtr_ix_run(struct hwtr_ix *ix, const char *archive, const char *db);
+
+/* Details of the last failure; valid until the next call. */
+const char *hwtr_ix_errmsg(const struct hwtr_ix *ix);
+const struct hwtr_ix_stats *hwtr_ix_stats(const struct hwtr_ix *ix);
+
+/* What could not be decoded in the last run: "stream 'tid 42': ...". */
+size_t hwtr_ix_nproblems(const struct hwtr_ix *ix);
+const char *hwtr_ix_problem(const struct hwtr_ix *ix, size_t i);
+
+/*
+ * Register exec_order and exec_insns on @sqlite3_db (a sqlite3 *, given
+ * as void * so that no SQLite type appears here).  Returns 0 or
+ * -HWTR_E_DB.
+ */
+int hwtr_ix_sqlite_register(void *sqlite3_db);
+
 /* ===================================================================== */
 /* 8. Query                                                               */
 /* ===================================================================== */

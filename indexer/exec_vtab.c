@@ -1,0 +1,777 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * exec_order and exec_insns: eponymous virtual tables that expand the
+ * compact execution order of a hwtrace database (hwtrace-db(5)).
+ *
+ * The same source is built twice: into libhwtrace (hwtr_ix_sqlite_register)
+ * and, with HWTR_SQLITE_EXTENSION defined, into build/hwtrace_sqlite.so, a
+ * loadable extension for plain sqlite3.  A cursor reads only the chunks its
+ * constraints need and keeps a small cache of block facts, so that "the
+ * last 100 blocks of thread 3" reads one or two chunk rows, not the table.
+ */
+
+#ifdef HWTR_SQLITE_EXTENSION
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT1
+#else
+#include <sqlite3.h>
+#endif
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef HWTR_SQLITE_EXTENSION
+#include "hwtrace.h"
+#endif
+
+enum { XO_THREAD, XO_SEQ, XO_BLOCK, XO_INSN, XO_TSC, XO_IP };
+
+/* Bits of idxNum: which constraint drives which argument. */
+#define XF_THREAD_EQ	0x01
+#define XF_SEQ_LO	0x02
+#define XF_SEQ_HI	0x04
+#define XF_INSN_LO	0x08
+#define XF_INSN_HI	0x10
+
+struct xo_vtab {
+	sqlite3_vtab	base;
+	sqlite3		*db;
+	int		insns;		/* exec_insns: one row per instruction */
+};
+
+struct xo_binfo {
+	int64_t		id;		/* -1: empty slot */
+	int64_t		start_ip;
+	uint32_t	ninsns;
+	uint8_t		*lens;		/* ninsns bytes, or NULL */
+};
+
+struct xo_cursor {
+	sqlite3_vtab_cursor base;
+	struct xo_vtab	*vt;
+	sqlite3_stmt	*chunks;
+	sqlite3_stmt	*binfo;
+	sqlite3_stmt	*tstmt;
+	int		eof;
+	/* Bounds from the constraints (inclusive). */
+	int64_t		seq_lo, seq_hi, insn_lo, insn_hi;
+	/* The current chunk. */
+	int64_t		thread;
+	int64_t		seq;		/* of the current block */
+	int64_t		insn;		/* of the current block's first insn */
+	int64_t		end_seq;	/* seq after the chunk's last block */
+	const uint8_t	*data;
+	int		dlen, dpos;
+	uint8_t		*dcopy;
+	int64_t		block;
+	int64_t		prev;
+	struct xo_binfo	*bi;		/* of the current block */
+	uint32_t	k;		/* instruction index inside the block */
+	int64_t		ip;
+	int		have_tsc;
+	int64_t		tsc;
+	/* Timestamps of the current chunk, ascending by seq. */
+	int64_t		(*ts)[2];
+	int		nts, its, cts;
+	/* Block facts cache (open addressing, power of two). */
+	struct xo_binfo	*cache;
+	uint32_t	ncache;
+	uint32_t	ucache;
+};
+
+static int
+xo_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+    sqlite3_vtab **vtp, char **errp)
+{
+	struct xo_vtab *vt;
+	int rc;
+
+	(void)argc;
+	(void)argv;
+	(void)errp;
+	rc = sqlite3_declare_vtab(db, aux != NULL ?
+	    "CREATE TABLE x(thread, seq, block, insn, tsc, ip)" :
+	    "CREATE TABLE x(thread, seq, block, insn, tsc)");
+	if (rc != SQLITE_OK)
+		return (rc);
+	vt = sqlite3_malloc(sizeof(*vt));
+	if (vt == NULL)
+		return (SQLITE_NOMEM);
+	memset(vt, 0, sizeof(*vt));
+	vt->db = db;
+	vt->insns = aux != NULL;
+	*vtp = &vt->base;
+	return (SQLITE_OK);
+}
+
+static int
+xo_disconnect(sqlite3_vtab *vtab)
+{
+	sqlite3_free(vtab);
+	return (SQLITE_OK);
+}
+
+/*
+ * Use equality on thread and ranges on seq (and insn for exec_insns).  The
+ * output is ordered by (thread, seq, insn), which saves the planner a sort.
+ */
+static int
+xo_best_index(sqlite3_vtab *vtab, sqlite3_index_info *ii)
+{
+	int i, argn = 0, flags = 0;
+	int slot[5] = { -1, -1, -1, -1, -1 };
+	int eq[5] = { 0, 0, 0, 0, 0 };
+	double cost = 1e9;
+
+	(void)vtab;
+	for (i = 0; i < ii->nConstraint; i++) {
+		const struct sqlite3_index_constraint *c = &ii->aConstraint[i];
+		int s = -1;
+
+		if (!c->usable)
+			continue;
+		if (c->iColumn == XO_THREAD && c->op == SQLITE_INDEX_CONSTRAINT_EQ)
+			s = 0;
+		else if (c->iColumn == XO_SEQ || c->iColumn == XO_INSN) {
+			int base = c->iColumn == XO_SEQ ? 1 : 3;
+
+			switch (c->op) {
+			case SQLITE_INDEX_CONSTRAINT_EQ:
+				/* Both bounds from one argument. */
+				if (slot[base] < 0 && slot[base + 1] < 0) {
+					s = base;
+					eq[base] = 1;
+				}
+				break;
+			case SQLITE_INDEX_CONSTRAINT_GT:
+			case SQLITE_INDEX_CONSTRAINT_GE:
+				if (!eq[base])
+					s = base;
+				break;
+			case SQLITE_INDEX_CONSTRAINT_LT:
+			case SQLITE_INDEX_CONSTRAINT_LE:
+				if (!eq[base])
+					s = base + 1;
+				break;
+			default:
+				break;
+			}
+		}
+		if (s < 0 || slot[s] >= 0)
+			continue;
+		slot[s] = i;
+	}
+	/* Equality on seq/insn fills both bounds from the same constraint. */
+	for (i = 0; i < 5; i++) {
+		const struct sqlite3_index_constraint *c;
+
+		if (slot[i] < 0)
+			continue;
+		c = &ii->aConstraint[slot[i]];
+		flags |= 1 << i;
+		ii->aConstraintUsage[slot[i]].argvIndex = ++argn;
+		/* Exact for = and the closed bounds; SQLite rechecks < and >. */
+		ii->aConstraintUsage[slot[i]].omit =
+		    c->op == SQLITE_INDEX_CONSTRAINT_EQ ||
+		    c->op == SQLITE_INDEX_CONSTRAINT_GE ||
+		    c->op == SQLITE_INDEX_CONSTRAINT_LE;
+		if (c->op == SQLITE_INDEX_CONSTRAINT_EQ && (i == 1 || i == 3)) {
+			ii->aConstraintUsage[slot[i]].omit = 1;
+			flags |= 1 << (i + 1);
+		}
+	}
+	/* idxStr tells xFilter the op of each argument. */
+	{
+		char *s = sqlite3_mprintf("%d,%d,%d,%d,%d",
+		    slot[0] >= 0 ? ii->aConstraint[slot[0]].op : 0,
+		    slot[1] >= 0 ? ii->aConstraint[slot[1]].op : 0,
+		    slot[2] >= 0 ? ii->aConstraint[slot[2]].op : 0,
+		    slot[3] >= 0 ? ii->aConstraint[slot[3]].op : 0,
+		    slot[4] >= 0 ? ii->aConstraint[slot[4]].op : 0);
+
+		if (s == NULL)
+			return (SQLITE_NOMEM);
+		ii->idxStr = s;
+		ii->needToFreeIdxStr = 1;
+	}
+	if (flags & XF_THREAD_EQ)
+		cost /= 100;
+	if (flags & (XF_SEQ_LO | XF_INSN_LO))
+		cost /= 10;
+	if (flags & (XF_SEQ_HI | XF_INSN_HI))
+		cost /= 10;
+	ii->idxNum = flags;
+	ii->estimatedCost = cost;
+	if (ii->nOrderBy >= 1 && ii->aOrderBy[0].iColumn == XO_THREAD &&
+	    !ii->aOrderBy[0].desc) {
+		if (ii->nOrderBy == 1 || (ii->nOrderBy == 2 &&
+		    ii->aOrderBy[1].iColumn == XO_SEQ && !ii->aOrderBy[1].desc))
+			ii->orderByConsumed = 1;
+	} else if (ii->nOrderBy == 1 && ii->aOrderBy[0].iColumn == XO_SEQ &&
+	    !ii->aOrderBy[0].desc && (flags & XF_THREAD_EQ))
+		ii->orderByConsumed = 1;
+	return (SQLITE_OK);
+}
+
+static int
+xo_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **curp)
+{
+	struct xo_cursor *c;
+
+	c = sqlite3_malloc(sizeof(*c));
+	if (c == NULL)
+		return (SQLITE_NOMEM);
+	memset(c, 0, sizeof(*c));
+	c->vt = (struct xo_vtab *)vtab;
+	c->eof = 1;
+	*curp = &c->base;
+	return (SQLITE_OK);
+}
+
+static void
+xo_cache_clear(struct xo_cursor *c)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->ncache; i++)
+		sqlite3_free(c->cache[i].lens);
+	sqlite3_free(c->cache);
+	c->cache = NULL;
+	c->ncache = c->ucache = 0;
+}
+
+static int
+xo_close(sqlite3_vtab_cursor *cur)
+{
+	struct xo_cursor *c = (struct xo_cursor *)cur;
+
+	sqlite3_finalize(c->chunks);
+	sqlite3_finalize(c->binfo);
+	sqlite3_finalize(c->tstmt);
+	sqlite3_free(c->dcopy);
+	sqlite3_free(c->ts);
+	xo_cache_clear(c);
+	sqlite3_free(c);
+	return (SQLITE_OK);
+}
+
+static int
+xo_error(struct xo_cursor *c, const char *what)
+{
+	sqlite3_free(c->vt->base.zErrMsg);
+	c->vt->base.zErrMsg = sqlite3_mprintf("%s: %s", what,
+	    sqlite3_errmsg(c->vt->db));
+	return (SQLITE_ERROR);
+}
+
+/* Facts about block @id, from the cache or the blocks table. */
+static int
+xo_block(struct xo_cursor *c, int64_t id, struct xo_binfo **bp)
+{
+	struct xo_binfo *b;
+	uint32_t h, i;
+	int rc;
+
+	if (c->ucache * 2 >= c->ncache) {
+		/* Grow (or start); a full reset is fine for a cache. */
+		uint32_t n = c->ncache ? c->ncache * 2 : 1024;
+
+		if (n > (1u << 20)) {
+			xo_cache_clear(c);
+			n = 1024;
+		}
+		if (c->ncache != 0 && n > c->ncache) {
+			struct xo_binfo *old = c->cache;
+			uint32_t on = c->ncache;
+
+			c->cache = sqlite3_malloc64(sizeof(*b) * n);
+			if (c->cache == NULL) {
+				c->cache = old;
+				return (SQLITE_NOMEM);
+			}
+			memset(c->cache, 0, sizeof(*b) * n);
+			for (i = 0; i < n; i++)
+				c->cache[i].id = -1;
+			c->ncache = n;
+			for (i = 0; i < on; i++) {
+				if (old[i].id < 0)
+					continue;
+				h = (uint32_t)((uint64_t)old[i].id *
+				    0x9e3779b97f4a7c15ULL >> 32) & (n - 1);
+				while (c->cache[h].id >= 0)
+					h = (h + 1) & (n - 1);
+				c->cache[h] = old[i];
+			}
+			sqlite3_free(old);
+		} else {
+			c->cache = sqlite3_malloc64(sizeof(*b) * n);
+			if (c->cache == NULL)
+				return (SQLITE_NOMEM);
+			memset(c->cache, 0, sizeof(*b) * n);
+			for (i = 0; i < n; i++)
+				c->cache[i].id = -1;
+			c->ncache = n;
+			c->ucache = 0;
+		}
+	}
+	h = (uint32_t)((uint64_t)id * 0x9e3779b97f4a7c15ULL >> 32) &
+	    (c->ncache - 1);
+	while (c->cache[h].id >= 0) {
+		if (c->cache[h].id == id) {
+			*bp = &c->cache[h];
+			return (SQLITE_OK);
+		}
+		h = (h + 1) & (c->ncache - 1);
+	}
+	if (c->binfo == NULL && sqlite3_prepare_v2(c->vt->db,
+	    "SELECT start_ip, ninsns, insn_lens FROM blocks WHERE id = ?1",
+	    -1, &c->binfo, NULL) != SQLITE_OK)
+		return (xo_error(c, "exec_order: reading blocks"));
+	sqlite3_bind_int64(c->binfo, 1, id);
+	rc = sqlite3_step(c->binfo);
+	b = &c->cache[h];
+	b->id = id;
+	b->lens = NULL;
+	if (rc == SQLITE_ROW) {
+		b->start_ip = sqlite3_column_int64(c->binfo, 0);
+		b->ninsns = (uint32_t)sqlite3_column_int64(c->binfo, 1);
+		if (c->vt->insns && sqlite3_column_bytes(c->binfo, 2) ==
+		    (int)b->ninsns && b->ninsns > 0) {
+			b->lens = sqlite3_malloc(b->ninsns);
+			if (b->lens == NULL) {
+				sqlite3_reset(c->binfo);
+				b->id = -1;
+				return (SQLITE_NOMEM);
+			}
+			memcpy(b->lens, sqlite3_column_blob(c->binfo, 2),
+			    b->ninsns);
+		}
+	} else {
+		/* A dangling id: expand it as an empty block. */
+		b->start_ip = 0;
+		b->ninsns = 0;
+	}
+	sqlite3_reset(c->binfo);
+	c->ucache++;
+	*bp = b;
+	return (SQLITE_OK);
+}
+
+/* Decode the next varint of the chunk; -1 at its end or on garbage. */
+static int
+xo_varint(struct xo_cursor *c, uint64_t *vp)
+{
+	uint64_t v = 0;
+	int shift = 0;
+
+	while (c->dpos < c->dlen && shift < 64) {
+		uint8_t b = c->data[c->dpos++];
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if ((b & 0x80) == 0) {
+			*vp = v;
+			return (0);
+		}
+		shift += 7;
+	}
+	return (-1);
+}
+
+static int
+xo_load_ts(struct xo_cursor *c, int64_t seq0, int64_t seq1)
+{
+	int rc;
+
+	c->nts = c->its = 0;
+	if (c->tstmt == NULL && sqlite3_prepare_v2(c->vt->db,
+	    "SELECT seq, tsc FROM timestamps WHERE thread = ?1 AND "
+	    "seq >= ?2 AND seq < ?3 ORDER BY seq", -1, &c->tstmt,
+	    NULL) != SQLITE_OK)
+		return (xo_error(c, "exec_order: reading timestamps"));
+	sqlite3_bind_int64(c->tstmt, 1, c->thread);
+	sqlite3_bind_int64(c->tstmt, 2, seq0);
+	sqlite3_bind_int64(c->tstmt, 3, seq1);
+	while ((rc = sqlite3_step(c->tstmt)) == SQLITE_ROW) {
+		if (c->nts == c->cts) {
+			int n = c->cts ? c->cts * 2 : 64;
+			void *p = sqlite3_realloc64(c->ts,
+			    (sqlite3_uint64)n * sizeof(*c->ts));
+
+			if (p == NULL) {
+				sqlite3_reset(c->tstmt);
+				return (SQLITE_NOMEM);
+			}
+			c->ts = p;
+			c->cts = n;
+		}
+		c->ts[c->nts][0] = sqlite3_column_int64(c->tstmt, 0);
+		c->ts[c->nts][1] = sqlite3_column_int64(c->tstmt, 1);
+		c->nts++;
+	}
+	sqlite3_reset(c->tstmt);
+	return (rc == SQLITE_DONE ? SQLITE_OK :
+	    xo_error(c, "exec_order: reading timestamps"));
+}
+
+/* Load the next chunk row; sets eof when there is none. */
+static int
+xo_next_chunk(struct xo_cursor *c)
+{
+	int rc;
+
+	rc = sqlite3_step(c->chunks);
+	if (rc == SQLITE_DONE) {
+		c->eof = 1;
+		return (SQLITE_OK);
+	}
+	if (rc != SQLITE_ROW)
+		return (xo_error(c, "exec_order: reading exec_chunks"));
+	if (c->thread != sqlite3_column_int64(c->chunks, 0))
+		c->have_tsc = 0;
+	c->thread = sqlite3_column_int64(c->chunks, 0);
+	c->seq = sqlite3_column_int64(c->chunks, 1);
+	c->end_seq = c->seq + sqlite3_column_int64(c->chunks, 2);
+	c->insn = sqlite3_column_int64(c->chunks, 3);
+	c->dlen = sqlite3_column_bytes(c->chunks, 4);
+	sqlite3_free(c->dcopy);
+	c->dcopy = sqlite3_malloc(c->dlen > 0 ? c->dlen : 1);
+	if (c->dcopy == NULL)
+		return (SQLITE_NOMEM);
+	if (c->dlen > 0)
+		memcpy(c->dcopy, sqlite3_column_blob(c->chunks, 4),
+		    (size_t)c->dlen);
+	c->data = c->dcopy;
+	c->dpos = 0;
+	c->prev = -1;
+	c->bi = NULL;
+	rc = xo_load_ts(c, c->seq, c->end_seq);
+	if (rc != SQLITE_OK)
+		return (rc);
+	if (c->nts == 0 || c->ts[0][0] != c->seq) {
+		/* The time before this chunk: the last row before it. */
+		sqlite3_stmt *st;
+
+		if (sqlite3_prepare_v2(c->vt->db,
+		    "SELECT tsc FROM timestamps WHERE thread = ?1 AND seq < ?2 "
+		    "ORDER BY seq DESC LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+			return (xo_error(c, "exec_order: reading timestamps"));
+		sqlite3_bind_int64(st, 1, c->thread);
+		sqlite3_bind_int64(st, 2, c->seq);
+		c->have_tsc = 0;
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			c->have_tsc = 1;
+			c->tsc = sqlite3_column_int64(st, 0);
+		}
+		sqlite3_finalize(st);
+	}
+	return (SQLITE_OK);
+}
+
+/*
+ * Step to the next block of the current chunk, or of the next chunk.
+ * c->seq and c->insn then describe the block in c->block.
+ */
+static int
+xo_step_block(struct xo_cursor *c, int first)
+{
+	uint64_t v;
+	int64_t delta;
+	int rc;
+
+	for (;;) {
+		if (!first && c->bi != NULL) {
+			c->seq++;
+			c->insn += c->bi->ninsns;
+		}
+		first = 0;
+		if (c->seq >= c->end_seq || xo_varint(c, &v) < 0) {
+			rc = xo_next_chunk(c);
+			if (rc != SQLITE_OK || c->eof)
+				return (rc);
+			first = 1;
+			continue;
+		}
+		delta = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+		c->block = c->prev + 1 + delta;
+		c->prev = c->block;
+		rc = xo_block(c, c->block, &c->bi);
+		if (rc != SQLITE_OK)
+			return (rc);
+		while (c->its < c->nts && c->ts[c->its][0] <= c->seq) {
+			c->have_tsc = 1;
+			c->tsc = c->ts[c->its][1];
+			c->its++;
+		}
+		c->k = 0;
+		c->ip = c->bi->start_ip;
+		return (SQLITE_OK);
+	}
+}
+
+/* Is the current row inside the bounds?  1 yes, 0 skip, 2 past the end. */
+static int
+xo_in_bounds(struct xo_cursor *c)
+{
+	int64_t insn = c->insn + (c->vt->insns ? c->k : 0);
+
+	if (c->seq > c->seq_hi || insn > c->insn_hi)
+		return (2);
+	if (c->seq < c->seq_lo)
+		return (0);
+	if (c->vt->insns)
+		return (insn >= c->insn_lo);
+	return (c->insn + (int64_t)c->bi->ninsns > c->insn_lo);
+}
+
+/* Move to the next row: the next instruction, or the next block. */
+static int
+xo_move(struct xo_cursor *c, int first)
+{
+	int rc;
+
+	if (!first && c->vt->insns && c->bi != NULL &&
+	    c->k + 1 < c->bi->ninsns) {
+		c->ip += c->bi->lens != NULL ? c->bi->lens[c->k] : 0;
+		c->k++;
+		return (SQLITE_OK);
+	}
+	do {
+		rc = xo_step_block(c, first);
+		first = 0;
+		if (rc != SQLITE_OK || c->eof)
+			return (rc);
+	} while (c->vt->insns && c->bi->ninsns == 0);
+	return (SQLITE_OK);
+}
+
+static int
+xo_advance(struct xo_cursor *c, int first)
+{
+	int64_t t;
+	int rc, in;
+
+	rc = xo_move(c, first);
+	for (;;) {
+		if (rc != SQLITE_OK || c->eof)
+			return (rc);
+		in = xo_in_bounds(c);
+		if (in == 1)
+			return (SQLITE_OK);
+		if (in == 0) {
+			rc = xo_move(c, 0);
+			continue;
+		}
+		/* Past the bounds in this thread: go on with the next one. */
+		t = c->thread;
+		do {
+			rc = xo_next_chunk(c);
+			if (rc != SQLITE_OK || c->eof)
+				return (rc);
+		} while (c->thread == t);
+		rc = xo_move(c, 1);
+	}
+}
+
+static int
+xo_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
+    int argc, sqlite3_value **argv)
+{
+	struct xo_cursor *c = (struct xo_cursor *)cur;
+	int ops[5] = { 0, 0, 0, 0, 0 };
+	int64_t tlo = INT64_MIN, thi = INT64_MAX;
+	int64_t clo, chi;
+	int a = 0, i, rc;
+
+	(void)argc;
+	if (idxstr != NULL)
+		sscanf(idxstr, "%d,%d,%d,%d,%d", &ops[0], &ops[1], &ops[2],
+		    &ops[3], &ops[4]);
+	c->seq_lo = c->insn_lo = 0;
+	c->seq_hi = c->insn_hi = INT64_MAX;
+	for (i = 0; i < 5; i++) {
+		sqlite3_int64 v;
+
+		if (!(idxnum & (1 << i)))
+			continue;
+		if ((i == 2 || i == 4) && ops[i] == 0) {
+			/* Upper bound of an equality: same argument. */
+			v = sqlite3_value_int64(argv[a - 1]);
+		} else {
+			if (sqlite3_value_type(argv[a]) == SQLITE_NULL) {
+				c->eof = 1;
+				return (SQLITE_OK);
+			}
+			v = sqlite3_value_int64(argv[a++]);
+		}
+		switch (i) {
+		case 0:
+			tlo = thi = v;
+			break;
+		case 1:
+		case 3:
+			if (ops[i] == SQLITE_INDEX_CONSTRAINT_GT && v < INT64_MAX)
+				v++;
+			if (i == 1)
+				c->seq_lo = v;
+			else
+				c->insn_lo = v;
+			break;
+		default:
+			if (ops[i] == SQLITE_INDEX_CONSTRAINT_LT)
+				v--;
+			if (i == 2)
+				c->seq_hi = v;
+			else
+				c->insn_hi = v;
+			break;
+		}
+	}
+	sqlite3_finalize(c->chunks);
+	c->chunks = NULL;
+	/*
+	 * A chunk holds at most 4096 blocks, so the chunk holding block
+	 * seq_lo starts after seq_lo - 4096.  For instruction bounds the
+	 * insn index is searched instead.
+	 */
+	if (c->insn_lo > 0) {
+		rc = sqlite3_prepare_v2(c->vt->db,
+		    "SELECT thread, seq, nblocks, insn, data FROM exec_chunks "
+		    "WHERE thread >= ?1 AND thread <= ?2 AND insn + ninsns > ?3 "
+		    "AND insn <= ?4 ORDER BY thread, seq", -1, &c->chunks, NULL);
+		clo = c->insn_lo;
+		chi = c->insn_hi;
+	} else {
+		rc = sqlite3_prepare_v2(c->vt->db,
+		    "SELECT thread, seq, nblocks, insn, data FROM exec_chunks "
+		    "WHERE thread >= ?1 AND thread <= ?2 AND seq > ?3 - 4096 "
+		    "AND seq + nblocks > ?3 AND seq <= ?4 ORDER BY thread, seq",
+		    -1, &c->chunks, NULL);
+		clo = c->seq_lo;
+		chi = c->seq_hi;
+	}
+	if (rc != SQLITE_OK)
+		return (xo_error(c, "exec_order: reading exec_chunks"));
+	sqlite3_bind_int64(c->chunks, 1, tlo);
+	sqlite3_bind_int64(c->chunks, 2, thi);
+	sqlite3_bind_int64(c->chunks, 3, clo);
+	sqlite3_bind_int64(c->chunks, 4, chi);
+	c->eof = 0;
+	c->thread = INT64_MIN;
+	c->end_seq = 0;
+	c->seq = 0;
+	c->bi = NULL;
+	c->have_tsc = 0;
+	return (xo_advance(c, 1));
+}
+
+static int
+xo_next(sqlite3_vtab_cursor *cur)
+{
+	return (xo_advance((struct xo_cursor *)cur, 0));
+}
+
+static int
+xo_eof(sqlite3_vtab_cursor *cur)
+{
+	return (((struct xo_cursor *)cur)->eof);
+}
+
+static int
+xo_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+	struct xo_cursor *c = (struct xo_cursor *)cur;
+
+	switch (col) {
+	case XO_THREAD:
+		sqlite3_result_int64(ctx, c->thread);
+		break;
+	case XO_SEQ:
+		sqlite3_result_int64(ctx, c->seq);
+		break;
+	case XO_BLOCK:
+		sqlite3_result_int64(ctx, c->block);
+		break;
+	case XO_INSN:
+		sqlite3_result_int64(ctx, c->insn + (c->vt->insns ? c->k : 0));
+		break;
+	case XO_TSC:
+		if (c->have_tsc)
+			sqlite3_result_int64(ctx, c->tsc);
+		else
+			sqlite3_result_null(ctx);
+		break;
+	case XO_IP:
+		sqlite3_result_int64(ctx, c->ip);
+		break;
+	default:
+		break;
+	}
+	return (SQLITE_OK);
+}
+
+static int
+xo_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+	struct xo_cursor *c = (struct xo_cursor *)cur;
+
+	*rowid = c->vt->insns ? c->insn + c->k : c->seq;
+	return (SQLITE_OK);
+}
+
+static sqlite3_module xo_module = {
+	.iVersion = 0,
+	.xCreate = NULL,	/* eponymous only */
+	.xConnect = xo_connect,
+	.xBestIndex = xo_best_index,
+	.xDisconnect = xo_disconnect,
+	.xDestroy = xo_disconnect,
+	.xOpen = xo_open,
+	.xClose = xo_close,
+	.xFilter = xo_filter,
+	.xNext = xo_next,
+	.xEof = xo_eof,
+	.xColumn = xo_column,
+	.xRowid = xo_rowid,
+};
+
+static int
+xo_register(sqlite3 *db)
+{
+	int rc;
+
+	rc = sqlite3_create_module(db, "exec_order", &xo_module, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_module(db, "exec_insns", &xo_module,
+		    (void *)&xo_module);
+	return (rc);
+}
+
+#ifdef HWTR_SQLITE_EXTENSION
+int sqlite3_hwtracesqlite_init(sqlite3 *db, char **errp,
+    const sqlite3_api_routines *api);
+
+/* Entry point for ".load hwtrace_sqlite" (named after the file). */
+int
+sqlite3_hwtracesqlite_init(sqlite3 *db, char **errp,
+    const sqlite3_api_routines *api)
+{
+	SQLITE_EXTENSION_INIT2(api);
+	(void)errp;
+	return (xo_register(db));
+}
+#else
+int
+hwtr_ix_sqlite_register(void *sqlite3_db)
+{
+	if (sqlite3_db == NULL)
+		return (-HWTR_E_INVAL);
+	return (xo_register(sqlite3_db) == SQLITE_OK ? 0 : -HWTR_E_DB);
+}
+#endif

@@ -1,0 +1,224 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The database schema, version HWTR_DB_SCHEMA_VERSION, documented in
+ * hwtrace-db(5).  Kept as one SQL text so that the indexer, the tests and the
+ * manual can all be checked against the same words.  Addresses are stored as
+ * SQLite INTEGERs holding the 64-bit pattern (kernel addresses read as
+ * negative numbers; printf('%x', ip) prints them right).  Times: *_tsc in the
+ * trace's time domain, *_ns wall-clock nanoseconds since the Epoch, NULL when
+ * unknown.  Positions: "seq" counts executed blocks of a thread from 0,
+ * "insn" counts executed instructions of a thread from 0.
+ */
+
+#ifndef HWTR_IX_SCHEMA_SQL_H
+#define HWTR_IX_SCHEMA_SQL_H
+
+#define HWTR_IX_SCHEMA_SQL \
+"PRAGMA application_id = 1752659058;\n"	/* 0x68777472, "hwtr" */	\
+"PRAGMA user_version = 1;\n"						\
+"CREATE TABLE meta (\n"							\
+"  key TEXT PRIMARY KEY NOT NULL,\n"					\
+"  value TEXT\n"							\
+") WITHOUT ROWID;\n"							\
+"CREATE TABLE streams (\n"						\
+"  id INTEGER PRIMARY KEY,\n"						\
+"  name TEXT NOT NULL,\n"						\
+"  format TEXT NOT NULL,\n"						\
+"  pid INTEGER,\n"							\
+"  tid INTEGER,\n"							\
+"  cpu INTEGER,\n"							\
+"  bytes INTEGER NOT NULL,\n"						\
+"  lost_bytes INTEGER NOT NULL,\n"					\
+"  undecoded_bytes INTEGER NOT NULL,\n"					\
+"  errors INTEGER NOT NULL,\n"						\
+"  status TEXT NOT NULL\n"						\
+");\n"									\
+"CREATE TABLE processes (\n"						\
+"  pid INTEGER PRIMARY KEY,\n"						\
+"  ppid INTEGER,\n"							\
+"  path TEXT,\n"							\
+"  comm TEXT,\n"							\
+"  start_tsc INTEGER,\n"						\
+"  end_tsc INTEGER,\n"							\
+"  exit_kind TEXT,\n"							\
+"  exit_value INTEGER\n"						\
+");\n"									\
+"CREATE TABLE threads (\n"						\
+"  id INTEGER PRIMARY KEY,\n"						\
+"  stream INTEGER REFERENCES streams(id),\n"				\
+"  pid INTEGER,\n"							\
+"  tid INTEGER,\n"							\
+"  name TEXT,\n"							\
+"  start_tsc INTEGER,\n"						\
+"  end_tsc INTEGER,\n"							\
+"  exit_kind TEXT,\n"							\
+"  exit_value INTEGER,\n"						\
+"  blocks INTEGER NOT NULL,\n"						\
+"  insns INTEGER NOT NULL,\n"						\
+"  first_tsc INTEGER,\n"						\
+"  last_tsc INTEGER,\n"							\
+"  first_ns INTEGER,\n"							\
+"  last_ns INTEGER,\n"							\
+"  errors INTEGER NOT NULL,\n"						\
+"  gaps INTEGER NOT NULL,\n"						\
+"  calls INTEGER NOT NULL,\n"						\
+"  max_depth INTEGER NOT NULL\n"					\
+");\n"									\
+"CREATE TABLE images (\n"						\
+"  id INTEGER PRIMARY KEY,\n"						\
+"  key TEXT NOT NULL UNIQUE,\n"						\
+"  path TEXT,\n"							\
+"  kind TEXT NOT NULL,\n"						\
+"  build_id TEXT,\n"							\
+"  size INTEGER NOT NULL,\n"						\
+"  sha256 TEXT,\n"							\
+"  present INTEGER NOT NULL,\n"						\
+"  elf INTEGER NOT NULL,\n"						\
+"  has_symbols INTEGER NOT NULL,\n"					\
+"  has_lines INTEGER NOT NULL\n"					\
+");\n"									\
+"CREATE TABLE mappings (\n"						\
+"  id INTEGER PRIMARY KEY,\n"						\
+"  pid INTEGER,\n"							\
+"  image INTEGER REFERENCES images(id),\n"				\
+"  path TEXT,\n"							\
+"  start_ip INTEGER NOT NULL,\n"					\
+"  end_ip INTEGER NOT NULL,\n"						\
+"  pgoff INTEGER NOT NULL,\n"						\
+"  bias INTEGER NOT NULL,\n"						\
+"  prot INTEGER NOT NULL,\n"						\
+"  from_tsc INTEGER,\n"							\
+"  to_tsc INTEGER\n"							\
+");\n"									\
+"CREATE TABLE symbols (\n"						\
+"  id INTEGER PRIMARY KEY,\n"						\
+"  image INTEGER NOT NULL REFERENCES images(id),\n"			\
+"  name TEXT NOT NULL,\n"						\
+"  addr INTEGER NOT NULL,\n"						\
+"  size INTEGER NOT NULL,\n"						\
+"  kind TEXT NOT NULL,\n"						\
+"  bind TEXT NOT NULL,\n"						\
+"  origin TEXT NOT NULL\n"						\
+");\n"									\
+"CREATE TABLE files (\n"						\
+"  id INTEGER PRIMARY KEY,\n"						\
+"  path TEXT NOT NULL UNIQUE\n"						\
+");\n"									\
+"CREATE TABLE lines (\n"						\
+"  image INTEGER NOT NULL REFERENCES images(id),\n"			\
+"  addr INTEGER NOT NULL,\n"						\
+"  file INTEGER NOT NULL REFERENCES files(id),\n"			\
+"  line INTEGER NOT NULL,\n"						\
+"  col INTEGER NOT NULL,\n"						\
+"  is_stmt INTEGER NOT NULL,\n"						\
+"  PRIMARY KEY (image, addr)\n"						\
+") WITHOUT ROWID;\n"							\
+"CREATE TABLE blocks (\n"						\
+"  id INTEGER PRIMARY KEY,\n"						\
+"  start_ip INTEGER NOT NULL,\n"					\
+"  last_ip INTEGER NOT NULL,\n"						\
+"  size INTEGER NOT NULL,\n"						\
+"  ninsns INTEGER NOT NULL,\n"						\
+"  mode INTEGER NOT NULL,\n"						\
+"  last_class TEXT NOT NULL,\n"						\
+"  image INTEGER REFERENCES images(id),\n"				\
+"  image_addr INTEGER,\n"						\
+"  symbol INTEGER REFERENCES symbols(id),\n"				\
+"  sym_offset INTEGER,\n"						\
+"  file INTEGER REFERENCES files(id),\n"				\
+"  line INTEGER,\n"							\
+"  exec_count INTEGER NOT NULL,\n"					\
+"  insn_lens BLOB,\n"							\
+"  code BLOB\n"								\
+");\n"									\
+"CREATE TABLE block_counts (\n"						\
+"  thread INTEGER NOT NULL REFERENCES threads(id),\n"			\
+"  block INTEGER NOT NULL REFERENCES blocks(id),\n"			\
+"  count INTEGER NOT NULL,\n"						\
+"  PRIMARY KEY (thread, block)\n"					\
+") WITHOUT ROWID;\n"							\
+"CREATE TABLE exec_chunks (\n"						\
+"  thread INTEGER NOT NULL REFERENCES threads(id),\n"			\
+"  seq INTEGER NOT NULL,\n"						\
+"  nblocks INTEGER NOT NULL,\n"						\
+"  insn INTEGER NOT NULL,\n"						\
+"  ninsns INTEGER NOT NULL,\n"						\
+"  first_tsc INTEGER,\n"						\
+"  data BLOB NOT NULL,\n"						\
+"  PRIMARY KEY (thread, seq)\n"						\
+") WITHOUT ROWID;\n"							\
+"CREATE TABLE timestamps (\n"						\
+"  thread INTEGER NOT NULL REFERENCES threads(id),\n"			\
+"  seq INTEGER NOT NULL,\n"						\
+"  insn INTEGER NOT NULL,\n"						\
+"  tsc INTEGER NOT NULL,\n"						\
+"  ns INTEGER,\n"							\
+"  PRIMARY KEY (thread, seq)\n"						\
+") WITHOUT ROWID;\n"							\
+"CREATE TABLE branches (\n"						\
+"  thread INTEGER NOT NULL REFERENCES threads(id),\n"			\
+"  from_block INTEGER NOT NULL REFERENCES blocks(id),\n"		\
+"  to_block INTEGER NOT NULL REFERENCES blocks(id),\n"			\
+"  from_ip INTEGER NOT NULL,\n"						\
+"  to_ip INTEGER NOT NULL,\n"						\
+"  kind TEXT NOT NULL,\n"						\
+"  count INTEGER NOT NULL,\n"						\
+"  PRIMARY KEY (thread, from_block, to_block)\n"			\
+") WITHOUT ROWID;\n"							\
+"CREATE TABLE calls (\n"						\
+"  id INTEGER PRIMARY KEY,\n"						\
+"  thread INTEGER NOT NULL REFERENCES threads(id),\n"			\
+"  parent INTEGER REFERENCES calls(id),\n"				\
+"  depth INTEGER NOT NULL,\n"						\
+"  symbol INTEGER REFERENCES symbols(id),\n"				\
+"  func_ip INTEGER NOT NULL,\n"						\
+"  call_ip INTEGER,\n"							\
+"  entry_kind TEXT NOT NULL,\n"						\
+"  exit_kind TEXT NOT NULL,\n"						\
+"  entry_seq INTEGER NOT NULL,\n"					\
+"  exit_seq INTEGER NOT NULL,\n"					\
+"  entry_insn INTEGER NOT NULL,\n"					\
+"  exit_insn INTEGER NOT NULL,\n"					\
+"  entry_tsc INTEGER,\n"						\
+"  exit_tsc INTEGER,\n"							\
+"  entry_ns INTEGER,\n"							\
+"  exit_ns INTEGER,\n"							\
+"  insns INTEGER NOT NULL,\n"						\
+"  self_insns INTEGER NOT NULL,\n"					\
+"  blocks INTEGER NOT NULL\n"						\
+");\n"									\
+"CREATE TABLE events (\n"						\
+"  id INTEGER PRIMARY KEY,\n"						\
+"  thread INTEGER REFERENCES threads(id),\n"				\
+"  stream INTEGER REFERENCES streams(id),\n"				\
+"  seq INTEGER,\n"							\
+"  insn INTEGER,\n"							\
+"  kind TEXT NOT NULL,\n"						\
+"  offset INTEGER,\n"							\
+"  ip INTEGER,\n"							\
+"  tsc INTEGER,\n"							\
+"  ns INTEGER,\n"							\
+"  pid INTEGER,\n"							\
+"  detail TEXT\n"							\
+");\n"
+
+/* Indexes, created after the bulk load (cheaper than maintaining them). */
+#define HWTR_IX_INDEX_SQL \
+"CREATE INDEX symbols_name ON symbols(name);\n"				\
+"CREATE INDEX symbols_addr ON symbols(image, addr);\n"			\
+"CREATE INDEX blocks_start ON blocks(start_ip);\n"			\
+"CREATE INDEX blocks_symbol ON blocks(symbol);\n"			\
+"CREATE INDEX calls_thread ON calls(thread, entry_seq);\n"		\
+"CREATE INDEX calls_symbol ON calls(symbol);\n"				\
+"CREATE INDEX calls_parent ON calls(parent);\n"				\
+"CREATE INDEX events_thread ON events(thread, seq);\n"			\
+"CREATE INDEX events_kind ON events(kind);\n"				\
+"CREATE INDEX mappings_pid ON mappings(pid, start_ip);\n"		\
+"CREATE INDEX exec_chunks_insn ON exec_chunks(thread, insn);\n"
+
+#endif /* !HWTR_IX_SCHEMA_SQL_H */

@@ -1,0 +1,201 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The database schema: it creates cleanly, hwtrace-db(5) documents every
+ * table and column of it, and the exec_order / exec_insns functions expand
+ * a hand-encoded execution order exactly as the manual describes.
+ */
+
+#include <atf-c.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwtrace.h"
+#include "hwtr_test.h"
+#include "../../indexer/schema.sql.h"
+
+static sqlite3 *
+open_schema(void)
+{
+	sqlite3 *db;
+	char *err = NULL;
+
+	ATF_REQUIRE_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
+	if (sqlite3_exec(db, HWTR_IX_SCHEMA_SQL HWTR_IX_INDEX_SQL, NULL, NULL,
+	    &err) != SQLITE_OK)
+		atf_tc_fail("schema does not create: %s", err);
+	return (db);
+}
+
+static char *
+slurp(const char *path)
+{
+	FILE *fp;
+	char *buf;
+	long n;
+
+	fp = fopen(path, "r");
+	ATF_REQUIRE_MSG(fp != NULL, "cannot open %s", path);
+	fseek(fp, 0, SEEK_END);
+	n = ftell(fp);
+	rewind(fp);
+	buf = malloc((size_t)n + 1);
+	ATF_REQUIRE(buf != NULL);
+	ATF_REQUIRE_EQ(fread(buf, 1, (size_t)n, fp), (size_t)n);
+	buf[n] = '\0';
+	fclose(fp);
+	return (buf);
+}
+
+/* @word appears in @man as a macro argument (".Li word", ".Ss word"...). */
+static int
+documented(const char *man, const char *word)
+{
+	const char *p = man;
+	size_t n = strlen(word);
+
+	while ((p = strstr(p, word)) != NULL) {
+		char before = p == man ? ' ' : p[-1];
+		char after = p[n];
+
+		if ((before == ' ' || before == '\n') &&
+		    (after == ' ' || after == '\n' || after == ','))
+			return (1);
+		p += n;
+	}
+	return (0);
+}
+
+ATF_TC_WITHOUT_HEAD(manual_documents_every_column);
+ATF_TC_BODY(manual_documents_every_column, tc)
+{
+	sqlite3 *db = open_schema();
+	sqlite3_stmt *t, *c;
+	char *man = slurp(HWTR_TEST_SRC "/docs/hwtrace-db.5");
+	int ntables = 0;
+
+	ATF_REQUIRE_EQ(sqlite3_prepare_v2(db, "SELECT name FROM sqlite_schema "
+	    "WHERE type = 'table' ORDER BY name", -1, &t, NULL), SQLITE_OK);
+	while (sqlite3_step(t) == SQLITE_ROW) {
+		const char *table = (const char *)sqlite3_column_text(t, 0);
+
+		ntables++;
+		ATF_CHECK_MSG(documented(man, table),
+		    "table %s is not in hwtrace-db(5)", table);
+		ATF_REQUIRE_EQ(sqlite3_prepare_v2(db, "SELECT name FROM "
+		    "pragma_table_info(?1)", -1, &c, NULL), SQLITE_OK);
+		sqlite3_bind_text(c, 1, table, -1, SQLITE_STATIC);
+		while (sqlite3_step(c) == SQLITE_ROW) {
+			const char *col =
+			    (const char *)sqlite3_column_text(c, 0);
+
+			ATF_CHECK_MSG(documented(man, col),
+			    "column %s.%s is not in hwtrace-db(5)", table, col);
+		}
+		sqlite3_finalize(c);
+	}
+	sqlite3_finalize(t);
+	ATF_CHECK_MSG(ntables >= 15, "expected >= 15 tables, got %d", ntables);
+	ATF_CHECK_MSG(strstr(man, "schema version 1") != NULL,
+	    "hwtrace-db(5) does not name schema version %d",
+	    HWTR_DB_SCHEMA_VERSION);
+	free(man);
+	sqlite3_close(db);
+}
+
+ATF_TC_WITHOUT_HEAD(schema_sets_version_and_application_id);
+ATF_TC_BODY(schema_sets_version_and_application_id, tc)
+{
+	sqlite3 *db = open_schema();
+	sqlite3_stmt *st;
+
+	ATF_REQUIRE_EQ(sqlite3_prepare_v2(db, "SELECT * FROM pragma_user_version,"
+	    " pragma_application_id", -1, &st, NULL), SQLITE_OK);
+	ATF_REQUIRE_EQ(sqlite3_step(st), SQLITE_ROW);
+	ATF_CHECK_EQ(sqlite3_column_int(st, 0), HWTR_DB_SCHEMA_VERSION);
+	ATF_CHECK_EQ(sqlite3_column_int(st, 1), HWTR_DB_APPLICATION_ID);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
+static void
+query_eq(sqlite3 *db, const char *sql, const char *expect)
+{
+	sqlite3_stmt *st;
+	char got[4096];
+	size_t n = 0;
+	int i;
+
+	got[0] = '\0';
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		atf_tc_fail("%s: %s", sql, sqlite3_errmsg(db));
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		for (i = 0; i < sqlite3_column_count(st); i++) {
+			const char *v =
+			    (const char *)sqlite3_column_text(st, i);
+
+			n += (size_t)snprintf(got + n, sizeof(got) - n, "%s%s",
+			    i ? "|" : "", v ? v : "");
+			ATF_REQUIRE(n < sizeof(got));
+		}
+		n += (size_t)snprintf(got + n, sizeof(got) - n, ";");
+	}
+	sqlite3_finalize(st);
+	ATF_CHECK_MSG(strcmp(got, expect) == 0, "%s:\nexpected %s\ngot      %s",
+	    sql, expect, got);
+}
+
+ATF_TC_WITHOUT_HEAD(exec_order_expands_chunks);
+ATF_TC_BODY(exec_order_expands_chunks, tc)
+{
+	sqlite3 *db = open_schema();
+	char *err = NULL;
+
+	ATF_REQUIRE_EQ(hwtr_ix_sqlite_register(db), 0);
+	/*
+	 * Thread 1 runs blocks 0 1 2 0 | 0 1 2 (two chunks), thread 2 runs
+	 * 1 1.  Values are zigzag(block - (previous + 1)): the chunk
+	 * 0 1 2 0 is 00 00 00 05 as hwtrace-db(5) describes.
+	 */
+	if (sqlite3_exec(db,
+	    "INSERT INTO blocks (id, start_ip, last_ip, size, ninsns, mode, "
+	    "last_class, exec_count, insn_lens) VALUES "
+	    "(0, 4096, 4100, 6, 2, 64, 'other', 3, x'0402'),"
+	    "(1, 4102, 4102, 2, 1, 64, 'cond', 4, x'02'),"
+	    "(2, 4200, 4208, 9, 3, 64, 'jump', 2, x'030501');"
+	    "INSERT INTO exec_chunks VALUES "
+	    "(1, 0, 4, 0, 8, 100, x'00000005'),"
+	    "(1, 4, 3, 8, 6, NULL, x'000000'),"
+	    "(2, 0, 2, 0, 2, NULL, x'0201');"
+	    "INSERT INTO timestamps VALUES (1, 0, 0, 100, NULL),"
+	    "(1, 5, 10, 200, NULL);", NULL, NULL, &err) != SQLITE_OK)
+		atf_tc_fail("insert: %s", err);
+	query_eq(db, "SELECT thread, seq, block, insn, tsc FROM exec_order",
+	    "1|0|0|0|100;1|1|1|2|100;1|2|2|3|100;1|3|0|6|100;1|4|0|8|100;"
+	    "1|5|1|10|200;1|6|2|11|200;2|0|1|0|;2|1|1|1|;");
+	query_eq(db, "SELECT seq, block FROM exec_order WHERE thread = 1 AND "
+	    "seq >= 3 AND seq < 6", "3|0;4|0;5|1;");
+	query_eq(db, "SELECT seq FROM exec_order WHERE thread = 1 AND seq = 4",
+	    "4;");
+	query_eq(db, "SELECT insn, ip FROM exec_insns WHERE thread = 1 AND "
+	    "insn BETWEEN 7 AND 9", "7|4100;8|4096;9|4100;");
+	query_eq(db, "SELECT count(*), sum(ip) FROM exec_insns",
+	    "16|66218;");
+	query_eq(db, "SELECT seq FROM exec_order WHERE thread = 1 "
+	    "ORDER BY seq DESC LIMIT 2", "6;5;");
+	sqlite3_close(db);
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, manual_documents_every_column);
+	ATF_TP_ADD_TC(tp, schema_sets_version_and_application_id);
+	ATF_TP_ADD_TC(tp, exec_order_expands_chunks);
+	return (atf_no_error());
+}
