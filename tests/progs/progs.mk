@@ -1,0 +1,50 @@
+# Fixture programs for the trace sources' ground-truth tests (see README).
+# Included by the top Makefile; builds everything into $(B)/progs/ and the
+# ground-truth checker into $(B)/tests/capture/ptcheck.
+#
+# Most fixtures are static (no ld.so start-up: single-stepping runs at 17k-50k
+# instructions/s, and a dynamic program's start-up alone is ~100k); dlopen and
+# dynpie are the dynamic PIEs.  -O2 so that jump tables and tail calls exist.
+
+# This file is included before the top Makefile's first target: keep "all"
+# the default goal.
+.DEFAULT_GOAL := all
+
+PROGS_STATIC = loop recurse calls tailcall switch setjmp signal timer threads \
+	hello forkexec vfork rep syscalls segv exit3 demo
+PROGS_DYNAMIC = dlopen dynpie
+PROGS_CXX = except
+PROGS_LIBS = libdlfix.so
+
+PROGS_BIN = $(addprefix $(B)/progs/,$(PROGS_STATIC) $(PROGS_DYNAMIC) \
+	$(PROGS_CXX) $(PROGS_LIBS))
+
+CXX	?= g++
+PROGS_WARN = -Wall -Wextra -Werror -Wno-unused-parameter
+PROGS_CFLAGS = -std=gnu11 -D_GNU_SOURCE -O2 -g $(PROGS_WARN) -pthread
+PROGS_CXXFLAGS = -std=gnu++17 -O2 -g $(PROGS_WARN)
+PROGS_LDFLAGS = -Wl,--build-id=sha1 -pthread
+
+$(addprefix $(B)/progs/,$(PROGS_STATIC)): $(B)/progs/%: tests/progs/%.c \
+    tests/progs/progdir.h tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(PROGS_CFLAGS) -static $(PROGS_LDFLAGS) -o $@ $<
+
+$(addprefix $(B)/progs/,$(PROGS_DYNAMIC)): $(B)/progs/%: tests/progs/%.c \
+    tests/progs/progdir.h tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(PROGS_CFLAGS) -fPIE -pie $(PROGS_LDFLAGS) -o $@ $<
+
+# -static-pie, not -static: with -static, crtbeginT registers .eh_frame and
+# the first throw sorts every FDE of libstdc++ (4.4M instructions); a static
+# PIE finds FDEs through PT_GNU_EH_FRAME's binary search table (160k in all).
+$(B)/progs/except: tests/progs/except.cc tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(CXX) $(PROGS_CXXFLAGS) -fPIE -static-pie $(PROGS_LDFLAGS) -o $@ $<
+
+$(B)/progs/libdlfix.so: tests/progs/libdlfix.c tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(PROGS_CFLAGS) -fPIC -shared $(PROGS_LDFLAGS) -o $@ $<
+
+# dlopen finds the library next to itself at run time.
+$(B)/progs/dlopen: $(B)/progs/libdlfix.so
