@@ -1,0 +1,1560 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The archive reader.
+ *
+ * A complete archive is opened through its trailer: the last 40 bytes point
+ * at end.json, whose table of contents gives every member's frame.  Any
+ * other file (cut, still being written, damaged near its end) is scanned:
+ * frame and block headers are walked without decompressing data, and only
+ * the first bytes of each frame are decompressed to parse its tar headers
+ * with libarchive.  The scan stops at the first incomplete or unreadable
+ * frame and says where and why; every member before it is usable.
+ *
+ * Nothing in the file is trusted: names, types, sizes, ratios, counts and
+ * cross-references are checked before anything is allocated or used.
+ * Reading a member (chunk, image) decompresses only its frame with pread()
+ * and a DCtx of its own, so several threads may read at once.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+#define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_getFrameHeader: a stable API since 1.4 */
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "hwtr_common.h"
+#include "hwtr_format.h"
+
+#define ZSTD_MAGIC		0xFD2FB528u
+#define SKIP_MAGIC_MASK		0xFFFFFFF0u
+#define SKIP_MAGIC		0x184D2A50u
+#define WINDOW_LOG_MAX		27	/* 128 MiB: refuse bigger windows */
+#define HDR_PREFIX		8192	/* tar headers must fit in this */
+#define JSON_MAX		(64u << 20)
+#define BLOCK_MAX		(128u << 10)
+#define READ_PIECE		(1u << 20)
+
+struct ar_member {
+	struct hwtr_member_info info;
+	uint64_t	hdr_len;	/* tar header bytes before the data */
+	uint64_t	size;		/* data bytes */
+	int		has_sha256;
+	uint8_t		sha256[32];
+};
+
+struct ar_stream {
+	struct hwtr_stream_desc d;
+	struct hwtr_chunk_info *chunks;
+	size_t		nchunks, cap;
+	uint64_t	next;
+};
+
+struct ar_image {
+	struct hwtr_image_desc d;
+	size_t		member;
+};
+
+struct hwtr_ar {
+	int		fd;
+	char		*path;
+	struct hwtr_ar_opts opts;
+	struct hwtr_ar_status st;
+	char		why[512];
+	char		errmsg[512];
+	pthread_mutex_t	lock;		/* errmsg, written by readers */
+
+	struct hwtr_pool pool;
+	struct hwtr_warnings warn;
+
+	struct hwtr_capture_meta meta;
+	int		have_meta;
+	struct hwtr_capture_end end;
+	int		have_end;
+	struct hwtr_toc_ent *toc;	/* end.json's table, pool memory */
+	size_t		ntoc;
+
+	struct ar_member *m;
+	size_t		nm, mcap;
+	uint32_t	*hash;		/* member index + 1, 0 empty */
+	size_t		hashcap;
+
+	struct ar_stream *s;
+	size_t		ns;
+	struct ar_image	*img;		/* complete images */
+	size_t		ni;
+	struct hwtr_image_desc *pending;/* descriptions seen, data not yet */
+	size_t		npending;
+
+	struct hwtr_sb_rec *sb;
+	size_t		nsb, sbcap;
+	uint8_t		sb_unknown[8192];	/* bitmap of warned types */
+	uint8_t		sb_extra[HWTR_SB_MAX];
+};
+
+static int
+ar_err(struct hwtr_ar *ar, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+ar_err(struct hwtr_ar *ar, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&ar->lock);
+	va_start(ap, fmt);
+	vsnprintf(ar->errmsg, sizeof(ar->errmsg), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&ar->lock);
+	return (-code);
+}
+
+static int
+pread_all(struct hwtr_ar *ar, void *buf, size_t len, uint64_t off,
+    size_t *gotp)
+{
+	uint8_t *p = buf;
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len) {
+		n = pread(ar->fd, p + got, len - got, (off_t)(off + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return (ar_err(ar, HWTR_E_IO, "%s: read at 0x%jx: %s",
+			    ar->path, (uintmax_t)(off + got), strerror(errno)));
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	*gotp = got;
+	return (0);
+}
+
+static uint32_t
+le32(const uint8_t *p)
+{
+	return ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24);
+}
+
+static uint64_t
+le64(const uint8_t *p)
+{
+	return ((uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32);
+}
+
+/* ---- member table -------------------------------------------------------- */
+
+static uint64_t
+name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+	return (h);
+}
+
+static int
+hash_find(const struct hwtr_ar *ar, const char *name, size_t *ip)
+{
+	size_t i, mask;
+	uint32_t v;
+
+	if (ar->hashcap == 0)
+		return (0);
+	mask = ar->hashcap - 1;
+	for (i = name_hash(name) & mask; (v = ar->hash[i]) != 0;
+	    i = (i + 1) & mask)
+		if (strcmp(ar->m[v - 1].info.name, name) == 0) {
+			*ip = v - 1;
+			return (1);
+		}
+	return (0);
+}
+
+static int
+hash_insert(struct hwtr_ar *ar, size_t idx)
+{
+	uint32_t *nh;
+	size_t i, j, mask, ncap;
+
+	if (2 * (ar->nm + 1) > ar->hashcap) {
+		ncap = ar->hashcap ? 2 * ar->hashcap : 256;
+		if ((nh = calloc(ncap, sizeof(*nh))) == NULL)
+			return (-HWTR_E_NOMEM);
+		for (j = 0; j < ar->hashcap; j++) {
+			if (ar->hash[j] == 0)
+				continue;
+			for (i = name_hash(ar->m[ar->hash[j] - 1].info.name) &
+			    (ncap - 1); nh[i] != 0; i = (i + 1) & (ncap - 1))
+				;
+			nh[i] = ar->hash[j];
+		}
+		free(ar->hash);
+		ar->hash = nh;
+		ar->hashcap = ncap;
+	}
+	mask = ar->hashcap - 1;
+	for (i = name_hash(ar->m[idx].info.name) & mask; ar->hash[i] != 0;
+	    i = (i + 1) & mask)
+		;
+	ar->hash[i] = (uint32_t)idx + 1;
+	return (0);
+}
+
+static int
+all_digits(const char *s, size_t n, int hex)
+{
+	size_t i;
+
+	if (n == 0)
+		return (0);
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		    (hex && s[i] >= 'a' && s[i] <= 'f')))
+			return (0);
+	return (1);
+}
+
+/*
+ * The kind of a member from its name (hwtrace(5) MEMBERS).  For stream
+ * members *idp receives the stream id; for chunks *offp the stream offset.
+ */
+static enum hwtr_member_kind
+classify(const char *name, uint32_t *idp, uint64_t *offp)
+{
+	const char *p, *slash;
+	unsigned long long v;
+	size_t n;
+
+	if (strcmp(name, HWTR_MANIFEST_NAME) == 0)
+		return (HWTR_M_MANIFEST);
+	if (strcmp(name, HWTR_END_NAME) == 0)
+		return (HWTR_M_END);
+	if (strncmp(name, "aux/", 4) == 0)
+		return (HWTR_M_AUX);
+	if (strncmp(name, "sideband/", 9) == 0) {
+		p = name + 9;
+		n = strlen(p);
+		if (n > 3 && strcmp(p + n - 3, ".sb") == 0 &&
+		    all_digits(p, n - 3, 0))
+			return (HWTR_M_SIDEBAND);
+		return (HWTR_M_UNKNOWN);
+	}
+	if (strncmp(name, "images/", 7) == 0) {
+		p = name + 7;
+		if (strchr(p, '/') != NULL)
+			return (HWTR_M_UNKNOWN);
+		n = strlen(p);
+		if (n > 5 && strcmp(p + n - 5, ".json") == 0)
+			return (n - 5 < HWTR_IMAGE_KEY_MAX ? HWTR_M_IMAGE_DESC :
+			    HWTR_M_UNKNOWN);
+		return (n < HWTR_IMAGE_KEY_MAX && strchr(p, '.') == NULL ?
+		    HWTR_M_IMAGE : HWTR_M_UNKNOWN);
+	}
+	if (strncmp(name, "streams/", 8) == 0) {
+		p = name + 8;
+		if ((slash = strchr(p, '/')) == NULL ||
+		    !all_digits(p, (size_t)(slash - p), 0) || slash - p > 10 ||
+		    (slash - p > 1 && p[0] == '0'))
+			return (HWTR_M_UNKNOWN);
+		v = strtoull(p, NULL, 10);
+		if (v >= UINT32_MAX)
+			return (HWTR_M_UNKNOWN);
+		*idp = (uint32_t)v;
+		p = slash + 1;
+		if (strcmp(p, "stream.json") == 0)
+			return (HWTR_M_STREAM_DESC);
+		if (strlen(p) == 22 && strcmp(p + 16, ".chunk") == 0 &&
+		    all_digits(p, 16, 1)) {
+			*offp = strtoull(p, NULL, 16);
+			return (HWTR_M_CHUNK);
+		}
+	}
+	return (HWTR_M_UNKNOWN);
+}
+
+/* ---- decompression -------------------------------------------------------- */
+
+static ZSTD_DCtx *
+new_dctx(void)
+{
+	ZSTD_DCtx *d;
+
+	if ((d = ZSTD_createDCtx()) == NULL)
+		return (NULL);
+	ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, WINDOW_LOG_MAX);
+	return (d);
+}
+
+/*
+ * Decompress the frame at [@off, @off + @csize) into the regions @dst[i]
+ * of @dlen[i] bytes (a NULL region is decompressed and dropped) whose sum
+ * is the frame's whole content.  Fails if the frame holds more or less.
+ * @what names the member in messages.
+ */
+static int
+decompress_frame(struct hwtr_ar *ar, const char *what, uint64_t off,
+    uint64_t csize, void *const *dst, const uint64_t *dlen, int nreg)
+{
+	ZSTD_DCtx *d;
+	ZSTD_inBuffer in;
+	ZSTD_outBuffer out;
+	uint8_t *ibuf = NULL, drop[4096], over[1];
+	uint64_t done = 0, rlen;
+	size_t r = 1, got, piece;
+	int reg = 0, rc = 0;
+
+	if ((d = new_dctx()) == NULL ||
+	    (ibuf = malloc(csize < READ_PIECE ? (size_t)csize : READ_PIECE)) ==
+	    NULL) {
+		ZSTD_freeDCtx(d);
+		return (-HWTR_E_NOMEM);
+	}
+	memset(&out, 0, sizeof(out));
+	rlen = 0;
+	while (done < csize) {
+		piece = csize - done < READ_PIECE ? (size_t)(csize - done) :
+		    READ_PIECE;
+		if ((rc = pread_all(ar, ibuf, piece, off + done, &got)) < 0)
+			goto out;
+		if (got < piece) {
+			rc = ar_err(ar, HWTR_E_TRUNCATED, "member '%s': frame at "
+			    "0x%jx cut at 0x%jx", what, (uintmax_t)off,
+			    (uintmax_t)(off + done + got));
+			goto out;
+		}
+		done += piece;
+		in.src = ibuf;
+		in.size = piece;
+		in.pos = 0;
+		while (in.pos < in.size) {
+			/* Move to the next region when this one is full. */
+			while (reg < nreg && rlen == dlen[reg]) {
+				reg++;
+				rlen = 0;
+			}
+			if (reg < nreg) {
+				uint64_t left = dlen[reg] - rlen;
+
+				if (dst[reg] != NULL) {
+					out.dst = (uint8_t *)dst[reg] + rlen;
+					out.size = left > SIZE_MAX ? SIZE_MAX :
+					    (size_t)left;
+				} else {
+					out.dst = drop;
+					out.size = left < sizeof(drop) ?
+					    (size_t)left : sizeof(drop);
+				}
+			} else {
+				out.dst = over;
+				out.size = sizeof(over);
+			}
+			out.pos = 0;
+			r = ZSTD_decompressStream(d, &out, &in);
+			if (ZSTD_isError(r)) {
+				rc = ar_err(ar, ZSTD_getErrorCode(r) ==
+				    ZSTD_error_checksum_wrong ? HWTR_E_CHECKSUM :
+				    HWTR_E_FORMAT, "member '%s': frame at 0x%jx: "
+				    "%s", what, (uintmax_t)off,
+				    ZSTD_getErrorName(r));
+				goto out;
+			}
+			if (reg >= nreg && out.pos > 0) {
+				rc = ar_err(ar, HWTR_E_FORMAT, "member '%s': frame "
+				    "at 0x%jx holds more than its declared size",
+				    what, (uintmax_t)off);
+				goto out;
+			}
+			rlen += out.pos;
+			if (r == 0)
+				break;
+		}
+		if (r == 0)
+			break;
+	}
+	while (reg < nreg && rlen == dlen[reg]) {
+		reg++;
+		rlen = 0;
+	}
+	if (r != 0 || reg < nreg || done != csize || in.pos != in.size)
+		rc = ar_err(ar, HWTR_E_FORMAT, "member '%s': frame at 0x%jx "
+		    "does not end where expected (0x%jx)", what,
+		    (uintmax_t)off, (uintmax_t)(off + csize));
+out:
+	free(ibuf);
+	ZSTD_freeDCtx(d);
+	return (rc);
+}
+
+/*
+ * Parse the tar headers in @hdr (@len bytes) with libarchive; check the
+ * entry is a regular file and fill @name (HWTR_NAME_MAX + 1) and @sizep.
+ * With @data_off: where the data starts (when it lies in @hdr).
+ */
+static int
+parse_tar(struct hwtr_ar *ar, uint64_t foff, const void *hdr, size_t len,
+    char *name, uint64_t *sizep, int *eofp, int64_t *data_off)
+{
+	struct archive *a;
+	struct archive_entry *e;
+	const char *pn;
+	const void *blk;
+	size_t blen;
+	la_int64_t boff;
+	int r, rc = 0;
+
+	*eofp = 0;
+	if ((a = archive_read_new()) == NULL)
+		return (-HWTR_E_NOMEM);
+	archive_read_support_format_tar(a);
+	if (archive_read_open_memory(a, hdr, len) != ARCHIVE_OK) {
+		rc = ar_err(ar, HWTR_E_FORMAT, "frame at 0x%jx: not a tar "
+		    "member: %s", (uintmax_t)foff, archive_error_string(a));
+		goto out;
+	}
+	r = archive_read_next_header(a, &e);
+	if (r == ARCHIVE_EOF) {
+		*eofp = 1;
+		goto out;
+	}
+	if (r != ARCHIVE_OK) {
+		rc = ar_err(ar, HWTR_E_FORMAT, "frame at 0x%jx: bad tar "
+		    "header: %s", (uintmax_t)foff, archive_error_string(a));
+		goto out;
+	}
+	pn = archive_entry_pathname(e);
+	if (pn == NULL)
+		pn = "";
+	if (archive_entry_filetype(e) != AE_IFREG ||
+	    archive_entry_hardlink(e) != NULL ||
+	    archive_entry_symlink(e) != NULL) {
+		rc = ar_err(ar, HWTR_E_FORMAT, "member '%.255s' at 0x%jx: not a "
+		    "regular file (links, devices, directories and fifos are "
+		    "refused)", pn, (uintmax_t)foff);
+		goto out;
+	}
+	if (!hwtr_name_ok(pn)) {
+		rc = ar_err(ar, HWTR_E_FORMAT, "member at 0x%jx: name "
+		    "'%.255s' is absolute, has '..' or characters outside "
+		    "[A-Za-z0-9._-/]", (uintmax_t)foff, pn);
+		goto out;
+	}
+	if (!archive_entry_size_is_set(e) || archive_entry_size(e) < 0) {
+		rc = ar_err(ar, HWTR_E_FORMAT, "member '%s' at 0x%jx: no size",
+		    pn, (uintmax_t)foff);
+		goto out;
+	}
+	strcpy(name, pn);
+	*sizep = (uint64_t)archive_entry_size(e);
+	if (data_off != NULL) {
+		*data_off = -1;
+		if (*sizep > 0 && archive_read_data_block(a, &blk, &blen,
+		    &boff) == ARCHIVE_OK && boff == 0 &&
+		    (const uint8_t *)blk >= (const uint8_t *)hdr &&
+		    (const uint8_t *)blk < (const uint8_t *)hdr + len)
+			*data_off = (const uint8_t *)blk - (const uint8_t *)hdr;
+	}
+out:
+	archive_read_free(a);
+	return (rc);
+}
+
+/*
+ * Read member @m: its data into @data (m->size bytes; NULL: dropped),
+ * checking that its tar header names it.
+ */
+static int
+read_member_into(struct hwtr_ar *ar, const struct ar_member *m, void *data)
+{
+	uint8_t hdr[HDR_PREFIX];
+	void *dst[3];
+	uint64_t dlen[3], size;
+	char name[HWTR_NAME_MAX + 1];
+	int eof, rc;
+
+	dst[0] = hdr;
+	dlen[0] = m->hdr_len;
+	dst[1] = data;
+	dlen[1] = m->size;
+	dst[2] = NULL;
+	dlen[2] = m->info.usize - m->hdr_len - m->size;
+	if ((rc = decompress_frame(ar, m->info.name, m->info.offset,
+	    m->info.csize, dst, dlen, 3)) < 0)
+		return (rc);
+	if ((rc = parse_tar(ar, m->info.offset, hdr, (size_t)m->hdr_len, name,
+	    &size, &eof, NULL)) < 0)
+		return (rc);
+	if (eof || strcmp(name, m->info.name) != 0 || size != m->size)
+		return (ar_err(ar, HWTR_E_FORMAT, "member '%s': the frame at "
+		    "0x%jx holds '%s' of %ju bytes instead", m->info.name,
+		    (uintmax_t)m->info.offset, eof ? "(tar end)" : name,
+		    (uintmax_t)size));
+	return (0);
+}
+
+static int
+read_member_alloc(struct hwtr_ar *ar, const struct ar_member *m, uint64_t max,
+    void **bufp, size_t *lenp)
+{
+	void *buf;
+	int rc;
+
+	*bufp = NULL;
+	*lenp = 0;
+	if (m->size > max || m->size > SIZE_MAX - 1)
+		return (ar_err(ar, HWTR_E_LIMIT, "member '%s': %ju bytes "
+		    "(limit %ju)", m->info.name, (uintmax_t)m->size,
+		    (uintmax_t)max));
+	/* One spare byte so text members can be NUL-terminated. */
+	if ((buf = malloc((size_t)m->size + 1)) == NULL)
+		return (ar_err(ar, HWTR_E_NOMEM, "member '%s': out of memory "
+		    "for %ju bytes", m->info.name, (uintmax_t)m->size));
+	if ((rc = read_member_into(ar, m, buf)) < 0) {
+		free(buf);
+		return (rc);
+	}
+	((uint8_t *)buf)[m->size] = '\0';
+	*bufp = buf;
+	*lenp = (size_t)m->size;
+	return (0);
+}
+
+/* ---- member processing ---------------------------------------------------- */
+
+static struct ar_stream *
+stream_by_id(struct hwtr_ar *ar, uint32_t id)
+{
+	size_t i;
+
+	for (i = ar->ns; i-- > 0;)
+		if (ar->s[i].d.id == id)
+			return (&ar->s[i]);
+	return (NULL);
+}
+
+static int
+image_index(const struct hwtr_ar *ar, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < ar->ni; i++)
+		if (strcmp(ar->img[i].d.key, key) == 0)
+			return ((int)i);
+	return (-1);
+}
+
+static int
+do_sideband(struct hwtr_ar *ar, const struct ar_member *m, const uint8_t *p,
+    size_t len)
+{
+	struct hwtr_sb_rec rec, *n;
+	char why[256];
+	size_t off = 0, used, extra, cap;
+	int rc;
+
+	while (off < len) {
+		rc = hwtr_sb_decode(p + off, len - off, &rec, &ar->pool, &used,
+		    &extra, why, sizeof(why));
+		if (rc == -HWTR_E_NOMEM)
+			return (rc);
+		if (rc < 0)
+			return (ar_err(ar, HWTR_E_FORMAT, "member '%s' offset "
+			    "0x%zx: %s", m->info.name, off, why));
+		off += used;
+		if (rc == 0) {
+			unsigned t = (unsigned)rec.type & 0xffff;
+
+			if (!(ar->sb_unknown[t / 8] & (1u << (t % 8)))) {
+				ar->sb_unknown[t / 8] |= (uint8_t)(1u << (t % 8));
+				hwtr_warn(&ar->warn, "%s: sideband records of "
+				    "unknown type %u skipped", m->info.name, t);
+			}
+			continue;
+		}
+		if (extra > 0 && !ar->sb_extra[rec.type]) {
+			ar->sb_extra[rec.type] = 1;
+			hwtr_warn(&ar->warn, "%s: %s records carry fields this "
+			    "reader does not know (skipped)", m->info.name,
+			    hwtr_sb_type_name(rec.type));
+		}
+		/* References point backwards (hwtrace(5)): check them now. */
+		if ((rec.type == HWTR_SB_LOST && rec.u.lost.stream !=
+		    UINT32_MAX && stream_by_id(ar, rec.u.lost.stream) == NULL) ||
+		    (rec.type == HWTR_SB_BUFPOS &&
+		    stream_by_id(ar, rec.u.bufpos.stream) == NULL))
+			return (ar_err(ar, HWTR_E_FORMAT, "member '%s' offset "
+			    "0x%zx: %s record names stream %u, which does not "
+			    "exist", m->info.name, off - used,
+			    hwtr_sb_type_name(rec.type), rec.type ==
+			    HWTR_SB_LOST ? rec.u.lost.stream :
+			    rec.u.bufpos.stream));
+		if (rec.type == HWTR_SB_MMAP && rec.u.mmap.image != NULL &&
+		    image_index(ar, rec.u.mmap.image) < 0)
+			return (ar_err(ar, HWTR_E_FORMAT, "member '%s' offset "
+			    "0x%zx: mmap record names image '%s', which does "
+			    "not exist", m->info.name, off - used,
+			    rec.u.mmap.image));
+		if (ar->nsb >= ar->opts.max_sideband)
+			return (ar_err(ar, HWTR_E_LIMIT, "member '%s': more than "
+			    "%ju sideband records", m->info.name,
+			    (uintmax_t)ar->opts.max_sideband));
+		if (ar->nsb == ar->sbcap) {
+			cap = ar->sbcap ? 2 * ar->sbcap : 256;
+			if ((n = realloc(ar->sb, cap * sizeof(*n))) == NULL)
+				return (-HWTR_E_NOMEM);
+			ar->sb = n;
+			ar->sbcap = cap;
+		}
+		ar->sb[ar->nsb++] = rec;
+	}
+	return (0);
+}
+
+/*
+ * Take member @idx (already in ar->m) into the reader's view: parse what
+ * needs parsing, check cross-references.  Members come in file order.
+ */
+static int
+process_member(struct hwtr_ar *ar, size_t idx)
+{
+	struct ar_member *m = &ar->m[idx];
+	struct ar_stream *s, *ns;
+	struct hwtr_chunk_info *nc;
+	struct hwtr_image_desc d, *np;
+	struct ar_image *ni;
+	const char *key;
+	uint32_t id = 0;
+	uint64_t coff = 0, maj = 0;
+	uint32_t major, minor;
+	void *buf = NULL;
+	size_t len, i, cap;
+	int rc = 0;
+
+	m->info.kind = classify(m->info.name, &id, &coff);
+	if (idx == 0 && m->info.kind != HWTR_M_MANIFEST)
+		return (ar_err(ar, HWTR_E_FORMAT, "not an hwtrace archive: the "
+		    "first member is '%s', not '%s'", m->info.name,
+		    HWTR_MANIFEST_NAME));
+	(void)maj;
+	switch (m->info.kind) {
+	case HWTR_M_MANIFEST:
+		if (idx != 0)
+			return (ar_err(ar, HWTR_E_FORMAT, "member '%s' at 0x%jx: "
+			    "only the first member may be the manifest",
+			    m->info.name, (uintmax_t)m->info.offset));
+		if ((rc = read_member_alloc(ar, m, JSON_MAX, &buf, &len)) < 0)
+			return (rc);
+		rc = hwtr_json_parse_meta(m->info.name, buf, len, &ar->meta,
+		    &major, &minor, &ar->pool, &ar->warn, ar->errmsg,
+		    sizeof(ar->errmsg));
+		ar->st.version_major = major;
+		ar->st.version_minor = minor;
+		if (rc == 0)
+			ar->have_meta = 1;
+		break;
+	case HWTR_M_STREAM_DESC:
+		if ((rc = read_member_alloc(ar, m, JSON_MAX, &buf, &len)) < 0)
+			return (rc);
+		if ((ns = realloc(ar->s, (ar->ns + 1) * sizeof(*ns))) == NULL) {
+			rc = -HWTR_E_NOMEM;
+			break;
+		}
+		ar->s = ns;
+		s = &ar->s[ar->ns];
+		memset(s, 0, sizeof(*s));
+		rc = hwtr_json_parse_stream(m->info.name, buf, len, &s->d,
+		    &ar->pool, &ar->warn, ar->errmsg, sizeof(ar->errmsg));
+		if (rc == 0 && s->d.id != id)
+			rc = ar_err(ar, HWTR_E_FORMAT, "%s: field 'id' is %u, "
+			    "the member name says %u", m->info.name, s->d.id,
+			    id);
+		if (rc == 0)
+			ar->ns++;
+		break;
+	case HWTR_M_CHUNK:
+		if ((s = stream_by_id(ar, id)) == NULL)
+			return (ar_err(ar, HWTR_E_FORMAT, "member '%s': stream %u "
+			    "has no stream.json before it", m->info.name, id));
+		if (coff < s->next)
+			return (ar_err(ar, HWTR_E_FORMAT, "member '%s': stream "
+			    "offset 0x%jx goes back before 0x%jx",
+			    m->info.name, (uintmax_t)coff, (uintmax_t)s->next));
+		if (m->size > UINT64_MAX - coff)
+			return (ar_err(ar, HWTR_E_FORMAT, "member '%s': chunk "
+			    "overflows the stream offset", m->info.name));
+		if (s->nchunks == s->cap) {
+			cap = s->cap ? 2 * s->cap : 16;
+			if ((nc = realloc(s->chunks, cap * sizeof(*nc))) == NULL)
+				return (-HWTR_E_NOMEM);
+			s->chunks = nc;
+			s->cap = cap;
+		}
+		s->chunks[s->nchunks].member = idx;
+		s->chunks[s->nchunks].offset = coff;
+		s->chunks[s->nchunks].len = m->size;
+		s->nchunks++;
+		s->next = coff + m->size;
+		break;
+	case HWTR_M_IMAGE_DESC:
+		if ((rc = read_member_alloc(ar, m, JSON_MAX, &buf, &len)) < 0)
+			return (rc);
+		rc = hwtr_json_parse_image(m->info.name, buf, len, &d, &ar->pool,
+		    &ar->warn, ar->errmsg, sizeof(ar->errmsg));
+		if (rc < 0)
+			break;
+		key = m->info.name + 7;
+		if (strncmp(key, d.key, strlen(d.key)) != 0 ||
+		    strcmp(key + strlen(d.key), ".json") != 0) {
+			rc = ar_err(ar, HWTR_E_FORMAT, "%s: field 'key' is '%s', "
+			    "the member name says otherwise", m->info.name,
+			    d.key);
+			break;
+		}
+		np = realloc(ar->pending, (ar->npending + 1) * sizeof(*np));
+		if (np == NULL) {
+			rc = -HWTR_E_NOMEM;
+			break;
+		}
+		ar->pending = np;
+		ar->pending[ar->npending++] = d;
+		break;
+	case HWTR_M_IMAGE:
+		key = m->info.name + 7;
+		for (i = 0; i < ar->npending; i++)
+			if (strcmp(ar->pending[i].key, key) == 0)
+				break;
+		if (i == ar->npending)
+			return (ar_err(ar, HWTR_E_FORMAT, "member '%s': image "
+			    "without a description before it", m->info.name));
+		if (ar->pending[i].size != m->size)
+			return (ar_err(ar, HWTR_E_FORMAT, "member '%s': %ju bytes, "
+			    "its description says %ju", m->info.name,
+			    (uintmax_t)m->size, (uintmax_t)ar->pending[i].size));
+		if ((ni = realloc(ar->img, (ar->ni + 1) * sizeof(*ni))) == NULL)
+			return (-HWTR_E_NOMEM);
+		ar->img = ni;
+		ar->img[ar->ni].d = ar->pending[i];
+		ar->img[ar->ni].member = idx;
+		ar->ni++;
+		ar->pending[i] = ar->pending[--ar->npending];
+		break;
+	case HWTR_M_SIDEBAND:
+		if ((rc = read_member_alloc(ar, m, ar->opts.max_member_size,
+		    &buf, &len)) < 0)
+			return (rc);
+		rc = do_sideband(ar, m, buf, len);
+		break;
+	case HWTR_M_AUX:
+		break;
+	case HWTR_M_END:
+		if ((rc = read_member_alloc(ar, m, JSON_MAX, &buf, &len)) < 0)
+			return (rc);
+		rc = hwtr_json_parse_end(m->info.name, buf, len, &ar->end,
+		    &ar->toc, &ar->ntoc, ar->opts.max_members, &ar->pool,
+		    &ar->warn, ar->errmsg, sizeof(ar->errmsg));
+		if (rc == 0)
+			ar->have_end = 1;
+		break;
+	default:
+		hwtr_warn(&ar->warn, "unknown member '%s' skipped",
+		    m->info.name);
+		break;
+	}
+	free(buf);
+	if (rc == -HWTR_E_NOMEM)
+		return (ar_err(ar, HWTR_E_NOMEM, "out of memory"));
+	return (rc);
+}
+
+/*
+ * Add a member to the table after checking what a hostile file could get
+ * wrong: duplicate names, counts, sizes, ratio.
+ */
+static int
+add_member(struct hwtr_ar *ar, const char *name, uint64_t off, uint64_t csize,
+    uint64_t usize, uint64_t size, size_t *idxp)
+{
+	struct ar_member *nm, *m;
+	size_t i, cap;
+	uint64_t padded;
+
+	if (hash_find(ar, name, &i))
+		return (ar_err(ar, HWTR_E_FORMAT, "member '%s' at 0x%jx: "
+		    "duplicate name (first at 0x%jx)", name, (uintmax_t)off,
+		    (uintmax_t)ar->m[i].info.offset));
+	if (ar->nm >= ar->opts.max_members)
+		return (ar_err(ar, HWTR_E_LIMIT, "member '%s' at 0x%jx: more "
+		    "than %ju members", name, (uintmax_t)off,
+		    (uintmax_t)ar->opts.max_members));
+	if (size > ar->opts.max_member_size)
+		return (ar_err(ar, HWTR_E_LIMIT, "member '%s' at 0x%jx: %ju "
+		    "bytes (limit %ju)", name, (uintmax_t)off, (uintmax_t)size,
+		    (uintmax_t)ar->opts.max_member_size));
+	padded = (size + 511) & ~(uint64_t)511;
+	if (usize < padded + 512 || usize - padded > HDR_PREFIX ||
+	    (usize - padded) % 512 != 0)
+		return (ar_err(ar, HWTR_E_FORMAT, "member '%s' at 0x%jx: frame "
+		    "content of %ju bytes does not fit %ju data bytes",
+		    name, (uintmax_t)off, (uintmax_t)usize, (uintmax_t)size));
+	if (usize / csize > ar->opts.max_ratio)
+		return (ar_err(ar, HWTR_E_LIMIT, "member '%s' at 0x%jx: "
+		    "%ju bytes from %ju compressed exceeds the ratio limit "
+		    "%ju", name, (uintmax_t)off, (uintmax_t)usize,
+		    (uintmax_t)csize, (uintmax_t)ar->opts.max_ratio));
+	if (ar->nm == ar->mcap) {
+		cap = ar->mcap ? 2 * ar->mcap : 64;
+		if ((nm = realloc(ar->m, cap * sizeof(*nm))) == NULL)
+			return (-HWTR_E_NOMEM);
+		ar->m = nm;
+		ar->mcap = cap;
+	}
+	m = &ar->m[ar->nm];
+	memset(m, 0, sizeof(*m));
+	if ((m->info.name = hwtr_pool_strdup(&ar->pool, name)) == NULL)
+		return (-HWTR_E_NOMEM);
+	m->info.offset = off;
+	m->info.csize = csize;
+	m->info.usize = usize;
+	m->size = size;
+	m->hdr_len = usize - padded;
+	if (hash_insert(ar, ar->nm) < 0)
+		return (-HWTR_E_NOMEM);
+	*idxp = ar->nm++;
+	return (0);
+}
+
+/* ---- scanning --------------------------------------------------------------- */
+
+enum frame_res { FR_OK, FR_CUT, FR_BAD };
+
+/*
+ * Walk the zstd frame at @off: header, then block headers only.  Sets
+ * *csizep and *fcsp.  FR_CUT when the file ends inside it.
+ */
+static enum frame_res
+walk_frame(struct hwtr_ar *ar, uint64_t off, uint64_t *csizep, uint64_t *fcsp,
+    char *why, size_t whylen)
+{
+	ZSTD_frameHeader zfh;
+	uint8_t b[ZSTD_FRAMEHEADERSIZE_MAX];
+	uint64_t pos, fsize = ar->st.file_size, bmax;
+	uint32_t bh, bsize;
+	size_t got, r;
+
+	if (pread_all(ar, b, sizeof(b), off, &got) < 0) {
+		snprintf(why, whylen, "%s", ar->errmsg);
+		return (FR_BAD);
+	}
+	r = ZSTD_getFrameHeader(&zfh, b, got);
+	if (ZSTD_isError(r)) {
+		snprintf(why, whylen, "bad zstd frame header at 0x%jx: %s",
+		    (uintmax_t)off, ZSTD_getErrorName(r));
+		return (FR_BAD);
+	}
+	if (r > 0) {
+		snprintf(why, whylen, "frame header at 0x%jx cut", (uintmax_t)off);
+		return (FR_CUT);
+	}
+	if (zfh.frameType != ZSTD_frame) {
+		snprintf(why, whylen, "unexpected skippable frame at 0x%jx",
+		    (uintmax_t)off);
+		return (FR_BAD);
+	}
+	if (zfh.windowSize > (1ULL << WINDOW_LOG_MAX)) {
+		snprintf(why, whylen, "frame at 0x%jx: window of %ju bytes "
+		    "exceeds the limit 2^%d", (uintmax_t)off,
+		    (uintmax_t)zfh.windowSize, WINDOW_LOG_MAX);
+		return (FR_BAD);
+	}
+	if (zfh.frameContentSize == ZSTD_CONTENTSIZE_UNKNOWN) {
+		snprintf(why, whylen, "frame at 0x%jx: no content size",
+		    (uintmax_t)off);
+		return (FR_BAD);
+	}
+	if (zfh.dictID != 0) {
+		snprintf(why, whylen, "frame at 0x%jx: needs a dictionary",
+		    (uintmax_t)off);
+		return (FR_BAD);
+	}
+	bmax = zfh.blockSizeMax;
+	pos = off + zfh.headerSize;
+	for (;;) {
+		if (pread_all(ar, b, 3, pos, &got) < 0) {
+			snprintf(why, whylen, "%s", ar->errmsg);
+			return (FR_BAD);
+		}
+		if (got < 3) {
+			snprintf(why, whylen, "frame at 0x%jx cut in the block "
+			    "header at 0x%jx", (uintmax_t)off, (uintmax_t)pos);
+			return (FR_CUT);
+		}
+		bh = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16;
+		bsize = bh >> 3;
+		pos += 3;
+		switch ((bh >> 1) & 3) {
+		case 0:		/* raw */
+		case 2:		/* compressed */
+			if (bsize > bmax || bsize > BLOCK_MAX) {
+				snprintf(why, whylen, "frame at 0x%jx: block at "
+				    "0x%jx of %u bytes", (uintmax_t)off,
+				    (uintmax_t)(pos - 3), bsize);
+				return (FR_BAD);
+			}
+			pos += bsize;
+			break;
+		case 1:		/* RLE */
+			pos += 1;
+			break;
+		default:
+			snprintf(why, whylen, "frame at 0x%jx: reserved block "
+			    "type at 0x%jx", (uintmax_t)off, (uintmax_t)(pos - 3));
+			return (FR_BAD);
+		}
+		if (pos > fsize) {
+			snprintf(why, whylen, "frame at 0x%jx cut in the block "
+			    "at 0x%jx", (uintmax_t)off, (uintmax_t)(pos - 3));
+			return (FR_CUT);
+		}
+		if (bh & 1)
+			break;
+	}
+	if (zfh.checksumFlag)
+		pos += 4;
+	if (pos > fsize) {
+		snprintf(why, whylen, "frame at 0x%jx cut in its checksum",
+		    (uintmax_t)off);
+		return (FR_CUT);
+	}
+	*csizep = pos - off;
+	*fcsp = zfh.frameContentSize;
+	return (FR_OK);
+}
+
+/* Decompress the first @cap bytes of the frame at @off into @out. */
+static int
+frame_prefix(struct hwtr_ar *ar, uint64_t off, uint64_t csize, uint8_t *out,
+    size_t cap, size_t *lenp)
+{
+	ZSTD_DCtx *d;
+	ZSTD_inBuffer in;
+	ZSTD_outBuffer o = { out, cap, 0 };
+	uint8_t ib[16384];
+	uint64_t done = 0;
+	size_t got, piece, r;
+	int rc = 0;
+
+	if ((d = new_dctx()) == NULL)
+		return (-HWTR_E_NOMEM);
+	while (o.pos < cap && done < csize) {
+		piece = csize - done < sizeof(ib) ? (size_t)(csize - done) :
+		    sizeof(ib);
+		if ((rc = pread_all(ar, ib, piece, off + done, &got)) < 0)
+			break;
+		if (got < piece) {
+			rc = ar_err(ar, HWTR_E_TRUNCATED, "frame at 0x%jx cut",
+			    (uintmax_t)off);
+			break;
+		}
+		done += piece;
+		in.src = ib;
+		in.size = piece;
+		in.pos = 0;
+		while (in.pos < in.size && o.pos < cap) {
+			r = ZSTD_decompressStream(d, &o, &in);
+			if (ZSTD_isError(r)) {
+				rc = ar_err(ar, HWTR_E_FORMAT, "frame at 0x%jx: %s",
+				    (uintmax_t)off, ZSTD_getErrorName(r));
+				goto out;
+			}
+			if (r == 0)
+				goto out;
+		}
+	}
+out:
+	ZSTD_freeDCtx(d);
+	*lenp = o.pos;
+	return (rc);
+}
+
+static void
+set_cut(struct hwtr_ar *ar, uint64_t valid_end, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+set_cut(struct hwtr_ar *ar, uint64_t valid_end, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ar->why, sizeof(ar->why), fmt, ap);
+	va_end(ap);
+	ar->st.why = ar->why;
+	ar->st.valid_end = valid_end;
+	ar->st.complete = 0;
+}
+
+/*
+ * Scan the file frame by frame.  Errors in the members themselves (a
+ * hostile name, bad JSON) fail the open; the file ending, or a frame that
+ * cannot be walked, only ends the scan.
+ */
+static int
+scan_frames(struct hwtr_ar *ar)
+{
+	uint8_t pre[HDR_PREFIX], b[8];
+	char why[512], name[HWTR_NAME_MAX + 1];
+	uint64_t off = 0, csize, fcs, size, fsize = ar->st.file_size;
+	int64_t data_off;
+	size_t got, plen, idx;
+	int rc, eof, tar_end = 0;
+	enum frame_res fr;
+	uint32_t magic;
+
+	ar->st.valid_end = 0;
+	while (off < fsize) {
+		if ((rc = pread_all(ar, b, 8, off, &got)) < 0)
+			return (rc);
+		if (got < 4) {
+			set_cut(ar, off, "cut at 0x%jx: %zu bytes of a frame "
+			    "header", (uintmax_t)off, got);
+			return (0);
+		}
+		magic = le32(b);
+		if ((magic & SKIP_MAGIC_MASK) == SKIP_MAGIC) {
+			if (got < 8 || fsize - off - 8 < le32(b + 4)) {
+				set_cut(ar, off, "cut at 0x%jx: skippable frame "
+				    "incomplete", (uintmax_t)off);
+				return (0);
+			}
+			off += 8 + (uint64_t)le32(b + 4);
+			ar->st.valid_end = off;
+			continue;
+		}
+		if (magic != ZSTD_MAGIC) {
+			set_cut(ar, off, "unreadable at 0x%jx: not a zstd frame "
+			    "(magic 0x%08x)", (uintmax_t)off, magic);
+			if (off == 0)
+				return (ar_err(ar, HWTR_E_FORMAT, "not an hwtrace "
+				    "archive: no zstd frame at offset 0"));
+			return (0);
+		}
+		if (tar_end) {
+			hwtr_warn(&ar->warn, "frame at 0x%jx after the tar end "
+			    "ignored", (uintmax_t)off);
+			break;
+		}
+		fr = walk_frame(ar, off, &csize, &fcs, why, sizeof(why));
+		if (fr == FR_CUT) {
+			set_cut(ar, off, "cut at 0x%jx: %s", (uintmax_t)off, why);
+			return (0);
+		}
+		if (fr == FR_BAD) {
+			if (off == 0)
+				return (ar_err(ar, HWTR_E_FORMAT, "not an hwtrace "
+				    "archive: %s", why));
+			/* Hostile limits are errors, not cuts. */
+			if (strstr(why, "window") != NULL)
+				return (ar_err(ar, HWTR_E_LIMIT, "%s", why));
+			set_cut(ar, off, "unreadable at 0x%jx: %s",
+			    (uintmax_t)off, why);
+			return (0);
+		}
+		if (fcs / csize > ar->opts.max_ratio)
+			return (ar_err(ar, HWTR_E_LIMIT, "frame at 0x%jx: %ju "
+			    "bytes from %ju compressed exceeds the ratio limit "
+			    "%ju", (uintmax_t)off, (uintmax_t)fcs,
+			    (uintmax_t)csize, (uintmax_t)ar->opts.max_ratio));
+		if (fcs > ar->opts.max_member_size + HDR_PREFIX + 512)
+			return (ar_err(ar, HWTR_E_LIMIT, "frame at 0x%jx: %ju "
+			    "bytes exceeds the member size limit %ju",
+			    (uintmax_t)off, (uintmax_t)fcs,
+			    (uintmax_t)ar->opts.max_member_size));
+		rc = frame_prefix(ar, off, csize, pre,
+		    fcs < sizeof(pre) ? (size_t)fcs : sizeof(pre), &plen);
+		if (rc < 0) {
+			set_cut(ar, off, "unreadable at 0x%jx: %s", (uintmax_t)off,
+			    ar->errmsg);
+			if (off == 0)
+				return (rc);
+			return (0);
+		}
+		if ((rc = parse_tar(ar, off, pre, plen, name, &size, &eof,
+		    &data_off)) < 0)
+			return (rc);
+		if (eof) {
+			tar_end = 1;
+			off += csize;
+			ar->st.valid_end = off;
+			continue;
+		}
+		if ((rc = add_member(ar, name, off, csize, fcs, size, &idx)) < 0)
+			return (rc);
+		if (data_off >= 0 && (uint64_t)data_off != ar->m[idx].hdr_len)
+			return (ar_err(ar, HWTR_E_FORMAT, "member '%s' at 0x%jx: "
+			    "data at %jd, the frame size says %ju", name,
+			    (uintmax_t)off, (intmax_t)data_off,
+			    (uintmax_t)ar->m[idx].hdr_len));
+		if ((rc = process_member(ar, idx)) < 0)
+			return (rc);
+		off += csize;
+		ar->st.valid_end = off;
+	}
+	if (!ar->have_end)
+		set_cut(ar, ar->st.valid_end, "cut at 0x%jx: no %s member",
+		    (uintmax_t)ar->st.valid_end, HWTR_END_NAME);
+	return (0);
+}
+
+/*
+ * The capture is complete when end.json was read, even if what follows it
+ * (tar end, trailer) was cut: nothing of the capture is missing.
+ */
+static int
+scan(struct hwtr_ar *ar)
+{
+	int rc;
+
+	if ((rc = scan_frames(ar)) < 0)
+		return (rc);
+	if (ar->have_end) {
+		if (ar->st.why != NULL)
+			hwtr_warn(&ar->warn, "after %s: %s", HWTR_END_NAME,
+			    ar->st.why);
+		ar->st.why = NULL;
+		ar->st.complete = 1;
+	}
+	return (0);
+}
+
+/*
+ * Open through the trailer and end.json's table.  Returns 1 when done, 0
+ * when the file has no usable trailer (scan instead), < 0 on a hostile
+ * table.
+ */
+static int
+open_toc(struct hwtr_ar *ar)
+{
+	uint8_t tr[HWTR_TRAILER_SIZE];
+	uint64_t endoff, endcsize, csize, fcs, prev_end = 0;
+	char why[512];
+	size_t got, i, idx;
+	struct ar_member em;
+	const struct hwtr_toc_ent *t;
+	int rc;
+
+	if (ar->st.file_size < HWTR_TRAILER_SIZE)
+		return (0);
+	if (pread_all(ar, tr, sizeof(tr), ar->st.file_size - sizeof(tr),
+	    &got) < 0 || got != sizeof(tr))
+		return (0);
+	if (le32(tr) != HWTR_TRAILER_MAGIC || le32(tr + 4) !=
+	    HWTR_TRAILER_SIZE - 8 || memcmp(tr + 8, HWTR_TRAILER_TAG, 8) != 0 ||
+	    le64(tr + 16) != 1)
+		return (0);
+	endoff = le64(tr + 24);
+	endcsize = le64(tr + 32);
+	if (endoff >= ar->st.file_size || endcsize == 0 ||
+	    endcsize > ar->st.file_size - endoff || endcsize > JSON_MAX)
+		return (0);
+	if (walk_frame(ar, endoff, &csize, &fcs, why, sizeof(why)) != FR_OK ||
+	    csize != endcsize || fcs > JSON_MAX || fcs / csize >
+	    ar->opts.max_ratio)
+		return (0);
+	/* Read end.json first, as a member of its own. */
+	memset(&em, 0, sizeof(em));
+	{
+		uint8_t pre[HDR_PREFIX];
+		char name[HWTR_NAME_MAX + 1];
+		uint64_t size;
+		size_t plen;
+		int eof;
+
+		if (frame_prefix(ar, endoff, csize, pre, fcs < sizeof(pre) ?
+		    (size_t)fcs : sizeof(pre), &plen) < 0 ||
+		    parse_tar(ar, endoff, pre, plen, name, &size, &eof, NULL) < 0 ||
+		    eof || strcmp(name, HWTR_END_NAME) != 0)
+			return (0);
+		em.size = size;
+	}
+	/* The table is a claim: every entry is checked before use. */
+	em.info.name = HWTR_END_NAME;
+	em.info.offset = endoff;
+	em.info.csize = csize;
+	em.info.usize = fcs;
+	em.hdr_len = fcs - ((em.size + 511) & ~(uint64_t)511);
+	if (em.hdr_len > HDR_PREFIX || em.size > JSON_MAX)
+		return (0);
+	{
+		void *buf;
+		size_t len;
+
+		if (read_member_alloc(ar, &em, JSON_MAX, &buf, &len) < 0)
+			return (0);
+		rc = hwtr_json_parse_end(HWTR_END_NAME, buf, len, &ar->end,
+		    &ar->toc, &ar->ntoc, ar->opts.max_members, &ar->pool,
+		    &ar->warn, ar->errmsg, sizeof(ar->errmsg));
+		free(buf);
+		if (rc < 0)
+			return (rc);
+	}
+	for (i = 0; i < ar->ntoc; i++) {
+		t = &ar->toc[i];
+		if (!hwtr_name_ok(t->name))
+			return (ar_err(ar, HWTR_E_FORMAT, "%s: member %zu: name "
+			    "'%.255s' is absolute, has '..' or characters outside "
+			    "[A-Za-z0-9._-/]", HWTR_END_NAME, i, t->name));
+		if (t->offset < prev_end || t->offset > endoff ||
+		    t->csize > endoff - t->offset || (i == 0 && t->offset != 0))
+			return (ar_err(ar, HWTR_E_FORMAT, "%s: member '%s': frame "
+			    "at 0x%jx of %ju bytes overlaps or lies outside "
+			    "[0x%jx, 0x%jx)", HWTR_END_NAME, t->name,
+			    (uintmax_t)t->offset, (uintmax_t)t->csize,
+			    (uintmax_t)prev_end, (uintmax_t)endoff));
+		prev_end = t->offset + t->csize;
+		if ((rc = add_member(ar, t->name, t->offset, t->csize,
+		    t->usize, t->size, &idx)) < 0)
+			return (rc);
+		ar->m[idx].has_sha256 = t->has_sha256;
+		memcpy(ar->m[idx].sha256, t->sha256, 32);
+		if ((rc = process_member(ar, idx)) < 0)
+			return (rc);
+	}
+	if ((rc = add_member(ar, HWTR_END_NAME, endoff, csize, fcs, em.size,
+	    &idx)) < 0)
+		return (rc);
+	ar->m[idx].info.kind = HWTR_M_END;
+	ar->have_end = 1;
+	ar->st.complete = 1;
+	ar->st.valid_end = ar->st.file_size;
+	return (1);
+}
+
+/* Forget everything a failed table-of-contents open left behind. */
+static void
+reset_view(struct hwtr_ar *ar)
+{
+	size_t i;
+
+	for (i = 0; i < ar->ns; i++)
+		free(ar->s[i].chunks);
+	free(ar->s);
+	ar->s = NULL;
+	ar->ns = 0;
+	free(ar->img);
+	ar->img = NULL;
+	ar->ni = 0;
+	free(ar->pending);
+	ar->pending = NULL;
+	ar->npending = 0;
+	free(ar->sb);
+	ar->sb = NULL;
+	ar->nsb = ar->sbcap = 0;
+	free(ar->m);
+	ar->m = NULL;
+	ar->nm = ar->mcap = 0;
+	free(ar->hash);
+	ar->hash = NULL;
+	ar->hashcap = 0;
+	ar->toc = NULL;
+	ar->ntoc = 0;
+	ar->have_meta = ar->have_end = 0;
+	memset(&ar->meta, 0, sizeof(ar->meta));
+	memset(&ar->end, 0, sizeof(ar->end));
+	memset(ar->sb_unknown, 0, sizeof(ar->sb_unknown));
+	memset(ar->sb_extra, 0, sizeof(ar->sb_extra));
+	hwtr_warnings_free(&ar->warn);
+}
+
+int
+hwtr_ar_open(struct hwtr_ar **arp, const char *path,
+    const struct hwtr_ar_opts *opts)
+{
+	struct hwtr_ar *ar;
+	struct stat st;
+	int rc;
+
+	*arp = NULL;
+	if ((ar = calloc(1, sizeof(*ar))) == NULL)
+		return (-HWTR_E_NOMEM);
+	pthread_mutex_init(&ar->lock, NULL);
+	ar->fd = -1;
+	*arp = ar;
+	if (opts != NULL)
+		ar->opts = *opts;
+	if (ar->opts.max_member_size == 0)
+		ar->opts.max_member_size = 4ULL << 30;
+	if (ar->opts.max_members == 0)
+		ar->opts.max_members = 1000000;
+	if (ar->opts.max_sideband == 0)
+		ar->opts.max_sideband = 64ULL << 20;
+	if (ar->opts.max_ratio == 0)
+		ar->opts.max_ratio = 4096;
+	if ((ar->path = strdup(path)) == NULL)
+		return (ar_err(ar, HWTR_E_NOMEM, "out of memory"));
+	if ((ar->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return (ar_err(ar, errno == ENOENT ? HWTR_E_NOENT : HWTR_E_IO,
+		    "cannot open '%s': %s", path, strerror(errno)));
+	if (fstat(ar->fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return (ar_err(ar, HWTR_E_INVAL, "'%s' is not a regular file",
+		    path));
+	ar->st.file_size = (uint64_t)st.st_size;
+	if (ar->st.file_size == 0)
+		return (ar_err(ar, HWTR_E_FORMAT, "'%s' is empty", path));
+	rc = open_toc(ar);
+	if (rc < 0)
+		return (rc);
+	if (rc == 0) {
+		reset_view(ar);
+		if ((rc = scan(ar)) < 0)
+			return (rc);
+	}
+	if (!ar->have_meta)
+		return (ar_err(ar, HWTR_E_TRUNCATED, "'%s': %s", path,
+		    ar->st.why != NULL ? ar->st.why : "no manifest"));
+	return (0);
+}
+
+int
+hwtr_ar_close(struct hwtr_ar *ar)
+{
+	size_t i;
+
+	if (ar == NULL)
+		return (0);
+	for (i = 0; i < ar->ns; i++)
+		free(ar->s[i].chunks);
+	free(ar->s);
+	free(ar->img);
+	free(ar->pending);
+	free(ar->sb);
+	free(ar->m);
+	free(ar->hash);
+	hwtr_warnings_free(&ar->warn);
+	hwtr_pool_free(&ar->pool);
+	if (ar->fd >= 0)
+		close(ar->fd);
+	free(ar->path);
+	pthread_mutex_destroy(&ar->lock);
+	free(ar);
+	return (0);
+}
+
+const char *
+hwtr_ar_errmsg(const struct hwtr_ar *ar)
+{
+	return (ar != NULL ? ar->errmsg : "no reader");
+}
+
+const struct hwtr_ar_status *
+hwtr_ar_status(const struct hwtr_ar *ar)
+{
+	return (&ar->st);
+}
+
+const struct hwtr_capture_meta *
+hwtr_ar_meta(const struct hwtr_ar *ar)
+{
+	return (ar->have_meta ? &ar->meta : NULL);
+}
+
+const struct hwtr_capture_end *
+hwtr_ar_end(const struct hwtr_ar *ar)
+{
+	return (ar->have_end ? &ar->end : NULL);
+}
+
+size_t
+hwtr_ar_nmembers(const struct hwtr_ar *ar)
+{
+	return (ar->nm);
+}
+
+const struct hwtr_member_info *
+hwtr_ar_member(const struct hwtr_ar *ar, size_t i)
+{
+	return (i < ar->nm ? &ar->m[i].info : NULL);
+}
+
+int
+hwtr_ar_read_member(struct hwtr_ar *ar, size_t i, void **bufp, size_t *lenp)
+{
+	*bufp = NULL;
+	*lenp = 0;
+	if (i >= ar->nm)
+		return (ar_err(ar, HWTR_E_NOENT, "no member %zu", i));
+	return (read_member_alloc(ar, &ar->m[i], ar->opts.max_member_size,
+	    bufp, lenp));
+}
+
+int
+hwtr_ar_find_member(const struct hwtr_ar *ar, const char *name, size_t *ip)
+{
+	return (hash_find(ar, name, ip) ? 0 : -HWTR_E_NOENT);
+}
+
+size_t
+hwtr_ar_nstreams(const struct hwtr_ar *ar)
+{
+	return (ar->ns);
+}
+
+const struct hwtr_stream_desc *
+hwtr_ar_stream(const struct hwtr_ar *ar, size_t i)
+{
+	return (i < ar->ns ? &ar->s[i].d : NULL);
+}
+
+size_t
+hwtr_ar_nchunks(const struct hwtr_ar *ar, size_t stream)
+{
+	return (stream < ar->ns ? ar->s[stream].nchunks : 0);
+}
+
+const struct hwtr_chunk_info *
+hwtr_ar_chunk(const struct hwtr_ar *ar, size_t stream, size_t chunk)
+{
+	if (stream >= ar->ns || chunk >= ar->s[stream].nchunks)
+		return (NULL);
+	return (&ar->s[stream].chunks[chunk]);
+}
+
+int
+hwtr_ar_read_chunk(struct hwtr_ar *ar, size_t stream, size_t chunk,
+    void **bufp, size_t *lenp)
+{
+	*bufp = NULL;
+	*lenp = 0;
+	if (stream >= ar->ns || chunk >= ar->s[stream].nchunks)
+		return (ar_err(ar, HWTR_E_NOENT, "no chunk %zu in stream %zu",
+		    chunk, stream));
+	return (read_member_alloc(ar, &ar->m[ar->s[stream].chunks[chunk].member],
+	    ar->opts.max_member_size, bufp, lenp));
+}
+
+size_t
+hwtr_ar_nimages(const struct hwtr_ar *ar)
+{
+	return (ar->ni);
+}
+
+const struct hwtr_image_desc *
+hwtr_ar_image(const struct hwtr_ar *ar, size_t i)
+{
+	return (i < ar->ni ? &ar->img[i].d : NULL);
+}
+
+int
+hwtr_ar_find_image(const struct hwtr_ar *ar, const char *key)
+{
+	int i = image_index(ar, key);
+
+	return (i >= 0 ? i : -HWTR_E_NOENT);
+}
+
+int
+hwtr_ar_read_image(struct hwtr_ar *ar, size_t i, void **bufp, size_t *lenp)
+{
+	*bufp = NULL;
+	*lenp = 0;
+	if (i >= ar->ni)
+		return (ar_err(ar, HWTR_E_NOENT, "no image %zu", i));
+	return (read_member_alloc(ar, &ar->m[ar->img[i].member],
+	    ar->opts.max_member_size, bufp, lenp));
+}
+
+size_t
+hwtr_ar_nsideband(const struct hwtr_ar *ar)
+{
+	return (ar->nsb);
+}
+
+const struct hwtr_sb_rec *
+hwtr_ar_sideband_rec(const struct hwtr_ar *ar, size_t i)
+{
+	return (i < ar->nsb ? &ar->sb[i] : NULL);
+}
+
+size_t
+hwtr_ar_nwarnings(const struct hwtr_ar *ar)
+{
+	return (ar->warn.n);
+}
+
+const char *
+hwtr_ar_warning(const struct hwtr_ar *ar, size_t i)
+{
+	return (i < ar->warn.n ? ar->warn.v[i] : NULL);
+}
+
+int
+hwtr_ar_verify(struct hwtr_ar *ar)
+{
+	struct ar_member *m;
+	uint8_t sha[32];
+	void *buf;
+	size_t i, j, len;
+	int rc;
+
+	for (i = 0; i < ar->nm; i++) {
+		m = &ar->m[i];
+		if ((rc = read_member_alloc(ar, m, ar->opts.max_member_size,
+		    &buf, &len)) < 0)
+			return (rc);
+		if (m->has_sha256) {
+			hwtr_sha256(buf, len, sha);
+			if (memcmp(sha, m->sha256, 32) != 0) {
+				free(buf);
+				return (ar_err(ar, HWTR_E_CHECKSUM, "member '%s': "
+				    "SHA-256 differs from the table of contents",
+				    m->info.name));
+			}
+		}
+		if (m->info.kind == HWTR_M_IMAGE) {
+			for (j = 0; j < ar->ni; j++)
+				if (ar->img[j].member == i)
+					break;
+			hwtr_sha256(buf, len, sha);
+			if (j < ar->ni && memcmp(sha, ar->img[j].d.sha256, 32) != 0) {
+				free(buf);
+				return (ar_err(ar, HWTR_E_CHECKSUM, "member '%s': "
+				    "SHA-256 differs from its description",
+				    m->info.name));
+			}
+		}
+		free(buf);
+	}
+	/* A scanned archive: the table must agree with the frames found. */
+	for (i = 0; i < ar->ntoc; i++) {
+		if (!hash_find(ar, ar->toc[i].name, &j) ||
+		    ar->m[j].info.offset != ar->toc[i].offset ||
+		    ar->m[j].info.csize != ar->toc[i].csize ||
+		    ar->m[j].size != ar->toc[i].size)
+			return (ar_err(ar, HWTR_E_FORMAT, "member '%s': the table "
+			    "of contents in %s disagrees with the file",
+			    ar->toc[i].name, HWTR_END_NAME));
+	}
+	for (i = 0; i < ar->npending; i++)
+		if (ar->st.complete)
+			return (ar_err(ar, HWTR_E_FORMAT, "images/%s.json: "
+			    "image without its data member", ar->pending[i].key));
+	return (0);
+}

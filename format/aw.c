@@ -1,0 +1,793 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The archive writer.  libarchive produces a pax tar; its output goes
+ * through write_cb() into zstd, one zstd frame per tar member (pax header,
+ * ustar header, data, padding), and each frame reaches the file with
+ * write(2) before the call that made the member returns.  That gives the
+ * two properties hwtrace(5) promises: a writer killed at any moment leaves
+ * a file whose complete frames are complete members, and any member can be
+ * decompressed alone from its frame offset.
+ *
+ * The member's tar headers are buffered first so the frame can carry its
+ * exact content size (ZSTD_CCtx_setPledgedSrcSize): readers use it to
+ * check ratio bombs and to size buffers without trusting anything else.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <zstd.h>
+
+#include "hwtr_common.h"
+#include "hwtr_elf.h"
+#include "hwtr_format.h"
+
+enum cb_phase {
+	PH_HEADER,		/* buffer tar headers in hdr */
+	PH_STREAM,		/* compress into the current frame */
+	PH_DISCARD		/* aborting: drop everything */
+};
+
+struct aw_stream {
+	uint32_t	id;
+	uint64_t	next;		/* stream offset after the last chunk */
+};
+
+struct hwtr_aw {
+	int		fd;
+	char		*path;		/* final name */
+	char		*tmp;		/* name written (".partial") */
+	uint64_t	off;		/* file offset of the next frame */
+	struct archive	*a;
+	ZSTD_CCtx	*cctx;
+	enum cb_phase	phase;
+	uint8_t		*hdr;
+	size_t		hdrlen, hdrcap;
+	uint8_t		*out;
+	size_t		outlen, outcap;
+	int		broken;		/* an earlier write failed */
+	int		cb_err;		/* set by write_cb */
+	char		errmsg[512];
+	time_t		mtime;
+
+	struct hwtr_toc_ent *toc;
+	size_t		ntoc, toccap;
+
+	struct aw_stream *streams;
+	size_t		nstreams;
+
+	char		**images;	/* keys */
+	size_t		nimages;
+
+	uint8_t		*sb;
+	size_t		sblen;
+	uint32_t	sbseq;
+	uint64_t	nsb;
+
+	struct hwtr_capture_end end;
+};
+
+static int
+aw_err(struct hwtr_aw *aw, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+aw_err(struct hwtr_aw *aw, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(aw->errmsg, sizeof(aw->errmsg), fmt, ap);
+	va_end(ap);
+	return (-code);
+}
+
+static int
+write_all(struct hwtr_aw *aw, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(aw->fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			aw->broken = 1;
+			return (aw_err(aw, HWTR_E_IO, "%s: write at offset "
+			    "0x%jx: %s", aw->tmp, (uintmax_t)aw->off,
+			    strerror(errno)));
+		}
+		p += n;
+		len -= (size_t)n;
+		aw->off += (uint64_t)n;
+	}
+	return (0);
+}
+
+static int
+flush_out(struct hwtr_aw *aw)
+{
+	int rc;
+
+	if (aw->outlen == 0)
+		return (0);
+	rc = write_all(aw, aw->out, aw->outlen);
+	aw->outlen = 0;
+	return (rc);
+}
+
+/* Feed @len bytes to the current frame; @end finishes it. */
+static int
+zfeed(struct hwtr_aw *aw, const void *buf, size_t len, int end)
+{
+	ZSTD_inBuffer in = { buf, len, 0 };
+	ZSTD_outBuffer out;
+	size_t r;
+	int rc;
+
+	for (;;) {
+		out.dst = aw->out;
+		out.size = aw->outcap;
+		out.pos = aw->outlen;
+		r = ZSTD_compressStream2(aw->cctx, &out, &in,
+		    end ? ZSTD_e_end : ZSTD_e_continue);
+		aw->outlen = out.pos;
+		if (ZSTD_isError(r)) {
+			aw->broken = 1;
+			return (aw_err(aw, HWTR_E_IO, "zstd: %s",
+			    ZSTD_getErrorName(r)));
+		}
+		if (aw->outlen == aw->outcap && (rc = flush_out(aw)) < 0)
+			return (rc);
+		if (end ? r == 0 : in.pos == in.size)
+			break;
+	}
+	return (0);
+}
+
+static la_ssize_t
+write_cb(struct archive *a, void *arg, const void *buf, size_t len)
+{
+	struct hwtr_aw *aw = arg;
+	uint8_t *n;
+	size_t cap;
+
+	switch (aw->phase) {
+	case PH_DISCARD:
+		return ((la_ssize_t)len);
+	case PH_HEADER:
+		if (aw->hdrcap - aw->hdrlen < len) {
+			cap = aw->hdrcap * 2 + len;
+			if ((n = realloc(aw->hdr, cap)) == NULL) {
+				aw->cb_err = -HWTR_E_NOMEM;
+				archive_set_error(a, ENOMEM, "out of memory");
+				return (-1);
+			}
+			aw->hdr = n;
+			aw->hdrcap = cap;
+		}
+		memcpy(aw->hdr + aw->hdrlen, buf, len);
+		aw->hdrlen += len;
+		return ((la_ssize_t)len);
+	case PH_STREAM:
+		if ((aw->cb_err = zfeed(aw, buf, len, 0)) < 0) {
+			archive_set_error(a, EIO, "%s", aw->errmsg);
+			return (-1);
+		}
+		return ((la_ssize_t)len);
+	}
+	return (-1);
+}
+
+static int
+toc_add(struct hwtr_aw *aw, const char *name, uint64_t off, uint64_t csize,
+    uint64_t usize, uint64_t size, const uint8_t *sha)
+{
+	struct hwtr_toc_ent *n, *e;
+	size_t cap;
+
+	if (aw->ntoc == aw->toccap) {
+		cap = aw->toccap ? aw->toccap * 2 : 64;
+		if ((n = realloc(aw->toc, cap * sizeof(*n))) == NULL)
+			return (-HWTR_E_NOMEM);
+		aw->toc = n;
+		aw->toccap = cap;
+	}
+	e = &aw->toc[aw->ntoc];
+	memset(e, 0, sizeof(*e));
+	if ((e->name = strdup(name)) == NULL)
+		return (-HWTR_E_NOMEM);
+	e->offset = off;
+	e->csize = csize;
+	e->usize = usize;
+	e->size = size;
+	if (sha != NULL) {
+		memcpy(e->sha256, sha, 32);
+		e->has_sha256 = 1;
+	}
+	aw->ntoc++;
+	return (0);
+}
+
+/*
+ * Write one member @name holding @len bytes at @buf as its own zstd frame.
+ * @hash: record the data's SHA-256 in the table of contents (chunks skip
+ * it; their frame's XXH64 checksum covers them and hashing would halve the
+ * writer's speed).
+ */
+static int
+put_member(struct hwtr_aw *aw, const char *name, const void *buf, size_t len,
+    int hash, int in_toc)
+{
+	struct archive_entry *e;
+	uint8_t sha[32];
+	uint64_t start, usize;
+	const uint8_t *p = buf;
+	size_t left;
+	la_ssize_t n;
+	int rc;
+
+	if (aw->broken)
+		return (aw_err(aw, HWTR_E_IO, "%s: an earlier write failed",
+		    aw->tmp));
+	if (!hwtr_name_ok(name))
+		return (aw_err(aw, HWTR_E_INVAL, "bad member name '%s'", name));
+	if ((e = archive_entry_new2(aw->a)) == NULL)
+		return (-HWTR_E_NOMEM);
+	archive_entry_set_pathname(e, name);
+	archive_entry_set_size(e, (la_int64_t)len);
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_mtime(e, aw->mtime, 0);
+
+	aw->phase = PH_HEADER;
+	aw->hdrlen = 0;
+	aw->cb_err = 0;
+	if (archive_write_header(aw->a, e) != ARCHIVE_OK) {
+		archive_entry_free(e);
+		aw->broken = 1;
+		if (aw->cb_err < 0)
+			return (aw->cb_err);
+		return (aw_err(aw, HWTR_E_IO, "%s: tar header of '%s': %s",
+		    aw->tmp, name, archive_error_string(aw->a)));
+	}
+	archive_entry_free(e);
+
+	start = aw->off;
+	usize = aw->hdrlen + (((uint64_t)len + 511) & ~(uint64_t)511);
+	ZSTD_CCtx_reset(aw->cctx, ZSTD_reset_session_only);
+	ZSTD_CCtx_setPledgedSrcSize(aw->cctx, usize);
+	aw->phase = PH_STREAM;
+	if ((rc = zfeed(aw, aw->hdr, aw->hdrlen, 0)) < 0)
+		return (rc);
+	for (left = len; left > 0; left -= (size_t)n, p += n) {
+		n = archive_write_data(aw->a, p, left);
+		if (n <= 0) {
+			aw->broken = 1;
+			if (aw->cb_err < 0)
+				return (aw->cb_err);
+			return (aw_err(aw, HWTR_E_IO, "%s: data of '%s': %s",
+			    aw->tmp, name, archive_error_string(aw->a)));
+		}
+	}
+	if (archive_write_finish_entry(aw->a) != ARCHIVE_OK) {
+		aw->broken = 1;
+		if (aw->cb_err < 0)
+			return (aw->cb_err);
+		return (aw_err(aw, HWTR_E_IO, "%s: end of '%s': %s", aw->tmp,
+		    name, archive_error_string(aw->a)));
+	}
+	if ((rc = zfeed(aw, NULL, 0, 1)) < 0 || (rc = flush_out(aw)) < 0)
+		return (rc);
+	if (hash)
+		hwtr_sha256(buf, len, sha);
+	if (in_toc && (rc = toc_add(aw, name, start, aw->off - start, usize,
+	    len, hash ? sha : NULL)) < 0)
+		return (rc);
+	return (0);
+}
+
+static int
+put_json(struct hwtr_aw *aw, const char *name, char *text)
+{
+	int rc;
+
+	if (text == NULL)
+		return (aw_err(aw, HWTR_E_NOMEM, "out of memory for '%s'", name));
+	rc = put_member(aw, name, text, strlen(text), 1, 1);
+	free(text);
+	return (rc);
+}
+
+static void
+aw_free(struct hwtr_aw *aw)
+{
+	size_t i;
+
+	if (aw == NULL)
+		return;
+	if (aw->a != NULL) {
+		aw->phase = PH_DISCARD;
+		archive_write_free(aw->a);
+	}
+	ZSTD_freeCCtx(aw->cctx);
+	if (aw->fd >= 0)
+		close(aw->fd);
+	for (i = 0; i < aw->ntoc; i++)
+		free((char *)aw->toc[i].name);
+	free(aw->toc);
+	for (i = 0; i < aw->nimages; i++)
+		free(aw->images[i]);
+	free(aw->images);
+	free(aw->streams);
+	free(aw->sb);
+	free(aw->hdr);
+	free(aw->out);
+	free(aw->path);
+	free(aw->tmp);
+	free(aw);
+}
+
+int
+hwtr_aw_open(struct hwtr_aw **awp, const char *path,
+    const struct hwtr_capture_meta *meta, const struct hwtr_aw_opts *opts,
+    char *errbuf, size_t errlen)
+{
+	struct hwtr_aw *aw;
+	int level, threads, rc;
+	size_t r;
+
+	*awp = NULL;
+	if (errbuf != NULL && errlen > 0)
+		errbuf[0] = '\0';
+	if (path == NULL || meta == NULL) {
+		if (errbuf != NULL)
+			snprintf(errbuf, errlen, "no path or no capture meta");
+		return (-HWTR_E_INVAL);
+	}
+	level = opts != NULL && opts->level != 0 ? opts->level : 3;
+	threads = opts != NULL && opts->threads != 0 ? opts->threads : 2;
+	if (threads < 0)
+		threads = 0;
+	if ((aw = calloc(1, sizeof(*aw))) == NULL)
+		return (-HWTR_E_NOMEM);
+	aw->fd = -1;
+	aw->outcap = ZSTD_CStreamOutSize() * 4;
+	if ((aw->path = strdup(path)) == NULL ||
+	    (aw->out = malloc(aw->outcap)) == NULL ||
+	    (aw->sb = malloc(HWTR_SB_MEMBER_MAX)) == NULL ||
+	    (aw->cctx = ZSTD_createCCtx()) == NULL ||
+	    (aw->a = archive_write_new()) == NULL) {
+		aw_free(aw);
+		return (-HWTR_E_NOMEM);
+	}
+	if (opts != NULL && opts->no_partial)
+		aw->tmp = strdup(path);
+	else if (asprintf(&aw->tmp, "%s.partial", path) < 0)
+		aw->tmp = NULL;
+	if (aw->tmp == NULL) {
+		aw_free(aw);
+		return (-HWTR_E_NOMEM);
+	}
+	r = ZSTD_CCtx_setParameter(aw->cctx, ZSTD_c_compressionLevel, level);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(aw->cctx, ZSTD_c_checksumFlag, 1);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(aw->cctx, ZSTD_c_contentSizeFlag, 1);
+	/* A libzstd built without threads refuses workers: go single. */
+	if (!ZSTD_isError(r) && threads > 0)
+		(void)ZSTD_CCtx_setParameter(aw->cctx, ZSTD_c_nbWorkers, threads);
+	if (ZSTD_isError(r)) {
+		if (errbuf != NULL)
+			snprintf(errbuf, errlen, "zstd level %d: %s", level,
+			    ZSTD_getErrorName(r));
+		aw_free(aw);
+		return (-HWTR_E_INVAL);
+	}
+	if (archive_write_set_format_pax(aw->a) != ARCHIVE_OK ||
+	    archive_write_set_bytes_per_block(aw->a, 0) != ARCHIVE_OK ||
+	    archive_write_set_bytes_in_last_block(aw->a, 1) != ARCHIVE_OK ||
+	    archive_write_open2(aw->a, aw, NULL, write_cb, NULL, NULL) !=
+	    ARCHIVE_OK) {
+		if (errbuf != NULL)
+			snprintf(errbuf, errlen, "libarchive: %s",
+			    archive_error_string(aw->a));
+		aw_free(aw);
+		return (-HWTR_E_IO);
+	}
+	aw->fd = open(aw->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (aw->fd < 0) {
+		if (errbuf != NULL)
+			snprintf(errbuf, errlen, "cannot create '%s': %s",
+			    aw->tmp, strerror(errno));
+		aw_free(aw);
+		return (-HWTR_E_IO);
+	}
+	aw->mtime = meta->start_ns > 0 ? (time_t)(meta->start_ns / 1000000000) :
+	    time(NULL);
+	if ((rc = put_json(aw, HWTR_MANIFEST_NAME, hwtr_json_meta(meta))) < 0) {
+		if (errbuf != NULL)
+			snprintf(errbuf, errlen, "%s", aw->errmsg);
+		unlink(aw->tmp);
+		aw_free(aw);
+		return (rc);
+	}
+	*awp = aw;
+	return (0);
+}
+
+const char *
+hwtr_aw_errmsg(const struct hwtr_aw *aw)
+{
+	return (aw != NULL ? aw->errmsg : "no writer");
+}
+
+const char *
+hwtr_aw_path(const struct hwtr_aw *aw)
+{
+	return (aw->tmp);
+}
+
+static struct aw_stream *
+find_stream(struct hwtr_aw *aw, uint32_t id)
+{
+	/* Ids are assigned 0, 1, 2, ...: the index is the id. */
+	if (id < aw->nstreams)
+		return (&aw->streams[id]);
+	return (NULL);
+}
+
+int
+hwtr_aw_add_stream(struct hwtr_aw *aw, const struct hwtr_stream_desc *desc,
+    uint32_t *idp)
+{
+	struct hwtr_stream_desc d;
+	struct aw_stream *ns;
+	char name[64], sname[64];
+	size_t i;
+	int rc;
+
+	if (desc->format == HWTR_TF_INTEL_PT &&
+	    desc->pt.nfilters > HWTR_PT_MAX_FILTERS)
+		return (aw_err(aw, HWTR_E_INVAL, "stream: %u address filters "
+		    "(at most %d)", desc->pt.nfilters, HWTR_PT_MAX_FILTERS));
+	if (desc->format != HWTR_TF_INTEL_PT && desc->format != HWTR_TF_NONE) {
+		if (desc->cs.nsources > 0 && desc->cs.sources == NULL)
+			return (aw_err(aw, HWTR_E_INVAL, "stream: no sources"));
+		for (i = 0; i < desc->cs.nsources; i++)
+			if (desc->cs.sources[i].nregs > 0 &&
+			    desc->cs.sources[i].regs == NULL)
+				return (aw_err(aw, HWTR_E_INVAL,
+				    "stream: source %zu has no registers", i));
+	}
+	if ((int)desc->format < 0 || desc->format > HWTR_TF_CORESIGHT)
+		return (aw_err(aw, HWTR_E_INVAL, "stream: unknown format %d",
+		    (int)desc->format));
+	if (aw->nstreams >= UINT32_MAX - 1)
+		return (aw_err(aw, HWTR_E_LIMIT, "too many streams"));
+	ns = realloc(aw->streams, (aw->nstreams + 1) * sizeof(*ns));
+	if (ns == NULL)
+		return (-HWTR_E_NOMEM);
+	aw->streams = ns;
+	d = *desc;
+	d.id = (uint32_t)aw->nstreams;
+	if (d.name == NULL) {
+		if (d.tid >= 0)
+			snprintf(sname, sizeof(sname), "tid %d", (int)d.tid);
+		else if (d.cpu >= 0)
+			snprintf(sname, sizeof(sname), "cpu %d", (int)d.cpu);
+		else
+			snprintf(sname, sizeof(sname), "stream %u", d.id);
+		d.name = sname;
+	}
+	snprintf(name, sizeof(name), "streams/%u/stream.json", d.id);
+	if ((rc = put_json(aw, name, hwtr_json_stream(&d))) < 0)
+		return (rc);
+	ns[aw->nstreams].id = d.id;
+	ns[aw->nstreams].next = 0;
+	aw->nstreams++;
+	if (idp != NULL)
+		*idp = d.id;
+	return (0);
+}
+
+int
+hwtr_aw_chunk(struct hwtr_aw *aw, uint32_t id, uint64_t offset,
+    const void *buf, size_t len)
+{
+	struct aw_stream *s;
+	char name[64];
+	int rc;
+
+	if ((s = find_stream(aw, id)) == NULL)
+		return (aw_err(aw, HWTR_E_NOENT, "chunk: no stream %u", id));
+	if (offset == HWTR_AW_APPEND)
+		offset = s->next;
+	if (offset < s->next)
+		return (aw_err(aw, HWTR_E_INVAL, "stream %u: chunk offset 0x%jx "
+		    "goes back before 0x%jx", id, (uintmax_t)offset,
+		    (uintmax_t)s->next));
+	if (len > UINT64_MAX - offset)
+		return (aw_err(aw, HWTR_E_INVAL, "stream %u: chunk overflows",
+		    id));
+	if (len == 0)
+		return (0);
+	/* The offset in the name keeps names unique and sorted. */
+	snprintf(name, sizeof(name), "streams/%u/%016" PRIx64 ".chunk", id,
+	    offset);
+	if ((rc = put_member(aw, name, buf, len, 0, 1)) < 0)
+		return (rc);
+	s->next = offset + len;
+	return (0);
+}
+
+int
+hwtr_aw_has_image(const struct hwtr_aw *aw, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < aw->nimages; i++)
+		if (strcmp(aw->images[i], key) == 0)
+			return (1);
+	return (0);
+}
+
+int
+hwtr_aw_add_image(struct hwtr_aw *aw, const struct hwtr_image_desc *desc,
+    const void *buf, size_t len, char *key)
+{
+	struct hwtr_image_desc d;
+	struct hwtr_elf_info ei;
+	char name[HWTR_IMAGE_KEY_MAX + 16], hex[2 * HWTR_BUILD_ID_MAX + 1];
+	char **ni;
+	int rc;
+
+	d = *desc;
+	if (d.build_id_len > HWTR_BUILD_ID_MAX)
+		return (aw_err(aw, HWTR_E_INVAL, "image '%s': build-id of %zu "
+		    "bytes", d.path ? d.path : "?", d.build_id_len));
+	if ((int)d.kind < 0 || d.kind > HWTR_IMG_MEMORY)
+		return (aw_err(aw, HWTR_E_INVAL, "image: unknown kind %d",
+		    (int)d.kind));
+	if (d.build_id_len == 0 && hwtr_elf_is_elf(buf, len) &&
+	    hwtr_elf_parse(buf, len, &ei, NULL, 0) == 0 && ei.build_id_len > 0) {
+		memcpy(d.build_id, ei.build_id, ei.build_id_len);
+		d.build_id_len = ei.build_id_len;
+	}
+	d.size = len;
+	hwtr_sha256(buf, len, d.sha256);
+	if (d.build_id_len > 0) {
+		hwtr_hex(hex, d.build_id, d.build_id_len);
+		snprintf(d.key, sizeof(d.key), "bid-%s", hex);
+	} else {
+		hwtr_hex(hex, d.sha256, 32);
+		snprintf(d.key, sizeof(d.key), "sha256-%s", hex);
+	}
+	if (key != NULL)
+		memcpy(key, d.key, sizeof(d.key));
+	if (hwtr_aw_has_image(aw, d.key))
+		return (0);
+	if ((ni = realloc(aw->images, (aw->nimages + 1) * sizeof(*ni))) == NULL)
+		return (-HWTR_E_NOMEM);
+	aw->images = ni;
+	snprintf(name, sizeof(name), "images/%s.json", d.key);
+	if ((rc = put_json(aw, name, hwtr_json_image(&d))) < 0)
+		return (rc);
+	snprintf(name, sizeof(name), "images/%s", d.key);
+	if ((rc = put_member(aw, name, buf, len, 1, 1)) < 0)
+		return (rc);
+	if ((aw->images[aw->nimages] = strdup(d.key)) == NULL)
+		return (-HWTR_E_NOMEM);
+	aw->nimages++;
+	return (0);
+}
+
+int
+hwtr_aw_add_image_file(struct hwtr_aw *aw, const char *path,
+    const uint8_t *build_id, size_t build_id_len, char *key)
+{
+	struct hwtr_image_desc d;
+	void *buf;
+	size_t len;
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	if (build_id_len > HWTR_BUILD_ID_MAX)
+		return (aw_err(aw, HWTR_E_INVAL, "image '%s': build-id of %zu "
+		    "bytes", path, build_id_len));
+	if ((rc = hwtr_read_file(path, 4ULL << 30, &buf, &len, aw->errmsg,
+	    sizeof(aw->errmsg))) < 0)
+		return (rc);
+	d.path = path;
+	d.kind = HWTR_IMG_FILE;
+	if (build_id != NULL && build_id_len > 0) {
+		memcpy(d.build_id, build_id, build_id_len);
+		d.build_id_len = build_id_len;
+	}
+	rc = hwtr_aw_add_image(aw, &d, buf, len, key);
+	free(buf);
+	return (rc);
+}
+
+int
+hwtr_aw_flush(struct hwtr_aw *aw)
+{
+	char name[64];
+	int rc;
+
+	if (aw->sblen == 0)
+		return (0);
+	snprintf(name, sizeof(name), "sideband/%08" PRIu32 ".sb", aw->sbseq);
+	if ((rc = put_member(aw, name, aw->sb, aw->sblen, 1, 1)) < 0)
+		return (rc);
+	aw->sbseq++;
+	aw->sblen = 0;
+	return (0);
+}
+
+int
+hwtr_aw_sideband(struct hwtr_aw *aw, const struct hwtr_sb_rec *rec)
+{
+	size_t len;
+	int rc;
+
+	/* References point backwards so that any prefix is consistent. */
+	if ((rec->type == HWTR_SB_LOST && rec->u.lost.stream != UINT32_MAX &&
+	    find_stream(aw, rec->u.lost.stream) == NULL) ||
+	    (rec->type == HWTR_SB_BUFPOS &&
+	    find_stream(aw, rec->u.bufpos.stream) == NULL))
+		return (aw_err(aw, HWTR_E_NOENT, "%s record: no stream %u",
+		    hwtr_sb_type_name(rec->type), rec->type == HWTR_SB_LOST ?
+		    rec->u.lost.stream : rec->u.bufpos.stream));
+	if (rec->type == HWTR_SB_MMAP && rec->u.mmap.image != NULL &&
+	    !hwtr_aw_has_image(aw, rec->u.mmap.image))
+		return (aw_err(aw, HWTR_E_NOENT, "mmap record: image '%s' is not "
+		    "stored (add it first)", rec->u.mmap.image));
+	rc = hwtr_sb_encode(rec, aw->sb + aw->sblen,
+	    HWTR_SB_MEMBER_MAX - aw->sblen, &len, aw->errmsg,
+	    sizeof(aw->errmsg));
+	if (rc == -HWTR_E_LIMIT) {
+		if ((rc = hwtr_aw_flush(aw)) < 0)
+			return (rc);
+		rc = hwtr_sb_encode(rec, aw->sb, HWTR_SB_MEMBER_MAX, &len,
+		    aw->errmsg, sizeof(aw->errmsg));
+	}
+	if (rc < 0)
+		return (rc);
+	aw->sblen += len;
+	aw->nsb++;
+	return (0);
+}
+
+int
+hwtr_aw_add_aux(struct hwtr_aw *aw, const char *name, const void *buf,
+    size_t len)
+{
+	char full[HWTR_NAME_MAX + 8];
+	size_t i;
+
+	if (strlen(name) > HWTR_NAME_MAX - 4 ||
+	    snprintf(full, sizeof(full), "aux/%s", name) < 0 ||
+	    !hwtr_name_ok(full))
+		return (aw_err(aw, HWTR_E_INVAL, "bad auxiliary member name "
+		    "'%s'", name));
+	for (i = 0; i < aw->ntoc; i++)
+		if (strcmp(aw->toc[i].name, full) == 0)
+			return (aw_err(aw, HWTR_E_EXISTS, "member '%s' exists",
+			    full));
+	return (put_member(aw, full, buf, len, 1, 1));
+}
+
+void
+hwtr_aw_set_end(struct hwtr_aw *aw, const struct hwtr_capture_end *end)
+{
+	aw->end = *end;
+}
+
+static void
+le64(uint8_t *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/*
+ * The end: end.json (the table of contents of every member before it), the
+ * tar end-of-archive blocks in a frame of their own, then the skippable
+ * trailer frame that points at end.json.
+ */
+static int
+finish(struct hwtr_aw *aw)
+{
+	uint8_t tr[HWTR_TRAILER_SIZE];
+	uint64_t endoff, endcsize;
+	int rc;
+
+	if ((rc = hwtr_aw_flush(aw)) < 0)
+		return (rc);
+	endoff = aw->off;
+	if ((rc = put_json(aw, HWTR_END_NAME, hwtr_json_end(&aw->end, aw->toc,
+	    aw->ntoc))) < 0)
+		return (rc);
+	endcsize = aw->off - endoff;
+	ZSTD_CCtx_reset(aw->cctx, ZSTD_reset_session_only);
+	ZSTD_CCtx_setPledgedSrcSize(aw->cctx, 1024);
+	aw->phase = PH_STREAM;
+	aw->cb_err = 0;
+	if (archive_write_close(aw->a) != ARCHIVE_OK) {
+		aw->broken = 1;
+		if (aw->cb_err < 0)
+			return (aw->cb_err);
+		return (aw_err(aw, HWTR_E_IO, "%s: tar end: %s", aw->tmp,
+		    archive_error_string(aw->a)));
+	}
+	if ((rc = zfeed(aw, NULL, 0, 1)) < 0 || (rc = flush_out(aw)) < 0)
+		return (rc);
+	tr[0] = (uint8_t)HWTR_TRAILER_MAGIC;
+	tr[1] = (uint8_t)(HWTR_TRAILER_MAGIC >> 8);
+	tr[2] = (uint8_t)(HWTR_TRAILER_MAGIC >> 16);
+	tr[3] = (uint8_t)(HWTR_TRAILER_MAGIC >> 24);
+	tr[4] = HWTR_TRAILER_SIZE - 8;
+	tr[5] = tr[6] = tr[7] = 0;
+	memcpy(tr + 8, HWTR_TRAILER_TAG, 8);
+	le64(tr + 16, 1);		/* trailer version */
+	le64(tr + 24, endoff);
+	le64(tr + 32, endcsize);
+	if ((rc = write_all(aw, tr, sizeof(tr))) < 0)
+		return (rc);
+	if (fsync(aw->fd) != 0)
+		return (aw_err(aw, HWTR_E_IO, "%s: fsync: %s", aw->tmp,
+		    strerror(errno)));
+	return (0);
+}
+
+int
+hwtr_aw_close(struct hwtr_aw *aw, char *errbuf, size_t errlen)
+{
+	int rc;
+
+	if (aw == NULL)
+		return (0);
+	if (errbuf != NULL && errlen > 0)
+		errbuf[0] = '\0';
+	rc = finish(aw);
+	if (rc == 0 && close(aw->fd) != 0)
+		rc = aw_err(aw, HWTR_E_IO, "%s: close: %s", aw->tmp,
+		    strerror(errno));
+	aw->fd = -1;
+	if (rc == 0 && strcmp(aw->tmp, aw->path) != 0 &&
+	    rename(aw->tmp, aw->path) != 0)
+		rc = aw_err(aw, HWTR_E_IO, "cannot rename '%s' to '%s': %s",
+		    aw->tmp, aw->path, strerror(errno));
+	if (rc < 0 && errbuf != NULL)
+		snprintf(errbuf, errlen, "%s", aw->errmsg);
+	aw_free(aw);
+	return (rc);
+}
+
+void
+hwtr_aw_abort(struct hwtr_aw *aw, int keep)
+{
+	if (aw == NULL)
+		return;
+	if (!keep)
+		unlink(aw->tmp);
+	aw_free(aw);
+}

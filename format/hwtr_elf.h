@@ -1,0 +1,66 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * A small, bounds-checked ELF32/ELF64 reader (private to libhwtrace; the
+ * importers use it too).  It finds what an archive needs about an image:
+ * the GNU build-id and the PT_LOAD segments.  Every offset and size read
+ * from the file is checked against the buffer before use, so it is safe on
+ * truncated and hostile files.
+ */
+
+#ifndef HWTR_ELF_H
+#define HWTR_ELF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hwtrace.h"
+
+#define HWTR_ELF_MAX_LOAD	64
+
+/* Segment flags, as PF_X / PF_W / PF_R. */
+#define HWTR_ELF_PF_X		0x1u
+#define HWTR_ELF_PF_W		0x2u
+#define HWTR_ELF_PF_R		0x4u
+
+struct hwtr_elf_seg {
+	uint64_t	vaddr;
+	uint64_t	offset;		/* in the file */
+	uint64_t	filesz;
+	uint64_t	memsz;
+	uint32_t	flags;		/* HWTR_ELF_PF_* */
+};
+
+struct hwtr_elf_info {
+	int		elfclass;	/* 32 or 64 */
+	int		big_endian;
+	uint16_t	type;		/* ET_EXEC 2, ET_DYN 3, ... */
+	uint16_t	machine;	/* EM_X86_64 62, EM_AARCH64 183, ... */
+	uint64_t	entry;
+	uint8_t		build_id[HWTR_BUILD_ID_MAX];
+	size_t		build_id_len;	/* 0: no NT_GNU_BUILD_ID note */
+	struct hwtr_elf_seg load[HWTR_ELF_MAX_LOAD];
+	size_t		nload;
+};
+
+/* 1 when @buf starts with the ELF magic, else 0. */
+int hwtr_elf_is_elf(const void *buf, size_t len);
+
+/*
+ * Parse @len bytes at @buf.  Returns 0, -HWTR_E_FORMAT (not ELF or
+ * malformed), -HWTR_E_TRUNCATED (a header or table lies past the end) or
+ * -HWTR_E_LIMIT (more than HWTR_ELF_MAX_LOAD PT_LOAD segments); @err
+ * (may be NULL) receives the reason with the offset.
+ */
+int hwtr_elf_parse(const void *buf, size_t len, struct hwtr_elf_info *info,
+    char *err, size_t errlen);
+
+/* Read the file at @path into a malloc'd buffer (at most @max bytes). */
+int hwtr_read_file(const char *path, uint64_t max, void **bufp, size_t *lenp,
+    char *err, size_t errlen);
+
+#endif /* !HWTR_ELF_H */
