@@ -14,6 +14,9 @@
 
 /* The verb table: add one line per verb, in the order help lists them. */
 static const struct cli_verb verbs[] = {
+	{ "import", cmd_import, "pack a foreign capture into an archive" },
+	{ "info", cmd_info, "describe an archive" },
+	{ "verify", cmd_verify, "check an archive's integrity" },
 	{ NULL, NULL, NULL }
 };
 

@@ -452,6 +452,81 @@ int hwtr_aw_close(struct hwtr_aw *aw, char *errbuf, size_t errlen);
 /* Stop writing; remove the partial file unless @keep.  Frees @aw. */
 void hwtr_aw_abort(struct hwtr_aw *aw, int keep);
 
+/*
+ * 4b. Importers of foreign captures (format/import_raw.c,
+ * format/import_lldb.c).
+ *
+ * How to use this:
+ *   1) Describe the capture: struct hwtr_import_raw_opts for raw Intel PT
+ *      files with ptxed-style memory images, or the path of an LLDB Intel PT
+ *      trace bundle (trace.json).
+ *   2) hwtr_import_raw() / hwtr_import_lldb() validate every input file,
+ *      then write the archive @out through the writer (as "@out.partial",
+ *      renamed when complete).  On failure nothing is left at @out or
+ *      "@out.partial" and @errbuf names the bad option, field or file.
+ * Both return 0 or -HWTR_E_*; they never print.
+ */
+
+/*
+ * One input file: bytes @from up to @to (0: the end of the file) of @path;
+ * @addr is where they are loaded (--raw VADDR, --elf BASE) when @has_addr.
+ */
+struct hwtr_import_file {
+	const char	*path;
+	uint64_t	from;
+	uint64_t	to;
+	uint64_t	addr;
+	int		has_addr;
+};
+
+enum hwtr_import_cpu {
+	HWTR_IMPORT_CPU_NONE = 0,	/* no CPU identity (ptxed's default) */
+	HWTR_IMPORT_CPU_AUTO,		/* the CPU of this machine */
+	HWTR_IMPORT_CPU_GIVEN		/* @cpu as given (Intel family/model) */
+};
+
+/*
+ * A raw import, modelled on ptxed's options:
+ *   pt[]   --pt FILE[:FROM[-TO]]      one Intel PT stream each;
+ *   raw[]  --raw FILE[:FROM[-TO]]:VADDR  the whole file is stored as a
+ *          HWTR_IMG_MEMORY image and a HWTR_SB_MMAP record with pid -1
+ *          (every stream) maps bytes FROM..TO of it at VADDR (pgoff FROM);
+ *   elf[]  --elf FILE[:BASE]  the file is stored as a HWTR_IMG_FILE image
+ *          and each PT_LOAD segment with file bytes is mapped (pid -1) at
+ *          p_vaddr, or, with a BASE, at p_vaddr - lowest p_vaddr + BASE, as
+ *          ptxed's load_elf() does for ET_EXEC and ET_DYN alike.
+ * @pt_config (CPUID 0x15, nominal and MTC frequency) is copied to every
+ * stream.
+ */
+struct hwtr_import_raw_opts {
+	const struct hwtr_import_file *pt;
+	size_t		npt;
+	const struct hwtr_import_file *raw;
+	size_t		nraw;
+	const struct hwtr_import_file *elf;
+	size_t		nelf;
+	enum hwtr_import_cpu cpu_mode;
+	struct hwtr_cpu	cpu;		/* HWTR_IMPORT_CPU_GIVEN */
+	struct hwtr_pt_config pt_config;
+	const struct hwtr_aw_opts *aw_opts;	/* may be NULL */
+};
+
+/* Import raw files; see struct hwtr_import_raw_opts. */
+int hwtr_import_raw(const struct hwtr_import_raw_opts *opts, const char *out,
+    char *errbuf, size_t errlen);
+
+/*
+ * Import the LLDB Intel PT trace bundle described by @json (its "trace.json";
+ * file names in it are relative to its directory).  cpuInfo gives the CPU,
+ * each process a HWTR_SB_PROC_START record, each thread a stream (and a
+ * HWTR_SB_THREAD_START record), each module an image checked against its
+ * uuid (the ELF build-id) and HWTR_SB_MMAP records of its PT_LOAD segments
+ * at loadAddress; tscPerfZeroConversion, when present, the time conversion.
+ * Every file is validated before anything is written.
+ */
+int hwtr_import_lldb(const char *json, const char *out,
+    const struct hwtr_aw_opts *aw_opts, char *errbuf, size_t errlen);
+
 /* ===================================================================== */
 /* 5. Archive reader                                                      */
 /* ===================================================================== */

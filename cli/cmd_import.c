@@ -1,0 +1,355 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * hwtrace import: pack a foreign capture into an archive.  Two sources:
+ * raw Intel PT files described with ptxed's options (--pt, --raw, --elf,
+ * --cpu, ...), so that a ptxed command line becomes an import command by
+ * changing its name, and LLDB Intel PT trace bundles (trace.json).  This
+ * file only parses; format/import_raw.c and format/import_lldb.c do the
+ * work.
+ */
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hwtrace.h"
+#include "cli.h"
+
+enum {
+	OPT_OUT = 'o',
+	OPT_CPU = 0x100,
+	OPT_CPUID_EAX,
+	OPT_CPUID_EBX,
+	OPT_ELF,
+	OPT_LLDB,
+	OPT_MTC_FREQ,
+	OPT_NOM_FREQ,
+	OPT_PT,
+	OPT_RAW
+};
+
+static const struct cli_opt import_opts[] = {
+	{ "cpu", OPT_CPU, "F/M[/S]|auto|none",
+	    "CPU identity for the decoder (default none)" },
+	{ "cpuid-0x15.eax", OPT_CPUID_EAX, "N", "CPUID leaf 0x15 EAX" },
+	{ "cpuid-0x15.ebx", OPT_CPUID_EBX, "N", "CPUID leaf 0x15 EBX" },
+	{ "elf", OPT_ELF, "FILE[:BASE]",
+	    "map FILE's PT_LOAD segments (lowest at BASE)" },
+	{ "lldb", OPT_LLDB, NULL, "SOURCE is an LLDB trace bundle (default)" },
+	{ "mtc-freq", OPT_MTC_FREQ, "N", "MTC frequency (IA32_RTIT_CTL[17:14])" },
+	{ "nom-freq", OPT_NOM_FREQ, "N",
+	    "nominal frequency (MSR_PLATFORM_INFO[15:8])" },
+	{ "output", OPT_OUT, "OUT", "the archive to write" },
+	{ "pt", OPT_PT, "FILE[:FROM[-TO]]", "an Intel PT stream (repeatable)" },
+	{ "raw", OPT_RAW, "FILE[:FROM[-TO]]:VADDR",
+	    "load bytes FROM..TO of FILE at VADDR" },
+	{ NULL, 0, NULL, NULL }
+};
+
+static const struct cli_cmd import_cmd = {
+	.verb = "import",
+	.usage = "[--cpu F/M[/S]|auto|none] [--cpuid-0x15.eax N]\n"
+	    "       [--cpuid-0x15.ebx N] [--elf FILE[:BASE]] [--mtc-freq N]\n"
+	    "       [--nom-freq N] [--raw FILE[:FROM[-TO]]:VADDR]\n"
+	    "       --pt FILE[:FROM[-TO]] -o OUT\n"
+	    "       hwtrace import [--lldb] TRACE.JSON -o OUT",
+	.summary = "Pack a foreign capture into a hwtrace archive: raw Intel "
+	    "PT files with ptxed's\noptions, or an LLDB Intel PT trace bundle.",
+	.opts = import_opts,
+};
+
+struct files {
+	struct hwtr_import_file *v;
+	size_t		n;
+};
+
+static int
+files_add(struct files *f, const struct hwtr_import_file *x)
+{
+	struct hwtr_import_file *nv;
+
+	nv = realloc(f->v, (f->n + 1) * sizeof(*nv));
+	if (nv == NULL)
+		return (-1);
+	f->v = nv;
+	f->v[f->n++] = *x;
+	return (0);
+}
+
+/*
+ * "FROM" or "FROM-TO", strictly.  TO must be above FROM.  Returns 0, or -1
+ * for a malformed range.
+ */
+static int
+parse_range(char *s, struct hwtr_import_file *f)
+{
+	char *dash;
+
+	dash = strchr(s, '-');
+	if (dash != NULL)
+		*dash = '\0';
+	if (cli_parse_u64(s, &f->from) != 0)
+		return (-1);
+	if (dash != NULL) {
+		if (cli_parse_u64(dash + 1, &f->to) != 0 || f->to <= f->from)
+			return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Split an optional ":SUFFIX" off @s when SUFFIX starts with a digit, as
+ * ptxed does (a ':' followed by anything else belongs to the file name).
+ * Returns the suffix or NULL.
+ */
+static char *
+split_suffix(char *s)
+{
+	char *c;
+
+	c = strrchr(s, ':');
+	if (c == NULL || c == s || !isdigit((unsigned char)c[1]))
+		return (NULL);
+	*c = '\0';
+	return (c + 1);
+}
+
+/* "F/M[/S]", "auto" or "none" into @o. */
+static int
+parse_cpu(const char *s, struct hwtr_import_raw_opts *o)
+{
+	char buf[64], *m, *st;
+	long fam, mod, step = 0;
+
+	if (strcmp(s, "none") == 0) {
+		o->cpu_mode = HWTR_IMPORT_CPU_NONE;
+		return (0);
+	}
+	if (strcmp(s, "auto") == 0) {
+		o->cpu_mode = HWTR_IMPORT_CPU_AUTO;
+		return (0);
+	}
+	if (strlen(s) >= sizeof(buf))
+		return (-1);
+	strcpy(buf, s);
+	if ((m = strchr(buf, '/')) == NULL)
+		return (-1);
+	*m++ = '\0';
+	if ((st = strchr(m, '/')) != NULL)
+		*st++ = '\0';
+	if (cli_parse_int(buf, 0, 0xffff, &fam) != 0 ||
+	    cli_parse_int(m, 0, 0xff, &mod) != 0 ||
+	    (st != NULL && cli_parse_int(st, 0, 0xff, &step) != 0))
+		return (-1);
+	o->cpu_mode = HWTR_IMPORT_CPU_GIVEN;
+	o->cpu.vendor = HWTR_CPU_INTEL;
+	o->cpu.family = (uint16_t)fam;
+	o->cpu.model = (uint8_t)mod;
+	o->cpu.stepping = (uint8_t)step;
+	return (0);
+}
+
+int
+cmd_import(int argc, char **argv)
+{
+	struct hwtr_import_raw_opts o;
+	struct hwtr_import_file f;
+	struct files pt = { NULL, 0 }, raw = { NULL, 0 }, elf = { NULL, 0 };
+	const char *arg, *out = NULL;
+	char errbuf[512], *copy = NULL, *sfx;
+	long v;
+	uint64_t u;
+	int c, rc = 1, lldb = 0, nomem = 0;
+
+	memset(&o, 0, sizeof(o));
+	while ((c = cli_getopt(&import_cmd, argc, argv, &arg)) != -1) {
+		memset(&f, 0, sizeof(f));
+		switch (c) {
+		case OPT_OUT:
+			out = arg;
+			break;
+		case OPT_LLDB:
+			lldb = 1;
+			break;
+		case OPT_CPU:
+			if (parse_cpu(arg, &o) != 0) {
+				rc = cli_usage_error(&import_cmd, "malformed "
+				    "--cpu '%s': want F/M[/S], auto or none",
+				    arg);
+				goto out;
+			}
+			break;
+		case OPT_CPUID_EAX:
+		case OPT_CPUID_EBX:
+			if (cli_parse_u64(arg, &u) != 0 || u > UINT32_MAX) {
+				rc = cli_usage_error(&import_cmd, "malformed "
+				    "--%s '%s': want a 32-bit number",
+				    c == OPT_CPUID_EAX ? "cpuid-0x15.eax" :
+				    "cpuid-0x15.ebx", arg);
+				goto out;
+			}
+			if (c == OPT_CPUID_EAX)
+				o.pt_config.cpuid_15_eax = (uint32_t)u;
+			else
+				o.pt_config.cpuid_15_ebx = (uint32_t)u;
+			break;
+		case OPT_MTC_FREQ:
+			if (cli_parse_int(arg, 0, 15, &v) != 0) {
+				rc = cli_usage_error(&import_cmd, "malformed "
+				    "--mtc-freq '%s': want 0 to 15", arg);
+				goto out;
+			}
+			o.pt_config.mtc_freq = (uint8_t)v;
+			break;
+		case OPT_NOM_FREQ:
+			if (cli_parse_int(arg, 0, 255, &v) != 0) {
+				rc = cli_usage_error(&import_cmd, "malformed "
+				    "--nom-freq '%s': want 0 to 255", arg);
+				goto out;
+			}
+			o.pt_config.nom_freq = (uint8_t)v;
+			break;
+		case OPT_PT:
+		case OPT_RAW:
+		case OPT_ELF:
+			free(copy);
+			if ((copy = strdup(arg)) == NULL) {
+				nomem = 1;
+				goto out;
+			}
+			if (c == OPT_RAW) {
+				/* The load address is not optional. */
+				sfx = strrchr(copy, ':');
+				if (sfx == NULL || sfx == copy) {
+					rc = cli_usage_error(&import_cmd,
+					    "--raw '%s': no load address "
+					    "(FILE[:FROM[-TO]]:VADDR)", arg);
+					goto out;
+				}
+				*sfx++ = '\0';
+				if (cli_parse_u64(sfx, &f.addr) != 0) {
+					rc = cli_usage_error(&import_cmd,
+					    "--raw '%s': malformed load "
+					    "address '%s'", arg, sfx);
+					goto out;
+				}
+				f.has_addr = 1;
+			}
+			sfx = split_suffix(copy);
+			if (sfx != NULL && c == OPT_ELF) {
+				if (cli_parse_u64(sfx, &f.addr) != 0) {
+					rc = cli_usage_error(&import_cmd,
+					    "--elf '%s': malformed base '%s'",
+					    arg, sfx);
+					goto out;
+				}
+				f.has_addr = 1;
+			} else if (sfx != NULL && parse_range(sfx, &f) != 0) {
+				rc = cli_usage_error(&import_cmd, "--%s '%s': "
+				    "malformed range (FROM or FROM-TO, TO "
+				    "above FROM)", c == OPT_PT ? "pt" : "raw",
+				    arg);
+				goto out;
+			}
+			if (*copy == '\0') {
+				rc = cli_usage_error(&import_cmd, "--%s '%s': "
+				    "no file name", c == OPT_PT ? "pt" :
+				    c == OPT_RAW ? "raw" : "elf", arg);
+				goto out;
+			}
+			f.path = copy;
+			copy = NULL;
+			if (files_add(c == OPT_PT ? &pt : c == OPT_RAW ? &raw :
+			    &elf, &f) != 0) {
+				free((char *)f.path);
+				nomem = 1;
+				goto out;
+			}
+			break;
+		default:
+			rc = cli_usage_error(&import_cmd, "unhandled option "
+			    "'%s'", argv[optind - 1]);
+			goto out;
+		}
+	}
+	if (out == NULL) {
+		rc = cli_usage_error(&import_cmd, "no output given (-o OUT)");
+		goto out;
+	}
+	if (*out == '\0') {
+		rc = cli_usage_error(&import_cmd, "empty output name");
+		goto out;
+	}
+
+	errbuf[0] = '\0';
+	if (pt.n + raw.n + elf.n > 0) {
+		if (lldb || argc - optind != 0) {
+			rc = cli_usage_error(&import_cmd, "raw files "
+			    "(--pt, --raw, --elf) and a trace bundle cannot "
+			    "be imported together");
+			goto out;
+		}
+		if (pt.n == 0) {
+			rc = cli_usage_error(&import_cmd, "no trace given "
+			    "(--pt FILE)");
+			goto out;
+		}
+		o.pt = pt.v;
+		o.npt = pt.n;
+		o.raw = raw.v;
+		o.nraw = raw.n;
+		o.elf = elf.v;
+		o.nelf = elf.n;
+		if (hwtr_import_raw(&o, out, errbuf, sizeof(errbuf)) < 0) {
+			cli_warnx("import", "%s", errbuf);
+			rc = 1;
+			goto out;
+		}
+	} else {
+		if (argc - optind != 1) {
+			rc = cli_usage_error(&import_cmd, argc - optind == 0 ?
+			    "nothing to import (--pt FILE or TRACE.JSON)" :
+			    "more than one trace bundle given");
+			goto out;
+		}
+		if (o.cpu_mode != HWTR_IMPORT_CPU_NONE ||
+		    o.pt_config.cpuid_15_eax != 0 ||
+		    o.pt_config.cpuid_15_ebx != 0 ||
+		    o.pt_config.mtc_freq != 0 || o.pt_config.nom_freq != 0) {
+			rc = cli_usage_error(&import_cmd, "--cpu, --cpuid-*, "
+			    "--mtc-freq and --nom-freq apply to raw imports; "
+			    "a trace bundle carries its own");
+			goto out;
+		}
+		if (hwtr_import_lldb(argv[optind], out, NULL, errbuf,
+		    sizeof(errbuf)) < 0) {
+			cli_warnx("import", "%s", errbuf);
+			rc = 1;
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	if (nomem) {
+		cli_warnx("import", "out of memory");
+		rc = 1;
+	}
+	free(copy);
+	while (pt.n > 0)
+		free((char *)pt.v[--pt.n].path);
+	while (raw.n > 0)
+		free((char *)raw.v[--raw.n].path);
+	while (elf.n > 0)
+		free((char *)elf.v[--elf.n].path);
+	free(pt.v);
+	free(raw.v);
+	free(elf.v);
+	return (rc);
+}

@@ -1,0 +1,803 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * Import an LLDB Intel PT trace bundle ("trace save" output): a trace.json
+ * naming the CPU, the processes with their threads (one raw PT file each)
+ * and modules (an ELF file, its load address and uuid), and optionally the
+ * perf TSC conversion.
+ *
+ * The import runs in two passes, so that a bad bundle leaves nothing
+ * behind and the first error is the one a reader of the JSON meets first:
+ *   1) the JSON is checked against the schema, field by field, and turned
+ *      into plain structures (messages name the field: "processes[1].pid:
+ *      missing");
+ *   2) every file is checked: traces are readable regular files, modules
+ *      parse as ELF, their build-id matches the uuid and a non-relocatable
+ *      (ET_EXEC) module is loaded where it was linked.
+ * Only then is the archive written.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hwtrace.h"
+#include "hwtr_common.h"
+#include "hwtr_elf.h"
+#include "hwtr_import.h"
+
+#define LLDB_MAX_IMAGE	(1ull << 30)
+#define LLDB_MAX_COUNT	100000		/* processes, threads, modules */
+
+/* x86 CPUID: family is base (4 bits) + extended (8 bits). */
+#define X86_MAX_FAMILY	(0xf + 0xff)
+
+struct lldb_thread {
+	int64_t		tid;
+	char		*trace;		/* resolved path, or NULL */
+	int		fd;
+	uint64_t	size;
+};
+
+struct lldb_module {
+	char		*system_path;	/* as in the bundle */
+	char		*file;		/* resolved path of the copy read */
+	char		field[96];	/* "processes[0].modules[1]" */
+	uint64_t	load;
+	uint8_t		uuid[HWTR_BUILD_ID_MAX];
+	size_t		uuid_len;
+	void		*buf;
+	size_t		len;
+	struct hwtr_elf_info elf;
+};
+
+struct lldb_process {
+	int64_t		pid;
+	struct lldb_thread *threads;
+	size_t		nthreads;
+	struct lldb_module *modules;
+	size_t		nmodules;
+};
+
+struct lldb_bundle {
+	const char	*json;		/* as given */
+	char		*dir;		/* its directory */
+	struct hwtr_cpu	cpu;
+	struct hwtr_timeconv tconv;
+	struct lldb_process *procs;
+	size_t		nprocs;
+	char		*errbuf;
+	size_t		errlen;
+};
+
+static const char *
+jtype(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return ("an object");
+	case JSON_ARRAY:
+		return ("an array");
+	case JSON_STRING:
+		return ("a string");
+	case JSON_INTEGER:
+		return ("an integer");
+	case JSON_REAL:
+		return ("a real number");
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return ("a boolean");
+	default:
+		return ("null");
+	}
+}
+
+/* "'trace.json': FIELD: message" */
+#define BERR(b, ...) do {						\
+	char m_[384];							\
+	snprintf(m_, sizeof(m_), __VA_ARGS__);				\
+	hwtr_import_err((b)->errbuf, (b)->errlen, "'%s': %s",		\
+	    (b)->json, m_);						\
+} while (0)
+
+/*
+ * Look up @key in @obj (named @where), which must have type @type (or be
+ * absent when @optional).  Returns the value, or NULL with *rc set.
+ */
+static json_t *
+get(struct lldb_bundle *b, json_t *obj, const char *where, const char *key,
+    json_type type, int optional, int *rc)
+{
+	json_t *v;
+	static const char *const want[] = {
+		[JSON_OBJECT] = "an object", [JSON_ARRAY] = "an array",
+		[JSON_STRING] = "a string", [JSON_INTEGER] = "an integer",
+		[JSON_REAL] = "a real number", [JSON_TRUE] = "a boolean",
+		[JSON_FALSE] = "a boolean", [JSON_NULL] = "null"
+	};
+
+	*rc = 0;
+	v = json_object_get(obj, key);
+	if (v == NULL) {
+		if (!optional) {
+			BERR(b, "%s%s%s: missing", where, *where ? "." : "",
+			    key);
+			*rc = -HWTR_E_FORMAT;
+		}
+		return (NULL);
+	}
+	if (json_typeof(v) != type) {
+		BERR(b, "%s%s%s: expected %s, got %s", where,
+		    *where ? "." : "", key, want[type], jtype(v));
+		*rc = -HWTR_E_FORMAT;
+		return (NULL);
+	}
+	return (v);
+}
+
+/* An integer field within [min, max]. */
+static int
+get_int(struct lldb_bundle *b, json_t *obj, const char *where,
+    const char *key, int64_t min, int64_t max, int64_t *vp)
+{
+	json_t *v;
+	int rc;
+
+	if ((v = get(b, obj, where, key, JSON_INTEGER, 0, &rc)) == NULL)
+		return (rc);
+	*vp = json_integer_value(v);
+	if (*vp < min || *vp > max) {
+		BERR(b, "%s%s%s: %" PRId64 " is out of range (%" PRId64
+		    " to %" PRId64 ")", where, *where ? "." : "", key, *vp,
+		    min, max);
+		return (-HWTR_E_FORMAT);
+	}
+	return (0);
+}
+
+/*
+ * An address: an integer, or a string holding a decimal or 0x number (newer
+ * LLDB writes "0x..." strings for addresses above 2^63).
+ */
+static int
+get_addr(struct lldb_bundle *b, json_t *obj, const char *where,
+    const char *key, uint64_t *vp)
+{
+	const char *s;
+	char *end;
+	json_t *v;
+
+	v = json_object_get(obj, key);
+	if (v == NULL) {
+		BERR(b, "%s.%s: missing", where, key);
+		return (-HWTR_E_FORMAT);
+	}
+	if (json_is_integer(v) && json_integer_value(v) >= 0) {
+		*vp = (uint64_t)json_integer_value(v);
+		return (0);
+	}
+	if (json_is_string(v)) {
+		s = json_string_value(v);
+		errno = 0;
+		if (*s >= '0' && *s <= '9') {
+			*vp = strtoull(s, &end, 0);
+			if (errno == 0 && *end == '\0')
+				return (0);
+		}
+		BERR(b, "%s.%s: '%s' is not an address", where, key, s);
+		return (-HWTR_E_FORMAT);
+	}
+	BERR(b, "%s.%s: expected an address (integer or string), got %s",
+	    where, key, json_is_integer(v) ? "a negative integer" : jtype(v));
+	return (-HWTR_E_FORMAT);
+}
+
+/* @rel relative to the bundle's directory, unless absolute. */
+static char *
+resolve(const struct lldb_bundle *b, const char *rel)
+{
+	char *p;
+	size_t n;
+
+	if (rel[0] == '/')
+		return (strdup(rel));
+	n = strlen(b->dir) + 1 + strlen(rel) + 1;
+	if ((p = malloc(n)) != NULL)
+		snprintf(p, n, "%s/%s", b->dir, rel);
+	return (p);
+}
+
+/* LLDB's uuid text: hex digits in groups separated by '-'. */
+static int
+parse_uuid(const char *s, uint8_t *out, size_t *lenp)
+{
+	size_t n = 0;
+	int hi = -1, d;
+
+	for (; *s != '\0'; s++) {
+		if (*s == '-' && hi < 0)
+			continue;
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (*s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else if (*s >= 'A' && *s <= 'F')
+			d = *s - 'A' + 10;
+		else
+			return (-1);
+		if (hi < 0) {
+			hi = d;
+			continue;
+		}
+		if (n == HWTR_BUILD_ID_MAX)
+			return (-1);
+		out[n++] = (uint8_t)(hi << 4 | d);
+		hi = -1;
+	}
+	if (hi >= 0 || n == 0)
+		return (-1);
+	*lenp = n;
+	return (0);
+}
+
+static int
+parse_cpu(struct lldb_bundle *b, json_t *root)
+{
+	json_t *ci, *v;
+	const char *vendor;
+	int64_t x;
+	int rc;
+
+	if ((ci = get(b, root, "", "cpuInfo", JSON_OBJECT, 0, &rc)) == NULL)
+		return (rc);
+	if ((v = get(b, ci, "cpuInfo", "vendor", JSON_STRING, 0, &rc)) ==
+	    NULL)
+		return (rc);
+	vendor = json_string_value(v);
+	if (strcmp(vendor, "GenuineIntel") == 0)
+		b->cpu.vendor = HWTR_CPU_INTEL;
+	else if (strcmp(vendor, "Unknown") == 0)
+		b->cpu.vendor = HWTR_CPU_UNKNOWN;
+	else {
+		BERR(b, "cpuInfo.vendor: '%s' is not GenuineIntel or Unknown",
+		    vendor);
+		return (-HWTR_E_FORMAT);
+	}
+	if ((rc = get_int(b, ci, "cpuInfo", "family", 0, X86_MAX_FAMILY,
+	    &x)) < 0)
+		return (rc);
+	b->cpu.family = (uint16_t)x;
+	if ((rc = get_int(b, ci, "cpuInfo", "model", 0, 0xff, &x)) < 0)
+		return (rc);
+	b->cpu.model = (uint8_t)x;
+	if ((rc = get_int(b, ci, "cpuInfo", "stepping", 0, 0xf, &x)) < 0)
+		return (rc);
+	b->cpu.stepping = (uint8_t)x;
+	return (0);
+}
+
+static int
+parse_tconv(struct lldb_bundle *b, json_t *root)
+{
+	json_t *tc;
+	int64_t mult, shift, zero;
+	int rc;
+
+	tc = get(b, root, "", "tscPerfZeroConversion", JSON_OBJECT, 1, &rc);
+	if (tc == NULL)
+		return (rc);
+	if ((rc = get_int(b, tc, "tscPerfZeroConversion", "timeMult", 0,
+	    UINT32_MAX, &mult)) < 0 ||
+	    (rc = get_int(b, tc, "tscPerfZeroConversion", "timeShift", 0, 63,
+	    &shift)) < 0 ||
+	    (rc = get_int(b, tc, "tscPerfZeroConversion", "timeZero",
+	    INT64_MIN, INT64_MAX, &zero)) < 0)
+		return (rc);
+	/* perf: ns = time_zero + (tsc * time_mult) >> time_shift. */
+	b->tconv.valid = 1;
+	b->tconv.tsc_zero = 0;
+	b->tconv.ns_zero = zero;
+	b->tconv.mult = (uint32_t)mult;
+	b->tconv.shift = (uint32_t)shift;
+	return (0);
+}
+
+static int
+parse_process(struct lldb_bundle *b, json_t *pj, size_t pi,
+    struct lldb_process *p)
+{
+	char where[64], w2[96];
+	json_t *arr, *t, *m, *v;
+	size_t i;
+	int64_t x;
+	int rc;
+
+	snprintf(where, sizeof(where), "processes[%zu]", pi);
+	if (!json_is_object(pj)) {
+		BERR(b, "%s: expected an object, got %s", where, jtype(pj));
+		return (-HWTR_E_FORMAT);
+	}
+	if ((rc = get_int(b, pj, where, "pid", 0, INT32_MAX, &x)) < 0)
+		return (rc);
+	p->pid = x;
+	if ((arr = get(b, pj, where, "threads", JSON_ARRAY, 0, &rc)) == NULL)
+		return (rc);
+	if (json_array_size(arr) > LLDB_MAX_COUNT) {
+		BERR(b, "%s.threads: more than %d threads", where,
+		    LLDB_MAX_COUNT);
+		return (-HWTR_E_LIMIT);
+	}
+	p->threads = calloc(json_array_size(arr) + 1, sizeof(*p->threads));
+	if (p->threads == NULL)
+		return (-HWTR_E_NOMEM);
+	json_array_foreach(arr, i, t) {
+		struct lldb_thread *th = &p->threads[p->nthreads++];
+
+		th->fd = -1;
+		snprintf(w2, sizeof(w2), "%s.threads[%zu]", where, i);
+		if (!json_is_object(t)) {
+			BERR(b, "%s: expected an object, got %s", w2,
+			    jtype(t));
+			return (-HWTR_E_FORMAT);
+		}
+		if ((rc = get_int(b, t, w2, "tid", 0, INT32_MAX, &x)) < 0)
+			return (rc);
+		th->tid = x;
+		v = get(b, t, w2, "iptTrace", JSON_STRING, 1, &rc);
+		if (rc < 0)
+			return (rc);
+		if (v != NULL) {
+			if (*json_string_value(v) == '\0') {
+				BERR(b, "%s.iptTrace: empty file name", w2);
+				return (-HWTR_E_FORMAT);
+			}
+			if ((th->trace = resolve(b, json_string_value(v))) ==
+			    NULL)
+				return (-HWTR_E_NOMEM);
+		}
+	}
+	if ((arr = get(b, pj, where, "modules", JSON_ARRAY, 0, &rc)) == NULL)
+		return (rc);
+	if (json_array_size(arr) > LLDB_MAX_COUNT) {
+		BERR(b, "%s.modules: more than %d modules", where,
+		    LLDB_MAX_COUNT);
+		return (-HWTR_E_LIMIT);
+	}
+	p->modules = calloc(json_array_size(arr) + 1, sizeof(*p->modules));
+	if (p->modules == NULL)
+		return (-HWTR_E_NOMEM);
+	json_array_foreach(arr, i, m) {
+		struct lldb_module *mo = &p->modules[p->nmodules++];
+		const char *file;
+
+		snprintf(mo->field, sizeof(mo->field), "%s.modules[%zu]",
+		    where, i);
+		if (!json_is_object(m)) {
+			BERR(b, "%s: expected an object, got %s", mo->field,
+			    jtype(m));
+			return (-HWTR_E_FORMAT);
+		}
+		if ((v = get(b, m, mo->field, "systemPath", JSON_STRING, 0,
+		    &rc)) == NULL)
+			return (rc);
+		if ((mo->system_path = strdup(json_string_value(v))) == NULL)
+			return (-HWTR_E_NOMEM);
+		file = mo->system_path;
+		v = get(b, m, mo->field, "file", JSON_STRING, 1, &rc);
+		if (rc < 0)
+			return (rc);
+		if (v != NULL)
+			file = json_string_value(v);
+		if (*file == '\0') {
+			BERR(b, "%s.%s: empty file name", mo->field,
+			    v != NULL ? "file" : "systemPath");
+			return (-HWTR_E_FORMAT);
+		}
+		if ((mo->file = resolve(b, file)) == NULL)
+			return (-HWTR_E_NOMEM);
+		if ((rc = get_addr(b, m, mo->field, "loadAddress",
+		    &mo->load)) < 0)
+			return (rc);
+		v = get(b, m, mo->field, "uuid", JSON_STRING, 1, &rc);
+		if (rc < 0)
+			return (rc);
+		if (v != NULL && parse_uuid(json_string_value(v), mo->uuid,
+		    &mo->uuid_len) != 0) {
+			BERR(b, "%s.uuid: '%s' is not a hex uuid", mo->field,
+			    json_string_value(v));
+			return (-HWTR_E_FORMAT);
+		}
+	}
+	return (0);
+}
+
+/* Pass 1: the JSON, field by field. */
+static int
+parse_bundle(struct lldb_bundle *b, json_t *root)
+{
+	json_t *v, *arr, *pj;
+	size_t i, j, k, l;
+	int rc;
+
+	if (!json_is_object(root)) {
+		BERR(b, "expected an object at the top, got %s", jtype(root));
+		return (-HWTR_E_FORMAT);
+	}
+	if ((v = get(b, root, "", "type", JSON_STRING, 0, &rc)) == NULL)
+		return (rc);
+	if (strcmp(json_string_value(v), "intel-pt") != 0) {
+		BERR(b, "type: '%s' is not an Intel PT bundle (\"intel-pt\")",
+		    json_string_value(v));
+		return (-HWTR_E_FORMAT);
+	}
+	if ((rc = parse_cpu(b, root)) < 0)
+		return (rc);
+	if (json_object_get(root, "cpus") != NULL) {
+		BERR(b, "cpus: per-CPU trace bundles are not supported yet");
+		return (-HWTR_E_UNSUPPORTED);
+	}
+	if (json_object_get(root, "kernel") != NULL) {
+		BERR(b, "kernel: kernel trace bundles are not supported yet");
+		return (-HWTR_E_UNSUPPORTED);
+	}
+	if ((rc = parse_tconv(b, root)) < 0)
+		return (rc);
+	if ((arr = get(b, root, "", "processes", JSON_ARRAY, 0, &rc)) == NULL)
+		return (rc);
+	if (json_array_size(arr) > LLDB_MAX_COUNT) {
+		BERR(b, "processes: more than %d processes", LLDB_MAX_COUNT);
+		return (-HWTR_E_LIMIT);
+	}
+	b->procs = calloc(json_array_size(arr) + 1, sizeof(*b->procs));
+	if (b->procs == NULL)
+		return (-HWTR_E_NOMEM);
+	json_array_foreach(arr, i, pj) {
+		if ((rc = parse_process(b, pj, i, &b->procs[b->nprocs++])) < 0)
+			return (rc);
+	}
+	if (b->nprocs == 0) {
+		BERR(b, "processes: empty, nothing to import");
+		return (-HWTR_E_FORMAT);
+	}
+	/* Process and thread ids name streams: they must be unique. */
+	for (i = 0; i < b->nprocs; i++) {
+		for (j = 0; j < i; j++)
+			if (b->procs[j].pid == b->procs[i].pid) {
+				BERR(b, "processes[%zu].pid: %" PRId64
+				    " appears twice", i, b->procs[i].pid);
+				return (-HWTR_E_FORMAT);
+			}
+		for (j = 0; j < b->procs[i].nthreads; j++)
+			for (k = 0; k <= i; k++)
+				for (l = 0; l < (k == i ? j :
+				    b->procs[k].nthreads); l++)
+					if (b->procs[k].threads[l].tid ==
+					    b->procs[i].threads[j].tid) {
+						BERR(b, "processes[%zu]."
+						    "threads[%zu].tid: %" PRId64
+						    " appears twice", i, j,
+						    b->procs[i].threads[j].tid);
+						return (-HWTR_E_FORMAT);
+					}
+	}
+	return (0);
+}
+
+/* Pass 2: every file the bundle names. */
+static int
+check_files(struct lldb_bundle *b)
+{
+	struct lldb_process *p;
+	struct lldb_thread *th;
+	struct lldb_module *mo;
+	struct stat st;
+	char ebuf[256];
+	uint64_t minv;
+	size_t i, j, k;
+	int rc;
+
+	for (i = 0; i < b->nprocs; i++) {
+		p = &b->procs[i];
+		for (j = 0; j < p->nthreads; j++) {
+			th = &p->threads[j];
+			if (th->trace == NULL)
+				continue;
+			th->fd = open(th->trace, O_RDONLY | O_CLOEXEC);
+			if (th->fd < 0 || fstat(th->fd, &st) != 0) {
+				BERR(b, "processes[%zu].threads[%zu].iptTrace:"
+				    " cannot open '%s': %s", i, j, th->trace,
+				    strerror(errno));
+				return (-HWTR_E_IO);
+			}
+			if (!S_ISREG(st.st_mode)) {
+				BERR(b, "processes[%zu].threads[%zu].iptTrace:"
+				    " '%s' is not a regular file", i, j,
+				    th->trace);
+				return (-HWTR_E_FORMAT);
+			}
+			th->size = (uint64_t)st.st_size;
+		}
+		for (j = 0; j < p->nmodules; j++) {
+			mo = &p->modules[j];
+			rc = hwtr_read_file(mo->file, LLDB_MAX_IMAGE, &mo->buf,
+			    &mo->len, ebuf, sizeof(ebuf));
+			if (rc < 0) {
+				BERR(b, "%s: cannot read '%s': %s", mo->field,
+				    mo->file, ebuf);
+				return (rc);
+			}
+			rc = hwtr_elf_parse(mo->buf, mo->len, &mo->elf, ebuf,
+			    sizeof(ebuf));
+			if (rc < 0) {
+				BERR(b, "%s: '%s': %s", mo->field, mo->file,
+				    ebuf);
+				return (rc);
+			}
+			if (mo->uuid_len != 0 &&
+			    (mo->uuid_len != mo->elf.build_id_len ||
+			    memcmp(mo->uuid, mo->elf.build_id,
+			    mo->uuid_len) != 0)) {
+				char want[2 * HWTR_BUILD_ID_MAX + 1];
+				char got[2 * HWTR_BUILD_ID_MAX + 1];
+
+				hwtr_hex(want, mo->uuid, mo->uuid_len);
+				hwtr_hex(got, mo->elf.build_id,
+				    mo->elf.build_id_len);
+				BERR(b, "%s.uuid: %s does not match the "
+				    "build-id of '%s' (%s)", mo->field, want,
+				    mo->file, got[0] ? got : "none");
+				return (-HWTR_E_FORMAT);
+			}
+			minv = UINT64_MAX;
+			for (k = 0; k < mo->elf.nload; k++)
+				if (mo->elf.load[k].vaddr < minv)
+					minv = mo->elf.load[k].vaddr;
+			if (minv == UINT64_MAX) {
+				BERR(b, "%s: '%s' has no PT_LOAD segment",
+				    mo->field, mo->file);
+				return (-HWTR_E_FORMAT);
+			}
+			/*
+			 * An ET_EXEC file runs where it was linked: a load
+			 * address elsewhere means the bundle is wrong, and
+			 * decoding would read the wrong bytes.
+			 */
+			if (mo->elf.type == 2 && mo->load != minv) {
+				BERR(b, "%s.loadAddress: 0x%" PRIx64 ", but "
+				    "'%s' is not relocatable (ET_EXEC linked "
+				    "at 0x%" PRIx64 ")", mo->field, mo->load,
+				    mo->file, minv);
+				return (-HWTR_E_FORMAT);
+			}
+			for (k = 0; k < mo->elf.nload; k++)
+				if (mo->elf.load[k].vaddr - minv >
+				    UINT64_MAX - mo->load -
+				    mo->elf.load[k].filesz) {
+					BERR(b, "%s.loadAddress: 0x%" PRIx64
+					    " puts segment %zu of '%s' past "
+					    "the end of the address space",
+					    mo->field, mo->load, k, mo->file);
+					return (-HWTR_E_FORMAT);
+				}
+		}
+	}
+	return (0);
+}
+
+static int
+write_archive(struct lldb_bundle *b, const char *out,
+    const struct hwtr_aw_opts *aw_opts)
+{
+	static const char *const caveats[] = {
+		"imported from an LLDB trace bundle: mappings hold for the "
+		"whole trace and carry no time",
+		"time conversion, when present, gives perf clock time "
+		"(tscPerfZeroConversion), not wall-clock time"
+	};
+	struct hwtr_capture_meta meta;
+	struct hwtr_capture_end end;
+	struct hwtr_stream_desc sd;
+	struct hwtr_image_desc id;
+	struct hwtr_sb_rec r;
+	struct hwtr_aw *aw = NULL;
+	struct lldb_process *p;
+	struct lldb_module *mo;
+	struct lldb_thread *th;
+	char key[HWTR_IMAGE_KEY_MAX], name[64], ebuf[256], label[128];
+	uint64_t minv;
+	uint32_t sid;
+	size_t i, j, k;
+	int rc;
+
+	memset(&meta, 0, sizeof(meta));
+	meta.host = "unknown";
+	meta.source = "lldb";
+	meta.sideband_origin = "import";
+	meta.caveats = caveats;
+	meta.ncaveats = b->tconv.valid ? 2 : 1;
+	meta.cpu = b->cpu;
+	meta.tconv = b->tconv;
+	ebuf[0] = '\0';
+	rc = hwtr_aw_open(&aw, out, &meta, aw_opts, ebuf, sizeof(ebuf));
+	if (rc < 0) {
+		hwtr_import_err(b->errbuf, b->errlen, "cannot write '%s': %s",
+		    out, ebuf[0] ? ebuf : hwtr_errstr(rc));
+		return (rc);
+	}
+	for (i = 0; i < b->nprocs; i++) {
+		p = &b->procs[i];
+		memset(&r, 0, sizeof(r));
+		r.type = HWTR_SB_PROC_START;
+		r.pid = (int32_t)p->pid;
+		r.tid = (int32_t)p->pid;
+		r.u.proc_start.ppid = -1;
+		if ((rc = hwtr_aw_sideband(aw, &r)) < 0)
+			goto fail;
+		for (j = 0; j < p->nmodules; j++) {
+			mo = &p->modules[j];
+			memset(&id, 0, sizeof(id));
+			id.path = mo->system_path;
+			id.kind = HWTR_IMG_FILE;
+			memcpy(id.build_id, mo->elf.build_id,
+			    mo->elf.build_id_len);
+			id.build_id_len = mo->elf.build_id_len;
+			if ((rc = hwtr_aw_add_image(aw, &id, mo->buf, mo->len,
+			    key)) < 0)
+				goto fail;
+			minv = UINT64_MAX;
+			for (k = 0; k < mo->elf.nload; k++)
+				if (mo->elf.load[k].vaddr < minv)
+					minv = mo->elf.load[k].vaddr;
+			for (k = 0; k < mo->elf.nload; k++) {
+				if (mo->elf.load[k].filesz == 0)
+					continue;
+				memset(&r, 0, sizeof(r));
+				r.type = HWTR_SB_MMAP;
+				r.pid = (int32_t)p->pid;
+				r.tid = -1;
+				r.u.mmap.addr = mo->load +
+				    (mo->elf.load[k].vaddr - minv);
+				r.u.mmap.len = mo->elf.load[k].filesz;
+				r.u.mmap.pgoff = mo->elf.load[k].offset;
+				r.u.mmap.prot =
+				    hwtr_import_prot(mo->elf.load[k].flags);
+				r.u.mmap.path = mo->system_path;
+				r.u.mmap.image = key;
+				memcpy(r.u.mmap.build_id, mo->elf.build_id,
+				    mo->elf.build_id_len);
+				r.u.mmap.build_id_len =
+				    (uint8_t)mo->elf.build_id_len;
+				if ((rc = hwtr_aw_sideband(aw, &r)) < 0)
+					goto fail;
+			}
+		}
+		for (j = 0; j < p->nthreads; j++) {
+			th = &p->threads[j];
+			memset(&r, 0, sizeof(r));
+			r.type = HWTR_SB_THREAD_START;
+			r.pid = (int32_t)p->pid;
+			r.tid = (int32_t)th->tid;
+			r.u.thread_start.ptid = -1;
+			if ((rc = hwtr_aw_sideband(aw, &r)) < 0)
+				goto fail;
+			if (th->trace == NULL)
+				continue;
+			memset(&sd, 0, sizeof(sd));
+			sd.format = HWTR_TF_INTEL_PT;
+			sd.pid = (int32_t)p->pid;
+			sd.tid = (int32_t)th->tid;
+			sd.cpu = -1;
+			snprintf(name, sizeof(name), "tid %" PRId64, th->tid);
+			sd.name = name;
+			if ((rc = hwtr_aw_add_stream(aw, &sd, &sid)) < 0)
+				goto fail;
+			snprintf(label, sizeof(label),
+			    "processes[%zu].threads[%zu].iptTrace ", i, j);
+			if ((rc = hwtr_import_copy(aw, sid, th->fd, label,
+			    th->trace, 0, th->size, b->errbuf,
+			    b->errlen)) < 0) {
+				hwtr_aw_abort(aw, 0);
+				return (rc);
+			}
+		}
+	}
+	memset(&end, 0, sizeof(end));
+	end.exit_kind = HWTR_EXIT_NONE;
+	hwtr_aw_set_end(aw, &end);
+	ebuf[0] = '\0';
+	rc = hwtr_aw_close(aw, ebuf, sizeof(ebuf));
+	if (rc < 0)
+		hwtr_import_err(b->errbuf, b->errlen, "cannot finish '%s': %s",
+		    out, ebuf[0] ? ebuf : hwtr_errstr(rc));
+	return (rc);
+fail:
+	hwtr_import_err(b->errbuf, b->errlen, "writing '%s': %s", out,
+	    hwtr_aw_errmsg(aw));
+	hwtr_aw_abort(aw, 0);
+	return (rc);
+}
+
+static void
+bundle_free(struct lldb_bundle *b)
+{
+	struct lldb_process *p;
+	size_t i, j;
+
+	for (i = 0; i < b->nprocs; i++) {
+		p = &b->procs[i];
+		for (j = 0; j < p->nthreads; j++) {
+			free(p->threads[j].trace);
+			if (p->threads[j].fd >= 0)
+				close(p->threads[j].fd);
+		}
+		for (j = 0; j < p->nmodules; j++) {
+			free(p->modules[j].system_path);
+			free(p->modules[j].file);
+			free(p->modules[j].buf);
+		}
+		free(p->threads);
+		free(p->modules);
+	}
+	free(b->procs);
+	free(b->dir);
+}
+
+int
+hwtr_import_lldb(const char *json, const char *out,
+    const struct hwtr_aw_opts *aw_opts, char *errbuf, size_t errlen)
+{
+	struct lldb_bundle b;
+	json_error_t jerr;
+	json_t *root;
+	const char *slash;
+	int rc;
+
+	if (json == NULL || out == NULL) {
+		hwtr_import_err(errbuf, errlen, "no bundle or no output");
+		return (-HWTR_E_INVAL);
+	}
+	memset(&b, 0, sizeof(b));
+	b.json = json;
+	b.errbuf = errbuf;
+	b.errlen = errlen;
+	slash = strrchr(json, '/');
+	b.dir = slash == NULL ? strdup(".") :
+	    strndup(json, slash == json ? 1 : (size_t)(slash - json));
+	if (b.dir == NULL) {
+		hwtr_import_err(errbuf, errlen, "out of memory");
+		return (-HWTR_E_NOMEM);
+	}
+	root = json_load_file(json, JSON_REJECT_DUPLICATES, &jerr);
+	if (root == NULL) {
+		if (access(json, R_OK) != 0)
+			hwtr_import_err(errbuf, errlen, "cannot open '%s': %s",
+			    json, strerror(errno));
+		else
+			hwtr_import_err(errbuf, errlen, "'%s': line %d "
+			    "column %d: %s", json, jerr.line, jerr.column,
+			    jerr.text);
+		free(b.dir);
+		return (-HWTR_E_FORMAT);
+	}
+	rc = parse_bundle(&b, root);
+	json_decref(root);
+	if (rc == -HWTR_E_NOMEM)
+		hwtr_import_err(errbuf, errlen, "out of memory");
+	if (rc >= 0)
+		rc = check_files(&b);
+	if (rc >= 0)
+		rc = write_archive(&b, out, aw_opts);
+	bundle_free(&b);
+	return (rc < 0 ? rc : 0);
+}
