@@ -162,14 +162,35 @@ cmd_import(int argc, char **argv)
 	struct hwtr_import_raw_opts o;
 	struct hwtr_import_file f;
 	struct files pt = { NULL, 0 }, raw = { NULL, 0 }, elf = { NULL, 0 };
-	const char *arg, *out = NULL;
+	const char *arg, *out = NULL, *ops[2] = { NULL, NULL };
+	size_t nops = 0;
 	char errbuf[512], *copy = NULL, *sfx;
 	long v;
 	uint64_t u;
 	int c, rc = 1, lldb = 0, nomem = 0;
 
 	memset(&o, 0, sizeof(o));
-	while ((c = cli_getopt(&import_cmd, argc, argv, &arg)) != -1) {
+	/*
+	 * Options may follow the operand ("import trace.json -o x", as
+	 * hwtrace(1) shows it), so operands are collected as getopt stops at
+	 * them; everything after "--" is an operand.
+	 */
+	for (;;) {
+		if ((c = cli_getopt(&import_cmd, argc, argv, &arg)) == -1) {
+			if (optind > 1 && strcmp(argv[optind - 1], "--") == 0) {
+				while (optind < argc && nops < 2)
+					ops[nops++] = argv[optind++];
+				nops += argc - optind;
+				break;
+			}
+			if (optind >= argc)
+				break;
+			if (nops < 2)
+				ops[nops] = argv[optind];
+			nops++;
+			optind++;
+			continue;
+		}
 		memset(&f, 0, sizeof(f));
 		switch (c) {
 		case OPT_OUT:
@@ -290,7 +311,7 @@ cmd_import(int argc, char **argv)
 
 	errbuf[0] = '\0';
 	if (pt.n + raw.n + elf.n > 0) {
-		if (lldb || argc - optind != 0) {
+		if (lldb || nops != 0) {
 			rc = cli_usage_error(&import_cmd, "raw files "
 			    "(--pt, --raw, --elf) and a trace bundle cannot "
 			    "be imported together");
@@ -313,8 +334,8 @@ cmd_import(int argc, char **argv)
 			goto out;
 		}
 	} else {
-		if (argc - optind != 1) {
-			rc = cli_usage_error(&import_cmd, argc - optind == 0 ?
+		if (nops != 1) {
+			rc = cli_usage_error(&import_cmd, nops == 0 ?
 			    "nothing to import (--pt FILE or TRACE.JSON)" :
 			    "more than one trace bundle given");
 			goto out;
@@ -328,7 +349,7 @@ cmd_import(int argc, char **argv)
 			    "a trace bundle carries its own");
 			goto out;
 		}
-		if (hwtr_import_lldb(argv[optind], out, NULL, errbuf,
+		if (hwtr_import_lldb(ops[0], out, NULL, errbuf,
 		    sizeof(errbuf)) < 0) {
 			cli_warnx("import", "%s", errbuf);
 			rc = 1;

@@ -349,7 +349,8 @@ print_text(FILE *fp, struct info *in)
 		    str_or(r->u.mmap.image, "no image"));
 	}
 
-	fprintf(fp, "sideband: %zu records\n", hwtr_ar_nsideband(in->ar));
+	n = hwtr_ar_nsideband(in->ar);
+	fprintf(fp, "sideband: %zu record%s\n", n, n == 1 ? "" : "s");
 	for (t = 1; t < HWTR_SB_MAX; t++)
 		if (in->sbcount[t] != 0)
 			fprintf(fp, "  %s: %zu\n", hwtr_sb_type_name(t),

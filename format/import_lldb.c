@@ -105,7 +105,7 @@ jtype(const json_t *v)
 
 /* "'trace.json': FIELD: message" */
 #define BERR(b, ...) do {						\
-	char m_[384];							\
+	char m_[1024];							\
 	snprintf(m_, sizeof(m_), __VA_ARGS__);				\
 	hwtr_import_err((b)->errbuf, (b)->errlen, "'%s': %s",		\
 	    (b)->json, m_);						\

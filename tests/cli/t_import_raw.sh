@@ -1,0 +1,231 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# hwtrace import with ptxed's options.  The libipt test cases are imported
+# with the exact options of their <t>-ptxed.cmd; what the archive holds is
+# checked against the files themselves (wc, sha256sum) and, for ELF files,
+# against readelf(1).
+
+. "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
+
+PTT=libipt-ptt
+
+# The import options of a ptxed command line: --raw, --elf, --pt, --cpu,
+# --mtc-freq, --nom-freq, --cpuid-0x15.* with their arguments.
+ptxed_import_opts()
+{
+	awk '{
+		for (i = 2; i <= NF; i++) {
+			if ($i ~ /^--(raw|elf|pt|cpu|mtc-freq|nom-freq|cpuid-0x15\.ea?b?x)$/) {
+				printf "%s %s ", $i, $(i + 1); i++
+			}
+		}
+	}' "$1"
+}
+
+# Import case $1 of libipt's tests with the options of its ptxed command $2
+# (default $1-ptxed.cmd) and check the archive against its files.
+check_ptt_case()
+{
+	t=$1
+	dir=$HWTRACE_CORPUS/$PTT/$t
+	cmd=$dir/${2:-$t-ptxed.cmd}
+	[ -r "$cmd" ] || atf_fail "no $cmd"
+	opts=$(ptxed_import_opts "$cmd")
+	out=$(pwd)/$t.hwtrace
+	( cd "$dir" && "$HWTRACE" import $opts -o "$out" ) > out 2> err ||
+	    atf_fail "$t: 'hwtrace import $opts' failed: $(cat err)"
+	run_status 0 "$HWTRACE" info "$t.hwtrace"
+	mv out info
+	pt=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--pt") print $(i + 1) }' "$cmd")
+	bytes=$(wc -c < "$dir/$pt")
+	grep -Eq "^  stream [0-9]+ 'pt $pt': intel-pt, pid -1, tid -1, cpu -1, [0-9]+ chunks?, $bytes bytes$" info ||
+	    atf_fail "$t: expected a stream of $bytes bytes from $pt; got: $(cat info)"
+	# One mapping per --raw, at its address, of its range.
+	nraw=0
+	for raw in $(awk '{ for (i = 1; i < NF; i++) if ($i == "--raw") print $(i + 1) }' "$cmd"); do
+		nraw=$((nraw + 1))
+		file=${raw%%:*}
+		rest=${raw#*:}
+		vaddr=${rest##*:}
+		range=${rest%:*}
+		size=$(wc -c < "$dir/$file")
+		from=0
+		to=$size
+		if [ "$range" != "$rest" ]; then
+			from=$((${range%-*}))
+			case $range in *-*) to=$((${range#*-})) ;; esac
+		fi
+		key=sha256-$(sha256sum "$dir/$file" | cut -d' ' -f1)
+		line=$(printf '  pid -1: 0x%x-0x%x pgoff 0x%x r-x %s [%s]' \
+		    $((vaddr)) $((vaddr + to - from)) $from "$file" "$key")
+		expect_line info "$line"
+		expect_line info "  $key $file (memory, $size bytes)"
+	done
+	expect_line info "mappings: $nraw"
+	cpu=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--cpu") print $(i + 1) }' "$cmd")
+	if [ -n "$cpu" ]; then
+		f=${cpu%%/*}
+		m=${cpu#*/}
+		s=0
+		case $m in */*) s=${m#*/}; m=${m%/*} ;; esac
+		expect_line info "cpu: intel family $f model $m stepping $s"
+	else
+		expect_line info "cpu: unknown family 0 model 0 stepping 0"
+	fi
+	nom=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--nom-freq") print $(i + 1) }' "$cmd")
+	grep -q "^    pt: .*nom-freq ${nom:-0}," info ||
+	    atf_fail "$t: expected nom-freq ${nom:-0}; got: $(cat info)"
+	run_status 0 "$HWTRACE" verify "$t.hwtrace"
+}
+
+atf_test_case libipt_cases
+libipt_cases_head()
+{
+	atf_set descr "libipt test cases imported with their ptxed options: streams, images, mappings, CPU and frequencies as the files and options say"
+	atf_set require.progs "sha256sum"
+}
+libipt_cases_body()
+{
+	require_corpus $PTT
+	# Plain, two --raw with a range, --cpu 0/0 (an unknown CPU must still
+	# import: the decoder reports it), --cpu F/M, --nom-freq.
+	for t in loop-tnt truncated bad_cpu ptxed-tick fup-tip_pgd_noip \
+	    call_direct-ret_compressed; do
+		check_ptt_case $t
+	done
+	check_ptt_case apl11 apl11-ptxed-cpu_6_122.cmd
+}
+
+atf_test_case libipt_all_cases
+libipt_all_cases_head()
+{
+	atf_set descr "every libipt test case with a ptxed command imports and verifies"
+}
+libipt_all_cases_body()
+{
+	require_corpus $PTT
+	n=0
+	w=$(pwd)
+	for cmd in "$HWTRACE_CORPUS"/$PTT/*/*-ptxed*.cmd; do
+		dir=$(dirname "$cmd")
+		opts=$(ptxed_import_opts "$cmd")
+		( cd "$dir" && "$HWTRACE" import $opts -o "$w/x.hwtrace" ) > out 2> err ||
+		    atf_fail "$(basename "$cmd"): 'hwtrace import $opts' failed: $(cat err)"
+		"$HWTRACE" verify x.hwtrace > out 2> err ||
+		    atf_fail "$(basename "$cmd"): verify failed: $(cat err)"
+		n=$((n + 1))
+	done
+	[ $n -ge 100 ] || atf_fail "expected at least 100 ptxed commands in the corpus, found $n"
+}
+
+atf_test_case elf_bases
+elf_bases_head()
+{
+	atf_set descr "--elf FILE[:BASE] maps PT_LOAD segments as ptxed does (lowest segment at BASE), checked against readelf"
+	atf_set require.progs "readelf python3"
+}
+elf_bases_body()
+{
+	require_corpus lldb-intelpt/intelpt-trace-multi-file
+	dir=$HWTRACE_CORPUS/lldb-intelpt/intelpt-trace-multi-file
+	# The exact options of expected/multifile.ptxed.cmd.
+	opts=$(ptxed_import_opts "$HWTRACE_CORPUS/lldb-intelpt/expected/multifile.ptxed.cmd")
+	w=$(pwd)
+	( cd "$dir" && "$HWTRACE" import $opts -o "$w/m.hwtrace" ) > out 2> err ||
+	    atf_fail "'hwtrace import $opts' failed: $(cat err)"
+	run_status 0 "$HWTRACE" info m.hwtrace
+	mv out info
+	expect_line info "cpu: intel family 6 model 79 stepping 1"
+	expect_line info "images: 3"
+	n=0
+	for spec in a.out:0 libfoo.so:0x7ffff7bd9000 libbar.so:0x7ffff79d7000; do
+		f=${spec%%:*}
+		key=bid-$(readelf_build_id "$dir/$f")
+		[ "$key" != bid- ] || atf_fail "readelf found no build-id in $f"
+		expect_line info "  $key $f (file, $(wc -c < "$dir/$f") bytes)"
+		expected_mappings "$dir/$f" "$f" "${spec#*:}" -1 "$key" > want
+		while IFS= read -r line; do
+			expect_line info "$line"
+			n=$((n + 1))
+		done < want
+	done
+	expect_line info "mappings: $n"
+	bytes=$(wc -c < "$dir/multi-file.trace")
+	grep -Eq "^  stream [0-9]+ 'pt multi-file.trace': intel-pt, pid -1, tid -1, cpu -1, [0-9]+ chunks?, $bytes bytes$" info ||
+	    atf_fail "expected a stream of $bytes bytes; got: $(cat info)"
+}
+
+atf_test_case bad_inputs
+bad_inputs_head()
+{
+	atf_set descr "missing or unusable input files: exit 1, a message naming the file, no output left behind"
+}
+bad_inputs_body()
+{
+	head -c 64 /dev/urandom > t.pt
+	head -c 100 /dev/urandom > code.bin
+	run_status 1 "$HWTRACE" import --pt missing.pt -o o.hwtrace
+	expect_first err "hwtrace import: --pt 'missing.pt': No such file or directory"
+	expect_no_output o.hwtrace
+	run_status 1 "$HWTRACE" import --raw missing.bin:0x1000 --pt t.pt -o o.hwtrace
+	grep -q "^hwtrace import: --raw 'missing.bin': .*No such file or directory" err ||
+	    atf_fail "expected 'hwtrace import: --raw 'missing.bin': ...No such file or directory', got: $(cat err)"
+	expect_no_output o.hwtrace
+	run_status 1 "$HWTRACE" import --elf missing.so --pt t.pt -o o.hwtrace
+	grep -q "^hwtrace import: --elf 'missing.so': .*No such file or directory" err ||
+	    atf_fail "expected 'hwtrace import: --elf 'missing.so': ...No such file or directory', got: $(cat err)"
+	expect_no_output o.hwtrace
+	run_status 1 "$HWTRACE" import --elf code.bin --pt t.pt -o o.hwtrace
+	grep -q "^hwtrace import: --elf 'code.bin': ." err ||
+	    atf_fail "expected 'hwtrace import: --elf 'code.bin': why', got: $(cat err)"
+	expect_no_output o.hwtrace
+	run_status 1 "$HWTRACE" import --raw code.bin:0x10-0x200:0x1000 --pt t.pt -o o.hwtrace
+	expect_first err "hwtrace import: --raw 'code.bin': range 0x10-0x200 is outside the file (100 bytes)"
+	expect_no_output o.hwtrace
+	run_status 1 "$HWTRACE" import --pt t.pt:64 -o o.hwtrace
+	expect_first err "hwtrace import: --pt 't.pt': range 0x40-0x40 is outside the file (64 bytes)"
+	expect_no_output o.hwtrace
+	run_status 1 "$HWTRACE" import --pt . -o o.hwtrace
+	expect_first err "hwtrace import: --pt '.': not a regular file"
+	expect_no_output o.hwtrace
+	run_status 1 "$HWTRACE" import --pt t.pt -o nodir/o.hwtrace
+	grep -q "^hwtrace import: cannot write 'nodir/o.hwtrace': ." err ||
+	    atf_fail "expected 'hwtrace import: cannot write 'nodir/o.hwtrace': why', got: $(cat err)"
+	# A failed import leaves an existing output alone.
+	echo keep > o.hwtrace
+	run_status 1 "$HWTRACE" import --pt missing.pt -o o.hwtrace
+	[ "$(cat o.hwtrace)" = keep ] || atf_fail "a failed import changed the existing o.hwtrace"
+	! [ -e o.hwtrace.partial ] || atf_fail "a failed import left o.hwtrace.partial"
+}
+
+atf_test_case ranges_and_names
+ranges_and_names_head()
+{
+	atf_set descr "FROM-TO ranges of --pt and --raw, and a ':' kept in file names"
+	atf_set require.progs "sha256sum"
+}
+ranges_and_names_body()
+{
+	head -c 1000 /dev/urandom > t.pt
+	head -c 100 /dev/urandom > 'a:b.bin'
+	run_status 0 "$HWTRACE" import --pt t.pt:100-300 --raw 'a:b.bin:0x10-0x20:0x4000' -o r.hwtrace
+	run_status 0 "$HWTRACE" info r.hwtrace
+	key=sha256-$(sha256sum 'a:b.bin' | cut -d' ' -f1)
+	expect_line out "  pid -1: 0x4000-0x4010 pgoff 0x10 r-x a:b.bin [$key]"
+	grep -Eq "^  stream [0-9]+ 'pt t.pt': .*, 200 bytes$" out ||
+	    atf_fail "expected a stream of 200 bytes; got: $(cat out)"
+	run_status 0 "$HWTRACE" import --cpu auto --pt t.pt -o auto.hwtrace
+	run_status 0 "$HWTRACE" info auto.hwtrace
+	! grep -q "^cpu: unknown family 0" out || atf_fail "--cpu auto recorded no CPU: $(cat out)"
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case libipt_cases
+	atf_add_test_case libipt_all_cases
+	atf_add_test_case elf_bases
+	atf_add_test_case bad_inputs
+	atf_add_test_case ranges_and_names
+}

@@ -1,0 +1,152 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# The verbs' interfaces: --help, the man pages' SYNOPSIS and options, and
+# usage errors (exit 2, a message naming the problem, nothing written).
+
+. "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
+
+VERBS="import info verify"
+
+atf_test_case help_every_verb
+help_every_verb_head()
+{
+	atf_set descr "every verb's --help and -h print its synopsis and exit 0"
+}
+help_every_verb_body()
+{
+	for v in $VERBS; do
+		for h in --help -h; do
+			run_status 0 "$HWTRACE" $v $h
+			case $(head -n 1 out) in
+			"usage: hwtrace $v "*) ;;
+			*) atf_fail "hwtrace $v $h: expected 'usage: hwtrace $v ...', got '$(head -n 1 out)'" ;;
+			esac
+			expect_line out "See hwtrace-$v(1)."
+			! [ -s err ] || atf_fail "hwtrace $v $h wrote to stderr: $(cat err)"
+		done
+	done
+	run_status 0 "$HWTRACE" --help
+	for v in $VERBS; do
+		grep -q "^  $v " out || atf_fail "hwtrace --help does not list '$v': $(cat out)"
+	done
+}
+
+# The SYNOPSIS of docs/hwtrace-VERB.1, as mandoc renders it, on one line.
+man_synopsis()
+{
+	mandoc -Tascii "$HWTRACE_SRC/docs/hwtrace-$1.1" | col -b |
+	    sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed '1d;$d' | tr -s ' \t\n' '   ' |
+	    sed 's/^ //; s/ $//'
+}
+
+atf_test_case help_matches_man
+help_matches_man_head()
+{
+	atf_set descr "--help's usage equals the man page's SYNOPSIS and the man page documents every option of --help"
+	atf_set require.progs "mandoc col"
+}
+help_matches_man_body()
+{
+	for v in $VERBS; do
+		"$HWTRACE" $v --help > help
+		want=$(sed -n '1,/^$/p' help | sed 's/^usage: //' | tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//')
+		got=$(man_synopsis $v)
+		[ "$want" = "$got" ] || atf_fail "hwtrace-$v.1 SYNOPSIS differs from --help: expected '$want', got '$got'"
+		mandoc -Tascii "$HWTRACE_SRC/docs/hwtrace-$v.1" | col -b > man
+		for o in $(grep -o -- '--[a-z0-9.-]*' help | sort -u); do
+			grep -q -- "$o" man || atf_fail "hwtrace-$v.1 does not document $o"
+		done
+	done
+}
+
+atf_test_case man_lint
+man_lint_head()
+{
+	atf_set descr "every man page is mandoc -Tlint -W warning clean"
+	atf_set require.progs "mandoc"
+}
+man_lint_body()
+{
+	for f in "$HWTRACE_SRC"/docs/*.[0-9]; do
+		mandoc -Tlint -W warning "$f" > lint 2>&1 || atf_fail "$f: $(cat lint)"
+	done
+}
+
+# usage_case "expected stderr first line" args...
+usage_case()
+{
+	msg=$1
+	shift
+	run_status 2 "$HWTRACE" "$@"
+	expect_first err "$msg"
+	! [ -s out ] || atf_fail "'hwtrace $*' printed to stdout: $(cat out)"
+	expect_no_output o.hwtrace
+}
+
+atf_test_case usage_errors
+usage_errors_head()
+{
+	atf_set descr "unknown options, missing operands and malformed numbers exit 2 naming the problem"
+}
+usage_errors_body()
+{
+	printf 'x' > x.pt
+	usage_case "usage: hwtrace [--version] [--help] VERB [ARGS...]"
+	usage_case "hwtrace: unknown verb 'frob'" frob
+	usage_case "hwtrace info: no archive given" info
+	usage_case "hwtrace info: more than one archive given" info a b
+	usage_case "hwtrace info: unknown option '--bogus'" info --bogus a
+	usage_case "hwtrace info: unknown option '-x'" info -x a
+	usage_case "hwtrace verify: no archive given" verify
+	usage_case "hwtrace verify: more than one archive given" verify a b
+	usage_case "hwtrace verify: unknown option '--json'" verify --json a
+	usage_case "hwtrace import: no output given (-o OUT)" import --pt x.pt
+	usage_case "hwtrace import: option '-o' needs an argument" import --pt x.pt -o
+	usage_case "hwtrace import: option '--mtc-freq' needs an argument" import --pt x.pt --mtc-freq
+	usage_case "hwtrace import: nothing to import (--pt FILE or TRACE.JSON)" import -o o.hwtrace
+	usage_case "hwtrace import: no trace given (--pt FILE)" import --raw x.pt:0x1000 -o o.hwtrace
+	usage_case "hwtrace import: malformed --mtc-freq '16': want 0 to 15" import --mtc-freq 16 --pt x.pt -o o.hwtrace
+	usage_case "hwtrace import: malformed --mtc-freq '3x': want 0 to 15" import --mtc-freq 3x --pt x.pt -o o.hwtrace
+	usage_case "hwtrace import: malformed --nom-freq '256': want 0 to 255" import --nom-freq 256 --pt x.pt -o o.hwtrace
+	usage_case "hwtrace import: malformed --nom-freq '': want 0 to 255" import --nom-freq "" --pt x.pt -o o.hwtrace
+	usage_case "hwtrace import: malformed --cpuid-0x15.eax '0x100000000': want a 32-bit number" import --cpuid-0x15.eax 0x100000000 --pt x.pt -o o.hwtrace
+	usage_case "hwtrace import: malformed --cpuid-0x15.ebx '-1': want a 32-bit number" import --cpuid-0x15.ebx -1 --pt x.pt -o o.hwtrace
+	usage_case "hwtrace import: malformed --cpu '6': want F/M[/S], auto or none" import --cpu 6 --pt x.pt -o o.hwtrace
+	usage_case "hwtrace import: malformed --cpu '6/256': want F/M[/S], auto or none" import --cpu 6/256 --pt x.pt -o o.hwtrace
+	usage_case "hwtrace import: malformed --cpu '6/79/1/2': want F/M[/S], auto or none" import --cpu 6/79/1/2 --pt x.pt -o o.hwtrace
+	usage_case "hwtrace import: malformed --cpu 'intel': want F/M[/S], auto or none" import --cpu intel --pt x.pt -o o.hwtrace
+	usage_case "hwtrace import: --raw 'x.pt': no load address (FILE[:FROM[-TO]]:VADDR)" import --raw x.pt --pt x.pt -o o.hwtrace
+	usage_case "hwtrace import: --raw 'x.pt:zz': malformed load address 'zz'" import --raw x.pt:zz --pt x.pt -o o.hwtrace
+	usage_case "hwtrace import: --raw 'x.pt:0x20-0x10:0x1000': malformed range (FROM or FROM-TO, TO above FROM)" import --raw x.pt:0x20-0x10:0x1000 --pt x.pt -o o.hwtrace
+	usage_case "hwtrace import: --raw 'x.pt:1-2x:0x1000': malformed range (FROM or FROM-TO, TO above FROM)" import --raw x.pt:1-2x:0x1000 --pt x.pt -o o.hwtrace
+	usage_case "hwtrace import: --pt 'x.pt:5-': malformed range (FROM or FROM-TO, TO above FROM)" import --pt x.pt:5- -o o.hwtrace
+	usage_case "hwtrace import: --elf 'a.out:0xzz': malformed base '0xzz'" import --elf a.out:0xzz --pt x.pt -o o.hwtrace
+	usage_case "hwtrace import: raw files (--pt, --raw, --elf) and a trace bundle cannot be imported together" import --pt x.pt --lldb t.json -o o.hwtrace
+	usage_case "hwtrace import: --cpu, --cpuid-*, --mtc-freq and --nom-freq apply to raw imports; a trace bundle carries its own" import --cpu 6/79 t.json -o o.hwtrace
+	usage_case "hwtrace import: more than one trace bundle given" import a.json b.json -o o.hwtrace
+}
+
+atf_test_case version
+version_head()
+{
+	atf_set descr "--version names the program and the archive format"
+}
+version_body()
+{
+	run_status 0 "$HWTRACE" --version
+	case $(cat out) in
+	"hwtrace "[0-9]*" (archive format "[0-9]*.[0-9]*")") ;;
+	*) atf_fail "expected 'hwtrace X.Y.Z (archive format M.N)', got '$(cat out)'" ;;
+	esac
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case help_every_verb
+	atf_add_test_case help_matches_man
+	atf_add_test_case man_lint
+	atf_add_test_case usage_errors
+	atf_add_test_case version
+}
