@@ -48,9 +48,10 @@ cmd_verify(int argc, char **argv)
 	const char *path, *arg;
 	size_t i, n, nchunks = 0;
 	uint64_t bytes = 0;
-	int c, rc;
+	int rc;
 
-	while ((c = cli_getopt(&verify_cmd, argc, argv, &arg)) != -1)
+	/* No options but --help, which cli_getopt() handles. */
+	if (cli_getopt(&verify_cmd, argc, argv, &arg) != -1)
 		return (cli_usage_error(&verify_cmd, "unhandled option '%s'",
 		    argv[optind - 1]));
 	if (argc - optind != 1)

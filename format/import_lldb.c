@@ -154,8 +154,9 @@ get_int(struct lldb_bundle *b, json_t *obj, const char *where,
 	json_t *v;
 	int rc;
 
+	*vp = 0;
 	if ((v = get(b, obj, where, key, JSON_INTEGER, 0, &rc)) == NULL)
-		return (rc);
+		return (rc < 0 ? rc : -HWTR_E_FORMAT);
 	*vp = json_integer_value(v);
 	if (*vp < min || *vp > max) {
 		BERR(b, "%s%s%s: %" PRId64 " is out of range (%" PRId64

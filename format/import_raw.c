@@ -84,8 +84,8 @@ hwtr_import_copy(struct hwtr_aw *aw, uint32_t id, int fd, const char *label,
 		got = pread(fd, buf, want, (off_t)off);
 		if (got <= 0) {
 			hwtr_import_err(errbuf, errlen, "%s'%s': cannot "
-			    "read at offset 0x%" PRIx64 ": %s", label, path, off,
-			    got < 0 ? strerror(errno) : "file shrank");
+			    "read at offset 0x%" PRIx64 ": %s", label, path,
+			    off, got < 0 ? strerror(errno) : "file shrank");
 			rc = -HWTR_E_IO;
 			break;
 		}
