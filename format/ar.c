@@ -844,7 +844,7 @@ add_member(struct hwtr_ar *ar, const char *name, uint64_t off, uint64_t csize,
 
 /* ---- scanning --------------------------------------------------------------- */
 
-enum frame_res { FR_OK, FR_CUT, FR_BAD };
+enum frame_res { FR_OK, FR_CUT, FR_BAD, FR_LIMIT };
 
 /*
  * Walk the zstd frame at @off: header, then block headers only.  Sets
@@ -883,7 +883,7 @@ walk_frame(struct hwtr_ar *ar, uint64_t off, uint64_t *csizep, uint64_t *fcsp,
 		snprintf(why, whylen, "frame at 0x%jx: window of %ju bytes "
 		    "exceeds the limit 2^%d", (uintmax_t)off,
 		    (uintmax_t)zfh.windowSize, WINDOW_LOG_MAX);
-		return (FR_BAD);
+		return (FR_LIMIT);
 	}
 	if (zfh.frameContentSize == ZSTD_CONTENTSIZE_UNKNOWN) {
 		snprintf(why, whylen, "frame at 0x%jx: no content size",
@@ -1067,13 +1067,13 @@ scan_frames(struct hwtr_ar *ar)
 			set_cut(ar, off, "cut at 0x%jx: %s", (uintmax_t)off, why);
 			return (0);
 		}
+		/* Hostile limits are errors, not cuts. */
+		if (fr == FR_LIMIT)
+			return (ar_err(ar, HWTR_E_LIMIT, "%s", why));
 		if (fr == FR_BAD) {
 			if (off == 0)
 				return (ar_err(ar, HWTR_E_FORMAT, "not an hwtrace "
 				    "archive: %s", why));
-			/* Hostile limits are errors, not cuts. */
-			if (strstr(why, "window") != NULL)
-				return (ar_err(ar, HWTR_E_LIMIT, "%s", why));
 			set_cut(ar, off, "unreadable at 0x%jx: %s",
 			    (uintmax_t)off, why);
 			return (0);

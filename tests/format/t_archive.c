@@ -501,8 +501,132 @@ ATF_TC_BODY(tar_lists_and_extracts, tc)
 	written_free(&w);
 }
 
+struct reader_arg {
+	struct hwtr_ar	*ar;
+	struct written	*w;
+	int		bad;
+};
+
+static void *
+reader_thread(void *arg)
+{
+	struct reader_arg *ra = arg;
+	void *buf;
+	size_t len, i, round;
+
+	for (round = 0; round < 20; round++)
+		for (i = 1; i < NCHUNK; i++) {
+			if (hwtr_ar_read_chunk(ra->ar, 0, i, &buf, &len) != 0 ||
+			    len != chunk_len[i] || memcmp(buf, ra->w->chunk[i],
+			    len) != 0)
+				ra->bad++;
+			free(buf);
+		}
+	return (NULL);
+}
+
+/*
+ * Damage the bytes of the first chunk's frame: later chunks still read
+ * (from several threads at once), the damaged one fails, and verify names
+ * it.
+ */
+ATF_TC_WITHOUT_HEAD(random_access_survives_damage);
+ATF_TC_BODY(random_access_survives_damage, tc)
+{
+	struct written w;
+	struct hwtr_ar *ar;
+	const struct hwtr_member_info *mi;
+	struct reader_arg ra[4];
+	pthread_t th[4];
+	uint8_t *data;
+	size_t len, i, blen;
+	void *buf;
+	char name[64];
+	FILE *f;
+
+	write_full("d.hwtrace", &w, 0);
+	ATF_REQUIRE_EQ(hwtr_ar_open(&ar, "d.hwtrace", NULL), 0);
+	mi = hwtr_ar_member(ar, hwtr_ar_chunk(ar, 0, 0)->member);
+	snprintf(name, sizeof(name), "%s", mi->name);
+	data = slurp("d.hwtrace", &len);
+	for (i = 0; i < 16; i++)
+		data[mi->offset + mi->csize / 2 + i] ^= 0x5a;
+	hwtr_ar_close(ar);
+	f = fopen("d.hwtrace", "wb");
+	ATF_REQUIRE(fwrite(data, 1, len, f) == len);
+	fclose(f);
+
+	ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&ar, "d.hwtrace", NULL), 0, "%s",
+	    hwtr_ar_errmsg(ar));
+	ATF_CHECK_EQ(hwtr_ar_status(ar)->complete, 1);
+	ATF_CHECK(hwtr_ar_read_chunk(ar, 0, 0, &buf, &blen) < 0);
+	ATF_CHECK_MSG(strstr(hwtr_ar_errmsg(ar), name) != NULL,
+	    "read error '%s' does not name '%s'", hwtr_ar_errmsg(ar), name);
+	free(buf);
+	for (i = 0; i < 4; i++) {
+		ra[i].ar = ar;
+		ra[i].w = &w;
+		ra[i].bad = 0;
+		ATF_REQUIRE(pthread_create(&th[i], NULL, reader_thread,
+		    &ra[i]) == 0);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		ATF_CHECK_EQ_MSG(ra[i].bad, 0, "thread %zu: %d bad reads", i,
+		    ra[i].bad);
+	}
+	ATF_CHECK(hwtr_ar_verify(ar) < 0);
+	ATF_CHECK_MSG(strstr(hwtr_ar_errmsg(ar), name) != NULL,
+	    "verify error '%s' does not name '%s'", hwtr_ar_errmsg(ar), name);
+	hwtr_ar_close(ar);
+	free(data);
+	written_free(&w);
+}
+
+/*
+ * Without its trailer the archive is scanned frame by frame: the view is
+ * the same as through the table of contents.
+ */
+ATF_TC_WITHOUT_HEAD(scan_and_toc_agree);
+ATF_TC_BODY(scan_and_toc_agree, tc)
+{
+	struct written w;
+	struct hwtr_ar *a, *b;
+	const struct hwtr_member_info *x, *y;
+	uint8_t *data;
+	size_t len, i;
+
+	write_full("s.hwtrace", &w, 1);
+	data = slurp("s.hwtrace", &len);
+	cut_copy(data, len - 40, "s2.hwtrace");
+	ATF_REQUIRE_EQ(hwtr_ar_open(&a, "s.hwtrace", NULL), 0);
+	ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&b, "s2.hwtrace", NULL), 0, "%s",
+	    hwtr_ar_errmsg(b));
+	ATF_CHECK_EQ(hwtr_ar_status(b)->complete, 1);
+	ATF_REQUIRE_EQ(hwtr_ar_nmembers(a), hwtr_ar_nmembers(b));
+	for (i = 0; i < hwtr_ar_nmembers(a); i++) {
+		x = hwtr_ar_member(a, i);
+		y = hwtr_ar_member(b, i);
+		ATF_CHECK_STREQ(x->name, y->name);
+		ATF_CHECK_EQ(x->kind, y->kind);
+		ATF_CHECK_EQ(x->offset, y->offset);
+		ATF_CHECK_EQ(x->csize, y->csize);
+		ATF_CHECK_EQ(x->usize, y->usize);
+	}
+	ATF_CHECK_EQ(hwtr_ar_nsideband(a), hwtr_ar_nsideband(b));
+	ATF_CHECK_EQ(hwtr_ar_nimages(a), hwtr_ar_nimages(b));
+	ATF_CHECK_EQ(hwtr_ar_nchunks(a, 0), hwtr_ar_nchunks(b, 0));
+	ATF_CHECK_EQ_MSG(hwtr_ar_verify(b), 0, "%s", hwtr_ar_errmsg(b));
+	hwtr_ar_close(a);
+	hwtr_ar_close(b);
+	free(data);
+	written_free(&w);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, random_access_survives_damage);
+	ATF_TP_ADD_TC(tp, scan_and_toc_agree);
 	ATF_TP_ADD_TC(tp, tar_lists_and_extracts);
 	ATF_TP_ADD_TC(tp, round_trip_every_field);
 	ATF_TP_ADD_TC(tp, truncation_at_every_offset);

@@ -1,0 +1,188 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * Craft archives for the reader's tests directly with libarchive and zstd,
+ * independently of format/'s writer: hostile members (links, devices, bad
+ * names), bombs, other versions, unknown members and records.
+ */
+
+#ifndef CRAFT_H
+#define CRAFT_H
+
+#include <atf-c.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <zstd.h>
+
+struct craft_member {
+	const char	*name;
+	const void	*data;
+	size_t		len;
+	unsigned	type;		/* AE_IF*; 0: regular file */
+	const char	*link;		/* symlink or hardlink target */
+};
+
+struct craft_opts {
+	int		window_log;	/* 0: default */
+	int		no_content_size;
+	int		tar_end;	/* write the tar end frame */
+};
+
+struct craft_buf {
+	uint8_t		*p;
+	size_t		len, cap;
+};
+
+static la_ssize_t
+craft_cb(struct archive *a, void *arg, const void *buf, size_t len)
+{
+	struct craft_buf *b = arg;
+
+	(void)a;
+	if (b->len + len > b->cap) {
+		b->cap = (b->len + len) * 2;
+		b->p = realloc(b->p, b->cap);
+		ATF_REQUIRE(b->p != NULL);
+	}
+	memcpy(b->p + b->len, buf, len);
+	b->len += len;
+	return ((la_ssize_t)len);
+}
+
+/* Compress @b as one frame and append it to @f. */
+static void
+craft_frame(FILE *f, struct craft_buf *b, const struct craft_opts *o)
+{
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+	ZSTD_inBuffer in = { b->p, b->len, 0 };
+	uint8_t out[1 << 16];
+	ZSTD_outBuffer ob;
+	size_t r;
+
+	ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 3);
+	ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+	if (o != NULL && o->window_log != 0)
+		ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, o->window_log);
+	if (o == NULL || !o->no_content_size)
+		ZSTD_CCtx_setPledgedSrcSize(c, b->len);
+	else {
+		/* Streamed with an unknown size: the header keeps the window. */
+		ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 0);
+		ob.dst = out;
+		ob.size = sizeof(out);
+		ob.pos = 0;
+		r = ZSTD_compressStream2(c, &ob, &in, ZSTD_e_continue);
+		ATF_REQUIRE(!ZSTD_isError(r));
+		ATF_REQUIRE(fwrite(out, 1, ob.pos, f) == ob.pos);
+	}
+	do {
+		ob.dst = out;
+		ob.size = sizeof(out);
+		ob.pos = 0;
+		r = ZSTD_compressStream2(c, &ob, &in, ZSTD_e_end);
+		ATF_REQUIRE(!ZSTD_isError(r));
+		ATF_REQUIRE(fwrite(out, 1, ob.pos, f) == ob.pos);
+	} while (r != 0);
+	ZSTD_freeCCtx(c);
+	b->len = 0;
+}
+
+static void
+craft(const char *path, const struct craft_member *m, size_t n,
+    const struct craft_opts *o)
+{
+	struct craft_buf b = { NULL, 0, 0 };
+	struct archive *a = archive_write_new();
+	struct archive_entry *e;
+	FILE *f = fopen(path, "wb");
+	size_t i;
+
+	ATF_REQUIRE(a != NULL && f != NULL);
+	archive_write_set_format_pax(a);
+	archive_write_set_bytes_per_block(a, 0);
+	archive_write_set_bytes_in_last_block(a, 1);
+	ATF_REQUIRE(archive_write_open2(a, &b, NULL, craft_cb, NULL, NULL) ==
+	    ARCHIVE_OK);
+	for (i = 0; i < n; i++) {
+		e = archive_entry_new();
+		archive_entry_set_pathname(e, m[i].name);
+		archive_entry_set_filetype(e, m[i].type ? m[i].type : AE_IFREG);
+		archive_entry_set_perm(e, 0644);
+		if (m[i].type == AE_IFLNK)
+			archive_entry_set_symlink(e, m[i].link);
+		else if (m[i].link != NULL)
+			archive_entry_set_hardlink(e, m[i].link);
+		if (m[i].type == 0 || m[i].type == AE_IFREG)
+			archive_entry_set_size(e, (la_int64_t)m[i].len);
+		ATF_REQUIRE_MSG(archive_write_header(a, e) == ARCHIVE_OK,
+		    "%s", archive_error_string(a));
+		if (m[i].len > 0 && (m[i].type == 0 || m[i].type == AE_IFREG))
+			ATF_REQUIRE(archive_write_data(a, m[i].data, m[i].len) ==
+			    (la_ssize_t)m[i].len);
+		archive_write_finish_entry(a);
+		archive_entry_free(e);
+		craft_frame(f, &b, o);
+	}
+	archive_write_close(a);
+	if (o != NULL && o->tar_end)
+		craft_frame(f, &b, o);
+	archive_write_free(a);
+	free(b.p);
+	fclose(f);
+}
+
+/* A manifest of format version @ver, with @extra JSON fields ("" none). */
+static char *
+craft_manifest(const char *ver, const char *extra)
+{
+	char *s;
+
+	ATF_REQUIRE(asprintf(&s, "{\"format\": \"%s\", \"writer\": \"craft\", "
+	    "\"host\": \"h\", \"source\": \"step\", \"source_version\": null, "
+	    "\"sideband_origin\": null, \"caveats\": [], \"cpu\": "
+	    "{\"vendor\": \"amd\", \"family\": 25, \"model\": 1, "
+	    "\"stepping\": 1, \"brand\": \"\"}, \"argv\": [\"x\"], "
+	    "\"start_ns\": 0, \"timeconv\": null%s}", ver, extra) > 0);
+	return (s);
+}
+
+#define CRAFT_STREAM0	"{\"id\": 0, \"name\": \"s\", \"format\": \"none\", " \
+	"\"pid\": -1, \"tid\": -1, \"cpu\": -1}"
+
+/* Little-endian sideband record encoding, written here independently. */
+static size_t
+sb_put(uint8_t *p, uint64_t v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+	return ((size_t)n);
+}
+
+/* A header of @size bytes (type, 24, size, time, pid, tid). */
+static size_t
+sb_hdr(uint8_t *p, unsigned type, uint32_t size, uint64_t time, int32_t pid,
+    int32_t tid)
+{
+	size_t n = 0;
+
+	n += sb_put(p + n, type, 2);
+	n += sb_put(p + n, 24, 2);
+	n += sb_put(p + n, size, 4);
+	n += sb_put(p + n, time, 8);
+	n += sb_put(p + n, (uint32_t)pid, 4);
+	n += sb_put(p + n, (uint32_t)tid, 4);
+	return (n);
+}
+
+#endif /* !CRAFT_H */

@@ -1,0 +1,447 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The reader against archives crafted here with libarchive and zstd:
+ * version rules, unknown members / record types / fields skipped, and
+ * every hostile case of hwtrace(5) refused with a clear error.
+ */
+
+#include <atf-c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwtrace.h"
+#include "hwtr_test.h"
+#include "craft.h"
+
+/* Open @path expecting failure @code with @what in the message. */
+static void
+expect_refused(const char *path, const struct hwtr_ar_opts *o, int code,
+    const char *what)
+{
+	struct hwtr_ar *ar;
+	int rc;
+
+	rc = hwtr_ar_open(&ar, path, o);
+	ATF_CHECK_EQ_MSG(rc, -code, "expected %s (%s), got %d (%s): %s",
+	    hwtr_errstr(-code), what, rc, hwtr_errstr(rc),
+	    ar ? hwtr_ar_errmsg(ar) : "");
+	if (ar != NULL)
+		ATF_CHECK_MSG(strstr(hwtr_ar_errmsg(ar), what) != NULL,
+		    "message '%s' does not mention '%s'", hwtr_ar_errmsg(ar),
+		    what);
+	hwtr_ar_close(ar);
+}
+
+/* A valid crafted archive: manifest, one stream, a chunk, + @extra. */
+static void
+craft_with(const char *path, const struct craft_member *extra, size_t n,
+    const struct craft_opts *o)
+{
+	struct craft_member m[16];
+	char *man = craft_manifest("1.0", "");
+	size_t i;
+
+	ATF_REQUIRE(n + 3 <= 16);
+	memset(m, 0, sizeof(m));
+	m[0].name = "hwtrace.json";
+	m[0].data = man;
+	m[0].len = strlen(man);
+	m[1].name = "streams/0/stream.json";
+	m[1].data = CRAFT_STREAM0;
+	m[1].len = strlen(CRAFT_STREAM0);
+	m[2].name = "streams/0/0000000000000000.chunk";
+	m[2].data = "0123456789";
+	m[2].len = 10;
+	for (i = 0; i < n; i++)
+		m[3 + i] = extra[i];
+	craft(path, m, n + 3, o);
+	free(man);
+}
+
+ATF_TC_WITHOUT_HEAD(crafted_archive_opens);
+ATF_TC_BODY(crafted_archive_opens, tc)
+{
+	struct hwtr_ar *ar;
+	void *buf;
+	size_t len;
+
+	/* The control: without a hostile member the same archive opens. */
+	craft_with("ok.hwtrace", NULL, 0, NULL);
+	ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&ar, "ok.hwtrace", NULL), 0, "%s",
+	    hwtr_ar_errmsg(ar));
+	ATF_CHECK_EQ(hwtr_ar_status(ar)->complete, 0);
+	ATF_CHECK_MSG(strstr(hwtr_ar_status(ar)->why, "end.json") != NULL,
+	    "why: %s", hwtr_ar_status(ar)->why);
+	ATF_REQUIRE_EQ(hwtr_ar_nchunks(ar, 0), 1);
+	ATF_REQUIRE_EQ(hwtr_ar_read_chunk(ar, 0, 0, &buf, &len), 0);
+	ATF_CHECK(len == 10 && memcmp(buf, "0123456789", 10) == 0);
+	free(buf);
+	hwtr_ar_close(ar);
+}
+
+ATF_TC_WITHOUT_HEAD(newer_major_refused_naming_both_versions);
+ATF_TC_BODY(newer_major_refused_naming_both_versions, tc)
+{
+	struct craft_member m[1];
+	char *man = strdup("{\"format\": \"3.0\", \"host\": 5, "
+	    "\"everything\": \"different\"}");
+
+	/* A newer major may change anything: nothing else is read. */
+	memset(m, 0, sizeof(m));
+	m[0].name = "hwtrace.json";
+	m[0].data = man;
+	m[0].len = strlen(man);
+	craft("v3.hwtrace", m, 1, NULL);
+	expect_refused("v3.hwtrace", NULL, HWTR_E_VERSION,
+	    "format version 3.0 is newer than this hwtrace (reads 1.x)");
+	free(man);
+}
+
+ATF_TC_WITHOUT_HEAD(newer_minor_read_unknowns_skipped);
+ATF_TC_BODY(newer_minor_read_unknowns_skipped, tc)
+{
+	struct craft_member m[4];
+	struct hwtr_ar *ar;
+	uint8_t sb[256];
+	char *man = craft_manifest("1.9", ", \"future_field\": {\"x\": 1}");
+	const char *stream = "{\"id\": 0, \"name\": \"s\", \"format\": \"none\", "
+	    "\"pid\": -1, \"tid\": -1, \"cpu\": -1, \"colour\": \"blue\"}";
+	size_t n = 0, i, nw;
+	int seen_member = 0, seen_field = 0, seen_type = 0, seen_trail = 0;
+	int seen_sfield = 0;
+
+	/* A known record, one of unknown type 200, one with 8 extra bytes. */
+	n += sb_hdr(sb + n, 200, 24 + 6, 5, 1, 1);
+	n += sb_put(sb + n, 0xdeadbeef, 4);
+	n += sb_put(sb + n, 0, 2);
+	n += sb_hdr(sb + n, 8 /* munmap */, 24 + 16 + 8, 6, 1, 2);
+	n += sb_put(sb + n, 0x1000, 8);
+	n += sb_put(sb + n, 0x2000, 8);
+	n += sb_put(sb + n, 0x1122334455667788ULL, 8);
+	n += sb_hdr(sb + n, 1 /* proc start */, 24 + 4, 7, 3, 3);
+	n += sb_put(sb + n, 1, 4);
+
+	memset(m, 0, sizeof(m));
+	m[0].name = "hwtrace.json";
+	m[0].data = man;
+	m[0].len = strlen(man);
+	m[1].name = "streams/0/stream.json";
+	m[1].data = stream;
+	m[1].len = strlen(stream);
+	m[2].name = "future/thing.bin";
+	m[2].data = "zz";
+	m[2].len = 2;
+	m[3].name = "sideband/00000000.sb";
+	m[3].data = sb;
+	m[3].len = n;
+	craft("v19.hwtrace", m, 4, NULL);
+	ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&ar, "v19.hwtrace", NULL), 0, "%s",
+	    hwtr_ar_errmsg(ar));
+	ATF_CHECK_EQ(hwtr_ar_status(ar)->version_major, 1);
+	ATF_CHECK_EQ(hwtr_ar_status(ar)->version_minor, 9);
+	ATF_REQUIRE_EQ(hwtr_ar_nsideband(ar), 2);
+	ATF_CHECK_EQ(hwtr_ar_sideband_rec(ar, 0)->type, HWTR_SB_MUNMAP);
+	ATF_CHECK_EQ(hwtr_ar_sideband_rec(ar, 0)->u.munmap.addr, 0x1000);
+	ATF_CHECK_EQ(hwtr_ar_sideband_rec(ar, 0)->u.munmap.len, 0x2000);
+	ATF_CHECK_EQ(hwtr_ar_sideband_rec(ar, 1)->type, HWTR_SB_PROC_START);
+	ATF_CHECK_EQ(hwtr_ar_sideband_rec(ar, 1)->u.proc_start.ppid, 1);
+	ATF_CHECK_EQ(hwtr_ar_sideband_rec(ar, 1)->pid, 3);
+	nw = hwtr_ar_nwarnings(ar);
+	for (i = 0; i < nw; i++) {
+		const char *w = hwtr_ar_warning(ar, i);
+
+		seen_member |= strstr(w, "future/thing.bin") != NULL;
+		seen_field |= strstr(w, "future_field") != NULL;
+		seen_sfield |= strstr(w, "colour") != NULL;
+		seen_type |= strstr(w, "unknown type 200") != NULL;
+		seen_trail |= strstr(w, "munmap records carry fields") != NULL;
+	}
+	ATF_CHECK_MSG(seen_member, "no warning about the unknown member");
+	ATF_CHECK_MSG(seen_field, "no warning about the unknown manifest field");
+	ATF_CHECK_MSG(seen_sfield, "no warning about the unknown stream field");
+	ATF_CHECK_MSG(seen_type, "no warning about the unknown record type");
+	ATF_CHECK_MSG(seen_trail, "no warning about unknown trailing fields");
+	hwtr_ar_close(ar);
+	free(man);
+}
+
+ATF_TC_WITHOUT_HEAD(sideband_record_past_member_end);
+ATF_TC_BODY(sideband_record_past_member_end, tc)
+{
+	struct craft_member x[1];
+	uint8_t sb[128];
+	size_t n = 0;
+
+	n += sb_hdr(sb + n, 1, 24 + 4, 1, 1, 1);
+	n += sb_put(sb + n, 0, 4);
+	/* Claims 200 bytes, 28 remain. */
+	n += sb_hdr(sb + n, 1, 200, 1, 1, 1);
+	n += sb_put(sb + n, 0, 4);
+	memset(x, 0, sizeof(x));
+	x[0].name = "sideband/00000000.sb";
+	x[0].data = sb;
+	x[0].len = n;
+	craft_with("sb.hwtrace", x, 1, NULL);
+	expect_refused("sb.hwtrace", NULL, HWTR_E_FORMAT,
+	    "'sideband/00000000.sb' offset 0x1c: record type 1 claims 200 bytes");
+}
+
+ATF_TC_WITHOUT_HEAD(hostile_names_refused);
+ATF_TC_BODY(hostile_names_refused, tc)
+{
+	static const char *const bad[] = { "/etc/passwd", "../x",
+	    "aux/../../x", "aux/a b", "aux/x\\y", "aux//x", "aux/./x",
+	    "aux/x:y", "aux/x*", "" };
+	struct craft_member x[1];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(x, 0, sizeof(x));
+		x[0].name = bad[i];
+		x[0].data = "x";
+		x[0].len = 1;
+		craft_with("name.hwtrace", x, 1, NULL);
+		expect_refused("name.hwtrace", NULL, HWTR_E_FORMAT,
+		    "is absolute, has '..' or characters outside");
+	}
+}
+
+ATF_TC_WITHOUT_HEAD(links_devices_dirs_fifos_refused);
+ATF_TC_BODY(links_devices_dirs_fifos_refused, tc)
+{
+	struct craft_member x[1];
+	static const unsigned types[] = { AE_IFLNK, AE_IFCHR, AE_IFBLK,
+	    AE_IFDIR, AE_IFIFO };
+	size_t i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		memset(x, 0, sizeof(x));
+		x[0].name = "aux/thing";
+		x[0].type = types[i];
+		x[0].link = "/etc/passwd";
+		craft_with("link.hwtrace", x, 1, NULL);
+		expect_refused("link.hwtrace", NULL, HWTR_E_FORMAT,
+		    "not a regular file");
+	}
+	/* A hard link is a regular-file entry naming another file. */
+	memset(x, 0, sizeof(x));
+	x[0].name = "aux/hard";
+	x[0].link = "hwtrace.json";
+	craft_with("hard.hwtrace", x, 1, NULL);
+	expect_refused("hard.hwtrace", NULL, HWTR_E_FORMAT, "not a regular file");
+}
+
+ATF_TC_WITHOUT_HEAD(duplicate_names_refused);
+ATF_TC_BODY(duplicate_names_refused, tc)
+{
+	struct craft_member x[1];
+
+	memset(x, 0, sizeof(x));
+	x[0].name = "streams/0/stream.json";
+	x[0].data = CRAFT_STREAM0;
+	x[0].len = strlen(CRAFT_STREAM0);
+	craft_with("dup.hwtrace", x, 1, NULL);
+	expect_refused("dup.hwtrace", NULL, HWTR_E_FORMAT,
+	    "'streams/0/stream.json' at 0x");
+}
+
+ATF_TC_WITHOUT_HEAD(size_and_count_limits);
+ATF_TC_BODY(size_and_count_limits, tc)
+{
+	struct hwtr_ar_opts o;
+	struct craft_member x[2];
+	uint8_t *big = malloc(5000), sb[64];
+	size_t i, n;
+
+	for (i = 0; i < 5000; i++)
+		big[i] = (uint8_t)(i * 7 + (i >> 5));
+	memset(x, 0, sizeof(x));
+	x[0].name = "aux/big";
+	x[0].data = big;
+	x[0].len = 5000;
+	craft_with("big.hwtrace", x, 1, NULL);
+	memset(&o, 0, sizeof(o));
+	o.max_member_size = 4096;
+	expect_refused("big.hwtrace", &o, HWTR_E_LIMIT, "aux/big");
+	memset(&o, 0, sizeof(o));
+	o.max_members = 3;
+	expect_refused("big.hwtrace", &o, HWTR_E_LIMIT, "more than 3 members");
+
+	n = sb_hdr(sb, 1, 28, 1, 1, 1);
+	n += sb_put(sb + n, 0, 4);
+	n += sb_hdr(sb + n, 1, 28, 1, 1, 1);
+	n += sb_put(sb + n, 0, 4);
+	x[0].name = "sideband/00000000.sb";
+	x[0].data = sb;
+	x[0].len = n;
+	craft_with("nsb.hwtrace", x, 1, NULL);
+	memset(&o, 0, sizeof(o));
+	o.max_sideband = 1;
+	expect_refused("nsb.hwtrace", &o, HWTR_E_LIMIT,
+	    "more than 1 sideband records");
+	free(big);
+}
+
+ATF_TC_WITHOUT_HEAD(window_bomb_refused);
+ATF_TC_BODY(window_bomb_refused, tc)
+{
+	struct craft_opts o = { 30, 1, 0 };
+	struct craft_member x[1];
+
+	/* No content size and a 1 GiB window: the frame header says so. */
+	memset(x, 0, sizeof(x));
+	x[0].name = "aux/w";
+	x[0].data = "window";
+	x[0].len = 6;
+	craft_with("win.hwtrace", x, 1, &o);
+	expect_refused("win.hwtrace", NULL, HWTR_E_LIMIT,
+	    "exceeds the limit 2^27");
+}
+
+ATF_TC_WITHOUT_HEAD(ratio_bomb_refused);
+ATF_TC_BODY(ratio_bomb_refused, tc)
+{
+	struct craft_member x[1];
+	size_t len = 16u << 20;
+	uint8_t *z = calloc(1, len);
+
+	memset(x, 0, sizeof(x));
+	x[0].name = "aux/zeros";
+	x[0].data = z;
+	x[0].len = len;
+	craft_with("ratio.hwtrace", x, 1, NULL);
+	expect_refused("ratio.hwtrace", NULL, HWTR_E_LIMIT, "ratio limit 4096");
+	free(z);
+}
+
+ATF_TC_WITHOUT_HEAD(wrong_json_types_refused);
+ATF_TC_BODY(wrong_json_types_refused, tc)
+{
+	struct craft_member m[2];
+	char *man = craft_manifest("1.0", "");
+	char *bad;
+	const char *stream = "{\"id\": 0, \"name\": \"s\", \"format\": \"none\", "
+	    "\"pid\": \"12\", \"tid\": -1, \"cpu\": -1}";
+
+	/* jansson refuses duplicate keys: replace the field instead. */
+	bad = strdup(man);
+	memcpy(strstr(bad, "\"family\": 25"), "\"family\": [] ", 12);
+	memset(m, 0, sizeof(m));
+	m[0].name = "hwtrace.json";
+	m[0].data = bad;
+	m[0].len = strlen(bad);
+	craft("j1.hwtrace", m, 1, NULL);
+	expect_refused("j1.hwtrace", NULL, HWTR_E_FORMAT,
+	    "hwtrace.json: field 'cpu.family': expected an integer, got an array");
+
+	m[0].data = man;
+	m[0].len = strlen(man);
+	m[1].name = "streams/0/stream.json";
+	m[1].data = stream;
+	m[1].len = strlen(stream);
+	craft("j2.hwtrace", m, 2, NULL);
+	expect_refused("j2.hwtrace", NULL, HWTR_E_FORMAT,
+	    "streams/0/stream.json: field 'pid': expected an integer, got a string");
+	free(bad);
+	free(man);
+}
+
+ATF_TC_WITHOUT_HEAD(bad_cross_references_refused);
+ATF_TC_BODY(bad_cross_references_refused, tc)
+{
+	struct craft_member x[2];
+	uint8_t sb[128];
+	size_t n;
+
+	memset(x, 0, sizeof(x));
+	x[0].name = "streams/7/0000000000000000.chunk";
+	x[0].data = "abc";
+	x[0].len = 3;
+	craft_with("x1.hwtrace", x, 1, NULL);
+	expect_refused("x1.hwtrace", NULL, HWTR_E_FORMAT,
+	    "stream 7 has no stream.json before it");
+
+	x[0].name = "streams/0/0000000000000004.chunk";
+	craft_with("x2.hwtrace", x, 1, NULL);
+	expect_refused("x2.hwtrace", NULL, HWTR_E_FORMAT,
+	    "stream offset 0x4 goes back before 0xa");
+
+	x[0].name = "images/bid-0011";
+	craft_with("x3.hwtrace", x, 1, NULL);
+	expect_refused("x3.hwtrace", NULL, HWTR_E_FORMAT,
+	    "image without a description");
+
+	n = sb_hdr(sb, 10 /* lost */, 24 + 24, 1, 1, 1);
+	n += sb_put(sb + n, 9, 4);
+	n += sb_put(sb + n, 1, 4);
+	n += sb_put(sb + n, 100, 8);
+	n += sb_put(sb + n, 0, 8);
+	x[0].name = "sideband/00000000.sb";
+	x[0].data = sb;
+	x[0].len = n;
+	craft_with("x4.hwtrace", x, 1, NULL);
+	expect_refused("x4.hwtrace", NULL, HWTR_E_FORMAT,
+	    "lost record names stream 9, which does not exist");
+
+	n = sb_hdr(sb, 7 /* mmap */, 0, 1, -1, -1);
+	n += sb_put(sb + n, 0x1000, 8);
+	n += sb_put(sb + n, 0x1000, 8);
+	n += sb_put(sb + n, 0, 8);
+	n += sb_put(sb + n, 5, 4);
+	n += sb_put(sb + n, 2, 4);
+	n += sb_put(sb + n, 0, 1);
+	n += sb_put(sb + n, 1, 2);
+	sb[n++] = 'p';
+	n += sb_put(sb + n, 6, 2);
+	memcpy(sb + n, "bid-99", 6);
+	n += 6;
+	sb_put(sb + 4, n, 4);
+	x[0].len = n;
+	craft_with("x5.hwtrace", x, 1, NULL);
+	expect_refused("x5.hwtrace", NULL, HWTR_E_FORMAT,
+	    "mmap record names image 'bid-99', which does not exist");
+}
+
+ATF_TC_WITHOUT_HEAD(not_an_archive);
+ATF_TC_BODY(not_an_archive, tc)
+{
+	struct craft_member m[1];
+	FILE *f;
+
+	f = fopen("junk", "w");
+	fputs("this is not an archive\n", f);
+	fclose(f);
+	expect_refused("junk", NULL, HWTR_E_FORMAT, "not an hwtrace archive");
+	memset(m, 0, sizeof(m));
+	m[0].name = "aux/first";
+	m[0].data = "x";
+	m[0].len = 1;
+	craft("first.hwtrace", m, 1, NULL);
+	expect_refused("first.hwtrace", NULL, HWTR_E_FORMAT,
+	    "the first member is 'aux/first'");
+	expect_refused("/nonexistent/x", NULL, HWTR_E_NOENT, "/nonexistent/x");
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, crafted_archive_opens);
+	ATF_TP_ADD_TC(tp, newer_major_refused_naming_both_versions);
+	ATF_TP_ADD_TC(tp, newer_minor_read_unknowns_skipped);
+	ATF_TP_ADD_TC(tp, sideband_record_past_member_end);
+	ATF_TP_ADD_TC(tp, hostile_names_refused);
+	ATF_TP_ADD_TC(tp, links_devices_dirs_fifos_refused);
+	ATF_TP_ADD_TC(tp, duplicate_names_refused);
+	ATF_TP_ADD_TC(tp, size_and_count_limits);
+	ATF_TP_ADD_TC(tp, window_bomb_refused);
+	ATF_TP_ADD_TC(tp, ratio_bomb_refused);
+	ATF_TP_ADD_TC(tp, wrong_json_types_refused);
+	ATF_TP_ADD_TC(tp, bad_cross_references_refused);
+	ATF_TP_ADD_TC(tp, not_an_archive);
+	return (atf_no_error());
+}
