@@ -1,0 +1,672 @@
+/*-
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ *
+ * This program is free software; you can redistribute it and/or modify it
+ * under the terms of the GNU General Public License as published by the
+ * Free Software Foundation; either version 2 of the License, or (at your
+ * option) any later version.  It links Valgrind's core (GPL-2.0); see
+ * LICENSE in this directory.
+ */
+
+/*
+ * hw_main.c: the "hwtrace" Valgrind tool.  It records the exact user-space
+ * control flow of the program Valgrind runs, as compact events that hwtrace
+ * (a separate program) turns into Intel PT streams.  The tool and hwtrace
+ * talk only through the event files this tool writes (format in
+ * hw_events.h); nothing of this GPL program is linked into hwtrace.
+ *
+ * How it records.  At translation time every superblock is described once
+ * (a DEF record: its guest instructions with their bytes, its side exits
+ * and its final exit).  At run time a superblock writes at most one inline
+ * record, and only when its exit is not known statically:
+ *   - a side exit k taken: one byte k (< 0xf0);
+ *   - the final exit of a block that has side exits: one byte N (the
+ *     number of side exits);
+ *   - a final exit to a computed target (indirect jump/call, return):
+ *     eight bytes, (target << 8) | 0x80 | N.
+ * A block without side exits and with a constant next writes nothing.
+ * Inline records are written by plain IR stores into one buffer: the byte
+ * or word is stored at the cursor unconditionally and the cursor advanced
+ * by the exit's guard, so no helper call runs in the common path.
+ *
+ * Everything else is a tagged record (first byte >= 0xf0) written by C
+ * helpers at scheduler points: RESUME (a thread starts running client code
+ * at an IP), SIGNAL (a signal is delivered while the thread was at an IP),
+ * thread exit, final state, ground truth.  Valgrind runs one thread at a
+ * time and switches only in the scheduler, where RESUME is written, so the
+ * inline records that follow a RESUME belong to that thread.
+ *
+ * Why no buffer check per block: the scheduler runs at most
+ * SCHEDULING_QUANTUM (100000) blocks between two start_client_code events
+ * and each writes at most 8 bytes, so checking for 1 MiB of room at every
+ * start_client_code is enough.
+ *
+ * Globals: a Valgrind tool is one program per process with one thread
+ * running at a time; its state lives in the file-scope struct hw below.
+ */
+
+#include "pub_tool_basics.h"
+#include "pub_tool_clientstate.h"
+#include "pub_tool_tooliface.h"
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_machine.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_options.h"
+#include "pub_tool_threadstate.h"
+#include "pub_tool_transtab.h"
+#include "pub_tool_vki.h"
+#include "pub_tool_vkiscnums.h"
+
+#include "hwtr_vgevents.h"
+
+/* Not in the pub_tool headers: moves an fd above the client's range. */
+extern Int VG_(safe_fd)(Int oldfd);
+
+#define HW_BUF_SIZE	(8u << 20)
+#define HW_BUF_ROOM	(2u << 20)	/* > 100000 blocks * 8 bytes */
+#define HW_MAX_THREADS	4096
+#define HW_GT_MAX	(64u << 10)	/* ground-truth entries per flush */
+
+struct hw_thread {
+	Int	ostid;		/* kernel thread id; 0 before it first ran */
+	Addr	gt_pending;	/* instruction started, not yet completed */
+	Addr	*gt;		/* completed instructions not yet written */
+	UInt	ngt;
+};
+
+static struct {
+	UChar	*cur;		/* inline records are stored here by IR */
+	UChar	*buf;
+	UChar	*lim;		/* flush when cur passes this */
+	Int	fd;
+	Int	pid;
+	ThreadId running;	/* thread of the last RESUME */
+	const HChar *dir;	/* --out-dir */
+	Bool	gt;		/* --ground-truth=yes */
+	ULong	nblocks_def;
+	ULong	bytes;
+	struct hw_thread th[HW_MAX_THREADS];
+} hw = { .fd = -1 };
+
+/*
+ * Time stamps are CLOCK_MONOTONIC in ns, hwtrace's time for software
+ * sources (hwtr_src_now()); they are taken at scheduler points only.
+ */
+static ULong
+hw_tsc(void)
+{
+	struct vki_timespec ts;
+
+	VG_(clock_gettime)(&ts, VKI_CLOCK_MONOTONIC);
+	return ((ULong)ts.tv_sec * 1000000000ULL + (ULong)ts.tv_nsec);
+}
+
+static void
+hw_die(const HChar *what)
+{
+	VG_(umsg)("hwtrace tool: %s\n", what);
+	VG_(exit)(HWVG_EXIT_TOOL_ERROR);
+}
+
+static void
+hw_flush(void)
+{
+	UChar *p = hw.buf;
+	Int n;
+
+	while (p < hw.cur) {
+		n = VG_(write)(hw.fd, p, (Int)(hw.cur - p));
+		if (n <= 0)
+			hw_die("cannot write the event file");
+		p += n;
+	}
+	hw.bytes += (ULong)(hw.cur - hw.buf);
+	hw.cur = hw.buf;
+}
+
+static void
+hw_room(UInt n)
+{
+	if (hw.cur + n > hw.buf + HW_BUF_SIZE - 16 || hw.cur > hw.lim)
+		hw_flush();
+	if (n > HW_BUF_SIZE - 16)
+		hw_die("record too large");
+}
+
+static void
+hw_put8(UChar v)
+{
+	*hw.cur++ = v;
+}
+
+static void
+hw_put16(UShort v)
+{
+	VG_(memcpy)(hw.cur, &v, 2);
+	hw.cur += 2;
+}
+
+static void
+hw_put32(UInt v)
+{
+	VG_(memcpy)(hw.cur, &v, 4);
+	hw.cur += 4;
+}
+
+static void
+hw_put64(ULong v)
+{
+	VG_(memcpy)(hw.cur, &v, 8);
+	hw.cur += 8;
+}
+
+/* Tagged record header: tag, payload length (u32). */
+static void
+hw_tag(UChar tag, UInt len)
+{
+	hw_room(len + 5);
+	hw_put8(tag);
+	hw_put32(len);
+}
+
+static Int
+hw_ostid(ThreadId tid)
+{
+	if (tid >= HW_MAX_THREADS)
+		hw_die("too many threads");
+	return (hw.th[tid].ostid);
+}
+
+/* Ground truth: write a thread's completed instructions. */
+static void
+hw_gt_flush(ThreadId tid)
+{
+	struct hw_thread *t = &hw.th[tid];
+	UInt i, len;
+
+	if (t->ngt == 0)
+		return;
+	len = 4 + 4 + 8 * t->ngt;
+	hw_tag(HWVG_REC_GT, len);
+	hw_put32((UInt)t->ostid);
+	hw_put32(t->ngt);
+	for (i = 0; i < t->ngt; i++)
+		hw_put64(t->gt[i]);
+	t->ngt = 0;
+}
+
+static void
+hw_gt_commit(struct hw_thread *t)
+{
+	if (t->gt_pending == 0)
+		return;
+	if (t->gt == NULL)
+		t->gt = VG_(malloc)("hwtrace.gt", HW_GT_MAX * sizeof(Addr));
+	t->gt[t->ngt++] = t->gt_pending;
+	t->gt_pending = 0;
+	if (t->ngt == HW_GT_MAX)
+		hw_gt_flush(VG_(get_running_tid)());
+}
+
+/* Called (dirty) at the start of every guest instruction, ground-truth mode. */
+static VG_REGPARM(1) void
+hw_gt_insn(Addr addr)
+{
+	struct hw_thread *t = &hw.th[VG_(get_running_tid)()];
+
+	hw_gt_commit(t);
+	t->gt_pending = addr;
+}
+
+/*
+ * Called (dirty, guarded) when an exit is taken, ground-truth mode.  An
+ * exit back to the start of its own instruction (a rep-prefixed string
+ * instruction going round once more, a synthesized fault) means that the
+ * instruction has not completed: it is dropped, and counted once when it
+ * finally completes.
+ */
+static VG_REGPARM(1) void
+hw_gt_exit(Addr dst)
+{
+	struct hw_thread *t = &hw.th[VG_(get_running_tid)()];
+
+	if (t->gt_pending == dst)
+		t->gt_pending = 0;
+	else
+		hw_gt_commit(t);
+}
+
+static void
+hw_open(void)
+{
+	HChar path[4096];
+	SysRes sr;
+	Int seq, fd;
+
+	hw.pid = VG_(getpid)();
+	for (seq = 0; seq < 1000; seq++) {
+		VG_(snprintf)(path, sizeof(path), "%s/vg.%d.%d.evt", hw.dir,
+		    hw.pid, seq);
+		sr = VG_(open)(path, VKI_O_CREAT | VKI_O_EXCL | VKI_O_WRONLY,
+		    0600);
+		if (!sr_isError(sr))
+			break;
+		if (sr_Err(sr) != VKI_EEXIST) {
+			VG_(umsg)("hwtrace tool: cannot create '%s'\n", path);
+			VG_(exit)(HWVG_EXIT_TOOL_ERROR);
+		}
+	}
+	if (seq == 1000)
+		hw_die("too many event files for one pid");
+	fd = VG_(safe_fd)((Int)sr_Res(sr));
+	if (fd < 0)
+		hw_die("cannot move the event file descriptor");
+	hw.fd = fd;
+	hw.cur = hw.buf;
+
+	/* File header: magic, then a HDR record. */
+	hw_room(64 + 4096);
+	VG_(memcpy)(hw.cur, HWVG_MAGIC, 8);
+	hw.cur += 8;
+	{
+		const HChar *exe = VG_(args_the_exename) ?
+		    VG_(args_the_exename) : "";
+		UInt elen = (UInt)VG_(strlen)(exe);
+
+		if (elen > 4000)
+			elen = 4000;
+		hw_tag(HWVG_REC_HDR, 4 + 4 + 4 + 8 + 2 + elen);
+		hw_put32(HWVG_VERSION);
+		hw_put32((UInt)hw.pid);
+		hw_put32((UInt)VG_(getppid)());
+		hw_put64(hw_tsc());
+		hw_put16((UShort)elen);
+		VG_(memcpy)(hw.cur, exe, elen);
+		hw.cur += elen;
+	}
+}
+
+/* A thread starts running client code: the resume point. */
+static void
+hw_start_client_code(ThreadId tid, ULong blocks)
+{
+	struct hw_thread *t;
+
+	(void)blocks;
+	if (tid >= HW_MAX_THREADS)
+		hw_die("too many threads");
+	t = &hw.th[tid];
+	if (t->ostid == 0)
+		t->ostid = VG_(gettid)();
+	if (hw.cur > hw.lim)
+		hw_flush();
+	hw_tag(HWVG_REC_RESUME, 4 + 8 + 8);
+	hw_put32((UInt)t->ostid);
+	hw_put64(VG_(get_IP)(tid));
+	hw_put64(hw_tsc());
+	hw.running = tid;
+}
+
+static void
+hw_pre_deliver_signal(ThreadId tid, Int sigNo, Bool alt_stack)
+{
+	(void)alt_stack;
+	if (hw.gt)
+		hw.th[tid].gt_pending = 0;	/* the faulting instruction */
+	hw_tag(HWVG_REC_SIGNAL, 4 + 4 + 8 + 8);
+	hw_put32((UInt)hw_ostid(tid));
+	hw_put32((UInt)sigNo);
+	hw_put64(VG_(get_IP)(tid));
+	hw_put64(hw_tsc());
+}
+
+static void
+hw_thread_exit(ThreadId tid)
+{
+	if (hw.gt) {
+		hw.th[tid].gt_pending = 0;
+		hw_gt_flush(tid);
+	}
+	hw_tag(HWVG_REC_THREAD_EXIT, 4 + 8 + 8);
+	hw_put32((UInt)hw_ostid(tid));
+	hw_put64(VG_(get_IP)(tid));
+	hw_put64(hw_tsc());
+	hw.th[tid].ostid = 0;
+}
+
+static void
+hw_pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
+{
+	(void)args;
+	(void)nargs;
+	/*
+	 * exec replaces this process image and its tool: everything recorded
+	 * so far must be on disk first.  A failed exec simply carries on.
+	 */
+	if (sysno == __NR_execve || sysno == __NR_execveat) {
+		if (hw.gt)
+			hw_gt_flush(tid);
+		hw_tag(HWVG_REC_EXEC, 4 + 8);
+		hw_put32((UInt)hw_ostid(tid));
+		hw_put64(hw_tsc());
+		hw_flush();
+	}
+}
+
+static void
+hw_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs, SysRes res)
+{
+	(void)tid;
+	(void)sysno;
+	(void)args;
+	(void)nargs;
+	(void)res;
+}
+
+/* Before fork: nothing recorded may be inherited by the child. */
+static void
+hw_atfork_pre(ThreadId tid)
+{
+	ThreadId i;
+
+	if (hw.gt)
+		for (i = 1; i < HW_MAX_THREADS; i++)
+			hw_gt_flush(i);
+	(void)tid;
+	hw_flush();
+}
+
+/*
+ * In the child: a new event file, and every translation discarded so that
+ * the child's file describes every block it runs.
+ */
+static void
+hw_atfork_child(ThreadId tid)
+{
+	ThreadId i;
+
+	VG_(close)(hw.fd);
+	for (i = 0; i < HW_MAX_THREADS; i++) {
+		hw.th[i].ostid = 0;
+		hw.th[i].ngt = 0;
+		hw.th[i].gt_pending = 0;
+	}
+	(void)tid;
+	hw_open();
+	VG_(discard_translations_safely)((Addr)0x1000, (SizeT)0x7fffffffe000ULL,
+	    "hwtrace fork");
+}
+
+static Bool
+hw_process_cmd_line_option(const HChar *arg)
+{
+	if VG_STR_CLO(arg, "--out-dir", hw.dir) {}
+	else if VG_BOOL_CLO(arg, "--ground-truth", hw.gt) {}
+	else
+		return (False);
+	return (True);
+}
+
+static void
+hw_print_usage(void)
+{
+	VG_(printf)(
+	    "    --out-dir=DIR            write event files into DIR (required)\n"
+	    "    --ground-truth=yes|no    also record every instruction [no]\n");
+}
+
+static void
+hw_print_debug_usage(void)
+{
+}
+
+static void
+hw_post_clo_init(void)
+{
+	if (hw.dir == NULL)
+		hw_die("--out-dir=DIR is required");
+	hw.buf = VG_(malloc)("hwtrace.buf", HW_BUF_SIZE);
+	hw.cur = hw.buf;
+	hw.lim = hw.buf + HW_BUF_SIZE - HW_BUF_ROOM;
+	hw_open();
+}
+
+/* Write the DEF record of a superblock about to be instrumented. */
+static void
+hw_def(IRSB *sb, Addr base, UInt ninsn, UInt nexits)
+{
+	UInt i, len, k;
+	Int cur_insn = -1;
+	Addr a;
+
+	/* Size first. */
+	len = 8 + 2 + 2 + 1 + 1 + 8;
+	for (i = 0; i < (UInt)sb->stmts_used; i++) {
+		IRStmt *st = sb->stmts[i];
+
+		if (st->tag == Ist_IMark)
+			len += 8 + 1 + st->Ist.IMark.len;
+	}
+	len += nexits * (2 + 1 + 8);
+	hw_tag(HWVG_REC_DEF, len);
+	hw_put64(base);
+	hw_put16((UShort)ninsn);
+	hw_put16((UShort)nexits);
+	if (sb->next->tag == Iex_Const) {
+		hw_put8(HWVG_NEXT_CONST);
+		hw_put8((UChar)(sb->jumpkind - Ijk_INVALID));
+		hw_put64(sb->next->Iex.Const.con->Ico.U64);
+	} else {
+		hw_put8(HWVG_NEXT_COMPUTED);
+		hw_put8((UChar)(sb->jumpkind - Ijk_INVALID));
+		hw_put64(0);
+	}
+	for (i = 0; i < (UInt)sb->stmts_used; i++) {
+		IRStmt *st = sb->stmts[i];
+
+		if (st->tag != Ist_IMark)
+			continue;
+		a = (Addr)st->Ist.IMark.addr;
+		hw_put64(a);
+		hw_put8((UChar)st->Ist.IMark.len);
+		VG_(memcpy)(hw.cur, (void *)a, st->Ist.IMark.len);
+		hw.cur += st->Ist.IMark.len;
+	}
+	k = 0;
+	for (i = 0; i < (UInt)sb->stmts_used; i++) {
+		IRStmt *st = sb->stmts[i];
+
+		if (st->tag == Ist_IMark)
+			cur_insn++;
+		if (st->tag != Ist_Exit || cur_insn < 0)
+			continue;
+		hw_put16((UShort)cur_insn);
+		hw_put8((UChar)(st->Ist.Exit.jk - Ijk_INVALID));
+		hw_put64(st->Ist.Exit.dst->Ico.U64);
+		k++;
+	}
+	tl_assert(k == nexits);
+	hw.nblocks_def++;
+}
+
+static IRExpr *
+hw_atom(IRSB *out, IRExpr *e)
+{
+	IRTemp t;
+
+	if (e->tag == Iex_RdTmp || e->tag == Iex_Const)
+		return (e);
+	t = newIRTemp(out->tyenv, typeOfIRExpr(out->tyenv, e));
+	addStmtToIRSB(out, IRStmt_WrTmp(t, e));
+	return (IRExpr_RdTmp(t));
+}
+
+/* IR: *cur = val (@ty bytes); cur += adv (an Ity_I64 expression). */
+static void
+hw_emit_store(IRSB *out, IRExpr *val, IRExpr *adv)
+{
+	IRTemp tcur = newIRTemp(out->tyenv, Ity_I64);
+	IRTemp tnew = newIRTemp(out->tyenv, Ity_I64);
+
+	adv = hw_atom(out, adv);
+	addStmtToIRSB(out, IRStmt_WrTmp(tcur,
+	    IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&hw.cur))));
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(tcur), val));
+	addStmtToIRSB(out, IRStmt_WrTmp(tnew,
+	    IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(tcur), adv)));
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE,
+	    mkIRExpr_HWord((HWord)&hw.cur), IRExpr_RdTmp(tnew)));
+}
+
+static IRSB *
+hw_instrument(VgCallbackClosure *closure, IRSB *in,
+    const VexGuestLayout *layout, const VexGuestExtents *vge,
+    const VexArchInfo *archinfo, IRType gWordTy, IRType hWordTy)
+{
+	IRSB *out;
+	UInt i, ninsn = 0, nexits = 0, k = 0;
+	Bool seen_imark = False;
+	Addr cur_addr = 0;
+	IRDirty *d;
+
+	(void)layout;
+	(void)vge;
+	(void)archinfo;
+	if (gWordTy != Ity_I64 || hWordTy != Ity_I64)
+		hw_die("only amd64 guests are supported");
+
+	for (i = 0; i < (UInt)in->stmts_used; i++) {
+		if (in->stmts[i]->tag == Ist_IMark) {
+			ninsn++;
+			seen_imark = True;
+		} else if (in->stmts[i]->tag == Ist_Exit && seen_imark)
+			nexits++;
+	}
+	if (nexits >= HWVG_MAX_EXITS)
+		hw_die("superblock with too many exits");
+	hw_def(in, (Addr)closure->nraddr, ninsn, nexits);
+
+	out = deepCopyIRSBExceptStmts(in);
+	seen_imark = False;
+	for (i = 0; i < (UInt)in->stmts_used; i++) {
+		IRStmt *st = in->stmts[i];
+
+		if (st == NULL || st->tag == Ist_NoOp)
+			continue;
+		if (st->tag == Ist_IMark) {
+			seen_imark = True;
+			cur_addr = (Addr)st->Ist.IMark.addr;
+			addStmtToIRSB(out, st);
+			if (hw.gt) {
+				d = unsafeIRDirty_0_N(1, "hw_gt_insn",
+				    VG_(fnptr_to_fnentry)(&hw_gt_insn),
+				    mkIRExprVec_1(mkIRExpr_HWord(cur_addr)));
+				addStmtToIRSB(out, IRStmt_Dirty(d));
+			}
+			continue;
+		}
+		if (st->tag == Ist_Exit && seen_imark) {
+			IRExpr *g = st->Ist.Exit.guard;
+
+			hw_emit_store(out, IRExpr_Const(IRConst_U8((UChar)k)),
+			    IRExpr_Unop(Iop_1Uto64, g));
+			if (hw.gt) {
+				d = unsafeIRDirty_0_N(1, "hw_gt_exit",
+				    VG_(fnptr_to_fnentry)(&hw_gt_exit),
+				    mkIRExprVec_1(mkIRExpr_HWord(
+				    (HWord)st->Ist.Exit.dst->Ico.U64)));
+				d->guard = g;
+				addStmtToIRSB(out, IRStmt_Dirty(d));
+			}
+			k++;
+		}
+		addStmtToIRSB(out, st);
+	}
+
+	/* The final exit. */
+	if (out->next->tag == Iex_Const) {
+		if (nexits > 0)
+			hw_emit_store(out,
+			    IRExpr_Const(IRConst_U8((UChar)nexits)),
+			    mkIRExpr_HWord(1));
+		if (hw.gt) {
+			d = unsafeIRDirty_0_N(1, "hw_gt_exit",
+			    VG_(fnptr_to_fnentry)(&hw_gt_exit),
+			    mkIRExprVec_1(mkIRExpr_HWord(
+			    (HWord)out->next->Iex.Const.con->Ico.U64)));
+			addStmtToIRSB(out, IRStmt_Dirty(d));
+		}
+	} else {
+		IRExpr *nx = hw_atom(out, out->next);
+		IRExpr *w;
+
+		out->next = nx;
+		w = hw_atom(out, IRExpr_Binop(Iop_Shl64, nx,
+		    IRExpr_Const(IRConst_U8(8))));
+		w = hw_atom(out, IRExpr_Binop(Iop_Or64, w,
+		    mkIRExpr_HWord(HWVG_INLINE_WIDE | nexits)));
+		hw_emit_store(out, w, mkIRExpr_HWord(8));
+		if (hw.gt) {
+			d = unsafeIRDirty_0_N(1, "hw_gt_exit",
+			    VG_(fnptr_to_fnentry)(&hw_gt_exit),
+			    mkIRExprVec_1(mkIRExpr_HWord(1)));
+			addStmtToIRSB(out, IRStmt_Dirty(d));
+		}
+	}
+	return (out);
+}
+
+static void
+hw_fini(Int exitcode)
+{
+	ThreadId tid;
+
+	for (tid = 1; tid < HW_MAX_THREADS; tid++) {
+		if (hw.th[tid].ostid == 0)
+			continue;
+		if (hw.gt) {
+			hw.th[tid].gt_pending = 0;
+			hw_gt_flush(tid);
+		}
+		hw_tag(HWVG_REC_FINI, 4 + 8 + 8 + 4);
+		hw_put32((UInt)hw.th[tid].ostid);
+		hw_put64(VG_(get_IP)(tid));
+		hw_put64(hw_tsc());
+		hw_put32((UInt)exitcode);
+	}
+	hw_tag(HWVG_REC_END, 8 + 8);
+	hw_put64(hw.nblocks_def);
+	hw_put64(hw_tsc());
+	hw_flush();
+	VG_(close)(hw.fd);
+	hw.fd = -1;
+}
+
+static void
+hw_pre_clo_init(void)
+{
+	VG_(details_name)("hwtrace");
+	VG_(details_version)(HWVG_TOOL_VERSION);
+	VG_(details_description)("exact control-flow recorder for hwtrace");
+	VG_(details_copyright_author)(
+	    "Copyright (C) 2026 The hwtrace authors; GPL-2.0-or-later.");
+	VG_(details_bug_reports_to)("the hwtrace project");
+	VG_(details_avg_translation_sizeB)(300);
+
+	VG_(basic_tool_funcs)(hw_post_clo_init, hw_instrument, hw_fini);
+	VG_(needs_command_line_options)(hw_process_cmd_line_option,
+	    hw_print_usage, hw_print_debug_usage);
+	VG_(needs_syscall_wrapper)(hw_pre_syscall, hw_post_syscall);
+	VG_(track_start_client_code)(hw_start_client_code);
+	VG_(track_pre_deliver_signal)(hw_pre_deliver_signal);
+	VG_(track_pre_thread_ll_exit)(hw_thread_exit);
+	VG_(atfork)(hw_atfork_pre, NULL, hw_atfork_child);
+}
+
+VG_DETERMINE_INTERFACE_VERSION(hw_pre_clo_init)

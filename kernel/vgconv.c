@@ -1,0 +1,976 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * vgconv.c: the hwtrace Valgrind tool's event files to PT encoder calls.
+ *
+ * Each thread keeps the address of the next superblock it runs (@pos).
+ * Superblocks whose exit is static (no side exit, constant next) leave no
+ * record, so they are walked lazily: when the next record of the thread
+ * arrives, every such block from @pos on is replayed first.  A record then
+ * says which exit of the block at @pos was taken.  Within a superblock the
+ * path to an exit is a straight line, so the PT events of the instructions
+ * before the exit are static; they are found once per superblock (Zydis
+ * classifies every instruction) and replayed per execution.
+ *
+ * PT semantics: a syscall (or int) disables tracing synchronously; a signal
+ * delivered at an instruction disables it asynchronously there (FUP ip,
+ * TIP.PGD: the faulting instruction did not complete); tracing is enabled
+ * again where the thread resumes (RESUME records).
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdarg.h>
+
+#include <Zydis/Zydis.h>
+
+#include "hwtrace.h"
+#include "hwtr_vgevents.h"
+#include "vgconv.h"
+
+enum vg_cls {
+	CLS_OTHER = 0,
+	CLS_JMP,		/* direct jump: no packet */
+	CLS_JCC,		/* conditional branch: TNT */
+	CLS_CALL,		/* direct call */
+	CLS_CALLI,		/* indirect call */
+	CLS_RET,
+	CLS_JMPI,		/* indirect jump */
+	CLS_SYS,		/* syscall, int: tracing stops (kernel) */
+	CLS_FAR			/* far transfer in user mode */
+};
+
+struct vg_insn {
+	uint64_t	addr;
+	uint64_t	target;		/* direct branches */
+	uint8_t		len;
+	uint8_t		cls;
+};
+
+struct vg_exit {
+	uint16_t	insn;
+	uint8_t		jk;
+	uint64_t	dst;
+};
+
+struct vg_def {
+	uint64_t	addr;
+	uint64_t	next;
+	uint16_t	ninsn;
+	uint16_t	nexits;
+	uint16_t	nev;		/* instructions that make PT events */
+	uint8_t		nextkind;
+	uint8_t		jk;
+	struct vg_insn	*insn;
+	struct vg_exit	*exit;
+	uint16_t	*ev;		/* their indices, ascending */
+};
+
+struct vg_thr {
+	int32_t		pid;
+	int32_t		tid;
+	struct hwtr_ptenc *enc;
+	void		*tok;
+	struct vgconv_file *file;	/* whose superblocks it runs */
+	uint64_t	pos;		/* next instruction */
+	uint64_t	time;
+	uint64_t	ninsn;
+	int		known;		/* @pos is valid */
+	int		enabled;
+};
+
+struct vgconv_file {
+	struct vgconv	*cv;
+	char		*name;
+	int32_t		pid;
+	int32_t		ppid;
+	int		magic;
+	int		hdr;
+	int		complete;
+	int		fini;
+	int		exitcode;
+	int32_t		exec_tid;	/* a thread tried execve; 0 none */
+	struct vg_thr	*cur;		/* thread of the last RESUME */
+	struct vg_def	**defs;		/* open addressing by addr */
+	size_t		ndefs;
+	size_t		cap;
+	uint64_t	time;
+};
+
+struct vgconv {
+	struct vgconv_cb cb;
+	struct hwtr_log	log;
+	ZydisDecoder	zy;
+	struct vg_thr	**thr;
+	size_t		nthr;
+	size_t		thrcap;
+	int32_t		*pids;		/* processes seen */
+	size_t		npids;
+	size_t		pidcap;
+	struct vgconv_stats st;
+	uint64_t	*walk;		/* walked-callback buffer */
+	char		errmsg[512];
+};
+
+enum { ADV_ERR = -1, ADV_NEED = 1, ADV_AT, ADV_OFF };
+enum { MODE_RECORD = 0, MODE_RESUME, MODE_PARTIAL };
+
+#define VG_MAX_WALK	(1u << 24)	/* static blocks between two records */
+
+static void
+cv_log(struct vgconv *cv, enum hwtr_log_level lvl, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (cv->log.fn == NULL || lvl > cv->log.level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cv->log.fn(cv->log.arg, lvl, msg);
+}
+
+static int
+cv_err(struct vgconv *cv, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cv->errmsg, sizeof(cv->errmsg), fmt, ap);
+	va_end(ap);
+	return (-err);
+}
+
+static uint16_t
+rd16(const uint8_t *p)
+{
+	return ((uint16_t)(p[0] | p[1] << 8));
+}
+
+static uint32_t
+rd32(const uint8_t *p)
+{
+	return ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24);
+}
+
+static uint64_t
+rd64(const uint8_t *p)
+{
+	return ((uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32);
+}
+
+int
+vgconv_new(struct vgconv **cvp, const struct vgconv_cb *cb,
+    const struct hwtr_log *log)
+{
+	struct vgconv *cv;
+
+	*cvp = NULL;
+	if ((cv = calloc(1, sizeof(*cv))) == NULL)
+		return (-HWTR_E_NOMEM);
+	cv->cb = *cb;
+	if (log != NULL)
+		cv->log = *log;
+	if (ZYAN_FAILED(ZydisDecoderInit(&cv->zy, ZYDIS_MACHINE_MODE_LONG_64,
+	    ZYDIS_STACK_WIDTH_64))) {
+		free(cv);
+		return (-HWTR_E_UNSUPPORTED);
+	}
+	*cvp = cv;
+	return (0);
+}
+
+const char *
+vgconv_errmsg(const struct vgconv *cv)
+{
+	return (cv->errmsg);
+}
+
+void
+vgconv_stats(const struct vgconv *cv, struct vgconv_stats *st)
+{
+	*st = cv->st;
+}
+
+/* ---- superblock descriptions ----------------------------------------- */
+
+static size_t
+def_slot(uint64_t addr, size_t cap)
+{
+	return ((size_t)((addr * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1));
+}
+
+static struct vg_def *
+def_find(const struct vgconv_file *f, uint64_t addr)
+{
+	size_t i;
+
+	if (f == NULL || f->cap == 0)
+		return (NULL);
+	for (i = def_slot(addr, f->cap);; i = (i + 1) & (f->cap - 1)) {
+		if (f->defs[i] == NULL)
+			return (NULL);
+		if (f->defs[i]->addr == addr)
+			return (f->defs[i]);
+	}
+}
+
+static int
+def_put(struct vgconv_file *f, struct vg_def *d)
+{
+	size_t i, ncap, j;
+	struct vg_def **nd;
+
+	if (2 * (f->ndefs + 1) > f->cap) {
+		ncap = f->cap ? 2 * f->cap : 4096;
+		if ((nd = calloc(ncap, sizeof(*nd))) == NULL)
+			return (-HWTR_E_NOMEM);
+		for (j = 0; j < f->cap; j++) {
+			if (f->defs[j] == NULL)
+				continue;
+			for (i = def_slot(f->defs[j]->addr, ncap); nd[i] != NULL;
+			    i = (i + 1) & (ncap - 1))
+				;
+			nd[i] = f->defs[j];
+		}
+		free(f->defs);
+		f->defs = nd;
+		f->cap = ncap;
+	}
+	for (i = def_slot(d->addr, f->cap);; i = (i + 1) & (f->cap - 1)) {
+		if (f->defs[i] == NULL) {
+			f->defs[i] = d;
+			f->ndefs++;
+			return (0);
+		}
+		if (f->defs[i]->addr == d->addr) {
+			/* Retranslated: the new one applies from now on. */
+			free(f->defs[i]);
+			f->defs[i] = d;
+			return (0);
+		}
+	}
+}
+
+static void
+classify(struct vgconv *cv, struct vg_insn *in, const uint8_t *bytes)
+{
+	ZydisDecodedInstruction zi;
+	ZydisDecodedOperand op[ZYDIS_MAX_OPERAND_COUNT];
+	ZyanU64 t;
+
+	in->cls = CLS_OTHER;
+	in->target = 0;
+	if (ZYAN_FAILED(ZydisDecoderDecodeFull(&cv->zy, bytes, in->len, &zi,
+	    op)))
+		return;
+	if (zi.meta.branch_type == ZYDIS_BRANCH_TYPE_FAR &&
+	    (zi.meta.category == ZYDIS_CATEGORY_CALL ||
+	    zi.meta.category == ZYDIS_CATEGORY_UNCOND_BR ||
+	    zi.meta.category == ZYDIS_CATEGORY_RET)) {
+		in->cls = CLS_FAR;
+		return;
+	}
+	switch (zi.meta.category) {
+	case ZYDIS_CATEGORY_COND_BR:
+		in->cls = CLS_JCC;
+		break;
+	case ZYDIS_CATEGORY_UNCOND_BR:
+		in->cls = op[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE ?
+		    CLS_JMP : CLS_JMPI;
+		break;
+	case ZYDIS_CATEGORY_CALL:
+		in->cls = op[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE ?
+		    CLS_CALL : CLS_CALLI;
+		break;
+	case ZYDIS_CATEGORY_RET:
+		in->cls = zi.mnemonic == ZYDIS_MNEMONIC_RET ? CLS_RET : CLS_FAR;
+		break;
+	case ZYDIS_CATEGORY_SYSCALL:
+	case ZYDIS_CATEGORY_INTERRUPT:
+		in->cls = CLS_SYS;
+		break;
+	default:
+		return;
+	}
+	if ((in->cls == CLS_JCC || in->cls == CLS_JMP || in->cls == CLS_CALL) &&
+	    op[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
+	    ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&zi, &op[0], in->addr, &t)))
+		in->target = t;
+}
+
+static int
+parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
+{
+	struct vgconv *cv = f->cv;
+	struct vg_def *d;
+	size_t need, off, i;
+	uint16_t ninsn, nexits;
+	const uint8_t *q;
+
+	if (len < 22)
+		return (cv_err(cv, HWTR_E_FORMAT, "short superblock record"));
+	ninsn = rd16(p + 8);
+	nexits = rd16(p + 10);
+	if (ninsn == 0)
+		return (cv_err(cv, HWTR_E_FORMAT,
+		    "superblock 0x%llx without instructions",
+		    (unsigned long long)rd64(p)));
+	need = sizeof(*d) + ninsn * (sizeof(struct vg_insn) + 2) +
+	    nexits * sizeof(struct vg_exit);
+	if ((d = calloc(1, need)) == NULL)
+		return (-HWTR_E_NOMEM);
+	d->insn = (struct vg_insn *)(d + 1);
+	d->exit = (struct vg_exit *)(d->insn + ninsn);
+	d->ev = (uint16_t *)(d->exit + nexits);
+	d->addr = rd64(p);
+	d->ninsn = ninsn;
+	d->nexits = nexits;
+	d->nextkind = p[12];
+	d->jk = p[13];
+	d->next = rd64(p + 14);
+	off = 22;
+	for (i = 0; i < ninsn; i++) {
+		if (off + 9 > len || off + 9 + p[off + 8] > len)
+			goto bad;
+		q = p + off;
+		d->insn[i].addr = rd64(q);
+		d->insn[i].len = q[8];
+		classify(cv, &d->insn[i], q + 9);
+		off += 9 + q[8];
+		if (d->insn[i].cls != CLS_OTHER && d->insn[i].cls != CLS_JMP)
+			d->ev[d->nev++] = (uint16_t)i;
+	}
+	for (i = 0; i < nexits; i++) {
+		if (off + 11 > len)
+			goto bad;
+		q = p + off;
+		d->exit[i].insn = rd16(q);
+		d->exit[i].jk = q[2];
+		d->exit[i].dst = rd64(q + 3);
+		if (d->exit[i].insn >= ninsn)
+			goto bad;
+		off += 11;
+	}
+	cv->st.defs++;
+	return (def_put(f, d));
+bad:
+	free(d);
+	return (cv_err(cv, HWTR_E_FORMAT, "malformed superblock record 0x%llx",
+	    (unsigned long long)rd64(p)));
+}
+
+/* ---- threads ---------------------------------------------------------- */
+
+static struct vg_thr *
+thr_find(struct vgconv *cv, int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < cv->nthr; i++)
+		if (cv->thr[i]->tid == tid)
+			return (cv->thr[i]);
+	return (NULL);
+}
+
+static int
+thr_get(struct vgconv_file *f, int32_t tid, uint64_t time,
+    struct vg_thr **tp)
+{
+	struct vgconv *cv = f->cv;
+	struct vg_thr *t, **nt;
+	int rc;
+
+	if ((t = thr_find(cv, tid)) != NULL) {
+		t->file = f;
+		*tp = t;
+		return (0);
+	}
+	if (cv->nthr == cv->thrcap) {
+		nt = realloc(cv->thr, (cv->thrcap * 2 + 16) * sizeof(*nt));
+		if (nt == NULL)
+			return (-HWTR_E_NOMEM);
+		cv->thr = nt;
+		cv->thrcap = cv->thrcap * 2 + 16;
+	}
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return (-HWTR_E_NOMEM);
+	t->pid = f->pid;
+	t->tid = tid;
+	t->file = f;
+	t->time = time;
+	if (cv->cb.thread_start != NULL) {
+		rc = cv->cb.thread_start(cv->cb.arg, f->pid, tid,
+		    tid == f->pid ? -1 : f->pid, time, &t->enc, &t->tok);
+		if (rc < 0) {
+			free(t);
+			return (rc);
+		}
+	}
+	cv->thr[cv->nthr++] = t;
+	*tp = t;
+	return (0);
+}
+
+static int
+thr_close(struct vgconv *cv, struct vg_thr *t, uint64_t time)
+{
+	size_t i;
+	int rc = 0;
+
+	if (t->enc != NULL && t->enabled)
+		rc = hwtr_ptenc_disable(t->enc, 0, time);
+	if (t->enc != NULL && rc >= 0)
+		rc = hwtr_ptenc_flush(t->enc);
+	if (cv->cb.thread_exit != NULL) {
+		int r2 = cv->cb.thread_exit(cv->cb.arg, t->tok, t->ninsn, time);
+		if (rc >= 0)
+			rc = r2;
+	}
+	for (i = 0; i < cv->nthr; i++)
+		if (cv->thr[i] == t) {
+			cv->thr[i] = cv->thr[--cv->nthr];
+			break;
+		}
+	if (t->file != NULL && t->file->cur == t)
+		t->file->cur = NULL;
+	free(t);
+	return (rc);
+}
+
+/* The thread is lost: stop its trace until it resumes somewhere known. */
+static int
+desync(struct vgconv *cv, struct vg_thr *t, const char *why)
+{
+	int rc = 0;
+
+	cv->st.desyncs++;
+	cv_log(cv, HWTR_LOG_WARN, "valgrind: pid %d tid %d at 0x%llx: %s; "
+	    "trace resumes at the next scheduler point", t->pid, t->tid,
+	    (unsigned long long)t->pos, why);
+	if (t->enc != NULL && t->enabled)
+		rc = hwtr_ptenc_disable(t->enc, 0, t->time);
+	t->enabled = 0;
+	t->known = 0;
+	return (rc);
+}
+
+/* ---- replay ----------------------------------------------------------- */
+
+/* The transfer of instruction @in to @next; 1 when tracing stopped. */
+static int
+transfer(struct vg_thr *t, const struct vg_insn *in, uint64_t next)
+{
+	struct hwtr_ptenc *e = t->enc;
+	uint64_t end = in->addr + in->len;
+	int rc = 0;
+
+	switch (in->cls) {
+	case CLS_JCC:
+		if (e != NULL)
+			rc = hwtr_ptenc_cond(e, next != end);
+		break;
+	case CLS_CALL:
+		if (e != NULL)
+			rc = hwtr_ptenc_call(e, end, next, 0);
+		break;
+	case CLS_CALLI:
+		if (e != NULL)
+			rc = hwtr_ptenc_call(e, end, next, 1);
+		break;
+	case CLS_RET:
+		if (e != NULL)
+			rc = hwtr_ptenc_ret(e, next);
+		break;
+	case CLS_JMPI:
+		if (e != NULL)
+			rc = hwtr_ptenc_indirect(e, next);
+		break;
+	case CLS_FAR:
+		if (e != NULL)
+			rc = hwtr_ptenc_far(e, next, 1);
+		break;
+	case CLS_SYS:
+		if (e != NULL)
+			rc = hwtr_ptenc_disable(e, 0, t->time);
+		t->enabled = 0;
+		return (rc < 0 ? rc : 1);
+	default:
+		break;
+	}
+	return (rc);
+}
+
+static int
+walked(struct vgconv *cv, struct vg_thr *t, const struct vg_def *d, size_t n)
+{
+	size_t i;
+
+	if (cv->cb.walked == NULL || n == 0)
+		return (0);
+	if (cv->walk == NULL &&
+	    (cv->walk = malloc(65536 * sizeof(*cv->walk))) == NULL)
+		return (-HWTR_E_NOMEM);
+	for (i = 0; i < n; i++)
+		cv->walk[i] = d->insn[i].addr;
+	return (cv->cb.walked(cv->cb.arg, t->tok, cv->walk, n));
+}
+
+/*
+ * Replay superblock @d left at instruction @i towards @dst.  An exit to
+ * the start of its own (non-branch) instruction means the instruction did
+ * not complete: a rep-prefixed string instruction going round again, or
+ * one that faults.
+ */
+static int
+replay(struct vgconv *cv, struct vg_thr *t, const struct vg_def *d,
+    size_t i, uint64_t dst)
+{
+	const struct vg_insn *in = d->insn;
+	size_t e, n;
+	int rc, complete;
+
+	if (t->enc != NULL && (rc = hwtr_ptenc_at(t->enc, t->pos,
+	    t->time)) < 0)
+		return (rc);
+	complete = !(dst == in[i].addr && (in[i].cls == CLS_OTHER ||
+	    in[i].cls == CLS_SYS));
+	for (e = 0; e < d->nev && d->ev[e] < i; e++)
+		if ((rc = transfer(t, &in[d->ev[e]],
+		    in[d->ev[e] + 1].addr)) < 0)
+			return (rc);
+	n = i;
+	if (complete) {
+		if ((rc = transfer(t, &in[i], dst)) < 0)
+			return (rc);
+		n = i + 1;
+	}
+	t->ninsn += n;
+	cv->st.instructions += n;
+	cv->st.blocks++;
+	t->pos = dst;
+	return (walked(cv, t, d, n));
+}
+
+/* Replay @d up to (not including) its instruction @m. */
+static int
+replay_partial(struct vgconv *cv, struct vg_thr *t, const struct vg_def *d,
+    size_t m)
+{
+	size_t e;
+	int rc;
+
+	if (t->enc != NULL && (rc = hwtr_ptenc_at(t->enc, t->pos,
+	    t->time)) < 0)
+		return (rc);
+	for (e = 0; e < d->nev && d->ev[e] < m; e++)
+		if ((rc = transfer(t, &d->insn[d->ev[e]],
+		    d->insn[d->ev[e] + 1].addr)) < 0)
+			return (rc);
+	t->ninsn += m;
+	cv->st.instructions += m;
+	t->pos = d->insn[m].addr;
+	return (walked(cv, t, d, m));
+}
+
+/*
+ * Walk the blocks that left no record, from @pos on.  MODE_RECORD: stop at
+ * the first block that needs a record.  MODE_RESUME: stop when @pos is
+ * @stop.  MODE_PARTIAL: also stop inside a block at @stop (a synchronous
+ * fault there).  Everywhere: stop when tracing stopped (a syscall).
+ */
+static int
+advance(struct vgconv *cv, struct vg_thr *t, int mode, uint64_t stop)
+{
+	const struct vg_def *d;
+	size_t iter, m;
+	int need, rc;
+
+	for (iter = 0; iter < VG_MAX_WALK; iter++) {
+		if (!t->enabled || !t->known)
+			return (ADV_OFF);
+		if (mode != MODE_RECORD && t->pos == stop)
+			return (ADV_AT);
+		if ((d = def_find(t->file, t->pos)) == NULL) {
+			rc = desync(cv, t, "no superblock description");
+			return (rc < 0 ? rc : ADV_ERR);
+		}
+		need = d->nexits > 0 || d->nextkind != HWVG_NEXT_CONST;
+		if (mode == MODE_RECORD && need)
+			return (ADV_NEED);
+		if (mode == MODE_PARTIAL) {
+			for (m = 1; m < d->ninsn; m++)
+				if (d->insn[m].addr == stop)
+					break;
+			if (m < d->ninsn) {
+				rc = replay_partial(cv, t, d, m);
+				return (rc < 0 ? rc : ADV_AT);
+			}
+		}
+		if (need) {
+			rc = desync(cv, t, mode == MODE_RECORD ?
+			    "record expected" : "superblock left without record");
+			return (rc < 0 ? rc : ADV_ERR);
+		}
+		if ((rc = replay(cv, t, d, d->ninsn - 1, d->next)) < 0)
+			return (rc);
+	}
+	rc = desync(cv, t, "endless walk without records");
+	return (rc < 0 ? rc : ADV_ERR);
+}
+
+/* The thread (re)starts at @ip. */
+static int
+resume(struct vgconv *cv, struct vg_thr *t, uint64_t ip)
+{
+	int rc;
+
+	if (t->known && t->enabled) {
+		rc = advance(cv, t, MODE_RESUME, ip);
+		if (rc < 0)
+			return (rc);
+		if (rc == ADV_AT)
+			return (0);
+		if (rc == ADV_ERR) {
+			/* desync() stopped the trace; start again below. */
+		}
+	}
+	t->pos = ip;
+	t->known = 1;
+	t->enabled = 1;
+	if (t->enc != NULL)
+		return (hwtr_ptenc_enable(t->enc, ip, 1, t->time));
+	return (0);
+}
+
+/* The thread stops at @ip (a signal, its exit): asynchronous disable. */
+static int
+stop_at(struct vgconv *cv, struct vg_thr *t, uint64_t ip)
+{
+	int rc;
+
+	if (!t->known || !t->enabled)
+		return (0);
+	rc = advance(cv, t, MODE_PARTIAL, ip);
+	if (rc < 0)
+		return (rc);
+	if (rc == ADV_AT) {
+		if (t->enc != NULL && (rc = hwtr_ptenc_disable(t->enc, ip,
+		    t->time)) < 0)
+			return (rc);
+		t->enabled = 0;
+	}
+	return (0);
+}
+
+static int
+inline_rec(struct vgconv_file *f, uint8_t b, uint64_t word)
+{
+	struct vgconv *cv = f->cv;
+	struct vg_thr *t = f->cur;
+	const struct vg_def *d;
+	int rc;
+
+	if (t == NULL)
+		return (cv_err(cv, HWTR_E_FORMAT,
+		    "control-flow record before any thread ran"));
+	if (!t->known || !t->enabled)
+		return (0);		/* lost thread: skip */
+	rc = advance(cv, t, MODE_RECORD, 0);
+	if (rc < 0)
+		return (rc);
+	if (rc != ADV_NEED)
+		return (0);
+	d = def_find(f, t->pos);
+	if (b & HWVG_INLINE_WIDE) {
+		if (d->nextkind != HWVG_NEXT_COMPUTED ||
+		    (b & 0x7f) != d->nexits)
+			return (desync(cv, t, "computed exit record mismatch"));
+		return (replay(cv, t, d, d->ninsn - 1, word >> 8));
+	}
+	if (b < d->nexits)
+		return (replay(cv, t, d, d->exit[b].insn, d->exit[b].dst));
+	if (b == d->nexits && d->nextkind == HWVG_NEXT_CONST)
+		return (replay(cv, t, d, d->ninsn - 1, d->next));
+	return (desync(cv, t, "exit record mismatch"));
+}
+
+static int
+pid_seen(struct vgconv *cv, int32_t pid)
+{
+	size_t i;
+	int32_t *np;
+
+	for (i = 0; i < cv->npids; i++)
+		if (cv->pids[i] == pid)
+			return (1);
+	if (cv->npids == cv->pidcap) {
+		np = realloc(cv->pids, (cv->pidcap * 2 + 16) * sizeof(*np));
+		if (np == NULL)
+			return (-HWTR_E_NOMEM);
+		cv->pids = np;
+		cv->pidcap = cv->pidcap * 2 + 16;
+	}
+	cv->pids[cv->npids++] = pid;
+	return (0);
+}
+
+static int
+tagged(struct vgconv_file *f, uint8_t tag, const uint8_t *p, uint32_t len)
+{
+	struct vgconv *cv = f->cv;
+	struct vg_thr *t;
+	char exe[4097];
+	uint32_t n;
+	int rc, seen;
+
+	if (tag != HWVG_REC_HDR && !f->hdr)
+		return (cv_err(cv, HWTR_E_FORMAT, "record before the header"));
+	switch (tag) {
+	case HWVG_REC_HDR:
+		if (len < 22 || len < 22u + rd16(p + 20))
+			return (cv_err(cv, HWTR_E_FORMAT, "short header"));
+		if (rd32(p) != HWVG_VERSION)
+			return (cv_err(cv, HWTR_E_VERSION,
+			    "event file version %u, this hwtrace reads %u",
+			    rd32(p), HWVG_VERSION));
+		f->pid = (int32_t)rd32(p + 4);
+		f->ppid = (int32_t)rd32(p + 8);
+		f->time = rd64(p + 12);
+		n = rd16(p + 20);
+		memcpy(exe, p + 22, n);
+		exe[n] = '\0';
+		f->hdr = 1;
+		if ((seen = pid_seen(cv, f->pid)) < 0)
+			return (seen);
+		if (cv->cb.proc_start != NULL)
+			return (cv->cb.proc_start(cv->cb.arg, f->pid, f->ppid,
+			    seen, exe, f->time));
+		return (0);
+	case HWVG_REC_DEF:
+		return (parse_def(f, p, len));
+	case HWVG_REC_RESUME:
+		if (len < 20)
+			break;
+		f->time = rd64(p + 12);
+		if ((rc = thr_get(f, (int32_t)rd32(p), f->time, &t)) < 0)
+			return (rc);
+		t->time = f->time;
+		f->cur = t;
+		return (resume(cv, t, rd64(p + 4)));
+	case HWVG_REC_SIGNAL:
+		if (len < 24)
+			break;
+		f->time = rd64(p + 16);
+		if ((t = thr_find(cv, (int32_t)rd32(p))) == NULL)
+			return (0);
+		t->time = f->time;
+		return (stop_at(cv, t, rd64(p + 8)));
+	case HWVG_REC_THREAD_EXIT:
+	case HWVG_REC_FINI:
+		if (len < 20)
+			break;
+		f->time = rd64(p + 12);
+		if (tag == HWVG_REC_FINI && len >= 24) {
+			f->fini = 1;
+			f->exitcode = (int)rd32(p + 20);
+		}
+		if ((t = thr_find(cv, (int32_t)rd32(p))) == NULL)
+			return (0);
+		t->time = f->time;
+		if ((rc = stop_at(cv, t, rd64(p + 4))) < 0)
+			return (rc);
+		return (thr_close(cv, t, f->time));
+	case HWVG_REC_EXEC:
+		if (len < 12)
+			break;
+		f->exec_tid = (int32_t)rd32(p);
+		f->time = rd64(p + 4);
+		return (0);
+	case HWVG_REC_GT:
+		if (len < 8 || (n = rd32(p + 4)) > (len - 8) / 8)
+			break;
+		if ((t = thr_find(cv, (int32_t)rd32(p))) == NULL ||
+		    cv->cb.groundtruth == NULL)
+			return (0);
+		{
+			uint64_t *ip = malloc((n ? n : 1) * sizeof(*ip));
+			uint32_t i;
+
+			if (ip == NULL)
+				return (-HWTR_E_NOMEM);
+			for (i = 0; i < n; i++)
+				ip[i] = rd64(p + 8 + 8 * i);
+			rc = cv->cb.groundtruth(cv->cb.arg, t->tok, ip, n);
+			free(ip);
+			return (rc);
+		}
+	case HWVG_REC_END:
+		if (len >= 16)
+			f->time = rd64(p + 8);
+		f->complete = 1;
+		return (0);
+	default:
+		return (0);		/* unknown tagged record: skipped */
+	}
+	return (cv_err(cv, HWTR_E_FORMAT, "short record 0x%02x", tag));
+}
+
+int
+vgconv_file_new(struct vgconv *cv, const char *name, struct vgconv_file **fp)
+{
+	struct vgconv_file *f;
+
+	*fp = NULL;
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return (-HWTR_E_NOMEM);
+	if ((f->name = strdup(name)) == NULL) {
+		free(f);
+		return (-HWTR_E_NOMEM);
+	}
+	f->cv = cv;
+	*fp = f;
+	return (0);
+}
+
+int
+vgconv_file_complete(const struct vgconv_file *f)
+{
+	return (f->complete);
+}
+
+int32_t
+vgconv_file_pid(const struct vgconv_file *f)
+{
+	return (f->pid);
+}
+
+long
+vgconv_feed(struct vgconv_file *f, const uint8_t *buf, size_t len)
+{
+	struct vgconv *cv = f->cv;
+	size_t off = 0;
+	uint32_t rlen;
+	int rc;
+
+	if (!f->magic) {
+		if (len < 8)
+			return (0);
+		if (memcmp(buf, HWVG_MAGIC, 8) != 0)
+			return (cv_err(cv, HWTR_E_FORMAT, "'%s': not an event "
+			    "file of the hwtrace Valgrind tool", f->name));
+		f->magic = 1;
+		off = 8;
+	}
+	while (off < len) {
+		uint8_t b = buf[off];
+
+		if (b >= 0xf0) {
+			if (len - off < 5)
+				break;
+			rlen = rd32(buf + off + 1);
+			if (rlen > (64u << 20))
+				return (cv_err(cv, HWTR_E_FORMAT,
+				    "'%s' offset %zu: record of %u bytes",
+				    f->name, off, rlen));
+			if (len - off - 5 < rlen)
+				break;
+			rc = tagged(f, b, buf + off + 5, rlen);
+			if (rc < 0)
+				return (rc);
+			off += 5 + (size_t)rlen;
+		} else if (b & HWVG_INLINE_WIDE) {
+			if (len - off < 8)
+				break;
+			if ((rc = inline_rec(f, b, rd64(buf + off))) < 0)
+				return (rc);
+			off += 8;
+		} else {
+			if ((rc = inline_rec(f, b, 0)) < 0)
+				return (rc);
+			off++;
+		}
+	}
+	cv->st.event_bytes += off;
+	return ((long)off);
+}
+
+int
+vgconv_file_end(struct vgconv_file *f, size_t leftover)
+{
+	struct vgconv *cv = f->cv;
+	struct vg_thr *t;
+	size_t i;
+	int rc = 0, r2;
+
+	if (leftover > 0)
+		cv_log(cv, HWTR_LOG_WARN, "valgrind: '%s' ends in a partial "
+		    "record (%zu bytes)", f->name, leftover);
+	/*
+	 * Walk what the threads ran after their last record (up to a
+	 * syscall, typically exit or execve), then close them, except a
+	 * thread whose execve replaced the image: it goes on in the next
+	 * file of the process.
+	 */
+	for (i = 0; i < cv->nthr;) {
+		t = cv->thr[i];
+		if (t->file != f) {
+			i++;
+			continue;
+		}
+		r2 = advance(cv, t, MODE_RECORD, 0);
+		if (r2 < 0 && rc == 0)
+			rc = r2;
+		if (t->tid == f->exec_tid && !f->complete) {
+			t->file = NULL;
+			i++;
+			continue;
+		}
+		r2 = thr_close(cv, t, f->time);
+		if (r2 < 0 && rc == 0)
+			rc = r2;
+	}
+	if (f->fini && cv->cb.proc_exit != NULL) {
+		r2 = cv->cb.proc_exit(cv->cb.arg, f->pid, f->exitcode, f->time);
+		if (r2 < 0 && rc == 0)
+			rc = r2;
+	}
+	for (i = 0; i < f->cap; i++)
+		free(f->defs[i]);
+	free(f->defs);
+	free(f->name);
+	free(f);
+	return (rc);
+}
+
+int
+vgconv_finish(struct vgconv *cv, uint64_t time)
+{
+	int rc = 0, r2;
+
+	while (cv->nthr > 0) {
+		r2 = thr_close(cv, cv->thr[cv->nthr - 1], time);
+		if (r2 < 0 && rc == 0)
+			rc = r2;
+	}
+	return (rc);
+}
+
+void
+vgconv_free(struct vgconv *cv)
+{
+	if (cv == NULL)
+		return;
+	(void)vgconv_finish(cv, 0);
+	free(cv->thr);
+	free(cv->pids);
+	free(cv->walk);
+	free(cv);
+}

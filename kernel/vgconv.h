@@ -1,0 +1,87 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * vgconv.h (private to kernel/): turns the event files of the hwtrace
+ * Valgrind tool (hwtr_vgevents.h) into per-thread PT encoder calls.
+ *
+ * How to use this:
+ *   1) vgconv_new() with callbacks for threads, processes and ground truth;
+ *   2) for every event file (one per process image), vgconv_file_new(),
+ *      then vgconv_feed() with its bytes as they arrive: it consumes whole
+ *      records and returns how many bytes it used (keep the rest and feed
+ *      it again with what follows);
+ *   3) vgconv_file_end() when the file is complete (or will not grow
+ *      again); vgconv_finish() when the capture ends (threads still open
+ *      are closed), vgconv_free().
+ * Not thread-safe.
+ */
+
+#ifndef HWTR_VGCONV_H
+#define HWTR_VGCONV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hwtrace.h"
+
+struct vgconv;
+struct vgconv_file;
+
+struct vgconv_cb {
+	void	*arg;
+	/*
+	 * A thread appeared: set *encp to the PT encoder to feed (NULL: do
+	 * not trace it) and *tokp to anything the caller wants back.
+	 */
+	int	(*thread_start)(void *arg, int32_t pid, int32_t tid,
+		    int32_t ptid, uint64_t time, struct hwtr_ptenc **encp,
+		    void **tokp);
+	/* The thread ended; @ninsn instructions were traced. */
+	int	(*thread_exit)(void *arg, void *tok, uint64_t ninsn,
+		    uint64_t time);
+	/* A process image started (@exec: replaced by exec), or ended. */
+	int	(*proc_start)(void *arg, int32_t pid, int32_t ppid, int exec,
+		    const char *path, uint64_t time);
+	int	(*proc_exit)(void *arg, int32_t pid, int exitcode,
+		    uint64_t time);
+	/* Ground truth from the tool (NULL: ignored). */
+	int	(*groundtruth)(void *arg, void *tok, const uint64_t *ip,
+		    size_t n);
+	/* Every instruction the converter walks (NULL: none; for tests). */
+	int	(*walked)(void *arg, void *tok, const uint64_t *ip, size_t n);
+};
+
+int	vgconv_new(struct vgconv **cvp, const struct vgconv_cb *cb,
+	    const struct hwtr_log *log);
+void	vgconv_free(struct vgconv *cv);
+/* Why the last call failed. */
+const char *vgconv_errmsg(const struct vgconv *cv);
+
+int	vgconv_file_new(struct vgconv *cv, const char *name,
+	    struct vgconv_file **fp);
+/* Consume whole records of @buf; returns bytes used (>= 0) or -HWTR_E_*. */
+long	vgconv_feed(struct vgconv_file *f, const uint8_t *buf, size_t len);
+/* 1 when the file's END record was read. */
+int	vgconv_file_complete(const struct vgconv_file *f);
+/* The process the file belongs to (0 before its header was read). */
+int32_t	vgconv_file_pid(const struct vgconv_file *f);
+/* No more bytes will come; @leftover bytes were never consumed. */
+int	vgconv_file_end(struct vgconv_file *f, size_t leftover);
+
+/* Close every thread still open. */
+int	vgconv_finish(struct vgconv *cv, uint64_t time);
+
+struct vgconv_stats {
+	uint64_t	instructions;
+	uint64_t	blocks;
+	uint64_t	defs;
+	uint64_t	desyncs;	/* places the converter lost a thread */
+	uint64_t	event_bytes;
+};
+void	vgconv_stats(const struct vgconv *cv, struct vgconv_stats *st);
+
+#endif /* !HWTR_VGCONV_H */
