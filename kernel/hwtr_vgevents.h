@@ -23,7 +23,10 @@
  * thread can still skip its records.
  *
  * Tagged records: tag (u8 >= 0xf0), payload length (u32), payload:
- *   HDR     u32 version, u32 pid, u32 ppid, u64 time, u16 n, char exe[n]
+ *   HDR     u32 version, u32 pid, u32 ppid, u64 time, u16 n, char exe[n],
+ *           u32 flags (HWVG_HDR_FORKED: a fork child's first file; it
+ *           runs the superblocks its parent's file described up to the
+ *           parent's FORK record for it)
  * Times ("tsc") are CLOCK_MONOTONIC nanoseconds.
  *   DEF     u64 addr, u16 ninsn, u16 nexits, u8 next_kind, u8 jumpkind,
  *           u64 next (constant next, or 0), then ninsn times
@@ -38,6 +41,7 @@
  *           succeeds)
  *   GT      u32 tid, u32 n, u64 ip[n]: ground truth, completed instructions
  *   FINI    u32 tid, u64 ip, u64 tsc, u32 exitcode: a thread alive at exit
+ *   FORK    u32 tid, u32 child pid, u64 tsc: a process was forked
  *   END     u64 superblocks translated, u64 tsc: the file is complete
  */
 
@@ -60,6 +64,9 @@
 #define HWVG_REC_GT		0xf6
 #define HWVG_REC_FINI		0xf7
 #define HWVG_REC_END		0xf8
+#define HWVG_REC_FORK		0xf9
+
+#define HWVG_HDR_FORKED		0x1
 
 #define HWVG_NEXT_CONST		0
 #define HWVG_NEXT_COMPUTED	1

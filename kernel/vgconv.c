@@ -59,6 +59,7 @@ struct vg_exit {
 };
 
 struct vg_def {
+	uint32_t	refs;		/* tables holding it (fork snapshots) */
 	uint64_t	addr;
 	uint64_t	next;
 	uint16_t	ninsn;
@@ -69,6 +70,12 @@ struct vg_def {
 	struct vg_insn	*insn;
 	struct vg_exit	*exit;
 	uint16_t	*ev;		/* their indices, ascending */
+	/*
+	 * cnt[j]: instructions completed among 0..j-1.  VEX unrolls a
+	 * rep-prefixed instruction's loop into one superblock (the same
+	 * instruction several times in a row); only the last pass completes.
+	 */
+	uint16_t	*cnt;
 };
 
 struct vg_thr {
@@ -90,6 +97,7 @@ struct vgconv_file {
 	int32_t		pid;
 	int32_t		ppid;
 	int		magic;
+	int		waiting;	/* for the parent's FORK record */
 	int		hdr;
 	int		complete;
 	int		fini;
@@ -102,7 +110,17 @@ struct vgconv_file {
 	uint64_t	time;
 };
 
+/* The superblocks a fork child inherited, until its file shows up. */
+struct vg_snap {
+	int32_t		pid;
+	struct vg_def	**defs;
+	size_t		ndefs;
+	size_t		cap;
+};
+
 struct vgconv {
+	struct vg_snap	*snap;
+	size_t		nsnap;
 	struct vgconv_cb cb;
 	struct hwtr_log	log;
 	ZydisDecoder	zy;
@@ -222,6 +240,13 @@ def_find(const struct vgconv_file *f, uint64_t addr)
 	}
 }
 
+static void
+def_unref(struct vg_def *d)
+{
+	if (d != NULL && --d->refs == 0)
+		free(d);
+}
+
 static int
 def_put(struct vgconv_file *f, struct vg_def *d)
 {
@@ -252,7 +277,7 @@ def_put(struct vgconv_file *f, struct vg_def *d)
 		}
 		if (f->defs[i]->addr == d->addr) {
 			/* Retranslated: the new one applies from now on. */
-			free(f->defs[i]);
+			def_unref(f->defs[i]);
 			f->defs[i] = d;
 			return (0);
 		}
@@ -314,6 +339,7 @@ parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 	size_t need, off, i;
 	uint16_t ninsn, nexits;
 	const uint8_t *q;
+	int rc;
 
 	if (len < 22)
 		return (cv_err(cv, HWTR_E_FORMAT, "short superblock record"));
@@ -323,13 +349,15 @@ parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 		return (cv_err(cv, HWTR_E_FORMAT,
 		    "superblock 0x%llx without instructions",
 		    (unsigned long long)rd64(p)));
-	need = sizeof(*d) + ninsn * (sizeof(struct vg_insn) + 2) +
+	need = sizeof(*d) + ninsn * (sizeof(struct vg_insn) + 4) + 2 +
 	    nexits * sizeof(struct vg_exit);
 	if ((d = calloc(1, need)) == NULL)
 		return (-HWTR_E_NOMEM);
 	d->insn = (struct vg_insn *)(d + 1);
 	d->exit = (struct vg_exit *)(d->insn + ninsn);
 	d->ev = (uint16_t *)(d->exit + nexits);
+	d->cnt = d->ev + ninsn;
+	d->refs = 1;
 	d->addr = rd64(p);
 	d->ninsn = ninsn;
 	d->nexits = nexits;
@@ -344,10 +372,20 @@ parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 		d->insn[i].addr = rd64(q);
 		d->insn[i].len = q[8];
 		classify(cv, &d->insn[i], q + 9);
+		if (cv->cb.code != NULL && (rc = cv->cb.code(cv->cb.arg,
+		    f->pid, d->insn[i].addr, q + 9, q[8])) < 0) {
+			free(d);
+			return (rc);
+		}
 		off += 9 + q[8];
 		if (d->insn[i].cls != CLS_OTHER && d->insn[i].cls != CLS_JMP)
 			d->ev[d->nev++] = (uint16_t)i;
 	}
+	d->cnt[0] = 0;
+	for (i = 0; i < ninsn; i++)
+		d->cnt[i + 1] = (uint16_t)(d->cnt[i] + !(i + 1 < ninsn &&
+		    d->insn[i + 1].addr == d->insn[i].addr &&
+		    d->insn[i].cls == CLS_OTHER));
 	for (i = 0; i < nexits; i++) {
 		if (off + 11 > len)
 			goto bad;
@@ -511,16 +549,18 @@ transfer(struct vg_thr *t, const struct vg_insn *in, uint64_t next)
 static int
 walked(struct vgconv *cv, struct vg_thr *t, const struct vg_def *d, size_t n)
 {
-	size_t i;
+	size_t i, k;
 
 	if (cv->cb.walked == NULL || n == 0)
 		return (0);
 	if (cv->walk == NULL &&
 	    (cv->walk = malloc(65536 * sizeof(*cv->walk))) == NULL)
 		return (-HWTR_E_NOMEM);
-	for (i = 0; i < n; i++)
-		cv->walk[i] = d->insn[i].addr;
-	return (cv->cb.walked(cv->cb.arg, t->tok, cv->walk, n));
+	for (i = 0, k = 0; i < n; i++)
+		if (i + 1 >= d->ninsn || d->insn[i + 1].addr != d->insn[i].addr ||
+		    d->insn[i].cls != CLS_OTHER)
+			cv->walk[k++] = d->insn[i].addr;
+	return (cv->cb.walked(cv->cb.arg, t->tok, cv->walk, k));
 }
 
 /*
@@ -534,7 +574,7 @@ replay(struct vgconv *cv, struct vg_thr *t, const struct vg_def *d,
     size_t i, uint64_t dst)
 {
 	const struct vg_insn *in = d->insn;
-	size_t e, n;
+	size_t e;
 	int rc, complete;
 
 	if (t->enc != NULL && (rc = hwtr_ptenc_at(t->enc, t->pos,
@@ -546,17 +586,13 @@ replay(struct vgconv *cv, struct vg_thr *t, const struct vg_def *d,
 		if ((rc = transfer(t, &in[d->ev[e]],
 		    in[d->ev[e] + 1].addr)) < 0)
 			return (rc);
-	n = i;
-	if (complete) {
-		if ((rc = transfer(t, &in[i], dst)) < 0)
-			return (rc);
-		n = i + 1;
-	}
-	t->ninsn += n;
-	cv->st.instructions += n;
+	if (complete && (rc = transfer(t, &in[i], dst)) < 0)
+		return (rc);
+	t->ninsn += d->cnt[i] + complete;
+	cv->st.instructions += d->cnt[i] + complete;
 	cv->st.blocks++;
 	t->pos = dst;
-	return (walked(cv, t, d, n));
+	return (walked(cv, t, d, i + complete));
 }
 
 /* Replay @d up to (not including) its instruction @m. */
@@ -574,8 +610,8 @@ replay_partial(struct vgconv *cv, struct vg_thr *t, const struct vg_def *d,
 		if ((rc = transfer(t, &d->insn[d->ev[e]],
 		    d->insn[d->ev[e] + 1].addr)) < 0)
 			return (rc);
-	t->ninsn += m;
-	cv->st.instructions += m;
+	t->ninsn += d->cnt[m];
+	cv->st.instructions += d->cnt[m];
 	t->pos = d->insn[m].addr;
 	return (walked(cv, t, d, m));
 }
@@ -722,6 +758,59 @@ pid_seen(struct vgconv *cv, int32_t pid)
 	return (0);
 }
 
+#define VG_WAIT	0x7a17	/* tagged(): record not consumed, come back later */
+
+/* Keep the parent's superblocks for child @pid. */
+static int
+snap_take(struct vgconv_file *f, int32_t pid)
+{
+	struct vgconv *cv = f->cv;
+	struct vg_snap *s;
+	size_t i;
+
+	s = realloc(cv->snap, (cv->nsnap + 1) * sizeof(*s));
+	if (s == NULL)
+		return (-HWTR_E_NOMEM);
+	cv->snap = s;
+	s = &cv->snap[cv->nsnap];
+	s->pid = pid;
+	s->cap = f->cap;
+	s->ndefs = f->ndefs;
+	s->defs = NULL;
+	if (f->cap > 0) {
+		if ((s->defs = malloc(f->cap * sizeof(*s->defs))) == NULL)
+			return (-HWTR_E_NOMEM);
+		memcpy(s->defs, f->defs, f->cap * sizeof(*s->defs));
+		for (i = 0; i < f->cap; i++)
+			if (s->defs[i] != NULL)
+				s->defs[i]->refs++;
+	}
+	cv->nsnap++;
+	return (0);
+}
+
+/* A fork child's file starts with its parent's superblocks: 1, or 0 wait. */
+static int
+snap_adopt(struct vgconv_file *f)
+{
+	struct vgconv *cv = f->cv;
+	size_t i;
+
+	for (i = 0; i < cv->nsnap; i++)
+		if (cv->snap[i].pid == f->pid)
+			break;
+	if (i == cv->nsnap) {
+		f->waiting = 1;
+		return (0);
+	}
+	f->waiting = 0;
+	f->defs = cv->snap[i].defs;
+	f->cap = cv->snap[i].cap;
+	f->ndefs = cv->snap[i].ndefs;
+	cv->snap[i] = cv->snap[--cv->nsnap];
+	return (1);
+}
+
 static int
 tagged(struct vgconv_file *f, uint8_t tag, const uint8_t *p, uint32_t len)
 {
@@ -747,6 +836,10 @@ tagged(struct vgconv_file *f, uint8_t tag, const uint8_t *p, uint32_t len)
 		n = rd16(p + 20);
 		memcpy(exe, p + 22, n);
 		exe[n] = '\0';
+		if (len >= 26u + n && (rd32(p + 22 + n) & HWVG_HDR_FORKED)) {
+			if ((rc = snap_adopt(f)) <= 0)
+				return (rc < 0 ? rc : VG_WAIT);
+		}
 		f->hdr = 1;
 		if ((seen = pid_seen(cv, f->pid)) < 0)
 			return (seen);
@@ -812,6 +905,10 @@ tagged(struct vgconv_file *f, uint8_t tag, const uint8_t *p, uint32_t len)
 			free(ip);
 			return (rc);
 		}
+	case HWVG_REC_FORK:
+		if (len < 16)
+			break;
+		return (snap_take(f, (int32_t)rd32(p + 4)));
 	case HWVG_REC_END:
 		if (len >= 16)
 			f->time = rd64(p + 8);
@@ -838,6 +935,12 @@ vgconv_file_new(struct vgconv *cv, const char *name, struct vgconv_file **fp)
 	f->cv = cv;
 	*fp = f;
 	return (0);
+}
+
+int
+vgconv_file_waiting(const struct vgconv_file *f)
+{
+	return (f->waiting);
 }
 
 int
@@ -885,6 +988,8 @@ vgconv_feed(struct vgconv_file *f, const uint8_t *buf, size_t len)
 			rc = tagged(f, b, buf + off + 5, rlen);
 			if (rc < 0)
 				return (rc);
+			if (rc == VG_WAIT)
+				break;
 			off += 5 + (size_t)rlen;
 		} else if (b & HWVG_INLINE_WIDE) {
 			if (len - off < 8)
@@ -943,7 +1048,7 @@ vgconv_file_end(struct vgconv_file *f, size_t leftover)
 			rc = r2;
 	}
 	for (i = 0; i < f->cap; i++)
-		free(f->defs[i]);
+		def_unref(f->defs[i]);
 	free(f->defs);
 	free(f->name);
 	free(f);
@@ -969,6 +1074,15 @@ vgconv_free(struct vgconv *cv)
 	if (cv == NULL)
 		return;
 	(void)vgconv_finish(cv, 0);
+	while (cv->nsnap > 0) {
+		struct vg_snap *sn = &cv->snap[--cv->nsnap];
+		size_t i;
+
+		for (i = 0; i < sn->cap; i++)
+			def_unref(sn->defs[i]);
+		free(sn->defs);
+	}
+	free(cv->snap);
 	free(cv->thr);
 	free(cv->pids);
 	free(cv->walk);

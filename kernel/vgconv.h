@@ -51,6 +51,9 @@ struct vgconv_cb {
 	/* Ground truth from the tool (NULL: ignored). */
 	int	(*groundtruth)(void *arg, void *tok, const uint64_t *ip,
 		    size_t n);
+	/* The bytes of every instruction described (NULL: none; for tests). */
+	int	(*code)(void *arg, int32_t pid, uint64_t addr,
+		    const uint8_t *bytes, size_t len);
 	/* Every instruction the converter walks (NULL: none; for tests). */
 	int	(*walked)(void *arg, void *tok, const uint64_t *ip, size_t n);
 };
@@ -65,6 +68,11 @@ int	vgconv_file_new(struct vgconv *cv, const char *name,
 	    struct vgconv_file **fp);
 /* Consume whole records of @buf; returns bytes used (>= 0) or -HWTR_E_*. */
 long	vgconv_feed(struct vgconv_file *f, const uint8_t *buf, size_t len);
+/*
+ * 1 when the file belongs to a fork child whose parent's file has not yet
+ * reached the fork: feed the parent first, then this one again.
+ */
+int	vgconv_file_waiting(const struct vgconv_file *f);
 /* 1 when the file's END record was read. */
 int	vgconv_file_complete(const struct vgconv_file *f);
 /* The process the file belongs to (0 before its header was read). */

@@ -89,6 +89,7 @@ static struct {
 	ThreadId running;	/* thread of the last RESUME */
 	const HChar *dir;	/* --out-dir */
 	Bool	gt;		/* --ground-truth=yes */
+	Bool	forked;		/* this process is a fork child */
 	ULong	nblocks_def;
 	ULong	bytes;
 	struct hw_thread th[HW_MAX_THREADS];
@@ -220,6 +221,12 @@ hw_gt_insn(Addr addr)
 {
 	struct hw_thread *t = &hw.th[VG_(get_running_tid)()];
 
+	/*
+	 * The same instruction again right away: VEX unrolled the loop of a
+	 * rep-prefixed instruction; it completes once, at its last pass.
+	 */
+	if (t->gt_pending == addr)
+		return;
 	hw_gt_commit(t);
 	t->gt_pending = addr;
 }
@@ -281,7 +288,7 @@ hw_open(void)
 
 		if (elen > 4000)
 			elen = 4000;
-		hw_tag(HWVG_REC_HDR, 4 + 4 + 4 + 8 + 2 + elen);
+		hw_tag(HWVG_REC_HDR, 4 + 4 + 4 + 8 + 2 + elen + 4);
 		hw_put32(HWVG_VERSION);
 		hw_put32((UInt)hw.pid);
 		hw_put32((UInt)VG_(getppid)());
@@ -289,6 +296,7 @@ hw_open(void)
 		hw_put16((UShort)elen);
 		VG_(memcpy)(hw.cur, exe, elen);
 		hw.cur += elen;
+		hw_put32(hw.forked ? HWVG_HDR_FORKED : 0);
 	}
 }
 
@@ -359,14 +367,31 @@ hw_pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
 	}
 }
 
+/*
+ * After fork (in the parent): the child starts with this process's
+ * translations, so hwtrace gives the child's file the superblock
+ * descriptions known at this point of the parent's file.
+ */
 static void
 hw_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs, SysRes res)
 {
-	(void)tid;
-	(void)sysno;
-	(void)args;
+	ULong flags = 0;
+
 	(void)nargs;
-	(void)res;
+	if (sr_isError(res) || sr_Res(res) == 0)
+		return;
+	if (sysno == __NR_clone)
+		flags = args[0];
+	else if (sysno == __NR_clone3 && args[0] != 0)
+		flags = *(ULong *)args[0];
+	else if (sysno != __NR_fork && sysno != __NR_vfork)
+		return;
+	if (flags & VKI_CLONE_THREAD)
+		return;
+	hw_tag(HWVG_REC_FORK, 4 + 4 + 8);
+	hw_put32((UInt)hw_ostid(tid));
+	hw_put32((UInt)sr_Res(res));
+	hw_put64(hw_tsc());
 }
 
 /* Before fork: nothing recorded may be inherited by the child. */
@@ -383,8 +408,9 @@ hw_atfork_pre(ThreadId tid)
 }
 
 /*
- * In the child: a new event file, and every translation discarded so that
- * the child's file describes every block it runs.
+ * In the child: a new event file.  The child runs the translations it
+ * inherited; their descriptions are in the parent's file up to its FORK
+ * record (the header says the file is a fork child's).
  */
 static void
 hw_atfork_child(ThreadId tid)
@@ -398,9 +424,8 @@ hw_atfork_child(ThreadId tid)
 		hw.th[i].gt_pending = 0;
 	}
 	(void)tid;
+	hw.forked = True;
 	hw_open();
-	VG_(discard_translations_safely)((Addr)0x1000, (SizeT)0x7fffffffe000ULL,
-	    "hwtrace fork");
 }
 
 static Bool
