@@ -558,9 +558,9 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 	UInt i, ninsn = 0, nexits = 0, k = 0;
 	Bool seen_imark = False;
 	Addr cur_addr = 0;
+	UInt cur_len = 0;
 	IRDirty *d;
 
-	(void)layout;
 	(void)vge;
 	(void)archinfo;
 	if (gWordTy != Ity_I64 || hWordTy != Ity_I64)
@@ -585,9 +585,21 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 		if (st == NULL || st->tag == Ist_NoOp)
 			continue;
 		if (st->tag == Ist_IMark) {
-			seen_imark = True;
-			cur_addr = (Addr)st->Ist.IMark.addr;
+			Addr a = (Addr)st->Ist.IMark.addr;
+
 			addStmtToIRSB(out, st);
+			/*
+			 * Where VEX chased a call or jump into the same
+			 * superblock it does not update the guest IP, so a
+			 * fault in the code it chased into would be reported
+			 * at the call: make the IP exact there.
+			 */
+			if (seen_imark && a != cur_addr + cur_len)
+				addStmtToIRSB(out, IRStmt_Put(layout->offset_IP,
+				    mkIRExpr_HWord(a)));
+			seen_imark = True;
+			cur_addr = a;
+			cur_len = st->Ist.IMark.len;
 			if (hw.gt) {
 				d = unsafeIRDirty_0_N(1, "hw_gt_insn",
 				    VG_(fnptr_to_fnentry)(&hw_gt_insn),
