@@ -60,7 +60,7 @@ done
 	    "best of $BENCH_RUNS"
 	awk -F '\t' '
 	BEGIN {
-		printf "%-10s %-28s %12s  %-26s %8s  %s\n", "BENCHMARK", "CASE",
+		printf "%-10s %-34s %10s  %-24s %8s  %s\n", "BENCHMARK", "CASE",
 		    "HWTRACE", "REFERENCE", "RATIO", "GOAL"
 	}
 	NF == 8 {
@@ -73,7 +73,7 @@ done
 			goal = "-"
 		else
 			goal = sprintf(">= %.2f %s", $8, ratio >= $8 ? "ok" : "BELOW")
-		printf "%-10s %-28s %12s  %-26s %8.3f  %s\n", $1,
+		printf "%-10s %-34s %10s  %-24s %8.3f  %s\n", $1,
 		    $2 " (" $3 ")", $4, $5 " " $6, ratio, goal
 		next
 	}

@@ -1,0 +1,48 @@
+# The archive reader's fuzzer (`make fuzz`) and its seed corpus.
+#
+#   make fuzz [FUZZ_SECONDS=120]  build build-fuzz/fuzz_reader with clang
+#	(libFuzzer + ASan + UBSan, the library too) and run it for that long
+#	over tests/fuzz/corpus/ (read only) and build-fuzz/corpus/ (what it
+#	finds); fails on any crash, sanitizer report, leak, timeout (10 s)
+#	or memory use over 2 GiB, leaving the input in build-fuzz/artifacts/.
+#	Add such an input to tests/fuzz/corpus/ as reg-<what>.hwtrace.
+#   make fuzz-seeds  regenerate tests/fuzz/corpus/ with mkseeds (keeps
+#	the reg-* regressions).
+
+FUZZ_B	= build-fuzz
+FUZZ_SECONDS ?= 120
+FUZZ_FLAGS ?=
+FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all \
+	  -fno-omit-frame-pointer
+FUZZ_ENV = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+# The seed-corpus test needs the walker it shares with the fuzzer.
+$(B)/tests/fuzz/t_corpus: tests/fuzz/fuzz_walk.h
+
+$(B)/fuzz/mkseeds: tests/fuzz/mkseeds.c $(B)/libhwtrace.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/libhwtrace.a $(LDFLAGS_ALL) $(LIBS)
+
+tests: $(B)/fuzz/mkseeds
+
+.PHONY: fuzz-build fuzz-seeds
+fuzz-build:
+	@$(MAKE) --no-print-directory B=$(FUZZ_B) CC=clang OPT="-O1 -g" \
+	    SAN="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" $(FUZZ_B)/libhwtrace.a
+	clang -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -Iinclude -Itests/fuzz \
+	    -fsanitize=fuzzer $(FUZZ_SAN) -o $(FUZZ_B)/fuzz_reader \
+	    tests/fuzz/fuzz_reader.c $(FUZZ_B)/libhwtrace.a $(LIBS)
+
+fuzz: deps fuzz-build
+	@mkdir -p $(FUZZ_B)/corpus $(FUZZ_B)/artifacts
+	$(FUZZ_ENV) $(FUZZ_B)/fuzz_reader -max_total_time=$(FUZZ_SECONDS) \
+	    -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
+	    -max_len=1048576 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_B)/artifacts/ $(FUZZ_FLAGS) \
+	    $(FUZZ_B)/corpus tests/fuzz/corpus
+
+fuzz-seeds: $(B)/fuzz/mkseeds
+	find tests/fuzz/corpus -name '*.hwtrace' ! -name 'reg-*' -delete
+	$(B)/fuzz/mkseeds tests/fuzz/corpus
+	@du -sh tests/fuzz/corpus
