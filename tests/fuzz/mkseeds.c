@@ -11,7 +11,8 @@
  *   ok-*	valid, complete archives of several shapes, written with
  *		hwtr_aw_*: open, verify, complete;
  *   cut-*	a valid archive cut short (or a writer that never closed):
- *		open saying it is incomplete, or be refused, never complete;
+ *		open saying it was cut (incomplete, or a warning when only
+ *		the trailer after the final member is cut), or be refused;
  *   bad-*	hostile or broken: refused by open or by verify;
  *   reg-*	inputs the fuzzer once crashed on: any answer but a crash.
  * Hostile archives are made by hand: a tar header is 512 bytes of ASCII
