@@ -32,4 +32,11 @@ int hwtr_import_copy(struct hwtr_aw *aw, uint32_t id, int fd,
     const char *label, const char *path, uint64_t from, uint64_t end,
     char *errbuf, size_t errlen);
 
+/*
+ * Close @aw (renaming its file to @out); on failure remove the partial
+ * file too and say why in @errbuf.  Frees @aw.
+ */
+int hwtr_import_close(struct hwtr_aw *aw, const char *out, char *errbuf,
+    size_t errlen);
+
 #endif /* !HWTR_IMPORT_H */

@@ -716,12 +716,7 @@ write_archive(struct lldb_bundle *b, const char *out,
 	memset(&end, 0, sizeof(end));
 	end.exit_kind = HWTR_EXIT_NONE;
 	hwtr_aw_set_end(aw, &end);
-	ebuf[0] = '\0';
-	rc = hwtr_aw_close(aw, ebuf, sizeof(ebuf));
-	if (rc < 0)
-		hwtr_import_err(b->errbuf, b->errlen, "cannot finish '%s': %s",
-		    out, ebuf[0] ? ebuf : hwtr_errstr(rc));
-	return (rc);
+	return (hwtr_import_close(aw, out, b->errbuf, b->errlen));
 fail:
 	hwtr_import_err(b->errbuf, b->errlen, "writing '%s': %s", out,
 	    hwtr_aw_errmsg(aw));

@@ -101,6 +101,31 @@ hwtr_import_copy(struct hwtr_aw *aw, uint32_t id, int fd, const char *label,
 	return (rc);
 }
 
+int
+hwtr_import_close(struct hwtr_aw *aw, const char *out, char *errbuf,
+    size_t errlen)
+{
+	char ebuf[512], *tmp;
+	int rc;
+
+	/*
+	 * A capture keeps the partial file of a writer that fails to close
+	 * (what it holds is still readable); an import has its inputs and
+	 * leaves nothing behind.
+	 */
+	tmp = strdup(hwtr_aw_path(aw));
+	ebuf[0] = '\0';
+	rc = hwtr_aw_close(aw, ebuf, sizeof(ebuf));
+	if (rc < 0) {
+		hwtr_import_err(errbuf, errlen, "cannot finish '%s': %s", out,
+		    ebuf[0] ? ebuf : hwtr_errstr(rc));
+		if (tmp != NULL && strcmp(tmp, out) != 0)
+			unlink(tmp);
+	}
+	free(tmp);
+	return (rc);
+}
+
 /* The CPU this runs on, for --cpu auto (as ptxed's pt_cpu_read()). */
 static void
 host_cpu(struct hwtr_cpu *cpu)
@@ -401,14 +426,8 @@ hwtr_import_raw(const struct hwtr_import_raw_opts *o, const char *out,
 	memset(&end, 0, sizeof(end));
 	end.exit_kind = HWTR_EXIT_NONE;
 	hwtr_aw_set_end(aw, &end);
-	ebuf[0] = '\0';
-	rc = hwtr_aw_close(aw, ebuf, sizeof(ebuf));
+	rc = hwtr_import_close(aw, out, errbuf, errlen);
 	aw = NULL;
-	if (rc < 0) {
-		hwtr_import_err(errbuf, errlen, "cannot finish '%s': %s", out,
-		    ebuf[0] ? ebuf : hwtr_errstr(rc));
-		/* The writer removes its partial file when closing fails. */
-	}
 out:
 	if (aw != NULL)
 		hwtr_aw_abort(aw, 0);
