@@ -228,8 +228,45 @@ refused_body()
 	    atf_fail "expected 'hwtrace info: cannot open 'empty.hwtrace': why', got: $(cat err)"
 }
 
+atf_test_case warnings_listed
+warnings_listed_head()
+{
+	atf_set descr "a member this version does not know is skipped and listed among the warnings, in text and JSON"
+	atf_set require.progs "python3 zstd tar"
+}
+warnings_listed_body()
+{
+	make_archive
+	# Keep every member but end.json (offsets from its table of
+	# contents), then add a member of a later version as its own zstd
+	# frame, made by tar's and zstd's own tools.
+	python3 - <<'PY' || atf_fail "could not craft the archive"
+import json, subprocess, tarfile
+a = open("a.hwtrace", "rb").read()
+end = json.loads(subprocess.run(["tar", "--zstd", "-xOf", "a.hwtrace", "end.json"],
+    check=True, capture_output=True).stdout)
+last = max(end["members"], key=lambda m: m["offset"])
+data = b'{"from": "a later hwtrace"}\n'
+ti = tarfile.TarInfo("future/x.json")
+ti.size = len(data)
+open("member.tar", "wb").write(ti.tobuf(format=tarfile.PAX_FORMAT) + data +
+    b"\0" * (-len(data) % 512))
+frame = subprocess.run(["zstd", "-q", "--check", "-c", "member.tar"],
+    check=True, capture_output=True).stdout
+open("w.hwtrace", "wb").write(a[:last["offset"] + last["csize"]] + frame)
+PY
+	run_status 0 "$HWTRACE" info w.hwtrace
+	expect_line out "warnings: 1"
+	expect_line out "  unknown member 'future/x.json' skipped"
+	expect_line out "streams: 1"
+	run_status 0 "$HWTRACE" info --json w.hwtrace
+	grep -q '"warnings":\["unknown member '"'"'future/x.json'"'"' skipped"\]}$' out ||
+	    atf_fail "expected the warning in the JSON, got: $(cat out)"
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case warnings_listed
 	atf_add_test_case info_complete
 	atf_add_test_case info_json
 	atf_add_test_case json_escaping
