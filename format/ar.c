@@ -77,7 +77,9 @@ struct hwtr_ar {
 	struct hwtr_ar_status st;
 	char		why[512];
 	char		errmsg[512];
-	pthread_mutex_t	lock;		/* errmsg, written by readers */
+	pthread_mutex_t	lock;		/* errmsg and dctx, shared by readers */
+	ZSTD_DCtx	*dctx[8];	/* idle decompression contexts */
+	size_t		ndctx;
 
 	struct hwtr_pool pool;
 	struct hwtr_warnings warn;
@@ -294,15 +296,42 @@ classify(const char *name, uint32_t *idp, uint64_t *offp)
 
 /* ---- decompression -------------------------------------------------------- */
 
+/*
+ * A decompression context for one call.  Creating one allocates its
+ * window, which costs more than decompressing a small chunk, so idle
+ * contexts are kept (each call still has one of its own).
+ */
 static ZSTD_DCtx *
-new_dctx(void)
+get_dctx(struct hwtr_ar *ar)
 {
-	ZSTD_DCtx *d;
+	ZSTD_DCtx *d = NULL;
 
+	pthread_mutex_lock(&ar->lock);
+	if (ar->ndctx > 0)
+		d = ar->dctx[--ar->ndctx];
+	pthread_mutex_unlock(&ar->lock);
+	if (d != NULL) {
+		ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+		return (d);
+	}
 	if ((d = ZSTD_createDCtx()) == NULL)
 		return (NULL);
 	ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, WINDOW_LOG_MAX);
 	return (d);
+}
+
+static void
+put_dctx(struct hwtr_ar *ar, ZSTD_DCtx *d)
+{
+	if (d == NULL)
+		return;
+	pthread_mutex_lock(&ar->lock);
+	if (ar->ndctx < HWTR_NELEM(ar->dctx)) {
+		ar->dctx[ar->ndctx++] = d;
+		d = NULL;
+	}
+	pthread_mutex_unlock(&ar->lock);
+	ZSTD_freeDCtx(d);
 }
 
 /*
@@ -323,10 +352,10 @@ decompress_frame(struct hwtr_ar *ar, const char *what, uint64_t off,
 	size_t r = 1, got, piece;
 	int reg = 0, rc = 0;
 
-	if ((d = new_dctx()) == NULL ||
+	if ((d = get_dctx(ar)) == NULL ||
 	    (ibuf = malloc(csize < READ_PIECE ? (size_t)csize : READ_PIECE)) ==
 	    NULL) {
-		ZSTD_freeDCtx(d);
+		put_dctx(ar, d);
 		return (-HWTR_E_NOMEM);
 	}
 	memset(&out, 0, sizeof(out));
@@ -401,7 +430,7 @@ decompress_frame(struct hwtr_ar *ar, const char *what, uint64_t off,
 		    (uintmax_t)off, (uintmax_t)(off + csize));
 out:
 	free(ibuf);
-	ZSTD_freeDCtx(d);
+	put_dctx(ar, d);
 	return (rc);
 }
 
@@ -962,7 +991,7 @@ frame_prefix(struct hwtr_ar *ar, uint64_t off, uint64_t csize, uint8_t *out,
 	size_t got, piece, r;
 	int rc = 0;
 
-	if ((d = new_dctx()) == NULL)
+	if ((d = get_dctx(ar)) == NULL)
 		return (-HWTR_E_NOMEM);
 	while (o.pos < cap && done < csize) {
 		piece = csize - done < sizeof(ib) ? (size_t)(csize - done) :
@@ -990,7 +1019,7 @@ frame_prefix(struct hwtr_ar *ar, uint64_t off, uint64_t csize, uint8_t *out,
 		}
 	}
 out:
-	ZSTD_freeDCtx(d);
+	put_dctx(ar, d);
 	*lenp = o.pos;
 	return (rc);
 }
@@ -1350,6 +1379,8 @@ hwtr_ar_close(struct hwtr_ar *ar)
 	free(ar->hash);
 	hwtr_warnings_free(&ar->warn);
 	hwtr_pool_free(&ar->pool);
+	for (i = 0; i < ar->ndctx; i++)
+		ZSTD_freeDCtx(ar->dctx[i]);
 	if (ar->fd >= 0)
 		close(ar->fd);
 	free(ar->path);

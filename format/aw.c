@@ -36,6 +36,8 @@
 #include "hwtr_elf.h"
 #include "hwtr_format.h"
 
+#define MT_MIN		(1u << 20)	/* smallest member given to workers */
+
 enum cb_phase {
 	PH_HEADER,		/* buffer tar headers in hdr */
 	PH_STREAM,		/* compress into the current frame */
@@ -53,7 +55,9 @@ struct hwtr_aw {
 	char		*tmp;		/* name written (".partial") */
 	uint64_t	off;		/* file offset of the next frame */
 	struct archive	*a;
-	ZSTD_CCtx	*cctx;
+	ZSTD_CCtx	*cctx;		/* the one in use */
+	ZSTD_CCtx	*cctx_mt;	/* with workers, for big members */
+	ZSTD_CCtx	*cctx_st;	/* single-threaded, for small ones */
 	enum cb_phase	phase;
 	uint8_t		*hdr;
 	size_t		hdrlen, hdrcap;
@@ -270,6 +274,11 @@ put_member(struct hwtr_aw *aw, const char *name, const void *buf, size_t len,
 
 	start = aw->off;
 	usize = aw->hdrlen + (((uint64_t)len + 511) & ~(uint64_t)511);
+	/*
+	 * Workers pay off on big members only; on small ones their
+	 * synchronization costs more than it brings.
+	 */
+	aw->cctx = len >= MT_MIN ? aw->cctx_mt : aw->cctx_st;
 	ZSTD_CCtx_reset(aw->cctx, ZSTD_reset_session_only);
 	ZSTD_CCtx_setPledgedSrcSize(aw->cctx, usize);
 	aw->phase = PH_STREAM;
@@ -325,7 +334,8 @@ aw_free(struct hwtr_aw *aw)
 		aw->phase = PH_DISCARD;
 		archive_write_free(aw->a);
 	}
-	ZSTD_freeCCtx(aw->cctx);
+	ZSTD_freeCCtx(aw->cctx_mt);
+	ZSTD_freeCCtx(aw->cctx_st);
 	if (aw->fd >= 0)
 		close(aw->fd);
 	for (i = 0; i < aw->ntoc; i++)
@@ -371,7 +381,8 @@ hwtr_aw_open(struct hwtr_aw **awp, const char *path,
 	if ((aw->path = strdup(path)) == NULL ||
 	    (aw->out = malloc(aw->outcap)) == NULL ||
 	    (aw->sb = malloc(HWTR_SB_MEMBER_MAX)) == NULL ||
-	    (aw->cctx = ZSTD_createCCtx()) == NULL ||
+	    (aw->cctx_mt = ZSTD_createCCtx()) == NULL ||
+	    (aw->cctx_st = ZSTD_createCCtx()) == NULL ||
 	    (aw->a = archive_write_new()) == NULL) {
 		aw_free(aw);
 		return (-HWTR_E_NOMEM);
@@ -384,14 +395,22 @@ hwtr_aw_open(struct hwtr_aw **awp, const char *path,
 		aw_free(aw);
 		return (-HWTR_E_NOMEM);
 	}
-	r = ZSTD_CCtx_setParameter(aw->cctx, ZSTD_c_compressionLevel, level);
+	r = ZSTD_CCtx_setParameter(aw->cctx_mt, ZSTD_c_compressionLevel, level);
 	if (!ZSTD_isError(r))
-		r = ZSTD_CCtx_setParameter(aw->cctx, ZSTD_c_checksumFlag, 1);
+		r = ZSTD_CCtx_setParameter(aw->cctx_mt, ZSTD_c_checksumFlag, 1);
 	if (!ZSTD_isError(r))
-		r = ZSTD_CCtx_setParameter(aw->cctx, ZSTD_c_contentSizeFlag, 1);
+		r = ZSTD_CCtx_setParameter(aw->cctx_mt, ZSTD_c_contentSizeFlag, 1);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(aw->cctx_st, ZSTD_c_compressionLevel,
+		    level);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(aw->cctx_st, ZSTD_c_checksumFlag, 1);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(aw->cctx_st, ZSTD_c_contentSizeFlag, 1);
 	/* A libzstd built without threads refuses workers: go single. */
 	if (!ZSTD_isError(r) && threads > 0)
-		(void)ZSTD_CCtx_setParameter(aw->cctx, ZSTD_c_nbWorkers, threads);
+		(void)ZSTD_CCtx_setParameter(aw->cctx_mt, ZSTD_c_nbWorkers,
+		    threads);
 	if (ZSTD_isError(r)) {
 		if (errbuf != NULL)
 			snprintf(errbuf, errlen, "zstd level %d: %s", level,
@@ -727,6 +746,7 @@ finish(struct hwtr_aw *aw)
 	    aw->ntoc))) < 0)
 		return (rc);
 	endcsize = aw->off - endoff;
+	aw->cctx = aw->cctx_st;
 	ZSTD_CCtx_reset(aw->cctx, ZSTD_reset_session_only);
 	ZSTD_CCtx_setPledgedSrcSize(aw->cctx, 1024);
 	aw->phase = PH_STREAM;
