@@ -1,0 +1,1042 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * Decoding one Intel PT stream with libipt's block decoder.
+ *
+ * A job owns everything it writes (struct ix_job_out) and reads only
+ * shared, read-only state (the archive's bytes, the mapping timeline and
+ * libipt's image section cache, which is thread-safe), so jobs run on any
+ * number of threads and give the same result.  Block ids here are local to
+ * the stream (in order of first execution); ix.c renumbers them.
+ *
+ * Decode faults are data: an error becomes an event with its stream offset
+ * and decoding resumes at the next PSB, as ptxed does.  The memory image
+ * follows the process over time: the sections mapped at the decoder's
+ * current time are the ones libipt sees.
+ */
+
+#include <errno.h>
+#include <intel-pt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwtr_common.h"
+#include "hwtr_ix.h"
+
+#define IX_CHUNK_BLOCKS	4096	/* blocks per exec_chunks row */
+#define IX_TS_EVERY	64	/* at most one timestamp row per so many blocks */
+#define IX_RET_SEARCH	64	/* frames searched for a return's target */
+
+const char *const ix_branch_kinds[] = {
+	"cond-taken", "cond-not-taken", "jump", "jump-indirect", "call",
+	"call-indirect", "return", "syscall", "sysret", "async", "fallthrough"
+};
+enum { BK_COND_T, BK_COND_N, BK_JUMP, BK_JUMP_IND, BK_CALL, BK_CALL_IND,
+	BK_RET, BK_SYSCALL, BK_SYSRET, BK_ASYNC, BK_FALL };
+
+const char *const ix_call_entry_kinds[] = { "call", "start", "return" };
+const char *const ix_call_exit_kinds[] = { "return", "unwind", "end" };
+enum { CE_CALL, CE_START, CE_RETURN };
+enum { CX_RETURN, CX_UNWIND, CX_END };
+
+const char *const ix_class_names[] = {
+	"other", "cond", "jump", "jump-indirect", "call", "call-indirect",
+	"return", "far-call", "far-return", "far-jump", "unknown"
+};
+
+struct dec {
+	const struct ix_job_in *in;
+	struct ix_job_out *out;
+	struct pt_image_section_cache *isc;
+	struct pt_block_decoder *blk;
+	struct pt_image	*img;
+	uint64_t	base;		/* stream offset of the current piece */
+	/* Static block lookup: (isid, ip, ninsn, mode) -> local id + 1. */
+	uint32_t	*htab;
+	size_t		hcap;
+	/* Branch lookup: (from, to) -> index + 1. */
+	uint32_t	*btab;
+	size_t		bcap;
+	/* Position and continuity. */
+	int64_t		seq, insn;
+	int		have_prev;
+	uint32_t	prev;
+	int		async;		/* an async branch precedes the next block */
+	/* The chunk being filled. */
+	int64_t		chunk_prev;
+	/* Time. */
+	int		have_tsc;
+	uint64_t	tsc;
+	int64_t		last_ts_seq;
+	/* Which mapping state the image reflects. */
+	int		img_known;	/* built for a known time */
+	int		have_next;
+	uint64_t	next_change;
+	/* Call stack: indices into out->calls and return addresses. */
+	int64_t		*stack;
+	uint64_t	*retaddr;
+	size_t		nstack, cstack, cret;
+};
+
+static int
+grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t n;
+	void *q;
+
+	if (need <= *cap)
+		return (0);
+	n = *cap ? *cap * 2 : 64;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n * elem);
+	if (q == NULL)
+		return (-HWTR_E_NOMEM);
+	*p = q;
+	*cap = n;
+	return (0);
+}
+
+int
+ix_buf_put(struct ix_buf *b, const void *p, size_t n)
+{
+	if (grow((void **)&b->p, &b->cap, b->len + n, 1) < 0)
+		return (-HWTR_E_NOMEM);
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	return (0);
+}
+
+int
+ix_buf_varint(struct ix_buf *b, uint64_t v)
+{
+	uint8_t tmp[10];
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		tmp[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	tmp[n++] = (uint8_t)v;
+	if (b->len + n <= b->cap) {
+		memcpy(b->p + b->len, tmp, n);
+		b->len += n;
+		return (0);
+	}
+	return (ix_buf_put(b, tmp, n));
+}
+
+static uint64_t
+hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return (x);
+}
+
+static int
+fail(struct dec *d, int rc, const char *what, const char *detail)
+{
+	if (d->out->rc == 0) {
+		d->out->rc = rc;
+		snprintf(d->out->err, sizeof(d->out->err), "%s%s%s", what,
+		    detail != NULL ? ": " : "", detail != NULL ? detail : "");
+	}
+	return (rc);
+}
+
+static int
+add_event(struct dec *d, const char *kind, int has_ip, uint64_t ip,
+    const char *detail)
+{
+	struct ix_job_out *o = d->out;
+	struct ix_event *e;
+	uint64_t off;
+
+	if (grow((void **)&o->events, &o->cevents, o->nevents + 1,
+	    sizeof(*e)) < 0)
+		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+	e = &o->events[o->nevents++];
+	memset(e, 0, sizeof(*e));
+	e->seq = d->seq;
+	e->insn = d->insn;
+	e->kind = kind;
+	if (d->blk != NULL && pt_blk_get_offset(d->blk, &off) >= 0) {
+		e->has_offset = 1;
+		e->offset = d->base + off;
+	}
+	e->has_ip = has_ip;
+	e->ip = ip;
+	e->has_tsc = d->have_tsc;
+	e->tsc = d->tsc;
+	if (detail != NULL && (e->detail = strdup(detail)) == NULL)
+		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+	return (0);
+}
+
+/*
+ * Build the memory image for time @t (@known: the decoder knows the time;
+ * otherwise the state at the end of the capture is used) and tell when it
+ * changes next.
+ */
+static int
+set_image(struct dec *d, int known, uint64_t t)
+{
+	struct pt_image *img;
+	size_t i;
+	int rc;
+
+	img = pt_image_alloc(NULL);
+	if (img == NULL)
+		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+	d->have_next = 0;
+	for (i = 0; i < d->in->nmaps; i++) {
+		const struct ix_map *m = d->in->maps[i];
+		int active;
+
+		if (known) {
+			active = (!m->has_from || m->from_tsc <= t) &&
+			    (!m->has_to || t < m->to_tsc);
+			if (m->has_from && m->from_tsc > t && (!d->have_next ||
+			    m->from_tsc < d->next_change)) {
+				d->have_next = 1;
+				d->next_change = m->from_tsc;
+			}
+			if (m->has_to && m->to_tsc > t && (!d->have_next ||
+			    m->to_tsc < d->next_change)) {
+				d->have_next = 1;
+				d->next_change = m->to_tsc;
+			}
+		} else
+			active = !m->has_to;
+		if (!active || m->isid <= 0)
+			continue;
+		rc = pt_image_add_cached(img, d->isc, m->isid, NULL);
+		if (rc < 0) {
+			pt_image_free(img);
+			return (fail(d, -HWTR_E_DECODE, "adding a section",
+			    pt_errstr(pt_errcode(rc))));
+		}
+	}
+	if (d->blk != NULL)
+		pt_blk_set_image(d->blk, img);
+	pt_image_free(d->img);
+	d->img = img;
+	d->img_known = known;
+	return (0);
+}
+
+/* Read the time; switch images when the mapping state changed. */
+static int
+update_time(struct dec *d)
+{
+	uint64_t tsc;
+	uint32_t lost_mtc, lost_cyc;
+
+	if (pt_blk_time(d->blk, &tsc, &lost_mtc, &lost_cyc) < 0)
+		return (0);
+	if (!d->have_tsc || tsc != d->tsc) {
+		struct ix_job_out *o = d->out;
+
+		d->have_tsc = 1;
+		d->tsc = tsc;
+		if (!o->has_first) {
+			o->has_first = 1;
+			o->first_tsc = tsc;
+		}
+		o->has_last = 1;
+		o->last_tsc = tsc;
+		if (d->seq - d->last_ts_seq >= IX_TS_EVERY ||
+		    d->last_ts_seq < 0) {
+			struct ix_ts *ts;
+
+			if (grow((void **)&o->ts, &o->cts, o->nts + 1,
+			    sizeof(*ts)) < 0)
+				return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+			if (o->nts > 0 && o->ts[o->nts - 1].seq == d->seq)
+				o->nts--;
+			ts = &o->ts[o->nts++];
+			ts->seq = d->seq;
+			ts->insn = d->insn;
+			ts->tsc = tsc;
+			d->last_ts_seq = d->seq;
+		}
+	}
+	if (!d->img_known || (d->have_next && d->tsc >= d->next_change))
+		return (set_image(d, 1, d->tsc));
+	return (0);
+}
+
+static int
+map_iclass(enum pt_insn_class c, int ild_cls)
+{
+	switch (c) {
+	case ptic_cond_jump:
+		return (HWTR_IC_COND);
+	case ptic_call:
+		return (ild_cls == HWTR_IC_CALL_IND ? HWTR_IC_CALL_IND :
+		    HWTR_IC_CALL);
+	case ptic_return:
+		return (HWTR_IC_RET);
+	case ptic_jump:
+		return (ild_cls == HWTR_IC_JUMP_IND ? HWTR_IC_JUMP_IND :
+		    HWTR_IC_JUMP);
+	case ptic_far_call:
+		return (HWTR_IC_FAR_CALL);
+	case ptic_far_return:
+		return (HWTR_IC_FAR_RET);
+	case ptic_far_jump:
+		return (HWTR_IC_FAR_JUMP);
+	case ptic_other:
+	case ptic_ptwrite:
+		return (HWTR_IC_OTHER);
+	default:
+		return (ild_cls >= 0 ? ild_cls : HWTR_IC_UNKNOWN);
+	}
+}
+
+static int
+mode_bits(enum pt_exec_mode m)
+{
+	switch (m) {
+	case ptem_16bit:
+		return (16);
+	case ptem_32bit:
+		return (32);
+	default:
+		return (64);
+	}
+}
+
+/*
+ * Fill in what a new static block looks like: its code bytes and the
+ * length of each instruction.  When the bytes cannot be read or do not
+ * decode to exactly @ninsn instructions ending at end_ip, lens stay NULL.
+ */
+static void
+describe_block(struct dec *d, struct ix_sblock *sb, const struct pt_block *b)
+{
+	uint8_t buf[4096 + 16];
+	uint64_t want;
+	size_t have = 0, pos = 0;
+	uint16_t k;
+	int rc, ild_cls = -1;
+	struct hwtr_ild r;
+
+	sb->lens = NULL;
+	sb->code = NULL;
+	sb->size = 0;
+	want = b->end_ip - b->ip + 15;
+	if (b->end_ip < b->ip || want > sizeof(buf) || b->isid <= 0)
+		goto out;
+	while (have < want) {
+		rc = pt_iscache_read(d->isc, buf + have, want - have, b->isid,
+		    b->ip + have);
+		if (rc <= 0)
+			break;
+		have += (size_t)rc;
+	}
+	if (b->truncated) {
+		/* The last instruction continues in another section. */
+		size_t at = (size_t)(b->end_ip - b->ip);
+
+		if (at + b->size <= sizeof(buf)) {
+			memcpy(buf + at, b->raw, b->size);
+			if (have < at + b->size)
+				have = at + b->size;
+		}
+	}
+	sb->lens = malloc(b->ninsn ? b->ninsn : 1);
+	if (sb->lens == NULL)
+		goto out;
+	for (k = 0; k < b->ninsn; k++) {
+		if (pos >= have || hwtr_ild(buf + pos, have - pos, sb->mode,
+		    &r) < 0 || r.len <= 0)
+			break;
+		if (k + 1 == b->ninsn && b->ip + pos != b->end_ip)
+			break;
+		sb->lens[k] = (uint8_t)r.len;
+		pos += (size_t)r.len;
+		ild_cls = r.cls;
+	}
+	if (k != b->ninsn || pos > have) {
+		free(sb->lens);
+		sb->lens = NULL;
+		ild_cls = -1;
+		goto out;
+	}
+	sb->size = (uint32_t)pos;
+	sb->code = malloc(pos);
+	if (sb->code != NULL)
+		memcpy(sb->code, buf, pos);
+out:
+	sb->cls = (uint8_t)map_iclass(b->iclass, ild_cls);
+}
+
+/* The stream-local id of block @b, adding it when new; -1 on failure. */
+static int64_t
+block_id(struct dec *d, const struct pt_block *b)
+{
+	struct ix_job_out *o = d->out;
+	struct ix_sblock *sb;
+	uint64_t h;
+	size_t i;
+	int mode = mode_bits(b->mode);
+
+	if (o->nblocks * 2 >= d->hcap) {
+		size_t n = d->hcap ? d->hcap * 2 : 4096;
+		uint32_t *t = calloc(n, sizeof(*t));
+
+		if (t == NULL)
+			return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+		for (i = 0; i < o->nblocks; i++) {
+			sb = &o->blocks[i];
+			h = hash64(sb->ip ^ ((uint64_t)sb->ninsn << 48) ^
+			    ((uint64_t)(uint32_t)sb->isid << 32) ^ sb->mode);
+			while (t[h & (n - 1)] != 0)
+				h++;
+			t[h & (n - 1)] = (uint32_t)i + 1;
+		}
+		free(d->htab);
+		d->htab = t;
+		d->hcap = n;
+	}
+	h = hash64(b->ip ^ ((uint64_t)b->ninsn << 48) ^
+	    ((uint64_t)(uint32_t)b->isid << 32) ^ (uint64_t)mode);
+	for (;; h++) {
+		uint32_t v = d->htab[h & (d->hcap - 1)];
+
+		if (v == 0)
+			break;
+		sb = &o->blocks[v - 1];
+		if (sb->ip == b->ip && sb->ninsn == b->ninsn &&
+		    sb->isid == b->isid && sb->mode == mode)
+			return (v - 1);
+	}
+	if (o->nblocks >= UINT32_MAX - 1)
+		return (fail(d, -HWTR_E_LIMIT, "too many blocks", NULL));
+	if (grow((void **)&o->blocks, &o->cblocks, o->nblocks + 1,
+	    sizeof(*sb)) < 0)
+		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+	sb = &o->blocks[o->nblocks];
+	memset(sb, 0, sizeof(*sb));
+	sb->ip = b->ip;
+	sb->end_ip = b->end_ip;
+	sb->isid = b->isid;
+	sb->ninsn = b->ninsn;
+	sb->mode = (uint8_t)mode;
+	describe_block(d, sb, b);
+	d->htab[h & (d->hcap - 1)] = (uint32_t)o->nblocks + 1;
+	return ((int64_t)o->nblocks++);
+}
+
+static int
+add_branch(struct dec *d, uint32_t from, uint32_t to, uint8_t kind)
+{
+	struct ix_job_out *o = d->out;
+	struct ix_branch *br;
+	uint64_t h;
+	size_t i;
+
+	if (o->nbranches * 2 >= d->bcap) {
+		size_t n = d->bcap ? d->bcap * 2 : 4096;
+		uint32_t *t = calloc(n, sizeof(*t));
+
+		if (t == NULL)
+			return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+		for (i = 0; i < o->nbranches; i++) {
+			br = &o->branches[i];
+			h = hash64(((uint64_t)br->from << 32) | br->to);
+			while (t[h & (n - 1)] != 0)
+				h++;
+			t[h & (n - 1)] = (uint32_t)i + 1;
+		}
+		free(d->btab);
+		d->btab = t;
+		d->bcap = n;
+	}
+	h = hash64(((uint64_t)from << 32) | to);
+	for (;; h++) {
+		uint32_t v = d->btab[h & (d->bcap - 1)];
+
+		if (v == 0)
+			break;
+		br = &o->branches[v - 1];
+		if (br->from == from && br->to == to) {
+			br->count++;
+			return (0);
+		}
+	}
+	if (grow((void **)&o->branches, &o->cbranches, o->nbranches + 1,
+	    sizeof(*br)) < 0)
+		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+	br = &o->branches[o->nbranches];
+	br->from = from;
+	br->to = to;
+	br->from_ip = o->blocks[from].end_ip;
+	br->to_ip = o->blocks[to].ip;
+	br->kind = kind;
+	br->count = 1;
+	d->btab[h & (d->bcap - 1)] = (uint32_t)o->nbranches + 1;
+	o->nbranches++;
+	return (0);
+}
+
+static int
+push_call(struct dec *d, uint32_t entry, uint64_t ip, int kind,
+    int has_call_ip, uint64_t call_ip, uint64_t ret)
+{
+	struct ix_job_out *o = d->out;
+	struct ix_call *c;
+
+	if (grow((void **)&o->calls, &o->ccalls, o->ncalls + 1,
+	    sizeof(*c)) < 0 ||
+	    grow((void **)&d->stack, &d->cstack, d->nstack + 1,
+	    sizeof(*d->stack)) < 0 ||
+	    grow((void **)&d->retaddr, &d->cret, d->nstack + 1,
+	    sizeof(*d->retaddr)) < 0)
+		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+	c = &o->calls[o->ncalls];
+	memset(c, 0, sizeof(*c));
+	c->parent = d->nstack ? d->stack[d->nstack - 1] : -1;
+	c->depth = (int32_t)d->nstack;
+	c->entry_block = entry;
+	c->func_ip = ip;
+	c->has_call_ip = has_call_ip;
+	c->call_ip = call_ip;
+	c->entry_kind = (uint8_t)kind;
+	c->exit_kind = CX_END;
+	c->entry_seq = d->seq;
+	c->entry_insn = d->insn;
+	c->has_entry_tsc = d->have_tsc;
+	c->entry_tsc = d->tsc;
+	if ((int64_t)d->nstack > o->max_depth)
+		o->max_depth = (int64_t)d->nstack;
+	d->retaddr[d->nstack] = ret;
+	d->stack[d->nstack++] = (int64_t)o->ncalls++;
+	return (0);
+}
+
+static void
+pop_call(struct dec *d, int kind)
+{
+	struct ix_call *c = &d->out->calls[d->stack[--d->nstack]];
+
+	c->exit_kind = (uint8_t)kind;
+	c->exit_seq = d->seq;
+	c->exit_insn = d->insn;
+	c->has_exit_tsc = d->have_tsc;
+	c->exit_tsc = d->tsc;
+}
+
+/* The control transfer from the previous block into block @id. */
+static int
+transition(struct dec *d, uint32_t id)
+{
+	struct ix_job_out *o = d->out;
+	const struct ix_sblock *a = &o->blocks[d->prev];
+	const struct ix_sblock *b = &o->blocks[id];
+	uint64_t fall = a->size ? a->ip + a->size : 0;
+	uint64_t ret = 0;
+	uint8_t kind;
+	size_t k;
+	int rc;
+
+	if (d->async)
+		kind = BK_ASYNC;
+	else {
+		switch (a->cls) {
+		case HWTR_IC_COND:
+			kind = b->ip == fall ? BK_COND_N : BK_COND_T;
+			break;
+		case HWTR_IC_JUMP:
+			kind = BK_JUMP;
+			break;
+		case HWTR_IC_JUMP_IND:
+			kind = BK_JUMP_IND;
+			break;
+		case HWTR_IC_CALL:
+			kind = BK_CALL;
+			break;
+		case HWTR_IC_CALL_IND:
+			kind = BK_CALL_IND;
+			break;
+		case HWTR_IC_RET:
+			kind = BK_RET;
+			break;
+		case HWTR_IC_FAR_CALL:
+			kind = BK_SYSCALL;
+			break;
+		case HWTR_IC_FAR_RET:
+		case HWTR_IC_FAR_JUMP:
+			kind = BK_SYSRET;
+			break;
+		default:
+			kind = b->ip == fall ? BK_FALL : BK_ASYNC;
+			break;
+		}
+	}
+	rc = add_branch(d, d->prev, id, kind);
+	if (rc < 0)
+		return (rc);
+	if (kind == BK_CALL || kind == BK_CALL_IND) {
+		/* The return address is the instruction after the call. */
+		if (a->lens != NULL && a->size != 0)
+			ret = a->ip + a->size;
+		return (push_call(d, id, b->ip, CE_CALL, 1, a->end_ip, ret));
+	}
+	if (kind != BK_RET)
+		return (0);
+	for (k = d->nstack; k > 1 && d->nstack - k < IX_RET_SEARCH; k--)
+		if (d->retaddr[k - 1] == b->ip && b->ip != 0)
+			break;
+	if (k > 1 && d->retaddr[k - 1] == b->ip) {
+		while (d->nstack > k)
+			pop_call(d, CX_UNWIND);
+		pop_call(d, CX_RETURN);
+		return (0);
+	}
+	if (d->nstack > 1) {
+		pop_call(d, CX_RETURN);
+		return (0);
+	}
+	/* Returning out of the outermost traced function: a new root. */
+	if (d->nstack == 1)
+		pop_call(d, CX_RETURN);
+	return (push_call(d, id, b->ip, CE_RETURN, 0, 0, 0));
+}
+
+static int
+add_block(struct dec *d, const struct pt_block *b)
+{
+	struct ix_job_out *o = d->out;
+	struct ix_chunk *ch;
+	int64_t id, delta;
+	uint64_t v;
+	int rc;
+
+	id = block_id(d, b);
+	if (id < 0)
+		return ((int)id);
+	if (d->have_prev) {
+		rc = transition(d, (uint32_t)id);
+		if (rc < 0)
+			return (rc);
+	}
+	d->async = 0;
+	if (d->nstack == 0) {
+		rc = push_call(d, (uint32_t)id, b->ip, CE_START, 0, 0, 0);
+		if (rc < 0)
+			return (rc);
+	}
+	ch = o->nchunks ? &o->chunks[o->nchunks - 1] : NULL;
+	if (ch == NULL || ch->nblocks == IX_CHUNK_BLOCKS) {
+		if (grow((void **)&o->chunks, &o->cchunks, o->nchunks + 1,
+		    sizeof(*ch)) < 0)
+			return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+		ch = &o->chunks[o->nchunks++];
+		memset(ch, 0, sizeof(*ch));
+		ch->seq = d->seq;
+		ch->insn = d->insn;
+		ch->has_tsc = d->have_tsc;
+		ch->tsc = d->tsc;
+		d->chunk_prev = -1;
+		if (d->have_tsc && (o->nts == 0 ||
+		    o->ts[o->nts - 1].seq != d->seq)) {
+			if (grow((void **)&o->ts, &o->cts, o->nts + 1,
+			    sizeof(*o->ts)) < 0)
+				return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+			o->ts[o->nts].seq = d->seq;
+			o->ts[o->nts].insn = d->insn;
+			o->ts[o->nts].tsc = d->tsc;
+			o->nts++;
+			d->last_ts_seq = d->seq;
+		}
+	}
+	delta = id - (d->chunk_prev + 1);
+	v = ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63);
+	if (ix_buf_varint(&ch->data, v) < 0)
+		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+	d->chunk_prev = id;
+	ch->nblocks++;
+	ch->ninsns += b->ninsn;
+	o->blocks[id].count++;
+	o->calls[d->stack[d->nstack - 1]].self_insns += b->ninsn;
+	d->seq++;
+	d->insn += b->ninsn;
+	o->exec_blocks++;
+	o->exec_insns += b->ninsn;
+	d->prev = (uint32_t)id;
+	d->have_prev = 1;
+	return (0);
+}
+
+static const char *
+event_kind(const struct pt_event *ev)
+{
+	switch (ev->type) {
+	case ptev_enabled:
+		return (ev->variant.enabled.resumed ? "resumed" : "enabled");
+	case ptev_disabled:
+		return ("disabled");
+	case ptev_async_disabled:
+		return ("async-disabled");
+	case ptev_async_branch:
+		return ("async-branch");
+	case ptev_paging:
+	case ptev_async_paging:
+		return ("paging");
+	case ptev_overflow:
+		return ("overflow");
+	case ptev_exec_mode:
+		return ("exec-mode");
+	case ptev_tsx:
+		return ("tsx");
+	case ptev_stop:
+		return ("stop");
+	case ptev_vmcs:
+	case ptev_async_vmcs:
+		return ("vmcs");
+	case ptev_exstop:
+		return ("exstop");
+	case ptev_mwait:
+		return ("mwait");
+	case ptev_pwre:
+		return ("pwre");
+	case ptev_pwrx:
+		return ("pwrx");
+	case ptev_ptwrite:
+		return ("ptwrite");
+	case ptev_tick:
+		return ("tick");
+	case ptev_cbr:
+		return ("cbr");
+	case ptev_mnt:
+		return ("mnt");
+	default:
+		return ("unknown");
+	}
+}
+
+static int
+drain_events(struct dec *d, int status)
+{
+	struct pt_event ev;
+	char detail[64];
+	const char *kind, *det;
+	int has_ip;
+	uint64_t ip;
+	int rc;
+
+	while (status & pts_event_pending) {
+		status = pt_blk_event(d->blk, &ev, sizeof(ev));
+		if (status < 0)
+			return (status);
+		if (ev.has_tsc) {
+			d->have_tsc = 1;
+			d->tsc = ev.tsc;
+		}
+		if (ev.status_update)
+			continue;
+		kind = event_kind(&ev);
+		has_ip = 0;
+		ip = 0;
+		det = NULL;
+		switch (ev.type) {
+		case ptev_enabled:
+			has_ip = 1;
+			ip = ev.variant.enabled.ip;
+			break;
+		case ptev_disabled:
+			has_ip = !ev.ip_suppressed;
+			ip = ev.variant.disabled.ip;
+			d->have_prev = 0;
+			d->out->gaps++;
+			break;
+		case ptev_async_disabled:
+			has_ip = 1;
+			ip = ev.variant.async_disabled.at;
+			d->have_prev = 0;
+			d->out->gaps++;
+			break;
+		case ptev_async_branch:
+			has_ip = 1;
+			ip = ev.variant.async_branch.from;
+			d->async = 1;
+			break;
+		case ptev_overflow:
+			has_ip = !ev.ip_suppressed;
+			ip = ev.variant.overflow.ip;
+			d->have_prev = 0;
+			d->out->gaps++;
+			break;
+		case ptev_exec_mode:
+			has_ip = !ev.ip_suppressed;
+			ip = ev.variant.exec_mode.ip;
+			det = ev.variant.exec_mode.mode == ptem_16bit ?
+			    "16-bit" : ev.variant.exec_mode.mode ==
+			    ptem_32bit ? "32-bit" : "64-bit";
+			break;
+		case ptev_paging:
+			snprintf(detail, sizeof(detail), "cr3 %#llx",
+			    (unsigned long long)ev.variant.paging.cr3);
+			det = detail;
+			break;
+		case ptev_ptwrite:
+			snprintf(detail, sizeof(detail), "%#llx",
+			    (unsigned long long)ev.variant.ptwrite.payload);
+			det = detail;
+			break;
+		case ptev_tick:
+		case ptev_cbr:
+			/* Frequent and not interesting by themselves. */
+			continue;
+		default:
+			break;
+		}
+		rc = add_event(d, kind, has_ip, ip, det);
+		if (rc < 0)
+			return (rc);
+	}
+	return (status);
+}
+
+static void
+progress(struct dec *d)
+{
+	uint64_t off;
+
+	if (d->in->progress != NULL && pt_blk_get_offset(d->blk, &off) >= 0)
+		*d->in->progress = d->base + off;
+}
+
+/* Decode one contiguous piece of the stream, as ptxed's block loop does. */
+static int
+decode_piece(struct dec *d, const uint8_t *buf, size_t len, int *cfg_reported)
+{
+	const struct hwtr_stream_desc *sd = d->in->desc;
+	struct pt_config cfg;
+	struct pt_block b;
+	uint64_t sync = 0, newsync, erroff = 0;
+	int status, rc, in_error = 0;
+	unsigned i;
+	uint32_t n = 0;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)buf;
+	cfg.end = (uint8_t *)(uintptr_t)buf + len;
+	if (d->in->cpu != NULL && d->in->cpu->vendor == HWTR_CPU_INTEL) {
+		cfg.cpu.vendor = pcv_intel;
+		cfg.cpu.family = d->in->cpu->family;
+		cfg.cpu.model = d->in->cpu->model;
+		cfg.cpu.stepping = d->in->cpu->stepping;
+		rc = pt_cpu_errata(&cfg.errata, &cfg.cpu);
+		if (rc < 0 && !*cfg_reported) {
+			char msg[96];
+
+			*cfg_reported = 1;
+			snprintf(msg, sizeof(msg), "config error: %s",
+			    pt_errstr(pt_errcode(rc)));
+			d->out->errors++;
+			rc = add_event(d, "decode-error", 0, 0, msg);
+			if (rc < 0)
+				return (rc);
+			d->out->events[d->out->nevents - 1].has_offset = 1;
+			d->out->events[d->out->nevents - 1].offset = d->base;
+		}
+	}
+	cfg.cpuid_0x15_eax = sd->pt.cpuid_15_eax;
+	cfg.cpuid_0x15_ebx = sd->pt.cpuid_15_ebx;
+	cfg.nom_freq = sd->pt.nom_freq;
+	cfg.mtc_freq = sd->pt.mtc_freq;
+	for (i = 0; i < sd->pt.nfilters && i < 4; i++) {
+		cfg.addr_filter.config.addr_cfg |=
+		    (uint64_t)(sd->pt.filter[i].cfg & 0xf) << (4 * i);
+	}
+	cfg.addr_filter.addr0_a = sd->pt.filter[0].a;
+	cfg.addr_filter.addr0_b = sd->pt.filter[0].b;
+	cfg.addr_filter.addr1_a = sd->pt.filter[1].a;
+	cfg.addr_filter.addr1_b = sd->pt.filter[1].b;
+	cfg.addr_filter.addr2_a = sd->pt.filter[2].a;
+	cfg.addr_filter.addr2_b = sd->pt.filter[2].b;
+	cfg.addr_filter.addr3_a = sd->pt.filter[3].a;
+	cfg.addr_filter.addr3_b = sd->pt.filter[3].b;
+
+	d->blk = pt_blk_alloc_decoder(&cfg);
+	if (d->blk == NULL)
+		return (fail(d, -HWTR_E_NOMEM, "cannot allocate a decoder", NULL));
+	pt_blk_set_image(d->blk, d->img);
+	for (;;) {
+		if (d->in->cancel != NULL && *d->in->cancel)
+			return (fail(d, -HWTR_E_INTR, "interrupted", NULL));
+		memset(&b, 0, sizeof(b));
+		status = pt_blk_sync_forward(d->blk);
+		if (status < 0) {
+			if (status == -pte_eos) {
+				if (in_error)
+					d->out->undecoded += len - erroff;
+				break;
+			}
+			d->out->errors++;
+			d->have_prev = 0;
+			rc = add_event(d, "decode-error", 0, 0,
+			    pt_errstr(pt_errcode(status)));
+			if (rc < 0)
+				return (rc);
+			if (pt_blk_get_offset(d->blk, &newsync) < 0 ||
+			    newsync <= sync)
+				break;
+			sync = newsync;
+			continue;
+		}
+		if (in_error && pt_blk_get_sync_offset(d->blk, &newsync) >= 0 &&
+		    newsync > erroff)
+			d->out->undecoded += newsync - erroff;
+		in_error = 0;
+		for (;;) {
+			status = drain_events(d, status);
+			if (status < 0)
+				break;
+			rc = update_time(d);
+			if (rc < 0)
+				return (rc);
+			if (status & pts_eos) {
+				status = -pte_eos;
+				break;
+			}
+			b.ninsn = 0;
+			status = pt_blk_next(d->blk, &b, sizeof(b));
+			if (b.ninsn > 0) {
+				rc = add_block(d, &b);
+				if (rc < 0)
+					return (rc);
+			}
+			if (status < 0)
+				break;
+			if ((++n & 4095) == 0) {
+				progress(d);
+				if (d->in->cancel != NULL && *d->in->cancel)
+					return (fail(d, -HWTR_E_INTR, "interrupted", NULL));
+			}
+		}
+		if (status == -pte_eos)
+			break;
+		if (status >= 0)
+			status = -pte_internal;
+		/* A decode error: record it and resume at the next PSB. */
+		d->out->errors++;
+		d->have_prev = 0;
+		d->out->gaps++;
+		rc = add_event(d, "decode-error", b.ninsn > 0 || b.ip != 0,
+		    b.ninsn > 0 ? b.end_ip : b.ip,
+		    pt_errstr(pt_errcode(status)));
+		if (rc < 0)
+			return (rc);
+		if (pt_blk_get_offset(d->blk, &erroff) < 0)
+			erroff = 0;
+		in_error = 1;
+		if (pt_blk_get_offset(d->blk, &newsync) >= 0)
+			sync = newsync;
+	}
+	progress(d);
+	pt_blk_free_decoder(d->blk);
+	d->blk = NULL;
+	return (0);
+}
+
+void
+ix_decode_stream(const struct ix_job_in *in, struct ix_job_out *out)
+{
+	struct dec d;
+	size_t i;
+	int rc = 0, cfg_reported = 0;
+
+	memset(out, 0, sizeof(*out));
+	memset(&d, 0, sizeof(d));
+	d.in = in;
+	d.out = out;
+	d.isc = in->iscache;
+	d.last_ts_seq = -1;
+	if (in->desc->format != HWTR_TF_INTEL_PT) {
+		out->problem = strdup("no decoder for this trace format");
+		return;
+	}
+	if (set_image(&d, 0, 0) < 0)
+		goto done;
+	for (i = 0; i < in->npieces && rc >= 0; i++) {
+		if (i > 0) {
+			/* Bytes between pieces were lost by the capture. */
+			uint64_t gap = in->piece_off[i] - (in->piece_off[i - 1] +
+			    in->piece_len[i - 1]);
+			char det[64];
+
+			d.blk = NULL;
+			d.base = in->piece_off[i];
+			snprintf(det, sizeof(det), "%llu bytes",
+			    (unsigned long long)gap);
+			d.have_prev = 0;
+			out->gaps++;
+			rc = add_event(&d, "lost", 0, 0, det);
+			if (rc < 0)
+				break;
+			out->events[out->nevents - 1].has_offset = 1;
+			out->events[out->nevents - 1].offset = d.base;
+		}
+		d.base = in->piece_off[i];
+		rc = decode_piece(&d, in->piece[i], in->piece_len[i],
+		    &cfg_reported);
+	}
+	/* Close the frames still open where the trace ends. */
+	while (d.nstack > 0)
+		pop_call(&d, CX_END);
+done:
+	if (d.blk != NULL)
+		pt_blk_free_decoder(d.blk);
+	pt_image_free(d.img);
+	free(d.htab);
+	free(d.btab);
+	free(d.stack);
+	free(d.retaddr);
+	if (out->rc == 0 && out->errors > 0) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "%lld decode error%s, %llu bytes "
+		    "not decoded", (long long)out->errors,
+		    out->errors == 1 ? "" : "s",
+		    (unsigned long long)out->undecoded);
+		out->problem = strdup(msg);
+	}
+}
+
+void
+ix_job_out_free(struct ix_job_out *o)
+{
+	size_t i;
+
+	if (o == NULL)
+		return;
+	for (i = 0; i < o->nblocks; i++) {
+		free(o->blocks[i].lens);
+		free(o->blocks[i].code);
+	}
+	free(o->blocks);
+	for (i = 0; i < o->nchunks; i++)
+		free(o->chunks[i].data.p);
+	free(o->chunks);
+	for (i = 0; i < o->nevents; i++)
+		free(o->events[i].detail);
+	free(o->events);
+	free(o->ts);
+	free(o->branches);
+	free(o->calls);
+	free(o->problem);
+	memset(o, 0, sizeof(*o));
+}

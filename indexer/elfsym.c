@@ -1,0 +1,556 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * Symbols (libelf: .symtab, .dynsym and named PLT stubs) and source lines
+ * (libdw: the DWARF line table) of one image held in memory.
+ *
+ * PLT stubs have no symbols of their own, yet a trace spends time in them
+ * and a call tree without them mislabels every library call; they are
+ * named "NAME@plt" the way objdump does, from .rela.plt (lazy and
+ * .plt.sec stubs) and from the GLOB_DAT relocation of the GOT slot an
+ * .plt.got stub jumps through.
+ */
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwtr_ix.h"
+
+static int
+add_sym(struct ix_elf *e, size_t *cap, uint64_t addr, uint64_t size,
+    const char *name, const char *kind, const char *bind, const char *origin)
+{
+	struct ix_sym *s;
+
+	if (e->nsyms == *cap) {
+		size_t n = *cap ? *cap * 2 : 256;
+		void *p = realloc(e->syms, n * sizeof(*e->syms));
+
+		if (p == NULL)
+			return (-1);
+		e->syms = p;
+		*cap = n;
+	}
+	s = &e->syms[e->nsyms];
+	s->name = strdup(name);
+	if (s->name == NULL)
+		return (-1);
+	s->addr = addr;
+	s->size = size;
+	s->kind = kind;
+	s->bind = bind;
+	s->origin = origin;
+	s->id = 0;
+	e->nsyms++;
+	return (0);
+}
+
+static int
+func_like(const struct ix_sym *s)
+{
+	return (strcmp(s->kind, "func") == 0 || strcmp(s->kind, "ifunc") == 0 ||
+	    strcmp(s->kind, "plt") == 0);
+}
+
+static int
+bind_rank(const char *b)
+{
+	return (strcmp(b, "global") == 0 ? 0 : strcmp(b, "weak") == 0 ? 1 : 2);
+}
+
+static int
+sym_cmp(const void *a, const void *b)
+{
+	const struct ix_sym *x = a, *y = b;
+	int r;
+
+	if (x->addr != y->addr)
+		return (x->addr < y->addr ? -1 : 1);
+	if (func_like(x) != func_like(y))
+		return (func_like(x) ? -1 : 1);
+	if ((r = bind_rank(x->bind) - bind_rank(y->bind)) != 0)
+		return (r);
+	if ((r = strcmp(x->name, y->name)) != 0)
+		return (r);
+	/* symtab before dynsym, so that duplicates keep the symtab entry. */
+	return (strcmp(y->origin, x->origin));
+}
+
+static int
+read_symtab(struct ix_elf *e, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh,
+    const char *origin, size_t *cap)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, n;
+	GElf_Sym sym;
+
+	if (data == NULL || sh->sh_entsize == 0)
+		return (0);
+	n = sh->sh_size / sh->sh_entsize;
+	for (i = 1; i < n; i++) {
+		const char *name, *kind, *bind;
+
+		if (gelf_getsym(data, (int)i, &sym) == NULL)
+			continue;
+		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS)
+			continue;
+		switch (GELF_ST_TYPE(sym.st_info)) {
+		case STT_FUNC:
+			kind = "func";
+			break;
+		case STT_GNU_IFUNC:
+			kind = "ifunc";
+			break;
+		case STT_OBJECT:
+		case STT_TLS:
+			kind = "object";
+			break;
+		case STT_NOTYPE:
+			kind = "notype";
+			break;
+		default:
+			continue;
+		}
+		switch (GELF_ST_BIND(sym.st_info)) {
+		case STB_GLOBAL:
+			bind = "global";
+			break;
+		case STB_WEAK:
+			bind = "weak";
+			break;
+		default:
+			bind = "local";
+			break;
+		}
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (name == NULL || *name == '\0')
+			continue;
+		if (add_sym(e, cap, sym.st_value, sym.st_size, name, kind, bind,
+		    origin) < 0)
+			return (-1);
+	}
+	return (0);
+}
+
+static Elf_Scn *
+find_scn(Elf *elf, size_t shstrndx, const char *want, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *name;
+
+		if (gelf_getshdr(scn, sh) == NULL)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (name != NULL && strcmp(name, want) == 0)
+			return (scn);
+	}
+	return (NULL);
+}
+
+static const char *
+dynsym_name(Elf *elf, Elf_Data *dsym, size_t strndx, size_t idx)
+{
+	GElf_Sym sym;
+
+	if (gelf_getsym(dsym, (int)idx, &sym) == NULL)
+		return (NULL);
+	return (elf_strptr(elf, strndx, sym.st_name));
+}
+
+/* Name the PLT stubs of an x86-64 ELF file. */
+static int
+read_plt(struct ix_elf *e, Elf *elf, size_t shstrndx, size_t *cap)
+{
+	GElf_Shdr rsh, psh, dsh, gsh;
+	Elf_Scn *rscn, *pscn, *dscn, *gscn;
+	Elf_Data *rdata, *ddata, *gdata;
+	GElf_Ehdr eh;
+	GElf_Rela rela;
+	size_t i, n;
+	char name[512];
+	int sec = 0;
+
+	if (gelf_getehdr(elf, &eh) == NULL || eh.e_machine != EM_X86_64)
+		return (0);
+	rscn = find_scn(elf, shstrndx, ".rela.plt", &rsh);
+	pscn = find_scn(elf, shstrndx, ".plt.sec", &psh);
+	if (pscn != NULL)
+		sec = 1;
+	else
+		pscn = find_scn(elf, shstrndx, ".plt", &psh);
+	if (rscn != NULL && pscn != NULL && rsh.sh_entsize != 0 &&
+	    (dscn = elf_getscn(elf, rsh.sh_link)) != NULL &&
+	    gelf_getshdr(dscn, &dsh) != NULL &&
+	    (rdata = elf_getdata(rscn, NULL)) != NULL &&
+	    (ddata = elf_getdata(dscn, NULL)) != NULL) {
+		n = rsh.sh_size / rsh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			const char *sn;
+			uint64_t addr;
+
+			if (gelf_getrela(rdata, (int)i, &rela) == NULL)
+				continue;
+			sn = dynsym_name(elf, ddata, dsh.sh_link,
+			    GELF_R_SYM(rela.r_info));
+			if (sn == NULL || *sn == '\0')
+				continue;
+			addr = psh.sh_addr + 16 * (i + (sec ? 0 : 1));
+			if (addr + 16 > psh.sh_addr + psh.sh_size)
+				continue;
+			snprintf(name, sizeof(name), "%s@plt", sn);
+			if (add_sym(e, cap, addr, 16, name, "plt", "local",
+			    "plt") < 0)
+				return (-1);
+		}
+	}
+	/* .plt.got: "jmp *slot(%rip)" through a GLOB_DAT slot. */
+	gscn = find_scn(elf, shstrndx, ".plt.got", &gsh);
+	rscn = find_scn(elf, shstrndx, ".rela.dyn", &rsh);
+	if (gscn == NULL || rscn == NULL || rsh.sh_entsize == 0 ||
+	    gsh.sh_type != SHT_PROGBITS ||
+	    (dscn = elf_getscn(elf, rsh.sh_link)) == NULL ||
+	    gelf_getshdr(dscn, &dsh) == NULL ||
+	    (rdata = elf_getdata(rscn, NULL)) == NULL ||
+	    (ddata = elf_getdata(dscn, NULL)) == NULL ||
+	    (gdata = elf_getdata(gscn, NULL)) == NULL ||
+	    gdata->d_buf == NULL)
+		return (0);
+	{
+		size_t ent = gsh.sh_entsize >= 8 ? gsh.sh_entsize : 8;
+		const uint8_t *p = gdata->d_buf;
+		size_t off, k, nrel = rsh.sh_size / rsh.sh_entsize;
+
+		for (off = 0; off + ent <= gdata->d_size; off += ent) {
+			uint64_t slot = 0;
+			int found = 0;
+
+			for (k = 0; k + 6 <= ent; k++) {
+				if (p[off + k] == 0xff && p[off + k + 1] == 0x25) {
+					int32_t disp;
+
+					memcpy(&disp, p + off + k + 2, 4);
+					slot = gsh.sh_addr + off + k + 6 +
+					    (uint64_t)(int64_t)disp;
+					found = 1;
+					break;
+				}
+			}
+			if (!found)
+				continue;
+			for (i = 0; i < nrel; i++) {
+				const char *sn;
+
+				if (gelf_getrela(rdata, (int)i, &rela) == NULL ||
+				    rela.r_offset != slot)
+					continue;
+				sn = dynsym_name(elf, ddata, dsh.sh_link,
+				    GELF_R_SYM(rela.r_info));
+				if (sn == NULL || *sn == '\0')
+					break;
+				snprintf(name, sizeof(name), "%s@plt", sn);
+				if (add_sym(e, cap, gsh.sh_addr + off, ent,
+				    name, "plt", "local", "plt") < 0)
+					return (-1);
+				break;
+			}
+		}
+	}
+	return (0);
+}
+
+/* A tiny string interning table for file names. */
+static int64_t
+intern_file(struct ix_elf *e, size_t *cap, const char *path)
+{
+	size_t i;
+
+	/* Line tables name few files per CU, mostly the same ones in a row. */
+	for (i = e->nfiles; i > 0 && e->nfiles - i < 64; i--)
+		if (strcmp(e->files[i - 1], path) == 0)
+			return ((int64_t)i - 1);
+	for (i = 0; i + 64 < e->nfiles; i++)
+		if (strcmp(e->files[i], path) == 0)
+			return ((int64_t)i);
+	if (e->nfiles == *cap) {
+		size_t n = *cap ? *cap * 2 : 64;
+		void *p = realloc(e->files, n * sizeof(*e->files));
+
+		if (p == NULL)
+			return (-1);
+		e->files = p;
+		*cap = n;
+	}
+	e->files[e->nfiles] = strdup(path);
+	if (e->files[e->nfiles] == NULL)
+		return (-1);
+	return ((int64_t)e->nfiles++);
+}
+
+struct line_tmp {
+	struct ix_line	l;
+	size_t		order;
+};
+
+static int
+line_cmp(const void *a, const void *b)
+{
+	const struct line_tmp *x = a, *y = b;
+
+	if (x->l.addr != y->l.addr)
+		return (x->l.addr < y->l.addr ? -1 : 1);
+	return (x->order < y->order ? -1 : x->order > y->order);
+}
+
+static int
+read_lines(struct ix_elf *e, Elf *elf)
+{
+	Dwarf *dw;
+	Dwarf_Off off = 0, next;
+	size_t hsize, fcap = 0, cap = 0, n = 0, i, j;
+	struct line_tmp *tmp = NULL;
+	int rc = 0;
+
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (dw == NULL)
+		return (0);
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die die;
+		Dwarf_Lines *lines;
+		size_t nl;
+
+		if (dwarf_offdie(dw, off + hsize, &die) != NULL &&
+		    dwarf_getsrclines(&die, &lines, &nl) == 0) {
+			for (i = 0; i < nl; i++) {
+				Dwarf_Line *l = dwarf_onesrcline(lines, i);
+				Dwarf_Addr a;
+				int ln = 0, col = 0;
+				bool stmt = false, endseq = false;
+				const char *src;
+				int64_t f;
+
+				if (l == NULL || dwarf_lineaddr(l, &a) != 0)
+					continue;
+				(void)dwarf_lineendsequence(l, &endseq);
+				if (endseq)
+					continue;
+				src = dwarf_linesrc(l, NULL, NULL);
+				if (src == NULL)
+					continue;
+				(void)dwarf_lineno(l, &ln);
+				(void)dwarf_linecol(l, &col);
+				(void)dwarf_linebeginstatement(l, &stmt);
+				f = intern_file(e, &fcap, src);
+				if (f < 0) {
+					rc = -1;
+					goto out;
+				}
+				if (n == cap) {
+					size_t c = cap ? cap * 2 : 1024;
+					void *p = realloc(tmp, c * sizeof(*tmp));
+
+					if (p == NULL) {
+						rc = -1;
+						goto out;
+					}
+					tmp = p;
+					cap = c;
+				}
+				tmp[n].l.addr = a;
+				tmp[n].l.file = f;
+				tmp[n].l.line = ln;
+				tmp[n].l.col = col;
+				tmp[n].l.is_stmt = stmt;
+				tmp[n].order = n;
+				n++;
+			}
+		}
+		off = next;
+	}
+	if (n == 0)
+		goto out;
+	qsort(tmp, n, sizeof(*tmp), line_cmp);
+	e->lines = malloc(n * sizeof(*e->lines));
+	if (e->lines == NULL) {
+		rc = -1;
+		goto out;
+	}
+	/* The last row at an address is the one that applies. */
+	for (i = 0, j = 0; i < n; i++) {
+		if (i + 1 < n && tmp[i + 1].l.addr == tmp[i].l.addr)
+			continue;
+		e->lines[j++] = tmp[i].l;
+	}
+	e->nlines = j;
+out:
+	free(tmp);
+	dwarf_end(dw);
+	return (rc);
+}
+
+int
+ix_elf_load(struct ix_elf *e, const void *buf, size_t len, char *err,
+    size_t errlen)
+{
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Phdr ph;
+	size_t shstrndx, cap = 0, nph, i, j;
+	int rc = -1;
+
+	memset(e, 0, sizeof(*e));
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
+		return (-1);
+	}
+	elf = elf_memory((char *)(uintptr_t)buf, len);
+	if (elf == NULL || elf_kind(elf) != ELF_K_ELF) {
+		/* Not ELF (a raw memory dump): no symbols, not an error. */
+		if (elf != NULL)
+			elf_end(elf);
+		return (0);
+	}
+	e->elf = 1;
+	if (elf_getphdrnum(elf, &nph) == 0 && nph > 0) {
+		e->loads = calloc(nph, sizeof(*e->loads));
+		if (e->loads == NULL)
+			goto out;
+		for (i = 0; i < nph; i++) {
+			if (gelf_getphdr(elf, (int)i, &ph) == NULL ||
+			    ph.p_type != PT_LOAD)
+				continue;
+			e->loads[e->nloads].off = ph.p_offset;
+			e->loads[e->nloads].filesz = ph.p_filesz;
+			e->loads[e->nloads].vaddr = ph.p_vaddr;
+			e->nloads++;
+		}
+	}
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0) {
+		rc = 0;
+		goto out;
+	}
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if (gelf_getshdr(scn, &sh) == NULL)
+			continue;
+		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
+			if (read_symtab(e, elf, scn, &sh, sh.sh_type ==
+			    SHT_SYMTAB ? "symtab" : "dynsym", &cap) < 0)
+				goto nomem;
+	}
+	if (read_plt(e, elf, shstrndx, &cap) < 0)
+		goto nomem;
+	if (e->nsyms > 0) {
+		qsort(e->syms, e->nsyms, sizeof(*e->syms), sym_cmp);
+		/* A name at an address found in both tables appears once. */
+		for (i = 1, j = 1; i < e->nsyms; i++) {
+			struct ix_sym *p = &e->syms[j - 1], *s = &e->syms[i];
+
+			if (s->addr == p->addr && strcmp(s->name, p->name) == 0) {
+				free(s->name);
+				continue;
+			}
+			e->syms[j++] = *s;
+		}
+		e->nsyms = j;
+	}
+	if (read_lines(e, elf) < 0)
+		goto nomem;
+	rc = 0;
+	goto out;
+nomem:
+	snprintf(err, errlen, "out of memory");
+out:
+	elf_end(elf);
+	return (rc);
+}
+
+void
+ix_elf_free(struct ix_elf *e)
+{
+	size_t i;
+
+	if (e == NULL)
+		return;
+	for (i = 0; i < e->nsyms; i++)
+		free(e->syms[i].name);
+	free(e->syms);
+	for (i = 0; i < e->nfiles; i++)
+		free(e->files[i]);
+	free(e->files);
+	free(e->lines);
+	free(e->loads);
+	memset(e, 0, sizeof(*e));
+}
+
+const struct ix_sym *
+ix_elf_func(const struct ix_elf *e, uint64_t addr)
+{
+	size_t lo = 0, hi = e->nsyms, k, steps;
+	const struct ix_sym *best = NULL;
+
+	/* The last symbol at or below @addr. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (e->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Walk down to a function that covers it (aliases, nested objects). */
+	for (k = lo, steps = 0; k > 0 && steps < 32; k--, steps++) {
+		const struct ix_sym *s = &e->syms[k - 1];
+
+		if (!func_like(s))
+			continue;
+		if (addr < s->addr + s->size)
+			best = s;	/* keep the first in sorted order */
+		else if (s->size == 0 && best == NULL && steps == 0)
+			return (s);
+		if (best != NULL && (k < 2 || e->syms[k - 2].addr != s->addr))
+			return (best);
+	}
+	return (best);
+}
+
+const struct ix_line *
+ix_elf_line(const struct ix_elf *e, uint64_t addr)
+{
+	size_t lo = 0, hi = e->nlines;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (e->lines[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (lo > 0 ? &e->lines[lo - 1] : NULL);
+}
+
+int
+ix_elf_off2addr(const struct ix_elf *e, uint64_t off, uint64_t *addrp)
+{
+	size_t i;
+
+	for (i = 0; i < e->nloads; i++) {
+		if (off >= e->loads[i].off &&
+		    off < e->loads[i].off + e->loads[i].filesz) {
+			*addrp = e->loads[i].vaddr + (off - e->loads[i].off);
+			return (0);
+		}
+	}
+	return (-1);
+}

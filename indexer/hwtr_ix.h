@@ -1,0 +1,223 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * Private interfaces of the indexer (indexer/ only).
+ *
+ * The indexer runs in three steps: ix.c reads the archive, extracts images
+ * to a temporary directory, builds the mapping timeline from sideband and
+ * starts one decoding job per stream; decode.c runs libipt's block decoder
+ * over one stream and produces a self-contained result with stream-local
+ * block ids (so jobs share nothing but the read-only image section cache);
+ * ix.c then merges the results in stream order, giving blocks their global
+ * ids, symbolizes them (elfsym.c) and writes the database.  The database
+ * depends only on the archive, never on the number of jobs.
+ */
+
+#ifndef HWTR_IX_H
+#define HWTR_IX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hwtrace.h"
+
+/* Instruction classes (blocks.last_class). */
+enum hwtr_ic {
+	HWTR_IC_OTHER = 0,
+	HWTR_IC_COND,
+	HWTR_IC_JUMP,
+	HWTR_IC_JUMP_IND,
+	HWTR_IC_CALL,
+	HWTR_IC_CALL_IND,
+	HWTR_IC_RET,
+	HWTR_IC_FAR_CALL,
+	HWTR_IC_FAR_RET,
+	HWTR_IC_FAR_JUMP,
+	HWTR_IC_UNKNOWN
+};
+
+struct hwtr_ild {
+	int	len;
+	int	cls;		/* enum hwtr_ic */
+};
+
+/* Decode the instruction at @p (@n bytes available) in a 16/32/64 @mode. */
+int hwtr_ild(const uint8_t *p, size_t n, int mode, struct hwtr_ild *out);
+
+/* A growable byte buffer. */
+struct ix_buf {
+	uint8_t		*p;
+	size_t		len, cap;
+};
+
+int ix_buf_put(struct ix_buf *b, const void *p, size_t n);
+int ix_buf_varint(struct ix_buf *b, uint64_t v);
+
+/* A mapping of an image into an address space, over time. */
+struct ix_map {
+	int64_t		id;		/* mappings.id */
+	int32_t		pid;		/* -1: global */
+	int		image;		/* index into the archive's images, -1 */
+	const char	*path;
+	uint64_t	start, end, pgoff;
+	uint32_t	prot;
+	int		has_from, has_to;
+	uint64_t	from_tsc, to_tsc;
+	int		isid;		/* section in the iscache, 0: none */
+	int64_t		bias;		/* run-time minus link-time address */
+};
+
+/* Event kinds (events.kind). */
+struct ix_event {
+	int64_t		seq, insn;
+	const char	*kind;		/* static string */
+	int		has_offset, has_ip, has_tsc;
+	uint64_t	offset, ip, tsc;
+	char		*detail;	/* malloc'd or NULL */
+};
+
+/* A static block as a decoding job saw it (stream-local id = index). */
+struct ix_sblock {
+	uint64_t	ip, end_ip;
+	int		isid;
+	uint16_t	ninsn;
+	uint8_t		mode;		/* 16, 32, 64 */
+	uint8_t		cls;		/* enum hwtr_ic */
+	uint32_t	size;		/* bytes, 0 when unknown */
+	uint64_t	count;
+	uint8_t		*lens;		/* ninsn bytes or NULL */
+	uint8_t		*code;		/* size bytes or NULL */
+};
+
+struct ix_chunk {
+	int64_t		seq, insn;
+	uint32_t	nblocks;
+	int64_t		ninsns;
+	int		has_tsc;
+	uint64_t	tsc;
+	struct ix_buf	data;
+};
+
+struct ix_ts {
+	int64_t		seq, insn;
+	uint64_t	tsc;
+};
+
+struct ix_branch {
+	uint32_t	from, to;	/* local block ids */
+	uint64_t	from_ip, to_ip;
+	uint8_t		kind;		/* index into ix_branch_kinds */
+	uint64_t	count;
+};
+
+struct ix_call {
+	int64_t		parent;		/* index in the job's calls, -1 */
+	int32_t		depth;
+	uint32_t	entry_block;	/* local block id */
+	uint64_t	func_ip;
+	int		has_call_ip;
+	uint64_t	call_ip;
+	uint8_t		entry_kind, exit_kind;
+	int64_t		entry_seq, exit_seq, entry_insn, exit_insn;
+	int		has_entry_tsc, has_exit_tsc;
+	uint64_t	entry_tsc, exit_tsc;
+	int64_t		self_insns;
+};
+
+extern const char *const ix_branch_kinds[];
+extern const char *const ix_call_entry_kinds[];
+extern const char *const ix_call_exit_kinds[];
+extern const char *const ix_class_names[];
+
+/* What one decoding job is given (read-only while it runs). */
+struct ix_job_in {
+	size_t		stream;		/* archive stream index */
+	const struct hwtr_stream_desc *desc;
+	const struct hwtr_cpu *cpu;
+	/* Contiguous pieces of the stream (gaps between are lost data). */
+	size_t		npieces;
+	const uint8_t	**piece;
+	const size_t	*piece_len;
+	const uint64_t	*piece_off;
+	/* Mappings visible to this stream's process, global ones included. */
+	const struct ix_map *const *maps;
+	size_t		nmaps;
+	void		*iscache;	/* struct pt_image_section_cache * */
+	volatile int	*cancel;
+	volatile uint64_t *progress;	/* bytes done, updated now and then */
+};
+
+/* What it gives back. */
+struct ix_job_out {
+	int		rc;		/* 0, or -HWTR_E_* for a failure */
+	char		err[256];
+	struct ix_sblock *blocks;
+	size_t		nblocks, cblocks;
+	struct ix_chunk	*chunks;
+	size_t		nchunks, cchunks;
+	struct ix_event	*events;
+	size_t		nevents, cevents;
+	struct ix_ts	*ts;
+	size_t		nts, cts;
+	struct ix_branch *branches;
+	size_t		nbranches, cbranches;
+	struct ix_call	*calls;
+	size_t		ncalls, ccalls;
+	int64_t		exec_blocks, exec_insns;
+	int64_t		errors, gaps, max_depth;
+	uint64_t	undecoded;
+	int		has_first, has_last;
+	uint64_t	first_tsc, last_tsc;
+	char		*problem;	/* one line for the summary, or NULL */
+	/* Private to decode.c. */
+	void		*priv;
+};
+
+void ix_decode_stream(const struct ix_job_in *in, struct ix_job_out *out);
+void ix_job_out_free(struct ix_job_out *out);
+
+/* Symbols and lines of one image (elfsym.c). */
+struct ix_sym {
+	uint64_t	addr, size;
+	char		*name;
+	const char	*kind, *bind, *origin;
+	int64_t		id;		/* symbols.id, set by the writer */
+};
+
+struct ix_line {
+	uint64_t	addr;
+	int64_t		file;		/* index into ix_elf.files */
+	int32_t		line, col;
+	int		is_stmt;
+};
+
+struct ix_elf {
+	int		elf;		/* parsed as ELF */
+	struct ix_sym	*syms;		/* sorted by addr */
+	size_t		nsyms;
+	struct ix_line	*lines;		/* sorted by addr */
+	size_t		nlines;
+	char		**files;
+	size_t		nfiles;
+	/* PT_LOAD segments, for link-time addresses. */
+	struct {
+		uint64_t off, filesz, vaddr;
+	}		*loads;
+	size_t		nloads;
+};
+
+int ix_elf_load(struct ix_elf *e, const void *buf, size_t len, char *err,
+    size_t errlen);
+void ix_elf_free(struct ix_elf *e);
+/* The function symbol containing @addr, or NULL. */
+const struct ix_sym *ix_elf_func(const struct ix_elf *e, uint64_t addr);
+/* The line-table row for @addr, or NULL. */
+const struct ix_line *ix_elf_line(const struct ix_elf *e, uint64_t addr);
+/* Link-time address of file offset @off, or -1 when no segment has it. */
+int ix_elf_off2addr(const struct ix_elf *e, uint64_t off, uint64_t *addrp);
+
+#endif /* !HWTR_IX_H */

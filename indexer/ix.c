@@ -1,0 +1,1850 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * hwtr_ix_run(): archive in, hwtrace-db(5) database out.
+ *
+ * 1. Read the archive: streams, images (extracted to a private temporary
+ *    directory because libipt's image section cache maps files), sideband.
+ * 2. Replay the sideband into processes, threads and mappings over time;
+ *    a forked child inherits its parent's mappings, exec drops them.
+ * 3. Decode every stream on a pool of threads (decode.c).
+ * 4. Merge the results in stream order (global block ids), symbolize the
+ *    blocks and write every table in one transaction to "DB.partial",
+ *    renamed to DB when complete.
+ * The output depends only on the archive: -j changes nothing but speed.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <intel-pt.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hwtr_common.h"
+#include "hwtr_ix.h"
+#include "schema.sql.h"
+
+struct hwtr_ix {
+	struct hwtr_ix_opts opts;
+	char		err[1024];
+	struct hwtr_ix_stats stats;
+	char		**problems;
+	size_t		nproblems;
+};
+
+/* A thread as the database sees it. */
+struct ix_thread {
+	int64_t		id;
+	int		stream;		/* index, -1: sideband only */
+	int32_t		pid, tid;
+	char		*name;
+	int		has_start, has_end;
+	uint64_t	start_tsc, end_tsc;
+	const char	*exit_kind;
+	int32_t		exit_value;
+};
+
+struct ix_proc {
+	int32_t		pid, ppid;
+	char		*path, *comm;
+	int		has_start, has_end;
+	uint64_t	start_tsc, end_tsc;
+	const char	*exit_kind;
+	int32_t		exit_value;
+};
+
+struct ix_sbev {
+	const char	*kind;
+	int32_t		pid, tid;
+	uint64_t	tsc;
+	int		stream;		/* index or -1 */
+	char		*detail;
+};
+
+struct ix_img {
+	char		*file;		/* extracted copy */
+	size_t		size;
+	int		present;
+	struct ix_elf	elf;
+	int64_t		sym_base;	/* symbols.id of elf.syms[0] */
+	int64_t		*file_ids;	/* files.id of elf.files[i] */
+};
+
+struct ix_gblock {
+	struct ix_sblock b;
+	int64_t		count;
+	int		has_image;
+	int64_t		image;		/* images.id */
+	uint64_t	image_addr;
+	int64_t		symbol;		/* 0: none */
+	uint64_t	sym_offset;
+	int64_t		file;		/* 0: none */
+	int32_t		line;
+};
+
+struct run {
+	struct hwtr_ix	*ix;
+	struct hwtr_ar	*ar;
+	const char	*archive;
+	char		tmpdir[64];
+	struct pt_image_section_cache *isc;
+	struct ix_img	*imgs;
+	size_t		nimgs;
+	struct ix_map	*maps;
+	size_t		nmaps, cmaps;
+	int		*isid_map;	/* isid -> index in maps, -1 */
+	size_t		nisid;
+	struct ix_proc	*procs;
+	size_t		nprocs, cprocs;
+	struct ix_thread *threads;
+	size_t		nthreads, cthreads;
+	struct ix_sbev	*sbev;
+	size_t		nsbev, csbev;
+	uint64_t	*lost;		/* per stream */
+	/* Jobs. */
+	size_t		nstreams;
+	struct ix_job_in *in;
+	struct ix_job_out *out;
+	uint8_t		**sbuf;		/* stream bytes */
+	size_t		**plen;
+	uint64_t	**poff;
+	const uint8_t	***pptr;
+	const struct ix_map ***jmaps;
+	volatile uint64_t *progress;
+	size_t		next_job;
+	size_t		jobs_done;
+	pthread_mutex_t	lock;
+	/* Merge. */
+	struct ix_gblock *g;
+	size_t		ng, cg;
+	uint32_t	*gtab;
+	size_t		gcap;
+	/* Global file names. */
+	char		**files;
+	size_t		nfiles, cfiles;
+	uint32_t	*ftab;
+	size_t		fcap;
+	sqlite3		*db;
+};
+
+static void
+ix_err(struct hwtr_ix *ix, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+ix_err(struct hwtr_ix *ix, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ix->err, sizeof(ix->err), fmt, ap);
+	va_end(ap);
+}
+
+static int
+ix_problem(struct hwtr_ix *ix, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+ix_problem(struct hwtr_ix *ix, const char *fmt, ...)
+{
+	va_list ap;
+	char *s, **p;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (s == NULL)
+		return (-HWTR_E_NOMEM);
+	p = realloc(ix->problems, (ix->nproblems + 1) * sizeof(*p));
+	if (p == NULL) {
+		free(s);
+		return (-HWTR_E_NOMEM);
+	}
+	ix->problems = p;
+	p[ix->nproblems++] = s;
+	hwtr_logf(&ix->opts.log, HWTR_LOG_WARN, "%s", s);
+	return (0);
+}
+
+int
+hwtr_ix_new(struct hwtr_ix **ixp, const struct hwtr_ix_opts *opts)
+{
+	struct hwtr_ix *ix;
+
+	*ixp = NULL;
+	ix = calloc(1, sizeof(*ix));
+	if (ix == NULL)
+		return (-HWTR_E_NOMEM);
+	if (opts != NULL)
+		ix->opts = *opts;
+	*ixp = ix;
+	return (0);
+}
+
+static void
+clear_problems(struct hwtr_ix *ix)
+{
+	size_t i;
+
+	for (i = 0; i < ix->nproblems; i++)
+		free(ix->problems[i]);
+	free(ix->problems);
+	ix->problems = NULL;
+	ix->nproblems = 0;
+}
+
+void
+hwtr_ix_free(struct hwtr_ix *ix)
+{
+	if (ix == NULL)
+		return;
+	clear_problems(ix);
+	free(ix);
+}
+
+const char *
+hwtr_ix_errmsg(const struct hwtr_ix *ix)
+{
+	return (ix != NULL ? ix->err : "no indexer");
+}
+
+const struct hwtr_ix_stats *
+hwtr_ix_stats(const struct hwtr_ix *ix)
+{
+	return (&ix->stats);
+}
+
+size_t
+hwtr_ix_nproblems(const struct hwtr_ix *ix)
+{
+	return (ix->nproblems);
+}
+
+const char *
+hwtr_ix_problem(const struct hwtr_ix *ix, size_t i)
+{
+	return (i < ix->nproblems ? ix->problems[i] : NULL);
+}
+
+static int
+grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t n;
+	void *q;
+
+	if (need <= *cap)
+		return (0);
+	n = *cap ? *cap * 2 : 16;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n * elem);
+	if (q == NULL)
+		return (-HWTR_E_NOMEM);
+	*p = q;
+	*cap = n;
+	return (0);
+}
+
+static const char *
+stream_name(const struct hwtr_stream_desc *sd, char *buf, size_t len)
+{
+	if (sd->name != NULL)
+		return (sd->name);
+	snprintf(buf, len, "stream %u", sd->id);
+	return (buf);
+}
+
+/* ----------------------------------------------------------------- */
+/* Images                                                             */
+
+static int
+load_images(struct run *r)
+{
+	size_t i;
+	char err[256];
+
+	r->nimgs = hwtr_ar_nimages(r->ar);
+	r->imgs = calloc(r->nimgs ? r->nimgs : 1, sizeof(*r->imgs));
+	if (r->imgs == NULL)
+		return (-HWTR_E_NOMEM);
+	for (i = 0; i < r->nimgs; i++) {
+		const struct hwtr_image_desc *id = hwtr_ar_image(r->ar, i);
+		struct ix_img *im = &r->imgs[i];
+		void *buf = NULL;
+		size_t len = 0;
+		FILE *fp;
+		int rc;
+
+		rc = hwtr_ar_read_image(r->ar, i, &buf, &len);
+		if (rc < 0) {
+			ix_problem(r->ix, "image '%s' (%s): cannot be read: %s",
+			    id->path ? id->path : "?", id->key,
+			    hwtr_ar_errmsg(r->ar));
+			continue;
+		}
+		if (asprintf(&im->file, "%s/%zu", r->tmpdir, i) < 0) {
+			im->file = NULL;
+			free(buf);
+			return (-HWTR_E_NOMEM);
+		}
+		fp = fopen(im->file, "wb");
+		if (fp == NULL || (len > 0 && fwrite(buf, 1, len, fp) != len) ||
+		    fclose(fp) != 0) {
+			ix_err(r->ix, "cannot write '%s': %s", im->file,
+			    strerror(errno));
+			free(buf);
+			return (-HWTR_E_IO);
+		}
+		im->size = len;
+		im->present = 1;
+		if (ix_elf_load(&im->elf, buf, len, err, sizeof(err)) < 0)
+			ix_problem(r->ix, "image '%s' (%s): %s",
+			    id->path ? id->path : "?", id->key, err);
+		free(buf);
+	}
+	return (0);
+}
+
+/* ----------------------------------------------------------------- */
+/* Sideband replay                                                    */
+
+static struct ix_proc *
+proc_get(struct run *r, int32_t pid)
+{
+	size_t i;
+	struct ix_proc *p;
+
+	for (i = 0; i < r->nprocs; i++)
+		if (r->procs[i].pid == pid)
+			return (&r->procs[i]);
+	if (grow((void **)&r->procs, &r->cprocs, r->nprocs + 1,
+	    sizeof(*p)) < 0)
+		return (NULL);
+	p = &r->procs[r->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->ppid = -1;
+	return (p);
+}
+
+static struct ix_thread *
+thread_get(struct run *r, int32_t pid, int32_t tid, int create)
+{
+	size_t i;
+	struct ix_thread *t;
+
+	for (i = 0; i < r->nthreads; i++)
+		if (r->threads[i].tid == tid && tid >= 0)
+			return (&r->threads[i]);
+	if (!create || tid < 0)
+		return (NULL);
+	if (grow((void **)&r->threads, &r->cthreads, r->nthreads + 1,
+	    sizeof(*t)) < 0)
+		return (NULL);
+	t = &r->threads[r->nthreads];
+	memset(t, 0, sizeof(*t));
+	t->id = (int64_t)++r->nthreads;
+	t->stream = -1;
+	t->pid = pid;
+	t->tid = tid;
+	return (t);
+}
+
+static int
+sb_event(struct run *r, const char *kind, const struct hwtr_sb_rec *rec,
+    int stream, const char *detail)
+{
+	struct ix_sbev *e;
+
+	if (grow((void **)&r->sbev, &r->csbev, r->nsbev + 1, sizeof(*e)) < 0)
+		return (-HWTR_E_NOMEM);
+	e = &r->sbev[r->nsbev++];
+	e->kind = kind;
+	e->pid = rec->pid;
+	e->tid = rec->tid;
+	e->tsc = rec->time;
+	e->stream = stream;
+	e->detail = detail != NULL ? strdup(detail) : NULL;
+	return (0);
+}
+
+static int
+find_image(struct run *r, const struct hwtr_sb_rec *rec)
+{
+	char key[HWTR_IMAGE_KEY_MAX];
+	size_t i;
+	int k;
+
+	if (rec->u.mmap.image != NULL &&
+	    (k = hwtr_ar_find_image(r->ar, rec->u.mmap.image)) >= 0)
+		return (k);
+	if (rec->u.mmap.build_id_len > 0 &&
+	    rec->u.mmap.build_id_len <= HWTR_BUILD_ID_MAX) {
+		strcpy(key, "bid-");
+		for (i = 0; i < rec->u.mmap.build_id_len; i++)
+			snprintf(key + 4 + 2 * i, 3, "%02x",
+			    rec->u.mmap.build_id[i]);
+		if ((k = hwtr_ar_find_image(r->ar, key)) >= 0)
+			return (k);
+	}
+	if (rec->u.mmap.path != NULL) {
+		for (i = 0; i < r->nimgs; i++) {
+			const struct hwtr_image_desc *id = hwtr_ar_image(r->ar, i);
+
+			if (id->path != NULL &&
+			    strcmp(id->path, rec->u.mmap.path) == 0)
+				return ((int)i);
+		}
+	}
+	return (-1);
+}
+
+static void
+close_maps(struct run *r, int32_t pid, uint64_t lo, uint64_t hi, uint64_t t)
+{
+	size_t i;
+
+	for (i = 0; i < r->nmaps; i++) {
+		struct ix_map *m = &r->maps[i];
+
+		if (m->pid != pid || m->has_to)
+			continue;
+		if (m->start >= lo && m->end <= hi) {
+			m->has_to = 1;
+			m->to_tsc = t;
+		}
+	}
+}
+
+static struct ix_map *
+new_map(struct run *r)
+{
+	struct ix_map *m;
+
+	if (grow((void **)&r->maps, &r->cmaps, r->nmaps + 1, sizeof(*m)) < 0)
+		return (NULL);
+	m = &r->maps[r->nmaps];
+	memset(m, 0, sizeof(*m));
+	m->id = (int64_t)++r->nmaps;
+	m->image = -1;
+	return (m);
+}
+
+static int
+stream_of(struct run *r, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < r->nstreams; i++)
+		if (hwtr_ar_stream(r->ar, i)->id == id)
+			return ((int)i);
+	return (-1);
+}
+
+static int
+replay_sideband(struct run *r)
+{
+	size_t i, n = hwtr_ar_nsideband(r->ar), j, nm;
+	struct ix_proc *p;
+	struct ix_thread *t;
+	struct ix_map *m;
+	char det[64];
+
+	/* Threads of the streams first: their ids follow the streams. */
+	for (i = 0; i < r->nstreams; i++) {
+		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, i);
+
+		if (grow((void **)&r->threads, &r->cthreads, r->nthreads + 1,
+		    sizeof(*t)) < 0)
+			return (-HWTR_E_NOMEM);
+		t = &r->threads[r->nthreads];
+		memset(t, 0, sizeof(*t));
+		t->id = (int64_t)++r->nthreads;
+		t->stream = (int)i;
+		t->pid = sd->pid;
+		t->tid = sd->tid;
+	}
+	for (i = 0; i < n; i++) {
+		const struct hwtr_sb_rec *rec = hwtr_ar_sideband_rec(r->ar, i);
+
+		switch (rec->type) {
+		case HWTR_SB_PROC_START:
+			if ((p = proc_get(r, rec->pid)) == NULL)
+				return (-HWTR_E_NOMEM);
+			p->ppid = rec->u.proc_start.ppid;
+			p->has_start = 1;
+			p->start_tsc = rec->time;
+			/* A forked child starts with its parent's mappings. */
+			nm = r->nmaps;
+			for (j = 0; j < nm && p->ppid >= 0; j++) {
+				struct ix_map old = r->maps[j];
+
+				if (old.pid != p->ppid || old.has_to)
+					continue;
+				if ((m = new_map(r)) == NULL)
+					return (-HWTR_E_NOMEM);
+				old.id = m->id;
+				*m = old;
+				m->pid = rec->pid;
+				m->has_from = 1;
+				m->from_tsc = rec->time;
+			}
+			break;
+		case HWTR_SB_PROC_EXIT:
+			if ((p = proc_get(r, rec->pid)) == NULL)
+				return (-HWTR_E_NOMEM);
+			p->has_end = 1;
+			p->end_tsc = rec->time;
+			p->exit_kind = rec->u.exit.kind == HWTR_EXIT_CODE ?
+			    "code" : rec->u.exit.kind == HWTR_EXIT_SIGNAL ?
+			    "signal" : NULL;
+			p->exit_value = rec->u.exit.value;
+			close_maps(r, rec->pid, 0, UINT64_MAX, rec->time);
+			break;
+		case HWTR_SB_THREAD_START:
+		case HWTR_SB_THREAD_EXIT:
+			if ((t = thread_get(r, rec->pid, rec->tid, 1)) == NULL)
+				break;
+			if (rec->type == HWTR_SB_THREAD_START) {
+				t->has_start = 1;
+				t->start_tsc = rec->time;
+			} else {
+				t->has_end = 1;
+				t->end_tsc = rec->time;
+				t->exit_kind = rec->u.exit.kind ==
+				    HWTR_EXIT_CODE ? "code" : rec->u.exit.kind ==
+				    HWTR_EXIT_SIGNAL ? "signal" : NULL;
+				t->exit_value = rec->u.exit.value;
+			}
+			break;
+		case HWTR_SB_EXEC:
+			if ((p = proc_get(r, rec->pid)) == NULL)
+				return (-HWTR_E_NOMEM);
+			free(p->path);
+			p->path = rec->u.exec.path ?
+			    strdup(rec->u.exec.path) : NULL;
+			close_maps(r, rec->pid, 0, UINT64_MAX, rec->time);
+			if (sb_event(r, "exec", rec, -1, rec->u.exec.path) < 0)
+				return (-HWTR_E_NOMEM);
+			break;
+		case HWTR_SB_COMM:
+			if ((t = thread_get(r, rec->pid, rec->tid, 1)) != NULL &&
+			    rec->u.comm.comm != NULL) {
+				free(t->name);
+				t->name = strdup(rec->u.comm.comm);
+			}
+			if (rec->pid == rec->tid && rec->u.comm.comm != NULL &&
+			    (p = proc_get(r, rec->pid)) != NULL) {
+				free(p->comm);
+				p->comm = strdup(rec->u.comm.comm);
+			}
+			break;
+		case HWTR_SB_MMAP:
+			close_maps(r, rec->pid, rec->u.mmap.addr,
+			    rec->u.mmap.addr + rec->u.mmap.len, rec->time);
+			if ((m = new_map(r)) == NULL)
+				return (-HWTR_E_NOMEM);
+			m->pid = rec->pid;
+			m->image = find_image(r, rec);
+			m->path = rec->u.mmap.path;
+			m->start = rec->u.mmap.addr;
+			m->end = rec->u.mmap.addr + rec->u.mmap.len;
+			m->pgoff = rec->u.mmap.pgoff;
+			m->prot = rec->u.mmap.prot;
+			m->has_from = 1;
+			m->from_tsc = rec->time;
+			if (rec->pid >= 0 && proc_get(r, rec->pid) == NULL)
+				return (-HWTR_E_NOMEM);
+			if (sb_event(r, "mmap", rec, -1, rec->u.mmap.path) < 0)
+				return (-HWTR_E_NOMEM);
+			break;
+		case HWTR_SB_MUNMAP:
+			close_maps(r, rec->pid, rec->u.munmap.addr,
+			    rec->u.munmap.addr + rec->u.munmap.len, rec->time);
+			snprintf(det, sizeof(det), "%#" PRIx64 "-%#" PRIx64,
+			    rec->u.munmap.addr,
+			    rec->u.munmap.addr + rec->u.munmap.len);
+			if (sb_event(r, "munmap", rec, -1, det) < 0)
+				return (-HWTR_E_NOMEM);
+			break;
+		case HWTR_SB_LOST: {
+			int s = rec->u.lost.stream == UINT32_MAX ? -1 :
+			    stream_of(r, rec->u.lost.stream);
+
+			if (s >= 0)
+				r->lost[s] += rec->u.lost.bytes;
+			snprintf(det, sizeof(det), "%" PRIu64 " bytes, %"
+			    PRIu64 " records", rec->u.lost.bytes,
+			    rec->u.lost.records);
+			if (sb_event(r, "lost", rec, s, det) < 0)
+				return (-HWTR_E_NOMEM);
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	return (0);
+}
+
+/*
+ * Put every executable mapping whose image the archive holds into the
+ * section cache, and compute where its link-time addresses are.
+ */
+static int
+add_sections(struct run *r)
+{
+	size_t i;
+	int isid;
+
+	for (i = 0; i < r->nmaps; i++) {
+		struct ix_map *m = &r->maps[i];
+		struct ix_img *im;
+		uint64_t size, link;
+
+		if (m->image < 0 || !r->imgs[m->image].present) {
+			if (m->prot == 0 || (m->prot & PROT_EXEC))
+				ix_problem(r->ix, "mapping of '%s' at %#" PRIx64
+				    ": image not in the archive; its code "
+				    "cannot be decoded", m->path ? m->path :
+				    "?", m->start);
+			continue;
+		}
+		im = &r->imgs[m->image];
+		m->bias = (int64_t)(m->start - m->pgoff);
+		if (im->elf.elf && ix_elf_off2addr(&im->elf, m->pgoff,
+		    &link) == 0)
+			m->bias = (int64_t)(m->start - link);
+		if (m->prot != 0 && !(m->prot & PROT_EXEC))
+			continue;
+		if (m->pgoff >= im->size || m->end <= m->start)
+			continue;
+		size = m->end - m->start;
+		if (size > im->size - m->pgoff)
+			size = im->size - m->pgoff;
+		isid = pt_iscache_add_file(r->isc, im->file, m->pgoff, size,
+		    m->start);
+		if (isid < 0) {
+			ix_problem(r->ix, "mapping of '%s' at %#" PRIx64
+			    ": %s", m->path ? m->path : "?", m->start,
+			    pt_errstr(pt_errcode(isid)));
+			continue;
+		}
+		m->isid = isid;
+		if ((size_t)isid >= r->nisid) {
+			size_t n = (size_t)isid + 64, k;
+			int *p = realloc(r->isid_map, n * sizeof(*p));
+
+			if (p == NULL)
+				return (-HWTR_E_NOMEM);
+			for (k = r->nisid; k < n; k++)
+				p[k] = -1;
+			r->isid_map = p;
+			r->nisid = n;
+		}
+		if (r->isid_map[isid] < 0)
+			r->isid_map[isid] = (int)i;
+	}
+	return (0);
+}
+
+/* ----------------------------------------------------------------- */
+/* Decoding jobs                                                      */
+
+static int
+prepare_jobs(struct run *r)
+{
+	size_t s, c, nc, k;
+	const struct hwtr_capture_meta *meta = hwtr_ar_meta(r->ar);
+
+	r->in = calloc(r->nstreams + 1, sizeof(*r->in));
+	r->out = calloc(r->nstreams + 1, sizeof(*r->out));
+	r->sbuf = calloc(r->nstreams + 1, sizeof(*r->sbuf));
+	r->plen = calloc(r->nstreams + 1, sizeof(*r->plen));
+	r->poff = calloc(r->nstreams + 1, sizeof(*r->poff));
+	r->pptr = calloc(r->nstreams + 1, sizeof(*r->pptr));
+	r->jmaps = calloc(r->nstreams + 1, sizeof(*r->jmaps));
+	r->progress = calloc(r->nstreams + 1, sizeof(*r->progress));
+	if (r->in == NULL || r->out == NULL || r->sbuf == NULL ||
+	    r->plen == NULL || r->poff == NULL || r->pptr == NULL ||
+	    r->jmaps == NULL || r->progress == NULL)
+		return (-HWTR_E_NOMEM);
+	for (s = 0; s < r->nstreams; s++) {
+		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
+		struct ix_job_in *in = &r->in[s];
+		uint64_t total = 0, end = 0;
+		size_t np = 0;
+		char nbuf[32];
+
+		nc = hwtr_ar_nchunks(r->ar, s);
+		for (c = 0; c < nc; c++)
+			total += hwtr_ar_chunk(r->ar, s, c)->len;
+		r->ix->stats.trace_bytes += total;
+		r->sbuf[s] = malloc(total ? total : 1);
+		r->plen[s] = calloc(nc + 1, sizeof(**r->plen));
+		r->poff[s] = calloc(nc + 1, sizeof(**r->poff));
+		r->pptr[s] = calloc(nc + 1, sizeof(**r->pptr));
+		if (r->sbuf[s] == NULL || r->plen[s] == NULL ||
+		    r->poff[s] == NULL || r->pptr[s] == NULL)
+			return (-HWTR_E_NOMEM);
+		total = 0;
+		for (c = 0; c < nc; c++) {
+			const struct hwtr_chunk_info *ci =
+			    hwtr_ar_chunk(r->ar, s, c);
+			void *buf;
+			size_t len;
+			int rc;
+
+			rc = hwtr_ar_read_chunk(r->ar, s, c, &buf, &len);
+			if (rc < 0) {
+				/* A chunk that cannot be read is lost data. */
+				ix_problem(r->ix, "stream '%s' offset %#" PRIx64
+				    ": chunk cannot be read: %s",
+				    stream_name(sd, nbuf, sizeof(nbuf)),
+				    ci->offset, hwtr_ar_errmsg(r->ar));
+				continue;
+			}
+			if (np == 0 || ci->offset != end) {
+				if (np > 0 && ci->offset > end)
+					r->lost[s] += ci->offset - end;
+				r->pptr[s][np] = r->sbuf[s] + total;
+				r->poff[s][np] = ci->offset;
+				r->plen[s][np] = 0;
+				np++;
+			}
+			memcpy(r->sbuf[s] + total, buf, len);
+			free(buf);
+			total += len;
+			r->plen[s][np - 1] += len;
+			end = ci->offset + len;
+		}
+		r->jmaps[s] = calloc(r->nmaps + 1, sizeof(**r->jmaps));
+		if (r->jmaps[s] == NULL)
+			return (-HWTR_E_NOMEM);
+		in->nmaps = 0;
+		for (k = 0; k < r->nmaps; k++)
+			if (sd->pid < 0 || r->maps[k].pid < 0 ||
+			    r->maps[k].pid == sd->pid)
+				r->jmaps[s][in->nmaps++] = &r->maps[k];
+		in->stream = s;
+		in->desc = sd;
+		in->cpu = &meta->cpu;
+		in->npieces = np;
+		in->piece = r->pptr[s];
+		in->piece_len = r->plen[s];
+		in->piece_off = r->poff[s];
+		in->maps = r->jmaps[s];
+		in->iscache = r->isc;
+		in->cancel = r->ix->opts.cancel;
+		in->progress = &r->progress[s];
+	}
+	return (0);
+}
+
+static void *
+worker(void *arg)
+{
+	struct run *r = arg;
+	size_t s;
+
+	for (;;) {
+		pthread_mutex_lock(&r->lock);
+		s = r->next_job++;
+		pthread_mutex_unlock(&r->lock);
+		if (s >= r->nstreams)
+			break;
+		ix_decode_stream(&r->in[s], &r->out[s]);
+		/* The stream's bytes are no longer needed. */
+		free(r->sbuf[s]);
+		r->sbuf[s] = NULL;
+		pthread_mutex_lock(&r->lock);
+		r->jobs_done++;
+		pthread_mutex_unlock(&r->lock);
+	}
+	return (NULL);
+}
+
+static int
+run_jobs(struct run *r)
+{
+	pthread_t *tids;
+	size_t nj, i, started = 0, done;
+	long ncpu;
+	uint64_t sum;
+
+	nj = r->ix->opts.jobs > 0 ? (size_t)r->ix->opts.jobs : 0;
+	if (nj == 0) {
+		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		nj = ncpu > 0 ? (size_t)ncpu : 1;
+	}
+	if (nj > r->nstreams)
+		nj = r->nstreams;
+	if (nj <= 1) {
+		/* Decode on the calling thread; progress comes at the end. */
+		worker(r);
+		goto report;
+	}
+	tids = calloc(nj, sizeof(*tids));
+	if (tids == NULL)
+		return (-HWTR_E_NOMEM);
+	for (i = 0; i < nj; i++)
+		if (pthread_create(&tids[i], NULL, worker, r) == 0)
+			started++;
+	if (started == 0) {
+		free(tids);
+		worker(r);
+		goto report;
+	}
+	for (;;) {
+		struct timespec ts = { 0, 200 * 1000 * 1000 };
+
+		pthread_mutex_lock(&r->lock);
+		done = r->jobs_done;
+		pthread_mutex_unlock(&r->lock);
+		if (done >= r->nstreams)
+			break;
+		if (r->ix->opts.progress != NULL) {
+			for (i = 0, sum = 0; i < r->nstreams; i++)
+				sum += r->progress[i];
+			r->ix->opts.progress(r->ix->opts.progress_arg, sum,
+			    r->ix->stats.trace_bytes);
+		}
+		nanosleep(&ts, NULL);
+	}
+	for (i = 0; i < nj; i++)
+		if (i < started)
+			pthread_join(tids[i], NULL);
+	free(tids);
+report:
+	if (r->ix->opts.progress != NULL)
+		r->ix->opts.progress(r->ix->opts.progress_arg,
+		    r->ix->stats.trace_bytes, r->ix->stats.trace_bytes);
+	for (i = 0; i < r->nstreams; i++)
+		if (r->out[i].rc == -HWTR_E_INTR)
+			return (-HWTR_E_INTR);
+	return (0);
+}
+
+/* ----------------------------------------------------------------- */
+/* Merging                                                            */
+
+static uint64_t
+bhash(const struct ix_sblock *b)
+{
+	uint64_t x = b->ip ^ ((uint64_t)b->ninsn << 48) ^
+	    ((uint64_t)(uint32_t)b->isid << 32) ^ b->mode;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return (x);
+}
+
+/* The global id of a stream's block; the block's bytes move over. */
+static int64_t
+global_block(struct run *r, struct ix_sblock *b)
+{
+	struct ix_gblock *g;
+	uint64_t h;
+	size_t i;
+
+	if (r->ng * 2 >= r->gcap) {
+		size_t n = r->gcap ? r->gcap * 2 : 4096;
+		uint32_t *t = calloc(n, sizeof(*t));
+
+		if (t == NULL)
+			return (-HWTR_E_NOMEM);
+		for (i = 0; i < r->ng; i++) {
+			h = bhash(&r->g[i].b);
+			while (t[h & (n - 1)] != 0)
+				h++;
+			t[h & (n - 1)] = (uint32_t)i + 1;
+		}
+		free(r->gtab);
+		r->gtab = t;
+		r->gcap = n;
+	}
+	for (h = bhash(b);; h++) {
+		uint32_t v = r->gtab[h & (r->gcap - 1)];
+
+		if (v == 0)
+			break;
+		g = &r->g[v - 1];
+		if (g->b.ip == b->ip && g->b.ninsn == b->ninsn &&
+		    g->b.isid == b->isid && g->b.mode == b->mode) {
+			g->count += (int64_t)b->count;
+			return ((int64_t)v - 1);
+		}
+	}
+	if (grow((void **)&r->g, &r->cg, r->ng + 1, sizeof(*g)) < 0)
+		return (-HWTR_E_NOMEM);
+	g = &r->g[r->ng];
+	memset(g, 0, sizeof(*g));
+	g->b = *b;
+	g->count = (int64_t)b->count;
+	b->lens = NULL;
+	b->code = NULL;
+	r->gtab[h & (r->gcap - 1)] = (uint32_t)r->ng + 1;
+	return ((int64_t)r->ng++);
+}
+
+static int64_t
+file_id(struct run *r, const char *path)
+{
+	uint64_t h = 1469598103934665603ULL;
+	const char *p;
+	size_t i;
+
+	if (r->nfiles * 2 >= r->fcap) {
+		size_t n = r->fcap ? r->fcap * 2 : 1024;
+		uint32_t *t = calloc(n, sizeof(*t));
+
+		if (t == NULL)
+			return (-HWTR_E_NOMEM);
+		for (i = 0; i < r->nfiles; i++) {
+			uint64_t hh = 1469598103934665603ULL;
+
+			for (p = r->files[i]; *p; p++)
+				hh = (hh ^ (uint8_t)*p) * 1099511628211ULL;
+			while (t[hh & (n - 1)] != 0)
+				hh++;
+			t[hh & (n - 1)] = (uint32_t)i + 1;
+		}
+		free(r->ftab);
+		r->ftab = t;
+		r->fcap = n;
+	}
+	for (p = path; *p; p++)
+		h = (h ^ (uint8_t)*p) * 1099511628211ULL;
+	for (;; h++) {
+		uint32_t v = r->ftab[h & (r->fcap - 1)];
+
+		if (v == 0)
+			break;
+		if (strcmp(r->files[v - 1], path) == 0)
+			return ((int64_t)v);
+	}
+	if (grow((void **)&r->files, &r->cfiles, r->nfiles + 1,
+	    sizeof(*r->files)) < 0)
+		return (-HWTR_E_NOMEM);
+	if ((r->files[r->nfiles] = strdup(path)) == NULL)
+		return (-HWTR_E_NOMEM);
+	r->ftab[h & (r->fcap - 1)] = (uint32_t)r->nfiles + 1;
+	return ((int64_t)++r->nfiles);
+}
+
+static void
+symbolize(struct run *r, struct ix_gblock *g)
+{
+	const struct ix_map *m;
+	const struct ix_img *im;
+	const struct ix_sym *s;
+	const struct ix_line *l;
+
+	if (g->b.isid <= 0 || (size_t)g->b.isid >= r->nisid ||
+	    r->isid_map[g->b.isid] < 0)
+		return;
+	m = &r->maps[r->isid_map[g->b.isid]];
+	im = &r->imgs[m->image];
+	g->has_image = 1;
+	g->image = m->image + 1;
+	g->image_addr = g->b.ip - (uint64_t)m->bias;
+	s = ix_elf_func(&im->elf, g->image_addr);
+	if (s != NULL) {
+		g->symbol = im->sym_base + (s - im->elf.syms);
+		g->sym_offset = g->image_addr - s->addr;
+	}
+	l = ix_elf_line(&im->elf, g->image_addr);
+	if (l != NULL && im->file_ids != NULL) {
+		g->file = im->file_ids[l->file];
+		g->line = l->line;
+	}
+}
+
+/* ----------------------------------------------------------------- */
+/* Writing                                                            */
+
+struct stmt {
+	sqlite3_stmt	*st;
+	int		i;
+};
+
+static int
+db_err(struct run *r, const char *what)
+{
+	ix_err(r->ix, "database: %s: %s", what, sqlite3_errmsg(r->db));
+	return (-HWTR_E_DB);
+}
+
+static int
+st_prep(struct run *r, struct stmt *s, const char *sql)
+{
+	s->i = 0;
+	if (sqlite3_prepare_v2(r->db, sql, -1, &s->st, NULL) != SQLITE_OK)
+		return (db_err(r, sql));
+	return (0);
+}
+
+static void
+b_int(struct stmt *s, int64_t v)
+{
+	sqlite3_bind_int64(s->st, ++s->i, v);
+}
+
+static void
+b_opt(struct stmt *s, int has, int64_t v)
+{
+	if (has)
+		sqlite3_bind_int64(s->st, ++s->i, v);
+	else
+		sqlite3_bind_null(s->st, ++s->i);
+}
+
+static void
+b_text(struct stmt *s, const char *t)
+{
+	if (t != NULL)
+		sqlite3_bind_text(s->st, ++s->i, t, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(s->st, ++s->i);
+}
+
+static void
+b_blob(struct stmt *s, const void *p, size_t n)
+{
+	if (p != NULL)
+		sqlite3_bind_blob64(s->st, ++s->i, p, n, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(s->st, ++s->i);
+}
+
+static int
+st_exec(struct run *r, struct stmt *s, const char *what)
+{
+	int rc = sqlite3_step(s->st);
+
+	sqlite3_reset(s->st);
+	s->i = 0;
+	if (rc != SQLITE_DONE)
+		return (db_err(r, what));
+	return (0);
+}
+
+static void
+st_done(struct stmt *s)
+{
+	sqlite3_finalize(s->st);
+	s->st = NULL;
+}
+
+static int
+meta_put(struct run *r, struct stmt *s, const char *k, const char *v)
+{
+	b_text(s, k);
+	b_text(s, v);
+	return (st_exec(r, s, "meta"));
+}
+
+static int
+meta_int(struct run *r, struct stmt *s, const char *k, int64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	return (meta_put(r, s, k, buf));
+}
+
+static const char *
+format_name(enum hwtr_trace_format f)
+{
+	switch (f) {
+	case HWTR_TF_INTEL_PT:
+		return ("intel-pt");
+	case HWTR_TF_ETMV3:
+		return ("etmv3");
+	case HWTR_TF_PTM:
+		return ("ptm");
+	case HWTR_TF_ETMV4:
+		return ("etmv4");
+	case HWTR_TF_ETE:
+		return ("ete");
+	case HWTR_TF_STM:
+		return ("stm");
+	case HWTR_TF_CORESIGHT:
+		return ("coresight");
+	default:
+		return ("none");
+	}
+}
+
+static int
+ns_of(struct run *r, uint64_t tsc, int has, int64_t *ns)
+{
+	const struct hwtr_capture_meta *meta = hwtr_ar_meta(r->ar);
+
+	if (!has || !meta->tconv.valid)
+		return (0);
+	*ns = hwtr_tsc_to_ns(&meta->tconv, tsc);
+	return (1);
+}
+
+static int
+write_meta(struct run *r)
+{
+	const struct hwtr_capture_meta *meta = hwtr_ar_meta(r->ar);
+	const struct hwtr_capture_end *end = hwtr_ar_end(r->ar);
+	const struct hwtr_ar_status *st = hwtr_ar_status(r->ar);
+	struct stmt s;
+	char buf[256];
+	size_t i, n;
+	char *argv = NULL;
+	int rc;
+
+	if ((rc = st_prep(r, &s, "INSERT INTO meta VALUES (?, ?)")) < 0)
+		return (rc);
+	snprintf(buf, sizeof(buf), "%d", HWTR_DB_SCHEMA_VERSION);
+	rc = meta_put(r, &s, "schema_version", buf);
+	rc = rc < 0 ? rc : meta_put(r, &s, "hwtrace_version", HWTRACE_VERSION);
+	rc = rc < 0 ? rc : meta_put(r, &s, "source_archive", r->archive);
+	snprintf(buf, sizeof(buf), "%u.%u", st->version_major,
+	    st->version_minor);
+	rc = rc < 0 ? rc : meta_put(r, &s, "archive_version", buf);
+	rc = rc < 0 ? rc : meta_int(r, &s, "archive_complete", st->complete);
+	rc = rc < 0 ? rc : meta_put(r, &s, "capture_source", meta->source);
+	snprintf(buf, sizeof(buf), "%s %u/%u/%u",
+	    meta->cpu.vendor == HWTR_CPU_INTEL ? "intel" :
+	    meta->cpu.vendor == HWTR_CPU_AMD ? "amd" :
+	    meta->cpu.vendor == HWTR_CPU_ARM ? "arm" : "unknown",
+	    meta->cpu.family, meta->cpu.model, meta->cpu.stepping);
+	rc = rc < 0 ? rc : meta_put(r, &s, "cpu", buf);
+	for (i = 0, n = 1; i < meta->argc; i++)
+		n += strlen(meta->argv[i]) + 1;
+	if ((argv = calloc(1, n)) == NULL) {
+		st_done(&s);
+		return (-HWTR_E_NOMEM);
+	}
+	for (i = 0; i < meta->argc; i++) {
+		if (i > 0)
+			strcat(argv, " ");
+		strcat(argv, meta->argv[i]);
+	}
+	rc = rc < 0 ? rc : meta_put(r, &s, "argv", argv);
+	free(argv);
+	if (meta->start_ns != 0)
+		rc = rc < 0 ? rc : meta_int(r, &s, "start_ns", meta->start_ns);
+	if (end != NULL) {
+		rc = rc < 0 ? rc : meta_int(r, &s, "end_ns", end->end_ns);
+		if (end->exit_kind != HWTR_EXIT_NONE) {
+			rc = rc < 0 ? rc : meta_put(r, &s, "exit_kind",
+			    end->exit_kind == HWTR_EXIT_CODE ? "code" :
+			    "signal");
+			rc = rc < 0 ? rc : meta_int(r, &s, "exit_value",
+			    end->exit_value);
+		}
+	}
+	if (meta->tconv.valid) {
+		rc = rc < 0 ? rc : meta_int(r, &s, "tsc_zero",
+		    (int64_t)meta->tconv.tsc_zero);
+		rc = rc < 0 ? rc : meta_int(r, &s, "ns_zero",
+		    meta->tconv.ns_zero);
+		rc = rc < 0 ? rc : meta_int(r, &s, "tsc_mult",
+		    meta->tconv.mult);
+		rc = rc < 0 ? rc : meta_int(r, &s, "tsc_shift",
+		    meta->tconv.shift);
+	}
+	rc = rc < 0 ? rc : meta_int(r, &s, "chunk_blocks", 4096);
+	rc = rc < 0 ? rc : meta_put(r, &s, "exec_encoding",
+	    "delta-zigzag-varint");
+	if (rc == 0 && r->ix->stats.blocks > 0) {
+		snprintf(buf, sizeof(buf), "%.3f",
+		    (double)r->ix->stats.exec_bytes /
+		    (double)r->ix->stats.blocks);
+		rc = meta_put(r, &s, "exec_bytes_per_block", buf);
+	}
+	st_done(&s);
+	return (rc);
+}
+
+static int
+write_static(struct run *r)
+{
+	struct stmt s;
+	size_t i, j;
+	int rc;
+	char hex[2 * HWTR_BUILD_ID_MAX + 1], sha[65];
+	int64_t sym_id = 1;
+
+	/* streams */
+	if ((rc = st_prep(r, &s, "INSERT INTO streams VALUES "
+	    "(?,?,?,?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->nstreams && rc == 0; i++) {
+		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, i);
+		const struct ix_job_out *o = &r->out[i];
+		char nbuf[32];
+		uint64_t bytes = 0;
+
+		for (j = 0; j < r->in[i].npieces; j++)
+			bytes += r->in[i].piece_len[j];
+		b_int(&s, sd->id);
+		b_text(&s, stream_name(sd, nbuf, sizeof(nbuf)));
+		b_text(&s, format_name(sd->format));
+		b_opt(&s, sd->pid >= 0, sd->pid);
+		b_opt(&s, sd->tid >= 0, sd->tid);
+		b_opt(&s, sd->cpu >= 0, sd->cpu);
+		b_int(&s, (int64_t)bytes);
+		b_int(&s, (int64_t)r->lost[i]);
+		b_int(&s, (int64_t)o->undecoded);
+		b_int(&s, o->errors);
+		b_text(&s, sd->format != HWTR_TF_INTEL_PT ? "unsupported" :
+		    bytes == 0 ? "empty" : o->errors ? "errors" : "ok");
+		rc = st_exec(r, &s, "streams");
+	}
+	st_done(&s);
+	if (rc < 0)
+		return (rc);
+	/* processes */
+	if ((rc = st_prep(r, &s, "INSERT INTO processes VALUES "
+	    "(?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->nprocs && rc == 0; i++) {
+		const struct ix_proc *p = &r->procs[i];
+
+		if (p->pid < 0)
+			continue;
+		b_int(&s, p->pid);
+		b_opt(&s, p->ppid >= 0, p->ppid);
+		b_text(&s, p->path);
+		b_text(&s, p->comm);
+		b_opt(&s, p->has_start, (int64_t)p->start_tsc);
+		b_opt(&s, p->has_end, (int64_t)p->end_tsc);
+		b_text(&s, p->exit_kind);
+		b_opt(&s, p->exit_kind != NULL, p->exit_value);
+		rc = st_exec(r, &s, "processes");
+	}
+	st_done(&s);
+	if (rc < 0)
+		return (rc);
+	/* threads */
+	if ((rc = st_prep(r, &s, "INSERT INTO threads VALUES "
+	    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->nthreads && rc == 0; i++) {
+		const struct ix_thread *t = &r->threads[i];
+		const struct ix_job_out *o = t->stream >= 0 ?
+		    &r->out[t->stream] : NULL;
+		int64_t ns = 0;
+
+		b_int(&s, t->id);
+		b_opt(&s, t->stream >= 0, t->stream >= 0 ?
+		    hwtr_ar_stream(r->ar, (size_t)t->stream)->id : 0);
+		b_opt(&s, t->pid >= 0, t->pid);
+		b_opt(&s, t->tid >= 0, t->tid);
+		b_text(&s, t->name);
+		b_opt(&s, t->has_start, (int64_t)t->start_tsc);
+		b_opt(&s, t->has_end, (int64_t)t->end_tsc);
+		b_text(&s, t->exit_kind);
+		b_opt(&s, t->exit_kind != NULL, t->exit_value);
+		b_int(&s, o ? o->exec_blocks : 0);
+		b_int(&s, o ? o->exec_insns : 0);
+		b_opt(&s, o && o->has_first, o ? (int64_t)o->first_tsc : 0);
+		b_opt(&s, o && o->has_last, o ? (int64_t)o->last_tsc : 0);
+		b_opt(&s, o && ns_of(r, o->first_tsc, o->has_first, &ns),
+		    ns);
+		b_opt(&s, o && ns_of(r, o->last_tsc, o->has_last, &ns), ns);
+		b_int(&s, o ? o->errors : 0);
+		b_int(&s, o ? o->gaps : 0);
+		b_int(&s, o ? (int64_t)o->ncalls : 0);
+		b_int(&s, o ? o->max_depth : 0);
+		rc = st_exec(r, &s, "threads");
+	}
+	st_done(&s);
+	if (rc < 0)
+		return (rc);
+	/* images */
+	if ((rc = st_prep(r, &s, "INSERT INTO images VALUES "
+	    "(?,?,?,?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->nimgs && rc == 0; i++) {
+		const struct hwtr_image_desc *id = hwtr_ar_image(r->ar, i);
+		const struct ix_img *im = &r->imgs[i];
+
+		for (j = 0; j < id->build_id_len && j < HWTR_BUILD_ID_MAX; j++)
+			snprintf(hex + 2 * j, 3, "%02x", id->build_id[j]);
+		hex[2 * j] = '\0';
+		for (j = 0; j < 32; j++)
+			snprintf(sha + 2 * j, 3, "%02x", id->sha256[j]);
+		b_int(&s, (int64_t)i + 1);
+		b_text(&s, id->key);
+		b_text(&s, id->path);
+		b_text(&s, id->kind == HWTR_IMG_MEMORY ? "memory" : "file");
+		b_text(&s, id->build_id_len ? hex : NULL);
+		b_int(&s, (int64_t)id->size);
+		b_text(&s, sha);
+		b_int(&s, im->present);
+		b_int(&s, im->elf.elf);
+		b_int(&s, im->elf.nsyms > 0);
+		b_int(&s, im->elf.nlines > 0);
+		rc = st_exec(r, &s, "images");
+	}
+	st_done(&s);
+	if (rc < 0)
+		return (rc);
+	/* mappings */
+	if ((rc = st_prep(r, &s, "INSERT INTO mappings VALUES "
+	    "(?,?,?,?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->nmaps && rc == 0; i++) {
+		const struct ix_map *m = &r->maps[i];
+
+		b_int(&s, m->id);
+		b_opt(&s, m->pid >= 0, m->pid);
+		b_opt(&s, m->image >= 0, m->image + 1);
+		b_text(&s, m->path);
+		b_int(&s, (int64_t)m->start);
+		b_int(&s, (int64_t)m->end);
+		b_int(&s, (int64_t)m->pgoff);
+		b_int(&s, m->bias);
+		b_int(&s, m->prot);
+		b_opt(&s, m->has_from, (int64_t)m->from_tsc);
+		b_opt(&s, m->has_to, (int64_t)m->to_tsc);
+		rc = st_exec(r, &s, "mappings");
+	}
+	st_done(&s);
+	if (rc < 0)
+		return (rc);
+	/* symbols */
+	if ((rc = st_prep(r, &s, "INSERT INTO symbols VALUES "
+	    "(?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->nimgs && rc == 0; i++) {
+		struct ix_img *im = &r->imgs[i];
+
+		im->sym_base = sym_id;
+		for (j = 0; j < im->elf.nsyms && rc == 0; j++) {
+			const struct ix_sym *sy = &im->elf.syms[j];
+
+			b_int(&s, sym_id++);
+			b_int(&s, (int64_t)i + 1);
+			b_text(&s, sy->name);
+			b_int(&s, (int64_t)sy->addr);
+			b_int(&s, (int64_t)sy->size);
+			b_text(&s, sy->kind);
+			b_text(&s, sy->bind);
+			b_text(&s, sy->origin);
+			rc = st_exec(r, &s, "symbols");
+		}
+	}
+	st_done(&s);
+	if (rc < 0)
+		return (rc);
+	/* files and lines */
+	for (i = 0; i < r->nimgs; i++) {
+		struct ix_img *im = &r->imgs[i];
+
+		if (im->elf.nfiles == 0)
+			continue;
+		im->file_ids = calloc(im->elf.nfiles, sizeof(*im->file_ids));
+		if (im->file_ids == NULL)
+			return (-HWTR_E_NOMEM);
+		for (j = 0; j < im->elf.nfiles; j++) {
+			int64_t f = file_id(r, im->elf.files[j]);
+
+			if (f < 0)
+				return ((int)f);
+			im->file_ids[j] = f;
+		}
+	}
+	if ((rc = st_prep(r, &s, "INSERT INTO files VALUES (?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->nfiles && rc == 0; i++) {
+		b_int(&s, (int64_t)i + 1);
+		b_text(&s, r->files[i]);
+		rc = st_exec(r, &s, "files");
+	}
+	st_done(&s);
+	if (rc < 0)
+		return (rc);
+	if ((rc = st_prep(r, &s, "INSERT INTO lines VALUES (?,?,?,?,?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->nimgs && rc == 0; i++) {
+		const struct ix_img *im = &r->imgs[i];
+
+		for (j = 0; j < im->elf.nlines && rc == 0; j++) {
+			const struct ix_line *l = &im->elf.lines[j];
+
+			b_int(&s, (int64_t)i + 1);
+			b_int(&s, (int64_t)l->addr);
+			b_int(&s, im->file_ids[l->file]);
+			b_int(&s, l->line);
+			b_int(&s, l->col);
+			b_int(&s, l->is_stmt);
+			rc = st_exec(r, &s, "lines");
+		}
+	}
+	st_done(&s);
+	return (rc);
+}
+
+/* Write one stream's dynamic tables with the global block ids in @map. */
+static int
+write_stream(struct run *r, size_t si, const int64_t *map, int identity,
+    int64_t *call_base, struct stmt *ch, struct stmt *ts, struct stmt *br,
+    struct stmt *bc, struct stmt *ca, struct stmt *ev)
+{
+	struct ix_job_out *o = &r->out[si];
+	int64_t thread = (int64_t)si + 1, ns = 0;
+	struct ix_buf tmp = { NULL, 0, 0 };
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < o->nchunks && rc == 0; i++) {
+		struct ix_chunk *c = &o->chunks[i];
+		const uint8_t *data = c->data.p;
+		size_t len = c->data.len;
+
+		if (!identity) {
+			/* Re-encode with global ids. */
+			size_t pos = 0;
+			int64_t prev = -1, lprev = -1, id, delta;
+			uint32_t k;
+
+			tmp.len = 0;
+			for (k = 0; k < c->nblocks; k++) {
+				uint64_t v = 0;
+				int shift = 0;
+
+				while (pos < len) {
+					uint8_t byte = data[pos++];
+
+					v |= (uint64_t)(byte & 0x7f) << shift;
+					shift += 7;
+					if (!(byte & 0x80))
+						break;
+				}
+				delta = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+				lprev = lprev + 1 + delta;
+				id = map[lprev];
+				delta = id - (prev + 1);
+				if (ix_buf_varint(&tmp, ((uint64_t)delta << 1) ^
+				    (uint64_t)(delta >> 63)) < 0) {
+					free(tmp.p);
+					return (-HWTR_E_NOMEM);
+				}
+				prev = id;
+			}
+			data = tmp.p;
+			len = tmp.len;
+		}
+		r->ix->stats.exec_bytes += len;
+		b_int(ch, thread);
+		b_int(ch, c->seq);
+		b_int(ch, c->nblocks);
+		b_int(ch, c->insn);
+		b_int(ch, c->ninsns);
+		b_opt(ch, c->has_tsc, (int64_t)c->tsc);
+		b_blob(ch, data != NULL ? data : (const uint8_t *)"", len);
+		rc = st_exec(r, ch, "exec_chunks");
+	}
+	free(tmp.p);
+	for (i = 0; i < o->nts && rc == 0; i++) {
+		b_int(ts, thread);
+		b_int(ts, o->ts[i].seq);
+		b_int(ts, o->ts[i].insn);
+		b_int(ts, (int64_t)o->ts[i].tsc);
+		b_opt(ts, ns_of(r, o->ts[i].tsc, 1, &ns), ns);
+		rc = st_exec(r, ts, "timestamps");
+	}
+	for (i = 0; i < o->nbranches && rc == 0; i++) {
+		const struct ix_branch *b = &o->branches[i];
+
+		b_int(br, thread);
+		b_int(br, map[b->from]);
+		b_int(br, map[b->to]);
+		b_int(br, (int64_t)b->from_ip);
+		b_int(br, (int64_t)b->to_ip);
+		b_text(br, ix_branch_kinds[b->kind]);
+		b_int(br, (int64_t)b->count);
+		rc = st_exec(r, br, "branches");
+	}
+	for (i = 0; i < o->nblocks && rc == 0; i++) {
+		b_int(bc, thread);
+		b_int(bc, map[i]);
+		b_int(bc, (int64_t)o->blocks[i].count);
+		rc = st_exec(r, bc, "block_counts");
+	}
+	for (i = 0; i < o->ncalls && rc == 0; i++) {
+		const struct ix_call *c = &o->calls[i];
+		const struct ix_gblock *g = &r->g[map[c->entry_block]];
+
+		b_int(ca, *call_base + (int64_t)i);
+		b_int(ca, thread);
+		b_opt(ca, c->parent >= 0, *call_base + c->parent);
+		b_int(ca, c->depth);
+		b_opt(ca, g->symbol != 0, g->symbol);
+		b_int(ca, (int64_t)c->func_ip);
+		b_opt(ca, c->has_call_ip, (int64_t)c->call_ip);
+		b_text(ca, ix_call_entry_kinds[c->entry_kind]);
+		b_text(ca, ix_call_exit_kinds[c->exit_kind]);
+		b_int(ca, c->entry_seq);
+		b_int(ca, c->exit_seq);
+		b_int(ca, c->entry_insn);
+		b_int(ca, c->exit_insn);
+		b_opt(ca, c->has_entry_tsc, (int64_t)c->entry_tsc);
+		b_opt(ca, c->has_exit_tsc, (int64_t)c->exit_tsc);
+		b_opt(ca, ns_of(r, c->entry_tsc, c->has_entry_tsc, &ns), ns);
+		b_opt(ca, ns_of(r, c->exit_tsc, c->has_exit_tsc, &ns), ns);
+		b_int(ca, c->exit_insn - c->entry_insn);
+		b_int(ca, c->self_insns);
+		b_int(ca, c->exit_seq - c->entry_seq);
+		rc = st_exec(r, ca, "calls");
+	}
+	*call_base += (int64_t)o->ncalls;
+	for (i = 0; i < o->nevents && rc == 0; i++) {
+		const struct ix_event *e = &o->events[i];
+
+		sqlite3_bind_null(ev->st, ++ev->i);
+		b_int(ev, thread);
+		b_int(ev, hwtr_ar_stream(r->ar, si)->id);
+		b_int(ev, e->seq);
+		b_int(ev, e->insn);
+		b_text(ev, e->kind);
+		b_opt(ev, e->has_offset, (int64_t)e->offset);
+		b_opt(ev, e->has_ip, (int64_t)e->ip);
+		b_opt(ev, e->has_tsc, (int64_t)e->tsc);
+		b_opt(ev, ns_of(r, e->tsc, e->has_tsc, &ns), ns);
+		b_opt(ev, r->threads[si].pid >= 0, r->threads[si].pid);
+		b_text(ev, e->detail);
+		rc = st_exec(r, ev, "events");
+	}
+	return (rc);
+}
+
+static int
+write_dynamic(struct run *r)
+{
+	struct stmt ch, ts, br, bc, ca, ev, bl;
+	int64_t **maps, call_base = 1, ns = 0;
+	size_t s, i;
+	int rc = 0, identity;
+
+	maps = calloc(r->nstreams + 1, sizeof(*maps));
+	if (maps == NULL)
+		return (-HWTR_E_NOMEM);
+	/* Global block ids, in stream order, then first execution. */
+	for (s = 0; s < r->nstreams && rc == 0; s++) {
+		struct ix_job_out *o = &r->out[s];
+
+		maps[s] = malloc((o->nblocks + 1) * sizeof(**maps));
+		if (maps[s] == NULL) {
+			rc = -HWTR_E_NOMEM;
+			break;
+		}
+		for (i = 0; i < o->nblocks; i++) {
+			int64_t g = global_block(r, &o->blocks[i]);
+
+			if (g < 0) {
+				rc = (int)g;
+				break;
+			}
+			maps[s][i] = g;
+		}
+	}
+	for (i = 0; i < r->ng && rc == 0; i++)
+		symbolize(r, &r->g[i]);
+	memset(&ch, 0, sizeof(ch));
+	ts = br = bc = ca = ev = bl = ch;
+	if (rc == 0)
+		rc = st_prep(r, &bl, "INSERT INTO blocks VALUES "
+		    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	for (i = 0; i < r->ng && rc == 0; i++) {
+		const struct ix_gblock *g = &r->g[i];
+
+		b_int(&bl, (int64_t)i);
+		b_int(&bl, (int64_t)g->b.ip);
+		b_int(&bl, (int64_t)g->b.end_ip);
+		b_int(&bl, g->b.size);
+		b_int(&bl, g->b.ninsn);
+		b_int(&bl, g->b.mode);
+		b_text(&bl, ix_class_names[g->b.cls]);
+		b_opt(&bl, g->has_image, g->image);
+		b_opt(&bl, g->has_image, (int64_t)g->image_addr);
+		b_opt(&bl, g->symbol != 0, g->symbol);
+		b_opt(&bl, g->symbol != 0, (int64_t)g->sym_offset);
+		b_opt(&bl, g->file != 0, g->file);
+		b_opt(&bl, g->file != 0, g->line);
+		b_int(&bl, g->count);
+		b_blob(&bl, g->b.lens, g->b.ninsn);
+		b_blob(&bl, g->b.code, g->b.size);
+		rc = st_exec(r, &bl, "blocks");
+	}
+	r->ix->stats.static_blocks = r->ng;
+	if (rc == 0)
+		rc = st_prep(r, &ch, "INSERT INTO exec_chunks VALUES "
+		    "(?,?,?,?,?,?,?)");
+	if (rc == 0)
+		rc = st_prep(r, &ts, "INSERT INTO timestamps VALUES "
+		    "(?,?,?,?,?)");
+	if (rc == 0)
+		rc = st_prep(r, &br, "INSERT INTO branches VALUES "
+		    "(?,?,?,?,?,?,?)");
+	if (rc == 0)
+		rc = st_prep(r, &bc, "INSERT INTO block_counts VALUES (?,?,?)");
+	if (rc == 0)
+		rc = st_prep(r, &ca, "INSERT INTO calls VALUES "
+		    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	if (rc == 0)
+		rc = st_prep(r, &ev, "INSERT INTO events VALUES "
+		    "(?,?,?,?,?,?,?,?,?,?,?,?)");
+	for (s = 0; s < r->nstreams && rc == 0; s++) {
+		struct ix_job_out *o = &r->out[s];
+
+		identity = 1;
+		for (i = 0; i < o->nblocks && identity; i++)
+			identity = maps[s][i] == (int64_t)i;
+		rc = write_stream(r, s, maps[s], identity, &call_base, &ch,
+		    &ts, &br, &bc, &ca, &ev);
+		r->ix->stats.blocks += (uint64_t)o->exec_blocks;
+		r->ix->stats.insns += (uint64_t)o->exec_insns;
+		r->ix->stats.errors += (uint64_t)o->errors;
+		r->ix->stats.undecoded_bytes += o->undecoded;
+		r->ix->stats.calls += o->ncalls;
+	}
+	/* Capture-wide events from sideband, after the threads' own. */
+	for (i = 0; i < r->nsbev && rc == 0; i++) {
+		const struct ix_sbev *e = &r->sbev[i];
+		struct ix_thread *t = e->stream >= 0 ?
+		    &r->threads[e->stream] : thread_get(r, e->pid, e->tid, 0);
+
+		sqlite3_bind_null(ev.st, ++ev.i);
+		b_opt(&ev, t != NULL, t ? t->id : 0);
+		b_opt(&ev, e->stream >= 0, e->stream >= 0 ?
+		    hwtr_ar_stream(r->ar, (size_t)e->stream)->id : 0);
+		b_opt(&ev, 0, 0);
+		b_opt(&ev, 0, 0);
+		b_text(&ev, e->kind);
+		b_opt(&ev, 0, 0);
+		b_opt(&ev, 0, 0);
+		b_int(&ev, (int64_t)e->tsc);
+		b_opt(&ev, ns_of(r, e->tsc, 1, &ns), ns);
+		b_opt(&ev, e->pid >= 0, e->pid);
+		b_text(&ev, e->detail);
+		rc = st_exec(r, &ev, "events");
+	}
+	st_done(&bl);
+	st_done(&ch);
+	st_done(&ts);
+	st_done(&br);
+	st_done(&bc);
+	st_done(&ca);
+	st_done(&ev);
+	for (s = 0; s < r->nstreams; s++)
+		free(maps[s]);
+	free(maps);
+	return (rc);
+}
+
+static int
+write_db(struct run *r, const char *tmp)
+{
+	char *err = NULL;
+	int rc;
+
+	if (sqlite3_open_v2(tmp, &r->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		ix_err(r->ix, "cannot create '%s': %s", tmp,
+		    r->db ? sqlite3_errmsg(r->db) : "out of memory");
+		return (-HWTR_E_DB);
+	}
+	if (sqlite3_exec(r->db, "PRAGMA journal_mode = OFF;"
+	    "PRAGMA synchronous = OFF; PRAGMA page_size = 4096;"
+	    HWTR_IX_SCHEMA_SQL "BEGIN;", NULL, NULL, &err) != SQLITE_OK) {
+		ix_err(r->ix, "database '%s': %s", tmp, err ? err : "?");
+		sqlite3_free(err);
+		return (-HWTR_E_DB);
+	}
+	rc = write_static(r);
+	if (rc == 0)
+		rc = write_dynamic(r);
+	if (rc == 0)
+		rc = write_meta(r);
+	if (rc == 0 && sqlite3_exec(r->db, HWTR_IX_INDEX_SQL "COMMIT;",
+	    NULL, NULL, &err) != SQLITE_OK) {
+		ix_err(r->ix, "database '%s': %s", tmp, err ? err : "?");
+		sqlite3_free(err);
+		rc = -HWTR_E_DB;
+	}
+	if (sqlite3_close(r->db) != SQLITE_OK && rc == 0) {
+		ix_err(r->ix, "database '%s': %s", tmp, sqlite3_errmsg(r->db));
+		rc = -HWTR_E_DB;
+	}
+	r->db = NULL;
+	return (rc);
+}
+
+static void
+run_free(struct run *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nstreams; i++) {
+		if (r->out != NULL)
+			ix_job_out_free(&r->out[i]);
+		if (r->sbuf != NULL)
+			free(r->sbuf[i]);
+		if (r->plen != NULL)
+			free(r->plen[i]);
+		if (r->poff != NULL)
+			free(r->poff[i]);
+		if (r->pptr != NULL)
+			free(r->pptr[i]);
+		if (r->jmaps != NULL)
+			free(r->jmaps[i]);
+	}
+	free(r->in);
+	free(r->out);
+	free(r->sbuf);
+	free(r->plen);
+	free(r->poff);
+	free(r->pptr);
+	free(r->jmaps);
+	free((void *)(uintptr_t)r->progress);
+	for (i = 0; i < r->ng; i++) {
+		free(r->g[i].b.lens);
+		free(r->g[i].b.code);
+	}
+	free(r->g);
+	free(r->gtab);
+	for (i = 0; i < r->nfiles; i++)
+		free(r->files[i]);
+	free(r->files);
+	free(r->ftab);
+	for (i = 0; i < r->nimgs; i++) {
+		if (r->imgs[i].file != NULL) {
+			unlink(r->imgs[i].file);
+			free(r->imgs[i].file);
+		}
+		ix_elf_free(&r->imgs[i].elf);
+		free(r->imgs[i].file_ids);
+	}
+	free(r->imgs);
+	if (r->tmpdir[0] != '\0')
+		rmdir(r->tmpdir);
+	free(r->maps);
+	free(r->isid_map);
+	for (i = 0; i < r->nprocs; i++) {
+		free(r->procs[i].path);
+		free(r->procs[i].comm);
+	}
+	free(r->procs);
+	for (i = 0; i < r->nthreads; i++)
+		free(r->threads[i].name);
+	free(r->threads);
+	for (i = 0; i < r->nsbev; i++)
+		free(r->sbev[i].detail);
+	free(r->sbev);
+	free(r->lost);
+	if (r->isc != NULL)
+		pt_iscache_free(r->isc);
+	if (r->ar != NULL)
+		hwtr_ar_close(r->ar);
+	pthread_mutex_destroy(&r->lock);
+}
+
+int
+hwtr_ix_run(struct hwtr_ix *ix, const char *archive, const char *db)
+{
+	struct run r;
+	char *tmp = NULL;
+	const char *td;
+	size_t i;
+	int rc;
+
+	if (ix == NULL || archive == NULL || db == NULL)
+		return (-HWTR_E_INVAL);
+	clear_problems(ix);
+	memset(&ix->stats, 0, sizeof(ix->stats));
+	ix->err[0] = '\0';
+	memset(&r, 0, sizeof(r));
+	pthread_mutex_init(&r.lock, NULL);
+	r.ix = ix;
+	r.archive = archive;
+	rc = hwtr_ar_open(&r.ar, archive, NULL);
+	if (rc < 0) {
+		ix_err(ix, "cannot open '%s': %s", archive, r.ar ?
+		    hwtr_ar_errmsg(r.ar) : hwtr_errstr(rc));
+		goto out;
+	}
+	if (!hwtr_ar_status(r.ar)->complete)
+		ix_problem(ix, "archive '%s' is truncated (%s): indexing what "
+		    "it holds", archive, hwtr_ar_status(r.ar)->why ?
+		    hwtr_ar_status(r.ar)->why : "no end member");
+	td = getenv("TMPDIR");
+	snprintf(r.tmpdir, sizeof(r.tmpdir), "%s/hwtrace-ix.XXXXXX",
+	    td != NULL && strlen(td) < 40 ? td : "/tmp");
+	if (mkdtemp(r.tmpdir) == NULL) {
+		ix_err(ix, "cannot create a directory '%s': %s", r.tmpdir,
+		    strerror(errno));
+		r.tmpdir[0] = '\0';
+		rc = -HWTR_E_IO;
+		goto out;
+	}
+	r.nstreams = hwtr_ar_nstreams(r.ar);
+	ix->stats.streams = r.nstreams;
+	r.lost = calloc(r.nstreams + 1, sizeof(*r.lost));
+	r.isc = pt_iscache_alloc(NULL);
+	if (r.lost == NULL || r.isc == NULL) {
+		rc = -HWTR_E_NOMEM;
+		goto out;
+	}
+	if ((rc = load_images(&r)) < 0 || (rc = replay_sideband(&r)) < 0 ||
+	    (rc = add_sections(&r)) < 0 || (rc = prepare_jobs(&r)) < 0 ||
+	    (rc = run_jobs(&r)) < 0)
+		goto out;
+	for (i = 0; i < r.nstreams; i++) {
+		char nbuf[32];
+		const char *name = stream_name(hwtr_ar_stream(r.ar, i), nbuf,
+		    sizeof(nbuf));
+
+		if (r.out[i].rc < 0) {
+			ix_problem(ix, "stream '%s': %s", name, r.out[i].err);
+		} else if (r.out[i].problem != NULL)
+			ix_problem(ix, "stream '%s': %s", name,
+			    r.out[i].problem);
+	}
+	ix->stats.threads = r.nthreads;
+	if (asprintf(&tmp, "%s.partial", db) < 0) {
+		tmp = NULL;
+		rc = -HWTR_E_NOMEM;
+		goto out;
+	}
+	unlink(tmp);
+	rc = write_db(&r, tmp);
+	if (rc == 0 && rename(tmp, db) != 0) {
+		ix_err(ix, "cannot rename '%s' to '%s': %s", tmp, db,
+		    strerror(errno));
+		rc = -HWTR_E_IO;
+	}
+out:
+	if (rc < 0 && tmp != NULL)
+		unlink(tmp);
+	if (rc < 0 && ix->err[0] == '\0')
+		ix_err(ix, "%s", hwtr_errstr(rc));
+	free(tmp);
+	run_free(&r);
+	return (rc);
+}
