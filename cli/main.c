@@ -17,6 +17,7 @@ static const struct cli_verb verbs[] = {
 	{ "import", cmd_import, "pack a foreign capture into an archive" },
 	{ "info", cmd_info, "describe an archive" },
 	{ "verify", cmd_verify, "check an archive's integrity" },
+	{ "index", cmd_index, "decode an archive into an SQLite database" },
 	{ NULL, NULL, NULL }
 };
 

@@ -49,6 +49,15 @@ const char *const ix_class_names[] = {
 	"return", "far-call", "far-return", "far-jump", "unknown"
 };
 
+/* A libipt block, as split into contiguous runs (split_block()). */
+struct ix_lblock {
+	uint64_t	ip, end_ip;
+	int		isid;
+	uint16_t	ninsn;
+	uint8_t		mode;
+	uint32_t	first, nruns;	/* in dec.runs */
+};
+
 struct dec {
 	const struct ix_job_in *in;
 	struct ix_job_out *out;
@@ -59,6 +68,13 @@ struct dec {
 	/* Static block lookup: (isid, ip, ninsn, mode) -> local id + 1. */
 	uint32_t	*htab;
 	size_t		hcap;
+	/* libipt blocks seen, and their runs. */
+	struct ix_lblock *lb;
+	size_t		nlb, clb;
+	uint32_t	*ltab;
+	size_t		lcap;
+	uint32_t	*runs;
+	size_t		nruns, cruns;
 	/* Branch lookup: (from, to) -> index + 1. */
 	uint32_t	*btab;
 	size_t		bcap;
@@ -316,80 +332,14 @@ mode_bits(enum pt_exec_mode m)
 	}
 }
 
-/*
- * Fill in what a new static block looks like: its code bytes and the
- * length of each instruction.  When the bytes cannot be read or do not
- * decode to exactly @ninsn instructions ending at end_ip, lens stay NULL.
- */
-static void
-describe_block(struct dec *d, struct ix_sblock *sb, const struct pt_block *b)
-{
-	uint8_t buf[4096 + 16];
-	uint64_t want;
-	size_t have = 0, pos = 0;
-	uint16_t k;
-	int rc, ild_cls = -1;
-	struct hwtr_ild r;
-
-	sb->lens = NULL;
-	sb->code = NULL;
-	sb->size = 0;
-	want = b->end_ip - b->ip + 15;
-	if (b->end_ip < b->ip || want > sizeof(buf) || b->isid <= 0)
-		goto out;
-	while (have < want) {
-		rc = pt_iscache_read(d->isc, buf + have, want - have, b->isid,
-		    b->ip + have);
-		if (rc <= 0)
-			break;
-		have += (size_t)rc;
-	}
-	if (b->truncated) {
-		/* The last instruction continues in another section. */
-		size_t at = (size_t)(b->end_ip - b->ip);
-
-		if (at + b->size <= sizeof(buf)) {
-			memcpy(buf + at, b->raw, b->size);
-			if (have < at + b->size)
-				have = at + b->size;
-		}
-	}
-	sb->lens = malloc(b->ninsn ? b->ninsn : 1);
-	if (sb->lens == NULL)
-		goto out;
-	for (k = 0; k < b->ninsn; k++) {
-		if (pos >= have || hwtr_ild(buf + pos, have - pos, sb->mode,
-		    &r) < 0 || r.len <= 0)
-			break;
-		if (k + 1 == b->ninsn && b->ip + pos != b->end_ip)
-			break;
-		sb->lens[k] = (uint8_t)r.len;
-		pos += (size_t)r.len;
-		ild_cls = r.cls;
-	}
-	if (k != b->ninsn || pos > have) {
-		free(sb->lens);
-		sb->lens = NULL;
-		ild_cls = -1;
-		goto out;
-	}
-	sb->size = (uint32_t)pos;
-	sb->code = malloc(pos);
-	if (sb->code != NULL)
-		memcpy(sb->code, buf, pos);
-out:
-	sb->cls = (uint8_t)map_iclass(b->iclass, ild_cls);
-}
-
-/* The stream-local id of block @b, adding it when new; -1 on failure. */
+/* The local id of the contiguous run (isid, ip, ninsn, mode); adds it. */
 static int64_t
-block_id(struct dec *d, const struct pt_block *b)
+run_id(struct dec *d, const struct ix_sblock *proto)
 {
 	struct ix_job_out *o = d->out;
 	struct ix_sblock *sb;
 	uint64_t h;
 	size_t i;
-	int mode = mode_bits(b->mode);
 
 	if (o->nblocks * 2 >= d->hcap) {
 		size_t n = d->hcap ? d->hcap * 2 : 4096;
@@ -409,16 +359,16 @@ block_id(struct dec *d, const struct pt_block *b)
 		d->htab = t;
 		d->hcap = n;
 	}
-	h = hash64(b->ip ^ ((uint64_t)b->ninsn << 48) ^
-	    ((uint64_t)(uint32_t)b->isid << 32) ^ (uint64_t)mode);
+	h = hash64(proto->ip ^ ((uint64_t)proto->ninsn << 48) ^
+	    ((uint64_t)(uint32_t)proto->isid << 32) ^ proto->mode);
 	for (;; h++) {
 		uint32_t v = d->htab[h & (d->hcap - 1)];
 
 		if (v == 0)
 			break;
 		sb = &o->blocks[v - 1];
-		if (sb->ip == b->ip && sb->ninsn == b->ninsn &&
-		    sb->isid == b->isid && sb->mode == mode)
+		if (sb->ip == proto->ip && sb->ninsn == proto->ninsn &&
+		    sb->isid == proto->isid && sb->mode == proto->mode)
 			return (v - 1);
 	}
 	if (o->nblocks >= UINT32_MAX - 1)
@@ -427,15 +377,179 @@ block_id(struct dec *d, const struct pt_block *b)
 	    sizeof(*sb)) < 0)
 		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 	sb = &o->blocks[o->nblocks];
-	memset(sb, 0, sizeof(*sb));
-	sb->ip = b->ip;
-	sb->end_ip = b->end_ip;
-	sb->isid = b->isid;
-	sb->ninsn = b->ninsn;
-	sb->mode = (uint8_t)mode;
-	describe_block(d, sb, b);
+	*sb = *proto;
+	sb->count = 0;
+	if (proto->lens != NULL) {
+		sb->lens = malloc(proto->ninsn);
+		sb->code = malloc(proto->size ? proto->size : 1);
+		if (sb->lens == NULL || sb->code == NULL) {
+			free(sb->lens);
+			free(sb->code);
+			return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+		}
+		memcpy(sb->lens, proto->lens, proto->ninsn);
+		memcpy(sb->code, proto->code, proto->size);
+	}
 	d->htab[h & (d->hcap - 1)] = (uint32_t)o->nblocks + 1;
 	return ((int64_t)o->nblocks++);
+}
+
+static int
+add_run_id(struct dec *d, struct ix_lblock *lb, int64_t id)
+{
+	if (id < 0)
+		return ((int)id);
+	if (grow((void **)&d->runs, &d->cruns, d->nruns + 1,
+	    sizeof(*d->runs)) < 0)
+		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+	d->runs[d->nruns++] = (uint32_t)id;
+	lb->nruns++;
+	return (0);
+}
+
+/*
+ * Split a libipt block into contiguous runs.  libipt's block decoder
+ * follows direct jumps and calls inside a block ("users are expected to
+ * follow direct branches"); the database wants blocks whose instructions
+ * are contiguous (so that lengths give addresses) and calls that show up
+ * as transitions, so each direct jump or call ends a run here.  When the
+ * bytes cannot be read or decoded, the block stays one run whose layout
+ * is unknown (insn_lens NULL).
+ */
+static int
+split_block(struct dec *d, struct ix_lblock *lb, const struct pt_block *b)
+{
+	uint8_t lens[4096], code[4096 * 2], buf[16];
+	struct ix_sblock run;
+	struct hwtr_ild r;
+	uint64_t cur = b->ip;
+	size_t ncode = 0, nlens = 0;
+	uint16_t k;
+	int mode = mode_bits(b->mode), rc, n;
+
+	lb->first = (uint32_t)d->nruns;
+	lb->nruns = 0;
+	memset(&run, 0, sizeof(run));
+	run.ip = cur;
+	run.isid = b->isid;
+	run.mode = (uint8_t)mode;
+	if (b->isid <= 0 || b->ninsn > sizeof(lens))
+		goto fallback;
+	for (k = 0; k < b->ninsn; k++) {
+		int last = k + 1 == b->ninsn;
+
+		n = 0;
+		while (n < 15) {
+			rc = pt_iscache_read(d->isc, buf + n, 15 - (uint64_t)n,
+			    b->isid, cur + (uint64_t)n);
+			if (rc <= 0)
+				break;
+			n += rc;
+		}
+		if (last && b->truncated && cur == b->end_ip) {
+			memcpy(buf, b->raw, b->size);
+			n = b->size;
+		}
+		if (n <= 0 || hwtr_ild(buf, (size_t)n, mode, &r) < 0 ||
+		    ncode + (size_t)r.len > sizeof(code))
+			goto fallback;
+		if (last && cur != b->end_ip)
+			goto fallback;
+		lens[nlens++] = (uint8_t)r.len;
+		memcpy(code + ncode, buf, (size_t)r.len);
+		ncode += (size_t)r.len;
+		if (last || ((r.cls == HWTR_IC_JUMP || r.cls == HWTR_IC_CALL) &&
+		    r.has_rel)) {
+			run.end_ip = cur;
+			run.ninsn = (uint16_t)nlens;
+			run.size = (uint32_t)ncode;
+			run.lens = lens;
+			run.code = code;
+			run.cls = (uint8_t)(last ? map_iclass(b->iclass, r.cls) :
+			    r.cls);
+			if ((rc = add_run_id(d, lb, run_id(d, &run))) < 0)
+				return (rc);
+			cur = cur + (uint64_t)r.len + (uint64_t)r.rel;
+			if (!r.has_rel || last)
+				cur = cur - (uint64_t)r.rel;
+			nlens = ncode = 0;
+			run.ip = cur;
+		} else
+			cur += (uint64_t)r.len;
+	}
+	return (0);
+fallback:
+	/* Forget runs made so far: the whole block is one unknown run. */
+	d->nruns = lb->first;
+	lb->nruns = 0;
+	memset(&run, 0, sizeof(run));
+	run.ip = b->ip;
+	run.end_ip = b->end_ip;
+	run.isid = b->isid;
+	run.ninsn = b->ninsn;
+	run.mode = (uint8_t)mode;
+	run.cls = (uint8_t)map_iclass(b->iclass, -1);
+	return (add_run_id(d, lb, run_id(d, &run)));
+}
+
+/* The runs of libipt block @b, split once and cached. */
+static struct ix_lblock *
+lblock_get(struct dec *d, const struct pt_block *b)
+{
+	struct ix_lblock *lb;
+	uint64_t h;
+	size_t i;
+	uint8_t mode = (uint8_t)mode_bits(b->mode);
+
+	if (d->nlb * 2 >= d->lcap) {
+		size_t n = d->lcap ? d->lcap * 2 : 4096;
+		uint32_t *t = calloc(n, sizeof(*t));
+
+		if (t == NULL) {
+			fail(d, -HWTR_E_NOMEM, "out of memory", NULL);
+			return (NULL);
+		}
+		for (i = 0; i < d->nlb; i++) {
+			lb = &d->lb[i];
+			h = hash64(lb->ip ^ ((uint64_t)lb->ninsn << 48) ^
+			    ((uint64_t)(uint32_t)lb->isid << 32) ^ lb->end_ip);
+			while (t[h & (n - 1)] != 0)
+				h++;
+			t[h & (n - 1)] = (uint32_t)i + 1;
+		}
+		free(d->ltab);
+		d->ltab = t;
+		d->lcap = n;
+	}
+	h = hash64(b->ip ^ ((uint64_t)b->ninsn << 48) ^
+	    ((uint64_t)(uint32_t)b->isid << 32) ^ b->end_ip);
+	for (;; h++) {
+		uint32_t v = d->ltab[h & (d->lcap - 1)];
+
+		if (v == 0)
+			break;
+		lb = &d->lb[v - 1];
+		if (lb->ip == b->ip && lb->end_ip == b->end_ip &&
+		    lb->ninsn == b->ninsn && lb->isid == b->isid &&
+		    lb->mode == mode)
+			return (lb);
+	}
+	if (grow((void **)&d->lb, &d->clb, d->nlb + 1, sizeof(*lb)) < 0) {
+		fail(d, -HWTR_E_NOMEM, "out of memory", NULL);
+		return (NULL);
+	}
+	lb = &d->lb[d->nlb];
+	memset(lb, 0, sizeof(*lb));
+	lb->ip = b->ip;
+	lb->end_ip = b->end_ip;
+	lb->isid = b->isid;
+	lb->ninsn = b->ninsn;
+	lb->mode = mode;
+	if (split_block(d, lb, b) < 0)
+		return (NULL);
+	d->ltab[h & (d->lcap - 1)] = (uint32_t)d->nlb + 1;
+	d->nlb++;
+	return (lb);
 }
 
 static int
@@ -615,17 +729,15 @@ transition(struct dec *d, uint32_t id)
 }
 
 static int
-add_block(struct dec *d, const struct pt_block *b)
+add_run(struct dec *d, int64_t id)
 {
 	struct ix_job_out *o = d->out;
+	const struct ix_sblock *b = &o->blocks[id];
 	struct ix_chunk *ch;
-	int64_t id, delta;
+	int64_t delta;
 	uint64_t v;
 	int rc;
 
-	id = block_id(d, b);
-	if (id < 0)
-		return ((int)id);
 	if (d->have_prev) {
 		rc = transition(d, (uint32_t)id);
 		if (rc < 0)
@@ -676,6 +788,24 @@ add_block(struct dec *d, const struct pt_block *b)
 	o->exec_insns += b->ninsn;
 	d->prev = (uint32_t)id;
 	d->have_prev = 1;
+	return (0);
+}
+
+static int
+add_block(struct dec *d, const struct pt_block *b)
+{
+	struct ix_lblock *lb;
+	uint32_t i;
+	int rc;
+
+	lb = lblock_get(d, b);
+	if (lb == NULL)
+		return (d->out->rc < 0 ? d->out->rc : -HWTR_E_NOMEM);
+	for (i = 0; i < lb->nruns; i++) {
+		rc = add_run(d, d->runs[lb->first + i]);
+		if (rc < 0)
+			return (rc);
+	}
 	return (0);
 }
 
@@ -1003,6 +1133,9 @@ done:
 	pt_image_free(d.img);
 	free(d.htab);
 	free(d.btab);
+	free(d.lb);
+	free(d.ltab);
+	free(d.runs);
 	free(d.stack);
 	free(d.retaddr);
 	if (out->rc == 0 && out->errors > 0) {

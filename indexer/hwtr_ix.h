@@ -43,6 +43,8 @@ enum hwtr_ic {
 struct hwtr_ild {
 	int	len;
 	int	cls;		/* enum hwtr_ic */
+	int	has_rel;	/* a relative branch: target = ip + len + rel */
+	int64_t	rel;
 };
 
 /* Decode the instruction at @p (@n bytes available) in a 16/32/64 @mode. */

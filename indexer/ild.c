@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hwtr_ix.h"
 
@@ -122,6 +123,8 @@ hwtr_ild(const uint8_t *p, size_t n, int mode, struct hwtr_ild *out)
 
 	out->len = 0;
 	out->cls = HWTR_IC_OTHER;
+	out->has_rel = 0;
+	out->rel = 0;
 	osz = mode == 16 ? 16 : 32;
 	asz = mode;
 	/* Legacy prefixes (and REX, which must come last). */
@@ -291,5 +294,23 @@ hwtr_ild(const uint8_t *p, size_t n, int mode, struct hwtr_ild *out)
 	if (i > n || i > 15)
 		return (-1);
 	out->len = (int)i;
+	/* Relative branches: the displacement is the last field. */
+	if (out->cls == HWTR_IC_COND || out->cls == HWTR_IC_CALL ||
+	    (out->cls == HWTR_IC_JUMP && !has_modrm)) {
+		if (flags & I8)
+			out->rel = (int8_t)p[i - 1];
+		else if (osz == 16) {
+			int16_t v;
+
+			memcpy(&v, p + i - 2, 2);
+			out->rel = v;
+		} else {
+			int32_t v;
+
+			memcpy(&v, p + i - 4, 4);
+			out->rel = v;
+		}
+		out->has_rel = 1;
+	}
 	return (0);
 }

@@ -9,3 +9,6 @@ $(B)/hwtrace_sqlite.so: indexer/exec_vtab.c include/hwtrace.h
 
 all: $(B)/hwtrace_sqlite.so
 tests: $(B)/hwtrace_sqlite.so
+
+# The conformance tests share a header of helpers.
+$(B)/tests/indexer/t_ptt: tests/indexer/ptt.h

@@ -1,0 +1,182 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/* hwtrace index: decode an archive into an SQLite database. */
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hwtrace.h"
+#include "cli.h"
+
+static const struct cli_opt index_opts[] = {
+	{ "jobs", 'j', "N", "decode on N threads (default: number of cores)" },
+	{ "output", 'o', "DB", "write the database to DB (default: FILE "
+	    "with .hwtrace replaced by .db)" },
+	{ "quiet", 'q', NULL, "no progress and no summary on stderr" },
+	{ NULL, 0, NULL, NULL }
+};
+
+static const struct cli_cmd index_cmd = {
+	.verb = "index",
+	.usage = "[-q] [-j N] [-o DB] FILE",
+	.summary = "Decode every trace stream of archive FILE into an SQLite "
+	    "database (hwtrace-db(5)).",
+	.opts = index_opts,
+};
+
+/* Set from SIGINT/SIGTERM; the library stops and removes its output. */
+static volatile int index_cancel;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	index_cancel = 1;
+}
+
+struct progress {
+	struct timespec	start;
+	int		shown;
+};
+
+static double
+since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return ((double)(now.tv_sec - t0->tv_sec) +
+	    (double)(now.tv_nsec - t0->tv_nsec) / 1e9);
+}
+
+static void
+show_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct progress *p = arg;
+	double t = since(&p->start), rate = t > 0 ? (double)done / t : 0;
+
+	fprintf(stderr, "\rhwtrace index: %.1f of %.1f MiB decoded, "
+	    "%.1f MiB/s", (double)done / 1048576.0, (double)total / 1048576.0,
+	    rate / 1048576.0);
+	if (rate > 0 && total > done)
+		fprintf(stderr, ", %.0f s left   ",
+		    (double)(total - done) / rate);
+	else
+		fprintf(stderr, "            ");
+	p->shown = 1;
+}
+
+static void
+log_stderr(void *arg, enum hwtr_log_level level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	(void)msg;
+	/* Problems are listed once, in the summary at the end. */
+}
+
+int
+cmd_index(int argc, char **argv)
+{
+	struct hwtr_ix_opts o;
+	struct hwtr_ix *ix = NULL;
+	struct progress prog;
+	const struct hwtr_ix_stats *st;
+	const char *arg, *file, *out = NULL;
+	char *dbname = NULL;
+	long jobs = 0;
+	int c, rc, quiet = 0;
+	size_t i, n;
+
+	while ((c = cli_getopt(&index_cmd, argc, argv, &arg)) != -1) {
+		switch (c) {
+		case 'j':
+			if (cli_parse_int(arg, 1, 1024, &jobs) < 0)
+				return (cli_usage_error(&index_cmd,
+				    "invalid number of jobs '%s'", arg));
+			break;
+		case 'o':
+			out = arg;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		default:
+			return (cli_usage_error(&index_cmd, "unknown option"));
+		}
+	}
+	if (optind != argc - 1)
+		return (cli_usage_error(&index_cmd, optind >= argc ?
+		    "missing FILE" : "too many operands"));
+	file = argv[optind];
+	if (out == NULL) {
+		size_t len = strlen(file);
+
+		dbname = malloc(len + 4);
+		if (dbname == NULL) {
+			cli_warnx("index", "out of memory");
+			return (1);
+		}
+		memcpy(dbname, file, len + 1);
+		if (len > 8 && strcmp(file + len - 8, ".hwtrace") == 0)
+			strcpy(dbname + len - 8, ".db");
+		else
+			strcat(dbname, ".db");
+		out = dbname;
+	}
+	memset(&o, 0, sizeof(o));
+	memset(&prog, 0, sizeof(prog));
+	o.jobs = (int)jobs;
+	o.log.fn = log_stderr;
+	o.log.level = HWTR_LOG_WARN;
+	o.cancel = &index_cancel;
+	if (!quiet && isatty(STDERR_FILENO)) {
+		clock_gettime(CLOCK_MONOTONIC, &prog.start);
+		o.progress = show_progress;
+		o.progress_arg = &prog;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (hwtr_ix_new(&ix, &o) < 0) {
+		cli_warnx("index", "out of memory");
+		free(dbname);
+		return (1);
+	}
+	rc = hwtr_ix_run(ix, file, out);
+	if (prog.shown)
+		fprintf(stderr, "\r%78s\r", "");
+	n = hwtr_ix_nproblems(ix);
+	for (i = 0; i < n; i++)
+		cli_warnx("index", "%s", hwtr_ix_problem(ix, i));
+	if (rc < 0) {
+		if (rc == -HWTR_E_INTR)
+			cli_warnx("index", "interrupted; '%s' not written",
+			    out);
+		else
+			cli_warnx("index", "%s", hwtr_ix_errmsg(ix));
+		hwtr_ix_free(ix);
+		free(dbname);
+		return (1);
+	}
+	st = hwtr_ix_stats(ix);
+	if (!quiet || st->errors > 0)
+		cli_warnx("index", "'%s': %llu streams, %llu blocks, %llu "
+		    "instructions, %llu decode errors (%llu of %llu bytes not "
+		    "decoded)", out, (unsigned long long)st->streams,
+		    (unsigned long long)st->blocks,
+		    (unsigned long long)st->insns,
+		    (unsigned long long)st->errors,
+		    (unsigned long long)st->undecoded_bytes,
+		    (unsigned long long)st->trace_bytes);
+	hwtr_ix_free(ix);
+	free(dbname);
+	return (0);
+}
