@@ -43,4 +43,19 @@ void hwtr_sha256(const void *data, size_t len, uint8_t out[32]);
 /* Lowercase hex of @len bytes into @out (2 * @len + 1 bytes). */
 void hwtr_hex(char *out, const uint8_t *p, size_t len);
 
+/*
+ * The GNU build-id of an ELF image (common/elfnote.c).  @id receives up to
+ * HWTR_BUILD_ID_MAX bytes.  Returns 1 when found, 0 when the image is not
+ * a little-endian ELF or has no build-id note, -HWTR_E_NOMEM.  @rd reads
+ * @len bytes at @off and returns the count read or -1.
+ */
+#include <sys/types.h>
+typedef ssize_t (*hwtr_elf_read_fn)(void *arg, uint64_t off, void *buf,
+    size_t len);
+int hwtr_elf_build_id(hwtr_elf_read_fn rd, void *arg, uint8_t *id,
+    size_t *idlen);
+int hwtr_elf_build_id_fd(int fd, uint8_t *id, size_t *idlen);
+int hwtr_elf_build_id_mem(const void *buf, size_t len, uint8_t *id,
+    size_t *idlen);
+
 #endif /* !HWTR_COMMON_H */

@@ -755,6 +755,158 @@ int hwtr_ptenc_enabled(const struct hwtr_ptenc *enc);
  * struct hwt_backend_ops.
  */
 
+/*
+ * 6c. Sideband collection (kernel/sideband.c) and image collection
+ * (capture/images.c), shared by every software trace source.
+ *
+ * How to use the sideband collector (hwtr_sbc_*):
+ *   1) hwtr_sbc_open(&sbc, &opts, errbuf, errlen) on the first traced
+ *      process while it is stopped: a launched command before its execve
+ *      (so that the exec is seen), or a running process to attach to
+ *      (opts.attach: its threads, names and executable mappings are read
+ *      from /proc and reported first).  It opens a perf_event_open(2)
+ *      dummy software event per CPU on the process (inherit: every process
+ *      and thread it creates later is followed) with MMAP2 records carrying
+ *      build-ids, COMM with the exec flag and FORK/EXIT, stamped with
+ *      CLOCK_MONOTONIC.  When perf_event_open is refused (EACCES, EPERM,
+ *      ENOSYS, ...) or opts.force_proc is set, it falls back to /proc: the
+ *      records are then made from /proc/<pid>/maps when the caller reports
+ *      events (step 2).  hwtr_sbc_origin() names the origin used: store it
+ *      as struct hwtr_capture_meta.sideband_origin.
+ *   2) Report what the tracer sees, when it sees it, while the process is
+ *      stopped: hwtr_sbc_note_fork(), hwtr_sbc_note_clone(),
+ *      hwtr_sbc_note_exec() (at the exec stop, the new image in place),
+ *      hwtr_sbc_note_mmap() (after a syscall that may have changed
+ *      executable mappings returned: mmap, mprotect, munmap, mremap,
+ *      shmat, ...) and hwtr_sbc_note_exit() (with the status).  With
+ *      perf_event the kernel's own records cover most of these; calling
+ *      them anyway is cheap and needed for the [vdso] mapping and for
+ *      exit statuses.
+ *   3) hwtr_sbc_read() regularly (with every trace chunk, say) and once
+ *      with @flush at the end: @fn receives each new record in time order.
+ *      The record and its strings are valid during the call only; @fn may
+ *      change the record (hwtr_img_mmap() sets mmap.image) before writing
+ *      it with hwtr_aw_sideband().
+ *   4) hwtr_sbc_close().
+ *
+ * What the records say:
+ * - Times are CLOCK_MONOTONIC nanoseconds, the step source's trace time.
+ * - The first process gets a PROC_START (and, when attaching, a
+ *   THREAD_START per other thread), then COMM records.
+ * - A forked process starts with its parent's mappings: no MMAP records
+ *   are made for it until it maps something new or execs.  A new thread
+ *   (THREAD_START) shares its process's mappings.
+ * - An exec is COMM (exec 1), then EXEC (path of the new executable), then
+ *   an MMAP per executable mapping of the new image (executable,
+ *   interpreter, [vdso]) as it is loaded; mappings before it are gone.
+ * - MMAP is made for executable mappings only ([vsyscall], a fixed legacy
+ *   page, is not reported; hwtr_img_mmap() handles it if a caller does).
+ *   perf_event reports no munmap: a later MMAP over the same range
+ *   replaces an earlier one.  /proc reports MUNMAP for executable
+ *   mappings that disappeared.
+ * - PROC_EXIT ends the process and its main thread; other threads get
+ *   THREAD_EXIT.  The status is the one given to hwtr_sbc_note_exit()
+ *   (HWTR_EXIT_NONE when the caller never said).
+ * - Records the kernel dropped (ring overflow) become one HWTR_SB_LOST
+ *   record with reason HWTR_LOST_SIDEBAND and the count.
+ */
+struct hwtr_sbc;
+
+struct hwtr_sbc_opts {
+	int32_t		pid;		/* first traced process */
+	int		attach;		/* running process: report its state */
+	int		force_proc;	/* do not try perf_event_open */
+	uint32_t	ring_pages;	/* per-CPU ring, power of 2; 0: 128 */
+	const struct hwtr_log *log;	/* may be NULL; borrowed */
+};
+
+/*
+ * Start collecting.  Fails only when neither perf_event nor /proc works
+ * (no such process, /proc not mounted); @errbuf then says why.  A refused
+ * perf_event_open is logged (HWTR_LOG_INFO) with its reason.
+ */
+int hwtr_sbc_open(struct hwtr_sbc **sbcp, const struct hwtr_sbc_opts *opts,
+    char *errbuf, size_t errlen);
+
+/* "perf_event" or "proc"; static storage. */
+const char *hwtr_sbc_origin(const struct hwtr_sbc *sbc);
+
+/* Details of the last failure; valid until the next call. */
+const char *hwtr_sbc_errmsg(const struct hwtr_sbc *sbc);
+
+/*
+ * Events the tracer observed.  @time is CLOCK_MONOTONIC ns, or 0 for
+ * "now".  A failure to read /proc (the process is gone) is not an error:
+ * it is logged and the record is made from what is known.
+ */
+int hwtr_sbc_note_fork(struct hwtr_sbc *sbc, int32_t pid, int32_t ppid,
+    uint64_t time);
+int hwtr_sbc_note_clone(struct hwtr_sbc *sbc, int32_t pid, int32_t tid,
+    int32_t ptid, uint64_t time);
+int hwtr_sbc_note_exec(struct hwtr_sbc *sbc, int32_t pid, uint64_t time);
+int hwtr_sbc_note_mmap(struct hwtr_sbc *sbc, int32_t pid, uint64_t time);
+int hwtr_sbc_note_exit(struct hwtr_sbc *sbc, int32_t pid, int32_t tid,
+    enum hwtr_exit_kind kind, int value, uint64_t time);
+
+/*
+ * Hand out new records, in time order, to @fn; a negative return from @fn
+ * stops and is returned.  Without @flush, records younger than a short
+ * reorder window (the per-CPU rings are merged by time) and process exits
+ * still waiting for their status (at most 2 s) are kept for a later call.
+ * Returns the number of records handed out.
+ */
+typedef int (*hwtr_sbc_fn)(void *arg, struct hwtr_sb_rec *rec);
+int hwtr_sbc_read(struct hwtr_sbc *sbc, int flush, hwtr_sbc_fn fn, void *arg);
+
+struct hwtr_sbc_stats {
+	uint64_t	records;	/* handed out */
+	uint64_t	lost;		/* records the kernel dropped */
+	uint32_t	nrings;		/* perf rings (CPUs), 0 with /proc */
+};
+void hwtr_sbc_stats(const struct hwtr_sbc *sbc, struct hwtr_sbc_stats *st);
+
+/* Stop collecting; records not read are dropped.  NULL is accepted. */
+void hwtr_sbc_close(struct hwtr_sbc *sbc);
+
+/*
+ * How to use the image collector (hwtr_img_*):
+ *   1) hwtr_img_new(&img, aw, log) next to the archive writer.
+ *   2) For every MMAP record, before writing it: hwtr_img_mmap(img, rec),
+ *      best while the process is still alive.  It stores the mapped image
+ *      once (hwtr_aw_add_image_file() for a file whose build-id is the one
+ *      the record names; otherwise the exact mapped file through
+ *      /proc/<pid>/map_files; otherwise the mapped bytes from
+ *      /proc/<pid>/mem as HWTR_IMG_MEMORY) and sets rec->u.mmap.image to
+ *      its key.  [vdso] is dumped from the process's memory (or, when the
+ *      process is gone, from this process's own vdso, the same image);
+ *      [vsyscall] is dumped when readable.
+ *   3) hwtr_img_free().
+ * For an HWTR_IMG_MEMORY image the record's pgoff is set to 0: the image
+ * holds the mapping's bytes from its start address (a [vdso] dump is the
+ * whole vdso ELF).  For an HWTR_IMG_FILE image, pgoff is the file offset
+ * mapped at the start address, as the kernel said.
+ */
+struct hwtr_img;
+struct hwtr_aw;
+
+/* @aw and @log are borrowed and must outlive @img. */
+int hwtr_img_new(struct hwtr_img **imgp, struct hwtr_aw *aw,
+    const struct hwtr_log *log);
+
+/*
+ * Store the image @rec (an HWTR_SB_MMAP record) maps and set
+ * rec->u.mmap.image (valid until hwtr_img_free()).  Returns 1 when an
+ * image was stored now, 0 when it was stored before, -HWTR_E_NOENT when
+ * no copy of it could be had (the record then keeps image NULL and should
+ * still be written), or another negative error of the archive writer.
+ */
+int hwtr_img_mmap(struct hwtr_img *img, struct hwtr_sb_rec *rec);
+
+/* Details of the last failure; valid until the next call. */
+const char *hwtr_img_errmsg(const struct hwtr_img *img);
+
+void hwtr_img_free(struct hwtr_img *img);
+
 /* ===================================================================== */
 /* 7. Indexer                                                             */
 /* ===================================================================== */
