@@ -18,6 +18,7 @@ static const struct cli_verb verbs[] = {
 	{ "info", cmd_info, "describe an archive" },
 	{ "verify", cmd_verify, "check an archive's integrity" },
 	{ "index", cmd_index, "decode an archive into an SQLite database" },
+	{ "query", cmd_query, "ask questions of an execution history" },
 	{ NULL, NULL, NULL }
 };
 

@@ -979,6 +979,129 @@ int hwtr_ix_sqlite_register(void *sqlite3_db);
 /* 8. Query                                                               */
 /* ===================================================================== */
 
+/*
+ * How to use this:
+ *   1) hwtr_q_open(&q, path, &opts, errbuf, errlen): a database is opened
+ *      read-only and checked (application_id, schema version: a newer one
+ *      is refused with HWTR_E_VERSION); an archive is first indexed with
+ *      hwtr_ix_run() into opts.cache, or "<archive>.db" beside it, which
+ *      later opens reuse while it is newer than the archive.
+ *   2) hwtr_q_req_init(&req, HWTR_Q_LAST), set the fields the verb uses and
+ *      hwtr_q_run(q, &req, &res): the whole answer is computed into @res
+ *      before anything is written anywhere, so a failure never leaves a
+ *      partial output.  Files a verb writes (coverage --lcov, export) are
+ *      written under a temporary name and renamed when complete.
+ *   3) hwtr_q_res_format() renders the answer as an aligned table, CSV, TSV
+ *      or JSON into one buffer; hwtr_q_res_free().
+ *   4) hwtr_q_close().
+ * Column names are stable and listed in hwtrace-query(1).  Addresses are
+ * text ("0x401000"), functions "name+0x1a", places "file.c:42".
+ */
+struct hwtr_q;
+struct hwtr_q_res;
+
+struct hwtr_q_opts {
+	const char	*cache;		/* database for an archive; NULL: "<archive>.db" */
+	int		jobs;		/* indexing threads; 0: the indexer's default */
+	struct hwtr_log	log;		/* "indexing 'x' into 'y'" and the indexer's messages */
+};
+
+enum hwtr_q_verb {
+	HWTR_Q_SUMMARY = 0,
+	HWTR_Q_THREADS,
+	HWTR_Q_LAST,
+	HWTR_Q_CALLS,
+	HWTR_Q_TREE,
+	HWTR_Q_FUNC,
+	HWTR_Q_COVERAGE,
+	HWTR_Q_HOT,
+	HWTR_Q_BRANCHES,
+	HWTR_Q_TIMELINE,
+	HWTR_Q_INSNS,
+	HWTR_Q_SQL,
+	HWTR_Q_EXPORT
+};
+
+/* What a verb is asked; hwtr_q_req_init() sets every field to "not given". */
+struct hwtr_q_req {
+	enum hwtr_q_verb verb;
+	int64_t		thread;		/* threads.id; -1: every thread */
+	int64_t		n;		/* last -n, hot -n; -1: default */
+	int		insns;		/* last --insns */
+	int64_t		depth;		/* calls, tree --depth; -1: any */
+	const char	*pattern;	/* func: a name or a glob (*, ?, [..]) */
+	const char	*image;		/* coverage --image: id, path or file name */
+	const char	*lcov;		/* coverage --lcov: tracefile to write */
+	const char	*by;		/* hot --by: "func", "block", "edge" */
+	const char	*from_sym;	/* branches --from */
+	const char	*to_sym;	/* branches --to */
+	const char	*kind;		/* branches --kind (branches.kind) */
+	int64_t		t_from, t_to;	/* timeline, ns from the trace start; -1 */
+	int64_t		from, count;	/* insns --from, --count; -1 */
+	const char	*sql;		/* sql: statement(s) */
+	const char	*perfetto;	/* export --perfetto: file to write */
+};
+
+int hwtr_q_open(struct hwtr_q **qp, const char *path,
+    const struct hwtr_q_opts *opts, char *errbuf, size_t errlen);
+/* Frees @q; NULL is accepted. */
+int hwtr_q_close(struct hwtr_q *q);
+/* Details of the last failure ("no function matches 'foo'; did you mean..."). */
+const char *hwtr_q_errmsg(const struct hwtr_q *q);
+/* The database actually opened (the cache for an archive); valid until close. */
+const char *hwtr_q_dbpath(const struct hwtr_q *q);
+
+void hwtr_q_req_init(struct hwtr_q_req *req, enum hwtr_q_verb verb);
+/*
+ * Answer @req.  On success *resp is a result the caller frees.  Failures:
+ * -HWTR_E_NOENT (unknown symbol, thread or image: the message suggests close
+ * names), -HWTR_E_INVAL (a bad argument), -HWTR_E_DB (SQLite's message),
+ * -HWTR_E_PERM (a statement that would write), -HWTR_E_IO.
+ */
+int hwtr_q_run(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp);
+
+enum hwtr_q_type {
+	HWTR_Q_NULL = 0,
+	HWTR_Q_INT,
+	HWTR_Q_REAL,
+	HWTR_Q_TEXT
+};
+
+size_t hwtr_q_res_ncols(const struct hwtr_q_res *res);
+size_t hwtr_q_res_nrows(const struct hwtr_q_res *res);
+const char *hwtr_q_res_colname(const struct hwtr_q_res *res, size_t col);
+/* A cell as text (NULL for SQL NULL); borrowed from @res. */
+const char *hwtr_q_res_cell(const struct hwtr_q_res *res, size_t row,
+    size_t col, enum hwtr_q_type *typep);
+void hwtr_q_res_free(struct hwtr_q_res *res);
+
+enum hwtr_q_format {
+	HWTR_Q_FMT_TABLE = 0,		/* aligned columns, header line */
+	HWTR_Q_FMT_CSV,			/* RFC 4180 quoting, "\n" line ends */
+	HWTR_Q_FMT_TSV,			/* tab, newline, backslash escaped */
+	HWTR_Q_FMT_JSON			/* an array of objects, one per row */
+};
+
+/* "table", "csv", "tsv", "json" to a format; -HWTR_E_INVAL otherwise. */
+int hwtr_q_format_parse(const char *name, enum hwtr_q_format *fmtp);
+/*
+ * Render @res into a malloc'd buffer (*bufp, *lenp; caller frees).  @width
+ * > 0 shortens long text cells of a table so rows fit that many columns
+ * (for a terminal); 0 never shortens.
+ */
+int hwtr_q_res_format(const struct hwtr_q_res *res, enum hwtr_q_format fmt,
+    int width, char **bufp, size_t *lenp);
+
+/*
+ * Disassemble the one instruction at @code (@len bytes available), located
+ * at @ip, in 16-, 32- or 64-bit @mode, into @buf as Intel syntax.  Returns
+ * its length, or -HWTR_E_DECODE.  Implemented in kernel/ (Zydis is that
+ * module's library); the query verbs and the SQL function hwtr_disasm() use it.
+ */
+int hwtr_disasm(const uint8_t *code, size_t len, uint64_t ip, int mode,
+    char *buf, size_t buflen);
+
 #ifdef __cplusplus
 }
 #endif

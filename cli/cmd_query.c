@@ -1,0 +1,470 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * hwtrace query DB|ARCHIVE VERB [options]: parse, ask libhwtrace
+ * (hwtr_q_*), print the whole answer at once.  Each verb has its own
+ * option table; the SYNOPSIS of its --help is generated from that table so
+ * that help, getopt and hwtrace-query(1) say the same thing.
+ */
+
+#include <sys/ioctl.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hwtrace.h"
+#include "cli.h"
+
+enum {
+	O_DB = 0x100, O_FORMAT, O_THREAD, O_INSNS, O_DEPTH, O_IMAGE, O_LCOV,
+	O_BY, O_FROM, O_TO, O_KIND, O_COUNT, O_FILE, O_PERFETTO
+};
+
+#define OPT_DB	{ "db", O_DB, "PATH", "database to use for an archive (default: ARCHIVE.db)" }
+#define OPT_FMT	{ "format", O_FORMAT, "FMT", "table, csv, tsv or json (default: table)" }
+#define OPT_THR	{ "thread", O_THREAD, "T", "only thread T (see 'threads')" }
+#define OPT_END	{ NULL, 0, NULL, NULL }
+
+static const struct cli_opt o_plain[] = { OPT_DB, OPT_FMT, OPT_END };
+static const struct cli_opt o_last[] = { OPT_DB, OPT_FMT,
+	{ "insns", O_INSNS, NULL, "instructions with disassembly, not blocks" },
+	{ "count", 'n', "N", "how many per thread (default: 10)" },
+	OPT_THR, OPT_END };
+static const struct cli_opt o_calls[] = { OPT_DB,
+	{ "depth", O_DEPTH, "D", "only calls nested at most D deep (0: roots)" },
+	OPT_FMT,
+	{ "count", 'n', "N", "only the first N calls (default: all)" },
+	OPT_THR, OPT_END };
+static const struct cli_opt o_tree[] = { OPT_DB,
+	{ "depth", O_DEPTH, "D", "only calls nested at most D deep (0: roots)" },
+	OPT_FMT, OPT_THR, OPT_END };
+static const struct cli_opt o_func[] = { OPT_DB, OPT_FMT, OPT_THR, OPT_END };
+static const struct cli_opt o_cov[] = { OPT_DB, OPT_FMT,
+	{ "image", O_IMAGE, "I", "only image I (id, path or file name)" },
+	{ "lcov", O_LCOV, "FILE", "also write an lcov tracefile (for genhtml)" },
+	OPT_END };
+static const struct cli_opt o_hot[] = {
+	{ "by", O_BY, "WHAT", "func, block or edge (default: func)" },
+	OPT_DB, OPT_FMT,
+	{ "count", 'n', "N", "how many (default: 20)" },
+	OPT_THR, OPT_END };
+static const struct cli_opt o_branches[] = { OPT_DB, OPT_FMT,
+	{ "from", O_FROM, "SYM", "only branches from function SYM (a glob)" },
+	{ "kind", O_KIND, "K", "only branches of kind K (see hwtrace-db(5))" },
+	OPT_THR,
+	{ "to", O_TO, "SYM", "only branches to function SYM (a glob)" },
+	OPT_END };
+static const struct cli_opt o_timeline[] = { OPT_DB, OPT_FMT,
+	{ "from", O_FROM, "T", "from time T after the trace start (ns, or with us, ms, s)" },
+	OPT_THR,
+	{ "to", O_TO, "T", "up to time T after the trace start" },
+	OPT_END };
+static const struct cli_opt o_insns[] = {
+	{ "count", O_COUNT, "N", "how many instructions (default: 20)" },
+	OPT_DB, OPT_FMT,
+	{ "from", O_FROM, "N", "from instruction N (default: the last ones)" },
+	{ "thread", O_THREAD, "T", "thread T (default: the first)" },
+	OPT_END };
+static const struct cli_opt o_sql[] = { OPT_DB,
+	{ "file", O_FILE, "F", "read the statements from file F" },
+	OPT_FMT, OPT_END };
+static const struct cli_opt o_export[] = { OPT_DB, OPT_FMT,
+	{ "perfetto", O_PERFETTO, "OUT", "write the call trees as Chrome/Perfetto trace JSON to OUT" },
+	OPT_END };
+
+struct qverb {
+	const char		*name;
+	enum hwtr_q_verb	verb;
+	const char		*operand;	/* NULL: none */
+	const struct cli_opt	*opts;
+	const char		*summary;
+	const char		*required;	/* an option that must be given */
+};
+
+static const struct qverb qverbs[] = {
+	{ "summary", HWTR_Q_SUMMARY, NULL, o_plain,
+	  "Streams, processes, threads, images, instructions, blocks, time span, decode errors and lost data.", NULL },
+	{ "threads", HWTR_Q_THREADS, NULL, o_plain,
+	  "One line per thread of the trace.", NULL },
+	{ "last", HWTR_Q_LAST, NULL, o_last,
+	  "The last blocks (or instructions) each thread ran: what ran just before the end or the crash.", NULL },
+	{ "calls", HWTR_Q_CALLS, NULL, o_calls,
+	  "Every function invocation, in order, with caller, duration and instruction counts.", NULL },
+	{ "tree", HWTR_Q_TREE, NULL, o_tree,
+	  "The call tree of each thread, invocations of one call path merged.", NULL },
+	{ "func", HWTR_Q_FUNC, "PATTERN", o_func,
+	  "Every invocation of the functions matching PATTERN (a name or a glob).", NULL },
+	{ "coverage", HWTR_Q_COVERAGE, NULL, o_cov,
+	  "Functions and source lines executed.", NULL },
+	{ "hot", HWTR_Q_HOT, NULL, o_hot,
+	  "Where the instructions went: by function, block or branch edge.", NULL },
+	{ "branches", HWTR_Q_BRANCHES, NULL, o_branches,
+	  "Branch edges with their kinds and counts.", NULL },
+	{ "timeline", HWTR_Q_TIMELINE, NULL, o_timeline,
+	  "What ran when: calls and events by time.", NULL },
+	{ "insns", HWTR_Q_INSNS, NULL, o_insns,
+	  "Instruction history with disassembly, like gdb's record instruction-history.", NULL },
+	{ "sql", HWTR_Q_SQL, "[QUERY]", o_sql,
+	  "Any read-only SQL over the database (hwtrace-db(5)); one of QUERY and --file.", NULL },
+	{ "export", HWTR_Q_EXPORT, NULL, o_export,
+	  "Export the call trees as a Chrome/Perfetto trace (ui.perfetto.dev, chrome://tracing).",
+	  "perfetto" },
+	{ NULL, 0, NULL, NULL, NULL, NULL }
+};
+
+static const struct cli_cmd top_cmd = {
+	"query", "[--db PATH] [--format FMT] DB|ARCHIVE VERB [options]",
+	"Answer questions over an execution history.  VERB is one of: summary, "
+	"threads, last, calls, tree,\nfunc, coverage, hot, branches, timeline, "
+	"insns, sql, export; 'hwtrace query DB VERB --help'\ndescribes one.",
+	o_plain
+};
+
+/* "DB|ARCHIVE last [--db PATH] [--format FMT] [--insns] [-n N] ..." */
+static char *
+verb_usage(const struct qverb *v)
+{
+	const struct cli_opt *o;
+	size_t len = 0, cap = 512;
+	char *s;
+
+	if ((s = malloc(cap)) == NULL)
+		return (NULL);
+	len = (size_t)snprintf(s, cap, "DB|ARCHIVE %s", v->name);
+	if (v->operand != NULL)
+		len += (size_t)snprintf(s + len, cap - len, " %s", v->operand);
+	for (o = v->opts; o->lname != NULL && len < cap; o++) {
+		if (v->required != NULL && strcmp(o->lname, v->required) == 0)
+			len += (size_t)snprintf(s + len, cap - len, " --%s %s",
+			    o->lname, o->arg);
+		else if (o->sname > 0 && o->sname < 256)
+			len += (size_t)snprintf(s + len, cap - len, " [-%c%s%s]",
+			    o->sname, o->arg ? " " : "", o->arg ? o->arg : "");
+		else
+			len += (size_t)snprintf(s + len, cap - len,
+			    " [--%s%s%s]", o->lname, o->arg ? " " : "",
+			    o->arg ? o->arg : "");
+	}
+	return (s);
+}
+
+static int
+parse_id(const struct cli_cmd *cmd, const char *opt, const char *s,
+    int64_t *vp)
+{
+	long v;
+
+	if (cli_parse_int(s, 0, INT32_MAX, &v) != 0)
+		return (cli_usage_error(cmd, "%s: '%s' is not a number", opt,
+		    s));
+	*vp = v;
+	return (0);
+}
+
+/* A time: a number of ns, or with a unit ns, us, ms, s. */
+static int
+parse_time(const struct cli_cmd *cmd, const char *opt, const char *s,
+    int64_t *vp)
+{
+	static const struct { const char *u; double m; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+		{ "", 1 } };
+	char *end;
+	double v;
+	size_t i;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end != s && errno == 0 && v >= 0)
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (strcmp(end, units[i].u) == 0 &&
+			    v * units[i].m < 9e18) {
+				*vp = (int64_t)(v * units[i].m + 0.5);
+				return (0);
+			}
+	return (cli_usage_error(cmd, "%s: '%s' is not a time (a number with "
+	    "ns, us, ms or s)", opt, s));
+}
+
+static char *
+slurp(const char *path)
+{
+	FILE *fp;
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+
+	if ((fp = fopen(path, "r")) == NULL)
+		return (NULL);
+	for (;;) {
+		if (len + 4096 + 1 > cap) {
+			char *nb;
+
+			cap = cap ? cap * 2 : 8192;
+			if ((nb = realloc(buf, cap)) == NULL) {
+				free(buf);
+				fclose(fp);
+				errno = ENOMEM;
+				return (NULL);
+			}
+			buf = nb;
+		}
+		n = fread(buf + len, 1, 4096, fp);
+		len += n;
+		if (n < 4096)
+			break;
+	}
+	if (ferror(fp)) {
+		free(buf);
+		fclose(fp);
+		errno = EIO;
+		return (NULL);
+	}
+	fclose(fp);
+	buf[len] = '\0';
+	return (buf);
+}
+
+static void
+q_log(void *arg, enum hwtr_log_level level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	cli_warnx("query", "%s", msg);
+}
+
+static int
+term_width(void)
+{
+	struct winsize ws;
+
+	if (!isatty(STDOUT_FILENO))
+		return (0);
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return (ws.ws_col);
+	return (80);
+}
+
+int
+cmd_query(int argc, char **argv)
+{
+	const struct qverb *v;
+	struct cli_cmd vcmd;
+	struct hwtr_q_opts qo;
+	struct hwtr_q_req req;
+	struct hwtr_q_res *res = NULL;
+	struct hwtr_q *q = NULL;
+	enum hwtr_q_format fmt = HWTR_Q_FMT_TABLE;
+	const char *arg, *path, *fmtname = NULL, *dbopt = NULL, *file = NULL;
+	char errbuf[1024], *usage = NULL, *sqlbuf = NULL, *out = NULL;
+	size_t outlen;
+	int c, rc, ex = 1, vargc, nops;
+	char **vargv, *ops[2];
+
+	while ((c = cli_getopt(&top_cmd, argc, argv, &arg)) != -1) {
+		switch (c) {
+		case O_DB:
+			dbopt = arg;
+			break;
+		case O_FORMAT:
+			fmtname = arg;
+			break;
+		default:
+			return (cli_usage_error(&top_cmd, "unexpected option"));
+		}
+	}
+	if (argc - optind < 2)
+		return (cli_usage_error(&top_cmd, argc - optind == 0 ?
+		    "no database or archive given" : "no verb given"));
+	path = argv[optind];
+	for (v = qverbs; v->name != NULL; v++)
+		if (strcmp(v->name, argv[optind + 1]) == 0)
+			break;
+	if (v->name == NULL)
+		return (cli_usage_error(&top_cmd, "unknown verb '%s'",
+		    argv[optind + 1]));
+	if ((usage = verb_usage(v)) == NULL) {
+		cli_warnx("query", "out of memory");
+		return (1);
+	}
+	vcmd.verb = "query";
+	vcmd.usage = usage;
+	vcmd.summary = v->summary;
+	vcmd.opts = v->opts;
+	hwtr_q_req_init(&req, v->verb);
+
+	/* The verb's own options, after "DB VERB". */
+	vargc = argc - optind - 1;
+	vargv = argv + optind + 1;
+	optind = 0;
+	/* Options may follow the verb's operand: collect operands apart. */
+	nops = 0;
+	for (;;) {
+		if ((c = cli_getopt(&vcmd, vargc, vargv, &arg)) == -1) {
+			if (optind >= vargc)
+				break;
+			if (nops == 2) {
+				rc = cli_usage_error(&vcmd, "unexpected "
+				    "argument '%s'", vargv[optind]);
+				goto usage;
+			}
+			ops[nops++] = vargv[optind++];
+			continue;
+		}
+		switch (c) {
+		case O_DB:
+			dbopt = arg;
+			break;
+		case O_FORMAT:
+			fmtname = arg;
+			break;
+		case O_THREAD:
+			if ((rc = parse_id(&vcmd, "--thread", arg,
+			    &req.thread)) != 0)
+				goto usage;
+			break;
+		case 'n':
+			if ((rc = parse_id(&vcmd, "-n", arg, &req.n)) != 0)
+				goto usage;
+			break;
+		case O_INSNS:
+			req.insns = 1;
+			break;
+		case O_DEPTH:
+			if ((rc = parse_id(&vcmd, "--depth", arg,
+			    &req.depth)) != 0)
+				goto usage;
+			break;
+		case O_IMAGE:
+			req.image = arg;
+			break;
+		case O_LCOV:
+			req.lcov = arg;
+			break;
+		case O_BY:
+			if (strcmp(arg, "func") != 0 &&
+			    strcmp(arg, "block") != 0 &&
+			    strcmp(arg, "edge") != 0) {
+				rc = cli_usage_error(&vcmd, "--by: '%s' is not "
+				    "func, block or edge", arg);
+				goto usage;
+			}
+			req.by = arg;
+			break;
+		case O_FROM:
+			if (v->verb == HWTR_Q_BRANCHES)
+				req.from_sym = arg;
+			else if (v->verb == HWTR_Q_TIMELINE) {
+				if ((rc = parse_time(&vcmd, "--from", arg,
+				    &req.t_from)) != 0)
+					goto usage;
+			} else if ((rc = parse_id(&vcmd, "--from", arg,
+			    &req.from)) != 0)
+				goto usage;
+			break;
+		case O_TO:
+			if (v->verb == HWTR_Q_BRANCHES)
+				req.to_sym = arg;
+			else if ((rc = parse_time(&vcmd, "--to", arg,
+			    &req.t_to)) != 0)
+				goto usage;
+			break;
+		case O_KIND:
+			req.kind = arg;
+			break;
+		case O_COUNT:
+			if ((rc = parse_id(&vcmd, "--count", arg,
+			    &req.count)) != 0)
+				goto usage;
+			break;
+		case O_FILE:
+			file = arg;
+			break;
+		case O_PERFETTO:
+			req.perfetto = arg;
+			break;
+		default:
+			rc = cli_usage_error(&vcmd, "unexpected option");
+			goto usage;
+		}
+	}
+	vargc = nops;
+	vargv = ops;
+	if (fmtname != NULL && hwtr_q_format_parse(fmtname, &fmt) < 0) {
+		rc = cli_usage_error(&vcmd, "--format: '%s' is not table, csv, "
+		    "tsv or json", fmtname);
+		goto usage;
+	}
+	if (v->verb == HWTR_Q_FUNC) {
+		if (vargc < 1) {
+			rc = cli_usage_error(&vcmd, "no PATTERN given");
+			goto usage;
+		}
+		req.pattern = *vargv++;
+		vargc--;
+	} else if (v->verb == HWTR_Q_SQL) {
+		if ((vargc > 0) == (file != NULL)) {
+			rc = cli_usage_error(&vcmd, "give a QUERY or --file, "
+			    "not %s", file != NULL ? "both" : "neither");
+			goto usage;
+		}
+		if (file != NULL) {
+			if ((sqlbuf = slurp(file)) == NULL) {
+				cli_warnx("query", "cannot read '%s': %s", file,
+				    strerror(errno));
+				goto out;
+			}
+			req.sql = sqlbuf;
+		} else {
+			req.sql = *vargv++;
+			vargc--;
+		}
+	} else if (v->verb == HWTR_Q_EXPORT && req.perfetto == NULL) {
+		rc = cli_usage_error(&vcmd, "no --perfetto OUT given");
+		goto usage;
+	}
+	if (vargc > 0) {
+		rc = cli_usage_error(&vcmd, "unexpected argument '%s'", *vargv);
+		goto usage;
+	}
+
+	memset(&qo, 0, sizeof(qo));
+	qo.cache = dbopt;
+	qo.log.fn = q_log;
+	qo.log.level = HWTR_LOG_WARN;
+	if (hwtr_q_open(&q, path, &qo, errbuf, sizeof(errbuf)) < 0) {
+		cli_warnx("query", "%s", errbuf);
+		goto out;
+	}
+	if (hwtr_q_run(q, &req, &res) < 0) {
+		cli_warnx("query", "%s", hwtr_q_errmsg(q));
+		goto out;
+	}
+	if (hwtr_q_res_format(res, fmt, fmt == HWTR_Q_FMT_TABLE ?
+	    term_width() : 0, &out, &outlen) < 0) {
+		cli_warnx("query", "out of memory");
+		goto out;
+	}
+	if (fwrite(out, 1, outlen, stdout) != outlen || fflush(stdout) != 0) {
+		cli_warnx("query", "cannot write the answer: %s",
+		    strerror(errno));
+		goto out;
+	}
+	ex = 0;
+out:
+	free(out);
+	hwtr_q_res_free(res);
+	hwtr_q_close(q);
+	free(sqlbuf);
+	free(usage);
+	return (ex);
+usage:
+	free(usage);
+	return (rc);
+}

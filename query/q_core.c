@@ -1,0 +1,870 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * Opening a hwtrace database for questions, and the results the verbs
+ * return.  The database is opened with SQLITE_OPEN_READONLY (and
+ * query_only on), so that nothing a user types can change it; an archive is
+ * indexed once into a cache beside it.  Results are kept whole in memory
+ * and rendered into one buffer, so that a failure half-way never shows a
+ * partial answer.
+ */
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "q_int.h"
+
+/*
+ * The indexer's entry points, weak so that the query module links (and
+ * answers over databases) in a build where the indexer has not landed yet.
+ */
+#pragma weak hwtr_ix_new
+#pragma weak hwtr_ix_run
+#pragma weak hwtr_ix_free
+#pragma weak hwtr_ix_errmsg
+
+int
+q_fail(struct hwtr_q *q, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(q->msg, sizeof(q->msg), fmt, ap);
+	va_end(ap);
+	return (err);
+}
+
+int
+q_dbfail(struct hwtr_q *q, const char *what)
+{
+	return (q_fail(q, -HWTR_E_DB, "%s: %s", what, sqlite3_errmsg(q->db)));
+}
+
+const char *
+hwtr_q_errmsg(const struct hwtr_q *q)
+{
+	return (q == NULL ? "no query handle" : q->msg);
+}
+
+const char *
+hwtr_q_dbpath(const struct hwtr_q *q)
+{
+	return (q->dbpath);
+}
+
+/* --- growable text ---------------------------------------------------- */
+
+void
+q_str_add(struct q_str *s, const char *p, size_t n)
+{
+	char *np;
+	size_t ncap;
+
+	if (s->err)
+		return;
+	if (s->len + n + 1 > s->cap) {
+		ncap = s->cap ? s->cap : 256;
+		while (ncap < s->len + n + 1)
+			ncap *= 2;
+		if ((np = realloc(s->p, ncap)) == NULL) {
+			s->err = 1;
+			return;
+		}
+		s->p = np;
+		s->cap = ncap;
+	}
+	memcpy(s->p + s->len, p, n);
+	s->len += n;
+	s->p[s->len] = '\0';
+}
+
+void
+q_str_puts(struct q_str *s, const char *p)
+{
+	q_str_add(s, p, strlen(p));
+}
+
+void
+q_str_printf(struct q_str *s, const char *fmt, ...)
+{
+	char small[256], *big;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		s->err = 1;
+		return;
+	}
+	if ((size_t)n < sizeof(small)) {
+		q_str_add(s, small, (size_t)n);
+		return;
+	}
+	if ((big = malloc((size_t)n + 1)) == NULL) {
+		s->err = 1;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	q_str_add(s, big, (size_t)n);
+	free(big);
+}
+
+void
+q_str_json(struct q_str *s, const char *p)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	char esc[8];
+
+	q_str_add(s, "\"", 1);
+	for (; *u != '\0'; u++) {
+		switch (*u) {
+		case '"':
+			q_str_add(s, "\\\"", 2);
+			break;
+		case '\\':
+			q_str_add(s, "\\\\", 2);
+			break;
+		case '\n':
+			q_str_add(s, "\\n", 2);
+			break;
+		case '\t':
+			q_str_add(s, "\\t", 2);
+			break;
+		case '\r':
+			q_str_add(s, "\\r", 2);
+			break;
+		default:
+			if (*u < 0x20) {
+				snprintf(esc, sizeof(esc), "\\u%04x", *u);
+				q_str_add(s, esc, 6);
+			} else
+				q_str_add(s, (const char *)u, 1);
+		}
+	}
+	q_str_add(s, "\"", 1);
+}
+
+/* --- results ------------------------------------------------------------ */
+
+int
+q_res_new(struct hwtr_q_res **resp, size_t ncols, const char *const *names)
+{
+	struct hwtr_q_res *res;
+	size_t i;
+
+	*resp = NULL;
+	if ((res = calloc(1, sizeof(*res))) == NULL)
+		return (-HWTR_E_NOMEM);
+	res->ncols = ncols;
+	if ((res->names = calloc(ncols + 1, sizeof(char *))) == NULL) {
+		free(res);
+		return (-HWTR_E_NOMEM);
+	}
+	for (i = 0; i < ncols; i++)
+		if ((res->names[i] = strdup(names[i] ? names[i] : "")) ==
+		    NULL) {
+			hwtr_q_res_free(res);
+			return (-HWTR_E_NOMEM);
+		}
+	*resp = res;
+	return (0);
+}
+
+void
+hwtr_q_res_free(struct hwtr_q_res *res)
+{
+	size_t i;
+
+	if (res == NULL)
+		return;
+	for (i = 0; i < res->ncols; i++)
+		free(res->names[i]);
+	free(res->names);
+	free(res->cells);
+	free(res->pool.p);
+	free(res);
+}
+
+int
+q_res_push(struct hwtr_q_res *res, enum hwtr_q_type type, const char *s)
+{
+	struct q_cell *nc;
+	size_t ncap;
+
+	if (res->ncells == res->cap) {
+		ncap = res->cap ? res->cap * 2 : 64;
+		if ((nc = realloc(res->cells, ncap * sizeof(*nc))) == NULL)
+			return (-HWTR_E_NOMEM);
+		res->cells = nc;
+		res->cap = ncap;
+	}
+	if (s == NULL)
+		type = HWTR_Q_NULL;
+	nc = &res->cells[res->ncells];
+	nc->type = type;
+	nc->off = Q_NULLOFF;
+	if (s != NULL) {
+		nc->off = res->pool.len;
+		q_str_add(&res->pool, s, strlen(s) + 1);
+		if (res->pool.err)
+			return (-HWTR_E_NOMEM);
+	}
+	res->ncells++;
+	return (0);
+}
+
+int
+q_res_pushf(struct hwtr_q_res *res, enum hwtr_q_type type, const char *fmt,
+    ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return (q_res_push(res, type, buf));
+}
+
+int
+q_res_push_int(struct hwtr_q_res *res, int64_t v)
+{
+	return (q_res_pushf(res, HWTR_Q_INT, "%lld", (long long)v));
+}
+
+size_t
+hwtr_q_res_ncols(const struct hwtr_q_res *res)
+{
+	return (res->ncols);
+}
+
+size_t
+hwtr_q_res_nrows(const struct hwtr_q_res *res)
+{
+	return (res->ncols ? res->ncells / res->ncols : 0);
+}
+
+const char *
+hwtr_q_res_colname(const struct hwtr_q_res *res, size_t col)
+{
+	return (col < res->ncols ? res->names[col] : NULL);
+}
+
+const char *
+hwtr_q_res_cell(const struct hwtr_q_res *res, size_t row, size_t col,
+    enum hwtr_q_type *typep)
+{
+	const struct q_cell *c;
+
+	if (col >= res->ncols || row >= hwtr_q_res_nrows(res)) {
+		if (typep != NULL)
+			*typep = HWTR_Q_NULL;
+		return (NULL);
+	}
+	c = &res->cells[row * res->ncols + col];
+	if (typep != NULL)
+		*typep = c->type;
+	return (Q_CELL_S(res, c));
+}
+
+/* --- SQL helpers ---------------------------------------------------------- */
+
+int
+q_prepare(struct hwtr_q *q, sqlite3_stmt **stp, const char *sql)
+{
+	if (sqlite3_prepare_v2(q->db, sql, -1, stp, NULL) != SQLITE_OK) {
+		*stp = NULL;
+		return (q_dbfail(q, "cannot prepare a query"));
+	}
+	return (0);
+}
+
+int
+q_bindv(struct hwtr_q *q, sqlite3_stmt *st, const char *sig, va_list ap)
+{
+	int i, rc = SQLITE_OK;
+
+	for (i = 1; sig != NULL && *sig != '\0' && rc == SQLITE_OK; sig++, i++) {
+		switch (*sig) {
+		case 'i':
+			rc = sqlite3_bind_int64(st, i, va_arg(ap, int64_t));
+			break;
+		case 's':
+			rc = sqlite3_bind_text(st, i, va_arg(ap, const char *),
+			    -1, SQLITE_TRANSIENT);
+			break;
+		default:
+			rc = sqlite3_bind_null(st, i);
+			break;
+		}
+	}
+	if (rc != SQLITE_OK)
+		return (q_dbfail(q, "cannot bind a parameter"));
+	return (0);
+}
+
+int
+q_res_fill(struct hwtr_q *q, struct hwtr_q_res *res, sqlite3_stmt *st)
+{
+	enum hwtr_q_type t;
+	int c, rc, n = sqlite3_column_count(st);
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (c = 0; c < n; c++) {
+			switch (sqlite3_column_type(st, c)) {
+			case SQLITE_INTEGER:
+				t = HWTR_Q_INT;
+				break;
+			case SQLITE_FLOAT:
+				t = HWTR_Q_REAL;
+				break;
+			case SQLITE_NULL:
+				t = HWTR_Q_NULL;
+				break;
+			default:
+				t = HWTR_Q_TEXT;
+				break;
+			}
+			if (sqlite3_column_type(st, c) == SQLITE_BLOB) {
+				struct q_str hx = { 0 };
+				const unsigned char *b =
+				    sqlite3_column_blob(st, c);
+				int k, len = sqlite3_column_bytes(st, c);
+
+				q_str_puts(&hx, "x'");
+				for (k = 0; k < len; k++)
+					q_str_printf(&hx, "%02x", b[k]);
+				q_str_puts(&hx, "'");
+				rc = hx.err ? -HWTR_E_NOMEM :
+				    q_res_push(res, t, hx.p);
+				free(hx.p);
+			} else
+				rc = q_res_push(res, t,
+				    (const char *)sqlite3_column_text(st, c));
+			if (rc < 0)
+				return (q_fail(q, rc, "out of memory"));
+		}
+	}
+	if (rc != SQLITE_DONE)
+		return (q_dbfail(q, "query failed"));
+	return (0);
+}
+
+int
+q_select(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
+    const char *sig, ...)
+{
+	sqlite3_stmt *st;
+	const char *names[64];
+	va_list ap;
+	int i, n, rc;
+
+	*resp = NULL;
+	if ((rc = q_prepare(q, &st, sql)) < 0)
+		return (rc);
+	va_start(ap, sig);
+	rc = q_bindv(q, st, sig, ap);
+	va_end(ap);
+	n = sqlite3_column_count(st);
+	if (rc == 0 && n > 64)
+		rc = q_fail(q, -HWTR_E_LIMIT, "too many columns (%d)", n);
+	if (rc == 0) {
+		for (i = 0; i < n; i++)
+			names[i] = sqlite3_column_name(st, i);
+		rc = q_res_new(resp, (size_t)n, names);
+		if (rc < 0)
+			q_fail(q, rc, "out of memory");
+	}
+	if (rc == 0)
+		rc = q_res_fill(q, *resp, st);
+	sqlite3_finalize(st);
+	if (rc < 0) {
+		hwtr_q_res_free(*resp);
+		*resp = NULL;
+	}
+	return (rc);
+}
+
+int
+q_int(struct hwtr_q *q, int64_t *vp, int64_t dflt, const char *sql,
+    const char *sig, ...)
+{
+	sqlite3_stmt *st;
+	va_list ap;
+	int rc;
+
+	*vp = dflt;
+	if ((rc = q_prepare(q, &st, sql)) < 0)
+		return (rc);
+	va_start(ap, sig);
+	rc = q_bindv(q, st, sig, ap);
+	va_end(ap);
+	if (rc == 0) {
+		switch (sqlite3_step(st)) {
+		case SQLITE_ROW:
+			if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+				*vp = sqlite3_column_int64(st, 0);
+			break;
+		case SQLITE_DONE:
+			break;
+		default:
+			rc = q_dbfail(q, "query failed");
+		}
+	}
+	sqlite3_finalize(st);
+	return (rc);
+}
+
+/* --- symbols and suggestions --------------------------------------------- */
+
+static size_t
+q_lev(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, *row, prev, cur, best;
+
+	if (la > 256 || lb > 256)
+		return ((size_t)-1);
+	if ((row = malloc((lb + 1) * sizeof(*row))) == NULL)
+		return ((size_t)-1);
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			cur = row[j];
+			best = prev + (a[i - 1] == b[j - 1] ? 0 : 1);
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			prev = cur;
+		}
+	}
+	best = row[lb];
+	free(row);
+	return (best);
+}
+
+/*
+ * The up to 3 names of @sql's first column closest to @word: a name that
+ * contains the word, or is within a third of its length in edit distance.
+ * Scans the names once; symbol tables are small next to the trace.
+ */
+static void
+q_suggest(struct hwtr_q *q, const char *sql, const char *word, char *out,
+    size_t outlen)
+{
+	sqlite3_stmt *st;
+	struct {
+		char	name[128];
+		size_t	d;
+	} best[3];
+	size_t nbest = 0, d, k, lim, i;
+	char plain[128];
+	const char *name;
+
+	out[0] = '\0';
+	/* The pattern without glob characters is what is compared. */
+	for (i = 0, k = 0; word[i] != '\0' && k + 1 < sizeof(plain); i++)
+		if (strchr("*?[]", word[i]) == NULL)
+			plain[k++] = word[i];
+	plain[k] = '\0';
+	if (k == 0 || sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) !=
+	    SQLITE_OK)
+		return;
+	lim = strlen(plain) / 3 + 1;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		name = (const char *)sqlite3_column_text(st, 0);
+		if (name == NULL || strlen(name) >= sizeof(best[0].name))
+			continue;
+		if (strstr(name, plain) != NULL ||
+		    strcasestr(name, plain) != NULL)
+			d = strlen(name) - strlen(plain) > lim ? lim : 
+			    strlen(name) - strlen(plain);
+		else
+			d = q_lev(plain, name);
+		if (d > lim)
+			continue;
+		for (k = 0; k < nbest; k++)
+			if (strcmp(best[k].name, name) == 0)
+				break;
+		if (k < nbest)
+			continue;
+		/* Insert sorted by distance, then name. */
+		for (k = nbest; k > 0 && (best[k - 1].d > d ||
+		    (best[k - 1].d == d && strcmp(best[k - 1].name, name) >
+		    0)); k--)
+			if (k < 3)
+				best[k] = best[k - 1];
+		if (k < 3) {
+			snprintf(best[k].name, sizeof(best[k].name), "%s",
+			    name);
+			best[k].d = d;
+			if (nbest < 3)
+				nbest++;
+		}
+	}
+	sqlite3_finalize(st);
+	for (k = 0; k < nbest; k++) {
+		size_t l = strlen(out);
+
+		snprintf(out + l, outlen - l, "%s'%s'", k == 0 ?
+		    "; did you mean " : k + 1 == nbest ? " or " : ", ",
+		    best[k].name);
+	}
+	if (nbest > 0 && strlen(out) + 2 < outlen)
+		strcat(out, "?");
+}
+
+static int
+q_is_glob(const char *p)
+{
+	return (strpbrk(p, "*?[") != NULL);
+}
+
+int
+q_sym_ids(struct hwtr_q *q, const char *what, const char *pattern,
+    char **listp)
+{
+	sqlite3_stmt *st;
+	struct q_str s = { 0 };
+	char sugg[512];
+	int rc, n = 0;
+
+	*listp = NULL;
+	rc = q_prepare(q, &st, q_is_glob(pattern) ?
+	    "SELECT id FROM symbols WHERE name GLOB ?1 ORDER BY id" :
+	    "SELECT id FROM symbols WHERE name = ?1 ORDER BY id");
+	if (rc < 0)
+		return (rc);
+	sqlite3_bind_text(st, 1, pattern, -1, SQLITE_TRANSIENT);
+	q_str_puts(&s, "(");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		q_str_printf(&s, "%s%lld", n++ ? "," : "",
+		    (long long)sqlite3_column_int64(st, 0));
+	q_str_puts(&s, ")");
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(s.p);
+		return (q_dbfail(q, "cannot read symbols"));
+	}
+	if (s.err) {
+		free(s.p);
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	}
+	if (n == 0) {
+		free(s.p);
+		q_suggest(q, "SELECT DISTINCT name FROM symbols WHERE kind IN "
+		    "('func', 'ifunc', 'plt', 'notype')", pattern, sugg,
+		    sizeof(sugg));
+		return (q_fail(q, -HWTR_E_NOENT, "%s: no symbol matches '%s'%s",
+		    what, pattern, sugg));
+	}
+	*listp = s.p;
+	return (n);
+}
+
+int
+q_check_thread(struct hwtr_q *q, int64_t id)
+{
+	int64_t n;
+	int rc;
+
+	if ((rc = q_int(q, &n, 0, "SELECT count(*) FROM threads WHERE id = ?",
+	    "i", id)) < 0)
+		return (rc);
+	if (n == 0) {
+		q_int(q, &n, 0, "SELECT max(id) FROM threads", NULL);
+		return (q_fail(q, -HWTR_E_NOENT,
+		    "no thread %lld (threads are numbered 1 to %lld; see "
+		    "'threads')", (long long)id, (long long)n));
+	}
+	return (0);
+}
+
+int
+q_write_file(struct hwtr_q *q, const char *path, const char *buf, size_t len)
+{
+	char *tmp;
+	size_t off = 0;
+	ssize_t w;
+	int fd, e;
+
+	if (asprintf(&tmp, "%s.partial", path) < 0)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		e = errno;
+		q_fail(q, -HWTR_E_IO, "cannot create '%s': %s", tmp,
+		    strerror(e));
+		free(tmp);
+		return (-HWTR_E_IO);
+	}
+	while (off < len) {
+		w = write(fd, buf + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	e = errno;
+	if (off < len || close(fd) != 0) {
+		q_fail(q, -HWTR_E_IO, "cannot write '%s': %s", tmp,
+		    strerror(off < len ? e : errno));
+		unlink(tmp);
+		free(tmp);
+		return (-HWTR_E_IO);
+	}
+	if (rename(tmp, path) != 0) {
+		e = errno;
+		q_fail(q, -HWTR_E_IO, "cannot rename '%s' to '%s': %s", tmp,
+		    path, strerror(e));
+		unlink(tmp);
+		free(tmp);
+		return (-HWTR_E_IO);
+	}
+	free(tmp);
+	return (0);
+}
+
+/* --- the SQL function hwtr_disasm(code, offset, ip, mode) ----------------- */
+
+static void
+q_sql_disasm(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const uint8_t *code;
+	int64_t off;
+	char text[128];
+	int len, mode;
+
+	(void)argc;
+	code = sqlite3_value_blob(argv[0]);
+	len = sqlite3_value_bytes(argv[0]);
+	off = sqlite3_value_int64(argv[1]);
+	mode = sqlite3_value_type(argv[3]) == SQLITE_NULL ? 64 :
+	    sqlite3_value_int(argv[3]);
+	if (code == NULL || off < 0 || off >= len) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	if (hwtr_disasm(code + off, (size_t)(len - off),
+	    (uint64_t)sqlite3_value_int64(argv[2]), mode, text,
+	    sizeof(text)) < 0)
+		snprintf(text, sizeof(text), "(bad)");
+	sqlite3_result_text(ctx, text, -1, SQLITE_TRANSIENT);
+}
+
+/* --- opening -------------------------------------------------------------- */
+
+enum q_kind { Q_KIND_DB, Q_KIND_ARCHIVE, Q_KIND_OTHER };
+
+static int
+q_sniff(const char *path, enum q_kind *kp, char *errbuf, size_t errlen)
+{
+	unsigned char h[16];
+	ssize_t n;
+	int fd, e;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		e = errno;
+		snprintf(errbuf, errlen, "cannot open '%s': %s", path,
+		    strerror(e));
+		return (e == ENOENT ? -HWTR_E_NOENT : -HWTR_E_IO);
+	}
+	n = read(fd, h, sizeof(h));
+	close(fd);
+	if (n == 16 && memcmp(h, "SQLite format 3", 16) == 0)
+		*kp = Q_KIND_DB;
+	else if (n >= 4 && h[0] == 0x28 && h[1] == 0xb5 && h[2] == 0x2f &&
+	    h[3] == 0xfd)
+		*kp = Q_KIND_ARCHIVE;	/* zstd frame: hwtrace(5) */
+	else
+		*kp = Q_KIND_OTHER;
+	return (0);
+}
+
+/* Open @path read-only and check that it is a database this code reads. */
+static int
+q_open_db(struct hwtr_q *q, const char *path)
+{
+	int64_t appid, ver;
+	int rc;
+
+	rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READONLY |
+	    SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK)
+		return (q_fail(q, -HWTR_E_DB, "cannot open '%s': %s", path,
+		    q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc)));
+	rc = q_int(q, &appid, 0, "PRAGMA application_id", NULL);
+	if (rc < 0)
+		return (q_fail(q, -HWTR_E_FORMAT,
+		    "'%s' is not a hwtrace database (%s)", path,
+		    sqlite3_errmsg(q->db)));
+	if (appid != HWTR_DB_APPLICATION_ID)
+		return (q_fail(q, -HWTR_E_FORMAT, "'%s' is not a hwtrace "
+		    "database (SQLite application_id %#llx, hwtrace writes "
+		    "%#x)", path, (unsigned long long)appid,
+		    HWTR_DB_APPLICATION_ID));
+	if ((rc = q_int(q, &ver, 0, "PRAGMA user_version", NULL)) < 0)
+		return (rc);
+	if (ver > HWTR_DB_SCHEMA_VERSION)
+		return (q_fail(q, -HWTR_E_VERSION, "'%s' has database schema "
+		    "version %lld, newer than this hwtrace reads (%d); use a "
+		    "newer hwtrace", path, (long long)ver,
+		    HWTR_DB_SCHEMA_VERSION));
+	if (ver < 1)
+		return (q_fail(q, -HWTR_E_FORMAT, "'%s' is not a complete "
+		    "hwtrace database (schema version %lld)", path,
+		    (long long)ver));
+	if (sqlite3_exec(q->db, "PRAGMA query_only = 1", NULL, NULL, NULL) !=
+	    SQLITE_OK || hwtr_ix_sqlite_register(q->db) < 0 ||
+	    sqlite3_create_function(q->db, "hwtr_disasm", 4, SQLITE_UTF8 |
+	    SQLITE_DETERMINISTIC, NULL, q_sql_disasm, NULL, NULL) != SQLITE_OK)
+		return (q_dbfail(q, "cannot set up the connection"));
+	return (0);
+}
+
+/* A cache is usable when it is a complete database newer than @archive. */
+static int
+q_cache_fresh(const char *archive, const char *cache)
+{
+	struct stat sa, sc;
+	enum q_kind k;
+	char eb[16];
+
+	if (stat(archive, &sa) != 0 || stat(cache, &sc) != 0)
+		return (0);
+	if (q_sniff(cache, &k, eb, sizeof(eb)) < 0 || k != Q_KIND_DB)
+		return (0);
+	return (sc.st_mtim.tv_sec > sa.st_mtim.tv_sec ||
+	    (sc.st_mtim.tv_sec == sa.st_mtim.tv_sec &&
+	    sc.st_mtim.tv_nsec >= sa.st_mtim.tv_nsec));
+}
+
+static int
+q_index(struct hwtr_q *q, const char *archive, const char *cache, int jobs)
+{
+	struct hwtr_ix_opts xo;
+	struct hwtr_ix *ix = NULL;
+	int rc;
+
+	if (hwtr_ix_new == NULL || hwtr_ix_run == NULL)
+		return (q_fail(q, -HWTR_E_UNSUPPORTED, "cannot index '%s': "
+		    "this hwtrace has no indexer; index it with a build that "
+		    "has one and give the database", archive));
+	memset(&xo, 0, sizeof(xo));
+	xo.jobs = jobs;
+	xo.log = q->log;
+	hwtr_logf(&q->log, HWTR_LOG_INFO, "indexing '%s' into '%s'", archive,
+	    cache);
+	if ((rc = hwtr_ix_new(&ix, &xo)) < 0)
+		return (q_fail(q, rc, "cannot index '%s': %s", archive,
+		    hwtr_errstr(rc)));
+	if ((rc = hwtr_ix_run(ix, archive, cache)) < 0)
+		q_fail(q, rc, "cannot index '%s': %s", archive,
+		    hwtr_ix_errmsg(ix));
+	hwtr_ix_free(ix);
+	return (rc < 0 ? rc : 0);
+}
+
+int
+hwtr_q_open(struct hwtr_q **qp, const char *path,
+    const struct hwtr_q_opts *opts, char *errbuf, size_t errlen)
+{
+	struct hwtr_q *q;
+	enum q_kind kind;
+	char eb[512];
+	int rc;
+
+	*qp = NULL;
+	if (errbuf == NULL || errlen == 0) {
+		errbuf = eb;
+		errlen = sizeof(eb);
+	}
+	errbuf[0] = '\0';
+	if ((rc = q_sniff(path, &kind, errbuf, errlen)) < 0)
+		return (rc);
+	if ((q = calloc(1, sizeof(*q))) == NULL) {
+		snprintf(errbuf, errlen, "out of memory");
+		return (-HWTR_E_NOMEM);
+	}
+	if (opts != NULL)
+		q->log = opts->log;
+	switch (kind) {
+	case Q_KIND_DB:
+		q->dbpath = strdup(path);
+		break;
+	case Q_KIND_ARCHIVE:
+		if (opts != NULL && opts->cache != NULL)
+			q->dbpath = strdup(opts->cache);
+		else if (asprintf(&q->dbpath, "%s.db", path) < 0)
+			q->dbpath = NULL;
+		break;
+	default:
+		snprintf(errbuf, errlen, "'%s' is neither a hwtrace database "
+		    "nor a hwtrace archive", path);
+		free(q);
+		return (-HWTR_E_FORMAT);
+	}
+	if (q->dbpath == NULL) {
+		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+		goto fail;
+	}
+	if (kind == Q_KIND_ARCHIVE && !q_cache_fresh(path, q->dbpath) &&
+	    (rc = q_index(q, path, q->dbpath, opts ? opts->jobs : 0)) < 0)
+		goto fail;
+	if ((rc = q_open_db(q, q->dbpath)) < 0)
+		goto fail;
+	*qp = q;
+	return (0);
+fail:
+	snprintf(errbuf, errlen, "%s", q->msg);
+	hwtr_q_close(q);
+	return (rc);
+}
+
+int
+hwtr_q_close(struct hwtr_q *q)
+{
+	int rc = 0;
+
+	if (q == NULL)
+		return (0);
+	if (q->db != NULL && sqlite3_close(q->db) != SQLITE_OK)
+		rc = -HWTR_E_DB;
+	free(q->dbpath);
+	free(q);
+	return (rc);
+}
+
+void
+hwtr_q_req_init(struct hwtr_q_req *req, enum hwtr_q_verb verb)
+{
+	memset(req, 0, sizeof(*req));
+	req->verb = verb;
+	req->thread = -1;
+	req->n = -1;
+	req->depth = -1;
+	req->t_from = -1;
+	req->t_to = -1;
+	req->from = -1;
+	req->count = -1;
+}

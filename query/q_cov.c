@@ -1,0 +1,511 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * Coverage: which functions and source lines ran, and how often.
+ *
+ * The database keeps each static block once with its execution count, so
+ * the count of an instruction is the sum of the counts of the blocks that
+ * contain it (blocks entered at different points overlap).  One sweep over
+ * the blocks of an image, sorted by address, gives that count for every
+ * line-table row and every function entry: no expansion of the execution
+ * order is needed, whatever the length of the trace.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "q_int.h"
+
+struct cov_ev {
+	int64_t		addr;
+	int64_t		delta;
+};
+
+/* Cumulative count from addr on (until the next point). */
+struct cov_pt {
+	int64_t		addr;
+	int64_t		count;
+};
+
+struct cov_line {
+	int64_t		file;
+	int64_t		line;
+	int64_t		count;
+	const char	*path;		/* borrowed from the file table */
+};
+
+struct cov_fn {
+	int64_t		file, line, entries;
+	char		*name;
+	const char	*path;
+};
+
+struct cov {
+	struct cov_pt	*pts;
+	size_t		npts;
+	struct cov_line	*lines;
+	size_t		nlines, caplines;
+	struct cov_fn	*fns;
+	size_t		nfns, capfns;
+	char		**paths;	/* files.id -> path */
+	int64_t		npaths;
+};
+
+static int
+cov_ev_cmp(const void *a, const void *b)
+{
+	const struct cov_ev *x = a, *y = b;
+
+	return (x->addr < y->addr ? -1 : x->addr > y->addr);
+}
+
+/* Execution count of the instruction at image address @a. */
+static int64_t
+cov_count(const struct cov *cv, int64_t a)
+{
+	size_t lo = 0, hi = cv->npts, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (cv->pts[mid].addr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (lo == 0 ? 0 : cv->pts[lo - 1].count);
+}
+
+/* Build the count points of image @image from its blocks. */
+static int
+cov_points(struct hwtr_q *q, struct cov *cv, int64_t image)
+{
+	sqlite3_stmt *st;
+	struct cov_ev *ev = NULL, *nev;
+	size_t nev_ = 0, cap = 0, i, k;
+	int64_t cum = 0;
+	int rc;
+
+	free(cv->pts);
+	cv->pts = NULL;
+	cv->npts = 0;
+	if ((rc = q_prepare(q, &st, "SELECT image_addr, size, exec_count "
+	    "FROM blocks WHERE image = ?1 AND image_addr IS NOT NULL")) < 0)
+		return (rc);
+	sqlite3_bind_int64(st, 1, image);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (nev_ + 2 > cap) {
+			cap = cap ? cap * 2 : 1024;
+			if ((nev = realloc(ev, cap * sizeof(*ev))) == NULL) {
+				sqlite3_finalize(st);
+				free(ev);
+				return (q_fail(q, -HWTR_E_NOMEM,
+				    "out of memory"));
+			}
+			ev = nev;
+		}
+		ev[nev_].addr = sqlite3_column_int64(st, 0);
+		ev[nev_].delta = sqlite3_column_int64(st, 2);
+		ev[nev_ + 1].addr = ev[nev_].addr +
+		    sqlite3_column_int64(st, 1);
+		ev[nev_ + 1].delta = -ev[nev_].delta;
+		nev_ += 2;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(ev);
+		return (q_dbfail(q, "coverage: cannot read blocks"));
+	}
+	if (nev_ == 0)
+		return (0);
+	qsort(ev, nev_, sizeof(*ev), cov_ev_cmp);
+	if ((cv->pts = malloc(nev_ * sizeof(*cv->pts))) == NULL) {
+		free(ev);
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	}
+	for (i = 0, k = 0; i < nev_; i++) {
+		cum += ev[i].delta;
+		if (k > 0 && cv->pts[k - 1].addr == ev[i].addr)
+			cv->pts[k - 1].count = cum;
+		else {
+			cv->pts[k].addr = ev[i].addr;
+			cv->pts[k++].count = cum;
+		}
+	}
+	cv->npts = k;
+	free(ev);
+	return (0);
+}
+
+static int
+cov_paths(struct hwtr_q *q, struct cov *cv)
+{
+	sqlite3_stmt *st;
+	int64_t n, id;
+	int rc;
+
+	if ((rc = q_int(q, &n, 0, "SELECT max(id) FROM files", NULL)) < 0)
+		return (rc);
+	if ((cv->paths = calloc((size_t)n + 1, sizeof(char *))) == NULL)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	cv->npaths = n + 1;
+	if ((rc = q_prepare(q, &st, "SELECT id, path FROM files")) < 0)
+		return (rc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		id = sqlite3_column_int64(st, 0);
+		if (id >= 0 && id <= n && cv->paths[id] == NULL &&
+		    (cv->paths[id] = strdup((const char *)
+		    sqlite3_column_text(st, 1))) == NULL) {
+			sqlite3_finalize(st);
+			return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+		}
+	}
+	sqlite3_finalize(st);
+	return (rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read files"));
+}
+
+static const char *
+cov_path(const struct cov *cv, int64_t id)
+{
+	return (id >= 0 && id < cv->npaths ? cv->paths[id] : NULL);
+}
+
+/* The images @spec names (id, key, path or file name), or all that ran. */
+static int
+cov_images(struct hwtr_q *q, const char *spec, struct hwtr_q_res **resp)
+{
+	struct hwtr_q_res *res;
+	int rc;
+
+	if (spec == NULL)
+		return (q_select(q, resp, "SELECT id, path FROM images WHERE id "
+		    "IN (SELECT DISTINCT image FROM blocks) ORDER BY id",
+		    NULL));
+	rc = q_select(q, &res, "SELECT id, path FROM images WHERE "
+	    "CAST(id AS TEXT) = ?1 OR key = ?1 OR path = ?1 OR "
+	    "path LIKE '%/' || ?1 ORDER BY id", "s", spec);
+	if (rc < 0)
+		return (rc);
+	if (hwtr_q_res_nrows(res) == 0) {
+		struct q_str names = { 0 };
+		size_t i;
+
+		hwtr_q_res_free(res);
+		if ((rc = q_select(q, &res, "SELECT coalesce(path, key) FROM "
+		    "images ORDER BY id", NULL)) < 0)
+			return (rc);
+		for (i = 0; i < hwtr_q_res_nrows(res); i++)
+			q_str_printf(&names, "%s'%s'", i ? ", " : "",
+			    hwtr_q_res_cell(res, i, 0, NULL));
+		hwtr_q_res_free(res);
+		rc = q_fail(q, -HWTR_E_NOENT, "coverage: no image '%s' "
+		    "(images: %s)", spec, names.p ? names.p : "none");
+		free(names.p);
+		return (rc);
+	}
+	*resp = res;
+	return (0);
+}
+
+static int
+cov_add_line(struct cov *cv, int64_t file, int64_t line, int64_t count)
+{
+	struct cov_line *nl;
+	size_t ncap;
+
+	if (cv->nlines == cv->caplines) {
+		ncap = cv->caplines ? cv->caplines * 2 : 256;
+		if ((nl = realloc(cv->lines, ncap * sizeof(*nl))) == NULL)
+			return (-HWTR_E_NOMEM);
+		cv->lines = nl;
+		cv->caplines = ncap;
+	}
+	cv->lines[cv->nlines].file = file;
+	cv->lines[cv->nlines].line = line;
+	cv->lines[cv->nlines].count = count;
+	cv->lines[cv->nlines].path = cov_path(cv, file);
+	cv->nlines++;
+	return (0);
+}
+
+static int
+cov_add_fn(struct cov *cv, int64_t file, int64_t line, int64_t entries,
+    const char *name)
+{
+	struct cov_fn *nf;
+	size_t ncap;
+
+	if (cv->nfns == cv->capfns) {
+		ncap = cv->capfns ? cv->capfns * 2 : 64;
+		if ((nf = realloc(cv->fns, ncap * sizeof(*nf))) == NULL)
+			return (-HWTR_E_NOMEM);
+		cv->fns = nf;
+		cv->capfns = ncap;
+	}
+	nf = &cv->fns[cv->nfns];
+	nf->file = file;
+	nf->line = line;
+	nf->entries = entries;
+	nf->path = cov_path(cv, file);
+	if ((nf->name = strdup(name)) == NULL)
+		return (-HWTR_E_NOMEM);
+	cv->nfns++;
+	return (0);
+}
+
+static int
+cov_line_cmp(const void *a, const void *b)
+{
+	const struct cov_line *x = a, *y = b;
+	int c = strcmp(x->path ? x->path : "", y->path ? y->path : "");
+
+	if (c != 0)
+		return (c);
+	return (x->line < y->line ? -1 : x->line > y->line);
+}
+
+static int
+cov_fn_cmp(const void *a, const void *b)
+{
+	const struct cov_fn *x = a, *y = b;
+	int c = strcmp(x->path ? x->path : "", y->path ? y->path : "");
+
+	if (c != 0)
+		return (c);
+	if (x->line != y->line)
+		return (x->line < y->line ? -1 : 1);
+	return (strcmp(x->name, y->name));
+}
+
+/* Write the lcov tracefile: one record per source file, lines merged. */
+static int
+cov_lcov(struct hwtr_q *q, struct cov *cv, const char *out)
+{
+	struct q_str o = { 0 };
+	size_t i, j, f, k, lf, lh, fnf, fnh;
+	const char *path;
+	int rc;
+
+	if (cv->nlines == 0)
+		return (q_fail(q, -HWTR_E_NOENT, "coverage: no source lines "
+		    "for '%s': the images have no DWARF line table", out));
+	qsort(cv->lines, cv->nlines, sizeof(*cv->lines), cov_line_cmp);
+	qsort(cv->fns, cv->nfns, sizeof(*cv->fns), cov_fn_cmp);
+	/* Merge rows of one line: the line ran as often as its best row. */
+	for (i = 0, k = 0; i < cv->nlines; i++) {
+		if (k > 0 && cov_line_cmp(&cv->lines[k - 1], &cv->lines[i]) ==
+		    0) {
+			if (cv->lines[i].count > cv->lines[k - 1].count)
+				cv->lines[k - 1].count = cv->lines[i].count;
+		} else
+			cv->lines[k++] = cv->lines[i];
+	}
+	cv->nlines = k;
+	q_str_puts(&o, "TN:\n");
+	for (i = 0, f = 0; i < cv->nlines; i = j) {
+		path = cv->lines[i].path ? cv->lines[i].path : "";
+		for (j = i; j < cv->nlines && strcmp(cv->lines[j].path ?
+		    cv->lines[j].path : "", path) == 0; j++)
+			;
+		q_str_printf(&o, "SF:%s\n", path);
+		while (f < cv->nfns && strcmp(cv->fns[f].path ?
+		    cv->fns[f].path : "", path) < 0)
+			f++;
+		fnf = fnh = 0;
+		for (k = f; k < cv->nfns && strcmp(cv->fns[k].path ?
+		    cv->fns[k].path : "", path) == 0; k++)
+			q_str_printf(&o, "FN:%lld,%s\n",
+			    (long long)cv->fns[k].line, cv->fns[k].name);
+		for (k = f; k < cv->nfns && strcmp(cv->fns[k].path ?
+		    cv->fns[k].path : "", path) == 0; k++) {
+			q_str_printf(&o, "FNDA:%lld,%s\n",
+			    (long long)cv->fns[k].entries, cv->fns[k].name);
+			fnf++;
+			fnh += cv->fns[k].entries > 0;
+		}
+		q_str_printf(&o, "FNF:%zu\nFNH:%zu\n", fnf, fnh);
+		lf = lh = 0;
+		for (k = i; k < j; k++) {
+			q_str_printf(&o, "DA:%lld,%lld\n",
+			    (long long)cv->lines[k].line,
+			    (long long)cv->lines[k].count);
+			lf++;
+			lh += cv->lines[k].count > 0;
+		}
+		q_str_printf(&o, "LF:%zu\nLH:%zu\nend_of_record\n", lf, lh);
+	}
+	if (o.err) {
+		free(o.p);
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	}
+	rc = q_write_file(q, out, o.p, o.len);
+	free(o.p);
+	return (rc);
+}
+
+/*
+ * One image: a row per function (executed or not), and the line-table
+ * rows with their counts collected into @cv for lcov.
+ */
+static int
+cov_image(struct hwtr_q *q, struct cov *cv, int64_t image, const char *ipath,
+    struct hwtr_q_res *res)
+{
+	sqlite3_stmt *fs = NULL, *ls = NULL;
+	int64_t faddr, fsize, fend, a, cnt, first_line, first_file;
+	int64_t hit, total, lastcnt;
+	size_t l0;
+	const char *fname;
+	int rc;
+
+	if ((rc = cov_points(q, cv, image)) < 0)
+		return (rc);
+	rc = q_prepare(q, &fs, "SELECT s.name, s.addr, s.size, (SELECT "
+	    "sum(b.exec_count * b.ninsns) FROM blocks b WHERE b.symbol = s.id) "
+	    "FROM symbols s WHERE s.image = ?1 AND s.kind IN ('func', 'ifunc') "
+	    "ORDER BY s.addr, s.name");
+	if (rc == 0)
+		rc = q_prepare(q, &ls, "SELECT addr, file, line FROM lines "
+		    "WHERE image = ?1 AND addr >= ?2 AND addr < ?3 ORDER BY addr");
+	if (rc < 0)
+		goto out;
+	sqlite3_bind_int64(fs, 1, image);
+	while ((rc = sqlite3_step(fs)) == SQLITE_ROW) {
+		fname = (const char *)sqlite3_column_text(fs, 0);
+		faddr = sqlite3_column_int64(fs, 1);
+		fsize = sqlite3_column_int64(fs, 2);
+		fend = faddr + (fsize > 0 ? fsize : 1);
+		first_line = first_file = -1;
+		sqlite3_reset(ls);
+		sqlite3_bind_int64(ls, 1, image);
+		sqlite3_bind_int64(ls, 2, faddr);
+		sqlite3_bind_int64(ls, 3, fend);
+		l0 = cv->nlines;
+		while ((rc = sqlite3_step(ls)) == SQLITE_ROW) {
+			int64_t file = sqlite3_column_int64(ls, 1);
+			int64_t line = sqlite3_column_int64(ls, 2);
+
+			a = sqlite3_column_int64(ls, 0);
+			if (first_line < 0) {
+				first_line = line;
+				first_file = file;
+			}
+			if (cov_add_line(cv, file, line, cov_count(cv, a)) < 0) {
+				rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+				goto out;
+			}
+		}
+		if (rc != SQLITE_DONE) {
+			rc = q_dbfail(q, "coverage: cannot read lines");
+			goto out;
+		}
+		/*
+		 * Distinct lines of the function, hit when any of their rows
+		 * ran: sort a copy of this function's rows.
+		 */
+		hit = total = 0;
+		if (cv->nlines > l0) {
+			struct cov_line *tmp;
+			size_t n = cv->nlines - l0, i;
+
+			if ((tmp = malloc(n * sizeof(*tmp))) == NULL) {
+				rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+				goto out;
+			}
+			memcpy(tmp, cv->lines + l0, n * sizeof(*tmp));
+			qsort(tmp, n, sizeof(*tmp), cov_line_cmp);
+			for (i = 0; i < n; i++) {
+				int same = i > 0 &&
+				    cov_line_cmp(&tmp[i - 1], &tmp[i]) == 0;
+
+				if (!same) {
+					total++;
+					lastcnt = 0;
+				}
+				if (tmp[i].count > 0 && lastcnt == 0)
+					hit++;
+				if (tmp[i].count > lastcnt)
+					lastcnt = tmp[i].count;
+			}
+			free(tmp);
+		}
+		cnt = cov_count(cv, faddr);
+		if (first_line >= 0 && cov_add_fn(cv, first_file, first_line,
+		    cnt, fname) < 0) {
+			rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+			goto out;
+		}
+		rc = q_res_push(res, HWTR_Q_TEXT, ipath);
+		rc |= q_res_push(res, HWTR_Q_TEXT, fname);
+		rc |= q_res_pushf(res, HWTR_Q_TEXT, "%#llx",
+		    (unsigned long long)faddr);
+		if (first_line >= 0 && cov_path(cv, first_file) != NULL)
+			rc |= q_res_pushf(res, HWTR_Q_TEXT, "%s:%lld",
+			    cov_path(cv, first_file), (long long)first_line);
+		else
+			rc |= q_res_push(res, HWTR_Q_NULL, NULL);
+		rc |= q_res_push_int(res, cnt);
+		rc |= q_res_push_int(res, sqlite3_column_int64(fs, 3));
+		rc |= q_res_push_int(res, hit);
+		rc |= q_res_push_int(res, total);
+		if (rc != 0) {
+			rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+			goto out;
+		}
+	}
+	rc = rc == SQLITE_DONE ? 0 : q_dbfail(q, "coverage: cannot read "
+	    "symbols");
+out:
+	sqlite3_finalize(fs);
+	sqlite3_finalize(ls);
+	return (rc);
+}
+
+int
+q_cov(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp)
+{
+	static const char *const cols[] = { "image", "function", "address",
+	    "line", "entries", "insns", "lines_hit", "lines_total" };
+	struct hwtr_q_res *imgs = NULL, *res = NULL;
+	struct cov cv;
+	size_t i;
+	int64_t k;
+	int rc;
+
+	*resp = NULL;
+	memset(&cv, 0, sizeof(cv));
+	if ((rc = cov_images(q, req->image, &imgs)) < 0)
+		return (rc);
+	if ((rc = cov_paths(q, &cv)) < 0)
+		goto out;
+	if ((rc = q_res_new(&res, HWTR_NELEM(cols), cols)) < 0) {
+		q_fail(q, rc, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < hwtr_q_res_nrows(imgs); i++) {
+		rc = cov_image(q, &cv, strtoll(hwtr_q_res_cell(imgs, i, 0,
+		    NULL), NULL, 10), hwtr_q_res_cell(imgs, i, 1, NULL), res);
+		if (rc < 0)
+			goto out;
+	}
+	if (req->lcov != NULL && (rc = cov_lcov(q, &cv, req->lcov)) < 0)
+		goto out;
+	*resp = res;
+	res = NULL;
+out:
+	hwtr_q_res_free(res);
+	hwtr_q_res_free(imgs);
+	free(cv.pts);
+	free(cv.lines);
+	for (i = 0; i < cv.nfns; i++)
+		free(cv.fns[i].name);
+	free(cv.fns);
+	for (k = 0; k < cv.npaths; k++)
+		free(cv.paths[k]);
+	free(cv.paths);
+	return (rc);
+}

@@ -1,0 +1,128 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * Private interfaces of the query module (query/ only).  q_core.c opens and
+ * checks the database and owns results and their rendering; q_verbs.c
+ * answers the verbs, mostly as SQL over hwtrace-db(5); q_cov.c computes
+ * coverage and writes lcov; q_tree.c builds call trees and the Perfetto
+ * export.
+ */
+
+#ifndef HWTR_Q_INT_H
+#define HWTR_Q_INT_H
+
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hwtrace.h"
+#include "hwtr_common.h"
+
+/* Growable text. */
+struct q_str {
+	char		*p;
+	size_t		len, cap;
+	int		err;
+};
+
+struct hwtr_q {
+	sqlite3		*db;
+	char		*dbpath;
+	struct hwtr_log	log;
+	char		msg[1024];
+};
+
+/* A cell: its text at pool + off, or SQL NULL (off == Q_NULLOFF). */
+#define Q_NULLOFF	SIZE_MAX
+struct q_cell {
+	size_t		off;
+	enum hwtr_q_type type;
+};
+
+/*
+ * Cells are row-major; their text lives in one pool, so that a million
+ * rows cost two allocations, not a million.
+ */
+struct hwtr_q_res {
+	size_t		ncols;
+	char		**names;
+	struct q_cell	*cells;
+	size_t		ncells, cap;
+	struct q_str	pool;
+};
+
+#define Q_CELL_S(res, c)						\
+	((c)->off == Q_NULLOFF ? NULL : (const char *)(res)->pool.p + (c)->off)
+
+/* Set q->msg; returns @err (a negative HWTR_E_* code). */
+int q_fail(struct hwtr_q *q, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* q_fail with SQLite's message for the connection appended. */
+int q_dbfail(struct hwtr_q *q, const char *what);
+
+int q_res_new(struct hwtr_q_res **resp, size_t ncols,
+    const char *const *names);
+/* Append one cell to the last row (rows fill left to right). */
+int q_res_push(struct hwtr_q_res *res, enum hwtr_q_type type, const char *s);
+int q_res_pushf(struct hwtr_q_res *res, enum hwtr_q_type type,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int q_res_push_int(struct hwtr_q_res *res, int64_t v);
+
+/*
+ * Run @sql with the integer/text parameters in @binds (a printf-like
+ * signature string: 'i' int64_t, 's' const char *, 'n' NULL) and return
+ * every row as a result, with the statement's column names.
+ */
+int q_select(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
+    const char *sig, ...);
+/* Append the rows of @st (already bound) to @res; steps to the end. */
+int q_res_fill(struct hwtr_q *q, struct hwtr_q_res *res, sqlite3_stmt *st);
+int q_prepare(struct hwtr_q *q, sqlite3_stmt **stp, const char *sql);
+int q_bindv(struct hwtr_q *q, sqlite3_stmt *st, const char *sig, va_list ap);
+/* One integer from @sql (first column of the first row), or @dflt. */
+int q_int(struct hwtr_q *q, int64_t *vp, int64_t dflt, const char *sql,
+    const char *sig, ...);
+
+/*
+ * Symbol ids whose name matches @pattern (glob when it has * ? [), as a
+ * SQL list "(1,2,3)" in *listp (malloc'd).  No match: -HWTR_E_NOENT with
+ * a message that suggests the closest names.
+ */
+int q_sym_ids(struct hwtr_q *q, const char *what, const char *pattern,
+    char **listp);
+/* Check that thread @id exists (-HWTR_E_NOENT naming the threads). */
+int q_check_thread(struct hwtr_q *q, int64_t id);
+
+/* Write @len bytes to @path through "@path.partial" and a rename. */
+int q_write_file(struct hwtr_q *q, const char *path, const char *buf,
+    size_t len);
+
+void q_str_add(struct q_str *s, const char *p, size_t n);
+void q_str_puts(struct q_str *s, const char *p);
+void q_str_printf(struct q_str *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void q_str_json(struct q_str *s, const char *p);	/* quoted, escaped */
+
+int q_cov(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp);
+int q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp);
+int q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp);
+
+/* SQL fragments: a function+offset and a file:line of a block alias. */
+#define Q_FUNC(b, s, extra)						\
+	"CASE WHEN " s ".name IS NULL THEN NULL WHEN coalesce(" b		\
+	".sym_offset, 0) + (" extra ") = 0 THEN " s ".name ELSE " s ".name"	\
+	" || '+' || printf('%#x', coalesce(" b ".sym_offset, 0) + (" extra	\
+	")) END"
+#define Q_LINE(b, f)							\
+	"CASE WHEN " f ".path IS NULL THEN NULL ELSE " f ".path || ':' || "	\
+	b ".line END"
+
+#endif /* !HWTR_Q_INT_H */

@@ -1,0 +1,410 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The call tree, aggregated (tree), and as a Chrome/Perfetto trace
+ * (export --perfetto).
+ *
+ * tree merges the invocations that share a call path (main/sum/sq) into one
+ * node with a count, so that a loop calling sq a million times is one line;
+ * children keep the order of their first call.  The calls table already
+ * holds every invocation with its parent, so one pass in id order (parents
+ * come before their children) builds the tree.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "q_int.h"
+
+struct tnode {
+	int64_t		thread;
+	char		*name;
+	int64_t		depth;
+	int64_t		count, insns, self, dur;
+	int		dur_known;
+	size_t		first, last, next;	/* children, sibling; 0: none */
+};
+
+struct tree {
+	struct tnode	*n;
+	size_t		len, cap;
+};
+
+static size_t
+tree_add(struct tree *t, size_t parent, int64_t thread, const char *name,
+    int64_t depth)
+{
+	struct tnode *nn;
+	size_t ncap, i;
+
+	if (t->len == t->cap) {
+		ncap = t->cap ? t->cap * 2 : 256;
+		if ((nn = realloc(t->n, ncap * sizeof(*nn))) == NULL)
+			return (0);
+		t->n = nn;
+		t->cap = ncap;
+	}
+	i = t->len;
+	memset(&t->n[i], 0, sizeof(t->n[i]));
+	t->n[i].thread = thread;
+	t->n[i].depth = depth;
+	if (name != NULL && (t->n[i].name = strdup(name)) == NULL)
+		return (0);
+	t->len++;
+	if (i > 0 && parent != (size_t)-1) {
+		if (t->n[parent].first == 0)
+			t->n[parent].first = i;
+		else
+			t->n[t->n[parent].last].next = i;
+		t->n[parent].last = i;
+	}
+	return (i);
+}
+
+static void
+tree_free(struct tree *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->len; i++)
+		free(t->n[i].name);
+	free(t->n);
+}
+
+static int
+tree_emit(struct hwtr_q *q, struct tree *t, size_t root,
+    struct hwtr_q_res *res)
+{
+	size_t *stack, sp = 0, cap = 64, i, k;
+	struct q_str path = { 0 }, ind = { 0 };
+	size_t *plen;
+	int rc = 0;
+
+	stack = malloc(cap * sizeof(*stack));
+	plen = malloc(cap * sizeof(*plen));
+	if (stack == NULL || plen == NULL) {
+		free(stack);
+		free(plen);
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	}
+	/* Depth-first, children in order of their first call. */
+	if (t->n[root].first != 0)
+		stack[sp++] = t->n[root].first;
+	q_str_add(&path, "", 0);
+	while (sp > 0 && rc == 0) {
+		struct tnode *n;
+		size_t d;
+
+		i = stack[--sp];
+		n = &t->n[i];
+		d = (size_t)n->depth;
+		if (n->next != 0)
+			stack[sp++] = n->next;
+		if (d + 1 >= cap || sp + 2 >= cap) {
+			size_t *ns, *np;
+
+			cap *= 2;
+			ns = realloc(stack, cap * sizeof(*stack));
+			if (ns != NULL)
+				stack = ns;
+			np = realloc(plen, cap * sizeof(*plen));
+			if (np != NULL)
+				plen = np;
+			if (ns == NULL || np == NULL) {
+				rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+				break;
+			}
+		}
+		/* The path of this node: its parent's path plus its name. */
+		path.len = d == 0 ? 0 : plen[d - 1];
+		if (d > 0)
+			q_str_add(&path, "/", 1);
+		q_str_puts(&path, n->name);
+		plen[d] = path.len;
+		ind.len = 0;
+		for (k = 0; k < d; k++)
+			q_str_add(&ind, "  ", 2);
+		q_str_puts(&ind, n->name);
+		if (path.err || ind.err) {
+			rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+			break;
+		}
+		rc = q_res_push_int(res, n->thread);
+		rc |= q_res_push_int(res, n->depth);
+		rc |= q_res_push(res, HWTR_Q_TEXT, ind.p);
+		rc |= q_res_push_int(res, n->count);
+		rc |= q_res_push_int(res, n->insns);
+		rc |= q_res_push_int(res, n->self);
+		if (n->dur_known)
+			rc |= q_res_push_int(res, n->dur);
+		else
+			rc |= q_res_push(res, HWTR_Q_NULL, NULL);
+		rc |= q_res_push(res, HWTR_Q_TEXT, path.p);
+		if (rc != 0)
+			rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+		if (n->first != 0)
+			stack[sp++] = n->first;
+	}
+	free(stack);
+	free(plen);
+	free(path.p);
+	free(ind.p);
+	return (rc);
+}
+
+int
+q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp)
+{
+	static const char *const cols[] = { "thread", "depth", "function",
+	    "calls", "insns", "self_insns", "duration_ns", "path" };
+	struct tree t = { 0 };
+	struct hwtr_q_res *res = NULL;
+	sqlite3_stmt *st = NULL;
+	size_t *map = NULL, node, parent, c, root = 0;
+	int64_t lo, hi, id, pid, thread, cur = -1, depth;
+	int64_t maxd = req->depth >= 0 ? req->depth : INT64_MAX;
+	size_t *roots = NULL, nroots = 0;
+	const char *name;
+	int rc;
+
+	*resp = NULL;
+	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
+		return (rc);
+	if ((rc = q_int(q, &lo, 0, "SELECT min(id) FROM calls WHERE ?1 < 0 "
+	    "OR thread = ?1", "i", req->thread)) < 0 ||
+	    (rc = q_int(q, &hi, -1, "SELECT max(id) FROM calls WHERE ?1 < 0 "
+	    "OR thread = ?1", "i", req->thread)) < 0)
+		return (rc);
+	if ((rc = q_res_new(&res, HWTR_NELEM(cols), cols)) < 0)
+		return (q_fail(q, rc, "out of memory"));
+	if (hi < lo) {
+		*resp = res;
+		return (0);
+	}
+	map = calloc((size_t)(hi - lo + 1), sizeof(*map));
+	roots = calloc((size_t)(hi - lo + 2), sizeof(*roots));
+	if (map == NULL || roots == NULL || tree_add(&t, (size_t)-1, -1,
+	    NULL, -1) != 0) {
+		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+		goto out;
+	}
+	rc = q_prepare(q, &st, req->thread >= 0 ?
+	    "SELECT c.id, c.thread, c.parent, c.depth, coalesce(s.name, "
+	    "printf('%#x', c.func_ip)), c.insns, c.self_insns, c.exit_ns - "
+	    "c.entry_ns FROM calls c LEFT JOIN symbols s ON s.id = c.symbol "
+	    "WHERE c.thread = ?1 AND c.depth <= ?2 ORDER BY c.thread, c.id" :
+	    "SELECT c.id, c.thread, c.parent, c.depth, coalesce(s.name, "
+	    "printf('%#x', c.func_ip)), c.insns, c.self_insns, c.exit_ns - "
+	    "c.entry_ns FROM calls c LEFT JOIN symbols s ON s.id = c.symbol "
+	    "WHERE ?1 < 0 AND c.depth <= ?2 ORDER BY c.id");
+	if (rc < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, req->thread);
+	sqlite3_bind_int64(st, 2, maxd);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		id = sqlite3_column_int64(st, 0);
+		thread = sqlite3_column_int64(st, 1);
+		depth = sqlite3_column_int64(st, 3);
+		name = (const char *)sqlite3_column_text(st, 4);
+		if (thread != cur) {
+			/* A pseudo root per thread holds its roots. */
+			root = tree_add(&t, (size_t)-1, thread, "", -1);
+			if (root == 0)
+				goto nomem;
+			roots[nroots++] = root;
+			cur = thread;
+		}
+		parent = root;
+		if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
+			pid = sqlite3_column_int64(st, 2);
+			if (pid >= lo && pid <= hi && map[pid - lo] != 0)
+				parent = map[pid - lo];
+		}
+		depth = t.n[parent].depth + 1;
+		for (c = t.n[parent].first; c != 0; c = t.n[c].next)
+			if (strcmp(t.n[c].name, name) == 0)
+				break;
+		if (c == 0 && (c = tree_add(&t, parent, thread, name,
+		    depth)) == 0)
+			goto nomem;
+		node = c;
+		if (id >= lo && id <= hi)
+			map[id - lo] = node;
+		t.n[node].count++;
+		t.n[node].insns += sqlite3_column_int64(st, 5);
+		t.n[node].self += sqlite3_column_int64(st, 6);
+		if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
+			t.n[node].dur += sqlite3_column_int64(st, 7);
+			t.n[node].dur_known = 1;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		rc = q_dbfail(q, "tree: cannot read calls");
+		goto out;
+	}
+	rc = 0;
+	for (c = 0; c < nroots && rc == 0; c++)
+		rc = tree_emit(q, &t, roots[c], res);
+	if (rc == 0) {
+		*resp = res;
+		res = NULL;
+	}
+	goto out;
+nomem:
+	rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+out:
+	sqlite3_finalize(st);
+	hwtr_q_res_free(res);
+	tree_free(&t);
+	free(map);
+	free(roots);
+	return (rc);
+}
+
+/* Microseconds with nanosecond decimals, as the trace event format wants. */
+static void
+ex_us(struct q_str *o, int64_t ns)
+{
+	if (ns < 0) {
+		q_str_puts(o, "-");
+		ns = -ns;
+	}
+	q_str_printf(o, "%lld.%03lld", (long long)(ns / 1000),
+	    (long long)(ns % 1000));
+}
+
+int
+q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp)
+{
+	static const char *const cols[] = { "file", "threads", "events",
+	    "time_axis" };
+	struct q_str o = { 0 };
+	struct hwtr_q_res *res = NULL;
+	sqlite3_stmt *st = NULL;
+	int64_t untimed, t0, nthreads = 0, nev = 0;
+	int use_ns, rc;
+
+	*resp = NULL;
+	if (req->perfetto == NULL)
+		return (q_fail(q, -HWTR_E_INVAL, "export: no output file"));
+	if ((rc = q_int(q, &untimed, 0, "SELECT count(*) FROM calls WHERE "
+	    "entry_ns IS NULL OR exit_ns IS NULL", NULL)) < 0 ||
+	    (rc = q_int(q, &t0, 0, "SELECT min(first_ns) FROM threads",
+	    NULL)) < 0)
+		return (rc);
+	/* Without wall-clock times the axis is instructions (1 per ns). */
+	use_ns = untimed == 0;
+	q_str_puts(&o, "{\"displayTimeUnit\": \"ns\", \"otherData\": "
+	    "{\"producer\": \"hwtrace " HWTRACE_VERSION "\", \"time_axis\": ");
+	q_str_puts(&o, use_ns ? "\"ns\"" : "\"instructions\"");
+	q_str_puts(&o, "},\n\"traceEvents\": [\n");
+	rc = q_prepare(q, &st, "SELECT p.pid, coalesce(p.comm, p.path) FROM "
+	    "processes p WHERE p.pid IN (SELECT pid FROM threads) ORDER BY "
+	    "p.pid");
+	if (rc < 0)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		q_str_printf(&o, "%s{\"name\": \"process_name\", \"ph\": \"M\", "
+		    "\"pid\": %lld, \"args\": {\"name\": ", nev++ ? ",\n" : "",
+		    (long long)sqlite3_column_int64(st, 0));
+		q_str_json(&o, sqlite3_column_type(st, 1) == SQLITE_NULL ? "" :
+		    (const char *)sqlite3_column_text(st, 1));
+		q_str_puts(&o, "}}");
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc != SQLITE_DONE) {
+		rc = q_dbfail(q, "export: cannot read processes");
+		goto out;
+	}
+	rc = q_prepare(q, &st, "SELECT coalesce(t.pid, 0), coalesce(t.tid, "
+	    "t.id), coalesce(t.name, s.name, 'thread ' || t.id) FROM threads t "
+	    "LEFT JOIN streams s ON s.id = t.stream ORDER BY t.id");
+	if (rc < 0)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		q_str_printf(&o, "%s{\"name\": \"thread_name\", \"ph\": \"M\", "
+		    "\"pid\": %lld, \"tid\": %lld, \"args\": {\"name\": ",
+		    nev++ ? ",\n" : "",
+		    (long long)sqlite3_column_int64(st, 0),
+		    (long long)sqlite3_column_int64(st, 1));
+		q_str_json(&o, (const char *)sqlite3_column_text(st, 2));
+		q_str_puts(&o, "}}");
+		nthreads++;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc != SQLITE_DONE) {
+		rc = q_dbfail(q, "export: cannot read threads");
+		goto out;
+	}
+	rc = q_prepare(q, &st, "SELECT coalesce(t.pid, 0), coalesce(t.tid, "
+	    "t.id), coalesce(s.name, printf('%#x', c.func_ip)), c.entry_ns, "
+	    "c.exit_ns, c.entry_insn, c.exit_insn, c.insns, c.self_insns, "
+	    "c.id, c.depth FROM calls c JOIN threads t ON t.id = c.thread "
+	    "LEFT JOIN symbols s ON s.id = c.symbol ORDER BY c.id");
+	if (rc < 0)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t ts, te;
+
+		if (use_ns) {
+			ts = sqlite3_column_int64(st, 3) - t0;
+			te = sqlite3_column_int64(st, 4) - t0;
+		} else {
+			ts = sqlite3_column_int64(st, 5);
+			te = sqlite3_column_int64(st, 6);
+		}
+		q_str_printf(&o, "%s{\"name\": ", nev++ ? ",\n" : "");
+		q_str_json(&o, (const char *)sqlite3_column_text(st, 2));
+		q_str_printf(&o, ", \"cat\": \"call\", \"ph\": \"X\", "
+		    "\"pid\": %lld, \"tid\": %lld, \"ts\": ",
+		    (long long)sqlite3_column_int64(st, 0),
+		    (long long)sqlite3_column_int64(st, 1));
+		ex_us(&o, ts);
+		q_str_puts(&o, ", \"dur\": ");
+		ex_us(&o, te - ts);
+		q_str_printf(&o, ", \"args\": {\"call\": %lld, \"depth\": "
+		    "%lld, \"insns\": %lld, \"self_insns\": %lld}}",
+		    (long long)sqlite3_column_int64(st, 9),
+		    (long long)sqlite3_column_int64(st, 10),
+		    (long long)sqlite3_column_int64(st, 7),
+		    (long long)sqlite3_column_int64(st, 8));
+	}
+	if (rc != SQLITE_DONE) {
+		rc = q_dbfail(q, "export: cannot read calls");
+		goto out;
+	}
+	q_str_puts(&o, "\n]}\n");
+	if (o.err) {
+		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = q_res_new(&res, HWTR_NELEM(cols), cols)) < 0) {
+		q_fail(q, rc, "out of memory");
+		goto out;
+	}
+	if ((rc = q_write_file(q, req->perfetto, o.p, o.len)) < 0)
+		goto out;
+	rc = q_res_push(res, HWTR_Q_TEXT, req->perfetto);
+	rc |= q_res_push_int(res, nthreads);
+	rc |= q_res_push_int(res, nev);
+	rc |= q_res_push(res, HWTR_Q_TEXT, use_ns ? "ns" : "instructions");
+	if (rc != 0) {
+		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+		goto out;
+	}
+	*resp = res;
+	res = NULL;
+out:
+	sqlite3_finalize(st);
+	hwtr_q_res_free(res);
+	free(o.p);
+	return (rc);
+}

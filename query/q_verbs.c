@@ -1,0 +1,556 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The verbs of hwtrace query.  Most are one SQL statement over the tables
+ * of hwtrace-db(5) that the indexer keeps small: aggregated block counts,
+ * branches and calls, and the execution order read through exec_order /
+ * exec_insns with constraints that let them touch only the chunks needed.
+ * Every statement is written so that SQLite can use the schema's indexes
+ * (thread first, then position); a verb over one thread never scans the
+ * others.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "q_int.h"
+
+#define Q_SYM_JOIN(b, s, f)						\
+	" LEFT JOIN symbols " s " ON " s ".id = " b ".symbol"		\
+	" LEFT JOIN files " f " ON " f ".id = " b ".file"
+
+static int
+q_summary(struct hwtr_q *q, struct hwtr_q_res **resp)
+{
+	return (q_select(q, resp,
+	    "SELECT 'source' AS item, (SELECT value FROM meta WHERE key = "
+	    "'capture_source') AS value"
+	    " UNION ALL SELECT 'command', (SELECT value FROM meta WHERE key = "
+	    "'argv')"
+	    " UNION ALL SELECT 'exit', (SELECT group_concat(value, ' ') FROM "
+	    "(SELECT value FROM meta WHERE key IN ('exit_kind', 'exit_value') "
+	    "ORDER BY key))"
+	    " UNION ALL SELECT 'archive_complete', (SELECT CAST(value AS "
+	    "INTEGER) FROM meta WHERE key = 'archive_complete')"
+	    " UNION ALL SELECT 'streams', count(*) FROM streams"
+	    " UNION ALL SELECT 'processes', count(*) FROM processes"
+	    " UNION ALL SELECT 'threads', count(*) FROM threads"
+	    " UNION ALL SELECT 'images', count(*) FROM images"
+	    " UNION ALL SELECT 'instructions', coalesce(sum(insns), 0) FROM "
+	    "threads"
+	    " UNION ALL SELECT 'blocks', coalesce(sum(blocks), 0) FROM threads"
+	    " UNION ALL SELECT 'static_blocks', (SELECT max(id) + 1 FROM "
+	    "blocks)"
+	    " UNION ALL SELECT 'calls', coalesce(sum(calls), 0) FROM threads"
+	    " UNION ALL SELECT 'start', strftime('%Y-%m-%dT%H:%M:%fZ', "
+	    "min(first_ns) / 1000000000.0, 'unixepoch') FROM threads"
+	    " UNION ALL SELECT 'duration_ns', max(last_ns) - min(first_ns) FROM "
+	    "threads"
+	    " UNION ALL SELECT 'trace_bytes', coalesce(sum(bytes), 0) FROM "
+	    "streams"
+	    " UNION ALL SELECT 'decode_errors', coalesce(sum(errors), 0) FROM "
+	    "streams"
+	    " UNION ALL SELECT 'undecoded_bytes', coalesce(sum("
+	    "undecoded_bytes), 0) FROM streams"
+	    " UNION ALL SELECT 'lost_bytes', coalesce(sum(lost_bytes), 0) FROM "
+	    "streams"
+	    " UNION ALL SELECT 'lost_events', count(*) FROM events WHERE kind "
+	    "IN ('lost', 'overflow')",
+	    NULL));
+}
+
+static int
+q_threads(struct hwtr_q *q, struct hwtr_q_res **resp)
+{
+	return (q_select(q, resp,
+	    "SELECT t.id AS thread, t.pid, t.tid, t.name, s.name AS stream, "
+	    "t.blocks, t.insns, t.calls, t.max_depth, t.errors, t.gaps, "
+	    "t.last_ns - t.first_ns AS duration_ns, "
+	    "CASE WHEN t.exit_kind IS NULL THEN NULL ELSE t.exit_kind || ' ' || "
+	    "t.exit_value END AS exit "
+	    "FROM threads t LEFT JOIN streams s ON s.id = t.stream "
+	    "ORDER BY t.id", NULL));
+}
+
+/*
+ * Run @sql once per selected thread (@thread, or every thread with blocks)
+ * with (thread, @a, @b) bound; @a and @b may refer to the thread's length
+ * through the callbacks' arguments: ?2 is "length - n" clamped at 0.
+ */
+static int
+q_per_thread(struct hwtr_q *q, struct hwtr_q_res **resp, int64_t thread,
+    const char *sql, const char *lencol, int64_t n, int64_t from,
+    const char *const *names, size_t ncols)
+{
+	sqlite3_stmt *ts = NULL, *st = NULL;
+	char tsql[160];
+	int64_t id, len, lo;
+	int rc;
+
+	if (thread >= 0 && (rc = q_check_thread(q, thread)) < 0)
+		return (rc);
+	snprintf(tsql, sizeof(tsql), "SELECT id, %s FROM threads WHERE "
+	    "(?1 < 0 OR id = ?1) AND blocks > 0 ORDER BY id", lencol);
+	if ((rc = q_res_new(resp, ncols, names)) < 0)
+		return (q_fail(q, rc, "out of memory"));
+	if ((rc = q_prepare(q, &ts, tsql)) < 0 ||
+	    (rc = q_prepare(q, &st, sql)) < 0)
+		goto out;
+	sqlite3_bind_int64(ts, 1, thread);
+	while ((rc = sqlite3_step(ts)) == SQLITE_ROW) {
+		id = sqlite3_column_int64(ts, 0);
+		len = sqlite3_column_int64(ts, 1);
+		lo = from >= 0 ? from : (len > n ? len - n : 0);
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, lo);
+		sqlite3_bind_int64(st, 3, lo + n - 1);
+		if ((rc = q_res_fill(q, *resp, st)) < 0)
+			goto out;
+	}
+	rc = rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read threads");
+out:
+	sqlite3_finalize(ts);
+	sqlite3_finalize(st);
+	if (rc < 0) {
+		hwtr_q_res_free(*resp);
+		*resp = NULL;
+	}
+	return (rc);
+}
+
+#define Q_INSN_LINE							\
+	"(SELECT lf.path || ':' || l.line FROM lines l JOIN files lf ON "	\
+	"lf.id = l.file WHERE l.image = b.image AND l.addr <= b.image_addr "	\
+	"+ (e.ip - b.start_ip) ORDER BY l.addr DESC LIMIT 1)"
+
+static const char *const q_insn_cols[] = { "thread", "insn", "address",
+    "function", "line", "instruction" };
+
+static const char q_insn_sql[] =
+    "SELECT e.thread, e.insn, printf('%#x', e.ip), "
+    Q_FUNC("b", "s", "e.ip - b.start_ip") ", " Q_INSN_LINE ", "
+    "hwtr_disasm(b.code, e.ip - b.start_ip, e.ip, b.mode) "
+    "FROM exec_insns e JOIN blocks b ON b.id = e.block "
+    "LEFT JOIN symbols s ON s.id = b.symbol "
+    "WHERE e.thread = ?1 AND e.insn >= ?2 AND e.insn <= ?3 ORDER BY e.insn";
+
+static int
+q_last(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp)
+{
+	static const char *const cols[] = { "thread", "seq", "address",
+	    "function", "line", "insns", "ends_with" };
+	int64_t n = req->n >= 0 ? req->n : 10;
+
+	if (n == 0)
+		return (q_res_new(resp, req->insns ? 6 : 7, req->insns ?
+		    q_insn_cols : cols));
+	if (req->insns)
+		return (q_per_thread(q, resp, req->thread, q_insn_sql, "insns",
+		    n, -1, q_insn_cols, 6));
+	return (q_per_thread(q, resp, req->thread,
+	    "SELECT e.thread, e.seq, printf('%#x', b.start_ip), "
+	    Q_FUNC("b", "s", "0") ", " Q_LINE("b", "f") ", b.ninsns, "
+	    "b.last_class FROM exec_order e JOIN blocks b ON b.id = e.block"
+	    Q_SYM_JOIN("b", "s", "f")
+	    " WHERE e.thread = ?1 AND e.seq >= ?2 AND e.seq <= ?3 "
+	    "ORDER BY e.seq", "blocks", n, -1, cols, 7));
+}
+
+static int
+q_insns(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp)
+{
+	int64_t thread = req->thread, count = req->count >= 0 ? req->count :
+	    20;
+	int rc;
+
+	if (thread < 0) {
+		if ((rc = q_int(q, &thread, -1, "SELECT min(id) FROM threads "
+		    "WHERE blocks > 0", NULL)) < 0)
+			return (rc);
+		if (thread < 0)
+			return (q_res_new(resp, 6, q_insn_cols));
+	}
+	if (count == 0)
+		return (q_res_new(resp, 6, q_insn_cols));
+	return (q_per_thread(q, resp, thread, q_insn_sql, "insns", count,
+	    req->from, q_insn_cols, 6));
+}
+
+#define Q_CALL_COLS							\
+	"c.id AS call, c.thread, c.depth, coalesce(s.name, printf('%#x', "	\
+	"c.func_ip)) AS function, CASE WHEN pc.id IS NULL THEN NULL ELSE "	\
+	"coalesce(ps.name, printf('%#x', pc.func_ip)) END AS caller, "	\
+	"CASE WHEN c.call_ip IS NULL THEN NULL ELSE printf('%#x', "		\
+	"c.call_ip) END AS call_site, "					\
+	"c.entry_seq AS seq, c.entry_insn AS insn, "			\
+	"c.entry_ns - ?9 AS start_ns, c.exit_ns - c.entry_ns AS duration_ns, "	\
+	"c.insns, c.self_insns, c.blocks, c.entry_kind, c.exit_kind "		\
+	"FROM calls c LEFT JOIN symbols s ON s.id = c.symbol "		\
+	"LEFT JOIN calls pc ON pc.id = c.parent "				\
+	"LEFT JOIN symbols ps ON ps.id = pc.symbol "
+
+static int
+q_bind_t0(struct hwtr_q *q, sqlite3_stmt *st)
+{
+	int64_t t0;
+	int rc;
+
+	if ((rc = q_int(q, &t0, 0, "SELECT min(first_ns) FROM threads",
+	    NULL)) < 0)
+		return (rc);
+	sqlite3_bind_int64(st, 9, t0);
+	return (0);
+}
+
+static int
+q_select_t0(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
+    int64_t a, int64_t b, int64_t c)
+{
+	sqlite3_stmt *st;
+	const char *names[32];
+	int i, n, rc;
+
+	*resp = NULL;
+	if ((rc = q_prepare(q, &st, sql)) < 0)
+		return (rc);
+	sqlite3_bind_int64(st, 1, a);
+	sqlite3_bind_int64(st, 2, b);
+	if (sqlite3_bind_parameter_count(st) >= 3)
+		sqlite3_bind_int64(st, 3, c);
+	if ((rc = q_bind_t0(q, st)) == 0) {
+		n = sqlite3_column_count(st);
+		for (i = 0; i < n && i < 32; i++)
+			names[i] = sqlite3_column_name(st, i);
+		if ((rc = q_res_new(resp, (size_t)i, names)) < 0)
+			q_fail(q, rc, "out of memory");
+		else
+			rc = q_res_fill(q, *resp, st);
+	}
+	sqlite3_finalize(st);
+	if (rc < 0) {
+		hwtr_q_res_free(*resp);
+		*resp = NULL;
+	}
+	return (rc);
+}
+
+static int
+q_calls(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp)
+{
+	int64_t depth = req->depth >= 0 ? req->depth : INT64_MAX;
+	int rc;
+
+	if (req->thread >= 0) {
+		if ((rc = q_check_thread(q, req->thread)) < 0)
+			return (rc);
+		return (q_select_t0(q, resp, "SELECT " Q_CALL_COLS
+		    "WHERE c.thread = ?1 AND c.depth <= ?2 "
+		    "ORDER BY c.entry_seq, c.id LIMIT ?3", req->thread, depth,
+		    req->n >= 0 ? req->n : -1));
+	}
+	return (q_select_t0(q, resp, "SELECT " Q_CALL_COLS
+	    "WHERE ?1 < 0 AND c.depth <= ?2 ORDER BY c.id LIMIT ?3", -1, depth,
+	    req->n >= 0 ? req->n : -1));
+}
+
+static int
+q_func(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp)
+{
+	struct q_str sql = { 0 };
+	char *ids;
+	int rc;
+
+	if (req->pattern == NULL || req->pattern[0] == '\0')
+		return (q_fail(q, -HWTR_E_INVAL, "func: no pattern"));
+	if ((rc = q_sym_ids(q, "func", req->pattern, &ids)) < 0)
+		return (rc);
+	q_str_puts(&sql, "SELECT " Q_CALL_COLS "WHERE c.symbol IN ");
+	q_str_printf(&sql, "%s AND ?1 = ?1 AND ?2 = ?2 %s ORDER BY c.id", ids,
+	    req->thread >= 0 ? "AND c.thread = ?1" : "");
+	free(ids);
+	if (sql.err) {
+		free(sql.p);
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	}
+	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0) {
+		free(sql.p);
+		return (rc);
+	}
+	rc = q_select_t0(q, resp, sql.p, req->thread, 0, 0);
+	free(sql.p);
+	return (rc);
+}
+
+static const char *const q_kinds[] = { "cond-taken", "cond-not-taken",
+    "jump", "jump-indirect", "call", "call-indirect", "return", "syscall",
+    "sysret", "async", "fallthrough" };
+
+#define Q_EDGE_COLS							\
+	Q_FUNC("fb", "fs", "br.from_ip - fb.start_ip") " AS \"from\", "	\
+	Q_FUNC("tb", "ts", "br.to_ip - tb.start_ip") " AS \"to\", "		\
+	"br.kind, sum(br.count) AS count, printf('%#x', br.from_ip) AS "	\
+	"from_address, printf('%#x', br.to_ip) AS to_address "		\
+	"FROM branches br JOIN blocks fb ON fb.id = br.from_block "	\
+	"JOIN blocks tb ON tb.id = br.to_block "				\
+	"LEFT JOIN symbols fs ON fs.id = fb.symbol "			\
+	"LEFT JOIN symbols ts ON ts.id = tb.symbol "
+
+static int
+q_branches(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp)
+{
+	struct q_str sql = { 0 }, kl = { 0 };
+	char *from = NULL, *to = NULL;
+	size_t i;
+	int rc;
+
+	if (req->kind != NULL) {
+		for (i = 0; i < HWTR_NELEM(q_kinds); i++)
+			if (strcmp(req->kind, q_kinds[i]) == 0)
+				break;
+		if (i == HWTR_NELEM(q_kinds)) {
+			for (i = 0; i < HWTR_NELEM(q_kinds); i++)
+				q_str_printf(&kl, "%s%s", i ? ", " : "",
+				    q_kinds[i]);
+			rc = q_fail(q, -HWTR_E_INVAL, "branches: unknown kind "
+			    "'%s' (kinds: %s)", req->kind, kl.p ? kl.p : "");
+			free(kl.p);
+			return (rc);
+		}
+	}
+	if (req->from_sym != NULL &&
+	    (rc = q_sym_ids(q, "branches --from", req->from_sym, &from)) < 0)
+		return (rc);
+	if (req->to_sym != NULL &&
+	    (rc = q_sym_ids(q, "branches --to", req->to_sym, &to)) < 0) {
+		free(from);
+		return (rc);
+	}
+	q_str_puts(&sql, "SELECT " Q_EDGE_COLS "WHERE 1");
+	if (from != NULL)
+		q_str_printf(&sql, " AND fb.symbol IN %s", from);
+	if (to != NULL)
+		q_str_printf(&sql, " AND tb.symbol IN %s", to);
+	if (req->kind != NULL)
+		q_str_puts(&sql, " AND br.kind = ?1");
+	if (req->thread >= 0)
+		q_str_puts(&sql, " AND br.thread = ?2");
+	q_str_puts(&sql, " GROUP BY br.from_ip, br.to_ip, br.kind "
+	    "ORDER BY count DESC, br.from_ip, br.to_ip, br.kind");
+	free(from);
+	free(to);
+	if (sql.err) {
+		free(sql.p);
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	}
+	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0) {
+		free(sql.p);
+		return (rc);
+	}
+	if (req->kind != NULL && req->thread >= 0)
+		rc = q_select(q, resp, sql.p, "si", req->kind, req->thread);
+	else if (req->kind != NULL)
+		rc = q_select(q, resp, sql.p, "s", req->kind);
+	else if (req->thread >= 0)
+		rc = q_select(q, resp, sql.p, "ni", req->thread);
+	else
+		rc = q_select(q, resp, sql.p, NULL);
+	free(sql.p);
+	return (rc);
+}
+
+static int
+q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp)
+{
+	const char *by = req->by != NULL ? req->by : "func";
+	int64_t n = req->n >= 0 ? req->n : 20;
+	const char *sql;
+	int rc;
+
+	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
+		return (rc);
+	if (strcmp(by, "func") == 0)
+		sql = "SELECT coalesce(s.name, '?') AS function, i.path AS "
+		    "image, sum(c.count * b.ninsns) AS insns, sum(c.count) AS "
+		    "blocks, round(100.0 * sum(c.count * b.ninsns) / (SELECT "
+		    "sum(insns) FROM threads WHERE ?1 < 0 OR id = ?1), 2) AS "
+		    "percent FROM block_counts c JOIN blocks b ON b.id = "
+		    "c.block LEFT JOIN symbols s ON s.id = b.symbol LEFT JOIN "
+		    "images i ON i.id = b.image WHERE ?1 < 0 OR c.thread = ?1 "
+		    "GROUP BY b.symbol ORDER BY insns DESC, function LIMIT ?2";
+	else if (strcmp(by, "block") == 0)
+		sql = "SELECT printf('%#x', b.start_ip) AS address, "
+		    Q_FUNC("b", "s", "0") " AS function, " Q_LINE("b", "f")
+		    " AS line, sum(c.count) AS count, b.ninsns AS block_insns, "
+		    "sum(c.count) * b.ninsns AS insns, round(100.0 * "
+		    "sum(c.count) * b.ninsns / (SELECT sum(insns) FROM threads "
+		    "WHERE ?1 < 0 OR id = ?1), 2) AS percent "
+		    "FROM block_counts c JOIN blocks b ON b.id = c.block"
+		    Q_SYM_JOIN("b", "s", "f")
+		    " WHERE ?1 < 0 OR c.thread = ?1 GROUP BY b.id "
+		    "ORDER BY insns DESC, b.id LIMIT ?2";
+	else if (strcmp(by, "edge") == 0)
+		sql = "SELECT " Q_EDGE_COLS "WHERE ?1 < 0 OR br.thread = ?1 "
+		    "GROUP BY br.from_ip, br.to_ip, br.kind "
+		    "ORDER BY count DESC, br.from_ip, br.to_ip, br.kind "
+		    "LIMIT ?2";
+	else
+		return (q_fail(q, -HWTR_E_INVAL, "hot: unknown --by '%s' "
+		    "(func, block or edge)", by));
+	return (q_select(q, resp, sql, "ii", req->thread, n));
+}
+
+static int
+q_timeline(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp)
+{
+	if (req->thread >= 0) {
+		int rc = q_check_thread(q, req->thread);
+
+		if (rc < 0)
+			return (rc);
+	}
+	return (q_select_t0(q, resp,
+	    "SELECT time_ns, thread, seq, kind, what, depth, duration_ns FROM ("
+	    "SELECT c.entry_ns - ?9 AS time_ns, c.thread, c.entry_seq AS seq, "
+	    "'call' AS kind, coalesce(s.name, printf('%#x', c.func_ip)) AS "
+	    "what, c.depth, c.exit_ns - c.entry_ns AS duration_ns, c.id AS o "
+	    "FROM calls c LEFT JOIN symbols s ON s.id = c.symbol "
+	    "WHERE c.entry_ns IS NOT NULL AND c.entry_ns - ?9 >= ?1 AND "
+	    "c.entry_ns - ?9 <= ?2 AND (?3 < 0 OR c.thread = ?3) "
+	    "UNION ALL SELECT e.ns - ?9, e.thread, e.seq, e.kind, e.detail, "
+	    "NULL, NULL, -1 FROM events e WHERE e.ns IS NOT NULL AND "
+	    "e.ns - ?9 >= ?1 AND e.ns - ?9 <= ?2 AND (?3 < 0 OR e.thread = ?3)"
+	    ") ORDER BY time_ns, thread, seq, o",
+	    req->t_from >= 0 ? req->t_from : INT64_MIN,
+	    req->t_to >= 0 ? req->t_to : INT64_MAX, req->thread));
+}
+
+/*
+ * Any read-only SQL: every statement of @text runs in turn, a statement
+ * that would write is refused before it runs, and the rows of the last
+ * statement that returns columns are the answer.
+ */
+static int
+q_sql(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp)
+{
+	const char *tail = req->sql, *names[256];
+	struct hwtr_q_res *res = NULL;
+	sqlite3_stmt *st;
+	int i, n, rc;
+
+	*resp = NULL;
+	if (tail == NULL)
+		return (q_fail(q, -HWTR_E_INVAL, "sql: no statement"));
+	while (*tail != '\0') {
+		const char *start = tail;
+
+		if (sqlite3_prepare_v2(q->db, tail, -1, &st, &tail) !=
+		    SQLITE_OK) {
+			hwtr_q_res_free(res);
+			return (q_fail(q, -HWTR_E_DB, "sql: %s",
+			    sqlite3_errmsg(q->db)));
+		}
+		if (st == NULL)		/* white space or a comment */
+			continue;
+		if (!sqlite3_stmt_readonly(st)) {
+			int len = (int)(tail - start);
+
+			while (len > 0 && strchr(" \t\n;", start[len - 1]))
+				len--;
+			while (len > 0 && strchr(" \t\n", *start)) {
+				start++;
+				len--;
+			}
+			sqlite3_finalize(st);
+			hwtr_q_res_free(res);
+			return (q_fail(q, -HWTR_E_PERM, "sql: the database is "
+			    "opened read-only; refusing a statement that "
+			    "writes: '%.*s'", len > 60 ? 60 : len, start));
+		}
+		n = sqlite3_column_count(st);
+		if (n > 256) {
+			sqlite3_finalize(st);
+			hwtr_q_res_free(res);
+			return (q_fail(q, -HWTR_E_LIMIT, "sql: too many "
+			    "columns (%d)", n));
+		}
+		if (n > 0) {
+			hwtr_q_res_free(res);
+			res = NULL;
+			for (i = 0; i < n; i++)
+				names[i] = sqlite3_column_name(st, i);
+			if ((rc = q_res_new(&res, (size_t)n, names)) < 0) {
+				sqlite3_finalize(st);
+				return (q_fail(q, rc, "out of memory"));
+			}
+		}
+		if (n > 0)
+			rc = q_res_fill(q, res, st);
+		else {
+			while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+				;
+			rc = rc == SQLITE_DONE ? 0 : -HWTR_E_DB;
+		}
+		sqlite3_finalize(st);
+		if (rc < 0) {
+			hwtr_q_res_free(res);
+			return (q_fail(q, -HWTR_E_DB, "sql: %s",
+			    sqlite3_errmsg(q->db)));
+		}
+	}
+	if (res == NULL && (rc = q_res_new(&res, 0, names)) < 0)
+		return (q_fail(q, rc, "out of memory"));
+	*resp = res;
+	return (0);
+}
+
+int
+hwtr_q_run(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp)
+{
+	*resp = NULL;
+	q->msg[0] = '\0';
+	switch (req->verb) {
+	case HWTR_Q_SUMMARY:
+		return (q_summary(q, resp));
+	case HWTR_Q_THREADS:
+		return (q_threads(q, resp));
+	case HWTR_Q_LAST:
+		return (q_last(q, req, resp));
+	case HWTR_Q_CALLS:
+		return (q_calls(q, req, resp));
+	case HWTR_Q_TREE:
+		return (q_tree(q, req, resp));
+	case HWTR_Q_FUNC:
+		return (q_func(q, req, resp));
+	case HWTR_Q_COVERAGE:
+		return (q_cov(q, req, resp));
+	case HWTR_Q_HOT:
+		return (q_hot(q, req, resp));
+	case HWTR_Q_BRANCHES:
+		return (q_branches(q, req, resp));
+	case HWTR_Q_TIMELINE:
+		return (q_timeline(q, req, resp));
+	case HWTR_Q_INSNS:
+		return (q_insns(q, req, resp));
+	case HWTR_Q_SQL:
+		return (q_sql(q, req, resp));
+	case HWTR_Q_EXPORT:
+		return (q_export(q, req, resp));
+	}
+	return (q_fail(q, -HWTR_E_INVAL, "unknown query verb %d",
+	    (int)req->verb));
+}

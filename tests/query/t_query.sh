@@ -1,0 +1,506 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# hwtrace query over a hand-written database (fixture.sql: one run of fix.c
+# whose every block, call and branch is listed there).  The expected
+# outputs below follow from that walk, not from an earlier run of ours; the
+# lcov tracefile is checked by genhtml, the Perfetto export by python3's
+# json module, the disassembly is that of the bytes written in fixture.sql.
+
+. "$(atf_get_srcdir)/../env.sh"
+
+mkfix()
+{
+	"$HWTRACE_BUILD/bench/qmkdb" fix.db "$HWTRACE_SRC/tests/query/fixture.sql" ||
+	    atf_fail "cannot make the fixture database"
+}
+
+# q EXPECTED-FILE ARGS...: the command succeeds, prints exactly that.
+q()
+{
+	exp=$1
+	shift
+	atf_check -s exit:0 -o file:"$exp" -e empty "$HWTRACE" query fix.db "$@"
+}
+
+atf_test_case summary_counts
+summary_counts_head() { atf_set descr "summary counts streams, threads, instructions, errors and loss of the fixture"; }
+summary_counts_body()
+{
+	mkfix
+	cat > exp <<'X'
+item              value
+source            step
+command           /usr/local/bin/fix
+exit              code 1
+archive_complete  1
+streams           2
+processes         1
+threads           2
+images            1
+instructions      28
+blocks            10
+static_blocks     7
+calls             5
+start             2023-11-14T22:13:20.000Z
+duration_ns       1000
+trace_bytes       576
+decode_errors     1
+undecoded_bytes   16
+lost_bytes        128
+lost_events       1
+X
+	q exp summary
+}
+
+atf_test_case threads_formats
+threads_formats_head() { atf_set descr "threads in table, csv, tsv and json"; }
+threads_formats_body()
+{
+	mkfix
+	cat > exp <<'X'
+thread  pid  tid  name    stream   blocks  insns  calls  max_depth  errors  gaps  duration_ns  exit
+     1  100  100  fix     tid 100       9     25      4          2       0     0         1000  code 1
+     2  100  101  worker  tid 101       1      3      1          0       1     1            0  code 0
+X
+	q exp threads
+	cat > exp <<'X'
+thread,pid,tid,name,stream,blocks,insns,calls,max_depth,errors,gaps,duration_ns,exit
+1,100,100,fix,tid 100,9,25,4,2,0,0,1000,code 1
+2,100,101,worker,tid 101,1,3,1,0,1,1,0,code 0
+X
+	q exp threads --format csv
+	printf 'thread\tpid\ttid\tname\tstream\tblocks\tinsns\tcalls\tmax_depth\terrors\tgaps\tduration_ns\texit\n1\t100\t100\tfix\ttid 100\t9\t25\t4\t2\t0\t0\t1000\tcode 1\n2\t100\t101\tworker\ttid 101\t1\t3\t1\t0\t1\t1\t0\tcode 0\n' > exp
+	q exp threads --format tsv
+	# The format may also come before the database.
+	atf_check -s exit:0 -o file:exp "$HWTRACE" query --format tsv fix.db threads
+	"$HWTRACE" query fix.db threads --format json > out.json ||
+	    atf_fail "threads --format json failed"
+	atf_check -s exit:0 -o inline:"2 worker 101 None\n" python3 -c '
+import json, sys
+rows = json.load(open("out.json"))
+print(len(rows), rows[1]["name"], rows[1]["tid"], rows[0].get("missing"))'
+}
+
+atf_test_case last_blocks
+last_blocks_head() { atf_set descr "last -n shows each thread's final blocks with function+offset and file:line"; }
+last_blocks_body()
+{
+	mkfix
+	cat > exp <<'X'
+thread  seq  address   function  line      insns  ends_with
+     1    6  0x40101b  sum+0xb   fix.c:12      4  cond
+     1    7  0x401024  sum+0x14  fix.c:13      2  return
+     1    8  0x40103a  main+0xa  fix.c:25      1  return
+     2    0  0x401000  sq        fix.c:5       3  return
+X
+	q exp last -n 3
+	cat > exp <<'X'
+[
+  {"thread": 1, "seq": 8, "address": "0x40103a", "function": "main+0xa", "line": "fix.c:25", "insns": 1, "ends_with": "return"}
+]
+X
+	q exp last -n 1 --thread 1 --format json
+}
+
+atf_test_case last_insns
+last_insns_head() { atf_set descr "last --insns disassembles the final instructions"; }
+last_insns_body()
+{
+	mkfix
+	cat > exp <<'X'
+thread  insn  address   function  line      instruction
+     1    21  0x401022  sum+0x12  fix.c:11  jl 0x0000000000401014
+     1    22  0x401024  sum+0x14  fix.c:13  mov eax, ebx
+     1    23  0x401026  sum+0x16  fix.c:15  ret
+     1    24  0x40103a  main+0xa  fix.c:25  ret
+X
+	q exp last --thread 1 -n 4 --insns
+}
+
+atf_test_case calls_and_tree
+calls_and_tree_head() { atf_set descr "calls lists invocations with caller and durations; tree merges call paths"; }
+calls_and_tree_body()
+{
+	mkfix
+	cat > exp <<'X'
+call  thread  depth  function  caller  call_site  seq  insn  start_ns  duration_ns  insns  self_insns  blocks  entry_kind  exit_kind
+   1       1      0  main      -       -            0     0         0         1000     25           3       9  start       return
+   2       1      1  sum       main    0x401035     1     2         0         1000     22          16       7  call        return
+   3       1      2  sq        sum     0x401016     2     6         0            0      3           3       1  call        return
+   4       1      2  sq        sum     0x401016     5    15       500            0      3           3       1  call        return
+   5       2      0  sq        -       -            0     0       200            0      3           3       1  start       end
+X
+	q exp calls
+	head -3 exp > exp1
+	q exp1 calls --thread 1 --depth 1
+	head -2 exp > exp2
+	q exp2 calls -n 1
+	cat > exp <<'X'
+thread  depth  function  calls  insns  self_insns  duration_ns  path
+     1      0  main          1     25           3         1000  main
+     1      1    sum         1     22          16         1000  main/sum
+     1      2      sq        2      6           6            0  main/sum/sq
+     2      0  sq            1      3           3            0  sq
+X
+	q exp tree
+	head -3 exp > exp1
+	q exp1 tree --thread 1 --depth 1
+}
+
+atf_test_case func_invocations
+func_invocations_head() { atf_set descr "func lists every invocation of a name or glob; an unknown name suggests close ones"; }
+func_invocations_body()
+{
+	mkfix
+	cat > exp <<'X'
+call  thread  depth  function  caller  call_site  seq  insn  start_ns  duration_ns  insns  self_insns  blocks  entry_kind  exit_kind
+   3       1      2  sq        sum     0x401016     2     6         0            0      3           3       1  call        return
+   4       1      2  sq        sum     0x401016     5    15       500            0      3           3       1  call        return
+   5       2      0  sq        -       -            0     0       200            0      3           3       1  start       end
+X
+	q exp func sq
+	cat > exp <<'X'
+call,thread,depth,function,caller,call_site,seq,insn,start_ns,duration_ns,insns,self_insns,blocks,entry_kind,exit_kind
+2,1,1,sum,main,0x401035,1,2,0,1000,22,16,7,call,return
+3,1,2,sq,sum,0x401016,2,6,0,0,3,3,1,call,return
+4,1,2,sq,sum,0x401016,5,15,500,0,3,3,1,call,return
+X
+	q exp func 's*' --thread 1 --format csv
+	# A function that never ran: a header and no rows.
+	echo "call  thread  depth  function  caller  call_site  seq  insn  start_ns  duration_ns  insns  self_insns  blocks  entry_kind  exit_kind" > exp
+	q exp func unused
+	atf_check -s exit:1 -o empty -e inline:"hwtrace query: func: no symbol matches 'squ'; did you mean 'sq' or 'sum'?\n" \
+	    "$HWTRACE" query fix.db func squ
+	atf_check -s exit:1 -o empty -e match:"no symbol matches 'zzzz'\$" \
+	    "$HWTRACE" query fix.db func zzzz
+}
+
+atf_test_case coverage_lcov_genhtml
+coverage_lcov_genhtml_head() { atf_set descr "coverage counts functions and lines; the lcov file matches the walk and genhtml accepts it"; }
+coverage_lcov_genhtml_body()
+{
+	mkfix
+	cat > exp <<'X'
+image               function  address   line      entries  insns  lines_hit  lines_total
+/usr/local/bin/fix  sq        0x401000  fix.c:5         3      9          2            2
+/usr/local/bin/fix  sum       0x401010  fix.c:10        1     16          5            5
+/usr/local/bin/fix  main      0x401030  fix.c:24        1      3          2            2
+/usr/local/bin/fix  unused    0x401040  fix.c:19        0      0          0            2
+X
+	q exp coverage --image fix --lcov cov.info
+	test ! -e cov.info.partial || atf_fail "cov.info.partial left behind"
+	cat > exp <<'X'
+TN:
+SF:fix.c
+FN:5,sq
+FN:10,sum
+FN:19,unused
+FN:24,main
+FNDA:3,sq
+FNDA:1,sum
+FNDA:0,unused
+FNDA:1,main
+FNF:4
+FNH:3
+DA:5,3
+DA:6,3
+DA:10,1
+DA:11,2
+DA:12,2
+DA:13,1
+DA:15,1
+DA:19,0
+DA:20,0
+DA:24,1
+DA:25,1
+LF:11
+LH:9
+end_of_record
+X
+	atf_check -s exit:0 -o empty diff -u exp cov.info
+	cp "$HWTRACE_SRC/tests/query/fix.c" .
+	atf_check -s exit:0 -o ignore -e ignore genhtml -o html cov.info
+	test -f html/index.html || atf_fail "genhtml wrote no html/index.html"
+	# genhtml's own summary agrees: 9 of 11 lines, 3 of 4 functions.
+	atf_check -s exit:0 -o match:"lines\.*: 81\.8% \(9 of 11 lines\)" \
+	    -o match:"functions\.*: 75\.0% \(3 of 4 functions\)" -e ignore \
+	    genhtml -o html2 cov.info
+	atf_check -s exit:1 -o empty -e match:"no image 'nosuch' \(images: '/usr/local/bin/fix'\)" \
+	    "$HWTRACE" query fix.db coverage --image nosuch
+}
+
+atf_test_case hot_by
+hot_by_head() { atf_set descr "hot by function, block and edge"; }
+hot_by_body()
+{
+	mkfix
+	cat > exp <<'X'
+function  image               insns  blocks  percent
+sum       /usr/local/bin/fix     16       5    57.14
+sq        /usr/local/bin/fix      9       3    32.14
+main      /usr/local/bin/fix      3       2    10.71
+X
+	q exp hot
+	cat > exp <<'X'
+address   function  line      count  block_insns  insns  percent
+0x401000  sq        fix.c:5       3            3      9    32.14
+0x40101b  sum+0xb   fix.c:12      2            4      8    28.57
+X
+	q exp hot --by block -n 2
+	cat > exp <<'X'
+from    to       kind    count  from_address  to_address
+sq+0x5  sum+0xb  return      2  0x401005      0x40101b
+X
+	q exp hot --by edge -n 1
+	atf_check -s exit:2 -o empty -e match:"not func, block or edge" \
+	    "$HWTRACE" query fix.db hot --by line
+}
+
+atf_test_case branches_filters
+branches_filters_head() { atf_set descr "branches with counts, filtered by source, target and kind"; }
+branches_filters_body()
+{
+	mkfix
+	cat > exp <<'X'
+from      to        kind            count  from_address  to_address
+sq+0x5    sum+0xb   return              2  0x401005      0x40101b
+sum+0x6   sq        call                2  0x401016      0x401000
+sum+0x12  sum+0x4   cond-taken          1  0x401022      0x401014
+sum+0x12  sum+0x14  cond-not-taken      1  0x401022      0x401024
+sum+0x16  main+0xa  return              1  0x401026      0x40103a
+main+0x5  sum       call                1  0x401035      0x401010
+X
+	q exp branches
+	cat > exp <<'X'
+from     to  kind  count  from_address  to_address
+sum+0x6  sq  call      2  0x401016      0x401000
+X
+	q exp branches --to sq --kind call
+	cat > exp <<'X'
+from      to       kind        count  from_address  to_address
+sum+0x12  sum+0x4  cond-taken      1  0x401022      0x401014
+X
+	q exp branches --from sum --to sum --kind cond-taken
+	atf_check -s exit:1 -o empty -e match:"unknown kind 'taken' \(kinds: cond-taken, cond-not-taken," \
+	    "$HWTRACE" query fix.db branches --kind taken
+	atf_check -s exit:1 -o empty -e match:"branches --from: no symbol matches 'man'; did you mean 'main'" \
+	    "$HWTRACE" query fix.db branches --from man
+}
+
+atf_test_case timeline_window
+timeline_window_head() { atf_set descr "timeline orders calls and events by time and honours --from/--to"; }
+timeline_window_body()
+{
+	mkfix
+	cat > exp <<'X'
+time_ns  thread  seq  kind          what                depth  duration_ns
+   -100       -    -  exec          /usr/local/bin/fix      -            -
+      0       1    0  enabled       -                       -            -
+      0       1    0  call          main                    0         1000
+      0       1    1  call          sum                     1         1000
+      0       1    2  call          sq                      2            0
+    200       2    0  enabled       -                       -            -
+    200       2    0  call          sq                      0            0
+    200       2    1  decode-error  unexpected packet       -            -
+    250       -    -  lost          128 bytes               -            -
+    500       1    5  call          sq                      2            0
+   1000       1    9  disabled      -                       -            -
+X
+	q exp timeline
+	cat > exp <<'X'
+time_ns  thread  seq  kind          what               depth  duration_ns
+    200       2    0  enabled       -                      -            -
+    200       2    0  call          sq                     0            0
+    200       2    1  decode-error  unexpected packet      -            -
+    250       -    -  lost          128 bytes              -            -
+    500       1    5  call          sq                     2            0
+X
+	q exp timeline --from 100 --to 0.5us
+	atf_check -s exit:2 -o empty -e match:"'5 apples' is not a time" \
+	    "$HWTRACE" query fix.db timeline --from '5 apples'
+}
+
+atf_test_case insns_history
+insns_history_head() { atf_set descr "insns shows an instruction window with disassembly of the stored code bytes"; }
+insns_history_body()
+{
+	mkfix
+	cat > exp <<'X'
+thread  insn  address   function  line      instruction
+     1    13  0x401014  sum+0x4   fix.c:12  mov edi, ebp
+     1    14  0x401016  sum+0x6   fix.c:12  call 0x0000000000401000
+     1    15  0x401000  sq        fix.c:5   mov eax, edi
+     1    16  0x401002  sq+0x2    fix.c:5   imul eax, edi
+     1    17  0x401005  sq+0x5    fix.c:6   ret
+X
+	q exp insns --thread 1 --from 13 --count 5
+	cat > exp <<'X'
+thread  insn  address   function  line     instruction
+     2     0  0x401000  sq        fix.c:5  mov eax, edi
+     2     1  0x401002  sq+0x2    fix.c:5  imul eax, edi
+     2     2  0x401005  sq+0x5    fix.c:6  ret
+X
+	q exp insns --thread 2
+	atf_check -s exit:1 -o empty -e match:"no thread 7 \(threads are numbered 1 to 2" \
+	    "$HWTRACE" query fix.db insns --thread 7
+}
+
+atf_test_case sql_read_only
+sql_read_only_head() { atf_set descr "sql answers any read-only SQL, refuses writes and passes SQLite's errors on"; }
+sql_read_only_body()
+{
+	mkfix
+	cat > exp <<'X'
+name  n
+sq    3
+X
+	q exp sql "SELECT s.name, count(*) AS n FROM calls c JOIN symbols s ON s.id = c.symbol GROUP BY s.name HAVING n > 1"
+	# The execution order and disassembly are reachable from SQL.
+	cat > exp <<'X'
+seq  block  d
+  5      2  mov eax, edi
+X
+	q exp sql "SELECT e.seq, e.block, hwtr_disasm(b.code, 0, b.start_ip, b.mode) AS d FROM exec_order e JOIN blocks b ON b.id = e.block WHERE e.thread = 1 AND e.seq = 5"
+	printf -- '-- a comment\nSELECT count(*) AS n FROM blocks;\n' > q.sql
+	printf 'n\n7\n' > exp
+	q exp sql --file q.sql
+	atf_check -s exit:1 -o empty -e inline:"hwtrace query: sql: the database is opened read-only; refusing a statement that writes: 'DELETE FROM meta'\n" \
+	    "$HWTRACE" query fix.db sql "SELECT 1; DELETE FROM meta; SELECT 2"
+	atf_check -s exit:1 -o empty -e inline:"hwtrace query: sql: near \"SELEC\": syntax error\n" \
+	    "$HWTRACE" query fix.db sql "SELEC 1"
+	atf_check -s exit:1 -o empty -e inline:"hwtrace query: sql: no such table: nosuch\n" \
+	    "$HWTRACE" query fix.db sql "SELECT * FROM nosuch"
+	atf_check -s exit:2 -o empty -e match:"give a QUERY or --file, not both" \
+	    "$HWTRACE" query fix.db sql --file q.sql "SELECT 1"
+	atf_check -s exit:0 -o inline:"1\n" sqlite3 fix.db "SELECT count(*) FROM meta WHERE key = 'schema_version'"
+}
+
+atf_test_case export_perfetto
+export_perfetto_head() { atf_set descr "export --perfetto writes trace-event JSON whose events nest like the call tree"; }
+export_perfetto_body()
+{
+	mkfix
+	cat > exp <<'X'
+file    threads  events  time_axis
+p.json        2       8  ns
+X
+	q exp export --perfetto p.json
+	test ! -e p.json.partial || atf_fail "p.json.partial left behind"
+	cat > check.py <<'X'
+import json
+d = json.load(open("p.json"))
+ev = d["traceEvents"]
+meta = [e for e in ev if e["ph"] == "M"]
+calls = [e for e in ev if e["ph"] == "X"]
+assert d["displayTimeUnit"] == "ns"
+assert sorted((e["name"], e["args"]["name"]) for e in meta) == [
+    ("process_name", "fix"), ("thread_name", "fix"), ("thread_name", "worker")], meta
+for e in calls:
+    for k in ("name", "ph", "ts", "dur", "pid", "tid"):
+        assert k in e, (k, e)
+# Thread 100: main [0,1us] holds sum [0,1us] holds sq at 0 and 0.5us.
+t = [(e["name"], e["ts"], e["dur"], e["args"]["depth"]) for e in calls if e["tid"] == 100]
+assert t == [("main", 0, 1, 0), ("sum", 0, 1, 1), ("sq", 0, 0, 2), ("sq", 0.5, 0, 2)], t
+w = [(e["name"], e["ts"], e["args"]["insns"]) for e in calls if e["tid"] == 101]
+assert w == [("sq", 0.2, 3)], w
+print("ok")
+X
+	atf_check -s exit:0 -o inline:"ok\n" python3 check.py
+	atf_check -s exit:2 -o empty -e match:"no --perfetto OUT given" \
+	    "$HWTRACE" query fix.db export
+}
+
+atf_test_case bad_databases
+bad_databases_head() { atf_set descr "a file that is not a hwtrace database, or has a newer schema, gets a clear error and no output"; }
+bad_databases_body()
+{
+	mkfix
+	echo hello > text.txt
+	atf_check -s exit:1 -o empty -e inline:"hwtrace query: 'text.txt' is neither a hwtrace database nor a hwtrace archive\n" \
+	    "$HWTRACE" query text.txt summary
+	sqlite3 other.db "CREATE TABLE t(x)" || atf_fail "sqlite3 failed"
+	atf_check -s exit:1 -o empty -e inline:"hwtrace query: 'other.db' is not a hwtrace database (SQLite application_id 0, hwtrace writes 0x68777472)\n" \
+	    "$HWTRACE" query other.db summary
+	cp fix.db new.db
+	sqlite3 new.db "PRAGMA user_version = 2" || atf_fail "sqlite3 failed"
+	atf_check -s exit:1 -o empty -e inline:"hwtrace query: 'new.db' has database schema version 2, newer than this hwtrace reads (1); use a newer hwtrace\n" \
+	    "$HWTRACE" query new.db summary
+	atf_check -s exit:1 -o empty -e inline:"hwtrace query: cannot open 'nosuch.db': No such file or directory\n" \
+	    "$HWTRACE" query nosuch.db summary
+}
+
+atf_test_case usage_errors
+usage_errors_head() { atf_set descr "unknown verbs and options and malformed numbers are usage errors (exit 2)"; }
+usage_errors_body()
+{
+	mkfix
+	atf_check -s exit:2 -o empty -e match:"unknown verb 'nope'" "$HWTRACE" query fix.db nope
+	atf_check -s exit:2 -o empty -e match:"no verb given" "$HWTRACE" query fix.db
+	atf_check -s exit:2 -o empty -e match:"unknown option '--bogus'" "$HWTRACE" query fix.db last --bogus
+	atf_check -s exit:2 -o empty -e match:"-n: '1x' is not a number" "$HWTRACE" query fix.db last -n 1x
+	atf_check -s exit:2 -o empty -e match:"--thread: '-1' is not a number" "$HWTRACE" query fix.db calls --thread -1
+	atf_check -s exit:2 -o empty -e match:"--format: 'xml' is not table, csv, tsv or json" "$HWTRACE" query fix.db summary --format xml
+	atf_check -s exit:2 -o empty -e match:"no PATTERN given" "$HWTRACE" query fix.db func
+	atf_check -s exit:2 -o empty -e match:"unexpected argument 'extra'" "$HWTRACE" query fix.db summary extra
+}
+
+atf_test_case help_every_verb
+help_every_verb_head() { atf_set descr "every verb has --help whose usage line is the SYNOPSIS of hwtrace-query(1)"; }
+help_every_verb_body()
+{
+	man=$HWTRACE_SRC/docs/hwtrace-query.1
+	# The SYNOPSIS rendered as text: one "hwtrace query ..." per verb.
+	MANWIDTH=400 mandoc -T ascii -O width=400 "$man" | col -b |
+	    sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed 's/^ *//' |
+	    tr -s ' ' > synopsis
+	for v in summary threads last calls tree func coverage hot branches \
+	    timeline insns sql export; do
+		"$HWTRACE" query x.db $v --help > help ||
+		    atf_fail "'$v --help' failed"
+		line=$(head -1 help | sed 's/^usage: //')
+		grep -qxF "$line" synopsis ||
+		    atf_fail "SYNOPSIS of hwtrace-query(1) lacks '$line'; it has: $(cat synopsis)"
+	done
+	atf_check -s exit:0 -o match:"^usage: hwtrace query \[--db PATH\]" "$HWTRACE" query --help
+}
+
+atf_test_case archive_cache
+archive_cache_head() { atf_set descr "an archive is indexed once into ARCHIVE.db (or --db) and the cache is reused"; }
+archive_cache_body()
+{
+	mkfix
+	# A zstd frame that is not a real archive: with a fresh cache beside
+	# it, the cache answers and the archive is not read.
+	printf '\050\265\057\375junk' > run.hwtrace
+	sleep 0.01
+	cp fix.db run.hwtrace.db
+	atf_check -s exit:0 -o match:"^threads +2\$" "$HWTRACE" query run.hwtrace summary
+	cp fix.db other.db
+	atf_check -s exit:0 -o match:"^threads +2\$" "$HWTRACE" query --db other.db run.hwtrace summary
+	# A stale cache (older than the archive) is not trusted.
+	touch -d '2000-01-01' run.hwtrace.db
+	atf_check -s exit:1 -o empty -e match:"cannot index 'run.hwtrace'" \
+	    "$HWTRACE" query run.hwtrace summary
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case summary_counts
+	atf_add_test_case threads_formats
+	atf_add_test_case last_blocks
+	atf_add_test_case last_insns
+	atf_add_test_case calls_and_tree
+	atf_add_test_case func_invocations
+	atf_add_test_case coverage_lcov_genhtml
+	atf_add_test_case hot_by
+	atf_add_test_case branches_filters
+	atf_add_test_case timeline_window
+	atf_add_test_case insns_history
+	atf_add_test_case sql_read_only
+	atf_add_test_case export_perfetto
+	atf_add_test_case bad_databases
+	atf_add_test_case usage_errors
+	atf_add_test_case help_every_verb
+	atf_add_test_case archive_cache
+}
