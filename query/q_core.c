@@ -25,15 +25,6 @@
 
 #include "q_int.h"
 
-/*
- * The indexer's entry points, weak so that the query module links (and
- * answers over databases) in a build where the indexer has not landed yet.
- */
-#pragma weak hwtr_ix_new
-#pragma weak hwtr_ix_run
-#pragma weak hwtr_ix_free
-#pragma weak hwtr_ix_errmsg
-
 int
 q_fail(struct hwtr_q *q, int err, const char *fmt, ...)
 {
@@ -766,10 +757,6 @@ q_index(struct hwtr_q *q, const char *archive, const char *cache, int jobs)
 	struct hwtr_ix *ix = NULL;
 	int rc;
 
-	if (hwtr_ix_new == NULL || hwtr_ix_run == NULL)
-		return (q_fail(q, -HWTR_E_UNSUPPORTED, "cannot index '%s': "
-		    "this hwtrace has no indexer; index it with a build that "
-		    "has one and give the database", archive));
 	memset(&xo, 0, sizeof(xo));
 	xo.jobs = jobs;
 	xo.log = q->log;
@@ -781,6 +768,14 @@ q_index(struct hwtr_q *q, const char *archive, const char *cache, int jobs)
 	if ((rc = hwtr_ix_run(ix, archive, cache)) < 0)
 		q_fail(q, rc, "cannot index '%s': %s", archive,
 		    hwtr_ix_errmsg(ix));
+	else {
+		size_t i;
+
+		/* What could not be decoded is data, but say so once. */
+		for (i = 0; i < hwtr_ix_nproblems(ix); i++)
+			hwtr_logf(&q->log, HWTR_LOG_WARN, "%s: %s", archive,
+			    hwtr_ix_problem(ix, i));
+	}
 	hwtr_ix_free(ix);
 	return (rc < 0 ? rc : 0);
 }
