@@ -76,6 +76,13 @@ struct vg_def {
 	 * instruction several times in a row); only the last pass completes.
 	 */
 	uint16_t	*cnt;
+	/*
+	 * The superblock each exit led to last time (exit k, and nexits for
+	 * the final one), valid while the file's table is at generation
+	 * @succ_gen: saves a hash lookup per executed superblock.
+	 */
+	struct vg_def	**succ;
+	uint64_t	succ_gen;
 };
 
 struct vg_thr {
@@ -84,6 +91,11 @@ struct vg_thr {
 	struct hwtr_ptenc *enc;
 	void		*tok;
 	struct vgconv_file *file;	/* whose superblocks it runs */
+	struct vg_def	*def;		/* at @pos, when @defgen is current */
+	uint64_t	defgen;
+	struct vg_def	*prev;		/* the superblock that led to @pos */
+	uint16_t	prev_slot;
+	uint32_t	nblk;
 	uint64_t	pos;		/* next instruction */
 	uint64_t	time;
 	uint64_t	ninsn;
@@ -108,6 +120,7 @@ struct vgconv_file {
 	size_t		ndefs;
 	size_t		cap;
 	uint64_t	time;
+	uint64_t	gen;		/* changes whenever a description does */
 };
 
 /* The superblocks a fork child inherited, until its file shows up. */
@@ -119,6 +132,7 @@ struct vg_snap {
 };
 
 struct vgconv {
+	uint64_t	gen;
 	struct vg_snap	*snap;
 	size_t		nsnap;
 	struct vgconv_cb cb;
@@ -277,6 +291,7 @@ def_put(struct vgconv_file *f, struct vg_def *d)
 		}
 		if (f->defs[i]->addr == d->addr) {
 			/* Retranslated: the new one applies from now on. */
+			f->gen = ++f->cv->gen;
 			def_unref(f->defs[i]);
 			f->defs[i] = d;
 			return (0);
@@ -350,13 +365,16 @@ parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 		    "superblock 0x%llx without instructions",
 		    (unsigned long long)rd64(p)));
 	need = sizeof(*d) + ninsn * (sizeof(struct vg_insn) + 4) + 2 +
-	    nexits * sizeof(struct vg_exit);
+	    nexits * sizeof(struct vg_exit) +
+	    (nexits + 1) * sizeof(struct vg_def *) + 8;
 	if ((d = calloc(1, need)) == NULL)
 		return (-HWTR_E_NOMEM);
 	d->insn = (struct vg_insn *)(d + 1);
 	d->exit = (struct vg_exit *)(d->insn + ninsn);
 	d->ev = (uint16_t *)(d->exit + nexits);
 	d->cnt = d->ev + ninsn;
+	d->succ = (struct vg_def **)(((uintptr_t)(d->cnt + ninsn + 1) + 7) &
+	    ~(uintptr_t)7);
 	d->refs = 1;
 	d->addr = rd64(p);
 	d->ninsn = ninsn;
@@ -427,6 +445,8 @@ thr_get(struct vgconv_file *f, int32_t tid, uint64_t time,
 	int rc;
 
 	if ((t = thr_find(cv, tid)) != NULL) {
+		if (t->file != f)
+			t->def = t->prev = NULL;
 		t->file = f;
 		*tp = t;
 		return (0);
@@ -502,6 +522,27 @@ desync(struct vgconv *cv, struct vg_thr *t, const char *why)
 
 /* ---- replay ----------------------------------------------------------- */
 
+/* The superblock at the thread's @pos, or NULL. */
+static struct vg_def *
+thr_def(struct vg_thr *t)
+{
+	struct vgconv_file *f = t->file;
+	struct vg_def *d;
+
+	if (t->def != NULL && t->defgen == f->gen && t->def->addr == t->pos)
+		return (t->def);
+	if ((d = def_find(f, t->pos)) == NULL)
+		return (NULL);
+	t->def = d;
+	t->defgen = f->gen;
+	if (t->prev != NULL) {
+		t->prev->succ[t->prev_slot] = d;
+		t->prev->succ_gen = f->gen;
+		t->prev = NULL;
+	}
+	return (d);
+}
+
 /* The transfer of instruction @in to @next; 1 when tracing stopped. */
 static int
 transfer(struct vg_thr *t, const struct vg_insn *in, uint64_t next)
@@ -570,15 +611,16 @@ walked(struct vgconv *cv, struct vg_thr *t, const struct vg_def *d, size_t n)
  * one that faults.
  */
 static int
-replay(struct vgconv *cv, struct vg_thr *t, const struct vg_def *d,
-    size_t i, uint64_t dst)
+replay(struct vgconv *cv, struct vg_thr *t, struct vg_def *d,
+    size_t i, uint64_t dst, size_t slot)
 {
 	const struct vg_insn *in = d->insn;
 	size_t e;
 	int rc, complete;
 
-	if (t->enc != NULL && (rc = hwtr_ptenc_at(t->enc, t->pos,
-	    t->time)) < 0)
+	/* A PSB+ may go at a superblock start; asking every 16th is enough. */
+	if (t->enc != NULL && (t->nblk++ & 15) == 0 &&
+	    (rc = hwtr_ptenc_at(t->enc, t->pos, t->time)) < 0)
 		return (rc);
 	complete = !(dst == in[i].addr && (in[i].cls == CLS_OTHER ||
 	    in[i].cls == CLS_SYS));
@@ -592,12 +634,24 @@ replay(struct vgconv *cv, struct vg_thr *t, const struct vg_def *d,
 	cv->st.instructions += d->cnt[i] + complete;
 	cv->st.blocks++;
 	t->pos = dst;
-	return (walked(cv, t, d, i + complete));
+	if (d->succ_gen == t->file->gen && d->succ[slot] != NULL &&
+	    d->succ[slot]->addr == dst) {
+		t->def = d->succ[slot];
+		t->defgen = d->succ_gen;
+		t->prev = NULL;
+	} else {
+		t->def = NULL;
+		t->prev = d;
+		t->prev_slot = (uint16_t)slot;
+	}
+	if (cv->cb.walked != NULL)
+		return (walked(cv, t, d, i + complete));
+	return (0);
 }
 
 /* Replay @d up to (not including) its instruction @m. */
 static int
-replay_partial(struct vgconv *cv, struct vg_thr *t, const struct vg_def *d,
+replay_partial(struct vgconv *cv, struct vg_thr *t, struct vg_def *d,
     size_t m)
 {
 	size_t e;
@@ -613,6 +667,7 @@ replay_partial(struct vgconv *cv, struct vg_thr *t, const struct vg_def *d,
 	t->ninsn += d->cnt[m];
 	cv->st.instructions += d->cnt[m];
 	t->pos = d->insn[m].addr;
+	t->def = t->prev = NULL;
 	return (walked(cv, t, d, m));
 }
 
@@ -625,7 +680,7 @@ replay_partial(struct vgconv *cv, struct vg_thr *t, const struct vg_def *d,
 static int
 advance(struct vgconv *cv, struct vg_thr *t, int mode, uint64_t stop)
 {
-	const struct vg_def *d;
+	struct vg_def *d;
 	size_t iter, m;
 	int need, rc;
 
@@ -634,7 +689,7 @@ advance(struct vgconv *cv, struct vg_thr *t, int mode, uint64_t stop)
 			return (ADV_OFF);
 		if (mode != MODE_RECORD && t->pos == stop)
 			return (ADV_AT);
-		if ((d = def_find(t->file, t->pos)) == NULL) {
+		if ((d = thr_def(t)) == NULL) {
 			rc = desync(cv, t, "no superblock description");
 			return (rc < 0 ? rc : ADV_ERR);
 		}
@@ -655,7 +710,8 @@ advance(struct vgconv *cv, struct vg_thr *t, int mode, uint64_t stop)
 			    "record expected" : "superblock left without record");
 			return (rc < 0 ? rc : ADV_ERR);
 		}
-		if ((rc = replay(cv, t, d, d->ninsn - 1, d->next)) < 0)
+		if ((rc = replay(cv, t, d, d->ninsn - 1, d->next,
+		    d->nexits)) < 0)
 			return (rc);
 	}
 	rc = desync(cv, t, "endless walk without records");
@@ -711,7 +767,7 @@ inline_rec(struct vgconv_file *f, uint8_t b, uint64_t word)
 {
 	struct vgconv *cv = f->cv;
 	struct vg_thr *t = f->cur;
-	const struct vg_def *d;
+	struct vg_def *d;
 	int rc;
 
 	if (t == NULL)
@@ -724,17 +780,17 @@ inline_rec(struct vgconv_file *f, uint8_t b, uint64_t word)
 		return (rc);
 	if (rc != ADV_NEED)
 		return (0);
-	d = def_find(f, t->pos);
+	d = t->def;
 	if (b & HWVG_INLINE_WIDE) {
 		if (d->nextkind != HWVG_NEXT_COMPUTED ||
 		    (b & 0x7f) != d->nexits)
 			return (desync(cv, t, "computed exit record mismatch"));
-		return (replay(cv, t, d, d->ninsn - 1, word >> 8));
+		return (replay(cv, t, d, d->ninsn - 1, word >> 8, d->nexits));
 	}
 	if (b < d->nexits)
-		return (replay(cv, t, d, d->exit[b].insn, d->exit[b].dst));
+		return (replay(cv, t, d, d->exit[b].insn, d->exit[b].dst, b));
 	if (b == d->nexits && d->nextkind == HWVG_NEXT_CONST)
-		return (replay(cv, t, d, d->ninsn - 1, d->next));
+		return (replay(cv, t, d, d->ninsn - 1, d->next, d->nexits));
 	return (desync(cv, t, "exit record mismatch"));
 }
 
@@ -804,6 +860,7 @@ snap_adopt(struct vgconv_file *f)
 		return (0);
 	}
 	f->waiting = 0;
+	f->gen = ++cv->gen;
 	f->defs = cv->snap[i].defs;
 	f->cap = cv->snap[i].cap;
 	f->ndefs = cv->snap[i].ndefs;
@@ -933,6 +990,7 @@ vgconv_file_new(struct vgconv *cv, const char *name, struct vgconv_file **fp)
 		return (-HWTR_E_NOMEM);
 	}
 	f->cv = cv;
+	f->gen = ++cv->gen;
 	*fp = f;
 	return (0);
 }
