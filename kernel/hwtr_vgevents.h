@@ -41,6 +41,9 @@
  *           succeeds)
  *   GT      u32 tid, u32 n, u64 ip[n]: ground truth, completed instructions
  *   FINI    u32 tid, u64 ip, u64 tsc, u32 exitcode: a thread alive at exit
+ *   MMAP    u64 addr, u64 len, u64 pgoff, u32 prot, u64 tsc, u16 n,
+ *           char path[n]: an executable mapping (or mprotect to exec)
+ *   MUNMAP  u64 addr, u64 len, u64 tsc
  *   FORK    u32 tid, u32 child pid, u64 tsc: a process was forked
  *   END     u64 superblocks translated, u64 tsc: the file is complete
  */
@@ -65,6 +68,8 @@
 #define HWVG_REC_FINI		0xf7
 #define HWVG_REC_END		0xf8
 #define HWVG_REC_FORK		0xf9
+#define HWVG_REC_MMAP		0xfa
+#define HWVG_REC_MUNMAP		0xfb
 
 #define HWVG_HDR_FORKED		0x1
 

@@ -88,7 +88,7 @@ struct vg_def {
 struct vg_thr {
 	int32_t		pid;
 	int32_t		tid;
-	struct hwtr_ptenc *enc;
+	struct hwtr_ptenc **encp;	/* the owner's; NULL: not traced */
 	void		*tok;
 	struct vgconv_file *file;	/* whose superblocks it runs */
 	struct vg_def	*def;		/* at @pos, when @defgen is current */
@@ -148,6 +148,9 @@ struct vgconv {
 	uint64_t	*walk;		/* walked-callback buffer */
 	char		errmsg[512];
 };
+
+/* The thread's encoder; NULL when it is not (or no longer) traced. */
+#define ENC(t)	((t)->encp != NULL ? *(t)->encp : NULL)
 
 enum { ADV_ERR = -1, ADV_NEED = 1, ADV_AT, ADV_OFF };
 enum { MODE_RECORD = 0, MODE_RESUME, MODE_PARTIAL };
@@ -466,7 +469,7 @@ thr_get(struct vgconv_file *f, int32_t tid, uint64_t time,
 	t->time = time;
 	if (cv->cb.thread_start != NULL) {
 		rc = cv->cb.thread_start(cv->cb.arg, f->pid, tid,
-		    tid == f->pid ? -1 : f->pid, time, &t->enc, &t->tok);
+		    tid == f->pid ? -1 : f->pid, time, &t->encp, &t->tok);
 		if (rc < 0) {
 			free(t);
 			return (rc);
@@ -483,10 +486,10 @@ thr_close(struct vgconv *cv, struct vg_thr *t, uint64_t time)
 	size_t i;
 	int rc = 0;
 
-	if (t->enc != NULL && t->enabled)
-		rc = hwtr_ptenc_disable(t->enc, 0, time);
-	if (t->enc != NULL && rc >= 0)
-		rc = hwtr_ptenc_flush(t->enc);
+	if (ENC(t) != NULL && t->enabled)
+		rc = hwtr_ptenc_disable(ENC(t), 0, time);
+	if (ENC(t) != NULL && rc >= 0)
+		rc = hwtr_ptenc_flush(ENC(t));
 	if (cv->cb.thread_exit != NULL) {
 		int r2 = cv->cb.thread_exit(cv->cb.arg, t->tok, t->ninsn, time);
 		if (rc >= 0)
@@ -513,8 +516,8 @@ desync(struct vgconv *cv, struct vg_thr *t, const char *why)
 	cv_log(cv, HWTR_LOG_WARN, "valgrind: pid %d tid %d at 0x%llx: %s; "
 	    "trace resumes at the next scheduler point", t->pid, t->tid,
 	    (unsigned long long)t->pos, why);
-	if (t->enc != NULL && t->enabled)
-		rc = hwtr_ptenc_disable(t->enc, 0, t->time);
+	if (ENC(t) != NULL && t->enabled)
+		rc = hwtr_ptenc_disable(ENC(t), 0, t->time);
 	t->enabled = 0;
 	t->known = 0;
 	return (rc);
@@ -547,7 +550,7 @@ thr_def(struct vg_thr *t)
 static int
 transfer(struct vg_thr *t, const struct vg_insn *in, uint64_t next)
 {
-	struct hwtr_ptenc *e = t->enc;
+	struct hwtr_ptenc *e = ENC(t);
 	uint64_t end = in->addr + in->len;
 	int rc = 0;
 
@@ -619,8 +622,8 @@ replay(struct vgconv *cv, struct vg_thr *t, struct vg_def *d,
 	int rc, complete;
 
 	/* A PSB+ may go at a superblock start; asking every 16th is enough. */
-	if (t->enc != NULL && (t->nblk++ & 15) == 0 &&
-	    (rc = hwtr_ptenc_at(t->enc, t->pos, t->time)) < 0)
+	if (ENC(t) != NULL && (t->nblk++ & 15) == 0 &&
+	    (rc = hwtr_ptenc_at(ENC(t), t->pos, t->time)) < 0)
 		return (rc);
 	complete = !(dst == in[i].addr && (in[i].cls == CLS_OTHER ||
 	    in[i].cls == CLS_SYS));
@@ -657,7 +660,7 @@ replay_partial(struct vgconv *cv, struct vg_thr *t, struct vg_def *d,
 	size_t e;
 	int rc;
 
-	if (t->enc != NULL && (rc = hwtr_ptenc_at(t->enc, t->pos,
+	if (ENC(t) != NULL && (rc = hwtr_ptenc_at(ENC(t), t->pos,
 	    t->time)) < 0)
 		return (rc);
 	for (e = 0; e < d->nev && d->ev[e] < m; e++)
@@ -737,8 +740,8 @@ resume(struct vgconv *cv, struct vg_thr *t, uint64_t ip)
 	t->pos = ip;
 	t->known = 1;
 	t->enabled = 1;
-	if (t->enc != NULL)
-		return (hwtr_ptenc_enable(t->enc, ip, 1, t->time));
+	if (ENC(t) != NULL)
+		return (hwtr_ptenc_enable(ENC(t), ip, 1, t->time));
 	return (0);
 }
 
@@ -754,7 +757,7 @@ stop_at(struct vgconv *cv, struct vg_thr *t, uint64_t ip)
 	if (rc < 0)
 		return (rc);
 	if (rc == ADV_AT) {
-		if (t->enc != NULL && (rc = hwtr_ptenc_disable(t->enc, ip,
+		if (ENC(t) != NULL && (rc = hwtr_ptenc_disable(ENC(t), ip,
 		    t->time)) < 0)
 			return (rc);
 		t->enabled = 0;

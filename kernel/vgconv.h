@@ -34,11 +34,13 @@ struct vgconv_file;
 struct vgconv_cb {
 	void	*arg;
 	/*
-	 * A thread appeared: set *encp to the PT encoder to feed (NULL: do
-	 * not trace it) and *tokp to anything the caller wants back.
+	 * A thread appeared: set *encpp to where the PT encoder to feed is
+	 * kept (read before every use: it may become NULL when the owner
+	 * stops the thread's trace; *encpp NULL: not traced) and *tokp to
+	 * anything the caller wants back.
 	 */
 	int	(*thread_start)(void *arg, int32_t pid, int32_t tid,
-		    int32_t ptid, uint64_t time, struct hwtr_ptenc **encp,
+		    int32_t ptid, uint64_t time, struct hwtr_ptenc ***encpp,
 		    void **tokp);
 	/* The thread ended; @ninsn instructions were traced. */
 	int	(*thread_exit)(void *arg, void *tok, uint64_t ninsn,

@@ -48,6 +48,7 @@
  */
 
 #include "pub_tool_basics.h"
+#include "pub_tool_aspacemgr.h"
 #include "pub_tool_clientstate.h"
 #include "pub_tool_tooliface.h"
 #include "pub_tool_libcassert.h"
@@ -428,6 +429,69 @@ hw_atfork_child(ThreadId tid)
 	hw_open();
 }
 
+/*
+ * Executable mappings, as the client sees them: the sideband (and the
+ * images hwtrace stores) come from here, in order with the trace, even
+ * when the process is gone before hwtrace reads this file.
+ */
+static void
+hw_mmap_rec(Addr a, SizeT len, Bool rr, Bool ww, Bool xx)
+{
+	NSegment const *seg;
+	const HChar *path = "";
+	ULong off = 0;
+	UInt n, prot;
+
+	if (!xx || hw.buf == NULL)
+		return;
+	if ((seg = VG_(am_find_nsegment)(a)) != NULL) {
+		const HChar *fn = VG_(am_get_filename)(seg);
+
+		if (fn != NULL)
+			path = fn;
+		if (seg->kind == SkFileC)
+			off = (ULong)seg->offset + (ULong)(a - seg->start);
+	}
+	n = (UInt)VG_(strlen)(path);
+	if (n > 4000)
+		n = 4000;
+	prot = (rr ? VKI_PROT_READ : 0) | (ww ? VKI_PROT_WRITE : 0) |
+	    VKI_PROT_EXEC;
+	hw_tag(HWVG_REC_MMAP, 8 + 8 + 8 + 4 + 8 + 2 + n);
+	hw_put64(a);
+	hw_put64(len);
+	hw_put64(off);
+	hw_put32(prot);
+	hw_put64(hw_tsc());
+	hw_put16((UShort)n);
+	VG_(memcpy)(hw.cur, path, n);
+	hw.cur += n;
+}
+
+static void
+hw_new_mem(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di)
+{
+	(void)di;
+	hw_mmap_rec(a, len, rr, ww, xx);
+}
+
+static void
+hw_mprotect(Addr a, SizeT len, Bool rr, Bool ww, Bool xx)
+{
+	hw_mmap_rec(a, len, rr, ww, xx);
+}
+
+static void
+hw_munmap(Addr a, SizeT len)
+{
+	if (hw.buf == NULL)
+		return;
+	hw_tag(HWVG_REC_MUNMAP, 8 + 8 + 8);
+	hw_put64(a);
+	hw_put64(len);
+	hw_put64(hw_tsc());
+}
+
 static Bool
 hw_process_cmd_line_option(const HChar *arg)
 {
@@ -703,6 +767,10 @@ hw_pre_clo_init(void)
 	VG_(track_start_client_code)(hw_start_client_code);
 	VG_(track_pre_deliver_signal)(hw_pre_deliver_signal);
 	VG_(track_pre_thread_ll_exit)(hw_thread_exit);
+	VG_(track_new_mem_startup)(hw_new_mem);
+	VG_(track_new_mem_mmap)(hw_new_mem);
+	VG_(track_change_mem_mprotect)(hw_mprotect);
+	VG_(track_die_mem_munmap)(hw_munmap);
 	VG_(atfork)(hw_atfork_pre, NULL, hw_atfork_child);
 }
 

@@ -21,6 +21,8 @@
 #include "../../kernel/vgconv.h"
 
 static uint64_t pt_bytes;
+static struct hwtr_ptenc *encs[4096];
+static size_t nencs;
 
 static int
 sink(void *arg, const void *buf, size_t len)
@@ -33,13 +35,16 @@ sink(void *arg, const void *buf, size_t len)
 
 static int
 tstart(void *arg, int32_t pid, int32_t tid, int32_t ptid, uint64_t time,
-    struct hwtr_ptenc **encp, void **tokp)
+    struct hwtr_ptenc ***encpp, void **tokp)
 {
 	struct hwtr_ptenc_out out = { sink, NULL, NULL };
 
 	(void)arg; (void)pid; (void)tid; (void)ptid; (void)time;
 	*tokp = NULL;
-	return (hwtr_ptenc_new(encp, NULL, &out));
+	if (nencs == 4096)
+		return (-HWTR_E_LIMIT);
+	*encpp = &encs[nencs];
+	return (hwtr_ptenc_new(&encs[nencs++], NULL, &out));
 }
 
 static int

@@ -251,7 +251,7 @@ read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64_t ip,
 
 static int
 cb_thread_start(void *arg, int32_t pid, int32_t tid, int32_t ptid,
-    uint64_t time, struct hwtr_ptenc **encp, void **tokp)
+    uint64_t time, struct hwtr_ptenc ***encpp, void **tokp)
 {
 	struct ctx *c = arg;
 	struct tthr *t;
@@ -271,7 +271,7 @@ cb_thread_start(void *arg, int32_t pid, int32_t tid, int32_t ptid,
 	t->segkey[0] = code_key(c, pid);
 	ATF_REQUIRE(hwtr_ptenc_new(&t->enc, NULL, &out) == 0);
 	c->thr[c->nthr++] = t;
-	*encp = t->enc;
+	*encpp = &t->enc;
 	*tokp = t;
 	return (0);
 }
