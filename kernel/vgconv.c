@@ -965,6 +965,25 @@ tagged(struct vgconv_file *f, uint8_t tag, const uint8_t *p, uint32_t len)
 			free(ip);
 			return (rc);
 		}
+	case HWVG_REC_MMAP:
+		if (len < 38 || len < 38u + rd16(p + 36))
+			break;
+		f->time = rd64(p + 28);
+		if (cv->cb.mmap == NULL)
+			return (0);
+		n = rd16(p + 36);
+		memcpy(exe, p + 38, n);
+		exe[n] = '\0';
+		return (cv->cb.mmap(cv->cb.arg, f->pid, rd64(p), rd64(p + 8),
+		    rd64(p + 16), rd32(p + 24), exe, f->time));
+	case HWVG_REC_MUNMAP:
+		if (len < 24)
+			break;
+		f->time = rd64(p + 16);
+		if (cv->cb.munmap == NULL)
+			return (0);
+		return (cv->cb.munmap(cv->cb.arg, f->pid, rd64(p), rd64(p + 8),
+		    f->time));
 	case HWVG_REC_FORK:
 		if (len < 16)
 			break;
@@ -1130,11 +1149,27 @@ vgconv_finish(struct vgconv *cv, uint64_t time)
 }
 
 void
+vgconv_file_abandon(struct vgconv_file *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->cv->nthr; i++)
+		if (f->cv->thr[i]->file == f)
+			f->cv->thr[i]->file = NULL;
+	for (i = 0; i < f->cap; i++)
+		def_unref(f->defs[i]);
+	free(f->defs);
+	free(f->name);
+	free(f);
+}
+
+void
 vgconv_free(struct vgconv *cv)
 {
 	if (cv == NULL)
 		return;
-	(void)vgconv_finish(cv, 0);
+	while (cv->nthr > 0)
+		free(cv->thr[--cv->nthr]);
 	while (cv->nsnap > 0) {
 		struct vg_snap *sn = &cv->snap[--cv->nsnap];
 		size_t i;

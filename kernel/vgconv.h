@@ -16,7 +16,7 @@
  *      it again with what follows);
  *   3) vgconv_file_end() when the file is complete (or will not grow
  *      again); vgconv_finish() when the capture ends (threads still open
- *      are closed), vgconv_free().
+ *      are closed), vgconv_free() (which reports nothing more).
  * Not thread-safe.
  */
 
@@ -50,6 +50,12 @@ struct vgconv_cb {
 		    const char *path, uint64_t time);
 	int	(*proc_exit)(void *arg, int32_t pid, int exitcode,
 		    uint64_t time);
+	/* An executable mapping appeared, went (NULL: ignored). */
+	int	(*mmap)(void *arg, int32_t pid, uint64_t addr, uint64_t len,
+		    uint64_t pgoff, uint32_t prot, const char *path,
+		    uint64_t time);
+	int	(*munmap)(void *arg, int32_t pid, uint64_t addr, uint64_t len,
+		    uint64_t time);
 	/* Ground truth from the tool (NULL: ignored). */
 	int	(*groundtruth)(void *arg, void *tok, const uint64_t *ip,
 		    size_t n);
@@ -81,6 +87,9 @@ int	vgconv_file_complete(const struct vgconv_file *f);
 int32_t	vgconv_file_pid(const struct vgconv_file *f);
 /* No more bytes will come; @leftover bytes were never consumed. */
 int	vgconv_file_end(struct vgconv_file *f, size_t leftover);
+
+/* Forget a file without reporting anything (error paths). */
+void	vgconv_file_abandon(struct vgconv_file *f);
 
 /* Close every thread still open. */
 int	vgconv_finish(struct vgconv *cv, uint64_t time);
