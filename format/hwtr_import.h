@@ -32,6 +32,13 @@ int hwtr_import_copy(struct hwtr_aw *aw, uint32_t id, int fd,
     const char *label, const char *path, uint64_t from, uint64_t end,
     char *errbuf, size_t errlen);
 
+/* 1 when @base + @rel + @len does not fit in 64 bits, else 0. */
+static inline int
+hwtr_import_wraps(uint64_t base, uint64_t rel, uint64_t len)
+{
+	return (rel > UINT64_MAX - base || len > UINT64_MAX - base - rel);
+}
+
 /*
  * Close @aw (renaming its file to @out); on failure remove the partial
  * file too and say why in @errbuf.  Frees @aw.

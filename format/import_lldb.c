@@ -582,9 +582,9 @@ check_files(struct lldb_bundle *b)
 				return (-HWTR_E_FORMAT);
 			}
 			for (k = 0; k < mo->elf.nload; k++)
-				if (mo->elf.load[k].vaddr - minv >
-				    UINT64_MAX - mo->load -
-				    mo->elf.load[k].filesz) {
+				if (hwtr_import_wraps(mo->load,
+				    mo->elf.load[k].vaddr - minv,
+				    mo->elf.load[k].filesz)) {
 					BERR(b, "%s.loadAddress: 0x%" PRIx64
 					    " puts segment %zu of '%s' past "
 					    "the end of the address space",

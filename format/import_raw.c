@@ -277,7 +277,8 @@ hwtr_import_raw(const struct hwtr_import_raw_opts *o, const char *out,
 		if ((rc = check_range("--raw", &o->raw[i], rawlen[i],
 		    &rawend[i], errbuf, errlen)) < 0)
 			goto out;
-		if (UINT64_MAX - o->raw[i].addr < rawend[i] - o->raw[i].from) {
+		if (hwtr_import_wraps(o->raw[i].addr, 0,
+		    rawend[i] - o->raw[i].from)) {
 			hwtr_import_err(errbuf, errlen, "--raw '%s': load "
 			    "address 0x%" PRIx64 " plus size wraps around",
 			    o->raw[i].path, o->raw[i].addr);
@@ -309,6 +310,24 @@ hwtr_import_raw(const struct hwtr_import_raw_opts *o, const char *out,
 			    o->elf[i].path);
 			rc = -HWTR_E_FORMAT;
 			goto out;
+		}
+		if (o->elf[i].has_addr && o->elf[i].addr != 0) {
+			minv = UINT64_MAX;
+			for (j = 0; j < elfs[i].info.nload; j++)
+				if (elfs[i].info.load[j].vaddr < minv)
+					minv = elfs[i].info.load[j].vaddr;
+			for (j = 0; j < elfs[i].info.nload; j++)
+				if (hwtr_import_wraps(o->elf[i].addr,
+				    elfs[i].info.load[j].vaddr - minv,
+				    elfs[i].info.load[j].filesz)) {
+					hwtr_import_err(errbuf, errlen,
+					    "--elf '%s': base 0x%" PRIx64
+					    " puts segment %zu past the end of "
+					    "the address space", o->elf[i].path,
+					    o->elf[i].addr, j);
+					rc = -HWTR_E_INVAL;
+					goto out;
+				}
 		}
 	}
 

@@ -184,6 +184,14 @@ bad_inputs_body()
 	run_status 1 "$HWTRACE" import --raw code.bin:0x10-0x200:0x1000 --pt t.pt -o o.hwtrace
 	expect_first err "hwtrace import: --raw 'code.bin': range 0x10-0x200 is outside the file (100 bytes)"
 	expect_no_output o.hwtrace
+	run_status 1 "$HWTRACE" import --raw code.bin:0xffffffffffffffc0 --pt t.pt -o o.hwtrace
+	expect_first err "hwtrace import: --raw 'code.bin': load address 0xffffffffffffffc0 plus size wraps around"
+	expect_no_output o.hwtrace
+	cp /bin/true true.elf
+	run_status 1 "$HWTRACE" import --elf true.elf:0xfffffffffffff000 --pt t.pt -o o.hwtrace
+	grep -q "^hwtrace import: --elf 'true.elf': base 0xfffffffffffff000 puts segment [0-9]* past the end of the address space$" err ||
+	    atf_fail "expected the --elf base refused, got: $(cat err)"
+	expect_no_output o.hwtrace
 	run_status 1 "$HWTRACE" import --pt t.pt:64 -o o.hwtrace
 	expect_first err "hwtrace import: --pt 't.pt': range 0x40-0x40 is outside the file (64 bytes)"
 	expect_no_output o.hwtrace
