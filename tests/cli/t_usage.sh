@@ -74,6 +74,59 @@ man_lint_body()
 	done
 }
 
+atf_test_case man_examples_run
+man_examples_run_head()
+{
+	atf_set descr "the EXAMPLES of hwtrace(1), hwtrace-import(1), hwtrace-info(1) and hwtrace-verify(1) run and exit 0"
+	atf_set require.progs "mandoc python3"
+}
+man_examples_run_body()
+{
+	require_corpus libipt-ptt/loop-tnt
+	require_corpus lldb-intelpt
+	# The files the examples name, from the corpus.
+	for f in "$HWTRACE_CORPUS"/libipt-ptt/loop-tnt/loop-tnt.* \
+	    "$HWTRACE_CORPUS"/lldb-intelpt/intelpt-trace-multi-file/*; do
+		ln -s "$f" .
+	done
+	ln -s "$HWTRACE_CORPUS/lldb-intelpt/intelpt-trace" .
+	for v in "" -import -info -verify; do
+		mandoc -Tascii "$HWTRACE_SRC/docs/hwtrace$v.1" | sed 's/.\x08//g' |
+		    sed -n '/^EXAMPLES/,/^SEE ALSO/p' > ex
+		# "$ command", with "\" continuation lines joined.
+		python3 -c '
+import sys
+cmds, cur = [], None
+for line in open("ex"):
+    s = line.strip()
+    if cur is None and s.startswith("$ "):
+        cur = s[2:]
+    elif cur is not None:
+        cur += " " + s
+    else:
+        continue
+    if cur.endswith("\\"):
+        cur = cur[:-1]
+    else:
+        cmds.append(cur)
+        cur = None
+print("\n".join(cmds))
+' > cmds
+		[ -s cmds ] || atf_fail "hwtrace$v.1 has no examples"
+		while IFS= read -r c; do
+			case $c in
+			*"| jq "*) command -v jq >/dev/null 2>&1 || continue ;;
+			esac
+			case $c in
+			hwtrace\ *) ;;
+			*) atf_fail "hwtrace$v.1: example '$c' does not start with hwtrace" ;;
+			esac
+			(PATH=$(dirname "$HWTRACE"):$PATH; eval "$c") > exout 2>&1 < /dev/null ||
+			    atf_fail "hwtrace$v.1: example '$c' failed: $(cat exout)"
+		done < cmds
+	done
+}
+
 # usage_case "expected stderr first line" args...
 usage_case()
 {
@@ -147,6 +200,7 @@ atf_init_test_cases()
 	atf_add_test_case help_every_verb
 	atf_add_test_case help_matches_man
 	atf_add_test_case man_lint
+	atf_add_test_case man_examples_run
 	atf_add_test_case usage_errors
 	atf_add_test_case version
 }
