@@ -58,6 +58,15 @@ struct vg_exit {
 	uint64_t	dst;
 };
 
+/* A PT event inside a superblock: its outcome is static. */
+struct vg_sev {
+	uint16_t	idx;		/* instruction */
+	uint8_t		cls;		/* CLS_JCC or CLS_CALL */
+	uint8_t		taken;		/* CLS_JCC */
+	uint64_t	ret;		/* CLS_CALL: return address */
+	uint64_t	next;		/* the next instruction in the block */
+};
+
 struct vg_def {
 	uint32_t	refs;		/* tables holding it (fork snapshots) */
 	uint64_t	addr;
@@ -70,6 +79,7 @@ struct vg_def {
 	struct vg_insn	*insn;
 	struct vg_exit	*exit;
 	uint16_t	*ev;		/* their indices, ascending */
+	struct vg_sev	*sev;		/* the same, with static outcomes */
 	/*
 	 * cnt[j]: instructions completed among 0..j-1.  VEX unrolls a
 	 * rep-prefixed instruction's loop into one superblock (the same
@@ -367,9 +377,9 @@ parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 		return (cv_err(cv, HWTR_E_FORMAT,
 		    "superblock 0x%llx without instructions",
 		    (unsigned long long)rd64(p)));
-	need = sizeof(*d) + ninsn * (sizeof(struct vg_insn) + 4) + 2 +
-	    nexits * sizeof(struct vg_exit) +
-	    (nexits + 1) * sizeof(struct vg_def *) + 8;
+	need = sizeof(*d) + ninsn * (sizeof(struct vg_insn) + 4 +
+	    sizeof(struct vg_sev)) + 2 + nexits * sizeof(struct vg_exit) +
+	    (nexits + 1) * sizeof(struct vg_def *) + 16;
 	if ((d = calloc(1, need)) == NULL)
 		return (-HWTR_E_NOMEM);
 	d->insn = (struct vg_insn *)(d + 1);
@@ -378,6 +388,7 @@ parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 	d->cnt = d->ev + ninsn;
 	d->succ = (struct vg_def **)(((uintptr_t)(d->cnt + ninsn + 1) + 7) &
 	    ~(uintptr_t)7);
+	d->sev = (struct vg_sev *)(d->succ + nexits + 1);
 	d->refs = 1;
 	d->addr = rd64(p);
 	d->ninsn = ninsn;
@@ -401,6 +412,16 @@ parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 		off += 9 + q[8];
 		if (d->insn[i].cls != CLS_OTHER && d->insn[i].cls != CLS_JMP)
 			d->ev[d->nev++] = (uint16_t)i;
+	}
+	for (i = 0; i < d->nev; i++) {
+		struct vg_sev *sv = &d->sev[i];
+		const struct vg_insn *in = &d->insn[d->ev[i]];
+
+		sv->idx = d->ev[i];
+		sv->cls = in->cls;
+		sv->ret = in->addr + in->len;
+		sv->next = d->ev[i] + 1u < ninsn ? d->insn[d->ev[i] + 1].addr : 0;
+		sv->taken = sv->next != sv->ret;
 	}
 	d->cnt[0] = 0;
 	for (i = 0; i < ninsn; i++)
@@ -607,6 +628,27 @@ walked(struct vgconv *cv, struct vg_thr *t, const struct vg_def *d, size_t n)
 	return (cv->cb.walked(cv->cb.arg, t->tok, cv->walk, k));
 }
 
+/* The events of the instructions before @i, whose outcomes are static. */
+static int
+replay_static(struct vg_thr *t, const struct vg_def *d, size_t i)
+{
+	struct hwtr_ptenc *e = ENC(t);
+	const struct vg_sev *sv = d->sev, *end = d->sev + d->nev;
+	int rc = 0;
+
+	for (; sv < end && sv->idx < i && rc >= 0; sv++) {
+		if (sv->cls == CLS_JCC) {
+			if (e != NULL)
+				rc = hwtr_ptenc_cond(e, sv->taken);
+		} else if (sv->cls == CLS_CALL) {
+			if (e != NULL)
+				rc = hwtr_ptenc_call(e, sv->ret, sv->next, 0);
+		} else
+			rc = transfer(t, &d->insn[sv->idx], sv->next);
+	}
+	return (rc < 0 ? rc : 0);
+}
+
 /*
  * Replay superblock @d left at instruction @i towards @dst.  An exit to
  * the start of its own (non-branch) instruction means the instruction did
@@ -618,7 +660,6 @@ replay(struct vgconv *cv, struct vg_thr *t, struct vg_def *d,
     size_t i, uint64_t dst, size_t slot)
 {
 	const struct vg_insn *in = d->insn;
-	size_t e;
 	int rc, complete;
 
 	/* A PSB+ may go at a superblock start; asking every 16th is enough. */
@@ -627,10 +668,8 @@ replay(struct vgconv *cv, struct vg_thr *t, struct vg_def *d,
 		return (rc);
 	complete = !(dst == in[i].addr && (in[i].cls == CLS_OTHER ||
 	    in[i].cls == CLS_SYS));
-	for (e = 0; e < d->nev && d->ev[e] < i; e++)
-		if ((rc = transfer(t, &in[d->ev[e]],
-		    in[d->ev[e] + 1].addr)) < 0)
-			return (rc);
+	if ((rc = replay_static(t, d, i)) < 0)
+		return (rc);
 	if (complete && (rc = transfer(t, &in[i], dst)) < 0)
 		return (rc);
 	t->ninsn += d->cnt[i] + complete;
@@ -657,16 +696,13 @@ static int
 replay_partial(struct vgconv *cv, struct vg_thr *t, struct vg_def *d,
     size_t m)
 {
-	size_t e;
 	int rc;
 
 	if (ENC(t) != NULL && (rc = hwtr_ptenc_at(ENC(t), t->pos,
 	    t->time)) < 0)
 		return (rc);
-	for (e = 0; e < d->nev && d->ev[e] < m; e++)
-		if ((rc = transfer(t, &d->insn[d->ev[e]],
-		    d->insn[d->ev[e] + 1].addr)) < 0)
-			return (rc);
+	if ((rc = replay_static(t, d, m)) < 0)
+		return (rc);
 	t->ninsn += d->cnt[m];
 	cv->st.instructions += d->cnt[m];
 	t->pos = d->insn[m].addr;
