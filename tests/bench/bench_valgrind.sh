@@ -18,6 +18,12 @@ if ! command -v valgrind.bin >/dev/null 2>&1; then
 	echo "bench_valgrind: valgrind is not installed" >&2
 	exit 1
 fi
+if ! "$HWTRACE" capture --source valgrind -o "$BENCH_DIR/probe.hwtrace" \
+    -- /bin/true >/dev/null 2>"$BENCH_DIR/probe.err"; then
+	echo "bench_valgrind: skipped: hwtrace capture --source valgrind" \
+	    "does not run here: $(cat "$BENCH_DIR/probe.err")" >&2
+	exit 0
+fi
 input="$BENCH_DIR/input-8m"
 if [ ! -s "$input" ]; then
 	# 8 MiB of executables: compressible like real data, not like zeros.
