@@ -14,6 +14,7 @@
 
 /* The verb table: add one line per verb, in the order help lists them. */
 static const struct cli_verb verbs[] = {
+	{ "capture", cmd_capture, "record a run of a program" },
 	{ "import", cmd_import, "pack a foreign capture into an archive" },
 	{ "info", cmd_info, "describe an archive" },
 	{ "verify", cmd_verify, "check an archive's integrity" },

@@ -750,10 +750,207 @@ uint64_t hwtr_ptenc_bytes(const struct hwtr_ptenc *enc);
 int hwtr_ptenc_enabled(const struct hwtr_ptenc *enc);
 
 /*
- * 6b. Trace sources (kernel/) and capture sessions (capture/): defined by
- * the step-tracer work; the ops table is shaped like FreeBSD's
- * struct hwt_backend_ops.
+ * 6b. Trace sources (kernel/) and capture sessions (capture/).
+ *
+ * A trace source is an ops table shaped like FreeBSD's struct
+ * hwt_backend_ops: static <name>_backend_<op>() functions wired together
+ * with designated initializers (kernel/step.c is the model).  A capture
+ * session (hwtr_cap_*) drives one source:
+ *   init -> configure -> enable (launch or attach) -> read ... read (until it
+ *   returns 1: everything traced has ended) -> disable -> deinit,
+ * and the source reports what it sees through the session's sink
+ * (struct hwtr_src_sink): new threads (the session then calls
+ * thread_alloc), their ends (thread_free follows), processes starting,
+ * exec'ing and exiting, sideband records and ground truth.  Every traced
+ * thread gets a struct hwtr_src_thread whose PT encoder @enc the source
+ * feeds; the session owns the encoder, its buffer policy (stream, ring,
+ * stop) and the archive stream behind it, so every source gets the same
+ * buffers, images, sideband and archive writing for free.
+ *
+ * How to use this (a front end):
+ *   1) fill struct hwtr_cap_config (hwtr_cap_config_init() sets defaults);
+ *   2) hwtr_cap_run(&cfg, &res): runs the capture to its end and writes the
+ *      archive; res says how the traced command ended and what was lost;
+ *   3) map res to an exit status (hwtr_cap_exit_status()).
+ * How to add a source: write kernel/<name>.c with its ops table and add it
+ * to the list in kernel/src.c.
  */
+struct hwtr_src;
+
+/* One traced thread, as the session and the source share it. */
+struct hwtr_src_thread {
+	int32_t		pid;
+	int32_t		tid;
+	/* Feed this; NULL once the thread's trace stopped (stop-on-full). */
+	struct hwtr_ptenc *enc;
+	void		*priv;		/* the source's (thread_alloc) */
+	void		*owner;		/* the session's */
+	uint64_t	ninsn;		/* instructions seen, kept by the source */
+	/*
+	 * Set by the session (stop-on-full): the source ends this thread's
+	 * trace at its next instruction boundary and stops feeding @enc.
+	 */
+	int		full;
+};
+
+/* What happened to a process (struct hwtr_src_sink.proc). */
+enum hwtr_src_proc_what {
+	HWTR_PROC_START = 1,		/* first process, fork or attach */
+	HWTR_PROC_EXEC,			/* its image was replaced: @path */
+	HWTR_PROC_MMAP,			/* its executable mappings may have changed */
+	HWTR_PROC_EXIT			/* @kind/@value say how */
+};
+
+struct hwtr_src_proc {
+	enum hwtr_src_proc_what what;
+	int32_t		pid;
+	int32_t		ppid;		/* -1 unknown */
+	const char	*path;		/* EXEC: the new executable */
+	enum hwtr_exit_kind kind;	/* EXIT */
+	int32_t		value;
+	uint64_t	time;		/* trace time */
+};
+
+/*
+ * How a source reports to its session.  Every function returns >= 0 or
+ * -HWTR_E_*; a negative return asks the source to stop tracing.
+ */
+struct hwtr_src_sink {
+	void	*arg;
+	/* A thread appeared (@ptid: creating thread or -1); *thrp is the session's. */
+	int	(*thread_start)(void *arg, int32_t pid, int32_t tid,
+		    int32_t ptid, uint64_t time, struct hwtr_src_thread **thrp);
+	/* The thread ended; @thr is invalid after this returns. */
+	int	(*thread_exit)(void *arg, struct hwtr_src_thread *thr,
+		    enum hwtr_exit_kind kind, int32_t value, uint64_t time);
+	int	(*proc)(void *arg, const struct hwtr_src_proc *ev);
+	int	(*sideband)(void *arg, const struct hwtr_sb_rec *rec);
+	/* Ground truth (test mode): instruction addresses @thr executed. */
+	int	(*groundtruth)(void *arg, struct hwtr_src_thread *thr,
+		    const uint64_t *ip, size_t n);
+	/* A trigger fired in the traced program (ring mode snapshots). */
+	int	(*trigger)(void *arg, struct hwtr_src_thread *thr,
+		    const char *why);
+};
+
+/* What a session asks of its source. */
+struct hwtr_src_config {
+	char *const	*argv;		/* launch this command, or */
+	int32_t		pid;		/* attach to this process (> 0) */
+	int		no_follow;	/* only the first process */
+	int		ground_truth;	/* report every instruction address */
+	/* Stop tracing and hand over when *@stop becomes non-zero. */
+	const volatile int *stop;
+	/* --trigger: ELF vaddr of the symbol in the main executable, 0 none */
+	uint64_t	trigger_vaddr;
+	int		trigger_pie;	/* the executable is ET_DYN */
+	const char	*trigger_name;
+	struct hwtr_log	log;
+};
+
+/*
+ * The trace-source operations (FreeBSD's hwt_backend_ops).  @read runs
+ * the traced program for a while (a batch of events, or until @stop) and
+ * returns 0 to be called again, 1 when every traced process has ended or
+ * was let go, or -HWTR_E_*.  @disable stops tracing: launched processes
+ * are killed, attached ones detached and left running.
+ */
+struct hwtr_src_ops {
+	const char	*name;
+	int	(*init)(struct hwtr_src *src);
+	int	(*configure)(struct hwtr_src *src,
+		    const struct hwtr_src_config *cfg);
+	int	(*enable)(struct hwtr_src *src);
+	int	(*read)(struct hwtr_src *src);
+	int	(*disable)(struct hwtr_src *src);
+	int	(*thread_alloc)(struct hwtr_src *src,
+		    struct hwtr_src_thread *thr);
+	void	(*thread_free)(struct hwtr_src *src,
+		    struct hwtr_src_thread *thr);
+	void	(*deinit)(struct hwtr_src *src);
+};
+
+/*
+ * A source instance: the ops, the session's sink and what the source
+ * reports back.  Sources keep their own state in @priv.
+ */
+struct hwtr_src {
+	const struct hwtr_src_ops *ops;
+	const struct hwtr_src_sink *sink;
+	struct hwtr_src_config cfg;
+	void		*priv;
+	/* Filled by the source (enable at the latest). */
+	int32_t		first_pid;
+	struct hwtr_timeconv tconv;
+	struct hwtr_pt_config pt;	/* per-stream PT configuration */
+	const char	*version;	/* may be NULL */
+	const char *const *caveats;
+	size_t		ncaveats;
+	/* Filled by the source when the first process ends. */
+	enum hwtr_exit_kind exit_kind;
+	int32_t		exit_value;
+	/* Why the last operation failed (the CLI prints it). */
+	char		errmsg[512];
+};
+
+/* The ops table named @name ("step"), or NULL. */
+const struct hwtr_src_ops *hwtr_src_find(const char *name);
+/* The names of all sources, NULL-terminated. */
+const char *const *hwtr_src_names(void);
+
+/* The current trace time: CLOCK_MONOTONIC in ns (software sources). */
+uint64_t hwtr_src_now(void);
+
+enum hwtr_cap_mode {
+	HWTR_CAP_STREAM = 0,		/* everything, in chunks */
+	HWTR_CAP_RING,			/* the last @buffer_size bytes */
+	HWTR_CAP_STOP			/* stop a thread's trace when full */
+};
+
+struct hwtr_cap_config {
+	const char	*source;	/* "step" */
+	const char	*output;	/* archive path */
+	char *const	*argv;		/* command, or NULL with @pid */
+	int32_t		pid;
+	enum hwtr_cap_mode mode;
+	uint64_t	buffer_size;	/* per thread; 0: 4 MiB (ring, stop) */
+	uint64_t	chunk_size;	/* stream mode chunks; 0: 1 MiB */
+	uint32_t	psb_period;	/* 0: 4096 */
+	const char	*trigger;	/* symbol, or NULL */
+	int		no_follow;
+	int		no_ret_compression;
+	int		ground_truth;
+	int		keep_on_failure;
+	/* Set asynchronously (signal handlers): stop now / snapshot now. */
+	const volatile int *stop;
+	const volatile int *snapshot;
+	struct hwtr_log	log;
+};
+
+struct hwtr_cap_result {
+	enum hwtr_exit_kind exit_kind;	/* of the first traced process */
+	int		exit_value;
+	int		kept;		/* the archive was written and kept */
+	uint64_t	trace_bytes;	/* PT bytes written */
+	uint64_t	lost_bytes;
+	uint64_t	instructions;	/* reported by the source */
+	uint32_t	nthreads;
+	uint32_t	nprocs;
+	char		errmsg[512];	/* why it failed, when it did */
+};
+
+void hwtr_cap_config_init(struct hwtr_cap_config *cfg);
+
+/*
+ * Run a capture to its end.  Returns 0 when the archive was written (or
+ * deliberately not kept: --keep-on-failure and success), or -HWTR_E_*
+ * with @res->errmsg saying why.  @res is filled in all cases.
+ */
+int hwtr_cap_run(const struct hwtr_cap_config *cfg,
+    struct hwtr_cap_result *res);
+
+/* The exit status hwtrace should return: the command's, 128+signal. */
+int hwtr_cap_exit_status(const struct hwtr_cap_result *res);
 
 /*
  * 6c. Sideband collection (kernel/sideband.c) and image collection

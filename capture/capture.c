@@ -1,0 +1,874 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The capture session: drives one trace source through its ops table,
+ * gives every traced thread a PT encoder behind a buffer policy, and writes
+ * the archive (streams in chunks, sideband, images, ground truth).
+ *
+ * Buffer policies, per thread:
+ *  - stream: bytes go to the archive in chunks of @chunk_size, and at
+ *    least every second, so a capture killed with SIGKILL leaves a
+ *    ".partial" archive readable up to the last chunk;
+ *  - ring: the last @buffer_size bytes are kept; a snapshot writes them
+ *    from their first PSB on (so they decode) at their stream offset, the
+ *    skipped bytes recorded as HWTR_LOST_WRAP.  Snapshots: thread or
+ *    process end (exit or fatal signal), SIGUSR2 (cfg->snapshot), the
+ *    --trigger function reached;
+ *  - stop: like stream until @buffer_size bytes, then the source ends the
+ *    thread's trace (HWTR_LOST_STOPPED records what was not traced).
+ */
+
+#include <sys/stat.h>
+
+#include <cpuid.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hwtr_common.h"
+#include "capture.h"
+
+#define CAP_FLUSH_NS	1000000000ull	/* flush every stream this often */
+
+struct cap_thread {
+	struct hwtr_src_thread st;
+	struct cap	*cap;
+	uint32_t	stream;
+	struct hwtr_ptenc *enc;
+	/* stream / stop: bytes not yet in the archive */
+	uint8_t		*buf;
+	size_t		len, bufcap;
+	uint64_t	produced;	/* bytes the encoder wrote */
+	uint64_t	written;	/* stream offset written up to */
+	/* ring */
+	uint8_t		*ring;
+	uint64_t	*psb;		/* PSB offsets, oldest first */
+	size_t		npsb, psbcap;
+	/* ground truth */
+	uint64_t	*gt;
+	size_t		ngt, gtcap;
+	uint64_t	stop_insn;	/* ninsn when stop-on-full hit */
+	int		ended;
+	struct cap_thread *next;
+};
+
+static void
+cap_err(struct cap *cap, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+cap_err(struct cap *cap, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cap->res->errmsg[0] != '\0')
+		return;
+	va_start(ap, fmt);
+	vsnprintf(cap->res->errmsg, sizeof(cap->res->errmsg), fmt, ap);
+	va_end(ap);
+}
+
+static int
+aw_fail(struct cap *cap, int rc, const char *what)
+{
+	cap_err(cap, "%s: %s", what, hwtr_aw_errmsg(cap->aw));
+	return (rc);
+}
+
+int
+hwtr_cap_sideband(struct cap *cap, const struct hwtr_sb_rec *rec)
+{
+	int rc;
+
+	if ((rc = hwtr_aw_sideband(cap->aw, rec)) < 0)
+		return (aw_fail(cap, rc, "writing sideband"));
+	return (0);
+}
+
+static int
+lost(struct cap *cap, struct cap_thread *ct, enum hwtr_lost_reason why,
+    uint64_t bytes, uint64_t records)
+{
+	struct hwtr_sb_rec rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = HWTR_SB_LOST;
+	rec.time = hwtr_src_now();
+	rec.pid = ct->st.pid;
+	rec.tid = ct->st.tid;
+	rec.u.lost.stream = ct->stream;
+	rec.u.lost.reason = why;
+	rec.u.lost.bytes = bytes;
+	rec.u.lost.records = records;
+	cap->res->lost_bytes += bytes;
+	return (hwtr_cap_sideband(cap, &rec));
+}
+
+/* Write what stream/stop mode buffered as one chunk. */
+static int
+chunk_out(struct cap_thread *ct)
+{
+	struct cap *cap = ct->cap;
+	int rc;
+
+	if (ct->len == 0)
+		return (0);
+	rc = hwtr_aw_chunk(cap->aw, ct->stream, ct->written, ct->buf,
+	    ct->len);
+	if (rc < 0)
+		return (aw_fail(cap, rc, "writing a trace chunk"));
+	ct->written += ct->len;
+	cap->res->trace_bytes += ct->len;
+	ct->len = 0;
+	return (0);
+}
+
+/*
+ * Ring snapshot: the kept bytes from their first PSB on, at their stream
+ * offset; what was overwritten since the last snapshot is recorded lost.
+ */
+static int
+ring_snapshot(struct cap_thread *ct)
+{
+	struct cap *cap = ct->cap;
+	uint64_t size = cap->buffer_size, lo, start, n, pos;
+	uint8_t *tmp;
+	size_t i;
+	int rc;
+
+	lo = ct->produced > size ? ct->produced - size : 0;
+	if (lo < ct->written)
+		lo = ct->written;
+	start = UINT64_MAX;
+	for (i = 0; i < ct->npsb; i++)
+		if (ct->psb[i] >= lo) {
+			start = ct->psb[i];
+			break;
+		}
+	if (start == UINT64_MAX || start >= ct->produced) {
+		if (ct->produced > ct->written) {
+			rc = lost(cap, ct, HWTR_LOST_WRAP,
+			    ct->produced - ct->written, 0);
+			ct->written = ct->produced;
+			return (rc);
+		}
+		return (0);
+	}
+	n = ct->produced - start;
+	if ((tmp = malloc(n)) == NULL)
+		return (-HWTR_E_NOMEM);
+	for (pos = 0; pos < n; ) {
+		uint64_t at = (start + pos) % size;
+		uint64_t m = size - at < n - pos ? size - at : n - pos;
+
+		memcpy(tmp + pos, ct->ring + at, m);
+		pos += m;
+	}
+	if (start > ct->written &&
+	    (rc = lost(cap, ct, HWTR_LOST_WRAP, start - ct->written, 0)) < 0) {
+		free(tmp);
+		return (rc);
+	}
+	rc = hwtr_aw_chunk(cap->aw, ct->stream, start, tmp, n);
+	free(tmp);
+	if (rc < 0)
+		return (aw_fail(cap, rc, "writing a ring snapshot"));
+	cap->res->trace_bytes += n;
+	ct->written = ct->produced;
+	return (0);
+}
+
+static int
+enc_write(void *arg, const void *buf, size_t len)
+{
+	struct cap_thread *ct = arg;
+	struct cap *cap = ct->cap;
+	const uint8_t *p = buf;
+	uint8_t *nb;
+	size_t at, m;
+	int rc;
+
+	if (cap->cfg->mode == HWTR_CAP_RING) {
+		while (len > 0) {
+			at = (size_t)(ct->produced % cap->buffer_size);
+			m = cap->buffer_size - at < len ?
+			    cap->buffer_size - at : len;
+			memcpy(ct->ring + at, p, m);
+			ct->produced += m;
+			p += m;
+			len -= m;
+		}
+		return (0);
+	}
+	if (ct->len + len > ct->bufcap) {
+		size_t nc = ct->bufcap ? ct->bufcap : 65536;
+
+		while (nc < ct->len + len)
+			nc *= 2;
+		if ((nb = realloc(ct->buf, nc)) == NULL)
+			return (-HWTR_E_NOMEM);
+		ct->buf = nb;
+		ct->bufcap = nc;
+	}
+	memcpy(ct->buf + ct->len, buf, len);
+	ct->len += len;
+	ct->produced += len;
+	if (cap->cfg->mode == HWTR_CAP_STOP && !ct->st.full &&
+	    ct->produced >= cap->buffer_size) {
+		ct->st.full = 1;
+		ct->stop_insn = ct->st.ninsn;
+	}
+	if (ct->len >= cap->chunk_size && (rc = chunk_out(ct)) < 0)
+		return (rc);
+	return (0);
+}
+
+static void
+enc_psb(void *arg, uint64_t offset)
+{
+	struct cap_thread *ct = arg;
+	struct cap *cap = ct->cap;
+	uint64_t *np;
+	size_t i, keep;
+
+	if (cap->cfg->mode != HWTR_CAP_RING)
+		return;
+	/* Forget PSBs that fell out of the ring. */
+	if (ct->npsb > 0 && offset > cap->buffer_size) {
+		for (i = 0; i < ct->npsb &&
+		    ct->psb[i] < offset - cap->buffer_size; i++)
+			;
+		keep = ct->npsb - i;
+		memmove(ct->psb, ct->psb + i, keep * sizeof(*ct->psb));
+		ct->npsb = keep;
+	}
+	if (ct->npsb == ct->psbcap) {
+		size_t nc = ct->psbcap ? ct->psbcap * 2 : 64;
+
+		if ((np = realloc(ct->psb, nc * sizeof(*np))) == NULL)
+			return;
+		ct->psb = np;
+		ct->psbcap = nc;
+	}
+	ct->psb[ct->npsb++] = offset;
+}
+
+/* ------------------------------------------------------------------ */
+/* The sink the source reports to.                                     */
+
+static int
+sink_thread_start(void *arg, int32_t pid, int32_t tid, int32_t ptid,
+    uint64_t time, struct hwtr_src_thread **thrp)
+{
+	struct cap *cap = arg;
+	struct hwtr_ptenc_opts eo;
+	struct hwtr_ptenc_out out;
+	struct hwtr_stream_desc sd;
+	struct hwtr_sb_rec rec;
+	struct cap_thread *ct;
+	int rc;
+
+	if ((ct = calloc(1, sizeof(*ct))) == NULL)
+		return (-HWTR_E_NOMEM);
+	ct->cap = cap;
+	ct->st.pid = pid;
+	ct->st.tid = tid;
+	ct->st.owner = ct;
+	if (cap->cfg->mode == HWTR_CAP_RING &&
+	    (ct->ring = malloc(cap->buffer_size)) == NULL) {
+		free(ct);
+		return (-HWTR_E_NOMEM);
+	}
+	memset(&sd, 0, sizeof(sd));
+	sd.format = HWTR_TF_INTEL_PT;
+	sd.pid = pid;
+	sd.tid = tid;
+	sd.cpu = -1;
+	sd.pt = cap->src.pt;
+	if (cap->cfg->no_ret_compression)
+		sd.pt.options |= HWTR_PT_OPT_NORETCOMP;
+	if ((rc = hwtr_aw_add_stream(cap->aw, &sd, &ct->stream)) < 0) {
+		free(ct->ring);
+		free(ct);
+		return (aw_fail(cap, rc, "adding a stream"));
+	}
+	memset(&eo, 0, sizeof(eo));
+	eo.psb_period = cap->psb_period;
+	eo.no_ret_compression = cap->cfg->no_ret_compression;
+	out.write = enc_write;
+	out.psb = enc_psb;
+	out.arg = ct;
+	if ((rc = hwtr_ptenc_new(&ct->enc, &eo, &out)) < 0) {
+		free(ct->ring);
+		free(ct);
+		return (rc);
+	}
+	ct->st.enc = ct->enc;
+	if ((rc = cap->src.ops->thread_alloc(&cap->src, &ct->st)) < 0) {
+		hwtr_ptenc_free(ct->enc);
+		free(ct->ring);
+		free(ct);
+		return (rc);
+	}
+	ct->next = cap->threads;
+	cap->threads = ct;
+	cap->res->nthreads++;
+	memset(&rec, 0, sizeof(rec));
+	rec.type = HWTR_SB_THREAD_START;
+	rec.time = time;
+	rec.pid = pid;
+	rec.tid = tid;
+	rec.u.thread_start.ptid = ptid;
+	if ((rc = hwtr_cap_sideband(cap, &rec)) < 0)
+		return (rc);
+	*thrp = &ct->st;
+	return (0);
+}
+
+static int
+gt_write(struct cap_thread *ct)
+{
+	struct cap *cap = ct->cap;
+	char name[64];
+	uint8_t *le;
+	size_t i;
+	int rc;
+
+	if (!cap->cfg->ground_truth)
+		return (0);
+	snprintf(name, sizeof(name), "groundtruth/tid-%d.u64", (int)ct->st.tid);
+	if ((le = malloc(ct->ngt * 8 + 1)) == NULL)
+		return (-HWTR_E_NOMEM);
+	for (i = 0; i < ct->ngt; i++) {
+		uint64_t v = ct->gt[i];
+		int b;
+
+		for (b = 0; b < 8; b++)
+			le[i * 8 + b] = (uint8_t)(v >> (8 * b));
+	}
+	rc = hwtr_aw_add_aux(cap->aw, name, le, ct->ngt * 8);
+	free(le);
+	if (rc < 0)
+		return (aw_fail(cap, rc, "writing ground truth"));
+	return (0);
+}
+
+/* Everything a thread's stream still holds goes to the archive. */
+static int
+thread_finish(struct cap_thread *ct)
+{
+	struct cap *cap = ct->cap;
+	int rc;
+
+	if (ct->enc == NULL)
+		return (0);
+	if ((rc = hwtr_ptenc_flush(ct->enc)) < 0) {
+		cap_err(cap, "stream 'tid %d': encoder: %s", (int)ct->st.tid,
+		    hwtr_errstr(rc));
+		return (rc);
+	}
+	if (cap->cfg->mode == HWTR_CAP_RING)
+		rc = ring_snapshot(ct);
+	else
+		rc = chunk_out(ct);
+	if (rc < 0)
+		return (rc);
+	if (ct->st.full && (rc = lost(cap, ct, HWTR_LOST_STOPPED, 0,
+	    ct->st.ninsn - ct->stop_insn)) < 0)
+		return (rc);
+	if ((rc = gt_write(ct)) < 0)
+		return (rc);
+	cap->res->instructions += ct->st.ninsn;
+	hwtr_ptenc_free(ct->enc);
+	ct->enc = NULL;
+	ct->st.enc = NULL;
+	free(ct->buf);
+	ct->buf = NULL;
+	free(ct->ring);
+	ct->ring = NULL;
+	free(ct->gt);
+	ct->gt = NULL;
+	return (0);
+}
+
+static int
+sink_thread_exit(void *arg, struct hwtr_src_thread *thr,
+    enum hwtr_exit_kind kind, int32_t value, uint64_t time)
+{
+	struct cap *cap = arg;
+	struct cap_thread *ct = thr->owner;
+	struct hwtr_sb_rec rec;
+	int rc;
+
+	if (ct->ended)
+		return (0);
+	ct->ended = 1;
+	rc = thread_finish(ct);
+	cap->src.ops->thread_free(&cap->src, &ct->st);
+	memset(&rec, 0, sizeof(rec));
+	rec.type = HWTR_SB_THREAD_EXIT;
+	rec.time = time;
+	rec.pid = ct->st.pid;
+	rec.tid = ct->st.tid;
+	rec.u.exit.kind = kind;
+	rec.u.exit.value = value;
+	if (rc >= 0)
+		rc = hwtr_cap_sideband(cap, &rec);
+	return (rc);
+}
+
+static int
+sink_proc(void *arg, const struct hwtr_src_proc *ev)
+{
+	struct cap *cap = arg;
+	struct cap_thread *ct;
+	struct hwtr_sb_rec rec;
+	int rc;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.time = ev->time;
+	rec.pid = ev->pid;
+	rec.tid = ev->pid;
+	switch (ev->what) {
+	case HWTR_PROC_START:
+		cap->res->nprocs++;
+		rec.type = HWTR_SB_PROC_START;
+		rec.u.proc_start.ppid = ev->ppid;
+		if ((rc = hwtr_cap_sideband(cap, &rec)) < 0)
+			return (rc);
+		return (cap_procsb_scan(cap, ev->pid, ev->time, 1));
+	case HWTR_PROC_EXEC:
+		rec.type = HWTR_SB_EXEC;
+		rec.u.exec.path = ev->path;
+		if ((rc = hwtr_cap_sideband(cap, &rec)) < 0)
+			return (rc);
+		/*
+		 * Where the new image starts in each of the process's streams:
+		 * the source writes a PSB there, so a decoder can switch images
+		 * at that offset without guessing from timestamps.
+		 */
+		for (ct = cap->threads; ct != NULL; ct = ct->next) {
+			if (ct->st.pid != ev->pid || ct->enc == NULL)
+				continue;
+			memset(&rec, 0, sizeof(rec));
+			rec.type = HWTR_SB_BUFPOS;
+			rec.time = ev->time;
+			rec.pid = ct->st.pid;
+			rec.tid = ct->st.tid;
+			rec.u.bufpos.stream = ct->stream;
+			rec.u.bufpos.offset = hwtr_ptenc_bytes(ct->enc);
+			if ((rc = hwtr_cap_sideband(cap, &rec)) < 0)
+				return (rc);
+		}
+		memset(&rec, 0, sizeof(rec));
+		rec.time = ev->time;
+		rec.pid = ev->pid;
+		rec.tid = ev->pid;
+		return (cap_procsb_exec(cap, ev->pid, ev->path, ev->time));
+	case HWTR_PROC_MMAP:
+		return (cap_procsb_scan(cap, ev->pid, ev->time, 0));
+	case HWTR_PROC_EXIT:
+		rec.type = HWTR_SB_PROC_EXIT;
+		rec.u.exit.kind = ev->kind;
+		rec.u.exit.value = ev->value;
+		cap_procsb_forget(cap, ev->pid);
+		return (hwtr_cap_sideband(cap, &rec));
+	}
+	return (0);
+}
+
+static int
+sink_sideband(void *arg, const struct hwtr_sb_rec *rec)
+{
+	return (hwtr_cap_sideband(arg, rec));
+}
+
+static int
+sink_groundtruth(void *arg, struct hwtr_src_thread *thr, const uint64_t *ip,
+    size_t n)
+{
+	struct cap_thread *ct = thr->owner;
+	uint64_t *ng;
+
+	(void)arg;
+	if (ct->ngt + n > ct->gtcap) {
+		size_t nc = ct->gtcap ? ct->gtcap : 65536;
+
+		while (nc < ct->ngt + n)
+			nc *= 2;
+		if ((ng = realloc(ct->gt, nc * sizeof(*ng))) == NULL)
+			return (-HWTR_E_NOMEM);
+		ct->gt = ng;
+		ct->gtcap = nc;
+	}
+	memcpy(ct->gt + ct->ngt, ip, n * sizeof(*ip));
+	ct->ngt += n;
+	return (0);
+}
+
+static int
+snapshot_all(struct cap *cap)
+{
+	struct cap_thread *ct;
+	int rc;
+
+	if (cap->cfg->mode != HWTR_CAP_RING)
+		return (0);
+	for (ct = cap->threads; ct != NULL; ct = ct->next) {
+		if (ct->enc == NULL)
+			continue;
+		if ((rc = hwtr_ptenc_flush(ct->enc)) < 0 ||
+		    (rc = ring_snapshot(ct)) < 0)
+			return (rc);
+	}
+	return (0);
+}
+
+static int
+sink_trigger(void *arg, struct hwtr_src_thread *thr, const char *why)
+{
+	struct cap *cap = arg;
+
+	(void)thr;
+	hwtr_logf(&cap->cfg->log, HWTR_LOG_INFO, "trigger '%s' reached: "
+	    "snapshot", why != NULL ? why : "?");
+	return (snapshot_all(cap));
+}
+
+/* Stream and stop modes: hand buffered bytes over now and then. */
+static int
+flush_all(struct cap *cap)
+{
+	struct cap_thread *ct;
+	int rc;
+
+	for (ct = cap->threads; ct != NULL; ct = ct->next) {
+		if (ct->enc == NULL || cap->cfg->mode == HWTR_CAP_RING)
+			continue;
+		if ((rc = hwtr_ptenc_flush(ct->enc)) < 0 ||
+		    (rc = chunk_out(ct)) < 0)
+			return (rc);
+	}
+	if ((rc = hwtr_aw_flush(cap->aw)) < 0)
+		return (aw_fail(cap, rc, "writing sideband"));
+	return (0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Capture identity.                                                   */
+
+static void
+cpu_identify(struct hwtr_cpu *cpu)
+{
+	unsigned a, b, c, d, fam, model, i;
+	char vendor[13];
+	unsigned *w;
+
+	memset(cpu, 0, sizeof(*cpu));
+	if (!__get_cpuid(0, &a, &b, &c, &d))
+		return;
+	memcpy(vendor, &b, 4);
+	memcpy(vendor + 4, &d, 4);
+	memcpy(vendor + 8, &c, 4);
+	vendor[12] = '\0';
+	if (strcmp(vendor, "GenuineIntel") == 0)
+		cpu->vendor = HWTR_CPU_INTEL;
+	else if (strcmp(vendor, "AuthenticAMD") == 0)
+		cpu->vendor = HWTR_CPU_AMD;
+	if (__get_cpuid(1, &a, &b, &c, &d)) {
+		fam = (a >> 8) & 0xf;
+		model = (a >> 4) & 0xf;
+		if (fam == 0xf)
+			fam += (a >> 20) & 0xff;
+		if (fam == 0x6 || fam >= 0xf)
+			model += ((a >> 16) & 0xf) << 4;
+		cpu->family = (uint16_t)fam;
+		cpu->model = (uint8_t)model;
+		cpu->stepping = a & 0xf;
+	}
+	if (__get_cpuid(0x80000000, &a, &b, &c, &d) && a >= 0x80000004) {
+		w = (unsigned *)(void *)cpu->brand;
+		for (i = 0; i < 3; i++)
+			__get_cpuid(0x80000002 + i, &w[4 * i], &w[4 * i + 1],
+			    &w[4 * i + 2], &w[4 * i + 3]);
+		cpu->brand[sizeof(cpu->brand) - 1] = '\0';
+	}
+}
+
+/* argv of an attached process, from /proc (NUL-separated). */
+static int
+read_cmdline(pid_t pid, char **bufp, char ***argvp, size_t *argcp)
+{
+	char path[64], *buf = NULL, **argv;
+	size_t len = 0, cap = 0, n, i, argc = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return (-HWTR_E_NOENT);
+	for (;;) {
+		if (len == cap) {
+			cap = cap ? 2 * cap : 4096;
+			if ((buf = realloc(buf, cap + 1)) == NULL) {
+				fclose(fp);
+				return (-HWTR_E_NOMEM);
+			}
+		}
+		if ((n = fread(buf + len, 1, cap - len, fp)) == 0)
+			break;
+		len += n;
+	}
+	fclose(fp);
+	if (buf == NULL && (buf = malloc(1)) == NULL)
+		return (-HWTR_E_NOMEM);
+	buf[len] = '\0';
+	for (i = 0; i < len; i++)
+		if (buf[i] == '\0')
+			argc++;
+	if ((argv = calloc(argc + 1, sizeof(*argv))) == NULL) {
+		free(buf);
+		return (-HWTR_E_NOMEM);
+	}
+	for (i = 0, n = 0; n < argc; n++) {
+		argv[n] = buf + i;
+		i += strlen(buf + i) + 1;
+	}
+	*bufp = buf;
+	*argvp = argv;
+	*argcp = argc;
+	return (0);
+}
+
+void
+hwtr_cap_config_init(struct hwtr_cap_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->source = "step";
+	cfg->mode = HWTR_CAP_STREAM;
+}
+
+int
+hwtr_cap_exit_status(const struct hwtr_cap_result *res)
+{
+	switch (res->exit_kind) {
+	case HWTR_EXIT_CODE:
+		return (res->exit_value & 0xff);
+	case HWTR_EXIT_SIGNAL:
+		return (128 + res->exit_value);
+	default:
+		return (0);
+	}
+}
+
+static void
+cap_cleanup(struct cap *cap)
+{
+	struct cap_thread *ct;
+
+	while ((ct = cap->threads) != NULL) {
+		cap->threads = ct->next;
+		hwtr_ptenc_free(ct->enc);
+		free(ct->buf);
+		free(ct->ring);
+		free(ct->psb);
+		free(ct->gt);
+		free(ct);
+	}
+	cap_procsb_free(cap);
+}
+
+int
+hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
+{
+	static const struct hwtr_src_sink sink_ops = {
+		NULL, sink_thread_start, sink_thread_exit, sink_proc,
+		sink_sideband, sink_groundtruth, sink_trigger
+	};
+	struct hwtr_src_sink sink = sink_ops;
+	struct hwtr_src_config scfg;
+	struct hwtr_capture_meta meta;
+	struct hwtr_capture_end end;
+	struct cap cap;
+	char host[256], errbuf[512], *cmdbuf = NULL, **cmdargv = NULL;
+	struct timespec real;
+	size_t cmdargc = 0;
+	uint64_t last_flush;
+	int rc, done, snap_seen = 0, failed, interrupted = 0;
+
+	memset(res, 0, sizeof(*res));
+	memset(&cap, 0, sizeof(cap));
+	cap.cfg = cfg;
+	cap.res = res;
+	sink.arg = &cap;
+	if ((cap.src.ops = hwtr_src_find(cfg->source)) == NULL) {
+		cap_err(&cap, "unknown trace source '%s'", cfg->source ?
+		    cfg->source : "(null)");
+		return (-HWTR_E_UNSUPPORTED);
+	}
+	cap.buffer_size = cfg->buffer_size ? cfg->buffer_size : 4u << 20;
+	cap.chunk_size = cfg->chunk_size ? cfg->chunk_size : 1u << 20;
+	cap.psb_period = cfg->psb_period ? cfg->psb_period : 4096;
+	if (cfg->mode == HWTR_CAP_RING) {
+		/* A ring must hold PSBs to be decodable from its start. */
+		if (cap.buffer_size < 4096) {
+			cap_err(&cap, "a ring buffer needs at least 4K bytes");
+			return (-HWTR_E_INVAL);
+		}
+		while (cap.psb_period > cap.buffer_size / 4)
+			cap.psb_period /= 2;
+	}
+	cap.src.sink = &sink;
+
+	memset(&scfg, 0, sizeof(scfg));
+	scfg.argv = cfg->argv;
+	scfg.pid = cfg->pid;
+	scfg.no_follow = cfg->no_follow;
+	scfg.ground_truth = cfg->ground_truth;
+	scfg.stop = cfg->stop;
+	scfg.log = cfg->log;
+	if (cfg->trigger != NULL) {
+		rc = cap_trigger_resolve(&cap, cfg->trigger, &scfg.trigger_vaddr,
+		    &scfg.trigger_pie);
+		if (rc < 0)
+			return (rc);
+		scfg.trigger_name = cfg->trigger;
+	}
+
+	if ((rc = cap.src.ops->init(&cap.src)) < 0) {
+		cap_err(&cap, "source '%s': %s", cfg->source, hwtr_errstr(rc));
+		return (rc);
+	}
+	if ((rc = cap.src.ops->configure(&cap.src, &scfg)) < 0) {
+		cap_err(&cap, "%s", cap.src.errmsg);
+		cap.src.ops->deinit(&cap.src);
+		return (rc);
+	}
+
+	memset(&meta, 0, sizeof(meta));
+	if (gethostname(host, sizeof(host)) < 0)
+		strcpy(host, "unknown");
+	host[sizeof(host) - 1] = '\0';
+	meta.host = host;
+	meta.source = cap.src.ops->name;
+	meta.source_version = cap.src.version;
+	meta.sideband_origin = "proc";
+	meta.caveats = cap.src.caveats;
+	meta.ncaveats = cap.src.ncaveats;
+	cpu_identify(&meta.cpu);
+	if (cfg->argv != NULL) {
+		meta.argv = (const char *const *)cfg->argv;
+		while (cfg->argv[meta.argc] != NULL)
+			meta.argc++;
+	} else if (read_cmdline(cfg->pid, &cmdbuf, &cmdargv, &cmdargc) == 0) {
+		meta.argv = (const char *const *)cmdargv;
+		meta.argc = cmdargc;
+	}
+	clock_gettime(CLOCK_REALTIME, &real);
+	meta.start_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+	meta.tconv = cap.src.tconv;
+	errbuf[0] = '\0';
+	rc = hwtr_aw_open(&cap.aw, cfg->output, &meta, NULL, errbuf,
+	    sizeof(errbuf));
+	free(cmdargv);
+	free(cmdbuf);
+	if (rc < 0) {
+		cap_err(&cap, "cannot create '%s': %s", cfg->output,
+		    errbuf[0] ? errbuf : hwtr_errstr(rc));
+		cap.src.ops->deinit(&cap.src);
+		return (rc);
+	}
+
+	if ((rc = cap.src.ops->enable(&cap.src)) < 0) {
+		cap_err(&cap, "%s", cap.src.errmsg);
+		goto fail;
+	}
+	last_flush = hwtr_src_now();
+	for (done = 0; !done; ) {
+		rc = cap.src.ops->read(&cap.src);
+		if (rc < 0) {
+			cap_err(&cap, "%s", cap.src.errmsg[0] ?
+			    cap.src.errmsg : hwtr_errstr(rc));
+			(void)cap.src.ops->disable(&cap.src);
+			goto fail;
+		}
+		done = rc == 1;
+		if (cfg->snapshot != NULL && *cfg->snapshot != snap_seen) {
+			snap_seen = *cfg->snapshot;
+			hwtr_logf(&cfg->log, HWTR_LOG_INFO, "SIGUSR2: snapshot");
+			if ((rc = snapshot_all(&cap)) < 0)
+				goto fail;
+		}
+		if (!done && cfg->stop != NULL && *cfg->stop) {
+			interrupted = 1;
+			if ((rc = cap.src.ops->disable(&cap.src)) < 0) {
+				cap_err(&cap, "%s", cap.src.errmsg);
+				goto fail;
+			}
+			done = 1;
+		}
+		if (hwtr_src_now() - last_flush >= CAP_FLUSH_NS) {
+			if ((rc = flush_all(&cap)) < 0)
+				goto fail;
+			last_flush = hwtr_src_now();
+		}
+	}
+	/* Threads the source did not end (it should have): end them here. */
+	{
+		struct cap_thread *ct;
+
+		for (ct = cap.threads; ct != NULL; ct = ct->next)
+			if (!ct->ended) {
+				ct->ended = 1;
+				if ((rc = thread_finish(ct)) < 0)
+					goto fail;
+			}
+	}
+	res->exit_kind = cap.src.exit_kind;
+	res->exit_value = cap.src.exit_value;
+	cap.src.ops->deinit(&cap.src);
+
+	memset(&end, 0, sizeof(end));
+	clock_gettime(CLOCK_REALTIME, &real);
+	end.end_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+	end.exit_kind = res->exit_kind;
+	end.exit_value = res->exit_value;
+	end.lost_bytes = res->lost_bytes;
+	hwtr_aw_set_end(cap.aw, &end);
+	failed = res->exit_kind == HWTR_EXIT_SIGNAL ||
+	    (res->exit_kind == HWTR_EXIT_CODE && res->exit_value != 0);
+	if (cfg->keep_on_failure && !failed && !interrupted) {
+		hwtr_aw_abort(cap.aw, 0);
+		cap.aw = NULL;
+		cap_cleanup(&cap);
+		return (0);
+	}
+	errbuf[0] = '\0';
+	rc = hwtr_aw_close(cap.aw, errbuf, sizeof(errbuf));
+	cap.aw = NULL;
+	cap_cleanup(&cap);
+	if (rc < 0) {
+		cap_err(&cap, "cannot write '%s': %s", cfg->output,
+		    errbuf[0] ? errbuf : hwtr_errstr(rc));
+		return (rc);
+	}
+	res->kept = 1;
+	return (0);
+
+fail:
+	res->exit_kind = cap.src.exit_kind;
+	res->exit_value = cap.src.exit_value;
+	cap.src.ops->deinit(&cap.src);
+	/* Keep what was written: it is a valid partial archive. */
+	hwtr_aw_abort(cap.aw, res->trace_bytes > 0);
+	cap_cleanup(&cap);
+	return (rc < 0 ? rc : -HWTR_E_IO);
+}

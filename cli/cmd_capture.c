@@ -1,0 +1,209 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/* hwtrace capture: record a run of a program (hwtrace-capture(1)). */
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwtrace.h"
+#include "cli.h"
+
+enum {
+	OPT_GROUND_TRUTH = 256,
+	OPT_KEEP_ON_FAILURE,
+	OPT_NO_FOLLOW,
+	OPT_NO_RET_COMPRESSION,
+	OPT_PSB_PERIOD,
+	OPT_TRIGGER
+};
+
+static const struct cli_opt capture_opts[] = {
+	{ "buffer", 'b', "SIZE", "trace buffer per thread (K, M, G suffixes; "
+	    "default 4M)" },
+	{ "ground-truth", OPT_GROUND_TRUTH, NULL, "also record every "
+	    "instruction address (for tests)" },
+	{ "keep-on-failure", OPT_KEEP_ON_FAILURE, NULL, "keep the archive "
+	    "only when the command fails" },
+	{ "mode", 'm', "MODE", "buffer policy: stream (default), ring or "
+	    "stop" },
+	{ "no-follow", OPT_NO_FOLLOW, NULL, "do not trace child processes" },
+	{ "no-ret-compression", OPT_NO_RET_COMPRESSION, NULL, "write a TIP "
+	    "for every return" },
+	{ "output", 'o', "FILE", "archive to write (default capture.hwtrace)" },
+	{ "pid", 'p', "PID", "attach to a running process" },
+	{ "psb-period", OPT_PSB_PERIOD, "BYTES", "bytes between PSB+ "
+	    "(default 4K)" },
+	{ "source", 's', "NAME", "trace source (default step)" },
+	{ "trigger", OPT_TRIGGER, "SYMBOL", "ring mode: snapshot when the "
+	    "program reaches SYMBOL" },
+	{ "verbose", 'v', NULL, "say more on stderr" },
+	{ NULL, 0, NULL, NULL }
+};
+
+static const struct cli_cmd capture_cmd = {
+	"capture",
+	"[-o FILE] [options] -- COMMAND [ARG...]\n"
+	"       hwtrace capture -p PID [-o FILE] [options]",
+	"Record how a program runs: an Intel PT stream per thread, sideband "
+	"and images,\nin one archive.",
+	capture_opts
+};
+
+/* The flags the signal handlers set; the session polls them. */
+static volatile int stop_flag;
+static volatile int snapshot_count;
+
+static void
+on_stop(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static void
+on_snapshot(int sig)
+{
+	(void)sig;
+	snapshot_count++;
+}
+
+static void
+log_stderr(void *arg, enum hwtr_log_level level, const char *msg)
+{
+	(void)arg;
+	cli_warnx("capture", "%s%s", level == HWTR_LOG_ERROR ? "error: " :
+	    level == HWTR_LOG_WARN ? "warning: " : "", msg);
+}
+
+int
+cmd_capture(int argc, char **argv)
+{
+	struct hwtr_cap_config cfg;
+	struct hwtr_cap_result res;
+	struct sigaction sa;
+	const char *arg;
+	uint64_t v;
+	long pid;
+	int c, rc, verbose = 0;
+
+	hwtr_cap_config_init(&cfg);
+	cfg.output = "capture.hwtrace";
+	while ((c = cli_getopt(&capture_cmd, argc, argv, &arg)) != -1) {
+		switch (c) {
+		case 'b':
+			if (cli_parse_size(arg, &v) < 0 || v == 0)
+				return (cli_usage_error(&capture_cmd,
+				    "malformed buffer size '%s'", arg));
+			cfg.buffer_size = v;
+			break;
+		case OPT_GROUND_TRUTH:
+			cfg.ground_truth = 1;
+			break;
+		case OPT_KEEP_ON_FAILURE:
+			cfg.keep_on_failure = 1;
+			break;
+		case 'm':
+			if (strcmp(arg, "stream") == 0)
+				cfg.mode = HWTR_CAP_STREAM;
+			else if (strcmp(arg, "ring") == 0)
+				cfg.mode = HWTR_CAP_RING;
+			else if (strcmp(arg, "stop") == 0)
+				cfg.mode = HWTR_CAP_STOP;
+			else
+				return (cli_usage_error(&capture_cmd,
+				    "unknown mode '%s' (stream, ring, stop)",
+				    arg));
+			break;
+		case OPT_NO_FOLLOW:
+			cfg.no_follow = 1;
+			break;
+		case OPT_NO_RET_COMPRESSION:
+			cfg.no_ret_compression = 1;
+			break;
+		case 'o':
+			cfg.output = arg;
+			break;
+		case 'p':
+			if (cli_parse_int(arg, 1, 0x7fffffff, &pid) < 0)
+				return (cli_usage_error(&capture_cmd,
+				    "malformed process id '%s'", arg));
+			cfg.pid = (int32_t)pid;
+			break;
+		case OPT_PSB_PERIOD:
+			if (cli_parse_size(arg, &v) < 0 || v < 64 ||
+			    v > (1u << 30))
+				return (cli_usage_error(&capture_cmd,
+				    "malformed PSB period '%s' (64 to 1G)",
+				    arg));
+			cfg.psb_period = (uint32_t)v;
+			break;
+		case 's':
+			if (hwtr_src_find(arg) == NULL)
+				return (cli_usage_error(&capture_cmd,
+				    "unknown source '%s'", arg));
+			cfg.source = arg;
+			break;
+		case OPT_TRIGGER:
+			cfg.trigger = arg;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		default:
+			return (cli_usage_error(&capture_cmd,
+			    "unexpected option"));
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (cfg.pid > 0 && argc > 0)
+		return (cli_usage_error(&capture_cmd,
+		    "give a command or -p PID, not both"));
+	if (cfg.pid == 0 && argc == 0)
+		return (cli_usage_error(&capture_cmd, "no command to run"));
+	if (cfg.trigger != NULL && cfg.mode != HWTR_CAP_RING)
+		return (cli_usage_error(&capture_cmd,
+		    "--trigger needs --mode ring"));
+	if (argc > 0)
+		cfg.argv = argv;
+	cfg.stop = &stop_flag;
+	cfg.snapshot = &snapshot_count;
+	cfg.log.fn = log_stderr;
+	cfg.log.level = verbose ? HWTR_LOG_INFO : HWTR_LOG_WARN;
+
+	/* No SA_RESTART: a signal must interrupt the tracer's waitpid(). */
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_snapshot;
+	sigaction(SIGUSR2, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	rc = hwtr_cap_run(&cfg, &res);
+	if (rc < 0) {
+		cli_warnx("capture", "%s", res.errmsg[0] ? res.errmsg :
+		    hwtr_errstr(rc));
+		return (1);
+	}
+	if (res.kept)
+		cli_warnx("capture", "wrote '%s': %u threads in %u processes, "
+		    "%llu instructions, %llu bytes of trace%s", cfg.output,
+		    res.nthreads, res.nprocs,
+		    (unsigned long long)res.instructions,
+		    (unsigned long long)res.trace_bytes,
+		    res.lost_bytes ? " (some lost, see hwtrace info)" : "");
+	else if (verbose)
+		cli_warnx("capture", "the command succeeded: no archive kept "
+		    "(--keep-on-failure)");
+	return (hwtr_cap_exit_status(&res));
+}

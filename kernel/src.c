@@ -1,0 +1,54 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The list of trace sources.  A source adds its ops table here, one line,
+ * as FreeBSD's hwt(4) backends register themselves.
+ */
+
+#include <string.h>
+#include <time.h>
+
+#include "hwtr_common.h"
+#include "kernel.h"
+
+static const struct hwtr_src_ops *const sources[] = {
+	&hwtr_step_ops,
+	NULL
+};
+
+static const char *const source_names[] = {
+	"step",
+	NULL
+};
+
+const struct hwtr_src_ops *
+hwtr_src_find(const char *name)
+{
+	size_t i;
+
+	if (name == NULL)
+		return (NULL);
+	for (i = 0; sources[i] != NULL; i++)
+		if (strcmp(sources[i]->name, name) == 0)
+			return (sources[i]);
+	return (NULL);
+}
+
+const char *const *
+hwtr_src_names(void)
+{
+	return (source_names);
+}
+
+uint64_t
+hwtr_src_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+}

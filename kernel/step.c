@@ -1,0 +1,1264 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The "step" trace source: an emulated Intel PT unit for x86-64 Linux.
+ *
+ * Every thread of every traced process is single-stepped with ptrace.  At
+ * each stop the thread is about to execute the instruction at RIP; it is
+ * decoded (Zydis, through x86insn.c) and remembered as "pending".  At the
+ * next stop the new RIP tells what the pending instruction did (taken or
+ * not, where an indirect branch or return went), and the thread's PT
+ * encoder is told.  Syscalls and signal delivery disable packet generation
+ * (the kernel is not traced) and the next user instruction re-enables it,
+ * exactly as a PT unit filtering on CPL > 0 would.
+ *
+ * Deciding whether the pending instruction ran at a stop:
+ *  - a single-step trap: it ran, unless it is a rep-prefixed string
+ *    instruction still at the same RIP (one iteration done, not finished);
+ *  - a ptrace event (clone, fork, exec, exit) or a signal stop: it ran iff
+ *    RIP moved (a faulting instruction, or one interrupted by a signal,
+ *    leaves RIP where it was).
+ * A signal with a handler is delivered as FUP (the next instruction, not
+ * executed) + TIP.PGD, and tracing resumes (TIP.PGE) at the handler's first
+ * instruction, where the kernel reports a single-step trap.
+ *
+ * Time: CLOCK_MONOTONIC nanoseconds, written as TSC packets, so the
+ * perf_event sideband (clockid CLOCK_MONOTONIC) shares the time domain.
+ */
+
+#include <sys/ptrace.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hwtr_common.h"
+#include "kernel.h"
+#include "x86insn.h"
+
+#define STEP_HASH	1024
+#define STEP_PAGES	64		/* code cache pages per process */
+#define STEP_ICACHE	8192		/* decoded instructions per process */
+#define STEP_GT_BATCH	8192
+#define STEP_BATCH	4096		/* stops handled per read() */
+#define USER_CS64	0x33
+
+struct step_page {
+	uint64_t	addr;		/* page address, or UINT64_MAX */
+	uint8_t		data[4096];
+	size_t		len;		/* bytes readable */
+};
+
+struct step_icache {
+	uint64_t	ip;
+	uint8_t		mode64;
+	uint8_t		valid;
+	struct hwtr_x86_insn insn;
+};
+
+struct step_proc {
+	pid_t		pid;
+	int		memfd;
+	int		nthreads;
+	int		first;		/* the launched / attached process */
+	int		exited;
+	uint64_t	trigger;	/* runtime address, 0 none */
+	struct step_page *pages;
+	struct step_icache *icache;
+	struct step_proc *next;
+};
+
+enum step_tstate {
+	STEP_T_NEW = 0,		/* waiting for its first stop */
+	STEP_T_RUN,
+	STEP_T_DONE		/* exit reported, waiting to be reaped */
+};
+
+struct step_thread {
+	pid_t		tid;
+	enum step_tstate state;
+	struct step_proc *proc;
+	struct hwtr_src_thread *thr;
+	int		have_pending;
+	uint64_t	pip;
+	int		pmode64;
+	struct hwtr_x86_insn pinsn;
+	uint64_t	psysno;		/* rax when a syscall is pending */
+	int		stopped_trace;	/* trace ended (stop-on-full) */
+	uint64_t	*gt;
+	size_t		ngt;
+	struct step_thread *next;
+};
+
+struct step {
+	struct hwtr_src	*src;
+	struct step_thread *threads[STEP_HASH];
+	struct step_proc *procs;
+	int		nthreads;	/* not yet reaped */
+	int		launched;
+	pid_t		first;
+	int		first_exited;
+	int		ptrace_opts;
+	int		detaching;
+};
+
+/* ------------------------------------------------------------------ */
+
+static struct step_thread *
+thread_find(struct step *st, pid_t tid)
+{
+	struct step_thread *t;
+
+	for (t = st->threads[(unsigned)tid % STEP_HASH]; t != NULL;
+	    t = t->next)
+		if (t->tid == tid)
+			return (t);
+	return (NULL);
+}
+
+static void
+thread_unlink(struct step *st, struct step_thread *t)
+{
+	struct step_thread **pp;
+
+	for (pp = &st->threads[(unsigned)t->tid % STEP_HASH]; *pp != NULL;
+	    pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			return;
+		}
+}
+
+static struct step_proc *
+proc_find(struct step *st, pid_t pid)
+{
+	struct step_proc *p;
+
+	for (p = st->procs; p != NULL; p = p->next)
+		if (p->pid == pid)
+			return (p);
+	return (NULL);
+}
+
+static void
+proc_invalidate(struct step_proc *p)
+{
+	size_t i;
+
+	for (i = 0; i < STEP_PAGES; i++)
+		p->pages[i].addr = UINT64_MAX;
+	memset(p->icache, 0, STEP_ICACHE * sizeof(*p->icache));
+}
+
+static int
+proc_open_mem(struct step_proc *p)
+{
+	char path[64];
+
+	if (p->memfd >= 0)
+		close(p->memfd);
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)p->pid);
+	p->memfd = open(path, O_RDONLY | O_CLOEXEC);
+	return (p->memfd >= 0 ? 0 : -HWTR_E_IO);
+}
+
+static struct step_proc *
+proc_new(struct step *st, pid_t pid)
+{
+	struct step_proc *p;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return (NULL);
+	p->pid = pid;
+	p->memfd = -1;
+	p->pages = malloc(STEP_PAGES * sizeof(*p->pages));
+	p->icache = calloc(STEP_ICACHE, sizeof(*p->icache));
+	if (p->pages == NULL || p->icache == NULL) {
+		free(p->pages);
+		free(p->icache);
+		free(p);
+		return (NULL);
+	}
+	proc_invalidate(p);
+	(void)proc_open_mem(p);
+	p->next = st->procs;
+	st->procs = p;
+	return (p);
+}
+
+static void
+proc_free(struct step *st, struct step_proc *p)
+{
+	struct step_proc **pp;
+
+	for (pp = &st->procs; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	if (p->memfd >= 0)
+		close(p->memfd);
+	free(p->pages);
+	free(p->icache);
+	free(p);
+}
+
+static const struct step_page *
+proc_page(struct step_proc *p, uint64_t addr)
+{
+	struct step_page *pg = &p->pages[(addr >> 12) % STEP_PAGES];
+	ssize_t n;
+
+	if (pg->addr == addr)
+		return (pg);
+	pg->addr = UINT64_MAX;
+	if (p->memfd < 0)
+		return (NULL);
+	n = pread(p->memfd, pg->data, sizeof(pg->data), (off_t)addr);
+	if (n <= 0)
+		return (NULL);
+	pg->len = (size_t)n;
+	pg->addr = addr;
+	return (pg);
+}
+
+/* Decode the instruction at @ip of process @p, through its caches. */
+static int
+proc_decode(struct step_proc *p, uint64_t ip, int mode64,
+    struct hwtr_x86_insn *insn)
+{
+	struct step_icache *ic = &p->icache[(ip ^ (ip >> 13)) % STEP_ICACHE];
+	const struct step_page *pg;
+	uint8_t buf[32];
+	uint64_t page = ip & ~(uint64_t)4095;
+	size_t off = ip & 4095, n;
+	int rc;
+
+	if (ic->valid && ic->ip == ip && ic->mode64 == mode64) {
+		*insn = ic->insn;
+		return (0);
+	}
+	if ((pg = proc_page(p, page)) == NULL || off >= pg->len) {
+		insn->kind = HWTR_X86_BAD;
+		return (-HWTR_E_IO);
+	}
+	n = pg->len - off;
+	if (n > 15)
+		n = 15;
+	memcpy(buf, pg->data + off, n);
+	if (n < 15 && pg->len == 4096 &&
+	    (pg = proc_page(p, page + 4096)) != NULL) {
+		size_t m = 15 - n < pg->len ? 15 - n : pg->len;
+
+		memcpy(buf + n, pg->data, m);
+		n += m;
+	}
+	rc = hwtr_x86_decode(buf, n, ip, mode64, insn);
+	if (rc == 0) {
+		ic->ip = ip;
+		ic->mode64 = (uint8_t)mode64;
+		ic->insn = *insn;
+		ic->valid = 1;
+	}
+	return (rc);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void
+step_err(struct step *st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+step_err(struct step *st, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(st->src->errmsg, sizeof(st->src->errmsg), fmt, ap);
+	va_end(ap);
+	hwtr_logf(&st->src->cfg.log, HWTR_LOG_DEBUG, "step: %s",
+	    st->src->errmsg);
+}
+
+static int
+gt_flush(struct step *st, struct step_thread *t)
+{
+	int rc = 0;
+
+	if (t->ngt > 0 && t->thr != NULL && st->src->sink->groundtruth)
+		rc = st->src->sink->groundtruth(st->src->sink->arg, t->thr,
+		    t->gt, t->ngt);
+	t->ngt = 0;
+	return (rc);
+}
+
+static int
+gt_push(struct step *st, struct step_thread *t, uint64_t ip)
+{
+	if (t->gt == NULL)
+		return (0);
+	t->gt[t->ngt++] = ip;
+	if (t->ngt == STEP_GT_BATCH)
+		return (gt_flush(st, t));
+	return (0);
+}
+
+static struct hwtr_ptenc *
+tenc(struct step_thread *t)
+{
+	if (t->thr == NULL || t->stopped_trace)
+		return (NULL);
+	return (t->thr->enc);
+}
+
+/* The pid (thread group) of @tid, from /proc. */
+static pid_t
+tgid_of(pid_t tid)
+{
+	char path[64], line[256];
+	FILE *fp;
+	pid_t tg = tid;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return (tid);
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (strncmp(line, "Tgid:", 5) == 0) {
+			tg = (pid_t)strtol(line + 5, NULL, 10);
+			break;
+		}
+	fclose(fp);
+	return (tg);
+}
+
+static pid_t
+ppid_of(pid_t pid)
+{
+	char path[64], line[256];
+	FILE *fp;
+	pid_t pp = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return (-1);
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (strncmp(line, "PPid:", 5) == 0) {
+			pp = (pid_t)strtol(line + 5, NULL, 10);
+			break;
+		}
+	fclose(fp);
+	return (pp);
+}
+
+/* 1 when the thread group of @tid has a handler for @sig. */
+static int
+sig_caught(pid_t tid, int sig)
+{
+	char path[64], line[256];
+	FILE *fp;
+	uint64_t mask = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return (0);
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (strncmp(line, "SigCgt:", 7) == 0) {
+			mask = strtoull(line + 7, NULL, 16);
+			break;
+		}
+	fclose(fp);
+	return (sig >= 1 && sig <= 64 && (mask >> (sig - 1)) & 1);
+}
+
+static int
+proc_start(struct step *st, pid_t pid, pid_t ppid, struct step_proc **pp)
+{
+	struct hwtr_src_proc ev;
+	struct step_proc *p;
+
+	if ((p = proc_find(st, pid)) == NULL) {
+		if ((p = proc_new(st, pid)) == NULL)
+			return (-HWTR_E_NOMEM);
+		memset(&ev, 0, sizeof(ev));
+		ev.what = HWTR_PROC_START;
+		ev.pid = pid;
+		ev.ppid = ppid;
+		ev.time = hwtr_src_now();
+		if (st->src->sink->proc != NULL)
+			(void)st->src->sink->proc(st->src->sink->arg, &ev);
+	}
+	*pp = p;
+	return (0);
+}
+
+/* A thread we trace from now on (its first stop is still to come). */
+static int
+thread_new(struct step *st, pid_t tid, pid_t ptid, struct step_thread **tp)
+{
+	struct step_thread *t;
+	struct step_proc *p;
+	pid_t pid;
+	int rc;
+
+	if ((t = thread_find(st, tid)) != NULL) {
+		*tp = t;
+		return (0);
+	}
+	pid = tgid_of(tid);
+	if ((rc = proc_start(st, pid, ptid > 0 && pid == tid ?
+	    tgid_of(ptid) : ppid_of(pid), &p)) < 0)
+		return (rc);
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return (-HWTR_E_NOMEM);
+	t->tid = tid;
+	t->proc = p;
+	if (st->src->cfg.ground_truth &&
+	    (t->gt = malloc(STEP_GT_BATCH * sizeof(*t->gt))) == NULL) {
+		free(t);
+		return (-HWTR_E_NOMEM);
+	}
+	rc = st->src->sink->thread_start(st->src->sink->arg, pid, tid, ptid,
+	    hwtr_src_now(), &t->thr);
+	if (rc < 0) {
+		free(t->gt);
+		free(t);
+		return (rc);
+	}
+	p->nthreads++;
+	t->next = st->threads[(unsigned)tid % STEP_HASH];
+	st->threads[(unsigned)tid % STEP_HASH] = t;
+	st->nthreads++;
+	*tp = t;
+	return (0);
+}
+
+/*
+ * The thread's trace ends here (exit, detach).  @ip: where it stands when
+ * the pending instruction did not run (async disable), 0 after a syscall.
+ */
+static void
+thread_end(struct step *st, struct step_thread *t, enum hwtr_exit_kind kind,
+    int32_t value)
+{
+	struct hwtr_ptenc *enc = tenc(t);
+
+	if (t->state == STEP_T_DONE || t->thr == NULL)
+		return;
+	if (enc != NULL && hwtr_ptenc_enabled(enc))
+		(void)hwtr_ptenc_disable(enc, t->have_pending ? t->pip : 0,
+		    hwtr_src_now());
+	(void)gt_flush(st, t);
+	t->have_pending = 0;
+	(void)st->src->sink->thread_exit(st->src->sink->arg, t->thr, kind,
+	    value, hwtr_src_now());
+	t->thr = NULL;
+	t->state = STEP_T_DONE;
+}
+
+static void
+thread_reap(struct step *st, struct step_thread *t)
+{
+	thread_end(st, t, HWTR_EXIT_NONE, 0);
+	thread_unlink(st, t);
+	st->nthreads--;
+	if (t->proc != NULL)
+		t->proc->nthreads--;
+	free(t->gt);
+	free(t);
+}
+
+static int
+is_mm_syscall(uint64_t nr)
+{
+	/* mmap, mprotect, munmap, mremap, shmat, remap_file_pages */
+	return (nr == 9 || nr == 10 || nr == 11 || nr == 25 || nr == 30 ||
+	    nr == 216);
+}
+
+/*
+ * The pending instruction ran and the thread now stands at @r: tell the
+ * encoder what it did.
+ */
+static int
+complete(struct step *st, struct step_thread *t, uint64_t r, int mode64)
+{
+	struct hwtr_ptenc *enc = tenc(t);
+	const struct hwtr_x86_insn *in = &t->pinsn;
+	uint64_t next = t->pip + in->len;
+	int rc = 0;
+
+	t->have_pending = 0;
+	if (t->thr != NULL)
+		t->thr->ninsn++;
+	if (enc == NULL)
+		return (0);
+	if ((rc = gt_push(st, t, t->pip)) < 0)
+		return (rc);
+	switch (in->kind) {
+	case HWTR_X86_JCC:
+		rc = hwtr_ptenc_cond(enc, r != next);
+		break;
+	case HWTR_X86_CALL:
+		rc = hwtr_ptenc_call(enc, next, in->target, 0);
+		break;
+	case HWTR_X86_CALL_IND:
+		rc = hwtr_ptenc_call(enc, next, r, 1);
+		break;
+	case HWTR_X86_RET:
+		rc = hwtr_ptenc_ret(enc, r);
+		break;
+	case HWTR_X86_JMP_IND:
+		rc = hwtr_ptenc_indirect(enc, r);
+		break;
+	case HWTR_X86_SYSCALL:
+		rc = hwtr_ptenc_disable(enc, 0, hwtr_src_now());
+		if (!in->is_int && is_mm_syscall(t->psysno) &&
+		    t->proc != NULL) {
+			struct hwtr_src_proc ev;
+
+			proc_invalidate(t->proc);
+			memset(&ev, 0, sizeof(ev));
+			ev.what = HWTR_PROC_MMAP;
+			ev.pid = t->proc->pid;
+			ev.time = hwtr_src_now();
+			if (st->src->sink->proc != NULL)
+				(void)st->src->sink->proc(st->src->sink->arg,
+				    &ev);
+		}
+		break;
+	case HWTR_X86_FAR:
+		rc = hwtr_ptenc_far(enc, r, mode64);
+		break;
+	default:
+		break;
+	}
+	return (rc);
+}
+
+/*
+ * The thread stands at @r, about to execute it: (re)enable tracing,
+ * decode the instruction, check the trigger.
+ */
+static int
+begin(struct step *st, struct step_thread *t, const struct user_regs_struct *regs)
+{
+	struct hwtr_ptenc *enc = tenc(t);
+	uint64_t r = regs->rip, now;
+	int mode64 = regs->cs == USER_CS64, rc;
+
+	if (enc == NULL)
+		return (0);
+	if (t->thr->full) {
+		/* stop-on-full: the trace ends before this instruction. */
+		if (hwtr_ptenc_enabled(enc))
+			(void)hwtr_ptenc_disable(enc, r, hwtr_src_now());
+		(void)gt_flush(st, t);
+		t->stopped_trace = 1;
+		return (0);
+	}
+	now = hwtr_src_now();
+	if (!hwtr_ptenc_enabled(enc)) {
+		if ((rc = hwtr_ptenc_enable(enc, r, mode64, now)) < 0)
+			return (rc);
+	} else if ((rc = hwtr_ptenc_at(enc, r, now)) < 0)
+		return (rc);
+	if (proc_decode(t->proc, r, mode64, &t->pinsn) < 0)
+		hwtr_logf(&st->src->cfg.log, HWTR_LOG_WARN,
+		    "step: tid %d: cannot decode the instruction at %#" PRIx64,
+		    (int)t->tid, r);
+	t->pip = r;
+	t->pmode64 = mode64;
+	t->psysno = regs->rax;
+	t->have_pending = 1;
+	if (t->proc->trigger != 0 && r == t->proc->trigger &&
+	    st->src->sink->trigger != NULL)
+		(void)st->src->sink->trigger(st->src->sink->arg, t->thr,
+		    st->src->cfg.trigger_name);
+	return (0);
+}
+
+static void
+resume(struct step *st, struct step_thread *t, int sig)
+{
+	int req = PTRACE_SINGLESTEP;
+
+	if (t->state == STEP_T_DONE || t->stopped_trace || t->thr == NULL)
+		req = PTRACE_CONT;
+	(void)st;
+	(void)ptrace(req, t->tid, 0, (void *)(uintptr_t)sig);
+}
+
+/* The runtime address of the trigger in process @p (after its exec). */
+static void
+trigger_resolve(struct step *st, struct step_proc *p)
+{
+	char path[64], exe[4096], line[4096 + 128];
+	uint64_t lo, hi, off;
+	FILE *fp;
+	ssize_t n;
+
+	p->trigger = 0;
+	if (!p->first || st->src->cfg.trigger_vaddr == 0)
+		return;
+	if (!st->src->cfg.trigger_pie) {
+		p->trigger = st->src->cfg.trigger_vaddr;
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)p->pid);
+	if ((n = readlink(path, exe, sizeof(exe) - 1)) <= 0)
+		return;
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		char *name = strchr(line, '/');
+
+		if (name == NULL)
+			continue;
+		name[strcspn(name, "\n")] = '\0';
+		if (strcmp(name, exe) != 0)
+			continue;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64,
+		    &lo, &hi, &off) == 3 && off == 0) {
+			p->trigger = lo + st->src->cfg.trigger_vaddr;
+			break;
+		}
+	}
+	fclose(fp);
+}
+
+static int
+on_exec(struct step *st, struct step_thread *t)
+{
+	struct hwtr_src_proc ev;
+	char path[64], exe[4096];
+	ssize_t n;
+	struct hwtr_ptenc *enc = tenc(t);
+
+	proc_invalidate(t->proc);
+	(void)proc_open_mem(t->proc);
+	trigger_resolve(st, t->proc);
+	if (enc != NULL)
+		hwtr_ptenc_want_psb(enc);
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->proc->pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	memset(&ev, 0, sizeof(ev));
+	ev.what = HWTR_PROC_EXEC;
+	ev.pid = t->proc->pid;
+	ev.ppid = -1;
+	ev.path = exe;
+	ev.time = hwtr_src_now();
+	if (st->src->sink->proc != NULL)
+		return (st->src->sink->proc(st->src->sink->arg, &ev));
+	return (0);
+}
+
+static void
+proc_exit(struct step *st, struct step_proc *p, int status)
+{
+	struct hwtr_src_proc ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.what = HWTR_PROC_EXIT;
+	ev.pid = p->pid;
+	ev.ppid = -1;
+	if (WIFEXITED(status)) {
+		ev.kind = HWTR_EXIT_CODE;
+		ev.value = WEXITSTATUS(status);
+	} else {
+		ev.kind = HWTR_EXIT_SIGNAL;
+		ev.value = WTERMSIG(status);
+	}
+	ev.time = hwtr_src_now();
+	p->exited = 1;
+	if (p->pid == st->first) {
+		st->first_exited = 1;
+		st->src->exit_kind = ev.kind;
+		st->src->exit_value = ev.value;
+	}
+	if (st->src->sink->proc != NULL)
+		(void)st->src->sink->proc(st->src->sink->arg, &ev);
+}
+
+/*
+ * A single-step trap may already be queued for a thread we are about to
+ * let go (a syscall interrupted by PTRACE_INTERRUPT reports its step at
+ * syscall exit); delivered after the detach it would kill the program.
+ * Take it while still attached.
+ */
+static void
+drain_sigtrap(pid_t tid)
+{
+	char path[64], line[256];
+	uint64_t pend;
+	FILE *fp;
+	int status, tries;
+
+	for (tries = 0; tries < 4; tries++) {
+		pend = 0;
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+		if ((fp = fopen(path, "re")) == NULL)
+			return;
+		while (fgets(line, sizeof(line), fp) != NULL)
+			if (strncmp(line, "SigPnd:", 7) == 0) {
+				pend = strtoull(line + 7, NULL, 16);
+				break;
+			}
+		fclose(fp);
+		if (!(pend & (1u << (SIGTRAP - 1))))
+			return;
+		if (ptrace(PTRACE_CONT, tid, 0, 0) < 0)
+			return;
+		if (waitpid(tid, &status, __WALL) < 0 || !WIFSTOPPED(status))
+			return;
+	}
+}
+
+/* One waitpid() result. */
+static int
+handle(struct step *st, pid_t tid, int status)
+{
+	struct user_regs_struct regs;
+	struct step_thread *t, *nt;
+	unsigned long msg;
+	int sig, event, rc, mode64;
+	uint64_t r;
+
+	t = thread_find(st, tid);
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		struct step_proc *p = t != NULL ? t->proc : proc_find(st, tid);
+
+		if (t != NULL) {
+			thread_end(st, t, WIFEXITED(status) ? HWTR_EXIT_CODE :
+			    HWTR_EXIT_SIGNAL, WIFEXITED(status) ?
+			    WEXITSTATUS(status) : WTERMSIG(status));
+			thread_reap(st, t);
+		}
+		if (p != NULL && tid == p->pid)
+			proc_exit(st, p, status);
+		if (p != NULL && p->exited && p->nthreads == 0)
+			proc_free(st, p);
+		return (0);
+	}
+	if (!WIFSTOPPED(status))
+		return (0);
+	if (t == NULL) {
+		/* A new thread whose creator's event we did not see yet. */
+		if ((rc = thread_new(st, tid, -1, &t)) < 0)
+			return (rc);
+	}
+	sig = WSTOPSIG(status);
+	event = status >> 16;
+	if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0) {
+		/* It died under us; its exit will be reported. */
+		return (0);
+	}
+	r = regs.rip;
+	mode64 = regs.cs == USER_CS64;
+
+	if (t->state == STEP_T_NEW) {
+		/* Its first stop (SIGSTOP, or PTRACE_EVENT_STOP when seized). */
+		t->state = STEP_T_RUN;
+		if (st->detaching)
+			goto detach;
+		if ((rc = begin(st, t, &regs)) < 0)
+			return (rc);
+		resume(st, t, 0);
+		return (0);
+	}
+	if (t->state == STEP_T_DONE) {
+		resume(st, t, event == 0 && sig != SIGTRAP && sig != SIGSTOP ?
+		    sig : 0);
+		return (0);
+	}
+
+	if (event != 0) {
+		if (t->have_pending && r != t->pip &&
+		    (rc = complete(st, t, r, mode64)) < 0)
+			return (rc);
+		switch (event) {
+		case PTRACE_EVENT_CLONE:
+		case PTRACE_EVENT_FORK:
+		case PTRACE_EVENT_VFORK:
+			if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0 &&
+			    (rc = thread_new(st, (pid_t)msg, tid, &nt)) < 0)
+				return (rc);
+			break;
+		case PTRACE_EVENT_EXEC:
+			if ((rc = on_exec(st, t)) < 0)
+				return (rc);
+			break;
+		case PTRACE_EVENT_EXIT:
+			if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) < 0)
+				msg = 0;
+			thread_end(st, t, WIFSIGNALED((int)msg) ?
+			    HWTR_EXIT_SIGNAL : HWTR_EXIT_CODE,
+			    WIFSIGNALED((int)msg) ? WTERMSIG((int)msg) :
+			    WEXITSTATUS((int)msg));
+			break;
+		default:
+			/* PTRACE_EVENT_STOP: a group-stop or our interrupt. */
+			if (st->detaching)
+				goto detach;
+			break;
+		}
+		resume(st, t, 0);
+		return (0);
+	}
+
+	if (sig == SIGTRAP && !(t->have_pending && t->pinsn.is_int)) {
+		/* The single-step trap. */
+		if (t->have_pending) {
+			if (t->pinsn.rep && r == t->pip) {
+				resume(st, t, 0);
+				return (0);
+			}
+			if ((rc = complete(st, t, r, mode64)) < 0)
+				return (rc);
+		}
+		if (st->detaching)
+			goto detach;
+		if ((rc = begin(st, t, &regs)) < 0)
+			return (rc);
+		resume(st, t, 0);
+		return (0);
+	}
+
+	/* A signal for the program. */
+	if (t->have_pending && r != t->pip &&
+	    (rc = complete(st, t, r, mode64)) < 0)
+		return (rc);
+	if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
+	    sig == SIGTTOU) {
+		/* Job control stops are not passed on (see the man page). */
+		if (st->detaching)
+			goto detach;
+		if (!t->have_pending && (rc = begin(st, t, &regs)) < 0)
+			return (rc);
+		resume(st, t, 0);
+		return (0);
+	}
+	if (st->detaching)
+		goto detach;
+	if (sig_caught(tid, sig)) {
+		struct hwtr_ptenc *enc = tenc(t);
+
+		if (enc != NULL && hwtr_ptenc_enabled(enc) &&
+		    (rc = hwtr_ptenc_disable(enc, r, hwtr_src_now())) < 0)
+			return (rc);
+		t->have_pending = 0;
+	} else if (!t->have_pending && (rc = begin(st, t, &regs)) < 0)
+		return (rc);
+	resume(st, t, sig);
+	return (0);
+
+detach:
+	/* Let the thread go: its trace ends before the instruction at RIP. */
+	if (t->have_pending && r != t->pip)
+		(void)complete(st, t, r, mode64);
+	if (!t->have_pending) {
+		t->pip = r;
+		t->have_pending = 1;
+	}
+	thread_end(st, t, HWTR_EXIT_NONE, 0);
+	drain_sigtrap(tid);
+	(void)ptrace(PTRACE_DETACH, tid, 0,
+	    (void *)(uintptr_t)(event == 0 && sig != SIGTRAP &&
+	    sig != SIGSTOP ? sig : 0));
+	thread_reap(st, t);
+	return (0);
+}
+
+/* ------------------------------------------------------------------ */
+/* The ops.                                                            */
+
+static int
+step_backend_init(struct hwtr_src *src)
+{
+	struct step *st;
+
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return (-HWTR_E_NOMEM);
+	st->src = src;
+	src->priv = st;
+	return (0);
+}
+
+static int
+step_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
+{
+	struct step *st = src->priv;
+	struct timespec mono, real;
+
+	if ((cfg->argv == NULL || cfg->argv[0] == NULL) && cfg->pid <= 0) {
+		snprintf(src->errmsg, sizeof(src->errmsg),
+		    "no command and no process to trace");
+		return (-HWTR_E_INVAL);
+	}
+	src->cfg = *cfg;
+	st->ptrace_opts = PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT |
+	    PTRACE_O_TRACECLONE;
+	if (!cfg->no_follow)
+		st->ptrace_opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+	/* One paired reading: trace time is CLOCK_MONOTONIC ns. */
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	src->tconv.valid = 1;
+	src->tconv.tsc_zero = (uint64_t)mono.tv_sec * 1000000000u +
+	    (uint64_t)mono.tv_nsec;
+	src->tconv.ns_zero = (int64_t)real.tv_sec * 1000000000 +
+	    real.tv_nsec;
+	src->tconv.mult = 1;
+	src->tconv.shift = 0;
+	memset(&src->pt, 0, sizeof(src->pt));
+	src->pt.options = HWTR_PT_OPT_TSC | HWTR_PT_OPT_BRANCH |
+	    HWTR_PT_OPT_USER;
+	src->version = HWTRACE_VERSION;
+	return (0);
+}
+
+static const char *
+yama_note(char *buf, size_t len)
+{
+	FILE *fp = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	int v = -1;
+
+	buf[0] = '\0';
+	if (fp != NULL) {
+		if (fscanf(fp, "%d", &v) != 1)
+			v = -1;
+		fclose(fp);
+	}
+	if (v > 0)
+		snprintf(buf, len, " (kernel.yama.ptrace_scope is %d%s)", v,
+		    v >= 3 ? ": ptrace is disabled for everyone" :
+		    v == 2 ? ": only root may attach" :
+		    ": only a parent may trace its children");
+	return (buf);
+}
+
+static int
+launch(struct step *st)
+{
+	struct hwtr_src *src = st->src;
+	struct step_thread *t;
+	int fds[2], status, err[2], rc;
+	pid_t pid, w;
+	ssize_t n;
+
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		step_err(st, "pipe: %s", strerror(errno));
+		return (-HWTR_E_IO);
+	}
+	if ((pid = fork()) < 0) {
+		step_err(st, "fork: %s", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		return (-HWTR_E_IO);
+	}
+	if (pid == 0) {
+		/* The child: err[0] says which step failed. */
+		close(fds[0]);
+		if (ptrace(PTRACE_TRACEME, 0, 0, 0) < 0) {
+			err[0] = 1;
+			err[1] = errno;
+			(void)!write(fds[1], err, sizeof(err));
+			_exit(127);
+		}
+		raise(SIGSTOP);
+		execvp(src->cfg.argv[0], src->cfg.argv);
+		err[0] = 2;
+		err[1] = errno;
+		(void)!write(fds[1], err, sizeof(err));
+		_exit(127);
+	}
+	close(fds[1]);
+	st->launched = 1;
+	st->first = pid;
+	src->first_pid = pid;
+	while ((w = waitpid(pid, &status, __WALL)) < 0 && errno == EINTR)
+		;
+	if (w < 0 || !WIFSTOPPED(status)) {
+		n = read(fds[0], err, sizeof(err));
+		close(fds[0]);
+		if (n == (ssize_t)sizeof(err) && err[0] == 1) {
+			char note[160];
+
+			step_err(st, "ptrace refused: %s%s", strerror(err[1]),
+			    yama_note(note, sizeof(note)));
+			return (-HWTR_E_PERM);
+		}
+		step_err(st, "the child process ended before it could run "
+		    "'%s'", src->cfg.argv[0]);
+		return (-HWTR_E_IO);
+	}
+	if (ptrace(PTRACE_SETOPTIONS, pid, 0,
+	    (void *)(uintptr_t)(st->ptrace_opts | PTRACE_O_EXITKILL)) < 0) {
+		step_err(st, "ptrace(PTRACE_SETOPTIONS): %s", strerror(errno));
+		kill(pid, SIGKILL);
+		return (-HWTR_E_PERM);
+	}
+	(void)ptrace(PTRACE_CONT, pid, 0, 0);
+	for (;;) {
+		while ((w = waitpid(pid, &status, __WALL)) < 0 &&
+		    errno == EINTR)
+			;
+		if (w < 0) {
+			step_err(st, "waitpid: %s", strerror(errno));
+			close(fds[0]);
+			return (-HWTR_E_IO);
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			n = read(fds[0], err, sizeof(err));
+			close(fds[0]);
+			if (n == (ssize_t)sizeof(err) && err[0] == 2) {
+				step_err(st, "cannot run '%s': %s",
+				    src->cfg.argv[0], err[1] == ENOENT ?
+				    "command not found" : strerror(err[1]));
+				return (err[1] == ENOENT ? -HWTR_E_NOENT :
+				    err[1] == EACCES ? -HWTR_E_PERM :
+				    -HWTR_E_IO);
+			}
+			step_err(st, "'%s' ended before exec",
+			    src->cfg.argv[0]);
+			return (-HWTR_E_IO);
+		}
+		if (WIFSTOPPED(status) && (status >> 16) == PTRACE_EVENT_EXEC)
+			break;
+		/* Anything else before the exec (a signal): pass it on. */
+		(void)ptrace(PTRACE_CONT, pid, 0, (void *)(uintptr_t)
+		    (WSTOPSIG(status) == SIGTRAP || WSTOPSIG(status) ==
+		    SIGSTOP ? 0 : WSTOPSIG(status)));
+	}
+	close(fds[0]);
+	if ((rc = thread_new(st, pid, -1, &t)) < 0)
+		return (rc);
+	t->proc->first = 1;
+	t->state = STEP_T_RUN;
+	if ((rc = on_exec(st, t)) < 0)
+		return (rc);
+	/* The next stop is the trap before the new image's first insn. */
+	(void)ptrace(PTRACE_SINGLESTEP, pid, 0, 0);
+	return (0);
+}
+
+static int
+attach(struct step *st)
+{
+	struct hwtr_src *src = st->src;
+	struct step_thread *t;
+	char path[64], note[160];
+	struct dirent *de;
+	int found, rc;
+	DIR *d;
+	pid_t tid;
+
+	st->first = src->cfg.pid;
+	src->first_pid = src->cfg.pid;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)src->cfg.pid);
+	do {
+		found = 0;
+		if ((d = opendir(path)) == NULL) {
+			step_err(st, "no process %d", (int)src->cfg.pid);
+			return (-HWTR_E_NOENT);
+		}
+		while ((de = readdir(d)) != NULL) {
+			if (de->d_name[0] == '.')
+				continue;
+			tid = (pid_t)strtol(de->d_name, NULL, 10);
+			if (thread_find(st, tid) != NULL)
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, 0,
+			    (void *)(uintptr_t)st->ptrace_opts) < 0) {
+				if (errno == ESRCH)
+					continue;
+				rc = errno;
+				closedir(d);
+				step_err(st, "cannot attach to process %d: "
+				    "ptrace refused: %s%s", (int)src->cfg.pid,
+				    strerror(rc), yama_note(note,
+				    sizeof(note)));
+				return (-HWTR_E_PERM);
+			}
+			(void)ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+			if ((rc = thread_new(st, tid, -1, &t)) < 0) {
+				closedir(d);
+				return (rc);
+			}
+			t->proc->first = 1;
+			found = 1;
+		}
+		closedir(d);
+	} while (found);
+	if ((t = thread_find(st, src->cfg.pid)) != NULL)
+		trigger_resolve(st, t->proc);
+	return (0);
+}
+
+static int
+step_backend_enable(struct hwtr_src *src)
+{
+	struct step *st = src->priv;
+
+	if (src->cfg.pid > 0)
+		return (attach(st));
+	return (launch(st));
+}
+
+static int
+step_backend_read(struct hwtr_src *src)
+{
+	struct step *st = src->priv;
+	int status, rc, n;
+	pid_t w;
+
+	for (n = 0; n < STEP_BATCH; n++) {
+		if (st->nthreads == 0 && (st->first_exited || st->detaching ||
+		    st->procs == NULL))
+			return (1);
+		if (src->cfg.stop != NULL && *src->cfg.stop && !st->detaching)
+			return (0);
+		w = waitpid(-1, &status, __WALL);
+		if (w < 0) {
+			if (errno == EINTR)
+				return (0);
+			if (errno == ECHILD)
+				return (1);
+			step_err(st, "waitpid: %s", strerror(errno));
+			return (-HWTR_E_IO);
+		}
+		if ((rc = handle(st, w, status)) < 0) {
+			step_err(st, "tid %d: %s", (int)w, hwtr_errstr(rc));
+			return (rc);
+		}
+	}
+	return (0);
+}
+
+/*
+ * Stop tracing.  Launched processes are killed (PTRACE_O_EXITKILL would do
+ * it anyway when hwtrace exits); attached ones are interrupted, their
+ * traces ended and the threads detached, so they keep running.
+ */
+static int
+step_backend_disable(struct hwtr_src *src)
+{
+	struct step *st = src->priv;
+	struct step_thread *t;
+	struct step_proc *p;
+	struct timespec ts = { 0, 2000000 };
+	int status, i, tries;
+	pid_t w;
+
+	if (st->nthreads == 0)
+		return (0);
+	st->detaching = 1;
+	if (!st->launched) {
+		for (i = 0; i < STEP_HASH; i++)
+			for (t = st->threads[i]; t != NULL; t = t->next)
+				(void)ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
+		for (tries = 0; st->nthreads > 0 && tries < 2000; tries++) {
+			w = waitpid(-1, &status, __WALL | WNOHANG);
+			if (w > 0)
+				(void)handle(st, w, status);
+			else if (w < 0 && errno != EINTR)
+				break;
+			else
+				nanosleep(&ts, NULL);
+		}
+		return (0);
+	}
+	/*
+	 * Give a program that got the terminal's SIGINT too a moment to die
+	 * of it, so its own status is the one reported; then kill the rest.
+	 */
+	st->detaching = 0;
+	for (tries = 0; st->nthreads > 0 && tries < 100; tries++) {
+		w = waitpid(-1, &status, __WALL | WNOHANG);
+		if (w > 0)
+			(void)handle(st, w, status);
+		else if (w < 0 && errno != EINTR)
+			break;
+		else
+			nanosleep(&ts, NULL);
+	}
+	for (p = st->procs; p != NULL; p = p->next)
+		kill(p->pid, SIGKILL);
+	while (st->nthreads > 0) {
+		w = waitpid(-1, &status, __WALL);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		(void)handle(st, w, status);
+	}
+	return (0);
+}
+
+static int
+step_backend_thread_alloc(struct hwtr_src *src, struct hwtr_src_thread *thr)
+{
+	(void)src;
+	(void)thr;
+	return (0);
+}
+
+static void
+step_backend_thread_free(struct hwtr_src *src, struct hwtr_src_thread *thr)
+{
+	(void)src;
+	(void)thr;
+}
+
+static void
+step_backend_deinit(struct hwtr_src *src)
+{
+	struct step *st = src->priv;
+	struct step_thread *t;
+	int i;
+
+	if (st == NULL)
+		return;
+	for (i = 0; i < STEP_HASH; i++)
+		while ((t = st->threads[i]) != NULL) {
+			st->threads[i] = t->next;
+			free(t->gt);
+			free(t);
+		}
+	while (st->procs != NULL)
+		proc_free(st, st->procs);
+	free(st);
+	src->priv = NULL;
+}
+
+const struct hwtr_src_ops hwtr_step_ops = {
+	.name = "step",
+	.init = step_backend_init,
+	.configure = step_backend_configure,
+	.enable = step_backend_enable,
+	.read = step_backend_read,
+	.disable = step_backend_disable,
+	.thread_alloc = step_backend_thread_alloc,
+	.thread_free = step_backend_thread_free,
+	.deinit = step_backend_deinit,
+};

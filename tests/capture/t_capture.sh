@@ -1,0 +1,271 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Copyright (c) 2026 The hwtrace authors
+#
+# hwtrace capture with the step source, end to end: ground truth against
+# libipt's decode of the archive (the checker, ptcheck), exit status, the
+# archive after ^C and after SIGKILL, attaching, and the error messages.
+
+. "$(atf_get_srcdir)/../env.sh"
+
+PTCHECK=$HWTRACE_BUILD/tests/capture/ptcheck
+
+need_prog() {
+	[ -x "$HWTRACE_PROGS/$1" ] ||
+		atf_fail "fixture $HWTRACE_PROGS/$1 was not built"
+}
+
+# members FILE: the archive's member names (tar reads the zstd frames).
+members() {
+	tar -tf "$1" 2>/dev/null
+}
+
+# gt PROG STATUS: capture PROG with ground truth, expect its exit status,
+# and have the checker compare libipt's decode with the ground truth.
+gt() {
+	prog=$1 want=$2
+	need_prog "$prog"
+	"$HWTRACE" capture --ground-truth -o "$prog.hwtrace" -- \
+	    "$HWTRACE_PROGS/$prog" >out 2>err
+	rc=$?
+	[ "$rc" -eq "$want" ] ||
+		atf_fail "$prog: expected exit status $want, got $rc ($(cat err))"
+	[ -f "$prog.hwtrace" ] || atf_fail "$prog: no archive written ($(cat err))"
+	members "$prog.hwtrace" | grep -q '^aux/groundtruth/tid-' ||
+		atf_fail "$prog: no ground truth member in the archive"
+	[ -x "$PTCHECK" ] ||
+		atf_skip "the ground-truth checker $PTCHECK is not built yet"
+	"$PTCHECK" "$prog.hwtrace" >check 2>&1 ||
+		atf_fail "$prog: libipt's decode differs from the ground truth: $(cat check)"
+}
+
+# One test case per fixture: name, exit status.
+GT_CASES="loop:0 recurse:0 calls:0 tailcall:0 switch:0 setjmp:0 signal:0
+timer:0 threads:0 forkexec:0 vfork:0 rep:0 syscalls:0 segv:139 exit3:3
+demo:139 dlopen:0 dynpie:0 except:0"
+
+for c in $GT_CASES; do
+	p=${c%%:*} s=${c#*:}
+	eval "
+atf_test_case gt_$p
+gt_${p}_head() {
+	atf_set descr \"$p: libipt decodes the archive to exactly the instructions the tracer saw\"
+	atf_set timeout 120
+}
+gt_${p}_body() {
+	gt $p $s
+}"
+done
+
+atf_test_case exit_status_passthrough
+exit_status_passthrough_head() {
+	atf_set descr "hwtrace exits with the command's status, 128+signal when it was killed"
+}
+exit_status_passthrough_body() {
+	need_prog exit3
+	"$HWTRACE" capture -o a.hwtrace -- "$HWTRACE_PROGS/exit3" >/dev/null 2>err
+	rc=$?
+	[ $rc -eq 3 ] || atf_fail "exit3: expected 3, got $rc ($(cat err))"
+	"$HWTRACE" capture -o b.hwtrace -- "$HWTRACE_PROGS/segv" >/dev/null 2>err
+	rc=$?
+	[ $rc -eq 139 ] || atf_fail "segv: expected 139 (128+SIGSEGV), got $rc"
+	members b.hwtrace | grep -q '^end.json$' ||
+		atf_fail "the crashed program's archive has no end member"
+}
+
+atf_test_case keep_on_failure
+keep_on_failure_head() {
+	atf_set descr "--keep-on-failure keeps the archive only when the command fails"
+}
+keep_on_failure_body() {
+	need_prog hello
+	"$HWTRACE" capture --keep-on-failure -o ok.hwtrace -- \
+	    "$HWTRACE_PROGS/hello" >/dev/null 2>err
+	rc=$?
+	[ $rc -eq 0 ] || atf_fail "hello: expected 0, got $rc ($(cat err))"
+	[ ! -e ok.hwtrace ] && [ ! -e ok.hwtrace.partial ] ||
+		atf_fail "an archive was kept although the command succeeded"
+	"$HWTRACE" capture --keep-on-failure -o bad.hwtrace -- \
+	    "$HWTRACE_PROGS/exit3" >/dev/null 2>err
+	[ $? -eq 3 ] || atf_fail "exit3: wrong exit status"
+	[ -f bad.hwtrace ] || atf_fail "no archive kept for a failing command"
+}
+
+atf_test_case no_follow
+no_follow_head() {
+	atf_set descr "--no-follow traces the first process only; the child still runs"
+}
+no_follow_body() {
+	need_prog forkexec
+	"$HWTRACE" capture --no-follow -o nf.hwtrace -- \
+	    "$HWTRACE_PROGS/forkexec" >out 2>err
+	rc=$?
+	[ $rc -eq 0 ] || atf_fail "expected 0, got $rc ($(cat err))"
+	grep -q 'hello from forkexec' out ||
+		atf_fail "the untraced child did not run: $(cat out)"
+	n=$(members nf.hwtrace | grep -c '^streams/.*/stream.json')
+	[ "$n" -eq 1 ] || atf_fail "expected 1 stream, got $n"
+	"$HWTRACE" capture -o f.hwtrace -- "$HWTRACE_PROGS/forkexec" \
+	    >/dev/null 2>&1
+	n=$(members f.hwtrace | grep -c '^streams/.*/stream.json')
+	[ "$n" -eq 2 ] || atf_fail "following children: expected 2 streams, got $n"
+}
+
+# wait_for FILE PATTERN: up to 10 s for PATTERN to appear in FILE.
+wait_for() {
+	i=0
+	while ! grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || atf_fail "timed out waiting for '$2' in $1"
+		sleep 0.1
+	done
+}
+
+atf_test_case sigint_writes_valid_archive
+sigint_writes_valid_archive_head() {
+	atf_set descr "SIGINT stops tracing, the archive is complete and no process is left"
+	atf_set timeout 60
+}
+sigint_writes_valid_archive_body() {
+	need_prog spin
+	"$HWTRACE" capture -o int.hwtrace -- "$HWTRACE_PROGS/spin" >out 2>err &
+	hp=$!
+	wait_for out 'spin: running'
+	sleep 1
+	kill -INT $hp
+	wait $hp
+	rc=$?
+	[ $rc -eq 137 ] || [ $rc -eq 130 ] ||
+		atf_fail "expected 137 (spin killed) or 130, got $rc ($(cat err))"
+	[ -f int.hwtrace ] || atf_fail "no archive after SIGINT: $(cat err)"
+	members int.hwtrace | grep -q '^end.json$' ||
+		atf_fail "the archive after SIGINT is not complete"
+	members int.hwtrace | grep -q '^streams/0/.*\.chunk$' ||
+		atf_fail "the archive after SIGINT has no trace"
+	pgrep -f "^$HWTRACE_PROGS/spin" >/dev/null && atf_fail "spin is still running"
+	return 0
+}
+
+atf_test_case sigkill_leaves_readable_partial
+sigkill_leaves_readable_partial_head() {
+	atf_set descr "hwtrace killed with SIGKILL leaves a .partial archive with the flushed chunks"
+	atf_set timeout 60
+}
+sigkill_leaves_readable_partial_body() {
+	need_prog spin
+	"$HWTRACE" capture -o kill.hwtrace -- "$HWTRACE_PROGS/spin" >out 2>err &
+	hp=$!
+	wait_for out 'spin: running'
+	sleep 2.5
+	kill -KILL $hp
+	wait $hp
+	sleep 0.3
+	[ -f kill.hwtrace.partial ] || atf_fail "no kill.hwtrace.partial"
+	members kill.hwtrace.partial >m
+	grep -q '^hwtrace.json$' m || atf_fail "the partial archive has no manifest"
+	grep -q '^streams/0/.*\.chunk$' m ||
+		atf_fail "no chunk flushed in 2.5 s (flushes are due every second): $(cat m)"
+	# PTRACE_O_EXITKILL took the traced program with hwtrace.
+	pgrep -f "^$HWTRACE_PROGS/spin" >/dev/null && atf_fail "spin survived its tracer"
+	return 0
+}
+
+atf_test_case attach_leaves_process_running
+attach_leaves_process_running_head() {
+	atf_set descr "capture -p PID traces a running process until SIGINT and leaves it running, untraced"
+	atf_set timeout 60
+}
+attach_leaves_process_running_body() {
+	need_prog spin
+	"$HWTRACE_PROGS/spin" >out &
+	sp=$!
+	wait_for out 'spin: running'
+	"$HWTRACE" capture -p $sp -o att.hwtrace 2>err &
+	hp=$!
+	sleep 1.5
+	kill -INT $hp
+	wait $hp
+	rc=$?
+	[ $rc -eq 0 ] || atf_fail "expected 0, got $rc ($(cat err))"
+	sleep 0.3
+	st=$(awk '/^State:/ { print $2 }' /proc/$sp/status 2>/dev/null)
+	tr=$(awk '/^TracerPid:/ { print $2 }' /proc/$sp/status 2>/dev/null)
+	kill $sp 2>/dev/null
+	[ -n "$st" ] || atf_fail "the attached process died"
+	[ "$st" != T ] && [ "$st" != t ] || atf_fail "the process was left stopped ($st)"
+	[ "$tr" = 0 ] || atf_fail "the process is still traced by $tr"
+	members att.hwtrace | grep -q '^streams/0/.*\.chunk$' ||
+		atf_fail "no trace of the attached process"
+}
+
+atf_test_case command_not_found
+command_not_found_head() {
+	atf_set descr "a missing command is a clear error, and no archive is left"
+}
+command_not_found_body() {
+	atf_check -s exit:1 -o empty \
+	    -e match:"^hwtrace capture: cannot run 'no-such-command-xyz': command not found" \
+	    "$HWTRACE" capture -o x.hwtrace -- no-such-command-xyz
+	[ ! -e x.hwtrace ] && [ ! -e x.hwtrace.partial ] ||
+		atf_fail "an archive was left for a command that never ran"
+}
+
+atf_test_case output_not_writable
+output_not_writable_head() {
+	atf_set descr "an output that cannot be created is a clear error before anything runs"
+}
+output_not_writable_body() {
+	need_prog hello
+	atf_check -s exit:1 -o empty \
+	    -e match:"^hwtrace capture: cannot create '/nonexistent-dir/x.hwtrace'" \
+	    "$HWTRACE" capture -o /nonexistent-dir/x.hwtrace -- \
+	    "$HWTRACE_PROGS/hello"
+}
+
+atf_test_case usage_errors
+usage_errors_head() {
+	atf_set descr "malformed sizes, unknown modes and options, missing commands are usage errors"
+}
+usage_errors_body() {
+	atf_check -s exit:2 -e match:"malformed buffer size '12Q'" \
+	    "$HWTRACE" capture --buffer 12Q -- /bin/true
+	atf_check -s exit:2 -e match:"malformed buffer size '-5'" \
+	    "$HWTRACE" capture -b -5 -- /bin/true
+	atf_check -s exit:2 -e match:"unknown mode 'loop'" \
+	    "$HWTRACE" capture --mode loop -- /bin/true
+	atf_check -s exit:2 -e match:"no command to run" "$HWTRACE" capture
+	atf_check -s exit:2 -e match:"unknown option" \
+	    "$HWTRACE" capture --frobnicate -- /bin/true
+	atf_check -s exit:2 -e match:"unknown source 'nope'" \
+	    "$HWTRACE" capture --source nope -- /bin/true
+	atf_check -s exit:2 -e match:"malformed process id 'abc'" \
+	    "$HWTRACE" capture -p abc
+	atf_check -s exit:0 -o match:"^usage: hwtrace capture" \
+	    "$HWTRACE" capture --help
+}
+
+atf_test_case attach_missing_process
+attach_missing_process_head() {
+	atf_set descr "-p with a process that does not exist is a clear error"
+}
+attach_missing_process_body() {
+	atf_check -s exit:1 -e match:"no process 999999" \
+	    "$HWTRACE" capture -p 999999 -o m.hwtrace
+}
+
+atf_init_test_cases() {
+	for c in $GT_CASES; do
+		atf_add_test_case gt_${c%%:*}
+	done
+	atf_add_test_case exit_status_passthrough
+	atf_add_test_case keep_on_failure
+	atf_add_test_case no_follow
+	atf_add_test_case sigint_writes_valid_archive
+	atf_add_test_case sigkill_leaves_readable_partial
+	atf_add_test_case attach_leaves_process_running
+	atf_add_test_case command_not_found
+	atf_add_test_case output_not_writable
+	atf_add_test_case usage_errors
+	atf_add_test_case attach_missing_process
+}
