@@ -109,12 +109,12 @@ struct hwtr_ar {
 	uint8_t		sb_extra[HWTR_SB_MAX];
 };
 
-static int
-ar_err(struct hwtr_ar *ar, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static void
+ar_seterr(struct hwtr_ar *ar, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
-static int
-ar_err(struct hwtr_ar *ar, int code, const char *fmt, ...)
+static void
+ar_seterr(struct hwtr_ar *ar, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -123,8 +123,10 @@ ar_err(struct hwtr_ar *ar, int code, const char *fmt, ...)
 	vsnprintf(ar->errmsg, sizeof(ar->errmsg), fmt, ap);
 	va_end(ap);
 	pthread_mutex_unlock(&ar->lock);
-	return (-code);
 }
+
+/* Keep the message, evaluate to the error (visibly negative). */
+#define ar_err(ar, code, ...)	(ar_seterr((ar), __VA_ARGS__), -(code))
 
 static int
 pread_all(struct hwtr_ar *ar, void *buf, size_t len, uint64_t off,
@@ -134,6 +136,7 @@ pread_all(struct hwtr_ar *ar, void *buf, size_t len, uint64_t off,
 	size_t got = 0;
 	ssize_t n;
 
+	*gotp = 0;
 	while (got < len) {
 		n = pread(ar->fd, p + got, len - got, (off_t)(off + got));
 		if (n < 0 && errno == EINTR)
@@ -452,6 +455,10 @@ parse_tar(struct hwtr_ar *ar, uint64_t foff, const void *hdr, size_t len,
 	int r, rc = 0;
 
 	*eofp = 0;
+	*sizep = 0;
+	name[0] = '\0';
+	if (data_off != NULL)
+		*data_off = -1;
 	if ((a = archive_read_new()) == NULL)
 		return (-HWTR_E_NOMEM);
 	archive_read_support_format_tar(a);

@@ -85,20 +85,22 @@ struct hwtr_aw {
 	struct hwtr_capture_end end;
 };
 
-static int
-aw_err(struct hwtr_aw *aw, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static void
+aw_seterr(struct hwtr_aw *aw, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
-static int
-aw_err(struct hwtr_aw *aw, int code, const char *fmt, ...)
+static void
+aw_seterr(struct hwtr_aw *aw, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(aw->errmsg, sizeof(aw->errmsg), fmt, ap);
 	va_end(ap);
-	return (-code);
 }
+
+/* Keep the message, evaluate to the error (visibly negative). */
+#define aw_err(aw, code, ...)	(aw_seterr((aw), __VA_ARGS__), -(code))
 
 static int
 write_all(struct hwtr_aw *aw, const void *buf, size_t len)

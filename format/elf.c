@@ -36,12 +36,12 @@ struct elfr {
 	size_t		errlen;
 };
 
-static int
-fail(struct elfr *r, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static void
+setfail(struct elfr *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
-static int
-fail(struct elfr *r, int code, const char *fmt, ...)
+static void
+setfail(struct elfr *r, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -50,8 +50,10 @@ fail(struct elfr *r, int code, const char *fmt, ...)
 		vsnprintf(r->err, r->errlen, fmt, ap);
 		va_end(ap);
 	}
-	return (-code);
 }
+
+/* Keep the message, evaluate to the error (visibly negative). */
+#define fail(r, code, ...)	(setfail((r), __VA_ARGS__), -(code))
 
 /* Read an unsigned @n-byte integer at @off; 0 on success. */
 static int

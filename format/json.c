@@ -276,12 +276,12 @@ struct jp {
 	struct hwtr_warnings *w;
 };
 
-static int
-jerr(struct jp *p, const char *path, const char *key, const char *fmt, ...)
+static void
+jseterr(struct jp *p, const char *path, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-static int
-jerr(struct jp *p, const char *path, const char *key, const char *fmt, ...)
+static void
+jseterr(struct jp *p, const char *path, const char *key, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -291,8 +291,11 @@ jerr(struct jp *p, const char *path, const char *key, const char *fmt, ...)
 	va_end(ap);
 	snprintf(p->err, p->errlen, "%s: field '%s%s': %s", p->member, path,
 	    key, msg);
-	return (-HWTR_E_FORMAT);
 }
+
+/* Keep the message, evaluate to -HWTR_E_FORMAT (visibly negative). */
+#define jerr(p, path, key, ...) \
+	(jseterr((p), (path), (key), __VA_ARGS__), -HWTR_E_FORMAT)
 
 static const char *
 tyname(const json_t *v)
@@ -334,6 +337,7 @@ jint(struct jp *p, json_t *o, const char *path, const char *key,
 	json_t *v = json_object_get(o, key);
 	json_int_t x;
 
+	*out = 0;
 	if (v == NULL)
 		return (jerr(p, path, key, "missing"));
 	if (!json_is_integer(v))
@@ -356,6 +360,7 @@ jhexv(struct jp *p, json_t *o, const char *path, const char *key,
 	uint64_t x = 0;
 	int c, nd = 0;
 
+	*out = 0;
 	if (v == NULL)
 		return (jerr(p, path, key, "missing"));
 	if (!json_is_string(v))
@@ -391,12 +396,11 @@ jstr(struct jp *p, json_t *o, const char *path, const char *key,
 {
 	json_t *v = json_object_get(o, key);
 
+	*out = NULL;
 	if (v == NULL)
 		return (jerr(p, path, key, "missing"));
-	if (json_is_null(v) && nullable) {
-		*out = NULL;
+	if (json_is_null(v) && nullable)
 		return (0);
-	}
 	if (!json_is_string(v))
 		return (jerr(p, path, key, "expected a string, got %s",
 		    tyname(v)));
@@ -413,12 +417,11 @@ jobj(struct jp *p, json_t *o, const char *path, const char *key,
 {
 	json_t *v = json_object_get(o, key);
 
+	*out = NULL;
 	if (v == NULL)
 		return (jerr(p, path, key, "missing"));
-	if (json_is_null(v) && nullable) {
-		*out = NULL;
+	if (json_is_null(v) && nullable)
 		return (0);
-	}
 	if (json_typeof(v) != type)
 		return (jerr(p, path, key, "expected %s, got %s",
 		    type == JSON_OBJECT ? "an object" : "an array", tyname(v)));
@@ -874,7 +877,7 @@ hwtr_json_parse_end(const char *member, const void *buf, size_t len,
 	TRY(jobj(&p, root, "", "members", JSON_ARRAY, 0, &a));
 	n = json_array_size(a);
 	if (n > max_entries) {
-		rc = jerr(&p, "", "members", "%zu entries (limit %ju)", n,
+		(void)jerr(&p, "", "members", "%zu entries (limit %ju)", n,
 		    (uintmax_t)max_entries);
 		rc = -HWTR_E_LIMIT;
 		goto out;
