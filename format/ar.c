@@ -56,6 +56,8 @@ struct ar_member {
 	uint64_t	size;		/* data bytes */
 	int		has_sha256;
 	uint8_t		sha256[32];
+	size_t		obj;		/* 1 + index of its stream, image or
+					   pending description; 0 none */
 };
 
 struct ar_stream {
@@ -69,6 +71,28 @@ struct ar_image {
 	struct hwtr_image_desc d;
 	size_t		member;
 };
+
+struct ar_pending {
+	struct hwtr_image_desc d;
+	int		used;		/* its data member was seen */
+};
+
+/* Make room for one more element of @size in *@vp (doubling). */
+static int
+grow(void *vp, size_t *capp, size_t n, size_t size)
+{
+	void **v = vp, *nv;
+	size_t cap;
+
+	if (n < *capp)
+		return (0);
+	cap = *capp ? 2 * *capp : 16;
+	if ((nv = realloc(*v, cap * size)) == NULL)
+		return (-HWTR_E_NOMEM);
+	*v = nv;
+	*capp = cap;
+	return (0);
+}
 
 struct hwtr_ar {
 	int		fd;
@@ -97,11 +121,11 @@ struct hwtr_ar {
 	size_t		hashcap;
 
 	struct ar_stream *s;
-	size_t		ns;
+	size_t		ns, scap;
 	struct ar_image	*img;		/* complete images */
-	size_t		ni;
-	struct hwtr_image_desc *pending;/* descriptions seen, data not yet */
-	size_t		npending;
+	size_t		ni, icap;
+	struct ar_pending *pending;	/* image descriptions */
+	size_t		npending, pcap;
 
 	struct hwtr_sb_rec *sb;
 	size_t		nsb, sbcap;
@@ -576,26 +600,32 @@ read_member_alloc(struct hwtr_ar *ar, const struct ar_member *m, uint64_t max,
 
 /* ---- member processing ---------------------------------------------------- */
 
+/* Lookups go through the member names' hash: no quadratic cases. */
 static struct ar_stream *
 stream_by_id(struct hwtr_ar *ar, uint32_t id)
 {
+	char name[64];
 	size_t i;
 
-	for (i = ar->ns; i-- > 0;)
-		if (ar->s[i].d.id == id)
-			return (&ar->s[i]);
-	return (NULL);
+	snprintf(name, sizeof(name), "streams/%u/stream.json", id);
+	if (!hash_find(ar, name, &i) || ar->m[i].obj == 0)
+		return (NULL);
+	return (&ar->s[ar->m[i].obj - 1]);
 }
 
 static int
 image_index(const struct hwtr_ar *ar, const char *key)
 {
+	char name[HWTR_IMAGE_KEY_MAX + 16];
 	size_t i;
 
-	for (i = 0; i < ar->ni; i++)
-		if (strcmp(ar->img[i].d.key, key) == 0)
-			return ((int)i);
-	return (-1);
+	if (strlen(key) >= HWTR_IMAGE_KEY_MAX)
+		return (-1);
+	snprintf(name, sizeof(name), "images/%s", key);
+	if (!hash_find(ar, name, &i) || ar->m[i].obj == 0 ||
+	    ar->m[i].info.kind != HWTR_M_IMAGE)
+		return (-1);
+	return ((int)(ar->m[i].obj - 1));
 }
 
 static int
@@ -673,10 +703,11 @@ static int
 process_member(struct hwtr_ar *ar, size_t idx)
 {
 	struct ar_member *m = &ar->m[idx];
-	struct ar_stream *s, *ns;
+	struct ar_stream *s;
 	struct hwtr_chunk_info *nc;
-	struct hwtr_image_desc d, *np;
-	struct ar_image *ni;
+	struct hwtr_image_desc d;
+	struct ar_pending *pd;
+	char dname[HWTR_NAME_MAX + 8];
 	const char *key;
 	uint32_t id = 0;
 	uint64_t coff = 0, maj = 0;
@@ -710,11 +741,8 @@ process_member(struct hwtr_ar *ar, size_t idx)
 	case HWTR_M_STREAM_DESC:
 		if ((rc = read_member_alloc(ar, m, JSON_MAX, &buf, &len)) < 0)
 			return (rc);
-		if ((ns = realloc(ar->s, (ar->ns + 1) * sizeof(*ns))) == NULL) {
-			rc = -HWTR_E_NOMEM;
+		if ((rc = grow(&ar->s, &ar->scap, ar->ns, sizeof(*ar->s))) < 0)
 			break;
-		}
-		ar->s = ns;
 		s = &ar->s[ar->ns];
 		memset(s, 0, sizeof(*s));
 		rc = hwtr_json_parse_stream(m->info.name, buf, len, &s->d,
@@ -724,7 +752,7 @@ process_member(struct hwtr_ar *ar, size_t idx)
 			    "the member name says %u", m->info.name, s->d.id,
 			    id);
 		if (rc == 0)
-			ar->ns++;
+			m->obj = ++ar->ns;
 		break;
 	case HWTR_M_CHUNK:
 		if ((s = stream_by_id(ar, id)) == NULL)
@@ -765,33 +793,31 @@ process_member(struct hwtr_ar *ar, size_t idx)
 			    d.key);
 			break;
 		}
-		np = realloc(ar->pending, (ar->npending + 1) * sizeof(*np));
-		if (np == NULL) {
-			rc = -HWTR_E_NOMEM;
+		if ((rc = grow(&ar->pending, &ar->pcap, ar->npending,
+		    sizeof(*ar->pending))) < 0)
 			break;
-		}
-		ar->pending = np;
-		ar->pending[ar->npending++] = d;
+		ar->pending[ar->npending].d = d;
+		ar->pending[ar->npending].used = 0;
+		m->obj = ++ar->npending;
 		break;
 	case HWTR_M_IMAGE:
 		key = m->info.name + 7;
-		for (i = 0; i < ar->npending; i++)
-			if (strcmp(ar->pending[i].key, key) == 0)
-				break;
-		if (i == ar->npending)
+		snprintf(dname, sizeof(dname), "%s.json", m->info.name);
+		if (!hash_find(ar, dname, &i) || ar->m[i].obj == 0 ||
+		    ar->m[i].info.kind != HWTR_M_IMAGE_DESC)
 			return (ar_err(ar, HWTR_E_FORMAT, "member '%s': image "
 			    "without a description before it", m->info.name));
-		if (ar->pending[i].size != m->size)
+		pd = &ar->pending[ar->m[i].obj - 1];
+		if (pd->d.size != m->size)
 			return (ar_err(ar, HWTR_E_FORMAT, "member '%s': %ju bytes, "
 			    "its description says %ju", m->info.name,
-			    (uintmax_t)m->size, (uintmax_t)ar->pending[i].size));
-		if ((ni = realloc(ar->img, (ar->ni + 1) * sizeof(*ni))) == NULL)
+			    (uintmax_t)m->size, (uintmax_t)pd->d.size));
+		if (grow(&ar->img, &ar->icap, ar->ni, sizeof(*ar->img)) < 0)
 			return (-HWTR_E_NOMEM);
-		ar->img = ni;
-		ar->img[ar->ni].d = ar->pending[i];
+		ar->img[ar->ni].d = pd->d;
 		ar->img[ar->ni].member = idx;
-		ar->ni++;
-		ar->pending[i] = ar->pending[--ar->npending];
+		pd->used = 1;
+		m->obj = ++ar->ni;
 		break;
 	case HWTR_M_SIDEBAND:
 		if ((rc = read_member_alloc(ar, m, ar->opts.max_member_size,
@@ -1300,7 +1326,8 @@ reset_view(struct hwtr_ar *ar)
 	ar->ni = 0;
 	free(ar->pending);
 	ar->pending = NULL;
-	ar->npending = 0;
+	ar->npending = ar->pcap = 0;
+	ar->scap = ar->icap = 0;
 	free(ar->sb);
 	ar->sb = NULL;
 	ar->nsb = ar->sbcap = 0;
@@ -1591,8 +1618,9 @@ hwtr_ar_verify(struct hwtr_ar *ar)
 			    ar->toc[i].name, HWTR_END_NAME));
 	}
 	for (i = 0; i < ar->npending; i++)
-		if (ar->st.complete)
+		if (ar->st.complete && !ar->pending[i].used)
 			return (ar_err(ar, HWTR_E_FORMAT, "images/%s.json: "
-			    "image without its data member", ar->pending[i].key));
+			    "image without its data member",
+			    ar->pending[i].d.key));
 	return (0);
 }

@@ -377,6 +377,23 @@ ATF_TC_BODY(bad_cross_references_refused, tc)
 	expect_refused("x3.hwtrace", NULL, HWTR_E_FORMAT,
 	    "image without a description");
 
+	x[0].name = "images/bid-0011.json";
+	x[0].data = "{\"key\": \"bid-0011\", \"path\": null, \"kind\": "
+	    "\"file\", \"build_id\": \"0011\", \"size\": 5, \"sha256\": "
+	    "\"0000000000000000000000000000000000000000000000000000000000000000\"}";
+	x[0].len = strlen(x[0].data);
+	x[1].name = "images/bid-0011";
+	x[1].data = "abc";
+	x[1].len = 3;
+	craft_with("x6.hwtrace", x, 2, NULL);
+	expect_refused("x6.hwtrace", NULL, HWTR_E_FORMAT,
+	    "'images/bid-0011': 3 bytes, its description says 5");
+	x[0].name = "images/bid-0022.json";
+	craft_with("x7.hwtrace", x, 1, NULL);
+	expect_refused("x7.hwtrace", NULL, HWTR_E_FORMAT,
+	    "images/bid-0022.json: field 'key' is 'bid-0011'");
+	memset(x, 0, sizeof(x));
+
 	n = sb_hdr(sb, 10 /* lost */, 24 + 24, 1, 1, 1);
 	n += sb_put(sb + n, 9, 4);
 	n += sb_put(sb + n, 1, 4);
