@@ -26,6 +26,7 @@
 
 #include <cpuid.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -262,6 +263,88 @@ enc_psb(void *arg, uint64_t offset)
 	ct->psb[ct->npsb++] = offset;
 }
 
+static int
+sbc_fail(struct cap *cap, int rc)
+{
+	cap_err(cap, "sideband: %s", cap->sbc != NULL ?
+	    hwtr_sbc_errmsg(cap->sbc) : hwtr_errstr(rc));
+	return (rc);
+}
+
+/* Every record of the collector: images stored, then written. */
+static int
+sbc_record(void *arg, struct hwtr_sb_rec *rec)
+{
+	struct cap *cap = arg;
+	int rc;
+
+	if (rec->type == HWTR_SB_MMAP && cap->img != NULL) {
+		rc = hwtr_img_mmap(cap->img, rec);
+		if (rc == -HWTR_E_NOENT)
+			hwtr_logf(&cap->cfg->log, HWTR_LOG_WARN, "process %d: "
+			    "no copy of '%s' to store: %s", (int)rec->pid,
+			    rec->u.mmap.path ? rec->u.mmap.path : "?",
+			    hwtr_img_errmsg(cap->img));
+		else if (rc < 0) {
+			cap_err(cap, "storing image '%s': %s",
+			    rec->u.mmap.path ? rec->u.mmap.path : "?",
+			    hwtr_img_errmsg(cap->img));
+			return (rc);
+		}
+	}
+	return (hwtr_cap_sideband(cap, rec));
+}
+
+static int
+sbc_drain(struct cap *cap, int flush)
+{
+	int rc;
+
+	if (cap->sbc == NULL)
+		return (0);
+	if ((rc = hwtr_sbc_read(cap->sbc, flush, sbc_record, cap)) < 0)
+		return (cap->res->errmsg[0] ? rc : sbc_fail(cap, rc));
+	return (0);
+}
+
+/*
+ * The first process is there (stopped before its exec, or being attached
+ * to): start the sideband collector on it, then the archive, whose first
+ * member names the sideband's origin.
+ */
+static int
+cap_open_archive(struct cap *cap, pid_t pid)
+{
+	struct hwtr_sbc_opts so;
+	char errbuf[512];
+	int rc;
+
+	memset(&so, 0, sizeof(so));
+	so.pid = pid;
+	so.attach = cap->cfg->pid > 0;
+	so.log = &cap->cfg->log;
+	errbuf[0] = '\0';
+	if ((rc = hwtr_sbc_open(&cap->sbc, &so, errbuf, sizeof(errbuf))) < 0) {
+		cap_err(cap, "sideband: %s", errbuf[0] ? errbuf :
+		    hwtr_errstr(rc));
+		return (rc);
+	}
+	cap->meta.sideband_origin = hwtr_sbc_origin(cap->sbc);
+	errbuf[0] = '\0';
+	rc = hwtr_aw_open(&cap->aw, cap->cfg->output, &cap->meta, NULL,
+	    errbuf, sizeof(errbuf));
+	if (rc < 0) {
+		cap_err(cap, "cannot create '%s': %s", cap->cfg->output,
+		    errbuf[0] ? errbuf : hwtr_errstr(rc));
+		return (rc);
+	}
+	if ((rc = hwtr_img_new(&cap->img, cap->aw, &cap->cfg->log)) < 0) {
+		cap_err(cap, "images: %s", hwtr_errstr(rc));
+		return (rc);
+	}
+	return (0);
+}
+
 /* ------------------------------------------------------------------ */
 /* The sink the source reports to.                                     */
 
@@ -273,10 +356,11 @@ sink_thread_start(void *arg, int32_t pid, int32_t tid, int32_t ptid,
 	struct hwtr_ptenc_opts eo;
 	struct hwtr_ptenc_out out;
 	struct hwtr_stream_desc sd;
-	struct hwtr_sb_rec rec;
 	struct cap_thread *ct;
 	int rc;
 
+	if (cap->aw == NULL && (rc = cap_open_archive(cap, pid)) < 0)
+		return (rc);
 	if ((ct = calloc(1, sizeof(*ct))) == NULL)
 		return (-HWTR_E_NOMEM);
 	ct->cap = cap;
@@ -322,15 +406,14 @@ sink_thread_start(void *arg, int32_t pid, int32_t tid, int32_t ptid,
 	ct->next = cap->threads;
 	cap->threads = ct;
 	cap->res->nthreads++;
-	memset(&rec, 0, sizeof(rec));
-	rec.type = HWTR_SB_THREAD_START;
-	rec.time = time;
-	rec.pid = pid;
-	rec.tid = tid;
-	rec.u.thread_start.ptid = ptid;
-	if ((rc = hwtr_cap_sideband(cap, &rec)) < 0)
-		return (rc);
 	*thrp = &ct->st;
+	/*
+	 * The collector reports a process's main thread with the process,
+	 * and the threads found when attaching by itself.
+	 */
+	if (tid != pid && !(cap->cfg->pid > 0 && cap->in_enable) &&
+	    (rc = hwtr_sbc_note_clone(cap->sbc, pid, tid, ptid, time)) < 0)
+		return (sbc_fail(cap, rc));
 	return (0);
 }
 
@@ -406,7 +489,6 @@ sink_thread_exit(void *arg, struct hwtr_src_thread *thr,
 {
 	struct cap *cap = arg;
 	struct cap_thread *ct = thr->owner;
-	struct hwtr_sb_rec rec;
 	int rc;
 
 	if (ct->ended)
@@ -414,15 +496,9 @@ sink_thread_exit(void *arg, struct hwtr_src_thread *thr,
 	ct->ended = 1;
 	rc = thread_finish(ct);
 	cap->src.ops->thread_free(&cap->src, &ct->st);
-	memset(&rec, 0, sizeof(rec));
-	rec.type = HWTR_SB_THREAD_EXIT;
-	rec.time = time;
-	rec.pid = ct->st.pid;
-	rec.tid = ct->st.tid;
-	rec.u.exit.kind = kind;
-	rec.u.exit.value = value;
-	if (rc >= 0)
-		rc = hwtr_cap_sideband(cap, &rec);
+	if (rc >= 0 && ct->st.tid != ct->st.pid && (rc = hwtr_sbc_note_exit(
+	    cap->sbc, ct->st.pid, ct->st.tid, kind, value, time)) < 0)
+		rc = sbc_fail(cap, rc);
 	return (rc);
 }
 
@@ -432,24 +508,17 @@ sink_proc(void *arg, const struct hwtr_src_proc *ev)
 	struct cap *cap = arg;
 	struct cap_thread *ct;
 	struct hwtr_sb_rec rec;
-	int rc;
+	int rc = 0;
 
-	memset(&rec, 0, sizeof(rec));
-	rec.time = ev->time;
-	rec.pid = ev->pid;
-	rec.tid = ev->pid;
 	switch (ev->what) {
 	case HWTR_PROC_START:
 		cap->res->nprocs++;
-		rec.type = HWTR_SB_PROC_START;
-		rec.u.proc_start.ppid = ev->ppid;
-		if ((rc = hwtr_cap_sideband(cap, &rec)) < 0)
-			return (rc);
-		return (cap_procsb_scan(cap, ev->pid, ev->time, 1));
+		if (cap->aw == NULL)
+			return (cap_open_archive(cap, ev->pid));
+		rc = hwtr_sbc_note_fork(cap->sbc, ev->pid, ev->ppid, ev->time);
+		break;
 	case HWTR_PROC_EXEC:
-		rec.type = HWTR_SB_EXEC;
-		rec.u.exec.path = ev->path;
-		if ((rc = hwtr_cap_sideband(cap, &rec)) < 0)
+		if (cap->aw == NULL && (rc = cap_open_archive(cap, ev->pid)) < 0)
 			return (rc);
 		/*
 		 * Where the new image starts in each of the process's streams:
@@ -469,21 +538,20 @@ sink_proc(void *arg, const struct hwtr_src_proc *ev)
 			if ((rc = hwtr_cap_sideband(cap, &rec)) < 0)
 				return (rc);
 		}
-		memset(&rec, 0, sizeof(rec));
-		rec.time = ev->time;
-		rec.pid = ev->pid;
-		rec.tid = ev->pid;
-		return (cap_procsb_exec(cap, ev->pid, ev->path, ev->time));
+		rc = hwtr_sbc_note_exec(cap->sbc, ev->pid, ev->time);
+		break;
 	case HWTR_PROC_MMAP:
-		return (cap_procsb_scan(cap, ev->pid, ev->time, 0));
+		rc = hwtr_sbc_note_mmap(cap->sbc, ev->pid, ev->time);
+		break;
 	case HWTR_PROC_EXIT:
-		rec.type = HWTR_SB_PROC_EXIT;
-		rec.u.exit.kind = ev->kind;
-		rec.u.exit.value = ev->value;
-		cap_procsb_forget(cap, ev->pid);
-		return (hwtr_cap_sideband(cap, &rec));
+		rc = hwtr_sbc_note_exit(cap->sbc, ev->pid, ev->pid, ev->kind,
+		    ev->value, ev->time);
+		break;
 	}
-	return (0);
+	if (rc < 0)
+		return (sbc_fail(cap, rc));
+	/* Images are best copied while the process is still there. */
+	return (sbc_drain(cap, 0));
 }
 
 static int
@@ -551,6 +619,8 @@ flush_all(struct cap *cap)
 	struct cap_thread *ct;
 	int rc;
 
+	if (cap->aw == NULL)
+		return (0);
 	for (ct = cap->threads; ct != NULL; ct = ct->next) {
 		if (ct->enc == NULL || cap->cfg->mode == HWTR_CAP_RING)
 			continue;
@@ -683,7 +753,40 @@ cap_cleanup(struct cap *cap)
 		free(ct->gt);
 		free(ct);
 	}
-	cap_procsb_free(cap);
+	hwtr_img_free(cap->img);
+	cap->img = NULL;
+	hwtr_sbc_close(cap->sbc);
+	cap->sbc = NULL;
+	free(cap->cmdargv);
+	free(cap->cmdbuf);
+}
+
+/*
+ * Say now, before anything runs, when the output cannot be created; the
+ * archive itself is opened once the first process exists.
+ */
+static int
+output_check(struct cap *cap)
+{
+	char tmp[4096];
+	int fd;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.partial", cap->cfg->output) >=
+	    (int)sizeof(tmp)) {
+		cap_err(cap, "cannot create '%s': name too long",
+		    cap->cfg->output);
+		return (-HWTR_E_INVAL);
+	}
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
+		if (errno == EEXIST)
+			return (0);	/* the writer replaces it */
+		cap_err(cap, "cannot create '%s': %s", cap->cfg->output,
+		    strerror(errno));
+		return (-HWTR_E_IO);
+	}
+	close(fd);
+	unlink(tmp);
+	return (0);
 }
 
 int
@@ -695,10 +798,9 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 	};
 	struct hwtr_src_sink sink = sink_ops;
 	struct hwtr_src_config scfg;
-	struct hwtr_capture_meta meta;
 	struct hwtr_capture_end end;
 	struct cap cap;
-	char host[256], errbuf[512], *cmdbuf = NULL, **cmdargv = NULL;
+	char errbuf[512];
 	struct timespec real;
 	size_t cmdargc = 0;
 	uint64_t last_flush;
@@ -727,6 +829,8 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 			cap.psb_period /= 2;
 	}
 	cap.src.sink = &sink;
+	if ((rc = output_check(&cap)) < 0)
+		return (rc);
 
 	memset(&scfg, 0, sizeof(scfg));
 	scfg.argv = cfg->argv;
@@ -753,42 +857,35 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 		return (rc);
 	}
 
-	memset(&meta, 0, sizeof(meta));
-	if (gethostname(host, sizeof(host)) < 0)
-		strcpy(host, "unknown");
-	host[sizeof(host) - 1] = '\0';
-	meta.host = host;
-	meta.source = cap.src.ops->name;
-	meta.source_version = cap.src.version;
-	meta.sideband_origin = "proc";
-	meta.caveats = cap.src.caveats;
-	meta.ncaveats = cap.src.ncaveats;
-	cpu_identify(&meta.cpu);
+	if (gethostname(cap.host, sizeof(cap.host)) < 0)
+		strcpy(cap.host, "unknown");
+	cap.host[sizeof(cap.host) - 1] = '\0';
+	cap.meta.host = cap.host;
+	cap.meta.source = cap.src.ops->name;
+	cap.meta.source_version = cap.src.version;
+	cap.meta.caveats = cap.src.caveats;
+	cap.meta.ncaveats = cap.src.ncaveats;
+	cpu_identify(&cap.meta.cpu);
 	if (cfg->argv != NULL) {
-		meta.argv = (const char *const *)cfg->argv;
-		while (cfg->argv[meta.argc] != NULL)
-			meta.argc++;
-	} else if (read_cmdline(cfg->pid, &cmdbuf, &cmdargv, &cmdargc) == 0) {
-		meta.argv = (const char *const *)cmdargv;
-		meta.argc = cmdargc;
+		cap.meta.argv = (const char *const *)cfg->argv;
+		while (cfg->argv[cap.meta.argc] != NULL)
+			cap.meta.argc++;
+	} else if (read_cmdline(cfg->pid, &cap.cmdbuf, &cap.cmdargv,
+	    &cmdargc) == 0) {
+		cap.meta.argv = (const char *const *)cap.cmdargv;
+		cap.meta.argc = cmdargc;
 	}
 	clock_gettime(CLOCK_REALTIME, &real);
-	meta.start_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
-	meta.tconv = cap.src.tconv;
-	errbuf[0] = '\0';
-	rc = hwtr_aw_open(&cap.aw, cfg->output, &meta, NULL, errbuf,
-	    sizeof(errbuf));
-	free(cmdargv);
-	free(cmdbuf);
-	if (rc < 0) {
-		cap_err(&cap, "cannot create '%s': %s", cfg->output,
-		    errbuf[0] ? errbuf : hwtr_errstr(rc));
-		cap.src.ops->deinit(&cap.src);
-		return (rc);
-	}
+	cap.meta.start_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+	cap.meta.tconv = cap.src.tconv;
 
-	if ((rc = cap.src.ops->enable(&cap.src)) < 0) {
-		cap_err(&cap, "%s", cap.src.errmsg);
+	cap.in_enable = 1;
+	rc = cap.src.ops->enable(&cap.src);
+	cap.in_enable = 0;
+	if (rc < 0) {
+		if (cap.src.errmsg[0] != '\0')
+			snprintf(res->errmsg, sizeof(res->errmsg), "%s",
+			    cap.src.errmsg);
 		goto fail;
 	}
 	last_flush = hwtr_src_now();
@@ -815,6 +912,8 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 			}
 			done = 1;
 		}
+		if ((rc = sbc_drain(&cap, 0)) < 0)
+			goto fail;
 		if (hwtr_src_now() - last_flush >= CAP_FLUSH_NS) {
 			if ((rc = flush_all(&cap)) < 0)
 				goto fail;
@@ -835,6 +934,19 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 	res->exit_kind = cap.src.exit_kind;
 	res->exit_value = cap.src.exit_value;
 	cap.src.ops->deinit(&cap.src);
+	if (cap.aw == NULL) {
+		cap_err(&cap, "the trace source reported no process");
+		cap_cleanup(&cap);
+		return (-HWTR_E_IO);
+	}
+	if ((rc = sbc_drain(&cap, 1)) < 0)
+		goto fail_deinited;
+	{
+		struct hwtr_sbc_stats sst;
+
+		hwtr_sbc_stats(cap.sbc, &sst);
+		res->lost_records = sst.lost;
+	}
 
 	memset(&end, 0, sizeof(end));
 	clock_gettime(CLOCK_REALTIME, &real);
@@ -842,6 +954,7 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 	end.exit_kind = res->exit_kind;
 	end.exit_value = res->exit_value;
 	end.lost_bytes = res->lost_bytes;
+	end.lost_records = res->lost_records;
 	hwtr_aw_set_end(cap.aw, &end);
 	failed = res->exit_kind == HWTR_EXIT_SIGNAL ||
 	    (res->exit_kind == HWTR_EXIT_CODE && res->exit_value != 0);
@@ -867,8 +980,10 @@ fail:
 	res->exit_kind = cap.src.exit_kind;
 	res->exit_value = cap.src.exit_value;
 	cap.src.ops->deinit(&cap.src);
+fail_deinited:
 	/* Keep what was written: it is a valid partial archive. */
-	hwtr_aw_abort(cap.aw, res->trace_bytes > 0);
+	if (cap.aw != NULL)
+		hwtr_aw_abort(cap.aw, res->trace_bytes > 0);
 	cap_cleanup(&cap);
 	return (rc < 0 ? rc : -HWTR_E_IO);
 }

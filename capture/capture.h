@@ -14,8 +14,6 @@
 #include "hwtrace.h"
 
 struct cap_thread;
-struct cap_procmaps;
-struct cap_imgcache;
 
 struct cap {
 	const struct hwtr_cap_config *cfg;
@@ -26,23 +24,17 @@ struct cap {
 	uint64_t	chunk_size;
 	uint32_t	psb_period;
 	struct cap_thread *threads;
-	struct cap_procmaps *maps;	/* per process, procsb.c */
-	struct cap_imgcache *imgcache;	/* procsb.c */
+	struct hwtr_sbc	*sbc;		/* sideband collector */
+	struct hwtr_img	*img;		/* image collector */
+	struct hwtr_capture_meta meta;	/* for the archive, opened late */
+	char		host[256];
+	char		*cmdbuf;	/* attached: its /proc cmdline */
+	char		**cmdargv;
+	int		in_enable;	/* inside the source's enable */
 };
 
 /* Append a sideband record to the archive. */
 int hwtr_cap_sideband(struct cap *cap, const struct hwtr_sb_rec *rec);
-
-/*
- * /proc sideband and images (procsb.c): read /proc/<pid>/maps and record
- * every new executable mapping (MMAP, image stored) and every one gone
- * (MUNMAP).  @fresh: the process is new, nothing is known about it.
- */
-int cap_procsb_scan(struct cap *cap, pid_t pid, uint64_t time, int fresh);
-int cap_procsb_exec(struct cap *cap, pid_t pid, const char *path,
-    uint64_t time);
-void cap_procsb_forget(struct cap *cap, pid_t pid);
-void cap_procsb_free(struct cap *cap);
 
 /*
  * Resolve --trigger @sym in the executable the capture runs (argv[0] on

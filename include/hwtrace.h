@@ -933,6 +933,7 @@ struct hwtr_cap_result {
 	int		kept;		/* the archive was written and kept */
 	uint64_t	trace_bytes;	/* PT bytes written */
 	uint64_t	lost_bytes;
+	uint64_t	lost_records;	/* sideband records lost */
 	uint64_t	instructions;	/* reported by the source */
 	uint32_t	nthreads;
 	uint32_t	nprocs;

@@ -961,6 +961,7 @@ launch(struct step *st)
 {
 	struct hwtr_src *src = st->src;
 	struct step_thread *t;
+	struct step_proc *p;
 	int fds[2], status, err[2], rc;
 	pid_t pid, w;
 	ssize_t n;
@@ -1017,6 +1018,16 @@ launch(struct step *st)
 		kill(pid, SIGKILL);
 		return (-HWTR_E_PERM);
 	}
+	/*
+	 * Report the process while it is stopped before its exec, so that a
+	 * sideband collector sees the exec.
+	 */
+	if ((rc = proc_start(st, pid, getpid(), &p)) < 0) {
+		kill(pid, SIGKILL);
+		close(fds[0]);
+		return (rc);
+	}
+	p->first = 1;
 	(void)ptrace(PTRACE_CONT, pid, 0, 0);
 	for (;;) {
 		while ((w = waitpid(pid, &status, __WALL)) < 0 &&
