@@ -141,23 +141,6 @@ read_symtab(struct ix_elf *e, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh,
 	return (0);
 }
 
-static Elf_Scn *
-find_scn(Elf *elf, size_t shstrndx, const char *want, GElf_Shdr *sh)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		const char *name;
-
-		if (gelf_getshdr(scn, sh) == NULL)
-			continue;
-		name = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (name != NULL && strcmp(name, want) == 0)
-			return (scn);
-	}
-	return (NULL);
-}
-
 static const char *
 dynsym_name(Elf *elf, Elf_Data *dsym, size_t strndx, size_t idx)
 {
@@ -168,105 +151,143 @@ dynsym_name(Elf *elf, Elf_Data *dsym, size_t strndx, size_t idx)
 	return (elf_strptr(elf, strndx, sym.st_name));
 }
 
-/* Name the PLT stubs of an x86-64 ELF file. */
+struct slot {
+	uint64_t	addr;		/* GOT slot */
+	char		*name;
+};
+
+static int
+slot_cmp(const void *a, const void *b)
+{
+	const struct slot *x = a, *y = b;
+
+	return (x->addr < y->addr ? -1 : x->addr > y->addr);
+}
+
+/*
+ * Name the PLT stubs of an x86-64 ELF file.  Every stub jumps through a
+ * GOT slot ("jmp *slot(%rip)", maybe after endbr64 and a bnd prefix), and
+ * a relocation says what the slot holds: JUMP_SLOT and GLOB_DAT name a
+ * symbol, IRELATIVE (static binaries) a resolver, named "*ABS*+0xADDR" as
+ * objdump does.  This covers .plt, .plt.sec and .plt.got alike.
+ */
 static int
 read_plt(struct ix_elf *e, Elf *elf, size_t shstrndx, size_t *cap)
 {
-	GElf_Shdr rsh, psh, dsh, gsh;
-	Elf_Scn *rscn, *pscn, *dscn, *gscn;
-	Elf_Data *rdata, *ddata, *gdata;
+	struct slot *slots = NULL;
+	size_t nslots = 0, cslots = 0, i, n;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh, lsh;
 	GElf_Ehdr eh;
 	GElf_Rela rela;
-	size_t i, n;
 	char name[512];
-	int sec = 0;
+	int rc = -1;
 
 	if (gelf_getehdr(elf, &eh) == NULL || eh.e_machine != EM_X86_64)
 		return (0);
-	rscn = find_scn(elf, shstrndx, ".rela.plt", &rsh);
-	pscn = find_scn(elf, shstrndx, ".plt.sec", &psh);
-	if (pscn != NULL)
-		sec = 1;
-	else
-		pscn = find_scn(elf, shstrndx, ".plt", &psh);
-	if (rscn != NULL && pscn != NULL && rsh.sh_entsize != 0 &&
-	    (dscn = elf_getscn(elf, rsh.sh_link)) != NULL &&
-	    gelf_getshdr(dscn, &dsh) != NULL &&
-	    (rdata = elf_getdata(rscn, NULL)) != NULL &&
-	    (ddata = elf_getdata(dscn, NULL)) != NULL) {
-		n = rsh.sh_size / rsh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			const char *sn;
-			uint64_t addr;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		Elf_Data *data, *ldata = NULL;
+		Elf_Scn *lscn;
 
-			if (gelf_getrela(rdata, (int)i, &rela) == NULL)
+		if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_RELA ||
+		    sh.sh_entsize == 0 || (data = elf_getdata(scn, NULL)) == NULL)
+			continue;
+		lscn = sh.sh_link ? elf_getscn(elf, sh.sh_link) : NULL;
+		if (lscn != NULL && gelf_getshdr(lscn, &lsh) != NULL &&
+		    (lsh.sh_type == SHT_DYNSYM || lsh.sh_type == SHT_SYMTAB))
+			ldata = elf_getdata(lscn, NULL);
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			const char *sn = NULL;
+			unsigned type;
+
+			if (gelf_getrela(data, (int)i, &rela) == NULL)
 				continue;
-			sn = dynsym_name(elf, ddata, dsh.sh_link,
-			    GELF_R_SYM(rela.r_info));
+			type = GELF_R_TYPE(rela.r_info);
+			if (type == R_X86_64_IRELATIVE) {
+				snprintf(name, sizeof(name), "*ABS*+%#llx",
+				    (unsigned long long)rela.r_addend);
+				sn = name;
+			} else if ((type == R_X86_64_JUMP_SLOT ||
+			    type == R_X86_64_GLOB_DAT) && ldata != NULL) {
+				sn = dynsym_name(elf, ldata, lsh.sh_link,
+				    GELF_R_SYM(rela.r_info));
+			}
 			if (sn == NULL || *sn == '\0')
 				continue;
-			addr = psh.sh_addr + 16 * (i + (sec ? 0 : 1));
-			if (addr + 16 > psh.sh_addr + psh.sh_size)
-				continue;
-			snprintf(name, sizeof(name), "%s@plt", sn);
-			if (add_sym(e, cap, addr, 16, name, "plt", "local",
-			    "plt") < 0)
-				return (-1);
+			if (nslots == cslots) {
+				size_t c = cslots ? cslots * 2 : 64;
+				void *p = realloc(slots, c * sizeof(*slots));
+
+				if (p == NULL)
+					goto out;
+				slots = p;
+				cslots = c;
+			}
+			slots[nslots].addr = rela.r_offset;
+			if ((slots[nslots].name = strdup(sn)) == NULL)
+				goto out;
+			nslots++;
 		}
 	}
-	/* .plt.got: "jmp *slot(%rip)" through a GLOB_DAT slot. */
-	gscn = find_scn(elf, shstrndx, ".plt.got", &gsh);
-	rscn = find_scn(elf, shstrndx, ".rela.dyn", &rsh);
-	if (gscn == NULL || rscn == NULL || rsh.sh_entsize == 0 ||
-	    gsh.sh_type != SHT_PROGBITS ||
-	    (dscn = elf_getscn(elf, rsh.sh_link)) == NULL ||
-	    gelf_getshdr(dscn, &dsh) == NULL ||
-	    (rdata = elf_getdata(rscn, NULL)) == NULL ||
-	    (ddata = elf_getdata(dscn, NULL)) == NULL ||
-	    (gdata = elf_getdata(gscn, NULL)) == NULL ||
-	    gdata->d_buf == NULL)
-		return (0);
-	{
-		size_t ent = gsh.sh_entsize >= 8 ? gsh.sh_entsize : 8;
-		const uint8_t *p = gdata->d_buf;
-		size_t off, k, nrel = rsh.sh_size / rsh.sh_entsize;
+	if (nslots == 0) {
+		rc = 0;
+		goto out;
+	}
+	qsort(slots, nslots, sizeof(*slots), slot_cmp);
+	scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *sname;
+		Elf_Data *data;
+		const uint8_t *p;
+		size_t ent, off, k;
 
-		for (off = 0; off + ent <= gdata->d_size; off += ent) {
-			uint64_t slot = 0;
-			int found = 0;
-
+		if (gelf_getshdr(scn, &sh) == NULL ||
+		    sh.sh_type != SHT_PROGBITS ||
+		    (sname = elf_strptr(elf, shstrndx, sh.sh_name)) == NULL ||
+		    strncmp(sname, ".plt", 4) != 0 ||
+		    (data = elf_getdata(scn, NULL)) == NULL ||
+		    data->d_buf == NULL)
+			continue;
+		ent = sh.sh_entsize ? sh.sh_entsize :
+		    (sh.sh_addralign >= 16 ? 16 : 8);
+		p = data->d_buf;
+		for (off = 0; off + ent <= data->d_size; off += ent) {
 			for (k = 0; k + 6 <= ent; k++) {
-				if (p[off + k] == 0xff && p[off + k + 1] == 0x25) {
-					int32_t disp;
+				int32_t disp;
+				uint64_t slot;
+				size_t lo = 0, hi = nslots;
 
-					memcpy(&disp, p + off + k + 2, 4);
-					slot = gsh.sh_addr + off + k + 6 +
-					    (uint64_t)(int64_t)disp;
-					found = 1;
-					break;
-				}
-			}
-			if (!found)
-				continue;
-			for (i = 0; i < nrel; i++) {
-				const char *sn;
-
-				if (gelf_getrela(rdata, (int)i, &rela) == NULL ||
-				    rela.r_offset != slot)
+				if (p[off + k] != 0xff || p[off + k + 1] != 0x25)
 					continue;
-				sn = dynsym_name(elf, ddata, dsh.sh_link,
-				    GELF_R_SYM(rela.r_info));
-				if (sn == NULL || *sn == '\0')
-					break;
-				snprintf(name, sizeof(name), "%s@plt", sn);
-				if (add_sym(e, cap, gsh.sh_addr + off, ent,
-				    name, "plt", "local", "plt") < 0)
-					return (-1);
+				memcpy(&disp, p + off + k + 2, 4);
+				slot = sh.sh_addr + off + k + 6 +
+				    (uint64_t)(int64_t)disp;
+				while (lo < hi) {
+					size_t mid = (lo + hi) / 2;
+
+					if (slots[mid].addr < slot)
+						lo = mid + 1;
+					else
+						hi = mid;
+				}
+				if (lo < nslots && slots[lo].addr == slot) {
+					snprintf(name, sizeof(name), "%s@plt",
+					    slots[lo].name);
+					if (add_sym(e, cap, sh.sh_addr + off, ent,
+					    name, "plt", "local", "plt") < 0)
+						goto out;
+				}
 				break;
 			}
 		}
 	}
-	return (0);
+	rc = 0;
+out:
+	for (i = 0; i < nslots; i++)
+		free(slots[i].name);
+	free(slots);
+	return (rc);
 }
 
 /* A tiny string interning table for file names. */
@@ -516,7 +537,7 @@ ix_elf_func(const struct ix_elf *e, uint64_t addr)
 			continue;
 		if (addr < s->addr + s->size)
 			best = s;	/* keep the first in sorted order */
-		else if (s->size == 0 && best == NULL && steps == 0)
+		else if (s->size == 0 && best == NULL && addr == s->addr)
 			return (s);
 		if (best != NULL && (k < 2 || e->syms[k - 2].addr != s->addr))
 			return (best);

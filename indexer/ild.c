@@ -185,7 +185,8 @@ hwtr_ild(const uint8_t *p, size_t n, int mode, struct hwtr_ild *out)
 		if (i >= n)
 			return (-1);
 		op = p[i++];
-		ml = modrm_len(p + i, n - i, asz);
+		/* Every VEX instruction has ModRM but vzeroupper/vzeroall. */
+		ml = vmap == 1 && op == 0x77 ? 0 : modrm_len(p + i, n - i, asz);
 		if (ml < 0)
 			return (-1);
 		i += (size_t)ml;

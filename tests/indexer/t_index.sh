@@ -1,0 +1,265 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# hwtrace index from the command line: usage, the output name and its
+# atomic rename, -j giving the same database, damaged input that never
+# stops or hangs the indexer, and the LLDB Intel PT captures against
+# ptxed's output.
+
+. "$(atf_get_srcdir)/../env.sh"
+
+EXT="$HWTRACE_BUILD/hwtrace_sqlite"
+GEN="$HWTRACE_BUILD/bench/ixgen"
+PROG="$HWTRACE_PROGS/calls"
+
+# run_status WANT CMD...: run CMD with out/err captured; fail on another
+# exit status.
+run_status()
+{
+	want=$1
+	shift
+	"$@" >out 2>err
+	got=$?
+	[ "$got" -eq "$want" ] || atf_fail "'$*': expected exit status $want, got $got; stderr: $(head -c 2000 err)"
+}
+
+q()
+{
+	sqlite3 -batch -noheader "$@"
+}
+
+atf_test_case usage_errors
+usage_errors_head()
+{
+	atf_set descr "unknown options, bad numbers and missing operands are usage errors (2); --help exits 0"
+}
+usage_errors_body()
+{
+	run_status 0 "$HWTRACE" index --help
+	grep -q '^usage: hwtrace index \[-q\] \[-j N\] \[-o DB\] FILE$' out ||
+	    atf_fail "--help: unexpected synopsis: $(head -1 out)"
+	run_status 2 "$HWTRACE" index
+	run_status 2 "$HWTRACE" index --bogus x.hwtrace
+	run_status 2 "$HWTRACE" index -j abc x.hwtrace
+	run_status 2 "$HWTRACE" index -j 0 x.hwtrace
+	run_status 2 "$HWTRACE" index a.hwtrace b.hwtrace
+	run_status 1 "$HWTRACE" index -o x.db does-not-exist.hwtrace
+	grep -q "^hwtrace index: cannot open 'does-not-exist.hwtrace'" err ||
+	    atf_fail "expected 'cannot open', got: $(cat err)"
+	[ ! -e x.db ] && [ ! -e x.db.partial ] ||
+	    atf_fail "a failed run left a database behind"
+}
+
+need_gen()
+{
+	[ -x "$GEN" ] || atf_skip "$GEN not built"
+	[ -x "$PROG" ] || atf_skip "$PROG not built"
+}
+
+atf_test_case default_name_and_tables
+default_name_and_tables_head()
+{
+	atf_set descr "FILE.hwtrace gives FILE.db with every table filled and symbols from the ELF"
+}
+default_name_and_tables_body()
+{
+	need_gen
+	"$GEN" -n 200000 -t 1 "$PROG" t.hwtrace || atf_fail "ixgen failed"
+	run_status 0 "$HWTRACE" index -q t.hwtrace
+	[ -f t.db ] || atf_fail "t.db not written"
+	[ ! -e t.db.partial ] || atf_fail "t.db.partial left behind"
+	[ "$(q t.db "SELECT value FROM meta WHERE key = 'schema_version'")" = 1 ] ||
+	    atf_fail "schema_version is not 1"
+	for t in streams threads images mappings symbols blocks block_counts \
+	    exec_chunks branches calls timestamps; do
+		n=$(q t.db "SELECT count(*) FROM $t")
+		[ "$n" -gt 0 ] || atf_fail "table $t is empty"
+	done
+	# Block ids are run lengths that add up: sum of block counts times
+	# instructions equals the thread's instructions.
+	a=$(q t.db "SELECT sum(c.count * b.ninsns) FROM block_counts c JOIN blocks b ON b.id = c.block")
+	b=$(q t.db "SELECT insns FROM threads WHERE id = 1")
+	[ "$a" = "$b" ] || atf_fail "block counts give $a instructions, threads.insns says $b"
+	# The expanded order has as many rows as threads.blocks says.
+	a=$(q t.db ".load $EXT" "SELECT count(*) FROM exec_order WHERE thread = 1")
+	b=$(q t.db "SELECT blocks FROM threads WHERE id = 1")
+	[ "$a" = "$b" ] || atf_fail "exec_order has $a rows, threads.blocks says $b"
+	# Instruction addresses agree with the block table and the ELF: every
+	# block's symbol contains its start.
+	n=$(q t.db "SELECT count(*) FROM blocks b JOIN symbols s ON s.id = b.symbol WHERE b.image_addr < s.addr OR b.image_addr >= s.addr + s.size")
+	[ "$n" = 0 ] || atf_fail "$n blocks lie outside their symbol"
+	# The walk may wander into padding between functions, rarely.
+	n=$(q t.db "SELECT sum(exec_count) * 100 > (SELECT sum(exec_count) FROM blocks) FROM blocks WHERE symbol IS NULL")
+	[ "$n" != 1 ] || atf_fail "more than 1% of executed blocks have no symbol"
+	q t.db "SELECT count(*) FROM symbols WHERE name = 'main'" | grep -qx 1 ||
+	    atf_fail "no symbol 'main'"
+}
+
+atf_test_case jobs_give_identical_databases
+jobs_give_identical_databases_head()
+{
+	atf_set descr "-j 1, -j 2 and -j 3 write the same database (sqlite3 .dump and bytes)"
+}
+jobs_give_identical_databases_body()
+{
+	need_gen
+	"$GEN" -n 300000 -t 3 "$PROG" t.hwtrace || atf_fail "ixgen failed"
+	for j in 1 2 3; do
+		run_status 0 "$HWTRACE" index -q -j $j -o j$j.db t.hwtrace
+		q j$j.db .dump > j$j.sql
+	done
+	cmp -s j1.sql j2.sql || atf_fail "-j 1 and -j 2 dumps differ: $(diff j1.sql j2.sql | head -5)"
+	cmp -s j1.sql j3.sql || atf_fail "-j 1 and -j 3 dumps differ: $(diff j1.sql j3.sql | head -5)"
+	cmp -s j1.db j2.db || atf_fail "-j 1 and -j 2 database files differ"
+	[ "$(q j1.db 'SELECT count(*) FROM threads WHERE blocks > 0')" = 3 ] ||
+	    atf_fail "expected 3 decoded threads"
+}
+
+# damaged KIND: index an archive damaged as ixgen -c KIND (or -m) says;
+# it must succeed, within the test's timeout, and report what it could
+# not decode.
+damaged()
+{
+	need_gen
+	"$GEN" -n 300000 -t 2 "$@" "$PROG" d.hwtrace || atf_fail "ixgen failed"
+	run_status 0 "$HWTRACE" index -j 2 -o d.db d.hwtrace
+	[ -f d.db ] || atf_fail "no database written"
+	tail -1 err | grep -q "^hwtrace index: 'd.db': 2 streams, .* decode errors" ||
+	    atf_fail "stderr does not end with the summary: $(tail -3 err)"
+}
+
+atf_test_case bit_flips
+bit_flips_head()
+{
+	atf_set descr "bit flips in both streams: decode errors recorded with offsets, decoding resumes"
+	atf_set timeout 120
+}
+bit_flips_body()
+{
+	damaged -c flip
+	n=$(q d.db "SELECT count(*) FROM events WHERE kind = 'decode-error' AND offset IS NOT NULL")
+	[ "$n" -gt 0 ] || atf_fail "no decode error recorded"
+	grep -q "^hwtrace index: stream 'tid 100[01]': .* decode error" err ||
+	    atf_fail "the summary does not name the damaged stream: $(cat err)"
+	# Decoding went on after the errors.
+	n=$(q d.db "SELECT count(*) FROM events e WHERE kind = 'decode-error' AND seq < (SELECT blocks FROM threads t WHERE t.id = e.thread)")
+	[ "$n" -gt 0 ] || atf_fail "nothing was decoded after a decode error"
+}
+
+atf_test_case truncated_stream
+truncated_stream_head()
+{
+	atf_set descr "a stream cut in the middle of a packet indexes what it has"
+	atf_set timeout 120
+}
+truncated_stream_body()
+{
+	damaged -c truncate
+	[ "$(q d.db 'SELECT count(*) FROM threads WHERE blocks > 0')" = 2 ] ||
+	    atf_fail "expected both threads decoded"
+}
+
+atf_test_case garbage
+garbage_head()
+{
+	atf_set descr "random bytes over a tenth of each stream: errors, resync at the next PSB, undecoded bytes counted"
+	atf_set timeout 120
+}
+garbage_body()
+{
+	damaged -c garbage
+	n=$(q d.db "SELECT sum(undecoded_bytes) FROM streams")
+	[ "$n" -gt 0 ] || atf_fail "no undecoded bytes counted"
+	n=$(q d.db "SELECT count(*) FROM events WHERE kind = 'decode-error'")
+	[ "$n" -gt 0 ] || atf_fail "no decode error recorded"
+}
+
+atf_test_case missing_image
+missing_image_head()
+{
+	atf_set descr "an image the archive lacks: named on stderr, errors recorded, no abort"
+	atf_set timeout 120
+}
+missing_image_body()
+{
+	damaged -m
+	grep -q "image not in the archive" err ||
+	    atf_fail "stderr does not name the missing image: $(cat err)"
+	n=$(q d.db "SELECT count(*) FROM events WHERE kind = 'decode-error' AND detail LIKE '%no memory mapped%'")
+	[ "$n" -gt 0 ] || atf_fail "no 'no memory mapped' decode error recorded"
+}
+
+atf_test_case truncated_archive
+truncated_archive_head()
+{
+	atf_set descr "an archive cut short: indexed from what it holds, or refused with exit 1 and no database"
+	atf_set timeout 120
+}
+truncated_archive_body()
+{
+	need_gen
+	"$GEN" -n 300000 -t 2 "$PROG" full.hwtrace || atf_fail "ixgen failed"
+	size=$(stat -c %s full.hwtrace)
+	head -c $((size * 2 / 3)) full.hwtrace > cut.hwtrace
+	"$HWTRACE" index -q -o cut.db cut.hwtrace >out 2>err
+	rc=$?
+	case $rc in
+	0)	[ -f cut.db ] || atf_fail "exit 0 but no database" ;;
+	1)	[ ! -e cut.db ] && [ ! -e cut.db.partial ] ||
+		    atf_fail "exit 1 but a database was left" ;;
+	*)	atf_fail "exit status $rc: $(cat err)" ;;
+	esac
+}
+
+# lldb_case NAME BUNDLE EXPECTED: import an LLDB bundle, index it, and
+# compare the instruction addresses with ptxed's.
+lldb_case()
+{
+	dir="$HWTRACE_CORPUS/lldb-intelpt"
+	[ -d "$dir" ] || atf_skip "corpus not found at $dir"
+	run_status 0 "$HWTRACE" import --lldb -o c.hwtrace "$dir/$2"
+	run_status 0 "$HWTRACE" index -q -o c.db c.hwtrace
+	q c.db ".load $EXT" "SELECT printf('%016x', ip) FROM exec_insns WHERE thread = 1" > got
+	grep -oE '^[0-9a-f]{16}' "$dir/expected/$3" > want
+	[ -s want ] || atf_fail "no addresses in $3"
+	cmp -s want got || atf_fail "addresses differ from $3 ($(wc -l < want) expected, $(wc -l < got) decoded): $(diff want got | head -6)"
+	# ptxed's own output has errors where the capture lacks an image
+	# (multi-file: ld.so); the database must have the same ones.
+	want=$(grep -c 'error:' "$dir/expected/$3" || true)
+	n=$(q c.db "SELECT count(*) FROM events WHERE kind = 'decode-error'")
+	[ "$n" = "$want" ] || atf_fail "$n decode errors, ptxed has $want"
+}
+
+atf_test_case lldb_single
+lldb_single_head()
+{
+	atf_set descr "LLDB capture, one image: same instructions as ptxed, no decode error"
+}
+lldb_single_body()
+{
+	lldb_case single intelpt-trace/trace.json single.ptxed.txt
+}
+
+atf_test_case lldb_multi_file
+lldb_multi_file_head()
+{
+	atf_set descr "LLDB capture over three images: same instructions and decode errors as ptxed (ld.so is not in the bundle)"
+}
+lldb_multi_file_body()
+{
+	lldb_case multi intelpt-trace-multi-file/multi-file-no-ld.json multifile.ptxed.txt
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case usage_errors
+	atf_add_test_case default_name_and_tables
+	atf_add_test_case jobs_give_identical_databases
+	atf_add_test_case bit_flips
+	atf_add_test_case truncated_stream
+	atf_add_test_case garbage
+	atf_add_test_case missing_image
+	atf_add_test_case truncated_archive
+	atf_add_test_case lldb_single
+	atf_add_test_case lldb_multi_file
+}
