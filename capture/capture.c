@@ -57,7 +57,6 @@ struct cap_thread {
 	/* ground truth */
 	uint64_t	*gt;
 	size_t		ngt, gtcap;
-	uint64_t	stop_insn;	/* ninsn when stop-on-full hit */
 	int		ended;
 	struct cap_thread *next;
 };
@@ -150,7 +149,9 @@ ring_snapshot(struct cap_thread *ct)
 	if (lo < ct->written)
 		lo = ct->written;
 	start = UINT64_MAX;
-	for (i = 0; i < ct->npsb; i++)
+	if (ct->written > 0 && lo == ct->written)
+		start = lo;	/* nothing overwritten: carry on seamlessly */
+	for (i = 0; start == UINT64_MAX && i < ct->npsb; i++)
 		if (ct->psb[i] >= lo) {
 			start = ct->psb[i];
 			break;
@@ -223,11 +224,6 @@ enc_write(void *arg, const void *buf, size_t len)
 	memcpy(ct->buf + ct->len, buf, len);
 	ct->len += len;
 	ct->produced += len;
-	if (cap->cfg->mode == HWTR_CAP_STOP && !ct->st.full &&
-	    ct->produced >= cap->buffer_size) {
-		ct->st.full = 1;
-		ct->stop_insn = ct->st.ninsn;
-	}
 	if (ct->len >= cap->chunk_size && (rc = chunk_out(ct)) < 0)
 		return (rc);
 	return (0);
@@ -397,6 +393,8 @@ sink_thread_start(void *arg, int32_t pid, int32_t tid, int32_t ptid,
 		return (rc);
 	}
 	ct->st.enc = ct->enc;
+	if (cap->cfg->mode == HWTR_CAP_STOP)
+		ct->st.limit = cap->buffer_size;
 	if ((rc = cap->src.ops->thread_alloc(&cap->src, &ct->st)) < 0) {
 		hwtr_ptenc_free(ct->enc);
 		free(ct->ring);
@@ -465,8 +463,12 @@ thread_finish(struct cap_thread *ct)
 		rc = chunk_out(ct);
 	if (rc < 0)
 		return (rc);
-	if (ct->st.full && (rc = lost(cap, ct, HWTR_LOST_STOPPED, 0,
-	    ct->st.ninsn - ct->stop_insn)) < 0)
+	/*
+	 * Stop-on-full: the thread runs on untraced (PTRACE_CONT), so how
+	 * much was not traced is unknown: the record says that it stopped,
+	 * with 0 bytes.
+	 */
+	if (ct->st.full && (rc = lost(cap, ct, HWTR_LOST_STOPPED, 0, 0)) < 0)
 		return (rc);
 	if ((rc = gt_write(ct)) < 0)
 		return (rc);

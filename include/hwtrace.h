@@ -787,9 +787,12 @@ struct hwtr_src_thread {
 	void		*owner;		/* the session's */
 	uint64_t	ninsn;		/* instructions seen, kept by the source */
 	/*
-	 * Set by the session (stop-on-full): the source ends this thread's
-	 * trace at its next instruction boundary and stops feeding @enc.
+	 * Stop-on-full: once hwtr_ptenc_bytes(@enc) reaches @limit (0: no
+	 * limit), or when the session sets @full, the source ends the
+	 * thread's trace at its next instruction boundary (TIP.PGD), sets
+	 * @full and stops feeding @enc.
 	 */
+	uint64_t	limit;
 	int		full;
 };
 

@@ -565,7 +565,9 @@ begin(struct step *st, struct step_thread *t, const struct user_regs_struct *reg
 
 	if (enc == NULL)
 		return (0);
-	if (t->thr->full) {
+	if (t->thr->full || (t->thr->limit != 0 &&
+	    hwtr_ptenc_bytes(enc) >= t->thr->limit)) {
+		t->thr->full = 1;
 		/* stop-on-full: the trace ends before this instruction. */
 		if (hwtr_ptenc_enabled(enc))
 			(void)hwtr_ptenc_disable(enc, r, hwtr_src_now());

@@ -1,9 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 #
-# make demo: show hwtrace end to end on a bundled trace.  Until capture and
-# the indexer exist this packs a foreign capture (import), describes it
-# (info) and checks it (verify).  Usage: tests/demo.sh BUILD_DIR
+# make demo: show hwtrace end to end.  It records a bundled program that
+# crashes (capture, the step source), describes the archive (info), decodes
+# it (index) and shows the last blocks before the crash (query); then packs
+# a foreign capture (import) and checks archives (verify), whole and cut.
+# Usage: tests/demo.sh BUILD_DIR
 set -eu
 
 B=${1:-build}
@@ -16,6 +18,25 @@ mkdir -p "$WORK"
 
 step() { printf '\n==> %s\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
+
+step "Record a program that crashes: tests/progs/demo.c looks up an item that is not there and uses the NULL it got"
+printf '$ %s\n' "$HWTRACE capture -o $WORK/demo.hwtrace -- $B/progs/demo"
+rc=0
+"$HWTRACE" capture -o "$WORK/demo.hwtrace" -- "$(cd "$B" && pwd)/progs/demo" || rc=$?
+echo "(hwtrace exited $rc: 128 + SIGSEGV, the program's own fate)"
+[ "$rc" -eq 139 ] || { echo "demo: expected exit status 139, got $rc" >&2; exit 1; }
+
+step "What the archive holds"
+run "$HWTRACE" info "$WORK/demo.hwtrace"
+
+step "Decode it into a database"
+run "$HWTRACE" index -o "$WORK/demo.db" "$WORK/demo.hwtrace"
+
+step "The last blocks before the crash"
+run "$HWTRACE" query "$WORK/demo.db" last -n 12
+
+step "... and the last instructions"
+run "$HWTRACE" query "$WORK/demo.db" last --insns -n 12
 
 if [ -r "$CORPUS/trace.json" ]; then
 	step "Import a real Intel PT capture: LLDB's test bundle (one thread of a.out, traced on a Broadwell CPU)"

@@ -11,6 +11,11 @@
 
 PTCHECK=$HWTRACE_BUILD/tests/capture/ptcheck
 
+# oneline FILE: FILE's lines joined, for a one-line failure message.
+oneline() {
+	tr '\n' '|' <"$1"
+}
+
 need_prog() {
 	[ -x "$HWTRACE_PROGS/$1" ] ||
 		atf_fail "fixture $HWTRACE_PROGS/$1 was not built"
@@ -30,14 +35,14 @@ gt() {
 	    "$HWTRACE_PROGS/$prog" >out 2>err
 	rc=$?
 	[ "$rc" -eq "$want" ] ||
-		atf_fail "$prog: expected exit status $want, got $rc ($(cat err))"
-	[ -f "$prog.hwtrace" ] || atf_fail "$prog: no archive written ($(cat err))"
+		atf_fail "$prog: expected exit status $want, got $rc ($(oneline err))"
+	[ -f "$prog.hwtrace" ] || atf_fail "$prog: no archive written ($(oneline err))"
 	members "$prog.hwtrace" | grep -q '^aux/groundtruth/tid-' ||
 		atf_fail "$prog: no ground truth member in the archive"
 	[ -x "$PTCHECK" ] ||
 		atf_skip "the ground-truth checker $PTCHECK is not built yet"
 	"$PTCHECK" "$prog.hwtrace" >check 2>&1 ||
-		atf_fail "$prog: libipt's decode differs from the ground truth: $(cat check)"
+		atf_fail "$prog: libipt's decode differs from the ground truth: $(oneline check)"
 }
 
 # One test case per fixture: name, exit status.
@@ -66,7 +71,7 @@ exit_status_passthrough_body() {
 	need_prog exit3
 	"$HWTRACE" capture -o a.hwtrace -- "$HWTRACE_PROGS/exit3" >/dev/null 2>err
 	rc=$?
-	[ $rc -eq 3 ] || atf_fail "exit3: expected 3, got $rc ($(cat err))"
+	[ $rc -eq 3 ] || atf_fail "exit3: expected 3, got $rc ($(oneline err))"
 	"$HWTRACE" capture -o b.hwtrace -- "$HWTRACE_PROGS/segv" >/dev/null 2>err
 	rc=$?
 	[ $rc -eq 139 ] || atf_fail "segv: expected 139 (128+SIGSEGV), got $rc"
@@ -83,7 +88,7 @@ keep_on_failure_body() {
 	"$HWTRACE" capture --keep-on-failure -o ok.hwtrace -- \
 	    "$HWTRACE_PROGS/hello" >/dev/null 2>err
 	rc=$?
-	[ $rc -eq 0 ] || atf_fail "hello: expected 0, got $rc ($(cat err))"
+	[ $rc -eq 0 ] || atf_fail "hello: expected 0, got $rc ($(oneline err))"
 	[ ! -e ok.hwtrace ] && [ ! -e ok.hwtrace.partial ] ||
 		atf_fail "an archive was kept although the command succeeded"
 	"$HWTRACE" capture --keep-on-failure -o bad.hwtrace -- \
@@ -101,9 +106,9 @@ no_follow_body() {
 	"$HWTRACE" capture --no-follow -o nf.hwtrace -- \
 	    "$HWTRACE_PROGS/forkexec" >out 2>err
 	rc=$?
-	[ $rc -eq 0 ] || atf_fail "expected 0, got $rc ($(cat err))"
+	[ $rc -eq 0 ] || atf_fail "expected 0, got $rc ($(oneline err))"
 	grep -q 'hello from forkexec' out ||
-		atf_fail "the untraced child did not run: $(cat out)"
+		atf_fail "the untraced child did not run: $(oneline out)"
 	n=$(members nf.hwtrace | grep -c '^streams/.*/stream.json')
 	[ "$n" -eq 1 ] || atf_fail "expected 1 stream, got $n"
 	"$HWTRACE" capture -o f.hwtrace -- "$HWTRACE_PROGS/forkexec" \
@@ -137,8 +142,8 @@ sigint_writes_valid_archive_body() {
 	wait $hp
 	rc=$?
 	[ $rc -eq 137 ] || [ $rc -eq 130 ] ||
-		atf_fail "expected 137 (spin killed) or 130, got $rc ($(cat err))"
-	[ -f int.hwtrace ] || atf_fail "no archive after SIGINT: $(cat err)"
+		atf_fail "expected 137 (spin killed) or 130, got $rc ($(oneline err))"
+	[ -f int.hwtrace ] || atf_fail "no archive after SIGINT: $(oneline err)"
 	members int.hwtrace | grep -q '^end.json$' ||
 		atf_fail "the archive after SIGINT is not complete"
 	members int.hwtrace | grep -q '^streams/0/.*\.chunk$' ||
@@ -165,7 +170,7 @@ sigkill_leaves_readable_partial_body() {
 	members kill.hwtrace.partial >m
 	grep -q '^hwtrace.json$' m || atf_fail "the partial archive has no manifest"
 	grep -q '^streams/0/.*\.chunk$' m ||
-		atf_fail "no chunk flushed in 2.5 s (flushes are due every second): $(cat m)"
+		atf_fail "no chunk flushed in 2.5 s (flushes are due every second): $(oneline m)"
 	# PTRACE_O_EXITKILL took the traced program with hwtrace.
 	pgrep -f "^$HWTRACE_PROGS/spin" >/dev/null && atf_fail "spin survived its tracer"
 	return 0
@@ -187,7 +192,7 @@ attach_leaves_process_running_body() {
 	kill -INT $hp
 	wait $hp
 	rc=$?
-	[ $rc -eq 0 ] || atf_fail "expected 0, got $rc ($(cat err))"
+	[ $rc -eq 0 ] || atf_fail "expected 0, got $rc ($(oneline err))"
 	sleep 0.3
 	st=$(awk '/^State:/ { print $2 }' /proc/$sp/status 2>/dev/null)
 	tr=$(awk '/^TracerPid:/ { print $2 }' /proc/$sp/status 2>/dev/null)
@@ -254,6 +259,149 @@ attach_missing_process_body() {
 	    "$HWTRACE" capture -p 999999 -o m.hwtrace
 }
 
+
+# decodes FILE: the indexer (libipt) decodes every byte with no error.
+decodes() {
+	"$HWTRACE" index -o "$1.db" "$1" >ix 2>&1 ||
+		atf_fail "hwtrace index $1 failed: $(oneline ix)"
+	grep -q ' 0 decode errors (0 of [0-9]* bytes not decoded)' ix ||
+		atf_fail "$1 does not decode cleanly: $(oneline ix)"
+}
+
+atf_test_case ring_keeps_last_bytes_and_records_loss
+ring_keeps_last_bytes_and_records_loss_head() {
+	atf_set descr "--mode ring keeps at most SIZE bytes from a PSB, records the overwritten bytes, and decodes"
+	atf_set timeout 60
+}
+ring_keeps_last_bytes_and_records_loss_body() {
+	need_prog loop
+	"$HWTRACE" capture --mode ring --buffer 4K --psb-period 64 -o r.hwtrace \
+	    -- "$HWTRACE_PROGS/loop" >/dev/null 2>err ||
+		atf_fail "capture failed: $(oneline err)"
+	"$HWTRACE" info r.hwtrace >info
+	bytes=$(sed -n "s/^  stream 0 .* \([0-9][0-9]*\) bytes$/\1/p" info)
+	[ -n "$bytes" ] && [ "$bytes" -le 4096 ] && [ "$bytes" -gt 1024 ] ||
+		atf_fail "expected 1K < kept bytes <= 4096, got '$bytes': $(oneline info)"
+	grep -q '^  lost: 1$' info || atf_fail "no lost record: $(oneline info)"
+	lost=$(sed -n 's/^lost: \([0-9]*\) trace bytes.*/\1/p' info)
+	[ "$lost" -gt 0 ] || atf_fail "expected lost trace bytes > 0, got '$lost'"
+	decodes r.hwtrace
+}
+
+atf_test_case stop_mode_stops_and_records_it
+stop_mode_stops_and_records_it_head() {
+	atf_set descr "--mode stop ends the trace when the buffer is full, records it, and the program runs to its end"
+	atf_set timeout 60
+}
+stop_mode_stops_and_records_it_body() {
+	need_prog loop
+	"$HWTRACE" capture --mode stop --buffer 1K -o s.hwtrace \
+	    -- "$HWTRACE_PROGS/loop" >out 2>err ||
+		atf_fail "capture failed: $(oneline err)"
+	grep -q 'loop: sum 6090 odd 14' out ||
+		atf_fail "the program did not finish: $(oneline out)"
+	"$HWTRACE" info s.hwtrace >info
+	bytes=$(sed -n "s/^  stream 0 .* \([0-9][0-9]*\) bytes$/\1/p" info)
+	[ -n "$bytes" ] && [ "$bytes" -lt 2048 ] ||
+		atf_fail "expected about 1K of trace, got '$bytes' (a full trace is 2.3K)"
+	grep -q '^  lost: 1$' info || atf_fail "no lost record: $(oneline info)"
+	decodes s.hwtrace
+}
+
+atf_test_case trigger_snapshots
+trigger_snapshots_head() {
+	atf_set descr "--trigger SYMBOL writes a ring snapshot each time the program reaches it"
+	atf_set timeout 60
+}
+trigger_snapshots_body() {
+	need_prog demo
+	"$HWTRACE" capture -v --mode ring --buffer 4K --psb-period 64 \
+	    --trigger find_item -o t.hwtrace -- "$HWTRACE_PROGS/demo" \
+	    >/dev/null 2>err
+	[ $? -eq 139 ] || atf_fail "expected 139: $(oneline err)"
+	n=$(grep -c "trigger 'find_item' reached" err)
+	[ "$n" -eq 2 ] || atf_fail "expected 2 triggers (find_item runs twice), got $n: $(oneline err)"
+	"$HWTRACE" info t.hwtrace >info
+	grep -q "^  stream 0 .* 3 chunks," info ||
+		atf_fail "expected 3 chunks (2 triggers, the end): $(oneline info)"
+	decodes t.hwtrace
+	atf_check -s exit:1 -e match:"no function 'no_such_fn' in the symbol tables" \
+	    "$HWTRACE" capture --mode ring --trigger no_such_fn -o u.hwtrace \
+	    -- "$HWTRACE_PROGS/demo"
+	atf_check -s exit:2 -e match:"--trigger needs --mode ring" \
+	    "$HWTRACE" capture --trigger find_item -- "$HWTRACE_PROGS/demo"
+}
+
+atf_test_case sigusr2_snapshots
+sigusr2_snapshots_head() {
+	atf_set descr "SIGUSR2 to hwtrace writes a ring snapshot"
+	atf_set timeout 60
+}
+sigusr2_snapshots_body() {
+	need_prog spin
+	"$HWTRACE" capture --mode ring --buffer 64K -o u.hwtrace -- \
+	    "$HWTRACE_PROGS/spin" >out 2>err &
+	hp=$!
+	wait_for out 'spin: running'
+	sleep 1
+	kill -USR2 $hp
+	sleep 1
+	kill -INT $hp
+	wait $hp
+	"$HWTRACE" info u.hwtrace >info
+	grep -q "^  stream 0 .* 2 chunks," info ||
+		atf_fail "expected 2 chunks (SIGUSR2, the end): $(oneline info)"
+	decodes u.hwtrace
+}
+
+atf_test_case help_matches_man
+help_matches_man_head() {
+	atf_set descr "--help's usage is hwtrace-capture(1)'s SYNOPSIS and the page documents every option"
+	atf_set require.progs "mandoc"
+}
+help_matches_man_body() {
+	page=$HWTRACE_SRC/docs/hwtrace-capture.1
+	"$HWTRACE" capture --help >help
+	want=$(sed -n '1,/^$/p' help | sed 's/^usage: //' | tr -s ' \t\n' '   ' |
+	    sed 's/^ //; s/ $//')
+	mandoc -Tascii "$page" | sed 's/.\x08//g' >man
+	got=$(sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' man | sed '1d;$d' |
+	    tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//')
+	[ "$want" = "$got" ] ||
+		atf_fail "SYNOPSIS differs from --help: expected '$want', got '$got'"
+	for o in $(grep -o -- '--[a-z0-9-]*' help | sort -u); do
+		grep -q -- "$o" man || atf_fail "hwtrace-capture.1 does not document $o"
+	done
+	mandoc -Tlint -W warning "$page" >lint 2>&1 ||
+		atf_fail "mandoc -Tlint: $(oneline lint)"
+}
+
+atf_test_case man_examples_run
+man_examples_run_head() {
+	atf_set descr "the EXAMPLES of hwtrace-capture(1) run and exit 0"
+	atf_set require.progs "mandoc"
+	atf_set timeout 120
+}
+man_examples_run_body() {
+	mandoc -Tascii "$HWTRACE_SRC/docs/hwtrace-capture.1" | sed 's/.\x08//g' |
+	    sed -n '/^EXAMPLES/,/^DIAGNOSTICS/p' >ex
+	# "$ command" lines, with "\" continuations joined.
+	awk '
+	cur == "" && /^ *\$ / { sub(/^ *\$ /, ""); cur = $0 }
+	cur == "" { next }
+	cur != $0 { sub(/^ */, ""); cur = cur " " $0 }
+	/\\$/ { sub(/\\$/, "", cur); next }
+	{ print cur; cur = "" }' ex >cmds
+	n=$(wc -l <cmds)
+	[ "$n" -ge 3 ] || atf_fail "expected 3 examples, found $n: $(oneline ex)"
+	while IFS= read -r c; do
+		(PATH=$(dirname "$HWTRACE"):$PATH; eval "$c"; wait) >exout 2>&1 </dev/null ||
+			atf_fail "example '$c' failed: $(oneline exout)"
+	done <cmds
+	[ -f true.hwtrace ] && [ -f sleep.hwtrace ] && [ ! -e failed.hwtrace ] ||
+		atf_fail "the examples did not leave the archives they describe"
+}
+
 atf_init_test_cases() {
 	for c in $GT_CASES; do
 		atf_add_test_case gt_${c%%:*}
@@ -268,4 +416,10 @@ atf_init_test_cases() {
 	atf_add_test_case output_not_writable
 	atf_add_test_case usage_errors
 	atf_add_test_case attach_missing_process
+	atf_add_test_case ring_keeps_last_bytes_and_records_loss
+	atf_add_test_case stop_mode_stops_and_records_it
+	atf_add_test_case trigger_snapshots
+	atf_add_test_case sigusr2_snapshots
+	atf_add_test_case help_matches_man
+	atf_add_test_case man_examples_run
 }
