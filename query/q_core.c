@@ -768,14 +768,6 @@ q_index(struct hwtr_q *q, const char *archive, const char *cache, int jobs)
 	if ((rc = hwtr_ix_run(ix, archive, cache)) < 0)
 		q_fail(q, rc, "cannot index '%s': %s", archive,
 		    hwtr_ix_errmsg(ix));
-	else {
-		size_t i;
-
-		/* What could not be decoded is data, but say so once. */
-		for (i = 0; i < hwtr_ix_nproblems(ix); i++)
-			hwtr_logf(&q->log, HWTR_LOG_WARN, "%s: %s", archive,
-			    hwtr_ix_problem(ix, i));
-	}
 	hwtr_ix_free(ix);
 	return (rc < 0 ? rc : 0);
 }
