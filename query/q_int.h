@@ -125,4 +125,11 @@ int q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 	"CASE WHEN " f ".path IS NULL THEN NULL ELSE " f ".path || ':' || "	\
 	b ".line END"
 
+/* The ids of the calls of thread ?1 (or all, ?1 < 0) at most ?2 deep. */
+#define Q_CALLS_UPTO							\
+	"WITH RECURSIVE sel(id, d) AS (SELECT id, depth FROM calls WHERE "	\
+	"parent IS NULL AND (?1 < 0 OR thread = ?1) AND depth <= ?2 "	\
+	"UNION ALL SELECT c.id, c.depth FROM sel JOIN calls c ON c.parent "	\
+	"= sel.id WHERE sel.d < ?2) "
+
 #endif /* !HWTR_Q_INT_H */

@@ -175,10 +175,21 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 	*resp = NULL;
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
 		return (rc);
-	if ((rc = q_int(q, &lo, 0, "SELECT min(id) FROM calls WHERE ?1 < 0 "
-	    "OR thread = ?1", "i", req->thread)) < 0 ||
-	    (rc = q_int(q, &hi, -1, "SELECT max(id) FROM calls WHERE ?1 < 0 "
-	    "OR thread = ?1", "i", req->thread)) < 0)
+	/* Ids follow (thread, entry position): the ends come from calls_thread. */
+	if (req->thread >= 0)
+		rc = q_int(q, &lo, 0, "SELECT id FROM calls WHERE thread = ?1 "
+		    "ORDER BY entry_seq, id LIMIT 1", "i", req->thread);
+	else
+		rc = q_int(q, &lo, 0, "SELECT min(id) FROM calls", NULL);
+	if (rc < 0)
+		return (rc);
+	if (req->thread >= 0)
+		rc = q_int(q, &hi, -1, "SELECT id FROM calls WHERE thread = ?1 "
+		    "ORDER BY entry_seq DESC, id DESC LIMIT 1", "i",
+		    req->thread);
+	else
+		rc = q_int(q, &hi, -1, "SELECT max(id) FROM calls", NULL);
+	if (rc < 0)
 		return (rc);
 	if ((rc = q_res_new(&res, HWTR_NELEM(cols), cols)) < 0)
 		return (q_fail(q, rc, "out of memory"));
@@ -193,15 +204,23 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 		goto out;
 	}
-	rc = q_prepare(q, &st, req->thread >= 0 ?
-	    "SELECT c.id, c.thread, c.parent, c.depth, coalesce(s.name, "
-	    "printf('%#x', c.func_ip)), c.insns, c.self_insns, c.exit_ns - "
-	    "c.entry_ns FROM calls c LEFT JOIN symbols s ON s.id = c.symbol "
-	    "WHERE c.thread = ?1 AND c.depth <= ?2 ORDER BY c.thread, c.id" :
-	    "SELECT c.id, c.thread, c.parent, c.depth, coalesce(s.name, "
-	    "printf('%#x', c.func_ip)), c.insns, c.self_insns, c.exit_ns - "
-	    "c.entry_ns FROM calls c LEFT JOIN symbols s ON s.id = c.symbol "
-	    "WHERE ?1 < 0 AND c.depth <= ?2 ORDER BY c.id");
+#define Q_TREE_COLS							\
+	"SELECT c.id, c.thread, c.parent, c.depth, coalesce(s.name, "	\
+	"printf('%#x', c.func_ip)), c.insns, c.self_insns, c.exit_ns - "	\
+	"c.entry_ns FROM calls c LEFT JOIN symbols s ON s.id = c.symbol "
+	/*
+	 * Parents come before their children in id order.  The roots alone
+	 * come from calls_parent (see q_calls); deeper trees scan.
+	 */
+	if (req->depth == 0)
+		rc = q_prepare(q, &st, Q_CALLS_UPTO Q_TREE_COLS
+		    "WHERE c.id IN (SELECT id FROM sel) ORDER BY c.id");
+	else if (req->thread >= 0)
+		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE c.thread = ?1 AND "
+		    "c.depth <= ?2 ORDER BY c.thread, c.id");
+	else
+		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE ?1 < 0 AND "
+		    "c.depth <= ?2 ORDER BY c.id");
 	if (rc < 0)
 		goto out;
 	sqlite3_bind_int64(st, 1, req->thread);

@@ -197,6 +197,7 @@ q_insns(struct hwtr_q *q, const struct hwtr_q_req *req,
 	"LEFT JOIN calls pc ON pc.id = c.parent "				\
 	"LEFT JOIN symbols ps ON ps.id = pc.symbol "
 
+
 static int
 q_bind_t0(struct hwtr_q *q, sqlite3_stmt *st)
 {
@@ -247,19 +248,30 @@ q_calls(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
 {
 	int64_t depth = req->depth >= 0 ? req->depth : INT64_MAX;
+	int64_t n = req->n >= 0 ? req->n : -1;
 	int rc;
 
-	if (req->thread >= 0) {
-		if ((rc = q_check_thread(q, req->thread)) < 0)
-			return (rc);
+	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
+		return (rc);
+	/*
+	 * The roots alone (--depth 0) come from calls_parent, whatever the
+	 * length of the thread.  Deeper levels usually hold most calls: a
+	 * scan of the thread in entry order is cheaper than gathering and
+	 * sorting them, and stops early under -n.
+	 */
+	if (req->depth == 0)
+		return (q_select_t0(q, resp, Q_CALLS_UPTO "SELECT " Q_CALL_COLS
+		    "WHERE c.id IN (SELECT id FROM sel) "
+		    "ORDER BY c.thread, c.entry_seq, c.id LIMIT ?3", req->thread,
+		    depth, n));
+	if (req->thread >= 0)
 		return (q_select_t0(q, resp, "SELECT " Q_CALL_COLS
 		    "WHERE c.thread = ?1 AND c.depth <= ?2 "
 		    "ORDER BY c.entry_seq, c.id LIMIT ?3", req->thread, depth,
-		    req->n >= 0 ? req->n : -1));
-	}
+		    n));
 	return (q_select_t0(q, resp, "SELECT " Q_CALL_COLS
 	    "WHERE ?1 < 0 AND c.depth <= ?2 ORDER BY c.id LIMIT ?3", -1, depth,
-	    req->n >= 0 ? req->n : -1));
+	    n));
 }
 
 static int
