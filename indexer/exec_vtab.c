@@ -490,7 +490,6 @@ xo_step_block(struct xo_cursor *c, int first)
 			c->seq++;
 			c->insn += c->bi->ninsns;
 		}
-		first = 0;
 		if (c->seq >= c->end_seq || xo_varint(c, &v) < 0) {
 			rc = xo_next_chunk(c);
 			if (rc != SQLITE_OK || c->eof)
