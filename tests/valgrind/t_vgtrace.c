@@ -489,7 +489,8 @@ check(struct ctx *c)
 					break;
 			printf("walk diverges at %zu of %zu/%zu\n", w,
 			    t->walk.n, t->gt.n);
-			for (w = (k > 5 ? k - 5 : 0); w < k + 5; w++)
+			for (w = (k > 5 ? k - 5 : 0); w < k + 5 &&
+			    w < t->gt.n && w < r.n && w < t->walk.n; w++)
 				printf("%zu gt %" PRIx64 " dec %" PRIx64
 				    " walk %" PRIx64 "\n", w, t->gt.v[w],
 				    r.ip[w], t->walk.v[w]);
