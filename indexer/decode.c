@@ -56,6 +56,7 @@ struct ix_lblock {
 	uint16_t	ninsn;
 	uint8_t		mode;
 	uint32_t	first, nruns;	/* in dec.runs */
+	uint32_t	next;		/* the last successor's index + 1 */
 };
 
 struct dec {
@@ -75,6 +76,7 @@ struct dec {
 	size_t		lcap;
 	uint32_t	*runs;
 	size_t		nruns, cruns;
+	uint32_t	prev_lb;	/* index + 1 of the last libipt block */
 	/* Branch lookup: (from, to) -> index + 1. */
 	uint32_t	*btab;
 	size_t		bcap;
@@ -407,6 +409,37 @@ add_run_id(struct dec *d, struct ix_lblock *lb, int64_t id)
 	return (0);
 }
 
+/* Up to @n code bytes at @vaddr in section @isid; how many were read. */
+static size_t
+read_code(struct dec *d, int isid, uint64_t vaddr, uint8_t *buf, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < d->in->nmaps; i++) {
+		const struct ix_map *m = d->in->maps[i];
+		const uint8_t *img;
+		uint64_t size, off, avail;
+
+		if (m->isid != isid || m->image < 0 ||
+		    (img = d->in->img[m->image]) == NULL)
+			continue;
+		if (m->pgoff >= d->in->img_len[m->image])
+			continue;
+		size = m->end - m->start;
+		if (size > d->in->img_len[m->image] - m->pgoff)
+			size = d->in->img_len[m->image] - m->pgoff;
+		if (vaddr < m->start || vaddr >= m->start + size)
+			continue;
+		off = m->pgoff + (vaddr - m->start);
+		avail = m->start + size - vaddr;
+		if (avail < n)
+			n = (size_t)avail;
+		memcpy(buf, img + off, n);
+		return (n);
+	}
+	return (0);
+}
+
 /*
  * Split a libipt block into contiguous runs.  libipt's block decoder
  * follows direct jumps and calls inside a block ("users are expected to
@@ -438,14 +471,7 @@ split_block(struct dec *d, struct ix_lblock *lb, const struct pt_block *b)
 	for (k = 0; k < b->ninsn; k++) {
 		int last = k + 1 == b->ninsn;
 
-		n = 0;
-		while (n < 15) {
-			rc = pt_iscache_read(d->isc, buf + n, 15 - (uint64_t)n,
-			    b->isid, cur + (uint64_t)n);
-			if (rc <= 0)
-				break;
-			n += rc;
-		}
+		n = (int)read_code(d, b->isid, cur, buf, 15);
 		if (last && b->truncated && cur == b->end_ip) {
 			memcpy(buf, b->raw, b->size);
 			n = b->size;
@@ -501,6 +527,14 @@ lblock_get(struct dec *d, const struct pt_block *b)
 	size_t i;
 	uint8_t mode = (uint8_t)mode_bits(b->mode);
 
+	/* Most blocks follow the same block as last time: no hashing. */
+	if (d->prev_lb != 0 && d->lb[d->prev_lb - 1].next != 0) {
+		lb = &d->lb[d->lb[d->prev_lb - 1].next - 1];
+		if (lb->ip == b->ip && lb->end_ip == b->end_ip &&
+		    lb->ninsn == b->ninsn && lb->isid == b->isid &&
+		    lb->mode == mode)
+			return (lb);
+	}
 	if (d->nlb * 2 >= d->lcap) {
 		size_t n = d->lcap ? d->lcap * 2 : 4096;
 		uint32_t *t = calloc(n, sizeof(*t));
@@ -511,8 +545,9 @@ lblock_get(struct dec *d, const struct pt_block *b)
 		}
 		for (i = 0; i < d->nlb; i++) {
 			lb = &d->lb[i];
-			h = hash64(lb->ip ^ ((uint64_t)lb->ninsn << 48) ^
-			    ((uint64_t)(uint32_t)lb->isid << 32) ^ lb->end_ip);
+			h = hash64(hash64(lb->ip) ^ lb->end_ip ^
+			    ((uint64_t)lb->ninsn << 48) ^
+			    ((uint64_t)(uint32_t)lb->isid << 32));
 			while (t[h & (n - 1)] != 0)
 				h++;
 			t[h & (n - 1)] = (uint32_t)i + 1;
@@ -521,8 +556,9 @@ lblock_get(struct dec *d, const struct pt_block *b)
 		d->ltab = t;
 		d->lcap = n;
 	}
-	h = hash64(b->ip ^ ((uint64_t)b->ninsn << 48) ^
-	    ((uint64_t)(uint32_t)b->isid << 32) ^ b->end_ip);
+	/* ip ^ end_ip alone would collide for every block of a size. */
+	h = hash64(hash64(b->ip) ^ b->end_ip ^ ((uint64_t)b->ninsn << 48) ^
+	    ((uint64_t)(uint32_t)b->isid << 32));
 	for (;; h++) {
 		uint32_t v = d->ltab[h & (d->lcap - 1)];
 
@@ -586,6 +622,8 @@ add_branch(struct dec *d, uint32_t from, uint32_t to, uint8_t kind)
 		br = &o->branches[v - 1];
 		if (br->from == from && br->to == to) {
 			br->count++;
+			o->blocks[from].last_to = to + 1;
+			o->blocks[from].last_br = v - 1;
 			return (0);
 		}
 	}
@@ -600,6 +638,8 @@ add_branch(struct dec *d, uint32_t from, uint32_t to, uint8_t kind)
 	br->kind = kind;
 	br->count = 1;
 	d->btab[h & (d->bcap - 1)] = (uint32_t)o->nbranches + 1;
+	o->blocks[from].last_to = to + 1;
+	o->blocks[from].last_br = (uint32_t)o->nbranches;
 	o->nbranches++;
 	return (0);
 }
@@ -698,9 +738,13 @@ transition(struct dec *d, uint32_t id)
 			break;
 		}
 	}
-	rc = add_branch(d, d->prev, id, kind);
-	if (rc < 0)
-		return (rc);
+	if (a->last_to == id + 1 && o->branches[a->last_br].kind == kind)
+		o->branches[a->last_br].count++;
+	else {
+		rc = add_branch(d, d->prev, id, kind);
+		if (rc < 0)
+			return (rc);
+	}
 	if (kind == BK_CALL || kind == BK_CALL_IND) {
 		/* The return address is the instruction after the call. */
 		if (a->lens != NULL && a->size != 0)
@@ -801,6 +845,9 @@ add_block(struct dec *d, const struct pt_block *b)
 	lb = lblock_get(d, b);
 	if (lb == NULL)
 		return (d->out->rc < 0 ? d->out->rc : -HWTR_E_NOMEM);
+	if (d->prev_lb != 0)
+		d->lb[d->prev_lb - 1].next = (uint32_t)(lb - d->lb) + 1;
+	d->prev_lb = (uint32_t)(lb - d->lb) + 1;
 	for (i = 0; i < lb->nruns; i++) {
 		rc = add_run(d, d->runs[lb->first + i]);
 		if (rc < 0)

@@ -93,6 +93,8 @@ struct ix_sblock {
 	uint64_t	count;
 	uint8_t		*lens;		/* ninsn bytes or NULL */
 	uint8_t		*code;		/* size bytes or NULL */
+	/* decode.c: the last branch out of it (successor id + 1, index). */
+	uint32_t	last_to, last_br;
 };
 
 struct ix_chunk {
@@ -149,6 +151,14 @@ struct ix_job_in {
 	const struct ix_map *const *maps;
 	size_t		nmaps;
 	void		*iscache;	/* struct pt_image_section_cache * */
+	/*
+	 * The images' bytes, indexed like the archive's images (NULL when
+	 * absent): code is read from here rather than through the section
+	 * cache, whose reads from several threads at once were seen to come
+	 * back short now and then, which made -j change the database.
+	 */
+	const uint8_t *const *img;
+	const size_t	*img_len;
 	volatile int	*cancel;
 	volatile uint64_t *progress;	/* bytes done, updated now and then */
 };

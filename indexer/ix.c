@@ -75,6 +75,7 @@ struct ix_sbev {
 
 struct ix_img {
 	char		*file;		/* extracted copy */
+	uint8_t		*bytes;		/* and in memory */
 	size_t		size;
 	int		present;
 	struct ix_elf	elf;
@@ -102,6 +103,8 @@ struct run {
 	struct pt_image_section_cache *isc;
 	struct ix_img	*imgs;
 	size_t		nimgs;
+	const uint8_t	**img_bytes;
+	size_t		*img_len;
 	struct ix_map	*maps;
 	size_t		nmaps, cmaps;
 	int		*isid_map;	/* isid -> index in maps, -1 */
@@ -279,7 +282,9 @@ load_images(struct run *r)
 
 	r->nimgs = hwtr_ar_nimages(r->ar);
 	r->imgs = calloc(r->nimgs ? r->nimgs : 1, sizeof(*r->imgs));
-	if (r->imgs == NULL)
+	r->img_bytes = calloc(r->nimgs + 1, sizeof(*r->img_bytes));
+	r->img_len = calloc(r->nimgs + 1, sizeof(*r->img_len));
+	if (r->imgs == NULL || r->img_bytes == NULL || r->img_len == NULL)
 		return (-HWTR_E_NOMEM);
 	for (i = 0; i < r->nimgs; i++) {
 		const struct hwtr_image_desc *id = hwtr_ar_image(r->ar, i);
@@ -314,7 +319,9 @@ load_images(struct run *r)
 		if (ix_elf_load(&im->elf, buf, len, err, sizeof(err)) < 0)
 			ix_problem(r->ix, "image '%s' (%s): %s",
 			    id->path ? id->path : "?", id->key, err);
-		free(buf);
+		im->bytes = buf;
+		r->img_bytes[i] = buf;
+		r->img_len[i] = len;
 	}
 	return (0);
 }
@@ -749,16 +756,54 @@ prepare_jobs(struct run *r)
 		in->piece_off = r->poff[s];
 		in->maps = r->jmaps[s];
 		in->iscache = r->isc;
+		in->img = r->img_bytes;
+		in->img_len = r->img_len;
 		in->cancel = r->ix->opts.cancel;
 		in->progress = &r->progress[s];
 	}
 	return (0);
 }
 
+/*
+ * A section cache of the job's own, with every section added in the same
+ * order as the shared one so that section ids agree.  libipt keeps its
+ * block cache in the sections; shared by decoders on several threads, that
+ * cache fills in an order that depends on timing and libipt then cuts
+ * blocks differently, so -j would change the database.
+ */
+static struct pt_image_section_cache *
+job_iscache(struct run *r)
+{
+	struct pt_image_section_cache *isc = pt_iscache_alloc(NULL);
+	size_t k;
+
+	if (isc == NULL)
+		return (NULL);
+	for (k = 0; k < r->nmaps; k++) {
+		const struct ix_map *m = &r->maps[k];
+		const struct ix_img *im;
+		uint64_t size;
+
+		if (m->isid <= 0)
+			continue;
+		im = &r->imgs[m->image];
+		size = m->end - m->start;
+		if (size > im->size - m->pgoff)
+			size = im->size - m->pgoff;
+		if (pt_iscache_add_file(isc, im->file, m->pgoff, size,
+		    m->start) != m->isid) {
+			pt_iscache_free(isc);
+			return (NULL);
+		}
+	}
+	return (isc);
+}
+
 static void *
 worker(void *arg)
 {
 	struct run *r = arg;
+	struct ix_job_in in;
 	size_t s;
 
 	for (;;) {
@@ -767,7 +812,16 @@ worker(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		if (s >= r->nstreams)
 			break;
-		ix_decode_stream(&r->in[s], &r->out[s]);
+		in = r->in[s];
+		in.iscache = job_iscache(r);
+		if (in.iscache == NULL) {
+			r->out[s].rc = -HWTR_E_NOMEM;
+			snprintf(r->out[s].err, sizeof(r->out[s].err),
+			    "cannot build an image section cache");
+		} else {
+			ix_decode_stream(&in, &r->out[s]);
+			pt_iscache_free(in.iscache);
+		}
 		/* The stream's bytes are no longer needed. */
 		free(r->sbuf[s]);
 		r->sbuf[s] = NULL;
@@ -1739,9 +1793,12 @@ run_free(struct run *r)
 			free(r->imgs[i].file);
 		}
 		ix_elf_free(&r->imgs[i].elf);
+		free(r->imgs[i].bytes);
 		free(r->imgs[i].file_ids);
 	}
 	free(r->imgs);
+	free(r->img_bytes);
+	free(r->img_len);
 	if (r->tmpdir[0] != '\0')
 		rmdir(r->tmpdir);
 	free(r->maps);
