@@ -801,7 +801,6 @@ process_member(struct hwtr_ar *ar, size_t idx)
 		m->obj = ++ar->npending;
 		break;
 	case HWTR_M_IMAGE:
-		key = m->info.name + 7;
 		snprintf(dname, sizeof(dname), "%s.json", m->info.name);
 		if (!hash_find(ar, dname, &i) || ar->m[i].obj == 0 ||
 		    ar->m[i].info.kind != HWTR_M_IMAGE_DESC)
@@ -1284,13 +1283,17 @@ open_toc(struct hwtr_ar *ar)
 			return (ar_err(ar, HWTR_E_FORMAT, "%s: member %zu: name "
 			    "'%.255s' is absolute, has '..' or characters outside "
 			    "[A-Za-z0-9._-/]", HWTR_END_NAME, i, t->name));
-		if (t->offset < prev_end || t->offset > endoff ||
-		    t->csize > endoff - t->offset || (i == 0 && t->offset != 0))
+		/*
+		 * Frames follow each other without gaps: a table that skips
+		 * bytes would hide members from the reader.
+		 */
+		if (t->offset != prev_end || t->csize > endoff - t->offset)
 			return (ar_err(ar, HWTR_E_FORMAT, "%s: member '%s': frame "
-			    "at 0x%jx of %ju bytes overlaps or lies outside "
-			    "[0x%jx, 0x%jx)", HWTR_END_NAME, t->name,
-			    (uintmax_t)t->offset, (uintmax_t)t->csize,
-			    (uintmax_t)prev_end, (uintmax_t)endoff));
+			    "at 0x%jx of %ju bytes does not follow the previous "
+			    "one (which ends at 0x%jx) inside [0, 0x%jx)",
+			    HWTR_END_NAME, t->name, (uintmax_t)t->offset,
+			    (uintmax_t)t->csize, (uintmax_t)prev_end,
+			    (uintmax_t)endoff));
 		prev_end = t->offset + t->csize;
 		if ((rc = add_member(ar, t->name, t->offset, t->csize,
 		    t->usize, t->size, &idx)) < 0)
@@ -1300,6 +1303,10 @@ open_toc(struct hwtr_ar *ar)
 		if ((rc = process_member(ar, idx)) < 0)
 			return (rc);
 	}
+	if (prev_end != endoff)
+		return (ar_err(ar, HWTR_E_FORMAT, "%s: the table of contents "
+		    "ends at 0x%jx, %s starts at 0x%jx", HWTR_END_NAME,
+		    (uintmax_t)prev_end, HWTR_END_NAME, (uintmax_t)endoff));
 	if ((rc = add_member(ar, HWTR_END_NAME, endoff, csize, fcs, em.size,
 	    &idx)) < 0)
 		return (rc);

@@ -445,8 +445,169 @@ ATF_TC_BODY(not_an_archive, tc)
 	expect_refused("/nonexistent/x", NULL, HWTR_E_NOENT, "/nonexistent/x");
 }
 
+/*
+ * Copy @src to @dst with its end.json text passed through @edit: the
+ * frames before end.json are kept, end.json, the tar end and the trailer
+ * are written anew (so the trailer points at the edited table).
+ */
+static void
+rewrite_end(const char *src, const char *dst, void (*edit)(char *))
+{
+	struct craft_buf b = { NULL, 0, 0 };
+	struct archive *a;
+	struct archive_entry *e;
+	struct hwtr_ar *ar;
+	const struct hwtr_member_info *mi;
+	char *text;
+	uint8_t *data, tr[40];
+	void *buf;
+	size_t len, i;
+	long endoff, endlen;
+	FILE *in, *out;
+
+	ATF_REQUIRE_EQ(hwtr_ar_open(&ar, src, NULL), 0);
+	ATF_REQUIRE_EQ(hwtr_ar_find_member(ar, "end.json", &i), 0);
+	mi = hwtr_ar_member(ar, i);
+	endoff = (long)mi->offset;
+	ATF_REQUIRE_EQ(hwtr_ar_read_member(ar, i, &buf, &len), 0);
+	hwtr_ar_close(ar);
+	text = calloc(1, len + 64);
+	memcpy(text, buf, len);
+	free(buf);
+	edit(text);
+
+	data = malloc((size_t)endoff);
+	in = fopen(src, "rb");
+	ATF_REQUIRE(fread(data, 1, (size_t)endoff, in) == (size_t)endoff);
+	fclose(in);
+	out = fopen(dst, "wb");
+	ATF_REQUIRE(fwrite(data, 1, (size_t)endoff, out) == (size_t)endoff);
+	a = archive_write_new();
+	archive_write_set_format_pax(a);
+	archive_write_set_bytes_per_block(a, 0);
+	archive_write_set_bytes_in_last_block(a, 1);
+	archive_write_open2(a, &b, NULL, craft_cb, NULL, NULL);
+	e = archive_entry_new();
+	archive_entry_set_pathname(e, "end.json");
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, (la_int64_t)strlen(text));
+	archive_write_header(a, e);
+	archive_write_data(a, text, strlen(text));
+	archive_write_finish_entry(a);
+	archive_entry_free(e);
+	craft_frame(out, &b, NULL);
+	endlen = ftell(out) - endoff;
+	archive_write_close(a);
+	craft_frame(out, &b, NULL);
+	archive_write_free(a);
+	memset(tr, 0, sizeof(tr));
+	sb_put(tr, 0x184D2A5E, 4);
+	sb_put(tr + 4, 32, 4);
+	memcpy(tr + 8, "HWTRACE", 8);
+	sb_put(tr + 16, 1, 8);
+	sb_put(tr + 24, (uint64_t)endoff, 8);
+	sb_put(tr + 32, (uint64_t)endlen, 8);
+	ATF_REQUIRE(fwrite(tr, 1, sizeof(tr), out) == sizeof(tr));
+	fclose(out);
+	free(b.p);
+	free(data);
+	free(text);
+}
+
+static void
+write_small(const char *path)
+{
+	struct hwtr_capture_meta m;
+	struct hwtr_stream_desc d;
+	struct hwtr_aw *aw;
+	char err[256], chunk[1000];
+	size_t i;
+
+	memset(&m, 0, sizeof(m));
+	memset(&d, 0, sizeof(d));
+	d.format = HWTR_TF_INTEL_PT;
+	d.pid = d.tid = d.cpu = -1;
+	for (i = 0; i < sizeof(chunk); i++)
+		chunk[i] = (char)(i * 13 + (i >> 3));
+	ATF_REQUIRE_EQ(hwtr_aw_open(&aw, path, &m, NULL, err, sizeof(err)), 0);
+	ATF_REQUIRE_EQ(hwtr_aw_add_stream(aw, &d, NULL), 0);
+	for (i = 0; i < 3; i++)
+		ATF_REQUIRE_EQ(hwtr_aw_chunk(aw, 0, HWTR_AW_APPEND, chunk,
+		    sizeof(chunk)), 0);
+	ATF_REQUIRE_EQ(hwtr_aw_close(aw, err, sizeof(err)), 0);
+}
+
+static void
+edit_none(char *t)
+{
+	(void)t;
+}
+
+/* Move the second chunk's frame offset by one byte. */
+static void
+edit_gap(char *t)
+{
+	char *p = strstr(t, "\"streams/0/00000000000003e8.chunk\"");
+	char *o, tail[8192];
+	long v;
+
+	ATF_REQUIRE(p != NULL);
+	o = strstr(p, "\"offset\": ");
+	ATF_REQUIRE(o != NULL);
+	o += 10;
+	v = strtol(o, &p, 10);
+	snprintf(tail, sizeof(tail), "%s", p);
+	sprintf(o, "%ld%s", v + 1, tail);
+}
+
+/* Name the first chunk's frame "aux/fake". */
+static void
+edit_name(char *t)
+{
+	char *p = strstr(t, "\"streams/0/0000000000000000.chunk\"");
+	char tail[8192];
+
+	ATF_REQUIRE(p != NULL);
+	snprintf(tail, sizeof(tail), "%s", p + 34);
+	sprintf(p, "\"aux/fake\"%s", tail);
+}
+
+ATF_TC_WITHOUT_HEAD(table_of_contents_checked);
+ATF_TC_BODY(table_of_contents_checked, tc)
+{
+	struct hwtr_ar *ar;
+	size_t i;
+
+	write_small("toc.hwtrace");
+	/* The control: rewritten unchanged, it opens through its trailer. */
+	rewrite_end("toc.hwtrace", "same.hwtrace", edit_none);
+	ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&ar, "same.hwtrace", NULL), 0, "%s",
+	    hwtr_ar_errmsg(ar));
+	ATF_CHECK_EQ(hwtr_ar_status(ar)->complete, 1);
+	ATF_CHECK_EQ(hwtr_ar_nchunks(ar, 0), 3);
+	ATF_CHECK_EQ_MSG(hwtr_ar_verify(ar), 0, "%s", hwtr_ar_errmsg(ar));
+	hwtr_ar_close(ar);
+
+	rewrite_end("toc.hwtrace", "gap.hwtrace", edit_gap);
+	expect_refused("gap.hwtrace", NULL, HWTR_E_FORMAT,
+	    "member 'streams/0/00000000000003e8.chunk': frame at");
+
+	/* A table naming a frame wrongly: reading and verify say so. */
+	rewrite_end("toc.hwtrace", "name.hwtrace", edit_name);
+	ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&ar, "name.hwtrace", NULL), 0, "%s",
+	    hwtr_ar_errmsg(ar));
+	ATF_CHECK_EQ(hwtr_ar_nchunks(ar, 0), 2);
+	ATF_REQUIRE_EQ(hwtr_ar_find_member(ar, "aux/fake", &i), 0);
+	ATF_CHECK(hwtr_ar_verify(ar) < 0);
+	ATF_CHECK_MSG(strstr(hwtr_ar_errmsg(ar), "member 'aux/fake': the frame "
+	    "at 0x") != NULL, "verify says '%s'", hwtr_ar_errmsg(ar));
+	hwtr_ar_close(ar);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, table_of_contents_checked);
 	ATF_TP_ADD_TC(tp, crafted_archive_opens);
 	ATF_TP_ADD_TC(tp, newer_major_refused_naming_both_versions);
 	ATF_TP_ADD_TC(tp, newer_minor_read_unknowns_skipped);
