@@ -48,3 +48,13 @@ $(B)/progs/libdlfix.so: tests/progs/libdlfix.c tests/progs/progs.mk
 
 # dlopen finds the library next to itself at run time.
 $(B)/progs/dlopen: $(B)/progs/libdlfix.so
+
+# The ground-truth checker (tests/capture/ptcheck.c): a test helper, not an
+# atf program; the capture tests run it on their archives.
+PTCHECK = $(B)/tests/capture/ptcheck
+
+$(PTCHECK): tests/capture/ptcheck.c $(B)/libhwtrace.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/libhwtrace.a $(LDFLAGS_ALL) $(LIBS)
+
+tests: $(PTCHECK)
