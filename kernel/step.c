@@ -30,6 +30,74 @@
  * perf_event sideband (clockid CLOCK_MONOTONIC) shares the time domain.
  */
 
+#include <stdio.h>
+
+#include "hwtr_common.h"
+#include "kernel.h"
+
+#if !defined(__linux__) || !defined(__x86_64__)
+/*
+ * Elsewhere the step source exists only to say so: it needs Linux's
+ * ptrace and the x86-64 register set.
+ */
+static int
+step_backend_init(struct hwtr_src *src)
+{
+	(void)src;
+	return (0);
+}
+
+static int
+step_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
+{
+	(void)cfg;
+	snprintf(src->errmsg, sizeof(src->errmsg), "the step source needs "
+	    "x86-64 Linux: this system is not supported");
+	return (-HWTR_E_UNSUPPORTED);
+}
+
+static int
+step_backend_fail(struct hwtr_src *src)
+{
+	(void)src;
+	return (-HWTR_E_UNSUPPORTED);
+}
+
+static int
+step_backend_thread_alloc(struct hwtr_src *src, struct hwtr_src_thread *thr)
+{
+	(void)src;
+	(void)thr;
+	return (-HWTR_E_UNSUPPORTED);
+}
+
+static void
+step_backend_thread_free(struct hwtr_src *src, struct hwtr_src_thread *thr)
+{
+	(void)src;
+	(void)thr;
+}
+
+static void
+step_backend_deinit(struct hwtr_src *src)
+{
+	(void)src;
+}
+
+const struct hwtr_src_ops hwtr_step_ops = {
+	.name = "step",
+	.init = step_backend_init,
+	.configure = step_backend_configure,
+	.enable = step_backend_fail,
+	.read = step_backend_fail,
+	.disable = step_backend_fail,
+	.thread_alloc = step_backend_thread_alloc,
+	.thread_free = step_backend_thread_free,
+	.deinit = step_backend_deinit,
+};
+
+#else /* Linux on x86-64 */
+
 #include <sys/ptrace.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -48,8 +116,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hwtr_common.h"
-#include "kernel.h"
 #include "x86insn.h"
 
 #define STEP_HASH	1024
@@ -1275,3 +1341,5 @@ const struct hwtr_src_ops hwtr_step_ops = {
 	.thread_free = step_backend_thread_free,
 	.deinit = step_backend_deinit,
 };
+
+#endif /* Linux on x86-64 */

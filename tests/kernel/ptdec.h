@@ -22,6 +22,7 @@
 
 struct ptdec_result {
 	uint64_t	*ip;
+	uint8_t		*mode;			/* enum pt_exec_mode of each */
 	size_t		n, cap;
 	int		nerrors;
 	int		first_error;		/* libipt error code */
@@ -30,9 +31,10 @@ struct ptdec_result {
 };
 
 static inline int
-ptdec_push(struct ptdec_result *r, uint64_t ip)
+ptdec_push_mode(struct ptdec_result *r, uint64_t ip, int mode)
 {
 	uint64_t *p;
+	uint8_t *m;
 	size_t ncap;
 
 	if (r->n == r->cap) {
@@ -40,10 +42,20 @@ ptdec_push(struct ptdec_result *r, uint64_t ip)
 		if ((p = realloc(r->ip, ncap * sizeof(*p))) == NULL)
 			return (-1);
 		r->ip = p;
+		if ((m = realloc(r->mode, ncap)) == NULL)
+			return (-1);
+		r->mode = m;
 		r->cap = ncap;
 	}
+	r->mode[r->n] = (uint8_t)mode;
 	r->ip[r->n++] = ip;
 	return (0);
+}
+
+static inline int
+ptdec_push(struct ptdec_result *r, uint64_t ip)
+{
+	return (ptdec_push_mode(r, ip, ptem_unknown));
 }
 
 static inline void
@@ -101,7 +113,7 @@ ptdec_run(const uint8_t *buf, size_t len, read_memory_callback_t *cb,
 			status = pt_insn_next(dec, &insn, sizeof(insn));
 			if (status < 0)
 				break;
-			if (ptdec_push(r, insn.ip) < 0) {
+			if (ptdec_push_mode(r, insn.ip, insn.mode) < 0) {
 				pt_insn_free_decoder(dec);
 				return (-1);
 			}

@@ -28,7 +28,7 @@
 
 enum kind {
 	K_NONE = 0, K_OTHER, K_JCC, K_JMP, K_CALL, K_ICALL, K_IJMP, K_RET,
-	K_SYSCALL, K_END
+	K_SYSCALL, K_FAR, K_END
 };
 
 #define CODE_MAX	8192
@@ -147,6 +147,15 @@ a_syscall(struct prog *p)
 	return (emit(p, K_SYSCALL, b, 2));
 }
 
+/* ljmp *(%rax): a far jump through memory, to 32- or 64-bit code. */
+static uint64_t
+a_far(struct prog *p)
+{
+	static const uint8_t b[] = { 0xff, 0x28 };
+
+	return (emit(p, K_FAR, b, 2));
+}
+
 /* The simulation stops when it reaches an K_END byte (never decoded). */
 static uint64_t
 a_end(struct prog *p)
@@ -181,6 +190,8 @@ struct script {
 	uint64_t (*ret_override)(struct script *s, uint64_t ip, uint64_t top);
 	/* Interrupt before @ip: return the handler address, or 0. */
 	uint64_t (*interrupt)(struct script *s, uint64_t ip);
+	/* Far jumps: 1 when @target is 64-bit code. */
+	int	(*mode64)(struct script *s, uint64_t target);
 	long	 counter[8];
 	uint64_t addr[8];
 };
@@ -322,6 +333,12 @@ simulate(struct prog *p, uint64_t entry, struct script *sc,
 			ATF_REQUIRE_EQ(hwtr_ptenc_ret(enc, t), 0);
 			ip = t;
 			break;
+		case K_FAR:
+			t = sc->target(sc, ip);
+			ATF_REQUIRE_EQ(hwtr_ptenc_far(enc, t, sc->mode64(sc, t)),
+			    0);
+			ip = t;
+			break;
 		case K_SYSCALL:
 			ATF_REQUIRE_EQ(hwtr_ptenc_disable(enc, 0, tsc), 0);
 			tsc += 10;
@@ -361,6 +378,7 @@ check_decode(struct prog *p, struct run *r)
 	    ", decoded %#" PRIx64 " (%zu executed, %zu decoded)", i,
 	    i < r->n ? r->ip[i] : 0, i < d.n ? d.ip[i] : 0, r->n, d.n);
 	free(d.ip);
+	free(d.mode);
 }
 
 static void
@@ -607,6 +625,84 @@ ATF_TC_BODY(async_interrupts_decode_exactly, tc)
 	run_free(&r);
 }
 
+/* Far jumps into 32-bit code and back: MODE.exec tells the decoder. */
+/* 32-bit code, back to 64-bit, 32-bit again, then the end marker. */
+static uint64_t
+far_targets(struct script *s, uint64_t ip)
+{
+	static const int order[] = { 0, 1, 0, 3 };
+
+	(void)ip;
+	return (s->addr[order[s->counter[2]++ % 4]]);
+}
+
+static int
+far_mode64(struct script *s, uint64_t target)
+{
+	return (!(target >= s->addr[6] && target < s->addr[7]));
+}
+
+ATF_TC_WITHOUT_HEAD(far_jumps_switch_modes);
+ATF_TC_BODY(far_jumps_switch_modes, tc)
+{
+	struct hwtr_ptenc_opts o = { .psb_period = 96 };
+	struct script sc = { .cond = cond_loop, .target = far_targets,
+	    .mode64 = far_mode64 };
+	struct pt_packet_decoder *pd;
+	struct pt_config cfg;
+	struct pt_packet pkt;
+	struct prog p;
+	struct run r;
+	struct ptdec_result d;
+	uint64_t entry, top, back;
+	int modes = 0, bad;
+	size_t i;
+
+	prog_init(&p);
+	p.base = 0x400000;	/* 32-bit code lives below 4 GiB */
+	entry = a_mov(&p);
+	back = a_nop(&p);	/* 64-bit: loop, far jump to 32-bit */
+	a_mov(&p);
+	a_far(&p);
+	/* 32-bit code: a loop, then back to 64-bit */
+	sc.addr[6] = here(&p);
+	sc.addr[0] = a_nop(&p);
+	top = a_mov(&p);
+	a_rel(&p, K_JCC, top);
+	a_far(&p);
+	sc.addr[7] = here(&p);
+	sc.addr[1] = back + 1;	/* after the nop: mov, far */
+	sc.addr[3] = a_end(&p);	/* 64-bit code */
+	sc.counter[1] = 20;
+	simulate(&p, entry, &sc, &o, &r);
+	check_decode(&p, &r);
+	/* Every instruction decoded in the mode it ran in. */
+	ATF_REQUIRE_EQ(ptdec_run(r.sink.buf, r.sink.len, readmem, &p, &d), 0);
+	for (i = 0, bad = 0; i < d.n; i++) {
+		int want = far_mode64(&sc, d.ip[i]) ? ptem_64bit : ptem_32bit;
+
+		if (d.mode[i] != want && bad++ == 0)
+			ATF_CHECK_MSG(0, "instruction %zu at %#" PRIx64 ": "
+			    "decoded in mode %d, expected %d", i, d.ip[i],
+			    d.mode[i], want);
+	}
+	free(d.ip);
+	free(d.mode);
+	pt_config_init(&cfg);
+	cfg.begin = r.sink.buf;
+	cfg.end = r.sink.buf + r.sink.len;
+	ATF_REQUIRE((pd = pt_pkt_alloc_decoder(&cfg)) != NULL);
+	ATF_REQUIRE_EQ(pt_pkt_sync_set(pd, 0), 0);
+	while (pt_pkt_next(pd, &pkt, sizeof(pkt)) >= 0)
+		if (pkt.type == ppt_mode &&
+		    pt_get_exec_mode(&pkt.payload.mode.bits.exec) == ptem_32bit)
+			modes++;
+	pt_pkt_free_decoder(pd);
+	ATF_CHECK_MSG(modes >= 2, "expected MODE.exec 32-bit packets, got %d",
+	    modes);
+	run_free(&r);
+}
+
 /* Packet-level checks with libipt's packet decoder. */
 ATF_TC_WITHOUT_HEAD(psb_plus_contents);
 ATF_TC_BODY(psb_plus_contents, tc)
@@ -734,6 +830,7 @@ ATF_TC_BODY(decode_from_any_psb, tc)
 				break;
 		ATF_CHECK_MSG(i == d.n, "from PSB %zu: diverges at %zu", k, i);
 		free(d.ip);
+		free(d.mode);
 	}
 	run_free(&r);
 }
@@ -775,5 +872,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, psb_plus_contents);
 	ATF_TP_ADD_TC(tp, decode_from_any_psb);
 	ATF_TP_ADD_TC(tp, write_error_is_sticky);
+	ATF_TP_ADD_TC(tp, far_jumps_switch_modes);
 	return (atf_no_error());
 }
