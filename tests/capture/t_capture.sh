@@ -208,6 +208,28 @@ sigkill_leaves_readable_partial_body() {
 	return 0
 }
 
+atf_test_case traced_program_sigkilled
+traced_program_sigkilled_head() {
+	atf_set descr "a traced program killed with SIGKILL: exit status 137, a complete archive that decodes"
+	atf_set timeout 60
+}
+traced_program_sigkilled_body() {
+	need_prog spin
+	"$HWTRACE" capture -o k9.hwtrace -- "$HWTRACE_PROGS/spin" >out 2>err &
+	hp=$!
+	wait_for out 'spin: running'
+	sp=$(pgrep -P $hp)
+	[ -n "$sp" ] || atf_fail "cannot find the traced spin"
+	sleep 0.5
+	kill -KILL $sp
+	wait $hp
+	rc=$?
+	[ $rc -eq 137 ] || atf_fail "expected 137, got $rc ($(oneline err))"
+	members k9.hwtrace | grep -q '^end.json$' ||
+		atf_fail "the archive is not complete"
+	decodes k9.hwtrace
+}
+
 atf_test_case attach_leaves_process_running
 attach_leaves_process_running_head() {
 	atf_set descr "capture -p PID traces a running process until SIGINT and leaves it running, untraced"
@@ -444,6 +466,7 @@ atf_init_test_cases() {
 	atf_add_test_case sigint_writes_valid_archive
 	atf_add_test_case sigkill_leaves_readable_partial
 	atf_add_test_case attach_leaves_process_running
+	atf_add_test_case traced_program_sigkilled
 	atf_add_test_case command_not_found
 	atf_add_test_case output_not_writable
 	atf_add_test_case usage_errors
