@@ -4,8 +4,9 @@
 # Archive benchmark (issue 2 item 15): a 256 MiB Intel PT stream written
 # into an archive (hwtr_aw_chunk, 8 MiB chunks) against `zstd -T2 -3` on the
 # same bytes, and read back (hwtr_ar_read_chunk of every chunk) against
-# `zstd -d`; wall time, MB/s and compression ratio, best of $BENCH_RUNS,
-# the two sides alternating within each run.  Protocol: tests/bench/run.sh.
+# `zstd -d`; wall time (MB/s), CPU time (MB per CPU-second, all threads) and
+# compression ratio, best of $BENCH_RUNS, the two sides alternating within
+# each run.  Protocol: tests/bench/run.sh.
 #
 # BENCH_PT_SIZE (bytes, K/M/G suffixes; default 256M) and BENCH_CHUNK
 # (default 8M) change the input size and the chunk size.
@@ -27,9 +28,10 @@ fi
 bytes=$(stat -c %s "$in")
 cat "$in" > /dev/null	# into the page cache, as for every run below
 
+[ -x /usr/bin/time ] || { echo "bench_archive: /usr/bin/time is missing" >&2; exit 1; }
 now() { date +%s%N; }
 
-# best VAR NS: keep the smallest time in VAR.
+# best VAR VALUE: keep the smallest value in VAR.
 best() {
 	eval "cur=\${$1:-}"
 	if [ -z "$cur" ] || [ "$2" -lt "$cur" ]; then
@@ -37,20 +39,30 @@ best() {
 	fi
 }
 
+# timed KEY COMMAND...: run it, keep its best wall time (ns) in KEY_w and
+# its best CPU time (user + system, ms, all threads) in KEY_c; its wall
+# time of this run in last_ms.
+timed() {
+	key=$1
+	shift
+	t0=$(now)
+	/usr/bin/time -o "$BENCH_DIR/t" -f "%U %S" "$@"
+	t1=$(now)
+	best "${key}_w" $((t1 - t0))
+	best "${key}_c" "$(awk '{ printf "%d", ($1 + $2) * 1000 }' "$BENCH_DIR/t")"
+	last_ms=$(((t1 - t0) / 1000000))
+}
+
 run=1
 while [ "$run" -le "$BENCH_RUNS" ]; do
 	rm -f "$arch" "$zst"
-	t0=$(now); zstd -q -f --check -T2 -3 -o "$zst" "$in"; t1=$(now)
-	best zw $((t1 - t0)); d_zw=$((t1 - t0))
-	t0=$(now); "$prog" write -c "$chunk" "$in" "$arch"; t1=$(now)
-	best hw $((t1 - t0)); d_hw=$((t1 - t0))
-	t0=$(now); zstd -q -d -c "$zst" > /dev/null; t1=$(now)
-	best zr $((t1 - t0)); d_zr=$((t1 - t0))
-	t0=$(now); "$prog" read "$arch" > /dev/null; t1=$(now)
-	best hr $((t1 - t0)); d_hr=$((t1 - t0))
-	echo "  run $run: write hwtrace $((d_hw / 1000000)) ms," \
-	    "zstd $((d_zw / 1000000)) ms; read hwtrace $((d_hr / 1000000)) ms," \
-	    "zstd $((d_zr / 1000000)) ms" >&2
+	timed zw zstd -q -f --check -T2 -3 -o "$zst" "$in"; d_zw=$last_ms
+	timed hw "$prog" write -c "$chunk" "$in" "$arch"; d_hw=$last_ms
+	timed zr sh -c 'zstd -q -d -c "$1" > /dev/null' sh "$zst"; d_zr=$last_ms
+	timed hr sh -c '"$1" read "$2" > /dev/null' sh "$prog" "$arch"
+	d_hr=$last_ms
+	echo "  run $run: write hwtrace $d_hw ms, zstd $d_zw ms;" \
+	    "read hwtrace $d_hr ms, zstd $d_zr ms" >&2
 	run=$((run + 1))
 done
 
@@ -65,12 +77,18 @@ zsize=$(stat -c %s "$zst")
 echo "  input $bytes bytes; archive $asize bytes; zstd $zsize bytes" >&2
 
 mbs() { awk -v b="$bytes" -v ns="$1" 'BEGIN { printf "%.1f", b * 1000 / ns }'; }
+mbcpu() { awk -v b="$bytes" -v ms="$1" 'BEGIN { printf "%.1f", (ms > 0 ? b / 1000 / ms : 0) }'; }
 ratio() { awk -v b="$bytes" -v s="$1" 'BEGIN { printf "%.3f", b / s }'; }
 mib=$((bytes / 1048576))
 printf 'result\twrite %s MiB PT\tMB/s\t%s\tzstd -T2 -3\t%s\thigher\t0.90\n' \
-    "$mib" "$(mbs "$hw")" "$(mbs "$zw")"
+    "$mib" "$(mbs "$hw_w")" "$(mbs "$zw_w")"
 printf 'result\tcompression %s MiB PT\tratio\t%s\tzstd -T2 -3\t%s\thigher\t0.95\n' \
     "$mib" "$(ratio "$asize")" "$(ratio "$zsize")"
 printf 'result\tread %s MiB PT\tMB/s\t%s\tzstd -d\t%s\thigher\t0.90\n' \
-    "$mib" "$(mbs "$hr")" "$(mbs "$zr")"
+    "$mib" "$(mbs "$hr_w")" "$(mbs "$zr_w")"
+# CPU time (all threads): steadier than wall time on a loaded machine.
+printf 'result\twrite %s MiB PT, CPU time\tMB/CPU-s\t%s\tzstd -T2 -3\t%s\thigher\t-\n' \
+    "$mib" "$(mbcpu "$hw_c")" "$(mbcpu "$zw_c")"
+printf 'result\tread %s MiB PT, CPU time\tMB/CPU-s\t%s\tzstd -d\t%s\thigher\t-\n' \
+    "$mib" "$(mbcpu "$hr_c")" "$(mbcpu "$zr_c")"
 rm -f "$arch" "$zst"
