@@ -167,6 +167,11 @@ enum { MODE_RECORD = 0, MODE_RESUME, MODE_PARTIAL };
 
 #define VG_MAX_WALK	(1u << 24)	/* static blocks between two records */
 
+static void cv_log(struct vgconv *cv, enum hwtr_log_level lvl,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int cv_err(struct vgconv *cv, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 static void
 cv_log(struct vgconv *cv, enum hwtr_log_level lvl, const char *fmt, ...)
 {
