@@ -26,6 +26,7 @@ main(void)
 	for (;;) {
 		for (i = 0; i < 50; i++)
 			x += (unsigned long)i;
+		(void)x;	/* read: clang -Wunused-but-set-variable */
 		nanosleep(&ts, NULL);
 	}
 }
