@@ -970,9 +970,10 @@ int hwtr_cap_exit_status(const struct hwtr_cap_result *res);
  *      and thread it creates later is followed) with MMAP2 records carrying
  *      build-ids, COMM with the exec flag and FORK/EXIT, stamped with
  *      CLOCK_MONOTONIC.  When perf_event_open is refused (EACCES, EPERM,
- *      ENOSYS, ...) or opts.force_proc is set, it falls back to /proc: the
- *      records are then made from /proc/<pid>/maps when the caller reports
- *      events (step 2).  hwtr_sbc_origin() names the origin used: store it
+ *      ENOSYS, ...), opts.force_proc is set or the environment has
+ *      HWTRACE_SIDEBAND=proc, it falls back to /proc: the records are
+ *      then made from /proc/<pid>/maps when the caller reports events
+ *      (step 2).  hwtr_sbc_origin() names the origin used: store it
  *      as struct hwtr_capture_meta.sideband_origin.
  *   2) Report what the tracer sees, when it sees it, while the process is
  *      stopped: hwtr_sbc_note_fork(), hwtr_sbc_note_clone(),

@@ -936,6 +936,7 @@ hwtr_sbc_open(struct hwtr_sbc **sbcp, const struct hwtr_sbc_opts *opts,
     char *errbuf, size_t errlen)
 {
 	struct hwtr_sbc *sbc;
+	const char *env;
 	char path[64];
 	int rc;
 
@@ -957,7 +958,14 @@ hwtr_sbc_open(struct hwtr_sbc **sbcp, const struct hwtr_sbc_opts *opts,
 		return (-HWTR_E_NOMEM);
 	sbc->opts = *opts;
 	sbc->log = opts->log;
-	if (!opts->force_proc) {
+	/*
+	 * HWTRACE_SIDEBAND=proc forces the fallback from outside (tests of
+	 * the whole capture, systems whose perf events misbehave).
+	 */
+	env = getenv("HWTRACE_SIDEBAND");
+	if (env != NULL && strcmp(env, "proc") == 0)
+		sbc->opts.force_proc = 1;
+	if (!sbc->opts.force_proc) {
 		rc = sbc_perf_open(sbc);
 		if (rc == 0) {
 			sbc->use_perf = 1;
