@@ -132,4 +132,12 @@ int q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 	"UNION ALL SELECT c.id, c.depth FROM sel JOIN calls c ON c.parent "	\
 	"= sel.id WHERE sel.d < ?2) "
 
+/*
+ * The start of the trace, the zero of every *_ns column shown relative:
+ * the first decoded time of a thread, else the capture's start.
+ */
+#define Q_T0_SQL							\
+	"SELECT coalesce((SELECT min(first_ns) FROM threads), (SELECT "	\
+	"CAST(value AS INTEGER) FROM meta WHERE key = 'start_ns'), 0)"
+
 #endif /* !HWTR_Q_INT_H */

@@ -314,8 +314,7 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 		return (q_fail(q, -HWTR_E_INVAL, "export: no output file"));
 	if ((rc = q_int(q, &untimed, 0, "SELECT count(*) FROM calls WHERE "
 	    "entry_ns IS NULL OR exit_ns IS NULL", NULL)) < 0 ||
-	    (rc = q_int(q, &t0, 0, "SELECT min(first_ns) FROM threads",
-	    NULL)) < 0)
+	    (rc = q_int(q, &t0, 0, Q_T0_SQL, NULL)) < 0)
 		return (rc);
 	/* Without wall-clock times the axis is instructions (1 per ns). */
 	use_ns = untimed == 0;

@@ -48,7 +48,9 @@ q_summary(struct hwtr_q *q, struct hwtr_q_res **resp)
 	    "blocks)"
 	    " UNION ALL SELECT 'calls', coalesce(sum(calls), 0) FROM threads"
 	    " UNION ALL SELECT 'start', strftime('%Y-%m-%dT%H:%M:%fZ', "
-	    "min(first_ns) / 1000000000.0, 'unixepoch') FROM threads"
+	    "coalesce(min(first_ns), (SELECT CAST(value AS INTEGER) FROM meta "
+	    "WHERE key = 'start_ns')) / 1000000000.0, 'unixepoch') FROM "
+	    "threads"
 	    " UNION ALL SELECT 'duration_ns', max(last_ns) - min(first_ns) FROM "
 	    "threads"
 	    " UNION ALL SELECT 'trace_bytes', coalesce(sum(bytes), 0) FROM "
@@ -124,10 +126,19 @@ out:
 	return (rc);
 }
 
-#define Q_INSN_LINE							\
+/*
+ * The source line of the instruction at offset @off of block b: the line
+ * row at or before it, but not before the start of its function, since
+ * the lines table has no end-of-sequence rows and code without line
+ * information (libc in a static binary) would otherwise borrow the last
+ * line of the function before it.
+ */
+#define Q_ADDR_LINE(off)						\
 	"(SELECT lf.path || ':' || l.line FROM lines l JOIN files lf ON "	\
 	"lf.id = l.file WHERE l.image = b.image AND l.addr <= b.image_addr "	\
-	"+ (e.ip - b.start_ip) ORDER BY l.addr DESC LIMIT 1)"
+	"+ (" off ") AND l.addr >= coalesce((SELECT addr FROM symbols WHERE "	\
+	"id = b.symbol), 0) ORDER BY l.addr DESC LIMIT 1)"
+#define Q_INSN_LINE	Q_ADDR_LINE("e.ip - b.start_ip")
 
 static const char *const q_insn_cols[] = { "thread", "insn", "address",
     "function", "line", "instruction" };
@@ -156,7 +167,7 @@ q_last(struct hwtr_q *q, const struct hwtr_q_req *req,
 		    n, -1, q_insn_cols, 6));
 	return (q_per_thread(q, resp, req->thread,
 	    "SELECT e.thread, e.seq, printf('%#x', b.start_ip), "
-	    Q_FUNC("b", "s", "0") ", " Q_LINE("b", "f") ", b.ninsns, "
+	    Q_FUNC("b", "s", "0") ", " Q_ADDR_LINE("0") ", b.ninsns, "
 	    "b.last_class FROM exec_order e JOIN blocks b ON b.id = e.block"
 	    Q_SYM_JOIN("b", "s", "f")
 	    " WHERE e.thread = ?1 AND e.seq >= ?2 AND e.seq <= ?3 "
@@ -204,8 +215,7 @@ q_bind_t0(struct hwtr_q *q, sqlite3_stmt *st)
 	int64_t t0;
 	int rc;
 
-	if ((rc = q_int(q, &t0, 0, "SELECT min(first_ns) FROM threads",
-	    NULL)) < 0)
+	if ((rc = q_int(q, &t0, 0, Q_T0_SQL, NULL)) < 0)
 		return (rc);
 	sqlite3_bind_int64(st, 9, t0);
 	return (0);
@@ -403,7 +413,7 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 		    "GROUP BY b.symbol ORDER BY insns DESC, function LIMIT ?2";
 	else if (strcmp(by, "block") == 0)
 		sql = "SELECT printf('%#x', b.start_ip) AS address, "
-		    Q_FUNC("b", "s", "0") " AS function, " Q_LINE("b", "f")
+		    Q_FUNC("b", "s", "0") " AS function, " Q_ADDR_LINE("0")
 		    " AS line, sum(c.count) AS count, b.ninsns AS block_insns, "
 		    "sum(c.count) * b.ninsns AS insns, round(100.0 * "
 		    "sum(c.count) * b.ninsns / (SELECT sum(insns) FROM threads "

@@ -1,0 +1,64 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# hwtrace query on a real capture: the step source traces the calls
+# fixture (tests/progs/calls.c), the archive is indexed on first use, and
+# the answers agree with what the program does by its source: in 12 loop
+# rounds, ops[i % 4] is called indirectly (add, sub, mul, xor 3 times
+# each), add directly 12 times more, computed_goto 12 times, and the
+# program ends in _exit's syscall.
+
+. "$(atf_get_srcdir)/../env.sh"
+
+capture_calls()
+{
+	[ -x "$HWTRACE_PROGS/calls" ] || atf_skip "fixture programs not built"
+	if ! "$HWTRACE" capture -o c.hwtrace -- "$HWTRACE_PROGS/calls" \
+	    > capture.out 2> capture.err; then
+		grep -qi "ptrace\|permission\|not permitted" capture.err &&
+		    atf_skip "cannot trace here: $(cat capture.err)"
+		atf_fail "hwtrace capture failed: $(cat capture.err)"
+	fi
+}
+
+atf_test_case calls_fixture_answers
+calls_fixture_answers_head() { atf_set descr "func, coverage, tree and last on a step capture of the calls fixture agree with its source"; }
+calls_fixture_answers_body()
+{
+	capture_calls
+	atf_check -s exit:0 -o match:"^decode_errors +0\$" -o match:"^exit +code 0\$" \
+	    "$HWTRACE" query c.hwtrace summary
+	test -f c.hwtrace.db || atf_fail "no cache c.hwtrace.db"
+	for f in add:15 sub:3 mul:3 xor:3 computed_goto:12 main:1; do
+		name=${f%:*} n=${f#*:}
+		got=$("$HWTRACE" query c.hwtrace func "$name" --format csv | tail -n +2 | wc -l)
+		[ "$got" -eq "$n" ] || atf_fail "func $name: expected $n invocations, got $got"
+	done
+	# Every add is called by main (directly or through the table).
+	atf_check -s exit:0 -o inline:"main 15\n" sh -c \
+	    "'$HWTRACE' query c.hwtrace func add --format tsv | cut -f5 | tail -n +2 | sort | uniq -c | awk '{print \$2, \$1}'"
+	# Coverage of the program's own functions; the lcov file too.
+	"$HWTRACE" query c.hwtrace coverage --image calls --lcov cov.info \
+	    --format csv > cov.csv || atf_fail "coverage failed"
+	for f in add,15 sub,3 mul,3 xor,3 computed_goto,12 main,1; do
+		grep -q "^[^,]*/calls,${f%,*},0x[0-9a-f]*,tests/progs/calls.c:[0-9]*,${f#*,}," cov.csv ||
+		    atf_fail "coverage: no row for ${f%,*} with ${f#*,} entries: $(grep ",${f%,*}," cov.csv | tr '\n' ' ')"
+	done
+	for f in 15,add 3,sub 12,computed_goto 1,main; do
+		grep -qx "FNDA:$f" cov.info || atf_fail "lcov: no FNDA:$f"
+	done
+	(cd "$HWTRACE_SRC" && genhtml -q -o "$OLDPWD/html" "$OLDPWD/cov.info") ||
+	    atf_fail "genhtml rejected the tracefile"
+	# The merged call tree: main's callees, with their call counts.
+	"$HWTRACE" query c.hwtrace tree --format csv > tree.csv || atf_fail "tree failed"
+	grep -q "^1,[0-9]*, *add,15,.*/main/add\$" tree.csv ||
+	    atf_fail "tree: no main/add with 15 calls: $(grep '/main/add$' tree.csv | tr '\n' ' ')"
+	# What ran last: the exit system call.
+	atf_check -s exit:0 -o match:"_exit\+0x[0-9a-f]+		syscall\$" \
+	    "$HWTRACE" query c.hwtrace last -n 1 --insns --format tsv
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case calls_fixture_answers
+}
