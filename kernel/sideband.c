@@ -909,11 +909,9 @@ sbc_initial(struct hwtr_sbc *sbc)
 				goto nomem;
 			e->rec.u.thread_start.ptid = -1;
 		}
-		if (proc_comm(pid, tids[i], comm, sizeof(comm)) == 0) {
-			if ((e = q_add(sbc, HWTR_SB_COMM, t, pid, tids[i],
-			    comm)) == NULL)
-				goto nomem;
-		}
+		if (proc_comm(pid, tids[i], comm, sizeof(comm)) == 0 &&
+		    q_add(sbc, HWTR_SB_COMM, t, pid, tids[i], comm) == NULL)
+			goto nomem;
 	}
 	free(tids);
 	/*
@@ -1086,8 +1084,8 @@ hwtr_sbc_note_exec(struct hwtr_sbc *sbc, int32_t pid, uint64_t time)
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
-	if ((e = q_add(sbc, HWTR_SB_EXEC, time, pid, pid, n > 0 ? exe :
-	    NULL)) == NULL)
+	if (q_add(sbc, HWTR_SB_EXEC, time, pid, pid, n > 0 ? exe : NULL) ==
+	    NULL)
 		return (-HWTR_E_NOMEM);
 	proc_forget(sbc, pid);
 	return (proc_rescan(sbc, pid, time, RESCAN_ALL));

@@ -484,6 +484,7 @@ check_stream(struct check *c, size_t s, uint8_t *seen)
 	}
 	if (decode(c, sd, buf, len, &d) != 0) {
 		printf("%s: cannot set up libipt's decoder\n", who);
+		free(d.ip.v);
 		free(buf);
 		free(gbuf);
 		return (1);
@@ -547,8 +548,12 @@ main(int argc, char **argv)
 		usage();
 	rc = hwtr_ar_open(&c.ar, argv[optind], NULL);
 	if (rc < 0) {
-		fprintf(stderr, "ptcheck: cannot open '%s': %s\n", argv[optind],
-		    c.ar != NULL ? hwtr_ar_errmsg(c.ar) : hwtr_errstr(rc));
+		/* The reader's message names the file already. */
+		if (c.ar != NULL && hwtr_ar_errmsg(c.ar)[0] != '\0')
+			fprintf(stderr, "ptcheck: %s\n", hwtr_ar_errmsg(c.ar));
+		else
+			fprintf(stderr, "ptcheck: cannot open '%s': %s\n",
+			    argv[optind], hwtr_errstr(rc));
 		hwtr_ar_close(c.ar);
 		return (1);
 	}
@@ -559,6 +564,10 @@ main(int argc, char **argv)
 	seen = calloc(hwtr_ar_nmembers(c.ar) + 1, 1);
 	if (c.sb == NULL || c.imgs == NULL || seen == NULL) {
 		fprintf(stderr, "ptcheck: out of memory\n");
+		free(c.sb);
+		free(c.imgs);
+		free(seen);
+		hwtr_ar_close(c.ar);
 		return (1);
 	}
 	for (i = 0; i < c.nsb; i++)
