@@ -924,7 +924,12 @@ struct hwtr_cap_config {
 	int		no_ret_compression;
 	int		ground_truth;
 	int		keep_on_failure;
-	/* Set asynchronously (signal handlers): stop now / snapshot now. */
+	/*
+	 * Written by signal handlers, polled by the session: *@stop non-zero
+	 * ends the capture (launched commands killed, attached processes
+	 * detached); every change of *@snapshot (a counter the SIGUSR2
+	 * handler increments) writes a ring snapshot.  Either may be NULL.
+	 */
 	const volatile int *stop;
 	const volatile int *snapshot;
 	struct hwtr_log	log;
