@@ -829,6 +829,24 @@ handle(struct step *st, pid_t tid, int status)
 	}
 	if (!WIFSTOPPED(status))
 		return (0);
+	if ((status >> 16) == PTRACE_EVENT_EXEC &&
+	    ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0 &&
+	    (pid_t)msg != tid && (nt = thread_find(st, (pid_t)msg)) != NULL) {
+		/*
+		 * A thread other than the leader exec'd: the kernel gave it
+		 * the leader's tid (the leader is gone).  Its history goes
+		 * on in its own stream.
+		 */
+		if (t != NULL) {
+			thread_end(st, t, HWTR_EXIT_NONE, 0);
+			thread_reap(st, t);
+		}
+		thread_unlink(st, nt);
+		nt->tid = tid;
+		nt->next = st->threads[(unsigned)tid % STEP_HASH];
+		st->threads[(unsigned)tid % STEP_HASH] = nt;
+		t = nt;
+	}
 	if (t == NULL) {
 		/* A new thread whose creator's event we did not see yet. */
 		if ((rc = thread_new(st, tid, -1, &t)) < 0)

@@ -11,7 +11,8 @@
 .DEFAULT_GOAL := all
 
 PROGS_STATIC = loop recurse calls tailcall switch setjmp signal timer threads \
-	hello forkexec vfork rep syscalls segv exit3 demo spin manyfork
+	hello forkexec vfork rep syscalls segv exit3 demo spin manyfork \
+	threxec
 PROGS_DYNAMIC = dlopen dynpie
 PROGS_CXX = except
 PROGS_LIBS = libdlfix.so
