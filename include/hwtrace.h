@@ -1015,7 +1015,9 @@ int hwtr_cap_exit_status(const struct hwtr_cap_result *res);
  *   THREAD_EXIT.  The status is the one given to hwtr_sbc_note_exit()
  *   (HWTR_EXIT_NONE when the caller never said).
  * - Records the kernel dropped (ring overflow) become one HWTR_SB_LOST
- *   record with reason HWTR_LOST_SIDEBAND and the count.
+ *   record with reason HWTR_LOST_SIDEBAND and the count.  The kernel says
+ *   so before the next record it manages to write, so a loss in the very
+ *   last moments may go unreported: read often, or use more ring_pages.
  */
 struct hwtr_sbc;
 
