@@ -1002,8 +1002,8 @@ decode_piece(struct dec *d, const uint8_t *buf, size_t len, int *cfg_reported)
 	const struct hwtr_stream_desc *sd = d->in->desc;
 	struct pt_config cfg;
 	struct pt_block b;
-	uint64_t sync = 0, newsync, erroff = 0;
-	int status, rc, in_error = 0;
+	uint64_t sync = 0, newsync, erroff = 0, stuck_off = UINT64_MAX;
+	int status, rc, in_error = 0, stuck = 0, stuck_msg = 0;
 	unsigned i;
 	uint32_t n = 0;
 
@@ -1099,9 +1099,26 @@ decode_piece(struct dec *d, const uint8_t *buf, size_t len, int *cfg_reported)
 			if (status < 0)
 				break;
 			if ((++n & 4095) == 0) {
+				uint64_t off = 0;
+
 				progress(d);
 				if (d->in->cancel != NULL && *d->in->cancel)
 					return (fail(d, -HWTR_E_INTR, "interrupted", NULL));
+				/*
+				 * libipt follows a loop of direct jumps that
+				 * needs no packet forever (a corrupted stream
+				 * can lead there): a million blocks without
+				 * reading a byte of trace is a decode error.
+				 */
+				(void)pt_blk_get_offset(d->blk, &off);
+				if (off != stuck_off) {
+					stuck_off = off;
+					stuck = 0;
+				} else if (++stuck >= 256) {
+					status = -pte_internal;
+					stuck_msg = 1;
+					break;
+				}
 			}
 		}
 		if (status == -pte_eos)
@@ -1113,8 +1130,11 @@ decode_piece(struct dec *d, const uint8_t *buf, size_t len, int *cfg_reported)
 		d->have_prev = 0;
 		d->out->gaps++;
 		rc = add_event(d, "decode-error", b.ninsn > 0 || b.ip != 0,
-		    b.ninsn > 0 ? b.end_ip : b.ip,
+		    b.ninsn > 0 ? b.end_ip : b.ip, stuck_msg ?
+		    "no progress: a loop that reads no trace" :
 		    pt_errstr(pt_errcode(status)));
+		stuck_msg = 0;
+		stuck = 0;
 		if (rc < 0)
 			return (rc);
 		if (pt_blk_get_offset(d->blk, &erroff) < 0)

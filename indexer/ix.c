@@ -1726,6 +1726,8 @@ write_db(struct run *r, const char *tmp)
 	}
 	if (sqlite3_exec(r->db, "PRAGMA journal_mode = OFF;"
 	    "PRAGMA synchronous = OFF; PRAGMA page_size = 4096;"
+	    "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = MEMORY;"
+	    "PRAGMA cache_size = -65536;"
 	    HWTR_IX_SCHEMA_SQL "BEGIN;", NULL, NULL, &err) != SQLITE_OK) {
 		ix_err(r->ix, "database '%s': %s", tmp, err ? err : "?");
 		sqlite3_free(err);
