@@ -562,7 +562,7 @@ lblock_get(struct dec *d, const struct pt_block *b)
 	for (;; h++) {
 		uint32_t v = d->ltab[h & (d->lcap - 1)];
 
-		if (v == 0)
+		if (v == 0 || d->lb == NULL)
 			break;
 		lb = &d->lb[v - 1];
 		if (lb->ip == b->ip && lb->end_ip == b->end_ip &&
@@ -796,7 +796,7 @@ add_run(struct dec *d, int64_t id)
 	ch = o->nchunks ? &o->chunks[o->nchunks - 1] : NULL;
 	if (ch == NULL || ch->nblocks == IX_CHUNK_BLOCKS) {
 		if (grow((void **)&o->chunks, &o->cchunks, o->nchunks + 1,
-		    sizeof(*ch)) < 0)
+		    sizeof(*ch)) < 0 || o->chunks == NULL)
 			return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 		ch = &o->chunks[o->nchunks++];
 		memset(ch, 0, sizeof(*ch));
@@ -1077,7 +1077,6 @@ decode_piece(struct dec *d, const uint8_t *buf, size_t len, int *cfg_reported)
 		if (in_error && pt_blk_get_sync_offset(d->blk, &newsync) >= 0 &&
 		    newsync > erroff)
 			d->out->undecoded += newsync - erroff;
-		in_error = 0;
 		for (;;) {
 			status = drain_events(d, status);
 			if (status < 0)

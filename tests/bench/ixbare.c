@@ -32,7 +32,7 @@ slurp(const char *path, size_t *lenp)
 	fseek(fp, 0, SEEK_END);
 	n = ftell(fp);
 	rewind(fp);
-	buf = malloc(n > 0 ? (size_t)n : 1);
+	buf = calloc(1, n > 0 ? (size_t)n : 1);
 	if (buf == NULL || (n > 0 && fread(buf, 1, (size_t)n, fp) !=
 	    (size_t)n))
 		err(1, "%s", path);
@@ -56,6 +56,8 @@ main(int argc, char **argv)
 		return (2);
 	}
 	elf = slurp(argv[1], &elen);
+	if (elen < sizeof(*eh) || memcmp(elf, ELFMAG, SELFMAG) != 0)
+		errx(1, "%s: not an ELF file", argv[1]);
 	eh = (const Elf64_Ehdr *)elf;
 	img = pt_image_alloc(NULL);
 	for (i = 0; i < eh->e_phnum; i++) {

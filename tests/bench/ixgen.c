@@ -127,11 +127,13 @@ load_prog(struct prog *p, const char *path)
 		const Elf64_Sym *sym;
 		size_t n;
 
-		if (sh[i].sh_type != SHT_SYMTAB)
+		if (sh[i].sh_type != SHT_SYMTAB || p->func != NULL)
 			continue;
 		sym = (const Elf64_Sym *)(p->buf + sh[i].sh_offset);
 		n = sh[i].sh_size / sizeof(*sym);
-		p->func = calloc(n, sizeof(*p->func));
+		p->func = calloc(n ? n : 1, sizeof(*p->func));
+		if (p->func == NULL)
+			err(1, "calloc");
 		for (j = 0; j < n; j++)
 			if (ELF64_ST_TYPE(sym[j].st_info) == STT_FUNC &&
 			    sym[j].st_size > 0 && sym[j].st_shndx != SHN_UNDEF)
