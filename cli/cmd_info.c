@@ -237,8 +237,8 @@ print_cs(FILE *fp, const struct hwtr_cs_config *cs)
 	const struct hwtr_cs_source *src;
 	size_t i, j;
 
-	fprintf(fp, "    coresight: frame %s, %zu sources\n",
-	    frame_name(cs->frame), cs->nsources);
+	fprintf(fp, "    coresight: frame %s, %zu source%s\n",
+	    frame_name(cs->frame), cs->nsources, cs->nsources == 1 ? "" : "s");
 	for (i = 0; i < cs->nsources && cs->sources != NULL; i++) {
 		src = &cs->sources[i];
 		fprintf(fp, "    source %zu: %s, trace id 0x%02x, core %s\n", i,
