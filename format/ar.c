@@ -49,6 +49,7 @@
 #define JSON_MAX		(64u << 20)
 #define BLOCK_MAX		(128u << 10)
 #define READ_PIECE		(1u << 20)
+#define ONESHOT_MAX		(64u << 20) /* frames read whole into memory */
 
 struct ar_member {
 	struct hwtr_member_info info;
@@ -571,6 +572,84 @@ read_member_into(struct hwtr_ar *ar, const struct ar_member *m, void *data)
 	return (0);
 }
 
+/*
+ * Read member @m whose frame is small enough to hold in memory: one
+ * pread() and single-pass decompression straight into the result, which
+ * is as fast as the zstd command (streaming goes through the context's own
+ * buffer); the data is then moved over the tar headers.
+ */
+static int
+read_member_oneshot(struct hwtr_ar *ar, const struct ar_member *m,
+    void **bufp, size_t *lenp)
+{
+	ZSTD_DCtx *d = NULL;
+	uint8_t *cbuf, *buf;
+	char name[HWTR_NAME_MAX + 1];
+	uint64_t size;
+	size_t got, r;
+	int eof, rc;
+
+	cbuf = malloc((size_t)m->info.csize);
+	buf = malloc((size_t)m->info.usize + 1);
+	if (cbuf == NULL || buf == NULL || (d = get_dctx(ar)) == NULL) {
+		rc = ar_err(ar, HWTR_E_NOMEM, "member '%s': out of memory "
+		    "for %ju bytes", m->info.name, (uintmax_t)m->info.usize);
+		goto fail;
+	}
+	if ((rc = pread_all(ar, cbuf, (size_t)m->info.csize, m->info.offset,
+	    &got)) < 0)
+		goto fail;
+	if (got < m->info.csize) {
+		rc = ar_err(ar, HWTR_E_TRUNCATED, "member '%s': frame at 0x%jx "
+		    "cut at 0x%jx", m->info.name, (uintmax_t)m->info.offset,
+		    (uintmax_t)(m->info.offset + got));
+		goto fail;
+	}
+	/* Exactly one frame, exactly the declared content. */
+	r = ZSTD_findFrameCompressedSize(cbuf, got);
+	if (ZSTD_isError(r) || r != got ||
+	    ZSTD_getFrameContentSize(cbuf, got) != m->info.usize) {
+		rc = ar_err(ar, HWTR_E_FORMAT, "member '%s': the frame at 0x%jx "
+		    "is not one frame of %ju bytes holding %ju", m->info.name,
+		    (uintmax_t)m->info.offset, (uintmax_t)m->info.csize,
+		    (uintmax_t)m->info.usize);
+		goto fail;
+	}
+	r = ZSTD_decompressDCtx(d, buf, (size_t)m->info.usize, cbuf, got);
+	if (ZSTD_isError(r) || r != m->info.usize) {
+		rc = ar_err(ar, ZSTD_isError(r) && ZSTD_getErrorCode(r) ==
+		    ZSTD_error_checksum_wrong ? HWTR_E_CHECKSUM : HWTR_E_FORMAT,
+		    "member '%s': frame at 0x%jx: %s", m->info.name,
+		    (uintmax_t)m->info.offset, ZSTD_isError(r) ?
+		    ZSTD_getErrorName(r) : "short content");
+		goto fail;
+	}
+	put_dctx(ar, d);
+	d = NULL;
+	free(cbuf);
+	cbuf = NULL;
+	if ((rc = parse_tar(ar, m->info.offset, buf, (size_t)m->hdr_len, name,
+	    &size, &eof, NULL)) < 0)
+		goto fail;
+	if (eof || strcmp(name, m->info.name) != 0 || size != m->size) {
+		rc = ar_err(ar, HWTR_E_FORMAT, "member '%s': the frame at "
+		    "0x%jx holds '%s' of %ju bytes instead", m->info.name,
+		    (uintmax_t)m->info.offset, eof ? "(tar end)" : name,
+		    (uintmax_t)size);
+		goto fail;
+	}
+	memmove(buf, buf + m->hdr_len, (size_t)m->size);
+	buf[m->size] = '\0';
+	*bufp = buf;
+	*lenp = (size_t)m->size;
+	return (0);
+fail:
+	put_dctx(ar, d);
+	free(cbuf);
+	free(buf);
+	return (rc);
+}
+
 static int
 read_member_alloc(struct hwtr_ar *ar, const struct ar_member *m, uint64_t max,
     void **bufp, size_t *lenp)
@@ -584,6 +663,8 @@ read_member_alloc(struct hwtr_ar *ar, const struct ar_member *m, uint64_t max,
 		return (ar_err(ar, HWTR_E_LIMIT, "member '%s': %ju bytes "
 		    "(limit %ju)", m->info.name, (uintmax_t)m->size,
 		    (uintmax_t)max));
+	if (m->info.csize <= ONESHOT_MAX && m->info.usize <= SIZE_MAX - 1)
+		return (read_member_oneshot(ar, m, bufp, lenp));
 	/* One spare byte so text members can be NUL-terminated. */
 	if ((buf = malloc((size_t)m->size + 1)) == NULL)
 		return (ar_err(ar, HWTR_E_NOMEM, "member '%s': out of memory "
