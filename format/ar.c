@@ -49,6 +49,7 @@
 #define JSON_MAX		(64u << 20)
 #define BLOCK_MAX		(128u << 10)
 #define READ_PIECE		(1u << 20)
+#define SB_MEMBER_LIMIT		(64u << 20)
 #define ONESHOT_MAX		(64u << 20) /* frames read whole into memory */
 
 struct ar_member {
@@ -900,8 +901,9 @@ process_member(struct hwtr_ar *ar, size_t idx)
 		m->obj = ++ar->ni;
 		break;
 	case HWTR_M_SIDEBAND:
-		if ((rc = read_member_alloc(ar, m, ar->opts.max_member_size,
-		    &buf, &len)) < 0)
+		/* Writers flush at 1 MiB; anything far bigger is absurd. */
+		if ((rc = read_member_alloc(ar, m, SB_MEMBER_LIMIT, &buf,
+		    &len)) < 0)
 			return (rc);
 		rc = do_sideband(ar, m, buf, len);
 		break;

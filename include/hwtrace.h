@@ -408,6 +408,9 @@ int hwtr_aw_add_stream(struct hwtr_aw *aw, const struct hwtr_stream_desc *desc,
  * Write @len bytes of stream @id as one chunk at stream byte @offset
  * (HWTR_AW_APPEND: right after the previous chunk).  Offsets only grow; a
  * gap means bytes that were lost (record why with a HWTR_SB_LOST record).
+ * A chunk of 0 bytes is not stored.  Chunks of 1 MiB or more compress best
+ * and fastest (each chunk is a zstd frame of its own; smaller ones are
+ * compressed without the worker threads).
  */
 int hwtr_aw_chunk(struct hwtr_aw *aw, uint32_t id, uint64_t offset,
     const void *buf, size_t len);
@@ -427,7 +430,13 @@ int hwtr_aw_add_image_file(struct hwtr_aw *aw, const char *path,
 /* 1 when an image with @key is stored already, else 0. */
 int hwtr_aw_has_image(const struct hwtr_aw *aw, const char *key);
 
-/* Append one sideband record (buffered, flushed in chunks). */
+/*
+ * Append one sideband record (buffered, flushed in members of up to 1 MiB).
+ * References point backwards so that any prefix of an archive is
+ * consistent: the stream of a LOST (unless UINT32_MAX) or BUFPOS record
+ * and the image key of an MMAP record must be stored already
+ * (-HWTR_E_NOENT otherwise).
+ */
 int hwtr_aw_sideband(struct hwtr_aw *aw, const struct hwtr_sb_rec *rec);
 
 /* Write buffered sideband now (a member boundary). */
@@ -622,7 +631,11 @@ const struct hwtr_stream_desc *hwtr_ar_stream(const struct hwtr_ar *ar,
 size_t hwtr_ar_nchunks(const struct hwtr_ar *ar, size_t stream);
 const struct hwtr_chunk_info *hwtr_ar_chunk(const struct hwtr_ar *ar,
     size_t stream, size_t chunk);
-/* Read chunk @chunk of stream @stream (malloc'd; caller frees). */
+/*
+ * Read chunk @chunk of stream @stream (malloc'd; caller frees).  Only its
+ * frame is decompressed; its checksum is checked (-HWTR_E_CHECKSUM or
+ * -HWTR_E_FORMAT with hwtr_ar_errmsg() naming the member when damaged).
+ */
 int hwtr_ar_read_chunk(struct hwtr_ar *ar, size_t stream, size_t chunk,
     void **bufp, size_t *lenp);
 
