@@ -93,7 +93,10 @@ struct vg_def {
 	 */
 	struct vg_def	**succ;
 	uint64_t	succ_gen;
+	uint16_t	trig;		/* instruction at the trigger, or none */
 };
+
+#define VG_NOTRIG	0xffff
 
 struct vg_thr {
 	int32_t		pid;
@@ -143,6 +146,8 @@ struct vg_snap {
 
 struct vgconv {
 	uint64_t	gen;
+	uint64_t	trigger_ip;
+	int32_t		trigger_pid;
 	struct vg_snap	*snap;
 	size_t		nsnap;
 	struct vgconv_cb cb;
@@ -428,6 +433,13 @@ parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 		sv->next = d->ev[i] + 1u < ninsn ? d->insn[d->ev[i] + 1].addr : 0;
 		sv->taken = sv->next != sv->ret;
 	}
+	d->trig = VG_NOTRIG;
+	if (cv->trigger_ip != 0 && f->pid == cv->trigger_pid)
+		for (i = 0; i < ninsn; i++)
+			if (d->insn[i].addr == cv->trigger_ip) {
+				d->trig = (uint16_t)i;
+				break;
+			}
 	d->cnt[0] = 0;
 	for (i = 0; i < ninsn; i++)
 		d->cnt[i + 1] = (uint16_t)(d->cnt[i] + !(i + 1 < ninsn &&
@@ -681,6 +693,10 @@ replay(struct vgconv *cv, struct vg_thr *t, struct vg_def *d,
 	cv->st.instructions += d->cnt[i] + complete;
 	cv->st.blocks++;
 	t->pos = dst;
+	if (d->trig != VG_NOTRIG && d->trig < i + complete &&
+	    cv->cb.trigger != NULL && (rc = cv->cb.trigger(cv->cb.arg,
+	    t->tok)) < 0)
+		return (rc);
 	if (d->succ_gen == t->file->gen && d->succ[slot] != NULL &&
 	    d->succ[slot]->addr == dst) {
 		t->def = d->succ[slot];
@@ -1187,6 +1203,13 @@ vgconv_finish(struct vgconv *cv, uint64_t time)
 			rc = r2;
 	}
 	return (rc);
+}
+
+void
+vgconv_set_trigger(struct vgconv *cv, int32_t pid, uint64_t ip)
+{
+	cv->trigger_pid = pid;
+	cv->trigger_ip = ip;
 }
 
 void

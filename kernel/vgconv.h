@@ -62,6 +62,8 @@ struct vgconv_cb {
 	/* The bytes of every instruction described (NULL: none; for tests). */
 	int	(*code)(void *arg, int32_t pid, uint64_t addr,
 		    const uint8_t *bytes, size_t len);
+	/* A thread reached the trigger address (vgconv_set_trigger). */
+	int	(*trigger)(void *arg, void *tok);
 	/* Every instruction the converter walks (NULL: none; for tests). */
 	int	(*walked)(void *arg, void *tok, const uint64_t *ip, size_t n);
 };
@@ -90,6 +92,9 @@ int	vgconv_file_end(struct vgconv_file *f, size_t leftover);
 
 /* Forget a file without reporting anything (error paths). */
 void	vgconv_file_abandon(struct vgconv_file *f);
+
+/* Report threads of process @pid reaching @ip (0: none) to cb.trigger. */
+void	vgconv_set_trigger(struct vgconv *cv, int32_t pid, uint64_t ip);
 
 /* Close every thread still open. */
 int	vgconv_finish(struct vgconv *cv, uint64_t time);
