@@ -320,12 +320,20 @@ cap_open_archive(struct cap *cap, pid_t pid)
 	so.attach = cap->cfg->pid > 0;
 	so.log = &cap->cfg->log;
 	errbuf[0] = '\0';
-	if ((rc = hwtr_sbc_open(&cap->sbc, &so, errbuf, sizeof(errbuf))) < 0) {
+	/*
+	 * A source with sideband of its own (valgrind: its tool reports the
+	 * program's processes, threads and mappings) sends every record
+	 * through the sink; the collector would see the tool's process.
+	 */
+	if (cap->src.sideband_origin != NULL)
+		cap->meta.sideband_origin = cap->src.sideband_origin;
+	else if ((rc = hwtr_sbc_open(&cap->sbc, &so, errbuf,
+	    sizeof(errbuf))) < 0) {
 		cap_err(cap, "sideband: %s", errbuf[0] ? errbuf :
 		    hwtr_errstr(rc));
 		return (rc);
-	}
-	cap->meta.sideband_origin = hwtr_sbc_origin(cap->sbc);
+	} else
+		cap->meta.sideband_origin = hwtr_sbc_origin(cap->sbc);
 	errbuf[0] = '\0';
 	rc = hwtr_aw_open(&cap->aw, cap->cfg->output, &cap->meta, NULL,
 	    errbuf, sizeof(errbuf));
@@ -410,6 +418,7 @@ sink_thread_start(void *arg, int32_t pid, int32_t tid, int32_t ptid,
 	 * and the threads found when attaching by itself.
 	 */
 	if (tid != pid && !(cap->cfg->pid > 0 && cap->in_enable) &&
+	    cap->sbc != NULL &&
 	    (rc = hwtr_sbc_note_clone(cap->sbc, pid, tid, ptid, time)) < 0)
 		return (sbc_fail(cap, rc));
 	return (0);
@@ -498,7 +507,8 @@ sink_thread_exit(void *arg, struct hwtr_src_thread *thr,
 	ct->ended = 1;
 	rc = thread_finish(ct);
 	cap->src.ops->thread_free(&cap->src, &ct->st);
-	if (rc >= 0 && ct->st.tid != ct->st.pid && (rc = hwtr_sbc_note_exit(
+	if (rc >= 0 && ct->st.tid != ct->st.pid && cap->sbc != NULL &&
+	    (rc = hwtr_sbc_note_exit(
 	    cap->sbc, ct->st.pid, ct->st.tid, kind, value, time)) < 0)
 		rc = sbc_fail(cap, rc);
 	return (rc);
@@ -517,7 +527,9 @@ sink_proc(void *arg, const struct hwtr_src_proc *ev)
 		cap->res->nprocs++;
 		if (cap->aw == NULL)
 			return (cap_open_archive(cap, ev->pid));
-		rc = hwtr_sbc_note_fork(cap->sbc, ev->pid, ev->ppid, ev->time);
+		if (cap->sbc != NULL)
+			rc = hwtr_sbc_note_fork(cap->sbc, ev->pid, ev->ppid,
+			    ev->time);
 		break;
 	case HWTR_PROC_EXEC:
 		if (cap->aw == NULL && (rc = cap_open_archive(cap, ev->pid)) < 0)
@@ -540,14 +552,17 @@ sink_proc(void *arg, const struct hwtr_src_proc *ev)
 			if ((rc = hwtr_cap_sideband(cap, &rec)) < 0)
 				return (rc);
 		}
-		rc = hwtr_sbc_note_exec(cap->sbc, ev->pid, ev->time);
+		if (cap->sbc != NULL)
+			rc = hwtr_sbc_note_exec(cap->sbc, ev->pid, ev->time);
 		break;
 	case HWTR_PROC_MMAP:
-		rc = hwtr_sbc_note_mmap(cap->sbc, ev->pid, ev->time);
+		if (cap->sbc != NULL)
+			rc = hwtr_sbc_note_mmap(cap->sbc, ev->pid, ev->time);
 		break;
 	case HWTR_PROC_EXIT:
-		rc = hwtr_sbc_note_exit(cap->sbc, ev->pid, ev->pid, ev->kind,
-		    ev->value, ev->time);
+		if (cap->sbc != NULL)
+			rc = hwtr_sbc_note_exit(cap->sbc, ev->pid, ev->pid,
+			    ev->kind, ev->value, ev->time);
 		break;
 	}
 	if (rc < 0)
@@ -559,6 +574,13 @@ sink_proc(void *arg, const struct hwtr_src_proc *ev)
 static int
 sink_sideband(void *arg, const struct hwtr_sb_rec *rec)
 {
+	struct hwtr_sb_rec r;
+
+	/* A mapping a source reports itself: its image is stored too. */
+	if (rec->type == HWTR_SB_MMAP && rec->u.mmap.image == NULL) {
+		r = *rec;
+		return (sbc_record(arg, &r));
+	}
 	return (hwtr_cap_sideband(arg, rec));
 }
 
@@ -946,7 +968,9 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 	{
 		struct hwtr_sbc_stats sst;
 
-		hwtr_sbc_stats(cap.sbc, &sst);
+		memset(&sst, 0, sizeof(sst));
+		if (cap.sbc != NULL)
+			hwtr_sbc_stats(cap.sbc, &sst);
 		res->lost_records = sst.lost;
 	}
 

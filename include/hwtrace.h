@@ -900,6 +900,8 @@ struct hwtr_src {
 	struct hwtr_timeconv tconv;
 	struct hwtr_pt_config pt;	/* per-stream PT configuration */
 	const char	*version;	/* may be NULL */
+	/* Where its sideband comes from ("valgrind"); NULL: the session's. */
+	const char	*sideband_origin;
 	const char *const *caveats;
 	size_t		ncaveats;
 	/* Filled by the source when the first process ends. */
@@ -913,6 +915,16 @@ struct hwtr_src {
 const struct hwtr_src_ops *hwtr_src_find(const char *name);
 /* The names of all sources, NULL-terminated. */
 const char *const *hwtr_src_names(void);
+
+/*
+ * The source to use when none is named (struct hwtr_cap_config.source
+ * NULL): hardware when present (none yet), else "valgrind" when it can run
+ * @argv (valgrind installed, its hwtrace tool built for that version, an
+ * x86-64 program, not attaching to @pid), else "step".  @why (may be
+ * NULL) receives why valgrind was not chosen.
+ */
+const char *hwtr_src_auto(char *const *argv, int32_t pid, char *why,
+    size_t len);
 
 /* The current trace time: CLOCK_MONOTONIC in ns (software sources). */
 uint64_t hwtr_src_now(void);

@@ -12,5 +12,9 @@
 #include "hwtrace.h"
 
 extern const struct hwtr_src_ops hwtr_step_ops;
+extern const struct hwtr_src_ops hwtr_valgrind_ops;	/* kernel/valgrind.c */
+
+/* 1 when the valgrind source can run here; else 0 and @why says why. */
+int hwtr_vg_available(char *why, size_t len);
 
 #endif /* !HWTR_KERNEL_H */

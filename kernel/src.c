@@ -17,11 +17,13 @@
 
 static const struct hwtr_src_ops *const sources[] = {
 	&hwtr_step_ops,
+	&hwtr_valgrind_ops,
 	NULL
 };
 
 static const char *const source_names[] = {
 	"step",
+	"valgrind",
 	NULL
 };
 

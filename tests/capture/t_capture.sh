@@ -31,7 +31,7 @@ members() {
 gt() {
 	prog=$1 want=$2
 	need_prog "$prog"
-	"$HWTRACE" capture --ground-truth -o "$prog.hwtrace" -- \
+	"$HWTRACE" capture --source step --ground-truth -o "$prog.hwtrace" -- \
 	    "$HWTRACE_PROGS/$prog" >out 2>err
 	rc=$?
 	[ "$rc" -eq "$want" ] ||
@@ -102,10 +102,10 @@ exit_status_passthrough_head() {
 }
 exit_status_passthrough_body() {
 	need_prog exit3
-	"$HWTRACE" capture -o a.hwtrace -- "$HWTRACE_PROGS/exit3" >/dev/null 2>err
+	"$HWTRACE" capture --source step -o a.hwtrace -- "$HWTRACE_PROGS/exit3" >/dev/null 2>err
 	rc=$?
 	[ $rc -eq 3 ] || atf_fail "exit3: expected 3, got $rc ($(oneline err))"
-	"$HWTRACE" capture -o b.hwtrace -- "$HWTRACE_PROGS/segv" >/dev/null 2>err
+	"$HWTRACE" capture --source step -o b.hwtrace -- "$HWTRACE_PROGS/segv" >/dev/null 2>err
 	rc=$?
 	[ $rc -eq 139 ] || atf_fail "segv: expected 139 (128+SIGSEGV), got $rc"
 	members b.hwtrace | grep -q '^end.json$' ||
@@ -118,13 +118,13 @@ keep_on_failure_head() {
 }
 keep_on_failure_body() {
 	need_prog hello
-	"$HWTRACE" capture --keep-on-failure -o ok.hwtrace -- \
+	"$HWTRACE" capture --source step --keep-on-failure -o ok.hwtrace -- \
 	    "$HWTRACE_PROGS/hello" >/dev/null 2>err
 	rc=$?
 	[ $rc -eq 0 ] || atf_fail "hello: expected 0, got $rc ($(oneline err))"
 	[ ! -e ok.hwtrace ] && [ ! -e ok.hwtrace.partial ] ||
 		atf_fail "an archive was kept although the command succeeded"
-	"$HWTRACE" capture --keep-on-failure -o bad.hwtrace -- \
+	"$HWTRACE" capture --source step --keep-on-failure -o bad.hwtrace -- \
 	    "$HWTRACE_PROGS/exit3" >/dev/null 2>err
 	[ $? -eq 3 ] || atf_fail "exit3: wrong exit status"
 	[ -f bad.hwtrace ] || atf_fail "no archive kept for a failing command"
@@ -136,7 +136,7 @@ no_follow_head() {
 }
 no_follow_body() {
 	need_prog forkexec
-	"$HWTRACE" capture --no-follow -o nf.hwtrace -- \
+	"$HWTRACE" capture --source step --no-follow -o nf.hwtrace -- \
 	    "$HWTRACE_PROGS/forkexec" >out 2>err
 	rc=$?
 	[ $rc -eq 0 ] || atf_fail "expected 0, got $rc ($(oneline err))"
@@ -144,7 +144,7 @@ no_follow_body() {
 		atf_fail "the untraced child did not run: $(oneline out)"
 	n=$(members nf.hwtrace | grep -c '^streams/.*/stream.json')
 	[ "$n" -eq 1 ] || atf_fail "expected 1 stream, got $n"
-	"$HWTRACE" capture -o f.hwtrace -- "$HWTRACE_PROGS/forkexec" \
+	"$HWTRACE" capture --source step -o f.hwtrace -- "$HWTRACE_PROGS/forkexec" \
 	    >/dev/null 2>&1
 	n=$(members f.hwtrace | grep -c '^streams/.*/stream.json')
 	[ "$n" -eq 2 ] || atf_fail "following children: expected 2 streams, got $n"
@@ -167,7 +167,7 @@ sigint_writes_valid_archive_head() {
 }
 sigint_writes_valid_archive_body() {
 	need_prog spin
-	"$HWTRACE" capture -o int.hwtrace -- "$HWTRACE_PROGS/spin" >out 2>err &
+	"$HWTRACE" capture --source step -o int.hwtrace -- "$HWTRACE_PROGS/spin" >out 2>err &
 	hp=$!
 	wait_for out 'spin: running'
 	sleep 1
@@ -192,7 +192,7 @@ sigkill_leaves_readable_partial_head() {
 }
 sigkill_leaves_readable_partial_body() {
 	need_prog spin
-	"$HWTRACE" capture -o kill.hwtrace -- "$HWTRACE_PROGS/spin" >out 2>err &
+	"$HWTRACE" capture --source step -o kill.hwtrace -- "$HWTRACE_PROGS/spin" >out 2>err &
 	hp=$!
 	wait_for out 'spin: running'
 	sleep 2.5
@@ -241,7 +241,7 @@ attach_leaves_process_running_body() {
 	"$HWTRACE_PROGS/spin" >out &
 	sp=$!
 	wait_for out 'spin: running'
-	"$HWTRACE" capture -p $sp -o att.hwtrace 2>err &
+	"$HWTRACE" capture --source step -p $sp -o att.hwtrace 2>err &
 	hp=$!
 	sleep 1.5
 	kill -INT $hp
@@ -266,7 +266,7 @@ command_not_found_head() {
 command_not_found_body() {
 	atf_check -s exit:1 -o empty \
 	    -e match:"^hwtrace capture: cannot run 'no-such-command-xyz': command not found" \
-	    "$HWTRACE" capture -o x.hwtrace -- no-such-command-xyz
+	    "$HWTRACE" capture --source step -o x.hwtrace -- no-such-command-xyz
 	[ ! -e x.hwtrace ] && [ ! -e x.hwtrace.partial ] ||
 		atf_fail "an archive was left for a command that never ran"
 }
@@ -279,7 +279,7 @@ output_not_writable_body() {
 	need_prog hello
 	atf_check -s exit:1 -o empty \
 	    -e match:"^hwtrace capture: cannot create '/nonexistent-dir/x.hwtrace'" \
-	    "$HWTRACE" capture -o /nonexistent-dir/x.hwtrace -- \
+	    "$HWTRACE" capture --source step -o /nonexistent-dir/x.hwtrace -- \
 	    "$HWTRACE_PROGS/hello"
 }
 
@@ -289,20 +289,20 @@ usage_errors_head() {
 }
 usage_errors_body() {
 	atf_check -s exit:2 -e match:"malformed buffer size '12Q'" \
-	    "$HWTRACE" capture --buffer 12Q -- /bin/true
+	    "$HWTRACE" capture --source step --buffer 12Q -- /bin/true
 	atf_check -s exit:2 -e match:"malformed buffer size '-5'" \
-	    "$HWTRACE" capture -b -5 -- /bin/true
+	    "$HWTRACE" capture --source step -b -5 -- /bin/true
 	atf_check -s exit:2 -e match:"unknown mode 'loop'" \
-	    "$HWTRACE" capture --mode loop -- /bin/true
+	    "$HWTRACE" capture --source step --mode loop -- /bin/true
 	atf_check -s exit:2 -e match:"no command to run" "$HWTRACE" capture
 	atf_check -s exit:2 -e match:"unknown option" \
-	    "$HWTRACE" capture --frobnicate -- /bin/true
+	    "$HWTRACE" capture --source step --frobnicate -- /bin/true
 	atf_check -s exit:2 -e match:"unknown source 'nope'" \
-	    "$HWTRACE" capture --source nope -- /bin/true
+	    "$HWTRACE" capture --source step --source nope -- /bin/true
 	atf_check -s exit:2 -e match:"malformed process id 'abc'" \
-	    "$HWTRACE" capture -p abc
+	    "$HWTRACE" capture --source step -p abc
 	atf_check -s exit:0 -o match:"^usage: hwtrace capture" \
-	    "$HWTRACE" capture --help
+	    "$HWTRACE" capture --source step --help
 }
 
 atf_test_case attach_missing_process
@@ -311,7 +311,7 @@ attach_missing_process_head() {
 }
 attach_missing_process_body() {
 	atf_check -s exit:1 -e match:"no process 999999" \
-	    "$HWTRACE" capture -p 999999 -o m.hwtrace
+	    "$HWTRACE" capture --source step -p 999999 -o m.hwtrace
 }
 
 
@@ -330,7 +330,7 @@ ring_keeps_last_bytes_and_records_loss_head() {
 }
 ring_keeps_last_bytes_and_records_loss_body() {
 	need_prog loop
-	"$HWTRACE" capture --mode ring --buffer 4K --psb-period 64 -o r.hwtrace \
+	"$HWTRACE" capture --source step --mode ring --buffer 4K --psb-period 64 -o r.hwtrace \
 	    -- "$HWTRACE_PROGS/loop" >/dev/null 2>err ||
 		atf_fail "capture failed: $(oneline err)"
 	"$HWTRACE" info r.hwtrace >info
@@ -350,7 +350,7 @@ stop_mode_stops_and_records_it_head() {
 }
 stop_mode_stops_and_records_it_body() {
 	need_prog loop
-	"$HWTRACE" capture --mode stop --buffer 1K -o s.hwtrace \
+	"$HWTRACE" capture --source step --mode stop --buffer 1K -o s.hwtrace \
 	    -- "$HWTRACE_PROGS/loop" >out 2>err ||
 		atf_fail "capture failed: $(oneline err)"
 	grep -q 'loop: sum 6090 odd 14' out ||
@@ -370,7 +370,7 @@ trigger_snapshots_head() {
 }
 trigger_snapshots_body() {
 	need_prog demo
-	"$HWTRACE" capture -v --mode ring --buffer 4K --psb-period 64 \
+	"$HWTRACE" capture --source step -v --mode ring --buffer 4K --psb-period 64 \
 	    --trigger find_item -o t.hwtrace -- "$HWTRACE_PROGS/demo" \
 	    >/dev/null 2>err
 	[ $? -eq 139 ] || atf_fail "expected 139: $(oneline err)"
@@ -381,10 +381,10 @@ trigger_snapshots_body() {
 		atf_fail "expected 3 chunks (2 triggers, the end): $(oneline info)"
 	decodes t.hwtrace
 	atf_check -s exit:1 -e match:"no function 'no_such_fn' in the symbol tables" \
-	    "$HWTRACE" capture --mode ring --trigger no_such_fn -o u.hwtrace \
+	    "$HWTRACE" capture --source step --mode ring --trigger no_such_fn -o u.hwtrace \
 	    -- "$HWTRACE_PROGS/demo"
 	atf_check -s exit:2 -e match:"--trigger needs --mode ring" \
-	    "$HWTRACE" capture --trigger find_item -- "$HWTRACE_PROGS/demo"
+	    "$HWTRACE" capture --source step --trigger find_item -- "$HWTRACE_PROGS/demo"
 }
 
 atf_test_case sigusr2_snapshots
@@ -394,7 +394,7 @@ sigusr2_snapshots_head() {
 }
 sigusr2_snapshots_body() {
 	need_prog spin
-	"$HWTRACE" capture --mode ring --buffer 64K -o u.hwtrace -- \
+	"$HWTRACE" capture --source step --mode ring --buffer 64K -o u.hwtrace -- \
 	    "$HWTRACE_PROGS/spin" >out 2>err &
 	hp=$!
 	wait_for out 'spin: running'
@@ -416,7 +416,7 @@ help_matches_man_head() {
 }
 help_matches_man_body() {
 	page=$HWTRACE_SRC/docs/hwtrace-capture.1
-	"$HWTRACE" capture --help >help
+	"$HWTRACE" capture --source step --help >help
 	want=$(sed -n '1,/^$/p' help | sed 's/^usage: //' | tr -s ' \t\n' '   ' |
 	    sed 's/^ //; s/ $//')
 	mandoc -Tascii "$page" | sed 's/.\x08//g' >man

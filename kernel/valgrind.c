@@ -1,0 +1,870 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The "valgrind" trace source: runs the command under the hwtrace Valgrind
+ * tool (kernel/valgrind/, a separate GPL program that hwtrace only
+ * launches) and turns the event files the tool writes into PT streams with
+ * vgconv.c, while the program runs.
+ *
+ * The tool is started as `valgrind.bin --tool=hwtrace` with VALGRIND_LIB
+ * set to the private directory the build prepares ($(B)/valgrind-lib, next
+ * to the hwtrace binary; HWTRACE_VALGRIND_LIB overrides it), never through
+ * Debian's `valgrind` wrapper script, which changes the environment of the
+ * traced program.  The tool writes one event file per process image into a
+ * temporary directory; read() follows the files as they grow.
+ */
+
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hwtr_common.h"
+#include "hwtr_vgevents.h"
+#include "kernel.h"
+#include "vgconv.h"
+
+#define VG_READ_BUF	(4u << 20)
+#define VG_MAX_FILES	4096
+
+struct vg_evfile {
+	char		*name;
+	int32_t		pid;
+	int		seq;
+	int		fd;
+	int		ended;
+	struct vgconv_file *f;
+	uint8_t		*buf;
+	size_t		have;		/* unconsumed bytes in @buf */
+};
+
+struct vgsrc {
+	struct hwtr_src	*src;
+	struct vgconv	*cv;
+	char		valgrind[PATH_MAX];
+	char		lib[PATH_MAX];
+	char		version[64];
+	char		dir[PATH_MAX];
+	pid_t		pid;		/* valgrind.bin, which is the program */
+	int		exited;
+	struct vg_evfile *files[VG_MAX_FILES];
+	size_t		nfiles;
+	uint64_t	gt_lost;
+};
+
+static const char *const vg_caveats[] = {
+	"simulated CPU: the program ran on Valgrind's synthetic x86-64 CPU "
+	    "(its own CPUID, no AVX-512); libraries may choose other code "
+	    "paths than on the real CPU",
+	"serialized threads: Valgrind runs one thread at a time",
+	"vfork runs as fork under Valgrind",
+	"time stamps are taken at scheduler points (syscalls, signals, "
+	    "thread switches) only",
+};
+
+static void
+vg_err(struct vgsrc *vs, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(vs->src->errmsg, sizeof(vs->src->errmsg), fmt, ap);
+	va_end(ap);
+}
+
+/* ---- the converter's callbacks ---------------------------------------- */
+
+static int
+cb_thread_start(void *arg, int32_t pid, int32_t tid, int32_t ptid,
+    uint64_t time, struct hwtr_ptenc ***encpp, void **tokp)
+{
+	struct vgsrc *vs = arg;
+	struct hwtr_src_thread *thr = NULL;
+	int rc;
+
+	rc = vs->src->sink->thread_start(vs->src->sink->arg, pid, tid, ptid,
+	    time, &thr);
+	if (rc < 0)
+		return (rc);
+	*encpp = thr != NULL ? &thr->enc : NULL;
+	*tokp = thr;
+	return (0);
+}
+
+static int
+cb_thread_exit(void *arg, void *tok, uint64_t ninsn, uint64_t time)
+{
+	struct vgsrc *vs = arg;
+	struct hwtr_src_thread *thr = tok;
+
+	if (thr == NULL)
+		return (0);
+	thr->ninsn += ninsn;
+	return (vs->src->sink->thread_exit(vs->src->sink->arg, thr,
+	    HWTR_EXIT_NONE, 0, time));
+}
+
+static int
+cb_proc_start(void *arg, int32_t pid, int32_t ppid, int exec,
+    const char *path, uint64_t time)
+{
+	struct vgsrc *vs = arg;
+	struct hwtr_src_proc ev;
+
+	if (vs->src->sink->proc == NULL)
+		return (0);
+	memset(&ev, 0, sizeof(ev));
+	ev.what = exec ? HWTR_PROC_EXEC : HWTR_PROC_START;
+	ev.pid = pid;
+	ev.ppid = exec ? -1 : ppid;
+	ev.path = path;
+	ev.time = time;
+	return (vs->src->sink->proc(vs->src->sink->arg, &ev));
+}
+
+static int
+cb_proc_exit(void *arg, int32_t pid, int exitcode, uint64_t time)
+{
+	struct vgsrc *vs = arg;
+	struct hwtr_src_proc ev;
+
+	/* The first process's status comes from waitpid (signals too). */
+	if (vs->src->sink->proc == NULL || pid == vs->pid)
+		return (0);
+	memset(&ev, 0, sizeof(ev));
+	ev.what = HWTR_PROC_EXIT;
+	ev.pid = pid;
+	ev.ppid = -1;
+	ev.kind = HWTR_EXIT_CODE;
+	ev.value = exitcode;
+	ev.time = time;
+	return (vs->src->sink->proc(vs->src->sink->arg, &ev));
+}
+
+static int
+cb_mmap(void *arg, int32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff,
+    uint32_t prot, const char *path, uint64_t time)
+{
+	struct vgsrc *vs = arg;
+	struct hwtr_sb_rec rec;
+
+	if (vs->src->sink->sideband == NULL)
+		return (0);
+	memset(&rec, 0, sizeof(rec));
+	rec.type = HWTR_SB_MMAP;
+	rec.time = time;
+	rec.pid = pid;
+	rec.tid = pid;
+	rec.u.mmap.addr = addr;
+	rec.u.mmap.len = len;
+	rec.u.mmap.pgoff = pgoff;
+	rec.u.mmap.prot = prot;
+	rec.u.mmap.path = path;
+	return (vs->src->sink->sideband(vs->src->sink->arg, &rec));
+}
+
+static int
+cb_munmap(void *arg, int32_t pid, uint64_t addr, uint64_t len, uint64_t time)
+{
+	struct vgsrc *vs = arg;
+	struct hwtr_sb_rec rec;
+
+	if (vs->src->sink->sideband == NULL)
+		return (0);
+	memset(&rec, 0, sizeof(rec));
+	rec.type = HWTR_SB_MUNMAP;
+	rec.time = time;
+	rec.pid = pid;
+	rec.tid = pid;
+	rec.u.munmap.addr = addr;
+	rec.u.munmap.len = len;
+	return (vs->src->sink->sideband(vs->src->sink->arg, &rec));
+}
+
+static int
+cb_groundtruth(void *arg, void *tok, const uint64_t *ip, size_t n)
+{
+	struct vgsrc *vs = arg;
+
+	if (tok == NULL || vs->src->sink->groundtruth == NULL)
+		return (0);
+	return (vs->src->sink->groundtruth(vs->src->sink->arg, tok, ip, n));
+}
+
+/* ---- finding valgrind and the tool ------------------------------------ */
+
+static int
+find_in_path(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *e;
+
+	if (path == NULL || *path == '\0')
+		path = "/usr/bin:/bin";
+	for (p = path; *p != '\0'; p = *e ? e + 1 : e) {
+		e = strchr(p, ':');
+		if (e == NULL)
+			e = p + strlen(p);
+		snprintf(out, len, "%.*s/%s", (int)(e - p), p, name);
+		if (access(out, X_OK) == 0)
+			return (0);
+	}
+	return (-1);
+}
+
+/* "valgrind-3.19.0" from `valgrind.bin --version`. */
+static int
+valgrind_version(const char *bin, char *out, size_t len)
+{
+	int fds[2], st;
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return (-1);
+	if ((pid = fork()) < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return (-1);
+	}
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		execl(bin, "valgrind.bin", "--version", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	n = read(fds[0], out, len - 1);
+	close(fds[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (n <= 0)
+		return (-1);
+	out[n] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	return (0);
+}
+
+static int
+find_lib(struct vgsrc *vs)
+{
+	char exe[PATH_MAX - 32], *slash;
+	const char *env = getenv("HWTRACE_VALGRIND_LIB");
+	ssize_t n;
+
+	if (env != NULL && *env != '\0') {
+		snprintf(vs->lib, sizeof(vs->lib), "%s", env);
+		return (0);
+	}
+	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
+		return (-1);
+	exe[n] = '\0';
+	if ((slash = strrchr(exe, '/')) == NULL)
+		return (-1);
+	*slash = '\0';
+	snprintf(vs->lib, sizeof(vs->lib), "%s/valgrind-lib", exe);
+	return (0);
+}
+
+/*
+ * Can the valgrind source run here?  Fills @why (may be NULL) when not.
+ * Used by configure and by the automatic choice of a source.
+ */
+static int
+vg_check(struct vgsrc *vs, char *why, size_t len)
+{
+	char tool[PATH_MAX + 32], built[64];
+	FILE *fp;
+
+	if (find_in_path("valgrind.bin", vs->valgrind,
+	    sizeof(vs->valgrind)) < 0) {
+		snprintf(why, len, "valgrind is not installed (no valgrind.bin "
+		    "on PATH): install Debian's valgrind package (make deps)");
+		return (-HWTR_E_UNSUPPORTED);
+	}
+	if (find_lib(vs) < 0) {
+		snprintf(why, len, "cannot tell where the hwtrace Valgrind "
+		    "tool is (set HWTRACE_VALGRIND_LIB)");
+		return (-HWTR_E_NOENT);
+	}
+	snprintf(tool, sizeof(tool), "%s/hwtrace-amd64-linux", vs->lib);
+	if (access(tool, X_OK) != 0) {
+		snprintf(why, len, "the hwtrace Valgrind tool is not built: "
+		    "'%s' is missing (run make)", tool);
+		return (-HWTR_E_NOENT);
+	}
+	if (valgrind_version(vs->valgrind, vs->version,
+	    sizeof(vs->version)) < 0) {
+		snprintf(why, len, "'%s --version' failed", vs->valgrind);
+		return (-HWTR_E_UNSUPPORTED);
+	}
+	snprintf(tool, sizeof(tool), "%s/hwtrace-built-for", vs->lib);
+	built[0] = '\0';
+	if ((fp = fopen(tool, "re")) != NULL) {
+		if (fgets(built, sizeof(built), fp) == NULL)
+			built[0] = '\0';
+		fclose(fp);
+	}
+	built[strcspn(built, "\n")] = '\0';
+	if (strcmp(built, vs->version) != 0) {
+		snprintf(why, len, "%s is installed but the hwtrace Valgrind "
+		    "tool was built for %s: rebuild hwtrace (make)",
+		    vs->version, built[0] ? built : "another version");
+		return (-HWTR_E_VERSION);
+	}
+	return (0);
+}
+
+/* Probe for the automatic choice: 1 when valgrind can be used. */
+int
+hwtr_vg_available(char *why, size_t len)
+{
+	struct hwtr_src src;
+	struct vgsrc vs;
+
+	memset(&src, 0, sizeof(src));
+	memset(&vs, 0, sizeof(vs));
+	vs.src = &src;
+	return (vg_check(&vs, why, len) == 0);
+}
+
+/* ---- the event files -------------------------------------------------- */
+
+static int
+evfile_cmp(const void *a, const void *b)
+{
+	const struct vg_evfile *x = *(struct vg_evfile *const *)a;
+	const struct vg_evfile *y = *(struct vg_evfile *const *)b;
+
+	if (x->pid != y->pid)
+		return (x->pid < y->pid ? -1 : 1);
+	return (x->seq < y->seq ? -1 : x->seq > y->seq);
+}
+
+/* Pick up event files that appeared since the last look. */
+static int
+scan_dir(struct vgsrc *vs)
+{
+	struct vg_evfile *ef;
+	struct dirent *de;
+	char path[PATH_MAX + 300];
+	DIR *d;
+	size_t i;
+	int pid, seq, rc, added = 0;
+
+	if ((d = opendir(vs->dir)) == NULL) {
+		vg_err(vs, "cannot read '%s': %s", vs->dir, strerror(errno));
+		return (-HWTR_E_IO);
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (sscanf(de->d_name, "vg.%d.%d.evt", &pid, &seq) != 2)
+			continue;
+		for (i = 0; i < vs->nfiles; i++)
+			if (strcmp(vs->files[i]->name, de->d_name) == 0)
+				break;
+		if (i < vs->nfiles)
+			continue;
+		if (vs->nfiles == VG_MAX_FILES) {
+			closedir(d);
+			vg_err(vs, "more than %d processes", VG_MAX_FILES);
+			return (-HWTR_E_LIMIT);
+		}
+		if ((ef = calloc(1, sizeof(*ef))) == NULL ||
+		    (ef->name = strdup(de->d_name)) == NULL ||
+		    (ef->buf = malloc(VG_READ_BUF)) == NULL) {
+			if (ef != NULL) {
+				free(ef->name);
+				free(ef);
+			}
+			closedir(d);
+			return (-HWTR_E_NOMEM);
+		}
+		ef->pid = pid;
+		ef->seq = seq;
+		snprintf(path, sizeof(path), "%s/%s", vs->dir, de->d_name);
+		if ((ef->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+			free(ef->buf);
+			free(ef->name);
+			free(ef);
+			continue;
+		}
+		if ((rc = vgconv_file_new(vs->cv, ef->name, &ef->f)) < 0) {
+			close(ef->fd);
+			free(ef->buf);
+			free(ef->name);
+			free(ef);
+			closedir(d);
+			return (rc);
+		}
+		vs->files[vs->nfiles++] = ef;
+		added = 1;
+	}
+	closedir(d);
+	if (added)
+		qsort(vs->files, vs->nfiles, sizeof(vs->files[0]), evfile_cmp);
+	return (0);
+}
+
+/* The process image of @ef is over: a later file of its pid, or gone. */
+static int
+evfile_over(struct vgsrc *vs, size_t i)
+{
+	struct vg_evfile *ef = vs->files[i];
+
+	if (vgconv_file_complete(ef->f))
+		return (1);
+	if (i + 1 < vs->nfiles && vs->files[i + 1]->pid == ef->pid)
+		return (1);
+	if (ef->pid == vs->pid)
+		return (vs->exited);
+	return (kill(ef->pid, 0) < 0 && errno == ESRCH);
+}
+
+static void
+evfile_close(struct vg_evfile *ef)
+{
+	close(ef->fd);
+	ef->fd = -1;
+	free(ef->buf);
+	ef->buf = NULL;
+}
+
+/*
+ * Read what the files gained and convert it.  Returns 1 when something
+ * was read, 0 when nothing new came, or an error.
+ */
+static int
+pump(struct vgsrc *vs)
+{
+	struct vg_evfile *ef;
+	size_t i;
+	ssize_t n;
+	long used;
+	int rc, progress = 0, over;
+
+	for (i = 0; i < vs->nfiles; i++) {
+		ef = vs->files[i];
+		if (ef->ended)
+			continue;
+		/* A later image of a process waits for the earlier one. */
+		if (i > 0 && vs->files[i - 1]->pid == ef->pid &&
+		    !vs->files[i - 1]->ended)
+			continue;
+		over = evfile_over(vs, i);
+		for (;;) {
+			n = read(ef->fd, ef->buf + ef->have,
+			    VG_READ_BUF - ef->have);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				vg_err(vs, "'%s/%s': %s", vs->dir, ef->name,
+				    strerror(errno));
+				return (-HWTR_E_IO);
+			}
+			ef->have += (size_t)n;
+			used = vgconv_feed(ef->f, ef->buf, ef->have);
+			if (used < 0) {
+				vg_err(vs, "'%s': %s", ef->name,
+				    vgconv_errmsg(vs->cv));
+				return ((int)used);
+			}
+			memmove(ef->buf, ef->buf + used, ef->have - (size_t)used);
+			ef->have -= (size_t)used;
+			if (n > 0 || used > 0)
+				progress = 1;
+			if (n == 0 || vgconv_file_waiting(ef->f))
+				break;
+		}
+		if (over && !vgconv_file_waiting(ef->f)) {
+			rc = vgconv_file_end(ef->f, ef->have);
+			ef->f = NULL;
+			ef->ended = 1;
+			evfile_close(ef);
+			progress = 1;
+			if (rc < 0) {
+				vg_err(vs, "'%s': %s", ef->name,
+				    vgconv_errmsg(vs->cv));
+				return (rc);
+			}
+		}
+	}
+	return (progress);
+}
+
+static int
+all_ended(const struct vgsrc *vs)
+{
+	size_t i;
+
+	for (i = 0; i < vs->nfiles; i++)
+		if (!vs->files[i]->ended)
+			return (0);
+	return (1);
+}
+
+static void
+rm_dir(struct vgsrc *vs)
+{
+	struct dirent *de;
+	char path[PATH_MAX + 300];
+	DIR *d;
+
+	if (vs->dir[0] == '\0' || getenv("HWTRACE_VALGRIND_KEEP") != NULL)
+		return;
+	if ((d = opendir(vs->dir)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", vs->dir,
+			    de->d_name);
+			(void)unlink(path);
+		}
+		closedir(d);
+	}
+	(void)rmdir(vs->dir);
+	vs->dir[0] = '\0';
+}
+
+/* ---- the ops ---------------------------------------------------------- */
+
+static int
+valgrind_backend_init(struct hwtr_src *src)
+{
+	struct vgsrc *vs;
+
+	if ((vs = calloc(1, sizeof(*vs))) == NULL)
+		return (-HWTR_E_NOMEM);
+	vs->src = src;
+	vs->pid = -1;
+	src->priv = vs;
+	return (0);
+}
+
+static int
+valgrind_backend_configure(struct hwtr_src *src,
+    const struct hwtr_src_config *cfg)
+{
+	struct vgsrc *vs = src->priv;
+	struct timespec mono, real;
+	static char version[128];
+	int rc;
+
+	if (cfg->pid > 0) {
+		snprintf(src->errmsg, sizeof(src->errmsg), "the valgrind "
+		    "source cannot attach to a running process (use --source "
+		    "step)");
+		return (-HWTR_E_UNSUPPORTED);
+	}
+	if (cfg->argv == NULL || cfg->argv[0] == NULL) {
+		snprintf(src->errmsg, sizeof(src->errmsg),
+		    "no command to trace");
+		return (-HWTR_E_INVAL);
+	}
+	if ((rc = vg_check(vs, src->errmsg, sizeof(src->errmsg))) < 0)
+		return (rc);
+	src->cfg = *cfg;
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	src->tconv.valid = 1;
+	src->tconv.tsc_zero = (uint64_t)mono.tv_sec * 1000000000u +
+	    (uint64_t)mono.tv_nsec;
+	src->tconv.ns_zero = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+	src->tconv.mult = 1;
+	src->tconv.shift = 0;
+	memset(&src->pt, 0, sizeof(src->pt));
+	src->pt.options = HWTR_PT_OPT_TSC | HWTR_PT_OPT_BRANCH |
+	    HWTR_PT_OPT_USER;
+	snprintf(version, sizeof(version), "%s, hwtrace tool %s",
+	    vs->version, HWVG_TOOL_VERSION);
+	src->version = version;
+	src->sideband_origin = "valgrind";
+	src->caveats = vg_caveats;
+	src->ncaveats = sizeof(vg_caveats) / sizeof(vg_caveats[0]);
+	return (0);
+}
+
+static int
+valgrind_backend_enable(struct hwtr_src *src)
+{
+	struct vgsrc *vs = src->priv;
+	struct vgconv_cb cb;
+	char outdir[PATH_MAX + 16];
+	const char *tmp = getenv("TMPDIR");
+	char **args;
+	size_t n = 0, i, argc = 0;
+	int rc, fds[2], err;
+	ssize_t r;
+	pid_t pid;
+
+	memset(&cb, 0, sizeof(cb));
+	cb.arg = vs;
+	cb.thread_start = cb_thread_start;
+	cb.thread_exit = cb_thread_exit;
+	cb.proc_start = cb_proc_start;
+	cb.proc_exit = cb_proc_exit;
+	cb.mmap = cb_mmap;
+	cb.munmap = cb_munmap;
+	cb.groundtruth = cb_groundtruth;
+	if ((rc = vgconv_new(&vs->cv, &cb, &src->cfg.log)) < 0)
+		return (rc);
+	snprintf(vs->dir, sizeof(vs->dir), "%s/hwtrace-vg.XXXXXX",
+	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+	if (mkdtemp(vs->dir) == NULL) {
+		vg_err(vs, "cannot create a directory for the tool's events "
+		    "('%s'): %s", vs->dir, strerror(errno));
+		vs->dir[0] = '\0';
+		return (-HWTR_E_IO);
+	}
+	while (src->cfg.argv[argc] != NULL)
+		argc++;
+	if ((args = calloc(argc + 16, sizeof(*args))) == NULL)
+		return (-HWTR_E_NOMEM);
+	snprintf(outdir, sizeof(outdir), "--out-dir=%s", vs->dir);
+	args[n++] = "valgrind.bin";
+	args[n++] = "--tool=hwtrace";
+	args[n++] = "-q";
+	args[n++] = outdir;
+	args[n++] = src->cfg.no_follow ? "--trace-children=no" :
+	    "--trace-children=yes";
+	args[n++] = "--run-libc-freeres=no";
+	args[n++] = "--run-cxx-freeres=no";
+	if (src->cfg.ground_truth)
+		args[n++] = "--ground-truth=yes";
+	for (i = 0; i < argc; i++)
+		args[n++] = src->cfg.argv[i];
+	args[n] = NULL;
+	/* Resolve the command first: valgrind's own message is obscure. */
+	if (strchr(src->cfg.argv[0], '/') == NULL) {
+		char p[PATH_MAX];
+
+		if (find_in_path(src->cfg.argv[0], p, sizeof(p)) < 0) {
+			vg_err(vs, "cannot run '%s': command not found",
+			    src->cfg.argv[0]);
+			free(args);
+			return (-HWTR_E_NOENT);
+		}
+	} else if (access(src->cfg.argv[0], X_OK) != 0) {
+		vg_err(vs, "cannot run '%s': %s", src->cfg.argv[0],
+		    strerror(errno));
+		free(args);
+		return (errno == ENOENT ? -HWTR_E_NOENT : -HWTR_E_PERM);
+	}
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		free(args);
+		return (-HWTR_E_IO);
+	}
+	if ((pid = fork()) < 0) {
+		vg_err(vs, "fork: %s", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		free(args);
+		return (-HWTR_E_IO);
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		setenv("VALGRIND_LIB", vs->lib, 1);
+		execv(vs->valgrind, args);
+		err = errno;
+		(void)!write(fds[1], &err, sizeof(err));
+		_exit(127);
+	}
+	close(fds[1]);
+	free(args);
+	r = read(fds[0], &err, sizeof(err));
+	close(fds[0]);
+	if (r == (ssize_t)sizeof(err)) {
+		(void)waitpid(pid, NULL, 0);
+		vg_err(vs, "cannot run '%s': %s", vs->valgrind, strerror(err));
+		return (-HWTR_E_IO);
+	}
+	vs->pid = pid;
+	src->first_pid = pid;
+	return (0);
+}
+
+/*
+ * Valgrind's own exit statuses that mean it could not run the program as
+ * asked; the tool's stderr has said why.
+ */
+static void
+note_status(struct vgsrc *vs, int status)
+{
+	struct hwtr_src *src = vs->src;
+	struct hwtr_src_proc ev;
+
+	if (WIFEXITED(status)) {
+		src->exit_kind = HWTR_EXIT_CODE;
+		src->exit_value = WEXITSTATUS(status);
+		if (WEXITSTATUS(status) == HWVG_EXIT_TOOL_ERROR)
+			hwtr_logf(&src->cfg.log, HWTR_LOG_ERROR, "valgrind: "
+			    "the hwtrace tool failed (see its message above)");
+	} else if (WIFSIGNALED(status)) {
+		src->exit_kind = HWTR_EXIT_SIGNAL;
+		src->exit_value = WTERMSIG(status);
+		if (WTERMSIG(status) == SIGILL)
+			hwtr_logf(&src->cfg.log, HWTR_LOG_WARN, "valgrind: "
+			    "the program died of SIGILL: it may use an "
+			    "instruction Valgrind's simulated CPU does not "
+			    "have (AVX-512, for example); try --source step");
+	}
+	if (src->sink->proc != NULL) {
+		memset(&ev, 0, sizeof(ev));
+		ev.what = HWTR_PROC_EXIT;
+		ev.pid = vs->pid;
+		ev.ppid = -1;
+		ev.kind = src->exit_kind;
+		ev.value = src->exit_value;
+		ev.time = hwtr_src_now();
+		(void)src->sink->proc(src->sink->arg, &ev);
+	}
+}
+
+static int
+valgrind_backend_read(struct hwtr_src *src)
+{
+	struct vgsrc *vs = src->priv;
+	struct timespec ts = { 0, 2000000 };
+	int rc, status, i;
+	pid_t w;
+
+	for (i = 0; i < 50; i++) {
+		if (!vs->exited) {
+			w = waitpid(vs->pid, &status, WNOHANG);
+			if (w == vs->pid) {
+				vs->exited = 1;
+				note_status(vs, status);
+			}
+		}
+		if ((rc = scan_dir(vs)) < 0)
+			return (rc);
+		if ((rc = pump(vs)) < 0)
+			return (rc);
+		if (vs->exited && all_ended(vs)) {
+			/* Once more: files of the last children. */
+			if ((rc = scan_dir(vs)) < 0)
+				return (rc);
+			if (!all_ended(vs))
+				continue;
+			if ((rc = vgconv_finish(vs->cv, hwtr_src_now())) < 0) {
+				vg_err(vs, "%s", vgconv_errmsg(vs->cv));
+				return (rc);
+			}
+			return (1);
+		}
+		if (src->cfg.stop != NULL && *src->cfg.stop)
+			return (0);
+		if (rc == 0)
+			nanosleep(&ts, NULL);
+	}
+	return (0);
+}
+
+/* Stop: the program is killed; what it recorded so far is converted. */
+static int
+valgrind_backend_disable(struct hwtr_src *src)
+{
+	struct vgsrc *vs = src->priv;
+	struct timespec ts = { 0, 2000000 };
+	int status, tries, rc;
+	size_t i;
+
+	if (vs->pid <= 0 || vs->cv == NULL)
+		return (0);
+	/* A program that got the terminal's SIGINT too: let it end. */
+	for (tries = 0; !vs->exited && tries < 100; tries++) {
+		if (waitpid(vs->pid, &status, WNOHANG) == vs->pid) {
+			vs->exited = 1;
+			note_status(vs, status);
+			break;
+		}
+		nanosleep(&ts, NULL);
+	}
+	if (!vs->exited) {
+		(void)kill(vs->pid, SIGKILL);
+		while (waitpid(vs->pid, &status, 0) < 0 && errno == EINTR)
+			;
+		vs->exited = 1;
+		note_status(vs, status);
+	}
+	for (i = 0; i < vs->nfiles; i++)
+		if (!vs->files[i]->ended && vs->files[i]->pid != vs->pid)
+			(void)kill(vs->files[i]->pid, SIGKILL);
+	for (tries = 0; tries < 1000; tries++) {
+		if ((rc = scan_dir(vs)) < 0 || (rc = pump(vs)) < 0)
+			break;
+		if (all_ended(vs))
+			break;
+		if (rc == 0)
+			nanosleep(&ts, NULL);
+	}
+	return (vgconv_finish(vs->cv, hwtr_src_now()));
+}
+
+static int
+valgrind_backend_thread_alloc(struct hwtr_src *src,
+    struct hwtr_src_thread *thr)
+{
+	(void)src;
+	(void)thr;
+	return (0);
+}
+
+static void
+valgrind_backend_thread_free(struct hwtr_src *src,
+    struct hwtr_src_thread *thr)
+{
+	(void)src;
+	(void)thr;
+}
+
+static void
+valgrind_backend_deinit(struct hwtr_src *src)
+{
+	struct vgsrc *vs = src->priv;
+	size_t i;
+
+	if (vs == NULL)
+		return;
+	if (vs->pid > 0 && !vs->exited) {
+		(void)kill(vs->pid, SIGKILL);
+		(void)waitpid(vs->pid, NULL, 0);
+	}
+	for (i = 0; i < vs->nfiles; i++) {
+		if (vs->files[i]->f != NULL)
+			vgconv_file_abandon(vs->files[i]->f);
+		if (vs->files[i]->fd >= 0)
+			close(vs->files[i]->fd);
+		free(vs->files[i]->buf);
+		free(vs->files[i]->name);
+		free(vs->files[i]);
+	}
+	vgconv_free(vs->cv);
+	rm_dir(vs);
+	free(vs);
+	src->priv = NULL;
+}
+
+const struct hwtr_src_ops hwtr_valgrind_ops = {
+	.name = "valgrind",
+	.init = valgrind_backend_init,
+	.configure = valgrind_backend_configure,
+	.enable = valgrind_backend_enable,
+	.read = valgrind_backend_read,
+	.disable = valgrind_backend_disable,
+	.thread_alloc = valgrind_backend_thread_alloc,
+	.thread_free = valgrind_backend_thread_free,
+	.deinit = valgrind_backend_deinit,
+};
