@@ -746,7 +746,7 @@ void
 hwtr_cap_config_init(struct hwtr_cap_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->source = "step";
+	cfg->source = NULL;		/* hwtr_src_auto() */
 	cfg->mode = HWTR_CAP_STREAM;
 }
 
@@ -821,6 +821,7 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 		sink_sideband, sink_groundtruth, sink_trigger
 	};
 	struct hwtr_src_sink sink = sink_ops;
+	const char *source = cfg->source;
 	struct hwtr_src_config scfg;
 	struct hwtr_capture_end end;
 	struct cap cap;
@@ -835,9 +836,17 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 	cap.cfg = cfg;
 	cap.res = res;
 	sink.arg = &cap;
-	if ((cap.src.ops = hwtr_src_find(cfg->source)) == NULL) {
-		cap_err(&cap, "unknown trace source '%s'", cfg->source ?
-		    cfg->source : "(null)");
+	if (source == NULL) {
+		/* No source named: the best one that can run the command. */
+		source = hwtr_src_auto(cfg->argv, cfg->pid, errbuf,
+		    sizeof(errbuf));
+		hwtr_logf(&cfg->log, HWTR_LOG_INFO, "trace source: %s%s%s%s",
+		    source, errbuf[0] ? " (not valgrind: " : "", errbuf,
+		    errbuf[0] ? ")" : "");
+	}
+	if ((cap.src.ops = hwtr_src_find(source)) == NULL) {
+		cap_err(&cap, "unknown trace source '%s'", source ?
+		    source : "(null)");
 		return (-HWTR_E_UNSUPPORTED);
 	}
 	cap.buffer_size = cfg->buffer_size ? cfg->buffer_size : 4u << 20;
@@ -872,7 +881,7 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 	}
 
 	if ((rc = cap.src.ops->init(&cap.src)) < 0) {
-		cap_err(&cap, "source '%s': %s", cfg->source, hwtr_errstr(rc));
+		cap_err(&cap, "source '%s': %s", source, hwtr_errstr(rc));
 		return (rc);
 	}
 	if ((rc = cap.src.ops->configure(&cap.src, &scfg)) < 0) {

@@ -45,7 +45,8 @@
  *           char path[n]: an executable mapping (or mprotect to exec)
  *   MUNMAP  u64 addr, u64 len, u64 tsc
  *   FORK    u32 tid, u32 child pid, u64 tsc: a process was forked
- *   END     u64 superblocks translated, u64 tsc: the file is complete
+ *   END     u64 superblocks translated, u64 tsc, u32 exit code: the file
+ *           is complete (the process exited)
  */
 
 #ifndef HWTR_VGEVENTS_H

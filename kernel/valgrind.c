@@ -89,6 +89,18 @@ vg_err(struct vgsrc *vs, const char *fmt, ...)
 
 /* ---- the converter's callbacks ---------------------------------------- */
 
+/*
+ * The session's sideband collector is off for this source (it would see
+ * Valgrind's process, not the program): the records come from here.
+ */
+static int
+sb_send(struct vgsrc *vs, struct hwtr_sb_rec *rec)
+{
+	if (vs->src->sink->sideband == NULL)
+		return (0);
+	return (vs->src->sink->sideband(vs->src->sink->arg, rec));
+}
+
 static int
 cb_thread_start(void *arg, int32_t pid, int32_t tid, int32_t ptid,
     uint64_t time, struct hwtr_ptenc ***encpp, void **tokp)
@@ -101,6 +113,18 @@ cb_thread_start(void *arg, int32_t pid, int32_t tid, int32_t ptid,
 	    time, &thr);
 	if (rc < 0)
 		return (rc);
+	if (tid != pid) {
+		struct hwtr_sb_rec rec;
+
+		memset(&rec, 0, sizeof(rec));
+		rec.type = HWTR_SB_THREAD_START;
+		rec.time = time;
+		rec.pid = pid;
+		rec.tid = tid;
+		rec.u.thread_start.ptid = ptid;
+		if ((rc = sb_send(vs, &rec)) < 0)
+			return (rc);
+	}
 	*encpp = thr != NULL ? &thr->enc : NULL;
 	*tokp = thr;
 	return (0);
@@ -112,9 +136,22 @@ cb_thread_exit(void *arg, void *tok, uint64_t ninsn, uint64_t time)
 	struct vgsrc *vs = arg;
 	struct hwtr_src_thread *thr = tok;
 
+	struct hwtr_sb_rec rec;
+	int rc;
+
 	if (thr == NULL)
 		return (0);
 	thr->ninsn += ninsn;
+	if (thr->tid != thr->pid) {
+		memset(&rec, 0, sizeof(rec));
+		rec.type = HWTR_SB_THREAD_EXIT;
+		rec.time = time;
+		rec.pid = thr->pid;
+		rec.tid = thr->tid;
+		rec.u.exit.kind = HWTR_EXIT_NONE;
+		if ((rc = sb_send(vs, &rec)) < 0)
+			return (rc);
+	}
 	return (vs->src->sink->thread_exit(vs->src->sink->arg, thr,
 	    HWTR_EXIT_NONE, 0, time));
 }
@@ -125,6 +162,10 @@ cb_proc_start(void *arg, int32_t pid, int32_t ppid, int exec,
 {
 	struct vgsrc *vs = arg;
 	struct hwtr_src_proc ev;
+	struct hwtr_sb_rec rec;
+	const char *base;
+	char comm[16];
+	int rc;
 
 	if (vs->src->sink->proc == NULL)
 		return (0);
@@ -134,7 +175,45 @@ cb_proc_start(void *arg, int32_t pid, int32_t ppid, int exec,
 	ev.ppid = exec ? -1 : ppid;
 	ev.path = path;
 	ev.time = time;
-	return (vs->src->sink->proc(vs->src->sink->arg, &ev));
+	if ((rc = vs->src->sink->proc(vs->src->sink->arg, &ev)) < 0)
+		return (rc);
+	memset(&rec, 0, sizeof(rec));
+	rec.time = time;
+	rec.pid = pid;
+	rec.tid = pid;
+	if (exec) {
+		rec.type = HWTR_SB_COMM;
+		base = strrchr(path, '/');
+		snprintf(comm, sizeof(comm), "%s", base ? base + 1 : path);
+		rec.u.comm.comm = comm;
+		rec.u.comm.exec = 1;
+		if ((rc = sb_send(vs, &rec)) < 0)
+			return (rc);
+		rec.type = HWTR_SB_EXEC;
+		rec.u.exec.path = path;
+	} else {
+		rec.type = HWTR_SB_PROC_START;
+		rec.u.proc_start.ppid = ppid;
+	}
+	return (sb_send(vs, &rec));
+}
+
+static int
+proc_exit(struct vgsrc *vs, const struct hwtr_src_proc *ev)
+{
+	struct hwtr_sb_rec rec;
+	int rc;
+
+	if ((rc = vs->src->sink->proc(vs->src->sink->arg, ev)) < 0)
+		return (rc);
+	memset(&rec, 0, sizeof(rec));
+	rec.type = HWTR_SB_PROC_EXIT;
+	rec.time = ev->time;
+	rec.pid = ev->pid;
+	rec.tid = ev->pid;
+	rec.u.exit.kind = ev->kind;
+	rec.u.exit.value = ev->value;
+	return (sb_send(vs, &rec));
 }
 
 static int
@@ -153,7 +232,7 @@ cb_proc_exit(void *arg, int32_t pid, int exitcode, uint64_t time)
 	ev.kind = HWTR_EXIT_CODE;
 	ev.value = exitcode;
 	ev.time = time;
-	return (vs->src->sink->proc(vs->src->sink->arg, &ev));
+	return (proc_exit(vs, &ev));
 }
 
 static int
@@ -728,7 +807,7 @@ note_status(struct vgsrc *vs, int status)
 		ev.kind = src->exit_kind;
 		ev.value = src->exit_value;
 		ev.time = hwtr_src_now();
-		(void)src->sink->proc(src->sink->arg, &ev);
+		(void)proc_exit(vs, &ev);
 	}
 }
 

@@ -1048,6 +1048,10 @@ tagged(struct vgconv_file *f, uint8_t tag, const uint8_t *p, uint32_t len)
 	case HWVG_REC_END:
 		if (len >= 16)
 			f->time = rd64(p + 8);
+		if (len >= 20) {
+			f->fini = 1;
+			f->exitcode = (int)rd32(p + 16);
+		}
 		f->complete = 1;
 		return (0);
 	default:

@@ -435,7 +435,8 @@ hw_atfork_child(ThreadId tid)
  * when the process is gone before hwtrace reads this file.
  */
 static void
-hw_mmap_rec(Addr a, SizeT len, Bool rr, Bool ww, Bool xx)
+hw_mmap_rec(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, Bool startup,
+    ULong di)
 {
 	NSegment const *seg;
 	const HChar *path = "";
@@ -443,6 +444,10 @@ hw_mmap_rec(Addr a, SizeT len, Bool rr, Bool ww, Bool xx)
 	UInt n, prot;
 
 	if (!xx || hw.buf == NULL)
+		return;
+	/* Anonymous memory at start-up is Valgrind's, not program code. */
+	if (di == 0 && startup && ((seg = VG_(am_find_nsegment)(a)) == NULL ||
+	    VG_(am_get_filename)(seg) == NULL))
 		return;
 	if ((seg = VG_(am_find_nsegment)(a)) != NULL) {
 		const HChar *fn = VG_(am_get_filename)(seg);
@@ -469,16 +474,21 @@ hw_mmap_rec(Addr a, SizeT len, Bool rr, Bool ww, Bool xx)
 }
 
 static void
+hw_new_mem_startup(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di)
+{
+	hw_mmap_rec(a, len, rr, ww, xx, True, di);
+}
+
+static void
 hw_new_mem(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di)
 {
-	(void)di;
-	hw_mmap_rec(a, len, rr, ww, xx);
+	hw_mmap_rec(a, len, rr, ww, xx, False, di);
 }
 
 static void
 hw_mprotect(Addr a, SizeT len, Bool rr, Bool ww, Bool xx)
 {
-	hw_mmap_rec(a, len, rr, ww, xx);
+	hw_mmap_rec(a, len, rr, ww, xx, False, 0);
 }
 
 static void
@@ -741,9 +751,10 @@ hw_fini(Int exitcode)
 		hw_put64(hw_tsc());
 		hw_put32((UInt)exitcode);
 	}
-	hw_tag(HWVG_REC_END, 8 + 8);
+	hw_tag(HWVG_REC_END, 8 + 8 + 4);
 	hw_put64(hw.nblocks_def);
 	hw_put64(hw_tsc());
+	hw_put32((UInt)exitcode);
 	hw_flush();
 	VG_(close)(hw.fd);
 	hw.fd = -1;
@@ -767,7 +778,7 @@ hw_pre_clo_init(void)
 	VG_(track_start_client_code)(hw_start_client_code);
 	VG_(track_pre_deliver_signal)(hw_pre_deliver_signal);
 	VG_(track_pre_thread_ll_exit)(hw_thread_exit);
-	VG_(track_new_mem_startup)(hw_new_mem);
+	VG_(track_new_mem_startup)(hw_new_mem_startup);
 	VG_(track_new_mem_mmap)(hw_new_mem);
 	VG_(track_change_mem_mprotect)(hw_mprotect);
 	VG_(track_die_mem_munmap)(hw_munmap);
