@@ -20,9 +20,9 @@ step() { printf '\n==> %s\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
 
 step "Record a program that crashes: tests/progs/demo.c looks up an item that is not there and uses the NULL it got"
-printf '$ %s\n' "$HWTRACE capture -o $WORK/demo.hwtrace -- $B/progs/demo"
+printf '$ %s\n' "$HWTRACE capture --source step -o $WORK/demo.hwtrace -- $B/progs/demo"
 rc=0
-"$HWTRACE" capture -o "$WORK/demo.hwtrace" -- "$(cd "$B" && pwd)/progs/demo" || rc=$?
+"$HWTRACE" capture --source step -o "$WORK/demo.hwtrace" -- "$(cd "$B" && pwd)/progs/demo" || rc=$?
 echo "(hwtrace exited $rc: 128 + SIGSEGV, the program's own fate)"
 [ "$rc" -eq 139 ] || { echo "demo: expected exit status 139, got $rc" >&2; exit 1; }
 
