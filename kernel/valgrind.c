@@ -18,6 +18,7 @@
  * temporary directory; read() follows the files as they grow.
  */
 
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -62,6 +63,7 @@ struct vgsrc {
 	char		dir[PATH_MAX];
 	pid_t		pid;		/* valgrind.bin, which is the program */
 	int		exited;
+	int		started;	/* the first process was reported */
 	struct vg_evfile *files[VG_MAX_FILES];
 	size_t		nfiles;
 	uint64_t	gt_lost;
@@ -96,7 +98,8 @@ vg_err(struct vgsrc *vs, const char *fmt, ...)
 static int
 sb_send(struct vgsrc *vs, struct hwtr_sb_rec *rec)
 {
-	if (vs->src->sink->sideband == NULL)
+	/* Nothing before the first process was reported (no archive yet). */
+	if (vs->src->sink->sideband == NULL || !vs->started)
 		return (0);
 	return (vs->src->sink->sideband(vs->src->sink->arg, rec));
 }
@@ -177,6 +180,7 @@ cb_proc_start(void *arg, int32_t pid, int32_t ppid, int exec,
 	ev.time = time;
 	if ((rc = vs->src->sink->proc(vs->src->sink->arg, &ev)) < 0)
 		return (rc);
+	vs->started = 1;
 	memset(&rec, 0, sizeof(rec));
 	rec.time = time;
 	rec.pid = pid;
@@ -204,6 +208,8 @@ proc_exit(struct vgsrc *vs, const struct hwtr_src_proc *ev)
 	struct hwtr_sb_rec rec;
 	int rc;
 
+	if (!vs->started)
+		return (0);
 	if ((rc = vs->src->sink->proc(vs->src->sink->arg, ev)) < 0)
 		return (rc);
 	memset(&rec, 0, sizeof(rec));
@@ -754,6 +760,8 @@ valgrind_backend_enable(struct hwtr_src *src)
 	}
 	if (pid == 0) {
 		close(fds[0]);
+		/* The program goes when hwtrace goes, even by SIGKILL. */
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 		setenv("VALGRIND_LIB", vs->lib, 1);
 		execv(vs->valgrind, args);
 		err = errno;

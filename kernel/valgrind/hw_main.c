@@ -92,6 +92,7 @@ static struct {
 	Bool	gt;		/* --ground-truth=yes */
 	Bool	forked;		/* this process is a fork child */
 	ULong	nblocks_def;
+	ULong	last_flush;	/* time of the last flush; 0: never */
 	ULong	bytes;
 	struct hw_thread th[HW_MAX_THREADS];
 } hw = { .fd = -1 };
@@ -306,6 +307,7 @@ static void
 hw_start_client_code(ThreadId tid, ULong blocks)
 {
 	struct hw_thread *t;
+	ULong now;
 
 	(void)blocks;
 	if (tid >= HW_MAX_THREADS)
@@ -313,13 +315,21 @@ hw_start_client_code(ThreadId tid, ULong blocks)
 	t = &hw.th[tid];
 	if (t->ostid == 0)
 		t->ostid = VG_(gettid)();
-	if (hw.cur > hw.lim)
-		hw_flush();
+	now = hw_tsc();
 	hw_tag(HWVG_REC_RESUME, 4 + 8 + 8);
 	hw_put32((UInt)t->ostid);
 	hw_put64(VG_(get_IP)(tid));
-	hw_put64(hw_tsc());
+	hw_put64(now);
 	hw.running = tid;
+	/*
+	 * hwtrace follows the file as it grows: hand over what is there at
+	 * least every 100 ms (a scheduler point comes every 100000
+	 * superblocks at the latest), and at once when the program starts.
+	 */
+	if (hw.cur > hw.lim || now - hw.last_flush > 100000000ULL) {
+		hw_flush();
+		hw.last_flush = now;
+	}
 }
 
 static void

@@ -1,0 +1,250 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Copyright (c) 2026 The hwtrace authors
+#
+# hwtrace capture with the valgrind source, end to end: ground truth in the
+# archive and libipt's decode of it (the checker, ptcheck, when built), exit
+# status passthrough, --keep-on-failure, ^C, what hwtrace info says, the
+# automatic choice of the source, and the errors: Valgrind missing, a tool
+# built for another Valgrind, a program Valgrind cannot run.
+
+. "$(atf_get_srcdir)/../env.sh"
+
+PTCHECK=$HWTRACE_BUILD/tests/capture/ptcheck
+
+need_prog() {
+	[ -x "$HWTRACE_PROGS/$1" ] ||
+		atf_fail "fixture $HWTRACE_PROGS/$1 was not built"
+}
+
+need_valgrind() {
+	command -v valgrind.bin >/dev/null 2>&1 ||
+		atf_skip "valgrind is not installed"
+}
+
+members() {
+	tar -tf "$1" 2>/dev/null
+}
+
+oneline() {
+	tr '\n' ' ' <"$1" | cut -c1-600
+}
+
+# gt PROG STATUS: capture PROG under valgrind with ground truth, expect its
+# exit status, a ground-truth member, and the checker's agreement.
+gt() {
+	prog=$1 want=$2
+	need_valgrind
+	need_prog "$prog"
+	"$HWTRACE" capture --source valgrind --ground-truth -o "$prog.hwtrace" \
+	    -- "$HWTRACE_PROGS/$prog" >out 2>err
+	rc=$?
+	[ "$rc" -eq "$want" ] ||
+		atf_fail "$prog: expected exit status $want, got $rc ($(oneline err))"
+	[ -f "$prog.hwtrace" ] || atf_fail "$prog: no archive ($(oneline err))"
+	members "$prog.hwtrace" | grep -q '^aux/groundtruth/tid-' ||
+		atf_fail "$prog: no ground truth member in the archive"
+	"$HWTRACE" info "$prog.hwtrace" >info 2>&1 ||
+		atf_fail "$prog: hwtrace info failed: $(oneline info)"
+	grep -q '^source: valgrind' info ||
+		atf_fail "$prog: info does not name the valgrind source: $(oneline info)"
+	[ -x "$PTCHECK" ] ||
+		atf_skip "the ground-truth checker $PTCHECK is not built yet"
+	"$PTCHECK" "$prog.hwtrace" >check 2>&1 ||
+		atf_fail "$prog: libipt's decode differs from the ground truth: $(oneline check)"
+}
+
+GT_CASES="loop:0 recurse:0 calls:0 tailcall:0 switch:0 setjmp:0 signal:0
+timer:0 threads:0 forkexec:0 vfork:0 rep:0 syscalls:0 segv:139 exit3:3
+demo:139 dlopen:0 dynpie:0 except:0"
+
+for c in $GT_CASES; do
+	p=${c%%:*} s=${c#*:}
+	eval "
+atf_test_case gt_$p
+gt_${p}_head() {
+	atf_set descr \"$p under valgrind: exit status, ground truth, libipt's decode\"
+	atf_set timeout 120
+}
+gt_${p}_body() {
+	gt $p $s
+}"
+done
+
+atf_test_case info_names_source_and_caveats
+info_names_source_and_caveats_head() {
+	atf_set descr "hwtrace info says the source was valgrind, its version and caveats"
+}
+info_names_source_and_caveats_body() {
+	need_valgrind
+	need_prog threads
+	"$HWTRACE" capture --source valgrind -o t.hwtrace -- \
+	    "$HWTRACE_PROGS/threads" >out 2>err ||
+		atf_fail "capture failed: $(oneline err)"
+	"$HWTRACE" info t.hwtrace >info 2>&1 || atf_fail "info: $(oneline info)"
+	v=$(valgrind.bin --version)
+	grep -q "^source: valgrind $v" info ||
+		atf_fail "expected 'source: valgrind $v', got: $(grep '^source' info)"
+	grep -q 'simulated CPU' info || atf_fail "no simulated-CPU caveat"
+	grep -q 'serialized threads' info || atf_fail "no serialized-threads caveat"
+	grep -q '^sideband origin: valgrind' info ||
+		atf_fail "sideband origin: $(grep '^sideband origin' info)"
+	n=$(grep -c "^  stream [0-9]* 'tid" info)
+	[ "$n" -ge 2 ] || atf_fail "expected a stream per thread, got $n"
+	grep -q "progs/threads (file" info ||
+		atf_fail "the executable's image is not in the archive"
+}
+
+atf_test_case auto_picks_valgrind
+auto_picks_valgrind_head() {
+	atf_set descr "without --source, valgrind is chosen when it can run the program; step when attaching"
+}
+auto_picks_valgrind_body() {
+	need_valgrind
+	need_prog hello
+	"$HWTRACE" capture -v -o a.hwtrace -- "$HWTRACE_PROGS/hello" \
+	    >out 2>err || atf_fail "capture failed: $(oneline err)"
+	grep -q 'trace source: valgrind' err ||
+		atf_fail "expected 'trace source: valgrind', got: $(oneline err)"
+	"$HWTRACE" info a.hwtrace | grep -q '^source: valgrind' ||
+		atf_fail "the archive does not say valgrind"
+	# A tool built for another Valgrind: step is chosen, and why is said.
+	mkdir lib
+	ln -s "$HWTRACE_BUILD/valgrind-lib/"* lib/
+	rm lib/hwtrace-built-for
+	echo valgrind-0.0.1 >lib/hwtrace-built-for
+	HWTRACE_VALGRIND_LIB=$PWD/lib "$HWTRACE" capture -v -o b.hwtrace -- \
+	    "$HWTRACE_PROGS/hello" >out 2>err ||
+		atf_fail "capture failed: $(oneline err)"
+	grep -q 'trace source: step (not valgrind: .*built for valgrind-0.0.1' err ||
+		atf_fail "expected step and the reason, got: $(oneline err)"
+}
+
+atf_test_case exit_status_and_keep_on_failure
+exit_status_and_keep_on_failure_head() {
+	atf_set descr "the command's status passes through; --keep-on-failure keeps only failures"
+	atf_set timeout 60
+}
+exit_status_and_keep_on_failure_body() {
+	need_valgrind
+	need_prog exit3
+	need_prog hello
+	"$HWTRACE" capture --source valgrind --keep-on-failure -o ok.hwtrace \
+	    -- "$HWTRACE_PROGS/hello" >out 2>err
+	[ $? -eq 0 ] || atf_fail "hello: expected 0 ($(oneline err))"
+	[ ! -e ok.hwtrace ] || atf_fail "kept the archive of a success"
+	"$HWTRACE" capture --source valgrind --keep-on-failure -o bad.hwtrace \
+	    -- "$HWTRACE_PROGS/exit3" >out 2>err
+	[ $? -eq 3 ] || atf_fail "exit3: expected 3 ($(oneline err))"
+	[ -f bad.hwtrace ] || atf_fail "no archive of the failure"
+	"$HWTRACE" info bad.hwtrace | grep -q '^exit: status 3' ||
+		atf_fail "the archive does not record status 3"
+}
+
+atf_test_case sigint_writes_valid_archive
+sigint_writes_valid_archive_head() {
+	atf_set descr "SIGINT stops tracing under valgrind; the archive is complete, nothing is left running"
+	atf_set timeout 60
+}
+sigint_writes_valid_archive_body() {
+	need_valgrind
+	need_prog spin
+	"$HWTRACE" capture --source valgrind -o int.hwtrace -- \
+	    "$HWTRACE_PROGS/spin" >out 2>err &
+	hp=$!
+	i=0
+	while ! grep -q 'spin: running' out 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || atf_fail "spin did not start: $(oneline err)"
+		sleep 0.1
+	done
+	sleep 1
+	kill -INT $hp
+	wait $hp
+	rc=$?
+	[ $rc -eq 130 ] || [ $rc -eq 137 ] ||
+		atf_fail "expected 130 or 137, got $rc ($(oneline err))"
+	members int.hwtrace | grep -q '^end.json$' ||
+		atf_fail "the archive after SIGINT is not complete: $(oneline err)"
+	members int.hwtrace | grep -q '^streams/0/.*\.chunk$' ||
+		atf_fail "the archive after SIGINT has no trace"
+	sleep 0.3
+	pgrep -f "tool=hwtrace.*progs/spin" >/dev/null &&
+		atf_fail "valgrind is still running spin"
+	return 0
+}
+
+atf_test_case error_valgrind_missing
+error_valgrind_missing_head() {
+	atf_set descr "--source valgrind without valgrind.bin on PATH is a clear error"
+}
+error_valgrind_missing_body() {
+	need_prog hello
+	atf_check -s exit:1 -o ignore \
+	    -e match:"^hwtrace capture: valgrind is not installed \(no valgrind.bin on PATH\)" \
+	    env PATH=/nonexistent "$HWTRACE" capture --source valgrind \
+	    -o x.hwtrace -- "$HWTRACE_PROGS/hello"
+	[ ! -e x.hwtrace ] || atf_fail "an archive was left"
+}
+
+atf_test_case error_version_mismatch
+error_version_mismatch_head() {
+	atf_set descr "a tool built for another valgrind version is refused, naming both"
+}
+error_version_mismatch_body() {
+	need_valgrind
+	need_prog hello
+	mkdir lib
+	ln -s "$HWTRACE_BUILD/valgrind-lib/"* lib/
+	rm lib/hwtrace-built-for
+	echo valgrind-0.0.1 >lib/hwtrace-built-for
+	v=$(valgrind.bin --version)
+	atf_check -s exit:1 -o ignore \
+	    -e match:"^hwtrace capture: $v is installed but the hwtrace Valgrind tool was built for valgrind-0.0.1: rebuild hwtrace" \
+	    env HWTRACE_VALGRIND_LIB=$PWD/lib "$HWTRACE" capture \
+	    --source valgrind -o x.hwtrace -- "$HWTRACE_PROGS/hello"
+	atf_check -s exit:1 -o ignore \
+	    -e match:"^hwtrace capture: the hwtrace Valgrind tool is not built" \
+	    env HWTRACE_VALGRIND_LIB=/nonexistent "$HWTRACE" capture \
+	    --source valgrind -o x.hwtrace -- "$HWTRACE_PROGS/hello"
+}
+
+atf_test_case error_sigill_unsupported_insn
+error_sigill_unsupported_insn_head() {
+	atf_set descr "a program using an instruction Valgrind lacks (AVX-512) dies of SIGILL, reported as such"
+	atf_set require.progs "cc"
+	atf_set timeout 60
+}
+error_sigill_unsupported_insn_body() {
+	need_valgrind
+	cat >avx512.c <<'EOF'
+int
+main(void)
+{
+	/* vpxord %zmm0, %zmm0, %zmm0: EVEX, not in Valgrind's CPU. */
+	__asm__ volatile(".byte 0x62, 0xf1, 0x7d, 0x48, 0xef, 0xc0");
+	return (0);
+}
+EOF
+	cc -o avx512 avx512.c || atf_fail "cannot compile the test program"
+	"$HWTRACE" capture --source valgrind -o ill.hwtrace -- ./avx512 \
+	    >out 2>err
+	rc=$?
+	[ $rc -eq 132 ] || atf_fail "expected 132 (SIGILL), got $rc ($(oneline err))"
+	grep -q "valgrind: the program died of SIGILL: it may use an instruction Valgrind's simulated CPU does not have" err ||
+		atf_fail "SIGILL not explained: $(oneline err)"
+}
+
+atf_init_test_cases() {
+	for c in $GT_CASES; do
+		atf_add_test_case gt_${c%%:*}
+	done
+	atf_add_test_case info_names_source_and_caveats
+	atf_add_test_case auto_picks_valgrind
+	atf_add_test_case exit_status_and_keep_on_failure
+	atf_add_test_case sigint_writes_valid_archive
+	atf_add_test_case error_valgrind_missing
+	atf_add_test_case error_version_mismatch
+	atf_add_test_case error_sigill_unsupported_insn
+}
