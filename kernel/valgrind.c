@@ -64,6 +64,8 @@ struct vgsrc {
 	pid_t		pid;		/* valgrind.bin, which is the program */
 	int		exited;
 	int		started;	/* the first process was reported */
+	int		exit_reported;
+	uint64_t	exit_time;
 	struct vg_evfile *files[VG_MAX_FILES];
 	size_t		nfiles;
 	uint64_t	gt_lost;
@@ -790,7 +792,6 @@ static void
 note_status(struct vgsrc *vs, int status)
 {
 	struct hwtr_src *src = vs->src;
-	struct hwtr_src_proc ev;
 
 	if (WIFEXITED(status)) {
 		src->exit_kind = HWTR_EXIT_CODE;
@@ -807,16 +808,30 @@ note_status(struct vgsrc *vs, int status)
 			    "instruction Valgrind's simulated CPU does not "
 			    "have (AVX-512, for example); try --source step");
 	}
-	if (src->sink->proc != NULL) {
-		memset(&ev, 0, sizeof(ev));
-		ev.what = HWTR_PROC_EXIT;
-		ev.pid = vs->pid;
-		ev.ppid = -1;
-		ev.kind = src->exit_kind;
-		ev.value = src->exit_value;
-		ev.time = hwtr_src_now();
-		(void)proc_exit(vs, &ev);
-	}
+	vs->exit_time = hwtr_src_now();
+}
+
+/*
+ * The first process's end, reported once everything it recorded was
+ * converted: its sideband must come after that of its children.
+ */
+static int
+report_first_exit(struct vgsrc *vs)
+{
+	struct hwtr_src *src = vs->src;
+	struct hwtr_src_proc ev;
+
+	if (vs->exit_reported || src->sink->proc == NULL)
+		return (0);
+	vs->exit_reported = 1;
+	memset(&ev, 0, sizeof(ev));
+	ev.what = HWTR_PROC_EXIT;
+	ev.pid = vs->pid;
+	ev.ppid = -1;
+	ev.kind = src->exit_kind;
+	ev.value = src->exit_value;
+	ev.time = vs->exit_time;
+	return (proc_exit(vs, &ev));
 }
 
 static int
@@ -849,6 +864,8 @@ valgrind_backend_read(struct hwtr_src *src)
 				vg_err(vs, "%s", vgconv_errmsg(vs->cv));
 				return (rc);
 			}
+			if ((rc = report_first_exit(vs)) < 0)
+				return (rc);
 			return (1);
 		}
 		if (src->cfg.stop != NULL && *src->cfg.stop)
@@ -897,7 +914,9 @@ valgrind_backend_disable(struct hwtr_src *src)
 		if (rc == 0)
 			nanosleep(&ts, NULL);
 	}
-	return (vgconv_finish(vs->cv, hwtr_src_now()));
+	if ((rc = vgconv_finish(vs->cv, hwtr_src_now())) < 0)
+		return (rc);
+	return (report_first_exit(vs));
 }
 
 static int

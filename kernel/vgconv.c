@@ -128,6 +128,7 @@ struct vgconv_file {
 	int		fini;
 	int		exitcode;
 	int32_t		exec_tid;	/* a thread tried execve; 0 none */
+	char		*exe;		/* from the header */
 	struct vg_thr	*cur;		/* thread of the last RESUME */
 	struct vg_def	**defs;		/* open addressing by addr */
 	size_t		ndefs;
@@ -953,13 +954,31 @@ tagged(struct vgconv_file *f, uint8_t tag, const uint8_t *p, uint32_t len)
 		n = rd16(p + 20);
 		memcpy(exe, p + 22, n);
 		exe[n] = '\0';
+		free(f->exe);
+		if ((f->exe = strdup(exe)) == NULL)
+			return (-HWTR_E_NOMEM);
 		if (len >= 26u + n && (rd32(p + 22 + n) & HWVG_HDR_FORKED)) {
 			if ((rc = snap_adopt(f)) <= 0)
 				return (rc < 0 ? rc : VG_WAIT);
+			/* Announced at the parent's FORK record already. */
+			f->hdr = 1;
+			return (0);
 		}
 		f->hdr = 1;
 		if ((seen = pid_seen(cv, f->pid)) < 0)
 			return (seen);
+		/*
+		 * An exec: the threads going on in the new image start it with
+		 * a PSB, where a decoder switches images.
+		 */
+		if (seen) {
+			size_t i;
+
+			for (i = 0; i < cv->nthr; i++)
+				if (cv->thr[i]->pid == f->pid &&
+				    ENC(cv->thr[i]) != NULL)
+					hwtr_ptenc_want_psb(ENC(cv->thr[i]));
+		}
 		if (cv->cb.proc_start != NULL)
 			return (cv->cb.proc_start(cv->cb.arg, f->pid, f->ppid,
 			    seen, exe, f->time));
@@ -1044,7 +1063,19 @@ tagged(struct vgconv_file *f, uint8_t tag, const uint8_t *p, uint32_t len)
 	case HWVG_REC_FORK:
 		if (len < 16)
 			break;
-		return (snap_take(f, (int32_t)rd32(p + 4)));
+		if ((rc = snap_take(f, (int32_t)rd32(p + 4))) < 0)
+			return (rc);
+		/*
+		 * The child starts here, in the parent's order of things (its
+		 * own file may be read much later).
+		 */
+		f->time = rd64(p + 8);
+		if ((rc = pid_seen(cv, (int32_t)rd32(p + 4))) < 0)
+			return (rc);
+		if (cv->cb.proc_start != NULL)
+			return (cv->cb.proc_start(cv->cb.arg,
+			    (int32_t)rd32(p + 4), f->pid, 0, f->exe, f->time));
+		return (0);
 	case HWVG_REC_END:
 		if (len >= 16)
 			f->time = rd64(p + 8);
@@ -1191,6 +1222,7 @@ vgconv_file_end(struct vgconv_file *f, size_t leftover)
 	for (i = 0; i < f->cap; i++)
 		def_unref(f->defs[i]);
 	free(f->defs);
+	free(f->exe);
 	free(f->name);
 	free(f);
 	return (rc);
@@ -1227,6 +1259,7 @@ vgconv_file_abandon(struct vgconv_file *f)
 	for (i = 0; i < f->cap; i++)
 		def_unref(f->defs[i]);
 	free(f->defs);
+	free(f->exe);
 	free(f->name);
 	free(f);
 }

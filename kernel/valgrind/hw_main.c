@@ -93,6 +93,7 @@ static struct {
 	Bool	forked;		/* this process is a fork child */
 	ULong	nblocks_def;
 	ULong	last_flush;	/* time of the last flush; 0: never */
+	ULong	fork_time;	/* time of the last fork, taken before it */
 	ULong	bytes;
 	struct hw_thread th[HW_MAX_THREADS];
 } hw = { .fd = -1 };
@@ -402,7 +403,8 @@ hw_post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs, SysRes res)
 	hw_tag(HWVG_REC_FORK, 4 + 4 + 8);
 	hw_put32((UInt)hw_ostid(tid));
 	hw_put32((UInt)sr_Res(res));
-	hw_put64(hw_tsc());
+	/* Before the fork: the child may run before the parent gets here. */
+	hw_put64(hw.fork_time ? hw.fork_time : hw_tsc());
 }
 
 /* Before fork: nothing recorded may be inherited by the child. */
@@ -415,6 +417,7 @@ hw_atfork_pre(ThreadId tid)
 		for (i = 1; i < HW_MAX_THREADS; i++)
 			hw_gt_flush(i);
 	(void)tid;
+	hw.fork_time = hw_tsc();
 	hw_flush();
 }
 
