@@ -44,7 +44,7 @@ tree_add(struct tree *t, size_t parent, int64_t thread, const char *name,
 	if (t->len == t->cap) {
 		ncap = t->cap ? t->cap * 2 : 256;
 		if ((nn = realloc(t->n, ncap * sizeof(*nn))) == NULL)
-			return (0);
+			return (SIZE_MAX);
 		t->n = nn;
 		t->cap = ncap;
 	}
@@ -53,7 +53,7 @@ tree_add(struct tree *t, size_t parent, int64_t thread, const char *name,
 	t->n[i].thread = thread;
 	t->n[i].depth = depth;
 	if (name != NULL && (t->n[i].name = strdup(name)) == NULL)
-		return (0);
+		return (SIZE_MAX);
 	t->len++;
 	if (i > 0 && parent != (size_t)-1) {
 		if (t->n[parent].first == 0)
@@ -200,7 +200,7 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 	map = calloc((size_t)(hi - lo + 1), sizeof(*map));
 	roots = calloc((size_t)(hi - lo + 2), sizeof(*roots));
 	if (map == NULL || roots == NULL || tree_add(&t, (size_t)-1, -1,
-	    NULL, -1) != 0) {
+	    NULL, -1) == SIZE_MAX) {
 		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -228,12 +228,11 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		id = sqlite3_column_int64(st, 0);
 		thread = sqlite3_column_int64(st, 1);
-		depth = sqlite3_column_int64(st, 3);
 		name = (const char *)sqlite3_column_text(st, 4);
 		if (thread != cur) {
 			/* A pseudo root per thread holds its roots. */
 			root = tree_add(&t, (size_t)-1, thread, "", -1);
-			if (root == 0)
+			if (root == SIZE_MAX)
 				goto nomem;
 			roots[nroots++] = root;
 			cur = thread;
@@ -249,7 +248,7 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 			if (strcmp(t.n[c].name, name) == 0)
 				break;
 		if (c == 0 && (c = tree_add(&t, parent, thread, name,
-		    depth)) == 0)
+		    depth)) == SIZE_MAX)
 			goto nomem;
 		node = c;
 		if (id >= lo && id <= hi)
