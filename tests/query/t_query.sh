@@ -484,6 +484,37 @@ archive_cache_body()
 	    "$HWTRACE" query run.hwtrace summary
 }
 
+atf_test_case table_shortens_only_on_terminal
+table_shortens_only_on_terminal_head() { atf_set descr "long table cells are shortened to the terminal width on a terminal, never in a pipe"; }
+table_shortens_only_on_terminal_body()
+{
+	mkfix
+	long="SELECT 'abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz' AS text, 12345 AS n"
+	printf 'text                                                            n\nabcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz  12345\n' > exp
+	q exp sql "$long"
+	# On a 40-column pseudo-terminal: rows fit, the cut is marked.
+	cat > onpty.py <<'X'
+import fcntl, os, pty, struct, sys, termios
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 40, 0, 0))
+out = b""
+while True:
+    try:
+        b = os.read(fd, 4096)
+    except OSError:
+        break
+    if not b:
+        break
+    out += b
+os.waitpid(pid, 0)
+sys.stdout.write(out.decode().replace("\r\n", "\n"))
+X
+	printf 'text%31sn\nabcdefghijklmnopqrstuvwxyz0123...  12345\n' '' > exp
+	atf_check -s exit:0 -o file:exp python3 onpty.py "$HWTRACE" query fix.db sql "$long"
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case summary_counts
@@ -503,4 +534,5 @@ atf_init_test_cases()
 	atf_add_test_case usage_errors
 	atf_add_test_case help_every_verb
 	atf_add_test_case archive_cache
+	atf_add_test_case table_shortens_only_on_terminal
 }
