@@ -919,6 +919,8 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 		if (cap.src.errmsg[0] != '\0')
 			snprintf(res->errmsg, sizeof(res->errmsg), "%s",
 			    cap.src.errmsg);
+		/* Let go of whatever the source already held. */
+		(void)cap.src.ops->disable(&cap.src);
 		goto fail;
 	}
 	last_flush = hwtr_src_now();

@@ -305,6 +305,31 @@ usage_errors_body() {
 	    "$HWTRACE" capture --source step --help
 }
 
+atf_test_case attach_refused
+attach_refused_head() {
+	atf_set descr "attaching to a process ptrace may not trace says 'ptrace refused' and why"
+	atf_set require.user root
+	atf_set require.progs "setpriv"
+	atf_set timeout 60
+}
+attach_refused_body() {
+	need_prog spin
+	"$HWTRACE_PROGS/spin" >out &
+	sp=$!
+	wait_for out 'spin: running'
+	chmod 0777 .
+	# An unprivileged user may not trace root's process.
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+	    "$HWTRACE" capture -p $sp -o nobody.hwtrace >/dev/null 2>err
+	rc=$?
+	kill $sp
+	[ $rc -eq 1 ] || atf_fail "expected exit status 1, got $rc ($(oneline err))"
+	grep -q "^hwtrace capture: cannot attach to process $sp: ptrace refused: Operation not permitted" err ||
+		atf_fail "unexpected message: $(oneline err)"
+	[ ! -e nobody.hwtrace ] && [ ! -e nobody.hwtrace.partial ] ||
+		atf_fail "an archive was left behind"
+}
+
 atf_test_case attach_missing_process
 attach_missing_process_head() {
 	atf_set descr "-p with a process that does not exist is a clear error"
@@ -472,6 +497,7 @@ atf_init_test_cases() {
 	atf_add_test_case output_not_writable
 	atf_add_test_case usage_errors
 	atf_add_test_case attach_missing_process
+	atf_add_test_case attach_refused
 	atf_add_test_case ring_keeps_last_bytes_and_records_loss
 	atf_add_test_case stop_mode_stops_and_records_it
 	atf_add_test_case trigger_snapshots
