@@ -829,7 +829,7 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 	struct timespec real;
 	size_t cmdargc = 0;
 	uint64_t last_flush;
-	int rc, done, snap_seen = 0, failed, interrupted = 0;
+	int rc, done, snap_seen = 0, failed, interrupted = 0, detach_now = 0;
 
 	memset(res, 0, sizeof(*res));
 	memset(&cap, 0, sizeof(cap));
@@ -935,11 +935,15 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 		done = rc == 1;
 		if (cfg->snapshot != NULL && *cfg->snapshot != snap_seen) {
 			snap_seen = *cfg->snapshot;
-			hwtr_logf(&cfg->log, HWTR_LOG_INFO, "SIGUSR2: snapshot");
+			hwtr_logf(&cfg->log, HWTR_LOG_INFO, "SIGUSR2: snapshot%s",
+			    cfg->pid > 0 ? ", then detach" : "");
 			if ((rc = snapshot_all(&cap)) < 0)
 				goto fail;
+			/* Attached: SIGUSR2 also ends the capture. */
+			if (cfg->pid > 0)
+				detach_now = 1;
 		}
-		if (!done && cfg->stop != NULL && *cfg->stop) {
+		if (!done && ((cfg->stop != NULL && *cfg->stop) || detach_now)) {
 			interrupted = 1;
 			if ((rc = cap.src.ops->disable(&cap.src)) < 0) {
 				cap_err(&cap, "%s", cap.src.errmsg);

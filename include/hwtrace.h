@@ -953,7 +953,8 @@ struct hwtr_cap_config {
 	 * Written by signal handlers, polled by the session: *@stop non-zero
 	 * ends the capture (launched commands killed, attached processes
 	 * detached); every change of *@snapshot (a counter the SIGUSR2
-	 * handler increments) writes a ring snapshot.  Either may be NULL.
+	 * handler increments) writes a ring snapshot, and when attached
+	 * (@pid) also ends the capture.  Either may be NULL.
 	 */
 	const volatile int *stop;
 	const volatile int *snapshot;

@@ -209,6 +209,38 @@ sigkill_leaves_readable_partial_body() {
 	return 0
 }
 
+atf_test_case attach_sigusr2_detaches
+attach_sigusr2_detaches_head() {
+	atf_set descr "capture -p PID ends at SIGUSR2 too, leaving the process running and untraced"
+	atf_set timeout 60
+}
+attach_sigusr2_detaches_body() {
+	need_prog spin
+	"$HWTRACE_PROGS/spin" >out &
+	sp=$!
+	wait_for out 'spin: running'
+	"$HWTRACE" capture -p $sp --mode ring -o a2.hwtrace 2>err &
+	hp=$!
+	sleep 1.5
+	kill -USR2 $hp
+	i=0
+	while kill -0 $hp 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || { kill -INT $hp; atf_fail "hwtrace did not end at SIGUSR2"; }
+		sleep 0.1
+	done
+	wait $hp
+	rc=$?
+	tr=$(awk '/^TracerPid:/ { print $2 }' /proc/$sp/status 2>/dev/null)
+	st=$(awk '/^State:/ { print $2 }' /proc/$sp/status 2>/dev/null)
+	kill $sp 2>/dev/null
+	[ $rc -eq 0 ] || atf_fail "expected 0, got $rc ($(oneline err))"
+	[ -n "$st" ] && [ "$st" != T ] && [ "$st" != t ] ||
+		atf_fail "the process died or was left stopped ('$st')"
+	[ "$tr" = 0 ] || atf_fail "the process is still traced by $tr"
+	decodes a2.hwtrace
+}
+
 atf_test_case traced_program_sigkilled
 traced_program_sigkilled_head() {
 	atf_set descr "a traced program killed with SIGKILL: exit status 137, a complete archive that decodes"
@@ -493,6 +525,7 @@ atf_init_test_cases() {
 	atf_add_test_case sigkill_leaves_readable_partial
 	atf_add_test_case attach_leaves_process_running
 	atf_add_test_case traced_program_sigkilled
+	atf_add_test_case attach_sigusr2_detaches
 	atf_add_test_case command_not_found
 	atf_add_test_case output_not_writable
 	atf_add_test_case usage_errors
