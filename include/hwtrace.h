@@ -1004,7 +1004,9 @@ int hwtr_cap_exit_status(const struct hwtr_cap_result *res);
  *      ENOSYS, ...), opts.force_proc is set or the environment has
  *      HWTRACE_SIDEBAND=proc, it falls back to /proc: the records are
  *      then made from /proc/<pid>/maps when the caller reports events
- *      (step 2).  hwtr_sbc_origin() names the origin used: store it
+ *      (step 2).  A kernel without attr.build_id (before 5.12, or
+ *      HWTRACE_SIDEBAND=perf-no-build-id) gets build-ids read from the
+ *      mapped files instead.  hwtr_sbc_origin() names the origin used: store it
  *      as struct hwtr_capture_meta.sideband_origin.
  *   2) Report what the tracer sees, when it sees it, while the process is
  *      stopped: hwtr_sbc_note_fork(), hwtr_sbc_note_clone(),

@@ -105,6 +105,7 @@ struct hwtr_sbc {
 	struct sbc_status *status;	/* exits noted, not yet matched */
 	size_t		nstatus;
 	int		vdso_seen_perf;	/* the kernel reports [vdso] itself */
+	int		no_build_id;	/* the kernel has no attr.build_id */
 
 	struct hwtr_sbc_stats st;
 	char		errmsg[512];
@@ -457,7 +458,7 @@ proc_forget(struct hwtr_sbc *sbc, int32_t pid)
 /* ------------------------------------------------------------------ */
 
 static int
-sbc_perf_open_one(struct hwtr_sbc *sbc, int32_t tid, int cpu, int *fdp)
+sbc_perf_open_attr(int32_t tid, int cpu, int build_id, int *fdp)
 {
 	struct perf_event_attr attr;
 	long fd;
@@ -475,7 +476,7 @@ sbc_perf_open_one(struct hwtr_sbc *sbc, int32_t tid, int cpu, int *fdp)
 	attr.comm_exec = 1;
 	attr.task = 1;
 	attr.sample_id_all = 1;
-	attr.build_id = 1;
+	attr.build_id = build_id ? 1 : 0;
 	attr.use_clockid = 1;
 	attr.clockid = CLOCK_MONOTONIC;
 	/* Kernel and hypervisor are not traced; asking less is allowed more. */
@@ -487,6 +488,23 @@ sbc_perf_open_one(struct hwtr_sbc *sbc, int32_t tid, int cpu, int *fdp)
 		return (-errno);
 	*fdp = (int)fd;
 	return (0);
+}
+
+static int
+sbc_perf_open_one(struct hwtr_sbc *sbc, int32_t tid, int cpu, int *fdp)
+{
+	int rc;
+
+	if (!sbc->no_build_id) {
+		rc = sbc_perf_open_attr(tid, cpu, 1, fdp);
+		if (rc != -EINVAL)
+			return (rc);
+		/* Linux before 5.12 has no build_id: read files instead. */
+		sbc->no_build_id = 1;
+		hwtr_logf(sbc->log, HWTR_LOG_INFO, "sideband: this kernel does "
+		    "not report build-ids; reading them from the files");
+	}
+	return (sbc_perf_open_attr(tid, cpu, 0, fdp));
 }
 
 /* The thread ids of @pid (just @pid unless attaching). */
@@ -742,6 +760,20 @@ sbc_perf_record(struct hwtr_sbc *sbc, uint8_t *rec, size_t size)
 				bidlen = 20;
 			memcpy(e->rec.u.mmap.build_id, rec + 44, bidlen);
 			e->rec.u.mmap.build_id_len = bidlen;
+		} else if (s[0] == '/') {
+			/*
+			 * A kernel without build_id support (before 5.12),
+			 * or one that could not read it: read it ourselves.
+			 */
+			struct sbc_map m;
+
+			memset(&m, 0, sizeof(m));
+			m.start = u64[0];
+			m.end = u64[0] + u64[1];
+			m.path = (char *)(uintptr_t)s;
+			mapping_build_id((int32_t)pid, &m,
+			    e->rec.u.mmap.build_id,
+			    &e->rec.u.mmap.build_id_len);
 		}
 		if (strcmp(s, "[vdso]") == 0)
 			sbc->vdso_seen_perf = 1;
@@ -963,6 +995,9 @@ hwtr_sbc_open(struct hwtr_sbc **sbcp, const struct hwtr_sbc_opts *opts,
 	env = getenv("HWTRACE_SIDEBAND");
 	if (env != NULL && strcmp(env, "proc") == 0)
 		sbc->opts.force_proc = 1;
+	/* As on a kernel before 5.12 (tests of the build-id fallback). */
+	if (env != NULL && strcmp(env, "perf-no-build-id") == 0)
+		sbc->no_build_id = 1;
 	if (!sbc->opts.force_proc) {
 		rc = sbc_perf_open(sbc);
 		if (rc == 0) {

@@ -429,6 +429,21 @@ ATF_TC_BODY(perf_forkexec, tc)
 	tracer_free(&t);
 }
 
+/* A kernel that does not report build-ids: they are read from the files. */
+ATF_TC_WITHOUT_HEAD(perf_without_kernel_build_ids);
+ATF_TC_BODY(perf_without_kernel_build_ids, tc)
+{
+	const int force[] = { 0 };
+	struct tracer t;
+
+	ATF_REQUIRE(setenv("HWTRACE_SIDEBAND", "perf-no-build-id", 1) == 0);
+	trace(&t, "forkexec", force, 1);
+	unsetenv("HWTRACE_SIDEBAND");
+	require_perf(&t);
+	check_forkexec(&t.recs[0], t.root, t.root_status, "perf_event");
+	tracer_free(&t);
+}
+
 ATF_TC_WITHOUT_HEAD(proc_forkexec);
 ATF_TC_BODY(proc_forkexec, tc)
 {
@@ -749,6 +764,7 @@ ATF_TC_BODY(ring_overflow_reported_as_lost, tc)
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, perf_forkexec);
+	ATF_TP_ADD_TC(tp, perf_without_kernel_build_ids);
 	ATF_TP_ADD_TC(tp, proc_forkexec);
 	ATF_TP_ADD_TC(tp, perf_dlopen);
 	ATF_TP_ADD_TC(tp, proc_fallback_same_mappings_dlopen);
