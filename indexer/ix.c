@@ -847,11 +847,12 @@ run_jobs(struct run *r)
 	}
 	if (nj > r->nstreams)
 		nj = r->nstreams;
-	if (nj <= 1) {
-		/* Decode on the calling thread; progress comes at the end. */
-		worker(r);
+	if (nj == 0)
 		goto report;
-	}
+	/*
+	 * Even one job runs on a thread of its own, so that the calling
+	 * thread can report progress.
+	 */
 	tids = calloc(nj, sizeof(*tids));
 	if (tids == NULL)
 		return (-HWTR_E_NOMEM);
