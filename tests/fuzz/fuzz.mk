@@ -7,7 +7,7 @@
 #	or memory use over 2 GiB, leaving the input in build-fuzz/artifacts/.
 #	Add such an input to tests/fuzz/corpus/ as reg-<what>.hwtrace.
 #   make fuzz-seeds  regenerate tests/fuzz/corpus/ with mkseeds (keeps
-#	the reg-* regressions).
+#	the reg-* regressions and the fz-* inputs the fuzzer found).
 
 FUZZ_B	= build-fuzz
 FUZZ_SECONDS ?= 120
@@ -46,6 +46,7 @@ fuzz: deps fuzz-build
 	    $(FUZZ_B)/corpus tests/fuzz/corpus
 
 fuzz-seeds: $(B)/fuzz/mkseeds
-	find tests/fuzz/corpus -name '*.hwtrace' ! -name 'reg-*' -delete
+	find tests/fuzz/corpus -name '*.hwtrace' ! -name 'reg-*' ! -name 'fz-*' \
+	    -delete
 	$(B)/fuzz/mkseeds tests/fuzz/corpus
 	@du -sh tests/fuzz/corpus

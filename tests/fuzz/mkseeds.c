@@ -14,7 +14,10 @@
  *		open saying it was cut (incomplete, or a warning when only
  *		the trailer after the final member is cut), or be refused;
  *   bad-*	hostile or broken: refused by open or by verify;
- *   reg-*	inputs the fuzzer once crashed on: any answer but a crash.
+ *   reg-*	inputs the fuzzer once crashed on: any answer but a crash;
+ *   fz-*	small inputs the fuzzer reached new code with (libFuzzer
+ *		-merge=1 over build-fuzz/corpus, under 4 KiB each): any
+ *		answer but a crash.
  * Hostile archives are made by hand: a tar header is 512 bytes of ASCII
  * fields (POSIX ustar), and each member is its own zstd frame as the
  * writer makes them, so a bad member can follow a valid first member.

@@ -9,7 +9,8 @@
  * fuzzer walks it (fuzz_walk.h): every seed opens or is refused cleanly,
  * and each kind of seed gets the answer its name promises (mkseeds.c):
  * ok-* open complete and verify, cut-* say they were cut, bad-* are
- * refused, reg-* (inputs that once crashed the reader) just do not crash.
+ * refused, reg-* (inputs that once crashed the reader) and fz-* (inputs
+ * the fuzzer reached new code with) just do not crash.
  * Under `make sanitize` this is also a memory-safety check of the reader
  * on every seed.
  */
