@@ -72,14 +72,17 @@ struct vgsrc {
 };
 
 static const char *const vg_caveats[] = {
-	"simulated CPU: the program ran on Valgrind's synthetic x86-64 CPU "
+	("simulated CPU: the program ran on Valgrind's synthetic x86-64 CPU "
 	    "(its own CPUID, no AVX-512); libraries may choose other code "
-	    "paths than on the real CPU",
+	    "paths than on the real CPU"),
 	"serialized threads: Valgrind runs one thread at a time",
 	"vfork runs as fork under Valgrind",
-	"time stamps are taken at scheduler points (syscalls, signals, "
-	    "thread switches) only",
+	("time stamps are taken at scheduler points (syscalls, signals, "
+	    "thread switches) only"),
 };
+
+static void vg_err(struct vgsrc *vs, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static void
 vg_err(struct vgsrc *vs, const char *fmt, ...)
@@ -687,6 +690,7 @@ static int
 valgrind_backend_enable(struct hwtr_src *src)
 {
 	struct vgsrc *vs = src->priv;
+	const char *cmd;
 	struct vgconv_cb cb;
 	char outdir[PATH_MAX + 16];
 	const char *tmp = getenv("TMPDIR");
@@ -696,6 +700,8 @@ valgrind_backend_enable(struct hwtr_src *src)
 	ssize_t r;
 	pid_t pid;
 
+	if (src->cfg.argv == NULL || (cmd = src->cfg.argv[0]) == NULL)
+		return (-HWTR_E_INVAL);
 	memset(&cb, 0, sizeof(cb));
 	cb.arg = vs;
 	cb.thread_start = cb_thread_start;
@@ -734,17 +740,17 @@ valgrind_backend_enable(struct hwtr_src *src)
 		args[n++] = src->cfg.argv[i];
 	args[n] = NULL;
 	/* Resolve the command first: valgrind's own message is obscure. */
-	if (strchr(src->cfg.argv[0], '/') == NULL) {
+	if (strchr(cmd, '/') == NULL) {
 		char p[PATH_MAX];
 
-		if (find_in_path(src->cfg.argv[0], p, sizeof(p)) < 0) {
+		if (find_in_path(cmd, p, sizeof(p)) < 0) {
 			vg_err(vs, "cannot run '%s': command not found",
-			    src->cfg.argv[0]);
+			    cmd);
 			free(args);
 			return (-HWTR_E_NOENT);
 		}
-	} else if (access(src->cfg.argv[0], X_OK) != 0) {
-		vg_err(vs, "cannot run '%s': %s", src->cfg.argv[0],
+	} else if (access(cmd, X_OK) != 0) {
+		vg_err(vs, "cannot run '%s': %s", cmd,
 		    strerror(errno));
 		free(args);
 		return (errno == ENOENT ? -HWTR_E_NOENT : -HWTR_E_PERM);
@@ -907,7 +913,7 @@ valgrind_backend_disable(struct hwtr_src *src)
 		if (!vs->files[i]->ended && vs->files[i]->pid != vs->pid)
 			(void)kill(vs->files[i]->pid, SIGKILL);
 	for (tries = 0; tries < 1000; tries++) {
-		if ((rc = scan_dir(vs)) < 0 || (rc = pump(vs)) < 0)
+		if (scan_dir(vs) < 0 || (rc = pump(vs)) < 0)
 			break;
 		if (all_ended(vs))
 			break;

@@ -469,6 +469,7 @@ check(struct ctx *c)
 					ATF_REQUIRE(ptdec_push(&r,
 					    rs.ip[k]) == 0);
 				free(rs.ip);
+				free(rs.mode);
 			}
 		}
 		for (k = 0; k < r.n && k < t->gt.n; k++)
@@ -505,6 +506,7 @@ check(struct ctx *c)
 		    t->pid, t->tid);
 		nthr_checked++;
 		free(r.ip);
+		free(r.mode);
 	}
 	ATF_REQUIRE_MSG(nthr_checked > 0, "no thread was traced");
 }
