@@ -65,6 +65,7 @@ struct vgsrc {
 	int		exited;
 	int		started;	/* the first process was reported */
 	int		exit_reported;
+	int		trigger_pending;	/* a PIE's --trigger address */
 	uint64_t	exit_time;
 	struct vg_evfile *files[VG_MAX_FILES];
 	size_t		nfiles;
@@ -253,6 +254,12 @@ cb_mmap(void *arg, int32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff,
 	struct vgsrc *vs = arg;
 	struct hwtr_sb_rec rec;
 
+	if (vs->trigger_pending && pid == vs->pid && pgoff <= addr) {
+		/* The first file mapping of the program: its executable. */
+		vs->trigger_pending = 0;
+		vgconv_set_trigger(vs->cv, pid, addr - pgoff +
+		    vs->src->cfg.trigger_vaddr);
+	}
 	if (vs->src->sink->sideband == NULL)
 		return (0);
 	memset(&rec, 0, sizeof(rec));
@@ -284,6 +291,17 @@ cb_munmap(void *arg, int32_t pid, uint64_t addr, uint64_t len, uint64_t time)
 	rec.u.munmap.addr = addr;
 	rec.u.munmap.len = len;
 	return (vs->src->sink->sideband(vs->src->sink->arg, &rec));
+}
+
+static int
+cb_trigger(void *arg, void *tok)
+{
+	struct vgsrc *vs = arg;
+
+	if (tok == NULL || vs->src->sink->trigger == NULL)
+		return (0);
+	return (vs->src->sink->trigger(vs->src->sink->arg, tok,
+	    vs->src->cfg.trigger_name));
 }
 
 static int
@@ -711,8 +729,12 @@ valgrind_backend_enable(struct hwtr_src *src)
 	cb.mmap = cb_mmap;
 	cb.munmap = cb_munmap;
 	cb.groundtruth = cb_groundtruth;
+	cb.trigger = cb_trigger;
 	if ((rc = vgconv_new(&vs->cv, &cb, &src->cfg.log)) < 0)
 		return (rc);
+	/* --trigger: its address (a PIE's is known at its first mapping). */
+	vs->trigger_pending = src->cfg.trigger_vaddr != 0 &&
+	    src->cfg.trigger_pie;
 	snprintf(vs->dir, sizeof(vs->dir), "%s/hwtrace-vg.XXXXXX",
 	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
 	if (mkdtemp(vs->dir) == NULL) {
@@ -787,6 +809,8 @@ valgrind_backend_enable(struct hwtr_src *src)
 	}
 	vs->pid = pid;
 	src->first_pid = pid;
+	if (src->cfg.trigger_vaddr != 0 && !src->cfg.trigger_pie)
+		vgconv_set_trigger(vs->cv, pid, src->cfg.trigger_vaddr);
 	return (0);
 }
 
