@@ -219,7 +219,7 @@ attach_sigusr2_detaches_body() {
 	"$HWTRACE_PROGS/spin" >out &
 	sp=$!
 	wait_for out 'spin: running'
-	"$HWTRACE" capture -p $sp --mode ring -o a2.hwtrace 2>err &
+	"$HWTRACE" capture --source step -p $sp --mode ring -o a2.hwtrace 2>err &
 	hp=$!
 	sleep 1.5
 	kill -USR2 $hp
@@ -248,7 +248,7 @@ traced_program_sigkilled_head() {
 }
 traced_program_sigkilled_body() {
 	need_prog spin
-	"$HWTRACE" capture -o k9.hwtrace -- "$HWTRACE_PROGS/spin" >out 2>err &
+	"$HWTRACE" capture --source step -o k9.hwtrace -- "$HWTRACE_PROGS/spin" >out 2>err &
 	hp=$!
 	wait_for out 'spin: running'
 	sp=$(pgrep -P $hp)
@@ -352,7 +352,7 @@ attach_refused_body() {
 	chmod 0777 .
 	# An unprivileged user may not trace root's process.
 	setpriv --reuid=65534 --regid=65534 --clear-groups \
-	    "$HWTRACE" capture -p $sp -o nobody.hwtrace >/dev/null 2>err
+	    "$HWTRACE" capture --source step -p $sp -o nobody.hwtrace >/dev/null 2>err
 	rc=$?
 	kill $sp
 	[ $rc -eq 1 ] || atf_fail "expected exit status 1, got $rc ($(oneline err))"

@@ -16,12 +16,13 @@ PTCHECK=$HWTRACE_BUILD/tests/capture/ptcheck
 capture() {
 	origin=$1 prog=$2
 	if [ "$origin" = proc ]; then
-		HWTRACE_SIDEBAND=proc "$HWTRACE" capture --ground-truth \
+		HWTRACE_SIDEBAND=proc "$HWTRACE" capture --source step --ground-truth \
 		    -o "$origin-$prog.hwtrace" -- "$HWTRACE_PROGS/$prog" \
 		    >/dev/null 2>"$origin-$prog.err"
 	else
-		"$HWTRACE" capture --ground-truth -o "$origin-$prog.hwtrace" \
-		    -- "$HWTRACE_PROGS/$prog" >/dev/null 2>"$origin-$prog.err"
+		"$HWTRACE" capture --source step --ground-truth \
+		    -o "$origin-$prog.hwtrace" -- "$HWTRACE_PROGS/$prog" \
+		    >/dev/null 2>"$origin-$prog.err"
 	fi
 	rc=$?
 	[ $rc -eq 0 ] || atf_fail "capture of $prog ($origin): exit $rc: $(cat "$origin-$prog.err")"
