@@ -21,27 +21,48 @@ int
 hwtr_disasm(const uint8_t *code, size_t len, uint64_t ip, int mode,
     char *buf, size_t buflen)
 {
-	ZydisDisassembledInstruction insn;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZydisDecodedInstruction insn;
+	ZydisDecoder dec;
+	ZydisFormatter fmt;
 	ZydisMachineMode mm;
+	ZydisStackWidth sw;
+	char text[128];
 
 	switch (mode) {
 	case 16:
 		mm = ZYDIS_MACHINE_MODE_LEGACY_16;
+		sw = ZYDIS_STACK_WIDTH_16;
 		break;
 	case 32:
 		mm = ZYDIS_MACHINE_MODE_LEGACY_32;
+		sw = ZYDIS_STACK_WIDTH_32;
 		break;
 	case 64:
 		mm = ZYDIS_MACHINE_MODE_LONG_64;
+		sw = ZYDIS_STACK_WIDTH_64;
 		break;
 	default:
 		return (-HWTR_E_INVAL);
 	}
 	if (code == NULL || len == 0)
 		return (-HWTR_E_DECODE);
-	if (!ZYAN_SUCCESS(ZydisDisassembleIntel(mm, ip, code, len, &insn)))
+	/*
+	 * Memory operands always carry their size ("dword ptr"), as objdump,
+	 * gdb and libipt's ptxed print them; Zydis leaves it out where the
+	 * other operand implies it.
+	 */
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, mm, sw)) ||
+	    !ZYAN_SUCCESS(ZydisFormatterInit(&fmt, ZYDIS_FORMATTER_STYLE_INTEL)) ||
+	    !ZYAN_SUCCESS(ZydisFormatterSetProperty(&fmt,
+	    ZYDIS_FORMATTER_PROP_FORCE_SIZE, ZYAN_TRUE)))
+		return (-HWTR_E_UNSUPPORTED);
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, len, &insn, ops)))
+		return (-HWTR_E_DECODE);
+	if (!ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&fmt, &insn, ops,
+	    insn.operand_count_visible, text, sizeof(text), ip, NULL)))
 		return (-HWTR_E_DECODE);
 	if (buf != NULL && buflen > 0)
-		snprintf(buf, buflen, "%s", insn.text);
-	return (insn.info.length);
+		snprintf(buf, buflen, "%s", text);
+	return (insn.length);
 }
