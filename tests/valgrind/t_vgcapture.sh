@@ -206,6 +206,22 @@ sigint_writes_valid_archive_body() {
 	return 0
 }
 
+atf_test_case ring_trigger_snapshots
+ring_trigger_snapshots_head() {
+	atf_set descr "--mode ring --trigger FUNCTION snapshots each time the program reaches it, under valgrind too"
+	atf_set timeout 60
+}
+ring_trigger_snapshots_body() {
+	need_valgrind
+	need_prog calls
+	"$HWTRACE" capture --source valgrind --mode ring --buffer 64K \
+	    --trigger add -o ring.hwtrace -- "$HWTRACE_PROGS/calls" >out 2>err ||
+		atf_fail "capture failed: $(oneline err)"
+	n=$(members ring.hwtrace | grep -c '^streams/0/.*\.chunk$')
+	[ "$n" -ge 2 ] ||
+		atf_fail "expected a snapshot per call of add() and one at exit, got $n chunks"
+}
+
 atf_test_case error_valgrind_missing
 error_valgrind_missing_head() {
 	atf_set descr "--source valgrind without valgrind.bin on PATH is a clear error"
@@ -275,6 +291,7 @@ atf_init_test_cases() {
 	atf_add_test_case auto_picks_valgrind
 	atf_add_test_case exit_status_and_keep_on_failure
 	atf_add_test_case sigint_writes_valid_archive
+	atf_add_test_case ring_trigger_snapshots
 	atf_add_test_case error_valgrind_missing
 	atf_add_test_case error_version_mismatch
 	atf_add_test_case error_sigill_unsupported_insn
