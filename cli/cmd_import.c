@@ -8,9 +8,9 @@
  * hwtrace import: pack a foreign capture into an archive.  Two sources:
  * raw Intel PT files described with ptxed's options (--pt, --raw, --elf,
  * --cpu, ...), so that a ptxed command line becomes an import command by
- * changing its name, and LLDB Intel PT trace bundles (trace.json).  This
- * file only parses; format/import_raw.c and format/import_lldb.c do the
- * work.
+ * changing its name, LLDB Intel PT trace bundles (trace.json), and ARM
+ * CoreSight snapshot directories (snapshot.ini).  This file only parses;
+ * format/import_raw.c, import_lldb.c and import_cs.c do the work.
  */
 
 #include <ctype.h>
@@ -60,9 +60,12 @@ static const struct cli_cmd import_cmd = {
 	    "       [--cpuid-0x15.ebx N] [--elf FILE[:BASE]] [--mtc-freq N]\n"
 	    "       [--nom-freq N] [--raw FILE[:FROM[-TO]]:VADDR]\n"
 	    "       --pt FILE[:FROM[-TO]] -o OUT\n"
-	    "       hwtrace import [--lldb] TRACE.JSON -o OUT",
+	    "       hwtrace import [--lldb] TRACE.JSON -o OUT\n"
+	    "       hwtrace import SNAPSHOT_DIR -o OUT",
 	.summary = "Pack a foreign capture into a hwtrace archive: raw Intel "
-	    "PT files with ptxed's\noptions, or an LLDB Intel PT trace bundle.",
+	    "PT files with ptxed's\noptions, an LLDB Intel PT trace bundle, or "
+	    "an ARM CoreSight trace snapshot\ndirectory (one holding "
+	    "snapshot.ini).",
 	.opts = import_opts,
 };
 
@@ -350,7 +353,14 @@ cmd_import(int argc, char **argv)
 			    "a trace bundle carries its own");
 			goto out;
 		}
-		if (hwtr_import_lldb(ops[0], out, NULL, errbuf,
+		if (!lldb && hwtr_import_cs_is_snapshot(ops[0])) {
+			if (hwtr_import_cs(ops[0], out, NULL, errbuf,
+			    sizeof(errbuf)) < 0) {
+				cli_warnx("import", "%s", errbuf);
+				rc = 1;
+				goto out;
+			}
+		} else if (hwtr_import_lldb(ops[0], out, NULL, errbuf,
 		    sizeof(errbuf)) < 0) {
 			cli_warnx("import", "%s", errbuf);
 			rc = 1;

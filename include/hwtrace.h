@@ -536,6 +536,22 @@ int hwtr_import_raw(const struct hwtr_import_raw_opts *opts, const char *out,
 int hwtr_import_lldb(const char *json, const char *out,
     const struct hwtr_aw_opts *aw_opts, char *errbuf, size_t errlen);
 
+/*
+ * Import an ARM trace and debug snapshot directory (snapshot.ini, the
+ * device files it lists, trace.ini): one HWTR_TF_CORESIGHT stream per
+ * trace buffer with its frame format and sources (protocol, trace ID,
+ * core type, registers named without their "(...)" annotations), each
+ * memory dump a HWTR_IMG_MEMORY image mapped by a HWTR_SB_MMAP record
+ * with pid -1, and the dumps' memory spaces in "aux/coresight-dumps"
+ * (lines "ADDRESS LENGTH SPACE FILE", SPACE "-" when not given).  ITM
+ * sources are left out with a caveat.  Errors name the file and key.
+ */
+int hwtr_import_cs(const char *dir, const char *out,
+    const struct hwtr_aw_opts *aw_opts, char *errbuf, size_t errlen);
+
+/* 1 when @path is a directory holding a snapshot.ini, else 0. */
+int hwtr_import_cs_is_snapshot(const char *path);
+
 /* ===================================================================== */
 /* 5. Archive reader                                                      */
 /* ===================================================================== */

@@ -90,6 +90,7 @@ man_examples_run_body()
 		ln -s "$f" .
 	done
 	ln -s "$HWTRACE_CORPUS/lldb-intelpt/intelpt-trace" .
+	ln -s "$HWTRACE_CORPUS/opencsd/snapshots" .
 	for v in "" -import -info -verify; do
 		mandoc -Tascii "$HWTRACE_SRC/docs/hwtrace$v.1" | sed 's/.\x08//g' |
 		    sed -n '/^EXAMPLES/,/^SEE ALSO/p' > ex
