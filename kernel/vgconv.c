@@ -803,12 +803,33 @@ resume(struct vgconv *cv, struct vg_thr *t, uint64_t ip)
 	return (0);
 }
 
+/*
+ * The thread ran on after a system call without a RESUME record (Valgrind
+ * can go back to the program without passing the point where the tool
+ * hears of it): it resumed where the call returns to.
+ */
+static int
+implicit_resume(struct vg_thr *t)
+{
+	t->enabled = 1;
+	if (ENC(t) != NULL)
+		return (hwtr_ptenc_enable(ENC(t), t->pos, 1, t->time));
+	return (0);
+}
+
 /* The thread stops at @ip (a signal, its exit): asynchronous disable. */
 static int
 stop_at(struct vgconv *cv, struct vg_thr *t, uint64_t ip)
 {
 	int rc;
 
+	/*
+	 * Stopped after a system call, somewhere else than where the call
+	 * returns to (or restarts it, 2 bytes back): it ran on meanwhile.
+	 */
+	if (t->known && !t->enabled && ip != t->pos && ip + 2 != t->pos &&
+	    (rc = implicit_resume(t)) < 0)
+		return (rc);
 	if (!t->known || !t->enabled)
 		return (0);
 	rc = advance(cv, t, MODE_PARTIAL, ip);
@@ -834,8 +855,10 @@ inline_rec(struct vgconv_file *f, uint8_t b, uint64_t word)
 	if (t == NULL)
 		return (cv_err(cv, HWTR_E_FORMAT,
 		    "control-flow record before any thread ran"));
-	if (!t->known || !t->enabled)
+	if (!t->known)
 		return (0);		/* lost thread: skip */
+	if (!t->enabled && (rc = implicit_resume(t)) < 0)
+		return (rc);
 	rc = advance(cv, t, MODE_RECORD, 0);
 	if (rc < 0)
 		return (rc);
