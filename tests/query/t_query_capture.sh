@@ -13,7 +13,7 @@
 capture_calls()
 {
 	[ -x "$HWTRACE_PROGS/calls" ] || atf_skip "fixture programs not built"
-	if ! "$HWTRACE" capture -o c.hwtrace -- "$HWTRACE_PROGS/calls" \
+	if ! "$HWTRACE" capture --source step -o c.hwtrace -- "$HWTRACE_PROGS/calls" \
 	    > capture.out 2> capture.err; then
 		grep -qi "ptrace\|permission\|not permitted" capture.err &&
 		    atf_skip "cannot trace here: $(cat capture.err)"
