@@ -761,6 +761,16 @@ advance(struct vgconv *cv, struct vg_thr *t, int mode, uint64_t stop)
 			for (m = 1; m < d->ninsn; m++)
 				if (d->insn[m].addr == stop)
 					break;
+			if (m < d->ninsn && m == d->ninsn - 1u && !need &&
+			    d->insn[m].cls == CLS_SYS) {
+				/*
+				 * A system call that Valgrind backs up to
+				 * restart it after the signal: it ran once
+				 * (tracing stopped there) and runs again.
+				 */
+				rc = replay(cv, t, d, m, d->next, d->nexits);
+				return (rc < 0 ? rc : ADV_OFF);
+			}
 			if (m < d->ninsn) {
 				rc = replay_partial(cv, t, d, m);
 				return (rc < 0 ? rc : ADV_AT);
