@@ -232,4 +232,56 @@ const struct ix_line *ix_elf_line(const struct ix_elf *e, uint64_t addr);
 /* Link-time address of file offset @off, or -1 when no segment has it. */
 int ix_elf_off2addr(const struct ix_elf *e, uint64_t off, uint64_t *addrp);
 
+/*
+ * CoreSight (cs_decode.c): OpenCSD's generic elements, reduced to what the
+ * indexer keeps.  Element kinds and ISAs:
+ */
+enum ix_cs_kind {
+	IX_CS_RANGE = 1,	/* OCSD_GEN_TRC_ELEM_INSTR_RANGE */
+	IX_CS_EXCEPTION,
+	IX_CS_EXC_RET,
+	IX_CS_NACC,		/* memory at @st not accessible */
+	IX_CS_TIMESTAMP,
+	IX_CS_CYCLES,
+	IX_CS_TRACE_ON,
+	IX_CS_NO_SYNC,
+	IX_CS_EOT,
+	IX_CS_OTHER
+};
+enum { IX_CS_ISA_UNKNOWN = 0, IX_CS_T32 = 16, IX_CS_A32 = 32, IX_CS_A64 = 64 };
+
+struct ix_cs_elem {
+	uint64_t	index;		/* trace byte offset of its packet */
+	uint8_t		trace_id;
+	int		kind;		/* enum ix_cs_kind */
+	int		isa;		/* IX_CS_A64, _A32, _T32 */
+	uint64_t	st, en;		/* range [st, en); NACC address */
+	uint32_t	ninsn;
+	int		last_class;	/* enum hwtr_ic of the last insn */
+	int		last_exec, last_sz;
+	uint32_t	excnum;
+	int		has_ts, has_cc;
+	uint64_t	ts;
+	uint32_t	cc;
+};
+
+/* A memory image OpenCSD may read: @len bytes at @addr. */
+struct ix_cs_mem {
+	uint64_t	addr;
+	const uint8_t	*p;
+	size_t		len;
+};
+
+/*
+ * Decode the CoreSight buffer @trace of stream @sd (HWTR_TF_CORESIGHT)
+ * with OpenCSD, calling @cb for every generic element in order; a
+ * negative return from @cb stops decoding and is returned.  Returns the
+ * number of sources decoded (STM sources are not), or -HWTR_E_* with the
+ * reason in @err.
+ */
+int ix_cs_decode(const struct hwtr_stream_desc *sd, const uint8_t *trace,
+    size_t len, const struct ix_cs_mem *mem, size_t nmem,
+    int (*cb)(void *, const struct ix_cs_elem *), void *arg, char *err,
+    size_t errlen);
+
 #endif /* !HWTR_IX_H */

@@ -1,0 +1,351 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * Decoding one CoreSight trace buffer with OpenCSD's C API: a decode tree
+ * with the frame deformatter (unless the buffer is one unformatted
+ * source), one built-in full decoder per ETMv3, PTM, ETMv4 or ETE source
+ * configured from the registers the snapshot recorded, and the memory
+ * images the caller gives as buffer memory accessors.  Every generic
+ * element comes back through a callback, reduced to what the indexer
+ * stores (struct ix_cs_elem).  STM sources get no decoder; the caller
+ * reports them as not decoded.
+ *
+ * OpenCSD's headers are included here only (the house rule: one module
+ * per third-party header).
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <opencsd/c_api/opencsd_c_api.h>
+
+#include "hwtr_common.h"
+#include "hwtr_ix.h"
+
+struct cs_ctx {
+	int		(*cb)(void *, const struct ix_cs_elem *);
+	void		*arg;
+	int		rc;		/* the first callback failure */
+};
+
+static uint64_t
+reg(const struct hwtr_cs_source *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < s->nregs; i++)
+		if (s->regs[i].name != NULL &&
+		    strcasecmp(s->regs[i].name, name) == 0)
+			return (s->regs[i].value);
+	return (0);
+}
+
+/*
+ * The architecture and profile of a core named as snapshots name them
+ * ("Cortex-A57"), as OpenCSD's snapshot reader maps them: Cortex-A5x and
+ * later are ARMv8 (A55 and A7x from A75 on v8.2, which OpenCSD 1.3 calls
+ * ARCH_V8r3), the older ones ARMv7.
+ */
+static void
+core_arch(const char *core, ocsd_arch_version_t *arch,
+    ocsd_core_profile_t *prof)
+{
+	long n;
+
+	*arch = ARCH_V8;
+	*prof = profile_CortexA;
+	if (core == NULL || strncasecmp(core, "Cortex-", 7) != 0)
+		return;
+	if (core[7] == 'R' || core[7] == 'r')
+		*prof = profile_CortexR;
+	else if (core[7] == 'M' || core[7] == 'm')
+		*prof = profile_CortexM;
+	n = strtol(core + 8, NULL, 10);
+	if (*prof == profile_CortexA) {
+		if (n < 32)
+			*arch = ARCH_V7;
+		else if (n == 55 || (n >= 75 && n < 100))
+			*arch = ARCH_V8r3;
+	} else if (*prof == profile_CortexR)
+		*arch = n >= 52 ? ARCH_V8 : ARCH_V7;
+	else
+		*arch = n >= 23 ? ARCH_V8 : ARCH_V7;
+}
+
+static int
+isa_bits(ocsd_isa isa)
+{
+	switch (isa) {
+	case ocsd_isa_aarch64:
+		return (IX_CS_A64);
+	case ocsd_isa_arm:
+		return (IX_CS_A32);
+	case ocsd_isa_thumb2:
+		return (IX_CS_T32);
+	default:
+		return (IX_CS_ISA_UNKNOWN);
+	}
+}
+
+static ocsd_datapath_resp_t
+elem_in(const void *p_context, const ocsd_trc_index_t index_sop,
+    const uint8_t trc_chan_id, const ocsd_generic_trace_elem *el)
+{
+	struct cs_ctx *c = (struct cs_ctx *)(uintptr_t)p_context;
+	struct ix_cs_elem e;
+
+	if (c->rc < 0)
+		return (OCSD_RESP_FATAL_SYS_ERR);
+	memset(&e, 0, sizeof(e));
+	e.index = index_sop;
+	e.trace_id = trc_chan_id;
+	e.isa = isa_bits(el->isa);
+	e.has_cc = el->has_cc;
+	e.cc = el->cycle_count;
+	switch (el->elem_type) {
+	case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
+		e.kind = IX_CS_RANGE;
+		e.st = el->st_addr;
+		e.en = el->en_addr;
+		e.ninsn = el->num_instr_range;
+		e.last_exec = el->last_instr_exec;
+		e.last_sz = el->last_instr_sz;
+		switch (el->last_i_type) {
+		case OCSD_INSTR_BR:
+			e.last_class = el->last_i_subtype == OCSD_S_INSTR_BR_LINK ?
+			    HWTR_IC_CALL : el->last_instr_cond ? HWTR_IC_COND :
+			    HWTR_IC_JUMP;
+			break;
+		case OCSD_INSTR_BR_INDIRECT:
+			e.last_class = el->last_i_subtype ==
+			    OCSD_S_INSTR_BR_LINK ? HWTR_IC_CALL_IND :
+			    el->last_i_subtype == OCSD_S_INSTR_V8_RET ||
+			    el->last_i_subtype == OCSD_S_INSTR_V7_IMPLIED_RET ?
+			    HWTR_IC_RET : HWTR_IC_JUMP_IND;
+			break;
+		default:
+			e.last_class = HWTR_IC_OTHER;
+			break;
+		}
+		break;
+	case OCSD_GEN_TRC_ELEM_EXCEPTION:
+		e.kind = IX_CS_EXCEPTION;
+		e.en = el->en_addr;
+		e.excnum = el->exception_number;
+		break;
+	case OCSD_GEN_TRC_ELEM_EXCEPTION_RET:
+		e.kind = IX_CS_EXC_RET;
+		break;
+	case OCSD_GEN_TRC_ELEM_ADDR_NACC:
+		e.kind = IX_CS_NACC;
+		e.st = el->st_addr;
+		break;
+	case OCSD_GEN_TRC_ELEM_TIMESTAMP:
+		e.kind = IX_CS_TIMESTAMP;
+		e.ts = el->timestamp;
+		break;
+	case OCSD_GEN_TRC_ELEM_CYCLE_COUNT:
+		e.kind = IX_CS_CYCLES;
+		e.has_cc = 1;
+		break;
+	case OCSD_GEN_TRC_ELEM_TRACE_ON:
+		e.kind = IX_CS_TRACE_ON;
+		break;
+	case OCSD_GEN_TRC_ELEM_NO_SYNC:
+		e.kind = IX_CS_NO_SYNC;
+		break;
+	case OCSD_GEN_TRC_ELEM_EO_TRACE:
+		e.kind = IX_CS_EOT;
+		break;
+	default:
+		e.kind = IX_CS_OTHER;
+		break;
+	}
+	if (el->has_ts) {
+		e.has_ts = 1;
+		e.ts = el->timestamp;
+	}
+	if ((c->rc = c->cb(c->arg, &e)) < 0)
+		return (OCSD_RESP_FATAL_SYS_ERR);
+	return (OCSD_RESP_CONT);
+}
+
+static int
+add_decoder(dcd_tree_handle_t t, const struct hwtr_cs_source *s,
+    char *err, size_t errlen)
+{
+	ocsd_etmv4_cfg v4;
+	ocsd_etmv3_cfg v3;
+	ocsd_ptm_cfg ptm;
+	ocsd_ete_cfg ete;
+	ocsd_arch_version_t arch;
+	ocsd_core_profile_t prof;
+	const char *name;
+	const void *cfg;
+	unsigned char csid;
+	ocsd_err_t oe;
+
+	core_arch(s->core, &arch, &prof);
+	switch (s->protocol) {
+	case HWTR_TF_ETMV4:
+		memset(&v4, 0, sizeof(v4));
+		v4.reg_idr0 = (uint32_t)reg(s, "TRCIDR0");
+		v4.reg_idr1 = (uint32_t)reg(s, "TRCIDR1");
+		v4.reg_idr2 = (uint32_t)reg(s, "TRCIDR2");
+		v4.reg_idr8 = (uint32_t)reg(s, "TRCIDR8");
+		v4.reg_idr9 = (uint32_t)reg(s, "TRCIDR9");
+		v4.reg_idr10 = (uint32_t)reg(s, "TRCIDR10");
+		v4.reg_idr11 = (uint32_t)reg(s, "TRCIDR11");
+		v4.reg_idr12 = (uint32_t)reg(s, "TRCIDR12");
+		v4.reg_idr13 = (uint32_t)reg(s, "TRCIDR13");
+		v4.reg_configr = (uint32_t)reg(s, "TRCCONFIGR");
+		v4.reg_traceidr = s->trace_id;
+		v4.arch_ver = arch;
+		v4.core_prof = prof;
+		name = OCSD_BUILTIN_DCD_ETMV4I;
+		cfg = &v4;
+		break;
+	case HWTR_TF_ETE:
+		memset(&ete, 0, sizeof(ete));
+		ete.reg_idr0 = (uint32_t)reg(s, "TRCIDR0");
+		ete.reg_idr1 = (uint32_t)reg(s, "TRCIDR1");
+		ete.reg_idr2 = (uint32_t)reg(s, "TRCIDR2");
+		ete.reg_idr8 = (uint32_t)reg(s, "TRCIDR8");
+		ete.reg_devarch = (uint32_t)reg(s, "TRCDEVARCH");
+		ete.reg_configr = (uint32_t)reg(s, "TRCCONFIGR");
+		ete.reg_traceidr = s->trace_id;
+		ete.arch_ver = ARCH_AA64;
+		ete.core_prof = prof;
+		name = OCSD_BUILTIN_DCD_ETE;
+		cfg = &ete;
+		break;
+	case HWTR_TF_ETMV3:
+		memset(&v3, 0, sizeof(v3));
+		v3.reg_idr = (uint32_t)reg(s, "ETMIDR");
+		v3.reg_ctrl = (uint32_t)reg(s, "ETMCR");
+		v3.reg_ccer = (uint32_t)reg(s, "ETMCCER");
+		v3.reg_trc_id = s->trace_id;
+		v3.arch_ver = arch;
+		v3.core_prof = prof;
+		name = OCSD_BUILTIN_DCD_ETMV3;
+		cfg = &v3;
+		break;
+	case HWTR_TF_PTM:
+		memset(&ptm, 0, sizeof(ptm));
+		ptm.reg_idr = (uint32_t)reg(s, "ETMIDR");
+		ptm.reg_ctrl = (uint32_t)reg(s, "ETMCR");
+		ptm.reg_ccer = (uint32_t)reg(s, "ETMCCER");
+		ptm.reg_trc_id = s->trace_id;
+		ptm.arch_ver = arch;
+		ptm.core_prof = prof;
+		name = OCSD_BUILTIN_DCD_PTM;
+		cfg = &ptm;
+		break;
+	default:
+		return (0);	/* STM: not decoded, the caller says so */
+	}
+	oe = ocsd_dt_create_decoder(t, name, OCSD_CREATE_FLG_FULL_DECODER,
+	    cfg, &csid);
+	if (oe != OCSD_OK) {
+		snprintf(err, errlen, "trace ID 0x%02x: OpenCSD refuses the %s "
+		    "decoder (error %d)", s->trace_id, name, (int)oe);
+		return (-HWTR_E_DECODE);
+	}
+	return (1);
+}
+
+int
+ix_cs_decode(const struct hwtr_stream_desc *sd, const uint8_t *trace,
+    size_t len, const struct ix_cs_mem *mem, size_t nmem,
+    int (*cb)(void *, const struct ix_cs_elem *), void *arg, char *err,
+    size_t errlen)
+{
+	dcd_tree_handle_t t;
+	ocsd_datapath_resp_t resp;
+	struct cs_ctx c;
+	uint32_t flags = 0, n;
+	size_t i, done = 0, ndec = 0;
+	int rc = 0;
+
+	err[0] = '\0';
+	switch (sd->cs.frame) {
+	case HWTR_CS_FRAME_NONE:
+		break;
+	case HWTR_CS_FRAME_CORESIGHT:
+		flags = OCSD_DFRMTR_FRAME_MEM_ALIGN;
+		break;
+	default:
+		/* TPIU and DSTREAM captures carry frame syncs. */
+		flags = OCSD_DFRMTR_HAS_FSYNCS;
+		break;
+	}
+	if (sd->cs.frame == HWTR_CS_FRAME_NONE && sd->cs.nsources != 1) {
+		snprintf(err, errlen, "an unformatted buffer needs exactly one "
+		    "source, not %zu", sd->cs.nsources);
+		return (-HWTR_E_FORMAT);
+	}
+	t = ocsd_create_dcd_tree(sd->cs.frame == HWTR_CS_FRAME_NONE ?
+	    OCSD_TRC_SRC_SINGLE : OCSD_TRC_SRC_FRAME_FORMATTED, flags);
+	if (t == C_API_INVALID_TREE_HANDLE) {
+		snprintf(err, errlen, "OpenCSD cannot create a decode tree");
+		return (-HWTR_E_NOMEM);
+	}
+	for (i = 0; i < sd->cs.nsources; i++) {
+		if ((rc = add_decoder(t, &sd->cs.sources[i], err, errlen)) < 0)
+			goto out;
+		ndec += (size_t)rc;
+	}
+	rc = 0;
+	if (ndec == 0)
+		goto out;		/* nothing OpenCSD can decode */
+	for (i = 0; i < nmem; i++) {
+		if (mem[i].len == 0 || mem[i].len > UINT32_MAX)
+			continue;
+		/* Overlapping dumps: OpenCSD keeps the first, as we do. */
+		(void)ocsd_dt_add_buffer_mem_acc(t, mem[i].addr,
+		    OCSD_MEM_SPACE_ANY, mem[i].p, (uint32_t)mem[i].len);
+	}
+	c.cb = cb;
+	c.arg = arg;
+	c.rc = 0;
+	ocsd_dt_set_gen_elem_outfn(t, elem_in, &c);
+	while (done < len) {
+		n = 0;
+		resp = ocsd_dt_process_data(t, OCSD_OP_DATA, (ocsd_trc_index_t)done,
+		    (uint32_t)(len - done > UINT32_MAX ? UINT32_MAX : len - done),
+		    trace + done, &n);
+		done += n;
+		if (c.rc < 0) {
+			rc = c.rc;
+			goto out;
+		}
+		if (OCSD_DATA_RESP_IS_FATAL(resp)) {
+			snprintf(err, errlen, "offset 0x%zx: OpenCSD stops with "
+			    "a fatal error (response %d)", done, (int)resp);
+			rc = -HWTR_E_DECODE;
+			goto out;
+		}
+		if (OCSD_DATA_RESP_IS_WAIT(resp))
+			(void)ocsd_dt_process_data(t, OCSD_OP_FLUSH, 0, 0, NULL,
+			    NULL);
+		else if (n == 0) {
+			snprintf(err, errlen, "offset 0x%zx: OpenCSD makes no "
+			    "progress", done);
+			rc = -HWTR_E_DECODE;
+			goto out;
+		}
+	}
+	(void)ocsd_dt_process_data(t, OCSD_OP_EOT, 0, 0, NULL, NULL);
+	if (c.rc < 0)
+		rc = c.rc;
+out:
+	ocsd_destroy_dcd_tree(t);
+	return (rc < 0 ? rc : (int)ndec);
+}

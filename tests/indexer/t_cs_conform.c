@@ -1,0 +1,335 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * CoreSight conformance: every ETMv3, PTM and ETMv4 snapshot of the shared
+ * corpus (OpenCSD's own test snapshots) is imported with hwtrace import,
+ * read back from the archive and decoded by the indexer's OpenCSD decoder
+ * (ix_cs_decode() over the archive's streams and memory images).  Per
+ * trace ID, in order, the instruction ranges (start, end, instruction
+ * count, ISA), exceptions and address-not-accessible elements must equal
+ * those in expected/<name>.ppl[.xz], which Debian's trc_pkt_lister wrote:
+ * nothing here is compared with what this code wrote itself.  Each
+ * snapshot is printed with pass or fail.
+ */
+
+#include <atf-c.h>
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hwtrace.h"
+#include "hwtr_test.h"
+#include "../../indexer/hwtr_ix.h"
+
+struct line {
+	unsigned	id;
+	char		s[96];
+};
+
+struct lines {
+	struct line	*v;
+	size_t		n, cap;
+};
+
+static void
+lines_add(struct lines *l, unsigned id, const char *s)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 1024;
+		l->v = realloc(l->v, l->cap * sizeof(*l->v));
+		ATF_REQUIRE(l->v != NULL);
+	}
+	l->v[l->n].id = id;
+	snprintf(l->v[l->n].s, sizeof(l->v[l->n].s), "%s", s);
+	l->n++;
+}
+
+static const char *
+isa_name(int isa)
+{
+	return (isa == IX_CS_A64 ? "A64" : isa == IX_CS_A32 ? "A32" :
+	    isa == IX_CS_T32 ? "T32" : "?");
+}
+
+static int
+collect(void *arg, const struct ix_cs_elem *e)
+{
+	struct lines *l = arg;
+	char s[96];
+
+	switch (e->kind) {
+	case IX_CS_RANGE:
+		snprintf(s, sizeof(s), "range 0x%" PRIx64 "-0x%" PRIx64
+		    " n=%u %s", e->st, e->en, e->ninsn, isa_name(e->isa));
+		break;
+	case IX_CS_EXCEPTION:
+		snprintf(s, sizeof(s), "exception");
+		break;
+	case IX_CS_NACC:
+		snprintf(s, sizeof(s), "nacc 0x%" PRIx64, e->st);
+		break;
+	default:
+		return (0);
+	}
+	lines_add(l, e->trace_id, s);
+	return (0);
+}
+
+/* The elements trc_pkt_lister printed, from expected/<name>.ppl[.xz]. */
+static int
+expected(const char *name, struct lines *l)
+{
+	char path[1024], cmd[1200], buf[4096], s[96], isa[8];
+	unsigned id, n;
+	unsigned long long a, b;
+	const char *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/opencsd/expected/%s.ppl",
+	    HWTR_TEST_CORPUS, name);
+	if (access(path, R_OK) == 0)
+		snprintf(cmd, sizeof(cmd), "cat '%s'", path);
+	else {
+		snprintf(cmd, sizeof(cmd), "xz -dc '%s.xz'", path);
+		strcat(path, ".xz");
+		if (access(path, R_OK) != 0)
+			return (-1);
+	}
+	f = popen(cmd, "r");
+	ATF_REQUIRE(f != NULL);
+	while (fgets(buf, sizeof(buf), f) != NULL) {
+		if (strncmp(buf, "Idx:", 4) != 0 ||
+		    (p = strstr(buf, "; ID:")) == NULL ||
+		    sscanf(p, "; ID:%x;", &id) != 1)
+			continue;
+		if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_INSTR_RANGE(")) != NULL) {
+			if (sscanf(p, "OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec "
+			    "range=0x%llx:[0x%llx] num_i(%u) %*s (ISA=%3s)",
+			    &a, &b, &n, isa) != 4)
+				atf_tc_fail("%s: unparsed line: %s", path, buf);
+			snprintf(s, sizeof(s), "range 0x%llx-0x%llx n=%u %s", a,
+			    b, n, isa);
+		} else if (strstr(buf, "OCSD_GEN_TRC_ELEM_EXCEPTION(") != NULL)
+			snprintf(s, sizeof(s), "exception");
+		else if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_ADDR_NACC(")) !=
+		    NULL) {
+			if (sscanf(p, "OCSD_GEN_TRC_ELEM_ADDR_NACC( 0x%llx", &a)
+			    != 1)
+				atf_tc_fail("%s: unparsed line: %s", path, buf);
+			snprintf(s, sizeof(s), "nacc 0x%llx", a);
+		} else
+			continue;
+		lines_add(l, id, s);
+	}
+	pclose(f);
+	return (0);
+}
+
+/* Import snapshot @name and decode every stream of the archive. */
+static int
+decode_snapshot(const char *name, struct lines *l, int *decodable,
+    char *why, size_t whylen)
+{
+	char cmd[2400], out[300], err[256];
+	const struct hwtr_stream_desc *sd;
+	const struct hwtr_sb_rec *r;
+	struct ix_cs_mem *mem = NULL;
+	void **imgs = NULL;
+	size_t *imglen = NULL;
+	struct hwtr_ar *ar;
+	size_t s, c, i, nmem = 0, nimg;
+	int rc, idx;
+
+	snprintf(out, sizeof(out), "%s.hwtrace", name);
+	snprintf(cmd, sizeof(cmd), "'%s' import '%s/opencsd/snapshots/%s' -o "
+	    "'%s'", HWTR_TEST_HWTRACE, HWTR_TEST_CORPUS, name, out);
+	if (system(cmd) != 0)
+		atf_tc_fail("%s: '%s' failed", name, cmd);
+	rc = hwtr_ar_open(&ar, out, NULL);
+	ATF_REQUIRE_MSG(rc >= 0, "%s: cannot read back %s", name, out);
+	*decodable = 0;
+	for (s = 0; s < hwtr_ar_nstreams(ar); s++) {
+		sd = hwtr_ar_stream(ar, s);
+		for (i = 0; i < sd->cs.nsources; i++)
+			if (sd->cs.sources[i].protocol == HWTR_TF_ETMV3 ||
+			    sd->cs.sources[i].protocol == HWTR_TF_PTM ||
+			    sd->cs.sources[i].protocol == HWTR_TF_ETMV4)
+				*decodable = 1;
+	}
+	/* The memory images, where the sideband maps them. */
+	nimg = 0;
+	for (i = 0; i < hwtr_ar_nsideband(ar); i++) {
+		r = hwtr_ar_sideband_rec(ar, i);
+		if (r->type != HWTR_SB_MMAP || r->u.mmap.image == NULL)
+			continue;
+		idx = hwtr_ar_find_image(ar, r->u.mmap.image);
+		ATF_REQUIRE_MSG(idx >= 0, "%s: image %s not found", name,
+		    r->u.mmap.image);
+		mem = realloc(mem, (nmem + 1) * sizeof(*mem));
+		imgs = realloc(imgs, (nimg + 1) * sizeof(*imgs));
+		imglen = realloc(imglen, (nimg + 1) * sizeof(*imglen));
+		ATF_REQUIRE(mem != NULL && imgs != NULL && imglen != NULL);
+		ATF_REQUIRE(hwtr_ar_read_image(ar, (size_t)idx, &imgs[nimg],
+		    &imglen[nimg]) >= 0);
+		ATF_REQUIRE(r->u.mmap.pgoff < imglen[nimg]);
+		mem[nmem].addr = r->u.mmap.addr;
+		mem[nmem].p = (const uint8_t *)imgs[nimg] + r->u.mmap.pgoff;
+		mem[nmem].len = r->u.mmap.len;
+		nmem++;
+		nimg++;
+	}
+	for (s = 0; s < hwtr_ar_nstreams(ar); s++) {
+		uint8_t *buf = NULL;
+		size_t len = 0;
+
+		sd = hwtr_ar_stream(ar, s);
+		ATF_REQUIRE_EQ(sd->format, HWTR_TF_CORESIGHT);
+		for (c = 0; c < hwtr_ar_nchunks(ar, s); c++) {
+			void *p;
+			size_t n;
+
+			ATF_REQUIRE(hwtr_ar_read_chunk(ar, s, c, &p, &n) >= 0);
+			buf = realloc(buf, len + n);
+			ATF_REQUIRE(buf != NULL);
+			memcpy(buf + len, p, n);
+			len += n;
+			free(p);
+		}
+		rc = ix_cs_decode(sd, buf, len, mem, nmem, collect, l, err,
+		    sizeof(err));
+		free(buf);
+		if (rc < 0) {
+			snprintf(why, whylen, "stream %zu: %s", s, err);
+			break;
+		}
+	}
+	for (i = 0; i < nimg; i++)
+		free(imgs[i]);
+	free(imgs);
+	free(imglen);
+	free(mem);
+	hwtr_ar_close(ar);
+	return (rc < 0 ? rc : 0);
+}
+
+/* Compare per trace ID; the first difference in @why. */
+static int
+compare(const struct lines *want, const struct lines *got, char *why,
+    size_t whylen, size_t *nranges)
+{
+	unsigned id;
+	size_t i, j, k;
+
+	*nranges = 0;
+	for (id = 0; id < 128; id++) {
+		i = j = k = 0;
+		for (;;) {
+			while (i < want->n && want->v[i].id != id)
+				i++;
+			while (j < got->n && got->v[j].id != id)
+				j++;
+			if (i == want->n && j == got->n)
+				break;
+			if (i == want->n || j == got->n ||
+			    strcmp(want->v[i].s, got->v[j].s) != 0) {
+				snprintf(why, whylen, "trace ID 0x%02x element "
+				    "%zu: expected '%s', got '%s'", id, k,
+				    i < want->n ? want->v[i].s : "(end)",
+				    j < got->n ? got->v[j].s : "(end)");
+				return (-1);
+			}
+			if (strncmp(want->v[i].s, "range", 5) == 0)
+				(*nranges)++;
+			i++;
+			j++;
+			k++;
+		}
+	}
+	return (0);
+}
+
+ATF_TC(snapshots);
+ATF_TC_HEAD(snapshots, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "instruction ranges, exceptions and "
+	    "inaccessible addresses per trace ID equal trc_pkt_lister's for "
+	    "every ETMv3/PTM/ETMv4 snapshot of the corpus");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(snapshots, tc)
+{
+	char dir[1024], why[512], fails[4096] = "";
+	struct dirent *de;
+	struct lines want, got;
+	size_t nranges;
+	int decodable, tested = 0, failed = 0;
+	DIR *d;
+
+	HWTR_REQUIRE_CORPUS("opencsd/snapshots");
+	snprintf(dir, sizeof(dir), "%s/opencsd/snapshots", HWTR_TEST_CORPUS);
+	d = opendir(dir);
+	ATF_REQUIRE(d != NULL);
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		memset(&want, 0, sizeof(want));
+		memset(&got, 0, sizeof(got));
+		if (expected(de->d_name, &want) < 0) {
+			printf("%s: skipped: no expected output\n", de->d_name);
+			continue;
+		}
+		if (want.n == 0) {
+			printf("%s: skipped: trc_pkt_lister printed no decoded "
+			    "elements\n", de->d_name);
+			free(want.v);
+			continue;
+		}
+		if (decode_snapshot(de->d_name, &got, &decodable, why,
+		    sizeof(why)) < 0) {
+			printf("%s: fail: %s\n", de->d_name, why);
+			snprintf(fails + strlen(fails), sizeof(fails) -
+			    strlen(fails), "%s%s: %s", failed ? "; " : "",
+			    de->d_name, why);
+			failed++;
+			tested++;
+		} else if (!decodable) {
+			printf("%s: skipped: no ETMv3/PTM/ETMv4 source\n",
+			    de->d_name);
+		} else if (compare(&want, &got, why, sizeof(why),
+		    &nranges) < 0) {
+			printf("%s: fail: %s\n", de->d_name, why);
+			snprintf(fails + strlen(fails), sizeof(fails) -
+			    strlen(fails), "%s%s: %s", failed ? "; " : "",
+			    de->d_name, why);
+			failed++;
+			tested++;
+		} else {
+			printf("%s: pass (%zu elements, %zu ranges)\n",
+			    de->d_name, want.n, nranges);
+			tested++;
+		}
+		fflush(stdout);
+		free(want.v);
+		free(got.v);
+	}
+	closedir(d);
+	ATF_REQUIRE_MSG(tested >= 8, "expected the corpus's ETMv3/PTM/ETMv4 "
+	    "snapshots, tested %d", tested);
+	if (failed)
+		atf_tc_fail("%d of %d snapshots differ: %s", failed, tested,
+		    fails);
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, snapshots);
+	return (atf_no_error());
+}
