@@ -18,6 +18,7 @@
  * per third-party header).
  */
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -261,8 +262,42 @@ add_decoder(dcd_tree_handle_t t, const struct hwtr_cs_source *s,
 	return (1);
 }
 
+/*
+ * OpenCSD's C API keeps its decode trees in a library-wide table without a
+ * lock; jobs on several threads creating and destroying trees at once were
+ * seen to crash the indexer.  This lock guards the library's state, not
+ * ours: CoreSight buffers are decoded one at a time.
+ */
+static pthread_mutex_t ocsd_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int cs_decode_locked(const struct hwtr_stream_desc *sd,
+    const uint8_t *trace, size_t len, const struct ix_cs_mem *mem,
+    size_t nmem, int (*cb)(void *, const struct ix_cs_elem *), void *arg,
+    char *err, size_t errlen);
+
 int
 ix_cs_decode(const struct hwtr_stream_desc *sd, const uint8_t *trace,
+    size_t len, const struct ix_cs_mem *mem, size_t nmem,
+    int (*cb)(void *, const struct ix_cs_elem *), void *arg, char *err,
+    size_t errlen)
+{
+	size_t i;
+	int rc;
+
+	err[0] = '\0';
+	for (i = 0; i < sd->cs.nsources; i++)
+		if (sd->cs.sources[i].protocol != HWTR_TF_STM)
+			break;
+	if (i == sd->cs.nsources)
+		return (0);	/* nothing OpenCSD is asked to decode */
+	pthread_mutex_lock(&ocsd_lock);
+	rc = cs_decode_locked(sd, trace, len, mem, nmem, cb, arg, err, errlen);
+	pthread_mutex_unlock(&ocsd_lock);
+	return (rc);
+}
+
+static int
+cs_decode_locked(const struct hwtr_stream_desc *sd, const uint8_t *trace,
     size_t len, const struct ix_cs_mem *mem, size_t nmem,
     int (*cb)(void *, const struct ix_cs_elem *), void *arg, char *err,
     size_t errlen)

@@ -1148,6 +1148,211 @@ decode_piece(struct dec *d, const uint8_t *buf, size_t len, int *cfg_reported)
 	return (0);
 }
 
+/*
+ * CoreSight.  OpenCSD (cs_decode.c) gives the generic elements of a whole
+ * buffer, the trace IDs (one per core) interleaved.  They are collected
+ * and replayed one trace ID after the other, so that each core's blocks
+ * are contiguous in the stream's execution order, with its own call stack
+ * and no branch between the last block of one core and the first of the
+ * next: a "trace-id" event marks where each starts.  Blocks are the
+ * instruction ranges, their mode the ISA (64 A64, 32 A32, 16 T32);
+ * instruction lengths are not known (T32 mixes 2 and 4 bytes), so
+ * insn_lens stays NULL.
+ */
+struct cs_elems {
+	struct ix_cs_elem *v;
+	size_t		n, cap;
+};
+
+static int
+cs_collect(void *arg, const struct ix_cs_elem *e)
+{
+	struct cs_elems *c = arg;
+
+	if (e->kind == IX_CS_CYCLES || e->kind == IX_CS_OTHER ||
+	    e->kind == IX_CS_EOT)
+		return (0);
+	if (grow((void **)&c->v, &c->cap, c->n + 1, sizeof(*c->v)) < 0)
+		return (-HWTR_E_NOMEM);
+	c->v[c->n++] = *e;
+	return (0);
+}
+
+static int
+cs_event(struct dec *d, const char *kind, int has_ip, uint64_t ip,
+    const char *detail, uint64_t off)
+{
+	int rc;
+
+	if ((rc = add_event(d, kind, has_ip, ip, detail)) < 0)
+		return (rc);
+	d->out->events[d->out->nevents - 1].has_offset = 1;
+	d->out->events[d->out->nevents - 1].offset = off;
+	return (0);
+}
+
+static int
+cs_emit(struct dec *d, const struct ix_cs_elem *e, uint64_t base)
+{
+	struct ix_sblock proto;
+	char det[64];
+	int64_t id;
+	uint64_t last;
+
+	switch (e->kind) {
+	case IX_CS_RANGE:
+		if (e->en <= e->st || e->ninsn == 0)
+			return (0);
+		last = e->last_sz ? (uint64_t)e->last_sz :
+		    e->isa == IX_CS_T32 ? 2 : 4;
+		memset(&proto, 0, sizeof(proto));
+		proto.ip = e->st;
+		proto.end_ip = e->en - last;
+		proto.ninsn = e->ninsn > UINT16_MAX ? UINT16_MAX :
+		    (uint16_t)e->ninsn;
+		proto.mode = (uint8_t)(e->isa ? e->isa : 64);
+		proto.cls = (uint8_t)e->last_class;
+		proto.size = (uint32_t)(e->en - e->st);
+		if ((id = run_id(d, &proto)) < 0)
+			return ((int)id);
+		return (add_run(d, id));
+	case IX_CS_EXCEPTION:
+		d->async = 1;
+		snprintf(det, sizeof(det), "exception 0x%x", e->excnum);
+		return (cs_event(d, "exception", e->en != 0, e->en, det,
+		    base + e->index));
+	case IX_CS_EXC_RET:
+		d->async = 1;
+		return (cs_event(d, "exception-return", 0, 0, NULL,
+		    base + e->index));
+	case IX_CS_NACC:
+		d->have_prev = 0;
+		return (cs_event(d, "memory-not-accessible", 1, e->st, NULL,
+		    base + e->index));
+	case IX_CS_TIMESTAMP:
+		d->have_tsc = 1;
+		d->tsc = e->ts;
+		return (0);
+	case IX_CS_NO_SYNC:
+	case IX_CS_TRACE_ON:
+		d->have_prev = 0;
+		return (cs_event(d, e->kind == IX_CS_NO_SYNC ? "no-sync" :
+		    "trace-on", 0, 0, NULL, base + e->index));
+	default:
+		return (0);
+	}
+}
+
+static const char *
+cs_proto_name(enum hwtr_trace_format f)
+{
+	switch (f) {
+	case HWTR_TF_ETMV3:
+		return ("ETMv3");
+	case HWTR_TF_PTM:
+		return ("PTM");
+	case HWTR_TF_ETMV4:
+		return ("ETMv4");
+	case HWTR_TF_ETE:
+		return ("ETE");
+	default:
+		return ("STM");
+	}
+}
+
+static void
+cs_decode_stream(struct dec *d)
+{
+	const struct ix_job_in *in = d->in;
+	const struct hwtr_cs_config *cs = &in->desc->cs;
+	struct ix_cs_mem *mem;
+	struct cs_elems c;
+	char err[256], det[128], prob[256];
+	size_t i, k, nmem = 0;
+	unsigned tid;
+	int rc = 0;
+
+	mem = calloc(in->nmaps + 1, sizeof(*mem));
+	if (mem == NULL) {
+		fail(d, -HWTR_E_NOMEM, "out of memory", NULL);
+		return;
+	}
+	for (i = 0; i < in->nmaps; i++) {
+		const struct ix_map *m = in->maps[i];
+		uint64_t size;
+
+		if (m->image < 0 || in->img[m->image] == NULL ||
+		    m->pgoff >= in->img_len[m->image])
+			continue;
+		size = m->end - m->start;
+		if (size > in->img_len[m->image] - m->pgoff)
+			size = in->img_len[m->image] - m->pgoff;
+		mem[nmem].addr = m->start;
+		mem[nmem].p = in->img[m->image] + m->pgoff;
+		mem[nmem].len = (size_t)size;
+		nmem++;
+	}
+	prob[0] = '\0';
+	for (i = 0; i < cs->nsources; i++)
+		if (cs->sources[i].protocol == HWTR_TF_STM) {
+			/* Reported, never silently dropped. */
+			snprintf(det, sizeof(det), "trace ID 0x%02x: STM "
+			    "source not decoded", cs->sources[i].trace_id);
+			if (cs_event(d, "not-decoded", 0, 0, det, 0) < 0)
+				goto out;
+			snprintf(prob, sizeof(prob), "%s", det);
+		}
+	for (k = 0; k < in->npieces && rc >= 0; k++) {
+		memset(&c, 0, sizeof(c));
+		rc = ix_cs_decode(in->desc, in->piece[k], in->piece_len[k],
+		    mem, nmem, cs_collect, &c, err, sizeof(err));
+		if (rc < 0) {
+			d->out->errors++;
+			d->out->undecoded += in->piece_len[k];
+			(void)cs_event(d, "decode-error", 0, 0, err,
+			    in->piece_off[k]);
+			snprintf(prob, sizeof(prob), "%s", err);
+			free(c.v);
+			rc = 0;
+			continue;
+		}
+		for (tid = 0; tid < 128 && rc >= 0; tid++) {
+			const struct hwtr_cs_source *src = NULL;
+
+			for (i = 0; i < c.n; i++)
+				if (c.v[i].trace_id == tid)
+					break;
+			if (i == c.n)
+				continue;
+			for (i = 0; i < cs->nsources; i++)
+				if (cs->sources[i].trace_id == tid)
+					src = &cs->sources[i];
+			while (d->nstack > 0)
+				pop_call(d, CX_END);
+			d->have_prev = 0;
+			d->have_tsc = 0;
+			snprintf(det, sizeof(det), "trace ID 0x%02x (%s, %s)",
+			    tid, src != NULL ? cs_proto_name(src->protocol) :
+			    "?", src != NULL && src->core != NULL ? src->core :
+			    "unknown core");
+			if ((rc = cs_event(d, "trace-id", 0, 0, det,
+			    in->piece_off[k])) < 0)
+				break;
+			for (i = 0; i < c.n && rc >= 0; i++)
+				if (c.v[i].trace_id == tid)
+					rc = cs_emit(d, &c.v[i],
+					    in->piece_off[k]);
+		}
+		free(c.v);
+	}
+	while (d->nstack > 0)
+		pop_call(d, CX_END);
+	if (prob[0] != '\0' && d->out->problem == NULL)
+		d->out->problem = strdup(prob);
+out:
+	free(mem);
+}
+
 void
 ix_decode_stream(const struct ix_job_in *in, struct ix_job_out *out)
 {
@@ -1161,6 +1366,10 @@ ix_decode_stream(const struct ix_job_in *in, struct ix_job_out *out)
 	d.out = out;
 	d.isc = in->iscache;
 	d.last_ts_seq = -1;
+	if (in->desc->format == HWTR_TF_CORESIGHT) {
+		cs_decode_stream(&d);
+		goto done;
+	}
 	if (in->desc->format != HWTR_TF_INTEL_PT) {
 		out->problem = strdup("no decoder for this trace format");
 		return;

@@ -1265,7 +1265,8 @@ write_static(struct run *r)
 		b_int(&s, (int64_t)r->lost[i]);
 		b_int(&s, (int64_t)o->undecoded);
 		b_int(&s, o->errors);
-		b_text(&s, sd->format != HWTR_TF_INTEL_PT ? "unsupported" :
+		b_text(&s, sd->format != HWTR_TF_INTEL_PT &&
+		    sd->format != HWTR_TF_CORESIGHT ? "unsupported" :
 		    bytes == 0 ? "empty" : o->errors ? "errors" : "ok");
 		rc = st_exec(r, &s, "streams");
 	}
