@@ -252,6 +252,26 @@ set_image(struct dec *d, int known, uint64_t t)
 	return (0);
 }
 
+/*
+ * Every TSC the decoder learns goes through here, from pt_blk_time() and
+ * from events alike, so that the stream's first and last time cover all
+ * of them (a step capture's times all arrive with events).
+ */
+static void
+note_tsc(struct dec *d, uint64_t tsc)
+{
+	struct ix_job_out *o = d->out;
+
+	d->have_tsc = 1;
+	d->tsc = tsc;
+	if (!o->has_first) {
+		o->has_first = 1;
+		o->first_tsc = tsc;
+	}
+	o->has_last = 1;
+	o->last_tsc = tsc;
+}
+
 /* Read the time; switch images when the mapping state changed. */
 static int
 update_time(struct dec *d)
@@ -264,14 +284,7 @@ update_time(struct dec *d)
 	if (!d->have_tsc || tsc != d->tsc) {
 		struct ix_job_out *o = d->out;
 
-		d->have_tsc = 1;
-		d->tsc = tsc;
-		if (!o->has_first) {
-			o->has_first = 1;
-			o->first_tsc = tsc;
-		}
-		o->has_last = 1;
-		o->last_tsc = tsc;
+		note_tsc(d, tsc);
 		if (d->seq - d->last_ts_seq >= IX_TS_EVERY ||
 		    d->last_ts_seq < 0) {
 			struct ix_ts *ts;
@@ -917,10 +930,8 @@ drain_events(struct dec *d, int status)
 		status = pt_blk_event(d->blk, &ev, sizeof(ev));
 		if (status < 0)
 			return (status);
-		if (ev.has_tsc) {
-			d->have_tsc = 1;
-			d->tsc = ev.tsc;
-		}
+		if (ev.has_tsc)
+			note_tsc(d, ev.tsc);
 		if (ev.status_update)
 			continue;
 		kind = event_kind(&ev);

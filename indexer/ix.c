@@ -1146,15 +1146,22 @@ format_name(enum hwtr_trace_format f)
 	}
 }
 
-static int
-ns_of(struct run *r, uint64_t tsc, int has, int64_t *ns)
+/*
+ * Bind the wall-clock time of a TSC (NULL without one or without a time
+ * conversion).  The conversion is done here, before the bind, and not in an
+ * argument list next to the value it produces: the order in which C
+ * evaluates arguments is unspecified, and gcc read the stale value first
+ * (every row got the time of the previous one).
+ */
+static void
+b_ns(struct run *r, struct stmt *s, int has, uint64_t tsc)
 {
 	const struct hwtr_capture_meta *meta = hwtr_ar_meta(r->ar);
 
 	if (!has || !meta->tconv.valid)
-		return (0);
-	*ns = hwtr_tsc_to_ns(&meta->tconv, tsc);
-	return (1);
+		b_opt(s, 0, 0);
+	else
+		b_opt(s, 1, hwtr_tsc_to_ns(&meta->tconv, tsc));
 }
 
 static int
@@ -1303,7 +1310,6 @@ write_static(struct run *r)
 		const struct ix_thread *t = &r->threads[i];
 		const struct ix_job_out *o = t->stream >= 0 ?
 		    &r->out[t->stream] : NULL;
-		int64_t ns = 0;
 
 		b_int(&s, t->id);
 		b_opt(&s, t->stream >= 0, t->stream >= 0 ?
@@ -1319,9 +1325,8 @@ write_static(struct run *r)
 		b_int(&s, o ? o->exec_insns : 0);
 		b_opt(&s, o && o->has_first, o ? (int64_t)o->first_tsc : 0);
 		b_opt(&s, o && o->has_last, o ? (int64_t)o->last_tsc : 0);
-		b_opt(&s, o && ns_of(r, o->first_tsc, o->has_first, &ns),
-		    ns);
-		b_opt(&s, o && ns_of(r, o->last_tsc, o->has_last, &ns), ns);
+		b_ns(r, &s, o && o->has_first, o ? o->first_tsc : 0);
+		b_ns(r, &s, o && o->has_last, o ? o->last_tsc : 0);
 		b_int(&s, o ? o->errors : 0);
 		b_int(&s, o ? o->gaps : 0);
 		b_int(&s, o ? (int64_t)o->ncalls : 0);
@@ -1463,7 +1468,7 @@ write_stream(struct run *r, size_t si, const int64_t *map, int identity,
     struct stmt *bc, struct stmt *ca, struct stmt *ev)
 {
 	struct ix_job_out *o = &r->out[si];
-	int64_t thread = (int64_t)si + 1, ns = 0;
+	int64_t thread = (int64_t)si + 1;
 	struct ix_buf tmp = { NULL, 0, 0 };
 	size_t i;
 	int rc = 0;
@@ -1522,7 +1527,7 @@ write_stream(struct run *r, size_t si, const int64_t *map, int identity,
 		b_int(ts, o->ts[i].seq);
 		b_int(ts, o->ts[i].insn);
 		b_int(ts, (int64_t)o->ts[i].tsc);
-		b_opt(ts, ns_of(r, o->ts[i].tsc, 1, &ns), ns);
+		b_ns(r, ts, 1, o->ts[i].tsc);
 		rc = st_exec(r, ts, "timestamps");
 	}
 	for (i = 0; i < o->nbranches && rc == 0; i++) {
@@ -1562,8 +1567,8 @@ write_stream(struct run *r, size_t si, const int64_t *map, int identity,
 		b_int(ca, c->exit_insn);
 		b_opt(ca, c->has_entry_tsc, (int64_t)c->entry_tsc);
 		b_opt(ca, c->has_exit_tsc, (int64_t)c->exit_tsc);
-		b_opt(ca, ns_of(r, c->entry_tsc, c->has_entry_tsc, &ns), ns);
-		b_opt(ca, ns_of(r, c->exit_tsc, c->has_exit_tsc, &ns), ns);
+		b_ns(r, ca, c->has_entry_tsc, c->entry_tsc);
+		b_ns(r, ca, c->has_exit_tsc, c->exit_tsc);
 		b_int(ca, c->exit_insn - c->entry_insn);
 		b_int(ca, c->self_insns);
 		b_int(ca, c->exit_seq - c->entry_seq);
@@ -1582,7 +1587,7 @@ write_stream(struct run *r, size_t si, const int64_t *map, int identity,
 		b_opt(ev, e->has_offset, (int64_t)e->offset);
 		b_opt(ev, e->has_ip, (int64_t)e->ip);
 		b_opt(ev, e->has_tsc, (int64_t)e->tsc);
-		b_opt(ev, ns_of(r, e->tsc, e->has_tsc, &ns), ns);
+		b_ns(r, ev, e->has_tsc, e->tsc);
 		b_opt(ev, r->threads[si].pid >= 0, r->threads[si].pid);
 		b_text(ev, e->detail);
 		rc = st_exec(r, ev, "events");
@@ -1594,7 +1599,7 @@ static int
 write_dynamic(struct run *r)
 {
 	struct stmt ch, ts, br, bc, ca, ev, bl;
-	int64_t **maps, call_base = 1, ns = 0;
+	int64_t **maps, call_base = 1;
 	size_t s, i;
 	int rc = 0, identity;
 
@@ -1696,7 +1701,7 @@ write_dynamic(struct run *r)
 		b_opt(&ev, 0, 0);
 		b_opt(&ev, 0, 0);
 		b_int(&ev, (int64_t)e->tsc);
-		b_opt(&ev, ns_of(r, e->tsc, 1, &ns), ns);
+		b_ns(r, &ev, 1, e->tsc);
 		b_opt(&ev, e->pid >= 0, e->pid);
 		b_text(&ev, e->detail);
 		rc = st_exec(r, &ev, "events");
