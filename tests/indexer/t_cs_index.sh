@@ -81,8 +81,35 @@ etmv3_ptm_body()
 	check Snowball
 }
 
+atf_test_case queries
+queries_head()
+{
+	atf_set descr "query verbs on a CoreSight database without ELF images show plain addresses: the first call and the last block are trc_pkt_lister's first range of the lowest trace ID and last range of the highest"
+}
+queries_body()
+{
+	check juno_r1_1
+	ranges=$(grep 'OCSD_GEN_TRC_ELEM_INSTR_RANGE' juno_r1_1.ppl)
+	lo=$(echo "$ranges" | sed 's/.*; ID:\([0-9a-f]*\);.*/\1/' | sort -u | head -n 1)
+	hi=$(echo "$ranges" | sed 's/.*; ID:\([0-9a-f]*\);.*/\1/' | sort -u | tail -n 1)
+	first=$(echo "$ranges" | grep "; ID:$lo;" | head -n 1 | sed 's/.*range=\(0x[0-9a-f]*\):.*/\1/')
+	last=$(echo "$ranges" | grep "; ID:$hi;" | tail -n 1 | sed 's/.*range=\(0x[0-9a-f]*\):.*/\1/')
+	"$HWTRACE" query juno_r1_1.db calls > calls || atf_fail "query calls failed"
+	got=$(awk 'NR == 2 { print $4 }' calls)
+	[ "$got" = "$first" ] ||
+	    atf_fail "expected the first call at $first (trace ID 0x$lo's first range), got '$got'"
+	"$HWTRACE" query juno_r1_1.db last > last || atf_fail "query last failed"
+	got=$(tail -n 1 last | awk '{ print $3 }')
+	[ "$got" = "$last" ] ||
+	    atf_fail "expected the last block at $last (trace ID 0x$hi's last range), got '$got'"
+	"$HWTRACE" query juno_r1_1.db hot --by block > hot || atf_fail "query hot failed"
+	awk 'NR > 1 && $1 !~ /^0x[0-9a-f]+$/ { exit 1 }' hot ||
+	    atf_fail "hot --by block shows something other than addresses: $(head -n 3 hot)"
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case queries
 	atf_add_test_case etmv4
 	atf_add_test_case etmv3_ptm
 }
