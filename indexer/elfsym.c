@@ -321,6 +321,7 @@ intern_file(struct ix_elf *e, size_t *cap, const char *path)
 struct line_tmp {
 	struct ix_line	l;
 	size_t		order;
+	int		endseq;
 };
 
 static int
@@ -330,6 +331,12 @@ line_cmp(const void *a, const void *b)
 
 	if (x->l.addr != y->l.addr)
 		return (x->l.addr < y->l.addr ? -1 : 1);
+	/*
+	 * A sequence may end where another begins: the end sorts first so
+	 * that the row that starts code wins at that address.
+	 */
+	if (x->endseq != y->endseq)
+		return (x->endseq ? -1 : 1);
 	return (x->order < y->order ? -1 : x->order > y->order);
 }
 
@@ -362,16 +369,21 @@ read_lines(struct ix_elf *e, Elf *elf)
 
 				if (l == NULL || dwarf_lineaddr(l, &a) != 0)
 					continue;
+				/*
+				 * End-of-sequence rows are kept as the end of
+				 * the row before them: code after a sequence
+				 * (libc without line information in a static
+				 * binary) has no line and must not borrow the
+				 * last line of the CU before it.
+				 */
 				(void)dwarf_lineendsequence(l, &endseq);
-				if (endseq)
-					continue;
-				src = dwarf_linesrc(l, NULL, NULL);
-				if (src == NULL)
+				src = endseq ? NULL : dwarf_linesrc(l, NULL, NULL);
+				if (src == NULL && !endseq)
 					continue;
 				(void)dwarf_lineno(l, &ln);
 				(void)dwarf_linecol(l, &col);
 				(void)dwarf_linebeginstatement(l, &stmt);
-				f = intern_file(e, &fcap, src);
+				f = endseq ? 0 : intern_file(e, &fcap, src);
 				if (f < 0) {
 					rc = -1;
 					goto out;
@@ -392,7 +404,9 @@ read_lines(struct ix_elf *e, Elf *elf)
 				tmp[n].l.line = ln;
 				tmp[n].l.col = col;
 				tmp[n].l.is_stmt = stmt;
+				tmp[n].l.end = a;
 				tmp[n].order = n;
+				tmp[n].endseq = endseq;
 				n++;
 			}
 		}
@@ -406,11 +420,20 @@ read_lines(struct ix_elf *e, Elf *elf)
 		rc = -1;
 		goto out;
 	}
-	/* The last row at an address is the one that applies. */
+	/*
+	 * The last row at an address is the one that applies; it reaches up
+	 * to the next row's address, which is an end of sequence where the
+	 * code with lines stops.  Ends of sequences are not rows of their own.
+	 */
 	for (i = 0, j = 0; i < n; i++) {
 		if (i + 1 < n && tmp[i + 1].l.addr == tmp[i].l.addr)
 			continue;
-		e->lines[j++] = tmp[i].l;
+		if (tmp[i].endseq)
+			continue;
+		e->lines[j] = tmp[i].l;
+		e->lines[j].end = i + 1 < n ? tmp[i + 1].l.addr :
+		    tmp[i].l.addr + 1;
+		j++;
 	}
 	e->nlines = j;
 out:
@@ -558,7 +581,9 @@ ix_elf_line(const struct ix_elf *e, uint64_t addr)
 		else
 			hi = mid;
 	}
-	return (lo > 0 ? &e->lines[lo - 1] : NULL);
+	if (lo == 0 || addr >= e->lines[lo - 1].end)
+		return (NULL);
+	return (&e->lines[lo - 1]);
 }
 
 int

@@ -202,6 +202,7 @@ struct ix_sym {
 
 struct ix_line {
 	uint64_t	addr;
+	uint64_t	end;		/* exclusive: next row or end of sequence */
 	int64_t		file;		/* index into ix_elf.files */
 	int32_t		line, col;
 	int		is_stmt;

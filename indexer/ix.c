@@ -623,14 +623,9 @@ add_sections(struct run *r)
 		struct ix_img *im;
 		uint64_t size, link;
 
-		if (m->image < 0 || !r->imgs[m->image].present) {
-			if (m->prot == 0 || (m->prot & PROT_EXEC))
-				ix_problem(r->ix, "mapping of '%s' at %#" PRIx64
-				    ": image not in the archive; its code "
-				    "cannot be decoded", m->path ? m->path :
-				    "?", m->start);
+		/* Said by warn_missing() if decoding needs its code. */
+		if (m->image < 0 || !r->imgs[m->image].present)
 			continue;
-		}
 		im = &r->imgs[m->image];
 		m->bias = (int64_t)(m->start - m->pgoff);
 		if (im->elf.elf && ix_elf_off2addr(&im->elf, m->pgoff,
@@ -667,6 +662,56 @@ add_sections(struct run *r)
 			r->isid_map[isid] = (int)i;
 	}
 	return (0);
+}
+
+/*
+ * An executable mapping whose image the archive lacks is worth a warning
+ * only when the decoder needed its code: a decode error at an address in
+ * it.  Step captures map [vsyscall] in every process and never run it.
+ * Once per mapping (path and range: a process and its exec'd successor
+ * map the same [vsyscall]), after all streams, so -j changes nothing.
+ */
+static void
+warn_missing(struct run *r)
+{
+	size_t i, k, s, e;
+	uint64_t n;
+
+	for (i = 0; i < r->nmaps; i++) {
+		const struct ix_map *m = &r->maps[i];
+
+		if ((m->image >= 0 && r->imgs[m->image].present) ||
+		    (m->prot != 0 && !(m->prot & PROT_EXEC)))
+			continue;
+		for (k = 0; k < i; k++) {
+			const struct ix_map *o = &r->maps[k];
+
+			if ((o->image < 0 || !r->imgs[o->image].present) &&
+			    o->start == m->start && o->end == m->end &&
+			    (o->prot == 0 || (o->prot & PROT_EXEC)) &&
+			    (o->path == m->path || (o->path != NULL &&
+			    m->path != NULL && strcmp(o->path, m->path) == 0)))
+				break;
+		}
+		if (k < i)
+			continue;
+		n = 0;
+		for (s = 0; s < r->nstreams; s++) {
+			const struct ix_job_out *o = &r->out[s];
+
+			for (e = 0; e < o->nevents; e++)
+				if (o->events[e].has_ip &&
+				    strcmp(o->events[e].kind, "decode-error") == 0 &&
+				    o->events[e].ip >= m->start &&
+				    o->events[e].ip < m->end)
+					n++;
+		}
+		if (n > 0)
+			ix_problem(r->ix, "mapping of '%s' at %#" PRIx64
+			    ": image not in the archive; its code cannot be "
+			    "decoded (%" PRIu64 " decode errors there)",
+			    m->path ? m->path : "?", m->start, n);
+	}
 }
 
 /* ----------------------------------------------------------------- */
@@ -1440,7 +1485,7 @@ write_static(struct run *r)
 	st_done(&s);
 	if (rc < 0)
 		return (rc);
-	if ((rc = st_prep(r, &s, "INSERT INTO lines VALUES (?,?,?,?,?,?)")) < 0)
+	if ((rc = st_prep(r, &s, "INSERT INTO lines VALUES (?,?,?,?,?,?,?)")) < 0)
 		return (rc);
 	for (i = 0; i < r->nimgs && rc == 0; i++) {
 		const struct ix_img *im = &r->imgs[i];
@@ -1454,6 +1499,7 @@ write_static(struct run *r)
 			b_int(&s, l->line);
 			b_int(&s, l->col);
 			b_int(&s, l->is_stmt);
+			b_int(&s, (int64_t)l->end);
 			rc = st_exec(r, &s, "lines");
 		}
 	}
@@ -1881,6 +1927,7 @@ hwtr_ix_run(struct hwtr_ix *ix, const char *archive, const char *db)
 	    (rc = add_sections(&r)) < 0 || (rc = prepare_jobs(&r)) < 0 ||
 	    (rc = run_jobs(&r)) < 0)
 		goto out;
+	warn_missing(&r);
 	for (i = 0; i < r.nstreams; i++) {
 		char nbuf[32];
 		const char *name = stream_name(hwtr_ar_stream(r.ar, i), nbuf,

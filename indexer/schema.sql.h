@@ -116,6 +116,7 @@
 "  line INTEGER NOT NULL,\n"						\
 "  col INTEGER NOT NULL,\n"						\
 "  is_stmt INTEGER NOT NULL,\n"						\
+"  end_addr INTEGER NOT NULL,\n"					\
 "  PRIMARY KEY (image, addr)\n"						\
 ") WITHOUT ROWID;\n"							\
 "CREATE TABLE blocks (\n"						\

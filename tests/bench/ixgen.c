@@ -270,7 +270,7 @@ walk(const struct prog *p, uint64_t ninsn, struct out *o, uint64_t seed)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: ixgen [-m] [-c flip|truncate|garbage] "
+	fprintf(stderr, "usage: ixgen [-mV] [-c flip|truncate|garbage] "
 	    "[-n INSNS] [-p PREFIX] [-s SEED] [-t THREADS] PROGRAM OUT\n");
 	exit(2);
 }
@@ -285,10 +285,10 @@ main(int argc, char **argv)
 	const char *corrupt = NULL, *prefix = NULL;
 	char key[HWTR_IMAGE_KEY_MAX], errbuf[256];
 	uint64_t ninsn = 1000000, seed = 1;
-	int c, nthreads = 1, missing = 0, t;
+	int c, nthreads = 1, missing = 0, vsyscall = 0, t;
 	size_t i;
 
-	while ((c = getopt(argc, argv, "c:mn:p:s:t:")) != -1) {
+	while ((c = getopt(argc, argv, "c:mn:p:s:t:V")) != -1) {
 		switch (c) {
 		case 'c':
 			corrupt = optarg;
@@ -307,6 +307,9 @@ main(int argc, char **argv)
 			break;
 		case 't':
 			nthreads = atoi(optarg);
+			break;
+		case 'V':
+			vsyscall = 1;
 			break;
 		default:
 			usage();
@@ -405,6 +408,26 @@ main(int argc, char **argv)
 		rec.u.mmap.prot = PROT_READ | PROT_EXEC;
 		rec.u.mmap.path = argv[optind];
 		rec.u.mmap.image = missing ? NULL : key;
+		if (hwtr_aw_sideband(aw, &rec) < 0)
+			errx(1, "sideband: %s", hwtr_aw_errmsg(aw));
+	}
+	/*
+	 * -V: [vsyscall] mapped twice, without an image and never executed,
+	 * as the step source's process-map sideband records it.
+	 */
+	for (t = 0; vsyscall && t < 2; t++) {
+		struct hwtr_sb_rec rec;
+
+		memset(&rec, 0, sizeof(rec));
+		rec.type = HWTR_SB_MMAP;
+		rec.pid = 1000;
+		rec.tid = 1000;
+		rec.time = 0;
+		rec.u.mmap.addr = 0xffffffffff600000ULL;
+		rec.u.mmap.len = 0x1000;
+		rec.u.mmap.prot = PROT_EXEC;
+		rec.u.mmap.path = "[vsyscall]";
+		rec.u.mmap.image = NULL;
 		if (hwtr_aw_sideband(aw, &rec) < 0)
 			errx(1, "sideband: %s", hwtr_aw_errmsg(aw));
 	}

@@ -189,6 +189,29 @@ missing_image_body()
 	[ "$n" -gt 0 ] || atf_fail "no 'no memory mapped' decode error recorded"
 }
 
+atf_test_case missing_image_never_run
+missing_image_never_run_head()
+{
+	atf_set descr "a mapping without an image that no code runs in ([vsyscall], mapped twice): no warning; a missing image that runs: named once"
+	atf_set timeout 120
+}
+missing_image_never_run_body()
+{
+	need_gen
+	"$GEN" -n 30000 -V "$PROG" v.hwtrace || atf_fail "ixgen failed"
+	run_status 0 "$HWTRACE" index -j 2 -o v.db v.hwtrace
+	! grep -q "not in the archive" err ||
+	    atf_fail "warned about a mapping never executed: $(tr '\n' '|' < err)"
+	n=$(q v.db "SELECT count(*) FROM mappings WHERE path = '[vsyscall]'")
+	[ "$n" = 2 ] || atf_fail "expected 2 [vsyscall] mappings, got $n"
+	"$GEN" -n 30000 -V -m "$PROG" w.hwtrace || atf_fail "ixgen failed"
+	run_status 0 "$HWTRACE" index -j 2 -o w.db w.hwtrace
+	n=$(grep -c "not in the archive" err)
+	[ "$n" = 1 ] || atf_fail "expected one warning (the program), got $n: $(tr '\n' '|' < err)"
+	grep -q "vsyscall" err && atf_fail "warned about [vsyscall]: $(tr '\n' '|' < err)"
+	return 0
+}
+
 atf_test_case truncated_archive
 truncated_archive_head()
 {
@@ -259,6 +282,7 @@ atf_init_test_cases()
 	atf_add_test_case truncated_stream
 	atf_add_test_case garbage
 	atf_add_test_case missing_image
+	atf_add_test_case missing_image_never_run
 	atf_add_test_case truncated_archive
 	atf_add_test_case lldb_single
 	atf_add_test_case lldb_multi_file
