@@ -273,7 +273,8 @@ synth(int64_t target)
 		step(st);
 	}
 	sqlite3_finalize(st);
-	st = prep("INSERT INTO lines VALUES (1, ?1, 1, ?2, 0, 1)");
+	/* Each row covers its 16-byte block (end_addr: hwtrace-db(5)). */
+	st = prep("INSERT INTO lines VALUES (1, ?1, 1, ?2, 0, 1, ?1 + 16)");
 	for (b = 0; b < NBLK; b++) {
 		sqlite3_bind_int64(st, 1, blk_ip(b));
 		sqlite3_bind_int64(st, 2, 10 + b);
