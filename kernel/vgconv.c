@@ -578,8 +578,18 @@ thr_def(struct vg_thr *t)
 	t->def = d;
 	t->defgen = f->gen;
 	if (t->prev != NULL) {
+		/*
+		 * One generation covers all the exits' cached successors: a
+		 * superblock shared with a fork parent or child may still hold
+		 * the other process's successors (freed with its table), so
+		 * they go before this process's generation applies to them.
+		 */
+		if (t->prev->succ_gen != f->gen) {
+			memset(t->prev->succ, 0, ((size_t)t->prev->nexits + 1) *
+			    sizeof(*t->prev->succ));
+			t->prev->succ_gen = f->gen;
+		}
 		t->prev->succ[t->prev_slot] = d;
-		t->prev->succ_gen = f->gen;
 		t->prev = NULL;
 	}
 	return (d);

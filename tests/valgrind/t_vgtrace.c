@@ -511,6 +511,27 @@ check(struct ctx *c)
 	ATF_REQUIRE_MSG(nthr_checked > 0, "no thread was traced");
 }
 
+/* Free what convert() collected for the threads and the code table. */
+static void
+ctx_free(struct ctx *c)
+{
+	struct tthr *t;
+	size_t i;
+	int k;
+
+	for (i = 0; i < c->nthr; i++) {
+		t = c->thr[i];
+		hwtr_ptenc_free(t->enc);
+		for (k = 0; k < MAX_SEG; k++)
+			free(t->seg[k].b);
+		free(t->walk.v);
+		free(t->gt.v);
+		free(t);
+	}
+	free(c->code);
+	memset(c, 0, sizeof(*c));
+}
+
 static void
 trace_and_check(char *const argv[])
 {
@@ -523,6 +544,7 @@ trace_and_check(char *const argv[])
 	(void)run_tool(argv);
 	convert(&c);
 	check(&c);
+	ctx_free(&c);
 }
 
 static void
