@@ -691,16 +691,22 @@ ATF_TC_BODY(ring_overflow_reported_as_lost, tc)
 	const struct rec *l;
 	uint64_t lost = 0;
 	char err[256], c;
-	int go[2], status, i, round;
+	int go[2], done[2], status, i, round;
 	pid_t pid;
 	size_t k;
 
 	ATF_REQUIRE(pipe(go) == 0);
+	ATF_REQUIRE(pipe(done) == 0);
 	pid = fork();
 	ATF_REQUIRE(pid >= 0);
 	if (pid == 0) {
-		/* Twice: 400 executable mappings, each an MMAP2 record. */
+		/*
+		 * Twice: 400 executable mappings, each an MMAP2 record; say
+		 * when a round is over (no sleeping: a loaded machine may take
+		 * any time).
+		 */
 		close(go[1]);
+		close(done[0]);
 		for (round = 0; round < 2; round++) {
 			if (read(go[0], &c, 1) != 1)
 				_exit(1);
@@ -713,10 +719,13 @@ ATF_TC_BODY(ring_overflow_reported_as_lost, tc)
 					_exit(1);
 				munmap(m, 4096);
 			}
+			if (write(done[1], "d", 1) != 1)
+				_exit(1);
 		}
 		_exit(0);
 	}
 	close(go[0]);
+	close(done[1]);
 	memset(&o, 0, sizeof(o));
 	o.pid = pid;
 	o.ring_pages = 1;
@@ -730,7 +739,7 @@ ATF_TC_BODY(ring_overflow_reported_as_lost, tc)
 	}
 	/* First round overflows; reading makes room; the second reports. */
 	ATF_REQUIRE(write(go[1], "x", 1) == 1);
-	usleep(200000);
+	ATF_REQUIRE(read(done[0], &c, 1) == 1);
 	ATF_REQUIRE(hwtr_sbc_read(sbc, 0, collect, &rs) >= 0);
 	ATF_REQUIRE(write(go[1], "x", 1) == 1);
 	ATF_REQUIRE(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
@@ -758,6 +767,7 @@ ATF_TC_BODY(ring_overflow_reported_as_lost, tc)
 	    lost);
 	hwtr_sbc_close(sbc);
 	close(go[1]);
+	close(done[0]);
 	free(rs.v);
 }
 
