@@ -410,9 +410,16 @@ hwtr_aw_open(struct hwtr_aw **awp, const char *path,
 	if (!ZSTD_isError(r))
 		r = ZSTD_CCtx_setParameter(aw->cctx_st, ZSTD_c_contentSizeFlag, 1);
 	/* A libzstd built without threads refuses workers: go single. */
-	if (!ZSTD_isError(r) && threads > 0)
-		(void)ZSTD_CCtx_setParameter(aw->cctx_mt, ZSTD_c_nbWorkers,
-		    threads);
+	if (!ZSTD_isError(r) && threads > 0 &&
+	    !ZSTD_isError(ZSTD_CCtx_setParameter(aw->cctx_mt,
+	    ZSTD_c_nbWorkers, threads)))
+		/*
+		 * zstd's default job at level 3 is several MiB, as large as a
+		 * typical chunk: one job per frame keeps one worker busy.
+		 * 1 MiB jobs let every worker take part in one chunk.
+		 */
+		(void)ZSTD_CCtx_setParameter(aw->cctx_mt, ZSTD_c_jobSize,
+		    1 << 20);
 	if (ZSTD_isError(r)) {
 		if (errbuf != NULL)
 			snprintf(errbuf, errlen, "zstd level %d: %s", level,
