@@ -369,7 +369,8 @@ find_reg(const struct cs_src *s, const char *name)
 	size_t i;
 
 	for (i = 0; i < s->s.nregs; i++)
-		if (strcasecmp(s->regs[i].name, name) == 0)
+		if (s->regs[i].name != NULL &&
+		    strcasecmp(s->regs[i].name, name) == 0)
 			return (&s->regs[i]);
 	return (NULL);
 }
@@ -608,7 +609,8 @@ find_dev(const struct cs_snap *sn, const char *name)
 	size_t i;
 
 	for (i = 0; i < sn->ndev; i++)
-		if (strcmp(sn->dev[i].name, name) == 0)
+		if (sn->dev[i].name != NULL &&
+		    strcmp(sn->dev[i].name, name) == 0)
 			return (&sn->dev[i]);
 	return (NULL);
 }
@@ -810,7 +812,8 @@ load_snapshot(struct cs_snap *sn)
 		if (strcmp(e->sec, "source_buffers") != 0)
 			continue;
 		for (j = 0; j < sn->nbuf; j++)
-			if (strcmp(sn->buf[j].name, e->val) == 0)
+			if (sn->buf[j].name != NULL &&
+			    strcmp(sn->buf[j].name, e->val) == 0)
 				break;
 		if (j == sn->nbuf) {
 			hwtr_import_err(sn->errbuf, sn->errlen, "'%s': "
@@ -872,7 +875,8 @@ load_snapshot(struct cs_snap *sn)
 		if (strcmp(e->sec, "core_trace_sources") != 0)
 			continue;
 		for (j = 0; j < sn->nsrc; j++)
-			if (strcmp(sn->src[j].dev->name, e->val) == 0)
+			if (sn->src[j].dev != NULL &&
+			    strcmp(sn->src[j].dev->name, e->val) == 0)
 				break;
 		if (j == sn->nsrc)
 			continue;	/* a source in no buffer */
@@ -889,7 +893,8 @@ load_snapshot(struct cs_snap *sn)
 		    sn->src[i].s.protocol != HWTR_TF_STM) {
 			hwtr_import_err(sn->errbuf, sn->errlen, "'%s': "
 			    "[core_trace_sources]: no core for source '%s'",
-			    ti->path, sn->src[i].dev->name);
+			    ti->path, sn->src[i].dev != NULL ?
+			    sn->src[i].dev->name : "?");
 			return (-HWTR_E_FORMAT);
 		}
 	/* Group the sources by buffer. */
