@@ -15,6 +15,7 @@
  * Prints the elements and the wall time of the decode alone.
  */
 
+#include <err.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@ main(int argc, char **argv)
 {
 	struct hwtr_ar *ar;
 	const struct hwtr_sb_rec *r;
-	struct ix_cs_mem *mem = NULL;
+	struct ix_cs_mem *mem = NULL, *nm;
 	struct timespec t0, t1;
 	uint64_t n = 0, bytes = 0;
 	size_t i, s, c, nmem = 0;
@@ -58,9 +59,9 @@ main(int argc, char **argv)
 		    hwtr_ar_read_image(ar, (size_t)idx, &p, &len) < 0 ||
 		    r->u.mmap.pgoff >= len)
 			continue;
-		mem = realloc(mem, (nmem + 1) * sizeof(*mem));
-		if (mem == NULL)
-			return (1);
+		if ((nm = realloc(mem, (nmem + 1) * sizeof(*mem))) == NULL)
+			errx(1, "out of memory");
+		mem = nm;
 		mem[nmem].addr = r->u.mmap.addr;
 		mem[nmem].p = (const uint8_t *)p + r->u.mmap.pgoff;
 		mem[nmem].len = r->u.mmap.len;
@@ -75,11 +76,15 @@ main(int argc, char **argv)
 			continue;
 		for (c = 0; c < hwtr_ar_nchunks(ar, s); c++) {
 			void *p;
+			uint8_t *nb;
 			size_t k;
 
-			if (hwtr_ar_read_chunk(ar, s, c, &p, &k) < 0 ||
-			    (buf = realloc(buf, len + k)) == NULL)
-				return (1);
+			if (hwtr_ar_read_chunk(ar, s, c, &p, &k) < 0)
+				errx(1, "stream %zu chunk %zu: %s", s, c,
+				    hwtr_ar_errmsg(ar));
+			if ((nb = realloc(buf, len + k)) == NULL)
+				errx(1, "out of memory");
+			buf = nb;
 			memcpy(buf + len, p, k);
 			len += k;
 			free(p);
@@ -88,6 +93,8 @@ main(int argc, char **argv)
 		if (ix_cs_decode(sd, buf, len, mem, nmem, count, &n, err,
 		    sizeof(err)) < 0) {
 			fprintf(stderr, "csbare: stream %zu: %s\n", s, err);
+			free(buf);
+			free(mem);
 			return (1);
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -99,6 +106,7 @@ main(int argc, char **argv)
 	}
 	fprintf(stderr, "csbare: %" PRIu64 " elements from %" PRIu64
 	    " bytes\n", n, bytes);
+	free(mem);
 	hwtr_ar_close(ar);
 	return (0);
 }
