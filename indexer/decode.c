@@ -101,29 +101,11 @@ struct dec {
 	size_t		nstack, cstack, cret;
 };
 
-static int
-grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t n;
-	void *q;
-
-	if (need <= *cap)
-		return (0);
-	n = *cap ? *cap * 2 : 64;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * elem);
-	if (q == NULL)
-		return (-HWTR_E_NOMEM);
-	*p = q;
-	*cap = n;
-	return (0);
-}
 
 int
 ix_buf_put(struct ix_buf *b, const void *p, size_t n)
 {
-	if (grow((void **)&b->p, &b->cap, b->len + n, 1) < 0)
+	if (ix_grow((void **)&b->p, &b->cap, b->len + n, 1) < 0)
 		return (-HWTR_E_NOMEM);
 	memcpy(b->p + b->len, p, n);
 	b->len += n;
@@ -179,7 +161,7 @@ add_event(struct dec *d, const char *kind, int has_ip, uint64_t ip,
 	struct ix_event *e;
 	uint64_t off;
 
-	if (grow((void **)&o->events, &o->cevents, o->nevents + 1,
+	if (ix_grow((void **)&o->events, &o->cevents, o->nevents + 1,
 	    sizeof(*e)) < 0)
 		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 	e = &o->events[o->nevents++];
@@ -289,7 +271,7 @@ update_time(struct dec *d)
 		    d->last_ts_seq < 0) {
 			struct ix_ts *ts;
 
-			if (grow((void **)&o->ts, &o->cts, o->nts + 1,
+			if (ix_grow((void **)&o->ts, &o->cts, o->nts + 1,
 			    sizeof(*ts)) < 0)
 				return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 			if (o->nts > 0 && o->ts[o->nts - 1].seq == d->seq)
@@ -388,7 +370,7 @@ run_id(struct dec *d, const struct ix_sblock *proto)
 	}
 	if (o->nblocks >= UINT32_MAX - 1)
 		return (fail(d, -HWTR_E_LIMIT, "too many blocks", NULL));
-	if (grow((void **)&o->blocks, &o->cblocks, o->nblocks + 1,
+	if (ix_grow((void **)&o->blocks, &o->cblocks, o->nblocks + 1,
 	    sizeof(*sb)) < 0)
 		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 	sb = &o->blocks[o->nblocks];
@@ -414,7 +396,7 @@ add_run_id(struct dec *d, struct ix_lblock *lb, int64_t id)
 {
 	if (id < 0)
 		return ((int)id);
-	if (grow((void **)&d->runs, &d->cruns, d->nruns + 1,
+	if (ix_grow((void **)&d->runs, &d->cruns, d->nruns + 1,
 	    sizeof(*d->runs)) < 0)
 		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 	d->runs[d->nruns++] = (uint32_t)id;
@@ -583,7 +565,7 @@ lblock_get(struct dec *d, const struct pt_block *b)
 		    lb->mode == mode)
 			return (lb);
 	}
-	if (grow((void **)&d->lb, &d->clb, d->nlb + 1, sizeof(*lb)) < 0) {
+	if (ix_grow((void **)&d->lb, &d->clb, d->nlb + 1, sizeof(*lb)) < 0) {
 		fail(d, -HWTR_E_NOMEM, "out of memory", NULL);
 		return (NULL);
 	}
@@ -640,7 +622,7 @@ add_branch(struct dec *d, uint32_t from, uint32_t to, uint8_t kind)
 			return (0);
 		}
 	}
-	if (grow((void **)&o->branches, &o->cbranches, o->nbranches + 1,
+	if (ix_grow((void **)&o->branches, &o->cbranches, o->nbranches + 1,
 	    sizeof(*br)) < 0)
 		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 	br = &o->branches[o->nbranches];
@@ -664,11 +646,11 @@ push_call(struct dec *d, uint32_t entry, uint64_t ip, int kind,
 	struct ix_job_out *o = d->out;
 	struct ix_call *c;
 
-	if (grow((void **)&o->calls, &o->ccalls, o->ncalls + 1,
+	if (ix_grow((void **)&o->calls, &o->ccalls, o->ncalls + 1,
 	    sizeof(*c)) < 0 ||
-	    grow((void **)&d->stack, &d->cstack, d->nstack + 1,
+	    ix_grow((void **)&d->stack, &d->cstack, d->nstack + 1,
 	    sizeof(*d->stack)) < 0 ||
-	    grow((void **)&d->retaddr, &d->cret, d->nstack + 1,
+	    ix_grow((void **)&d->retaddr, &d->cret, d->nstack + 1,
 	    sizeof(*d->retaddr)) < 0)
 		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 	c = &o->calls[o->ncalls];
@@ -808,7 +790,7 @@ add_run(struct dec *d, int64_t id)
 	}
 	ch = o->nchunks ? &o->chunks[o->nchunks - 1] : NULL;
 	if (ch == NULL || ch->nblocks == IX_CHUNK_BLOCKS) {
-		if (grow((void **)&o->chunks, &o->cchunks, o->nchunks + 1,
+		if (ix_grow((void **)&o->chunks, &o->cchunks, o->nchunks + 1,
 		    sizeof(*ch)) < 0 || o->chunks == NULL)
 			return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 		ch = &o->chunks[o->nchunks++];
@@ -820,7 +802,7 @@ add_run(struct dec *d, int64_t id)
 		d->chunk_prev = -1;
 		if (d->have_tsc && (o->nts == 0 ||
 		    o->ts[o->nts - 1].seq != d->seq)) {
-			if (grow((void **)&o->ts, &o->cts, o->nts + 1,
+			if (ix_grow((void **)&o->ts, &o->cts, o->nts + 1,
 			    sizeof(*o->ts)) < 0)
 				return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 			o->ts[o->nts].seq = d->seq;
@@ -1183,7 +1165,7 @@ cs_collect(void *arg, const struct ix_cs_elem *e)
 	if (e->kind == IX_CS_CYCLES || e->kind == IX_CS_OTHER ||
 	    e->kind == IX_CS_EOT)
 		return (0);
-	if (grow((void **)&c->v, &c->cap, c->n + 1, sizeof(*c->v)) < 0)
+	if (ix_grow((void **)&c->v, &c->cap, c->n + 1, sizeof(*c->v)) < 0)
 		return (-HWTR_E_NOMEM);
 	c->v[c->n++] = *e;
 	return (0);

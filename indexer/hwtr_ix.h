@@ -192,6 +192,9 @@ struct ix_job_out {
 void ix_decode_stream(const struct ix_job_in *in, struct ix_job_out *out);
 void ix_job_out_free(struct ix_job_out *out);
 
+/* Grow *@p to hold at least @need elements of @elem bytes (doubling). */
+int ix_grow(void **p, size_t *cap, size_t need, size_t elem);
+
 /* Symbols and lines of one image (elfsym.c). */
 struct ix_sym {
 	uint64_t	addr, size;

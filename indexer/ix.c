@@ -243,8 +243,8 @@ hwtr_ix_problem(const struct hwtr_ix *ix, size_t i)
 	return (i < ix->nproblems ? ix->problems[i] : NULL);
 }
 
-static int
-grow(void **p, size_t *cap, size_t need, size_t elem)
+int
+ix_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
 	size_t n;
 	void *q;
@@ -338,7 +338,7 @@ proc_get(struct run *r, int32_t pid)
 	for (i = 0; i < r->nprocs; i++)
 		if (r->procs[i].pid == pid)
 			return (&r->procs[i]);
-	if (grow((void **)&r->procs, &r->cprocs, r->nprocs + 1,
+	if (ix_grow((void **)&r->procs, &r->cprocs, r->nprocs + 1,
 	    sizeof(*p)) < 0)
 		return (NULL);
 	p = &r->procs[r->nprocs++];
@@ -359,7 +359,7 @@ thread_get(struct run *r, int32_t pid, int32_t tid, int create)
 			return (&r->threads[i]);
 	if (!create || tid < 0)
 		return (NULL);
-	if (grow((void **)&r->threads, &r->cthreads, r->nthreads + 1,
+	if (ix_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1,
 	    sizeof(*t)) < 0)
 		return (NULL);
 	t = &r->threads[r->nthreads];
@@ -377,7 +377,7 @@ sb_event(struct run *r, const char *kind, const struct hwtr_sb_rec *rec,
 {
 	struct ix_sbev *e;
 
-	if (grow((void **)&r->sbev, &r->csbev, r->nsbev + 1, sizeof(*e)) < 0)
+	if (ix_grow((void **)&r->sbev, &r->csbev, r->nsbev + 1, sizeof(*e)) < 0)
 		return (-HWTR_E_NOMEM);
 	e = &r->sbev[r->nsbev++];
 	e->kind = kind;
@@ -442,7 +442,7 @@ new_map(struct run *r)
 {
 	struct ix_map *m;
 
-	if (grow((void **)&r->maps, &r->cmaps, r->nmaps + 1, sizeof(*m)) < 0)
+	if (ix_grow((void **)&r->maps, &r->cmaps, r->nmaps + 1, sizeof(*m)) < 0)
 		return (NULL);
 	m = &r->maps[r->nmaps];
 	memset(m, 0, sizeof(*m));
@@ -475,7 +475,7 @@ replay_sideband(struct run *r)
 	for (i = 0; i < r->nstreams; i++) {
 		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, i);
 
-		if (grow((void **)&r->threads, &r->cthreads, r->nthreads + 1,
+		if (ix_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1,
 		    sizeof(*t)) < 0)
 			return (-HWTR_E_NOMEM);
 		t = &r->threads[r->nthreads];
@@ -990,7 +990,7 @@ global_block(struct run *r, struct ix_sblock *b)
 			return ((int64_t)v - 1);
 		}
 	}
-	if (grow((void **)&r->g, &r->cg, r->ng + 1, sizeof(*g)) < 0)
+	if (ix_grow((void **)&r->g, &r->cg, r->ng + 1, sizeof(*g)) < 0)
 		return (-HWTR_E_NOMEM);
 	g = &r->g[r->ng];
 	memset(g, 0, sizeof(*g));
@@ -1038,7 +1038,7 @@ file_id(struct run *r, const char *path)
 		if (strcmp(r->files[v - 1], path) == 0)
 			return ((int64_t)v);
 	}
-	if (grow((void **)&r->files, &r->cfiles, r->nfiles + 1,
+	if (ix_grow((void **)&r->files, &r->cfiles, r->nfiles + 1,
 	    sizeof(*r->files)) < 0)
 		return (-HWTR_E_NOMEM);
 	if ((r->files[r->nfiles] = strdup(path)) == NULL)
