@@ -751,6 +751,12 @@ int hwtr_ptenc_enable(struct hwtr_ptenc *enc, uint64_t ip, int mode64,
 int hwtr_ptenc_disable(struct hwtr_ptenc *enc, uint64_t ip, uint64_t tsc);
 int hwtr_ptenc_cond(struct hwtr_ptenc *enc, int taken);
 /*
+ * @n (<= 64) conditional branches at once: bit n-1 of @bits is the oldest,
+ * bit 0 the newest (1: taken).  The packets are those of @n calls of
+ * hwtr_ptenc_cond() in that order.
+ */
+int hwtr_ptenc_tnt(struct hwtr_ptenc *enc, uint64_t bits, unsigned n);
+/*
  * A near call to @target whose return address is @ret_ip (the address after
  * the call instruction); @indirect: the target came from a register or
  * memory (TIP @target).

@@ -388,6 +388,39 @@ hwtr_ptenc_cond(struct hwtr_ptenc *enc, int taken)
 	return (add_tnt(enc, taken));
 }
 
+/*
+ * Batched conditional branches (the valgrind source knows whole paths of
+ * them at once): the same packet boundaries as bit-at-a-time add_tnt(),
+ * since a full packet is written only when a further bit comes.
+ */
+int
+hwtr_ptenc_tnt(struct hwtr_ptenc *enc, uint64_t bits, unsigned n)
+{
+	unsigned k;
+	int rc;
+
+	if (enc == NULL || !enc->enabled || n > 64)
+		return (-HWTR_E_INVAL);
+	if (enc->error)
+		return (-HWTR_E_IO);
+	while (n > 0) {
+		if (enc->ntnt == PTENC_TNT_LONG) {
+			if ((rc = reserve(enc)) < 0 ||
+			    (rc = flush_tnt(enc)) < 0)
+				return (rc);
+		}
+		k = PTENC_TNT_LONG - enc->ntnt;
+		if (k > n)
+			k = n;
+		/* k <= 47 < 64: the shifts below are defined. */
+		enc->tnt = (enc->tnt << k) |
+		    ((bits >> (n - k)) & ((UINT64_C(1) << k) - 1));
+		enc->ntnt += k;
+		n -= k;
+	}
+	return (0);
+}
+
 int
 hwtr_ptenc_call(struct hwtr_ptenc *enc, uint64_t ret_ip, uint64_t target,
     int indirect)

@@ -67,6 +67,30 @@ struct vg_sev {
 	uint64_t	next;		/* the next instruction in the block */
 };
 
+/*
+ * What executing a superblock up to one of its exits (a slot: side exit k,
+ * or nexits for the final exit) does, when that is static and simple: TNT
+ * bits, direct calls, instructions.  The fast path (fast_run()) applies it
+ * without replaying the block.
+ */
+struct vg_path {
+	uint64_t	bits;		/* oldest most significant */
+	uint64_t	dst;
+	uint16_t	ninsn;		/* instructions completed */
+	uint16_t	ncall;		/* direct calls before the exit */
+	uint8_t		nbits;		/* <= VG_PATH_BITS */
+	uint8_t		xcall;		/* the exit is a direct call */
+	uint8_t		fast;		/* nothing else happens */
+	/*
+	 * The superblock this exit led to last time, valid while the file's
+	 * table is at generation @succ_gen of the def: saves a hash lookup
+	 * per executed superblock.
+	 */
+	struct vg_def	*succ;
+};
+
+#define VG_PATH_BITS	32
+
 struct vg_def {
 	uint32_t	refs;		/* tables holding it (fork snapshots) */
 	uint64_t	addr;
@@ -86,15 +110,14 @@ struct vg_def {
 	 * instruction several times in a row); only the last pass completes.
 	 */
 	uint16_t	*cnt;
-	/*
-	 * The superblock each exit led to last time (exit k, and nexits for
-	 * the final one), valid while the file's table is at generation
-	 * @succ_gen: saves a hash lookup per executed superblock.
-	 */
-	struct vg_def	**succ;
-	uint64_t	succ_gen;
+	uint64_t	succ_gen;	/* of the paths' @succ */
 	uint16_t	trig;		/* instruction at the trigger, or none */
+	uint8_t		need;		/* its exit needs a record */
+	struct vg_path	*path;		/* nexits + 1 slots, at DEF_PATH() */
 };
+
+/* Where the paths are: right after the def, with no pointer to load. */
+#define DEF_PATH(d)	((struct vg_path *)((d) + 1))
 
 #define VG_NOTRIG	0xffff
 
@@ -370,6 +393,62 @@ classify(struct vgconv *cv, struct vg_insn *in, const uint8_t *bytes)
 		in->target = t;
 }
 
+/* Fill d->path[slot] (see struct vg_path); ->fast 0 when not simple. */
+static void
+path_init(struct vg_def *d, size_t slot)
+{
+	struct vg_path *p = &d->path[slot];
+	const struct vg_insn *in;
+	size_t i, s;
+	int complete;
+
+	memset(p, 0, sizeof(*p));
+	if (slot < d->nexits) {
+		i = d->exit[slot].insn;
+		p->dst = d->exit[slot].dst;
+	} else if (d->nextkind == HWVG_NEXT_CONST) {
+		i = d->ninsn - 1u;
+		p->dst = d->next;
+	} else
+		return;		/* a computed target: replay() */
+	in = &d->insn[i];
+	/* As in replay(). */
+	complete = !(p->dst == in->addr && (in->cls == CLS_OTHER ||
+	    in->cls == CLS_SYS));
+	p->ninsn = (uint16_t)(d->cnt[i] + complete);
+	if (d->trig != VG_NOTRIG && d->trig < i + complete)
+		return;
+	for (s = 0; s < d->nev && d->sev[s].idx < i; s++) {
+		if (d->sev[s].cls == CLS_CALL)
+			p->ncall++;
+		else if (d->sev[s].cls != CLS_JCC || p->nbits == VG_PATH_BITS)
+			return;
+		else {
+			p->bits = p->bits << 1 | d->sev[s].taken;
+			p->nbits++;
+		}
+	}
+	if (complete) {
+		switch (in->cls) {
+		case CLS_OTHER:
+		case CLS_JMP:
+			break;
+		case CLS_JCC:
+			if (p->nbits == VG_PATH_BITS)
+				return;
+			p->bits = p->bits << 1 | (p->dst != in->addr + in->len);
+			p->nbits++;
+			break;
+		case CLS_CALL:
+			p->xcall = 1;
+			break;
+		default:
+			return;		/* packets, or tracing stops */
+		}
+	}
+	p->fast = 1;
+}
+
 static int
 parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 {
@@ -390,16 +469,16 @@ parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 		    (unsigned long long)rd64(p)));
 	need = sizeof(*d) + ninsn * (sizeof(struct vg_insn) + 4 +
 	    sizeof(struct vg_sev)) + 2 + nexits * sizeof(struct vg_exit) +
-	    (nexits + 1) * sizeof(struct vg_def *) + 16;
+	    (nexits + 1) * sizeof(struct vg_path) + 16;
 	if ((d = calloc(1, need)) == NULL)
 		return (-HWTR_E_NOMEM);
-	d->insn = (struct vg_insn *)(d + 1);
+	d->path = DEF_PATH(d);
+	d->insn = (struct vg_insn *)(d->path + nexits + 1);
 	d->exit = (struct vg_exit *)(d->insn + ninsn);
 	d->ev = (uint16_t *)(d->exit + nexits);
 	d->cnt = d->ev + ninsn;
-	d->succ = (struct vg_def **)(((uintptr_t)(d->cnt + ninsn + 1) + 7) &
+	d->sev = (struct vg_sev *)(((uintptr_t)(d->cnt + ninsn + 1) + 7) &
 	    ~(uintptr_t)7);
-	d->sev = (struct vg_sev *)(d->succ + nexits + 1);
 	d->refs = 1;
 	d->addr = rd64(p);
 	d->ninsn = ninsn;
@@ -457,6 +536,9 @@ parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 			goto bad;
 		off += 11;
 	}
+	d->need = nexits > 0 || d->nextkind != HWVG_NEXT_CONST;
+	for (i = 0; i <= nexits; i++)
+		path_init(d, i);
 	cv->st.defs++;
 	return (def_put(f, d));
 bad:
@@ -585,11 +667,13 @@ thr_def(struct vg_thr *t)
 		 * they go before this process's generation applies to them.
 		 */
 		if (t->prev->succ_gen != f->gen) {
-			memset(t->prev->succ, 0, ((size_t)t->prev->nexits + 1) *
-			    sizeof(*t->prev->succ));
+			size_t k;
+
+			for (k = 0; k <= t->prev->nexits; k++)
+				t->prev->path[k].succ = NULL;
 			t->prev->succ_gen = f->gen;
 		}
-		t->prev->succ[t->prev_slot] = d;
+		t->prev->path[t->prev_slot].succ = d;
 		t->prev = NULL;
 	}
 	return (d);
@@ -708,9 +792,9 @@ replay(struct vgconv *cv, struct vg_thr *t, struct vg_def *d,
 	    cv->cb.trigger != NULL && (rc = cv->cb.trigger(cv->cb.arg,
 	    t->tok)) < 0)
 		return (rc);
-	if (d->succ_gen == t->file->gen && d->succ[slot] != NULL &&
-	    d->succ[slot]->addr == dst) {
-		t->def = d->succ[slot];
+	if (d->succ_gen == t->file->gen && d->path[slot].succ != NULL &&
+	    d->path[slot].succ->addr == dst) {
+		t->def = d->path[slot].succ;
 		t->defgen = d->succ_gen;
 		t->prev = NULL;
 	} else {
@@ -862,6 +946,127 @@ stop_at(struct vgconv *cv, struct vg_thr *t, uint64_t ip)
 		t->enabled = 0;
 	}
 	return (0);
+}
+
+/* The direct calls of path @p of superblock @d, in order. */
+static int
+path_calls(struct hwtr_ptenc *e, const struct vg_def *d,
+    const struct vg_path *p, size_t slot)
+{
+	const struct vg_sev *sv;
+	const struct vg_insn *in;
+	unsigned n;
+	int rc;
+
+	for (sv = d->sev, n = p->ncall; n > 0; sv++)
+		if (sv->cls == CLS_CALL) {
+			if ((rc = hwtr_ptenc_call(e, sv->ret, sv->next, 0)) < 0)
+				return (rc);
+			n--;
+		}
+	if (p->xcall) {
+		in = &d->insn[slot < d->nexits ? d->exit[slot].insn :
+		    d->ninsn - 1u];
+		return (hwtr_ptenc_call(e, in->addr + in->len, p->dst, 0));
+	}
+	return (0);
+}
+
+/*
+ * The fast path: one-byte records of the current thread, and the blocks
+ * without records between them, whose paths are simple (struct vg_path):
+ * a table lookup per superblock, TNT bits gathered in a word and handed
+ * to the encoder in batches.  It produces exactly what advance() and
+ * replay() would: the same encoder calls in the same order (the PSB+
+ * check every 16th block included), only with TNT bits batched.  It stops
+ * at anything else, which the slow path then handles.  Returns the bytes
+ * of @buf it consumed.
+ */
+static long
+fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
+{
+	struct vgconv *cv = f->cv;
+	struct vg_thr *t = f->cur;
+	struct hwtr_ptenc *e;
+	struct vg_def *d, *nd;
+	const struct vg_path *p;
+	uint64_t bits = 0, ninsn = 0, nblocks = 0;
+	unsigned nb = 0;
+	size_t off = 0, slot, walk = 0;
+	int rc = 0, have_def = 1;
+
+	if (t == NULL || !t->known || !t->enabled || cv->cb.walked != NULL ||
+	    (d = thr_def(t)) == NULL)
+		return (0);
+	e = ENC(t);
+	for (;;) {
+		if (d->need) {
+			if (off == len || (slot = buf[off]) > d->nexits)
+				break;
+		} else {
+			/*
+			 * Blocks without records are walked when a record
+			 * follows (as advance() does): a RESUME or SIGNAL
+			 * may say the thread is still among them.  A long
+			 * loop of them is left to advance().
+			 */
+			if (off == len || buf[off] >= HWVG_INLINE_WIDE ||
+			    ++walk > 4096)
+				break;
+			slot = 0;
+		}
+		p = &DEF_PATH(d)[slot];
+		if (!p->fast)
+			break;
+		if ((t->nblk++ & 15) == 0 && e != NULL) {
+			if (nb > 0 && (rc = hwtr_ptenc_tnt(e, bits, nb)) < 0)
+				break;
+			bits = 0;
+			nb = 0;
+			if ((rc = hwtr_ptenc_at(e, t->pos, t->time)) < 0)
+				break;
+		}
+		if (nb + p->nbits > 64) {
+			if (e != NULL && (rc = hwtr_ptenc_tnt(e, bits, nb)) < 0)
+				break;
+			bits = 0;
+			nb = 0;
+		}
+		bits = bits << p->nbits | p->bits;
+		nb += p->nbits;
+		if ((p->ncall > 0 || p->xcall) && e != NULL &&
+		    (rc = path_calls(e, d, p, slot)) < 0)
+			break;
+		ninsn += p->ninsn;
+		nblocks++;
+		if (d->need)
+			off++;
+		t->pos = p->dst;
+		if (d->succ_gen == f->gen && (nd = p->succ) != NULL &&
+		    nd->addr == p->dst) {
+			d = nd;
+			continue;
+		}
+		/* thr_def() looks it up and caches it as @d's successor. */
+		t->def = NULL;
+		t->prev = d;
+		t->prev_slot = (uint16_t)slot;
+		if ((d = thr_def(t)) == NULL) {
+			have_def = 0;
+			break;
+		}
+	}
+	if (rc >= 0 && nb > 0 && e != NULL)
+		rc = hwtr_ptenc_tnt(e, bits, nb);
+	t->ninsn += ninsn;
+	cv->st.instructions += ninsn;
+	cv->st.blocks += nblocks;
+	if (have_def) {
+		t->def = d;
+		t->defgen = f->gen;
+		t->prev = NULL;
+	}
+	return (rc < 0 ? rc : (long)off);
 }
 
 static int
@@ -1213,6 +1418,14 @@ vgconv_feed(struct vgconv_file *f, const uint8_t *buf, size_t len)
 				return (rc);
 			off += 8;
 		} else {
+			long n = fast_run(f, buf + off, len - off);
+
+			if (n < 0)
+				return (n);
+			if (n > 0) {
+				off += (size_t)n;
+				continue;
+			}
 			if ((rc = inline_rec(f, b, 0)) < 0)
 				return (rc);
 			off++;

@@ -21,14 +21,20 @@
 #include "../../kernel/vgconv.h"
 
 static uint64_t pt_bytes;
+static uint64_t pt_hash = 0xcbf29ce484222325ull;	/* FNV-1a of all PT */
 static struct hwtr_ptenc *encs[4096];
 static size_t nencs;
 
 static int
 sink(void *arg, const void *buf, size_t len)
 {
+	const uint8_t *p = buf;
+	size_t i;
+
 	(void)arg;
-	(void)buf;
+	/* Compare converters: the same events must give the same PT. */
+	for (i = 0; i < len; i++)
+		pt_hash = (pt_hash ^ p[i]) * 0x100000001b3ull;
 	pt_bytes += len;
 	return (0);
 }
@@ -108,10 +114,11 @@ main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	vgconv_stats(cv, &st);
 	printf("instructions %" PRIu64 " blocks %" PRIu64 " event_bytes %"
-	    PRIu64 " pt_bytes %" PRIu64 " seconds %.3f desyncs %" PRIu64 "\n",
+	    PRIu64 " pt_bytes %" PRIu64 " seconds %.3f desyncs %" PRIu64
+	    " pt_fnv %016" PRIx64 "\n",
 	    st.instructions, st.blocks, st.event_bytes, pt_bytes,
 	    (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
-	    st.desyncs);
+	    st.desyncs, pt_hash);
 	vgconv_free(cv);
 	return (0);
 }

@@ -860,8 +860,77 @@ ATF_TC_BODY(write_error_is_sticky, tc)
 	hwtr_ptenc_free(NULL);
 }
 
+/*
+ * hwtr_ptenc_tnt() must write exactly the packets of one hwtr_ptenc_cond()
+ * per bit (which the cases above check against libipt), whatever the
+ * batch sizes, across long-TNT boundaries, returns compressed into TNT
+ * and PSB+ in between.
+ */
+ATF_TC_WITHOUT_HEAD(tnt_batches_same_packets);
+ATF_TC_BODY(tnt_batches_same_packets, tc)
+{
+	struct hwtr_ptenc_opts o = { .psb_period = 256 };
+	struct sink s1, s2;
+	struct hwtr_ptenc_out out1 = { sink_write, NULL, &s1 };
+	struct hwtr_ptenc_out out2 = { sink_write, NULL, &s2 };
+	struct hwtr_ptenc *e1, *e2;
+	uint64_t x = 88172645463325252ull, bits;
+	unsigned n, i, round;
+	size_t k;
+
+	memset(&s1, 0, sizeof(s1));
+	memset(&s2, 0, sizeof(s2));
+	ATF_REQUIRE_EQ(hwtr_ptenc_new(&e1, &o, &out1), 0);
+	ATF_REQUIRE_EQ(hwtr_ptenc_new(&e2, &o, &out2), 0);
+	ATF_REQUIRE_EQ(hwtr_ptenc_enable(e1, 0x401000, 1, 1), 0);
+	ATF_REQUIRE_EQ(hwtr_ptenc_enable(e2, 0x401000, 1, 1), 0);
+	for (round = 0; round < 20000; round++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		n = (unsigned)(x % 65);
+		bits = x * 0x9e3779b97f4a7c15ull;
+		ATF_REQUIRE_EQ(hwtr_ptenc_tnt(e2, bits, n), 0);
+		for (i = n; i > 0; i--)
+			ATF_REQUIRE_EQ(hwtr_ptenc_cond(e1, (bits >> (i - 1)) & 1),
+			    0);
+		if (round % 7 == 0) {
+			/* A call and its return: one more TNT bit. */
+			ATF_REQUIRE_EQ(hwtr_ptenc_call(e1, 0x401005, 0x402000,
+			    0), 0);
+			ATF_REQUIRE_EQ(hwtr_ptenc_call(e2, 0x401005, 0x402000,
+			    0), 0);
+			ATF_REQUIRE_EQ(hwtr_ptenc_ret(e1, 0x401005), 0);
+			ATF_REQUIRE_EQ(hwtr_ptenc_ret(e2, 0x401005), 0);
+		}
+		if (round % 11 == 0) {
+			ATF_REQUIRE_EQ(hwtr_ptenc_indirect(e1, 0x401000 +
+			    round), 0);
+			ATF_REQUIRE_EQ(hwtr_ptenc_indirect(e2, 0x401000 +
+			    round), 0);
+		}
+		ATF_REQUIRE_EQ(hwtr_ptenc_at(e1, 0x401000, round), 0);
+		ATF_REQUIRE_EQ(hwtr_ptenc_at(e2, 0x401000, round), 0);
+	}
+	ATF_REQUIRE_EQ(hwtr_ptenc_flush(e1), 0);
+	ATF_REQUIRE_EQ(hwtr_ptenc_flush(e2), 0);
+	ATF_CHECK_EQ(hwtr_ptenc_tnt(e2, 0, 65), -HWTR_E_INVAL);
+	ATF_REQUIRE_MSG(s1.len > 100000, "expected a long stream, got %zu "
+	    "bytes", s1.len);
+	for (k = 0; k < s1.len && k < s2.len; k++)
+		if (s1.buf[k] != s2.buf[k])
+			break;
+	ATF_CHECK_MSG(k == s1.len && k == s2.len, "batched TNT differs at "
+	    "byte %zu: %zu bytes bit by bit, %zu batched", k, s1.len, s2.len);
+	hwtr_ptenc_free(e1);
+	hwtr_ptenc_free(e2);
+	free(s1.buf);
+	free(s2.buf);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, tnt_batches_same_packets);
 	ATF_TP_ADD_TC(tp, loop_decodes_exactly);
 	ATF_TP_ADD_TC(tp, psb_every_few_bytes_decodes_exactly);
 	ATF_TP_ADD_TC(tp, deep_recursion_ret_compression);
