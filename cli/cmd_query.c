@@ -6,7 +6,9 @@
 
 /*
  * hwtrace query DB|ARCHIVE VERB [options]: parse, ask libhwtrace
- * (hwtr_q_*), print the whole answer at once.  Each verb has its own
+ * (hwtr_q_*), write the answer as it comes (hwtr_q_stream: a long answer
+ * in blocks, a short one at once).  When the reader goes away (| head) the
+ * command ends quietly as other filters do, by SIGPIPE.  Each verb has its own
  * option table; the SYNOPSIS of its --help is generated from that table so
  * that help, getopt and hwtrace-query(1) say the same thing.
  */
@@ -14,6 +16,7 @@
 #include <sys/ioctl.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +254,42 @@ term_width(void)
 	return (80);
 }
 
+struct out_sink {
+	int	err;		/* errno of a failed write */
+};
+
+/*
+ * Write a block of the answer to standard output.  A reader that has gone
+ * away ends the command as it ends cat(1) or git-log(1): by SIGPIPE, with
+ * no message; where SIGPIPE was ignored by whoever started us, the same is
+ * done by hand (git's check_pipe()).
+ */
+static int
+out_write(void *arg, const char *buf, size_t len)
+{
+	struct out_sink *o = arg;
+	ssize_t w;
+
+	while (len > 0) {
+		w = write(STDOUT_FILENO, buf, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EPIPE) {
+			signal(SIGPIPE, SIG_DFL);
+			raise(SIGPIPE);
+			o->err = EPIPE;
+			return (-1);
+		}
+		if (w <= 0) {
+			o->err = w < 0 ? errno : EIO;
+			return (-1);
+		}
+		buf += w;
+		len -= (size_t)w;
+	}
+	return (0);
+}
+
 int
 cmd_query(int argc, char **argv)
 {
@@ -258,12 +297,11 @@ cmd_query(int argc, char **argv)
 	struct cli_cmd vcmd;
 	struct hwtr_q_opts qo;
 	struct hwtr_q_req req;
-	struct hwtr_q_res *res = NULL;
+	struct out_sink sink = { 0 };
 	struct hwtr_q *q = NULL;
 	enum hwtr_q_format fmt = HWTR_Q_FMT_TABLE;
 	const char *arg, *path, *fmtname = NULL, *dbopt = NULL, *file = NULL;
-	char errbuf[1024], *usage = NULL, *sqlbuf = NULL, *out = NULL;
-	size_t outlen;
+	char errbuf[1024], *usage = NULL, *sqlbuf = NULL;
 	int c, rc, ex = 1, vargc, nops;
 	char **vargv, *ops[2];
 
@@ -442,24 +480,19 @@ cmd_query(int argc, char **argv)
 		cli_warnx("query", "%s", errbuf);
 		goto out;
 	}
-	if (hwtr_q_run(q, &req, &res) < 0) {
-		cli_warnx("query", "%s", hwtr_q_errmsg(q));
-		goto out;
-	}
-	if (hwtr_q_res_format(res, fmt, fmt == HWTR_Q_FMT_TABLE ?
-	    term_width() : 0, &out, &outlen) < 0) {
-		cli_warnx("query", "out of memory");
-		goto out;
-	}
-	if (fwrite(out, 1, outlen, stdout) != outlen || fflush(stdout) != 0) {
-		cli_warnx("query", "cannot write the answer: %s",
-		    strerror(errno));
+	if (hwtr_q_stream(q, &req, fmt, fmt == HWTR_Q_FMT_TABLE ?
+	    term_width() : 0, out_write, &sink) < 0) {
+		if (sink.err == EPIPE)
+			;	/* the reader went away: nothing to say */
+		else if (sink.err != 0)
+			cli_warnx("query", "cannot write the answer: %s",
+			    strerror(sink.err));
+		else
+			cli_warnx("query", "%s", hwtr_q_errmsg(q));
 		goto out;
 	}
 	ex = 0;
 out:
-	free(out);
-	hwtr_q_res_free(res);
 	hwtr_q_close(q);
 	free(sqlbuf);
 	free(usage);

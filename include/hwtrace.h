@@ -1252,6 +1252,12 @@ int hwtr_ix_sqlite_register(void *sqlite3_db);
  *      written under a temporary name and renamed when complete.
  *   3) hwtr_q_res_format() renders the answer as an aligned table, CSV, TSV
  *      or JSON into one buffer; hwtr_q_res_free().
+ *   2+3) Or hwtr_q_stream(q, &req, fmt, width, sink, arg): the rendered
+ *      answer is handed to @sink as it is made, in blocks of rows, so that
+ *      the first rows of a long answer (calls of a whole thread) come at
+ *      once and memory stays bounded.  An answer of up to 1024 rows is
+ *      still handed over whole at the end (nothing on failure); a longer
+ *      one may fail after blocks were written: the caller must report it.
  *   4) hwtr_q_close().
  * Column names are stable and listed in hwtrace-query(1).  Addresses are
  * text ("0x401000"), functions "name+0x1a", places "file.c:42".
@@ -1351,6 +1357,19 @@ int hwtr_q_format_parse(const char *name, enum hwtr_q_format *fmtp);
  */
 int hwtr_q_res_format(const struct hwtr_q_res *res, enum hwtr_q_format fmt,
     int width, char **bufp, size_t *lenp);
+
+/*
+ * Answer @req and render it as hwtr_q_res_format() would, handing the text
+ * to @sink(@arg, buf, len) block by block (calls, func, last, insns,
+ * timeline and tree stream; other verbs hand over their answer at the end).
+ * A table longer than one block is aligned on the widths seen so far: a
+ * column widens where a later block needs it.  @sink returns 0, or < 0 to
+ * stop (a write failed; the reader went away): hwtr_q_stream then stops
+ * reading and returns -HWTR_E_IO.  Other failures as hwtr_q_run.
+ */
+int hwtr_q_stream(struct hwtr_q *q, const struct hwtr_q_req *req,
+    enum hwtr_q_format fmt, int width,
+    int (*sink)(void *arg, const char *buf, size_t len), void *arg);
 
 /*
  * Disassemble the one instruction at @code (@len bytes available), located

@@ -8,9 +8,11 @@
  * Opening a hwtrace database for questions, and the results the verbs
  * return.  The database is opened with SQLITE_OPEN_READONLY (and
  * query_only on), so that nothing a user types can change it; an archive is
- * indexed once into a cache beside it.  Results are kept whole in memory
- * and rendered into one buffer, so that a failure half-way never shows a
- * partial answer.
+ * indexed once into a cache beside it.  A result is kept in memory as cells
+ * in one text pool; hwtr_q_run keeps it whole, so that a failure half-way
+ * never shows a partial answer, and hwtr_q_stream lets the verbs that can
+ * hand it over in blocks of rows (q_res_stream), so that a long answer
+ * starts at once and needs no more memory than a block.
  */
 
 #include <sqlite3.h>
@@ -192,7 +194,8 @@ hwtr_q_res_free(struct hwtr_q_res *res)
 }
 
 int
-q_res_push(struct hwtr_q_res *res, enum hwtr_q_type type, const char *s)
+q_res_push_n(struct hwtr_q_res *res, enum hwtr_q_type type, const char *s,
+    size_t len, size_t w)
 {
 	struct q_cell *nc;
 	size_t ncap;
@@ -204,19 +207,37 @@ q_res_push(struct hwtr_q_res *res, enum hwtr_q_type type, const char *s)
 		res->cells = nc;
 		res->cap = ncap;
 	}
-	if (s == NULL)
-		type = HWTR_Q_NULL;
+	if (len > UINT32_MAX / 2)
+		return (-HWTR_E_LIMIT);
 	nc = &res->cells[res->ncells];
-	nc->type = type;
-	nc->off = Q_NULLOFF;
-	if (s != NULL) {
+	if (s == NULL) {
+		nc->type = HWTR_Q_NULL;
+		nc->off = Q_NULLOFF;
+		nc->len = 0;
+		nc->w = 1;		/* shown as "-" */
+	} else {
+		nc->type = type;
 		nc->off = res->pool.len;
-		q_str_add(&res->pool, s, strlen(s) + 1);
+		nc->len = (uint32_t)len;
+		nc->w = (uint32_t)w;
+		q_str_add(&res->pool, s, len);
+		q_str_add(&res->pool, "", 1);
 		if (res->pool.err)
 			return (-HWTR_E_NOMEM);
 	}
 	res->ncells++;
 	return (0);
+}
+
+int
+q_res_push(struct hwtr_q_res *res, enum hwtr_q_type type, const char *s)
+{
+	size_t len;
+
+	if (s == NULL)
+		return (q_res_push_n(res, HWTR_Q_NULL, NULL, 0, 1));
+	len = strlen(s);
+	return (q_res_push_n(res, type, s, len, q_dwidth(s, len)));
 }
 
 int
@@ -232,10 +253,88 @@ q_res_pushf(struct hwtr_q_res *res, enum hwtr_q_type type, const char *fmt,
 	return (q_res_push(res, type, buf));
 }
 
+size_t
+q_fmt_i64(char *buf, int64_t v)
+{
+	static const char pairs[] =
+	    "00010203040506070809101112131415161718192021222324252627282930"
+	    "31323334353637383940414243444546474849505152535455565758596061"
+	    "6263646566676869707172737475767778798081828384858687888990919293"
+	    "949596979899";
+	char tmp[24], *p = tmp + sizeof(tmp);
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	size_t len;
+
+	/* Two digits per division: this runs for most cells of a long answer. */
+	while (u >= 100) {
+		p -= 2;
+		memcpy(p, pairs + (u % 100) * 2, 2);
+		u /= 100;
+	}
+	if (u >= 10) {
+		p -= 2;
+		memcpy(p, pairs + u * 2, 2);
+	} else
+		*--p = (char)('0' + u);
+	if (v < 0)
+		*--p = '-';
+	len = (size_t)(tmp + sizeof(tmp) - p);
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+	return (len);
+}
+
+size_t
+q_fmt_hex(char *buf, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char tmp[16];
+	size_t n = 0, len = 0;
+
+	if (v == 0) {
+		buf[0] = '0';
+		buf[1] = '\0';
+		return (1);
+	}
+	while (v != 0) {
+		tmp[n++] = digits[v & 0xf];
+		v >>= 4;
+	}
+	buf[len++] = '0';
+	buf[len++] = 'x';
+	while (n > 0)
+		buf[len++] = tmp[--n];
+	buf[len] = '\0';
+	return (len);
+}
+
 int
 q_res_push_int(struct hwtr_q_res *res, int64_t v)
 {
-	return (q_res_pushf(res, HWTR_Q_INT, "%lld", (long long)v));
+	char buf[24];
+	size_t n = q_fmt_i64(buf, v);
+
+	return (q_res_push_n(res, HWTR_Q_INT, buf, n, n));
+}
+
+void
+q_res_stream(struct hwtr_q *q, struct hwtr_q_res *res)
+{
+	res->out = q->out;
+}
+
+int
+q_res_row_end(struct hwtr_q *q, struct hwtr_q_res *res)
+{
+	int rc;
+
+	if (res->out == NULL || res->ncols == 0 ||
+	    res->ncells < Q_BLOCK_ROWS * res->ncols)
+		return (0);
+	if ((rc = q_out_rows(res->out, res)) < 0)
+		return (q_fail(q, rc, rc == -HWTR_E_IO ? "cannot write the "
+		    "answer" : "out of memory"));
+	return (0);
 }
 
 size_t
@@ -309,6 +408,21 @@ q_bindv(struct hwtr_q *q, sqlite3_stmt *st, const char *sig, va_list ap)
 	return (0);
 }
 
+/* Column @c of @st's row as a cell (text: SQLite gives its length). */
+static int
+q_res_push_col(struct hwtr_q_res *res, enum hwtr_q_type t, sqlite3_stmt *st,
+    int c)
+{
+	const char *s = (const char *)sqlite3_column_text(st, c);
+	size_t len;
+
+	if (s == NULL)
+		return (q_res_push_n(res, HWTR_Q_NULL, NULL, 0, 1));
+	len = strlen(s);
+	return (q_res_push_n(res, t, s, len, t == HWTR_Q_TEXT ?
+	    q_dwidth(s, len) : len));
+}
+
 int
 q_res_fill(struct hwtr_q *q, struct hwtr_q_res *res, sqlite3_stmt *st)
 {
@@ -345,11 +459,12 @@ q_res_fill(struct hwtr_q *q, struct hwtr_q_res *res, sqlite3_stmt *st)
 				    q_res_push(res, t, hx.p);
 				free(hx.p);
 			} else
-				rc = q_res_push(res, t,
-				    (const char *)sqlite3_column_text(st, c));
+				rc = q_res_push_col(res, t, st, c);
 			if (rc < 0)
 				return (q_fail(q, rc, "out of memory"));
 		}
+		if ((rc = q_res_row_end(q, res)) < 0)
+			return (rc);
 	}
 	if (rc != SQLITE_DONE)
 		return (q_dbfail(q, "query failed"));
@@ -725,8 +840,15 @@ q_open_db(struct hwtr_q *q, const char *path)
 		return (q_fail(q, -HWTR_E_FORMAT, "'%s' is not a complete "
 		    "hwtrace database (schema version %lld)", path,
 		    (long long)ver));
-	if (sqlite3_exec(q->db, "PRAGMA query_only = 1", NULL, NULL, NULL) !=
-	    SQLITE_OK || hwtr_ix_sqlite_register(q->db) < 0 ||
+	/*
+	 * Memory-mapped reads: a verb that visits rows spread over the file
+	 * (func: one calls row per invocation, each on its own page) costs a
+	 * page-cache copy per page through read(2), and SQLite's own cache
+	 * (2 MB) holds little of a large history.  Read-only, so a mapping is
+	 * safe; past 1 GiB SQLite reads the rest as before.
+	 */
+	if (sqlite3_exec(q->db, "PRAGMA query_only = 1; "
+	    "PRAGMA mmap_size = 1073741824", NULL, NULL, NULL) != SQLITE_OK || hwtr_ix_sqlite_register(q->db) < 0 ||
 	    sqlite3_create_function(q->db, "hwtr_disasm", 4, SQLITE_UTF8 |
 	    SQLITE_DETERMINISTIC, NULL, q_sql_disasm, NULL, NULL) != SQLITE_OK)
 		return (q_dbfail(q, "cannot set up the connection"));
@@ -854,4 +976,131 @@ hwtr_q_req_init(struct hwtr_q_req *req, enum hwtr_q_verb verb)
 	req->t_to = -1;
 	req->from = -1;
 	req->count = -1;
+}
+
+/* --- symbol names --------------------------------------------------------- */
+
+uint64_t
+q_hash(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ULL;
+	}
+	return (h);
+}
+
+static size_t
+q_name_slot(const struct q_names *nm, int64_t id)
+{
+	uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ULL;
+	size_t i = (size_t)(h >> 20) & (nm->cap - 1);
+
+	while (nm->tab[i].id != INT64_MIN && nm->tab[i].id != id)
+		i = (i + 1) & (nm->cap - 1);
+	return (i);
+}
+
+const struct q_name *
+q_name_get(struct hwtr_q *q, struct q_names *nm, int64_t id)
+{
+	struct q_name *e, *ot;
+	const char *s;
+	size_t i, ocap, len;
+	char **nb;
+
+	if (nm->cap == 0 || (nm->n + 1) * 2 > nm->cap) {
+		ot = nm->tab;
+		ocap = nm->cap;
+		nm->cap = ocap ? ocap * 2 : 256;
+		if ((nm->tab = malloc(nm->cap * sizeof(*nm->tab))) == NULL) {
+			nm->tab = ot;
+			nm->cap = ocap;
+			q_fail(q, -HWTR_E_NOMEM, "out of memory");
+			return (NULL);
+		}
+		for (i = 0; i < nm->cap; i++)
+			nm->tab[i].id = INT64_MIN;
+		for (i = 0; i < ocap; i++)
+			if (ot[i].id != INT64_MIN)
+				nm->tab[q_name_slot(nm, ot[i].id)] = ot[i];
+		free(ot);
+	}
+	e = &nm->tab[q_name_slot(nm, id)];
+	if (e->id == id)
+		return (e);
+	if (nm->st == NULL && q_prepare(q, &nm->st, "SELECT name FROM symbols "
+	    "WHERE id = ?1") < 0)
+		return (NULL);
+	sqlite3_reset(nm->st);
+	sqlite3_bind_int64(nm->st, 1, id);
+	switch (sqlite3_step(nm->st)) {
+	case SQLITE_ROW:
+		s = (const char *)sqlite3_column_text(nm->st, 0);
+		break;
+	case SQLITE_DONE:
+		s = NULL;
+		break;
+	default:
+		q_dbfail(q, "cannot read symbols");
+		return (NULL);
+	}
+	e->id = id;
+	e->name = NULL;
+	e->len = 0;
+	e->w = 0;
+	e->hash = 0;
+	if (s != NULL) {
+		len = strlen(s);
+		/*
+		 * Names point into the pool: a pool about to move is kept
+		 * as it is and a new one started.
+		 */
+		if (nm->pool.len + len + 1 > nm->pool.cap && nm->pool.p != NULL) {
+			nb = realloc(nm->blocks, (nm->nblocks + 1) *
+			    sizeof(*nb));
+			if (nb == NULL) {
+				e->id = INT64_MIN;
+				q_fail(q, -HWTR_E_NOMEM, "out of memory");
+				return (NULL);
+			}
+			nm->blocks = nb;
+			nm->blocks[nm->nblocks++] = nm->pool.p;
+			memset(&nm->pool, 0, sizeof(nm->pool));
+		}
+		if (nm->pool.p == NULL) {
+			nm->pool.cap = len + 1 > 65536 ? len + 1 : 65536;
+			if ((nm->pool.p = malloc(nm->pool.cap)) == NULL) {
+				nm->pool.cap = 0;
+				e->id = INT64_MIN;
+				q_fail(q, -HWTR_E_NOMEM, "out of memory");
+				return (NULL);
+			}
+		}
+		e->name = nm->pool.p + nm->pool.len;
+		memcpy(nm->pool.p + nm->pool.len, s, len + 1);
+		nm->pool.len += len + 1;
+		e->len = (uint32_t)len;
+		e->w = (uint32_t)q_dwidth(s, len);
+		e->hash = q_hash(s, len);
+	}
+	nm->n++;
+	return (e);
+}
+
+void
+q_names_free(struct q_names *nm)
+{
+	size_t i;
+
+	sqlite3_finalize(nm->st);
+	free(nm->tab);
+	free(nm->pool.p);
+	for (i = 0; i < nm->nblocks; i++)
+		free(nm->blocks[i]);
+	free(nm->blocks);
+	memset(nm, 0, sizeof(*nm));
 }

@@ -6,9 +6,16 @@
 
 /*
  * Rendering a result: an aligned table for people, CSV, TSV and JSON for
- * programs.  Everything goes into one buffer that the caller writes at
- * once.  A table shortens long text cells only when asked to fit a width
+ * programs.  A table shortens long text cells only when asked to fit a width
  * (the CLI asks only on a terminal), so piped output is never cut.
+ *
+ * Rendering goes through a writer (struct q_out) that takes rows in blocks:
+ * hwtr_q_res_format() gives it the whole result as one block, and a streamed
+ * answer (hwtr_q_stream) hands it each block of rows as a verb makes them,
+ * so that a million-row answer is never held whole.  A table is aligned on
+ * the widths of the rows seen so far: an answer that fits in one block
+ * looks exactly as if it had been rendered whole; in a longer one a column
+ * widens where a later block needs it, as psql's FETCH_COUNT does.
  */
 
 #include <stdlib.h>
@@ -31,13 +38,13 @@ hwtr_q_format_parse(const char *name, enum hwtr_q_format *fmtp)
 }
 
 /* Display width of UTF-8 text: code points, not bytes. */
-static size_t
-q_dwidth(const char *s)
+size_t
+q_dwidth(const char *s, size_t len)
 {
-	size_t w = 0;
+	size_t w = 0, i;
 
-	for (; *s != '\0'; s++)
-		if (((unsigned char)*s & 0xc0) != 0x80)
+	for (i = 0; i < len; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
 			w++;
 	return (w);
 }
@@ -58,128 +65,273 @@ q_dprefix(const char *s, size_t w)
 	return (i);
 }
 
-static const char *
-q_tcell(const struct hwtr_q_res *res, const struct q_cell *c)
+/* Room for @n more bytes (and a NUL) in @o; 0, or -1 with o->err set. */
+static int
+q_str_room(struct q_str *o, size_t n)
 {
-	return (c->off == Q_NULLOFF ? "-" : res->pool.p + c->off);
+	size_t ncap;
+	char *np;
+
+	if (o->err)
+		return (-1);
+	if (o->len + n + 1 <= o->cap)
+		return (0);
+	ncap = o->cap ? o->cap : 256;
+	while (ncap < o->len + n + 1)
+		ncap *= 2;
+	if ((np = realloc(o->p, ncap)) == NULL) {
+		o->err = 1;
+		return (-1);
+	}
+	o->p = np;
+	o->cap = ncap;
+	return (0);
 }
 
-static void
-q_table(const struct hwtr_q_res *res, int width, struct q_str *o)
+void
+q_out_init(struct q_out *out, enum hwtr_q_format fmt, int width,
+    int (*sink)(void *, const char *, size_t), void *arg)
 {
-	size_t nr = hwtr_q_res_nrows(res), r, c, *w, total, pad, k, n;
-	int *right, *textcol;
-	const struct q_cell *cell;
-	const char *s;
+	memset(out, 0, sizeof(*out));
+	out->fmt = fmt;
+	out->width = width;
+	out->sink = sink;
+	out->arg = arg;
+}
 
-	w = calloc(res->ncols, sizeof(*w));
-	right = calloc(res->ncols, sizeof(*right));
-	textcol = calloc(res->ncols, sizeof(*textcol));
-	if (w == NULL || right == NULL || textcol == NULL) {
-		o->err = 1;
-		goto out;
-	}
-	for (c = 0; c < res->ncols; c++) {
-		w[c] = q_dwidth(res->names[c]);
-		/* Numbers right, text left; NULLs do not decide. */
-		for (r = 0; r < nr; r++) {
-			cell = &res->cells[r * res->ncols + c];
-			if ((n = q_dwidth(q_tcell(res, cell))) > w[c])
-				w[c] = n;
-			if (cell->type == HWTR_Q_TEXT)
-				textcol[c] = 1;
-			else if (cell->type != HWTR_Q_NULL)
-				right[c] = 1;
-		}
-		if (textcol[c])
-			right[c] = 0;
-	}
-	/*
-	 * Fit @width: take columns from the widest text column down, never
-	 * below 8 or its name.
-	 */
-	while (width > 0 && res->ncols > 0) {
-		size_t widest = res->ncols, floor;
+/* The columns are known with the first block: the table's state. */
+static int
+q_out_cols(struct q_out *out, const struct hwtr_q_res *res)
+{
+	size_t c;
 
-		for (total = 0, c = 0; c < res->ncols; c++)
+	if (out->nat != NULL)
+		return (0);
+	out->ncols = res->ncols;
+	out->nat = calloc(res->ncols + 1, sizeof(*out->nat));
+	out->fit = calloc(res->ncols + 1, sizeof(*out->fit));
+	out->right = calloc(res->ncols + 1, sizeof(*out->right));
+	out->textcol = calloc(res->ncols + 1, sizeof(*out->textcol));
+	if (out->nat == NULL || out->fit == NULL || out->right == NULL ||
+	    out->textcol == NULL)
+		return (-HWTR_E_NOMEM);
+	for (c = 0; c < res->ncols; c++)
+		out->nat[c] = q_dwidth(res->names[c], strlen(res->names[c]));
+	return (0);
+}
+
+void
+q_out_fini(struct q_out *out)
+{
+	free(out->nat);
+	free(out->fit);
+	free(out->right);
+	free(out->textcol);
+	free(out->buf.p);
+	memset(out, 0, sizeof(*out));
+}
+
+/* Hand what is buffered to the sink. */
+static int
+q_out_drain(struct q_out *out)
+{
+	int rc;
+
+	if (out->buf.err)
+		return (-HWTR_E_NOMEM);
+	if (out->buf.len == 0 || out->sink == NULL)
+		return (0);
+	rc = out->sink(out->arg, out->buf.p, out->buf.len);
+	out->buf.len = 0;
+	return (rc < 0 ? -HWTR_E_IO : 0);
+}
+
+/*
+ * Fit the natural widths into out->width: take columns from the widest text
+ * column down, never below 8 or its name.
+ */
+static void
+q_table_fit(struct q_out *out, const struct hwtr_q_res *res)
+{
+	size_t c, total, k, widest, floor, *w = out->fit;
+
+	memcpy(w, out->nat, out->ncols * sizeof(*w));
+	while (out->width > 0 && out->ncols > 0) {
+		widest = out->ncols;
+		for (total = 0, c = 0; c < out->ncols; c++)
 			total += w[c] + (c ? 2 : 0);
-		if (total <= (size_t)width)
+		if (total <= (size_t)out->width)
 			break;
-		for (c = 0; c < res->ncols; c++) {
-			floor = q_dwidth(res->names[c]);
+		for (c = 0; c < out->ncols; c++) {
+			floor = q_dwidth(res->names[c], strlen(res->names[c]));
 			if (floor < 8)
 				floor = 8;
-			if (textcol[c] && w[c] > floor &&
-			    (widest == res->ncols || w[c] > w[widest]))
+			if (out->textcol[c] && w[c] > floor &&
+			    (widest == out->ncols || w[c] > w[widest]))
 				widest = c;
 		}
-		if (widest == res->ncols)
+		if (widest == out->ncols)
 			break;
-		floor = q_dwidth(res->names[widest]);
+		floor = q_dwidth(res->names[widest],
+		    strlen(res->names[widest]));
 		if (floor < 8)
 			floor = 8;
-		k = total - (size_t)width;
+		k = total - (size_t)out->width;
 		w[widest] = w[widest] - k < floor || k >= w[widest] ? floor :
 		    w[widest] - k;
 	}
-	for (r = 0; r <= nr; r++) {
-		for (c = 0; c < res->ncols; c++) {
-			s = r == 0 ? res->names[c] :
-			    q_tcell(res, &res->cells[(r - 1) * res->ncols + c]);
-			n = q_dwidth(s);
-			if (c > 0)
-				q_str_add(o, "  ", 2);
-			if (n > w[c]) {
-				/* Shortened: keep the start, mark the cut. */
-				q_str_add(o, s, q_dprefix(s, w[c] - 3));
-				q_str_add(o, "...", 3);
-				continue;
-			}
-			pad = w[c] - n;
-			if (right[c] && r > 0)
-				for (k = 0; k < pad; k++)
-					q_str_add(o, " ", 1);
-			q_str_puts(o, s);
-			if ((!right[c] || r == 0) && c + 1 < res->ncols)
-				for (k = 0; k < pad; k++)
-					q_str_add(o, " ", 1);
+}
+
+/* One line of a table: @s[c] of @len[c] bytes, @dw[c] wide. */
+static void
+q_table_line(struct q_out *out, const char *const *s, const size_t *len,
+    const size_t *dw, int header)
+{
+	struct q_str *o = &out->buf;
+	size_t c, pad, n, need = 1;
+	char *p;
+
+	for (c = 0; c < out->ncols; c++)
+		need += 2 + (len[c] > out->fit[c] ? len[c] : out->fit[c]) + 3;
+	if (q_str_room(o, need) < 0)
+		return;
+	p = o->p + o->len;
+	for (c = 0; c < out->ncols; c++) {
+		if (c > 0) {
+			*p++ = ' ';
+			*p++ = ' ';
 		}
-		/* No trailing blanks. */
-		while (o->len > 0 && o->p[o->len - 1] == ' ')
-			o->p[--o->len] = '\0';
-		q_str_add(o, "\n", 1);
+		if (dw[c] > out->fit[c]) {
+			/* Shortened: keep the start, mark the cut. */
+			n = q_dprefix(s[c], out->fit[c] - 3);
+			memcpy(p, s[c], n);
+			memcpy(p + n, "...", 3);
+			p += n + 3;
+			continue;
+		}
+		pad = out->fit[c] - dw[c];
+		if (out->right[c] && !header) {
+			memset(p, ' ', pad);
+			p += pad;
+		}
+		memcpy(p, s[c], len[c]);
+		p += len[c];
+		if ((!out->right[c] || header) && c + 1 < out->ncols) {
+			memset(p, ' ', pad);
+			p += pad;
+		}
+	}
+	/* No trailing blanks. */
+	while (p > o->p + o->len && p[-1] == ' ')
+		p--;
+	*p++ = '\n';
+	*p = '\0';
+	o->len = (size_t)(p - o->p);
+}
+
+static void
+q_table(struct q_out *out, const struct hwtr_q_res *res)
+{
+	size_t nr = hwtr_q_res_nrows(res), r, c, nc = out->ncols;
+	const struct q_cell *cell;
+	const char *sv[64], **s = sv;
+	size_t lv[64], wv[64], *len = lv, *dw = wv;
+
+	if (nc > 64) {
+		s = malloc(nc * sizeof(*s));
+		len = malloc(nc * sizeof(*len));
+		dw = malloc(nc * sizeof(*dw));
+		if (s == NULL || len == NULL || dw == NULL) {
+			out->buf.err = 1;
+			goto out;
+		}
+	}
+	/* Numbers right, text left; NULLs do not decide. */
+	for (r = 0; r < nr; r++) {
+		cell = &res->cells[r * nc];
+		for (c = 0; c < nc; c++, cell++) {
+			if (cell->w > out->nat[c])
+				out->nat[c] = cell->w;
+			if (cell->type == HWTR_Q_TEXT)
+				out->textcol[c] = 1;
+			else if (cell->type != HWTR_Q_NULL)
+				out->right[c] = 1;
+		}
+	}
+	for (c = 0; c < nc; c++)
+		if (out->textcol[c])
+			out->right[c] = 0;
+	q_table_fit(out, res);
+	if (out->nrows == 0 && !out->header_done) {
+		for (c = 0; c < nc; c++) {
+			s[c] = res->names[c];
+			len[c] = strlen(s[c]);
+			dw[c] = q_dwidth(s[c], len[c]);
+		}
+		q_table_line(out, s, len, dw, 1);
+		out->header_done = 1;
+	}
+	for (r = 0; r < nr; r++) {
+		cell = &res->cells[r * nc];
+		for (c = 0; c < nc; c++, cell++) {
+			if (cell->off == Q_NULLOFF) {
+				s[c] = "-";
+				len[c] = 1;
+			} else {
+				s[c] = res->pool.p + cell->off;
+				len[c] = cell->len;
+			}
+			dw[c] = cell->w;
+		}
+		q_table_line(out, s, len, dw, 0);
 	}
 out:
-	free(w);
-	free(right);
-	free(textcol);
+	if (s != sv) {
+		free(s);
+		free(len);
+		free(dw);
+	}
 }
 
 static void
-q_csv_field(struct q_str *o, const char *s)
+q_csv_field(struct q_str *o, const char *s, size_t len)
 {
+	size_t i;
+
 	if (s == NULL)
 		return;
-	if (strpbrk(s, ",\"\r\n") == NULL) {
-		q_str_puts(o, s);
+	for (i = 0; i < len; i++)
+		if (s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n')
+			break;
+	if (i == len) {
+		q_str_add(o, s, len);
 		return;
 	}
 	q_str_add(o, "\"", 1);
-	for (; *s != '\0'; s++) {
-		if (*s == '"')
+	for (i = 0; i < len; i++) {
+		if (s[i] == '"')
 			q_str_add(o, "\"", 1);
-		q_str_add(o, s, 1);
+		q_str_add(o, s + i, 1);
 	}
 	q_str_add(o, "\"", 1);
 }
 
 static void
-q_tsv_field(struct q_str *o, const char *s)
+q_tsv_field(struct q_str *o, const char *s, size_t len)
 {
+	size_t i, run;
+
 	if (s == NULL)
 		return;
-	for (; *s != '\0'; s++) {
-		switch (*s) {
+	for (i = 0; i < len; i += run) {
+		run = strcspn(s + i, "\t\n\r\\");
+		if (run > len - i)
+			run = len - i;
+		if (run > 0) {
+			q_str_add(o, s + i, run);
+			continue;
+		}
+		switch (s[i]) {
 		case '\t':
 			q_str_add(o, "\\t", 2);
 			break;
@@ -189,103 +341,150 @@ q_tsv_field(struct q_str *o, const char *s)
 		case '\r':
 			q_str_add(o, "\\r", 2);
 			break;
-		case '\\':
+		default:
 			q_str_add(o, "\\\\", 2);
 			break;
-		default:
-			q_str_add(o, s, 1);
 		}
+		run = 1;
 	}
 }
 
 static void
-q_sep(const struct hwtr_q_res *res, enum hwtr_q_format fmt, struct q_str *o)
+q_sep(struct q_out *out, const struct hwtr_q_res *res)
 {
 	size_t nr = hwtr_q_res_nrows(res), r, c;
+	const struct q_cell *cell;
+	struct q_str *o = &out->buf;
 	const char *s;
+	char sep = out->fmt == HWTR_Q_FMT_CSV ? ',' : '\t';
 
-	for (r = 0; r <= nr; r++) {
+	if (!out->header_done) {
 		for (c = 0; c < res->ncols; c++) {
 			if (c > 0)
-				q_str_add(o, fmt == HWTR_Q_FMT_CSV ? "," : "\t",
-				    1);
-			s = r == 0 ? res->names[c] : Q_CELL_S(res,
-			    &res->cells[(r - 1) * res->ncols + c]);
-			if (fmt == HWTR_Q_FMT_CSV)
-				q_csv_field(o, s);
+				q_str_add(o, &sep, 1);
+			if (out->fmt == HWTR_Q_FMT_CSV)
+				q_csv_field(o, res->names[c],
+				    strlen(res->names[c]));
 			else
-				q_tsv_field(o, s);
+				q_tsv_field(o, res->names[c],
+				    strlen(res->names[c]));
+		}
+		q_str_add(o, "\n", 1);
+		out->header_done = 1;
+	}
+	for (r = 0; r < nr; r++) {
+		cell = &res->cells[r * res->ncols];
+		for (c = 0; c < res->ncols; c++, cell++) {
+			if (c > 0)
+				q_str_add(o, &sep, 1);
+			s = Q_CELL_S(res, cell);
+			if (out->fmt == HWTR_Q_FMT_CSV)
+				q_csv_field(o, s, cell->len);
+			else
+				q_tsv_field(o, s, cell->len);
 		}
 		q_str_add(o, "\n", 1);
 	}
 }
 
 static void
-q_json(const struct hwtr_q_res *res, struct q_str *o)
+q_json(struct q_out *out, const struct hwtr_q_res *res)
 {
 	size_t nr = hwtr_q_res_nrows(res), r, c;
 	const struct q_cell *cell;
+	struct q_str *o = &out->buf;
 	const char *s;
 
-	if (nr == 0) {
-		q_str_puts(o, "[]\n");
-		return;
-	}
-	q_str_puts(o, "[\n");
 	for (r = 0; r < nr; r++) {
-		q_str_puts(o, "  {");
-		for (c = 0; c < res->ncols; c++) {
-			cell = &res->cells[r * res->ncols + c];
+		q_str_puts(o, out->nrows + r == 0 ? "[\n  {" : ",\n  {");
+		cell = &res->cells[r * res->ncols];
+		for (c = 0; c < res->ncols; c++, cell++) {
 			if (c > 0)
-				q_str_puts(o, ", ");
+				q_str_add(o, ", ", 2);
 			q_str_json(o, res->names[c]);
-			q_str_puts(o, ": ");
+			q_str_add(o, ": ", 2);
 			s = Q_CELL_S(res, cell);
 			if (s == NULL)
-				q_str_puts(o, "null");
+				q_str_add(o, "null", 4);
 			else if (cell->type == HWTR_Q_INT ||
 			    (cell->type == HWTR_Q_REAL &&
-			    strspn(s, "0123456789.-+eE") == strlen(s)))
-				q_str_puts(o, s);
+			    strspn(s, "0123456789.-+eE") == cell->len))
+				q_str_add(o, s, cell->len);
 			else
 				q_str_json(o, s);
 		}
-		q_str_puts(o, r + 1 < nr ? "},\n" : "}\n");
+		q_str_add(o, "}", 1);
 	}
-	q_str_puts(o, "]\n");
+}
+
+int
+q_out_rows(struct q_out *out, struct hwtr_q_res *res)
+{
+	if (out->fmt > HWTR_Q_FMT_JSON)
+		return (-HWTR_E_INVAL);
+	if (q_out_cols(out, res) < 0)
+		return (-HWTR_E_NOMEM);
+	switch (out->fmt) {
+	case HWTR_Q_FMT_TABLE:
+		q_table(out, res);
+		break;
+	case HWTR_Q_FMT_CSV:
+	case HWTR_Q_FMT_TSV:
+		q_sep(out, res);
+		break;
+	case HWTR_Q_FMT_JSON:
+		q_json(out, res);
+		break;
+	}
+	out->nrows += hwtr_q_res_nrows(res);
+	/* The block is written: its rows and their text go. */
+	res->ncells = 0;
+	res->pool.len = 0;
+	return (q_out_drain(out));
+}
+
+int
+q_out_end(struct q_out *out, struct hwtr_q_res *res)
+{
+	int rc;
+
+	if ((rc = q_out_rows(out, res)) < 0)
+		return (rc);
+	if (out->fmt == HWTR_Q_FMT_JSON)
+		q_str_puts(&out->buf, out->nrows == 0 ? "[]\n" : "\n]\n");
+	return (q_out_drain(out));
+}
+
+static int
+q_str_sink(void *arg, const char *buf, size_t len)
+{
+	struct q_str *s = arg;
+
+	q_str_add(s, buf, len);
+	return (s->err ? -1 : 0);
 }
 
 int
 hwtr_q_res_format(const struct hwtr_q_res *res, enum hwtr_q_format fmt,
     int width, char **bufp, size_t *lenp)
 {
+	struct hwtr_q_res copy;
+	struct q_out out;
 	struct q_str o = { 0 };
+	int rc;
 
 	*bufp = NULL;
 	*lenp = 0;
-	switch (fmt) {
-	case HWTR_Q_FMT_TABLE:
-		q_table(res, width, &o);
-		break;
-	case HWTR_Q_FMT_CSV:
-	case HWTR_Q_FMT_TSV:
-		q_sep(res, fmt, &o);
-		break;
-	case HWTR_Q_FMT_JSON:
-		q_json(res, &o);
-		break;
-	default:
-		return (-HWTR_E_INVAL);
-	}
-	if (o.err) {
-		free(o.p);
-		return (-HWTR_E_NOMEM);
-	}
-	if (o.p == NULL)
+	q_out_init(&out, fmt, width, q_str_sink, &o);
+	/* The writer empties the block it is given: give it a view. */
+	copy = *res;
+	rc = q_out_end(&out, &copy);
+	q_out_fini(&out);
+	if (rc == 0 && o.p == NULL)
 		q_str_add(&o, "", 0);
-	if (o.err) {
+	if (rc < 0 || o.err) {
 		free(o.p);
-		return (-HWTR_E_NOMEM);
+		return (rc < 0 && rc != -HWTR_E_IO ? rc : -HWTR_E_NOMEM);
 	}
 	*bufp = o.p;
 	*lenp = o.len;

@@ -30,17 +30,45 @@ struct q_str {
 	int		err;
 };
 
+struct hwtr_q_res;
+
+/*
+ * The writer of a rendered answer (q_fmt.c): it takes rows in blocks and
+ * hands the text to @sink.  For a table it keeps the widths seen so far
+ * (nat) and those fitted to @width.
+ */
+struct q_out {
+	enum hwtr_q_format fmt;
+	int		width;
+	int		(*sink)(void *arg, const char *buf, size_t len);
+	void		*arg;
+	size_t		ncols, nrows;
+	size_t		*nat, *fit;
+	int		*right, *textcol;
+	int		header_done;
+	struct q_str	buf;
+};
+
 struct hwtr_q {
 	sqlite3		*db;
 	char		*dbpath;
 	struct hwtr_log	log;
+	/* Set while hwtr_q_stream runs: where streamed blocks of rows go. */
+	struct q_out	*out;
 	char		msg[1024];
 };
 
-/* A cell: its text at pool + off, or SQL NULL (off == Q_NULLOFF). */
+/* Rows per block of a streamed answer (and the most held before the first). */
+#define Q_BLOCK_ROWS	1024
+
+/*
+ * A cell: its text at pool + off (len bytes, w code points), or SQL NULL
+ * (off == Q_NULLOFF, shown as "-": w 1).
+ */
 #define Q_NULLOFF	SIZE_MAX
 struct q_cell {
 	size_t		off;
+	uint32_t	len, w;
 	enum hwtr_q_type type;
 };
 
@@ -54,6 +82,8 @@ struct hwtr_q_res {
 	struct q_cell	*cells;
 	size_t		ncells, cap;
 	struct q_str	pool;
+	/* Streamed (see q_res_stream): full blocks go to @out as they fill. */
+	struct q_out	*out;
 };
 
 #define Q_CELL_S(res, c)						\
@@ -72,6 +102,29 @@ int q_res_push(struct hwtr_q_res *res, enum hwtr_q_type type, const char *s);
 int q_res_pushf(struct hwtr_q_res *res, enum hwtr_q_type type,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int q_res_push_int(struct hwtr_q_res *res, int64_t v);
+/* Append a cell of @len bytes, @w code points wide (no NUL needed). */
+int q_res_push_n(struct hwtr_q_res *res, enum hwtr_q_type type,
+    const char *s, size_t len, size_t w);
+/*
+ * Let @res stream: when the answer is being streamed (q->out), a full block
+ * of rows is rendered and written by q_res_row_end, and its memory reused.
+ * Only verbs whose rows are final once pushed call it.
+ */
+void q_res_stream(struct hwtr_q *q, struct hwtr_q_res *res);
+/* A row is complete: write the block if it is full (streamed results). */
+int q_res_row_end(struct hwtr_q *q, struct hwtr_q_res *res);
+
+/* Display width of @len bytes of UTF-8 text. */
+size_t q_dwidth(const char *s, size_t len);
+/* The writer (q_fmt.c): init, blocks of rows, the end, free. */
+void q_out_init(struct q_out *out, enum hwtr_q_format fmt, int width,
+    int (*sink)(void *, const char *, size_t), void *arg);
+int q_out_rows(struct q_out *out, struct hwtr_q_res *res);
+int q_out_end(struct q_out *out, struct hwtr_q_res *res);
+void q_out_fini(struct q_out *out);
+/* Decimal and "0x" hex (as SQLite's printf('%#x'): "0" for 0) into @buf. */
+size_t q_fmt_i64(char *buf, int64_t v);
+size_t q_fmt_hex(char *buf, uint64_t v);
 
 /*
  * Run @sql with the integer/text parameters in @binds (a printf-like
@@ -95,6 +148,31 @@ int q_int(struct hwtr_q *q, int64_t *vp, int64_t dflt, const char *sql,
  */
 int q_sym_ids(struct hwtr_q *q, const char *what, const char *pattern,
     char **listp);
+/*
+ * Symbol names by id, each read once from the symbols table (a long answer
+ * names the same few functions over and over).  @hash is FNV-1a of the
+ * name, for callers that compare names.
+ */
+struct q_name {
+	int64_t		id;
+	const char	*name;		/* NULL: no such symbol */
+	uint32_t	len, w;
+	uint64_t	hash;
+};
+struct q_names {
+	sqlite3_stmt	*st;
+	struct q_name	*tab;		/* open addressing on id */
+	size_t		cap, n;
+	struct q_str	pool;		/* names, NUL-separated */
+	char		**blocks;	/* pools outgrown: kept, names point in */
+	size_t		nblocks;
+};
+/* The entry of symbol @id (name NULL when it has none); NULL on failure. */
+const struct q_name *q_name_get(struct hwtr_q *q, struct q_names *nm,
+    int64_t id);
+void q_names_free(struct q_names *nm);
+uint64_t q_hash(const char *s, size_t len);
+
 /* Check that thread @id exists (-HWTR_E_NOENT naming the threads). */
 int q_check_thread(struct hwtr_q *q, int64_t id);
 

@@ -22,25 +22,76 @@
 
 struct tnode {
 	int64_t		thread;
-	char		*name;
+	size_t		name;		/* offset in tree.names */
+	uint64_t	hash;		/* of the name */
+	size_t		parent;
 	int64_t		depth;
 	int64_t		count, insns, self, dur;
 	int		dur_known;
 	size_t		first, last, next;	/* children, sibling; 0: none */
 };
 
+/*
+ * The nodes, their names, and a hash table from (parent, name) to the
+ * child, so that finding where an invocation goes costs one probe however
+ * many children its parent has.
+ */
 struct tree {
 	struct tnode	*n;
 	size_t		len, cap;
+	struct q_str	names;
+	size_t		*ht;		/* node index + 1; 0: empty */
+	size_t		htcap;
 };
 
+#define TNAME(t, i)	((t)->names.p + (t)->n[i].name)
+
 static size_t
-tree_add(struct tree *t, size_t parent, int64_t thread, const char *name,
-    int64_t depth)
+tree_slot(const struct tree *t, size_t parent, uint64_t hash)
+{
+	return ((size_t)((hash ^ ((uint64_t)parent * 0x9e3779b97f4a7c15ULL)) >>
+	    7) & (t->htcap - 1));
+}
+
+static int
+tree_rehash(struct tree *t)
+{
+	size_t ncap = t->htcap ? t->htcap * 2 : 1024, i, k;
+	size_t *nh, *oh = t->ht, ocap = t->htcap;
+
+	if ((nh = calloc(ncap, sizeof(*nh))) == NULL)
+		return (-1);
+	t->ht = nh;
+	t->htcap = ncap;
+	for (i = 0; i < ocap; i++) {
+		if (oh[i] == 0)
+			continue;
+		k = tree_slot(t, t->n[oh[i] - 1].parent, t->n[oh[i] - 1].hash);
+		while (nh[k] != 0)
+			k = (k + 1) & (ncap - 1);
+		nh[k] = oh[i];
+	}
+	free(oh);
+	return (0);
+}
+
+/* The child of @parent named @name (@len bytes, @hash), made if new. */
+static size_t
+tree_child(struct tree *t, size_t parent, int64_t thread, const char *name,
+    size_t len, uint64_t hash, int64_t depth)
 {
 	struct tnode *nn;
-	size_t ncap, i;
+	size_t ncap, i, k;
 
+	if ((t->len + 1) * 2 > t->htcap && tree_rehash(t) < 0)
+		return (SIZE_MAX);
+	for (k = tree_slot(t, parent, hash); t->ht[k] != 0;
+	    k = (k + 1) & (t->htcap - 1)) {
+		i = t->ht[k] - 1;
+		if (t->n[i].parent == parent && t->n[i].hash == hash &&
+		    strcmp(TNAME(t, i), name) == 0)
+			return (i);
+	}
 	if (t->len == t->cap) {
 		ncap = t->cap ? t->cap * 2 : 256;
 		if ((nn = realloc(t->n, ncap * sizeof(*nn))) == NULL)
@@ -52,15 +103,22 @@ tree_add(struct tree *t, size_t parent, int64_t thread, const char *name,
 	memset(&t->n[i], 0, sizeof(t->n[i]));
 	t->n[i].thread = thread;
 	t->n[i].depth = depth;
-	if (name != NULL && (t->n[i].name = strdup(name)) == NULL)
+	t->n[i].parent = parent;
+	t->n[i].hash = hash;
+	t->n[i].name = t->names.len;
+	q_str_add(&t->names, name, len);
+	q_str_add(&t->names, "", 1);
+	if (t->names.err)
 		return (SIZE_MAX);
 	t->len++;
-	if (i > 0 && parent != (size_t)-1) {
+	if (parent != (size_t)-1) {
+		/* Children in order of their first call. */
 		if (t->n[parent].first == 0)
 			t->n[parent].first = i;
 		else
 			t->n[t->n[parent].last].next = i;
 		t->n[parent].last = i;
+		t->ht[k] = i + 1;
 	}
 	return (i);
 }
@@ -68,11 +126,9 @@ tree_add(struct tree *t, size_t parent, int64_t thread, const char *name,
 static void
 tree_free(struct tree *t)
 {
-	size_t i;
-
-	for (i = 0; i < t->len; i++)
-		free(t->n[i].name);
 	free(t->n);
+	free(t->names.p);
+	free(t->ht);
 }
 
 static int
@@ -123,12 +179,12 @@ tree_emit(struct hwtr_q *q, struct tree *t, size_t root,
 		path.len = d == 0 ? 0 : plen[d - 1];
 		if (d > 0)
 			q_str_add(&path, "/", 1);
-		q_str_puts(&path, n->name);
+		q_str_puts(&path, TNAME(t, i));
 		plen[d] = path.len;
 		ind.len = 0;
 		for (k = 0; k < d; k++)
 			q_str_add(&ind, "  ", 2);
-		q_str_puts(&ind, n->name);
+		q_str_puts(&ind, TNAME(t, i));
 		if (path.err || ind.err) {
 			rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 			break;
@@ -146,6 +202,8 @@ tree_emit(struct hwtr_q *q, struct tree *t, size_t root,
 		rc |= q_res_push(res, HWTR_Q_TEXT, path.p);
 		if (rc != 0)
 			rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+		else
+			rc = q_res_row_end(q, res);
 		if (n->first != 0)
 			stack[sp++] = n->first;
 	}
@@ -168,8 +226,12 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 	size_t *map = NULL, node, parent, c, root = 0;
 	int64_t lo, hi, id, pid, thread, cur = -1, depth;
 	int64_t maxd = req->depth >= 0 ? req->depth : INT64_MAX;
-	size_t *roots = NULL, nroots = 0;
+	size_t *roots = NULL, nroots = 0, len;
+	struct q_names names = { 0 };
+	const struct q_name *nm;
 	const char *name;
+	char hex[24];
+	uint64_t hash;
 	int rc;
 
 	*resp = NULL;
@@ -193,31 +255,34 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 		return (rc);
 	if ((rc = q_res_new(&res, HWTR_NELEM(cols), cols)) < 0)
 		return (q_fail(q, rc, "out of memory"));
+	q_res_stream(q, res);
 	if (hi < lo) {
 		*resp = res;
 		return (0);
 	}
 	map = calloc((size_t)(hi - lo + 1), sizeof(*map));
 	roots = calloc((size_t)(hi - lo + 2), sizeof(*roots));
-	if (map == NULL || roots == NULL || tree_add(&t, (size_t)-1, -1,
-	    NULL, -1) == SIZE_MAX) {
+	/* Node 0 stands for "none" in first/next: a placeholder. */
+	if (map == NULL || roots == NULL || tree_child(&t, (size_t)-1, -1,
+	    "", 0, 0, -1) == SIZE_MAX) {
 		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 		goto out;
 	}
+/* Names come from a cache of symbols by id, not a join per call. */
 #define Q_TREE_COLS							\
-	"SELECT c.id, c.thread, c.parent, c.depth, coalesce(s.name, "	\
-	"printf('%#x', c.func_ip)), c.insns, c.self_insns, c.exit_ns - "	\
-	"c.entry_ns FROM calls c LEFT JOIN symbols s ON s.id = c.symbol "
+	"SELECT c.id, c.thread, c.parent, c.depth, c.symbol, c.func_ip, "	\
+	"c.insns, c.self_insns, c.exit_ns - c.entry_ns FROM calls c "
 	/*
 	 * Parents come before their children in id order.  The roots alone
-	 * come from calls_parent (see q_calls); deeper trees scan.
+	 * come from calls_parent (see q_calls); deeper trees scan, for one
+	 * thread only the range of its ids.
 	 */
 	if (req->depth == 0)
 		rc = q_prepare(q, &st, Q_CALLS_UPTO Q_TREE_COLS
 		    "WHERE c.id IN (SELECT id FROM sel) ORDER BY c.id");
 	else if (req->thread >= 0)
-		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE c.thread = ?1 AND "
-		    "c.depth <= ?2 ORDER BY c.thread, c.id");
+		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE c.id BETWEEN ?3 "
+		    "AND ?4 AND c.thread = ?1 AND c.depth <= ?2 ORDER BY c.id");
 	else
 		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE ?1 < 0 AND "
 		    "c.depth <= ?2 ORDER BY c.id");
@@ -225,13 +290,34 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 		goto out;
 	sqlite3_bind_int64(st, 1, req->thread);
 	sqlite3_bind_int64(st, 2, maxd);
+	if (sqlite3_bind_parameter_count(st) >= 4) {
+		/* One thread's ids, a range of the table (see above). */
+		sqlite3_bind_int64(st, 3, lo);
+		sqlite3_bind_int64(st, 4, hi);
+	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		id = sqlite3_column_int64(st, 0);
 		thread = sqlite3_column_int64(st, 1);
-		name = (const char *)sqlite3_column_text(st, 4);
+		nm = NULL;
+		if (sqlite3_column_type(st, 4) != SQLITE_NULL &&
+		    (nm = q_name_get(q, &names, sqlite3_column_int64(st,
+		    4))) == NULL) {
+			rc = -HWTR_E_DB;
+			goto out;
+		}
+		if (nm != NULL && nm->name != NULL) {
+			name = nm->name;
+			len = nm->len;
+			hash = nm->hash;
+		} else {
+			len = q_fmt_hex(hex, (uint64_t)sqlite3_column_int64(st,
+			    5));
+			name = hex;
+			hash = q_hash(hex, len);
+		}
 		if (thread != cur) {
 			/* A pseudo root per thread holds its roots. */
-			root = tree_add(&t, (size_t)-1, thread, "", -1);
+			root = tree_child(&t, (size_t)-1, thread, "", 0, 0, -1);
 			if (root == SIZE_MAX)
 				goto nomem;
 			roots[nroots++] = root;
@@ -244,20 +330,16 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 				parent = map[pid - lo];
 		}
 		depth = t.n[parent].depth + 1;
-		for (c = t.n[parent].first; c != 0; c = t.n[c].next)
-			if (strcmp(t.n[c].name, name) == 0)
-				break;
-		if (c == 0 && (c = tree_add(&t, parent, thread, name,
+		if ((node = tree_child(&t, parent, thread, name, len, hash,
 		    depth)) == SIZE_MAX)
 			goto nomem;
-		node = c;
 		if (id >= lo && id <= hi)
 			map[id - lo] = node;
 		t.n[node].count++;
-		t.n[node].insns += sqlite3_column_int64(st, 5);
-		t.n[node].self += sqlite3_column_int64(st, 6);
-		if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
-			t.n[node].dur += sqlite3_column_int64(st, 7);
+		t.n[node].insns += sqlite3_column_int64(st, 6);
+		t.n[node].self += sqlite3_column_int64(st, 7);
+		if (sqlite3_column_type(st, 8) != SQLITE_NULL) {
+			t.n[node].dur += sqlite3_column_int64(st, 8);
 			t.n[node].dur_known = 1;
 		}
 	}
@@ -277,6 +359,7 @@ nomem:
 	rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 out:
 	sqlite3_finalize(st);
+	q_names_free(&names);
 	hwtr_q_res_free(res);
 	tree_free(&t);
 	free(map);

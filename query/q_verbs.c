@@ -100,6 +100,7 @@ q_per_thread(struct hwtr_q *q, struct hwtr_q_res **resp, int64_t thread,
 	    "(?1 < 0 OR id = ?1) AND blocks > 0 ORDER BY id", lencol);
 	if ((rc = q_res_new(resp, ncols, names)) < 0)
 		return (q_fail(q, rc, "out of memory"));
+	q_res_stream(q, *resp);
 	if ((rc = q_prepare(q, &ts, tsql)) < 0 ||
 	    (rc = q_prepare(q, &st, sql)) < 0)
 		goto out;
@@ -195,19 +196,245 @@ q_insns(struct hwtr_q *q, const struct hwtr_q_req *req,
 	    req->from, q_insn_cols, 6));
 }
 
-#define Q_CALL_COLS							\
-	"c.id AS call, c.thread, c.depth, coalesce(s.name, printf('%#x', "	\
-	"c.func_ip)) AS function, CASE WHEN pc.id IS NULL THEN NULL ELSE "	\
-	"coalesce(ps.name, printf('%#x', pc.func_ip)) END AS caller, "	\
-	"CASE WHEN c.call_ip IS NULL THEN NULL ELSE printf('%#x', "		\
-	"c.call_ip) END AS call_site, "					\
-	"c.entry_seq AS seq, c.entry_insn AS insn, "			\
-	"c.entry_ns - ?9 AS start_ns, c.exit_ns - c.entry_ns AS duration_ns, "	\
-	"c.insns, c.self_insns, c.blocks, c.entry_kind, c.exit_kind "		\
-	"FROM calls c LEFT JOIN symbols s ON s.id = c.symbol "		\
-	"LEFT JOIN calls pc ON pc.id = c.parent "				\
-	"LEFT JOIN symbols ps ON ps.id = pc.symbol "
+/*
+ * calls and func: one row per invocation, read raw from the calls table
+ * and formatted here.  Names come from a cache of symbols by id, and the
+ * caller from the calls still open at the depth above (a scan in entry
+ * order meets every caller before its callees), so that a row costs one
+ * step of one statement, with no per-row joins and no SQL printf.
+ */
+#define Q_CALL_RAW							\
+	"c.id, c.thread, c.depth, c.symbol, c.func_ip, c.parent, c.call_ip, "	\
+	"c.entry_seq, c.entry_insn, c.entry_ns, c.exit_ns, c.insns, "	\
+	"c.self_insns, c.blocks, c.entry_kind, c.exit_kind FROM calls c "
 
+static const char *const q_call_cols[] = { "call", "thread", "depth",
+    "function", "caller", "call_site", "seq", "insn", "start_ns",
+    "duration_ns", "insns", "self_insns", "blocks", "entry_kind",
+    "exit_kind" };
+
+/* A call that may be a caller: its id and what to call it. */
+struct q_frame {
+	int64_t		id, symbol, func_ip;
+	int		has_sym;
+};
+
+struct q_callfmt {
+	struct q_names	names;
+	sqlite3_stmt	*par;		/* a caller not met in the scan */
+	struct q_frame	*stk;		/* by depth: the last call met */
+	size_t		nstk;
+	struct q_frame	pcache[64];	/* callers looked up, by id */
+	int64_t		t0;
+};
+
+static void
+q_callfmt_free(struct q_callfmt *cf)
+{
+	q_names_free(&cf->names);
+	sqlite3_finalize(cf->par);
+	free(cf->stk);
+}
+
+/* Push the name of a function: its symbol's, else its address. */
+static int
+q_push_func(struct hwtr_q *q, struct q_callfmt *cf, struct hwtr_q_res *res,
+    const struct q_frame *f)
+{
+	const struct q_name *nm = NULL;
+	char hex[24];
+	size_t n;
+
+	if (f->has_sym && (nm = q_name_get(q, &cf->names, f->symbol)) == NULL)
+		return (-HWTR_E_DB);
+	if (nm != NULL && nm->name != NULL)
+		return (q_res_push_n(res, HWTR_Q_TEXT, nm->name, nm->len,
+		    nm->w));
+	n = q_fmt_hex(hex, (uint64_t)f->func_ip);
+	return (q_res_push_n(res, HWTR_Q_TEXT, hex, n, n));
+}
+
+/* The caller of a call whose parent is @pid; 0, or 1 when it is absent. */
+static int
+q_caller(struct hwtr_q *q, struct q_callfmt *cf, int64_t pid, int64_t depth,
+    struct q_frame *f)
+{
+	struct q_frame *c;
+	int rc;
+
+	if (depth >= 1 && (size_t)depth - 1 < cf->nstk &&
+	    cf->stk[depth - 1].id == pid) {
+		*f = cf->stk[depth - 1];
+		return (0);
+	}
+	c = &cf->pcache[(uint64_t)pid % HWTR_NELEM(cf->pcache)];
+	if (c->id == pid && pid != 0) {
+		*f = *c;
+		return (0);
+	}
+	if (cf->par == NULL && (rc = q_prepare(q, &cf->par, "SELECT symbol, "
+	    "func_ip FROM calls WHERE id = ?1")) < 0)
+		return (rc);
+	sqlite3_reset(cf->par);
+	sqlite3_bind_int64(cf->par, 1, pid);
+	switch (sqlite3_step(cf->par)) {
+	case SQLITE_ROW:
+		f->id = pid;
+		f->has_sym = sqlite3_column_type(cf->par, 0) != SQLITE_NULL;
+		f->symbol = sqlite3_column_int64(cf->par, 0);
+		f->func_ip = sqlite3_column_int64(cf->par, 1);
+		*c = *f;
+		return (0);
+	case SQLITE_DONE:
+		return (1);
+	default:
+		return (q_dbfail(q, "cannot read calls"));
+	}
+}
+
+static int
+q_push_textcol(struct hwtr_q_res *res, sqlite3_stmt *st, int c)
+{
+	const char *s = (const char *)sqlite3_column_text(st, c);
+	size_t len;
+
+	if (s == NULL)
+		return (q_res_push_n(res, HWTR_Q_NULL, NULL, 0, 1));
+	len = (size_t)sqlite3_column_bytes(st, c);
+	return (q_res_push_n(res, HWTR_Q_TEXT, s, len, q_dwidth(s, len)));
+}
+
+/*
+ * The rows of @st (Q_CALL_RAW, bound) into @res.  Columns that
+ * hwtrace-db(5) declares NOT NULL are read without a type check.
+ */
+static int
+q_call_rows(struct hwtr_q *q, struct q_callfmt *cf, struct hwtr_q_res *res,
+    sqlite3_stmt *st)
+{
+	struct q_frame me, caller;
+	int64_t depth, a, b;
+	char hex[24];
+	size_t n;
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		me.id = sqlite3_column_int64(st, 0);
+		depth = sqlite3_column_int64(st, 2);
+		me.has_sym = sqlite3_column_type(st, 3) != SQLITE_NULL;
+		me.symbol = sqlite3_column_int64(st, 3);
+		me.func_ip = sqlite3_column_int64(st, 4);
+		rc = q_res_push_int(res, me.id);
+		rc |= q_res_push_int(res, sqlite3_column_int64(st, 1));
+		rc |= q_res_push_int(res, depth);
+		if (rc != 0)
+			goto nomem;
+		if ((rc = q_push_func(q, cf, res, &me)) < 0)
+			goto fail;
+		if (sqlite3_column_type(st, 5) == SQLITE_NULL)
+			rc = 1;
+		else if ((rc = q_caller(q, cf, sqlite3_column_int64(st, 5),
+		    depth, &caller)) < 0)
+			goto fail;
+		if (rc == 0)
+			rc = q_push_func(q, cf, res, &caller);
+		else
+			rc = q_res_push_n(res, HWTR_Q_NULL, NULL, 0, 1);
+		if (rc < 0)
+			goto fail;
+		if (sqlite3_column_type(st, 6) == SQLITE_NULL)
+			rc = q_res_push_n(res, HWTR_Q_NULL, NULL, 0, 1);
+		else {
+			n = q_fmt_hex(hex, (uint64_t)sqlite3_column_int64(st,
+			    6));
+			rc = q_res_push_n(res, HWTR_Q_TEXT, hex, n, n);
+		}
+		rc |= q_res_push_int(res, sqlite3_column_int64(st, 7));
+		rc |= q_res_push_int(res, sqlite3_column_int64(st, 8));
+		if (sqlite3_column_type(st, 9) == SQLITE_NULL)
+			rc |= q_res_push_n(res, HWTR_Q_NULL, NULL, 0, 1);
+		else
+			rc |= q_res_push_int(res, sqlite3_column_int64(st, 9) -
+			    cf->t0);
+		if (sqlite3_column_type(st, 9) == SQLITE_NULL ||
+		    sqlite3_column_type(st, 10) == SQLITE_NULL)
+			rc |= q_res_push_n(res, HWTR_Q_NULL, NULL, 0, 1);
+		else {
+			a = sqlite3_column_int64(st, 9);
+			b = sqlite3_column_int64(st, 10);
+			rc |= q_res_push_int(res, b - a);
+		}
+		rc |= q_res_push_int(res, sqlite3_column_int64(st, 11));
+		rc |= q_res_push_int(res, sqlite3_column_int64(st, 12));
+		rc |= q_res_push_int(res, sqlite3_column_int64(st, 13));
+		rc |= q_push_textcol(res, st, 14);
+		rc |= q_push_textcol(res, st, 15);
+		if (rc != 0)
+			goto nomem;
+		/* This call is the caller of what follows it one level down. */
+		if (depth >= 0 && depth < (1 << 24)) {
+			if ((size_t)depth >= cf->nstk) {
+				struct q_frame *ns;
+				size_t ncap = (size_t)depth * 2 + 16;
+
+				if ((ns = realloc(cf->stk, ncap *
+				    sizeof(*ns))) == NULL)
+					goto nomem;
+				for (n = cf->nstk; n < ncap; n++)
+					ns[n].id = INT64_MIN;
+				cf->stk = ns;
+				cf->nstk = ncap;
+			}
+			cf->stk[depth] = me;
+		}
+		if ((rc = q_res_row_end(q, res)) < 0)
+			return (rc);
+	}
+	if (rc != SQLITE_DONE)
+		return (q_dbfail(q, "cannot read calls"));
+	return (0);
+nomem:
+	return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+fail:
+	return (rc);
+}
+
+/* Run @sql (Q_CALL_RAW rows; ?1 ?2 ?3 bound to @a @b @c) into *resp. */
+static int
+q_call_select(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
+    int64_t a, int64_t b, int64_t c)
+{
+	struct q_callfmt cf;
+	sqlite3_stmt *st = NULL;
+	size_t i;
+	int rc;
+
+	*resp = NULL;
+	memset(&cf, 0, sizeof(cf));
+	for (i = 0; i < HWTR_NELEM(cf.pcache); i++)
+		cf.pcache[i].id = INT64_MIN;
+	if ((rc = q_int(q, &cf.t0, 0, Q_T0_SQL, NULL)) < 0 ||
+	    (rc = q_prepare(q, &st, sql)) < 0)
+		goto out;
+	sqlite3_bind_int64(st, 1, a);
+	sqlite3_bind_int64(st, 2, b);
+	if (sqlite3_bind_parameter_count(st) >= 3)
+		sqlite3_bind_int64(st, 3, c);
+	if ((rc = q_res_new(resp, HWTR_NELEM(q_call_cols), q_call_cols)) < 0) {
+		rc = q_fail(q, rc, "out of memory");
+		goto out;
+	}
+	q_res_stream(q, *resp);
+	rc = q_call_rows(q, &cf, *resp, st);
+out:
+	sqlite3_finalize(st);
+	q_callfmt_free(&cf);
+	if (rc < 0) {
+		hwtr_q_res_free(*resp);
+		*resp = NULL;
+	}
+	return (rc);
+}
 
 static int
 q_bind_t0(struct hwtr_q *q, sqlite3_stmt *st)
@@ -242,8 +469,10 @@ q_select_t0(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
 			names[i] = sqlite3_column_name(st, i);
 		if ((rc = q_res_new(resp, (size_t)i, names)) < 0)
 			q_fail(q, rc, "out of memory");
-		else
+		else {
+			q_res_stream(q, *resp);
 			rc = q_res_fill(q, *resp, st);
+		}
 	}
 	sqlite3_finalize(st);
 	if (rc < 0) {
@@ -270,16 +499,16 @@ q_calls(struct hwtr_q *q, const struct hwtr_q_req *req,
 	 * sorting them, and stops early under -n.
 	 */
 	if (req->depth == 0)
-		return (q_select_t0(q, resp, Q_CALLS_UPTO "SELECT " Q_CALL_COLS
-		    "WHERE c.id IN (SELECT id FROM sel) "
+		return (q_call_select(q, resp, Q_CALLS_UPTO "SELECT "
+		    Q_CALL_RAW "WHERE c.id IN (SELECT id FROM sel) "
 		    "ORDER BY c.thread, c.entry_seq, c.id LIMIT ?3", req->thread,
 		    depth, n));
 	if (req->thread >= 0)
-		return (q_select_t0(q, resp, "SELECT " Q_CALL_COLS
+		return (q_call_select(q, resp, "SELECT " Q_CALL_RAW
 		    "WHERE c.thread = ?1 AND c.depth <= ?2 "
 		    "ORDER BY c.entry_seq, c.id LIMIT ?3", req->thread, depth,
 		    n));
-	return (q_select_t0(q, resp, "SELECT " Q_CALL_COLS
+	return (q_call_select(q, resp, "SELECT " Q_CALL_RAW
 	    "WHERE ?1 < 0 AND c.depth <= ?2 ORDER BY c.id LIMIT ?3", -1, depth,
 	    n));
 }
@@ -296,7 +525,7 @@ q_func(struct hwtr_q *q, const struct hwtr_q_req *req,
 		return (q_fail(q, -HWTR_E_INVAL, "func: no pattern"));
 	if ((rc = q_sym_ids(q, "func", req->pattern, &ids)) < 0)
 		return (rc);
-	q_str_puts(&sql, "SELECT " Q_CALL_COLS "WHERE c.symbol IN ");
+	q_str_puts(&sql, "SELECT " Q_CALL_RAW "WHERE c.symbol IN ");
 	q_str_printf(&sql, "%s AND ?1 = ?1 AND ?2 = ?2 %s ORDER BY c.id", ids,
 	    req->thread >= 0 ? "AND c.thread = ?1" : "");
 	free(ids);
@@ -308,7 +537,7 @@ q_func(struct hwtr_q *q, const struct hwtr_q_req *req,
 		free(sql.p);
 		return (rc);
 	}
-	rc = q_select_t0(q, resp, sql.p, req->thread, 0, 0);
+	rc = q_call_select(q, resp, sql.p, req->thread, 0, 0);
 	free(sql.p);
 	return (rc);
 }
@@ -575,4 +804,31 @@ hwtr_q_run(struct hwtr_q *q, const struct hwtr_q_req *req,
 	}
 	return (q_fail(q, -HWTR_E_INVAL, "unknown query verb %d",
 	    (int)req->verb));
+}
+
+int
+hwtr_q_stream(struct hwtr_q *q, const struct hwtr_q_req *req,
+    enum hwtr_q_format fmt, int width,
+    int (*sink)(void *arg, const char *buf, size_t len), void *arg)
+{
+	struct hwtr_q_res *res = NULL;
+	struct q_out out;
+	int rc;
+
+	if (fmt > HWTR_Q_FMT_JSON)
+		return (q_fail(q, -HWTR_E_INVAL, "unknown output format %d",
+		    (int)fmt));
+	q_out_init(&out, fmt, width, sink, arg);
+	q->out = &out;
+	rc = hwtr_q_run(q, req, &res);
+	q->out = NULL;
+	if (rc >= 0) {
+		res->out = NULL;
+		if ((rc = q_out_end(&out, res)) < 0)
+			q_fail(q, rc, rc == -HWTR_E_IO ? "cannot write the "
+			    "answer" : "out of memory");
+	}
+	hwtr_q_res_free(res);
+	q_out_fini(&out);
+	return (rc < 0 ? rc : 0);
 }
