@@ -1,0 +1,153 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Long answers of hwtrace query: calls, func and tree over a synthetic
+# history (tests/query/mkdb.c -s: 2,859 calls, longer than one streamed
+# block of 1024 rows).  calls and func format raw calls rows in C with
+# cached names and callers, tree merges by hashed names: each is compared
+# with the same answer computed by SQLite alone from hwtrace-db(5) (the
+# joins that page gives), not with an earlier run of ours.  A reader that
+# goes away (| head) ends the command quietly, as it ends cat(1).
+
+. "$(atf_get_srcdir)/../env.sh"
+
+mkbig()
+{
+	"$HWTRACE_BUILD/bench/qmkdb" -s 20000 big.db >/dev/null 2>&1 ||
+	    atf_fail "cannot make the synthetic database"
+}
+
+# The calls columns, by SQL only (hwtrace-db(5), "Use parent to name the
+# caller"); start_ns is relative to the first decoded time.
+CALLS_SQL="SELECT c.id, c.thread, c.depth,
+ coalesce(s.name, printf('%#x', c.func_ip)),
+ CASE WHEN pc.id IS NULL THEN NULL ELSE coalesce(ps.name,
+  printf('%#x', pc.func_ip)) END,
+ CASE WHEN c.call_ip IS NULL THEN NULL ELSE printf('%#x', c.call_ip) END,
+ c.entry_seq, c.entry_insn,
+ c.entry_ns - (SELECT coalesce((SELECT min(first_ns) FROM threads),
+  (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'start_ns'), 0)),
+ c.exit_ns - c.entry_ns, c.insns, c.self_insns, c.blocks, c.entry_kind,
+ c.exit_kind
+ FROM calls c LEFT JOIN symbols s ON s.id = c.symbol
+ LEFT JOIN calls pc ON pc.id = c.parent
+ LEFT JOIN symbols ps ON ps.id = pc.symbol"
+
+HDR="call	thread	depth	function	caller	call_site	seq	insn	start_ns	duration_ns	insns	self_insns	blocks	entry_kind	exit_kind"
+
+# same WHAT ARGS -- SQL: the verb's TSV is the header plus SQL's rows.
+same()
+{
+	what=$1
+	shift
+	args=
+	while [ "$1" != "--" ]; do
+		args="$args $1"
+		shift
+	done
+	shift
+	"$HWTRACE" query big.db $args --format tsv > got ||
+	    atf_fail "$what: hwtrace query$args failed"
+	"$HWTRACE" query big.db sql --format tsv "$1" | tail -n +2 > rows ||
+	    atf_fail "$what: the SQL reference failed"
+	{ echo "$HDR"; cat rows; } > exp
+	n=$(wc -l < rows)
+	[ "$n" -gt 1024 ] || atf_fail "$what: only $n rows, not a long answer"
+	cmp -s exp got || atf_fail "$what: differs from SQLite's answer" \
+	    "($n rows expected); first difference: $(diff exp got | head -n 3 | tr "\n" " ")"
+}
+
+atf_test_case calls_long_matches_sql
+calls_long_matches_sql_head() { atf_set descr "calls of a whole thread, streamed in blocks, equals the answer SQLite computes by joins, in every format"; }
+calls_long_matches_sql_body()
+{
+	mkbig
+	same "calls --thread 1" calls --thread 1 -- \
+	    "$CALLS_SQL WHERE c.thread = 1 ORDER BY c.entry_seq, c.id"
+	same "calls --depth 1" calls --depth 1 -- \
+	    "$CALLS_SQL WHERE c.depth <= 1 ORDER BY c.id"
+	same "calls -n 1500" calls --thread 1 -n 1500 -- \
+	    "$CALLS_SQL WHERE c.thread = 1 ORDER BY c.entry_seq, c.id LIMIT 1500"
+	# The same rows as a table: one header, every row's fields.
+	"$HWTRACE" query big.db calls --thread 1 > table ||
+	    atf_fail "calls as a table failed"
+	"$HWTRACE" query big.db calls --thread 1 --format tsv |
+	    sed 's/\t\t/\t-\t/g; s/\t\t/\t-\t/g' | tr '\t' ' ' > exp
+	awk '{ $1 = $1; print }' table > got
+	cmp -s exp got || atf_fail "the table's cells differ from the TSV's:" \
+	    "$(diff exp got | head -n 3 | tr "\n" " ")"
+	[ "$(grep -c '^call ' table)" = 1 ] ||
+	    atf_fail "expected one header line in the streamed table"
+	# JSON across blocks: one array, every row.
+	"$HWTRACE" query big.db calls --thread 1 --format json > out.json ||
+	    atf_fail "calls --format json failed"
+	atf_check -s exit:0 -o inline:"2859 1 main w0 None\n" python3 -c '
+import json
+r = json.load(open("out.json"))
+print(len(r), r[0]["call"], r[0]["function"], r[1]["function"], r[0]["caller"])'
+}
+
+atf_test_case func_long_matches_sql
+func_long_matches_sql_head() { atf_set descr "func over many invocations (a glob) equals SQLite's answer by joins"; }
+func_long_matches_sql_body()
+{
+	mkbig
+	same "func 'w[0-3]*'" func 'w[0-3]*' -- \
+	    "$CALLS_SQL WHERE s.name GLOB 'w[0-3]*' ORDER BY c.id"
+}
+
+atf_test_case tree_matches_sql
+tree_matches_sql_head() { atf_set descr "tree --depth 1 merges main's callees as SQLite's GROUP BY does"; }
+tree_matches_sql_body()
+{
+	mkbig
+	"$HWTRACE" query big.db tree --depth 1 --format tsv | tail -n +3 |
+	    cut -f 4-8 > got || atf_fail "tree failed"
+	"$HWTRACE" query big.db sql --format tsv "SELECT count(*), sum(c.insns),
+	    sum(c.self_insns), sum(c.exit_ns - c.entry_ns), 'main/' || s.name
+	    FROM calls c JOIN symbols s ON s.id = c.symbol WHERE c.depth = 1
+	    GROUP BY s.name ORDER BY min(c.id)" | tail -n +2 > exp ||
+	    atf_fail "the SQL reference failed"
+	[ "$(wc -l < exp)" = 64 ] || atf_fail "expected 64 callees of main," \
+	    "SQL gives $(wc -l < exp)"
+	cmp -s exp got || atf_fail "tree differs from SQL:" \
+	    "$(diff exp got | head -n 3 | tr "\n" " ")"
+}
+
+atf_test_case reader_gone_quiet
+reader_gone_quiet_head() { atf_set descr "| head ends a long answer quietly, by SIGPIPE (status 141), also where SIGPIPE was ignored"; }
+reader_gone_quiet_body()
+{
+	mkbig
+	( "$HWTRACE" query big.db calls --thread 1 2> err; echo $? > status ) |
+	    head -n 5 > out
+	[ "$(cat status)" = 141 ] || atf_fail "expected status 141 (SIGPIPE)," \
+	    "got $(cat status)"
+	[ "$(wc -l < out)" = 5 ] || atf_fail "expected 5 lines through head"
+	[ -s err ] && atf_fail "expected nothing on stderr, got: $(cat err)"
+	# SIGPIPE ignored by the parent: EPIPE is handled the same way.
+	( trap '' PIPE; "$HWTRACE" query big.db calls --thread 1 --format csv \
+	    2> err; echo $? > status ) | head -n 5 > out
+	[ "$(cat status)" = 141 ] || atf_fail "SIGPIPE ignored: expected" \
+	    "status 141, got $(cat status)"
+	[ -s err ] && atf_fail "SIGPIPE ignored: expected nothing on" \
+	    "stderr, got: $(cat err)"
+	# A write error that is not the reader going away is an error.
+	if [ -w /dev/full ]; then
+		"$HWTRACE" query big.db calls --thread 1 > /dev/full 2> err
+		st=$?
+		[ "$st" = 1 ] || atf_fail "/dev/full: expected exit 1, got $st"
+		grep -q '^hwtrace query: cannot write the answer: No space' err ||
+		    atf_fail "/dev/full: expected 'cannot write the answer'," \
+		    "got: $(cat err)"
+	fi
+	true
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case calls_long_matches_sql
+	atf_add_test_case func_long_matches_sql
+	atf_add_test_case tree_matches_sql
+	atf_add_test_case reader_gone_quiet
+}
