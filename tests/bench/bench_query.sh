@@ -11,6 +11,13 @@
 # CPU time (user + system, from getrusage) are reported against the goal.
 # On this shared 2-CPU machine the wall clock includes waiting for a CPU;
 # the CPU time is what the query itself costs.
+#
+# `calls` of a whole thread is 1.4M rows (200 MB of table): no tool prints
+# that in 100 ms, so what is measured against the goal is how soon it
+# answers, the first 100 rows through `| head -n 100` (the command streams
+# and ends by SIGPIPE when head exits); the whole output is reported as
+# rows per second and as the peak of the process's anonymous (heap) memory,
+# which streaming keeps constant; -n and --depth are the bounded forms.
 
 set -u
 : "${HWTRACE:?}" "${BENCH_PROGS:?}" "${BENCH_DIR:?}" "${BENCH_RUNS:=3}"
@@ -24,50 +31,117 @@ if [ ! -f "$db" ]; then
 fi
 
 cat > "$BENCH_DIR/measure.py" <<'X'
-import os, resource, subprocess, sys, time
-runs, args = int(sys.argv[1]), sys.argv[2:]
+# measure.py RUNS HEAD ARGS...: best wall and CPU time of ARGS over RUNS
+# runs, its output read through a pipe and counted.  HEAD > 0: the time to
+# the first HEAD lines, after which the pipe is closed (as head(1) does);
+# the command may then end by SIGPIPE.  Prints "wall-ms cpu-ms lines
+# peak-anon-kB".
+import os, resource, subprocess, sys, threading, time
+runs, head, args = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
 best_wall = best_cpu = None
+peak = 0
+def watch(p, box):
+    # Peak RssAnon: the heap, not the database pages mapped from the cache.
+    path = "/proc/%d/status" % p.pid
+    while p.poll() is None:
+        try:
+            for l in open(path):
+                if l.startswith("RssAnon:"):
+                    box[0] = max(box[0], int(l.split()[1]))
+        except OSError:
+            break
+        time.sleep(0.005)
 for _ in range(runs):
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    t1 = time.monotonic()
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    box = [0]
+    w = threading.Thread(target=watch, args=(p, box))
+    w.start()
+    lines = 0
+    t1 = None
+    while True:
+        buf = p.stdout.read1(1 << 20) if head == 0 else p.stdout.readline()
+        if not buf:
+            break
+        lines += buf.count(b"\n")
+        if head > 0 and lines >= head:
+            t1 = time.monotonic()
+            break
+    p.stdout.close()
+    err = p.stderr.read()
+    rc = p.wait()
+    if t1 is None:
+        t1 = time.monotonic()
+    w.join()
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if p.returncode != 0:
-        sys.stderr.write(p.stderr.decode())
+    if rc != 0 and not (head > 0 and rc == -13):
+        sys.stderr.write(err.decode())
         sys.exit(1)
     wall = (t1 - t0) * 1000
     cpu = (r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) * 1000
     best_wall = wall if best_wall is None else min(best_wall, wall)
     best_cpu = cpu if best_cpu is None else min(best_cpu, cpu)
-print("%.1f %.1f %d" % (best_wall, best_cpu, p.stdout.count(b"\n")))
+    peak = max(peak, box[0])
+print("%.1f %.1f %d %d" % (best_wall, best_cpu, lines, peak))
 X
+
+# run HEAD ARGS...: sets wall cpu lines peak
+run()
+{
+	head=$1
+	shift
+	set -- $(python3 "$BENCH_DIR/measure.py" "$BENCH_RUNS" "$head" \
+	    "$HWTRACE" query "$db" "$@") || exit 1
+	wall=$1 cpu=$2 lines=$3 peak=$4
+}
 
 # case NAME GOAL-MS ARGS...
 case_()
 {
 	name=$1 goal=$2
 	shift 2
-	set -- $(python3 "$BENCH_DIR/measure.py" "$BENCH_RUNS" "$HWTRACE" \
-	    query "$db" "$@") || exit 1
-	echo "bench_query: $name: $1 ms wall, $2 ms CPU, $3 lines" >&2
+	run 0 "$@"
+	echo "bench_query: $name: $wall ms wall, $cpu ms CPU, $lines lines," \
+	    "peak heap $peak kB" >&2
 	if [ "$goal" = "-" ]; then
-		printf 'result\t%s (wall)\tms\t%s\t-\t-\tlower\t-\n' "$name" "$1"
-		printf 'result\t%s (CPU)\tms\t%s\t-\t-\tlower\t-\n' "$name" "$2"
+		printf 'result\t%s (wall)\tms\t%s\t-\t-\tlower\t-\n' "$name" "$wall"
+		printf 'result\t%s (CPU)\tms\t%s\t-\t-\tlower\t-\n' "$name" "$cpu"
 	else
 		printf 'result\t%s (wall)\tms\t%s\tgoal\t%s\tlower\t1\n' "$name" \
-		    "$1" "$goal"
+		    "$wall" "$goal"
 		printf 'result\t%s (CPU)\tms\t%s\tgoal\t%s\tlower\t1\n' "$name" \
-		    "$2" "$goal"
+		    "$cpu" "$goal"
 	fi
 }
 
 case_ "summary, 10M blocks" 100 summary
 case_ "last -n 100" 100 last -n 100
 case_ "func w3 (19842 calls)" 100 func w3
+
+# calls --thread 1: the first 100 rows through a pipe closed after them.
+run 100 calls --thread 1
+echo "bench_query: calls --thread 1 | head -n 100: $wall ms wall," \
+    "$cpu ms CPU" >&2
+printf 'result\t%s (wall)\tms\t%s\tgoal\t100\tlower\t1\n' \
+    "calls --thread 1 | head -n 100" "$wall"
+printf 'result\t%s (CPU)\tms\t%s\tgoal\t100\tlower\t1\n' \
+    "calls --thread 1 | head -n 100" "$cpu"
 case_ "calls --thread 1 -n 100" 100 calls --thread 1 -n 100
 case_ "calls --thread 1 --depth 0" 100 calls --thread 1 --depth 0
-case_ "calls --thread 1 (all 1.4M)" - calls --thread 1
+
+# The whole thread: rows per second, against the 2.5 us a row (400,000
+# rows/s) of the first version, and the peak heap.
+run 0 calls --thread 1
+rows=$((lines - 1))
+echo "bench_query: calls --thread 1 (all): $rows rows, $wall ms wall," \
+    "$cpu ms CPU, peak heap $peak kB" >&2
+awk -v r="$rows" -v w="$wall" -v c="$cpu" -v p="$peak" 'BEGIN {
+	printf "result\tcalls --thread 1, all %d rows (wall)\trows/s\t%.0f\tv1 2.5us/row\t400000\thigher\t-\n", r, r / (w / 1000)
+	printf "result\tcalls --thread 1, all %d rows (CPU)\trows/s\t%.0f\tv1 2.5us/row\t400000\thigher\t-\n", r, r / (c / 1000)
+	printf "result\tcalls --thread 1, all (peak heap)\tMB\t%.1f\t-\t-\tlower\t-\n", p / 1024
+}'
+
 case_ "coverage" 1000 coverage
 case_ "hot" - hot
 case_ "tree --depth 1" - tree --depth 1
