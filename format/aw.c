@@ -7,24 +7,44 @@
 /*
  * The archive writer.  libarchive produces a pax tar; its output goes
  * through write_cb() into zstd, one zstd frame per tar member (pax header,
- * ustar header, data, padding), and each frame reaches the file with
- * write(2) before the call that made the member returns.  That gives the
- * two properties hwtrace(5) promises: a writer killed at any moment leaves
- * a file whose complete frames are complete members, and any member can be
- * decompressed alone from its frame offset.
+ * ustar header, data, padding).  That gives the two properties hwtrace(5)
+ * promises: a writer killed at any moment leaves a file whose complete
+ * frames are complete members, and any member can be decompressed alone
+ * from its frame offset.
  *
- * The member's tar headers are buffered first so the frame can carry its
- * exact content size (ZSTD_CCtx_setPledgedSrcSize): readers use it to
+ * Stream chunks, the bulk of a capture, are compressed in the background
+ * so that chunk N compresses while the caller produces chunk N+1 (zstd -T2
+ * overlaps its reading with compressing the same way).  hwtr_aw_chunk()
+ * lets libarchive copy the chunk's tar bytes into a job (so the caller may
+ * reuse its buffer at once), hands the job to one of up to two worker
+ * threads, each with a single-threaded zstd context compressing one whole
+ * chunk into one frame, and waits only for the chunk before it.  Workers
+ * write finished frames in the order the chunks were given, as soon as
+ * each is compressed.  Hence the durability contract of hwtrace.h: a chunk
+ * is in the file when its frame is compressed, and at the latest when the
+ * next hwtr_aw_chunk(), hwtr_aw_flush() or hwtr_aw_close() returns.  Every
+ * other member is written by the caller's thread once no chunk is in
+ * flight, so the file's member order is the call order and the bytes do
+ * not depend on timing: a chunk's frame is the same whichever thread (or,
+ * without threads, the caller) compresses it.  Two jobs exist, so at most
+ * two chunks are held in memory (each as its tar bytes plus a compressed
+ * copy).
+ *
+ * Other members' tar headers are buffered first so the frame can carry
+ * its exact content size (ZSTD_CCtx_setPledgedSrcSize): readers use it to
  * check ratio bombs and to size buffers without trusting anything else.
  */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,11 +57,45 @@
 #include "hwtr_format.h"
 
 #define MT_MIN		(1u << 20)	/* smallest member given to workers */
+#define AW_JOBS		2		/* chunks in flight, at most */
 
 enum cb_phase {
 	PH_HEADER,		/* buffer tar headers in hdr */
 	PH_STREAM,		/* compress into the current frame */
+	PH_COPY,		/* collect a chunk's tar bytes in aw->fill */
 	PH_DISCARD		/* aborting: drop everything */
+};
+
+enum job_state {
+	J_FREE,			/* the caller's to fill */
+	J_QUEUED,		/* waiting for a worker */
+	J_BUSY,			/* a worker compresses or writes it */
+	J_DONE			/* written (or failed); the caller reaps it */
+};
+
+/*
+ * One chunk on its way to the file.  The caller fills it while J_FREE and
+ * reads it back once J_DONE; a worker owns it in between.  state is
+ * guarded by hwtr_aw.mu.
+ */
+struct aw_job {
+	enum job_state	state;
+	uint64_t	seq;		/* order of writing */
+	size_t		toc;		/* its table-of-contents entry */
+	char		name[64];	/* member name */
+	uint8_t		*in;		/* tar bytes: headers, data, padding */
+	size_t		inlen, incap;
+	uint8_t		*out;		/* its zstd frame */
+	size_t		outlen, outcap;
+	uint64_t	off;		/* where the frame was written */
+	int		rc;
+	char		errmsg[512];
+};
+
+struct aw_worker {
+	struct hwtr_aw	*aw;
+	pthread_t	thr;
+	ZSTD_CCtx	*cctx;		/* single-threaded, the writer's level */
 };
 
 struct aw_stream {
@@ -83,6 +137,28 @@ struct hwtr_aw {
 	uint64_t	nsb;
 
 	struct hwtr_capture_end end;
+
+	/*
+	 * Background compression of chunks.  mu guards the jobs' state,
+	 * wseq, afail and stop; off and fd belong to the worker whose turn
+	 * it is to write (wseq == its job's seq) while jobs are in flight,
+	 * to the caller otherwise.
+	 */
+	int		level;
+	int		want_workers;	/* 0: compress chunks in the caller */
+	int		nworkers;	/* started */
+	struct aw_worker workers[AW_JOBS];
+	int		sync_init;	/* mu and the condition variables */
+	pthread_mutex_t	mu;
+	pthread_cond_t	work_cv;	/* a job was queued, or stop */
+	pthread_cond_t	done_cv;	/* a job was written: wseq moved */
+	struct aw_job	jobs[AW_JOBS];
+	struct aw_job	*fill;		/* the job write_cb fills (PH_COPY) */
+	uint64_t	seq;		/* of the next job */
+	uint64_t	wseq;		/* of the next job to write */
+	int		afail;		/* a job failed: write no later one */
+	int		stop;		/* workers: exit when idle */
+	char		why[512];	/* the first failure, kept */
 };
 
 static void
@@ -166,29 +242,53 @@ zfeed(struct hwtr_aw *aw, const void *buf, size_t len, int end)
 	return (0);
 }
 
+/* Make room for @more bytes after @len in *@bufp (capacity *@capp). */
+static int
+reserve(uint8_t **bufp, size_t *capp, size_t len, size_t more)
+{
+	uint8_t *n;
+	size_t cap;
+
+	if (*capp - len >= more)
+		return (0);
+	if (more > SIZE_MAX / 2 - len)
+		return (-HWTR_E_NOMEM);
+	cap = *capp * 2 > len + more ? *capp * 2 : len + more;
+	if ((n = realloc(*bufp, cap)) == NULL)
+		return (-HWTR_E_NOMEM);
+	*bufp = n;
+	*capp = cap;
+	return (0);
+}
+
 static la_ssize_t
 write_cb(struct archive *a, void *arg, const void *buf, size_t len)
 {
 	struct hwtr_aw *aw = arg;
-	uint8_t *n;
-	size_t cap;
+	struct aw_job *j;
 
 	switch (aw->phase) {
 	case PH_DISCARD:
 		return ((la_ssize_t)len);
 	case PH_HEADER:
-		if (aw->hdrcap - aw->hdrlen < len) {
-			cap = aw->hdrcap * 2 + len;
-			if ((n = realloc(aw->hdr, cap)) == NULL) {
-				aw->cb_err = -HWTR_E_NOMEM;
-				archive_set_error(a, ENOMEM, "out of memory");
-				return (-1);
-			}
-			aw->hdr = n;
-			aw->hdrcap = cap;
+		if (reserve(&aw->hdr, &aw->hdrcap, aw->hdrlen, len) < 0) {
+			aw->cb_err = -HWTR_E_NOMEM;
+			archive_set_error(a, ENOMEM, "out of memory");
+			return (-1);
 		}
 		memcpy(aw->hdr + aw->hdrlen, buf, len);
 		aw->hdrlen += len;
+		return ((la_ssize_t)len);
+	case PH_COPY:
+		j = aw->fill;
+		if (reserve(&j->in, &j->incap, j->inlen, len) < 0) {
+			aw->cb_err = aw_err(aw, HWTR_E_NOMEM, "out of memory "
+			    "for '%s' (%zu bytes)", j->name, j->inlen + len);
+			archive_set_error(a, ENOMEM, "out of memory");
+			return (-1);
+		}
+		memcpy(j->in + j->inlen, buf, len);
+		j->inlen += len;
 		return ((la_ssize_t)len);
 	case PH_STREAM:
 		if ((aw->cb_err = zfeed(aw, buf, len, 0)) < 0) {
@@ -231,26 +331,28 @@ toc_add(struct hwtr_aw *aw, const char *name, uint64_t off, uint64_t csize,
 }
 
 /*
- * Write one member @name holding @len bytes at @buf as its own zstd frame.
- * @hash: record the data's SHA-256 in the table of contents (chunks skip
- * it; their frame's XXH64 checksum covers them and hashing would halve the
- * writer's speed).
+ * Why the writer refuses to go on, naming the first failure when a
+ * background write made it.
  */
 static int
-put_member(struct hwtr_aw *aw, const char *name, const void *buf, size_t len,
-    int hash, int in_toc)
+broken_err(struct hwtr_aw *aw)
+{
+	if (aw->why[0] != '\0')
+		return (aw_err(aw, HWTR_E_IO, "%s: an earlier write failed: %s",
+		    aw->tmp, aw->why));
+	return (aw_err(aw, HWTR_E_IO, "%s: an earlier write failed",
+	    aw->tmp));
+}
+
+/*
+ * Start member @name of @len data bytes: libarchive writes its tar headers
+ * through write_cb() in the phase the caller set.
+ */
+static int
+tar_header(struct hwtr_aw *aw, const char *name, size_t len)
 {
 	struct archive_entry *e;
-	uint8_t sha[32];
-	uint64_t start, usize;
-	const uint8_t *p = buf;
-	size_t left;
-	la_ssize_t n;
-	int rc;
 
-	if (aw->broken)
-		return (aw_err(aw, HWTR_E_IO, "%s: an earlier write failed",
-		    aw->tmp));
 	if (!hwtr_name_ok(name))
 		return (aw_err(aw, HWTR_E_INVAL, "bad member name '%s'", name));
 	if ((e = archive_entry_new2(aw->a)) == NULL)
@@ -260,9 +362,6 @@ put_member(struct hwtr_aw *aw, const char *name, const void *buf, size_t len,
 	archive_entry_set_filetype(e, AE_IFREG);
 	archive_entry_set_perm(e, 0644);
 	archive_entry_set_mtime(e, aw->mtime, 0);
-
-	aw->phase = PH_HEADER;
-	aw->hdrlen = 0;
 	aw->cb_err = 0;
 	if (archive_write_header(aw->a, e) != ARCHIVE_OK) {
 		archive_entry_free(e);
@@ -273,19 +372,17 @@ put_member(struct hwtr_aw *aw, const char *name, const void *buf, size_t len,
 		    aw->tmp, name, archive_error_string(aw->a)));
 	}
 	archive_entry_free(e);
+	return (0);
+}
 
-	start = aw->off;
-	usize = aw->hdrlen + (((uint64_t)len + 511) & ~(uint64_t)511);
-	/*
-	 * Workers pay off on big members only; on small ones their
-	 * synchronization costs more than it brings.
-	 */
-	aw->cctx = len >= MT_MIN ? aw->cctx_mt : aw->cctx_st;
-	ZSTD_CCtx_reset(aw->cctx, ZSTD_reset_session_only);
-	ZSTD_CCtx_setPledgedSrcSize(aw->cctx, usize);
-	aw->phase = PH_STREAM;
-	if ((rc = zfeed(aw, aw->hdr, aw->hdrlen, 0)) < 0)
-		return (rc);
+/* The member's data (@len bytes at @buf) and padding, through write_cb(). */
+static int
+tar_data(struct hwtr_aw *aw, const char *name, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	size_t left;
+	la_ssize_t n;
+
 	for (left = len; left > 0; left -= (size_t)n, p += n) {
 		n = archive_write_data(aw->a, p, left);
 		if (n <= 0) {
@@ -303,6 +400,343 @@ put_member(struct hwtr_aw *aw, const char *name, const void *buf, size_t len,
 		return (aw_err(aw, HWTR_E_IO, "%s: end of '%s': %s", aw->tmp,
 		    name, archive_error_string(aw->a)));
 	}
+	return (0);
+}
+
+static void
+cctx_params(ZSTD_CCtx *cctx, int level, size_t *r)
+{
+	if (!ZSTD_isError(*r))
+		*r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel,
+		    level);
+	if (!ZSTD_isError(*r))
+		*r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+	if (!ZSTD_isError(*r))
+		*r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
+}
+
+/*
+ * Compress a job's tar bytes into one frame.  Runs on a worker (or on the
+ * caller without workers) and touches nothing but @j and @cctx.
+ */
+static int
+job_compress(ZSTD_CCtx *cctx, struct aw_job *j)
+{
+	size_t r;
+
+	ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only);
+	r = ZSTD_compress2(cctx, j->out, j->outcap, j->in, j->inlen);
+	if (ZSTD_isError(r)) {
+		snprintf(j->errmsg, sizeof(j->errmsg), "member '%s': zstd: %s",
+		    j->name, ZSTD_getErrorName(r));
+		return (-HWTR_E_IO);
+	}
+	j->outlen = r;
+	return (0);
+}
+
+/*
+ * Append a job's frame to the file.  Only the worker whose turn it is (or
+ * the caller when nothing is in flight) calls this: it owns fd and off.
+ */
+static int
+job_write(struct hwtr_aw *aw, struct aw_job *j)
+{
+	const uint8_t *p = j->out;
+	size_t len = j->outlen;
+	ssize_t n;
+
+	j->off = aw->off;
+	while (len > 0) {
+		n = write(aw->fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(j->errmsg, sizeof(j->errmsg), "%s: member "
+			    "'%s': write at offset 0x%jx: %s", aw->tmp, j->name,
+			    (uintmax_t)aw->off, strerror(errno));
+			return (-HWTR_E_IO);
+		}
+		p += n;
+		len -= (size_t)n;
+		aw->off += (uint64_t)n;
+	}
+	return (0);
+}
+
+/*
+ * A worker: compress queued jobs as they come, then wait for the turn of
+ * each to write so that frames reach the file in the order given.  After
+ * a failed job no later one is written (the file must stay a prefix of
+ * what was given).
+ */
+static void *
+worker_main(void *arg)
+{
+	struct aw_worker *w = arg;
+	struct hwtr_aw *aw = w->aw;
+	struct aw_job *j;
+	size_t i;
+	int rc, skip;
+
+	pthread_mutex_lock(&aw->mu);
+	for (;;) {
+		j = NULL;
+		for (i = 0; i < AW_JOBS; i++)
+			if (aw->jobs[i].state == J_QUEUED &&
+			    (j == NULL || aw->jobs[i].seq < j->seq))
+				j = &aw->jobs[i];
+		if (j == NULL) {
+			if (aw->stop)
+				break;
+			pthread_cond_wait(&aw->work_cv, &aw->mu);
+			continue;
+		}
+		j->state = J_BUSY;
+		pthread_mutex_unlock(&aw->mu);
+		rc = job_compress(w->cctx, j);
+		pthread_mutex_lock(&aw->mu);
+		while (aw->wseq != j->seq)
+			pthread_cond_wait(&aw->done_cv, &aw->mu);
+		skip = aw->afail;
+		pthread_mutex_unlock(&aw->mu);
+		if (skip) {
+			snprintf(j->errmsg, sizeof(j->errmsg), "member '%s': "
+			    "not written after an earlier failure", j->name);
+			rc = -HWTR_E_IO;
+		} else if (rc == 0)
+			rc = job_write(aw, j);
+		pthread_mutex_lock(&aw->mu);
+		j->rc = rc;
+		if (rc < 0)
+			aw->afail = 1;
+		j->state = J_DONE;
+		aw->wseq++;
+		pthread_cond_broadcast(&aw->done_cv);
+	}
+	pthread_mutex_unlock(&aw->mu);
+	return (NULL);
+}
+
+/*
+ * Start the workers, the first time a chunk comes.  Workers block every
+ * signal, so that signals meant for the program (SIGINT, SIGCHLD of a
+ * traced child) reach its own threads.  If a thread cannot be started the
+ * writer carries on with fewer, down to none (the caller compresses).
+ */
+static void
+workers_start(struct hwtr_aw *aw)
+{
+	struct aw_worker *w;
+	sigset_t all, old;
+	size_t r;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	while (aw->nworkers < aw->want_workers) {
+		w = &aw->workers[aw->nworkers];
+		w->aw = aw;
+		r = 0;
+		if ((w->cctx = ZSTD_createCCtx()) == NULL)
+			break;
+		cctx_params(w->cctx, aw->level, &r);
+		if (ZSTD_isError(r) ||
+		    pthread_create(&w->thr, NULL, worker_main, w) != 0) {
+			ZSTD_freeCCtx(w->cctx);
+			w->cctx = NULL;
+			break;
+		}
+		aw->nworkers++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	aw->want_workers = aw->nworkers;
+}
+
+/* Let the workers write what is queued, then end them. */
+static void
+workers_stop(struct hwtr_aw *aw)
+{
+	int i;
+
+	if (aw->nworkers == 0)
+		return;
+	pthread_mutex_lock(&aw->mu);
+	aw->stop = 1;
+	pthread_cond_broadcast(&aw->work_cv);
+	pthread_mutex_unlock(&aw->mu);
+	for (i = 0; i < aw->nworkers; i++) {
+		pthread_join(aw->workers[i].thr, NULL);
+		ZSTD_freeCCtx(aw->workers[i].cctx);
+	}
+	aw->nworkers = 0;
+}
+
+/* Take back a written job: its place in the table of contents, its error. */
+static int
+job_reap(struct hwtr_aw *aw, struct aw_job *j)
+{
+	int rc = j->rc;
+
+	j->state = J_FREE;
+	if (rc < 0) {
+		aw->broken = 1;
+		if (aw->why[0] != '\0')
+			return (broken_err(aw));
+		snprintf(aw->why, sizeof(aw->why), "%s", j->errmsg);
+		snprintf(aw->errmsg, sizeof(aw->errmsg), "%s", j->errmsg);
+		return (rc);
+	}
+	aw->toc[j->toc].offset = j->off;
+	aw->toc[j->toc].csize = j->outlen;
+	return (0);
+}
+
+/*
+ * Wait until every chunk given before job number @seq is in the file and
+ * reap those jobs, oldest first.  The first failure is returned.
+ */
+static int
+jobs_wait(struct hwtr_aw *aw, uint64_t seq)
+{
+	struct aw_job *j;
+	size_t i;
+	int rc = 0, r;
+
+	if (!aw->sync_init)
+		return (0);
+	pthread_mutex_lock(&aw->mu);
+	for (;;) {
+		j = NULL;
+		for (i = 0; i < AW_JOBS; i++)
+			if (aw->jobs[i].state != J_FREE &&
+			    aw->jobs[i].seq < seq &&
+			    (j == NULL || aw->jobs[i].seq < j->seq))
+				j = &aw->jobs[i];
+		if (j == NULL)
+			break;
+		while (j->state != J_DONE)
+			pthread_cond_wait(&aw->done_cv, &aw->mu);
+		r = job_reap(aw, j);
+		if (rc == 0)
+			rc = r;
+	}
+	pthread_mutex_unlock(&aw->mu);
+	return (rc);
+}
+
+/*
+ * Write chunk member @name: its tar bytes are copied into a free job and
+ * compressed in the background; return once the chunk before it is in the
+ * file.
+ */
+static int
+put_chunk(struct hwtr_aw *aw, const char *name, const void *buf, size_t len)
+{
+	struct aw_job *j;
+	size_t i, bound;
+	int rc;
+
+	if (aw->broken)
+		return (broken_err(aw));
+	/* A free job: all of them are free but the last one given. */
+	for (;;) {
+		j = NULL;
+		pthread_mutex_lock(&aw->mu);
+		for (i = 0; i < AW_JOBS && j == NULL; i++)
+			if (aw->jobs[i].state == J_FREE)
+				j = &aw->jobs[i];
+		pthread_mutex_unlock(&aw->mu);
+		if (j != NULL)
+			break;
+		if ((rc = jobs_wait(aw, aw->seq - AW_JOBS + 1)) < 0)
+			return (rc);
+	}
+	snprintf(j->name, sizeof(j->name), "%s", name);
+	j->inlen = 0;
+	j->errmsg[0] = '\0';
+	/* The headers take one or two 512-byte blocks; reserve() grows. */
+	if (reserve(&j->in, &j->incap, 0, len + 2048) < 0)
+		return (aw_err(aw, HWTR_E_NOMEM, "out of memory for '%s' "
+		    "(%zu bytes)", name, len));
+	aw->fill = j;
+	aw->phase = PH_COPY;
+	if ((rc = tar_header(aw, name, len)) < 0 ||
+	    (rc = tar_data(aw, name, buf, len)) < 0)
+		return (rc);
+	bound = ZSTD_compressBound(j->inlen);
+	if (bound > j->outcap) {
+		free(j->out);
+		j->outcap = 0;
+		if ((j->out = malloc(bound)) == NULL) {
+			aw->broken = 1;
+			return (aw_err(aw, HWTR_E_NOMEM, "out of memory for "
+			    "'%s' (%zu bytes)", name, bound));
+		}
+		j->outcap = bound;
+	}
+	/*
+	 * The entry is complete in the tar stream now: from here on a
+	 * failure breaks the writer (libarchive's output and the file would
+	 * disagree).
+	 */
+	if ((rc = toc_add(aw, name, 0, 0, j->inlen, len, NULL)) < 0) {
+		aw->broken = 1;
+		return (rc);
+	}
+	j->toc = aw->ntoc - 1;
+	j->seq = aw->seq++;
+	if (aw->want_workers > 0 && aw->nworkers == 0)
+		workers_start(aw);
+	if (aw->nworkers == 0) {
+		/* No workers: the same frame, made here and now. */
+		if ((j->rc = job_compress(aw->cctx_st, j)) == 0)
+			j->rc = job_write(aw, j);
+		aw->wseq++;
+		return (job_reap(aw, j));
+	}
+	pthread_mutex_lock(&aw->mu);
+	j->state = J_QUEUED;
+	pthread_cond_signal(&aw->work_cv);
+	pthread_mutex_unlock(&aw->mu);
+	return (jobs_wait(aw, j->seq));
+}
+
+/*
+ * Write one member @name holding @len bytes at @buf as its own zstd frame,
+ * from the caller's thread, after every chunk given before it.
+ * @hash: record the data's SHA-256 in the table of contents (chunks skip
+ * it; their frame's XXH64 checksum covers them and hashing would halve the
+ * writer's speed).
+ */
+static int
+put_member(struct hwtr_aw *aw, const char *name, const void *buf, size_t len,
+    int hash, int in_toc)
+{
+	uint8_t sha[32];
+	uint64_t start, usize;
+	int rc;
+
+	if ((rc = jobs_wait(aw, UINT64_MAX)) < 0)
+		return (rc);
+	if (aw->broken)
+		return (broken_err(aw));
+	aw->phase = PH_HEADER;
+	aw->hdrlen = 0;
+	if ((rc = tar_header(aw, name, len)) < 0)
+		return (rc);
+	start = aw->off;
+	usize = aw->hdrlen + (((uint64_t)len + 511) & ~(uint64_t)511);
+	/*
+	 * Workers pay off on big members only; on small ones their
+	 * synchronization costs more than it brings.
+	 */
+	aw->cctx = len >= MT_MIN ? aw->cctx_mt : aw->cctx_st;
+	ZSTD_CCtx_reset(aw->cctx, ZSTD_reset_session_only);
+	ZSTD_CCtx_setPledgedSrcSize(aw->cctx, usize);
+	aw->phase = PH_STREAM;
+	if ((rc = zfeed(aw, aw->hdr, aw->hdrlen, 0)) < 0 ||
+	    (rc = tar_data(aw, name, buf, len)) < 0)
+		return (rc);
 	if ((rc = zfeed(aw, NULL, 0, 1)) < 0 || (rc = flush_out(aw)) < 0)
 		return (rc);
 	if (hash)
@@ -332,6 +766,16 @@ aw_free(struct hwtr_aw *aw)
 
 	if (aw == NULL)
 		return;
+	if (aw->sync_init) {
+		workers_stop(aw);
+		pthread_cond_destroy(&aw->done_cv);
+		pthread_cond_destroy(&aw->work_cv);
+		pthread_mutex_destroy(&aw->mu);
+	}
+	for (i = 0; i < AW_JOBS; i++) {
+		free(aw->jobs[i].in);
+		free(aw->jobs[i].out);
+	}
 	if (aw->a != NULL) {
 		aw->phase = PH_DISCARD;
 		archive_write_free(aw->a);
@@ -353,6 +797,20 @@ aw_free(struct hwtr_aw *aw)
 	free(aw->path);
 	free(aw->tmp);
 	free(aw);
+}
+
+/*
+ * Remove the output after a failure.  Only a regular file: with no_partial
+ * the name may be a device or a FIFO the caller gave (even /dev/full).
+ */
+static void
+remove_output(struct hwtr_aw *aw)
+{
+	struct stat st;
+
+	if (aw->fd >= 0 && fstat(aw->fd, &st) == 0 && !S_ISREG(st.st_mode))
+		return;
+	unlink(aw->tmp);
 }
 
 int
@@ -379,6 +837,24 @@ hwtr_aw_open(struct hwtr_aw **awp, const char *path,
 	if ((aw = calloc(1, sizeof(*aw))) == NULL)
 		return (-HWTR_E_NOMEM);
 	aw->fd = -1;
+	aw->level = level;
+	aw->want_workers = threads < AW_JOBS ? threads : AW_JOBS;
+	if (pthread_mutex_init(&aw->mu, NULL) != 0) {
+		free(aw);
+		return (-HWTR_E_NOMEM);
+	}
+	if (pthread_cond_init(&aw->work_cv, NULL) != 0) {
+		pthread_mutex_destroy(&aw->mu);
+		free(aw);
+		return (-HWTR_E_NOMEM);
+	}
+	if (pthread_cond_init(&aw->done_cv, NULL) != 0) {
+		pthread_cond_destroy(&aw->work_cv);
+		pthread_mutex_destroy(&aw->mu);
+		free(aw);
+		return (-HWTR_E_NOMEM);
+	}
+	aw->sync_init = 1;
 	aw->outcap = ZSTD_CStreamOutSize() * 4;
 	if ((aw->path = strdup(path)) == NULL ||
 	    (aw->out = malloc(aw->outcap)) == NULL ||
@@ -397,26 +873,18 @@ hwtr_aw_open(struct hwtr_aw **awp, const char *path,
 		aw_free(aw);
 		return (-HWTR_E_NOMEM);
 	}
-	r = ZSTD_CCtx_setParameter(aw->cctx_mt, ZSTD_c_compressionLevel, level);
-	if (!ZSTD_isError(r))
-		r = ZSTD_CCtx_setParameter(aw->cctx_mt, ZSTD_c_checksumFlag, 1);
-	if (!ZSTD_isError(r))
-		r = ZSTD_CCtx_setParameter(aw->cctx_mt, ZSTD_c_contentSizeFlag, 1);
-	if (!ZSTD_isError(r))
-		r = ZSTD_CCtx_setParameter(aw->cctx_st, ZSTD_c_compressionLevel,
-		    level);
-	if (!ZSTD_isError(r))
-		r = ZSTD_CCtx_setParameter(aw->cctx_st, ZSTD_c_checksumFlag, 1);
-	if (!ZSTD_isError(r))
-		r = ZSTD_CCtx_setParameter(aw->cctx_st, ZSTD_c_contentSizeFlag, 1);
+	r = 0;
+	cctx_params(aw->cctx_mt, level, &r);
+	cctx_params(aw->cctx_st, level, &r);
 	/* A libzstd built without threads refuses workers: go single. */
 	if (!ZSTD_isError(r) && threads > 0 &&
 	    !ZSTD_isError(ZSTD_CCtx_setParameter(aw->cctx_mt,
 	    ZSTD_c_nbWorkers, threads)))
 		/*
-		 * zstd's default job at level 3 is several MiB, as large as a
-		 * typical chunk: one job per frame keeps one worker busy.
-		 * 1 MiB jobs let every worker take part in one chunk.
+		 * For big members written by the caller (images): zstd's
+		 * default job at level 3 is several MiB, as large as a typical
+		 * member: one job per frame keeps one worker busy.  1 MiB jobs
+		 * let every worker take part in one member.
 		 */
 		(void)ZSTD_CCtx_setParameter(aw->cctx_mt, ZSTD_c_jobSize,
 		    1 << 20);
@@ -451,7 +919,7 @@ hwtr_aw_open(struct hwtr_aw **awp, const char *path,
 	if ((rc = put_json(aw, HWTR_MANIFEST_NAME, hwtr_json_meta(meta))) < 0) {
 		if (errbuf != NULL)
 			snprintf(errbuf, errlen, "%s", aw->errmsg);
-		unlink(aw->tmp);
+		remove_output(aw);
 		aw_free(aw);
 		return (rc);
 	}
@@ -558,7 +1026,7 @@ hwtr_aw_chunk(struct hwtr_aw *aw, uint32_t id, uint64_t offset,
 	/* The offset in the name keeps names unique and sorted. */
 	snprintf(name, sizeof(name), "streams/%u/%016" PRIx64 ".chunk", id,
 	    offset);
-	if ((rc = put_member(aw, name, buf, len, 0, 1)) < 0)
+	if ((rc = put_chunk(aw, name, buf, len)) < 0)
 		return (rc);
 	s->next = offset + len;
 	return (0);
@@ -658,6 +1126,9 @@ hwtr_aw_flush(struct hwtr_aw *aw)
 	char name[64];
 	int rc;
 
+	/* Every chunk given so far is in the file when this returns. */
+	if ((rc = jobs_wait(aw, UINT64_MAX)) < 0)
+		return (rc);
 	if (aw->sblen == 0)
 		return (0);
 	snprintf(name, sizeof(name), "sideband/%08" PRIu32 ".sb", aw->sbseq);
@@ -817,6 +1288,6 @@ hwtr_aw_abort(struct hwtr_aw *aw, int keep)
 	if (aw == NULL)
 		return;
 	if (!keep)
-		unlink(aw->tmp);
+		remove_output(aw);
 	aw_free(aw);
 }

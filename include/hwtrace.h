@@ -369,21 +369,31 @@ const char *hwtr_sb_type_name(enum hwtr_sb_type type);
  *      "out.hwtrace.partial"; the first member (format version, identity) is
  *      written at once.
  *   2) hwtr_aw_add_stream() for each trace buffer; hwtr_aw_chunk() writes
- *      one chunk of a stream as soon as the caller has it.
+ *      one chunk of a stream as soon as the caller has it (compressed in
+ *      the background while the caller produces the next one).
  *   3) hwtr_aw_add_image_file() / hwtr_aw_add_image() for every image the
  *      trace executes; hwtr_aw_sideband() for every sideband record.
  *   4) hwtr_aw_set_end() with the exit status, then hwtr_aw_close(), which
  *      writes the final member and renames the file to its name.
  *      hwtr_aw_abort() instead removes the partial file.
- * Every member is flushed to the file when its call returns, so a writer
- * killed at any point leaves a ".partial" archive whose completed members a
- * reader still returns.  Not thread-safe: callers serialize.
+ * Durability: every member but a chunk is in the file when its call
+ * returns.  A chunk is in the file as soon as a background thread has
+ * compressed it (milliseconds for a few MiB; no timer is involved, so a
+ * capture that goes quiet still gets it out), and at the latest when the
+ * next hwtr_aw_chunk(), hwtr_aw_flush() or hwtr_aw_close() returns (and
+ * the next call writing another member: a stream, an image, an auxiliary
+ * or a full sideband member, which all follow it).  So a writer killed at
+ * any point leaves a ".partial" archive whose completed members a reader
+ * still returns, and the archive's bytes depend only on the calls made,
+ * not on timing or thread count.  Not thread-safe: callers serialize.
  */
 struct hwtr_aw;
 
 struct hwtr_aw_opts {
 	int		level;		/* zstd level; 0: default (3) */
-	int		threads;	/* zstd workers; 0: default (2) */
+	int		threads;	/* compression threads, at most 2 for
+					   chunks; 0: default (2); < 0: none,
+					   every call compresses */
 	int		no_partial;	/* write @path directly, no rename */
 };
 
@@ -409,8 +419,15 @@ int hwtr_aw_add_stream(struct hwtr_aw *aw, const struct hwtr_stream_desc *desc,
  * (HWTR_AW_APPEND: right after the previous chunk).  Offsets only grow; a
  * gap means bytes that were lost (record why with a HWTR_SB_LOST record).
  * A chunk of 0 bytes is not stored.  Chunks of 1 MiB or more compress best
- * and fastest (each chunk is a zstd frame of its own; smaller ones are
- * compressed without the worker threads).
+ * and fastest (each chunk is a zstd frame of its own).
+ *
+ * @buf is copied before the call returns: the caller may reuse it at once.
+ * The chunk is compressed by a background thread while the caller goes on
+ * (see "Durability" above; at most two chunks are held, so memory stays
+ * about four times the largest chunk).  An error of that background work
+ * (a failed write) is returned by the next call on the writer or by
+ * hwtr_aw_close(), with hwtr_aw_errmsg() naming the chunk's member; no
+ * chunk after a failed one is written.
  */
 int hwtr_aw_chunk(struct hwtr_aw *aw, uint32_t id, uint64_t offset,
     const void *buf, size_t len);

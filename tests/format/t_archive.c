@@ -448,8 +448,15 @@ ATF_TC_BODY(killed_writer_leaves_readable_partial, tc)
 	    hwtr_ar_errmsg(ar));
 	ATF_CHECK_EQ(hwtr_ar_status(ar)->complete, 0);
 	ATF_CHECK_EQ(hwtr_ar_nstreams(ar), 1);
-	ATF_CHECK_EQ(hwtr_ar_nchunks(ar, 0), 2);
-	ATF_CHECK_EQ(hwtr_ar_chunk(ar, 0, 1)->offset, sizeof(buf));
+	/*
+	 * The first chunk was in the file when the second call returned; the
+	 * second one reaches it from the background, here or not yet
+	 * (t_awpipe checks that it does).
+	 */
+	ATF_CHECK_MSG(hwtr_ar_nchunks(ar, 0) == 1 || hwtr_ar_nchunks(ar, 0) == 2,
+	    "%zu chunks, expected 1 or 2", hwtr_ar_nchunks(ar, 0));
+	if (hwtr_ar_nchunks(ar, 0) == 2)
+		ATF_CHECK_EQ(hwtr_ar_chunk(ar, 0, 1)->offset, sizeof(buf));
 	hwtr_ar_close(ar);
 }
 
