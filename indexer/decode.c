@@ -5,13 +5,25 @@
  */
 
 /*
- * Decoding one Intel PT stream with libipt's block decoder.
+ * Decoding one segment of an Intel PT stream with libipt's block decoder
+ * (or a whole CoreSight stream with OpenCSD).
  *
- * A job owns everything it writes (struct ix_job_out) and reads only
- * shared, read-only state (the archive's bytes, the mapping timeline and
- * libipt's image section cache, which is thread-safe), so jobs run on any
- * number of threads and give the same result.  Block ids here are local to
- * the stream (in order of first execution); ix.c renumbers them.
+ * A worker owns everything it writes (struct ix_seg_out) and reads only
+ * shared, read-only state (the segment's bytes, the mapping timeline, the
+ * images), with a section cache of its own, so segments decode on any
+ * number of threads and give the same result.  Block ids here are local
+ * to the segment; what the decoder does is written as a list of
+ * operations (IX_OP_*) that the stitcher (stitch.c) replays in stream
+ * order, because the position, the call stack and the branch into the
+ * segment's first block depend on the segments before it.
+ *
+ * A segment starts at a PSB: libipt starts there with the state the PSB+
+ * gives (IP, mode, time; return compression does not cross a PSB), the
+ * state a decoder that came from the start of the stream has after that
+ * PSB+.  A segment's decoder is given bytes beyond its end and stops at
+ * the status updates of the PSB+ that starts the next segment (every PSB+
+ * gives at least one: MODE.Exec), where the next segment's decoder
+ * starts producing anything itself.
  *
  * Decode faults are data: an error becomes an event with its stream offset
  * and decoding resumes at the next PSB, as ptxed does.  The memory image
@@ -28,22 +40,6 @@
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
 
-#define IX_CHUNK_BLOCKS	4096	/* blocks per exec_chunks row */
-#define IX_TS_EVERY	64	/* at most one timestamp row per so many blocks */
-#define IX_RET_SEARCH	64	/* frames searched for a return's target */
-
-const char *const ix_branch_kinds[] = {
-	"cond-taken", "cond-not-taken", "jump", "jump-indirect", "call",
-	"call-indirect", "return", "syscall", "sysret", "async", "fallthrough"
-};
-enum { BK_COND_T, BK_COND_N, BK_JUMP, BK_JUMP_IND, BK_CALL, BK_CALL_IND,
-	BK_RET, BK_SYSCALL, BK_SYSRET, BK_ASYNC, BK_FALL };
-
-const char *const ix_call_entry_kinds[] = { "call", "start", "return" };
-const char *const ix_call_exit_kinds[] = { "return", "unwind", "end" };
-enum { CE_CALL, CE_START, CE_RETURN };
-enum { CX_RETURN, CX_UNWIND, CX_END };
-
 const char *const ix_class_names[] = {
 	"other", "cond", "jump", "jump-indirect", "call", "call-indirect",
 	"return", "far-call", "far-return", "far-jump", "unknown"
@@ -59,13 +55,24 @@ struct ix_lblock {
 	uint32_t	next;		/* the last successor's index + 1 */
 };
 
+/* Event kinds, as IX_OP_EVENT gives them (an index into this table). */
+const char *const ix_event_kinds[] = {
+	"unknown", "resumed", "enabled", "disabled", "async-disabled",
+	"async-branch", "paging", "overflow", "exec-mode", "tsx", "stop",
+	"vmcs", "exstop", "mwait", "pwre", "pwrx", "ptwrite", "tick", "cbr",
+	"mnt", "decode-error", "lost", "exception", "exception-return",
+	"memory-not-accessible", "no-sync", "trace-on", "not-decoded",
+	"trace-id", NULL
+};
+
+/* A worker's decoder. */
 struct dec {
-	const struct ix_job_in *in;
-	struct ix_job_out *out;
+	const struct ix_seg_in *in;
+	struct ix_seg_out *out;
 	struct pt_image_section_cache *isc;
 	struct pt_block_decoder *blk;
 	struct pt_image	*img;
-	uint64_t	base;		/* stream offset of the current piece */
+	uint64_t	base;		/* stream offset of the current buffer */
 	/* Static block lookup: (isid, ip, ninsn, mode) -> local id + 1. */
 	uint32_t	*htab;
 	size_t		hcap;
@@ -77,28 +84,19 @@ struct dec {
 	uint32_t	*runs;
 	size_t		nruns, cruns;
 	uint32_t	prev_lb;	/* index + 1 of the last libipt block */
-	/* Branch lookup: (from, to) -> index + 1. */
-	uint32_t	*btab;
-	size_t		bcap;
-	/* Position and continuity. */
-	int64_t		seq, insn;
-	int		have_prev;
-	uint32_t	prev;
-	int		async;		/* an async branch precedes the next block */
-	/* The chunk being filled. */
-	int64_t		chunk_prev;
-	/* Time. */
+	/*
+	 * The time as this segment knows it: a time is written when it
+	 * differs from this (the stitcher checks again against the stream's).
+	 */
 	int		have_tsc;
 	uint64_t	tsc;
-	int64_t		last_ts_seq;
 	/* Which mapping state the image reflects. */
 	int		img_known;	/* built for a known time */
 	int		have_next;
 	uint64_t	next_change;
-	/* Call stack: indices into out->calls and return addresses. */
-	int64_t		*stack;
-	uint64_t	*retaddr;
-	size_t		nstack, cstack, cret;
+	/* Where the next segment starts, relative to the buffer. */
+	int		has_limit;
+	uint64_t	limit;
 };
 
 
@@ -154,32 +152,72 @@ fail(struct dec *d, int rc, const char *what, const char *detail)
 }
 
 static int
+put(struct dec *d, uint64_t v)
+{
+	if (ix_buf_varint(&d->out->ops, v) < 0)
+		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+	return (0);
+}
+
+static int
+op(struct dec *d, enum ix_op o)
+{
+	return (put(d, ((uint64_t)o << 1) | 1));
+}
+
+static int
+op1(struct dec *d, enum ix_op o, uint64_t a)
+{
+	int rc = op(d, o);
+
+	return (rc < 0 ? rc : put(d, a));
+}
+
+static uint64_t
+kind_index(const char *kind)
+{
+	uint64_t i;
+
+	for (i = 1; ix_event_kinds[i] != NULL; i++)
+		if (strcmp(ix_event_kinds[i], kind) == 0)
+			return (i);
+	return (0);
+}
+
+/* An event at stream offset @off (when @has_off). */
+static int
+add_event_at(struct dec *d, const char *kind, int has_ip, uint64_t ip,
+    const char *detail, int has_off, uint64_t off)
+{
+	size_t n = detail != NULL ? strlen(detail) : 0;
+	int rc;
+
+	if ((rc = op(d, IX_OP_EVENT)) < 0 || (rc = put(d, kind_index(kind))) < 0 ||
+	    (rc = put(d, (has_ip ? 1 : 0) | (has_off ? 2 : 0) |
+	    (detail != NULL ? 4 : 0))) < 0)
+		return (rc);
+	if (has_ip && (rc = put(d, ip)) < 0)
+		return (rc);
+	if (has_off && (rc = put(d, off)) < 0)
+		return (rc);
+	if (detail != NULL && ((rc = put(d, n)) < 0 ||
+	    ix_buf_put(&d->out->ops, detail, n) < 0))
+		return (rc < 0 ? rc : fail(d, -HWTR_E_NOMEM, "out of memory",
+		    NULL));
+	return (0);
+}
+
+/* An event where the decoder is. */
+static int
 add_event(struct dec *d, const char *kind, int has_ip, uint64_t ip,
     const char *detail)
 {
-	struct ix_job_out *o = d->out;
-	struct ix_event *e;
 	uint64_t off;
 
-	if (ix_grow((void **)&o->events, &o->cevents, o->nevents + 1,
-	    sizeof(*e)) < 0)
-		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-	e = &o->events[o->nevents++];
-	memset(e, 0, sizeof(*e));
-	e->seq = d->seq;
-	e->insn = d->insn;
-	e->kind = kind;
-	if (d->blk != NULL && pt_blk_get_offset(d->blk, &off) >= 0) {
-		e->has_offset = 1;
-		e->offset = d->base + off;
-	}
-	e->has_ip = has_ip;
-	e->ip = ip;
-	e->has_tsc = d->have_tsc;
-	e->tsc = d->tsc;
-	if (detail != NULL && (e->detail = strdup(detail)) == NULL)
-		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-	return (0);
+	if (d->blk != NULL && pt_blk_get_offset(d->blk, &off) >= 0)
+		return (add_event_at(d, kind, has_ip, ip, detail, 1,
+		    d->base + off));
+	return (add_event_at(d, kind, has_ip, ip, detail, 0, 0));
 }
 
 /*
@@ -239,19 +277,17 @@ set_image(struct dec *d, int known, uint64_t t)
  * from events alike, so that the stream's first and last time cover all
  * of them (a step capture's times all arrive with events).
  */
-static void
+/*
+ * Every TSC the decoder learns from an event goes through here, so that
+ * the stream's first and last time cover all of them (a step capture's
+ * times all arrive with events).
+ */
+static int
 note_tsc(struct dec *d, uint64_t tsc)
 {
-	struct ix_job_out *o = d->out;
-
 	d->have_tsc = 1;
 	d->tsc = tsc;
-	if (!o->has_first) {
-		o->has_first = 1;
-		o->first_tsc = tsc;
-	}
-	o->has_last = 1;
-	o->last_tsc = tsc;
+	return (op1(d, IX_OP_TSC, tsc));
 }
 
 /* Read the time; switch images when the mapping state changed. */
@@ -260,33 +296,21 @@ update_time(struct dec *d)
 {
 	uint64_t tsc;
 	uint32_t lost_mtc, lost_cyc;
+	int rc;
 
 	if (pt_blk_time(d->blk, &tsc, &lost_mtc, &lost_cyc) < 0)
 		return (0);
 	if (!d->have_tsc || tsc != d->tsc) {
-		struct ix_job_out *o = d->out;
-
-		note_tsc(d, tsc);
-		if (d->seq - d->last_ts_seq >= IX_TS_EVERY ||
-		    d->last_ts_seq < 0) {
-			struct ix_ts *ts;
-
-			if (ix_grow((void **)&o->ts, &o->cts, o->nts + 1,
-			    sizeof(*ts)) < 0)
-				return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-			if (o->nts > 0 && o->ts[o->nts - 1].seq == d->seq)
-				o->nts--;
-			ts = &o->ts[o->nts++];
-			ts->seq = d->seq;
-			ts->insn = d->insn;
-			ts->tsc = tsc;
-			d->last_ts_seq = d->seq;
-		}
+		d->have_tsc = 1;
+		d->tsc = tsc;
+		if ((rc = op1(d, IX_OP_TIME, tsc)) < 0)
+			return (rc);
 	}
 	if (!d->img_known || (d->have_next && d->tsc >= d->next_change))
 		return (set_image(d, 1, d->tsc));
 	return (0);
 }
+
 
 static int
 map_iclass(enum pt_insn_class c, int ild_cls)
@@ -333,7 +357,7 @@ mode_bits(enum pt_exec_mode m)
 static int64_t
 run_id(struct dec *d, const struct ix_sblock *proto)
 {
-	struct ix_job_out *o = d->out;
+	struct ix_seg_out *o = d->out;
 	struct ix_sblock *sb;
 	uint64_t h;
 	size_t i;
@@ -584,253 +608,6 @@ lblock_get(struct dec *d, const struct pt_block *b)
 }
 
 static int
-add_branch(struct dec *d, uint32_t from, uint32_t to, uint8_t kind)
-{
-	struct ix_job_out *o = d->out;
-	struct ix_branch *br;
-	uint64_t h;
-	size_t i;
-
-	if (o->nbranches * 2 >= d->bcap) {
-		size_t n = d->bcap ? d->bcap * 2 : 4096;
-		uint32_t *t = calloc(n, sizeof(*t));
-
-		if (t == NULL)
-			return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-		for (i = 0; i < o->nbranches; i++) {
-			br = &o->branches[i];
-			h = hash64(((uint64_t)br->from << 32) | br->to);
-			while (t[h & (n - 1)] != 0)
-				h++;
-			t[h & (n - 1)] = (uint32_t)i + 1;
-		}
-		free(d->btab);
-		d->btab = t;
-		d->bcap = n;
-	}
-	h = hash64(((uint64_t)from << 32) | to);
-	for (;; h++) {
-		uint32_t v = d->btab[h & (d->bcap - 1)];
-
-		if (v == 0)
-			break;
-		br = &o->branches[v - 1];
-		if (br->from == from && br->to == to) {
-			br->count++;
-			o->blocks[from].last_to = to + 1;
-			o->blocks[from].last_br = v - 1;
-			return (0);
-		}
-	}
-	if (ix_grow((void **)&o->branches, &o->cbranches, o->nbranches + 1,
-	    sizeof(*br)) < 0)
-		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-	br = &o->branches[o->nbranches];
-	br->from = from;
-	br->to = to;
-	br->from_ip = o->blocks[from].end_ip;
-	br->to_ip = o->blocks[to].ip;
-	br->kind = kind;
-	br->count = 1;
-	d->btab[h & (d->bcap - 1)] = (uint32_t)o->nbranches + 1;
-	o->blocks[from].last_to = to + 1;
-	o->blocks[from].last_br = (uint32_t)o->nbranches;
-	o->nbranches++;
-	return (0);
-}
-
-static int
-push_call(struct dec *d, uint32_t entry, uint64_t ip, int kind,
-    int has_call_ip, uint64_t call_ip, uint64_t ret)
-{
-	struct ix_job_out *o = d->out;
-	struct ix_call *c;
-
-	if (ix_grow((void **)&o->calls, &o->ccalls, o->ncalls + 1,
-	    sizeof(*c)) < 0 ||
-	    ix_grow((void **)&d->stack, &d->cstack, d->nstack + 1,
-	    sizeof(*d->stack)) < 0 ||
-	    ix_grow((void **)&d->retaddr, &d->cret, d->nstack + 1,
-	    sizeof(*d->retaddr)) < 0)
-		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-	c = &o->calls[o->ncalls];
-	memset(c, 0, sizeof(*c));
-	c->parent = d->nstack ? d->stack[d->nstack - 1] : -1;
-	c->depth = (int32_t)d->nstack;
-	c->entry_block = entry;
-	c->func_ip = ip;
-	c->has_call_ip = has_call_ip;
-	c->call_ip = call_ip;
-	c->entry_kind = (uint8_t)kind;
-	c->exit_kind = CX_END;
-	c->entry_seq = d->seq;
-	c->entry_insn = d->insn;
-	c->has_entry_tsc = d->have_tsc;
-	c->entry_tsc = d->tsc;
-	if ((int64_t)d->nstack > o->max_depth)
-		o->max_depth = (int64_t)d->nstack;
-	d->retaddr[d->nstack] = ret;
-	d->stack[d->nstack++] = (int64_t)o->ncalls++;
-	return (0);
-}
-
-static void
-pop_call(struct dec *d, int kind)
-{
-	struct ix_call *c = &d->out->calls[d->stack[--d->nstack]];
-
-	c->exit_kind = (uint8_t)kind;
-	c->exit_seq = d->seq;
-	c->exit_insn = d->insn;
-	c->has_exit_tsc = d->have_tsc;
-	c->exit_tsc = d->tsc;
-}
-
-/* The control transfer from the previous block into block @id. */
-static int
-transition(struct dec *d, uint32_t id)
-{
-	struct ix_job_out *o = d->out;
-	const struct ix_sblock *a = &o->blocks[d->prev];
-	const struct ix_sblock *b = &o->blocks[id];
-	uint64_t fall = a->size ? a->ip + a->size : 0;
-	uint64_t ret = 0;
-	uint8_t kind;
-	size_t k;
-	int rc;
-
-	if (d->async)
-		kind = BK_ASYNC;
-	else {
-		switch (a->cls) {
-		case HWTR_IC_COND:
-			kind = b->ip == fall ? BK_COND_N : BK_COND_T;
-			break;
-		case HWTR_IC_JUMP:
-			kind = BK_JUMP;
-			break;
-		case HWTR_IC_JUMP_IND:
-			kind = BK_JUMP_IND;
-			break;
-		case HWTR_IC_CALL:
-			kind = BK_CALL;
-			break;
-		case HWTR_IC_CALL_IND:
-			kind = BK_CALL_IND;
-			break;
-		case HWTR_IC_RET:
-			kind = BK_RET;
-			break;
-		case HWTR_IC_FAR_CALL:
-			kind = BK_SYSCALL;
-			break;
-		case HWTR_IC_FAR_RET:
-		case HWTR_IC_FAR_JUMP:
-			kind = BK_SYSRET;
-			break;
-		default:
-			kind = b->ip == fall ? BK_FALL : BK_ASYNC;
-			break;
-		}
-	}
-	if (a->last_to == id + 1 && o->branches[a->last_br].kind == kind)
-		o->branches[a->last_br].count++;
-	else {
-		rc = add_branch(d, d->prev, id, kind);
-		if (rc < 0)
-			return (rc);
-	}
-	if (kind == BK_CALL || kind == BK_CALL_IND) {
-		/* The return address is the instruction after the call. */
-		if (a->lens != NULL && a->size != 0)
-			ret = a->ip + a->size;
-		return (push_call(d, id, b->ip, CE_CALL, 1, a->end_ip, ret));
-	}
-	if (kind != BK_RET)
-		return (0);
-	for (k = d->nstack; k > 1 && d->nstack - k < IX_RET_SEARCH; k--)
-		if (d->retaddr[k - 1] == b->ip && b->ip != 0)
-			break;
-	if (k > 1 && d->retaddr[k - 1] == b->ip) {
-		while (d->nstack > k)
-			pop_call(d, CX_UNWIND);
-		pop_call(d, CX_RETURN);
-		return (0);
-	}
-	if (d->nstack > 1) {
-		pop_call(d, CX_RETURN);
-		return (0);
-	}
-	/* Returning out of the outermost traced function: a new root. */
-	if (d->nstack == 1)
-		pop_call(d, CX_RETURN);
-	return (push_call(d, id, b->ip, CE_RETURN, 0, 0, 0));
-}
-
-static int
-add_run(struct dec *d, int64_t id)
-{
-	struct ix_job_out *o = d->out;
-	const struct ix_sblock *b = &o->blocks[id];
-	struct ix_chunk *ch;
-	int64_t delta;
-	uint64_t v;
-	int rc;
-
-	if (d->have_prev) {
-		rc = transition(d, (uint32_t)id);
-		if (rc < 0)
-			return (rc);
-	}
-	d->async = 0;
-	if (d->nstack == 0) {
-		rc = push_call(d, (uint32_t)id, b->ip, CE_START, 0, 0, 0);
-		if (rc < 0)
-			return (rc);
-	}
-	ch = o->nchunks ? &o->chunks[o->nchunks - 1] : NULL;
-	if (ch == NULL || ch->nblocks == IX_CHUNK_BLOCKS) {
-		if (ix_grow((void **)&o->chunks, &o->cchunks, o->nchunks + 1,
-		    sizeof(*ch)) < 0 || o->chunks == NULL)
-			return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-		ch = &o->chunks[o->nchunks++];
-		memset(ch, 0, sizeof(*ch));
-		ch->seq = d->seq;
-		ch->insn = d->insn;
-		ch->has_tsc = d->have_tsc;
-		ch->tsc = d->tsc;
-		d->chunk_prev = -1;
-		if (d->have_tsc && (o->nts == 0 ||
-		    o->ts[o->nts - 1].seq != d->seq)) {
-			if (ix_grow((void **)&o->ts, &o->cts, o->nts + 1,
-			    sizeof(*o->ts)) < 0)
-				return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-			o->ts[o->nts].seq = d->seq;
-			o->ts[o->nts].insn = d->insn;
-			o->ts[o->nts].tsc = d->tsc;
-			o->nts++;
-			d->last_ts_seq = d->seq;
-		}
-	}
-	delta = id - (d->chunk_prev + 1);
-	v = ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63);
-	if (ix_buf_varint(&ch->data, v) < 0)
-		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-	d->chunk_prev = id;
-	ch->nblocks++;
-	ch->ninsns += b->ninsn;
-	o->blocks[id].count++;
-	o->calls[d->stack[d->nstack - 1]].self_insns += b->ninsn;
-	d->seq++;
-	d->insn += b->ninsn;
-	o->exec_blocks++;
-	o->exec_insns += b->ninsn;
-	d->prev = (uint32_t)id;
-	d->have_prev = 1;
-	return (0);
-}
-
-static int
 add_block(struct dec *d, const struct pt_block *b)
 {
 	struct ix_lblock *lb;
@@ -843,11 +620,9 @@ add_block(struct dec *d, const struct pt_block *b)
 	if (d->prev_lb != 0)
 		d->lb[d->prev_lb - 1].next = (uint32_t)(lb - d->lb) + 1;
 	d->prev_lb = (uint32_t)(lb - d->lb) + 1;
-	for (i = 0; i < lb->nruns; i++) {
-		rc = add_run(d, d->runs[lb->first + i]);
-		if (rc < 0)
+	for (i = 0; i < lb->nruns; i++)
+		if ((rc = put(d, (uint64_t)d->runs[lb->first + i] << 1)) < 0)
 			return (rc);
-	}
 	return (0);
 }
 
@@ -898,6 +673,19 @@ event_kind(const struct pt_event *ev)
 	}
 }
 
+/* The decoder has read past the start of the next segment. */
+static int
+past_limit(struct dec *d)
+{
+	uint64_t off;
+
+	return (d->has_limit && pt_blk_get_offset(d->blk, &off) >= 0 &&
+	    off > d->limit);
+}
+
+/* Returns the status, < 0 on errors, and 1 << 30 to stop at the limit. */
+#define IX_STOP	(1 << 30)
+
 static int
 drain_events(struct dec *d, int status)
 {
@@ -912,14 +700,23 @@ drain_events(struct dec *d, int status)
 		status = pt_blk_event(d->blk, &ev, sizeof(ev));
 		if (status < 0)
 			return (status);
-		if (ev.has_tsc)
-			note_tsc(d, ev.tsc);
+		/*
+		 * The status updates of the PSB+ that starts the next
+		 * segment: what follows is that segment's.  Events read
+		 * before them are this segment's, even when libipt read
+		 * ahead past the PSB to deliver them.
+		 */
+		if (ev.status_update && past_limit(d))
+			return (IX_STOP);
+		if (ev.has_tsc && (rc = note_tsc(d, ev.tsc)) < 0)
+			return (rc);
 		if (ev.status_update)
 			continue;
 		kind = event_kind(&ev);
 		has_ip = 0;
 		ip = 0;
 		det = NULL;
+		rc = 0;
 		switch (ev.type) {
 		case ptev_enabled:
 			has_ip = 1;
@@ -928,25 +725,22 @@ drain_events(struct dec *d, int status)
 		case ptev_disabled:
 			has_ip = !ev.ip_suppressed;
 			ip = ev.variant.disabled.ip;
-			d->have_prev = 0;
-			d->out->gaps++;
+			rc = op(d, IX_OP_GAP);
 			break;
 		case ptev_async_disabled:
 			has_ip = 1;
 			ip = ev.variant.async_disabled.at;
-			d->have_prev = 0;
-			d->out->gaps++;
+			rc = op(d, IX_OP_GAP);
 			break;
 		case ptev_async_branch:
 			has_ip = 1;
 			ip = ev.variant.async_branch.from;
-			d->async = 1;
+			rc = op(d, IX_OP_ASYNC);
 			break;
 		case ptev_overflow:
 			has_ip = !ev.ip_suppressed;
 			ip = ev.variant.overflow.ip;
-			d->have_prev = 0;
-			d->out->gaps++;
+			rc = op(d, IX_OP_GAP);
 			break;
 		case ptev_exec_mode:
 			has_ip = !ev.ip_suppressed;
@@ -972,8 +766,7 @@ drain_events(struct dec *d, int status)
 		default:
 			break;
 		}
-		rc = add_event(d, kind, has_ip, ip, det);
-		if (rc < 0)
+		if (rc < 0 || (rc = add_event(d, kind, has_ip, ip, det)) < 0)
 			return (rc);
 	}
 	return (status);
@@ -985,21 +778,25 @@ progress(struct dec *d)
 	uint64_t off;
 
 	if (d->in->progress != NULL && pt_blk_get_offset(d->blk, &off) >= 0)
-		*d->in->progress = d->base + off;
+		*d->in->progress = off;
 }
 
-/* Decode one contiguous piece of the stream, as ptxed's block loop does. */
+/*
+ * Decode a buffer of the stream, as ptxed's block loop does, up to the
+ * next segment's PSB+ when there is a limit.
+ */
 static int
-decode_piece(struct dec *d, const uint8_t *buf, size_t len, int *cfg_reported)
+decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 {
 	const struct hwtr_stream_desc *sd = d->in->desc;
 	struct pt_config cfg;
 	struct pt_block b;
-	uint64_t sync = 0, newsync, erroff = 0, stuck_off = UINT64_MAX;
+	uint64_t sync = 0, newsync, erroff = 0, stuck_off = UINT64_MAX, end;
 	int status, rc, in_error = 0, stuck = 0, stuck_msg = 0;
 	unsigned i;
 	uint32_t n = 0;
 
+	end = d->has_limit && d->limit < len ? d->limit : len;
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)(uintptr_t)buf;
 	cfg.end = (uint8_t *)(uintptr_t)buf + len;
@@ -1009,18 +806,15 @@ decode_piece(struct dec *d, const uint8_t *buf, size_t len, int *cfg_reported)
 		cfg.cpu.model = d->in->cpu->model;
 		cfg.cpu.stepping = d->in->cpu->stepping;
 		rc = pt_cpu_errata(&cfg.errata, &cfg.cpu);
-		if (rc < 0 && !*cfg_reported) {
+		if (rc < 0 && d->in->first_of_stream) {
 			char msg[96];
 
-			*cfg_reported = 1;
 			snprintf(msg, sizeof(msg), "config error: %s",
 			    pt_errstr(pt_errcode(rc)));
-			d->out->errors++;
-			rc = add_event(d, "decode-error", 0, 0, msg);
-			if (rc < 0)
+			if ((rc = op(d, IX_OP_ERROR)) < 0 ||
+			    (rc = add_event_at(d, "decode-error", 0, 0, msg, 1,
+			    d->base)) < 0)
 				return (rc);
-			d->out->events[d->out->nevents - 1].has_offset = 1;
-			d->out->events[d->out->nevents - 1].offset = d->base;
 		}
 	}
 	cfg.cpuid_0x15_eax = sd->pt.cpuid_15_eax;
@@ -1051,15 +845,20 @@ decode_piece(struct dec *d, const uint8_t *buf, size_t len, int *cfg_reported)
 		status = pt_blk_sync_forward(d->blk);
 		if (status < 0) {
 			if (status == -pte_eos) {
-				if (in_error)
-					d->out->undecoded += len - erroff;
+				if (in_error && end > erroff &&
+				    (rc = op1(d, IX_OP_UNDECODED,
+				    end - erroff)) < 0)
+					return (rc);
 				break;
 			}
-			d->out->errors++;
-			d->have_prev = 0;
-			rc = add_event(d, "decode-error", 0, 0,
-			    pt_errstr(pt_errcode(status)));
-			if (rc < 0)
+			/* Failing at the next segment's PSB: its error. */
+			if (d->has_limit && pt_blk_get_offset(d->blk,
+			    &newsync) >= 0 && newsync >= d->limit)
+				break;
+			if ((rc = op(d, IX_OP_ERROR)) < 0 ||
+			    (rc = op(d, IX_OP_NOPREV)) < 0 ||
+			    (rc = add_event(d, "decode-error", 0, 0,
+			    pt_errstr(pt_errcode(status)))) < 0)
 				return (rc);
 			if (pt_blk_get_offset(d->blk, &newsync) < 0 ||
 			    newsync <= sync)
@@ -1067,12 +866,22 @@ decode_piece(struct dec *d, const uint8_t *buf, size_t len, int *cfg_reported)
 			sync = newsync;
 			continue;
 		}
+		if (pt_blk_get_sync_offset(d->blk, &newsync) >= 0 &&
+		    d->has_limit && newsync >= d->limit) {
+			/* Resynchronized at or past the next segment. */
+			if (in_error && d->limit > erroff &&
+			    (rc = op1(d, IX_OP_UNDECODED,
+			    d->limit - erroff)) < 0)
+				return (rc);
+			break;
+		}
 		if (in_error && pt_blk_get_sync_offset(d->blk, &newsync) >= 0 &&
-		    newsync > erroff)
-			d->out->undecoded += newsync - erroff;
+		    newsync > erroff && (rc = op1(d, IX_OP_UNDECODED,
+		    newsync - erroff)) < 0)
+			return (rc);
 		for (;;) {
 			status = drain_events(d, status);
-			if (status < 0)
+			if (status < 0 || status == IX_STOP)
 				break;
 			rc = update_time(d);
 			if (rc < 0)
@@ -1113,18 +922,21 @@ decode_piece(struct dec *d, const uint8_t *buf, size_t len, int *cfg_reported)
 				}
 			}
 		}
-		if (status == -pte_eos)
+		if (status == -pte_eos || status == IX_STOP)
 			break;
+		if (d->out->rc < 0)
+			return (d->out->rc);
 		if (status >= 0)
 			status = -pte_internal;
 		/* A decode error: record it and resume at the next PSB. */
-		d->out->errors++;
-		d->have_prev = 0;
-		d->out->gaps++;
-		rc = add_event(d, "decode-error", b.ninsn > 0 || b.ip != 0,
-		    b.ninsn > 0 ? b.end_ip : b.ip, stuck_msg ?
-		    "no progress: a loop that reads no trace" :
-		    pt_errstr(pt_errcode(status)));
+		rc = op(d, IX_OP_ERROR);
+		if (rc == 0)
+			rc = op(d, IX_OP_GAP);
+		if (rc == 0)
+			rc = add_event(d, "decode-error", b.ninsn > 0 ||
+			    b.ip != 0, b.ninsn > 0 ? b.end_ip : b.ip, stuck_msg ?
+			    "no progress: a loop that reads no trace" :
+			    pt_errstr(pt_errcode(status)));
 		stuck_msg = 0;
 		stuck = 0;
 		if (rc < 0)
@@ -1150,7 +962,7 @@ decode_piece(struct dec *d, const uint8_t *buf, size_t len, int *cfg_reported)
  * next: a "trace-id" event marks where each starts.  Blocks are the
  * instruction ranges, their mode the ISA (64 A64, 32 A32, 16 T32);
  * instruction lengths are not known (T32 mixes 2 and 4 bytes), so
- * insn_lens stays NULL.
+ * insn_lens stays NULL.  A CoreSight stream is one segment.
  */
 struct cs_elems {
 	struct ix_cs_elem *v;
@@ -1172,25 +984,13 @@ cs_collect(void *arg, const struct ix_cs_elem *e)
 }
 
 static int
-cs_event(struct dec *d, const char *kind, int has_ip, uint64_t ip,
-    const char *detail, uint64_t off)
-{
-	int rc;
-
-	if ((rc = add_event(d, kind, has_ip, ip, detail)) < 0)
-		return (rc);
-	d->out->events[d->out->nevents - 1].has_offset = 1;
-	d->out->events[d->out->nevents - 1].offset = off;
-	return (0);
-}
-
-static int
 cs_emit(struct dec *d, const struct ix_cs_elem *e, uint64_t base)
 {
 	struct ix_sblock proto;
 	char det[64];
 	int64_t id;
 	uint64_t last;
+	int rc;
 
 	switch (e->kind) {
 	case IX_CS_RANGE:
@@ -1208,29 +1008,31 @@ cs_emit(struct dec *d, const struct ix_cs_elem *e, uint64_t base)
 		proto.size = (uint32_t)(e->en - e->st);
 		if ((id = run_id(d, &proto)) < 0)
 			return ((int)id);
-		return (add_run(d, id));
+		return (put(d, (uint64_t)id << 1));
 	case IX_CS_EXCEPTION:
-		d->async = 1;
 		snprintf(det, sizeof(det), "exception 0x%x", e->excnum);
-		return (cs_event(d, "exception", e->en != 0, e->en, det,
+		if ((rc = op(d, IX_OP_ASYNC)) < 0)
+			return (rc);
+		return (add_event_at(d, "exception", e->en != 0, e->en, det, 1,
 		    base + e->index));
 	case IX_CS_EXC_RET:
-		d->async = 1;
-		return (cs_event(d, "exception-return", 0, 0, NULL,
+		if ((rc = op(d, IX_OP_ASYNC)) < 0)
+			return (rc);
+		return (add_event_at(d, "exception-return", 0, 0, NULL, 1,
 		    base + e->index));
 	case IX_CS_NACC:
-		d->have_prev = 0;
-		return (cs_event(d, "memory-not-accessible", 1, e->st, NULL,
-		    base + e->index));
+		if ((rc = op(d, IX_OP_NOPREV)) < 0)
+			return (rc);
+		return (add_event_at(d, "memory-not-accessible", 1, e->st, NULL,
+		    1, base + e->index));
 	case IX_CS_TIMESTAMP:
-		d->have_tsc = 1;
-		d->tsc = e->ts;
-		return (0);
+		return (op1(d, IX_OP_SETTSC, e->ts));
 	case IX_CS_NO_SYNC:
 	case IX_CS_TRACE_ON:
-		d->have_prev = 0;
-		return (cs_event(d, e->kind == IX_CS_NO_SYNC ? "no-sync" :
-		    "trace-on", 0, 0, NULL, base + e->index));
+		if ((rc = op(d, IX_OP_NOPREV)) < 0)
+			return (rc);
+		return (add_event_at(d, e->kind == IX_CS_NO_SYNC ? "no-sync" :
+		    "trace-on", 0, 0, NULL, 1, base + e->index));
 	default:
 		return (0);
 	}
@@ -1256,7 +1058,7 @@ cs_proto_name(enum hwtr_trace_format f)
 static void
 cs_decode_stream(struct dec *d)
 {
-	const struct ix_job_in *in = d->in;
+	const struct ix_seg_in *in = d->in;
 	const struct hwtr_cs_config *cs = &in->desc->cs;
 	struct ix_cs_mem *mem;
 	struct cs_elems c;
@@ -1291,7 +1093,7 @@ cs_decode_stream(struct dec *d)
 			/* Reported, never silently dropped. */
 			snprintf(det, sizeof(det), "trace ID 0x%02x: STM "
 			    "source not decoded", cs->sources[i].trace_id);
-			if (cs_event(d, "not-decoded", 0, 0, det, 0) < 0)
+			if (add_event_at(d, "not-decoded", 0, 0, det, 1, 0) < 0)
 				goto out;
 			snprintf(prob, sizeof(prob), "%s", det);
 		}
@@ -1300,13 +1102,13 @@ cs_decode_stream(struct dec *d)
 		rc = ix_cs_decode(in->desc, in->piece[k], in->piece_len[k],
 		    mem, nmem, cs_collect, &c, err, sizeof(err));
 		if (rc < 0) {
-			d->out->errors++;
-			d->out->undecoded += in->piece_len[k];
-			(void)cs_event(d, "decode-error", 0, 0, err,
-			    in->piece_off[k]);
-			snprintf(prob, sizeof(prob), "%s", err);
 			free(c.v);
-			rc = 0;
+			if ((rc = op(d, IX_OP_ERROR)) < 0 ||
+			    (rc = op1(d, IX_OP_UNDECODED, in->piece_len[k])) < 0 ||
+			    (rc = add_event_at(d, "decode-error", 0, 0, err, 1,
+			    in->piece_off[k])) < 0)
+				break;
+			snprintf(prob, sizeof(prob), "%s", err);
 			continue;
 		}
 		for (tid = 0; tid < 128 && rc >= 0; tid++) {
@@ -1320,15 +1122,12 @@ cs_decode_stream(struct dec *d)
 			for (i = 0; i < cs->nsources; i++)
 				if (cs->sources[i].trace_id == tid)
 					src = &cs->sources[i];
-			while (d->nstack > 0)
-				pop_call(d, CX_END);
-			d->have_prev = 0;
-			d->have_tsc = 0;
 			snprintf(det, sizeof(det), "trace ID 0x%02x (%s, %s)",
 			    tid, src != NULL ? cs_proto_name(src->protocol) :
 			    "?", src != NULL && src->core != NULL ? src->core :
 			    "unknown core");
-			if ((rc = cs_event(d, "trace-id", 0, 0, det,
+			if ((rc = op(d, IX_OP_RESET)) < 0 ||
+			    (rc = add_event_at(d, "trace-id", 0, 0, det, 1,
 			    in->piece_off[k])) < 0)
 				break;
 			for (i = 0; i < c.n && rc >= 0; i++)
@@ -1338,8 +1137,6 @@ cs_decode_stream(struct dec *d)
 		}
 		free(c.v);
 	}
-	while (d->nstack > 0)
-		pop_call(d, CX_END);
 	if (prob[0] != '\0' && d->out->problem == NULL)
 		d->out->problem = strdup(prob);
 out:
@@ -1347,78 +1144,49 @@ out:
 }
 
 void
-ix_decode_stream(const struct ix_job_in *in, struct ix_job_out *out)
+ix_decode_segment(const struct ix_seg_in *in, struct ix_seg_out *out)
 {
 	struct dec d;
-	size_t i;
-	int rc = 0, cfg_reported = 0;
+	char det[64];
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	memset(&d, 0, sizeof(d));
 	d.in = in;
 	d.out = out;
 	d.isc = in->iscache;
-	d.last_ts_seq = -1;
 	if (in->desc->format == HWTR_TF_CORESIGHT) {
 		cs_decode_stream(&d);
 		goto done;
 	}
-	if (in->desc->format != HWTR_TF_INTEL_PT) {
-		out->problem = strdup("no decoder for this trace format");
+	if (in->desc->format != HWTR_TF_INTEL_PT)
 		return;
-	}
 	if (set_image(&d, 0, 0) < 0)
 		goto done;
-	for (i = 0; i < in->npieces && rc >= 0; i++) {
-		if (i > 0) {
-			/* Bytes between pieces were lost by the capture. */
-			uint64_t gap = in->piece_off[i] - (in->piece_off[i - 1] +
-			    in->piece_len[i - 1]);
-			char det[64];
-
-			d.blk = NULL;
-			d.base = in->piece_off[i];
-			snprintf(det, sizeof(det), "%llu bytes",
-			    (unsigned long long)gap);
-			d.have_prev = 0;
-			out->gaps++;
-			rc = add_event(&d, "lost", 0, 0, det);
-			if (rc < 0)
-				break;
-			out->events[out->nevents - 1].has_offset = 1;
-			out->events[out->nevents - 1].offset = d.base;
-		}
-		d.base = in->piece_off[i];
-		rc = decode_piece(&d, in->piece[i], in->piece_len[i],
-		    &cfg_reported);
+	d.base = in->base;
+	if (in->lost_before) {
+		/* Bytes before this piece were lost by the capture. */
+		snprintf(det, sizeof(det), "%llu bytes",
+		    (unsigned long long)in->lost_bytes);
+		if ((rc = op(&d, IX_OP_GAP)) < 0 || (rc = add_event_at(&d,
+		    "lost", 0, 0, det, 1, in->base)) < 0)
+			goto done;
 	}
-	/* Close the frames still open where the trace ends. */
-	while (d.nstack > 0)
-		pop_call(&d, CX_END);
+	d.has_limit = in->has_limit;
+	d.limit = in->has_limit ? in->limit - in->base : 0;
+	(void)decode_buf(&d, in->buf, in->len);
 done:
 	if (d.blk != NULL)
 		pt_blk_free_decoder(d.blk);
 	pt_image_free(d.img);
 	free(d.htab);
-	free(d.btab);
 	free(d.lb);
 	free(d.ltab);
 	free(d.runs);
-	free(d.stack);
-	free(d.retaddr);
-	if (out->rc == 0 && out->errors > 0) {
-		char msg[160];
-
-		snprintf(msg, sizeof(msg), "%lld decode error%s, %llu bytes "
-		    "not decoded", (long long)out->errors,
-		    out->errors == 1 ? "" : "s",
-		    (unsigned long long)out->undecoded);
-		out->problem = strdup(msg);
-	}
 }
 
 void
-ix_job_out_free(struct ix_job_out *o)
+ix_seg_out_free(struct ix_seg_out *o)
 {
 	size_t i;
 
@@ -1429,15 +1197,7 @@ ix_job_out_free(struct ix_job_out *o)
 		free(o->blocks[i].code);
 	}
 	free(o->blocks);
-	for (i = 0; i < o->nchunks; i++)
-		free(o->chunks[i].data.p);
-	free(o->chunks);
-	for (i = 0; i < o->nevents; i++)
-		free(o->events[i].detail);
-	free(o->events);
-	free(o->ts);
-	free(o->branches);
-	free(o->calls);
+	free(o->ops.p);
 	free(o->problem);
 	memset(o, 0, sizeof(*o));
 }

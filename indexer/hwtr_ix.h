@@ -7,13 +7,16 @@
 /*
  * Private interfaces of the indexer (indexer/ only).
  *
- * The indexer runs in three steps: ix.c reads the archive, extracts images
- * to a temporary directory, builds the mapping timeline from sideband and
- * starts one decoding job per stream; decode.c runs libipt's block decoder
- * over one stream and produces a self-contained result with stream-local
- * block ids (so jobs share nothing but the read-only image section cache);
- * ix.c then merges the results in stream order, giving blocks their global
- * ids, symbolizes them (elfsym.c) and writes the database.  The database
+ * The indexer runs as a pipeline: ix.c reads the archive's index, extracts
+ * images to a temporary directory, builds the mapping timeline from
+ * sideband and cuts every stream at PSBs into segments; workers decode
+ * segments (decode.c: libipt's block decoder, OpenCSD for CoreSight) into
+ * self-contained results with segment-local block ids, reading the
+ * stream's chunks they need and nothing else; one writer replays the
+ * results in stream order (stitch.c), giving blocks their global ids and
+ * carrying call stacks and positions across segments, and writes rows
+ * into SQLite while later segments decode.  A bounded window of segments
+ * is in flight, so memory does not grow with the trace.  The database
  * depends only on the archive, never on the number of jobs.
  */
 
@@ -137,12 +140,28 @@ extern const char *const ix_call_entry_kinds[];
 extern const char *const ix_call_exit_kinds[];
 extern const char *const ix_class_names[];
 
-/* What one decoding job is given (read-only while it runs). */
-struct ix_job_in {
+/*
+ * One segment of a stream, what a worker decodes (read-only while it
+ * runs).  An Intel PT stream is cut at PSBs into segments of a few MiB
+ * (ix.c); a worker decodes its segment from its first PSB and stops where
+ * the decoder has read the PSB+ that starts the next one (@limit), so
+ * that every block, event and time of the stream comes from exactly one
+ * segment.  A CoreSight stream is one segment (its pieces in @piece).
+ */
+struct ix_seg_in {
 	size_t		stream;		/* archive stream index */
 	const struct hwtr_stream_desc *desc;
 	const struct hwtr_cpu *cpu;
-	/* Contiguous pieces of the stream (gaps between are lost data). */
+	/* Intel PT: the bytes from the segment's start, margin included. */
+	const uint8_t	*buf;
+	size_t		len;
+	uint64_t	base;		/* stream offset of buf[0] */
+	int		has_limit;	/* 0: decode to the end of buf */
+	uint64_t	limit;		/* stream offset of the next segment */
+	int		first_of_stream; /* says configuration errors */
+	int		lost_before;	/* a piece after lost bytes */
+	uint64_t	lost_bytes;
+	/* CoreSight: contiguous pieces of the stream. */
 	size_t		npieces;
 	const uint8_t	**piece;
 	const size_t	*piece_len;
@@ -163,34 +182,114 @@ struct ix_job_in {
 	volatile uint64_t *progress;	/* bytes done, updated now and then */
 };
 
-/* What it gives back. */
-struct ix_job_out {
+/*
+ * What a worker gives back: its static blocks (segment-local ids) and the
+ * decoder's output as a list of operations (varints, IX_OP_*) that the
+ * stitcher replays in stream order.  Everything that depends on what came
+ * before the segment (positions, call stack, previous block, time, chunk
+ * and timestamp rows) is the stitcher's.
+ */
+struct ix_seg_out {
 	int		rc;		/* 0, or -HWTR_E_* for a failure */
 	char		err[256];
 	struct ix_sblock *blocks;
 	size_t		nblocks, cblocks;
-	struct ix_chunk	*chunks;
-	size_t		nchunks, cchunks;
-	struct ix_event	*events;
-	size_t		nevents, cevents;
-	struct ix_ts	*ts;
-	size_t		nts, cts;
+	struct ix_buf	ops;
+	char		*problem;	/* CoreSight: one line for the summary */
+};
+
+/*
+ * Operations: a varint v; v even is "block (v >> 1) ran"; v odd is
+ * operation v >> 1 followed by its arguments (varints).
+ */
+enum ix_op {
+	IX_OP_TIME = 1,		/* tsc: the decoder's time (pt_blk_time) */
+	IX_OP_TSC,		/* tsc: a time learnt from an event */
+	IX_OP_SETTSC,		/* tsc: CoreSight timestamp */
+	IX_OP_EVENT,		/* kind, flags (1 ip, 2 offset, 4 detail),
+				   [ip], [offset], [len, bytes] */
+	IX_OP_NOPREV,		/* no branch into the next block */
+	IX_OP_GAP,		/* same, and a gap in the thread's trace */
+	IX_OP_ERROR,		/* a decode error (counted) */
+	IX_OP_ASYNC,		/* an asynchronous branch into the next block */
+	IX_OP_UNDECODED,	/* n: bytes that could not be decoded */
+	IX_OP_RESET		/* CoreSight trace ID: close frames, no time */
+};
+
+extern const char *const ix_event_kinds[];
+
+void ix_decode_segment(const struct ix_seg_in *in, struct ix_seg_out *out);
+void ix_seg_out_free(struct ix_seg_out *out);
+
+/*
+ * The stitcher (stitch.c): replays segments in stream order into the
+ * global static blocks (ids in order of first execution, streams in
+ * order: the same for any -j and any segment size) and the rows of the
+ * dynamic tables, which it hands to the sink as soon as they are final.
+ */
+struct ix_sink {
+	void	*arg;
+	int	(*block)(void *, int64_t gid);		/* a new global block */
+	int	(*chunk)(void *, const struct ix_chunk *);
+	int	(*ts)(void *, const struct ix_ts *);
+	int	(*call)(void *, int64_t idx, const struct ix_call *);
+	int	(*event)(void *, const struct ix_event *);
+};
+
+struct ix_open_call {
+	int64_t		idx;		/* stream-local call index */
+	uint64_t	ret;		/* expected return address */
+	struct ix_call	c;
+};
+
+struct ix_stitch {
+	struct ix_sink	sink;
+	/* Global static blocks; count: over all streams. */
+	struct ix_sblock *g;
+	size_t		ng, cg;
+	uint32_t	*gtab;
+	size_t		gcap;
+	/* Per global block, for the current stream. */
+	uint64_t	*scount;
+	uint32_t	*slast_to, *slast_br;
+	size_t		cs;
+	/* The current stream: blocks in order of first execution there. */
+	int64_t		*touched;
+	size_t		ntouched, ctouched;
 	struct ix_branch *branches;
 	size_t		nbranches, cbranches;
-	struct ix_call	*calls;
-	size_t		ncalls, ccalls;
-	int64_t		exec_blocks, exec_insns;
-	int64_t		errors, gaps, max_depth;
+	uint32_t	*btab;
+	size_t		bcap;
+	int64_t		seq, insn;
+	int		have_prev, async;
+	int64_t		prev;
+	struct ix_chunk	chunk;		/* being filled */
+	int		have_chunk;
+	int64_t		chunk_prev;
+	int		have_tsc;
+	uint64_t	tsc;
+	int64_t		last_ts_seq;
+	struct ix_ts	pend_ts;	/* the last timestamp row, not written */
+	int		have_pend_ts;
+	int64_t		nts;
+	struct ix_open_call *stack;
+	size_t		nstack, cstack;
+	int64_t		ncalls, max_depth;
+	int64_t		exec_blocks, exec_insns, errors, gaps;
 	uint64_t	undecoded;
 	int		has_first, has_last;
 	uint64_t	first_tsc, last_tsc;
-	char		*problem;	/* one line for the summary, or NULL */
-	/* Private to decode.c. */
-	void		*priv;
+	uint64_t	exec_bytes;
+	/* Segment-local to global ids of the segment being replayed. */
+	int64_t		*lmap;
+	size_t		clmap;
 };
 
-void ix_decode_stream(const struct ix_job_in *in, struct ix_job_out *out);
-void ix_job_out_free(struct ix_job_out *out);
+void ix_stitch_init(struct ix_stitch *st, const struct ix_sink *sink);
+void ix_stitch_free(struct ix_stitch *st);
+void ix_stitch_begin(struct ix_stitch *st);
+int ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg);
+int ix_stitch_end(struct ix_stitch *st);
 
 /* Grow *@p to hold at least @need elements of @elem bytes (doubling). */
 int ix_grow(void **p, size_t *cap, size_t need, size_t elem);

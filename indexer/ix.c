@@ -83,9 +83,8 @@ struct ix_img {
 	int64_t		*file_ids;	/* files.id of elf.files[i] */
 };
 
-struct ix_gblock {
-	struct ix_sblock b;
-	int64_t		count;
+/* What a global block is in the images (symbolize()). */
+struct ix_gsym {
 	int		has_image;
 	int64_t		image;		/* images.id */
 	uint64_t	image_addr;
@@ -93,6 +92,43 @@ struct ix_gblock {
 	uint64_t	sym_offset;
 	int64_t		file;		/* 0: none */
 	int32_t		line;
+};
+
+/* Contiguous readable chunks of a stream: [c0, c1). */
+struct ix_piece {
+	uint64_t	off, len;
+	size_t		c0, c1;
+};
+
+/* A segment of a stream, decoded by one worker. */
+struct ix_seg {
+	size_t		stream, piece;
+	uint64_t	start, end;	/* stream offsets */
+	int		has_limit;	/* end is the next segment's PSB */
+	int		first_of_stream, lost_before;
+	uint64_t	lost_bytes;
+	int		done;
+	struct ix_seg_out out;
+};
+
+/* What the database says of a stream once it is stitched. */
+struct ix_sres {
+	struct ix_piece	*pieces;
+	size_t		npieces, cap_pieces;
+	uint64_t	bytes;
+	size_t		seg0, nseg;
+	int		rc;
+	char		*err, *problem;
+	int64_t		exec_blocks, exec_insns, errors, gaps, ncalls;
+	int64_t		max_depth;
+	uint64_t	undecoded;
+	int		has_first, has_last;
+	uint64_t	first_tsc, last_tsc;
+};
+
+struct stmt {
+	sqlite3_stmt	*st;
+	int		i;
 };
 
 struct run {
@@ -116,24 +152,31 @@ struct run {
 	struct ix_sbev	*sbev;
 	size_t		nsbev, csbev;
 	uint64_t	*lost;		/* per stream */
-	/* Jobs. */
+	/* Streams, their segments, the workers. */
 	size_t		nstreams;
-	struct ix_job_in *in;
-	struct ix_job_out *out;
-	uint8_t		**sbuf;		/* stream bytes */
-	size_t		**plen;
-	uint64_t	**poff;
-	const uint8_t	***pptr;
+	struct ix_sres	*res;
 	const struct ix_map ***jmaps;
-	volatile uint64_t *progress;
-	size_t		next_job;
-	size_t		jobs_done;
+	struct ix_seg	*segs;
+	size_t		nsegs, csegs;
+	uint64_t	seg_size;
+	size_t		next_seg;	/* the next one a worker takes */
+	size_t		stitched;	/* segments replayed by the writer */
+	size_t		window;		/* segments decoded ahead at most */
+	int		abort;
+	uint64_t	bytes_done;
+	volatile uint64_t *wprogress;	/* per worker, in its segment */
+	size_t		nworkers;
 	pthread_mutex_t	lock;
-	/* Merge. */
-	struct ix_gblock *g;
-	size_t		ng, cg;
-	uint32_t	*gtab;
-	size_t		gcap;
+	pthread_cond_t	work_cv, done_cv;
+	/* The writer. */
+	struct ix_stitch st;
+	size_t		cur;		/* stream being stitched */
+	int64_t		call_base;
+	struct ix_gsym	*gs;
+	size_t		cgs;
+	uint64_t	*errips;	/* decode errors' IPs, for warn_missing() */
+	size_t		nerrips, cerrips;
+	struct stmt	s_ch, s_ts, s_ca, s_ev, s_br, s_bc;
 	/* Global file names. */
 	char		**files;
 	size_t		nfiles, cfiles;
@@ -674,7 +717,7 @@ add_sections(struct run *r)
 static void
 warn_missing(struct run *r)
 {
-	size_t i, k, s, e;
+	size_t i, k, e;
 	uint64_t n;
 
 	for (i = 0; i < r->nmaps; i++) {
@@ -696,16 +739,9 @@ warn_missing(struct run *r)
 		if (k < i)
 			continue;
 		n = 0;
-		for (s = 0; s < r->nstreams; s++) {
-			const struct ix_job_out *o = &r->out[s];
-
-			for (e = 0; e < o->nevents; e++)
-				if (o->events[e].has_ip &&
-				    strcmp(o->events[e].kind, "decode-error") == 0 &&
-				    o->events[e].ip >= m->start &&
-				    o->events[e].ip < m->end)
-					n++;
-		}
+		for (e = 0; e < r->nerrips; e++)
+			if (r->errips[e] >= m->start && r->errips[e] < m->end)
+				n++;
 		if (n > 0)
 			ix_problem(r->ix, "mapping of '%s' at %#" PRIx64
 			    ": image not in the archive; its code cannot be "
@@ -715,106 +751,199 @@ warn_missing(struct run *r)
 }
 
 /* ----------------------------------------------------------------- */
-/* Decoding jobs                                                      */
+/* Segments                                                           */
+
+#define IX_SEG_DEFAULT	(2u << 20)	/* bytes of PT per segment */
+#define IX_SEG_MARGIN	(64u << 10)	/* read past a segment's end */
+
+static const uint8_t psb_pattern[16] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82
+};
+
+static struct ix_seg *
+new_seg(struct run *r, size_t s, size_t p, uint64_t start)
+{
+	struct ix_seg *g;
+
+	if (ix_grow((void **)&r->segs, &r->csegs, r->nsegs + 1,
+	    sizeof(*g)) < 0)
+		return (NULL);
+	g = &r->segs[r->nsegs++];
+	memset(g, 0, sizeof(*g));
+	g->stream = s;
+	g->piece = p;
+	g->start = start;
+	r->res[s].nseg++;
+	return (g);
+}
+
+/*
+ * Cut the stream into pieces (contiguous readable chunks; the bytes
+ * between them were lost) and the pieces into segments: a segment starts
+ * at the piece's start or at the first PSB at least seg_size bytes after
+ * the previous segment's start.  Every chunk is read once here (its
+ * checksum checked, the PSBs found) and once more by the worker that
+ * decodes it; nothing is kept.
+ */
+static int
+plan_stream(struct run *r, size_t s)
+{
+	const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
+	struct ix_sres *res = &r->res[s];
+	size_t c, nc = hwtr_ar_nchunks(r->ar, s);
+	uint64_t end = 0, cut = 0;
+	uint8_t *scan = NULL;
+	size_t tail = 0;
+	struct ix_seg *g = NULL;
+	char nbuf[32];
+	int pt = sd->format == HWTR_TF_INTEL_PT;
+
+	res->seg0 = r->nsegs;
+	for (c = 0; c < nc; c++) {
+		const struct hwtr_chunk_info *ci = hwtr_ar_chunk(r->ar, s, c);
+		struct ix_piece *p;
+		uint8_t *buf, *q, *ns;
+		size_t len, i;
+		int rc;
+
+		rc = hwtr_ar_read_chunk(r->ar, s, c, (void **)&buf, &len);
+		if (rc < 0) {
+			/* A chunk that cannot be read is lost data. */
+			ix_problem(r->ix, "stream '%s' offset %#" PRIx64
+			    ": chunk cannot be read: %s",
+			    stream_name(sd, nbuf, sizeof(nbuf)),
+			    ci->offset, hwtr_ar_errmsg(r->ar));
+			continue;
+		}
+		if (res->npieces == 0 || ci->offset != end) {
+			if (res->npieces > 0 && ci->offset > end)
+				r->lost[s] += ci->offset - end;
+			if (ix_grow((void **)&res->pieces, &res->cap_pieces,
+			    res->npieces + 1, sizeof(*p)) < 0) {
+				free(buf);
+				free(scan);
+				return (-HWTR_E_NOMEM);
+			}
+			p = &res->pieces[res->npieces++];
+			p->off = ci->offset;
+			p->len = 0;
+			p->c0 = c;
+			tail = 0;
+			if (pt) {
+				g = new_seg(r, s, res->npieces - 1, p->off);
+				if (g == NULL) {
+					free(buf);
+					free(scan);
+					return (-HWTR_E_NOMEM);
+				}
+				g->first_of_stream = res->npieces == 1;
+				if (res->npieces > 1) {
+					g->lost_before = 1;
+					g->lost_bytes = p->off - (p[-1].off +
+					    p[-1].len);
+				}
+				cut = p->off;
+			}
+		}
+		p = &res->pieces[res->npieces - 1];
+		if (pt) {
+			/* The PSBs, one spanning two chunks included. */
+			ns = realloc(scan, tail + len + 1);
+			if (ns == NULL) {
+				free(buf);
+				free(scan);
+				return (-HWTR_E_NOMEM);
+			}
+			scan = ns;
+			memcpy(scan + tail, buf, len);
+			for (i = 0; i + sizeof(psb_pattern) <= tail + len;) {
+				uint64_t at;
+
+				q = memmem(scan + i, tail + len - i, psb_pattern,
+				    sizeof(psb_pattern));
+				if (q == NULL)
+					break;
+				at = ci->offset - tail + (uint64_t)(q - scan);
+				if (at >= cut + r->seg_size) {
+					g->end = at;
+					g->has_limit = 1;
+					if ((g = new_seg(r, s, res->npieces - 1,
+					    at)) == NULL) {
+						free(buf);
+						free(scan);
+						return (-HWTR_E_NOMEM);
+					}
+					cut = at;
+				}
+				i = (size_t)(q - scan) + sizeof(psb_pattern);
+			}
+			i = tail + len < sizeof(psb_pattern) - 1 ? tail + len :
+			    sizeof(psb_pattern) - 1;
+			memmove(scan, scan + tail + len - i, i);
+			tail = i;
+		}
+		free(buf);
+		p->len += len;
+		p->c1 = c + 1;
+		end = ci->offset + len;
+		res->bytes += len;
+		if (pt)
+			g->end = end;
+	}
+	free(scan);
+	/* CoreSight: the whole stream in one segment. */
+	if (sd->format == HWTR_TF_CORESIGHT && res->npieces > 0 &&
+	    new_seg(r, s, 0, res->pieces[0].off) == NULL)
+		return (-HWTR_E_NOMEM);
+	r->ix->stats.trace_bytes += res->bytes;
+	return (0);
+}
 
 static int
-prepare_jobs(struct run *r)
+plan(struct run *r)
 {
-	size_t s, c, nc, k;
-	const struct hwtr_capture_meta *meta = hwtr_ar_meta(r->ar);
+	size_t s, k;
+	const char *e = getenv("HWTRACE_IX_SEGMENT");
+	char *endp;
+	unsigned long long v;
+	int rc;
 
-	r->in = calloc(r->nstreams + 1, sizeof(*r->in));
-	r->out = calloc(r->nstreams + 1, sizeof(*r->out));
-	r->sbuf = calloc(r->nstreams + 1, sizeof(*r->sbuf));
-	r->plen = calloc(r->nstreams + 1, sizeof(*r->plen));
-	r->poff = calloc(r->nstreams + 1, sizeof(*r->poff));
-	r->pptr = calloc(r->nstreams + 1, sizeof(*r->pptr));
+	r->seg_size = IX_SEG_DEFAULT;
+	/* For tests: a small size cuts small traces into many segments. */
+	if (e != NULL) {
+		v = strtoull(e, &endp, 0);
+		if (*e != '\0' && *endp == '\0' && v >= 16)
+			r->seg_size = v;
+	}
+	r->res = calloc(r->nstreams + 1, sizeof(*r->res));
 	r->jmaps = calloc(r->nstreams + 1, sizeof(*r->jmaps));
-	r->progress = calloc(r->nstreams + 1, sizeof(*r->progress));
-	if (r->in == NULL || r->out == NULL || r->sbuf == NULL ||
-	    r->plen == NULL || r->poff == NULL || r->pptr == NULL ||
-	    r->jmaps == NULL || r->progress == NULL)
+	if (r->res == NULL || r->jmaps == NULL)
 		return (-HWTR_E_NOMEM);
 	for (s = 0; s < r->nstreams; s++) {
 		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
-		struct ix_job_in *in = &r->in[s];
-		uint64_t total = 0, end = 0;
-		size_t np = 0;
-		char nbuf[32];
+		size_t n = 0;
 
-		nc = hwtr_ar_nchunks(r->ar, s);
-		for (c = 0; c < nc; c++)
-			total += hwtr_ar_chunk(r->ar, s, c)->len;
-		r->ix->stats.trace_bytes += total;
-		r->sbuf[s] = malloc(total ? total : 1);
-		r->plen[s] = calloc(nc + 1, sizeof(**r->plen));
-		r->poff[s] = calloc(nc + 1, sizeof(**r->poff));
-		r->pptr[s] = calloc(nc + 1, sizeof(**r->pptr));
-		if (r->sbuf[s] == NULL || r->plen[s] == NULL ||
-		    r->poff[s] == NULL || r->pptr[s] == NULL)
-			return (-HWTR_E_NOMEM);
-		total = 0;
-		for (c = 0; c < nc; c++) {
-			const struct hwtr_chunk_info *ci =
-			    hwtr_ar_chunk(r->ar, s, c);
-			void *buf;
-			size_t len;
-			int rc;
-
-			rc = hwtr_ar_read_chunk(r->ar, s, c, &buf, &len);
-			if (rc < 0) {
-				/* A chunk that cannot be read is lost data. */
-				ix_problem(r->ix, "stream '%s' offset %#" PRIx64
-				    ": chunk cannot be read: %s",
-				    stream_name(sd, nbuf, sizeof(nbuf)),
-				    ci->offset, hwtr_ar_errmsg(r->ar));
-				continue;
-			}
-			if (np == 0 || ci->offset != end) {
-				if (np > 0 && ci->offset > end)
-					r->lost[s] += ci->offset - end;
-				r->pptr[s][np] = r->sbuf[s] + total;
-				r->poff[s][np] = ci->offset;
-				r->plen[s][np] = 0;
-				np++;
-			}
-			memcpy(r->sbuf[s] + total, buf, len);
-			free(buf);
-			total += len;
-			r->plen[s][np - 1] += len;
-			end = ci->offset + len;
-		}
+		if ((rc = plan_stream(r, s)) < 0)
+			return (rc);
 		r->jmaps[s] = calloc(r->nmaps + 1, sizeof(**r->jmaps));
 		if (r->jmaps[s] == NULL)
 			return (-HWTR_E_NOMEM);
-		in->nmaps = 0;
 		for (k = 0; k < r->nmaps; k++)
 			if (sd->pid < 0 || r->maps[k].pid < 0 ||
 			    r->maps[k].pid == sd->pid)
-				r->jmaps[s][in->nmaps++] = &r->maps[k];
-		in->stream = s;
-		in->desc = sd;
-		in->cpu = &meta->cpu;
-		in->npieces = np;
-		in->piece = r->pptr[s];
-		in->piece_len = r->plen[s];
-		in->piece_off = r->poff[s];
-		in->maps = r->jmaps[s];
-		in->iscache = r->isc;
-		in->img = r->img_bytes;
-		in->img_len = r->img_len;
-		in->cancel = r->ix->opts.cancel;
-		in->progress = &r->progress[s];
+				r->jmaps[s][n++] = &r->maps[k];
 	}
 	return (0);
 }
 
 /*
- * A section cache of the job's own, with every section added in the same
- * order as the shared one so that section ids agree.  libipt keeps its
- * block cache in the sections; shared by decoders on several threads, that
- * cache fills in an order that depends on timing and libipt then cuts
- * blocks differently, so -j would change the database.
+ * A section cache of the segment's own, with every section added in the
+ * same order as the shared one so that section ids agree.  libipt keeps
+ * its block cache in the sections and cuts blocks where that cache says;
+ * shared by decoders on several threads, or by the segments one worker
+ * happened to decode before, the cache would make the database depend on
+ * -j.  A fresh cache per segment depends on nothing but the segment.
  */
 static struct pt_image_section_cache *
 job_iscache(struct run *r)
@@ -844,163 +973,184 @@ job_iscache(struct run *r)
 	return (isc);
 }
 
-static void *
-worker(void *arg)
-{
-	struct run *r = arg;
-	struct ix_job_in in;
-	size_t s;
-
-	for (;;) {
-		pthread_mutex_lock(&r->lock);
-		s = r->next_job++;
-		pthread_mutex_unlock(&r->lock);
-		if (s >= r->nstreams)
-			break;
-		in = r->in[s];
-		in.iscache = job_iscache(r);
-		if (in.iscache == NULL) {
-			r->out[s].rc = -HWTR_E_NOMEM;
-			snprintf(r->out[s].err, sizeof(r->out[s].err),
-			    "cannot build an image section cache");
-		} else {
-			ix_decode_stream(&in, &r->out[s]);
-			pt_iscache_free(in.iscache);
-		}
-		/* The stream's bytes are no longer needed. */
-		free(r->sbuf[s]);
-		r->sbuf[s] = NULL;
-		pthread_mutex_lock(&r->lock);
-		r->jobs_done++;
-		pthread_mutex_unlock(&r->lock);
-	}
-	return (NULL);
-}
-
+/*
+ * Read bytes [@from, @to) of piece @p of stream @s into @dst from the
+ * chunks that hold them.
+ */
 static int
-run_jobs(struct run *r)
+read_range(struct run *r, size_t s, const struct ix_piece *p, uint64_t from,
+    uint64_t to, uint8_t *dst, char *err, size_t errlen)
 {
-	pthread_t *tids;
-	size_t nj, i, started = 0, done;
-	long ncpu;
-	uint64_t sum;
+	size_t c;
 
-	nj = r->ix->opts.jobs > 0 ? (size_t)r->ix->opts.jobs : 0;
-	if (nj == 0) {
-		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-		nj = ncpu > 0 ? (size_t)ncpu : 1;
-	}
-	if (nj > r->nstreams)
-		nj = r->nstreams;
-	if (nj == 0)
-		goto report;
-	/*
-	 * Even one job runs on a thread of its own, so that the calling
-	 * thread can report progress.
-	 */
-	tids = calloc(nj, sizeof(*tids));
-	if (tids == NULL)
-		return (-HWTR_E_NOMEM);
-	for (i = 0; i < nj; i++)
-		if (pthread_create(&tids[i], NULL, worker, r) == 0)
-			started++;
-	if (started == 0) {
-		free(tids);
-		worker(r);
-		goto report;
-	}
-	for (;;) {
-		struct timespec ts = { 0, 200 * 1000 * 1000 };
+	for (c = p->c0; c < p->c1 && from < to; c++) {
+		const struct hwtr_chunk_info *ci = hwtr_ar_chunk(r->ar, s, c);
+		uint64_t a, b;
+		void *buf;
+		size_t len;
 
-		pthread_mutex_lock(&r->lock);
-		done = r->jobs_done;
-		pthread_mutex_unlock(&r->lock);
-		if (done >= r->nstreams)
+		if (ci->offset + ci->len <= from)
+			continue;
+		if (ci->offset >= to)
 			break;
-		if (r->ix->opts.progress != NULL) {
-			for (i = 0, sum = 0; i < r->nstreams; i++)
-				sum += r->progress[i];
-			r->ix->opts.progress(r->ix->opts.progress_arg, sum,
-			    r->ix->stats.trace_bytes);
+		if (hwtr_ar_read_chunk(r->ar, s, c, &buf, &len) < 0) {
+			snprintf(err, errlen, "offset %#" PRIx64 ": chunk "
+			    "cannot be read: %s", ci->offset,
+			    hwtr_ar_errmsg(r->ar));
+			return (-HWTR_E_IO);
 		}
-		nanosleep(&ts, NULL);
+		a = from > ci->offset ? from : ci->offset;
+		b = to < ci->offset + len ? to : ci->offset + len;
+		if (b > a) {
+			memcpy(dst + (a - from), (uint8_t *)buf +
+			    (a - ci->offset), (size_t)(b - a));
+			dst += b - a;
+			from = b;
+		}
+		free(buf);
 	}
-	for (i = 0; i < nj; i++)
-		if (i < started)
-			pthread_join(tids[i], NULL);
-	free(tids);
-report:
-	if (r->ix->opts.progress != NULL)
-		r->ix->opts.progress(r->ix->opts.progress_arg,
-		    r->ix->stats.trace_bytes, r->ix->stats.trace_bytes);
-	for (i = 0; i < r->nstreams; i++)
-		if (r->out[i].rc == -HWTR_E_INTR)
-			return (-HWTR_E_INTR);
+	if (from < to) {
+		snprintf(err, errlen, "offset %#" PRIx64 ": bytes missing",
+		    from);
+		return (-HWTR_E_FORMAT);
+	}
 	return (0);
 }
 
-/* ----------------------------------------------------------------- */
-/* Merging                                                            */
-
-static uint64_t
-bhash(const struct ix_sblock *b)
+/* Decode segment @i (worker @w). */
+static void
+decode_one(struct run *r, size_t w, size_t i)
 {
-	uint64_t x = b->ip ^ ((uint64_t)b->ninsn << 48) ^
-	    ((uint64_t)(uint32_t)b->isid << 32) ^ b->mode;
+	struct ix_seg *g = &r->segs[i];
+	const struct ix_sres *res = &r->res[g->stream];
+	const struct ix_piece *p = &res->pieces[g->piece];
+	struct ix_seg_in in;
+	struct ix_seg_out *out = &g->out;
+	uint8_t **bufs = NULL;
+	size_t *lens = NULL;
+	uint64_t *offs = NULL, to;
+	size_t k;
+	char err[256];
+	int rc = 0;
 
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return (x);
+	memset(&in, 0, sizeof(in));
+	memset(out, 0, sizeof(*out));
+	in.stream = g->stream;
+	in.desc = hwtr_ar_stream(r->ar, g->stream);
+	in.cpu = &hwtr_ar_meta(r->ar)->cpu;
+	in.maps = r->jmaps[g->stream];
+	for (k = 0; k < r->nmaps && in.maps[k] != NULL; k++)
+		in.nmaps++;
+	in.img = r->img_bytes;
+	in.img_len = r->img_len;
+	in.cancel = r->ix->opts.cancel;
+	in.progress = &r->wprogress[w];
+	err[0] = '\0';
+	if (in.desc->format == HWTR_TF_CORESIGHT) {
+		/* Every piece of the stream. */
+		bufs = calloc(res->npieces + 1, sizeof(*bufs));
+		lens = calloc(res->npieces + 1, sizeof(*lens));
+		offs = calloc(res->npieces + 1, sizeof(*offs));
+		if (bufs == NULL || lens == NULL || offs == NULL)
+			rc = -HWTR_E_NOMEM;
+		for (k = 0; k < res->npieces && rc == 0; k++) {
+			const struct ix_piece *q = &res->pieces[k];
+
+			bufs[k] = malloc(q->len ? q->len : 1);
+			if (bufs[k] == NULL) {
+				rc = -HWTR_E_NOMEM;
+				break;
+			}
+			lens[k] = q->len;
+			offs[k] = q->off;
+			rc = read_range(r, g->stream, q, q->off, q->off + q->len,
+			    bufs[k], err, sizeof(err));
+		}
+		in.npieces = res->npieces;
+		in.piece = (const uint8_t **)bufs;
+		in.piece_len = lens;
+		in.piece_off = offs;
+	} else {
+		to = g->end;
+		if (g->has_limit)
+			to = p->off + p->len - g->end > IX_SEG_MARGIN ?
+			    g->end + IX_SEG_MARGIN : p->off + p->len;
+		bufs = calloc(1, sizeof(*bufs));
+		if (bufs == NULL || (bufs[0] = malloc(to - g->start + 1)) ==
+		    NULL)
+			rc = -HWTR_E_NOMEM;
+		else
+			rc = read_range(r, g->stream, p, g->start, to, bufs[0],
+			    err, sizeof(err));
+		in.buf = bufs != NULL ? bufs[0] : NULL;
+		in.len = (size_t)(to - g->start);
+		in.base = g->start;
+		in.has_limit = g->has_limit;
+		in.limit = g->end;
+		in.first_of_stream = g->first_of_stream;
+		in.lost_before = g->lost_before;
+		in.lost_bytes = g->lost_bytes;
+	}
+	if (rc == 0 && (in.iscache = job_iscache(r)) == NULL) {
+		rc = -HWTR_E_NOMEM;
+		snprintf(err, sizeof(err), "cannot build an image section "
+		    "cache");
+	}
+	if (rc == 0)
+		ix_decode_segment(&in, out);
+	else {
+		out->rc = rc;
+		snprintf(out->err, sizeof(out->err), "%s", err[0] ? err :
+		    hwtr_errstr(rc));
+	}
+	if (in.iscache != NULL)
+		pt_iscache_free(in.iscache);
+	/* The segment's bytes are no longer needed. */
+	for (k = 0; bufs != NULL && k < (in.npieces ? in.npieces : 1); k++)
+		free(bufs[k]);
+	free(bufs);
+	free(lens);
+	free(offs);
 }
 
-/* The global id of a stream's block; the block's bytes move over. */
-static int64_t
-global_block(struct run *r, struct ix_sblock *b)
+struct wctx {
+	struct run	*r;
+	size_t		w;
+};
+
+/*
+ * Workers take segments in stream order, at most r->window ahead of the
+ * writer: memory is bounded by the window, not by the trace.
+ */
+static void *
+worker(void *arg)
 {
-	struct ix_gblock *g;
-	uint64_t h;
+	struct wctx *wc = arg;
+	struct run *r = wc->r;
 	size_t i;
 
-	if (r->ng * 2 >= r->gcap) {
-		size_t n = r->gcap ? r->gcap * 2 : 4096;
-		uint32_t *t = calloc(n, sizeof(*t));
-
-		if (t == NULL)
-			return (-HWTR_E_NOMEM);
-		for (i = 0; i < r->ng; i++) {
-			h = bhash(&r->g[i].b);
-			while (t[h & (n - 1)] != 0)
-				h++;
-			t[h & (n - 1)] = (uint32_t)i + 1;
-		}
-		free(r->gtab);
-		r->gtab = t;
-		r->gcap = n;
-	}
-	for (h = bhash(b);; h++) {
-		uint32_t v = r->gtab[h & (r->gcap - 1)];
-
-		if (v == 0)
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		while (!r->abort && r->next_seg < r->nsegs &&
+		    r->next_seg >= r->stitched + r->window)
+			pthread_cond_wait(&r->work_cv, &r->lock);
+		if (r->abort || r->next_seg >= r->nsegs)
 			break;
-		g = &r->g[v - 1];
-		if (g->b.ip == b->ip && g->b.ninsn == b->ninsn &&
-		    g->b.isid == b->isid && g->b.mode == b->mode) {
-			g->count += (int64_t)b->count;
-			return ((int64_t)v - 1);
-		}
+		i = r->next_seg++;
+		pthread_mutex_unlock(&r->lock);
+		decode_one(r, wc->w, i);
+		pthread_mutex_lock(&r->lock);
+		r->segs[i].done = 1;
+		r->bytes_done += r->segs[i].end - r->segs[i].start;
+		r->wprogress[wc->w] = 0;
+		pthread_cond_broadcast(&r->done_cv);
 	}
-	if (ix_grow((void **)&r->g, &r->cg, r->ng + 1, sizeof(*g)) < 0)
-		return (-HWTR_E_NOMEM);
-	g = &r->g[r->ng];
-	memset(g, 0, sizeof(*g));
-	g->b = *b;
-	g->count = (int64_t)b->count;
-	b->lens = NULL;
-	b->code = NULL;
-	r->gtab[h & (r->gcap - 1)] = (uint32_t)r->ng + 1;
-	return ((int64_t)r->ng++);
+	pthread_mutex_unlock(&r->lock);
+	return (NULL);
 }
+
+/* ----------------------------------------------------------------- */
+/* Symbols                                                            */
 
 static int64_t
 file_id(struct run *r, const char *path)
@@ -1048,21 +1198,22 @@ file_id(struct run *r, const char *path)
 }
 
 static void
-symbolize(struct run *r, struct ix_gblock *g)
+symbolize(struct run *r, const struct ix_sblock *b, struct ix_gsym *g)
 {
 	const struct ix_map *m;
 	const struct ix_img *im;
 	const struct ix_sym *s;
 	const struct ix_line *l;
 
-	if (g->b.isid <= 0 || (size_t)g->b.isid >= r->nisid ||
-	    r->isid_map[g->b.isid] < 0)
+	memset(g, 0, sizeof(*g));
+	if (b->isid <= 0 || (size_t)b->isid >= r->nisid ||
+	    r->isid_map[b->isid] < 0)
 		return;
-	m = &r->maps[r->isid_map[g->b.isid]];
+	m = &r->maps[r->isid_map[b->isid]];
 	im = &r->imgs[m->image];
 	g->has_image = 1;
 	g->image = m->image + 1;
-	g->image_addr = g->b.ip - (uint64_t)m->bias;
+	g->image_addr = b->ip - (uint64_t)m->bias;
 	s = ix_elf_func(&im->elf, g->image_addr);
 	if (s != NULL) {
 		g->symbol = im->sym_base + (s - im->elf.syms);
@@ -1077,11 +1228,6 @@ symbolize(struct run *r, struct ix_gblock *g)
 
 /* ----------------------------------------------------------------- */
 /* Writing                                                            */
-
-struct stmt {
-	sqlite3_stmt	*st;
-	int		i;
-};
 
 static int
 db_err(struct run *r, const char *what)
@@ -1286,14 +1432,13 @@ write_meta(struct run *r)
 	return (rc);
 }
 
+/* The streams and threads, with what decoding found. */
 static int
-write_static(struct run *r)
+write_streams(struct run *r)
 {
 	struct stmt s;
-	size_t i, j;
+	size_t i;
 	int rc;
-	char hex[2 * HWTR_BUILD_ID_MAX + 1], sha[65];
-	int64_t sym_id = 1;
 
 	/* streams */
 	if ((rc = st_prep(r, &s, "INSERT INTO streams VALUES "
@@ -1301,12 +1446,10 @@ write_static(struct run *r)
 		return (rc);
 	for (i = 0; i < r->nstreams && rc == 0; i++) {
 		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, i);
-		const struct ix_job_out *o = &r->out[i];
+		const struct ix_sres *o = &r->res[i];
 		char nbuf[32];
-		uint64_t bytes = 0;
+		uint64_t bytes = o->bytes;
 
-		for (j = 0; j < r->in[i].npieces; j++)
-			bytes += r->in[i].piece_len[j];
 		b_int(&s, sd->id);
 		b_text(&s, stream_name(sd, nbuf, sizeof(nbuf)));
 		b_text(&s, format_name(sd->format));
@@ -1325,36 +1468,14 @@ write_static(struct run *r)
 	st_done(&s);
 	if (rc < 0)
 		return (rc);
-	/* processes */
-	if ((rc = st_prep(r, &s, "INSERT INTO processes VALUES "
-	    "(?,?,?,?,?,?,?,?)")) < 0)
-		return (rc);
-	for (i = 0; i < r->nprocs && rc == 0; i++) {
-		const struct ix_proc *p = &r->procs[i];
-
-		if (p->pid < 0)
-			continue;
-		b_int(&s, p->pid);
-		b_opt(&s, p->ppid >= 0, p->ppid);
-		b_text(&s, p->path);
-		b_text(&s, p->comm);
-		b_opt(&s, p->has_start, (int64_t)p->start_tsc);
-		b_opt(&s, p->has_end, (int64_t)p->end_tsc);
-		b_text(&s, p->exit_kind);
-		b_opt(&s, p->exit_kind != NULL, p->exit_value);
-		rc = st_exec(r, &s, "processes");
-	}
-	st_done(&s);
-	if (rc < 0)
-		return (rc);
 	/* threads */
 	if ((rc = st_prep(r, &s, "INSERT INTO threads VALUES "
 	    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")) < 0)
 		return (rc);
 	for (i = 0; i < r->nthreads && rc == 0; i++) {
 		const struct ix_thread *t = &r->threads[i];
-		const struct ix_job_out *o = t->stream >= 0 ?
-		    &r->out[t->stream] : NULL;
+		const struct ix_sres *o = t->stream >= 0 ?
+		    &r->res[t->stream] : NULL;
 
 		b_int(&s, t->id);
 		b_opt(&s, t->stream >= 0, t->stream >= 0 ?
@@ -1374,9 +1495,43 @@ write_static(struct run *r)
 		b_ns(r, &s, o && o->has_last, o ? o->last_tsc : 0);
 		b_int(&s, o ? o->errors : 0);
 		b_int(&s, o ? o->gaps : 0);
-		b_int(&s, o ? (int64_t)o->ncalls : 0);
+		b_int(&s, o ? o->ncalls : 0);
 		b_int(&s, o ? o->max_depth : 0);
 		rc = st_exec(r, &s, "threads");
+	}
+	st_done(&s);
+	if (rc < 0)
+		return (rc);
+	return (0);
+}
+
+static int
+write_static(struct run *r)
+{
+	struct stmt s;
+	size_t i, j;
+	int rc;
+	char hex[2 * HWTR_BUILD_ID_MAX + 1], sha[65];
+	int64_t sym_id = 1;
+
+	/* processes */
+	if ((rc = st_prep(r, &s, "INSERT INTO processes VALUES "
+	    "(?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->nprocs && rc == 0; i++) {
+		const struct ix_proc *p = &r->procs[i];
+
+		if (p->pid < 0)
+			continue;
+		b_int(&s, p->pid);
+		b_opt(&s, p->ppid >= 0, p->ppid);
+		b_text(&s, p->path);
+		b_text(&s, p->comm);
+		b_opt(&s, p->has_start, (int64_t)p->start_tsc);
+		b_opt(&s, p->has_end, (int64_t)p->end_tsc);
+		b_text(&s, p->exit_kind);
+		b_opt(&s, p->exit_kind != NULL, p->exit_value);
+		rc = st_exec(r, &s, "processes");
 	}
 	st_done(&s);
 	if (rc < 0)
@@ -1507,267 +1662,410 @@ write_static(struct run *r)
 	return (rc);
 }
 
-/* Write one stream's dynamic tables with the global block ids in @map. */
+/*
+ * The sink of the stitcher: rows as they become final, into the
+ * statements prepared by write_db().
+ */
 static int
-write_stream(struct run *r, size_t si, const int64_t *map, int identity,
-    int64_t *call_base, struct stmt *ch, struct stmt *ts, struct stmt *br,
-    struct stmt *bc, struct stmt *ca, struct stmt *ev)
+sink_block(void *arg, int64_t gid)
 {
-	struct ix_job_out *o = &r->out[si];
-	int64_t thread = (int64_t)si + 1;
-	struct ix_buf tmp = { NULL, 0, 0 };
+	struct run *r = arg;
+
+	if (ix_grow((void **)&r->gs, &r->cgs, (size_t)gid + 1,
+	    sizeof(*r->gs)) < 0)
+		return (-HWTR_E_NOMEM);
+	symbolize(r, &r->st.g[gid], &r->gs[gid]);
+	return (0);
+}
+
+static int
+sink_chunk(void *arg, const struct ix_chunk *c)
+{
+	struct run *r = arg;
+	struct stmt *ch = &r->s_ch;
+
+	r->ix->stats.exec_bytes += c->data.len;
+	b_int(ch, (int64_t)r->cur + 1);
+	b_int(ch, c->seq);
+	b_int(ch, c->nblocks);
+	b_int(ch, c->insn);
+	b_int(ch, c->ninsns);
+	b_opt(ch, c->has_tsc, (int64_t)c->tsc);
+	b_blob(ch, c->data.p != NULL ? c->data.p : (const uint8_t *)"",
+	    c->data.len);
+	return (st_exec(r, ch, "exec_chunks"));
+}
+
+static int
+sink_ts(void *arg, const struct ix_ts *t)
+{
+	struct run *r = arg;
+	struct stmt *ts = &r->s_ts;
+
+	b_int(ts, (int64_t)r->cur + 1);
+	b_int(ts, t->seq);
+	b_int(ts, t->insn);
+	b_int(ts, (int64_t)t->tsc);
+	b_ns(r, ts, 1, t->tsc);
+	return (st_exec(r, ts, "timestamps"));
+}
+
+static int
+sink_call(void *arg, int64_t idx, const struct ix_call *c)
+{
+	struct run *r = arg;
+	struct stmt *ca = &r->s_ca;
+	const struct ix_gsym *g = &r->gs[c->entry_block];
+
+	b_int(ca, r->call_base + idx);
+	b_int(ca, (int64_t)r->cur + 1);
+	b_opt(ca, c->parent >= 0, r->call_base + c->parent);
+	b_int(ca, c->depth);
+	b_opt(ca, g->symbol != 0, g->symbol);
+	b_int(ca, (int64_t)c->func_ip);
+	b_opt(ca, c->has_call_ip, (int64_t)c->call_ip);
+	b_text(ca, ix_call_entry_kinds[c->entry_kind]);
+	b_text(ca, ix_call_exit_kinds[c->exit_kind]);
+	b_int(ca, c->entry_seq);
+	b_int(ca, c->exit_seq);
+	b_int(ca, c->entry_insn);
+	b_int(ca, c->exit_insn);
+	b_opt(ca, c->has_entry_tsc, (int64_t)c->entry_tsc);
+	b_opt(ca, c->has_exit_tsc, (int64_t)c->exit_tsc);
+	b_ns(r, ca, c->has_entry_tsc, c->entry_tsc);
+	b_ns(r, ca, c->has_exit_tsc, c->exit_tsc);
+	b_int(ca, c->exit_insn - c->entry_insn);
+	b_int(ca, c->self_insns);
+	b_int(ca, c->exit_seq - c->entry_seq);
+	return (st_exec(r, ca, "calls"));
+}
+
+static int
+sink_event(void *arg, const struct ix_event *e)
+{
+	struct run *r = arg;
+	struct stmt *ev = &r->s_ev;
+
+	if (e->has_ip && strcmp(e->kind, "decode-error") == 0) {
+		if (ix_grow((void **)&r->errips, &r->cerrips, r->nerrips + 1,
+		    sizeof(*r->errips)) < 0)
+			return (-HWTR_E_NOMEM);
+		r->errips[r->nerrips++] = e->ip;
+	}
+	sqlite3_bind_null(ev->st, ++ev->i);
+	b_int(ev, (int64_t)r->cur + 1);
+	b_int(ev, hwtr_ar_stream(r->ar, r->cur)->id);
+	b_int(ev, e->seq);
+	b_int(ev, e->insn);
+	b_text(ev, e->kind);
+	b_opt(ev, e->has_offset, (int64_t)e->offset);
+	b_opt(ev, e->has_ip, (int64_t)e->ip);
+	b_opt(ev, e->has_tsc, (int64_t)e->tsc);
+	b_ns(r, ev, e->has_tsc, e->tsc);
+	b_opt(ev, r->threads[r->cur].pid >= 0, r->threads[r->cur].pid);
+	b_text(ev, e->detail);
+	return (st_exec(r, ev, "events"));
+}
+
+/* A stream is stitched: its aggregated rows and what it found. */
+static int
+end_stream(struct run *r)
+{
+	struct ix_stitch *st = &r->st;
+	struct ix_sres *o = &r->res[r->cur];
+	int64_t thread = (int64_t)r->cur + 1;
 	size_t i;
+	int rc;
+
+	if ((rc = ix_stitch_end(st)) < 0)
+		return (rc);
+	for (i = 0; i < st->nbranches && rc == 0; i++) {
+		const struct ix_branch *b = &st->branches[i];
+
+		b_int(&r->s_br, thread);
+		b_int(&r->s_br, b->from);
+		b_int(&r->s_br, b->to);
+		b_int(&r->s_br, (int64_t)b->from_ip);
+		b_int(&r->s_br, (int64_t)b->to_ip);
+		b_text(&r->s_br, ix_branch_kinds[b->kind]);
+		b_int(&r->s_br, (int64_t)b->count);
+		rc = st_exec(r, &r->s_br, "branches");
+	}
+	for (i = 0; i < st->ntouched && rc == 0; i++) {
+		b_int(&r->s_bc, thread);
+		b_int(&r->s_bc, st->touched[i]);
+		b_int(&r->s_bc, (int64_t)st->scount[st->touched[i]]);
+		rc = st_exec(r, &r->s_bc, "block_counts");
+	}
+	o->exec_blocks = st->exec_blocks;
+	o->exec_insns = st->exec_insns;
+	o->errors = st->errors;
+	o->gaps = st->gaps;
+	o->ncalls = st->ncalls;
+	o->max_depth = st->max_depth;
+	o->undecoded = st->undecoded;
+	o->has_first = st->has_first;
+	o->has_last = st->has_last;
+	o->first_tsc = st->first_tsc;
+	o->last_tsc = st->last_tsc;
+	r->call_base += st->ncalls;
+	r->ix->stats.blocks += (uint64_t)st->exec_blocks;
+	r->ix->stats.insns += (uint64_t)st->exec_insns;
+	r->ix->stats.errors += (uint64_t)st->errors;
+	r->ix->stats.undecoded_bytes += st->undecoded;
+	r->ix->stats.calls += (uint64_t)st->ncalls;
+	return (rc);
+}
+
+static void
+report_progress(struct run *r)
+{
+	uint64_t sum;
+	size_t w;
+
+	if (r->ix->opts.progress == NULL)
+		return;
+	pthread_mutex_lock(&r->lock);
+	sum = r->bytes_done;
+	for (w = 0; w < r->nworkers; w++)
+		sum += r->wprogress[w];
+	pthread_mutex_unlock(&r->lock);
+	if (sum > r->ix->stats.trace_bytes)
+		sum = r->ix->stats.trace_bytes;
+	r->ix->opts.progress(r->ix->opts.progress_arg, sum,
+	    r->ix->stats.trace_bytes);
+}
+
+/*
+ * The writer: every stream's segments, in order, as the workers finish
+ * them; each one is freed as soon as it is replayed.
+ */
+static int
+stitch_all(struct run *r)
+{
+	size_t s, k, i;
 	int rc = 0;
 
-	for (i = 0; i < o->nchunks && rc == 0; i++) {
-		struct ix_chunk *c = &o->chunks[i];
-		const uint8_t *data = c->data.p;
-		size_t len = c->data.len;
+	for (s = 0; s < r->nstreams && rc == 0; s++) {
+		struct ix_sres *o = &r->res[s];
+		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
 
-		if (!identity) {
-			/* Re-encode with global ids. */
-			size_t pos = 0;
-			int64_t prev = -1, lprev = -1, id, delta;
-			uint32_t k;
+		r->cur = s;
+		ix_stitch_begin(&r->st);
+		if (sd->format != HWTR_TF_INTEL_PT &&
+		    sd->format != HWTR_TF_CORESIGHT &&
+		    (o->problem = strdup("no decoder for this trace format")) ==
+		    NULL)
+			return (-HWTR_E_NOMEM);
+		for (k = 0; k < o->nseg && rc == 0; k++) {
+			struct ix_seg *g;
 
-			tmp.len = 0;
-			for (k = 0; k < c->nblocks; k++) {
-				uint64_t v = 0;
-				int shift = 0;
+			i = o->seg0 + k;
+			g = &r->segs[i];
+			pthread_mutex_lock(&r->lock);
+			while (!g->done) {
+				struct timespec ts;
 
-				while (pos < len) {
-					uint8_t byte = data[pos++];
-
-					v |= (uint64_t)(byte & 0x7f) << shift;
-					shift += 7;
-					if (!(byte & 0x80))
-						break;
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_nsec += 200 * 1000 * 1000;
+				if (ts.tv_nsec >= 1000000000) {
+					ts.tv_sec++;
+					ts.tv_nsec -= 1000000000;
 				}
-				delta = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-				lprev = lprev + 1 + delta;
-				id = map[lprev];
-				delta = id - (prev + 1);
-				if (ix_buf_varint(&tmp, ((uint64_t)delta << 1) ^
-				    (uint64_t)(delta >> 63)) < 0) {
-					free(tmp.p);
-					return (-HWTR_E_NOMEM);
+				pthread_cond_timedwait(&r->done_cv, &r->lock,
+				    &ts);
+				if (!g->done) {
+					pthread_mutex_unlock(&r->lock);
+					report_progress(r);
+					pthread_mutex_lock(&r->lock);
 				}
-				prev = id;
 			}
-			data = tmp.p;
-			len = tmp.len;
+			pthread_mutex_unlock(&r->lock);
+			if (g->out.rc == -HWTR_E_INTR)
+				rc = -HWTR_E_INTR;
+			else if (g->out.rc < 0 && o->rc == 0) {
+				o->rc = g->out.rc;
+				o->err = strdup(g->out.err);
+			}
+			if (rc == 0 && g->out.problem != NULL &&
+			    o->problem == NULL) {
+				o->problem = g->out.problem;
+				g->out.problem = NULL;
+			}
+			if (rc == 0)
+				rc = ix_stitch_segment(&r->st, &g->out);
+			ix_seg_out_free(&g->out);
+			pthread_mutex_lock(&r->lock);
+			r->stitched = i + 1;
+			pthread_cond_broadcast(&r->work_cv);
+			pthread_mutex_unlock(&r->lock);
 		}
-		r->ix->stats.exec_bytes += len;
-		b_int(ch, thread);
-		b_int(ch, c->seq);
-		b_int(ch, c->nblocks);
-		b_int(ch, c->insn);
-		b_int(ch, c->ninsns);
-		b_opt(ch, c->has_tsc, (int64_t)c->tsc);
-		b_blob(ch, data != NULL ? data : (const uint8_t *)"", len);
-		rc = st_exec(r, ch, "exec_chunks");
+		if (rc == 0)
+			rc = end_stream(r);
 	}
-	free(tmp.p);
-	for (i = 0; i < o->nts && rc == 0; i++) {
-		b_int(ts, thread);
-		b_int(ts, o->ts[i].seq);
-		b_int(ts, o->ts[i].insn);
-		b_int(ts, (int64_t)o->ts[i].tsc);
-		b_ns(r, ts, 1, o->ts[i].tsc);
-		rc = st_exec(r, ts, "timestamps");
-	}
-	for (i = 0; i < o->nbranches && rc == 0; i++) {
-		const struct ix_branch *b = &o->branches[i];
+	report_progress(r);
+	return (rc);
+}
 
-		b_int(br, thread);
-		b_int(br, map[b->from]);
-		b_int(br, map[b->to]);
-		b_int(br, (int64_t)b->from_ip);
-		b_int(br, (int64_t)b->to_ip);
-		b_text(br, ix_branch_kinds[b->kind]);
-		b_int(br, (int64_t)b->count);
-		rc = st_exec(r, br, "branches");
-	}
-	for (i = 0; i < o->nblocks && rc == 0; i++) {
-		b_int(bc, thread);
-		b_int(bc, map[i]);
-		b_int(bc, (int64_t)o->blocks[i].count);
-		rc = st_exec(r, bc, "block_counts");
-	}
-	for (i = 0; i < o->ncalls && rc == 0; i++) {
-		const struct ix_call *c = &o->calls[i];
-		const struct ix_gblock *g = &r->g[map[c->entry_block]];
+/* Start the workers, stitch, stop the workers. */
+static int
+run_pipeline(struct run *r)
+{
+	pthread_t *tids;
+	struct wctx *wc;
+	size_t nj, i, started = 0;
+	long ncpu;
+	int rc;
 
-		b_int(ca, *call_base + (int64_t)i);
-		b_int(ca, thread);
-		b_opt(ca, c->parent >= 0, *call_base + c->parent);
-		b_int(ca, c->depth);
-		b_opt(ca, g->symbol != 0, g->symbol);
-		b_int(ca, (int64_t)c->func_ip);
-		b_opt(ca, c->has_call_ip, (int64_t)c->call_ip);
-		b_text(ca, ix_call_entry_kinds[c->entry_kind]);
-		b_text(ca, ix_call_exit_kinds[c->exit_kind]);
-		b_int(ca, c->entry_seq);
-		b_int(ca, c->exit_seq);
-		b_int(ca, c->entry_insn);
-		b_int(ca, c->exit_insn);
-		b_opt(ca, c->has_entry_tsc, (int64_t)c->entry_tsc);
-		b_opt(ca, c->has_exit_tsc, (int64_t)c->exit_tsc);
-		b_ns(r, ca, c->has_entry_tsc, c->entry_tsc);
-		b_ns(r, ca, c->has_exit_tsc, c->exit_tsc);
-		b_int(ca, c->exit_insn - c->entry_insn);
-		b_int(ca, c->self_insns);
-		b_int(ca, c->exit_seq - c->entry_seq);
-		rc = st_exec(r, ca, "calls");
+	nj = r->ix->opts.jobs > 0 ? (size_t)r->ix->opts.jobs : 0;
+	if (nj == 0) {
+		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		nj = ncpu > 0 ? (size_t)ncpu : 1;
 	}
-	*call_base += (int64_t)o->ncalls;
-	for (i = 0; i < o->nevents && rc == 0; i++) {
-		const struct ix_event *e = &o->events[i];
-
-		sqlite3_bind_null(ev->st, ++ev->i);
-		b_int(ev, thread);
-		b_int(ev, hwtr_ar_stream(r->ar, si)->id);
-		b_int(ev, e->seq);
-		b_int(ev, e->insn);
-		b_text(ev, e->kind);
-		b_opt(ev, e->has_offset, (int64_t)e->offset);
-		b_opt(ev, e->has_ip, (int64_t)e->ip);
-		b_opt(ev, e->has_tsc, (int64_t)e->tsc);
-		b_ns(r, ev, e->has_tsc, e->tsc);
-		b_opt(ev, r->threads[si].pid >= 0, r->threads[si].pid);
-		b_text(ev, e->detail);
-		rc = st_exec(r, ev, "events");
+	if (nj > r->nsegs)
+		nj = r->nsegs > 0 ? r->nsegs : 1;
+	r->window = 2 * nj + 1;
+	r->nworkers = nj;
+	tids = calloc(nj, sizeof(*tids));
+	wc = calloc(nj, sizeof(*wc));
+	r->wprogress = calloc(nj, sizeof(*r->wprogress));
+	if (tids == NULL || wc == NULL || r->wprogress == NULL) {
+		free(tids);
+		free(wc);
+		return (-HWTR_E_NOMEM);
 	}
+	for (i = 0; i < nj; i++) {
+		wc[i].r = r;
+		wc[i].w = i;
+		if (pthread_create(&tids[i], NULL, worker, &wc[i]) == 0)
+			started++;
+		else
+			break;
+	}
+	if (started == 0) {
+		free(tids);
+		free(wc);
+		ix_err(r->ix, "cannot start a decoding thread");
+		return (-HWTR_E_NOMEM);
+	}
+	rc = stitch_all(r);
+	pthread_mutex_lock(&r->lock);
+	r->abort = 1;
+	pthread_cond_broadcast(&r->work_cv);
+	pthread_mutex_unlock(&r->lock);
+	for (i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	/* Segments decoded but not stitched (after a failure). */
+	for (i = 0; i < r->nsegs; i++)
+		ix_seg_out_free(&r->segs[i].out);
+	free(tids);
+	free(wc);
 	return (rc);
 }
 
 static int
-write_dynamic(struct run *r)
+write_blocks(struct run *r)
 {
-	struct stmt ch, ts, br, bc, ca, ev, bl;
-	int64_t **maps, call_base = 1;
-	size_t s, i;
-	int rc = 0, identity;
+	struct stmt bl;
+	size_t i;
+	int rc;
 
-	maps = calloc(r->nstreams + 1, sizeof(*maps));
-	if (maps == NULL)
-		return (-HWTR_E_NOMEM);
-	/* Global block ids, in stream order, then first execution. */
-	for (s = 0; s < r->nstreams && rc == 0; s++) {
-		struct ix_job_out *o = &r->out[s];
-
-		maps[s] = malloc((o->nblocks + 1) * sizeof(**maps));
-		if (maps[s] == NULL) {
-			rc = -HWTR_E_NOMEM;
-			break;
-		}
-		for (i = 0; i < o->nblocks; i++) {
-			int64_t g = global_block(r, &o->blocks[i]);
-
-			if (g < 0) {
-				rc = (int)g;
-				break;
-			}
-			maps[s][i] = g;
-		}
-	}
-	for (i = 0; i < r->ng && rc == 0; i++)
-		symbolize(r, &r->g[i]);
-	memset(&ch, 0, sizeof(ch));
-	ts = br = bc = ca = ev = bl = ch;
-	if (rc == 0)
-		rc = st_prep(r, &bl, "INSERT INTO blocks VALUES "
-		    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-	for (i = 0; i < r->ng && rc == 0; i++) {
-		const struct ix_gblock *g = &r->g[i];
+	if ((rc = st_prep(r, &bl, "INSERT INTO blocks VALUES "
+	    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->st.ng && rc == 0; i++) {
+		const struct ix_sblock *b = &r->st.g[i];
+		const struct ix_gsym *g = &r->gs[i];
 
 		b_int(&bl, (int64_t)i);
-		b_int(&bl, (int64_t)g->b.ip);
-		b_int(&bl, (int64_t)g->b.end_ip);
-		b_int(&bl, g->b.size);
-		b_int(&bl, g->b.ninsn);
-		b_int(&bl, g->b.mode);
-		b_text(&bl, ix_class_names[g->b.cls]);
+		b_int(&bl, (int64_t)b->ip);
+		b_int(&bl, (int64_t)b->end_ip);
+		b_int(&bl, b->size);
+		b_int(&bl, b->ninsn);
+		b_int(&bl, b->mode);
+		b_text(&bl, ix_class_names[b->cls]);
 		b_opt(&bl, g->has_image, g->image);
 		b_opt(&bl, g->has_image, (int64_t)g->image_addr);
 		b_opt(&bl, g->symbol != 0, g->symbol);
 		b_opt(&bl, g->symbol != 0, (int64_t)g->sym_offset);
 		b_opt(&bl, g->file != 0, g->file);
 		b_opt(&bl, g->file != 0, g->line);
-		b_int(&bl, g->count);
-		b_blob(&bl, g->b.lens, g->b.ninsn);
-		b_blob(&bl, g->b.code, g->b.size);
+		b_int(&bl, (int64_t)b->count);
+		b_blob(&bl, b->lens, b->ninsn);
+		b_blob(&bl, b->code, b->size);
 		rc = st_exec(r, &bl, "blocks");
 	}
-	r->ix->stats.static_blocks = r->ng;
-	if (rc == 0)
-		rc = st_prep(r, &ch, "INSERT INTO exec_chunks VALUES "
-		    "(?,?,?,?,?,?,?)");
-	if (rc == 0)
-		rc = st_prep(r, &ts, "INSERT INTO timestamps VALUES "
-		    "(?,?,?,?,?)");
-	if (rc == 0)
-		rc = st_prep(r, &br, "INSERT INTO branches VALUES "
-		    "(?,?,?,?,?,?,?)");
-	if (rc == 0)
-		rc = st_prep(r, &bc, "INSERT INTO block_counts VALUES (?,?,?)");
-	if (rc == 0)
-		rc = st_prep(r, &ca, "INSERT INTO calls VALUES "
-		    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-	if (rc == 0)
-		rc = st_prep(r, &ev, "INSERT INTO events VALUES "
-		    "(?,?,?,?,?,?,?,?,?,?,?,?)");
-	for (s = 0; s < r->nstreams && rc == 0; s++) {
-		struct ix_job_out *o = &r->out[s];
+	st_done(&bl);
+	r->ix->stats.static_blocks = r->st.ng;
+	return (rc);
+}
 
-		identity = 1;
-		for (i = 0; i < o->nblocks && identity; i++)
-			identity = maps[s][i] == (int64_t)i;
-		rc = write_stream(r, s, maps[s], identity, &call_base, &ch,
-		    &ts, &br, &bc, &ca, &ev);
-		r->ix->stats.blocks += (uint64_t)o->exec_blocks;
-		r->ix->stats.insns += (uint64_t)o->exec_insns;
-		r->ix->stats.errors += (uint64_t)o->errors;
-		r->ix->stats.undecoded_bytes += o->undecoded;
-		r->ix->stats.calls += o->ncalls;
-	}
-	/* Capture-wide events from sideband, after the threads' own. */
+/* Capture-wide events from sideband, after the threads' own. */
+static int
+write_sbevents(struct run *r)
+{
+	struct stmt *ev = &r->s_ev;
+	size_t i;
+	int rc = 0;
+
 	for (i = 0; i < r->nsbev && rc == 0; i++) {
 		const struct ix_sbev *e = &r->sbev[i];
 		struct ix_thread *t = e->stream >= 0 ?
 		    &r->threads[e->stream] : thread_get(r, e->pid, e->tid, 0);
 
-		sqlite3_bind_null(ev.st, ++ev.i);
-		b_opt(&ev, t != NULL, t ? t->id : 0);
-		b_opt(&ev, e->stream >= 0, e->stream >= 0 ?
+		sqlite3_bind_null(ev->st, ++ev->i);
+		b_opt(ev, t != NULL, t ? t->id : 0);
+		b_opt(ev, e->stream >= 0, e->stream >= 0 ?
 		    hwtr_ar_stream(r->ar, (size_t)e->stream)->id : 0);
-		b_opt(&ev, 0, 0);
-		b_opt(&ev, 0, 0);
-		b_text(&ev, e->kind);
-		b_opt(&ev, 0, 0);
-		b_opt(&ev, 0, 0);
-		b_int(&ev, (int64_t)e->tsc);
-		b_ns(r, &ev, 1, e->tsc);
-		b_opt(&ev, e->pid >= 0, e->pid);
-		b_text(&ev, e->detail);
-		rc = st_exec(r, &ev, "events");
+		b_opt(ev, 0, 0);
+		b_opt(ev, 0, 0);
+		b_text(ev, e->kind);
+		b_opt(ev, 0, 0);
+		b_opt(ev, 0, 0);
+		b_int(ev, (int64_t)e->tsc);
+		b_ns(r, ev, 1, e->tsc);
+		b_opt(ev, e->pid >= 0, e->pid);
+		b_text(ev, e->detail);
+		rc = st_exec(r, ev, "events");
 	}
-	st_done(&bl);
-	st_done(&ch);
-	st_done(&ts);
-	st_done(&br);
-	st_done(&bc);
-	st_done(&ca);
-	st_done(&ev);
-	for (s = 0; s < r->nstreams; s++)
-		free(maps[s]);
-	free(maps);
 	return (rc);
 }
 
+static void
+report_streams(struct run *r)
+{
+	size_t i;
+
+	warn_missing(r);
+	for (i = 0; i < r->nstreams; i++) {
+		const struct ix_sres *o = &r->res[i];
+		char nbuf[32], msg[160];
+		const char *name = stream_name(hwtr_ar_stream(r->ar, i), nbuf,
+		    sizeof(nbuf));
+
+		if (o->rc < 0)
+			ix_problem(r->ix, "stream '%s': %s", name,
+			    o->err != NULL ? o->err : hwtr_errstr(o->rc));
+		else if (o->errors > 0) {
+			snprintf(msg, sizeof(msg), "%lld decode error%s, %llu "
+			    "bytes not decoded", (long long)o->errors,
+			    o->errors == 1 ? "" : "s",
+			    (unsigned long long)o->undecoded);
+			ix_problem(r->ix, "stream '%s': %s", name, msg);
+		} else if (o->problem != NULL)
+			ix_problem(r->ix, "stream '%s': %s", name, o->problem);
+	}
+}
+
+/*
+ * One transaction: the static tables, then the dynamic ones while the
+ * workers decode, then what is known only at the end (blocks with their
+ * counts, streams, threads, meta) and the indexes.
+ */
 static int
 write_db(struct run *r, const char *tmp)
 {
+	struct ix_sink sink;
 	char *err = NULL;
 	int rc;
 
@@ -1786,9 +2084,51 @@ write_db(struct run *r, const char *tmp)
 		sqlite3_free(err);
 		return (-HWTR_E_DB);
 	}
+	memset(&sink, 0, sizeof(sink));
+	sink.arg = r;
+	sink.block = sink_block;
+	sink.chunk = sink_chunk;
+	sink.ts = sink_ts;
+	sink.call = sink_call;
+	sink.event = sink_event;
+	ix_stitch_init(&r->st, &sink);
+	r->call_base = 1;
 	rc = write_static(r);
 	if (rc == 0)
-		rc = write_dynamic(r);
+		rc = st_prep(r, &r->s_ch, "INSERT INTO exec_chunks VALUES "
+		    "(?,?,?,?,?,?,?)");
+	if (rc == 0)
+		rc = st_prep(r, &r->s_ts, "INSERT INTO timestamps VALUES "
+		    "(?,?,?,?,?)");
+	if (rc == 0)
+		rc = st_prep(r, &r->s_br, "INSERT INTO branches VALUES "
+		    "(?,?,?,?,?,?,?)");
+	if (rc == 0)
+		rc = st_prep(r, &r->s_bc, "INSERT INTO block_counts VALUES "
+		    "(?,?,?)");
+	if (rc == 0)
+		rc = st_prep(r, &r->s_ca, "INSERT INTO calls VALUES "
+		    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	if (rc == 0)
+		rc = st_prep(r, &r->s_ev, "INSERT INTO events VALUES "
+		    "(?,?,?,?,?,?,?,?,?,?,?,?)");
+	if (rc == 0)
+		rc = run_pipeline(r);
+	if (rc == 0) {
+		report_streams(r);
+		r->ix->stats.threads = r->nthreads;
+		rc = write_sbevents(r);
+	}
+	st_done(&r->s_ch);
+	st_done(&r->s_ts);
+	st_done(&r->s_br);
+	st_done(&r->s_bc);
+	st_done(&r->s_ca);
+	st_done(&r->s_ev);
+	if (rc == 0)
+		rc = write_blocks(r);
+	if (rc == 0)
+		rc = write_streams(r);
 	if (rc == 0)
 		rc = write_meta(r);
 	if (rc == 0 && sqlite3_exec(r->db, HWTR_IX_INDEX_SQL "COMMIT;",
@@ -1811,33 +2151,23 @@ run_free(struct run *r)
 	size_t i;
 
 	for (i = 0; i < r->nstreams; i++) {
-		if (r->out != NULL)
-			ix_job_out_free(&r->out[i]);
-		if (r->sbuf != NULL)
-			free(r->sbuf[i]);
-		if (r->plen != NULL)
-			free(r->plen[i]);
-		if (r->poff != NULL)
-			free(r->poff[i]);
-		if (r->pptr != NULL)
-			free(r->pptr[i]);
+		if (r->res != NULL) {
+			free(r->res[i].pieces);
+			free(r->res[i].err);
+			free(r->res[i].problem);
+		}
 		if (r->jmaps != NULL)
 			free(r->jmaps[i]);
 	}
-	free(r->in);
-	free(r->out);
-	free(r->sbuf);
-	free(r->plen);
-	free(r->poff);
-	free(r->pptr);
+	free(r->res);
 	free(r->jmaps);
-	free((void *)(uintptr_t)r->progress);
-	for (i = 0; i < r->ng; i++) {
-		free(r->g[i].b.lens);
-		free(r->g[i].b.code);
-	}
-	free(r->g);
-	free(r->gtab);
+	for (i = 0; i < r->nsegs; i++)
+		ix_seg_out_free(&r->segs[i].out);
+	free(r->segs);
+	free((void *)(uintptr_t)r->wprogress);
+	ix_stitch_free(&r->st);
+	free(r->gs);
+	free(r->errips);
 	for (i = 0; i < r->nfiles; i++)
 		free(r->files[i]);
 	free(r->files);
@@ -1875,6 +2205,8 @@ run_free(struct run *r)
 	if (r->ar != NULL)
 		hwtr_ar_close(r->ar);
 	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->work_cv);
+	pthread_cond_destroy(&r->done_cv);
 }
 
 int
@@ -1883,7 +2215,6 @@ hwtr_ix_run(struct hwtr_ix *ix, const char *archive, const char *db)
 	struct run r;
 	char *tmp = NULL;
 	const char *td;
-	size_t i;
 	int rc;
 
 	if (ix == NULL || archive == NULL || db == NULL)
@@ -1893,6 +2224,8 @@ hwtr_ix_run(struct hwtr_ix *ix, const char *archive, const char *db)
 	ix->err[0] = '\0';
 	memset(&r, 0, sizeof(r));
 	pthread_mutex_init(&r.lock, NULL);
+	pthread_cond_init(&r.work_cv, NULL);
+	pthread_cond_init(&r.done_cv, NULL);
 	r.ix = ix;
 	r.archive = archive;
 	rc = hwtr_ar_open(&r.ar, archive, NULL);
@@ -1924,22 +2257,8 @@ hwtr_ix_run(struct hwtr_ix *ix, const char *archive, const char *db)
 		goto out;
 	}
 	if ((rc = load_images(&r)) < 0 || (rc = replay_sideband(&r)) < 0 ||
-	    (rc = add_sections(&r)) < 0 || (rc = prepare_jobs(&r)) < 0 ||
-	    (rc = run_jobs(&r)) < 0)
+	    (rc = add_sections(&r)) < 0 || (rc = plan(&r)) < 0)
 		goto out;
-	warn_missing(&r);
-	for (i = 0; i < r.nstreams; i++) {
-		char nbuf[32];
-		const char *name = stream_name(hwtr_ar_stream(r.ar, i), nbuf,
-		    sizeof(nbuf));
-
-		if (r.out[i].rc < 0) {
-			ix_problem(ix, "stream '%s': %s", name, r.out[i].err);
-		} else if (r.out[i].problem != NULL)
-			ix_problem(ix, "stream '%s': %s", name,
-			    r.out[i].problem);
-	}
-	ix->stats.threads = r.nthreads;
 	if (asprintf(&tmp, "%s.partial", db) < 0) {
 		tmp = NULL;
 		rc = -HWTR_E_NOMEM;

@@ -1,0 +1,649 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The stitcher: segments' results replayed in stream order.
+ *
+ * A worker knows nothing of what came before its segment, so everything
+ * that carries across a segment boundary lives here: the position (n-th
+ * block and instruction), the previous block (the branch into the first
+ * block of a segment), the call stack (a call made in one segment returns
+ * in a later one), the time, the chunk and timestamp rows being filled.
+ * Replaying the operations of every segment of a stream through this one
+ * state machine gives the same rows as decoding the stream in one piece.
+ *
+ * Global block ids are given in order of first execution, streams in
+ * order, so they depend on the archive only.  Rows are handed to the sink
+ * as soon as they are final: a chunk when full, a timestamp row when the
+ * next one is known, a call when it returns, an event at once.  Branch
+ * and block counts are per stream (bounded by the program, not by the
+ * trace) and read by the caller after ix_stitch_end().
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwtr_common.h"
+#include "hwtr_ix.h"
+
+#define IX_CHUNK_BLOCKS	4096	/* blocks per exec_chunks row */
+#define IX_TS_EVERY	64	/* at most one timestamp row per so many blocks */
+#define IX_RET_SEARCH	64	/* frames searched for a return's target */
+
+const char *const ix_branch_kinds[] = {
+	"cond-taken", "cond-not-taken", "jump", "jump-indirect", "call",
+	"call-indirect", "return", "syscall", "sysret", "async", "fallthrough"
+};
+enum { BK_COND_T, BK_COND_N, BK_JUMP, BK_JUMP_IND, BK_CALL, BK_CALL_IND,
+	BK_RET, BK_SYSCALL, BK_SYSRET, BK_ASYNC, BK_FALL };
+
+const char *const ix_call_entry_kinds[] = { "call", "start", "return" };
+const char *const ix_call_exit_kinds[] = { "return", "unwind", "end" };
+enum { CE_CALL, CE_START, CE_RETURN };
+enum { CX_RETURN, CX_UNWIND, CX_END };
+
+static uint64_t
+hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return (x);
+}
+
+static uint64_t
+bhash(const struct ix_sblock *b)
+{
+	return (hash64(b->ip ^ ((uint64_t)b->ninsn << 48) ^
+	    ((uint64_t)(uint32_t)b->isid << 32) ^ b->mode));
+}
+
+void
+ix_stitch_init(struct ix_stitch *st, const struct ix_sink *sink)
+{
+	memset(st, 0, sizeof(*st));
+	st->sink = *sink;
+	st->last_ts_seq = -1;
+}
+
+void
+ix_stitch_free(struct ix_stitch *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->ng; i++) {
+		free(st->g[i].lens);
+		free(st->g[i].code);
+	}
+	free(st->g);
+	free(st->gtab);
+	free(st->scount);
+	free(st->slast_to);
+	free(st->slast_br);
+	free(st->touched);
+	free(st->branches);
+	free(st->btab);
+	free(st->chunk.data.p);
+	free(st->stack);
+	free(st->lmap);
+	memset(st, 0, sizeof(*st));
+}
+
+void
+ix_stitch_begin(struct ix_stitch *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->ntouched; i++) {
+		st->scount[st->touched[i]] = 0;
+		st->slast_to[st->touched[i]] = 0;
+		st->slast_br[st->touched[i]] = 0;
+	}
+	st->ntouched = 0;
+	st->nbranches = 0;
+	if (st->btab != NULL)
+		memset(st->btab, 0, st->bcap * sizeof(*st->btab));
+	st->seq = st->insn = 0;
+	st->have_prev = st->async = 0;
+	st->prev = 0;
+	st->have_chunk = 0;
+	st->chunk.data.len = 0;
+	st->have_tsc = 0;
+	st->tsc = 0;
+	st->last_ts_seq = -1;
+	st->have_pend_ts = 0;
+	st->nts = 0;
+	st->nstack = 0;
+	st->ncalls = st->max_depth = 0;
+	st->exec_blocks = st->exec_insns = st->errors = st->gaps = 0;
+	st->undecoded = 0;
+	st->has_first = st->has_last = 0;
+	st->first_tsc = st->last_tsc = 0;
+}
+
+/* The global id of a segment's block; its bytes move over when new. */
+static int64_t
+global_block(struct ix_stitch *st, struct ix_sblock *b)
+{
+	struct ix_sblock *g;
+	uint64_t h;
+	size_t i;
+	int rc;
+
+	if (st->ng * 2 >= st->gcap) {
+		size_t n = st->gcap ? st->gcap * 2 : 4096;
+		uint32_t *t = calloc(n, sizeof(*t));
+
+		if (t == NULL)
+			return (-HWTR_E_NOMEM);
+		for (i = 0; i < st->ng; i++) {
+			h = bhash(&st->g[i]);
+			while (t[h & (n - 1)] != 0)
+				h++;
+			t[h & (n - 1)] = (uint32_t)i + 1;
+		}
+		free(st->gtab);
+		st->gtab = t;
+		st->gcap = n;
+	}
+	for (h = bhash(b);; h++) {
+		uint32_t v = st->gtab[h & (st->gcap - 1)];
+
+		if (v == 0)
+			break;
+		g = &st->g[v - 1];
+		if (g->ip == b->ip && g->ninsn == b->ninsn &&
+		    g->isid == b->isid && g->mode == b->mode)
+			return ((int64_t)v - 1);
+	}
+	if (st->ng >= UINT32_MAX - 1)
+		return (-HWTR_E_LIMIT);
+	if (ix_grow((void **)&st->g, &st->cg, st->ng + 1, sizeof(*g)) < 0)
+		return (-HWTR_E_NOMEM);
+	if (st->ng + 1 > st->cs) {
+		size_t n = st->cs ? st->cs * 2 : 4096;
+		uint64_t *c = realloc(st->scount, n * sizeof(*c));
+		uint32_t *t, *r;
+
+		if (c == NULL)
+			return (-HWTR_E_NOMEM);
+		st->scount = c;
+		if ((t = realloc(st->slast_to, n * sizeof(*t))) == NULL)
+			return (-HWTR_E_NOMEM);
+		st->slast_to = t;
+		if ((r = realloc(st->slast_br, n * sizeof(*r))) == NULL)
+			return (-HWTR_E_NOMEM);
+		st->slast_br = r;
+		memset(c + st->cs, 0, (n - st->cs) * sizeof(*c));
+		memset(t + st->cs, 0, (n - st->cs) * sizeof(*t));
+		memset(r + st->cs, 0, (n - st->cs) * sizeof(*r));
+		st->cs = n;
+	}
+	g = &st->g[st->ng];
+	*g = *b;
+	g->count = 0;
+	g->last_to = g->last_br = 0;
+	b->lens = NULL;
+	b->code = NULL;
+	st->gtab[h & (st->gcap - 1)] = (uint32_t)st->ng + 1;
+	st->ng++;
+	if (st->sink.block != NULL &&
+	    (rc = st->sink.block(st->sink.arg, (int64_t)st->ng - 1)) < 0)
+		return (rc);
+	return ((int64_t)st->ng - 1);
+}
+
+static int
+add_branch(struct ix_stitch *st, uint32_t from, uint32_t to, uint8_t kind)
+{
+	struct ix_branch *br;
+	uint64_t h;
+	size_t i;
+
+	if (st->nbranches * 2 >= st->bcap) {
+		size_t n = st->bcap ? st->bcap * 2 : 4096;
+		uint32_t *t = calloc(n, sizeof(*t));
+
+		if (t == NULL)
+			return (-HWTR_E_NOMEM);
+		for (i = 0; i < st->nbranches; i++) {
+			br = &st->branches[i];
+			h = hash64(((uint64_t)br->from << 32) | br->to);
+			while (t[h & (n - 1)] != 0)
+				h++;
+			t[h & (n - 1)] = (uint32_t)i + 1;
+		}
+		free(st->btab);
+		st->btab = t;
+		st->bcap = n;
+	}
+	h = hash64(((uint64_t)from << 32) | to);
+	for (;; h++) {
+		uint32_t v = st->btab[h & (st->bcap - 1)];
+
+		if (v == 0)
+			break;
+		br = &st->branches[v - 1];
+		if (br->from == from && br->to == to) {
+			br->count++;
+			st->slast_to[from] = to + 1;
+			st->slast_br[from] = v - 1;
+			return (0);
+		}
+	}
+	if (ix_grow((void **)&st->branches, &st->cbranches,
+	    st->nbranches + 1, sizeof(*br)) < 0)
+		return (-HWTR_E_NOMEM);
+	br = &st->branches[st->nbranches];
+	br->from = from;
+	br->to = to;
+	br->from_ip = st->g[from].end_ip;
+	br->to_ip = st->g[to].ip;
+	br->kind = kind;
+	br->count = 1;
+	st->btab[h & (st->bcap - 1)] = (uint32_t)st->nbranches + 1;
+	st->slast_to[from] = to + 1;
+	st->slast_br[from] = (uint32_t)st->nbranches;
+	st->nbranches++;
+	return (0);
+}
+
+static int
+push_call(struct ix_stitch *st, int64_t entry, uint64_t ip, int kind,
+    int has_call_ip, uint64_t call_ip, uint64_t ret)
+{
+	struct ix_open_call *oc;
+	struct ix_call *c;
+
+	if (ix_grow((void **)&st->stack, &st->cstack, st->nstack + 1,
+	    sizeof(*st->stack)) < 0)
+		return (-HWTR_E_NOMEM);
+	oc = &st->stack[st->nstack];
+	memset(oc, 0, sizeof(*oc));
+	oc->idx = st->ncalls++;
+	oc->ret = ret;
+	c = &oc->c;
+	c->parent = st->nstack ? st->stack[st->nstack - 1].idx : -1;
+	c->depth = (int32_t)st->nstack;
+	c->entry_block = (uint32_t)entry;
+	c->func_ip = ip;
+	c->has_call_ip = has_call_ip;
+	c->call_ip = call_ip;
+	c->entry_kind = (uint8_t)kind;
+	c->exit_kind = CX_END;
+	c->entry_seq = st->seq;
+	c->entry_insn = st->insn;
+	c->has_entry_tsc = st->have_tsc;
+	c->entry_tsc = st->tsc;
+	if ((int64_t)st->nstack > st->max_depth)
+		st->max_depth = (int64_t)st->nstack;
+	st->nstack++;
+	return (0);
+}
+
+/* Close the innermost frame; the call's row is final. */
+static int
+pop_call(struct ix_stitch *st, int kind)
+{
+	struct ix_open_call *oc = &st->stack[--st->nstack];
+
+	oc->c.exit_kind = (uint8_t)kind;
+	oc->c.exit_seq = st->seq;
+	oc->c.exit_insn = st->insn;
+	oc->c.has_exit_tsc = st->have_tsc;
+	oc->c.exit_tsc = st->tsc;
+	if (st->sink.call != NULL)
+		return (st->sink.call(st->sink.arg, oc->idx, &oc->c));
+	return (0);
+}
+
+/* The control transfer from the previous block into block @id. */
+static int
+transition(struct ix_stitch *st, uint32_t id)
+{
+	const struct ix_sblock *a = &st->g[st->prev];
+	const struct ix_sblock *b = &st->g[id];
+	uint64_t fall = a->size ? a->ip + a->size : 0;
+	uint64_t ret = 0;
+	uint32_t from = (uint32_t)st->prev;
+	uint8_t kind;
+	size_t k;
+	int rc;
+
+	if (st->async)
+		kind = BK_ASYNC;
+	else {
+		switch (a->cls) {
+		case HWTR_IC_COND:
+			kind = b->ip == fall ? BK_COND_N : BK_COND_T;
+			break;
+		case HWTR_IC_JUMP:
+			kind = BK_JUMP;
+			break;
+		case HWTR_IC_JUMP_IND:
+			kind = BK_JUMP_IND;
+			break;
+		case HWTR_IC_CALL:
+			kind = BK_CALL;
+			break;
+		case HWTR_IC_CALL_IND:
+			kind = BK_CALL_IND;
+			break;
+		case HWTR_IC_RET:
+			kind = BK_RET;
+			break;
+		case HWTR_IC_FAR_CALL:
+			kind = BK_SYSCALL;
+			break;
+		case HWTR_IC_FAR_RET:
+		case HWTR_IC_FAR_JUMP:
+			kind = BK_SYSRET;
+			break;
+		default:
+			kind = b->ip == fall ? BK_FALL : BK_ASYNC;
+			break;
+		}
+	}
+	if (st->slast_to[from] == id + 1 &&
+	    st->branches[st->slast_br[from]].kind == kind)
+		st->branches[st->slast_br[from]].count++;
+	else if ((rc = add_branch(st, from, id, kind)) < 0)
+		return (rc);
+	if (kind == BK_CALL || kind == BK_CALL_IND) {
+		/* The return address is the instruction after the call. */
+		if (a->lens != NULL && a->size != 0)
+			ret = a->ip + a->size;
+		return (push_call(st, id, b->ip, CE_CALL, 1, a->end_ip, ret));
+	}
+	if (kind != BK_RET)
+		return (0);
+	for (k = st->nstack; k > 1 && st->nstack - k < IX_RET_SEARCH; k--)
+		if (st->stack[k - 1].ret == b->ip && b->ip != 0)
+			break;
+	if (k > 1 && st->stack[k - 1].ret == b->ip) {
+		while (st->nstack > k)
+			if ((rc = pop_call(st, CX_UNWIND)) < 0)
+				return (rc);
+		return (pop_call(st, CX_RETURN));
+	}
+	if (st->nstack > 1)
+		return (pop_call(st, CX_RETURN));
+	/* Returning out of the outermost traced function: a new root. */
+	if (st->nstack == 1 && (rc = pop_call(st, CX_RETURN)) < 0)
+		return (rc);
+	return (push_call(st, id, b->ip, CE_RETURN, 0, 0, 0));
+}
+
+/* A timestamp row; the last one stays pending (it may be replaced). */
+static int
+ts_row(struct ix_stitch *st, int replace)
+{
+	int rc;
+
+	if (st->have_pend_ts && replace && st->pend_ts.seq == st->seq) {
+		st->pend_ts.insn = st->insn;
+		st->pend_ts.tsc = st->tsc;
+		return (0);
+	}
+	if (st->have_pend_ts && st->sink.ts != NULL &&
+	    (rc = st->sink.ts(st->sink.arg, &st->pend_ts)) < 0)
+		return (rc);
+	st->pend_ts.seq = st->seq;
+	st->pend_ts.insn = st->insn;
+	st->pend_ts.tsc = st->tsc;
+	st->have_pend_ts = 1;
+	st->nts++;
+	return (0);
+}
+
+static int
+flush_chunk(struct ix_stitch *st)
+{
+	int rc = 0;
+
+	if (!st->have_chunk)
+		return (0);
+	st->exec_bytes += st->chunk.data.len;
+	if (st->sink.chunk != NULL)
+		rc = st->sink.chunk(st->sink.arg, &st->chunk);
+	st->have_chunk = 0;
+	st->chunk.data.len = 0;
+	return (rc);
+}
+
+static int
+add_run(struct ix_stitch *st, int64_t id)
+{
+	struct ix_sblock *b = &st->g[id];
+	struct ix_chunk *ch = &st->chunk;
+	int64_t delta;
+	uint64_t v;
+	int rc;
+
+	if (st->have_prev && (rc = transition(st, (uint32_t)id)) < 0)
+		return (rc);
+	st->async = 0;
+	if (st->nstack == 0 &&
+	    (rc = push_call(st, id, b->ip, CE_START, 0, 0, 0)) < 0)
+		return (rc);
+	if (!st->have_chunk || ch->nblocks == IX_CHUNK_BLOCKS) {
+		if ((rc = flush_chunk(st)) < 0)
+			return (rc);
+		ch->seq = st->seq;
+		ch->insn = st->insn;
+		ch->nblocks = 0;
+		ch->ninsns = 0;
+		ch->has_tsc = st->have_tsc;
+		ch->tsc = st->tsc;
+		st->have_chunk = 1;
+		st->chunk_prev = -1;
+		if (st->have_tsc && (st->nts == 0 ||
+		    st->pend_ts.seq != st->seq)) {
+			if ((rc = ts_row(st, 0)) < 0)
+				return (rc);
+			st->last_ts_seq = st->seq;
+		}
+	}
+	delta = id - (st->chunk_prev + 1);
+	v = ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63);
+	if (ix_buf_varint(&ch->data, v) < 0)
+		return (-HWTR_E_NOMEM);
+	st->chunk_prev = id;
+	ch->nblocks++;
+	ch->ninsns += b->ninsn;
+	if (st->scount[id]++ == 0) {
+		if (ix_grow((void **)&st->touched, &st->ctouched,
+		    st->ntouched + 1, sizeof(*st->touched)) < 0)
+			return (-HWTR_E_NOMEM);
+		st->touched[st->ntouched++] = id;
+	}
+	b->count++;
+	st->stack[st->nstack - 1].c.self_insns += b->ninsn;
+	st->seq++;
+	st->insn += b->ninsn;
+	st->exec_blocks++;
+	st->exec_insns += b->ninsn;
+	st->prev = id;
+	st->have_prev = 1;
+	return (0);
+}
+
+static void
+note_tsc(struct ix_stitch *st, uint64_t tsc)
+{
+	st->have_tsc = 1;
+	st->tsc = tsc;
+	if (!st->has_first) {
+		st->has_first = 1;
+		st->first_tsc = tsc;
+	}
+	st->has_last = 1;
+	st->last_tsc = tsc;
+}
+
+static int
+get(const uint8_t *p, size_t len, size_t *pos, uint64_t *v)
+{
+	uint64_t x = 0;
+	int shift = 0;
+
+	while (*pos < len && shift < 64) {
+		uint8_t byte = p[(*pos)++];
+
+		x |= (uint64_t)(byte & 0x7f) << shift;
+		shift += 7;
+		if (!(byte & 0x80)) {
+			*v = x;
+			return (0);
+		}
+	}
+	return (-HWTR_E_FORMAT);
+}
+
+static int
+replay_event(struct ix_stitch *st, const uint8_t *p, size_t len, size_t *pos)
+{
+	struct ix_event e;
+	uint64_t kind, flags, n = 0;
+	char *det = NULL;
+	int rc;
+
+	memset(&e, 0, sizeof(e));
+	if (get(p, len, pos, &kind) < 0 || get(p, len, pos, &flags) < 0)
+		return (-HWTR_E_FORMAT);
+	if ((flags & 1) && get(p, len, pos, &e.ip) < 0)
+		return (-HWTR_E_FORMAT);
+	if ((flags & 2) && get(p, len, pos, &e.offset) < 0)
+		return (-HWTR_E_FORMAT);
+	if (flags & 4) {
+		if (get(p, len, pos, &n) < 0 || n > len - *pos)
+			return (-HWTR_E_FORMAT);
+		if ((det = malloc(n + 1)) == NULL)
+			return (-HWTR_E_NOMEM);
+		memcpy(det, p + *pos, n);
+		det[n] = '\0';
+		*pos += n;
+	}
+	e.seq = st->seq;
+	e.insn = st->insn;
+	e.kind = ix_event_kinds[kind];
+	e.has_ip = (flags & 1) != 0;
+	e.has_offset = (flags & 2) != 0;
+	e.has_tsc = st->have_tsc;
+	e.tsc = st->tsc;
+	e.detail = det;
+	rc = st->sink.event != NULL ? st->sink.event(st->sink.arg, &e) : 0;
+	free(det);
+	return (rc);
+}
+
+int
+ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
+{
+	const uint8_t *p = seg->ops.p;
+	size_t len = seg->ops.len, pos = 0, i;
+	uint64_t v, a;
+	int64_t g;
+	int rc = 0;
+
+	if (ix_grow((void **)&st->lmap, &st->clmap, seg->nblocks + 1,
+	    sizeof(*st->lmap)) < 0)
+		return (-HWTR_E_NOMEM);
+	for (i = 0; i < seg->nblocks; i++)
+		st->lmap[i] = -1;
+	while (pos < len && rc >= 0) {
+		if (get(p, len, &pos, &v) < 0)
+			return (-HWTR_E_FORMAT);
+		if (!(v & 1)) {
+			if ((v >> 1) >= seg->nblocks)
+				return (-HWTR_E_FORMAT);
+			g = st->lmap[v >> 1];
+			if (g < 0) {
+				g = global_block(st, &seg->blocks[v >> 1]);
+				if (g < 0)
+					return ((int)g);
+				st->lmap[v >> 1] = g;
+			}
+			rc = add_run(st, g);
+			continue;
+		}
+		switch (v >> 1) {
+		case IX_OP_TIME:
+			if (get(p, len, &pos, &a) < 0)
+				return (-HWTR_E_FORMAT);
+			if (st->have_tsc && a == st->tsc)
+				break;
+			note_tsc(st, a);
+			if (st->seq - st->last_ts_seq >= IX_TS_EVERY ||
+			    st->last_ts_seq < 0) {
+				rc = ts_row(st, 1);
+				st->last_ts_seq = st->seq;
+			}
+			break;
+		case IX_OP_TSC:
+			if (get(p, len, &pos, &a) < 0)
+				return (-HWTR_E_FORMAT);
+			note_tsc(st, a);
+			break;
+		case IX_OP_SETTSC:
+			if (get(p, len, &pos, &a) < 0)
+				return (-HWTR_E_FORMAT);
+			st->have_tsc = 1;
+			st->tsc = a;
+			break;
+		case IX_OP_EVENT:
+			rc = replay_event(st, p, len, &pos);
+			break;
+		case IX_OP_NOPREV:
+			st->have_prev = 0;
+			break;
+		case IX_OP_GAP:
+			st->have_prev = 0;
+			st->gaps++;
+			break;
+		case IX_OP_ERROR:
+			st->errors++;
+			break;
+		case IX_OP_ASYNC:
+			st->async = 1;
+			break;
+		case IX_OP_UNDECODED:
+			if (get(p, len, &pos, &a) < 0)
+				return (-HWTR_E_FORMAT);
+			st->undecoded += a;
+			break;
+		case IX_OP_RESET:
+			while (st->nstack > 0 && rc >= 0)
+				rc = pop_call(st, CX_END);
+			st->have_prev = 0;
+			st->have_tsc = 0;
+			break;
+		default:
+			return (-HWTR_E_FORMAT);
+		}
+	}
+	return (rc);
+}
+
+int
+ix_stitch_end(struct ix_stitch *st)
+{
+	int rc = 0;
+
+	/* Close the frames still open where the trace ends. */
+	while (st->nstack > 0 && rc >= 0)
+		rc = pop_call(st, CX_END);
+	if (rc >= 0)
+		rc = flush_chunk(st);
+	if (rc >= 0 && st->have_pend_ts) {
+		if (st->sink.ts != NULL)
+			rc = st->sink.ts(st->sink.arg, &st->pend_ts);
+		st->have_pend_ts = 0;
+	}
+	return (rc);
+}
