@@ -170,12 +170,14 @@ cmd_index(int argc, char **argv)
 	if (!quiet || st->errors > 0)
 		cli_warnx("index", "'%s': %llu streams, %llu blocks, %llu "
 		    "instructions, %llu decode errors (%llu of %llu bytes not "
-		    "decoded)", out, (unsigned long long)st->streams,
+		    "decoded), %llu segments", out,
+		    (unsigned long long)st->streams,
 		    (unsigned long long)st->blocks,
 		    (unsigned long long)st->insns,
 		    (unsigned long long)st->errors,
 		    (unsigned long long)st->undecoded_bytes,
-		    (unsigned long long)st->trace_bytes);
+		    (unsigned long long)st->trace_bytes,
+		    (unsigned long long)st->segments);
 	hwtr_ix_free(ix);
 	free(dbname);
 	return (0);

@@ -1228,6 +1228,7 @@ struct hwtr_ix_stats {
 	uint64_t	errors;		/* decode errors */
 	uint64_t	calls;
 	uint64_t	exec_bytes;	/* execution order BLOB bytes */
+	uint64_t	segments;	/* pieces of streams decoded apart */
 };
 
 int hwtr_ix_new(struct hwtr_ix **ixp, const struct hwtr_ix_opts *opts);

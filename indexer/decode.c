@@ -56,7 +56,7 @@ struct ix_lblock {
 };
 
 /* Event kinds, as IX_OP_EVENT gives them (an index into this table). */
-const char *const ix_event_kinds[] = {
+const char *const ix_event_kinds[IX_NEVENT_KINDS + 1] = {
 	"unknown", "resumed", "enabled", "disabled", "async-disabled",
 	"async-branch", "paging", "overflow", "exec-mode", "tsx", "stop",
 	"vmcs", "exstop", "mwait", "pwre", "pwrx", "ptwrite", "tick", "cbr",
@@ -97,6 +97,9 @@ struct dec {
 	/* Where the next segment starts, relative to the buffer. */
 	int		has_limit;
 	uint64_t	limit;
+	int		own_psb;	/* draining the synced PSB+'s events */
+	int		seen_disable;	/* libipt knows where it stopped */
+	size_t		flags_at;	/* of the last event in out->ops */
 };
 
 
@@ -192,8 +195,11 @@ add_event_at(struct dec *d, const char *kind, int has_ip, uint64_t ip,
 	size_t n = detail != NULL ? strlen(detail) : 0;
 	int rc;
 
-	if ((rc = op(d, IX_OP_EVENT)) < 0 || (rc = put(d, kind_index(kind))) < 0 ||
-	    (rc = put(d, (has_ip ? 1 : 0) | (has_off ? 2 : 0) |
+	if ((rc = op(d, IX_OP_EVENT)) < 0 || (rc = put(d, kind_index(kind))) < 0)
+		return (rc);
+	/* One byte (flags < 0x80), which drain_events() may amend. */
+	d->flags_at = d->out->ops.len;
+	if ((rc = put(d, (has_ip ? 1 : 0) | (has_off ? 2 : 0) |
 	    (detail != NULL ? 4 : 0))) < 0)
 		return (rc);
 	if (has_ip && (rc = put(d, ip)) < 0)
@@ -692,7 +698,7 @@ drain_events(struct dec *d, int status)
 	struct pt_event ev;
 	char detail[64];
 	const char *kind, *det;
-	int has_ip;
+	int has_ip, resume;
 	uint64_t ip;
 	int rc;
 
@@ -706,7 +712,7 @@ drain_events(struct dec *d, int status)
 		 * before them are this segment's, even when libipt read
 		 * ahead past the PSB to deliver them.
 		 */
-		if (ev.status_update && past_limit(d))
+		if (ev.status_update && !d->own_psb && past_limit(d))
 			return (IX_STOP);
 		if (ev.has_tsc && (rc = note_tsc(d, ev.tsc)) < 0)
 			return (rc);
@@ -717,20 +723,30 @@ drain_events(struct dec *d, int status)
 		ip = 0;
 		det = NULL;
 		rc = 0;
+		resume = 0;
 		switch (ev.type) {
 		case ptev_enabled:
 			has_ip = 1;
 			ip = ev.variant.enabled.ip;
+			/*
+			 * libipt says "resumed" when tracing resumes where
+			 * it was disabled; a disable in an earlier segment
+			 * is the stitcher's to compare.
+			 */
+			if (!d->seen_disable)
+				resume = 1;
 			break;
 		case ptev_disabled:
 			has_ip = !ev.ip_suppressed;
 			ip = ev.variant.disabled.ip;
 			rc = op(d, IX_OP_GAP);
+			d->seen_disable = 1;
 			break;
 		case ptev_async_disabled:
 			has_ip = 1;
 			ip = ev.variant.async_disabled.at;
 			rc = op(d, IX_OP_GAP);
+			d->seen_disable = 1;
 			break;
 		case ptev_async_branch:
 			has_ip = 1;
@@ -741,6 +757,7 @@ drain_events(struct dec *d, int status)
 			has_ip = !ev.ip_suppressed;
 			ip = ev.variant.overflow.ip;
 			rc = op(d, IX_OP_GAP);
+			d->seen_disable = 1;
 			break;
 		case ptev_exec_mode:
 			has_ip = !ev.ip_suppressed;
@@ -768,6 +785,9 @@ drain_events(struct dec *d, int status)
 		}
 		if (rc < 0 || (rc = add_event(d, kind, has_ip, ip, det)) < 0)
 			return (rc);
+		if (resume)
+			/* The flags of the event just written: 8, decide. */
+			d->out->ops.p[d->flags_at] |= 8;
 	}
 	return (status);
 }
@@ -879,8 +899,15 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 		    newsync > erroff && (rc = op1(d, IX_OP_UNDECODED,
 		    newsync - erroff)) < 0)
 			return (rc);
+		/*
+		 * The status updates right after a sync are those of the
+		 * PSB+ synchronized to, even when libipt read ahead past the
+		 * next segment's start (PSBs a few bytes apart).
+		 */
+		d->own_psb = 1;
 		for (;;) {
 			status = drain_events(d, status);
+			d->own_psb = 0;
 			if (status < 0 || status == IX_STOP)
 				break;
 			rc = update_time(d);

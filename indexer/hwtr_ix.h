@@ -206,8 +206,9 @@ enum ix_op {
 	IX_OP_TIME = 1,		/* tsc: the decoder's time (pt_blk_time) */
 	IX_OP_TSC,		/* tsc: a time learnt from an event */
 	IX_OP_SETTSC,		/* tsc: CoreSight timestamp */
-	IX_OP_EVENT,		/* kind, flags (1 ip, 2 offset, 4 detail),
-				   [ip], [offset], [len, bytes] */
+	IX_OP_EVENT,		/* kind, flags (1 ip, 2 offset, 4 detail,
+				   8 "enabled": the stitcher says whether it
+				   resumed), [ip], [offset], [len, bytes] */
 	IX_OP_NOPREV,		/* no branch into the next block */
 	IX_OP_GAP,		/* same, and a gap in the thread's trace */
 	IX_OP_ERROR,		/* a decode error (counted) */
@@ -216,7 +217,8 @@ enum ix_op {
 	IX_OP_RESET		/* CoreSight trace ID: close frames, no time */
 };
 
-extern const char *const ix_event_kinds[];
+#define IX_NEVENT_KINDS 29
+extern const char *const ix_event_kinds[IX_NEVENT_KINDS + 1];
 
 void ix_decode_segment(const struct ix_seg_in *in, struct ix_seg_out *out);
 void ix_seg_out_free(struct ix_seg_out *out);
@@ -283,6 +285,24 @@ struct ix_stitch {
 	/* Segment-local to global ids of the segment being replayed. */
 	int64_t		*lmap;
 	size_t		clmap;
+	/*
+	 * The last block, not yet counted: the next one may continue it
+	 * (merge_runs() in stitch.c), and the times learnt after it.
+	 */
+	int		have_pend;
+	const struct ix_sblock *pend;	/* a segment's block, or &pend_own */
+	int64_t		pend_lid;	/* its segment-local id, -1: own */
+	struct ix_sblock pend_own;	/* blocks merged (or kept) here */
+	size_t		pend_lcap, pend_ccap;
+	int		pend_nolens;	/* pend_own's layout is unknown */
+	/* Where tracing was disabled (libipt's "resumed"). */
+	int		have_dis;
+	uint64_t	dis_ip;
+	struct {
+		uint8_t		op;
+		uint64_t	tsc;
+	}		*ptime;
+	size_t		nptime, cptime;
 };
 
 void ix_stitch_init(struct ix_stitch *st, const struct ix_sink *sink);

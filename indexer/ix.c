@@ -755,6 +755,14 @@ warn_missing(struct run *r)
 
 #define IX_SEG_DEFAULT	(2u << 20)	/* bytes of PT per segment */
 #define IX_SEG_MARGIN	(64u << 10)	/* read past a segment's end */
+/*
+ * A PSB this close to the one before it is not a cut point: libipt reads
+ * ahead past a PSB+ (to find the events of a PSB+ that has none, to bind
+ * timing packets), and would deliver the next PSB+'s status updates as
+ * the first segment's own.  Hardware writes PSBs 2 KiB apart or more.
+ */
+#define IX_PSB_GAP	256
+
 
 static const uint8_t psb_pattern[16] = {
 	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
@@ -782,7 +790,7 @@ new_seg(struct run *r, size_t s, size_t p, uint64_t start)
  * Cut the stream into pieces (contiguous readable chunks; the bytes
  * between them were lost) and the pieces into segments: a segment starts
  * at the piece's start or at the first PSB at least seg_size bytes after
- * the previous segment's start.  Every chunk is read once here (its
+ * the previous segment's start (and IX_PSB_GAP after the PSB before it).  Every chunk is read once here (its
  * checksum checked, the PSBs found) and once more by the worker that
  * decodes it; nothing is kept.
  */
@@ -792,7 +800,9 @@ plan_stream(struct run *r, size_t s)
 	const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
 	struct ix_sres *res = &r->res[s];
 	size_t c, nc = hwtr_ar_nchunks(r->ar, s);
-	uint64_t end = 0, cut = 0;
+	uint64_t end = 0, cut = 0, last_psb = 0;
+	uint64_t mingap = r->seg_size < IX_PSB_GAP ? r->seg_size : IX_PSB_GAP;
+	int have_psb = 0;
 	uint8_t *scan = NULL;
 	size_t tail = 0;
 	struct ix_seg *g = NULL;
@@ -830,6 +840,7 @@ plan_stream(struct run *r, size_t s)
 			p->len = 0;
 			p->c0 = c;
 			tail = 0;
+			have_psb = 0;
 			if (pt) {
 				g = new_seg(r, s, res->npieces - 1, p->off);
 				if (g == NULL) {
@@ -865,7 +876,8 @@ plan_stream(struct run *r, size_t s)
 				if (q == NULL)
 					break;
 				at = ci->offset - tail + (uint64_t)(q - scan);
-				if (at >= cut + r->seg_size) {
+				if (at >= cut + r->seg_size && have_psb &&
+				    at - last_psb >= mingap) {
 					g->end = at;
 					g->has_limit = 1;
 					if ((g = new_seg(r, s, res->npieces - 1,
@@ -877,6 +889,8 @@ plan_stream(struct run *r, size_t s)
 					cut = at;
 				}
 				i = (size_t)(q - scan) + sizeof(psb_pattern);
+				have_psb = 1;
+				last_psb = at;
 			}
 			i = tail + len < sizeof(psb_pattern) - 1 ? tail + len :
 			    sizeof(psb_pattern) - 1;
@@ -934,6 +948,7 @@ plan(struct run *r)
 			    r->maps[k].pid == sd->pid)
 				r->jmaps[s][n++] = &r->maps[k];
 	}
+	r->ix->stats.segments = r->nsegs;
 	return (0);
 }
 

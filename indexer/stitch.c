@@ -15,6 +15,15 @@
  * Replaying the operations of every segment of a stream through this one
  * state machine gives the same rows as decoding the stream in one piece.
  *
+ * libipt ends a block where its block cache or an event bound to an IP
+ * says, not only at branches: at a PSB+'s FUP (which a segment's decoder
+ * sees at its start and the decoder before it may or may not), and where
+ * a cache filled by earlier segments stopped.  So that the database does
+ * not depend on where segments start, a block whose last instruction is
+ * not a branch and the block at its fall-through address are one block
+ * when nothing (no event, gap or error) comes between them: the stitcher
+ * holds the last block back until it knows the next one.
+ *
  * Global block ids are given in order of first execution, streams in
  * order, so they depend on the archive only.  Rows are handed to the sink
  * as soon as they are final: a chunk when full, a timestamp row when the
@@ -91,6 +100,9 @@ ix_stitch_free(struct ix_stitch *st)
 	free(st->chunk.data.p);
 	free(st->stack);
 	free(st->lmap);
+	free(st->ptime);
+	free(st->pend_own.lens);
+	free(st->pend_own.code);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -124,11 +136,14 @@ ix_stitch_begin(struct ix_stitch *st)
 	st->undecoded = 0;
 	st->has_first = st->has_last = 0;
 	st->first_tsc = st->last_tsc = 0;
+	st->have_pend = 0;
+	st->nptime = 0;
+	st->have_dis = 0;
 }
 
-/* The global id of a segment's block; its bytes move over when new. */
+/* The global id of a block; its bytes are copied when new. */
 static int64_t
-global_block(struct ix_stitch *st, struct ix_sblock *b)
+global_block(struct ix_stitch *st, const struct ix_sblock *b)
 {
 	struct ix_sblock *g;
 	uint64_t h;
@@ -188,8 +203,18 @@ global_block(struct ix_stitch *st, struct ix_sblock *b)
 	*g = *b;
 	g->count = 0;
 	g->last_to = g->last_br = 0;
-	b->lens = NULL;
-	b->code = NULL;
+	g->lens = g->code = NULL;
+	if (b->lens != NULL) {
+		g->lens = malloc(b->ninsn ? b->ninsn : 1);
+		g->code = malloc(b->size ? b->size : 1);
+		if (g->lens == NULL || g->code == NULL) {
+			free(g->lens);
+			free(g->code);
+			return (-HWTR_E_NOMEM);
+		}
+		memcpy(g->lens, b->lens, b->ninsn);
+		memcpy(g->code, b->code, b->size);
+	}
 	st->gtab[h & (st->gcap - 1)] = (uint32_t)st->ng + 1;
 	st->ng++;
 	if (st->sink.block != NULL &&
@@ -487,6 +512,148 @@ note_tsc(struct ix_stitch *st, uint64_t tsc)
 }
 
 static int
+apply_time(struct ix_stitch *st, int op, uint64_t a)
+{
+	int rc = 0;
+
+	switch (op) {
+	case IX_OP_TIME:
+		if (st->have_tsc && a == st->tsc)
+			break;
+		note_tsc(st, a);
+		if (st->seq - st->last_ts_seq >= IX_TS_EVERY ||
+		    st->last_ts_seq < 0) {
+			rc = ts_row(st, 1);
+			st->last_ts_seq = st->seq;
+		}
+		break;
+	case IX_OP_TSC:
+		note_tsc(st, a);
+		break;
+	default:
+		st->have_tsc = 1;
+		st->tsc = a;
+		break;
+	}
+	return (rc);
+}
+
+/* Count the block held back, then the times learnt after it. */
+static int
+flush_pend(struct ix_stitch *st)
+{
+	int64_t id;
+	size_t i;
+	int rc;
+
+	if (!st->have_pend)
+		return (0);
+	st->have_pend = 0;
+	if (st->pend_lid >= 0 && st->lmap[st->pend_lid] >= 0)
+		id = st->lmap[st->pend_lid];
+	else {
+		struct ix_sblock tmp = *st->pend;
+
+		if (st->pend_lid < 0 && st->pend_nolens)
+			tmp.lens = tmp.code = NULL;
+		id = global_block(st, &tmp);
+		if (id < 0)
+			return ((int)id);
+		if (st->pend_lid >= 0)
+			st->lmap[st->pend_lid] = id;
+	}
+	if ((rc = add_run(st, id)) < 0)
+		return (rc);
+	for (i = 0; i < st->nptime; i++)
+		if ((rc = apply_time(st, st->ptime[i].op,
+		    st->ptime[i].tsc)) < 0)
+			return (rc);
+	st->nptime = 0;
+	return (0);
+}
+
+/*
+ * Block @b continues block @a: @a ends with an instruction that is not a
+ * branch and @b starts where it falls through, in the same section.
+ */
+static int
+continues(const struct ix_sblock *a, const struct ix_sblock *b)
+{
+	return (a->cls == HWTR_IC_OTHER && a->lens != NULL &&
+	    b->lens != NULL && a->size != 0 && b->ip == a->ip + a->size &&
+	    a->isid == b->isid && a->mode == b->mode &&
+	    (uint32_t)a->ninsn + b->ninsn <= UINT16_MAX);
+}
+
+/* Append @b to the block held back in pend_own. */
+static int
+own_append(struct ix_stitch *st, const struct ix_sblock *b)
+{
+	struct ix_sblock *o = &st->pend_own;
+
+	if (ix_grow((void **)&o->lens, &st->pend_lcap, (size_t)o->ninsn +
+	    b->ninsn + 1, 1) < 0 || ix_grow((void **)&o->code,
+	    &st->pend_ccap, (size_t)o->size + b->size + 1, 1) < 0)
+		return (-HWTR_E_NOMEM);
+	if (b->lens != NULL) {
+		memcpy(o->lens + o->ninsn, b->lens, b->ninsn);
+		memcpy(o->code + o->size, b->code, b->size);
+	}
+	if (o->ninsn == 0) {
+		o->ip = b->ip;
+		o->isid = b->isid;
+		o->mode = b->mode;
+	}
+	o->end_ip = b->end_ip;
+	o->cls = b->cls;
+	o->ninsn = (uint16_t)(o->ninsn + b->ninsn);
+	o->size += b->size;
+	return (0);
+}
+
+/* Keep the block held back in pend_own (its segment goes away). */
+static int
+own_pend(struct ix_stitch *st)
+{
+	const struct ix_sblock *b = st->pend;
+	uint8_t *lens = st->pend_own.lens, *code = st->pend_own.code;
+	int rc;
+
+	if (!st->have_pend || st->pend_lid < 0)
+		return (0);
+	memset(&st->pend_own, 0, sizeof(st->pend_own));
+	st->pend_own.lens = lens;
+	st->pend_own.code = code;
+	if ((rc = own_append(st, b)) < 0)
+		return (rc);
+	/* Layout unknown: never continued, and kept so. */
+	st->pend_nolens = b->lens == NULL;
+	st->pend = &st->pend_own;
+	st->pend_lid = -1;
+	return (0);
+}
+
+static int
+next_run(struct ix_stitch *st, const struct ix_seg_out *seg, int64_t lid)
+{
+	const struct ix_sblock *b = &seg->blocks[lid];
+	int rc;
+
+	if (st->have_pend && !(st->pend_lid < 0 && st->pend_nolens) &&
+	    continues(st->pend, b)) {
+		if ((rc = own_pend(st)) < 0 || (rc = own_append(st, b)) < 0)
+			return (rc);
+		return (0);
+	}
+	if ((rc = flush_pend(st)) < 0)
+		return (rc);
+	st->have_pend = 1;
+	st->pend = b;
+	st->pend_lid = lid;
+	return (0);
+}
+
+static int
 get(const uint8_t *p, size_t len, size_t *pos, uint64_t *v)
 {
 	uint64_t x = 0;
@@ -529,9 +696,26 @@ replay_event(struct ix_stitch *st, const uint8_t *p, size_t len, size_t *pos)
 		det[n] = '\0';
 		*pos += n;
 	}
+	if (kind >= IX_NEVENT_KINDS)
+		kind = 0;
 	e.seq = st->seq;
 	e.insn = st->insn;
 	e.kind = ix_event_kinds[kind];
+	/*
+	 * Tracing resumes where it was disabled: libipt's own test, made
+	 * here when the disable was in an earlier segment.
+	 */
+	if (flags & 8)
+		e.kind = st->have_dis && (flags & 1) && e.ip == st->dis_ip ?
+		    "resumed" : "enabled";
+	if (strcmp(e.kind, "disabled") == 0 ||
+	    strcmp(e.kind, "async-disabled") == 0) {
+		const struct ix_sblock *b = &st->g[st->prev];
+
+		st->have_dis = (flags & 1) || (st->exec_blocks > 0 &&
+		    b->size != 0);
+		st->dis_ip = (flags & 1) ? e.ip : b->ip + b->size;
+	}
 	e.has_ip = (flags & 1) != 0;
 	e.has_offset = (flags & 2) != 0;
 	e.has_tsc = st->have_tsc;
@@ -548,7 +732,6 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 	const uint8_t *p = seg->ops.p;
 	size_t len = seg->ops.len, pos = 0, i;
 	uint64_t v, a;
-	int64_t g;
 	int rc = 0;
 
 	if (ix_grow((void **)&st->lmap, &st->clmap, seg->nblocks + 1,
@@ -562,39 +745,28 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 		if (!(v & 1)) {
 			if ((v >> 1) >= seg->nblocks)
 				return (-HWTR_E_FORMAT);
-			g = st->lmap[v >> 1];
-			if (g < 0) {
-				g = global_block(st, &seg->blocks[v >> 1]);
-				if (g < 0)
-					return ((int)g);
-				st->lmap[v >> 1] = g;
-			}
-			rc = add_run(st, g);
+			rc = next_run(st, seg, (int64_t)(v >> 1));
 			continue;
 		}
+		/* Anything else ends the block held back. */
+		if ((rc = flush_pend(st)) < 0)
+			return (rc);
 		switch (v >> 1) {
 		case IX_OP_TIME:
-			if (get(p, len, &pos, &a) < 0)
-				return (-HWTR_E_FORMAT);
-			if (st->have_tsc && a == st->tsc)
-				break;
-			note_tsc(st, a);
-			if (st->seq - st->last_ts_seq >= IX_TS_EVERY ||
-			    st->last_ts_seq < 0) {
-				rc = ts_row(st, 1);
-				st->last_ts_seq = st->seq;
-			}
-			break;
 		case IX_OP_TSC:
-			if (get(p, len, &pos, &a) < 0)
-				return (-HWTR_E_FORMAT);
-			note_tsc(st, a);
-			break;
 		case IX_OP_SETTSC:
 			if (get(p, len, &pos, &a) < 0)
 				return (-HWTR_E_FORMAT);
-			st->have_tsc = 1;
-			st->tsc = a;
+			if (!st->have_pend) {
+				rc = apply_time(st, (int)(v >> 1), a);
+				break;
+			}
+			/* After the block held back, merged or not. */
+			if (ix_grow((void **)&st->ptime, &st->cptime,
+			    st->nptime + 1, sizeof(*st->ptime)) < 0)
+				return (-HWTR_E_NOMEM);
+			st->ptime[st->nptime].op = (uint8_t)(v >> 1);
+			st->ptime[st->nptime++].tsc = a;
 			break;
 		case IX_OP_EVENT:
 			rc = replay_event(st, p, len, &pos);
@@ -627,13 +799,19 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 			return (-HWTR_E_FORMAT);
 		}
 	}
+	/* The block held back outlives its segment. */
+	if (rc >= 0)
+		rc = own_pend(st);
 	return (rc);
 }
 
 int
 ix_stitch_end(struct ix_stitch *st)
 {
-	int rc = 0;
+	int rc = flush_pend(st);
+
+	if (rc < 0)
+		return (rc);
 
 	/* Close the frames still open where the trace ends. */
 	while (st->nstack > 0 && rc >= 0)
