@@ -172,6 +172,7 @@ struct run {
 	struct ix_stitch st;
 	size_t		cur;		/* stream being stitched */
 	int64_t		call_base;
+	struct timespec	last_report;
 	struct ix_gsym	*gs;
 	size_t		cgs;
 	uint64_t	*errips;	/* decode errors' IPs, for warn_missing() */
@@ -1840,6 +1841,7 @@ report_progress(struct run *r)
 
 	if (r->ix->opts.progress == NULL)
 		return;
+	clock_gettime(CLOCK_MONOTONIC, &r->last_report);
 	pthread_mutex_lock(&r->lock);
 	sum = r->bytes_done;
 	for (w = 0; w < r->nworkers; w++)
@@ -1914,6 +1916,16 @@ stitch_all(struct run *r)
 			r->stitched = i + 1;
 			pthread_cond_broadcast(&r->work_cv);
 			pthread_mutex_unlock(&r->lock);
+			/* Every 200 ms when the writer never has to wait. */
+			if (r->ix->opts.progress != NULL) {
+				struct timespec now;
+
+				clock_gettime(CLOCK_MONOTONIC, &now);
+				if ((now.tv_sec - r->last_report.tv_sec) * 1000 +
+				    (now.tv_nsec - r->last_report.tv_nsec) /
+				    1000000 >= 200)
+					report_progress(r);
+			}
 		}
 		if (rc == 0)
 			rc = end_stream(r);
