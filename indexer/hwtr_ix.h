@@ -161,6 +161,11 @@ struct ix_job_in {
 	const size_t	*img_len;
 	volatile int	*cancel;
 	volatile uint64_t *progress;	/* bytes done, updated now and then */
+	/*
+	 * Outputs to fill: 1, or for a CoreSight stream one per unit
+	 * (ix_cs_units()), each a thread and stream of its own.
+	 */
+	size_t		nouts;
 };
 
 /* What it gives back. */
@@ -185,11 +190,25 @@ struct ix_job_out {
 	int		has_first, has_last;
 	uint64_t	first_tsc, last_tsc;
 	char		*problem;	/* one line for the summary, or NULL */
+	/* CoreSight units: "trace ID 0x10 ETMv4 Cortex-A57 A64". */
+	char		*name;		/* or NULL */
+	int		trace_id;
+	enum hwtr_trace_format format;
+	unsigned	isa_seen;	/* 1 A64, 2 A32, 4 T32 */
+	uint64_t	nocode;		/* blocks whose bytes are not known */
 	/* Private to decode.c. */
 	void		*priv;
 };
 
+/* Decode one stream into @out[@in->nouts]. */
 void ix_decode_stream(const struct ix_job_in *in, struct ix_job_out *out);
+
+/*
+ * The units of CoreSight stream @sd: its sources by trace ID (a trace ID
+ * named twice counts once), their indexes in sd->cs.sources stored in
+ * @order (room for sd->cs.nsources).  Returns how many.
+ */
+size_t ix_cs_units(const struct hwtr_stream_desc *sd, size_t *order);
 void ix_job_out_free(struct ix_job_out *out);
 
 /* Grow *@p to hold at least @need elements of @elem bytes (doubling). */

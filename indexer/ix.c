@@ -118,6 +118,14 @@ struct run {
 	uint64_t	*lost;		/* per stream */
 	/* Jobs. */
 	size_t		nstreams;
+	/*
+	 * Units: what the database calls a stream and gives a thread of its
+	 * own.  One per archive stream, but one per trace ID for a CoreSight
+	 * buffer (ix_cs_units()).  out[] and the first threads are per unit.
+	 */
+	size_t		nunits;
+	size_t		*ustream;	/* unit -> archive stream index */
+	size_t		*ufirst;	/* archive stream -> its first unit */
 	struct ix_job_in *in;
 	struct ix_job_out *out;
 	uint8_t		**sbuf;		/* stream bytes */
@@ -463,6 +471,70 @@ stream_of(struct run *r, uint32_t id)
 }
 
 static int
+is_cs_unit(const struct run *r, size_t u)
+{
+	return (hwtr_ar_stream(r->ar, r->ustream[u])->format ==
+	    HWTR_TF_CORESIGHT && r->out[u].name != NULL);
+}
+
+/*
+ * The database's stream id of unit @u: the archive's, or for a CoreSight
+ * trace ID 256 * (its buffer's id + 1) + trace ID.
+ */
+static int64_t
+unit_id(const struct run *r, size_t u)
+{
+	const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar,
+	    r->ustream[u]);
+
+	if (is_cs_unit(r, u))
+		return (((int64_t)sd->id + 1) * 256 + r->out[u].trace_id);
+	return (sd->id);
+}
+
+static int
+make_units(struct run *r)
+{
+	size_t s, n, k, *order;
+
+	r->ufirst = calloc(r->nstreams + 1, sizeof(*r->ufirst));
+	if (r->ufirst == NULL)
+		return (-HWTR_E_NOMEM);
+	for (s = 0; s < r->nstreams; s++) {
+		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
+
+		n = 1;
+		if (sd->format == HWTR_TF_CORESIGHT) {
+			if ((order = calloc(sd->cs.nsources + 1,
+			    sizeof(*order))) == NULL)
+				return (-HWTR_E_NOMEM);
+			n = ix_cs_units(sd, order);
+			free(order);
+			if (n == 0)
+				n = 1;
+		}
+		r->ufirst[s] = r->nunits;
+		r->nunits += n;
+	}
+	r->ustream = calloc(r->nunits + 1, sizeof(*r->ustream));
+	r->out = calloc(r->nunits + 1, sizeof(*r->out));
+	if (r->ustream == NULL || r->out == NULL)
+		return (-HWTR_E_NOMEM);
+	for (s = 0; s < r->nstreams; s++)
+		for (k = r->ufirst[s]; k < (s + 1 < r->nstreams ?
+		    r->ufirst[s + 1] : r->nunits); k++)
+			r->ustream[k] = s;
+	return (0);
+}
+
+static size_t
+stream_units(const struct run *r, size_t s)
+{
+	return ((s + 1 < r->nstreams ? r->ufirst[s + 1] : r->nunits) -
+	    r->ufirst[s]);
+}
+
+static int
 replay_sideband(struct run *r)
 {
 	size_t i, n = hwtr_ar_nsideband(r->ar), j, nm;
@@ -471,9 +543,10 @@ replay_sideband(struct run *r)
 	struct ix_map *m;
 	char det[64];
 
-	/* Threads of the streams first: their ids follow the streams. */
-	for (i = 0; i < r->nstreams; i++) {
-		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, i);
+	/* Threads of the units first: their ids follow the units. */
+	for (i = 0; i < r->nunits; i++) {
+		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar,
+		    r->ustream[i]);
 
 		if (ix_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1,
 		    sizeof(*t)) < 0)
@@ -696,7 +769,7 @@ warn_missing(struct run *r)
 		if (k < i)
 			continue;
 		n = 0;
-		for (s = 0; s < r->nstreams; s++) {
+		for (s = 0; s < r->nunits; s++) {
 			const struct ix_job_out *o = &r->out[s];
 
 			for (e = 0; e < o->nevents; e++)
@@ -724,14 +797,13 @@ prepare_jobs(struct run *r)
 	const struct hwtr_capture_meta *meta = hwtr_ar_meta(r->ar);
 
 	r->in = calloc(r->nstreams + 1, sizeof(*r->in));
-	r->out = calloc(r->nstreams + 1, sizeof(*r->out));
 	r->sbuf = calloc(r->nstreams + 1, sizeof(*r->sbuf));
 	r->plen = calloc(r->nstreams + 1, sizeof(*r->plen));
 	r->poff = calloc(r->nstreams + 1, sizeof(*r->poff));
 	r->pptr = calloc(r->nstreams + 1, sizeof(*r->pptr));
 	r->jmaps = calloc(r->nstreams + 1, sizeof(*r->jmaps));
 	r->progress = calloc(r->nstreams + 1, sizeof(*r->progress));
-	if (r->in == NULL || r->out == NULL || r->sbuf == NULL ||
+	if (r->in == NULL || r->sbuf == NULL ||
 	    r->plen == NULL || r->poff == NULL || r->pptr == NULL ||
 	    r->jmaps == NULL || r->progress == NULL)
 		return (-HWTR_E_NOMEM);
@@ -805,6 +877,7 @@ prepare_jobs(struct run *r)
 		in->img_len = r->img_len;
 		in->cancel = r->ix->opts.cancel;
 		in->progress = &r->progress[s];
+		in->nouts = stream_units(r, s);
 	}
 	return (0);
 }
@@ -860,11 +933,12 @@ worker(void *arg)
 		in = r->in[s];
 		in.iscache = job_iscache(r);
 		if (in.iscache == NULL) {
-			r->out[s].rc = -HWTR_E_NOMEM;
-			snprintf(r->out[s].err, sizeof(r->out[s].err),
+			r->out[r->ufirst[s]].rc = -HWTR_E_NOMEM;
+			snprintf(r->out[r->ufirst[s]].err,
+			    sizeof(r->out[r->ufirst[s]].err),
 			    "cannot build an image section cache");
 		} else {
-			ix_decode_stream(&in, &r->out[s]);
+			ix_decode_stream(&in, &r->out[r->ufirst[s]]);
 			pt_iscache_free(in.iscache);
 		}
 		/* The stream's bytes are no longer needed. */
@@ -933,7 +1007,7 @@ report:
 	if (r->ix->opts.progress != NULL)
 		r->ix->opts.progress(r->ix->opts.progress_arg,
 		    r->ix->stats.trace_bytes, r->ix->stats.trace_bytes);
-	for (i = 0; i < r->nstreams; i++)
+	for (i = 0; i < r->nunits; i++)
 		if (r->out[i].rc == -HWTR_E_INTR)
 			return (-HWTR_E_INTR);
 	return (0);
@@ -1301,7 +1375,7 @@ write_static(struct run *r)
 		return (rc);
 	for (i = 0; i < r->nstreams && rc == 0; i++) {
 		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, i);
-		const struct ix_job_out *o = &r->out[i];
+		const struct ix_job_out *o = &r->out[r->ufirst[i]];
 		char nbuf[32];
 		uint64_t bytes = 0;
 
@@ -1321,6 +1395,38 @@ write_static(struct run *r)
 		    sd->format != HWTR_TF_CORESIGHT ? "unsupported" :
 		    bytes == 0 ? "empty" : o->errors ? "errors" : "ok");
 		rc = st_exec(r, &s, "streams");
+	}
+	/*
+	 * A CoreSight buffer's trace IDs: a row each, after the buffer's
+	 * (which keeps its bytes, losses and decode errors).
+	 */
+	for (i = 0; i < r->nunits && rc == 0; i++) {
+		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar,
+		    r->ustream[i]);
+		const struct ix_job_out *o = &r->out[i];
+		char nbuf[32], *name;
+
+		if (!is_cs_unit(r, i))
+			continue;
+		if (asprintf(&name, "%s trace ID 0x%02x", stream_name(sd, nbuf,
+		    sizeof(nbuf)), o->trace_id) < 0) {
+			rc = -HWTR_E_NOMEM;
+			break;
+		}
+		b_int(&s, unit_id(r, i));
+		b_text(&s, name);
+		b_text(&s, format_name(o->format));
+		b_opt(&s, 0, 0);
+		b_opt(&s, 0, 0);
+		b_opt(&s, 0, 0);
+		b_int(&s, 0);
+		b_int(&s, 0);
+		b_int(&s, 0);
+		b_int(&s, 0);
+		b_text(&s, o->format == HWTR_TF_STM ? "unsupported" :
+		    o->exec_blocks == 0 ? "empty" : "ok");
+		rc = st_exec(r, &s, "streams");
+		free(name);
 	}
 	st_done(&s);
 	if (rc < 0)
@@ -1358,10 +1464,10 @@ write_static(struct run *r)
 
 		b_int(&s, t->id);
 		b_opt(&s, t->stream >= 0, t->stream >= 0 ?
-		    hwtr_ar_stream(r->ar, (size_t)t->stream)->id : 0);
+		    unit_id(r, (size_t)t->stream) : 0);
 		b_opt(&s, t->pid >= 0, t->pid);
 		b_opt(&s, t->tid >= 0, t->tid);
-		b_text(&s, t->name);
+		b_text(&s, t->name != NULL || o == NULL ? t->name : o->name);
 		b_opt(&s, t->has_start, (int64_t)t->start_tsc);
 		b_opt(&s, t->has_end, (int64_t)t->end_tsc);
 		b_text(&s, t->exit_kind);
@@ -1626,7 +1732,7 @@ write_stream(struct run *r, size_t si, const int64_t *map, int identity,
 
 		sqlite3_bind_null(ev->st, ++ev->i);
 		b_int(ev, thread);
-		b_int(ev, hwtr_ar_stream(r->ar, si)->id);
+		b_int(ev, unit_id(r, si));
 		b_int(ev, e->seq);
 		b_int(ev, e->insn);
 		b_text(ev, e->kind);
@@ -1649,11 +1755,11 @@ write_dynamic(struct run *r)
 	size_t s, i;
 	int rc = 0, identity;
 
-	maps = calloc(r->nstreams + 1, sizeof(*maps));
+	maps = calloc(r->nunits + 1, sizeof(*maps));
 	if (maps == NULL)
 		return (-HWTR_E_NOMEM);
 	/* Global block ids, in stream order, then first execution. */
-	for (s = 0; s < r->nstreams && rc == 0; s++) {
+	for (s = 0; s < r->nunits && rc == 0; s++) {
 		struct ix_job_out *o = &r->out[s];
 
 		maps[s] = malloc((o->nblocks + 1) * sizeof(**maps));
@@ -1717,7 +1823,7 @@ write_dynamic(struct run *r)
 	if (rc == 0)
 		rc = st_prep(r, &ev, "INSERT INTO events VALUES "
 		    "(?,?,?,?,?,?,?,?,?,?,?,?)");
-	for (s = 0; s < r->nstreams && rc == 0; s++) {
+	for (s = 0; s < r->nunits && rc == 0; s++) {
 		struct ix_job_out *o = &r->out[s];
 
 		identity = 1;
@@ -1735,7 +1841,8 @@ write_dynamic(struct run *r)
 	for (i = 0; i < r->nsbev && rc == 0; i++) {
 		const struct ix_sbev *e = &r->sbev[i];
 		struct ix_thread *t = e->stream >= 0 ?
-		    &r->threads[e->stream] : thread_get(r, e->pid, e->tid, 0);
+		    &r->threads[r->ufirst[e->stream]] :
+		    thread_get(r, e->pid, e->tid, 0);
 
 		sqlite3_bind_null(ev.st, ++ev.i);
 		b_opt(&ev, t != NULL, t ? t->id : 0);
@@ -1759,7 +1866,7 @@ write_dynamic(struct run *r)
 	st_done(&bc);
 	st_done(&ca);
 	st_done(&ev);
-	for (s = 0; s < r->nstreams; s++)
+	for (s = 0; s < r->nunits; s++)
 		free(maps[s]);
 	free(maps);
 	return (rc);
@@ -1810,9 +1917,10 @@ run_free(struct run *r)
 {
 	size_t i;
 
-	for (i = 0; i < r->nstreams; i++) {
+	for (i = 0; i < r->nunits; i++)
 		if (r->out != NULL)
 			ix_job_out_free(&r->out[i]);
+	for (i = 0; i < r->nstreams; i++) {
 		if (r->sbuf != NULL)
 			free(r->sbuf[i]);
 		if (r->plen != NULL)
@@ -1826,6 +1934,8 @@ run_free(struct run *r)
 	}
 	free(r->in);
 	free(r->out);
+	free(r->ustream);
+	free(r->ufirst);
 	free(r->sbuf);
 	free(r->plen);
 	free(r->poff);
@@ -1923,15 +2033,16 @@ hwtr_ix_run(struct hwtr_ix *ix, const char *archive, const char *db)
 		rc = -HWTR_E_NOMEM;
 		goto out;
 	}
-	if ((rc = load_images(&r)) < 0 || (rc = replay_sideband(&r)) < 0 ||
+	if ((rc = make_units(&r)) < 0 ||
+	    (rc = load_images(&r)) < 0 || (rc = replay_sideband(&r)) < 0 ||
 	    (rc = add_sections(&r)) < 0 || (rc = prepare_jobs(&r)) < 0 ||
 	    (rc = run_jobs(&r)) < 0)
 		goto out;
 	warn_missing(&r);
-	for (i = 0; i < r.nstreams; i++) {
+	for (i = 0; i < r.nunits; i++) {
 		char nbuf[32];
-		const char *name = stream_name(hwtr_ar_stream(r.ar, i), nbuf,
-		    sizeof(nbuf));
+		const char *name = stream_name(hwtr_ar_stream(r.ar,
+		    r.ustream[i]), nbuf, sizeof(nbuf));
 
 		if (r.out[i].rc < 0) {
 			ix_problem(ix, "stream '%s': %s", name, r.out[i].err);
