@@ -1298,7 +1298,9 @@ hwtr_aw_close(struct hwtr_aw *aw, char *errbuf, size_t errlen)
 	if (errbuf != NULL && errlen > 0)
 		errbuf[0] = '\0';
 	rc = finish(aw);
-	if (rc == 0 && close(aw->fd) != 0)
+	/* A worker may still be starting a writeback on the descriptor. */
+	workers_stop(aw);
+	if (close(aw->fd) != 0 && rc == 0)
 		rc = aw_err(aw, HWTR_E_IO, "%s: close: %s", aw->tmp,
 		    strerror(errno));
 	aw->fd = -1;

@@ -84,6 +84,7 @@ struct dec {
 	uint32_t	*runs;
 	size_t		nruns, cruns;
 	uint32_t	prev_lb;	/* index + 1 of the last libipt block */
+	size_t		cs_map;		/* CoreSight: last mapping + 1 */
 	/*
 	 * The time as this segment knows it: a time is written when it
 	 * differs from this (the stitcher checks again against the stream's).
@@ -981,47 +982,148 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 }
 
 /*
- * CoreSight.  OpenCSD (cs_decode.c) gives the generic elements of a whole
- * buffer, the trace IDs (one per core) interleaved.  They are collected
- * and replayed one trace ID after the other, so that each core's blocks
- * are contiguous in the stream's execution order, with its own call stack
- * and no branch between the last block of one core and the first of the
- * next: a "trace-id" event marks where each starts.  Blocks are the
- * instruction ranges, their mode the ISA (64 A64, 32 A32, 16 T32);
- * instruction lengths are not known (T32 mixes 2 and 4 bytes), so
- * insn_lens stays NULL.  A CoreSight stream is one segment.
+ * CoreSight.  OpenCSD (cs_decode.c) gives the generic elements of a buffer
+ * with the trace IDs (one per core) interleaved.  Each trace ID is a unit
+ * of its own (ix_cs_units(): its own output, thread and stream in the
+ * database), so every element goes straight to its trace ID's decoder
+ * state as it comes: its own blocks, call stack and time, and no branch
+ * from one core's block to another's.  Blocks are the instruction ranges,
+ * their mode the ISA (64 A64, 32 A32, 16 T32).  A64 and A32 instructions
+ * are 4 bytes; a T32 instruction is 4 bytes when the top five bits of its
+ * first halfword are 0b11101, 0b11110 or 0b11111 and 2 otherwise, so T32
+ * lengths come from the memory image; a block whose bytes are not in the
+ * archive keeps its code NULL (and T32 its lengths).
  */
-struct cs_elems {
-	struct ix_cs_elem *v;
-	size_t		n, cap;
+size_t
+ix_cs_units(const struct hwtr_stream_desc *sd, size_t *order)
+{
+	size_t i, j, n = sd->cs.nsources, k;
+
+	/* Sources by trace ID (insertion sort: a few sources). */
+	for (i = 0; i < n; i++) {
+		for (j = i; j > 0 && sd->cs.sources[order[j - 1]].trace_id >
+		    sd->cs.sources[i].trace_id; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	/* A trace ID named twice is decoded once: drop the later ones. */
+	for (i = k = 0; i < n; i++)
+		if (k == 0 || sd->cs.sources[order[k - 1]].trace_id !=
+		    sd->cs.sources[order[i]].trace_id)
+			order[k++] = order[i];
+	return (k);
+}
+
+struct cs_run {
+	struct dec	*decs;		/* one per unit */
+	size_t		ndecs;
+	int16_t		route[256];	/* trace ID -> unit, -1 */
+	uint64_t	base;		/* stream offset of the piece */
+	const struct ix_cs_mem *mem;
+	size_t		nmem;
+	int		rc;
 };
 
+/*
+ * The section (ix.c's image section id) of the mapping holding @ip, 0 for
+ * none: blocks in an ELF image get its symbols and lines.  @d remembers
+ * the last mapping found; ranges mostly stay in one.
+ */
 static int
-cs_collect(void *arg, const struct ix_cs_elem *e)
+cs_isid(struct dec *d, uint64_t ip)
 {
-	struct cs_elems *c = arg;
+	const struct ix_seg_in *in = d->in;
+	const struct ix_map *m;
+	size_t i;
 
-	if (e->kind == IX_CS_CYCLES || e->kind == IX_CS_OTHER ||
-	    e->kind == IX_CS_EOT)
-		return (0);
-	if (ix_grow((void **)&c->v, &c->cap, c->n + 1, sizeof(*c->v)) < 0)
-		return (-HWTR_E_NOMEM);
-	c->v[c->n++] = *e;
+	if (d->cs_map > 0 && d->cs_map <= in->nmaps) {
+		m = in->maps[d->cs_map - 1];
+		if (ip >= m->start && ip < m->end)
+			return (m->isid);
+	}
+	for (i = 0; i < in->nmaps; i++) {
+		m = in->maps[i];
+		if (m->isid > 0 && ip >= m->start && ip < m->end) {
+			d->cs_map = i + 1;
+			return (m->isid);
+		}
+	}
 	return (0);
 }
 
 static int
-cs_emit(struct dec *d, const struct ix_cs_elem *e, uint64_t base)
+cs_event(struct dec *d, const char *kind, int has_ip, uint64_t ip,
+    const char *detail, uint64_t off)
 {
-	struct ix_sblock proto;
+	return (add_event_at(d, kind, has_ip, ip, detail, 1, off));
+}
+
+/* The archive's bytes at [@addr, @addr + @len), or NULL. */
+static const uint8_t *
+cs_mem(const struct cs_run *cr, uint64_t addr, uint64_t len)
+{
+	size_t i;
+
+	for (i = 0; i < cr->nmem; i++)
+		if (addr >= cr->mem[i].addr && addr - cr->mem[i].addr <=
+		    cr->mem[i].len && len <= cr->mem[i].len -
+		    (addr - cr->mem[i].addr))
+			return (cr->mem[i].p + (addr - cr->mem[i].addr));
+	return (NULL);
+}
+
+/*
+ * Give a new block its instruction lengths and code.  Returns 0, or
+ * -HWTR_E_NOMEM.  Lengths that do not add up to the range (a T32 walk
+ * over bytes that are not the traced code) are left out, never guessed.
+ */
+static int
+cs_block_code(const struct cs_run *cr, struct ix_sblock *b, uint32_t ninsn)
+{
+	const uint8_t *p;
+	uint64_t off = 0;
+	uint32_t i;
+
+	if ((p = cs_mem(cr, b->ip, b->size)) != NULL) {
+		if ((b->code = malloc(b->size)) == NULL)
+			return (-HWTR_E_NOMEM);
+		memcpy(b->code, p, b->size);
+	} else if (b->mode == IX_CS_T32)
+		return (0);
+	if ((b->lens = malloc(ninsn ? ninsn : 1)) == NULL)
+		return (-HWTR_E_NOMEM);
+	for (i = 0; i < ninsn; i++) {
+		if (b->mode != IX_CS_T32)
+			b->lens[i] = 4;
+		else if (off + 2 <= b->size)
+			b->lens[i] = (p[off + 1] >> 3) >= 0x1d ? 4 : 2;
+		else
+			break;
+		off += b->lens[i];
+	}
+	if (i < ninsn || off != b->size) {
+		free(b->lens);
+		b->lens = NULL;
+		return (0);
+	}
+	b->end_ip = b->ip + b->size - b->lens[ninsn - 1];
+	return (0);
+}
+
+static int
+cs_emit(struct cs_run *cr, struct dec *d, const struct ix_cs_elem *e)
+{
+	struct ix_sblock proto, *b;
 	char det[64];
 	int64_t id;
-	uint64_t last;
+	uint64_t last, off = cr->base + e->index;
+	size_t before;
 	int rc;
 
 	switch (e->kind) {
 	case IX_CS_RANGE:
-		if (e->en <= e->st || e->ninsn == 0)
+		if (e->en <= e->st || e->ninsn == 0 ||
+		    e->en - e->st > UINT32_MAX)
 			return (0);
 		last = e->last_sz ? (uint64_t)e->last_sz :
 		    e->isa == IX_CS_T32 ? 2 : 4;
@@ -1033,36 +1135,61 @@ cs_emit(struct dec *d, const struct ix_cs_elem *e, uint64_t base)
 		proto.mode = (uint8_t)(e->isa ? e->isa : 64);
 		proto.cls = (uint8_t)e->last_class;
 		proto.size = (uint32_t)(e->en - e->st);
+		proto.isid = cs_isid(d, e->st);
+		d->out->isa_seen |= proto.mode == IX_CS_T32 ? 4 :
+		    proto.mode == IX_CS_A32 ? 2 : 1;
+		before = d->out->nblocks;
 		if ((id = run_id(d, &proto)) < 0)
 			return ((int)id);
+		if (d->out->nblocks > before) {
+			b = &d->out->blocks[id];
+			if (proto.ninsn == e->ninsn &&
+			    cs_block_code(cr, b, e->ninsn) < 0)
+				return (fail(d, -HWTR_E_NOMEM, "out of memory",
+				    NULL));
+			if (b->code == NULL)
+				d->out->nocode++;
+		}
 		return (put(d, (uint64_t)id << 1));
 	case IX_CS_EXCEPTION:
-		snprintf(det, sizeof(det), "exception 0x%x", e->excnum);
 		if ((rc = op(d, IX_OP_ASYNC)) < 0)
 			return (rc);
-		return (add_event_at(d, "exception", e->en != 0, e->en, det, 1,
-		    base + e->index));
+		snprintf(det, sizeof(det), "exception 0x%x", e->excnum);
+		return (cs_event(d, "exception", e->en != 0, e->en, det, off));
 	case IX_CS_EXC_RET:
 		if ((rc = op(d, IX_OP_ASYNC)) < 0)
 			return (rc);
-		return (add_event_at(d, "exception-return", 0, 0, NULL, 1,
-		    base + e->index));
+		return (cs_event(d, "exception-return", 0, 0, NULL, off));
 	case IX_CS_NACC:
 		if ((rc = op(d, IX_OP_NOPREV)) < 0)
 			return (rc);
-		return (add_event_at(d, "memory-not-accessible", 1, e->st, NULL,
-		    1, base + e->index));
+		return (cs_event(d, "memory-not-accessible", 1, e->st, NULL,
+		    off));
 	case IX_CS_TIMESTAMP:
 		return (op1(d, IX_OP_SETTSC, e->ts));
 	case IX_CS_NO_SYNC:
 	case IX_CS_TRACE_ON:
 		if ((rc = op(d, IX_OP_NOPREV)) < 0)
 			return (rc);
-		return (add_event_at(d, e->kind == IX_CS_NO_SYNC ? "no-sync" :
-		    "trace-on", 0, 0, NULL, 1, base + e->index));
+		return (cs_event(d, e->kind == IX_CS_NO_SYNC ? "no-sync" :
+		    "trace-on", 0, 0, NULL, off));
 	default:
 		return (0);
 	}
+}
+
+/* OpenCSD's callback: the element goes to its trace ID's unit. */
+static int
+cs_elem(void *arg, const struct ix_cs_elem *e)
+{
+	struct cs_run *cr = arg;
+	int u = cr->route[e->trace_id];
+
+	if (u < 0)
+		return (0);
+	if ((cr->rc = cs_emit(cr, &cr->decs[u], e)) < 0)
+		return (cr->rc);
+	return (0);
 }
 
 static const char *
@@ -1083,21 +1210,40 @@ cs_proto_name(enum hwtr_trace_format f)
 }
 
 static void
-cs_decode_stream(struct dec *d)
+cs_decode_stream(const struct ix_seg_in *in, struct ix_seg_out *outs)
 {
-	const struct ix_seg_in *in = d->in;
 	const struct hwtr_cs_config *cs = &in->desc->cs;
 	struct ix_cs_mem *mem;
-	struct cs_elems c;
-	char err[256], det[128], prob[256];
-	size_t i, k, nmem = 0;
-	unsigned tid;
+	struct cs_run cr;
+	size_t *order;
+	char err[256], det[160], prob[256];
+	size_t i, k, u, nmem = 0, nu = 0;
 	int rc = 0;
 
+	memset(&cr, 0, sizeof(cr));
+	memset(cr.route, 0xff, sizeof(cr.route));
 	mem = calloc(in->nmaps + 1, sizeof(*mem));
-	if (mem == NULL) {
-		fail(d, -HWTR_E_NOMEM, "out of memory", NULL);
-		return;
+	order = calloc(cs->nsources + 1, sizeof(*order));
+	cr.decs = calloc(in->nouts + 1, sizeof(*cr.decs));
+	for (u = 0; u < in->nouts; u++)
+		memset(&outs[u], 0, sizeof(outs[u]));
+	if (mem == NULL || order == NULL || cr.decs == NULL) {
+		outs[0].rc = -HWTR_E_NOMEM;
+		snprintf(outs[0].err, sizeof(outs[0].err), "out of memory");
+		goto out;
+	}
+	nu = ix_cs_units(in->desc, order);
+	if (nu > in->nouts)
+		nu = in->nouts;
+	cr.ndecs = in->nouts;
+	for (u = 0; u < in->nouts; u++) {
+		struct dec *d = &cr.decs[u];
+
+		d->in = in;
+		d->out = &outs[u];
+		d->isc = in->iscache;
+		if (u < nu && cs->sources[order[u]].protocol != HWTR_TF_STM)
+			cr.route[cs->sources[order[u]].trace_id] = (int16_t)u;
 	}
 	for (i = 0; i < in->nmaps; i++) {
 		const struct ix_map *m = in->maps[i];
@@ -1114,59 +1260,82 @@ cs_decode_stream(struct dec *d)
 		mem[nmem].len = (size_t)size;
 		nmem++;
 	}
+	cr.mem = mem;
+	cr.nmem = nmem;
 	prob[0] = '\0';
-	for (i = 0; i < cs->nsources; i++)
-		if (cs->sources[i].protocol == HWTR_TF_STM) {
+	for (u = 0; u < nu; u++)
+		if (cs->sources[order[u]].protocol == HWTR_TF_STM) {
 			/* Reported, never silently dropped. */
 			snprintf(det, sizeof(det), "trace ID 0x%02x: STM "
-			    "source not decoded", cs->sources[i].trace_id);
-			if (add_event_at(d, "not-decoded", 0, 0, det, 1, 0) < 0)
+			    "source not decoded",
+			    cs->sources[order[u]].trace_id);
+			if (cs_event(&cr.decs[u], "not-decoded", 0, 0, det,
+			    0) < 0)
 				goto out;
 			snprintf(prob, sizeof(prob), "%s", det);
 		}
 	for (k = 0; k < in->npieces && rc >= 0; k++) {
-		memset(&c, 0, sizeof(c));
+		/* A new piece: each core starts over. */
+		for (u = 0; u < nu && rc >= 0; u++)
+			rc = op(&cr.decs[u], IX_OP_RESET);
+		if (rc < 0)
+			break;
+		cr.base = in->piece_off[k];
+		cr.rc = 0;
 		rc = ix_cs_decode(in->desc, in->piece[k], in->piece_len[k],
-		    mem, nmem, cs_collect, &c, err, sizeof(err));
+		    mem, nmem, cs_elem, &cr, err, sizeof(err));
+		if (cr.rc < 0)
+			break;		/* out of memory: in the unit's out */
 		if (rc < 0) {
-			free(c.v);
-			if ((rc = op(d, IX_OP_ERROR)) < 0 ||
-			    (rc = op1(d, IX_OP_UNDECODED, in->piece_len[k])) < 0 ||
-			    (rc = add_event_at(d, "decode-error", 0, 0, err, 1,
-			    in->piece_off[k])) < 0)
+			/* The buffer's own errors go to its first unit. */
+			if (op(&cr.decs[0], IX_OP_ERROR) < 0 ||
+			    op1(&cr.decs[0], IX_OP_UNDECODED,
+			    in->piece_len[k]) < 0 ||
+			    cs_event(&cr.decs[0], "decode-error", 0, 0, err,
+			    in->piece_off[k]) < 0)
 				break;
 			snprintf(prob, sizeof(prob), "%s", err);
-			continue;
+			rc = 0;
 		}
-		for (tid = 0; tid < 128 && rc >= 0; tid++) {
-			const struct hwtr_cs_source *src = NULL;
-
-			for (i = 0; i < c.n; i++)
-				if (c.v[i].trace_id == tid)
-					break;
-			if (i == c.n)
-				continue;
-			for (i = 0; i < cs->nsources; i++)
-				if (cs->sources[i].trace_id == tid)
-					src = &cs->sources[i];
-			snprintf(det, sizeof(det), "trace ID 0x%02x (%s, %s)",
-			    tid, src != NULL ? cs_proto_name(src->protocol) :
-			    "?", src != NULL && src->core != NULL ? src->core :
-			    "unknown core");
-			if ((rc = op(d, IX_OP_RESET)) < 0 ||
-			    (rc = add_event_at(d, "trace-id", 0, 0, det, 1,
-			    in->piece_off[k])) < 0)
-				break;
-			for (i = 0; i < c.n && rc >= 0; i++)
-				if (c.v[i].trace_id == tid)
-					rc = cs_emit(d, &c.v[i],
-					    in->piece_off[k]);
-		}
-		free(c.v);
+		if (in->progress != NULL)
+			*in->progress = in->piece_off[k] + in->piece_len[k];
 	}
-	if (prob[0] != '\0' && d->out->problem == NULL)
-		d->out->problem = strdup(prob);
+	for (u = 0; u < nu; u++) {
+		const struct hwtr_cs_source *src = &cs->sources[order[u]];
+		struct ix_seg_out *o = &outs[u];
+		unsigned isa = o->isa_seen;
+
+		snprintf(det, sizeof(det), "trace ID 0x%02x %s%s%s%s%s%s%s",
+		    src->trace_id, cs_proto_name(src->protocol),
+		    src->core != NULL ? " " : "",
+		    src->core != NULL ? src->core : "",
+		    isa & 1 ? " A64" : "", isa & 2 ? " A32" : "",
+		    isa & 4 ? " T32" : "",
+		    src->protocol == HWTR_TF_STM ? " (not decoded)" : "");
+		o->name = strdup(det);
+		o->trace_id = src->trace_id;
+		o->format = src->protocol;
+		if (o->nocode > 0 && o->problem == NULL) {
+			snprintf(det, sizeof(det), "trace ID 0x%02x: %llu "
+			    "block%s without code in the archive (memory not "
+			    "accessible)%s", src->trace_id,
+			    (unsigned long long)o->nocode,
+			    o->nocode == 1 ? "" : "s", isa & 4 ?
+			    ": T32 instruction lengths unknown there" : "");
+			o->problem = strdup(det);
+		}
+	}
+	if (prob[0] != '\0' && outs[0].problem == NULL)
+		outs[0].problem = strdup(prob);
 out:
+	for (u = 0; cr.decs != NULL && u < cr.ndecs; u++) {
+		free(cr.decs[u].htab);
+		free(cr.decs[u].lb);
+		free(cr.decs[u].ltab);
+		free(cr.decs[u].runs);
+	}
+	free(cr.decs);
+	free(order);
 	free(mem);
 }
 
@@ -1183,8 +1352,8 @@ ix_decode_segment(const struct ix_seg_in *in, struct ix_seg_out *out)
 	d.out = out;
 	d.isc = in->iscache;
 	if (in->desc->format == HWTR_TF_CORESIGHT) {
-		cs_decode_stream(&d);
-		goto done;
+		cs_decode_stream(in, out);
+		return;
 	}
 	if (in->desc->format != HWTR_TF_INTEL_PT)
 		return;
@@ -1226,5 +1395,6 @@ ix_seg_out_free(struct ix_seg_out *o)
 	free(o->blocks);
 	free(o->ops.p);
 	free(o->problem);
+	free(o->name);
 	memset(o, 0, sizeof(*o));
 }

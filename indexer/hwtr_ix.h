@@ -180,6 +180,11 @@ struct ix_seg_in {
 	const size_t	*img_len;
 	volatile int	*cancel;
 	volatile uint64_t *progress;	/* bytes done, updated now and then */
+	/*
+	 * Outputs to fill: 1, or for a CoreSight stream one per unit
+	 * (ix_cs_units()), each a thread and stream of its own.
+	 */
+	size_t		nouts;
 };
 
 /*
@@ -196,6 +201,12 @@ struct ix_seg_out {
 	size_t		nblocks, cblocks;
 	struct ix_buf	ops;
 	char		*problem;	/* CoreSight: one line for the summary */
+	/* CoreSight units: "trace ID 0x10 ETMv4 Cortex-A57 A64". */
+	char		*name;		/* or NULL */
+	int		trace_id;
+	enum hwtr_trace_format format;
+	unsigned	isa_seen;	/* 1 A64, 2 A32, 4 T32 */
+	uint64_t	nocode;		/* blocks whose bytes are not known */
 };
 
 /*
@@ -220,7 +231,15 @@ enum ix_op {
 #define IX_NEVENT_KINDS 29
 extern const char *const ix_event_kinds[IX_NEVENT_KINDS + 1];
 
+/* Decode one segment into @out[@in->nouts]. */
 void ix_decode_segment(const struct ix_seg_in *in, struct ix_seg_out *out);
+
+/*
+ * The units of CoreSight stream @sd: its sources by trace ID (a trace ID
+ * named twice counts once), their indexes in sd->cs.sources stored in
+ * @order (room for sd->cs.nsources).  Returns how many.
+ */
+size_t ix_cs_units(const struct hwtr_stream_desc *sd, size_t *order);
 void ix_seg_out_free(struct ix_seg_out *out);
 
 /*
@@ -246,6 +265,7 @@ struct ix_open_call {
 
 struct ix_stitch {
 	struct ix_sink	sink;
+	int		merge;		/* fall-through blocks become one */
 	/* Global static blocks; count: over all streams. */
 	struct ix_sblock *g;
 	size_t		ng, cg;

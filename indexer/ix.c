@@ -108,17 +108,30 @@ struct ix_seg {
 	int		first_of_stream, lost_before;
 	uint64_t	lost_bytes;
 	int		done;
-	struct ix_seg_out out;
+	struct ix_seg_out *outs;	/* one per unit of the stream */
+	size_t		nouts, nleft;
 };
 
-/* What the database says of a stream once it is stitched. */
+/* An archive stream: its pieces and segments. */
 struct ix_sres {
 	struct ix_piece	*pieces;
 	size_t		npieces, cap_pieces;
 	uint64_t	bytes;
 	size_t		seg0, nseg;
+};
+
+/*
+ * What the database says of a unit once it is stitched.  A unit is what
+ * the database calls a stream and gives a thread of its own: one per
+ * archive stream, but one per trace ID for a CoreSight buffer
+ * (ix_cs_units()).
+ */
+struct ix_ures {
 	int		rc;
 	char		*err, *problem;
+	char		*name;		/* CoreSight trace ID, or NULL */
+	int		trace_id;
+	enum hwtr_trace_format format;
 	int64_t		exec_blocks, exec_insns, errors, gaps, ncalls;
 	int64_t		max_depth;
 	uint64_t	undecoded;
@@ -155,6 +168,10 @@ struct run {
 	/* Streams, their segments, the workers. */
 	size_t		nstreams;
 	struct ix_sres	*res;
+	size_t		nunits;
+	size_t		*ustream;	/* unit -> archive stream index */
+	size_t		*ufirst;	/* archive stream -> its first unit */
+	struct ix_ures	*ures;
 	const struct ix_map ***jmaps;
 	struct ix_seg	*segs;
 	size_t		nsegs, csegs;
@@ -170,7 +187,7 @@ struct run {
 	pthread_cond_t	work_cv, done_cv;
 	/* The writer. */
 	struct ix_stitch st;
-	size_t		cur;		/* stream being stitched */
+	size_t		cur;		/* unit being stitched */
 	int64_t		call_base;
 	struct timespec	last_report;
 	struct ix_gsym	*gs;
@@ -507,6 +524,70 @@ stream_of(struct run *r, uint32_t id)
 }
 
 static int
+is_cs_unit(const struct run *r, size_t u)
+{
+	return (hwtr_ar_stream(r->ar, r->ustream[u])->format ==
+	    HWTR_TF_CORESIGHT && r->ures[u].name != NULL);
+}
+
+/*
+ * The database's stream id of unit @u: the archive's, or for a CoreSight
+ * trace ID 256 * (its buffer's id + 1) + trace ID.
+ */
+static int64_t
+unit_id(const struct run *r, size_t u)
+{
+	const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar,
+	    r->ustream[u]);
+
+	if (is_cs_unit(r, u))
+		return (((int64_t)sd->id + 1) * 256 + r->ures[u].trace_id);
+	return (sd->id);
+}
+
+static int
+make_units(struct run *r)
+{
+	size_t s, n, k, *order;
+
+	r->ufirst = calloc(r->nstreams + 1, sizeof(*r->ufirst));
+	if (r->ufirst == NULL)
+		return (-HWTR_E_NOMEM);
+	for (s = 0; s < r->nstreams; s++) {
+		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
+
+		n = 1;
+		if (sd->format == HWTR_TF_CORESIGHT) {
+			if ((order = calloc(sd->cs.nsources + 1,
+			    sizeof(*order))) == NULL)
+				return (-HWTR_E_NOMEM);
+			n = ix_cs_units(sd, order);
+			free(order);
+			if (n == 0)
+				n = 1;
+		}
+		r->ufirst[s] = r->nunits;
+		r->nunits += n;
+	}
+	r->ustream = calloc(r->nunits + 1, sizeof(*r->ustream));
+	r->ures = calloc(r->nunits + 1, sizeof(*r->ures));
+	if (r->ustream == NULL || r->ures == NULL)
+		return (-HWTR_E_NOMEM);
+	for (s = 0; s < r->nstreams; s++)
+		for (k = r->ufirst[s]; k < (s + 1 < r->nstreams ?
+		    r->ufirst[s + 1] : r->nunits); k++)
+			r->ustream[k] = s;
+	return (0);
+}
+
+static size_t
+stream_units(const struct run *r, size_t s)
+{
+	return ((s + 1 < r->nstreams ? r->ufirst[s + 1] : r->nunits) -
+	    r->ufirst[s]);
+}
+
+static int
 replay_sideband(struct run *r)
 {
 	size_t i, n = hwtr_ar_nsideband(r->ar), j, nm;
@@ -515,9 +596,10 @@ replay_sideband(struct run *r)
 	struct ix_map *m;
 	char det[64];
 
-	/* Threads of the streams first: their ids follow the streams. */
-	for (i = 0; i < r->nstreams; i++) {
-		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, i);
+	/* Threads of the units first: their ids follow the units. */
+	for (i = 0; i < r->nunits; i++) {
+		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar,
+		    r->ustream[i]);
 
 		if (ix_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1,
 		    sizeof(*t)) < 0)
@@ -1033,6 +1115,17 @@ read_range(struct run *r, size_t s, const struct ix_piece *p, uint64_t from,
 	return (0);
 }
 
+static void
+free_seg(struct ix_seg *g)
+{
+	size_t k;
+
+	for (k = 0; g->outs != NULL && k < g->nouts; k++)
+		ix_seg_out_free(&g->outs[k]);
+	free(g->outs);
+	g->outs = NULL;
+}
+
 /* Decode segment @i (worker @w). */
 static void
 decode_one(struct run *r, size_t w, size_t i)
@@ -1041,7 +1134,7 @@ decode_one(struct run *r, size_t w, size_t i)
 	const struct ix_sres *res = &r->res[g->stream];
 	const struct ix_piece *p = &res->pieces[g->piece];
 	struct ix_seg_in in;
-	struct ix_seg_out *out = &g->out;
+	struct ix_seg_out *out;
 	uint8_t **bufs = NULL;
 	size_t *lens = NULL;
 	uint64_t *offs = NULL, to;
@@ -1050,7 +1143,11 @@ decode_one(struct run *r, size_t w, size_t i)
 	int rc = 0;
 
 	memset(&in, 0, sizeof(in));
-	memset(out, 0, sizeof(*out));
+	g->nouts = g->nleft = stream_units(r, g->stream);
+	g->outs = calloc(g->nouts, sizeof(*g->outs));
+	if ((out = g->outs) == NULL)
+		return;		/* the writer says it */
+	in.nouts = g->nouts;
 	in.stream = g->stream;
 	in.desc = hwtr_ar_stream(r->ar, g->stream);
 	in.cpu = &hwtr_ar_meta(r->ar)->cpu;
@@ -1462,9 +1559,9 @@ write_streams(struct run *r)
 		return (rc);
 	for (i = 0; i < r->nstreams && rc == 0; i++) {
 		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, i);
-		const struct ix_sres *o = &r->res[i];
+		const struct ix_ures *o = &r->ures[r->ufirst[i]];
 		char nbuf[32];
-		uint64_t bytes = o->bytes;
+		uint64_t bytes = r->res[i].bytes;
 
 		b_int(&s, sd->id);
 		b_text(&s, stream_name(sd, nbuf, sizeof(nbuf)));
@@ -1481,6 +1578,38 @@ write_streams(struct run *r)
 		    bytes == 0 ? "empty" : o->errors ? "errors" : "ok");
 		rc = st_exec(r, &s, "streams");
 	}
+	/*
+	 * A CoreSight buffer's trace IDs: a row each, after the buffer's
+	 * (which keeps its bytes, losses and decode errors).
+	 */
+	for (i = 0; i < r->nunits && rc == 0; i++) {
+		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar,
+		    r->ustream[i]);
+		const struct ix_ures *o = &r->ures[i];
+		char nbuf[32], *name;
+
+		if (!is_cs_unit(r, i))
+			continue;
+		if (asprintf(&name, "%s trace ID 0x%02x", stream_name(sd, nbuf,
+		    sizeof(nbuf)), o->trace_id) < 0) {
+			rc = -HWTR_E_NOMEM;
+			break;
+		}
+		b_int(&s, unit_id(r, i));
+		b_text(&s, name);
+		b_text(&s, format_name(o->format));
+		b_opt(&s, 0, 0);
+		b_opt(&s, 0, 0);
+		b_opt(&s, 0, 0);
+		b_int(&s, 0);
+		b_int(&s, 0);
+		b_int(&s, 0);
+		b_int(&s, 0);
+		b_text(&s, o->format == HWTR_TF_STM ? "unsupported" :
+		    o->exec_blocks == 0 ? "empty" : "ok");
+		rc = st_exec(r, &s, "streams");
+		free(name);
+	}
 	st_done(&s);
 	if (rc < 0)
 		return (rc);
@@ -1490,15 +1619,15 @@ write_streams(struct run *r)
 		return (rc);
 	for (i = 0; i < r->nthreads && rc == 0; i++) {
 		const struct ix_thread *t = &r->threads[i];
-		const struct ix_sres *o = t->stream >= 0 ?
-		    &r->res[t->stream] : NULL;
+		const struct ix_ures *o = t->stream >= 0 ?
+		    &r->ures[t->stream] : NULL;
 
 		b_int(&s, t->id);
 		b_opt(&s, t->stream >= 0, t->stream >= 0 ?
-		    hwtr_ar_stream(r->ar, (size_t)t->stream)->id : 0);
+		    unit_id(r, (size_t)t->stream) : 0);
 		b_opt(&s, t->pid >= 0, t->pid);
 		b_opt(&s, t->tid >= 0, t->tid);
-		b_text(&s, t->name);
+		b_text(&s, t->name != NULL || o == NULL ? t->name : o->name);
 		b_opt(&s, t->has_start, (int64_t)t->start_tsc);
 		b_opt(&s, t->has_end, (int64_t)t->end_tsc);
 		b_text(&s, t->exit_kind);
@@ -1770,7 +1899,7 @@ sink_event(void *arg, const struct ix_event *e)
 	}
 	sqlite3_bind_null(ev->st, ++ev->i);
 	b_int(ev, (int64_t)r->cur + 1);
-	b_int(ev, hwtr_ar_stream(r->ar, r->cur)->id);
+	b_int(ev, unit_id(r, r->cur));
 	b_int(ev, e->seq);
 	b_int(ev, e->insn);
 	b_text(ev, e->kind);
@@ -1788,7 +1917,7 @@ static int
 end_stream(struct run *r)
 {
 	struct ix_stitch *st = &r->st;
-	struct ix_sres *o = &r->res[r->cur];
+	struct ix_ures *o = &r->ures[r->cur];
 	int64_t thread = (int64_t)r->cur + 1;
 	size_t i;
 	int rc;
@@ -1854,30 +1983,36 @@ report_progress(struct run *r)
 }
 
 /*
- * The writer: every stream's segments, in order, as the workers finish
- * them; each one is freed as soon as it is replayed.
+ * The writer: every unit's segments, in order, as the workers finish
+ * them; each one is freed as soon as its last unit has replayed it.
  */
 static int
 stitch_all(struct run *r)
 {
-	size_t s, k, i;
+	size_t u, k, i, s;
 	int rc = 0;
 
-	for (s = 0; s < r->nstreams && rc == 0; s++) {
-		struct ix_sres *o = &r->res[s];
-		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
+	for (u = 0; u < r->nunits && rc == 0; u++) {
+		struct ix_ures *o = &r->ures[u];
+		const struct hwtr_stream_desc *sd;
 
-		r->cur = s;
+		s = r->ustream[u];
+		sd = hwtr_ar_stream(r->ar, s);
+		r->cur = u;
 		ix_stitch_begin(&r->st);
+		/* CoreSight ranges are OpenCSD's: kept as they come. */
+		r->st.merge = sd->format == HWTR_TF_INTEL_PT;
+		o->format = sd->format;
 		if (sd->format != HWTR_TF_INTEL_PT &&
 		    sd->format != HWTR_TF_CORESIGHT &&
 		    (o->problem = strdup("no decoder for this trace format")) ==
 		    NULL)
 			return (-HWTR_E_NOMEM);
-		for (k = 0; k < o->nseg && rc == 0; k++) {
+		for (k = 0; k < r->res[s].nseg && rc == 0; k++) {
 			struct ix_seg *g;
+			struct ix_seg_out *out;
 
-			i = o->seg0 + k;
+			i = r->res[s].seg0 + k;
 			g = &r->segs[i];
 			pthread_mutex_lock(&r->lock);
 			while (!g->done) {
@@ -1898,20 +2033,34 @@ stitch_all(struct run *r)
 				}
 			}
 			pthread_mutex_unlock(&r->lock);
-			if (g->out.rc == -HWTR_E_INTR)
+			if (g->outs == NULL)
+				return (-HWTR_E_NOMEM);
+			out = &g->outs[u - r->ufirst[s] < g->nouts ?
+			    u - r->ufirst[s] : 0];
+			if (out->rc == -HWTR_E_INTR)
 				rc = -HWTR_E_INTR;
-			else if (g->out.rc < 0 && o->rc == 0) {
-				o->rc = g->out.rc;
-				o->err = strdup(g->out.err);
+			else if (out->rc < 0 && o->rc == 0) {
+				o->rc = out->rc;
+				o->err = strdup(out->err);
 			}
-			if (rc == 0 && g->out.problem != NULL &&
+			if (rc == 0 && out->problem != NULL &&
 			    o->problem == NULL) {
-				o->problem = g->out.problem;
-				g->out.problem = NULL;
+				o->problem = out->problem;
+				out->problem = NULL;
+			}
+			if (rc == 0 && out->name != NULL && o->name == NULL) {
+				o->name = out->name;
+				out->name = NULL;
+				o->trace_id = out->trace_id;
+				o->format = out->format;
 			}
 			if (rc == 0)
-				rc = ix_stitch_segment(&r->st, &g->out);
-			ix_seg_out_free(&g->out);
+				rc = ix_stitch_segment(&r->st, out);
+			ix_seg_out_free(out);
+			if (--g->nleft > 0)
+				continue;
+			free(g->outs);
+			g->outs = NULL;
 			pthread_mutex_lock(&r->lock);
 			r->stitched = i + 1;
 			pthread_cond_broadcast(&r->work_cv);
@@ -1984,7 +2133,7 @@ run_pipeline(struct run *r)
 		pthread_join(tids[i], NULL);
 	/* Segments decoded but not stitched (after a failure). */
 	for (i = 0; i < r->nsegs; i++)
-		ix_seg_out_free(&r->segs[i].out);
+		free_seg(&r->segs[i]);
 	free(tids);
 	free(wc);
 	return (rc);
@@ -2038,7 +2187,8 @@ write_sbevents(struct run *r)
 	for (i = 0; i < r->nsbev && rc == 0; i++) {
 		const struct ix_sbev *e = &r->sbev[i];
 		struct ix_thread *t = e->stream >= 0 ?
-		    &r->threads[e->stream] : thread_get(r, e->pid, e->tid, 0);
+		    &r->threads[r->ufirst[e->stream]] :
+		    thread_get(r, e->pid, e->tid, 0);
 
 		sqlite3_bind_null(ev->st, ++ev->i);
 		b_opt(ev, t != NULL, t ? t->id : 0);
@@ -2064,11 +2214,11 @@ report_streams(struct run *r)
 	size_t i;
 
 	warn_missing(r);
-	for (i = 0; i < r->nstreams; i++) {
-		const struct ix_sres *o = &r->res[i];
+	for (i = 0; i < r->nunits; i++) {
+		const struct ix_ures *o = &r->ures[i];
 		char nbuf[32], msg[160];
-		const char *name = stream_name(hwtr_ar_stream(r->ar, i), nbuf,
-		    sizeof(nbuf));
+		const char *name = stream_name(hwtr_ar_stream(r->ar,
+		    r->ustream[i]), nbuf, sizeof(nbuf));
 
 		if (o->rc < 0)
 			ix_problem(r->ix, "stream '%s': %s", name,
@@ -2178,19 +2328,24 @@ run_free(struct run *r)
 	size_t i;
 
 	for (i = 0; i < r->nstreams; i++) {
-		if (r->res != NULL) {
+		if (r->res != NULL)
 			free(r->res[i].pieces);
-			free(r->res[i].err);
-			free(r->res[i].problem);
-		}
 		if (r->jmaps != NULL)
 			free(r->jmaps[i]);
 	}
 	free(r->res);
 	free(r->jmaps);
 	for (i = 0; i < r->nsegs; i++)
-		ix_seg_out_free(&r->segs[i].out);
+		free_seg(&r->segs[i]);
 	free(r->segs);
+	for (i = 0; r->ures != NULL && i < r->nunits; i++) {
+		free(r->ures[i].err);
+		free(r->ures[i].problem);
+		free(r->ures[i].name);
+	}
+	free(r->ures);
+	free(r->ustream);
+	free(r->ufirst);
 	free((void *)(uintptr_t)r->wprogress);
 	ix_stitch_free(&r->st);
 	free(r->gs);
@@ -2283,7 +2438,8 @@ hwtr_ix_run(struct hwtr_ix *ix, const char *archive, const char *db)
 		rc = -HWTR_E_NOMEM;
 		goto out;
 	}
-	if ((rc = load_images(&r)) < 0 || (rc = replay_sideband(&r)) < 0 ||
+	if ((rc = make_units(&r)) < 0 ||
+	    (rc = load_images(&r)) < 0 || (rc = replay_sideband(&r)) < 0 ||
 	    (rc = add_sections(&r)) < 0 || (rc = plan(&r)) < 0)
 		goto out;
 	if (asprintf(&tmp, "%s.partial", db) < 0) {

@@ -639,7 +639,8 @@ next_run(struct ix_stitch *st, const struct ix_seg_out *seg, int64_t lid)
 	const struct ix_sblock *b = &seg->blocks[lid];
 	int rc;
 
-	if (st->have_pend && !(st->pend_lid < 0 && st->pend_nolens) &&
+	if (st->merge && st->have_pend &&
+	    !(st->pend_lid < 0 && st->pend_nolens) &&
 	    continues(st->pend, b)) {
 		if ((rc = own_pend(st)) < 0 || (rc = own_append(st, b)) < 0)
 			return (rc);

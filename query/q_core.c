@@ -778,6 +778,46 @@ q_sql_disasm(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sqlite3_result_text(ctx, text, -1, SQLITE_TRANSIENT);
 }
 
+/*
+ * hwtr_disasm() on a CoreSight database: Zydis decodes x86 only, so an ARM
+ * instruction is shown as its encoding, as objdump prints it beside the
+ * mnemonic: an A64 or A32 word ("d503201f"; mode 64, 32), a T32 halfword
+ * ("bf00") or halfword pair ("f000 b800"; mode 16).
+ */
+static void
+q_sql_armenc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const uint8_t *c;
+	char text[32];
+	int64_t off;
+	int len, mode;
+	unsigned h0, h1;
+
+	(void)argc;
+	c = sqlite3_value_blob(argv[0]);
+	len = sqlite3_value_bytes(argv[0]);
+	off = sqlite3_value_int64(argv[1]);
+	mode = sqlite3_value_int(argv[3]);
+	if (c == NULL || off < 0 || off + 2 > len) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	c += off;
+	h0 = (unsigned)c[0] | (unsigned)c[1] << 8;
+	if (mode == 16 && (h0 >> 11) < 0x1d)
+		snprintf(text, sizeof(text), "%04x", h0);
+	else if (off + 4 > len)
+		snprintf(text, sizeof(text), "(bad)");
+	else {
+		h1 = (unsigned)c[2] | (unsigned)c[3] << 8;
+		if (mode == 16)
+			snprintf(text, sizeof(text), "%04x %04x", h0, h1);
+		else
+			snprintf(text, sizeof(text), "%08x", h1 << 16 | h0);
+	}
+	sqlite3_result_text(ctx, text, -1, SQLITE_TRANSIENT);
+}
+
 /* --- opening -------------------------------------------------------------- */
 
 enum q_kind { Q_KIND_DB, Q_KIND_ARCHIVE, Q_KIND_OTHER };
@@ -811,7 +851,7 @@ q_sniff(const char *path, enum q_kind *kp, char *errbuf, size_t errlen)
 static int
 q_open_db(struct hwtr_q *q, const char *path)
 {
-	int64_t appid, ver;
+	int64_t appid, ver, arm;
 	int rc;
 
 	rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READONLY |
@@ -840,6 +880,11 @@ q_open_db(struct hwtr_q *q, const char *path)
 		return (q_fail(q, -HWTR_E_FORMAT, "'%s' is not a complete "
 		    "hwtrace database (schema version %lld)", path,
 		    (long long)ver));
+	/* CoreSight streams: ARM code (see q_sql_armenc()). */
+	if ((rc = q_int(q, &arm, 0, "SELECT count(*) FROM streams WHERE "
+	    "format IN ('coresight', 'etmv3', 'ptm', 'etmv4', 'ete')",
+	    NULL)) < 0)
+		return (rc);
 	/*
 	 * Memory-mapped reads: a verb that visits rows spread over the file
 	 * (func: one calls row per invocation, each on its own page) costs a
@@ -850,7 +895,8 @@ q_open_db(struct hwtr_q *q, const char *path)
 	if (sqlite3_exec(q->db, "PRAGMA query_only = 1; "
 	    "PRAGMA mmap_size = 1073741824", NULL, NULL, NULL) != SQLITE_OK || hwtr_ix_sqlite_register(q->db) < 0 ||
 	    sqlite3_create_function(q->db, "hwtr_disasm", 4, SQLITE_UTF8 |
-	    SQLITE_DETERMINISTIC, NULL, q_sql_disasm, NULL, NULL) != SQLITE_OK)
+	    SQLITE_DETERMINISTIC, NULL, arm > 0 ? q_sql_armenc : q_sql_disasm,
+	    NULL, NULL) != SQLITE_OK)
 		return (q_dbfail(q, "cannot set up the connection"));
 	return (0);
 }

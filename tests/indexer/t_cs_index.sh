@@ -53,58 +53,185 @@ check()
 	echo "$name: $got ranges and instructions, as trc_pkt_lister"
 }
 
+# idrow DB ID: 'blocks insns' of the thread of trace ID 0xID (hex, no 0x).
+idrow()
+{
+	"$HWTRACE" query --format tsv "$1" sql "SELECT t.blocks || ' ' || t.insns FROM threads t JOIN streams s ON s.id = t.stream WHERE s.name LIKE '% trace ID 0x$(printf %02x 0x$2)'" | tail -n +2
+}
+
+# idthread DB ID: the thread id of trace ID 0xID.
+idthread()
+{
+	"$HWTRACE" query --format tsv "$1" sql "SELECT t.id FROM threads t JOIN streams s ON s.id = t.stream WHERE s.name LIKE '% trace ID 0x$(printf %02x 0x$2)'" | tail -n +2
+}
+
+# per_id NAME: every trace ID of the ppl has a thread of its own with
+# trc_pkt_lister's ranges and instructions of that ID.
+per_id()
+{
+	name=$1
+	ids=$(grep 'OCSD_GEN_TRC_ELEM_INSTR_RANGE' "$name.ppl" | sed 's/.*; ID:\([0-9a-f]*\);.*/\1/' | sort -u)
+	[ -n "$ids" ] || atf_fail "$name: no ranges in the ppl"
+	for id in $ids; do
+		want=$(grep "; ID:$id; OCSD_GEN_TRC_ELEM_INSTR_RANGE" "$name.ppl" |
+		    sed 's/.*num_i(\([0-9]*\))/\1/' | awk '{ n++; s += $1 } END { print n + 0, s + 0 }')
+		got=$(idrow "$name.db" "$id")
+		[ "$want" = "$got" ] ||
+		    atf_fail "$name: trace ID 0x$id: expected its thread to have 'blocks insns' $want (trc_pkt_lister), got '$got'"
+	done
+	echo "$name: one thread per trace ID ($(echo $ids | wc -w)), each with trc_pkt_lister's ranges"
+}
+
 atf_test_case etmv4
 etmv4_head()
 {
-	atf_set descr "ETMv4 (juno_r1_1): blocks, instructions and events equal trc_pkt_lister's; the STM source is reported as not decoded"
+	atf_set descr "ETMv4 (juno_r1_1): blocks, instructions and events equal trc_pkt_lister's, per trace ID in a thread and stream of its own; the STM source is reported as not decoded"
 }
 etmv4_body()
 {
 	check juno_r1_1
+	per_id juno_r1_1
 	n=$("$HWTRACE" query juno_r1_1.db sql \
 	    "SELECT count(*) FROM events WHERE kind = 'not-decoded' AND detail LIKE '%STM%'" | tail -n 1 | tr -d ' ')
 	[ "$n" = 1 ] || atf_fail "expected one 'not-decoded' STM event, got $n"
-	n=$("$HWTRACE" query juno_r1_1.db sql \
-	    "SELECT count(DISTINCT detail) FROM events WHERE kind = 'trace-id'" | tail -n 1 | tr -d ' ')
-	[ "$n" -ge 1 ] || atf_fail "expected trace-id events, got $n"
+	got=$("$HWTRACE" query --format tsv juno_r1_1.db sql \
+	    "SELECT s.format || ' ' || s.status || ' ' || t.blocks FROM streams s JOIN threads t ON t.stream = s.id WHERE s.name LIKE '% trace ID 0x20'" | tail -n +2)
+	[ "$got" = "stm unsupported 0" ] ||
+	    atf_fail "expected the STM trace ID 0x20 as a stream 'stm unsupported' with an empty thread, got '$got'"
+	# The buffer keeps its row, with its bytes; trace IDs have none.
+	got=$("$HWTRACE" query --format tsv juno_r1_1.db sql \
+	    "SELECT group_concat(id || ':' || format || ':' || bytes, ' ') FROM (SELECT * FROM streams ORDER BY id)" | tail -n +2)
+	want="0:coresight:$(stat -c %s "$SNAPS/juno_r1_1/cstrace.bin") 1:coresight:$(stat -c %s "$SNAPS/juno_r1_1/cstraceitm.bin") 272:etmv4:0 273:etmv4:0 274:etmv4:0 275:etmv4:0 276:etmv4:0 277:etmv4:0 544:stm:0"
+	[ "$got" = "$want" ] || atf_fail "streams: expected '$want', got '$got'"
 }
 
 atf_test_case etmv3_ptm
 etmv3_ptm_head()
 {
-	atf_set descr "ETMv3 and PTM (TC2, tc2-ptm-rstk-t32, Snowball): blocks, instructions and events equal trc_pkt_lister's"
+	atf_set descr "ETMv3 and PTM (TC2, tc2-ptm-rstk-t32, Snowball): blocks, instructions and events equal trc_pkt_lister's, per trace ID"
 }
 etmv3_ptm_body()
 {
-	check TC2
+	for n in TC2 tc2-ptm-rstk-t32 Snowball; do
+		check $n
+		per_id $n
+	done
+}
+
+atf_test_case t32_lengths
+t32_lengths_head()
+{
+	atf_set descr "instruction lengths of A32/T32 blocks (tc2-ptm-rstk-t32): every range's block has num_i lengths adding up to the range and ending with trc_pkt_lister's last_sz; T32 blocks mix 2- and 4-byte instructions"
+}
+t32_lengths_body()
+{
 	check tc2-ptm-rstk-t32
-	check Snowball
+	# start end num_i last_sz ISA for every distinct range
+	grep 'OCSD_GEN_TRC_ELEM_INSTR_RANGE' tc2-ptm-rstk-t32.ppl |
+	    sed 's/.*range=0x\([0-9a-f]*\):\[0x\([0-9a-f]*\)\] num_i(\([0-9]*\)) last_sz(\([0-9]\)) (ISA=\([A-Z0-9]*\)).*/\1 \2 \3 \4 \5/' |
+	    sort -u > want
+	[ "$(wc -l < want)" -gt 50 ] || atf_fail "expected the ppl's ranges, got $(wc -l < want)"
+	grep -q ' T32$' want || atf_fail "expected T32 ranges in tc2-ptm-rstk-t32"
+	"$HWTRACE" query --format tsv tc2-ptm-rstk-t32.db sql \
+	    "SELECT printf('%x %x %d %d %s', start_ip, start_ip + size, ninsns, CASE WHEN insn_lens IS NULL THEN 0 ELSE unicode(substr(CAST(insn_lens AS TEXT), -1)) END, CASE mode WHEN 16 THEN 'T32' WHEN 32 THEN 'A32' ELSE 'A64' END) FROM blocks" |
+	    tail -n +2 | sort -u > got
+	diff want got > d || atf_fail "ranges as blocks (start end num_i last_sz ISA) differ from trc_pkt_lister's: $(head -n 6 d)"
+	n=$("$HWTRACE" query --format tsv tc2-ptm-rstk-t32.db sql \
+	    "SELECT count(*) FROM blocks WHERE insn_lens IS NULL OR length(insn_lens) != ninsns" | tail -n 1)
+	[ "$n" = 0 ] || atf_fail "expected lengths for every block, $n without"
+	n=$("$HWTRACE" query --format tsv tc2-ptm-rstk-t32.db sql \
+	    "SELECT count(*) FROM blocks WHERE mode = 16 AND instr(CAST(insn_lens AS TEXT), char(2)) > 0 AND instr(CAST(insn_lens AS TEXT), char(4)) > 0" | tail -n 1)
+	[ "$n" -gt 0 ] || atf_fail "expected T32 blocks mixing 2- and 4-byte instructions, got $n"
 }
 
 atf_test_case queries
 queries_head()
 {
-	atf_set descr "query verbs on a CoreSight database without ELF images show plain addresses: the first call and the last block are trc_pkt_lister's first range of the lowest trace ID and last range of the highest"
+	atf_set descr "query verbs on a CoreSight database without ELF images (juno_r1_1) show plain addresses: threads, last and insns per trace ID equal trc_pkt_lister's ranges and the snapshot's memory dump"
 }
 queries_body()
 {
 	check juno_r1_1
 	ranges=$(grep 'OCSD_GEN_TRC_ELEM_INSTR_RANGE' juno_r1_1.ppl)
 	lo=$(echo "$ranges" | sed 's/.*; ID:\([0-9a-f]*\);.*/\1/' | sort -u | head -n 1)
-	hi=$(echo "$ranges" | sed 's/.*; ID:\([0-9a-f]*\);.*/\1/' | sort -u | tail -n 1)
 	first=$(echo "$ranges" | grep "; ID:$lo;" | head -n 1 | sed 's/.*range=\(0x[0-9a-f]*\):.*/\1/')
-	last=$(echo "$ranges" | grep "; ID:$hi;" | tail -n 1 | sed 's/.*range=\(0x[0-9a-f]*\):.*/\1/')
 	"$HWTRACE" query juno_r1_1.db calls > calls || atf_fail "query calls failed"
 	got=$(awk 'NR == 2 { print $4 }' calls)
 	[ "$got" = "$first" ] ||
 	    atf_fail "expected the first call at $first (trace ID 0x$lo's first range), got '$got'"
-	"$HWTRACE" query juno_r1_1.db last > last || atf_fail "query last failed"
-	got=$(tail -n 1 last | awk '{ print $3 }')
-	[ "$got" = "$last" ] ||
-	    atf_fail "expected the last block at $last (trace ID 0x$hi's last range), got '$got'"
+	for id in $(echo "$ranges" | sed 's/.*; ID:\([0-9a-f]*\);.*/\1/' | sort -u); do
+		t=$(idthread juno_r1_1.db $id)
+		# last: the last 5 ranges, address and instructions.
+		echo "$ranges" | grep "; ID:$id;" | tail -n 5 |
+		    sed 's/.*range=\(0x[0-9a-f]*\):.*num_i(\([0-9]*\)).*/\1 \2/' > want
+		"$HWTRACE" query --format tsv juno_r1_1.db last --thread "$t" --count 5 |
+		    awk -F'\t' 'NR > 1 { print $3, $6 }' > got
+		diff want got > d ||
+		    atf_fail "trace ID 0x$id (thread $t): last 5 blocks differ from trc_pkt_lister's last ranges: $(cat d)"
+		# insns: the last 6 instructions (A64: 4 bytes each) and their
+		# encodings as the memory dump holds them.
+		echo "$ranges" | grep "; ID:$id;" | tail -n 6 |
+		    sed 's/.*range=0x\([0-9a-f]*\):\[0x\([0-9a-f]*\)\].*/\1 \2/' |
+		    while read st en; do
+			a=$((0x$st))
+			while [ $a -lt $((0x$en)) ]; do
+				printf '0x%x %s\n' $a "$(od -A n -t x4 -j $((a - 0xffffffc000081000)) -N 4 "$SNAPS/juno_r1_1/kernel_dump.bin" | tr -d ' ')"
+				a=$((a + 4))
+			done
+		    done | tail -n 6 > want
+		"$HWTRACE" query --format tsv juno_r1_1.db insns --thread "$t" --count 6 |
+		    awk -F'\t' 'NR > 1 { print $3, $6 }' > got
+		diff want got > d ||
+		    atf_fail "trace ID 0x$id (thread $t): last 6 instructions differ from the ranges and kernel_dump.bin: $(cat d)"
+	done
 	"$HWTRACE" query juno_r1_1.db hot --by block > hot || atf_fail "query hot failed"
 	awk 'NR > 1 && $1 !~ /^0x[0-9a-f]+$/ { exit 1 }' hot ||
 	    atf_fail "hot --by block shows something other than addresses: $(head -n 3 hot)"
+}
+
+atf_test_case symbols
+symbols_head()
+{
+	atf_set descr "query verbs on a CoreSight database with ELF images (test-file-mem-offsets: ld.so, libc dumped as ELF files): hot names the dynamic symbols readelf lists, with trc_pkt_lister's instruction counts in them"
+	atf_set require.progs "readelf"
+}
+symbols_body()
+{
+	check test-file-mem-offsets
+	ld="$SNAPS/test-file-mem-offsets/ld-2.21.bin"
+	base=$((0x7f8e58f000))	# cpu_3.ini [dump3]: ld-2.21.bin's address
+	"$HWTRACE" query --format tsv test-file-mem-offsets.db hot --by func > hot ||
+	    atf_fail "query hot failed"
+	named=$(awk -F'\t' 'NR > 1 && $1 != "" && $1 != "?" { print $1 }' hot)
+	[ -n "$named" ] || atf_fail "expected named functions in hot, got $(cat hot)"
+	echo "$named" | grep -qx malloc || atf_fail "expected malloc in hot: $(cat hot)"
+	grep 'OCSD_GEN_TRC_ELEM_INSTR_RANGE' test-file-mem-offsets.ppl |
+	    sed 's/.*range=0x\([0-9a-f]*\):.*num_i(\([0-9]*\)).*/\1 \2/' > ranges
+	for f in $named; do
+		sym=$(readelf -W --dyn-syms "$ld" | awk -v f="$f" '{ sub(/@.*/, "", $8) } $8 == f && $4 == "FUNC" { print $2, $3; exit }')
+		[ -n "$sym" ] || atf_fail "hot names '$f', which is not a function in ld-2.21.bin's dynamic symbols"
+		set -- $sym
+		lo=$((base + 0x$1))
+		hi=$((lo + $2))
+		want=$(while read st n; do
+			a=$((0x$st))
+			[ $a -ge $lo ] && [ $a -lt $hi ] && echo $n
+		done < ranges | awk '{ s += $1 } END { print s + 0 }')
+		got=$(awk -F'\t' -v f="$f" '$1 == f { print $3 }' hot)
+		[ "$want" = "$got" ] ||
+		    atf_fail "$f: expected $want instructions (trc_pkt_lister's ranges starting in [$lo, $hi)), hot says $got"
+	done
+	# last: every block it names malloc starts inside malloc.
+	set -- $(readelf -W --dyn-syms "$ld" | awk '{ sub(/@.*/, "", $8) } $8 == "malloc" { print $2, $3; exit }')
+	lo=$((base + 0x$1))
+	hi=$((lo + $2))
+	"$HWTRACE" query --format tsv test-file-mem-offsets.db last --count 6000 |
+	    awk -F'\t' '$4 ~ /^malloc/ { print $3 }' > m
+	[ -s m ] || atf_fail "expected 'last' to name malloc"
+	while read a; do
+		[ $((a)) -ge $lo ] && [ $((a)) -lt $hi ] ||
+		    atf_fail "'last' names malloc at $a, outside [$lo, $hi)"
+	done < m
 }
 
 atf_init_test_cases()
@@ -112,4 +239,6 @@ atf_init_test_cases()
 	atf_add_test_case queries
 	atf_add_test_case etmv4
 	atf_add_test_case etmv3_ptm
+	atf_add_test_case t32_lengths
+	atf_add_test_case symbols
 }
