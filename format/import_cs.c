@@ -995,6 +995,8 @@ hwtr_import_cs(const char *dir, const char *out,
 	memset(&meta, 0, sizeof(meta));
 	meta.host = "unknown";
 	meta.source = "coresight-snapshot";
+	/* ARM cores: the database says so ("arm 0/0/0" in meta cpu). */
+	meta.cpu.vendor = HWTR_CPU_ARM;
 	meta.sideband_origin = "import";
 	meta.caveats = (const char *const *)sn.caveat;
 	meta.ncaveats = sn.ncaveat;

@@ -85,6 +85,7 @@ struct dec {
 	size_t		nruns, cruns;
 	uint32_t	prev_lb;	/* index + 1 of the last libipt block */
 	size_t		cs_map;		/* CoreSight: last mapping + 1 */
+	uint32_t	cs_prev;	/* CoreSight: last block + 1 */
 	/*
 	 * The time as this segment knows it: a time is written when it
 	 * differs from this (the stitcher checks again against the stream's).
@@ -1139,8 +1140,22 @@ cs_emit(struct cs_run *cr, struct dec *d, const struct ix_cs_elem *e)
 		d->out->isa_seen |= proto.mode == IX_CS_T32 ? 4 :
 		    proto.mode == IX_CS_A32 ? 2 : 1;
 		before = d->out->nblocks;
-		if ((id = run_id(d, &proto)) < 0)
+		/*
+		 * Most ranges follow the one before as they did last time:
+		 * the previous block's last successor spares the hash lookup.
+		 */
+		b = d->cs_prev != 0 &&
+		    d->out->blocks[d->cs_prev - 1].last_to != 0 ?
+		    &d->out->blocks[d->out->blocks[d->cs_prev - 1].last_to -
+		    1] : NULL;
+		if (b != NULL && b->ip == proto.ip && b->ninsn == proto.ninsn &&
+		    b->isid == proto.isid && b->mode == proto.mode)
+			id = b - d->out->blocks;
+		else if ((id = run_id(d, &proto)) < 0)
 			return ((int)id);
+		if (d->cs_prev != 0)
+			d->out->blocks[d->cs_prev - 1].last_to = (uint32_t)id + 1;
+		d->cs_prev = (uint32_t)id + 1;
 		if (d->out->nblocks > before) {
 			b = &d->out->blocks[id];
 			if (proto.ninsn == e->ninsn &&

@@ -2246,8 +2246,9 @@ write_db(struct run *r, const char *tmp)
 	char *err = NULL;
 	int rc;
 
+	/* One thread writes: SQLite's per-call mutexes cost 3% of an index. */
 	if (sqlite3_open_v2(tmp, &r->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		ix_err(r->ix, "cannot create '%s': %s", tmp,
 		    r->db ? sqlite3_errmsg(r->db) : "out of memory");
 		return (-HWTR_E_DB);

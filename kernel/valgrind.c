@@ -41,6 +41,8 @@
 #include "vgconv.h"
 
 #define VG_READ_BUF	(4u << 20)
+/* Give back the disk space of what was converted every this many bytes. */
+#define VG_PUNCH_STEP	(1u << 20)
 #define VG_MAX_FILES	4096
 
 struct vg_evfile {
@@ -52,6 +54,9 @@ struct vg_evfile {
 	struct vgconv_file *f;
 	uint8_t		*buf;
 	size_t		have;		/* unconsumed bytes in @buf */
+	uint64_t	rd;		/* bytes read from the file */
+	uint64_t	punched;	/* bytes from 0 given back */
+	int		nopunch;	/* the file system cannot */
 };
 
 struct vgsrc {
@@ -70,6 +75,7 @@ struct vgsrc {
 	struct vg_evfile *files[VG_MAX_FILES];
 	size_t		nfiles;
 	uint64_t	gt_lost;
+	int		keep;		/* HWTRACE_VALGRIND_KEEP: for debugging */
 };
 
 static const char *const vg_caveats[] = {
@@ -304,6 +310,19 @@ cb_trigger(void *arg, void *tok)
 	    vs->src->cfg.trigger_name));
 }
 
+/* --mode stop: the session's limit and flag for the thread. */
+static void
+cb_stop_limit(void *arg, void *tok, uint64_t *limitp, int **fullp)
+{
+	struct hwtr_src_thread *thr = tok;
+
+	(void)arg;
+	if (thr == NULL)
+		return;
+	*limitp = thr->limit;
+	*fullp = &thr->full;
+}
+
 static int
 cb_groundtruth(void *arg, void *tok, const uint64_t *ip, size_t n)
 {
@@ -503,7 +522,8 @@ scan_dir(struct vgsrc *vs)
 		ef->pid = pid;
 		ef->seq = seq;
 		snprintf(path, sizeof(path), "%s/%s", vs->dir, de->d_name);
-		if ((ef->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		/* Read-write: converted parts are punched out (punch()). */
+		if ((ef->fd = open(path, O_RDWR | O_CLOEXEC)) < 0) {
 			free(ef->buf);
 			free(ef->name);
 			free(ef);
@@ -541,9 +561,43 @@ evfile_over(struct vgsrc *vs, size_t i)
 	return (kill(ef->pid, 0) < 0 && errno == ESRCH);
 }
 
+/*
+ * The event files are read as the tool writes them, and what was
+ * converted is of no further use: its blocks go back to the file system
+ * (a hole punched from the start), so that the disk use stays bounded by
+ * how far the converter lags behind the tool, not by the length of the
+ * run (gzip of 8 MiB writes 358 MB of events).  The tool waits when the
+ * disk is full (hw_flush()), so a small TMPDIR only slows it down.
+ */
 static void
-evfile_close(struct vg_evfile *ef)
+punch(struct vgsrc *vs, struct vg_evfile *ef)
 {
+	uint64_t done = ef->rd - ef->have, to;
+
+	to = done & ~(uint64_t)4095;
+	if (ef->nopunch || vs->keep || to < ef->punched + VG_PUNCH_STEP)
+		return;
+	if (fallocate(ef->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+	    (off_t)ef->punched, (off_t)(to - ef->punched)) < 0) {
+		hwtr_logf(&vs->src->cfg.log, HWTR_LOG_WARN, "valgrind: cannot "
+		    "free the converted part of '%s/%s' (%s): it keeps its "
+		    "disk space until the capture ends", vs->dir, ef->name,
+		    strerror(errno));
+		ef->nopunch = 1;
+		return;
+	}
+	ef->punched = to;
+}
+
+/*
+ * A converted file gives its space back at once.  Its name stays until
+ * the end: the tool numbers a process's files by the first free name.
+ */
+static void
+evfile_close(struct vgsrc *vs, struct vg_evfile *ef)
+{
+	if (!vs->keep)
+		(void)ftruncate(ef->fd, 0);
 	close(ef->fd);
 	ef->fd = -1;
 	free(ef->buf);
@@ -583,6 +637,7 @@ pump(struct vgsrc *vs)
 				return (-HWTR_E_IO);
 			}
 			ef->have += (size_t)n;
+			ef->rd += (uint64_t)n;
 			used = vgconv_feed(ef->f, ef->buf, ef->have);
 			if (used < 0) {
 				vg_err(vs, "'%s': %s", ef->name,
@@ -591,6 +646,7 @@ pump(struct vgsrc *vs)
 			}
 			memmove(ef->buf, ef->buf + used, ef->have - (size_t)used);
 			ef->have -= (size_t)used;
+			punch(vs, ef);
 			if (n > 0 || used > 0)
 				progress = 1;
 			if (n == 0 || vgconv_file_waiting(ef->f))
@@ -600,7 +656,7 @@ pump(struct vgsrc *vs)
 			rc = vgconv_file_end(ef->f, ef->have);
 			ef->f = NULL;
 			ef->ended = 1;
-			evfile_close(ef);
+			evfile_close(vs, ef);
 			progress = 1;
 			if (rc < 0) {
 				vg_err(vs, "'%s': %s", ef->name,
@@ -630,7 +686,7 @@ rm_dir(struct vgsrc *vs)
 	char path[PATH_MAX + 300];
 	DIR *d;
 
-	if (vs->dir[0] == '\0' || getenv("HWTRACE_VALGRIND_KEEP") != NULL)
+	if (vs->dir[0] == '\0' || vs->keep)
 		return;
 	if ((d = opendir(vs->dir)) != NULL) {
 		while ((de = readdir(d)) != NULL) {
@@ -657,6 +713,7 @@ valgrind_backend_init(struct hwtr_src *src)
 		return (-HWTR_E_NOMEM);
 	vs->src = src;
 	vs->pid = -1;
+	vs->keep = getenv("HWTRACE_VALGRIND_KEEP") != NULL;
 	src->priv = vs;
 	return (0);
 }
@@ -730,6 +787,7 @@ valgrind_backend_enable(struct hwtr_src *src)
 	cb.munmap = cb_munmap;
 	cb.groundtruth = cb_groundtruth;
 	cb.trigger = cb_trigger;
+	cb.stop_limit = cb_stop_limit;
 	if ((rc = vgconv_new(&vs->cv, &cb, &src->cfg.log)) < 0)
 		return (rc);
 	/* --trigger: its address (a PIE's is known at its first mapping). */

@@ -137,6 +137,12 @@ struct vg_thr {
 	uint64_t	ninsn;
 	int		known;		/* @pos is valid */
 	int		enabled;
+	/* Stop-on-full (cb.stop_limit): */
+	uint64_t	limit;		/* encoder bytes; 0: none */
+	int		*fullp;		/* the owner's flag; NULL: none */
+	int		stopped;	/* the trace ended; @encp is NULL */
+	uint64_t	ninsn_stop;	/* instructions traced until then */
+	uint64_t	ngt;		/* ground-truth entries seen */
 };
 
 struct vgconv_file {
@@ -596,6 +602,8 @@ thr_get(struct vgconv_file *f, int32_t tid, uint64_t time,
 			return (rc);
 		}
 	}
+	if (cv->cb.stop_limit != NULL && t->encp != NULL)
+		cv->cb.stop_limit(cv->cb.arg, t->tok, &t->limit, &t->fullp);
 	cv->thr[cv->nthr++] = t;
 	*tp = t;
 	return (0);
@@ -612,7 +620,8 @@ thr_close(struct vgconv *cv, struct vg_thr *t, uint64_t time)
 	if (ENC(t) != NULL && rc >= 0)
 		rc = hwtr_ptenc_flush(ENC(t));
 	if (cv->cb.thread_exit != NULL) {
-		int r2 = cv->cb.thread_exit(cv->cb.arg, t->tok, t->ninsn, time);
+		int r2 = cv->cb.thread_exit(cv->cb.arg, t->tok, t->stopped ?
+		    t->ninsn_stop : t->ninsn, time);
 		if (rc >= 0)
 			rc = r2;
 	}
@@ -677,6 +686,32 @@ thr_def(struct vg_thr *t)
 		t->prev = NULL;
 	}
 	return (d);
+}
+
+/*
+ * Stop-on-full: once the thread's encoder has written its limit, or its
+ * owner set the flag, the trace ends at the superblock start @pos (FUP,
+ * TIP.PGD: the instruction there did not run) and the encoder is fed no
+ * more.  The program runs on, untraced.  Checked where a PSB+ may go
+ * (every 16th superblock) and where tracing is enabled again, so the
+ * limit is overrun by at most 16 superblocks' packets.
+ */
+static int
+stop_check(struct vg_thr *t)
+{
+	struct hwtr_ptenc *e = ENC(t);
+	int rc = 0;
+
+	if (e == NULL || t->fullp == NULL || (!*t->fullp && (t->limit == 0 ||
+	    hwtr_ptenc_bytes(e) < t->limit)))
+		return (0);
+	*t->fullp = 1;
+	if (hwtr_ptenc_enabled(e))
+		rc = hwtr_ptenc_disable(e, t->pos, t->time);
+	t->encp = NULL;
+	t->stopped = 1;
+	t->ninsn_stop = t->ninsn;
+	return (rc);
 }
 
 /* The transfer of instruction @in to @next; 1 when tracing stopped. */
@@ -776,7 +811,8 @@ replay(struct vgconv *cv, struct vg_thr *t, struct vg_def *d,
 
 	/* A PSB+ may go at a superblock start; asking every 16th is enough. */
 	if (ENC(t) != NULL && (t->nblk++ & 15) == 0 &&
-	    (rc = hwtr_ptenc_at(ENC(t), t->pos, t->time)) < 0)
+	    ((rc = stop_check(t)) < 0 || (ENC(t) != NULL &&
+	    (rc = hwtr_ptenc_at(ENC(t), t->pos, t->time)) < 0)))
 		return (rc);
 	complete = !(dst == in[i].addr && (in[i].cls == CLS_OTHER ||
 	    in[i].cls == CLS_SYS));
@@ -902,6 +938,8 @@ resume(struct vgconv *cv, struct vg_thr *t, uint64_t ip)
 	t->pos = ip;
 	t->known = 1;
 	t->enabled = 1;
+	if ((rc = stop_check(t)) < 0)
+		return (rc);
 	if (ENC(t) != NULL)
 		return (hwtr_ptenc_enable(ENC(t), ip, 1, t->time));
 	return (0);
@@ -915,7 +953,11 @@ resume(struct vgconv *cv, struct vg_thr *t, uint64_t ip)
 static int
 implicit_resume(struct vg_thr *t)
 {
+	int rc;
+
 	t->enabled = 1;
+	if ((rc = stop_check(t)) < 0)
+		return (rc);
 	if (ENC(t) != NULL)
 		return (hwtr_ptenc_enable(ENC(t), t->pos, 1, t->time));
 	return (0);
@@ -1023,7 +1065,14 @@ fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 				break;
 			bits = 0;
 			nb = 0;
-			if ((rc = hwtr_ptenc_at(e, t->pos, t->time)) < 0)
+			/* stop_check() needs the count so far. */
+			t->ninsn += ninsn;
+			cv->st.instructions += ninsn;
+			ninsn = 0;
+			if ((rc = stop_check(t)) < 0)
+				break;
+			if ((e = ENC(t)) != NULL &&
+			    (rc = hwtr_ptenc_at(e, t->pos, t->time)) < 0)
 				break;
 		}
 		if (nb + p->nbits > 64) {
@@ -1285,6 +1334,12 @@ tagged(struct vgconv_file *f, uint8_t tag, const uint8_t *p, uint32_t len)
 				return (-HWTR_E_NOMEM);
 			for (i = 0; i < n; i++)
 				ip[i] = rd64(p + 8 + 8 * i);
+			/* After stop-on-full: up to where the trace ended. */
+			if (t->stopped)
+				n = t->ngt >= t->ninsn_stop ? 0 :
+				    (uint32_t)(t->ninsn_stop - t->ngt < n ?
+				    t->ninsn_stop - t->ngt : n);
+			t->ngt += n;
 			rc = cv->cb.groundtruth(cv->cb.arg, t->tok, ip, n);
 			free(ip);
 			return (rc);

@@ -66,6 +66,16 @@ struct vgconv_cb {
 	int	(*trigger)(void *arg, void *tok);
 	/* Every instruction the converter walks (NULL: none; for tests). */
 	int	(*walked)(void *arg, void *tok, const uint64_t *ip, size_t n);
+	/*
+	 * Stop-on-full (NULL: none), asked once per traced thread: the bytes
+	 * its encoder may write (0: no limit) and a flag its owner may set
+	 * to stop it.  The converter then ends the thread's trace at the
+	 * next superblock start it checks (every 16th) with TIP.PGD, sets
+	 * the flag, feeds the encoder no more, and reports only the
+	 * instructions (and ground truth) traced until then.
+	 */
+	void	(*stop_limit)(void *arg, void *tok, uint64_t *limitp,
+		    int **fullp);
 };
 
 int	vgconv_new(struct vgconv **cvp, const struct vgconv_cb *cb,

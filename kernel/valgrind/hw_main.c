@@ -118,17 +118,32 @@ hw_die(const HChar *what)
 	VG_(exit)(HWVG_EXIT_TOOL_ERROR);
 }
 
+/*
+ * hwtrace gives back the disk space of what it converted (it punches the
+ * file), so a full disk means that it lags behind: wait for it, up to a
+ * minute without progress.  VG_(write) returns -errno.
+ */
 static void
 hw_flush(void)
 {
 	UChar *p = hw.buf;
-	Int n;
+	Int n, waited = 0;
 
 	while (p < hw.cur) {
 		n = VG_(write)(hw.fd, p, (Int)(hw.cur - p));
+		if (n == -VKI_EINTR)
+			continue;
+		if ((n == -VKI_ENOSPC || n == 0) && waited < 6000) {
+			(void)VG_(poll)(NULL, 0, 10);
+			waited++;
+			continue;
+		}
 		if (n <= 0)
-			hw_die("cannot write the event file");
+			hw_die(n == -VKI_ENOSPC ? "cannot write the event file: "
+			    "no space left on the device for a minute" :
+			    "cannot write the event file");
 		p += n;
+		waited = 0;
 	}
 	hw.bytes += (ULong)(hw.cur - hw.buf);
 	hw.cur = hw.buf;

@@ -8,12 +8,19 @@
 #   and on ls -l /usr/bin;
 # - PT bytes written per instruction (goal: <= 0.15);
 # - instructions traced per second against the step source (on the
-#   fixture program `loop`, which the step source traces in seconds).
+#   fixture program `loop`, which the step source traces in seconds);
+# - CPU time (user + sys, children included) of the best run of each, so
+#   that the ratios can be judged on a loaded machine, where wall times
+#   include waiting for the CPU.
 # Protocol: see run.sh.
 
 set -u
 : "${HWTRACE:?}" "${HWTRACE_BUILD:?}" "${BENCH_DIR:?}" "${BENCH_RUNS:=3}"
 
+if [ ! -x /usr/bin/time ]; then
+	echo "bench_valgrind: /usr/bin/time (Debian's time package) is missing" >&2
+	exit 1
+fi
 if ! command -v valgrind.bin >/dev/null 2>&1; then
 	echo "bench_valgrind: valgrind is not installed" >&2
 	exit 1
@@ -32,13 +39,15 @@ fi
 
 now() { date +%s.%N; }
 
-# best WHAT CMD...: run CMD BENCH_RUNS times, print the best wall time.
+# best CMD...: run CMD BENCH_RUNS times, print the best wall time and the
+# CPU time (user + sys, waited-for children included) of that run.
 best() {
 	b=""
 	i=0
 	while [ "$i" -lt "$BENCH_RUNS" ]; do
 		t0=$(now)
-		"$@" > /dev/null 2>"$BENCH_DIR/stderr" || {
+		/usr/bin/time -f '%U %S' -o "$BENCH_DIR/time" \
+		    "$@" > /dev/null 2>"$BENCH_DIR/stderr" || {
 			echo "bench_valgrind: failed: $*" >&2
 			cat "$BENCH_DIR/stderr" >&2
 			return 1
@@ -47,10 +56,11 @@ best() {
 		t=$(echo "$t1 - $t0" | bc -l)
 		if [ -z "$b" ] || [ "$(echo "$t < $b" | bc -l)" = 1 ]; then
 			b=$t
+			c=$(awk '{ print $1 + $2 }' "$BENCH_DIR/time")
 		fi
 		i=$((i + 1))
 	done
-	printf '%.3f\n' "$b"
+	printf '%.3f %.2f\n' "$b" "$c"
 }
 
 gzip_cmd() { gzip -6 -c "$input"; }
@@ -68,16 +78,24 @@ bench_case() {
 	none=$(best valgrind.bin --tool=none -q --run-libc-freeres=no "$@") ||
 	    return 1
 	ours=$(best capture "$@") || return 1
+	native_cpu=${native#* } native=${native% *}
+	none_cpu=${none#* } none=${none% *}
+	ours_cpu=${ours#* } ours=${ours% *}
 	# The message of the last capture: instructions and trace bytes.
 	msg=$(grep 'instructions' "$BENCH_DIR/stderr" | tail -n 1)
 	insn=$(echo "$msg" | sed -n 's/.* \([0-9][0-9]*\) instructions.*/\1/p')
 	bytes=$(echo "$msg" | sed -n 's/.* \([0-9][0-9]*\) bytes of trace.*/\1/p')
-	echo "bench_valgrind: $name: native ${native}s, valgrind none" \
-	    "${none}s, capture ${ours}s; $msg" >&2
+	echo "bench_valgrind: $name: native ${native}s (CPU ${native_cpu}s)," \
+	    "valgrind none ${none}s (CPU ${none_cpu}s), capture ${ours}s" \
+	    "(CPU ${ours_cpu}s); $msg; load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 	printf 'result\t%s vs tool=none\ts\t%s\tvalgrind --tool=none\t%s\tlower\t0.667\n' \
 	    "$name" "$ours" "$none"
 	printf 'result\t%s vs native\ts\t%s\tnative\t%s\tlower\t0.2\n' \
 	    "$name" "$ours" "$native"
+	printf 'result\t%s CPU vs tool=none\ts\t%s\ttool=none CPU\t%s\tlower\t-\n' \
+	    "$name" "$ours_cpu" "$none_cpu"
+	printf 'result\t%s CPU vs native\ts\t%s\tnative CPU\t%s\tlower\t-\n' \
+	    "$name" "$ours_cpu" "$native_cpu"
 	if [ -n "$insn" ] && [ -n "$bytes" ] && [ "$insn" -gt 0 ]; then
 		printf 'result\t%s PT size\tB/insn\t%s\tissue goal\t0.15\tlower\t1\n' \
 		    "$name" "$(echo "scale=4; $bytes / $insn" | bc -l)"

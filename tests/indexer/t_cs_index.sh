@@ -98,6 +98,8 @@ etmv4_body()
 	    "SELECT s.format || ' ' || s.status || ' ' || t.blocks FROM streams s JOIN threads t ON t.stream = s.id WHERE s.name LIKE '% trace ID 0x20'" | tail -n +2)
 	[ "$got" = "stm unsupported 0" ] ||
 	    atf_fail "expected the STM trace ID 0x20 as a stream 'stm unsupported' with an empty thread, got '$got'"
+	got=$("$HWTRACE" query --format tsv juno_r1_1.db sql "SELECT value FROM meta WHERE key = 'cpu'" | tail -n +2)
+	[ "$got" = "arm 0/0/0" ] || atf_fail "expected meta cpu 'arm 0/0/0' for a CoreSight snapshot, got '$got'"
 	# The buffer keeps its row, with its bytes; trace IDs have none.
 	got=$("$HWTRACE" query --format tsv juno_r1_1.db sql \
 	    "SELECT group_concat(id || ':' || format || ':' || bytes, ' ') FROM (SELECT * FROM streams ORDER BY id)" | tail -n +2)

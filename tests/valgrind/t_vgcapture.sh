@@ -222,6 +222,69 @@ ring_trigger_snapshots_body() {
 		atf_fail "expected a snapshot per call of add() and one at exit, got $n chunks"
 }
 
+atf_test_case stop_mode_stops_and_records_it
+stop_mode_stops_and_records_it_head() {
+	atf_set descr "--mode stop under valgrind: the trace ends when the buffer is full, exactly (ground truth up to there), it is recorded, and the program runs to its end"
+	atf_set timeout 120
+}
+stop_mode_stops_and_records_it_body() {
+	need_valgrind
+	need_prog loop
+	"$HWTRACE" capture --source valgrind --ground-truth -o full.hwtrace \
+	    -- "$HWTRACE_PROGS/loop" >out 2>err ||
+		atf_fail "capture failed: $(oneline err)"
+	"$HWTRACE" info full.hwtrace >info.full
+	whole=$(sed -n "s/^  stream 0 .* \([0-9][0-9]*\) bytes$/\1/p" info.full)
+	[ -n "$whole" ] && [ "$whole" -gt 2048 ] ||
+		atf_fail "expected more than 2K of trace without a limit, got '$whole'"
+	"$HWTRACE" capture --source valgrind --mode stop --buffer 1K \
+	    --ground-truth -o s.hwtrace -- "$HWTRACE_PROGS/loop" >out 2>err ||
+		atf_fail "capture failed: $(oneline err)"
+	grep -q 'loop: sum 6090 odd 14' out ||
+		atf_fail "the program did not finish: $(oneline out)"
+	"$HWTRACE" info s.hwtrace >info
+	bytes=$(sed -n "s/^  stream 0 .* \([0-9][0-9]*\) bytes$/\1/p" info)
+	# The limit is checked every 16th superblock: a little overrun.
+	[ -n "$bytes" ] && [ "$bytes" -ge 1024 ] && [ "$bytes" -lt 1536 ] ||
+		atf_fail "expected 1K to 1.5K of trace, got '$bytes' (without a limit: $whole)"
+	grep -q '^  lost: 1$' info || atf_fail "no lost record: $(oneline info)"
+	# What was traced is exact: libipt's decode is the ground truth,
+	# which ends where the trace stopped.
+	if [ -x "$PTCHECK" ]; then
+		"$PTCHECK" s.hwtrace >check 2>&1 ||
+			atf_fail "libipt's decode differs from the ground truth: $(oneline check)"
+	fi
+	gt_by_index s.hwtrace
+}
+
+atf_test_case event_files_use_bounded_disk cleanup
+event_files_use_bounded_disk_head() {
+	atf_set descr "the tool's event files are given back as they are converted: gzip of 1 MiB (about 45 MB of events) is captured with TMPDIR on a 16 MiB tmpfs"
+	atf_set timeout 300
+	atf_set require.user root
+}
+event_files_use_bounded_disk_body() {
+	need_valgrind
+	command -v gzip >/dev/null 2>&1 || atf_skip "gzip is not installed"
+	mkdir small
+	mount -t tmpfs -o size=16m hwtrace-vgtest small 2>err ||
+		atf_skip "cannot mount a tmpfs here: $(oneline err)"
+	cat /usr/bin/* 2>/dev/null | head -c 1048576 >input
+	gzip -1 -c input >want.gz
+	TMPDIR=$PWD/small "$HWTRACE" capture --source valgrind -o z.hwtrace \
+	    -- gzip -1 -c input >got.gz 2>err ||
+		atf_fail "capture with a 16 MiB TMPDIR failed: $(oneline err)"
+	cmp -s want.gz got.gz || atf_fail "gzip's output under valgrind differs"
+	n=$(sed -n 's/.* \([0-9][0-9]*\) instructions.*/\1/p' err | tail -n 1)
+	[ -n "$n" ] && [ "$n" -gt 100000000 ] ||
+		atf_fail "expected more than 10^8 instructions traced, got '$n': $(oneline err)"
+	[ -z "$(ls small)" ] || atf_fail "event files left behind: $(ls small)"
+}
+event_files_use_bounded_disk_cleanup() {
+	umount small 2>/dev/null
+	return 0
+}
+
 atf_test_case error_valgrind_missing
 error_valgrind_missing_head() {
 	atf_set descr "--source valgrind without valgrind.bin on PATH is a clear error"
@@ -292,6 +355,8 @@ atf_init_test_cases() {
 	atf_add_test_case exit_status_and_keep_on_failure
 	atf_add_test_case sigint_writes_valid_archive
 	atf_add_test_case ring_trigger_snapshots
+	atf_add_test_case stop_mode_stops_and_records_it
+	atf_add_test_case event_files_use_bounded_disk
 	atf_add_test_case error_valgrind_missing
 	atf_add_test_case error_version_mismatch
 	atf_add_test_case error_sigill_unsupported_insn
