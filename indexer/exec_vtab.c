@@ -637,17 +637,30 @@ xo_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 	/*
 	 * A chunk holds at most 4096 blocks, so the chunk holding block
 	 * seq_lo starts after seq_lo - 4096.  For instruction bounds the
-	 * insn index is searched instead.
+	 * insn index is searched instead.  One thread is asked for with
+	 * "thread = ?1": SQLite uses the second column of a key only after an
+	 * equality on the first, and a range on thread would read every chunk
+	 * of the thread.  Its first chunk for instruction bounds is the last
+	 * one starting at or before insn_lo (chunks follow each other; within
+	 * a thread insn grows with seq), found in exec_chunks_insn.
 	 */
 	if (c->insn_lo > 0) {
-		rc = sqlite3_prepare_v2(c->vt->db,
+		rc = sqlite3_prepare_v2(c->vt->db, tlo == thi ?
+		    "SELECT thread, seq, nblocks, insn, data FROM exec_chunks "
+		    "WHERE thread = ?1 AND ?2 = ?1 AND insn >= coalesce(("
+		    "SELECT max(insn) FROM exec_chunks WHERE thread = ?1 AND "
+		    "insn <= ?3), 0) AND insn + ninsns > ?3 AND insn <= ?4 "
+		    "ORDER BY thread, insn, seq" :
 		    "SELECT thread, seq, nblocks, insn, data FROM exec_chunks "
 		    "WHERE thread >= ?1 AND thread <= ?2 AND insn + ninsns > ?3 "
 		    "AND insn <= ?4 ORDER BY thread, seq", -1, &c->chunks, NULL);
 		clo = c->insn_lo;
 		chi = c->insn_hi;
 	} else {
-		rc = sqlite3_prepare_v2(c->vt->db,
+		rc = sqlite3_prepare_v2(c->vt->db, tlo == thi ?
+		    "SELECT thread, seq, nblocks, insn, data FROM exec_chunks "
+		    "WHERE thread = ?1 AND ?2 = ?1 AND seq > ?3 - 4096 "
+		    "AND seq + nblocks > ?3 AND seq <= ?4 ORDER BY thread, seq" :
 		    "SELECT thread, seq, nblocks, insn, data FROM exec_chunks "
 		    "WHERE thread >= ?1 AND thread <= ?2 AND seq > ?3 - 4096 "
 		    "AND seq + nblocks > ?3 AND seq <= ?4 ORDER BY thread, seq",

@@ -220,10 +220,11 @@ q_res_push_n(struct hwtr_q_res *res, enum hwtr_q_type type, const char *s,
 		nc->off = res->pool.len;
 		nc->len = (uint32_t)len;
 		nc->w = (uint32_t)w;
+		/* The text and its NUL (q_str_add keeps one after it). */
 		q_str_add(&res->pool, s, len);
-		q_str_add(&res->pool, "", 1);
 		if (res->pool.err)
 			return (-HWTR_E_NOMEM);
+		res->pool.len++;
 	}
 	res->ncells++;
 	return (0);

@@ -66,9 +66,6 @@ best() {
 gzip_cmd() { gzip -6 -c "$input"; }
 ls_cmd() { ls -l /usr/bin; }
 
-capture() {
-	"$HWTRACE" capture --source valgrind -o "$BENCH_DIR/vg.hwtrace" -- "$@"
-}
 
 # CASE NAME CMD...: the three timings and the ratios.
 bench_case() {
@@ -77,7 +74,8 @@ bench_case() {
 	native=$(best "$@") || return 1
 	none=$(best valgrind.bin --tool=none -q --run-libc-freeres=no "$@") ||
 	    return 1
-	ours=$(best capture "$@") || return 1
+	ours=$(best "$HWTRACE" capture --source valgrind \
+	    -o "$BENCH_DIR/vg.hwtrace" -- "$@") || return 1
 	native_cpu=${native#* } native=${native% *}
 	none_cpu=${none#* } none=${none% *}
 	ours_cpu=${ours#* } ours=${ours% *}

@@ -186,9 +186,31 @@ queries_body()
 		diff want got > d ||
 		    atf_fail "trace ID 0x$id (thread $t): last 6 instructions differ from the ranges and kernel_dump.bin: $(cat d)"
 	done
-	"$HWTRACE" query juno_r1_1.db hot --by block > hot || atf_fail "query hot failed"
-	awk 'NR > 1 && $1 !~ /^0x[0-9a-f]+$/ { exit 1 }' hot ||
-	    atf_fail "hot --by block shows something other than addresses: $(head -n 3 hot)"
+	# summary: the counts the snapshot and trc_pkt_lister give.
+	d=$SNAPS/juno_r1_1
+	nsrc=$(sed -n '/^\[source_buffers\]/,/^\[/p' "$d/trace.ini" | grep -c '=')
+	nbuf=$(sed -n 's/^buffers=//p' "$d/trace.ini" | tr ',' '\n' | grep -c .)
+	bytes=$(for f in $(sed -n 's/^file=//p' "$d/trace.ini"); do stat -c %s "$d/$f"; done | awk '{ s += $1 } END { print s }')
+	nimg=$(cat "$d"/cpu_*.ini | sed -n 's/^file=//p' | sort -u | wc -l)
+	nstatic=$(echo "$ranges" | sed 's/.*range=\(0x[0-9a-f]*\):.*num_i(\([0-9]*\)).*ISA=\([A-Z0-9]*\).*/\1 \2 \3/' | sort -u | wc -l)
+	set -- $(echo "$ranges" | sed 's/.*num_i(\([0-9]*\)).*/\1/' | awk '{ n++; s += $1 } END { print n, s }')
+	printf '%s\n' "source coresight-snapshot" "archive_complete 1" \
+	    "streams $((nbuf + nsrc))" "processes 0" "threads $nsrc" \
+	    "images $nimg" "instructions $2" "blocks $1" \
+	    "static_blocks $nstatic" "trace_bytes $bytes" "decode_errors 0" \
+	    "undecoded_bytes 0" "lost_bytes 0" "lost_events 0" > want
+	"$HWTRACE" query --format tsv juno_r1_1.db summary |
+	    awk -F'\t' 'NR > 1 && $1 !~ /^(command|exit|start|duration_ns|calls)$/ { print $1, $2 }' > got
+	diff want got > d || atf_fail "summary differs from the snapshot's and trc_pkt_lister's counts: $(cat d)"
+	# hot --by block: the top 5 blocks, each a distinct range of the ppl
+	# (start, instructions) with its executions over all trace IDs.
+	echo "$ranges" | sed 's/.*range=\(0x[0-9a-f]*\):.*num_i(\([0-9]*\)).*/\1 \2/' |
+	    awk -v total="$2" '{ k = $1 " " $2; if (!(k in c)) o[k] = n++; c[k]++ }
+		END { for (k in c) { split(k, a, " "); printf "%d %d %s %d %d %d %.2f\n", c[k] * a[2], o[k], a[1], c[k], a[2], c[k] * a[2], 100 * c[k] * a[2] / total } }' |
+	    sort -k1,1nr -k2,2n | head -n 5 | cut -d' ' -f3- | sed 's/\.\([0-9]\)0$/.\1/; s/\.00$/.0/' > want
+	"$HWTRACE" query --format tsv juno_r1_1.db hot --by block -n 5 |
+	    awk -F'\t' 'NR > 1 { print $1, $4, $5, $6, $7 }' > got
+	diff want got > d || atf_fail "hot --by block (address count block_insns insns percent) differs from trc_pkt_lister's ranges: $(cat d)"
 }
 
 atf_test_case symbols

@@ -114,6 +114,36 @@ tree_matches_sql_body()
 	    "$(diff exp got | head -n 3 | tr "\n" " ")"
 }
 
+atf_test_case windows_across_chunks
+windows_across_chunks_head() { atf_set descr "insns --from and last windows across an exec_chunks boundary equal the whole expansion filtered by SQLite"; }
+windows_across_chunks_body()
+{
+	mkbig
+	# Where the second chunk starts (blocks 4096 on; hwtrace-db(5)).
+	b=$("$HWTRACE" query big.db sql --format csv "SELECT insn FROM
+	    exec_chunks WHERE thread = 1 AND seq = 4096" | tail -n 1)
+	[ -n "$b" ] && [ "$b" -gt 10 ] || atf_fail "no second chunk ($b)"
+	"$HWTRACE" query big.db insns --thread 1 --from $((b - 3)) --count 7 \
+	    --format csv | cut -d, -f2,3 > got || atf_fail "insns failed"
+	# "+ 0" hides the constraints from exec_insns: it expands everything.
+	"$HWTRACE" query big.db sql --format csv "SELECT e.insn AS insn,
+	    printf('%#x', e.ip) AS address FROM exec_insns e WHERE
+	    e.thread + 0 = 1 AND e.insn + 0 >= $((b - 3)) AND
+	    e.insn + 0 < $((b + 4)) ORDER BY e.insn" > exp
+	[ "$(wc -l < exp)" = 8 ] || atf_fail "expected 7 instructions from SQL"
+	cmp -s exp got || atf_fail "insns across a chunk boundary:" \
+	    "$(diff exp got | tr "\n" " ")"
+	"$HWTRACE" query big.db sql --format csv "SELECT e.seq, e.block FROM
+	    exec_order e WHERE e.thread = 1 AND e.seq >= 4090 AND e.seq < 4100
+	    ORDER BY e.seq" > got || atf_fail "exec_order window failed"
+	"$HWTRACE" query big.db sql --format csv "SELECT e.seq, e.block FROM
+	    exec_order e WHERE e.thread + 0 = 1 AND e.seq + 0 >= 4090 AND
+	    e.seq + 0 < 4100 ORDER BY e.seq" > exp
+	[ "$(wc -l < exp)" = 11 ] || atf_fail "expected 10 blocks from SQL"
+	cmp -s exp got || atf_fail "exec_order across a chunk boundary:" \
+	    "$(diff exp got | tr "\n" " ")"
+}
+
 atf_test_case reader_gone_quiet
 reader_gone_quiet_head() { atf_set descr "| head ends a long answer quietly, by SIGPIPE (status 141), also where SIGPIPE was ignored"; }
 reader_gone_quiet_body()
@@ -149,5 +179,6 @@ atf_init_test_cases()
 	atf_add_test_case calls_long_matches_sql
 	atf_add_test_case func_long_matches_sql
 	atf_add_test_case tree_matches_sql
+	atf_add_test_case windows_across_chunks
 	atf_add_test_case reader_gone_quiet
 }
