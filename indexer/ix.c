@@ -2253,10 +2253,15 @@ write_db(struct run *r, const char *tmp)
 		    r->db ? sqlite3_errmsg(r->db) : "out of memory");
 		return (-HWTR_E_DB);
 	}
+	/*
+	 * A 16 MiB page cache and sorts (the indexes built at the end) that
+	 * spill to temporary files: SQLite's memory does not grow with the
+	 * database either.
+	 */
 	if (sqlite3_exec(r->db, "PRAGMA journal_mode = OFF;"
 	    "PRAGMA synchronous = OFF; PRAGMA page_size = 4096;"
-	    "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = MEMORY;"
-	    "PRAGMA cache_size = -65536;"
+	    "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = FILE;"
+	    "PRAGMA cache_size = -16384;"
 	    HWTR_IX_SCHEMA_SQL "BEGIN;", NULL, NULL, &err) != SQLITE_OK) {
 		ix_err(r->ix, "database '%s': %s", tmp, err ? err : "?");
 		sqlite3_free(err);
