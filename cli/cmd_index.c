@@ -170,14 +170,17 @@ cmd_index(int argc, char **argv)
 	if (!quiet || st->errors > 0)
 		cli_warnx("index", "'%s': %llu streams, %llu blocks, %llu "
 		    "instructions, %llu decode errors (%llu of %llu bytes not "
-		    "decoded), %llu segments", out,
+		    "decoded), %llu segments; CPU s: decode %.2f, write %.2f",
+		    out,
 		    (unsigned long long)st->streams,
 		    (unsigned long long)st->blocks,
 		    (unsigned long long)st->insns,
 		    (unsigned long long)st->errors,
 		    (unsigned long long)st->undecoded_bytes,
 		    (unsigned long long)st->trace_bytes,
-		    (unsigned long long)st->segments);
+		    (unsigned long long)st->segments,
+		    (double)st->decode_cpu_ns / 1e9,
+		    (double)st->write_cpu_ns / 1e9);
 	hwtr_ix_free(ix);
 	free(dbname);
 	return (0);

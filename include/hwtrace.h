@@ -1229,6 +1229,8 @@ struct hwtr_ix_stats {
 	uint64_t	calls;
 	uint64_t	exec_bytes;	/* execution order BLOB bytes */
 	uint64_t	segments;	/* pieces of streams decoded apart */
+	uint64_t	decode_cpu_ns;	/* CPU time of the decoding threads */
+	uint64_t	write_cpu_ns;	/* of the thread that stitches and writes */
 };
 
 int hwtr_ix_new(struct hwtr_ix **ixp, const struct hwtr_ix_opts *opts);

@@ -1242,6 +1242,9 @@ worker(void *arg)
 	struct run *r = wc->r;
 	size_t i;
 
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
 		while (!r->abort && r->next_seg < r->nsegs &&
@@ -1258,6 +1261,9 @@ worker(void *arg)
 		r->wprogress[wc->w] = 0;
 		pthread_cond_broadcast(&r->done_cv);
 	}
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	r->ix->stats.decode_cpu_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) *
+	    1000000000LL + (t1.tv_nsec - t0.tv_nsec));
 	pthread_mutex_unlock(&r->lock);
 	return (NULL);
 }
@@ -2089,6 +2095,7 @@ run_pipeline(struct run *r)
 {
 	pthread_t *tids;
 	struct wctx *wc;
+	struct timespec t0, t1;
 	size_t nj, i, started = 0;
 	long ncpu;
 	int rc;
@@ -2124,7 +2131,11 @@ run_pipeline(struct run *r)
 		ix_err(r->ix, "cannot start a decoding thread");
 		return (-HWTR_E_NOMEM);
 	}
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	rc = stitch_all(r);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	r->ix->stats.write_cpu_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) *
+	    1000000000LL + (t1.tv_nsec - t0.tv_nsec));
 	pthread_mutex_lock(&r->lock);
 	r->abort = 1;
 	pthread_cond_broadcast(&r->work_cv);

@@ -26,7 +26,7 @@ index()
 {
 	HWTRACE_IX_SEGMENT=$1 "$HWTRACE" index -j "$2" -o "$4" "$3" \
 	    >out 2>err || atf_fail "index $3 (segments of $1 bytes, -j $2) failed: $(tr '\n' '|' < err)"
-	nseg=$(sed -n "s/^hwtrace index: '.*, \([0-9]*\) segments$/\1/p" err)
+	nseg=$(sed -n "s/^hwtrace index: '.*, \([0-9]*\) segments; .*$/\1/p" err)
 	[ -n "$nseg" ] || atf_fail "no summary line with segments: $(tr '\n' '|' < err)"
 }
 
