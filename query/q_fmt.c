@@ -214,7 +214,8 @@ q_table_line(struct q_out *out, const char *const *s, const size_t *len,
 			memset(p, ' ', pad);
 			p += pad;
 		}
-		memcpy(p, s[c], len[c]);
+		if (len[c] > 0)
+			memcpy(p, s[c], len[c]);
 		p += len[c];
 		if ((!out->right[c] || header) && c + 1 < out->ncols) {
 			memset(p, ' ', pad);
@@ -234,13 +235,13 @@ q_table(struct q_out *out, const struct hwtr_q_res *res)
 {
 	size_t nr = hwtr_q_res_nrows(res), r, c, nc = out->ncols;
 	const struct q_cell *cell;
-	const char *sv[64], **s = sv;
-	size_t lv[64], wv[64], *len = lv, *dw = wv;
+	const char *sv[64] = { NULL }, **s = sv;
+	size_t lv[64] = { 0 }, wv[64] = { 0 }, *len = lv, *dw = wv;
 
 	if (nc > 64) {
-		s = malloc(nc * sizeof(*s));
-		len = malloc(nc * sizeof(*len));
-		dw = malloc(nc * sizeof(*dw));
+		s = calloc(nc, sizeof(*s));
+		len = calloc(nc, sizeof(*len));
+		dw = calloc(nc, sizeof(*dw));
 		if (s == NULL || len == NULL || dw == NULL) {
 			out->buf.err = 1;
 			goto out;

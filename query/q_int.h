@@ -154,6 +154,7 @@ int q_sym_ids(struct hwtr_q *q, const char *what, const char *pattern,
  * name, for callers that compare names.
  */
 struct q_name {
+	int		used;
 	int64_t		id;
 	const char	*name;		/* NULL: no such symbol */
 	uint32_t	len, w;

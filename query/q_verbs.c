@@ -318,6 +318,7 @@ q_call_rows(struct hwtr_q *q, struct q_callfmt *cf, struct hwtr_q_res *res,
 	size_t n;
 	int rc;
 
+	memset(&caller, 0, sizeof(caller));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		me.id = sqlite3_column_int64(st, 0);
 		depth = sqlite3_column_int64(st, 2);
@@ -380,8 +381,10 @@ q_call_rows(struct hwtr_q *q, struct q_callfmt *cf, struct hwtr_q_res *res,
 				if ((ns = realloc(cf->stk, ncap *
 				    sizeof(*ns))) == NULL)
 					goto nomem;
-				for (n = cf->nstk; n < ncap; n++)
+				for (n = cf->nstk; n < ncap; n++) {
+					memset(&ns[n], 0, sizeof(ns[n]));
 					ns[n].id = INT64_MIN;
+				}
 				cf->stk = ns;
 				cf->nstk = ncap;
 			}
@@ -822,7 +825,7 @@ hwtr_q_stream(struct hwtr_q *q, const struct hwtr_q_req *req,
 	q->out = &out;
 	rc = hwtr_q_run(q, req, &res);
 	q->out = NULL;
-	if (rc >= 0) {
+	if (rc >= 0 && res != NULL) {
 		res->out = NULL;
 		if ((rc = q_out_end(&out, res)) < 0)
 			q_fail(q, rc, rc == -HWTR_E_IO ? "cannot write the "
