@@ -188,6 +188,7 @@ hwtr_q_res_free(struct hwtr_q_res *res)
 	for (i = 0; i < res->ncols; i++)
 		free(res->names[i]);
 	free(res->names);
+	free(res->hint);
 	free(res->cells);
 	free(res->pool.p);
 	free(res);
@@ -319,6 +320,22 @@ q_res_push_int(struct hwtr_q_res *res, int64_t v)
 }
 
 void
+q_res_hint(struct hwtr_q_res *res, size_t col, int64_t v)
+{
+	char buf[24];
+	size_t n;
+
+	if (col >= res->ncols)
+		return;
+	if (res->hint == NULL &&
+	    (res->hint = calloc(res->ncols, sizeof(*res->hint))) == NULL)
+		return;		/* a hint only: alignment, not the answer */
+	n = q_fmt_i64(buf, v);
+	if (n > res->hint[col])
+		res->hint[col] = n;
+}
+
+void
 q_res_stream(struct hwtr_q *q, struct hwtr_q_res *res)
 {
 	res->out = q->out;
@@ -332,7 +349,7 @@ q_res_row_end(struct hwtr_q *q, struct hwtr_q_res *res)
 	if (res->out == NULL || res->ncols == 0 ||
 	    res->ncells < Q_BLOCK_ROWS * res->ncols)
 		return (0);
-	if ((rc = q_out_rows(res->out, res)) < 0)
+	if ((rc = q_out_rows(res->out, res, 1)) < 0)
 		return (q_fail(q, rc, rc == -HWTR_E_IO ? "cannot write the "
 		    "answer" : "out of memory"));
 	return (0);

@@ -15,7 +15,9 @@
  * so that a million-row answer is never held whole.  A table is aligned on
  * the widths of the rows seen so far: an answer that fits in one block
  * looks exactly as if it had been rendered whole; in a longer one a column
- * widens where a later block needs it, as psql's FETCH_COUNT does.
+ * starts as wide as the verb's hint (q_res_hint: calls knows its largest
+ * id, position and time) and widens where a later block needs it, as
+ * psql's FETCH_COUNT does.
  */
 
 #include <stdlib.h>
@@ -231,7 +233,7 @@ q_table_line(struct q_out *out, const char *const *s, const size_t *len,
 }
 
 static void
-q_table(struct q_out *out, const struct hwtr_q_res *res)
+q_table(struct q_out *out, const struct hwtr_q_res *res, int more)
 {
 	size_t nr = hwtr_q_res_nrows(res), r, c, nc = out->ncols;
 	const struct q_cell *cell;
@@ -247,6 +249,10 @@ q_table(struct q_out *out, const struct hwtr_q_res *res)
 			goto out;
 		}
 	}
+	if (more && res->hint != NULL)
+		for (c = 0; c < nc; c++)
+			if (res->hint[c] > out->nat[c])
+				out->nat[c] = res->hint[c];
 	/* Numbers right, text left; NULLs do not decide. */
 	for (r = 0; r < nr; r++) {
 		cell = &res->cells[r * nc];
@@ -419,7 +425,7 @@ q_json(struct q_out *out, const struct hwtr_q_res *res)
 }
 
 int
-q_out_rows(struct q_out *out, struct hwtr_q_res *res)
+q_out_rows(struct q_out *out, struct hwtr_q_res *res, int more)
 {
 	if (out->fmt > HWTR_Q_FMT_JSON)
 		return (-HWTR_E_INVAL);
@@ -427,7 +433,7 @@ q_out_rows(struct q_out *out, struct hwtr_q_res *res)
 		return (-HWTR_E_NOMEM);
 	switch (out->fmt) {
 	case HWTR_Q_FMT_TABLE:
-		q_table(out, res);
+		q_table(out, res, more);
 		break;
 	case HWTR_Q_FMT_CSV:
 	case HWTR_Q_FMT_TSV:
@@ -449,7 +455,7 @@ q_out_end(struct q_out *out, struct hwtr_q_res *res)
 {
 	int rc;
 
-	if ((rc = q_out_rows(out, res)) < 0)
+	if ((rc = q_out_rows(out, res, 0)) < 0)
 		return (rc);
 	if (out->fmt == HWTR_Q_FMT_JSON)
 		q_str_puts(&out->buf, out->nrows == 0 ? "[]\n" : "\n]\n");

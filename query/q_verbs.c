@@ -402,6 +402,40 @@ fail:
 	return (rc);
 }
 
+/*
+ * Bounds of the numeric columns of calls, from the threads table, for the
+ * alignment of a long (streamed) table: ids up to max(id), positions and
+ * counts up to a thread's length, times up to its last time.
+ */
+static int
+q_call_hints(struct hwtr_q *q, struct hwtr_q_res *res, int64_t t0)
+{
+	static const struct { int col, what; } h[] = { { 0, 0 }, { 1, 1 },
+	    { 2, 2 }, { 6, 3 }, { 7, 4 }, { 8, 5 }, { 9, 5 }, { 10, 4 },
+	    { 11, 4 }, { 12, 3 } };
+	sqlite3_stmt *st;
+	int64_t v[6];
+	size_t i;
+	int rc;
+
+	if (res->out == NULL)
+		return (0);
+	if ((rc = q_prepare(q, &st, "SELECT (SELECT max(id) FROM calls), "
+	    "max(id), max(max_depth), max(blocks), max(insns), max(last_ns) "
+	    "FROM threads")) < 0)
+		return (rc);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		for (i = 0; i < 6; i++)
+			v[i] = sqlite3_column_int64(st, (int)i);
+		v[5] = sqlite3_column_type(st, 5) == SQLITE_NULL ? 0 :
+		    v[5] - t0;
+		for (i = 0; i < HWTR_NELEM(h); i++)
+			q_res_hint(res, (size_t)h[i].col, v[h[i].what]);
+	}
+	sqlite3_finalize(st);
+	return (0);
+}
+
 /* Run @sql (Q_CALL_RAW rows; ?1 ?2 ?3 bound to @a @b @c) into *resp. */
 static int
 q_call_select(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
@@ -428,7 +462,8 @@ q_call_select(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
 		goto out;
 	}
 	q_res_stream(q, *resp);
-	rc = q_call_rows(q, &cf, *resp, st);
+	if ((rc = q_call_hints(q, *resp, cf.t0)) == 0)
+		rc = q_call_rows(q, &cf, *resp, st);
 out:
 	sqlite3_finalize(st);
 	q_callfmt_free(&cf);
