@@ -1382,8 +1382,9 @@ int hwtr_q_res_format(const struct hwtr_q_res *res, enum hwtr_q_format fmt,
  * Answer @req and render it as hwtr_q_res_format() would, handing the text
  * to @sink(@arg, buf, len) block by block (calls, func, last, insns,
  * timeline and tree stream; other verbs hand over their answer at the end).
- * A table longer than one block is aligned on the widths seen so far: a
- * column widens where a later block needs it.  @sink returns 0, or < 0 to
+ * A table longer than one block is aligned on the widths seen so far (and
+ * the bounds some verbs know, such as the largest call id): a column
+ * widens where a later block needs it.  @sink returns 0, or < 0 to
  * stop (a write failed; the reader went away): hwtr_q_stream then stops
  * reading and returns -HWTR_E_IO.  Other failures as hwtr_q_run.
  */

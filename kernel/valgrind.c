@@ -75,7 +75,7 @@ struct vgsrc {
 	struct vg_evfile *files[VG_MAX_FILES];
 	size_t		nfiles;
 	uint64_t	gt_lost;
-	int		keep;		/* HWTRACE_VALGRIND_KEEP: for debugging */
+	int		keep;		/* HWTRACE_VALGRIND_KEEP: debugging */
 };
 
 static const char *const vg_caveats[] = {

@@ -188,6 +188,7 @@ hwtr_q_res_free(struct hwtr_q_res *res)
 	for (i = 0; i < res->ncols; i++)
 		free(res->names[i]);
 	free(res->names);
+	free(res->hint);
 	free(res->cells);
 	free(res->pool.p);
 	free(res);
@@ -319,6 +320,22 @@ q_res_push_int(struct hwtr_q_res *res, int64_t v)
 }
 
 void
+q_res_hint(struct hwtr_q_res *res, size_t col, int64_t v)
+{
+	char buf[24];
+	size_t n;
+
+	if (col >= res->ncols)
+		return;
+	if (res->hint == NULL &&
+	    (res->hint = calloc(res->ncols, sizeof(*res->hint))) == NULL)
+		return;		/* a hint only: alignment, not the answer */
+	n = q_fmt_i64(buf, v);
+	if (n > res->hint[col])
+		res->hint[col] = n;
+}
+
+void
 q_res_stream(struct hwtr_q *q, struct hwtr_q_res *res)
 {
 	res->out = q->out;
@@ -332,7 +349,7 @@ q_res_row_end(struct hwtr_q *q, struct hwtr_q_res *res)
 	if (res->out == NULL || res->ncols == 0 ||
 	    res->ncells < Q_BLOCK_ROWS * res->ncols)
 		return (0);
-	if ((rc = q_out_rows(res->out, res)) < 0)
+	if ((rc = q_out_rows(res->out, res, 1)) < 0)
 		return (q_fail(q, rc, rc == -HWTR_E_IO ? "cannot write the "
 		    "answer" : "out of memory"));
 	return (0);
@@ -1046,7 +1063,7 @@ q_name_slot(const struct q_names *nm, int64_t id)
 	uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ULL;
 	size_t i = (size_t)(h >> 20) & (nm->cap - 1);
 
-	while (nm->tab[i].id != INT64_MIN && nm->tab[i].id != id)
+	while (nm->tab[i].used && nm->tab[i].id != id)
 		i = (i + 1) & (nm->cap - 1);
 	return (i);
 }
@@ -1063,21 +1080,19 @@ q_name_get(struct hwtr_q *q, struct q_names *nm, int64_t id)
 		ot = nm->tab;
 		ocap = nm->cap;
 		nm->cap = ocap ? ocap * 2 : 256;
-		if ((nm->tab = malloc(nm->cap * sizeof(*nm->tab))) == NULL) {
+		if ((nm->tab = calloc(nm->cap, sizeof(*nm->tab))) == NULL) {
 			nm->tab = ot;
 			nm->cap = ocap;
 			q_fail(q, -HWTR_E_NOMEM, "out of memory");
 			return (NULL);
 		}
-		for (i = 0; i < nm->cap; i++)
-			nm->tab[i].id = INT64_MIN;
 		for (i = 0; i < ocap; i++)
-			if (ot[i].id != INT64_MIN)
+			if (ot[i].used)
 				nm->tab[q_name_slot(nm, ot[i].id)] = ot[i];
 		free(ot);
 	}
 	e = &nm->tab[q_name_slot(nm, id)];
-	if (e->id == id)
+	if (e->used)
 		return (e);
 	if (nm->st == NULL && q_prepare(q, &nm->st, "SELECT name FROM symbols "
 	    "WHERE id = ?1") < 0)
@@ -1095,6 +1110,7 @@ q_name_get(struct hwtr_q *q, struct q_names *nm, int64_t id)
 		q_dbfail(q, "cannot read symbols");
 		return (NULL);
 	}
+	e->used = 1;
 	e->id = id;
 	e->name = NULL;
 	e->len = 0;
@@ -1110,7 +1126,7 @@ q_name_get(struct hwtr_q *q, struct q_names *nm, int64_t id)
 			nb = realloc(nm->blocks, (nm->nblocks + 1) *
 			    sizeof(*nb));
 			if (nb == NULL) {
-				e->id = INT64_MIN;
+				e->used = 0;
 				q_fail(q, -HWTR_E_NOMEM, "out of memory");
 				return (NULL);
 			}
@@ -1122,7 +1138,7 @@ q_name_get(struct hwtr_q *q, struct q_names *nm, int64_t id)
 			nm->pool.cap = len + 1 > 65536 ? len + 1 : 65536;
 			if ((nm->pool.p = malloc(nm->pool.cap)) == NULL) {
 				nm->pool.cap = 0;
-				e->id = INT64_MIN;
+				e->used = 0;
 				q_fail(q, -HWTR_E_NOMEM, "out of memory");
 				return (NULL);
 			}

@@ -15,7 +15,9 @@
  * so that a million-row answer is never held whole.  A table is aligned on
  * the widths of the rows seen so far: an answer that fits in one block
  * looks exactly as if it had been rendered whole; in a longer one a column
- * widens where a later block needs it, as psql's FETCH_COUNT does.
+ * starts as wide as the verb's hint (q_res_hint: calls knows its largest
+ * id, position and time) and widens where a later block needs it, as
+ * psql's FETCH_COUNT does.
  */
 
 #include <stdlib.h>
@@ -214,7 +216,8 @@ q_table_line(struct q_out *out, const char *const *s, const size_t *len,
 			memset(p, ' ', pad);
 			p += pad;
 		}
-		memcpy(p, s[c], len[c]);
+		if (len[c] > 0)
+			memcpy(p, s[c], len[c]);
 		p += len[c];
 		if ((!out->right[c] || header) && c + 1 < out->ncols) {
 			memset(p, ' ', pad);
@@ -230,22 +233,26 @@ q_table_line(struct q_out *out, const char *const *s, const size_t *len,
 }
 
 static void
-q_table(struct q_out *out, const struct hwtr_q_res *res)
+q_table(struct q_out *out, const struct hwtr_q_res *res, int more)
 {
 	size_t nr = hwtr_q_res_nrows(res), r, c, nc = out->ncols;
 	const struct q_cell *cell;
-	const char *sv[64], **s = sv;
-	size_t lv[64], wv[64], *len = lv, *dw = wv;
+	const char *sv[64] = { NULL }, **s = sv;
+	size_t lv[64] = { 0 }, wv[64] = { 0 }, *len = lv, *dw = wv;
 
 	if (nc > 64) {
-		s = malloc(nc * sizeof(*s));
-		len = malloc(nc * sizeof(*len));
-		dw = malloc(nc * sizeof(*dw));
+		s = calloc(nc, sizeof(*s));
+		len = calloc(nc, sizeof(*len));
+		dw = calloc(nc, sizeof(*dw));
 		if (s == NULL || len == NULL || dw == NULL) {
 			out->buf.err = 1;
 			goto out;
 		}
 	}
+	if (more && res->hint != NULL)
+		for (c = 0; c < nc; c++)
+			if (res->hint[c] > out->nat[c])
+				out->nat[c] = res->hint[c];
 	/* Numbers right, text left; NULLs do not decide. */
 	for (r = 0; r < nr; r++) {
 		cell = &res->cells[r * nc];
@@ -418,7 +425,7 @@ q_json(struct q_out *out, const struct hwtr_q_res *res)
 }
 
 int
-q_out_rows(struct q_out *out, struct hwtr_q_res *res)
+q_out_rows(struct q_out *out, struct hwtr_q_res *res, int more)
 {
 	if (out->fmt > HWTR_Q_FMT_JSON)
 		return (-HWTR_E_INVAL);
@@ -426,7 +433,7 @@ q_out_rows(struct q_out *out, struct hwtr_q_res *res)
 		return (-HWTR_E_NOMEM);
 	switch (out->fmt) {
 	case HWTR_Q_FMT_TABLE:
-		q_table(out, res);
+		q_table(out, res, more);
 		break;
 	case HWTR_Q_FMT_CSV:
 	case HWTR_Q_FMT_TSV:
@@ -448,7 +455,7 @@ q_out_end(struct q_out *out, struct hwtr_q_res *res)
 {
 	int rc;
 
-	if ((rc = q_out_rows(out, res)) < 0)
+	if ((rc = q_out_rows(out, res, 0)) < 0)
 		return (rc);
 	if (out->fmt == HWTR_Q_FMT_JSON)
 		q_str_puts(&out->buf, out->nrows == 0 ? "[]\n" : "\n]\n");

@@ -84,6 +84,11 @@ struct hwtr_q_res {
 	struct q_str	pool;
 	/* Streamed (see q_res_stream): full blocks go to @out as they fill. */
 	struct q_out	*out;
+	/*
+	 * Least widths of a table's columns once it is longer than a block
+	 * (NULL: none; see q_res_hint), so that it keeps its alignment.
+	 */
+	size_t		*hint;
 };
 
 #define Q_CELL_S(res, c)						\
@@ -111,6 +116,13 @@ int q_res_push_n(struct hwtr_q_res *res, enum hwtr_q_type type,
  * Only verbs whose rows are final once pushed call it.
  */
 void q_res_stream(struct hwtr_q *q, struct hwtr_q_res *res);
+/*
+ * Column @col of a long table is at least as wide as @v printed (an upper
+ * bound of its values the verb knows cheaply, such as the largest call
+ * id): applied only when the answer is longer than one block, so that
+ * later blocks need not widen it; a short answer is aligned on its rows.
+ */
+void q_res_hint(struct hwtr_q_res *res, size_t col, int64_t v);
 /* A row is complete: write the block if it is full (streamed results). */
 int q_res_row_end(struct hwtr_q *q, struct hwtr_q_res *res);
 
@@ -119,7 +131,8 @@ size_t q_dwidth(const char *s, size_t len);
 /* The writer (q_fmt.c): init, blocks of rows, the end, free. */
 void q_out_init(struct q_out *out, enum hwtr_q_format fmt, int width,
     int (*sink)(void *, const char *, size_t), void *arg);
-int q_out_rows(struct q_out *out, struct hwtr_q_res *res);
+/* @more: rows will follow (a streamed block), so width hints apply. */
+int q_out_rows(struct q_out *out, struct hwtr_q_res *res, int more);
 int q_out_end(struct q_out *out, struct hwtr_q_res *res);
 void q_out_fini(struct q_out *out);
 /* Decimal and "0x" hex (as SQLite's printf('%#x'): "0" for 0) into @buf. */
@@ -154,6 +167,7 @@ int q_sym_ids(struct hwtr_q *q, const char *what, const char *pattern,
  * name, for callers that compare names.
  */
 struct q_name {
+	int		used;
 	int64_t		id;
 	const char	*name;		/* NULL: no such symbol */
 	uint32_t	len, w;

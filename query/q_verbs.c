@@ -318,6 +318,7 @@ q_call_rows(struct hwtr_q *q, struct q_callfmt *cf, struct hwtr_q_res *res,
 	size_t n;
 	int rc;
 
+	memset(&caller, 0, sizeof(caller));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		me.id = sqlite3_column_int64(st, 0);
 		depth = sqlite3_column_int64(st, 2);
@@ -380,8 +381,10 @@ q_call_rows(struct hwtr_q *q, struct q_callfmt *cf, struct hwtr_q_res *res,
 				if ((ns = realloc(cf->stk, ncap *
 				    sizeof(*ns))) == NULL)
 					goto nomem;
-				for (n = cf->nstk; n < ncap; n++)
+				for (n = cf->nstk; n < ncap; n++) {
+					memset(&ns[n], 0, sizeof(ns[n]));
 					ns[n].id = INT64_MIN;
+				}
 				cf->stk = ns;
 				cf->nstk = ncap;
 			}
@@ -397,6 +400,40 @@ nomem:
 	return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
 fail:
 	return (rc);
+}
+
+/*
+ * Bounds of the numeric columns of calls, from the threads table, for the
+ * alignment of a long (streamed) table: ids up to max(id), positions and
+ * counts up to a thread's length, times up to its last time.
+ */
+static int
+q_call_hints(struct hwtr_q *q, struct hwtr_q_res *res, int64_t t0)
+{
+	static const struct { int col, what; } h[] = { { 0, 0 }, { 1, 1 },
+	    { 2, 2 }, { 6, 3 }, { 7, 4 }, { 8, 5 }, { 9, 5 }, { 10, 4 },
+	    { 11, 4 }, { 12, 3 } };
+	sqlite3_stmt *st;
+	int64_t v[6];
+	size_t i;
+	int rc;
+
+	if (res->out == NULL)
+		return (0);
+	if ((rc = q_prepare(q, &st, "SELECT (SELECT max(id) FROM calls), "
+	    "max(id), max(max_depth), max(blocks), max(insns), max(last_ns) "
+	    "FROM threads")) < 0)
+		return (rc);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		for (i = 0; i < 6; i++)
+			v[i] = sqlite3_column_int64(st, (int)i);
+		v[5] = sqlite3_column_type(st, 5) == SQLITE_NULL ? 0 :
+		    v[5] - t0;
+		for (i = 0; i < HWTR_NELEM(h); i++)
+			q_res_hint(res, (size_t)h[i].col, v[h[i].what]);
+	}
+	sqlite3_finalize(st);
+	return (0);
 }
 
 /* Run @sql (Q_CALL_RAW rows; ?1 ?2 ?3 bound to @a @b @c) into *resp. */
@@ -425,7 +462,8 @@ q_call_select(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
 		goto out;
 	}
 	q_res_stream(q, *resp);
-	rc = q_call_rows(q, &cf, *resp, st);
+	if ((rc = q_call_hints(q, *resp, cf.t0)) == 0)
+		rc = q_call_rows(q, &cf, *resp, st);
 out:
 	sqlite3_finalize(st);
 	q_callfmt_free(&cf);
@@ -822,7 +860,7 @@ hwtr_q_stream(struct hwtr_q *q, const struct hwtr_q_req *req,
 	q->out = &out;
 	rc = hwtr_q_run(q, req, &res);
 	q->out = NULL;
-	if (rc >= 0) {
+	if (rc >= 0 && res != NULL) {
 		res->out = NULL;
 		if ((rc = q_out_end(&out, res)) < 0)
 			q_fail(q, rc, rc == -HWTR_E_IO ? "cannot write the "

@@ -139,8 +139,9 @@ hw_flush(void)
 			continue;
 		}
 		if (n <= 0)
-			hw_die(n == -VKI_ENOSPC ? "cannot write the event file: "
-			    "no space left on the device for a minute" :
+			hw_die(n == -VKI_ENOSPC ?
+			    "cannot write the event file: no space left on "
+			    "the device for a minute" :
 			    "cannot write the event file");
 		p += n;
 		waited = 0;

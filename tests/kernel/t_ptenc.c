@@ -892,8 +892,8 @@ ATF_TC_BODY(tnt_batches_same_packets, tc)
 		bits = x * 0x9e3779b97f4a7c15ull;
 		ATF_REQUIRE_EQ(hwtr_ptenc_tnt(e2, bits, n), 0);
 		for (i = n; i > 0; i--)
-			ATF_REQUIRE_EQ(hwtr_ptenc_cond(e1, (bits >> (i - 1)) & 1),
-			    0);
+			ATF_REQUIRE_EQ(hwtr_ptenc_cond(e1,
+			    (bits >> (i - 1)) & 1), 0);
 		if (round % 7 == 0) {
 			/* A call and its return: one more TNT bit. */
 			ATF_REQUIRE_EQ(hwtr_ptenc_call(e1, 0x401005, 0x402000,

@@ -78,6 +78,13 @@ calls_long_matches_sql_body()
 	    "$(diff exp got | head -n 3 | tr "\n" " ")"
 	[ "$(grep -c '^call ' table)" = 1 ] ||
 	    atf_fail "expected one header line in the streamed table"
+	# Aligned throughout: the numeric columns are as wide as their bounds
+	# from the threads table, so every row (but its last, unpadded
+	# column) has the same length, across blocks too.
+	n=$(tail -n +2 table | sed 's/ *[^ ]*$//' | awk '{ print length($0) }' |
+	    sort -u | wc -l)
+	[ "$n" = 1 ] || atf_fail "expected rows of one width in the streamed" \
+	    "table, got $n widths"
 	# JSON across blocks: one array, every row.
 	"$HWTRACE" query big.db calls --thread 1 --format json > out.json ||
 	    atf_fail "calls --format json failed"
