@@ -691,6 +691,9 @@ const char *hwtr_ar_warning(const struct hwtr_ar *ar, size_t i);
 /*
  * Decompress every member, check every checksum and cross-reference.
  * Returns 0, or a negative error with hwtr_ar_errmsg() naming the member.
+ * It checks the members that are there: on a truncated archive it returns 0
+ * when everything before the cut is sound, and whether the archive is
+ * complete is hwtr_ar_status()->complete (hwtrace verify checks both).
  */
 int hwtr_ar_verify(struct hwtr_ar *ar);
 

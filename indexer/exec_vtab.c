@@ -660,7 +660,8 @@ xo_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 		rc = sqlite3_prepare_v2(c->vt->db, tlo == thi ?
 		    "SELECT thread, seq, nblocks, insn, data FROM exec_chunks "
 		    "WHERE thread = ?1 AND ?2 = ?1 AND seq > ?3 - 4096 "
-		    "AND seq + nblocks > ?3 AND seq <= ?4 ORDER BY thread, seq" :
+		    "AND seq + nblocks > ?3 AND seq <= ?4 "
+		    "ORDER BY thread, seq" :
 		    "SELECT thread, seq, nblocks, insn, data FROM exec_chunks "
 		    "WHERE thread >= ?1 AND thread <= ?2 AND seq > ?3 - 4096 "
 		    "AND seq + nblocks > ?3 AND seq <= ?4 ORDER BY thread, seq",

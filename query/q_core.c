@@ -267,7 +267,7 @@ q_fmt_i64(char *buf, int64_t v)
 	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
 	size_t len;
 
-	/* Two digits per division: this runs for most cells of a long answer. */
+	/* Two digits a division: this runs for most cells of a long answer. */
 	while (u >= 100) {
 		p -= 2;
 		memcpy(p, pairs + (u % 100) * 2, 2);
@@ -329,7 +329,7 @@ q_res_hint(struct hwtr_q_res *res, size_t col, int64_t v)
 		return;
 	if (res->hint == NULL &&
 	    (res->hint = calloc(res->ncols, sizeof(*res->hint))) == NULL)
-		return;		/* a hint only: alignment, not the answer */
+		return;		/* a hint: alignment only */
 	n = q_fmt_i64(buf, v);
 	if (n > res->hint[col])
 		res->hint[col] = n;
@@ -911,7 +911,8 @@ q_open_db(struct hwtr_q *q, const char *path)
 	 * safe; past 1 GiB SQLite reads the rest as before.
 	 */
 	if (sqlite3_exec(q->db, "PRAGMA query_only = 1; "
-	    "PRAGMA mmap_size = 1073741824", NULL, NULL, NULL) != SQLITE_OK || hwtr_ix_sqlite_register(q->db) < 0 ||
+	    "PRAGMA mmap_size = 1073741824", NULL, NULL, NULL) != SQLITE_OK ||
+	    hwtr_ix_sqlite_register(q->db) < 0 ||
 	    sqlite3_create_function(q->db, "hwtr_disasm", 4, SQLITE_UTF8 |
 	    SQLITE_DETERMINISTIC, NULL, arm > 0 ? q_sql_armenc : q_sql_disasm,
 	    NULL, NULL) != SQLITE_OK)
@@ -1122,7 +1123,8 @@ q_name_get(struct hwtr_q *q, struct q_names *nm, int64_t id)
 		 * Names point into the pool: a pool about to move is kept
 		 * as it is and a new one started.
 		 */
-		if (nm->pool.len + len + 1 > nm->pool.cap && nm->pool.p != NULL) {
+		if (nm->pool.p != NULL &&
+		    nm->pool.len + len + 1 > nm->pool.cap) {
 			nb = realloc(nm->blocks, (nm->nblocks + 1) *
 			    sizeof(*nb));
 			if (nb == NULL) {

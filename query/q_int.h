@@ -178,7 +178,7 @@ struct q_names {
 	struct q_name	*tab;		/* open addressing on id */
 	size_t		cap, n;
 	struct q_str	pool;		/* names, NUL-separated */
-	char		**blocks;	/* pools outgrown: kept, names point in */
+	char		**blocks;	/* full pools, kept: names point in */
 	size_t		nblocks;
 };
 /* The entry of symbol @id (name NULL when it has none); NULL on failure. */

@@ -270,8 +270,9 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 	}
 /* Names come from a cache of symbols by id, not a join per call. */
 #define Q_TREE_COLS							\
-	"SELECT c.id, c.thread, c.parent, c.depth, c.symbol, c.func_ip, "	\
-	"c.insns, c.self_insns, c.exit_ns - c.entry_ns FROM calls c "
+	"SELECT c.id, c.thread, c.parent, c.depth, c.symbol, "		\
+	"c.func_ip, c.insns, c.self_insns, c.exit_ns - c.entry_ns "	\
+	"FROM calls c "
 	/*
 	 * Parents come before their children in id order.  The roots alone
 	 * come from calls_parent (see q_calls); deeper trees scan, for one

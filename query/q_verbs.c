@@ -204,9 +204,10 @@ q_insns(struct hwtr_q *q, const struct hwtr_q_req *req,
  * step of one statement, with no per-row joins and no SQL printf.
  */
 #define Q_CALL_RAW							\
-	"c.id, c.thread, c.depth, c.symbol, c.func_ip, c.parent, c.call_ip, "	\
-	"c.entry_seq, c.entry_insn, c.entry_ns, c.exit_ns, c.insns, "	\
-	"c.self_insns, c.blocks, c.entry_kind, c.exit_kind FROM calls c "
+	"c.id, c.thread, c.depth, c.symbol, c.func_ip, c.parent, "	\
+	"c.call_ip, c.entry_seq, c.entry_insn, c.entry_ns, c.exit_ns, "	\
+	"c.insns, c.self_insns, c.blocks, c.entry_kind, c.exit_kind "	\
+	"FROM calls c "
 
 static const char *const q_call_cols[] = { "call", "thread", "depth",
     "function", "caller", "call_site", "seq", "insn", "start_ns",
@@ -221,8 +222,8 @@ struct q_frame {
 
 struct q_callfmt {
 	struct q_names	names;
-	sqlite3_stmt	*par;		/* a caller not met in the scan */
-	struct q_frame	*stk;		/* by depth: the last call met */
+	sqlite3_stmt	*par;		/* a caller not met yet */
+	struct q_frame	*stk;		/* by depth: last call met */
 	size_t		nstk;
 	struct q_frame	pcache[64];	/* callers looked up, by id */
 	int64_t		t0;

@@ -201,7 +201,8 @@ sigint_writes_valid_archive_body() {
 	members int.hwtrace | grep -q '^streams/0/.*\.chunk$' ||
 		atf_fail "the archive after SIGINT has no trace"
 	sleep 0.3
-	pgrep -f "tool=hwtrace.*progs/spin" >/dev/null &&
+	# Only this build's spin: other worktrees run this test at the same time.
+	pgrep -f "tool=hwtrace.* $HWTRACE_PROGS/spin" >/dev/null &&
 		atf_fail "valgrind is still running spin"
 	return 0
 }
@@ -285,6 +286,30 @@ event_files_use_bounded_disk_cleanup() {
 	return 0
 }
 
+atf_test_case event_files_default_dir
+event_files_default_dir_head() {
+	atf_set descr "without TMPDIR the tool's event files go to /dev/shm when it is a tmpfs (cheaper to write than a disk's page cache), else /tmp, and nothing is left there"
+}
+event_files_default_dir_body() {
+	need_valgrind
+	need_prog hello
+	if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] &&
+	    [ -w /dev/shm ]; then
+		want=/dev/shm
+	else
+		want=/tmp
+	fi
+	env -u TMPDIR "$HWTRACE" capture -v --source valgrind -o d.hwtrace \
+	    -- "$HWTRACE_PROGS/hello" >out 2>err ||
+		atf_fail "capture failed: $(oneline err)"
+	dir=$(sed -n "s/.*valgrind: event files in '\(.*\)'$/\1/p" err)
+	case $dir in
+	"$want"/hwtrace-vg.*) ;;
+	*)	atf_fail "expected the event files in $want/hwtrace-vg.*, the log says '$dir': $(oneline err)" ;;
+	esac
+	[ ! -e "$dir" ] || atf_fail "$dir was left behind"
+}
+
 atf_test_case error_valgrind_missing
 error_valgrind_missing_head() {
 	atf_set descr "--source valgrind without valgrind.bin on PATH is a clear error"
@@ -357,6 +382,7 @@ atf_init_test_cases() {
 	atf_add_test_case ring_trigger_snapshots
 	atf_add_test_case stop_mode_stops_and_records_it
 	atf_add_test_case event_files_use_bounded_disk
+	atf_add_test_case event_files_default_dir
 	atf_add_test_case error_valgrind_missing
 	atf_add_test_case error_version_mismatch
 	atf_add_test_case error_sigill_unsupported_insn
