@@ -800,7 +800,7 @@ progress(struct dec *d)
 	uint64_t off;
 
 	if (d->in->progress != NULL && pt_blk_get_offset(d->blk, &off) >= 0)
-		*d->in->progress = off;
+		__atomic_store_n(d->in->progress, off, __ATOMIC_RELAXED);
 }
 
 /*
@@ -1313,7 +1313,8 @@ cs_decode_stream(const struct ix_seg_in *in, struct ix_seg_out *outs)
 			rc = 0;
 		}
 		if (in->progress != NULL)
-			*in->progress = in->piece_off[k] + in->piece_len[k];
+			__atomic_store_n(in->progress, in->piece_off[k] +
+			    in->piece_len[k], __ATOMIC_RELAXED);
 	}
 	for (u = 0; u < nu; u++) {
 		const struct hwtr_cs_source *src = &cs->sources[order[u]];

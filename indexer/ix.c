@@ -1258,7 +1258,7 @@ worker(void *arg)
 		pthread_mutex_lock(&r->lock);
 		r->segs[i].done = 1;
 		r->bytes_done += r->segs[i].end - r->segs[i].start;
-		r->wprogress[wc->w] = 0;
+		__atomic_store_n(&r->wprogress[wc->w], 0, __ATOMIC_RELAXED);
 		pthread_cond_broadcast(&r->done_cv);
 	}
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
@@ -1980,7 +1980,8 @@ report_progress(struct run *r)
 	pthread_mutex_lock(&r->lock);
 	sum = r->bytes_done;
 	for (w = 0; w < r->nworkers; w++)
-		sum += r->wprogress[w];
+		/* Written by the workers as they go: a relaxed read. */
+		sum += __atomic_load_n(&r->wprogress[w], __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&r->lock);
 	if (sum > r->ix->stats.trace_bytes)
 		sum = r->ix->stats.trace_bytes;
