@@ -77,13 +77,16 @@ echo "  database: $(sqlite3 "$BENCH_DIR/j1.db" "SELECT sum(blocks) || ' blocks, 
 
 # Where the CPU goes at -j 2: the decoding threads and the writer (the
 # summary line says), best of $BENCH_RUNS.  On an idle 2-CPU machine the
-# wall time is at least max(write, decode / 2): the critical path.
+# wall time is at least max(write, (decode + write) / 2): the writer is one
+# thread and all threads share two CPUs.  A bound computed from CPU times,
+# not a measurement, so the row has no goal: the wall row above is the one
+# the issue's 0.90 is about.
 run=1
 while [ "$run" -le "$BENCH_RUNS" ]; do
 	"$HWTRACE" index -j 2 -o "$BENCH_DIR/j2.db" "$BENCH_DIR/big.hwtrace" 2> "$BENCH_DIR/sum"
 	dec=$(sed -n 's/.*CPU s: decode \([0-9.]*\), write \([0-9.]*\)$/\1/p' "$BENCH_DIR/sum")
 	wri=$(sed -n 's/.*CPU s: decode \([0-9.]*\), write \([0-9.]*\)$/\2/p' "$BENCH_DIR/sum")
-	cp=$(awk -v d="$dec" -v w="$wri" 'BEGIN { c = d / 2; if (w > c) c = w; printf "%d", c * 1e9 }')
+	cp=$(awk -v d="$dec" -v w="$wri" 'BEGIN { c = (d + w) / 2; if (w > c) c = w; printf "%d", c * 1e9 }')
 	echo "  -j 2 CPU: decode $dec s, write $wri s" >&2
 	best cpath "$cp"
 	run=$((run + 1))
@@ -103,7 +106,7 @@ printf 'result\tindex -j 2, %s MiB PT\tMB/s\t%s\tbare pt_blk_next loop\t%s\thigh
 # On a shared machine wall time also measures the neighbours: CPU time too.
 printf 'result\tindex -j 1 CPU time, %s MiB PT\tMB/CPU-s\t%s\tbare loop CPU time\t%s\thigher\t0.50\n' \
     "$mib" "$(mbs "$c1")" "$(mbs "$cb")"
-printf 'result\tindex -j 2 critical path, %s MiB PT\tMB/CPU-s\t%s\tbare loop CPU time\t%s\thigher\t0.90\n' \
+printf 'result\tindex -j 2 lower bound on 2 CPUs, %s MiB PT\tMB/CPU-s\t%s\tbare loop CPU time\t%s\thigher\t-\n' \
     "$mib" "$(mbs "$cpath")" "$(mbs "$cb")"
 printf 'result\tpeak RSS -j 2, %s MiB PT\tKiB\t%s\tsame, 10x smaller trace\t%s\tlower\t-\n' \
     "$mib" "$rss_big" "$rss_small"

@@ -88,8 +88,9 @@ bench_case() {
 	    "(CPU ${ours_cpu}s); $msg; load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 	printf 'result\t%s vs tool=none\ts\t%s\tvalgrind --tool=none\t%s\tlower\t0.667\n' \
 	    "$name" "$ours" "$none"
-	printf 'result\t%s vs native\ts\t%s\tnative\t%s\tlower\t0.2\n' \
-	    "$name" "$ours" "$native"
+	# The issue's <= 5x native is for the CPU-bound workload only.
+	printf 'result\t%s vs native\ts\t%s\tnative\t%s\tlower\t%s\n' \
+	    "$name" "$ours" "$native" "$native_goal"
 	printf 'result\t%s CPU vs tool=none\ts\t%s\ttool=none CPU\t%s\tlower\t-\n' \
 	    "$name" "$ours_cpu" "$none_cpu"
 	printf 'result\t%s CPU vs native\ts\t%s\tnative CPU\t%s\tlower\t-\n' \
@@ -100,7 +101,9 @@ bench_case() {
 	fi
 }
 
+native_goal=0.2
 bench_case "gzip -6 8MiB" gzip -6 -c "$input" || exit 1
+native_goal=-
 bench_case "ls -l /usr/bin" ls -l /usr/bin || exit 1
 
 # Instructions per second against the step source, both on `loop`.
