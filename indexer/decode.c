@@ -87,6 +87,19 @@ struct dec {
 	size_t		cs_map;		/* CoreSight: last mapping + 1 */
 	uint32_t	cs_prev;	/* CoreSight: last block + 1 */
 	/*
+	 * CoreSight batches (in->cs_batch): the batch's blocks (copies),
+	 * the unit's id of each, and per unit block its batch id + 1.
+	 */
+	struct ix_sblock *bb;
+	size_t		nbb, cbb;
+	uint32_t	*blid;
+	size_t		cblid;
+	uint32_t	*bmap;
+	size_t		cbmap;
+	size_t		nelem;		/* elements in the batch */
+	size_t		unit;		/* index in in->cs_touched */
+	int		touched;
+	/*
 	 * The time as this segment knows it: a time is written when it
 	 * differs from this (the stitcher checks again against the stream's).
 	 */
@@ -1022,6 +1035,7 @@ struct cs_run {
 	uint64_t	base;		/* stream offset of the piece */
 	const struct ix_cs_mem *mem;
 	size_t		nmem;
+	size_t		batch;		/* in->cs_batch */
 	int		rc;
 };
 
@@ -1052,10 +1066,21 @@ cs_isid(struct dec *d, uint64_t ip)
 	return (0);
 }
 
+/* Something came for unit @d (the writer may have left it for later). */
+static void
+cs_touch(struct dec *d)
+{
+	if (!d->touched && d->in->cs_touched != NULL)
+		__atomic_store_n(&d->in->cs_touched[d->unit], 1,
+		    __ATOMIC_RELAXED);
+	d->touched = 1;
+}
+
 static int
 cs_event(struct dec *d, const char *kind, int has_ip, uint64_t ip,
     const char *detail, uint64_t off)
 {
+	cs_touch(d);
 	return (add_event_at(d, kind, has_ip, ip, detail, 1, off));
 }
 
@@ -1108,6 +1133,80 @@ cs_block_code(const struct cs_run *cr, struct ix_sblock *b, uint32_t ninsn)
 		return (0);
 	}
 	b->end_ip = b->ip + b->size - b->lens[ninsn - 1];
+	return (0);
+}
+
+/*
+ * Block @id ran.  With batches, the operation names the block's id in the
+ * batch being filled, which gets a copy of the block the first time (the
+ * stitcher reads nothing the decoder changes later: the copy's lens and
+ * code are final once the block exists).
+ */
+static int
+cs_put_block(struct dec *d, int64_t id)
+{
+	struct ix_sblock *b;
+
+	if (d->in->cs_batch == 0 || d->in->cs_publish == NULL)
+		return (put(d, (uint64_t)id << 1));
+	if ((size_t)id >= d->cbmap) {
+		size_t n = d->cbmap ? d->cbmap : 4096;
+		uint32_t *t;
+
+		while (n <= (size_t)id)
+			n *= 2;
+		if ((t = realloc(d->bmap, n * sizeof(*t))) == NULL)
+			return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+		memset(t + d->cbmap, 0, (n - d->cbmap) * sizeof(*t));
+		d->bmap = t;
+		d->cbmap = n;
+	}
+	if (d->bmap[id] == 0) {
+		if (ix_grow((void **)&d->bb, &d->cbb, d->nbb + 1,
+		    sizeof(*d->bb)) < 0 || ix_grow((void **)&d->blid,
+		    &d->cblid, d->nbb + 1, sizeof(*d->blid)) < 0)
+			return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+		b = &d->bb[d->nbb];
+		*b = d->out->blocks[id];
+		b->count = 0;
+		b->last_to = b->last_br = 0;
+		d->blid[d->nbb] = (uint32_t)id;
+		d->bmap[id] = (uint32_t)++d->nbb;
+	}
+	return (put(d, (uint64_t)(d->bmap[id] - 1) << 1));
+}
+
+/* Hand unit @u's batch (its operations so far) to the writer. */
+static int
+cs_publish(struct dec *d, size_t u)
+{
+	struct ix_seg_out *b;
+	size_t i;
+	int rc;
+
+	d->nelem = 0;
+	if (d->out == NULL || d->out->ops.len == 0)
+		return (0);
+	if ((b = calloc(1, sizeof(*b))) == NULL) {
+		/* The operations cannot be stitched with the unit's ids. */
+		d->out->ops.len = 0;
+		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+	}
+	b->borrowed = 1;
+	b->trace_id = d->out->trace_id;
+	b->format = d->out->format;
+	b->blocks = d->bb;
+	b->nblocks = d->nbb;
+	b->cblocks = d->cbb;
+	b->ops = d->out->ops;
+	memset(&d->out->ops, 0, sizeof(d->out->ops));
+	for (i = 0; i < d->nbb; i++)
+		d->bmap[d->blid[i]] = 0;
+	d->bb = NULL;
+	d->nbb = d->cbb = 0;
+	if ((rc = d->in->cs_publish(d->in->cs_publish_arg, u, b)) < 0)
+		return (fail(d, rc, rc == -HWTR_E_INTR ? "interrupted" :
+		    "cannot hand a batch to the writer", NULL));
 	return (0);
 }
 
@@ -1165,7 +1264,7 @@ cs_emit(struct cs_run *cr, struct dec *d, const struct ix_cs_elem *e)
 			if (b->code == NULL)
 				d->out->nocode++;
 		}
-		return (put(d, (uint64_t)id << 1));
+		return (cs_put_block(d, id));
 	case IX_CS_EXCEPTION:
 		if ((rc = op(d, IX_OP_ASYNC)) < 0)
 			return (rc);
@@ -1202,7 +1301,14 @@ cs_elem(void *arg, const struct ix_cs_elem *e)
 
 	if (u < 0)
 		return (0);
+	/* End of trace, cycle counts and the like write nothing. */
+	if (e->kind != IX_CS_EOT && e->kind != IX_CS_CYCLES &&
+	    e->kind != IX_CS_OTHER)
+		cs_touch(&cr->decs[u]);
 	if ((cr->rc = cs_emit(cr, &cr->decs[u], e)) < 0)
+		return (cr->rc);
+	if (cr->batch != 0 && ++cr->decs[u].nelem >= cr->batch &&
+	    (cr->rc = cs_publish(&cr->decs[u], (size_t)u)) < 0)
 		return (cr->rc);
 	return (0);
 }
@@ -1251,14 +1357,21 @@ cs_decode_stream(const struct ix_seg_in *in, struct ix_seg_out *outs)
 	if (nu > in->nouts)
 		nu = in->nouts;
 	cr.ndecs = in->nouts;
+	cr.batch = in->cs_publish != NULL ? in->cs_batch : 0;
 	for (u = 0; u < in->nouts; u++) {
 		struct dec *d = &cr.decs[u];
 
 		d->in = in;
 		d->out = &outs[u];
+		d->unit = u;
 		d->isc = in->iscache;
 		if (u < nu && cs->sources[order[u]].protocol != HWTR_TF_STM)
 			cr.route[cs->sources[order[u]].trace_id] = (int16_t)u;
+		/* Known now: batches tell the writer which unit they are. */
+		if (u < nu) {
+			d->out->trace_id = cs->sources[order[u]].trace_id;
+			d->out->format = cs->sources[order[u]].protocol;
+		}
 	}
 	for (i = 0; i < in->nmaps; i++) {
 		const struct ix_map *m = in->maps[i];
@@ -1303,6 +1416,7 @@ cs_decode_stream(const struct ix_seg_in *in, struct ix_seg_out *outs)
 			break;		/* out of memory: in the unit's out */
 		if (rc < 0) {
 			/* The buffer's own errors go to its first unit. */
+			cs_touch(&cr.decs[0]);
 			if (op(&cr.decs[0], IX_OP_ERROR) < 0 ||
 			    op1(&cr.decs[0], IX_OP_UNDECODED,
 			    in->piece_len[k]) < 0 ||
@@ -1345,6 +1459,15 @@ cs_decode_stream(const struct ix_seg_in *in, struct ix_seg_out *outs)
 		outs[0].problem = strdup(prob);
 out:
 	for (u = 0; cr.decs != NULL && u < cr.ndecs; u++) {
+		/*
+		 * The last batch: the out keeps the blocks and no operation
+		 * (on a failure too, whose operations so far are kept).
+		 */
+		if (cr.batch != 0)
+			(void)cs_publish(&cr.decs[u], u);
+		free(cr.decs[u].bb);
+		free(cr.decs[u].blid);
+		free(cr.decs[u].bmap);
 		free(cr.decs[u].htab);
 		free(cr.decs[u].lb);
 		free(cr.decs[u].ltab);
@@ -1404,7 +1527,7 @@ ix_seg_out_free(struct ix_seg_out *o)
 
 	if (o == NULL)
 		return;
-	for (i = 0; i < o->nblocks; i++) {
+	for (i = 0; !o->borrowed && i < o->nblocks; i++) {
 		free(o->blocks[i].lens);
 		free(o->blocks[i].code);
 	}

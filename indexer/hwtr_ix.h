@@ -140,6 +140,8 @@ extern const char *const ix_call_entry_kinds[];
 extern const char *const ix_call_exit_kinds[];
 extern const char *const ix_class_names[];
 
+struct ix_seg_out;
+
 /*
  * One segment of a stream, what a worker decodes (read-only while it
  * runs).  An Intel PT stream is cut at PSBs into segments of a few MiB
@@ -185,6 +187,21 @@ struct ix_seg_in {
 	 * (ix_cs_units()), each a thread and stream of its own.
 	 */
 	size_t		nouts;
+	/*
+	 * CoreSight batches (0: none).  A CoreSight buffer is one segment
+	 * that OpenCSD decodes in one pass; so that the writer need not wait
+	 * for its end, every @cs_batch elements of a unit the unit's
+	 * operations so far go to @cs_publish as a segment of their own
+	 * (blocks renumbered from 0, their lens and code borrowed from the
+	 * unit's out), which the writer stitches while decoding goes on.
+	 * The unit's out then ends with no operations and owns the blocks.
+	 * @cs_publish takes the batch, also when it fails (-HWTR_E_*).
+	 */
+	size_t		cs_batch;
+	int		(*cs_publish)(void *, size_t unit, struct ix_seg_out *);
+	void		*cs_publish_arg;
+	/* Set (atomic) when an element or event comes for a unit. */
+	int		*cs_touched;
 };
 
 /*
@@ -207,6 +224,7 @@ struct ix_seg_out {
 	enum hwtr_trace_format format;
 	unsigned	isa_seen;	/* 1 A64, 2 A32, 4 T32 */
 	uint64_t	nocode;		/* blocks whose bytes are not known */
+	int		borrowed;	/* a batch: blocks' lens, code not ours */
 };
 
 /*

@@ -100,6 +100,17 @@ struct ix_piece {
 	size_t		c0, c1;
 };
 
+/* CoreSight batches of a unit, published and not yet stitched. */
+struct ix_batch {
+	struct ix_seg_out out;
+	struct ix_batch	*next;
+};
+
+struct ix_bq {
+	struct ix_batch	*head, *tail;
+	size_t		n;
+};
+
 /* A segment of a stream, decoded by one worker. */
 struct ix_seg {
 	size_t		stream, piece;
@@ -110,6 +121,8 @@ struct ix_seg {
 	int		done;
 	struct ix_seg_out *outs;	/* one per unit of the stream */
 	size_t		nouts, nleft;
+	struct ix_bq	*bq;		/* CoreSight: per unit, under lock */
+	int		*touched;	/* per unit: something came (atomic) */
 };
 
 /* An archive stream: its pieces and segments. */
@@ -130,6 +143,7 @@ struct ix_ures {
 	int		rc;
 	char		*err, *problem;
 	char		*name;		/* CoreSight trace ID, or NULL */
+	int		cs_batched;	/* a batch came: a CoreSight unit */
 	int		trace_id;
 	enum hwtr_trace_format format;
 	int64_t		exec_blocks, exec_insns, errors, gaps, ncalls;
@@ -179,6 +193,11 @@ struct run {
 	size_t		next_seg;	/* the next one a worker takes */
 	size_t		stitched;	/* segments replayed by the writer */
 	size_t		window;		/* segments decoded ahead at most */
+	size_t		cs_batch;	/* CoreSight elements per batch */
+	size_t		wseg, wunit;	/* where the writer is, under lock */
+	int		wbusy;		/* it is in segment wseg */
+	int		nospec;		/* no unit left for later */
+	int		spec_failed;	/* a unit left for later was not empty */
 	int		abort;
 	uint64_t	bytes_done;
 	volatile uint64_t *wprogress;	/* per worker, in its segment */
@@ -527,7 +546,8 @@ static int
 is_cs_unit(const struct run *r, size_t u)
 {
 	return (hwtr_ar_stream(r->ar, r->ustream[u])->format ==
-	    HWTR_TF_CORESIGHT && r->ures[u].name != NULL);
+	    HWTR_TF_CORESIGHT && (r->ures[u].name != NULL ||
+	    r->ures[u].cs_batched));
 }
 
 /*
@@ -839,6 +859,12 @@ warn_missing(struct run *r)
 #define IX_SEG_DEFAULT	(2u << 20)	/* bytes of PT per segment */
 #define IX_SEG_MARGIN	(64u << 10)	/* read past a segment's end */
 /*
+ * CoreSight elements per batch (HWTRACE_IX_CS_BATCH), and batches a
+ * worker may publish ahead of the writer for the unit it is stitching.
+ */
+#define IX_CS_BATCH	16384u
+#define IX_CS_AHEAD	8u
+/*
  * A PSB this close to the one before it is not a cut point: libipt reads
  * ahead past a PSB+ (to find the events of a PSB+ that has none, to bind
  * timing packets), and would deliver the next PSB+'s status updates as
@@ -1013,6 +1039,13 @@ plan(struct run *r)
 		if (*e != '\0' && *endp == '\0' && v >= 16)
 			r->seg_size = v;
 	}
+	/* For tests too: 0 is no batches, 1 a batch per element. */
+	r->cs_batch = IX_CS_BATCH;
+	if ((e = getenv("HWTRACE_IX_CS_BATCH")) != NULL) {
+		v = strtoull(e, &endp, 0);
+		if (*e != '\0' && *endp == '\0' && v <= SIZE_MAX)
+			r->cs_batch = (size_t)v;
+	}
 	r->res = calloc(r->nstreams + 1, sizeof(*r->res));
 	r->jmaps = calloc(r->nstreams + 1, sizeof(*r->jmaps));
 	if (r->res == NULL || r->jmaps == NULL)
@@ -1118,12 +1151,74 @@ read_range(struct run *r, size_t s, const struct ix_piece *p, uint64_t from,
 static void
 free_seg(struct ix_seg *g)
 {
+	struct ix_batch *b;
 	size_t k;
 
+	for (k = 0; g->bq != NULL && k < g->nouts; k++)
+		while ((b = g->bq[k].head) != NULL) {
+			g->bq[k].head = b->next;
+			ix_seg_out_free(&b->out);
+			free(b);
+		}
+	free(g->bq);
+	g->bq = NULL;
+	free(g->touched);
+	g->touched = NULL;
 	for (k = 0; g->outs != NULL && k < g->nouts; k++)
 		ix_seg_out_free(&g->outs[k]);
 	free(g->outs);
 	g->outs = NULL;
+}
+
+struct pubctx {
+	struct run	*r;
+	size_t		seg;
+};
+
+/*
+ * A worker's CoreSight batch for unit @unit of its segment: queued for
+ * the writer.  While the writer is stitching that unit, the worker waits
+ * when it is IX_CS_AHEAD batches ahead, so that memory stays bounded; the
+ * other units' batches wait for their turn, which comes only once the
+ * whole buffer is decoded (as without batches).
+ */
+static int
+publish(void *arg, size_t unit, struct ix_seg_out *out)
+{
+	struct pubctx *pc = arg;
+	struct run *r = pc->r;
+	struct ix_seg *g = &r->segs[pc->seg];
+	struct ix_batch *b;
+	struct ix_bq *q;
+	int rc = 0;
+
+	if (unit >= g->nouts || (b = calloc(1, sizeof(*b))) == NULL) {
+		ix_seg_out_free(out);
+		free(out);
+		return (-HWTR_E_NOMEM);
+	}
+	b->out = *out;
+	free(out);
+	pthread_mutex_lock(&r->lock);
+	q = &g->bq[unit];
+	while (!r->abort && q->n >= IX_CS_AHEAD && r->wbusy &&
+	    r->wseg == pc->seg && r->wunit == unit)
+		pthread_cond_wait(&r->work_cv, &r->lock);
+	if (r->abort) {
+		rc = -HWTR_E_INTR;
+		ix_seg_out_free(&b->out);
+		free(b);
+	} else {
+		if (q->tail != NULL)
+			q->tail->next = b;
+		else
+			q->head = b;
+		q->tail = b;
+		q->n++;
+		pthread_cond_broadcast(&r->done_cv);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return (rc);
 }
 
 /* Decode segment @i (worker @w). */
@@ -1142,11 +1237,35 @@ decode_one(struct run *r, size_t w, size_t i)
 	char err[256];
 	int rc = 0;
 
+	struct pubctx pc;
+	struct ix_bq *bq;
+	int *touched;
+
 	memset(&in, 0, sizeof(in));
 	g->nouts = g->nleft = stream_units(r, g->stream);
 	g->outs = calloc(g->nouts, sizeof(*g->outs));
 	if ((out = g->outs) == NULL)
 		return;		/* the writer says it */
+	bq = calloc(g->nouts, sizeof(*bq));
+	touched = calloc(g->nouts, sizeof(*touched));
+	if (bq == NULL || touched == NULL) {
+		free(bq);
+		free(touched);
+		bq = NULL;
+		touched = NULL;
+	}
+	pthread_mutex_lock(&r->lock);
+	g->bq = bq;
+	g->touched = touched;
+	pthread_mutex_unlock(&r->lock);
+	pc.r = r;
+	pc.seg = i;
+	if (bq != NULL && r->cs_batch != 0) {
+		in.cs_batch = r->cs_batch;
+		in.cs_publish = publish;
+		in.cs_publish_arg = &pc;
+		in.cs_touched = touched;
+	}
 	in.nouts = g->nouts;
 	in.stream = g->stream;
 	in.desc = hwtr_ar_stream(r->ar, g->stream);
@@ -1990,16 +2109,32 @@ report_progress(struct run *r)
 }
 
 /*
- * The writer: every unit's segments, in order, as the workers finish
- * them; each one is freed as soon as its last unit has replayed it.
+ * Unit @ui of CoreSight segment @g may be left for later: nothing came
+ * for it so far and a later unit has a batch waiting (under lock).
  */
 static int
-stitch_all(struct run *r)
+defer_unit(const struct ix_seg *g, size_t ui)
 {
-	size_t u, k, i, s;
+	size_t v;
+
+	if (g->bq == NULL || g->touched == NULL || ui >= g->nouts ||
+	    __atomic_load_n(&g->touched[ui], __ATOMIC_RELAXED))
+		return (0);
+	for (v = ui + 1; v < g->nouts; v++)
+		if (g->bq[v].head != NULL)
+			return (1);
+	return (0);
+}
+
+/* Stitch unit @u (or leave it, *@deferred, when @may_defer). */
+static int
+stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
+{
+	size_t k, i, s;
 	int rc = 0;
 
-	for (u = 0; u < r->nunits && rc == 0; u++) {
+	*deferred = 0;
+	{
 		struct ix_ures *o = &r->ures[u];
 		const struct hwtr_stream_desc *sd;
 
@@ -2022,8 +2157,41 @@ stitch_all(struct run *r)
 			i = r->res[s].seg0 + k;
 			g = &r->segs[i];
 			pthread_mutex_lock(&r->lock);
-			while (!g->done) {
+			r->wseg = i;
+			r->wunit = u - r->ufirst[s];
+			r->wbusy = 1;
+			for (;;) {
 				struct timespec ts;
+				struct ix_batch *b;
+
+				/* CoreSight batches, as they come. */
+				if (g->bq != NULL && r->wunit < g->nouts &&
+				    (b = g->bq[r->wunit].head) != NULL) {
+					g->bq[r->wunit].head = b->next;
+					if (b->next == NULL)
+						g->bq[r->wunit].tail = NULL;
+					g->bq[r->wunit].n--;
+					pthread_cond_broadcast(&r->work_cv);
+					pthread_mutex_unlock(&r->lock);
+					/* Its events name the unit's stream. */
+					if (o->name == NULL) {
+						o->cs_batched = 1;
+						o->trace_id = b->out.trace_id;
+					}
+					rc = ix_stitch_segment(&r->st, &b->out);
+					ix_seg_out_free(&b->out);
+					free(b);
+					pthread_mutex_lock(&r->lock);
+					if (rc < 0)
+						break;
+					continue;
+				}
+				if (g->done)
+					break;
+				if (may_defer && defer_unit(g, r->wunit)) {
+					*deferred = 1;
+					break;
+				}
 
 				clock_gettime(CLOCK_REALTIME, &ts);
 				ts.tv_nsec += 200 * 1000 * 1000;
@@ -2031,15 +2199,18 @@ stitch_all(struct run *r)
 					ts.tv_sec++;
 					ts.tv_nsec -= 1000000000;
 				}
-				pthread_cond_timedwait(&r->done_cv, &r->lock,
-				    &ts);
-				if (!g->done) {
+				/* Progress when nothing came for 200 ms. */
+				if (pthread_cond_timedwait(&r->done_cv, &r->lock,
+				    &ts) == ETIMEDOUT && !g->done) {
 					pthread_mutex_unlock(&r->lock);
 					report_progress(r);
 					pthread_mutex_lock(&r->lock);
 				}
 			}
+			r->wbusy = 0;
 			pthread_mutex_unlock(&r->lock);
+			if (rc < 0 || *deferred)
+				return (rc);
 			if (g->outs == NULL)
 				return (-HWTR_E_NOMEM);
 			out = &g->outs[u - r->ufirst[s] < g->nouts ?
@@ -2086,6 +2257,55 @@ stitch_all(struct run *r)
 		if (rc == 0)
 			rc = end_stream(r);
 	}
+	return (rc);
+}
+
+/*
+ * The writer: every unit's segments, in order, as the workers finish
+ * them; each one is freed as soon as its last unit has replayed it.
+ *
+ * A CoreSight buffer's units are stitched in trace ID order, but the
+ * buffer is decoded in one pass: a unit whose trace ID has no trace
+ * would hold back the next ones' batches until the end.  Such a unit
+ * (nothing routed to it yet, while a later unit has a batch) is left for
+ * the end of its stream: with no element it writes no row and makes no
+ * block, so the database is the same.  Should an element or event come
+ * for it after all, the guess was wrong and the whole index is done
+ * again without leaving units for later (r->spec_failed).
+ */
+static int
+stitch_all(struct run *r)
+{
+	size_t u, *def, ndef = 0, j;
+	int rc = 0, d;
+
+	if ((def = calloc(r->nunits + 1, sizeof(*def))) == NULL)
+		return (-HWTR_E_NOMEM);
+	for (u = 0; u < r->nunits && rc == 0; u++) {
+		rc = stitch_unit(r, u, r->cs_batch != 0 && !r->nospec, &d);
+		if (rc == 0 && d)
+			def[ndef++] = u;
+		if (u + 1 < r->nunits && r->ustream[u + 1] == r->ustream[u])
+			continue;
+		for (j = 0; j < ndef && rc == 0; j++) {
+			size_t s = r->ustream[def[j]];
+			struct ix_seg *g = &r->segs[r->res[s].seg0];
+			size_t ui = def[j] - r->ufirst[s];
+			int touched;
+
+			rc = stitch_unit(r, def[j], 0, &d);
+			pthread_mutex_lock(&r->lock);
+			touched = g->touched != NULL && ui < g->nouts &&
+			    __atomic_load_n(&g->touched[ui], __ATOMIC_RELAXED);
+			pthread_mutex_unlock(&r->lock);
+			if (rc == 0 && touched) {
+				r->spec_failed = 1;
+				rc = -HWTR_E_LIMIT;
+			}
+		}
+		ndef = 0;
+	}
+	free(def);
 	report_progress(r);
 	return (rc);
 }
@@ -2409,16 +2629,16 @@ run_free(struct run *r)
 	pthread_cond_destroy(&r->done_cv);
 }
 
-int
-hwtr_ix_run(struct hwtr_ix *ix, const char *archive, const char *db)
+/* One index run; *@again when a unit left for later was not empty. */
+static int
+run_once(struct hwtr_ix *ix, const char *archive, const char *db,
+    int nospec, int *again)
 {
 	struct run r;
 	char *tmp = NULL;
 	const char *td;
 	int rc;
 
-	if (ix == NULL || archive == NULL || db == NULL)
-		return (-HWTR_E_INVAL);
 	clear_problems(ix);
 	memset(&ix->stats, 0, sizeof(ix->stats));
 	ix->err[0] = '\0';
@@ -2428,6 +2648,7 @@ hwtr_ix_run(struct hwtr_ix *ix, const char *archive, const char *db)
 	pthread_cond_init(&r.done_cv, NULL);
 	r.ix = ix;
 	r.archive = archive;
+	r.nospec = nospec;
 	rc = hwtr_ar_open(&r.ar, archive, NULL);
 	if (rc < 0) {
 		ix_err(ix, "cannot open '%s': %s", archive, r.ar ?
@@ -2478,6 +2699,20 @@ out:
 	if (rc < 0 && ix->err[0] == '\0')
 		ix_err(ix, "%s", hwtr_errstr(rc));
 	free(tmp);
+	*again = r.spec_failed;
 	run_free(&r);
+	return (rc);
+}
+
+int
+hwtr_ix_run(struct hwtr_ix *ix, const char *archive, const char *db)
+{
+	int rc, again = 0;
+
+	if (ix == NULL || archive == NULL || db == NULL)
+		return (-HWTR_E_INVAL);
+	rc = run_once(ix, archive, db, 0, &again);
+	if (again)
+		rc = run_once(ix, archive, db, 1, &again);
 	return (rc);
 }
