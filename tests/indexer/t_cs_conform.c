@@ -13,7 +13,9 @@
  * count, ISA), exceptions and address-not-accessible elements must equal
  * those in expected/<name>.ppl[.xz], which Debian's trc_pkt_lister wrote:
  * nothing here is compared with what this code wrote itself.  Each
- * snapshot is printed with pass or fail.
+ * snapshot is printed with pass or fail.  A second case does the same for
+ * the ETE decoder on a copy of an ETMv4 snapshot declared ETE, with
+ * trc_pkt_lister run here on that copy as the reference.
  */
 
 #include <atf-c.h>
@@ -83,9 +85,9 @@ collect(void *arg, const struct ix_cs_elem *e)
 	return (0);
 }
 
-/* The elements trc_pkt_lister printed, from expected/<name>.ppl[.xz]. */
+/* The elements trc_pkt_lister printed, from @path or @path.xz. */
 static int
-expected(const char *name, struct lines *l)
+expected(const char *ppl, struct lines *l)
 {
 	char path[1024], cmd[1200], buf[4096], s[96], isa[8];
 	unsigned id, n;
@@ -93,8 +95,7 @@ expected(const char *name, struct lines *l)
 	const char *p;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/opencsd/expected/%s.ppl",
-	    HWTR_TEST_CORPUS, name);
+	snprintf(path, sizeof(path), "%s", ppl);
 	if (access(path, R_OK) == 0)
 		snprintf(cmd, sizeof(cmd), "cat '%s'", path);
 	else {
@@ -133,10 +134,10 @@ expected(const char *name, struct lines *l)
 	return (0);
 }
 
-/* Import snapshot @name and decode every stream of the archive. */
+/* Import the snapshot in @snapdir and decode every stream of the archive. */
 static int
-decode_snapshot(const char *name, struct lines *l, int *decodable,
-    char *why, size_t whylen)
+decode_snapshot(const char *name, const char *snapdir, struct lines *l,
+    int *decodable, char *why, size_t whylen)
 {
 	char cmd[2400], out[300], err[256];
 	const struct hwtr_stream_desc *sd;
@@ -149,8 +150,8 @@ decode_snapshot(const char *name, struct lines *l, int *decodable,
 	int rc, idx;
 
 	snprintf(out, sizeof(out), "%s.hwtrace", name);
-	snprintf(cmd, sizeof(cmd), "'%s' import '%s/opencsd/snapshots/%s' -o "
-	    "'%s'", HWTR_TEST_HWTRACE, HWTR_TEST_CORPUS, name, out);
+	snprintf(cmd, sizeof(cmd), "'%s' import '%s' -o '%s'",
+	    HWTR_TEST_HWTRACE, snapdir, out);
 	if (system(cmd) != 0)
 		atf_tc_fail("%s: '%s' failed", name, cmd);
 	rc = hwtr_ar_open(&ar, out, NULL);
@@ -161,7 +162,8 @@ decode_snapshot(const char *name, struct lines *l, int *decodable,
 		for (i = 0; i < sd->cs.nsources; i++)
 			if (sd->cs.sources[i].protocol == HWTR_TF_ETMV3 ||
 			    sd->cs.sources[i].protocol == HWTR_TF_PTM ||
-			    sd->cs.sources[i].protocol == HWTR_TF_ETMV4)
+			    sd->cs.sources[i].protocol == HWTR_TF_ETMV4 ||
+			    sd->cs.sources[i].protocol == HWTR_TF_ETE)
 				*decodable = 1;
 	}
 	/* The memory images, where the sideband maps them. */
@@ -266,7 +268,7 @@ ATF_TC_HEAD(snapshots, tc)
 }
 ATF_TC_BODY(snapshots, tc)
 {
-	char dir[1024], why[512], fails[4096] = "";
+	char dir[1024], ppl[1100], snap[1400], why[512], fails[4096] = "";
 	struct dirent *de;
 	struct lines want, got;
 	size_t nranges;
@@ -282,7 +284,10 @@ ATF_TC_BODY(snapshots, tc)
 			continue;
 		memset(&want, 0, sizeof(want));
 		memset(&got, 0, sizeof(got));
-		if (expected(de->d_name, &want) < 0) {
+		snprintf(ppl, sizeof(ppl), "%s/opencsd/expected/%s.ppl",
+		    HWTR_TEST_CORPUS, de->d_name);
+		snprintf(snap, sizeof(snap), "%s/%s", dir, de->d_name);
+		if (expected(ppl, &want) < 0) {
 			printf("%s: skipped: no expected output\n", de->d_name);
 			continue;
 		}
@@ -292,7 +297,7 @@ ATF_TC_BODY(snapshots, tc)
 			free(want.v);
 			continue;
 		}
-		if (decode_snapshot(de->d_name, &got, &decodable, why,
+		if (decode_snapshot(de->d_name, snap, &got, &decodable, why,
 		    sizeof(why)) < 0) {
 			printf("%s: fail: %s\n", de->d_name, why);
 			snprintf(fails + strlen(fails), sizeof(fails) -
@@ -328,8 +333,68 @@ ATF_TC_BODY(snapshots, tc)
 		    fails);
 }
 
+/*
+ * ETE: the corpus has no ETE snapshot, so make one.  ETE's packets are
+ * ETMv4's with additions, so juno_r1_1's ETMv4 trace is declared ETE (type
+ * ETE, TRCIDR1 architecture 5, an ETE TRCDEVARCH) and Debian's
+ * trc_pkt_lister decodes the copy with OpenCSD's ETE decoder: its ranges
+ * (not the same as the ETMv4 reading of those bytes) are the reference
+ * for hwtrace's ETE path, from import through decode.
+ */
+ATF_TC(ete_as_trc_pkt_lister);
+ATF_TC_HEAD(ete_as_trc_pkt_lister, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "an ETMv4 snapshot declared ETE "
+	    "decodes to trc_pkt_lister's ETE ranges per trace ID");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(ete_as_trc_pkt_lister, tc)
+{
+	char cmd[2048], why[512];
+	struct lines want, got;
+	size_t nranges;
+	int decodable;
+
+	HWTR_REQUIRE_CORPUS("opencsd/snapshots/juno_r1_1");
+	if (system("command -v trc_pkt_lister > /dev/null") != 0)
+		atf_tc_skip("trc_pkt_lister (libopencsd-bin) is not installed");
+	snprintf(cmd, sizeof(cmd), "cp -R '%s/opencsd/snapshots/juno_r1_1' "
+	    "ete && for f in ete/device_*.ini; do grep -q '^type=ETM4$' "
+	    "\"$f\" || continue; sed -i -e 's/^type=ETM4$/type=ETE/' -e "
+	    "'s/^\\(TRCIDR1([^)]*)=0x[0-9A-Fa-f]*\\)4\\([0-9A-Fa-f]\\)"
+	    "\\([0-9A-Fa-f]\\)$/\\15\\2\\3/' -e "
+	    "'s/^\\[regs\\]$/[regs]\\nTRCDEVARCH(0x3EF)=0x47725A13/' "
+	    "\"$f\"; done", HWTR_TEST_CORPUS);
+	ATF_REQUIRE_MSG(system(cmd) == 0, "cannot make the ETE copy: %s", cmd);
+	ATF_REQUIRE_MSG(system("test \"$(grep -l '^type=ETE$' ete/*.ini | "
+	    "wc -l)\" -ge 1 && ! grep -q '^type=ETM4$' ete/*.ini && "
+	    "grep -q '^TRCIDR1(0x079)=0x4100F502$' ete/device_*.ini") == 0,
+	    "the copy does not declare ETE as intended");
+	ATF_REQUIRE(system("trc_pkt_lister -ss_dir ete -decode "
+	    "-no_time_print > ete.ppl 2>&1") == 0);
+	ATF_REQUIRE_MSG(system("grep -q 'Protocol printer ETE' ete.ppl") == 0,
+	    "trc_pkt_lister did not read the copy as ETE");
+	memset(&want, 0, sizeof(want));
+	memset(&got, 0, sizeof(got));
+	ATF_REQUIRE(expected("ete.ppl", &want) == 0);
+	ATF_REQUIRE_MSG(want.n > 1000, "trc_pkt_lister decoded only %zu "
+	    "elements", want.n);
+	if (decode_snapshot("ete", "ete", &got, &decodable, why,
+	    sizeof(why)) < 0)
+		atf_tc_fail("ete: %s", why);
+	ATF_REQUIRE_MSG(decodable, "the archive has no ETE source");
+	if (compare(&want, &got, why, sizeof(why), &nranges) < 0)
+		atf_tc_fail("ete: %s", why);
+	printf("ete (juno_r1_1 declared ETE): pass (%zu elements, %zu "
+	    "ranges)\n", want.n, nranges);
+	ATF_CHECK(nranges > 1000);
+	free(want.v);
+	free(got.v);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, snapshots);
+	ATF_TP_ADD_TC(tp, ete_as_trc_pkt_lister);
 	return (atf_no_error());
 }
