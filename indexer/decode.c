@@ -147,17 +147,6 @@ ix_buf_varint(struct ix_buf *b, uint64_t v)
 	return (ix_buf_put(b, tmp, n));
 }
 
-static uint64_t
-hash64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return (x);
-}
-
 static int
 fail(struct dec *d, int rc, const char *what, const char *detail)
 {
@@ -391,7 +380,7 @@ run_id(struct dec *d, const struct ix_sblock *proto)
 			return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 		for (i = 0; i < o->nblocks; i++) {
 			sb = &o->blocks[i];
-			h = hash64(sb->ip ^ ((uint64_t)sb->ninsn << 48) ^
+			h = ix_hash64(sb->ip ^ ((uint64_t)sb->ninsn << 48) ^
 			    ((uint64_t)(uint32_t)sb->isid << 32) ^ sb->mode);
 			while (t[h & (n - 1)] != 0)
 				h++;
@@ -401,7 +390,7 @@ run_id(struct dec *d, const struct ix_sblock *proto)
 		d->htab = t;
 		d->hcap = n;
 	}
-	h = hash64(proto->ip ^ ((uint64_t)proto->ninsn << 48) ^
+	h = ix_hash64(proto->ip ^ ((uint64_t)proto->ninsn << 48) ^
 	    ((uint64_t)(uint32_t)proto->isid << 32) ^ proto->mode);
 	for (;; h++) {
 		uint32_t v = d->htab[h & (d->hcap - 1)];
@@ -585,7 +574,7 @@ lblock_get(struct dec *d, const struct pt_block *b)
 		}
 		for (i = 0; i < d->nlb; i++) {
 			lb = &d->lb[i];
-			h = hash64(hash64(lb->ip) ^ lb->end_ip ^
+			h = ix_hash64(ix_hash64(lb->ip) ^ lb->end_ip ^
 			    ((uint64_t)lb->ninsn << 48) ^
 			    ((uint64_t)(uint32_t)lb->isid << 32));
 			while (t[h & (n - 1)] != 0)
@@ -597,7 +586,7 @@ lblock_get(struct dec *d, const struct pt_block *b)
 		d->lcap = n;
 	}
 	/* ip ^ end_ip alone would collide for every block of a size. */
-	h = hash64(hash64(b->ip) ^ b->end_ip ^ ((uint64_t)b->ninsn << 48) ^
+	h = ix_hash64(ix_hash64(b->ip) ^ b->end_ip ^ ((uint64_t)b->ninsn << 48) ^
 	    ((uint64_t)(uint32_t)b->isid << 32));
 	for (;; h++) {
 		uint32_t v = d->ltab[h & (d->lcap - 1)];

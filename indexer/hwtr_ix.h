@@ -28,6 +28,18 @@
 
 #include "hwtrace.h"
 
+/* A 64-bit mix (MurmurHash3's finalizer) for the indexer's hash tables. */
+static inline uint64_t
+ix_hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return (x);
+}
+
 /* Instruction classes (blocks.last_class). */
 enum hwtr_ic {
 	HWTR_IC_OTHER = 0,

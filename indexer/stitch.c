@@ -55,20 +55,9 @@ enum { CE_CALL, CE_START, CE_RETURN };
 enum { CX_RETURN, CX_UNWIND, CX_END };
 
 static uint64_t
-hash64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return (x);
-}
-
-static uint64_t
 bhash(const struct ix_sblock *b)
 {
-	return (hash64(b->ip ^ ((uint64_t)b->ninsn << 48) ^
+	return (ix_hash64(b->ip ^ ((uint64_t)b->ninsn << 48) ^
 	    ((uint64_t)(uint32_t)b->isid << 32) ^ b->mode));
 }
 
@@ -238,7 +227,7 @@ add_branch(struct ix_stitch *st, uint32_t from, uint32_t to, uint8_t kind)
 			return (-HWTR_E_NOMEM);
 		for (i = 0; i < st->nbranches; i++) {
 			br = &st->branches[i];
-			h = hash64(((uint64_t)br->from << 32) | br->to);
+			h = ix_hash64(((uint64_t)br->from << 32) | br->to);
 			while (t[h & (n - 1)] != 0)
 				h++;
 			t[h & (n - 1)] = (uint32_t)i + 1;
@@ -247,7 +236,7 @@ add_branch(struct ix_stitch *st, uint32_t from, uint32_t to, uint8_t kind)
 		st->btab = t;
 		st->bcap = n;
 	}
-	h = hash64(((uint64_t)from << 32) | to);
+	h = ix_hash64(((uint64_t)from << 32) | to);
 	for (;; h++) {
 		uint32_t v = st->btab[h & (st->bcap - 1)];
 
