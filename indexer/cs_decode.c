@@ -30,9 +30,13 @@
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
 
+#define CS_DSTREAM_BLOCK	512	/* a DSTREAM capture's block ... */
+#define CS_DSTREAM_DATA		504	/* ... of which trace, then a footer */
+
 struct cs_ctx {
 	int		(*cb)(void *, const struct ix_cs_elem *);
 	void		*arg;
+	int		dstream;	/* footers skipped: map indices back */
 	int		rc;		/* the first callback failure */
 };
 
@@ -105,7 +109,9 @@ elem_in(const void *p_context, const ocsd_trc_index_t index_sop,
 	if (c->rc < 0)
 		return (OCSD_RESP_FATAL_SYS_ERR);
 	memset(&e, 0, sizeof(e));
-	e.index = index_sop;
+	/* In a DSTREAM capture OpenCSD counts trace bytes, not footers. */
+	e.index = c->dstream ? index_sop + index_sop / CS_DSTREAM_DATA *
+	    (CS_DSTREAM_BLOCK - CS_DSTREAM_DATA) : index_sop;
 	e.trace_id = trc_chan_id;
 	e.isa = isa_bits(el->isa);
 	e.has_cc = el->has_cc;
@@ -270,6 +276,19 @@ add_decoder(dcd_tree_handle_t t, const struct hwtr_cs_source *s,
  */
 static pthread_mutex_t ocsd_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The memory accessor of a snapshot without memory: nothing anywhere. */
+static uint32_t
+no_mem(const void *ctx, const ocsd_vaddr_t addr,
+    const ocsd_mem_space_acc_t space, const uint32_t len, uint8_t *buf)
+{
+	(void)ctx;
+	(void)addr;
+	(void)space;
+	(void)len;
+	(void)buf;
+	return (0);
+}
+
 static int cs_decode_locked(const struct hwtr_stream_desc *sd,
     const uint8_t *trace, size_t len, const struct ix_cs_mem *mem,
     size_t nmem, int (*cb)(void *, const struct ix_cs_elem *), void *arg,
@@ -306,7 +325,7 @@ cs_decode_locked(const struct hwtr_stream_desc *sd, const uint8_t *trace,
 	ocsd_datapath_resp_t resp;
 	struct cs_ctx c;
 	uint32_t flags = 0, n;
-	size_t i, done = 0, ndec = 0;
+	size_t i, done = 0, end, ndec = 0, nacc = 0;
 	int rc = 0;
 
 	err[0] = '\0';
@@ -317,7 +336,13 @@ cs_decode_locked(const struct hwtr_stream_desc *sd, const uint8_t *trace,
 		flags = OCSD_DFRMTR_FRAME_MEM_ALIGN;
 		break;
 	default:
-		/* TPIU and DSTREAM captures carry frame syncs. */
+		/*
+		 * TPIU and DSTREAM captures carry frame syncs.  A DSTREAM
+		 * capture also comes in 512-byte blocks, 504 bytes of frames
+		 * and an 8-byte footer that is not trace: the footers are
+		 * skipped below, as OpenCSD's trc_pkt_lister -dstream_format
+		 * does.
+		 */
 		flags = OCSD_DFRMTR_HAS_FSYNCS;
 		break;
 	}
@@ -344,17 +369,46 @@ cs_decode_locked(const struct hwtr_stream_desc *sd, const uint8_t *trace,
 		if (mem[i].len == 0 || mem[i].len > UINT32_MAX)
 			continue;
 		/* Overlapping dumps: OpenCSD keeps the first, as we do. */
-		(void)ocsd_dt_add_buffer_mem_acc(t, mem[i].addr,
-		    OCSD_MEM_SPACE_ANY, mem[i].p, (uint32_t)mem[i].len);
+		if (ocsd_dt_add_buffer_mem_acc(t, mem[i].addr,
+		    OCSD_MEM_SPACE_ANY, mem[i].p, (uint32_t)mem[i].len) ==
+		    OCSD_OK)
+			nacc++;
 	}
+	/*
+	 * Without any memory OpenCSD's decoders refuse to start (a fatal
+	 * "not initialised" at the first packet): give them an accessor that
+	 * has nothing, so that every address is reported as not accessible,
+	 * as trc_pkt_lister does for a snapshot without dumps.
+	 */
+	if (nacc == 0)
+		(void)ocsd_dt_add_callback_mem_acc(t, 0, UINT64_MAX,
+		    OCSD_MEM_SPACE_ANY, no_mem, NULL);
 	c.cb = cb;
 	c.arg = arg;
 	c.rc = 0;
+	c.dstream = sd->cs.frame == HWTR_CS_FRAME_DSTREAM;
 	ocsd_dt_set_gen_elem_outfn(t, elem_in, &c);
 	while (done < len) {
+		end = len;
+		if (sd->cs.frame == HWTR_CS_FRAME_DSTREAM) {
+			/* The data part of the 512-byte block @done is in. */
+			end = done - done % CS_DSTREAM_BLOCK + CS_DSTREAM_DATA;
+			if (done >= end) {
+				done = end + CS_DSTREAM_BLOCK - CS_DSTREAM_DATA;
+				continue;
+			}
+			if (end > len)
+				end = len;
+		}
 		n = 0;
-		resp = ocsd_dt_process_data(t, OCSD_OP_DATA, (ocsd_trc_index_t)done,
-		    (uint32_t)(len - done > UINT32_MAX ? UINT32_MAX : len - done),
+		/*
+		 * OpenCSD wants contiguous indices: in a DSTREAM capture,
+		 * the trace bytes before @done, footers left out.
+		 */
+		resp = ocsd_dt_process_data(t, OCSD_OP_DATA, (ocsd_trc_index_t)
+		    (c.dstream ? done - done / CS_DSTREAM_BLOCK *
+		    (CS_DSTREAM_BLOCK - CS_DSTREAM_DATA) : done),
+		    (uint32_t)(end - done > UINT32_MAX ? UINT32_MAX : end - done),
 		    trace + done, &n);
 		done += n;
 		if (c.rc < 0) {

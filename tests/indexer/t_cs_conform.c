@@ -392,9 +392,55 @@ ATF_TC_BODY(ete_as_trc_pkt_lister, tc)
 	free(got.v);
 }
 
+/*
+ * DSTREAM framing: a55-test-tpiu is the corpus's DSTREAM capture (512-byte
+ * blocks, frame syncs, an 8-byte footer per block); its expected output
+ * lists packets only, so trc_pkt_lister -dstream_format -decode is run
+ * here for the elements.  The snapshot has no memory dump: every element
+ * is an inaccessible address, which is what it must agree on.
+ */
+ATF_TC(dstream_as_trc_pkt_lister);
+ATF_TC_HEAD(dstream_as_trc_pkt_lister, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "the DSTREAM-framed snapshot decodes "
+	    "to trc_pkt_lister -dstream_format's elements per trace ID");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(dstream_as_trc_pkt_lister, tc)
+{
+	char cmd[2048], snap[1100], why[512];
+	struct lines want, got;
+	size_t nranges;
+	int decodable;
+
+	HWTR_REQUIRE_CORPUS("opencsd/snapshots/a55-test-tpiu");
+	if (system("command -v trc_pkt_lister > /dev/null") != 0)
+		atf_tc_skip("trc_pkt_lister (libopencsd-bin) is not installed");
+	snprintf(snap, sizeof(snap), "%s/opencsd/snapshots/a55-test-tpiu",
+	    HWTR_TEST_CORPUS);
+	snprintf(cmd, sizeof(cmd), "trc_pkt_lister -ss_dir '%s' "
+	    "-dstream_format -decode -no_time_print > a55.ppl 2>&1", snap);
+	ATF_REQUIRE(system(cmd) == 0);
+	memset(&want, 0, sizeof(want));
+	memset(&got, 0, sizeof(got));
+	ATF_REQUIRE(expected("a55.ppl", &want) == 0);
+	ATF_REQUIRE_MSG(want.n >= 10, "trc_pkt_lister decoded only %zu "
+	    "elements", want.n);
+	if (decode_snapshot("a55", snap, &got, &decodable, why,
+	    sizeof(why)) < 0)
+		atf_tc_fail("a55-test-tpiu: %s", why);
+	ATF_REQUIRE_MSG(decodable, "the archive has no ETMv4 source");
+	if (compare(&want, &got, why, sizeof(why), &nranges) < 0)
+		atf_tc_fail("a55-test-tpiu: %s", why);
+	printf("a55-test-tpiu (DSTREAM): pass (%zu elements)\n", want.n);
+	free(want.v);
+	free(got.v);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, snapshots);
 	ATF_TP_ADD_TC(tp, ete_as_trc_pkt_lister);
+	ATF_TP_ADD_TC(tp, dstream_as_trc_pkt_lister);
 	return (atf_no_error());
 }
