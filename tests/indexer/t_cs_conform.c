@@ -437,10 +437,78 @@ ATF_TC_BODY(dstream_as_trc_pkt_lister, tc)
 	free(got.v);
 }
 
+/*
+ * TPIU framing: the corpus has no TPIU capture, so make one: juno_r1_1's
+ * memory-aligned ETB buffer with a frame sync (ff ff ff 7f) before every
+ * fourth 16-byte frame, as a TPIU inserts them, declared "tpiu" in
+ * trace.ini (its STM buffer dropped).  trc_pkt_lister -tpiu decodes the
+ * same copy for the reference.
+ */
+ATF_TC(tpiu_as_trc_pkt_lister);
+ATF_TC_HEAD(tpiu_as_trc_pkt_lister, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "an ETB buffer with TPIU frame syncs "
+	    "decodes to trc_pkt_lister -tpiu's ranges per trace ID");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(tpiu_as_trc_pkt_lister, tc)
+{
+	static const uint8_t fsync[4] = { 0xff, 0xff, 0xff, 0x7f };
+	char cmd[2048], why[512];
+	struct lines want, got;
+	uint8_t frame[16];
+	size_t nranges, n, k = 0;
+	int decodable;
+	FILE *in, *out;
+
+	HWTR_REQUIRE_CORPUS("opencsd/snapshots/juno_r1_1");
+	if (system("command -v trc_pkt_lister > /dev/null") != 0)
+		atf_tc_skip("trc_pkt_lister (libopencsd-bin) is not installed");
+	snprintf(cmd, sizeof(cmd), "cp -R '%s/opencsd/snapshots/juno_r1_1' "
+	    "tpiu && sed -i -e '0,/^format=coresight$/s//format=tpiu/' -e "
+	    "'s/^buffers=buffer0,buffer1$/buffers=buffer0/' -e "
+	    "'/^STM_12=ETB_1$/d' tpiu/trace.ini && grep -q '^format=tpiu$' "
+	    "tpiu/trace.ini && ! grep -q '^STM_12=' tpiu/trace.ini",
+	    HWTR_TEST_CORPUS);
+	ATF_REQUIRE_MSG(system(cmd) == 0, "cannot make the TPIU copy: %s",
+	    cmd);
+	ATF_REQUIRE((in = fopen("tpiu/cstrace.bin", "rb")) != NULL);
+	ATF_REQUIRE((out = fopen("tpiu/cstrace.tpiu", "wb")) != NULL);
+	while ((n = fread(frame, 1, sizeof(frame), in)) > 0) {
+		if (k++ % 4 == 0)
+			ATF_REQUIRE(fwrite(fsync, 1, 4, out) == 4);
+		ATF_REQUIRE(fwrite(frame, 1, n, out) == n);
+	}
+	ATF_REQUIRE(k > 1000);
+	fclose(in);
+	ATF_REQUIRE(fclose(out) == 0);
+	ATF_REQUIRE(rename("tpiu/cstrace.tpiu", "tpiu/cstrace.bin") == 0);
+	ATF_REQUIRE(system("trc_pkt_lister -ss_dir tpiu -tpiu -decode "
+	    "-no_time_print > tpiu.ppl 2>&1") == 0);
+	memset(&want, 0, sizeof(want));
+	memset(&got, 0, sizeof(got));
+	ATF_REQUIRE(expected("tpiu.ppl", &want) == 0);
+	ATF_REQUIRE_MSG(want.n > 1000, "trc_pkt_lister decoded only %zu "
+	    "elements", want.n);
+	if (decode_snapshot("tpiu", "tpiu", &got, &decodable, why,
+	    sizeof(why)) < 0)
+		atf_tc_fail("tpiu: %s", why);
+	ATF_REQUIRE(system("'" HWTR_TEST_HWTRACE "' info tpiu.hwtrace | "
+	    "grep -q 'coresight: frame tpiu'") == 0);
+	if (compare(&want, &got, why, sizeof(why), &nranges) < 0)
+		atf_tc_fail("tpiu: %s", why);
+	printf("tpiu (juno_r1_1 with frame syncs): pass (%zu elements, %zu "
+	    "ranges)\n", want.n, nranges);
+	ATF_CHECK(nranges > 1000);
+	free(want.v);
+	free(got.v);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, snapshots);
 	ATF_TP_ADD_TC(tp, ete_as_trc_pkt_lister);
 	ATF_TP_ADD_TC(tp, dstream_as_trc_pkt_lister);
+	ATF_TP_ADD_TC(tp, tpiu_as_trc_pkt_lister);
 	return (atf_no_error());
 }
