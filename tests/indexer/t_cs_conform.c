@@ -334,6 +334,40 @@ ATF_TC_BODY(snapshots, tc)
 }
 
 /*
+ * The copy or snapshot in @snapdir, imported and decoded, against what
+ * trc_pkt_lister printed into @ppl for it: at least @min elements and
+ * @minranges ranges, per trace ID equal.
+ */
+static void
+check_against(const char *label, const char *snapdir, const char *ppl,
+    size_t min, size_t minranges)
+{
+	char why[512];
+	struct lines want, got;
+	size_t nranges;
+	int decodable;
+
+	memset(&want, 0, sizeof(want));
+	memset(&got, 0, sizeof(got));
+	ATF_REQUIRE(expected(ppl, &want) == 0);
+	ATF_REQUIRE_MSG(want.n >= min, "%s: trc_pkt_lister decoded only %zu "
+	    "elements", label, want.n);
+	if (decode_snapshot(label, snapdir, &got, &decodable, why,
+	    sizeof(why)) < 0)
+		atf_tc_fail("%s: %s", label, why);
+	ATF_REQUIRE_MSG(decodable, "%s: the archive has no source OpenCSD "
+	    "decodes", label);
+	if (compare(&want, &got, why, sizeof(why), &nranges) < 0)
+		atf_tc_fail("%s: %s", label, why);
+	printf("%s: pass (%zu elements, %zu ranges)\n", label, want.n,
+	    nranges);
+	ATF_CHECK_MSG(nranges >= minranges, "%s: %zu ranges, expected at "
+	    "least %zu", label, nranges, minranges);
+	free(want.v);
+	free(got.v);
+}
+
+/*
  * ETE: the corpus has no ETE snapshot, so make one.  ETE's packets are
  * ETMv4's with additions, so juno_r1_1's ETMv4 trace is declared ETE (type
  * ETE, TRCIDR1 architecture 5, an ETE TRCDEVARCH) and Debian's
@@ -350,10 +384,7 @@ ATF_TC_HEAD(ete_as_trc_pkt_lister, tc)
 }
 ATF_TC_BODY(ete_as_trc_pkt_lister, tc)
 {
-	char cmd[2048], why[512];
-	struct lines want, got;
-	size_t nranges;
-	int decodable;
+	char cmd[2048];
 
 	HWTR_REQUIRE_CORPUS("opencsd/snapshots/juno_r1_1");
 	if (system("command -v trc_pkt_lister > /dev/null") != 0)
@@ -374,22 +405,7 @@ ATF_TC_BODY(ete_as_trc_pkt_lister, tc)
 	    "-no_time_print > ete.ppl 2>&1") == 0);
 	ATF_REQUIRE_MSG(system("grep -q 'Protocol printer ETE' ete.ppl") == 0,
 	    "trc_pkt_lister did not read the copy as ETE");
-	memset(&want, 0, sizeof(want));
-	memset(&got, 0, sizeof(got));
-	ATF_REQUIRE(expected("ete.ppl", &want) == 0);
-	ATF_REQUIRE_MSG(want.n > 1000, "trc_pkt_lister decoded only %zu "
-	    "elements", want.n);
-	if (decode_snapshot("ete", "ete", &got, &decodable, why,
-	    sizeof(why)) < 0)
-		atf_tc_fail("ete: %s", why);
-	ATF_REQUIRE_MSG(decodable, "the archive has no ETE source");
-	if (compare(&want, &got, why, sizeof(why), &nranges) < 0)
-		atf_tc_fail("ete: %s", why);
-	printf("ete (juno_r1_1 declared ETE): pass (%zu elements, %zu "
-	    "ranges)\n", want.n, nranges);
-	ATF_CHECK(nranges > 1000);
-	free(want.v);
-	free(got.v);
+	check_against("ete", "ete", "ete.ppl", 1000, 1000);
 }
 
 /*
@@ -408,10 +424,7 @@ ATF_TC_HEAD(dstream_as_trc_pkt_lister, tc)
 }
 ATF_TC_BODY(dstream_as_trc_pkt_lister, tc)
 {
-	char cmd[2048], snap[1100], why[512];
-	struct lines want, got;
-	size_t nranges;
-	int decodable;
+	char cmd[2048], snap[1100];
 
 	HWTR_REQUIRE_CORPUS("opencsd/snapshots/a55-test-tpiu");
 	if (system("command -v trc_pkt_lister > /dev/null") != 0)
@@ -421,20 +434,7 @@ ATF_TC_BODY(dstream_as_trc_pkt_lister, tc)
 	snprintf(cmd, sizeof(cmd), "trc_pkt_lister -ss_dir '%s' "
 	    "-dstream_format -decode -no_time_print > a55.ppl 2>&1", snap);
 	ATF_REQUIRE(system(cmd) == 0);
-	memset(&want, 0, sizeof(want));
-	memset(&got, 0, sizeof(got));
-	ATF_REQUIRE(expected("a55.ppl", &want) == 0);
-	ATF_REQUIRE_MSG(want.n >= 10, "trc_pkt_lister decoded only %zu "
-	    "elements", want.n);
-	if (decode_snapshot("a55", snap, &got, &decodable, why,
-	    sizeof(why)) < 0)
-		atf_tc_fail("a55-test-tpiu: %s", why);
-	ATF_REQUIRE_MSG(decodable, "the archive has no ETMv4 source");
-	if (compare(&want, &got, why, sizeof(why), &nranges) < 0)
-		atf_tc_fail("a55-test-tpiu: %s", why);
-	printf("a55-test-tpiu (DSTREAM): pass (%zu elements)\n", want.n);
-	free(want.v);
-	free(got.v);
+	check_against("a55", snap, "a55.ppl", 10, 0);
 }
 
 /*
@@ -454,11 +454,9 @@ ATF_TC_HEAD(tpiu_as_trc_pkt_lister, tc)
 ATF_TC_BODY(tpiu_as_trc_pkt_lister, tc)
 {
 	static const uint8_t fsync[4] = { 0xff, 0xff, 0xff, 0x7f };
-	char cmd[2048], why[512];
-	struct lines want, got;
+	char cmd[2048];
 	uint8_t frame[16];
-	size_t nranges, n, k = 0;
-	int decodable;
+	size_t n, k = 0;
 	FILE *in, *out;
 
 	HWTR_REQUIRE_CORPUS("opencsd/snapshots/juno_r1_1");
@@ -485,23 +483,9 @@ ATF_TC_BODY(tpiu_as_trc_pkt_lister, tc)
 	ATF_REQUIRE(rename("tpiu/cstrace.tpiu", "tpiu/cstrace.bin") == 0);
 	ATF_REQUIRE(system("trc_pkt_lister -ss_dir tpiu -tpiu -decode "
 	    "-no_time_print > tpiu.ppl 2>&1") == 0);
-	memset(&want, 0, sizeof(want));
-	memset(&got, 0, sizeof(got));
-	ATF_REQUIRE(expected("tpiu.ppl", &want) == 0);
-	ATF_REQUIRE_MSG(want.n > 1000, "trc_pkt_lister decoded only %zu "
-	    "elements", want.n);
-	if (decode_snapshot("tpiu", "tpiu", &got, &decodable, why,
-	    sizeof(why)) < 0)
-		atf_tc_fail("tpiu: %s", why);
+	check_against("tpiu", "tpiu", "tpiu.ppl", 1000, 1000);
 	ATF_REQUIRE(system("'" HWTR_TEST_HWTRACE "' info tpiu.hwtrace | "
 	    "grep -q 'coresight: frame tpiu'") == 0);
-	if (compare(&want, &got, why, sizeof(why), &nranges) < 0)
-		atf_tc_fail("tpiu: %s", why);
-	printf("tpiu (juno_r1_1 with frame syncs): pass (%zu elements, %zu "
-	    "ranges)\n", want.n, nranges);
-	ATF_CHECK(nranges > 1000);
-	free(want.v);
-	free(got.v);
 }
 
 ATF_TP_ADD_TCS(tp)
