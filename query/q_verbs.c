@@ -81,15 +81,17 @@ q_threads(struct hwtr_q *q, struct hwtr_q_res **resp)
 
 /*
  * Run @sql once per selected thread (@thread, or every thread with blocks)
- * with (thread, @a, @b) bound; @a and @b may refer to the thread's length
- * through the callbacks' arguments: ?2 is "length - n" clamped at 0.
+ * with (thread, lo, hi) bound: rows lo..hi of the thread, where lo is
+ * @from, or "length - n" clamped at 0 when @from < 0.  @tail, when not
+ * NULL, runs after each thread's rows with the thread bound and adds
+ * what it returns (same columns).
  */
 static int
 q_per_thread(struct hwtr_q *q, struct hwtr_q_res **resp, int64_t thread,
-    const char *sql, const char *lencol, int64_t n, int64_t from,
-    const char *const *names, size_t ncols)
+    const char *sql, const char *tail, const char *lencol, int64_t n,
+    int64_t from, const char *const *names, size_t ncols)
 {
-	sqlite3_stmt *ts = NULL, *st = NULL;
+	sqlite3_stmt *ts = NULL, *st = NULL, *tl = NULL;
 	char tsql[160];
 	int64_t id, len, lo;
 	int rc;
@@ -102,7 +104,8 @@ q_per_thread(struct hwtr_q *q, struct hwtr_q_res **resp, int64_t thread,
 		return (q_fail(q, rc, "out of memory"));
 	q_res_stream(q, *resp);
 	if ((rc = q_prepare(q, &ts, tsql)) < 0 ||
-	    (rc = q_prepare(q, &st, sql)) < 0)
+	    (rc = q_prepare(q, &st, sql)) < 0 ||
+	    (tail != NULL && (rc = q_prepare(q, &tl, tail)) < 0))
 		goto out;
 	sqlite3_bind_int64(ts, 1, thread);
 	while ((rc = sqlite3_step(ts)) == SQLITE_ROW) {
@@ -115,11 +118,18 @@ q_per_thread(struct hwtr_q *q, struct hwtr_q_res **resp, int64_t thread,
 		sqlite3_bind_int64(st, 3, lo + n - 1);
 		if ((rc = q_res_fill(q, *resp, st)) < 0)
 			goto out;
+		if (tl == NULL)
+			continue;
+		sqlite3_reset(tl);
+		sqlite3_bind_int64(tl, 1, id);
+		if ((rc = q_res_fill(q, *resp, tl)) < 0)
+			goto out;
 	}
 	rc = rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read threads");
 out:
 	sqlite3_finalize(ts);
 	sqlite3_finalize(st);
+	sqlite3_finalize(tl);
 	if (rc < 0) {
 		hwtr_q_res_free(*resp);
 		*resp = NULL;
@@ -152,6 +162,37 @@ static const char q_insn_sql[] =
     "LEFT JOIN symbols s ON s.id = b.symbol "
     "WHERE e.thread = ?1 AND e.insn >= ?2 AND e.insn <= ?3 ORDER BY e.insn";
 
+/*
+ * Where thread ?1's trace stopped for good, when the event that ended it
+ * carries an address: the instruction that did not complete (a fault, a
+ * signal, the thread killed), which no block row shows since it never
+ * retired.  Named from the mapping live at the event's time, as a block
+ * is; @pos is the event's column for the position (seq or insn), @what
+ * the SQL of the columns after the line.  No row when the trace ends
+ * otherwise (a system call, the end of the capture) or resumes later.
+ */
+#define Q_STOP_SQL(pos, what)						\
+	"WITH ev AS (SELECT e.id, e.thread, e." pos " AS pos, e.ip, e.tsc, "	\
+	"e.pid FROM events e JOIN threads t ON t.id = e.thread WHERE "	\
+	"e.thread = ?1 AND e.ip IS NOT NULL AND e.kind IN ('disabled', "	\
+	"'async-disabled') AND e.seq >= t.blocks ORDER BY e.id DESC "	\
+	"LIMIT 1), m AS (SELECT ev.*, mp.image, ev.ip - mp.bias AS a FROM "	\
+	"ev LEFT JOIN mappings mp ON mp.pid = ev.pid AND ev.ip >= "		\
+	"mp.start_ip AND ev.ip < mp.end_ip AND (mp.from_tsc IS NULL OR "	\
+	"ev.tsc IS NULL OR mp.from_tsc <= ev.tsc) AND (mp.to_tsc IS NULL "	\
+	"OR ev.tsc IS NULL OR ev.tsc <= mp.to_tsc) ORDER BY mp.id DESC "	\
+	"LIMIT 1), s AS (SELECT m.*, sy.name, sy.addr AS saddr FROM m "	\
+	"LEFT JOIN symbols sy ON sy.image = m.image AND sy.addr <= m.a AND "	\
+	"m.a < sy.addr + sy.size ORDER BY sy.addr DESC LIMIT 1) "		\
+	"SELECT s.thread, s.pos, printf('%#x', s.ip), CASE WHEN s.name IS "	\
+	"NULL THEN NULL WHEN s.a = s.saddr THEN s.name ELSE s.name || '+' "	\
+	"|| printf('%#x', s.a - s.saddr) END, (SELECT lf.path || ':' || "	\
+	"l.line FROM lines l JOIN files lf ON lf.id = l.file WHERE l.image "	\
+	"= s.image AND l.addr <= s.a AND l.addr >= coalesce(s.saddr, 0) "	\
+	"ORDER BY l.addr DESC LIMIT 1), " what " FROM s WHERE NOT EXISTS "	\
+	"(SELECT 1 FROM events r WHERE r.thread = s.thread AND r.id > s.id "	\
+	"AND r.kind IN ('enabled', 'resumed'))"
+
 static int
 q_last(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
@@ -164,15 +205,20 @@ q_last(struct hwtr_q *q, const struct hwtr_q_req *req,
 		return (q_res_new(resp, req->insns ? 6 : 7, req->insns ?
 		    q_insn_cols : cols));
 	if (req->insns)
-		return (q_per_thread(q, resp, req->thread, q_insn_sql, "insns",
-		    n, -1, q_insn_cols, 6));
+		return (q_per_thread(q, resp, req->thread, q_insn_sql,
+		    Q_STOP_SQL("insn", "(SELECT CASE WHEN p.exit_kind = 'signal' "
+		    "THEN '(stopped here: the process ended by signal ' || "
+		    "p.exit_value || ')' ELSE '(stopped here)' END FROM "
+		    "(SELECT 1) LEFT JOIN processes p ON p.pid = s.pid)"),
+		    "insns", n, -1, q_insn_cols, 6));
 	return (q_per_thread(q, resp, req->thread,
 	    "SELECT e.thread, e.seq, printf('%#x', b.start_ip), "
 	    Q_FUNC("b", "s", "0") ", " Q_ADDR_LINE("0") ", b.ninsns, "
 	    "b.last_class FROM exec_order e JOIN blocks b ON b.id = e.block"
 	    Q_SYM_JOIN("b", "s", "f")
 	    " WHERE e.thread = ?1 AND e.seq >= ?2 AND e.seq <= ?3 "
-	    "ORDER BY e.seq", "blocks", n, -1, cols, 7));
+	    "ORDER BY e.seq", Q_STOP_SQL("seq", "0, 'stopped'"), "blocks", n,
+	    -1, cols, 7));
 }
 
 static int
@@ -192,8 +238,8 @@ q_insns(struct hwtr_q *q, const struct hwtr_q_req *req,
 	}
 	if (count == 0)
 		return (q_res_new(resp, 6, q_insn_cols));
-	return (q_per_thread(q, resp, thread, q_insn_sql, "insns", count,
-	    req->from, q_insn_cols, 6));
+	return (q_per_thread(q, resp, thread, q_insn_sql, NULL, "insns",
+	    count, req->from, q_insn_cols, 6));
 }
 
 /*

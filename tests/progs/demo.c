@@ -8,7 +8,8 @@
  * The demo program ("make demo"): it parses a little inventory, totals it,
  * then looks up an item that is not there and follows the null pointer the
  * lookup returned.  The last blocks before the crash read as a story:
- * main -> report -> find_item (loop, not found) -> print_item -> SIGSEGV.
+ * main -> report -> find_item (loop, not found) -> print_item, whose
+ * first load of it->name faults (SIGSEGV).
  */
 
 #include <stdio.h>
@@ -38,7 +39,14 @@ find_item(const char *name)
 	return (NULL);
 }
 
-static __attribute__((noinline)) void
+/*
+ * Not static: a static print_item is rewritten by gcc's IPA-SRA into
+ * print_item.isra.0 taking the item's fields, which moves the faulting
+ * load into report() and spoils the story.
+ */
+void	print_item(const struct item *it);
+
+__attribute__((noinline)) void
 print_item(const struct item *it)
 {
 	/* Bug: no check for NULL; crashes for an unknown item. */
