@@ -33,6 +33,11 @@
 #define CS_DSTREAM_BLOCK	512	/* a DSTREAM capture's block ... */
 #define CS_DSTREAM_DATA		504	/* ... of which trace, then a footer */
 
+const char *const ix_cc_elems[IX_NCC_ELEMS] = {
+	"range", "cycle-count", "timestamp", "trace-on", "pe-context",
+	"exception", "address-unknown", "other"
+};
+
 struct cs_ctx {
 	int		(*cb)(void *, const struct ix_cs_elem *);
 	void		*arg;
@@ -116,9 +121,11 @@ elem_in(const void *p_context, const ocsd_trc_index_t index_sop,
 	e.isa = isa_bits(el->isa);
 	e.has_cc = el->has_cc;
 	e.cc = el->cycle_count;
+	e.cc_elem = IX_CC_OTHER;
 	switch (el->elem_type) {
 	case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
 		e.kind = IX_CS_RANGE;
+		e.cc_elem = IX_CC_RANGE;
 		e.st = el->st_addr;
 		e.en = el->en_addr;
 		e.ninsn = el->num_instr_range;
@@ -144,6 +151,7 @@ elem_in(const void *p_context, const ocsd_trc_index_t index_sop,
 		break;
 	case OCSD_GEN_TRC_ELEM_EXCEPTION:
 		e.kind = IX_CS_EXCEPTION;
+		e.cc_elem = IX_CC_EXCEPTION;
 		e.en = el->en_addr;
 		e.excnum = el->exception_number;
 		break;
@@ -156,14 +164,25 @@ elem_in(const void *p_context, const ocsd_trc_index_t index_sop,
 		break;
 	case OCSD_GEN_TRC_ELEM_TIMESTAMP:
 		e.kind = IX_CS_TIMESTAMP;
+		e.cc_elem = IX_CC_TIMESTAMP;
 		e.ts = el->timestamp;
 		break;
 	case OCSD_GEN_TRC_ELEM_CYCLE_COUNT:
 		e.kind = IX_CS_CYCLES;
+		e.cc_elem = IX_CC_CYCLE_COUNT;
 		e.has_cc = 1;
 		break;
 	case OCSD_GEN_TRC_ELEM_TRACE_ON:
 		e.kind = IX_CS_TRACE_ON;
+		e.cc_elem = IX_CC_TRACE_ON;
+		break;
+	case OCSD_GEN_TRC_ELEM_PE_CONTEXT:
+		e.kind = IX_CS_OTHER;
+		e.cc_elem = IX_CC_PE_CONTEXT;
+		break;
+	case OCSD_GEN_TRC_ELEM_ADDR_UNKNOWN:
+		e.kind = IX_CS_OTHER;
+		e.cc_elem = IX_CC_ADDR_UNKNOWN;
 		break;
 	case OCSD_GEN_TRC_ELEM_NO_SYNC:
 		e.kind = IX_CS_NO_SYNC;

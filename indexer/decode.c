@@ -1199,6 +1199,25 @@ cs_publish(struct dec *d, size_t u)
 	return (0);
 }
 
+/*
+ * The cycle count that came with @e, at the position of @e: before its
+ * range's block, or before the next block for any other element.  Every
+ * count adds to the running count of the trace but an ETMv4 or ETE
+ * timestamp's, which OpenCSD documents as the cycles since the previous
+ * count, counted again by the next one.
+ */
+static int
+cs_cycles(struct dec *d, const struct ix_cs_elem *e)
+{
+	int cum = !(e->cc_elem == IX_CC_TIMESTAMP &&
+	    (d->out->format == HWTR_TF_ETMV4 || d->out->format == HWTR_TF_ETE));
+	int rc;
+
+	if ((rc = op1(d, IX_OP_CYCLES, e->cc)) < 0)
+		return (rc);
+	return (put(d, (uint64_t)e->cc_elem << 1 | (uint64_t)cum));
+}
+
 static int
 cs_emit(struct cs_run *cr, struct dec *d, const struct ix_cs_elem *e)
 {
@@ -1209,6 +1228,8 @@ cs_emit(struct cs_run *cr, struct dec *d, const struct ix_cs_elem *e)
 	size_t before;
 	int rc;
 
+	if (e->has_cc && (rc = cs_cycles(d, e)) < 0)
+		return (rc);
 	switch (e->kind) {
 	case IX_CS_RANGE:
 		if (e->en <= e->st || e->ninsn == 0 ||
@@ -1290,9 +1311,9 @@ cs_elem(void *arg, const struct ix_cs_elem *e)
 
 	if (u < 0)
 		return (0);
-	/* End of trace, cycle counts and the like write nothing. */
-	if (e->kind != IX_CS_EOT && e->kind != IX_CS_CYCLES &&
-	    e->kind != IX_CS_OTHER)
+	/* End of trace and the like write nothing; a cycle count a row. */
+	if ((e->kind != IX_CS_EOT && e->kind != IX_CS_CYCLES &&
+	    e->kind != IX_CS_OTHER) || e->has_cc)
 		cs_touch(&cr->decs[u]);
 	if ((cr->rc = cs_emit(cr, &cr->decs[u], e)) < 0)
 		return (cr->rc);

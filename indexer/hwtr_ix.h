@@ -126,6 +126,17 @@ struct ix_ts {
 	uint64_t	tsc;
 };
 
+/*
+ * A cycle count (the cycles table): what OpenCSD reported with an element
+ * before block @seq ran (a range's own count: that range's block).
+ */
+struct ix_cycles {
+	int64_t		seq, insn;
+	uint64_t	count;
+	uint8_t		elem;		/* enum ix_cc_elem */
+	uint8_t		cumulative;	/* part of the running count */
+};
+
 struct ix_branch {
 	uint32_t	from, to;	/* local block ids */
 	uint64_t	from_ip, to_ip;
@@ -255,7 +266,10 @@ enum ix_op {
 	IX_OP_ERROR,		/* a decode error (counted) */
 	IX_OP_ASYNC,		/* an asynchronous branch into the next block */
 	IX_OP_UNDECODED,	/* n: bytes that could not be decoded */
-	IX_OP_RESET		/* CoreSight trace ID: close frames, no time */
+	IX_OP_RESET,		/* CoreSight trace ID: close frames, no time */
+	IX_OP_CYCLES		/* count, flags (element << 1 | cumulative):
+				   a CoreSight cycle count (a row of cycles
+				   at the current position) */
 };
 
 #define IX_NEVENT_KINDS 29
@@ -285,6 +299,7 @@ struct ix_sink {
 	int	(*ts)(void *, const struct ix_ts *);
 	int	(*call)(void *, int64_t idx, const struct ix_call *);
 	int	(*event)(void *, const struct ix_event *);
+	int	(*cycles)(void *, const struct ix_cycles *);
 };
 
 struct ix_open_call {
@@ -423,6 +438,22 @@ enum ix_cs_kind {
 };
 enum { IX_CS_ISA_UNKNOWN = 0, IX_CS_T32 = 16, IX_CS_A32 = 32, IX_CS_A64 = 64 };
 
+/*
+ * The element a cycle count came with (cycles.element: ix_cc_elems[]).
+ */
+enum ix_cc_elem {
+	IX_CC_RANGE = 0,	/* OCSD_GEN_TRC_ELEM_INSTR_RANGE */
+	IX_CC_CYCLE_COUNT,	/* OCSD_GEN_TRC_ELEM_CYCLE_COUNT */
+	IX_CC_TIMESTAMP,
+	IX_CC_TRACE_ON,
+	IX_CC_PE_CONTEXT,
+	IX_CC_EXCEPTION,
+	IX_CC_ADDR_UNKNOWN,
+	IX_CC_OTHER,
+	IX_NCC_ELEMS
+};
+extern const char *const ix_cc_elems[IX_NCC_ELEMS];
+
 struct ix_cs_elem {
 	uint64_t	index;		/* trace byte offset of its packet */
 	uint8_t		trace_id;
@@ -436,6 +467,7 @@ struct ix_cs_elem {
 	int		has_ts, has_cc;
 	uint64_t	ts;
 	uint32_t	cc;
+	int		cc_elem;	/* enum ix_cc_elem, when has_cc */
 };
 
 /* A memory image OpenCSD may read: @len bytes at @addr. */

@@ -214,6 +214,7 @@ struct run {
 	uint64_t	*errips;	/* decode errors' IPs, for warn_missing() */
 	size_t		nerrips, cerrips;
 	struct stmt	s_ch, s_ts, s_ca, s_ev, s_br, s_bc;
+	struct stmt	s_cy;		/* cycles */
 	/* Global file names. */
 	char		**files;
 	size_t		nfiles, cfiles;
@@ -2037,6 +2038,22 @@ sink_event(void *arg, const struct ix_event *e)
 	return (st_exec(r, ev, "events"));
 }
 
+static int
+sink_cycles(void *arg, const struct ix_cycles *c)
+{
+	struct run *r = arg;
+	struct stmt *cy = &r->s_cy;
+
+	sqlite3_bind_null(cy->st, ++cy->i);
+	b_int(cy, (int64_t)r->cur + 1);
+	b_int(cy, c->seq);
+	b_int(cy, c->insn);
+	b_int(cy, (int64_t)c->count);
+	b_text(cy, ix_cc_elems[c->elem]);
+	b_int(cy, c->cumulative);
+	return (st_exec(r, cy, "cycles"));
+}
+
 /* A stream is stitched: its aggregated rows and what it found. */
 static int
 end_stream(struct run *r)
@@ -2506,6 +2523,7 @@ write_db(struct run *r, const char *tmp)
 	sink.ts = sink_ts;
 	sink.call = sink_call;
 	sink.event = sink_event;
+	sink.cycles = sink_cycles;
 	ix_stitch_init(&r->st, &sink);
 	r->call_base = 1;
 	rc = write_static(r);
@@ -2528,6 +2546,9 @@ write_db(struct run *r, const char *tmp)
 		rc = st_prep(r, &r->s_ev, "INSERT INTO events VALUES "
 		    "(?,?,?,?,?,?,?,?,?,?,?,?)");
 	if (rc == 0)
+		rc = st_prep(r, &r->s_cy, "INSERT INTO cycles VALUES "
+		    "(?,?,?,?,?,?,?)");
+	if (rc == 0)
 		rc = run_pipeline(r);
 	if (rc == 0) {
 		report_streams(r);
@@ -2540,6 +2561,7 @@ write_db(struct run *r, const char *tmp)
 	st_done(&r->s_bc);
 	st_done(&r->s_ca);
 	st_done(&r->s_ev);
+	st_done(&r->s_cy);
 	if (rc == 0)
 		rc = write_blocks(r);
 	if (rc == 0)

@@ -206,6 +206,15 @@
 "  ns INTEGER,\n"							\
 "  pid INTEGER,\n"							\
 "  detail TEXT\n"							\
+");\n"									\
+"CREATE TABLE cycles (\n"						\
+"  id INTEGER PRIMARY KEY,\n"						\
+"  thread INTEGER NOT NULL REFERENCES threads(id),\n"			\
+"  seq INTEGER NOT NULL,\n"						\
+"  insn INTEGER NOT NULL,\n"						\
+"  count INTEGER NOT NULL,\n"						\
+"  element TEXT NOT NULL,\n"						\
+"  cumulative INTEGER NOT NULL\n"					\
 ");\n"
 
 /* Indexes, created after the bulk load (cheaper than maintaining them). */
@@ -220,6 +229,7 @@
 "CREATE INDEX events_thread ON events(thread, seq);\n"			\
 "CREATE INDEX events_kind ON events(kind);\n"				\
 "CREATE INDEX mappings_pid ON mappings(pid, start_ip);\n"		\
-"CREATE INDEX exec_chunks_insn ON exec_chunks(thread, insn);\n"
+"CREATE INDEX exec_chunks_insn ON exec_chunks(thread, insn);\n"	\
+"CREATE INDEX cycles_thread ON cycles(thread, seq);\n"
 
 #endif /* !HWTR_IX_SCHEMA_SQL_H */

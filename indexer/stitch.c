@@ -720,6 +720,7 @@ int
 ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 {
 	const uint8_t *p = seg->ops.p;
+	struct ix_cycles cy;
 	size_t len = seg->ops.len, pos = 0, i;
 	uint64_t v, a;
 	int rc = 0;
@@ -784,6 +785,19 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 				rc = pop_call(st, CX_END);
 			st->have_prev = 0;
 			st->have_tsc = 0;
+			break;
+		case IX_OP_CYCLES:
+			/* At the position of its element, as events are. */
+			if (get(p, len, &pos, &cy.count) < 0 ||
+			    get(p, len, &pos, &a) < 0 ||
+			    (a >> 1) >= IX_NCC_ELEMS)
+				return (-HWTR_E_FORMAT);
+			cy.seq = st->seq;
+			cy.insn = st->insn;
+			cy.elem = (uint8_t)(a >> 1);
+			cy.cumulative = (uint8_t)(a & 1);
+			if (st->sink.cycles != NULL)
+				rc = st->sink.cycles(st->sink.arg, &cy);
 			break;
 		default:
 			return (-HWTR_E_FORMAT);

@@ -15,12 +15,15 @@
  * nothing here is compared with what this code wrote itself.  Each
  * snapshot is printed with pass or fail.  A second case does the same for
  * the ETE decoder on a copy of an ETMv4 snapshot declared ETE, with
- * trc_pkt_lister run here on that copy as the reference.
+ * trc_pkt_lister run here on that copy as the reference.  Cycle counts
+ * are compared through the database: hwtrace index's cycles table against
+ * the "[CC=n]" values of the same expected output.
  */
 
 #include <atf-c.h>
 #include <dirent.h>
 #include <inttypes.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,27 +88,39 @@ collect(void *arg, const struct ix_cs_elem *e)
 	return (0);
 }
 
+/* trc_pkt_lister's output @ppl or @ppl.xz (its name in @path), or NULL. */
+static FILE *
+ppl_open(const char *ppl, char *path, size_t pathlen)
+{
+	char cmd[1200];
+	FILE *f;
+
+	snprintf(path, pathlen, "%s", ppl);
+	if (access(path, R_OK) == 0)
+		snprintf(cmd, sizeof(cmd), "cat '%s'", path);
+	else {
+		snprintf(cmd, sizeof(cmd), "xz -dc '%s.xz'", path);
+		snprintf(path, pathlen, "%s.xz", ppl);
+		if (access(path, R_OK) != 0)
+			return (NULL);
+	}
+	f = popen(cmd, "r");
+	ATF_REQUIRE(f != NULL);
+	return (f);
+}
+
 /* The elements trc_pkt_lister printed, from @path or @path.xz. */
 static int
 expected(const char *ppl, struct lines *l)
 {
-	char path[1024], cmd[1200], buf[4096], s[96], isa[8];
+	char path[1024], buf[4096], s[96], isa[8];
 	unsigned id, n;
 	unsigned long long a, b;
 	const char *p;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s", ppl);
-	if (access(path, R_OK) == 0)
-		snprintf(cmd, sizeof(cmd), "cat '%s'", path);
-	else {
-		snprintf(cmd, sizeof(cmd), "xz -dc '%s.xz'", path);
-		strcat(path, ".xz");
-		if (access(path, R_OK) != 0)
-			return (-1);
-	}
-	f = popen(cmd, "r");
-	ATF_REQUIRE(f != NULL);
+	if ((f = ppl_open(ppl, path, sizeof(path))) == NULL)
+		return (-1);
 	while (fgets(buf, sizeof(buf), f) != NULL) {
 		if (strncmp(buf, "Idx:", 4) != 0 ||
 		    (p = strstr(buf, "; ID:")) == NULL ||
@@ -488,8 +503,170 @@ ATF_TC_BODY(tpiu_as_trc_pkt_lister, tc)
 	    "grep -q 'coresight: frame tpiu'") == 0);
 }
 
+/*
+ * The cycle counts trc_pkt_lister printed ("[CC=n]" on any element), per
+ * trace ID in order, each as "seq=S insn=I cc=N element": S and I are
+ * the ranges and their instructions before the element, so that a
+ * range's own count is at that range's position, as hwtrace-db(5) says
+ * of the cycles table.  Returns how many, or -1 without the file.
+ */
+static long
+expected_cc(const char *ppl, struct lines *l)
+{
+	static const char *const names[][2] = {
+		{ "INSTR_RANGE", "range" },
+		{ "CYCLE_COUNT", "cycle-count" },
+		{ "TIMESTAMP", "timestamp" },
+		{ "TRACE_ON", "trace-on" },
+		{ "PE_CONTEXT", "pe-context" },
+		{ "EXCEPTION", "exception" },
+		{ "ADDR_UNKNOWN", "address-unknown" },
+	};
+	static uint64_t nr[256], ni[256];
+	char path[1024], buf[4096], s[96];
+	const char *p, *q, *el;
+	unsigned id, n, cc;
+	long total = 0;
+	size_t k;
+	FILE *f;
+
+	memset(nr, 0, sizeof(nr));
+	memset(ni, 0, sizeof(ni));
+	if ((f = ppl_open(ppl, path, sizeof(path))) == NULL)
+		return (-1);
+	while (fgets(buf, sizeof(buf), f) != NULL) {
+		if (strncmp(buf, "Idx:", 4) != 0 ||
+		    (p = strstr(buf, "; ID:")) == NULL ||
+		    sscanf(p, "; ID:%x;", &id) != 1 || id > 255 ||
+		    (p = strstr(buf, "OCSD_GEN_TRC_ELEM_")) == NULL)
+			continue;
+		p += strlen("OCSD_GEN_TRC_ELEM_");
+		el = "other";
+		for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+			if (strncmp(p, names[k][0], strlen(names[k][0])) == 0 &&
+			    p[strlen(names[k][0])] == '(')
+				el = names[k][1];
+		if ((q = strstr(p, "[CC=")) != NULL) {
+			if (sscanf(q, "[CC=%u]", &cc) != 1)
+				atf_tc_fail("%s: unparsed line: %s", path, buf);
+			snprintf(s, sizeof(s), "seq=%" PRIu64 " insn=%" PRIu64
+			    " cc=%u %s", nr[id], ni[id], cc, el);
+			lines_add(l, id, s);
+			total++;
+		}
+		if (strcmp(el, "range") == 0) {
+			if ((q = strstr(p, "num_i(")) == NULL ||
+			    sscanf(q, "num_i(%u)", &n) != 1)
+				atf_tc_fail("%s: unparsed line: %s", path, buf);
+			nr[id]++;
+			ni[id] += n;
+		}
+	}
+	pclose(f);
+	return (total);
+}
+
+/* The cycles rows of database @db, per trace ID as expected_cc() has them. */
+static void
+db_cc(const char *db, struct lines *l)
+{
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	char s[96];
+	unsigned id;
+	int rc;
+
+	ATF_REQUIRE_MSG(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) ==
+	    SQLITE_OK, "cannot open %s", db);
+	rc = sqlite3_prepare_v2(h, "SELECT t.name, c.seq, c.insn, c.count, "
+	    "c.element FROM cycles c JOIN threads t ON t.id = c.thread "
+	    "ORDER BY c.id", -1, &st, NULL);
+	ATF_REQUIRE_MSG(rc == SQLITE_OK, "%s: %s", db, sqlite3_errmsg(h));
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+
+		ATF_REQUIRE_MSG(name != NULL && sscanf(name, "trace ID 0x%x",
+		    &id) == 1, "%s: a cycles row of thread '%s', not a trace "
+		    "ID's", db, name ? name : "(null)");
+		snprintf(s, sizeof(s), "seq=%lld insn=%lld cc=%lld %s",
+		    (long long)sqlite3_column_int64(st, 1),
+		    (long long)sqlite3_column_int64(st, 2),
+		    (long long)sqlite3_column_int64(st, 3),
+		    (const char *)sqlite3_column_text(st, 4));
+		lines_add(l, id, s);
+	}
+	ATF_REQUIRE_MSG(rc == SQLITE_DONE, "%s: %s", db, sqlite3_errmsg(h));
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+}
+
+ATF_TC(cycle_counts);
+ATF_TC_HEAD(cycle_counts, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "for every snapshot whose expected "
+	    "output has cycle counts, the cycles table of hwtrace index's "
+	    "database holds trc_pkt_lister's counts per trace ID, in order, "
+	    "with their elements at the positions of their ranges");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(cycle_counts, tc)
+{
+	char dir[1024], ppl[1100], cmd[2800], why[512], fails[4096] = "";
+	struct dirent *de;
+	struct lines want, got;
+	size_t nranges;
+	long n;
+	int tested = 0, failed = 0;
+	DIR *d;
+
+	HWTR_REQUIRE_CORPUS("opencsd/snapshots");
+	snprintf(dir, sizeof(dir), "%s/opencsd/snapshots", HWTR_TEST_CORPUS);
+	d = opendir(dir);
+	ATF_REQUIRE(d != NULL);
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		memset(&want, 0, sizeof(want));
+		memset(&got, 0, sizeof(got));
+		snprintf(ppl, sizeof(ppl), "%s/opencsd/expected/%s.ppl",
+		    HWTR_TEST_CORPUS, de->d_name);
+		if ((n = expected_cc(ppl, &want)) <= 0) {
+			printf("%s: skipped: %s\n", de->d_name, n < 0 ?
+			    "no expected output" : "no cycle counts in the "
+			    "expected output");
+			free(want.v);
+			continue;
+		}
+		snprintf(cmd, sizeof(cmd), "'%s' import '%s/%s' -o cc.hwtrace "
+		    "&& '%s' index -q -o cc.db cc.hwtrace", HWTR_TEST_HWTRACE,
+		    dir, de->d_name, HWTR_TEST_HWTRACE);
+		if (system(cmd) != 0)
+			atf_tc_fail("%s: '%s' failed", de->d_name, cmd);
+		db_cc("cc.db", &got);
+		tested++;
+		if (compare(&want, &got, why, sizeof(why), &nranges) < 0) {
+			printf("%s: fail: %s\n", de->d_name, why);
+			snprintf(fails + strlen(fails), sizeof(fails) -
+			    strlen(fails), "%s%s: %s", failed ? "; " : "",
+			    de->d_name, why);
+			failed++;
+		} else
+			printf("%s: pass (%ld cycle counts)\n", de->d_name, n);
+		fflush(stdout);
+		free(want.v);
+		free(got.v);
+	}
+	closedir(d);
+	ATF_REQUIRE_MSG(tested >= 2, "expected the corpus's snapshots with "
+	    "cycle counts (TC2, Snowball), tested %d", tested);
+	if (failed)
+		atf_tc_fail("%d of %d snapshots differ: %s", failed, tested,
+		    fails);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, cycle_counts);
 	ATF_TP_ADD_TC(tp, snapshots);
 	ATF_TP_ADD_TC(tp, ete_as_trc_pkt_lister);
 	ATF_TP_ADD_TC(tp, dstream_as_trc_pkt_lister);

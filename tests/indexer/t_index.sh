@@ -75,6 +75,10 @@ default_name_and_tables_body()
 		n=$(q t.db "SELECT count(*) FROM $t")
 		[ "$n" -gt 0 ] || atf_fail "table $t is empty"
 	done
+	# Cycle counts are CoreSight's: libipt's block decoder folds CYC
+	# packets into its time, so an Intel PT index has none.
+	n=$(q t.db "SELECT count(*) FROM cycles")
+	[ "$n" = 0 ] || atf_fail "Intel PT: expected an empty cycles table, got $n rows"
 	# Block ids are run lengths that add up: sum of block counts times
 	# instructions equals the thread's instructions.
 	a=$(q t.db "SELECT sum(c.count * b.ninsns) FROM block_counts c JOIN blocks b ON b.id = c.block")
@@ -251,6 +255,8 @@ lldb_case()
 	want=$(grep -c 'error:' "$dir/expected/$3" || true)
 	n=$(q c.db "SELECT count(*) FROM events WHERE kind = 'decode-error'")
 	[ "$n" = "$want" ] || atf_fail "$n decode errors, ptxed has $want"
+	n=$(q c.db "SELECT count(*) FROM cycles")
+	[ "$n" = 0 ] || atf_fail "Intel PT: expected an empty cycles table, got $n rows"
 }
 
 atf_test_case lldb_single
