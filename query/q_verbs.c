@@ -24,46 +24,61 @@
 	" LEFT JOIN symbols " s " ON " s ".id = " b ".symbol"		\
 	" LEFT JOIN files " f " ON " f ".id = " b ".file"
 
+/* Every database has these rows. */
+#define Q_SUMMARY_SQL			\
+	"SELECT 'source' AS item, (SELECT value FROM meta WHERE key = "	\
+	"'capture_source') AS value"					\
+	" UNION ALL SELECT 'command', (SELECT value FROM meta WHERE key = " \
+	"'argv')"							\
+	" UNION ALL SELECT 'exit', (SELECT group_concat(value, ' ') FROM " \
+	"(SELECT value FROM meta WHERE key IN ('exit_kind', 'exit_value') " \
+	"ORDER BY key))"						\
+	" UNION ALL SELECT 'archive_complete', (SELECT CAST(value AS "	\
+	"INTEGER) FROM meta WHERE key = 'archive_complete')"		\
+	" UNION ALL SELECT 'streams', count(*) FROM streams"		\
+	" UNION ALL SELECT 'processes', count(*) FROM processes"	\
+	" UNION ALL SELECT 'threads', count(*) FROM threads"		\
+	" UNION ALL SELECT 'images', count(*) FROM images"		\
+	" UNION ALL SELECT 'instructions', coalesce(sum(insns), 0) FROM " \
+	"threads"							\
+	" UNION ALL SELECT 'blocks', coalesce(sum(blocks), 0) FROM threads" \
+	" UNION ALL SELECT 'static_blocks', (SELECT max(id) + 1 FROM "	\
+	"blocks)"							\
+	" UNION ALL SELECT 'calls', coalesce(sum(calls), 0) FROM threads" \
+	" UNION ALL SELECT 'start', strftime('%Y-%m-%dT%H:%M:%fZ', "	\
+	"coalesce(min(first_ns), (SELECT CAST(value AS INTEGER) FROM meta " \
+	"WHERE key = 'start_ns')) / 1000000000.0, 'unixepoch') FROM "	\
+	"threads"							\
+	" UNION ALL SELECT 'duration_ns', max(last_ns) - min(first_ns) FROM " \
+	"threads"							\
+	" UNION ALL SELECT 'trace_bytes', coalesce(sum(bytes), 0) FROM " \
+	"streams"							\
+	" UNION ALL SELECT 'decode_errors', coalesce(sum(errors), 0) FROM " \
+	"streams"							\
+	" UNION ALL SELECT 'undecoded_bytes', coalesce(sum("		\
+	"undecoded_bytes), 0) FROM streams"				\
+	" UNION ALL SELECT 'lost_bytes', coalesce(sum(lost_bytes), 0) FROM " \
+	"streams"							\
+	" UNION ALL SELECT 'lost_events', count(*) FROM events WHERE kind " \
+	"IN ('lost', 'overflow')"
+
+/*
+ * The cycles row comes only from a database with CoreSight cycle counts:
+ * older databases have no cycles table, and the others no row to sum.
+ */
 static int
 q_summary(struct hwtr_q *q, struct hwtr_q_res **resp)
 {
-	return (q_select(q, resp,
-	    "SELECT 'source' AS item, (SELECT value FROM meta WHERE key = "
-	    "'capture_source') AS value"
-	    " UNION ALL SELECT 'command', (SELECT value FROM meta WHERE key = "
-	    "'argv')"
-	    " UNION ALL SELECT 'exit', (SELECT group_concat(value, ' ') FROM "
-	    "(SELECT value FROM meta WHERE key IN ('exit_kind', 'exit_value') "
-	    "ORDER BY key))"
-	    " UNION ALL SELECT 'archive_complete', (SELECT CAST(value AS "
-	    "INTEGER) FROM meta WHERE key = 'archive_complete')"
-	    " UNION ALL SELECT 'streams', count(*) FROM streams"
-	    " UNION ALL SELECT 'processes', count(*) FROM processes"
-	    " UNION ALL SELECT 'threads', count(*) FROM threads"
-	    " UNION ALL SELECT 'images', count(*) FROM images"
-	    " UNION ALL SELECT 'instructions', coalesce(sum(insns), 0) FROM "
-	    "threads"
-	    " UNION ALL SELECT 'blocks', coalesce(sum(blocks), 0) FROM threads"
-	    " UNION ALL SELECT 'static_blocks', (SELECT max(id) + 1 FROM "
-	    "blocks)"
-	    " UNION ALL SELECT 'calls', coalesce(sum(calls), 0) FROM threads"
-	    " UNION ALL SELECT 'start', strftime('%Y-%m-%dT%H:%M:%fZ', "
-	    "coalesce(min(first_ns), (SELECT CAST(value AS INTEGER) FROM meta "
-	    "WHERE key = 'start_ns')) / 1000000000.0, 'unixepoch') FROM "
-	    "threads"
-	    " UNION ALL SELECT 'duration_ns', max(last_ns) - min(first_ns) FROM "
-	    "threads"
-	    " UNION ALL SELECT 'trace_bytes', coalesce(sum(bytes), 0) FROM "
-	    "streams"
-	    " UNION ALL SELECT 'decode_errors', coalesce(sum(errors), 0) FROM "
-	    "streams"
-	    " UNION ALL SELECT 'undecoded_bytes', coalesce(sum("
-	    "undecoded_bytes), 0) FROM streams"
-	    " UNION ALL SELECT 'lost_bytes', coalesce(sum(lost_bytes), 0) FROM "
-	    "streams"
-	    " UNION ALL SELECT 'lost_events', count(*) FROM events WHERE kind "
-	    "IN ('lost', 'overflow')",
-	    NULL));
+	int64_t has_cycles;
+	int rc;
+
+	if ((rc = q_int(q, &has_cycles, 0, "SELECT count(*) FROM "
+	    "sqlite_master WHERE type = 'table' AND name = 'cycles'",
+	    NULL)) < 0)
+		return (rc);
+	return (q_select(q, resp, has_cycles ? Q_SUMMARY_SQL
+	    " UNION ALL SELECT 'cycles', sum(count) FROM cycles WHERE "
+	    "cumulative HAVING count(*) > 0" : Q_SUMMARY_SQL, NULL));
 }
 
 static int

@@ -8,7 +8,7 @@
 # and the sum of their instruction counts that trc_pkt_lister printed
 # (expected/<name>.ppl[.xz] in the corpus), and its exception, exception
 # return and not-accessible events the same elements there; STM sources
-# are reported as not decoded.
+# are reported as not decoded; summary's cycles are trc_pkt_lister's.
 
 . "$(atf_get_srcdir)/../env.sh"
 
@@ -258,6 +258,35 @@ symbols_body()
 	done < m
 }
 
+atf_test_case summary_cycles
+summary_cycles_head()
+{
+	atf_set descr "summary reports the cycles of TC2 (ETMv3 and PTM, cycle-accurate) as the sum of trc_pkt_lister's [CC=n] values; a database without the cycles table (written before it existed) still gives its summary, without the row"
+}
+summary_cycles_body()
+{
+	name=TC2
+	[ -d "$SNAPS/$name" ] || atf_skip "shared corpus not found at $SNAPS/$name"
+	"$HWTRACE" import "$SNAPS/$name" -o "$name.hwtrace" 2>err ||
+	    atf_fail "$name: import failed: $(cat err)"
+	"$HWTRACE" index -q -o "$name.db" "$name.hwtrace" 2>err ||
+	    atf_fail "$name: index failed: $(cat err)"
+	# Every count of ETMv3 and PTM adds to the running count.
+	want=$(ppl "$name" | grep -o '\[CC=[0-9]*\]' | tr -dc '0-9\n' |
+	    awk '{ n++; s += $1 } END { print n + 0, s + 0 }')
+	[ "${want% *}" -gt 1000 ] || atf_fail "$name: expected cycle counts in its ppl, found ${want% *}"
+	got="$("$HWTRACE" query "$name.db" sql "SELECT count(*) FROM cycles" | tail -n 1 | tr -d ' ') $(summary "$name.db" cycles)"
+	[ "$want" = "$got" ] ||
+	    atf_fail "$name: expected 'counts cycles' $want (trc_pkt_lister), got '$got'"
+	echo "$name: $got counts and cycles, as trc_pkt_lister"
+	"$HWTRACE" query --format tsv "$name.db" summary | grep -v '^cycles' > want
+	cp "$name.db" old.db
+	sqlite3 old.db "DROP TABLE cycles" || atf_fail "cannot drop the cycles table"
+	"$HWTRACE" query --format tsv old.db summary > got 2>err ||
+	    atf_fail "summary of a database without cycles table failed: $(cat err)"
+	diff want got > d || atf_fail "without the cycles table, expected the summary without its cycles row: $(cat d)"
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case queries
@@ -265,4 +294,5 @@ atf_init_test_cases()
 	atf_add_test_case etmv3_ptm
 	atf_add_test_case t32_lengths
 	atf_add_test_case symbols
+	atf_add_test_case summary_cycles
 }
