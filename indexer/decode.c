@@ -45,14 +45,25 @@ const char *const ix_class_names[] = {
 	"return", "far-call", "far-return", "far-jump", "unknown"
 };
 
-/* A libipt block, as split into contiguous runs (split_block()). */
+/*
+ * A libipt block, as split into contiguous runs (split_block()): the
+ * operations that say its runs ran, encoded once (IX_LB_INLINE bytes or
+ * fewer in @inl, more at @first in dec.runs), so that a block seen again
+ * costs a copy of a few bytes.
+ */
+#define IX_LB_INLINE	8
 struct ix_lblock {
 	uint64_t	ip, end_ip;
+	uint8_t		inl[IX_LB_INLINE];
 	int		isid;
+	uint32_t	first, nenc;	/* bytes in dec.runs */
+	/*
+	 * The last two successors' indexes + 1, the latest first: a
+	 * conditional branch has two, and most blocks follow one of them.
+	 */
+	uint32_t	next[2];
 	uint16_t	ninsn;
 	uint8_t		mode;
-	uint32_t	first, nruns;	/* in dec.runs */
-	uint32_t	next;		/* the last successor's index + 1 */
 };
 
 /* Event kinds, as IX_OP_EVENT gives them (an index into this table). */
@@ -76,12 +87,12 @@ struct dec {
 	/* Static block lookup: (isid, ip, ninsn, mode) -> local id + 1. */
 	uint32_t	*htab;
 	size_t		hcap;
-	/* libipt blocks seen, and their runs. */
+	/* libipt blocks seen, and their runs' operations (encoded). */
 	struct ix_lblock *lb;
 	size_t		nlb, clb;
 	uint32_t	*ltab;
 	size_t		lcap;
-	uint32_t	*runs;
+	uint8_t		*runs;
 	size_t		nruns, cruns;
 	uint32_t	prev_lb;	/* index + 1 of the last libipt block */
 	size_t		cs_map;		/* CoreSight: last mapping + 1 */
@@ -425,16 +436,22 @@ run_id(struct dec *d, const struct ix_sblock *proto)
 	return ((int64_t)o->nblocks++);
 }
 
+/* Append "run @id ran" to @lb's operations. */
 static int
 add_run_id(struct dec *d, struct ix_lblock *lb, int64_t id)
 {
+	uint64_t v = (uint64_t)id << 1;
+
 	if (id < 0)
 		return ((int)id);
-	if (ix_grow((void **)&d->runs, &d->cruns, d->nruns + 1,
-	    sizeof(*d->runs)) < 0)
+	if (ix_grow((void **)&d->runs, &d->cruns, d->nruns + 10, 1) < 0)
 		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-	d->runs[d->nruns++] = (uint32_t)id;
-	lb->nruns++;
+	while (v >= 0x80) {
+		d->runs[d->nruns++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	d->runs[d->nruns++] = (uint8_t)v;
+	lb->nenc = (uint32_t)(d->nruns - lb->first);
 	return (0);
 }
 
@@ -490,7 +507,7 @@ split_block(struct dec *d, struct ix_lblock *lb, const struct pt_block *b)
 	int mode = mode_bits(b->mode), rc, n;
 
 	lb->first = (uint32_t)d->nruns;
-	lb->nruns = 0;
+	lb->nenc = 0;
 	memset(&run, 0, sizeof(run));
 	run.ip = cur;
 	run.isid = b->isid;
@@ -536,7 +553,7 @@ split_block(struct dec *d, struct ix_lblock *lb, const struct pt_block *b)
 fallback:
 	/* Forget runs made so far: the whole block is one unknown run. */
 	d->nruns = lb->first;
-	lb->nruns = 0;
+	lb->nenc = 0;
 	memset(&run, 0, sizeof(run));
 	run.ip = b->ip;
 	run.end_ip = b->end_ip;
@@ -556,13 +573,20 @@ lblock_get(struct dec *d, const struct pt_block *b)
 	size_t i;
 	uint8_t mode = (uint8_t)mode_bits(b->mode);
 
-	/* Most blocks follow the same block as last time: no hashing. */
-	if (d->prev_lb != 0 && d->lb[d->prev_lb - 1].next != 0) {
-		lb = &d->lb[d->lb[d->prev_lb - 1].next - 1];
-		if (lb->ip == b->ip && lb->end_ip == b->end_ip &&
-		    lb->ninsn == b->ninsn && lb->isid == b->isid &&
-		    lb->mode == mode)
-			return (lb);
+	/*
+	 * Most blocks follow the block before them as one of the last two
+	 * times: no hashing.
+	 */
+	if (d->prev_lb != 0) {
+		struct ix_lblock *pl = &d->lb[d->prev_lb - 1];
+
+		for (i = 0; i < 2 && pl->next[i] != 0; i++) {
+			lb = &d->lb[pl->next[i] - 1];
+			if (lb->ip == b->ip && lb->end_ip == b->end_ip &&
+			    lb->ninsn == b->ninsn && lb->isid == b->isid &&
+			    lb->mode == mode)
+				return (lb);
+		}
 	}
 	if (d->nlb * 2 >= d->lcap) {
 		size_t n = d->lcap ? d->lcap * 2 : 4096;
@@ -612,6 +636,8 @@ lblock_get(struct dec *d, const struct pt_block *b)
 	lb->mode = mode;
 	if (split_block(d, lb, b) < 0)
 		return (NULL);
+	if (lb->nenc <= IX_LB_INLINE)
+		memcpy(lb->inl, d->runs + lb->first, lb->nenc);
 	d->ltab[h & (d->lcap - 1)] = (uint32_t)d->nlb + 1;
 	d->nlb++;
 	return (lb);
@@ -621,18 +647,32 @@ static int
 add_block(struct dec *d, const struct pt_block *b)
 {
 	struct ix_lblock *lb;
-	uint32_t i;
-	int rc;
+	struct ix_buf *ops = &d->out->ops;
+	uint32_t id;
 
 	lb = lblock_get(d, b);
 	if (lb == NULL)
 		return (d->out->rc < 0 ? d->out->rc : -HWTR_E_NOMEM);
-	if (d->prev_lb != 0)
-		d->lb[d->prev_lb - 1].next = (uint32_t)(lb - d->lb) + 1;
-	d->prev_lb = (uint32_t)(lb - d->lb) + 1;
-	for (i = 0; i < lb->nruns; i++)
-		if ((rc = put(d, (uint64_t)d->runs[lb->first + i] << 1)) < 0)
-			return (rc);
+	id = (uint32_t)(lb - d->lb) + 1;
+	if (d->prev_lb != 0) {
+		uint32_t *nx = d->lb[d->prev_lb - 1].next;
+
+		if (nx[0] != id) {
+			nx[1] = nx[0];
+			nx[0] = id;
+		}
+	}
+	d->prev_lb = id;
+	/* Room for IX_LB_INLINE bytes more, so that a copy is one store. */
+	if (ops->cap - ops->len < lb->nenc + IX_LB_INLINE &&
+	    ix_grow((void **)&ops->p, &ops->cap, ops->len + lb->nenc +
+	    IX_LB_INLINE, 1) < 0)
+		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+	if (lb->nenc <= IX_LB_INLINE)
+		memcpy(ops->p + ops->len, lb->inl, IX_LB_INLINE);
+	else
+		memcpy(ops->p + ops->len, d->runs + lb->first, lb->nenc);
+	ops->len += lb->nenc;
 	return (0);
 }
 

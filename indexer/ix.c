@@ -125,12 +125,28 @@ struct ix_seg {
 	int		*touched;	/* per unit: something came (atomic) */
 };
 
+/*
+ * A stream chunk as the workers share it: decompressed once by the first
+ * segment that reads it, kept while segments that read it are still to
+ * come (@users, counted by plan()), freed after the last one.  Segments
+ * are taken in stream order and at most a window ahead of the writer, so
+ * only the few chunks under the segments being decoded are held.
+ */
+struct ix_cchunk {
+	uint8_t		*buf;
+	size_t		len;
+	size_t		users;		/* segments yet to release it */
+	int		loading;	/* a worker is decompressing it */
+};
+
 /* An archive stream: its pieces and segments. */
 struct ix_sres {
 	struct ix_piece	*pieces;
 	size_t		npieces, cap_pieces;
 	uint64_t	bytes;
 	size_t		seg0, nseg;
+	struct ix_cchunk *cc;		/* per chunk, under cclock */
+	size_t		ncc;
 };
 
 /*
@@ -204,6 +220,8 @@ struct run {
 	size_t		nworkers;
 	pthread_mutex_t	lock;
 	pthread_cond_t	work_cv, done_cv;
+	pthread_mutex_t	cclock;		/* the shared chunks (ix_cchunk) */
+	pthread_cond_t	cc_cv;
 	/* The writer. */
 	struct ix_stitch st;
 	size_t		cur;		/* unit being stitched */
@@ -900,9 +918,9 @@ new_seg(struct run *r, size_t s, size_t p, uint64_t start)
  * Cut the stream into pieces (contiguous readable chunks; the bytes
  * between them were lost) and the pieces into segments: a segment starts
  * at the piece's start or at the first PSB at least seg_size bytes after
- * the previous segment's start (and IX_PSB_GAP after the PSB before it).  Every chunk is read once here (its
- * checksum checked, the PSBs found) and once more by the worker that
- * decodes it; nothing is kept.
+ * the previous segment's start (and IX_PSB_GAP after the PSB before it).
+ * Every chunk is read once here (its checksum checked, the PSBs found)
+ * and once more when the first segment in it is decoded (cc_get()).
  */
 static int
 plan_stream(struct run *r, size_t s)
@@ -1024,6 +1042,141 @@ plan_stream(struct run *r, size_t s)
 	return (0);
 }
 
+/*
+ * The bytes segment @g reads: [start, *@top) of its piece, the margin
+ * past its end included (Intel PT), or every piece of the stream
+ * (CoreSight: -1).
+ */
+static int
+seg_range(const struct run *r, const struct ix_seg *g, uint64_t *top)
+{
+	const struct ix_piece *p = &r->res[g->stream].pieces[g->piece];
+
+	if (hwtr_ar_stream(r->ar, g->stream)->format == HWTR_TF_CORESIGHT)
+		return (-1);
+	*top = g->end;
+	if (g->has_limit)
+		*top = p->off + p->len - g->end > IX_SEG_MARGIN ?
+		    g->end + IX_SEG_MARGIN : p->off + p->len;
+	return (0);
+}
+
+/*
+ * Call @fn for every chunk of piece @p of stream @s that holds a byte of
+ * [@from, @to).  read_range() reads exactly these chunks.
+ */
+static void
+range_chunks(struct run *r, size_t s, const struct ix_piece *p, uint64_t from,
+    uint64_t to, void (*fn)(struct run *, struct ix_cchunk *))
+{
+	size_t c;
+
+	for (c = p->c0; c < p->c1 && c < r->res[s].ncc; c++) {
+		const struct hwtr_chunk_info *ci = hwtr_ar_chunk(r->ar, s, c);
+
+		if (ci->offset >= to)
+			break;
+		if (ci->offset + ci->len > from)
+			fn(r, &r->res[s].cc[c]);
+	}
+}
+
+/* Every chunk a segment reads, for each of its segments. */
+static void
+seg_chunks(struct run *r, const struct ix_seg *g,
+    void (*fn)(struct run *, struct ix_cchunk *))
+{
+	const struct ix_sres *res = &r->res[g->stream];
+	uint64_t to;
+	size_t k;
+
+	if (seg_range(r, g, &to) == 0)
+		range_chunks(r, g->stream, &res->pieces[g->piece], g->start,
+		    to, fn);
+	else
+		for (k = 0; k < res->npieces; k++)
+			range_chunks(r, g->stream, &res->pieces[k],
+			    res->pieces[k].off, res->pieces[k].off +
+			    res->pieces[k].len, fn);
+}
+
+static void
+cc_use(struct run *r, struct ix_cchunk *cc)
+{
+	(void)r;
+	cc->users++;
+}
+
+/* A segment is done with a chunk: the last one frees it. */
+static void
+cc_release(struct run *r, struct ix_cchunk *cc)
+{
+	pthread_mutex_lock(&r->cclock);
+	if (cc->users > 0 && --cc->users == 0) {
+		free(cc->buf);
+		cc->buf = NULL;
+		cc->len = 0;
+	}
+	pthread_mutex_unlock(&r->cclock);
+}
+
+static int
+count_users(struct run *r)
+{
+	size_t s, i;
+
+	for (s = 0; s < r->nstreams; s++) {
+		r->res[s].ncc = hwtr_ar_nchunks(r->ar, s);
+		r->res[s].cc = calloc(r->res[s].ncc + 1,
+		    sizeof(*r->res[s].cc));
+		if (r->res[s].cc == NULL)
+			return (-HWTR_E_NOMEM);
+	}
+	for (i = 0; i < r->nsegs; i++)
+		seg_chunks(r, &r->segs[i], cc_use);
+	return (0);
+}
+
+/*
+ * Chunk @c of stream @s, decompressed by the first worker that asks for
+ * it while the others wait; valid until the caller's segment releases
+ * it (seg_chunks(..., cc_release)).  A chunk that cannot be read is not
+ * kept: the next segment tries again and says so too.
+ */
+static int
+cc_get(struct run *r, size_t s, size_t c, const uint8_t **bufp,
+    size_t *lenp)
+{
+	struct ix_cchunk *cc = &r->res[s].cc[c];
+	void *buf;
+	size_t len;
+	int rc;
+
+	pthread_mutex_lock(&r->cclock);
+	while (cc->loading)
+		pthread_cond_wait(&r->cc_cv, &r->cclock);
+	if (cc->buf != NULL) {
+		*bufp = cc->buf;
+		*lenp = cc->len;
+		pthread_mutex_unlock(&r->cclock);
+		return (0);
+	}
+	cc->loading = 1;
+	pthread_mutex_unlock(&r->cclock);
+	rc = hwtr_ar_read_chunk(r->ar, s, c, &buf, &len);
+	pthread_mutex_lock(&r->cclock);
+	cc->loading = 0;
+	if (rc >= 0) {
+		cc->buf = buf;
+		cc->len = len;
+	}
+	pthread_cond_broadcast(&r->cc_cv);
+	pthread_mutex_unlock(&r->cclock);
+	*bufp = buf;
+	*lenp = len;
+	return (rc < 0 ? rc : 0);
+}
+
 static int
 plan(struct run *r)
 {
@@ -1065,6 +1218,8 @@ plan(struct run *r)
 			    r->maps[k].pid == sd->pid)
 				r->jmaps[s][n++] = &r->maps[k];
 	}
+	if ((rc = count_users(r)) < 0)
+		return (rc);
 	r->ix->stats.segments = r->nsegs;
 	return (0);
 }
@@ -1106,26 +1261,32 @@ job_iscache(struct run *r)
 }
 
 /*
- * Read bytes [@from, @to) of piece @p of stream @s into @dst from the
- * chunks that hold them.
+ * Bytes [@from, @to) of piece @p of stream @s from the chunks that hold
+ * them (the shared chunks: cc_get()): a pointer into the chunk when one
+ * holds them all, else a copy in *@copyp (caller frees).  Valid until
+ * the segment releases its chunks.
  */
 static int
 read_range(struct run *r, size_t s, const struct ix_piece *p, uint64_t from,
-    uint64_t to, uint8_t *dst, char *err, size_t errlen)
+    uint64_t to, const uint8_t **dstp, uint8_t **copyp, char *err,
+    size_t errlen)
 {
+	uint8_t *dst = NULL;
 	size_t c;
 
-	for (c = p->c0; c < p->c1 && from < to; c++) {
+	*dstp = NULL;
+	*copyp = NULL;
+	for (c = p->c0; c < p->c1 && c < r->res[s].ncc && from < to; c++) {
 		const struct hwtr_chunk_info *ci = hwtr_ar_chunk(r->ar, s, c);
+		const uint8_t *buf;
 		uint64_t a, b;
-		void *buf;
 		size_t len;
 
 		if (ci->offset + ci->len <= from)
 			continue;
 		if (ci->offset >= to)
 			break;
-		if (hwtr_ar_read_chunk(r->ar, s, c, &buf, &len) < 0) {
+		if (cc_get(r, s, c, &buf, &len) < 0) {
 			snprintf(err, errlen, "offset %#" PRIx64 ": chunk "
 			    "cannot be read: %s", ci->offset,
 			    hwtr_ar_errmsg(r->ar));
@@ -1133,18 +1294,33 @@ read_range(struct run *r, size_t s, const struct ix_piece *p, uint64_t from,
 		}
 		a = from > ci->offset ? from : ci->offset;
 		b = to < ci->offset + len ? to : ci->offset + len;
+		if (dst == NULL && a == from && b == to) {
+			/* All in this chunk: no copy. */
+			*dstp = buf + (a - ci->offset);
+			return (0);
+		}
+		if (dst == NULL) {
+			if ((dst = malloc((size_t)(to - from) + 1)) == NULL)
+				return (-HWTR_E_NOMEM);
+			*copyp = dst;
+			*dstp = dst;
+		}
 		if (b > a) {
-			memcpy(dst + (a - from), (uint8_t *)buf +
-			    (a - ci->offset), (size_t)(b - a));
+			memcpy(dst, buf + (a - ci->offset), (size_t)(b - a));
 			dst += b - a;
 			from = b;
 		}
-		free(buf);
 	}
 	if (from < to) {
 		snprintf(err, errlen, "offset %#" PRIx64 ": bytes missing",
 		    from);
 		return (-HWTR_E_FORMAT);
+	}
+	if (*dstp == NULL) {
+		/* Nothing to read: still a buffer, as decoders want one. */
+		if ((*copyp = malloc(1)) == NULL)
+			return (-HWTR_E_NOMEM);
+		*dstp = *copyp;
 	}
 	return (0);
 }
@@ -1231,7 +1407,8 @@ decode_one(struct run *r, size_t w, size_t i)
 	const struct ix_piece *p = &res->pieces[g->piece];
 	struct ix_seg_in in;
 	struct ix_seg_out *out;
-	uint8_t **bufs = NULL;
+	const uint8_t **bufs = NULL;
+	uint8_t **copies = NULL;
 	size_t *lens = NULL;
 	uint64_t *offs = NULL, to;
 	size_t k;
@@ -1245,8 +1422,10 @@ decode_one(struct run *r, size_t w, size_t i)
 	memset(&in, 0, sizeof(in));
 	g->nouts = g->nleft = stream_units(r, g->stream);
 	g->outs = calloc(g->nouts, sizeof(*g->outs));
-	if ((out = g->outs) == NULL)
+	if ((out = g->outs) == NULL) {
+		seg_chunks(r, g, cc_release);
 		return;		/* the writer says it */
+	}
 	bq = calloc(g->nouts, sizeof(*bq));
 	touched = calloc(g->nouts, sizeof(*touched));
 	if (bq == NULL || touched == NULL) {
@@ -1282,39 +1461,33 @@ decode_one(struct run *r, size_t w, size_t i)
 	if (in.desc->format == HWTR_TF_CORESIGHT) {
 		/* Every piece of the stream. */
 		bufs = calloc(res->npieces + 1, sizeof(*bufs));
+		copies = calloc(res->npieces + 1, sizeof(*copies));
 		lens = calloc(res->npieces + 1, sizeof(*lens));
 		offs = calloc(res->npieces + 1, sizeof(*offs));
-		if (bufs == NULL || lens == NULL || offs == NULL)
+		if (bufs == NULL || copies == NULL || lens == NULL ||
+		    offs == NULL)
 			rc = -HWTR_E_NOMEM;
 		for (k = 0; k < res->npieces && rc == 0; k++) {
 			const struct ix_piece *q = &res->pieces[k];
 
-			bufs[k] = malloc(q->len ? q->len : 1);
-			if (bufs[k] == NULL) {
-				rc = -HWTR_E_NOMEM;
-				break;
-			}
 			lens[k] = q->len;
 			offs[k] = q->off;
 			rc = read_range(r, g->stream, q, q->off, q->off + q->len,
-			    bufs[k], err, sizeof(err));
+			    &bufs[k], &copies[k], err, sizeof(err));
 		}
 		in.npieces = res->npieces;
-		in.piece = (const uint8_t **)bufs;
+		in.piece = bufs;
 		in.piece_len = lens;
 		in.piece_off = offs;
 	} else {
-		to = g->end;
-		if (g->has_limit)
-			to = p->off + p->len - g->end > IX_SEG_MARGIN ?
-			    g->end + IX_SEG_MARGIN : p->off + p->len;
+		(void)seg_range(r, g, &to);
 		bufs = calloc(1, sizeof(*bufs));
-		if (bufs == NULL || (bufs[0] = malloc(to - g->start + 1)) ==
-		    NULL)
+		copies = calloc(1, sizeof(*copies));
+		if (bufs == NULL || copies == NULL)
 			rc = -HWTR_E_NOMEM;
 		else
-			rc = read_range(r, g->stream, p, g->start, to, bufs[0],
-			    err, sizeof(err));
+			rc = read_range(r, g->stream, p, g->start, to, &bufs[0],
+			    &copies[0], err, sizeof(err));
 		in.buf = bufs != NULL ? bufs[0] : NULL;
 		in.len = (size_t)(to - g->start);
 		in.base = g->start;
@@ -1339,8 +1512,10 @@ decode_one(struct run *r, size_t w, size_t i)
 	if (in.iscache != NULL)
 		pt_iscache_free(in.iscache);
 	/* The segment's bytes are no longer needed. */
-	for (k = 0; bufs != NULL && k < (in.npieces ? in.npieces : 1); k++)
-		free(bufs[k]);
+	for (k = 0; copies != NULL && k < (in.npieces ? in.npieces : 1); k++)
+		free(copies[k]);
+	seg_chunks(r, g, cc_release);
+	free(copies);
 	free(bufs);
 	free(lens);
 	free(offs);
@@ -2585,9 +2760,14 @@ write_db(struct run *r, const char *tmp)
 static void
 run_free(struct run *r)
 {
-	size_t i;
+	size_t i, k;
 
 	for (i = 0; i < r->nstreams; i++) {
+		/* Chunks of segments never decoded (a failure). */
+		for (k = 0; r->res != NULL && k < r->res[i].ncc; k++)
+			free(r->res[i].cc[k].buf);
+		if (r->res != NULL)
+			free(r->res[i].cc);
 		if (r->res != NULL)
 			free(r->res[i].pieces);
 		if (r->jmaps != NULL)
@@ -2649,6 +2829,8 @@ run_free(struct run *r)
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->work_cv);
 	pthread_cond_destroy(&r->done_cv);
+	pthread_mutex_destroy(&r->cclock);
+	pthread_cond_destroy(&r->cc_cv);
 }
 
 /* One index run; *@again when a unit left for later was not empty. */
@@ -2668,6 +2850,8 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 	pthread_mutex_init(&r.lock, NULL);
 	pthread_cond_init(&r.work_cv, NULL);
 	pthread_cond_init(&r.done_cv, NULL);
+	pthread_mutex_init(&r.cclock, NULL);
+	pthread_cond_init(&r.cc_cv, NULL);
 	r.ix = ix;
 	r.archive = archive;
 	r.nospec = nospec;
