@@ -233,6 +233,7 @@ struct run {
 	size_t		nerrips, cerrips;
 	struct stmt	s_ch, s_ts, s_ca, s_ev, s_br, s_bc;
 	struct stmt	s_cy;		/* cycles */
+	int64_t		ncycles;	/* cycles rows so far */
 	/* Global file names. */
 	char		**files;
 	size_t		nfiles, cfiles;
@@ -2219,7 +2220,7 @@ sink_cycles(void *arg, const struct ix_cycles *c)
 	struct run *r = arg;
 	struct stmt *cy = &r->s_cy;
 
-	sqlite3_bind_null(cy->st, ++cy->i);
+	b_int(cy, ++r->ncycles);
 	b_int(cy, (int64_t)r->cur + 1);
 	b_int(cy, c->seq);
 	b_int(cy, c->insn);

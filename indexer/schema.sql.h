@@ -208,14 +208,15 @@
 "  detail TEXT\n"							\
 ");\n"									\
 "CREATE TABLE cycles (\n"						\
-"  id INTEGER PRIMARY KEY,\n"						\
+"  id INTEGER NOT NULL,\n"						\
 "  thread INTEGER NOT NULL REFERENCES threads(id),\n"			\
 "  seq INTEGER NOT NULL,\n"						\
 "  insn INTEGER NOT NULL,\n"						\
 "  count INTEGER NOT NULL,\n"						\
 "  element TEXT NOT NULL,\n"						\
-"  cumulative INTEGER NOT NULL\n"					\
-");\n"
+"  cumulative INTEGER NOT NULL,\n"					\
+"  PRIMARY KEY (thread, seq, id)\n"					\
+") WITHOUT ROWID;\n"
 
 /* Indexes, created after the bulk load (cheaper than maintaining them). */
 #define HWTR_IX_INDEX_SQL \
@@ -229,7 +230,6 @@
 "CREATE INDEX events_thread ON events(thread, seq);\n"			\
 "CREATE INDEX events_kind ON events(kind);\n"				\
 "CREATE INDEX mappings_pid ON mappings(pid, start_ip);\n"		\
-"CREATE INDEX exec_chunks_insn ON exec_chunks(thread, insn);\n"	\
-"CREATE INDEX cycles_thread ON cycles(thread, seq);\n"
+"CREATE INDEX exec_chunks_insn ON exec_chunks(thread, insn);\n"
 
 #endif /* !HWTR_IX_SCHEMA_SQL_H */
