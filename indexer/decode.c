@@ -54,16 +54,16 @@ const char *const ix_class_names[] = {
 #define IX_LB_INLINE	8
 struct ix_lblock {
 	uint64_t	ip, end_ip;
-	uint8_t		inl[IX_LB_INLINE];
 	int		isid;
+	uint16_t	ninsn;
+	uint8_t		mode;
 	uint32_t	first, nenc;	/* bytes in dec.runs */
 	/*
 	 * The last two successors' indexes + 1, the latest first: a
 	 * conditional branch has two, and most blocks follow one of them.
 	 */
 	uint32_t	next[2];
-	uint16_t	ninsn;
-	uint8_t		mode;
+	uint8_t		inl[IX_LB_INLINE];
 };
 
 /* Event kinds, as IX_OP_EVENT gives them (an index into this table). */
@@ -95,6 +95,7 @@ struct dec {
 	uint8_t		*runs;
 	size_t		nruns, cruns;
 	uint32_t	prev_lb;	/* index + 1 of the last libipt block */
+	uint32_t	pnext[2];	/* a copy of its next[] */
 	size_t		cs_map;		/* CoreSight: last mapping + 1 */
 	uint32_t	cs_prev;	/* CoreSight: last block + 1 */
 	/*
@@ -577,16 +578,16 @@ lblock_get(struct dec *d, const struct pt_block *b)
 	 * Most blocks follow the block before them as one of the last two
 	 * times: no hashing.
 	 */
-	if (d->prev_lb != 0) {
-		struct ix_lblock *pl = &d->lb[d->prev_lb - 1];
+	if (d->pnext[0] != 0) {
+		struct ix_lblock *c0 = &d->lb[d->pnext[0] - 1];
 
-		for (i = 0; i < 2 && pl->next[i] != 0; i++) {
-			lb = &d->lb[pl->next[i] - 1];
-			if (lb->ip == b->ip && lb->end_ip == b->end_ip &&
-			    lb->ninsn == b->ninsn && lb->isid == b->isid &&
-			    lb->mode == mode)
-				return (lb);
-		}
+		/* The candidate chosen without a branch to mispredict. */
+		lb = d->pnext[1] != 0 && c0->ip != b->ip ?
+		    &d->lb[d->pnext[1] - 1] : c0;
+		if (lb->ip == b->ip && lb->end_ip == b->end_ip &&
+		    lb->ninsn == b->ninsn && lb->isid == b->isid &&
+		    lb->mode == mode)
+			return (lb);
 	}
 	if (d->nlb * 2 >= d->lcap) {
 		size_t n = d->lcap ? d->lcap * 2 : 4096;
@@ -654,15 +655,23 @@ add_block(struct dec *d, const struct pt_block *b)
 	if (lb == NULL)
 		return (d->out->rc < 0 ? d->out->rc : -HWTR_E_NOMEM);
 	id = (uint32_t)(lb - d->lb) + 1;
-	if (d->prev_lb != 0) {
+	if (d->prev_lb != 0 && d->pnext[0] != id) {
 		uint32_t *nx = d->lb[d->prev_lb - 1].next;
 
-		if (nx[0] != id) {
-			nx[1] = nx[0];
-			nx[0] = id;
-		}
+		nx[1] = d->pnext[0];
+		nx[0] = id;
 	}
 	d->prev_lb = id;
+	d->pnext[0] = lb->next[0];
+	d->pnext[1] = lb->next[1];
+	/*
+	 * The next block is most likely one of these: fetch them while
+	 * libipt decodes it, rather than wait for them after.
+	 */
+	if (lb->next[0] != 0)
+		__builtin_prefetch(&d->lb[lb->next[0] - 1]);
+	if (lb->next[1] != 0)
+		__builtin_prefetch(&d->lb[lb->next[1] - 1]);
 	/* Room for IX_LB_INLINE bytes more, so that a copy is one store. */
 	if (ops->cap - ops->len < lb->nenc + IX_LB_INLINE &&
 	    ix_grow((void **)&ops->p, &ops->cap, ops->len + lb->nenc +
