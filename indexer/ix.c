@@ -916,6 +916,146 @@ new_seg(struct run *r, size_t s, size_t p, uint64_t start)
 }
 
 /*
+ * Chunks decompressed ahead of the PSB scan.  The scan reads every chunk
+ * of every stream in order before any worker can start, and zstd is most
+ * of its time: helper threads decompress the next chunks while the scan
+ * goes through the current one, at most @ahead chunks ahead of it, so
+ * that the wait before decoding shrinks with -j and memory stays bounded.
+ */
+struct ix_ra_slot {
+	size_t		s, c;
+	void		*buf;
+	size_t		len;
+	int		state;		/* 0 to do, 1 read, -1 failed */
+};
+
+struct ix_ra {
+	struct run	*r;
+	struct ix_ra_slot *slot;	/* every chunk, streams in order */
+	size_t		n, next, taken, ahead;
+	size_t		*first;		/* stream -> its first slot */
+	int		stop;
+	pthread_mutex_t	lock;
+	pthread_cond_t	cv;
+	pthread_t	*tids;
+	size_t		nthreads;
+};
+
+static void *
+ra_helper(void *arg)
+{
+	struct ix_ra *ra = arg;
+	struct ix_ra_slot *sl;
+	void *buf;
+	size_t k, len;
+	int rc;
+
+	pthread_mutex_lock(&ra->lock);
+	for (;;) {
+		while (!ra->stop && ra->next < ra->n &&
+		    ra->next >= ra->taken + ra->ahead)
+			pthread_cond_wait(&ra->cv, &ra->lock);
+		if (ra->stop || ra->next >= ra->n)
+			break;
+		k = ra->next++;
+		sl = &ra->slot[k];
+		pthread_mutex_unlock(&ra->lock);
+		rc = hwtr_ar_read_chunk(ra->r->ar, sl->s, sl->c, &buf, &len);
+		pthread_mutex_lock(&ra->lock);
+		sl->buf = rc < 0 ? NULL : buf;
+		sl->len = rc < 0 ? 0 : len;
+		sl->state = rc < 0 ? -1 : 1;
+		pthread_cond_broadcast(&ra->cv);
+	}
+	pthread_mutex_unlock(&ra->lock);
+	return (NULL);
+}
+
+/* Start @nthreads helpers (none: ra_read() reads itself). */
+static int
+ra_start(struct ix_ra *ra, struct run *r, size_t nthreads)
+{
+	size_t s, c, k = 0;
+
+	memset(ra, 0, sizeof(*ra));
+	ra->r = r;
+	pthread_mutex_init(&ra->lock, NULL);
+	pthread_cond_init(&ra->cv, NULL);
+	if (nthreads < 2)
+		return (0);
+	for (s = 0; s < r->nstreams; s++)
+		ra->n += hwtr_ar_nchunks(r->ar, s);
+	ra->slot = calloc(ra->n + 1, sizeof(*ra->slot));
+	ra->first = calloc(r->nstreams + 1, sizeof(*ra->first));
+	ra->tids = calloc(nthreads, sizeof(*ra->tids));
+	if (ra->slot == NULL || ra->first == NULL || ra->tids == NULL)
+		return (-HWTR_E_NOMEM);
+	for (s = 0; s < r->nstreams; s++) {
+		ra->first[s] = k;
+		for (c = 0; c < hwtr_ar_nchunks(r->ar, s); c++, k++) {
+			ra->slot[k].s = s;
+			ra->slot[k].c = c;
+		}
+	}
+	ra->ahead = nthreads + 1;
+	for (; ra->nthreads < nthreads; ra->nthreads++)
+		if (pthread_create(&ra->tids[ra->nthreads], NULL, ra_helper,
+		    ra) != 0)
+			break;
+	return (0);
+}
+
+static void
+ra_stop(struct ix_ra *ra)
+{
+	size_t k;
+
+	pthread_mutex_lock(&ra->lock);
+	ra->stop = 1;
+	pthread_cond_broadcast(&ra->cv);
+	pthread_mutex_unlock(&ra->lock);
+	for (k = 0; k < ra->nthreads; k++)
+		pthread_join(ra->tids[k], NULL);
+	for (k = 0; k < ra->n; k++)
+		free(ra->slot[k].buf);
+	free(ra->slot);
+	free(ra->first);
+	free(ra->tids);
+	pthread_mutex_destroy(&ra->lock);
+	pthread_cond_destroy(&ra->cv);
+}
+
+/*
+ * Chunk @c of stream @s as hwtr_ar_read_chunk() gives it (malloc'd), in
+ * order.  A chunk a helper could not read is read again here, so that
+ * the archive's message is this thread's.
+ */
+static int
+ra_read(struct ix_ra *ra, size_t s, size_t c, void **bufp, size_t *lenp)
+{
+	struct ix_ra_slot *sl;
+	size_t k;
+	int ok;
+
+	if (ra->nthreads == 0 || s >= ra->r->nstreams ||
+	    (k = ra->first[s] + c) >= ra->n)
+		return (hwtr_ar_read_chunk(ra->r->ar, s, c, bufp, lenp));
+	sl = &ra->slot[k];
+	pthread_mutex_lock(&ra->lock);
+	while (sl->state == 0)
+		pthread_cond_wait(&ra->cv, &ra->lock);
+	ok = sl->state > 0;
+	*bufp = sl->buf;
+	*lenp = sl->len;
+	sl->buf = NULL;
+	if (ra->taken < k + 1)
+		ra->taken = k + 1;
+	pthread_cond_broadcast(&ra->cv);
+	pthread_mutex_unlock(&ra->lock);
+	return (ok ? 0 : hwtr_ar_read_chunk(ra->r->ar, s, c, bufp, lenp));
+}
+
+/*
  * Cut the stream into pieces (contiguous readable chunks; the bytes
  * between them were lost) and the pieces into segments: a segment starts
  * at the piece's start or at the first PSB at least seg_size bytes after
@@ -923,30 +1063,60 @@ new_seg(struct run *r, size_t s, size_t p, uint64_t start)
  * Every chunk is read once here (its checksum checked, the PSBs found)
  * and once more when the first segment in it is decoded (cc_get()).
  */
+/* The state of a stream's PSB scan (plan_stream()). */
+struct ix_scan {
+	struct ix_seg	*g;		/* the segment being cut */
+	uint64_t	cut, last_psb, mingap;
+	int		have_psb;
+};
+
+/*
+ * A PSB at stream offset @at: it starts the next segment when it is
+ * seg_size or more after the current one's start and mingap after the
+ * PSB before it.
+ */
 static int
-plan_stream(struct run *r, size_t s)
+psb_found(struct run *r, size_t s, struct ix_scan *sc, uint64_t at)
+{
+	if (at >= sc->cut + r->seg_size && sc->have_psb &&
+	    at - sc->last_psb >= sc->mingap) {
+		sc->g->end = at;
+		sc->g->has_limit = 1;
+		if ((sc->g = new_seg(r, s, r->res[s].npieces - 1, at)) == NULL)
+			return (-HWTR_E_NOMEM);
+		sc->cut = at;
+	}
+	sc->have_psb = 1;
+	sc->last_psb = at;
+	return (0);
+}
+
+static int
+plan_stream(struct run *r, struct ix_ra *ra, size_t s)
 {
 	const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
 	struct ix_sres *res = &r->res[s];
 	size_t c, nc = hwtr_ar_nchunks(r->ar, s);
-	uint64_t end = 0, cut = 0, last_psb = 0;
-	uint64_t mingap = r->seg_size < IX_PSB_GAP ? r->seg_size : IX_PSB_GAP;
-	int have_psb = 0;
-	uint8_t *scan = NULL;
+	const size_t plen = sizeof(psb_pattern);
+	uint64_t end = 0;
+	struct ix_scan sc;
+	/* The stream's last plen - 1 bytes so far, and plen of the next. */
+	uint8_t tb[2 * sizeof(psb_pattern)];
 	size_t tail = 0;
-	struct ix_seg *g = NULL;
 	char nbuf[32];
 	int pt = sd->format == HWTR_TF_INTEL_PT;
 
+	memset(&sc, 0, sizeof(sc));
+	sc.mingap = r->seg_size < IX_PSB_GAP ? r->seg_size : IX_PSB_GAP;
 	res->seg0 = r->nsegs;
 	for (c = 0; c < nc; c++) {
 		const struct hwtr_chunk_info *ci = hwtr_ar_chunk(r->ar, s, c);
 		struct ix_piece *p;
-		uint8_t *buf, *q, *ns;
-		size_t len, i;
+		uint8_t *buf, *q;
+		size_t len, i, jl, bi;
 		int rc;
 
-		rc = hwtr_ar_read_chunk(r->ar, s, c, (void **)&buf, &len);
+		rc = ra_read(ra, s, c, (void **)&buf, &len);
 		if (rc < 0) {
 			/* A chunk that cannot be read is lost data. */
 			ix_problem(r->ix, "stream '%s' offset %#" PRIx64
@@ -961,7 +1131,6 @@ plan_stream(struct run *r, size_t s)
 			if (ix_grow((void **)&res->pieces, &res->cap_pieces,
 			    res->npieces + 1, sizeof(*p)) < 0) {
 				free(buf);
-				free(scan);
 				return (-HWTR_E_NOMEM);
 			}
 			p = &res->pieces[res->npieces++];
@@ -969,62 +1138,60 @@ plan_stream(struct run *r, size_t s)
 			p->len = 0;
 			p->c0 = c;
 			tail = 0;
-			have_psb = 0;
+			sc.have_psb = 0;
 			if (pt) {
-				g = new_seg(r, s, res->npieces - 1, p->off);
-				if (g == NULL) {
+				sc.g = new_seg(r, s, res->npieces - 1, p->off);
+				if (sc.g == NULL) {
 					free(buf);
-					free(scan);
 					return (-HWTR_E_NOMEM);
 				}
-				g->first_of_stream = res->npieces == 1;
+				sc.g->first_of_stream = res->npieces == 1;
 				if (res->npieces > 1) {
-					g->lost_before = 1;
-					g->lost_bytes = p->off - (p[-1].off +
+					sc.g->lost_before = 1;
+					sc.g->lost_bytes = p->off - (p[-1].off +
 					    p[-1].len);
 				}
-				cut = p->off;
+				sc.cut = p->off;
 			}
 		}
 		p = &res->pieces[res->npieces - 1];
 		if (pt) {
-			/* The PSBs, one spanning two chunks included. */
-			ns = realloc(scan, tail + len + 1);
-			if (ns == NULL) {
+			/*
+			 * The PSBs a scan of the piece finds, each at least
+			 * plen bytes after the one before: first one that
+			 * starts in the last bytes of the chunk before (from
+			 * those and this chunk's first plen), then this
+			 * chunk's, without copying it.
+			 */
+			rc = 0;
+			jl = tail + (len < plen ? len : plen);
+			memcpy(tb + tail, buf, jl - tail);
+			bi = 0;
+			q = memmem(tb, jl, psb_pattern, plen);
+			if (q != NULL && (size_t)(q - tb) < tail) {
+				rc = psb_found(r, s, &sc, ci->offset - tail +
+				    (uint64_t)(q - tb));
+				bi = (size_t)(q - tb) + plen - tail;
+			}
+			while (rc == 0 && bi + plen <= len && (q = memmem(buf +
+			    bi, len - bi, psb_pattern, plen)) != NULL) {
+				rc = psb_found(r, s, &sc, ci->offset +
+				    (uint64_t)(q - buf));
+				bi = (size_t)(q - buf) + plen;
+			}
+			if (rc < 0) {
 				free(buf);
-				free(scan);
-				return (-HWTR_E_NOMEM);
+				return (rc);
 			}
-			scan = ns;
-			memcpy(scan + tail, buf, len);
-			for (i = 0; i + sizeof(psb_pattern) <= tail + len;) {
-				uint64_t at;
-
-				q = memmem(scan + i, tail + len - i, psb_pattern,
-				    sizeof(psb_pattern));
-				if (q == NULL)
-					break;
-				at = ci->offset - tail + (uint64_t)(q - scan);
-				if (at >= cut + r->seg_size && have_psb &&
-				    at - last_psb >= mingap) {
-					g->end = at;
-					g->has_limit = 1;
-					if ((g = new_seg(r, s, res->npieces - 1,
-					    at)) == NULL) {
-						free(buf);
-						free(scan);
-						return (-HWTR_E_NOMEM);
-					}
-					cut = at;
-				}
-				i = (size_t)(q - scan) + sizeof(psb_pattern);
-				have_psb = 1;
-				last_psb = at;
+			if (len >= plen - 1) {
+				memcpy(tb, buf + len - (plen - 1), plen - 1);
+				tail = plen - 1;
+			} else {
+				i = tail + len < plen - 1 ? tail + len :
+				    plen - 1;
+				memmove(tb, tb + tail + len - i, i);
+				tail = i;
 			}
-			i = tail + len < sizeof(psb_pattern) - 1 ? tail + len :
-			    sizeof(psb_pattern) - 1;
-			memmove(scan, scan + tail + len - i, i);
-			tail = i;
 		}
 		free(buf);
 		p->len += len;
@@ -1032,9 +1199,8 @@ plan_stream(struct run *r, size_t s)
 		end = ci->offset + len;
 		res->bytes += len;
 		if (pt)
-			g->end = end;
+			sc.g->end = end;
 	}
-	free(scan);
 	/* CoreSight: the whole stream in one segment. */
 	if (sd->format == HWTR_TF_CORESIGHT && res->npieces > 0 &&
 	    new_seg(r, s, 0, res->pieces[0].off) == NULL)
@@ -1181,7 +1347,9 @@ cc_get(struct run *r, size_t s, size_t c, const uint8_t **bufp,
 static int
 plan(struct run *r)
 {
-	size_t s, k;
+	struct ix_ra ra;
+	size_t s, k, nj;
+	long ncpu;
 	const char *e = getenv("HWTRACE_IX_SEGMENT");
 	char *endp;
 	unsigned long long v;
@@ -1205,20 +1373,32 @@ plan(struct run *r)
 	r->jmaps = calloc(r->nstreams + 1, sizeof(*r->jmaps));
 	if (r->res == NULL || r->jmaps == NULL)
 		return (-HWTR_E_NOMEM);
-	for (s = 0; s < r->nstreams; s++) {
+	/* As many helpers as there will be workers (run_pipeline()). */
+	nj = r->ix->opts.jobs > 0 ? (size_t)r->ix->opts.jobs : 0;
+	if (nj == 0) {
+		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		nj = ncpu > 0 ? (size_t)ncpu : 1;
+	}
+	rc = ra_start(&ra, r, nj);
+	for (s = 0; s < r->nstreams && rc == 0; s++) {
 		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
 		size_t n = 0;
 
-		if ((rc = plan_stream(r, s)) < 0)
-			return (rc);
+		if ((rc = plan_stream(r, &ra, s)) < 0)
+			break;
 		r->jmaps[s] = calloc(r->nmaps + 1, sizeof(**r->jmaps));
-		if (r->jmaps[s] == NULL)
-			return (-HWTR_E_NOMEM);
+		if (r->jmaps[s] == NULL) {
+			rc = -HWTR_E_NOMEM;
+			break;
+		}
 		for (k = 0; k < r->nmaps; k++)
 			if (sd->pid < 0 || r->maps[k].pid < 0 ||
 			    r->maps[k].pid == sd->pid)
 				r->jmaps[s][n++] = &r->maps[k];
 	}
+	ra_stop(&ra);
+	if (rc < 0)
+		return (rc);
 	if ((rc = count_users(r)) < 0)
 		return (rc);
 	r->ix->stats.segments = r->nsegs;
