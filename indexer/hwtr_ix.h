@@ -305,6 +305,7 @@ struct ix_sink {
 struct ix_open_call {
 	int64_t		idx;		/* stream-local call index */
 	uint64_t	ret;		/* expected return address */
+	int64_t		child_insns;	/* callees' spans, for self_insns */
 	struct ix_call	c;
 };
 
@@ -316,7 +317,11 @@ struct ix_stitch {
 	size_t		ng, cg;
 	uint32_t	*gtab;
 	size_t		gcap;
-	/* Per global block, for the current stream. */
+	/*
+	 * Per global block, for the current stream: its count, its two
+	 * latest successors (id + 1, 0: none) and their branches' indexes
+	 * (two slots per block).
+	 */
 	uint64_t	*scount;
 	uint32_t	*slast_to, *slast_br;
 	size_t		cs;

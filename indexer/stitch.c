@@ -41,6 +41,7 @@
 #define IX_CHUNK_BLOCKS	4096	/* blocks per exec_chunks row */
 #define IX_TS_EVERY	64	/* at most one timestamp row per so many blocks */
 #define IX_RET_SEARCH	64	/* frames searched for a return's target */
+#define IX_VARINT_MAX	10	/* bytes of a 64-bit varint */
 
 const char *const ix_branch_kinds[] = {
 	"cond-taken", "cond-not-taken", "jump", "jump-indirect", "call",
@@ -101,9 +102,10 @@ ix_stitch_begin(struct ix_stitch *st)
 	size_t i;
 
 	for (i = 0; i < st->ntouched; i++) {
-		st->scount[st->touched[i]] = 0;
-		st->slast_to[st->touched[i]] = 0;
-		st->slast_br[st->touched[i]] = 0;
+		size_t id = (size_t)st->touched[i];
+
+		st->scount[id] = 0;
+		st->slast_to[2 * id] = st->slast_to[2 * id + 1] = 0;
 	}
 	st->ntouched = 0;
 	st->nbranches = 0;
@@ -177,15 +179,15 @@ global_block(struct ix_stitch *st, const struct ix_sblock *b)
 		if (c == NULL)
 			return (-HWTR_E_NOMEM);
 		st->scount = c;
-		if ((t = realloc(st->slast_to, n * sizeof(*t))) == NULL)
+		if ((t = realloc(st->slast_to, 2 * n * sizeof(*t))) == NULL)
 			return (-HWTR_E_NOMEM);
 		st->slast_to = t;
-		if ((r = realloc(st->slast_br, n * sizeof(*r))) == NULL)
+		if ((r = realloc(st->slast_br, 2 * n * sizeof(*r))) == NULL)
 			return (-HWTR_E_NOMEM);
 		st->slast_br = r;
 		memset(c + st->cs, 0, (n - st->cs) * sizeof(*c));
-		memset(t + st->cs, 0, (n - st->cs) * sizeof(*t));
-		memset(r + st->cs, 0, (n - st->cs) * sizeof(*r));
+		memset(t + 2 * st->cs, 0, 2 * (n - st->cs) * sizeof(*t));
+		memset(r + 2 * st->cs, 0, 2 * (n - st->cs) * sizeof(*r));
 		st->cs = n;
 	}
 	g = &st->g[st->ng];
@@ -210,6 +212,19 @@ global_block(struct ix_stitch *st, const struct ix_sblock *b)
 	    (rc = st->sink.block(st->sink.arg, (int64_t)st->ng - 1)) < 0)
 		return (rc);
 	return ((int64_t)st->ng - 1);
+}
+
+/* Remember @to (branch @bi) as the latest successor of @from. */
+static inline void
+note_succ(struct ix_stitch *st, uint32_t from, uint32_t to, uint32_t bi)
+{
+	uint32_t *t = &st->slast_to[2 * (size_t)from];
+	uint32_t *r = &st->slast_br[2 * (size_t)from];
+
+	t[1] = t[0];
+	r[1] = r[0];
+	t[0] = to + 1;
+	r[0] = bi;
 }
 
 static int
@@ -245,8 +260,7 @@ add_branch(struct ix_stitch *st, uint32_t from, uint32_t to, uint8_t kind)
 		br = &st->branches[v - 1];
 		if (br->from == from && br->to == to) {
 			br->count++;
-			st->slast_to[from] = to + 1;
-			st->slast_br[from] = v - 1;
+			note_succ(st, from, to, v - 1);
 			return (0);
 		}
 	}
@@ -261,8 +275,7 @@ add_branch(struct ix_stitch *st, uint32_t from, uint32_t to, uint8_t kind)
 	br->kind = kind;
 	br->count = 1;
 	st->btab[h & (st->bcap - 1)] = (uint32_t)st->nbranches + 1;
-	st->slast_to[from] = to + 1;
-	st->slast_br[from] = (uint32_t)st->nbranches;
+	note_succ(st, from, to, (uint32_t)st->nbranches);
 	st->nbranches++;
 	return (0);
 }
@@ -305,77 +318,73 @@ static int
 pop_call(struct ix_stitch *st, int kind)
 {
 	struct ix_open_call *oc = &st->stack[--st->nstack];
+	int64_t total = st->insn - oc->c.entry_insn;
 
 	oc->c.exit_kind = (uint8_t)kind;
 	oc->c.exit_seq = st->seq;
 	oc->c.exit_insn = st->insn;
 	oc->c.has_exit_tsc = st->have_tsc;
 	oc->c.exit_tsc = st->tsc;
+	/*
+	 * Its own instructions: those run while it was on the stack less
+	 * its callees'.  A frame is popped before the one below it, so the
+	 * callees' spans nest inside this one (no per-block addition).
+	 */
+	oc->c.self_insns = total - oc->child_insns;
+	if (st->nstack > 0)
+		st->stack[st->nstack - 1].child_insns += total;
 	if (st->sink.call != NULL)
 		return (st->sink.call(st->sink.arg, oc->idx, &oc->c));
 	return (0);
 }
 
-/* The control transfer from the previous block into block @id. */
-static int
-transition(struct ix_stitch *st, uint32_t id)
+/* The kind of the branch from block @a into block @b. */
+static uint8_t
+branch_kind(const struct ix_stitch *st, const struct ix_sblock *a,
+    const struct ix_sblock *b)
 {
-	const struct ix_sblock *a = &st->g[st->prev];
-	const struct ix_sblock *b = &st->g[id];
 	uint64_t fall = a->size ? a->ip + a->size : 0;
-	uint64_t ret = 0;
-	uint32_t from = (uint32_t)st->prev;
-	uint8_t kind;
+
+	if (st->async)
+		return (BK_ASYNC);
+	switch (a->cls) {
+	case HWTR_IC_COND:
+		return (b->ip == fall ? BK_COND_N : BK_COND_T);
+	case HWTR_IC_JUMP:
+		return (BK_JUMP);
+	case HWTR_IC_JUMP_IND:
+		return (BK_JUMP_IND);
+	case HWTR_IC_CALL:
+		return (BK_CALL);
+	case HWTR_IC_CALL_IND:
+		return (BK_CALL_IND);
+	case HWTR_IC_RET:
+		return (BK_RET);
+	case HWTR_IC_FAR_CALL:
+		return (BK_SYSCALL);
+	case HWTR_IC_FAR_RET:
+	case HWTR_IC_FAR_JUMP:
+		return (BK_SYSRET);
+	default:
+		return (b->ip == fall ? BK_FALL : BK_ASYNC);
+	}
+}
+
+/* What a branch out of a block of each class does to the call stack. */
+enum { FL_NONE, FL_CALL, FL_RET };
+static const uint8_t class_flow[HWTR_IC_UNKNOWN + 1] = {
+	[HWTR_IC_CALL] = FL_CALL,
+	[HWTR_IC_CALL_IND] = FL_CALL,
+	[HWTR_IC_RET] = FL_RET
+};
+
+/* A return into block @id: close the frame it returns from. */
+static int
+do_return(struct ix_stitch *st, const struct ix_sblock *b, uint32_t id)
+{
 	size_t k;
 	int rc;
 
-	if (st->async)
-		kind = BK_ASYNC;
-	else {
-		switch (a->cls) {
-		case HWTR_IC_COND:
-			kind = b->ip == fall ? BK_COND_N : BK_COND_T;
-			break;
-		case HWTR_IC_JUMP:
-			kind = BK_JUMP;
-			break;
-		case HWTR_IC_JUMP_IND:
-			kind = BK_JUMP_IND;
-			break;
-		case HWTR_IC_CALL:
-			kind = BK_CALL;
-			break;
-		case HWTR_IC_CALL_IND:
-			kind = BK_CALL_IND;
-			break;
-		case HWTR_IC_RET:
-			kind = BK_RET;
-			break;
-		case HWTR_IC_FAR_CALL:
-			kind = BK_SYSCALL;
-			break;
-		case HWTR_IC_FAR_RET:
-		case HWTR_IC_FAR_JUMP:
-			kind = BK_SYSRET;
-			break;
-		default:
-			kind = b->ip == fall ? BK_FALL : BK_ASYNC;
-			break;
-		}
-	}
-	if (st->slast_to[from] == id + 1 &&
-	    st->branches[st->slast_br[from]].kind == kind)
-		st->branches[st->slast_br[from]].count++;
-	else if ((rc = add_branch(st, from, id, kind)) < 0)
-		return (rc);
-	if (kind == BK_CALL || kind == BK_CALL_IND) {
-		/* The return address is the instruction after the call. */
-		if (a->lens != NULL && a->size != 0)
-			ret = a->ip + a->size;
-		return (push_call(st, id, b->ip, CE_CALL, 1, a->end_ip, ret));
-	}
-	if (kind != BK_RET)
-		return (0);
 	for (k = st->nstack; k > 1 && st->nstack - k < IX_RET_SEARCH; k--)
 		if (st->stack[k - 1].ret == b->ip && b->ip != 0)
 			break;
@@ -391,6 +400,46 @@ transition(struct ix_stitch *st, uint32_t id)
 	if (st->nstack == 1 && (rc = pop_call(st, CX_RETURN)) < 0)
 		return (rc);
 	return (push_call(st, id, b->ip, CE_RETURN, 0, 0, 0));
+}
+
+/*
+ * The control transfer from the previous block into block @id, done for
+ * every executed block.  A branch row is keyed by its two blocks, so its
+ * count goes to the row whatever the kind this time (the row keeps the
+ * kind it was first seen with); the kind is only worked out for a new
+ * row.  The two latest successors of every block are remembered: a
+ * conditional branch's two ways then need no hash probe (one slot left
+ * a fifth of the blocks to the hash table).
+ */
+static inline int
+transition(struct ix_stitch *st, uint32_t id)
+{
+	const struct ix_sblock *a = &st->g[st->prev];
+	const struct ix_sblock *b;
+	uint32_t from = (uint32_t)st->prev;
+	const uint32_t *t = &st->slast_to[2 * (size_t)from];
+	uint64_t ret = 0;
+	int rc, flow;
+
+	if (t[0] == id + 1)
+		st->branches[st->slast_br[2 * (size_t)from]].count++;
+	else if (t[1] == id + 1)
+		st->branches[st->slast_br[2 * (size_t)from + 1]].count++;
+	else if ((rc = add_branch(st, from, id,
+	    branch_kind(st, a, &st->g[id]))) < 0)
+		return (rc);
+	if (st->async)
+		return (0);
+	flow = class_flow[a->cls];
+	if (flow == FL_NONE)
+		return (0);
+	b = &st->g[id];
+	if (flow == FL_RET)
+		return (do_return(st, b, id));
+	/* The return address is the instruction after the call. */
+	if (a->lens != NULL && a->size != 0)
+		ret = a->ip + a->size;
+	return (push_call(st, id, b->ip, CE_CALL, 1, a->end_ip, ret));
 }
 
 /* A timestamp row; the last one stays pending (it may be replaced). */
@@ -430,13 +479,55 @@ flush_chunk(struct ix_stitch *st)
 	return (rc);
 }
 
+/* Start a chunk row at the current position. */
+static int
+new_chunk(struct ix_stitch *st)
+{
+	struct ix_chunk *ch = &st->chunk;
+	int rc;
+
+	if ((rc = flush_chunk(st)) < 0)
+		return (rc);
+	/* Room for a full chunk: add_run() then never checks. */
+	if (ch->data.cap < IX_CHUNK_BLOCKS * IX_VARINT_MAX) {
+		uint8_t *p = realloc(ch->data.p, IX_CHUNK_BLOCKS *
+		    IX_VARINT_MAX);
+
+		if (p == NULL)
+			return (-HWTR_E_NOMEM);
+		ch->data.p = p;
+		ch->data.cap = IX_CHUNK_BLOCKS * IX_VARINT_MAX;
+	}
+	ch->seq = st->seq;
+	ch->insn = st->insn;
+	ch->nblocks = 0;
+	ch->ninsns = 0;
+	ch->has_tsc = st->have_tsc;
+	ch->tsc = st->tsc;
+	st->have_chunk = 1;
+	st->chunk_prev = -1;
+	if (st->have_tsc && (st->nts == 0 || st->pend_ts.seq != st->seq)) {
+		if ((rc = ts_row(st, 0)) < 0)
+			return (rc);
+		st->last_ts_seq = st->seq;
+	}
+	return (0);
+}
+
+/*
+ * Block @id ran: the per-block path (tens of millions of times), kept
+ * short.  The counts that are sums of per-block values are made once at
+ * the end instead: a block's count over all streams (ix_stitch_end()), a
+ * frame's own instructions (pop_call()), the stream's totals (seq, insn).
+ */
 static int
 add_run(struct ix_stitch *st, int64_t id)
 {
-	struct ix_sblock *b = &st->g[id];
+	const struct ix_sblock *b = &st->g[id];
 	struct ix_chunk *ch = &st->chunk;
-	int64_t delta;
+	uint8_t *p;
 	uint64_t v;
+	int64_t delta;
 	int rc;
 
 	if (st->have_prev && (rc = transition(st, (uint32_t)id)) < 0)
@@ -445,28 +536,19 @@ add_run(struct ix_stitch *st, int64_t id)
 	if (st->nstack == 0 &&
 	    (rc = push_call(st, id, b->ip, CE_START, 0, 0, 0)) < 0)
 		return (rc);
-	if (!st->have_chunk || ch->nblocks == IX_CHUNK_BLOCKS) {
-		if ((rc = flush_chunk(st)) < 0)
-			return (rc);
-		ch->seq = st->seq;
-		ch->insn = st->insn;
-		ch->nblocks = 0;
-		ch->ninsns = 0;
-		ch->has_tsc = st->have_tsc;
-		ch->tsc = st->tsc;
-		st->have_chunk = 1;
-		st->chunk_prev = -1;
-		if (st->have_tsc && (st->nts == 0 ||
-		    st->pend_ts.seq != st->seq)) {
-			if ((rc = ts_row(st, 0)) < 0)
-				return (rc);
-			st->last_ts_seq = st->seq;
-		}
-	}
+	if ((!st->have_chunk || ch->nblocks == IX_CHUNK_BLOCKS) &&
+	    (rc = new_chunk(st)) < 0)
+		return (rc);
+	/* The zigzag varint of the id's distance from the previous + 1. */
 	delta = id - (st->chunk_prev + 1);
 	v = ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63);
-	if (ix_buf_varint(&ch->data, v) < 0)
-		return (-HWTR_E_NOMEM);
+	p = ch->data.p + ch->data.len;
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	ch->data.len = (size_t)(p - ch->data.p);
 	st->chunk_prev = id;
 	ch->nblocks++;
 	ch->ninsns += b->ninsn;
@@ -476,12 +558,8 @@ add_run(struct ix_stitch *st, int64_t id)
 			return (-HWTR_E_NOMEM);
 		st->touched[st->ntouched++] = id;
 	}
-	b->count++;
-	st->stack[st->nstack - 1].c.self_insns += b->ninsn;
 	st->seq++;
 	st->insn += b->ninsn;
-	st->exec_blocks++;
-	st->exec_insns += b->ninsn;
 	st->prev = id;
 	st->have_prev = 1;
 	return (0);
@@ -702,7 +780,7 @@ replay_event(struct ix_stitch *st, const uint8_t *p, size_t len, size_t *pos)
 	    strcmp(e.kind, "async-disabled") == 0) {
 		const struct ix_sblock *b = &st->g[st->prev];
 
-		st->have_dis = (flags & 1) || (st->exec_blocks > 0 &&
+		st->have_dis = (flags & 1) || (st->seq > 0 &&
 		    b->size != 0);
 		st->dis_ip = (flags & 1) ? e.ip : b->ip + b->size;
 	}
@@ -812,6 +890,7 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 int
 ix_stitch_end(struct ix_stitch *st)
 {
+	size_t i;
 	int rc = flush_pend(st);
 
 	if (rc < 0)
@@ -827,5 +906,10 @@ ix_stitch_end(struct ix_stitch *st)
 			rc = st->sink.ts(st->sink.arg, &st->pend_ts);
 		st->have_pend_ts = 0;
 	}
+	/* The sums add_run() leaves to the end. */
+	for (i = 0; i < st->ntouched; i++)
+		st->g[st->touched[i]].count += st->scount[st->touched[i]];
+	st->exec_blocks = st->seq;
+	st->exec_insns = st->insn;
 	return (rc);
 }
