@@ -43,6 +43,16 @@
 #define IX_RET_SEARCH	64	/* frames searched for a return's target */
 #define IX_VARINT_MAX	10	/* bytes of a 64-bit varint */
 
+/*
+ * The per-block path (add_run() and what it calls) is inlined where it
+ * is used: a call per executed block was a tenth of the stitcher.
+ */
+#if defined(__GNUC__)
+#define IX_HOT	inline __attribute__((always_inline))
+#else
+#define IX_HOT	inline
+#endif
+
 const char *const ix_branch_kinds[] = {
 	"cond-taken", "cond-not-taken", "jump", "jump-indirect", "call",
 	"call-indirect", "return", "syscall", "sysret", "async", "fallthrough"
@@ -128,6 +138,7 @@ ix_stitch_begin(struct ix_stitch *st)
 	st->has_first = st->has_last = 0;
 	st->first_tsc = st->last_tsc = 0;
 	st->have_pend = 0;
+	st->pend_cont = 0;
 	st->nptime = 0;
 	st->have_dis = 0;
 }
@@ -411,7 +422,7 @@ do_return(struct ix_stitch *st, const struct ix_sblock *b, uint32_t id)
  * conditional branch's two ways then need no hash probe (one slot left
  * a fifth of the blocks to the hash table).
  */
-static inline int
+static IX_HOT int
 transition(struct ix_stitch *st, uint32_t id)
 {
 	const struct ix_sblock *a = &st->g[st->prev];
@@ -520,7 +531,7 @@ new_chunk(struct ix_stitch *st)
  * the end instead: a block's count over all streams (ix_stitch_end()), a
  * frame's own instructions (pop_call()), the stream's totals (seq, insn).
  */
-static int
+static IX_HOT int
 add_run(struct ix_stitch *st, int64_t id)
 {
 	const struct ix_sblock *b = &st->g[id];
@@ -605,32 +616,28 @@ apply_time(struct ix_stitch *st, int op, uint64_t a)
 	return (rc);
 }
 
-/* Count the block held back, then the times learnt after it. */
-static int
-flush_pend(struct ix_stitch *st)
+/* The global id of the block held back, new to its segment or own. */
+static int64_t
+pend_global(struct ix_stitch *st)
 {
+	struct ix_sblock tmp = *st->pend;
 	int64_t id;
+
+	if (st->pend_lid < 0 && st->pend_nolens)
+		tmp.lens = tmp.code = NULL;
+	id = global_block(st, &tmp);
+	if (id >= 0 && st->pend_lid >= 0)
+		st->lmap[st->pend_lid] = id;
+	return (id);
+}
+
+/* The times learnt after the block held back, now that it is counted. */
+static int
+pend_times(struct ix_stitch *st)
+{
 	size_t i;
 	int rc;
 
-	if (!st->have_pend)
-		return (0);
-	st->have_pend = 0;
-	if (st->pend_lid >= 0 && st->lmap[st->pend_lid] >= 0)
-		id = st->lmap[st->pend_lid];
-	else {
-		struct ix_sblock tmp = *st->pend;
-
-		if (st->pend_lid < 0 && st->pend_nolens)
-			tmp.lens = tmp.code = NULL;
-		id = global_block(st, &tmp);
-		if (id < 0)
-			return ((int)id);
-		if (st->pend_lid >= 0)
-			st->lmap[st->pend_lid] = id;
-	}
-	if ((rc = add_run(st, id)) < 0)
-		return (rc);
 	for (i = 0; i < st->nptime; i++)
 		if ((rc = apply_time(st, st->ptime[i].op,
 		    st->ptime[i].tsc)) < 0)
@@ -640,14 +647,58 @@ flush_pend(struct ix_stitch *st)
 }
 
 /*
- * Block @b continues block @a: @a ends with an instruction that is not a
- * branch and @b starts where it falls through, in the same section.
+ * Count the block held back, then the times learnt after it.  Once a
+ * segment's block has its global id (lmap), this is add_run() and little
+ * else: one call site, inlined.
  */
+static IX_HOT int
+flush_pend(struct ix_stitch *st)
+{
+	int64_t id;
+	int rc;
+
+	if (!st->have_pend)
+		return (0);
+	st->have_pend = 0;
+	st->pend_cont = 0;
+	if ((st->pend_lid < 0 || (id = st->lmap[st->pend_lid]) < 0) &&
+	    (id = pend_global(st)) < 0)
+		return ((int)id);
+	if ((rc = add_run(st, id)) < 0)
+		return (rc);
+	return (st->nptime != 0 ? pend_times(st) : 0);
+}
+
+/* The same, where no block comes next (an operation, the end). */
 static int
+flush_pend_op(struct ix_stitch *st)
+{
+	return (flush_pend(st));
+}
+
+/*
+ * Whether the block held back may be continued: it ends with an
+ * instruction that is not a branch and its layout is known (worked out
+ * once, when it is held back, not for every block that follows).
+ */
+static void
+set_cont(struct ix_stitch *st)
+{
+	const struct ix_sblock *a = st->pend;
+
+	st->pend_cont = st->merge && st->have_pend &&
+	    !(st->pend_lid < 0 && st->pend_nolens) &&
+	    a->cls == HWTR_IC_OTHER && a->lens != NULL && a->size != 0;
+}
+
+/*
+ * Block @b continues block @a (set_cont() said @a may be continued): @b
+ * starts where @a falls through, in the same section.
+ */
+static inline int
 continues(const struct ix_sblock *a, const struct ix_sblock *b)
 {
-	return (a->cls == HWTR_IC_OTHER && a->lens != NULL &&
-	    b->lens != NULL && a->size != 0 && b->ip == a->ip + a->size &&
+	return (b->lens != NULL && b->ip == a->ip + a->size &&
 	    a->isid == b->isid && a->mode == b->mode &&
 	    (uint32_t)a->ninsn + b->ninsn <= UINT16_MAX);
 }
@@ -706,11 +757,10 @@ next_run(struct ix_stitch *st, const struct ix_seg_out *seg, int64_t lid)
 	const struct ix_sblock *b = &seg->blocks[lid];
 	int rc;
 
-	if (st->merge && st->have_pend &&
-	    !(st->pend_lid < 0 && st->pend_nolens) &&
-	    continues(st->pend, b)) {
+	if (st->pend_cont && continues(st->pend, b)) {
 		if ((rc = own_pend(st)) < 0 || (rc = own_append(st, b)) < 0)
 			return (rc);
+		set_cont(st);
 		return (0);
 	}
 	if ((rc = flush_pend(st)) < 0)
@@ -718,11 +768,13 @@ next_run(struct ix_stitch *st, const struct ix_seg_out *seg, int64_t lid)
 	st->have_pend = 1;
 	st->pend = b;
 	st->pend_lid = lid;
+	if (b->cls == HWTR_IC_OTHER)
+		set_cont(st);
 	return (0);
 }
 
 static int
-get(const uint8_t *p, size_t len, size_t *pos, uint64_t *v)
+get_slow(const uint8_t *p, size_t len, size_t *pos, uint64_t *v)
 {
 	uint64_t x = 0;
 	int shift = 0;
@@ -738,6 +790,27 @@ get(const uint8_t *p, size_t len, size_t *pos, uint64_t *v)
 		}
 	}
 	return (-HWTR_E_FORMAT);
+}
+
+/* A varint; one and two bytes (a block of a segment) decoded inline. */
+static inline int
+get(const uint8_t *p, size_t len, size_t *pos, uint64_t *v)
+{
+	size_t i = *pos;
+
+	if (i + 1 < len) {
+		if (p[i] < 0x80) {
+			*v = p[i];
+			*pos = i + 1;
+			return (0);
+		}
+		if (p[i + 1] < 0x80) {
+			*v = (p[i] & 0x7f) | (uint64_t)p[i + 1] << 7;
+			*pos = i + 2;
+			return (0);
+		}
+	}
+	return (get_slow(p, len, pos, v));
 }
 
 static int
@@ -818,7 +891,7 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 			continue;
 		}
 		/* Anything else ends the block held back. */
-		if ((rc = flush_pend(st)) < 0)
+		if ((rc = flush_pend_op(st)) < 0)
 			return (rc);
 		switch (v >> 1) {
 		case IX_OP_TIME:
@@ -882,8 +955,8 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 		}
 	}
 	/* The block held back outlives its segment. */
-	if (rc >= 0)
-		rc = own_pend(st);
+	if (rc >= 0 && (rc = own_pend(st)) >= 0 && st->have_pend)
+		set_cont(st);
 	return (rc);
 }
 
@@ -891,7 +964,7 @@ int
 ix_stitch_end(struct ix_stitch *st)
 {
 	size_t i;
-	int rc = flush_pend(st);
+	int rc = flush_pend_op(st);
 
 	if (rc < 0)
 		return (rc);
