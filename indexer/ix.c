@@ -2956,7 +2956,14 @@ write_db(struct run *r, const char *tmp)
 		return (-HWTR_E_DB);
 	}
 	/*
-	 * A 16 MiB page cache and sorts (the indexes built at the end) that
+	 * The file is DB.partial, renamed to DB only once complete, and a
+	 * failed run removes it: there is never anything to roll back to,
+	 * so no rollback journal (journal_mode OFF: no second copy of every
+	 * page written), no fsync (synchronous OFF: the rename is the
+	 * commit that matters; a machine that crashes after it may leave a
+	 * damaged DB, which indexing the archive again makes), one lock
+	 * taken once (locking_mode EXCLUSIVE: one writer, no reader).  A
+	 * 16 MiB page cache and sorts (the indexes built at the end) that
 	 * spill to temporary files: SQLite's memory does not grow with the
 	 * database either.
 	 */
