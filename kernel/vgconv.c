@@ -81,15 +81,47 @@ struct vg_path {
 	uint8_t		nbits;		/* <= VG_PATH_BITS */
 	uint8_t		xcall;		/* the exit is a direct call */
 	uint8_t		fast;		/* nothing else happens */
-	/*
-	 * The superblock this exit led to last time, valid while the file's
-	 * table is at generation @succ_gen of the def: saves a hash lookup
-	 * per executed superblock.
-	 */
-	struct vg_def	*succ;
 };
 
 #define VG_PATH_BITS	32
+
+/*
+ * What the fast path reads per executed superblock, packed: a 32-byte
+ * header, then one 16-byte entry per slot, 64-byte aligned at the start
+ * of the def's allocation, so that a superblock with one side exit is one
+ * cache line.  With the fields spread over the def (three lines per
+ * superblock) the hot superblocks of gzip did not fit in the L1 cache and
+ * the chain of loads from one superblock to the next (the cached
+ * successor) waited for L2 at every step.
+ */
+struct vg_hot {
+	uint32_t	bits;		/* path's TNT bits */
+	uint16_t	ninsn;		/* path's instructions */
+	uint8_t		nbits;
+	uint8_t		flags;		/* HOT_* */
+	/*
+	 * The superblock this exit led to last time, valid while the file's
+	 * table is at generation @succ_gen of the header: saves a hash
+	 * lookup per executed superblock.
+	 */
+	struct vg_hothdr *succ;
+};
+
+#define HOT_FAST	0x1		/* path.fast */
+#define HOT_CALLS	0x2		/* path has direct calls */
+
+struct vg_hothdr {
+	uint64_t	succ_gen;	/* of the entries' @succ */
+	struct vg_def	*def;
+	uint16_t	nexits;
+	uint8_t		need;		/* its exit needs a record */
+	uint8_t		pad[13];
+};
+
+#define HOT_PATH(h)	((struct vg_hot *)((h) + 1))
+#define HOT_SIZE(nexits) \
+	((sizeof(struct vg_hothdr) + ((nexits) + 1u) * sizeof(struct vg_hot) + \
+	63) & ~(size_t)63)
 
 struct vg_def {
 	uint32_t	refs;		/* tables holding it (fork snapshots) */
@@ -110,14 +142,11 @@ struct vg_def {
 	 * instruction several times in a row); only the last pass completes.
 	 */
 	uint16_t	*cnt;
-	uint64_t	succ_gen;	/* of the paths' @succ */
 	uint16_t	trig;		/* instruction at the trigger, or none */
 	uint8_t		need;		/* its exit needs a record */
-	struct vg_path	*path;		/* nexits + 1 slots, at DEF_PATH() */
+	struct vg_path	*path;		/* nexits + 1 slots */
+	struct vg_hothdr *hot;		/* the allocation starts with it */
 };
-
-/* Where the paths are: right after the def, with no pointer to load. */
-#define DEF_PATH(d)	((struct vg_path *)((d) + 1))
 
 #define VG_NOTRIG	0xffff
 
@@ -311,7 +340,7 @@ static void
 def_unref(struct vg_def *d)
 {
 	if (d != NULL && --d->refs == 0)
-		free(d);
+		free(d->hot);
 }
 
 static int
@@ -460,6 +489,7 @@ parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 {
 	struct vgconv *cv = f->cv;
 	struct vg_def *d;
+	struct vg_hothdr *hot;
 	size_t need, off, i;
 	uint16_t ninsn, nexits;
 	const uint8_t *q;
@@ -473,12 +503,18 @@ parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 		return (cv_err(cv, HWTR_E_FORMAT,
 		    "superblock 0x%llx without instructions",
 		    (unsigned long long)rd64(p)));
-	need = sizeof(*d) + ninsn * (sizeof(struct vg_insn) + 4 +
-	    sizeof(struct vg_sev)) + 2 + nexits * sizeof(struct vg_exit) +
+	need = HOT_SIZE(nexits) + sizeof(*d) + ninsn * (sizeof(struct vg_insn) +
+	    4 + sizeof(struct vg_sev)) + 2 + nexits * sizeof(struct vg_exit) +
 	    (nexits + 1) * sizeof(struct vg_path) + 16;
-	if ((d = calloc(1, need)) == NULL)
+	need = (need + 63) & ~(size_t)63;
+	if ((hot = aligned_alloc(64, need)) == NULL)
 		return (-HWTR_E_NOMEM);
-	d->path = DEF_PATH(d);
+	memset(hot, 0, need);
+	d = (struct vg_def *)((uint8_t *)hot + HOT_SIZE(nexits));
+	d->hot = hot;
+	hot->def = d;
+	hot->nexits = nexits;
+	d->path = (struct vg_path *)(d + 1);
 	d->insn = (struct vg_insn *)(d->path + nexits + 1);
 	d->exit = (struct vg_exit *)(d->insn + ninsn);
 	d->ev = (uint16_t *)(d->exit + nexits);
@@ -502,7 +538,7 @@ parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 		classify(cv, &d->insn[i], q + 9);
 		if (cv->cb.code != NULL && (rc = cv->cb.code(cv->cb.arg,
 		    f->pid, d->insn[i].addr, q + 9, q[8])) < 0) {
-			free(d);
+			free(hot);
 			return (rc);
 		}
 		off += 9 + q[8];
@@ -543,12 +579,22 @@ parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 		off += 11;
 	}
 	d->need = nexits > 0 || d->nextkind != HWVG_NEXT_CONST;
-	for (i = 0; i <= nexits; i++)
+	hot->need = d->need;
+	for (i = 0; i <= nexits; i++) {
+		struct vg_hot *h = &HOT_PATH(hot)[i];
+		const struct vg_path *pa = &d->path[i];
+
 		path_init(d, i);
+		h->bits = (uint32_t)pa->bits;
+		h->nbits = pa->nbits;
+		h->ninsn = pa->ninsn;
+		h->flags = (pa->fast ? HOT_FAST : 0) |
+		    (pa->ncall > 0 || pa->xcall ? HOT_CALLS : 0);
+	}
 	cv->st.defs++;
 	return (def_put(f, d));
 bad:
-	free(d);
+	free(hot);
 	return (cv_err(cv, HWTR_E_FORMAT, "malformed superblock record 0x%llx",
 	    (unsigned long long)rd64(p)));
 }
@@ -675,14 +721,16 @@ thr_def(struct vg_thr *t)
 		 * the other process's successors (freed with its table), so
 		 * they go before this process's generation applies to them.
 		 */
-		if (t->prev->succ_gen != f->gen) {
+		struct vg_hothdr *ph = t->prev->hot;
+
+		if (ph->succ_gen != f->gen) {
 			size_t k;
 
-			for (k = 0; k <= t->prev->nexits; k++)
-				t->prev->path[k].succ = NULL;
-			t->prev->succ_gen = f->gen;
+			for (k = 0; k <= ph->nexits; k++)
+				HOT_PATH(ph)[k].succ = NULL;
+			ph->succ_gen = f->gen;
 		}
-		t->prev->path[t->prev_slot].succ = d;
+		HOT_PATH(ph)[t->prev_slot].succ = d->hot;
 		t->prev = NULL;
 	}
 	return (d);
@@ -828,10 +876,11 @@ replay(struct vgconv *cv, struct vg_thr *t, struct vg_def *d,
 	    cv->cb.trigger != NULL && (rc = cv->cb.trigger(cv->cb.arg,
 	    t->tok)) < 0)
 		return (rc);
-	if (d->succ_gen == t->file->gen && d->path[slot].succ != NULL &&
-	    d->path[slot].succ->addr == dst) {
-		t->def = d->path[slot].succ;
-		t->defgen = d->succ_gen;
+	if (d->hot->succ_gen == t->file->gen &&
+	    HOT_PATH(d->hot)[slot].succ != NULL &&
+	    HOT_PATH(d->hot)[slot].succ->def->addr == dst) {
+		t->def = HOT_PATH(d->hot)[slot].succ->def;
+		t->defgen = d->hot->succ_gen;
 		t->prev = NULL;
 	} else {
 		t->def = NULL;
@@ -1030,20 +1079,34 @@ fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 	struct vgconv *cv = f->cv;
 	struct vg_thr *t = f->cur;
 	struct hwtr_ptenc *e;
-	struct vg_def *d, *nd;
-	const struct vg_path *p;
-	uint64_t bits = 0, ninsn = 0, nblocks = 0;
-	unsigned nb = 0;
-	size_t off = 0, slot, walk = 0;
+	struct vg_def *d;
+	const struct vg_hothdr *h, *nh;
+	const struct vg_hot *hp;
+	const uint8_t *bp = buf, *end = buf + len;
+	uint64_t bits = 0, ninsn = 0, gen;
+	uint32_t nblk, nblk0;
+	unsigned nb = 0, walk = 0;
+	size_t slot;
 	int rc = 0, have_def = 1;
 
 	if (t == NULL || !t->known || !t->enabled || cv->cb.walked != NULL ||
 	    (d = thr_def(t)) == NULL)
 		return (0);
+	/*
+	 * Locals, not the thread's fields: with -fno-strict-aliasing every
+	 * store through @t would make the compiler load @h's fields again.
+	 * The thread's @pos is the start of the superblock at @h, so it is
+	 * only written where someone reads it.  The loop is bound by the
+	 * number of instructions it runs per superblock (the hot superblocks
+	 * are in the L1 cache), hence the rare cases out of line.
+	 */
 	e = ENC(t);
+	gen = f->gen;
+	nblk = nblk0 = t->nblk;
+	h = d->hot;
 	for (;;) {
-		if (d->need) {
-			if (off == len || (slot = buf[off]) > d->nexits)
+		if (__builtin_expect(h->need, 1)) {
+			if (bp == end || (slot = *bp) > h->nexits)
 				break;
 		} else {
 			/*
@@ -1052,15 +1115,16 @@ fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 			 * may say the thread is still among them.  A long
 			 * loop of them is left to advance().
 			 */
-			if (off == len || buf[off] >= HWVG_INLINE_WIDE ||
+			if (bp == end || *bp >= HWVG_INLINE_WIDE ||
 			    ++walk > 4096)
 				break;
 			slot = 0;
 		}
-		p = &DEF_PATH(d)[slot];
-		if (!p->fast)
+		hp = &HOT_PATH(h)[slot];
+		if (__builtin_expect(hp->flags != HOT_FAST, 0) &&
+		    !(hp->flags & HOT_FAST))
 			break;
-		if ((t->nblk++ & 15) == 0 && e != NULL) {
+		if (__builtin_expect((nblk++ & 15) == 0, 0) && e != NULL) {
 			if (nb > 0 && (rc = hwtr_ptenc_tnt(e, bits, nb)) < 0)
 				break;
 			bits = 0;
@@ -1069,34 +1133,39 @@ fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 			t->ninsn += ninsn;
 			cv->st.instructions += ninsn;
 			ninsn = 0;
+			t->pos = h->def->addr;
 			if ((rc = stop_check(t)) < 0)
 				break;
 			if ((e = ENC(t)) != NULL &&
 			    (rc = hwtr_ptenc_at(e, t->pos, t->time)) < 0)
 				break;
 		}
-		if (nb + p->nbits > 64) {
+		/* A path has at most VG_PATH_BITS (32) bits. */
+		if (__builtin_expect(nb > 64 - VG_PATH_BITS, 0)) {
 			if (e != NULL && (rc = hwtr_ptenc_tnt(e, bits, nb)) < 0)
 				break;
 			bits = 0;
 			nb = 0;
 		}
-		bits = bits << p->nbits | p->bits;
-		nb += p->nbits;
-		if ((p->ncall > 0 || p->xcall) && e != NULL &&
-		    (rc = path_calls(e, d, p, slot)) < 0)
+		bits = bits << hp->nbits | hp->bits;
+		nb += hp->nbits;
+		if (__builtin_expect(hp->flags != HOT_FAST, 0) && e != NULL &&
+		    (rc = path_calls(e, h->def, &h->def->path[slot], slot)) < 0)
 			break;
-		ninsn += p->ninsn;
-		nblocks++;
-		if (d->need)
-			off++;
-		t->pos = p->dst;
-		if (d->succ_gen == f->gen && (nd = p->succ) != NULL &&
-		    nd->addr == p->dst) {
-			d = nd;
+		ninsn += hp->ninsn;
+		bp += h->need;
+		/*
+		 * A fast path's target is static, so a successor cached in
+		 * this generation starts at it.
+		 */
+		if (__builtin_expect(h->succ_gen == gen, 1) &&
+		    (nh = hp->succ) != NULL) {
+			h = nh;
 			continue;
 		}
 		/* thr_def() looks it up and caches it as @d's successor. */
+		d = h->def;
+		t->pos = d->path[slot].dst;
 		t->def = NULL;
 		t->prev = d;
 		t->prev_slot = (uint16_t)slot;
@@ -1104,18 +1173,21 @@ fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 			have_def = 0;
 			break;
 		}
+		h = d->hot;
 	}
 	if (rc >= 0 && nb > 0 && e != NULL)
 		rc = hwtr_ptenc_tnt(e, bits, nb);
+	t->nblk = nblk;
 	t->ninsn += ninsn;
 	cv->st.instructions += ninsn;
-	cv->st.blocks += nblocks;
+	cv->st.blocks += nblk - nblk0;
 	if (have_def) {
-		t->def = d;
-		t->defgen = f->gen;
+		t->def = h->def;
+		t->pos = h->def->addr;
+		t->defgen = gen;
 		t->prev = NULL;
 	}
-	return (rc < 0 ? rc : (long)off);
+	return (rc < 0 ? rc : (long)(bp - buf));
 }
 
 static int

@@ -286,6 +286,18 @@ event_files_use_bounded_disk_cleanup() {
 	return 0
 }
 
+atf_test_case event_files_read_fallback
+event_files_read_fallback_head() {
+	atf_set descr "where an event file cannot be mapped hwtrace read()s it (forced by HWTRACE_VALGRIND_READ): a fork, an exec and threads still give the ground truth"
+	atf_set timeout 120
+}
+event_files_read_fallback_body() {
+	HWTRACE_VALGRIND_READ=1
+	export HWTRACE_VALGRIND_READ
+	gt forkexec 0
+	gt threads 0
+}
+
 atf_test_case event_files_default_dir
 event_files_default_dir_head() {
 	atf_set descr "without TMPDIR the tool's event files go to /dev/shm when it is a tmpfs (cheaper to write than a disk's page cache), else /tmp, and nothing is left there"
@@ -382,6 +394,7 @@ atf_init_test_cases() {
 	atf_add_test_case ring_trigger_snapshots
 	atf_add_test_case stop_mode_stops_and_records_it
 	atf_add_test_case event_files_use_bounded_disk
+	atf_add_test_case event_files_read_fallback
 	atf_add_test_case event_files_default_dir
 	atf_add_test_case error_valgrind_missing
 	atf_add_test_case error_version_mismatch
