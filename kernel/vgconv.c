@@ -86,13 +86,17 @@ struct vg_path {
 #define VG_PATH_BITS	32
 
 /*
- * What the fast path reads per executed superblock, packed: a 32-byte
- * header, then one 16-byte entry per slot, 64-byte aligned at the start
- * of the def's allocation, so that a superblock with one side exit is one
- * cache line.  With the fields spread over the def (three lines per
- * superblock) the hot superblocks of gzip did not fit in the L1 cache and
- * the chain of loads from one superblock to the next (the cached
- * successor) waited for L2 at every step.
+ * What the fast path reads per executed superblock, packed at the start of
+ * the def's allocation (64-byte aligned): a 32-byte header, VG_PAIRS pair
+ * entries, then one 16-byte entry per slot.
+ *
+ * The fast path is bound by the chain of loads from one superblock to the
+ * next (the cached successor) and by the instructions it runs per step.
+ * A pair entry is two steps in one: superblock @h left by slot s1 < 2,
+ * then its successor left by slot s2 < 2 (the next record byte), with
+ * both paths' TNT bits, instruction counts and the second successor; it
+ * is filled when the two steps were taken one by one.  gzip's superblocks
+ * have one side exit (slots 0 and 1) more often than not.
  */
 struct vg_hot {
 	uint32_t	bits;		/* path's TNT bits */
@@ -118,10 +122,13 @@ struct vg_hothdr {
 	uint8_t		pad[13];
 };
 
-#define HOT_PATH(h)	((struct vg_hot *)((h) + 1))
+#define VG_PAIRS	4		/* s1, s2 < 2 */
+#define HOT_PAIR(h, s1, s2) \
+	((struct vg_hot *)((h) + 1) + (s1) * 2 + (s2))
+#define HOT_PATH(h)	((struct vg_hot *)((h) + 1) + VG_PAIRS)
 #define HOT_SIZE(nexits) \
-	((sizeof(struct vg_hothdr) + ((nexits) + 1u) * sizeof(struct vg_hot) + \
-	63) & ~(size_t)63)
+	((sizeof(struct vg_hothdr) + (VG_PAIRS + (nexits) + 1u) * \
+	sizeof(struct vg_hot) + 63) & ~(size_t)63)
 
 struct vg_def {
 	uint32_t	refs;		/* tables holding it (fork snapshots) */
@@ -728,6 +735,8 @@ thr_def(struct vg_thr *t)
 
 			for (k = 0; k <= ph->nexits; k++)
 				HOT_PATH(ph)[k].succ = NULL;
+			for (k = 0; k < VG_PAIRS; k++)
+				HOT_PAIR(ph, 0, k)->succ = NULL;
 			ph->succ_gen = f->gen;
 		}
 		HOT_PATH(ph)[t->prev_slot].succ = d->hot;
@@ -1080,12 +1089,12 @@ fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 	struct vg_thr *t = f->cur;
 	struct hwtr_ptenc *e;
 	struct vg_def *d;
-	const struct vg_hothdr *h, *nh;
-	const struct vg_hot *hp;
+	const struct vg_hothdr *h, *nh, *ph = NULL;
+	const struct vg_hot *hp, *php = NULL, *pp;
 	const uint8_t *bp = buf, *end = buf + len;
 	uint64_t bits = 0, ninsn = 0, gen;
 	uint32_t nblk, nblk0;
-	unsigned nb = 0, walk = 0;
+	unsigned nb = 0, walk = 0, s2, pslot = 0;
 	size_t slot;
 	int rc = 0, have_def = 1;
 
@@ -1108,6 +1117,49 @@ fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 		if (__builtin_expect(h->need, 1)) {
 			if (bp == end || (slot = *bp) > h->nexits)
 				break;
+			/*
+			 * Two superblocks in one step (see struct vg_hot),
+			 * unless the second is where a PSB+ may go.
+			 */
+			if (slot < 2 && end - bp > 1 && (s2 = bp[1]) < 2 &&
+			    (pp = HOT_PAIR(h, slot, s2))->succ != NULL &&
+			    __builtin_expect(h->succ_gen == gen, 1) &&
+			    (nblk & 15) != 15) {
+				if (__builtin_expect((nblk & 15) == 0, 0) &&
+				    e != NULL) {
+					if (nb > 0 && (rc = hwtr_ptenc_tnt(e,
+					    bits, nb)) < 0)
+						break;
+					bits = 0;
+					nb = 0;
+					t->ninsn += ninsn;
+					cv->st.instructions += ninsn;
+					ninsn = 0;
+					t->pos = h->def->addr;
+					if ((rc = stop_check(t)) < 0)
+						break;
+					if ((e = ENC(t)) != NULL &&
+					    (rc = hwtr_ptenc_at(e, t->pos,
+					    t->time)) < 0)
+						break;
+				}
+				nblk += 2;
+				if (__builtin_expect(nb > 64 - VG_PATH_BITS,
+				    0)) {
+					if (e != NULL && (rc = hwtr_ptenc_tnt(e,
+					    bits, nb)) < 0)
+						break;
+					bits = 0;
+					nb = 0;
+				}
+				bits = bits << pp->nbits | pp->bits;
+				nb += pp->nbits;
+				ninsn += pp->ninsn;
+				bp += 2;
+				h = pp->succ;
+				ph = NULL;
+				continue;
+			}
 		} else {
 			/*
 			 * Blocks without records are walked when a record
@@ -1159,21 +1211,45 @@ fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 		 * this generation starts at it.
 		 */
 		if (__builtin_expect(h->succ_gen == gen, 1) &&
-		    (nh = hp->succ) != NULL) {
-			h = nh;
-			continue;
+		    (nh = hp->succ) != NULL)
+			;
+		else {
+			/* thr_def() looks it up, caches it as @d's successor. */
+			d = h->def;
+			t->pos = d->path[slot].dst;
+			t->def = NULL;
+			t->prev = d;
+			t->prev_slot = (uint16_t)slot;
+			if ((d = thr_def(t)) == NULL) {
+				have_def = 0;
+				break;
+			}
+			nh = d->hot;
 		}
-		/* thr_def() looks it up and caches it as @d's successor. */
-		d = h->def;
-		t->pos = d->path[slot].dst;
-		t->def = NULL;
-		t->prev = d;
-		t->prev_slot = (uint16_t)slot;
-		if ((d = thr_def(t)) == NULL) {
-			have_def = 0;
-			break;
+		/*
+		 * The previous step and this one, both with a record and
+		 * nothing but TNT bits, make a pair.  Both superblocks' cached
+		 * successors are of this generation now.
+		 */
+		if (ph != NULL && h->need && slot < 2 && hp->flags == HOT_FAST &&
+		    php->nbits + hp->nbits <= VG_PATH_BITS &&
+		    php->ninsn + hp->ninsn <= 0xffff) {
+			struct vg_hot *np = HOT_PAIR((struct vg_hothdr *)ph,
+			    pslot, slot);
+
+			np->bits = php->bits << hp->nbits | hp->bits;
+			np->nbits = (uint8_t)(php->nbits + hp->nbits);
+			np->ninsn = (uint16_t)(php->ninsn + hp->ninsn);
+			np->flags = HOT_FAST;
+			np->succ = (struct vg_hothdr *)nh;
 		}
-		h = d->hot;
+		if (h->need && slot < 2 && hp->flags == HOT_FAST) {
+			ph = h;
+			php = hp;
+			pslot = (unsigned)slot;
+		} else
+			ph = NULL;
+		h = nh;
 	}
 	if (rc >= 0 && nb > 0 && e != NULL)
 		rc = hwtr_ptenc_tnt(e, bits, nb);
