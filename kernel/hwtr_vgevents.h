@@ -47,6 +47,20 @@
  *   FORK    u32 tid, u32 child pid, u64 tsc: a process was forked
  *   END     u64 superblocks translated, u64 tsc, u32 exit code: the file
  *           is complete (the process exited)
+ *
+ * The bytes above are either the whole file (a stream, growing), or go
+ * through a ring in the file, which both sides map (the tool's default):
+ *   offset 0   "HWTRVGR1", written last when the ring is set up (zeros
+ *              before: the reader waits)
+ *   offset 8   u64 ring size R (a power of two, at least 1 MiB, larger
+ *              than any record)
+ *   offset 16  u64 head: bytes of the stream written so far (the tool's)
+ *   offset 64  u64 tail: bytes of the stream taken so far (the reader's)
+ *   offset 4096, R bytes: stream byte i is at 4096 + (i mod R).
+ * The tool writes bytes, then publishes the head (release); the reader
+ * reads up to the head (acquire), then publishes the tail; the tool
+ * never has more than R bytes not taken.  A tool that cannot set a ring
+ * up writes a stream.
  */
 
 #ifndef HWTR_VGEVENTS_H
@@ -73,6 +87,12 @@
 #define HWVG_REC_MUNMAP		0xfb
 
 #define HWVG_HDR_FORKED		0x1
+
+#define HWVG_RING_MAGIC		"HWTRVGR1"
+#define HWVG_RING_HDR		4096
+#define HWVG_RING_SIZE_OFF	8
+#define HWVG_RING_HEAD_OFF	16
+#define HWVG_RING_TAIL_OFF	64
 
 #define HWVG_NEXT_CONST		0
 #define HWVG_NEXT_COMPUTED	1

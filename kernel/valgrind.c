@@ -15,8 +15,9 @@
  * to the hwtrace binary; HWTRACE_VALGRIND_LIB overrides it), never through
  * Debian's `valgrind` wrapper script, which changes the environment of the
  * traced program.  The tool writes one event file per process image into a
- * temporary directory; hwtrace follows the files as they grow through a
- * shared mapping (read() where a file cannot be mapped).
+ * temporary directory, as a ring both sides map (hwtr_vgevents.h), or
+ * where it cannot set one up as a stream, which hwtrace follows as it
+ * grows through a shared mapping (read() where it cannot be mapped).
  */
 
 #include <sys/mman.h>
@@ -63,11 +64,17 @@ struct vg_evfile {
 	uint64_t	rd;		/* bytes of the file known */
 	uint64_t	punched;	/* bytes from 0 given back */
 	int		nopunch;	/* the file system cannot */
+	int		kind;		/* VGF_* */
 	int		nomap;		/* read() it: it cannot be mapped */
+	uint8_t		*rhdr;		/* a ring's header page, mapped */
+	uint8_t		*rdata;		/* its data, mapped twice in a row */
+	uint64_t	rsize;
 	uint8_t		*map;		/* file bytes from @mapoff */
 	uint64_t	mapoff;
 	size_t		maplen;
 };
+
+enum { VGF_UNKNOWN = 0, VGF_STREAM, VGF_RING };
 
 struct vgsrc {
 	struct hwtr_src	*src;
@@ -603,11 +610,23 @@ punch(struct vgsrc *vs, struct vg_evfile *ef)
  * the end: the tool numbers a process's files by the first free name.
  */
 static void
-evfile_close(struct vgsrc *vs, struct vg_evfile *ef)
+evfile_unmap(struct vg_evfile *ef)
 {
 	if (ef->map != NULL)
 		(void)munmap(ef->map, ef->maplen);
 	ef->map = NULL;
+	if (ef->rhdr != NULL)
+		(void)munmap(ef->rhdr, HWVG_RING_HDR);
+	ef->rhdr = NULL;
+	if (ef->rdata != NULL)
+		(void)munmap(ef->rdata, 2 * ef->rsize);
+	ef->rdata = NULL;
+}
+
+static void
+evfile_close(struct vgsrc *vs, struct vg_evfile *ef)
+{
+	evfile_unmap(ef);
 	if (!vs->keep)
 		(void)ftruncate(ef->fd, 0);
 	close(ef->fd);
@@ -748,6 +767,113 @@ evfile_map(struct vgsrc *vs, struct vg_evfile *ef)
 }
 
 /*
+ * What kind of file @ef is: a stream starts with the event magic, a ring
+ * with its own once set up (zeros before).  0: not known yet, 1: known.
+ */
+static int
+evfile_kind(struct vgsrc *vs, struct vg_evfile *ef)
+{
+	uint8_t m[HWVG_RING_SIZE_OFF + 8];
+	ssize_t n;
+	uint64_t r;
+	void *a;
+
+	n = pread(ef->fd, m, sizeof(m), 0);
+	if (n < 0) {
+		vg_err(vs, "'%s/%s': %s", vs->dir, ef->name, strerror(errno));
+		return (-HWTR_E_IO);
+	}
+	if (n < 8 || memcmp(m, "\0\0\0\0\0\0\0\0", 8) == 0)
+		return (0);
+	if (memcmp(m, HWVG_RING_MAGIC, 8) != 0) {
+		ef->kind = VGF_STREAM;
+		hwtr_logf(&vs->src->cfg.log, HWTR_LOG_INFO, "valgrind: '%s' is "
+		    "a stream", ef->name);
+		return (1);
+	}
+	r = n == (ssize_t)sizeof(m) ? (uint64_t)m[8] | (uint64_t)m[9] << 8 |
+	    (uint64_t)m[10] << 16 | (uint64_t)m[11] << 24 |
+	    (uint64_t)m[12] << 32 | (uint64_t)m[13] << 40 |
+	    (uint64_t)m[14] << 48 | (uint64_t)m[15] << 56 : 0;
+	if (r == 0)
+		return (0);	/* the size seen before the magic: again */
+	if (r < (1u << 20) || r > (1ull << 30) || (r & (r - 1)) != 0) {
+		vg_err(vs, "'%s/%s': ring of %llu bytes", vs->dir, ef->name,
+		    (unsigned long long)r);
+		return (-HWTR_E_FORMAT);
+	}
+	/*
+	 * The data twice in a row: a record that wraps round the end of
+	 * the ring is contiguous in memory all the same.
+	 */
+	ef->rsize = r;
+	ef->rhdr = mmap(NULL, HWVG_RING_HDR, PROT_READ | PROT_WRITE,
+	    MAP_SHARED, ef->fd, 0);
+	a = mmap(NULL, 2 * r, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ef->rhdr == MAP_FAILED || a == MAP_FAILED ||
+	    mmap(a, r, PROT_READ, MAP_SHARED | MAP_FIXED, ef->fd,
+	    HWVG_RING_HDR) == MAP_FAILED ||
+	    mmap((uint8_t *)a + r, r, PROT_READ, MAP_SHARED | MAP_FIXED,
+	    ef->fd, HWVG_RING_HDR) == MAP_FAILED) {
+		vg_err(vs, "cannot map the ring of '%s/%s': %s", vs->dir,
+		    ef->name, strerror(errno));
+		if (ef->rhdr == MAP_FAILED)
+			ef->rhdr = NULL;
+		if (a != MAP_FAILED)
+			(void)munmap(a, 2 * r);
+		return (-HWTR_E_IO);
+	}
+	ef->rdata = a;
+	ef->kind = VGF_RING;
+	ef->nopunch = 1;
+	hwtr_logf(&vs->src->cfg.log, HWTR_LOG_INFO, "valgrind: '%s' is a "
+	    "ring of %llu bytes", ef->name, (unsigned long long)r);
+	return (1);
+}
+
+/*
+ * Convert what a ring gained: the stream's bytes from what was taken up
+ * to the head, then the tail moved on for the tool.  @rd is the head
+ * seen, @rd - @have what was taken.
+ */
+static int
+evfile_ring(struct vgsrc *vs, struct vg_evfile *ef)
+{
+	uint64_t head, cons;
+	long used;
+	int rc, progress = 0;
+
+	for (;;) {
+		head = __atomic_load_n((uint64_t *)(ef->rhdr +
+		    HWVG_RING_HEAD_OFF), __ATOMIC_ACQUIRE);
+		cons = ef->rd - ef->have;
+		if (head < ef->rd || head - cons > ef->rsize) {
+			vg_err(vs, "'%s/%s': ring head %llu, %llu bytes taken",
+			    vs->dir, ef->name, (unsigned long long)head,
+			    (unsigned long long)cons);
+			return (-HWTR_E_FORMAT);
+		}
+		if (head > ef->rd) {
+			ef->have += (size_t)(head - ef->rd);
+			ef->rd = head;
+			progress = 1;
+		}
+		if (ef->have == 0)
+			break;
+		if ((rc = evfile_feed(vs, ef, ef->rdata +
+		    (cons & (ef->rsize - 1)), &used)) < 0)
+			return (rc);
+		__atomic_store_n((uint64_t *)(ef->rhdr + HWVG_RING_TAIL_OFF),
+		    cons + (uint64_t)used, __ATOMIC_RELEASE);
+		if (used > 0)
+			progress = 1;
+		if (used == 0 || vgconv_file_waiting(ef->f))
+			break;
+	}
+	return (progress);
+}
+
+/*
  * Convert what the files gained.  Returns 1 when something was read, 0
  * when nothing new came, or an error.
  */
@@ -767,7 +893,14 @@ pump(struct vgsrc *vs)
 		    !vs->files[i - 1]->ended)
 			continue;
 		over = evfile_over(vs, i);
-		rc = ef->nomap ? evfile_read(vs, ef) : evfile_map(vs, ef);
+		rc = 0;
+		if (ef->kind == VGF_UNKNOWN && (rc = evfile_kind(vs, ef)) < 0)
+			return (rc);
+		if (ef->kind == VGF_RING)
+			rc = evfile_ring(vs, ef);
+		else if (ef->kind == VGF_STREAM)
+			rc = ef->nomap ? evfile_read(vs, ef) :
+			    evfile_map(vs, ef);
 		if (rc < 0)
 			return (rc);
 		if (rc > 0)
@@ -957,6 +1090,9 @@ valgrind_backend_enable(struct hwtr_src *src)
 	args[n++] = "--run-cxx-freeres=no";
 	if (src->cfg.ground_truth)
 		args[n++] = "--ground-truth=yes";
+	/* Kept event files are for tests/bench/vgconv: streams. */
+	if (vs->keep || vs->readonly)
+		args[n++] = "--ring=no";
 	for (i = 0; i < argc; i++)
 		args[n++] = src->cfg.argv[i];
 	args[n] = NULL;
@@ -1180,8 +1316,7 @@ valgrind_backend_deinit(struct hwtr_src *src)
 	for (i = 0; i < vs->nfiles; i++) {
 		if (vs->files[i]->f != NULL)
 			vgconv_file_abandon(vs->files[i]->f);
-		if (vs->files[i]->map != NULL)
-			(void)munmap(vs->files[i]->map, vs->files[i]->maplen);
+		evfile_unmap(vs->files[i]);
 		if (vs->files[i]->fd >= 0)
 			close(vs->files[i]->fd);
 		free(vs->files[i]->buf);

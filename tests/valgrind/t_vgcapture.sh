@@ -286,6 +286,58 @@ event_files_use_bounded_disk_cleanup() {
 	return 0
 }
 
+atf_test_case ring_fork_child_while_parent_waits
+ring_fork_child_while_parent_waits_head() {
+	atf_set descr "event files are rings shared with hwtrace; a fork child that execs gzip (about 45 MB of events, 5 times the ring) while its parent waits for it is converted"
+	atf_set timeout 300
+}
+ring_fork_child_while_parent_waits_body() {
+	need_valgrind
+	command -v gzip >/dev/null 2>&1 || atf_skip "gzip is not installed"
+	cat /usr/bin/* 2>/dev/null | head -c 1048576 >input
+	gzip -1 -c input >want.gz
+	"$HWTRACE" capture -v --source valgrind -o f.hwtrace -- \
+	    /bin/sh -c 'gzip -1 -c input >got.gz; echo done' >out 2>err ||
+		atf_fail "capture failed: $(oneline err)"
+	cmp -s want.gz got.gz || atf_fail "gzip's output under valgrind differs"
+	grep -q "^done" out || atf_fail "the shell did not go on after gzip"
+	grep -q "is a ring of" err ||
+		atf_fail "no event file was a ring: $(oneline err)"
+	n=$(sed -n 's/.* \([0-9][0-9]*\) instructions.*/\1/p' err | tail -n 1)
+	[ -n "$n" ] && [ "$n" -gt 100000000 ] ||
+		atf_fail "expected more than 10^8 instructions traced, got '$n': $(oneline err)"
+}
+
+atf_test_case ring_falls_back_to_stream cleanup
+ring_falls_back_to_stream_head() {
+	atf_set descr "where the disk has no room for the tool's ring (TMPDIR on a 4 MiB tmpfs, the ring is 8 MiB) the event file is a stream, punched as it is converted: gzip of 256 KiB (about 11 MB of events) is captured all the same"
+	atf_set timeout 300
+	atf_set require.user root
+}
+ring_falls_back_to_stream_body() {
+	need_valgrind
+	command -v gzip >/dev/null 2>&1 || atf_skip "gzip is not installed"
+	mkdir small
+	mount -t tmpfs -o size=4m hwtrace-vgtest small 2>err ||
+		atf_skip "cannot mount a tmpfs here: $(oneline err)"
+	cat /usr/bin/* 2>/dev/null | head -c 262144 >input
+	gzip -1 -c input >want.gz
+	TMPDIR=$PWD/small "$HWTRACE" capture -v --source valgrind \
+	    -o z.hwtrace -- gzip -1 -c input >got.gz 2>err ||
+		atf_fail "capture with a 4 MiB TMPDIR failed: $(oneline err)"
+	cmp -s want.gz got.gz || atf_fail "gzip's output under valgrind differs"
+	grep -q "is a stream" err ||
+		atf_fail "the event file was not a stream: $(oneline err)"
+	n=$(sed -n 's/.* \([0-9][0-9]*\) instructions.*/\1/p' err | tail -n 1)
+	[ -n "$n" ] && [ "$n" -gt 20000000 ] ||
+		atf_fail "expected more than 2*10^7 instructions traced, got '$n': $(oneline err)"
+	[ -z "$(ls small)" ] || atf_fail "event files left behind: $(ls small)"
+}
+ring_falls_back_to_stream_cleanup() {
+	umount small 2>/dev/null
+	return 0
+}
+
 atf_test_case event_files_read_fallback
 event_files_read_fallback_head() {
 	atf_set descr "where an event file cannot be mapped hwtrace read()s it (forced by HWTRACE_VALGRIND_READ): a fork, an exec and threads still give the ground truth"
@@ -394,6 +446,8 @@ atf_init_test_cases() {
 	atf_add_test_case ring_trigger_snapshots
 	atf_add_test_case stop_mode_stops_and_records_it
 	atf_add_test_case event_files_use_bounded_disk
+	atf_add_test_case ring_fork_child_while_parent_waits
+	atf_add_test_case ring_falls_back_to_stream
 	atf_add_test_case event_files_read_fallback
 	atf_add_test_case event_files_default_dir
 	atf_add_test_case error_valgrind_missing

@@ -1,0 +1,4 @@
+build-ring/obj/cli/cmd_verify.o: cli/cmd_verify.c include/hwtrace.h \
+ cli/cli.h
+include/hwtrace.h:
+cli/cli.h:
