@@ -260,7 +260,7 @@ stop_mode_stops_and_records_it_body() {
 
 atf_test_case event_files_use_bounded_disk cleanup
 event_files_use_bounded_disk_head() {
-	atf_set descr "the tool's event files are given back as they are converted: gzip of 1 MiB (about 45 MB of events) is captured with TMPDIR on a 16 MiB tmpfs"
+	atf_set descr "the tool's event files take bounded room (a ring, or a stream given back as it is converted): gzip of 1 MiB (about 45 MB of events) is captured with TMPDIR on a 16 MiB tmpfs"
 	atf_set timeout 300
 	atf_set require.user root
 }
