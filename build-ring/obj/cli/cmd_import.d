@@ -1,4 +1,0 @@
-build-ring/obj/cli/cmd_import.o: cli/cmd_import.c include/hwtrace.h \
- cli/cli.h
-include/hwtrace.h:
-cli/cli.h:

@@ -1,4 +1,0 @@
-build-ring/obj/cli/cmd_index.o: cli/cmd_index.c include/hwtrace.h \
- cli/cli.h
-include/hwtrace.h:
-cli/cli.h:

@@ -1,4 +1,0 @@
-build-ring/obj/cli/cmd_verify.o: cli/cmd_verify.c include/hwtrace.h \
- cli/cli.h
-include/hwtrace.h:
-cli/cli.h:

@@ -1,4 +1,0 @@
-build-ring/obj/common/elfnote.o: common/elfnote.c common/hwtr_common.h \
- include/hwtrace.h
-common/hwtr_common.h:
-include/hwtrace.h:
