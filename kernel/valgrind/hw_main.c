@@ -143,6 +143,18 @@ hw_die(const HChar *what)
  * minute without progress.  VG_(write) returns -errno.
  */
 /*
+ * VG_(memcpy) copies byte by byte where source and destination are not
+ * aligned alike, as they mostly are not here (0.07 s of the 358 MB of
+ * gzip of 8 MiB); the CPU's string copy does not care.
+ */
+static void
+hw_copy(UChar *d, const UChar *s, ULong n)
+{
+	__asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : :
+	    "memory");
+}
+
+/*
  * The ring: copy what fits, publish it (the bytes before the head), wait
  * for hwtrace to take more, up to a minute without progress.
  */
@@ -168,7 +180,7 @@ hw_ring_put(const UChar *p, ULong n)
 			k = room;
 		if (k > n)
 			k = n;
-		VG_(memcpy)(data + (hw.rh & (HW_RING_SIZE - 1)), p, k);
+		hw_copy(data + (hw.rh & (HW_RING_SIZE - 1)), p, k);
 		hw.rh += k;
 		p += k;
 		n -= k;
