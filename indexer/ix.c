@@ -915,6 +915,8 @@ warn_missing(struct run *r)
  * the first segment's own.  Hardware writes PSBs 2 KiB apart or more.
  */
 #define IX_PSB_GAP	256
+/* Threads decompressing chunks ahead of the PSB scan, at most. */
+#define IX_RA_MAX	4
 
 
 static const uint8_t psb_pattern[16] = {
@@ -1397,12 +1399,18 @@ plan(struct run *r)
 	r->jmaps = calloc(r->nstreams + 1, sizeof(*r->jmaps));
 	if (r->res == NULL || r->jmaps == NULL)
 		return (-HWTR_E_NOMEM);
-	/* As many helpers as there will be workers (run_pipeline()). */
+	/*
+	 * As many helpers as there will be workers (run_pipeline()), but
+	 * IX_RA_MAX at most: a few keep up with the scan, and each one
+	 * holds a chunk.
+	 */
 	nj = r->ix->opts.jobs > 0 ? (size_t)r->ix->opts.jobs : 0;
 	if (nj == 0) {
 		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 		nj = ncpu > 0 ? (size_t)ncpu : 1;
 	}
+	if (nj > IX_RA_MAX)
+		nj = IX_RA_MAX;
 	rc = ra_start(&ra, r, nj);
 	for (s = 0; s < r->nstreams && rc == 0; s++) {
 		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
