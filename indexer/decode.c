@@ -1542,7 +1542,6 @@ ix_decode_segment(const struct ix_seg_in *in, struct ix_seg_out *out)
 {
 	struct dec d;
 	char det[64];
-	int rc;
 
 	memset(out, 0, sizeof(*out));
 	memset(&d, 0, sizeof(d));
@@ -1562,8 +1561,8 @@ ix_decode_segment(const struct ix_seg_in *in, struct ix_seg_out *out)
 		/* Bytes before this piece were lost by the capture. */
 		snprintf(det, sizeof(det), "%llu bytes",
 		    (unsigned long long)in->lost_bytes);
-		if ((rc = op(&d, IX_OP_GAP)) < 0 || (rc = add_event_at(&d,
-		    "lost", 0, 0, det, 1, in->base)) < 0)
+		if (op(&d, IX_OP_GAP) < 0 || add_event_at(&d, "lost", 0, 0,
+		    det, 1, in->base) < 0)
 			goto done;
 	}
 	d.has_limit = in->has_limit;

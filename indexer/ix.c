@@ -1693,6 +1693,7 @@ decode_one(struct run *r, size_t w, size_t i)
 		in.piece_len = lens;
 		in.piece_off = offs;
 	} else {
+		to = g->end;	/* seg_range() sets it for Intel PT */
 		(void)seg_range(r, g, &to);
 		bufs = calloc(1, sizeof(*bufs));
 		copies = calloc(1, sizeof(*copies));
