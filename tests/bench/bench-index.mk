@@ -8,6 +8,6 @@ $(BENCH_B)/ixgen: tests/bench/ixgen.c $(B)/libhwtrace.a indexer/hwtr_ix.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/libhwtrace.a $(LDFLAGS_ALL) $(LIBS)
 
-$(BENCH_B)/ixbare: tests/bench/ixbare.c
+$(BENCH_B)/ixbare: tests/bench/ixbare.c $(B)/libhwtrace.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lipt
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/libhwtrace.a $(LDFLAGS_ALL) $(LIBS)
