@@ -854,6 +854,41 @@ progress(struct dec *d)
 		__atomic_store_n(d->in->progress, off, __ATOMIC_RELAXED);
 }
 
+int
+ix_pt_config(struct pt_config *cfg, const struct hwtr_stream_desc *sd,
+    const struct hwtr_cpu *cpu, const uint8_t *buf, size_t len)
+{
+	unsigned i;
+	int rc = 0;
+
+	cfg->begin = (uint8_t *)(uintptr_t)buf;
+	cfg->end = (uint8_t *)(uintptr_t)buf + len;
+	if (cpu != NULL && cpu->vendor == HWTR_CPU_INTEL) {
+		cfg->cpu.vendor = pcv_intel;
+		cfg->cpu.family = cpu->family;
+		cfg->cpu.model = cpu->model;
+		cfg->cpu.stepping = cpu->stepping;
+		rc = pt_cpu_errata(&cfg->errata, &cfg->cpu);
+	}
+	cfg->cpuid_0x15_eax = sd->pt.cpuid_15_eax;
+	cfg->cpuid_0x15_ebx = sd->pt.cpuid_15_ebx;
+	cfg->nom_freq = sd->pt.nom_freq;
+	cfg->mtc_freq = sd->pt.mtc_freq;
+	for (i = 0; i < sd->pt.nfilters && i < 4; i++) {
+		cfg->addr_filter.config.addr_cfg |=
+		    (uint64_t)(sd->pt.filter[i].cfg & 0xf) << (4 * i);
+	}
+	cfg->addr_filter.addr0_a = sd->pt.filter[0].a;
+	cfg->addr_filter.addr0_b = sd->pt.filter[0].b;
+	cfg->addr_filter.addr1_a = sd->pt.filter[1].a;
+	cfg->addr_filter.addr1_b = sd->pt.filter[1].b;
+	cfg->addr_filter.addr2_a = sd->pt.filter[2].a;
+	cfg->addr_filter.addr2_b = sd->pt.filter[2].b;
+	cfg->addr_filter.addr3_a = sd->pt.filter[3].a;
+	cfg->addr_filter.addr3_b = sd->pt.filter[3].b;
+	return (rc);
+}
+
 /*
  * Decode a buffer of the stream, as ptxed's block loop does, up to the
  * next segment's PSB+ when there is a limit.
@@ -866,46 +901,21 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 	struct pt_block b;
 	uint64_t sync = 0, newsync, erroff = 0, stuck_off = UINT64_MAX, end;
 	int status, rc, in_error = 0, stuck = 0, stuck_msg = 0;
-	unsigned i;
 	uint32_t n = 0;
 
 	end = d->has_limit && d->limit < len ? d->limit : len;
 	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)(uintptr_t)buf;
-	cfg.end = (uint8_t *)(uintptr_t)buf + len;
-	if (d->in->cpu != NULL && d->in->cpu->vendor == HWTR_CPU_INTEL) {
-		cfg.cpu.vendor = pcv_intel;
-		cfg.cpu.family = d->in->cpu->family;
-		cfg.cpu.model = d->in->cpu->model;
-		cfg.cpu.stepping = d->in->cpu->stepping;
-		rc = pt_cpu_errata(&cfg.errata, &cfg.cpu);
-		if (rc < 0 && d->in->first_of_stream) {
-			char msg[96];
+	rc = ix_pt_config(&cfg, sd, d->in->cpu, buf, len);
+	if (rc < 0 && d->in->first_of_stream) {
+		char msg[96];
 
-			snprintf(msg, sizeof(msg), "config error: %s",
-			    pt_errstr(pt_errcode(rc)));
-			if ((rc = op(d, IX_OP_ERROR)) < 0 ||
-			    (rc = add_event_at(d, "decode-error", 0, 0, msg, 1,
-			    d->base)) < 0)
-				return (rc);
-		}
+		snprintf(msg, sizeof(msg), "config error: %s",
+		    pt_errstr(pt_errcode(rc)));
+		if ((rc = op(d, IX_OP_ERROR)) < 0 ||
+		    (rc = add_event_at(d, "decode-error", 0, 0, msg, 1,
+		    d->base)) < 0)
+			return (rc);
 	}
-	cfg.cpuid_0x15_eax = sd->pt.cpuid_15_eax;
-	cfg.cpuid_0x15_ebx = sd->pt.cpuid_15_ebx;
-	cfg.nom_freq = sd->pt.nom_freq;
-	cfg.mtc_freq = sd->pt.mtc_freq;
-	for (i = 0; i < sd->pt.nfilters && i < 4; i++) {
-		cfg.addr_filter.config.addr_cfg |=
-		    (uint64_t)(sd->pt.filter[i].cfg & 0xf) << (4 * i);
-	}
-	cfg.addr_filter.addr0_a = sd->pt.filter[0].a;
-	cfg.addr_filter.addr0_b = sd->pt.filter[0].b;
-	cfg.addr_filter.addr1_a = sd->pt.filter[1].a;
-	cfg.addr_filter.addr1_b = sd->pt.filter[1].b;
-	cfg.addr_filter.addr2_a = sd->pt.filter[2].a;
-	cfg.addr_filter.addr2_b = sd->pt.filter[2].b;
-	cfg.addr_filter.addr3_a = sd->pt.filter[3].a;
-	cfg.addr_filter.addr3_b = sd->pt.filter[3].b;
 
 	d->blk = pt_blk_alloc_decoder(&cfg);
 	if (d->blk == NULL)

@@ -278,6 +278,19 @@ extern const char *const ix_event_kinds[IX_NEVENT_KINDS + 1];
 /* Decode one segment into @out[@in->nouts]. */
 void ix_decode_segment(const struct ix_seg_in *in, struct ix_seg_out *out);
 
+struct pt_config;
+
+/*
+ * Set up @cfg (after pt_config_init()) to decode Intel PT stream @sd over
+ * [@buf, @buf + @len) as the indexer does: the CPU's identity and errata
+ * when @cpu is an Intel CPU, the stream's timing values and address
+ * filters.  Returns pt_cpu_errata()'s status: < 0 when the errata are not
+ * known (the rest is set).  Also used by tests/bench/ixbare.c, so that
+ * the reference loop is configured exactly as the indexer is.
+ */
+int ix_pt_config(struct pt_config *cfg, const struct hwtr_stream_desc *sd,
+    const struct hwtr_cpu *cpu, const uint8_t *buf, size_t len);
+
 /*
  * The units of CoreSight stream @sd: its sources by trace ID (a trace ID
  * named twice counts once), their indexes in sd->cs.sources stored in

@@ -8,6 +8,6 @@ $(BENCH_B)/ixgen: tests/bench/ixgen.c $(B)/libhwtrace.a indexer/hwtr_ix.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/libhwtrace.a $(LDFLAGS_ALL) $(LIBS)
 
-$(BENCH_B)/ixbare: tests/bench/ixbare.c $(B)/libhwtrace.a
+$(BENCH_B)/ixbare: tests/bench/ixbare.c $(B)/libhwtrace.a indexer/hwtr_ix.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/libhwtrace.a $(LDFLAGS_ALL) $(LIBS)

@@ -46,6 +46,7 @@
 #include <intel-pt.h>
 
 #include "hwtrace.h"
+#include "../../indexer/hwtr_ix.h"
 
 static void *
 slurp(const char *path, size_t *lenp)
@@ -231,30 +232,8 @@ archive(const char *path)
 				    r->u.mmap.addr);
 		}
 		pt_config_init(&cfg);
-		cfg.begin = buf;
-		cfg.end = buf + len;
-		if (cpu->vendor == HWTR_CPU_INTEL) {
-			cfg.cpu.vendor = pcv_intel;
-			cfg.cpu.family = cpu->family;
-			cfg.cpu.model = cpu->model;
-			cfg.cpu.stepping = cpu->stepping;
-			(void)pt_cpu_errata(&cfg.errata, &cfg.cpu);
-		}
-		cfg.cpuid_0x15_eax = sd->pt.cpuid_15_eax;
-		cfg.cpuid_0x15_ebx = sd->pt.cpuid_15_ebx;
-		cfg.nom_freq = sd->pt.nom_freq;
-		cfg.mtc_freq = sd->pt.mtc_freq;
-		for (i = 0; i < sd->pt.nfilters && i < 4; i++)
-			cfg.addr_filter.config.addr_cfg |=
-			    (uint64_t)(sd->pt.filter[i].cfg & 0xf) << (4 * i);
-		cfg.addr_filter.addr0_a = sd->pt.filter[0].a;
-		cfg.addr_filter.addr0_b = sd->pt.filter[0].b;
-		cfg.addr_filter.addr1_a = sd->pt.filter[1].a;
-		cfg.addr_filter.addr1_b = sd->pt.filter[1].b;
-		cfg.addr_filter.addr2_a = sd->pt.filter[2].a;
-		cfg.addr_filter.addr2_b = sd->pt.filter[2].b;
-		cfg.addr_filter.addr3_a = sd->pt.filter[3].a;
-		cfg.addr_filter.addr3_b = sd->pt.filter[3].b;
+		/* As the indexer does (its errata status is not needed). */
+		(void)ix_pt_config(&cfg, sd, cpu, buf, len);
 		if ((d = pt_blk_alloc_decoder(&cfg)) == NULL)
 			errx(1, "cannot allocate a decoder");
 		pt_blk_set_image(d, img);
