@@ -1073,6 +1073,35 @@ path_calls(struct hwtr_ptenc *e, const struct vg_def *d,
 }
 
 /*
+ * fast_run()'s step every 16th superblock (the one at @addr), as advance()
+ * takes it: the TNT bits gathered so far to the encoder, the instructions
+ * counted (stop_check() needs them), the stop check, and the encoder's
+ * chance to put a PSB+ there.  Always inlined, so that the loop's
+ * counters stay in registers.  Returns < 0 on an error.
+ */
+static inline __attribute__((always_inline)) int
+fast_sync(struct vgconv *cv, struct vg_thr *t, struct hwtr_ptenc **ep,
+    uint64_t *bits, unsigned *nb, uint64_t *ninsn, uint64_t addr)
+{
+	int rc;
+
+	if (*nb > 0 && (rc = hwtr_ptenc_tnt(*ep, *bits, *nb)) < 0)
+		return (rc);
+	*bits = 0;
+	*nb = 0;
+	t->ninsn += *ninsn;
+	cv->st.instructions += *ninsn;
+	*ninsn = 0;
+	t->pos = addr;
+	if ((rc = stop_check(t)) < 0)
+		return (rc);
+	if ((*ep = ENC(t)) != NULL &&
+	    (rc = hwtr_ptenc_at(*ep, t->pos, t->time)) < 0)
+		return (rc);
+	return (0);
+}
+
+/*
  * The fast path: one-byte records of the current thread, and the blocks
  * without records between them, whose paths are simple (struct vg_path):
  * a table lookup per superblock, TNT bits gathered in a word and handed
@@ -1126,23 +1155,9 @@ fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 			    __builtin_expect(h->succ_gen == gen, 1) &&
 			    (nblk & 15) != 15) {
 				if (__builtin_expect((nblk & 15) == 0, 0) &&
-				    e != NULL) {
-					if (nb > 0 && (rc = hwtr_ptenc_tnt(e,
-					    bits, nb)) < 0)
-						break;
-					bits = 0;
-					nb = 0;
-					t->ninsn += ninsn;
-					cv->st.instructions += ninsn;
-					ninsn = 0;
-					t->pos = h->def->addr;
-					if ((rc = stop_check(t)) < 0)
-						break;
-					if ((e = ENC(t)) != NULL &&
-					    (rc = hwtr_ptenc_at(e, t->pos,
-					    t->time)) < 0)
-						break;
-				}
+				    e != NULL && (rc = fast_sync(cv, t, &e,
+				    &bits, &nb, &ninsn, h->def->addr)) < 0)
+					break;
 				nblk += 2;
 				if (__builtin_expect(nb > 64 - VG_PATH_BITS,
 				    0)) {
@@ -1176,22 +1191,10 @@ fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 		if (__builtin_expect(hp->flags != HOT_FAST, 0) &&
 		    !(hp->flags & HOT_FAST))
 			break;
-		if (__builtin_expect((nblk++ & 15) == 0, 0) && e != NULL) {
-			if (nb > 0 && (rc = hwtr_ptenc_tnt(e, bits, nb)) < 0)
-				break;
-			bits = 0;
-			nb = 0;
-			/* stop_check() needs the count so far. */
-			t->ninsn += ninsn;
-			cv->st.instructions += ninsn;
-			ninsn = 0;
-			t->pos = h->def->addr;
-			if ((rc = stop_check(t)) < 0)
-				break;
-			if ((e = ENC(t)) != NULL &&
-			    (rc = hwtr_ptenc_at(e, t->pos, t->time)) < 0)
-				break;
-		}
+		if (__builtin_expect((nblk++ & 15) == 0, 0) && e != NULL &&
+		    (rc = fast_sync(cv, t, &e, &bits, &nb, &ninsn,
+		    h->def->addr)) < 0)
+			break;
 		/* A path has at most VG_PATH_BITS (32) bits. */
 		if (__builtin_expect(nb > 64 - VG_PATH_BITS, 0)) {
 			if (e != NULL && (rc = hwtr_ptenc_tnt(e, bits, nb)) < 0)
