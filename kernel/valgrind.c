@@ -653,6 +653,14 @@ evfile_feed(struct vgsrc *vs, struct vg_evfile *ef, const uint8_t *p,
 	return (0);
 }
 
+/* An I/O error on event file @ef, named with errno's reason. */
+static int
+evfile_errno(struct vgsrc *vs, const struct vg_evfile *ef)
+{
+	vg_err(vs, "'%s/%s': %s", vs->dir, ef->name, strerror(errno));
+	return (-HWTR_E_IO);
+}
+
 /*
  * Convert what @ef gained, through read(): 1 when something was read or
  * converted, 0 when nothing new came, or an error.
@@ -670,11 +678,8 @@ evfile_read(struct vgsrc *vs, struct vg_evfile *ef)
 		n = read(ef->fd, ef->buf + ef->have, VG_READ_BUF - ef->have);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			vg_err(vs, "'%s/%s': %s", vs->dir, ef->name,
-			    strerror(errno));
-			return (-HWTR_E_IO);
-		}
+		if (n < 0)
+			return (evfile_errno(vs, ef));
 		ef->have += (size_t)n;
 		ef->rd += (uint64_t)n;
 		if ((rc = evfile_feed(vs, ef, ef->buf, &used)) < 0)
@@ -709,11 +714,8 @@ evfile_map(struct vgsrc *vs, struct vg_evfile *ef)
 	int rc, progress = 0;
 
 	for (;;) {
-		if (fstat(ef->fd, &st) < 0) {
-			vg_err(vs, "'%s/%s': %s", vs->dir, ef->name,
-			    strerror(errno));
-			return (-HWTR_E_IO);
-		}
+		if (fstat(ef->fd, &st) < 0)
+			return (evfile_errno(vs, ef));
 		size = (uint64_t)st.st_size;
 		if (size <= ef->rd && ef->have == 0)
 			break;
@@ -742,11 +744,8 @@ evfile_map(struct vgsrc *vs, struct vg_evfile *ef)
 				ef->nomap = 1;
 				ef->rd = cons;
 				ef->have = 0;
-				if (lseek(ef->fd, (off_t)cons, SEEK_SET) < 0) {
-					vg_err(vs, "'%s/%s': %s", vs->dir,
-					    ef->name, strerror(errno));
-					return (-HWTR_E_IO);
-				}
+				if (lseek(ef->fd, (off_t)cons, SEEK_SET) < 0)
+					return (evfile_errno(vs, ef));
 				rc = evfile_read(vs, ef);
 				return (rc < 0 ? rc : 1);
 			}
@@ -779,10 +778,8 @@ evfile_kind(struct vgsrc *vs, struct vg_evfile *ef)
 	void *a;
 
 	n = pread(ef->fd, m, sizeof(m), 0);
-	if (n < 0) {
-		vg_err(vs, "'%s/%s': %s", vs->dir, ef->name, strerror(errno));
-		return (-HWTR_E_IO);
-	}
+	if (n < 0)
+		return (evfile_errno(vs, ef));
 	if (n < 8 || memcmp(m, "\0\0\0\0\0\0\0\0", 8) == 0)
 		return (0);
 	if (memcmp(m, HWVG_RING_MAGIC, 8) != 0) {
