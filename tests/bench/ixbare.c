@@ -279,7 +279,7 @@ main(int argc, char **argv)
 	const Elf64_Ehdr *eh;
 	uint8_t *elf;
 	size_t elen, i;
-	uint64_t blocks = 0, insns = 0, errors = 0;
+	struct counts tot = { 0, 0, 0 };
 	int a;
 
 	if (argc == 3 && strcmp(argv[1], "-a") == 0)
@@ -306,11 +306,8 @@ main(int argc, char **argv)
 	for (a = 2; a < argc; a++) {
 		struct pt_config cfg;
 		struct pt_block_decoder *d;
-		struct pt_block b;
-		struct pt_event ev;
 		uint8_t *pt;
 		size_t len;
-		int st;
 
 		pt = slurp(argv[a], &len);
 		pt_config_init(&cfg);
@@ -325,44 +322,12 @@ main(int argc, char **argv)
 		if (d == NULL)
 			errx(1, "cannot allocate a decoder");
 		pt_blk_set_image(d, img);
-		for (;;) {
-			st = pt_blk_sync_forward(d);
-			if (st < 0)
-				break;
-			for (;;) {
-				while (st & pts_event_pending) {
-					st = pt_blk_event(d, &ev, sizeof(ev));
-					if (st < 0)
-						break;
-				}
-				if (st < 0 || (st & pts_eos))
-					break;
-				st = pt_blk_next(d, &b, sizeof(b));
-				if (b.ninsn > 0 || st >= 0) {
-					blocks++;
-					insns += b.ninsn;
-				}
-				if (st < 0)
-					break;
-			}
-			if (st < 0 && st != -pte_eos) {
-				uint64_t off = 0;
-
-				errors++;
-				pt_blk_get_offset(d, &off);
-				if (getenv("IXBARE_VERBOSE") != NULL)
-					fprintf(stderr, "%s: offset %#" PRIx64
-					    ", ip %#" PRIx64 ": %s\n", argv[a],
-					    off, b.ip, pt_errstr(pt_errcode(st)));
-			}
-			if (st == -pte_eos)
-				break;
-		}
+		decode(d, argv[a], &tot);
 		pt_blk_free_decoder(d);
 		free(pt);
 	}
 	printf("%" PRIu64 " blocks, %" PRIu64 " instructions, %" PRIu64
-	    " errors\n", blocks, insns, errors);
+	    " errors\n", tot.blocks, tot.insns, tot.errors);
 	pt_image_free(img);
 	free(elf);
 	return (0);
