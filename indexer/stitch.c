@@ -143,31 +143,59 @@ ix_stitch_begin(struct ix_stitch *st)
 	st->have_dis = 0;
 }
 
+/*
+ * The global blocks and the branches are found through open-addressed
+ * tables of uint32_t slots holding index + 1 (0: free), kept at most half
+ * full.  tab_grow() doubles table @*tabp (@*capp slots) and puts its @n
+ * entries back, entry i at @hash(@st, i).
+ */
+static int
+tab_grow(const struct ix_stitch *st, uint32_t **tabp, size_t *capp, size_t n,
+    uint64_t (*hash)(const struct ix_stitch *, size_t))
+{
+	size_t cap = *capp ? *capp * 2 : 4096, i;
+	uint32_t *t = calloc(cap, sizeof(*t));
+	uint64_t h;
+
+	if (t == NULL)
+		return (-HWTR_E_NOMEM);
+	for (i = 0; i < n; i++) {
+		h = hash(st, i);
+		while (t[h & (cap - 1)] != 0)
+			h++;
+		t[h & (cap - 1)] = (uint32_t)i + 1;
+	}
+	free(*tabp);
+	*tabp = t;
+	*capp = cap;
+	return (0);
+}
+
+static uint64_t
+ghash(const struct ix_stitch *st, size_t i)
+{
+	return (bhash(&st->g[i]));
+}
+
+static uint64_t
+brhash(const struct ix_stitch *st, size_t i)
+{
+	const struct ix_branch *br = &st->branches[i];
+
+	return (ix_hash64(((uint64_t)br->from << 32) | br->to));
+}
+
 /* The global id of a block; its bytes are copied when new. */
 static int64_t
 global_block(struct ix_stitch *st, const struct ix_sblock *b)
 {
 	struct ix_sblock *g;
 	uint64_t h;
-	size_t i;
 	int rc;
 
-	if (st->ng * 2 >= st->gcap) {
-		size_t n = st->gcap ? st->gcap * 2 : 4096;
-		uint32_t *t = calloc(n, sizeof(*t));
-
-		if (t == NULL)
-			return (-HWTR_E_NOMEM);
-		for (i = 0; i < st->ng; i++) {
-			h = bhash(&st->g[i]);
-			while (t[h & (n - 1)] != 0)
-				h++;
-			t[h & (n - 1)] = (uint32_t)i + 1;
-		}
-		free(st->gtab);
-		st->gtab = t;
-		st->gcap = n;
-	}
+	if (st->ng * 2 >= st->gcap &&
+	    tab_grow(st, &st->gtab, &st->gcap, st->ng, ghash) < 0)
+		return (-HWTR_E_NOMEM);
 	for (h = bhash(b);; h++) {
 		uint32_t v = st->gtab[h & (st->gcap - 1)];
 
@@ -243,25 +271,10 @@ add_branch(struct ix_stitch *st, uint32_t from, uint32_t to, uint8_t kind)
 {
 	struct ix_branch *br;
 	uint64_t h;
-	size_t i;
 
-	if (st->nbranches * 2 >= st->bcap) {
-		size_t n = st->bcap ? st->bcap * 2 : 4096;
-		uint32_t *t = calloc(n, sizeof(*t));
-
-		if (t == NULL)
-			return (-HWTR_E_NOMEM);
-		for (i = 0; i < st->nbranches; i++) {
-			br = &st->branches[i];
-			h = ix_hash64(((uint64_t)br->from << 32) | br->to);
-			while (t[h & (n - 1)] != 0)
-				h++;
-			t[h & (n - 1)] = (uint32_t)i + 1;
-		}
-		free(st->btab);
-		st->btab = t;
-		st->bcap = n;
-	}
+	if (st->nbranches * 2 >= st->bcap &&
+	    tab_grow(st, &st->btab, &st->bcap, st->nbranches, brhash) < 0)
+		return (-HWTR_E_NOMEM);
 	h = ix_hash64(((uint64_t)from << 32) | to);
 	for (;; h++) {
 		uint32_t v = st->btab[h & (st->bcap - 1)];
