@@ -19,8 +19,19 @@
  *   nexits            the final exit of a block with side exits, constant
  *                     next
  *   (target<<8)|0x80|nexits  8 bytes: the final exit to a computed target
+ *   0x70+j            (HWVG_INLINE_FAULT + j) the block was left by a
+ *                     synchronous signal after its side exit j (not
+ *                     taken) and before its next exit; j > 15 is written
+ *                     as 15.  The SIGNAL (or THREAD_EXIT, FINI) record
+ *                     that follows gives the faulting instruction's
+ *                     address, which j places where an unrolled loop has
+ *                     it more than once.
  * so bit 7 of the first byte tells the length and a reader that lost a
- * thread can still skip its records.
+ * thread can still skip its records.  (The tool reserves the record's
+ * byte at a block's first side exit, and rewrites it where the way the
+ * block would be left changes; what is left there when a fault ends the
+ * block is the 0x70+j.  A fault before the first side exit leaves no
+ * record.)
  *
  * Tagged records: tag (u8 >= 0xf0), payload length (u32), payload:
  *   HDR     u32 version, u32 pid, u32 ppid, u64 time, u16 n, char exe[n],
@@ -67,11 +78,13 @@
 #define HWTR_VGEVENTS_H
 
 #define HWVG_MAGIC		"HWTRVG01"
-#define HWVG_VERSION		1
+#define HWVG_VERSION		2
 #define HWVG_TOOL_VERSION	"1"
 
 #define HWVG_MAX_EXITS		0x70
 #define HWVG_INLINE_WIDE	0x80
+#define HWVG_INLINE_FAULT	0x70	/* to 0x7f: HWVG_MAX_EXITS and up */
+#define HWVG_FAULT_MAXJ		15
 
 #define HWVG_REC_HDR		0xf0
 #define HWVG_REC_DEF		0xf1

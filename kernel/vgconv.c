@@ -179,6 +179,12 @@ struct vg_thr {
 	int		stopped;	/* the trace ended; @encp is NULL */
 	uint64_t	ninsn_stop;	/* instructions traced until then */
 	uint64_t	ngt;		/* ground-truth entries seen */
+	/*
+	 * A fault record: the superblock at @pos was left by a fault at an
+	 * instruction in [flt_lo, flt_hi]; the next stop record says which.
+	 */
+	int		flt;
+	uint16_t	flt_lo, flt_hi;
 };
 
 struct vgconv_file {
@@ -933,6 +939,33 @@ advance(struct vgconv *cv, struct vg_thr *t, int mode, uint64_t stop)
 	size_t iter, m;
 	int need, rc;
 
+	/*
+	 * After a fault record the thread is at the start of the superblock
+	 * it names, and the fault is at @stop in the part of it the record
+	 * says (an unrolled loop has the same instruction in each copy).
+	 */
+	if (t->flt) {
+		t->flt = 0;
+		if (mode == MODE_PARTIAL && t->enabled && t->known &&
+		    (d = thr_def(t)) != NULL) {
+			for (m = t->flt_lo; m <= t->flt_hi && m < d->ninsn; m++)
+				if (d->insn[m].addr == stop)
+					break;
+			if (m > t->flt_hi || m >= d->ninsn) {
+				rc = desync(cv, t, "the fault is not where the "
+				    "fault record says");
+				return (rc < 0 ? rc : ADV_ERR);
+			}
+			if (m == 0)
+				return (ADV_AT);
+			rc = replay_partial(cv, t, d, m);
+			return (rc < 0 ? rc : ADV_AT);
+		}
+		if (mode != MODE_PARTIAL) {
+			rc = desync(cv, t, "fault record without a signal");
+			return (rc < 0 ? rc : ADV_ERR);
+		}
+	}
 	for (iter = 0; iter < VG_MAX_WALK; iter++) {
 		if (!t->enabled || !t->known)
 			return (ADV_OFF);
@@ -1290,6 +1323,23 @@ inline_rec(struct vgconv_file *f, uint8_t b, uint64_t word)
 	if (rc != ADV_NEED)
 		return (0);
 	d = t->def;
+	/*
+	 * The block was left by a fault after a side exit: the thread stays
+	 * at its start, and the SIGNAL or FINI record that follows walks it
+	 * up to the faulting instruction (as for a block without a record).
+	 */
+	if (b >= HWVG_INLINE_FAULT && b < HWVG_INLINE_WIDE) {
+		size_t j = b - HWVG_INLINE_FAULT;
+
+		if (j >= d->nexits)
+			return (desync(cv, t, "fault record after a side exit "
+			    "the superblock does not have"));
+		t->flt = 1;
+		t->flt_lo = d->exit[j].insn;
+		t->flt_hi = j + 1 < d->nexits && j < HWVG_FAULT_MAXJ ?
+		    d->exit[j + 1].insn : (uint16_t)(d->ninsn - 1u);
+		return (0);
+	}
 	if (b & HWVG_INLINE_WIDE) {
 		if (d->nextkind != HWVG_NEXT_COMPUTED ||
 		    (b & 0x7f) != d->nexits)

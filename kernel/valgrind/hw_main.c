@@ -21,15 +21,22 @@
  * (a DEF record: its guest instructions with their bytes, its side exits
  * and its final exit).  At run time a superblock writes at most one inline
  * record, and only when its exit is not known statically:
- *   - a side exit k taken: one byte k (< 0xf0);
+ *   - a side exit k taken: one byte k (< HWVG_MAX_EXITS, 0x70);
  *   - the final exit of a block that has side exits: one byte N (the
  *     number of side exits);
  *   - a final exit to a computed target (indirect jump/call, return):
- *     eight bytes, (target << 8) | 0x80 | N.
+ *     eight bytes, (target << 8) | 0x80 | N;
+ *   - a fault after a side exit j, before the next exit: one byte
+ *     HWVG_INLINE_FAULT + j (the SIGNAL record after it says where).
  * A block without side exits and with a constant next writes nothing.
- * Inline records are written by plain IR stores into one buffer: the byte
- * or word is stored at the cursor unconditionally and the cursor advanced
- * by the exit's guard, so no helper call runs in the common path.
+ * Inline records are written by plain IR stores into one buffer, with no
+ * helper call and one cursor update per block: a block with side exits
+ * reserves its byte at the first one (cursor + 1) and stores there, at
+ * each point where the block can be left, what leaving there means (see
+ * hw_instrument()); a block without, only the 8-byte word of a computed
+ * final exit.  Nothing else may write into the buffer while a block runs
+ * (hence ground truth is collected in helpers but written by the
+ * scheduler hook).
  *
  * Everything else is a tagged record (first byte >= 0xf0) written by C
  * helpers at scheduler points: RESUME (a thread starts running client code
@@ -93,6 +100,7 @@ struct hw_thread {
 	Addr	gt_pending;	/* instruction started, not yet completed */
 	Addr	*gt;		/* completed instructions not yet written */
 	UInt	ngt;
+	UInt	gtcap;		/* entries allocated at gt */
 };
 
 static struct {
@@ -272,35 +280,49 @@ hw_ostid(ThreadId tid)
 	return (hw.th[tid].ostid);
 }
 
-/* Ground truth: write a thread's completed instructions. */
+/*
+ * Ground truth: write a thread's completed instructions, in records of at
+ * most HW_GT_MAX entries.  Only from C code outside the program's
+ * superblocks: a superblock's inline record is reserved at its first side
+ * exit and written until its end (hw_instrument()), so nothing may be
+ * written into the buffer, nor the buffer flushed, while one runs.
+ */
 static void
 hw_gt_flush(ThreadId tid)
 {
 	struct hw_thread *t = &hw.th[tid];
-	UInt i, len;
+	UInt i, n, done;
 
-	if (t->ngt == 0)
-		return;
-	len = 4 + 4 + 8 * t->ngt;
-	hw_tag(HWVG_REC_GT, len);
-	hw_put32((UInt)t->ostid);
-	hw_put32(t->ngt);
-	for (i = 0; i < t->ngt; i++)
-		hw_put64(t->gt[i]);
+	for (done = 0; done < t->ngt; done += n) {
+		n = t->ngt - done;
+		if (n > HW_GT_MAX)
+			n = HW_GT_MAX;
+		hw_tag(HWVG_REC_GT, 4 + 4 + 8 * n);
+		hw_put32((UInt)t->ostid);
+		hw_put32(n);
+		for (i = 0; i < n; i++)
+			hw_put64(t->gt[done + i]);
+	}
 	t->ngt = 0;
 }
 
+/*
+ * Runs inside superblocks (from hw_gt_insn(), hw_gt_exit()): it only
+ * collects, hw_start_client_code() writes.  Between two scheduler points
+ * a thread runs at most 100000 superblocks, so the array stays bounded.
+ */
 static void
 hw_gt_commit(struct hw_thread *t)
 {
 	if (t->gt_pending == 0)
 		return;
-	if (t->gt == NULL)
-		t->gt = VG_(malloc)("hwtrace.gt", HW_GT_MAX * sizeof(Addr));
+	if (t->ngt == t->gtcap) {
+		t->gtcap = t->gtcap ? t->gtcap * 2 : HW_GT_MAX;
+		t->gt = VG_(realloc)("hwtrace.gt", t->gt,
+		    t->gtcap * sizeof(Addr));
+	}
 	t->gt[t->ngt++] = t->gt_pending;
 	t->gt_pending = 0;
-	if (t->ngt == HW_GT_MAX)
-		hw_gt_flush(VG_(get_running_tid)());
 }
 
 /* Called (dirty) at the start of every guest instruction, ground-truth mode. */
@@ -439,6 +461,8 @@ hw_start_client_code(ThreadId tid, ULong blocks)
 	t = &hw.th[tid];
 	if (t->ostid == 0)
 		t->ostid = VG_(gettid)();
+	if (hw.gt && hw.running != 0 && hw.th[hw.running].ngt >= HW_GT_MAX)
+		hw_gt_flush(hw.running);
 	now = hw_tsc();
 	hw_tag(HWVG_REC_RESUME, 4 + 8 + 8);
 	hw_put32((UInt)t->ostid);
@@ -776,6 +800,73 @@ hw_emit_store(IRSB *out, IRExpr *val, IRExpr *adv)
 	    mkIRExpr_HWord((HWord)&hw.cur), IRExpr_RdTmp(tnew)));
 }
 
+/*
+ * Can @st leave the superblock other than by an exit, i.e. raise a
+ * synchronous signal (a guest memory access, an integer division, a
+ * helper with side effects)?  What is not known to be harmless counts:
+ * a wrong yes costs one byte store, a wrong no a lying record.  The IR
+ * is flat here (expression arguments are atoms).
+ */
+static Bool
+hw_can_fault(const IRStmt *st)
+{
+	const IRExpr *e;
+
+	switch (st->tag) {
+	case Ist_NoOp:
+	case Ist_IMark:
+	case Ist_AbiHint:
+	case Ist_Put:
+	case Ist_PutI:
+	case Ist_MBE:
+	case Ist_Exit:
+		return (False);
+	case Ist_WrTmp:
+		e = st->Ist.WrTmp.data;
+		switch (e->tag) {
+		case Iex_Get:
+		case Iex_GetI:
+		case Iex_RdTmp:
+		case Iex_Const:
+		case Iex_CCall:		/* clean helpers touch no memory */
+		case Iex_ITE:
+		case Iex_Unop:
+		case Iex_Triop:
+		case Iex_Qop:
+			return (False);
+		case Iex_Binop:
+			return (e->Iex.Binop.op >= Iop_DivU32 &&
+			    e->Iex.Binop.op <= Iop_DivModU32to32);
+		default:
+			return (True);
+		}
+	default:
+		return (True);
+	}
+}
+
+static void
+hw_store_byte(IRSB *out, IRTemp tcur, UChar v)
+{
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(tcur),
+	    IRExpr_Const(IRConst_U8(v))));
+}
+
+/*
+ * The inline record of a superblock with side exits takes one cursor
+ * update: at the first side exit the cursor is loaded into a temp and
+ * advanced by one, and from there on the byte at the old cursor always
+ * says how the block would be left at this point: byte k before side
+ * exit k, nexits before the final exit (or the 8-byte word and a second
+ * cursor update for a computed final exit), and HWVG_INLINE_FAULT + j
+ * (j: the last side exit passed) before anything after it that can raise
+ * a synchronous signal (Valgrind then leaves the block there, and the
+ * SIGNAL record that follows says at which instruction; j says which of
+ * its copies where the block is an unrolled loop).  A byte is stored only
+ * where the value changes.
+ * Before the first side exit nothing is written: a fault there leaves no
+ * record, as before.
+ */
 static IRSB *
 hw_instrument(VgCallbackClosure *closure, IRSB *in,
     const VexGuestLayout *layout, const VexGuestExtents *vge,
@@ -787,6 +878,8 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 	Addr cur_addr = 0;
 	UInt cur_len = 0;
 	IRDirty *d;
+	IRTemp tcur = IRTemp_INVALID;
+	Int byte = -1;			/* the value at tcur now */
 
 	(void)vge;
 	(void)archinfo;
@@ -838,8 +931,23 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 		if (st->tag == Ist_Exit && seen_imark) {
 			IRExpr *g = st->Ist.Exit.guard;
 
-			hw_emit_store(out, IRExpr_Const(IRConst_U8((UChar)k)),
-			    IRExpr_Unop(Iop_1Uto64, g));
+			if (tcur == IRTemp_INVALID) {
+				IRTemp tnew = newIRTemp(out->tyenv, Ity_I64);
+
+				tcur = newIRTemp(out->tyenv, Ity_I64);
+				addStmtToIRSB(out, IRStmt_WrTmp(tcur,
+				    IRExpr_Load(Iend_LE, Ity_I64,
+				    mkIRExpr_HWord((HWord)&hw.cur))));
+				hw_store_byte(out, tcur, (UChar)k);
+				addStmtToIRSB(out, IRStmt_WrTmp(tnew,
+				    IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(tcur),
+				    mkIRExpr_HWord(1))));
+				addStmtToIRSB(out, IRStmt_Store(Iend_LE,
+				    mkIRExpr_HWord((HWord)&hw.cur),
+				    IRExpr_RdTmp(tnew)));
+			} else if (byte != (Int)k)
+				hw_store_byte(out, tcur, (UChar)k);
+			byte = (Int)k;
 			if (hw.gt) {
 				d = unsafeIRDirty_0_N(1, "hw_gt_exit",
 				    VG_(fnptr_to_fnentry)(&hw_gt_exit),
@@ -849,16 +957,21 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 				addStmtToIRSB(out, IRStmt_Dirty(d));
 			}
 			k++;
+		} else if (tcur != IRTemp_INVALID && hw_can_fault(st)) {
+			Int f = HWVG_INLINE_FAULT + (Int)(k - 1 <
+			    HWVG_FAULT_MAXJ ? k - 1 : HWVG_FAULT_MAXJ);
+
+			if (byte != f)
+				hw_store_byte(out, tcur, (UChar)f);
+			byte = f;
 		}
 		addStmtToIRSB(out, st);
 	}
 
 	/* The final exit. */
 	if (out->next->tag == Iex_Const) {
-		if (nexits > 0)
-			hw_emit_store(out,
-			    IRExpr_Const(IRConst_U8((UChar)nexits)),
-			    mkIRExpr_HWord(1));
+		if (nexits > 0 && byte != (Int)nexits)
+			hw_store_byte(out, tcur, (UChar)nexits);
 		if (hw.gt) {
 			d = unsafeIRDirty_0_N(1, "hw_gt_exit",
 			    VG_(fnptr_to_fnentry)(&hw_gt_exit),
@@ -875,7 +988,19 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 		    IRExpr_Const(IRConst_U8(8))));
 		w = hw_atom(out, IRExpr_Binop(Iop_Or64, w,
 		    mkIRExpr_HWord(HWVG_INLINE_WIDE | nexits)));
-		hw_emit_store(out, w, mkIRExpr_HWord(8));
+		if (tcur != IRTemp_INVALID) {
+			IRTemp tnew = newIRTemp(out->tyenv, Ity_I64);
+
+			addStmtToIRSB(out, IRStmt_Store(Iend_LE,
+			    IRExpr_RdTmp(tcur), w));
+			addStmtToIRSB(out, IRStmt_WrTmp(tnew,
+			    IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(tcur),
+			    mkIRExpr_HWord(8))));
+			addStmtToIRSB(out, IRStmt_Store(Iend_LE,
+			    mkIRExpr_HWord((HWord)&hw.cur),
+			    IRExpr_RdTmp(tnew)));
+		} else
+			hw_emit_store(out, w, mkIRExpr_HWord(8));
 		if (hw.gt) {
 			d = unsafeIRDirty_0_N(1, "hw_gt_exit",
 			    VG_(fnptr_to_fnentry)(&hw_gt_exit),

@@ -28,6 +28,7 @@
 #include "hwtrace.h"
 #include "hwtr_test.h"
 #include "../kernel/ptdec.h"
+#include "../../kernel/hwtr_vgevents.h"
 #include "../../kernel/vgconv.h"
 
 #define VG_LIB	HWTR_TEST_BUILD "/valgrind-lib"
@@ -563,6 +564,86 @@ prog_case(const char *name)
 	trace_and_check(argv);
 }
 
+/* Inline fault records (HWVG_INLINE_FAULT) in the event streams in ./evt. */
+static size_t
+count_fault_records(void)
+{
+	struct dirent *de;
+	char path[512];
+	uint8_t *b;
+	uint32_t len;
+	size_t n = 0, off, size;
+	DIR *d;
+	FILE *fp;
+	long l;
+
+	ATF_REQUIRE((d = opendir("evt")) != NULL);
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "vg.", 3) != 0)
+			continue;
+		snprintf(path, sizeof(path), "evt/%s", de->d_name);
+		ATF_REQUIRE((fp = fopen(path, "rb")) != NULL);
+		fseek(fp, 0, SEEK_END);
+		l = ftell(fp);
+		rewind(fp);
+		size = l > 0 ? (size_t)l : 0;
+		ATF_REQUIRE((b = malloc(size + 1)) != NULL);
+		ATF_REQUIRE(fread(b, 1, size, fp) == size);
+		fclose(fp);
+		/* Records are self-delimiting (hwtr_vgevents.h). */
+		for (off = 8; off < size;) {
+			if (b[off] >= 0xf0) {
+				ATF_REQUIRE(off + 5 <= size);
+				memcpy(&len, b + off + 1, 4);
+				off += 5 + (size_t)len;
+			} else if (b[off] & HWVG_INLINE_WIDE)
+				off += 8;
+			else
+				n += b[off++] >= HWVG_INLINE_FAULT;
+		}
+		free(b);
+	}
+	closedir(d);
+	return (n);
+}
+
+/*
+ * Faults after a superblock's first side exit (tests/progs/midfault.c):
+ * exact, and the events show that the case came (at least @want fault
+ * records), so that the test cannot pass by not reaching it.
+ */
+static void
+midfault_case(char *arg, size_t want)
+{
+	char path[512];
+	char *argv[3];
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/midfault", HWTR_TEST_PROGS);
+	if (access(path, X_OK) != 0)
+		atf_tc_skip("fixture program %s not built", path);
+	argv[0] = path;
+	argv[1] = arg;
+	argv[2] = NULL;
+	trace_and_check(argv);
+	n = count_fault_records();
+	ATF_CHECK_MSG(n >= want, "midfault %s: expected at least %zu fault "
+	    "records (0x%x-0x7f) in the events, found %zu", arg ? arg : "", want,
+	    HWVG_INLINE_FAULT, n);
+}
+
+ATF_TC_WITHOUT_HEAD(midfault_caught_exact);
+ATF_TC_BODY(midfault_caught_exact, tc)
+{
+	midfault_case(NULL, 2);
+}
+
+ATF_TC_WITHOUT_HEAD(midfault_crash_exact);
+ATF_TC_BODY(midfault_crash_exact, tc)
+{
+	midfault_case("crash", 3);
+}
+
 ATF_TC_WITHOUT_HEAD(true_exact);
 ATF_TC_BODY(true_exact, tc)
 {
@@ -639,5 +720,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, prog_segv);
 	ATF_TP_ADD_TC(tp, prog_exit3);
 	ATF_TP_ADD_TC(tp, prog_hello);
+	ATF_TP_ADD_TC(tp, midfault_caught_exact);
+	ATF_TP_ADD_TC(tp, midfault_crash_exact);
 	return (atf_no_error());
 }
