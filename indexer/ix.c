@@ -3069,6 +3069,18 @@ write_db(struct run *r, const char *tmp)
 		rc = write_streams(r);
 	if (rc == 0)
 		rc = write_meta(r);
+	/*
+	 * The decoders are done: the index sorts may use their CPUs (SQLite's
+	 * sorter merges on helper threads; it is the longest part of the
+	 * run's tail on traces with millions of calls).
+	 */
+	if (rc == 0) {
+		char pr[48];
+
+		(void)snprintf(pr, sizeof(pr), "PRAGMA threads = %zu;",
+		    r->nworkers);
+		(void)sqlite3_exec(r->db, pr, NULL, NULL, NULL);
+	}
 	if (rc == 0 && sqlite3_exec(r->db, HWTR_IX_INDEX_SQL "COMMIT;",
 	    NULL, NULL, &err) != SQLITE_OK) {
 		ix_err(r->ix, "database '%s': %s", tmp, err ? err : "?");
