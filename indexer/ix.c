@@ -186,6 +186,21 @@ struct stmt {
 #define IX_EV_LOG	6
 #define IX_EV_BATCH	(1u << (IX_EV_LOG - 1))
 #define IX_EV_VAR	8	/* parameters of a row (seq ... detail) */
+
+/*
+ * Calls rows are batched the same way, for the same reason: a call is
+ * about 200 instructions of real code (8.9 M rows on gzip of 8 MiB), and
+ * one INSERT per row spent as much in the statement's start and end as
+ * in the row.  Pending events and pending calls never coexist: each kind
+ * flushes the other before it queues, and any other row flushes both.
+ */
+#define IX_CA_LOG	5
+#define IX_CA_BATCH	(1u << (IX_CA_LOG - 1))
+#define IX_CA_VAR	20	/* parameters of a calls row */
+struct ix_carow {
+	int64_t		idx;
+	struct ix_call	c;
+};
 struct ix_evrow {
 	int64_t		seq, insn;
 	const char	*kind;		/* static */
@@ -251,11 +266,14 @@ struct run {
 	size_t		cgs;
 	uint64_t	*errips;	/* decode errors' IPs, for warn_missing() */
 	size_t		nerrips, cerrips;
-	struct stmt	s_ch, s_ts, s_ca, s_br, s_bc;
+	struct stmt	s_ch, s_ts, s_br, s_bc;
 	struct stmt	s_ev;		/* one events row (sideband's) */
 	struct stmt	s_evn[IX_EV_LOG];	/* 2^k events rows */
 	struct ix_evrow	evq[IX_EV_BATCH];	/* events rows not written */
 	size_t		nevq;
+	struct stmt	s_can[IX_CA_LOG];	/* 2^k calls rows */
+	struct ix_carow	caq[IX_CA_BATCH];	/* calls rows not written */
+	size_t		ncaq;
 	struct stmt	s_cy;		/* cycles */
 	int64_t		ncycles;	/* cycles rows so far */
 	/* Global file names. */
@@ -2387,6 +2405,67 @@ flush_events(struct run *r)
 	return (rc);
 }
 
+/* A calls row's parameters, from the statement's next one on. */
+static void
+bind_call(struct run *r, struct stmt *ca, int64_t idx, const struct ix_call *c)
+{
+	const struct ix_gsym *g = &r->gs[c->entry_block];
+
+	b_int(ca, r->call_base + idx);
+	b_int(ca, (int64_t)r->cur + 1);
+	b_opt(ca, c->parent >= 0, r->call_base + c->parent);
+	b_int(ca, c->depth);
+	b_opt(ca, g->symbol != 0, g->symbol);
+	b_int(ca, (int64_t)c->func_ip);
+	b_opt(ca, c->has_call_ip, (int64_t)c->call_ip);
+	b_stext(ca, ix_call_entry_kinds[c->entry_kind]);
+	b_stext(ca, ix_call_exit_kinds[c->exit_kind]);
+	b_int(ca, c->entry_seq);
+	b_int(ca, c->exit_seq);
+	b_int(ca, c->entry_insn);
+	b_int(ca, c->exit_insn);
+	b_opt(ca, c->has_entry_tsc, (int64_t)c->entry_tsc);
+	b_opt(ca, c->has_exit_tsc, (int64_t)c->exit_tsc);
+	b_ns(r, ca, c->has_entry_tsc, c->entry_tsc);
+	b_ns(r, ca, c->has_exit_tsc, c->exit_tsc);
+	b_int(ca, c->exit_insn - c->entry_insn);
+	b_int(ca, c->self_insns);
+	b_int(ca, c->exit_seq - c->entry_seq);
+}
+
+/* The calls rows waiting, in order, in INSERTs of 2^k rows. */
+static int
+flush_calls(struct run *r)
+{
+	size_t i = 0, n;
+	int k, rc = 0;
+
+	for (k = IX_CA_LOG - 1; k >= 0 && rc == 0; k--) {
+		struct stmt *ca = &r->s_can[k];
+
+		if (!((r->ncaq - i) & (1u << k)))
+			continue;
+		for (n = 0; n < (1u << k); n++, i++)
+			bind_call(r, ca, r->caq[i].idx, &r->caq[i].c);
+		rc = st_exec(r, ca, "calls");
+	}
+	r->ncaq = 0;
+	return (rc);
+}
+
+/* Rows waiting in a batch go in before any other row. */
+static inline int
+flush_pending(struct run *r)
+{
+	int rc = 0;
+
+	if (r->nevq > 0)
+		rc = flush_events(r);
+	if (r->ncaq > 0 && rc == 0)
+		rc = flush_calls(r);
+	return (rc);
+}
+
 /*
  * The sink of the stitcher: rows as they become final, into the
  * statements prepared by write_db().
@@ -2410,7 +2489,7 @@ sink_chunk(void *arg, const struct ix_chunk *c)
 	struct stmt *ch = &r->s_ch;
 	int rc;
 
-	if (r->nevq > 0 && (rc = flush_events(r)) < 0)
+	if ((rc = flush_pending(r)) < 0)
 		return (rc);
 	r->ix->stats.exec_bytes += c->data.len;
 	b_int(ch, (int64_t)r->cur + 1);
@@ -2431,7 +2510,7 @@ sink_ts(void *arg, const struct ix_ts *t)
 	struct stmt *ts = &r->s_ts;
 	int rc;
 
-	if (r->nevq > 0 && (rc = flush_events(r)) < 0)
+	if ((rc = flush_pending(r)) < 0)
 		return (rc);
 	b_int(ts, (int64_t)r->cur + 1);
 	b_int(ts, t->seq);
@@ -2445,33 +2524,15 @@ static int
 sink_call(void *arg, int64_t idx, const struct ix_call *c)
 {
 	struct run *r = arg;
-	struct stmt *ca = &r->s_ca;
-	const struct ix_gsym *g = &r->gs[c->entry_block];
 	int rc;
 
 	if (r->nevq > 0 && (rc = flush_events(r)) < 0)
 		return (rc);
-	b_int(ca, r->call_base + idx);
-	b_int(ca, (int64_t)r->cur + 1);
-	b_opt(ca, c->parent >= 0, r->call_base + c->parent);
-	b_int(ca, c->depth);
-	b_opt(ca, g->symbol != 0, g->symbol);
-	b_int(ca, (int64_t)c->func_ip);
-	b_opt(ca, c->has_call_ip, (int64_t)c->call_ip);
-	b_stext(ca, ix_call_entry_kinds[c->entry_kind]);
-	b_stext(ca, ix_call_exit_kinds[c->exit_kind]);
-	b_int(ca, c->entry_seq);
-	b_int(ca, c->exit_seq);
-	b_int(ca, c->entry_insn);
-	b_int(ca, c->exit_insn);
-	b_opt(ca, c->has_entry_tsc, (int64_t)c->entry_tsc);
-	b_opt(ca, c->has_exit_tsc, (int64_t)c->exit_tsc);
-	b_ns(r, ca, c->has_entry_tsc, c->entry_tsc);
-	b_ns(r, ca, c->has_exit_tsc, c->exit_tsc);
-	b_int(ca, c->exit_insn - c->entry_insn);
-	b_int(ca, c->self_insns);
-	b_int(ca, c->exit_seq - c->entry_seq);
-	return (st_exec(r, ca, "calls"));
+	r->caq[r->ncaq].idx = idx;
+	r->caq[r->ncaq].c = *c;
+	if (++r->ncaq == IX_CA_BATCH)
+		return (flush_calls(r));
+	return (0);
 }
 
 static int
@@ -2479,6 +2540,7 @@ sink_event(void *arg, const struct ix_event *e)
 {
 	struct run *r = arg;
 	struct ix_evrow *q;
+	int rc;
 
 	if (e->has_ip && strcmp(e->kind, "decode-error") == 0) {
 		if (ix_grow((void **)&r->errips, &r->cerrips, r->nerrips + 1,
@@ -2486,6 +2548,8 @@ sink_event(void *arg, const struct ix_event *e)
 			return (-HWTR_E_NOMEM);
 		r->errips[r->nerrips++] = e->ip;
 	}
+	if (r->ncaq > 0 && (rc = flush_calls(r)) < 0)
+		return (rc);
 	q = &r->evq[r->nevq];
 	q->seq = e->seq;
 	q->insn = e->insn;
@@ -2511,7 +2575,7 @@ sink_cycles(void *arg, const struct ix_cycles *c)
 	struct stmt *cy = &r->s_cy;
 	int rc;
 
-	if (r->nevq > 0 && (rc = flush_events(r)) < 0)
+	if ((rc = flush_pending(r)) < 0)
 		return (rc);
 	b_int(cy, ++r->ncycles);
 	b_int(cy, (int64_t)r->cur + 1);
@@ -2533,7 +2597,7 @@ end_stream(struct run *r)
 	size_t i;
 	int rc;
 
-	if ((rc = ix_stitch_end(st)) < 0 || (rc = flush_events(r)) < 0)
+	if ((rc = ix_stitch_end(st)) < 0 || (rc = flush_pending(r)) < 0)
 		return (rc);
 	for (i = 0; i < st->nbranches && rc == 0; i++) {
 		const struct ix_branch *b = &st->branches[i];
@@ -2626,8 +2690,8 @@ stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
 
 		s = r->ustream[u];
 		sd = hwtr_ar_stream(r->ar, s);
-		/* Events rows waiting are the previous unit's. */
-		if (r->nevq > 0 && (rc = flush_events(r)) < 0)
+		/* Rows waiting are the previous unit's. */
+		if ((rc = flush_pending(r)) < 0)
 			return (rc);
 		r->cur = u;
 		ix_stitch_begin(&r->st);
@@ -2960,6 +3024,33 @@ report_streams(struct run *r)
  * workers decode, then what is known only at the end (blocks with their
  * counts, streams, threads, meta) and the indexes.
  */
+/*
+ * @n statements "INSERT INTO @table VALUES (?,...),...": the k-th of 2^k
+ * rows of @nvar parameters each, numbered on from row to row.
+ */
+static int
+prep_batches(struct run *r, struct stmt *st, int n, const char *table,
+    int nvar)
+{
+	char *sql, *p;
+	int k, rows, j, rc = 0;
+
+	for (k = 0; k < n && rc == 0; k++) {
+		rows = 1 << k;
+		if ((sql = malloc(64 + (size_t)rows * (2 * (size_t)nvar + 4))) ==
+		    NULL)
+			return (-HWTR_E_NOMEM);
+		p = sql + sprintf(sql, "INSERT INTO %s VALUES", table);
+		for (j = 0; j < rows * nvar; j++)
+			p += sprintf(p, "%s", j == 0 ? " (?" :
+			    j % nvar == 0 ? "),(?" : ",?");
+		(void)strcpy(p, ")");
+		rc = st_prep(r, &st[k], sql);
+		free(sql);
+	}
+	return (rc);
+}
+
 static int
 write_db(struct run *r, const char *tmp)
 {
@@ -3020,8 +3111,7 @@ write_db(struct run *r, const char *tmp)
 		rc = st_prep(r, &r->s_bc, "INSERT INTO block_counts VALUES "
 		    "(?,?,?)");
 	if (rc == 0)
-		rc = st_prep(r, &r->s_ca, "INSERT INTO calls VALUES "
-		    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+		rc = prep_batches(r, r->s_can, IX_CA_LOG, "calls", IX_CA_VAR);
 	if (rc == 0)
 		rc = st_prep(r, &r->s_ev, "INSERT INTO events VALUES "
 		    "(?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -3045,7 +3135,7 @@ write_db(struct run *r, const char *tmp)
 	if (rc == 0)
 		rc = run_pipeline(r);
 	if (rc == 0)
-		rc = flush_events(r);
+		rc = flush_pending(r);
 	if (rc == 0) {
 		report_streams(r);
 		r->ix->stats.threads = r->nthreads;
@@ -3055,7 +3145,8 @@ write_db(struct run *r, const char *tmp)
 	st_done(&r->s_ts);
 	st_done(&r->s_br);
 	st_done(&r->s_bc);
-	st_done(&r->s_ca);
+	for (i = 0; i < IX_CA_LOG; i++)
+		st_done(&r->s_can[i]);
 	st_done(&r->s_ev);
 	st_done(&r->s_cy);
 	for (i = 0; i < IX_EV_LOG; i++)
