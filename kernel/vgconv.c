@@ -239,7 +239,12 @@ struct vgconv {
 /* The thread's encoder; NULL when it is not (or no longer) traced. */
 #define ENC(t)	((t)->encp != NULL ? *(t)->encp : NULL)
 
-enum { ADV_ERR = -1, ADV_NEED = 1, ADV_AT, ADV_OFF };
+/*
+ * advance()'s outcomes, all positive: a negative result is an error of
+ * the conversion (ADV_ERR, a desync the trace recovers from, was -1 and
+ * so ended the conversion as "out of memory").
+ */
+enum { ADV_NEED = 1, ADV_AT, ADV_OFF, ADV_ERR };
 enum { MODE_RECORD = 0, MODE_RESUME, MODE_PARTIAL };
 
 #define VG_MAX_WALK	(1u << 24)	/* static blocks between two records */
@@ -1631,6 +1636,19 @@ vgconv_file_pid(const struct vgconv_file *f)
 	return (f->pid);
 }
 
+/*
+ * An error from below (the encoder, a callback) that left no message: say
+ * where in which file it came.
+ */
+static long
+feed_err(struct vgconv_file *f, size_t off, long rc)
+{
+	if (f->cv->errmsg[0] == '\0')
+		(void)cv_err(f->cv, (int)-rc, "'%s' offset %zu: %s", f->name,
+		    f->cv->st.event_bytes + off, hwtr_errstr((int)rc));
+	return (rc);
+}
+
 long
 vgconv_feed(struct vgconv_file *f, const uint8_t *buf, size_t len)
 {
@@ -1663,7 +1681,7 @@ vgconv_feed(struct vgconv_file *f, const uint8_t *buf, size_t len)
 				break;
 			rc = tagged(f, b, buf + off + 5, rlen);
 			if (rc < 0)
-				return (rc);
+				return (feed_err(f, off, rc));
 			if (rc == VG_WAIT)
 				break;
 			off += 5 + (size_t)rlen;
@@ -1671,19 +1689,19 @@ vgconv_feed(struct vgconv_file *f, const uint8_t *buf, size_t len)
 			if (len - off < 8)
 				break;
 			if ((rc = inline_rec(f, b, rd64(buf + off))) < 0)
-				return (rc);
+				return (feed_err(f, off, rc));
 			off += 8;
 		} else {
 			long n = fast_run(f, buf + off, len - off);
 
 			if (n < 0)
-				return (n);
+				return (feed_err(f, off, n));
 			if (n > 0) {
 				off += (size_t)n;
 				continue;
 			}
 			if ((rc = inline_rec(f, b, 0)) < 0)
-				return (rc);
+				return (feed_err(f, off, rc));
 			off++;
 		}
 	}
