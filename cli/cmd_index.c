@@ -170,7 +170,8 @@ cmd_index(int argc, char **argv)
 	if (!quiet || st->errors > 0)
 		cli_warnx("index", "'%s': %llu streams, %llu blocks, %llu "
 		    "instructions, %llu decode errors (%llu of %llu bytes not "
-		    "decoded), %llu segments; CPU s: decode %.2f, write %.2f",
+		    "decoded), %llu segments; CPU s: decode %.2f, write %.2f; "
+		    "index build %.2f s",
 		    out,
 		    (unsigned long long)st->streams,
 		    (unsigned long long)st->blocks,
@@ -180,7 +181,8 @@ cmd_index(int argc, char **argv)
 		    (unsigned long long)st->trace_bytes,
 		    (unsigned long long)st->segments,
 		    (double)st->decode_cpu_ns / 1e9,
-		    (double)st->write_cpu_ns / 1e9);
+		    (double)st->write_cpu_ns / 1e9,
+		    (double)st->index_ns / 1e9);
 	hwtr_ix_free(ix);
 	free(dbname);
 	return (0);

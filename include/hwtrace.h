@@ -1234,6 +1234,7 @@ struct hwtr_ix_stats {
 	uint64_t	segments;	/* pieces of streams decoded apart */
 	uint64_t	decode_cpu_ns;	/* CPU time of the decoding threads */
 	uint64_t	write_cpu_ns;	/* of the thread that stitches and writes */
+	uint64_t	index_ns;	/* wall time of the final index build */
 };
 
 int hwtr_ix_new(struct hwtr_ix **ixp, const struct hwtr_ix_opts *opts);

@@ -3055,6 +3055,7 @@ static int
 write_db(struct run *r, const char *tmp)
 {
 	struct ix_sink sink;
+	struct timespec t0, t1;
 	char *err = NULL;
 	size_t i;
 	int rc;
@@ -3171,12 +3172,17 @@ write_db(struct run *r, const char *tmp)
 		(void)snprintf(pr, sizeof(pr), "PRAGMA threads = %zu;",
 		    r->nworkers);
 		(void)sqlite3_exec(r->db, pr, NULL, NULL, NULL);
-	}
-	if (rc == 0 && sqlite3_exec(r->db, HWTR_IX_INDEX_SQL "COMMIT;",
-	    NULL, NULL, &err) != SQLITE_OK) {
-		ix_err(r->ix, "database '%s': %s", tmp, err ? err : "?");
-		sqlite3_free(err);
-		rc = -HWTR_E_DB;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (sqlite3_exec(r->db, HWTR_IX_INDEX_SQL "COMMIT;", NULL,
+		    NULL, &err) != SQLITE_OK) {
+			ix_err(r->ix, "database '%s': %s", tmp,
+			    err ? err : "?");
+			sqlite3_free(err);
+			rc = -HWTR_E_DB;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		r->ix->stats.index_ns = (uint64_t)((t1.tv_sec - t0.tv_sec) *
+		    1000000000LL + (t1.tv_nsec - t0.tv_nsec));
 	}
 	if (sqlite3_close(r->db) != SQLITE_OK && rc == 0) {
 		ix_err(r->ix, "database '%s': %s", tmp, sqlite3_errmsg(r->db));
