@@ -193,6 +193,7 @@
 "  self_insns INTEGER NOT NULL,\n"					\
 "  blocks INTEGER NOT NULL\n"						\
 ");\n"									\
+"CREATE INDEX calls_thread ON calls(thread, entry_seq);\n"		\
 "CREATE TABLE events (\n"						\
 "  id INTEGER PRIMARY KEY,\n"						\
 "  thread INTEGER REFERENCES threads(id),\n"				\
@@ -218,13 +219,18 @@
 "  PRIMARY KEY (thread, seq, id)\n"					\
 ") WITHOUT ROWID;\n"
 
-/* Indexes, created after the bulk load (cheaper than maintaining them). */
+/*
+ * Indexes, created after the bulk load (cheaper than maintaining them).
+ * Not calls_thread, above: calls rows come in exit order, whose (thread,
+ * entry_seq) keys are nearly sorted, so the index grows at its end.  On
+ * gzip of 8 MiB (8.9 M calls) keeping it cost the bulk load 1.7 CPU-s,
+ * where building it at the end took 2.5 s of a tail that runs alone.
+ */
 #define HWTR_IX_INDEX_SQL \
 "CREATE INDEX symbols_name ON symbols(name);\n"				\
 "CREATE INDEX symbols_addr ON symbols(image, addr);\n"			\
 "CREATE INDEX blocks_start ON blocks(start_ip);\n"			\
 "CREATE INDEX blocks_symbol ON blocks(symbol);\n"			\
-"CREATE INDEX calls_thread ON calls(thread, entry_seq);\n"		\
 "CREATE INDEX calls_symbol ON calls(symbol);\n"				\
 "CREATE INDEX calls_parent ON calls(parent);\n"				\
 "CREATE INDEX events_thread ON events(thread, seq);\n"			\
