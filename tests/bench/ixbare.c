@@ -153,14 +153,19 @@ archive(const char *path)
 	const struct hwtr_cpu *cpu;
 	struct counts tot = { 0, 0, 0 };
 	uint64_t tbytes = 0, tns = 0;
-	char tmpl[] = "/tmp/ixbare.XXXXXX", **files;
+	const char *tdir = getenv("TMPDIR");
+	char *tmpl, **files;
 	uint64_t *sizes;
 	size_t s, c, i, nimg;
 
 	if (hwtr_ar_open(&ar, path, NULL) < 0)
 		errx(1, "%s: cannot open the archive", path);
+	/* The images as files, where temporary files go. */
+	if (asprintf(&tmpl, "%s/ixbare.XXXXXX", tdir != NULL && *tdir != '\0' ?
+	    tdir : "/tmp") < 0)
+		errx(1, "out of memory");
 	if (mkdtemp(tmpl) == NULL)
-		err(1, "mkdtemp");
+		err(1, "mkdtemp %s", tmpl);
 	nimg = hwtr_ar_nimages(ar);
 	files = calloc(nimg + 1, sizeof(*files));
 	sizes = calloc(nimg + 1, sizeof(*sizes));
@@ -266,6 +271,7 @@ archive(const char *path)
 		free(files[i]);
 	}
 	rmdir(tmpl);
+	free(tmpl);
 	free(files);
 	free(sizes);
 	hwtr_ar_close(ar);
