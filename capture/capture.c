@@ -275,14 +275,21 @@ sbc_fail(struct cap *cap, int rc)
 	return (rc);
 }
 
-/* Every record of the collector: images stored, then written. */
+/*
+ * Every record of the collector: images stored, then written.  The
+ * collector sees the whole process tree (its perf events are inherited);
+ * under --no-follow the children are not traced, so nothing decodes their
+ * code and their images are not stored (their mappings are still
+ * recorded).
+ */
 static int
 sbc_record(void *arg, struct hwtr_sb_rec *rec)
 {
 	struct cap *cap = arg;
 	int rc;
 
-	if (rec->type == HWTR_SB_MMAP && cap->img != NULL) {
+	if (rec->type == HWTR_SB_MMAP && cap->img != NULL &&
+	    (!cap->cfg->no_follow || rec->pid == cap->root)) {
 		rc = hwtr_img_mmap(cap->img, rec);
 		if (rc == -HWTR_E_NOENT)
 			hwtr_logf(&cap->cfg->log, HWTR_LOG_WARN, "process %d: "
@@ -324,6 +331,7 @@ cap_open_archive(struct cap *cap, pid_t pid)
 	char errbuf[512];
 	int rc;
 
+	cap->root = pid;
 	memset(&so, 0, sizeof(so));
 	so.pid = pid;
 	so.attach = cap->cfg->pid > 0;

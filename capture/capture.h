@@ -26,6 +26,7 @@ struct cap {
 	struct cap_thread *threads;
 	struct hwtr_sbc	*sbc;		/* sideband collector */
 	struct hwtr_img	*img;		/* image collector */
+	pid_t		root;		/* the first process traced */
 	struct hwtr_capture_meta meta;	/* for the archive, opened late */
 	char		host[256];
 	char		*cmdbuf;	/* attached: its /proc cmdline */

@@ -132,7 +132,7 @@ keep_on_failure_body() {
 
 atf_test_case no_follow
 no_follow_head() {
-	atf_set descr "--no-follow traces the first process only; the child still runs"
+	atf_set descr "--no-follow traces the first process only; the child still runs, its image is not stored"
 }
 no_follow_body() {
 	need_prog forkexec
@@ -144,10 +144,18 @@ no_follow_body() {
 		atf_fail "the untraced child did not run: $(oneline out)"
 	n=$(members nf.hwtrace | grep -c '^streams/.*/stream.json')
 	[ "$n" -eq 1 ] || atf_fail "expected 1 stream, got $n"
+	# The child execs hello: untraced, nothing decodes it.
+	"$HWTRACE" info nf.hwtrace > nfinfo || atf_fail "info failed"
+	grep -q '/forkexec (file' nfinfo ||
+		atf_fail "the traced program's image is missing: $(oneline nfinfo)"
+	! grep -q '/hello (file' nfinfo ||
+		atf_fail "the untraced child's image was stored: $(oneline nfinfo)"
 	"$HWTRACE" capture --source step -o f.hwtrace -- "$HWTRACE_PROGS/forkexec" \
 	    >/dev/null 2>&1
 	n=$(members f.hwtrace | grep -c '^streams/.*/stream.json')
 	[ "$n" -eq 2 ] || atf_fail "following children: expected 2 streams, got $n"
+	"$HWTRACE" info f.hwtrace | grep -q '/hello (file' ||
+		atf_fail "following children: the child's image is missing"
 }
 
 # wait_for FILE PATTERN: up to 10 s for PATTERN to appear in FILE.
