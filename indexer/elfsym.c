@@ -165,11 +165,44 @@ slot_cmp(const void *a, const void *b)
 }
 
 /*
+ * The function an IRELATIVE slot's resolver belongs to: the symbol at
+ * @addr, an ifunc before a plain function, of aliases the one with the
+ * fewest leading underscores ("strnlen", not "__strnlen").  The symbols
+ * read so far, not sorted yet: a few dozen slots, a few thousand symbols.
+ */
+static const char *
+resolver_name(const struct ix_elf *e, uint64_t addr)
+{
+	const char *best = NULL;
+	size_t i, u, bu = 0;
+	int rank, brank = 0;
+
+	for (i = 0; i < e->nsyms; i++) {
+		const struct ix_sym *s = &e->syms[i];
+
+		if (s->addr != addr || s->name[0] == '\0')
+			continue;
+		rank = strcmp(s->kind, "ifunc") == 0 ? 2 :
+		    strcmp(s->kind, "func") == 0 ? 1 : 0;
+		u = strspn(s->name, "_");
+		if (rank > 0 && (best == NULL || rank > brank ||
+		    (rank == brank && u < bu))) {
+			best = s->name;
+			brank = rank;
+			bu = u;
+		}
+	}
+	return (best);
+}
+
+/*
  * Name the PLT stubs of an x86-64 ELF file.  Every stub jumps through a
  * GOT slot ("jmp *slot(%rip)", maybe after endbr64 and a bnd prefix), and
  * a relocation says what the slot holds: JUMP_SLOT and GLOB_DAT name a
- * symbol, IRELATIVE (static binaries) a resolver, named "*ABS*+0xADDR" as
- * objdump does.  This covers .plt, .plt.sec and .plt.got alike.
+ * symbol, IRELATIVE (static binaries) the address of a resolver, named by
+ * the function symbol there (the STT_GNU_IFUNC "strchr" of a static glibc:
+ * "strchr@plt"), or "*ABS*+0xADDR" as objdump does when there is none.
+ * This covers .plt, .plt.sec and .plt.got alike.
  */
 static int
 read_plt(struct ix_elf *e, Elf *elf, size_t shstrndx, size_t *cap)
@@ -205,9 +238,13 @@ read_plt(struct ix_elf *e, Elf *elf, size_t shstrndx, size_t *cap)
 				continue;
 			type = GELF_R_TYPE(rela.r_info);
 			if (type == R_X86_64_IRELATIVE) {
-				snprintf(name, sizeof(name), "*ABS*+%#llx",
-				    (unsigned long long)rela.r_addend);
-				sn = name;
+				sn = resolver_name(e, (uint64_t)rela.r_addend);
+				if (sn == NULL) {
+					snprintf(name, sizeof(name),
+					    "*ABS*+%#llx",
+					    (unsigned long long)rela.r_addend);
+					sn = name;
+				}
 			} else if ((type == R_X86_64_JUMP_SLOT ||
 			    type == R_X86_64_GLOB_DAT) && ldata != NULL) {
 				sn = dynsym_name(elf, ldata, lsh.sh_link,

@@ -259,6 +259,52 @@ lldb_case()
 	[ "$n" = 0 ] || atf_fail "Intel PT: expected an empty cycles table, got $n rows"
 }
 
+atf_test_case plt_names
+plt_names_head()
+{
+	atf_set descr "PLT stubs are named as binutils names them; a static binary's IRELATIVE stubs by the ifunc its resolver belongs to"
+}
+plt_names_body()
+{
+	need_gen
+	for t in objdump readelf nm; do
+		command -v $t >/dev/null || atf_skip "$t (binutils) is needed"
+	done
+	dyn="$HWTRACE_PROGS/dynpie"
+	[ -x "$dyn" ] || atf_skip "$dyn not built"
+	# Static: each .plt stub jumps through a GOT slot (objdump) that an
+	# IRELATIVE relocation fills with its resolver's result (readelf); the
+	# database must name the stub after a function nm lists at the
+	# resolver's address.
+	"$GEN" -n 20000 -t 1 "$PROG" s.hwtrace || atf_fail "ixgen failed"
+	run_status 0 "$HWTRACE" index -q -o s.db s.hwtrace
+	objdump -d -j .plt "$PROG" |
+	    sed -n 's/^ *\([0-9a-f]*\):.*jmp .*(%rip) *# \([0-9a-f]*\).*/\1 \2/p' > jmps
+	readelf -rW "$PROG" | awk '$3 == "R_X86_64_IRELATIVE" { sub(/^0+/, "", $1); print $1, $4 }' > irel
+	awk 'NR == FNR { res[$1] = $2; next } ($2 in res) { print $1, res[$2] }' irel jmps > stubs
+	[ "$(wc -l < stubs)" -ge 10 ] ||
+	    atf_fail "found $(wc -l < stubs) IRELATIVE stubs in $PROG, expected many (static glibc)"
+	nm "$PROG" > syms
+	while read -r stub res; do
+		got=$(q s.db "SELECT name FROM symbols WHERE kind = 'plt' AND addr = $((0x$stub))")
+		want=$(awk -v a="$res" '{ sub(/^0+/, "", $1) } $1 == a && $2 ~ /^[iTtWw]$/ { print $3 "@plt" }' syms)
+		[ -n "$want" ] || atf_fail "nm has no function at $res (stub $stub)"
+		echo "$want" | grep -qxF "$got" ||
+		    atf_fail "stub 0x$stub: database '$got', nm names at 0x$res: $(echo $want)"
+	done < stubs
+	# Dynamic: the database names every stub as objdump does.
+	"$HWTRACE" capture --source step -o d.hwtrace -- "$dyn" >/dev/null 2>&1 ||
+	    atf_fail "capture of $dyn failed"
+	run_status 0 "$HWTRACE" index -q -o d.db d.hwtrace
+	objdump -d "$dyn" | sed -n 's/^0*\([0-9a-f]*\) <\(.*@plt\)>:$/\1 \2/p' > dstubs
+	[ -s dstubs ] || atf_fail "objdump shows no PLT stubs in $dyn"
+	while read -r stub name; do
+		got=$(q d.db "SELECT s.name FROM symbols s JOIN images i ON i.id = s.image WHERE s.kind = 'plt' AND i.path = '$dyn' AND s.addr = $((0x$stub))")
+		[ "$got" = "$name" ] ||
+		    atf_fail "$dyn stub 0x$stub: objdump '$name', database '$got'"
+	done < dstubs
+}
+
 atf_test_case lldb_single
 lldb_single_head()
 {
@@ -290,6 +336,7 @@ atf_init_test_cases()
 	atf_add_test_case missing_image
 	atf_add_test_case missing_image_never_run
 	atf_add_test_case truncated_archive
+	atf_add_test_case plt_names
 	atf_add_test_case lldb_single
 	atf_add_test_case lldb_multi_file
 }
