@@ -81,6 +81,8 @@ struct vg_path {
 	uint8_t		nbits;		/* <= VG_PATH_BITS */
 	uint8_t		xcall;		/* the exit is a direct call */
 	uint8_t		fast;		/* nothing else happens */
+	uint8_t		xind;		/* the same, up to a computed final
+					   exit (ret, indirect jmp or call) */
 };
 
 #define VG_PATH_BITS	32
@@ -113,6 +115,7 @@ struct vg_hot {
 
 #define HOT_FAST	0x1		/* path.fast */
 #define HOT_CALLS	0x2		/* path has direct calls */
+#define HOT_XIND	0x4		/* path.xind */
 
 struct vg_hothdr {
 	uint64_t	succ_gen;	/* of the entries' @succ */
@@ -462,8 +465,35 @@ path_init(struct vg_def *d, size_t slot)
 	} else if (d->nextkind == HWVG_NEXT_CONST) {
 		i = d->ninsn - 1u;
 		p->dst = d->next;
-	} else
-		return;		/* a computed target: replay() */
+	} else {
+		/*
+		 * A computed target: fast_run() takes it from the record
+		 * where the block ends with a ret or an indirect jmp or call
+		 * (the instruction completes, the target comes as a packet),
+		 * replay() otherwise.
+		 */
+		i = d->ninsn - 1u;
+		in = &d->insn[i];
+		if (in->cls != CLS_RET && in->cls != CLS_JMPI &&
+		    in->cls != CLS_CALLI)
+			return;
+		p->ninsn = (uint16_t)(d->cnt[i] + 1);
+		if (d->trig != VG_NOTRIG && d->trig < i + 1)
+			return;
+		for (s = 0; s < d->nev && d->sev[s].idx < i; s++) {
+			if (d->sev[s].cls == CLS_CALL)
+				p->ncall++;
+			else if (d->sev[s].cls != CLS_JCC ||
+			    p->nbits == VG_PATH_BITS)
+				return;
+			else {
+				p->bits = p->bits << 1 | d->sev[s].taken;
+				p->nbits++;
+			}
+		}
+		p->xind = 1;
+		return;
+	}
 	in = &d->insn[i];
 	/* As in replay(). */
 	complete = !(p->dst == in->addr && (in->cls == CLS_OTHER ||
@@ -607,7 +637,8 @@ parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 		h->nbits = pa->nbits;
 		h->ninsn = pa->ninsn;
 		h->flags = (pa->fast ? HOT_FAST : 0) |
-		    (pa->ncall > 0 || pa->xcall ? HOT_CALLS : 0);
+		    (pa->ncall > 0 || pa->xcall ? HOT_CALLS : 0) |
+		    (pa->xind ? HOT_XIND : 0);
 	}
 	cv->st.defs++;
 	return (def_put(f, d));
@@ -1140,6 +1171,71 @@ fast_sync(struct vgconv *cv, struct vg_thr *t, struct hwtr_ptenc **ep,
 }
 
 /*
+ * fast_run()'s step over a superblock left by its computed final exit
+ * (HOT_XIND: a ret, an indirect jmp or call at its end) to @target, as
+ * replay() takes it: the PSB+ check, the path's TNT bits and direct
+ * calls, then the bits so far to the encoder and the transfer (a ret may
+ * be a TNT bit itself), then the successor, cached per exit as replay()
+ * and thr_def() do.  Returns 1, 0 when the target has no description
+ * (@t is left at it), < 0 on an error.
+ */
+static inline __attribute__((always_inline)) int
+fast_xind(struct vgconv_file *f, struct vg_thr *t, struct hwtr_ptenc **ep,
+    const struct vg_hothdr **hpp, uint64_t *bits, unsigned *nb,
+    uint64_t *ninsn, uint32_t *nblk, uint64_t target)
+{
+	const struct vg_hothdr *h = *hpp;
+	struct vg_def *d = h->def;
+	const struct vg_hot *hp = &HOT_PATH(h)[h->nexits];
+	const struct vg_insn *in = &d->insn[d->ninsn - 1u];
+	struct hwtr_ptenc *e;
+	int rc;
+
+	if (((*nblk)++ & 15) == 0 && *ep != NULL &&
+	    (rc = fast_sync(f->cv, t, ep, bits, nb, ninsn, d->addr)) < 0)
+		return (rc);
+	if ((e = *ep) != NULL) {
+		if ((hp->flags & HOT_CALLS) && (rc = path_calls(e, d,
+		    &d->path[h->nexits], h->nexits)) < 0)
+			return (rc);
+		if (*nb > 64 - VG_PATH_BITS) {
+			if ((rc = hwtr_ptenc_tnt(e, *bits, *nb)) < 0)
+				return (rc);
+			*bits = 0;
+			*nb = 0;
+		}
+		*bits = *bits << hp->nbits | hp->bits;
+		*nb += hp->nbits;
+		if (*nb > 0 && (rc = hwtr_ptenc_tnt(e, *bits, *nb)) < 0)
+			return (rc);
+		*bits = 0;
+		*nb = 0;
+		if (in->cls == CLS_RET)
+			rc = hwtr_ptenc_ret(e, target);
+		else if (in->cls == CLS_JMPI)
+			rc = hwtr_ptenc_indirect(e, target);
+		else
+			rc = hwtr_ptenc_call(e, in->addr + in->len, target, 1);
+		if (rc < 0)
+			return (rc);
+	}
+	*ninsn += hp->ninsn;
+	if (h->succ_gen == f->gen && hp->succ != NULL &&
+	    hp->succ->def->addr == target) {
+		*hpp = hp->succ;
+		return (1);
+	}
+	t->pos = target;
+	t->def = NULL;
+	t->prev = d;
+	t->prev_slot = h->nexits;
+	if ((d = thr_def(t)) == NULL)
+		return (0);
+	*hpp = d->hot;
+	return (1);
+}
+
+/*
  * The fast path: one-byte records of the current thread, and the blocks
  * without records between them, whose paths are simple (struct vg_path):
  * a table lookup per superblock, TNT bits gathered in a word and handed
@@ -1182,8 +1278,25 @@ fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 	h = d->hot;
 	for (;;) {
 		if (__builtin_expect(h->need, 1)) {
-			if (bp == end || (slot = *bp) > h->nexits)
+			if (bp == end)
 				break;
+			if ((slot = *bp) > h->nexits) {
+				if (slot < HWVG_INLINE_WIDE || slot >= 0xf0 ||
+				    (slot & 0x7f) != h->nexits ||
+				    end - bp < 8 || !(HOT_PATH(h)[h->nexits].flags &
+				    HOT_XIND))
+					break;
+				if ((rc = fast_xind(f, t, &e, &h, &bits, &nb,
+				    &ninsn, &nblk, rd64(bp) >> 8)) < 0)
+					break;
+				bp += 8;
+				ph = NULL;
+				if (rc == 0) {
+					have_def = 0;
+					break;
+				}
+				continue;
+			}
 			/*
 			 * Two superblocks in one step (see struct vg_hot),
 			 * unless the second is where a PSB+ may go.
@@ -1685,12 +1798,6 @@ vgconv_feed(struct vgconv_file *f, const uint8_t *buf, size_t len)
 			if (rc == VG_WAIT)
 				break;
 			off += 5 + (size_t)rlen;
-		} else if (b & HWVG_INLINE_WIDE) {
-			if (len - off < 8)
-				break;
-			if ((rc = inline_rec(f, b, rd64(buf + off))) < 0)
-				return (feed_err(f, off, rc));
-			off += 8;
 		} else {
 			long n = fast_run(f, buf + off, len - off);
 
@@ -1700,9 +1807,17 @@ vgconv_feed(struct vgconv_file *f, const uint8_t *buf, size_t len)
 				off += (size_t)n;
 				continue;
 			}
-			if ((rc = inline_rec(f, b, 0)) < 0)
-				return (feed_err(f, off, rc));
-			off++;
+			if (b & HWVG_INLINE_WIDE) {
+				if (len - off < 8)
+					break;
+				if ((rc = inline_rec(f, b, rd64(buf + off))) < 0)
+					return (feed_err(f, off, rc));
+				off += 8;
+			} else {
+				if ((rc = inline_rec(f, b, 0)) < 0)
+					return (feed_err(f, off, rc));
+				off++;
+			}
 		}
 	}
 	cv->st.event_bytes += off;
