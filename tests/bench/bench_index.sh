@@ -172,9 +172,9 @@ mbs_of() { awk -v b="$1" -v ns="$2" 'BEGIN { printf "%.3f", b * 1000 / ns }'; }
 
 # gzip -6 of 8 MiB under the Valgrind source: about 68 MB of PT, 1.9e9
 # instructions, captured once per bench directory (again when hwtrace is
-# newer).  Each run of the three takes about 100 s here (the bare loop
-# 13 s, index 40-46 s): BENCH_INDEX_VG_RUNS (default 1) runs, not
-# BENCH_RUNS, so that the bench stays near 2 minutes.
+# newer).  Each run of the three takes about 65 s here (the bare loop
+# 13-14 s, index 24-28 s at each -j): BENCH_INDEX_VG_RUNS (default 1)
+# runs, not BENCH_RUNS, so that the bench stays near 2 minutes.
 vgruns=${BENCH_INDEX_VG_RUNS:-1}
 gz="$BENCH_DIR/gzip.hwtrace"
 if [ ! -s "$gz" ] || [ "$HWTRACE" -nt "$gz" ]; then
