@@ -783,21 +783,39 @@ hw_atom(IRSB *out, IRExpr *e)
 	return (IRExpr_RdTmp(t));
 }
 
-/* IR: *cur = val (@ty bytes); cur += adv (an Ity_I64 expression). */
-static void
-hw_emit_store(IRSB *out, IRExpr *val, IRExpr *adv)
+/* IR: tcur = cur. */
+static IRTemp
+hw_load_cur(IRSB *out)
 {
 	IRTemp tcur = newIRTemp(out->tyenv, Ity_I64);
-	IRTemp tnew = newIRTemp(out->tyenv, Ity_I64);
 
-	adv = hw_atom(out, adv);
 	addStmtToIRSB(out, IRStmt_WrTmp(tcur,
 	    IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&hw.cur))));
-	addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(tcur), val));
+	return (tcur);
+}
+
+/* IR: cur = tcur + adv (an Ity_I64 expression). */
+static void
+hw_set_cur(IRSB *out, IRTemp tcur, IRExpr *adv)
+{
+	IRTemp tnew = newIRTemp(out->tyenv, Ity_I64);
+
 	addStmtToIRSB(out, IRStmt_WrTmp(tnew,
 	    IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(tcur), adv)));
 	addStmtToIRSB(out, IRStmt_Store(Iend_LE,
 	    mkIRExpr_HWord((HWord)&hw.cur), IRExpr_RdTmp(tnew)));
+}
+
+/* IR: *cur = val (@ty bytes); cur += adv (an Ity_I64 expression). */
+static void
+hw_emit_store(IRSB *out, IRExpr *val, IRExpr *adv)
+{
+	IRTemp tcur;
+
+	adv = hw_atom(out, adv);
+	tcur = hw_load_cur(out);
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(tcur), val));
+	hw_set_cur(out, tcur, adv);
 }
 
 /*
@@ -932,19 +950,9 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 			IRExpr *g = st->Ist.Exit.guard;
 
 			if (tcur == IRTemp_INVALID) {
-				IRTemp tnew = newIRTemp(out->tyenv, Ity_I64);
-
-				tcur = newIRTemp(out->tyenv, Ity_I64);
-				addStmtToIRSB(out, IRStmt_WrTmp(tcur,
-				    IRExpr_Load(Iend_LE, Ity_I64,
-				    mkIRExpr_HWord((HWord)&hw.cur))));
+				tcur = hw_load_cur(out);
 				hw_store_byte(out, tcur, (UChar)k);
-				addStmtToIRSB(out, IRStmt_WrTmp(tnew,
-				    IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(tcur),
-				    mkIRExpr_HWord(1))));
-				addStmtToIRSB(out, IRStmt_Store(Iend_LE,
-				    mkIRExpr_HWord((HWord)&hw.cur),
-				    IRExpr_RdTmp(tnew)));
+				hw_set_cur(out, tcur, mkIRExpr_HWord(1));
 			} else if (byte != (Int)k)
 				hw_store_byte(out, tcur, (UChar)k);
 			byte = (Int)k;
@@ -989,16 +997,9 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 		w = hw_atom(out, IRExpr_Binop(Iop_Or64, w,
 		    mkIRExpr_HWord(HWVG_INLINE_WIDE | nexits)));
 		if (tcur != IRTemp_INVALID) {
-			IRTemp tnew = newIRTemp(out->tyenv, Ity_I64);
-
 			addStmtToIRSB(out, IRStmt_Store(Iend_LE,
 			    IRExpr_RdTmp(tcur), w));
-			addStmtToIRSB(out, IRStmt_WrTmp(tnew,
-			    IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(tcur),
-			    mkIRExpr_HWord(8))));
-			addStmtToIRSB(out, IRStmt_Store(Iend_LE,
-			    mkIRExpr_HWord((HWord)&hw.cur),
-			    IRExpr_RdTmp(tnew)));
+			hw_set_cur(out, tcur, mkIRExpr_HWord(8));
 		} else
 			hw_emit_store(out, w, mkIRExpr_HWord(8));
 		if (hw.gt) {
