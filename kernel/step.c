@@ -516,8 +516,10 @@ thread_new(struct step *st, pid_t tid, pid_t ptid, struct step_thread **tp)
 }
 
 /*
- * The thread's trace ends here (exit, detach).  @ip: where it stands when
- * the pending instruction did not run (async disable), 0 after a syscall.
+ * The thread's trace ends here (exit, detach): before its pending
+ * instruction when it has one (an async disable at that address), else
+ * where the last instruction left it (after a syscall, whose disable has
+ * no address).
  */
 static void
 thread_end(struct step *st, struct step_thread *t, enum hwtr_exit_kind kind,
@@ -894,6 +896,19 @@ handle(struct step *st, pid_t tid, int status)
 				return (rc);
 			break;
 		case PTRACE_EVENT_EXIT:
+			/*
+			 * The thread stands at r and will not run it.  Killed
+			 * between two steps (another thread's exec), it may
+			 * have completed an instruction above with none begun:
+			 * its trace ends at r, as at a detach.  A disable
+			 * without an address would let the decoder run on to
+			 * the next branch (threxec: one instruction more than
+			 * the ground truth, once in some 80 runs under load).
+			 */
+			if (!t->have_pending) {
+				t->pip = r;
+				t->have_pending = 1;
+			}
 			if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) < 0)
 				msg = 0;
 			thread_end(st, t, WIFSIGNALED((int)msg) ?
