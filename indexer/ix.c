@@ -3020,11 +3020,6 @@ report_streams(struct run *r)
 }
 
 /*
- * One transaction: the static tables, then the dynamic ones while the
- * workers decode, then what is known only at the end (blocks with their
- * counts, streams, threads, meta) and the indexes.
- */
-/*
  * @n statements "INSERT INTO @table VALUES (?,...),...": the k-th of 2^k
  * rows of @nvar parameters each, numbered on from row to row.
  */
@@ -3051,6 +3046,11 @@ prep_batches(struct run *r, struct stmt *st, int n, const char *table,
 	return (rc);
 }
 
+/*
+ * One transaction: the static tables, then the dynamic ones while the
+ * workers decode, then what is known only at the end (blocks with their
+ * counts, streams, threads, meta) and the indexes.
+ */
 static int
 write_db(struct run *r, const char *tmp)
 {
