@@ -517,20 +517,22 @@ thread_new(struct step *st, pid_t tid, pid_t ptid, struct step_thread **tp)
 
 /*
  * The thread's trace ends here (exit, detach): before its pending
- * instruction when it has one (an async disable at that address), else
- * where the last instruction left it (after a syscall, whose disable has
- * no address).
+ * instruction when it has one, else before @at, where it stands when
+ * that is known (an async disable at that address).  0: not known, or
+ * after a syscall, whose disable (in complete()) has no address.  An
+ * enabled trace that ends without an address lets a decoder run on to
+ * the next branch.
  */
 static void
 thread_end(struct step *st, struct step_thread *t, enum hwtr_exit_kind kind,
-    int32_t value)
+    int32_t value, uint64_t at)
 {
 	struct hwtr_ptenc *enc = tenc(t);
 
 	if (t->state == STEP_T_DONE || t->thr == NULL)
 		return;
 	if (enc != NULL && hwtr_ptenc_enabled(enc))
-		(void)hwtr_ptenc_disable(enc, t->have_pending ? t->pip : 0,
+		(void)hwtr_ptenc_disable(enc, t->have_pending ? t->pip : at,
 		    hwtr_src_now());
 	(void)gt_flush(st, t);
 	t->have_pending = 0;
@@ -543,7 +545,7 @@ thread_end(struct step *st, struct step_thread *t, enum hwtr_exit_kind kind,
 static void
 thread_reap(struct step *st, struct step_thread *t)
 {
-	thread_end(st, t, HWTR_EXIT_NONE, 0);
+	thread_end(st, t, HWTR_EXIT_NONE, 0, 0);
 	thread_unlink(st, t);
 	st->nthreads--;
 	if (t->proc != NULL)
@@ -820,7 +822,7 @@ handle(struct step *st, pid_t tid, int status)
 		if (t != NULL) {
 			thread_end(st, t, WIFEXITED(status) ? HWTR_EXIT_CODE :
 			    HWTR_EXIT_SIGNAL, WIFEXITED(status) ?
-			    WEXITSTATUS(status) : WTERMSIG(status));
+			    WEXITSTATUS(status) : WTERMSIG(status), 0);
 			thread_reap(st, t);
 		}
 		if (p != NULL && tid == p->pid)
@@ -840,7 +842,7 @@ handle(struct step *st, pid_t tid, int status)
 		 * on in its own stream.
 		 */
 		if (t != NULL) {
-			thread_end(st, t, HWTR_EXIT_NONE, 0);
+			thread_end(st, t, HWTR_EXIT_NONE, 0, 0);
 			thread_reap(st, t);
 		}
 		thread_unlink(st, nt);
@@ -900,21 +902,17 @@ handle(struct step *st, pid_t tid, int status)
 			 * The thread stands at r and will not run it.  Killed
 			 * between two steps (another thread's exec), it may
 			 * have completed an instruction above with none begun:
-			 * its trace ends at r, as at a detach.  A disable
-			 * without an address would let the decoder run on to
-			 * the next branch (threxec: one instruction more than
-			 * the ground truth, once in some 80 runs under load).
+			 * its trace ends at r (threxec ended with one
+			 * instruction more than the ground truth, once in
+			 * some 80 runs under load, when it ended without an
+			 * address).
 			 */
-			if (!t->have_pending) {
-				t->pip = r;
-				t->have_pending = 1;
-			}
 			if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) < 0)
 				msg = 0;
 			thread_end(st, t, WIFSIGNALED((int)msg) ?
 			    HWTR_EXIT_SIGNAL : HWTR_EXIT_CODE,
 			    WIFSIGNALED((int)msg) ? WTERMSIG((int)msg) :
-			    WEXITSTATUS((int)msg));
+			    WEXITSTATUS((int)msg), r);
 			break;
 		default:
 			/* PTRACE_EVENT_STOP: a group-stop or our interrupt. */
@@ -976,11 +974,7 @@ detach:
 	/* Let the thread go: its trace ends before the instruction at RIP. */
 	if (t->have_pending && r != t->pip)
 		(void)complete(st, t, r, mode64);
-	if (!t->have_pending) {
-		t->pip = r;
-		t->have_pending = 1;
-	}
-	thread_end(st, t, HWTR_EXIT_NONE, 0);
+	thread_end(st, t, HWTR_EXIT_NONE, 0, r);
 	drain_sigtrap(tid);
 	(void)ptrace(PTRACE_DETACH, tid, 0,
 	    (void *)(uintptr_t)(event == 0 && sig != SIGTRAP &&
