@@ -37,6 +37,13 @@ struct hwtr_ptenc {
 	struct hwtr_ptenc_out out;
 	struct pt_encoder *pte;
 	uint8_t		*buf;
+	/*
+	 * Bytes in @buf: libipt's encoder offset, kept here from what
+	 * pt_enc_next() returns (the valgrind source asks for it every 16
+	 * superblocks, through hwtr_ptenc_at(); pt_enc_get_offset() is a
+	 * call into libipt each time).
+	 */
+	uint64_t	off;
 	uint64_t	written;	/* bytes handed to out.write */
 	uint64_t	last_psb;	/* stream offset of the last PSB */
 	int		error;		/* sticky: a write failed */
@@ -62,13 +69,10 @@ struct hwtr_ptenc {
 	int		tsc_written;
 };
 
-static uint64_t
+static inline uint64_t
 enc_offset(const struct hwtr_ptenc *enc)
 {
-	uint64_t off = 0;
-
-	(void)pt_enc_get_offset(enc->pte, &off);
-	return (off);
+	return (enc->off);
 }
 
 static int
@@ -88,6 +92,7 @@ drain(struct hwtr_ptenc *enc)
 		return (-HWTR_E_IO);
 	}
 	enc->written += len;
+	enc->off = 0;
 	if (pt_enc_sync_set(enc->pte, 0) < 0) {
 		enc->error = 1;
 		return (-HWTR_E_IO);
@@ -122,6 +127,7 @@ put(struct hwtr_ptenc *enc, const struct pt_packet *pkt)
 		enc->error = 1;
 		return (-HWTR_E_INVAL);
 	}
+	enc->off += (unsigned)rc;
 	return (0);
 }
 

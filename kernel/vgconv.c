@@ -796,13 +796,12 @@ thr_def(struct vg_thr *t)
  * limit is overrun by at most 16 superblocks' packets.
  */
 static int
-stop_check(struct vg_thr *t)
+stop_now(struct vg_thr *t)
 {
 	struct hwtr_ptenc *e = ENC(t);
 	int rc = 0;
 
-	if (e == NULL || t->fullp == NULL || (!*t->fullp && (t->limit == 0 ||
-	    hwtr_ptenc_bytes(e) < t->limit)))
+	if (t->limit != 0 && !*t->fullp && hwtr_ptenc_bytes(e) < t->limit)
 		return (0);
 	*t->fullp = 1;
 	if (hwtr_ptenc_enabled(e))
@@ -811,6 +810,16 @@ stop_check(struct vg_thr *t)
 	t->stopped = 1;
 	t->ninsn_stop = t->ninsn;
 	return (rc);
+}
+
+/* Inlined: the fast path asks every 16 superblocks. */
+static inline int
+stop_check(struct vg_thr *t)
+{
+	if (ENC(t) == NULL || t->fullp == NULL || (!*t->fullp &&
+	    t->limit == 0))
+		return (0);
+	return (stop_now(t));
 }
 
 /* The transfer of instruction @in to @next; 1 when tracing stopped. */
