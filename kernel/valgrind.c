@@ -20,6 +20,7 @@
  * grows through a shared mapping (read() where it cannot be mapped).
  */
 
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -83,6 +84,7 @@ struct vgsrc {
 	char		lib[PATH_MAX];
 	char		version[64];
 	char		dir[PATH_MAX];
+	int		dirfd;		/* open on dir, flock()ed: in use */
 	pid_t		pid;		/* valgrind.bin, which is the program */
 	int		exited;
 	int		started;	/* the first process was reported */
@@ -952,6 +954,71 @@ rm_dir(struct vgsrc *vs)
 	vs->dir[0] = '\0';
 }
 
+/*
+ * Event directories of captures that were killed (SIGKILL, a CI job's
+ * time limit, a crash) stay behind with up to a ring's worth of events
+ * each, in /dev/shm: memory.  A capture holds a flock(2) on its directory
+ * from right after creating it until it removes it, and the kernel drops
+ * the lock when the process dies however it dies; so a directory of ours
+ * in @parent that nobody holds and that is older than VG_STALE_S (the
+ * moments between mkdtemp() and flock() of a capture starting) is left
+ * over, and goes.  Kept directories (HWTRACE_VALGRIND_KEEP) have another
+ * name and stay.
+ */
+#define VG_DIR_PREFIX	"hwtrace-vg."
+#define VG_KEEP_PREFIX	"hwtrace-vg-kept."
+#define VG_STALE_S	10
+
+static void
+sweep_stale(struct vgsrc *vs, const char *parent)
+{
+	char path[PATH_MAX + 300], file[PATH_MAX + 600];
+	struct dirent *de, *fe;
+	struct stat st;
+	DIR *d, *sub;
+	time_t now = time(NULL);
+	int fd;
+
+	if ((d = opendir(parent)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, VG_DIR_PREFIX,
+		    sizeof(VG_DIR_PREFIX) - 1) != 0 ||
+		    strlen(de->d_name) != sizeof(VG_DIR_PREFIX) - 1 + 6)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", parent, de->d_name);
+		if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != geteuid() || st.st_mtime > now - VG_STALE_S)
+			continue;
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			close(fd);	/* a capture that runs */
+			continue;
+		}
+		if ((sub = fdopendir(fd)) == NULL) {
+			close(fd);
+			continue;
+		}
+		while ((fe = readdir(sub)) != NULL) {
+			if (strcmp(fe->d_name, ".") == 0 ||
+			    strcmp(fe->d_name, "..") == 0)
+				continue;
+			snprintf(file, sizeof(file), "%s/%s", path,
+			    fe->d_name);
+			(void)unlink(file);
+		}
+		if (rmdir(path) == 0)
+			hwtr_logf(&vs->src->cfg.log, HWTR_LOG_INFO,
+			    "valgrind: removed '%s', left by a capture that "
+			    "did not end", path);
+		closedir(sub);		/* and the lock */
+	}
+	closedir(d);
+}
+
 /* ---- the ops ---------------------------------------------------------- */
 
 static int
@@ -963,6 +1030,7 @@ valgrind_backend_init(struct hwtr_src *src)
 		return (-HWTR_E_NOMEM);
 	vs->src = src;
 	vs->pid = -1;
+	vs->dirfd = -1;
 	vs->keep = getenv("HWTRACE_VALGRIND_KEEP") != NULL;
 	vs->readonly = getenv("HWTRACE_VALGRIND_READ") != NULL;
 	src->priv = vs;
@@ -1062,11 +1130,25 @@ valgrind_backend_enable(struct hwtr_src *src)
 	/* --trigger: its address (a PIE's is known at its first mapping). */
 	vs->trigger_pending = src->cfg.trigger_vaddr != 0 &&
 	    src->cfg.trigger_pie;
-	snprintf(vs->dir, sizeof(vs->dir), "%s/hwtrace-vg.XXXXXX",
-	    tmp != NULL && *tmp != '\0' ? tmp : default_dir());
+	if (tmp == NULL || *tmp == '\0')
+		tmp = default_dir();
+	sweep_stale(vs, tmp);
+	snprintf(vs->dir, sizeof(vs->dir), "%s/%sXXXXXX", tmp, vs->keep ?
+	    VG_KEEP_PREFIX : VG_DIR_PREFIX);
 	if (mkdtemp(vs->dir) == NULL) {
 		vg_err(vs, "cannot create a directory for the tool's events "
 		    "('%s'): %s", vs->dir, strerror(errno));
+		vs->dir[0] = '\0';
+		return (-HWTR_E_IO);
+	}
+	/* In use until rm_dir() (see sweep_stale()); not by the children. */
+	if ((vs->dirfd = open(vs->dir, O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) < 0 || flock(vs->dirfd, LOCK_EX | LOCK_NB) != 0) {
+		vg_err(vs, "cannot lock '%s': %s", vs->dir, strerror(errno));
+		if (vs->dirfd >= 0)
+			close(vs->dirfd);
+		vs->dirfd = -1;
+		(void)rmdir(vs->dir);
 		vs->dir[0] = '\0';
 		return (-HWTR_E_IO);
 	}
@@ -1085,6 +1167,11 @@ valgrind_backend_enable(struct hwtr_src *src)
 	    "--trace-children=yes";
 	args[n++] = "--run-libc-freeres=no";
 	args[n++] = "--run-cxx-freeres=no";
+	/*
+	 * No gdbserver: its FIFOs in TMPDIR would outlive a Valgrind that
+	 * is killed (it dies with us: PR_SET_PDEATHSIG below).
+	 */
+	args[n++] = "--vgdb=no";
 	if (src->cfg.ground_truth)
 		args[n++] = "--ground-truth=yes";
 	/* Kept event files are for tests/bench/vgconv: streams. */
@@ -1322,6 +1409,8 @@ valgrind_backend_deinit(struct hwtr_src *src)
 	}
 	vgconv_free(vs->cv);
 	rm_dir(vs);
+	if (vs->dirfd >= 0)
+		close(vs->dirfd);
 	free(vs);
 	src->priv = NULL;
 }

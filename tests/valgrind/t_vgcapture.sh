@@ -374,6 +374,59 @@ event_files_default_dir_body() {
 	[ ! -e "$dir" ] || atf_fail "$dir was left behind"
 }
 
+atf_test_case stale_event_dirs_removed
+stale_event_dirs_removed_head() {
+	atf_set descr "the event directory of a capture killed with SIGKILL is removed by the next capture; a directory another capture holds, one just made, and a kept one stay"
+	atf_set timeout 120
+}
+stale_event_dirs_removed_body() {
+	need_valgrind
+	need_prog hello
+	mkdir t
+	export TMPDIR=$PWD/t
+	"$HWTRACE" capture -v --source valgrind -o k.hwtrace -- sleep 30 \
+	    >/dev/null 2>kerr &
+	cap=$!
+	i=0
+	while ! grep -q 'event files in' kerr && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	killed=$(sed -n "s/.*valgrind: event files in '\(.*\)'$/\1/p" kerr)
+	kill -9 $cap
+	wait $cap
+	[ -n "$killed" ] && [ -d "$killed" ] ||
+		atf_fail "expected the killed capture's event directory to stay behind, got '$killed': $(oneline kerr)"
+	# Its Valgrind dies with it (PR_SET_PDEATHSIG).
+	i=0
+	while pgrep -f "out-dir=$killed" >/dev/null && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	mkdir t/hwtrace-vg.LIVE01 t/hwtrace-vg.YOUNG1 t/hwtrace-vg-kept.OLD001
+	: >t/hwtrace-vg-kept.OLD001/vg.1.0.evt
+	flock t/hwtrace-vg.LIVE01 sleep 60 &
+	holder=$!
+	touch -d '1 hour ago' "$killed" t/hwtrace-vg.LIVE01 \
+	    t/hwtrace-vg-kept.OLD001
+	"$HWTRACE" capture -v --source valgrind -o d.hwtrace \
+	    -- "$HWTRACE_PROGS/hello" >out 2>err ||
+		atf_fail "capture failed: $(oneline err)"
+	kill $holder 2>/dev/null
+	[ ! -e "$killed" ] ||
+		atf_fail "$killed, left by the killed capture, is still there: $(ls -A "$killed" | head -3)"
+	grep -q "removed '$killed', left by a capture that did not end" err ||
+		atf_fail "expected the capture to say it removed $killed: $(oneline err)"
+	for d in hwtrace-vg.LIVE01 hwtrace-vg.YOUNG1 hwtrace-vg-kept.OLD001; do
+		[ -d "t/$d" ] || atf_fail "t/$d was removed"
+	done
+	[ -e t/hwtrace-vg-kept.OLD001/vg.1.0.evt ] ||
+		atf_fail "the kept directory lost its file"
+	left=$(ls t | grep -v -x -e hwtrace-vg.LIVE01 -e hwtrace-vg.YOUNG1 \
+	    -e hwtrace-vg-kept.OLD001)
+	[ -z "$left" ] || atf_fail "left in TMPDIR: $left"
+}
+
 atf_test_case error_valgrind_missing
 error_valgrind_missing_head() {
 	atf_set descr "--source valgrind without valgrind.bin on PATH is a clear error"
@@ -450,6 +503,7 @@ atf_init_test_cases() {
 	atf_add_test_case ring_falls_back_to_stream
 	atf_add_test_case event_files_read_fallback
 	atf_add_test_case event_files_default_dir
+	atf_add_test_case stale_event_dirs_removed
 	atf_add_test_case error_valgrind_missing
 	atf_add_test_case error_version_mismatch
 	atf_add_test_case error_sigill_unsupported_insn
