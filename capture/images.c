@@ -16,6 +16,10 @@
  * what executed.  Images without a file ([vdso], anonymous executable
  * memory) are dumped from memory too.
  *
+ * A source may ask for only the bytes a record maps, read from the file
+ * (mmap.slice: the valgrind source for the pages of its tool that Valgrind
+ * maps into the program), stored like a memory dump.
+ *
  * Images are stored once: an image whose build-id key is in the archive is
  * not read again, and files without a build-id are remembered by device,
  * inode, size and modification time.
@@ -215,16 +219,39 @@ dump_stored(struct hwtr_img *img, const void *buf, size_t len)
 }
 
 /*
+ * Store @buf, the @len bytes @rec maps, as an HWTR_IMG_MEMORY image; the
+ * record then maps it from offset 0.
+ */
+static int
+store_bytes(struct hwtr_img *img, struct hwtr_sb_rec *rec, const void *buf,
+    size_t len)
+{
+	struct hwtr_image_desc d;
+	char key[HWTR_IMAGE_KEY_MAX];
+	int had, rc;
+
+	memset(&d, 0, sizeof(d));
+	d.path = rec->u.mmap.path;
+	d.kind = HWTR_IMG_MEMORY;
+	/* The writer keys it by the build-id of an ELF dump ([vdso]). */
+	had = dump_stored(img, buf, len);
+	rc = hwtr_aw_add_image(img->aw, &d, buf, len, key);
+	if (rc < 0)
+		return (img_err(img, rc, "image '%s': %s", rec->u.mmap.path,
+		    hwtr_aw_errmsg(img->aw)));
+	rec->u.mmap.pgoff = 0;
+	return (set_key(img, rec, key, !had));
+}
+
+/*
  * Store the bytes @rec maps, read from the process's memory, as an
- * HWTR_IMG_MEMORY image; the record then maps it from offset 0.
+ * HWTR_IMG_MEMORY image.
  */
 static int
 store_memory(struct hwtr_img *img, struct hwtr_sb_rec *rec, const char *why)
 {
-	struct hwtr_image_desc d;
-	char key[HWTR_IMAGE_KEY_MAX];
 	const char *path = rec->u.mmap.path;
-	int is_vdso = strcmp(path, "[vdso]") == 0, had, rc;
+	int is_vdso = strcmp(path, "[vdso]") == 0, rc;
 	size_t len = rec->u.mmap.len;
 	void *buf;
 	ssize_t n;
@@ -251,22 +278,14 @@ store_memory(struct hwtr_img *img, struct hwtr_sb_rec *rec, const char *why)
 		    path, (int)rec->pid, rec->u.mmap.addr, why,
 		    strerror((int)-n)));
 	}
-	memset(&d, 0, sizeof(d));
-	d.path = path;
-	d.kind = HWTR_IMG_MEMORY;
-	/* The writer keys it by the build-id of an ELF dump ([vdso]). */
-	had = dump_stored(img, buf, len);
-	rc = hwtr_aw_add_image(img->aw, &d, buf, len, key);
+	rc = store_bytes(img, rec, buf, len);
 	free(buf);
-	if (rc < 0)
-		return (img_err(img, rc, "image '%s': %s", path,
-		    hwtr_aw_errmsg(img->aw)));
-	if (!is_vdso && why != NULL)
+	if (rc >= 0 && !is_vdso && why != NULL)
 		hwtr_logf(img->log, HWTR_LOG_INFO, "image '%s' (pid %d): %s; "
 		    "stored the mapped bytes instead", path, (int)rec->pid, why);
-	rec->u.mmap.pgoff = 0;
-	return (set_key(img, rec, key, !had));
+	return (rc);
 }
+
 
 /* Read the whole file open at @fd. */
 static int
@@ -390,6 +409,36 @@ store_plain_file(struct hwtr_img *img, struct hwtr_sb_rec *rec)
 	return (set_key(img, rec, key, 1));
 }
 
+/*
+ * Only the bytes a record of a file maps (rec->u.mmap.slice), read from
+ * the file, as an HWTR_IMG_MEMORY image: for a large file of which the
+ * program runs a page.  The file as a whole when they cannot be read.
+ */
+static int
+store_slice(struct hwtr_img *img, struct hwtr_sb_rec *rec)
+{
+	size_t len = rec->u.mmap.len, got = 0;
+	ssize_t n;
+	void *buf;
+	int fd, rc;
+
+	if (len == 0 || len > IMG_MEM_MAX || (buf = malloc(len)) == NULL)
+		return (store_plain_file(img, rec));
+	if ((fd = open(rec->u.mmap.path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		while (got < len && (n = pread(fd, (char *)buf + got,
+		    len - got, (off_t)(rec->u.mmap.pgoff + got))) > 0)
+			got += (size_t)n;
+		close(fd);
+	}
+	if (got != len) {
+		free(buf);
+		return (store_plain_file(img, rec));
+	}
+	rc = store_bytes(img, rec, buf, len);
+	free(buf);
+	return (rc);
+}
+
 int
 hwtr_img_mmap(struct hwtr_img *img, struct hwtr_sb_rec *rec)
 {
@@ -407,6 +456,8 @@ hwtr_img_mmap(struct hwtr_img *img, struct hwtr_sb_rec *rec)
 	if (path == NULL || path[0] != '/')
 		return (store_memory(img, rec, path == NULL ? "no path" :
 		    NULL));
+	if (rec->u.mmap.slice)
+		return (store_slice(img, rec));
 	if (rec->u.mmap.build_id_len == 0)
 		return (store_plain_file(img, rec));
 

@@ -333,6 +333,7 @@ struct hwtr_sb_rec {
 			const char *image;	/* image key in the archive, or NULL */
 			uint8_t	build_id[HWTR_BUILD_ID_MAX];
 			uint8_t	build_id_len;
+			uint8_t	slice;		/* image: the mapped bytes only */
 		} mmap;
 		struct {
 			uint64_t addr;
@@ -1158,7 +1159,9 @@ void hwtr_sbc_close(struct hwtr_sbc *sbc);
  *      /proc/<pid>/mem as HWTR_IMG_MEMORY) and sets rec->u.mmap.image to
  *      its key.  [vdso] is dumped from the process's memory (or, when the
  *      process is gone, from this process's own vdso, the same image);
- *      [vsyscall] is dumped when readable.
+ *      [vsyscall] is dumped when readable.  A record with mmap.slice set
+ *      (a source's choice, not in the sideband format) stores only the
+ *      bytes it maps, read from the file, as HWTR_IMG_MEMORY.
  *   3) hwtr_img_free().
  * For an HWTR_IMG_MEMORY image the record's pgoff is set to 0: the image
  * holds the mapping's bytes from its start address (a [vdso] dump is the

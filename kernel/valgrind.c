@@ -273,6 +273,27 @@ cb_proc_exit(void *arg, int32_t pid, int exitcode, uint64_t time)
 	return (proc_exit(vs, &ev));
 }
 
+/*
+ * Is @path the tool itself?  The program runs a page of it, Valgrind's
+ * signal return trampoline: the archive gets that page (mmap.slice), not
+ * the tool's 2.7 MB.
+ */
+static int
+is_tool(struct vgsrc *vs, const char *path)
+{
+	static const char name[] = "/hwtrace-amd64-linux";
+	char tool[PATH_MAX + 32];
+	struct stat a, b;
+	size_t n;
+
+	if (path == NULL || (n = strlen(path)) < sizeof(name) - 1 ||
+	    strcmp(path + n - (sizeof(name) - 1), name) != 0)
+		return (0);
+	snprintf(tool, sizeof(tool), "%s%s", vs->lib, name);
+	return (stat(path, &a) == 0 && stat(tool, &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+}
+
 static int
 cb_mmap(void *arg, int32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff,
     uint32_t prot, const char *path, uint64_t time)
@@ -298,6 +319,7 @@ cb_mmap(void *arg, int32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff,
 	rec.u.mmap.pgoff = pgoff;
 	rec.u.mmap.prot = prot;
 	rec.u.mmap.path = path;
+	rec.u.mmap.slice = is_tool(vs, path);
 	return (vs->src->sink->sideband(vs->src->sink->arg, &rec));
 }
 

@@ -377,10 +377,76 @@ ATF_TC_BODY(unknown_build_id_dumps_memory, tc)
 	free(rs.str);
 }
 
+/*
+ * A record with mmap.slice (what the valgrind source sets for the tool's
+ * own text) stores the bytes it maps, read from the file, not the file;
+ * a slice the file cannot give stores the file.
+ */
+ATF_TC_WITHOUT_HEAD(slice_stores_mapped_bytes);
+ATF_TC_BODY(slice_stores_mapped_bytes, tc)
+{
+	char rel[PATH_MAX], hello[PATH_MAX], err[256];
+	enum hwtr_image_kind kind;
+	struct hwtr_sb_rec r, past;
+	struct hwtr_img *img;
+	struct hwtr_aw *aw;
+	struct hwtr_ar *ar;
+	size_t len, flen;
+	void *buf, *fbuf;
+
+	snprintf(rel, sizeof(rel), "%s/hello", HWTR_TEST_PROGS);
+	ATF_REQUIRE(realpath(rel, hello) != NULL);
+	fbuf = read_file(hello, &flen);
+	ATF_REQUIRE(flen > 0x3000);
+	memset(&r, 0, sizeof(r));
+	r.type = HWTR_SB_MMAP;
+	r.pid = getpid();
+	r.tid = r.pid;
+	r.u.mmap.addr = 0x58001000;
+	r.u.mmap.len = 0x2000;
+	r.u.mmap.pgoff = 0x1000;
+	r.u.mmap.prot = 5;
+	r.u.mmap.path = hello;
+	r.u.mmap.slice = 1;
+	past = r;
+	past.u.mmap.addr = 0x59000000;
+	past.u.mmap.pgoff = flen + 0x1000;
+	aw = new_archive("slice.hwtrace");
+	ATF_REQUIRE(hwtr_img_new(&img, aw, &test_log) == 0);
+	ATF_REQUIRE_MSG(hwtr_img_mmap(img, &r) == 1, "%s",
+	    hwtr_img_errmsg(img));
+	ATF_CHECK_EQ_MSG(r.u.mmap.pgoff, 0, "a slice is mapped from offset 0, "
+	    "record says 0x%" PRIx64, r.u.mmap.pgoff);
+	ATF_REQUIRE(hwtr_aw_sideband(aw, &r) == 0);
+	ATF_REQUIRE_MSG(hwtr_img_mmap(img, &past) == 1, "%s",
+	    hwtr_img_errmsg(img));
+	ATF_REQUIRE(hwtr_aw_sideband(aw, &past) == 0);
+	ATF_REQUIRE(hwtr_aw_close(aw, err, sizeof(err)) == 0);
+	ATF_REQUIRE(hwtr_ar_open(&ar, "slice.hwtrace", NULL) == 0);
+	buf = image_of(ar, hwtr_ar_sideband_rec(ar, 0)->u.mmap.image, &len,
+	    &kind);
+	ATF_CHECK_EQ(kind, HWTR_IMG_MEMORY);
+	ATF_CHECK_EQ_MSG(len, 0x2000, "the slice holds %zu bytes", len);
+	ATF_CHECK_MSG(len == 0x2000 && memcmp(buf, (char *)fbuf + 0x1000,
+	    0x2000) == 0, "the slice differs from %s at offset 0x1000", hello);
+	free(buf);
+	buf = image_of(ar, hwtr_ar_sideband_rec(ar, 1)->u.mmap.image, &len,
+	    &kind);
+	ATF_CHECK_EQ_MSG(kind, HWTR_IMG_FILE, "a slice past the end of the "
+	    "file: expected the file stored");
+	ATF_CHECK_MSG(len == flen && memcmp(buf, fbuf, flen) == 0,
+	    "expected %s whole (%zu bytes), got %zu bytes", hello, flen, len);
+	free(buf);
+	free(fbuf);
+	hwtr_img_free(img);
+	hwtr_ar_close(ar);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, every_image_of_dlopen);
 	ATF_TP_ADD_TC(tp, replaced_file_stored_as_mapped);
 	ATF_TP_ADD_TC(tp, unknown_build_id_dumps_memory);
+	ATF_TP_ADD_TC(tp, slice_stores_mapped_bytes);
 	return (atf_no_error());
 }

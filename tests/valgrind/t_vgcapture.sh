@@ -112,6 +112,47 @@ gt_${p}_body() {
 }"
 done
 
+atf_test_case tool_image_is_the_page_run
+tool_image_is_the_page_run_head() {
+	atf_set descr "Valgrind maps executable pages of the tool itself into every program (its signal return trampoline): the archive holds the bytes of those mappings, equal to the tool's file where its program headers put them, not the tool's whole 2.7 MB"
+	atf_set timeout 120
+	atf_set require.progs readelf
+}
+tool_image_is_the_page_run_body() {
+	need_valgrind
+	need_prog signal
+	tool=$HWTRACE_BUILD/valgrind-lib/hwtrace-amd64-linux
+	"$HWTRACE" capture --source valgrind --ground-truth -o s.hwtrace \
+	    -- "$HWTRACE_PROGS/signal" >out 2>err ||
+		atf_fail "capture failed: $(oneline err)"
+	"$HWTRACE" info s.hwtrace >info 2>&1 || atf_fail "info: $(oneline info)"
+	grep 'hwtrace-amd64-linux (' info | grep -v '(memory, ' >whole
+	[ ! -s whole ] || atf_fail "the tool is stored whole: $(oneline whole)"
+	grep 'r-x .*hwtrace-amd64-linux \[\|--x .*hwtrace-amd64-linux \[' info |
+	    sed 's/.*: \(0x[0-9a-f]*\)-\(0x[0-9a-f]*\) .*\[\(.*\)\]$/\1 \2 \3/' \
+	    >maps
+	[ -s maps ] || atf_fail "no mapping of the tool in: $(oneline info)"
+	readelf -lW "$tool" | awk '$1 == "LOAD" { print $2, $3, $6 }' >loads
+	while read -r lo hi key; do
+		lo=$((lo)) hi=$((hi))
+		off=$(while read -r o va sz; do
+			o=$((o)) va=$((va)) sz=$((sz))
+			[ "$lo" -ge "$va" ] && [ "$hi" -le $((va + sz)) ] &&
+			    echo $((lo - va + o))
+		done <loads | head -n 1)
+		[ -n "$off" ] || atf_fail "$lo-$hi is in no LOAD segment of $tool"
+		tar -xOf s.hwtrace "images/$key" >img ||
+			atf_fail "image $key missing"
+		n=$(stat -c %s img)
+		[ "$n" -eq $((hi - lo)) ] ||
+			atf_fail "image $key holds $n bytes, the mapping $((hi - lo))"
+		tail -c +$((off + 1)) "$tool" | head -c "$n" >want
+		cmp -s want img ||
+			atf_fail "image $key differs from $tool at offset $off"
+	done <maps
+	gt_by_index s.hwtrace
+}
+
 atf_test_case info_names_source_and_caveats
 info_names_source_and_caveats_head() {
 	atf_set descr "hwtrace info says the source was valgrind, its version and caveats"
@@ -493,6 +534,7 @@ atf_init_test_cases() {
 		atf_add_test_case gt_${c%%:*}
 	done
 	atf_add_test_case info_names_source_and_caveats
+	atf_add_test_case tool_image_is_the_page_run
 	atf_add_test_case auto_picks_valgrind
 	atf_add_test_case exit_status_and_keep_on_failure
 	atf_add_test_case sigint_writes_valid_archive
