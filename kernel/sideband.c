@@ -83,6 +83,7 @@ struct sbc_ring {
 	void		*base;
 	size_t		mmap_len;
 	uint64_t	data_off, data_size;
+	uint64_t	lost_seen;	/* records PERF_RECORD_LOSTs counted */
 };
 
 struct hwtr_sbc {
@@ -91,9 +92,11 @@ struct hwtr_sbc {
 	int		use_perf;
 
 	int		*fds;
+	size_t		*fd_ring;	/* the ring each of fds writes into */
 	size_t		nfds;
 	struct sbc_ring	*rings;
 	size_t		nrings;
+	size_t		cur_ring;	/* the ring being drained */
 	uint8_t		*recbuf;	/* one record, unwrapped */
 
 	struct sbc_ent	*q;
@@ -106,6 +109,7 @@ struct hwtr_sbc {
 	size_t		nstatus;
 	int		vdso_seen_perf;	/* the kernel reports [vdso] itself */
 	int		no_build_id;	/* the kernel has no attr.build_id */
+	int		no_lost_count;	/* nor PERF_FORMAT_LOST (Linux 6.0) */
 
 	struct hwtr_sbc_stats st;
 	char		errmsg[512];
@@ -458,7 +462,7 @@ proc_forget(struct hwtr_sbc *sbc, int32_t pid)
 /* ------------------------------------------------------------------ */
 
 static int
-sbc_perf_open_attr(int32_t tid, int cpu, int build_id, int *fdp)
+sbc_perf_open_attr(int32_t tid, int cpu, int build_id, int lost, int *fdp)
 {
 	struct perf_event_attr attr;
 	long fd;
@@ -477,6 +481,8 @@ sbc_perf_open_attr(int32_t tid, int cpu, int build_id, int *fdp)
 	attr.task = 1;
 	attr.sample_id_all = 1;
 	attr.build_id = build_id ? 1 : 0;
+	/* read() tells how many records the ring had no room for. */
+	attr.read_format = lost ? PERF_FORMAT_LOST : 0;
 	attr.use_clockid = 1;
 	attr.clockid = CLOCK_MONOTONIC;
 	/* Kernel and hypervisor are not traced; asking less is allowed more. */
@@ -495,16 +501,29 @@ sbc_perf_open_one(struct hwtr_sbc *sbc, int32_t tid, int cpu, int *fdp)
 {
 	int rc;
 
-	if (!sbc->no_build_id) {
-		rc = sbc_perf_open_attr(tid, cpu, 1, fdp);
+	for (;;) {
+		rc = sbc_perf_open_attr(tid, cpu, !sbc->no_build_id,
+		    !sbc->no_lost_count, fdp);
 		if (rc != -EINVAL)
+			return (rc);
+		if (!sbc->no_lost_count) {
+			/*
+			 * Linux before 6.0: records lost at the very end go
+			 * unreported (see sbc_perf_unreported()).
+			 */
+			sbc->no_lost_count = 1;
+			hwtr_logf(sbc->log, HWTR_LOG_INFO, "sideband: this "
+			    "kernel does not count lost records "
+			    "(PERF_FORMAT_LOST)");
+			continue;
+		}
+		if (sbc->no_build_id)
 			return (rc);
 		/* Linux before 5.12 has no build_id: read files instead. */
 		sbc->no_build_id = 1;
 		hwtr_logf(sbc->log, HWTR_LOG_INFO, "sideband: this kernel does "
 		    "not report build-ids; reading them from the files");
 	}
-	return (sbc_perf_open_attr(tid, cpu, 0, fdp));
 }
 
 /* The thread ids of @pid (just @pid unless attaching). */
@@ -560,9 +579,11 @@ sbc_perf_close(struct hwtr_sbc *sbc)
 		close(sbc->fds[i]);
 	free(sbc->rings);
 	free(sbc->fds);
+	free(sbc->fd_ring);
 	free(sbc->recbuf);
 	sbc->rings = NULL;
 	sbc->fds = NULL;
+	sbc->fd_ring = NULL;
 	sbc->recbuf = NULL;
 	sbc->nrings = sbc->nfds = 0;
 }
@@ -593,9 +614,11 @@ sbc_perf_open(struct hwtr_sbc *sbc)
 	if ((rc = sbc_tids(sbc, &tids, &ntids)) < 0)
 		return (rc);
 	sbc->fds = calloc((size_t)ncpu * ntids, sizeof(*sbc->fds));
+	sbc->fd_ring = calloc((size_t)ncpu * ntids, sizeof(*sbc->fd_ring));
 	sbc->rings = calloc((size_t)ncpu, sizeof(*sbc->rings));
 	sbc->recbuf = malloc(SBC_MAX_RECORD);
-	if (sbc->fds == NULL || sbc->rings == NULL || sbc->recbuf == NULL) {
+	if (sbc->fds == NULL || sbc->fd_ring == NULL || sbc->rings == NULL ||
+	    sbc->recbuf == NULL) {
 		free(tids);
 		return (-HWTR_E_NOMEM);
 	}
@@ -614,6 +637,7 @@ sbc_perf_open(struct hwtr_sbc *sbc)
 				free(tids);
 				return (rc);
 			}
+			sbc->fd_ring[sbc->nfds] = sbc->nrings;
 			sbc->fds[sbc->nfds++] = fd;
 			if (first >= 0) {
 				if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
@@ -845,6 +869,7 @@ sbc_perf_record(struct hwtr_sbc *sbc, uint8_t *rec, size_t size)
 		e->rec.u.lost.reason = HWTR_LOST_SIDEBAND;
 		e->rec.u.lost.records = u64[1];
 		sbc->st.lost += u64[1];
+		sbc->rings[sbc->cur_ring].lost_seen += u64[1];
 		hwtr_logf(sbc->log, HWTR_LOG_WARN, "sideband: the kernel dropped"
 		    " %" PRIu64 " records (ring full)", u64[1]);
 		return (0);
@@ -867,6 +892,7 @@ sbc_perf_drain(struct hwtr_sbc *sbc)
 
 	for (i = 0; i < sbc->nrings; i++) {
 		r = &sbc->rings[i];
+		sbc->cur_ring = i;
 		mp = r->base;
 		data = (const uint8_t *)r->base + r->data_off;
 		head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
@@ -905,6 +931,46 @@ sbc_perf_drain(struct hwtr_sbc *sbc)
 		__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
 		if (rc < 0)
 			return (rc);
+	}
+	return (0);
+}
+
+/*
+ * The kernel writes a ring's PERF_RECORD_LOST before the next record that
+ * fits, so what a full ring lost at the very end is never written.  Each
+ * event counts what it lost (read() with PERF_FORMAT_LOST; the events of
+ * a CPU share its ring): at the last read, report what the records did
+ * not.
+ */
+static int
+sbc_perf_unreported(struct hwtr_sbc *sbc)
+{
+	uint64_t v[2], total;
+	struct sbc_ent *e;
+	size_t i, k;
+
+	if (sbc->no_lost_count)
+		return (0);
+	for (i = 0; i < sbc->nrings; i++) {
+		total = 0;
+		for (k = 0; k < sbc->nfds; k++)
+			if (sbc->fd_ring[k] == i &&
+			    read(sbc->fds[k], v, sizeof(v)) == sizeof(v))
+				total += v[1];
+		if (total <= sbc->rings[i].lost_seen)
+			continue;
+		e = q_add(sbc, HWTR_SB_LOST, now_ns(), sbc->opts.pid,
+		    sbc->opts.pid, NULL);
+		if (e == NULL)
+			return (-HWTR_E_NOMEM);
+		e->rec.u.lost.stream = UINT32_MAX;
+		e->rec.u.lost.reason = HWTR_LOST_SIDEBAND;
+		e->rec.u.lost.records = total - sbc->rings[i].lost_seen;
+		sbc->st.lost += e->rec.u.lost.records;
+		hwtr_logf(sbc->log, HWTR_LOG_WARN, "sideband: the kernel dropped"
+		    " %" PRIu64 " records at the end (ring full)",
+		    e->rec.u.lost.records);
+		sbc->rings[i].lost_seen = total;
 	}
 	return (0);
 }
@@ -1187,6 +1253,8 @@ hwtr_sbc_read(struct hwtr_sbc *sbc, int flush, hwtr_sbc_fn fn, void *arg)
 	int rc = 0;
 
 	if (sbc->use_perf && (rc = sbc_perf_drain(sbc)) < 0)
+		return (rc);
+	if (sbc->use_perf && flush && (rc = sbc_perf_unreported(sbc)) < 0)
 		return (rc);
 	if (sbc->nq == 0)
 		return (0);
