@@ -53,59 +53,6 @@ struct info {
 };
 
 static const char *
-vendor_name(enum hwtr_cpu_vendor v)
-{
-	switch (v) {
-	case HWTR_CPU_INTEL:
-		return ("intel");
-	case HWTR_CPU_AMD:
-		return ("amd");
-	case HWTR_CPU_ARM:
-		return ("arm");
-	default:
-		return ("unknown");
-	}
-}
-
-static const char *
-format_name(enum hwtr_trace_format f)
-{
-	switch (f) {
-	case HWTR_TF_INTEL_PT:
-		return ("intel-pt");
-	case HWTR_TF_ETMV3:
-		return ("etmv3");
-	case HWTR_TF_PTM:
-		return ("ptm");
-	case HWTR_TF_ETMV4:
-		return ("etmv4");
-	case HWTR_TF_ETE:
-		return ("ete");
-	case HWTR_TF_STM:
-		return ("stm");
-	case HWTR_TF_CORESIGHT:
-		return ("coresight");
-	default:
-		return ("none");
-	}
-}
-
-static const char *
-frame_name(enum hwtr_cs_frame f)
-{
-	switch (f) {
-	case HWTR_CS_FRAME_CORESIGHT:
-		return ("coresight");
-	case HWTR_CS_FRAME_TPIU:
-		return ("tpiu");
-	case HWTR_CS_FRAME_DSTREAM:
-		return ("dstream");
-	default:
-		return ("none");
-	}
-}
-
-static const char *
 exit_name(enum hwtr_exit_kind k)
 {
 	switch (k) {
@@ -238,11 +185,12 @@ print_cs(FILE *fp, const struct hwtr_cs_config *cs)
 	size_t i, j;
 
 	fprintf(fp, "    coresight: frame %s, %zu source%s\n",
-	    frame_name(cs->frame), cs->nsources, cs->nsources == 1 ? "" : "s");
+	    hwtr_cs_frame_name(cs->frame), cs->nsources,
+	    cs->nsources == 1 ? "" : "s");
 	for (i = 0; i < cs->nsources && cs->sources != NULL; i++) {
 		src = &cs->sources[i];
 		fprintf(fp, "    source %zu: %s, trace id 0x%02x, core %s\n", i,
-		    format_name(src->protocol), src->trace_id,
+		    hwtr_tf_name(src->protocol), src->trace_id,
 		    str_or(src->core, "unknown"));
 		for (j = 0; j < src->nregs && src->regs != NULL; j++)
 			fprintf(fp, "      %s = 0x%" PRIx64 "\n",
@@ -282,8 +230,8 @@ print_text(FILE *fp, struct info *in)
 		    m->source_version ? " " : "",
 		    m->source_version ? m->source_version : "");
 		fprintf(fp, "cpu: %s family %u model %u stepping %u%s%s%s\n",
-		    vendor_name(m->cpu.vendor), m->cpu.family, m->cpu.model,
-		    m->cpu.stepping, m->cpu.brand[0] ? " (" : "",
+		    hwtr_cpu_vendor_name(m->cpu.vendor), m->cpu.family,
+		    m->cpu.model, m->cpu.stepping, m->cpu.brand[0] ? " (" : "",
 		    m->cpu.brand, m->cpu.brand[0] ? ")" : "");
 		fprintf(fp, "command:");
 		if (m->argc == 0)
@@ -316,7 +264,7 @@ print_text(FILE *fp, struct info *in)
 		fprintf(fp, "  stream %" PRIu32 " '%s': %s, pid %" PRId32
 		    ", tid %" PRId32 ", cpu %" PRId32 ", %zu chunk%s, %"
 		    PRIu64 " bytes\n", sd->id, str_or(sd->name, ""),
-		    format_name(sd->format), sd->pid, sd->tid, sd->cpu,
+		    hwtr_tf_name(sd->format), sd->pid, sd->tid, sd->cpu,
 		    nchunks, nchunks == 1 ? "" : "s", bytes);
 		if (sd->format == HWTR_TF_INTEL_PT)
 			print_pt(fp, &sd->pt);
@@ -475,7 +423,7 @@ json_stream(FILE *fp, struct hwtr_ar *ar, size_t i,
 	fputc('{', fp);
 	jku(fp, &f, "id", sd->id);
 	jkstr(fp, &f, "name", sd->name);
-	jkstr(fp, &f, "format", format_name(sd->format));
+	jkstr(fp, &f, "format", hwtr_tf_name(sd->format));
 	jki(fp, &f, "pid", sd->pid);
 	jki(fp, &f, "tid", sd->tid);
 	jki(fp, &f, "cpu", sd->cpu);
@@ -508,7 +456,7 @@ json_stream(FILE *fp, struct hwtr_ar *ar, size_t i,
 		jkey(fp, &f, "coresight");
 		g = 1;
 		fputc('{', fp);
-		jkstr(fp, &g, "frame", frame_name(sd->cs.frame));
+		jkstr(fp, &g, "frame", hwtr_cs_frame_name(sd->cs.frame));
 		jkey(fp, &g, "sources");
 		fputc('[', fp);
 		for (j = 0; j < sd->cs.nsources && sd->cs.sources != NULL;
@@ -516,7 +464,7 @@ json_stream(FILE *fp, struct hwtr_ar *ar, size_t i,
 			src = &sd->cs.sources[j];
 			h = 1;
 			fputs(j ? ",{" : "{", fp);
-			jkstr(fp, &h, "protocol", format_name(src->protocol));
+			jkstr(fp, &h, "protocol", hwtr_tf_name(src->protocol));
 			jku(fp, &h, "trace_id", src->trace_id);
 			jkstr(fp, &h, "core", src->core);
 			jkey(fp, &h, "regs");
@@ -571,7 +519,7 @@ print_json(FILE *fp, struct info *in)
 		jkey(fp, &g, "cpu");
 		t = 1;
 		fputc('{', fp);
-		jkstr(fp, &t, "vendor", vendor_name(m->cpu.vendor));
+		jkstr(fp, &t, "vendor", hwtr_cpu_vendor_name(m->cpu.vendor));
 		jku(fp, &t, "family", m->cpu.family);
 		jku(fp, &t, "model", m->cpu.model);
 		jku(fp, &t, "stepping", m->cpu.stepping);

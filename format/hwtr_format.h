@@ -118,6 +118,5 @@ int hwtr_json_parse_end(const char *member, const void *buf, size_t len,
     char *err, size_t errlen);
 
 /* Names of enumerations as they appear in JSON. */
-const char *hwtr_tf_name(enum hwtr_trace_format f);
 
 #endif /* !HWTR_FORMAT_H */

@@ -71,6 +71,18 @@ hwtr_tf_name(enum hwtr_trace_format f)
 	return (NAME(tfname, f));
 }
 
+const char *
+hwtr_cs_frame_name(enum hwtr_cs_frame f)
+{
+	return (NAME(framename, f));
+}
+
+const char *
+hwtr_cpu_vendor_name(enum hwtr_cpu_vendor v)
+{
+	return (NAME(vendorname, v));
+}
+
 static int
 lookup(const char *const *tab, size_t n, const char *s)
 {

@@ -360,6 +360,14 @@ struct hwtr_sb_rec {
 /* A static name for @type ("mmap", "lost"), or "unknown". */
 const char *hwtr_sb_type_name(enum hwtr_sb_type type);
 
+/*
+ * Static names, as the archive's JSON members spell them ("intel-pt",
+ * "tpiu", "amd"), or "unknown".
+ */
+const char *hwtr_tf_name(enum hwtr_trace_format f);
+const char *hwtr_cs_frame_name(enum hwtr_cs_frame f);
+const char *hwtr_cpu_vendor_name(enum hwtr_cpu_vendor v);
+
 /* ===================================================================== */
 /* 4. Archive writer                                                      */
 /* ===================================================================== */

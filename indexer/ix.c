@@ -1971,29 +1971,6 @@ meta_int(struct run *r, struct stmt *s, const char *k, int64_t v)
 	return (meta_put(r, s, k, buf));
 }
 
-static const char *
-format_name(enum hwtr_trace_format f)
-{
-	switch (f) {
-	case HWTR_TF_INTEL_PT:
-		return ("intel-pt");
-	case HWTR_TF_ETMV3:
-		return ("etmv3");
-	case HWTR_TF_PTM:
-		return ("ptm");
-	case HWTR_TF_ETMV4:
-		return ("etmv4");
-	case HWTR_TF_ETE:
-		return ("ete");
-	case HWTR_TF_STM:
-		return ("stm");
-	case HWTR_TF_CORESIGHT:
-		return ("coresight");
-	default:
-		return ("none");
-	}
-}
-
 /*
  * Bind the wall-clock time of a TSC (NULL without one or without a time
  * conversion).  The conversion is done here, before the bind, and not in an
@@ -2109,7 +2086,7 @@ write_streams(struct run *r)
 
 		b_int(&s, sd->id);
 		b_text(&s, stream_name(sd, nbuf, sizeof(nbuf)));
-		b_text(&s, format_name(sd->format));
+		b_text(&s, hwtr_tf_name(sd->format));
 		b_opt(&s, sd->pid >= 0, sd->pid);
 		b_opt(&s, sd->tid >= 0, sd->tid);
 		b_opt(&s, sd->cpu >= 0, sd->cpu);
@@ -2141,7 +2118,7 @@ write_streams(struct run *r)
 		}
 		b_int(&s, unit_id(r, i));
 		b_text(&s, name);
-		b_text(&s, format_name(o->format));
+		b_text(&s, hwtr_tf_name(o->format));
 		b_opt(&s, 0, 0);
 		b_opt(&s, 0, 0);
 		b_opt(&s, 0, 0);
