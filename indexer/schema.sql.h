@@ -232,7 +232,6 @@
 "CREATE INDEX blocks_start ON blocks(start_ip);\n"			\
 "CREATE INDEX blocks_symbol ON blocks(symbol);\n"			\
 "CREATE INDEX calls_symbol ON calls(symbol);\n"				\
-"CREATE INDEX calls_parent ON calls(parent);\n"				\
 "CREATE INDEX events_thread ON events(thread, seq);\n"			\
 "CREATE INDEX events_kind ON events(kind);\n"				\
 "CREATE INDEX mappings_pid ON mappings(pid, start_ip);\n"		\

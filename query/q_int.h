@@ -217,12 +217,22 @@ int q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 	"CASE WHEN " f ".path IS NULL THEN NULL ELSE " f ".path || ':' || "	\
 	b ".line END"
 
-/* The ids of the calls of thread ?1 (or all, ?1 < 0) at most ?2 deep. */
-#define Q_CALLS_UPTO							\
-	"WITH RECURSIVE sel(id, d) AS (SELECT id, depth FROM calls WHERE "	\
-	"parent IS NULL AND (?1 < 0 OR thread = ?1) AND depth <= ?2 "	\
-	"UNION ALL SELECT c.id, c.depth FROM sel JOIN calls c ON c.parent "	\
-	"= sel.id WHERE sel.d < ?2) "
+/*
+ * The ids of the roots (parent NULL, depth 0) of thread ?1 (or of all
+ * threads, ?1 < 0), found through calls_thread alone, a lookup per root:
+ * the roots of a thread follow each other, each from where the one before
+ * returned, and hold every other call of the thread.  So a thread's first
+ * call is a root, and the call after root R is the first one entered at
+ * or after R's exit_seq.  (There is no index on parent: building it took
+ * a few seconds of every large index run, for this query alone.)
+ */
+#define Q_CALLS_ROOTS							\
+	"WITH RECURSIVE sel(id) AS (SELECT (SELECT c.id FROM calls c "	\
+	"WHERE c.thread = t.id ORDER BY c.entry_seq, c.id LIMIT 1) FROM "	\
+	"threads t WHERE ?1 < 0 OR t.id = ?1 UNION ALL SELECT (SELECT "	\
+	"c.id FROM calls c WHERE c.thread = p.thread AND c.entry_seq >= "	\
+	"p.exit_seq AND c.id > p.id ORDER BY c.entry_seq, c.id LIMIT 1) "	\
+	"FROM sel JOIN calls p ON p.id = sel.id) "
 
 /*
  * The start of the trace, the zero of every *_ns column shown relative:

@@ -275,12 +275,13 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 	"FROM calls c "
 	/*
 	 * Parents come before their children in id order.  The roots alone
-	 * come from calls_parent (see q_calls); deeper trees scan, for one
-	 * thread only the range of its ids.
+	 * come a lookup each (Q_CALLS_ROOTS, as in q_calls); deeper trees
+	 * scan, for one thread only the range of its ids.
 	 */
 	if (req->depth == 0)
-		rc = q_prepare(q, &st, Q_CALLS_UPTO Q_TREE_COLS
-		    "WHERE c.id IN (SELECT id FROM sel) ORDER BY c.id");
+		rc = q_prepare(q, &st, Q_CALLS_ROOTS Q_TREE_COLS
+		    "WHERE c.id IN (SELECT id FROM sel) AND c.depth <= ?2 "
+		    "ORDER BY c.id");
 	else if (req->thread >= 0)
 		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE c.id BETWEEN ?3 "
 		    "AND ?4 AND c.thread = ?1 AND c.depth <= ?2 ORDER BY c.id");

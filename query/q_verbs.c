@@ -593,16 +593,16 @@ q_calls(struct hwtr_q *q, const struct hwtr_q_req *req,
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
 		return (rc);
 	/*
-	 * The roots alone (--depth 0) come from calls_parent, whatever the
-	 * length of the thread.  Deeper levels usually hold most calls: a
-	 * scan of the thread in entry order is cheaper than gathering and
-	 * sorting them, and stops early under -n.
+	 * The roots alone (--depth 0) come a lookup each (Q_CALLS_ROOTS),
+	 * whatever the length of the thread.  Deeper levels usually hold
+	 * most calls: a scan of the thread in entry order is cheaper than
+	 * gathering and sorting them, and stops early under -n.
 	 */
 	if (req->depth == 0)
-		return (q_call_select(q, resp, Q_CALLS_UPTO "SELECT "
-		    Q_CALL_RAW "WHERE c.id IN (SELECT id FROM sel) "
-		    "ORDER BY c.thread, c.entry_seq, c.id LIMIT ?3", req->thread,
-		    depth, n));
+		return (q_call_select(q, resp, Q_CALLS_ROOTS "SELECT "
+		    Q_CALL_RAW "WHERE c.id IN (SELECT id FROM sel) AND "
+		    "c.depth <= ?2 ORDER BY c.thread, c.entry_seq, c.id "
+		    "LIMIT ?3", req->thread, depth, n));
 	if (req->thread >= 0)
 		return (q_call_select(q, resp, "SELECT " Q_CALL_RAW
 		    "WHERE c.thread = ?1 AND c.depth <= ?2 "

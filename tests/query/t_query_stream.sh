@@ -121,6 +121,78 @@ tree_matches_sql_body()
 	    "$(diff exp got | head -n 3 | tr "\n" " ")"
 }
 
+atf_test_case roots_match_sql
+roots_match_sql_head() { atf_set descr "calls --depth 0 and tree --depth 0 find the roots through calls_thread, a lookup each: the same as SQLite's parent IS NULL on a history of many roots per thread (a trace that starts inside functions and returns past them)"; }
+roots_match_sql_body()
+{
+	"$HWTRACE_BUILD/bench/qmkdb" fix.db \
+	    "$HWTRACE_SRC/tests/query/fixture.sql" ||
+	    atf_fail "cannot make the fixture database"
+	# Per thread T (1, 2), 600 roots one after the other, each returning
+	# where the next starts (exit_seq = next entry_seq), root J holding
+	# J mod 3 children and each child one grandchild; ids in (thread,
+	# entry position) order, as the indexer numbers them.
+	awk 'BEGIN {
+		id = 0
+		print "BEGIN; DELETE FROM calls;"
+		for (t = 1; t <= 2; t++) {
+			seq = 0
+			for (j = 0; j < 600; j++) {
+				n = j % 3
+				len = 1 + 2 * n
+				root = ++id
+				ek = j == 0 ? "start" : "return"
+				xk = j == 599 ? "end" : "return"
+				row(root, t, "NULL", 0, 1 + j % 2, ek, xk, seq,
+				    seq + len + 1)
+				s = seq + 1
+				for (k = 0; k < n; k++) {
+					c = ++id
+					row(c, t, root, 1, 3, "call", "return", s,
+					    s + 2)
+					row(++id, t, c, 2, 1, "call", "return",
+					    s + 1, s + 2)
+					s += 2
+				}
+				seq += len + 1
+			}
+		}
+		print "COMMIT;"
+	}
+	function row(i, t, p, d, sym, ek, xk, a, b) {
+		printf "INSERT INTO calls VALUES (%d, %d, %s, %d, %d, %d, " \
+		    "%s, \x27%s\x27, \x27%s\x27, %d, %d, %d, %d, %d, %d, " \
+		    "%d, %d, %d, %d, %d);\n", i, t, p, d, sym,
+		    4198400 + 16 * sym, p == "NULL" ? "NULL" : "4198453", ek,
+		    xk, a, b, 3 * a, 3 * b, 1000 + a, 1000 + b,
+		    1700000000000001000 + a, 1700000000000001000 + b,
+		    3 * (b - a), 3, b - a
+	}' > gen.sql
+	sqlite3 fix.db < gen.sql || atf_fail "cannot write the calls"
+	[ "$(sqlite3 fix.db 'SELECT count(*) FROM calls WHERE parent IS NULL')" = 1200 ] ||
+		atf_fail "the generated history does not have 1200 roots"
+	for th in "" "--thread 2"; do
+		w=${th:+AND c.thread = 2}
+		"$HWTRACE" query fix.db calls $th --depth 0 --format tsv |
+		    tail -n +2 > got || atf_fail "calls $th --depth 0 failed"
+		"$HWTRACE" query fix.db sql --format tsv "$CALLS_SQL
+		    WHERE c.parent IS NULL $w ORDER BY c.thread, c.entry_seq,
+		    c.id" | tail -n +2 > exp ||
+			atf_fail "the SQL reference failed"
+		[ "$(wc -l < exp)" -ge 600 ] || atf_fail "few roots: $(wc -l < exp)"
+		cmp -s exp got || atf_fail "calls $th --depth 0 differs from" \
+		    "parent IS NULL: $(diff exp got | head -n 3 | tr '\n' ' ')"
+	done
+	"$HWTRACE" query fix.db tree --depth 0 --format tsv | tail -n +2 |
+	    cut -f 1,4 > got || atf_fail "tree --depth 0 failed"
+	"$HWTRACE" query fix.db sql --format tsv "SELECT c.thread, count(*)
+	    FROM calls c WHERE c.parent IS NULL GROUP BY c.thread, c.symbol
+	    ORDER BY c.thread, min(c.id)" | tail -n +2 > exp ||
+		atf_fail "the SQL reference failed"
+	cmp -s exp got || atf_fail "tree --depth 0 differs from parent IS" \
+	    "NULL: $(diff exp got | head -n 3 | tr '\n' ' ')"
+}
+
 atf_test_case windows_across_chunks
 windows_across_chunks_head() { atf_set descr "insns --from and last windows across an exec_chunks boundary equal the whole expansion filtered by SQLite"; }
 windows_across_chunks_body()
@@ -186,6 +258,7 @@ atf_init_test_cases()
 	atf_add_test_case calls_long_matches_sql
 	atf_add_test_case func_long_matches_sql
 	atf_add_test_case tree_matches_sql
+	atf_add_test_case roots_match_sql
 	atf_add_test_case windows_across_chunks
 	atf_add_test_case reader_gone_quiet
 }
