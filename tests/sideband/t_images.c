@@ -323,6 +323,18 @@ ATF_TC_BODY(replaced_file_stored_as_mapped, tc)
  * No file with the reported build-id anywhere: the mapped bytes are
  * dumped from memory, and equal the file's bytes at the mapped offset.
  */
+/* Store @r's image, which must be new and a memory image, then @r. */
+static void
+add_memory_image(struct hwtr_img *img, struct hwtr_aw *aw,
+    struct hwtr_sb_rec *r)
+{
+	ATF_REQUIRE_MSG(hwtr_img_mmap(img, r) == 1, "%s",
+	    hwtr_img_errmsg(img));
+	ATF_CHECK_EQ_MSG(r->u.mmap.pgoff, 0, "a memory image is mapped from "
+	    "offset 0, record says 0x%" PRIx64, r->u.mmap.pgoff);
+	ATF_REQUIRE(hwtr_aw_sideband(aw, r) == 0);
+}
+
 ATF_TC_WITHOUT_HEAD(unknown_build_id_dumps_memory);
 ATF_TC_BODY(unknown_build_id_dumps_memory, tc)
 {
@@ -351,11 +363,7 @@ ATF_TC_BODY(unknown_build_id_dumps_memory, tc)
 	pgoff = r.u.mmap.pgoff;
 	aw = new_archive("memory.hwtrace");
 	ATF_REQUIRE(hwtr_img_new(&img, aw, &test_log) == 0);
-	ATF_REQUIRE_MSG(hwtr_img_mmap(img, &r) == 1, "%s",
-	    hwtr_img_errmsg(img));
-	ATF_CHECK_EQ_MSG(r.u.mmap.pgoff, 0, "a memory image is mapped from "
-	    "offset 0, record says 0x%" PRIx64, r.u.mmap.pgoff);
-	ATF_REQUIRE(hwtr_aw_sideband(aw, &r) == 0);
+	add_memory_image(img, aw, &r);
 	finish(pid);
 	ATF_REQUIRE(hwtr_aw_close(aw, err, sizeof(err)) == 0);
 	ATF_REQUIRE(hwtr_ar_open(&ar, "memory.hwtrace", NULL) == 0);
@@ -413,11 +421,7 @@ ATF_TC_BODY(slice_stores_mapped_bytes, tc)
 	past.u.mmap.pgoff = flen + 0x1000;
 	aw = new_archive("slice.hwtrace");
 	ATF_REQUIRE(hwtr_img_new(&img, aw, &test_log) == 0);
-	ATF_REQUIRE_MSG(hwtr_img_mmap(img, &r) == 1, "%s",
-	    hwtr_img_errmsg(img));
-	ATF_CHECK_EQ_MSG(r.u.mmap.pgoff, 0, "a slice is mapped from offset 0, "
-	    "record says 0x%" PRIx64, r.u.mmap.pgoff);
-	ATF_REQUIRE(hwtr_aw_sideband(aw, &r) == 0);
+	add_memory_image(img, aw, &r);
 	ATF_REQUIRE_MSG(hwtr_img_mmap(img, &past) == 1, "%s",
 	    hwtr_img_errmsg(img));
 	ATF_REQUIRE(hwtr_aw_sideband(aw, &past) == 0);
