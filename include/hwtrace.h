@@ -802,6 +802,13 @@ int hwtr_ptenc_far(struct hwtr_ptenc *enc, uint64_t target, int mode64);
 int hwtr_ptenc_async(struct hwtr_ptenc *enc, uint64_t from, uint64_t to);
 /* The instruction at @ip is about to execute: a PSB+ may go here. */
 int hwtr_ptenc_at(struct hwtr_ptenc *enc, uint64_t ip, uint64_t tsc);
+/*
+ * How many more branches hwtr_ptenc_tnt() can take, with no other call in
+ * between, while hwtr_ptenc_at() would still write nothing (-1: it may
+ * write a PSB+ now).  A caller that counts them may skip hwtr_ptenc_at()
+ * until then.
+ */
+int hwtr_ptenc_tnt_room(const struct hwtr_ptenc *enc);
 /* Make the next hwtr_ptenc_at() (or enable) write a PSB+. */
 void hwtr_ptenc_want_psb(struct hwtr_ptenc *enc);
 /* A TSC packet (when @tsc differs from the last one written). */

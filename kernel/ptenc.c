@@ -31,6 +31,7 @@
 #define PTENC_RETSTACK	64	/* as libipt's pt_retstack and hardware */
 #define PTENC_TNT_SHORT	6
 #define PTENC_TNT_LONG	47
+#define PTENC_TNT_LONG_SIZE 8	/* bytes of a long TNT packet */
 
 struct hwtr_ptenc {
 	struct hwtr_ptenc_opts opts;
@@ -531,6 +532,30 @@ hwtr_ptenc_at(struct hwtr_ptenc *enc, uint64_t ip, uint64_t tsc)
 	if ((rc = reserve(enc)) < 0)
 		return (rc);
 	return (put_psb(enc, ip, tsc));
+}
+
+/*
+ * Only full long TNT packets (8 bytes) are written while nothing but TNT
+ * bits come: the first when bit 48 - ntnt arrives, then one per 47 bits
+ * (hwtr_ptenc_tnt()).  hwtr_ptenc_at() writes nothing while the bytes
+ * since the last PSB stay below the period: up to k - 1 more packets,
+ * k = ceil((period - bytes since) / 8).
+ */
+int
+hwtr_ptenc_tnt_room(const struct hwtr_ptenc *enc)
+{
+	uint64_t since, k;
+
+	if (enc == NULL || !enc->enabled || enc->error || enc->want_psb)
+		return (-1);
+	since = enc->written + enc_offset(enc) - enc->last_psb;
+	if (since >= enc->opts.psb_period)
+		return (-1);
+	k = (enc->opts.psb_period - since + PTENC_TNT_LONG_SIZE - 1) /
+	    PTENC_TNT_LONG_SIZE;
+	if (k > 1u << 20)
+		k = 1u << 20;
+	return ((int)((PTENC_TNT_LONG - enc->ntnt) + PTENC_TNT_LONG * (k - 1)));
 }
 
 void

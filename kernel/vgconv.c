@@ -1151,18 +1151,41 @@ path_calls(struct hwtr_ptenc *e, const struct vg_def *d,
 }
 
 /*
+ * The encoder's room for TNT bits (see fast_sync()), or none while a stop
+ * limit counts its bytes.
+ */
+static inline long
+fast_room(const struct vg_thr *t, const struct hwtr_ptenc *e)
+{
+	if (e == NULL || t->limit != 0)
+		return (-1);
+	return (hwtr_ptenc_tnt_room(e));
+}
+
+/*
  * fast_run()'s step every 16th superblock (the one at @addr), as advance()
  * takes it: the TNT bits gathered so far to the encoder, the instructions
  * counted (stop_check() needs them), the stop check, and the encoder's
  * chance to put a PSB+ there.  Always inlined, so that the loop's
  * counters stay in registers.  Returns < 0 on an error.
+ *
+ * @left: how many of the TNT bits gathered since the last such step the
+ * encoder could still take while its hwtr_ptenc_at() stays a no-op (its
+ * room then, less the bits handed over since; < 0: none).  While the
+ * bits in the word fit, and the owner does not ask to stop, nothing can
+ * happen here and the step is skipped: the bits stay in the word, the
+ * counters in registers.  Most of these steps (every 16 superblocks,
+ * against a PSB+ every 4 KiB of PT) are skipped so.
  */
 static inline __attribute__((always_inline)) int
 fast_sync(struct vgconv *cv, struct vg_thr *t, struct hwtr_ptenc **ep,
-    uint64_t *bits, unsigned *nb, uint64_t *ninsn, uint64_t addr)
+    uint64_t *bits, unsigned *nb, uint64_t *ninsn, uint64_t addr,
+    long *left)
 {
 	int rc;
 
+	if ((long)*nb <= *left && (t->fullp == NULL || !*t->fullp))
+		return (0);
 	if (*nb > 0 && (rc = hwtr_ptenc_tnt(*ep, *bits, *nb)) < 0)
 		return (rc);
 	*bits = 0;
@@ -1176,6 +1199,7 @@ fast_sync(struct vgconv *cv, struct vg_thr *t, struct hwtr_ptenc **ep,
 	if ((*ep = ENC(t)) != NULL &&
 	    (rc = hwtr_ptenc_at(*ep, t->pos, t->time)) < 0)
 		return (rc);
+	*left = fast_room(t, *ep);
 	return (0);
 }
 
@@ -1191,7 +1215,7 @@ fast_sync(struct vgconv *cv, struct vg_thr *t, struct hwtr_ptenc **ep,
 static inline __attribute__((always_inline)) int
 fast_xind(struct vgconv_file *f, struct vg_thr *t, struct hwtr_ptenc **ep,
     const struct vg_hothdr **hpp, uint64_t *bits, unsigned *nb,
-    uint64_t *ninsn, uint32_t *nblk, uint64_t target)
+    uint64_t *ninsn, uint32_t *nblk, uint64_t target, long *left)
 {
 	const struct vg_hothdr *h = *hpp;
 	struct vg_def *d = h->def;
@@ -1201,7 +1225,8 @@ fast_xind(struct vgconv_file *f, struct vg_thr *t, struct hwtr_ptenc **ep,
 	int rc;
 
 	if (((*nblk)++ & 15) == 0 && *ep != NULL &&
-	    (rc = fast_sync(f->cv, t, ep, bits, nb, ninsn, d->addr)) < 0)
+	    (rc = fast_sync(f->cv, t, ep, bits, nb, ninsn, d->addr,
+	    left)) < 0)
 		return (rc);
 	if ((e = *ep) != NULL) {
 		if ((hp->flags & HOT_CALLS) && (rc = path_calls(e, d,
@@ -1227,6 +1252,8 @@ fast_xind(struct vgconv_file *f, struct vg_thr *t, struct hwtr_ptenc **ep,
 			rc = hwtr_ptenc_call(e, in->addr + in->len, target, 1);
 		if (rc < 0)
 			return (rc);
+		/* Packets or a bit went to the encoder, not counted. */
+		*left = fast_room(t, e);
 	}
 	*ninsn += hp->ninsn;
 	if (h->succ_gen == f->gen && hp->succ != NULL &&
@@ -1267,6 +1294,7 @@ fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 	uint64_t bits = 0, ninsn = 0, gen;
 	uint32_t nblk, nblk0;
 	unsigned nb = 0, walk = 0, s2, pslot = 0;
+	long left = -1;
 	size_t slot;
 	int rc = 0, have_def = 1;
 
@@ -1296,7 +1324,7 @@ fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 				    HOT_XIND))
 					break;
 				if ((rc = fast_xind(f, t, &e, &h, &bits, &nb,
-				    &ninsn, &nblk, rd64(bp) >> 8)) < 0)
+				    &ninsn, &nblk, rd64(bp) >> 8, &left)) < 0)
 					break;
 				bp += 8;
 				ph = NULL;
@@ -1316,7 +1344,8 @@ fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 			    (nblk & 15) != 15) {
 				if (__builtin_expect((nblk & 15) == 0, 0) &&
 				    e != NULL && (rc = fast_sync(cv, t, &e,
-				    &bits, &nb, &ninsn, h->def->addr)) < 0)
+				    &bits, &nb, &ninsn, h->def->addr,
+				    &left)) < 0)
 					break;
 				nblk += 2;
 				if (__builtin_expect(nb > 64 - VG_PATH_BITS,
@@ -1324,6 +1353,7 @@ fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 					if (e != NULL && (rc = hwtr_ptenc_tnt(e,
 					    bits, nb)) < 0)
 						break;
+					left -= nb;
 					bits = 0;
 					nb = 0;
 				}
@@ -1353,12 +1383,13 @@ fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 			break;
 		if (__builtin_expect((nblk++ & 15) == 0, 0) && e != NULL &&
 		    (rc = fast_sync(cv, t, &e, &bits, &nb, &ninsn,
-		    h->def->addr)) < 0)
+		    h->def->addr, &left)) < 0)
 			break;
 		/* A path has at most VG_PATH_BITS (32) bits. */
 		if (__builtin_expect(nb > 64 - VG_PATH_BITS, 0)) {
 			if (e != NULL && (rc = hwtr_ptenc_tnt(e, bits, nb)) < 0)
 				break;
+			left -= nb;
 			bits = 0;
 			nb = 0;
 		}

@@ -928,8 +928,69 @@ ATF_TC_BODY(tnt_batches_same_packets, tc)
 	free(s2.buf);
 }
 
+/*
+ * hwtr_ptenc_tnt_room(): while no more TNT bits than it said came since,
+ * hwtr_ptenc_at() writes nothing; the reference is what hwtr_ptenc_at()
+ * itself does (bytes before and after it).  It must also say something
+ * useful: most checks between two PSBs fall within it.
+ */
+ATF_TC_WITHOUT_HEAD(tnt_room_holds_off_psb);
+ATF_TC_BODY(tnt_room_holds_off_psb, tc)
+{
+	struct hwtr_ptenc_opts o = { .psb_period = 512 };
+	struct sink s;
+	struct hwtr_ptenc_out out = { sink_write, NULL, &s };
+	struct hwtr_ptenc *e;
+	uint64_t x = 88172645463325252ull, before;
+	unsigned n, round, within = 0, psbs = 0;
+	long room, since = 0;
+
+	memset(&s, 0, sizeof(s));
+	ATF_REQUIRE_EQ(hwtr_ptenc_new(&e, &o, &out), 0);
+	ATF_REQUIRE_EQ(hwtr_ptenc_tnt_room(e), -1);
+	ATF_REQUIRE_EQ(hwtr_ptenc_enable(e, 0x401000, 1, 1), 0);
+	room = hwtr_ptenc_tnt_room(e);
+	for (round = 0; round < 200000; round++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		n = (unsigned)(x % 41);
+		ATF_REQUIRE_EQ(hwtr_ptenc_tnt(e, x * 0x9e3779b97f4a7c15ull,
+		    n), 0);
+		since += n;
+		before = hwtr_ptenc_bytes(e);
+		ATF_REQUIRE_EQ(hwtr_ptenc_at(e, 0x401000 + round, round), 0);
+		if (hwtr_ptenc_bytes(e) != before) {
+			ATF_REQUIRE_MSG(since > room, "round %u: a PSB+ after "
+			    "%ld bits, within the room of %ld", round, since,
+			    room);
+			psbs++;
+		} else if (since <= room)
+			within++;
+		if (since > room || hwtr_ptenc_bytes(e) != before) {
+			room = hwtr_ptenc_tnt_room(e);
+			since = 0;
+		}
+		if (round % 997 == 0) {
+			/* Other packets: the room is taken again after. */
+			ATF_REQUIRE_EQ(hwtr_ptenc_indirect(e, 0x402000), 0);
+			room = hwtr_ptenc_tnt_room(e);
+			since = 0;
+		}
+	}
+	ATF_CHECK_MSG(psbs > 1000, "expected PSBs every 512 bytes, got %u",
+	    psbs);
+	ATF_CHECK_MSG(within > round / 2, "the room covered %u of %u checks",
+	    within, round);
+	hwtr_ptenc_want_psb(e);
+	ATF_CHECK_EQ(hwtr_ptenc_tnt_room(e), -1);
+	hwtr_ptenc_free(e);
+	free(s.buf);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, tnt_room_holds_off_psb);
 	ATF_TP_ADD_TC(tp, tnt_batches_same_packets);
 	ATF_TP_ADD_TC(tp, loop_decodes_exactly);
 	ATF_TP_ADD_TC(tp, psb_every_few_bytes_decodes_exactly);
