@@ -51,6 +51,14 @@
 #define VG_MAP_WIN	(8u << 20)
 /* Give back the disk space of what was converted every this many bytes. */
 #define VG_PUNCH_STEP	(1u << 20)
+/*
+ * A ring's bytes are converted in slices of this many, each given back
+ * to the tool (the tail) as soon as it is converted: the tool, which
+ * waits while the ring is full, gets room every fraction of a
+ * millisecond instead of once the whole ring (8 MiB, 25 ms of
+ * conversion) is converted.
+ */
+#define VG_RING_SLICE	(256u << 10)
 #define VG_MAX_FILES	4096
 
 struct vg_evfile {
@@ -659,14 +667,14 @@ evfile_close(struct vgsrc *vs, struct vg_evfile *ef)
 	ef->buf = NULL;
 }
 
-/* Feed @ef's unconsumed bytes at @p to the converter. */
+/* Feed @len of @ef's unconsumed bytes, at @p, to the converter. */
 static int
-evfile_feed(struct vgsrc *vs, struct vg_evfile *ef, const uint8_t *p,
-    long *usedp)
+evfile_feed_n(struct vgsrc *vs, struct vg_evfile *ef, const uint8_t *p,
+    size_t len, long *usedp)
 {
 	long used;
 
-	used = vgconv_feed(ef->f, p, ef->have);
+	used = vgconv_feed(ef->f, p, len);
 	if (used < 0) {
 		vg_err(vs, "'%s': %s", ef->name, vgconv_errmsg(vs->cv));
 		return ((int)used);
@@ -675,6 +683,14 @@ evfile_feed(struct vgsrc *vs, struct vg_evfile *ef, const uint8_t *p,
 	*usedp = used;
 	punch(vs, ef);
 	return (0);
+}
+
+/* All of them. */
+static int
+evfile_feed(struct vgsrc *vs, struct vg_evfile *ef, const uint8_t *p,
+    long *usedp)
+{
+	return (evfile_feed_n(vs, ef, p, ef->have, usedp));
 }
 
 /* An I/O error on event file @ef, named with errno's reason. */
@@ -861,6 +877,7 @@ static int
 evfile_ring(struct vgsrc *vs, struct vg_evfile *ef)
 {
 	uint64_t head, cons;
+	size_t n;
 	long used;
 	int rc, progress = 0;
 
@@ -881,8 +898,13 @@ evfile_ring(struct vgsrc *vs, struct vg_evfile *ef)
 		}
 		if (ef->have == 0)
 			break;
-		if ((rc = evfile_feed(vs, ef, ef->rdata +
-		    (cons & (ef->rsize - 1)), &used)) < 0)
+		n = ef->have < VG_RING_SLICE ? ef->have : VG_RING_SLICE;
+		if ((rc = evfile_feed_n(vs, ef, ef->rdata +
+		    (cons & (ef->rsize - 1)), n, &used)) < 0)
+			return (rc);
+		/* A record longer than the slice: the whole of it. */
+		if (used == 0 && n < ef->have && (rc = evfile_feed(vs, ef,
+		    ef->rdata + (cons & (ef->rsize - 1)), &used)) < 0)
 			return (rc);
 		__atomic_store_n((uint64_t *)(ef->rhdr + HWVG_RING_TAIL_OFF),
 		    cons + (uint64_t)used, __ATOMIC_RELEASE);
