@@ -177,9 +177,17 @@ hw_ring_put(const UChar *p, ULong n)
 		tail = __atomic_load_n(hw.rtail, __ATOMIC_ACQUIRE);
 		room = HW_RING_SIZE - (hw.rh - tail);
 		if (room == 0) {
-			if (++waited > 60000)
+			/*
+			 * 100 us at a time: hwtrace gives room back every
+			 * 256 KiB it converts (well under a millisecond), and
+			 * every wait here is a wait of the program.
+			 */
+			struct vki_timespec ts = { 0, 100000 };
+
+			if (++waited > 600000)
 				hw_die("hwtrace took no events for a minute");
-			(void)VG_(poll)(NULL, 0, 1);
+			(void)VG_(do_syscall)(__NR_nanosleep, (RegWord)&ts, 0,
+			    0, 0, 0, 0, 0, 0);
 			continue;
 		}
 		waited = 0;
