@@ -1016,7 +1016,7 @@ rm_dir(struct vgsrc *vs)
 static void
 sweep_stale(struct vgsrc *vs, const char *parent)
 {
-	char path[PATH_MAX + 300], file[PATH_MAX + 600];
+	char path[PATH_MAX + 300];
 	struct dirent *de, *fe;
 	struct stat st;
 	DIR *d, *sub;
@@ -1046,14 +1046,11 @@ sweep_stale(struct vgsrc *vs, const char *parent)
 			close(fd);
 			continue;
 		}
-		while ((fe = readdir(sub)) != NULL) {
-			if (strcmp(fe->d_name, ".") == 0 ||
-			    strcmp(fe->d_name, "..") == 0)
-				continue;
-			snprintf(file, sizeof(file), "%s/%s", path,
-			    fe->d_name);
-			(void)unlink(file);
-		}
+		/* Through the descriptor checked above, not the path. */
+		while ((fe = readdir(sub)) != NULL)
+			if (strcmp(fe->d_name, ".") != 0 &&
+			    strcmp(fe->d_name, "..") != 0)
+				(void)unlinkat(dirfd(sub), fe->d_name, 0);
 		if (rmdir(path) == 0)
 			hwtr_logf(&vs->src->cfg.log, HWTR_LOG_INFO,
 			    "valgrind: removed '%s', left by a capture that "
