@@ -96,7 +96,6 @@ struct hwtr_sbc {
 	size_t		nfds;
 	struct sbc_ring	*rings;
 	size_t		nrings;
-	size_t		cur_ring;	/* the ring being drained */
 	uint8_t		*recbuf;	/* one record, unwrapped */
 
 	struct sbc_ent	*q;
@@ -734,9 +733,10 @@ take_status(struct hwtr_sbc *sbc, struct sbc_ent *e)
 	return (0);
 }
 
-/* Convert one perf record into queued records. */
+/* Convert one perf record, read from ring @r, into queued records. */
 static int
-sbc_perf_record(struct hwtr_sbc *sbc, uint8_t *rec, size_t size)
+sbc_perf_record(struct hwtr_sbc *sbc, struct sbc_ring *r, uint8_t *rec,
+    size_t size)
 {
 	struct perf_event_header hdr;
 	struct sbc_sample_id sid;
@@ -869,7 +869,7 @@ sbc_perf_record(struct hwtr_sbc *sbc, uint8_t *rec, size_t size)
 		e->rec.u.lost.reason = HWTR_LOST_SIDEBAND;
 		e->rec.u.lost.records = u64[1];
 		sbc->st.lost += u64[1];
-		sbc->rings[sbc->cur_ring].lost_seen += u64[1];
+		r->lost_seen += u64[1];
 		hwtr_logf(sbc->log, HWTR_LOG_WARN, "sideband: the kernel dropped"
 		    " %" PRIu64 " records (ring full)", u64[1]);
 		return (0);
@@ -892,7 +892,6 @@ sbc_perf_drain(struct hwtr_sbc *sbc)
 
 	for (i = 0; i < sbc->nrings; i++) {
 		r = &sbc->rings[i];
-		sbc->cur_ring = i;
 		mp = r->base;
 		data = (const uint8_t *)r->base + r->data_off;
 		head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
@@ -925,7 +924,7 @@ sbc_perf_drain(struct hwtr_sbc *sbc)
 				memcpy(sbc->recbuf + first, data,
 				    hdr.size - first);
 			}
-			rc = sbc_perf_record(sbc, sbc->recbuf, hdr.size);
+			rc = sbc_perf_record(sbc, r, sbc->recbuf, hdr.size);
 			tail += hdr.size;
 		}
 		__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
