@@ -627,6 +627,23 @@ sink_groundtruth(void *arg, struct hwtr_src_thread *thr, const uint64_t *ip,
 }
 
 static int
+sink_gap(void *arg, struct hwtr_src_thread *thr, uint64_t time)
+{
+	struct cap_thread *ct = thr->owner;
+	struct hwtr_sb_rec rec;
+
+	(void)arg;
+	memset(&rec, 0, sizeof(rec));
+	rec.type = HWTR_SB_LOST;
+	rec.time = time;
+	rec.pid = ct->st.pid;
+	rec.tid = ct->st.tid;
+	rec.u.lost.stream = ct->stream;
+	rec.u.lost.reason = HWTR_LOST_UNTRACED;
+	return (hwtr_cap_sideband(ct->cap, &rec));
+}
+
+static int
 snapshot_all(struct cap *cap)
 {
 	struct cap_thread *ct;
@@ -837,7 +854,7 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 {
 	static const struct hwtr_src_sink sink_ops = {
 		NULL, sink_thread_start, sink_thread_exit, sink_proc,
-		sink_sideband, sink_groundtruth, sink_trigger
+		sink_sideband, sink_groundtruth, sink_trigger, sink_gap
 	};
 	struct hwtr_src_sink sink = sink_ops;
 	const char *source = cfg->source;
@@ -917,6 +934,8 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 	cap.meta.source_version = cap.src.version;
 	cap.meta.caveats = cap.src.caveats;
 	cap.meta.ncaveats = cap.src.ncaveats;
+	cap.meta.notes = cap.src.notes;
+	cap.meta.nnotes = cap.src.nnotes;
 	cpu_identify(&cap.meta.cpu);
 	if (cfg->argv != NULL) {
 		cap.meta.argv = (const char *const *)cfg->argv;

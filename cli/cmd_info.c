@@ -253,6 +253,11 @@ print_text(FILE *fp, struct info *in)
 		fprintf(fp, "caveats: %zu\n", m->ncaveats);
 		for (i = 0; i < m->ncaveats && m->caveats != NULL; i++)
 			fprintf(fp, "  %s\n", str_or(m->caveats[i], ""));
+		if (m->nnotes > 0 && m->notes != NULL) {
+			fprintf(fp, "notes: %zu\n", m->nnotes);
+			for (i = 0; i < m->nnotes; i++)
+				fprintf(fp, "  %s\n", str_or(m->notes[i], ""));
+		}
 	}
 
 	n = hwtr_ar_nstreams(in->ar);
@@ -551,6 +556,14 @@ print_json(FILE *fp, struct info *in)
 			if (i)
 				fputc(',', fp);
 			jstr(fp, m->caveats[i]);
+		}
+		fputc(']', fp);
+		jkey(fp, &g, "notes");
+		fputc('[', fp);
+		for (i = 0; i < m->nnotes && m->notes != NULL; i++) {
+			if (i)
+				fputc(',', fp);
+			jstr(fp, m->notes[i]);
 		}
 		fputs("]}", fp);
 	}

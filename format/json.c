@@ -168,6 +168,11 @@ hwtr_json_meta(const struct hwtr_capture_meta *m)
 	    "argv", jstrarr(m->argv, m->argv ? m->argc : 0),
 	    "start_ns", (json_int_t)m->start_ns,
 	    "timeconv", tc);
+	if (o != NULL && m->nnotes > 0 && m->notes != NULL &&
+	    json_object_set_new(o, "notes", jstrarr(m->notes, m->nnotes)) != 0) {
+		json_decref(o);
+		return (NULL);
+	}
 	return (dump(o));
 }
 
@@ -521,8 +526,8 @@ hwtr_json_parse_meta(const char *member, const void *buf, size_t len,
     struct hwtr_pool *pool, struct hwtr_warnings *w, char *err, size_t errlen)
 {
 	static const char *const known[] = { "format", "writer", "host",
-	    "source", "source_version", "sideband_origin", "caveats", "cpu",
-	    "argv", "start_ns", "timeconv", NULL };
+	    "source", "source_version", "sideband_origin", "caveats", "notes",
+	    "cpu", "argv", "start_ns", "timeconv", NULL };
 	static const char *const kcpu[] = { "vendor", "family", "model",
 	    "stepping", "brand", NULL };
 	static const char *const ktc[] = { "tsc_zero", "ns_zero", "mult",
@@ -556,6 +561,8 @@ hwtr_json_parse_meta(const char *member, const void *buf, size_t len,
 	TRY(jstr(&p, root, "", "source_version", 1, &m->source_version));
 	TRY(jstr(&p, root, "", "sideband_origin", 1, &m->sideband_origin));
 	TRY(jstrv(&p, root, "caveats", 4096, &m->caveats, &m->ncaveats));
+	if (json_object_get(root, "notes") != NULL)
+		TRY(jstrv(&p, root, "notes", 4096, &m->notes, &m->nnotes));
 	TRY(jstrv(&p, root, "argv", 1 << 20, &m->argv, &m->argc));
 	TRY(jint(&p, root, "", "start_ns", INT64_MIN, INT64_MAX, &m->start_ns));
 	TRY(jobj(&p, root, "", "cpu", JSON_OBJECT, 0, &cpu));

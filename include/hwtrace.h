@@ -141,6 +141,9 @@ struct hwtr_capture_meta {
 	const char	*sideband_origin;/* "perf_event", "proc", "import", or NULL */
 	const char *const *caveats;	/* free-text caveats of the source */
 	size_t		ncaveats;
+	/* What the source found out about the machine (its probes). */
+	const char *const *notes;
+	size_t		nnotes;
 	struct hwtr_cpu	cpu;
 	const char *const *argv;	/* command line of the traced program */
 	size_t		argc;
@@ -297,7 +300,13 @@ enum hwtr_lost_reason {
 	HWTR_LOST_WRAP,			/* ring buffer overwritten */
 	HWTR_LOST_STOPPED,		/* stop-on-full ended the trace */
 	HWTR_LOST_SIDEBAND,		/* sideband records dropped */
-	HWTR_LOST_OTHER
+	HWTR_LOST_OTHER,
+	/*
+	 * Instructions ran that the source could not record exactly (the
+	 * step source's single-step trap came late and the path between
+	 * two stops was ambiguous): the trace has a gap, PGD to PGE.
+	 */
+	HWTR_LOST_UNTRACED
 };
 
 struct hwtr_sb_rec {
@@ -905,6 +914,11 @@ struct hwtr_src_sink {
 	/* A trigger fired in the traced program (ring mode snapshots). */
 	int	(*trigger)(void *arg, struct hwtr_src_thread *thr,
 		    const char *why);
+	/*
+	 * @thr ran instructions the source could not record; its trace has
+	 * a gap here (HWTR_LOST_UNTRACED).
+	 */
+	int	(*gap)(void *arg, struct hwtr_src_thread *thr, uint64_t time);
 };
 
 /* What a session asks of its source. */
@@ -962,6 +976,9 @@ struct hwtr_src {
 	const char	*sideband_origin;
 	const char *const *caveats;
 	size_t		ncaveats;
+	/* What the source found out about this machine (meta notes). */
+	const char *const *notes;
+	size_t		nnotes;
 	/* Filled by the source when the first process ends. */
 	enum hwtr_exit_kind exit_kind;
 	int32_t		exit_value;

@@ -802,9 +802,14 @@ replay_sideband(struct run *r)
 
 			if (s >= 0)
 				r->lost[s] += rec->u.lost.bytes;
-			snprintf(det, sizeof(det), "%" PRIu64 " bytes, %"
-			    PRIu64 " records", rec->u.lost.bytes,
-			    rec->u.lost.records);
+			if (rec->u.lost.reason == HWTR_LOST_UNTRACED)
+				snprintf(det, sizeof(det), "untraced: "
+				    "instructions ran that the source could "
+				    "not record");
+			else
+				snprintf(det, sizeof(det), "%" PRIu64
+				    " bytes, %" PRIu64 " records",
+				    rec->u.lost.bytes, rec->u.lost.records);
 			if (sb_event(r, "lost", rec, s, det) < 0)
 				return (-HWTR_E_NOMEM);
 			break;

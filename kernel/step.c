@@ -167,6 +167,7 @@ struct step_thread {
 	struct hwtr_x86_insn pinsn;
 	uint64_t	psysno;		/* rax when a syscall is pending */
 	int		stopped_trace;	/* trace ended (stop-on-full) */
+	int		sim_skipped;	/* traps HWTRACE_TEST_LATE_TRAP took */
 	uint64_t	*gt;
 	size_t		ngt;
 	struct step_thread *next;
@@ -182,6 +183,30 @@ struct step {
 	int		first_exited;
 	int		ptrace_opts;
 	int		detaching;
+	/* Late single-step traps: bit 1 << enum hwtr_x86_vmexit. */
+	unsigned	late;		/* probed (or simulated) on this machine */
+	unsigned	exact;		/* probed and found exact */
+	unsigned	sim;		/* simulated (HWTRACE_TEST_LATE_TRAP) */
+	int		simlost;	/* traps it loses each time (1-3) */
+	uint64_t	nresolved;	/* late stops whose path was recovered */
+	uint64_t	ngaps;		/* late stops left as gaps */
+	char		note[512];
+	char		caveat[512];
+	const char	*notes[1];
+	const char	*caveats[1];
+};
+
+/*
+ * At most this many instructions may run between two stops: the pending
+ * one whose trap was lost and those after it, each of which but the last
+ * a hypervisor-emulated instruction that lost its trap too.
+ */
+#define STEP_MAXHIDDEN	4
+
+struct step_hidden {
+	uint64_t	ip;
+	uint64_t	next;		/* where it went */
+	struct hwtr_x86_insn insn;
 };
 
 /* ------------------------------------------------------------------ */
@@ -623,6 +648,200 @@ complete(struct step *st, struct step_thread *t, uint64_t r, int mode64)
 }
 
 /*
+ * The paths of at most STEP_MAXHIDDEN instructions from @x that end at
+ * the stop @r: walk() counts them in @nsol and keeps the first in @sol.
+ */
+struct step_walk {
+	struct step_proc *p;
+	uint64_t	r;
+	int		mode64;
+	int		nsol;
+	int		nsol_insn;
+	struct step_hidden cur[STEP_MAXHIDDEN];
+	struct step_hidden sol[STEP_MAXHIDDEN];
+};
+
+static void
+walk(struct step_walk *w, uint64_t x, int depth)
+{
+	struct hwtr_x86_insn in;
+	uint64_t succ[2];
+	int n = 0, i;
+
+	if (depth >= STEP_MAXHIDDEN || w->nsol > 1)
+		return;
+	if (proc_decode(w->p, x, w->mode64, &in) < 0 || in.is_int)
+		return;
+	switch (in.kind) {
+	case HWTR_X86_OTHER:
+	case HWTR_X86_SYSCALL:
+		succ[n++] = x + in.len;
+		break;
+	case HWTR_X86_JMP:
+	case HWTR_X86_CALL:
+		succ[n++] = in.target;
+		break;
+	case HWTR_X86_JCC:
+		succ[n++] = x + in.len;
+		if (in.target != x + in.len)
+			succ[n++] = in.target;
+		break;
+	case HWTR_X86_JMP_IND:
+	case HWTR_X86_CALL_IND:
+	case HWTR_X86_RET:
+	case HWTR_X86_FAR:
+		/* Only the stop can say where it went: it must be the last. */
+		succ[n++] = w->r;
+		break;
+	default:
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		w->cur[depth].ip = x;
+		w->cur[depth].next = succ[i];
+		w->cur[depth].insn = in;
+		if (succ[i] == w->r) {
+			if (w->nsol++ == 0) {
+				memcpy(w->sol, w->cur,
+				    (size_t)(depth + 1) * sizeof(w->sol[0]));
+				w->nsol_insn = depth + 1;
+			}
+			continue;
+		}
+		/*
+		 * The trap after this one was lost too only if it is an
+		 * instruction a hypervisor emulates.
+		 */
+		if (in.kind == HWTR_X86_OTHER && in.vmexit != HWTR_X86_VMX_NONE)
+			walk(w, succ[i], depth + 1);
+	}
+}
+
+/*
+ * The thread's trace has a gap before @at: instructions ran between two
+ * stops that cannot be told exactly.  Tracing stops there (TIP.PGD) and
+ * the next begin() resumes it where the thread stands (TIP.PGE); the
+ * session records the gap as lost (untraced).  Never a guess.
+ */
+static int
+gap(struct step *st, struct step_thread *t, uint64_t at, uint64_t r)
+{
+	struct hwtr_ptenc *enc = tenc(t);
+	int rc;
+
+	t->have_pending = 0;
+	if (st->ngaps++ == 0)
+		hwtr_logf(&st->src->cfg.log, HWTR_LOG_WARN,
+		    "step: tid %d: stopped at %#" PRIx64 " after the "
+		    "instruction at %#" PRIx64 ", and what ran in between "
+		    "cannot be told exactly: the trace has a gap there (this "
+		    "and any later such gap is recorded as lost, untraced)",
+		    (int)t->tid, r, t->pip);
+	if (enc != NULL && hwtr_ptenc_enabled(enc) &&
+	    (rc = hwtr_ptenc_disable(enc, at, hwtr_src_now())) < 0)
+		return (rc);
+	if (t->thr != NULL && st->src->sink->gap != NULL)
+		return (st->src->sink->gap(st->src->sink->arg, t->thr,
+		    hwtr_src_now()));
+	return (0);
+}
+
+/*
+ * 1 when @r, where the pending instruction of @t leads, holds a branch
+ * back to itself: after an instruction whose trap comes late here, a stop
+ * at @r cannot tell whether that branch ran once unseen.
+ */
+static int
+self_loop(struct step *st, struct step_thread *t, uint64_t r, int mode64)
+{
+	struct hwtr_x86_insn in;
+
+	if (t->pinsn.vmexit == HWTR_X86_VMX_NONE ||
+	    !(st->late & (1u << t->pinsn.vmexit)))
+		return (0);
+	if (proc_decode(t->proc, r, mode64, &in) < 0)
+		return (0);
+	return ((in.kind == HWTR_X86_JCC || in.kind == HWTR_X86_JMP) &&
+	    in.target == r);
+}
+
+/*
+ * The pending instruction ran and the thread stopped at @r.  Where the
+ * hypervisor delivers the single-step trap late (after CPUID on some VMs,
+ * the next instruction runs with no stop of its own), @r is not where the
+ * pending instruction leads: decode forward from there to @r and tell the
+ * encoder about every instruction on the way, when exactly one path of
+ * at most STEP_MAXHIDDEN instructions gets there; else the trace gets a
+ * gap.  Indirect branches, returns, far transfers and syscalls lead
+ * anywhere, so only the others are checked.
+ */
+static int
+settle(struct step *st, struct step_thread *t, uint64_t r, int mode64)
+{
+	const struct hwtr_x86_insn *in = &t->pinsn;
+	struct step_walk w;
+	uint64_t e[2], first = 0;
+	int ne = 0, i, rc, before;
+
+	switch (in->kind) {
+	case HWTR_X86_OTHER:
+		e[ne++] = t->pip + in->len;
+		break;
+	case HWTR_X86_JMP:
+	case HWTR_X86_CALL:
+		e[ne++] = in->target;
+		break;
+	case HWTR_X86_JCC:
+		e[ne++] = t->pip + in->len;
+		e[ne++] = in->target;
+		break;
+	default:
+		return (complete(st, t, r, mode64));
+	}
+	for (i = 0; i < ne; i++)
+		if (r == e[i]) {
+			if (self_loop(st, t, r, mode64)) {
+				if ((rc = complete(st, t, r, mode64)) < 0)
+					return (rc);
+				t->pip = r;
+				return (gap(st, t, r, r));
+			}
+			return (complete(st, t, r, mode64));
+		}
+
+	memset(&w, 0, sizeof(w));
+	w.p = t->proc;
+	w.r = r;
+	w.mode64 = mode64;
+	for (i = 0; i < ne && w.nsol < 2; i++) {
+		before = w.nsol;
+		walk(&w, e[i], 0);
+		if (before == 0 && w.nsol > 0)
+			first = e[i];
+	}
+	if (w.nsol != 1) {
+		if (in->kind == HWTR_X86_JCC)
+			return (gap(st, t, t->pip, r));
+		if ((rc = complete(st, t, e[0], mode64)) < 0)
+			return (rc);
+		return (gap(st, t, e[0], r));
+	}
+	st->nresolved++;
+	if ((rc = complete(st, t, first, mode64)) < 0)
+		return (rc);
+	for (i = 0; i < w.nsol_insn; i++) {
+		t->pip = w.sol[i].ip;
+		t->pinsn = w.sol[i].insn;
+		/* Its rax is gone: assume a syscall may have mapped code. */
+		t->psysno = 9;
+		t->have_pending = 1;
+		if ((rc = complete(st, t, w.sol[i].next, mode64)) < 0)
+			return (rc);
+	}
+	return (0);
+}
+
+/*
  * The thread stands at @r, about to execute it: (re)enable tracing,
  * decode the instruction, check the trigger.
  */
@@ -659,6 +878,7 @@ begin(struct step *st, struct step_thread *t, const struct user_regs_struct *reg
 	t->pmode64 = mode64;
 	t->psysno = regs->rax;
 	t->have_pending = 1;
+	t->sim_skipped = 0;
 	if (t->proc->trigger != 0 && r == t->proc->trigger &&
 	    st->src->sink->trigger != NULL)
 		(void)st->src->sink->trigger(st->src->sink->arg, t->thr,
@@ -883,7 +1103,7 @@ handle(struct step *st, pid_t tid, int status)
 
 	if (event != 0) {
 		if (t->have_pending && r != t->pip &&
-		    (rc = complete(st, t, r, mode64)) < 0)
+		    (rc = settle(st, t, r, mode64)) < 0)
 			return (rc);
 		switch (event) {
 		case PTRACE_EVENT_CLONE:
@@ -931,7 +1151,18 @@ handle(struct step *st, pid_t tid, int status)
 				resume(st, t, 0);
 				return (0);
 			}
-			if ((rc = complete(st, t, r, mode64)) < 0)
+			if ((st->sim & (1u << t->pinsn.vmexit)) &&
+			    t->pinsn.vmexit != HWTR_X86_VMX_NONE &&
+			    t->sim_skipped < st->simlost) {
+				/*
+				 * Test aid: lose this trap, as a hypervisor
+				 * that delivers it late does.
+				 */
+				t->sim_skipped++;
+				resume(st, t, 0);
+				return (0);
+			}
+			if ((rc = settle(st, t, r, mode64)) < 0)
 				return (rc);
 		}
 		if (st->detaching)
@@ -944,7 +1175,7 @@ handle(struct step *st, pid_t tid, int status)
 
 	/* A signal for the program. */
 	if (t->have_pending && r != t->pip &&
-	    (rc = complete(st, t, r, mode64)) < 0)
+	    (rc = settle(st, t, r, mode64)) < 0)
 		return (rc);
 	if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
 	    sig == SIGTTOU) {
@@ -973,7 +1204,7 @@ handle(struct step *st, pid_t tid, int status)
 detach:
 	/* Let the thread go: its trace ends before the instruction at RIP. */
 	if (t->have_pending && r != t->pip)
-		(void)complete(st, t, r, mode64);
+		(void)settle(st, t, r, mode64);
 	thread_end(st, t, HWTR_EXIT_NONE, 0, r);
 	drain_sigtrap(tid);
 	(void)ptrace(PTRACE_DETACH, tid, 0,
@@ -981,6 +1212,217 @@ detach:
 	    sig != SIGSTOP ? sig : 0));
 	thread_reap(st, t);
 	return (0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Probing for late single-step traps.                                 */
+
+/*
+ * Each probe is "INSN; nop; nop; int3": a child of ours is stepped over
+ * INSN, and a trap one byte past INSN's end (after the first nop) means
+ * the trap after INSN was lost.
+ */
+__asm__(
+	"	.pushsection .text\n"
+	"	.globl hwtr_step_probe_cpuid\n"
+	"	.hidden hwtr_step_probe_cpuid\n"
+	"hwtr_step_probe_cpuid:\n"
+	"	cpuid\n nop\n nop\n int3\n"
+	"	.globl hwtr_step_probe_xgetbv\n"
+	"	.hidden hwtr_step_probe_xgetbv\n"
+	"hwtr_step_probe_xgetbv:\n"
+	"	xgetbv\n nop\n nop\n int3\n"
+	"	.globl hwtr_step_probe_rdtsc\n"
+	"	.hidden hwtr_step_probe_rdtsc\n"
+	"hwtr_step_probe_rdtsc:\n"
+	"	rdtsc\n nop\n nop\n int3\n"
+	"	.globl hwtr_step_probe_rdtscp\n"
+	"	.hidden hwtr_step_probe_rdtscp\n"
+	"hwtr_step_probe_rdtscp:\n"
+	"	rdtscp\n nop\n nop\n int3\n"
+	"	.popsection\n");
+
+extern const unsigned char hwtr_step_probe_cpuid[];
+extern const unsigned char hwtr_step_probe_xgetbv[];
+extern const unsigned char hwtr_step_probe_rdtsc[];
+extern const unsigned char hwtr_step_probe_rdtscp[];
+
+static const struct step_probe {
+	enum hwtr_x86_vmexit vmexit;
+	const unsigned char *code;
+	unsigned	len;
+} step_probes[] = {
+	{ HWTR_X86_VMX_CPUID, hwtr_step_probe_cpuid, 2 },
+	{ HWTR_X86_VMX_XGETBV, hwtr_step_probe_xgetbv, 3 },
+	{ HWTR_X86_VMX_RDTSC, hwtr_step_probe_rdtsc, 2 },
+	{ HWTR_X86_VMX_RDTSCP, hwtr_step_probe_rdtscp, 3 },
+};
+
+#define STEP_PROBE_TRIALS	3
+
+/* Where one single-step over @pr leaves the stopped child @pid, or 0. */
+static uint64_t
+probe_step(struct step *st, pid_t pid, const struct user_regs_struct *r0,
+    const struct step_probe *pr)
+{
+	struct user_regs_struct r = *r0;
+	int status;
+
+	r.rip = (uintptr_t)pr->code;
+	r.rax = 0;
+	r.rcx = 0;
+	if (ptrace(PTRACE_SETREGS, pid, 0, &r) < 0 ||
+	    ptrace(PTRACE_SINGLESTEP, pid, 0, 0) < 0 ||
+	    waitpid(pid, &status, __WALL) != pid || !WIFSTOPPED(status) ||
+	    WSTOPSIG(status) != SIGTRAP ||
+	    ptrace(PTRACE_GETREGS, pid, 0, &r) < 0)
+		return (0);
+	if ((st->sim & (1u << pr->vmexit)) &&
+	    r.rip == (uintptr_t)pr->code + pr->len) {
+		if (ptrace(PTRACE_SINGLESTEP, pid, 0, 0) < 0 ||
+		    waitpid(pid, &status, __WALL) != pid ||
+		    !WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP ||
+		    ptrace(PTRACE_GETREGS, pid, 0, &r) < 0)
+			return (0);
+	}
+	return (r.rip);
+}
+
+/*
+ * Find out after which instructions this machine's single-step trap
+ * comes late (st->late) or on time (st->exact), stepping a child of ours
+ * over each probe a few times.  An instruction that faults here (xgetbv
+ * without OSXSAVE) is in neither set.  Costs a fork and a few dozen
+ * ptrace calls.
+ */
+static void
+step_probe(struct step *st)
+{
+	struct user_regs_struct r0;
+	uint64_t at;
+	size_t i;
+	int status, k;
+	pid_t pid;
+
+	if ((pid = fork()) < 0)
+		return;
+	if (pid == 0) {
+		if (ptrace(PTRACE_TRACEME, 0, 0, 0) == 0)
+			raise(SIGSTOP);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, __WALL) != pid || !WIFSTOPPED(status) ||
+	    ptrace(PTRACE_GETREGS, pid, 0, &r0) < 0)
+		goto out;
+	for (i = 0; i < HWTR_NELEM(step_probes); i++) {
+		const struct step_probe *pr = &step_probes[i];
+		unsigned bit = 1u << pr->vmexit;
+
+		for (k = 0; k < STEP_PROBE_TRIALS; k++) {
+			at = probe_step(st, pid, &r0, pr);
+			if (at == (uintptr_t)pr->code + pr->len)
+				st->exact |= bit;
+			else if (at == (uintptr_t)pr->code + pr->len + 1)
+				st->late |= bit;
+			else
+				break;
+		}
+	}
+	st->exact &= ~st->late;
+out:
+	kill(pid, SIGKILL);
+	(void)waitpid(pid, &status, __WALL);
+}
+
+/* "cpuid, rdtsc" for the vmexit classes in @mask, or "none". */
+static void
+vmexit_list(unsigned mask, char *buf, size_t len)
+{
+	size_t off = 0;
+	int c, n;
+
+	buf[0] = '\0';
+	for (c = 1; c < HWTR_X86_VMX_MAX; c++) {
+		if (!(mask & (1u << c)))
+			continue;
+		n = snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
+		    hwtr_x86_vmexit_name(c));
+		if (n < 0 || (size_t)n >= len - off)
+			break;
+		off += (size_t)n;
+	}
+	if (off == 0)
+		snprintf(buf, len, "none");
+}
+
+/*
+ * HWTRACE_TEST_LATE_TRAP=cpuid,xgetbv,...[:N]: a test aid that makes the
+ * source behave as a hypervisor delivering those traps late would (the
+ * probe too), so that the recovery is tested on machines that do not.
+ * N (1-3, default 1) traps are lost each time; more than one leaves paths
+ * the source must not guess, which tests its gaps.
+ */
+static int
+sim_parse(struct step *st, const char *v)
+{
+	char buf[256], *tok, *save = NULL, *colon;
+	int c;
+
+	st->simlost = 1;
+	if (v == NULL || *v == '\0')
+		return (0);
+	snprintf(buf, sizeof(buf), "%s", v);
+	if ((colon = strchr(buf, ':')) != NULL) {
+		*colon++ = '\0';
+		if (colon[0] < '1' || colon[0] > '3' || colon[1] != '\0') {
+			step_err(st, "HWTRACE_TEST_LATE_TRAP: '%s' is not a "
+			    "count of lost traps from 1 to 3", colon);
+			return (-HWTR_E_INVAL);
+		}
+		st->simlost = colon[0] - '0';
+	}
+	for (tok = strtok_r(buf, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		for (c = 1; c < HWTR_X86_VMX_MAX; c++)
+			if (strcmp(tok, hwtr_x86_vmexit_name(c)) == 0)
+				break;
+		if (c == HWTR_X86_VMX_MAX) {
+			step_err(st, "HWTRACE_TEST_LATE_TRAP: unknown "
+			    "instruction class '%s'", tok);
+			return (-HWTR_E_INVAL);
+		}
+		st->sim |= 1u << c;
+	}
+	return (0);
+}
+
+/* The probe's finding, as the archive's note and, when late, a caveat. */
+static void
+probe_report(struct step *st)
+{
+	struct hwtr_src *src = st->src;
+	char late[128], exact[128], sim[128];
+
+	vmexit_list(st->late, late, sizeof(late));
+	vmexit_list(st->exact, exact, sizeof(exact));
+	vmexit_list(st->sim, sim, sizeof(sim));
+	snprintf(st->note, sizeof(st->note), "step: single-step trap probe: "
+	    "late after %s; on time after %s%s%s%s", late, exact,
+	    st->sim ? " (late traps simulated after " : "",
+	    st->sim ? sim : "", st->sim ? ")" : "");
+	st->notes[0] = st->note;
+	src->notes = st->notes;
+	src->nnotes = 1;
+	if (st->late == 0)
+		return;
+	snprintf(st->caveat, sizeof(st->caveat), "step: this machine "
+	    "delivers the single-step trap one instruction late after %s; "
+	    "the instructions that ran between two stops are recovered by "
+	    "decoding forward, and any that cannot be told exactly are "
+	    "recorded as gaps (lost, untraced)", late);
+	st->caveats[0] = st->caveat;
+	src->caveats = st->caveats;
+	src->ncaveats = 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1003,6 +1445,7 @@ step_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
 {
 	struct step *st = src->priv;
 	struct timespec mono, real;
+	int rc;
 
 	if ((cfg->argv == NULL || cfg->argv[0] == NULL) && cfg->pid <= 0) {
 		snprintf(src->errmsg, sizeof(src->errmsg),
@@ -1028,6 +1471,12 @@ step_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
 	src->pt.options = HWTR_PT_OPT_TSC | HWTR_PT_OPT_BRANCH |
 	    HWTR_PT_OPT_USER;
 	src->version = HWTRACE_VERSION;
+	if ((rc = sim_parse(st, getenv("HWTRACE_TEST_LATE_TRAP"))) < 0)
+		return (rc);
+	step_probe(st);
+	st->late |= st->sim;
+	st->exact &= ~st->sim;
+	probe_report(st);
 	return (0);
 }
 

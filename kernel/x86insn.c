@@ -19,6 +19,48 @@
 #include "hwtr_common.h"
 #include "x86insn.h"
 
+static uint8_t
+vmexit_class(ZydisMnemonic m)
+{
+	switch (m) {
+	case ZYDIS_MNEMONIC_CPUID:
+		return (HWTR_X86_VMX_CPUID);
+	case ZYDIS_MNEMONIC_XGETBV:
+		return (HWTR_X86_VMX_XGETBV);
+	case ZYDIS_MNEMONIC_RDTSC:
+		return (HWTR_X86_VMX_RDTSC);
+	case ZYDIS_MNEMONIC_RDTSCP:
+		return (HWTR_X86_VMX_RDTSCP);
+	case ZYDIS_MNEMONIC_RDPMC:
+		return (HWTR_X86_VMX_RDPMC);
+	case ZYDIS_MNEMONIC_RDPID:
+		return (HWTR_X86_VMX_RDPID);
+	case ZYDIS_MNEMONIC_IN:
+	case ZYDIS_MNEMONIC_OUT:
+	case ZYDIS_MNEMONIC_INSB:
+	case ZYDIS_MNEMONIC_INSW:
+	case ZYDIS_MNEMONIC_INSD:
+	case ZYDIS_MNEMONIC_OUTSB:
+	case ZYDIS_MNEMONIC_OUTSW:
+	case ZYDIS_MNEMONIC_OUTSD:
+		return (HWTR_X86_VMX_IO);
+	case ZYDIS_MNEMONIC_MONITOR:
+	case ZYDIS_MNEMONIC_MONITORX:
+	case ZYDIS_MNEMONIC_MWAIT:
+	case ZYDIS_MNEMONIC_MWAITX:
+		return (HWTR_X86_VMX_MWAIT);
+	case ZYDIS_MNEMONIC_VMCALL:
+	case ZYDIS_MNEMONIC_VMMCALL:
+	case ZYDIS_MNEMONIC_HLT:
+	case ZYDIS_MNEMONIC_WBINVD:
+	case ZYDIS_MNEMONIC_INVD:
+	case ZYDIS_MNEMONIC_XSETBV:
+		return (HWTR_X86_VMX_OTHER);
+	default:
+		return (HWTR_X86_VMX_NONE);
+	}
+}
+
 int
 hwtr_x86_decode(const uint8_t *buf, size_t len, uint64_t ip, int mode64,
     struct hwtr_x86_insn *insn)
@@ -40,6 +82,7 @@ hwtr_x86_decode(const uint8_t *buf, size_t len, uint64_t ip, int mode64,
 		return (-HWTR_E_DECODE);
 	}
 	insn->len = zi.length;
+	insn->vmexit = vmexit_class(zi.mnemonic);
 	far = zi.meta.branch_type == ZYDIS_BRANCH_TYPE_FAR;
 	rel = zi.raw.imm[0].is_relative;
 	if (rel) {
@@ -103,4 +146,17 @@ hwtr_x86_kind_name(int kind)
 	if (kind < 0 || (size_t)kind >= HWTR_NELEM(names))
 		return ("unknown");
 	return (names[kind]);
+}
+
+const char *
+hwtr_x86_vmexit_name(int vmexit)
+{
+	static const char *const names[] = {
+		"none", "cpuid", "xgetbv", "rdtsc", "rdtscp", "rdpmc",
+		"rdpid", "io", "mwait", "other"
+	};
+
+	if (vmexit < 0 || (size_t)vmexit >= HWTR_NELEM(names))
+		return ("unknown");
+	return (names[vmexit]);
 }

@@ -30,11 +30,31 @@ enum hwtr_x86_kind {
 	HWTR_X86_BAD		/* could not be decoded */
 };
 
+/*
+ * Unprivileged instructions that a hypervisor may intercept and emulate
+ * (a VM exit).  Some hypervisors deliver the single-step trap of such an
+ * instruction one instruction late; the step source probes for that.
+ */
+enum hwtr_x86_vmexit {
+	HWTR_X86_VMX_NONE = 0,
+	HWTR_X86_VMX_CPUID,
+	HWTR_X86_VMX_XGETBV,
+	HWTR_X86_VMX_RDTSC,
+	HWTR_X86_VMX_RDTSCP,
+	HWTR_X86_VMX_RDPMC,
+	HWTR_X86_VMX_RDPID,
+	HWTR_X86_VMX_IO,	/* in, out, ins, outs */
+	HWTR_X86_VMX_MWAIT,	/* monitor(x), mwait(x) */
+	HWTR_X86_VMX_OTHER,	/* vmcall, vmmcall, hlt, wbinvd, invd, xsetbv */
+	HWTR_X86_VMX_MAX
+};
+
 struct hwtr_x86_insn {
 	uint8_t		len;
 	uint8_t		kind;		/* enum hwtr_x86_kind */
 	uint8_t		rep;		/* a rep-prefixed string instruction */
 	uint8_t		is_int;		/* int n / int3 / into / int1 */
+	uint8_t		vmexit;		/* enum hwtr_x86_vmexit */
 	uint64_t	target;		/* direct branches: the target */
 };
 
@@ -48,5 +68,8 @@ int hwtr_x86_decode(const uint8_t *buf, size_t len, uint64_t ip, int mode64,
 
 /* A static name for @kind ("jcc", "call", ...). */
 const char *hwtr_x86_kind_name(int kind);
+
+/* A static name for @vmexit ("cpuid", "io", ...). */
+const char *hwtr_x86_vmexit_name(int vmexit);
 
 #endif /* !HWTR_X86INSN_H */

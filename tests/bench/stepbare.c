@@ -9,6 +9,14 @@
  * The barest tracer: PTRACE_TRACEME, exec, then PTRACE_SINGLESTEP and
  * waitpid until the process ends, nothing looked at.  Prints the number of
  * steps and the seconds they took, as "steps N seconds S".
+ *
+ * Its limit: it counts stops, not instructions.  A rep-prefixed string
+ * instruction stops once per iteration, and where the hypervisor delivers
+ * the single-step trap late (after CPUID on some VMs) one stop covers two
+ * instructions.  Both are a handful of stops in the fixtures it is run on
+ * (a dozen CPUIDs in the C start-up), far below the rate's noise; it is a
+ * reference for speed, never for counts (hwtrace capture's count is exact:
+ * see kernel/step.c, settle()).
  */
 
 #include <sys/ptrace.h>

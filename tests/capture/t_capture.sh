@@ -42,6 +42,11 @@ gt() {
 	if [ -x "$PTCHECK" ]; then
 		"$PTCHECK" "$prog.hwtrace" >check 2>&1 ||
 			atf_fail "$prog: libipt's decode differs from the ground truth: $(oneline check)"
+		# What capture reports is what libipt decodes, all threads.
+		dec=$(awk '/ instructions match$/ { n += $(NF - 2) } END { print n + 0 }' check)
+		rep=$(sed -n 's/.* \([0-9][0-9]*\) instructions, .* bytes of trace$/\1/p' err)
+		[ "$rep" = "$dec" ] ||
+			atf_fail "$prog: capture reported '$rep' instructions, libipt decodes $dec"
 	else
 		# Without the checker, through the indexer (libipt's block
 		# decoder over the archive's images and sideband); the

@@ -16,9 +16,10 @@ PROGS_STATIC = loop recurse calls tailcall switch setjmp signal timer threads \
 PROGS_DYNAMIC = dlopen dynpie
 PROGS_CXX = except
 PROGS_LIBS = libdlfix.so
+PROGS_LATE = late_a late_b late_c late_d late_e
 
 PROGS_BIN = $(addprefix $(B)/progs/,$(PROGS_STATIC) $(PROGS_DYNAMIC) \
-	$(PROGS_CXX) $(PROGS_LIBS))
+	$(PROGS_CXX) $(PROGS_LIBS) $(PROGS_LATE))
 
 CXX	?= g++
 PROGS_WARN = -Wall -Wextra -Werror -Wno-unused-parameter
@@ -42,6 +43,12 @@ $(addprefix $(B)/progs/,$(PROGS_DYNAMIC)): $(B)/progs/%: tests/progs/%.c \
 $(B)/progs/except: tests/progs/except.cc tests/progs/progs.mk
 	@mkdir -p $(dir $@)
 	$(CXX) $(PROGS_CXXFLAGS) -fPIE -static-pie $(PROGS_LDFLAGS) -o $@ $<
+
+# Libc-free, one per case of tests/progs/lateasm.S.
+$(addprefix $(B)/progs/,$(PROGS_LATE)): $(B)/progs/late_%: \
+    tests/progs/lateasm.S tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(CC) -DCASE_$* -nostdlib -static $(PROGS_LDFLAGS) -o $@ $<
 
 $(B)/progs/libdlfix.so: tests/progs/libdlfix.c tests/progs/progs.mk
 	@mkdir -p $(dir $@)
