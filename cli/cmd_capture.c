@@ -40,7 +40,7 @@ static const struct cli_opt capture_opts[] = {
 	{ "pid", 'p', "PID", "attach to a running process" },
 	{ "psb-period", OPT_PSB_PERIOD, "BYTES", "bytes between PSB+ "
 	    "(default 4K)" },
-	{ "source", 's', "NAME", "trace source: step or valgrind (default: the best available)" },
+	{ "source", 's', "NAME", "trace source: step, valgrind or perf (default: the best available)" },
 	{ "trigger", OPT_TRIGGER, "SYMBOL", "ring mode: snapshot when the "
 	    "program reaches SYMBOL" },
 	{ "verbose", 'v', NULL, "say more on stderr" },

@@ -13,6 +13,14 @@
 
 extern const struct hwtr_src_ops hwtr_step_ops;
 extern const struct hwtr_src_ops hwtr_valgrind_ops;	/* kernel/valgrind.c */
+extern const struct hwtr_src_ops hwtr_perf_ops;		/* kernel/perf.c */
+
+/*
+ * 1 when the perf source can trace here (an intel_pt or cs_etm PMU,
+ * permission, a kernel with AUX areas); else 0 and @why says what is
+ * missing.
+ */
+int hwtr_perf_usable(char *why, size_t len);
 
 /* 1 when the valgrind source can run here; else 0 and @why says why. */
 int hwtr_vg_available(char *why, size_t len);

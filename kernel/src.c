@@ -18,12 +18,14 @@
 static const struct hwtr_src_ops *const sources[] = {
 	&hwtr_step_ops,
 	&hwtr_valgrind_ops,
+	&hwtr_perf_ops,
 	NULL
 };
 
 static const char *const source_names[] = {
 	"step",
 	"valgrind",
+	"perf",
 	NULL
 };
 
