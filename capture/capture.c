@@ -627,7 +627,8 @@ sink_groundtruth(void *arg, struct hwtr_src_thread *thr, const uint64_t *ip,
 }
 
 static int
-sink_gap(void *arg, struct hwtr_src_thread *thr, uint64_t time)
+sink_lost(void *arg, struct hwtr_src_thread *thr, enum hwtr_lost_reason why,
+    uint64_t bytes, uint64_t time)
 {
 	struct cap_thread *ct = thr->owner;
 	struct hwtr_sb_rec rec;
@@ -639,8 +640,18 @@ sink_gap(void *arg, struct hwtr_src_thread *thr, uint64_t time)
 	rec.pid = ct->st.pid;
 	rec.tid = ct->st.tid;
 	rec.u.lost.stream = ct->stream;
-	rec.u.lost.reason = HWTR_LOST_UNTRACED;
+	rec.u.lost.reason = why;
+	rec.u.lost.bytes = bytes;
+	ct->cap->res->lost_bytes += bytes;
 	return (hwtr_cap_sideband(ct->cap, &rec));
+}
+
+static int
+sink_trace(void *arg, struct hwtr_src_thread *thr, const void *buf,
+    size_t len)
+{
+	(void)arg;
+	return (enc_write(thr->owner, buf, len));
 }
 
 static int
@@ -854,7 +865,8 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 {
 	static const struct hwtr_src_sink sink_ops = {
 		NULL, sink_thread_start, sink_thread_exit, sink_proc,
-		sink_sideband, sink_groundtruth, sink_trigger, sink_gap
+		sink_sideband, sink_groundtruth, sink_trigger, sink_lost,
+		sink_trace
 	};
 	struct hwtr_src_sink sink = sink_ops;
 	const char *source = cfg->source;

@@ -915,10 +915,18 @@ struct hwtr_src_sink {
 	int	(*trigger)(void *arg, struct hwtr_src_thread *thr,
 		    const char *why);
 	/*
-	 * @thr ran instructions the source could not record; its trace has
-	 * a gap here (HWTR_LOST_UNTRACED).
+	 * @thr's trace lost something here: @bytes of trace (overflow,
+	 * truncated), or instructions the source could not record
+	 * (HWTR_LOST_UNTRACED, @bytes 0).
 	 */
-	int	(*gap)(void *arg, struct hwtr_src_thread *thr, uint64_t time);
+	int	(*lost)(void *arg, struct hwtr_src_thread *thr,
+		    enum hwtr_lost_reason why, uint64_t bytes, uint64_t time);
+	/*
+	 * Trace bytes a hardware source read for @thr, in order, to be
+	 * written as they are (the source does not feed @thr->enc).
+	 */
+	int	(*trace)(void *arg, struct hwtr_src_thread *thr,
+		    const void *buf, size_t len);
 };
 
 /* What a session asks of its source. */

@@ -740,9 +740,9 @@ gap(struct step *st, struct step_thread *t, uint64_t at, uint64_t r)
 	if (enc != NULL && hwtr_ptenc_enabled(enc) &&
 	    (rc = hwtr_ptenc_disable(enc, at, hwtr_src_now())) < 0)
 		return (rc);
-	if (t->thr != NULL && st->src->sink->gap != NULL)
-		return (st->src->sink->gap(st->src->sink->arg, t->thr,
-		    hwtr_src_now()));
+	if (t->thr != NULL && st->src->sink->lost != NULL)
+		return (st->src->sink->lost(st->src->sink->arg, t->thr,
+		    HWTR_LOST_UNTRACED, 0, hwtr_src_now()));
 	return (0);
 }
 
