@@ -647,14 +647,6 @@ sink_lost(void *arg, struct hwtr_src_thread *thr, enum hwtr_lost_reason why,
 }
 
 static int
-sink_trace(void *arg, struct hwtr_src_thread *thr, const void *buf,
-    size_t len)
-{
-	(void)arg;
-	return (enc_write(thr->owner, buf, len));
-}
-
-static int
 snapshot_all(struct cap *cap)
 {
 	struct cap_thread *ct;
@@ -865,8 +857,7 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 {
 	static const struct hwtr_src_sink sink_ops = {
 		NULL, sink_thread_start, sink_thread_exit, sink_proc,
-		sink_sideband, sink_groundtruth, sink_trigger, sink_lost,
-		sink_trace
+		sink_sideband, sink_groundtruth, sink_trigger, sink_lost
 	};
 	struct hwtr_src_sink sink = sink_ops;
 	const char *source = cfg->source;

@@ -921,12 +921,6 @@ struct hwtr_src_sink {
 	 */
 	int	(*lost)(void *arg, struct hwtr_src_thread *thr,
 		    enum hwtr_lost_reason why, uint64_t bytes, uint64_t time);
-	/*
-	 * Trace bytes a hardware source read for @thr, in order, to be
-	 * written as they are (the source does not feed @thr->enc).
-	 */
-	int	(*trace)(void *arg, struct hwtr_src_thread *thr,
-		    const void *buf, size_t len);
 };
 
 /* What a session asks of its source. */
