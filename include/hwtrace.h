@@ -1433,15 +1433,6 @@ int hwtr_q_stream(struct hwtr_q *q, const struct hwtr_q_req *req,
     enum hwtr_q_format fmt, int width,
     int (*sink)(void *arg, const char *buf, size_t len), void *arg);
 
-/*
- * Disassemble the one instruction at @code (@len bytes available), located
- * at @ip, in 16-, 32- or 64-bit @mode, into @buf as Intel syntax.  Returns
- * its length, or -HWTR_E_DECODE.  Implemented in kernel/ (Zydis is that
- * module's library); the query verbs and the SQL function hwtr_disasm() use it.
- */
-int hwtr_disasm(const uint8_t *code, size_t len, uint64_t ip, int mode,
-    char *buf, size_t buflen);
-
 #ifdef __cplusplus
 }
 #endif

@@ -39,6 +39,7 @@
 
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
+#include "hwtr_x86.h"
 
 const char *const ix_class_names[] = {
 	"other", "cond", "jump", "jump-indirect", "call", "call-indirect",
@@ -334,6 +335,33 @@ update_time(struct dec *d)
 }
 
 
+/* The indexer's class (enum hwtr_ic) of what the x86 helper decoded. */
+static int
+x86_iclass(const struct hwtr_x86_insn *x)
+{
+	switch (x->kind) {
+	case HWTR_X86_JCC:
+		return (HWTR_IC_COND);
+	case HWTR_X86_JMP:
+		return (HWTR_IC_JUMP);
+	case HWTR_X86_JMP_IND:
+		return (HWTR_IC_JUMP_IND);
+	case HWTR_X86_CALL:
+		return (HWTR_IC_CALL);
+	case HWTR_X86_CALL_IND:
+		return (HWTR_IC_CALL_IND);
+	case HWTR_X86_RET:
+		return (HWTR_IC_RET);
+	case HWTR_X86_SYSCALL:
+	case HWTR_X86_FAR:
+		return (x->far == HWTR_X86_FAR_RET ? HWTR_IC_FAR_RET :
+		    x->far == HWTR_X86_FAR_JUMP ? HWTR_IC_FAR_JUMP :
+		    HWTR_IC_FAR_CALL);
+	default:
+		return (HWTR_IC_OTHER);
+	}
+}
+
 static int
 map_iclass(enum pt_insn_class c, int ild_cls)
 {
@@ -501,7 +529,8 @@ split_block(struct dec *d, struct ix_lblock *lb, const struct pt_block *b)
 {
 	uint8_t lens[4096], code[4096 * 2], buf[16];
 	struct ix_sblock run;
-	struct hwtr_ild r;
+	struct hwtr_x86_insn x;
+	int cls;
 	uint64_t cur = b->ip;
 	size_t ncode = 0, nlens = 0;
 	uint16_t k;
@@ -523,32 +552,32 @@ split_block(struct dec *d, struct ix_lblock *lb, const struct pt_block *b)
 			memcpy(buf, b->raw, b->size);
 			n = b->size;
 		}
-		if (n <= 0 || hwtr_ild(buf, (size_t)n, mode, &r) < 0 ||
-		    ncode + (size_t)r.len > sizeof(code))
+		if (n <= 0 || hwtr_x86_decode(buf, (size_t)n, cur, mode,
+		    &x) < 0 || ncode + (size_t)x.len > sizeof(code))
 			goto fallback;
 		if (last && cur != b->end_ip)
 			goto fallback;
-		lens[nlens++] = (uint8_t)r.len;
-		memcpy(code + ncode, buf, (size_t)r.len);
-		ncode += (size_t)r.len;
-		if (last || ((r.cls == HWTR_IC_JUMP || r.cls == HWTR_IC_CALL) &&
-		    r.has_rel)) {
+		cls = x86_iclass(&x);
+		lens[nlens++] = x.len;
+		memcpy(code + ncode, buf, (size_t)x.len);
+		ncode += (size_t)x.len;
+		if (last || ((cls == HWTR_IC_JUMP || cls == HWTR_IC_CALL) &&
+		    x.has_target)) {
 			run.end_ip = cur;
 			run.ninsn = (uint16_t)nlens;
 			run.size = (uint32_t)ncode;
 			run.lens = lens;
 			run.code = code;
-			run.cls = (uint8_t)(last ? map_iclass(b->iclass, r.cls) :
-			    r.cls);
+			run.cls = (uint8_t)(last ? map_iclass(b->iclass, cls) :
+			    cls);
 			if ((rc = add_run_id(d, lb, run_id(d, &run))) < 0)
 				return (rc);
-			cur = cur + (uint64_t)r.len + (uint64_t)r.rel;
-			if (!r.has_rel || last)
-				cur = cur - (uint64_t)r.rel;
+			cur = x.has_target && !last ? x.target :
+			    cur + (uint64_t)x.len;
 			nlens = ncode = 0;
 			run.ip = cur;
 		} else
-			cur += (uint64_t)r.len;
+			cur += (uint64_t)x.len;
 	}
 	return (0);
 fallback:

@@ -55,16 +55,6 @@ enum hwtr_ic {
 	HWTR_IC_UNKNOWN
 };
 
-struct hwtr_ild {
-	int	len;
-	int	cls;		/* enum hwtr_ic */
-	int	has_rel;	/* a relative branch: target = ip + len + rel */
-	int64_t	rel;
-};
-
-/* Decode the instruction at @p (@n bytes available) in a 16/32/64 @mode. */
-int hwtr_ild(const uint8_t *p, size_t n, int mode, struct hwtr_ild *out);
-
 /* A growable byte buffer. */
 struct ix_buf {
 	uint8_t		*p;

@@ -9,7 +9,7 @@
  *
  * Every thread of every traced process is single-stepped with ptrace.  At
  * each stop the thread is about to execute the instruction at RIP; it is
- * decoded (Zydis, through x86insn.c) and remembered as "pending".  At the
+ * decoded (Zydis, through common/x86.c) and remembered as "pending".  At the
  * next stop the new RIP tells what the pending instruction did (taken or
  * not, where an indirect branch or return went), and the thread's PT
  * encoder is told.  Syscalls and signal delivery disable packet generation
@@ -116,7 +116,7 @@ const struct hwtr_src_ops hwtr_step_ops = {
 #include <time.h>
 #include <unistd.h>
 
-#include "x86insn.h"
+#include "hwtr_x86.h"
 
 #define STEP_HASH	1024
 #define STEP_PAGES	64		/* code cache pages per process */
@@ -360,7 +360,7 @@ proc_decode(struct step_proc *p, uint64_t ip, int mode64,
 		memcpy(buf + n, pg->data, m);
 		n += m;
 	}
-	rc = hwtr_x86_decode(buf, n, ip, mode64, insn);
+	rc = hwtr_x86_decode(buf, n, ip, mode64 ? 64 : 32, insn);
 	if (rc == 0) {
 		ic->ip = ip;
 		ic->mode64 = (uint8_t)mode64;

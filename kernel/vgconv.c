@@ -13,8 +13,8 @@
  * arrives, every such block from @pos on is replayed first.  A record then
  * says which exit of the block at @pos was taken.  Within a superblock the
  * path to an exit is a straight line, so the PT events of the instructions
- * before the exit are static; they are found once per superblock (Zydis
- * classifies every instruction) and replayed per execution.
+ * before the exit are static; they are found once per superblock (the x86
+ * helper classifies every instruction) and replayed per execution.
  *
  * PT semantics: a syscall (or int) disables tracing synchronously; a signal
  * delivered at an instruction disables it asynchronously there (FUP ip,
@@ -27,9 +27,8 @@
 #include <string.h>
 #include <stdarg.h>
 
-#include <Zydis/Zydis.h>
-
 #include "hwtrace.h"
+#include "hwtr_x86.h"
 #include "hwtr_vgevents.h"
 #include "vgconv.h"
 
@@ -227,7 +226,6 @@ struct vgconv {
 	size_t		nsnap;
 	struct vgconv_cb cb;
 	struct hwtr_log	log;
-	ZydisDecoder	zy;
 	struct vg_thr	**thr;
 	size_t		nthr;
 	size_t		thrcap;
@@ -313,11 +311,6 @@ vgconv_new(struct vgconv **cvp, const struct vgconv_cb *cb,
 	cv->cb = *cb;
 	if (log != NULL)
 		cv->log = *log;
-	if (ZYAN_FAILED(ZydisDecoderInit(&cv->zy, ZYDIS_MACHINE_MODE_LONG_64,
-	    ZYDIS_STACK_WIDTH_64))) {
-		free(cv);
-		return (-HWTR_E_UNSUPPORTED);
-	}
 	*cvp = cv;
 	return (0);
 }
@@ -405,48 +398,28 @@ def_put(struct vgconv_file *f, struct vg_def *d)
 static void
 classify(struct vgconv *cv, struct vg_insn *in, const uint8_t *bytes)
 {
-	ZydisDecodedInstruction zi;
-	ZydisDecodedOperand op[ZYDIS_MAX_OPERAND_COUNT];
-	ZyanU64 t;
+	static const uint8_t cls[] = {
+		[HWTR_X86_OTHER] = CLS_OTHER,
+		[HWTR_X86_JCC] = CLS_JCC,
+		[HWTR_X86_JMP] = CLS_JMP,
+		[HWTR_X86_JMP_IND] = CLS_JMPI,
+		[HWTR_X86_CALL] = CLS_CALL,
+		[HWTR_X86_CALL_IND] = CLS_CALLI,
+		[HWTR_X86_RET] = CLS_RET,
+		[HWTR_X86_SYSCALL] = CLS_SYS,
+		[HWTR_X86_FAR] = CLS_FAR,
+		[HWTR_X86_BAD] = CLS_OTHER,
+	};
+	struct hwtr_x86_insn x;
 
+	(void)cv;
 	in->cls = CLS_OTHER;
 	in->target = 0;
-	if (ZYAN_FAILED(ZydisDecoderDecodeFull(&cv->zy, bytes, in->len, &zi,
-	    op)))
+	if (hwtr_x86_decode(bytes, in->len, in->addr, 64, &x) < 0)
 		return;
-	if (zi.meta.branch_type == ZYDIS_BRANCH_TYPE_FAR &&
-	    (zi.meta.category == ZYDIS_CATEGORY_CALL ||
-	    zi.meta.category == ZYDIS_CATEGORY_UNCOND_BR ||
-	    zi.meta.category == ZYDIS_CATEGORY_RET)) {
-		in->cls = CLS_FAR;
-		return;
-	}
-	switch (zi.meta.category) {
-	case ZYDIS_CATEGORY_COND_BR:
-		in->cls = CLS_JCC;
-		break;
-	case ZYDIS_CATEGORY_UNCOND_BR:
-		in->cls = op[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE ?
-		    CLS_JMP : CLS_JMPI;
-		break;
-	case ZYDIS_CATEGORY_CALL:
-		in->cls = op[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE ?
-		    CLS_CALL : CLS_CALLI;
-		break;
-	case ZYDIS_CATEGORY_RET:
-		in->cls = zi.mnemonic == ZYDIS_MNEMONIC_RET ? CLS_RET : CLS_FAR;
-		break;
-	case ZYDIS_CATEGORY_SYSCALL:
-	case ZYDIS_CATEGORY_INTERRUPT:
-		in->cls = CLS_SYS;
-		break;
-	default:
-		return;
-	}
-	if ((in->cls == CLS_JCC || in->cls == CLS_JMP || in->cls == CLS_CALL) &&
-	    op[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
-	    ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&zi, &op[0], in->addr, &t)))
-		in->target = t;
+	in->cls = cls[x.kind];
+	if (x.has_target)
+		in->target = x.target;
 }
 
 /* Fill d->path[slot] (see struct vg_path); ->fast 0 when not simple. */

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "q_int.h"
+#include "hwtr_x86.h"
 
 int
 q_fail(struct hwtr_q *q, int err, const char *fmt, ...)
@@ -789,7 +790,7 @@ q_sql_disasm(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		sqlite3_result_null(ctx);
 		return;
 	}
-	if (hwtr_disasm(code + off, (size_t)(len - off),
+	if (hwtr_x86_disasm(code + off, (size_t)(len - off),
 	    (uint64_t)sqlite3_value_int64(argv[2]), mode, text,
 	    sizeof(text)) < 0)
 		snprintf(text, sizeof(text), "(bad)");

@@ -37,6 +37,7 @@
 
 #include "hwtrace.h"
 #include "../../indexer/hwtr_ix.h"
+#include "hwtr_x86.h"
 
 struct seg {
 	uint64_t	vaddr, off, filesz, memsz;
@@ -171,6 +172,34 @@ random_func(const struct prog *p)
 }
 
 /* Walk @ninsn instructions of @p, encoding them into @o. */
+/* The indexer's class of an instruction, as the walk needs it. */
+static int
+x86_class(const struct hwtr_x86_insn *x)
+{
+	switch (x->kind) {
+	case HWTR_X86_JCC:
+		return (HWTR_IC_COND);
+	case HWTR_X86_JMP:
+		return (HWTR_IC_JUMP);
+	case HWTR_X86_JMP_IND:
+		return (HWTR_IC_JUMP_IND);
+	case HWTR_X86_CALL:
+		return (HWTR_IC_CALL);
+	case HWTR_X86_CALL_IND:
+		return (HWTR_IC_CALL_IND);
+	case HWTR_X86_RET:
+		return (HWTR_IC_RET);
+	case HWTR_X86_SYSCALL:
+		return (HWTR_IC_FAR_CALL);
+	case HWTR_X86_FAR:
+		return (x->far == HWTR_X86_FAR_CALL ? HWTR_IC_FAR_CALL :
+		    x->far == HWTR_X86_FAR_RET ? HWTR_IC_FAR_RET :
+		    HWTR_IC_FAR_JUMP);
+	default:
+		return (HWTR_IC_OTHER);
+	}
+}
+
 static void
 walk(const struct prog *p, uint64_t ninsn, struct out *o, uint64_t seed)
 {
@@ -180,7 +209,8 @@ walk(const struct prog *p, uint64_t ninsn, struct out *o, uint64_t seed)
 	uint64_t stack[256], ip, tsc = 1000000, n = 0, quiet = 0;
 	size_t depth = 0;
 	uint8_t buf[16];
-	struct hwtr_ild r;
+	struct hwtr_x86_insn x;
+	int cls;
 
 	rng_state = seed * 0x9e3779b97f4a7c15ULL + 1;
 	if (hwtr_ptenc_new(&enc, &eo, &cb) < 0)
@@ -196,7 +226,7 @@ walk(const struct prog *p, uint64_t ninsn, struct out *o, uint64_t seed)
 		 * Off the map, or a loop of direct jumps that would run
 		 * forever without a packet: leave and resume elsewhere.
 		 */
-		if (len == 0 || hwtr_ild(buf, len, 64, &r) < 0 ||
+		if (len == 0 || hwtr_x86_decode(buf, len, ip, 64, &x) < 0 ||
 		    quiet > 4096) {
 			quiet = 0;
 			hwtr_ptenc_disable(enc, ip, tsc);
@@ -207,11 +237,12 @@ walk(const struct prog *p, uint64_t ninsn, struct out *o, uint64_t seed)
 		}
 		n++;
 		tsc += 2;
-		quiet = r.cls == HWTR_IC_JUMP || r.cls == HWTR_IC_OTHER ||
-		    r.cls == HWTR_IC_CALL ? quiet + 1 : 0;
-		next = ip + (uint64_t)r.len;
-		target = next + (uint64_t)r.rel;
-		switch (r.cls) {
+		cls = x86_class(&x);
+		quiet = cls == HWTR_IC_JUMP || cls == HWTR_IC_OTHER ||
+		    cls == HWTR_IC_CALL ? quiet + 1 : 0;
+		next = ip + (uint64_t)x.len;
+		target = x.has_target ? x.target : next;
+		switch (cls) {
 		case HWTR_IC_COND: {
 			/* A fixed bias per branch: loops run, then exit. */
 			uint64_t h = (ip * 0x9e3779b97f4a7c15ULL) >> 60;
@@ -230,8 +261,8 @@ walk(const struct prog *p, uint64_t ninsn, struct out *o, uint64_t seed)
 				memmove(stack, stack + 128, 128 * sizeof(*stack)),
 				    depth = 128;
 			stack[depth++] = next;
-			ip = r.cls == HWTR_IC_CALL ? target : random_func(p);
-			hwtr_ptenc_call(enc, next, ip, r.cls != HWTR_IC_CALL);
+			ip = cls == HWTR_IC_CALL ? target : random_func(p);
+			hwtr_ptenc_call(enc, next, ip, cls != HWTR_IC_CALL);
 			break;
 		case HWTR_IC_JUMP_IND:
 			ip = random_func(p);

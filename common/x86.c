@@ -5,19 +5,39 @@
  */
 
 /*
- * x86 instruction classification with Zydis (kernel/ is the one module
- * that includes Zydis).  Only the instruction header is decoded, not the
- * operands: the class, the length, a rep prefix and the relative
- * immediate of direct branches are all a tracer needs, and this is called
- * for every instruction a thread executes.
+ * The x86 helper over Zydis (hwtr_x86.h): every module that looks at x86
+ * instructions comes here, so that one decoder says what an instruction
+ * is everywhere.
  */
 
+#include <stdio.h>
 #include <string.h>
 
 #include <Zydis/Zydis.h>
 
 #include "hwtr_common.h"
-#include "x86insn.h"
+#include "hwtr_x86.h"
+
+static int
+machine(int mode, ZydisMachineMode *mm, ZydisStackWidth *sw)
+{
+	switch (mode) {
+	case 16:
+		*mm = ZYDIS_MACHINE_MODE_LEGACY_16;
+		*sw = ZYDIS_STACK_WIDTH_16;
+		return (0);
+	case 32:
+		*mm = ZYDIS_MACHINE_MODE_LONG_COMPAT_32;
+		*sw = ZYDIS_STACK_WIDTH_32;
+		return (0);
+	case 64:
+		*mm = ZYDIS_MACHINE_MODE_LONG_64;
+		*sw = ZYDIS_STACK_WIDTH_64;
+		return (0);
+	default:
+		return (-HWTR_E_INVAL);
+	}
+}
 
 static uint8_t
 vmexit_class(ZydisMnemonic m)
@@ -61,22 +81,30 @@ vmexit_class(ZydisMnemonic m)
 	}
 }
 
+static int
+is_iret(ZydisMnemonic m)
+{
+	return (m == ZYDIS_MNEMONIC_IRET || m == ZYDIS_MNEMONIC_IRETD ||
+	    m == ZYDIS_MNEMONIC_IRETQ);
+}
+
 int
-hwtr_x86_decode(const uint8_t *buf, size_t len, uint64_t ip, int mode64,
+hwtr_x86_decode(const uint8_t *buf, size_t len, uint64_t ip, int mode,
     struct hwtr_x86_insn *insn)
 {
 	ZydisDecoder dec;
 	ZydisDecodedInstruction zi;
+	ZydisMachineMode mm;
+	ZydisStackWidth sw;
 	int far, rel;
 
 	memset(insn, 0, sizeof(*insn));
-	if (mode64)
-		ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
-		    ZYDIS_STACK_WIDTH_64);
-	else
-		ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_COMPAT_32,
-		    ZYDIS_STACK_WIDTH_32);
-	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, buf, len,
+	if (machine(mode, &mm, &sw) < 0) {
+		insn->kind = HWTR_X86_BAD;
+		return (-HWTR_E_INVAL);
+	}
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, mm, sw)) ||
+	    !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, buf, len,
 	    &zi))) {
 		insn->kind = HWTR_X86_BAD;
 		return (-HWTR_E_DECODE);
@@ -85,11 +113,6 @@ hwtr_x86_decode(const uint8_t *buf, size_t len, uint64_t ip, int mode64,
 	insn->vmexit = vmexit_class(zi.mnemonic);
 	far = zi.meta.branch_type == ZYDIS_BRANCH_TYPE_FAR;
 	rel = zi.raw.imm[0].is_relative;
-	if (rel) {
-		insn->target = ip + zi.length + (uint64_t)zi.raw.imm[0].value.s;
-		if (!mode64)
-			insn->target &= 0xffffffffu;
-	}
 	switch (zi.meta.category) {
 	case ZYDIS_CATEGORY_COND_BR:
 		insn->kind = HWTR_X86_JCC;
@@ -97,30 +120,36 @@ hwtr_x86_decode(const uint8_t *buf, size_t len, uint64_t ip, int mode64,
 	case ZYDIS_CATEGORY_UNCOND_BR:
 		insn->kind = far ? HWTR_X86_FAR :
 		    rel ? HWTR_X86_JMP : HWTR_X86_JMP_IND;
+		insn->far = far ? HWTR_X86_FAR_JUMP : HWTR_X86_FAR_NONE;
 		break;
 	case ZYDIS_CATEGORY_CALL:
 		insn->kind = far ? HWTR_X86_FAR :
 		    rel ? HWTR_X86_CALL : HWTR_X86_CALL_IND;
+		insn->far = far ? HWTR_X86_FAR_CALL : HWTR_X86_FAR_NONE;
 		break;
 	case ZYDIS_CATEGORY_RET:
-		if (zi.mnemonic == ZYDIS_MNEMONIC_IRET ||
-		    zi.mnemonic == ZYDIS_MNEMONIC_IRETD ||
-		    zi.mnemonic == ZYDIS_MNEMONIC_IRETQ || far)
+		if (is_iret(zi.mnemonic) || far) {
 			insn->kind = HWTR_X86_FAR;
-		else
+			insn->far = HWTR_X86_FAR_RET;
+		} else
 			insn->kind = HWTR_X86_RET;
 		break;
 	case ZYDIS_CATEGORY_SYSCALL:
 		insn->kind = HWTR_X86_SYSCALL;
+		insn->far = HWTR_X86_FAR_CALL;
+		break;
+	case ZYDIS_CATEGORY_SYSRET:
+		insn->kind = HWTR_X86_FAR;
+		insn->far = HWTR_X86_FAR_RET;
 		break;
 	case ZYDIS_CATEGORY_INTERRUPT:
-		if (zi.mnemonic == ZYDIS_MNEMONIC_IRET ||
-		    zi.mnemonic == ZYDIS_MNEMONIC_IRETD ||
-		    zi.mnemonic == ZYDIS_MNEMONIC_IRETQ) {
+		if (is_iret(zi.mnemonic)) {
 			insn->kind = HWTR_X86_FAR;
+			insn->far = HWTR_X86_FAR_RET;
 			break;
 		}
 		insn->kind = HWTR_X86_SYSCALL;
+		insn->far = HWTR_X86_FAR_CALL;
 		insn->is_int = 1;
 		break;
 	case ZYDIS_CATEGORY_STRINGOP:
@@ -132,7 +161,53 @@ hwtr_x86_decode(const uint8_t *buf, size_t len, uint64_t ip, int mode64,
 		insn->kind = HWTR_X86_OTHER;
 		break;
 	}
+	if (rel && (insn->kind == HWTR_X86_JCC || insn->kind == HWTR_X86_JMP ||
+	    insn->kind == HWTR_X86_CALL)) {
+		insn->has_target = 1;
+		insn->target = ip + zi.length +
+		    (uint64_t)zi.raw.imm[0].value.s;
+		if (mode == 32)
+			insn->target &= 0xffffffffu;
+		else if (mode == 16)
+			insn->target &= 0xffffu;
+	}
 	return (0);
+}
+
+int
+hwtr_x86_disasm(const uint8_t *code, size_t len, uint64_t ip, int mode,
+    char *buf, size_t buflen)
+{
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZydisDecodedInstruction insn;
+	ZydisDecoder dec;
+	ZydisFormatter fmt;
+	ZydisMachineMode mm;
+	ZydisStackWidth sw;
+	char text[128];
+
+	if (machine(mode, &mm, &sw) < 0)
+		return (-HWTR_E_INVAL);
+	if (code == NULL || len == 0)
+		return (-HWTR_E_DECODE);
+	/*
+	 * Memory operands always carry their size ("dword ptr"), as objdump,
+	 * gdb and libipt's ptxed print them; Zydis leaves it out where the
+	 * other operand implies it.
+	 */
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, mm, sw)) ||
+	    !ZYAN_SUCCESS(ZydisFormatterInit(&fmt, ZYDIS_FORMATTER_STYLE_INTEL)) ||
+	    !ZYAN_SUCCESS(ZydisFormatterSetProperty(&fmt,
+	    ZYDIS_FORMATTER_PROP_FORCE_SIZE, ZYAN_TRUE)))
+		return (-HWTR_E_UNSUPPORTED);
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, len, &insn, ops)))
+		return (-HWTR_E_DECODE);
+	if (!ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&fmt, &insn, ops,
+	    insn.operand_count_visible, text, sizeof(text), ip, NULL)))
+		return (-HWTR_E_DECODE);
+	if (buf != NULL && buflen > 0)
+		snprintf(buf, buflen, "%s", text);
+	return (insn.length);
 }
 
 const char *
