@@ -70,9 +70,9 @@ static const struct cli_opt o_timeline[] = { OPT_DB, OPT_FMT,
 	{ "to", O_TO, "T", "up to time T after the trace start" },
 	OPT_END };
 static const struct cli_opt o_insns[] = {
-	{ "count", O_COUNT, "N", "how many instructions (default: 20)" },
 	OPT_DB, OPT_FMT,
 	{ "from", O_FROM, "N", "from instruction N (default: the last ones)" },
+	{ "count", 'n', "N", "how many instructions (default: 20)" },
 	{ "thread", O_THREAD, "T", "thread T (default: the first)" },
 	OPT_END };
 static const struct cli_opt o_sql[] = { OPT_DB,
@@ -368,7 +368,10 @@ cmd_query(int argc, char **argv)
 				goto usage;
 			break;
 		case 'n':
-			if ((rc = parse_id(&vcmd, "-n", arg, &req.n)) != 0)
+			/* insns keeps its count apart from --from. */
+			if ((rc = parse_id(&vcmd, "-n", arg,
+			    v->verb == HWTR_Q_INSNS ? &req.count :
+			    &req.n)) != 0)
 				goto usage;
 			break;
 		case O_INSNS:

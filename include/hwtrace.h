@@ -986,6 +986,8 @@ struct hwtr_src {
 	int32_t		exit_value;
 	/* Why the last operation failed (the CLI prints it). */
 	char		errmsg[512];
+	/* errno of the command's failed exec (enable), 0 otherwise. */
+	int		exec_errno;
 };
 
 /* The ops table named @name ("step"), or NULL. */
@@ -1026,6 +1028,8 @@ struct hwtr_cap_config {
 	int		no_ret_compression;
 	int		ground_truth;
 	int		keep_on_failure;
+	/* Replace an existing @output; 0: refuse (-HWTR_E_EXISTS) at once. */
+	int		force;
 	/*
 	 * Written by signal handlers, polled by the session: *@stop non-zero
 	 * ends the capture (launched commands killed, attached processes
@@ -1048,6 +1052,12 @@ struct hwtr_cap_result {
 	uint64_t	instructions;	/* reported by the source */
 	uint32_t	nthreads;
 	uint32_t	nprocs;
+	/*
+	 * The errno of a command that could not be started (ENOENT: not
+	 * found; EACCES, ENOEXEC...: not executable), 0 otherwise; the CLI
+	 * exits 127 or 126 as a shell does.
+	 */
+	int		exec_errno;
 	char		errmsg[512];	/* why it failed, when it did */
 };
 

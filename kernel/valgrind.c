@@ -1228,14 +1228,17 @@ valgrind_backend_enable(struct hwtr_src *src)
 		if (find_in_path(cmd, p, sizeof(p)) < 0) {
 			vg_err(vs, "cannot run '%s': command not found",
 			    cmd);
+			vs->src->exec_errno = ENOENT;
 			free(args);
 			return (-HWTR_E_NOENT);
 		}
 	} else if (access(cmd, X_OK) != 0) {
-		vg_err(vs, "cannot run '%s': %s", cmd,
-		    strerror(errno));
+		int e = errno;
+
+		vg_err(vs, "cannot run '%s': %s", cmd, strerror(e));
+		vs->src->exec_errno = e;
 		free(args);
-		return (errno == ENOENT ? -HWTR_E_NOENT : -HWTR_E_PERM);
+		return (e == ENOENT ? -HWTR_E_NOENT : -HWTR_E_PERM);
 	}
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		free(args);

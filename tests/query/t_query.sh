@@ -110,7 +110,7 @@ last_insns_body()
 	mkfix
 	cat > exp <<'X'
 thread  insn  address   function  line      instruction
-     1    21  0x401022  sum+0x12  fix.c:11  jl 0x0000000000401014
+     1    21  0x401022  sum+0x12  fix.c:11  jl 0x401014
      1    22  0x401024  sum+0x14  fix.c:13  mov eax, ebx
      1    23  0x401026  sum+0x16  fix.c:15  ret
      1    24  0x40103a  main+0xa  fix.c:25  ret
@@ -329,7 +329,7 @@ insns_history_body()
 	cat > exp <<'X'
 thread  insn  address   function  line      instruction
      1    13  0x401014  sum+0x4   fix.c:12  mov edi, ebp
-     1    14  0x401016  sum+0x6   fix.c:12  call 0x0000000000401000
+     1    14  0x401016  sum+0x6   fix.c:12  call 0x401000
      1    15  0x401000  sq        fix.c:5   mov eax, edi
      1    16  0x401002  sq+0x2    fix.c:5   imul eax, edi
      1    17  0x401005  sq+0x5    fix.c:6   ret
