@@ -206,6 +206,9 @@ int q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);
 int q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);
+/* timeline, streamed (q_time.c). */
+int q_timeline(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp);
 
 /* SQL fragments: a function+offset and a file:line of a block alias. */
 #define Q_FUNC(b, s, extra)						\
