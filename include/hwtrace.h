@@ -1372,10 +1372,12 @@ struct hwtr_q_req {
 	const char	*from_sym;	/* branches --from */
 	const char	*to_sym;	/* branches --to */
 	const char	*kind;		/* branches --kind (branches.kind) */
-	int64_t		t_from, t_to;	/* timeline, ns from the trace start; -1 */
+	int64_t		t_from, t_to;	/* timeline, export: ns from the trace start; -1 */
 	int64_t		from, count;	/* insns --from, --count; -1 */
 	const char	*sql;		/* sql: statement(s) */
 	const char	*perfetto;	/* export --perfetto: file to write */
+	int64_t		min_dur;	/* export --min-dur, ns; -1 */
+	int64_t		max_depth;	/* export --max-depth; -1 */
 };
 
 int hwtr_q_open(struct hwtr_q **qp, const char *path,

@@ -399,9 +399,13 @@ assert sorted((e["name"], e["args"]["name"]) for e in meta) == [
 for e in calls:
     for k in ("name", "ph", "ts", "dur", "pid", "tid"):
         assert k in e, (k, e)
-# Thread 100: main [0,1us] holds sum [0,1us] holds sq at 0 and 0.5us.
+# Thread 100 (timestamps at instructions 0, 15, 24: 0, 0.5, 1 us): each
+# end between two is placed by instruction count, one after the last is
+# at the last.  main [0,25] holds sum [2,24] holds sq [6,9] and [15,18].
 t = [(e["name"], e["ts"], e["dur"], e["args"]["depth"]) for e in calls if e["tid"] == 100]
-assert t == [("main", 0, 1, 0), ("sum", 0, 1, 1), ("sq", 0, 0, 2), ("sq", 0.5, 0, 2)], t
+assert t == [("main", 0, 1, 0), ("sum", 0.066, 0.934, 1), ("sq", 0.2, 0.1, 2), ("sq", 0.5, 0.166, 2)], t
+assert [e["args"]["estimated"] for e in calls if e["tid"] == 100] == [True] * 4
+assert "estimated by instruction count" in d["otherData"]["timing"], d["otherData"]
 w = [(e["name"], e["ts"], e["args"]["insns"]) for e in calls if e["tid"] == 101]
 assert w == [("sq", 0.2, 3)], w
 print("ok")
