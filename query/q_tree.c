@@ -499,7 +499,7 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 	struct ex_clock ck = { NULL, NULL, 0, 0 };
 	struct hwtr_q_res *res = NULL;
 	sqlite3_stmt *st = NULL, *th = NULL, *ts = NULL;
-	int64_t untimed, t0, nthreads = 0, nev = 0, nest = 0;
+	int64_t untimed, t0, nthreads = 0, nev = 0;
 	int64_t from, to, mindur, maxdepth;
 	int use_ns, rc;
 
@@ -631,7 +631,6 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 			    (long long)sqlite3_column_int64(st, 7),
 			    (long long)ei, (long long)xi, !use_ns ? "" : est ?
 			    ", \"estimated\": true" : ", \"estimated\": false");
-			nest += est;
 			if ((rc = ex_flush(q, &wf, &o, 0)) < 0)
 				goto out;
 		}
