@@ -60,7 +60,12 @@ install_capture_index_query_body()
 	flags=$(PKG_CONFIG_PATH=$R/lib/pkgconfig pkg-config \
 	    --define-variable=prefix="$R" --cflags --libs hwtrace) ||
 	    atf_fail "pkg-config does not know hwtrace"
-	cc -o u u.c $flags || atf_fail "cannot build against the installed library ($flags)"
+	# A sanitizer build's library needs the sanitizer's run time too.
+	san=
+	if ldd "$HWTRACE" 2>/dev/null | grep -q libasan; then
+		san="-fsanitize=address,undefined"
+	fi
+	cc $san -o u u.c $flags || atf_fail "cannot build against the installed library ($flags)"
 	./u > u.out || atf_fail "the program linked with libhwtrace failed"
 	[ -s u.out ] || atf_fail "hwtr_errstr gave nothing"
 	MANPATH=$R/share/man man -w hwtrace-query >/dev/null 2>&1 ||
