@@ -149,8 +149,8 @@ X
 atf_test_case export_bounded_heap
 export_bounded_heap_head()
 {
-	atf_set descr "export streams: its peak heap (valgrind massif) stays far below the size of the JSON it writes"
-	atf_set require.progs "valgrind gzip"
+	atf_set descr "export streams: its peak heap (valgrind massif) stays far below the size of the JSON it writes, and so does its RSS beyond the mapped database (/usr/bin/time -v)"
+	atf_set require.progs "valgrind gzip /usr/bin/time"
 	atf_set timeout 600
 }
 export_bounded_heap_body()
@@ -159,6 +159,15 @@ export_bounded_heap_body()
 		atf_skip "hwtrace is built with AddressSanitizer: massif cannot run it"
 	fi
 	gzcap
+	/usr/bin/time -v "$HWTRACE" query g.db export --perfetto r.json \
+	    > /dev/null 2> time.out || atf_fail "export failed: $(tail -3 time.out)"
+	rss=$(sed -n 's/.*Maximum resident set size (kbytes): *//p' time.out)
+	dbsize=$(stat -c %s g.db)
+	rsize=$(stat -c %s r.json)
+	# SQLite maps the database (its pages count in the RSS); the rest
+	# must be far less than the output.
+	[ $((rss * 1024)) -lt $((dbsize + rsize / 4 + 8388608)) ] ||
+	    atf_fail "max RSS $rss KB for a $dbsize-byte database and a $rsize-byte export"
 	valgrind --tool=massif --massif-out-file=ms.out "$HWTRACE" query g.db \
 	    export --perfetto g.json > /dev/null 2> vg.err ||
 	    atf_fail "export under massif failed: $(tail -3 vg.err)"
