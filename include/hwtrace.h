@@ -1299,7 +1299,8 @@ size_t hwtr_ix_nproblems(const struct hwtr_ix *ix);
 const char *hwtr_ix_problem(const struct hwtr_ix *ix, size_t i);
 
 /*
- * Register exec_order and exec_insns on @sqlite3_db (a sqlite3 *, given
+ * Register exec_order, exec_insns and the SQL functions hwtr_time_at()
+ * and hwtr_time_estimated() (hwtrace-db(5)) on @sqlite3_db (a sqlite3 *, given
  * as void * so that no SQLite type appears here).  Returns 0 or
  * -HWTR_E_DB.
  */

@@ -381,87 +381,6 @@ ex_us(struct q_str *o, int64_t ns)
 	    (long long)(ns % 1000));
 }
 
-/* A thread's timestamps with a time, in order: the clock of its calls. */
-struct ex_clock {
-	int64_t		*insn, *ns;
-	size_t		n, cap;
-};
-
-static int
-ex_clock_load(struct hwtr_q *q, sqlite3_stmt *st, int64_t thread,
-    struct ex_clock *ck)
-{
-	int rc;
-
-	ck->n = 0;
-	sqlite3_reset(st);
-	sqlite3_bind_int64(st, 1, thread);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t i = sqlite3_column_int64(st, 0);
-
-		int64_t t = sqlite3_column_int64(st, 1);
-
-		/*
-		 * A reading: a time later than the one before.  A PSB+
-		 * repeats the last time the tracer knew (the valgrind source
-		 * reads the clock only where the program enters its
-		 * scheduler), and the same time again is no new reading;
-		 * nor is one at an earlier instruction, or an earlier time.
-		 */
-		if (ck->n > 0 && (i < ck->insn[ck->n - 1] ||
-		    t <= ck->ns[ck->n - 1]))
-			continue;
-		if (ck->n == ck->cap) {
-			size_t nc = ck->cap ? 2 * ck->cap : 1024;
-			int64_t *a = realloc(ck->insn, nc * sizeof(*a));
-
-			if (a == NULL)
-				return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-			ck->insn = a;
-			if ((a = realloc(ck->ns, nc * sizeof(*a))) == NULL)
-				return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-			ck->ns = a;
-			ck->cap = nc;
-		}
-		ck->insn[ck->n] = i;
-		ck->ns[ck->n] = t;
-		ck->n++;
-	}
-	return (rc == SQLITE_DONE ? 0 : q_dbfail(q, "export: cannot read "
-	    "timestamps"));
-}
-
-/*
- * The time of instruction @x of a thread: a timestamp's own when one was
- * taken there, else interpolated by instruction count between the two
- * timestamps around it (*estp set), or the nearest one outside them.
- */
-static int64_t
-ex_clock_at(const struct ex_clock *ck, int64_t x, int *estp)
-{
-	size_t lo = 0, hi = ck->n, mid;
-	__int128 num;
-
-	/* The last timestamp at or before @x: index lo - 1. */
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (ck->insn[mid] <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo > 0 && ck->insn[lo - 1] == x)
-		return (ck->ns[lo - 1]);
-	*estp = 1;
-	if (lo == 0)
-		return (ck->ns[0]);
-	if (lo == ck->n)
-		return (ck->ns[ck->n - 1]);
-	num = (__int128)(ck->ns[lo] - ck->ns[lo - 1]) * (x - ck->insn[lo - 1]);
-	return (ck->ns[lo - 1] + (int64_t)(num / (ck->insn[lo] -
-	    ck->insn[lo - 1])));
-}
-
 /* Hand @o's text to @wf once it holds a block's worth. */
 static int
 ex_flush(struct hwtr_q *q, struct q_wfile *wf, struct q_str *o, int force)
@@ -484,7 +403,8 @@ ex_flush(struct hwtr_q *q, struct q_wfile *wf, struct q_str *o, int force)
  * Times: the calls' stored entry and exit times are those of the last
  * timestamp before them (timestamps are sparse), which made most slices
  * last 0 ns; here each end is placed by instruction count between the
- * timestamps around it, and the slice says whether an end is estimated.
+ * clock readings around it (hwtr_time_at(), indexer/exec_vtab.c, which
+ * plain SQL has too), and the slice says whether an end is estimated.
  * A trace without timing gets an instruction clock, said in otherData.
  */
 int
@@ -496,9 +416,8 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 	struct q_str o = { 0 };
 	struct q_wfile wf = { NULL, NULL, -1 };
 	struct q_names names;
-	struct ex_clock ck = { NULL, NULL, 0, 0 };
 	struct hwtr_q_res *res = NULL;
-	sqlite3_stmt *st = NULL, *th = NULL, *ts = NULL;
+	sqlite3_stmt *st = NULL, *th = NULL;
 	int64_t untimed, t0, nthreads = 0, nev = 0;
 	int64_t from, to, mindur, maxdepth;
 	int use_ns, rc;
@@ -562,11 +481,11 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 	    "threads t LEFT JOIN streams s ON s.id = t.stream WHERE ?1 < 0 OR "
 	    "t.id = ?1 ORDER BY t.id");
 	if (rc == 0)
-		rc = q_prepare(q, &ts, "SELECT insn, ns FROM timestamps WHERE "
-		    "thread = ?1 AND ns IS NOT NULL ORDER BY seq");
-	if (rc == 0)
 		rc = q_prepare(q, &st, "SELECT id, depth, symbol, func_ip, "
-		    "entry_insn, exit_insn, insns, self_insns FROM calls WHERE "
+		    "entry_insn, exit_insn, insns, self_insns, hwtr_time_at("
+		    "thread, entry_insn), hwtr_time_at(thread, exit_insn), "
+		    "hwtr_time_estimated(thread, entry_insn) OR "
+		    "hwtr_time_estimated(thread, exit_insn) FROM calls WHERE "
 		    "thread = ?1 AND depth <= ?2 ORDER BY entry_seq, id");
 	if (rc < 0)
 		goto out;
@@ -582,8 +501,6 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 		q_str_json(&o, (const char *)sqlite3_column_text(th, 2));
 		q_str_puts(&o, "}}");
 		nthreads++;
-		if (use_ns && (rc = ex_clock_load(q, ts, thread, &ck)) < 0)
-			goto out;
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, thread);
 		sqlite3_bind_int64(st, 2, maxdepth);
@@ -593,9 +510,11 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 			const struct q_name *nm = NULL;
 			int est = 0;
 
-			if (use_ns && ck.n > 0) {
-				tb = ex_clock_at(&ck, ei, &est) - t0;
-				te = ex_clock_at(&ck, xi, &est) - t0;
+			if (use_ns && sqlite3_column_type(st, 8) !=
+			    SQLITE_NULL) {
+				tb = sqlite3_column_int64(st, 8) - t0;
+				te = sqlite3_column_int64(st, 9) - t0;
+				est = sqlite3_column_int(st, 10);
 			} else {
 				tb = ei;
 				te = xi;
@@ -666,10 +585,7 @@ out:
 		q_wf_abort(&wf);
 	sqlite3_finalize(st);
 	sqlite3_finalize(th);
-	sqlite3_finalize(ts);
 	q_names_free(&names);
-	free(ck.insn);
-	free(ck.ns);
 	hwtr_q_res_free(res);
 	free(o.p);
 	return (rc);

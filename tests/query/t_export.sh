@@ -146,6 +146,33 @@ X
 	atf_check -s exit:0 -o inline:"ok\n" python3 check.py
 }
 
+atf_test_case sql_time_functions
+sql_time_functions_head()
+{
+	atf_set descr "hwtr_time_at and hwtr_time_estimated give the hand-computed times, in hwtrace query sql and in plain sqlite3 with the extension"
+	atf_set require.progs "sqlite3"
+}
+sql_time_functions_body()
+{
+	"$HWTRACE_BUILD/bench/qmkdb" fix.db "$HWTRACE_SRC/tests/query/fixture.sql" ||
+	    atf_fail "cannot make the fixture database"
+	# Thread 1 reads 1000, 1500, 2000 ns (+1.7e18) at instructions 0,
+	# 15, 24; thread 2 1200 at 0.  Instruction 2 of thread 1: 1000 +
+	# 500 * 2 / 15 = 1066 (estimated); 15: 1500 (a reading); 18: 1500 +
+	# 500 * 3 / 9 = 1666; 25, after the last: 2000; thread 2's 3: 1200.
+	sql="SELECT t, i, hwtr_time_at(t, i) - 1700000000000000000,
+	    hwtr_time_estimated(t, i) FROM (SELECT 1 AS t, 2 AS i UNION ALL
+	    SELECT 1, 15 UNION ALL SELECT 1, 18 UNION ALL SELECT 1, 25 UNION ALL
+	    SELECT 2, 3 UNION ALL SELECT 3, 0)"
+	printf '1|2|1066|1\n1|15|1500|0\n1|18|1666|1\n1|25|2000|1\n2|3|1200|1\n3|0||\n' > exp
+	sqlite3 fix.db ".load $HWTRACE_BUILD/hwtrace_sqlite" "$sql" > got ||
+	    atf_fail "sqlite3 with the extension failed"
+	cmp -s exp got || atf_fail "sqlite3: expected $(cat exp), got $(cat got)"
+	"$HWTRACE" query fix.db sql --format csv "$sql" | tail -n +2 | tr , '|' > got2 ||
+	    atf_fail "hwtrace query sql failed"
+	cmp -s exp got2 || atf_fail "hwtrace query sql: expected $(cat exp), got $(cat got2)"
+}
+
 atf_test_case export_bounded_heap
 export_bounded_heap_head()
 {
@@ -183,5 +210,6 @@ atf_init_test_cases()
 	atf_add_test_case export_interpolates
 	atf_add_test_case export_filters
 	atf_add_test_case export_instruction_clock
+	atf_add_test_case sql_time_functions
 	atf_add_test_case export_bounded_heap
 }
