@@ -7,6 +7,7 @@
 #   make fuzz       run the archive reader's libFuzzer target
 #   make bench      benchmarks (see docs/PERFORMANCE.md)
 #   make lint       mandoc -Tlint on every man page
+#   make install    install under PREFIX (/usr/local), DESTDIR; make uninstall
 #
 # Every module's .c files are picked up by wildcard; a test directory
 # tests/<module>/ builds each t_*.c into an atf-c program and installs
@@ -145,3 +146,5 @@ clean:
 
 # The indexer's SQLite extension (after the default goal on purpose).
 -include indexer/indexer.mk
+# make install, make uninstall (PREFIX, DESTDIR).
+include install.mk

@@ -832,8 +832,15 @@ static int
 output_check(struct cap *cap)
 {
 	char tmp[4096];
+	struct stat st;
 	int fd;
 
+	/* Checked before anything runs: a refused capture costs nothing. */
+	if (!cap->cfg->force && lstat(cap->cfg->output, &st) == 0) {
+		cap_err(cap, "'%s' exists: give --force to replace it, or "
+		    "another -o", cap->cfg->output);
+		return (-HWTR_E_EXISTS);
+	}
 	if (snprintf(tmp, sizeof(tmp), "%s.partial", cap->cfg->output) >=
 	    (int)sizeof(tmp)) {
 		cap_err(cap, "cannot create '%s': name too long",
@@ -879,9 +886,18 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 		/* No source named: the best one that can run the command. */
 		source = hwtr_src_auto(cfg->argv, cfg->pid, errbuf,
 		    sizeof(errbuf));
-		hwtr_logf(&cfg->log, HWTR_LOG_INFO, "trace source: %s%s%s%s",
-		    source, errbuf[0] ? " (not valgrind: " : "", errbuf,
-		    errbuf[0] ? ")" : "");
+		/*
+		 * A launched command is expected to run under valgrind, the
+		 * fast source: say once, as a warning, why it does not (a
+		 * copied binary without its tool, say).  Attaching can only
+		 * step, which is what was asked for.
+		 */
+		if (cfg->pid == 0 && errbuf[0] != '\0')
+			hwtr_logf(&cfg->log, HWTR_LOG_WARN, "trace source: %s "
+			    "(not valgrind: %s)", source, errbuf);
+		else
+			hwtr_logf(&cfg->log, HWTR_LOG_INFO, "trace source: "
+			    "%s%s%s", source, errbuf[0] ? " " : "", errbuf);
 	}
 	if ((cap.src.ops = hwtr_src_find(source)) == NULL) {
 		cap_err(&cap, "unknown trace source '%s'", source ?
@@ -960,6 +976,7 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 		if (cap.src.errmsg[0] != '\0')
 			snprintf(res->errmsg, sizeof(res->errmsg), "%s",
 			    cap.src.errmsg);
+		res->exec_errno = cap.src.exec_errno;
 		/* Let go of whatever the source already held. */
 		(void)cap.src.ops->disable(&cap.src);
 		goto fail;

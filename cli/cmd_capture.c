@@ -16,7 +16,8 @@
 #include "cli.h"
 
 enum {
-	OPT_GROUND_TRUTH = 256,
+	OPT_FORCE = 256,
+	OPT_GROUND_TRUTH,
 	OPT_KEEP_ON_FAILURE,
 	OPT_NO_FOLLOW,
 	OPT_NO_RET_COMPRESSION,
@@ -27,6 +28,8 @@ enum {
 static const struct cli_opt capture_opts[] = {
 	{ "buffer", 'b', "SIZE", "trace buffer per thread (K, M, G suffixes; "
 	    "default 4M)" },
+	{ "force", OPT_FORCE, NULL, "replace the output archive if it "
+	    "exists" },
 	{ "ground-truth", OPT_GROUND_TRUTH, NULL, "also record every "
 	    "instruction address (for tests)" },
 	{ "keep-on-failure", OPT_KEEP_ON_FAILURE, NULL, "keep the archive "
@@ -102,6 +105,9 @@ cmd_capture(int argc, char **argv)
 				return (cli_usage_error(&capture_cmd,
 				    "malformed buffer size '%s'", arg));
 			cfg.buffer_size = v;
+			break;
+		case OPT_FORCE:
+			cfg.force = 1;
 			break;
 		case OPT_GROUND_TRUTH:
 			cfg.ground_truth = 1;
@@ -193,6 +199,9 @@ cmd_capture(int argc, char **argv)
 	if (rc < 0) {
 		cli_warnx("capture", "%s", res.errmsg[0] ? res.errmsg :
 		    hwtr_errstr(rc));
+		/* As sh(1): 127 not found, 126 found but not executable. */
+		if (res.exec_errno != 0)
+			return (res.exec_errno == ENOENT ? 127 : 126);
 		return (1);
 	}
 	if (res.kept)

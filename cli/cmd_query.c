@@ -27,7 +27,8 @@
 
 enum {
 	O_DB = 0x100, O_FORMAT, O_THREAD, O_INSNS, O_DEPTH, O_IMAGE, O_LCOV,
-	O_BY, O_FROM, O_TO, O_KIND, O_COUNT, O_FILE, O_PERFETTO
+	O_BY, O_FROM, O_TO, O_KIND, O_COUNT, O_FILE, O_PERFETTO, O_MIN_DUR,
+	O_MAX_DEPTH
 };
 
 #define OPT_DB	{ "db", O_DB, "PATH", "database to use for an archive (default: ARCHIVE.db)" }
@@ -70,16 +71,21 @@ static const struct cli_opt o_timeline[] = { OPT_DB, OPT_FMT,
 	{ "to", O_TO, "T", "up to time T after the trace start" },
 	OPT_END };
 static const struct cli_opt o_insns[] = {
-	{ "count", O_COUNT, "N", "how many instructions (default: 20)" },
 	OPT_DB, OPT_FMT,
 	{ "from", O_FROM, "N", "from instruction N (default: the last ones)" },
+	{ "count", 'n', "N", "how many instructions (default: 20)" },
 	{ "thread", O_THREAD, "T", "thread T (default: the first)" },
 	OPT_END };
 static const struct cli_opt o_sql[] = { OPT_DB,
 	{ "file", O_FILE, "F", "read the statements from file F" },
 	OPT_FMT, OPT_END };
 static const struct cli_opt o_export[] = { OPT_DB, OPT_FMT,
+	{ "from", O_FROM, "T", "only calls that end at or after time T (ns, or with us, ms, s)" },
+	{ "max-depth", O_MAX_DEPTH, "D", "only calls nested at most D deep (0: roots)" },
+	{ "min-dur", O_MIN_DUR, "T", "only calls that last at least T" },
 	{ "perfetto", O_PERFETTO, "OUT", "write the call trees as Chrome/Perfetto trace JSON to OUT" },
+	OPT_THR,
+	{ "to", O_TO, "T", "only calls that begin at or before time T" },
 	OPT_END };
 
 struct qverb {
@@ -368,7 +374,10 @@ cmd_query(int argc, char **argv)
 				goto usage;
 			break;
 		case 'n':
-			if ((rc = parse_id(&vcmd, "-n", arg, &req.n)) != 0)
+			/* insns keeps its count apart from --from. */
+			if ((rc = parse_id(&vcmd, "-n", arg,
+			    v->verb == HWTR_Q_INSNS ? &req.count :
+			    &req.n)) != 0)
 				goto usage;
 			break;
 		case O_INSNS:
@@ -398,7 +407,8 @@ cmd_query(int argc, char **argv)
 		case O_FROM:
 			if (v->verb == HWTR_Q_BRANCHES)
 				req.from_sym = arg;
-			else if (v->verb == HWTR_Q_TIMELINE) {
+			else if (v->verb == HWTR_Q_TIMELINE ||
+			    v->verb == HWTR_Q_EXPORT) {
 				if ((rc = parse_time(&vcmd, "--from", arg,
 				    &req.t_from)) != 0)
 					goto usage;
@@ -426,6 +436,16 @@ cmd_query(int argc, char **argv)
 			break;
 		case O_PERFETTO:
 			req.perfetto = arg;
+			break;
+		case O_MIN_DUR:
+			if ((rc = parse_time(&vcmd, "--min-dur", arg,
+			    &req.min_dur)) != 0)
+				goto usage;
+			break;
+		case O_MAX_DEPTH:
+			if ((rc = parse_id(&vcmd, "--max-depth", arg,
+			    &req.max_depth)) != 0)
+				goto usage;
 			break;
 		default:
 			rc = cli_usage_error(&vcmd, "unexpected option");

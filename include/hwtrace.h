@@ -986,6 +986,8 @@ struct hwtr_src {
 	int32_t		exit_value;
 	/* Why the last operation failed (the CLI prints it). */
 	char		errmsg[512];
+	/* errno of the command's failed exec (enable), 0 otherwise. */
+	int		exec_errno;
 };
 
 /* The ops table named @name ("step"), or NULL. */
@@ -1026,6 +1028,8 @@ struct hwtr_cap_config {
 	int		no_ret_compression;
 	int		ground_truth;
 	int		keep_on_failure;
+	/* Replace an existing @output; 0: refuse (-HWTR_E_EXISTS) at once. */
+	int		force;
 	/*
 	 * Written by signal handlers, polled by the session: *@stop non-zero
 	 * ends the capture (launched commands killed, attached processes
@@ -1048,6 +1052,12 @@ struct hwtr_cap_result {
 	uint64_t	instructions;	/* reported by the source */
 	uint32_t	nthreads;
 	uint32_t	nprocs;
+	/*
+	 * The errno of a command that could not be started (ENOENT: not
+	 * found; EACCES, ENOEXEC...: not executable), 0 otherwise; the CLI
+	 * exits 127 or 126 as a shell does.
+	 */
+	int		exec_errno;
 	char		errmsg[512];	/* why it failed, when it did */
 };
 
@@ -1289,7 +1299,8 @@ size_t hwtr_ix_nproblems(const struct hwtr_ix *ix);
 const char *hwtr_ix_problem(const struct hwtr_ix *ix, size_t i);
 
 /*
- * Register exec_order and exec_insns on @sqlite3_db (a sqlite3 *, given
+ * Register exec_order, exec_insns and the SQL functions hwtr_time_at()
+ * and hwtr_time_estimated() (hwtrace-db(5)) on @sqlite3_db (a sqlite3 *, given
  * as void * so that no SQLite type appears here).  Returns 0 or
  * -HWTR_E_DB.
  */
@@ -1362,10 +1373,12 @@ struct hwtr_q_req {
 	const char	*from_sym;	/* branches --from */
 	const char	*to_sym;	/* branches --to */
 	const char	*kind;		/* branches --kind (branches.kind) */
-	int64_t		t_from, t_to;	/* timeline, ns from the trace start; -1 */
+	int64_t		t_from, t_to;	/* timeline, export: ns from the trace start; -1 */
 	int64_t		from, count;	/* insns --from, --count; -1 */
 	const char	*sql;		/* sql: statement(s) */
 	const char	*perfetto;	/* export --perfetto: file to write */
+	int64_t		min_dur;	/* export --min-dur, ns; -1 */
+	int64_t		max_depth;	/* export --max-depth; -1 */
 };
 
 int hwtr_q_open(struct hwtr_q **qp, const char *path,

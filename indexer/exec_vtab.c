@@ -6,7 +6,8 @@
 
 /*
  * exec_order and exec_insns: eponymous virtual tables that expand the
- * compact execution order of a hwtrace database (hwtrace-db(5)).
+ * compact execution order of a hwtrace database (hwtrace-db(5)); and
+ * hwtr_time_at(), hwtr_time_estimated(): a time for every instruction.
  *
  * The same source is built twice: into libhwtrace (hwtr_ix_sqlite_register)
  * and, with HWTR_SQLITE_EXTENSION defined, into build/hwtrace_sqlite.so, a
@@ -754,16 +755,193 @@ static sqlite3_module xo_module = {
 	.xRowid = xo_rowid,
 };
 
+/*
+ * hwtr_time_at(thread, insn) and hwtr_time_estimated(thread, insn): the
+ * time of instruction @insn of a thread, estimated by instruction count
+ * between the clock readings around it.  Timestamps are sparse, and a
+ * call's stored entry_ns and exit_ns are those of the last reading before
+ * it, so that most calls would last 0 ns; these place each instruction on
+ * a line between two readings instead.  A reading is a timestamps row
+ * whose ns is later than the one before (a PSB+ repeats the last time the
+ * tracer knew; the valgrind source reads its clock only where the program
+ * enters Valgrind's scheduler): its instruction gets its time exactly
+ * (hwtr_time_estimated 0); one between two readings is interpolated, one
+ * before the first or after the last gets that reading's time (both 1).
+ * NULL for a thread without a reading.  The readings of the last thread
+ * asked for are kept per connection (a few thousand: each lookup is a
+ * bisection), read again when the database changes.
+ */
+struct xt_clock {
+	int64_t		thread;
+	int		valid;
+	unsigned int	version;	/* SQLITE_FCNTL_DATA_VERSION */
+	int64_t		*insn, *ns;
+	size_t		n, cap;
+};
+
+static void
+xt_free(void *p)
+{
+	struct xt_clock *ck = p;
+
+	if (ck != NULL) {
+		free(ck->insn);
+		free(ck->ns);
+		free(ck);
+	}
+}
+
+static int
+xt_load(sqlite3 *db, struct xt_clock *ck, int64_t thread)
+{
+	sqlite3_stmt *st;
+	unsigned int version = 0;
+	int64_t i, t;
+	int rc;
+
+	(void)sqlite3_file_control(db, "main", SQLITE_FCNTL_DATA_VERSION,
+	    &version);
+	if (ck->valid && ck->thread == thread && ck->version == version)
+		return (SQLITE_OK);
+	ck->valid = 0;
+	ck->n = 0;
+	rc = sqlite3_prepare_v2(db, "SELECT insn, ns FROM timestamps WHERE "
+	    "thread = ?1 AND ns IS NOT NULL ORDER BY seq", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return (rc);
+	sqlite3_bind_int64(st, 1, thread);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		i = sqlite3_column_int64(st, 0);
+		t = sqlite3_column_int64(st, 1);
+		if (ck->n > 0 && (i < ck->insn[ck->n - 1] ||
+		    t <= ck->ns[ck->n - 1]))
+			continue;
+		if (ck->n == ck->cap) {
+			size_t nc = ck->cap ? 2 * ck->cap : 1024;
+			int64_t *a;
+
+			if ((a = realloc(ck->insn, nc * sizeof(*a))) == NULL)
+				break;
+			ck->insn = a;
+			if ((a = realloc(ck->ns, nc * sizeof(*a))) == NULL)
+				break;
+			ck->ns = a;
+			ck->cap = nc;
+		}
+		ck->insn[ck->n] = i;
+		ck->ns[ck->n++] = t;
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return (SQLITE_NOMEM);
+	if (rc != SQLITE_DONE)
+		return (rc);
+	ck->thread = thread;
+	ck->version = version;
+	ck->valid = 1;
+	return (SQLITE_OK);
+}
+
+/*
+ * Find instruction argv[1] of thread argv[0] among the readings: 0 with
+ * *lop the number of readings at or before it, or -1 when the result is
+ * NULL (a NULL argument, no reading) or an error was set.
+ */
+static int
+xt_find(sqlite3_context *ctx, sqlite3_value **argv, struct xt_clock **ckp,
+    size_t *lop, int64_t *xp)
+{
+	struct xt_clock *ck = sqlite3_user_data(ctx);
+	size_t lo = 0, hi, mid;
+	int64_t x;
+	int rc;
+
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL ||
+	    sqlite3_value_type(argv[1]) == SQLITE_NULL)
+		return (-1);
+	rc = xt_load(sqlite3_context_db_handle(ctx), ck,
+	    sqlite3_value_int64(argv[0]));
+	if (rc != SQLITE_OK) {
+		sqlite3_result_error_code(ctx, rc);
+		return (-1);
+	}
+	if (ck->n == 0)
+		return (-1);
+	x = sqlite3_value_int64(argv[1]);
+	for (hi = ck->n; lo < hi; ) {
+		mid = lo + (hi - lo) / 2;
+		if (ck->insn[mid] <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*ckp = ck;
+	*lop = lo;
+	*xp = x;
+	return (0);
+}
+
+static void
+xt_time_at(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct xt_clock *ck;
+	size_t lo;
+	int64_t x;
+	__int128 num;
+
+	(void)argc;
+	if (xt_find(ctx, argv, &ck, &lo, &x) < 0)
+		return;
+	if (lo > 0 && ck->insn[lo - 1] == x)
+		sqlite3_result_int64(ctx, ck->ns[lo - 1]);
+	else if (lo == 0)
+		sqlite3_result_int64(ctx, ck->ns[0]);
+	else if (lo == ck->n)
+		sqlite3_result_int64(ctx, ck->ns[ck->n - 1]);
+	else {
+		num = (__int128)(ck->ns[lo] - ck->ns[lo - 1]) *
+		    (x - ck->insn[lo - 1]);
+		sqlite3_result_int64(ctx, ck->ns[lo - 1] + (int64_t)(num /
+		    (ck->insn[lo] - ck->insn[lo - 1])));
+	}
+}
+
+static void
+xt_time_estimated(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct xt_clock *ck;
+	size_t lo;
+	int64_t x;
+
+	(void)argc;
+	if (xt_find(ctx, argv, &ck, &lo, &x) < 0)
+		return;
+	sqlite3_result_int(ctx, !(lo > 0 && ck->insn[lo - 1] == x));
+}
+
 static int
 xo_register(sqlite3 *db)
 {
+	struct xt_clock *ck;
 	int rc;
 
 	rc = sqlite3_create_module(db, "exec_order", &xo_module, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_create_module(db, "exec_insns", &xo_module,
 		    (void *)&xo_module);
-	return (rc);
+	if (rc != SQLITE_OK)
+		return (rc);
+	/* A clock cache per function and connection, freed with it. */
+	if ((ck = calloc(1, sizeof(*ck))) == NULL)
+		return (SQLITE_NOMEM);
+	rc = sqlite3_create_function_v2(db, "hwtr_time_at", 2, SQLITE_UTF8,
+	    ck, xt_time_at, NULL, NULL, xt_free);
+	if (rc != SQLITE_OK)
+		return (rc);
+	if ((ck = calloc(1, sizeof(*ck))) == NULL)
+		return (SQLITE_NOMEM);
+	return (sqlite3_create_function_v2(db, "hwtr_time_estimated", 2,
+	    SQLITE_UTF8, ck, xt_time_estimated, NULL, NULL, xt_free));
 }
 
 #ifdef HWTR_SQLITE_EXTENSION

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <intel-pt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -3274,8 +3275,20 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 	r.nospec = nospec;
 	rc = hwtr_ar_open(&r.ar, archive, NULL);
 	if (rc < 0) {
-		ix_err(ix, "cannot open '%s': %s", archive, r.ar ?
-		    hwtr_ar_errmsg(r.ar) : hwtr_errstr(rc));
+		const char *why = r.ar ? hwtr_ar_errmsg(r.ar) :
+		    hwtr_errstr(rc);
+		char quoted[PATH_MAX + 3];
+
+		/*
+		 * The reader's message names the file when the failure is
+		 * the file's own (cannot open it, not a regular file): say
+		 * it once, not "cannot open 'x': cannot open 'x': ...".
+		 */
+		snprintf(quoted, sizeof(quoted), "'%s'", archive);
+		if (strstr(why, quoted) != NULL)
+			ix_err(ix, "%s", why);
+		else
+			ix_err(ix, "cannot open '%s': %s", archive, why);
 		goto out;
 	}
 	if (!hwtr_ar_status(r.ar)->complete)

@@ -1589,6 +1589,7 @@ launch(struct step *st)
 				step_err(st, "cannot run '%s': %s",
 				    src->cfg.argv[0], err[1] == ENOENT ?
 				    "command not found" : strerror(err[1]));
+				src->exec_errno = err[1];
 				return (err[1] == ENOENT ? -HWTR_E_NOENT :
 				    err[1] == EACCES ? -HWTR_E_PERM :
 				    -HWTR_E_IO);

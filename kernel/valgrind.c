@@ -12,7 +12,9 @@
  *
  * The tool is started as `valgrind.bin --tool=hwtrace` with VALGRIND_LIB
  * set to the private directory the build prepares ($(B)/valgrind-lib, next
- * to the hwtrace binary; HWTRACE_VALGRIND_LIB overrides it), never through
+ * to the hwtrace binary), or the installed one (PREFIX/lib/hwtrace/
+ * valgrind-lib, from PREFIX/bin/hwtrace); HWTRACE_VALGRIND_LIB overrides
+ * both.  Never through
  * Debian's `valgrind` wrapper script, which changes the environment of the
  * traced program.  The tool writes one event file per process image into a
  * temporary directory, as a ring both sides map (hwtr_vgevents.h), or
@@ -435,12 +437,22 @@ valgrind_version(const char *bin, char *out, size_t len)
 	return (0);
 }
 
+/*
+ * Where the tool is, relative to the hwtrace executable: beside it in a
+ * build tree, or under ../lib/hwtrace of an installed prefix (make
+ * install), the first that holds the tool.  When neither does, vs->lib
+ * is the first and @tried (may be NULL) names both, for the message.
+ */
 static int
-find_lib(struct vgsrc *vs)
+find_lib(struct vgsrc *vs, char *tried, size_t len)
 {
-	char exe[PATH_MAX - 32], *slash;
+	static const char *const rel[] = {
+		"/valgrind-lib", "/../lib/hwtrace/valgrind-lib"
+	};
+	char exe[PATH_MAX - 64], tool[PATH_MAX + 32], *slash;
 	const char *env = getenv("HWTRACE_VALGRIND_LIB");
 	ssize_t n;
+	size_t i;
 
 	if (env != NULL && *env != '\0') {
 		snprintf(vs->lib, sizeof(vs->lib), "%s", env);
@@ -452,7 +464,24 @@ find_lib(struct vgsrc *vs)
 	if ((slash = strrchr(exe, '/')) == NULL)
 		return (-1);
 	*slash = '\0';
-	snprintf(vs->lib, sizeof(vs->lib), "%s/valgrind-lib", exe);
+	for (i = 0; i < HWTR_NELEM(rel); i++) {
+		snprintf(vs->lib, sizeof(vs->lib), "%s%s", exe, rel[i]);
+		snprintf(tool, sizeof(tool), "%s/hwtrace-amd64-linux",
+		    vs->lib);
+		if (access(tool, X_OK) == 0) {
+			char *rp = realpath(vs->lib, NULL);
+
+			/* PREFIX/lib/hwtrace/valgrind-lib, not bin/../lib. */
+			if (rp != NULL && strlen(rp) < sizeof(vs->lib))
+				strcpy(vs->lib, rp);
+			free(rp);
+			return (0);
+		}
+	}
+	if (tried != NULL)
+		snprintf(tried, len, "neither '%s%s' nor '%s%s' has it", exe,
+		    rel[0], exe, rel[1]);
+	snprintf(vs->lib, sizeof(vs->lib), "%s%s", exe, rel[0]);
 	return (0);
 }
 
@@ -463,7 +492,7 @@ find_lib(struct vgsrc *vs)
 static int
 vg_check(struct vgsrc *vs, char *why, size_t len)
 {
-	char tool[PATH_MAX + 32], built[64];
+	char tool[PATH_MAX + 32], built[64], tried[2 * PATH_MAX];
 	FILE *fp;
 
 	if (find_in_path("valgrind.bin", vs->valgrind,
@@ -472,15 +501,22 @@ vg_check(struct vgsrc *vs, char *why, size_t len)
 		    "on PATH): install Debian's valgrind package (make deps)");
 		return (-HWTR_E_UNSUPPORTED);
 	}
-	if (find_lib(vs) < 0) {
+	tried[0] = '\0';
+	if (find_lib(vs, tried, sizeof(tried)) < 0) {
 		snprintf(why, len, "cannot tell where the hwtrace Valgrind "
 		    "tool is (set HWTRACE_VALGRIND_LIB)");
 		return (-HWTR_E_NOENT);
 	}
 	snprintf(tool, sizeof(tool), "%s/hwtrace-amd64-linux", vs->lib);
 	if (access(tool, X_OK) != 0) {
-		snprintf(why, len, "the hwtrace Valgrind tool is not built: "
-		    "'%s' is missing (run make)", tool);
+		if (tried[0] != '\0')
+			snprintf(why, len, "the hwtrace Valgrind tool "
+			    "(hwtrace-amd64-linux) was not found: %s (run make "
+			    "or make install, or set HWTRACE_VALGRIND_LIB)",
+			    tried);
+		else
+			snprintf(why, len, "the hwtrace Valgrind tool is not "
+			    "built: '%s' is missing (run make)", tool);
 		return (-HWTR_E_NOENT);
 	}
 	if (valgrind_version(vs->valgrind, vs->version,
@@ -1228,14 +1264,17 @@ valgrind_backend_enable(struct hwtr_src *src)
 		if (find_in_path(cmd, p, sizeof(p)) < 0) {
 			vg_err(vs, "cannot run '%s': command not found",
 			    cmd);
+			vs->src->exec_errno = ENOENT;
 			free(args);
 			return (-HWTR_E_NOENT);
 		}
 	} else if (access(cmd, X_OK) != 0) {
-		vg_err(vs, "cannot run '%s': %s", cmd,
-		    strerror(errno));
+		int e = errno;
+
+		vg_err(vs, "cannot run '%s': %s", cmd, strerror(e));
+		vs->src->exec_errno = e;
 		free(args);
-		return (errno == ENOENT ? -HWTR_E_NOENT : -HWTR_E_PERM);
+		return (e == ENOENT ? -HWTR_E_NOENT : -HWTR_E_PERM);
 	}
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		free(args);

@@ -725,49 +725,96 @@ q_check_thread(struct hwtr_q *q, int64_t id)
 }
 
 int
-q_write_file(struct hwtr_q *q, const char *path, const char *buf, size_t len)
+q_wf_open(struct hwtr_q *q, struct q_wfile *wf, const char *path)
 {
-	char *tmp;
-	size_t off = 0;
-	ssize_t w;
-	int fd, e;
+	int e;
 
-	if (asprintf(&tmp, "%s.partial", path) < 0)
+	wf->path = path;
+	wf->fd = -1;
+	if (asprintf(&wf->tmp, "%s.partial", path) < 0) {
+		wf->tmp = NULL;
 		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
+	}
+	wf->fd = open(wf->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (wf->fd < 0) {
 		e = errno;
-		q_fail(q, -HWTR_E_IO, "cannot create '%s': %s", tmp,
+		q_fail(q, -HWTR_E_IO, "cannot create '%s': %s", wf->tmp,
 		    strerror(e));
-		free(tmp);
+		free(wf->tmp);
+		wf->tmp = NULL;
 		return (-HWTR_E_IO);
 	}
+	return (0);
+}
+
+int
+q_wf_write(struct hwtr_q *q, struct q_wfile *wf, const char *buf, size_t len)
+{
+	size_t off = 0;
+	ssize_t w;
+
 	while (off < len) {
-		w = write(fd, buf + off, len - off);
+		w = write(wf->fd, buf + off, len - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			break;
+			return (q_fail(q, -HWTR_E_IO, "cannot write '%s': %s",
+			    wf->tmp, strerror(w < 0 ? errno : EIO)));
 		off += (size_t)w;
 	}
-	e = errno;
-	if (off < len || close(fd) != 0) {
-		q_fail(q, -HWTR_E_IO, "cannot write '%s': %s", tmp,
-		    strerror(off < len ? e : errno));
-		unlink(tmp);
-		free(tmp);
-		return (-HWTR_E_IO);
-	}
-	if (rename(tmp, path) != 0) {
-		e = errno;
-		q_fail(q, -HWTR_E_IO, "cannot rename '%s' to '%s': %s", tmp,
-		    path, strerror(e));
-		unlink(tmp);
-		free(tmp);
-		return (-HWTR_E_IO);
-	}
-	free(tmp);
 	return (0);
+}
+
+void
+q_wf_abort(struct q_wfile *wf)
+{
+	if (wf->fd >= 0)
+		close(wf->fd);
+	wf->fd = -1;
+	if (wf->tmp != NULL)
+		unlink(wf->tmp);
+	free(wf->tmp);
+	wf->tmp = NULL;
+}
+
+int
+q_wf_commit(struct hwtr_q *q, struct q_wfile *wf)
+{
+	int e, fd = wf->fd;
+
+	wf->fd = -1;
+	if (close(fd) != 0) {
+		e = errno;
+		q_fail(q, -HWTR_E_IO, "cannot write '%s': %s", wf->tmp,
+		    strerror(e));
+		q_wf_abort(wf);
+		return (-HWTR_E_IO);
+	}
+	if (rename(wf->tmp, wf->path) != 0) {
+		e = errno;
+		q_fail(q, -HWTR_E_IO, "cannot rename '%s' to '%s': %s", wf->tmp,
+		    wf->path, strerror(e));
+		q_wf_abort(wf);
+		return (-HWTR_E_IO);
+	}
+	free(wf->tmp);
+	wf->tmp = NULL;
+	return (0);
+}
+
+int
+q_write_file(struct hwtr_q *q, const char *path, const char *buf, size_t len)
+{
+	struct q_wfile wf;
+	int rc;
+
+	if ((rc = q_wf_open(q, &wf, path)) < 0)
+		return (rc);
+	if ((rc = q_wf_write(q, &wf, buf, len)) < 0) {
+		q_wf_abort(&wf);
+		return (rc);
+	}
+	return (q_wf_commit(q, &wf));
 }
 
 /* --- the SQL function hwtr_disasm(code, offset, ip, mode) ----------------- */
@@ -1042,6 +1089,8 @@ hwtr_q_req_init(struct hwtr_q_req *req, enum hwtr_q_verb verb)
 	req->t_to = -1;
 	req->from = -1;
 	req->count = -1;
+	req->min_dur = -1;
+	req->max_depth = -1;
 }
 
 /* --- symbol names --------------------------------------------------------- */

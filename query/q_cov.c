@@ -289,9 +289,17 @@ cov_lcov(struct hwtr_q *q, struct cov *cv, const char *out)
 	const char *path;
 	int rc;
 
-	if (cv->nlines == 0)
-		return (q_fail(q, -HWTR_E_NOENT, "coverage: no source lines "
-		    "for '%s': the images have no DWARF line table", out));
+	/*
+	 * Without a line table there is nothing lcov can hold (its records
+	 * are per source file): the function table is still the answer;
+	 * say why the tracefile is missing rather than fail the whole verb.
+	 */
+	if (cv->nlines == 0) {
+		hwtr_logf(&q->log, HWTR_LOG_WARN, "coverage: '%s' not written: "
+		    "no source lines, the images have no DWARF line table "
+		    "(build with -g); the table lists functions only", out);
+		return (0);
+	}
 	qsort(cv->lines, cv->nlines, sizeof(*cv->lines), cov_line_cmp);
 	qsort(cv->fns, cv->nfns, sizeof(*cv->fns), cov_fn_cmp);
 	/* Merge rows of one line: the line ran as often as its best row. */

@@ -193,6 +193,21 @@ int q_check_thread(struct hwtr_q *q, int64_t id);
 /* Write @len bytes to @path through "@path.partial" and a rename. */
 int q_write_file(struct hwtr_q *q, const char *path, const char *buf,
     size_t len);
+/*
+ * The same in steps, for a file written as it is made (export): open
+ * "@path.partial", write blocks, then commit (close, rename) or abort
+ * (close, unlink).  @path is borrowed until commit or abort.
+ */
+struct q_wfile {
+	const char	*path;
+	char		*tmp;
+	int		fd;
+};
+int q_wf_open(struct hwtr_q *q, struct q_wfile *wf, const char *path);
+int q_wf_write(struct hwtr_q *q, struct q_wfile *wf, const char *buf,
+    size_t len);
+int q_wf_commit(struct hwtr_q *q, struct q_wfile *wf);
+void q_wf_abort(struct q_wfile *wf);
 
 void q_str_add(struct q_str *s, const char *p, size_t n);
 void q_str_puts(struct q_str *s, const char *p);
@@ -205,6 +220,9 @@ int q_cov(struct hwtr_q *q, const struct hwtr_q_req *req,
 int q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);
 int q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp);
+/* timeline, streamed (q_time.c). */
+int q_timeline(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);
 
 /* SQL fragments: a function+offset and a file:line of a block alias. */

@@ -381,6 +381,32 @@ ex_us(struct q_str *o, int64_t ns)
 	    (long long)(ns % 1000));
 }
 
+/* Hand @o's text to @wf once it holds a block's worth. */
+static int
+ex_flush(struct hwtr_q *q, struct q_wfile *wf, struct q_str *o, int force)
+{
+	int rc;
+
+	if (o->err)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	if (!force && o->len < (1u << 20))
+		return (0);
+	rc = q_wf_write(q, wf, o->p, o->len);
+	o->len = 0;
+	return (rc);
+}
+
+/*
+ * The Chrome/Perfetto trace-event JSON of the calls, written as it is made
+ * (a block at a time, through "OUT.partial"), a thread at a time: memory
+ * holds one thread's timestamps and a block of text, not the answer.
+ * Times: the calls' stored entry and exit times are those of the last
+ * timestamp before them (timestamps are sparse), which made most slices
+ * last 0 ns; here each end is placed by instruction count between the
+ * clock readings around it (hwtr_time_at(), indexer/exec_vtab.c, which
+ * plain SQL has too), and the slice says whether an end is estimated.
+ * A trace without timing gets an instruction clock, said in otherData.
+ */
 int
 q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
@@ -388,29 +414,54 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 	static const char *const cols[] = { "file", "threads", "events",
 	    "time_axis" };
 	struct q_str o = { 0 };
+	struct q_wfile wf = { NULL, NULL, -1 };
+	struct q_names names;
 	struct hwtr_q_res *res = NULL;
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st = NULL, *th = NULL;
 	int64_t untimed, t0, nthreads = 0, nev = 0;
+	int64_t from, to, mindur, maxdepth;
 	int use_ns, rc;
 
 	*resp = NULL;
+	memset(&names, 0, sizeof(names));
 	if (req->perfetto == NULL)
 		return (q_fail(q, -HWTR_E_INVAL, "export: no output file"));
-	if ((rc = q_int(q, &untimed, 0, "SELECT count(*) FROM calls WHERE "
-	    "entry_ns IS NULL OR exit_ns IS NULL", NULL)) < 0 ||
+	if (req->t_from >= 0 && req->t_to >= 0 && req->t_from > req->t_to)
+		return (q_fail(q, -HWTR_E_INVAL, "export: --from is after "
+		    "--to"));
+	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
+		return (rc);
+	/* A thread with calls but no time: the axis is instructions. */
+	if ((rc = q_int(q, &untimed, 0, "SELECT count(*) FROM threads t "
+	    "WHERE EXISTS (SELECT 1 FROM calls c WHERE c.thread = t.id) AND "
+	    "NOT EXISTS (SELECT 1 FROM timestamps s WHERE s.thread = t.id AND "
+	    "s.ns IS NOT NULL)", NULL)) < 0 ||
 	    (rc = q_int(q, &t0, 0, Q_T0_SQL, NULL)) < 0)
 		return (rc);
-	/* Without wall-clock times the axis is instructions (1 per ns). */
 	use_ns = untimed == 0;
+	from = req->t_from >= 0 ? req->t_from : INT64_MIN;
+	to = req->t_to >= 0 ? req->t_to : INT64_MAX;
+	mindur = req->min_dur >= 0 ? req->min_dur : 0;
+	maxdepth = req->max_depth >= 0 ? req->max_depth : INT64_MAX;
+	if ((rc = q_wf_open(q, &wf, req->perfetto)) < 0)
+		return (rc);
 	q_str_puts(&o, "{\"displayTimeUnit\": \"ns\", \"otherData\": "
 	    "{\"producer\": \"hwtrace " HWTRACE_VERSION "\", \"time_axis\": ");
-	q_str_puts(&o, use_ns ? "\"ns\"" : "\"instructions\"");
+	q_str_puts(&o, use_ns ? "\"ns\", \"timing\": \"call entry and exit "
+	    "times are the trace's timestamps where one was taken at that "
+	    "instruction, else estimated by instruction count between the "
+	    "timestamps around it (linear interpolation); args.estimated is "
+	    "true for a slice with an estimated end\"" : "\"instructions\", "
+	    "\"timing\": \"the trace has no timing: ts and dur count "
+	    "instructions executed, shown as 1 ns each (an instruction "
+	    "clock, not time)\"");
 	q_str_puts(&o, "},\n\"traceEvents\": [\n");
 	rc = q_prepare(q, &st, "SELECT p.pid, coalesce(p.comm, p.path) FROM "
-	    "processes p WHERE p.pid IN (SELECT pid FROM threads) ORDER BY "
-	    "p.pid");
+	    "processes p WHERE p.pid IN (SELECT pid FROM threads WHERE ?1 < 0 "
+	    "OR id = ?1) ORDER BY p.pid");
 	if (rc < 0)
 		goto out;
+	sqlite3_bind_int64(st, 1, req->thread);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		q_str_printf(&o, "%s{\"name\": \"process_name\", \"ph\": \"M\", "
 		    "\"pid\": %lld, \"args\": {\"name\": ", nev++ ? ",\n" : "",
@@ -425,75 +476,100 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 		rc = q_dbfail(q, "export: cannot read processes");
 		goto out;
 	}
-	rc = q_prepare(q, &st, "SELECT coalesce(t.pid, 0), coalesce(t.tid, "
-	    "t.id), coalesce(t.name, s.name, 'thread ' || t.id) FROM threads t "
-	    "LEFT JOIN streams s ON s.id = t.stream ORDER BY t.id");
+	rc = q_prepare(q, &th, "SELECT coalesce(t.pid, 0), coalesce(t.tid, "
+	    "t.id), coalesce(t.name, s.name, 'thread ' || t.id), t.id FROM "
+	    "threads t LEFT JOIN streams s ON s.id = t.stream WHERE ?1 < 0 OR "
+	    "t.id = ?1 ORDER BY t.id");
+	if (rc == 0)
+		rc = q_prepare(q, &st, "SELECT id, depth, symbol, func_ip, "
+		    "entry_insn, exit_insn, insns, self_insns, hwtr_time_at("
+		    "thread, entry_insn), hwtr_time_at(thread, exit_insn), "
+		    "hwtr_time_estimated(thread, entry_insn) OR "
+		    "hwtr_time_estimated(thread, exit_insn) FROM calls WHERE "
+		    "thread = ?1 AND depth <= ?2 ORDER BY entry_seq, id");
 	if (rc < 0)
 		goto out;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	sqlite3_bind_int64(th, 1, req->thread);
+	while ((rc = sqlite3_step(th)) == SQLITE_ROW) {
+		int64_t pid = sqlite3_column_int64(th, 0);
+		int64_t tid = sqlite3_column_int64(th, 1);
+		int64_t thread = sqlite3_column_int64(th, 3);
+
 		q_str_printf(&o, "%s{\"name\": \"thread_name\", \"ph\": \"M\", "
 		    "\"pid\": %lld, \"tid\": %lld, \"args\": {\"name\": ",
-		    nev++ ? ",\n" : "",
-		    (long long)sqlite3_column_int64(st, 0),
-		    (long long)sqlite3_column_int64(st, 1));
-		q_str_json(&o, (const char *)sqlite3_column_text(st, 2));
+		    nev++ ? ",\n" : "", (long long)pid, (long long)tid);
+		q_str_json(&o, (const char *)sqlite3_column_text(th, 2));
 		q_str_puts(&o, "}}");
 		nthreads++;
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, thread);
+		sqlite3_bind_int64(st, 2, maxdepth);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			int64_t tb, te, ei = sqlite3_column_int64(st, 4);
+			int64_t xi = sqlite3_column_int64(st, 5);
+			const struct q_name *nm = NULL;
+			int est = 0;
+
+			if (use_ns && sqlite3_column_type(st, 8) !=
+			    SQLITE_NULL) {
+				tb = sqlite3_column_int64(st, 8) - t0;
+				te = sqlite3_column_int64(st, 9) - t0;
+				est = sqlite3_column_int(st, 10);
+			} else {
+				tb = ei;
+				te = xi;
+			}
+			if (tb > to)
+				break;		/* entries only come later */
+			if (te < from || te - tb < mindur)
+				continue;
+			if (sqlite3_column_type(st, 2) != SQLITE_NULL &&
+			    (nm = q_name_get(q, &names,
+			    sqlite3_column_int64(st, 2))) == NULL) {
+				rc = -HWTR_E_NOMEM;
+				goto out;
+			}
+			q_str_printf(&o, "%s{\"name\": ", nev++ ? ",\n" : "");
+			if (nm != NULL && nm->name != NULL)
+				q_str_json(&o, nm->name);
+			else
+				q_str_printf(&o, "\"%#llx\"", (unsigned long long)
+				    sqlite3_column_int64(st, 3));
+			q_str_printf(&o, ", \"cat\": \"call\", \"ph\": \"X\", "
+			    "\"pid\": %lld, \"tid\": %lld, \"ts\": ",
+			    (long long)pid, (long long)tid);
+			ex_us(&o, tb);
+			q_str_puts(&o, ", \"dur\": ");
+			ex_us(&o, te - tb);
+			q_str_printf(&o, ", \"args\": {\"call\": %lld, "
+			    "\"depth\": %lld, \"insns\": %lld, \"self_insns\": "
+			    "%lld, \"entry_insn\": %lld, \"exit_insn\": %lld%s}}",
+			    (long long)sqlite3_column_int64(st, 0),
+			    (long long)sqlite3_column_int64(st, 1),
+			    (long long)sqlite3_column_int64(st, 6),
+			    (long long)sqlite3_column_int64(st, 7),
+			    (long long)ei, (long long)xi, !use_ns ? "" : est ?
+			    ", \"estimated\": true" : ", \"estimated\": false");
+			if ((rc = ex_flush(q, &wf, &o, 0)) < 0)
+				goto out;
+		}
+		if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+			rc = q_dbfail(q, "export: cannot read calls");
+			goto out;
+		}
 	}
-	sqlite3_finalize(st);
-	st = NULL;
 	if (rc != SQLITE_DONE) {
 		rc = q_dbfail(q, "export: cannot read threads");
 		goto out;
 	}
-	rc = q_prepare(q, &st, "SELECT coalesce(t.pid, 0), coalesce(t.tid, "
-	    "t.id), coalesce(s.name, printf('%#x', c.func_ip)), c.entry_ns, "
-	    "c.exit_ns, c.entry_insn, c.exit_insn, c.insns, c.self_insns, "
-	    "c.id, c.depth FROM calls c JOIN threads t ON t.id = c.thread "
-	    "LEFT JOIN symbols s ON s.id = c.symbol ORDER BY c.id");
-	if (rc < 0)
-		goto out;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t ts, te;
-
-		if (use_ns) {
-			ts = sqlite3_column_int64(st, 3) - t0;
-			te = sqlite3_column_int64(st, 4) - t0;
-		} else {
-			ts = sqlite3_column_int64(st, 5);
-			te = sqlite3_column_int64(st, 6);
-		}
-		q_str_printf(&o, "%s{\"name\": ", nev++ ? ",\n" : "");
-		q_str_json(&o, (const char *)sqlite3_column_text(st, 2));
-		q_str_printf(&o, ", \"cat\": \"call\", \"ph\": \"X\", "
-		    "\"pid\": %lld, \"tid\": %lld, \"ts\": ",
-		    (long long)sqlite3_column_int64(st, 0),
-		    (long long)sqlite3_column_int64(st, 1));
-		ex_us(&o, ts);
-		q_str_puts(&o, ", \"dur\": ");
-		ex_us(&o, te - ts);
-		q_str_printf(&o, ", \"args\": {\"call\": %lld, \"depth\": "
-		    "%lld, \"insns\": %lld, \"self_insns\": %lld}}",
-		    (long long)sqlite3_column_int64(st, 9),
-		    (long long)sqlite3_column_int64(st, 10),
-		    (long long)sqlite3_column_int64(st, 7),
-		    (long long)sqlite3_column_int64(st, 8));
-	}
-	if (rc != SQLITE_DONE) {
-		rc = q_dbfail(q, "export: cannot read calls");
-		goto out;
-	}
 	q_str_puts(&o, "\n]}\n");
-	if (o.err) {
-		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+	if ((rc = ex_flush(q, &wf, &o, 1)) < 0 ||
+	    (rc = q_wf_commit(q, &wf)) < 0)
 		goto out;
-	}
 	if ((rc = q_res_new(&res, HWTR_NELEM(cols), cols)) < 0) {
 		q_fail(q, rc, "out of memory");
 		goto out;
 	}
-	if ((rc = q_write_file(q, req->perfetto, o.p, o.len)) < 0)
-		goto out;
 	rc = q_res_push(res, HWTR_Q_TEXT, req->perfetto);
 	rc |= q_res_push_int(res, nthreads);
 	rc |= q_res_push_int(res, nev);
@@ -505,7 +581,11 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 	*resp = res;
 	res = NULL;
 out:
+	if (wf.tmp != NULL)
+		q_wf_abort(&wf);
 	sqlite3_finalize(st);
+	sqlite3_finalize(th);
+	q_names_free(&names);
 	hwtr_q_res_free(res);
 	free(o.p);
 	return (rc);

@@ -537,52 +537,6 @@ out:
 }
 
 static int
-q_bind_t0(struct hwtr_q *q, sqlite3_stmt *st)
-{
-	int64_t t0;
-	int rc;
-
-	if ((rc = q_int(q, &t0, 0, Q_T0_SQL, NULL)) < 0)
-		return (rc);
-	sqlite3_bind_int64(st, 9, t0);
-	return (0);
-}
-
-static int
-q_select_t0(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
-    int64_t a, int64_t b, int64_t c)
-{
-	sqlite3_stmt *st;
-	const char *names[32];
-	int i, n, rc;
-
-	*resp = NULL;
-	if ((rc = q_prepare(q, &st, sql)) < 0)
-		return (rc);
-	sqlite3_bind_int64(st, 1, a);
-	sqlite3_bind_int64(st, 2, b);
-	if (sqlite3_bind_parameter_count(st) >= 3)
-		sqlite3_bind_int64(st, 3, c);
-	if ((rc = q_bind_t0(q, st)) == 0) {
-		n = sqlite3_column_count(st);
-		for (i = 0; i < n && i < 32; i++)
-			names[i] = sqlite3_column_name(st, i);
-		if ((rc = q_res_new(resp, (size_t)i, names)) < 0)
-			q_fail(q, rc, "out of memory");
-		else {
-			q_res_stream(q, *resp);
-			rc = q_res_fill(q, *resp, st);
-		}
-	}
-	sqlite3_finalize(st);
-	if (rc < 0) {
-		hwtr_q_res_free(*resp);
-		*resp = NULL;
-	}
-	return (rc);
-}
-
-static int
 q_calls(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
 {
@@ -760,32 +714,6 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 		return (q_fail(q, -HWTR_E_INVAL, "hot: unknown --by '%s' "
 		    "(func, block or edge)", by));
 	return (q_select(q, resp, sql, "ii", req->thread, n));
-}
-
-static int
-q_timeline(struct hwtr_q *q, const struct hwtr_q_req *req,
-    struct hwtr_q_res **resp)
-{
-	if (req->thread >= 0) {
-		int rc = q_check_thread(q, req->thread);
-
-		if (rc < 0)
-			return (rc);
-	}
-	return (q_select_t0(q, resp,
-	    "SELECT time_ns, thread, seq, kind, what, depth, duration_ns FROM ("
-	    "SELECT c.entry_ns - ?9 AS time_ns, c.thread, c.entry_seq AS seq, "
-	    "'call' AS kind, coalesce(s.name, printf('%#x', c.func_ip)) AS "
-	    "what, c.depth, c.exit_ns - c.entry_ns AS duration_ns, c.id AS o "
-	    "FROM calls c LEFT JOIN symbols s ON s.id = c.symbol "
-	    "WHERE c.entry_ns IS NOT NULL AND c.entry_ns - ?9 >= ?1 AND "
-	    "c.entry_ns - ?9 <= ?2 AND (?3 < 0 OR c.thread = ?3) "
-	    "UNION ALL SELECT e.ns - ?9, e.thread, e.seq, e.kind, e.detail, "
-	    "NULL, NULL, -1 FROM events e WHERE e.ns IS NOT NULL AND "
-	    "e.ns - ?9 >= ?1 AND e.ns - ?9 <= ?2 AND (?3 < 0 OR e.thread = ?3)"
-	    ") ORDER BY time_ns, thread, seq, o",
-	    req->t_from >= 0 ? req->t_from : INT64_MIN,
-	    req->t_to >= 0 ? req->t_to : INT64_MAX, req->thread));
 }
 
 /*

@@ -185,7 +185,7 @@ if [ ! -s "$gz" ] || [ "$HWTRACE" -nt "$gz" ]; then
 	fi
 	echo "  capturing gzip -6 -c input-8m with the valgrind source" >&2
 	rm -f "$gz"
-	"$HWTRACE" capture --source valgrind -o "$gz" -- \
+	"$HWTRACE" capture --force --source valgrind -o "$gz" -- \
 	    gzip -6 -c "$input" > /dev/null 2> "$BENCH_DIR/gzip.err" || rm -f "$gz"
 fi
 if [ -s "$gz" ]; then

@@ -44,7 +44,7 @@ for prog in loop recurse; do
 		bw=$(max "$bw" "$(rate "$steps" "$BENCH_DIR/t" w)")
 		bc=$(max "$bc" "$(rate "$steps" "$BENCH_DIR/t" c)")
 		/usr/bin/time -o "$BENCH_DIR/t" -f "%e wall %U user %S sys" \
-		    "$HWTRACE" capture --source step -o "$BENCH_DIR/$prog.hwtrace" -- \
+		    "$HWTRACE" capture --force --source step -o "$BENCH_DIR/$prog.hwtrace" -- \
 		    "$progs/$prog" >/dev/null 2>"$BENCH_DIR/$prog.err" ||
 		    { echo "bench_step: capture failed: $(cat "$BENCH_DIR/$prog.err")" >&2; exit 1; }
 		n=$(insns "$BENCH_DIR/$prog.err" | cut -d' ' -f1)
@@ -64,7 +64,7 @@ done
 tot_i=0 tot_b=0
 for prog in loop recurse calls tailcall switch setjmp signal timer threads \
     forkexec vfork rep syscalls exit3; do
-	"$HWTRACE" capture --source step -o "$BENCH_DIR/bpi.hwtrace" -- "$progs/$prog" \
+	"$HWTRACE" capture --force --source step -o "$BENCH_DIR/bpi.hwtrace" -- "$progs/$prog" \
 	    >/dev/null 2>"$BENCH_DIR/bpi.err"
 	set -- $(insns "$BENCH_DIR/bpi.err")
 	[ $# -eq 2 ] || { echo "bench_step: $prog: no summary: $(cat "$BENCH_DIR/bpi.err")" >&2; exit 1; }

@@ -25,7 +25,7 @@ if ! command -v valgrind.bin >/dev/null 2>&1; then
 	echo "bench_valgrind: valgrind is not installed" >&2
 	exit 1
 fi
-if ! "$HWTRACE" capture --source valgrind -o "$BENCH_DIR/probe.hwtrace" \
+if ! "$HWTRACE" capture --force --source valgrind -o "$BENCH_DIR/probe.hwtrace" \
     -- /bin/true >/dev/null 2>"$BENCH_DIR/probe.err"; then
 	echo "bench_valgrind: skipped: hwtrace capture --source valgrind" \
 	    "does not run here: $(cat "$BENCH_DIR/probe.err")" >&2
@@ -74,7 +74,7 @@ bench_case() {
 	native=$(best "$@") || return 1
 	none=$(best valgrind.bin --tool=none -q --run-libc-freeres=no "$@") ||
 	    return 1
-	ours=$(best "$HWTRACE" capture --source valgrind \
+	ours=$(best "$HWTRACE" capture --force --source valgrind \
 	    -o "$BENCH_DIR/vg.hwtrace" -- "$@") || return 1
 	native_cpu=${native#* } native=${native% *}
 	none_cpu=${none#* } none=${none% *}
@@ -111,7 +111,7 @@ loop="$HWTRACE_BUILD/progs/loop"
 if [ -x "$loop" ] && "$HWTRACE" capture --help 2>&1 | grep -q -- --source; then
 	rate() {
 		t0=$(now)
-		"$HWTRACE" capture --source "$1" -o "$BENCH_DIR/r.hwtrace" -- \
+		"$HWTRACE" capture --force --source "$1" -o "$BENCH_DIR/r.hwtrace" -- \
 		    "$loop" > /dev/null 2>"$BENCH_DIR/stderr-$1" || return 1
 		t1=$(now)
 		n=$(sed -n 's/.* \([0-9][0-9]*\) instructions.*/\1/p' \

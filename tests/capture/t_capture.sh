@@ -306,10 +306,10 @@ attach_leaves_process_running_body() {
 
 atf_test_case command_not_found
 command_not_found_head() {
-	atf_set descr "a missing command is a clear error, and no archive is left"
+	atf_set descr "a missing command is a clear error, exits 127 as sh does, and no archive is left"
 }
 command_not_found_body() {
-	atf_check -s exit:1 -o empty \
+	atf_check -s exit:127 -o empty \
 	    -e match:"^hwtrace capture: cannot run 'no-such-command-xyz': command not found" \
 	    "$HWTRACE" capture --source step -o x.hwtrace -- no-such-command-xyz
 	[ ! -e x.hwtrace ] && [ ! -e x.hwtrace.partial ] ||

@@ -31,6 +31,8 @@ run() {
 	mode=$1 prog=$2
 	[ -x "$HWTRACE_PROGS/$prog" ] ||
 		atf_fail "fixture $HWTRACE_PROGS/$prog was not built"
+	# Each run is a new capture (capture refuses to replace one).
+	rm -f a.hwtrace
 	case $mode in
 	step)	env -u HWTRACE_TEST_LATE_TRAP "$HWTRACE" capture --source step \
 		    --ground-truth -o a.hwtrace -- "$HWTRACE_PROGS/$prog" \

@@ -110,7 +110,7 @@ last_insns_body()
 	mkfix
 	cat > exp <<'X'
 thread  insn  address   function  line      instruction
-     1    21  0x401022  sum+0x12  fix.c:11  jl 0x0000000000401014
+     1    21  0x401022  sum+0x12  fix.c:11  jl 0x401014
      1    22  0x401024  sum+0x14  fix.c:13  mov eax, ebx
      1    23  0x401026  sum+0x16  fix.c:15  ret
      1    24  0x40103a  main+0xa  fix.c:25  ret
@@ -329,7 +329,7 @@ insns_history_body()
 	cat > exp <<'X'
 thread  insn  address   function  line      instruction
      1    13  0x401014  sum+0x4   fix.c:12  mov edi, ebp
-     1    14  0x401016  sum+0x6   fix.c:12  call 0x0000000000401000
+     1    14  0x401016  sum+0x6   fix.c:12  call 0x401000
      1    15  0x401000  sq        fix.c:5   mov eax, edi
      1    16  0x401002  sq+0x2    fix.c:5   imul eax, edi
      1    17  0x401005  sq+0x5    fix.c:6   ret
@@ -399,9 +399,13 @@ assert sorted((e["name"], e["args"]["name"]) for e in meta) == [
 for e in calls:
     for k in ("name", "ph", "ts", "dur", "pid", "tid"):
         assert k in e, (k, e)
-# Thread 100: main [0,1us] holds sum [0,1us] holds sq at 0 and 0.5us.
+# Thread 100 (timestamps at instructions 0, 15, 24: 0, 0.5, 1 us): each
+# end between two is placed by instruction count, one after the last is
+# at the last.  main [0,25] holds sum [2,24] holds sq [6,9] and [15,18].
 t = [(e["name"], e["ts"], e["dur"], e["args"]["depth"]) for e in calls if e["tid"] == 100]
-assert t == [("main", 0, 1, 0), ("sum", 0, 1, 1), ("sq", 0, 0, 2), ("sq", 0.5, 0, 2)], t
+assert t == [("main", 0, 1, 0), ("sum", 0.066, 0.934, 1), ("sq", 0.2, 0.1, 2), ("sq", 0.5, 0.166, 2)], t
+assert [e["args"]["estimated"] for e in calls if e["tid"] == 100] == [True] * 4
+assert "estimated by instruction count" in d["otherData"]["timing"], d["otherData"]
 w = [(e["name"], e["ts"], e["args"]["insns"]) for e in calls if e["tid"] == 101]
 assert w == [("sq", 0.2, 3)], w
 print("ok")

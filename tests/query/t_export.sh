@@ -1,0 +1,215 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# The Perfetto export's timing and filters (issue 22 item 7), on a real
+# valgrind capture of gzip: slice ends between two clock readings are
+# placed by instruction count and marked estimated, so far fewer slices
+# last 0 ns than with the stored (last reading) times; every estimated
+# time lies between the readings around it (from the timestamps table, by
+# SQL) and times grow with instructions; a trace without timing gets an
+# instruction clock, said so; --thread, --from/--to, --min-dur and
+# --max-depth keep what they say; the heap stays far below the output's
+# size (valgrind's massif).
+
+. "$(atf_get_srcdir)/../env.sh"
+
+gzcap()
+{
+	command -v valgrind.bin >/dev/null 2>&1 || atf_skip "valgrind is not installed"
+	head -c 131072 "$HWTRACE" > in
+	"$HWTRACE" capture --source valgrind -o g.hwtrace -- gzip -6 -c in \
+	    > /dev/null 2> cap.err || atf_fail "capture failed: $(cat cap.err)"
+	"$HWTRACE" index -q -o g.db g.hwtrace || atf_fail "index failed"
+}
+
+atf_test_case export_interpolates
+export_interpolates_head()
+{
+	atf_set descr "export places call ends between clock readings by instruction count, marks them estimated, keeps them between the readings around them and in instruction order"
+	atf_set require.progs "python3 gzip"
+	atf_set timeout 300
+}
+export_interpolates_body()
+{
+	gzcap
+	"$HWTRACE" query g.db export --perfetto g.json > out ||
+	    atf_fail "export failed"
+	cat > check.py <<'X'
+import json, sqlite3, bisect
+db = sqlite3.connect("g.db")
+d = json.load(open("g.json"))
+assert d["otherData"]["time_axis"] == "ns", d["otherData"]
+assert "estimated by instruction count" in d["otherData"]["timing"]
+x = [e for e in d["traceEvents"] if e["ph"] == "X"]
+ncalls, stored0 = db.execute("SELECT count(*), sum(exit_ns = entry_ns) FROM calls").fetchone()
+assert len(x) == ncalls, (len(x), ncalls)
+zero = sum(1 for e in x if e["dur"] == 0)
+# The stored times (the last reading before) make nearly all slices 0 ns.
+assert zero * 2 < stored0, ("zero-duration slices", zero, "stored", stored0, ncalls)
+assert all(isinstance(e["args"]["estimated"], bool) for e in x)
+assert any(e["args"]["estimated"] for e in x)
+t0 = db.execute("SELECT min(first_ns) FROM threads").fetchone()[0]
+# Clock readings: where the time advances (a PSB+ repeats the last one).
+rd = []
+for insn, ns in db.execute("SELECT insn, ns FROM timestamps WHERE thread = 1 AND ns IS NOT NULL ORDER BY seq"):
+    if not rd or (insn >= rd[-1][0] and ns > rd[-1][1]):
+        rd.append((insn, ns))
+ins = [r[0] for r in rd]
+def ns_of(us):
+    return round(us * 1000) + t0
+def check(insn, t, what):
+    i = bisect.bisect_right(ins, insn) - 1
+    if i >= 0 and ins[i] == insn:
+        assert t == rd[i][1], (what, insn, t, rd[i])
+    elif 0 <= i < len(rd) - 1:
+        assert rd[i][1] <= t <= rd[i + 1][1], (what, insn, t, rd[i], rd[i + 1])
+prev = None
+for e in sorted(x, key=lambda e: (e["args"]["entry_insn"], e["args"]["call"])):
+    a = e["args"]
+    tb, te = ns_of(e["ts"]), ns_of(e["ts"] + e["dur"])
+    check(a["entry_insn"], tb, "entry")
+    check(a["exit_insn"], te, "exit")
+    assert te >= tb, e
+    assert prev is None or tb >= prev, ("not monotonic", e, prev)
+    prev = tb
+print("ok", len(x), zero, stored0)
+X
+	python3 check.py > res 2>&1 || atf_fail "check.py: $(tail -3 res | tr "\n" " ")"
+	grep -q '^ok' res || atf_fail "check.py: $(cat res)"
+}
+
+atf_test_case export_filters
+export_filters_head()
+{
+	atf_set descr "export --thread, --from/--to, --min-dur and --max-depth keep what they say"
+	atf_set require.progs "python3 gzip sqlite3"
+	atf_set timeout 300
+}
+export_filters_body()
+{
+	gzcap
+	"$HWTRACE" query g.db export --perfetto d0.json --max-depth 0 --thread 1 >/dev/null ||
+	    atf_fail "export --max-depth 0 failed"
+	n=$(sqlite3 g.db "SELECT count(*) FROM calls WHERE depth = 0 AND thread = 1")
+	"$HWTRACE" query g.db export --perfetto w.json --from 100ms --to 101ms \
+	    --min-dur 50ns >/dev/null || atf_fail "export with a window failed"
+	cat > check.py <<X
+import json
+d = [e for e in json.load(open("d0.json"))["traceEvents"] if e["ph"] == "X"]
+assert len(d) == $n, (len(d), $n)
+assert all(e["args"]["depth"] == 0 for e in d)
+w = [e for e in json.load(open("w.json"))["traceEvents"] if e["ph"] == "X"]
+assert w, "the window is empty"
+for e in w:
+    assert e["ts"] <= 101000 and e["ts"] + e["dur"] >= 100000, e
+    assert e["dur"] >= 0.05, e
+print("ok", len(d), len(w))
+X
+	python3 check.py > res 2>&1 || atf_fail "check.py: $(tail -3 res | tr "\n" " ")"
+	atf_check -s exit:1 -o empty -e match:"--from is after --to" \
+	    "$HWTRACE" query g.db export --perfetto z.json --from 2ms --to 1ms
+	atf_check -s exit:2 -o empty -e match:"--min-dur: 'x' is not a time" \
+	    "$HWTRACE" query g.db export --perfetto z.json --min-dur x
+	[ ! -e z.json ] || atf_fail "z.json written after an error"
+}
+
+atf_test_case export_instruction_clock
+export_instruction_clock_head()
+{
+	atf_set descr "a trace without timing exports on an instruction clock and says so"
+	atf_set require.progs "python3 sqlite3"
+}
+export_instruction_clock_body()
+{
+	"$HWTRACE_BUILD/bench/qmkdb" fix.db "$HWTRACE_SRC/tests/query/fixture.sql" ||
+	    atf_fail "cannot make the fixture database"
+	sqlite3 fix.db "UPDATE timestamps SET ns = NULL; UPDATE calls SET entry_ns = NULL, exit_ns = NULL; UPDATE threads SET first_ns = NULL, last_ns = NULL" ||
+	    atf_fail "cannot remove the timing"
+	"$HWTRACE" query fix.db export --perfetto p.json --format csv > out ||
+	    atf_fail "export failed"
+	grep -q ',instructions$' out || atf_fail "time_axis is not instructions: $(cat out)"
+	cat > check.py <<'X'
+import json, sqlite3
+d = json.load(open("p.json"))
+assert d["otherData"]["time_axis"] == "instructions"
+assert "no timing" in d["otherData"]["timing"], d["otherData"]
+db = sqlite3.connect("fix.db")
+want = {i: (a, b) for i, a, b in db.execute("SELECT id, entry_insn, exit_insn FROM calls")}
+x = [e for e in d["traceEvents"] if e["ph"] == "X"]
+assert len(x) == len(want)
+for e in x:
+    a, b = want[e["args"]["call"]]
+    assert round(e["ts"] * 1000) == a and round(e["dur"] * 1000) == b - a, (e, a, b)
+    assert "estimated" not in e["args"], e
+print("ok")
+X
+	atf_check -s exit:0 -o inline:"ok\n" python3 check.py
+}
+
+atf_test_case sql_time_functions
+sql_time_functions_head()
+{
+	atf_set descr "hwtr_time_at and hwtr_time_estimated give the hand-computed times, in hwtrace query sql and in plain sqlite3 with the extension"
+	atf_set require.progs "sqlite3"
+}
+sql_time_functions_body()
+{
+	"$HWTRACE_BUILD/bench/qmkdb" fix.db "$HWTRACE_SRC/tests/query/fixture.sql" ||
+	    atf_fail "cannot make the fixture database"
+	# Thread 1 reads 1000, 1500, 2000 ns (+1.7e18) at instructions 0,
+	# 15, 24; thread 2 1200 at 0.  Instruction 2 of thread 1: 1000 +
+	# 500 * 2 / 15 = 1066 (estimated); 15: 1500 (a reading); 18: 1500 +
+	# 500 * 3 / 9 = 1666; 25, after the last: 2000; thread 2's 3: 1200.
+	sql="SELECT t, i, hwtr_time_at(t, i) - 1700000000000000000,
+	    hwtr_time_estimated(t, i) FROM (SELECT 1 AS t, 2 AS i UNION ALL
+	    SELECT 1, 15 UNION ALL SELECT 1, 18 UNION ALL SELECT 1, 25 UNION ALL
+	    SELECT 2, 3 UNION ALL SELECT 3, 0)"
+	printf '1|2|1066|1\n1|15|1500|0\n1|18|1666|1\n1|25|2000|1\n2|3|1200|1\n3|0||\n' > exp
+	sqlite3 fix.db ".load $HWTRACE_BUILD/hwtrace_sqlite" "$sql" > got ||
+	    atf_fail "sqlite3 with the extension failed"
+	cmp -s exp got || atf_fail "sqlite3: expected $(cat exp), got $(cat got)"
+	"$HWTRACE" query fix.db sql --format csv "$sql" | tail -n +2 | tr , '|' > got2 ||
+	    atf_fail "hwtrace query sql failed"
+	cmp -s exp got2 || atf_fail "hwtrace query sql: expected $(cat exp), got $(cat got2)"
+}
+
+atf_test_case export_bounded_heap
+export_bounded_heap_head()
+{
+	atf_set descr "export streams: its peak heap (valgrind massif) stays far below the size of the JSON it writes, and so does its RSS beyond the mapped database (/usr/bin/time -v)"
+	atf_set require.progs "valgrind gzip /usr/bin/time"
+	atf_set timeout 600
+}
+export_bounded_heap_body()
+{
+	if ldd "$HWTRACE" 2>/dev/null | grep -q libasan; then
+		atf_skip "hwtrace is built with AddressSanitizer: massif cannot run it"
+	fi
+	gzcap
+	/usr/bin/time -v "$HWTRACE" query g.db export --perfetto r.json \
+	    > /dev/null 2> time.out || atf_fail "export failed: $(tail -3 time.out)"
+	rss=$(sed -n 's/.*Maximum resident set size (kbytes): *//p' time.out)
+	dbsize=$(stat -c %s g.db)
+	rsize=$(stat -c %s r.json)
+	# SQLite maps the database (its pages count in the RSS); the rest
+	# must be far less than the output.
+	[ $((rss * 1024)) -lt $((dbsize + rsize / 4 + 8388608)) ] ||
+	    atf_fail "max RSS $rss KB for a $dbsize-byte database and a $rsize-byte export"
+	valgrind --tool=massif --massif-out-file=ms.out "$HWTRACE" query g.db \
+	    export --perfetto g.json > /dev/null 2> vg.err ||
+	    atf_fail "export under massif failed: $(tail -3 vg.err)"
+	size=$(stat -c %s g.json)
+	peak=$(sed -n 's/^mem_heap_B=//p' ms.out | sort -n | tail -1)
+	[ "$size" -gt 16000000 ] || atf_fail "the export is only $size bytes: too small to tell"
+	[ $((peak * 4)) -lt "$size" ] ||
+	    atf_fail "peak heap $peak bytes for a $size-byte export"
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case export_interpolates
+	atf_add_test_case export_filters
+	atf_add_test_case export_instruction_clock
+	atf_add_test_case sql_time_functions
+	atf_add_test_case export_bounded_heap
+}
