@@ -418,7 +418,7 @@ fl_diff(struct hwtr_pg *pg, const struct hwtr_pg_req *req,
 	}
 	PQclear(r);
 	q_str_puts(&f.s,
-	    "WITH pass AS (SELECT run FROM hwtrace.labels WHERE key = $1 AND "
+	    "SELECT * FROM (WITH pass AS (SELECT run FROM hwtrace.labels WHERE key = $1 AND "
 	    "value = $2), fail AS (SELECT run FROM hwtrace.labels WHERE key = "
 	    "$3 AND value = $4 EXCEPT SELECT run FROM pass), "
 	    "rf AS (SELECT DISTINCT bc.run, s.name FROM hwtrace.block_counts bc "
@@ -441,8 +441,9 @@ fl_diff(struct hwtr_pg *pg, const struct hwtr_pg_req *req,
 	    "UNION ALL SELECT 'branch', what, kind, count(*)::bigint, "
 	    "string_agg(run::text, ',' ORDER BY run) FROM rbr WHERE run IN "
 	    "(SELECT run FROM fail) AND (what, kind) NOT IN (SELECT what, kind "
-	    "FROM rbr WHERE run IN (SELECT run FROM pass)) GROUP BY what, kind "
-	    "ORDER BY 1 DESC, 2 COLLATE \"C\", 3 COLLATE \"C\"");
+	    "FROM rbr WHERE run IN (SELECT run FROM pass)) GROUP BY what, kind) "
+	    "u ORDER BY kind DESC, what COLLATE \"C\", branch COLLATE \"C\" "
+	    "NULLS FIRST");
 	rc = fl_run(pg, &f, "diff", resp, NULL);
 	free(f.s.p);
 	return (rc);

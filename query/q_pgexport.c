@@ -619,7 +619,8 @@ ex_run_row(struct ex *ex, const char *archive, const char *sha,
 	    "(sha256, archive, command, host, source, start_ns, end_ns, "
 	    "captured, exit_kind, exit_value, complete, hwtrace_version) "
 	    "VALUES ($1, $2, $3, $4, $5, $6::bigint, $7::bigint, CASE WHEN "
-	    "$6::bigint > 0 THEN to_timestamp($6::bigint / 1e9) END, $8, "
+	    "$6::bigint > 0 THEN 'epoch'::timestamptz + ($6::bigint / 1000) * "
+	    "'1 microsecond'::interval END, $8, "
 	    "$9::bigint, $10::boolean, $11) ON CONFLICT (sha256) DO NOTHING "
 	    "RETURNING id", 11, p);
 	for (i = 0; i < 8; i++)

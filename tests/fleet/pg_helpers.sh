@@ -56,11 +56,9 @@ pg_start()
 	    -c "CREATE DATABASE hwtr" || atf_fail "cannot create database hwtr"
 }
 
-# psql on the test database: one value per line, fields split by '|'.
-pg_sql()
-{
-	psql -X -q -A -t -v ON_ERROR_STOP=1 "$URL" -c "$1"
-}
+# psql giving one value per line, fields split by '|': $PSQL "$URL" -c SQL
+# (a command, not a function, so that atf_check can run it).
+PSQL="psql -X -q -A -t -v ON_ERROR_STOP=1"
 
 pg_stop()
 {
