@@ -343,6 +343,25 @@ server_gone_mid_export_body()
 }
 server_gone_mid_export_cleanup() { pg_stop; }
 
+atf_test_case drop_old_runs cleanup
+drop_old_runs_head() { atf_set descr "the SQL hwtrace-db(5) gives to drop old runs drops their partitions and rows and leaves the other runs whole"; }
+drop_old_runs_body()
+{
+	pg_start
+	three_runs
+	awk '/drop-runs-begin/ { on = 1; next } /drop-runs-end/ { on = 0 } on && !/^\./' \
+	    "$HWTRACE_SRC/docs/hwtrace-db.5" > drop.sql
+	grep -q "DROP TABLE" drop.sql || atf_fail "no SQL found in hwtrace-db(5): $(oneline drop.sql)"
+	$PSQL "$URL" -c "UPDATE hwtrace.runs SET exported = now() - interval '100 days' WHERE id = 1" > /dev/null
+	atf_check -s exit:0 $PSQL "$URL" -f drop.sql
+	atf_check -s exit:0 -o inline:"run\n2\n3\n" sh -c "'$HWTRACE' fleet --format csv '$URL' runs | cut -d, -f1"
+	atf_check -s exit:0 -o inline:"0 0 5\n" $PSQL "$URL" -c \
+	    "SELECT (SELECT count(*) FROM pg_class WHERE relname LIKE '%\\_r1') || ' ' || (SELECT count(*) FROM hwtrace.labels WHERE run = 1) || ' ' || (SELECT count(*) FROM pg_class WHERE relname LIKE '%\\_r2' AND relnamespace = 'hwtrace'::regnamespace)"
+	atf_check -s exit:0 -o inline:"2,add,15\n" sh -c \
+	    "'$HWTRACE' fleet '$URL' func add --format csv | tail -n +2 | cut -d, -f1,2,4"
+}
+drop_old_runs_cleanup() { pg_stop; }
+
 atf_test_case usage_errors
 usage_errors_head() { atf_set descr "export and fleet refuse malformed command lines with exit 2, and --help shows the synopsis of their man pages"; }
 usage_errors_body()
@@ -384,5 +403,6 @@ atf_init_test_cases()
 	atf_add_test_case hostile_labels
 	atf_add_test_case refusals
 	atf_add_test_case server_gone_mid_export
+	atf_add_test_case drop_old_runs
 	atf_add_test_case usage_errors
 }
