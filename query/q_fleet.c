@@ -431,19 +431,24 @@ fl_diff(struct hwtr_pg *pg, const struct hwtr_pg_req *req,
 	    "fn AS (SELECT s.name AS what, rs.run FROM rs JOIN hwtrace.symbols s "
 	    "ON s.id = rs.symbol), "
 	    /* Branches: named once per distinct pair of blocks and kind. */
-	    "rb AS (SELECT DISTINCT br.run, br.from_block, br.to_block, br.kind "
-	    "FROM hwtrace.branches br WHERE br.run IN (SELECT run FROM sel)), "
-	    "bk AS (SELECT DISTINCT from_block, to_block, kind FROM rb), "
-	    "named AS (SELECT bk.from_block, bk.to_block, bk.kind, "
+	    "rb AS (SELECT br.run, br.from_block, br.to_block, br.kind FROM "
+	    "hwtrace.branches br WHERE br.run IN (SELECT run FROM sel)), "
+	    "pairs AS (SELECT rb.from_block, rb.to_block, rb.kind, bool_or(sel.p) "
+	    "AS p, array_agg(DISTINCT rb.run) FILTER (WHERE NOT sel.p) AS runs "
+	    "FROM rb "
+	    "JOIN sel ON sel.run = rb.run GROUP BY rb.from_block, rb.to_block, "
+	    "rb.kind), "
+	    "named AS MATERIALIZED (SELECT pr.p, pr.runs, pr.kind, "
 	    "coalesce(fs.name || '+0x' || to_hex(fb.sym_offset), '0x' || "
 	    "to_hex(fb.addr)) || ' -> ' || coalesce(ts.name || '+0x' || "
-	    "to_hex(tb.sym_offset), '0x' || to_hex(tb.addr)) AS what FROM bk "
-	    "JOIN hwtrace.blocks fb ON fb.id = bk.from_block JOIN hwtrace.blocks "
-	    "tb ON tb.id = bk.to_block LEFT JOIN hwtrace.symbols fs ON fs.id = "
-	    "fb.symbol LEFT JOIN hwtrace.symbols ts ON ts.id = tb.symbol), "
-	    "br AS (SELECT n.what, n.kind, rb.run FROM rb JOIN named n ON "
-	    "n.from_block = rb.from_block AND n.to_block = rb.to_block AND "
-	    "n.kind = rb.kind) "
+	    "to_hex(tb.sym_offset), '0x' || to_hex(tb.addr)) AS what FROM pairs "
+	    "pr JOIN hwtrace.blocks fb ON fb.id = pr.from_block JOIN "
+	    "hwtrace.blocks tb ON tb.id = pr.to_block LEFT JOIN hwtrace.symbols "
+	    "fs ON fs.id = fb.symbol LEFT JOIN hwtrace.symbols ts ON ts.id = "
+	    "tb.symbol), "
+	    "br AS (SELECT n.what, n.kind, unnest(n.runs) AS run FROM named n "
+	    "WHERE (n.what, n.kind) IN (SELECT what, kind FROM named GROUP BY "
+	    "what, kind HAVING NOT bool_or(p))) "
 	    "SELECT * FROM (SELECT 'function' AS kind, fn.what, NULL AS branch, "
 	    "count(DISTINCT fn.run)::bigint AS fail_runs, "
 	    "array_to_string(array_agg(DISTINCT fn.run ORDER BY fn.run), ',') "
@@ -451,8 +456,7 @@ fl_diff(struct hwtr_pg *pg, const struct hwtr_pg_req *req,
 	    "HAVING NOT bool_or(sel.p) "
 	    "UNION ALL SELECT 'branch', br.what, br.kind, count(DISTINCT "
 	    "br.run)::bigint, array_to_string(array_agg(DISTINCT br.run ORDER BY "
-	    "br.run), ',') FROM br JOIN sel ON sel.run = br.run GROUP BY "
-	    "br.what, br.kind HAVING NOT bool_or(sel.p)) u "
+	    "br.run), ',') FROM br GROUP BY br.what, br.kind) u "
 	    "ORDER BY kind DESC, what COLLATE \"C\", branch COLLATE \"C\" "
 	    "NULLS FIRST");
 	rc = fl_run(pg, &f, "diff", resp, NULL);
@@ -469,6 +473,10 @@ hwtr_pg_fleet(struct hwtr_pg *pg, const struct hwtr_pg_req *req,
 	*resp = NULL;
 	pg->msg[0] = '\0';
 	if ((rc = pg_schema(pg, 0)) < 0)
+		return (rc);
+	/* Room for the hash tables of questions across many runs. */
+	if ((rc = pg_cmd(pg, "cannot set up the session", "SET work_mem = "
+	    "'64MB'", 0, NULL)) < 0)
 		return (rc);
 	switch (req->verb) {
 	case HWTR_PG_RUNS:
