@@ -665,6 +665,7 @@ hwtr_pg_export_add(struct hwtr_pg *pg, const char *path,
 	memset(run, 0, sizeof(*run));
 	memset(&ex, 0, sizeof(ex));
 	ex.pg = pg;
+	pg->msg[0] = '\0';
 	if (!pg->in_tx)
 		return (pg_fail(pg, -HWTR_E_INVAL, "no export is open"));
 	if ((rc = hwtr_q_open(&ex.q, path, &opts->qopts, errbuf,
