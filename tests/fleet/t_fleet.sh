@@ -252,11 +252,15 @@ assert labels == {os.environ["K"]: os.environ["V"], "empty": ""}, labels
 hostile_labels_cleanup() { pg_stop; }
 
 atf_test_case refusals cleanup
-refusals_head() { atf_set descr "a malformed URL, an unreachable server, a wrong password (scram-sha-256) are refused with exit 1, naming the problem and never the password; ~/.pgpass and PGPASSWORD work"; }
+refusals_head() { atf_set descr "a database without the schema, a missing input (nothing of the other inputs stays), a malformed URL, an unreachable server, a wrong password (scram-sha-256) are refused with exit 1, naming the problem and never the password; ~/.pgpass and PGPASSWORD work"; }
 refusals_body()
 {
 	pg_start
 	capture h1 "$HWTRACE_PROGS/hello"
+	atf_check -s exit:1 -o empty -e match:"has no schema hwtrace: nothing was exported there" \
+	    "$HWTRACE" fleet "$URL" runs
+	atf_check -s exit:1 -o empty -e match:"cannot export 'nothere.hwtrace': .*nothere.hwtrace.*; nothing was exported" \
+	    "$HWTRACE" export --postgres "$URL" h1.hwtrace nothere.hwtrace
 	atf_check -s exit:1 -o empty -e match:"hwtrace export: not a connection string or URL" \
 	    "$HWTRACE" export --postgres "garbage" h1.hwtrace
 	atf_check -s exit:1 -o empty -e match:"not a connection string or URL: invalid URI query parameter" \
