@@ -31,63 +31,64 @@
  */
 static const char pg_schema_sql[] =
 	"CREATE SCHEMA IF NOT EXISTS hwtrace;"
-	"CREATE TABLE hwtrace.meta (key text PRIMARY KEY, value text NOT NULL);"
-	"CREATE TABLE hwtrace.runs (id bigserial PRIMARY KEY,"
+	"CREATE TABLE IF NOT EXISTS hwtrace.meta (key text PRIMARY KEY, value text NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS hwtrace.runs (id bigserial PRIMARY KEY,"
 	" sha256 text NOT NULL UNIQUE, archive text, command text, host text,"
 	" source text, start_ns bigint, end_ns bigint, captured timestamptz,"
 	" exit_kind text, exit_value bigint, complete boolean NOT NULL,"
 	" hwtrace_version text, exported timestamptz NOT NULL DEFAULT now());"
-	"CREATE TABLE hwtrace.labels (run bigint NOT NULL REFERENCES"
+	"CREATE TABLE IF NOT EXISTS hwtrace.labels (run bigint NOT NULL REFERENCES"
 	" hwtrace.runs ON DELETE CASCADE, key text NOT NULL, value text NOT NULL,"
 	" PRIMARY KEY (run, key));"
-	"CREATE INDEX labels_key_value ON hwtrace.labels (key, value);"
-	"CREATE TABLE hwtrace.images (id bigserial PRIMARY KEY,"
+	"CREATE INDEX IF NOT EXISTS labels_key_value ON hwtrace.labels (key, value);"
+	"CREATE TABLE IF NOT EXISTS hwtrace.images (id bigserial PRIMARY KEY,"
 	" key text NOT NULL UNIQUE, path text, kind text, build_id text,"
 	" size bigint, sha256 text, elf boolean,"
 	" loaded boolean NOT NULL DEFAULT false);"
-	"CREATE TABLE hwtrace.run_images (run bigint NOT NULL REFERENCES"
+	"CREATE TABLE IF NOT EXISTS hwtrace.run_images (run bigint NOT NULL REFERENCES"
 	" hwtrace.runs ON DELETE CASCADE, image bigint NOT NULL REFERENCES"
 	" hwtrace.images, path text, PRIMARY KEY (run, image));"
-	"CREATE TABLE hwtrace.symbols (id bigserial PRIMARY KEY,"
+	"CREATE TABLE IF NOT EXISTS hwtrace.symbols (id bigserial PRIMARY KEY,"
 	" image bigint NOT NULL, name text NOT NULL, addr bigint, size bigint,"
 	" kind text, bind text, origin text);"
-	"CREATE INDEX symbols_image_addr ON hwtrace.symbols (image, addr);"
-	"CREATE INDEX symbols_name ON hwtrace.symbols (name);"
-	"CREATE TABLE hwtrace.files (image bigint NOT NULL, id bigint NOT NULL,"
+	"CREATE INDEX IF NOT EXISTS symbols_image_addr ON hwtrace.symbols (image, addr);"
+	"CREATE INDEX IF NOT EXISTS symbols_name ON hwtrace.symbols (name);"
+	"CREATE TABLE IF NOT EXISTS hwtrace.files (image bigint NOT NULL, id bigint NOT NULL,"
 	" path text NOT NULL, PRIMARY KEY (image, id));"
-	"CREATE TABLE hwtrace.lines (image bigint NOT NULL, addr bigint NOT NULL,"
+	"CREATE TABLE IF NOT EXISTS hwtrace.lines (image bigint NOT NULL, addr bigint NOT NULL,"
 	" file bigint, line bigint, col bigint, is_stmt boolean,"
 	" end_addr bigint);"
-	"CREATE INDEX lines_image_addr ON hwtrace.lines (image, addr);"
-	"CREATE TABLE hwtrace.blocks (id bigserial PRIMARY KEY, image bigint,"
+	"CREATE INDEX IF NOT EXISTS lines_image_addr ON hwtrace.lines (image, addr);"
+	"CREATE TABLE IF NOT EXISTS hwtrace.blocks (id bigserial PRIMARY KEY, image bigint,"
 	" run bigint REFERENCES hwtrace.runs ON DELETE CASCADE,"
 	" addr bigint NOT NULL, size bigint NOT NULL, ninsns bigint,"
 	" mode bigint NOT NULL, last_class text, symbol bigint, sym_offset bigint,"
 	" file bigint, line bigint, CHECK ((image IS NULL) <> (run IS NULL)),"
 	" CONSTRAINT blocks_static UNIQUE NULLS NOT DISTINCT"
 	" (image, run, addr, size, mode));"
-	"CREATE INDEX blocks_symbol ON hwtrace.blocks (symbol);"
-	"CREATE TABLE hwtrace.threads (run bigint NOT NULL, id bigint NOT NULL,"
+	"CREATE INDEX IF NOT EXISTS blocks_symbol ON hwtrace.blocks (symbol);"
+	"CREATE TABLE IF NOT EXISTS hwtrace.threads (run bigint NOT NULL, id bigint NOT NULL,"
 	" stream bigint, pid bigint, tid bigint, name text, blocks bigint,"
 	" insns bigint, calls bigint, errors bigint) PARTITION BY LIST (run);"
-	"CREATE TABLE hwtrace.block_counts (run bigint NOT NULL,"
+	"CREATE TABLE IF NOT EXISTS hwtrace.block_counts (run bigint NOT NULL,"
 	" thread bigint NOT NULL, block bigint NOT NULL, count bigint NOT NULL)"
 	" PARTITION BY LIST (run);"
-	"CREATE TABLE hwtrace.branches (run bigint NOT NULL,"
+	"CREATE TABLE IF NOT EXISTS hwtrace.branches (run bigint NOT NULL,"
 	" thread bigint NOT NULL, from_block bigint, to_block bigint,"
 	" from_ip bigint, to_ip bigint, kind text, count bigint NOT NULL)"
 	" PARTITION BY LIST (run);"
-	"CREATE TABLE hwtrace.calls (run bigint NOT NULL, id bigint NOT NULL,"
+	"CREATE TABLE IF NOT EXISTS hwtrace.calls (run bigint NOT NULL, id bigint NOT NULL,"
 	" thread bigint NOT NULL, parent bigint, depth bigint, symbol bigint,"
 	" func_ip bigint, call_ip bigint, entry_kind text, exit_kind text,"
 	" entry_seq bigint, exit_seq bigint, entry_insn bigint, exit_insn bigint,"
 	" entry_ns bigint, exit_ns bigint, insns bigint, self_insns bigint,"
 	" blocks bigint) PARTITION BY LIST (run);"
-	"CREATE TABLE hwtrace.func_counts (run bigint NOT NULL,"
+	"CREATE TABLE IF NOT EXISTS hwtrace.func_counts (run bigint NOT NULL,"
 	" symbol bigint NOT NULL, calls bigint NOT NULL, self_insns bigint)"
 	" PARTITION BY LIST (run);"
-	"CREATE INDEX func_counts_symbol ON hwtrace.func_counts (symbol);"
-	"INSERT INTO hwtrace.meta VALUES ('schema_version', '1');";
+	"CREATE INDEX IF NOT EXISTS func_counts_symbol ON hwtrace.func_counts (symbol);"
+	"INSERT INTO hwtrace.meta VALUES ('schema_version', '1')"
+	" ON CONFLICT (key) DO NOTHING;";
 
 /* Replace every copy of each secret in @s by "***" (in place). */
 static void
@@ -334,38 +335,29 @@ pg_schema(struct hwtr_pg *pg, int create)
 	long ver;
 	int rc;
 
-	for (;;) {
-		if ((r = pg_exec(pg, "cannot read the schema", "SELECT "
-		    "to_regclass('hwtrace.meta') IS NOT NULL", 0, NULL)) == NULL)
-			return (-HWTR_E_DB);
-		v = PQgetvalue(r, 0, 0);
-		rc = strcmp(v, "t") == 0;
-		PQclear(r);
-		if (rc) {
-			if ((r = pg_exec(pg, "cannot read the schema version",
-			    "SELECT coalesce((SELECT value FROM hwtrace.meta "
-			    "WHERE key = 'schema_version'), '0')", 0,
-			    NULL)) == NULL)
-				return (-HWTR_E_DB);
-			break;
-		}
-		if (!create)
-			return (pg_fail(pg, -HWTR_E_NOENT, "'%s' has no schema "
-			    "hwtrace: nothing was exported there (see "
-			    "hwtrace-export(1))", pg->name));
-		/* 1752659058: "hwtr", as the SQLite application_id. */
-		if ((rc = pg_cmd(pg, "cannot lock the schema", "SELECT "
-		    "pg_advisory_xact_lock(1752659058)", 0, NULL)) < 0)
-			return (rc);
-		if ((r = pg_exec(pg, "cannot read the schema", "SELECT "
-		    "to_regclass('hwtrace.meta') IS NULL", 0, NULL)) == NULL)
-			return (-HWTR_E_DB);
-		rc = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
-		PQclear(r);
-		if (rc && (rc = pg_cmd(pg, "cannot create the schema hwtrace",
-		    pg_schema_sql, 0, NULL)) < 0)
-			return (rc);
-	}
+	if ((r = pg_exec(pg, "cannot read the schema", "SELECT "
+	    "to_regclass('hwtrace.meta') IS NOT NULL", 0, NULL)) == NULL)
+		return (-HWTR_E_DB);
+	rc = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+	PQclear(r);
+	if (!rc && !create)
+		return (pg_fail(pg, -HWTR_E_NOENT, "'%s' has no schema "
+		    "hwtrace: nothing was exported there (see "
+		    "hwtrace-export(1))", pg->name));
+	/*
+	 * 1752659058: "hwtr", as the SQLite application_id.  Every
+	 * statement of the schema is "if not exists", so that the export
+	 * that waited for the lock, whatever it saw before, changes nothing.
+	 */
+	if (!rc && ((rc = pg_cmd(pg, "cannot lock the schema", "SELECT "
+	    "pg_advisory_xact_lock(1752659058)", 0, NULL)) < 0 ||
+	    (rc = pg_cmd(pg, "cannot create the schema hwtrace",
+	    pg_schema_sql, 0, NULL)) < 0))
+		return (rc);
+	if ((r = pg_exec(pg, "cannot read the schema version", "SELECT "
+	    "coalesce((SELECT value FROM hwtrace.meta WHERE key = "
+	    "'schema_version'), '0')", 0, NULL)) == NULL)
+		return (-HWTR_E_DB);
 	v = PQgetvalue(r, 0, 0);
 	ver = strtol(v, NULL, 10);
 	PQclear(r);

@@ -366,6 +366,32 @@ drop_old_runs_body()
 }
 drop_old_runs_cleanup() { pg_stop; }
 
+atf_test_case concurrent_exports cleanup
+concurrent_exports_head() { atf_set descr "three exports at once into an empty database, two of them with the same image: all succeed, the schema is made once and the image's static data is stored once"; }
+concurrent_exports_body()
+{
+	pg_start
+	capture c1 "$HWTRACE_PROGS/calls"
+	capture c2 "$HWTRACE_PROGS/calls"
+	capture h1 "$HWTRACE_PROGS/hello"
+	for n in c1 c2 h1; do
+		"$HWTRACE" export --postgres "$URL" "$n.hwtrace" > "$n.exp" 2>&1 &
+		eval "pid_$n=\$!"
+	done
+	for n in c1 c2 h1; do
+		eval "wait \$pid_$n" || atf_fail "export of $n failed: $(oneline "$n.exp")"
+	done
+	key=$(sqlite3 c1.hwtrace.db "SELECT key FROM images WHERE path LIKE '%/calls'")
+	want=$(sqlite3 c1.hwtrace.db "SELECT count(*) FROM symbols s JOIN images i ON i.id = s.image WHERE i.key = '$key'")
+	atf_check -s exit:0 -o inline:"3 1 $want\n" $PSQL "$URL" -c \
+	    "SELECT (SELECT count(*) FROM hwtrace.runs) || ' ' || (SELECT count(*) FROM hwtrace.images WHERE key = '$key') || ' ' || (SELECT count(*) FROM hwtrace.symbols s JOIN hwtrace.images i ON i.id = s.image WHERE i.key = '$key')"
+	atf_check -s exit:0 -o inline:"0\n" $PSQL "$URL" -c \
+	    "SELECT count(*) FROM (SELECT image, addr, size, mode FROM hwtrace.blocks WHERE image IS NOT NULL GROUP BY 1, 2, 3, 4 HAVING count(*) > 1) d"
+	atf_check -s exit:0 -o inline:"1,add,15\n2,add,15\n" sh -c \
+	    "'$HWTRACE' fleet '$URL' func add --format csv | tail -n +2 | cut -d, -f2,4 | sort | awk '{ print NR \",\" \$0 }'"
+}
+concurrent_exports_cleanup() { pg_stop; }
+
 atf_test_case usage_errors
 usage_errors_head() { atf_set descr "export and fleet refuse malformed command lines with exit 2, and --help shows the synopsis of their man pages"; }
 usage_errors_body()
@@ -408,5 +434,6 @@ atf_init_test_cases()
 	atf_add_test_case refusals
 	atf_add_test_case server_gone_mid_export
 	atf_add_test_case drop_old_runs
+	atf_add_test_case concurrent_exports
 	atf_add_test_case usage_errors
 }
