@@ -154,6 +154,11 @@ func_and_coverage_match_sqlite_body()
 	# The fixture's own counts: add 15 times per run of calls.
 	atf_check -s exit:0 -o inline:"1,add,15\n2,add,15\n" sh -c \
 	    "'$HWTRACE' fleet '$URL' func 'ad?' --format csv | tail -n +2 | cut -d, -f1,2,4"
+	atf_check -s exit:0 -o inline:"1,add,15\n2,add,15\n" sh -c \
+	    "'$HWTRACE' fleet '$URL' func '[a]d*' --format csv | tail -n +2 | cut -d, -f1,2,4"
+	# LIKE's own wildcards are plain characters of a glob.
+	atf_check -s exit:1 -e match:"no run called a function matching 'a%\\*'" "$HWTRACE" fleet "$URL" func 'a%*'
+	atf_check -s exit:1 -e match:"no run called a function matching 'a_d\\*'" "$HWTRACE" fleet "$URL" func 'a_d*'
 	atf_check -s exit:0 -o inline:"30\n" $PSQL "$URL" -c \
 	    "SELECT sum(f.calls) FROM hwtrace.func_counts f JOIN hwtrace.symbols s ON s.id = f.symbol WHERE s.name = 'add'"
 	atf_check -s exit:1 -o empty -e match:"no run called a function matching 'no_such_fn'" \
