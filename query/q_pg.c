@@ -268,7 +268,18 @@ hwtr_pg_open(struct hwtr_pg **pgp, const char *conninfo,
 	if ((env = getenv("PGPASSWORD")) != NULL && *env != '\0')
 		pg->secrets[1] = strdup(env);
 
-	pg->conn = PQconnectdb(conninfo);
+	/*
+	 * A server that does not answer must not hang the command: 30 s to
+	 * connect, unless the string or PGCONNECT_TIMEOUT says otherwise
+	 * (the string, expanded after it, overrides it).
+	 */
+	{
+		const char *kw[3] = { "connect_timeout", "dbname", NULL };
+		const char *val[3] = { "30", conninfo, NULL };
+		int first = getenv("PGCONNECT_TIMEOUT") != NULL;
+
+		pg->conn = PQconnectdbParams(kw + first, val + first, 1);
+	}
 	if (pg->conn == NULL) {
 		rc = pg_fail(pg, -HWTR_E_NOMEM, "out of memory");
 		goto fail;
