@@ -471,6 +471,16 @@ ex_blocks(struct ex *ex, struct hwtr_pg_run *run)
 		return (-HWTR_E_DB);
 	run->new_blocks = strtoull(PQcmdTuples(r), NULL, 10);
 	PQclear(r);
+	/*
+	 * Blocks first exported by a run that lacked the image's symbols
+	 * get their functions from the first run that has them.
+	 */
+	if ((rc = pg_cmd(ex->pg, "cannot name blocks", "UPDATE hwtrace.blocks "
+	    "b SET symbol = t.symbol, sym_offset = t.sym_offset FROM "
+	    "hwtr_blocks t WHERE b.image = t.image AND b.run IS NULL AND "
+	    "b.addr = t.addr AND b.size = t.size AND b.mode = t.mode AND "
+	    "b.symbol IS NULL AND t.symbol IS NOT NULL", 0, NULL)) < 0)
+		return (rc);
 	if ((rc = ex_map_alloc(ex, &ex->blk, &ex->nblk, "SELECT max(id) FROM "
 	    "blocks")) < 0)
 		return (rc);

@@ -397,6 +397,28 @@ concurrent_exports_body()
 }
 concurrent_exports_cleanup() { pg_stop; }
 
+atf_test_case symbols_come_later cleanup
+symbols_come_later_head() { atf_set descr "blocks first exported by a run without the image's symbols are named by the first run that has them"; }
+symbols_come_later_body()
+{
+	pg_start
+	capture c1 "$HWTRACE_PROGS/calls"
+	capture c2 "$HWTRACE_PROGS/calls"
+	# c1's history as if its archive lacked the program's image.
+	cp c1.hwtrace.db bare.db
+	sqlite3 bare.db "UPDATE images SET present = 0, has_symbols = 0, has_lines = 0 WHERE path LIKE '%/calls'; UPDATE blocks SET symbol = NULL, sym_offset = NULL WHERE image = (SELECT id FROM images WHERE path LIKE '%/calls'); UPDATE calls SET symbol = NULL; DELETE FROM lines; DELETE FROM symbols WHERE image = (SELECT id FROM images WHERE path LIKE '%/calls')" ||
+	    atf_fail "cannot strip bare.db"
+	atf_check -s exit:0 -o match:"^run 1: 'bare.db' exported" "$HWTRACE" export --postgres "$URL" bare.db
+	atf_check -s exit:0 -o inline:"0\n" $PSQL "$URL" -c \
+	    "SELECT count(*) FROM hwtrace.blocks b JOIN hwtrace.symbols s ON s.id = b.symbol WHERE s.name = 'add'"
+	atf_check -s exit:0 -o match:"^run 2: 'c2.hwtrace' exported" "$HWTRACE" export --postgres "$URL" c2.hwtrace
+	# add's blocks as c1 ran them (its own database) are now named.
+	want=$(sqlite3 c1.hwtrace.db "SELECT sum(b.exec_count * b.ninsns) FROM blocks b JOIN symbols s ON s.id = b.symbol WHERE s.name = 'add'")
+	atf_check -s exit:0 -o inline:"$want\n" $PSQL "$URL" -c \
+	    "SELECT sum(c.count * b.ninsns) FROM hwtrace.block_counts c JOIN hwtrace.blocks b ON b.id = c.block JOIN hwtrace.symbols s ON s.id = b.symbol WHERE c.run = 1 AND s.name = 'add'"
+}
+symbols_come_later_cleanup() { pg_stop; }
+
 atf_test_case usage_errors
 usage_errors_head() { atf_set descr "export and fleet refuse malformed command lines with exit 2, and --help shows the synopsis of their man pages"; }
 usage_errors_body()
@@ -440,5 +462,6 @@ atf_init_test_cases()
 	atf_add_test_case server_gone_mid_export
 	atf_add_test_case drop_old_runs
 	atf_add_test_case concurrent_exports
+	atf_add_test_case symbols_come_later
 	atf_add_test_case usage_errors
 }
