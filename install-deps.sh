@@ -10,7 +10,7 @@ set -eu
 PKGS="build-essential clang libclang-rt-14-dev pkg-config
 libarchive-dev libzstd-dev zstd libjansson-dev
 libipt-dev libopencsd-dev libopencsd-bin
-libsqlite3-dev sqlite3 libelf-dev libdw-dev libzydis-dev
+libsqlite3-dev sqlite3 libpq-dev postgresql libelf-dev libdw-dev libzydis-dev
 kyua atf-sh libatf-dev mandoc valgrind g++ lcov python3 time"
 
 die() { echo "install-deps: $*" >&2; exit 1; }

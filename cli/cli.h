@@ -80,5 +80,11 @@ int cmd_import(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
 int cmd_index(int argc, char **argv);
 int cmd_query(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_fleet(int argc, char **argv);
+
+/* "KEY=VALUE" (cut at the first '=', in place); -1 without a key. */
+struct hwtr_pg_label;
+int cli_parse_label(char *s, struct hwtr_pg_label *l);
 
 #endif /* !HWTR_CLI_H */

@@ -20,6 +20,8 @@ static const struct cli_verb verbs[] = {
 	{ "verify", cmd_verify, "check an archive's integrity" },
 	{ "index", cmd_index, "decode an archive into an SQLite database" },
 	{ "query", cmd_query, "ask questions of an execution history" },
+	{ "export", cmd_export, "load histories into PostgreSQL for many runs" },
+	{ "fleet", cmd_fleet, "ask questions across the runs in PostgreSQL" },
 	{ NULL, NULL, NULL }
 };
 

@@ -193,12 +193,18 @@ hwtr_x86_disasm(const uint8_t *code, size_t len, uint64_t ip, int mode,
 	/*
 	 * Memory operands always carry their size ("dword ptr"), as objdump,
 	 * gdb and libipt's ptxed print them; Zydis leaves it out where the
-	 * other operand implies it.
+	 * other operand implies it.  Branch targets and other absolute
+	 * addresses are short lowercase hex ("jle 0x109182"), as gdb prints
+	 * them, not padded to 16 digits; immediates lowercase too.
 	 */
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, mm, sw)) ||
 	    !ZYAN_SUCCESS(ZydisFormatterInit(&fmt, ZYDIS_FORMATTER_STYLE_INTEL)) ||
 	    !ZYAN_SUCCESS(ZydisFormatterSetProperty(&fmt,
-	    ZYDIS_FORMATTER_PROP_FORCE_SIZE, ZYAN_TRUE)))
+	    ZYDIS_FORMATTER_PROP_FORCE_SIZE, ZYAN_TRUE)) ||
+	    !ZYAN_SUCCESS(ZydisFormatterSetProperty(&fmt,
+	    ZYDIS_FORMATTER_PROP_ADDR_PADDING_ABSOLUTE, ZYDIS_PADDING_DISABLED)) ||
+	    !ZYAN_SUCCESS(ZydisFormatterSetProperty(&fmt,
+	    ZYDIS_FORMATTER_PROP_HEX_UPPERCASE, ZYAN_FALSE)))
 		return (-HWTR_E_UNSUPPORTED);
 	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, len, &insn, ops)))
 		return (-HWTR_E_DECODE);

@@ -21,6 +21,7 @@
  *   6. Trace sources and capture (hwtr_src_*, hwtr_cap_*)
  *   7. Indexer (hwtr_ix_*)
  *   8. Query (hwtr_q_*)
+ *   9. PostgreSQL export and fleet questions (hwtr_pg_*)
  *
  * Conventions: functions return int, >= 0 on success and -HWTR_E_* on
  * failure; hwtr_errstr() names the code and each handle keeps a message with
@@ -1445,6 +1446,93 @@ int hwtr_q_res_format(const struct hwtr_q_res *res, enum hwtr_q_format fmt,
 int hwtr_q_stream(struct hwtr_q *q, const struct hwtr_q_req *req,
     enum hwtr_q_format fmt, int width,
     int (*sink)(void *arg, const char *buf, size_t len), void *arg);
+
+/* ===================================================================== */
+/* 9. PostgreSQL: export and fleet questions (hwtr_pg_*)                  */
+/* ===================================================================== */
+
+/*
+ * How to use this:
+ *   1) hwtr_pg_open(&pg, conninfo, &log, errbuf, errlen): @conninfo is a
+ *      libpq connection string, a URL ("postgresql://user@host/db") or
+ *      key=value pairs; empty fields come from the PG* environment variables
+ *      and the password from ~/.pgpass, as libpq does.  No message of this
+ *      section ever contains the password.
+ *   2) Export: hwtr_pg_export_begin(pg) opens one transaction (creating the
+ *      schema "hwtrace" of hwtrace-db(5) if it is missing);
+ *      hwtr_pg_export_add(pg, path, &opts, &run) loads one history (a
+ *      database, or an archive, indexed first as hwtr_q_open() does);
+ *      hwtr_pg_export_commit(pg) makes them all visible at once.  Any
+ *      failure (and hwtr_pg_export_abort()) rolls the whole export back.  A
+ *      run is known by its archive's SHA-256: adding one that is already
+ *      there changes nothing (run.existed is set).
+ *   3) Fleet questions: hwtr_pg_fleet(pg, &req, &res) answers over every
+ *      run exported, into a struct hwtr_q_res rendered with
+ *      hwtr_q_res_format() like any query answer.
+ *   4) hwtr_pg_close().
+ */
+struct hwtr_pg;
+
+/* A label of a run: "key=value"; any bytes but NUL in either. */
+struct hwtr_pg_label {
+	const char	*key;
+	const char	*value;
+};
+
+struct hwtr_pg_export_opts {
+	const struct hwtr_pg_label *labels;	/* given to the new run */
+	size_t		nlabels;
+	struct hwtr_q_opts qopts;	/* how an archive is indexed */
+};
+
+/* What one hwtr_pg_export_add() did. */
+struct hwtr_pg_run {
+	int64_t		id;		/* runs.id */
+	int		existed;	/* already exported: nothing changed */
+	char		sha256[65];	/* of the archive, hex */
+	uint64_t	blocks, new_blocks;	/* the run's; new to the database */
+	uint64_t	calls, branches;
+	uint64_t	new_images;	/* images whose static data was loaded */
+};
+
+enum hwtr_pg_verb {
+	HWTR_PG_RUNS = 0,
+	HWTR_PG_FUNC,
+	HWTR_PG_COVERAGE,
+	HWTR_PG_DIFF
+};
+
+struct hwtr_pg_req {
+	enum hwtr_pg_verb verb;
+	const struct hwtr_pg_label *labels;	/* runs having all of them */
+	size_t		nlabels;
+	const char	*pattern;	/* func: a name or a glob */
+	const char	*lcov;		/* coverage: tracefile to write */
+	struct hwtr_pg_label pass, fail;	/* diff */
+};
+
+int hwtr_pg_open(struct hwtr_pg **pgp, const char *conninfo,
+    const struct hwtr_log *log, char *errbuf, size_t errlen);
+/* Rolls back an export still open; NULL is accepted. */
+int hwtr_pg_close(struct hwtr_pg *pg);
+/* Details of the last failure; never contains the password. */
+const char *hwtr_pg_errmsg(const struct hwtr_pg *pg);
+/* "user@host:port/dbname" of the connection, for messages. */
+const char *hwtr_pg_name(const struct hwtr_pg *pg);
+
+int hwtr_pg_export_begin(struct hwtr_pg *pg);
+int hwtr_pg_export_add(struct hwtr_pg *pg, const char *path,
+    const struct hwtr_pg_export_opts *opts, struct hwtr_pg_run *run);
+int hwtr_pg_export_commit(struct hwtr_pg *pg);
+void hwtr_pg_export_abort(struct hwtr_pg *pg);
+
+/*
+ * Answer @req; *resp is freed with hwtr_q_res_free().  -HWTR_E_NOENT when
+ * no run or function matches (the message says what), -HWTR_E_DB with
+ * the server's message, -HWTR_E_IO when the lcov file cannot be written.
+ */
+int hwtr_pg_fleet(struct hwtr_pg *pg, const struct hwtr_pg_req *req,
+    struct hwtr_q_res **resp);
 
 #ifdef __cplusplus
 }
