@@ -27,7 +27,8 @@
 
 enum {
 	O_DB = 0x100, O_FORMAT, O_THREAD, O_INSNS, O_DEPTH, O_IMAGE, O_LCOV,
-	O_BY, O_FROM, O_TO, O_KIND, O_COUNT, O_FILE, O_PERFETTO
+	O_BY, O_FROM, O_TO, O_KIND, O_COUNT, O_FILE, O_PERFETTO, O_AT,
+	O_FOLDED
 };
 
 #define OPT_DB	{ "db", O_DB, "PATH", "database to use for an archive (default: ARCHIVE.db)" }
@@ -54,7 +55,7 @@ static const struct cli_opt o_cov[] = { OPT_DB, OPT_FMT,
 	{ "lcov", O_LCOV, "FILE", "also write an lcov tracefile (for genhtml)" },
 	OPT_END };
 static const struct cli_opt o_hot[] = {
-	{ "by", O_BY, "WHAT", "func, block or edge (default: func)" },
+	{ "by", O_BY, "WHAT", "function (or func), line, image, block or edge (default: function)" },
 	OPT_DB, OPT_FMT,
 	{ "count", 'n', "N", "how many (default: 20)" },
 	OPT_THR, OPT_END };
@@ -75,12 +76,23 @@ static const struct cli_opt o_insns[] = {
 	{ "from", O_FROM, "N", "from instruction N (default: the last ones)" },
 	{ "thread", O_THREAD, "T", "thread T (default: the first)" },
 	OPT_END };
+static const struct cli_opt o_bt[] = {
+	{ "at", O_AT, "INSN", "the stack at instruction INSN of the thread (default: its end)" },
+	OPT_DB, OPT_FMT,
+	{ "thread", O_THREAD, "T", "only thread T (with --at: default the first)" },
+	OPT_END };
+static const struct cli_opt o_annotate[] = {
+	{ "by", O_BY, "WHAT", "insn or line (default: insn)" },
+	OPT_DB, OPT_FMT, OPT_THR, OPT_END };
 static const struct cli_opt o_sql[] = { OPT_DB,
 	{ "file", O_FILE, "F", "read the statements from file F" },
 	OPT_FMT, OPT_END };
-static const struct cli_opt o_export[] = { OPT_DB, OPT_FMT,
+static const struct cli_opt o_export[] = { OPT_DB,
+	{ "depth", O_DEPTH, "D", "--folded: only frames nested at most D deep" },
+	{ "folded", O_FOLDED, "OUT", "write folded stacks (flame graphs) to OUT" },
+	OPT_FMT,
 	{ "perfetto", O_PERFETTO, "OUT", "write the call trees as Chrome/Perfetto trace JSON to OUT" },
-	OPT_END };
+	OPT_THR, OPT_END };
 
 struct qverb {
 	const char		*name;
@@ -116,9 +128,13 @@ static const struct qverb qverbs[] = {
 	  "Instruction history with disassembly, like gdb's record instruction-history.", NULL },
 	{ "sql", HWTR_Q_SQL, "[QUERY]", o_sql,
 	  "Any read-only SQL over the database (hwtrace-db(5)); one of QUERY and --file.", NULL },
+	{ "bt", HWTR_Q_BT, NULL, o_bt,
+	  "The call stack of each thread at its end (the crash) or at an instruction, innermost frame first.", NULL },
+	{ "annotate", HWTR_Q_ANNOTATE, "FUNC", o_annotate,
+	  "Execution counts per instruction or source line of the functions matching FUNC, with the source text.", NULL },
 	{ "export", HWTR_Q_EXPORT, NULL, o_export,
-	  "Export the call trees as a Chrome/Perfetto trace (ui.perfetto.dev, chrome://tracing).",
-	  "perfetto" },
+	  "Export the call trees as a Chrome/Perfetto trace (ui.perfetto.dev, chrome://tracing), or as folded stacks for flame graphs.",
+	  NULL },
 	{ NULL, 0, NULL, NULL, NULL, NULL }
 };
 
@@ -126,7 +142,8 @@ static const struct cli_cmd top_cmd = {
 	"query", "[--db PATH] [--format FMT] DB|ARCHIVE VERB [options]",
 	"Answer questions over an execution history.  VERB is one of: summary, "
 	"threads, last, calls, tree,\nfunc, coverage, hot, branches, timeline, "
-	"insns, sql, export; 'hwtrace query DB VERB --help'\ndescribes one.",
+	"insns, sql, export, bt, annotate;\n'hwtrace query DB VERB --help' "
+	"describes one.",
 	o_plain
 };
 
@@ -169,6 +186,26 @@ parse_id(const struct cli_cmd *cmd, const char *opt, const char *s,
 		    s));
 	*vp = v;
 	return (0);
+}
+
+/* An instruction number: 0 up to INT64_MAX. */
+static int
+parse_pos(const struct cli_cmd *cmd, const char *opt, const char *s,
+    int64_t *vp)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (*s >= '0' && *s <= '9') {
+		v = strtoull(s, &end, 10);
+		if (errno == 0 && *end == '\0' && v <= INT64_MAX) {
+			*vp = (int64_t)v;
+			return (0);
+		}
+	}
+	return (cli_usage_error(cmd, "%s: '%s' is not an instruction number",
+	    opt, s));
 }
 
 /* A time: a number of ns, or with a unit ns, us, ms, s. */
@@ -386,14 +423,25 @@ cmd_query(int argc, char **argv)
 			req.lcov = arg;
 			break;
 		case O_BY:
-			if (strcmp(arg, "func") != 0 &&
+			if (v->verb == HWTR_Q_ANNOTATE ?
+			    strcmp(arg, "insn") != 0 && strcmp(arg, "line") != 0 :
+			    strcmp(arg, "func") != 0 &&
+			    strcmp(arg, "function") != 0 &&
+			    strcmp(arg, "line") != 0 &&
+			    strcmp(arg, "image") != 0 &&
 			    strcmp(arg, "block") != 0 &&
 			    strcmp(arg, "edge") != 0) {
 				rc = cli_usage_error(&vcmd, "--by: '%s' is not "
-				    "func, block or edge", arg);
+				    "%s", arg, v->verb == HWTR_Q_ANNOTATE ?
+				    "insn or line" : "function, line, image, "
+				    "block or edge");
 				goto usage;
 			}
 			req.by = arg;
+			break;
+		case O_AT:
+			if ((rc = parse_pos(&vcmd, "--at", arg, &req.at)) != 0)
+				goto usage;
 			break;
 		case O_FROM:
 			if (v->verb == HWTR_Q_BRANCHES)
@@ -427,6 +475,9 @@ cmd_query(int argc, char **argv)
 		case O_PERFETTO:
 			req.perfetto = arg;
 			break;
+		case O_FOLDED:
+			req.folded = arg;
+			break;
 		default:
 			rc = cli_usage_error(&vcmd, "unexpected option");
 			goto usage;
@@ -439,9 +490,10 @@ cmd_query(int argc, char **argv)
 		    "tsv or json", fmtname);
 		goto usage;
 	}
-	if (v->verb == HWTR_Q_FUNC) {
+	if (v->verb == HWTR_Q_FUNC || v->verb == HWTR_Q_ANNOTATE) {
 		if (vargc < 1) {
-			rc = cli_usage_error(&vcmd, "no PATTERN given");
+			rc = cli_usage_error(&vcmd, "no %s given",
+			    v->operand);
 			goto usage;
 		}
 		req.pattern = *vargv++;
@@ -463,8 +515,15 @@ cmd_query(int argc, char **argv)
 			req.sql = *vargv++;
 			vargc--;
 		}
-	} else if (v->verb == HWTR_Q_EXPORT && req.perfetto == NULL) {
-		rc = cli_usage_error(&vcmd, "no --perfetto OUT given");
+	} else if (v->verb == HWTR_Q_EXPORT &&
+	    (req.perfetto == NULL) == (req.folded == NULL)) {
+		rc = cli_usage_error(&vcmd, "give one of --perfetto OUT and "
+		    "--folded OUT");
+		goto usage;
+	} else if (v->verb == HWTR_Q_EXPORT && req.perfetto != NULL &&
+	    (req.thread >= 0 || req.depth >= 0)) {
+		rc = cli_usage_error(&vcmd, "--thread and --depth apply to "
+		    "--folded only");
 		goto usage;
 	}
 	if (vargc > 0) {

@@ -1345,7 +1345,9 @@ enum hwtr_q_verb {
 	HWTR_Q_TIMELINE,
 	HWTR_Q_INSNS,
 	HWTR_Q_SQL,
-	HWTR_Q_EXPORT
+	HWTR_Q_EXPORT,
+	HWTR_Q_BT,
+	HWTR_Q_ANNOTATE
 };
 
 /* What a verb is asked; hwtr_q_req_init() sets every field to "not given". */
@@ -1366,6 +1368,9 @@ struct hwtr_q_req {
 	int64_t		from, count;	/* insns --from, --count; -1 */
 	const char	*sql;		/* sql: statement(s) */
 	const char	*perfetto;	/* export --perfetto: file to write */
+	int64_t		at;		/* bt --at: an instruction number; -1 */
+	int64_t		to;		/* --to: an instruction number; -1 */
+	const char	*folded;	/* export --folded: file to write */
 };
 
 int hwtr_q_open(struct hwtr_q **qp, const char *path,

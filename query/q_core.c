@@ -1041,6 +1041,8 @@ hwtr_q_req_init(struct hwtr_q_req *req, enum hwtr_q_verb verb)
 	req->t_to = -1;
 	req->from = -1;
 	req->count = -1;
+	req->at = -1;
+	req->to = -1;
 }
 
 /* --- symbol names --------------------------------------------------------- */

@@ -206,6 +206,13 @@ int q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);
 int q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);
+/* q_prof.c: annotate, hot --by line and image, export --folded. */
+int q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp);
+int q_hot_lines(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp);
+int q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp);
 
 /* SQL fragments: a function+offset and a file:line of a block alias. */
 #define Q_FUNC(b, s, extra)						\

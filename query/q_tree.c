@@ -394,6 +394,8 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 	int use_ns, rc;
 
 	*resp = NULL;
+	if (req->folded != NULL)
+		return (q_folded(q, req, resp));
 	if (req->perfetto == NULL)
 		return (q_fail(q, -HWTR_E_INVAL, "export: no output file"));
 	if ((rc = q_int(q, &untimed, 0, "SELECT count(*) FROM calls WHERE "
