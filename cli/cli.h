@@ -80,5 +80,6 @@ int cmd_import(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
 int cmd_index(int argc, char **argv);
 int cmd_query(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif /* !HWTR_CLI_H */

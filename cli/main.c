@@ -20,6 +20,7 @@ static const struct cli_verb verbs[] = {
 	{ "verify", cmd_verify, "check an archive's integrity" },
 	{ "index", cmd_index, "decode an archive into an SQLite database" },
 	{ "query", cmd_query, "ask questions of an execution history" },
+	{ "diff", cmd_diff, "compare two executions" },
 	{ NULL, NULL, NULL }
 };
 

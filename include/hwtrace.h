@@ -1439,6 +1439,24 @@ int hwtr_q_stream(struct hwtr_q *q, const struct hwtr_q_req *req,
     int (*sink)(void *arg, const char *buf, size_t len), void *arg);
 
 /*
+ * hwtrace diff: compare two executions (two databases opened with
+ * hwtr_q_open).  The answer has the columns kind, run, thread, seq, what,
+ * line, count: a row per function ("function"), source line ("line") and
+ * branch ("branch") that only one run ("A" or "B") executed, with how much
+ * (instructions; a branch: times taken); then per pair of threads (the
+ * i-th thread of A against the i-th of B) either "same" (both ran the
+ * same blocks) or "split" (the last block both ran, at its branch
+ * instruction) and "next" rows (the first @next blocks of each run from
+ * where they differ).  Errors are reported on @a (hwtr_q_errmsg(a)).
+ */
+struct hwtr_q_diff_opts {
+	int64_t		next;		/* "next" rows per run; <= 0: 4 */
+};
+
+int hwtr_q_diff(struct hwtr_q *a, struct hwtr_q *b,
+    const struct hwtr_q_diff_opts *opts, struct hwtr_q_res **resp);
+
+/*
  * Disassemble the one instruction at @code (@len bytes available), located
  * at @ip, in 16-, 32- or 64-bit @mode, into @buf as Intel syntax.  Returns
  * its length, or -HWTR_E_DECODE.  Implemented in kernel/ (Zydis is that

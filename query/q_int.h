@@ -213,6 +213,17 @@ int q_hot_lines(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);
 int q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);
+/*
+ * The source lines thread @thread (-1: all) executed, "path:line" with
+ * the instructions executed there and a function, sorted by place (strcmp).
+ */
+struct q_pline {
+	char		*place, *func;
+	int64_t		insns;
+};
+int q_prof_lines(struct hwtr_q *q, int64_t thread, struct q_pline **plp,
+    size_t *np);
+void q_plines_free(struct q_pline *pl, size_t n);
 
 /* SQL fragments: a function+offset and a file:line of a block alias. */
 #define Q_FUNC(b, s, extra)						\

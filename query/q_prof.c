@@ -810,3 +810,86 @@ out:
 	}
 	return (rc);
 }
+
+static int
+p_pline_cmp(const void *a, const void *b)
+{
+	return (strcmp(((const struct q_pline *)a)->place,
+	    ((const struct q_pline *)b)->place));
+}
+
+void
+q_plines_free(struct q_pline *pl, size_t n)
+{
+	size_t i;
+
+	for (i = 0; pl != NULL && i < n; i++) {
+		free(pl[i].place);
+		free(pl[i].func);
+	}
+	free(pl);
+}
+
+int
+q_prof_lines(struct hwtr_q *q, int64_t thread, struct q_pline **plp,
+    size_t *np)
+{
+	struct p_linec lc = { .image = -1 };
+	struct p_tab lines = { 0 }, ins = { 0 };
+	struct q_names names = { 0 };
+	struct q_str place = { 0 };
+	struct q_pline *pl = NULL;
+	sqlite3_stmt *st = NULL, *fst = NULL;
+	int64_t total = 0;
+	size_t i, ni, nl, n = 0;
+	int rc;
+
+	*plp = NULL;
+	*np = 0;
+	if ((rc = p_blocks(q, &st, thread, NULL)) < 0 ||
+	    (rc = p_walk(q, st, &lc, &ins, &total)) < 0)
+		goto out;
+	ni = ins.cap > 0 ? p_pack(&ins) : 0;
+	if ((rc = p_by_line(q, ins.e, ni, &lines)) < 0)
+		goto out;
+	nl = lines.cap > 0 ? p_pack(&lines) : 0;
+	if (nl > 0 && (pl = calloc(nl, sizeof(*pl))) == NULL)
+		goto nomem;
+	for (i = 0; i < nl; i++) {
+		const struct q_name *nm = NULL;
+		const char *s;
+
+		if ((s = p_place(q, &fst, &place, lines.e[i].file,
+		    lines.e[i].line)) == NULL)
+			continue;
+		if (lines.e[i].has_sym && (nm = q_name_get(q, &names,
+		    lines.e[i].symbol)) == NULL) {
+			rc = -HWTR_E_DB;
+			goto out;
+		}
+		pl[n].insns = lines.e[i].insns;
+		pl[n].place = strdup(s);
+		pl[n].func = nm != NULL && nm->name != NULL ? strdup(nm->name) :
+		    NULL;
+		if (pl[n++].place == NULL)
+			goto nomem;
+	}
+	qsort(pl, n, sizeof(*pl), p_pline_cmp);
+	*plp = pl;
+	*np = n;
+	pl = NULL;
+	rc = 0;
+	goto out;
+nomem:
+	rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+out:
+	q_plines_free(pl, n);
+	sqlite3_finalize(st);
+	sqlite3_finalize(fst);
+	sqlite3_finalize(lc.st);
+	q_names_free(&names);
+	free(lines.e);
+	free(ins.e);
+	free(place.p);
+	return (rc);
+}
