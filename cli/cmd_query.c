@@ -34,6 +34,8 @@ enum {
 #define OPT_DB	{ "db", O_DB, "PATH", "database to use for an archive (default: ARCHIVE.db)" }
 #define OPT_FMT	{ "format", O_FORMAT, "FMT", "table, csv, tsv or json (default: table)" }
 #define OPT_THR	{ "thread", O_THREAD, "T", "only thread T (see 'threads')" }
+#define OPT_FROM	{ "from", O_FROM, "N", "only from instruction N of the thread (--thread, default the first)" }
+#define OPT_TO	{ "to", O_TO, "N", "only up to instruction N (included)" }
 #define OPT_END	{ NULL, 0, NULL, NULL }
 
 static const struct cli_opt o_plain[] = { OPT_DB, OPT_FMT, OPT_END };
@@ -43,22 +45,22 @@ static const struct cli_opt o_last[] = { OPT_DB, OPT_FMT,
 	OPT_THR, OPT_END };
 static const struct cli_opt o_calls[] = { OPT_DB,
 	{ "depth", O_DEPTH, "D", "only calls nested at most D deep (0: roots)" },
-	OPT_FMT,
+	OPT_FMT, OPT_FROM,
 	{ "count", 'n', "N", "only the first N calls (default: all)" },
-	OPT_THR, OPT_END };
+	OPT_THR, OPT_TO, OPT_END };
 static const struct cli_opt o_tree[] = { OPT_DB,
 	{ "depth", O_DEPTH, "D", "only calls nested at most D deep (0: roots)" },
-	OPT_FMT, OPT_THR, OPT_END };
+	OPT_FMT, OPT_FROM, OPT_THR, OPT_TO, OPT_END };
 static const struct cli_opt o_func[] = { OPT_DB, OPT_FMT, OPT_THR, OPT_END };
 static const struct cli_opt o_cov[] = { OPT_DB, OPT_FMT,
 	{ "image", O_IMAGE, "I", "only image I (id, path or file name)" },
 	{ "lcov", O_LCOV, "FILE", "also write an lcov tracefile (for genhtml)" },
-	OPT_END };
+	OPT_THR, OPT_END };
 static const struct cli_opt o_hot[] = {
 	{ "by", O_BY, "WHAT", "function (or func), line, image, block or edge (default: function)" },
-	OPT_DB, OPT_FMT,
+	OPT_DB, OPT_FMT, OPT_FROM,
 	{ "count", 'n', "N", "how many (default: 20)" },
-	OPT_THR, OPT_END };
+	OPT_THR, OPT_TO, OPT_END };
 static const struct cli_opt o_branches[] = { OPT_DB, OPT_FMT,
 	{ "from", O_FROM, "SYM", "only branches from function SYM (a glob)" },
 	{ "kind", O_KIND, "K", "only branches of kind K (see hwtrace-db(5))" },
@@ -83,7 +85,7 @@ static const struct cli_opt o_bt[] = {
 	OPT_END };
 static const struct cli_opt o_annotate[] = {
 	{ "by", O_BY, "WHAT", "insn or line (default: insn)" },
-	OPT_DB, OPT_FMT, OPT_THR, OPT_END };
+	OPT_DB, OPT_FMT, OPT_FROM, OPT_THR, OPT_TO, OPT_END };
 static const struct cli_opt o_sql[] = { OPT_DB,
 	{ "file", O_FILE, "F", "read the statements from file F" },
 	OPT_FMT, OPT_END };
@@ -91,8 +93,11 @@ static const struct cli_opt o_export[] = { OPT_DB,
 	{ "depth", O_DEPTH, "D", "--folded: only frames nested at most D deep" },
 	{ "folded", O_FOLDED, "OUT", "write folded stacks (flame graphs) to OUT" },
 	OPT_FMT,
+	{ "from", O_FROM, "N", "--folded: only from instruction N of the thread" },
 	{ "perfetto", O_PERFETTO, "OUT", "write the call trees as Chrome/Perfetto trace JSON to OUT" },
-	OPT_THR, OPT_END };
+	OPT_THR,
+	{ "to", O_TO, "N", "--folded: only up to instruction N" },
+	OPT_END };
 
 struct qverb {
 	const char		*name;
@@ -450,15 +455,23 @@ cmd_query(int argc, char **argv)
 				if ((rc = parse_time(&vcmd, "--from", arg,
 				    &req.t_from)) != 0)
 					goto usage;
-			} else if ((rc = parse_id(&vcmd, "--from", arg,
+			} else if (v->verb == HWTR_Q_INSNS) {
+				if ((rc = parse_id(&vcmd, "--from", arg,
+				    &req.from)) != 0)
+					goto usage;
+			} else if ((rc = parse_pos(&vcmd, "--from", arg,
 			    &req.from)) != 0)
 				goto usage;
 			break;
 		case O_TO:
 			if (v->verb == HWTR_Q_BRANCHES)
 				req.to_sym = arg;
-			else if ((rc = parse_time(&vcmd, "--to", arg,
-			    &req.t_to)) != 0)
+			else if (v->verb == HWTR_Q_TIMELINE) {
+				if ((rc = parse_time(&vcmd, "--to", arg,
+				    &req.t_to)) != 0)
+					goto usage;
+			} else if ((rc = parse_pos(&vcmd, "--to", arg,
+			    &req.to)) != 0)
 				goto usage;
 			break;
 		case O_KIND:
@@ -485,6 +498,17 @@ cmd_query(int argc, char **argv)
 	}
 	vargc = nops;
 	vargv = ops;
+	/* A range must not end before it starts. */
+	if (req.from >= 0 && req.to >= 0 && req.from > req.to) {
+		rc = cli_usage_error(&vcmd, "--from %lld is after --to %lld",
+		    (long long)req.from, (long long)req.to);
+		goto usage;
+	}
+	if (req.t_from >= 0 && req.t_to >= 0 && req.t_from > req.t_to) {
+		rc = cli_usage_error(&vcmd, "--from (%lld ns) is after --to "
+		    "(%lld ns)", (long long)req.t_from, (long long)req.t_to);
+		goto usage;
+	}
 	if (fmtname != NULL && hwtr_q_format_parse(fmtname, &fmt) < 0) {
 		rc = cli_usage_error(&vcmd, "--format: '%s' is not table, csv, "
 		    "tsv or json", fmtname);
@@ -521,9 +545,10 @@ cmd_query(int argc, char **argv)
 		    "--folded OUT");
 		goto usage;
 	} else if (v->verb == HWTR_Q_EXPORT && req.perfetto != NULL &&
-	    (req.thread >= 0 || req.depth >= 0)) {
-		rc = cli_usage_error(&vcmd, "--thread and --depth apply to "
-		    "--folded only");
+	    (req.thread >= 0 || req.depth >= 0 || req.from >= 0 ||
+	    req.to >= 0)) {
+		rc = cli_usage_error(&vcmd, "--thread, --depth, --from and --to "
+		    "apply to --folded only");
 		goto usage;
 	}
 	if (vargc > 0) {

@@ -80,8 +80,9 @@ cov_count(const struct cov *cv, int64_t a)
 }
 
 /* Build the count points of image @image from its blocks. */
+/* Counts of thread @thread (block_counts), or of all (exec_count): -1. */
 static int
-cov_points(struct hwtr_q *q, struct cov *cv, int64_t image)
+cov_points(struct hwtr_q *q, struct cov *cv, int64_t image, int64_t thread)
 {
 	sqlite3_stmt *st;
 	struct cov_ev *ev = NULL, *nev;
@@ -92,10 +93,15 @@ cov_points(struct hwtr_q *q, struct cov *cv, int64_t image)
 	free(cv->pts);
 	cv->pts = NULL;
 	cv->npts = 0;
-	if ((rc = q_prepare(q, &st, "SELECT image_addr, size, exec_count "
-	    "FROM blocks WHERE image = ?1 AND image_addr IS NOT NULL")) < 0)
+	if ((rc = q_prepare(q, &st, thread < 0 ? "SELECT image_addr, size, "
+	    "exec_count FROM blocks WHERE image = ?1 AND image_addr IS NOT "
+	    "NULL" : "SELECT b.image_addr, b.size, c.count FROM blocks b JOIN "
+	    "block_counts c ON c.thread = ?2 AND c.block = b.id WHERE b.image "
+	    "= ?1 AND b.image_addr IS NOT NULL")) < 0)
 		return (rc);
 	sqlite3_bind_int64(st, 1, image);
+	if (thread >= 0)
+		sqlite3_bind_int64(st, 2, thread);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (nev_ + 2 > cap) {
 			cap = cap ? cap * 2 : 1024;
@@ -352,7 +358,7 @@ cov_lcov(struct hwtr_q *q, struct cov *cv, const char *out)
  */
 static int
 cov_image(struct hwtr_q *q, struct cov *cv, int64_t image, const char *ipath,
-    struct hwtr_q_res *res)
+    int64_t thread, struct hwtr_q_res *res)
 {
 	sqlite3_stmt *fs = NULL, *ls = NULL;
 	int64_t faddr, fsize, fend, a, cnt, first_line, first_file;
@@ -361,18 +367,24 @@ cov_image(struct hwtr_q *q, struct cov *cv, int64_t image, const char *ipath,
 	const char *fname;
 	int rc;
 
-	if ((rc = cov_points(q, cv, image)) < 0)
+	if ((rc = cov_points(q, cv, image, thread)) < 0)
 		return (rc);
-	rc = q_prepare(q, &fs, "SELECT s.name, s.addr, s.size, (SELECT "
-	    "sum(b.exec_count * b.ninsns) FROM blocks b WHERE b.symbol = s.id) "
-	    "FROM symbols s WHERE s.image = ?1 AND s.kind IN ('func', 'ifunc') "
-	    "ORDER BY s.addr, s.name");
+	rc = q_prepare(q, &fs, thread < 0 ? "SELECT s.name, s.addr, s.size, "
+	    "(SELECT sum(b.exec_count * b.ninsns) FROM blocks b WHERE b.symbol "
+	    "= s.id) FROM symbols s WHERE s.image = ?1 AND s.kind IN ('func', "
+	    "'ifunc') ORDER BY s.addr, s.name" : "SELECT s.name, s.addr, "
+	    "s.size, (SELECT sum(c.count * b.ninsns) FROM blocks b JOIN "
+	    "block_counts c ON c.thread = ?2 AND c.block = b.id WHERE b.symbol "
+	    "= s.id) FROM symbols s WHERE s.image = ?1 AND s.kind IN ('func', "
+	    "'ifunc') ORDER BY s.addr, s.name");
 	if (rc == 0)
 		rc = q_prepare(q, &ls, "SELECT addr, file, line FROM lines "
 		    "WHERE image = ?1 AND addr >= ?2 AND addr < ?3 ORDER BY addr");
 	if (rc < 0)
 		goto out;
 	sqlite3_bind_int64(fs, 1, image);
+	if (thread >= 0)
+		sqlite3_bind_int64(fs, 2, thread);
 	while ((rc = sqlite3_step(fs)) == SQLITE_ROW) {
 		fname = (const char *)sqlite3_column_text(fs, 0);
 		faddr = sqlite3_column_int64(fs, 1);
@@ -478,6 +490,11 @@ q_cov(struct hwtr_q *q, const struct hwtr_q_req *req,
 
 	*resp = NULL;
 	memset(&cv, 0, sizeof(cv));
+	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
+		return (rc);
+	if (req->from >= 0 || req->to >= 0)
+		return (q_fail(q, -HWTR_E_INVAL, "coverage: --from and --to "
+		    "are not supported; use --thread"));
 	if ((rc = cov_images(q, req->image, &imgs)) < 0)
 		return (rc);
 	if ((rc = cov_paths(q, &cv)) < 0)
@@ -488,7 +505,8 @@ q_cov(struct hwtr_q *q, const struct hwtr_q_req *req,
 	}
 	for (i = 0; i < hwtr_q_res_nrows(imgs); i++) {
 		rc = cov_image(q, &cv, strtoll(hwtr_q_res_cell(imgs, i, 0,
-		    NULL), NULL, 10), hwtr_q_res_cell(imgs, i, 1, NULL), res);
+		    NULL), NULL, 10), hwtr_q_res_cell(imgs, i, 1, NULL),
+		    req->thread, res);
 		if (rc < 0)
 			goto out;
 	}

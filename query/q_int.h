@@ -206,6 +206,40 @@ int q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);
 int q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);
+/*
+ * An instruction range (--from, --to) of one thread as positions of its
+ * blocks: the blocks holding instructions insn_lo and insn_hi and those
+ * between.  @on is 0 when neither bound was given.  Instruction numbers
+ * are a thread's own, so a range is of --thread, or the first thread.
+ */
+struct q_rng {
+	int		on;
+	int64_t		thread, insn_lo, insn_hi, seq_lo, seq_hi;
+};
+int q_range(struct hwtr_q *q, const struct hwtr_q_req *req,
+    const char *what, struct q_rng *r);
+
+/* The calls of thread ?1 entered in blocks ?4 to ?5, at most ?2 deep. */
+#define Q_CALLS_RANGE_WHERE						\
+	"WHERE c.thread = ?1 AND c.entry_seq >= ?4 AND c.entry_seq <= ?5 "	\
+	"AND c.depth <= ?2 ORDER BY c.entry_seq, c.id LIMIT ?3"
+/* The block (seq) of thread ?1 that holds its instruction ?2. */
+#define Q_SEQ_OF_INSN							\
+	"SELECT seq FROM exec_insns WHERE thread = ?1 AND insn = ?2"
+/* The first call of thread ?1 entered at or after block ?2 ... */
+#define Q_CALL_FIRST_FROM						\
+	"SELECT id FROM calls WHERE thread = ?1 AND entry_seq >= ?2 ORDER "	\
+	"BY entry_seq, id LIMIT 1"
+/* ... and the last entered at or before it. */
+#define Q_CALL_LAST_UPTO						\
+	"SELECT id FROM calls WHERE thread = ?1 AND entry_seq <= ?2 ORDER "	\
+	"BY entry_seq DESC, id DESC LIMIT 1"
+/* Per block, how often thread ?1 ran it in blocks ?3 to ?4 (exec_order). */
+#define Q_RANGE_COUNTS							\
+	"(SELECT e.thread AS thread, e.block AS block, count(*) AS count "	\
+	"FROM exec_order e WHERE e.thread = ?1 AND e.seq >= ?3 AND e.seq "	\
+	"<= ?4 GROUP BY e.block)"
+
 /* q_prof.c: annotate, hot --by line and image, export --folded. */
 int q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);

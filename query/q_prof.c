@@ -36,6 +36,10 @@
 #define P_BLOCKS_THREAD							\
 	"SELECT " P_BLOCKS_COLS ", c.count FROM block_counts c JOIN blocks b " \
 	"ON b.id = c.block WHERE c.thread = ?1"
+/* The blocks of a range of thread ?1 (blocks ?3 to ?4), counted there. */
+#define P_BLOCKS_RANGE							\
+	"SELECT " P_BLOCKS_COLS ", c.count FROM " Q_RANGE_COUNTS " c JOIN "	\
+	"blocks b ON b.id = c.block WHERE 1"
 
 /* A cached line-table row: [lo, hi) of image @image is @file:@line. */
 struct p_linec {
@@ -442,15 +446,16 @@ p_ent_by_insns(const void *a, const void *b)
 	return (p_ent_by_line(a, b));
 }
 
-/* The statement over the blocks to walk, bound. */
+/* The statement over the blocks to walk (of range @r when on), bound. */
 static int
 p_blocks(struct hwtr_q *q, sqlite3_stmt **stp, int64_t thread,
-    const char *ids)
+    const char *ids, const struct q_rng *r)
 {
 	struct q_str sql = { 0 };
 	int rc;
 
-	q_str_puts(&sql, thread >= 0 ? P_BLOCKS_THREAD : P_BLOCKS_ALL);
+	q_str_puts(&sql, r != NULL && r->on ? P_BLOCKS_RANGE : thread >= 0 ?
+	    P_BLOCKS_THREAD : P_BLOCKS_ALL);
 	if (ids != NULL)
 		q_str_printf(&sql, " AND b.symbol IN %s", ids);
 	if (sql.err) {
@@ -461,7 +466,12 @@ p_blocks(struct hwtr_q *q, sqlite3_stmt **stp, int64_t thread,
 	free(sql.p);
 	if (rc < 0)
 		return (rc);
-	sqlite3_bind_int64(*stp, 1, thread);
+	if (r != NULL && r->on) {
+		sqlite3_bind_int64(*stp, 1, r->thread);
+		sqlite3_bind_int64(*stp, 3, r->seq_lo);
+		sqlite3_bind_int64(*stp, 4, r->seq_hi);
+	} else
+		sqlite3_bind_int64(*stp, 1, thread);
 	return (0);
 }
 
@@ -488,19 +498,24 @@ q_hot_lines(struct hwtr_q *q, const struct hwtr_q_req *req,
 	sqlite3_stmt *st = NULL, *fst = NULL;
 	int64_t n = req->n >= 0 ? req->n : 20, total = 0, all;
 	size_t i, nl, ni;
+	struct q_rng r;
 	int rc;
 
 	*resp = NULL;
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
 		return (rc);
-	if ((rc = p_blocks(q, &st, req->thread, NULL)) < 0 ||
+	if ((rc = q_range(q, req, "hot", &r)) < 0)
+		return (rc);
+	if ((rc = p_blocks(q, &st, req->thread, NULL, &r)) < 0 ||
 	    (rc = p_walk(q, st, &lc, &ins, &total)) < 0)
 		goto out;
 	ni = ins.cap > 0 ? p_pack(&ins) : 0;
 	if ((rc = p_by_line(q, ins.e, ni, &lines)) < 0)
 		goto out;
-	if ((rc = q_int(q, &all, 0, "SELECT sum(insns) FROM threads WHERE "
-	    "?1 < 0 OR id = ?1", "i", req->thread)) < 0)
+	if (r.on)
+		all = total;
+	else if ((rc = q_int(q, &all, 0, "SELECT sum(insns) FROM threads "
+	    "WHERE ?1 < 0 OR id = ?1", "i", req->thread)) < 0)
 		goto out;
 	nl = lines.cap > 0 ? p_pack(&lines) : 0;
 	qsort(lines.e, nl, sizeof(*lines.e), p_ent_by_insns);
@@ -573,6 +588,7 @@ q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,
 	int by_line = req->by != NULL && strcmp(req->by, "line") == 0;
 	char *ids = NULL, dis[160];
 	size_t i, ne;
+	struct q_rng r;
 	int rc;
 
 	*resp = NULL;
@@ -583,9 +599,11 @@ q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,
 		return (q_fail(q, -HWTR_E_INVAL, "annotate: no function"));
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
 		return (rc);
+	if ((rc = q_range(q, req, "annotate", &r)) < 0)
+		return (rc);
 	if ((rc = q_sym_ids(q, "annotate", req->pattern, &ids)) < 0)
 		return (rc);
-	if ((rc = p_blocks(q, &st, req->thread, ids)) < 0 ||
+	if ((rc = p_blocks(q, &st, req->thread, ids, &r)) < 0 ||
 	    (rc = p_walk(q, st, &lc, &ins, &total)) < 0)
 		goto out;
 	ne = ins.cap > 0 ? p_pack(&ins) : 0;
@@ -704,9 +722,9 @@ p_folded_name(struct q_str *o, const char *name, size_t len)
  * the same).  The paths are those of tree (q_tree: the invocations of
  * one path merged), so the weights add up to the instructions of the
  * calls; with several threads each path starts with its thread
- * ("thread 2;main;...").  --thread and --depth apply as for tree; a
- * frame at the depth limit weighs its callees' instructions too, so the
- * total stays that of the calls.
+ * ("thread 2;main;...").  --thread, --depth and a range (--from, --to)
+ * apply as for tree; a frame whose callees the tree leaves out weighs
+ * their instructions too, so the total stays that of the calls shown.
  */
 int
 q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
@@ -718,8 +736,9 @@ q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
 	struct hwtr_q_res *tree = NULL;
 	struct q_out *saved = q->out;
 	struct q_str o = { 0 }, path = { 0 };
-	size_t *plen = NULL, cap = 0, r, nrows;
+	size_t *plen = NULL, *up = NULL, cap = 0, r, nrows;
 	int64_t nstacks = 0, total = 0, nthreads, self, depth, thread;
+	int64_t *kids = NULL;
 	const char *fn;
 	int rc;
 
@@ -737,15 +756,33 @@ q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
 	if (rc < 0)
 		return (rc);
 	nrows = hwtr_q_res_nrows(tree);
+	/*
+	 * A frame weighs its instructions less those of the callees the tree
+	 * shows: its own, or with theirs where --depth cut them off.  The
+	 * rows are depth first, so a row's parent is the last row one level
+	 * up (its index kept by depth in @up).
+	 */
+	if (nrows > 0 && ((kids = calloc(nrows, sizeof(*kids))) == NULL ||
+	    (up = calloc(nrows + 1, sizeof(*up))) == NULL))
+		goto nomem;
+	for (r = 0; r < nrows; r++) {
+		depth = strtoll(hwtr_q_res_cell(tree, r, 1, NULL), NULL, 10);
+		if (depth < 0 || (size_t)depth > r) {
+			rc = q_fail(q, -HWTR_E_INVAL, "export: unexpected "
+			    "tree row %zu", r);
+			goto out;
+		}
+		up[depth] = r;
+		if (depth > 0)
+			kids[up[depth - 1]] += strtoll(hwtr_q_res_cell(tree, r,
+			    4, NULL), NULL, 10);
+	}
 	for (r = 0; r < nrows; r++) {
 		thread = strtoll(hwtr_q_res_cell(tree, r, 0, NULL), NULL, 10);
 		depth = strtoll(hwtr_q_res_cell(tree, r, 1, NULL), NULL, 10);
 		fn = hwtr_q_res_cell(tree, r, 2, NULL);
-		self = strtoll(hwtr_q_res_cell(tree, r, 5, NULL), NULL, 10);
-		/* At the depth limit a frame stands for its callees too. */
-		if (req->depth >= 0 && depth == req->depth)
-			self = strtoll(hwtr_q_res_cell(tree, r, 4, NULL), NULL,
-			    10);
+		self = strtoll(hwtr_q_res_cell(tree, r, 4, NULL), NULL, 10) -
+		    kids[r];
 		if (depth < 0 || fn == NULL || (size_t)depth > r) {
 			rc = q_fail(q, -HWTR_E_INVAL, "export: unexpected "
 			    "tree row %zu", r);
@@ -802,6 +839,8 @@ nomem:
 out:
 	hwtr_q_res_free(tree);
 	free(plen);
+	free(kids);
+	free(up);
 	free(o.p);
 	free(path.p);
 	if (rc < 0) {
@@ -846,7 +885,7 @@ q_prof_lines(struct hwtr_q *q, int64_t thread, struct q_pline **plp,
 
 	*plp = NULL;
 	*np = 0;
-	if ((rc = p_blocks(q, &st, thread, NULL)) < 0 ||
+	if ((rc = p_blocks(q, &st, thread, NULL, NULL)) < 0 ||
 	    (rc = p_walk(q, st, &lc, &ins, &total)) < 0)
 		goto out;
 	ni = ins.cap > 0 ? p_pack(&ins) : 0;

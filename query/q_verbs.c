@@ -414,9 +414,7 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 		}
 	}
 	/* The innermost call holding @pos, then its parents. */
-	if ((rc = q_int(q, &id, -1, "SELECT id FROM calls WHERE thread = ?1 "
-	    "AND entry_seq <= ?2 ORDER BY entry_seq DESC, id DESC LIMIT 1",
-	    "ii", thread, pos)) < 0)
+	if ((rc = q_int(q, &id, -1, Q_CALL_LAST_UPTO, "ii", thread, pos)) < 0)
 		goto out;
 	while (id >= 0) {
 		int64_t parent, entry_seq, exit_seq, entry_insn, sym;
@@ -791,10 +789,53 @@ q_call_hints(struct hwtr_q *q, struct hwtr_q_res *res, int64_t t0)
 	return (0);
 }
 
-/* Run @sql (Q_CALL_RAW rows; ?1 ?2 ?3 bound to @a @b @c) into *resp. */
+int
+q_range(struct hwtr_q *q, const struct hwtr_q_req *req, const char *what,
+    struct q_rng *r)
+{
+	int64_t n;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->thread = req->thread;
+	if (req->from < 0 && req->to < 0)
+		return (0);
+	r->on = 1;
+	if (req->from >= 0 && req->to >= 0 && req->from > req->to)
+		return (q_fail(q, -HWTR_E_INVAL, "%s: --from %lld is after "
+		    "--to %lld", what, (long long)req->from,
+		    (long long)req->to));
+	if (r->thread < 0 && (rc = q_int(q, &r->thread, -1, "SELECT min(id) "
+	    "FROM threads WHERE blocks > 0", NULL)) < 0)
+		return (rc);
+	if ((rc = q_int(q, &n, 0, "SELECT insns FROM threads WHERE id = ?1",
+	    "i", r->thread)) < 0)
+		return (rc);
+	r->insn_lo = req->from >= 0 ? req->from : 0;
+	r->insn_hi = req->to >= 0 && req->to < n ? req->to : n - 1;
+	r->seq_lo = 0;
+	r->seq_hi = -1;		/* empty until both ends are found */
+	if (r->insn_lo > r->insn_hi)
+		return (0);
+	if ((rc = q_int(q, &r->seq_lo, -1, Q_SEQ_OF_INSN, "ii", r->thread,
+	    r->insn_lo)) < 0 ||
+	    (rc = q_int(q, &r->seq_hi, -1, Q_SEQ_OF_INSN, "ii", r->thread,
+	    r->insn_hi)) < 0)
+		return (rc);
+	if (r->seq_lo < 0 || r->seq_hi < 0) {
+		r->seq_lo = 0;
+		r->seq_hi = -1;
+	}
+	return (0);
+}
+
+/*
+ * Run @sql (Q_CALL_RAW rows; ?1 ?2 ?3 bound to @a @b @c, and ?4 ?5 to
+ * @d @e when it has them) into *resp.
+ */
 static int
-q_call_select(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
-    int64_t a, int64_t b, int64_t c)
+q_call_select5(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
+    int64_t a, int64_t b, int64_t c, int64_t d, int64_t e)
 {
 	struct q_callfmt cf;
 	sqlite3_stmt *st = NULL;
@@ -812,6 +853,10 @@ q_call_select(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
 	sqlite3_bind_int64(st, 2, b);
 	if (sqlite3_bind_parameter_count(st) >= 3)
 		sqlite3_bind_int64(st, 3, c);
+	if (sqlite3_bind_parameter_count(st) >= 5) {
+		sqlite3_bind_int64(st, 4, d);
+		sqlite3_bind_int64(st, 5, e);
+	}
 	if ((rc = q_res_new(resp, HWTR_NELEM(q_call_cols), q_call_cols)) < 0) {
 		rc = q_fail(q, rc, "out of memory");
 		goto out;
@@ -827,6 +872,13 @@ out:
 		*resp = NULL;
 	}
 	return (rc);
+}
+
+static int
+q_call_select(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
+    int64_t a, int64_t b, int64_t c)
+{
+	return (q_call_select5(q, resp, sql, a, b, c, 0, -1));
 }
 
 static int
@@ -881,10 +933,18 @@ q_calls(struct hwtr_q *q, const struct hwtr_q_req *req,
 {
 	int64_t depth = req->depth >= 0 ? req->depth : INT64_MAX;
 	int64_t n = req->n >= 0 ? req->n : -1;
+	struct q_rng r;
 	int rc;
 
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
 		return (rc);
+	if ((rc = q_range(q, req, "calls", &r)) < 0)
+		return (rc);
+	/* A range: the calls entered in its blocks (calls_thread). */
+	if (r.on)
+		return (q_call_select5(q, resp, "SELECT " Q_CALL_RAW
+		    Q_CALLS_RANGE_WHERE, r.thread, depth, n, r.seq_lo,
+		    r.seq_hi));
 	/*
 	 * The roots alone (--depth 0) come a lookup each (Q_CALLS_ROOTS),
 	 * whatever the length of the thread.  Deeper levels usually hold
@@ -1013,56 +1073,90 @@ q_branches(struct hwtr_q *q, const struct hwtr_q_req *req,
 	return (rc);
 }
 
+/*
+ * hot: the counts come from block_counts, or over a range (--from, --to)
+ * from the blocks of the range in exec_order (whole blocks: those holding
+ * its first and last instruction count whole).  Percentages are of the
+ * instructions of the threads, or of the range.
+ */
 static int
 q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
 {
 	const char *by = req->by != NULL ? req->by : "func";
 	int64_t n = req->n >= 0 ? req->n : 20;
-	const char *sql;
+	const char *src, *tot, *sel;
+	struct q_str sql = { 0 };
+	struct q_rng r;
 	int rc;
 
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
 		return (rc);
+	if ((rc = q_range(q, req, "hot", &r)) < 0)
+		return (rc);
 	if (strcmp(by, "line") == 0)
 		return (q_hot_lines(q, req, resp));
+	if (r.on) {
+		src = Q_RANGE_COUNTS;
+		tot = "(SELECT sum(x.count * xb.ninsns) FROM " Q_RANGE_COUNTS
+		    " x JOIN blocks xb ON xb.id = x.block)";
+	} else {
+		src = "block_counts";
+		tot = "(SELECT sum(insns) FROM threads WHERE ?1 < 0 OR id = ?1)";
+	}
 	if (strcmp(by, "func") == 0 || strcmp(by, "function") == 0)
-		sql = "SELECT coalesce(s.name, '?') AS function, i.path AS "
+		sel = "SELECT coalesce(s.name, '?') AS function, i.path AS "
 		    "image, sum(c.count * b.ninsns) AS insns, sum(c.count) AS "
-		    "blocks, round(100.0 * sum(c.count * b.ninsns) / (SELECT "
-		    "sum(insns) FROM threads WHERE ?1 < 0 OR id = ?1), 2) AS "
-		    "percent FROM block_counts c JOIN blocks b ON b.id = "
+		    "blocks, round(100.0 * sum(c.count * b.ninsns) / @T, 2) AS "
+		    "percent FROM @S c JOIN blocks b ON b.id = "
 		    "c.block LEFT JOIN symbols s ON s.id = b.symbol LEFT JOIN "
 		    "images i ON i.id = b.image WHERE ?1 < 0 OR c.thread = ?1 "
 		    "GROUP BY b.symbol ORDER BY insns DESC, function LIMIT ?2";
-	else if (strcmp(by, "block") == 0)
-		sql = "SELECT printf('%#x', b.start_ip) AS address, "
-		    Q_FUNC("b", "s", "0") " AS function, " Q_ADDR_LINE("0")
-		    " AS line, sum(c.count) AS count, b.ninsns AS block_insns, "
-		    "sum(c.count) * b.ninsns AS insns, round(100.0 * "
-		    "sum(c.count) * b.ninsns / (SELECT sum(insns) FROM threads "
-		    "WHERE ?1 < 0 OR id = ?1), 2) AS percent "
-		    "FROM block_counts c JOIN blocks b ON b.id = c.block"
-		    Q_SYM_JOIN("b", "s", "f")
-		    " WHERE ?1 < 0 OR c.thread = ?1 GROUP BY b.id "
-		    "ORDER BY insns DESC, b.id LIMIT ?2";
 	else if (strcmp(by, "image") == 0)
-		sql = "SELECT i.path AS image, sum(c.count * b.ninsns) AS "
+		sel = "SELECT i.path AS image, sum(c.count * b.ninsns) AS "
 		    "insns, sum(c.count) AS blocks, round(100.0 * sum(c.count * "
-		    "b.ninsns) / (SELECT sum(insns) FROM threads WHERE ?1 < 0 OR "
-		    "id = ?1), 2) AS percent FROM block_counts c JOIN blocks b ON "
+		    "b.ninsns) / @T, 2) AS percent FROM @S c JOIN blocks b ON "
 		    "b.id = c.block LEFT JOIN images i ON i.id = b.image WHERE "
 		    "?1 < 0 OR c.thread = ?1 GROUP BY b.image ORDER BY insns "
 		    "DESC, image LIMIT ?2";
-	else if (strcmp(by, "edge") == 0)
-		sql = "SELECT " Q_EDGE_COLS "WHERE ?1 < 0 OR br.thread = ?1 "
-		    "GROUP BY br.from_ip, br.to_ip, br.kind "
+	else if (strcmp(by, "block") == 0)
+		sel = "SELECT printf('%#x', b.start_ip) AS address, "
+		    Q_FUNC("b", "s", "0") " AS function, " Q_ADDR_LINE("0")
+		    " AS line, sum(c.count) AS count, b.ninsns AS block_insns, "
+		    "sum(c.count) * b.ninsns AS insns, round(100.0 * "
+		    "sum(c.count) * b.ninsns / @T, 2) AS percent "
+		    "FROM @S c JOIN blocks b ON b.id = c.block"
+		    Q_SYM_JOIN("b", "s", "f")
+		    " WHERE ?1 < 0 OR c.thread = ?1 GROUP BY b.id "
+		    "ORDER BY insns DESC, b.id LIMIT ?2";
+	else if (strcmp(by, "edge") == 0) {
+		if (r.on)
+			return (q_fail(q, -HWTR_E_INVAL, "hot --by edge: "
+			    "branches are counted per thread, not by position; "
+			    "--from and --to apply to --by function, line, "
+			    "image and block"));
+		return (q_select(q, resp, "SELECT " Q_EDGE_COLS "WHERE ?1 < 0 "
+		    "OR br.thread = ?1 GROUP BY br.from_ip, br.to_ip, br.kind "
 		    "ORDER BY count DESC, br.from_ip, br.to_ip, br.kind "
-		    "LIMIT ?2";
-	else
+		    "LIMIT ?2", "ii", req->thread, n));
+	} else
 		return (q_fail(q, -HWTR_E_INVAL, "hot: unknown --by '%s' "
 		    "(function, line, image, block or edge)", by));
-	return (q_select(q, resp, sql, "ii", req->thread, n));
+	/* @T: the total, @S: the counts. */
+	for (; *sel != '\0'; sel++)
+		if (sel[0] == '@' && (sel[1] == 'T' || sel[1] == 'S')) {
+			q_str_puts(&sql, sel[1] == 'T' ? tot : src);
+			sel++;
+		} else
+			q_str_add(&sql, sel, 1);
+	if (sql.err) {
+		free(sql.p);
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	}
+	rc = r.on ? q_select(q, resp, sql.p, "iiii", r.thread, n, r.seq_lo,
+	    r.seq_hi) : q_select(q, resp, sql.p, "ii", req->thread, n);
+	free(sql.p);
+	return (rc);
 }
 
 static int
