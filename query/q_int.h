@@ -219,10 +219,15 @@ struct q_rng {
 int q_range(struct hwtr_q *q, const struct hwtr_q_req *req,
     const char *what, struct q_rng *r);
 
-/* The calls of thread ?1 entered in blocks ?4 to ?5, at most ?2 deep. */
+/*
+ * The calls of thread ?1 entered at instructions ?6 to ?7, at most ?2
+ * deep: searched as those entered in blocks ?4 to ?5 (the blocks holding
+ * ?6 and ?7), which calls_thread indexes.
+ */
 #define Q_CALLS_RANGE_WHERE						\
 	"WHERE c.thread = ?1 AND c.entry_seq >= ?4 AND c.entry_seq <= ?5 "	\
-	"AND c.depth <= ?2 ORDER BY c.entry_seq, c.id LIMIT ?3"
+	"AND c.entry_insn >= ?6 AND c.entry_insn <= ?7 AND c.depth <= ?2 "	\
+	"ORDER BY c.entry_seq, c.id LIMIT ?3"
 /* The block (seq) of thread ?1 that holds its instruction ?2. */
 #define Q_SEQ_OF_INSN							\
 	"SELECT seq FROM exec_insns WHERE thread = ?1 AND insn = ?2"

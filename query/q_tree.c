@@ -303,6 +303,10 @@ ranged:
 		rc = q_prepare(q, &st, Q_CALLS_ROOTS Q_TREE_COLS
 		    "WHERE c.id IN (SELECT id FROM sel) AND c.depth <= ?2 "
 		    "ORDER BY c.id");
+	else if (r.on)
+		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE c.id BETWEEN ?3 "
+		    "AND ?4 AND c.thread = ?1 AND c.depth <= ?2 AND "
+		    "c.entry_insn >= ?5 AND c.entry_insn <= ?6 ORDER BY c.id");
 	else if (rthread >= 0)
 		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE c.id BETWEEN ?3 "
 		    "AND ?4 AND c.thread = ?1 AND c.depth <= ?2 ORDER BY c.id");
@@ -317,6 +321,10 @@ ranged:
 		/* One thread's ids, a range of the table (see above). */
 		sqlite3_bind_int64(st, 3, lo);
 		sqlite3_bind_int64(st, 4, hi);
+	}
+	if (r.on) {
+		sqlite3_bind_int64(st, 5, r.insn_lo);
+		sqlite3_bind_int64(st, 6, r.insn_hi);
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		id = sqlite3_column_int64(st, 0);

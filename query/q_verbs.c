@@ -830,12 +830,13 @@ q_range(struct hwtr_q *q, const struct hwtr_q_req *req, const char *what,
 }
 
 /*
- * Run @sql (Q_CALL_RAW rows; ?1 ?2 ?3 bound to @a @b @c, and ?4 ?5 to
- * @d @e when it has them) into *resp.
+ * Run @sql (Q_CALL_RAW rows; ?1 ?2 ?3 bound to @a @b @c, and ?4 to ?7 to
+ * @d to @g when it has them) into *resp.
  */
 static int
 q_call_select5(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
-    int64_t a, int64_t b, int64_t c, int64_t d, int64_t e)
+    int64_t a, int64_t b, int64_t c, int64_t d, int64_t e, int64_t f,
+    int64_t g)
 {
 	struct q_callfmt cf;
 	sqlite3_stmt *st = NULL;
@@ -856,6 +857,10 @@ q_call_select5(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
 	if (sqlite3_bind_parameter_count(st) >= 5) {
 		sqlite3_bind_int64(st, 4, d);
 		sqlite3_bind_int64(st, 5, e);
+	}
+	if (sqlite3_bind_parameter_count(st) >= 7) {
+		sqlite3_bind_int64(st, 6, f);
+		sqlite3_bind_int64(st, 7, g);
 	}
 	if ((rc = q_res_new(resp, HWTR_NELEM(q_call_cols), q_call_cols)) < 0) {
 		rc = q_fail(q, rc, "out of memory");
@@ -878,7 +883,7 @@ static int
 q_call_select(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
     int64_t a, int64_t b, int64_t c)
 {
-	return (q_call_select5(q, resp, sql, a, b, c, 0, -1));
+	return (q_call_select5(q, resp, sql, a, b, c, 0, -1, 0, -1));
 }
 
 static int
@@ -944,7 +949,7 @@ q_calls(struct hwtr_q *q, const struct hwtr_q_req *req,
 	if (r.on)
 		return (q_call_select5(q, resp, "SELECT " Q_CALL_RAW
 		    Q_CALLS_RANGE_WHERE, r.thread, depth, n, r.seq_lo,
-		    r.seq_hi));
+		    r.seq_hi, r.insn_lo, r.insn_hi));
 	/*
 	 * The roots alone (--depth 0) come a lookup each (Q_CALLS_ROOTS),
 	 * whatever the length of the thread.  Deeper levels usually hold

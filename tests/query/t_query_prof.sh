@@ -277,6 +277,56 @@ diff_known_divergence_body()
 	atf_check -s exit:1 -e match:"nonexistent" "$HWTRACE" diff a.db nonexistent.db
 }
 
+# The fixture database of tests/query/fixture.sql (its walk is written
+# out there by hand: thread 1 runs main (insns 0-1), sum (2-5), sq (6-8),
+# sum (9-14), sq (15-17), sum (18-23), main (24); thread 2 runs sq once).
+fixture_db()
+{
+	"$HWTRACE_BUILD/bench/qmkdb" fix.db "$HWTRACE_SRC/tests/query/fixture.sql" ||
+	    atf_fail "cannot make the fixture database"
+}
+
+atf_test_case range_filters
+range_filters_head() { atf_set descr "--from/--to on calls, tree, hot, annotate and export --folded keep what the fixture's hand-written walk ran between those instructions; --thread on coverage; --from after --to is a usage error"; }
+range_filters_body()
+{
+	fixture_db
+	# Calls entered at instructions 3 to 15: the two calls of sq (6, 15).
+	atf_check -s exit:0 -o inline:"3,6\n4,15\n" sh -c \
+	    "'$HWTRACE' query fix.db calls --from 3 --to 15 --thread 1 --format csv | tail -n +2 | cut -d, -f1,8"
+	# Thread 1 is the default; 7 to 14 holds no entry.
+	atf_check -s exit:0 -o inline:"call\n" sh -c \
+	    "'$HWTRACE' query fix.db calls --from 7 --to 14 --format csv | cut -d, -f1"
+	atf_check -s exit:0 -o inline:"1,0,sq,2,6,6,0,sq\n" sh -c \
+	    "'$HWTRACE' query fix.db tree --from 6 --to 15 --format csv | tail -n +2"
+	# sq's block alone (6-8): 3 instructions, all of the range.
+	atf_check -s exit:0 -o match:"^sq +/usr/local/bin/fix +3 +1 +100" \
+	    "$HWTRACE" query fix.db hot --from 6 --to 8 --thread 1
+	# sum+0xb (9-12) once: add on line 12, inc cmp jl on line 11.
+	atf_check -s exit:0 -o inline:"fix.c:11,sum,3,1,75.00\nfix.c:12,sum,1,1,25.00\n" sh -c \
+	    "'$HWTRACE' query fix.db hot --by line --from 9 --to 12 --format csv | tail -n +2"
+	atf_check -s exit:0 -o inline:"fix.c:11,3\nfix.c:12,1\n" sh -c \
+	    "'$HWTRACE' query fix.db annotate sum --by line --from 9 --to 12 --format csv | tail -n +2 | cut -d, -f1,2"
+	# sum's invocation (2-23) as folded stacks: 16 of its own, 6 in sq.
+	"$HWTRACE" query fix.db export --folded r.folded --from 2 --to 23 > /dev/null ||
+	    atf_fail "export --folded with a range failed"
+	atf_check -s exit:0 -o inline:"sum 16\nsum;sq 6\n" cat r.folded
+	# Thread 2 ran sq once (3 instructions) and nothing else.
+	atf_check -s exit:0 -o inline:"sq,1,3\nsum,0,0\nmain,0,0\nunused,0,0\n" sh -c \
+	    "'$HWTRACE' query fix.db coverage --thread 2 --format csv | tail -n +2 | cut -d, -f2,5,6"
+	for v in calls tree hot "annotate sum" "export --folded x.folded"; do
+		atf_check -s exit:2 -e match:"--from 9 is after --to 3" \
+		    "$HWTRACE" query fix.db $v --from 9 --to 3
+	done
+	test ! -e x.folded || atf_fail "a refused export wrote its file"
+	atf_check -s exit:2 -e match:"not an instruction number" \
+	    "$HWTRACE" query fix.db calls --from -1
+	atf_check -s exit:1 -e match:"no thread 7" \
+	    "$HWTRACE" query fix.db calls --from 1 --thread 7
+	atf_check -s exit:1 -e match:"branches are counted per thread" \
+	    "$HWTRACE" query fix.db hot --by edge --from 1
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case bt_crash_matches_gdb
@@ -286,4 +336,5 @@ atf_init_test_cases()
 	atf_add_test_case annotate_insns_match_callgrind
 	atf_add_test_case folded_matches_callgrind
 	atf_add_test_case diff_known_divergence
+	atf_add_test_case range_filters
 }
