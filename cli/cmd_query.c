@@ -541,8 +541,9 @@ cmd_query(int argc, char **argv)
 		}
 	} else if (v->verb == HWTR_Q_EXPORT &&
 	    (req.perfetto == NULL) == (req.folded == NULL)) {
-		rc = cli_usage_error(&vcmd, "give one of --perfetto OUT and "
-		    "--folded OUT");
+		rc = cli_usage_error(&vcmd, req.perfetto == NULL ?
+		    "no --perfetto OUT given (or --folded OUT)" : "give one "
+		    "of --perfetto OUT and --folded OUT, not both");
 		goto usage;
 	} else if (v->verb == HWTR_Q_EXPORT && req.perfetto != NULL &&
 	    (req.thread >= 0 || req.depth >= 0 || req.from >= 0 ||
