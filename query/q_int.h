@@ -228,6 +228,15 @@ int q_range(struct hwtr_q *q, const struct hwtr_q_req *req,
 	"WHERE c.thread = ?1 AND c.entry_seq >= ?4 AND c.entry_seq <= ?5 "	\
 	"AND c.entry_insn >= ?6 AND c.entry_insn <= ?7 AND c.depth <= ?2 "	\
 	"ORDER BY c.entry_seq, c.id LIMIT ?3"
+/*
+ * tree over a range: the calls with ids ?3 to ?4 (those of thread ?1
+ * entered in the range's blocks) entered at instructions ?5 to ?6, at
+ * most ?2 deep.  "+c.thread": the rowid range is the search, not
+ * calls_thread, which SQLite would otherwise walk for the whole thread.
+ */
+#define Q_TREE_RANGE_WHERE						\
+	"WHERE c.id BETWEEN ?3 AND ?4 AND +c.thread = ?1 AND c.depth <= ?2 "	\
+	"AND c.entry_insn >= ?5 AND c.entry_insn <= ?6 ORDER BY c.id"
 /* The block (seq) of thread ?1 that holds its instruction ?2. */
 #define Q_SEQ_OF_INSN							\
 	"SELECT seq FROM exec_insns WHERE thread = ?1 AND insn = ?2"

@@ -304,9 +304,7 @@ ranged:
 		    "WHERE c.id IN (SELECT id FROM sel) AND c.depth <= ?2 "
 		    "ORDER BY c.id");
 	else if (r.on)
-		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE c.id BETWEEN ?3 "
-		    "AND ?4 AND c.thread = ?1 AND c.depth <= ?2 AND "
-		    "c.entry_insn >= ?5 AND c.entry_insn <= ?6 ORDER BY c.id");
+		rc = q_prepare(q, &st, Q_TREE_COLS Q_TREE_RANGE_WHERE);
 	else if (rthread >= 0)
 		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE c.id BETWEEN ?3 "
 		    "AND ?4 AND c.thread = ?1 AND c.depth <= ?2 ORDER BY c.id");

@@ -77,6 +77,9 @@ ATF_TC_BODY(calls_range_uses_calls_thread, tc)
 	expect(db, "SELECT c.id FROM calls c " Q_CALLS_RANGE_WHERE,
 	    "SEARCH c USING INDEX calls_thread (thread=? AND entry_seq>? AND "
 	    "entry_seq<?)", "SCAN c");
+	expect(db, "SELECT c.id FROM calls c " Q_TREE_RANGE_WHERE,
+	    "SEARCH c USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)",
+	    "calls_thread");
 	expect(db, Q_CALL_FIRST_FROM,
 	    "SEARCH calls USING COVERING INDEX calls_thread (thread=? AND "
 	    "entry_seq>?)", "SCAN calls");
