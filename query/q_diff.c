@@ -342,6 +342,105 @@ d_cur_next(struct hwtr_q *q, struct d_cur *c)
 }
 
 /*
+ * The @n block ids of an exec_chunks row (hwtrace-db(5), EXECUTION ORDER:
+ * LEB128 varints of zigzag(block - (previous + 1))) into @ids; -1 when
+ * the data is short or malformed.
+ */
+static int
+d_chunk(const uint8_t *p, size_t len, int64_t n, int64_t *ids)
+{
+	int64_t prev = -1, k;
+	uint64_t v;
+	size_t i = 0;
+	int shift;
+
+	for (k = 0; k < n; k++) {
+		v = 0;
+		for (shift = 0;; shift += 7) {
+			if (i >= len || shift >= 64)
+				return (-1);
+			v |= (uint64_t)(p[i] & 0x7f) << shift;
+			if ((p[i++] & 0x80) == 0)
+				break;
+		}
+		prev = prev + 1 + ((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
+		ids[k] = prev;
+	}
+	return (0);
+}
+
+/*
+ * The fast part of the walk: the chunks of the two threads decoded here
+ * and compared block by block, without a row per block through SQLite.
+ * *seqp is where it stopped (the first block that differs, or where the
+ * chunks stop lining up: the rest is for the cursors), *prevp the block of
+ * A just before it (-1 at the start).
+ */
+static int
+d_fast(struct hwtr_q *qa, struct hwtr_q *qb, const struct d_blocks *ba,
+    const struct d_blocks *bb, int64_t ta, int64_t tb, int64_t *seqp,
+    int64_t *prevp)
+{
+	static const char sql[] = "SELECT seq, nblocks, data FROM exec_chunks "
+	    "WHERE thread = ?1 ORDER BY seq";
+	sqlite3_stmt *sa = NULL, *sb = NULL;
+	int64_t *ia = NULL, *ib = NULL, na, nb, j, cap = 0;
+	int rc;
+
+	*seqp = 0;
+	*prevp = -1;
+	if ((rc = q_prepare(qa, &sa, sql)) < 0)
+		return (rc);
+	if ((rc = q_prepare(qb, &sb, sql)) < 0) {
+		sqlite3_finalize(sa);
+		return (q_fail(qa, rc, "B: %s", hwtr_q_errmsg(qb)));
+	}
+	sqlite3_bind_int64(sa, 1, ta);
+	sqlite3_bind_int64(sb, 1, tb);
+	rc = 0;
+	while (sqlite3_step(sa) == SQLITE_ROW && sqlite3_step(sb) == SQLITE_ROW) {
+		na = sqlite3_column_int64(sa, 1);
+		nb = sqlite3_column_int64(sb, 1);
+		if (sqlite3_column_int64(sa, 0) != *seqp ||
+		    sqlite3_column_int64(sb, 0) != *seqp || na != nb ||
+		    na <= 0 || na > (1 << 24))
+			break;
+		if (na > cap) {
+			int64_t *x = realloc(ia, (size_t)na * sizeof(*ia));
+			int64_t *y = x != NULL ? realloc(ib, (size_t)na *
+			    sizeof(*ib)) : NULL;
+
+			if (x != NULL)
+				ia = x;
+			if (y == NULL) {
+				rc = q_fail(qa, -HWTR_E_NOMEM, "out of memory");
+				break;
+			}
+			ib = y;
+			cap = na;
+		}
+		if (d_chunk(sqlite3_column_blob(sa, 2), (size_t)
+		    sqlite3_column_bytes(sa, 2), na, ia) < 0 ||
+		    d_chunk(sqlite3_column_blob(sb, 2), (size_t)
+		    sqlite3_column_bytes(sb, 2), nb, ib) < 0)
+			break;
+		for (j = 0; j < na; j++) {
+			if (ia[j] < 0 || ib[j] < 0 || ia[j] >= ba->n ||
+			    ib[j] >= bb->n || ba->key[ia[j]] != bb->key[ib[j]])
+				goto out;
+			*prevp = ia[j];
+			(*seqp)++;
+		}
+	}
+out:
+	sqlite3_finalize(sa);
+	sqlite3_finalize(sb);
+	free(ia);
+	free(ib);
+	return (rc);
+}
+
+/*
  * Thread @ta of A against @tb of B: the first block that differs, the
  * block both ran just before it (where the paths split), and the next
  * @nnext blocks of each side.
@@ -352,13 +451,15 @@ d_diverge(struct hwtr_q *qa, struct hwtr_q *qb, struct hwtr_q_res *res,
     int64_t tb, int64_t nnext)
 {
 	struct d_cur ca, cb;
-	int64_t prev = -1, seq = 0, k, split;
+	int64_t prev, seq, k, split;
 	int ra, rb, rc;
 	char msg[96];
 
-	if ((rc = d_cur_open(qa, &ca, ta, 0)) < 0)
+	if ((rc = d_fast(qa, qb, ba, bb, ta, tb, &seq, &prev)) < 0)
 		return (rc);
-	if ((rc = d_cur_open(qb, &cb, tb, 0)) < 0) {
+	if ((rc = d_cur_open(qa, &ca, ta, seq)) < 0)
+		return (rc);
+	if ((rc = d_cur_open(qb, &cb, tb, seq)) < 0) {
 		sqlite3_finalize(ca.st);
 		return (q_fail(qa, rc, "B: %s", hwtr_q_errmsg(qb)));
 	}
