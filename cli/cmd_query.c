@@ -34,8 +34,8 @@ enum {
 #define OPT_DB	{ "db", O_DB, "PATH", "database to use for an archive (default: ARCHIVE.db)" }
 #define OPT_FMT	{ "format", O_FORMAT, "FMT", "table, csv, tsv or json (default: table)" }
 #define OPT_THR	{ "thread", O_THREAD, "T", "only thread T (see 'threads')" }
-#define OPT_FROM	{ "from", O_FROM, "N", "only from instruction N of the thread (--thread, default the first)" }
-#define OPT_TO	{ "to", O_TO, "N", "only up to instruction N (included)" }
+#define OPT_FROM	{ "from", O_FROM, "N", "only from instruction N of the thread (--thread, default the first), or time N with ns, us, ms or s" }
+#define OPT_TO	{ "to", O_TO, "N", "only up to instruction or time N (included)" }
 #define OPT_END	{ NULL, 0, NULL, NULL }
 
 static const struct cli_opt o_plain[] = { OPT_DB, OPT_FMT, OPT_END };
@@ -236,6 +236,21 @@ parse_time(const struct cli_cmd *cmd, const char *opt, const char *s,
 			}
 	return (cli_usage_error(cmd, "%s: '%s' is not a time (a number with "
 	    "ns, us, ms or s)", opt, s));
+}
+
+/*
+ * A bound of a range: an instruction number, or a time when it ends in a
+ * unit (ns, us, ms, s).
+ */
+static int
+parse_range(const struct cli_cmd *cmd, const char *opt, const char *s,
+    int64_t *posp, int64_t *timep)
+{
+	size_t n = strlen(s);
+
+	if (n > 0 && s[n - 1] == 's')
+		return (parse_time(cmd, opt, s, timep));
+	return (parse_pos(cmd, opt, s, posp));
 }
 
 static char *
@@ -459,8 +474,8 @@ cmd_query(int argc, char **argv)
 				if ((rc = parse_id(&vcmd, "--from", arg,
 				    &req.from)) != 0)
 					goto usage;
-			} else if ((rc = parse_pos(&vcmd, "--from", arg,
-			    &req.from)) != 0)
+			} else if ((rc = parse_range(&vcmd, "--from", arg,
+			    &req.from, &req.t_from)) != 0)
 				goto usage;
 			break;
 		case O_TO:
@@ -470,8 +485,8 @@ cmd_query(int argc, char **argv)
 				if ((rc = parse_time(&vcmd, "--to", arg,
 				    &req.t_to)) != 0)
 					goto usage;
-			} else if ((rc = parse_pos(&vcmd, "--to", arg,
-			    &req.to)) != 0)
+			} else if ((rc = parse_range(&vcmd, "--to", arg,
+			    &req.to, &req.t_to)) != 0)
 				goto usage;
 			break;
 		case O_KIND:
@@ -498,7 +513,13 @@ cmd_query(int argc, char **argv)
 	}
 	vargc = nops;
 	vargv = ops;
-	/* A range must not end before it starts. */
+	/* A range is of instructions or of times, and ends after it starts. */
+	if ((req.from >= 0 || req.to >= 0) && v->verb != HWTR_Q_TIMELINE &&
+	    (req.t_from >= 0 || req.t_to >= 0)) {
+		rc = cli_usage_error(&vcmd, "--from and --to: give both as "
+		    "instruction numbers or both as times");
+		goto usage;
+	}
 	if (req.from >= 0 && req.to >= 0 && req.from > req.to) {
 		rc = cli_usage_error(&vcmd, "--from %lld is after --to %lld",
 		    (long long)req.from, (long long)req.to);

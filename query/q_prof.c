@@ -749,7 +749,8 @@ q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
 	    "calls > 0 AND (?1 < 0 OR id = ?1)", "i", req->thread)) < 0)
 		return (rc);
 	/* A range is of one thread. */
-	if (req->from >= 0 || req->to >= 0)
+	if (req->from >= 0 || req->to >= 0 || req->t_from >= 0 ||
+	    req->t_to >= 0)
 		nthreads = 1;
 	treq.verb = HWTR_Q_TREE;
 	/* The tree whole, not streamed to the output. */

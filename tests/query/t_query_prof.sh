@@ -287,7 +287,7 @@ fixture_db()
 }
 
 atf_test_case range_filters
-range_filters_head() { atf_set descr "--from/--to on calls, tree, hot, annotate and export --folded keep what the fixture's hand-written walk ran between those instructions; --thread on coverage; --from after --to is a usage error"; }
+range_filters_head() { atf_set descr "--from/--to on calls, tree, hot, annotate and export --folded keep what the fixture's hand-written walk ran between those instructions or times; --thread on coverage; --from after --to is a usage error"; }
 range_filters_body()
 {
 	fixture_db
@@ -314,6 +314,17 @@ range_filters_body()
 	# Thread 2 ran sq once (3 instructions) and nothing else.
 	atf_check -s exit:0 -o inline:"sq,1,3\nsum,0,0\nmain,0,0\nunused,0,0\n" sh -c \
 	    "'$HWTRACE' query fix.db coverage --thread 2 --format csv | tail -n +2 | cut -d, -f2,5,6"
+	# Times (fixture.sql: thread 1's tsc 1000 at block 0, 1500 at block 5,
+	# 2000 at block 8; the trace starts at tsc 1000): 400 to 600 ns after
+	# the start is blocks 5 to 7, sq (3 instructions) and sum (4 + 2).
+	atf_check -s exit:0 -o inline:"4,sq,15\n" sh -c \
+	    "'$HWTRACE' query fix.db calls --from 400ns --to 0.6us --format csv | tail -n +2 | cut -d, -f1,4,8"
+	atf_check -s exit:0 -o inline:"sum,6\nsq,3\n" sh -c \
+	    "'$HWTRACE' query fix.db hot --from 400ns --to 600ns --format csv | tail -n +2 | cut -d, -f1,3"
+	atf_check -s exit:2 -e match:"both as instruction numbers or both as times" \
+	    "$HWTRACE" query fix.db calls --from 5 --to 1ms
+	atf_check -s exit:2 -e match:"--from \\(2000 ns\\) is after --to \\(1000 ns\\)" \
+	    "$HWTRACE" query fix.db tree --from 2us --to 1us
 	for v in calls tree hot "annotate sum" "export --folded x.folded"; do
 		atf_check -s exit:2 -e match:"--from 9 is after --to 3" \
 		    "$HWTRACE" query fix.db $v --from 9 --to 3
