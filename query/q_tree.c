@@ -248,8 +248,8 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 		 * outside is a root of the tree.
 		 */
 		rthread = r.thread;
-		if ((rc = q_int(q, &lo, 0, Q_CALL_FIRST_FROM, "ii", r.thread,
-		    r.seq_lo)) < 0 ||
+		if ((rc = q_int(q, &lo, INT64_MAX, Q_CALL_FIRST_FROM, "ii",
+		    r.thread, r.seq_lo)) < 0 ||
 		    (rc = q_int(q, &hi, -1, Q_CALL_LAST_UPTO, "ii", r.thread,
 		    r.seq_hi)) < 0)
 			return (rc);
