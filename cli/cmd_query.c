@@ -28,7 +28,7 @@
 enum {
 	O_DB = 0x100, O_FORMAT, O_THREAD, O_INSNS, O_DEPTH, O_IMAGE, O_LCOV,
 	O_BY, O_FROM, O_TO, O_KIND, O_COUNT, O_FILE, O_PERFETTO, O_AT,
-	O_FOLDED
+	O_FOLDED, O_WEIGHT
 };
 
 #define OPT_DB	{ "db", O_DB, "PATH", "database to use for an archive (default: ARCHIVE.db)" }
@@ -97,6 +97,7 @@ static const struct cli_opt o_export[] = { OPT_DB,
 	{ "perfetto", O_PERFETTO, "OUT", "write the call trees as Chrome/Perfetto trace JSON to OUT" },
 	OPT_THR,
 	{ "to", O_TO, "N", "--folded: only up to instruction N" },
+	{ "weight", O_WEIGHT, "W", "--folded: weigh frames by insns (default) or time" },
 	OPT_END };
 
 struct qverb {
@@ -506,6 +507,15 @@ cmd_query(int argc, char **argv)
 		case O_FOLDED:
 			req.folded = arg;
 			break;
+		case O_WEIGHT:
+			if (strcmp(arg, "insns") != 0 &&
+			    strcmp(arg, "time") != 0) {
+				rc = cli_usage_error(&vcmd, "--weight: '%s' is "
+				    "not insns or time", arg);
+				goto usage;
+			}
+			req.weight = arg;
+			break;
 		default:
 			rc = cli_usage_error(&vcmd, "unexpected option");
 			goto usage;
@@ -568,9 +578,10 @@ cmd_query(int argc, char **argv)
 		goto usage;
 	} else if (v->verb == HWTR_Q_EXPORT && req.perfetto != NULL &&
 	    (req.thread >= 0 || req.depth >= 0 || req.from >= 0 ||
-	    req.to >= 0)) {
-		rc = cli_usage_error(&vcmd, "--thread, --depth, --from and --to "
-		    "apply to --folded only");
+	    req.to >= 0 || req.t_from >= 0 || req.t_to >= 0 ||
+	    req.weight != NULL)) {
+		rc = cli_usage_error(&vcmd, "--thread, --depth, --from, --to "
+		    "and --weight apply to --folded only");
 		goto usage;
 	}
 	if (vargc > 0) {

@@ -1371,6 +1371,7 @@ struct hwtr_q_req {
 	int64_t		at;		/* bt --at: an instruction number; -1 */
 	int64_t		to;		/* --to: an instruction number; -1 */
 	const char	*folded;	/* export --folded: file to write */
+	const char	*weight;	/* export --weight: "insns" or "time" */
 };
 
 int hwtr_q_open(struct hwtr_q **qp, const char *path,

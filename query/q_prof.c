@@ -717,7 +717,8 @@ p_folded_name(struct q_str *o, const char *name, size_t len)
 /*
  * export --folded: one line per call path, "main;parse;lex 7950", the
  * frames from the root and the instructions executed in the last frame
- * itself (not in its callees), as the stackcollapse scripts of
+ * itself (not in its callees; or with --weight time its nanoseconds, the
+ * durations of tree less those of the callees), as the stackcollapse scripts of
  * FlameGraph write them for flamegraph.pl (inferno and speedscope read
  * the same).  The paths are those of tree (q_tree: the invocations of
  * one path merged), so the weights add up to the instructions of the
@@ -730,7 +731,7 @@ int
 q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
 {
-	static const char *const cols[] = { "file", "stacks", "insns",
+	static const char *const cols[] = { "file", "stacks", "total",
 	    "weight" };
 	struct hwtr_q_req treq = *req;
 	struct hwtr_q_res *tree = NULL;
@@ -739,12 +740,18 @@ q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
 	size_t *plen = NULL, *up = NULL, cap = 0, r, nrows;
 	int64_t nstacks = 0, total = 0, nthreads, self, depth, thread;
 	int64_t *kids = NULL;
+	size_t wcol = 4;	/* tree's insns */
 	const char *fn;
 	int rc;
 
 	*resp = NULL;
 	if (req->folded == NULL)
 		return (q_fail(q, -HWTR_E_INVAL, "export: no output file"));
+	if (req->weight != NULL && strcmp(req->weight, "time") == 0)
+		wcol = 6;	/* tree's duration_ns */
+	else if (req->weight != NULL && strcmp(req->weight, "insns") != 0)
+		return (q_fail(q, -HWTR_E_INVAL, "export: unknown --weight "
+		    "'%s' (insns or time)", req->weight));
 	if ((rc = q_int(q, &nthreads, 0, "SELECT count(*) FROM threads WHERE "
 	    "calls > 0 AND (?1 < 0 OR id = ?1)", "i", req->thread)) < 0)
 		return (rc);
@@ -771,6 +778,13 @@ q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
 		goto nomem;
 	for (r = 0; r < nrows; r++) {
 		depth = strtoll(hwtr_q_res_cell(tree, r, 1, NULL), NULL, 10);
+		if (hwtr_q_res_cell(tree, r, wcol, NULL) == NULL) {
+			rc = q_fail(q, -HWTR_E_INVAL, "export --folded --weight "
+			    "time: %s has no time (the trace has no timestamps "
+			    "there); weigh by instructions", hwtr_q_res_cell(tree,
+			    r, 7, NULL));
+			goto out;
+		}
 		if (depth < 0 || (size_t)depth > r) {
 			rc = q_fail(q, -HWTR_E_INVAL, "export: unexpected "
 			    "tree row %zu", r);
@@ -779,13 +793,13 @@ q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
 		up[depth] = r;
 		if (depth > 0)
 			kids[up[depth - 1]] += strtoll(hwtr_q_res_cell(tree, r,
-			    4, NULL), NULL, 10);
+			    wcol, NULL), NULL, 10);
 	}
 	for (r = 0; r < nrows; r++) {
 		thread = strtoll(hwtr_q_res_cell(tree, r, 0, NULL), NULL, 10);
 		depth = strtoll(hwtr_q_res_cell(tree, r, 1, NULL), NULL, 10);
 		fn = hwtr_q_res_cell(tree, r, 2, NULL);
-		self = strtoll(hwtr_q_res_cell(tree, r, 4, NULL), NULL, 10) -
+		self = strtoll(hwtr_q_res_cell(tree, r, wcol, NULL), NULL, 10) -
 		    kids[r];
 		if (depth < 0 || fn == NULL || (size_t)depth > r) {
 			rc = q_fail(q, -HWTR_E_INVAL, "export: unexpected "
@@ -834,7 +848,7 @@ q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
 	rc = q_res_push(*resp, HWTR_Q_TEXT, req->folded);
 	rc |= q_res_push_int(*resp, nstacks);
 	rc |= q_res_push_int(*resp, total);
-	rc |= q_res_push(*resp, HWTR_Q_TEXT, "instructions");
+	rc |= q_res_push(*resp, HWTR_Q_TEXT, wcol == 6 ? "ns" : "instructions");
 	if (rc != 0)
 		goto nomem;
 	goto out;

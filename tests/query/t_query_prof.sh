@@ -311,6 +311,12 @@ range_filters_body()
 	"$HWTRACE" query fix.db export --folded r.folded --from 2 --to 23 > /dev/null ||
 	    atf_fail "export --folded with a range failed"
 	atf_check -s exit:0 -o inline:"sum 16\nsum;sq 6\n" cat r.folded
+	# Weighed by time (fixture.sql: main and sum 1000 ns, sq 0): sum's
+	# 1000 ns are its own, main has none left.
+	"$HWTRACE" query fix.db export --folded t.folded --weight time > out ||
+	    atf_fail "export --folded --weight time failed"
+	atf_check -s exit:0 -o inline:"thread 1;main;sum 1000\n" cat t.folded
+	atf_check -s exit:0 -o match:"t.folded +1 +1000 +ns" cat out
 	# Thread 2 ran sq once (3 instructions) and nothing else.
 	atf_check -s exit:0 -o inline:"sq,1,3\nsum,0,0\nmain,0,0\nunused,0,0\n" sh -c \
 	    "'$HWTRACE' query fix.db coverage --thread 2 --format csv | tail -n +2 | cut -d, -f2,5,6"
