@@ -518,7 +518,8 @@ q_hot_lines(struct hwtr_q *q, const struct hwtr_q_req *req,
 	    "WHERE ?1 < 0 OR id = ?1", "i", req->thread)) < 0)
 		goto out;
 	nl = lines.cap > 0 ? p_pack(&lines) : 0;
-	qsort(lines.e, nl, sizeof(*lines.e), p_ent_by_insns);
+	if (nl > 0)
+		qsort(lines.e, nl, sizeof(*lines.e), p_ent_by_insns);
 	if ((rc = q_res_new(resp, HWTR_NELEM(cols), cols)) < 0) {
 		rc = q_fail(q, rc, "out of memory");
 		goto out;
@@ -615,8 +616,9 @@ q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,
 		tab = ins;
 		ins.e = NULL;
 	}
-	qsort(tab.e, ne, sizeof(*tab.e), by_line ? p_ent_by_line :
-	    p_ent_by_addr);
+	if (ne > 0)
+		qsort(tab.e, ne, sizeof(*tab.e), by_line ? p_ent_by_line :
+		    p_ent_by_addr);
 	if ((rc = q_res_new(resp, by_line ? HWTR_NELEM(lcols) :
 	    HWTR_NELEM(icols), by_line ? lcols : icols)) < 0) {
 		rc = q_fail(q, rc, "out of memory");
@@ -931,7 +933,8 @@ q_prof_lines(struct hwtr_q *q, int64_t thread, struct q_pline **plp,
 		if (pl[n++].place == NULL)
 			goto nomem;
 	}
-	qsort(pl, n, sizeof(*pl), p_pline_cmp);
+	if (n > 0)
+		qsort(pl, n, sizeof(*pl), p_pline_cmp);
 	*plp = pl;
 	*np = n;
 	pl = NULL;

@@ -354,7 +354,7 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 		sqlite3_reset(bt->at);
 		sqlite3_bind_int64(bt->at, 1, thread);
 		sqlite3_bind_int64(bt->at, 2, at);
-		if ((rc = sqlite3_step(bt->at)) != SQLITE_ROW)
+		if (sqlite3_step(bt->at) != SQLITE_ROW)
 			return (q_dbfail(q, "bt: cannot read instruction"));
 		pos = sqlite3_column_int64(bt->at, 0);
 		addr = (uint64_t)sqlite3_column_int64(bt->at, 1);
@@ -371,7 +371,7 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 		sqlite3_reset(bt->last);
 		sqlite3_bind_int64(bt->last, 1, thread);
 		sqlite3_bind_int64(bt->last, 2, pos);
-		if ((rc = sqlite3_step(bt->last)) != SQLITE_ROW)
+		if (sqlite3_step(bt->last) != SQLITE_ROW)
 			return (q_dbfail(q, "bt: cannot read the last block"));
 		addr = (uint64_t)sqlite3_column_int64(bt->last, 0);
 		has_addr = 1;
@@ -423,7 +423,7 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 
 		sqlite3_reset(bt->call);
 		sqlite3_bind_int64(bt->call, 1, id);
-		if ((rc = sqlite3_step(bt->call)) != SQLITE_ROW) {
+		if (sqlite3_step(bt->call) != SQLITE_ROW) {
 			rc = q_dbfail(q, "bt: cannot read calls");
 			goto out;
 		}
@@ -442,7 +442,6 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 				free(func);
 				free(line);
 				func = line = NULL;
-				has_addr = 0;
 				sqlite3_reset(bt->site);
 				sqlite3_bind_int64(bt->site, 1, thread);
 				sqlite3_bind_int64(bt->site, 2, child_seq - 1);
