@@ -52,10 +52,10 @@ static const struct cli_opt o_tree[] = { OPT_DB,
 	{ "depth", O_DEPTH, "D", "only calls nested at most D deep (0: roots)" },
 	OPT_FMT, OPT_FROM, OPT_THR, OPT_TO, OPT_END };
 static const struct cli_opt o_func[] = { OPT_DB, OPT_FMT, OPT_THR, OPT_END };
-static const struct cli_opt o_cov[] = { OPT_DB, OPT_FMT,
+static const struct cli_opt o_cov[] = { OPT_DB, OPT_FMT, OPT_FROM,
 	{ "image", O_IMAGE, "I", "only image I (id, path or file name)" },
 	{ "lcov", O_LCOV, "FILE", "also write an lcov tracefile (for genhtml)" },
-	OPT_THR, OPT_END };
+	OPT_THR, OPT_TO, OPT_END };
 static const struct cli_opt o_hot[] = {
 	{ "by", O_BY, "WHAT", "function (or func), line, image, block or edge (default: function)" },
 	OPT_DB, OPT_FMT, OPT_FROM,

@@ -287,7 +287,7 @@ fixture_db()
 }
 
 atf_test_case range_filters
-range_filters_head() { atf_set descr "--from/--to on calls, tree, hot, annotate and export --folded keep what the fixture's hand-written walk ran between those instructions or times; --thread on coverage; --from after --to is a usage error"; }
+range_filters_head() { atf_set descr "--from/--to on calls, tree, hot, annotate, coverage and export --folded keep what the fixture's hand-written walk ran between those instructions or times; --thread on coverage; --from after --to is a usage error"; }
 range_filters_body()
 {
 	fixture_db
@@ -331,7 +331,13 @@ range_filters_body()
 	    "$HWTRACE" query fix.db calls --from 5 --to 1ms
 	atf_check -s exit:2 -e match:"--from \\(2000 ns\\) is after --to \\(1000 ns\\)" \
 	    "$HWTRACE" query fix.db tree --from 2us --to 1us
-	for v in calls tree hot "annotate sum" "export --folded x.folded"; do
+	# Coverage of instructions 6 to 17 (sq twice, sum+0xb, sum+0x4) and
+	# of 400 to 600 ns (sq once, sum+0xb, sum+0x14).
+	atf_check -s exit:0 -o inline:"sq,2,6,2\nsum,0,6,2\nmain,0,0,0\nunused,0,0,0\n" sh -c \
+	    "'$HWTRACE' query fix.db coverage --from 6 --to 17 --format csv | tail -n +2 | cut -d, -f2,5,6,7"
+	atf_check -s exit:0 -o inline:"sq,1,3,2\nsum,0,6,4\nmain,0,0,0\nunused,0,0,0\n" sh -c \
+	    "'$HWTRACE' query fix.db coverage --from 400ns --to 600ns --format csv | tail -n +2 | cut -d, -f2,5,6,7"
+	for v in calls tree hot "annotate sum" coverage "export --folded x.folded"; do
 		atf_check -s exit:2 -e match:"--from 9 is after --to 3" \
 		    "$HWTRACE" query fix.db $v --from 9 --to 3
 	done
