@@ -86,5 +86,6 @@ int cmd_fleet(int argc, char **argv);
 /* "KEY=VALUE" (cut at the first '=', in place); -1 without a key. */
 struct hwtr_pg_label;
 int cli_parse_label(char *s, struct hwtr_pg_label *l);
+int cmd_diff(int argc, char **argv);
 
 #endif /* !HWTR_CLI_H */

@@ -28,12 +28,14 @@
 enum {
 	O_DB = 0x100, O_FORMAT, O_THREAD, O_INSNS, O_DEPTH, O_IMAGE, O_LCOV,
 	O_BY, O_FROM, O_TO, O_KIND, O_COUNT, O_FILE, O_PERFETTO, O_MIN_DUR,
-	O_MAX_DEPTH
+	O_MAX_DEPTH, O_AT, O_FOLDED, O_WEIGHT
 };
 
 #define OPT_DB	{ "db", O_DB, "PATH", "database to use for an archive (default: ARCHIVE.db)" }
 #define OPT_FMT	{ "format", O_FORMAT, "FMT", "table, csv, tsv or json (default: table)" }
 #define OPT_THR	{ "thread", O_THREAD, "T", "only thread T (see 'threads')" }
+#define OPT_FROM	{ "from", O_FROM, "N", "only from instruction N of the thread (--thread, default the first), or time N with ns, us, ms or s" }
+#define OPT_TO	{ "to", O_TO, "N", "only up to instruction or time N (included)" }
 #define OPT_END	{ NULL, 0, NULL, NULL }
 
 static const struct cli_opt o_plain[] = { OPT_DB, OPT_FMT, OPT_END };
@@ -43,22 +45,22 @@ static const struct cli_opt o_last[] = { OPT_DB, OPT_FMT,
 	OPT_THR, OPT_END };
 static const struct cli_opt o_calls[] = { OPT_DB,
 	{ "depth", O_DEPTH, "D", "only calls nested at most D deep (0: roots)" },
-	OPT_FMT,
+	OPT_FMT, OPT_FROM,
 	{ "count", 'n', "N", "only the first N calls (default: all)" },
-	OPT_THR, OPT_END };
+	OPT_THR, OPT_TO, OPT_END };
 static const struct cli_opt o_tree[] = { OPT_DB,
 	{ "depth", O_DEPTH, "D", "only calls nested at most D deep (0: roots)" },
-	OPT_FMT, OPT_THR, OPT_END };
+	OPT_FMT, OPT_FROM, OPT_THR, OPT_TO, OPT_END };
 static const struct cli_opt o_func[] = { OPT_DB, OPT_FMT, OPT_THR, OPT_END };
-static const struct cli_opt o_cov[] = { OPT_DB, OPT_FMT,
+static const struct cli_opt o_cov[] = { OPT_DB, OPT_FMT, OPT_FROM,
 	{ "image", O_IMAGE, "I", "only image I (id, path or file name)" },
 	{ "lcov", O_LCOV, "FILE", "also write an lcov tracefile (for genhtml)" },
-	OPT_END };
+	OPT_THR, OPT_TO, OPT_END };
 static const struct cli_opt o_hot[] = {
-	{ "by", O_BY, "WHAT", "func, block or edge (default: func)" },
-	OPT_DB, OPT_FMT,
+	{ "by", O_BY, "WHAT", "function (or func), line, image, block or edge (default: function)" },
+	OPT_DB, OPT_FMT, OPT_FROM,
 	{ "count", 'n', "N", "how many (default: 20)" },
-	OPT_THR, OPT_END };
+	OPT_THR, OPT_TO, OPT_END };
 static const struct cli_opt o_branches[] = { OPT_DB, OPT_FMT,
 	{ "from", O_FROM, "SYM", "only branches from function SYM (a glob)" },
 	{ "kind", O_KIND, "K", "only branches of kind K (see hwtrace-db(5))" },
@@ -76,16 +78,28 @@ static const struct cli_opt o_insns[] = {
 	{ "count", 'n', "N", "how many instructions (default: 20)" },
 	{ "thread", O_THREAD, "T", "thread T (default: the first)" },
 	OPT_END };
+static const struct cli_opt o_bt[] = {
+	{ "at", O_AT, "INSN", "the stack at instruction INSN of the thread (default: its end)" },
+	OPT_DB, OPT_FMT,
+	{ "thread", O_THREAD, "T", "only thread T (with --at: default the first)" },
+	OPT_END };
+static const struct cli_opt o_annotate[] = {
+	{ "by", O_BY, "WHAT", "insn or line (default: insn)" },
+	OPT_DB, OPT_FMT, OPT_FROM, OPT_THR, OPT_TO, OPT_END };
 static const struct cli_opt o_sql[] = { OPT_DB,
 	{ "file", O_FILE, "F", "read the statements from file F" },
 	OPT_FMT, OPT_END };
-static const struct cli_opt o_export[] = { OPT_DB, OPT_FMT,
-	{ "from", O_FROM, "T", "only calls that end at or after time T (ns, or with us, ms, s)" },
-	{ "max-depth", O_MAX_DEPTH, "D", "only calls nested at most D deep (0: roots)" },
-	{ "min-dur", O_MIN_DUR, "T", "only calls that last at least T" },
+static const struct cli_opt o_export[] = { OPT_DB,
+	{ "depth", O_DEPTH, "D", "--folded: only frames nested at most D deep" },
+	{ "folded", O_FOLDED, "OUT", "write folded stacks (flame graphs) to OUT" },
+	OPT_FMT,
+	{ "from", O_FROM, "X", "only from X: --perfetto a time (ns, or with us, ms, s), --folded an instruction number or a time" },
+	{ "max-depth", O_MAX_DEPTH, "D", "--perfetto: only calls nested at most D deep (0: roots)" },
+	{ "min-dur", O_MIN_DUR, "T", "--perfetto: only calls that last at least T" },
 	{ "perfetto", O_PERFETTO, "OUT", "write the call trees as Chrome/Perfetto trace JSON to OUT" },
 	OPT_THR,
-	{ "to", O_TO, "T", "only calls that begin at or before time T" },
+	{ "to", O_TO, "X", "only up to X, as --from" },
+	{ "weight", O_WEIGHT, "W", "--folded: weigh frames by insns (default) or time" },
 	OPT_END };
 
 struct qverb {
@@ -122,9 +136,13 @@ static const struct qverb qverbs[] = {
 	  "Instruction history with disassembly, like gdb's record instruction-history.", NULL },
 	{ "sql", HWTR_Q_SQL, "[QUERY]", o_sql,
 	  "Any read-only SQL over the database (hwtrace-db(5)); one of QUERY and --file.", NULL },
+	{ "bt", HWTR_Q_BT, NULL, o_bt,
+	  "The call stack of each thread at its end (the crash) or at an instruction, innermost frame first.", NULL },
+	{ "annotate", HWTR_Q_ANNOTATE, "FUNC", o_annotate,
+	  "Execution counts per instruction or source line of the functions matching FUNC, with the source text.", NULL },
 	{ "export", HWTR_Q_EXPORT, NULL, o_export,
-	  "Export the call trees as a Chrome/Perfetto trace (ui.perfetto.dev, chrome://tracing).",
-	  "perfetto" },
+	  "Export the call trees as a Chrome/Perfetto trace (ui.perfetto.dev, chrome://tracing), or as folded stacks for flame graphs.",
+	  NULL },
 	{ NULL, 0, NULL, NULL, NULL, NULL }
 };
 
@@ -132,7 +150,8 @@ static const struct cli_cmd top_cmd = {
 	"query", "[--db PATH] [--format FMT] DB|ARCHIVE VERB [options]",
 	"Answer questions over an execution history.  VERB is one of: summary, "
 	"threads, last, calls, tree,\nfunc, coverage, hot, branches, timeline, "
-	"insns, sql, export; 'hwtrace query DB VERB --help'\ndescribes one.",
+	"insns, sql, export, bt, annotate;\n'hwtrace query DB VERB --help' "
+	"describes one.",
 	o_plain
 };
 
@@ -177,6 +196,26 @@ parse_id(const struct cli_cmd *cmd, const char *opt, const char *s,
 	return (0);
 }
 
+/* An instruction number: 0 up to INT64_MAX. */
+static int
+parse_pos(const struct cli_cmd *cmd, const char *opt, const char *s,
+    int64_t *vp)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (*s >= '0' && *s <= '9') {
+		v = strtoull(s, &end, 10);
+		if (errno == 0 && *end == '\0' && v <= INT64_MAX) {
+			*vp = (int64_t)v;
+			return (0);
+		}
+	}
+	return (cli_usage_error(cmd, "%s: '%s' is not an instruction number",
+	    opt, s));
+}
+
 /* A time: a number of ns, or with a unit ns, us, ms, s. */
 static int
 parse_time(const struct cli_cmd *cmd, const char *opt, const char *s,
@@ -200,6 +239,21 @@ parse_time(const struct cli_cmd *cmd, const char *opt, const char *s,
 			}
 	return (cli_usage_error(cmd, "%s: '%s' is not a time (a number with "
 	    "ns, us, ms or s)", opt, s));
+}
+
+/*
+ * A bound of a range: an instruction number, or a time when it ends in a
+ * unit (ns, us, ms, s).
+ */
+static int
+parse_range(const struct cli_cmd *cmd, const char *opt, const char *s,
+    int64_t *posp, int64_t *timep)
+{
+	size_t n = strlen(s);
+
+	if (n > 0 && s[n - 1] == 's')
+		return (parse_time(cmd, opt, s, timep));
+	return (parse_pos(cmd, opt, s, posp));
 }
 
 static char *
@@ -395,32 +449,50 @@ cmd_query(int argc, char **argv)
 			req.lcov = arg;
 			break;
 		case O_BY:
-			if (strcmp(arg, "func") != 0 &&
+			if (v->verb == HWTR_Q_ANNOTATE ?
+			    strcmp(arg, "insn") != 0 && strcmp(arg, "line") != 0 :
+			    strcmp(arg, "func") != 0 &&
+			    strcmp(arg, "function") != 0 &&
+			    strcmp(arg, "line") != 0 &&
+			    strcmp(arg, "image") != 0 &&
 			    strcmp(arg, "block") != 0 &&
 			    strcmp(arg, "edge") != 0) {
 				rc = cli_usage_error(&vcmd, "--by: '%s' is not "
-				    "func, block or edge", arg);
+				    "%s", arg, v->verb == HWTR_Q_ANNOTATE ?
+				    "insn or line" : "function, line, image, "
+				    "block or edge");
 				goto usage;
 			}
 			req.by = arg;
 			break;
+		case O_AT:
+			if ((rc = parse_pos(&vcmd, "--at", arg, &req.at)) != 0)
+				goto usage;
+			break;
 		case O_FROM:
 			if (v->verb == HWTR_Q_BRANCHES)
 				req.from_sym = arg;
-			else if (v->verb == HWTR_Q_TIMELINE ||
-			    v->verb == HWTR_Q_EXPORT) {
+			else if (v->verb == HWTR_Q_TIMELINE) {
 				if ((rc = parse_time(&vcmd, "--from", arg,
 				    &req.t_from)) != 0)
 					goto usage;
-			} else if ((rc = parse_id(&vcmd, "--from", arg,
-			    &req.from)) != 0)
+			} else if (v->verb == HWTR_Q_INSNS) {
+				if ((rc = parse_id(&vcmd, "--from", arg,
+				    &req.from)) != 0)
+					goto usage;
+			} else if ((rc = parse_range(&vcmd, "--from", arg,
+			    &req.from, &req.t_from)) != 0)
 				goto usage;
 			break;
 		case O_TO:
 			if (v->verb == HWTR_Q_BRANCHES)
 				req.to_sym = arg;
-			else if ((rc = parse_time(&vcmd, "--to", arg,
-			    &req.t_to)) != 0)
+			else if (v->verb == HWTR_Q_TIMELINE) {
+				if ((rc = parse_time(&vcmd, "--to", arg,
+				    &req.t_to)) != 0)
+					goto usage;
+			} else if ((rc = parse_range(&vcmd, "--to", arg,
+			    &req.to, &req.t_to)) != 0)
 				goto usage;
 			break;
 		case O_KIND:
@@ -447,6 +519,18 @@ cmd_query(int argc, char **argv)
 			    &req.max_depth)) != 0)
 				goto usage;
 			break;
+		case O_FOLDED:
+			req.folded = arg;
+			break;
+		case O_WEIGHT:
+			if (strcmp(arg, "insns") != 0 &&
+			    strcmp(arg, "time") != 0) {
+				rc = cli_usage_error(&vcmd, "--weight: '%s' is "
+				    "not insns or time", arg);
+				goto usage;
+			}
+			req.weight = arg;
+			break;
 		default:
 			rc = cli_usage_error(&vcmd, "unexpected option");
 			goto usage;
@@ -454,14 +538,32 @@ cmd_query(int argc, char **argv)
 	}
 	vargc = nops;
 	vargv = ops;
+	/* A range is of instructions or of times, and ends after it starts. */
+	if ((req.from >= 0 || req.to >= 0) && v->verb != HWTR_Q_TIMELINE &&
+	    (req.t_from >= 0 || req.t_to >= 0)) {
+		rc = cli_usage_error(&vcmd, "--from and --to: give both as "
+		    "instruction numbers or both as times");
+		goto usage;
+	}
+	if (req.from >= 0 && req.to >= 0 && req.from > req.to) {
+		rc = cli_usage_error(&vcmd, "--from %lld is after --to %lld",
+		    (long long)req.from, (long long)req.to);
+		goto usage;
+	}
+	if (req.t_from >= 0 && req.t_to >= 0 && req.t_from > req.t_to) {
+		rc = cli_usage_error(&vcmd, "--from (%lld ns) is after --to "
+		    "(%lld ns)", (long long)req.t_from, (long long)req.t_to);
+		goto usage;
+	}
 	if (fmtname != NULL && hwtr_q_format_parse(fmtname, &fmt) < 0) {
 		rc = cli_usage_error(&vcmd, "--format: '%s' is not table, csv, "
 		    "tsv or json", fmtname);
 		goto usage;
 	}
-	if (v->verb == HWTR_Q_FUNC) {
+	if (v->verb == HWTR_Q_FUNC || v->verb == HWTR_Q_ANNOTATE) {
 		if (vargc < 1) {
-			rc = cli_usage_error(&vcmd, "no PATTERN given");
+			rc = cli_usage_error(&vcmd, "no %s given",
+			    v->operand);
 			goto usage;
 		}
 		req.pattern = *vargv++;
@@ -483,13 +585,37 @@ cmd_query(int argc, char **argv)
 			req.sql = *vargv++;
 			vargc--;
 		}
-	} else if (v->verb == HWTR_Q_EXPORT && req.perfetto == NULL) {
-		rc = cli_usage_error(&vcmd, "no --perfetto OUT given");
+	} else if (v->verb == HWTR_Q_EXPORT &&
+	    (req.perfetto == NULL) == (req.folded == NULL)) {
+		rc = cli_usage_error(&vcmd, req.perfetto == NULL ?
+		    "no --perfetto OUT given (or --folded OUT)" : "give one "
+		    "of --perfetto OUT and --folded OUT, not both");
+		goto usage;
+	} else if (v->verb == HWTR_Q_EXPORT && req.perfetto != NULL &&
+	    (req.depth >= 0 || req.weight != NULL)) {
+		rc = cli_usage_error(&vcmd, "--depth and --weight apply to "
+		    "--folded only (--perfetto has --max-depth)");
+		goto usage;
+	} else if (v->verb == HWTR_Q_EXPORT && req.folded != NULL &&
+	    (req.min_dur >= 0 || req.max_depth >= 0)) {
+		rc = cli_usage_error(&vcmd, "--min-dur and --max-depth apply "
+		    "to --perfetto only (--folded has --depth)");
 		goto usage;
 	}
 	if (vargc > 0) {
 		rc = cli_usage_error(&vcmd, "unexpected argument '%s'", *vargv);
 		goto usage;
+	}
+	/* --perfetto's bounds are times: a bare number is nanoseconds. */
+	if (v->verb == HWTR_Q_EXPORT && req.perfetto != NULL) {
+		if (req.from >= 0) {
+			req.t_from = req.from;
+			req.from = -1;
+		}
+		if (req.to >= 0) {
+			req.t_to = req.to;
+			req.to = -1;
+		}
 	}
 
 	memset(&qo, 0, sizeof(qo));

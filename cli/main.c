@@ -22,6 +22,7 @@ static const struct cli_verb verbs[] = {
 	{ "query", cmd_query, "ask questions of an execution history" },
 	{ "export", cmd_export, "load histories into PostgreSQL for many runs" },
 	{ "fleet", cmd_fleet, "ask questions across the runs in PostgreSQL" },
+	{ "diff", cmd_diff, "compare two executions" },
 	{ NULL, NULL, NULL }
 };
 

@@ -1357,7 +1357,9 @@ enum hwtr_q_verb {
 	HWTR_Q_TIMELINE,
 	HWTR_Q_INSNS,
 	HWTR_Q_SQL,
-	HWTR_Q_EXPORT
+	HWTR_Q_EXPORT,
+	HWTR_Q_BT,
+	HWTR_Q_ANNOTATE
 };
 
 /* What a verb is asked; hwtr_q_req_init() sets every field to "not given". */
@@ -1380,6 +1382,10 @@ struct hwtr_q_req {
 	const char	*perfetto;	/* export --perfetto: file to write */
 	int64_t		min_dur;	/* export --min-dur, ns; -1 */
 	int64_t		max_depth;	/* export --max-depth; -1 */
+	int64_t		at;		/* bt --at: an instruction number; -1 */
+	int64_t		to;		/* --to: an instruction number; -1 */
+	const char	*folded;	/* export --folded: file to write */
+	const char	*weight;	/* export --weight: "insns" or "time" */
 };
 
 int hwtr_q_open(struct hwtr_q **qp, const char *path,
@@ -1446,6 +1452,24 @@ int hwtr_q_res_format(const struct hwtr_q_res *res, enum hwtr_q_format fmt,
 int hwtr_q_stream(struct hwtr_q *q, const struct hwtr_q_req *req,
     enum hwtr_q_format fmt, int width,
     int (*sink)(void *arg, const char *buf, size_t len), void *arg);
+
+/*
+ * hwtrace diff: compare two executions (two databases opened with
+ * hwtr_q_open).  The answer has the columns kind, run, thread, seq, what,
+ * line, count: a row per function ("function"), source line ("line") and
+ * branch ("branch") that only one run ("A" or "B") executed, with how much
+ * (instructions; a branch: times taken); then per pair of threads (the
+ * i-th thread of A against the i-th of B) either "same" (both ran the
+ * same blocks) or "split" (the last block both ran, at its branch
+ * instruction) and "next" rows (the first @next blocks of each run from
+ * where they differ).  Errors are reported on @a (hwtr_q_errmsg(a)).
+ */
+struct hwtr_q_diff_opts {
+	int64_t		next;		/* "next" rows per run; <= 0: 4 */
+};
+
+int hwtr_q_diff(struct hwtr_q *a, struct hwtr_q *b,
+    const struct hwtr_q_diff_opts *opts, struct hwtr_q_res **resp);
 
 /* ===================================================================== */
 /* 9. PostgreSQL: export and fleet questions (hwtr_pg_*)                  */

@@ -1091,6 +1091,8 @@ hwtr_q_req_init(struct hwtr_q_req *req, enum hwtr_q_verb verb)
 	req->count = -1;
 	req->min_dur = -1;
 	req->max_depth = -1;
+	req->at = -1;
+	req->to = -1;
 }
 
 /* --- symbol names --------------------------------------------------------- */

@@ -80,8 +80,30 @@ cov_count(const struct cov *cv, int64_t a)
 }
 
 /* Build the count points of image @image from its blocks. */
+/*
+ * The counts: of every thread (blocks.exec_count), of thread ?2
+ * (block_counts), or of the blocks ?3 to ?4 of thread ?2 (a range, from
+ * exec_order, materialized once per statement as rc).
+ */
+#define COV_RC								\
+	"WITH rc AS MATERIALIZED (SELECT e.block AS block, count(*) AS "	\
+	"count FROM exec_order e WHERE e.thread = ?2 AND e.seq >= ?3 AND "	\
+	"e.seq <= ?4 GROUP BY e.block) "
+
+static void
+cov_bind(sqlite3_stmt *st, int64_t thread, const struct q_rng *r)
+{
+	if (r->on) {
+		sqlite3_bind_int64(st, 2, r->thread);
+		sqlite3_bind_int64(st, 3, r->seq_lo);
+		sqlite3_bind_int64(st, 4, r->seq_hi);
+	} else if (thread >= 0)
+		sqlite3_bind_int64(st, 2, thread);
+}
+
 static int
-cov_points(struct hwtr_q *q, struct cov *cv, int64_t image)
+cov_points(struct hwtr_q *q, struct cov *cv, int64_t image, int64_t thread,
+    const struct q_rng *r)
 {
 	sqlite3_stmt *st;
 	struct cov_ev *ev = NULL, *nev;
@@ -92,10 +114,17 @@ cov_points(struct hwtr_q *q, struct cov *cv, int64_t image)
 	free(cv->pts);
 	cv->pts = NULL;
 	cv->npts = 0;
-	if ((rc = q_prepare(q, &st, "SELECT image_addr, size, exec_count "
-	    "FROM blocks WHERE image = ?1 AND image_addr IS NOT NULL")) < 0)
+	if ((rc = q_prepare(q, &st, r->on ? COV_RC "SELECT b.image_addr, "
+	    "b.size, rc.count FROM rc JOIN blocks b ON b.id = rc.block WHERE "
+	    "b.image = ?1 AND b.image_addr IS NOT NULL" : thread < 0 ?
+	    "SELECT image_addr, size, exec_count FROM blocks WHERE image = ?1 "
+	    "AND image_addr IS NOT NULL" : "SELECT b.image_addr, b.size, "
+	    "c.count FROM blocks b JOIN block_counts c ON c.thread = ?2 AND "
+	    "c.block = b.id WHERE b.image = ?1 AND b.image_addr IS NOT NULL"))
+	    < 0)
 		return (rc);
 	sqlite3_bind_int64(st, 1, image);
+	cov_bind(st, thread, r);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (nev_ + 2 > cap) {
 			cap = cap ? cap * 2 : 1024;
@@ -360,7 +389,7 @@ cov_lcov(struct hwtr_q *q, struct cov *cv, const char *out)
  */
 static int
 cov_image(struct hwtr_q *q, struct cov *cv, int64_t image, const char *ipath,
-    struct hwtr_q_res *res)
+    int64_t thread, const struct q_rng *r, struct hwtr_q_res *res)
 {
 	sqlite3_stmt *fs = NULL, *ls = NULL;
 	int64_t faddr, fsize, fend, a, cnt, first_line, first_file;
@@ -369,18 +398,27 @@ cov_image(struct hwtr_q *q, struct cov *cv, int64_t image, const char *ipath,
 	const char *fname;
 	int rc;
 
-	if ((rc = cov_points(q, cv, image)) < 0)
+	if ((rc = cov_points(q, cv, image, thread, r)) < 0)
 		return (rc);
-	rc = q_prepare(q, &fs, "SELECT s.name, s.addr, s.size, (SELECT "
-	    "sum(b.exec_count * b.ninsns) FROM blocks b WHERE b.symbol = s.id) "
-	    "FROM symbols s WHERE s.image = ?1 AND s.kind IN ('func', 'ifunc') "
-	    "ORDER BY s.addr, s.name");
+	rc = q_prepare(q, &fs, r->on ? COV_RC "SELECT s.name, s.addr, "
+	    "s.size, (SELECT sum(rc.count * b.ninsns) FROM rc JOIN blocks b ON "
+	    "b.id = rc.block WHERE b.symbol = s.id) FROM symbols s WHERE "
+	    "s.image = ?1 AND s.kind IN ('func', 'ifunc') ORDER BY s.addr, "
+	    "s.name" : thread < 0 ? "SELECT s.name, s.addr, s.size, "
+	    "(SELECT sum(b.exec_count * b.ninsns) FROM blocks b WHERE b.symbol "
+	    "= s.id) FROM symbols s WHERE s.image = ?1 AND s.kind IN ('func', "
+	    "'ifunc') ORDER BY s.addr, s.name" : "SELECT s.name, s.addr, "
+	    "s.size, (SELECT sum(c.count * b.ninsns) FROM blocks b JOIN "
+	    "block_counts c ON c.thread = ?2 AND c.block = b.id WHERE b.symbol "
+	    "= s.id) FROM symbols s WHERE s.image = ?1 AND s.kind IN ('func', "
+	    "'ifunc') ORDER BY s.addr, s.name");
 	if (rc == 0)
 		rc = q_prepare(q, &ls, "SELECT addr, file, line FROM lines "
 		    "WHERE image = ?1 AND addr >= ?2 AND addr < ?3 ORDER BY addr");
 	if (rc < 0)
 		goto out;
 	sqlite3_bind_int64(fs, 1, image);
+	cov_bind(fs, thread, r);
 	while ((rc = sqlite3_step(fs)) == SQLITE_ROW) {
 		fname = (const char *)sqlite3_column_text(fs, 0);
 		faddr = sqlite3_column_int64(fs, 1);
@@ -479,6 +517,7 @@ q_cov(struct hwtr_q *q, const struct hwtr_q_req *req,
 	static const char *const cols[] = { "image", "function", "address",
 	    "line", "entries", "insns", "lines_hit", "lines_total" };
 	struct hwtr_q_res *imgs = NULL, *res = NULL;
+	struct q_rng r;
 	struct cov cv;
 	size_t i;
 	int64_t k;
@@ -486,6 +525,10 @@ q_cov(struct hwtr_q *q, const struct hwtr_q_req *req,
 
 	*resp = NULL;
 	memset(&cv, 0, sizeof(cv));
+	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
+		return (rc);
+	if ((rc = q_range(q, req, "coverage", &r)) < 0)
+		return (rc);
 	if ((rc = cov_images(q, req->image, &imgs)) < 0)
 		return (rc);
 	if ((rc = cov_paths(q, &cv)) < 0)
@@ -496,7 +539,8 @@ q_cov(struct hwtr_q *q, const struct hwtr_q_req *req,
 	}
 	for (i = 0; i < hwtr_q_res_nrows(imgs); i++) {
 		rc = cov_image(q, &cv, strtoll(hwtr_q_res_cell(imgs, i, 0,
-		    NULL), NULL, 10), hwtr_q_res_cell(imgs, i, 1, NULL), res);
+		    NULL), NULL, 10), hwtr_q_res_cell(imgs, i, 1, NULL),
+		    req->thread, &r, res);
 		if (rc < 0)
 			goto out;
 	}

@@ -224,6 +224,72 @@ int q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 /* timeline, streamed (q_time.c). */
 int q_timeline(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);
+/*
+ * An instruction range (--from, --to) of one thread as positions of its
+ * blocks: the blocks holding instructions insn_lo and insn_hi and those
+ * between.  @on is 0 when neither bound was given.  Instruction numbers
+ * are a thread's own, so a range is of --thread, or the first thread.
+ */
+struct q_rng {
+	int		on;
+	int64_t		thread, insn_lo, insn_hi, seq_lo, seq_hi;
+};
+int q_range(struct hwtr_q *q, const struct hwtr_q_req *req,
+    const char *what, struct q_rng *r);
+
+/*
+ * The calls of thread ?1 entered at instructions ?6 to ?7, at most ?2
+ * deep: searched as those entered in blocks ?4 to ?5 (the blocks holding
+ * ?6 and ?7), which calls_thread indexes.
+ */
+#define Q_CALLS_RANGE_WHERE						\
+	"WHERE c.thread = ?1 AND c.entry_seq >= ?4 AND c.entry_seq <= ?5 "	\
+	"AND c.entry_insn >= ?6 AND c.entry_insn <= ?7 AND c.depth <= ?2 "	\
+	"ORDER BY c.entry_seq, c.id LIMIT ?3"
+/*
+ * tree over a range: the calls with ids ?3 to ?4 (those of thread ?1
+ * entered in the range's blocks) entered at instructions ?5 to ?6, at
+ * most ?2 deep.  "+c.thread": the rowid range is the search, not
+ * calls_thread, which SQLite would otherwise walk for the whole thread.
+ */
+#define Q_TREE_RANGE_WHERE						\
+	"WHERE c.id BETWEEN ?3 AND ?4 AND +c.thread = ?1 AND c.depth <= ?2 "	\
+	"AND c.entry_insn >= ?5 AND c.entry_insn <= ?6 ORDER BY c.id"
+/* The block (seq) of thread ?1 that holds its instruction ?2. */
+#define Q_SEQ_OF_INSN							\
+	"SELECT seq FROM exec_insns WHERE thread = ?1 AND insn = ?2"
+/* The first call of thread ?1 entered at or after block ?2 ... */
+#define Q_CALL_FIRST_FROM						\
+	"SELECT id FROM calls WHERE thread = ?1 AND entry_seq >= ?2 ORDER "	\
+	"BY entry_seq, id LIMIT 1"
+/* ... and the last entered at or before it. */
+#define Q_CALL_LAST_UPTO						\
+	"SELECT id FROM calls WHERE thread = ?1 AND entry_seq <= ?2 ORDER "	\
+	"BY entry_seq DESC, id DESC LIMIT 1"
+/* Per block, how often thread ?1 ran it in blocks ?3 to ?4 (exec_order). */
+#define Q_RANGE_COUNTS							\
+	"(SELECT e.thread AS thread, e.block AS block, count(*) AS count "	\
+	"FROM exec_order e WHERE e.thread = ?1 AND e.seq >= ?3 AND e.seq "	\
+	"<= ?4 GROUP BY e.block)"
+
+/* q_prof.c: annotate, hot --by line and image, export --folded. */
+int q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp);
+int q_hot_lines(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp);
+int q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp);
+/*
+ * The source lines thread @thread (-1: all) executed, "path:line" with
+ * the instructions executed there and a function, sorted by place (strcmp).
+ */
+struct q_pline {
+	char		*place, *func;
+	int64_t		insns;
+};
+int q_prof_lines(struct hwtr_q *q, int64_t thread, struct q_pline **plp,
+    size_t *np);
+void q_plines_free(struct q_pline *pl, size_t n);
 
 /* SQL fragments: a function+offset and a file:line of a block alias. */
 #define Q_FUNC(b, s, extra)						\

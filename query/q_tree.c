@@ -232,11 +232,31 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 	const char *name;
 	char hex[24];
 	uint64_t hash;
+	struct q_rng r;
+	int64_t rthread = req->thread;
 	int rc;
 
 	*resp = NULL;
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
 		return (rc);
+	if ((rc = q_range(q, req, "tree", &r)) < 0)
+		return (rc);
+	if (r.on) {
+		/*
+		 * A range: the calls entered in its blocks, a range of ids of
+		 * the thread (ids follow entry order); a call whose caller is
+		 * outside is a root of the tree.
+		 */
+		rthread = r.thread;
+		if ((rc = q_int(q, &lo, INT64_MAX, Q_CALL_FIRST_FROM, "ii",
+		    r.thread, r.seq_lo)) < 0 ||
+		    (rc = q_int(q, &hi, -1, Q_CALL_LAST_UPTO, "ii", r.thread,
+		    r.seq_hi)) < 0)
+			return (rc);
+		if (r.seq_hi < r.seq_lo)
+			hi = lo - 1;
+		goto ranged;
+	}
 	/* Ids follow (thread, entry position): the ends come from calls_thread. */
 	if (req->thread >= 0)
 		rc = q_int(q, &lo, 0, "SELECT id FROM calls WHERE thread = ?1 "
@@ -253,6 +273,7 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 		rc = q_int(q, &hi, -1, "SELECT max(id) FROM calls", NULL);
 	if (rc < 0)
 		return (rc);
+ranged:
 	if ((rc = q_res_new(&res, HWTR_NELEM(cols), cols)) < 0)
 		return (q_fail(q, rc, "out of memory"));
 	q_res_stream(q, res);
@@ -278,11 +299,13 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 	 * come a lookup each (Q_CALLS_ROOTS, as in q_calls); deeper trees
 	 * scan, for one thread only the range of its ids.
 	 */
-	if (req->depth == 0)
+	if (req->depth == 0 && !r.on)
 		rc = q_prepare(q, &st, Q_CALLS_ROOTS Q_TREE_COLS
 		    "WHERE c.id IN (SELECT id FROM sel) AND c.depth <= ?2 "
 		    "ORDER BY c.id");
-	else if (req->thread >= 0)
+	else if (r.on)
+		rc = q_prepare(q, &st, Q_TREE_COLS Q_TREE_RANGE_WHERE);
+	else if (rthread >= 0)
 		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE c.id BETWEEN ?3 "
 		    "AND ?4 AND c.thread = ?1 AND c.depth <= ?2 ORDER BY c.id");
 	else
@@ -290,12 +313,16 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 		    "c.depth <= ?2 ORDER BY c.id");
 	if (rc < 0)
 		goto out;
-	sqlite3_bind_int64(st, 1, req->thread);
+	sqlite3_bind_int64(st, 1, rthread);
 	sqlite3_bind_int64(st, 2, maxd);
 	if (sqlite3_bind_parameter_count(st) >= 4) {
 		/* One thread's ids, a range of the table (see above). */
 		sqlite3_bind_int64(st, 3, lo);
 		sqlite3_bind_int64(st, 4, hi);
+	}
+	if (r.on) {
+		sqlite3_bind_int64(st, 5, r.insn_lo);
+		sqlite3_bind_int64(st, 6, r.insn_hi);
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		id = sqlite3_column_int64(st, 0);
@@ -423,6 +450,8 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 	int use_ns, rc;
 
 	*resp = NULL;
+	if (req->folded != NULL)
+		return (q_folded(q, req, resp));
 	memset(&names, 0, sizeof(names));
 	if (req->perfetto == NULL)
 		return (q_fail(q, -HWTR_E_INVAL, "export: no output file"));

@@ -258,6 +258,296 @@ q_insns(struct hwtr_q *q, const struct hwtr_q_req *req,
 }
 
 /*
+ * bt: the call stack of a thread at its end (where it crashed) or at
+ * instruction @at, innermost frame first, as gdb's bt prints it after a
+ * crash.  Each frame is named by the function containing its location,
+ * as a debugger does, not by the function its call entered: a call
+ * through a PLT stub or a tail call is still named by where it is.  Frame
+ * 0's location is the instruction that did not complete (the fault) or
+ * the one at @at; an outer frame's is the call instruction of the frame
+ * inside it.  The frames are the calls containing the position, found
+ * from the last call entered at or before it (calls_thread) and its
+ * parents (a primary key lookup each): any call containing the position
+ * was entered before it and still holds it, so it is an ancestor of that
+ * last one.  A call instruction whose callee faulted at its first
+ * instruction has no calls row; its frame is added from the last block.
+ */
+static const char *const q_bt_cols[] = { "thread", "frame", "function",
+    "address", "line", "call", "insn" };
+
+/* The function name and the line of address ?3 in the block at seq ?2. */
+#define Q_BT_SITE_SQL							\
+	"SELECT s.name, " Q_ADDR_LINE("?3 - b.start_ip") ", b.last_class, "	\
+	"b.start_ip <= ?3 AND ?3 <= b.last_ip FROM exec_order e JOIN "	\
+	"blocks b ON b.id = e.block LEFT JOIN symbols s ON s.id = b.symbol "	\
+	"WHERE e.thread = ?1 AND e.seq = ?2"
+
+struct q_bt {
+	sqlite3_stmt	*site, *call, *last, *stop, *at, *fname;
+	int64_t		frame;
+};
+
+static int
+q_bt_row(struct hwtr_q *q, struct hwtr_q_res *res, int64_t thread,
+    int64_t frame, const char *func, int has_addr, uint64_t addr,
+    const char *line, int64_t call, int64_t insn)
+{
+	int rc;
+
+	rc = q_res_push_int(res, thread);
+	rc |= q_res_push_int(res, frame);
+	rc |= q_res_push(res, func ? HWTR_Q_TEXT : HWTR_Q_NULL, func);
+	if (has_addr)
+		rc |= q_res_pushf(res, HWTR_Q_TEXT, "%#llx",
+		    (unsigned long long)addr);
+	else
+		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
+	rc |= q_res_push(res, line ? HWTR_Q_TEXT : HWTR_Q_NULL, line);
+	if (call >= 0)
+		rc |= q_res_push_int(res, call);
+	else
+		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
+	if (insn >= 0)
+		rc |= q_res_push_int(res, insn);
+	else
+		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
+	if (rc != 0)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	return (q_res_row_end(q, res));
+}
+
+static const char *
+q_coltext(sqlite3_stmt *st, int c)
+{
+	return ((const char *)sqlite3_column_text(st, c));
+}
+
+/* A symbol's name by id (NULL: none); valid until @st is stepped again. */
+static const char *
+q_bt_symname(struct q_bt *bt, int64_t sym, int has)
+{
+	if (!has)
+		return (NULL);
+	sqlite3_reset(bt->fname);
+	sqlite3_bind_int64(bt->fname, 1, sym);
+	if (sqlite3_step(bt->fname) != SQLITE_ROW)
+		return (NULL);
+	return (q_coltext(bt->fname, 0));
+}
+
+static int
+q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
+    int64_t thread, int64_t nblocks, int64_t ninsns, int64_t at)
+{
+	char *func = NULL, *line = NULL;
+	int64_t pos, id, frame = 0, insn;
+	uint64_t addr = 0, child_ip = 0;
+	int64_t child_seq = -1;
+	int has_addr = 0, implicit = 0, rc;
+
+	if (at >= 0) {
+		if (at >= ninsns)
+			return (q_fail(q, -HWTR_E_INVAL, "bt: --at %lld: thread "
+			    "%lld ran %lld instructions (0 to %lld)",
+			    (long long)at, (long long)thread,
+			    (long long)ninsns, (long long)ninsns - 1));
+		sqlite3_reset(bt->at);
+		sqlite3_bind_int64(bt->at, 1, thread);
+		sqlite3_bind_int64(bt->at, 2, at);
+		if (sqlite3_step(bt->at) != SQLITE_ROW)
+			return (q_dbfail(q, "bt: cannot read instruction"));
+		pos = sqlite3_column_int64(bt->at, 0);
+		addr = (uint64_t)sqlite3_column_int64(bt->at, 1);
+		has_addr = 1;
+		func = q_coltext(bt->at, 2) ? strdup(q_coltext(bt->at, 2)) :
+		    NULL;
+		line = q_coltext(bt->at, 3) ? strdup(q_coltext(bt->at, 3)) :
+		    NULL;
+		insn = at;
+	} else {
+		/* The last block, and the fault after it if there was one. */
+		pos = nblocks - 1;
+		insn = ninsns > 0 ? ninsns - 1 : 0;
+		sqlite3_reset(bt->last);
+		sqlite3_bind_int64(bt->last, 1, thread);
+		sqlite3_bind_int64(bt->last, 2, pos);
+		if (sqlite3_step(bt->last) != SQLITE_ROW)
+			return (q_dbfail(q, "bt: cannot read the last block"));
+		addr = (uint64_t)sqlite3_column_int64(bt->last, 0);
+		has_addr = 1;
+		func = q_coltext(bt->last, 1) ? strdup(q_coltext(bt->last, 1)) :
+		    NULL;
+		line = q_coltext(bt->last, 2) ? strdup(q_coltext(bt->last, 2)) :
+		    NULL;
+		implicit = strncmp(q_coltext(bt->last, 3), "call", 4) == 0;
+		sqlite3_reset(bt->stop);
+		sqlite3_bind_int64(bt->stop, 1, thread);
+		if ((rc = sqlite3_step(bt->stop)) == SQLITE_ROW) {
+			/* The faulting instruction: frame 0. */
+			if (implicit) {
+				/* It is the callee's first: a frame of its own. */
+				child_ip = addr;
+				child_seq = pos + 1;
+			}
+			free(func);
+			free(line);
+			addr = (uint64_t)sqlite3_column_int64(bt->stop, 6);
+			func = q_coltext(bt->stop, 5) ?
+			    strdup(q_coltext(bt->stop, 5)) : NULL;
+			line = q_coltext(bt->stop, 4) ?
+			    strdup(q_coltext(bt->stop, 4)) : NULL;
+			insn = ninsns;
+		} else if (rc != SQLITE_DONE) {
+			rc = q_dbfail(q, "bt: cannot read events");
+			goto out;
+		} else
+			implicit = 0;
+		if (implicit) {
+			if ((rc = q_bt_row(q, res, thread, frame++, func, 1,
+			    addr, line, -1, insn)) < 0)
+				goto out;
+			free(func);
+			free(line);
+			func = line = NULL;
+			has_addr = 0;
+			insn = ninsns - 1;
+		}
+	}
+	/* The innermost call holding @pos, then its parents. */
+	if ((rc = q_int(q, &id, -1, Q_CALL_LAST_UPTO, "ii", thread, pos)) < 0)
+		goto out;
+	while (id >= 0) {
+		int64_t parent, entry_seq, exit_seq, entry_insn, sym;
+		int has_parent, has_sym, has_call;
+		uint64_t call_ip;
+
+		sqlite3_reset(bt->call);
+		sqlite3_bind_int64(bt->call, 1, id);
+		if (sqlite3_step(bt->call) != SQLITE_ROW) {
+			rc = q_dbfail(q, "bt: cannot read calls");
+			goto out;
+		}
+		has_parent = sqlite3_column_type(bt->call, 0) != SQLITE_NULL;
+		parent = sqlite3_column_int64(bt->call, 0);
+		has_sym = sqlite3_column_type(bt->call, 1) != SQLITE_NULL;
+		sym = sqlite3_column_int64(bt->call, 1);
+		has_call = sqlite3_column_type(bt->call, 2) != SQLITE_NULL;
+		call_ip = (uint64_t)sqlite3_column_int64(bt->call, 2);
+		entry_seq = sqlite3_column_int64(bt->call, 3);
+		exit_seq = sqlite3_column_int64(bt->call, 4);
+		entry_insn = sqlite3_column_int64(bt->call, 5);
+		if (entry_seq <= pos && pos < exit_seq) {
+			if (child_seq >= 0) {
+				/* Where this frame called the one inside. */
+				free(func);
+				free(line);
+				func = line = NULL;
+				sqlite3_reset(bt->site);
+				sqlite3_bind_int64(bt->site, 1, thread);
+				sqlite3_bind_int64(bt->site, 2, child_seq - 1);
+				sqlite3_bind_int64(bt->site, 3, (int64_t)child_ip);
+				if (child_seq > 0 &&
+				    sqlite3_step(bt->site) == SQLITE_ROW &&
+				    sqlite3_column_int(bt->site, 3)) {
+					if (q_coltext(bt->site, 0) != NULL)
+						func = strdup(q_coltext(bt->site,
+						    0));
+					if (q_coltext(bt->site, 1) != NULL)
+						line = strdup(q_coltext(bt->site,
+						    1));
+				}
+				addr = child_ip;
+				has_addr = child_ip != 0;
+			}
+			if (func == NULL && q_bt_symname(bt, sym, has_sym))
+				func = strdup(q_bt_symname(bt, sym, has_sym));
+			if ((rc = q_bt_row(q, res, thread, frame++, func,
+			    has_addr, addr, line, id, insn)) < 0)
+				goto out;
+			free(func);
+			free(line);
+			func = line = NULL;
+			/* The next frame's location: this call's call site. */
+			child_seq = has_call ? entry_seq : 0;
+			child_ip = has_call ? call_ip : 0;
+			insn = has_call ? entry_insn - 1 : -1;
+		}
+		id = has_parent ? parent : -1;
+	}
+	if (frame == 0 && (rc = q_bt_row(q, res, thread, frame, func,
+	    has_addr, addr, line, -1, insn)) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(func);
+	free(line);
+	return (rc);
+}
+
+static int
+q_bt(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp)
+{
+	struct q_bt bt;
+	sqlite3_stmt *ts = NULL;
+	int64_t thread = req->thread;
+	int rc;
+
+	*resp = NULL;
+	memset(&bt, 0, sizeof(bt));
+	if (thread >= 0 && (rc = q_check_thread(q, thread)) < 0)
+		return (rc);
+	if (req->at >= 0 && thread < 0) {
+		/* Instruction numbers are a thread's: the first by default. */
+		if ((rc = q_int(q, &thread, -1, "SELECT min(id) FROM threads "
+		    "WHERE blocks > 0", NULL)) < 0)
+			return (rc);
+		if (thread < 0)
+			return (q_res_new(resp, HWTR_NELEM(q_bt_cols),
+			    q_bt_cols));
+	}
+	if ((rc = q_res_new(resp, HWTR_NELEM(q_bt_cols), q_bt_cols)) < 0)
+		return (q_fail(q, rc, "out of memory"));
+	if ((rc = q_prepare(q, &ts, "SELECT id, blocks, insns FROM threads "
+	    "WHERE (?1 < 0 OR id = ?1) AND blocks > 0 ORDER BY id")) < 0 ||
+	    (rc = q_prepare(q, &bt.site, Q_BT_SITE_SQL)) < 0 ||
+	    (rc = q_prepare(q, &bt.call, "SELECT parent, symbol, call_ip, "
+	    "entry_seq, exit_seq, entry_insn FROM calls WHERE id = ?1")) < 0 ||
+	    (rc = q_prepare(q, &bt.last, "SELECT b.last_ip, s.name, "
+	    Q_ADDR_LINE("b.last_ip - b.start_ip") ", b.last_class FROM "
+	    "exec_order e JOIN blocks b ON b.id = e.block LEFT JOIN symbols s "
+	    "ON s.id = b.symbol WHERE e.thread = ?1 AND e.seq = ?2")) < 0 ||
+	    (rc = q_prepare(q, &bt.stop, Q_STOP_SQL("seq", "s.name, s.ip"))) < 0 ||
+	    (rc = q_prepare(q, &bt.at, "SELECT e.seq, e.ip, s.name, "
+	    Q_INSN_LINE " FROM exec_insns e JOIN blocks b ON b.id = e.block "
+	    "LEFT JOIN symbols s ON s.id = b.symbol WHERE e.thread = ?1 AND "
+	    "e.insn = ?2")) < 0 ||
+	    (rc = q_prepare(q, &bt.fname, "SELECT name FROM symbols WHERE "
+	    "id = ?1")) < 0)
+		goto out;
+	sqlite3_bind_int64(ts, 1, thread);
+	while ((rc = sqlite3_step(ts)) == SQLITE_ROW)
+		if ((rc = q_bt_thread(q, &bt, *resp,
+		    sqlite3_column_int64(ts, 0), sqlite3_column_int64(ts, 1),
+		    sqlite3_column_int64(ts, 2), req->at)) < 0)
+			goto out;
+	rc = rc == SQLITE_DONE ? 0 : q_dbfail(q, "bt: cannot read threads");
+out:
+	sqlite3_finalize(ts);
+	sqlite3_finalize(bt.site);
+	sqlite3_finalize(bt.call);
+	sqlite3_finalize(bt.last);
+	sqlite3_finalize(bt.stop);
+	sqlite3_finalize(bt.at);
+	sqlite3_finalize(bt.fname);
+	if (rc < 0) {
+		hwtr_q_res_free(*resp);
+		*resp = NULL;
+	}
+	return (rc);
+}
+
+/*
  * calls and func: one row per invocation, read raw from the calls table
  * and formatted here.  Names come from a cache of symbols by id, and the
  * caller from the calls still open at the depth above (a scan in entry
@@ -498,10 +788,164 @@ q_call_hints(struct hwtr_q *q, struct hwtr_q_res *res, int64_t t0)
 	return (0);
 }
 
-/* Run @sql (Q_CALL_RAW rows; ?1 ?2 ?3 bound to @a @b @c) into *resp. */
+/*
+ * The first timestamp of thread @thread at ns >= @t (a wall-clock time),
+ * as its seq, or -1: a binary search over the positions, each probe one
+ * lookup by primary key, since the times of a thread do not go back.
+ */
 static int
-q_call_select(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
-    int64_t a, int64_t b, int64_t c)
+q_ts_seq(struct hwtr_q *q, sqlite3_stmt *st, int64_t thread, int64_t nblocks,
+    int64_t t, int64_t *seqp)
+{
+	int64_t lo = 0, hi = nblocks, mid;
+	int rc;
+
+	*seqp = -1;
+	/* The least s whose first timestamp at or after it is at >= t. */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, thread);
+		sqlite3_bind_int64(st, 2, mid);
+		rc = sqlite3_step(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return (q_dbfail(q, "cannot read timestamps"));
+		if (rc == SQLITE_DONE || sqlite3_column_int64(st, 1) >= t)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	sqlite3_reset(st);
+	sqlite3_bind_int64(st, 1, thread);
+	sqlite3_bind_int64(st, 2, lo);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_int64(st, 1) >= t)
+		*seqp = sqlite3_column_int64(st, 0);
+	else if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return (q_dbfail(q, "cannot read timestamps"));
+	sqlite3_reset(st);
+	return (0);
+}
+
+/*
+ * A time range (ns from the trace start): the blocks whose time (that of
+ * the last timestamp at or before them, as exec_order's) is in it, and the
+ * instructions of those blocks.
+ */
+static int
+q_range_time(struct hwtr_q *q, const struct hwtr_q_req *req,
+    const char *what, struct q_rng *r, int64_t nblocks)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t t0, has, s;
+	int rc;
+
+	if ((rc = q_int(q, &has, 0, "SELECT count(*) FROM (SELECT 1 FROM "
+	    "timestamps WHERE thread = ?1 AND ns IS NOT NULL LIMIT 1)", "i",
+	    r->thread)) < 0)
+		return (rc);
+	if (has == 0)
+		return (q_fail(q, -HWTR_E_INVAL, "%s: thread %lld has no "
+		    "timing: give --from and --to as instruction numbers",
+		    what, (long long)r->thread));
+	if ((rc = q_int(q, &t0, 0, Q_T0_SQL, NULL)) < 0 ||
+	    (rc = q_prepare(q, &st, "SELECT seq, ns FROM timestamps WHERE "
+	    "thread = ?1 AND seq >= ?2 AND ns IS NOT NULL ORDER BY seq "
+	    "LIMIT 1")) < 0)
+		return (rc);
+	r->seq_lo = 0;
+	r->seq_hi = nblocks - 1;
+	if (req->t_from >= 0) {
+		if ((rc = q_ts_seq(q, st, r->thread, nblocks, t0 + req->t_from,
+		    &s)) < 0)
+			goto out;
+		r->seq_lo = s >= 0 ? s : nblocks;
+	}
+	if (req->t_to >= 0 && req->t_to < INT64_MAX - t0) {
+		if ((rc = q_ts_seq(q, st, r->thread, nblocks, t0 + req->t_to +
+		    1, &s)) < 0)
+			goto out;
+		if (s >= 0)
+			r->seq_hi = s - 1;
+	}
+	rc = 0;
+	r->insn_lo = 0;
+	r->insn_hi = -1;
+	if (r->seq_lo > r->seq_hi) {
+		r->seq_lo = 0;
+		r->seq_hi = -1;
+		goto out;
+	}
+	if ((rc = q_int(q, &r->insn_lo, 0, "SELECT insn FROM exec_order WHERE "
+	    "thread = ?1 AND seq = ?2", "ii", r->thread, r->seq_lo)) < 0 ||
+	    (rc = q_int(q, &r->insn_hi, -1, "SELECT e.insn + b.ninsns - 1 "
+	    "FROM exec_order e JOIN blocks b ON b.id = e.block WHERE "
+	    "e.thread = ?1 AND e.seq = ?2", "ii", r->thread, r->seq_hi)) < 0)
+		goto out;
+out:
+	sqlite3_finalize(st);
+	return (rc);
+}
+
+int
+q_range(struct hwtr_q *q, const struct hwtr_q_req *req, const char *what,
+    struct q_rng *r)
+{
+	int64_t n, nblocks;
+	int rc, timed = req->t_from >= 0 || req->t_to >= 0;
+
+	memset(r, 0, sizeof(*r));
+	r->thread = req->thread;
+	if (req->from < 0 && req->to < 0 && !timed)
+		return (0);
+	r->on = 1;
+	if (timed && (req->from >= 0 || req->to >= 0))
+		return (q_fail(q, -HWTR_E_INVAL, "%s: a range is of "
+		    "instructions or of times, not both", what));
+	if (req->from >= 0 && req->to >= 0 && req->from > req->to)
+		return (q_fail(q, -HWTR_E_INVAL, "%s: --from %lld is after "
+		    "--to %lld", what, (long long)req->from,
+		    (long long)req->to));
+	if (req->t_from >= 0 && req->t_to >= 0 && req->t_from > req->t_to)
+		return (q_fail(q, -HWTR_E_INVAL, "%s: --from %lld ns is after "
+		    "--to %lld ns", what, (long long)req->t_from,
+		    (long long)req->t_to));
+	if (r->thread < 0 && (rc = q_int(q, &r->thread, -1, "SELECT min(id) "
+	    "FROM threads WHERE blocks > 0", NULL)) < 0)
+		return (rc);
+	if ((rc = q_int(q, &n, 0, "SELECT insns FROM threads WHERE id = ?1",
+	    "i", r->thread)) < 0 ||
+	    (rc = q_int(q, &nblocks, 0, "SELECT blocks FROM threads WHERE id "
+	    "= ?1", "i", r->thread)) < 0)
+		return (rc);
+	if (timed)
+		return (q_range_time(q, req, what, r, nblocks));
+	r->insn_lo = req->from >= 0 ? req->from : 0;
+	r->insn_hi = req->to >= 0 && req->to < n ? req->to : n - 1;
+	r->seq_lo = 0;
+	r->seq_hi = -1;		/* empty until both ends are found */
+	if (r->insn_lo > r->insn_hi)
+		return (0);
+	if ((rc = q_int(q, &r->seq_lo, -1, Q_SEQ_OF_INSN, "ii", r->thread,
+	    r->insn_lo)) < 0 ||
+	    (rc = q_int(q, &r->seq_hi, -1, Q_SEQ_OF_INSN, "ii", r->thread,
+	    r->insn_hi)) < 0)
+		return (rc);
+	if (r->seq_lo < 0 || r->seq_hi < 0) {
+		r->seq_lo = 0;
+		r->seq_hi = -1;
+	}
+	return (0);
+}
+
+/*
+ * Run @sql (Q_CALL_RAW rows; ?1 ?2 ?3 bound to @a @b @c, and ?4 to ?7 to
+ * @d to @g when it has them) into *resp.
+ */
+static int
+q_call_select5(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
+    int64_t a, int64_t b, int64_t c, int64_t d, int64_t e, int64_t f,
+    int64_t g)
 {
 	struct q_callfmt cf;
 	sqlite3_stmt *st = NULL;
@@ -519,6 +963,14 @@ q_call_select(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
 	sqlite3_bind_int64(st, 2, b);
 	if (sqlite3_bind_parameter_count(st) >= 3)
 		sqlite3_bind_int64(st, 3, c);
+	if (sqlite3_bind_parameter_count(st) >= 5) {
+		sqlite3_bind_int64(st, 4, d);
+		sqlite3_bind_int64(st, 5, e);
+	}
+	if (sqlite3_bind_parameter_count(st) >= 7) {
+		sqlite3_bind_int64(st, 6, f);
+		sqlite3_bind_int64(st, 7, g);
+	}
 	if ((rc = q_res_new(resp, HWTR_NELEM(q_call_cols), q_call_cols)) < 0) {
 		rc = q_fail(q, rc, "out of memory");
 		goto out;
@@ -537,15 +989,30 @@ out:
 }
 
 static int
+q_call_select(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
+    int64_t a, int64_t b, int64_t c)
+{
+	return (q_call_select5(q, resp, sql, a, b, c, 0, -1, 0, -1));
+}
+
+static int
 q_calls(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
 {
 	int64_t depth = req->depth >= 0 ? req->depth : INT64_MAX;
 	int64_t n = req->n >= 0 ? req->n : -1;
+	struct q_rng r;
 	int rc;
 
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
 		return (rc);
+	if ((rc = q_range(q, req, "calls", &r)) < 0)
+		return (rc);
+	/* A range: the calls entered in its blocks (calls_thread). */
+	if (r.on)
+		return (q_call_select5(q, resp, "SELECT " Q_CALL_RAW
+		    Q_CALLS_RANGE_WHERE, r.thread, depth, n, r.seq_lo,
+		    r.seq_hi, r.insn_lo, r.insn_hi));
 	/*
 	 * The roots alone (--depth 0) come a lookup each (Q_CALLS_ROOTS),
 	 * whatever the length of the thread.  Deeper levels usually hold
@@ -674,46 +1141,90 @@ q_branches(struct hwtr_q *q, const struct hwtr_q_req *req,
 	return (rc);
 }
 
+/*
+ * hot: the counts come from block_counts, or over a range (--from, --to)
+ * from the blocks of the range in exec_order (whole blocks: those holding
+ * its first and last instruction count whole).  Percentages are of the
+ * instructions of the threads, or of the range.
+ */
 static int
 q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
 {
 	const char *by = req->by != NULL ? req->by : "func";
 	int64_t n = req->n >= 0 ? req->n : 20;
-	const char *sql;
+	const char *src, *tot, *sel;
+	struct q_str sql = { 0 };
+	struct q_rng r;
 	int rc;
 
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
 		return (rc);
-	if (strcmp(by, "func") == 0)
-		sql = "SELECT coalesce(s.name, '?') AS function, i.path AS "
+	if ((rc = q_range(q, req, "hot", &r)) < 0)
+		return (rc);
+	if (strcmp(by, "line") == 0)
+		return (q_hot_lines(q, req, resp));
+	if (r.on) {
+		src = Q_RANGE_COUNTS;
+		tot = "(SELECT sum(x.count * xb.ninsns) FROM " Q_RANGE_COUNTS
+		    " x JOIN blocks xb ON xb.id = x.block)";
+	} else {
+		src = "block_counts";
+		tot = "(SELECT sum(insns) FROM threads WHERE ?1 < 0 OR id = ?1)";
+	}
+	if (strcmp(by, "func") == 0 || strcmp(by, "function") == 0)
+		sel = "SELECT coalesce(s.name, '?') AS function, i.path AS "
 		    "image, sum(c.count * b.ninsns) AS insns, sum(c.count) AS "
-		    "blocks, round(100.0 * sum(c.count * b.ninsns) / (SELECT "
-		    "sum(insns) FROM threads WHERE ?1 < 0 OR id = ?1), 2) AS "
-		    "percent FROM block_counts c JOIN blocks b ON b.id = "
+		    "blocks, round(100.0 * sum(c.count * b.ninsns) / @T, 2) AS "
+		    "percent FROM @S c JOIN blocks b ON b.id = "
 		    "c.block LEFT JOIN symbols s ON s.id = b.symbol LEFT JOIN "
 		    "images i ON i.id = b.image WHERE ?1 < 0 OR c.thread = ?1 "
 		    "GROUP BY b.symbol ORDER BY insns DESC, function LIMIT ?2";
+	else if (strcmp(by, "image") == 0)
+		sel = "SELECT i.path AS image, sum(c.count * b.ninsns) AS "
+		    "insns, sum(c.count) AS blocks, round(100.0 * sum(c.count * "
+		    "b.ninsns) / @T, 2) AS percent FROM @S c JOIN blocks b ON "
+		    "b.id = c.block LEFT JOIN images i ON i.id = b.image WHERE "
+		    "?1 < 0 OR c.thread = ?1 GROUP BY b.image ORDER BY insns "
+		    "DESC, image LIMIT ?2";
 	else if (strcmp(by, "block") == 0)
-		sql = "SELECT printf('%#x', b.start_ip) AS address, "
+		sel = "SELECT printf('%#x', b.start_ip) AS address, "
 		    Q_FUNC("b", "s", "0") " AS function, " Q_ADDR_LINE("0")
 		    " AS line, sum(c.count) AS count, b.ninsns AS block_insns, "
 		    "sum(c.count) * b.ninsns AS insns, round(100.0 * "
-		    "sum(c.count) * b.ninsns / (SELECT sum(insns) FROM threads "
-		    "WHERE ?1 < 0 OR id = ?1), 2) AS percent "
-		    "FROM block_counts c JOIN blocks b ON b.id = c.block"
+		    "sum(c.count) * b.ninsns / @T, 2) AS percent "
+		    "FROM @S c JOIN blocks b ON b.id = c.block"
 		    Q_SYM_JOIN("b", "s", "f")
 		    " WHERE ?1 < 0 OR c.thread = ?1 GROUP BY b.id "
 		    "ORDER BY insns DESC, b.id LIMIT ?2";
-	else if (strcmp(by, "edge") == 0)
-		sql = "SELECT " Q_EDGE_COLS "WHERE ?1 < 0 OR br.thread = ?1 "
-		    "GROUP BY br.from_ip, br.to_ip, br.kind "
+	else if (strcmp(by, "edge") == 0) {
+		if (r.on)
+			return (q_fail(q, -HWTR_E_INVAL, "hot --by edge: "
+			    "branches are counted per thread, not by position; "
+			    "--from and --to apply to --by function, line, "
+			    "image and block"));
+		return (q_select(q, resp, "SELECT " Q_EDGE_COLS "WHERE ?1 < 0 "
+		    "OR br.thread = ?1 GROUP BY br.from_ip, br.to_ip, br.kind "
 		    "ORDER BY count DESC, br.from_ip, br.to_ip, br.kind "
-		    "LIMIT ?2";
-	else
+		    "LIMIT ?2", "ii", req->thread, n));
+	} else
 		return (q_fail(q, -HWTR_E_INVAL, "hot: unknown --by '%s' "
-		    "(func, block or edge)", by));
-	return (q_select(q, resp, sql, "ii", req->thread, n));
+		    "(function, line, image, block or edge)", by));
+	/* @T: the total, @S: the counts. */
+	for (; *sel != '\0'; sel++)
+		if (sel[0] == '@' && (sel[1] == 'T' || sel[1] == 'S')) {
+			q_str_puts(&sql, sel[1] == 'T' ? tot : src);
+			sel++;
+		} else
+			q_str_add(&sql, sel, 1);
+	if (sql.err) {
+		free(sql.p);
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	}
+	rc = r.on ? q_select(q, resp, sql.p, "iiii", r.thread, n, r.seq_lo,
+	    r.seq_hi) : q_select(q, resp, sql.p, "ii", req->thread, n);
+	free(sql.p);
+	return (rc);
 }
 
 /*
@@ -829,6 +1340,10 @@ hwtr_q_run(struct hwtr_q *q, const struct hwtr_q_req *req,
 		return (q_sql(q, req, resp));
 	case HWTR_Q_EXPORT:
 		return (q_export(q, req, resp));
+	case HWTR_Q_BT:
+		return (q_bt(q, req, resp));
+	case HWTR_Q_ANNOTATE:
+		return (q_annotate(q, req, resp));
 	}
 	return (q_fail(q, -HWTR_E_INVAL, "unknown query verb %d",
 	    (int)req->verb));

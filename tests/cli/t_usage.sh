@@ -7,7 +7,7 @@
 . "$(atf_get_srcdir)/../env.sh"
 . "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
 
-VERBS="import info verify"
+VERBS="import info verify diff"
 
 atf_test_case help_every_verb
 help_every_verb_head()

@@ -12,7 +12,7 @@
 
 PROGS_STATIC = loop recurse calls tailcall switch setjmp signal timer threads \
 	hello forkexec vfork rep syscalls segv exit3 demo spin manyfork \
-	threxec midfault
+	threxec midfault measure
 PROGS_DYNAMIC = dlopen dynpie
 PROGS_CXX = except
 PROGS_LIBS = libdlfix.so

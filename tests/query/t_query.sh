@@ -253,8 +253,28 @@ from    to       kind    count  from_address  to_address
 sq+0x5  sum+0xb  return      2  0x401005      0x40101b
 X
 	q exp hot --by edge -n 1
-	atf_check -s exit:2 -o empty -e match:"not func, block or edge" \
-	    "$HWTRACE" query fix.db hot --by line
+	# By line, from the walk in fixture.sql: sum's loop (line 11: 1 + 3
+	# twice), sq's body (line 5: 2 instructions, 3 runs), and so on.
+	cat > exp <<'X'
+line      function  insns  count  percent
+fix.c:11  sum           7      2    25.00
+fix.c:5   sq            6      3    21.43
+fix.c:12  sum           6      2    21.43
+fix.c:6   sq            3      3    10.71
+fix.c:24  main          2      1     7.14
+fix.c:10  sum           1      1     3.57
+fix.c:13  sum           1      1     3.57
+fix.c:15  sum           1      1     3.57
+fix.c:25  main          1      1     3.57
+X
+	q exp hot --by line
+	cat > exp <<'X'
+image               insns  blocks  percent
+/usr/local/bin/fix     28      10    100.0
+X
+	q exp hot --by image
+	atf_check -s exit:2 -o empty -e match:"not function, line, image, block or edge" \
+	    "$HWTRACE" query fix.db hot --by source
 }
 
 atf_test_case branches_filters
@@ -459,7 +479,7 @@ help_every_verb_body()
 	    sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' | sed 's/^ *//' |
 	    tr -s ' ' > synopsis
 	for v in summary threads last calls tree func coverage hot branches \
-	    timeline insns sql export; do
+	    timeline insns sql export bt annotate; do
 		"$HWTRACE" query x.db $v --help > help ||
 		    atf_fail "'$v --help' failed"
 		line=$(head -1 help | sed 's/^usage: //')

@@ -1,0 +1,4 @@
+build2/obj/indexer/elfsym.o: indexer/elfsym.c indexer/hwtr_ix.h \
+ include/hwtrace.h
+indexer/hwtr_ix.h:
+include/hwtrace.h:

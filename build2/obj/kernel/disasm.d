@@ -1,0 +1,2 @@
+build2/obj/kernel/disasm.o: kernel/disasm.c include/hwtrace.h
+include/hwtrace.h:

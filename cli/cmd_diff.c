@@ -1,0 +1,120 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * hwtrace diff A B: what one execution ran and the other did not, and
+ * where two runs of one program part ways (hwtr_q_diff()).  A and B are
+ * databases or archives (an archive is indexed on first use, as by query).
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hwtrace.h"
+#include "cli.h"
+
+enum { O_FORMAT = 0x100, O_NEXT };
+
+static const struct cli_opt diff_opts[] = {
+	{ "format", O_FORMAT, "FMT", "table, csv, tsv or json (default: table)" },
+	{ "next", 'n', "N", "blocks of each run shown from where they part (default: 4)" },
+	{ NULL, 0, NULL, NULL }
+};
+
+static const struct cli_cmd diff_cmd = {
+	.verb = "diff",
+	.usage = "[--format FMT] [-n N] A B",
+	.summary = "Compare two executions: the functions, lines and branches "
+	    "one ran and the other did not,\nand per thread where the two "
+	    "runs part ways.  A and B are databases or archives.",
+	.opts = diff_opts,
+};
+
+static void
+diff_log(void *arg, enum hwtr_log_level level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	cli_warnx("diff", "%s", msg);
+}
+
+int
+cmd_diff(int argc, char **argv)
+{
+	struct hwtr_q_diff_opts dopts = { 0 };
+	struct hwtr_q_opts qo;
+	struct hwtr_q *qa = NULL, *qb = NULL;
+	struct hwtr_q_res *res = NULL;
+	enum hwtr_q_format fmt = HWTR_Q_FMT_TABLE;
+	const char *arg, *ops[2];
+	char errbuf[1024], *buf = NULL;
+	size_t len = 0;
+	long n;
+	int c, ex = 1, nops = 0;
+
+	/* Options may come before, between or after A and B. */
+	for (;;) {
+		if ((c = cli_getopt(&diff_cmd, argc, argv, &arg)) == -1) {
+			if (optind >= argc)
+				break;
+			if (nops == 2)
+				return (cli_usage_error(&diff_cmd, "unexpected "
+				    "argument '%s'", argv[optind]));
+			ops[nops++] = argv[optind++];
+			continue;
+		}
+		switch (c) {
+		case O_FORMAT:
+			if (hwtr_q_format_parse(arg, &fmt) < 0)
+				return (cli_usage_error(&diff_cmd, "--format: "
+				    "'%s' is not table, csv, tsv or json",
+				    arg));
+			break;
+		case 'n':
+			if (cli_parse_int(arg, 1, 1000000, &n) != 0)
+				return (cli_usage_error(&diff_cmd, "-n: '%s' "
+				    "is not a number from 1 to 1000000", arg));
+			dopts.next = n;
+			break;
+		default:
+			return (cli_usage_error(&diff_cmd,
+			    "unexpected option"));
+		}
+	}
+	if (nops != 2)
+		return (cli_usage_error(&diff_cmd, "give two databases or "
+		    "archives, A and B"));
+	memset(&qo, 0, sizeof(qo));
+	qo.log.fn = diff_log;
+	qo.log.level = HWTR_LOG_WARN;
+	if (hwtr_q_open(&qa, ops[0], &qo, errbuf, sizeof(errbuf)) < 0 ||
+	    hwtr_q_open(&qb, ops[1], &qo, errbuf,
+	    sizeof(errbuf)) < 0) {
+		cli_warnx("diff", "%s", errbuf);
+		goto out;
+	}
+	if (hwtr_q_diff(qa, qb, &dopts, &res) < 0) {
+		cli_warnx("diff", "%s", hwtr_q_errmsg(qa));
+		goto out;
+	}
+	if (hwtr_q_res_format(res, fmt, 0, &buf, &len) < 0) {
+		cli_warnx("diff", "out of memory");
+		goto out;
+	}
+	if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
+		cli_warnx("diff", "cannot write the answer");
+		goto out;
+	}
+	ex = 0;
+out:
+	free(buf);
+	hwtr_q_res_free(res);
+	hwtr_q_close(qa);
+	hwtr_q_close(qb);
+	return (ex);
+}
