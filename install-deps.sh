@@ -11,6 +11,7 @@ PKGS="build-essential clang libclang-rt-14-dev pkg-config
 libarchive-dev libzstd-dev zstd libjansson-dev
 libipt-dev libopencsd-dev libopencsd-bin
 libsqlite3-dev sqlite3 libpq-dev postgresql libelf-dev libdw-dev libzydis-dev
+libiberty-dev libdebuginfod-dev
 kyua atf-sh libatf-dev mandoc valgrind g++ lcov python3 time"
 
 die() { echo "install-deps: $*" >&2; exit 1; }

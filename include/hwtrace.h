@@ -1253,7 +1253,7 @@ void hwtr_img_free(struct hwtr_img *img);
  * exec_order and exec_insns table-valued functions to a connection that
  * reads such a database (the same code as build/hwtrace_sqlite.so).
  */
-#define HWTR_DB_SCHEMA_VERSION	1
+#define HWTR_DB_SCHEMA_VERSION	2
 #define HWTR_DB_APPLICATION_ID	0x68777472	/* "hwtr" */
 
 struct hwtr_ix;

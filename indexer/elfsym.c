@@ -19,6 +19,7 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <libiberty/demangle.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,7 @@ add_sym(struct ix_elf *e, size_t *cap, uint64_t addr, uint64_t size,
 	s->name = strdup(name);
 	if (s->name == NULL)
 		return (-1);
+	s->dname = NULL;
 	s->addr = addr;
 	s->size = size;
 	s->kind = kind;
@@ -479,6 +481,43 @@ out:
 	return (rc);
 }
 
+/*
+ * libiberty's demangler (Debian's libiberty-dev), which knows the Itanium
+ * C++ ABI and both Rust manglings, as c++filt does.  A stub's "@plt" (or
+ * any "@" suffix) is put back after the demangled name.
+ */
+char *
+ix_demangle(const char *name)
+{
+	const char *at = strchr(name, '@');
+	char *base, *d, *out;
+	size_t n;
+
+	if (at == NULL)
+		return (cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI));
+	if ((base = strndup(name, (size_t)(at - name))) == NULL)
+		return (NULL);
+	d = cplus_demangle(base, DMGL_PARAMS | DMGL_ANSI);
+	free(base);
+	if (d == NULL)
+		return (NULL);
+	n = strlen(d) + strlen(at) + 1;
+	if ((out = malloc(n)) != NULL)
+		snprintf(out, n, "%s%s", d, at);
+	free(d);
+	return (out);
+}
+
+static int
+plt0_push(const uint8_t *p)
+{
+	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+	if (memcmp(p, endbr64, 4) == 0)
+		p += 4;
+	return (p[0] == 0xff && p[1] == 0x35);
+}
+
 int
 ix_elf_load(struct ix_elf *e, const void *buf, size_t len, char *err,
     size_t errlen)
@@ -522,8 +561,32 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, char *err,
 		goto out;
 	}
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *sname;
+		Elf_Data *data;
+
 		if (gelf_getshdr(scn, &sh) == NULL)
 			continue;
+		if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR) &&
+		    (sname = elf_strptr(elf, shstrndx, sh.sh_name)) != NULL &&
+		    (strcmp(sname, ".plt") == 0 || strcmp(sname, ".plt.sec") == 0 ||
+		    strcmp(sname, ".plt.got") == 0) && e->nplts < 4) {
+			e->plts[e->nplts].lo = sh.sh_addr;
+			e->plts[e->nplts].hi = sh.sh_addr + sh.sh_size;
+			e->nplts++;
+			/*
+			 * The lazy-binding header: pushq GOT+8 (ff 35, maybe
+			 * after endbr64); jmp *GOT+16.  A static binary's
+			 * .plt has stubs only.
+			 */
+			if (strcmp(sname, ".plt") == 0 && sh.sh_size >= 16 &&
+			    (data = elf_getdata(scn, NULL)) != NULL &&
+			    data->d_buf != NULL && data->d_size >= 16 &&
+			    plt0_push(data->d_buf)) {
+				e->has_plt0 = 1;
+				e->plt0 = sh.sh_addr;
+				e->plt0_end = sh.sh_addr + 16;
+			}
+		}
 		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
 			if (read_symtab(e, elf, scn, &sh, sh.sh_type ==
 			    SHT_SYMTAB ? "symtab" : "dynsym", &cap) < 0)
@@ -544,6 +607,9 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, char *err,
 			e->syms[j++] = *s;
 		}
 		e->nsyms = j;
+		for (i = 0; i < e->nsyms; i++)
+			if (e->syms[i].name[0] == '_')
+				e->syms[i].dname = ix_demangle(e->syms[i].name);
 	}
 	if (read_lines(e, elf) < 0)
 		goto nomem;
@@ -563,8 +629,10 @@ ix_elf_free(struct ix_elf *e)
 
 	if (e == NULL)
 		return;
-	for (i = 0; i < e->nsyms; i++)
+	for (i = 0; i < e->nsyms; i++) {
 		free(e->syms[i].name);
+		free(e->syms[i].dname);
+	}
 	free(e->syms);
 	for (i = 0; i < e->nfiles; i++)
 		free(e->files[i]);
@@ -621,6 +689,19 @@ ix_elf_line(const struct ix_elf *e, uint64_t addr)
 	if (lo == 0 || addr >= e->lines[lo - 1].end)
 		return (NULL);
 	return (&e->lines[lo - 1]);
+}
+
+int
+ix_elf_plt(const struct ix_elf *e, uint64_t addr)
+{
+	size_t i;
+
+	if (e->has_plt0 && addr >= e->plt0 && addr < e->plt0_end)
+		return (2);
+	for (i = 0; i < e->nplts; i++)
+		if (addr >= e->plts[i].lo && addr < e->plts[i].hi)
+			return (1);
+	return (0);
 }
 
 int

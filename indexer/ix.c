@@ -1849,8 +1849,12 @@ file_id(struct run *r, const char *path)
 	return ((int64_t)++r->nfiles);
 }
 
+/*
+ * What global block @b is in the images: @g, and the block's bflags and
+ * fkey for the stitcher.
+ */
 static void
-symbolize(struct run *r, const struct ix_sblock *b, struct ix_gsym *g)
+symbolize(struct run *r, struct ix_sblock *b, struct ix_gsym *g)
 {
 	const struct ix_map *m;
 	const struct ix_img *im;
@@ -1858,6 +1862,8 @@ symbolize(struct run *r, const struct ix_sblock *b, struct ix_gsym *g)
 	const struct ix_line *l;
 
 	memset(g, 0, sizeof(*g));
+	b->bflags = 0;
+	b->fkey = 0;
 	if (b->isid <= 0 || (size_t)b->isid >= r->nisid ||
 	    r->isid_map[b->isid] < 0)
 		return;
@@ -1870,6 +1876,23 @@ symbolize(struct run *r, const struct ix_sblock *b, struct ix_gsym *g)
 	if (s != NULL) {
 		g->symbol = im->sym_base + (s - im->elf.syms);
 		g->sym_offset = g->image_addr - s->addr;
+	}
+	switch (ix_elf_plt(&im->elf, g->image_addr)) {
+	case 2:
+		b->bflags |= IX_BF_PLT | IX_BF_PLT0;
+		break;
+	case 1:
+		b->bflags |= IX_BF_PLT;
+		break;
+	}
+	if (s != NULL) {
+		b->fkey = (uint32_t)g->symbol;
+		if (g->sym_offset == 0)
+			b->bflags |= IX_BF_FSTART;
+		if (strncmp(s->name, "_dl_runtime_resolve", 19) == 0)
+			b->bflags |= IX_BF_RESOLVER;
+		else if (strcmp(s->name, "_Unwind_Resume") == 0)
+			b->bflags |= IX_BF_RESUME;
 	}
 	l = ix_elf_line(&im->elf, g->image_addr);
 	if (l != NULL && im->file_ids != NULL) {
@@ -2262,7 +2285,7 @@ write_static(struct run *r)
 		return (rc);
 	/* symbols */
 	if ((rc = st_prep(r, &s, "INSERT INTO symbols VALUES "
-	    "(?,?,?,?,?,?,?,?)")) < 0)
+	    "(?,?,?,?,?,?,?,?,?)")) < 0)
 		return (rc);
 	for (i = 0; i < r->nimgs && rc == 0; i++) {
 		struct ix_img *im = &r->imgs[i];
@@ -2273,12 +2296,13 @@ write_static(struct run *r)
 
 			b_int(&s, sym_id++);
 			b_int(&s, (int64_t)i + 1);
-			b_text(&s, sy->name);
+			b_text(&s, sy->dname != NULL ? sy->dname : sy->name);
 			b_int(&s, (int64_t)sy->addr);
 			b_int(&s, (int64_t)sy->size);
 			b_text(&s, sy->kind);
 			b_text(&s, sy->bind);
 			b_text(&s, sy->origin);
+			b_text(&s, sy->dname != NULL ? sy->name : NULL);
 			rc = st_exec(r, &s, "symbols");
 		}
 	}

@@ -304,6 +304,13 @@ add_branch(struct ix_stitch *st, uint32_t from, uint32_t to, uint8_t kind)
 	return (0);
 }
 
+/*
+ * Where a frame entered at a PLT stub is (ix_open_call.tramp): in the stub
+ * (or the .plt entries a lazy stub goes through), or in ld.so's lazy
+ * binding resolver, which ends in an indirect jump to the function.
+ */
+enum { IX_TR_NONE, IX_TR_STUB, IX_TR_RESOLVER };
+
 static int
 push_call(struct ix_stitch *st, int64_t entry, uint64_t ip, int kind,
     int has_call_ip, uint64_t call_ip, uint64_t ret)
@@ -318,6 +325,8 @@ push_call(struct ix_stitch *st, int64_t entry, uint64_t ip, int kind,
 	memset(oc, 0, sizeof(*oc));
 	oc->idx = st->ncalls++;
 	oc->ret = ret;
+	oc->call_blk = kind == CE_CALL ? st->prev : -1;
+	oc->tramp = (st->g[entry].bflags & IX_BF_PLT) ? IX_TR_STUB : IX_TR_NONE;
 	c = &oc->c;
 	c->parent = st->nstack ? st->stack[st->nstack - 1].idx : -1;
 	c->depth = (int32_t)st->nstack;
@@ -402,6 +411,48 @@ static const uint8_t class_flow[HWTR_IC_UNKNOWN + 1] = {
 	[HWTR_IC_RET] = FL_RET
 };
 
+/*
+ * A non-local exit: control lands at @b, which is no return address on
+ * the stack, by a return (the unwinder's landing pads) or an indirect jump
+ * (longjmp, siglongjmp).  The trace has no stack pointer, so the frame it
+ * lands in is found by function: the nearest frame whose call was made
+ * from the function @b lies in (its calling block's fkey) is left, with
+ * every frame above it.  A call of _Unwind_Resume never lands back in its
+ * caller, which only matters with recursion (the same function twice on
+ * the stack).  Returns the index of the frame to leave, or the stack's
+ * depth when none matches.
+ */
+static size_t
+landing_frame(const struct ix_stitch *st, const struct ix_sblock *b)
+{
+	size_t k;
+
+	if (b->fkey == 0)
+		return (st->nstack);
+	for (k = st->nstack; k > 1 && st->nstack - k < IX_RET_SEARCH; k--) {
+		const struct ix_open_call *oc = &st->stack[k - 1];
+
+		if (oc->call_blk < 0 || st->g[oc->call_blk].fkey != b->fkey)
+			continue;
+		if (st->g[oc->c.entry_block].bflags & IX_BF_RESUME)
+			continue;
+		return (k - 1);
+	}
+	return (st->nstack);
+}
+
+/* Leave frames @k and above: an unwind. */
+static int
+unwind_to(struct ix_stitch *st, size_t k)
+{
+	int rc;
+
+	while (st->nstack > k)
+		if ((rc = pop_call(st, CX_UNWIND)) < 0)
+			return (rc);
+	return (0);
+}
+
 /* A return into block @id: close the frame it returns from. */
 static int
 do_return(struct ix_stitch *st, const struct ix_sblock *b, uint32_t id)
@@ -418,12 +469,58 @@ do_return(struct ix_stitch *st, const struct ix_sblock *b, uint32_t id)
 				return (rc);
 		return (pop_call(st, CX_RETURN));
 	}
+	if ((k = landing_frame(st, b)) < st->nstack)
+		return (unwind_to(st, k));
 	if (st->nstack > 1)
 		return (pop_call(st, CX_RETURN));
 	/* Returning out of the outermost traced function: a new root. */
 	if (st->nstack == 1 && (rc = pop_call(st, CX_RETURN)) < 0)
 		return (rc);
 	return (push_call(st, id, b->ip, CE_RETURN, 0, 0, 0));
+}
+
+/*
+ * A jump from block @a into block @id.  A frame entered at a PLT stub
+ * follows the stub's jumps: through the .plt entries and ld.so's lazy
+ * binding resolver (whose own call of _dl_fixup stays a child of the
+ * frame) to the function the stub leads to, which the frame becomes (its
+ * entry block and func_ip); the stub's instructions stay counted in it.
+ * Otherwise an indirect jump into the middle of a function other than the
+ * current frame's, where a frame below was called from, is a longjmp.
+ */
+static int
+do_jump(struct ix_stitch *st, const struct ix_sblock *a, uint32_t id)
+{
+	const struct ix_sblock *b = &st->g[id];
+	struct ix_open_call *top;
+	size_t k;
+
+	if (st->nstack == 0)
+		return (0);
+	top = &st->stack[st->nstack - 1];
+	if (top->tramp != IX_TR_NONE) {
+		if (b->bflags & IX_BF_PLT)
+			return (0);
+		if ((a->bflags & IX_BF_PLT0) || (b->bflags & IX_BF_RESOLVER)) {
+			top->tramp = IX_TR_RESOLVER;
+			return (0);
+		}
+		if (top->tramp == IX_TR_RESOLVER &&
+		    a->cls != HWTR_IC_JUMP_IND)
+			return (0);
+		top->c.entry_block = id;
+		top->c.func_ip = b->ip;
+		top->tramp = IX_TR_NONE;
+		return (0);
+	}
+	if (a->cls != HWTR_IC_JUMP_IND || b->fkey == 0 ||
+	    (b->bflags & IX_BF_FSTART) ||
+	    b->fkey == st->g[top->c.entry_block].fkey ||
+	    b->fkey == a->fkey)
+		return (0);
+	if ((k = landing_frame(st, b)) < st->nstack)
+		return (unwind_to(st, k));
+	return (0);
 }
 
 /*
@@ -455,8 +552,11 @@ transition(struct ix_stitch *st, uint32_t id)
 	if (st->async)
 		return (0);
 	flow = class_flow[a->cls];
-	if (flow == FL_NONE)
+	if (flow == FL_NONE) {
+		if (a->cls == HWTR_IC_JUMP_IND || a->cls == HWTR_IC_JUMP)
+			return (do_jump(st, a, id));
 		return (0);
+	}
 	b = &st->g[id];
 	if (flow == FL_RET)
 		return (do_return(st, b, id));
