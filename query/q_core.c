@@ -679,12 +679,20 @@ q_sym_ids(struct hwtr_q *q, const char *what, const char *pattern,
 	 * names every overload and clone ("thrower(int)", "thrower(int)
 	 * [clone .isra.0]"), and the mangled name works too.
 	 */
+	/*
+	 * Aliases (the same address of the same image: "printf" and
+	 * "_IO_printf") are one function; a block or call names one of them.
+	 */
+#define Q_SYM_ALIASES(w)						\
+	"SELECT DISTINCT a.id FROM symbols s JOIN symbols a ON a.image = "	\
+	"s.image AND a.addr = s.addr AND (a.kind = s.kind OR s.kind NOT IN "	\
+	"('func', 'ifunc')) WHERE " w " ORDER BY a.id"
 	rc = q_prepare(q, &st, q_is_glob(pattern) ?
-	    "SELECT id FROM symbols WHERE name GLOB ?1 OR mangled GLOB ?1 "
-	    "ORDER BY id" :
-	    "SELECT id FROM symbols WHERE name = ?1 OR mangled = ?1 OR "
-	    "(name > ?1 AND name < ?1 || '~' AND (name GLOB ?1 || '(*' OR "
-	    "name GLOB ?1 || ' *' OR name GLOB ?1 || '<*')) ORDER BY id");
+	    Q_SYM_ALIASES("s.name GLOB ?1 OR s.mangled GLOB ?1 OR s.name = ?1") :
+	    Q_SYM_ALIASES("s.name = ?1 OR s.mangled = ?1 OR (s.name > ?1 AND "
+	    "s.name < ?1 || '~' AND (s.name GLOB ?1 || '(*' OR s.name GLOB ?1 "
+	    "|| ' *' OR s.name GLOB ?1 || '<*'))"));
+#undef Q_SYM_ALIASES
 	if (rc < 0)
 		return (rc);
 	sqlite3_bind_text(st, 1, pattern, -1, SQLITE_TRANSIENT);
