@@ -491,6 +491,17 @@ proc_get(struct run *r, int32_t pid)
 	return (p);
 }
 
+static struct ix_proc *
+proc_find(struct run *r, int32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < r->nprocs; i++)
+		if (r->procs[i].pid == pid)
+			return (&r->procs[i]);
+	return (NULL);
+}
+
 static struct ix_thread *
 thread_get(struct run *r, int32_t pid, int32_t tid, int create)
 {
@@ -674,7 +685,7 @@ static int
 replay_sideband(struct run *r)
 {
 	size_t i, n = hwtr_ar_nsideband(r->ar), j, nm;
-	struct ix_proc *p;
+	struct ix_proc *p, *pp;
 	struct ix_thread *t;
 	struct ix_map *m;
 	char det[64];
@@ -704,6 +715,20 @@ replay_sideband(struct run *r)
 			p->ppid = rec->u.proc_start.ppid;
 			p->has_start = 1;
 			p->start_tsc = rec->time;
+			/*
+			 * A forked child has its parent's name and image until
+			 * it execs, as the kernel says (no record comes).
+			 */
+			if (p->ppid >= 0 && (p->comm == NULL ||
+			    p->path == NULL) &&
+			    (pp = proc_find(r, p->ppid)) != NULL) {
+				if (p->comm == NULL && pp->comm != NULL &&
+				    (p->comm = strdup(pp->comm)) == NULL)
+					return (-HWTR_E_NOMEM);
+				if (p->path == NULL && pp->path != NULL &&
+				    (p->path = strdup(pp->path)) == NULL)
+					return (-HWTR_E_NOMEM);
+			}
 			/* A forked child starts with its parent's mappings. */
 			nm = r->nmaps;
 			for (j = 0; j < nm && p->ppid >= 0; j++) {
@@ -818,6 +843,25 @@ replay_sideband(struct run *r)
 		default:
 			break;
 		}
+	}
+	/*
+	 * A thread ends with its process unless it exited by itself: when
+	 * a signal kills the process, or exit_group ends it, every thread
+	 * left has the process's status (a thread's own exit record, where
+	 * the source has one, says nothing more).  And a thread no record
+	 * named has its process's name, as a thread inherits it.
+	 */
+	for (i = 0; i < r->nthreads; i++) {
+		t = &r->threads[i];
+		if ((p = proc_find(r, t->pid)) == NULL)
+			continue;
+		if (t->exit_kind == NULL && p->exit_kind != NULL) {
+			t->exit_kind = p->exit_kind;
+			t->exit_value = p->exit_value;
+		}
+		if (t->name == NULL && p->comm != NULL &&
+		    (t->name = strdup(p->comm)) == NULL)
+			return (-HWTR_E_NOMEM);
 	}
 	return (0);
 }
