@@ -17,6 +17,7 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <inttypes.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <libiberty/demangle.h>
@@ -518,15 +519,125 @@ plt0_push(const uint8_t *p)
 	return (p[0] == 0xff && p[1] == 0x35);
 }
 
-int
-ix_elf_load(struct ix_elf *e, const void *buf, size_t len, char *err,
-    size_t errlen)
+/* Sort by address; a name at an address found in two tables appears once. */
+static void
+sort_syms(struct ix_elf *e)
 {
-	Elf *elf;
+	size_t i, j;
+
+	if (e->nsyms == 0)
+		return;
+	qsort(e->syms, e->nsyms, sizeof(*e->syms), sym_cmp);
+	for (i = 1, j = 1; i < e->nsyms; i++) {
+		struct ix_sym *p = &e->syms[j - 1], *s = &e->syms[i];
+
+		if (s->addr == p->addr && strcmp(s->name, p->name) == 0) {
+			free(s->name);
+			free(s->dname);
+			continue;
+		}
+		e->syms[j++] = *s;
+	}
+	e->nsyms = j;
+}
+
+/* A signed 32-bit little-endian value at @p. */
+static int64_t
+rd_s32(const uint8_t *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, 4);
+	return ((int64_t)v);
+}
+
+/*
+ * Functions without a symbol (a stripped image), recovered from the
+ * unwind tables every x86-64 function compiled by GCC or Clang has: the
+ * starts from .eh_frame_hdr's sorted table, each range from its FDE
+ * (pc_begin, pc_range).  Each range no function symbol covers becomes a
+ * function named "BASE+0xADDR" (link-time address), origin "eh_frame".
+ * Only the encodings x86-64 toolchains write are read (table: pcrel
+ * sdata4 pointer, udata4 count, datarel sdata4 entries; FDE: pcrel
+ * sdata4 pc_begin, checked against the table); an FDE read otherwise
+ * ends at the next start.  Returns how many were added.
+ */
+static int
+recover_funcs(struct ix_elf *e, Elf *elf, size_t shstrndx, const char *base,
+    size_t *cap)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf_Data *hd = NULL, *fd = NULL;
+	const uint8_t *p, *f = NULL;
+	uint64_t hdr = 0, fa = 0, fsz = 0, k, nfde;
+	char name[512];
+	int added = 0;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *sname;
+
+		if (gelf_getshdr(scn, &sh) == NULL ||
+		    sh.sh_type != SHT_PROGBITS ||
+		    (sname = elf_strptr(elf, shstrndx, sh.sh_name)) == NULL)
+			continue;
+		if (strcmp(sname, ".eh_frame_hdr") == 0) {
+			hd = elf_getdata(scn, NULL);
+			hdr = sh.sh_addr;
+		} else if (strcmp(sname, ".eh_frame") == 0 &&
+		    (fd = elf_getdata(scn, NULL)) != NULL) {
+			f = fd->d_buf;
+			fa = sh.sh_addr;
+			fsz = fd->d_size;
+		}
+	}
+	if (hd == NULL || hd->d_buf == NULL || hd->d_size < 12)
+		return (0);
+	p = hd->d_buf;
+	if (p[0] != 1 || p[1] != 0x1b || p[2] != 0x03 || p[3] != 0x3b)
+		return (0);
+	memcpy(&k, p + 8, 4);
+	nfde = (uint32_t)k;
+	if (nfde > (hd->d_size - 12) / 8)
+		return (0);
+	for (k = 0; k < nfde; k++) {
+		uint64_t start = hdr + (uint64_t)rd_s32(p + 12 + 8 * k);
+		uint64_t fde = hdr + (uint64_t)rd_s32(p + 16 + 8 * k);
+		uint64_t size = 0, o;
+		uint32_t range;
+
+		if (f != NULL && fde >= fa && fde - fa + 16 <= fsz) {
+			o = fde - fa;
+			if (fa + o + 8 + (uint64_t)rd_s32(f + o + 8) == start) {
+				memcpy(&range, f + o + 12, 4);
+				size = range;
+			}
+		}
+		if (size == 0 && k + 1 < nfde)
+			size = hdr + (uint64_t)rd_s32(p + 12 + 8 * (k + 1)) -
+			    start;
+		if (size == 0 || size > (1u << 28) ||
+		    ix_elf_func(e, start) != NULL)
+			continue;
+		snprintf(name, sizeof(name), "%s+%#" PRIx64,
+		    base != NULL ? base : "image", start);
+		if (add_sym(e, cap, start, size, name, "func", "local",
+		    "eh_frame") < 0)
+			return (-1);
+		added++;
+	}
+	return (added);
+}
+
+int
+ix_elf_load(struct ix_elf *e, const void *buf, size_t len, const void *dbg,
+    size_t dbglen, const char *base, char *err, size_t errlen)
+{
+	Elf *elf, *delf = NULL;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	GElf_Phdr ph;
-	size_t shstrndx, cap = 0, nph, i, j;
+	size_t shstrndx, cap = 0, nph, i;
 	int rc = -1;
 
 	memset(e, 0, sizeof(*e));
@@ -592,32 +703,42 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, char *err,
 			    SHT_SYMTAB ? "symtab" : "dynsym", &cap) < 0)
 				goto nomem;
 	}
+	/* A separate debug file: its symbol table (a stripped file has none). */
+	if (dbg != NULL && (delf = elf_memory((char *)(uintptr_t)dbg,
+	    dbglen)) != NULL && elf_kind(delf) == ELF_K_ELF) {
+		scn = NULL;
+		while ((scn = elf_nextscn(delf, scn)) != NULL)
+			if (gelf_getshdr(scn, &sh) != NULL &&
+			    sh.sh_type == SHT_SYMTAB &&
+			    read_symtab(e, delf, scn, &sh, "debug", &cap) < 0)
+				goto nomem;
+	}
 	if (read_plt(e, elf, shstrndx, &cap) < 0)
 		goto nomem;
-	if (e->nsyms > 0) {
-		qsort(e->syms, e->nsyms, sizeof(*e->syms), sym_cmp);
-		/* A name at an address found in both tables appears once. */
-		for (i = 1, j = 1; i < e->nsyms; i++) {
-			struct ix_sym *p = &e->syms[j - 1], *s = &e->syms[i];
-
-			if (s->addr == p->addr && strcmp(s->name, p->name) == 0) {
-				free(s->name);
-				continue;
-			}
-			e->syms[j++] = *s;
-		}
-		e->nsyms = j;
-		for (i = 0; i < e->nsyms; i++)
-			if (e->syms[i].name[0] == '_')
-				e->syms[i].dname = ix_demangle(e->syms[i].name);
+	sort_syms(e);
+	if ((rc = recover_funcs(e, elf, shstrndx, base, &cap)) < 0) {
+		rc = -1;
+		goto nomem;
 	}
-	if (read_lines(e, elf) < 0)
+	if (rc > 0)
+		sort_syms(e);
+	rc = -1;
+	for (i = 0; i < e->nsyms; i++)
+		if (e->syms[i].name[0] == '_')
+			e->syms[i].dname = ix_demangle(e->syms[i].name);
+	/* Lines from the debug file when it has them. */
+	if (delf != NULL && elf_kind(delf) == ELF_K_ELF &&
+	    read_lines(e, delf) < 0)
+		goto nomem;
+	if (e->nlines == 0 && read_lines(e, elf) < 0)
 		goto nomem;
 	rc = 0;
 	goto out;
 nomem:
 	snprintf(err, errlen, "out of memory");
 out:
+	if (delf != NULL)
+		elf_end(delf);
 	elf_end(elf);
 	return (rc);
 }

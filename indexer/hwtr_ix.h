@@ -446,7 +446,15 @@ struct ix_elf {
 	size_t		nloads;
 };
 
-int ix_elf_load(struct ix_elf *e, const void *buf, size_t len, char *err,
+/*
+ * Symbols and lines of the ELF image @buf (borrowed for the call): its
+ * .symtab and .dynsym, named PLT stubs, and functions recovered from
+ * .eh_frame where no symbol covers them (named "@base+0xADDR").  @dbg,
+ * when not NULL, is its separate debug file (hwtrace(5) debug/ members):
+ * its .symtab is read too, and its DWARF lines are used when it has any.
+ */
+int ix_elf_load(struct ix_elf *e, const void *buf, size_t len,
+    const void *dbg, size_t dbglen, const char *base, char *err,
     size_t errlen);
 void ix_elf_free(struct ix_elf *e);
 /*

@@ -434,6 +434,7 @@ load_images(struct run *r)
 		struct ix_img *im = &r->imgs[i];
 		void *buf = NULL;
 		size_t len = 0;
+		const char *base;
 		FILE *fp;
 		int rc;
 
@@ -459,7 +460,10 @@ load_images(struct run *r)
 		}
 		im->size = len;
 		im->present = 1;
-		if (ix_elf_load(&im->elf, buf, len, err, sizeof(err)) < 0)
+		base = id->path != NULL ? strrchr(id->path, '/') : NULL;
+		base = base != NULL ? base + 1 : id->path;
+		if (ix_elf_load(&im->elf, buf, len, NULL, 0, base, err,
+		    sizeof(err)) < 0)
 			ix_problem(r->ix, "image '%s' (%s): %s",
 			    id->path ? id->path : "?", id->key, err);
 		im->bytes = buf;

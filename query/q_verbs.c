@@ -686,14 +686,16 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
 		return (rc);
 	if (strcmp(by, "func") == 0)
-		sql = "SELECT coalesce(s.name, '?') AS function, i.path AS "
+		/* Code with no symbol: one [unknown] row per image, as perf. */
+		sql = "SELECT coalesce(s.name, '[unknown]') AS function, i.path AS "
 		    "image, sum(c.count * b.ninsns) AS insns, sum(c.count) AS "
 		    "blocks, round(100.0 * sum(c.count * b.ninsns) / (SELECT "
 		    "sum(insns) FROM threads WHERE ?1 < 0 OR id = ?1), 2) AS "
 		    "percent FROM block_counts c JOIN blocks b ON b.id = "
 		    "c.block LEFT JOIN symbols s ON s.id = b.symbol LEFT JOIN "
 		    "images i ON i.id = b.image WHERE ?1 < 0 OR c.thread = ?1 "
-		    "GROUP BY b.symbol ORDER BY insns DESC, function LIMIT ?2";
+		    "GROUP BY b.symbol, CASE WHEN b.symbol IS NULL THEN "
+		    "b.image END ORDER BY insns DESC, function LIMIT ?2";
 	else if (strcmp(by, "block") == 0)
 		sql = "SELECT printf('%#x', b.start_ip) AS address, "
 		    Q_FUNC("b", "s", "0") " AS function, " Q_ADDR_LINE("0")

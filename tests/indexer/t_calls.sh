@@ -182,8 +182,67 @@ names_demangled_body()
 	    "$HWTRACE" query ex.hwtrace tree --format tsv
 }
 
+# nm_addr PROG FUNC: FUNC's address as nm prints it, without leading zeros.
+nm_addr()
+{
+	nm "$HWTRACE_PROGS/$1" | awk -v f="$2" '$3 == f { sub(/^0+/, "", $1); print $1 }'
+}
+
+atf_test_case stripped_functions_named
+stripped_functions_named_head() { atf_set descr "in a stripped program, functions are recovered from .eh_frame and named IMAGE+0xADDR at the addresses nm gives in the unstripped build; func and calls know them, with callgrind's callers"; }
+stripped_functions_named_body()
+{
+	command -v nm >/dev/null 2>&1 && command -v objcopy >/dev/null 2>&1 ||
+	    atf_skip "binutils are not installed"
+	# The two builds differ by their symbols only: the same code.
+	for p in plt plt-stripped; do
+		objcopy -O binary --only-section=.text "$HWTRACE_PROGS/$p" $p.text ||
+		    atf_fail "objcopy failed"
+	done
+	cmp -s plt.text plt-stripped.text || atf_fail "plt and plt-stripped differ in .text"
+	vgcapture plt-stripped s.hwtrace
+	for f in one two main; do
+		a=$(nm_addr plt $f)
+		[ -n "$a" ] || atf_fail "nm: no $f in plt"
+		eval "name_$f=plt-stripped+0x$a"
+		got=$("$HWTRACE" query s.hwtrace func "plt-stripped+0x$a" --format csv | tail -n +2 | wc -l)
+		[ "$got" -eq 1 ] || atf_fail "func plt-stripped+0x$a ($f): expected 1 invocation, got $got"
+	done
+	# getenv's callers, as callgrind names them in the unstripped build.
+	cg_callers plt getenv | sed "s/^one /$name_one /; s/^two /$name_two /; s/^main /$name_main /" |
+	    sort > cg.want
+	hw_callers s.hwtrace getenv > hw.got
+	cmp -s cg.want hw.got ||
+	    atf_fail "callers of getenv: callgrind says '$(cat cg.want | tr '\n' ';')', hwtrace '$(cat hw.got | tr '\n' ';')'"
+	# Nothing of the program's own functions is left without a name
+	# (the C start-up files' code has no unwind table: it may be).
+	lo=$(nm_addr plt main) hi=$(nm_addr plt two)
+	"$HWTRACE" query s.hwtrace sql "SELECT count(*) FROM blocks b JOIN images i ON i.id = b.image WHERE b.symbol IS NULL AND i.path GLOB '*/plt-stripped' AND (b.image_addr BETWEEN 0x$lo AND 0x$(nm_addr plt main) + 64 OR b.image_addr BETWEEN 0x$(nm_addr plt one) AND 0x$hi + 16)" --format tsv > n.tsv ||
+	    atf_fail "sql failed"
+	[ "$(sed -n 2p n.tsv)" -eq 0 ] || atf_fail "$(sed -n 2p n.tsv) blocks of main, one, two have no symbol"
+}
+
+atf_test_case unknown_per_image
+unknown_per_image_head() { atf_set descr "code with neither symbols nor unwind tables is an [unknown] row of its own image in hot, not merged with another image's"; }
+unknown_per_image_body()
+{
+	vgcapture plt-nocfi n.hwtrace
+	"$HWTRACE" query n.hwtrace hot -n 100000 --format tsv > hot.tsv || atf_fail "hot failed"
+	grep -q "^\[unknown\]	[^	]*/plt-nocfi	[1-9]" hot.tsv ||
+	    atf_fail "hot: no [unknown] row of plt-nocfi: $(grep unknown hot.tsv)"
+	# One row per image, and each row's instructions are its image's.
+	grep "^\[unknown\]" hot.tsv | cut -f2 | sort | uniq -d > dup
+	[ ! -s dup ] || atf_fail "hot: several [unknown] rows for $(cat dup)"
+	grep "^\[unknown\]" hot.tsv | cut -f2,3 | sort > got
+	"$HWTRACE" query n.hwtrace sql "SELECT i.path, sum(b.exec_count * b.ninsns) FROM blocks b JOIN images i ON i.id = b.image WHERE b.symbol IS NULL GROUP BY i.path" --format tsv |
+	    tail -n +2 | sort > want
+	cmp -s want got || atf_fail "hot's [unknown] rows '$(cat got | tr '\n' ';')', the blocks say '$(cat want | tr '\n' ';')'"
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case stripped_functions_named
+	atf_add_test_case unknown_per_image
 	atf_add_test_case plt_calls_credited
 	atf_add_test_case exceptions_close_frames
 	atf_add_test_case longjmp_closes_frames

@@ -14,7 +14,7 @@ PROGS_STATIC = loop recurse calls tailcall switch setjmp signal timer threads \
 	hello forkexec vfork rep syscalls segv exit3 demo spin manyfork \
 	threxec midfault
 PROGS_DYNAMIC = dlopen dynpie
-PROGS_LAZY = plt noplt
+PROGS_LAZY = plt noplt plt-stripped plt-nocfi
 PROGS_CXX = except
 PROGS_LIBS = libdlfix.so
 PROGS_LATE = late_a late_b late_c late_d late_e
@@ -48,6 +48,17 @@ $(B)/progs/noplt: tests/progs/plt.c tests/progs/progs.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(PROGS_CFLAGS) -fPIE -pie -fno-plt $(PROGS_LDFLAGS) -Wl,-z,now \
 	    -o $@ $<
+
+# The same stripped of its symbols (-s): functions only .eh_frame names;
+# and stripped without unwind tables either: code nothing names.
+$(B)/progs/plt-stripped: tests/progs/plt.c tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(PROGS_CFLAGS) -fPIE -pie $(PROGS_LDFLAGS) -Wl,-z,lazy -s -o $@ $<
+
+$(B)/progs/plt-nocfi: tests/progs/plt.c tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(PROGS_CFLAGS) -fPIE -pie -fno-asynchronous-unwind-tables \
+	    -fno-unwind-tables $(PROGS_LDFLAGS) -Wl,-z,lazy -s -o $@ $<
 
 # -static-pie, not -static: with -static, crtbeginT registers .eh_frame and
 # the first throw sorts every FDE of libstdc++ (4.4M instructions); a static
