@@ -432,8 +432,9 @@ load_images(struct run *r)
 	for (i = 0; i < r->nimgs; i++) {
 		const struct hwtr_image_desc *id = hwtr_ar_image(r->ar, i);
 		struct ix_img *im = &r->imgs[i];
-		void *buf = NULL;
-		size_t len = 0;
+		void *buf = NULL, *dbg = NULL;
+		size_t len = 0, dlen = 0, mi;
+		char dname[HWTR_IMAGE_KEY_MAX + 16];
 		const char *base;
 		FILE *fp;
 		int rc;
@@ -462,10 +463,21 @@ load_images(struct run *r)
 		im->present = 1;
 		base = id->path != NULL ? strrchr(id->path, '/') : NULL;
 		base = base != NULL ? base + 1 : id->path;
-		if (ix_elf_load(&im->elf, buf, len, NULL, 0, base, err,
+		/* Its separate debug file, when the archive has one. */
+		snprintf(dname, sizeof(dname), "aux/debug/%s", id->key);
+		if (hwtr_ar_find_member(r->ar, dname, &mi) == 0 &&
+		    hwtr_ar_read_member(r->ar, mi, &dbg, &dlen) < 0) {
+			ix_problem(r->ix, "image '%s' (%s): its debug file "
+			    "cannot be read: %s", id->path ? id->path : "?",
+			    id->key, hwtr_ar_errmsg(r->ar));
+			dbg = NULL;
+			dlen = 0;
+		}
+		if (ix_elf_load(&im->elf, buf, len, dbg, dlen, base, err,
 		    sizeof(err)) < 0)
 			ix_problem(r->ix, "image '%s' (%s): %s",
 			    id->path ? id->path : "?", id->key, err);
+		free(dbg);
 		im->bytes = buf;
 		r->img_bytes[i] = buf;
 		r->img_len[i] = len;
