@@ -12,7 +12,8 @@ libarchive-dev libzstd-dev zstd libjansson-dev
 libipt-dev libopencsd-dev libopencsd-bin
 libsqlite3-dev sqlite3 libpq-dev postgresql libelf-dev libdw-dev libzydis-dev
 libiberty-dev libdebuginfod-dev
-kyua atf-sh libatf-dev mandoc valgrind g++ lcov python3 time"
+kyua atf-sh libatf-dev mandoc valgrind g++ lcov python3 time
+gdb libc6-dbg"
 
 die() { echo "install-deps: $*" >&2; exit 1; }
 

@@ -390,6 +390,7 @@ struct ix_stitch {
 	int		pend_cont;	/* it may be continued (set_cont()) */
 	/* Where tracing was disabled (libipt's "resumed"). */
 	int		have_dis;
+	int		resumed_elsewhere;	/* enabled, not there */
 	uint64_t	dis_ip;
 	struct {
 		uint8_t		op;

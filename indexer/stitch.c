@@ -60,9 +60,10 @@ const char *const ix_branch_kinds[] = {
 enum { BK_COND_T, BK_COND_N, BK_JUMP, BK_JUMP_IND, BK_CALL, BK_CALL_IND,
 	BK_RET, BK_SYSCALL, BK_SYSRET, BK_ASYNC, BK_FALL };
 
-const char *const ix_call_entry_kinds[] = { "call", "start", "return" };
+const char *const ix_call_entry_kinds[] = { "call", "start", "return",
+	"signal" };
 const char *const ix_call_exit_kinds[] = { "return", "unwind", "end" };
-enum { CE_CALL, CE_START, CE_RETURN };
+enum { CE_CALL, CE_START, CE_RETURN, CE_SIGNAL };
 enum { CX_RETURN, CX_UNWIND, CX_END };
 
 static uint64_t
@@ -123,6 +124,7 @@ ix_stitch_begin(struct ix_stitch *st)
 		memset(st->btab, 0, st->bcap * sizeof(*st->btab));
 	st->seq = st->insn = 0;
 	st->have_prev = st->async = 0;
+	st->resumed_elsewhere = 0;
 	st->prev = 0;
 	st->have_chunk = 0;
 	st->chunk.data.len = 0;
@@ -325,7 +327,7 @@ push_call(struct ix_stitch *st, int64_t entry, uint64_t ip, int kind,
 	memset(oc, 0, sizeof(*oc));
 	oc->idx = st->ncalls++;
 	oc->ret = ret;
-	oc->call_blk = kind == CE_CALL ? st->prev : -1;
+	oc->call_blk = kind == CE_CALL || kind == CE_SIGNAL ? st->prev : -1;
 	oc->tramp = (st->g[entry].bflags & IX_BF_PLT) ? IX_TR_STUB : IX_TR_NONE;
 	c = &oc->c;
 	c->parent = st->nstack ? st->stack[st->nstack - 1].idx : -1;
@@ -480,6 +482,24 @@ do_return(struct ix_stitch *st, const struct ix_sblock *b, uint32_t id)
 }
 
 /*
+ * Control came to block @id asynchronously (an asynchronous branch, or
+ * tracing enabled somewhere else than where it was disabled): when @id
+ * starts a function, a signal handler was entered.  It gets a frame of
+ * its own (entry_kind "signal") whose caller is the interrupted function,
+ * so that its return (to the signal trampoline, no return address) closes
+ * it alone and a siglongjmp out of it closes it as any non-local exit.
+ */
+static int
+signal_entry(struct ix_stitch *st, uint32_t id)
+{
+	const struct ix_sblock *b = &st->g[id];
+
+	if (st->nstack == 0 || !(b->bflags & IX_BF_FSTART))
+		return (0);
+	return (push_call(st, id, b->ip, CE_SIGNAL, 0, 0, 0));
+}
+
+/*
  * A jump from block @a into block @id.  A frame entered at a PLT stub
  * follows the stub's jumps: through the .plt entries and ld.so's lazy
  * binding resolver (whose own call of _dl_fixup stays a child of the
@@ -550,7 +570,7 @@ transition(struct ix_stitch *st, uint32_t id)
 	    branch_kind(st, a, &st->g[id]))) < 0)
 		return (rc);
 	if (st->async)
-		return (0);
+		return (signal_entry(st, id));
 	flow = class_flow[a->cls];
 	if (flow == FL_NONE) {
 		if (a->cls == HWTR_IC_JUMP_IND || a->cls == HWTR_IC_JUMP)
@@ -656,7 +676,11 @@ add_run(struct ix_stitch *st, int64_t id)
 
 	if (st->have_prev && (rc = transition(st, (uint32_t)id)) < 0)
 		return (rc);
+	else if (!st->have_prev && st->resumed_elsewhere && st->seq > 0 &&
+	    (rc = signal_entry(st, (uint32_t)id)) < 0)
+		return (rc);
 	st->async = 0;
+	st->resumed_elsewhere = 0;
 	if (st->nstack == 0 &&
 	    (rc = push_call(st, id, b->ip, CE_START, 0, 0, 0)) < 0)
 		return (rc);
@@ -962,6 +986,8 @@ replay_event(struct ix_stitch *st, const uint8_t *p, size_t len, size_t *pos)
 	if (flags & 8)
 		e.kind = st->have_dis && (flags & 1) && e.ip == st->dis_ip ?
 		    "resumed" : "enabled";
+	if (strcmp(e.kind, "enabled") == 0)
+		st->resumed_elsewhere = 1;
 	if (strcmp(e.kind, "disabled") == 0 ||
 	    strcmp(e.kind, "async-disabled") == 0) {
 		const struct ix_sblock *b = &st->g[st->prev];

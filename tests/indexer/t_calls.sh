@@ -152,6 +152,19 @@ longjmp_closes_frames_body()
 	    "'$HWTRACE' query sj.hwtrace func deep --format tsv | tail -n +2 | cut -f15 | sort | uniq -c | awk '{print \$1, \$2}'"
 }
 
+atf_test_case signal_handlers_framed
+signal_handlers_framed_head() { atf_set descr "signal handlers get frames of their own that their return closes: on_usr1 runs 4 times, and printf after them is main's child as gdb's backtrace says"; }
+signal_handlers_framed_body()
+{
+	vgcapture signal sg.hwtrace
+	same_depth sg.hwtrace signal printf printf 1
+	# kill(SIGUSR1) three times, and once more from the SIGUSR2 handler.
+	atf_check -s exit:0 -o inline:"4 signal return\n" sh -c \
+	    "'$HWTRACE' query sg.hwtrace func on_usr1 --format tsv | tail -n +2 | cut -f14,15 | sort | uniq -c | awk '{print \$1, \$2, \$3}'"
+	atf_check -s exit:0 -o inline:"return\n" sh -c \
+	    "'$HWTRACE' query sg.hwtrace func main --format tsv | tail -n +2 | cut -f15"
+}
+
 atf_test_case names_demangled
 names_demangled_head() { atf_set descr "C++ names are demangled as c++filt does, the mangled name kept; func matches a name with or without its parameters"; }
 names_demangled_body()
@@ -246,5 +259,6 @@ atf_init_test_cases()
 	atf_add_test_case plt_calls_credited
 	atf_add_test_case exceptions_close_frames
 	atf_add_test_case longjmp_closes_frames
+	atf_add_test_case signal_handlers_framed
 	atf_add_test_case names_demangled
 }
