@@ -83,8 +83,8 @@ plt_calls_credited_body()
 	    "$HWTRACE" query plt.hwtrace sql "SELECT s.name FROM blocks b JOIN symbols s ON s.id = b.symbol WHERE s.name = 'getenv@plt'"
 }
 
-# gdb_main_frame PROG BREAK N: the frame number of main in gdb's backtrace
-# at the N-th stop at BREAK.
+# gdb_main_frame PROG BREAK N [FUNC]: the frame number of FUNC (default
+# main) in gdb's backtrace at the N-th stop at BREAK.
 gdb_main_frame()
 {
 	command -v gdb >/dev/null 2>&1 || atf_skip "gdb is not installed"
@@ -95,15 +95,15 @@ gdb_main_frame()
 		i=$((i + 1))
 	done
 	eval gdb -q -batch -nx $cmds "$HWTRACE_PROGS/$1" > gdb.out 2>&1
-	awk -v n="$3" '/^#0 / { k++ } k == n && / main \(/ {
+	awk -v n="$3" -v f=" ${4:-main} \\(" '/^#0 / { k++ } k == n && $0 ~ f {
 	    sub(/^#/, ""); print $1 + 0; exit }' gdb.out
 }
 
-# hw_depth ARCHIVE FUNC N: call depth of the N-th invocation of FUNC less
-# main's.
+# hw_depth ARCHIVE FUNC N [BASE]: call depth of the N-th invocation of
+# FUNC less that of the first of BASE (default main).
 hw_depth()
 {
-	"$HWTRACE" query "$1" func main --format tsv > m.tsv || atf_fail "func main failed"
+	"$HWTRACE" query "$1" func "${4:-main}" --format tsv > m.tsv || atf_fail "func ${4:-main} failed"
 	"$HWTRACE" query "$1" func "$2" --format tsv > f.tsv || atf_fail "func $2 failed"
 	md=$(sed -n 2p m.tsv | cut -f3)
 	fd=$(sed -n "$(($3 + 1))p" f.tsv | cut -f3)
@@ -163,6 +163,21 @@ signal_handlers_framed_body()
 	    "'$HWTRACE' query sg.hwtrace func on_usr1 --format tsv | tail -n +2 | cut -f14,15 | sort | uniq -c | awk '{print \$1, \$2, \$3}'"
 	atf_check -s exit:0 -o inline:"return\n" sh -c \
 	    "'$HWTRACE' query sg.hwtrace func main --format tsv | tail -n +2 | cut -f15"
+}
+
+atf_test_case cancellation_closes_frames
+cancellation_closes_frames_head() { atf_set descr "a cancelled thread's frames are closed by the forced unwind: what start_thread calls after it is start_thread's child, as gdb's backtrace says"; }
+cancellation_closes_frames_body()
+{
+	vgcapture cancel cn.hwtrace
+	want=$(gdb_main_frame cancel __nptl_deallocate_tsd 1 start_thread)
+	[ -n "$want" ] || atf_fail "gdb: no start_thread in the backtrace: $(cat gdb.out)"
+	got=$(hw_depth cn.hwtrace __nptl_deallocate_tsd 1 start_thread)
+	[ "$got" -eq "$want" ] ||
+	    atf_fail "__nptl_deallocate_tsd: gdb has start_thread $want frames up, hwtrace's depth is start_thread's + $got"
+	# spin(2), spin(1), spin(0): each left by the unwind.
+	atf_check -s exit:0 -o inline:"3 unwind\n" sh -c \
+	    "'$HWTRACE' query cn.hwtrace func spin --format tsv | tail -n +2 | cut -f15 | sort | uniq -c | awk '{print \$1, \$2}'"
 }
 
 atf_test_case names_demangled
@@ -260,5 +275,6 @@ atf_init_test_cases()
 	atf_add_test_case exceptions_close_frames
 	atf_add_test_case longjmp_closes_frames
 	atf_add_test_case signal_handlers_framed
+	atf_add_test_case cancellation_closes_frames
 	atf_add_test_case names_demangled
 }
