@@ -482,9 +482,11 @@ do_return(struct ix_stitch *st, const struct ix_sblock *b, uint32_t id)
 }
 
 /*
- * Control came to block @id asynchronously (an asynchronous branch, or
- * tracing enabled somewhere else than where it was disabled): when @id
- * starts a function, a signal handler was entered.  It gets a frame of
+ * Tracing was enabled at block @id, somewhere else than where it was
+ * disabled (a user-space trace does not see the kernel deliver a signal):
+ * when @id starts a function, a signal handler was entered.  Asynchronous
+ * branches (interrupts and exceptions in a trace of the kernel) are left
+ * alone: their returns are no returns.  It gets a frame of
  * its own (entry_kind "signal") whose caller is the interrupted function,
  * so that its return (to the signal trampoline, no return address) closes
  * it alone and a siglongjmp out of it closes it as any non-local exit.
@@ -570,7 +572,7 @@ transition(struct ix_stitch *st, uint32_t id)
 	    branch_kind(st, a, &st->g[id]))) < 0)
 		return (rc);
 	if (st->async)
-		return (signal_entry(st, id));
+		return (0);
 	flow = class_flow[a->cls];
 	if (flow == FL_NONE) {
 		if (a->cls == HWTR_IC_JUMP_IND || a->cls == HWTR_IC_JUMP)
