@@ -635,6 +635,7 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, const void *dbg,
 {
 	Elf *elf, *delf = NULL;
 	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
 	GElf_Shdr sh;
 	GElf_Phdr ph;
 	size_t shstrndx, cap = 0, nph, i;
@@ -653,6 +654,9 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, const void *dbg,
 		return (0);
 	}
 	e->elf = 1;
+	if (gelf_getehdr(elf, &eh) != NULL &&
+	    (eh.e_type == ET_EXEC || eh.e_type == ET_DYN))
+		e->entry = eh.e_entry;
 	if (elf_getphdrnum(elf, &nph) == 0 && nph > 0) {
 		e->loads = calloc(nph, sizeof(*e->loads));
 		if (e->loads == NULL)

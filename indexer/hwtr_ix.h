@@ -117,6 +117,8 @@ struct ix_sblock {
 #define IX_BF_RESUME	0x08	/* in _Unwind_Resume: never lands in its
 				   caller */
 #define IX_BF_FSTART	0x10	/* starts at a function's first byte */
+#define IX_BF_ENTRY	0x20	/* at its ELF file's entry point: where a
+				   process starts after execve */
 
 struct ix_chunk {
 	int64_t		seq, insn;
@@ -440,6 +442,7 @@ struct ix_elf {
 	size_t		nplts;
 	int		has_plt0;
 	uint64_t	plt0, plt0_end;
+	uint64_t	entry;		/* e_entry, 0: none */
 	/* PT_LOAD segments, for link-time addresses. */
 	struct {
 		uint64_t off, filesz, vaddr;

@@ -1937,6 +1937,8 @@ symbolize(struct run *r, struct ix_sblock *b, struct ix_gsym *g)
 		g->symbol = im->sym_base + (s - im->elf.syms);
 		g->sym_offset = g->image_addr - s->addr;
 	}
+	if (im->elf.entry != 0 && g->image_addr == im->elf.entry)
+		b->bflags |= IX_BF_ENTRY;
 	switch (ix_elf_plt(&im->elf, g->image_addr)) {
 	case 2:
 		b->bflags |= IX_BF_PLT | IX_BF_PLT0;

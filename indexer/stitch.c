@@ -495,7 +495,18 @@ static int
 signal_entry(struct ix_stitch *st, uint32_t id)
 {
 	const struct ix_sblock *b = &st->g[id];
+	int rc;
 
+	/*
+	 * At an ELF entry point, execve replaced the program: its frames
+	 * are gone, and the new program's first block starts a root.
+	 */
+	if (b->bflags & IX_BF_ENTRY) {
+		while (st->nstack > 0)
+			if ((rc = pop_call(st, CX_END)) < 0)
+				return (rc);
+		return (0);
+	}
 	if (st->nstack == 0 || !(b->bflags & IX_BF_FSTART))
 		return (0);
 	return (push_call(st, id, b->ip, CE_SIGNAL, 0, 0, 0));

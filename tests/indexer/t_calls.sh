@@ -180,6 +180,33 @@ cancellation_closes_frames_body()
 	    "'$HWTRACE' query cn.hwtrace func spin --format tsv | tail -n +2 | cut -f15 | sort | uniq -c | awk '{print \$1, \$2}'"
 }
 
+atf_test_case exec_starts_a_root
+exec_starts_a_root_head() { atf_set descr "after execve the new program's _start is a root and the old program's frames end, as gdb's backtrace of hello (the exec'd program) has _start outermost"; }
+exec_starts_a_root_body()
+{
+	vgcapture forkexec fx.hwtrace
+	gdb_main_frame hello __libc_start_main 1 _start > /dev/null
+	want=$(awk '/^#/ { n = $0 } END { print n }' gdb.out | awk '{ sub(/^#/, ""); print $1 + 0 }')
+	last=$(awk '/^#/ { n = $0 } END { print n }' gdb.out)
+	case $last in
+	*" _start "*) ;;
+	*) atf_fail "gdb: _start is not hello's outermost frame: $(cat gdb.out)" ;;
+	esac
+	# The child (the thread named hello): _start at depth 0, started.
+	"$HWTRACE" query fx.hwtrace sql "SELECT c.depth, c.entry_kind FROM calls c JOIN threads t ON t.id = c.thread JOIN symbols s ON s.id = c.symbol WHERE t.name = 'hello' AND s.name = '_start'" --format tsv > st.tsv ||
+	    atf_fail "sql failed"
+	[ "$(sed -n 2p st.tsv)" = "$(printf '0\tstart')" ] ||
+	    atf_fail "hello's _start: expected depth 0 entered at its start, got '$(sed -n 2p st.tsv)'"
+	"$HWTRACE" query fx.hwtrace sql "SELECT c.depth FROM calls c JOIN threads t ON t.id = c.thread JOIN symbols s ON s.id = c.symbol WHERE t.name = 'hello' AND s.name = '__libc_start_main'" --format tsv > lm.tsv ||
+	    atf_fail "sql failed"
+	[ "$(sed -n 2p lm.tsv)" = "$want" ] ||
+	    atf_fail "hello's __libc_start_main: gdb has it $want frames below _start, hwtrace at depth $(sed -n 2p lm.tsv)"
+	# The old program's frames end at the exec.
+	"$HWTRACE" query fx.hwtrace sql "SELECT c.exit_kind FROM calls c JOIN threads t ON t.id = c.thread JOIN symbols s ON s.id = c.symbol WHERE t.name = 'hello' AND s.name = '__execve'" --format tsv > ex.tsv ||
+	    atf_fail "sql failed"
+	[ "$(sed -n 2p ex.tsv)" = end ] || atf_fail "__execve's frame: expected exit end, got $(cat ex.tsv)"
+}
+
 atf_test_case names_demangled
 names_demangled_head() { atf_set descr "C++ names are demangled as c++filt does, the mangled name kept; func matches a name with or without its parameters"; }
 names_demangled_body()
@@ -276,5 +303,6 @@ atf_init_test_cases()
 	atf_add_test_case longjmp_closes_frames
 	atf_add_test_case signal_handlers_framed
 	atf_add_test_case cancellation_closes_frames
+	atf_add_test_case exec_starts_a_root
 	atf_add_test_case names_demangled
 }
