@@ -119,6 +119,25 @@ import_debug_dir_body()
 	    "$HWTRACE" import --pt $pt --elf sw --debug-dir "" -o e.hwtrace
 }
 
+atf_test_case debuginfod_file_url
+debuginfod_file_url_head() { atf_set descr "with DEBUGINFOD_URLS set, capture asks debuginfod (a file:// server laid out as debuginfod serves: buildid/ID/debuginfo) for a debug file it finds nowhere else; without it, it does not"; }
+debuginfod_file_url_body()
+{
+	need_tools
+	strip_to_debuglink
+	mkdir -p "srv/buildid/$bid"
+	mv sw.debug "srv/buildid/$bid/debuginfo"
+	DEBUGINFOD_URLS="file://$PWD/srv" DEBUGINFOD_CACHE_PATH="$PWD/cache" \
+	    "$HWTRACE" capture --source valgrind -o d.hwtrace -- ./sw > /dev/null 2> err ||
+	    atf_fail "capture failed: $(cat err)"
+	atf_check -s exit:0 -o match:"debug file aux/debug/bid-$bid" "$HWTRACE" info d.hwtrace
+	got=$("$HWTRACE" query d.hwtrace func classify --format csv | tail -n +2 | wc -l)
+	[ "$got" -eq 13 ] || atf_fail "func classify: expected 13 invocations, got $got"
+	env -u DEBUGINFOD_URLS "$HWTRACE" capture --source valgrind -o n.hwtrace -- ./sw \
+	    > /dev/null 2> err || atf_fail "capture failed: $(cat err)"
+	atf_check -s exit:0 -o not-match:"debug file" "$HWTRACE" info n.hwtrace
+}
+
 atf_test_case system_debug_files
 system_debug_files_head() { atf_set descr "capture stores the debug files the system has under /usr/lib/debug/.build-id (libc6-dbg): ld.so's functions get the names nm reads there"; }
 system_debug_files_body()
@@ -143,5 +162,6 @@ atf_init_test_cases()
 	atf_add_test_case debuglink_offline
 	atf_add_test_case no_debug_info
 	atf_add_test_case import_debug_dir
+	atf_add_test_case debuginfod_file_url
 	atf_add_test_case system_debug_files
 }
