@@ -317,6 +317,11 @@ struct ix_sink {
 	void	*arg;
 	/* A new global block; may set its bflags and fkey. */
 	int	(*block)(void *, int64_t gid);
+	/*
+	 * Block @gid, which no function covers, is called: name the
+	 * function starting there (set its fkey); may be NULL.
+	 */
+	int	(*func_start)(void *, int64_t gid);
 	int	(*chunk)(void *, const struct ix_chunk *);
 	int	(*ts)(void *, const struct ix_ts *);
 	int	(*call)(void *, int64_t idx, const struct ix_call *);

@@ -276,6 +276,12 @@ struct run {
 	struct ix_carow	caq[IX_CA_BATCH];	/* calls rows not written */
 	size_t		ncaq;
 	struct stmt	s_cy;		/* cycles */
+	struct stmt	s_sy;		/* symbols of call targets */
+	int64_t		next_sym;	/* symbols.id of the next one */
+	/* Call targets named so far: (image << 48 ^ addr) + 1, id. */
+	uint64_t	*ct_key;
+	int64_t		*ct_id;
+	size_t		nct, ctcap;
 	int64_t		ncycles;	/* cycles rows so far */
 	/* Global file names. */
 	char		**files;
@@ -2371,6 +2377,7 @@ write_static(struct run *r)
 	st_done(&s);
 	if (rc < 0)
 		return (rc);
+	r->next_sym = sym_id;
 	/* files and lines */
 	for (i = 0; i < r->nimgs; i++) {
 		struct ix_img *im = &r->imgs[i];
@@ -2548,6 +2555,90 @@ sink_block(void *arg, int64_t gid)
 	    sizeof(*r->gs)) < 0)
 		return (-HWTR_E_NOMEM);
 	symbolize(r, &r->st.g[gid], &r->gs[gid]);
+	return (0);
+}
+
+/*
+ * A call target no symbol or FDE covers (code without unwind tables): a
+ * function "IMAGE+0xADDR" of size 0, origin "call", so that calls and
+ * func name it.  Its blocks after the first keep no symbol.
+ */
+static int
+sink_func_start(void *arg, int64_t gid)
+{
+	struct run *r = arg;
+	struct ix_gsym *g = &r->gs[gid];
+	const struct hwtr_image_desc *id;
+	const char *base;
+	uint64_t key, h;
+	size_t i;
+	char name[512];
+	int rc;
+
+	if (!g->has_image || g->symbol != 0)
+		return (0);
+	key = (((uint64_t)g->image << 48) ^ g->image_addr) + 1;
+	if (r->nct * 2 >= r->ctcap) {
+		size_t n = r->ctcap ? r->ctcap * 2 : 256;
+		uint64_t *k = calloc(n, sizeof(*k));
+		int64_t *v = calloc(n, sizeof(*v));
+
+		if (k == NULL || v == NULL) {
+			free(k);
+			free(v);
+			return (-HWTR_E_NOMEM);
+		}
+		for (i = 0; i < r->ctcap; i++) {
+			if (r->ct_key[i] == 0)
+				continue;
+			for (h = ix_hash64(r->ct_key[i]);; h++)
+				if (k[h & (n - 1)] == 0)
+					break;
+			k[h & (n - 1)] = r->ct_key[i];
+			v[h & (n - 1)] = r->ct_id[i];
+		}
+		free(r->ct_key);
+		free(r->ct_id);
+		r->ct_key = k;
+		r->ct_id = v;
+		r->ctcap = n;
+	}
+	for (h = ix_hash64(key);; h++) {
+		i = h & (r->ctcap - 1);
+		if (r->ct_key[i] == key) {
+			g->symbol = r->ct_id[i];
+			goto named;
+		}
+		if (r->ct_key[i] == 0)
+			break;
+	}
+	id = hwtr_ar_image(r->ar, (size_t)(g->image - 1));
+	base = id != NULL && id->path != NULL ? strrchr(id->path, '/') : NULL;
+	base = base != NULL ? base + 1 : id != NULL && id->path != NULL ?
+	    id->path : "image";
+	snprintf(name, sizeof(name), "%s+%#" PRIx64, base, g->image_addr);
+	if (r->s_sy.st == NULL && (rc = st_prep(r, &r->s_sy, "INSERT INTO "
+	    "symbols VALUES (?,?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	b_int(&r->s_sy, r->next_sym);
+	b_int(&r->s_sy, g->image);
+	b_text(&r->s_sy, name);
+	b_int(&r->s_sy, (int64_t)g->image_addr);
+	b_int(&r->s_sy, 0);
+	b_stext(&r->s_sy, "func");
+	b_stext(&r->s_sy, "local");
+	b_stext(&r->s_sy, "call");
+	b_text(&r->s_sy, NULL);
+	if ((rc = st_exec(r, &r->s_sy, "symbols")) < 0)
+		return (rc);
+	r->ct_key[i] = key;
+	r->ct_id[i] = r->next_sym;
+	r->nct++;
+	g->symbol = r->next_sym++;
+named:
+	g->sym_offset = 0;
+	r->st.g[gid].fkey = (uint32_t)g->symbol;
+	r->st.g[gid].bflags |= IX_BF_FSTART;
 	return (0);
 }
 
@@ -3160,6 +3251,7 @@ write_db(struct run *r, const char *tmp)
 	memset(&sink, 0, sizeof(sink));
 	sink.arg = r;
 	sink.block = sink_block;
+	sink.func_start = sink_func_start;
 	sink.chunk = sink_chunk;
 	sink.ts = sink_ts;
 	sink.call = sink_call;
@@ -3219,6 +3311,7 @@ write_db(struct run *r, const char *tmp)
 		st_done(&r->s_can[i]);
 	st_done(&r->s_ev);
 	st_done(&r->s_cy);
+	st_done(&r->s_sy);
 	for (i = 0; i < IX_EV_LOG; i++)
 		st_done(&r->s_evn[i]);
 	for (i = 0; i < r->nevq; i++)
@@ -3293,6 +3386,8 @@ run_free(struct run *r)
 	free((void *)(uintptr_t)r->wprogress);
 	ix_stitch_free(&r->st);
 	free(r->gs);
+	free(r->ct_key);
+	free(r->ct_id);
 	free(r->errips);
 	for (i = 0; i < r->nfiles; i++)
 		free(r->files[i]);

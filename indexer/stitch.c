@@ -328,6 +328,14 @@ push_call(struct ix_stitch *st, int64_t entry, uint64_t ip, int kind,
 	oc->idx = st->ncalls++;
 	oc->ret = ret;
 	oc->call_blk = kind == CE_CALL || kind == CE_SIGNAL ? st->prev : -1;
+	/* A call target no symbol names starts a function all the same. */
+	if (kind == CE_CALL && st->g[entry].fkey == 0 &&
+	    st->sink.func_start != NULL) {
+		int rc = st->sink.func_start(st->sink.arg, entry);
+
+		if (rc < 0)
+			return (rc);
+	}
 	oc->tramp = (st->g[entry].bflags & IX_BF_PLT) ? IX_TR_STUB : IX_TR_NONE;
 	c = &oc->c;
 	c->parent = st->nstack ? st->stack[st->nstack - 1].idx : -1;

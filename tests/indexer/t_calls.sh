@@ -243,25 +243,26 @@ nm_addr()
 	nm "$HWTRACE_PROGS/$1" | awk -v f="$2" '$3 == f { sub(/^0+/, "", $1); print $1 }'
 }
 
-atf_test_case stripped_functions_named
-stripped_functions_named_head() { atf_set descr "in a stripped program, functions are recovered from .eh_frame and named IMAGE+0xADDR at the addresses nm gives in the unstripped build; func and calls know them, with callgrind's callers"; }
-stripped_functions_named_body()
+# recovered_names PROG: PROG, plt built without its symbols, names one,
+# two and main PROG+0xADDR at the addresses nm gives in plt, with
+# callgrind's callers of getenv.
+recovered_names()
 {
 	command -v nm >/dev/null 2>&1 && command -v objcopy >/dev/null 2>&1 ||
 	    atf_skip "binutils are not installed"
-	# The two builds differ by their symbols only: the same code.
-	for p in plt plt-stripped; do
+	# The two builds have the same code at the same addresses.
+	for p in plt $1; do
 		objcopy -O binary --only-section=.text "$HWTRACE_PROGS/$p" $p.text ||
 		    atf_fail "objcopy failed"
 	done
-	cmp -s plt.text plt-stripped.text || atf_fail "plt and plt-stripped differ in .text"
-	vgcapture plt-stripped s.hwtrace
+	cmp -s plt.text $1.text || atf_fail "plt and $1 differ in .text"
+	vgcapture $1 s.hwtrace
 	for f in one two main; do
 		a=$(nm_addr plt $f)
 		[ -n "$a" ] || atf_fail "nm: no $f in plt"
-		eval "name_$f=plt-stripped+0x$a"
-		got=$("$HWTRACE" query s.hwtrace func "plt-stripped+0x$a" --format csv | tail -n +2 | wc -l)
-		[ "$got" -eq 1 ] || atf_fail "func plt-stripped+0x$a ($f): expected 1 invocation, got $got"
+		eval "name_$f=$1+0x$a"
+		got=$("$HWTRACE" query s.hwtrace func "$1+0x$a" --format csv | tail -n +2 | wc -l)
+		[ "$got" -eq 1 ] || atf_fail "func $1+0x$a ($f): expected 1 invocation, got $got"
 	done
 	# getenv's callers, as callgrind names them in the unstripped build.
 	cg_callers plt getenv | sed "s/^one /$name_one /; s/^two /$name_two /; s/^main /$name_main /" |
@@ -269,12 +270,25 @@ stripped_functions_named_body()
 	hw_callers s.hwtrace getenv > hw.got
 	cmp -s cg.want hw.got ||
 	    atf_fail "callers of getenv: callgrind says '$(cat cg.want | tr '\n' ';')', hwtrace '$(cat hw.got | tr '\n' ';')'"
+}
+
+atf_test_case stripped_functions_named
+stripped_functions_named_head() { atf_set descr "in a stripped program, functions are recovered from .eh_frame and named IMAGE+0xADDR at the addresses nm gives in the unstripped build; func and calls know them, with callgrind's callers"; }
+stripped_functions_named_body()
+{
+	recovered_names plt-stripped
 	# Nothing of the program's own functions is left without a name
 	# (the C start-up files' code has no unwind table: it may be).
-	lo=$(nm_addr plt main) hi=$(nm_addr plt two)
-	"$HWTRACE" query s.hwtrace sql "SELECT count(*) FROM blocks b JOIN images i ON i.id = b.image WHERE b.symbol IS NULL AND i.path GLOB '*/plt-stripped' AND (b.image_addr BETWEEN 0x$lo AND 0x$(nm_addr plt main) + 64 OR b.image_addr BETWEEN 0x$(nm_addr plt one) AND 0x$hi + 16)" --format tsv > n.tsv ||
+	"$HWTRACE" query s.hwtrace sql "SELECT count(*) FROM blocks b JOIN images i ON i.id = b.image WHERE b.symbol IS NULL AND i.path GLOB '*/plt-stripped' AND (b.image_addr BETWEEN 0x$(nm_addr plt main) AND 0x$(nm_addr plt main) + 64 OR b.image_addr BETWEEN 0x$(nm_addr plt one) AND 0x$(nm_addr plt two) + 16)" --format tsv > n.tsv ||
 	    atf_fail "sql failed"
 	[ "$(sed -n 2p n.tsv)" -eq 0 ] || atf_fail "$(sed -n 2p n.tsv) blocks of main, one, two have no symbol"
+}
+
+atf_test_case call_targets_named
+call_targets_named_head() { atf_set descr "in a program with neither symbols nor unwind tables, called functions are named IMAGE+0xADDR at the addresses nm gives in the unstripped build, with callgrind's callers"; }
+call_targets_named_body()
+{
+	recovered_names plt-nocfi
 }
 
 atf_test_case unknown_per_image
@@ -297,6 +311,7 @@ unknown_per_image_body()
 atf_init_test_cases()
 {
 	atf_add_test_case stripped_functions_named
+	atf_add_test_case call_targets_named
 	atf_add_test_case unknown_per_image
 	atf_add_test_case plt_calls_credited
 	atf_add_test_case exceptions_close_frames
