@@ -11,7 +11,9 @@ PKGS="build-essential clang libclang-rt-14-dev pkg-config
 libarchive-dev libzstd-dev zstd libjansson-dev
 libipt-dev libopencsd-dev libopencsd-bin
 libsqlite3-dev sqlite3 libpq-dev postgresql libelf-dev libdw-dev libzydis-dev
-kyua atf-sh libatf-dev mandoc valgrind g++ lcov python3 time"
+libiberty-dev libdebuginfod-dev
+kyua atf-sh libatf-dev mandoc valgrind g++ lcov python3 time
+gdb libc6-dbg"
 
 die() { echo "install-deps: $*" >&2; exit 1; }
 

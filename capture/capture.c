@@ -354,6 +354,8 @@ cap_open_archive(struct cap *cap, pid_t pid)
 	errbuf[0] = '\0';
 	memset(&ao, 0, sizeof(ao));
 	ao.level = CAP_ZSTD_LEVEL;
+	/* Each image's separate debug file, where the system keeps it. */
+	ao.debug_info = cap->cfg->no_debug_info ? -1 : 1;
 	rc = hwtr_aw_open(&cap->aw, cap->cfg->output, &cap->meta, &ao,
 	    errbuf, sizeof(errbuf));
 	if (rc < 0) {

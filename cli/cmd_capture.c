@@ -19,6 +19,7 @@ enum {
 	OPT_FORCE = 256,
 	OPT_GROUND_TRUTH,
 	OPT_KEEP_ON_FAILURE,
+	OPT_NO_DEBUG_INFO,
 	OPT_NO_FOLLOW,
 	OPT_NO_RET_COMPRESSION,
 	OPT_PSB_PERIOD,
@@ -36,6 +37,8 @@ static const struct cli_opt capture_opts[] = {
 	    "only when the command fails" },
 	{ "mode", 'm', "MODE", "buffer policy: stream (default), ring or "
 	    "stop" },
+	{ "no-debug-info", OPT_NO_DEBUG_INFO, NULL, "do not store the images' "
+	    "separate debug files" },
 	{ "no-follow", OPT_NO_FOLLOW, NULL, "do not trace child processes" },
 	{ "no-ret-compression", OPT_NO_RET_COMPRESSION, NULL, "write a TIP "
 	    "for every return" },
@@ -126,6 +129,9 @@ cmd_capture(int argc, char **argv)
 				return (cli_usage_error(&capture_cmd,
 				    "unknown mode '%s' (stream, ring, stop)",
 				    arg));
+			break;
+		case OPT_NO_DEBUG_INFO:
+			cfg.no_debug_info = 1;
 			break;
 		case OPT_NO_FOLLOW:
 			cfg.no_follow = 1;

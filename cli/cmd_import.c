@@ -27,9 +27,11 @@ enum {
 	OPT_CPU = 0x100,
 	OPT_CPUID_EAX,
 	OPT_CPUID_EBX,
+	OPT_DEBUG_DIR,
 	OPT_ELF,
 	OPT_LLDB,
 	OPT_MTC_FREQ,
+	OPT_NO_DEBUG_INFO,
 	OPT_NOM_FREQ,
 	OPT_PT,
 	OPT_RAW
@@ -40,11 +42,15 @@ static const struct cli_opt import_opts[] = {
 	    "CPU identity for the decoder (default none)" },
 	{ "cpuid-0x15.eax", OPT_CPUID_EAX, "N", "CPUID leaf 0x15 EAX" },
 	{ "cpuid-0x15.ebx", OPT_CPUID_EBX, "N", "CPUID leaf 0x15 EBX" },
+	{ "debug-dir", OPT_DEBUG_DIR, "DIR", "store the images' separate "
+	    "debug files found in DIR" },
 	{ "elf", OPT_ELF, "FILE[:BASE]",
 	    "map FILE's PT_LOAD segments (lowest at BASE)" },
 	{ "lldb", OPT_LLDB, NULL, "SOURCE is an LLDB trace bundle (default)" },
 	{ "mtc-freq", OPT_MTC_FREQ, "N",
 	    "MTC frequency (IA32_RTIT_CTL[17:14])" },
+	{ "no-debug-info", OPT_NO_DEBUG_INFO, NULL, "store no separate debug "
+	    "files (--debug-dir ignored)" },
 	{ "nom-freq", OPT_NOM_FREQ, "N",
 	    "nominal frequency (MSR_PLATFORM_INFO[15:8])" },
 	{ "output", OPT_OUT, "OUT", "the archive to write" },
@@ -57,11 +63,13 @@ static const struct cli_opt import_opts[] = {
 static const struct cli_cmd import_cmd = {
 	.verb = "import",
 	.usage = "[--cpu F/M[/S]|auto|none] [--cpuid-0x15.eax N]\n"
-	    "       [--cpuid-0x15.ebx N] [--elf FILE[:BASE]] [--mtc-freq N]\n"
-	    "       [--nom-freq N] [--raw FILE[:FROM[-TO]]:VADDR]\n"
-	    "       --pt FILE[:FROM[-TO]] -o OUT\n"
-	    "       hwtrace import [--lldb] TRACE.JSON -o OUT\n"
-	    "       hwtrace import SNAPSHOT_DIR -o OUT",
+	    "       [--cpuid-0x15.ebx N] [--debug-dir DIR] [--elf FILE[:BASE]]\n"
+	    "       [--mtc-freq N] [--no-debug-info] [--nom-freq N]\n"
+	    "       [--raw FILE[:FROM[-TO]]:VADDR] --pt FILE[:FROM[-TO]] -o OUT\n"
+	    "       hwtrace import [--debug-dir DIR] [--lldb] [--no-debug-info]\n"
+	    "       TRACE.JSON -o OUT\n"
+	    "       hwtrace import [--debug-dir DIR] [--no-debug-info]\n"
+	    "       SNAPSHOT_DIR -o OUT",
 	.summary = "Pack a foreign capture into a hwtrace archive: raw Intel "
 	    "PT files with ptxed's\noptions, an LLDB Intel PT trace bundle, or "
 	    "an ARM CoreSight trace snapshot\ndirectory (one holding "
@@ -164,6 +172,7 @@ int
 cmd_import(int argc, char **argv)
 {
 	struct hwtr_import_raw_opts o;
+	struct hwtr_aw_opts ao;
 	struct hwtr_import_file f;
 	struct files pt = { NULL, 0 }, raw = { NULL, 0 }, elf = { NULL, 0 };
 	const char *arg, *out = NULL, *ops[2] = { NULL, NULL };
@@ -174,6 +183,7 @@ cmd_import(int argc, char **argv)
 	int c, rc = 1, lldb = 0, nomem = 0;
 
 	memset(&o, 0, sizeof(o));
+	memset(&ao, 0, sizeof(ao));
 	/*
 	 * Options may follow the operand ("import trace.json -o x", as
 	 * hwtrace(1) shows it), so operands are collected as getopt stops at
@@ -202,6 +212,17 @@ cmd_import(int argc, char **argv)
 			break;
 		case OPT_LLDB:
 			lldb = 1;
+			break;
+		case OPT_DEBUG_DIR:
+			if (*arg == '\0') {
+				rc = cli_usage_error(&import_cmd,
+				    "empty --debug-dir");
+				goto out;
+			}
+			ao.debug_dir = arg;
+			break;
+		case OPT_NO_DEBUG_INFO:
+			ao.debug_info = -1;
 			break;
 		case OPT_CPU:
 			if (parse_cpu(arg, &o) != 0) {
@@ -332,6 +353,7 @@ cmd_import(int argc, char **argv)
 		o.nraw = raw.n;
 		o.elf = elf.v;
 		o.nelf = elf.n;
+		o.aw_opts = &ao;
 		if (hwtr_import_raw(&o, out, errbuf, sizeof(errbuf)) < 0) {
 			cli_warnx("import", "%s", errbuf);
 			rc = 1;
@@ -354,13 +376,13 @@ cmd_import(int argc, char **argv)
 			goto out;
 		}
 		if (!lldb && hwtr_import_cs_is_snapshot(ops[0])) {
-			if (hwtr_import_cs(ops[0], out, NULL, errbuf,
+			if (hwtr_import_cs(ops[0], out, &ao, errbuf,
 			    sizeof(errbuf)) < 0) {
 				cli_warnx("import", "%s", errbuf);
 				rc = 1;
 				goto out;
 			}
-		} else if (hwtr_import_lldb(ops[0], out, NULL, errbuf,
+		} else if (hwtr_import_lldb(ops[0], out, &ao, errbuf,
 		    sizeof(errbuf)) < 0) {
 			cli_warnx("import", "%s", errbuf);
 			rc = 1;

@@ -199,6 +199,19 @@ print_cs(FILE *fp, const struct hwtr_cs_config *cs)
 	}
 }
 
+/* The member holding @img's separate debug file (hwtrace(5)), or NULL. */
+static const struct hwtr_member_info *
+debug_member(const struct hwtr_ar *ar, const struct hwtr_image_desc *img)
+{
+	char name[HWTR_IMAGE_KEY_MAX + 16];
+	size_t i;
+
+	snprintf(name, sizeof(name), "aux/debug/%s", img->key);
+	if (hwtr_ar_find_member(ar, name, &i) < 0)
+		return (NULL);
+	return (hwtr_ar_member(ar, i));
+}
+
 static void
 print_text(FILE *fp, struct info *in)
 {
@@ -207,6 +220,7 @@ print_text(FILE *fp, struct info *in)
 	const struct hwtr_capture_end *e = in->end;
 	const struct hwtr_stream_desc *sd;
 	const struct hwtr_image_desc *img;
+	const struct hwtr_member_info *dm;
 	const struct hwtr_sb_rec *r;
 	char buf[160];
 	size_t i, n, nchunks;
@@ -286,6 +300,9 @@ print_text(FILE *fp, struct info *in)
 		    str_or(img->path, "unknown"),
 		    img->kind == HWTR_IMG_MEMORY ? "memory" : "file",
 		    img->size);
+		if ((dm = debug_member(in->ar, img)) != NULL)
+			fprintf(fp, "    debug file %s (%" PRIu64 " bytes)\n",
+			    dm->name, dm->usize);
 	}
 
 	fprintf(fp, "mappings: %zu\n", in->sbcount[HWTR_SB_MMAP]);
@@ -493,6 +510,7 @@ print_json(FILE *fp, struct info *in)
 	const struct hwtr_capture_end *e = in->end;
 	const struct hwtr_stream_desc *sd;
 	const struct hwtr_image_desc *img;
+	const struct hwtr_member_info *dm;
 	const struct hwtr_sb_rec *r;
 	char buf[2 * HWTR_BUILD_ID_MAX + 1];
 	size_t i, n;
@@ -599,6 +617,10 @@ print_json(FILE *fp, struct info *in)
 		jku(fp, &g, "size", img->size);
 		hex(img->build_id, img->build_id_len, buf, sizeof(buf));
 		jkstr(fp, &g, "build_id", img->build_id_len ? buf : NULL);
+		dm = debug_member(in->ar, img);
+		jkstr(fp, &g, "debug_file", dm != NULL ? dm->name : NULL);
+		if (dm != NULL)
+			jku(fp, &g, "debug_size", dm->usize);
 		fputc('}', fp);
 	}
 	fputc(']', fp);

@@ -105,6 +105,8 @@ struct aw_stream {
 
 struct hwtr_aw {
 	int		fd;
+	int		debug_system;	/* hwtr_aw_opts.debug_info */
+	char		*debug_dir;
 	char		*path;		/* final name */
 	char		*tmp;		/* name written (".partial") */
 	uint64_t	off;		/* file offset of the next frame */
@@ -820,6 +822,7 @@ aw_free(struct hwtr_aw *aw)
 	for (i = 0; i < aw->nimages; i++)
 		free(aw->images[i]);
 	free(aw->images);
+	free(aw->debug_dir);
 	free(aw->streams);
 	free(aw->sb);
 	free(aw->hdr);
@@ -892,6 +895,13 @@ hwtr_aw_open(struct hwtr_aw **awp, const char *path,
 	    (aw->cctx_mt = ZSTD_createCCtx()) == NULL ||
 	    (aw->cctx_st = ZSTD_createCCtx()) == NULL ||
 	    (aw->a = archive_write_new()) == NULL) {
+		aw_free(aw);
+		return (-HWTR_E_NOMEM);
+	}
+	if (opts != NULL && opts->debug_info > 0)
+		aw->debug_system = 1;
+	if (opts != NULL && opts->debug_info >= 0 && opts->debug_dir != NULL &&
+	    (aw->debug_dir = strdup(opts->debug_dir)) == NULL) {
 		aw_free(aw);
 		return (-HWTR_E_NOMEM);
 	}
@@ -1073,6 +1083,29 @@ hwtr_aw_has_image(const struct hwtr_aw *aw, const char *key)
 	return (0);
 }
 
+/*
+ * The separate debug file of image @d, found and verified by
+ * hwtr_debug_find(), as member aux/debug/KEY (hwtrace(5)); an image
+ * without one gets nothing.
+ */
+static int
+add_debug(struct hwtr_aw *aw, const struct hwtr_image_desc *d,
+    const void *buf, size_t len)
+{
+	char name[HWTR_IMAGE_KEY_MAX + 16], from[4096];
+	void *dbg;
+	size_t dlen;
+	int rc;
+
+	if (hwtr_debug_find(buf, len, d->path, aw->debug_dir,
+	    aw->debug_system, &dbg, &dlen, from, sizeof(from)) != 1)
+		return (0);
+	snprintf(name, sizeof(name), "debug/%s", d->key);
+	rc = hwtr_aw_add_aux(aw, name, dbg, dlen);
+	free(dbg);
+	return (rc == -HWTR_E_EXISTS ? 0 : rc);
+}
+
 int
 hwtr_aw_add_image(struct hwtr_aw *aw, const struct hwtr_image_desc *desc,
     const void *buf, size_t len, char *key)
@@ -1120,6 +1153,8 @@ hwtr_aw_add_image(struct hwtr_aw *aw, const struct hwtr_image_desc *desc,
 	if ((aw->images[aw->nimages] = strdup(d.key)) == NULL)
 		return (-HWTR_E_NOMEM);
 	aw->nimages++;
+	if (d.kind == HWTR_IMG_FILE && (aw->debug_system || aw->debug_dir))
+		return (add_debug(aw, &d, buf, len));
 	return (0);
 }
 

@@ -248,6 +248,66 @@ hwtr_elf_parse(const void *buf, size_t len, struct hwtr_elf_info *info,
 	return (0);
 }
 
+/*
+ * The .gnu_debuglink section: the debug file's name (NUL-terminated,
+ * padded to 4 bytes) and the CRC-32 of its contents.  Found by name
+ * through the section header string table.
+ */
+int
+hwtr_elf_debuglink(const void *buf, size_t len, char *name, size_t namelen,
+    uint32_t *crc)
+{
+	struct elfr r = { buf, len, 0, NULL, 0 };
+	uint64_t shoff, shentsize, shnum, shstrndx, stroff, strsize, v, i;
+	uint64_t ent, sname, soff, ssize;
+	int is64, w;
+	size_t n;
+
+	if (!hwtr_elf_is_elf(buf, len) || len < 64)
+		return (0);
+	if ((r.p[4] != 1 && r.p[4] != 2) || (r.p[5] != 1 && r.p[5] != 2))
+		return (0);
+	is64 = r.p[4] == 2;
+	r.be = r.p[5] == 2;
+	w = is64 ? 8 : 4;
+	rd(&r, 24 + 2 * w, w, &shoff);
+	rd(&r, is64 ? 58 : 46, 2, &shentsize);
+	rd(&r, is64 ? 60 : 48, 2, &shnum);
+	rd(&r, is64 ? 62 : 50, 2, &shstrndx);
+	if (shnum == 0 || shoff == 0 || shstrndx >= shnum ||
+	    shentsize < (uint64_t)(is64 ? 64 : 40) || shoff > len ||
+	    shnum * shentsize > len - shoff)
+		return (0);
+	ent = shoff + shstrndx * shentsize;
+	rd(&r, ent + (is64 ? 24 : 16), w, &stroff);
+	rd(&r, ent + (is64 ? 32 : 20), w, &strsize);
+	if (stroff > len || strsize > len - stroff)
+		return (-HWTR_E_FORMAT);
+	for (i = 0; i < shnum; i++) {
+		ent = shoff + i * shentsize;
+		rd(&r, ent, 4, &sname);
+		rd(&r, ent + 4, 4, &v);
+		if (v == 8 /* SHT_NOBITS */ || sname >= strsize ||
+		    strsize - sname < sizeof(".gnu_debuglink") ||
+		    memcmp(r.p + stroff + sname, ".gnu_debuglink",
+		    sizeof(".gnu_debuglink")) != 0)
+			continue;
+		rd(&r, ent + (is64 ? 24 : 16), w, &soff);
+		rd(&r, ent + (is64 ? 32 : 20), w, &ssize);
+		if (soff > len || ssize > len - soff || ssize < 8)
+			return (-HWTR_E_FORMAT);
+		n = strnlen((const char *)r.p + soff, (size_t)ssize);
+		if (n == 0 || n >= namelen || ((n + 4) & ~(size_t)3) + 4 > ssize)
+			return (-HWTR_E_FORMAT);
+		memcpy(name, r.p + soff, n);
+		name[n] = '\0';
+		rd(&r, soff + ((n + 4) & ~(size_t)3), 4, &v);
+		*crc = (uint32_t)v;
+		return (1);
+	}
+	return (0);
+}
+
 int
 hwtr_read_file(const char *path, uint64_t max, void **bufp, size_t *lenp,
     char *err, size_t errlen)

@@ -59,6 +59,27 @@ int hwtr_elf_is_elf(const void *buf, size_t len);
 int hwtr_elf_parse(const void *buf, size_t len, struct hwtr_elf_info *info,
     char *err, size_t errlen);
 
+/*
+ * The name and CRC-32 in @buf's .gnu_debuglink section: 1 found, 0 none,
+ * -HWTR_E_FORMAT malformed.
+ */
+int hwtr_elf_debuglink(const void *buf, size_t len, char *name,
+    size_t namelen, uint32_t *crc);
+
+/*
+ * Find the separate debug file of the ELF image @buf (from @path, may be
+ * NULL) and verify it: the same GNU build-id, or without one the CRC-32
+ * of its .gnu_debuglink.  Looked for, in order, under @dir when not NULL
+ * (DIR/.build-id/xx/yyyy.debug, DIR/NAME, DIR/IMAGEDIR/NAME), then, when
+ * @system, under /usr/lib/debug the same way, beside the image
+ * (IMAGEDIR/NAME, IMAGEDIR/.debug/NAME) and through debuginfod when
+ * DEBUGINFOD_URLS is set.  Returns 1 with a malloc'd copy in @bufp and
+ * where it came from in @from, 0 when there is none.
+ */
+int hwtr_debug_find(const void *buf, size_t len, const char *path,
+    const char *dir, int system, void **bufp, size_t *lenp, char *from,
+    size_t fromlen);
+
 /* Read the file at @path into a malloc'd buffer (at most @max bytes). */
 int hwtr_read_file(const char *path, uint64_t max, void **bufp, size_t *lenp,
     char *err, size_t errlen);

@@ -414,6 +414,14 @@ struct hwtr_aw_opts {
 					   chunks; 0: default (2); < 0: none,
 					   every call compresses */
 	int		no_partial;	/* write @path directly, no rename */
+	/*
+	 * Separate debug files of the ELF images stored (member
+	 * aux/debug/KEY, hwtrace(5)): 0 looked for under @debug_dir only,
+	 * > 0 also where the system keeps them (/usr/lib/debug, beside the
+	 * image, debuginfod when DEBUGINFOD_URLS is set), < 0 never.
+	 */
+	int		debug_info;
+	const char	*debug_dir;	/* or NULL; copied */
 };
 
 /*
@@ -1031,6 +1039,7 @@ struct hwtr_cap_config {
 	int		keep_on_failure;
 	/* Replace an existing @output; 0: refuse (-HWTR_E_EXISTS) at once. */
 	int		force;
+	int		no_debug_info;	/* store no separate debug files */
 	/*
 	 * Written by signal handlers, polled by the session: *@stop non-zero
 	 * ends the capture (launched commands killed, attached processes
@@ -1253,7 +1262,7 @@ void hwtr_img_free(struct hwtr_img *img);
  * exec_order and exec_insns table-valued functions to a connection that
  * reads such a database (the same code as build/hwtrace_sqlite.so).
  */
-#define HWTR_DB_SCHEMA_VERSION	1
+#define HWTR_DB_SCHEMA_VERSION	2
 #define HWTR_DB_APPLICATION_ID	0x68777472	/* "hwtr" */
 
 struct hwtr_ix;

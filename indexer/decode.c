@@ -43,7 +43,7 @@
 
 const char *const ix_class_names[] = {
 	"other", "cond", "jump", "jump-indirect", "call", "call-indirect",
-	"return", "far-call", "far-return", "far-jump", "unknown"
+	"return", "syscall", "sysret", "far-jump", "unknown"
 };
 
 /*

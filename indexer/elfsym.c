@@ -17,8 +17,10 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <inttypes.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <libiberty/demangle.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,7 @@ add_sym(struct ix_elf *e, size_t *cap, uint64_t addr, uint64_t size,
 	s->name = strdup(name);
 	if (s->name == NULL)
 		return (-1);
+	s->dname = NULL;
 	s->addr = addr;
 	s->size = size;
 	s->kind = kind;
@@ -479,15 +482,163 @@ out:
 	return (rc);
 }
 
-int
-ix_elf_load(struct ix_elf *e, const void *buf, size_t len, char *err,
-    size_t errlen)
+/*
+ * libiberty's demangler (Debian's libiberty-dev), which knows the Itanium
+ * C++ ABI and both Rust manglings, as c++filt does.  A stub's "@plt" (or
+ * any "@" suffix) is put back after the demangled name.
+ */
+char *
+ix_demangle(const char *name)
 {
-	Elf *elf;
+	const char *at = strchr(name, '@');
+	char *base, *d, *out;
+	size_t n;
+
+	if (at == NULL)
+		return (cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI));
+	if ((base = strndup(name, (size_t)(at - name))) == NULL)
+		return (NULL);
+	d = cplus_demangle(base, DMGL_PARAMS | DMGL_ANSI);
+	free(base);
+	if (d == NULL)
+		return (NULL);
+	n = strlen(d) + strlen(at) + 1;
+	if ((out = malloc(n)) != NULL)
+		snprintf(out, n, "%s%s", d, at);
+	free(d);
+	return (out);
+}
+
+static int
+plt0_push(const uint8_t *p)
+{
+	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+	if (memcmp(p, endbr64, 4) == 0)
+		p += 4;
+	return (p[0] == 0xff && p[1] == 0x35);
+}
+
+/* Sort by address; a name at an address found in two tables appears once. */
+static void
+sort_syms(struct ix_elf *e)
+{
+	size_t i, j;
+
+	if (e->nsyms == 0)
+		return;
+	qsort(e->syms, e->nsyms, sizeof(*e->syms), sym_cmp);
+	for (i = 1, j = 1; i < e->nsyms; i++) {
+		struct ix_sym *p = &e->syms[j - 1], *s = &e->syms[i];
+
+		if (s->addr == p->addr && strcmp(s->name, p->name) == 0) {
+			free(s->name);
+			free(s->dname);
+			continue;
+		}
+		e->syms[j++] = *s;
+	}
+	e->nsyms = j;
+}
+
+/* A signed 32-bit little-endian value at @p. */
+static int64_t
+rd_s32(const uint8_t *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, 4);
+	return ((int64_t)v);
+}
+
+/*
+ * Functions without a symbol (a stripped image), recovered from the
+ * unwind tables every x86-64 function compiled by GCC or Clang has: the
+ * starts from .eh_frame_hdr's sorted table, each range from its FDE
+ * (pc_begin, pc_range).  Each range no function symbol covers becomes a
+ * function named "BASE+0xADDR" (link-time address), origin "eh_frame".
+ * Only the encodings x86-64 toolchains write are read (table: pcrel
+ * sdata4 pointer, udata4 count, datarel sdata4 entries; FDE: pcrel
+ * sdata4 pc_begin, checked against the table); an FDE read otherwise
+ * ends at the next start.  Returns how many were added.
+ */
+static int
+recover_funcs(struct ix_elf *e, Elf *elf, size_t shstrndx, const char *base,
+    size_t *cap)
+{
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
+	Elf_Data *hd = NULL, *fd = NULL;
+	const uint8_t *p, *f = NULL;
+	uint64_t hdr = 0, fa = 0, fsz = 0, k, nfde;
+	char name[512];
+	int added = 0;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *sname;
+
+		if (gelf_getshdr(scn, &sh) == NULL ||
+		    sh.sh_type != SHT_PROGBITS ||
+		    (sname = elf_strptr(elf, shstrndx, sh.sh_name)) == NULL)
+			continue;
+		if (strcmp(sname, ".eh_frame_hdr") == 0) {
+			hd = elf_getdata(scn, NULL);
+			hdr = sh.sh_addr;
+		} else if (strcmp(sname, ".eh_frame") == 0 &&
+		    (fd = elf_getdata(scn, NULL)) != NULL) {
+			f = fd->d_buf;
+			fa = sh.sh_addr;
+			fsz = fd->d_size;
+		}
+	}
+	if (hd == NULL || hd->d_buf == NULL || hd->d_size < 12)
+		return (0);
+	p = hd->d_buf;
+	if (p[0] != 1 || p[1] != 0x1b || p[2] != 0x03 || p[3] != 0x3b)
+		return (0);
+	memcpy(&k, p + 8, 4);
+	nfde = (uint32_t)k;
+	if (nfde > (hd->d_size - 12) / 8)
+		return (0);
+	for (k = 0; k < nfde; k++) {
+		uint64_t start = hdr + (uint64_t)rd_s32(p + 12 + 8 * k);
+		uint64_t fde = hdr + (uint64_t)rd_s32(p + 16 + 8 * k);
+		uint64_t size = 0, o;
+		uint32_t range;
+
+		if (f != NULL && fde >= fa && fde - fa + 16 <= fsz) {
+			o = fde - fa;
+			if (fa + o + 8 + (uint64_t)rd_s32(f + o + 8) == start) {
+				memcpy(&range, f + o + 12, 4);
+				size = range;
+			}
+		}
+		if (size == 0 && k + 1 < nfde)
+			size = hdr + (uint64_t)rd_s32(p + 12 + 8 * (k + 1)) -
+			    start;
+		if (size == 0 || size > (1u << 28) ||
+		    ix_elf_func(e, start) != NULL)
+			continue;
+		snprintf(name, sizeof(name), "%s+%#" PRIx64,
+		    base != NULL ? base : "image", start);
+		if (add_sym(e, cap, start, size, name, "func", "local",
+		    "eh_frame") < 0)
+			return (-1);
+		added++;
+	}
+	return (added);
+}
+
+int
+ix_elf_load(struct ix_elf *e, const void *buf, size_t len, const void *dbg,
+    size_t dbglen, const char *base, char *err, size_t errlen)
+{
+	Elf *elf, *delf = NULL;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
 	GElf_Phdr ph;
-	size_t shstrndx, cap = 0, nph, i, j;
+	size_t shstrndx, cap = 0, nph, i;
 	int rc = -1;
 
 	memset(e, 0, sizeof(*e));
@@ -503,6 +654,9 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, char *err,
 		return (0);
 	}
 	e->elf = 1;
+	if (gelf_getehdr(elf, &eh) != NULL &&
+	    (eh.e_type == ET_EXEC || eh.e_type == ET_DYN))
+		e->entry = eh.e_entry;
 	if (elf_getphdrnum(elf, &nph) == 0 && nph > 0) {
 		e->loads = calloc(nph, sizeof(*e->loads));
 		if (e->loads == NULL)
@@ -522,36 +676,73 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, char *err,
 		goto out;
 	}
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *sname;
+		Elf_Data *data;
+
 		if (gelf_getshdr(scn, &sh) == NULL)
 			continue;
+		if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR) &&
+		    (sname = elf_strptr(elf, shstrndx, sh.sh_name)) != NULL &&
+		    (strcmp(sname, ".plt") == 0 || strcmp(sname, ".plt.sec") == 0 ||
+		    strcmp(sname, ".plt.got") == 0) && e->nplts < 4) {
+			e->plts[e->nplts].lo = sh.sh_addr;
+			e->plts[e->nplts].hi = sh.sh_addr + sh.sh_size;
+			e->nplts++;
+			/*
+			 * The lazy-binding header: pushq GOT+8 (ff 35, maybe
+			 * after endbr64); jmp *GOT+16.  A static binary's
+			 * .plt has stubs only.
+			 */
+			if (strcmp(sname, ".plt") == 0 && sh.sh_size >= 16 &&
+			    (data = elf_getdata(scn, NULL)) != NULL &&
+			    data->d_buf != NULL && data->d_size >= 16 &&
+			    plt0_push(data->d_buf)) {
+				e->has_plt0 = 1;
+				e->plt0 = sh.sh_addr;
+				e->plt0_end = sh.sh_addr + 16;
+			}
+		}
 		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
 			if (read_symtab(e, elf, scn, &sh, sh.sh_type ==
 			    SHT_SYMTAB ? "symtab" : "dynsym", &cap) < 0)
 				goto nomem;
 	}
+	/* A separate debug file: its symbol table (a stripped file has none). */
+	if (dbg != NULL && (delf = elf_memory((char *)(uintptr_t)dbg,
+	    dbglen)) != NULL && elf_kind(delf) == ELF_K_ELF) {
+		scn = NULL;
+		while ((scn = elf_nextscn(delf, scn)) != NULL)
+			if (gelf_getshdr(scn, &sh) != NULL &&
+			    sh.sh_type == SHT_SYMTAB &&
+			    read_symtab(e, delf, scn, &sh, "debug", &cap) < 0)
+				goto nomem;
+	}
 	if (read_plt(e, elf, shstrndx, &cap) < 0)
 		goto nomem;
-	if (e->nsyms > 0) {
-		qsort(e->syms, e->nsyms, sizeof(*e->syms), sym_cmp);
-		/* A name at an address found in both tables appears once. */
-		for (i = 1, j = 1; i < e->nsyms; i++) {
-			struct ix_sym *p = &e->syms[j - 1], *s = &e->syms[i];
-
-			if (s->addr == p->addr && strcmp(s->name, p->name) == 0) {
-				free(s->name);
-				continue;
-			}
-			e->syms[j++] = *s;
-		}
-		e->nsyms = j;
+	sort_syms(e);
+	if ((rc = recover_funcs(e, elf, shstrndx, base, &cap)) < 0) {
+		rc = -1;
+		goto nomem;
 	}
-	if (read_lines(e, elf) < 0)
+	if (rc > 0)
+		sort_syms(e);
+	rc = -1;
+	for (i = 0; i < e->nsyms; i++)
+		if (e->syms[i].name[0] == '_')
+			e->syms[i].dname = ix_demangle(e->syms[i].name);
+	/* Lines from the debug file when it has them. */
+	if (delf != NULL && elf_kind(delf) == ELF_K_ELF &&
+	    read_lines(e, delf) < 0)
+		goto nomem;
+	if (e->nlines == 0 && read_lines(e, elf) < 0)
 		goto nomem;
 	rc = 0;
 	goto out;
 nomem:
 	snprintf(err, errlen, "out of memory");
 out:
+	if (delf != NULL)
+		elf_end(delf);
 	elf_end(elf);
 	return (rc);
 }
@@ -563,8 +754,10 @@ ix_elf_free(struct ix_elf *e)
 
 	if (e == NULL)
 		return;
-	for (i = 0; i < e->nsyms; i++)
+	for (i = 0; i < e->nsyms; i++) {
 		free(e->syms[i].name);
+		free(e->syms[i].dname);
+	}
 	free(e->syms);
 	for (i = 0; i < e->nfiles; i++)
 		free(e->files[i]);
@@ -621,6 +814,19 @@ ix_elf_line(const struct ix_elf *e, uint64_t addr)
 	if (lo == 0 || addr >= e->lines[lo - 1].end)
 		return (NULL);
 	return (&e->lines[lo - 1]);
+}
+
+int
+ix_elf_plt(const struct ix_elf *e, uint64_t addr)
+{
+	size_t i;
+
+	if (e->has_plt0 && addr >= e->plt0 && addr < e->plt0_end)
+		return (2);
+	for (i = 0; i < e->nplts; i++)
+		if (addr >= e->plts[i].lo && addr < e->plts[i].hi)
+			return (1);
+	return (0);
 }
 
 int

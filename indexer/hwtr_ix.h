@@ -100,7 +100,25 @@ struct ix_sblock {
 	uint8_t		*code;		/* size bytes or NULL */
 	/* decode.c: the last branch out of it (successor id + 1, index). */
 	uint32_t	last_to, last_br;
+	/*
+	 * Global blocks only, set by the sink's block callback: IX_BF_*
+	 * and the function it lies in (0: unknown), which the stitcher
+	 * uses to follow PLT stubs and non-local exits.
+	 */
+	uint8_t		bflags;
+	uint32_t	fkey;
 };
+
+/* ix_sblock.bflags */
+#define IX_BF_PLT	0x01	/* in a PLT stub (.plt, .plt.sec, .plt.got) */
+#define IX_BF_PLT0	0x02	/* in .plt's header: jumps into ld.so's lazy
+				   binding resolver */
+#define IX_BF_RESOLVER	0x04	/* in _dl_runtime_resolve*, by its name */
+#define IX_BF_RESUME	0x08	/* in _Unwind_Resume: never lands in its
+				   caller */
+#define IX_BF_FSTART	0x10	/* starts at a function's first byte */
+#define IX_BF_ENTRY	0x20	/* at its ELF file's entry point: where a
+				   process starts after execve */
 
 struct ix_chunk {
 	int64_t		seq, insn;
@@ -297,7 +315,13 @@ void ix_seg_out_free(struct ix_seg_out *out);
  */
 struct ix_sink {
 	void	*arg;
-	int	(*block)(void *, int64_t gid);		/* a new global block */
+	/* A new global block; may set its bflags and fkey. */
+	int	(*block)(void *, int64_t gid);
+	/*
+	 * Block @gid, which no function covers, is called: name the
+	 * function starting there (set its fkey); may be NULL.
+	 */
+	int	(*func_start)(void *, int64_t gid);
 	int	(*chunk)(void *, const struct ix_chunk *);
 	int	(*ts)(void *, const struct ix_ts *);
 	int	(*call)(void *, int64_t idx, const struct ix_call *);
@@ -308,6 +332,8 @@ struct ix_sink {
 struct ix_open_call {
 	int64_t		idx;		/* stream-local call index */
 	uint64_t	ret;		/* expected return address */
+	int64_t		call_blk;	/* global id of the calling block, -1 */
+	uint8_t		tramp;		/* stitch.c: where in a PLT stub */
 	int64_t		child_insns;	/* callees' spans, for self_insns */
 	struct ix_call	c;
 };
@@ -371,6 +397,7 @@ struct ix_stitch {
 	int		pend_cont;	/* it may be continued (set_cont()) */
 	/* Where tracing was disabled (libipt's "resumed"). */
 	int		have_dis;
+	int		resumed_elsewhere;	/* enabled, not there */
 	uint64_t	dis_ip;
 	struct {
 		uint8_t		op;
@@ -391,7 +418,8 @@ int ix_grow(void **p, size_t *cap, size_t need, size_t elem);
 /* Symbols and lines of one image (elfsym.c). */
 struct ix_sym {
 	uint64_t	addr, size;
-	char		*name;
+	char		*name;		/* as in the symbol table */
+	char		*dname;		/* demangled (C++, Rust), or NULL */
 	const char	*kind, *bind, *origin;
 	int64_t		id;		/* symbols.id, set by the writer */
 };
@@ -412,6 +440,14 @@ struct ix_elf {
 	size_t		nlines;
 	char		**files;
 	size_t		nfiles;
+	/* .plt, .plt.sec, .plt.got: [lo, hi) link-time; .plt's header. */
+	struct {
+		uint64_t lo, hi;
+	}		plts[4];
+	size_t		nplts;
+	int		has_plt0;
+	uint64_t	plt0, plt0_end;
+	uint64_t	entry;		/* e_entry, 0: none */
 	/* PT_LOAD segments, for link-time addresses. */
 	struct {
 		uint64_t off, filesz, vaddr;
@@ -419,13 +455,28 @@ struct ix_elf {
 	size_t		nloads;
 };
 
-int ix_elf_load(struct ix_elf *e, const void *buf, size_t len, char *err,
+/*
+ * Symbols and lines of the ELF image @buf (borrowed for the call): its
+ * .symtab and .dynsym, named PLT stubs, and functions recovered from
+ * .eh_frame where no symbol covers them (named "@base+0xADDR").  @dbg,
+ * when not NULL, is its separate debug file (hwtrace(5) debug/ members):
+ * its .symtab is read too, and its DWARF lines are used when it has any.
+ */
+int ix_elf_load(struct ix_elf *e, const void *buf, size_t len,
+    const void *dbg, size_t dbglen, const char *base, char *err,
     size_t errlen);
 void ix_elf_free(struct ix_elf *e);
+/*
+ * @name demangled (Itanium C++ ABI, Rust) with its parameters, an "@plt"
+ * suffix kept; NULL when it is not a mangled name (malloc'd).
+ */
+char *ix_demangle(const char *name);
 /* The function symbol containing @addr, or NULL. */
 const struct ix_sym *ix_elf_func(const struct ix_elf *e, uint64_t addr);
 /* The line-table row for @addr, or NULL. */
 const struct ix_line *ix_elf_line(const struct ix_elf *e, uint64_t addr);
+/* In a PLT stub: 0 no, 1 a stub, 2 .plt's header (lazy binding). */
+int ix_elf_plt(const struct ix_elf *e, uint64_t addr);
 /* Link-time address of file offset @off, or -1 when no segment has it. */
 int ix_elf_off2addr(const struct ix_elf *e, uint64_t off, uint64_t *addrp);
 

@@ -276,6 +276,12 @@ struct run {
 	struct ix_carow	caq[IX_CA_BATCH];	/* calls rows not written */
 	size_t		ncaq;
 	struct stmt	s_cy;		/* cycles */
+	struct stmt	s_sy;		/* symbols of call targets */
+	int64_t		next_sym;	/* symbols.id of the next one */
+	/* Call targets named so far: (image << 48 ^ addr) + 1, id. */
+	uint64_t	*ct_key;
+	int64_t		*ct_id;
+	size_t		nct, ctcap;
 	int64_t		ncycles;	/* cycles rows so far */
 	/* Global file names. */
 	char		**files;
@@ -432,8 +438,10 @@ load_images(struct run *r)
 	for (i = 0; i < r->nimgs; i++) {
 		const struct hwtr_image_desc *id = hwtr_ar_image(r->ar, i);
 		struct ix_img *im = &r->imgs[i];
-		void *buf = NULL;
-		size_t len = 0;
+		void *buf = NULL, *dbg = NULL;
+		size_t len = 0, dlen = 0, mi;
+		char dname[HWTR_IMAGE_KEY_MAX + 16];
+		const char *base;
 		FILE *fp;
 		int rc;
 
@@ -459,9 +467,23 @@ load_images(struct run *r)
 		}
 		im->size = len;
 		im->present = 1;
-		if (ix_elf_load(&im->elf, buf, len, err, sizeof(err)) < 0)
+		base = id->path != NULL ? strrchr(id->path, '/') : NULL;
+		base = base != NULL ? base + 1 : id->path;
+		/* Its separate debug file, when the archive has one. */
+		snprintf(dname, sizeof(dname), "aux/debug/%s", id->key);
+		if (hwtr_ar_find_member(r->ar, dname, &mi) == 0 &&
+		    hwtr_ar_read_member(r->ar, mi, &dbg, &dlen) < 0) {
+			ix_problem(r->ix, "image '%s' (%s): its debug file "
+			    "cannot be read: %s", id->path ? id->path : "?",
+			    id->key, hwtr_ar_errmsg(r->ar));
+			dbg = NULL;
+			dlen = 0;
+		}
+		if (ix_elf_load(&im->elf, buf, len, dbg, dlen, base, err,
+		    sizeof(err)) < 0)
 			ix_problem(r->ix, "image '%s' (%s): %s",
 			    id->path ? id->path : "?", id->key, err);
+		free(dbg);
 		im->bytes = buf;
 		r->img_bytes[i] = buf;
 		r->img_len[i] = len;
@@ -489,6 +511,17 @@ proc_get(struct run *r, int32_t pid)
 	p->pid = pid;
 	p->ppid = -1;
 	return (p);
+}
+
+static struct ix_proc *
+proc_find(struct run *r, int32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < r->nprocs; i++)
+		if (r->procs[i].pid == pid)
+			return (&r->procs[i]);
+	return (NULL);
 }
 
 static struct ix_thread *
@@ -674,7 +707,7 @@ static int
 replay_sideband(struct run *r)
 {
 	size_t i, n = hwtr_ar_nsideband(r->ar), j, nm;
-	struct ix_proc *p;
+	struct ix_proc *p, *pp;
 	struct ix_thread *t;
 	struct ix_map *m;
 	char det[64];
@@ -704,6 +737,20 @@ replay_sideband(struct run *r)
 			p->ppid = rec->u.proc_start.ppid;
 			p->has_start = 1;
 			p->start_tsc = rec->time;
+			/*
+			 * A forked child has its parent's name and image until
+			 * it execs, as the kernel says (no record comes).
+			 */
+			if (p->ppid >= 0 && (p->comm == NULL ||
+			    p->path == NULL) &&
+			    (pp = proc_find(r, p->ppid)) != NULL) {
+				if (p->comm == NULL && pp->comm != NULL &&
+				    (p->comm = strdup(pp->comm)) == NULL)
+					return (-HWTR_E_NOMEM);
+				if (p->path == NULL && pp->path != NULL &&
+				    (p->path = strdup(pp->path)) == NULL)
+					return (-HWTR_E_NOMEM);
+			}
 			/* A forked child starts with its parent's mappings. */
 			nm = r->nmaps;
 			for (j = 0; j < nm && p->ppid >= 0; j++) {
@@ -818,6 +865,25 @@ replay_sideband(struct run *r)
 		default:
 			break;
 		}
+	}
+	/*
+	 * A thread ends with its process unless it exited by itself: when
+	 * a signal kills the process, or exit_group ends it, every thread
+	 * left has the process's status (a thread's own exit record, where
+	 * the source has one, says nothing more).  And a thread no record
+	 * named has its process's name, as a thread inherits it.
+	 */
+	for (i = 0; i < r->nthreads; i++) {
+		t = &r->threads[i];
+		if ((p = proc_find(r, t->pid)) == NULL)
+			continue;
+		if (t->exit_kind == NULL && p->exit_kind != NULL) {
+			t->exit_kind = p->exit_kind;
+			t->exit_value = p->exit_value;
+		}
+		if (t->name == NULL && p->comm != NULL &&
+		    (t->name = strdup(p->comm)) == NULL)
+			return (-HWTR_E_NOMEM);
 	}
 	return (0);
 }
@@ -1849,8 +1915,12 @@ file_id(struct run *r, const char *path)
 	return ((int64_t)++r->nfiles);
 }
 
+/*
+ * What global block @b is in the images: @g, and the block's bflags and
+ * fkey for the stitcher.
+ */
 static void
-symbolize(struct run *r, const struct ix_sblock *b, struct ix_gsym *g)
+symbolize(struct run *r, struct ix_sblock *b, struct ix_gsym *g)
 {
 	const struct ix_map *m;
 	const struct ix_img *im;
@@ -1858,6 +1928,8 @@ symbolize(struct run *r, const struct ix_sblock *b, struct ix_gsym *g)
 	const struct ix_line *l;
 
 	memset(g, 0, sizeof(*g));
+	b->bflags = 0;
+	b->fkey = 0;
 	if (b->isid <= 0 || (size_t)b->isid >= r->nisid ||
 	    r->isid_map[b->isid] < 0)
 		return;
@@ -1870,6 +1942,25 @@ symbolize(struct run *r, const struct ix_sblock *b, struct ix_gsym *g)
 	if (s != NULL) {
 		g->symbol = im->sym_base + (s - im->elf.syms);
 		g->sym_offset = g->image_addr - s->addr;
+	}
+	if (im->elf.entry != 0 && g->image_addr == im->elf.entry)
+		b->bflags |= IX_BF_ENTRY;
+	switch (ix_elf_plt(&im->elf, g->image_addr)) {
+	case 2:
+		b->bflags |= IX_BF_PLT | IX_BF_PLT0;
+		break;
+	case 1:
+		b->bflags |= IX_BF_PLT;
+		break;
+	}
+	if (s != NULL) {
+		b->fkey = (uint32_t)g->symbol;
+		if (g->sym_offset == 0)
+			b->bflags |= IX_BF_FSTART;
+		if (strncmp(s->name, "_dl_runtime_resolve", 19) == 0)
+			b->bflags |= IX_BF_RESOLVER;
+		else if (strcmp(s->name, "_Unwind_Resume") == 0)
+			b->bflags |= IX_BF_RESUME;
 	}
 	l = ix_elf_line(&im->elf, g->image_addr);
 	if (l != NULL && im->file_ids != NULL) {
@@ -2262,7 +2353,7 @@ write_static(struct run *r)
 		return (rc);
 	/* symbols */
 	if ((rc = st_prep(r, &s, "INSERT INTO symbols VALUES "
-	    "(?,?,?,?,?,?,?,?)")) < 0)
+	    "(?,?,?,?,?,?,?,?,?)")) < 0)
 		return (rc);
 	for (i = 0; i < r->nimgs && rc == 0; i++) {
 		struct ix_img *im = &r->imgs[i];
@@ -2273,18 +2364,20 @@ write_static(struct run *r)
 
 			b_int(&s, sym_id++);
 			b_int(&s, (int64_t)i + 1);
-			b_text(&s, sy->name);
+			b_text(&s, sy->dname != NULL ? sy->dname : sy->name);
 			b_int(&s, (int64_t)sy->addr);
 			b_int(&s, (int64_t)sy->size);
 			b_text(&s, sy->kind);
 			b_text(&s, sy->bind);
 			b_text(&s, sy->origin);
+			b_text(&s, sy->dname != NULL ? sy->name : NULL);
 			rc = st_exec(r, &s, "symbols");
 		}
 	}
 	st_done(&s);
 	if (rc < 0)
 		return (rc);
+	r->next_sym = sym_id;
 	/* files and lines */
 	for (i = 0; i < r->nimgs; i++) {
 		struct ix_img *im = &r->imgs[i];
@@ -2462,6 +2555,90 @@ sink_block(void *arg, int64_t gid)
 	    sizeof(*r->gs)) < 0)
 		return (-HWTR_E_NOMEM);
 	symbolize(r, &r->st.g[gid], &r->gs[gid]);
+	return (0);
+}
+
+/*
+ * A call target no symbol or FDE covers (code without unwind tables): a
+ * function "IMAGE+0xADDR" of size 0, origin "call", so that calls and
+ * func name it.  Its blocks after the first keep no symbol.
+ */
+static int
+sink_func_start(void *arg, int64_t gid)
+{
+	struct run *r = arg;
+	struct ix_gsym *g = &r->gs[gid];
+	const struct hwtr_image_desc *id;
+	const char *base;
+	uint64_t key, h;
+	size_t i;
+	char name[512];
+	int rc;
+
+	if (!g->has_image || g->symbol != 0)
+		return (0);
+	key = (((uint64_t)g->image << 48) ^ g->image_addr) + 1;
+	if (r->nct * 2 >= r->ctcap) {
+		size_t n = r->ctcap ? r->ctcap * 2 : 256;
+		uint64_t *k = calloc(n, sizeof(*k));
+		int64_t *v = calloc(n, sizeof(*v));
+
+		if (k == NULL || v == NULL) {
+			free(k);
+			free(v);
+			return (-HWTR_E_NOMEM);
+		}
+		for (i = 0; i < r->ctcap; i++) {
+			if (r->ct_key[i] == 0)
+				continue;
+			for (h = ix_hash64(r->ct_key[i]);; h++)
+				if (k[h & (n - 1)] == 0)
+					break;
+			k[h & (n - 1)] = r->ct_key[i];
+			v[h & (n - 1)] = r->ct_id[i];
+		}
+		free(r->ct_key);
+		free(r->ct_id);
+		r->ct_key = k;
+		r->ct_id = v;
+		r->ctcap = n;
+	}
+	for (h = ix_hash64(key);; h++) {
+		i = h & (r->ctcap - 1);
+		if (r->ct_key[i] == key) {
+			g->symbol = r->ct_id[i];
+			goto named;
+		}
+		if (r->ct_key[i] == 0)
+			break;
+	}
+	id = hwtr_ar_image(r->ar, (size_t)(g->image - 1));
+	base = id != NULL && id->path != NULL ? strrchr(id->path, '/') : NULL;
+	base = base != NULL ? base + 1 : id != NULL && id->path != NULL ?
+	    id->path : "image";
+	snprintf(name, sizeof(name), "%s+%#" PRIx64, base, g->image_addr);
+	if (r->s_sy.st == NULL && (rc = st_prep(r, &r->s_sy, "INSERT INTO "
+	    "symbols VALUES (?,?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	b_int(&r->s_sy, r->next_sym);
+	b_int(&r->s_sy, g->image);
+	b_text(&r->s_sy, name);
+	b_int(&r->s_sy, (int64_t)g->image_addr);
+	b_int(&r->s_sy, 0);
+	b_stext(&r->s_sy, "func");
+	b_stext(&r->s_sy, "local");
+	b_stext(&r->s_sy, "call");
+	b_text(&r->s_sy, NULL);
+	if ((rc = st_exec(r, &r->s_sy, "symbols")) < 0)
+		return (rc);
+	r->ct_key[i] = key;
+	r->ct_id[i] = r->next_sym;
+	r->nct++;
+	g->symbol = r->next_sym++;
+named:
+	g->sym_offset = 0;
+	r->st.g[gid].fkey = (uint32_t)g->symbol;
+	r->st.g[gid].bflags |= IX_BF_FSTART;
 	return (0);
 }
 
@@ -3074,6 +3251,7 @@ write_db(struct run *r, const char *tmp)
 	memset(&sink, 0, sizeof(sink));
 	sink.arg = r;
 	sink.block = sink_block;
+	sink.func_start = sink_func_start;
 	sink.chunk = sink_chunk;
 	sink.ts = sink_ts;
 	sink.call = sink_call;
@@ -3133,6 +3311,7 @@ write_db(struct run *r, const char *tmp)
 		st_done(&r->s_can[i]);
 	st_done(&r->s_ev);
 	st_done(&r->s_cy);
+	st_done(&r->s_sy);
 	for (i = 0; i < IX_EV_LOG; i++)
 		st_done(&r->s_evn[i]);
 	for (i = 0; i < r->nevq; i++)
@@ -3207,6 +3386,8 @@ run_free(struct run *r)
 	free((void *)(uintptr_t)r->wprogress);
 	ix_stitch_free(&r->st);
 	free(r->gs);
+	free(r->ct_key);
+	free(r->ct_id);
 	free(r->errips);
 	for (i = 0; i < r->nfiles; i++)
 		free(r->files[i]);

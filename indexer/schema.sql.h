@@ -20,7 +20,7 @@
 
 #define HWTR_IX_SCHEMA_SQL \
 "PRAGMA application_id = 1752659058;\n"	/* 0x68777472, "hwtr" */	\
-"PRAGMA user_version = 1;\n"						\
+"PRAGMA user_version = 2;\n"						\
 "CREATE TABLE meta (\n"							\
 "  key TEXT PRIMARY KEY NOT NULL,\n"					\
 "  value TEXT\n"							\
@@ -103,7 +103,8 @@
 "  size INTEGER NOT NULL,\n"						\
 "  kind TEXT NOT NULL,\n"						\
 "  bind TEXT NOT NULL,\n"						\
-"  origin TEXT NOT NULL\n"						\
+"  origin TEXT NOT NULL,\n"						\
+"  mangled TEXT\n"							\
 ");\n"									\
 "CREATE TABLE files (\n"						\
 "  id INTEGER PRIMARY KEY,\n"						\
@@ -228,6 +229,7 @@
  */
 #define HWTR_IX_INDEX_SQL \
 "CREATE INDEX symbols_name ON symbols(name);\n"				\
+"CREATE INDEX symbols_mangled ON symbols(mangled);\n"			\
 "CREATE INDEX symbols_addr ON symbols(image, addr);\n"			\
 "CREATE INDEX blocks_start ON blocks(start_ip);\n"			\
 "CREATE INDEX blocks_symbol ON blocks(symbol);\n"			\

@@ -60,9 +60,10 @@ const char *const ix_branch_kinds[] = {
 enum { BK_COND_T, BK_COND_N, BK_JUMP, BK_JUMP_IND, BK_CALL, BK_CALL_IND,
 	BK_RET, BK_SYSCALL, BK_SYSRET, BK_ASYNC, BK_FALL };
 
-const char *const ix_call_entry_kinds[] = { "call", "start", "return" };
+const char *const ix_call_entry_kinds[] = { "call", "start", "return",
+	"signal" };
 const char *const ix_call_exit_kinds[] = { "return", "unwind", "end" };
-enum { CE_CALL, CE_START, CE_RETURN };
+enum { CE_CALL, CE_START, CE_RETURN, CE_SIGNAL };
 enum { CX_RETURN, CX_UNWIND, CX_END };
 
 static uint64_t
@@ -123,6 +124,7 @@ ix_stitch_begin(struct ix_stitch *st)
 		memset(st->btab, 0, st->bcap * sizeof(*st->btab));
 	st->seq = st->insn = 0;
 	st->have_prev = st->async = 0;
+	st->resumed_elsewhere = 0;
 	st->prev = 0;
 	st->have_chunk = 0;
 	st->chunk.data.len = 0;
@@ -304,6 +306,13 @@ add_branch(struct ix_stitch *st, uint32_t from, uint32_t to, uint8_t kind)
 	return (0);
 }
 
+/*
+ * Where a frame entered at a PLT stub is (ix_open_call.tramp): in the stub
+ * (or the .plt entries a lazy stub goes through), or in ld.so's lazy
+ * binding resolver, which ends in an indirect jump to the function.
+ */
+enum { IX_TR_NONE, IX_TR_STUB, IX_TR_RESOLVER };
+
 static int
 push_call(struct ix_stitch *st, int64_t entry, uint64_t ip, int kind,
     int has_call_ip, uint64_t call_ip, uint64_t ret)
@@ -318,6 +327,16 @@ push_call(struct ix_stitch *st, int64_t entry, uint64_t ip, int kind,
 	memset(oc, 0, sizeof(*oc));
 	oc->idx = st->ncalls++;
 	oc->ret = ret;
+	oc->call_blk = kind == CE_CALL || kind == CE_SIGNAL ? st->prev : -1;
+	/* A call target no symbol names starts a function all the same. */
+	if (kind == CE_CALL && st->g[entry].fkey == 0 &&
+	    st->sink.func_start != NULL) {
+		int rc = st->sink.func_start(st->sink.arg, entry);
+
+		if (rc < 0)
+			return (rc);
+	}
+	oc->tramp = (st->g[entry].bflags & IX_BF_PLT) ? IX_TR_STUB : IX_TR_NONE;
 	c = &oc->c;
 	c->parent = st->nstack ? st->stack[st->nstack - 1].idx : -1;
 	c->depth = (int32_t)st->nstack;
@@ -402,6 +421,48 @@ static const uint8_t class_flow[HWTR_IC_UNKNOWN + 1] = {
 	[HWTR_IC_RET] = FL_RET
 };
 
+/*
+ * A non-local exit: control lands at @b, which is no return address on
+ * the stack, by a return (the unwinder's landing pads) or an indirect jump
+ * (longjmp, siglongjmp).  The trace has no stack pointer, so the frame it
+ * lands in is found by function: the nearest frame whose call was made
+ * from the function @b lies in (its calling block's fkey) is left, with
+ * every frame above it.  A call of _Unwind_Resume never lands back in its
+ * caller, which only matters with recursion (the same function twice on
+ * the stack).  Returns the index of the frame to leave, or the stack's
+ * depth when none matches.
+ */
+static size_t
+landing_frame(const struct ix_stitch *st, const struct ix_sblock *b)
+{
+	size_t k;
+
+	if (b->fkey == 0)
+		return (st->nstack);
+	for (k = st->nstack; k > 1 && st->nstack - k < IX_RET_SEARCH; k--) {
+		const struct ix_open_call *oc = &st->stack[k - 1];
+
+		if (oc->call_blk < 0 || st->g[oc->call_blk].fkey != b->fkey)
+			continue;
+		if (st->g[oc->c.entry_block].bflags & IX_BF_RESUME)
+			continue;
+		return (k - 1);
+	}
+	return (st->nstack);
+}
+
+/* Leave frames @k and above: an unwind. */
+static int
+unwind_to(struct ix_stitch *st, size_t k)
+{
+	int rc;
+
+	while (st->nstack > k)
+		if ((rc = pop_call(st, CX_UNWIND)) < 0)
+			return (rc);
+	return (0);
+}
+
 /* A return into block @id: close the frame it returns from. */
 static int
 do_return(struct ix_stitch *st, const struct ix_sblock *b, uint32_t id)
@@ -418,12 +479,89 @@ do_return(struct ix_stitch *st, const struct ix_sblock *b, uint32_t id)
 				return (rc);
 		return (pop_call(st, CX_RETURN));
 	}
+	if ((k = landing_frame(st, b)) < st->nstack)
+		return (unwind_to(st, k));
 	if (st->nstack > 1)
 		return (pop_call(st, CX_RETURN));
 	/* Returning out of the outermost traced function: a new root. */
 	if (st->nstack == 1 && (rc = pop_call(st, CX_RETURN)) < 0)
 		return (rc);
 	return (push_call(st, id, b->ip, CE_RETURN, 0, 0, 0));
+}
+
+/*
+ * Tracing was enabled at block @id, somewhere else than where it was
+ * disabled (a user-space trace does not see the kernel deliver a signal):
+ * when @id starts a function, a signal handler was entered.  Asynchronous
+ * branches (interrupts and exceptions in a trace of the kernel) are left
+ * alone: their returns are no returns.  It gets a frame of
+ * its own (entry_kind "signal") whose caller is the interrupted function,
+ * so that its return (to the signal trampoline, no return address) closes
+ * it alone and a siglongjmp out of it closes it as any non-local exit.
+ */
+static int
+signal_entry(struct ix_stitch *st, uint32_t id)
+{
+	const struct ix_sblock *b = &st->g[id];
+	int rc;
+
+	/*
+	 * At an ELF entry point, execve replaced the program: its frames
+	 * are gone, and the new program's first block starts a root.
+	 */
+	if (b->bflags & IX_BF_ENTRY) {
+		while (st->nstack > 0)
+			if ((rc = pop_call(st, CX_END)) < 0)
+				return (rc);
+		return (0);
+	}
+	if (st->nstack == 0 || !(b->bflags & IX_BF_FSTART))
+		return (0);
+	return (push_call(st, id, b->ip, CE_SIGNAL, 0, 0, 0));
+}
+
+/*
+ * A jump from block @a into block @id.  A frame entered at a PLT stub
+ * follows the stub's jumps: through the .plt entries and ld.so's lazy
+ * binding resolver (whose own call of _dl_fixup stays a child of the
+ * frame) to the function the stub leads to, which the frame becomes (its
+ * entry block and func_ip); the stub's instructions stay counted in it.
+ * Otherwise an indirect jump into the middle of a function other than the
+ * current frame's, where a frame below was called from, is a longjmp.
+ */
+static int
+do_jump(struct ix_stitch *st, const struct ix_sblock *a, uint32_t id)
+{
+	const struct ix_sblock *b = &st->g[id];
+	struct ix_open_call *top;
+	size_t k;
+
+	if (st->nstack == 0)
+		return (0);
+	top = &st->stack[st->nstack - 1];
+	if (top->tramp != IX_TR_NONE) {
+		if (b->bflags & IX_BF_PLT)
+			return (0);
+		if ((a->bflags & IX_BF_PLT0) || (b->bflags & IX_BF_RESOLVER)) {
+			top->tramp = IX_TR_RESOLVER;
+			return (0);
+		}
+		if (top->tramp == IX_TR_RESOLVER &&
+		    a->cls != HWTR_IC_JUMP_IND)
+			return (0);
+		top->c.entry_block = id;
+		top->c.func_ip = b->ip;
+		top->tramp = IX_TR_NONE;
+		return (0);
+	}
+	if (a->cls != HWTR_IC_JUMP_IND || b->fkey == 0 ||
+	    (b->bflags & IX_BF_FSTART) ||
+	    b->fkey == st->g[top->c.entry_block].fkey ||
+	    b->fkey == a->fkey)
+		return (0);
+	if ((k = landing_frame(st, b)) < st->nstack)
+		return (unwind_to(st, k));
+	return (0);
 }
 
 /*
@@ -455,8 +593,11 @@ transition(struct ix_stitch *st, uint32_t id)
 	if (st->async)
 		return (0);
 	flow = class_flow[a->cls];
-	if (flow == FL_NONE)
+	if (flow == FL_NONE) {
+		if (a->cls == HWTR_IC_JUMP_IND || a->cls == HWTR_IC_JUMP)
+			return (do_jump(st, a, id));
 		return (0);
+	}
 	b = &st->g[id];
 	if (flow == FL_RET)
 		return (do_return(st, b, id));
@@ -556,7 +697,11 @@ add_run(struct ix_stitch *st, int64_t id)
 
 	if (st->have_prev && (rc = transition(st, (uint32_t)id)) < 0)
 		return (rc);
+	else if (!st->have_prev && st->resumed_elsewhere && st->seq > 0 &&
+	    (rc = signal_entry(st, (uint32_t)id)) < 0)
+		return (rc);
 	st->async = 0;
+	st->resumed_elsewhere = 0;
 	if (st->nstack == 0 &&
 	    (rc = push_call(st, id, b->ip, CE_START, 0, 0, 0)) < 0)
 		return (rc);
@@ -862,6 +1007,8 @@ replay_event(struct ix_stitch *st, const uint8_t *p, size_t len, size_t *pos)
 	if (flags & 8)
 		e.kind = st->have_dis && (flags & 1) && e.ip == st->dis_ip ?
 		    "resumed" : "enabled";
+	if (strcmp(e.kind, "enabled") == 0)
+		st->resumed_elsewhere = 1;
 	if (strcmp(e.kind, "disabled") == 0 ||
 	    strcmp(e.kind, "async-disabled") == 0) {
 		const struct ix_sblock *b = &st->g[st->prev];

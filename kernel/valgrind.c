@@ -227,20 +227,32 @@ cb_proc_start(void *arg, int32_t pid, int32_t ppid, int exec,
 	rec.time = time;
 	rec.pid = pid;
 	rec.tid = pid;
-	if (exec) {
-		rec.type = HWTR_SB_COMM;
-		base = strrchr(path, '/');
-		snprintf(comm, sizeof(comm), "%s", base ? base + 1 : path);
-		rec.u.comm.comm = comm;
-		rec.u.comm.exec = 1;
-		if ((rc = sb_send(vs, &rec)) < 0)
-			return (rc);
-		rec.type = HWTR_SB_EXEC;
-		rec.u.exec.path = path;
-	} else {
+	if (!exec) {
 		rec.type = HWTR_SB_PROC_START;
 		rec.u.proc_start.ppid = ppid;
+		/*
+		 * A forked child runs its parent's image under its parent's
+		 * name (the indexer gives it both); the process hwtrace
+		 * launched was exec'd by it, and is named here.
+		 */
+		if (pid != vs->pid || path == NULL)
+			return (sb_send(vs, &rec));
+		if ((rc = sb_send(vs, &rec)) < 0)
+			return (rc);
+		memset(&rec, 0, sizeof(rec));
+		rec.time = time;
+		rec.pid = pid;
+		rec.tid = pid;
 	}
+	rec.type = HWTR_SB_COMM;
+	base = strrchr(path, '/');
+	snprintf(comm, sizeof(comm), "%s", base ? base + 1 : path);
+	rec.u.comm.comm = comm;
+	rec.u.comm.exec = 1;
+	if ((rc = sb_send(vs, &rec)) < 0)
+		return (rc);
+	rec.type = HWTR_SB_EXEC;
+	rec.u.exec.path = path;
 	return (sb_send(vs, &rec));
 }
 

@@ -674,9 +674,25 @@ q_sym_ids(struct hwtr_q *q, const char *what, const char *pattern,
 	int rc, n = 0;
 
 	*listp = NULL;
+	/*
+	 * Names are demangled: a name without its parameters ("thrower")
+	 * names every overload and clone ("thrower(int)", "thrower(int)
+	 * [clone .isra.0]"), and the mangled name works too.
+	 */
+	/*
+	 * Aliases (the same address of the same image: "printf" and
+	 * "_IO_printf") are one function; a block or call names one of them.
+	 */
+#define Q_SYM_ALIASES(w)						\
+	"SELECT DISTINCT a.id FROM symbols s JOIN symbols a ON a.image = "	\
+	"s.image AND a.addr = s.addr AND (a.kind = s.kind OR s.kind NOT IN "	\
+	"('func', 'ifunc')) WHERE " w " ORDER BY a.id"
 	rc = q_prepare(q, &st, q_is_glob(pattern) ?
-	    "SELECT id FROM symbols WHERE name GLOB ?1 ORDER BY id" :
-	    "SELECT id FROM symbols WHERE name = ?1 ORDER BY id");
+	    Q_SYM_ALIASES("s.name GLOB ?1 OR s.mangled GLOB ?1 OR s.name = ?1") :
+	    Q_SYM_ALIASES("s.name = ?1 OR s.mangled = ?1 OR (s.name > ?1 AND "
+	    "s.name < ?1 || '~' AND (s.name GLOB ?1 || '(*' OR s.name GLOB ?1 "
+	    "|| ' *' OR s.name GLOB ?1 || '<*'))"));
+#undef Q_SYM_ALIASES
 	if (rc < 0)
 		return (rc);
 	sqlite3_bind_text(st, 1, pattern, -1, SQLITE_TRANSIENT);
@@ -946,6 +962,11 @@ q_open_db(struct hwtr_q *q, const char *path)
 		return (q_fail(q, -HWTR_E_FORMAT, "'%s' is not a complete "
 		    "hwtrace database (schema version %lld)", path,
 		    (long long)ver));
+	if (ver < HWTR_DB_SCHEMA_VERSION)
+		return (q_fail(q, -HWTR_E_VERSION, "'%s' has database schema "
+		    "version %lld, older than this hwtrace reads (%d); index "
+		    "its archive again", path, (long long)ver,
+		    HWTR_DB_SCHEMA_VERSION));
 	/* CoreSight streams: ARM code (see q_sql_armenc()). */
 	if ((rc = q_int(q, &arm, 0, "SELECT count(*) FROM streams WHERE "
 	    "format IN ('coresight', 'etmv3', 'ptm', 'etmv4', 'ete')",
@@ -975,10 +996,26 @@ q_cache_fresh(const char *archive, const char *cache)
 	struct stat sa, sc;
 	enum q_kind k;
 	char eb[16];
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int ok;
 
 	if (stat(archive, &sa) != 0 || stat(cache, &sc) != 0)
 		return (0);
 	if (q_sniff(cache, &k, eb, sizeof(eb)) < 0 || k != Q_KIND_DB)
+		return (0);
+	/* A cache written by an older hwtrace is indexed again. */
+	if (sqlite3_open_v2(cache, &db, SQLITE_OPEN_READONLY, NULL) !=
+	    SQLITE_OK) {
+		sqlite3_close(db);
+		return (0);
+	}
+	ok = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ==
+	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+	    sqlite3_column_int64(st, 0) == HWTR_DB_SCHEMA_VERSION;
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	if (!ok)
 		return (0);
 	return (sc.st_mtim.tv_sec > sa.st_mtim.tv_sec ||
 	    (sc.st_mtim.tv_sec == sa.st_mtim.tv_sec &&

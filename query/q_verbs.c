@@ -1173,13 +1173,15 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 		tot = "(SELECT sum(insns) FROM threads WHERE ?1 < 0 OR id = ?1)";
 	}
 	if (strcmp(by, "func") == 0 || strcmp(by, "function") == 0)
-		sel = "SELECT coalesce(s.name, '?') AS function, i.path AS "
+		/* Code with no symbol: one [unknown] row per image, as perf. */
+		sel = "SELECT coalesce(s.name, '[unknown]') AS function, i.path AS "
 		    "image, sum(c.count * b.ninsns) AS insns, sum(c.count) AS "
 		    "blocks, round(100.0 * sum(c.count * b.ninsns) / @T, 2) AS "
 		    "percent FROM @S c JOIN blocks b ON b.id = "
 		    "c.block LEFT JOIN symbols s ON s.id = b.symbol LEFT JOIN "
 		    "images i ON i.id = b.image WHERE ?1 < 0 OR c.thread = ?1 "
-		    "GROUP BY b.symbol ORDER BY insns DESC, function LIMIT ?2";
+		    "GROUP BY b.symbol, CASE WHEN b.symbol IS NULL THEN "
+		    "b.image END ORDER BY insns DESC, function LIMIT ?2";
 	else if (strcmp(by, "image") == 0)
 		sel = "SELECT i.path AS image, sum(c.count * b.ninsns) AS "
 		    "insns, sum(c.count) AS blocks, round(100.0 * sum(c.count * "

@@ -68,8 +68,8 @@ default_name_and_tables_body()
 	run_status 0 "$HWTRACE" index -q t.hwtrace
 	[ -f t.db ] || atf_fail "t.db not written"
 	[ ! -e t.db.partial ] || atf_fail "t.db.partial left behind"
-	[ "$(q t.db "SELECT value FROM meta WHERE key = 'schema_version'")" = 1 ] ||
-	    atf_fail "schema_version is not 1"
+	[ "$(q t.db "SELECT value FROM meta WHERE key = 'schema_version'")" = 2 ] ||
+	    atf_fail "schema_version is not 2"
 	for t in streams threads images mappings symbols blocks block_counts \
 	    exec_chunks branches calls timestamps; do
 		n=$(q t.db "SELECT count(*) FROM $t")

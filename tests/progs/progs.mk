@@ -12,14 +12,15 @@
 
 PROGS_STATIC = loop recurse calls tailcall switch setjmp signal timer threads \
 	hello forkexec vfork rep syscalls segv exit3 demo spin manyfork \
-	threxec midfault measure
+	threxec midfault measure cancel
 PROGS_DYNAMIC = dlopen dynpie
+PROGS_LAZY = plt noplt plt-stripped plt-nocfi
 PROGS_CXX = except
 PROGS_LIBS = libdlfix.so
 PROGS_LATE = late_a late_b late_c late_d late_e
 
 PROGS_BIN = $(addprefix $(B)/progs/,$(PROGS_STATIC) $(PROGS_DYNAMIC) \
-	$(PROGS_CXX) $(PROGS_LIBS) $(PROGS_LATE))
+	$(PROGS_LAZY) $(PROGS_CXX) $(PROGS_LIBS) $(PROGS_LATE))
 
 CXX	?= g++
 PROGS_WARN = -Wall -Wextra -Werror -Wno-unused-parameter
@@ -36,6 +37,28 @@ $(addprefix $(B)/progs/,$(PROGS_DYNAMIC)): $(B)/progs/%: tests/progs/%.c \
     tests/progs/progdir.h tests/progs/progs.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(PROGS_CFLAGS) -fPIE -pie $(PROGS_LDFLAGS) -o $@ $<
+
+# Library calls through lazily bound PLT stubs, and the same through the
+# GOT (-fno-plt, bound at start-up).
+$(B)/progs/plt: tests/progs/plt.c tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(PROGS_CFLAGS) -fPIE -pie $(PROGS_LDFLAGS) -Wl,-z,lazy -o $@ $<
+
+$(B)/progs/noplt: tests/progs/plt.c tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(PROGS_CFLAGS) -fPIE -pie -fno-plt $(PROGS_LDFLAGS) -Wl,-z,now \
+	    -o $@ $<
+
+# The same stripped of its symbols (-s): functions only .eh_frame names;
+# and stripped without unwind tables either: code nothing names.
+$(B)/progs/plt-stripped: tests/progs/plt.c tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(PROGS_CFLAGS) -fPIE -pie $(PROGS_LDFLAGS) -Wl,-z,lazy -s -o $@ $<
+
+$(B)/progs/plt-nocfi: tests/progs/plt.c tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(PROGS_CFLAGS) -fPIE -pie -fno-asynchronous-unwind-tables \
+	    -fno-unwind-tables $(PROGS_LDFLAGS) -Wl,-z,lazy -s -o $@ $<
 
 # -static-pie, not -static: with -static, crtbeginT registers .eh_frame and
 # the first throw sorts every FDE of libstdc++ (4.4M instructions); a static

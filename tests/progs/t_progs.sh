@@ -34,6 +34,11 @@ outputs_and_status_body() {
 	run switch 0 "switch: 19514616"
 	run setjmp 0 "setjmp: rounds 2 total 14"
 	run except 0 "except: caught 2 dtors 8"
+	run plt 0 "plt: 1 1"
+	run cancel 0 "cancel: cancelled cleanups 1"
+	run noplt 0 "plt: 1 1"
+	run plt-stripped 0 "plt: 1 1"
+	run plt-nocfi 0 "plt: 1 1"
 	run signal 0 "signal: usr1 4 usr2 1 faults 1"
 	run timer 0 "timer: 3 ticks"
 	run threads 0 "threads: 0 -> 2

@@ -51,12 +51,12 @@ INSERT INTO mappings VALUES
   (1, 100, 1, '/usr/local/bin/fix', 0x400000, 0x405000, 0, 0, 5, NULL, NULL);
 
 INSERT INTO symbols VALUES
-  (1, 1, 'sq', 0x401000, 6, 'func', 'global', 'symtab'),
-  (2, 1, 'sum', 0x401010, 23, 'func', 'global', 'symtab'),
-  (3, 1, 'main', 0x401030, 11, 'func', 'global', 'symtab'),
-  (4, 1, 'unused', 0x401040, 6, 'func', 'global', 'symtab'),
-  (5, 1, 'puts@plt', 0x401050, 16, 'plt', 'global', 'plt'),
-  (6, 1, 'counter', 0x404000, 4, 'object', 'global', 'symtab');
+  (1, 1, 'sq', 0x401000, 6, 'func', 'global', 'symtab', NULL),
+  (2, 1, 'sum', 0x401010, 23, 'func', 'global', 'symtab', NULL),
+  (3, 1, 'main', 0x401030, 11, 'func', 'global', 'symtab', NULL),
+  (4, 1, 'unused', 0x401040, 6, 'func', 'global', 'symtab', NULL),
+  (5, 1, 'puts@plt', 0x401050, 16, 'plt', 'global', 'plt', NULL),
+  (6, 1, 'counter', 0x404000, 4, 'object', 'global', 'symtab', NULL);
 
 INSERT INTO files VALUES (1, 'fix.c');
 

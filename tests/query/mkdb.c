@@ -260,11 +260,11 @@ synth(int64_t target)
 	    "65536, NULL, 1, 1, 1, 1);"
 	    "INSERT INTO files VALUES (1, '/synth.c');"
 	    "INSERT INTO symbols VALUES (1, 1, 'main', 0x402000, 48, 'func', "
-	    "'global', 'symtab');"
+	    "'global', 'symtab', NULL);"
 	    "INSERT INTO symbols VALUES (2, 1, 'mainly', 0x403000, 4, 'func', "
-	    "'global', 'symtab');");
+	    "'global', 'symtab', NULL);");
 	st = prep("INSERT INTO symbols VALUES (?1, 1, ?2, ?3, 64, 'func', "
-	    "'global', 'symtab')");
+	    "'global', 'symtab', NULL)");
 	for (f = 0; f < NF; f++) {
 		snprintf(name, sizeof(name), "w%d", f);
 		sqlite3_bind_int64(st, 1, 3 + f);

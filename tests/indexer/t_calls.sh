@@ -1,0 +1,323 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Copyright (c) 2026 The hwtrace authors
+#
+# The call tree on ordinary programs, captured with the valgrind source
+# and checked against tools that know nothing of hwtrace: calls through
+# PLT stubs against callgrind's callers, frames left by exceptions and
+# longjmp against gdb's backtraces, demangled names against nm and
+# c++filt.
+
+. "$(atf_get_srcdir)/../env.sh"
+
+# vgcapture PROG ARCHIVE: capture a fixture with the valgrind source.
+vgcapture()
+{
+	[ -x "$HWTRACE_PROGS/$1" ] || atf_skip "fixture programs not built"
+	command -v valgrind.bin >/dev/null 2>&1 ||
+	    atf_skip "valgrind is not installed"
+	"$HWTRACE" capture --source valgrind -o "$2" -- "$HWTRACE_PROGS/$1" \
+	    > capture.out 2> capture.err ||
+	    atf_fail "capture of $1 failed: $(cat capture.err)"
+}
+
+# cg_callers PROG FUNC: "CALLER COUNT" lines, sorted, of FUNC's callers
+# as callgrind counts them (it credits calls through the PLT to their
+# target: --skip-plt=yes).
+cg_callers()
+{
+	command -v callgrind_annotate >/dev/null 2>&1 ||
+	    atf_skip "callgrind_annotate is not installed"
+	valgrind --tool=callgrind --callgrind-out-file=cg.out \
+	    "$HWTRACE_PROGS/$1" > /dev/null 2> cg.err ||
+	    atf_fail "callgrind failed: $(cat cg.err)"
+	callgrind_annotate --tree=caller cg.out > cg.txt 2>&1 ||
+	    atf_fail "callgrind_annotate failed"
+	awk -v f="$2" '
+	    /^ *[0-9,]+ .*  < / { c[n++] = $0; next }
+	    / \* .*:/ {
+		if (index($0, ":" f " [") > 0)
+			for (i = 0; i < n; i++) {
+				s = c[i]; sub(/.*  < [^:]*:/, "", s)
+				cnt = s; sub(/^[^ ]* \(/, "", cnt); sub(/x\).*/, "", cnt)
+				sub(/ .*/, "", s); print s, cnt
+			}
+		n = 0; next }
+	    { n = 0 }' cg.txt | sort
+}
+
+# hw_callers ARCHIVE FUNC: the same from hwtrace's func verb.
+hw_callers()
+{
+	"$HWTRACE" query "$1" func "$2" --format tsv > func.tsv ||
+	    atf_fail "func $2 failed"
+	tail -n +2 func.tsv | cut -f5 | sort | uniq -c | awk '{print $2, $1}'
+}
+
+atf_test_case plt_calls_credited
+plt_calls_credited_head() { atf_set descr "a call through a PLT stub (lazily bound, and through the GOT with -fno-plt) is a call of its target with its real caller: func getenv agrees with callgrind's callers"; }
+plt_calls_credited_body()
+{
+	for p in plt noplt; do
+		vgcapture $p $p.hwtrace
+		cg_callers $p getenv > cg.want
+		[ -s cg.want ] || atf_fail "$p: callgrind gave no caller of getenv: $(cat cg.txt)"
+		hw_callers $p.hwtrace getenv > hw.got
+		cmp -s cg.want hw.got ||
+		    atf_fail "$p: callers of getenv: callgrind says '$(cat cg.want | tr '\n' ';')', hwtrace '$(cat hw.got | tr '\n' ';')'"
+		for v in calls tree; do
+			"$HWTRACE" query $p.hwtrace $v --format tsv > $v.tsv ||
+			    atf_fail "$v failed"
+			! grep -q "getenv@plt" $v.tsv ||
+			    atf_fail "$p: $v still names a frame getenv@plt: $(grep getenv@plt $v.tsv | head -3)"
+		done
+		"$HWTRACE" query $p.hwtrace export --perfetto pf.json ||
+		    atf_fail "export failed"
+		grep -q '"getenv"' pf.json || atf_fail "$p: no getenv slice in the Perfetto export"
+		! grep -q 'getenv@plt' pf.json ||
+		    atf_fail "$p: the Perfetto export names a slice getenv@plt"
+	done
+	# The stub is still there, as a symbol of the blocks that ran it.
+	atf_check -s exit:0 -o match:"getenv@plt" \
+	    "$HWTRACE" query plt.hwtrace sql "SELECT s.name FROM blocks b JOIN symbols s ON s.id = b.symbol WHERE s.name = 'getenv@plt'"
+}
+
+# gdb_main_frame PROG BREAK N [FUNC]: the frame number of FUNC (default
+# main) in gdb's backtrace at the N-th stop at BREAK.
+gdb_main_frame()
+{
+	command -v gdb >/dev/null 2>&1 || atf_skip "gdb is not installed"
+	cmds="-ex 'break $2' -ex run -ex bt"
+	i=1
+	while [ $i -lt $3 ]; do
+		cmds="$cmds -ex continue -ex bt"
+		i=$((i + 1))
+	done
+	eval gdb -q -batch -nx $cmds "$HWTRACE_PROGS/$1" > gdb.out 2>&1
+	awk -v n="$3" -v f=" ${4:-main} \\(" '/^#0 / { k++ } k == n && $0 ~ f {
+	    sub(/^#/, ""); print $1 + 0; exit }' gdb.out
+}
+
+# hw_depth ARCHIVE FUNC N [BASE]: call depth of the N-th invocation of
+# FUNC less that of the first of BASE (default main).
+hw_depth()
+{
+	"$HWTRACE" query "$1" func "${4:-main}" --format tsv > m.tsv || atf_fail "func ${4:-main} failed"
+	"$HWTRACE" query "$1" func "$2" --format tsv > f.tsv || atf_fail "func $2 failed"
+	md=$(sed -n 2p m.tsv | cut -f3)
+	fd=$(sed -n "$(($3 + 1))p" f.tsv | cut -f3)
+	[ -n "$md" ] && [ -n "$fd" ] || atf_fail "no invocation $3 of $2 or of main"
+	echo $((fd - md))
+}
+
+# same_depth ARCHIVE PROG FUNC BREAK N [M]: the M-th invocation of FUNC
+# (default N) is as deep below main as gdb's N-th stop at BREAK says.
+same_depth()
+{
+	want=$(gdb_main_frame "$2" "$4" "$5")
+	[ -n "$want" ] || atf_fail "gdb: no main in the backtrace at stop $5 of $4: $(cat gdb.out)"
+	got=$(hw_depth "$1" "$3" "${6:-$5}")
+	[ "$got" -eq "$want" ] ||
+	    atf_fail "$3 #${6:-$5}: gdb has main $want frames up, hwtrace's depth is main's + $got"
+}
+
+atf_test_case exceptions_close_frames
+exceptions_close_frames_head() { atf_set descr "frames left by a C++ exception (throw, cleanup pads, _Unwind_Resume, rethrow) are closed: depths below main agree with gdb's backtraces"; }
+exceptions_close_frames_body()
+{
+	vgcapture except ex.hwtrace
+	# thrower(0) throws: stops 1 and 2 of "thrower if n == 0" are the
+	# 4th and 8th invocations (thrower(3..0) from main, then again from
+	# rethrower).
+	same_depth ex.hwtrace except thrower "thrower if n == 0" 1 4
+	same_depth ex.hwtrace except thrower "thrower if n == 0" 2 8
+	# After the first catch, main calls rethrower; after the second,
+	# printf.
+	same_depth ex.hwtrace except rethrower rethrower 1
+	same_depth ex.hwtrace except printf printf 1
+	# Every frame a throw left is closed by an unwind, not at the end.
+	atf_check -s exit:0 -o inline:"8 unwind\n" sh -c \
+	    "'$HWTRACE' query ex.hwtrace func thrower --format tsv | tail -n +2 | cut -f15 | sort | uniq -c | awk '{print \$1, \$2}'"
+}
+
+atf_test_case longjmp_closes_frames
+longjmp_closes_frames_head() { atf_set descr "frames left by longjmp are closed: printf after two longjmps is main's child, as gdb's backtrace says"; }
+longjmp_closes_frames_body()
+{
+	vgcapture setjmp sj.hwtrace
+	same_depth sj.hwtrace setjmp printf printf 1
+	# deep(6..0) and deep(7..0): 15 invocations, every one left by longjmp.
+	atf_check -s exit:0 -o inline:"15 unwind\n" sh -c \
+	    "'$HWTRACE' query sj.hwtrace func deep --format tsv | tail -n +2 | cut -f15 | sort | uniq -c | awk '{print \$1, \$2}'"
+}
+
+atf_test_case signal_handlers_framed
+signal_handlers_framed_head() { atf_set descr "signal handlers get frames of their own that their return closes: on_usr1 runs 4 times, and printf after them is main's child as gdb's backtrace says"; }
+signal_handlers_framed_body()
+{
+	vgcapture signal sg.hwtrace
+	same_depth sg.hwtrace signal printf printf 1
+	# kill(SIGUSR1) three times, and once more from the SIGUSR2 handler.
+	atf_check -s exit:0 -o inline:"4 signal return\n" sh -c \
+	    "'$HWTRACE' query sg.hwtrace func on_usr1 --format tsv | tail -n +2 | cut -f14,15 | sort | uniq -c | awk '{print \$1, \$2, \$3}'"
+	atf_check -s exit:0 -o inline:"return\n" sh -c \
+	    "'$HWTRACE' query sg.hwtrace func main --format tsv | tail -n +2 | cut -f15"
+}
+
+atf_test_case cancellation_closes_frames
+cancellation_closes_frames_head() { atf_set descr "a cancelled thread's frames are closed by the forced unwind: what start_thread calls after it is start_thread's child, as gdb's backtrace says"; }
+cancellation_closes_frames_body()
+{
+	vgcapture cancel cn.hwtrace
+	want=$(gdb_main_frame cancel __nptl_deallocate_tsd 1 start_thread)
+	[ -n "$want" ] || atf_fail "gdb: no start_thread in the backtrace: $(cat gdb.out)"
+	got=$(hw_depth cn.hwtrace __nptl_deallocate_tsd 1 start_thread)
+	[ "$got" -eq "$want" ] ||
+	    atf_fail "__nptl_deallocate_tsd: gdb has start_thread $want frames up, hwtrace's depth is start_thread's + $got"
+	# spin(2), spin(1), spin(0): each left by the unwind.
+	atf_check -s exit:0 -o inline:"3 unwind\n" sh -c \
+	    "'$HWTRACE' query cn.hwtrace func spin --format tsv | tail -n +2 | cut -f15 | sort | uniq -c | awk '{print \$1, \$2}'"
+}
+
+atf_test_case exec_starts_a_root
+exec_starts_a_root_head() { atf_set descr "after execve the new program's _start is a root and the old program's frames end, as gdb's backtrace of hello (the exec'd program) has _start outermost"; }
+exec_starts_a_root_body()
+{
+	vgcapture forkexec fx.hwtrace
+	gdb_main_frame hello __libc_start_main 1 _start > /dev/null
+	want=$(awk '/^#/ { n = $0 } END { print n }' gdb.out | awk '{ sub(/^#/, ""); print $1 + 0 }')
+	last=$(awk '/^#/ { n = $0 } END { print n }' gdb.out)
+	case $last in
+	*" _start "*) ;;
+	*) atf_fail "gdb: _start is not hello's outermost frame: $(cat gdb.out)" ;;
+	esac
+	# The child (the thread named hello): _start at depth 0, started.
+	"$HWTRACE" query fx.hwtrace sql "SELECT c.depth, c.entry_kind FROM calls c JOIN threads t ON t.id = c.thread JOIN symbols s ON s.id = c.symbol WHERE t.name = 'hello' AND s.name = '_start'" --format tsv > st.tsv ||
+	    atf_fail "sql failed"
+	[ "$(sed -n 2p st.tsv)" = "$(printf '0\tstart')" ] ||
+	    atf_fail "hello's _start: expected depth 0 entered at its start, got '$(sed -n 2p st.tsv)'"
+	"$HWTRACE" query fx.hwtrace sql "SELECT c.depth FROM calls c JOIN threads t ON t.id = c.thread JOIN symbols s ON s.id = c.symbol WHERE t.name = 'hello' AND s.name = '__libc_start_main'" --format tsv > lm.tsv ||
+	    atf_fail "sql failed"
+	[ "$(sed -n 2p lm.tsv)" = "$want" ] ||
+	    atf_fail "hello's __libc_start_main: gdb has it $want frames below _start, hwtrace at depth $(sed -n 2p lm.tsv)"
+	# The old program's frames end at the exec.
+	"$HWTRACE" query fx.hwtrace sql "SELECT c.exit_kind FROM calls c JOIN threads t ON t.id = c.thread JOIN symbols s ON s.id = c.symbol WHERE t.name = 'hello' AND s.name = '__execve'" --format tsv > ex.tsv ||
+	    atf_fail "sql failed"
+	[ "$(sed -n 2p ex.tsv)" = end ] || atf_fail "__execve's frame: expected exit end, got $(cat ex.tsv)"
+}
+
+atf_test_case names_demangled
+names_demangled_head() { atf_set descr "C++ names are demangled as c++filt does, the mangled name kept; func matches a name with or without its parameters"; }
+names_demangled_body()
+{
+	command -v nm >/dev/null 2>&1 && command -v c++filt >/dev/null 2>&1 ||
+	    atf_skip "binutils are not installed"
+	vgcapture except ex.hwtrace
+	"$HWTRACE" query ex.hwtrace summary > /dev/null || atf_fail "summary failed"
+	# Every mangled function symbol of the program, as c++filt reads it.
+	nm "$HWTRACE_PROGS/except" | awk '$2 ~ /^[tTwW]$/ && $3 ~ /^_Z/ {print $3}' |
+	    sort -u > mangled
+	[ "$(wc -l < mangled)" -gt 50 ] || atf_fail "nm found few C++ symbols"
+	c++filt < mangled > demangled
+	paste -d '\t' mangled demangled | sort > want
+	sqlite3 -separator "$(printf '\t')" ex.hwtrace.db \
+	    "SELECT DISTINCT mangled, name FROM symbols WHERE mangled GLOB '_Z*' AND kind = 'func'" |
+	    sort > got
+	join -t "$(printf '\t')" -v 1 want got > missing
+	[ ! -s missing ] || atf_fail "mangled names without their c++filt name: $(head -5 missing)"
+	# thrower(3..0) twice: 8 invocations, by any of its names.
+	for n in thrower 'thrower(int)' '_ZL7throweri.isra.0' 'thrower(int) [clone .isra.0]'; do
+		got=$("$HWTRACE" query ex.hwtrace func "$n" --format csv | tail -n +2 | wc -l)
+		[ "$got" -eq 8 ] || atf_fail "func '$n': expected 8 invocations, got $got"
+	done
+	atf_check -s exit:1 -o empty -e match:"no symbol matches 'thrower\(long\)'" \
+	    "$HWTRACE" query ex.hwtrace func 'thrower(long)'
+	atf_check -s exit:0 -o match:" rethrower\(int\) \[clone .isra.0\]" -o not-match:"_Z" \
+	    "$HWTRACE" query ex.hwtrace tree --format tsv
+}
+
+# nm_addr PROG FUNC: FUNC's address as nm prints it, without leading zeros.
+nm_addr()
+{
+	nm "$HWTRACE_PROGS/$1" | awk -v f="$2" '$3 == f { sub(/^0+/, "", $1); print $1 }'
+}
+
+# recovered_names PROG: PROG, plt built without its symbols, names one,
+# two and main PROG+0xADDR at the addresses nm gives in plt, with
+# callgrind's callers of getenv.
+recovered_names()
+{
+	command -v nm >/dev/null 2>&1 && command -v objcopy >/dev/null 2>&1 ||
+	    atf_skip "binutils are not installed"
+	# The two builds have the same code at the same addresses.
+	for p in plt $1; do
+		objcopy -O binary --only-section=.text "$HWTRACE_PROGS/$p" $p.text ||
+		    atf_fail "objcopy failed"
+	done
+	cmp -s plt.text $1.text || atf_fail "plt and $1 differ in .text"
+	vgcapture $1 s.hwtrace
+	for f in one two main; do
+		a=$(nm_addr plt $f)
+		[ -n "$a" ] || atf_fail "nm: no $f in plt"
+		eval "name_$f=$1+0x$a"
+		got=$("$HWTRACE" query s.hwtrace func "$1+0x$a" --format csv | tail -n +2 | wc -l)
+		[ "$got" -eq 1 ] || atf_fail "func $1+0x$a ($f): expected 1 invocation, got $got"
+	done
+	# getenv's callers, as callgrind names them in the unstripped build.
+	cg_callers plt getenv | sed "s/^one /$name_one /; s/^two /$name_two /; s/^main /$name_main /" |
+	    sort > cg.want
+	hw_callers s.hwtrace getenv > hw.got
+	cmp -s cg.want hw.got ||
+	    atf_fail "callers of getenv: callgrind says '$(cat cg.want | tr '\n' ';')', hwtrace '$(cat hw.got | tr '\n' ';')'"
+}
+
+atf_test_case stripped_functions_named
+stripped_functions_named_head() { atf_set descr "in a stripped program, functions are recovered from .eh_frame and named IMAGE+0xADDR at the addresses nm gives in the unstripped build; func and calls know them, with callgrind's callers"; }
+stripped_functions_named_body()
+{
+	recovered_names plt-stripped
+	# Nothing of the program's own functions is left without a name
+	# (the C start-up files' code has no unwind table: it may be).
+	"$HWTRACE" query s.hwtrace sql "SELECT count(*) FROM blocks b JOIN images i ON i.id = b.image WHERE b.symbol IS NULL AND i.path GLOB '*/plt-stripped' AND (b.image_addr BETWEEN 0x$(nm_addr plt main) AND 0x$(nm_addr plt main) + 64 OR b.image_addr BETWEEN 0x$(nm_addr plt one) AND 0x$(nm_addr plt two) + 16)" --format tsv > n.tsv ||
+	    atf_fail "sql failed"
+	[ "$(sed -n 2p n.tsv)" -eq 0 ] || atf_fail "$(sed -n 2p n.tsv) blocks of main, one, two have no symbol"
+}
+
+atf_test_case call_targets_named
+call_targets_named_head() { atf_set descr "in a program with neither symbols nor unwind tables, called functions are named IMAGE+0xADDR at the addresses nm gives in the unstripped build, with callgrind's callers"; }
+call_targets_named_body()
+{
+	recovered_names plt-nocfi
+}
+
+atf_test_case unknown_per_image
+unknown_per_image_head() { atf_set descr "code with neither symbols nor unwind tables is an [unknown] row of its own image in hot, not merged with another image's"; }
+unknown_per_image_body()
+{
+	vgcapture plt-nocfi n.hwtrace
+	"$HWTRACE" query n.hwtrace hot -n 100000 --format tsv > hot.tsv || atf_fail "hot failed"
+	grep -q "^\[unknown\]	[^	]*/plt-nocfi	[1-9]" hot.tsv ||
+	    atf_fail "hot: no [unknown] row of plt-nocfi: $(grep unknown hot.tsv)"
+	# One row per image, and each row's instructions are its image's.
+	grep "^\[unknown\]" hot.tsv | cut -f2 | sort | uniq -d > dup
+	[ ! -s dup ] || atf_fail "hot: several [unknown] rows for $(cat dup)"
+	grep "^\[unknown\]" hot.tsv | cut -f2,3 | sort > got
+	"$HWTRACE" query n.hwtrace sql "SELECT i.path, sum(b.exec_count * b.ninsns) FROM blocks b JOIN images i ON i.id = b.image WHERE b.symbol IS NULL GROUP BY i.path" --format tsv |
+	    tail -n +2 | sort > want
+	cmp -s want got || atf_fail "hot's [unknown] rows '$(cat got | tr '\n' ';')', the blocks say '$(cat want | tr '\n' ';')'"
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case stripped_functions_named
+	atf_add_test_case call_targets_named
+	atf_add_test_case unknown_per_image
+	atf_add_test_case plt_calls_credited
+	atf_add_test_case exceptions_close_frames
+	atf_add_test_case longjmp_closes_frames
+	atf_add_test_case signal_handlers_framed
+	atf_add_test_case cancellation_closes_frames
+	atf_add_test_case exec_starts_a_root
+	atf_add_test_case names_demangled
+}
