@@ -368,6 +368,7 @@ struct ix_stitch {
 	struct ix_sblock pend_own;	/* blocks merged (or kept) here */
 	size_t		pend_lcap, pend_ccap;
 	int		pend_nolens;	/* pend_own's layout is unknown */
+	int		pend_nocode;	/* pend_own's code is not all known */
 	int		pend_cont;	/* it may be continued (set_cont()) */
 	/* Where tracing was disabled (libipt's "resumed"). */
 	int		have_dis;
