@@ -5,14 +5,16 @@
  */
 
 /*
- * CoreSight conformance: every ETMv3, PTM and ETMv4 snapshot of the shared
- * corpus (OpenCSD's own test snapshots) is imported with hwtrace import,
+ * CoreSight conformance: every ETMv3, PTM, ETMv4 and ETE snapshot of the
+ * shared corpus (OpenCSD's own test snapshots) is imported with hwtrace import,
  * read back from the archive and decoded by the indexer's OpenCSD decoder
  * (ix_cs_decode() over the archive's streams and memory images).  Per
  * trace ID, in order, the instruction ranges (start, end, instruction
  * count, ISA), exceptions and address-not-accessible elements must equal
  * those in expected/<name>.ppl[.xz], which Debian's trc_pkt_lister wrote:
- * nothing here is compared with what this code wrote itself.  Each
+ * nothing here is compared with what this code wrote itself.  Of a
+ * snapshot with several buffers trc_pkt_lister decodes the one it names,
+ * and only that buffer's stream is compared.  Each
  * snapshot is printed with pass or fail.  A second case does the same for
  * the ETE decoder on a copy of an ETMv4 snapshot declared ETE, with
  * trc_pkt_lister run here on that copy as the reference.  Cycle counts
@@ -109,11 +111,16 @@ ppl_open(const char *ppl, char *path, size_t pathlen)
 	return (f);
 }
 
-/* The elements trc_pkt_lister printed, from @path or @path.xz. */
+/*
+ * The elements trc_pkt_lister printed, from @path or @path.xz, and into
+ * @src (when not NULL) the trace buffer it decoded: of a snapshot with
+ * several buffers it decodes only the one it names ("Using ETB_1 as trace
+ * source").
+ */
 static int
-expected(const char *ppl, struct lines *l)
+expected(const char *ppl, struct lines *l, char *src, size_t srclen)
 {
-	char path[1024], buf[4096], s[96], isa[8];
+	char path[1024], buf[4096], s[96], isa[8], name[128];
 	unsigned id, n;
 	unsigned long long a, b;
 	const char *p;
@@ -121,7 +128,12 @@ expected(const char *ppl, struct lines *l)
 
 	if ((f = ppl_open(ppl, path, sizeof(path))) == NULL)
 		return (-1);
+	if (src != NULL)
+		src[0] = '\0';
 	while (fgets(buf, sizeof(buf), f) != NULL) {
+		if (src != NULL && src[0] == '\0' &&
+		    sscanf(buf, "Using %127s as trace source", name) == 1)
+			snprintf(src, srclen, "%s", name);
 		if (strncmp(buf, "Idx:", 4) != 0 ||
 		    (p = strstr(buf, "; ID:")) == NULL ||
 		    sscanf(p, "; ID:%x;", &id) != 1)
@@ -149,11 +161,16 @@ expected(const char *ppl, struct lines *l)
 	return (0);
 }
 
-/* Import the snapshot in @snapdir and decode every stream of the archive. */
+/*
+ * Import the snapshot in @snapdir and decode every stream of the archive,
+ * or only the one of trace buffer @src when @src is not NULL.
+ */
 static int
-decode_snapshot(const char *name, const char *snapdir, struct lines *l,
-    int *decodable, char *why, size_t whylen)
+decode_snapshot(const char *name, const char *snapdir, const char *src,
+    struct lines *l, int *decodable, char *why, size_t whylen)
 {
+	char sname[200];
+	size_t ndone = 0;
 	char cmd[2400], out[300], err[256];
 	const struct hwtr_stream_desc *sd;
 	const struct hwtr_sb_rec *r;
@@ -172,8 +189,12 @@ decode_snapshot(const char *name, const char *snapdir, struct lines *l,
 	rc = hwtr_ar_open(&ar, out, NULL);
 	ATF_REQUIRE_MSG(rc >= 0, "%s: cannot read back %s", name, out);
 	*decodable = 0;
+	if (src != NULL)
+		snprintf(sname, sizeof(sname), "buffer %s", src);
 	for (s = 0; s < hwtr_ar_nstreams(ar); s++) {
 		sd = hwtr_ar_stream(ar, s);
+		if (src != NULL && strcmp(sd->name, sname) != 0)
+			continue;
 		for (i = 0; i < sd->cs.nsources; i++)
 			if (sd->cs.sources[i].protocol == HWTR_TF_ETMV3 ||
 			    sd->cs.sources[i].protocol == HWTR_TF_PTM ||
@@ -209,6 +230,9 @@ decode_snapshot(const char *name, const char *snapdir, struct lines *l,
 
 		sd = hwtr_ar_stream(ar, s);
 		ATF_REQUIRE_EQ(sd->format, HWTR_TF_CORESIGHT);
+		if (src != NULL && strcmp(sd->name, sname) != 0)
+			continue;
+		ndone++;
 		for (c = 0; c < hwtr_ar_nchunks(ar, s); c++) {
 			void *p;
 			size_t n;
@@ -234,6 +258,10 @@ decode_snapshot(const char *name, const char *snapdir, struct lines *l,
 	free(imglen);
 	free(mem);
 	hwtr_ar_close(ar);
+	if (rc >= 0 && src != NULL && ndone == 0) {
+		snprintf(why, whylen, "no stream '%s' in the archive", sname);
+		return (-1);
+	}
 	return (rc < 0 ? rc : 0);
 }
 
@@ -278,12 +306,13 @@ ATF_TC_HEAD(snapshots, tc)
 {
 	atf_tc_set_md_var(tc, "descr", "instruction ranges, exceptions and "
 	    "inaccessible addresses per trace ID equal trc_pkt_lister's for "
-	    "every ETMv3/PTM/ETMv4 snapshot of the corpus");
+	    "every ETMv3/PTM/ETMv4/ETE snapshot of the corpus");
 	atf_tc_set_md_var(tc, "timeout", "300");
 }
 ATF_TC_BODY(snapshots, tc)
 {
 	char dir[1024], ppl[1100], snap[1400], why[512], fails[4096] = "";
+	char src[128];
 	struct dirent *de;
 	struct lines want, got;
 	size_t nranges;
@@ -302,7 +331,7 @@ ATF_TC_BODY(snapshots, tc)
 		snprintf(ppl, sizeof(ppl), "%s/opencsd/expected/%s.ppl",
 		    HWTR_TEST_CORPUS, de->d_name);
 		snprintf(snap, sizeof(snap), "%s/%s", dir, de->d_name);
-		if (expected(ppl, &want) < 0) {
+		if (expected(ppl, &want, src, sizeof(src)) < 0) {
 			printf("%s: skipped: no expected output\n", de->d_name);
 			continue;
 		}
@@ -312,8 +341,8 @@ ATF_TC_BODY(snapshots, tc)
 			free(want.v);
 			continue;
 		}
-		if (decode_snapshot(de->d_name, snap, &got, &decodable, why,
-		    sizeof(why)) < 0) {
+		if (decode_snapshot(de->d_name, snap, src[0] != '\0' ? src :
+		    NULL, &got, &decodable, why, sizeof(why)) < 0) {
 			printf("%s: fail: %s\n", de->d_name, why);
 			snprintf(fails + strlen(fails), sizeof(fails) -
 			    strlen(fails), "%s%s: %s", failed ? "; " : "",
@@ -321,7 +350,7 @@ ATF_TC_BODY(snapshots, tc)
 			failed++;
 			tested++;
 		} else if (!decodable) {
-			printf("%s: skipped: no ETMv3/PTM/ETMv4 source\n",
+			printf("%s: skipped: no ETMv3/PTM/ETMv4/ETE source\n",
 			    de->d_name);
 		} else if (compare(&want, &got, why, sizeof(why),
 		    &nranges) < 0) {
@@ -357,17 +386,19 @@ static void
 check_against(const char *label, const char *snapdir, const char *ppl,
     size_t min, size_t minranges)
 {
-	char why[512];
+	char why[512], src[128];
 	struct lines want, got;
 	size_t nranges;
 	int decodable;
 
 	memset(&want, 0, sizeof(want));
 	memset(&got, 0, sizeof(got));
-	ATF_REQUIRE(expected(ppl, &want) == 0);
+	ATF_REQUIRE(expected(ppl, &want, src, sizeof(src)) == 0);
 	ATF_REQUIRE_MSG(want.n >= min, "%s: trc_pkt_lister decoded only %zu "
 	    "elements", label, want.n);
-	if (decode_snapshot(label, snapdir, &got, &decodable, why,
+	ATF_REQUIRE_MSG(src[0] != '\0', "%s: %s does not say which buffer "
+	    "trc_pkt_lister decoded", label, ppl);
+	if (decode_snapshot(label, snapdir, src, &got, &decodable, why,
 	    sizeof(why)) < 0)
 		atf_tc_fail("%s: %s", label, why);
 	ATF_REQUIRE_MSG(decodable, "%s: the archive has no source OpenCSD "
