@@ -74,7 +74,8 @@ const char *const ix_event_kinds[IX_NEVENT_KINDS + 1] = {
 	"vmcs", "exstop", "mwait", "pwre", "pwrx", "ptwrite", "tick", "cbr",
 	"mnt", "decode-error", "lost", "exception", "exception-return",
 	"memory-not-accessible", "no-sync", "trace-on", "not-decoded",
-	"trace-id", NULL
+	"trace-id", "transaction-start", "transaction-commit",
+	"transaction-fail", "timestamp-marker", NULL
 };
 
 /* A worker's decoder. */
@@ -1379,6 +1380,25 @@ cs_emit(struct cs_run *cr, struct dec *d, const struct ix_cs_elem *e)
 		    off));
 	case IX_CS_TIMESTAMP:
 		return (op1(d, IX_OP_SETTSC, e->ts));
+	case IX_CS_MEMTRANS:
+		/*
+		 * ETE transactional memory (TME).  A failed transaction is
+		 * unwound: execution goes on after its TSTART, not from the
+		 * block before, so no branch leads into the next block.
+		 * Trace that starts inside a transaction is a start.
+		 */
+		if (e->memtrans == IX_CS_TRANS_FAIL &&
+		    (rc = op(d, IX_OP_ASYNC)) < 0)
+			return (rc);
+		return (cs_event(d, e->memtrans == IX_CS_TRANS_COMMIT ?
+		    "transaction-commit" : e->memtrans == IX_CS_TRANS_FAIL ?
+		    "transaction-fail" : "transaction-start", 0, 0,
+		    e->memtrans == IX_CS_TRANS_INIT ? "trace began inside "
+		    "the transaction" : NULL, off));
+	case IX_CS_MARKER:
+		/* Where the timestamp that follows was taken. */
+		snprintf(det, sizeof(det), "marker 0x%x", e->marker);
+		return (cs_event(d, "timestamp-marker", 0, 0, det, off));
 	case IX_CS_NO_SYNC:
 	case IX_CS_TRACE_ON:
 		if ((rc = op(d, IX_OP_NOPREV)) < 0)
