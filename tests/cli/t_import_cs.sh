@@ -66,6 +66,8 @@ corpus_body()
 				    atf_fail "$name: stream $i has chunks, buffer $b ($f) is empty"
 				grep -q "^  stream $i 'buffer $bn': .* 0 bytes$" "$name.info" ||
 				    atf_fail "$name: stream $i is not empty: $(grep "stream $i" "$name.info")"
+				"$HWTRACE" verify "$name.hwtrace" >/dev/null 2>err ||
+				    atf_fail "$name: verify refuses the empty stream: $(cat err)"
 				empty=$((empty + 1))
 			fi
 			grep -q "^  stream $i 'buffer $bn': coresight," "$name.info" ||
