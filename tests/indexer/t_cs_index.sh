@@ -303,10 +303,63 @@ ete_events_ppl()
 	    /OCSD_GEN_TRC_ELEM_EXCEPTION_RET\(/ { print "exception-return", n + 0 }'
 }
 
+# dumps DIR: "address length file" of every [dump*] section of the
+# snapshot's device files, read here with awk, not with hwtrace's parser.
+dumps()
+{
+	for f in "$1"/*.ini; do
+		awk -v d="$1" '
+		    { sub(/\r$/, "") }
+		    /^\[/ { if (a != "" && fl != "") print a, l, d "/" fl; a = fl = l = ""; in_d = $0 ~ /^\[dump/; next }
+		    in_d && /^address=/ { a = substr($0, 9) }
+		    in_d && /^length=/ { l = substr($0, 8) }
+		    in_d && /^file=/ { fl = substr($0, 6) }
+		    END { if (a != "" && fl != "") print a, l, d "/" fl }' "$f"
+	done
+}
+
+# code_matches NAME: every block of NAME.db has code, and it is the bytes
+# at its address in the snapshot's dumps, gathered across dumps when a
+# block runs from one into the next.
+code_matches()
+{
+	dumps "$SNAPS/$1" > dumps.txt
+	[ -s dumps.txt ] || atf_fail "$1: no dumps found in the device files"
+	"$HWTRACE" query --format tsv "$1.db" sql \
+	    "SELECT start_ip, size, CASE WHEN code IS NULL THEN '-' ELSE lower(hex(code)) END FROM blocks" |
+	    tail -n +2 > blocks.txt
+	nb=0
+	while read -r st sz hex; do
+		[ "$hex" != - ] ||
+		    atf_fail "$1: block at $(printf 0x%x "$st") has no code, the dumps have it"
+		want= off=0
+		while [ "$off" -lt "$sz" ]; do
+			a=$((st + off)) got_piece=
+			while read -r da dl df; do
+				dl=${dl:-$(stat -c %s "$df")}
+				if [ "$a" -ge $((da)) ] && [ "$a" -lt $((da + dl)) ]; then
+					n=$((da + dl - a))
+					[ "$n" -le $((sz - off)) ] || n=$((sz - off))
+					got_piece=$(od -An -tx1 -v -j $((a - da)) -N "$n" "$df" | tr -d ' \n')
+					break
+				fi
+			done < dumps.txt
+			[ -n "$got_piece" ] ||
+			    atf_fail "$1: block at $(printf 0x%x "$st"): byte $(printf 0x%x "$a") is in no dump"
+			want=$want$got_piece
+			off=$((off + ${#got_piece} / 2))
+		done
+		[ "$want" = "$hex" ] ||
+		    atf_fail "$1: block at $(printf 0x%x "$st") ($sz bytes): code $hex, the dumps have $want"
+		nb=$((nb + 1))
+	done < blocks.txt
+	echo "$1: the code of all $nb blocks is the dumps' bytes"
+}
+
 atf_test_case ete
 ete_head()
 {
-	atf_set descr "ETE as real hardware writes it (ete_ip, trace_file_vmid, tme_simple, ts_marker, ete-wfet): blocks, instructions, A64 and A32 ranges with their last instruction's class, transactional memory, timestamp markers and exceptions at trc_pkt_lister's positions"
+	atf_set descr "ETE as real hardware writes it (ete_ip, trace_file_vmid, tme_simple, ts_marker, ete-wfet): blocks, instructions, A64 and A32 ranges with their last instruction's class, transactional memory, timestamp markers and exceptions at trc_pkt_lister's positions; every block's code is the dumps' bytes, across two dumps too"
 	atf_set timeout 300
 }
 ete_body()
@@ -335,6 +388,7 @@ ete_body()
 		    tail -n +2 > got
 		diff want got > d ||
 		    atf_fail "$n: ETE events (kind, blocks before) differ from trc_pkt_lister's elements: $(head -n 6 d | tr '\n' '|')"
+		code_matches $n
 		nmemtrans=$((nmemtrans + $(grep -c '^transaction-' want)))
 		nmarker=$((nmarker + $(grep -c '^timestamp-marker' want)))
 	done
