@@ -1192,7 +1192,8 @@ cs_mem_gather(const struct cs_run *cr, uint64_t addr, uint64_t len,
 
 	while (done < len) {
 		for (i = 0; i < cr->nmem; i++)
-			if (addr + done >= cr->mem[i].addr &&
+			if (cr->mem[i].p != NULL &&
+			    addr + done >= cr->mem[i].addr &&
 			    addr + done - cr->mem[i].addr < cr->mem[i].len)
 				break;
 		if (i == cr->nmem)

@@ -190,6 +190,7 @@ static int64_t
 global_block(struct ix_stitch *st, const struct ix_sblock *b)
 {
 	struct ix_sblock *g;
+	uint8_t *lens = NULL, *code = NULL;
 	uint64_t h;
 	int rc;
 
@@ -238,19 +239,20 @@ global_block(struct ix_stitch *st, const struct ix_sblock *b)
 	 * its lengths even where no memory dump holds all of its bytes.
 	 */
 	g->lens = g->code = NULL;
-	if (b->lens != NULL &&
-	    (g->lens = malloc(b->ninsn ? b->ninsn : 1)) == NULL)
-		return (-HWTR_E_NOMEM);
-	if (b->code != NULL &&
-	    (g->code = malloc(b->size ? b->size : 1)) == NULL) {
-		free(g->lens);
-		g->lens = NULL;
-		return (-HWTR_E_NOMEM);
+	if (b->lens != NULL) {
+		if ((lens = malloc(b->ninsn ? b->ninsn : 1)) == NULL)
+			return (-HWTR_E_NOMEM);
+		memcpy(lens, b->lens, b->ninsn);
 	}
-	if (b->lens != NULL)
-		memcpy(g->lens, b->lens, b->ninsn);
-	if (b->code != NULL)
-		memcpy(g->code, b->code, b->size);
+	if (b->code != NULL) {
+		if ((code = malloc(b->size ? b->size : 1)) == NULL) {
+			free(lens);
+			return (-HWTR_E_NOMEM);
+		}
+		memcpy(code, b->code, b->size);
+	}
+	g->lens = lens;
+	g->code = code;
 	st->gtab[h & (st->gcap - 1)] = (uint32_t)st->ng + 1;
 	st->ng++;
 	if (st->sink.block != NULL &&
