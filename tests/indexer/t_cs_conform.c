@@ -499,12 +499,13 @@ check_against(const char *label, const char *snapdir, const char *ppl,
 }
 
 /*
- * ETE: the corpus has no ETE snapshot, so make one.  ETE's packets are
- * ETMv4's with additions, so juno_r1_1's ETMv4 trace is declared ETE (type
- * ETE, TRCIDR1 architecture 5, an ETE TRCDEVARCH) and Debian's
- * trc_pkt_lister decodes the copy with OpenCSD's ETE decoder: its ranges
- * (not the same as the ETMv4 reading of those bytes) are the reference
- * for hwtrace's ETE path, from import through decode.
+ * ETE on a larger trace than the corpus's real ETE snapshots (which the
+ * snapshots case checks): ETE's packets are ETMv4's with additions, so
+ * juno_r1_1's ETMv4 trace is declared ETE (type ETE, TRCIDR1 architecture
+ * 5, which an ETE TRCDEVARCH confirms) and Debian's trc_pkt_lister decodes
+ * the copy with OpenCSD's ETE decoder: its ranges (not the same as the
+ * ETMv4 reading of those bytes) are the reference for hwtrace's ETE path,
+ * from import through decode.
  */
 ATF_TC(ete_as_trc_pkt_lister);
 ATF_TC_HEAD(ete_as_trc_pkt_lister, tc)
