@@ -376,6 +376,76 @@ find_reg(const struct cs_src *s, const char *name)
 }
 
 /*
+ * TRCDEVARCH, as ETMv4 and ETE define it: ARCHITECT (bits 31:21, 0x23b
+ * for Arm), PRESENT (bit 20), REVISION (19:16), ARCHVER (15:12) and
+ * ARCHPART (11:0, 0xa13 for a PE trace unit).  ARCHVER is 4 for ETMv4
+ * and 5 for ETE.
+ */
+#define DEVARCH_ARCHITECT(v)	(((v) >> 21) & 0x7ff)
+#define DEVARCH_PRESENT(v)	(((v) >> 20) & 0x1)
+#define DEVARCH_ARCHVER(v)	(((v) >> 12) & 0xf)
+#define DEVARCH_ARCHPART(v)	((v) & 0xfff)
+#define DEVARCH_ARM		0x23b
+#define DEVARCH_TRACE_UNIT	0xa13
+
+/*
+ * The architecture version of an ETMv4 or ETE source must be the one its
+ * device type names.  TRCIDR1.TRCARCHMAJ (bits 11:8) holds it, or 0xf,
+ * which means "see TRCDEVARCH": every ETE unit says 0xf (ETE has no
+ * version of its own in TRCIDR1), later ETMv4 units may.  TRCDEVARCH,
+ * when present, must describe an Arm trace unit of that version.  This
+ * is how OpenCSD reads ETE: its version from TRCDEVARCH, TRCIDR1's
+ * architecture fields ignored.
+ */
+static int
+check_arch(struct cs_snap *sn, const struct cs_src *s, const struct ini *ini)
+{
+	const struct hwtr_reg *idr1, *da;
+	uint64_t maj, want;
+
+	want = s->s.protocol == HWTR_TF_ETE ? 5 : 4;
+	if ((da = find_reg(s, "TRCDEVARCH")) != NULL) {
+		if (DEVARCH_ARCHITECT(da->value) != DEVARCH_ARM ||
+		    !DEVARCH_PRESENT(da->value) ||
+		    DEVARCH_ARCHPART(da->value) != DEVARCH_TRACE_UNIT) {
+			hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [regs] "
+			    "TRCDEVARCH: 0x%" PRIx64 " does not describe an Arm "
+			    "trace unit (architect 0x%x, present %d, part "
+			    "0x%03x; expected 0x23b, 1, 0xa13)", ini->path,
+			    da->value, (unsigned)DEVARCH_ARCHITECT(da->value),
+			    (int)DEVARCH_PRESENT(da->value),
+			    (unsigned)DEVARCH_ARCHPART(da->value));
+			return (-HWTR_E_FORMAT);
+		}
+		if (DEVARCH_ARCHVER(da->value) != want) {
+			hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [regs] "
+			    "TRCDEVARCH: 0x%" PRIx64 " says architecture "
+			    "version %u, not %" PRIu64 " (%s, as type '%s' "
+			    "says)", ini->path, da->value,
+			    (unsigned)DEVARCH_ARCHVER(da->value), want,
+			    want == 5 ? "ETE" : "ETMv4", s->dev->type);
+			return (-HWTR_E_FORMAT);
+		}
+	}
+	idr1 = find_reg(s, "TRCIDR1");
+	maj = (idr1->value >> 8) & 0xf;
+	if (maj == 0xf && da == NULL) {
+		hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [regs] TRCIDR1: "
+		    "0x%" PRIx64 " says architecture 15 (see TRCDEVARCH) but "
+		    "TRCDEVARCH is missing", ini->path, idr1->value);
+		return (-HWTR_E_FORMAT);
+	}
+	if (maj != 0xf && maj != want) {
+		hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [regs] TRCIDR1: "
+		    "0x%" PRIx64 " says architecture %" PRIu64 ", not %s (%"
+		    PRIu64 ", or 15 and TRCDEVARCH)", ini->path, idr1->value,
+		    maj, want == 5 ? "ETE" : "ETMv4", want);
+		return (-HWTR_E_FORMAT);
+	}
+	return (0);
+}
+
+/*
  * Read the [regs] of a trace source: "NAME(annotations)=VALUE", the name
  * stored without its annotations.  Check that the registers the decoder
  * needs are there and make sense, and take the trace ID from them.
@@ -481,17 +551,8 @@ load_source(struct cs_snap *sn, struct cs_src *s, const struct cs_dev *d,
 			return (-HWTR_E_FORMAT);
 		}
 	}
-	if (s->s.protocol == HWTR_TF_ETMV4 || s->s.protocol == HWTR_TF_ETE) {
-		/* TRCIDR1.ARCHMAJ (bits 11:8) is 4 for ETMv4 (5 for ETE). */
-		r = find_reg(s, "TRCIDR1");
-		v = (r->value >> 8) & 0xf;
-		if (v != 4 && v != 5) {
-			hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [regs] "
-			    "TRCIDR1: 0x%" PRIx64 " says architecture %" PRIu64
-			    ", not ETMv4/ETE", ini->path, r->value, v);
-			return (-HWTR_E_FORMAT);
-		}
-	}
+	if (s->s.protocol == HWTR_TF_ETMV4 || s->s.protocol == HWTR_TF_ETE)
+		return (check_arch(sn, s, ini));
 	return (0);
 }
 
@@ -771,14 +832,16 @@ load_snapshot(struct cs_snap *sn)
 			break;
 		}
 		b->size = (uint64_t)st.st_size;
-		/* Formatted buffers are whole 16-byte frames. */
-		if (b->size == 0 || (b->frame != HWTR_CS_FRAME_NONE &&
-		    b->size % 16 != 0)) {
+		/*
+		 * Formatted buffers are whole 16-byte frames.  An empty
+		 * buffer is a source that wrote nothing (ete-wfet's second
+		 * session): an empty stream, as trc_pkt_lister decodes it.
+		 */
+		if (b->frame != HWTR_CS_FRAME_NONE && b->size % 16 != 0) {
 			hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [%s] "
-			    "file '%s': %" PRIu64 " bytes: %s", ti->path, sec,
-			    b->file, b->size, b->size == 0 ? "empty" :
-			    "truncated (not a whole number of 16-byte "
-			    "frames)");
+			    "file '%s': %" PRIu64 " bytes: truncated (not a "
+			    "whole number of 16-byte frames)", ti->path, sec,
+			    b->file, b->size);
 			rc = -HWTR_E_TRUNCATED;
 			break;
 		}

@@ -190,6 +190,29 @@ elem_in(const void *p_context, const ocsd_trc_index_t index_sop,
 	case OCSD_GEN_TRC_ELEM_EO_TRACE:
 		e.kind = IX_CS_EOT;
 		break;
+	case OCSD_GEN_TRC_ELEM_MEMTRANS:
+		e.kind = IX_CS_MEMTRANS;
+		switch (el->mem_trans) {
+		case OCSD_MEM_TRANS_TRACE_INIT:
+			e.memtrans = IX_CS_TRANS_INIT;
+			break;
+		case OCSD_MEM_TRANS_START:
+			e.memtrans = IX_CS_TRANS_START;
+			break;
+		case OCSD_MEM_TRANS_COMMIT:
+			e.memtrans = IX_CS_TRANS_COMMIT;
+			break;
+		default:
+			e.memtrans = IX_CS_TRANS_FAIL;
+			break;
+		}
+		break;
+	case OCSD_GEN_TRC_ELEM_SYNC_MARKER:
+		/* OpenCSD 1.3 has timestamp markers only (ELEM_MARKER_TS). */
+		e.kind = el->sync_marker.type == ELEM_MARKER_TS ?
+		    IX_CS_MARKER : IX_CS_OTHER;
+		e.marker = el->sync_marker.value;
+		break;
 	default:
 		e.kind = IX_CS_OTHER;
 		break;

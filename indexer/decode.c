@@ -74,7 +74,8 @@ const char *const ix_event_kinds[IX_NEVENT_KINDS + 1] = {
 	"vmcs", "exstop", "mwait", "pwre", "pwrx", "ptwrite", "tick", "cbr",
 	"mnt", "decode-error", "lost", "exception", "exception-return",
 	"memory-not-accessible", "no-sync", "trace-on", "not-decoded",
-	"trace-id", NULL
+	"trace-id", "transaction-start", "transaction-commit",
+	"transaction-fail", "timestamp-marker", NULL
 };
 
 /* A worker's decoder. */
@@ -1176,6 +1177,38 @@ cs_mem(const struct cs_run *cr, uint64_t addr, uint64_t len)
 }
 
 /*
+ * The archive's bytes at [@addr, @addr + @len) into @dst, gathered from
+ * the dumps that hold them in turn: a range may run from one dump into
+ * the next (trace_file_vmid's code_44_0 and code_44_1), and OpenCSD reads
+ * memory instruction by instruction, from whichever dump has each.
+ * Returns 0, or -1 when some byte is in no dump.
+ */
+static int
+cs_mem_gather(const struct cs_run *cr, uint64_t addr, uint64_t len,
+    uint8_t *dst)
+{
+	uint64_t done = 0, n;
+	size_t i;
+
+	while (done < len) {
+		for (i = 0; i < cr->nmem; i++)
+			if (cr->mem[i].p != NULL &&
+			    addr + done >= cr->mem[i].addr &&
+			    addr + done - cr->mem[i].addr < cr->mem[i].len)
+				break;
+		if (i == cr->nmem)
+			return (-1);
+		n = cr->mem[i].len - (addr + done - cr->mem[i].addr);
+		if (n > len - done)
+			n = len - done;
+		memcpy(dst + done, cr->mem[i].p + (addr + done -
+		    cr->mem[i].addr), n);
+		done += n;
+	}
+	return (0);
+}
+
+/*
  * Give a new block its instruction lengths and code.  Returns 0, or
  * -HWTR_E_NOMEM.  Lengths that do not add up to the range (a T32 walk
  * over bytes that are not the traced code) are left out, never guessed.
@@ -1191,7 +1224,16 @@ cs_block_code(const struct cs_run *cr, struct ix_sblock *b, uint32_t ninsn)
 		if ((b->code = malloc(b->size)) == NULL)
 			return (-HWTR_E_NOMEM);
 		memcpy(b->code, p, b->size);
-	} else if (b->mode == IX_CS_T32)
+	} else {
+		if ((b->code = malloc(b->size)) == NULL)
+			return (-HWTR_E_NOMEM);
+		if (cs_mem_gather(cr, b->ip, b->size, b->code) < 0) {
+			free(b->code);
+			b->code = NULL;
+		}
+		p = b->code;
+	}
+	if (b->code == NULL && b->mode == IX_CS_T32)
 		return (0);
 	if ((b->lens = malloc(ninsn ? ninsn : 1)) == NULL)
 		return (-HWTR_E_NOMEM);
@@ -1379,6 +1421,25 @@ cs_emit(struct cs_run *cr, struct dec *d, const struct ix_cs_elem *e)
 		    off));
 	case IX_CS_TIMESTAMP:
 		return (op1(d, IX_OP_SETTSC, e->ts));
+	case IX_CS_MEMTRANS:
+		/*
+		 * ETE transactional memory (TME).  A failed transaction is
+		 * unwound: execution goes on after its TSTART, not from the
+		 * block before, so no branch leads into the next block.
+		 * Trace that starts inside a transaction is a start.
+		 */
+		if (e->memtrans == IX_CS_TRANS_FAIL &&
+		    (rc = op(d, IX_OP_ASYNC)) < 0)
+			return (rc);
+		return (cs_event(d, e->memtrans == IX_CS_TRANS_COMMIT ?
+		    "transaction-commit" : e->memtrans == IX_CS_TRANS_FAIL ?
+		    "transaction-fail" : "transaction-start", 0, 0,
+		    e->memtrans == IX_CS_TRANS_INIT ? "trace began inside "
+		    "the transaction" : NULL, off));
+	case IX_CS_MARKER:
+		/* Where the timestamp that follows was taken. */
+		snprintf(det, sizeof(det), "marker 0x%x", e->marker);
+		return (cs_event(d, "timestamp-marker", 0, 0, det, off));
 	case IX_CS_NO_SYNC:
 	case IX_CS_TRACE_ON:
 		if ((rc = op(d, IX_OP_NOPREV)) < 0)

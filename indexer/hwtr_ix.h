@@ -280,7 +280,7 @@ enum ix_op {
 				   at the current position) */
 };
 
-#define IX_NEVENT_KINDS 29
+#define IX_NEVENT_KINDS 33
 extern const char *const ix_event_kinds[IX_NEVENT_KINDS + 1];
 
 /* Decode one segment into @out[@in->nouts]. */
@@ -394,6 +394,7 @@ struct ix_stitch {
 	struct ix_sblock pend_own;	/* blocks merged (or kept) here */
 	size_t		pend_lcap, pend_ccap;
 	int		pend_nolens;	/* pend_own's layout is unknown */
+	int		pend_nocode;	/* pend_own's code is not all known */
 	int		pend_cont;	/* it may be continued (set_cont()) */
 	/* Where tracing was disabled (libipt's "resumed"). */
 	int		have_dis;
@@ -494,8 +495,13 @@ enum ix_cs_kind {
 	IX_CS_TRACE_ON,
 	IX_CS_NO_SYNC,
 	IX_CS_EOT,
+	IX_CS_MEMTRANS,		/* ETE transactional memory: @memtrans */
+	IX_CS_MARKER,		/* ETE timestamp marker: @marker */
 	IX_CS_OTHER
 };
+/* IX_CS_MEMTRANS: what the transaction did (OpenCSD's trace_memtrans_t). */
+enum { IX_CS_TRANS_INIT, IX_CS_TRANS_START, IX_CS_TRANS_COMMIT,
+	IX_CS_TRANS_FAIL };
 enum { IX_CS_ISA_UNKNOWN = 0, IX_CS_T32 = 16, IX_CS_A32 = 32, IX_CS_A64 = 64 };
 
 /*
@@ -528,6 +534,8 @@ struct ix_cs_elem {
 	uint64_t	ts;
 	uint32_t	cc;
 	int		cc_elem;	/* enum ix_cc_elem, when has_cc */
+	int		memtrans;	/* IX_CS_TRANS_*, for IX_CS_MEMTRANS */
+	uint32_t	marker;		/* IX_CS_MARKER's value */
 };
 
 /* A memory image OpenCSD may read: @len bytes at @addr. */

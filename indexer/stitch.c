@@ -192,6 +192,7 @@ static int64_t
 global_block(struct ix_stitch *st, const struct ix_sblock *b)
 {
 	struct ix_sblock *g;
+	uint8_t *lens = NULL, *code = NULL;
 	uint64_t h;
 	int rc;
 
@@ -235,18 +236,25 @@ global_block(struct ix_stitch *st, const struct ix_sblock *b)
 	*g = *b;
 	g->count = 0;
 	g->last_to = g->last_br = 0;
+	/*
+	 * Lengths and code are known apart: an A64 range of CoreSight has
+	 * its lengths even where no memory dump holds all of its bytes.
+	 */
 	g->lens = g->code = NULL;
 	if (b->lens != NULL) {
-		g->lens = malloc(b->ninsn ? b->ninsn : 1);
-		g->code = malloc(b->size ? b->size : 1);
-		if (g->lens == NULL || g->code == NULL) {
-			free(g->lens);
-			free(g->code);
+		if ((lens = malloc(b->ninsn ? b->ninsn : 1)) == NULL)
+			return (-HWTR_E_NOMEM);
+		memcpy(lens, b->lens, b->ninsn);
+	}
+	if (b->code != NULL) {
+		if ((code = malloc(b->size ? b->size : 1)) == NULL) {
+			free(lens);
 			return (-HWTR_E_NOMEM);
 		}
-		memcpy(g->lens, b->lens, b->ninsn);
-		memcpy(g->code, b->code, b->size);
+		memcpy(code, b->code, b->size);
 	}
+	g->lens = lens;
+	g->code = code;
 	st->gtab[h & (st->gcap - 1)] = (uint32_t)st->ng + 1;
 	st->ng++;
 	if (st->sink.block != NULL &&
@@ -782,7 +790,9 @@ pend_global(struct ix_stitch *st)
 	int64_t id;
 
 	if (st->pend_lid < 0 && st->pend_nolens)
-		tmp.lens = tmp.code = NULL;
+		tmp.lens = NULL;
+	if (st->pend_lid < 0 && st->pend_nocode)
+		tmp.code = NULL;
 	id = global_block(st, &tmp);
 	if (id >= 0 && st->pend_lid >= 0)
 		st->lmap[st->pend_lid] = id;
@@ -861,7 +871,10 @@ continues(const struct ix_sblock *a, const struct ix_sblock *b)
 	    (uint32_t)a->ninsn + b->ninsn <= UINT16_MAX);
 }
 
-/* Append @b to the block held back in pend_own. */
+/*
+ * Append @b to the block held back in pend_own.  Its code is known only
+ * if every part's is (pend_nocode otherwise).
+ */
 static int
 own_append(struct ix_stitch *st, const struct ix_sblock *b)
 {
@@ -871,10 +884,12 @@ own_append(struct ix_stitch *st, const struct ix_sblock *b)
 	    b->ninsn + 1, 1) < 0 || ix_grow((void **)&o->code,
 	    &st->pend_ccap, (size_t)o->size + b->size + 1, 1) < 0)
 		return (-HWTR_E_NOMEM);
-	if (b->lens != NULL) {
+	if (b->lens != NULL)
 		memcpy(o->lens + o->ninsn, b->lens, b->ninsn);
+	if (b->code != NULL)
 		memcpy(o->code + o->size, b->code, b->size);
-	}
+	else
+		st->pend_nocode = 1;
 	if (o->ninsn == 0) {
 		o->ip = b->ip;
 		o->isid = b->isid;
@@ -900,6 +915,7 @@ own_pend(struct ix_stitch *st)
 	memset(&st->pend_own, 0, sizeof(st->pend_own));
 	st->pend_own.lens = lens;
 	st->pend_own.code = code;
+	st->pend_nocode = 0;
 	if ((rc = own_append(st, b)) < 0)
 		return (rc);
 	/* Layout unknown: never continued, and kept so. */

@@ -41,12 +41,12 @@ import_snap()
 atf_test_case corpus
 corpus_head()
 {
-	atf_set descr "every snapshot of the corpus imports; streams equal trace.ini's buffers byte for byte, in order"
+	atf_set descr "every snapshot of the corpus imports, ETE ones included; streams equal trace.ini's buffers byte for byte, in order, an empty buffer an empty stream"
 }
 corpus_body()
 {
 	require_corpus $SNAPS
-	n=0
+	n=0 empty=0
 	for d in "$HWTRACE_CORPUS/$SNAPS"/*/; do
 		name=$(basename "$d")
 		import_snap "$name"
@@ -56,8 +56,20 @@ corpus_body()
 		for b in $bufs; do
 			f=$(ini_get "$ti" "$b" file)
 			bn=$(ini_get "$ti" "$b" name)
-			cmp "$name.x/streams/$i/0000000000000000.chunk" "$d/$f" ||
-			    atf_fail "$name: stream $i differs from buffer $b ($f)"
+			# An empty buffer (ete-wfet's second) is an empty
+			# stream, as trc_pkt_lister decodes it.
+			if [ -s "$d/$f" ]; then
+				cat "$name.x/streams/$i/"*.chunk | cmp - "$d/$f" ||
+				    atf_fail "$name: stream $i differs from buffer $b ($f)"
+			else
+				! ls "$name.x/streams/$i/"*.chunk >/dev/null 2>&1 ||
+				    atf_fail "$name: stream $i has chunks, buffer $b ($f) is empty"
+				grep -q "^  stream $i 'buffer $bn': .* 0 bytes$" "$name.info" ||
+				    atf_fail "$name: stream $i is not empty: $(grep "stream $i" "$name.info")"
+				"$HWTRACE" verify "$name.hwtrace" >/dev/null 2>err ||
+				    atf_fail "$name: verify refuses the empty stream: $(cat err)"
+				empty=$((empty + 1))
+			fi
 			grep -q "^  stream $i 'buffer $bn': coresight," "$name.info" ||
 			    atf_fail "$name: stream $i is not 'buffer $bn': $(grep stream "$name.info")"
 			i=$((i + 1))
@@ -67,7 +79,10 @@ corpus_body()
 		echo "$name: $i stream(s) ok"
 		n=$((n + 1))
 	done
-	[ "$n" -ge 10 ] || atf_fail "expected the corpus's 15 snapshots, found $n"
+	[ "$n" -ge 10 ] || atf_fail "expected the corpus's 21 snapshots, found $n"
+	if [ -d "$HWTRACE_CORPUS/$SNAPS/ete-wfet" ]; then
+		[ "$empty" -ge 1 ] || atf_fail "ete-wfet's empty buffer was not seen"
+	fi
 }
 
 atf_test_case sources
@@ -188,8 +203,55 @@ broken_body()
 	refuse s "'s/trace.ini': [source_buffers] PTM_0: no buffer named 'ETB_9'"
 }
 
+atf_test_case ete_arch
+ete_arch_head()
+{
+	atf_set descr "ETE is taken by TRCDEVARCH (TRCIDR1 says architecture 15, as real ETE does); a TRCIDR1 or TRCDEVARCH that says another architecture is refused"
+}
+ete_arch_body()
+{
+	require_corpus $SNAPS/ete_ip
+	src=$HWTRACE_CORPUS/$SNAPS/ete_ip
+	# Real ETE, as the corpus has it: TRCIDR1 bits 11:8 are 0xf.
+	idr1=$(ini_get "$src/ETE_0_s1.ini" regs TRCIDR1)
+	[ $(( (idr1 >> 8) & 0xf )) = 15 ] ||
+	    atf_fail "ete_ip's TRCIDR1 $idr1 does not say 15: not the real ETE case"
+	import_snap ete_ip
+	id=$(printf '0x%02x' "$(ini_get "$src/ETE_0_s1.ini" regs TRCTRACEIDR)")
+	expect_line ete_ip.info "    source 0: ete, trace id $id, core $(ini_get "$src/cpu_0.ini" device type)"
+	expect_line ete_ip.info "      TRCDEVARCH = $(ini_get "$src/ETE_0_s1.ini" regs TRCDEVARCH)"
+
+	fresh() { rm -rf s; cp -r "$src" s; chmod -R u+w s; }
+	fresh; sed -i 's/^TRCDEVARCH=.*/TRCDEVARCH=0x47704a13/' s/ETE_0_s1.ini
+	refuse s "'s/ETE_0_s1.ini': [regs] TRCDEVARCH: 0x47704a13 says architecture version 4, not 5 (ETE, as type 'ETE' says)"
+	fresh; sed -i 's/^TRCDEVARCH=.*/TRCDEVARCH=0x47705a14/' s/ETE_0_s1.ini
+	refuse s "'s/ETE_0_s1.ini': [regs] TRCDEVARCH: 0x47705a14 does not describe an Arm trace unit (architect 0x23b, present 1, part 0xa14; expected 0x23b, 1, 0xa13)"
+	fresh; sed -i 's/^TRCDEVARCH=.*/TRCDEVARCH=0x47605a13/' s/ETE_0_s1.ini
+	refuse s "'s/ETE_0_s1.ini': [regs] TRCDEVARCH: 0x47605a13 does not describe an Arm trace unit (architect 0x23b, present 0, part 0xa13; expected 0x23b, 1, 0xa13)"
+	fresh; sed -i 's/^TRCIDR1=.*/TRCIDR1=0x4100f3f0/' s/ETE_0_s1.ini
+	refuse s "'s/ETE_0_s1.ini': [regs] TRCIDR1: 0x4100f3f0 says architecture 3, not ETE (5, or 15 and TRCDEVARCH)"
+	fresh; sed -i '/^TRCDEVARCH=/d' s/ETE_0_s1.ini
+	refuse s "'s/ETE_0_s1.ini': [regs] TRCDEVARCH: missing (a ETE source needs it)"
+	# TRCIDR1 may say ETE's version itself, as long as TRCDEVARCH agrees.
+	fresh; sed -i 's/^TRCIDR1=.*/TRCIDR1=0x4100f5f0/' s/ETE_0_s1.ini
+	run_status 0 "$HWTRACE" import s -o s.hwtrace
+
+	# ETMv4: architecture 4 in TRCIDR1, or 15 with a TRCDEVARCH of ETMv4.
+	require_corpus $SNAPS/juno_r1_1
+	rm -rf j; cp -r "$HWTRACE_CORPUS/$SNAPS/juno_r1_1" j; chmod -R u+w j
+	sed -i 's/^\(TRCIDR1(0x079)\)=0x4100F403$/\1=0x4100FF03/' j/device_6.ini
+	grep -q '^TRCIDR1(0x079)=0x4100FF03$' j/device_6.ini ||
+	    atf_fail "cannot make the ETMv4 copy that says 15"
+	refuse j "'j/device_6.ini': [regs] TRCIDR1: 0x4100ff03 says architecture 15 (see TRCDEVARCH) but TRCDEVARCH is missing"
+	sed -i 's/^\[regs\]$/[regs]\nTRCDEVARCH(0xFBC)=0x47704A13/' j/device_6.ini
+	run_status 0 "$HWTRACE" import j -o j.hwtrace
+	sed -i 's/^TRCDEVARCH(0xFBC)=.*/TRCDEVARCH(0xFBC)=0x47705A13/' j/device_6.ini
+	refuse j "'j/device_6.ini': [regs] TRCDEVARCH: 0x47705a13 says architecture version 5, not 4 (ETMv4, as type 'ETM4' says)"
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case ete_arch
 	atf_add_test_case corpus
 	atf_add_test_case sources
 	atf_add_test_case dumps

@@ -5,14 +5,16 @@
  */
 
 /*
- * CoreSight conformance: every ETMv3, PTM and ETMv4 snapshot of the shared
- * corpus (OpenCSD's own test snapshots) is imported with hwtrace import,
+ * CoreSight conformance: every ETMv3, PTM, ETMv4 and ETE snapshot of the
+ * shared corpus (OpenCSD's own test snapshots) is imported with hwtrace import,
  * read back from the archive and decoded by the indexer's OpenCSD decoder
  * (ix_cs_decode() over the archive's streams and memory images).  Per
  * trace ID, in order, the instruction ranges (start, end, instruction
  * count, ISA), exceptions and address-not-accessible elements must equal
  * those in expected/<name>.ppl[.xz], which Debian's trc_pkt_lister wrote:
- * nothing here is compared with what this code wrote itself.  Each
+ * nothing here is compared with what this code wrote itself.  Of a
+ * snapshot with several buffers trc_pkt_lister decodes the one it names,
+ * and only that buffer's stream is compared.  Each
  * snapshot is printed with pass or fail.  A second case does the same for
  * the ETE decoder on a copy of an ETMv4 snapshot declared ETE, with
  * trc_pkt_lister run here on that copy as the reference.  Cycle counts
@@ -27,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -64,6 +67,9 @@ isa_name(int isa)
 	    isa == IX_CS_T32 ? "T32" : "?");
 }
 
+static const char *const memtrans_names[] = { "init", "start", "commit",
+	"fail" };
+
 static int
 collect(void *arg, const struct ix_cs_elem *e)
 {
@@ -73,13 +79,34 @@ collect(void *arg, const struct ix_cs_elem *e)
 	switch (e->kind) {
 	case IX_CS_RANGE:
 		snprintf(s, sizeof(s), "range 0x%" PRIx64 "-0x%" PRIx64
-		    " n=%u %s", e->st, e->en, e->ninsn, isa_name(e->isa));
+		    " n=%u %s %s %s", e->st, e->en, e->ninsn, isa_name(e->isa),
+		    e->last_exec ? "E" : "N", ix_class_names[e->last_class]);
 		break;
 	case IX_CS_EXCEPTION:
-		snprintf(s, sizeof(s), "exception");
+		if (e->en != 0)
+			snprintf(s, sizeof(s), "exception 0x%x ret 0x%" PRIx64,
+			    e->excnum, e->en);
+		else
+			snprintf(s, sizeof(s), "exception 0x%x", e->excnum);
+		break;
+	case IX_CS_EXC_RET:
+		snprintf(s, sizeof(s), "exception-return");
 		break;
 	case IX_CS_NACC:
 		snprintf(s, sizeof(s), "nacc 0x%" PRIx64, e->st);
+		break;
+	case IX_CS_TIMESTAMP:
+		snprintf(s, sizeof(s), "timestamp 0x%" PRIx64, e->ts);
+		break;
+	case IX_CS_MEMTRANS:
+		snprintf(s, sizeof(s), "memtrans %s",
+		    memtrans_names[e->memtrans & 3]);
+		break;
+	case IX_CS_MARKER:
+		snprintf(s, sizeof(s), "ts-marker 0x%x", e->marker);
+		break;
+	case IX_CS_NO_SYNC:
+		snprintf(s, sizeof(s), "no-sync");
 		break;
 	default:
 		return (0);
@@ -109,19 +136,53 @@ ppl_open(const char *ppl, char *path, size_t pathlen)
 	return (f);
 }
 
-/* The elements trc_pkt_lister printed, from @path or @path.xz. */
-static int
-expected(const char *ppl, struct lines *l)
+/*
+ * The class of a range's last instruction, from what trc_pkt_lister prints
+ * after "E " or "N ": "BR  b+link ", "iBR A64:ret ", "WFI.WFE" ...  Direct
+ * branches (BR) are calls with a link, conditional or jumps; indirect ones
+ * (iBR) calls with a link, returns (A64 RET and its pointer-authenticated
+ * forms, a v7 implied return) or jumps (ERET among them); anything else
+ * (ISB, WFI/WFE/WFET, TSTART, "---") is not a branch.
+ */
+static const char *
+range_class(const char *t)
 {
-	char path[1024], buf[4096], s[96], isa[8];
+	while (*t == ' ')
+		t++;
+	if (strncmp(t, "iBR", 3) == 0)
+		return (strstr(t, "b+link") != NULL ? "call-indirect" :
+		    strstr(t, "A64:ret") != NULL ||
+		    strstr(t, "impl ret") != NULL ? "return" :
+		    "jump-indirect");
+	if (strncmp(t, "BR ", 3) == 0)
+		return (strstr(t, "b+link") != NULL ? "call" :
+		    strstr(t, "<cond>") != NULL ? "cond" : "jump");
+	return ("other");
+}
+
+/*
+ * The elements trc_pkt_lister printed, from @path or @path.xz, and into
+ * @src (when not NULL) the trace buffer it decoded: of a snapshot with
+ * several buffers it decodes only the one it names ("Using ETB_1 as trace
+ * source").
+ */
+static int
+expected(const char *ppl, struct lines *l, char *src, size_t srclen)
+{
+	char path[1024], buf[4096], s[96], isa[8], name[128];
 	unsigned id, n;
 	unsigned long long a, b;
-	const char *p;
+	const char *p, *q;
 	FILE *f;
 
 	if ((f = ppl_open(ppl, path, sizeof(path))) == NULL)
 		return (-1);
+	if (src != NULL)
+		src[0] = '\0';
 	while (fgets(buf, sizeof(buf), f) != NULL) {
+		if (src != NULL && src[0] == '\0' &&
+		    sscanf(buf, "Using %127s as trace source", name) == 1)
+			snprintf(src, srclen, "%s", name);
 		if (strncmp(buf, "Idx:", 4) != 0 ||
 		    (p = strstr(buf, "; ID:")) == NULL ||
 		    sscanf(p, "; ID:%x;", &id) != 1)
@@ -129,13 +190,49 @@ expected(const char *ppl, struct lines *l)
 		if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_INSTR_RANGE(")) != NULL) {
 			if (sscanf(p, "OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec "
 			    "range=0x%llx:[0x%llx] num_i(%u) %*s (ISA=%3s)",
-			    &a, &b, &n, isa) != 4)
+			    &a, &b, &n, isa) != 4 ||
+			    (q = strstr(p, "(ISA=")) == NULL ||
+			    (q = strchr(q, ')')) == NULL ||
+			    (q[2] != 'E' && q[2] != 'N'))
 				atf_tc_fail("%s: unparsed line: %s", path, buf);
-			snprintf(s, sizeof(s), "range 0x%llx-0x%llx n=%u %s", a,
-			    b, n, isa);
-		} else if (strstr(buf, "OCSD_GEN_TRC_ELEM_EXCEPTION(") != NULL)
-			snprintf(s, sizeof(s), "exception");
-		else if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_ADDR_NACC(")) !=
+			snprintf(s, sizeof(s), "range 0x%llx-0x%llx n=%u %s "
+			    "%c %s", a, b, n, isa, q[2], range_class(q + 3));
+		} else if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_EXCEPTION(")) !=
+		    NULL) {
+			if ((q = strstr(p, "excep num (")) == NULL ||
+			    sscanf(q, "excep num (%x)", &n) != 1)
+				atf_tc_fail("%s: unparsed line: %s", path, buf);
+			if ((q = strstr(p, "pref ret addr:")) != NULL &&
+			    sscanf(q, "pref ret addr:%llx", &a) == 1)
+				snprintf(s, sizeof(s), "exception 0x%x ret "
+				    "0x%llx", n, a);
+			else
+				snprintf(s, sizeof(s), "exception 0x%x", n);
+		} else if (strstr(buf, "OCSD_GEN_TRC_ELEM_EXCEPTION_RET(") !=
+		    NULL)
+			snprintf(s, sizeof(s), "exception-return");
+		else if (strstr(buf, "OCSD_GEN_TRC_ELEM_NO_SYNC(") != NULL)
+			snprintf(s, sizeof(s), "no-sync");
+		else if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_TIMESTAMP(")) !=
+		    NULL) {
+			if ((q = strstr(p, "TS=")) == NULL ||
+			    sscanf(q, "TS=%llx", &a) != 1)
+				atf_tc_fail("%s: unparsed line: %s", path, buf);
+			snprintf(s, sizeof(s), "timestamp 0x%llx", a);
+		} else if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_MEMTRANS(")) !=
+		    NULL) {
+			p += strlen("OCSD_GEN_TRC_ELEM_MEMTRANS(");
+			snprintf(s, sizeof(s), "memtrans %s",
+			    strncasecmp(p, "start", 5) == 0 ? "start" :
+			    strncasecmp(p, "commit", 6) == 0 ? "commit" :
+			    strncasecmp(p, "fail", 4) == 0 ? "fail" : "init");
+		} else if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_SYNC_MARKER(")) !=
+		    NULL) {
+			if ((q = strstr(p, "Timestamp marker(")) == NULL ||
+			    sscanf(q, "Timestamp marker(%x)", &n) != 1)
+				atf_tc_fail("%s: unparsed line: %s", path, buf);
+			snprintf(s, sizeof(s), "ts-marker 0x%x", n);
+		} else if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_ADDR_NACC(")) !=
 		    NULL) {
 			if (sscanf(p, "OCSD_GEN_TRC_ELEM_ADDR_NACC( 0x%llx", &a)
 			    != 1)
@@ -149,11 +246,16 @@ expected(const char *ppl, struct lines *l)
 	return (0);
 }
 
-/* Import the snapshot in @snapdir and decode every stream of the archive. */
+/*
+ * Import the snapshot in @snapdir and decode every stream of the archive,
+ * or only the one of trace buffer @src when @src is not NULL.
+ */
 static int
-decode_snapshot(const char *name, const char *snapdir, struct lines *l,
-    int *decodable, char *why, size_t whylen)
+decode_snapshot(const char *name, const char *snapdir, const char *src,
+    struct lines *l, int *decodable, char *why, size_t whylen)
 {
+	char sname[200];
+	size_t ndone = 0;
 	char cmd[2400], out[300], err[256];
 	const struct hwtr_stream_desc *sd;
 	const struct hwtr_sb_rec *r;
@@ -172,8 +274,12 @@ decode_snapshot(const char *name, const char *snapdir, struct lines *l,
 	rc = hwtr_ar_open(&ar, out, NULL);
 	ATF_REQUIRE_MSG(rc >= 0, "%s: cannot read back %s", name, out);
 	*decodable = 0;
+	if (src != NULL)
+		snprintf(sname, sizeof(sname), "buffer %s", src);
 	for (s = 0; s < hwtr_ar_nstreams(ar); s++) {
 		sd = hwtr_ar_stream(ar, s);
+		if (src != NULL && strcmp(sd->name, sname) != 0)
+			continue;
 		for (i = 0; i < sd->cs.nsources; i++)
 			if (sd->cs.sources[i].protocol == HWTR_TF_ETMV3 ||
 			    sd->cs.sources[i].protocol == HWTR_TF_PTM ||
@@ -209,6 +315,9 @@ decode_snapshot(const char *name, const char *snapdir, struct lines *l,
 
 		sd = hwtr_ar_stream(ar, s);
 		ATF_REQUIRE_EQ(sd->format, HWTR_TF_CORESIGHT);
+		if (src != NULL && strcmp(sd->name, sname) != 0)
+			continue;
+		ndone++;
 		for (c = 0; c < hwtr_ar_nchunks(ar, s); c++) {
 			void *p;
 			size_t n;
@@ -234,6 +343,10 @@ decode_snapshot(const char *name, const char *snapdir, struct lines *l,
 	free(imglen);
 	free(mem);
 	hwtr_ar_close(ar);
+	if (rc >= 0 && src != NULL && ndone == 0) {
+		snprintf(why, whylen, "no stream '%s' in the archive", sname);
+		return (-1);
+	}
 	return (rc < 0 ? rc : 0);
 }
 
@@ -278,12 +391,13 @@ ATF_TC_HEAD(snapshots, tc)
 {
 	atf_tc_set_md_var(tc, "descr", "instruction ranges, exceptions and "
 	    "inaccessible addresses per trace ID equal trc_pkt_lister's for "
-	    "every ETMv3/PTM/ETMv4 snapshot of the corpus");
+	    "every ETMv3/PTM/ETMv4/ETE snapshot of the corpus");
 	atf_tc_set_md_var(tc, "timeout", "300");
 }
 ATF_TC_BODY(snapshots, tc)
 {
 	char dir[1024], ppl[1100], snap[1400], why[512], fails[4096] = "";
+	char src[128];
 	struct dirent *de;
 	struct lines want, got;
 	size_t nranges;
@@ -302,7 +416,7 @@ ATF_TC_BODY(snapshots, tc)
 		snprintf(ppl, sizeof(ppl), "%s/opencsd/expected/%s.ppl",
 		    HWTR_TEST_CORPUS, de->d_name);
 		snprintf(snap, sizeof(snap), "%s/%s", dir, de->d_name);
-		if (expected(ppl, &want) < 0) {
+		if (expected(ppl, &want, src, sizeof(src)) < 0) {
 			printf("%s: skipped: no expected output\n", de->d_name);
 			continue;
 		}
@@ -312,8 +426,8 @@ ATF_TC_BODY(snapshots, tc)
 			free(want.v);
 			continue;
 		}
-		if (decode_snapshot(de->d_name, snap, &got, &decodable, why,
-		    sizeof(why)) < 0) {
+		if (decode_snapshot(de->d_name, snap, src[0] != '\0' ? src :
+		    NULL, &got, &decodable, why, sizeof(why)) < 0) {
 			printf("%s: fail: %s\n", de->d_name, why);
 			snprintf(fails + strlen(fails), sizeof(fails) -
 			    strlen(fails), "%s%s: %s", failed ? "; " : "",
@@ -321,7 +435,7 @@ ATF_TC_BODY(snapshots, tc)
 			failed++;
 			tested++;
 		} else if (!decodable) {
-			printf("%s: skipped: no ETMv3/PTM/ETMv4 source\n",
+			printf("%s: skipped: no ETMv3/PTM/ETMv4/ETE source\n",
 			    de->d_name);
 		} else if (compare(&want, &got, why, sizeof(why),
 		    &nranges) < 0) {
@@ -357,17 +471,19 @@ static void
 check_against(const char *label, const char *snapdir, const char *ppl,
     size_t min, size_t minranges)
 {
-	char why[512];
+	char why[512], src[128];
 	struct lines want, got;
 	size_t nranges;
 	int decodable;
 
 	memset(&want, 0, sizeof(want));
 	memset(&got, 0, sizeof(got));
-	ATF_REQUIRE(expected(ppl, &want) == 0);
+	ATF_REQUIRE(expected(ppl, &want, src, sizeof(src)) == 0);
 	ATF_REQUIRE_MSG(want.n >= min, "%s: trc_pkt_lister decoded only %zu "
 	    "elements", label, want.n);
-	if (decode_snapshot(label, snapdir, &got, &decodable, why,
+	ATF_REQUIRE_MSG(src[0] != '\0', "%s: %s does not say which buffer "
+	    "trc_pkt_lister decoded", label, ppl);
+	if (decode_snapshot(label, snapdir, src, &got, &decodable, why,
 	    sizeof(why)) < 0)
 		atf_tc_fail("%s: %s", label, why);
 	ATF_REQUIRE_MSG(decodable, "%s: the archive has no source OpenCSD "
@@ -383,12 +499,13 @@ check_against(const char *label, const char *snapdir, const char *ppl,
 }
 
 /*
- * ETE: the corpus has no ETE snapshot, so make one.  ETE's packets are
- * ETMv4's with additions, so juno_r1_1's ETMv4 trace is declared ETE (type
- * ETE, TRCIDR1 architecture 5, an ETE TRCDEVARCH) and Debian's
- * trc_pkt_lister decodes the copy with OpenCSD's ETE decoder: its ranges
- * (not the same as the ETMv4 reading of those bytes) are the reference
- * for hwtrace's ETE path, from import through decode.
+ * ETE on a larger trace than the corpus's real ETE snapshots (which the
+ * snapshots case checks): ETE's packets are ETMv4's with additions, so
+ * juno_r1_1's ETMv4 trace is declared ETE (type ETE, TRCIDR1 architecture
+ * 5, which an ETE TRCDEVARCH confirms) and Debian's trc_pkt_lister decodes
+ * the copy with OpenCSD's ETE decoder: its ranges (not the same as the
+ * ETMv4 reading of those bytes) are the reference for hwtrace's ETE path,
+ * from import through decode.
  */
 ATF_TC(ete_as_trc_pkt_lister);
 ATF_TC_HEAD(ete_as_trc_pkt_lister, tc)
@@ -421,6 +538,102 @@ ATF_TC_BODY(ete_as_trc_pkt_lister, tc)
 	ATF_REQUIRE_MSG(system("grep -q 'Protocol printer ETE' ete.ppl") == 0,
 	    "trc_pkt_lister did not read the copy as ETE");
 	check_against("ete", "ete", "ete.ppl", 1000, 1000);
+}
+
+/*
+ * ETE snapshots with two buffers: the corpus's output covers the first
+ * (trc_pkt_lister decodes the buffer it names, ETB_1), so trc_pkt_lister
+ * -src_name ETB_2 is run here for the second.  s_9001's second buffer
+ * holds most of its trace; ete-wfet's is empty, which both decode to
+ * nothing at all.
+ */
+ATF_TC(ete_second_buffer);
+ATF_TC_HEAD(ete_second_buffer, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "the second buffer of the two-buffer "
+	    "ETE snapshots (s_9001, ete-wfet's empty one) decodes to "
+	    "trc_pkt_lister -src_name ETB_2's elements");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(ete_second_buffer, tc)
+{
+	static const struct {
+		const char	*name;
+		size_t		min, minranges;
+	} snaps[] = { { "s_9001", 150, 150 }, { "ete-wfet", 0, 0 } };
+	char cmd[2048], snap[1100], ppl[64];
+	size_t i;
+
+	HWTR_REQUIRE_CORPUS("opencsd/snapshots/s_9001");
+	HWTR_REQUIRE_CORPUS("opencsd/snapshots/ete-wfet");
+	if (system("command -v trc_pkt_lister > /dev/null") != 0)
+		atf_tc_skip("trc_pkt_lister (libopencsd-bin) is not installed");
+	for (i = 0; i < sizeof(snaps) / sizeof(snaps[0]); i++) {
+		snprintf(snap, sizeof(snap), "%s/opencsd/snapshots/%s",
+		    HWTR_TEST_CORPUS, snaps[i].name);
+		snprintf(ppl, sizeof(ppl), "%s-2.ppl", snaps[i].name);
+		snprintf(cmd, sizeof(cmd), "trc_pkt_lister -ss_dir '%s' "
+		    "-src_name ETB_2 -decode -no_time_print > '%s' 2>&1",
+		    snap, ppl);
+		ATF_REQUIRE(system(cmd) == 0);
+		snprintf(cmd, sizeof(cmd), "grep -q '^Using ETB_2 as trace "
+		    "source' '%s' && grep -q 'Protocol printer ETE' '%s'", ppl,
+		    ppl);
+		ATF_REQUIRE_MSG(system(cmd) == 0, "%s: trc_pkt_lister did not "
+		    "decode ETB_2 as ETE", snaps[i].name);
+		check_against(snaps[i].name, snap, ppl, snaps[i].min,
+		    snaps[i].minranges);
+	}
+}
+
+/*
+ * ETE's instrumentation packet (ITE, header 0x09, an EL byte and 8 bytes
+ * of payload) has no trace: make a copy of tme_simple with one after its
+ * TRACE_ON packet, and the trace's start (A-sync, TRACE_INFO, TRACE_ON)
+ * again after it.  OpenCSD 1.3.3 does not know the packet (a reserved
+ * header to it): the decoder loses sync and finds it again at that
+ * A-sync.  hwtrace must decode the copy as trc_pkt_lister does, loss
+ * included.
+ */
+ATF_TC(ete_ite_as_trc_pkt_lister);
+ATF_TC_HEAD(ete_ite_as_trc_pkt_lister, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "an ETE trace with an instrumentation "
+	    "(ITE) packet decodes to trc_pkt_lister's elements per trace ID, "
+	    "the loss of sync it causes included");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(ete_ite_as_trc_pkt_lister, tc)
+{
+	static const uint8_t ite[10] = { 0x09, 0x01, 1, 2, 3, 4, 5, 6, 7, 8 };
+	char cmd[2048];
+	uint8_t buf[4096];
+	size_t n;
+	FILE *f;
+
+	HWTR_REQUIRE_CORPUS("opencsd/snapshots/tme_simple");
+	if (system("command -v trc_pkt_lister > /dev/null") != 0)
+		atf_tc_skip("trc_pkt_lister (libopencsd-bin) is not installed");
+	snprintf(cmd, sizeof(cmd), "cp -R '%s/opencsd/snapshots/tme_simple' "
+	    "ite && chmod -R u+w ite", HWTR_TEST_CORPUS);
+	ATF_REQUIRE(system(cmd) == 0);
+	ATF_REQUIRE((f = fopen("ite/session1.bin", "rb")) != NULL);
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	/* An A-sync (12 bytes), TRACE_INFO (2), TRACE_ON (0x04) first. */
+	ATF_REQUIRE_MSG(n > 15 && n < sizeof(buf) && buf[14] == 0x04,
+	    "tme_simple's trace does not start as expected");
+	ATF_REQUIRE((f = fopen("ite/session1.bin", "wb")) != NULL);
+	ATF_REQUIRE(fwrite(buf, 1, 15, f) == 15);
+	ATF_REQUIRE(fwrite(ite, 1, sizeof(ite), f) == sizeof(ite));
+	ATF_REQUIRE(fwrite(buf, 1, n, f) == n);
+	ATF_REQUIRE(fclose(f) == 0);
+	ATF_REQUIRE(system("trc_pkt_lister -ss_dir ite -decode "
+	    "-no_time_print > ite.ppl 2>&1") == 0);
+	ATF_REQUIRE_MSG(system("grep -q 'Protocol printer ETE' ite.ppl && "
+	    "grep -q 'NO_SYNC( \\[bad-packet\\])' ite.ppl") == 0,
+	    "trc_pkt_lister did not lose sync at the ITE packet");
+	check_against("ite", "ite", "ite.ppl", 40, 40);
 }
 
 /*
@@ -669,6 +882,8 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, cycle_counts);
 	ATF_TP_ADD_TC(tp, snapshots);
 	ATF_TP_ADD_TC(tp, ete_as_trc_pkt_lister);
+	ATF_TP_ADD_TC(tp, ete_second_buffer);
+	ATF_TP_ADD_TC(tp, ete_ite_as_trc_pkt_lister);
 	ATF_TP_ADD_TC(tp, dstream_as_trc_pkt_lister);
 	ATF_TP_ADD_TC(tp, tpiu_as_trc_pkt_lister);
 	return (atf_no_error());

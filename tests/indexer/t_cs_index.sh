@@ -7,8 +7,9 @@
 # database's executed blocks and instructions equal the instruction ranges
 # and the sum of their instruction counts that trc_pkt_lister printed
 # (expected/<name>.ppl[.xz] in the corpus), and its exception, exception
-# return and not-accessible events the same elements there; STM sources
-# are reported as not decoded; summary's cycles are trc_pkt_lister's.
+# return and not-accessible events the same elements there (and ETE's
+# transactional memory and timestamp markers); STM sources are reported
+# as not decoded; summary's cycles are trc_pkt_lister's.
 
 . "$(atf_get_srcdir)/../env.sh"
 
@@ -311,8 +312,120 @@ summary_cycles_body()
 	diff want got > d || atf_fail "without the cycles table, expected the summary without its cycles row: $(cat d)"
 }
 
+# ete_events NAME: the ETE elements trc_pkt_lister printed (memtrans,
+# timestamp markers, exceptions and their returns), each with the number
+# of ranges before it, as "kind seq" lines: where the database's events are.
+ete_events_ppl()
+{
+	grep '; ID:[0-9a-f]*; OCSD_GEN_TRC_ELEM_' "$1.ppl" | awk '
+	    /OCSD_GEN_TRC_ELEM_INSTR_RANGE\(/ { n++; next }
+	    /OCSD_GEN_TRC_ELEM_MEMTRANS\(Start/ { print "transaction-start", n + 0 }
+	    /OCSD_GEN_TRC_ELEM_MEMTRANS\(Commit/ { print "transaction-commit", n + 0 }
+	    /OCSD_GEN_TRC_ELEM_MEMTRANS\(Fail/ { print "transaction-fail", n + 0 }
+	    /OCSD_GEN_TRC_ELEM_SYNC_MARKER\(/ { print "timestamp-marker", n + 0 }
+	    /OCSD_GEN_TRC_ELEM_EXCEPTION\(/ { print "exception", n + 0 }
+	    /OCSD_GEN_TRC_ELEM_EXCEPTION_RET\(/ { print "exception-return", n + 0 }'
+}
+
+# dumps DIR: "address length file" of every [dump*] section of the
+# snapshot's device files, read here with awk, not with hwtrace's parser.
+dumps()
+{
+	for f in "$1"/*.ini; do
+		awk -v d="$1" '
+		    { sub(/\r$/, "") }
+		    /^\[/ { if (a != "" && fl != "") print a, l, d "/" fl; a = fl = l = ""; in_d = $0 ~ /^\[dump/; next }
+		    in_d && /^address=/ { a = substr($0, 9) }
+		    in_d && /^length=/ { l = substr($0, 8) }
+		    in_d && /^file=/ { fl = substr($0, 6) }
+		    END { if (a != "" && fl != "") print a, l, d "/" fl }' "$f"
+	done
+}
+
+# code_matches NAME: every block of NAME.db has code, and it is the bytes
+# at its address in the snapshot's dumps, gathered across dumps when a
+# block runs from one into the next.
+code_matches()
+{
+	dumps "$SNAPS/$1" > dumps.txt
+	[ -s dumps.txt ] || atf_fail "$1: no dumps found in the device files"
+	"$HWTRACE" query --format tsv "$1.db" sql \
+	    "SELECT start_ip, size, CASE WHEN code IS NULL THEN '-' ELSE lower(hex(code)) END FROM blocks" |
+	    tail -n +2 > blocks.txt
+	nb=0
+	while read -r st sz hex; do
+		[ "$hex" != - ] ||
+		    atf_fail "$1: block at $(printf 0x%x "$st") has no code, the dumps have it"
+		want= off=0
+		while [ "$off" -lt "$sz" ]; do
+			a=$((st + off)) got_piece=
+			while read -r da dl df; do
+				dl=${dl:-$(stat -c %s "$df")}
+				if [ "$a" -ge $((da)) ] && [ "$a" -lt $((da + dl)) ]; then
+					n=$((da + dl - a))
+					[ "$n" -le $((sz - off)) ] || n=$((sz - off))
+					got_piece=$(od -An -tx1 -v -j $((a - da)) -N "$n" "$df" | tr -d ' \n')
+					break
+				fi
+			done < dumps.txt
+			[ -n "$got_piece" ] ||
+			    atf_fail "$1: block at $(printf 0x%x "$st"): byte $(printf 0x%x "$a") is in no dump"
+			want=$want$got_piece
+			off=$((off + ${#got_piece} / 2))
+		done
+		[ "$want" = "$hex" ] ||
+		    atf_fail "$1: block at $(printf 0x%x "$st") ($sz bytes): code $hex, the dumps have $want"
+		nb=$((nb + 1))
+	done < blocks.txt
+	echo "$1: the code of all $nb blocks is the dumps' bytes"
+}
+
+atf_test_case ete
+ete_head()
+{
+	atf_set descr "ETE as real hardware writes it (ete_ip, trace_file_vmid, tme_simple, ts_marker, ete-wfet): blocks, instructions, A64 and A32 ranges with their last instruction's class, transactional memory, timestamp markers and exceptions at trc_pkt_lister's positions; every block's code is the dumps' bytes, across two dumps too"
+	atf_set timeout 300
+}
+ete_body()
+{
+	nmemtrans=0 nmarker=0 na32=0
+	for n in ete_ip trace_file_vmid tme_simple ts_marker ete-wfet; do
+		check $n
+		per_id $n
+		# Distinct ranges as blocks: start end num_i ISA class.
+		grep 'OCSD_GEN_TRC_ELEM_INSTR_RANGE' $n.ppl |
+		    sed 's/.*range=0x\([0-9a-f]*\):\[0x\([0-9a-f]*\)\] num_i(\([0-9]*\)) last_sz([0-9]) (ISA=\([A-Z0-9]*\)) [EN] *\(.*\))$/\1 \2 \3 \4 \5/' |
+		    awk '{ c = "other" }
+			$5 == "iBR" { c = $0 ~ /b\+link/ ? "call-indirect" : $0 ~ /A64:ret|impl ret/ ? "return" : "jump-indirect" }
+			$5 == "BR" { c = $0 ~ /b\+link/ ? "call" : $0 ~ /<cond>/ ? "cond" : "jump" }
+			{ print $1, $2, $3, $4, c }' | sort -u > want
+		[ -s want ] || atf_fail "$n: no ranges in the ppl"
+		"$HWTRACE" query --format tsv $n.db sql \
+		    "SELECT printf('%x %x %d %s %s', start_ip, start_ip + size, ninsns, CASE mode WHEN 16 THEN 'T32' WHEN 32 THEN 'A32' ELSE 'A64' END, last_class) FROM blocks" |
+		    tail -n +2 | sort -u > got
+		diff want got > d ||
+		    atf_fail "$n: ranges as blocks (start end num_i ISA class) differ from trc_pkt_lister's: $(head -n 6 d | tr '\n' '|')"
+		na32=$((na32 + $(grep -c ' A32 ' want)))
+		ete_events_ppl $n > want
+		"$HWTRACE" query --format tsv $n.db sql \
+		    "SELECT kind || ' ' || seq FROM events WHERE kind IN ('transaction-start', 'transaction-commit', 'transaction-fail', 'timestamp-marker', 'exception', 'exception-return') ORDER BY seq, id" |
+		    tail -n +2 > got
+		diff want got > d ||
+		    atf_fail "$n: ETE events (kind, blocks before) differ from trc_pkt_lister's elements: $(head -n 6 d | tr '\n' '|')"
+		code_matches $n
+		nmemtrans=$((nmemtrans + $(grep -c '^transaction-' want)))
+		nmarker=$((nmarker + $(grep -c '^timestamp-marker' want)))
+	done
+	# Not vacuous: the corpus has each of them.
+	[ "$nmemtrans" -ge 2 ] || atf_fail "expected tme_simple's transaction start and commit, got $nmemtrans"
+	[ "$nmarker" -ge 200 ] || atf_fail "expected ts_marker's timestamp markers, got $nmarker"
+	[ "$na32" -ge 10 ] || atf_fail "expected ete_ip's A32 ranges, got $na32"
+	echo "ETE: $nmemtrans transaction events, $nmarker timestamp markers, $na32 distinct A32 ranges, as trc_pkt_lister"
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case ete
 	atf_add_test_case queries
 	atf_add_test_case etmv4
 	atf_add_test_case etmv3_ptm
