@@ -5,12 +5,12 @@
  */
 
 /*
- * hwtrace import: pack a foreign capture into an archive.  Two sources:
- * raw Intel PT files described with ptxed's options (--pt, --raw, --elf,
- * --cpu, ...), so that a ptxed command line becomes an import command by
- * changing its name, LLDB Intel PT trace bundles (trace.json), and ARM
- * CoreSight snapshot directories (snapshot.ini).  This file only parses;
- * format/import_raw.c, import_lldb.c and import_cs.c do the work.
+ * hwtrace import: pack a foreign capture into an archive.  Raw Intel PT
+ * files described with ptxed's options (--pt, --raw, --elf, --cpu, ...),
+ * so that a ptxed command line becomes an import command by changing its
+ * name; anything else is one operand whose format the importer table
+ * (format/import.c) recognizes: LLDB Intel PT trace bundles, ARM CoreSight
+ * snapshot directories, perf.data files.  This file only parses options.
  */
 
 #include <ctype.h>
@@ -25,32 +25,47 @@
 enum {
 	OPT_OUT = 'o',
 	OPT_CPU = 0x100,
+	OPT_BUILDID_DIR,
 	OPT_CPUID_EAX,
 	OPT_CPUID_EBX,
 	OPT_ELF,
+	OPT_KCORE,
 	OPT_LLDB,
 	OPT_MTC_FREQ,
 	OPT_NOM_FREQ,
+	OPT_PERF_ARCHIVE,
 	OPT_PT,
-	OPT_RAW
+	OPT_RAW,
+	OPT_SYMFS,
+	OPT_VMLINUX
 };
 
 static const struct cli_opt import_opts[] = {
+	{ "buildid-dir", OPT_BUILDID_DIR, "DIR",
+	    "perf's build-id cache (default ~/.debug)" },
 	{ "cpu", OPT_CPU, "F/M[/S]|auto|none",
 	    "CPU identity for the decoder (default none)" },
 	{ "cpuid-0x15.eax", OPT_CPUID_EAX, "N", "CPUID leaf 0x15 EAX" },
 	{ "cpuid-0x15.ebx", OPT_CPUID_EBX, "N", "CPUID leaf 0x15 EBX" },
 	{ "elf", OPT_ELF, "FILE[:BASE]",
 	    "map FILE's PT_LOAD segments (lowest at BASE)" },
-	{ "lldb", OPT_LLDB, NULL, "SOURCE is an LLDB trace bundle (default)" },
+	{ "kcore", OPT_KCORE, "DIR|FILE",
+	    "kernel code from a kcore copy (perf record --kcore)" },
+	{ "lldb", OPT_LLDB, NULL,
+	    "SOURCE is an LLDB trace bundle, whatever it looks like" },
 	{ "mtc-freq", OPT_MTC_FREQ, "N",
 	    "MTC frequency (IA32_RTIT_CTL[17:14])" },
 	{ "nom-freq", OPT_NOM_FREQ, "N",
 	    "nominal frequency (MSR_PLATFORM_INFO[15:8])" },
 	{ "output", OPT_OUT, "OUT", "the archive to write" },
+	{ "perf-archive", OPT_PERF_ARCHIVE, "TARBALL",
+	    "images from a `perf archive` tarball" },
 	{ "pt", OPT_PT, "FILE[:FROM[-TO]]", "an Intel PT stream (repeatable)" },
 	{ "raw", OPT_RAW, "FILE[:FROM[-TO]]:VADDR",
 	    "load bytes FROM..TO of FILE at VADDR" },
+	{ "symfs", OPT_SYMFS, "DIR",
+	    "look recorded paths up under DIR" },
+	{ "vmlinux", OPT_VMLINUX, "FILE", "the kernel image (ELF)" },
 	{ NULL, 0, NULL, NULL }
 };
 
@@ -61,11 +76,15 @@ static const struct cli_cmd import_cmd = {
 	    "       [--nom-freq N] [--raw FILE[:FROM[-TO]]:VADDR]\n"
 	    "       --pt FILE[:FROM[-TO]] -o OUT\n"
 	    "       hwtrace import [--lldb] TRACE.JSON -o OUT\n"
-	    "       hwtrace import SNAPSHOT_DIR -o OUT",
+	    "       hwtrace import SNAPSHOT_DIR -o OUT\n"
+	    "       hwtrace import [--buildid-dir DIR] [--kcore DIR|FILE]\n"
+	    "       [--perf-archive TARBALL] [--symfs DIR] [--vmlinux FILE]\n"
+	    "       PERF.DATA -o OUT",
 	.summary = "Pack a foreign capture into a hwtrace archive: raw Intel "
-	    "PT files with ptxed's\noptions, an LLDB Intel PT trace bundle, or "
+	    "PT files with ptxed's\noptions, an LLDB Intel PT trace bundle, "
 	    "an ARM CoreSight trace snapshot\ndirectory (one holding "
-	    "snapshot.ini).",
+	    "snapshot.ini), or a perf.data file of Linux perf or\n"
+	    "simpleperf with Intel PT or CoreSight ETM trace.",
 	.opts = import_opts,
 };
 
@@ -164,6 +183,7 @@ int
 cmd_import(int argc, char **argv)
 {
 	struct hwtr_import_raw_opts o;
+	struct hwtr_import_opts io;
 	struct hwtr_import_file f;
 	struct files pt = { NULL, 0 }, raw = { NULL, 0 }, elf = { NULL, 0 };
 	const char *arg, *out = NULL, *ops[2] = { NULL, NULL };
@@ -174,6 +194,7 @@ cmd_import(int argc, char **argv)
 	int c, rc = 1, lldb = 0, nomem = 0;
 
 	memset(&o, 0, sizeof(o));
+	memset(&io, 0, sizeof(io));
 	/*
 	 * Options may follow the operand ("import trace.json -o x", as
 	 * hwtrace(1) shows it), so operands are collected as getopt stops at
@@ -202,6 +223,21 @@ cmd_import(int argc, char **argv)
 			break;
 		case OPT_LLDB:
 			lldb = 1;
+			break;
+		case OPT_BUILDID_DIR:
+			io.buildid_dir = arg;
+			break;
+		case OPT_SYMFS:
+			io.symfs = arg;
+			break;
+		case OPT_PERF_ARCHIVE:
+			io.perf_archive = arg;
+			break;
+		case OPT_KCORE:
+			io.kcore = arg;
+			break;
+		case OPT_VMLINUX:
+			io.vmlinux = arg;
 			break;
 		case OPT_CPU:
 			if (parse_cpu(arg, &o) != 0) {
@@ -353,14 +389,18 @@ cmd_import(int argc, char **argv)
 			    "a trace bundle carries its own");
 			goto out;
 		}
-		if (!lldb && hwtr_import_cs_is_snapshot(ops[0])) {
-			if (hwtr_import_cs(ops[0], out, NULL, errbuf,
-			    sizeof(errbuf)) < 0) {
-				cli_warnx("import", "%s", errbuf);
-				rc = 1;
-				goto out;
-			}
-		} else if (hwtr_import_lldb(ops[0], out, NULL, errbuf,
+		io.format = lldb ? "lldb" : NULL;
+		if (io.format == NULL && hwtr_import_guess(ops[0]) != NULL &&
+		    strcmp(hwtr_import_guess(ops[0]), "perf") != 0 &&
+		    (io.buildid_dir != NULL || io.symfs != NULL ||
+		    io.perf_archive != NULL || io.kcore != NULL ||
+		    io.vmlinux != NULL)) {
+			rc = cli_usage_error(&import_cmd, "--buildid-dir, "
+			    "--symfs, --perf-archive, --kcore and --vmlinux "
+			    "apply to perf.data imports");
+			goto out;
+		}
+		if (hwtr_import(ops[0], &io, out, errbuf,
 		    sizeof(errbuf)) < 0) {
 			cli_warnx("import", "%s", errbuf);
 			rc = 1;
