@@ -534,10 +534,6 @@ copy_aux(struct pw *w)
 		}
 		ps->end = off + ax->have;
 		if (ax->have < ax->want) {
-			hwtr_perf_caveat(pd, "AUXTRACE buffer %zu (%s %d) "
-			    "announces %" PRIu64 " bytes; the file ends after "
-			    "%" PRIu64, i, w->per_cpu ? "CPU" : "tid",
-			    (int)ps->key, ax->want, ax->have);
 			if ((rc = lost(w, 0, ps->id, HWTR_LOST_OTHER,
 			    ax->want - ax->have, 0)) < 0)
 				return (rc);
@@ -1095,6 +1091,13 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 			    "; %" PRIu64 " bytes are lost", w.per_cpu ? "CPU" :
 			    "tid", (int)w.st[i].key, w.st[i].announced,
 			    w.st[i].have, w.st[i].announced - w.st[i].have);
+	for (i = 0; i < pd->naux; i++)
+		if (pd->aux[i].have < pd->aux[i].want)
+			hwtr_perf_caveat(pd, "AUXTRACE buffer %zu (%s %d) "
+			    "announces %" PRIu64 " bytes; the file ends after "
+			    "%" PRIu64, i, w.per_cpu ? "CPU" : "tid",
+			    (int)(w.per_cpu ? pd->aux[i].cpu : pd->aux[i].tid),
+			    pd->aux[i].want, pd->aux[i].have);
 	if ((rc = resolve_images(&w)) < 0)
 		goto out;
 	caveats(&w);

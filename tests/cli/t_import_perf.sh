@@ -256,8 +256,152 @@ missing_aux_body()
 	expect_line miss.info "lost: $total trace bytes, 0 sideband records"
 }
 
+
+# mutate IN OUT WHAT: a broken copy of perf.data IN (see the cases below).
+mutate()
+{
+	python3 - "$@" <<'EOF2'
+import struct, sys
+src, dst, what = sys.argv[1], sys.argv[2], sys.argv[3]
+b = bytearray(open(src, 'rb').read())
+doff, dsize = struct.unpack_from('<QQ', b, 40)
+def records():
+    off = doff
+    while off < doff + dsize:
+        typ, misc, size = struct.unpack_from('<IHH', b, off)
+        yield off, typ, size
+        off += size
+        if typ == 71:
+            off += struct.unpack_from('<Q', b, off - size + 8)[0]
+def first(t):
+    return next(o for o, typ, size in records() if typ == t)
+if what == 'unknown':		# FINISHED_ROUND records become type 99
+    for o, typ, size in list(records()):
+        if typ == 68:
+            struct.pack_into('<I', b, o, 99)
+elif what == 'short-comm':	# a COMM record says 16 bytes
+    o = first(3)
+    struct.pack_into('<H', b, o + 6, 16)
+elif what == 'zero-size':	# a record of size 0
+    o = first(3)
+    struct.pack_into('<H', b, o + 6, 0)
+elif what == 'past-end':	# the data section's last record runs past it
+    last = [o for o, typ, size in records()][-1]
+    struct.pack_into('<H', b, last + 6, 0xfff8)
+elif what == 'attr-size':	# entries of 40 bytes
+    struct.pack_into('<Q', b, 16, 40)
+elif what == 'attr-ids':	# the first attr's ids lie past the end
+    asz, aoff = struct.unpack_from('<QQ', b, 16)
+    struct.pack_into('<Q', b, aoff + asz - 16, len(b) + 8)
+elif what == 'attr-big':	# the first attr claims 4096 bytes
+    aoff = struct.unpack_from('<Q', b, 24)[0]
+    struct.pack_into('<I', b, aoff + 4, 4096)
+elif what == 'aux-size':	# the first AUXTRACE announces 1 GiB
+    o = first(71)
+    struct.pack_into('<Q', b, o + 8, 1 << 30)
+elif what == 'noname':		# an MMAP2 file name without its NUL
+    o = first(10)
+    size = struct.unpack_from('<H', b, o + 6)[0]
+    for i in range(o + 72, o + size):
+        b[i] = 0x41
+elif what == 'magic':
+    b[0:8] = b'PERFILE3'
+else:
+    sys.exit('unknown mutation ' + what)
+open(dst, 'wb').write(b)
+EOF2
+}
+
+# import_bad FILE: import FILE; it must fail with status 1 naming the
+# file and leave nothing behind, or succeed; never crash.
+import_bad()
+{
+	"$HWTRACE" import "$1" -o bad.hwtrace >out 2>err
+	st=$?
+	case $st in
+	0)	;;
+	1)	grep -q "^hwtrace import: '$1': " err ||
+		    atf_fail "$1: the error does not name the file: $(cat err)"
+		expect_no_output bad.hwtrace ;;
+	*)	atf_fail "$1: import exited $st: $(cat err)" ;;
+	esac
+	return $st
+}
+
+atf_test_case bad_input
+bad_input_head()
+{
+	atf_set descr "truncated files, unknown record types, sizes past the end, records of the wrong length and lying attr sections give a clear error or stated loss"
+}
+bad_input_body()
+{
+	require_corpus $PT
+	command -v python3 >/dev/null 2>&1 || atf_skip "python3 not installed"
+	pf=$HWTRACE_CORPUS/$PT
+	size=$(wc -c <"$pf")
+
+	# Cut anywhere: never a crash; a cut in the header or attrs is an
+	# error, a cut in the data section a stated loss.
+	for n in 0 7 50 103 200 700 760 5000 11000 30000 100000 170000 $((size - 1)); do
+		head -c $n "$pf" >cut.data
+		import_bad cut.data && {
+			grep -q "^  the data section is [0-9]* bytes longer than the file: the file was cut short$" bad.info 2>/dev/null ||
+			    "$HWTRACE" info bad.hwtrace | grep -q "cut short\|feature sections missing" ||
+			    atf_fail "cut at $n: imported without a caveat"
+			rm -f bad.hwtrace
+		}
+	done
+	head -c 50 "$pf" >cut.data
+	import_bad cut.data && atf_fail "a 50-byte file imported"
+	expect_first err "hwtrace import: 'cut.data': header size 104 is neither 16 (pipe mode) nor 104 within the 50-byte file"
+	head -c 100000 "$pf" >cut.data
+	import_bad cut.data || atf_fail "a file cut in its data section is refused: $(cat err)"
+	"$HWTRACE" info bad.hwtrace >bad.info
+	grep -q "^  AUXTRACE buffer 1 (CPU 3) announces 137728 bytes; the file ends after " bad.info ||
+	    atf_fail "the cut AUX buffer is not stated: $(cat bad.info)"
+	grep -q "^lost: [1-9][0-9]* trace bytes" bad.info || atf_fail "no lost bytes: $(cat bad.info)"
+	rm -f bad.hwtrace
+
+	mutate "$pf" m.data unknown
+	import_bad m.data || atf_fail "unknown record types refused: $(cat err)"
+	"$HWTRACE" info bad.hwtrace | grep -q "^  4 records of unknown types skipped$" ||
+	    atf_fail "the 4 unknown records are not counted"
+	rm -f bad.hwtrace
+
+	mutate "$pf" m.data short-comm
+	import_bad m.data && atf_fail "a 16-byte COMM record imported"
+	grep -q "COMM record of size 16 is shorter than its fields" err || atf_fail "$(cat err)"
+	mutate "$pf" m.data zero-size
+	import_bad m.data && atf_fail "a record of size 0 imported"
+	grep -q "has size 0, below its 8-byte header" err || atf_fail "$(cat err)"
+	mutate "$pf" m.data past-end
+	import_bad m.data && atf_fail "a record past the data section imported"
+	grep -q "past the [0-9]* bytes left" err || atf_fail "$(cat err)"
+	mutate "$pf" m.data attr-size
+	import_bad m.data && atf_fail "40-byte attr entries imported"
+	grep -q "attr section of 512 bytes does not hold whole entries of 40 bytes" err || atf_fail "$(cat err)"
+	mutate "$pf" m.data attr-ids
+	import_bad m.data && atf_fail "ids past the end imported"
+	grep -q "attr 0: its ids .* lie past the end of the file" err || atf_fail "$(cat err)"
+	mutate "$pf" m.data attr-big
+	import_bad m.data && atf_fail "an attr larger than its entry imported"
+	grep -q "attr 0 says it has 4096 bytes, more than its 112-byte entry" err || atf_fail "$(cat err)"
+	mutate "$pf" m.data aux-size
+	import_bad m.data || atf_fail "a lying AUXTRACE size refused: $(cat err)"
+	"$HWTRACE" info bad.hwtrace | grep -q "^  AUXTRACE buffer 0 (CPU 0) announces 1073741824 bytes; the file ends after " ||
+	    atf_fail "the AUXTRACE size is not stated as loss"
+	rm -f bad.hwtrace
+	mutate "$pf" m.data noname
+	import_bad m.data && atf_fail "an unterminated file name imported"
+	grep -q "MMAP2 file name is not terminated within its record" err || atf_fail "$(cat err)"
+	mutate "$pf" m.data magic
+	"$HWTRACE" import m.data -o bad.hwtrace >out 2>err && atf_fail "a wrong magic imported"
+	expect_no_output bad.hwtrace
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case bad_input
 	atf_add_test_case intel_pt_streams
 	atf_add_test_case intel_pt_config
 	atf_add_test_case intel_pt_sideband
