@@ -181,7 +181,8 @@ plan_streams(struct pw *w)
 		if (add_key(w, w->per_cpu ? pd->auxrec[i].cpu :
 		    pd->auxrec[i].tid) < 0)
 			return (-HWTR_E_NOMEM);
-	qsort(w->st, w->nst, sizeof(*w->st), key_cmp);
+	if (w->nst > 1)
+		qsort(w->st, w->nst, sizeof(*w->st), key_cmp);
 	for (i = 0; i < pd->nauxrec; i++) {
 		if ((s = stream_of(w, pd->auxrec[i].cpu,
 		    pd->auxrec[i].tid)) < 0)
@@ -923,7 +924,8 @@ write_sideband(struct pw *w)
 		else
 			pd->sb[i].time = last;
 	}
-	qsort(pd->sb, pd->nsb, sizeof(*pd->sb), sb_cmp);
+	if (pd->nsb > 1)
+		qsort(pd->sb, pd->nsb, sizeof(*pd->sb), sb_cmp);
 	for (i = 0; i < pd->nsb; i++) {
 		const uint8_t *p = pd->buf + pd->sb[i].file_off;
 		size_t room = pd->data_end - pd->sb[i].file_off;
