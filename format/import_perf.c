@@ -444,6 +444,9 @@ record(struct hwtr_perf_data *pd, const struct hwtr_perf_rec *r, size_t off,
 			return (rc);
 		settle_layout(pd);
 		return (0);
+	case HWTR_PERF_HEADER_BUILD_ID:
+		/* Pipe mode: one build_id_event per record. */
+		return (feat_build_ids(pd, r->raw, r->size));
 	case HWTR_PERF_HEADER_FEATURE:
 		if (r->u.feature.feat_id < FEAT_BITS)
 			return (feature(pd, (unsigned)r->u.feature.feat_id,

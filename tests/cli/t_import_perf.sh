@@ -42,6 +42,8 @@ off, end = doff, doff + dsize
 bufs = {}
 while off < end:
     typ, misc, size = struct.unpack_from('<IHH', b, off)
+    if size < 8:
+        sys.exit('record of size %d at %d' % (size, off))
     if typ == 71:
         sz, aoff, ref, idx, tid, cpu = struct.unpack_from('<QQQIII', b, off + 8)
         bufs.setdefault(cpu, bytearray()).extend(b[off + size:off + size + sz])
@@ -58,16 +60,16 @@ EOF
 # in NAME.x, describe it in NAME.info.
 import_perf()
 {
-	n=$1
-	f=$2
+	ip_n=$1
+	ip_f=$2
 	shift 2
-	"$HWTRACE" import "$@" "$f" -o "$n.hwtrace" >out 2>err ||
-	    atf_fail "import of $f failed: $(cat err)"
-	! [ -s err ] || atf_fail "import of $f wrote to stderr: $(cat err)"
-	mkdir "$n.x" && tar -xf "$n.hwtrace" -C "$n.x" ||
-	    atf_fail "$n.hwtrace does not unpack with tar"
-	"$HWTRACE" info "$n.hwtrace" >"$n.info" 2>&1 ||
-	    atf_fail "hwtrace info $n.hwtrace failed: $(cat "$n.info")"
+	"$HWTRACE" import "$@" "$ip_f" -o "$ip_n.hwtrace" >out 2>err ||
+	    atf_fail "import of $ip_f failed: $(cat err)"
+	! [ -s err ] || atf_fail "import of $ip_f wrote to stderr: $(cat err)"
+	mkdir "$ip_n.x" && tar -xf "$ip_n.hwtrace" -C "$ip_n.x" ||
+	    atf_fail "$ip_n.hwtrace does not unpack with tar"
+	"$HWTRACE" info "$ip_n.hwtrace" >"$ip_n.info" 2>&1 ||
+	    atf_fail "hwtrace info $ip_n.hwtrace failed: $(cat "$ip_n.info")"
 }
 
 # stream_bytes DIR I: stream I's chunks, in offset order.
@@ -399,8 +401,34 @@ bad_input_body()
 	expect_no_output bad.hwtrace
 }
 
+atf_test_case pipe_mode
+pipe_mode_head()
+{
+	atf_set descr "a pipe-mode perf.data (perf inject -o -) imports like the file it came from"
+}
+pipe_mode_body()
+{
+	require_corpus $PT
+	require_perf
+	f=$HWTRACE_CORPUS/$PT
+	timeout 60 perf inject -i "$f" -o - </dev/null >pipe.data 2>inj.err ||
+	    atf_skip "perf inject cannot write pipe mode: $(cat inj.err)"
+	[ "$(head -c 16 pipe.data | od -An -tx1 | tr -d ' \n')" = 50455246494c45321000000000000000 ] ||
+	    atf_fail "perf inject did not write a pipe-mode header"
+	import_perf pipe pipe.data
+	perf_aux "$f" ref
+	stream_bytes pipe.x 0 >s0
+	stream_bytes pipe.x 1 >s1
+	cmp s0 ref/cpu0 || atf_fail "stream 0 differs from CPU 0's AUX data"
+	cmp s1 ref/cpu3 || atf_fail "stream 1 differs from CPU 3's AUX data"
+	sw=$(perf script -i "$f" --show-switch-events --itrace= 2>/dev/null | grep -c PERF_RECORD_SWITCH_CPU_WIDE)
+	expect_line pipe.info "  switch: $((sw + $(perf_count "$f" ITRACE_START)))"
+	expect_line pipe.info "    pt: cpuid-0x15.eax 2, cpuid-0x15.ebx 100, nom-freq 12, mtc-freq 3, cyc-thresh 0, psb-freq 3, options 0x1c3"
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case pipe_mode
 	atf_add_test_case bad_input
 	atf_add_test_case intel_pt_streams
 	atf_add_test_case intel_pt_config
