@@ -11,8 +11,11 @@
  * every loss stated.
  */
 
+#include <archive.h>
+#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -91,6 +94,7 @@ struct pw {
 	uint64_t	kernel_maps;
 	int		kernel_done;
 	char		buildid_dir[2048];
+	char		unpacked[64];	/* --perf-archive, unpacked */
 };
 
 static int
@@ -589,7 +593,7 @@ recorded_bid(const struct hwtr_perf_data *pd, const char *name)
 static const char *
 find_image(struct pw *w, const char *name, const uint8_t *id, size_t idlen)
 {
-	char hex[2 * HWTR_BUILD_ID_MAX + 1], cand[4][4400];
+	char hex[2 * HWTR_BUILD_ID_MAX + 1], cand[6][4400];
 	uint8_t got[HWTR_BUILD_ID_MAX];
 	struct pw_img *im = NULL, *nv;
 	size_t i, n = 0, gotlen;
@@ -640,6 +644,12 @@ find_image(struct pw *w, const char *name, const uint8_t *id, size_t idlen)
 		snprintf(cand[n++], sizeof(cand[0]), "%s/.build-id/%.2s/%s",
 		    w->buildid_dir, hex, hex + 2);
 	}
+	if (w->unpacked[0] != '\0') {
+		snprintf(cand[n++], sizeof(cand[0]), "%s/.build-id/%.2s/%s/elf",
+		    w->unpacked, hex, hex + 2);
+		snprintf(cand[n++], sizeof(cand[0]), "%s/.build-id/%.2s/%s",
+		    w->unpacked, hex, hex + 2);
+	}
 	if (w->o->symfs != NULL)
 		snprintf(cand[n++], sizeof(cand[0]), "%s/%s", w->o->symfs,
 		    name);
@@ -687,6 +697,89 @@ maps_file_code(const struct hwtr_perf_rec *pr)
 		return (0);
 	return (pr->u.mmap.filename[0] != '[' &&
 	    strncmp(pr->u.mmap.filename, "//anon", 6) != 0);
+}
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return (remove(path));
+}
+
+/*
+ * Unpack a `perf archive` tarball (a build-id cache's files, relative to
+ * ~/.debug) into a private directory that is searched like one.  Entries
+ * cannot leave it (no "..", no absolute names, no writing through
+ * symbolic links); what they link to is checked by build-id anyway.
+ */
+static int
+unpack_archive(struct pw *w, const char *tarball)
+{
+	struct archive *a, *d;
+	struct archive_entry *e;
+	const char *nm;
+	char path[4200];
+	int r, rc = 0;
+
+	snprintf(w->unpacked, sizeof(w->unpacked),
+	    "/tmp/hwtrace-perf-archive.XXXXXX");
+	if (mkdtemp(w->unpacked) == NULL) {
+		w->unpacked[0] = '\0';
+		return (werr(w, -HWTR_E_IO, "--perf-archive: cannot make a "
+		    "directory: %s", strerror(errno)));
+	}
+	a = archive_read_new();
+	d = archive_write_disk_new();
+	if (a == NULL || d == NULL) {
+		archive_read_free(a);
+		archive_write_free(d);
+		return (werr(w, -HWTR_E_NOMEM, "out of memory"));
+	}
+	archive_read_support_filter_all(a);
+	archive_read_support_format_all(a);
+	archive_write_disk_set_options(d, ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+	    ARCHIVE_EXTRACT_SECURE_SYMLINKS);
+	if (archive_read_open_filename(a, tarball, 65536) != ARCHIVE_OK) {
+		rc = werr(w, -HWTR_E_IO, "--perf-archive '%s': %s", tarball,
+		    archive_error_string(a));
+		goto out;
+	}
+	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+		nm = archive_entry_pathname(e);
+		if (nm == NULL || nm[0] == '/' || strstr(nm, "..") != NULL)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", w->unpacked, nm);
+		archive_entry_set_pathname(e, path);
+		if (archive_write_header(d, e) != ARCHIVE_OK)
+			continue;
+		if (archive_entry_size(e) > 0) {
+			const void *buf;
+			size_t len;
+			int64_t off;
+
+			while ((r = archive_read_data_block(a, &buf, &len,
+			    &off)) == ARCHIVE_OK)
+				if (archive_write_data_block(d, buf, len,
+				    off) != ARCHIVE_OK)
+					break;
+			if (r != ARCHIVE_EOF && r != ARCHIVE_OK) {
+				rc = werr(w, -HWTR_E_FORMAT, "--perf-archive "
+				    "'%s': %s: %s", tarball, nm,
+				    archive_error_string(a));
+				goto out;
+			}
+		}
+		archive_write_finish_entry(d);
+	}
+	if (r != ARCHIVE_EOF)
+		rc = werr(w, -HWTR_E_FORMAT, "--perf-archive '%s': %s",
+		    tarball, archive_error_string(a));
+out:
+	archive_read_free(a);
+	archive_write_free(d);
+	return (rc);
 }
 
 /* Look every mapped image up before the archive is opened. */
@@ -1100,6 +1193,9 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 			    "%" PRIu64, i, w.per_cpu ? "CPU" : "tid",
 			    (int)(w.per_cpu ? pd->aux[i].cpu : pd->aux[i].tid),
 			    pd->aux[i].want, pd->aux[i].have);
+	if (o->perf_archive != NULL &&
+	    (rc = unpack_archive(&w, o->perf_archive)) < 0)
+		goto out;
 	if ((rc = resolve_images(&w)) < 0)
 		goto out;
 	caveats(&w);
@@ -1127,6 +1223,8 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 	sk->end.lost_records = w.lost_records;
 	rc = 0;
 out:
+	if (w.unpacked[0] != '\0')
+		nftw(w.unpacked, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	for (i = 0; i < w.nimg; i++) {
 		free(w.img[i].name);
 		free(w.img[i].file);

@@ -426,8 +426,54 @@ pipe_mode_body()
 	expect_line pipe.info "    pt: cpuid-0x15.eax 2, cpuid-0x15.ebx 100, nom-freq 12, mtc-freq 3, cyc-thresh 0, psb-freq 3, options 0x1c3"
 }
 
+atf_test_case images
+images_head()
+{
+	atf_set descr "images are found by build-id in a build-id cache made by perf buildid-cache, in a tarball of it as perf archive packs one, and under --symfs; a file with another build-id is not taken"
+}
+images_body()
+{
+	require_corpus $ETM
+	require_perf
+	f=$HWTRACE_CORPUS/$ETM
+	bin=$HWTRACE_CORPUS/$PD/cs_etm/etm_test_loop
+	bid=$(readelf_build_id "$bin")
+	[ -n "$bid" ] || atf_fail "readelf finds no build-id in etm_test_loop"
+	mkdir home
+	HOME=$PWD/home perf buildid-cache -a "$bin" ||
+	    atf_skip "perf buildid-cache cannot add a file"
+	import_perf cache "$f" --buildid-dir home/.debug
+	grep -q "^  bid-$bid home/.debug/.build-id/" cache.info ||
+	    atf_fail "not found in the build-id cache: $(grep -A2 ^images cache.info)"
+	# HOME's cache is the default.
+	HOME=$PWD/home "$HWTRACE" import "$f" -o home.hwtrace >out 2>err ||
+	    atf_fail "$(cat err)"
+	"$HWTRACE" info home.hwtrace | grep -q "^  bid-$bid " ||
+	    atf_fail "~/.debug is not searched"
+	# perf archive: tar cjf of the cache's files, relative to it.
+	(cd home/.debug && find . -mindepth 1 \( -type f -o -type l \) |
+	    sed 's|^\./||' >../manifest && tar cjf ../../pa.tar.bz2 -T ../manifest) ||
+	    atf_fail "cannot make the tarball"
+	import_perf tarball "$f" --perf-archive pa.tar.bz2
+	grep -q "^  bid-$bid .*/.build-id/0c/" tarball.info ||
+	    atf_fail "not found in the tarball: $(grep -A2 ^images tarball.info)"
+	ls -d /tmp/hwtrace-perf-archive.* 2>/dev/null | while read -r d; do
+		[ -e "$d/.build-id/0c" ] && [ "$(stat -c %Y "$d")" -ge "$(stat -c %Y pa.tar.bz2)" ] &&
+		    atf_fail "the unpacked tarball $d was left behind"
+	done
+	# A file under --symfs with another build-id is not the image.
+	mkdir -p other/data/local/tmp
+	cp "$HWTRACE_CORPUS/$PD/cs_etm/perf_etm.data" other/data/local/tmp/etm_test_loop
+	cp /bin/true other/data/local/tmp/etm_test_loop
+	import_perf other "$f" --symfs other
+	expect_line other.info "images: 0"
+	grep -q "^  8 executable images were not found with their recorded build-id" other.info ||
+	    atf_fail "the missing images are not counted: $(grep -A4 ^caveats other.info)"
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case images
 	atf_add_test_case pipe_mode
 	atf_add_test_case bad_input
 	atf_add_test_case intel_pt_streams
