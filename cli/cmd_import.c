@@ -37,8 +37,18 @@ enum {
 	OPT_PT,
 	OPT_RAW,
 	OPT_SYMFS,
-	OPT_VMLINUX
+	OPT_VMLINUX,
+	/* --filter:addrN_cfg, _a, _b: OPT_FILTER + 3 * N + 0, 1, 2 */
+	OPT_FILTER = 0x200
 };
+
+#define FILTER_OPTS(n)							\
+	{ "filter:addr" #n "_cfg", OPT_FILTER + 3 * (n), "N",		\
+	    "address range " #n ": 0 off, 1 filter, 2 stop" },		\
+	{ "filter:addr" #n "_a", OPT_FILTER + 3 * (n) + 1, "ADDR",	\
+	    "address range " #n ": first address" },			\
+	{ "filter:addr" #n "_b", OPT_FILTER + 3 * (n) + 2, "ADDR",	\
+	    "address range " #n ": last address" }
 
 static const struct cli_opt import_opts[] = {
 	{ "buildid-dir", OPT_BUILDID_DIR, "DIR",
@@ -49,6 +59,10 @@ static const struct cli_opt import_opts[] = {
 	{ "cpuid-0x15.ebx", OPT_CPUID_EBX, "N", "CPUID leaf 0x15 EBX" },
 	{ "elf", OPT_ELF, "FILE[:BASE]",
 	    "map FILE's PT_LOAD segments (lowest at BASE)" },
+	FILTER_OPTS(0),
+	FILTER_OPTS(1),
+	FILTER_OPTS(2),
+	FILTER_OPTS(3),
 	{ "kcore", OPT_KCORE, "DIR|FILE",
 	    "kernel code from a kcore copy (perf record --kcore)" },
 	{ "lldb", OPT_LLDB, NULL,
@@ -73,7 +87,9 @@ static const struct cli_cmd import_cmd = {
 	.verb = "import",
 	.usage = "[--cpu F/M[/S]|auto|none] [--cpuid-0x15.eax N]\n"
 	    "       [--cpuid-0x15.ebx N] [--elf FILE[:BASE]] [--mtc-freq N]\n"
-	    "       [--nom-freq N] [--raw FILE[:FROM[-TO]]:VADDR]\n"
+	    "       [--filter:addrN_cfg N] [--filter:addrN_a ADDR]\n"
+	    "       [--filter:addrN_b ADDR] [--nom-freq N]\n"
+	    "       [--raw FILE[:FROM[-TO]]:VADDR]\n"
 	    "       --pt FILE[:FROM[-TO]] -o OUT\n"
 	    "       hwtrace import [--lldb] TRACE.JSON -o OUT\n"
 	    "       hwtrace import SNAPSHOT_DIR -o OUT\n"
@@ -217,6 +233,31 @@ cmd_import(int argc, char **argv)
 			continue;
 		}
 		memset(&f, 0, sizeof(f));
+		if (c >= OPT_FILTER && c < OPT_FILTER + 3 * HWTR_PT_MAX_FILTERS) {
+			/* ptxed's IA32_RTIT_ADDRn_A/B and ADDRn_CFG. */
+			struct hwtr_pt_filter *pf =
+			    &o.pt_config.filter[(c - OPT_FILTER) / 3];
+
+			if (cli_parse_u64(arg, &u) != 0 ||
+			    ((c - OPT_FILTER) % 3 == 0 && u > 0xf)) {
+				rc = cli_usage_error(&import_cmd, "malformed "
+				    "--%s '%s': want %s", argv[optind - 1] + 2,
+				    arg, (c - OPT_FILTER) % 3 == 0 ?
+				    "0 to 15" : "an address");
+				goto out;
+			}
+			if ((c - OPT_FILTER) % 3 == 0)
+				pf->cfg = (uint32_t)u;
+			else if ((c - OPT_FILTER) % 3 == 1)
+				pf->a = u;
+			else
+				pf->b = u;
+			if ((uint32_t)(c - OPT_FILTER) / 3 + 1 >
+			    o.pt_config.nfilters)
+				o.pt_config.nfilters =
+				    (uint32_t)(c - OPT_FILTER) / 3 + 1;
+			continue;
+		}
 		switch (c) {
 		case OPT_OUT:
 			out = arg;
@@ -387,6 +428,11 @@ cmd_import(int argc, char **argv)
 			rc = cli_usage_error(&import_cmd, "--cpu, --cpuid-*, "
 			    "--mtc-freq and --nom-freq apply to raw imports; "
 			    "a trace bundle carries its own");
+			goto out;
+		}
+		if (o.pt_config.nfilters != 0) {
+			rc = cli_usage_error(&import_cmd, "--filter:* apply to "
+			    "raw imports; a trace bundle carries its own");
 			goto out;
 		}
 		io.format = lldb ? "lldb" : NULL;

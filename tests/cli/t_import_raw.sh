@@ -17,7 +17,7 @@ ptxed_import_opts()
 {
 	awk '{
 		for (i = 2; i <= NF; i++) {
-			if ($i ~ /^--(raw|elf|pt|cpu|mtc-freq|nom-freq|cpuid-0x15\.ea?b?x)$/) {
+			if ($i ~ /^--(raw|elf|pt|cpu|mtc-freq|nom-freq|cpuid-0x15\.ea?b?x|filter:addr[0-3]_(cfg|a|b))$/) {
 				printf "%s %s ", $i, $(i + 1); i++
 			}
 		}
@@ -157,6 +157,49 @@ elf_bases_body()
 	    atf_fail "expected a stream of $bytes bytes; got: $(cat info)"
 }
 
+atf_test_case filters
+filters_head()
+{
+	atf_set descr "ptxed's --filter:addrN_cfg/_a/_b options are kept and decode libipt's skl014 cases as ptxed's expected output says, for every CPU they name"
+	atf_set require.progs "sqlite3"
+}
+filters_body()
+{
+	require_corpus $PTT/skl014-call
+	n=0
+	w=$(pwd)
+	for cmd in "$HWTRACE_CORPUS"/$PTT/skl014-call/*-ptxed-*.cmd \
+	    "$HWTRACE_CORPUS"/$PTT/skl014-jmp/*-ptxed-*.cmd; do
+		dir=$(dirname "$cmd")
+		exp=${cmd%.cmd}.exp
+		opts=$(ptxed_import_opts "$cmd")
+		case $opts in *--filter:addr0_cfg*) ;; *) atf_fail "$cmd: no filter options" ;; esac
+		rm -f x.hwtrace x.db
+		( cd "$dir" && "$HWTRACE" import $opts -o "$w/x.hwtrace" ) > out 2> err ||
+		    atf_fail "$(basename "$cmd"): 'hwtrace import $opts' failed: $(cat err)"
+		cfg=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--filter:addr0_cfg") print $(i + 1) }' "$cmd")
+		a=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--filter:addr0_a") print $(i + 1) }' "$cmd")
+		b=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--filter:addr0_b") print $(i + 1) }' "$cmd")
+		"$HWTRACE" info x.hwtrace > info
+		expect_line info "    pt filter 0: cfg $cfg, $(printf '0x%x-0x%x' $((a)) $((b)))"
+		"$HWTRACE" index -o x.db x.hwtrace > out 2> err ||
+		    atf_fail "$(basename "$cmd"): index failed: $(cat err)"
+		grep -q ", 0 decode errors" err out ||
+		    atf_fail "$(basename "$cmd"): decode errors: $(cat err)"
+		# ptxed's addresses in order, and whether it says [disabled].
+		grep '^[0-9a-f]\{16\}$' "$exp" | sed 's/^0*//' > want
+		sqlite3 x.db "select printf('%x', start_ip), ninsns from blocks order by id" |
+		    awk -F'|' '$2 == 1 { print $1 } $2 != 1 { print "block of " $2 }' > got
+		cmp -s want got || atf_fail "$(basename "$cmd"): addresses $(cat got) are not ptxed's $(cat want)"
+		if grep -q '^\[disabled\]$' "$exp"; then
+			[ "$(sqlite3 x.db "select count(*) from events where kind = 'disabled'")" -ge 1 ] ||
+			    atf_fail "$(basename "$cmd"): ptxed says [disabled], the index has no such event"
+		fi
+		n=$((n + 1))
+	done
+	[ $n -ge 2 ] || atf_fail "expected the skl014 ptxed commands, found $n"
+}
+
 atf_test_case bad_inputs
 bad_inputs_head()
 {
@@ -233,6 +276,7 @@ atf_init_test_cases()
 {
 	atf_add_test_case libipt_cases
 	atf_add_test_case libipt_all_cases
+	atf_add_test_case filters
 	atf_add_test_case elf_bases
 	atf_add_test_case bad_inputs
 	atf_add_test_case ranges_and_names
