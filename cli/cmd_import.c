@@ -34,6 +34,17 @@ enum {
 	OPT_MTC_FREQ,
 	OPT_NOM_FREQ,
 	OPT_PERF_ARCHIVE,
+	OPT_PEV_PRIMARY,
+	OPT_PEV_SECONDARY,
+	OPT_PEV_SAMPLE_TYPE,
+	OPT_PEV_TIME_ZERO,
+	OPT_PEV_TIME_SHIFT,
+	OPT_PEV_TIME_MULT,
+	OPT_PEV_TSC_OFFSET,
+	OPT_PEV_KERNEL_START,
+	OPT_PEV_SYSROOT,
+	OPT_PEV_VDSO_X64,
+	OPT_SB_PRINT,
 	OPT_PT,
 	OPT_RAW,
 	OPT_SYMFS,
@@ -74,9 +85,36 @@ static const struct cli_opt import_opts[] = {
 	{ "output", OPT_OUT, "OUT", "the archive to write" },
 	{ "perf-archive", OPT_PERF_ARCHIVE, "TARBALL",
 	    "images from a `perf archive` tarball" },
+	{ "pevent:kernel-start", OPT_PEV_KERNEL_START, "ADDR",
+	    "mmaps from ADDR up are the kernel's (every process's)" },
+	{ "pevent:primary", OPT_PEV_PRIMARY, "FILE[:FROM[-TO]]",
+	    "perf_event sideband of the traced CPU (repeatable)" },
+	{ "pevent:sample-type", OPT_PEV_SAMPLE_TYPE, "N",
+	    "the sideband records' perf_event sample_type" },
+	{ "pevent:secondary", OPT_PEV_SECONDARY, "FILE[:FROM[-TO]]",
+	    "perf_event sideband of other CPUs (repeatable)" },
+	{ "pevent:sysroot", OPT_PEV_SYSROOT, "DIR",
+	    "look files of mmap records up under DIR" },
+	{ "pevent:time-mult", OPT_PEV_TIME_MULT, "N",
+	    "perf time to TSC: multiplier" },
+	{ "pevent:time-shift", OPT_PEV_TIME_SHIFT, "N",
+	    "perf time to TSC: shift" },
+	{ "pevent:time-zero", OPT_PEV_TIME_ZERO, "N",
+	    "perf time to TSC: time zero" },
+	{ "pevent:tsc-offset", OPT_PEV_TSC_OFFSET, "N",
+	    "added to every converted sideband time" },
+	{ "pevent:vdso-x64", OPT_PEV_VDSO_X64, "FILE",
+	    "the file of [vdso] mappings" },
 	{ "pt", OPT_PT, "FILE[:FROM[-TO]]", "an Intel PT stream (repeatable)" },
 	{ "raw", OPT_RAW, "FILE[:FROM[-TO]]:VADDR",
 	    "load bytes FROM..TO of FILE at VADDR" },
+	{ "sb:compact", OPT_SB_PRINT, NULL, "accepted; ptxed printing only" },
+	{ "sb:filename", OPT_SB_PRINT, NULL, "accepted; ptxed printing only" },
+	{ "sb:offset", OPT_SB_PRINT, NULL, "accepted; ptxed printing only" },
+	{ "sb:switch", OPT_SB_PRINT, NULL, "accepted; ptxed printing only" },
+	{ "sb:time", OPT_SB_PRINT, NULL, "accepted; ptxed printing only" },
+	{ "sb:verbose", OPT_SB_PRINT, NULL, "accepted; ptxed printing only" },
+	{ "sb:warn", OPT_SB_PRINT, NULL, "accepted; ptxed printing only" },
 	{ "symfs", OPT_SYMFS, "DIR",
 	    "look recorded paths up under DIR" },
 	{ "vmlinux", OPT_VMLINUX, "FILE", "the kernel image (ELF)" },
@@ -89,7 +127,9 @@ static const struct cli_cmd import_cmd = {
 	    "       [--cpuid-0x15.ebx N] [--elf FILE[:BASE]] [--mtc-freq N]\n"
 	    "       [--filter:addrN_cfg N] [--filter:addrN_a ADDR]\n"
 	    "       [--filter:addrN_b ADDR] [--nom-freq N]\n"
-	    "       [--raw FILE[:FROM[-TO]]:VADDR]\n"
+	    "       [--pevent:primary FILE[:FROM[-TO]]]\n"
+	    "       [--pevent:secondary FILE[:FROM[-TO]]] [--pevent:OPTION VALUE]\n"
+	    "       [--raw FILE[:FROM[-TO]]:VADDR] [--sb:OPTION]\n"
 	    "       --pt FILE[:FROM[-TO]] -o OUT\n"
 	    "       hwtrace import [--lldb] TRACE.JSON -o OUT\n"
 	    "       hwtrace import SNAPSHOT_DIR -o OUT\n"
@@ -202,6 +242,8 @@ cmd_import(int argc, char **argv)
 	struct hwtr_import_opts io;
 	struct hwtr_import_file f;
 	struct files pt = { NULL, 0 }, raw = { NULL, 0 }, elf = { NULL, 0 };
+	struct files pev = { NULL, 0 };
+	size_t npevopt = 0;
 	const char *arg, *out = NULL, *ops[2] = { NULL, NULL };
 	size_t nops = 0;
 	char errbuf[512], *copy = NULL, *sfx;
@@ -241,8 +283,10 @@ cmd_import(int argc, char **argv)
 			if (cli_parse_u64(arg, &u) != 0 ||
 			    ((c - OPT_FILTER) % 3 == 0 && u > 0xf)) {
 				rc = cli_usage_error(&import_cmd, "malformed "
-				    "--%s '%s': want %s", argv[optind - 1] + 2,
-				    arg, (c - OPT_FILTER) % 3 == 0 ?
+				    "--filter:addr%d_%s '%s': want %s",
+				    (c - OPT_FILTER) / 3, (c - OPT_FILTER) % 3 ==
+				    0 ? "cfg" : (c - OPT_FILTER) % 3 == 1 ? "a" :
+				    "b", arg, (c - OPT_FILTER) % 3 == 0 ?
 				    "0 to 15" : "an address");
 				goto out;
 			}
@@ -264,6 +308,44 @@ cmd_import(int argc, char **argv)
 			break;
 		case OPT_LLDB:
 			lldb = 1;
+			break;
+		case OPT_PEV_SAMPLE_TYPE:
+		case OPT_PEV_TIME_ZERO:
+		case OPT_PEV_TSC_OFFSET:
+		case OPT_PEV_KERNEL_START:
+		case OPT_PEV_TIME_SHIFT:
+		case OPT_PEV_TIME_MULT:
+			if (cli_parse_u64(arg, &u) != 0 ||
+			    (c == OPT_PEV_TIME_SHIFT && u > 63) ||
+			    (c == OPT_PEV_TIME_MULT && u > UINT32_MAX)) {
+				rc = cli_usage_error(&import_cmd, "malformed "
+				    "--pevent option value '%s'", arg);
+				goto out;
+			}
+			if (c == OPT_PEV_SAMPLE_TYPE)
+				o.pevent_sample_type = u;
+			else if (c == OPT_PEV_TIME_ZERO)
+				o.pevent_time_zero = u;
+			else if (c == OPT_PEV_TSC_OFFSET)
+				o.pevent_tsc_offset = u;
+			else if (c == OPT_PEV_KERNEL_START)
+				o.pevent_kernel_start = u;
+			else if (c == OPT_PEV_TIME_SHIFT)
+				o.pevent_time_shift = (uint32_t)u;
+			else
+				o.pevent_time_mult = (uint32_t)u;
+			npevopt++;
+			break;
+		case OPT_PEV_SYSROOT:
+			o.pevent_sysroot = arg;
+			npevopt++;
+			break;
+		case OPT_PEV_VDSO_X64:
+			o.pevent_vdso_x64 = arg;
+			npevopt++;
+			break;
+		case OPT_SB_PRINT:
+			/* ptxed's printing of sideband: nothing to keep. */
 			break;
 		case OPT_BUILDID_DIR:
 			io.buildid_dir = arg;
@@ -321,10 +403,31 @@ cmd_import(int argc, char **argv)
 		case OPT_PT:
 		case OPT_RAW:
 		case OPT_ELF:
+		case OPT_PEV_PRIMARY:
+		case OPT_PEV_SECONDARY:
 			free(copy);
 			if ((copy = strdup(arg)) == NULL) {
 				nomem = 1;
 				goto out;
+			}
+			if (c == OPT_PEV_PRIMARY || c == OPT_PEV_SECONDARY) {
+				sfx = split_suffix(copy);
+				if (sfx != NULL && parse_range(sfx, &f) != 0) {
+					rc = cli_usage_error(&import_cmd,
+					    "--pevent:%s '%s': malformed range "
+					    "(FROM or FROM-TO, TO above FROM)",
+					    c == OPT_PEV_PRIMARY ? "primary" :
+					    "secondary", arg);
+					goto out;
+				}
+				f.path = copy;
+				copy = NULL;
+				if (files_add(&pev, &f) != 0) {
+					free((char *)f.path);
+					nomem = 1;
+					goto out;
+				}
+				break;
 			}
 			if (c == OPT_RAW) {
 				/* The load address is not optional. */
@@ -409,6 +512,8 @@ cmd_import(int argc, char **argv)
 		o.nraw = raw.n;
 		o.elf = elf.v;
 		o.nelf = elf.n;
+		o.pevent = pev.v;
+		o.npevent = pev.n;
 		if (hwtr_import_raw(&o, out, errbuf, sizeof(errbuf)) < 0) {
 			cli_warnx("import", "%s", errbuf);
 			rc = 1;
@@ -428,6 +533,11 @@ cmd_import(int argc, char **argv)
 			rc = cli_usage_error(&import_cmd, "--cpu, --cpuid-*, "
 			    "--mtc-freq and --nom-freq apply to raw imports; "
 			    "a trace bundle carries its own");
+			goto out;
+		}
+		if (pev.n != 0 || npevopt != 0) {
+			rc = cli_usage_error(&import_cmd, "--pevent:* apply to "
+			    "raw imports");
 			goto out;
 		}
 		if (o.pt_config.nfilters != 0) {
@@ -466,8 +576,11 @@ out:
 		free((char *)raw.v[--raw.n].path);
 	while (elf.n > 0)
 		free((char *)elf.v[--elf.n].path);
+	while (pev.n > 0)
+		free((char *)pev.v[--pev.n].path);
 	free(pt.v);
 	free(raw.v);
 	free(elf.v);
+	free(pev.v);
 	return (rc);
 }

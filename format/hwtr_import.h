@@ -85,4 +85,17 @@ extern const struct hwtr_importer hwtr_importer_lldb;
 extern const struct hwtr_importer hwtr_importer_cs;
 extern const struct hwtr_importer hwtr_importer_perf;
 
+/*
+ * ptxed's --pevent sideband of a raw import (format/import_pevent.c):
+ * hwtr_pevent_load() reads and checks every file before anything is
+ * written (*pep stays NULL when there are none); hwtr_pevent_write()
+ * writes their records, in file order, through @aw.
+ */
+struct hwtr_pevent;
+int hwtr_pevent_load(struct hwtr_pevent **pep,
+    const struct hwtr_import_raw_opts *o, char *errbuf, size_t errlen);
+int hwtr_pevent_write(struct hwtr_pevent *pe, struct hwtr_aw *aw,
+    char *errbuf, size_t errlen);
+void hwtr_pevent_free(struct hwtr_pevent *pe);
+
 #endif /* !HWTR_IMPORT_H */

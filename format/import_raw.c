@@ -226,6 +226,7 @@ raw_load(const char *path, const struct hwtr_import_opts *io,
 	uint32_t sid;
 	int rc = 0;
 	const struct hwtr_import_raw_opts *o = io->raw;
+	struct hwtr_pevent *pev = NULL;
 	char *errbuf = sk->errbuf;
 	size_t errlen = sk->errlen;
 
@@ -334,6 +335,9 @@ raw_load(const char *path, const struct hwtr_import_opts *io,
 		}
 	}
 
+	if ((rc = hwtr_pevent_load(&pev, o, errbuf, errlen)) < 0)
+		goto out;
+
 	/* 2. Write. */
 	memset(&meta, 0, sizeof(meta));
 	meta.host = "unknown";
@@ -440,7 +444,9 @@ raw_load(const char *path, const struct hwtr_import_opts *io,
 			}
 		}
 	}
+	rc = hwtr_pevent_write(pev, aw, errbuf, errlen);
 out:
+	hwtr_pevent_free(pev);
 	for (i = 0; ptfd != NULL && i < o->npt; i++)
 		if (ptfd[i] >= 0)
 			close(ptfd[i]);

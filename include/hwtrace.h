@@ -554,6 +554,25 @@ struct hwtr_import_raw_opts {
 	struct hwtr_cpu	cpu;		/* HWTR_IMPORT_CPU_GIVEN */
 	struct hwtr_pt_config pt_config;
 	const struct hwtr_aw_opts *aw_opts;	/* may be NULL */
+	/*
+	 * ptxed's perf_event sideband (--pevent:primary, --pevent:secondary):
+	 * files of perf_event records, each with a sample_id of
+	 * @pevent_sample_type; times convert to TSC as ptxed converts them
+	 * (time-zero, -shift, -mult, plus tsc-offset).  MMAP records map
+	 * their file (looked up under @pevent_sysroot, else as named) from
+	 * pgoff, COMM, FORK, EXIT, SWITCH, SWITCH_CPU_WIDE, ITRACE_START and
+	 * LOST become the matching sideband records.
+	 */
+	const struct hwtr_import_file *pevent;
+	size_t		npevent;
+	uint64_t	pevent_sample_type;
+	uint64_t	pevent_time_zero;
+	uint64_t	pevent_tsc_offset;
+	uint32_t	pevent_time_shift;
+	uint32_t	pevent_time_mult;	/* 0: 1 */
+	uint64_t	pevent_kernel_start;	/* mmaps above: pid -1 */
+	const char	*pevent_sysroot;
+	const char	*pevent_vdso_x64;	/* the file of "[vdso]" */
 };
 
 /* Import raw files; see struct hwtr_import_raw_opts. */
