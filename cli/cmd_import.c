@@ -5,12 +5,12 @@
  */
 
 /*
- * hwtrace import: pack a foreign capture into an archive.  Two sources:
- * raw Intel PT files described with ptxed's options (--pt, --raw, --elf,
- * --cpu, ...), so that a ptxed command line becomes an import command by
- * changing its name, LLDB Intel PT trace bundles (trace.json), and ARM
- * CoreSight snapshot directories (snapshot.ini).  This file only parses;
- * format/import_raw.c, import_lldb.c and import_cs.c do the work.
+ * hwtrace import: pack a foreign capture into an archive.  Raw Intel PT
+ * files described with ptxed's options (--pt, --raw, --elf, --cpu, ...),
+ * so that a ptxed command line becomes an import command by changing its
+ * name; anything else is one operand whose format the importer table
+ * (format/import.c) recognizes: LLDB Intel PT trace bundles, ARM CoreSight
+ * snapshot directories, perf.data files.  This file only parses options.
  */
 
 #include <ctype.h>
@@ -25,19 +25,47 @@
 enum {
 	OPT_OUT = 'o',
 	OPT_CPU = 0x100,
+	OPT_BUILDID_DIR,
 	OPT_CPUID_EAX,
 	OPT_CPUID_EBX,
 	OPT_DEBUG_DIR,
 	OPT_ELF,
+	OPT_KCORE,
 	OPT_LLDB,
 	OPT_MTC_FREQ,
 	OPT_NO_DEBUG_INFO,
 	OPT_NOM_FREQ,
+	OPT_PERF_ARCHIVE,
+	OPT_PEV_PRIMARY,
+	OPT_PEV_SECONDARY,
+	OPT_PEV_SAMPLE_TYPE,
+	OPT_PEV_TIME_ZERO,
+	OPT_PEV_TIME_SHIFT,
+	OPT_PEV_TIME_MULT,
+	OPT_PEV_TSC_OFFSET,
+	OPT_PEV_KERNEL_START,
+	OPT_PEV_SYSROOT,
+	OPT_PEV_VDSO_X64,
+	OPT_SB_PRINT,
 	OPT_PT,
-	OPT_RAW
+	OPT_RAW,
+	OPT_SYMFS,
+	OPT_VMLINUX,
+	/* --filter:addrN_cfg, _a, _b: OPT_FILTER + 3 * N + 0, 1, 2 */
+	OPT_FILTER = 0x200
 };
 
+#define FILTER_OPTS(n)							\
+	{ "filter:addr" #n "_cfg", OPT_FILTER + 3 * (n), "N",		\
+	    "address range " #n ": 0 off, 1 filter, 2 stop" },		\
+	{ "filter:addr" #n "_a", OPT_FILTER + 3 * (n) + 1, "ADDR",	\
+	    "address range " #n ": first address" },			\
+	{ "filter:addr" #n "_b", OPT_FILTER + 3 * (n) + 2, "ADDR",	\
+	    "address range " #n ": last address" }
+
 static const struct cli_opt import_opts[] = {
+	{ "buildid-dir", OPT_BUILDID_DIR, "DIR",
+	    "perf's build-id cache (default ~/.debug)" },
 	{ "cpu", OPT_CPU, "F/M[/S]|auto|none",
 	    "CPU identity for the decoder (default none)" },
 	{ "cpuid-0x15.eax", OPT_CPUID_EAX, "N", "CPUID leaf 0x15 EAX" },
@@ -46,7 +74,14 @@ static const struct cli_opt import_opts[] = {
 	    "debug files found in DIR" },
 	{ "elf", OPT_ELF, "FILE[:BASE]",
 	    "map FILE's PT_LOAD segments (lowest at BASE)" },
-	{ "lldb", OPT_LLDB, NULL, "SOURCE is an LLDB trace bundle (default)" },
+	FILTER_OPTS(0),
+	FILTER_OPTS(1),
+	FILTER_OPTS(2),
+	FILTER_OPTS(3),
+	{ "kcore", OPT_KCORE, "DIR|FILE",
+	    "kernel code from a kcore copy (perf record --kcore)" },
+	{ "lldb", OPT_LLDB, NULL,
+	    "SOURCE is an LLDB trace bundle, whatever it looks like" },
 	{ "mtc-freq", OPT_MTC_FREQ, "N",
 	    "MTC frequency (IA32_RTIT_CTL[17:14])" },
 	{ "no-debug-info", OPT_NO_DEBUG_INFO, NULL, "store no separate debug "
@@ -54,9 +89,41 @@ static const struct cli_opt import_opts[] = {
 	{ "nom-freq", OPT_NOM_FREQ, "N",
 	    "nominal frequency (MSR_PLATFORM_INFO[15:8])" },
 	{ "output", OPT_OUT, "OUT", "the archive to write" },
+	{ "perf-archive", OPT_PERF_ARCHIVE, "TARBALL",
+	    "images from a `perf archive` tarball" },
+	{ "pevent:kernel-start", OPT_PEV_KERNEL_START, "ADDR",
+	    "mmaps from ADDR up are the kernel's (every process's)" },
+	{ "pevent:primary", OPT_PEV_PRIMARY, "FILE[:FROM[-TO]]",
+	    "perf_event sideband of the traced CPU (repeatable)" },
+	{ "pevent:sample-type", OPT_PEV_SAMPLE_TYPE, "N",
+	    "the sideband records' perf_event sample_type" },
+	{ "pevent:secondary", OPT_PEV_SECONDARY, "FILE[:FROM[-TO]]",
+	    "perf_event sideband of other CPUs (repeatable)" },
+	{ "pevent:sysroot", OPT_PEV_SYSROOT, "DIR",
+	    "look files of mmap records up under DIR" },
+	{ "pevent:time-mult", OPT_PEV_TIME_MULT, "N",
+	    "perf time to TSC: multiplier" },
+	{ "pevent:time-shift", OPT_PEV_TIME_SHIFT, "N",
+	    "perf time to TSC: shift" },
+	{ "pevent:time-zero", OPT_PEV_TIME_ZERO, "N",
+	    "perf time to TSC: time zero" },
+	{ "pevent:tsc-offset", OPT_PEV_TSC_OFFSET, "N",
+	    "added to every converted sideband time" },
+	{ "pevent:vdso-x64", OPT_PEV_VDSO_X64, "FILE",
+	    "the file of [vdso] mappings" },
 	{ "pt", OPT_PT, "FILE[:FROM[-TO]]", "an Intel PT stream (repeatable)" },
 	{ "raw", OPT_RAW, "FILE[:FROM[-TO]]:VADDR",
 	    "load bytes FROM..TO of FILE at VADDR" },
+	{ "sb:compact", OPT_SB_PRINT, NULL, "accepted; ptxed printing only" },
+	{ "sb:filename", OPT_SB_PRINT, NULL, "accepted; ptxed printing only" },
+	{ "sb:offset", OPT_SB_PRINT, NULL, "accepted; ptxed printing only" },
+	{ "sb:switch", OPT_SB_PRINT, NULL, "accepted; ptxed printing only" },
+	{ "sb:time", OPT_SB_PRINT, NULL, "accepted; ptxed printing only" },
+	{ "sb:verbose", OPT_SB_PRINT, NULL, "accepted; ptxed printing only" },
+	{ "sb:warn", OPT_SB_PRINT, NULL, "accepted; ptxed printing only" },
+	{ "symfs", OPT_SYMFS, "DIR",
+	    "look recorded paths up under DIR" },
+	{ "vmlinux", OPT_VMLINUX, "FILE", "the kernel image (ELF)" },
 	{ NULL, 0, NULL, NULL }
 };
 
@@ -64,16 +131,24 @@ static const struct cli_cmd import_cmd = {
 	.verb = "import",
 	.usage = "[--cpu F/M[/S]|auto|none] [--cpuid-0x15.eax N]\n"
 	    "       [--cpuid-0x15.ebx N] [--debug-dir DIR] [--elf FILE[:BASE]]\n"
-	    "       [--mtc-freq N] [--no-debug-info] [--nom-freq N]\n"
-	    "       [--raw FILE[:FROM[-TO]]:VADDR] --pt FILE[:FROM[-TO]] -o OUT\n"
+	    "       [--mtc-freq N] [--filter:addrN_cfg N] [--filter:addrN_a ADDR]\n"
+	    "       [--filter:addrN_b ADDR] [--no-debug-info] [--nom-freq N]\n"
+	    "       [--pevent:primary FILE[:FROM[-TO]]]\n"
+	    "       [--pevent:secondary FILE[:FROM[-TO]]] [--pevent:OPTION VALUE]\n"
+	    "       [--raw FILE[:FROM[-TO]]:VADDR] [--sb:OPTION]\n"
+	    "       --pt FILE[:FROM[-TO]] -o OUT\n"
 	    "       hwtrace import [--debug-dir DIR] [--lldb] [--no-debug-info]\n"
 	    "       TRACE.JSON -o OUT\n"
 	    "       hwtrace import [--debug-dir DIR] [--no-debug-info]\n"
-	    "       SNAPSHOT_DIR -o OUT",
+	    "       SNAPSHOT_DIR -o OUT\n"
+	    "       hwtrace import [--buildid-dir DIR] [--debug-dir DIR]\n"
+	    "       [--kcore DIR|FILE] [--no-debug-info] [--perf-archive TARBALL]\n"
+	    "       [--symfs DIR] [--vmlinux FILE] PERF.DATA -o OUT",
 	.summary = "Pack a foreign capture into a hwtrace archive: raw Intel "
-	    "PT files with ptxed's\noptions, an LLDB Intel PT trace bundle, or "
+	    "PT files with ptxed's\noptions, an LLDB Intel PT trace bundle, "
 	    "an ARM CoreSight trace snapshot\ndirectory (one holding "
-	    "snapshot.ini).",
+	    "snapshot.ini), or a perf.data file of Linux perf or\n"
+	    "simpleperf with Intel PT or CoreSight ETM trace.",
 	.opts = import_opts,
 };
 
@@ -172,9 +247,12 @@ int
 cmd_import(int argc, char **argv)
 {
 	struct hwtr_import_raw_opts o;
+	struct hwtr_import_opts io;
 	struct hwtr_aw_opts ao;
 	struct hwtr_import_file f;
 	struct files pt = { NULL, 0 }, raw = { NULL, 0 }, elf = { NULL, 0 };
+	struct files pev = { NULL, 0 };
+	size_t npevopt = 0;
 	const char *arg, *out = NULL, *ops[2] = { NULL, NULL };
 	size_t nops = 0;
 	char errbuf[512], *copy = NULL, *sfx;
@@ -183,6 +261,7 @@ cmd_import(int argc, char **argv)
 	int c, rc = 1, lldb = 0, nomem = 0;
 
 	memset(&o, 0, sizeof(o));
+	memset(&io, 0, sizeof(io));
 	memset(&ao, 0, sizeof(ao));
 	/*
 	 * Options may follow the operand ("import trace.json -o x", as
@@ -206,6 +285,33 @@ cmd_import(int argc, char **argv)
 			continue;
 		}
 		memset(&f, 0, sizeof(f));
+		if (c >= OPT_FILTER && c < OPT_FILTER + 3 * HWTR_PT_MAX_FILTERS) {
+			/* ptxed's IA32_RTIT_ADDRn_A/B and ADDRn_CFG. */
+			struct hwtr_pt_filter *pf =
+			    &o.pt_config.filter[(c - OPT_FILTER) / 3];
+
+			if (cli_parse_u64(arg, &u) != 0 ||
+			    ((c - OPT_FILTER) % 3 == 0 && u > 0xf)) {
+				rc = cli_usage_error(&import_cmd, "malformed "
+				    "--filter:addr%d_%s '%s': want %s",
+				    (c - OPT_FILTER) / 3, (c - OPT_FILTER) % 3 ==
+				    0 ? "cfg" : (c - OPT_FILTER) % 3 == 1 ? "a" :
+				    "b", arg, (c - OPT_FILTER) % 3 == 0 ?
+				    "0 to 15" : "an address");
+				goto out;
+			}
+			if ((c - OPT_FILTER) % 3 == 0)
+				pf->cfg = (uint32_t)u;
+			else if ((c - OPT_FILTER) % 3 == 1)
+				pf->a = u;
+			else
+				pf->b = u;
+			if ((uint32_t)(c - OPT_FILTER) / 3 + 1 >
+			    o.pt_config.nfilters)
+				o.pt_config.nfilters =
+				    (uint32_t)(c - OPT_FILTER) / 3 + 1;
+			continue;
+		}
 		switch (c) {
 		case OPT_OUT:
 			out = arg;
@@ -223,6 +329,59 @@ cmd_import(int argc, char **argv)
 			break;
 		case OPT_NO_DEBUG_INFO:
 			ao.debug_info = -1;
+			break;
+		case OPT_PEV_SAMPLE_TYPE:
+		case OPT_PEV_TIME_ZERO:
+		case OPT_PEV_TSC_OFFSET:
+		case OPT_PEV_KERNEL_START:
+		case OPT_PEV_TIME_SHIFT:
+		case OPT_PEV_TIME_MULT:
+			if (cli_parse_u64(arg, &u) != 0 ||
+			    (c == OPT_PEV_TIME_SHIFT && u > 63) ||
+			    (c == OPT_PEV_TIME_MULT && u > UINT32_MAX)) {
+				rc = cli_usage_error(&import_cmd, "malformed "
+				    "--pevent option value '%s'", arg);
+				goto out;
+			}
+			if (c == OPT_PEV_SAMPLE_TYPE)
+				o.pevent_sample_type = u;
+			else if (c == OPT_PEV_TIME_ZERO)
+				o.pevent_time_zero = u;
+			else if (c == OPT_PEV_TSC_OFFSET)
+				o.pevent_tsc_offset = u;
+			else if (c == OPT_PEV_KERNEL_START)
+				o.pevent_kernel_start = u;
+			else if (c == OPT_PEV_TIME_SHIFT)
+				o.pevent_time_shift = (uint32_t)u;
+			else
+				o.pevent_time_mult = (uint32_t)u;
+			npevopt++;
+			break;
+		case OPT_PEV_SYSROOT:
+			o.pevent_sysroot = arg;
+			npevopt++;
+			break;
+		case OPT_PEV_VDSO_X64:
+			o.pevent_vdso_x64 = arg;
+			npevopt++;
+			break;
+		case OPT_SB_PRINT:
+			/* ptxed's printing of sideband: nothing to keep. */
+			break;
+		case OPT_BUILDID_DIR:
+			io.buildid_dir = arg;
+			break;
+		case OPT_SYMFS:
+			io.symfs = arg;
+			break;
+		case OPT_PERF_ARCHIVE:
+			io.perf_archive = arg;
+			break;
+		case OPT_KCORE:
+			io.kcore = arg;
+			break;
+		case OPT_VMLINUX:
+			io.vmlinux = arg;
 			break;
 		case OPT_CPU:
 			if (parse_cpu(arg, &o) != 0) {
@@ -265,10 +424,31 @@ cmd_import(int argc, char **argv)
 		case OPT_PT:
 		case OPT_RAW:
 		case OPT_ELF:
+		case OPT_PEV_PRIMARY:
+		case OPT_PEV_SECONDARY:
 			free(copy);
 			if ((copy = strdup(arg)) == NULL) {
 				nomem = 1;
 				goto out;
+			}
+			if (c == OPT_PEV_PRIMARY || c == OPT_PEV_SECONDARY) {
+				sfx = split_suffix(copy);
+				if (sfx != NULL && parse_range(sfx, &f) != 0) {
+					rc = cli_usage_error(&import_cmd,
+					    "--pevent:%s '%s': malformed range "
+					    "(FROM or FROM-TO, TO above FROM)",
+					    c == OPT_PEV_PRIMARY ? "primary" :
+					    "secondary", arg);
+					goto out;
+				}
+				f.path = copy;
+				copy = NULL;
+				if (files_add(&pev, &f) != 0) {
+					free((char *)f.path);
+					nomem = 1;
+					goto out;
+				}
+				break;
 			}
 			if (c == OPT_RAW) {
 				/* The load address is not optional. */
@@ -354,6 +534,8 @@ cmd_import(int argc, char **argv)
 		o.elf = elf.v;
 		o.nelf = elf.n;
 		o.aw_opts = &ao;
+		o.pevent = pev.v;
+		o.npevent = pev.n;
 		if (hwtr_import_raw(&o, out, errbuf, sizeof(errbuf)) < 0) {
 			cli_warnx("import", "%s", errbuf);
 			rc = 1;
@@ -375,14 +557,29 @@ cmd_import(int argc, char **argv)
 			    "a trace bundle carries its own");
 			goto out;
 		}
-		if (!lldb && hwtr_import_cs_is_snapshot(ops[0])) {
-			if (hwtr_import_cs(ops[0], out, &ao, errbuf,
-			    sizeof(errbuf)) < 0) {
-				cli_warnx("import", "%s", errbuf);
-				rc = 1;
-				goto out;
-			}
-		} else if (hwtr_import_lldb(ops[0], out, &ao, errbuf,
+		if (pev.n != 0 || npevopt != 0) {
+			rc = cli_usage_error(&import_cmd, "--pevent:* apply to "
+			    "raw imports");
+			goto out;
+		}
+		if (o.pt_config.nfilters != 0) {
+			rc = cli_usage_error(&import_cmd, "--filter:* apply to "
+			    "raw imports; a trace bundle carries its own");
+			goto out;
+		}
+		io.format = lldb ? "lldb" : NULL;
+		if (io.format == NULL && hwtr_import_guess(ops[0]) != NULL &&
+		    strcmp(hwtr_import_guess(ops[0]), "perf") != 0 &&
+		    (io.buildid_dir != NULL || io.symfs != NULL ||
+		    io.perf_archive != NULL || io.kcore != NULL ||
+		    io.vmlinux != NULL)) {
+			rc = cli_usage_error(&import_cmd, "--buildid-dir, "
+			    "--symfs, --perf-archive, --kcore and --vmlinux "
+			    "apply to perf.data imports");
+			goto out;
+		}
+		io.aw_opts = &ao;
+		if (hwtr_import(ops[0], &io, out, errbuf,
 		    sizeof(errbuf)) < 0) {
 			cli_warnx("import", "%s", errbuf);
 			rc = 1;
@@ -402,8 +599,11 @@ out:
 		free((char *)raw.v[--raw.n].path);
 	while (elf.n > 0)
 		free((char *)elf.v[--elf.n].path);
+	while (pev.n > 0)
+		free((char *)pev.v[--pev.n].path);
 	free(pt.v);
 	free(raw.v);
 	free(elf.v);
+	free(pev.v);
 	return (rc);
 }

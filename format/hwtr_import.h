@@ -46,4 +46,56 @@ hwtr_import_wraps(uint64_t base, uint64_t rel, uint64_t len)
 int hwtr_import_close(struct hwtr_aw *aw, const char *out, char *errbuf,
     size_t errlen);
 
+/*
+ * Where a loader puts what it read.  The driver (format/import.c) fills
+ * the first four fields; the loader validates its input, then opens the
+ * archive with hwtr_import_begin() and writes streams, images and
+ * sideband through @aw.  It may count loss in @end.  The driver closes
+ * the archive when the loader returns 0 and removes it otherwise.
+ */
+struct hwtr_import_sink {
+	const char	*out;
+	const struct hwtr_aw_opts *aw_opts;
+	char		*errbuf;
+	size_t		errlen;
+	struct hwtr_aw	*aw;
+	struct hwtr_capture_end end;
+};
+
+/* Open the archive described by @meta; on failure errbuf says why. */
+int hwtr_import_begin(struct hwtr_import_sink *sk,
+    const struct hwtr_capture_meta *meta);
+
+/*
+ * One importer.  @bid returns how sure it is that @path is its format:
+ * 0 not at all, 100 certain (a magic number matched).  @load reads @path
+ * and writes it through @sk; it returns 0 or -HWTR_E_* with the reason in
+ * sk->errbuf.
+ */
+struct hwtr_importer {
+	const char	*name;
+	int		(*bid)(const char *path);
+	int		(*load)(const char *path,
+			    const struct hwtr_import_opts *o,
+			    struct hwtr_import_sink *sk);
+};
+
+extern const struct hwtr_importer hwtr_importer_raw;
+extern const struct hwtr_importer hwtr_importer_lldb;
+extern const struct hwtr_importer hwtr_importer_cs;
+extern const struct hwtr_importer hwtr_importer_perf;
+
+/*
+ * ptxed's --pevent sideband of a raw import (format/import_pevent.c):
+ * hwtr_pevent_load() reads and checks every file before anything is
+ * written (*pep stays NULL when there are none); hwtr_pevent_write()
+ * writes their records, in file order, through @aw.
+ */
+struct hwtr_pevent;
+int hwtr_pevent_load(struct hwtr_pevent **pep,
+    const struct hwtr_import_raw_opts *o, char *errbuf, size_t errlen);
+int hwtr_pevent_write(struct hwtr_pevent *pe, struct hwtr_aw *aw,
+    char *errbuf, size_t errlen);
+void hwtr_pevent_free(struct hwtr_pevent *pe);
+
 #endif /* !HWTR_IMPORT_H */

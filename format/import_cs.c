@@ -1032,18 +1032,19 @@ hwtr_import_cs_is_snapshot(const char *path)
 	return (r);
 }
 
-int
-hwtr_import_cs(const char *dir, const char *out,
-    const struct hwtr_aw_opts *aw_opts, char *errbuf, size_t errlen)
+static int
+cs_load(const char *dir, const struct hwtr_import_opts *io,
+    struct hwtr_import_sink *sk)
 {
 	struct cs_snap sn;
 	struct hwtr_capture_meta meta;
 	struct hwtr_stream_desc sd;
 	struct hwtr_image_desc id;
-	struct hwtr_capture_end end;
 	struct hwtr_sb_rec r;
 	struct hwtr_aw *aw = NULL;
-	char key[HWTR_IMAGE_KEY_MAX], ebuf[256], name[160], *aux = NULL;
+	char key[HWTR_IMAGE_KEY_MAX], name[160], *aux = NULL;
+	char *errbuf = sk->errbuf;
+	size_t errlen = sk->errlen;
 	size_t i, auxlen = 0, auxcap = 0;
 	uint32_t sid;
 	int fd, rc;
@@ -1063,14 +1064,9 @@ hwtr_import_cs(const char *dir, const char *out,
 	meta.sideband_origin = "import";
 	meta.caveats = (const char *const *)sn.caveat;
 	meta.ncaveats = sn.ncaveat;
-	ebuf[0] = '\0';
-	rc = hwtr_aw_open(&aw, out, &meta, aw_opts, ebuf, sizeof(ebuf));
-	if (rc < 0) {
-		hwtr_import_err(errbuf, errlen, "cannot write '%s': %s", out,
-		    ebuf[0] ? ebuf : hwtr_errstr(rc));
-		aw = NULL;
+	if ((rc = hwtr_import_begin(sk, &meta)) < 0)
 		goto out;
-	}
+	aw = sk->aw;
 	for (i = 0; i < sn.nbuf; i++) {
 		struct cs_buf *b = &sn.buf[i];
 
@@ -1151,15 +1147,32 @@ hwtr_import_cs(const char *dir, const char *out,
 		    hwtr_aw_errmsg(aw));
 		goto out;
 	}
-	memset(&end, 0, sizeof(end));
-	end.exit_kind = HWTR_EXIT_NONE;
-	hwtr_aw_set_end(aw, &end);
-	rc = hwtr_import_close(aw, out, errbuf, errlen);
-	aw = NULL;
 out:
-	if (aw != NULL)
-		hwtr_aw_abort(aw, 0);
 	free(aux);
 	snap_free(&sn);
 	return (rc < 0 ? rc : 0);
+}
+
+static int
+cs_bid(const char *path)
+{
+	return (hwtr_import_cs_is_snapshot(path) ? 100 : 0);
+}
+
+const struct hwtr_importer hwtr_importer_cs = {
+	.name = "coresight",
+	.bid = cs_bid,
+	.load = cs_load,
+};
+
+int
+hwtr_import_cs(const char *dir, const char *out,
+    const struct hwtr_aw_opts *aw_opts, char *errbuf, size_t errlen)
+{
+	struct hwtr_import_opts io;
+
+	memset(&io, 0, sizeof(io));
+	io.format = "coresight";
+	io.aw_opts = aw_opts;
+	return (hwtr_import(dir, &io, out, errbuf, errlen));
 }

@@ -21,6 +21,7 @@
  * Only then is the archive written.
  */
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -597,8 +598,7 @@ check_files(struct lldb_bundle *b)
 }
 
 static int
-write_archive(struct lldb_bundle *b, const char *out,
-    const struct hwtr_aw_opts *aw_opts)
+write_archive(struct lldb_bundle *b, struct hwtr_import_sink *sk)
 {
 	static const char *const caveats[] = {
 		"imported from an LLDB trace bundle: mappings hold for the "
@@ -607,7 +607,6 @@ write_archive(struct lldb_bundle *b, const char *out,
 		"(tscPerfZeroConversion), not wall-clock time"
 	};
 	struct hwtr_capture_meta meta;
-	struct hwtr_capture_end end;
 	struct hwtr_stream_desc sd;
 	struct hwtr_image_desc id;
 	struct hwtr_sb_rec r;
@@ -615,7 +614,8 @@ write_archive(struct lldb_bundle *b, const char *out,
 	struct lldb_process *p;
 	struct lldb_module *mo;
 	struct lldb_thread *th;
-	char key[HWTR_IMAGE_KEY_MAX], name[64], ebuf[256], label[128];
+	char key[HWTR_IMAGE_KEY_MAX], name[64], label[128];
+	const char *out = sk->out;
 	uint64_t minv;
 	uint32_t sid;
 	size_t i, j, k;
@@ -629,13 +629,9 @@ write_archive(struct lldb_bundle *b, const char *out,
 	meta.ncaveats = b->tconv.valid ? 2 : 1;
 	meta.cpu = b->cpu;
 	meta.tconv = b->tconv;
-	ebuf[0] = '\0';
-	rc = hwtr_aw_open(&aw, out, &meta, aw_opts, ebuf, sizeof(ebuf));
-	if (rc < 0) {
-		hwtr_import_err(b->errbuf, b->errlen, "cannot write '%s': %s",
-		    out, ebuf[0] ? ebuf : hwtr_errstr(rc));
+	if ((rc = hwtr_import_begin(sk, &meta)) < 0)
 		return (rc);
-	}
+	aw = sk->aw;
 	for (i = 0; i < b->nprocs; i++) {
 		p = &b->procs[i];
 		memset(&r, 0, sizeof(r));
@@ -707,20 +703,14 @@ write_archive(struct lldb_bundle *b, const char *out,
 			    "processes[%zu].threads[%zu].iptTrace ", i, j);
 			if ((rc = hwtr_import_copy(aw, sid, th->fd, label,
 			    th->trace, 0, th->size, b->errbuf,
-			    b->errlen)) < 0) {
-				hwtr_aw_abort(aw, 0);
+			    b->errlen)) < 0)
 				return (rc);
-			}
 		}
 	}
-	memset(&end, 0, sizeof(end));
-	end.exit_kind = HWTR_EXIT_NONE;
-	hwtr_aw_set_end(aw, &end);
-	return (hwtr_import_close(aw, out, b->errbuf, b->errlen));
+	return (0);
 fail:
 	hwtr_import_err(b->errbuf, b->errlen, "writing '%s': %s", out,
 	    hwtr_aw_errmsg(aw));
-	hwtr_aw_abort(aw, 0);
 	return (rc);
 }
 
@@ -749,17 +739,19 @@ bundle_free(struct lldb_bundle *b)
 	free(b->dir);
 }
 
-int
-hwtr_import_lldb(const char *json, const char *out,
-    const struct hwtr_aw_opts *aw_opts, char *errbuf, size_t errlen)
+static int
+lldb_load(const char *json, const struct hwtr_import_opts *io,
+    struct hwtr_import_sink *sk)
 {
 	struct lldb_bundle b;
 	json_error_t jerr;
 	json_t *root;
 	const char *slash;
+	char *errbuf = sk->errbuf;
+	size_t errlen = sk->errlen;
 	int rc;
 
-	if (json == NULL || out == NULL) {
+	if (json == NULL) {
 		hwtr_import_err(errbuf, errlen, "no bundle or no output");
 		return (-HWTR_E_INVAL);
 	}
@@ -793,7 +785,47 @@ hwtr_import_lldb(const char *json, const char *out,
 	if (rc >= 0)
 		rc = check_files(&b);
 	if (rc >= 0)
-		rc = write_archive(&b, out, aw_opts);
+		rc = write_archive(&b, sk);
 	bundle_free(&b);
 	return (rc < 0 ? rc : 0);
+}
+
+/*
+ * A JSON object is a bundle; any other file gets the lowest bid, so that
+ * a file no importer knows is still refused with the JSON parser's
+ * reason (as before the table).
+ */
+static int
+lldb_bid(const char *path)
+{
+	struct stat st;
+	FILE *fp;
+	int c;
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return (0);
+	if ((fp = fopen(path, "re")) == NULL)
+		return (1);
+	while ((c = getc(fp)) != EOF && isspace(c))
+		;
+	fclose(fp);
+	return (c == '{' ? 80 : 1);
+}
+
+const struct hwtr_importer hwtr_importer_lldb = {
+	.name = "lldb",
+	.bid = lldb_bid,
+	.load = lldb_load,
+};
+
+int
+hwtr_import_lldb(const char *json, const char *out,
+    const struct hwtr_aw_opts *aw_opts, char *errbuf, size_t errlen)
+{
+	struct hwtr_import_opts io;
+
+	memset(&io, 0, sizeof(io));
+	io.format = "lldb";
+	io.aw_opts = aw_opts;
+	return (hwtr_import(json, &io, out, errbuf, errlen));
 }

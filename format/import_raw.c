@@ -202,9 +202,9 @@ struct raw_elf {
 	struct hwtr_elf_info info;
 };
 
-int
-hwtr_import_raw(const struct hwtr_import_raw_opts *o, const char *out,
-    char *errbuf, size_t errlen)
+static int
+raw_load(const char *path, const struct hwtr_import_opts *io,
+    struct hwtr_import_sink *sk)
 {
 	static const char *const caveats[] = {
 		"imported from raw files: no process, thread, timing or "
@@ -213,7 +213,6 @@ hwtr_import_raw(const struct hwtr_import_raw_opts *o, const char *out,
 	struct hwtr_capture_meta meta;
 	struct hwtr_stream_desc sd;
 	struct hwtr_image_desc id;
-	struct hwtr_capture_end end;
 	struct hwtr_sb_rec r;
 	struct raw_elf *elfs = NULL;
 	void **raws = NULL;
@@ -226,8 +225,13 @@ hwtr_import_raw(const struct hwtr_import_raw_opts *o, const char *out,
 	size_t i, j;
 	uint32_t sid;
 	int rc = 0;
+	const struct hwtr_import_raw_opts *o = io->raw;
+	struct hwtr_pevent *pev = NULL;
+	char *errbuf = sk->errbuf;
+	size_t errlen = sk->errlen;
 
-	if (o == NULL || out == NULL || o->npt == 0) {
+	(void)path;
+	if (o == NULL || o->npt == 0) {
 		hwtr_import_err(errbuf, errlen, "nothing to import: no --pt "
 		    "file");
 		return (-HWTR_E_INVAL);
@@ -331,6 +335,9 @@ hwtr_import_raw(const struct hwtr_import_raw_opts *o, const char *out,
 		}
 	}
 
+	if ((rc = hwtr_pevent_load(&pev, o, errbuf, errlen)) < 0)
+		goto out;
+
 	/* 2. Write. */
 	memset(&meta, 0, sizeof(meta));
 	meta.host = "unknown";
@@ -342,14 +349,9 @@ hwtr_import_raw(const struct hwtr_import_raw_opts *o, const char *out,
 		meta.cpu = o->cpu;
 	else if (o->cpu_mode == HWTR_IMPORT_CPU_AUTO)
 		host_cpu(&meta.cpu);
-	ebuf[0] = '\0';
-	rc = hwtr_aw_open(&aw, out, &meta, o->aw_opts, ebuf, sizeof(ebuf));
-	if (rc < 0) {
-		hwtr_import_err(errbuf, errlen, "cannot write '%s': %s", out,
-		    ebuf[0] ? ebuf : hwtr_errstr(rc));
-		aw = NULL;
+	if ((rc = hwtr_import_begin(sk, &meta)) < 0)
 		goto out;
-	}
+	aw = sk->aw;
 	for (i = 0; i < o->npt; i++) {
 		memset(&sd, 0, sizeof(sd));
 		sd.format = HWTR_TF_INTEL_PT;
@@ -442,14 +444,9 @@ hwtr_import_raw(const struct hwtr_import_raw_opts *o, const char *out,
 			}
 		}
 	}
-	memset(&end, 0, sizeof(end));
-	end.exit_kind = HWTR_EXIT_NONE;
-	hwtr_aw_set_end(aw, &end);
-	rc = hwtr_import_close(aw, out, errbuf, errlen);
-	aw = NULL;
+	rc = hwtr_pevent_write(pev, aw, errbuf, errlen);
 out:
-	if (aw != NULL)
-		hwtr_aw_abort(aw, 0);
+	hwtr_pevent_free(pev);
 	for (i = 0; ptfd != NULL && i < o->npt; i++)
 		if (ptfd[i] >= 0)
 			close(ptfd[i]);
@@ -464,4 +461,23 @@ out:
 	free(rawend);
 	free(elfs);
 	return (rc < 0 ? rc : 0);
+}
+
+const struct hwtr_importer hwtr_importer_raw = {
+	.name = "raw",
+	.bid = NULL,		/* chosen by its options, never by a path */
+	.load = raw_load,
+};
+
+int
+hwtr_import_raw(const struct hwtr_import_raw_opts *o, const char *out,
+    char *errbuf, size_t errlen)
+{
+	struct hwtr_import_opts io;
+
+	memset(&io, 0, sizeof(io));
+	io.format = "raw";
+	io.raw = o;
+	io.aw_opts = o != NULL ? o->aw_opts : NULL;
+	return (hwtr_import(NULL, &io, out, errbuf, errlen));
 }

@@ -562,6 +562,25 @@ struct hwtr_import_raw_opts {
 	struct hwtr_cpu	cpu;		/* HWTR_IMPORT_CPU_GIVEN */
 	struct hwtr_pt_config pt_config;
 	const struct hwtr_aw_opts *aw_opts;	/* may be NULL */
+	/*
+	 * ptxed's perf_event sideband (--pevent:primary, --pevent:secondary):
+	 * files of perf_event records, each with a sample_id of
+	 * @pevent_sample_type; times convert to TSC as ptxed converts them
+	 * (time-zero, -shift, -mult, plus tsc-offset).  MMAP records map
+	 * their file (looked up under @pevent_sysroot, else as named) from
+	 * pgoff, COMM, FORK, EXIT, SWITCH, SWITCH_CPU_WIDE, ITRACE_START and
+	 * LOST become the matching sideband records.
+	 */
+	const struct hwtr_import_file *pevent;
+	size_t		npevent;
+	uint64_t	pevent_sample_type;
+	uint64_t	pevent_time_zero;
+	uint64_t	pevent_tsc_offset;
+	uint32_t	pevent_time_shift;
+	uint32_t	pevent_time_mult;	/* 0: 1 */
+	uint64_t	pevent_kernel_start;	/* mmaps above: pid -1 */
+	const char	*pevent_sysroot;
+	const char	*pevent_vdso_x64;	/* the file of "[vdso]" */
 };
 
 /* Import raw files; see struct hwtr_import_raw_opts. */
@@ -595,6 +614,46 @@ int hwtr_import_cs(const char *dir, const char *out,
 
 /* 1 when @path is a directory holding a snapshot.ini, else 0. */
 int hwtr_import_cs_is_snapshot(const char *path);
+
+/*
+ * The importers are registered in one table (format/import.c), like
+ * libarchive's formats: each has a name, a bid on a path (how sure it is
+ * that the path is its format) and a loader that hands what it read to
+ * one shared writer.  hwtr_import() picks the importer @opts->format names,
+ * or the one that bids highest on @path, and writes @out as the functions
+ * above do (nothing is left behind on failure).
+ *   "raw"        ptxed's options in @raw; @path is not used (NULL)
+ *   "lldb"       an LLDB Intel PT trace bundle (trace.json)
+ *   "coresight"  an ARM trace and debug snapshot directory
+ *   "perf"       a perf.data file of Linux perf or simpleperf (PERFILE2,
+ *                file or pipe mode): every AUXTRACE buffer a stream,
+ *                AUXTRACE_INFO the decoder configuration, the kernel's
+ *                records the sideband, AUX flags and LOST records loss;
+ *                images found by build-id (see the perf_* fields)
+ */
+struct hwtr_import_opts {
+	const char	*format;	/* importer name; NULL: best bid */
+	const struct hwtr_import_raw_opts *raw;	/* "raw" */
+	/* "perf": where images are looked up, each may be NULL. */
+	const char	*buildid_dir;	/* perf's build-id cache (~/.debug) */
+	const char	*symfs;		/* root for the recorded paths */
+	const char	*perf_archive;	/* a `perf archive` tarball */
+	const char	*kcore;		/* a kcore copy (perf record --kcore) */
+	const char	*vmlinux;	/* the kernel's ELF image */
+	const struct hwtr_aw_opts *aw_opts;	/* may be NULL */
+};
+
+int hwtr_import(const char *path, const struct hwtr_import_opts *opts,
+    const char *out, char *errbuf, size_t errlen);
+
+/*
+ * The name of the importer bidding highest on @path (static), or NULL
+ * when none recognizes it.
+ */
+const char *hwtr_import_guess(const char *path);
+
+/* Importer names in table order, NULL-terminated (static). */
+const char *const *hwtr_import_formats(void);
 
 /* ===================================================================== */
 /* 5. Archive reader                                                      */

@@ -12,14 +12,16 @@
 PTT=libipt-ptt
 
 # The import options of a ptxed command line: --raw, --elf, --pt, --cpu,
-# --mtc-freq, --nom-freq, --cpuid-0x15.* with their arguments.
+# --mtc-freq, --nom-freq, --cpuid-0x15.*, --filter:*, --pevent:* with their
+# arguments, and the --sb:* flags.
 ptxed_import_opts()
 {
 	awk '{
 		for (i = 2; i <= NF; i++) {
-			if ($i ~ /^--(raw|elf|pt|cpu|mtc-freq|nom-freq|cpuid-0x15\.ea?b?x)$/) {
+			if ($i ~ /^--(raw|elf|pt|cpu|mtc-freq|nom-freq|cpuid-0x15\.ea?b?x|filter:addr[0-3]_(cfg|a|b)|pevent:[a-z0-9-]+)$/) {
 				printf "%s %s ", $i, $(i + 1); i++
-			}
+			} else if ($i ~ /^--sb:/)
+				printf "%s ", $i
 		}
 	}' "$1"
 }
@@ -157,6 +159,97 @@ elf_bases_body()
 	    atf_fail "expected a stream of $bytes bytes; got: $(cat info)"
 }
 
+atf_test_case filters
+filters_head()
+{
+	atf_set descr "ptxed's --filter:addrN_cfg/_a/_b options are kept and decode libipt's skl014 cases as ptxed's expected output says, for every CPU they name"
+	atf_set require.progs "sqlite3"
+}
+filters_body()
+{
+	require_corpus $PTT/skl014-call
+	n=0
+	w=$(pwd)
+	for cmd in "$HWTRACE_CORPUS"/$PTT/skl014-call/*-ptxed-*.cmd \
+	    "$HWTRACE_CORPUS"/$PTT/skl014-jmp/*-ptxed-*.cmd; do
+		dir=$(dirname "$cmd")
+		exp=${cmd%.cmd}.exp
+		opts=$(ptxed_import_opts "$cmd")
+		case $opts in *--filter:addr0_cfg*) ;; *) atf_fail "$cmd: no filter options" ;; esac
+		rm -f x.hwtrace x.db
+		( cd "$dir" && "$HWTRACE" import $opts -o "$w/x.hwtrace" ) > out 2> err ||
+		    atf_fail "$(basename "$cmd"): 'hwtrace import $opts' failed: $(cat err)"
+		cfg=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--filter:addr0_cfg") print $(i + 1) }' "$cmd")
+		a=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--filter:addr0_a") print $(i + 1) }' "$cmd")
+		b=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--filter:addr0_b") print $(i + 1) }' "$cmd")
+		"$HWTRACE" info x.hwtrace > info
+		expect_line info "    pt filter 0: cfg $cfg, $(printf '0x%x-0x%x' $((a)) $((b)))"
+		"$HWTRACE" index -o x.db x.hwtrace > out 2> err ||
+		    atf_fail "$(basename "$cmd"): index failed: $(cat err)"
+		grep -q ", 0 decode errors" err out ||
+		    atf_fail "$(basename "$cmd"): decode errors: $(cat err)"
+		# ptxed's addresses in order, and whether it says [disabled].
+		grep '^[0-9a-f]\{16\}$' "$exp" | sed 's/^0*//' > want
+		sqlite3 x.db "select printf('%x', start_ip), ninsns from blocks order by id" |
+		    awk -F'|' '$2 == 1 { print $1 } $2 != 1 { print "block of " $2 }' > got
+		cmp -s want got || atf_fail "$(basename "$cmd"): addresses $(cat got) are not ptxed's $(cat want)"
+		if grep -q '^\[disabled\]$' "$exp"; then
+			[ "$(sqlite3 x.db "select count(*) from events where kind = 'disabled'")" -ge 1 ] ||
+			    atf_fail "$(basename "$cmd"): ptxed says [disabled], the index has no such event"
+		fi
+		n=$((n + 1))
+	done
+	[ $n -ge 2 ] || atf_fail "expected the skl014 ptxed commands, found $n"
+}
+
+atf_test_case pevent
+pevent_head()
+{
+	atf_set descr "ptxed's --pevent sideband options: every pevent case imports with its ptxed command's options, and its mmap, switch and comm records are those ptxed's expected output prints"
+}
+pevent_body()
+{
+	require_corpus $PTT/pevent-fork
+	n=0
+	w=$(pwd)
+	for cmd in "$HWTRACE_CORPUS"/$PTT/pevent-*/*-ptxed*.cmd; do
+		dir=$(dirname "$cmd")
+		exp=${cmd%.cmd}.exp
+		name=$(basename "$cmd")
+		opts=$(ptxed_import_opts "$cmd")
+		case $opts in *--pevent:primary*) ;; *) continue ;; esac
+		rm -f x.hwtrace
+		( cd "$dir" && "$HWTRACE" import $opts -o "$w/x.hwtrace" ) > out 2> err ||
+		    atf_fail "$name: 'hwtrace import $opts' failed: $(cat err)"
+		"$HWTRACE" info x.hwtrace > info
+		ks=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--pevent:kernel-start") print $(i + 1) }' "$cmd")
+		# ptxed: "PERF_RECORD_MMAP pid/tid, addr, len, pgoff, file".
+		sed -n 's/.*PERF_RECORD_MMAP \([0-9]*\)\/[0-9]*, \([0-9a-f]*\), \([0-9a-f]*\), *\([0-9a-f]*\), \([^ ]*\) .*/\1 \2 \3 \4 \5/p' "$exp" |
+		    sort -u > mm
+		[ -s mm ] || continue
+		while read -r pid addr len pgoff file; do
+			a=$((0x$addr))
+			# Unsigned: the kernel's addresses are negative in sh.
+			if [ -n "$ks" ] && [ "$(python3 -c 'import sys; print(int(sys.argv[1], 16) >= int(sys.argv[2], 0))' "$addr" "$ks")" = True ]; then
+				pid=-1
+			fi
+			line=$(printf '  pid %s: 0x%x-0x%x pgoff 0x%x r-x %s ' "$pid" $a $((a + 0x$len)) $((0x$pgoff)) "$file")
+			grep -qF -- "$line" info ||
+			    atf_fail "$name: no mapping '$line': $(grep pid info)"
+		done < mm
+		sw=$(grep -c 'PERF_RECORD_\(SWITCH\|ITRACE_START\)' "$exp")
+		if [ "$sw" -gt 0 ]; then
+			expect_line info "  switch: $sw"
+		fi
+		cm=$(grep -c 'PERF_RECORD_COMM' "$exp")
+		if [ "$cm" -gt 0 ]; then
+			expect_line info "  comm: $cm"
+		fi
+		n=$((n + 1))
+	done
+	[ $n -ge 5 ] || atf_fail "expected the pevent cases with printed sideband, found $n"
+}
+
 atf_test_case bad_inputs
 bad_inputs_head()
 {
@@ -233,6 +326,8 @@ atf_init_test_cases()
 {
 	atf_add_test_case libipt_cases
 	atf_add_test_case libipt_all_cases
+	atf_add_test_case filters
+	atf_add_test_case pevent
 	atf_add_test_case elf_bases
 	atf_add_test_case bad_inputs
 	atf_add_test_case ranges_and_names

@@ -91,6 +91,7 @@ man_examples_run_body()
 	done
 	ln -s "$HWTRACE_CORPUS/lldb-intelpt/intelpt-trace" .
 	ln -s "$HWTRACE_CORPUS/opencsd/snapshots" .
+	ln -s "$HWTRACE_CORPUS/perf-data/cs_etm/perf_etm.data" .
 	for v in "" -import -info -verify; do
 		mandoc -Tascii "$HWTRACE_SRC/docs/hwtrace$v.1" | sed 's/.\x08//g' |
 		    sed -n '/^EXAMPLES/,/^SEE ALSO/p' > ex

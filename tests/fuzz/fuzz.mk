@@ -1,6 +1,10 @@
-# The archive reader's fuzzer (`make fuzz`) and its seed corpus.
+# The archive reader's and the perf.data reader's fuzzers (`make fuzz`)
+# and the archive reader's seed corpus.
 #
-#   make fuzz [FUZZ_SECONDS=120]  build build-fuzz/fuzz_reader with clang
+#   make fuzz [FUZZ_SECONDS=120]  run both fuzzers, that long each
+#   make fuzz-reader, make fuzz-perf  one of them
+#
+#   fuzz-reader: build build-fuzz/fuzz_reader with clang
 #	(libFuzzer + ASan + UBSan, the library too) and run it for that long
 #	over tests/fuzz/corpus/ (read only) and build-fuzz/corpus/ (what it
 #	finds); fails on any crash, sanitizer report, leak, timeout (10 s)
@@ -36,8 +40,27 @@ fuzz-build:
 	clang -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -Iinclude -Itests/fuzz \
 	    -fsanitize=fuzzer $(FUZZ_SAN) -o $(FUZZ_B)/fuzz_reader \
 	    tests/fuzz/fuzz_reader.c $(FUZZ_OBJ) $(LIBS)
+	clang -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -Iinclude -Icommon -Iformat \
+	    -fsanitize=fuzzer $(FUZZ_SAN) -o $(FUZZ_B)/fuzz_perf \
+	    tests/fuzz/fuzz_perf.c $(FUZZ_OBJ) $(LIBS)
 
-fuzz: deps fuzz-build
+.PHONY: fuzz-reader fuzz-perf
+fuzz: fuzz-reader fuzz-perf
+
+# fuzz-perf: the perf.data reader and importer (tests/fuzz/fuzz_perf.c),
+# seeded with the shared corpus's real recordings when present (read
+# only; what it finds goes to build-fuzz/corpus-perf/).
+FUZZ_PERF_SEEDS = $(wildcard ../shared/corpus/perf-data/intel_pt \
+	  ../shared/corpus/perf-data/cs_etm)
+fuzz-perf: deps fuzz-build
+	@mkdir -p $(FUZZ_B)/corpus-perf $(FUZZ_B)/artifacts
+	$(FUZZ_ENV) $(FUZZ_B)/fuzz_perf -max_total_time=$(FUZZ_SECONDS) \
+	    -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
+	    -max_len=262144 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_B)/artifacts/perf- $(FUZZ_FLAGS) \
+	    $(FUZZ_B)/corpus-perf $(FUZZ_PERF_SEEDS)
+
+fuzz-reader: deps fuzz-build
 	@mkdir -p $(FUZZ_B)/corpus $(FUZZ_B)/artifacts
 	$(FUZZ_ENV) $(FUZZ_B)/fuzz_reader -max_total_time=$(FUZZ_SECONDS) \
 	    -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
