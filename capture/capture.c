@@ -849,7 +849,8 @@ output_check(struct cap *cap)
 		    cap->cfg->output);
 		return (-HWTR_E_INVAL);
 	}
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) < 0) {
 		if (errno == EEXIST)
 			return (0);	/* the writer replaces it */
 		cap_err(cap, "cannot create '%s': %s", cap->cfg->output,

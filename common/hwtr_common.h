@@ -58,4 +58,30 @@ int hwtr_elf_build_id_fd(int fd, uint8_t *id, size_t *idlen);
 int hwtr_elf_build_id_mem(const void *buf, size_t len, uint8_t *id,
     size_t *idlen);
 
+/*
+ * Temporary outputs (common/outfile.c).  hwtr_out_create() creates the
+ * temporary file of the output @path, exclusively and never through a
+ * symbolic link, mode 0600: "@path.partial" (an earlier file or link of
+ * that name is removed first, not followed), or with HWTR_OUT_RANDOM an
+ * unpredictable "@path.partial.XXXXXX".  Returns the descriptor and the
+ * name in *@tmpp (the caller frees it), or -1 with errno set.
+ * hwtr_out_commit() renames the finished @tmp over @path (-1 and errno).
+ */
+#define HWTR_OUT_RANDOM	0x1
+int hwtr_out_create(const char *path, int flags, char **tmpp);
+int hwtr_out_commit(const char *tmp, const char *path);
+
+/*
+ * Make a string from an archive or a database safe for a terminal
+ * (common/escape.c): control characters (C0, DEL, C1) and bytes that are
+ * not valid UTF-8 become \\n, \\t, \\e, \\xHH; valid UTF-8 passes
+ * unchanged.  hwtr_esc_needed() says whether anything would change;
+ * hwtr_esc_dup() returns an escaped copy (the caller frees it; NULL when
+ * out of memory); hwtr_esc_fputs() writes the escaped string to @f.
+ */
+int hwtr_esc_needed(const char *s);
+char *hwtr_esc_dup(const char *s);
+#include <stdio.h>
+int hwtr_esc_fputs(const char *s, FILE *f);
+
 #endif /* !HWTR_COMMON_H */

@@ -323,6 +323,33 @@ classify(const char *name, uint32_t *idp, uint64_t *offp)
 	return (HWTR_M_UNKNOWN);
 }
 
+/*
+ * A name under streams/ that classify() did not take but that claims to be
+ * a stream's: a stream directory that is not a canonical decimal id ("00",
+ * "+1", "4294967295"), or a chunk name whose offset is not 16 lowercase hex
+ * digits.  Refused rather than skipped: a reader that skipped it would see
+ * a stream without the data the writer meant it to have.
+ */
+static int
+stream_name_bad(const char *name)
+{
+	const char *p, *slash;
+	size_t n;
+
+	if (strncmp(name, "streams/", 8) != 0)
+		return (0);
+	p = name + 8;
+	if ((slash = strchr(p, '/')) == NULL)
+		return (1);
+	n = (size_t)(slash - p);
+	if (!all_digits(p, n, 0) || n > 10 || (n > 1 && p[0] == '0') ||
+	    strtoull(p, NULL, 10) >= UINT32_MAX)
+		return (1);
+	p = slash + 1;
+	n = strlen(p);
+	return (n >= 6 && strcmp(p + n - 6, ".chunk") == 0);
+}
+
 /* ---- decompression -------------------------------------------------------- */
 
 /*
@@ -919,6 +946,12 @@ process_member(struct hwtr_ar *ar, size_t idx)
 			ar->have_end = 1;
 		break;
 	default:
+		if (stream_name_bad(m->info.name))
+			return (ar_err(ar, HWTR_E_FORMAT, "member '%s' at 0x%jx: "
+			    "not a stream member name (streams/ID/stream.json "
+			    "or streams/ID/OFFSET.chunk, ID in decimal without "
+			    "leading zeros, OFFSET in 16 lowercase hex digits)",
+			    m->info.name, (uintmax_t)m->info.offset));
 		hwtr_warn(&ar->warn, "unknown member '%s' skipped",
 		    m->info.name);
 		break;
@@ -988,7 +1021,8 @@ add_member(struct hwtr_ar *ar, const char *name, uint64_t off, uint64_t csize,
 
 /* ---- scanning --------------------------------------------------------------- */
 
-enum frame_res { FR_OK, FR_CUT, FR_BAD, FR_LIMIT };
+/* FR_LIMIT and FR_REFUSE are errors, not cuts: a hostile frame. */
+enum frame_res { FR_OK, FR_CUT, FR_BAD, FR_LIMIT, FR_REFUSE };
 
 /*
  * Walk the zstd frame at @off: header, then block headers only.  Sets
@@ -1038,6 +1072,15 @@ walk_frame(struct hwtr_ar *ar, uint64_t off, uint64_t *csizep, uint64_t *fcsp,
 		snprintf(why, whylen, "frame at 0x%jx: needs a dictionary",
 		    (uintmax_t)off);
 		return (FR_BAD);
+	}
+	/*
+	 * Chunks carry no SHA-256 in the table of contents: their frame's
+	 * content checksum is their only integrity check, so it is required.
+	 */
+	if (!zfh.checksumFlag) {
+		snprintf(why, whylen, "frame at 0x%jx: no content checksum "
+		    "(hwtrace(5) requires one on every frame)", (uintmax_t)off);
+		return (FR_REFUSE);
 	}
 	bmax = zfh.blockSizeMax;
 	pos = off + zfh.headerSize;
@@ -1214,6 +1257,8 @@ scan_frames(struct hwtr_ar *ar)
 		/* Hostile limits are errors, not cuts. */
 		if (fr == FR_LIMIT)
 			return (ar_err(ar, HWTR_E_LIMIT, "%s", why));
+		if (fr == FR_REFUSE)
+			return (ar_err(ar, HWTR_E_FORMAT, "%s", why));
 		if (fr == FR_BAD) {
 			if (off == 0)
 				return (ar_err(ar, HWTR_E_FORMAT, "not an hwtrace "
@@ -1286,6 +1331,60 @@ scan(struct hwtr_ar *ar)
 		ar->st.why = NULL;
 		ar->st.complete = 1;
 	}
+	return (0);
+}
+
+/*
+ * A member listed in end.json's table is checked as a scan checks what it
+ * finds (the table is a claim, and nothing in an archive is trusted): its
+ * frame (window, content size, checksum, where it ends) and its tar header
+ * (a regular file, a good name, the size the table says), before any verb
+ * uses it.
+ */
+static int
+check_toc_member(struct hwtr_ar *ar, size_t idx)
+{
+	struct ar_member *m = &ar->m[idx];
+	uint8_t pre[HDR_PREFIX];
+	char why[512], name[HWTR_NAME_MAX + 1];
+	uint64_t csize, fcs, size;
+	int64_t data_off;
+	size_t plen;
+	enum frame_res fr;
+	int rc, eof;
+
+	fr = walk_frame(ar, m->info.offset, &csize, &fcs, why, sizeof(why));
+	if (fr == FR_LIMIT)
+		return (ar_err(ar, HWTR_E_LIMIT, "member '%s': %s",
+		    m->info.name, why));
+	if (fr == FR_REFUSE)
+		return (ar_err(ar, HWTR_E_FORMAT, "member '%s': %s",
+		    m->info.name, why));
+	/*
+	 * A damaged frame (bytes changed, a block header among them, or data
+	 * that no longer decompresses) fails when the member is read, and
+	 * verify names it; the other members stay readable.
+	 */
+	if (fr != FR_OK)
+		return (0);
+	if (csize != m->info.csize || fcs != m->info.usize)
+		return (ar_err(ar, HWTR_E_FORMAT, "member '%s': the frame at "
+		    "0x%jx has %ju bytes holding %ju, %s says %ju holding %ju",
+		    m->info.name, (uintmax_t)m->info.offset, (uintmax_t)csize,
+		    (uintmax_t)fcs, HWTR_END_NAME, (uintmax_t)m->info.csize,
+		    (uintmax_t)m->info.usize));
+	if (frame_prefix(ar, m->info.offset, csize, pre,
+	    fcs < sizeof(pre) ? (size_t)fcs : sizeof(pre), &plen) < 0)
+		return (0);
+	if ((rc = parse_tar(ar, m->info.offset, pre, plen, name, &size, &eof,
+	    &data_off)) < 0)
+		return (rc);
+	if (eof || strcmp(name, m->info.name) != 0 || size != m->size ||
+	    (data_off >= 0 && (uint64_t)data_off != m->hdr_len))
+		return (ar_err(ar, HWTR_E_FORMAT, "member '%s': the frame at "
+		    "0x%jx holds '%s' of %ju bytes instead", m->info.name,
+		    (uintmax_t)m->info.offset, eof ? "(tar end)" : name,
+		    (uintmax_t)size));
 	return (0);
 }
 
@@ -1380,6 +1479,8 @@ open_toc(struct hwtr_ar *ar)
 		prev_end = t->offset + t->csize;
 		if ((rc = add_member(ar, t->name, t->offset, t->csize,
 		    t->usize, t->size, &idx)) < 0)
+			return (rc);
+		if ((rc = check_toc_member(ar, idx)) < 0)
 			return (rc);
 		ar->m[idx].has_sha256 = t->has_sha256;
 		memcpy(ar->m[idx].sha256, t->sha256, 32);
@@ -1483,6 +1584,68 @@ hwtr_ar_open(struct hwtr_ar **arp, const char *path,
 	if (!ar->have_meta)
 		return (ar_err(ar, HWTR_E_TRUNCATED, "'%s': %s", path,
 		    ar->st.why != NULL ? ar->st.why : "no manifest"));
+	return (0);
+}
+
+int
+hwtr_ar_identity(const char *path, char *id, char *err, size_t errlen)
+{
+	struct hwtr_sha256 h;
+	struct stat st;
+	uint8_t tr[HWTR_TRAILER_SIZE], sz[8], dig[32], *buf;
+	uint64_t from = 0, endoff, left;
+	ssize_t n;
+	int fd, i, e;
+
+	id[0] = '\0';
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		e = errno;
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
+		return (e == ENOENT ? -HWTR_E_NOENT : -HWTR_E_IO);
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "'%s' is not a regular file", path);
+		close(fd);
+		return (-HWTR_E_INVAL);
+	}
+	if ((uint64_t)st.st_size >= HWTR_TRAILER_SIZE &&
+	    pread(fd, tr, sizeof(tr), st.st_size - HWTR_TRAILER_SIZE) ==
+	    (ssize_t)sizeof(tr) && le32(tr) == HWTR_TRAILER_MAGIC &&
+	    memcmp(tr + 8, HWTR_TRAILER_TAG, 8) == 0) {
+		endoff = le64(tr + 24);
+		if (endoff < (uint64_t)st.st_size)
+			from = endoff;
+	}
+	if ((buf = malloc(READ_PIECE)) == NULL) {
+		close(fd);
+		return (-HWTR_E_NOMEM);
+	}
+	hwtr_sha256_init(&h);
+	for (i = 0; i < 8; i++)
+		sz[i] = (uint8_t)((uint64_t)st.st_size >> (8 * i));
+	hwtr_sha256_update(&h, sz, sizeof(sz));
+	left = (uint64_t)st.st_size - from;
+	while (left > 0) {
+		n = pread(fd, buf, left < READ_PIECE ? (size_t)left : READ_PIECE,
+		    (off_t)from);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(err, errlen, "cannot read '%s': %s", path,
+			    n < 0 ? strerror(errno) : "it shrank");
+			free(buf);
+			close(fd);
+			return (-HWTR_E_IO);
+		}
+		hwtr_sha256_update(&h, buf, (size_t)n);
+		from += (uint64_t)n;
+		left -= (uint64_t)n;
+	}
+	free(buf);
+	close(fd);
+	hwtr_sha256_final(&h, dig);
+	memcpy(id, "sha256:", 7);
+	hwtr_hex(id + 7, dig, sizeof(dig));
 	return (0);
 }
 

@@ -905,11 +905,8 @@ hwtr_aw_open(struct hwtr_aw **awp, const char *path,
 		aw_free(aw);
 		return (-HWTR_E_NOMEM);
 	}
-	if (opts != NULL && opts->no_partial)
-		aw->tmp = strdup(path);
-	else if (asprintf(&aw->tmp, "%s.partial", path) < 0)
-		aw->tmp = NULL;
-	if (aw->tmp == NULL) {
+	if (opts != NULL && opts->no_partial &&
+	    (aw->tmp = strdup(path)) == NULL) {
 		aw_free(aw);
 		return (-HWTR_E_NOMEM);
 	}
@@ -946,11 +943,20 @@ hwtr_aw_open(struct hwtr_aw **awp, const char *path,
 		aw_free(aw);
 		return (-HWTR_E_IO);
 	}
-	aw->fd = open(aw->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/*
+	 * "@path.partial" is created exclusively, never through a link, mode
+	 * 0600 (hwtr_out_create()).  With no_partial the caller names a
+	 * device or a FIFO to write to directly.
+	 */
+	if (aw->tmp != NULL)
+		aw->fd = open(aw->tmp, O_WRONLY | O_CREAT | O_TRUNC |
+		    O_CLOEXEC, 0600);
+	else
+		aw->fd = hwtr_out_create(path, 0, &aw->tmp);
 	if (aw->fd < 0) {
 		if (errbuf != NULL)
-			snprintf(errbuf, errlen, "cannot create '%s': %s",
-			    aw->tmp, strerror(errno));
+			snprintf(errbuf, errlen, "cannot create '%s.partial': "
+			    "%s", path, strerror(errno));
 		aw_free(aw);
 		return (-HWTR_E_IO);
 	}
@@ -1002,6 +1008,12 @@ hwtr_aw_add_stream(struct hwtr_aw *aw, const struct hwtr_stream_desc *desc,
 	    desc->pt.nfilters > HWTR_PT_MAX_FILTERS)
 		return (aw_err(aw, HWTR_E_INVAL, "stream: %u address filters "
 		    "(at most %d)", desc->pt.nfilters, HWTR_PT_MAX_FILTERS));
+	for (i = 0; desc->format == HWTR_TF_INTEL_PT &&
+	    i < desc->pt.nfilters; i++)
+		if (desc->pt.filter[i].cfg > 2)
+			return (aw_err(aw, HWTR_E_INVAL, "stream: address "
+			    "filter %zu: cfg %u (0 off, 1 filter, 2 stop)", i,
+			    desc->pt.filter[i].cfg));
 	if (desc->format != HWTR_TF_INTEL_PT && desc->format != HWTR_TF_NONE) {
 		if (desc->cs.nsources > 0 && desc->cs.sources == NULL)
 			return (aw_err(aw, HWTR_E_INVAL, "stream: no sources"));
@@ -1340,7 +1352,7 @@ hwtr_aw_close(struct hwtr_aw *aw, char *errbuf, size_t errlen)
 		    strerror(errno));
 	aw->fd = -1;
 	if (rc == 0 && strcmp(aw->tmp, aw->path) != 0 &&
-	    rename(aw->tmp, aw->path) != 0)
+	    hwtr_out_commit(aw->tmp, aw->path) != 0)
 		rc = aw_err(aw, HWTR_E_IO, "cannot rename '%s' to '%s': %s",
 		    aw->tmp, aw->path, strerror(errno));
 	if (rc < 0 && errbuf != NULL)

@@ -644,7 +644,7 @@ parse_pt(struct jp *p, json_t *pt, struct hwtr_pt_config *c)
 			return (jerr(p, "intel_pt.filters.", "", "entry %zu: "
 			    "expected an object, got %s", i, tyname(e)));
 		junknown(p, e, "intel_pt.filters.", kf);
-		if ((rc = jint(p, e, "intel_pt.filters.", "cfg", 0, UINT32_MAX,
+		if ((rc = jint(p, e, "intel_pt.filters.", "cfg", 0, 2,
 		    &v)) < 0)
 			return (rc);
 		c->filter[i].cfg = (uint32_t)v;

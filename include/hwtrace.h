@@ -670,6 +670,18 @@ int hwtr_ar_close(struct hwtr_ar *ar);
 /* Details of the last failure, naming member and offset. */
 const char *hwtr_ar_errmsg(const struct hwtr_ar *ar);
 
+/*
+ * The identity of the archive file @path, for caches built from it: the
+ * text "sha256:" and the SHA-256 of the file's size and of its bytes from
+ * end.json (the table of contents, which holds every member's size and
+ * position and the digests of all but the chunks, whose frames carry their
+ * own checksum) to the end; of the whole file when it has no valid
+ * trailer.  @id receives HWTR_AR_ID_LEN bytes.  0 or -HWTR_E_* (@err says
+ * why).
+ */
+#define HWTR_AR_ID_LEN	72
+int hwtr_ar_identity(const char *path, char *id, char *err, size_t errlen);
+
 const struct hwtr_ar_status *hwtr_ar_status(const struct hwtr_ar *ar);
 const struct hwtr_capture_meta *hwtr_ar_meta(const struct hwtr_ar *ar);
 /* NULL when the archive is truncated. */

@@ -214,6 +214,7 @@ struct run {
 	struct hwtr_ix	*ix;
 	struct hwtr_ar	*ar;
 	const char	*archive;
+	char		archive_id[HWTR_AR_ID_LEN];
 	char		tmpdir[64];
 	struct pt_image_section_cache *isc;
 	struct ix_img	*imgs;
@@ -2104,6 +2105,7 @@ write_meta(struct run *r)
 	rc = meta_put(r, &s, "schema_version", buf);
 	rc = rc < 0 ? rc : meta_put(r, &s, "hwtrace_version", HWTRACE_VERSION);
 	rc = rc < 0 ? rc : meta_put(r, &s, "source_archive", r->archive);
+	rc = rc < 0 ? rc : meta_put(r, &s, "archive_id", r->archive_id);
 	snprintf(buf, sizeof(buf), "%u.%u", st->version_major,
 	    st->version_minor);
 	rc = rc < 0 ? rc : meta_put(r, &s, "archive_version", buf);
@@ -3212,20 +3214,36 @@ prep_batches(struct run *r, struct stmt *st, int n, const char *table,
  * counts, streams, threads, meta) and the indexes.
  */
 static int
-write_db(struct run *r, const char *tmp)
+write_db(struct run *r, const char *tmp, int fd)
 {
 	struct ix_sink sink;
 	struct timespec t0, t1;
+	struct stat sf, sp;
 	char *err = NULL;
 	size_t i;
 	int rc;
 
-	/* One thread writes: SQLite's per-call mutexes cost 3% of an index. */
+	/*
+	 * @tmp was created by hwtr_out_create() (exclusively, under an
+	 * unpredictable name, mode 0600) and @fd is open on it.  SQLite opens
+	 * it by name: never through a link (SQLITE_OPEN_NOFOLLOW), never
+	 * creating it, and only when the name still is the file created.
+	 * One thread writes: SQLite's per-call mutexes cost 3% of an index.
+	 */
 	if (sqlite3_open_v2(tmp, &r->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	    SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		ix_err(r->ix, "cannot create '%s': %s", tmp,
 		    r->db ? sqlite3_errmsg(r->db) : "out of memory");
+		sqlite3_close(r->db);
+		r->db = NULL;
 		return (-HWTR_E_DB);
+	}
+	if (fstat(fd, &sf) != 0 || lstat(tmp, &sp) != 0 ||
+	    sf.st_dev != sp.st_dev || sf.st_ino != sp.st_ino) {
+		ix_err(r->ix, "cannot create '%s': it was replaced", tmp);
+		sqlite3_close(r->db);
+		r->db = NULL;
+		return (-HWTR_E_IO);
 	}
 	/*
 	 * The file is DB.partial, renamed to DB only once complete, and a
@@ -3440,7 +3458,7 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 	struct run r;
 	char *tmp = NULL;
 	const char *td;
-	int rc;
+	int rc, fd;
 
 	clear_problems(ix);
 	memset(&ix->stats, 0, sizeof(ix->stats));
@@ -3472,6 +3490,10 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 			ix_err(ix, "cannot open '%s': %s", archive, why);
 		goto out;
 	}
+	/* For caches (hwtrace-db(5) meta archive_id). */
+	if ((rc = hwtr_ar_identity(archive, r.archive_id, ix->err,
+	    sizeof(ix->err))) < 0)
+		goto out;
 	if (!hwtr_ar_status(r.ar)->complete)
 		ix_problem(ix, "archive '%s' is truncated (%s): indexing what "
 		    "it holds", archive, hwtr_ar_status(r.ar)->why ?
@@ -3498,14 +3520,15 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 	    (rc = load_images(&r)) < 0 || (rc = replay_sideband(&r)) < 0 ||
 	    (rc = add_sections(&r)) < 0 || (rc = plan(&r)) < 0)
 		goto out;
-	if (asprintf(&tmp, "%s.partial", db) < 0) {
-		tmp = NULL;
-		rc = -HWTR_E_NOMEM;
+	if ((fd = hwtr_out_create(db, HWTR_OUT_RANDOM, &tmp)) < 0) {
+		ix_err(ix, "cannot create '%s.partial.XXXXXX': %s", db,
+		    strerror(errno));
+		rc = -HWTR_E_IO;
 		goto out;
 	}
-	unlink(tmp);
-	rc = write_db(&r, tmp);
-	if (rc == 0 && rename(tmp, db) != 0) {
+	rc = write_db(&r, tmp, fd);
+	close(fd);
+	if (rc == 0 && hwtr_out_commit(tmp, db) != 0) {
 		ix_err(ix, "cannot rename '%s' to '%s': %s", tmp, db,
 		    strerror(errno));
 		rc = -HWTR_E_IO;
