@@ -968,6 +968,9 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 		cap.meta.argv = (const char *const *)cap.cmdargv;
 		cap.meta.argc = cmdargc;
 	}
+	/* --redact-args: the program, not what it was told (passwords). */
+	if (cfg->redact_args && cap.meta.argc > 1)
+		cap.meta.argc = 1;
 	clock_gettime(CLOCK_REALTIME, &real);
 	cap.meta.start_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
 	cap.meta.tconv = cap.src.tconv;

@@ -1052,6 +1052,8 @@ struct hwtr_cap_config {
 	/* Replace an existing @output; 0: refuse (-HWTR_E_EXISTS) at once. */
 	int		force;
 	int		no_debug_info;	/* store no separate debug files */
+	int		redact_args;	/* record argv[0] only, not the
+					   arguments */
 	/*
 	 * Written by signal handlers, polled by the session: *@stop non-zero
 	 * ends the capture (launched commands killed, attached processes

@@ -1,0 +1,217 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Issue 16: outputs in shared directories, the query cache, file modes and
+# what an archive records.  Archives are captured here from the fixture
+# programs with the valgrind source; what is expected follows from
+# stat(1), strace(1) and sqlite3(1), not from an earlier run of ours.
+
+. "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
+
+# capture NAME PROG [ARGS...]: NAME.hwtrace of a fixture program.
+capture()
+{
+	out=$1
+	shift
+	run_status 0 "$HWTRACE" capture --source valgrind -o "$out.hwtrace" \
+	    -- "$HWTRACE_PROGS/$@"
+}
+
+# The octal mode of file $1.
+mode_of()
+{
+	stat -c %a "$1"
+}
+
+atf_test_case partial_link_not_followed
+partial_link_not_followed_head()
+{
+	atf_set descr "a link planted at NAME.partial is replaced, never written through (capture, import, export --perfetto)"
+	atf_set require.progs "valgrind"
+}
+partial_link_not_followed_body()
+{
+	umask 022
+	echo keep > victim
+	ln -s "$PWD/victim" o.hwtrace.partial
+	capture o hello
+	[ "$(cat victim)" = keep ] ||
+	    atf_fail "capture wrote through the link o.hwtrace.partial: victim now holds $(wc -c < victim) bytes"
+	[ -f o.hwtrace ] && ! [ -L o.hwtrace ] || atf_fail "no archive o.hwtrace"
+	run_status 0 "$HWTRACE" verify o.hwtrace
+
+	head -c 4096 /dev/urandom > trace.pt
+	head -c 100 /dev/urandom > code.bin
+	ln -s "$PWD/victim" i.hwtrace.partial
+	run_status 0 "$HWTRACE" import --cpu 6/79/1 --raw code.bin:0x1000 \
+	    --pt trace.pt -o i.hwtrace
+	[ "$(cat victim)" = keep ] || atf_fail "import wrote through the link"
+	run_status 0 "$HWTRACE" verify i.hwtrace
+
+	ln -s "$PWD/victim" p.json.partial
+	run_status 0 "$HWTRACE" query o.hwtrace export --perfetto p.json
+	[ "$(cat victim)" = keep ] || atf_fail "export wrote through the link"
+	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' p.json ||
+	    atf_fail "p.json is not JSON"
+	# A dangling link to a file that does not exist yet: not created.
+	ln -s "$PWD/made" d.hwtrace.partial
+	capture d hello
+	! [ -e made ] || atf_fail "capture created the target of a dangling link"
+}
+
+atf_test_case temporaries_created_exclusively
+temporaries_created_exclusively_head()
+{
+	atf_set descr "every temporary output is created with O_EXCL, never through a link; the database's name is unpredictable and SQLite opens it with O_NOFOLLOW"
+	atf_set require.progs "valgrind strace"
+}
+temporaries_created_exclusively_body()
+{
+	capture a hello
+	strace -f -e trace=open,openat,rename -o st.index "$HWTRACE" index \
+	    -o a.db a.hwtrace >/dev/null 2>&1 || atf_fail "index failed"
+	# The temporary: a.db.partial.XXXXXX, O_CREAT|O_EXCL, mode 0600.
+	tmp=$(sed -n 's/.*openat(AT_FDCWD, "\(a\.db\.partial\.[A-Za-z0-9]\{6\}\)", [^)]*O_CREAT|O_EXCL[^)]*, 0600) = [0-9]*$/\1/p' st.index | head -n 1)
+	[ -n "$tmp" ] || atf_fail "no a.db.partial.XXXXXX created with O_CREAT|O_EXCL 0600: $(grep a.db st.index)"
+	grep -q "openat(AT_FDCWD, \"[^\"]*$tmp\", O_RDWR|O_NOFOLLOW" st.index ||
+	    atf_fail "SQLite did not open $tmp with O_NOFOLLOW: $(grep a.db st.index)"
+	if grep 'a\.db[^"]*"' st.index | grep 'O_CREAT' | grep -v O_EXCL; then
+		atf_fail "a database file was opened with O_CREAT but without O_EXCL"
+	fi
+	grep -q "rename(\"$tmp\", \"a.db\") = 0" st.index ||
+	    atf_fail "$tmp was not renamed to a.db: $(grep a.db st.index)"
+	# A second index run gets another name.
+	strace -f -e trace=openat -o st2 "$HWTRACE" index -o a.db a.hwtrace \
+	    >/dev/null 2>&1 || atf_fail "index failed"
+	grep -q "\"$tmp\"" st2 && atf_fail "the same temporary name twice: $tmp"
+
+	strace -f -e trace=open,openat -o st.cap "$HWTRACE" capture \
+	    --source valgrind -o b.hwtrace -- "$HWTRACE_PROGS/hello" \
+	    >/dev/null 2>&1 || atf_fail "capture failed"
+	grep -q 'openat(AT_FDCWD, "b.hwtrace.partial", O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, 0600) = [0-9]' st.cap ||
+	    atf_fail "b.hwtrace.partial not created O_EXCL|O_NOFOLLOW 0600: $(grep b.hwtrace st.cap)"
+	if grep 'b\.hwtrace' st.cap | grep O_TRUNC; then
+		atf_fail "the archive was opened with O_TRUNC"
+	fi
+}
+
+atf_test_case outputs_are_private
+outputs_are_private_head()
+{
+	atf_set descr "archives, databases and exports are created 0600 whatever the umask"
+	atf_set require.progs "valgrind"
+}
+outputs_are_private_body()
+{
+	umask 022
+	capture a hello
+	[ "$(mode_of a.hwtrace)" = 600 ] ||
+	    atf_fail "capture: a.hwtrace has mode $(mode_of a.hwtrace), expected 600"
+	run_status 0 "$HWTRACE" index -o a.db a.hwtrace
+	[ "$(mode_of a.db)" = 600 ] ||
+	    atf_fail "index: a.db has mode $(mode_of a.db), expected 600"
+	run_status 0 "$HWTRACE" query a.hwtrace summary
+	[ "$(mode_of a.hwtrace.db)" = 600 ] ||
+	    atf_fail "query: a.hwtrace.db has mode $(mode_of a.hwtrace.db), expected 600"
+	head -c 4096 /dev/urandom > trace.pt
+	head -c 100 /dev/urandom > code.bin
+	run_status 0 "$HWTRACE" import --cpu 6/79/1 --raw code.bin:0x1000 \
+	    --pt trace.pt -o i.hwtrace
+	[ "$(mode_of i.hwtrace)" = 600 ] ||
+	    atf_fail "import: i.hwtrace has mode $(mode_of i.hwtrace), expected 600"
+	run_status 0 "$HWTRACE" query a.db export --perfetto p.json
+	[ "$(mode_of p.json)" = 600 ] ||
+	    atf_fail "export: p.json has mode $(mode_of p.json), expected 600"
+}
+
+atf_test_case cache_tied_to_its_archive
+cache_tied_to_its_archive_head()
+{
+	atf_set descr "query answers from ARCHIVE.db only when it was made from that very archive: a replaced archive (cp -p keeps the old time) is indexed again"
+	atf_set require.progs "valgrind sqlite3"
+}
+cache_tied_to_its_archive_body()
+{
+	capture a hello
+	capture b loop 3
+	touch -d '2001-01-01' b.hwtrace
+	run_status 0 "$HWTRACE" query a.hwtrace summary
+	expect_line out "command           $HWTRACE_PROGS/hello"
+	id=$(sqlite3 a.hwtrace.db "SELECT value FROM meta WHERE key = 'archive_id'")
+	case "$id" in
+	sha256:????????????????????????????????????????????????????????????????) ;;
+	*)	atf_fail "meta archive_id is '$id', expected sha256:HEX" ;;
+	esac
+	# The cache is newer than b, which replaces a keeping its old time.
+	cp -p b.hwtrace a.hwtrace
+	run_status 0 "$HWTRACE" query a.hwtrace summary
+	expect_line out "command           $HWTRACE_PROGS/loop 3"
+	[ "$(sqlite3 a.hwtrace.db "SELECT value FROM meta WHERE key = 'archive_id'")" != "$id" ] ||
+	    atf_fail "the cache still has the identity of the replaced archive"
+	# A cache whose identity was changed is not believed either.
+	sqlite3 a.hwtrace.db "UPDATE meta SET value = 'sha256:00' WHERE key = 'archive_id'"
+	touch a.hwtrace.db
+	run_status 0 "$HWTRACE" query a.hwtrace summary
+	expect_line out "command           $HWTRACE_PROGS/loop 3"
+	[ "$(sqlite3 a.hwtrace.db "SELECT value FROM meta WHERE key = 'archive_id'")" != sha256:00 ] ||
+	    atf_fail "a cache with another archive's identity was used"
+}
+
+atf_test_case cache_of_another_user_refused
+cache_of_another_user_refused_head()
+{
+	atf_set descr "a cache that belongs to another user, or that is a link, is refused, not believed"
+	atf_set require.progs "valgrind sqlite3"
+	atf_set require.user "root"
+}
+cache_of_another_user_refused_body()
+{
+	capture a hello
+	run_status 0 "$HWTRACE" index -o a.hwtrace.db a.hwtrace
+	# Forged: it says the program was another one.
+	sqlite3 a.hwtrace.db "UPDATE meta SET value = '/forged' WHERE key = 'argv'"
+	chown nobody a.hwtrace.db
+	run_status 1 "$HWTRACE" query a.hwtrace summary
+	grep -q "^hwtrace query: cache 'a.hwtrace.db' belongs to uid $(id -u nobody), not to this user (uid 0): not trusted" err ||
+	    atf_fail "expected the cache refused as another user's, got: $(cat err)"
+	grep -q forged out && atf_fail "the forged cache was believed"
+	rm -f a.hwtrace.db
+	run_status 0 "$HWTRACE" index -o real.db a.hwtrace
+	ln -s real.db a.hwtrace.db
+	run_status 1 "$HWTRACE" query a.hwtrace summary
+	grep -q "cache 'a.hwtrace.db' is not a regular file" err ||
+	    atf_fail "expected the link refused, got: $(cat err)"
+}
+
+atf_test_case redact_args
+redact_args_head()
+{
+	atf_set descr "capture --redact-args records argv[0] only: the arguments are nowhere in the archive's bytes (zstdcat)"
+	atf_set require.progs "valgrind zstdcat"
+}
+redact_args_body()
+{
+	# The control: without the option the argument is recorded.
+	capture plain hello --password=hunter2
+	zstdcat plain.hwtrace 2>/dev/null | grep -q -a hunter2 ||
+	    atf_fail "control: the argument is not in the archive without --redact-args"
+	run_status 0 "$HWTRACE" capture --source valgrind --redact-args \
+	    -o r.hwtrace -- "$HWTRACE_PROGS/hello" --password=hunter2 x
+	if zstdcat r.hwtrace 2>/dev/null | grep -a -c hunter2; then
+		atf_fail "--redact-args: the argument is in the archive"
+	fi
+	run_status 0 "$HWTRACE" info --json r.hwtrace
+	grep -q "\"argv\":\[\"$HWTRACE_PROGS/hello\"\]" out ||
+	    atf_fail "expected argv [\"$HWTRACE_PROGS/hello\"], got: $(grep -o '"argv":[^]]*]' out)"
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case redact_args
+	atf_add_test_case partial_link_not_followed
+	atf_add_test_case temporaries_created_exclusively
+	atf_add_test_case outputs_are_private
+	atf_add_test_case cache_tied_to_its_archive
+	atf_add_test_case cache_of_another_user_refused
+}
