@@ -1402,6 +1402,13 @@ struct hwtr_q_req {
 	int64_t		t_from, t_to;	/* timeline, export: ns from the trace start; -1 */
 	int64_t		from, count;	/* insns --from, --count; -1 */
 	const char	*sql;		/* sql: statement(s) */
+	/*
+	 * sql: stop a statement running longer than this (ms; 0: no limit;
+	 * default HWTR_Q_SQL_TIMEOUT_MS), and refuse a string or blob longer
+	 * than this (bytes; default HWTR_Q_SQL_MAX_LENGTH).
+	 */
+	int64_t		sql_timeout_ms;
+	int64_t		sql_max_length;
 	const char	*perfetto;	/* export --perfetto: file to write */
 	int64_t		min_dur;	/* export --min-dur, ns; -1 */
 	int64_t		max_depth;	/* export --max-depth; -1 */
@@ -1410,6 +1417,9 @@ struct hwtr_q_req {
 	const char	*folded;	/* export --folded: file to write */
 	const char	*weight;	/* export --weight: "insns" or "time" */
 };
+
+#define HWTR_Q_SQL_TIMEOUT_MS	60000
+#define HWTR_Q_SQL_MAX_LENGTH	(64 << 20)
 
 int hwtr_q_open(struct hwtr_q **qp, const char *path,
     const struct hwtr_q_opts *opts, char *errbuf, size_t errlen);

@@ -935,6 +935,23 @@ q_open_db(struct hwtr_q *q, const char *path)
 	if (rc != SQLITE_OK)
 		return (q_fail(q, -HWTR_E_DB, "cannot open '%s': %s", path,
 		    q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc)));
+	/*
+	 * A database may come from anywhere, and query sql runs what the
+	 * user types: SQLite's defensive settings before anything is read.
+	 * No two-argument fts3_tokenizer() (it calls through a pointer the
+	 * SQL supplies), no extension loading, no writes to the schema,
+	 * and no functions with side effects called from the schema's views
+	 * or triggers (trusted_schema off).
+	 */
+	if (sqlite3_db_config(q->db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0,
+	    NULL) != SQLITE_OK ||
+	    sqlite3_db_config(q->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0,
+	    NULL) != SQLITE_OK ||
+	    sqlite3_db_config(q->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL) !=
+	    SQLITE_OK ||
+	    sqlite3_db_config(q->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL) !=
+	    SQLITE_OK)
+		return (q_dbfail(q, "cannot set up the connection"));
 	rc = q_int(q, &appid, 0, "PRAGMA application_id", NULL);
 	if (rc < 0)
 		return (q_fail(q, -HWTR_E_FORMAT,
@@ -1158,6 +1175,8 @@ hwtr_q_req_init(struct hwtr_q_req *req, enum hwtr_q_verb verb)
 	req->max_depth = -1;
 	req->at = -1;
 	req->to = -1;
+	req->sql_timeout_ms = HWTR_Q_SQL_TIMEOUT_MS;
+	req->sql_max_length = HWTR_Q_SQL_MAX_LENGTH;
 }
 
 /* --- symbol names --------------------------------------------------------- */
