@@ -53,14 +53,15 @@ utf8_len(const unsigned char *p)
  * escaped string.
  */
 static size_t
-esc(const char *s, char *out)
+esc(const char *s, int flags, char *out)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	char e[8];
 	size_t n = 0, k;
 
 	while (*p != '\0') {
-		if (*p >= 0x20 && *p < 0x7f) {
+		if ((*p >= 0x20 && *p < 0x7f) ||
+		    (*p == '\n' && (flags & HWTR_ESC_KEEP_NL))) {
 			if (out != NULL)
 				out[n] = (char)*p;
 			n++;
@@ -103,33 +104,33 @@ esc(const char *s, char *out)
 }
 
 int
-hwtr_esc_needed(const char *s)
+hwtr_esc_needed(const char *s, int flags)
 {
-	return (s != NULL && esc(s, NULL) != strlen(s) ? 1 : 0);
+	return (s != NULL && esc(s, flags, NULL) != strlen(s) ? 1 : 0);
 }
 
 char *
-hwtr_esc_dup(const char *s)
+hwtr_esc_dup(const char *s, int flags)
 {
 	char *out;
 
 	if (s == NULL)
 		return (NULL);
-	if ((out = malloc(esc(s, NULL) + 1)) == NULL)
+	if ((out = malloc(esc(s, flags, NULL) + 1)) == NULL)
 		return (NULL);
-	esc(s, out);
+	esc(s, flags, out);
 	return (out);
 }
 
 int
-hwtr_esc_fputs(const char *s, FILE *f)
+hwtr_esc_fputs(const char *s, int flags, FILE *f)
 {
 	char *e;
 	int rc;
 
-	if (!hwtr_esc_needed(s))
+	if (!hwtr_esc_needed(s, flags))
 		return (fputs(s, f));
-	if ((e = hwtr_esc_dup(s)) == NULL)
+	if ((e = hwtr_esc_dup(s, flags)) == NULL)
 		return (EOF);
 	rc = fputs(e, f);
 	free(e);

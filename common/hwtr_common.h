@@ -71,17 +71,8 @@ int hwtr_elf_build_id_mem(const void *buf, size_t len, uint8_t *id,
 int hwtr_out_create(const char *path, int flags, char **tmpp);
 int hwtr_out_commit(const char *tmp, const char *path);
 
-/*
- * Make a string from an archive or a database safe for a terminal
- * (common/escape.c): control characters (C0, DEL, C1) and bytes that are
- * not valid UTF-8 become \\n, \\t, \\e, \\xHH; valid UTF-8 passes
- * unchanged.  hwtr_esc_needed() says whether anything would change;
- * hwtr_esc_dup() returns an escaped copy (the caller frees it; NULL when
- * out of memory); hwtr_esc_fputs() writes the escaped string to @f.
- */
-int hwtr_esc_needed(const char *s);
-char *hwtr_esc_dup(const char *s);
+/* hwtr_esc_dup() (hwtrace.h) written to @f. */
 #include <stdio.h>
-int hwtr_esc_fputs(const char *s, FILE *f);
+int hwtr_esc_fputs(const char *s, int flags, FILE *f);
 
 #endif /* !HWTR_COMMON_H */

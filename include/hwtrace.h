@@ -73,6 +73,20 @@ enum hwtr_error {
 /* A static string naming @err (positive or negative); never NULL. */
 const char *hwtr_errstr(int err);
 
+/*
+ * Text from an archive or a database (host names, command lines, paths,
+ * symbol names) made safe for a terminal: control characters (C0, DEL,
+ * C1) and bytes that are not valid UTF-8 become \n, \t, \r, \e or \xHH;
+ * valid UTF-8 passes unchanged.  With HWTR_ESC_KEEP_NL newlines stay (for
+ * messages of several lines).  Every human-readable output goes through
+ * it; JSON and CSV output stay exact.  Returns a copy the caller frees,
+ * NULL when out of memory; hwtr_esc_needed() says whether anything would
+ * change.
+ */
+#define HWTR_ESC_KEEP_NL	0x1
+char *hwtr_esc_dup(const char *s, int flags);
+int hwtr_esc_needed(const char *s, int flags);
+
 enum hwtr_log_level {
 	HWTR_LOG_ERROR = 0,
 	HWTR_LOG_WARN,

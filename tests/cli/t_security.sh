@@ -206,8 +206,64 @@ redact_args_body()
 	    atf_fail "expected argv [\"$HWTRACE_PROGS/hello\"], got: $(grep -o '"argv":[^]]*]' out)"
 }
 
+atf_test_case terminal_escapes_escaped
+terminal_escapes_escaped_head()
+{
+	atf_set descr "control characters from an archive or a database reach no terminal: info, query tables and messages escape them, JSON stays exact"
+	atf_set require.progs "python3 zstd sqlite3"
+}
+terminal_escapes_escaped_body()
+{
+	# An archive made with python3's tarfile and the zstd command, one
+	# frame per member: a host that retitles and clears the terminal.
+	cat > mk.py <<'X'
+import subprocess, sys, tarfile
+def member(name, data):
+    ti = tarfile.TarInfo(name)
+    ti.size = len(data)
+    ti.mode = 0o644
+    b = ti.tobuf(format=tarfile.PAX_FORMAT) + data + b"\0" * ((512 - len(data) % 512) % 512)
+    open("m.tmp", "wb").write(b)
+    return subprocess.run(["zstd", "-q", "-c", "m.tmp"], capture_output=True, check=True).stdout
+man = ('{"format": "1.0", "writer": "craft", "host": "\\u001b]0;pwned\\u0007\\u001b[2J", '
+       '"source": "step", "source_version": null, "sideband_origin": null, "caveats": [], '
+       '"cpu": {"vendor": "amd", "family": 25, "model": 1, "stepping": 1, "brand": ""}, '
+       '"argv": ["/bin/x", "\\u001b[31mred\\r\\u009b"], "start_ns": 0, "timeconv": null}').encode()
+st = b'{"id": 0, "name": "s\\u001b[1m", "format": "none", "pid": -1, "tid": -1, "cpu": -1}'
+sys.stdout.buffer.write(member("hwtrace.json", man) + member("streams/0/stream.json", st))
+X
+	python3 mk.py > e.hwtrace || atf_fail "cannot craft e.hwtrace"
+	run_status 0 "$HWTRACE" info e.hwtrace
+	if LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" out; then
+		atf_fail "info printed control characters: $(grep -n "$(printf '\033')" out | cat -v)"
+	fi
+	expect_line out 'host: \e]0;pwned\x07\e[2J'
+	expect_line out 'command: /bin/x \e[31mred\r\xc2\x9b'
+	expect_line out "  stream 0 's\\e[1m': none, pid -1, tid -1, cpu -1, 0 chunks, 0 bytes"
+	run_status 0 "$HWTRACE" info --json e.hwtrace
+	grep -qF '"host":"\u001b]0;pwned\u0007\u001b[2J"' out ||
+	    atf_fail "info --json does not carry the host exactly: $(cut -c1-300 out)"
+
+	"$HWTRACE_BUILD/bench/qmkdb" fix.db "$HWTRACE_SRC/tests/query/fixture.sql" ||
+	    atf_fail "cannot make the fixture database"
+	sqlite3 fix.db "UPDATE symbols SET name = char(27) || ']0;x' || char(7) || name WHERE id = 1"
+	run_status 0 "$HWTRACE" query fix.db sql "SELECT name FROM symbols WHERE id = 1"
+	if LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" out; then
+		atf_fail "the table printed control characters: $(cat -v out)"
+	fi
+	grep -q '^\\e\]0;x\\x07' out || atf_fail "expected the name escaped, got: $(cat -v out)"
+	run_status 0 "$HWTRACE" query --format json fix.db sql "SELECT name FROM symbols WHERE id = 1"
+	grep -qF '\u001b]0;x\u0007' out || atf_fail "JSON is not exact: $(cat -v out)"
+	# Messages quote what they refuse.
+	run_status 1 "$HWTRACE" query fix.db sql "SELECT * FROM \"$(printf '\033[2J')\""
+	if LC_ALL=C grep -q "$(printf '\033')" err; then
+		atf_fail "an error message printed ESC: $(cat -v err)"
+	fi
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case terminal_escapes_escaped
 	atf_add_test_case redact_args
 	atf_add_test_case partial_link_not_followed
 	atf_add_test_case temporaries_created_exclusively
