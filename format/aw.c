@@ -1075,6 +1075,15 @@ hwtr_aw_chunk(struct hwtr_aw *aw, uint32_t id, uint64_t offset,
 		    id));
 	if (len == 0)
 		return (0);
+	/* Readers hold a chunk whole: no chunk is bigger than the limit. */
+	while (len > HWTR_CHUNK_MAX) {
+		if ((rc = hwtr_aw_chunk(aw, id, offset, buf,
+		    HWTR_CHUNK_MAX)) < 0)
+			return (rc);
+		buf = (const uint8_t *)buf + HWTR_CHUNK_MAX;
+		len -= HWTR_CHUNK_MAX;
+		offset += HWTR_CHUNK_MAX;
+	}
 	/* The offset in the name keeps names unique and sorted. */
 	snprintf(name, sizeof(name), "streams/%u/%016" PRIx64 ".chunk", id,
 	    offset);

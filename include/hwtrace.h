@@ -634,7 +634,7 @@ struct hwtr_ar;
 struct hwtr_ar_opts {
 	uint64_t	max_member_size;	/* 0: default 4 GiB */
 	uint64_t	max_members;		/* 0: default 1,000,000 */
-	uint64_t	max_sideband;		/* records; 0: default 64M */
+	uint64_t	max_sideband;		/* records; 0: default 1M */
 	uint64_t	max_ratio;		/* decompressed/compressed; 0: default 4096 */
 };
 
@@ -704,6 +704,15 @@ const struct hwtr_capture_end *hwtr_ar_end(const struct hwtr_ar *ar);
 size_t hwtr_ar_nmembers(const struct hwtr_ar *ar);
 const struct hwtr_member_info *hwtr_ar_member(const struct hwtr_ar *ar,
     size_t i);
+/*
+ * Members read whole into memory are at most HWTR_AR_MEM_MAX bytes (-HWTR_E_LIMIT
+ * otherwise): hwtr_ar_extract_image() writes a bigger image out in
+ * bounded memory.  A stream chunk is at most HWTR_CHUNK_MAX bytes (the
+ * writer splits bigger ones; the reader refuses them when it opens).
+ */
+#define HWTR_AR_MEM_MAX		(256ULL << 20)
+#define HWTR_CHUNK_MAX		(16u << 20)
+
 /* Read member @i whole into a malloc'd buffer the caller frees. */
 int hwtr_ar_read_member(struct hwtr_ar *ar, size_t i, void **bufp,
     size_t *lenp);
@@ -730,8 +739,14 @@ const struct hwtr_image_desc *hwtr_ar_image(const struct hwtr_ar *ar,
     size_t i);
 /* Index of the image with @key, or -HWTR_E_NOENT. */
 int hwtr_ar_find_image(const struct hwtr_ar *ar, const char *key);
+/*
+ * Both check the image's SHA-256 against its description
+ * (-HWTR_E_CHECKSUM).  hwtr_ar_extract_image() writes the image to @fd
+ * (at its offset) in bounded memory, whatever its size.
+ */
 int hwtr_ar_read_image(struct hwtr_ar *ar, size_t i, void **bufp,
     size_t *lenp);
+int hwtr_ar_extract_image(struct hwtr_ar *ar, size_t i, int fd);
 
 size_t hwtr_ar_nsideband(const struct hwtr_ar *ar);
 const struct hwtr_sb_rec *hwtr_ar_sideband_rec(const struct hwtr_ar *ar,

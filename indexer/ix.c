@@ -19,6 +19,7 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <intel-pt.h>
 #include <limits.h>
@@ -443,29 +444,50 @@ load_images(struct run *r)
 		size_t len = 0, dlen = 0, mi;
 		char dname[HWTR_IMAGE_KEY_MAX + 16];
 		const char *base;
-		FILE *fp;
-		int rc;
+		int rc, fd;
 
-		rc = hwtr_ar_read_image(r->ar, i, &buf, &len);
+		/*
+		 * Written out in bounded memory (an image may declare 4 GiB)
+		 * and mapped: the pages the decoder and the symbolizer read
+		 * are all that is resident.  The SHA-256 is checked on the
+		 * way, as verify checks it.
+		 */
+		if (asprintf(&im->file, "%s/%zu", r->tmpdir, i) < 0) {
+			im->file = NULL;
+			return (-HWTR_E_NOMEM);
+		}
+		if ((fd = open(im->file, O_RDWR | O_CREAT | O_EXCL |
+		    O_CLOEXEC, 0600)) < 0) {
+			ix_err(r->ix, "cannot write '%s': %s", im->file,
+			    strerror(errno));
+			return (-HWTR_E_IO);
+		}
+		rc = hwtr_ar_extract_image(r->ar, i, fd);
+		if (rc == -HWTR_E_IO) {
+			ix_err(r->ix, "cannot write '%s': %s", im->file,
+			    hwtr_ar_errmsg(r->ar));
+			close(fd);
+			return (rc);
+		}
 		if (rc < 0) {
 			ix_problem(r->ix, "image '%s' (%s): cannot be read: %s",
 			    id->path ? id->path : "?", id->key,
 			    hwtr_ar_errmsg(r->ar));
+			close(fd);
+			unlink(im->file);
+			free(im->file);
+			im->file = NULL;
 			continue;
 		}
-		if (asprintf(&im->file, "%s/%zu", r->tmpdir, i) < 0) {
-			im->file = NULL;
-			free(buf);
-			return (-HWTR_E_NOMEM);
-		}
-		fp = fopen(im->file, "wb");
-		if (fp == NULL || (len > 0 && fwrite(buf, 1, len, fp) != len) ||
-		    fclose(fp) != 0) {
-			ix_err(r->ix, "cannot write '%s': %s", im->file,
+		len = (size_t)id->size;
+		if (len > 0 && (buf = mmap(NULL, len, PROT_READ, MAP_PRIVATE,
+		    fd, 0)) == MAP_FAILED) {
+			ix_err(r->ix, "cannot map '%s': %s", im->file,
 			    strerror(errno));
-			free(buf);
+			close(fd);
 			return (-HWTR_E_IO);
 		}
+		close(fd);
 		im->size = len;
 		im->present = 1;
 		base = id->path != NULL ? strrchr(id->path, '/') : NULL;
@@ -3417,7 +3439,8 @@ run_free(struct run *r)
 			free(r->imgs[i].file);
 		}
 		ix_elf_free(&r->imgs[i].elf);
-		free(r->imgs[i].bytes);
+		if (r->imgs[i].bytes != NULL && r->imgs[i].size > 0)
+			munmap(r->imgs[i].bytes, r->imgs[i].size);
 		free(r->imgs[i].file_ids);
 	}
 	free(r->imgs);
