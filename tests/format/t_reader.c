@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "hwtrace.h"
 #include "hwtr_test.h"
@@ -767,8 +769,73 @@ ATF_TC_BODY(filter_cfg_out_of_range_refused, tc)
 	free(man);
 }
 
+/*
+ * Issue 16: an image whose bytes do not have its description's SHA-256 is
+ * refused by every reader, not only by verify: reading it, writing it out,
+ * and so hwtrace index.  "abc" is FIPS 180-2's first SHA-256 example.
+ */
+ATF_TC_WITHOUT_HEAD(image_sha256_checked_on_read);
+ATF_TC_BODY(image_sha256_checked_on_read, tc)
+{
+	static const char *const sha[2] = {
+	    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ae",
+	    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" };
+	struct craft_member x[2];
+	struct hwtr_ar *ar;
+	char desc[512];
+	void *buf;
+	size_t len;
+	int k, fd, want;
+
+	for (k = 0; k < 2; k++) {
+		want = k == 0 ? -HWTR_E_CHECKSUM : 0;
+		memset(x, 0, sizeof(x));
+		snprintf(desc, sizeof(desc), "{\"key\": \"bid-0011\", "
+		    "\"path\": \"/lib/x\", \"kind\": \"file\", \"build_id\": "
+		    "\"0011\", \"size\": 3, \"sha256\": \"%s\"}", sha[k]);
+		x[0].name = "images/bid-0011.json";
+		x[0].data = desc;
+		x[0].len = strlen(desc);
+		x[1].name = "images/bid-0011";
+		x[1].data = "abc";
+		x[1].len = 3;
+		craft_with("img.hwtrace", x, 2, NULL);
+		ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&ar, "img.hwtrace", NULL), 0,
+		    "%s", hwtr_ar_errmsg(ar));
+		ATF_REQUIRE_EQ(hwtr_ar_nimages(ar), 1);
+		ATF_CHECK_EQ_MSG(hwtr_ar_read_image(ar, 0, &buf, &len), want,
+		    "read: %s", hwtr_ar_errmsg(ar));
+		free(buf);
+		ATF_REQUIRE((fd = open("/dev/null", O_WRONLY)) >= 0);
+		ATF_CHECK_EQ_MSG(hwtr_ar_extract_image(ar, 0, fd), want,
+		    "extract: %s", hwtr_ar_errmsg(ar));
+		close(fd);
+		if (want != 0)
+			ATF_CHECK_MSG(strstr(hwtr_ar_errmsg(ar), "member "
+			    "'images/bid-0011': SHA-256 differs from its "
+			    "description") != NULL, "%s", hwtr_ar_errmsg(ar));
+		hwtr_ar_close(ar);
+	}
+	/* hwtrace index says so (the good one above says nothing). */
+	craft_with("img.hwtrace", x, 2, NULL);
+	ATF_REQUIRE(system(HWTR_TEST_BUILD "/hwtrace index -o i.db img.hwtrace "
+	    "2> ok.err") == 0);
+	ATF_CHECK(!atf_utils_grep_file("SHA-256", "ok.err"));
+	snprintf(desc, sizeof(desc), "{\"key\": \"bid-0011\", \"path\": "
+	    "\"/lib/x\", \"kind\": \"file\", \"build_id\": \"0011\", "
+	    "\"size\": 3, \"sha256\": \"%s\"}", sha[0]);
+	x[0].len = strlen(desc);
+	craft_with("img.hwtrace", x, 2, NULL);
+	(void)system(HWTR_TEST_BUILD "/hwtrace index -o i.db img.hwtrace "
+	    "2> bad.err");
+	ATF_CHECK_MSG(atf_utils_grep_file("image '/lib/x' \\(bid-0011\\): "
+	    "cannot be read: member 'images/bid-0011': SHA-256 differs from "
+	    "its description", "bad.err"), "index did not report the image");
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, image_sha256_checked_on_read);
 	ATF_TP_ADD_TC(tp, frames_without_checksum_refused);
 	ATF_TP_ADD_TC(tp, filter_cfg_out_of_range_refused);
 	ATF_TP_ADD_TC(tp, toc_members_checked_like_scanned_ones);
