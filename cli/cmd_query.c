@@ -322,6 +322,20 @@ struct out_sink {
 };
 
 /*
+ * SIGINT and SIGTERM while an archive is being indexed on first use: the
+ * indexer stops within a second and removes its temporary database and
+ * directory (the default action would leave them behind).
+ */
+static volatile int index_cancel;
+
+static void
+on_cancel(int sig)
+{
+	(void)sig;
+	index_cancel = 1;
+}
+
+/*
  * Write a block of the answer to standard output.  A reader that has gone
  * away ends the command as it ends cat(1) or git-log(1): by SIGPIPE, with
  * no message; where SIGPIPE was ignored by whoever started us, the same is
@@ -359,6 +373,8 @@ cmd_query(int argc, char **argv)
 	const struct qverb *v;
 	struct cli_cmd vcmd;
 	struct hwtr_q_opts qo;
+	struct sigaction sa, oldint, oldterm;
+	int orc;
 	struct hwtr_q_req req;
 	struct out_sink sink = { 0 };
 	struct hwtr_q *q = NULL;
@@ -649,8 +665,18 @@ cmd_query(int argc, char **argv)
 	qo.cache = dbopt;
 	qo.log.fn = q_log;
 	qo.log.level = HWTR_LOG_WARN;
-	if (hwtr_q_open(&q, path, &qo, errbuf, sizeof(errbuf)) < 0) {
-		cli_warnx("query", "%s", errbuf);
+	qo.cancel = &index_cancel;
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_cancel;
+	sigaction(SIGINT, &sa, &oldint);
+	sigaction(SIGTERM, &sa, &oldterm);
+	orc = hwtr_q_open(&q, path, &qo, errbuf, sizeof(errbuf));
+	sigaction(SIGINT, &oldint, NULL);
+	sigaction(SIGTERM, &oldterm, NULL);
+	if (orc < 0) {
+		cli_warnx("query", "%s", index_cancel ? "interrupted while "
+		    "indexing; nothing written" : errbuf);
 		goto out;
 	}
 	if (hwtr_q_stream(q, &req, fmt, fmt == HWTR_Q_FMT_TABLE ?

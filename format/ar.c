@@ -720,6 +720,11 @@ read_member_stream(struct hwtr_ar *ar, const struct ar_member *m,
 	if (sha != NULL)
 		hwtr_sha256_init(&h);
 	while (done < m->info.csize && r != 0) {
+		if (ar->opts.cancel != NULL && *ar->opts.cancel) {
+			rc = ar_err(ar, HWTR_E_INTR, "member '%s': interrupted",
+			    m->info.name);
+			goto out;
+		}
 		piece = m->info.csize - done < READ_PIECE ?
 		    (size_t)(m->info.csize - done) : READ_PIECE;
 		if ((rc = pread_all(ar, ibuf, piece, m->info.offset + done,
@@ -737,6 +742,11 @@ read_member_stream(struct hwtr_ar *ar, const struct ar_member *m,
 		in.size = piece;
 		in.pos = 0;
 		while (in.pos < in.size && r != 0) {
+			if (ar->opts.cancel != NULL && *ar->opts.cancel) {
+				rc = ar_err(ar, HWTR_E_INTR, "member '%s': "
+				    "interrupted", m->info.name);
+				goto out;
+			}
 			out.dst = obuf;
 			out.size = STREAM_PIECE;
 			out.pos = 0;

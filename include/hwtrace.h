@@ -636,6 +636,8 @@ struct hwtr_ar_opts {
 	uint64_t	max_members;		/* 0: default 1,000,000 */
 	uint64_t	max_sideband;		/* records; 0: default 1M */
 	uint64_t	max_ratio;		/* decompressed/compressed; 0: default 4096 */
+	/* Non-zero (set by a signal handler): long reads stop, -HWTR_E_INTR. */
+	const volatile int *cancel;
 };
 
 enum hwtr_member_kind {
@@ -1394,6 +1396,8 @@ struct hwtr_q_opts {
 	const char	*cache;		/* database for an archive; NULL: "<archive>.db" */
 	int		jobs;		/* indexing threads; 0: the indexer's default */
 	struct hwtr_log	log;		/* "indexing 'x' into 'y'" and the indexer's messages */
+	/* Set to non-zero (from a signal handler) to stop indexing. */
+	volatile int	*cancel;
 };
 
 enum hwtr_q_verb {

@@ -1064,7 +1064,8 @@ q_cache_usable(struct hwtr_q *q, const char *archive, const char *cache)
 }
 
 static int
-q_index(struct hwtr_q *q, const char *archive, const char *cache, int jobs)
+q_index(struct hwtr_q *q, const char *archive, const char *cache, int jobs,
+    volatile int *cancel)
 {
 	struct hwtr_ix_opts xo;
 	struct hwtr_ix *ix = NULL;
@@ -1073,6 +1074,7 @@ q_index(struct hwtr_q *q, const char *archive, const char *cache, int jobs)
 	memset(&xo, 0, sizeof(xo));
 	xo.jobs = jobs;
 	xo.log = q->log;
+	xo.cancel = cancel;
 	hwtr_logf(&q->log, HWTR_LOG_INFO, "indexing '%s' into '%s'", archive,
 	    cache);
 	if ((rc = hwtr_ix_new(&ix, &xo)) < 0)
@@ -1132,7 +1134,7 @@ hwtr_q_open(struct hwtr_q **qp, const char *path,
 		if ((rc = q_cache_usable(q, path, q->dbpath)) < 0)
 			goto fail;
 		if (rc == 0 && (rc = q_index(q, path, q->dbpath,
-		    opts ? opts->jobs : 0)) < 0)
+		    opts ? opts->jobs : 0, opts ? opts->cancel : NULL)) < 0)
 			goto fail;
 	}
 	if ((rc = q_open_db(q, q->dbpath)) < 0)
