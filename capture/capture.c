@@ -85,9 +85,17 @@ cap_err(struct cap *cap, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * Chunks are written in the background: a full disk may show first in a
+ * later call (writing sideband), but what failed was the trace chunk.
+ */
 static int
 aw_fail(struct cap *cap, int rc, const char *what)
 {
+	const char *m = hwtr_aw_failed_member(cap->aw);
+
+	if (m != NULL && strncmp(m, "streams/", 8) == 0)
+		what = "writing a trace chunk";
 	cap_err(cap, "%s: %s", what, hwtr_aw_errmsg(cap->aw));
 	return (rc);
 }

@@ -108,6 +108,7 @@ struct hwtr_aw {
 	int		debug_system;	/* hwtr_aw_opts.debug_info */
 	char		*debug_dir;
 	char		*path;		/* final name */
+	char		failed[HWTR_NAME_MAX + 1];	/* member whose write failed */
 	char		*tmp;		/* name written (".partial") */
 	uint64_t	off;		/* file offset of the next frame */
 	struct archive	*a;
@@ -611,6 +612,8 @@ job_reap(struct hwtr_aw *aw, struct aw_job *j)
 	j->state = J_FREE;
 	if (rc < 0) {
 		aw->broken = 1;
+		if (aw->failed[0] == '\0')
+			snprintf(aw->failed, sizeof(aw->failed), "%s", j->name);
 		if (aw->why[0] != '\0')
 			return (broken_err(aw));
 		snprintf(aw->why, sizeof(aw->why), "%s", j->errmsg);
@@ -977,6 +980,12 @@ const char *
 hwtr_aw_errmsg(const struct hwtr_aw *aw)
 {
 	return (aw != NULL ? aw->errmsg : "no writer");
+}
+
+const char *
+hwtr_aw_failed_member(const struct hwtr_aw *aw)
+{
+	return (aw != NULL && aw->failed[0] != '\0' ? aw->failed : NULL);
 }
 
 const char *

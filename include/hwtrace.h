@@ -510,6 +510,13 @@ int hwtr_aw_add_aux(struct hwtr_aw *aw, const char *name, const void *buf,
 /* Set what the final member says. */
 void hwtr_aw_set_end(struct hwtr_aw *aw, const struct hwtr_capture_end *end);
 
+/*
+ * The member whose background write failed first (a trace chunk, written
+ * while the caller went on), or NULL: what a failure reported by a later
+ * call was really about.
+ */
+const char *hwtr_aw_failed_member(const struct hwtr_aw *aw);
+
 /* The file name being written (the ".partial" name until closed). */
 const char *hwtr_aw_path(const struct hwtr_aw *aw);
 
