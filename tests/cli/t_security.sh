@@ -261,8 +261,46 @@ X
 	fi
 }
 
+atf_test_case json_bomb_bounded
+json_bomb_bounded_head()
+{
+	atf_set descr "a 20 MB archive whose manifest holds 20 million JSON values is refused by info in bounded memory (jansson would need 0.8 GB)"
+	atf_set require.progs "python3 zstd"
+}
+json_bomb_bounded_body()
+{
+	cat > mk.py <<'X'
+import os, subprocess, sys, tarfile
+n = 20000000
+d = bytearray(2 * n - 1)
+d[0::2] = bytes(48 + b % 10 for b in os.urandom(n))
+d[1::2] = b"," * (n - 1)
+man = (b'{"format": "1.0", "writer": "craft", "host": "h", "source": "step", '
+       b'"source_version": null, "sideband_origin": null, "caveats": [], '
+       b'"cpu": {"vendor": "amd", "family": 25, "model": 1, "stepping": 1, '
+       b'"brand": ""}, "argv": ["x"], "start_ns": 0, "timeconv": null, '
+       b'"pad": [' + bytes(d) + b']}')
+ti = tarfile.TarInfo("hwtrace.json")
+ti.size = len(man)
+b = ti.tobuf(format=tarfile.PAX_FORMAT) + man + b"\0" * ((512 - len(man) % 512) % 512)
+open("m.tmp", "wb").write(b)
+sys.stdout.buffer.write(subprocess.run(["zstd", "-q", "-c", "m.tmp"],
+    capture_output=True, check=True).stdout)
+X
+	python3 mk.py > j.hwtrace || atf_fail "cannot craft j.hwtrace"
+	rm -f m.tmp
+	/usr/bin/time -f %M -o rss "$HWTRACE" info j.hwtrace >out 2>err
+	st=$?
+	[ $st -eq 1 ] || atf_fail "info: exit status $st, expected 1"
+	grep -q "hwtrace.json: more than 1048576 JSON values" err ||
+	    atf_fail "expected the JSON value limit, got: $(cat err)"
+	[ "$(tail -n 1 rss)" -lt 524288 ] ||
+	    atf_fail "info took $(tail -n 1 rss) KB at peak, the limit is 512 MB"
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case json_bomb_bounded
 	atf_add_test_case terminal_escapes_escaped
 	atf_add_test_case redact_args
 	atf_add_test_case partial_link_not_followed
