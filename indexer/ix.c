@@ -1052,8 +1052,9 @@ replay_sideband(struct run *r)
 			    UINT64_MAX)) < 0)
 				return (rc == -HWTR_E_LIMIT ? replay_limit(r) :
 				    rc);
-			qsort(r->rp.hits, r->rp.nhits, sizeof(*r->rp.hits),
-			    cmp_size);
+			if (r->rp.nhits > 1)
+				qsort(r->rp.hits, r->rp.nhits,
+				    sizeof(*r->rp.hits), cmp_size);
 			nm = r->rp.nhits;
 			for (j = 0; j < nm; j++) {
 				struct ix_map old = r->maps[r->rp.hits[j]];
@@ -1321,7 +1322,8 @@ warn_missing(struct run *r)
 	 * The decode errors' addresses sorted once: a binary search per
 	 * mapping, not a pass over every error (200,000 mappings).
 	 */
-	qsort(r->errips, r->nerrips, sizeof(*r->errips), cmp_u64);
+	if (r->nerrips > 1)
+		qsort(r->errips, r->nerrips, sizeof(*r->errips), cmp_u64);
 	for (i = 0; i < r->nmaps; i++) {
 		const struct ix_map *m = &r->maps[i];
 
