@@ -121,18 +121,3 @@ hwtr_esc_dup(const char *s, int flags)
 	esc(s, flags, out);
 	return (out);
 }
-
-int
-hwtr_esc_fputs(const char *s, int flags, FILE *f)
-{
-	char *e;
-	int rc;
-
-	if (!hwtr_esc_needed(s, flags))
-		return (fputs(s, f));
-	if ((e = hwtr_esc_dup(s, flags)) == NULL)
-		return (EOF);
-	rc = fputs(e, f);
-	free(e);
-	return (rc);
-}

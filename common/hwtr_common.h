@@ -71,8 +71,4 @@ int hwtr_elf_build_id_mem(const void *buf, size_t len, uint8_t *id,
 int hwtr_out_create(const char *path, int flags, char **tmpp);
 int hwtr_out_commit(const char *tmp, const char *path);
 
-/* hwtr_esc_dup() (hwtrace.h) written to @f. */
-#include <stdio.h>
-int hwtr_esc_fputs(const char *s, int flags, FILE *f);
-
 #endif /* !HWTR_COMMON_H */
