@@ -85,9 +85,17 @@ cap_err(struct cap *cap, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * Chunks are written in the background: a full disk may show first in a
+ * later call (writing sideband), but what failed was the trace chunk.
+ */
 static int
 aw_fail(struct cap *cap, int rc, const char *what)
 {
+	const char *m = hwtr_aw_failed_member(cap->aw);
+
+	if (m != NULL && strncmp(m, "streams/", 8) == 0)
+		what = "writing a trace chunk";
 	cap_err(cap, "%s: %s", what, hwtr_aw_errmsg(cap->aw));
 	return (rc);
 }
@@ -849,7 +857,8 @@ output_check(struct cap *cap)
 		    cap->cfg->output);
 		return (-HWTR_E_INVAL);
 	}
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) < 0) {
 		if (errno == EEXIST)
 			return (0);	/* the writer replaces it */
 		cap_err(cap, "cannot create '%s': %s", cap->cfg->output,
@@ -967,6 +976,9 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 		cap.meta.argv = (const char *const *)cap.cmdargv;
 		cap.meta.argc = cmdargc;
 	}
+	/* --redact-args: the program, not what it was told (passwords). */
+	if (cfg->redact_args && cap.meta.argc > 1)
+		cap.meta.argc = 1;
 	clock_gettime(CLOCK_REALTIME, &real);
 	cap.meta.start_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
 	cap.meta.tconv = cap.src.tconv;

@@ -23,6 +23,7 @@ enum {
 	OPT_NO_FOLLOW,
 	OPT_NO_RET_COMPRESSION,
 	OPT_PSB_PERIOD,
+	OPT_REDACT_ARGS,
 	OPT_TRIGGER
 };
 
@@ -46,6 +47,8 @@ static const struct cli_opt capture_opts[] = {
 	{ "pid", 'p', "PID", "attach to a running process" },
 	{ "psb-period", OPT_PSB_PERIOD, "BYTES", "bytes between PSB+ "
 	    "(default 4K)" },
+	{ "redact-args", OPT_REDACT_ARGS, NULL, "record the command's "
+	    "name (argv[0]) only, not its arguments" },
 	{ "source", 's', "NAME", "trace source: step, valgrind or perf (default: the best available)" },
 	{ "trigger", OPT_TRIGGER, "SYMBOL", "ring mode: snapshot when the "
 	    "program reaches SYMBOL" },
@@ -155,6 +158,9 @@ cmd_capture(int argc, char **argv)
 				    "malformed PSB period '%s' (64 to 1G)",
 				    arg));
 			cfg.psb_period = (uint32_t)v;
+			break;
+		case OPT_REDACT_ARGS:
+			cfg.redact_args = 1;
 			break;
 		case 's':
 			if (hwtr_src_find(arg) == NULL)

@@ -50,6 +50,8 @@ struct info {
 	uint64_t	sb_lost_bytes;
 	uint64_t	sb_lost_records;
 	size_t		nlost;
+	char		**esc;		/* escaped copies made by txt() */
+	size_t		nesc;
 };
 
 static const char *
@@ -96,6 +98,31 @@ static const char *
 str_or(const char *s, const char *dflt)
 {
 	return (s != NULL && *s != '\0' ? s : dflt);
+}
+
+/*
+ * @s (or @dflt when empty) for the text output: archive content with
+ * control characters escaped (hwtr_esc_dup()), so that no host name,
+ * argument or path can send escape sequences to the terminal.  Valid until
+ * the info is freed.
+ */
+static const char *
+txt(struct info *in, const char *s, const char *dflt)
+{
+	char **v, *e;
+
+	s = str_or(s, dflt);
+	if (!hwtr_esc_needed(s, 0))
+		return (s);
+	if ((v = realloc(in->esc, (in->nesc + 1) * sizeof(*v))) == NULL ||
+	    (e = hwtr_esc_dup(s, 0)) == NULL) {
+		if (v != NULL)
+			in->esc = v;
+		return ("(out of memory)");
+	}
+	in->esc = v;
+	in->esc[in->nesc++] = e;
+	return (e);
 }
 
 /* "r-x" from PROT_* bits. */
@@ -179,7 +206,7 @@ print_pt(FILE *fp, const struct hwtr_pt_config *pt)
 }
 
 static void
-print_cs(FILE *fp, const struct hwtr_cs_config *cs)
+print_cs(FILE *fp, struct info *in, const struct hwtr_cs_config *cs)
 {
 	const struct hwtr_cs_source *src;
 	size_t i, j;
@@ -191,10 +218,10 @@ print_cs(FILE *fp, const struct hwtr_cs_config *cs)
 		src = &cs->sources[i];
 		fprintf(fp, "    source %zu: %s, trace id 0x%02x, core %s\n", i,
 		    hwtr_tf_name(src->protocol), src->trace_id,
-		    str_or(src->core, "unknown"));
+		    txt(in, src->core, "unknown"));
 		for (j = 0; j < src->nregs && src->regs != NULL; j++)
 			fprintf(fp, "      %s = 0x%" PRIx64 "\n",
-			    str_or(src->regs[j].name, "?"),
+			    txt(in, src->regs[j].name, "?"),
 			    src->regs[j].value);
 	}
 }
@@ -227,7 +254,7 @@ print_text(FILE *fp, struct info *in)
 	uint64_t bytes;
 	int t;
 
-	fprintf(fp, "archive: %s\n", in->path);
+	fprintf(fp, "archive: %s\n", txt(in, in->path, ""));
 	fprintf(fp, "format: %" PRIu32 ".%" PRIu32 "\n", st->version_major,
 	    st->version_minor);
 	if (st->complete)
@@ -236,22 +263,22 @@ print_text(FILE *fp, struct info *in)
 	else
 		fprintf(fp, "status: truncated at byte %" PRIu64 " of %" PRIu64
 		    " (%s)\n", st->valid_end, st->file_size,
-		    str_or(st->why, "no final member"));
+		    txt(in, st->why, "no final member"));
 	if (m != NULL) {
-		fprintf(fp, "writer: %s\n", str_or(m->writer, "unknown"));
-		fprintf(fp, "host: %s\n", str_or(m->host, "unknown"));
-		fprintf(fp, "source: %s%s%s\n", str_or(m->source, "unknown"),
+		fprintf(fp, "writer: %s\n", txt(in, m->writer, "unknown"));
+		fprintf(fp, "host: %s\n", txt(in, m->host, "unknown"));
+		fprintf(fp, "source: %s%s%s\n", txt(in, m->source, "unknown"),
 		    m->source_version ? " " : "",
-		    m->source_version ? m->source_version : "");
+		    txt(in, m->source_version, ""));
 		fprintf(fp, "cpu: %s family %u model %u stepping %u%s%s%s\n",
 		    hwtr_cpu_vendor_name(m->cpu.vendor), m->cpu.family,
 		    m->cpu.model, m->cpu.stepping, m->cpu.brand[0] ? " (" : "",
-		    m->cpu.brand, m->cpu.brand[0] ? ")" : "");
+		    txt(in, m->cpu.brand, ""), m->cpu.brand[0] ? ")" : "");
 		fprintf(fp, "command:");
 		if (m->argc == 0)
 			fprintf(fp, " unknown");
 		for (i = 0; i < m->argc && m->argv != NULL; i++)
-			fprintf(fp, " %s", str_or(m->argv[i], "''"));
+			fprintf(fp, " %s", txt(in, m->argv[i], "''"));
 		fprintf(fp, "\n");
 		fmt_time(m->start_ns, buf, sizeof(buf));
 		fprintf(fp, "start: %s\n", buf);
@@ -263,14 +290,14 @@ print_text(FILE *fp, struct info *in)
 		else
 			fprintf(fp, "time conversion: none\n");
 		fprintf(fp, "sideband origin: %s\n",
-		    str_or(m->sideband_origin, "none"));
+		    txt(in, m->sideband_origin, "none"));
 		fprintf(fp, "caveats: %zu\n", m->ncaveats);
 		for (i = 0; i < m->ncaveats && m->caveats != NULL; i++)
-			fprintf(fp, "  %s\n", str_or(m->caveats[i], ""));
+			fprintf(fp, "  %s\n", txt(in, m->caveats[i], ""));
 		if (m->nnotes > 0 && m->notes != NULL) {
 			fprintf(fp, "notes: %zu\n", m->nnotes);
 			for (i = 0; i < m->nnotes; i++)
-				fprintf(fp, "  %s\n", str_or(m->notes[i], ""));
+				fprintf(fp, "  %s\n", txt(in, m->notes[i], ""));
 		}
 	}
 
@@ -282,13 +309,13 @@ print_text(FILE *fp, struct info *in)
 		stream_totals(in->ar, i, &nchunks, &bytes);
 		fprintf(fp, "  stream %" PRIu32 " '%s': %s, pid %" PRId32
 		    ", tid %" PRId32 ", cpu %" PRId32 ", %zu chunk%s, %"
-		    PRIu64 " bytes\n", sd->id, str_or(sd->name, ""),
+		    PRIu64 " bytes\n", sd->id, txt(in, sd->name, ""),
 		    hwtr_tf_name(sd->format), sd->pid, sd->tid, sd->cpu,
 		    nchunks, nchunks == 1 ? "" : "s", bytes);
 		if (sd->format == HWTR_TF_INTEL_PT)
 			print_pt(fp, &sd->pt);
 		else if (sd->format != HWTR_TF_NONE)
-			print_cs(fp, &sd->cs);
+			print_cs(fp, in, &sd->cs);
 	}
 
 	n = hwtr_ar_nimages(in->ar);
@@ -297,7 +324,7 @@ print_text(FILE *fp, struct info *in)
 		if ((img = hwtr_ar_image(in->ar, i)) == NULL)
 			continue;
 		fprintf(fp, "  %s %s (%s, %" PRIu64 " bytes)\n", img->key,
-		    str_or(img->path, "unknown"),
+		    txt(in, img->path, "unknown"),
 		    img->kind == HWTR_IMG_MEMORY ? "memory" : "file",
 		    img->size);
 		if ((dm = debug_member(in->ar, img)) != NULL)
@@ -315,8 +342,8 @@ print_text(FILE *fp, struct info *in)
 		    " pgoff 0x%" PRIx64 " %s %s [%s]\n", r->pid,
 		    r->u.mmap.addr, r->u.mmap.addr + r->u.mmap.len,
 		    r->u.mmap.pgoff, prot_str(r->u.mmap.prot, buf),
-		    str_or(r->u.mmap.path, "unknown"),
-		    str_or(r->u.mmap.image, "no image"));
+		    txt(in, r->u.mmap.path, "unknown"),
+		    txt(in, r->u.mmap.image, "no image"));
 	}
 
 	n = hwtr_ar_nsideband(in->ar);
@@ -356,7 +383,7 @@ print_text(FILE *fp, struct info *in)
 	n = hwtr_ar_nwarnings(in->ar);
 	fprintf(fp, "warnings: %zu\n", n);
 	for (i = 0; i < n; i++)
-		fprintf(fp, "  %s\n", str_or(hwtr_ar_warning(in->ar, i), ""));
+		fprintf(fp, "  %s\n", txt(in, hwtr_ar_warning(in->ar, i), ""));
 }
 
 /* ------------------------------------------------------------------ */
@@ -732,6 +759,9 @@ cmd_info(int argc, char **argv)
 	else
 		print_text(stdout, &in);
 	hwtr_ar_close(in.ar);
+	while (in.nesc > 0)
+		free(in.esc[--in.nesc]);
+	free(in.esc);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		cli_warnx("info", "cannot write the output");
 		return (1);

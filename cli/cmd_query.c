@@ -28,7 +28,7 @@
 enum {
 	O_DB = 0x100, O_FORMAT, O_THREAD, O_INSNS, O_DEPTH, O_IMAGE, O_LCOV,
 	O_BY, O_FROM, O_TO, O_KIND, O_COUNT, O_FILE, O_PERFETTO, O_MIN_DUR,
-	O_MAX_DEPTH, O_AT, O_FOLDED, O_WEIGHT
+	O_MAX_DEPTH, O_AT, O_FOLDED, O_WEIGHT, O_TIMEOUT, O_MAXLEN
 };
 
 #define OPT_DB	{ "db", O_DB, "PATH", "database to use for an archive (default: ARCHIVE.db)" }
@@ -88,7 +88,10 @@ static const struct cli_opt o_annotate[] = {
 	OPT_DB, OPT_FMT, OPT_FROM, OPT_THR, OPT_TO, OPT_END };
 static const struct cli_opt o_sql[] = { OPT_DB,
 	{ "file", O_FILE, "F", "read the statements from file F" },
-	OPT_FMT, OPT_END };
+	OPT_FMT,
+	{ "max-length", O_MAXLEN, "SIZE", "longest string or blob a statement may make (K, M, G; default 64M)" },
+	{ "timeout", O_TIMEOUT, "SECONDS", "stop a statement after SECONDS (default 60; 0: no limit)" },
+	OPT_END };
 static const struct cli_opt o_export[] = { OPT_DB,
 	{ "depth", O_DEPTH, "D", "--folded: only frames nested at most D deep" },
 	{ "folded", O_FOLDED, "OUT", "write folded stacks (flame graphs) to OUT" },
@@ -319,6 +322,20 @@ struct out_sink {
 };
 
 /*
+ * SIGINT and SIGTERM while an archive is being indexed on first use: the
+ * indexer stops within a second and removes its temporary database and
+ * directory (the default action would leave them behind).
+ */
+static volatile int index_cancel;
+
+static void
+on_cancel(int sig)
+{
+	(void)sig;
+	index_cancel = 1;
+}
+
+/*
  * Write a block of the answer to standard output.  A reader that has gone
  * away ends the command as it ends cat(1) or git-log(1): by SIGPIPE, with
  * no message; where SIGPIPE was ignored by whoever started us, the same is
@@ -356,6 +373,8 @@ cmd_query(int argc, char **argv)
 	const struct qverb *v;
 	struct cli_cmd vcmd;
 	struct hwtr_q_opts qo;
+	struct sigaction sa, oldint, oldterm;
+	int orc;
 	struct hwtr_q_req req;
 	struct out_sink sink = { 0 };
 	struct hwtr_q *q = NULL;
@@ -531,6 +550,30 @@ cmd_query(int argc, char **argv)
 			}
 			req.weight = arg;
 			break;
+		case O_TIMEOUT: {
+			long sec;
+
+			if (cli_parse_int(arg, 0, 1000000, &sec) < 0) {
+				rc = cli_usage_error(&vcmd, "--timeout: '%s' is "
+				    "not a number of seconds (0 to 1000000)",
+				    arg);
+				goto usage;
+			}
+			req.sql_timeout_ms = (int64_t)sec * 1000;
+			break;
+		}
+		case O_MAXLEN: {
+			uint64_t len;
+
+			if (cli_parse_size(arg, &len) < 0 || len == 0 ||
+			    len > 0x7fffffff) {
+				rc = cli_usage_error(&vcmd, "--max-length: '%s' "
+				    "is not a size from 1 to 2G-1", arg);
+				goto usage;
+			}
+			req.sql_max_length = (int64_t)len;
+			break;
+		}
 		default:
 			rc = cli_usage_error(&vcmd, "unexpected option");
 			goto usage;
@@ -622,8 +665,18 @@ cmd_query(int argc, char **argv)
 	qo.cache = dbopt;
 	qo.log.fn = q_log;
 	qo.log.level = HWTR_LOG_WARN;
-	if (hwtr_q_open(&q, path, &qo, errbuf, sizeof(errbuf)) < 0) {
-		cli_warnx("query", "%s", errbuf);
+	qo.cancel = &index_cancel;
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_cancel;
+	sigaction(SIGINT, &sa, &oldint);
+	sigaction(SIGTERM, &sa, &oldterm);
+	orc = hwtr_q_open(&q, path, &qo, errbuf, sizeof(errbuf));
+	sigaction(SIGINT, &oldint, NULL);
+	sigaction(SIGTERM, &oldterm, NULL);
+	if (orc < 0) {
+		cli_warnx("query", "%s", index_cancel ? "interrupted while "
+		    "indexing; nothing written" : errbuf);
 		goto out;
 	}
 	if (hwtr_q_stream(q, &req, fmt, fmt == HWTR_Q_FMT_TABLE ?

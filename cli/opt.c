@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hwtrace.h"
 #include "cli.h"
 
 #define CLI_MAXOPTS	64
@@ -50,15 +51,26 @@ void
 cli_warnx(const char *verb, const char *fmt, ...)
 {
 	va_list ap;
+	char *msg, *safe;
+	int n;
 
 	if (verb != NULL)
 		fprintf(stderr, "hwtrace %s: ", verb);
 	else
 		fprintf(stderr, "hwtrace: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
+	if (n < 0) {
+		fputs("out of memory\n", stderr);
+		return;
+	}
+	/* Messages quote names from archives: no terminal escapes. */
+	safe = hwtr_esc_dup(msg, HWTR_ESC_KEEP_NL);
+	fputs(safe != NULL ? safe : msg, stderr);
 	fputc('\n', stderr);
+	free(safe);
+	free(msg);
 }
 
 int

@@ -58,4 +58,17 @@ int hwtr_elf_build_id_fd(int fd, uint8_t *id, size_t *idlen);
 int hwtr_elf_build_id_mem(const void *buf, size_t len, uint8_t *id,
     size_t *idlen);
 
+/*
+ * Temporary outputs (common/outfile.c).  hwtr_out_create() creates the
+ * temporary file of the output @path, exclusively and never through a
+ * symbolic link, mode 0600: "@path.partial" (an earlier file or link of
+ * that name is removed first, not followed), or with HWTR_OUT_RANDOM an
+ * unpredictable "@path.partial.XXXXXX".  Returns the descriptor and the
+ * name in *@tmpp (the caller frees it), or -1 with errno set.
+ * hwtr_out_commit() renames the finished @tmp over @path (-1 and errno).
+ */
+#define HWTR_OUT_RANDOM	0x1
+int hwtr_out_create(const char *path, int flags, char **tmpp);
+int hwtr_out_commit(const char *tmp, const char *path);
+
 #endif /* !HWTR_COMMON_H */

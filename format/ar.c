@@ -50,6 +50,13 @@
 #define BLOCK_MAX		(128u << 10)
 #define READ_PIECE		(1u << 20)
 #define SB_MEMBER_LIMIT		(64u << 20)
+/*
+ * The whole sideband is held in memory (records and their strings): at
+ * most this many bytes of it, and by default at most 1M records (144
+ * bytes each), so that a reader's memory stays far below 512 MB whatever
+ * an archive declares.
+ */
+#define SB_TOTAL_LIMIT		(128u << 20)
 #define ONESHOT_MAX		(64u << 20) /* frames read whole into memory */
 
 struct ar_member {
@@ -131,6 +138,7 @@ struct hwtr_ar {
 
 	struct hwtr_sb_rec *sb;
 	size_t		nsb, sbcap;
+	uint64_t	sb_bytes;	/* sideband member bytes read */
 	uint8_t		sb_unknown[8192];	/* bitmap of warned types */
 	uint8_t		sb_extra[HWTR_SB_MAX];
 };
@@ -321,6 +329,33 @@ classify(const char *name, uint32_t *idp, uint64_t *offp)
 		}
 	}
 	return (HWTR_M_UNKNOWN);
+}
+
+/*
+ * A name under streams/ that classify() did not take but that claims to be
+ * a stream's: a stream directory that is not a canonical decimal id ("00",
+ * "+1", "4294967295"), or a chunk name whose offset is not 16 lowercase hex
+ * digits.  Refused rather than skipped: a reader that skipped it would see
+ * a stream without the data the writer meant it to have.
+ */
+static int
+stream_name_bad(const char *name)
+{
+	const char *p, *slash;
+	size_t n;
+
+	if (strncmp(name, "streams/", 8) != 0)
+		return (0);
+	p = name + 8;
+	if ((slash = strchr(p, '/')) == NULL)
+		return (1);
+	n = (size_t)(slash - p);
+	if (!all_digits(p, n, 0) || n > 10 || (n > 1 && p[0] == '0') ||
+	    strtoull(p, NULL, 10) >= UINT32_MAX)
+		return (1);
+	p = slash + 1;
+	n = strlen(p);
+	return (n >= 6 && strcmp(p + n - 6, ".chunk") == 0);
 }
 
 /* ---- decompression -------------------------------------------------------- */
@@ -651,6 +686,143 @@ fail:
 	return (rc);
 }
 
+/*
+ * Read member @m in bounded memory, whatever it declares: its data is
+ * handed to @fn (when not NULL) in pieces of at most STREAM_PIECE bytes,
+ * in order, and hashed into *@sha when @sha is not NULL.  The tar header
+ * is checked as read_member_into() checks it, the frame's checksum by
+ * zstd.  A decompression bomb costs time here, never memory.
+ */
+#define STREAM_PIECE	(256u << 10)
+static int
+read_member_stream(struct hwtr_ar *ar, const struct ar_member *m,
+    int (*fn)(void *, const void *, size_t), void *arg, uint8_t sha[32])
+{
+	struct hwtr_sha256 h;
+	ZSTD_DCtx *d;
+	ZSTD_inBuffer in;
+	ZSTD_outBuffer out;
+	uint8_t *ibuf = NULL, *obuf = NULL, hdr[HDR_PREFIX];
+	char name[HWTR_NAME_MAX + 1];
+	uint64_t done = 0, pos = 0, size, total = m->info.usize;
+	size_t got, piece, k, r = 1;
+	int rc = 0, eof;
+
+	if (m->hdr_len > sizeof(hdr))
+		return (ar_err(ar, HWTR_E_FORMAT, "member '%s': headers of %ju "
+		    "bytes", m->info.name, (uintmax_t)m->hdr_len));
+	if ((d = get_dctx(ar)) == NULL || (ibuf = malloc(READ_PIECE)) ==
+	    NULL || (obuf = malloc(STREAM_PIECE)) == NULL) {
+		put_dctx(ar, d);
+		free(ibuf);
+		return (-HWTR_E_NOMEM);
+	}
+	if (sha != NULL)
+		hwtr_sha256_init(&h);
+	while (done < m->info.csize && r != 0) {
+		if (ar->opts.cancel != NULL && *ar->opts.cancel) {
+			rc = ar_err(ar, HWTR_E_INTR, "member '%s': interrupted",
+			    m->info.name);
+			goto out;
+		}
+		piece = m->info.csize - done < READ_PIECE ?
+		    (size_t)(m->info.csize - done) : READ_PIECE;
+		if ((rc = pread_all(ar, ibuf, piece, m->info.offset + done,
+		    &got)) < 0)
+			goto out;
+		if (got < piece) {
+			rc = ar_err(ar, HWTR_E_TRUNCATED, "member '%s': frame at "
+			    "0x%jx cut at 0x%jx", m->info.name,
+			    (uintmax_t)m->info.offset,
+			    (uintmax_t)(m->info.offset + done + got));
+			goto out;
+		}
+		done += piece;
+		in.src = ibuf;
+		in.size = piece;
+		in.pos = 0;
+		while (in.pos < in.size && r != 0) {
+			if (ar->opts.cancel != NULL && *ar->opts.cancel) {
+				rc = ar_err(ar, HWTR_E_INTR, "member '%s': "
+				    "interrupted", m->info.name);
+				goto out;
+			}
+			out.dst = obuf;
+			out.size = STREAM_PIECE;
+			out.pos = 0;
+			r = ZSTD_decompressStream(d, &out, &in);
+			if (ZSTD_isError(r)) {
+				rc = ar_err(ar, ZSTD_getErrorCode(r) ==
+				    ZSTD_error_checksum_wrong ? HWTR_E_CHECKSUM :
+				    HWTR_E_FORMAT, "member '%s': frame at 0x%jx: "
+				    "%s", m->info.name, (uintmax_t)m->info.offset,
+				    ZSTD_getErrorName(r));
+				goto out;
+			}
+			if (out.pos > total - pos) {
+				rc = ar_err(ar, HWTR_E_FORMAT, "member '%s': frame "
+				    "at 0x%jx holds more than its declared size",
+				    m->info.name, (uintmax_t)m->info.offset);
+				goto out;
+			}
+			for (k = 0; k < out.pos; ) {
+				uint64_t at = pos + k;
+				size_t n;
+
+				if (at < m->hdr_len) {
+					n = (size_t)(m->hdr_len - at);
+					if (n > out.pos - k)
+						n = out.pos - k;
+					memcpy(hdr + at, obuf + k, n);
+					if (at + n == m->hdr_len && (rc =
+					    parse_tar(ar, m->info.offset, hdr,
+					    (size_t)m->hdr_len, name, &size,
+					    &eof, NULL)) < 0)
+						goto out;
+					if (at + n == m->hdr_len && (eof ||
+					    strcmp(name, m->info.name) != 0 ||
+					    size != m->size)) {
+						rc = ar_err(ar, HWTR_E_FORMAT,
+						    "member '%s': the frame at "
+						    "0x%jx holds '%s' of %ju bytes "
+						    "instead", m->info.name,
+						    (uintmax_t)m->info.offset, eof ?
+						    "(tar end)" : name,
+						    (uintmax_t)size);
+						goto out;
+					}
+				} else if (at < m->hdr_len + m->size) {
+					n = (size_t)(m->hdr_len + m->size - at);
+					if (n > out.pos - k)
+						n = out.pos - k;
+					if (sha != NULL)
+						hwtr_sha256_update(&h, obuf + k,
+						    n);
+					if (fn != NULL &&
+					    (rc = fn(arg, obuf + k, n)) < 0)
+						goto out;
+				} else
+					n = out.pos - k;	/* padding */
+				k += n;
+			}
+			pos += out.pos;
+		}
+	}
+	if (r != 0 || done != m->info.csize || in.pos != in.size ||
+	    pos != total)
+		rc = ar_err(ar, HWTR_E_FORMAT, "member '%s': frame at 0x%jx "
+		    "does not end where expected (0x%jx)", m->info.name,
+		    (uintmax_t)m->info.offset,
+		    (uintmax_t)(m->info.offset + m->info.csize));
+	else if (sha != NULL)
+		hwtr_sha256_final(&h, sha);
+out:
+	free(ibuf);
+	free(obuf);
+	put_dctx(ar, d);
+	return (rc);
+}
+
 static int
 read_member_alloc(struct hwtr_ar *ar, const struct ar_member *m, uint64_t max,
     void **bufp, size_t *lenp)
@@ -837,6 +1009,10 @@ process_member(struct hwtr_ar *ar, size_t idx)
 			m->obj = ++ar->ns;
 		break;
 	case HWTR_M_CHUNK:
+		if (m->size > HWTR_CHUNK_MAX)
+			return (ar_err(ar, HWTR_E_LIMIT, "member '%s': a chunk "
+			    "of %ju bytes (writers split chunks at %u)",
+			    m->info.name, (uintmax_t)m->size, HWTR_CHUNK_MAX));
 		if ((s = stream_by_id(ar, id)) == NULL)
 			return (ar_err(ar, HWTR_E_FORMAT, "member '%s': stream %u "
 			    "has no stream.json before it", m->info.name, id));
@@ -902,6 +1078,11 @@ process_member(struct hwtr_ar *ar, size_t idx)
 		break;
 	case HWTR_M_SIDEBAND:
 		/* Writers flush at 1 MiB; anything far bigger is absurd. */
+		if (m->size > SB_TOTAL_LIMIT - ar->sb_bytes)
+			return (ar_err(ar, HWTR_E_LIMIT, "member '%s': more than "
+			    "%u bytes of sideband in all", m->info.name,
+			    SB_TOTAL_LIMIT));
+		ar->sb_bytes += m->size;
 		if ((rc = read_member_alloc(ar, m, SB_MEMBER_LIMIT, &buf,
 		    &len)) < 0)
 			return (rc);
@@ -919,6 +1100,12 @@ process_member(struct hwtr_ar *ar, size_t idx)
 			ar->have_end = 1;
 		break;
 	default:
+		if (stream_name_bad(m->info.name))
+			return (ar_err(ar, HWTR_E_FORMAT, "member '%s' at 0x%jx: "
+			    "not a stream member name (streams/ID/stream.json "
+			    "or streams/ID/OFFSET.chunk, ID in decimal without "
+			    "leading zeros, OFFSET in 16 lowercase hex digits)",
+			    m->info.name, (uintmax_t)m->info.offset));
 		hwtr_warn(&ar->warn, "unknown member '%s' skipped",
 		    m->info.name);
 		break;
@@ -988,7 +1175,8 @@ add_member(struct hwtr_ar *ar, const char *name, uint64_t off, uint64_t csize,
 
 /* ---- scanning --------------------------------------------------------------- */
 
-enum frame_res { FR_OK, FR_CUT, FR_BAD, FR_LIMIT };
+/* FR_LIMIT and FR_REFUSE are errors, not cuts: a hostile frame. */
+enum frame_res { FR_OK, FR_CUT, FR_BAD, FR_LIMIT, FR_REFUSE };
 
 /*
  * Walk the zstd frame at @off: header, then block headers only.  Sets
@@ -1038,6 +1226,15 @@ walk_frame(struct hwtr_ar *ar, uint64_t off, uint64_t *csizep, uint64_t *fcsp,
 		snprintf(why, whylen, "frame at 0x%jx: needs a dictionary",
 		    (uintmax_t)off);
 		return (FR_BAD);
+	}
+	/*
+	 * Chunks carry no SHA-256 in the table of contents: their frame's
+	 * content checksum is their only integrity check, so it is required.
+	 */
+	if (!zfh.checksumFlag) {
+		snprintf(why, whylen, "frame at 0x%jx: no content checksum "
+		    "(hwtrace(5) requires one on every frame)", (uintmax_t)off);
+		return (FR_REFUSE);
 	}
 	bmax = zfh.blockSizeMax;
 	pos = off + zfh.headerSize;
@@ -1214,6 +1411,8 @@ scan_frames(struct hwtr_ar *ar)
 		/* Hostile limits are errors, not cuts. */
 		if (fr == FR_LIMIT)
 			return (ar_err(ar, HWTR_E_LIMIT, "%s", why));
+		if (fr == FR_REFUSE)
+			return (ar_err(ar, HWTR_E_FORMAT, "%s", why));
 		if (fr == FR_BAD) {
 			if (off == 0)
 				return (ar_err(ar, HWTR_E_FORMAT, "not an hwtrace "
@@ -1286,6 +1485,60 @@ scan(struct hwtr_ar *ar)
 		ar->st.why = NULL;
 		ar->st.complete = 1;
 	}
+	return (0);
+}
+
+/*
+ * A member listed in end.json's table is checked as a scan checks what it
+ * finds (the table is a claim, and nothing in an archive is trusted): its
+ * frame (window, content size, checksum, where it ends) and its tar header
+ * (a regular file, a good name, the size the table says), before any verb
+ * uses it.
+ */
+static int
+check_toc_member(struct hwtr_ar *ar, size_t idx)
+{
+	struct ar_member *m = &ar->m[idx];
+	uint8_t pre[HDR_PREFIX];
+	char why[512], name[HWTR_NAME_MAX + 1];
+	uint64_t csize, fcs, size;
+	int64_t data_off;
+	size_t plen;
+	enum frame_res fr;
+	int rc, eof;
+
+	fr = walk_frame(ar, m->info.offset, &csize, &fcs, why, sizeof(why));
+	if (fr == FR_LIMIT)
+		return (ar_err(ar, HWTR_E_LIMIT, "member '%s': %s",
+		    m->info.name, why));
+	if (fr == FR_REFUSE)
+		return (ar_err(ar, HWTR_E_FORMAT, "member '%s': %s",
+		    m->info.name, why));
+	/*
+	 * A damaged frame (bytes changed, a block header among them, or data
+	 * that no longer decompresses) fails when the member is read, and
+	 * verify names it; the other members stay readable.
+	 */
+	if (fr != FR_OK)
+		return (0);
+	if (csize != m->info.csize || fcs != m->info.usize)
+		return (ar_err(ar, HWTR_E_FORMAT, "member '%s': the frame at "
+		    "0x%jx has %ju bytes holding %ju, %s says %ju holding %ju",
+		    m->info.name, (uintmax_t)m->info.offset, (uintmax_t)csize,
+		    (uintmax_t)fcs, HWTR_END_NAME, (uintmax_t)m->info.csize,
+		    (uintmax_t)m->info.usize));
+	if (frame_prefix(ar, m->info.offset, csize, pre,
+	    fcs < sizeof(pre) ? (size_t)fcs : sizeof(pre), &plen) < 0)
+		return (0);
+	if ((rc = parse_tar(ar, m->info.offset, pre, plen, name, &size, &eof,
+	    &data_off)) < 0)
+		return (rc);
+	if (eof || strcmp(name, m->info.name) != 0 || size != m->size ||
+	    (data_off >= 0 && (uint64_t)data_off != m->hdr_len))
+		return (ar_err(ar, HWTR_E_FORMAT, "member '%s': the frame at "
+		    "0x%jx holds '%s' of %ju bytes instead", m->info.name,
+		    (uintmax_t)m->info.offset, eof ? "(tar end)" : name,
+		    (uintmax_t)size));
 	return (0);
 }
 
@@ -1381,6 +1634,8 @@ open_toc(struct hwtr_ar *ar)
 		if ((rc = add_member(ar, t->name, t->offset, t->csize,
 		    t->usize, t->size, &idx)) < 0)
 			return (rc);
+		if ((rc = check_toc_member(ar, idx)) < 0)
+			return (rc);
 		ar->m[idx].has_sha256 = t->has_sha256;
 		memcpy(ar->m[idx].sha256, t->sha256, 32);
 		if ((rc = process_member(ar, idx)) < 0)
@@ -1421,6 +1676,7 @@ reset_view(struct hwtr_ar *ar)
 	free(ar->sb);
 	ar->sb = NULL;
 	ar->nsb = ar->sbcap = 0;
+	ar->sb_bytes = 0;
 	free(ar->m);
 	ar->m = NULL;
 	ar->nm = ar->mcap = 0;
@@ -1458,7 +1714,7 @@ hwtr_ar_open(struct hwtr_ar **arp, const char *path,
 	if (ar->opts.max_members == 0)
 		ar->opts.max_members = 1000000;
 	if (ar->opts.max_sideband == 0)
-		ar->opts.max_sideband = 64ULL << 20;
+		ar->opts.max_sideband = 1ULL << 20;
 	if (ar->opts.max_ratio == 0)
 		ar->opts.max_ratio = 4096;
 	if ((ar->path = strdup(path)) == NULL)
@@ -1483,6 +1739,68 @@ hwtr_ar_open(struct hwtr_ar **arp, const char *path,
 	if (!ar->have_meta)
 		return (ar_err(ar, HWTR_E_TRUNCATED, "'%s': %s", path,
 		    ar->st.why != NULL ? ar->st.why : "no manifest"));
+	return (0);
+}
+
+int
+hwtr_ar_identity(const char *path, char *id, char *err, size_t errlen)
+{
+	struct hwtr_sha256 h;
+	struct stat st;
+	uint8_t tr[HWTR_TRAILER_SIZE], sz[8], dig[32], *buf;
+	uint64_t from = 0, endoff, left;
+	ssize_t n;
+	int fd, i, e;
+
+	id[0] = '\0';
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		e = errno;
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
+		return (e == ENOENT ? -HWTR_E_NOENT : -HWTR_E_IO);
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "'%s' is not a regular file", path);
+		close(fd);
+		return (-HWTR_E_INVAL);
+	}
+	if ((uint64_t)st.st_size >= HWTR_TRAILER_SIZE &&
+	    pread(fd, tr, sizeof(tr), st.st_size - HWTR_TRAILER_SIZE) ==
+	    (ssize_t)sizeof(tr) && le32(tr) == HWTR_TRAILER_MAGIC &&
+	    memcmp(tr + 8, HWTR_TRAILER_TAG, 8) == 0) {
+		endoff = le64(tr + 24);
+		if (endoff < (uint64_t)st.st_size)
+			from = endoff;
+	}
+	if ((buf = malloc(READ_PIECE)) == NULL) {
+		close(fd);
+		return (-HWTR_E_NOMEM);
+	}
+	hwtr_sha256_init(&h);
+	for (i = 0; i < 8; i++)
+		sz[i] = (uint8_t)((uint64_t)st.st_size >> (8 * i));
+	hwtr_sha256_update(&h, sz, sizeof(sz));
+	left = (uint64_t)st.st_size - from;
+	while (left > 0) {
+		n = pread(fd, buf, left < READ_PIECE ? (size_t)left : READ_PIECE,
+		    (off_t)from);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(err, errlen, "cannot read '%s': %s", path,
+			    n < 0 ? strerror(errno) : "it shrank");
+			free(buf);
+			close(fd);
+			return (-HWTR_E_IO);
+		}
+		hwtr_sha256_update(&h, buf, (size_t)n);
+		from += (uint64_t)n;
+		left -= (uint64_t)n;
+	}
+	free(buf);
+	close(fd);
+	hwtr_sha256_final(&h, dig);
+	memcpy(id, "sha256:", 7);
+	hwtr_hex(id + 7, dig, sizeof(dig));
 	return (0);
 }
 
@@ -1556,7 +1874,8 @@ hwtr_ar_read_member(struct hwtr_ar *ar, size_t i, void **bufp, size_t *lenp)
 	*lenp = 0;
 	if (i >= ar->nm)
 		return (ar_err(ar, HWTR_E_NOENT, "no member %zu", i));
-	return (read_member_alloc(ar, &ar->m[i], ar->opts.max_member_size,
+	return (read_member_alloc(ar, &ar->m[i], ar->opts.max_member_size <
+	    HWTR_AR_MEM_MAX ? ar->opts.max_member_size : HWTR_AR_MEM_MAX,
 	    bufp, lenp));
 }
 
@@ -1625,15 +1944,83 @@ hwtr_ar_find_image(const struct hwtr_ar *ar, const char *key)
 	return (i >= 0 ? i : -HWTR_E_NOENT);
 }
 
+/* The image's bytes must be those its description names. */
+static int
+image_sha_check(struct hwtr_ar *ar, size_t i, const uint8_t sha[32])
+{
+	if (memcmp(sha, ar->img[i].d.sha256, 32) != 0)
+		return (ar_err(ar, HWTR_E_CHECKSUM, "member '%s': SHA-256 "
+		    "differs from its description",
+		    ar->m[ar->img[i].member].info.name));
+	return (0);
+}
+
 int
 hwtr_ar_read_image(struct hwtr_ar *ar, size_t i, void **bufp, size_t *lenp)
 {
+	uint8_t sha[32];
+	int rc;
+
 	*bufp = NULL;
 	*lenp = 0;
 	if (i >= ar->ni)
 		return (ar_err(ar, HWTR_E_NOENT, "no image %zu", i));
-	return (read_member_alloc(ar, &ar->m[ar->img[i].member],
-	    ar->opts.max_member_size, bufp, lenp));
+	if ((rc = read_member_alloc(ar, &ar->m[ar->img[i].member],
+	    HWTR_AR_MEM_MAX, bufp, lenp)) < 0)
+		return (rc);
+	hwtr_sha256(*bufp, *lenp, sha);
+	if ((rc = image_sha_check(ar, i, sha)) < 0) {
+		free(*bufp);
+		*bufp = NULL;
+		*lenp = 0;
+	}
+	return (rc);
+}
+
+struct extract {
+	int	fd;
+	int	err;
+};
+
+static int
+extract_write(void *arg, const void *buf, size_t len)
+{
+	struct extract *x = arg;
+	const uint8_t *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(x->fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			x->err = errno;
+			return (-HWTR_E_IO);
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return (0);
+}
+
+int
+hwtr_ar_extract_image(struct hwtr_ar *ar, size_t i, int fd)
+{
+	struct extract x = { fd, 0 };
+	uint8_t sha[32];
+	int rc;
+
+	if (i >= ar->ni)
+		return (ar_err(ar, HWTR_E_NOENT, "no image %zu", i));
+	rc = read_member_stream(ar, &ar->m[ar->img[i].member], extract_write,
+	    &x, sha);
+	if (rc < 0 && x.err != 0)
+		return (ar_err(ar, HWTR_E_IO, "member '%s': cannot write it "
+		    "out: %s", ar->m[ar->img[i].member].info.name,
+		    strerror(x.err)));
+	if (rc < 0)
+		return (rc);
+	return (image_sha_check(ar, i, sha));
 }
 
 size_t
@@ -1665,37 +2052,26 @@ hwtr_ar_verify(struct hwtr_ar *ar)
 {
 	struct ar_member *m;
 	uint8_t sha[32];
-	void *buf;
-	size_t i, j, len;
+	size_t i, j;
 	int rc;
 
+	/* Every member streamed through: bounded memory, whatever it is. */
 	for (i = 0; i < ar->nm; i++) {
 		m = &ar->m[i];
-		if ((rc = read_member_alloc(ar, m, ar->opts.max_member_size,
-		    &buf, &len)) < 0)
+		if ((rc = read_member_stream(ar, m, NULL, NULL, sha)) < 0)
 			return (rc);
-		if (m->has_sha256) {
-			hwtr_sha256(buf, len, sha);
-			if (memcmp(sha, m->sha256, 32) != 0) {
-				free(buf);
-				return (ar_err(ar, HWTR_E_CHECKSUM, "member '%s': "
-				    "SHA-256 differs from the table of contents",
-				    m->info.name));
-			}
-		}
+		if (m->has_sha256 && memcmp(sha, m->sha256, 32) != 0)
+			return (ar_err(ar, HWTR_E_CHECKSUM, "member '%s': "
+			    "SHA-256 differs from the table of contents",
+			    m->info.name));
 		if (m->info.kind == HWTR_M_IMAGE) {
 			for (j = 0; j < ar->ni; j++)
 				if (ar->img[j].member == i)
 					break;
-			hwtr_sha256(buf, len, sha);
-			if (j < ar->ni && memcmp(sha, ar->img[j].d.sha256, 32) != 0) {
-				free(buf);
-				return (ar_err(ar, HWTR_E_CHECKSUM, "member '%s': "
-				    "SHA-256 differs from its description",
-				    m->info.name));
-			}
+			if (j < ar->ni && (rc = image_sha_check(ar, j,
+			    sha)) < 0)
+				return (rc);
 		}
-		free(buf);
 	}
 	/* A scanned archive: the table must agree with the frames found. */
 	for (i = 0; i < ar->ntoc; i++) {

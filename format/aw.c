@@ -108,6 +108,7 @@ struct hwtr_aw {
 	int		debug_system;	/* hwtr_aw_opts.debug_info */
 	char		*debug_dir;
 	char		*path;		/* final name */
+	char		failed[HWTR_NAME_MAX + 1];	/* member whose write failed */
 	char		*tmp;		/* name written (".partial") */
 	uint64_t	off;		/* file offset of the next frame */
 	struct archive	*a;
@@ -611,6 +612,8 @@ job_reap(struct hwtr_aw *aw, struct aw_job *j)
 	j->state = J_FREE;
 	if (rc < 0) {
 		aw->broken = 1;
+		if (aw->failed[0] == '\0')
+			snprintf(aw->failed, sizeof(aw->failed), "%s", j->name);
 		if (aw->why[0] != '\0')
 			return (broken_err(aw));
 		snprintf(aw->why, sizeof(aw->why), "%s", j->errmsg);
@@ -905,11 +908,8 @@ hwtr_aw_open(struct hwtr_aw **awp, const char *path,
 		aw_free(aw);
 		return (-HWTR_E_NOMEM);
 	}
-	if (opts != NULL && opts->no_partial)
-		aw->tmp = strdup(path);
-	else if (asprintf(&aw->tmp, "%s.partial", path) < 0)
-		aw->tmp = NULL;
-	if (aw->tmp == NULL) {
+	if (opts != NULL && opts->no_partial &&
+	    (aw->tmp = strdup(path)) == NULL) {
 		aw_free(aw);
 		return (-HWTR_E_NOMEM);
 	}
@@ -946,11 +946,20 @@ hwtr_aw_open(struct hwtr_aw **awp, const char *path,
 		aw_free(aw);
 		return (-HWTR_E_IO);
 	}
-	aw->fd = open(aw->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/*
+	 * "@path.partial" is created exclusively, never through a link, mode
+	 * 0600 (hwtr_out_create()).  With no_partial the caller names a
+	 * device or a FIFO to write to directly.
+	 */
+	if (aw->tmp != NULL)
+		aw->fd = open(aw->tmp, O_WRONLY | O_CREAT | O_TRUNC |
+		    O_CLOEXEC, 0600);
+	else
+		aw->fd = hwtr_out_create(path, 0, &aw->tmp);
 	if (aw->fd < 0) {
 		if (errbuf != NULL)
-			snprintf(errbuf, errlen, "cannot create '%s': %s",
-			    aw->tmp, strerror(errno));
+			snprintf(errbuf, errlen, "cannot create '%s.partial': "
+			    "%s", path, strerror(errno));
 		aw_free(aw);
 		return (-HWTR_E_IO);
 	}
@@ -971,6 +980,12 @@ const char *
 hwtr_aw_errmsg(const struct hwtr_aw *aw)
 {
 	return (aw != NULL ? aw->errmsg : "no writer");
+}
+
+const char *
+hwtr_aw_failed_member(const struct hwtr_aw *aw)
+{
+	return (aw != NULL && aw->failed[0] != '\0' ? aw->failed : NULL);
 }
 
 const char *
@@ -1002,6 +1017,12 @@ hwtr_aw_add_stream(struct hwtr_aw *aw, const struct hwtr_stream_desc *desc,
 	    desc->pt.nfilters > HWTR_PT_MAX_FILTERS)
 		return (aw_err(aw, HWTR_E_INVAL, "stream: %u address filters "
 		    "(at most %d)", desc->pt.nfilters, HWTR_PT_MAX_FILTERS));
+	for (i = 0; desc->format == HWTR_TF_INTEL_PT &&
+	    i < desc->pt.nfilters; i++)
+		if (desc->pt.filter[i].cfg > 2)
+			return (aw_err(aw, HWTR_E_INVAL, "stream: address "
+			    "filter %zu: cfg %u (0 off, 1 filter, 2 stop)", i,
+			    desc->pt.filter[i].cfg));
 	if (desc->format != HWTR_TF_INTEL_PT && desc->format != HWTR_TF_NONE) {
 		if (desc->cs.nsources > 0 && desc->cs.sources == NULL)
 			return (aw_err(aw, HWTR_E_INVAL, "stream: no sources"));
@@ -1063,6 +1084,15 @@ hwtr_aw_chunk(struct hwtr_aw *aw, uint32_t id, uint64_t offset,
 		    id));
 	if (len == 0)
 		return (0);
+	/* Readers hold a chunk whole: no chunk is bigger than the limit. */
+	while (len > HWTR_CHUNK_MAX) {
+		if ((rc = hwtr_aw_chunk(aw, id, offset, buf,
+		    HWTR_CHUNK_MAX)) < 0)
+			return (rc);
+		buf = (const uint8_t *)buf + HWTR_CHUNK_MAX;
+		len -= HWTR_CHUNK_MAX;
+		offset += HWTR_CHUNK_MAX;
+	}
 	/* The offset in the name keeps names unique and sorted. */
 	snprintf(name, sizeof(name), "streams/%u/%016" PRIx64 ".chunk", id,
 	    offset);
@@ -1340,7 +1370,7 @@ hwtr_aw_close(struct hwtr_aw *aw, char *errbuf, size_t errlen)
 		    strerror(errno));
 	aw->fd = -1;
 	if (rc == 0 && strcmp(aw->tmp, aw->path) != 0 &&
-	    rename(aw->tmp, aw->path) != 0)
+	    hwtr_out_commit(aw->tmp, aw->path) != 0)
 		rc = aw_err(aw, HWTR_E_IO, "cannot rename '%s' to '%s': %s",
 		    aw->tmp, aw->path, strerror(errno));
 	if (rc < 0 && errbuf != NULL)

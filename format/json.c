@@ -476,12 +476,50 @@ jstrv(struct jp *p, json_t *o, const char *key, size_t max,
 	return (0);
 }
 
+/*
+ * JSON values a member may hold: jansson's tree costs some 40 to 90 bytes
+ * a value, so a 64 MiB member of small values would take gigabytes.  The
+ * table of contents has about 7 a member (400,000 members fit).
+ */
+#define JSON_VALUES_MAX		(1u << 20)
+#define JSON_VALUES_END		(3u << 20)
+
+/* An upper bound of the values in @len bytes of JSON text: separators. */
+static size_t
+jcount(const char *s, size_t len)
+{
+	size_t i, n = 1;
+	int instr = 0;
+
+	for (i = 0; i < len; i++) {
+		if (instr) {
+			if (s[i] == '\\')
+				i++;
+			else if (s[i] == '"')
+				instr = 0;
+			continue;
+		}
+		if (s[i] == '"')
+			instr = 1;
+		else if (s[i] == ',' || s[i] == '[' || s[i] == '{')
+			n++;
+	}
+	return (n);
+}
+
 static int
 jload(struct jp *p, const void *buf, size_t len, json_t **rootp)
 {
 	json_error_t je;
 	json_t *root;
+	size_t max = strcmp(p->member, HWTR_END_NAME) == 0 ? JSON_VALUES_END :
+	    JSON_VALUES_MAX;
 
+	if (jcount(buf, len) > max) {
+		snprintf(p->err, p->errlen, "%s: more than %zu JSON values "
+		    "(the reader's limit)", p->member, max);
+		return (-HWTR_E_LIMIT);
+	}
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 	if (root == NULL) {
 		snprintf(p->err, p->errlen, "%s: invalid JSON at line %d "
@@ -644,7 +682,7 @@ parse_pt(struct jp *p, json_t *pt, struct hwtr_pt_config *c)
 			return (jerr(p, "intel_pt.filters.", "", "entry %zu: "
 			    "expected an object, got %s", i, tyname(e)));
 		junknown(p, e, "intel_pt.filters.", kf);
-		if ((rc = jint(p, e, "intel_pt.filters.", "cfg", 0, UINT32_MAX,
+		if ((rc = jint(p, e, "intel_pt.filters.", "cfg", 0, 2,
 		    &v)) < 0)
 			return (rc);
 		c->filter[i].cfg = (uint32_t)v;

@@ -73,6 +73,20 @@ enum hwtr_error {
 /* A static string naming @err (positive or negative); never NULL. */
 const char *hwtr_errstr(int err);
 
+/*
+ * Text from an archive or a database (host names, command lines, paths,
+ * symbol names) made safe for a terminal: control characters (C0, DEL,
+ * C1) and bytes that are not valid UTF-8 become \n, \t, \r, \e or \xHH;
+ * valid UTF-8 passes unchanged.  With HWTR_ESC_KEEP_NL newlines stay (for
+ * messages of several lines).  Every human-readable output goes through
+ * it; JSON and CSV output stay exact.  Returns a copy the caller frees,
+ * NULL when out of memory; hwtr_esc_needed() says whether anything would
+ * change.
+ */
+#define HWTR_ESC_KEEP_NL	0x1
+char *hwtr_esc_dup(const char *s, int flags);
+int hwtr_esc_needed(const char *s, int flags);
+
 enum hwtr_log_level {
 	HWTR_LOG_ERROR = 0,
 	HWTR_LOG_WARN,
@@ -496,6 +510,13 @@ int hwtr_aw_add_aux(struct hwtr_aw *aw, const char *name, const void *buf,
 /* Set what the final member says. */
 void hwtr_aw_set_end(struct hwtr_aw *aw, const struct hwtr_capture_end *end);
 
+/*
+ * The member whose background write failed first (a trace chunk, written
+ * while the caller went on), or NULL: what a failure reported by a later
+ * call was really about.
+ */
+const char *hwtr_aw_failed_member(const struct hwtr_aw *aw);
+
 /* The file name being written (the ".partial" name until closed). */
 const char *hwtr_aw_path(const struct hwtr_aw *aw);
 
@@ -679,8 +700,10 @@ struct hwtr_ar;
 struct hwtr_ar_opts {
 	uint64_t	max_member_size;	/* 0: default 4 GiB */
 	uint64_t	max_members;		/* 0: default 1,000,000 */
-	uint64_t	max_sideband;		/* records; 0: default 64M */
+	uint64_t	max_sideband;		/* records; 0: default 1M */
 	uint64_t	max_ratio;		/* decompressed/compressed; 0: default 4096 */
+	/* Non-zero (set by a signal handler): long reads stop, -HWTR_E_INTR. */
+	const volatile int *cancel;
 };
 
 enum hwtr_member_kind {
@@ -729,6 +752,18 @@ int hwtr_ar_close(struct hwtr_ar *ar);
 /* Details of the last failure, naming member and offset. */
 const char *hwtr_ar_errmsg(const struct hwtr_ar *ar);
 
+/*
+ * The identity of the archive file @path, for caches built from it: the
+ * text "sha256:" and the SHA-256 of the file's size and of its bytes from
+ * end.json (the table of contents, which holds every member's size and
+ * position and the digests of all but the chunks, whose frames carry their
+ * own checksum) to the end; of the whole file when it has no valid
+ * trailer.  @id receives HWTR_AR_ID_LEN bytes.  0 or -HWTR_E_* (@err says
+ * why).
+ */
+#define HWTR_AR_ID_LEN	72
+int hwtr_ar_identity(const char *path, char *id, char *err, size_t errlen);
+
 const struct hwtr_ar_status *hwtr_ar_status(const struct hwtr_ar *ar);
 const struct hwtr_capture_meta *hwtr_ar_meta(const struct hwtr_ar *ar);
 /* NULL when the archive is truncated. */
@@ -737,6 +772,15 @@ const struct hwtr_capture_end *hwtr_ar_end(const struct hwtr_ar *ar);
 size_t hwtr_ar_nmembers(const struct hwtr_ar *ar);
 const struct hwtr_member_info *hwtr_ar_member(const struct hwtr_ar *ar,
     size_t i);
+/*
+ * Members read whole into memory are at most HWTR_AR_MEM_MAX bytes (-HWTR_E_LIMIT
+ * otherwise): hwtr_ar_extract_image() writes a bigger image out in
+ * bounded memory.  A stream chunk is at most HWTR_CHUNK_MAX bytes (the
+ * writer splits bigger ones; the reader refuses them when it opens).
+ */
+#define HWTR_AR_MEM_MAX		(256ULL << 20)
+#define HWTR_CHUNK_MAX		(16u << 20)
+
 /* Read member @i whole into a malloc'd buffer the caller frees. */
 int hwtr_ar_read_member(struct hwtr_ar *ar, size_t i, void **bufp,
     size_t *lenp);
@@ -763,8 +807,14 @@ const struct hwtr_image_desc *hwtr_ar_image(const struct hwtr_ar *ar,
     size_t i);
 /* Index of the image with @key, or -HWTR_E_NOENT. */
 int hwtr_ar_find_image(const struct hwtr_ar *ar, const char *key);
+/*
+ * Both check the image's SHA-256 against its description
+ * (-HWTR_E_CHECKSUM).  hwtr_ar_extract_image() writes the image to @fd
+ * (at its offset) in bounded memory, whatever its size.
+ */
 int hwtr_ar_read_image(struct hwtr_ar *ar, size_t i, void **bufp,
     size_t *lenp);
+int hwtr_ar_extract_image(struct hwtr_ar *ar, size_t i, int fd);
 
 size_t hwtr_ar_nsideband(const struct hwtr_ar *ar);
 const struct hwtr_sb_rec *hwtr_ar_sideband_rec(const struct hwtr_ar *ar,
@@ -1099,6 +1149,8 @@ struct hwtr_cap_config {
 	/* Replace an existing @output; 0: refuse (-HWTR_E_EXISTS) at once. */
 	int		force;
 	int		no_debug_info;	/* store no separate debug files */
+	int		redact_args;	/* record argv[0] only, not the
+					   arguments */
 	/*
 	 * Written by signal handlers, polled by the session: *@stop non-zero
 	 * ends the capture (launched commands killed, attached processes
@@ -1410,6 +1462,8 @@ struct hwtr_q_opts {
 	const char	*cache;		/* database for an archive; NULL: "<archive>.db" */
 	int		jobs;		/* indexing threads; 0: the indexer's default */
 	struct hwtr_log	log;		/* "indexing 'x' into 'y'" and the indexer's messages */
+	/* Set to non-zero (from a signal handler) to stop indexing. */
+	volatile int	*cancel;
 };
 
 enum hwtr_q_verb {
@@ -1447,6 +1501,13 @@ struct hwtr_q_req {
 	int64_t		t_from, t_to;	/* timeline, export: ns from the trace start; -1 */
 	int64_t		from, count;	/* insns --from, --count; -1 */
 	const char	*sql;		/* sql: statement(s) */
+	/*
+	 * sql: stop a statement running longer than this (ms; 0: no limit;
+	 * default HWTR_Q_SQL_TIMEOUT_MS), and refuse a string or blob longer
+	 * than this (bytes; default HWTR_Q_SQL_MAX_LENGTH).
+	 */
+	int64_t		sql_timeout_ms;
+	int64_t		sql_max_length;
 	const char	*perfetto;	/* export --perfetto: file to write */
 	int64_t		min_dur;	/* export --min-dur, ns; -1 */
 	int64_t		max_depth;	/* export --max-depth; -1 */
@@ -1455,6 +1516,9 @@ struct hwtr_q_req {
 	const char	*folded;	/* export --folded: file to write */
 	const char	*weight;	/* export --weight: "insns" or "time" */
 };
+
+#define HWTR_Q_SQL_TIMEOUT_MS	60000
+#define HWTR_Q_SQL_MAX_LENGTH	(64 << 20)
 
 int hwtr_q_open(struct hwtr_q **qp, const char *path,
     const struct hwtr_q_opts *opts, char *errbuf, size_t errlen);

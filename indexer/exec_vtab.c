@@ -102,6 +102,12 @@ xo_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 	    "CREATE TABLE x(thread, seq, block, insn, tsc)");
 	if (rc != SQLITE_OK)
 		return (rc);
+	/*
+	 * It only reads the database's own tables: usable from the schema
+	 * when a reader runs with trusted_schema off (hwtrace query does).
+	 */
+	if ((rc = sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS)) != SQLITE_OK)
+		return (rc);
 	vt = sqlite3_malloc(sizeof(*vt));
 	if (vt == NULL)
 		return (SQLITE_NOMEM);

@@ -19,6 +19,7 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <intel-pt.h>
 #include <limits.h>
@@ -210,10 +211,34 @@ struct ix_evrow {
 	char		*detail;	/* malloc'd or NULL */
 };
 
+/*
+ * The sideband replay's indexes, so that it costs O(log n) per record
+ * whatever the archive holds: processes by pid and threads by tid (open
+ * addressing; slots hold index + 1), and the mappings still open in a
+ * treap ordered by (pid, start, index) (nodes parallel to run.maps;
+ * links hold index + 1).  @work counts the nodes the replay visited: an
+ * archive whose mappings overlap so that it would take hours is refused.
+ */
+struct ix_tnode {
+	size_t		left, right;
+	uint32_t	prio;
+};
+
+struct ix_replay {
+	size_t		*ph, phcap, *th, thcap;
+	struct ix_tnode	*tn;
+	size_t		ctn, root;
+	size_t		*hits, nhits, chits;
+	uint64_t	work;
+};
+
+#define IX_REPLAY_WORK	(1ULL << 28)
+
 struct run {
 	struct hwtr_ix	*ix;
 	struct hwtr_ar	*ar;
 	const char	*archive;
+	char		archive_id[HWTR_AR_ID_LEN];
 	char		tmpdir[64];
 	struct pt_image_section_cache *isc;
 	struct ix_img	*imgs;
@@ -228,6 +253,7 @@ struct run {
 	size_t		nprocs, cprocs;
 	struct ix_thread *threads;
 	size_t		nthreads, cthreads;
+	struct ix_replay rp;		/* the replay's indexes */
 	struct ix_sbev	*sbev;
 	size_t		nsbev, csbev;
 	uint64_t	*lost;		/* per stream */
@@ -442,29 +468,57 @@ load_images(struct run *r)
 		size_t len = 0, dlen = 0, mi;
 		char dname[HWTR_IMAGE_KEY_MAX + 16];
 		const char *base;
-		FILE *fp;
-		int rc;
+		int rc, fd;
 
-		rc = hwtr_ar_read_image(r->ar, i, &buf, &len);
+		if (r->ix->opts.cancel != NULL && *r->ix->opts.cancel)
+			return (-HWTR_E_INTR);
+
+		/*
+		 * Written out in bounded memory (an image may declare 4 GiB)
+		 * and mapped: the pages the decoder and the symbolizer read
+		 * are all that is resident.  The SHA-256 is checked on the
+		 * way, as verify checks it.
+		 */
+		if (asprintf(&im->file, "%s/%zu", r->tmpdir, i) < 0) {
+			im->file = NULL;
+			return (-HWTR_E_NOMEM);
+		}
+		if ((fd = open(im->file, O_RDWR | O_CREAT | O_EXCL |
+		    O_CLOEXEC, 0600)) < 0) {
+			ix_err(r->ix, "cannot write '%s': %s", im->file,
+			    strerror(errno));
+			return (-HWTR_E_IO);
+		}
+		rc = hwtr_ar_extract_image(r->ar, i, fd);
+		if (rc == -HWTR_E_INTR) {
+			close(fd);
+			return (rc);
+		}
+		if (rc == -HWTR_E_IO) {
+			ix_err(r->ix, "cannot write '%s': %s", im->file,
+			    hwtr_ar_errmsg(r->ar));
+			close(fd);
+			return (rc);
+		}
 		if (rc < 0) {
 			ix_problem(r->ix, "image '%s' (%s): cannot be read: %s",
 			    id->path ? id->path : "?", id->key,
 			    hwtr_ar_errmsg(r->ar));
+			close(fd);
+			unlink(im->file);
+			free(im->file);
+			im->file = NULL;
 			continue;
 		}
-		if (asprintf(&im->file, "%s/%zu", r->tmpdir, i) < 0) {
-			im->file = NULL;
-			free(buf);
-			return (-HWTR_E_NOMEM);
-		}
-		fp = fopen(im->file, "wb");
-		if (fp == NULL || (len > 0 && fwrite(buf, 1, len, fp) != len) ||
-		    fclose(fp) != 0) {
-			ix_err(r->ix, "cannot write '%s': %s", im->file,
+		len = (size_t)id->size;
+		if (len > 0 && (buf = mmap(NULL, len, PROT_READ, MAP_PRIVATE,
+		    fd, 0)) == MAP_FAILED) {
+			ix_err(r->ix, "cannot map '%s': %s", im->file,
 			    strerror(errno));
-			free(buf);
+			close(fd);
 			return (-HWTR_E_IO);
 		}
+		close(fd);
 		im->size = len;
 		im->present = 1;
 		base = id->path != NULL ? strrchr(id->path, '/') : NULL;
@@ -494,22 +548,101 @@ load_images(struct run *r)
 /* ----------------------------------------------------------------- */
 /* Sideband replay                                                    */
 
+static size_t
+id_hash(int32_t id, size_t cap)
+{
+	return ((size_t)(((uint32_t)id * 0x9e3779b1u) >> 7) & (cap - 1));
+}
+
+/*
+ * Look @id up in the table @h (slots of index + 1) whose entries' keys
+ * @key(@arg, index) gives; 0 when absent, else index + 1.
+ */
+static size_t
+id_find(const size_t *h, size_t cap, int32_t id,
+    int32_t (*key)(const struct run *, size_t), const struct run *r)
+{
+	size_t k;
+
+	if (cap == 0)
+		return (0);
+	for (k = id_hash(id, cap); h[k] != 0; k = (k + 1) & (cap - 1))
+		if (key(r, h[k] - 1) == id)
+			return (h[k]);
+	return (0);
+}
+
+/* Add index @idx under @id (absent); the table stays at most half full. */
+static int
+id_add(size_t **hp, size_t *capp, size_t n, int32_t id, size_t idx,
+    int32_t (*key)(const struct run *, size_t), const struct run *r)
+{
+	size_t *h = *hp, cap = *capp, ncap, k, i;
+
+	if (2 * (n + 1) > cap) {
+		ncap = cap ? 2 * cap : 64;
+		if ((h = calloc(ncap, sizeof(*h))) == NULL)
+			return (-HWTR_E_NOMEM);
+		for (i = 0; i < cap; i++) {
+			if ((*hp)[i] == 0)
+				continue;
+			for (k = id_hash(key(r, (*hp)[i] - 1), ncap); h[k] != 0;
+			    k = (k + 1) & (ncap - 1))
+				;
+			h[k] = (*hp)[i];
+		}
+		free(*hp);
+		*hp = h;
+		*capp = cap = ncap;
+	}
+	for (k = id_hash(id, cap); h[k] != 0; k = (k + 1) & (cap - 1))
+		;
+	h[k] = idx + 1;
+	return (0);
+}
+
+static int32_t
+proc_key(const struct run *r, size_t i)
+{
+	return (r->procs[i].pid);
+}
+
+static int32_t
+thread_key(const struct run *r, size_t i)
+{
+	return (r->threads[i].tid);
+}
+
+/* Index a thread added to r->threads (the first of a tid wins). */
+static int
+thread_indexed(struct run *r, size_t i)
+{
+	if (r->threads[i].tid < 0 || id_find(r->rp.th, r->rp.thcap,
+	    r->threads[i].tid, thread_key, r) != 0)
+		return (0);
+	return (id_add(&r->rp.th, &r->rp.thcap, i, r->threads[i].tid, i,
+	    thread_key, r));
+}
+
 static struct ix_proc *
 proc_get(struct run *r, int32_t pid)
 {
 	size_t i;
 	struct ix_proc *p;
 
-	for (i = 0; i < r->nprocs; i++)
-		if (r->procs[i].pid == pid)
-			return (&r->procs[i]);
+	if ((i = id_find(r->rp.ph, r->rp.phcap, pid, proc_key, r)) != 0)
+		return (&r->procs[i - 1]);
 	if (ix_grow((void **)&r->procs, &r->cprocs, r->nprocs + 1,
 	    sizeof(*p)) < 0)
 		return (NULL);
-	p = &r->procs[r->nprocs++];
+	p = &r->procs[r->nprocs];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->ppid = -1;
+	if (id_add(&r->rp.ph, &r->rp.phcap, r->nprocs, pid, r->nprocs,
+	    proc_key, r) < 0)
+		return (NULL);
+	r->nprocs++;
 	return (p);
 }
 
@@ -518,9 +651,8 @@ proc_find(struct run *r, int32_t pid)
 {
 	size_t i;
 
-	for (i = 0; i < r->nprocs; i++)
-		if (r->procs[i].pid == pid)
-			return (&r->procs[i]);
+	if ((i = id_find(r->rp.ph, r->rp.phcap, pid, proc_key, r)) != 0)
+		return (&r->procs[i - 1]);
 	return (NULL);
 }
 
@@ -530,9 +662,9 @@ thread_get(struct run *r, int32_t pid, int32_t tid, int create)
 	size_t i;
 	struct ix_thread *t;
 
-	for (i = 0; i < r->nthreads; i++)
-		if (r->threads[i].tid == tid && tid >= 0)
-			return (&r->threads[i]);
+	if (tid >= 0 && (i = id_find(r->rp.th, r->rp.thcap, tid, thread_key,
+	    r)) != 0)
+		return (&r->threads[i - 1]);
 	if (!create || tid < 0)
 		return (NULL);
 	if (ix_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1,
@@ -544,6 +676,8 @@ thread_get(struct run *r, int32_t pid, int32_t tid, int create)
 	t->stream = -1;
 	t->pid = pid;
 	t->tid = tid;
+	if (thread_indexed(r, r->nthreads - 1) < 0)
+		return (NULL);
 	return (t);
 }
 
@@ -596,21 +730,154 @@ find_image(struct run *r, const struct hwtr_sb_rec *rec)
 	return (-1);
 }
 
-static void
-close_maps(struct run *r, int32_t pid, uint64_t lo, uint64_t hi, uint64_t t)
+/* The open mappings' treap (struct ix_replay). */
+
+static uint32_t
+tn_prio(size_t i)
 {
-	size_t i;
+	uint64_t z = (uint64_t)i + 0x9e3779b97f4a7c15ULL;
 
-	for (i = 0; i < r->nmaps; i++) {
-		struct ix_map *m = &r->maps[i];
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return ((uint32_t)(z ^ (z >> 31)));
+}
 
-		if (m->pid != pid || m->has_to)
-			continue;
-		if (m->start >= lo && m->end <= hi) {
-			m->has_to = 1;
-			m->to_tsc = t;
+/* Map @a against the key (@pid, @start, @idx): < 0, 0, > 0. */
+static int
+tn_cmp(const struct run *r, size_t a, int32_t pid, uint64_t start, size_t idx)
+{
+	const struct ix_map *m = &r->maps[a];
+
+	if (m->pid != pid)
+		return (m->pid < pid ? -1 : 1);
+	if (m->start != start)
+		return (m->start < start ? -1 : 1);
+	return (a < idx ? -1 : a > idx ? 1 : 0);
+}
+
+static size_t
+tn_insert(struct run *r, size_t node, size_t i)
+{
+	struct ix_tnode *tn = r->rp.tn, *n;
+	size_t c;
+
+	if (node == 0) {
+		tn[i].left = tn[i].right = 0;
+		tn[i].prio = tn_prio(i);
+		return (i + 1);
+	}
+	n = &tn[node - 1];
+	if (tn_cmp(r, i, r->maps[node - 1].pid, r->maps[node - 1].start,
+	    node - 1) < 0) {
+		n->left = tn_insert(r, n->left, i);
+		if (tn[n->left - 1].prio > n->prio) {
+			c = n->left;
+			n->left = tn[c - 1].right;
+			tn[c - 1].right = node;
+			return (c);
+		}
+	} else {
+		n->right = tn_insert(r, n->right, i);
+		if (tn[n->right - 1].prio > n->prio) {
+			c = n->right;
+			n->right = tn[c - 1].left;
+			tn[c - 1].left = node;
+			return (c);
 		}
 	}
+	return (node);
+}
+
+static size_t
+tn_merge(struct run *r, size_t a, size_t b)
+{
+	struct ix_tnode *tn = r->rp.tn;
+
+	if (a == 0)
+		return (b);
+	if (b == 0)
+		return (a);
+	if (tn[a - 1].prio > tn[b - 1].prio) {
+		tn[a - 1].right = tn_merge(r, tn[a - 1].right, b);
+		return (a);
+	}
+	tn[b - 1].left = tn_merge(r, a, tn[b - 1].left);
+	return (b);
+}
+
+static size_t
+tn_erase(struct run *r, size_t node, size_t i)
+{
+	struct ix_tnode *tn = r->rp.tn;
+	int c;
+
+	if (node == 0)
+		return (0);
+	c = tn_cmp(r, i, r->maps[node - 1].pid, r->maps[node - 1].start,
+	    node - 1);
+	if (c == 0)
+		return (tn_merge(r, tn[node - 1].left, tn[node - 1].right));
+	if (c < 0)
+		tn[node - 1].left = tn_erase(r, tn[node - 1].left, i);
+	else
+		tn[node - 1].right = tn_erase(r, tn[node - 1].right, i);
+	return (node);
+}
+
+/* Collect the open mappings of @pid starting in [@lo, @hi] into rp.hits. */
+static int
+tn_range(struct run *r, size_t node, int32_t pid, uint64_t lo, uint64_t hi)
+{
+	const struct ix_map *m;
+	int rc;
+
+	if (node == 0)
+		return (0);
+	if (++r->rp.work > IX_REPLAY_WORK)
+		return (-HWTR_E_LIMIT);
+	m = &r->maps[node - 1];
+	if (m->pid < pid || (m->pid == pid && m->start < lo))
+		return (tn_range(r, r->rp.tn[node - 1].right, pid, lo, hi));
+	if (m->pid > pid || m->start > hi)
+		return (tn_range(r, r->rp.tn[node - 1].left, pid, lo, hi));
+	if ((rc = tn_range(r, r->rp.tn[node - 1].left, pid, lo, hi)) < 0)
+		return (rc);
+	if (ix_grow((void **)&r->rp.hits, &r->rp.chits, r->rp.nhits + 1,
+	    sizeof(*r->rp.hits)) < 0)
+		return (-HWTR_E_NOMEM);
+	r->rp.hits[r->rp.nhits++] = node - 1;
+	return (tn_range(r, r->rp.tn[node - 1].right, pid, lo, hi));
+}
+
+static int
+replay_limit(struct run *r)
+{
+	ix_err(r->ix, "sideband: the mappings overlap so much that replaying "
+	    "them would visit more than %llu of them (the indexer's limit): "
+	    "refused", (unsigned long long)IX_REPLAY_WORK);
+	return (-HWTR_E_LIMIT);
+}
+
+/* Close the open mappings of @pid that lie inside [@lo, @hi) at @t. */
+static int
+close_maps(struct run *r, int32_t pid, uint64_t lo, uint64_t hi, uint64_t t)
+{
+	struct ix_map *m;
+	size_t k;
+	int rc;
+
+	r->rp.nhits = 0;
+	if ((rc = tn_range(r, r->rp.root, pid, lo, hi)) < 0)
+		return (rc == -HWTR_E_LIMIT ? replay_limit(r) : rc);
+	for (k = 0; k < r->rp.nhits; k++) {
+		m = &r->maps[r->rp.hits[k]];
+		if (m->end <= hi) {
+			m->has_to = 1;
+			m->to_tsc = t;
+			r->rp.root = tn_erase(r, r->rp.root, r->rp.hits[k]);
+		}
+	}
+	return (0);
 }
 
 static struct ix_map *
@@ -618,13 +885,30 @@ new_map(struct run *r)
 {
 	struct ix_map *m;
 
-	if (ix_grow((void **)&r->maps, &r->cmaps, r->nmaps + 1, sizeof(*m)) < 0)
+	if (ix_grow((void **)&r->maps, &r->cmaps, r->nmaps + 1, sizeof(*m)) < 0 ||
+	    ix_grow((void **)&r->rp.tn, &r->rp.ctn, r->nmaps + 1,
+	    sizeof(*r->rp.tn)) < 0)
 		return (NULL);
 	m = &r->maps[r->nmaps];
 	memset(m, 0, sizeof(*m));
 	m->id = (int64_t)++r->nmaps;
 	m->image = -1;
 	return (m);
+}
+
+/* Mapping @m (the last one made) is open: into the treap. */
+static void
+map_opened(struct run *r, struct ix_map *m)
+{
+	r->rp.root = tn_insert(r, r->rp.root, (size_t)(m - r->maps));
+}
+
+static int
+cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return (x < y ? -1 : x > y);
 }
 
 static int
@@ -711,6 +995,7 @@ replay_sideband(struct run *r)
 	struct ix_thread *t;
 	struct ix_map *m;
 	char det[64];
+	int rc;
 
 	/* Threads of the units first: their ids follow the units. */
 	for (i = 0; i < r->nunits; i++) {
@@ -726,10 +1011,15 @@ replay_sideband(struct run *r)
 		t->stream = (int)i;
 		t->pid = sd->pid;
 		t->tid = sd->tid;
+		if (thread_indexed(r, r->nthreads - 1) < 0)
+			return (-HWTR_E_NOMEM);
 	}
 	for (i = 0; i < n; i++) {
 		const struct hwtr_sb_rec *rec = hwtr_ar_sideband_rec(r->ar, i);
 
+		if ((i & 4095) == 0 && r->ix->opts.cancel != NULL &&
+		    *r->ix->opts.cancel)
+			return (-HWTR_E_INTR);
 		switch (rec->type) {
 		case HWTR_SB_PROC_START:
 			if ((p = proc_get(r, rec->pid)) == NULL)
@@ -751,13 +1041,24 @@ replay_sideband(struct run *r)
 				    (p->path = strdup(pp->path)) == NULL)
 					return (-HWTR_E_NOMEM);
 			}
-			/* A forked child starts with its parent's mappings. */
-			nm = r->nmaps;
-			for (j = 0; j < nm && p->ppid >= 0; j++) {
-				struct ix_map old = r->maps[j];
+			/*
+			 * A forked child starts with its parent's mappings
+			 * (the open ones, in the order they were made).
+			 */
+			if (p->ppid < 0)
+				break;
+			r->rp.nhits = 0;
+			if ((rc = tn_range(r, r->rp.root, p->ppid, 0,
+			    UINT64_MAX)) < 0)
+				return (rc == -HWTR_E_LIMIT ? replay_limit(r) :
+				    rc);
+			if (r->rp.nhits > 1)
+				qsort(r->rp.hits, r->rp.nhits,
+				    sizeof(*r->rp.hits), cmp_size);
+			nm = r->rp.nhits;
+			for (j = 0; j < nm; j++) {
+				struct ix_map old = r->maps[r->rp.hits[j]];
 
-				if (old.pid != p->ppid || old.has_to)
-					continue;
 				if ((m = new_map(r)) == NULL)
 					return (-HWTR_E_NOMEM);
 				old.id = m->id;
@@ -765,6 +1066,7 @@ replay_sideband(struct run *r)
 				m->pid = rec->pid;
 				m->has_from = 1;
 				m->from_tsc = rec->time;
+				map_opened(r, m);
 			}
 			break;
 		case HWTR_SB_PROC_EXIT:
@@ -776,7 +1078,9 @@ replay_sideband(struct run *r)
 			    "code" : rec->u.exit.kind == HWTR_EXIT_SIGNAL ?
 			    "signal" : NULL;
 			p->exit_value = rec->u.exit.value;
-			close_maps(r, rec->pid, 0, UINT64_MAX, rec->time);
+			if ((rc = close_maps(r, rec->pid, 0, UINT64_MAX,
+			    rec->time)) < 0)
+				return (rc);
 			break;
 		case HWTR_SB_THREAD_START:
 		case HWTR_SB_THREAD_EXIT:
@@ -800,7 +1104,9 @@ replay_sideband(struct run *r)
 			free(p->path);
 			p->path = rec->u.exec.path ?
 			    strdup(rec->u.exec.path) : NULL;
-			close_maps(r, rec->pid, 0, UINT64_MAX, rec->time);
+			if ((rc = close_maps(r, rec->pid, 0, UINT64_MAX,
+			    rec->time)) < 0)
+				return (rc);
 			if (sb_event(r, "exec", rec, -1, rec->u.exec.path) < 0)
 				return (-HWTR_E_NOMEM);
 			break;
@@ -817,8 +1123,9 @@ replay_sideband(struct run *r)
 			}
 			break;
 		case HWTR_SB_MMAP:
-			close_maps(r, rec->pid, rec->u.mmap.addr,
-			    rec->u.mmap.addr + rec->u.mmap.len, rec->time);
+			if ((rc = close_maps(r, rec->pid, rec->u.mmap.addr,
+			    rec->u.mmap.addr + rec->u.mmap.len, rec->time)) < 0)
+				return (rc);
 			if ((m = new_map(r)) == NULL)
 				return (-HWTR_E_NOMEM);
 			m->pid = rec->pid;
@@ -830,14 +1137,17 @@ replay_sideband(struct run *r)
 			m->prot = rec->u.mmap.prot;
 			m->has_from = 1;
 			m->from_tsc = rec->time;
+			map_opened(r, m);
 			if (rec->pid >= 0 && proc_get(r, rec->pid) == NULL)
 				return (-HWTR_E_NOMEM);
 			if (sb_event(r, "mmap", rec, -1, rec->u.mmap.path) < 0)
 				return (-HWTR_E_NOMEM);
 			break;
 		case HWTR_SB_MUNMAP:
-			close_maps(r, rec->pid, rec->u.munmap.addr,
-			    rec->u.munmap.addr + rec->u.munmap.len, rec->time);
+			if ((rc = close_maps(r, rec->pid, rec->u.munmap.addr,
+			    rec->u.munmap.addr + rec->u.munmap.len,
+			    rec->time)) < 0)
+				return (rc);
 			snprintf(det, sizeof(det), "%#" PRIx64 "-%#" PRIx64,
 			    rec->u.munmap.addr,
 			    rec->u.munmap.addr + rec->u.munmap.len);
@@ -896,12 +1206,16 @@ static int
 add_sections(struct run *r)
 {
 	size_t i;
-	int isid;
+	int isid, full = 0;
 
 	for (i = 0; i < r->nmaps; i++) {
 		struct ix_map *m = &r->maps[i];
 		struct ix_img *im;
 		uint64_t size, link;
+
+		if ((i & 1023) == 0 && r->ix->opts.cancel != NULL &&
+		    *r->ix->opts.cancel)
+			return (-HWTR_E_INTR);
 
 		/* Said by warn_missing() if decoding needs its code. */
 		if (m->image < 0 || !r->imgs[m->image].present)
@@ -918,8 +1232,20 @@ add_sections(struct run *r)
 		size = m->end - m->start;
 		if (size > im->size - m->pgoff)
 			size = im->size - m->pgoff;
+		if (full)
+			continue;
 		isid = pt_iscache_add_file(r->isc, im->file, m->pgoff, size,
 		    m->start);
+		if (isid < 0 && pt_errcode(isid) == pte_nomem) {
+			/* libipt's cache holds at most 65535 sections. */
+			ix_problem(r->ix, "mapping of '%s' at %#" PRIx64
+			    " and every later one: libipt's section cache is "
+			    "full (%s); their code is not decoded",
+			    m->path ? m->path : "?", m->start,
+			    pt_errstr(pt_errcode(isid)));
+			full = 1;
+			continue;
+		}
 		if (isid < 0) {
 			ix_problem(r->ix, "mapping of '%s' at %#" PRIx64
 			    ": %s", m->path ? m->path : "?", m->start,
@@ -951,40 +1277,86 @@ add_sections(struct run *r)
  * Once per mapping (path and range: a process and its exec'd successor
  * map the same [vsyscall]), after all streams, so -j changes nothing.
  */
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x < y ? -1 : x > y);
+}
+
+/* How many of the @n sorted @v lie in [@lo, @hi). */
+static size_t
+count_in(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi)
+{
+	size_t a = 0, b = n, m, first;
+
+	while (a < b) {
+		m = a + (b - a) / 2;
+		if (v[m] < lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	first = a;
+	b = n;
+	while (a < b) {
+		m = a + (b - a) / 2;
+		if (v[m] < hi)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return (a - first);
+}
+
+#define IX_MISSING_MAX	100	/* mappings named; the rest counted */
+
 static void
 warn_missing(struct run *r)
 {
-	size_t i, k, e;
+	size_t i, k, nrep = 0, more = 0, rep[IX_MISSING_MAX];
 	uint64_t n;
 
+	/*
+	 * The decode errors' addresses sorted once: a binary search per
+	 * mapping, not a pass over every error (200,000 mappings).
+	 */
+	if (r->nerrips > 1)
+		qsort(r->errips, r->nerrips, sizeof(*r->errips), cmp_u64);
 	for (i = 0; i < r->nmaps; i++) {
 		const struct ix_map *m = &r->maps[i];
 
 		if ((m->image >= 0 && r->imgs[m->image].present) ||
 		    (m->prot != 0 && !(m->prot & PROT_EXEC)))
 			continue;
-		for (k = 0; k < i; k++) {
-			const struct ix_map *o = &r->maps[k];
+		if (m->end <= m->start || (n = count_in(r->errips,
+		    r->nerrips, m->start, m->end)) == 0)
+			continue;
+		/* An earlier mapping of the same range was named. */
+		for (k = 0; k < nrep; k++) {
+			const struct ix_map *o = &r->maps[rep[k]];
 
-			if ((o->image < 0 || !r->imgs[o->image].present) &&
-			    o->start == m->start && o->end == m->end &&
-			    (o->prot == 0 || (o->prot & PROT_EXEC)) &&
+			if (o->start == m->start && o->end == m->end &&
 			    (o->path == m->path || (o->path != NULL &&
 			    m->path != NULL && strcmp(o->path, m->path) == 0)))
 				break;
 		}
-		if (k < i)
+		if (k < nrep)
 			continue;
-		n = 0;
-		for (e = 0; e < r->nerrips; e++)
-			if (r->errips[e] >= m->start && r->errips[e] < m->end)
-				n++;
-		if (n > 0)
-			ix_problem(r->ix, "mapping of '%s' at %#" PRIx64
-			    ": image not in the archive; its code cannot be "
-			    "decoded (%" PRIu64 " decode errors there)",
-			    m->path ? m->path : "?", m->start, n);
+		if (nrep == IX_MISSING_MAX) {
+			more++;
+			continue;
+		}
+		rep[nrep++] = i;
+		ix_problem(r->ix, "mapping of '%s' at %#" PRIx64
+		    ": image not in the archive; its code cannot be "
+		    "decoded (%" PRIu64 " decode errors there)",
+		    m->path ? m->path : "?", m->start, n);
 	}
+	if (more > 0)
+		ix_problem(r->ix, "and %zu more mappings whose image is not in "
+		    "the archive, with decode errors", more);
 }
 
 /* ----------------------------------------------------------------- */
@@ -2104,6 +2476,7 @@ write_meta(struct run *r)
 	rc = meta_put(r, &s, "schema_version", buf);
 	rc = rc < 0 ? rc : meta_put(r, &s, "hwtrace_version", HWTRACE_VERSION);
 	rc = rc < 0 ? rc : meta_put(r, &s, "source_archive", r->archive);
+	rc = rc < 0 ? rc : meta_put(r, &s, "archive_id", r->archive_id);
 	snprintf(buf, sizeof(buf), "%u.%u", st->version_major,
 	    st->version_minor);
 	rc = rc < 0 ? rc : meta_put(r, &s, "archive_version", buf);
@@ -3206,27 +3579,54 @@ prep_batches(struct run *r, struct stmt *st, int n, const char *table,
 	return (rc);
 }
 
+/* SQLite's progress handler: stop its long steps on a cancel request. */
+static int
+db_cancelled(void *arg)
+{
+	const struct run *r = arg;
+
+	return (r->ix->opts.cancel != NULL && *r->ix->opts.cancel);
+}
+
 /*
  * One transaction: the static tables, then the dynamic ones while the
  * workers decode, then what is known only at the end (blocks with their
  * counts, streams, threads, meta) and the indexes.
  */
 static int
-write_db(struct run *r, const char *tmp)
+write_db(struct run *r, const char *tmp, int fd)
 {
 	struct ix_sink sink;
 	struct timespec t0, t1;
+	struct stat sf, sp;
 	char *err = NULL;
 	size_t i;
 	int rc;
 
-	/* One thread writes: SQLite's per-call mutexes cost 3% of an index. */
+	/*
+	 * @tmp was created by hwtr_out_create() (exclusively, under an
+	 * unpredictable name, mode 0600) and @fd is open on it.  SQLite opens
+	 * it by name: never through a link (SQLITE_OPEN_NOFOLLOW), never
+	 * creating it, and only when the name still is the file created.
+	 * One thread writes: SQLite's per-call mutexes cost 3% of an index.
+	 */
 	if (sqlite3_open_v2(tmp, &r->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	    SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		ix_err(r->ix, "cannot create '%s': %s", tmp,
 		    r->db ? sqlite3_errmsg(r->db) : "out of memory");
+		sqlite3_close(r->db);
+		r->db = NULL;
 		return (-HWTR_E_DB);
 	}
+	if (fstat(fd, &sf) != 0 || lstat(tmp, &sp) != 0 ||
+	    sf.st_dev != sp.st_dev || sf.st_ino != sp.st_ino) {
+		ix_err(r->ix, "cannot create '%s': it was replaced", tmp);
+		sqlite3_close(r->db);
+		r->db = NULL;
+		return (-HWTR_E_IO);
+	}
+	/* The index build at the end takes seconds: interruptible too. */
+	sqlite3_progress_handler(r->db, 100000, db_cancelled, r);
 	/*
 	 * The file is DB.partial, renamed to DB only once complete, and a
 	 * failed run removes it: there is never anything to roll back to,
@@ -3399,7 +3799,8 @@ run_free(struct run *r)
 			free(r->imgs[i].file);
 		}
 		ix_elf_free(&r->imgs[i].elf);
-		free(r->imgs[i].bytes);
+		if (r->imgs[i].bytes != NULL && r->imgs[i].size > 0)
+			munmap(r->imgs[i].bytes, r->imgs[i].size);
 		free(r->imgs[i].file_ids);
 	}
 	free(r->imgs);
@@ -3408,6 +3809,10 @@ run_free(struct run *r)
 	if (r->tmpdir[0] != '\0')
 		rmdir(r->tmpdir);
 	free(r->maps);
+	free(r->rp.ph);
+	free(r->rp.th);
+	free(r->rp.tn);
+	free(r->rp.hits);
 	free(r->isid_map);
 	for (i = 0; i < r->nprocs; i++) {
 		free(r->procs[i].path);
@@ -3438,9 +3843,10 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
     int nospec, int *again)
 {
 	struct run r;
+	struct hwtr_ar_opts ao;
 	char *tmp = NULL;
 	const char *td;
-	int rc;
+	int rc, fd;
 
 	clear_problems(ix);
 	memset(&ix->stats, 0, sizeof(ix->stats));
@@ -3454,7 +3860,9 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 	r.ix = ix;
 	r.archive = archive;
 	r.nospec = nospec;
-	rc = hwtr_ar_open(&r.ar, archive, NULL);
+	memset(&ao, 0, sizeof(ao));
+	ao.cancel = ix->opts.cancel;
+	rc = hwtr_ar_open(&r.ar, archive, &ao);
 	if (rc < 0) {
 		const char *why = r.ar ? hwtr_ar_errmsg(r.ar) :
 		    hwtr_errstr(rc);
@@ -3472,6 +3880,10 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 			ix_err(ix, "cannot open '%s': %s", archive, why);
 		goto out;
 	}
+	/* For caches (hwtrace-db(5) meta archive_id). */
+	if ((rc = hwtr_ar_identity(archive, r.archive_id, ix->err,
+	    sizeof(ix->err))) < 0)
+		goto out;
 	if (!hwtr_ar_status(r.ar)->complete)
 		ix_problem(ix, "archive '%s' is truncated (%s): indexing what "
 		    "it holds", archive, hwtr_ar_status(r.ar)->why ?
@@ -3498,19 +3910,29 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 	    (rc = load_images(&r)) < 0 || (rc = replay_sideband(&r)) < 0 ||
 	    (rc = add_sections(&r)) < 0 || (rc = plan(&r)) < 0)
 		goto out;
-	if (asprintf(&tmp, "%s.partial", db) < 0) {
-		tmp = NULL;
-		rc = -HWTR_E_NOMEM;
+	if (ix->opts.cancel != NULL && *ix->opts.cancel) {
+		rc = -HWTR_E_INTR;
 		goto out;
 	}
-	unlink(tmp);
-	rc = write_db(&r, tmp);
-	if (rc == 0 && rename(tmp, db) != 0) {
+	if ((fd = hwtr_out_create(db, HWTR_OUT_RANDOM, &tmp)) < 0) {
+		ix_err(ix, "cannot create '%s.partial.XXXXXX': %s", db,
+		    strerror(errno));
+		rc = -HWTR_E_IO;
+		goto out;
+	}
+	rc = write_db(&r, tmp, fd);
+	close(fd);
+	if (rc == 0 && ix->opts.cancel != NULL && *ix->opts.cancel)
+		rc = -HWTR_E_INTR;
+	if (rc == 0 && hwtr_out_commit(tmp, db) != 0) {
 		ix_err(ix, "cannot rename '%s' to '%s': %s", tmp, db,
 		    strerror(errno));
 		rc = -HWTR_E_IO;
 	}
 out:
+	/* Whatever step a cancel request stopped, it is an interruption. */
+	if (rc < 0 && ix->opts.cancel != NULL && *ix->opts.cancel)
+		rc = -HWTR_E_INTR;
 	if (rc < 0 && tmp != NULL)
 		unlink(tmp);
 	if (rc < 0 && ix->err[0] == '\0')

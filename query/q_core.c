@@ -746,19 +746,13 @@ q_wf_open(struct hwtr_q *q, struct q_wfile *wf, const char *path)
 	int e;
 
 	wf->path = path;
-	wf->fd = -1;
-	if (asprintf(&wf->tmp, "%s.partial", path) < 0) {
-		wf->tmp = NULL;
-		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	}
-	wf->fd = open(wf->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (wf->fd < 0) {
+	wf->tmp = NULL;
+	/* Exclusively, never through a link, mode 0600. */
+	if ((wf->fd = hwtr_out_create(path, 0, &wf->tmp)) < 0) {
 		e = errno;
-		q_fail(q, -HWTR_E_IO, "cannot create '%s': %s", wf->tmp,
-		    strerror(e));
-		free(wf->tmp);
 		wf->tmp = NULL;
-		return (-HWTR_E_IO);
+		return (q_fail(q, -HWTR_E_IO, "cannot create '%s.partial': %s",
+		    path, strerror(e)));
 	}
 	return (0);
 }
@@ -806,7 +800,7 @@ q_wf_commit(struct hwtr_q *q, struct q_wfile *wf)
 		q_wf_abort(wf);
 		return (-HWTR_E_IO);
 	}
-	if (rename(wf->tmp, wf->path) != 0) {
+	if (hwtr_out_commit(wf->tmp, wf->path) != 0) {
 		e = errno;
 		q_fail(q, -HWTR_E_IO, "cannot rename '%s' to '%s': %s", wf->tmp,
 		    wf->path, strerror(e));
@@ -941,6 +935,23 @@ q_open_db(struct hwtr_q *q, const char *path)
 	if (rc != SQLITE_OK)
 		return (q_fail(q, -HWTR_E_DB, "cannot open '%s': %s", path,
 		    q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc)));
+	/*
+	 * A database may come from anywhere, and query sql runs what the
+	 * user types: SQLite's defensive settings before anything is read.
+	 * No two-argument fts3_tokenizer() (it calls through a pointer the
+	 * SQL supplies), no extension loading, no writes to the schema,
+	 * and no functions with side effects called from the schema's views
+	 * or triggers (trusted_schema off).
+	 */
+	if (sqlite3_db_config(q->db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0,
+	    NULL) != SQLITE_OK ||
+	    sqlite3_db_config(q->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0,
+	    NULL) != SQLITE_OK ||
+	    sqlite3_db_config(q->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL) !=
+	    SQLITE_OK ||
+	    sqlite3_db_config(q->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL) !=
+	    SQLITE_OK)
+		return (q_dbfail(q, "cannot set up the connection"));
 	rc = q_int(q, &appid, 0, "PRAGMA application_id", NULL);
 	if (rc < 0)
 		return (q_fail(q, -HWTR_E_FORMAT,
@@ -989,41 +1000,72 @@ q_open_db(struct hwtr_q *q, const char *path)
 	return (0);
 }
 
-/* A cache is usable when it is a complete database newer than @archive. */
+/*
+ * Whether the cache @cache can answer for @archive: a database, newer than
+ * the archive, made from this very archive (its meta archive_id is the
+ * archive's identity: a stale cache of a replaced archive, even one given
+ * the old time with cp -p, is indexed again).  A cache this user does not
+ * own, or that is not a regular file, is refused: another user could have
+ * planted it.  1 usable, 0 index again, < 0 refused.
+ */
 static int
-q_cache_fresh(const char *archive, const char *cache)
+q_cache_usable(struct hwtr_q *q, const char *archive, const char *cache)
 {
 	struct stat sa, sc;
-	enum q_kind k;
-	char eb[16];
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
-	int ok;
+	char id[HWTR_AR_ID_LEN], eb[256];
+	const unsigned char *v;
+	enum q_kind k;
+	int ok = 0;
 
-	if (stat(archive, &sa) != 0 || stat(cache, &sc) != 0)
+	if (lstat(cache, &sc) != 0)
+		return (0);
+	if (!S_ISREG(sc.st_mode))
+		return (q_fail(q, -HWTR_E_PERM, "cache '%s' is not a regular "
+		    "file: not used (remove it, or name another with "
+		    "--cache)", cache));
+	if (sc.st_uid != geteuid())
+		return (q_fail(q, -HWTR_E_PERM, "cache '%s' belongs to uid %ld, "
+		    "not to this user (uid %ld): not trusted (remove it, or "
+		    "name another with --cache)", cache, (long)sc.st_uid,
+		    (long)geteuid()));
+	if (stat(archive, &sa) != 0)
 		return (0);
 	if (q_sniff(cache, &k, eb, sizeof(eb)) < 0 || k != Q_KIND_DB)
 		return (0);
-	/* A cache written by an older hwtrace is indexed again. */
-	if (sqlite3_open_v2(cache, &db, SQLITE_OPEN_READONLY, NULL) !=
-	    SQLITE_OK) {
-		sqlite3_close(db);
+	if (sc.st_mtim.tv_sec < sa.st_mtim.tv_sec ||
+	    (sc.st_mtim.tv_sec == sa.st_mtim.tv_sec &&
+	    sc.st_mtim.tv_nsec < sa.st_mtim.tv_nsec))
 		return (0);
-	}
-	ok = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ==
+	if (hwtr_ar_identity(archive, id, eb, sizeof(eb)) < 0)
+		return (0);
+	/* A cache written by an older hwtrace is indexed again too. */
+	if (sqlite3_open_v2(cache, &db, SQLITE_OPEN_READONLY |
+	    SQLITE_OPEN_NOFOLLOW, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ==
 	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
-	    sqlite3_column_int64(st, 0) == HWTR_DB_SCHEMA_VERSION;
+	    sqlite3_column_int64(st, 0) == HWTR_DB_SCHEMA_VERSION)
+		ok = 1;
+	sqlite3_finalize(st);
+	st = NULL;
+	if (ok && !(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE "
+	    "key = 'archive_id'", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW &&
+	    (v = sqlite3_column_text(st, 0)) != NULL &&
+	    strcmp((const char *)v, id) == 0))
+		ok = 0;
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	if (!ok)
-		return (0);
-	return (sc.st_mtim.tv_sec > sa.st_mtim.tv_sec ||
-	    (sc.st_mtim.tv_sec == sa.st_mtim.tv_sec &&
-	    sc.st_mtim.tv_nsec >= sa.st_mtim.tv_nsec));
+		hwtr_logf(&q->log, HWTR_LOG_INFO, "cache '%s' was not made from "
+		    "'%s' as it is now", cache, archive);
+	return (ok);
 }
 
 static int
-q_index(struct hwtr_q *q, const char *archive, const char *cache, int jobs)
+q_index(struct hwtr_q *q, const char *archive, const char *cache, int jobs,
+    volatile int *cancel)
 {
 	struct hwtr_ix_opts xo;
 	struct hwtr_ix *ix = NULL;
@@ -1032,6 +1074,7 @@ q_index(struct hwtr_q *q, const char *archive, const char *cache, int jobs)
 	memset(&xo, 0, sizeof(xo));
 	xo.jobs = jobs;
 	xo.log = q->log;
+	xo.cancel = cancel;
 	hwtr_logf(&q->log, HWTR_LOG_INFO, "indexing '%s' into '%s'", archive,
 	    cache);
 	if ((rc = hwtr_ix_new(&ix, &xo)) < 0)
@@ -1087,9 +1130,13 @@ hwtr_q_open(struct hwtr_q **qp, const char *path,
 		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 		goto fail;
 	}
-	if (kind == Q_KIND_ARCHIVE && !q_cache_fresh(path, q->dbpath) &&
-	    (rc = q_index(q, path, q->dbpath, opts ? opts->jobs : 0)) < 0)
-		goto fail;
+	if (kind == Q_KIND_ARCHIVE) {
+		if ((rc = q_cache_usable(q, path, q->dbpath)) < 0)
+			goto fail;
+		if (rc == 0 && (rc = q_index(q, path, q->dbpath,
+		    opts ? opts->jobs : 0, opts ? opts->cancel : NULL)) < 0)
+			goto fail;
+	}
 	if ((rc = q_open_db(q, q->dbpath)) < 0)
 		goto fail;
 	*qp = q;
@@ -1130,6 +1177,8 @@ hwtr_q_req_init(struct hwtr_q_req *req, enum hwtr_q_verb verb)
 	req->max_depth = -1;
 	req->at = -1;
 	req->to = -1;
+	req->sql_timeout_ms = HWTR_Q_SQL_TIMEOUT_MS;
+	req->sql_max_length = HWTR_Q_SQL_MAX_LENGTH;
 }
 
 /* --- symbol names --------------------------------------------------------- */

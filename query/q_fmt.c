@@ -232,6 +232,34 @@ q_table_line(struct q_out *out, const char *const *s, const size_t *len,
 	o->len = (size_t)(p - o->p);
 }
 
+/*
+ * @len bytes at @s made safe for a terminal (hwtr_esc_dup()): a copy the
+ * caller frees, or NULL when nothing needs escaping (or out of memory).
+ */
+static char *
+q_table_esc(const char *s, size_t len)
+{
+	char *t, *e;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f)
+			break;
+	if (i == len)
+		return (NULL);
+	if ((t = strndup(s, len)) == NULL)
+		return (NULL);
+	e = hwtr_esc_needed(t, 0) ? hwtr_esc_dup(t, 0) : NULL;
+	free(t);
+	return (e);
+}
+
+/*
+ * The table is for people: text from the database (symbol names, paths,
+ * argv; whatever a SELECT makes) is printed with its control characters
+ * escaped, so that it cannot move the cursor, retitle or clear the
+ * terminal.  CSV, TSV and JSON stay exact.
+ */
 static void
 q_table(struct q_out *out, const struct hwtr_q_res *res, int more)
 {
@@ -239,15 +267,41 @@ q_table(struct q_out *out, const struct hwtr_q_res *res, int more)
 	const struct q_cell *cell;
 	const char *sv[64] = { NULL }, **s = sv;
 	size_t lv[64] = { 0 }, wv[64] = { 0 }, *len = lv, *dw = wv;
+	char **escs = NULL, *hv[64] = { NULL }, **hesc = hv;
 
 	if (nc > 64) {
 		s = calloc(nc, sizeof(*s));
 		len = calloc(nc, sizeof(*len));
 		dw = calloc(nc, sizeof(*dw));
-		if (s == NULL || len == NULL || dw == NULL) {
+		hesc = calloc(nc, sizeof(*hesc));
+		if (s == NULL || len == NULL || dw == NULL || hesc == NULL) {
 			out->buf.err = 1;
 			goto out;
 		}
+	}
+	for (r = 0; r < nr; r++) {
+		cell = &res->cells[r * nc];
+		for (c = 0; c < nc; c++, cell++) {
+			char *e;
+
+			if (cell->off == Q_NULLOFF || cell->type != HWTR_Q_TEXT ||
+			    (e = q_table_esc(res->pool.p + cell->off,
+			    cell->len)) == NULL)
+				continue;
+			if (escs == NULL && (escs = calloc(nr * nc,
+			    sizeof(*escs))) == NULL) {
+				free(e);
+				out->buf.err = 1;
+				goto out;
+			}
+			escs[r * nc + c] = e;
+		}
+	}
+	for (c = 0; c < nc; c++) {
+		hesc[c] = q_table_esc(res->names[c], strlen(res->names[c]));
+		if (hesc[c] != NULL && q_dwidth(hesc[c], strlen(hesc[c])) >
+		    out->nat[c])
+			out->nat[c] = q_dwidth(hesc[c], strlen(hesc[c]));
 	}
 	if (more && res->hint != NULL)
 		for (c = 0; c < nc; c++)
@@ -257,6 +311,12 @@ q_table(struct q_out *out, const struct hwtr_q_res *res, int more)
 	for (r = 0; r < nr; r++) {
 		cell = &res->cells[r * nc];
 		for (c = 0; c < nc; c++, cell++) {
+			if (escs != NULL && escs[r * nc + c] != NULL) {
+				const char *e = escs[r * nc + c];
+
+				if (q_dwidth(e, strlen(e)) > out->nat[c])
+					out->nat[c] = q_dwidth(e, strlen(e));
+			}
 			if (cell->w > out->nat[c])
 				out->nat[c] = cell->w;
 			if (cell->type == HWTR_Q_TEXT)
@@ -271,7 +331,7 @@ q_table(struct q_out *out, const struct hwtr_q_res *res, int more)
 	q_table_fit(out, res);
 	if (out->nrows == 0 && !out->header_done) {
 		for (c = 0; c < nc; c++) {
-			s[c] = res->names[c];
+			s[c] = hesc[c] != NULL ? hesc[c] : res->names[c];
 			len[c] = strlen(s[c]);
 			dw[c] = q_dwidth(s[c], len[c]);
 		}
@@ -284,6 +344,11 @@ q_table(struct q_out *out, const struct hwtr_q_res *res, int more)
 			if (cell->off == Q_NULLOFF) {
 				s[c] = "-";
 				len[c] = 1;
+			} else if (escs != NULL && escs[r * nc + c] != NULL) {
+				s[c] = escs[r * nc + c];
+				len[c] = strlen(s[c]);
+				dw[c] = q_dwidth(s[c], len[c]);
+				continue;
 			} else {
 				s[c] = res->pool.p + cell->off;
 				len[c] = cell->len;
@@ -293,10 +358,18 @@ q_table(struct q_out *out, const struct hwtr_q_res *res, int more)
 		q_table_line(out, s, len, dw, 0);
 	}
 out:
+	if (escs != NULL) {
+		for (r = 0; r < nr * nc; r++)
+			free(escs[r]);
+		free(escs);
+	}
+	for (c = 0; hesc != NULL && c < nc; c++)
+		free(hesc[c]);
 	if (s != sv) {
 		free(s);
 		free(len);
 		free(dw);
+		free(hesc);
 	}
 }
 

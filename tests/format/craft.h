@@ -29,12 +29,26 @@ struct craft_member {
 	size_t		len;
 	unsigned	type;		/* AE_IF*; 0: regular file */
 	const char	*link;		/* symlink or hardlink target */
+	/* With craft_opts.toc: */
+	const char	*toc_name;	/* the name in end.json; NULL: name */
+	uint64_t	claim_size;	/* the tar header's size (base-256);
+					   0: the real one */
+	int		window_log;	/* this member's frame: a window of
+					   2^window_log, no content size */
 };
 
 struct craft_opts {
 	int		window_log;	/* 0: default */
 	int		no_content_size;
 	int		tar_end;	/* write the tar end frame */
+	/*
+	 * End as a complete archive does: end.json listing every member
+	 * (offset, csize, usize, size as crafted), the tar end frame and the
+	 * trailer that points at end.json (hwtrace(5)), so that the reader
+	 * opens it through its table of contents.
+	 */
+	int		toc;
+	int		no_checksum;	/* frames without a content checksum */
 };
 
 struct craft_buf {
@@ -69,7 +83,8 @@ craft_frame(FILE *f, struct craft_buf *b, const struct craft_opts *o)
 	size_t r;
 
 	ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 3);
-	ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+	ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag,
+	    o != NULL && o->no_checksum ? 0 : 1);
 	if (o != NULL && o->window_log != 0)
 		ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, o->window_log);
 	if (o == NULL || !o->no_content_size)
@@ -96,6 +111,76 @@ craft_frame(FILE *f, struct craft_buf *b, const struct craft_opts *o)
 	b->len = 0;
 }
 
+/*
+ * Give the ustar header at @h the size @size in base-256 (as GNU tar and
+ * libarchive read sizes that do not fit 11 octal digits) and a new
+ * checksum.
+ */
+static void
+craft_claim_size(uint8_t *h, uint64_t size)
+{
+	unsigned sum = 0;
+	int i;
+
+	memset(h + 124, 0, 12);
+	h[124] = 0x80;
+	for (i = 0; i < 8; i++)
+		h[135 - i] = (uint8_t)(size >> (8 * i));
+	memset(h + 148, ' ', 8);
+	for (i = 0; i < 512; i++)
+		sum += h[i];
+	snprintf((char *)h + 148, 8, "%06o", sum);
+	h[155] = ' ';
+}
+
+static void
+craft_le64(uint8_t *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Append end.json's frame, the tar end frame and the trailer to @f. */
+static void
+craft_end(FILE *f, struct archive *a, struct craft_buf *b, const char *toc,
+    const struct craft_opts *o)
+{
+	struct archive_entry *e;
+	uint8_t tr[40];
+	long endoff, endend;
+	char *js;
+
+	ATF_REQUIRE(asprintf(&js, "{\"end_ns\": 1, \"exit\": {\"kind\": "
+	    "\"code\", \"value\": 0}, \"lost_bytes\": 0, \"lost_records\": "
+	    "0, \"members\": [%s]}", toc) > 0);
+	e = archive_entry_new();
+	archive_entry_set_pathname(e, "end.json");
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, (la_int64_t)strlen(js));
+	ATF_REQUIRE(archive_write_header(a, e) == ARCHIVE_OK);
+	ATF_REQUIRE(archive_write_data(a, js, strlen(js)) ==
+	    (la_ssize_t)strlen(js));
+	archive_write_finish_entry(a);
+	archive_entry_free(e);
+	endoff = ftell(f);
+	craft_frame(f, b, o);
+	endend = ftell(f);
+	archive_write_close(a);
+	craft_frame(f, b, o);
+	memset(tr, 0, sizeof(tr));
+	craft_le64(tr, 0x184D2A5Eu);
+	tr[4] = 32;
+	memcpy(tr + 8, "HWTRACE", 8);
+	craft_le64(tr + 16, 1);
+	craft_le64(tr + 24, (uint64_t)endoff);
+	craft_le64(tr + 32, (uint64_t)(endend - endoff));
+	ATF_REQUIRE(fwrite(tr, 1, sizeof(tr), f) == sizeof(tr));
+	free(js);
+}
+
 static void
 craft(const char *path, const struct craft_member *m, size_t n,
     const struct craft_opts *o)
@@ -103,7 +188,11 @@ craft(const char *path, const struct craft_member *m, size_t n,
 	struct craft_buf b = { NULL, 0, 0 };
 	struct archive *a = archive_write_new();
 	struct archive_entry *e;
+	struct craft_opts mo;
 	FILE *f = fopen(path, "wb");
+	char *toc = strdup(""), *nt;
+	uint64_t usize, size;
+	long off;
 	size_t i;
 
 	ATF_REQUIRE(a != NULL && f != NULL);
@@ -130,12 +219,35 @@ craft(const char *path, const struct craft_member *m, size_t n,
 			    (la_ssize_t)m[i].len);
 		archive_write_finish_entry(a);
 		archive_entry_free(e);
-		craft_frame(f, &b, o);
+		if (m[i].claim_size != 0)
+			craft_claim_size(b.p, m[i].claim_size);
+		usize = b.len;
+		size = m[i].type == 0 || m[i].type == AE_IFREG ? m[i].len : 0;
+		off = ftell(f);
+		if (o != NULL)
+			mo = *o;
+		else
+			memset(&mo, 0, sizeof(mo));
+		if (m[i].window_log != 0) {
+			mo.window_log = m[i].window_log;
+			mo.no_content_size = 1;
+		}
+		craft_frame(f, &b, &mo);
+		ATF_REQUIRE(asprintf(&nt, "%s%s{\"name\": \"%s\", \"offset\": "
+		    "%ld, \"csize\": %ld, \"usize\": %ju, \"size\": %ju}", toc,
+		    i > 0 ? ", " : "", m[i].toc_name ? m[i].toc_name : m[i].name,
+		    off, ftell(f) - off, (uintmax_t)usize, (uintmax_t)size) > 0);
+		free(toc);
+		toc = nt;
 	}
-	archive_write_close(a);
-	if (o != NULL && o->tar_end)
+	if (o != NULL && o->toc)
+		craft_end(f, a, &b, toc, o);
+	else
+		archive_write_close(a);
+	if (o != NULL && o->tar_end && !o->toc)
 		craft_frame(f, &b, o);
 	archive_write_free(a);
+	free(toc);
 	free(b.p);
 	fclose(f);
 }

@@ -512,8 +512,47 @@ ATF_TC_BODY(dev_full_fails_at_open, tc)
 	    "message does not name the file and the cause: '%s'", err);
 }
 
+/*
+ * Issue 16: a chunk that fails in the background (a full disk) shows in
+ * the next call, which may be a sideband flush; hwtr_aw_failed_member()
+ * says it was the chunk, so that capture does not blame the sideband.
+ */
+ATF_TC_WITHOUT_HEAD(failed_chunk_named_at_flush);
+ATF_TC_BODY(failed_chunk_named_at_flush, tc)
+{
+	struct hwtr_aw *aw;
+	struct hwtr_sb_rec r;
+	uint8_t *b;
+	char err[512];
+	int rc;
+
+	ATF_REQUIRE((b = malloc(1 << 20)) != NULL);
+	fx_fill(b, 1 << 20, 5);
+	limit_file_size();
+	aw = open_writer("f.hwtrace", 0, 2);
+	ATF_REQUIRE_EQ(add_pt_stream(aw), 0);
+	ATF_CHECK(hwtr_aw_failed_member(aw) == NULL);
+	ATF_REQUIRE_EQ_MSG(hwtr_aw_chunk(aw, 0, HWTR_AW_APPEND, b, 1 << 20),
+	    0, "%s", hwtr_aw_errmsg(aw));
+	memset(&r, 0, sizeof(r));
+	r.type = HWTR_SB_PROC_START;
+	r.pid = r.tid = 1;
+	r.u.proc_start.ppid = -1;
+	ATF_REQUIRE_EQ(hwtr_aw_sideband(aw, &r), 0);
+	rc = hwtr_aw_flush(aw);
+	ATF_CHECK_EQ_MSG(rc, -HWTR_E_IO, "flush returned %d", rc);
+	ATF_CHECK_MSG(hwtr_aw_failed_member(aw) != NULL &&
+	    strcmp(hwtr_aw_failed_member(aw),
+	    "streams/0/0000000000000000.chunk") == 0,
+	    "failed member '%s', expected the chunk",
+	    hwtr_aw_failed_member(aw) ? hwtr_aw_failed_member(aw) : "(none)");
+	(void)hwtr_aw_close(aw, err, sizeof(err));
+	free(b);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, failed_chunk_named_at_flush);
 	ATF_TP_ADD_TC(tp, chunk_in_file_when_next_call_returns);
 	ATF_TP_ADD_TC(tp, chunk_in_file_without_next_call);
 	ATF_TP_ADD_TC(tp, abort_keeps_given_chunks);

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "hwtrace.h"
 #include "hwtr_test.h"
@@ -291,7 +293,7 @@ ATF_TC_BODY(size_and_count_limits, tc)
 ATF_TC_WITHOUT_HEAD(window_bomb_refused);
 ATF_TC_BODY(window_bomb_refused, tc)
 {
-	struct craft_opts o = { 30, 1, 0 };
+	struct craft_opts o = { 30, 1, 0, 0, 0 };
 	struct craft_member x[1];
 
 	/* No content size and a 1 GiB window: the frame header says so. */
@@ -593,20 +595,251 @@ ATF_TC_BODY(table_of_contents_checked, tc)
 	expect_refused("gap.hwtrace", NULL, HWTR_E_FORMAT,
 	    "member 'streams/0/00000000000003e8.chunk': frame at");
 
-	/* A table naming a frame wrongly: reading and verify say so. */
+	/*
+	 * A table naming a frame wrongly: refused when opened, as a scan
+	 * refuses what it finds wrong, not only by verify (issue 16).
+	 */
 	rewrite_end("toc.hwtrace", "name.hwtrace", edit_name);
-	ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&ar, "name.hwtrace", NULL), 0, "%s",
+	expect_refused("name.hwtrace", NULL, HWTR_E_FORMAT,
+	    "member 'aux/fake': the frame at 0x");
+	(void)i;
+}
+
+/*
+ * Issue 16: an archive with a table of contents (end.json and the trailer)
+ * gets the checks a truncated one gets.  Each hostile member is listed in
+ * end.json under a harmless name and size; the reader must look at the
+ * frame and the tar header itself.
+ */
+ATF_TC_WITHOUT_HEAD(toc_members_checked_like_scanned_ones);
+ATF_TC_BODY(toc_members_checked_like_scanned_ones, tc)
+{
+	struct craft_opts o;
+	struct craft_member x[1];
+	struct hwtr_ar *ar;
+	static const unsigned types[] = { AE_IFLNK, AE_IFCHR, AE_IFBLK,
+	    AE_IFDIR, AE_IFIFO };
+	static const char *const names[] = { "/etc/x", "aux/../x",
+	    "../../x" };
+	size_t i;
+
+	memset(&o, 0, sizeof(o));
+	o.toc = 1;
+	/* The control: the same archive, opened through its table. */
+	memset(x, 0, sizeof(x));
+	x[0].name = "aux/thing";
+	x[0].data = "thing";
+	x[0].len = 5;
+	craft_with("ok.hwtrace", x, 1, &o);
+	ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&ar, "ok.hwtrace", NULL), 0, "%s",
 	    hwtr_ar_errmsg(ar));
-	ATF_CHECK_EQ(hwtr_ar_nchunks(ar, 0), 2);
-	ATF_REQUIRE_EQ(hwtr_ar_find_member(ar, "aux/fake", &i), 0);
-	ATF_CHECK(hwtr_ar_verify(ar) < 0);
-	ATF_CHECK_MSG(strstr(hwtr_ar_errmsg(ar), "member 'aux/fake': the frame "
-	    "at 0x") != NULL, "verify says '%s'", hwtr_ar_errmsg(ar));
+	ATF_CHECK_EQ(hwtr_ar_status(ar)->complete, 1);
+	ATF_CHECK_EQ(hwtr_ar_nchunks(ar, 0), 1);
+	ATF_CHECK_EQ(hwtr_ar_nwarnings(ar), 0);
+	ATF_CHECK_EQ_MSG(hwtr_ar_verify(ar), 0, "%s", hwtr_ar_errmsg(ar));
 	hwtr_ar_close(ar);
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		memset(x, 0, sizeof(x));
+		x[0].name = "aux/thing";
+		x[0].type = types[i];
+		x[0].link = "/etc/shadow";
+		craft_with("link.hwtrace", x, 1, &o);
+		expect_refused("link.hwtrace", NULL, HWTR_E_FORMAT,
+		    "not a regular file");
+	}
+	memset(x, 0, sizeof(x));
+	x[0].name = "aux/hard";
+	x[0].link = "/etc/shadow";
+	craft_with("hard.hwtrace", x, 1, &o);
+	expect_refused("hard.hwtrace", NULL, HWTR_E_FORMAT,
+	    "not a regular file");
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		memset(x, 0, sizeof(x));
+		x[0].name = names[i];
+		x[0].toc_name = "aux/x";
+		x[0].data = "x";
+		x[0].len = 1;
+		craft_with("name.hwtrace", x, 1, &o);
+		expect_refused("name.hwtrace", NULL, HWTR_E_FORMAT,
+		    "is absolute, has '..' or characters outside");
+	}
+	/* A tar header claiming 2^60 bytes, listed with its real size. */
+	memset(x, 0, sizeof(x));
+	x[0].name = "aux/huge";
+	x[0].claim_size = 1ULL << 60;
+	craft_with("huge.hwtrace", x, 1, &o);
+	expect_refused("huge.hwtrace", NULL, HWTR_E_FORMAT,
+	    "member 'aux/huge': the frame at 0x");
+	/* A 1 GiB window (the limit is 2^27). */
+	memset(x, 0, sizeof(x));
+	x[0].name = "aux/w";
+	x[0].data = "window";
+	x[0].len = 6;
+	x[0].window_log = 30;
+	craft_with("window.hwtrace", x, 1, &o);
+	expect_refused("window.hwtrace", NULL, HWTR_E_LIMIT,
+	    "exceeds the limit 2^27");
+}
+
+/* Issue 16: names that claim to be a stream's are refused, not skipped. */
+ATF_TC_WITHOUT_HEAD(malformed_stream_names_refused);
+ATF_TC_BODY(malformed_stream_names_refused, tc)
+{
+	static const char *const bad[] = {
+	    "streams/0/00000000000000000.chunk",	/* 17 digits */
+	    "streams/0/000000000000000.chunk",		/* 15 */
+	    "streams/0/00000000000000AA.chunk",		/* upper case */
+	    "streams/00/stream.json",
+	    "streams/01/0000000000000000.chunk",
+	    "streams/4294967295/stream.json" };
+	struct craft_member x[1];
+	struct craft_opts o;
+	size_t i, k;
+
+	memset(&o, 0, sizeof(o));
+	for (k = 0; k < 2; k++) {
+		o.toc = (int)k;
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			memset(x, 0, sizeof(x));
+			x[0].name = bad[i];
+			x[0].data = "x";
+			x[0].len = 1;
+			craft_with("s.hwtrace", x, 1, &o);
+			expect_refused("s.hwtrace", NULL, HWTR_E_FORMAT,
+			    "not a stream member name");
+		}
+	}
+}
+
+/*
+ * Issue 16: chunks have no SHA-256 in the table of contents, so their
+ * frame's content checksum is required, scanned or through the table.
+ */
+ATF_TC_WITHOUT_HEAD(frames_without_checksum_refused);
+ATF_TC_BODY(frames_without_checksum_refused, tc)
+{
+	struct craft_opts o;
+	size_t k;
+
+	memset(&o, 0, sizeof(o));
+	for (k = 0; k < 2; k++) {
+		o.toc = (int)k;
+		o.no_checksum = 0;
+		craft_with("c.hwtrace", NULL, 0, &o);
+		expect_refused("c.hwtrace", NULL, 0, "");
+		o.no_checksum = 1;
+		craft_with("n.hwtrace", NULL, 0, &o);
+		expect_refused("n.hwtrace", NULL, HWTR_E_FORMAT,
+		    "no content checksum");
+	}
+}
+
+/* Issue 16: an address filter's cfg is 0 off, 1 filter, 2 stop. */
+ATF_TC_WITHOUT_HEAD(filter_cfg_out_of_range_refused);
+ATF_TC_BODY(filter_cfg_out_of_range_refused, tc)
+{
+	static const char stream[] = "{\"id\": 0, \"name\": \"s\", "
+	    "\"format\": \"intel-pt\", \"pid\": -1, \"tid\": -1, "
+	    "\"cpu\": -1, \"intel_pt\": {\"cpuid_15_eax\": 0, "
+	    "\"cpuid_15_ebx\": 0, \"nom_freq\": 0, \"mtc_freq\": 0, "
+	    "\"cyc_thresh\": 0, \"psb_freq\": 0, \"options\": 0, "
+	    "\"filters\": [{\"cfg\": %d, \"a\": \"0x1000\", "
+	    "\"b\": \"0x2000\"}]}}";
+	struct craft_member m[2];
+	char *man = craft_manifest("1.0", ""), js[1024];
+	int cfg;
+
+	for (cfg = 2; cfg <= 7; cfg += 5) {
+		memset(m, 0, sizeof(m));
+		m[0].name = "hwtrace.json";
+		m[0].data = man;
+		m[0].len = strlen(man);
+		snprintf(js, sizeof(js), stream, cfg);
+		m[1].name = "streams/0/stream.json";
+		m[1].data = js;
+		m[1].len = strlen(js);
+		craft("f.hwtrace", m, 2, NULL);
+		if (cfg == 2)
+			expect_refused("f.hwtrace", NULL, 0, "");
+		else
+			expect_refused("f.hwtrace", NULL, HWTR_E_FORMAT,
+			    "intel_pt.filters.cfg");
+	}
+	free(man);
+}
+
+/*
+ * Issue 16: an image whose bytes do not have its description's SHA-256 is
+ * refused by every reader, not only by verify: reading it, writing it out,
+ * and so hwtrace index.  "abc" is FIPS 180-2's first SHA-256 example.
+ */
+ATF_TC_WITHOUT_HEAD(image_sha256_checked_on_read);
+ATF_TC_BODY(image_sha256_checked_on_read, tc)
+{
+	static const char *const sha[2] = {
+	    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ae",
+	    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" };
+	struct craft_member x[2];
+	struct hwtr_ar *ar;
+	char desc[512];
+	void *buf;
+	size_t len;
+	int k, fd, want;
+
+	for (k = 0; k < 2; k++) {
+		want = k == 0 ? -HWTR_E_CHECKSUM : 0;
+		memset(x, 0, sizeof(x));
+		snprintf(desc, sizeof(desc), "{\"key\": \"bid-0011\", "
+		    "\"path\": \"/lib/x\", \"kind\": \"file\", \"build_id\": "
+		    "\"0011\", \"size\": 3, \"sha256\": \"%s\"}", sha[k]);
+		x[0].name = "images/bid-0011.json";
+		x[0].data = desc;
+		x[0].len = strlen(desc);
+		x[1].name = "images/bid-0011";
+		x[1].data = "abc";
+		x[1].len = 3;
+		craft_with("img.hwtrace", x, 2, NULL);
+		ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&ar, "img.hwtrace", NULL), 0,
+		    "%s", hwtr_ar_errmsg(ar));
+		ATF_REQUIRE_EQ(hwtr_ar_nimages(ar), 1);
+		ATF_CHECK_EQ_MSG(hwtr_ar_read_image(ar, 0, &buf, &len), want,
+		    "read: %s", hwtr_ar_errmsg(ar));
+		free(buf);
+		ATF_REQUIRE((fd = open("/dev/null", O_WRONLY)) >= 0);
+		ATF_CHECK_EQ_MSG(hwtr_ar_extract_image(ar, 0, fd), want,
+		    "extract: %s", hwtr_ar_errmsg(ar));
+		close(fd);
+		if (want != 0)
+			ATF_CHECK_MSG(strstr(hwtr_ar_errmsg(ar), "member "
+			    "'images/bid-0011': SHA-256 differs from its "
+			    "description") != NULL, "%s", hwtr_ar_errmsg(ar));
+		hwtr_ar_close(ar);
+	}
+	/* hwtrace index says so (the good one above says nothing). */
+	craft_with("img.hwtrace", x, 2, NULL);
+	ATF_REQUIRE(system(HWTR_TEST_BUILD "/hwtrace index -o i.db img.hwtrace "
+	    "2> ok.err") == 0);
+	ATF_CHECK(!atf_utils_grep_file("SHA-256", "ok.err"));
+	snprintf(desc, sizeof(desc), "{\"key\": \"bid-0011\", \"path\": "
+	    "\"/lib/x\", \"kind\": \"file\", \"build_id\": \"0011\", "
+	    "\"size\": 3, \"sha256\": \"%s\"}", sha[0]);
+	x[0].len = strlen(desc);
+	craft_with("img.hwtrace", x, 2, NULL);
+	(void)system(HWTR_TEST_BUILD "/hwtrace index -o i.db img.hwtrace "
+	    "2> bad.err");
+	ATF_CHECK_MSG(atf_utils_grep_file("image '/lib/x' \\(bid-0011\\): "
+	    "cannot be read: member 'images/bid-0011': SHA-256 differs from "
+	    "its description", "bad.err"), "index did not report the image");
 }
 
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, image_sha256_checked_on_read);
+	ATF_TP_ADD_TC(tp, frames_without_checksum_refused);
+	ATF_TP_ADD_TC(tp, filter_cfg_out_of_range_refused);
+	ATF_TP_ADD_TC(tp, toc_members_checked_like_scanned_ones);
+	ATF_TP_ADD_TC(tp, malformed_stream_names_refused);
 	ATF_TP_ADD_TC(tp, table_of_contents_checked);
 	ATF_TP_ADD_TC(tp, crafted_archive_opens);
 	ATF_TP_ADD_TC(tp, newer_major_refused_naming_both_versions);

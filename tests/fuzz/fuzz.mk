@@ -10,6 +10,10 @@
 #	finds); fails on any crash, sanitizer report, leak, timeout (10 s)
 #	or memory use over 2 GiB, leaving the input in build-fuzz/artifacts/.
 #	Add such an input to tests/fuzz/corpus/ as reg-<what>.hwtrace.
+#	reg-16-* are the hostile archives of issue 16 (members listed in
+#	end.json that are links, devices or badly named, frames without a
+#	checksum, out-of-range fields, terminal escapes), made by the
+#	format tests (t_reader) and tests/cli/t_security.
 #   make fuzz-seeds  regenerate tests/fuzz/corpus/ with mkseeds (keeps
 #	the reg-* regressions and the fz-* inputs the fuzzer found).
 

@@ -396,6 +396,54 @@ X
 	atf_check -s exit:0 -o inline:"1\n" sqlite3 fix.db "SELECT count(*) FROM meta WHERE key = 'schema_version'"
 }
 
+atf_test_case sql_hardened
+sql_hardened_head() { atf_set descr "query sql: no fts3_tokenizer, ATTACH, pragmas that write or functions outside SQLite's and hwtrace's; runaway statements stopped by --timeout and --max-length"; }
+sql_hardened_body()
+{
+	mkfix
+	# The one-argument form would print a libsqlite3 address, the
+	# two-argument one makes a later MATCH call through the given pointer.
+	for s in "SELECT fts3_tokenizer('simple')" \
+	    "SELECT fts3_tokenizer('simple', x'4141414141414141')" \
+	    "SELECT load_extension('/nonexistent')"; do
+		atf_check -s exit:1 -o empty -e match:"not authorized to use function" \
+		    "$HWTRACE" query fix.db sql "$s"
+	done
+	atf_check -s exit:1 -o empty -e match:"refused ATTACH" \
+	    "$HWTRACE" query fix.db sql "ATTACH '$PWD/made.db' AS m"
+	[ ! -e made.db ] || atf_fail "ATTACH created made.db"
+	atf_check -s exit:1 -o empty -e match:"refused PRAGMA writable_schema" \
+	    "$HWTRACE" query fix.db sql "PRAGMA writable_schema = 1"
+	atf_check -s exit:1 -o empty -e match:"refused reading 'temp" \
+	    "$HWTRACE" query fix.db sql "SELECT * FROM temp.sqlite_master"
+	# What stays allowed: built-in and table-valued functions, pragmas
+	# describing the schema, hwtrace's own.
+	printf 'n\n3\n' > exp
+	q exp sql "SELECT count(*) AS n FROM json_each('[1,2,3]')"
+	atf_check -s exit:0 -o match:"^ +0 +id +INTEGER" -e empty \
+	    "$HWTRACE" query fix.db sql "PRAGMA table_info(blocks)"
+	# A statement that never ends is stopped after --timeout seconds.
+	start=$(date +%s)
+	atf_check -s exit:1 -o empty \
+	    -e inline:"hwtrace query: sql: stopped after 1.000 s (the time limit; raise it with --timeout, 0 for none)\n" \
+	    "$HWTRACE" query fix.db sql --timeout 1 \
+	    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+	[ $(($(date +%s) - start)) -le 5 ] || atf_fail "--timeout 1 took $(($(date +%s) - start)) s"
+	printf 'n\n100000\n' > exp
+	q exp sql --timeout 0 "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT count(*) AS n FROM c"
+	# A blob of 1e9 bytes is refused at once (the default limit, 64M).
+	atf_check -s exit:1 -o empty -e match:"longer than 67108864 bytes" \
+	    "$HWTRACE" query fix.db sql "SELECT length(randomblob(1e9))"
+	atf_check -s exit:1 -o empty -e match:"longer than 1024 bytes" \
+	    "$HWTRACE" query fix.db sql --max-length 1K "SELECT length(zeroblob(2000))"
+	printf 'n\n2000\n' > exp
+	q exp sql --max-length 2K "SELECT length(zeroblob(2000)) AS n"
+	atf_check -s exit:2 -o empty -e match:"--timeout: 'x' is not a number" \
+	    "$HWTRACE" query fix.db sql --timeout x "SELECT 1"
+	atf_check -s exit:2 -o empty -e match:"--max-length: '0' is not a size" \
+	    "$HWTRACE" query fix.db sql --max-length 0 "SELECT 1"
+}
+
 atf_test_case export_perfetto
 export_perfetto_head() { atf_set descr "export --perfetto writes trace-event JSON whose events nest like the call tree"; }
 export_perfetto_body()
@@ -498,10 +546,23 @@ archive_cache_body()
 	# it, the cache answers and the archive is not read.
 	printf '\050\265\057\375junk' > run.hwtrace
 	sleep 0.01
+	# A cache answers only for the archive it was made from: its meta
+	# archive_id is the archive's identity (hwtrace-query(1)), for a file
+	# without a trailer the SHA-256 of its size (8 bytes, little-endian)
+	# and all its bytes, computed here with python3's hashlib.
+	id=$(python3 -c 'import hashlib, struct, sys
+d = open(sys.argv[1], "rb").read()
+print("sha256:" + hashlib.sha256(struct.pack("<Q", len(d)) + d).hexdigest())' run.hwtrace)
 	cp fix.db run.hwtrace.db
+	sqlite3 run.hwtrace.db "INSERT OR REPLACE INTO meta VALUES ('archive_id', '$id')"
 	atf_check -s exit:0 -o match:"^threads +2\$" "$HWTRACE" query run.hwtrace summary
-	cp fix.db other.db
+	cp run.hwtrace.db other.db
 	atf_check -s exit:0 -o match:"^threads +2\$" "$HWTRACE" query --db other.db run.hwtrace summary
+	# The fixture itself, without the identity, is not trusted.
+	cp fix.db run.hwtrace.db
+	atf_check -s exit:1 -o empty -e match:"cannot index 'run.hwtrace'" \
+	    "$HWTRACE" query run.hwtrace summary
+	cp other.db run.hwtrace.db
 	# A stale cache (older than the archive) is not trusted.
 	touch -d '2000-01-01' run.hwtrace.db
 	atf_check -s exit:1 -o empty -e match:"cannot index 'run.hwtrace'" \
@@ -553,6 +614,7 @@ atf_init_test_cases()
 	atf_add_test_case timeline_window
 	atf_add_test_case insns_history
 	atf_add_test_case sql_read_only
+	atf_add_test_case sql_hardened
 	atf_add_test_case export_perfetto
 	atf_add_test_case bad_databases
 	atf_add_test_case usage_errors

@@ -1,0 +1,333 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * Issue 16: the sideband replay costs O(log n) per record, and a signal
+ * stops hwtrace index and an auto-indexing hwtrace query within a second,
+ * leaving neither a partial database nor the indexer's temporary
+ * directory.  The archives are written here with the public writer; the
+ * counts expected follow from what was written.
+ */
+
+#include <atf-c.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hwtrace.h"
+#include "hwtr_test.h"
+
+static double
+now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return ((double)t.tv_sec + (double)t.tv_nsec / 1e9);
+}
+
+static struct hwtr_aw *
+writer(const char *path)
+{
+	static const char *const argv[] = { "/bin/many" };
+	struct hwtr_capture_meta m;
+	struct hwtr_aw *aw;
+	char err[512];
+
+	memset(&m, 0, sizeof(m));
+	m.host = "h";
+	m.source = "step";
+	m.cpu.vendor = HWTR_CPU_INTEL;
+	m.cpu.family = 6;
+	m.argv = argv;
+	m.argc = 1;
+	m.start_ns = 1;
+	ATF_REQUIRE_EQ_MSG(hwtr_aw_open(&aw, path, &m, NULL, err,
+	    sizeof(err)), 0, "%s", err);
+	return (aw);
+}
+
+static void
+finish(struct hwtr_aw *aw)
+{
+	struct hwtr_capture_end end;
+	char err[512];
+
+	memset(&end, 0, sizeof(end));
+	hwtr_aw_set_end(aw, &end);
+	ATF_REQUIRE_EQ_MSG(hwtr_aw_close(aw, err, sizeof(err)), 0, "%s", err);
+}
+
+static void
+put(struct hwtr_aw *aw, const struct hwtr_sb_rec *r)
+{
+	ATF_REQUIRE_EQ_MSG(hwtr_aw_sideband(aw, r), 0, "%s",
+	    hwtr_aw_errmsg(aw));
+}
+
+/* @nmaps mappings of process 1, none ever closed. */
+static void
+many_maps(const char *path, size_t nmaps)
+{
+	struct hwtr_aw *aw = writer(path);
+	struct hwtr_sb_rec r;
+	size_t i;
+
+	memset(&r, 0, sizeof(r));
+	r.type = HWTR_SB_PROC_START;
+	r.pid = r.tid = 1;
+	r.u.proc_start.ppid = -1;
+	put(aw, &r);
+	for (i = 0; i < nmaps; i++) {
+		memset(&r, 0, sizeof(r));
+		r.type = HWTR_SB_MMAP;
+		r.time = i + 1;
+		r.pid = r.tid = 1;
+		r.u.mmap.addr = 0x10000000ULL + 0x2000ULL * i;
+		r.u.mmap.len = 0x1000;
+		r.u.mmap.prot = 5;
+		r.u.mmap.path = "/lib/m.so";
+		put(aw, &r);
+	}
+	finish(aw);
+}
+
+/* Run hwtrace with @argv[1..]; the exit status and the wall time. */
+static int
+run(char *const *argv, double *secs)
+{
+	double t0 = now();
+	pid_t pid;
+	int st;
+
+	pid = fork();
+	ATF_REQUIRE(pid >= 0);
+	if (pid == 0) {
+		int fd = open("err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(fd, 2);
+		execv(HWTR_TEST_HWTRACE, argv);
+		_exit(127);
+	}
+	ATF_REQUIRE(waitpid(pid, &st, 0) == pid);
+	*secs = now() - t0;
+	return (WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+}
+
+static long
+count_rows(const char *db, const char *table)
+{
+	char cmd[256];
+	FILE *p;
+	long n = -1;
+
+	snprintf(cmd, sizeof(cmd), "sqlite3 %s 'SELECT count(*) FROM %s'", db,
+	    table);
+	ATF_REQUIRE((p = popen(cmd, "r")) != NULL);
+	if (fscanf(p, "%ld", &n) != 1)
+		n = -1;
+	pclose(p);
+	return (n);
+}
+
+ATF_TC(many_mappings_in_seconds);
+ATF_TC_HEAD(many_mappings_in_seconds, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "200,000 mappings of one process "
+	    "index in seconds (430 s before), every one in the database");
+	atf_tc_set_md_var(tc, "require.progs", "sqlite3");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(many_mappings_in_seconds, tc)
+{
+	char *argv[] = { "hwtrace", "index", "-q", "-o", "m.db", "m.hwtrace",
+	    NULL };
+	double secs;
+	int rc;
+
+	many_maps("m.hwtrace", 200000);
+	rc = run(argv, &secs);
+	printf("index of 200,000 mappings: exit %d, %.2f s\n", rc, secs);
+	ATF_REQUIRE_EQ_MSG(rc, 0, "exit status %d", rc);
+	ATF_CHECK_MSG(secs < 30, "indexing took %.1f s", secs);
+	ATF_CHECK_EQ(count_rows("m.db", "mappings"), 200000);
+}
+
+ATF_TC(many_processes_in_seconds);
+ATF_TC_HEAD(many_processes_in_seconds, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "50,000 processes, each forked from "
+	    "the one before with its two mappings, index in seconds");
+	atf_tc_set_md_var(tc, "require.progs", "sqlite3");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(many_processes_in_seconds, tc)
+{
+	char *argv[] = { "hwtrace", "index", "-q", "-o", "p.db", "p.hwtrace",
+	    NULL };
+	struct hwtr_aw *aw = writer("p.hwtrace");
+	struct hwtr_sb_rec r;
+	double secs;
+	int32_t pid;
+	int k, rc;
+
+	for (pid = 1; pid <= 50000; pid++) {
+		memset(&r, 0, sizeof(r));
+		r.type = HWTR_SB_PROC_START;
+		r.time = (uint64_t)pid * 10;
+		r.pid = r.tid = pid;
+		r.u.proc_start.ppid = pid - 1 > 0 ? pid - 1 : -1;
+		put(aw, &r);
+		for (k = 0; pid == 1 && k < 2; k++) {
+			memset(&r, 0, sizeof(r));
+			r.type = HWTR_SB_MMAP;
+			r.time = 1;
+			r.pid = r.tid = 1;
+			r.u.mmap.addr = 0x400000ULL + 0x10000ULL * (uint64_t)k;
+			r.u.mmap.len = 0x1000;
+			r.u.mmap.prot = 5;
+			r.u.mmap.path = "/bin/p";
+			put(aw, &r);
+		}
+	}
+	finish(aw);
+	rc = run(argv, &secs);
+	printf("index of 50,000 processes: exit %d, %.2f s\n", rc, secs);
+	ATF_REQUIRE_EQ_MSG(rc, 0, "exit status %d", rc);
+	ATF_CHECK_MSG(secs < 30, "indexing took %.1f s", secs);
+	ATF_CHECK_EQ(count_rows("p.db", "processes"), 50000);
+	/* Two of process 1, inherited by each of the 49,999 others. */
+	ATF_CHECK_EQ(count_rows("p.db", "mappings"), 100000);
+}
+
+/* Nothing named like a temporary in the directory @dir. */
+static void
+no_leftovers(const char *dir)
+{
+	struct dirent *e;
+	DIR *d;
+
+	ATF_REQUIRE((d = opendir(dir)) != NULL);
+	while ((e = readdir(d)) != NULL) {
+		ATF_CHECK_MSG(strstr(e->d_name, ".partial") == NULL &&
+		    strncmp(e->d_name, "hwtrace-ix.", 11) != 0,
+		    "'%s/%s' was left behind", dir, e->d_name);
+	}
+	closedir(d);
+}
+
+/*
+ * Start @argv, send @sig after @delay seconds; the exit status and how
+ * long it took to stop.
+ */
+static int
+interrupt(char *const *argv, int sig, double delay, double *stop_secs)
+{
+	struct timespec ts;
+	double t0;
+	pid_t pid;
+	int st;
+
+	pid = fork();
+	ATF_REQUIRE(pid >= 0);
+	if (pid == 0) {
+		int fd = open("err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(fd, 2);
+		setenv("TMPDIR", "tmp", 1);
+		execv(HWTR_TEST_HWTRACE, argv);
+		_exit(127);
+	}
+	ts.tv_sec = (time_t)delay;
+	ts.tv_nsec = (long)((delay - (double)ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL);
+	t0 = now();
+	kill(pid, sig);
+	ATF_REQUIRE(waitpid(pid, &st, 0) == pid);
+	*stop_secs = now() - t0;
+	return (WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+}
+
+ATF_TC(signals_stop_indexing);
+ATF_TC_HEAD(signals_stop_indexing, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "SIGTERM and SIGINT stop hwtrace "
+	    "index and an auto-indexing hwtrace query within a second, "
+	    "leaving no .partial file and no hwtrace-ix.* directory");
+	atf_tc_set_md_var(tc, "timeout", "600");
+}
+ATF_TC_BODY(signals_stop_indexing, tc)
+{
+	char *ix[] = { "hwtrace", "index", "-q", "-o", "s.db", "s.hwtrace",
+	    NULL };
+	char *q[] = { "hwtrace", "query", "s.hwtrace", "summary", NULL };
+	const size_t len = 1024u << 20;
+	struct hwtr_image_desc d;
+	struct hwtr_aw *aw;
+	char key[HWTR_IMAGE_KEY_MAX];
+	uint8_t *b;
+	double secs;
+	size_t i;
+	int rc;
+
+	/*
+	 * Indexing this takes seconds: a 1 GiB image to write out (it
+	 * compresses to some 0.4 MB).
+	 */
+	aw = writer("s.hwtrace");
+	ATF_REQUIRE((b = calloc(1, len)) != NULL);
+	for (i = 0; i < len; i += 16384)
+		b[i] = (uint8_t)(i >> 14 | 1);
+	memset(&d, 0, sizeof(d));
+	d.path = "/big";
+	d.kind = HWTR_IMG_MEMORY;
+	ATF_REQUIRE_EQ_MSG(hwtr_aw_add_image(aw, &d, b, len, key), 0, "%s",
+	    hwtr_aw_errmsg(aw));
+	free(b);
+	finish(aw);
+	ATF_REQUIRE(mkdir("tmp", 0700) == 0);
+
+	rc = interrupt(ix, SIGTERM, 0.5, &secs);
+	printf("index, SIGTERM: exit %d after %.2f s\n", rc, secs);
+	ATF_CHECK_EQ_MSG(rc, 1, "index: exit status %d", rc);
+	ATF_CHECK_MSG(secs < 1.0, "index took %.2f s to stop", secs);
+	ATF_CHECK(atf_utils_grep_file("interrupted", "err"));
+	no_leftovers(".");
+	no_leftovers("tmp");
+	ATF_CHECK(access("s.db", F_OK) != 0);
+
+	rc = interrupt(q, SIGINT, 0.5, &secs);
+	printf("query, SIGINT: exit %d after %.2f s\n", rc, secs);
+	ATF_CHECK_EQ_MSG(rc, 1, "query: exit status %d", rc);
+	ATF_CHECK_MSG(secs < 1.0, "query took %.2f s to stop", secs);
+	no_leftovers(".");
+	no_leftovers("tmp");
+	ATF_CHECK(access("s.hwtrace.db", F_OK) != 0);
+
+	rc = interrupt(q, SIGTERM, 0.5, &secs);
+	printf("query, SIGTERM: exit %d after %.2f s\n", rc, secs);
+	ATF_CHECK_EQ_MSG(rc, 1, "query: exit status %d", rc);
+	ATF_CHECK_MSG(secs < 1.0, "query took %.2f s to stop", secs);
+	no_leftovers(".");
+	no_leftovers("tmp");
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, many_mappings_in_seconds);
+	ATF_TP_ADD_TC(tp, many_processes_in_seconds);
+	ATF_TP_ADD_TC(tp, signals_stop_indexing);
+	return (atf_no_error());
+}
