@@ -39,7 +39,6 @@
 
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
-#include "hwtr_x86.h"
 
 const char *const ix_class_names[] = {
 	"other", "cond", "jump", "jump-indirect", "call", "call-indirect",
@@ -336,33 +335,6 @@ update_time(struct dec *d)
 }
 
 
-/* The indexer's class (enum hwtr_ic) of what the x86 helper decoded. */
-static int
-x86_iclass(const struct hwtr_x86_insn *x)
-{
-	switch (x->kind) {
-	case HWTR_X86_JCC:
-		return (HWTR_IC_COND);
-	case HWTR_X86_JMP:
-		return (HWTR_IC_JUMP);
-	case HWTR_X86_JMP_IND:
-		return (HWTR_IC_JUMP_IND);
-	case HWTR_X86_CALL:
-		return (HWTR_IC_CALL);
-	case HWTR_X86_CALL_IND:
-		return (HWTR_IC_CALL_IND);
-	case HWTR_X86_RET:
-		return (HWTR_IC_RET);
-	case HWTR_X86_SYSCALL:
-	case HWTR_X86_FAR:
-		return (x->far == HWTR_X86_FAR_RET ? HWTR_IC_FAR_RET :
-		    x->far == HWTR_X86_FAR_JUMP ? HWTR_IC_FAR_JUMP :
-		    HWTR_IC_FAR_CALL);
-	default:
-		return (HWTR_IC_OTHER);
-	}
-}
-
 static int
 map_iclass(enum pt_insn_class c, int ild_cls)
 {
@@ -558,7 +530,7 @@ split_block(struct dec *d, struct ix_lblock *lb, const struct pt_block *b)
 			goto fallback;
 		if (last && cur != b->end_ip)
 			goto fallback;
-		cls = x86_iclass(&x);
+		cls = hwtr_ic_of_x86(&x);
 		lens[nlens++] = x.len;
 		memcpy(code + ncode, buf, (size_t)x.len);
 		ncode += (size_t)x.len;

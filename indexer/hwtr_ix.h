@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "hwtrace.h"
+#include "hwtr_x86.h"
 
 /* A 64-bit mix (MurmurHash3's finalizer) for the indexer's hash tables. */
 static inline uint64_t
@@ -54,6 +55,33 @@ enum hwtr_ic {
 	HWTR_IC_FAR_JUMP,
 	HWTR_IC_UNKNOWN
 };
+
+/* The class (enum hwtr_ic) of an instruction the x86 helper decoded. */
+static inline int
+hwtr_ic_of_x86(const struct hwtr_x86_insn *x)
+{
+	switch (x->kind) {
+	case HWTR_X86_JCC:
+		return (HWTR_IC_COND);
+	case HWTR_X86_JMP:
+		return (HWTR_IC_JUMP);
+	case HWTR_X86_JMP_IND:
+		return (HWTR_IC_JUMP_IND);
+	case HWTR_X86_CALL:
+		return (HWTR_IC_CALL);
+	case HWTR_X86_CALL_IND:
+		return (HWTR_IC_CALL_IND);
+	case HWTR_X86_RET:
+		return (HWTR_IC_RET);
+	case HWTR_X86_SYSCALL:
+	case HWTR_X86_FAR:
+		return (x->far == HWTR_X86_FAR_RET ? HWTR_IC_FAR_RET :
+		    x->far == HWTR_X86_FAR_JUMP ? HWTR_IC_FAR_JUMP :
+		    HWTR_IC_FAR_CALL);
+	default:
+		return (HWTR_IC_OTHER);
+	}
+}
 
 /* A growable byte buffer. */
 struct ix_buf {

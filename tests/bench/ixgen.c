@@ -37,7 +37,6 @@
 
 #include "hwtrace.h"
 #include "../../indexer/hwtr_ix.h"
-#include "hwtr_x86.h"
 
 struct seg {
 	uint64_t	vaddr, off, filesz, memsz;
@@ -172,34 +171,6 @@ random_func(const struct prog *p)
 }
 
 /* Walk @ninsn instructions of @p, encoding them into @o. */
-/* The indexer's class of an instruction, as the walk needs it. */
-static int
-x86_class(const struct hwtr_x86_insn *x)
-{
-	switch (x->kind) {
-	case HWTR_X86_JCC:
-		return (HWTR_IC_COND);
-	case HWTR_X86_JMP:
-		return (HWTR_IC_JUMP);
-	case HWTR_X86_JMP_IND:
-		return (HWTR_IC_JUMP_IND);
-	case HWTR_X86_CALL:
-		return (HWTR_IC_CALL);
-	case HWTR_X86_CALL_IND:
-		return (HWTR_IC_CALL_IND);
-	case HWTR_X86_RET:
-		return (HWTR_IC_RET);
-	case HWTR_X86_SYSCALL:
-		return (HWTR_IC_FAR_CALL);
-	case HWTR_X86_FAR:
-		return (x->far == HWTR_X86_FAR_CALL ? HWTR_IC_FAR_CALL :
-		    x->far == HWTR_X86_FAR_RET ? HWTR_IC_FAR_RET :
-		    HWTR_IC_FAR_JUMP);
-	default:
-		return (HWTR_IC_OTHER);
-	}
-}
-
 static void
 walk(const struct prog *p, uint64_t ninsn, struct out *o, uint64_t seed)
 {
@@ -237,7 +208,7 @@ walk(const struct prog *p, uint64_t ninsn, struct out *o, uint64_t seed)
 		}
 		n++;
 		tsc += 2;
-		cls = x86_class(&x);
+		cls = hwtr_ic_of_x86(&x);
 		quiet = cls == HWTR_IC_JUMP || cls == HWTR_IC_OTHER ||
 		    cls == HWTR_IC_CALL ? quiet + 1 : 0;
 		next = ip + (uint64_t)x.len;
