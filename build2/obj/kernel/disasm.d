@@ -1,2 +1,0 @@
-build2/obj/kernel/disasm.o: kernel/disasm.c include/hwtrace.h
-include/hwtrace.h:

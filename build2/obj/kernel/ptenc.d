@@ -1,4 +1,0 @@
-build2/obj/kernel/ptenc.o: kernel/ptenc.c common/hwtr_common.h \
- include/hwtrace.h
-common/hwtr_common.h:
-include/hwtrace.h:
