@@ -94,7 +94,7 @@ struct pw {
 	uint64_t	kernel_maps;
 	int		kernel_done;
 	char		buildid_dir[2048];
-	char		unpacked[64];	/* --perf-archive, unpacked */
+	char		unpacked[256];	/* --perf-archive, unpacked */
 };
 
 static int
@@ -720,11 +720,14 @@ unpack_archive(struct pw *w, const char *tarball)
 	struct archive *a, *d;
 	struct archive_entry *e;
 	const char *nm;
+	const char *td = getenv("TMPDIR");
 	char path[4200];
 	int r, rc = 0;
 
+	/* Under TMPDIR, as the indexer's own temporaries are. */
 	snprintf(w->unpacked, sizeof(w->unpacked),
-	    "/tmp/hwtrace-perf-archive.XXXXXX");
+	    "%s/hwtrace-perf-archive.XXXXXX",
+	    td != NULL && *td != '\0' && strlen(td) < 200 ? td : "/tmp");
 	if (mkdtemp(w->unpacked) == NULL) {
 		w->unpacked[0] = '\0';
 		return (werr(w, -HWTR_E_IO, "--perf-archive: cannot make a "
