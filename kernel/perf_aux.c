@@ -24,8 +24,6 @@
 #define RD(p, f)	__atomic_load_n(&(p)->f, __ATOMIC_RELAXED)
 #define WR_TAIL(p, f, v) __atomic_store_n(&(p)->f, (v), __ATOMIC_RELEASE)
 
-#define PERF_REC_LOST	2	/* PERF_RECORD_LOST */
-#define PERF_REC_AUX	11	/* PERF_RECORD_AUX */
 
 static int
 pow2(uint64_t v)
@@ -74,25 +72,24 @@ ring_copy(uint8_t *dst, const uint8_t *ring, uint64_t size, uint64_t off,
 		memcpy(dst + first, ring, len - first);
 }
 
+/* Keep the loss an AUX or LOST record (the whole record, @rec) tells of. */
 static void
-note_loss(struct hwtr_perf_ring *r, uint32_t type, const uint8_t *body,
-    size_t len)
+note_loss(struct hwtr_perf_ring *r, const uint8_t *rec, size_t size)
 {
-	uint64_t v[3];
+	struct hwtr_perf_rec pr;
 
-	if (type == PERF_REC_AUX && len >= 24) {
-		memcpy(v, body, sizeof(v));	/* aux_offset, aux_size, flags */
+	if (hwtr_perf_rec_parse(rec, size, NULL, &pr, NULL, 0) < 0)
+		return;
+	if (pr.type == HWTR_PERF_AUX) {
 		r->naux++;
-		if (v[2] & HWTR_PERF_AUX_TRUNCATED)
+		if (pr.u.aux.flags & HWTR_PERF_AUX_TRUNCATED)
 			r->ntruncated++;
-		if (v[2] & HWTR_PERF_AUX_PARTIAL)
+		if (pr.u.aux.flags & HWTR_PERF_AUX_PARTIAL)
 			r->npartial++;
-		if (v[2] & HWTR_PERF_AUX_COLLISION)
+		if (pr.u.aux.flags & HWTR_PERF_AUX_COLLISION)
 			r->ncollision++;
-	} else if (type == PERF_REC_LOST && len >= 16) {
-		memcpy(v, body, 16);		/* id, lost */
-		r->lost_records += v[1];
-	}
+	} else if (pr.type == HWTR_PERF_LOST)
+		r->lost_records += pr.u.lost.lost;
 }
 
 int
@@ -126,8 +123,7 @@ hwtr_perf_ring_records(struct hwtr_perf_ring *r, hwtr_perf_rec_fn fn,
 			r->scratch_len = 65536;
 		}
 		ring_copy(r->scratch, r->data, r->data_size, tail, size);
-		note_loss(r, type, r->scratch + sizeof(hdr),
-		    size - sizeof(hdr));
+		note_loss(r, r->scratch, size);
 		if (fn != NULL && (rc = fn(arg, type, misc,
 		    r->scratch + sizeof(hdr), size - sizeof(hdr))) < 0) {
 			WR_TAIL(pg, data_tail, tail);

@@ -32,11 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* PERF_RECORD_AUX flags (linux/perf_event.h). */
-#define HWTR_PERF_AUX_TRUNCATED	0x01
-#define HWTR_PERF_AUX_OVERWRITE	0x02
-#define HWTR_PERF_AUX_PARTIAL	0x04
-#define HWTR_PERF_AUX_COLLISION	0x08
+/* Record types and AUX flags, and the parser of one record. */
+#include "../format/perf_record.h"
 
 struct hwtr_perf_ring {
 	void		*page;		/* struct perf_event_mmap_page */
