@@ -36,6 +36,7 @@
 
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
+#include "../format/hwtr_stream.h"
 #include "schema.sql.h"
 
 struct hwtr_ix {
@@ -96,12 +97,6 @@ struct ix_gsym {
 	int32_t		line;
 };
 
-/* Contiguous readable chunks of a stream: [c0, c1). */
-struct ix_piece {
-	uint64_t	off, len;
-	size_t		c0, c1;
-};
-
 /* CoreSight batches of a unit, published and not yet stitched. */
 struct ix_batch {
 	struct ix_seg_out out;
@@ -127,28 +122,10 @@ struct ix_seg {
 	int		*touched;	/* per unit: something came (atomic) */
 };
 
-/*
- * A stream chunk as the workers share it: decompressed once by the first
- * segment that reads it, kept while segments that read it are still to
- * come (@users, counted by plan()), freed after the last one.  Segments
- * are taken in stream order and at most a window ahead of the writer, so
- * only the few chunks under the segments being decoded are held.
- */
-struct ix_cchunk {
-	uint8_t		*buf;
-	size_t		len;
-	size_t		users;		/* segments yet to release it */
-	int		loading;	/* a worker is decompressing it */
-};
-
-/* An archive stream: its pieces and segments. */
+/* An archive stream: where its segments are, its bytes. */
 struct ix_sres {
-	struct ix_piece	*pieces;
-	size_t		npieces, cap_pieces;
 	uint64_t	bytes;
 	size_t		seg0, nseg;
-	struct ix_cchunk *cc;		/* per chunk, under cclock */
-	size_t		ncc;
 };
 
 /*
@@ -266,7 +243,8 @@ struct run {
 	struct ix_ures	*ures;
 	const struct ix_map ***jmaps;
 	struct ix_seg	*segs;
-	size_t		nsegs, csegs;
+	size_t		nsegs;
+	struct hwtr_sv	*sv;		/* the streams' bytes and segments */
 	uint64_t	seg_size;
 	size_t		next_seg;	/* the next one a worker takes */
 	size_t		stitched;	/* segments replayed by the writer */
@@ -282,8 +260,6 @@ struct run {
 	size_t		nworkers;
 	pthread_mutex_t	lock;
 	pthread_cond_t	work_cv, done_cv;
-	pthread_mutex_t	cclock;		/* the shared chunks (ix_cchunk) */
-	pthread_cond_t	cc_cv;
 	/* The writer. */
 	struct ix_stitch st;
 	size_t		cur;		/* unit being stitched */
@@ -1363,480 +1339,36 @@ warn_missing(struct run *r)
 /* Segments                                                           */
 
 #define IX_SEG_DEFAULT	(2u << 20)	/* bytes of PT per segment */
-#define IX_SEG_MARGIN	(64u << 10)	/* read past a segment's end */
 /*
  * CoreSight elements per batch (HWTRACE_IX_CS_BATCH), and batches a
  * worker may publish ahead of the writer for the unit it is stitching.
  */
 #define IX_CS_BATCH	16384u
 #define IX_CS_AHEAD	8u
-/*
- * A PSB this close to the one before it is not a cut point: libipt reads
- * ahead past a PSB+ (to find the events of a PSB+ that has none, to bind
- * timing packets), and would deliver the next PSB+'s status updates as
- * the first segment's own.  Hardware writes PSBs 2 KiB apart or more.
- */
-#define IX_PSB_GAP	256
 /* Threads decompressing chunks ahead of the PSB scan, at most. */
 #define IX_RA_MAX	4
 
-
-static const uint8_t psb_pattern[16] = {
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82
-};
-
-static struct ix_seg *
-new_seg(struct run *r, size_t s, size_t p, uint64_t start)
-{
-	struct ix_seg *g;
-
-	if (ix_grow((void **)&r->segs, &r->csegs, r->nsegs + 1,
-	    sizeof(*g)) < 0)
-		return (NULL);
-	g = &r->segs[r->nsegs++];
-	memset(g, 0, sizeof(*g));
-	g->stream = s;
-	g->piece = p;
-	g->start = start;
-	r->res[s].nseg++;
-	return (g);
-}
-
-/*
- * Chunks decompressed ahead of the PSB scan.  The scan reads every chunk
- * of every stream in order before any worker can start, and zstd is most
- * of its time: helper threads decompress the next chunks while the scan
- * goes through the current one, at most @ahead chunks ahead of it, so
- * that the wait before decoding shrinks with -j and memory stays bounded.
- */
-struct ix_ra_slot {
-	size_t		s, c;
-	void		*buf;
-	size_t		len;
-	int		state;		/* 0 to do, 1 read, -1 failed */
-};
-
-struct ix_ra {
-	struct run	*r;
-	struct ix_ra_slot *slot;	/* every chunk, streams in order */
-	size_t		n, next, taken, ahead;
-	size_t		*first;		/* stream -> its first slot */
-	int		stop;
-	pthread_mutex_t	lock;
-	pthread_cond_t	cv;
-	pthread_t	*tids;
-	size_t		nthreads;
-};
-
-static void *
-ra_helper(void *arg)
-{
-	struct ix_ra *ra = arg;
-	struct ix_ra_slot *sl;
-	void *buf;
-	size_t k, len;
-	int rc;
-
-	pthread_mutex_lock(&ra->lock);
-	for (;;) {
-		while (!ra->stop && ra->next < ra->n &&
-		    ra->next >= ra->taken + ra->ahead)
-			pthread_cond_wait(&ra->cv, &ra->lock);
-		if (ra->stop || ra->next >= ra->n)
-			break;
-		k = ra->next++;
-		sl = &ra->slot[k];
-		pthread_mutex_unlock(&ra->lock);
-		rc = hwtr_ar_read_chunk(ra->r->ar, sl->s, sl->c, &buf, &len);
-		pthread_mutex_lock(&ra->lock);
-		sl->buf = rc < 0 ? NULL : buf;
-		sl->len = rc < 0 ? 0 : len;
-		sl->state = rc < 0 ? -1 : 1;
-		pthread_cond_broadcast(&ra->cv);
-	}
-	pthread_mutex_unlock(&ra->lock);
-	return (NULL);
-}
-
-/* Start @nthreads helpers (none: ra_read() reads itself). */
-static int
-ra_start(struct ix_ra *ra, struct run *r, size_t nthreads)
-{
-	size_t s, c, k = 0;
-
-	memset(ra, 0, sizeof(*ra));
-	ra->r = r;
-	pthread_mutex_init(&ra->lock, NULL);
-	pthread_cond_init(&ra->cv, NULL);
-	if (nthreads < 2)
-		return (0);
-	for (s = 0; s < r->nstreams; s++)
-		ra->n += hwtr_ar_nchunks(r->ar, s);
-	ra->slot = calloc(ra->n + 1, sizeof(*ra->slot));
-	ra->first = calloc(r->nstreams + 1, sizeof(*ra->first));
-	ra->tids = calloc(nthreads, sizeof(*ra->tids));
-	if (ra->slot == NULL || ra->first == NULL || ra->tids == NULL)
-		return (-HWTR_E_NOMEM);
-	for (s = 0; s < r->nstreams; s++) {
-		ra->first[s] = k;
-		for (c = 0; c < hwtr_ar_nchunks(r->ar, s); c++, k++) {
-			ra->slot[k].s = s;
-			ra->slot[k].c = c;
-		}
-	}
-	ra->ahead = nthreads + 1;
-	for (; ra->nthreads < nthreads; ra->nthreads++)
-		if (pthread_create(&ra->tids[ra->nthreads], NULL, ra_helper,
-		    ra) != 0)
-			break;
-	return (0);
-}
-
+/* A chunk the stream view could not read is lost data. */
 static void
-ra_stop(struct ix_ra *ra)
+sv_problem(void *arg, size_t s, uint64_t off, const char *why)
 {
-	size_t k;
-
-	pthread_mutex_lock(&ra->lock);
-	ra->stop = 1;
-	pthread_cond_broadcast(&ra->cv);
-	pthread_mutex_unlock(&ra->lock);
-	for (k = 0; k < ra->nthreads; k++)
-		pthread_join(ra->tids[k], NULL);
-	for (k = 0; k < ra->n; k++)
-		free(ra->slot[k].buf);
-	free(ra->slot);
-	free(ra->first);
-	free(ra->tids);
-	pthread_mutex_destroy(&ra->lock);
-	pthread_cond_destroy(&ra->cv);
-}
-
-/*
- * Chunk @c of stream @s as hwtr_ar_read_chunk() gives it (malloc'd), in
- * order.  A chunk a helper could not read is read again here, so that
- * the archive's message is this thread's.
- */
-static int
-ra_read(struct ix_ra *ra, size_t s, size_t c, void **bufp, size_t *lenp)
-{
-	struct ix_ra_slot *sl;
-	size_t k;
-	int ok;
-
-	if (ra->nthreads == 0 || s >= ra->r->nstreams ||
-	    (k = ra->first[s] + c) >= ra->n)
-		return (hwtr_ar_read_chunk(ra->r->ar, s, c, bufp, lenp));
-	sl = &ra->slot[k];
-	pthread_mutex_lock(&ra->lock);
-	while (sl->state == 0)
-		pthread_cond_wait(&ra->cv, &ra->lock);
-	ok = sl->state > 0;
-	*bufp = sl->buf;
-	*lenp = sl->len;
-	sl->buf = NULL;
-	if (ra->taken < k + 1)
-		ra->taken = k + 1;
-	pthread_cond_broadcast(&ra->cv);
-	pthread_mutex_unlock(&ra->lock);
-	return (ok ? 0 : hwtr_ar_read_chunk(ra->r->ar, s, c, bufp, lenp));
-}
-
-/*
- * Cut the stream into pieces (contiguous readable chunks; the bytes
- * between them were lost) and the pieces into segments: a segment starts
- * at the piece's start or at the first PSB at least seg_size bytes after
- * the previous segment's start (and IX_PSB_GAP after the PSB before it).
- * Every chunk is read once here (its checksum checked, the PSBs found)
- * and once more when the first segment in it is decoded (cc_get()).
- */
-/* The state of a stream's PSB scan (plan_stream()). */
-struct ix_scan {
-	struct ix_seg	*g;		/* the segment being cut */
-	uint64_t	cut, last_psb, mingap;
-	int		have_psb;
-};
-
-/*
- * A PSB at stream offset @at: it starts the next segment when it is
- * seg_size or more after the current one's start and mingap after the
- * PSB before it.
- */
-static int
-psb_found(struct run *r, size_t s, struct ix_scan *sc, uint64_t at)
-{
-	if (at >= sc->cut + r->seg_size && sc->have_psb &&
-	    at - sc->last_psb >= sc->mingap) {
-		sc->g->end = at;
-		sc->g->has_limit = 1;
-		if ((sc->g = new_seg(r, s, r->res[s].npieces - 1, at)) == NULL)
-			return (-HWTR_E_NOMEM);
-		sc->cut = at;
-	}
-	sc->have_psb = 1;
-	sc->last_psb = at;
-	return (0);
-}
-
-static int
-plan_stream(struct run *r, struct ix_ra *ra, size_t s)
-{
-	const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
-	struct ix_sres *res = &r->res[s];
-	size_t c, nc = hwtr_ar_nchunks(r->ar, s);
-	const size_t plen = sizeof(psb_pattern);
-	uint64_t end = 0;
-	struct ix_scan sc;
-	/* The stream's last plen - 1 bytes so far, and plen of the next. */
-	uint8_t tb[2 * sizeof(psb_pattern)];
-	size_t tail = 0;
+	struct run *r = arg;
 	char nbuf[32];
-	int pt = sd->format == HWTR_TF_INTEL_PT;
 
-	memset(&sc, 0, sizeof(sc));
-	sc.mingap = r->seg_size < IX_PSB_GAP ? r->seg_size : IX_PSB_GAP;
-	res->seg0 = r->nsegs;
-	for (c = 0; c < nc; c++) {
-		const struct hwtr_chunk_info *ci = hwtr_ar_chunk(r->ar, s, c);
-		struct ix_piece *p;
-		uint8_t *buf, *q;
-		size_t len, i, jl, bi;
-		int rc;
-
-		rc = ra_read(ra, s, c, (void **)&buf, &len);
-		if (rc < 0) {
-			/* A chunk that cannot be read is lost data. */
-			ix_problem(r->ix, "stream '%s' offset %#" PRIx64
-			    ": chunk cannot be read: %s",
-			    stream_name(sd, nbuf, sizeof(nbuf)),
-			    ci->offset, hwtr_ar_errmsg(r->ar));
-			continue;
-		}
-		if (res->npieces == 0 || ci->offset != end) {
-			if (res->npieces > 0 && ci->offset > end)
-				r->lost[s] += ci->offset - end;
-			if (ix_grow((void **)&res->pieces, &res->cap_pieces,
-			    res->npieces + 1, sizeof(*p)) < 0) {
-				free(buf);
-				return (-HWTR_E_NOMEM);
-			}
-			p = &res->pieces[res->npieces++];
-			p->off = ci->offset;
-			p->len = 0;
-			p->c0 = c;
-			tail = 0;
-			sc.have_psb = 0;
-			if (pt) {
-				sc.g = new_seg(r, s, res->npieces - 1, p->off);
-				if (sc.g == NULL) {
-					free(buf);
-					return (-HWTR_E_NOMEM);
-				}
-				sc.g->first_of_stream = res->npieces == 1;
-				if (res->npieces > 1) {
-					sc.g->lost_before = 1;
-					sc.g->lost_bytes = p->off - (p[-1].off +
-					    p[-1].len);
-				}
-				sc.cut = p->off;
-			}
-		}
-		p = &res->pieces[res->npieces - 1];
-		if (pt) {
-			/*
-			 * The PSBs a scan of the piece finds, each at least
-			 * plen bytes after the one before: first one that
-			 * starts in the last bytes of the chunk before (from
-			 * those and this chunk's first plen), then this
-			 * chunk's, without copying it.
-			 */
-			rc = 0;
-			jl = tail + (len < plen ? len : plen);
-			memcpy(tb + tail, buf, jl - tail);
-			bi = 0;
-			q = memmem(tb, jl, psb_pattern, plen);
-			if (q != NULL && (size_t)(q - tb) < tail) {
-				rc = psb_found(r, s, &sc, ci->offset - tail +
-				    (uint64_t)(q - tb));
-				bi = (size_t)(q - tb) + plen - tail;
-			}
-			while (rc == 0 && bi + plen <= len && (q = memmem(buf +
-			    bi, len - bi, psb_pattern, plen)) != NULL) {
-				rc = psb_found(r, s, &sc, ci->offset +
-				    (uint64_t)(q - buf));
-				bi = (size_t)(q - buf) + plen;
-			}
-			if (rc < 0) {
-				free(buf);
-				return (rc);
-			}
-			if (len >= plen - 1) {
-				memcpy(tb, buf + len - (plen - 1), plen - 1);
-				tail = plen - 1;
-			} else {
-				i = tail + len < plen - 1 ? tail + len :
-				    plen - 1;
-				memmove(tb, tb + tail + len - i, i);
-				tail = i;
-			}
-		}
-		free(buf);
-		p->len += len;
-		p->c1 = c + 1;
-		end = ci->offset + len;
-		res->bytes += len;
-		if (pt)
-			sc.g->end = end;
-	}
-	/* CoreSight: the whole stream in one segment. */
-	if (sd->format == HWTR_TF_CORESIGHT && res->npieces > 0 &&
-	    new_seg(r, s, 0, res->pieces[0].off) == NULL)
-		return (-HWTR_E_NOMEM);
-	r->ix->stats.trace_bytes += res->bytes;
-	return (0);
+	ix_problem(r->ix, "stream '%s' offset %#" PRIx64 ": chunk cannot be "
+	    "read: %s", stream_name(hwtr_ar_stream(r->ar, s), nbuf,
+	    sizeof(nbuf)), off, why);
 }
 
 /*
- * The bytes segment @g reads: [start, *@top) of its piece, the margin
- * past its end included (Intel PT), or every piece of the stream
- * (CoreSight: -1).
+ * Cut the streams into segments (the stream view), and give each stream
+ * the mappings its segments' decoders see.
  */
-static int
-seg_range(const struct run *r, const struct ix_seg *g, uint64_t *top)
-{
-	const struct ix_piece *p = &r->res[g->stream].pieces[g->piece];
-
-	if (hwtr_ar_stream(r->ar, g->stream)->format == HWTR_TF_CORESIGHT)
-		return (-1);
-	*top = g->end;
-	if (g->has_limit)
-		*top = p->off + p->len - g->end > IX_SEG_MARGIN ?
-		    g->end + IX_SEG_MARGIN : p->off + p->len;
-	return (0);
-}
-
-/*
- * Call @fn for every chunk of piece @p of stream @s that holds a byte of
- * [@from, @to).  read_range() reads exactly these chunks.
- */
-static void
-range_chunks(struct run *r, size_t s, const struct ix_piece *p, uint64_t from,
-    uint64_t to, void (*fn)(struct run *, struct ix_cchunk *))
-{
-	size_t c;
-
-	for (c = p->c0; c < p->c1 && c < r->res[s].ncc; c++) {
-		const struct hwtr_chunk_info *ci = hwtr_ar_chunk(r->ar, s, c);
-
-		if (ci->offset >= to)
-			break;
-		if (ci->offset + ci->len > from)
-			fn(r, &r->res[s].cc[c]);
-	}
-}
-
-/* Every chunk a segment reads, for each of its segments. */
-static void
-seg_chunks(struct run *r, const struct ix_seg *g,
-    void (*fn)(struct run *, struct ix_cchunk *))
-{
-	const struct ix_sres *res = &r->res[g->stream];
-	uint64_t to;
-	size_t k;
-
-	if (seg_range(r, g, &to) == 0)
-		range_chunks(r, g->stream, &res->pieces[g->piece], g->start,
-		    to, fn);
-	else
-		for (k = 0; k < res->npieces; k++)
-			range_chunks(r, g->stream, &res->pieces[k],
-			    res->pieces[k].off, res->pieces[k].off +
-			    res->pieces[k].len, fn);
-}
-
-static void
-cc_use(struct run *r, struct ix_cchunk *cc)
-{
-	(void)r;
-	cc->users++;
-}
-
-/* A segment is done with a chunk: the last one frees it. */
-static void
-cc_release(struct run *r, struct ix_cchunk *cc)
-{
-	pthread_mutex_lock(&r->cclock);
-	if (cc->users > 0 && --cc->users == 0) {
-		free(cc->buf);
-		cc->buf = NULL;
-		cc->len = 0;
-	}
-	pthread_mutex_unlock(&r->cclock);
-}
-
-static int
-count_users(struct run *r)
-{
-	size_t s, i;
-
-	for (s = 0; s < r->nstreams; s++) {
-		r->res[s].ncc = hwtr_ar_nchunks(r->ar, s);
-		r->res[s].cc = calloc(r->res[s].ncc + 1,
-		    sizeof(*r->res[s].cc));
-		if (r->res[s].cc == NULL)
-			return (-HWTR_E_NOMEM);
-	}
-	for (i = 0; i < r->nsegs; i++)
-		seg_chunks(r, &r->segs[i], cc_use);
-	return (0);
-}
-
-/*
- * Chunk @c of stream @s, decompressed by the first worker that asks for
- * it while the others wait; valid until the caller's segment releases
- * it (seg_chunks(..., cc_release)).  A chunk that cannot be read is not
- * kept: the next segment tries again and says so too.
- */
-static int
-cc_get(struct run *r, size_t s, size_t c, const uint8_t **bufp,
-    size_t *lenp)
-{
-	struct ix_cchunk *cc = &r->res[s].cc[c];
-	void *buf;
-	size_t len;
-	int rc;
-
-	pthread_mutex_lock(&r->cclock);
-	while (cc->loading)
-		pthread_cond_wait(&r->cc_cv, &r->cclock);
-	if (cc->buf != NULL) {
-		*bufp = cc->buf;
-		*lenp = cc->len;
-		pthread_mutex_unlock(&r->cclock);
-		return (0);
-	}
-	cc->loading = 1;
-	pthread_mutex_unlock(&r->cclock);
-	rc = hwtr_ar_read_chunk(r->ar, s, c, &buf, &len);
-	pthread_mutex_lock(&r->cclock);
-	cc->loading = 0;
-	if (rc >= 0) {
-		cc->buf = buf;
-		cc->len = len;
-	}
-	pthread_cond_broadcast(&r->cc_cv);
-	pthread_mutex_unlock(&r->cclock);
-	*bufp = buf;
-	*lenp = len;
-	return (rc < 0 ? rc : 0);
-}
-
 static int
 plan(struct run *r)
 {
-	struct ix_ra ra;
-	size_t s, k, nj;
+	struct hwtr_sv_opts so;
+	size_t s, k, i, nj;
 	long ncpu;
 	const char *e = getenv("HWTRACE_IX_SEGMENT");
 	char *endp;
@@ -1873,28 +1405,46 @@ plan(struct run *r)
 	}
 	if (nj > IX_RA_MAX)
 		nj = IX_RA_MAX;
-	rc = ra_start(&ra, r, nj);
-	for (s = 0; s < r->nstreams && rc == 0; s++) {
+	memset(&so, 0, sizeof(so));
+	so.seg_size = r->seg_size;
+	so.readahead = nj;
+	so.problem = sv_problem;
+	so.problem_arg = r;
+	if ((rc = hwtr_sv_open(&r->sv, r->ar, &so)) < 0)
+		return (rc);
+	r->nsegs = hwtr_sv_nsegs(r->sv);
+	if ((r->segs = calloc(r->nsegs + 1, sizeof(*r->segs))) == NULL)
+		return (-HWTR_E_NOMEM);
+	for (i = 0; i < r->nsegs; i++) {
+		const struct hwtr_sv_seg *sg = hwtr_sv_seg(r->sv, i);
+		struct ix_seg *g = &r->segs[i];
+
+		g->stream = sg->stream;
+		g->piece = sg->piece;
+		g->start = sg->start;
+		g->end = sg->end;
+		g->has_limit = sg->has_limit;
+		g->first_of_stream = sg->first_of_stream;
+		g->lost_before = sg->lost_before;
+		g->lost_bytes = sg->lost_bytes;
+	}
+	for (s = 0; s < r->nstreams; s++) {
 		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
 		size_t n = 0;
 
-		if ((rc = plan_stream(r, &ra, s)) < 0)
-			break;
+		hwtr_sv_stream_segs(r->sv, s, &r->res[s].seg0,
+		    &r->res[s].nseg);
+		r->res[s].bytes = hwtr_sv_bytes(r->sv, s);
+		r->lost[s] += hwtr_sv_gaps(r->sv, s);
+		r->ix->stats.trace_bytes += r->res[s].bytes;
 		r->jmaps[s] = calloc(r->nmaps + 1, sizeof(**r->jmaps));
-		if (r->jmaps[s] == NULL) {
-			rc = -HWTR_E_NOMEM;
-			break;
-		}
+		if (r->jmaps[s] == NULL)
+			return (-HWTR_E_NOMEM);
 		for (k = 0; k < r->nmaps; k++)
 			if (sd->pid < 0 || r->maps[k].pid < 0 ||
 			    r->maps[k].pid == sd->pid)
 				r->jmaps[s][n++] = &r->maps[k];
 	}
-	ra_stop(&ra);
-	if (rc < 0)
-		return (rc);
-	if ((rc = count_users(r)) < 0)
-		return (rc);
 	r->ix->stats.segments = r->nsegs;
 	return (0);
 }
@@ -1933,71 +1483,6 @@ job_iscache(struct run *r)
 		}
 	}
 	return (isc);
-}
-
-/*
- * Bytes [@from, @to) of piece @p of stream @s from the chunks that hold
- * them (the shared chunks: cc_get()): a pointer into the chunk when one
- * holds them all, else a copy in *@copyp (caller frees).  Valid until
- * the segment releases its chunks.
- */
-static int
-read_range(struct run *r, size_t s, const struct ix_piece *p, uint64_t from,
-    uint64_t to, const uint8_t **dstp, uint8_t **copyp, char *err,
-    size_t errlen)
-{
-	uint8_t *dst = NULL;
-	size_t c;
-
-	*dstp = NULL;
-	*copyp = NULL;
-	for (c = p->c0; c < p->c1 && c < r->res[s].ncc && from < to; c++) {
-		const struct hwtr_chunk_info *ci = hwtr_ar_chunk(r->ar, s, c);
-		const uint8_t *buf;
-		uint64_t a, b;
-		size_t len;
-
-		if (ci->offset + ci->len <= from)
-			continue;
-		if (ci->offset >= to)
-			break;
-		if (cc_get(r, s, c, &buf, &len) < 0) {
-			snprintf(err, errlen, "offset %#" PRIx64 ": chunk "
-			    "cannot be read: %s", ci->offset,
-			    hwtr_ar_errmsg(r->ar));
-			return (-HWTR_E_IO);
-		}
-		a = from > ci->offset ? from : ci->offset;
-		b = to < ci->offset + len ? to : ci->offset + len;
-		if (dst == NULL && a == from && b == to) {
-			/* All in this chunk: no copy. */
-			*dstp = buf + (a - ci->offset);
-			return (0);
-		}
-		if (dst == NULL) {
-			if ((dst = malloc((size_t)(to - from) + 1)) == NULL)
-				return (-HWTR_E_NOMEM);
-			*copyp = dst;
-			*dstp = dst;
-		}
-		if (b > a) {
-			memcpy(dst, buf + (a - ci->offset), (size_t)(b - a));
-			dst += b - a;
-			from = b;
-		}
-	}
-	if (from < to) {
-		snprintf(err, errlen, "offset %#" PRIx64 ": bytes missing",
-		    from);
-		return (-HWTR_E_FORMAT);
-	}
-	if (*dstp == NULL) {
-		/* Nothing to read: still a buffer, as decoders want one. */
-		if ((*copyp = malloc(1)) == NULL)
-			return (-HWTR_E_NOMEM);
-		*dstp = *copyp;
-	}
-	return (0);
 }
 
 static void
@@ -2078,8 +1563,7 @@ static void
 decode_one(struct run *r, size_t w, size_t i)
 {
 	struct ix_seg *g = &r->segs[i];
-	const struct ix_sres *res = &r->res[g->stream];
-	const struct ix_piece *p = &res->pieces[g->piece];
+	size_t npieces = hwtr_sv_npieces(r->sv, g->stream);
 	struct ix_seg_in in;
 	struct ix_seg_out *out;
 	const uint8_t **bufs = NULL;
@@ -2098,7 +1582,7 @@ decode_one(struct run *r, size_t w, size_t i)
 	g->nouts = g->nleft = stream_units(r, g->stream);
 	g->outs = calloc(g->nouts, sizeof(*g->outs));
 	if ((out = g->outs) == NULL) {
-		seg_chunks(r, g, cc_release);
+		hwtr_sv_seg_done(r->sv, i);
 		return;		/* the writer says it */
 	}
 	bq = calloc(g->nouts, sizeof(*bq));
@@ -2135,35 +1619,35 @@ decode_one(struct run *r, size_t w, size_t i)
 	err[0] = '\0';
 	if (in.desc->format == HWTR_TF_CORESIGHT) {
 		/* Every piece of the stream. */
-		bufs = calloc(res->npieces + 1, sizeof(*bufs));
-		copies = calloc(res->npieces + 1, sizeof(*copies));
-		lens = calloc(res->npieces + 1, sizeof(*lens));
-		offs = calloc(res->npieces + 1, sizeof(*offs));
+		bufs = calloc(npieces + 1, sizeof(*bufs));
+		copies = calloc(npieces + 1, sizeof(*copies));
+		lens = calloc(npieces + 1, sizeof(*lens));
+		offs = calloc(npieces + 1, sizeof(*offs));
 		if (bufs == NULL || copies == NULL || lens == NULL ||
 		    offs == NULL)
 			rc = -HWTR_E_NOMEM;
-		for (k = 0; k < res->npieces && rc == 0; k++) {
-			const struct ix_piece *q = &res->pieces[k];
+		for (k = 0; k < npieces && rc == 0; k++) {
+			const struct hwtr_sv_piece *q = hwtr_sv_piece(r->sv,
+			    g->stream, k);
 
 			lens[k] = q->len;
 			offs[k] = q->off;
-			rc = read_range(r, g->stream, q, q->off, q->off + q->len,
-			    &bufs[k], &copies[k], err, sizeof(err));
+			rc = hwtr_sv_read(r->sv, g->stream, q->off, q->off +
+			    q->len, &bufs[k], &copies[k], err, sizeof(err));
 		}
-		in.npieces = res->npieces;
+		in.npieces = npieces;
 		in.piece = bufs;
 		in.piece_len = lens;
 		in.piece_off = offs;
 	} else {
-		to = g->end;	/* seg_range() sets it for Intel PT */
-		(void)seg_range(r, g, &to);
+		(void)hwtr_sv_seg_top(r->sv, i, &to);
 		bufs = calloc(1, sizeof(*bufs));
 		copies = calloc(1, sizeof(*copies));
 		if (bufs == NULL || copies == NULL)
 			rc = -HWTR_E_NOMEM;
 		else
-			rc = read_range(r, g->stream, p, g->start, to, &bufs[0],
-			    &copies[0], err, sizeof(err));
+			rc = hwtr_sv_read(r->sv, g->stream, g->start, to,
+			    &bufs[0], &copies[0], err, sizeof(err));
 		in.buf = bufs != NULL ? bufs[0] : NULL;
 		in.len = (size_t)(to - g->start);
 		in.base = g->start;
@@ -2190,7 +1674,7 @@ decode_one(struct run *r, size_t w, size_t i)
 	/* The segment's bytes are no longer needed. */
 	for (k = 0; copies != NULL && k < (in.npieces ? in.npieces : 1); k++)
 		free(copies[k]);
-	seg_chunks(r, g, cc_release);
+	hwtr_sv_seg_done(r->sv, i);
 	free(copies);
 	free(bufs);
 	free(lens);
@@ -3757,19 +3241,13 @@ write_db(struct run *r, const char *tmp, int fd)
 static void
 run_free(struct run *r)
 {
-	size_t i, k;
+	size_t i;
 
-	for (i = 0; i < r->nstreams; i++) {
-		/* Chunks of segments never decoded (a failure). */
-		for (k = 0; r->res != NULL && k < r->res[i].ncc; k++)
-			free(r->res[i].cc[k].buf);
-		if (r->res != NULL)
-			free(r->res[i].cc);
-		if (r->res != NULL)
-			free(r->res[i].pieces);
+	for (i = 0; i < r->nstreams; i++)
 		if (r->jmaps != NULL)
 			free(r->jmaps[i]);
-	}
+	/* And the chunks of segments never decoded (a failure). */
+	hwtr_sv_free(r->sv);
 	free(r->res);
 	free(r->jmaps);
 	for (i = 0; i < r->nsegs; i++)
@@ -3833,8 +3311,6 @@ run_free(struct run *r)
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->work_cv);
 	pthread_cond_destroy(&r->done_cv);
-	pthread_mutex_destroy(&r->cclock);
-	pthread_cond_destroy(&r->cc_cv);
 }
 
 /* One index run; *@again when a unit left for later was not empty. */
@@ -3855,8 +3331,6 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 	pthread_mutex_init(&r.lock, NULL);
 	pthread_cond_init(&r.work_cv, NULL);
 	pthread_cond_init(&r.done_cv, NULL);
-	pthread_mutex_init(&r.cclock, NULL);
-	pthread_cond_init(&r.cc_cv, NULL);
 	r.ix = ix;
 	r.archive = archive;
 	r.nospec = nospec;
