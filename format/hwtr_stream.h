@@ -50,7 +50,12 @@ struct hwtr_sv_seg {
 
 /* Bytes a segment's decoder reads past its end (hwtr_sv_seg_top()). */
 #define HWTR_SV_SEG_MARGIN	(64u << 10)
-/* Least distance between two PSBs that start segments. */
+/*
+ * A PSB this close to the one before it is not a cut point: libipt reads
+ * ahead past a PSB+ (to find the events of a PSB+ that has none, to bind
+ * timing packets), and would deliver the next PSB+'s status updates as
+ * the first segment's own.  Hardware writes PSBs 2 KiB apart or more.
+ */
 #define HWTR_SV_PSB_GAP		256
 
 struct hwtr_sv_opts {
