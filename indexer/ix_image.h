@@ -1,0 +1,40 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The indexer's images and sideband replay (ix_image.c): the archive's
+ * images extracted for libipt, the sideband replayed into processes,
+ * threads and mappings over time, and the units (what the database calls
+ * streams: one per archive stream, one per trace ID of a CoreSight
+ * buffer).
+ */
+
+#ifndef HWTR_IX_IMAGE_H
+#define HWTR_IX_IMAGE_H
+
+#include "ix_run.h"
+
+/* Units of the archive's streams: r->nunits, ustream, ufirst, ures. */
+int	ix_make_units(struct run *r);
+/* Is unit @u a CoreSight one; its streams.id; units of stream @s. */
+int	ix_is_cs_unit(const struct run *r, size_t u);
+int64_t	ix_unit_id(const struct run *r, size_t u);
+size_t	ix_stream_units(const struct run *r, size_t s);
+/* The archive's images, in r->imgs, extracted under r->tmpdir. */
+int	ix_load_images(struct run *r);
+/* The sideband: r->procs, r->threads, r->maps, r->sbev, r->lost. */
+int	ix_replay_sideband(struct run *r);
+/* Every mapping's section in the shared image section cache. */
+int	ix_add_sections(struct run *r);
+/* A section cache of a segment's own (the caller frees it). */
+struct pt_image_section_cache *ix_job_iscache(struct run *r);
+/* Thread @tid of @pid (made when @create), or NULL. */
+struct ix_thread *ix_thread_get(struct run *r, int32_t pid, int32_t tid,
+	    int create);
+/* Problems for the mappings whose image is missing and that failed. */
+void	ix_warn_missing(struct run *r);
+
+#endif /* !HWTR_IX_IMAGE_H */

@@ -1,0 +1,674 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The pipeline (ix_pipeline.h): segments decoded on a pool of threads,
+ * stitched in stream order by the calling thread, which writes the rows.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <intel-pt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hwtr_common.h"
+#include "hwtr_ix.h"
+#include "../format/hwtr_stream.h"
+#include "ix_run.h"
+#include "ix_image.h"
+#include "ix_pipeline.h"
+#include "ix_write.h"
+
+/* ----------------------------------------------------------------- */
+/* Segments                                                           */
+
+#define IX_SEG_DEFAULT	(2u << 20)	/* bytes of PT per segment */
+/*
+ * CoreSight elements per batch (HWTRACE_IX_CS_BATCH), and batches a
+ * worker may publish ahead of the writer for the unit it is stitching.
+ */
+#define IX_CS_BATCH	16384u
+#define IX_CS_AHEAD	8u
+/* Threads decompressing chunks ahead of the PSB scan, at most. */
+#define IX_RA_MAX	4
+
+/* A chunk the stream view could not read is lost data. */
+static void
+sv_problem(void *arg, size_t s, uint64_t off, const char *why)
+{
+	struct run *r = arg;
+	char nbuf[32];
+
+	ix_problem(r->ix, "stream '%s' offset %#" PRIx64 ": chunk cannot be "
+	    "read: %s", ix_stream_name(hwtr_ar_stream(r->ar, s), nbuf,
+	    sizeof(nbuf)), off, why);
+}
+
+/*
+ * Cut the streams into segments (the stream view), and give each stream
+ * the mappings its segments' decoders see.
+ */
+int
+ix_plan(struct run *r)
+{
+	struct hwtr_sv_opts so;
+	size_t s, k, i, nj;
+	long ncpu;
+	const char *e = getenv("HWTRACE_IX_SEGMENT");
+	char *endp;
+	unsigned long long v;
+	int rc;
+
+	r->seg_size = IX_SEG_DEFAULT;
+	/* For tests: a small size cuts small traces into many segments. */
+	if (e != NULL) {
+		v = strtoull(e, &endp, 0);
+		if (*e != '\0' && *endp == '\0' && v >= 16)
+			r->seg_size = v;
+	}
+	/* For tests too: 0 is no batches, 1 a batch per element. */
+	r->cs_batch = IX_CS_BATCH;
+	if ((e = getenv("HWTRACE_IX_CS_BATCH")) != NULL) {
+		v = strtoull(e, &endp, 0);
+		if (*e != '\0' && *endp == '\0' && v <= SIZE_MAX)
+			r->cs_batch = (size_t)v;
+	}
+	r->res = calloc(r->nstreams + 1, sizeof(*r->res));
+	r->jmaps = calloc(r->nstreams + 1, sizeof(*r->jmaps));
+	if (r->res == NULL || r->jmaps == NULL)
+		return (-HWTR_E_NOMEM);
+	/*
+	 * As many helpers as there will be workers (ix_run_pipeline()), but
+	 * IX_RA_MAX at most: a few keep up with the scan, and each one
+	 * holds a chunk.
+	 */
+	nj = r->ix->opts.jobs > 0 ? (size_t)r->ix->opts.jobs : 0;
+	if (nj == 0) {
+		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		nj = ncpu > 0 ? (size_t)ncpu : 1;
+	}
+	if (nj > IX_RA_MAX)
+		nj = IX_RA_MAX;
+	memset(&so, 0, sizeof(so));
+	so.seg_size = r->seg_size;
+	so.readahead = nj;
+	so.problem = sv_problem;
+	so.problem_arg = r;
+	if ((rc = hwtr_sv_open(&r->sv, r->ar, &so)) < 0)
+		return (rc);
+	r->nsegs = hwtr_sv_nsegs(r->sv);
+	if ((r->segs = calloc(r->nsegs + 1, sizeof(*r->segs))) == NULL)
+		return (-HWTR_E_NOMEM);
+	for (i = 0; i < r->nsegs; i++) {
+		const struct hwtr_sv_seg *sg = hwtr_sv_seg(r->sv, i);
+		struct ix_seg *g = &r->segs[i];
+
+		g->stream = sg->stream;
+		g->piece = sg->piece;
+		g->start = sg->start;
+		g->end = sg->end;
+		g->has_limit = sg->has_limit;
+		g->first_of_stream = sg->first_of_stream;
+		g->lost_before = sg->lost_before;
+		g->lost_bytes = sg->lost_bytes;
+	}
+	for (s = 0; s < r->nstreams; s++) {
+		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
+		size_t n = 0;
+
+		hwtr_sv_stream_segs(r->sv, s, &r->res[s].seg0,
+		    &r->res[s].nseg);
+		r->res[s].bytes = hwtr_sv_bytes(r->sv, s);
+		r->lost[s] += hwtr_sv_gaps(r->sv, s);
+		r->ix->stats.trace_bytes += r->res[s].bytes;
+		r->jmaps[s] = calloc(r->nmaps + 1, sizeof(**r->jmaps));
+		if (r->jmaps[s] == NULL)
+			return (-HWTR_E_NOMEM);
+		for (k = 0; k < r->nmaps; k++)
+			if (sd->pid < 0 || r->maps[k].pid < 0 ||
+			    r->maps[k].pid == sd->pid)
+				r->jmaps[s][n++] = &r->maps[k];
+	}
+	r->ix->stats.segments = r->nsegs;
+	return (0);
+}
+
+void
+ix_free_seg(struct ix_seg *g)
+{
+	struct ix_batch *b;
+	size_t k;
+
+	for (k = 0; g->bq != NULL && k < g->nouts; k++)
+		while ((b = g->bq[k].head) != NULL) {
+			g->bq[k].head = b->next;
+			ix_seg_out_free(&b->out);
+			free(b);
+		}
+	free(g->bq);
+	g->bq = NULL;
+	free(g->touched);
+	g->touched = NULL;
+	for (k = 0; g->outs != NULL && k < g->nouts; k++)
+		ix_seg_out_free(&g->outs[k]);
+	free(g->outs);
+	g->outs = NULL;
+}
+
+struct pubctx {
+	struct run	*r;
+	size_t		seg;
+};
+
+/*
+ * A worker's CoreSight batch for unit @unit of its segment: queued for
+ * the writer.  While the writer is stitching that unit, the worker waits
+ * when it is IX_CS_AHEAD batches ahead, so that memory stays bounded; the
+ * other units' batches wait for their turn, which comes only once the
+ * whole buffer is decoded (as without batches).
+ */
+static int
+publish(void *arg, size_t unit, struct ix_seg_out *out)
+{
+	struct pubctx *pc = arg;
+	struct run *r = pc->r;
+	struct ix_seg *g = &r->segs[pc->seg];
+	struct ix_batch *b;
+	struct ix_bq *q;
+	int rc = 0;
+
+	if (unit >= g->nouts || (b = calloc(1, sizeof(*b))) == NULL) {
+		ix_seg_out_free(out);
+		free(out);
+		return (-HWTR_E_NOMEM);
+	}
+	b->out = *out;
+	free(out);
+	pthread_mutex_lock(&r->lock);
+	q = &g->bq[unit];
+	while (!r->abort && q->n >= IX_CS_AHEAD && r->wbusy &&
+	    r->wseg == pc->seg && r->wunit == unit)
+		pthread_cond_wait(&r->work_cv, &r->lock);
+	if (r->abort) {
+		rc = -HWTR_E_INTR;
+		ix_seg_out_free(&b->out);
+		free(b);
+	} else {
+		if (q->tail != NULL)
+			q->tail->next = b;
+		else
+			q->head = b;
+		q->tail = b;
+		q->n++;
+		pthread_cond_broadcast(&r->done_cv);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return (rc);
+}
+
+/* Decode segment @i (worker @w). */
+static void
+decode_one(struct run *r, size_t w, size_t i)
+{
+	struct ix_seg *g = &r->segs[i];
+	size_t npieces = hwtr_sv_npieces(r->sv, g->stream);
+	struct ix_seg_in in;
+	struct ix_seg_out *out;
+	const uint8_t **bufs = NULL;
+	uint8_t **copies = NULL;
+	size_t *lens = NULL;
+	uint64_t *offs = NULL, to;
+	size_t k;
+	char err[256];
+	int rc = 0;
+
+	struct pubctx pc;
+	struct ix_bq *bq;
+	int *touched;
+
+	memset(&in, 0, sizeof(in));
+	g->nouts = g->nleft = ix_stream_units(r, g->stream);
+	g->outs = calloc(g->nouts, sizeof(*g->outs));
+	if ((out = g->outs) == NULL) {
+		hwtr_sv_seg_done(r->sv, i);
+		return;		/* the writer says it */
+	}
+	bq = calloc(g->nouts, sizeof(*bq));
+	touched = calloc(g->nouts, sizeof(*touched));
+	if (bq == NULL || touched == NULL) {
+		free(bq);
+		free(touched);
+		bq = NULL;
+		touched = NULL;
+	}
+	pthread_mutex_lock(&r->lock);
+	g->bq = bq;
+	g->touched = touched;
+	pthread_mutex_unlock(&r->lock);
+	pc.r = r;
+	pc.seg = i;
+	if (bq != NULL && r->cs_batch != 0) {
+		in.cs_batch = r->cs_batch;
+		in.cs_publish = publish;
+		in.cs_publish_arg = &pc;
+		in.cs_touched = touched;
+	}
+	in.nouts = g->nouts;
+	in.stream = g->stream;
+	in.desc = hwtr_ar_stream(r->ar, g->stream);
+	in.cpu = &hwtr_ar_meta(r->ar)->cpu;
+	in.maps = r->jmaps[g->stream];
+	for (k = 0; k < r->nmaps && in.maps[k] != NULL; k++)
+		in.nmaps++;
+	in.img = r->img_bytes;
+	in.img_len = r->img_len;
+	in.cancel = r->ix->opts.cancel;
+	in.progress = &r->wprogress[w];
+	err[0] = '\0';
+	if (in.desc->format == HWTR_TF_CORESIGHT) {
+		/* Every piece of the stream. */
+		bufs = calloc(npieces + 1, sizeof(*bufs));
+		copies = calloc(npieces + 1, sizeof(*copies));
+		lens = calloc(npieces + 1, sizeof(*lens));
+		offs = calloc(npieces + 1, sizeof(*offs));
+		if (bufs == NULL || copies == NULL || lens == NULL ||
+		    offs == NULL)
+			rc = -HWTR_E_NOMEM;
+		for (k = 0; k < npieces && rc == 0; k++) {
+			const struct hwtr_sv_piece *q = hwtr_sv_piece(r->sv,
+			    g->stream, k);
+
+			lens[k] = q->len;
+			offs[k] = q->off;
+			rc = hwtr_sv_read(r->sv, g->stream, q->off, q->off +
+			    q->len, &bufs[k], &copies[k], err, sizeof(err));
+		}
+		in.npieces = npieces;
+		in.piece = bufs;
+		in.piece_len = lens;
+		in.piece_off = offs;
+	} else {
+		(void)hwtr_sv_seg_top(r->sv, i, &to);
+		bufs = calloc(1, sizeof(*bufs));
+		copies = calloc(1, sizeof(*copies));
+		if (bufs == NULL || copies == NULL)
+			rc = -HWTR_E_NOMEM;
+		else
+			rc = hwtr_sv_read(r->sv, g->stream, g->start, to,
+			    &bufs[0], &copies[0], err, sizeof(err));
+		in.buf = bufs != NULL ? bufs[0] : NULL;
+		in.len = (size_t)(to - g->start);
+		in.base = g->start;
+		in.has_limit = g->has_limit;
+		in.limit = g->end;
+		in.first_of_stream = g->first_of_stream;
+		in.lost_before = g->lost_before;
+		in.lost_bytes = g->lost_bytes;
+	}
+	if (rc == 0 && (in.iscache = ix_job_iscache(r)) == NULL) {
+		rc = -HWTR_E_NOMEM;
+		snprintf(err, sizeof(err), "cannot build an image section "
+		    "cache");
+	}
+	if (rc == 0)
+		ix_decode_segment(&in, out);
+	else {
+		out->rc = rc;
+		snprintf(out->err, sizeof(out->err), "%s", err[0] ? err :
+		    hwtr_errstr(rc));
+	}
+	if (in.iscache != NULL)
+		pt_iscache_free(in.iscache);
+	/* The segment's bytes are no longer needed. */
+	for (k = 0; copies != NULL && k < (in.npieces ? in.npieces : 1); k++)
+		free(copies[k]);
+	hwtr_sv_seg_done(r->sv, i);
+	free(copies);
+	free(bufs);
+	free(lens);
+	free(offs);
+}
+
+struct wctx {
+	struct run	*r;
+	size_t		w;
+};
+
+/*
+ * Workers take segments in stream order, at most r->window ahead of the
+ * writer: memory is bounded by the window, not by the trace.
+ */
+static void *
+worker(void *arg)
+{
+	struct wctx *wc = arg;
+	struct run *r = wc->r;
+	size_t i;
+
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		while (!r->abort && r->next_seg < r->nsegs &&
+		    r->next_seg >= r->stitched + r->window)
+			pthread_cond_wait(&r->work_cv, &r->lock);
+		if (r->abort || r->next_seg >= r->nsegs)
+			break;
+		i = r->next_seg++;
+		pthread_mutex_unlock(&r->lock);
+		decode_one(r, wc->w, i);
+		pthread_mutex_lock(&r->lock);
+		r->segs[i].done = 1;
+		r->bytes_done += r->segs[i].end - r->segs[i].start;
+		__atomic_store_n(&r->wprogress[wc->w], 0, __ATOMIC_RELAXED);
+		pthread_cond_broadcast(&r->done_cv);
+	}
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	r->ix->stats.decode_cpu_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) *
+	    1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+	pthread_mutex_unlock(&r->lock);
+	return (NULL);
+}
+
+static void
+report_progress(struct run *r)
+{
+	uint64_t sum;
+	size_t w;
+
+	if (r->ix->opts.progress == NULL)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &r->last_report);
+	pthread_mutex_lock(&r->lock);
+	sum = r->bytes_done;
+	for (w = 0; w < r->nworkers; w++)
+		/* Written by the workers as they go: a relaxed read. */
+		sum += __atomic_load_n(&r->wprogress[w], __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&r->lock);
+	if (sum > r->ix->stats.trace_bytes)
+		sum = r->ix->stats.trace_bytes;
+	r->ix->opts.progress(r->ix->opts.progress_arg, sum,
+	    r->ix->stats.trace_bytes);
+}
+
+/*
+ * Unit @ui of CoreSight segment @g may be left for later: nothing came
+ * for it so far and a later unit has a batch waiting (under lock).
+ */
+static int
+defer_unit(const struct ix_seg *g, size_t ui)
+{
+	size_t v;
+
+	if (g->bq == NULL || g->touched == NULL || ui >= g->nouts ||
+	    __atomic_load_n(&g->touched[ui], __ATOMIC_RELAXED))
+		return (0);
+	for (v = ui + 1; v < g->nouts; v++)
+		if (g->bq[v].head != NULL)
+			return (1);
+	return (0);
+}
+
+/* Stitch unit @u (or leave it, *@deferred, when @may_defer). */
+static int
+stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
+{
+	size_t k, i, s;
+	int rc = 0;
+
+	*deferred = 0;
+	{
+		struct ix_ures *o = &r->ures[u];
+		const struct hwtr_stream_desc *sd;
+
+		s = r->ustream[u];
+		sd = hwtr_ar_stream(r->ar, s);
+		/* Rows waiting are the previous unit's. */
+		if ((rc = ix_flush_pending(r)) < 0)
+			return (rc);
+		r->cur = u;
+		ix_stitch_begin(&r->st);
+		/* CoreSight ranges are OpenCSD's: kept as they come. */
+		r->st.merge = sd->format == HWTR_TF_INTEL_PT;
+		o->format = sd->format;
+		if (sd->format != HWTR_TF_INTEL_PT &&
+		    sd->format != HWTR_TF_CORESIGHT &&
+		    (o->problem = strdup("no decoder for this trace format")) ==
+		    NULL)
+			return (-HWTR_E_NOMEM);
+		for (k = 0; k < r->res[s].nseg && rc == 0; k++) {
+			struct ix_seg *g;
+			struct ix_seg_out *out;
+
+			i = r->res[s].seg0 + k;
+			g = &r->segs[i];
+			pthread_mutex_lock(&r->lock);
+			r->wseg = i;
+			r->wunit = u - r->ufirst[s];
+			r->wbusy = 1;
+			for (;;) {
+				struct timespec ts;
+				struct ix_batch *b;
+
+				/* CoreSight batches, as they come. */
+				if (g->bq != NULL && r->wunit < g->nouts &&
+				    (b = g->bq[r->wunit].head) != NULL) {
+					g->bq[r->wunit].head = b->next;
+					if (b->next == NULL)
+						g->bq[r->wunit].tail = NULL;
+					g->bq[r->wunit].n--;
+					pthread_cond_broadcast(&r->work_cv);
+					pthread_mutex_unlock(&r->lock);
+					/* Its events name the unit's stream. */
+					if (o->name == NULL) {
+						o->cs_batched = 1;
+						o->trace_id = b->out.trace_id;
+					}
+					rc = ix_stitch_segment(&r->st, &b->out);
+					ix_seg_out_free(&b->out);
+					free(b);
+					pthread_mutex_lock(&r->lock);
+					if (rc < 0)
+						break;
+					continue;
+				}
+				if (g->done)
+					break;
+				if (may_defer && defer_unit(g, r->wunit)) {
+					*deferred = 1;
+					break;
+				}
+
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_nsec += 200 * 1000 * 1000;
+				if (ts.tv_nsec >= 1000000000) {
+					ts.tv_sec++;
+					ts.tv_nsec -= 1000000000;
+				}
+				/* Progress when nothing came for 200 ms. */
+				if (pthread_cond_timedwait(&r->done_cv, &r->lock,
+				    &ts) == ETIMEDOUT && !g->done) {
+					pthread_mutex_unlock(&r->lock);
+					report_progress(r);
+					pthread_mutex_lock(&r->lock);
+				}
+			}
+			r->wbusy = 0;
+			pthread_mutex_unlock(&r->lock);
+			if (rc < 0 || *deferred)
+				return (rc);
+			if (g->outs == NULL)
+				return (-HWTR_E_NOMEM);
+			out = &g->outs[u - r->ufirst[s] < g->nouts ?
+			    u - r->ufirst[s] : 0];
+			if (out->rc == -HWTR_E_INTR)
+				rc = -HWTR_E_INTR;
+			else if (out->rc < 0 && o->rc == 0) {
+				o->rc = out->rc;
+				o->err = strdup(out->err);
+			}
+			if (rc == 0 && out->problem != NULL &&
+			    o->problem == NULL) {
+				o->problem = out->problem;
+				out->problem = NULL;
+			}
+			if (rc == 0 && out->name != NULL && o->name == NULL) {
+				o->name = out->name;
+				out->name = NULL;
+				o->trace_id = out->trace_id;
+				o->format = out->format;
+			}
+			if (rc == 0)
+				rc = ix_stitch_segment(&r->st, out);
+			ix_seg_out_free(out);
+			if (--g->nleft > 0)
+				continue;
+			free(g->outs);
+			g->outs = NULL;
+			pthread_mutex_lock(&r->lock);
+			r->stitched = i + 1;
+			pthread_cond_broadcast(&r->work_cv);
+			pthread_mutex_unlock(&r->lock);
+			/* Every 200 ms when the writer never has to wait. */
+			if (r->ix->opts.progress != NULL) {
+				struct timespec now;
+
+				clock_gettime(CLOCK_MONOTONIC, &now);
+				if ((now.tv_sec - r->last_report.tv_sec) * 1000 +
+				    (now.tv_nsec - r->last_report.tv_nsec) /
+				    1000000 >= 200)
+					report_progress(r);
+			}
+		}
+		if (rc == 0)
+			rc = ix_end_stream(r);
+	}
+	return (rc);
+}
+
+/*
+ * The writer: every unit's segments, in order, as the workers finish
+ * them; each one is freed as soon as its last unit has replayed it.
+ *
+ * A CoreSight buffer's units are stitched in trace ID order, but the
+ * buffer is decoded in one pass: a unit whose trace ID has no trace
+ * would hold back the next ones' batches until the end.  Such a unit
+ * (nothing routed to it yet, while a later unit has a batch) is left for
+ * the end of its stream: with no element it writes no row and makes no
+ * block, so the database is the same.  Should an element or event come
+ * for it after all, the guess was wrong and the whole index is done
+ * again without leaving units for later (r->spec_failed).
+ */
+static int
+stitch_all(struct run *r)
+{
+	size_t u, *def, ndef = 0, j;
+	int rc = 0, d;
+
+	if ((def = calloc(r->nunits + 1, sizeof(*def))) == NULL)
+		return (-HWTR_E_NOMEM);
+	for (u = 0; u < r->nunits && rc == 0; u++) {
+		rc = stitch_unit(r, u, r->cs_batch != 0 && !r->nospec, &d);
+		if (rc == 0 && d)
+			def[ndef++] = u;
+		if (u + 1 < r->nunits && r->ustream[u + 1] == r->ustream[u])
+			continue;
+		for (j = 0; j < ndef && rc == 0; j++) {
+			size_t s = r->ustream[def[j]];
+			struct ix_seg *g = &r->segs[r->res[s].seg0];
+			size_t ui = def[j] - r->ufirst[s];
+			int touched;
+
+			rc = stitch_unit(r, def[j], 0, &d);
+			pthread_mutex_lock(&r->lock);
+			touched = g->touched != NULL && ui < g->nouts &&
+			    __atomic_load_n(&g->touched[ui], __ATOMIC_RELAXED);
+			pthread_mutex_unlock(&r->lock);
+			if (rc == 0 && touched) {
+				r->spec_failed = 1;
+				rc = -HWTR_E_LIMIT;
+			}
+		}
+		ndef = 0;
+	}
+	free(def);
+	report_progress(r);
+	return (rc);
+}
+
+/* Start the workers, stitch, stop the workers. */
+int
+ix_run_pipeline(struct run *r)
+{
+	pthread_t *tids;
+	struct wctx *wc;
+	struct timespec t0, t1;
+	size_t nj, i, started = 0;
+	long ncpu;
+	int rc;
+
+	nj = r->ix->opts.jobs > 0 ? (size_t)r->ix->opts.jobs : 0;
+	if (nj == 0) {
+		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		nj = ncpu > 0 ? (size_t)ncpu : 1;
+	}
+	if (nj > r->nsegs)
+		nj = r->nsegs > 0 ? r->nsegs : 1;
+	r->window = 2 * nj + 1;
+	r->nworkers = nj;
+	tids = calloc(nj, sizeof(*tids));
+	wc = calloc(nj, sizeof(*wc));
+	r->wprogress = calloc(nj, sizeof(*r->wprogress));
+	if (tids == NULL || wc == NULL || r->wprogress == NULL) {
+		free(tids);
+		free(wc);
+		return (-HWTR_E_NOMEM);
+	}
+	for (i = 0; i < nj; i++) {
+		wc[i].r = r;
+		wc[i].w = i;
+		if (pthread_create(&tids[i], NULL, worker, &wc[i]) == 0)
+			started++;
+		else
+			break;
+	}
+	if (started == 0) {
+		free(tids);
+		free(wc);
+		ix_err(r->ix, "cannot start a decoding thread");
+		return (-HWTR_E_NOMEM);
+	}
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	rc = stitch_all(r);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	r->ix->stats.write_cpu_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) *
+	    1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+	pthread_mutex_lock(&r->lock);
+	r->abort = 1;
+	pthread_cond_broadcast(&r->work_cv);
+	pthread_mutex_unlock(&r->lock);
+	for (i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	/* Segments decoded but not stitched (after a failure). */
+	for (i = 0; i < r->nsegs; i++)
+		ix_free_seg(&r->segs[i]);
+	free(tids);
+	free(wc);
+	return (rc);
+}
+

@@ -1,0 +1,26 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The indexer's pipeline (ix_pipeline.c): the streams cut into segments
+ * by the stream view (format/hwtr_stream.h), decoded by a pool of workers
+ * (ix_decode_segment()), stitched by the writer's thread in stream order
+ * (ix_stitch_*()) into the database (ix_write.h).
+ */
+
+#ifndef HWTR_IX_PIPELINE_H
+#define HWTR_IX_PIPELINE_H
+
+#include "ix_run.h"
+
+/* Open the stream view: r->sv, r->segs, r->res, r->jmaps. */
+int	ix_plan(struct run *r);
+/* Decode every segment and stitch every unit, in order. */
+int	ix_run_pipeline(struct run *r);
+/* What a segment's decoding left (after a failure). */
+void	ix_free_seg(struct ix_seg *g);
+
+#endif /* !HWTR_IX_PIPELINE_H */

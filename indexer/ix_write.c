@@ -1,0 +1,1273 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The database writer (ix_write.h): symbols of blocks and call targets,
+ * and every table of hwtrace-db(5).
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <intel-pt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hwtr_common.h"
+#include "hwtr_ix.h"
+#include "../format/hwtr_stream.h"
+#include "ix_run.h"
+#include "ix_image.h"
+#include "ix_write.h"
+#include "schema.sql.h"
+
+/* ----------------------------------------------------------------- */
+/* Symbols                                                            */
+
+static int64_t
+file_id(struct run *r, const char *path)
+{
+	uint64_t h = 1469598103934665603ULL;
+	const char *p;
+	size_t i;
+
+	if (r->nfiles * 2 >= r->fcap) {
+		size_t n = r->fcap ? r->fcap * 2 : 1024;
+		uint32_t *t = calloc(n, sizeof(*t));
+
+		if (t == NULL)
+			return (-HWTR_E_NOMEM);
+		for (i = 0; i < r->nfiles; i++) {
+			uint64_t hh = 1469598103934665603ULL;
+
+			for (p = r->files[i]; *p; p++)
+				hh = (hh ^ (uint8_t)*p) * 1099511628211ULL;
+			while (t[hh & (n - 1)] != 0)
+				hh++;
+			t[hh & (n - 1)] = (uint32_t)i + 1;
+		}
+		free(r->ftab);
+		r->ftab = t;
+		r->fcap = n;
+	}
+	for (p = path; *p; p++)
+		h = (h ^ (uint8_t)*p) * 1099511628211ULL;
+	for (;; h++) {
+		uint32_t v = r->ftab[h & (r->fcap - 1)];
+
+		if (v == 0)
+			break;
+		if (strcmp(r->files[v - 1], path) == 0)
+			return ((int64_t)v);
+	}
+	if (ix_grow((void **)&r->files, &r->cfiles, r->nfiles + 1,
+	    sizeof(*r->files)) < 0)
+		return (-HWTR_E_NOMEM);
+	if ((r->files[r->nfiles] = strdup(path)) == NULL)
+		return (-HWTR_E_NOMEM);
+	r->ftab[h & (r->fcap - 1)] = (uint32_t)r->nfiles + 1;
+	return ((int64_t)++r->nfiles);
+}
+
+/*
+ * What global block @b is in the images: @g, and the block's bflags and
+ * fkey for the stitcher.
+ */
+static void
+symbolize(struct run *r, struct ix_sblock *b, struct ix_gsym *g)
+{
+	const struct ix_map *m;
+	const struct ix_img *im;
+	const struct ix_sym *s;
+	const struct ix_line *l;
+
+	memset(g, 0, sizeof(*g));
+	b->bflags = 0;
+	b->fkey = 0;
+	if (b->isid <= 0 || (size_t)b->isid >= r->nisid ||
+	    r->isid_map[b->isid] < 0)
+		return;
+	m = &r->maps[r->isid_map[b->isid]];
+	im = &r->imgs[m->image];
+	g->has_image = 1;
+	g->image = m->image + 1;
+	g->image_addr = b->ip - (uint64_t)m->bias;
+	s = ix_elf_func(&im->elf, g->image_addr);
+	if (s != NULL) {
+		g->symbol = im->sym_base + (s - im->elf.syms);
+		g->sym_offset = g->image_addr - s->addr;
+	}
+	if (im->elf.entry != 0 && g->image_addr == im->elf.entry)
+		b->bflags |= IX_BF_ENTRY;
+	switch (ix_elf_plt(&im->elf, g->image_addr)) {
+	case 2:
+		b->bflags |= IX_BF_PLT | IX_BF_PLT0;
+		break;
+	case 1:
+		b->bflags |= IX_BF_PLT;
+		break;
+	}
+	if (s != NULL) {
+		b->fkey = (uint32_t)g->symbol;
+		if (g->sym_offset == 0)
+			b->bflags |= IX_BF_FSTART;
+		if (strncmp(s->name, "_dl_runtime_resolve", 19) == 0)
+			b->bflags |= IX_BF_RESOLVER;
+		else if (strcmp(s->name, "_Unwind_Resume") == 0)
+			b->bflags |= IX_BF_RESUME;
+	}
+	l = ix_elf_line(&im->elf, g->image_addr);
+	if (l != NULL && im->file_ids != NULL) {
+		g->file = im->file_ids[l->file];
+		g->line = l->line;
+	}
+}
+
+/* ----------------------------------------------------------------- */
+/* Writing                                                            */
+
+static int
+db_err(struct run *r, const char *what)
+{
+	ix_err(r->ix, "database: %s: %s", what, sqlite3_errmsg(r->db));
+	return (-HWTR_E_DB);
+}
+
+static int
+st_prep(struct run *r, struct stmt *s, const char *sql)
+{
+	s->i = 0;
+	if (sqlite3_prepare_v2(r->db, sql, -1, &s->st, NULL) != SQLITE_OK)
+		return (db_err(r, sql));
+	return (0);
+}
+
+static void
+b_int(struct stmt *s, int64_t v)
+{
+	sqlite3_bind_int64(s->st, ++s->i, v);
+}
+
+static void
+b_opt(struct stmt *s, int has, int64_t v)
+{
+	if (has)
+		sqlite3_bind_int64(s->st, ++s->i, v);
+	else
+		sqlite3_bind_null(s->st, ++s->i);
+}
+
+static void
+b_text(struct stmt *s, const char *t)
+{
+	if (t != NULL)
+		sqlite3_bind_text(s->st, ++s->i, t, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(s->st, ++s->i);
+}
+
+/*
+ * A string that outlives the statement (a name from a static table): SQLite
+ * keeps the pointer instead of copying it.  A copy is a malloc and a free
+ * per value, two of them on each of the millions of calls rows.
+ */
+static void
+b_stext(struct stmt *s, const char *t)
+{
+	sqlite3_bind_text(s->st, ++s->i, t, -1, SQLITE_STATIC);
+}
+
+static void
+b_blob(struct stmt *s, const void *p, size_t n)
+{
+	if (p != NULL)
+		sqlite3_bind_blob64(s->st, ++s->i, p, n, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(s->st, ++s->i);
+}
+
+static int
+st_exec(struct run *r, struct stmt *s, const char *what)
+{
+	int rc = sqlite3_step(s->st);
+
+	sqlite3_reset(s->st);
+	s->i = 0;
+	if (rc != SQLITE_DONE)
+		return (db_err(r, what));
+	return (0);
+}
+
+static void
+st_done(struct stmt *s)
+{
+	sqlite3_finalize(s->st);
+	s->st = NULL;
+}
+
+static int
+meta_put(struct run *r, struct stmt *s, const char *k, const char *v)
+{
+	b_text(s, k);
+	b_text(s, v);
+	return (st_exec(r, s, "meta"));
+}
+
+static int
+meta_int(struct run *r, struct stmt *s, const char *k, int64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	return (meta_put(r, s, k, buf));
+}
+
+/*
+ * Bind the wall-clock time of a TSC (NULL without one or without a time
+ * conversion).  The conversion is done here, before the bind, and not in an
+ * argument list next to the value it produces: the order in which C
+ * evaluates arguments is unspecified, and gcc read the stale value first
+ * (every row got the time of the previous one).
+ */
+static void
+b_ns(struct run *r, struct stmt *s, int has, uint64_t tsc)
+{
+	const struct hwtr_capture_meta *meta = hwtr_ar_meta(r->ar);
+
+	if (!has || !meta->tconv.valid)
+		b_opt(s, 0, 0);
+	else
+		b_opt(s, 1, hwtr_tsc_to_ns(&meta->tconv, tsc));
+}
+
+static int
+write_meta(struct run *r)
+{
+	const struct hwtr_capture_meta *meta = hwtr_ar_meta(r->ar);
+	const struct hwtr_capture_end *end = hwtr_ar_end(r->ar);
+	const struct hwtr_ar_status *st = hwtr_ar_status(r->ar);
+	struct stmt s;
+	char buf[256];
+	size_t i, n;
+	char *argv = NULL;
+	int rc;
+
+	if ((rc = st_prep(r, &s, "INSERT INTO meta VALUES (?, ?)")) < 0)
+		return (rc);
+	snprintf(buf, sizeof(buf), "%d", HWTR_DB_SCHEMA_VERSION);
+	rc = meta_put(r, &s, "schema_version", buf);
+	rc = rc < 0 ? rc : meta_put(r, &s, "hwtrace_version", HWTRACE_VERSION);
+	rc = rc < 0 ? rc : meta_put(r, &s, "source_archive", r->archive);
+	rc = rc < 0 ? rc : meta_put(r, &s, "archive_id", r->archive_id);
+	snprintf(buf, sizeof(buf), "%u.%u", st->version_major,
+	    st->version_minor);
+	rc = rc < 0 ? rc : meta_put(r, &s, "archive_version", buf);
+	rc = rc < 0 ? rc : meta_int(r, &s, "archive_complete", st->complete);
+	rc = rc < 0 ? rc : meta_put(r, &s, "capture_source", meta->source);
+	snprintf(buf, sizeof(buf), "%s %u/%u/%u",
+	    meta->cpu.vendor == HWTR_CPU_INTEL ? "intel" :
+	    meta->cpu.vendor == HWTR_CPU_AMD ? "amd" :
+	    meta->cpu.vendor == HWTR_CPU_ARM ? "arm" : "unknown",
+	    meta->cpu.family, meta->cpu.model, meta->cpu.stepping);
+	rc = rc < 0 ? rc : meta_put(r, &s, "cpu", buf);
+	for (i = 0, n = 1; i < meta->argc; i++)
+		n += strlen(meta->argv[i]) + 1;
+	if ((argv = calloc(1, n)) == NULL) {
+		st_done(&s);
+		return (-HWTR_E_NOMEM);
+	}
+	for (i = 0; i < meta->argc; i++) {
+		if (i > 0)
+			strcat(argv, " ");
+		strcat(argv, meta->argv[i]);
+	}
+	rc = rc < 0 ? rc : meta_put(r, &s, "argv", argv);
+	free(argv);
+	if (meta->start_ns != 0)
+		rc = rc < 0 ? rc : meta_int(r, &s, "start_ns", meta->start_ns);
+	if (end != NULL) {
+		rc = rc < 0 ? rc : meta_int(r, &s, "end_ns", end->end_ns);
+		if (end->exit_kind != HWTR_EXIT_NONE) {
+			rc = rc < 0 ? rc : meta_put(r, &s, "exit_kind",
+			    end->exit_kind == HWTR_EXIT_CODE ? "code" :
+			    "signal");
+			rc = rc < 0 ? rc : meta_int(r, &s, "exit_value",
+			    end->exit_value);
+		}
+	}
+	if (meta->tconv.valid) {
+		rc = rc < 0 ? rc : meta_int(r, &s, "tsc_zero",
+		    (int64_t)meta->tconv.tsc_zero);
+		rc = rc < 0 ? rc : meta_int(r, &s, "ns_zero",
+		    meta->tconv.ns_zero);
+		rc = rc < 0 ? rc : meta_int(r, &s, "tsc_mult",
+		    meta->tconv.mult);
+		rc = rc < 0 ? rc : meta_int(r, &s, "tsc_shift",
+		    meta->tconv.shift);
+	}
+	rc = rc < 0 ? rc : meta_int(r, &s, "chunk_blocks", 4096);
+	rc = rc < 0 ? rc : meta_put(r, &s, "exec_encoding",
+	    "delta-zigzag-varint");
+	if (rc == 0 && r->ix->stats.blocks > 0) {
+		snprintf(buf, sizeof(buf), "%.3f",
+		    (double)r->ix->stats.exec_bytes /
+		    (double)r->ix->stats.blocks);
+		rc = meta_put(r, &s, "exec_bytes_per_block", buf);
+	}
+	st_done(&s);
+	return (rc);
+}
+
+/* The streams and threads, with what decoding found. */
+static int
+write_streams(struct run *r)
+{
+	struct stmt s;
+	size_t i;
+	int rc;
+
+	/* streams */
+	if ((rc = st_prep(r, &s, "INSERT INTO streams VALUES "
+	    "(?,?,?,?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->nstreams && rc == 0; i++) {
+		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, i);
+		const struct ix_ures *o = &r->ures[r->ufirst[i]];
+		char nbuf[32];
+		uint64_t bytes = r->res[i].bytes;
+
+		b_int(&s, sd->id);
+		b_text(&s, ix_stream_name(sd, nbuf, sizeof(nbuf)));
+		b_text(&s, hwtr_tf_name(sd->format));
+		b_opt(&s, sd->pid >= 0, sd->pid);
+		b_opt(&s, sd->tid >= 0, sd->tid);
+		b_opt(&s, sd->cpu >= 0, sd->cpu);
+		b_int(&s, (int64_t)bytes);
+		b_int(&s, (int64_t)r->lost[i]);
+		b_int(&s, (int64_t)o->undecoded);
+		b_int(&s, o->errors);
+		b_text(&s, sd->format != HWTR_TF_INTEL_PT &&
+		    sd->format != HWTR_TF_CORESIGHT ? "unsupported" :
+		    bytes == 0 ? "empty" : o->errors ? "errors" : "ok");
+		rc = st_exec(r, &s, "streams");
+	}
+	/*
+	 * A CoreSight buffer's trace IDs: a row each, after the buffer's
+	 * (which keeps its bytes, losses and decode errors).
+	 */
+	for (i = 0; i < r->nunits && rc == 0; i++) {
+		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar,
+		    r->ustream[i]);
+		const struct ix_ures *o = &r->ures[i];
+		char nbuf[32], *name;
+
+		if (!ix_is_cs_unit(r, i))
+			continue;
+		if (asprintf(&name, "%s trace ID 0x%02x", ix_stream_name(sd, nbuf,
+		    sizeof(nbuf)), o->trace_id) < 0) {
+			rc = -HWTR_E_NOMEM;
+			break;
+		}
+		b_int(&s, ix_unit_id(r, i));
+		b_text(&s, name);
+		b_text(&s, hwtr_tf_name(o->format));
+		b_opt(&s, 0, 0);
+		b_opt(&s, 0, 0);
+		b_opt(&s, 0, 0);
+		b_int(&s, 0);
+		b_int(&s, 0);
+		b_int(&s, 0);
+		b_int(&s, 0);
+		b_text(&s, o->format == HWTR_TF_STM ? "unsupported" :
+		    o->exec_blocks == 0 ? "empty" : "ok");
+		rc = st_exec(r, &s, "streams");
+		free(name);
+	}
+	st_done(&s);
+	if (rc < 0)
+		return (rc);
+	/* threads */
+	if ((rc = st_prep(r, &s, "INSERT INTO threads VALUES "
+	    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->nthreads && rc == 0; i++) {
+		const struct ix_thread *t = &r->threads[i];
+		const struct ix_ures *o = t->stream >= 0 ?
+		    &r->ures[t->stream] : NULL;
+
+		b_int(&s, t->id);
+		b_opt(&s, t->stream >= 0, t->stream >= 0 ?
+		    ix_unit_id(r, (size_t)t->stream) : 0);
+		b_opt(&s, t->pid >= 0, t->pid);
+		b_opt(&s, t->tid >= 0, t->tid);
+		b_text(&s, t->name != NULL || o == NULL ? t->name : o->name);
+		b_opt(&s, t->has_start, (int64_t)t->start_tsc);
+		b_opt(&s, t->has_end, (int64_t)t->end_tsc);
+		b_text(&s, t->exit_kind);
+		b_opt(&s, t->exit_kind != NULL, t->exit_value);
+		b_int(&s, o ? o->exec_blocks : 0);
+		b_int(&s, o ? o->exec_insns : 0);
+		b_opt(&s, o && o->has_first, o ? (int64_t)o->first_tsc : 0);
+		b_opt(&s, o && o->has_last, o ? (int64_t)o->last_tsc : 0);
+		b_ns(r, &s, o && o->has_first, o ? o->first_tsc : 0);
+		b_ns(r, &s, o && o->has_last, o ? o->last_tsc : 0);
+		b_int(&s, o ? o->errors : 0);
+		b_int(&s, o ? o->gaps : 0);
+		b_int(&s, o ? o->ncalls : 0);
+		b_int(&s, o ? o->max_depth : 0);
+		rc = st_exec(r, &s, "threads");
+	}
+	st_done(&s);
+	if (rc < 0)
+		return (rc);
+	return (0);
+}
+
+static int
+write_static(struct run *r)
+{
+	struct stmt s;
+	size_t i, j;
+	int rc;
+	char hex[2 * HWTR_BUILD_ID_MAX + 1], sha[65];
+	int64_t sym_id = 1;
+
+	/* processes */
+	if ((rc = st_prep(r, &s, "INSERT INTO processes VALUES "
+	    "(?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->nprocs && rc == 0; i++) {
+		const struct ix_proc *p = &r->procs[i];
+
+		if (p->pid < 0)
+			continue;
+		b_int(&s, p->pid);
+		b_opt(&s, p->ppid >= 0, p->ppid);
+		b_text(&s, p->path);
+		b_text(&s, p->comm);
+		b_opt(&s, p->has_start, (int64_t)p->start_tsc);
+		b_opt(&s, p->has_end, (int64_t)p->end_tsc);
+		b_text(&s, p->exit_kind);
+		b_opt(&s, p->exit_kind != NULL, p->exit_value);
+		rc = st_exec(r, &s, "processes");
+	}
+	st_done(&s);
+	if (rc < 0)
+		return (rc);
+	/* images */
+	if ((rc = st_prep(r, &s, "INSERT INTO images VALUES "
+	    "(?,?,?,?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->nimgs && rc == 0; i++) {
+		const struct hwtr_image_desc *id = hwtr_ar_image(r->ar, i);
+		const struct ix_img *im = &r->imgs[i];
+
+		for (j = 0; j < id->build_id_len && j < HWTR_BUILD_ID_MAX; j++)
+			snprintf(hex + 2 * j, 3, "%02x", id->build_id[j]);
+		hex[2 * j] = '\0';
+		for (j = 0; j < 32; j++)
+			snprintf(sha + 2 * j, 3, "%02x", id->sha256[j]);
+		b_int(&s, (int64_t)i + 1);
+		b_text(&s, id->key);
+		b_text(&s, id->path);
+		b_text(&s, id->kind == HWTR_IMG_MEMORY ? "memory" : "file");
+		b_text(&s, id->build_id_len ? hex : NULL);
+		b_int(&s, (int64_t)id->size);
+		b_text(&s, sha);
+		b_int(&s, im->present);
+		b_int(&s, im->elf.elf);
+		b_int(&s, im->elf.nsyms > 0);
+		b_int(&s, im->elf.nlines > 0);
+		rc = st_exec(r, &s, "images");
+	}
+	st_done(&s);
+	if (rc < 0)
+		return (rc);
+	/* mappings */
+	if ((rc = st_prep(r, &s, "INSERT INTO mappings VALUES "
+	    "(?,?,?,?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->nmaps && rc == 0; i++) {
+		const struct ix_map *m = &r->maps[i];
+
+		b_int(&s, m->id);
+		b_opt(&s, m->pid >= 0, m->pid);
+		b_opt(&s, m->image >= 0, m->image + 1);
+		b_text(&s, m->path);
+		b_int(&s, (int64_t)m->start);
+		b_int(&s, (int64_t)m->end);
+		b_int(&s, (int64_t)m->pgoff);
+		b_int(&s, m->bias);
+		b_int(&s, m->prot);
+		b_opt(&s, m->has_from, (int64_t)m->from_tsc);
+		b_opt(&s, m->has_to, (int64_t)m->to_tsc);
+		rc = st_exec(r, &s, "mappings");
+	}
+	st_done(&s);
+	if (rc < 0)
+		return (rc);
+	/* symbols */
+	if ((rc = st_prep(r, &s, "INSERT INTO symbols VALUES "
+	    "(?,?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->nimgs && rc == 0; i++) {
+		struct ix_img *im = &r->imgs[i];
+
+		im->sym_base = sym_id;
+		for (j = 0; j < im->elf.nsyms && rc == 0; j++) {
+			const struct ix_sym *sy = &im->elf.syms[j];
+
+			b_int(&s, sym_id++);
+			b_int(&s, (int64_t)i + 1);
+			b_text(&s, sy->dname != NULL ? sy->dname : sy->name);
+			b_int(&s, (int64_t)sy->addr);
+			b_int(&s, (int64_t)sy->size);
+			b_text(&s, sy->kind);
+			b_text(&s, sy->bind);
+			b_text(&s, sy->origin);
+			b_text(&s, sy->dname != NULL ? sy->name : NULL);
+			rc = st_exec(r, &s, "symbols");
+		}
+	}
+	st_done(&s);
+	if (rc < 0)
+		return (rc);
+	r->next_sym = sym_id;
+	/* files and lines */
+	for (i = 0; i < r->nimgs; i++) {
+		struct ix_img *im = &r->imgs[i];
+
+		if (im->elf.nfiles == 0)
+			continue;
+		im->file_ids = calloc(im->elf.nfiles, sizeof(*im->file_ids));
+		if (im->file_ids == NULL)
+			return (-HWTR_E_NOMEM);
+		for (j = 0; j < im->elf.nfiles; j++) {
+			int64_t f = file_id(r, im->elf.files[j]);
+
+			if (f < 0)
+				return ((int)f);
+			im->file_ids[j] = f;
+		}
+	}
+	if ((rc = st_prep(r, &s, "INSERT INTO files VALUES (?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->nfiles && rc == 0; i++) {
+		b_int(&s, (int64_t)i + 1);
+		b_text(&s, r->files[i]);
+		rc = st_exec(r, &s, "files");
+	}
+	st_done(&s);
+	if (rc < 0)
+		return (rc);
+	if ((rc = st_prep(r, &s, "INSERT INTO lines VALUES (?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->nimgs && rc == 0; i++) {
+		const struct ix_img *im = &r->imgs[i];
+
+		for (j = 0; j < im->elf.nlines && rc == 0; j++) {
+			const struct ix_line *l = &im->elf.lines[j];
+
+			b_int(&s, (int64_t)i + 1);
+			b_int(&s, (int64_t)l->addr);
+			b_int(&s, im->file_ids[l->file]);
+			b_int(&s, l->line);
+			b_int(&s, l->col);
+			b_int(&s, l->is_stmt);
+			b_int(&s, (int64_t)l->end);
+			rc = st_exec(r, &s, "lines");
+		}
+	}
+	st_done(&s);
+	return (rc);
+}
+
+/*
+ * The events rows waiting, in order (before any other row).  A batch is
+ * of one unit: its thread, stream and pid are ?1 ?2 ?3 of every row, and
+ * a row's NULLs are the parameters it leaves alone after
+ * sqlite3_clear_bindings(): a row costs the binds of what it has.
+ */
+static int
+flush_events(struct run *r)
+{
+	const struct hwtr_capture_meta *meta = hwtr_ar_meta(r->ar);
+	const struct ix_thread *t = &r->threads[r->cur];
+	size_t i = 0, n;
+	int k, rc = 0;
+
+	for (k = IX_EV_LOG - 1; k >= 0 && rc == 0; k--) {
+		sqlite3_stmt *s = r->s_evn[k].st;
+
+		if (!((r->nevq - i) & (1u << k)))
+			continue;
+		sqlite3_clear_bindings(s);
+		sqlite3_bind_int64(s, 1, (int64_t)r->cur + 1);
+		sqlite3_bind_int64(s, 2, ix_unit_id(r, r->cur));
+		if (t->pid >= 0)
+			sqlite3_bind_int64(s, 3, t->pid);
+		for (n = 0; n < (1u << k); n++) {
+			const struct ix_evrow *e = &r->evq[i++];
+			int p = 4 + IX_EV_VAR * (int)n;
+
+			sqlite3_bind_int64(s, p, e->seq);
+			sqlite3_bind_int64(s, p + 1, e->insn);
+			sqlite3_bind_text(s, p + 2, e->kind, -1, SQLITE_STATIC);
+			if (e->has_offset)
+				sqlite3_bind_int64(s, p + 3, (int64_t)e->offset);
+			if (e->has_ip)
+				sqlite3_bind_int64(s, p + 4, (int64_t)e->ip);
+			if (e->has_tsc) {
+				sqlite3_bind_int64(s, p + 5, (int64_t)e->tsc);
+				if (meta->tconv.valid)
+					sqlite3_bind_int64(s, p + 6,
+					    hwtr_tsc_to_ns(&meta->tconv, e->tsc));
+			}
+			if (e->detail != NULL)
+				sqlite3_bind_text(s, p + 7, e->detail, -1,
+				    SQLITE_STATIC);
+		}
+		r->s_evn[k].i = 0;
+		rc = st_exec(r, &r->s_evn[k], "events");
+	}
+	for (i = 0; i < r->nevq; i++)
+		free(r->evq[i].detail);
+	r->nevq = 0;
+	return (rc);
+}
+
+/* A calls row's parameters, from the statement's next one on. */
+static void
+bind_call(struct run *r, struct stmt *ca, int64_t idx, const struct ix_call *c)
+{
+	const struct ix_gsym *g = &r->gs[c->entry_block];
+
+	b_int(ca, r->call_base + idx);
+	b_int(ca, (int64_t)r->cur + 1);
+	b_opt(ca, c->parent >= 0, r->call_base + c->parent);
+	b_int(ca, c->depth);
+	b_opt(ca, g->symbol != 0, g->symbol);
+	b_int(ca, (int64_t)c->func_ip);
+	b_opt(ca, c->has_call_ip, (int64_t)c->call_ip);
+	b_stext(ca, ix_call_entry_kinds[c->entry_kind]);
+	b_stext(ca, ix_call_exit_kinds[c->exit_kind]);
+	b_int(ca, c->entry_seq);
+	b_int(ca, c->exit_seq);
+	b_int(ca, c->entry_insn);
+	b_int(ca, c->exit_insn);
+	b_opt(ca, c->has_entry_tsc, (int64_t)c->entry_tsc);
+	b_opt(ca, c->has_exit_tsc, (int64_t)c->exit_tsc);
+	b_ns(r, ca, c->has_entry_tsc, c->entry_tsc);
+	b_ns(r, ca, c->has_exit_tsc, c->exit_tsc);
+	b_int(ca, c->exit_insn - c->entry_insn);
+	b_int(ca, c->self_insns);
+	b_int(ca, c->exit_seq - c->entry_seq);
+}
+
+/* The calls rows waiting, in order, in INSERTs of 2^k rows. */
+static int
+flush_calls(struct run *r)
+{
+	size_t i = 0, n;
+	int k, rc = 0;
+
+	for (k = IX_CA_LOG - 1; k >= 0 && rc == 0; k--) {
+		struct stmt *ca = &r->s_can[k];
+
+		if (!((r->ncaq - i) & (1u << k)))
+			continue;
+		for (n = 0; n < (1u << k); n++, i++)
+			bind_call(r, ca, r->caq[i].idx, &r->caq[i].c);
+		rc = st_exec(r, ca, "calls");
+	}
+	r->ncaq = 0;
+	return (rc);
+}
+
+/* Rows waiting in a batch go in before any other row. */
+inline int
+ix_flush_pending(struct run *r)
+{
+	int rc = 0;
+
+	if (r->nevq > 0)
+		rc = flush_events(r);
+	if (r->ncaq > 0 && rc == 0)
+		rc = flush_calls(r);
+	return (rc);
+}
+
+/*
+ * The sink of the stitcher: rows as they become final, into the
+ * statements prepared by write_db().
+ */
+static int
+sink_block(void *arg, int64_t gid)
+{
+	struct run *r = arg;
+
+	if (ix_grow((void **)&r->gs, &r->cgs, (size_t)gid + 1,
+	    sizeof(*r->gs)) < 0)
+		return (-HWTR_E_NOMEM);
+	symbolize(r, &r->st.g[gid], &r->gs[gid]);
+	return (0);
+}
+
+/*
+ * A call target no symbol or FDE covers (code without unwind tables): a
+ * function "IMAGE+0xADDR" of size 0, origin "call", so that calls and
+ * func name it.  Its blocks after the first keep no symbol.
+ */
+static int
+sink_func_start(void *arg, int64_t gid)
+{
+	struct run *r = arg;
+	struct ix_gsym *g = &r->gs[gid];
+	const struct hwtr_image_desc *id;
+	const char *base;
+	uint64_t key, h;
+	size_t i;
+	char name[512];
+	int rc;
+
+	if (!g->has_image || g->symbol != 0)
+		return (0);
+	key = (((uint64_t)g->image << 48) ^ g->image_addr) + 1;
+	if (r->nct * 2 >= r->ctcap) {
+		size_t n = r->ctcap ? r->ctcap * 2 : 256;
+		uint64_t *k = calloc(n, sizeof(*k));
+		int64_t *v = calloc(n, sizeof(*v));
+
+		if (k == NULL || v == NULL) {
+			free(k);
+			free(v);
+			return (-HWTR_E_NOMEM);
+		}
+		for (i = 0; i < r->ctcap; i++) {
+			if (r->ct_key[i] == 0)
+				continue;
+			for (h = ix_hash64(r->ct_key[i]);; h++)
+				if (k[h & (n - 1)] == 0)
+					break;
+			k[h & (n - 1)] = r->ct_key[i];
+			v[h & (n - 1)] = r->ct_id[i];
+		}
+		free(r->ct_key);
+		free(r->ct_id);
+		r->ct_key = k;
+		r->ct_id = v;
+		r->ctcap = n;
+	}
+	for (h = ix_hash64(key);; h++) {
+		i = h & (r->ctcap - 1);
+		if (r->ct_key[i] == key) {
+			g->symbol = r->ct_id[i];
+			goto named;
+		}
+		if (r->ct_key[i] == 0)
+			break;
+	}
+	id = hwtr_ar_image(r->ar, (size_t)(g->image - 1));
+	base = id != NULL && id->path != NULL ? strrchr(id->path, '/') : NULL;
+	base = base != NULL ? base + 1 : id != NULL && id->path != NULL ?
+	    id->path : "image";
+	snprintf(name, sizeof(name), "%s+%#" PRIx64, base, g->image_addr);
+	if (r->s_sy.st == NULL && (rc = st_prep(r, &r->s_sy, "INSERT INTO "
+	    "symbols VALUES (?,?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	b_int(&r->s_sy, r->next_sym);
+	b_int(&r->s_sy, g->image);
+	b_text(&r->s_sy, name);
+	b_int(&r->s_sy, (int64_t)g->image_addr);
+	b_int(&r->s_sy, 0);
+	b_stext(&r->s_sy, "func");
+	b_stext(&r->s_sy, "local");
+	b_stext(&r->s_sy, "call");
+	b_text(&r->s_sy, NULL);
+	if ((rc = st_exec(r, &r->s_sy, "symbols")) < 0)
+		return (rc);
+	r->ct_key[i] = key;
+	r->ct_id[i] = r->next_sym;
+	r->nct++;
+	g->symbol = r->next_sym++;
+named:
+	g->sym_offset = 0;
+	r->st.g[gid].fkey = (uint32_t)g->symbol;
+	r->st.g[gid].bflags |= IX_BF_FSTART;
+	return (0);
+}
+
+static int
+sink_chunk(void *arg, const struct ix_chunk *c)
+{
+	struct run *r = arg;
+	struct stmt *ch = &r->s_ch;
+	int rc;
+
+	if ((rc = ix_flush_pending(r)) < 0)
+		return (rc);
+	r->ix->stats.exec_bytes += c->data.len;
+	b_int(ch, (int64_t)r->cur + 1);
+	b_int(ch, c->seq);
+	b_int(ch, c->nblocks);
+	b_int(ch, c->insn);
+	b_int(ch, c->ninsns);
+	b_opt(ch, c->has_tsc, (int64_t)c->tsc);
+	b_blob(ch, c->data.p != NULL ? c->data.p : (const uint8_t *)"",
+	    c->data.len);
+	return (st_exec(r, ch, "exec_chunks"));
+}
+
+static int
+sink_ts(void *arg, const struct ix_ts *t)
+{
+	struct run *r = arg;
+	struct stmt *ts = &r->s_ts;
+	int rc;
+
+	if ((rc = ix_flush_pending(r)) < 0)
+		return (rc);
+	b_int(ts, (int64_t)r->cur + 1);
+	b_int(ts, t->seq);
+	b_int(ts, t->insn);
+	b_int(ts, (int64_t)t->tsc);
+	b_ns(r, ts, 1, t->tsc);
+	return (st_exec(r, ts, "timestamps"));
+}
+
+static int
+sink_call(void *arg, int64_t idx, const struct ix_call *c)
+{
+	struct run *r = arg;
+	int rc;
+
+	if (r->nevq > 0 && (rc = flush_events(r)) < 0)
+		return (rc);
+	r->caq[r->ncaq].idx = idx;
+	r->caq[r->ncaq].c = *c;
+	if (++r->ncaq == IX_CA_BATCH)
+		return (flush_calls(r));
+	return (0);
+}
+
+static int
+sink_event(void *arg, const struct ix_event *e)
+{
+	struct run *r = arg;
+	struct ix_evrow *q;
+	int rc;
+
+	if (e->has_ip && strcmp(e->kind, "decode-error") == 0) {
+		if (ix_grow((void **)&r->errips, &r->cerrips, r->nerrips + 1,
+		    sizeof(*r->errips)) < 0)
+			return (-HWTR_E_NOMEM);
+		r->errips[r->nerrips++] = e->ip;
+	}
+	if (r->ncaq > 0 && (rc = flush_calls(r)) < 0)
+		return (rc);
+	q = &r->evq[r->nevq];
+	q->seq = e->seq;
+	q->insn = e->insn;
+	q->kind = e->kind;
+	q->has_offset = e->has_offset;
+	q->offset = e->offset;
+	q->has_ip = e->has_ip;
+	q->ip = e->ip;
+	q->has_tsc = e->has_tsc;
+	q->tsc = e->tsc;
+	q->detail = NULL;
+	if (e->detail != NULL && (q->detail = strdup(e->detail)) == NULL)
+		return (-HWTR_E_NOMEM);
+	if (++r->nevq == IX_EV_BATCH)
+		return (flush_events(r));
+	return (0);
+}
+
+static int
+sink_cycles(void *arg, const struct ix_cycles *c)
+{
+	struct run *r = arg;
+	struct stmt *cy = &r->s_cy;
+	int rc;
+
+	if ((rc = ix_flush_pending(r)) < 0)
+		return (rc);
+	b_int(cy, ++r->ncycles);
+	b_int(cy, (int64_t)r->cur + 1);
+	b_int(cy, c->seq);
+	b_int(cy, c->insn);
+	b_int(cy, (int64_t)c->count);
+	b_stext(cy, ix_cc_elems[c->elem]);
+	b_int(cy, c->cumulative);
+	return (st_exec(r, cy, "cycles"));
+}
+
+/* A stream is stitched: its aggregated rows and what it found. */
+int
+ix_end_stream(struct run *r)
+{
+	struct ix_stitch *st = &r->st;
+	struct ix_ures *o = &r->ures[r->cur];
+	int64_t thread = (int64_t)r->cur + 1;
+	size_t i;
+	int rc;
+
+	if ((rc = ix_stitch_end(st)) < 0 || (rc = ix_flush_pending(r)) < 0)
+		return (rc);
+	for (i = 0; i < st->nbranches && rc == 0; i++) {
+		const struct ix_branch *b = &st->branches[i];
+
+		b_int(&r->s_br, thread);
+		b_int(&r->s_br, b->from);
+		b_int(&r->s_br, b->to);
+		b_int(&r->s_br, (int64_t)b->from_ip);
+		b_int(&r->s_br, (int64_t)b->to_ip);
+		b_stext(&r->s_br, ix_branch_kinds[b->kind]);
+		b_int(&r->s_br, (int64_t)b->count);
+		rc = st_exec(r, &r->s_br, "branches");
+	}
+	for (i = 0; i < st->ntouched && rc == 0; i++) {
+		b_int(&r->s_bc, thread);
+		b_int(&r->s_bc, st->touched[i]);
+		b_int(&r->s_bc, (int64_t)st->scount[st->touched[i]]);
+		rc = st_exec(r, &r->s_bc, "block_counts");
+	}
+	o->exec_blocks = st->exec_blocks;
+	o->exec_insns = st->exec_insns;
+	o->errors = st->errors;
+	o->gaps = st->gaps;
+	o->ncalls = st->ncalls;
+	o->max_depth = st->max_depth;
+	o->undecoded = st->undecoded;
+	o->has_first = st->has_first;
+	o->has_last = st->has_last;
+	o->first_tsc = st->first_tsc;
+	o->last_tsc = st->last_tsc;
+	r->call_base += st->ncalls;
+	r->ix->stats.blocks += (uint64_t)st->exec_blocks;
+	r->ix->stats.insns += (uint64_t)st->exec_insns;
+	r->ix->stats.errors += (uint64_t)st->errors;
+	r->ix->stats.undecoded_bytes += st->undecoded;
+	r->ix->stats.calls += (uint64_t)st->ncalls;
+	return (rc);
+}
+
+static int
+write_blocks(struct run *r)
+{
+	struct stmt bl;
+	size_t i;
+	int rc;
+
+	if ((rc = st_prep(r, &bl, "INSERT INTO blocks VALUES "
+	    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	for (i = 0; i < r->st.ng && rc == 0; i++) {
+		const struct ix_sblock *b = &r->st.g[i];
+		const struct ix_gsym *g = &r->gs[i];
+
+		b_int(&bl, (int64_t)i);
+		b_int(&bl, (int64_t)b->ip);
+		b_int(&bl, (int64_t)b->end_ip);
+		b_int(&bl, b->size);
+		b_int(&bl, b->ninsn);
+		b_int(&bl, b->mode);
+		b_stext(&bl, ix_class_names[b->cls]);
+		b_opt(&bl, g->has_image, g->image);
+		b_opt(&bl, g->has_image, (int64_t)g->image_addr);
+		b_opt(&bl, g->symbol != 0, g->symbol);
+		b_opt(&bl, g->symbol != 0, (int64_t)g->sym_offset);
+		b_opt(&bl, g->file != 0, g->file);
+		b_opt(&bl, g->file != 0, g->line);
+		b_int(&bl, (int64_t)b->count);
+		b_blob(&bl, b->lens, b->ninsn);
+		b_blob(&bl, b->code, b->size);
+		rc = st_exec(r, &bl, "blocks");
+	}
+	st_done(&bl);
+	r->ix->stats.static_blocks = r->st.ng;
+	return (rc);
+}
+
+/* Capture-wide events from sideband, after the threads' own. */
+static int
+write_sbevents(struct run *r)
+{
+	struct stmt *ev = &r->s_ev;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < r->nsbev && rc == 0; i++) {
+		const struct ix_sbev *e = &r->sbev[i];
+		struct ix_thread *t = e->stream >= 0 ?
+		    &r->threads[r->ufirst[e->stream]] :
+		    ix_thread_get(r, e->pid, e->tid, 0);
+
+		sqlite3_bind_null(ev->st, ++ev->i);
+		b_opt(ev, t != NULL, t ? t->id : 0);
+		b_opt(ev, e->stream >= 0, e->stream >= 0 ?
+		    hwtr_ar_stream(r->ar, (size_t)e->stream)->id : 0);
+		b_opt(ev, 0, 0);
+		b_opt(ev, 0, 0);
+		b_text(ev, e->kind);
+		b_opt(ev, 0, 0);
+		b_opt(ev, 0, 0);
+		b_int(ev, (int64_t)e->tsc);
+		b_ns(r, ev, 1, e->tsc);
+		b_opt(ev, e->pid >= 0, e->pid);
+		b_text(ev, e->detail);
+		rc = st_exec(r, ev, "events");
+	}
+	return (rc);
+}
+
+static void
+report_streams(struct run *r)
+{
+	size_t i;
+
+	ix_warn_missing(r);
+	for (i = 0; i < r->nunits; i++) {
+		const struct ix_ures *o = &r->ures[i];
+		char nbuf[32], msg[160];
+		const char *name = ix_stream_name(hwtr_ar_stream(r->ar,
+		    r->ustream[i]), nbuf, sizeof(nbuf));
+
+		if (o->rc < 0)
+			ix_problem(r->ix, "stream '%s': %s", name,
+			    o->err != NULL ? o->err : hwtr_errstr(o->rc));
+		else if (o->errors > 0) {
+			snprintf(msg, sizeof(msg), "%lld decode error%s, %llu "
+			    "bytes not decoded", (long long)o->errors,
+			    o->errors == 1 ? "" : "s",
+			    (unsigned long long)o->undecoded);
+			ix_problem(r->ix, "stream '%s': %s", name, msg);
+		} else if (o->problem != NULL)
+			ix_problem(r->ix, "stream '%s': %s", name, o->problem);
+	}
+}
+
+/*
+ * @n statements "INSERT INTO @table VALUES (?,...),...": the k-th of 2^k
+ * rows of @nvar parameters each, numbered on from row to row.
+ */
+static int
+prep_batches(struct run *r, struct stmt *st, int n, const char *table,
+    int nvar)
+{
+	char *sql, *p;
+	int k, rows, j, rc = 0;
+
+	for (k = 0; k < n && rc == 0; k++) {
+		rows = 1 << k;
+		if ((sql = malloc(64 + (size_t)rows * (2 * (size_t)nvar + 4))) ==
+		    NULL)
+			return (-HWTR_E_NOMEM);
+		p = sql + sprintf(sql, "INSERT INTO %s VALUES", table);
+		for (j = 0; j < rows * nvar; j++)
+			p += sprintf(p, "%s", j == 0 ? " (?" :
+			    j % nvar == 0 ? "),(?" : ",?");
+		(void)strcpy(p, ")");
+		rc = st_prep(r, &st[k], sql);
+		free(sql);
+	}
+	return (rc);
+}
+
+/* SQLite's progress handler: stop its long steps on a cancel request. */
+static int
+db_cancelled(void *arg)
+{
+	const struct run *r = arg;
+
+	return (r->ix->opts.cancel != NULL && *r->ix->opts.cancel);
+}
+
+/* SQLite on @tmp (open on @fd), the schema, and BEGIN. */
+int
+ix_db_open(struct run *r, const char *tmp, int fd)
+{
+	struct stat sf, sp;
+	char *err = NULL;
+
+	/*
+	 * @tmp was created by hwtr_out_create() (exclusively, under an
+	 * unpredictable name, mode 0600) and @fd is open on it.  SQLite opens
+	 * it by name: never through a link (SQLITE_OPEN_NOFOLLOW), never
+	 * creating it, and only when the name still is the file created.
+	 * One thread writes: SQLite's per-call mutexes cost 3% of an index.
+	 */
+	if (sqlite3_open_v2(tmp, &r->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		ix_err(r->ix, "cannot create '%s': %s", tmp,
+		    r->db ? sqlite3_errmsg(r->db) : "out of memory");
+		sqlite3_close(r->db);
+		r->db = NULL;
+		return (-HWTR_E_DB);
+	}
+	if (fstat(fd, &sf) != 0 || lstat(tmp, &sp) != 0 ||
+	    sf.st_dev != sp.st_dev || sf.st_ino != sp.st_ino) {
+		ix_err(r->ix, "cannot create '%s': it was replaced", tmp);
+		sqlite3_close(r->db);
+		r->db = NULL;
+		return (-HWTR_E_IO);
+	}
+	/* The index build at the end takes seconds: interruptible too. */
+	sqlite3_progress_handler(r->db, 100000, db_cancelled, r);
+	/*
+	 * The file is DB.partial, renamed to DB only once complete, and a
+	 * failed run removes it: there is never anything to roll back to,
+	 * so no rollback journal (journal_mode OFF: no second copy of every
+	 * page written), no fsync (synchronous OFF: the rename is the
+	 * commit that matters; a machine that crashes after it may leave a
+	 * damaged DB, which indexing the archive again makes), one lock
+	 * taken once (locking_mode EXCLUSIVE: one writer, no reader).  A
+	 * 16 MiB page cache and sorts (the indexes built at the end) that
+	 * spill to temporary files: SQLite's memory does not grow with the
+	 * database either.
+	 */
+	if (sqlite3_exec(r->db, "PRAGMA journal_mode = OFF;"
+	    "PRAGMA synchronous = OFF; PRAGMA page_size = 4096;"
+	    "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = FILE;"
+	    "PRAGMA cache_size = -16384;"
+	    HWTR_IX_SCHEMA_SQL "BEGIN;", NULL, NULL, &err) != SQLITE_OK) {
+		ix_err(r->ix, "database '%s': %s", tmp, err ? err : "?");
+		sqlite3_free(err);
+		return (-HWTR_E_DB);
+	}
+	return (0);
+}
+
+int
+ix_db_prepare(struct run *r)
+{
+	struct ix_sink sink;
+	size_t i;
+	int rc;
+
+	memset(&sink, 0, sizeof(sink));
+	sink.arg = r;
+	sink.block = sink_block;
+	sink.func_start = sink_func_start;
+	sink.chunk = sink_chunk;
+	sink.ts = sink_ts;
+	sink.call = sink_call;
+	sink.event = sink_event;
+	sink.cycles = sink_cycles;
+	ix_stitch_init(&r->st, &sink);
+	r->call_base = 1;
+	rc = write_static(r);
+	if (rc == 0)
+		rc = st_prep(r, &r->s_ch, "INSERT INTO exec_chunks VALUES "
+		    "(?,?,?,?,?,?,?)");
+	if (rc == 0)
+		rc = st_prep(r, &r->s_ts, "INSERT INTO timestamps VALUES "
+		    "(?,?,?,?,?)");
+	if (rc == 0)
+		rc = st_prep(r, &r->s_br, "INSERT INTO branches VALUES "
+		    "(?,?,?,?,?,?,?)");
+	if (rc == 0)
+		rc = st_prep(r, &r->s_bc, "INSERT INTO block_counts VALUES "
+		    "(?,?,?)");
+	if (rc == 0)
+		rc = prep_batches(r, r->s_can, IX_CA_LOG, "calls", IX_CA_VAR);
+	if (rc == 0)
+		rc = st_prep(r, &r->s_ev, "INSERT INTO events VALUES "
+		    "(?,?,?,?,?,?,?,?,?,?,?,?)");
+	if (rc == 0)
+		rc = st_prep(r, &r->s_cy, "INSERT INTO cycles VALUES "
+		    "(?,?,?,?,?,?,?)");
+	for (i = 0; i < IX_EV_LOG && rc == 0; i++) {
+		char sql[64 + IX_EV_BATCH * 64], *p = sql;
+		size_t k;
+		int v;
+
+		p += sprintf(p, "INSERT INTO events VALUES");
+		for (k = 0; k < (1u << i); k++) {
+			v = 4 + IX_EV_VAR * (int)k;
+			p += sprintf(p, "%s(NULL,?1,?2,?%d,?%d,?%d,?%d,?%d,?%d,"
+			    "?%d,?3,?%d)", k ? "," : " ", v, v + 1, v + 2,
+			    v + 3, v + 4, v + 5, v + 6, v + 7);
+		}
+		rc = st_prep(r, &r->s_evn[i], sql);
+	}
+	return (rc);
+}
+
+int
+ix_db_finish(struct run *r, const char *tmp, int rc)
+{
+	struct timespec t0, t1;
+	char *err = NULL;
+	size_t i;
+
+	if (rc == 0)
+		rc = ix_flush_pending(r);
+	if (rc == 0) {
+		report_streams(r);
+		r->ix->stats.threads = r->nthreads;
+		rc = write_sbevents(r);
+	}
+	st_done(&r->s_ch);
+	st_done(&r->s_ts);
+	st_done(&r->s_br);
+	st_done(&r->s_bc);
+	for (i = 0; i < IX_CA_LOG; i++)
+		st_done(&r->s_can[i]);
+	st_done(&r->s_ev);
+	st_done(&r->s_cy);
+	st_done(&r->s_sy);
+	for (i = 0; i < IX_EV_LOG; i++)
+		st_done(&r->s_evn[i]);
+	for (i = 0; i < r->nevq; i++)
+		free(r->evq[i].detail);
+	r->nevq = 0;
+	if (rc == 0)
+		rc = write_blocks(r);
+	if (rc == 0)
+		rc = write_streams(r);
+	if (rc == 0)
+		rc = write_meta(r);
+	/*
+	 * The decoders are done: the index sorts may use their CPUs (SQLite's
+	 * sorter merges on helper threads; it is the longest part of the
+	 * run's tail on traces with millions of calls).
+	 */
+	if (rc == 0) {
+		char pr[48];
+
+		(void)snprintf(pr, sizeof(pr), "PRAGMA threads = %zu;",
+		    r->nworkers);
+		(void)sqlite3_exec(r->db, pr, NULL, NULL, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (sqlite3_exec(r->db, HWTR_IX_INDEX_SQL "COMMIT;", NULL,
+		    NULL, &err) != SQLITE_OK) {
+			ix_err(r->ix, "database '%s': %s", tmp,
+			    err ? err : "?");
+			sqlite3_free(err);
+			rc = -HWTR_E_DB;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		r->ix->stats.index_ns = (uint64_t)((t1.tv_sec - t0.tv_sec) *
+		    1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+	}
+	if (sqlite3_close(r->db) != SQLITE_OK && rc == 0) {
+		ix_err(r->ix, "database '%s': %s", tmp, sqlite3_errmsg(r->db));
+		rc = -HWTR_E_DB;
+	}
+	r->db = NULL;
+	return (rc);
+}
+
