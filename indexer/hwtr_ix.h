@@ -7,15 +7,17 @@
 /*
  * Private interfaces of the indexer (indexer/ only).
  *
- * The indexer runs as a pipeline: ix.c reads the archive's index, extracts
- * images to a temporary directory, builds the mapping timeline from
- * sideband and cuts every stream at PSBs into segments; workers decode
- * segments (decode.c: libipt's block decoder, OpenCSD for CoreSight) into
+ * The indexer runs as a pipeline, in layers (ix_run.h lists the files):
+ * the driver (ix.c) opens the archive; ix_image.c extracts images to a
+ * temporary directory and builds the mapping timeline from sideband; the
+ * stream view (format/hwtr_stream.h) cuts every stream at PSBs into
+ * segments; workers (ix_pipeline.c) decode segments (decode.c: libipt's
+ * block decoder; cs_segment.c over cs_decode.c for CoreSight) into
  * self-contained results with segment-local block ids, reading the
  * stream's chunks they need and nothing else; one writer replays the
  * results in stream order (stitch.c), giving blocks their global ids and
  * carrying call stacks and positions across segments, and writes rows
- * into SQLite while later segments decode.  A bounded window of segments
+ * into SQLite (ix_write.c) while later segments decode.  A bounded window of segments
  * is in flight, so memory does not grow with the trace.  The database
  * depends only on the archive, never on the number of jobs.
  */
@@ -204,10 +206,11 @@ struct ix_seg_out;
 /*
  * One segment of a stream, what a worker decodes (read-only while it
  * runs).  An Intel PT stream is cut at PSBs into segments of a few MiB
- * (ix.c); a worker decodes its segment from its first PSB and stops where
- * the decoder has read the PSB+ that starts the next one (@limit), so
- * that every block, event and time of the stream comes from exactly one
- * segment.  A CoreSight stream is one segment (its pieces in @piece).
+ * (format/stream.c); a worker decodes its segment from its first PSB and
+ * stops where the decoder has read the PSB+ that starts the next one
+ * (@limit), so that every block, event and time of the stream comes
+ * from exactly one segment.  A CoreSight stream is one segment (its
+ * pieces in @piece).
  */
 struct ix_seg_in {
 	size_t		stream;		/* archive stream index */
