@@ -17,9 +17,10 @@
  * stream's chunks they need and nothing else; one writer replays the
  * results in stream order (stitch.c), giving blocks their global ids and
  * carrying call stacks and positions across segments, and writes rows
- * into SQLite (ix_write.c) while later segments decode.  A bounded window of segments
- * is in flight, so memory does not grow with the trace.  The database
- * depends only on the archive, never on the number of jobs.
+ * into SQLite (ix_write.c) while later segments decode.  A bounded
+ * window of segments is in flight, so memory does not grow with the
+ * trace.  The database depends only on the archive, never on the number
+ * of jobs.
  */
 
 #ifndef HWTR_IX_H
