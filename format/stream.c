@@ -262,7 +262,7 @@ struct sv_scan {
 static int
 psb_found(struct hwtr_sv *r, size_t s, struct sv_scan *sc, uint64_t at)
 {
-	if (at >= sc->cut + r->seg_size && sc->have_psb &&
+	if (sc->g != NULL && at >= sc->cut + r->seg_size && sc->have_psb &&
 	    at - sc->last_psb >= sc->mingap) {
 		sc->g->end = at;
 		sc->g->has_limit = 1;
@@ -381,7 +381,7 @@ plan_stream(struct hwtr_sv *r, struct sv_ra *ra, size_t s)
 		p->c1 = c + 1;
 		end = ci->offset + len;
 		res->bytes += len;
-		if (pt)
+		if (pt && sc.g != NULL)
 			sc.g->end = end;
 	}
 	/* CoreSight: the whole stream in one segment. */
