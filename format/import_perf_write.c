@@ -538,6 +538,7 @@ copy_aux(struct pw *w)
 				    hwtr_aw_errmsg(w->aw)));
 		}
 		ps->end = off + ax->have;
+		w->sk->trace_bytes += ax->have;
 		if (ax->have < ax->want) {
 			if ((rc = lost(w, 0, ps->id, HWTR_LOST_OTHER,
 			    ax->want - ax->have, 0)) < 0)
@@ -1170,6 +1171,19 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 	if (pd->ncmdline > 0) {
 		meta.argv = (const char *const *)pd->cmdline;
 		meta.argc = pd->ncmdline;
+	}
+	if (sk->base != NULL) {
+		/* A live capture: who ran what, where, is the session's. */
+		meta.host = sk->base->host;
+		meta.source = sk->base->source;
+		meta.source_version = sk->base->source_version;
+		meta.argv = sk->base->argv;
+		meta.argc = sk->base->argc;
+		meta.start_ns = sk->base->start_ns;
+		meta.notes = sk->base->notes;
+		meta.nnotes = sk->base->nnotes;
+		if (pd->cpuid == NULL)
+			meta.cpu = sk->base->cpu;
 	}
 	if (w.tc.valid)
 		hwtr_perf_caveat(pd, "%s", tcav);
