@@ -680,6 +680,7 @@ note_path(struct perf_src *ps, uint32_t type, uint16_t misc,
 	memcpy(whole + 4, &misc, 2);
 	whole[6] = (uint8_t)((len + 8) & 0xff);
 	whole[7] = (uint8_t)((len + 8) >> 8);
+	memcpy(whole + 8, body, len);
 	if (hwtr_perf_rec_parse(whole, len + 8, NULL, &r, NULL, 0) < 0 ||
 	    r.u.mmap.filename[0] != '/' ||
 	    (type == HWTR_PERF_MMAP2 && !(r.u.mmap.prot & PROT_EXEC))) {
@@ -736,9 +737,15 @@ on_aux(void *arg, const uint8_t *buf, size_t len, uint64_t offset)
 	struct perf_src *ps = a->ps;
 	uint32_t idx = (uint32_t)a->idx, tid = UINT32_MAX;
 	uint32_t cpu = (uint32_t)a->ev->cpu, zero = 0;
+	static const uint8_t pad[8];
+	size_t npad = (8 - (len & 7)) & 7;
 
+	/*
+	 * As perf: the payload padded to 8 bytes (zeros, PAD packets to a
+	 * PT decoder), the size counting the padding.
+	 */
 	rec_hdr(ps, HWTR_PERF_AUXTRACE, 0, HWTR_PERF_AUXTRACE_SIZE);
-	rec_u64(ps, len);
+	rec_u64(ps, len + npad);
 	rec_u64(ps, offset);
 	rec_u64(ps, 0);			/* reference */
 	rec_put(ps, &idx, 4);
@@ -746,6 +753,7 @@ on_aux(void *arg, const uint8_t *buf, size_t len, uint64_t offset)
 	rec_put(ps, &cpu, 4);
 	rec_put(ps, &zero, 4);
 	rec_put(ps, buf, len);
+	rec_put(ps, pad, npad);
 	ps->aux_bytes += len;
 	return (ps->rec_err != 0 ? -HWTR_E_IO : 0);
 }
