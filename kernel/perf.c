@@ -397,7 +397,7 @@ hwtr_perf_usable(char *why, size_t len)
 		    "record and import", pmu.name);
 		return (0);
 	}
-	snprintf(why, len, "%s, type %d", pmu.name, pmu.type);
+	snprintf(why, len, "%s PMU (type %d)", pmu.name, pmu.type);
 	return (1);
 }
 

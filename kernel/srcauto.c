@@ -84,7 +84,7 @@ hwtr_src_auto(char *const *argv, int32_t pid, char *why, size_t len)
 		char pmu[64];
 
 		snprintf(pmu, sizeof(pmu), "%s", why);
-		snprintf(why, len, "the %s PMU is there and usable: hardware "
+		snprintf(why, len, "the %s is there and usable: hardware "
 		    "trace", pmu);
 		return ("perf");
 	}
