@@ -54,6 +54,7 @@ struct pw_stream {
 	uint64_t	end;		/* next stream byte */
 	uint64_t	announced;	/* AUX records' sizes */
 	uint64_t	have;		/* AUXTRACE bytes in the file */
+	uint64_t	gaps;		/* bytes skipped between them (lost) */
 	int		raw;		/* unformatted CoreSight */
 };
 
@@ -528,6 +529,8 @@ copy_aux(struct pw *w)
 		if (off > ps->end && (rc = lost(w, 0, ps->id,
 		    HWTR_LOST_OTHER, off - ps->end, 0)) < 0)
 			return (rc);
+		if (off > ps->end)
+			ps->gaps += off - ps->end;
 		for (done = 0; done < ax->have; done += n) {
 			n = ax->have - done;
 			if (n > CHUNK)
@@ -1228,12 +1231,17 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 		goto out;
 	if ((rc = write_sideband(&w)) < 0)
 		goto out;
-	/* AUX data the kernel announced and the file does not hold. */
+	/*
+	 * AUX data the kernel announced and the file does not hold, less
+	 * the gaps between payloads already recorded (snapshot mode).
+	 */
 	for (i = 0; i < w.nst; i++) {
-		if (w.st[i].announced <= w.st[i].have)
+		uint64_t held = w.st[i].have + w.st[i].gaps;
+
+		if (w.st[i].announced <= held)
 			continue;
 		if ((rc = lost(&w, 0, w.st[i].id, HWTR_LOST_OTHER,
-		    w.st[i].announced - w.st[i].have, 0)) < 0)
+		    w.st[i].announced - held, 0)) < 0)
 			goto out;
 	}
 	sk->end.lost_bytes = w.lost_bytes;

@@ -228,6 +228,7 @@ aux_span(struct fev *e, uint64_t from, uint64_t to, uint64_t tsc,
 	for (i = 0; i < n; i++)
 		e->aux[(head + i) & (e->aux_len - 1)] = pt.buf[i];
 	__atomic_store_n(&pg->aux_head, head + n, __ATOMIC_RELEASE);
+	flog("aux span %" PRIu64 " bytes at %" PRIu64, n, head);
 	ar.offset = head;
 	ar.size = n;
 	ar.flags = flags;
