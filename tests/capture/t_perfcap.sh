@@ -18,7 +18,7 @@ FAKE=$HWTRACE_BUILD/tests/kernel/fakeperf.so
 PROG=$HWTRACE_PROGS/perfline
 
 oneline() {
-	tr '\n' '|' <"$1"
+	tr '\n' '|' <"$1" | head -c 3000
 }
 
 # The made-up PMU: its type, config fields and caps as a Skylake's.
