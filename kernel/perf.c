@@ -737,15 +737,16 @@ on_aux(void *arg, const uint8_t *buf, size_t len, uint64_t offset)
 	struct perf_src *ps = a->ps;
 	uint32_t idx = (uint32_t)a->idx, tid = UINT32_MAX;
 	uint32_t cpu = (uint32_t)a->ev->cpu, zero = 0;
-	static const uint8_t pad[8];
-	size_t npad = (8 - (len & 7)) & 7;
 
+	if (len == 0)
+		return (0);
 	/*
-	 * As perf: the payload padded to 8 bytes (zeros, PAD packets to a
-	 * PT decoder), the size counting the padding.
+	 * Unlike perf, the payload is not padded to 8 bytes: the kernel's
+	 * head may stop inside a packet, and zeros between two payloads
+	 * would land inside it; the importer takes any size.
 	 */
 	rec_hdr(ps, HWTR_PERF_AUXTRACE, 0, HWTR_PERF_AUXTRACE_SIZE);
-	rec_u64(ps, len + npad);
+	rec_u64(ps, len);
 	rec_u64(ps, offset);
 	rec_u64(ps, 0);			/* reference */
 	rec_put(ps, &idx, 4);
@@ -753,7 +754,6 @@ on_aux(void *arg, const uint8_t *buf, size_t len, uint64_t offset)
 	rec_put(ps, &cpu, 4);
 	rec_put(ps, &zero, 4);
 	rec_put(ps, buf, len);
-	rec_put(ps, pad, npad);
 	ps->aux_bytes += len;
 	return (ps->rec_err != 0 ? -HWTR_E_IO : 0);
 }

@@ -131,6 +131,25 @@ thread_mode_body() {
 	no_recording_left
 }
 
+atf_test_case split_packets
+split_packets_head() {
+	atf_set descr "AUX data published in parts that end inside a packet is read back as one contiguous stream that decodes whole"
+	atf_set timeout 120
+}
+split_packets_body() {
+	setup
+	HWTRACE_FAKEPERF_SPANS=2 HWTRACE_FAKEPERF_SPLIT=1 capture --source perf \
+	    -o s.hwtrace
+	[ "$rc" -eq 3 ] || atf_fail "capture: $rc: $(oneline err)"
+	made=$(awk '/^aux span / { n += $3 } END { print n }' log)
+	"$HWTRACE" info s.hwtrace | grep -q "cpu 0, [0-9]* chunks*, $made bytes" ||
+		atf_fail "the stream is not the $made bytes produced: $("$HWTRACE" info s.hwtrace | grep stream | tr "\n" "|")"
+	"$HWTRACE" index -o s.db s.hwtrace 2>ierr >/dev/null ||
+		atf_fail "index failed: $(oneline ierr)"
+	grep -q " $((2 * NINSN)) instructions, 0 decode errors" ierr ||
+		atf_fail "expected $((2 * NINSN)) instructions and no decode error: $(oneline ierr)"
+}
+
 atf_test_case loss_stated
 loss_stated_head() {
 	atf_set descr "AUX records flagged TRUNCATED and COLLISION and a LOST record are loss in the archive, as the perf.data importer records them"
@@ -295,6 +314,7 @@ auto_picks_perf_body() {
 
 atf_init_test_cases() {
 	atf_add_test_case thread_mode
+	atf_add_test_case split_packets
 	atf_add_test_case loss_stated
 	atf_add_test_case filter
 	atf_add_test_case cpu_mode

@@ -22,7 +22,9 @@
  * records for each span.  HWTRACE_FAKEPERF_FLAGS (a number) sets the AUX
  * flags of a second span; HWTRACE_FAKEPERF_LOST writes a LOST record of
  * that many records; HWTRACE_FAKEPERF_SPANS writes that many spans in all
- * (ring mode tests overwrite with them).  Then it creates
+ * (ring mode tests overwrite with them); HWTRACE_FAKEPERF_SPLIT publishes
+ * each span in two parts, the first ending inside a packet, as the
+ * kernel's head may.  Then it creates
  * HWTRACE_FAKEPERF_DONE, which the fixture waits for.
  *
  * HWTRACE_FAKEPERF_LOG receives one line per call: the attr's type,
@@ -225,8 +227,20 @@ aux_span(struct fev *e, uint64_t from, uint64_t to, uint64_t tsc,
 		}
 	} else
 		flags |= PERF_AUX_FLAG_OVERWRITE;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		e->aux[(head + i) & (e->aux_len - 1)] = pt.buf[i];
+		/*
+		 * HWTRACE_FAKEPERF_SPLIT: publish the first 13 bytes (inside
+		 * the PSB) and wait, so that the reader takes them alone.
+		 */
+		if (i == 12 && getenv("HWTRACE_FAKEPERF_SPLIT") != NULL) {
+			struct timespec ts = { 0, 300000000 };
+
+			__atomic_store_n(&pg->aux_head, head + 13,
+			    __ATOMIC_RELEASE);
+			nanosleep(&ts, NULL);
+		}
+	}
 	__atomic_store_n(&pg->aux_head, head + n, __ATOMIC_RELEASE);
 	flog("aux span %" PRIu64 " bytes at %" PRIu64, n, head);
 	ar.offset = head;
