@@ -267,6 +267,45 @@ ring_mode_body() {
 	no_recording_left
 }
 
+atf_test_case ring_sigusr2
+ring_sigusr2_head() {
+	atf_set descr "--mode ring: SIGUSR2 disables the events, saves the AUX areas and enables them again; the snapshot at the end adds nothing twice"
+	atf_set timeout 120
+}
+ring_sigusr2_body() {
+	setup
+	HWTRACE_FAKEPERF_SPANS=2
+	HWTRACE_FAKEPERF_DONE=$PWD/produced
+	export HWTRACE_FAKEPERF_SPANS HWTRACE_FAKEPERF_DONE
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf --mode ring \
+	    -o u.hwtrace -- "$PROG" "$PWD/go" >out 2>err &
+	pid=$!
+	i=0
+	while ! [ -e produced ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	[ -e produced ] || atf_fail "the simulated kernel produced nothing"
+	sleep 0.3
+	kill -USR2 $pid
+	i=0
+	while ! grep -q '^ioctl ENABLE' log && [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	touch go
+	wait $pid
+	rc=$?
+	[ "$rc" -eq 3 ] || atf_fail "capture: $rc: $(oneline err)"
+	# DISABLE on every event, ENABLE on every event, then the final DISABLE.
+	seq=$(grep '^ioctl' log | awk '{ print $2 }' | uniq | tr '\n' ' ')
+	[ "$seq" = "DISABLE ENABLE DISABLE " ] ||
+		atf_fail "expected a snapshot at SIGUSR2, then the final one: $seq"
+	made=$(awk '/^aux span / { n += $3 } END { print n }' log)
+	"$HWTRACE" info u.hwtrace | grep -q "cpu 0, 1 chunk, $made bytes" ||
+		atf_fail "not the $made bytes produced, once: $("$HWTRACE" info u.hwtrace | grep stream | tr '\n' '|')"
+	got=$(indexed u.hwtrace)
+	[ "$got" = "$((2 * NINSN))" ] || atf_fail "index says '$got' instructions"
+	no_recording_left
+}
+
 atf_test_case caps_parsed
 caps_parsed_head() {
 	atf_set descr "the config follows the sysfs format and caps files: other bit positions, MTC and PTWRITE by caps; a malformed caps file is refused naming it"
@@ -319,6 +358,7 @@ atf_init_test_cases() {
 	atf_add_test_case filter
 	atf_add_test_case cpu_mode
 	atf_add_test_case ring_mode
+	atf_add_test_case ring_sigusr2
 	atf_add_test_case caps_parsed
 	atf_add_test_case auto_picks_perf
 }
