@@ -244,7 +244,13 @@ cmd_capture(int argc, char **argv)
 			return (res.exec_errno == ENOENT ? 127 : 126);
 		return (1);
 	}
-	if (res.kept)
+	if (res.kept && res.nthreads == 0)
+		/* A hardware recording: the index counts what ran. */
+		cli_warnx("capture", "wrote '%s': %llu bytes of hardware "
+		    "trace%s", cfg.output, (unsigned long long)res.trace_bytes,
+		    res.lost_bytes || res.lost_records ? " (some lost, see "
+		    "hwtrace info)" : "");
+	else if (res.kept)
 		cli_warnx("capture", "wrote '%s': %u threads in %u processes, "
 		    "%llu instructions, %llu bytes of trace%s", cfg.output,
 		    res.nthreads, res.nprocs,

@@ -1140,11 +1140,16 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 		werr(&w, rc, "out of memory");
 		goto out;
 	}
-	if (w.nst == 0) {
+	if (w.nst == 0 && sk->base == NULL) {
 		rc = werr(&w, -HWTR_E_FORMAT, "no AUX area data: neither "
 		    "AUXTRACE nor AUX records");
 		goto out;
 	}
+	/* A live capture whose program made no trace still has its end. */
+	if (w.nst == 0)
+		hwtr_perf_caveat(pd, "the trace hardware wrote no trace: "
+		    "the program ran no traced code (address filters, CPUs "
+		    "not traced) or ended before its exec");
 
 	/* Time: Intel PT's AUXTRACE_INFO, else TIME_CONV. */
 	if (w.pt && pd->info_npriv > PT_CAP_USER_TIME_ZERO &&

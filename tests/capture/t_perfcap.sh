@@ -306,6 +306,37 @@ ring_sigusr2_body() {
 	no_recording_left
 }
 
+atf_test_case no_trace_and_failures
+no_trace_and_failures_head() {
+	atf_set descr "a command that made no trace still gets its archive and status; --keep-on-failure keeps only failures; a missing command exits 127 with nothing left"
+	atf_set timeout 120
+}
+no_trace_and_failures_body() {
+	setup
+	unset HWTRACE_FAKEPERF_EXE
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf -o t.hwtrace \
+	    -- /bin/true >out 2>err
+	[ $? -eq 0 ] || atf_fail "capture of /bin/true: $(oneline err)"
+	"$HWTRACE" info t.hwtrace >info
+	grep -q 'the trace hardware wrote no trace' info &&
+	    grep -q '^exit: status 0' info && grep -q '^streams: 0' info ||
+		atf_fail "no-trace archive: $(oneline info)"
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf \
+	    --keep-on-failure -o k.hwtrace -- /bin/true >out 2>err
+	[ $? -eq 0 ] && ! [ -e k.hwtrace ] || atf_fail "kept a success"
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf \
+	    --keep-on-failure -o k.hwtrace -- /bin/false >out 2>err
+	[ $? -eq 1 ] && "$HWTRACE" verify k.hwtrace >/dev/null 2>&1 ||
+		atf_fail "did not keep a failure: $(oneline err)"
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf -o m.hwtrace \
+	    -- "$PWD/no-such-program" >out 2>err
+	[ $? -eq 127 ] || atf_fail "a missing command does not exit 127"
+	grep -q "cannot run '$PWD/no-such-program'" err ||
+		atf_fail "no reason: $(oneline err)"
+	! [ -e m.hwtrace ] || atf_fail "archive written"
+	no_recording_left
+}
+
 atf_test_case caps_parsed
 caps_parsed_head() {
 	atf_set descr "the config follows the sysfs format and caps files: other bit positions, MTC and PTWRITE by caps; a malformed caps file is refused naming it"
@@ -359,6 +390,7 @@ atf_init_test_cases() {
 	atf_add_test_case cpu_mode
 	atf_add_test_case ring_mode
 	atf_add_test_case ring_sigusr2
+	atf_add_test_case no_trace_and_failures
 	atf_add_test_case caps_parsed
 	atf_add_test_case auto_picks_perf
 }
