@@ -1145,7 +1145,7 @@ const char *const *hwtr_src_names(void);
  * NULL): "perf" when its PMU is there and usable, else "valgrind" when it can run
  * @argv (valgrind installed, its hwtrace tool built for that version, an
  * x86-64 program, not attaching to @pid), else "step".  @why (may be
- * NULL) receives why valgrind was not chosen.
+ * NULL) receives why perf was chosen, or else why valgrind was not.
  */
 const char *hwtr_src_auto(char *const *argv, int32_t pid, char *why,
     size_t len);

@@ -454,6 +454,7 @@ struct perf_src {
 	int		reaped;
 	int		go_fd;		/* releases the child to exec */
 	int		snap_seen;
+	int		running;	/* enable succeeded: rings to read */
 	/* Time conversion from the first mmap page. */
 	uint16_t	time_shift;
 	uint32_t	time_mult;
@@ -1383,6 +1384,7 @@ perf_backend_enable(struct hwtr_src *src)
 		src->exec_errno = err;
 		return (err == ENOENT ? -HWTR_E_NOENT : -HWTR_E_PERM);
 	}
+	ps->running = 1;
 	return (0);
 fail:
 	for (i = 0; i < 2; i++) {
@@ -1459,7 +1461,8 @@ perf_backend_disable(struct hwtr_src *src)
 		else
 			ps->reaped = 1;
 	}
-	if (ps->nev == 0 || ps->rec == NULL)
+	/* Nothing to save when enable failed (a ring may be half set up). */
+	if (!ps->running || ps->rec == NULL)
 		return (0);
 	return (finish(ps));
 }

@@ -334,6 +334,12 @@ no_trace_and_failures_body() {
 	grep -q "cannot run '$PWD/no-such-program'" err ||
 		atf_fail "no reason: $(oneline err)"
 	! [ -e m.hwtrace ] || atf_fail "archive written"
+	# The second CPU's event refused after the first was mapped.
+	HWTRACE_FAKEPERF_BUSY=1 capture --source perf --cpu 0-1 -o b.hwtrace
+	[ "$rc" -eq 1 ] || atf_fail "a refused event: exit $rc: $(oneline err)"
+	grep -q "perf_event_open (the intel_pt PMU, type 8, CPU 1): Operation not supported (is the PMU busy with another tracer?)" err ||
+		atf_fail "the refusal is not explained: $(oneline err)"
+	! [ -e b.hwtrace ] || atf_fail "archive written"
 	no_recording_left
 }
 

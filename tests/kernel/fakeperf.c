@@ -27,6 +27,9 @@
  * kernel's head may.  Then it creates
  * HWTRACE_FAKEPERF_DONE, which the fixture waits for.
  *
+ * HWTRACE_FAKEPERF_BUSY=N refuses the event of CPU N (EOPNOTSUPP, as a PMU
+ * another tracer holds).
+ *
  * HWTRACE_FAKEPERF_LOG receives one line per call: the attr's type,
  * config and bits, pid and cpu, the AUX mapping, every ioctl with its
  * filter string.
@@ -423,6 +426,12 @@ fake_open(struct perf_event_attr *a, pid_t pid, int cpu, int group,
 	    a->enable_on_exec, a->context_switch, a->exclude_kernel,
 	    a->disabled, a->sample_id_all,
 	    (unsigned long long)a->sample_type, a->mmap2, a->comm_exec);
+	/* HWTRACE_FAKEPERF_BUSY=N: CPU N's PMU is taken (EOPNOTSUPP). */
+	if (getenv("HWTRACE_FAKEPERF_BUSY") != NULL &&
+	    atoi(getenv("HWTRACE_FAKEPERF_BUSY")) == cpu) {
+		errno = EOPNOTSUPP;
+		return (-1);
+	}
 	if (a->sample_type != (PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 	    PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)) {
 		errno = EINVAL;
