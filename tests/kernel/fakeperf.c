@@ -414,6 +414,7 @@ static long
 fake_open(struct perf_event_attr *a, pid_t pid, int cpu, int group,
     unsigned long flags)
 {
+	const char *busy;
 	struct fev *e;
 	int fd;
 
@@ -427,8 +428,8 @@ fake_open(struct perf_event_attr *a, pid_t pid, int cpu, int group,
 	    a->disabled, a->sample_id_all,
 	    (unsigned long long)a->sample_type, a->mmap2, a->comm_exec);
 	/* HWTRACE_FAKEPERF_BUSY=N: CPU N's PMU is taken (EOPNOTSUPP). */
-	if (getenv("HWTRACE_FAKEPERF_BUSY") != NULL &&
-	    atoi(getenv("HWTRACE_FAKEPERF_BUSY")) == cpu) {
+	if ((busy = getenv("HWTRACE_FAKEPERF_BUSY")) != NULL &&
+	    atoi(busy) == cpu) {
 		errno = EOPNOTSUPP;
 		return (-1);
 	}
