@@ -15,9 +15,9 @@
  *
  * The producer waits for the traced program (HWTRACE_FAKEPERF_EXE) to
  * exist after its exec, then writes what the kernel would: a COMM (exec)
- * record, an MMAP2 record per executable mapping of /proc/PID/maps, in
- * CPU mode a SWITCH_CPU_WIDE record, and real Intel PT made by the
- * project's encoder: tracing enabled at HWTRACE_FAKEPERF_FROM and
+ * record, an MMAP2 record per executable mapping of /proc/PID/maps, an
+ * ITRACE_START record (thread mode) or a SWITCH_CPU_WIDE record (CPU
+ * mode), and real Intel PT made by the project's encoder: tracing enabled at HWTRACE_FAKEPERF_FROM and
  * disabled at HWTRACE_FAKEPERF_TO (hex addresses), PERF_RECORD_AUX
  * records for each span.  HWTRACE_FAKEPERF_FLAGS (a number) sets the AUX
  * flags of a second span; HWTRACE_FAKEPERF_LOST writes a LOST record of
@@ -383,6 +383,13 @@ producer(void *arg)
 		    sizeof(c), pid, tsc);
 	}
 	mmap2_records(e, pid, tsc + 10);
+	if (e->pid != -1) {
+		/* Tracing starts on this CPU with the task running. */
+		uint32_t it[2] = { (uint32_t)pid, (uint32_t)pid };
+
+		record(e, PERF_RECORD_ITRACE_START, 0, it, sizeof(it), pid,
+		    tsc + 20);
+	}
 	if (e->attr.context_switch && e->pid == -1) {
 		uint32_t np[2] = { (uint32_t)pid, (uint32_t)pid };
 
