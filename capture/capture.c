@@ -870,6 +870,52 @@ output_check(struct cap *cap)
 	return (0);
 }
 
+/*
+ * A hardware source's recording (perf.data) becomes the archive through
+ * the perf.data importer, with this capture's identity and end.
+ */
+static int
+cap_recording(struct cap *cap, int interrupted)
+{
+	struct hwtr_cap_result *res = cap->res;
+	struct hwtr_import_opts io;
+	struct hwtr_aw_opts ao;
+	struct hwtr_capture_end end;
+	struct timespec real;
+	char errbuf[512];
+	uint64_t bytes = 0;
+	int rc, failed;
+
+	failed = res->exit_kind == HWTR_EXIT_SIGNAL ||
+	    (res->exit_kind == HWTR_EXIT_CODE && res->exit_value != 0);
+	if (cap->cfg->keep_on_failure && !failed && !interrupted)
+		return (0);
+	memset(&ao, 0, sizeof(ao));
+	ao.level = CAP_ZSTD_LEVEL;
+	ao.debug_info = cap->cfg->no_debug_info ? -1 : 1;
+	memset(&io, 0, sizeof(io));
+	io.format = "perf";
+	io.aw_opts = &ao;
+	memset(&end, 0, sizeof(end));
+	clock_gettime(CLOCK_REALTIME, &real);
+	end.end_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+	end.exit_kind = res->exit_kind;
+	end.exit_value = res->exit_value;
+	errbuf[0] = '\0';
+	rc = hwtr_import_perf_capture(cap->src.recording, &io, &cap->meta,
+	    &end, cap->cfg->output, &bytes, errbuf, sizeof(errbuf));
+	if (rc < 0) {
+		cap_err(cap, "writing '%s' from the perf recording: %s",
+		    cap->cfg->output, errbuf[0] ? errbuf : hwtr_errstr(rc));
+		return (rc);
+	}
+	res->trace_bytes = bytes;
+	res->lost_bytes = end.lost_bytes;
+	res->lost_records = end.lost_records;
+	res->kept = 1;
+	return (0);
+}
+
 int
 hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 {
@@ -903,7 +949,10 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 		 * copied binary without its tool, say).  Attaching can only
 		 * step, which is what was asked for.
 		 */
-		if (cfg->pid == 0 && errbuf[0] != '\0')
+		if (strcmp(source, "perf") == 0)
+			hwtr_logf(&cfg->log, HWTR_LOG_WARN, "trace source: perf "
+			    "(%s)", errbuf);
+		else if (cfg->pid == 0 && errbuf[0] != '\0')
 			hwtr_logf(&cfg->log, HWTR_LOG_WARN, "trace source: %s "
 			    "(not valgrind: %s)", source, errbuf);
 		else
@@ -938,6 +987,13 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 	scfg.ground_truth = cfg->ground_truth;
 	scfg.stop = cfg->stop;
 	scfg.log = cfg->log;
+	scfg.mode = (int)cfg->mode;
+	scfg.buffer_size = cfg->buffer_size;
+	scfg.no_ret_compression = cfg->no_ret_compression;
+	scfg.snapshot = cfg->snapshot;
+	scfg.filter = cfg->filter;
+	scfg.cpus = cfg->cpus;
+	scfg.all_cpus = cfg->all_cpus;
 	if (cfg->trigger != NULL) {
 		rc = cap_trigger_resolve(&cap, cfg->trigger, &scfg.trigger_vaddr,
 		    &scfg.trigger_pie);
@@ -1044,6 +1100,12 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 	}
 	res->exit_kind = cap.src.exit_kind;
 	res->exit_value = cap.src.exit_value;
+	if (cap.src.recording != NULL) {
+		rc = cap_recording(&cap, interrupted);
+		cap.src.ops->deinit(&cap.src);
+		cap_cleanup(&cap);
+		return (rc);
+	}
 	cap.src.ops->deinit(&cap.src);
 	if (cap.aw == NULL) {
 		cap_err(&cap, "the trace source reported no process");

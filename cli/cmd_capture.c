@@ -16,7 +16,9 @@
 #include "cli.h"
 
 enum {
-	OPT_FORCE = 256,
+	OPT_CPU = 256,
+	OPT_FILTER,
+	OPT_FORCE,
 	OPT_GROUND_TRUTH,
 	OPT_KEEP_ON_FAILURE,
 	OPT_NO_DEBUG_INFO,
@@ -28,8 +30,13 @@ enum {
 };
 
 static const struct cli_opt capture_opts[] = {
-	{ "buffer", 'b', "SIZE", "trace buffer per thread (K, M, G suffixes; "
-	    "default 4M)" },
+	{ "all-cpus", 'a', NULL, "perf: trace every CPU, not only the "
+	    "command" },
+	{ "buffer", 'b', "SIZE", "trace buffer per thread (perf: per CPU; K, "
+	    "M, G suffixes; default 4M)" },
+	{ "cpu", OPT_CPU, "LIST", "perf: trace these CPUs (0-3,6)" },
+	{ "filter", OPT_FILTER, "FILTERS", "perf: address filters "
+	    "(filter ADDR/SIZE@FILE, start, stop; comma separated)" },
 	{ "force", OPT_FORCE, NULL, "replace the output archive if it "
 	    "exists" },
 	{ "ground-truth", OPT_GROUND_TRUTH, NULL, "also record every "
@@ -49,7 +56,8 @@ static const struct cli_opt capture_opts[] = {
 	    "(default 4K)" },
 	{ "redact-args", OPT_REDACT_ARGS, NULL, "record the command's "
 	    "name (argv[0]) only, not its arguments" },
-	{ "source", 's', "NAME", "trace source: step, valgrind or perf (default: the best available)" },
+	{ "source", 's', "NAME", "trace source: step, valgrind, perf or "
+	    "auto (default: auto, the best available)" },
 	{ "trigger", OPT_TRIGGER, "SYMBOL", "ring mode: snapshot when the "
 	    "program reaches SYMBOL" },
 	{ "verbose", 'v', NULL, "say more on stderr" },
@@ -106,6 +114,15 @@ cmd_capture(int argc, char **argv)
 	cfg.output = "capture.hwtrace";
 	while ((c = cli_getopt(&capture_cmd, argc, argv, &arg)) != -1) {
 		switch (c) {
+		case 'a':
+			cfg.all_cpus = 1;
+			break;
+		case OPT_CPU:
+			cfg.cpus = arg;
+			break;
+		case OPT_FILTER:
+			cfg.filter = arg;
+			break;
 		case 'b':
 			if (cli_parse_size(arg, &v) < 0 || v == 0)
 				return (cli_usage_error(&capture_cmd,
@@ -163,6 +180,10 @@ cmd_capture(int argc, char **argv)
 			cfg.redact_args = 1;
 			break;
 		case 's':
+			if (strcmp(arg, "auto") == 0) {
+				cfg.source = NULL;
+				break;
+			}
 			if (hwtr_src_find(arg) == NULL)
 				return (cli_usage_error(&capture_cmd,
 				    "unknown source '%s'", arg));
@@ -189,6 +210,13 @@ cmd_capture(int argc, char **argv)
 	if (cfg.trigger != NULL && cfg.mode != HWTR_CAP_RING)
 		return (cli_usage_error(&capture_cmd,
 		    "--trigger needs --mode ring"));
+	if ((cfg.all_cpus || cfg.cpus != NULL || cfg.filter != NULL) &&
+	    (cfg.source == NULL || strcmp(cfg.source, "perf") != 0))
+		return (cli_usage_error(&capture_cmd,
+		    "-a, --cpu and --filter need --source perf"));
+	if (cfg.all_cpus && cfg.cpus != NULL)
+		return (cli_usage_error(&capture_cmd,
+		    "give -a or --cpu, not both"));
 	if (argc > 0)
 		cfg.argv = argv;
 	cfg.stop = &stop_flag;
@@ -216,7 +244,13 @@ cmd_capture(int argc, char **argv)
 			return (res.exec_errno == ENOENT ? 127 : 126);
 		return (1);
 	}
-	if (res.kept)
+	if (res.kept && res.nthreads == 0)
+		/* A hardware recording: the index counts what ran. */
+		cli_warnx("capture", "wrote '%s': %llu bytes of hardware "
+		    "trace%s", cfg.output, (unsigned long long)res.trace_bytes,
+		    res.lost_bytes || res.lost_records ? " (some lost, see "
+		    "hwtrace info)" : "");
+	else if (res.kept)
 		cli_warnx("capture", "wrote '%s': %u threads in %u processes, "
 		    "%llu instructions, %llu bytes of trace%s", cfg.output,
 		    res.nthreads, res.nprocs,

@@ -60,6 +60,13 @@ struct hwtr_import_sink {
 	size_t		errlen;
 	struct hwtr_aw	*aw;
 	struct hwtr_capture_end end;
+	/*
+	 * A live capture's identity (the perf source's recording): the
+	 * importer takes host, source, command line and start time from it
+	 * instead of the file's.  NULL for an import.
+	 */
+	const struct hwtr_capture_meta *base;
+	uint64_t	trace_bytes;	/* written by the loader */
 };
 
 /* Open the archive described by @meta; on failure errbuf says why. */

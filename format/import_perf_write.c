@@ -54,6 +54,7 @@ struct pw_stream {
 	uint64_t	end;		/* next stream byte */
 	uint64_t	announced;	/* AUX records' sizes */
 	uint64_t	have;		/* AUXTRACE bytes in the file */
+	uint64_t	gaps;		/* bytes skipped between them (lost) */
 	int		raw;		/* unformatted CoreSight */
 };
 
@@ -528,6 +529,8 @@ copy_aux(struct pw *w)
 		if (off > ps->end && (rc = lost(w, 0, ps->id,
 		    HWTR_LOST_OTHER, off - ps->end, 0)) < 0)
 			return (rc);
+		if (off > ps->end)
+			ps->gaps += off - ps->end;
 		for (done = 0; done < ax->have; done += n) {
 			n = ax->have - done;
 			if (n > CHUNK)
@@ -538,6 +541,7 @@ copy_aux(struct pw *w)
 				    hwtr_aw_errmsg(w->aw)));
 		}
 		ps->end = off + ax->have;
+		w->sk->trace_bytes += ax->have;
 		if (ax->have < ax->want) {
 			if ((rc = lost(w, 0, ps->id, HWTR_LOST_OTHER,
 			    ax->want - ax->have, 0)) < 0)
@@ -1136,11 +1140,16 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 		werr(&w, rc, "out of memory");
 		goto out;
 	}
-	if (w.nst == 0) {
+	if (w.nst == 0 && sk->base == NULL) {
 		rc = werr(&w, -HWTR_E_FORMAT, "no AUX area data: neither "
 		    "AUXTRACE nor AUX records");
 		goto out;
 	}
+	/* A live capture whose program made no trace still has its end. */
+	if (w.nst == 0)
+		hwtr_perf_caveat(pd, "the trace hardware wrote no trace: "
+		    "the program ran no traced code (address filters, CPUs "
+		    "not traced) or ended before its exec");
 
 	/* Time: Intel PT's AUXTRACE_INFO, else TIME_CONV. */
 	if (w.pt && pd->info_npriv > PT_CAP_USER_TIME_ZERO &&
@@ -1170,6 +1179,19 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 	if (pd->ncmdline > 0) {
 		meta.argv = (const char *const *)pd->cmdline;
 		meta.argc = pd->ncmdline;
+	}
+	if (sk->base != NULL) {
+		/* A live capture: who ran what, where, is the session's. */
+		meta.host = sk->base->host;
+		meta.source = sk->base->source;
+		meta.source_version = sk->base->source_version;
+		meta.argv = sk->base->argv;
+		meta.argc = sk->base->argc;
+		meta.start_ns = sk->base->start_ns;
+		meta.notes = sk->base->notes;
+		meta.nnotes = sk->base->nnotes;
+		if (pd->cpuid == NULL)
+			meta.cpu = sk->base->cpu;
 	}
 	if (w.tc.valid)
 		hwtr_perf_caveat(pd, "%s", tcav);
@@ -1214,12 +1236,17 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 		goto out;
 	if ((rc = write_sideband(&w)) < 0)
 		goto out;
-	/* AUX data the kernel announced and the file does not hold. */
+	/*
+	 * AUX data the kernel announced and the file does not hold, less
+	 * the gaps between payloads already recorded (snapshot mode).
+	 */
 	for (i = 0; i < w.nst; i++) {
-		if (w.st[i].announced <= w.st[i].have)
+		uint64_t held = w.st[i].have + w.st[i].gaps;
+
+		if (w.st[i].announced <= held)
 			continue;
 		if ((rc = lost(&w, 0, w.st[i].id, HWTR_LOST_OTHER,
-		    w.st[i].announced - w.st[i].have, 0)) < 0)
+		    w.st[i].announced - held, 0)) < 0)
 			goto out;
 	}
 	sk->end.lost_bytes = w.lost_bytes;

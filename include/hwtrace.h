@@ -673,6 +673,19 @@ int hwtr_import(const char *path, const struct hwtr_import_opts *opts,
  */
 const char *hwtr_import_guess(const char *path);
 
+/*
+ * The archive of a live perf recording (the perf source's perf.data, pipe
+ * format), written by the perf.data importer so that streams, loss,
+ * decoder configuration and sideband are what an import of the same file
+ * gives; @base supplies the capture's host, source, command line and
+ * start, @end its exit status (loss is added to it).  *@trace_bytes
+ * receives the bytes of trace written.
+ */
+int hwtr_import_perf_capture(const char *recording,
+    const struct hwtr_import_opts *o, const struct hwtr_capture_meta *base,
+    struct hwtr_capture_end *end, const char *out, uint64_t *trace_bytes,
+    char *errbuf, size_t errlen);
+
 /* Importer names in table order, NULL-terminated (static). */
 const char *const *hwtr_import_formats(void);
 
@@ -1054,6 +1067,14 @@ struct hwtr_src_config {
 	int		trigger_pie;	/* the executable is ET_DYN */
 	const char	*trigger_name;
 	struct hwtr_log	log;
+	/* What hardware sources need of the session's configuration. */
+	int		mode;		/* enum hwtr_cap_mode */
+	uint64_t	buffer_size;	/* 0: the source's default */
+	int		no_ret_compression;
+	const volatile int *snapshot;	/* SIGUSR2 counter, may be NULL */
+	const char	*filter;	/* perf: address filters, or NULL */
+	const char	*cpus;		/* perf: CPU list ("0-3,6"), or NULL */
+	int		all_cpus;	/* perf: every CPU (-a) */
 };
 
 /*
@@ -1106,6 +1127,12 @@ struct hwtr_src {
 	char		errmsg[512];
 	/* errno of the command's failed exec (enable), 0 otherwise. */
 	int		exec_errno;
+	/*
+	 * A hardware source's recording (perf: a perf.data file): set, the
+	 * session reports no threads of its own and makes the archive of it
+	 * with hwtr_import_perf_capture().
+	 */
+	const char	*recording;
 };
 
 /* The ops table named @name ("step"), or NULL. */
@@ -1115,10 +1142,10 @@ const char *const *hwtr_src_names(void);
 
 /*
  * The source to use when none is named (struct hwtr_cap_config.source
- * NULL): hardware when present (none yet), else "valgrind" when it can run
+ * NULL): "perf" when its PMU is there and usable, else "valgrind" when it can run
  * @argv (valgrind installed, its hwtrace tool built for that version, an
  * x86-64 program, not attaching to @pid), else "step".  @why (may be
- * NULL) receives why valgrind was not chosen.
+ * NULL) receives why perf was chosen, or else why valgrind was not.
  */
 const char *hwtr_src_auto(char *const *argv, int32_t pid, char *why,
     size_t len);
@@ -1161,6 +1188,10 @@ struct hwtr_cap_config {
 	const volatile int *stop;
 	const volatile int *snapshot;
 	struct hwtr_log	log;
+	/* perf source: address filters, CPUs to trace (NULL, -a: all). */
+	const char	*filter;
+	const char	*cpus;
+	int		all_cpus;
 };
 
 struct hwtr_cap_result {

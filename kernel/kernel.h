@@ -16,7 +16,7 @@ extern const struct hwtr_src_ops hwtr_valgrind_ops;	/* kernel/valgrind.c */
 extern const struct hwtr_src_ops hwtr_perf_ops;		/* kernel/perf.c */
 
 /*
- * 1 when the perf source can trace here (an intel_pt or cs_etm PMU,
+ * 1 when the perf source can trace here (the intel_pt PMU,
  * permission, a kernel with AUX areas); else 0 and @why says what is
  * missing.
  */

@@ -5,8 +5,8 @@
  */
 
 /*
- * Which trace source to use when the user names none: hardware when the
- * machine has it (no hardware source exists yet), else the valgrind
+ * Which trace source to use when the user names none: perf (Intel PT)
+ * when the machine has the PMU and this process may use it, else the valgrind
  * source when it can run the command (fast, exact, but a simulated CPU),
  * else the step source (native, slow, can attach).
  */
@@ -79,6 +79,16 @@ hwtr_src_auto(char *const *argv, int32_t pid, char *why, size_t len)
 		snprintf(why, len, "attaching: only the step source can");
 		return ("step");
 	}
+	/* Hardware first: the PMU is there and this process may use it. */
+	if (hwtr_perf_usable(why, len)) {
+		char pmu[64];
+
+		snprintf(pmu, sizeof(pmu), "%s", why);
+		snprintf(why, len, "the %s is there and usable: hardware "
+		    "trace", pmu);
+		return ("perf");
+	}
+	why[0] = '\0';
 	if (!hwtr_vg_available(why, len))
 		return ("step");
 	if (argv == NULL || argv[0] == NULL ||

@@ -12,7 +12,7 @@
 
 PROGS_STATIC = loop recurse calls tailcall switch setjmp signal timer threads \
 	hello forkexec vfork rep syscalls segv exit3 demo spin manyfork \
-	threxec midfault measure cancel
+	threxec midfault measure cancel perfline
 PROGS_DYNAMIC = dlopen dynpie
 PROGS_LAZY = plt noplt plt-stripped plt-nocfi
 PROGS_CXX = except
@@ -89,3 +89,15 @@ $(PTCHECK): tests/capture/ptcheck.c $(B)/libhwtrace.a
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/libhwtrace.a $(LDFLAGS_ALL) $(LIBS)
 
 tests: $(PTCHECK)
+
+# The simulated perf_event kernel (tests/kernel/fakeperf.c), preloaded into
+# hwtrace by tests/capture/t_perfcap.sh; it writes PT with the project's
+# encoder, built into it.
+FAKEPERF = $(B)/tests/kernel/fakeperf.so
+
+$(FAKEPERF): tests/kernel/fakeperf.c kernel/ptenc.c tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fPIC -shared -o $@ tests/kernel/fakeperf.c \
+	    kernel/ptenc.c -ldl -lipt
+
+tests: $(FAKEPERF)

@@ -1,0 +1,402 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Copyright (c) 2026 The hwtrace authors
+#
+# The perf source end to end without trace hardware: hwtrace runs with a
+# simulated perf_event kernel preloaded (tests/kernel/fakeperf.c: it
+# answers perf_event_open, mmap and ioctl, and a producer thread writes the
+# kernel's records and real Intel PT into the rings) and a made-up
+# intel_pt PMU under HWTRACE_SYSFS.  The fixture (tests/progs/perfline.c)
+# runs ten NOPs; the simulated trace enables tracing at perfline_code and
+# disables it at perfline_end, so each span decodes to the instructions
+# objdump counts between the two symbols nm gives.
+
+. "$(atf_get_srcdir)/../env.sh"
+
+FAKE=$HWTRACE_BUILD/tests/kernel/fakeperf.so
+PROG=$HWTRACE_PROGS/perfline
+
+oneline() {
+	tr '\n' '|' <"$1" | head -c 3000
+}
+
+# The made-up PMU: its type, config fields and caps as a Skylake's.
+make_pmu() {
+	s=$PWD/sys/intel_pt
+	mkdir -p "$s/format" "$s/caps"
+	echo 8 >"$s/type"
+	echo 2 >"$s/nr_addr_filters"
+	for f in "pt config:0" "cyc config:1" "pwr_evt config:4" \
+	    "mtc config:9" "tsc config:10" "noretcomp config:11" \
+	    "ptw config:12" "branch config:13" "mtc_period config:14-17" \
+	    "cyc_thresh config:19-22" "psb_period config:24-27"; do
+		set -- $f
+		echo "$2" >"$s/format/$1"
+	done
+	for c in "mtc 1" "psb_cyc 1" "ptwrite 0" "power_event_trace 0" \
+	    "mtc_periods 249" "cyc_thresholds 3fff" "psb_periods 3f" \
+	    "num_address_ranges 2"; do
+		set -- $c
+		echo "$2" >"$s/caps/$1"
+	done
+	HWTRACE_SYSFS=$PWD/sys
+	export HWTRACE_SYSFS
+}
+
+setup() {
+	[ -x "$PROG" ] || atf_skip "fixture perfline not built"
+	[ -f "$FAKE" ] || atf_skip "fakeperf.so not built"
+	make_pmu
+	FROM=$(nm "$PROG" | awk '/ perfline_code$/ { print $1 }')
+	TO=$(nm "$PROG" | awk '/ perfline_end$/ { print $1 }')
+	[ -n "$FROM" ] && [ -n "$TO" ] || atf_fail "nm found no perfline symbols"
+	# Instructions per span, as objdump disassembles them.
+	NINSN=$(objdump -d --start-address=0x$FROM --stop-address=0x$TO \
+	    "$PROG" | grep -cE '^ +[0-9a-f]+:')
+	[ "$NINSN" -gt 0 ] || atf_fail "objdump found no instructions"
+	HWTRACE_FAKEPERF_LOG=$PWD/log
+	HWTRACE_FAKEPERF_EXE=$PROG
+	HWTRACE_FAKEPERF_DONE=$PWD/done
+	HWTRACE_FAKEPERF_FROM=$FROM
+	HWTRACE_FAKEPERF_TO=$TO
+	TMPDIR=$PWD
+	export HWTRACE_FAKEPERF_LOG HWTRACE_FAKEPERF_EXE HWTRACE_FAKEPERF_DONE
+	export HWTRACE_FAKEPERF_FROM HWTRACE_FAKEPERF_TO TMPDIR
+	# An AddressSanitizer build tolerates the preloaded library.
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+	export ASAN_OPTIONS
+}
+
+# capture ARGS...: hwtrace capture with the simulated kernel; rc in $rc.
+capture() {
+	rm -f done
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture "$@" -- "$PROG" "$PWD/done" \
+	    >out 2>err
+	rc=$?
+}
+
+# The number of instructions the index of ARCHIVE holds.
+indexed() {
+	"$HWTRACE" index -o "$1.db" "$1" >/dev/null 2>ierr ||
+		atf_fail "index failed: $(oneline ierr)"
+	sqlite3 "$1.db" "select count(*) from blocks" >/dev/null ||
+		atf_fail "no blocks table"
+	"$HWTRACE" index -o "$1.db2" "$1" 2>&1 |
+	    sed -n 's/.* \([0-9][0-9]*\) instructions.*/\1/p'
+}
+
+no_recording_left() {
+	[ "$(ls | grep -c '^hwtrace-perf-')" -eq 0 ] ||
+		atf_fail "the recording was left behind: $(ls | tr '\n' ' ')"
+}
+
+atf_test_case thread_mode
+thread_mode_head() {
+	atf_set descr "capture --source perf: the event is opened as the sysfs format and caps say, follows the command, and the archive indexes to the instructions objdump counts"
+	atf_set timeout 120
+}
+thread_mode_body() {
+	setup
+	HWTRACE_FAKEPERF_SPANS=2 capture --source perf -o p.hwtrace
+	[ "$rc" -eq 3 ] || atf_fail "expected the fixture's status 3, got $rc: $(oneline err)"
+	# config: pt (0), tsc (10), branch (13), mtc (9) with mtc_period 3
+	# (bits 14-17: caps/mtc_periods 0x249 has bit 3), psb_period 3
+	# (bits 24-27); not cyc, ptw (caps/ptwrite 0), pwr_evt.
+	want=$(printf '%#x' $(( (1 << 0) | (1 << 10) | (1 << 13) | (1 << 9) |
+	    (3 << 14) | (3 << 24) )))
+	n=$(grep -c "^open type=8 config=$want config1=0 pid=[1-9][0-9]* cpu=[0-9]* inherit=1 enable_on_exec=1 context_switch=1 exclude_kernel=1 disabled=1 sample_id_all=1" log)
+	cpus=$(grep -c '^mmap aux .*overwrite=0' log)
+	[ "$n" -ge 1 ] && [ "$n" -eq "$cpus" ] ||
+		atf_fail "expected one event per CPU with config $want for the command: $(oneline log)"
+	"$HWTRACE" info p.hwtrace >info || atf_fail "info failed"
+	grep -q '^source: perf' info || atf_fail "not source perf: $(oneline info)"
+	grep -q '^exit: status 3' info || atf_fail "exit status not kept: $(oneline info)"
+	grep -q "intel-pt, pid -1, tid -1, cpu 0" info ||
+		atf_fail "no per-CPU stream: $(oneline info)"
+	grep -q "mtc-freq 3, cyc-thresh 0, psb-freq 3" info ||
+		atf_fail "decoder configuration not recorded: $(oneline info)"
+	bid=$(readelf -n "$PROG" | sed -n 's/.*Build ID: //p')
+	grep -q "bid-$bid $PROG" info ||
+		atf_fail "image $PROG (build-id $bid) not stored: $(oneline info)"
+	grep -q "time conversion: tsc-zero 0, ns-zero 5000000000, mult 512, shift 10" info ||
+		atf_fail "the mmap page's time conversion is not recorded: $(oneline info)"
+	got=$(indexed p.hwtrace)
+	[ "$got" = "$((2 * NINSN))" ] ||
+		atf_fail "expected 2 spans of $NINSN instructions, index says '$got'"
+	# Sideband times are perf clock ns; converted back with the mmap
+	# page's time_zero/mult/shift they are the simulated TSC (2000010).
+	t=$(sqlite3 p.hwtrace.db "select tsc from events where kind = 'mmap'")
+	[ "$t" = 2000010 ] || atf_fail "mmap record at TSC '$t', expected 2000010"
+	no_recording_left
+}
+
+atf_test_case split_packets
+split_packets_head() {
+	atf_set descr "AUX data published in parts that end inside a packet is read back as one contiguous stream that decodes whole"
+	atf_set timeout 120
+}
+split_packets_body() {
+	setup
+	HWTRACE_FAKEPERF_SPANS=2 HWTRACE_FAKEPERF_SPLIT=1 capture --source perf \
+	    -o s.hwtrace
+	[ "$rc" -eq 3 ] || atf_fail "capture: $rc: $(oneline err)"
+	made=$(awk '/^aux span / { n += $3 } END { print n }' log)
+	"$HWTRACE" info s.hwtrace | grep -q "cpu 0, [0-9]* chunks*, $made bytes" ||
+		atf_fail "the stream is not the $made bytes produced: $("$HWTRACE" info s.hwtrace | grep stream | tr "\n" "|")"
+	"$HWTRACE" index -o s.db s.hwtrace 2>ierr >/dev/null ||
+		atf_fail "index failed: $(oneline ierr)"
+	grep -q " $((2 * NINSN)) instructions, 0 decode errors" ierr ||
+		atf_fail "expected $((2 * NINSN)) instructions and no decode error: $(oneline ierr)"
+}
+
+atf_test_case loss_stated
+loss_stated_head() {
+	atf_set descr "AUX records flagged TRUNCATED and COLLISION and a LOST record are loss in the archive, as the perf.data importer records them"
+	atf_set timeout 120
+}
+loss_stated_body() {
+	setup
+	capture --source perf -o clean.hwtrace
+	[ "$rc" -eq 3 ] || atf_fail "clean capture: $rc: $(oneline err)"
+	"$HWTRACE" info -j clean.hwtrace | grep -q '"lost":{"bytes":0,"records":0}' ||
+	    "$HWTRACE" info clean.hwtrace | grep -q '^lost: 0 trace bytes, 0 sideband records' ||
+		atf_fail "a clean capture states loss: $("$HWTRACE" info clean.hwtrace | grep lost)"
+	indexed clean.hwtrace >/dev/null
+	n=$(sqlite3 clean.hwtrace.db "select count(*) from events where kind = 'lost'")
+	[ "$n" -eq 0 ] || atf_fail "clean capture has $n lost events"
+	# 9: PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_COLLISION on the second span.
+	HWTRACE_FAKEPERF_FLAGS=9 HWTRACE_FAKEPERF_LOST=3 capture --source perf \
+	    -o lossy.hwtrace
+	[ "$rc" -eq 3 ] || atf_fail "lossy capture: $rc: $(oneline err)"
+	"$HWTRACE" info lossy.hwtrace | grep -q '^lost: 0 trace bytes, 3 sideband records' ||
+		atf_fail "the LOST record's 3 records are not stated: $("$HWTRACE" info lossy.hwtrace | grep lost)"
+	indexed lossy.hwtrace >/dev/null
+	n=$(sqlite3 lossy.hwtrace.db "select count(*) from events where kind = 'lost' and stream = 0")
+	[ "$n" -eq 2 ] || atf_fail "expected 2 stream losses (truncated, collision), got $n"
+	n=$(sqlite3 lossy.hwtrace.db "select detail from events where kind = 'lost' and stream is null")
+	[ "$n" = "0 bytes, 3 records" ] || atf_fail "the LOST record is '$n'"
+	no_recording_left
+}
+
+atf_test_case filter
+filter_head() {
+	atf_set descr "--filter reaches PERF_EVENT_IOC_SET_FILTER on every event as given; malformed or too many filters are refused with nothing written"
+	atf_set timeout 120
+}
+filter_body() {
+	setup
+	f="filter 0x$FROM/0x20@$PROG"
+	capture --source perf --filter "$f" -o f.hwtrace
+	[ "$rc" -eq 3 ] || atf_fail "capture: $rc: $(oneline err)"
+	n=$(grep -cF "ioctl SET_FILTER cpu=" log)
+	m=$(grep -cF "'$f'" log)
+	cpus=$(grep -c '^open ' log)
+	[ "$n" -eq "$cpus" ] && [ "$m" -eq "$cpus" ] ||
+		atf_fail "expected '$f' on each of $cpus events: $(oneline log)"
+	"$HWTRACE" info f.hwtrace | grep -qF "address filter '$f' was recorded" ||
+		atf_fail "the filter is not in the archive's decoder configuration"
+	for bad in "filter 0x$FROM" "jump 0x10/0x10" "start 0x10@/no/such/file" \
+	    "filter 0x10/0x10,filter 0x20/0x10,filter 0x30/0x10"; do
+		rm -f log
+		capture --source perf --filter "$bad" -o bad.hwtrace
+		[ "$rc" -eq 1 ] || atf_fail "'$bad': expected exit 1, got $rc"
+		grep -q -- "--filter" err || atf_fail "'$bad': no reason: $(oneline err)"
+		! [ -e bad.hwtrace ] || atf_fail "'$bad': archive written"
+		! grep -q '^open' log 2>/dev/null || atf_fail "'$bad': events opened"
+	done
+	grep -q "3 address filters, the intel_pt PMU has 2 (nr_addr_filters)" err ||
+		atf_fail "nr_addr_filters not enforced: $(oneline err)"
+	no_recording_left
+}
+
+atf_test_case cpu_mode
+cpu_mode_head() {
+	atf_set descr "--cpu 0: a CPU-wide event (pid -1) enabled by ioctl, with context-switch sideband"
+	atf_set timeout 120
+}
+cpu_mode_body() {
+	setup
+	HWTRACE_FAKEPERF_SPANS=2 capture --source perf --cpu 0 -o c.hwtrace
+	[ "$rc" -eq 3 ] || atf_fail "capture: $rc: $(oneline err)"
+	[ "$(grep -c '^open ' log)" -eq 1 ] || atf_fail "expected one event: $(oneline log)"
+	grep -q '^open .* pid=-1 cpu=0 inherit=0 enable_on_exec=0 context_switch=1' log ||
+		atf_fail "not a CPU-wide event: $(oneline log)"
+	grep -q '^ioctl ENABLE cpu=0' log || atf_fail "never enabled: $(oneline log)"
+	"$HWTRACE" info c.hwtrace | grep -q '^  switch: 1' ||
+		atf_fail "no context switch sideband: $("$HWTRACE" info c.hwtrace | tr '\n' '|')"
+	got=$(indexed c.hwtrace)
+	[ "$got" = "$((2 * NINSN))" ] || atf_fail "index says '$got' instructions"
+	# Usage errors.
+	"$HWTRACE" capture -a --cpu 0 --source perf -o x.hwtrace -- /bin/true 2>err
+	[ $? -eq 2 ] || atf_fail "-a with --cpu accepted"
+	"$HWTRACE" capture -a -o x.hwtrace -- /bin/true 2>err
+	[ $? -eq 2 ] || atf_fail "-a without --source perf accepted"
+	capture --source perf --cpu 3-1 -o x.hwtrace
+	[ "$rc" -eq 1 ] && grep -q "malformed CPU list '3-1'" err ||
+		atf_fail "bad CPU list: $rc $(oneline err)"
+}
+
+atf_test_case ring_mode
+ring_mode_head() {
+	atf_set descr "--mode ring maps the AUX area read-only (overwrite); the snapshot at the end keeps the last --buffer bytes and states the rest as lost"
+	atf_set timeout 120
+}
+ring_mode_body() {
+	setup
+	HWTRACE_FAKEPERF_SPANS=400 capture --source perf --mode ring -b 4K \
+	    -o r.hwtrace
+	[ "$rc" -eq 3 ] || atf_fail "ring capture: $rc: $(oneline err)"
+	grep -q '^mmap aux cpu=[0-9]* len=4096 overwrite=1' log ||
+		atf_fail "AUX area not mapped read-only: $(oneline log)"
+	grep -q '^ioctl DISABLE' log || atf_fail "no disable before the snapshot"
+	"$HWTRACE" info -j r.hwtrace >j
+	kept=$(python3 -c 'import json,sys; d=json.load(open("j")); print(sum(s["bytes"] for s in d["streams"]))')
+	lost=$(python3 -c 'import json,sys; d=json.load(open("j")); print(d["lost"]["bytes"])')
+	[ "$kept" -le 4096 ] && [ "$kept" -ge 4000 ] ||
+		atf_fail "kept $kept bytes of a 4096-byte ring"
+	# What the simulated kernel wrote into the AUX area (its log); what
+	# was not kept is lost, counted once.
+	made=$(awk '/^aux span / { n += $3 } END { print n }' log)
+	[ "$(grep -c '^aux span ' log)" -eq 400 ] || atf_fail "the producer did not write 400 spans"
+	[ $((kept + lost)) -eq "$made" ] ||
+		atf_fail "kept $kept + lost $lost is not the $made bytes produced"
+	got=$(indexed r.hwtrace)
+	[ "$got" -gt 0 ] || atf_fail "the snapshot does not decode: '$got'"
+	[ $((got % NINSN)) -eq 0 ] || atf_fail "$got instructions is not whole spans of $NINSN"
+	no_recording_left
+}
+
+atf_test_case ring_sigusr2
+ring_sigusr2_head() {
+	atf_set descr "--mode ring: SIGUSR2 disables the events, saves the AUX areas and enables them again; the snapshot at the end adds nothing twice"
+	atf_set timeout 120
+}
+ring_sigusr2_body() {
+	setup
+	HWTRACE_FAKEPERF_SPANS=2
+	HWTRACE_FAKEPERF_DONE=$PWD/produced
+	export HWTRACE_FAKEPERF_SPANS HWTRACE_FAKEPERF_DONE
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf --mode ring \
+	    -o u.hwtrace -- "$PROG" "$PWD/go" >out 2>err &
+	pid=$!
+	i=0
+	while ! [ -e produced ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	[ -e produced ] || atf_fail "the simulated kernel produced nothing"
+	sleep 0.3
+	kill -USR2 $pid
+	i=0
+	while ! grep -q '^ioctl ENABLE' log && [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	touch go
+	wait $pid
+	rc=$?
+	[ "$rc" -eq 3 ] || atf_fail "capture: $rc: $(oneline err)"
+	# DISABLE on every event, ENABLE on every event, then the final DISABLE.
+	seq=$(grep '^ioctl' log | awk '{ print $2 }' | uniq | tr '\n' ' ')
+	[ "$seq" = "DISABLE ENABLE DISABLE " ] ||
+		atf_fail "expected a snapshot at SIGUSR2, then the final one: $seq"
+	made=$(awk '/^aux span / { n += $3 } END { print n }' log)
+	"$HWTRACE" info u.hwtrace | grep -q "cpu 0, 1 chunk, $made bytes" ||
+		atf_fail "not the $made bytes produced, once: $("$HWTRACE" info u.hwtrace | grep stream | tr '\n' '|')"
+	got=$(indexed u.hwtrace)
+	[ "$got" = "$((2 * NINSN))" ] || atf_fail "index says '$got' instructions"
+	no_recording_left
+}
+
+atf_test_case no_trace_and_failures
+no_trace_and_failures_head() {
+	atf_set descr "a command that made no trace still gets its archive and status; --keep-on-failure keeps only failures; a missing command exits 127 with nothing left"
+	atf_set timeout 120
+}
+no_trace_and_failures_body() {
+	setup
+	unset HWTRACE_FAKEPERF_EXE
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf -o t.hwtrace \
+	    -- /bin/true >out 2>err
+	[ $? -eq 0 ] || atf_fail "capture of /bin/true: $(oneline err)"
+	"$HWTRACE" info t.hwtrace >info
+	grep -q 'the trace hardware wrote no trace' info &&
+	    grep -q '^exit: status 0' info && grep -q '^streams: 0' info ||
+		atf_fail "no-trace archive: $(oneline info)"
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf \
+	    --keep-on-failure -o k.hwtrace -- /bin/true >out 2>err
+	[ $? -eq 0 ] && ! [ -e k.hwtrace ] || atf_fail "kept a success"
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf \
+	    --keep-on-failure -o k.hwtrace -- /bin/false >out 2>err
+	[ $? -eq 1 ] && "$HWTRACE" verify k.hwtrace >/dev/null 2>&1 ||
+		atf_fail "did not keep a failure: $(oneline err)"
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf -o m.hwtrace \
+	    -- "$PWD/no-such-program" >out 2>err
+	[ $? -eq 127 ] || atf_fail "a missing command does not exit 127"
+	grep -q "cannot run '$PWD/no-such-program'" err ||
+		atf_fail "no reason: $(oneline err)"
+	! [ -e m.hwtrace ] || atf_fail "archive written"
+	# The second CPU's event refused after the first was mapped.
+	HWTRACE_FAKEPERF_BUSY=1 capture --source perf --cpu 0-1 -o b.hwtrace
+	[ "$rc" -eq 1 ] || atf_fail "a refused event: exit $rc: $(oneline err)"
+	grep -q "perf_event_open (the intel_pt PMU, type 8, CPU 1): Operation not supported (is the PMU busy with another tracer?)" err ||
+		atf_fail "the refusal is not explained: $(oneline err)"
+	! [ -e b.hwtrace ] || atf_fail "archive written"
+	no_recording_left
+}
+
+atf_test_case caps_parsed
+caps_parsed_head() {
+	atf_set descr "the config follows the sysfs format and caps files: other bit positions, MTC and PTWRITE by caps; a malformed caps file is refused naming it"
+	atf_set timeout 120
+}
+caps_parsed_body() {
+	setup
+	# tsc moved to bit 20, MTC not supported, PTWRITE supported.
+	echo 'config:20' >sys/intel_pt/format/tsc
+	echo 0 >sys/intel_pt/caps/mtc
+	echo 1 >sys/intel_pt/caps/ptwrite
+	capture --source perf -o c.hwtrace
+	[ "$rc" -eq 3 ] || atf_fail "capture: $rc: $(oneline err)"
+	want=$(printf '%#x' $(( (1 << 0) | (1 << 20) | (1 << 13) | (1 << 12) |
+	    (3 << 24) )))
+	grep -q "^open type=8 config=$want " log ||
+		atf_fail "expected config $want: $(oneline log)"
+	echo zz >sys/intel_pt/caps/mtc_periods
+	capture --source perf -o d.hwtrace
+	[ "$rc" -eq 1 ] || atf_fail "malformed caps accepted: $rc"
+	grep -q "'$PWD/sys/intel_pt/caps/mtc_periods' holds 'zz', not a hexadecimal mask" err ||
+		atf_fail "the caps file is not named: $(oneline err)"
+	! [ -e d.hwtrace ] || atf_fail "archive written"
+}
+
+atf_test_case auto_picks_perf
+auto_picks_perf_head() {
+	atf_set descr "without --source (and with --source auto), a usable intel_pt PMU is chosen, said once on stderr with the reason"
+	atf_set timeout 120
+}
+auto_picks_perf_body() {
+	setup
+	[ "$(id -u)" -eq 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 1 ] ||
+		atf_skip "perf_event_paranoid forbids tracing here"
+	for s in "" "--source auto"; do
+		capture $s -o a.hwtrace
+		[ "$rc" -eq 3 ] || atf_fail "'$s': $rc: $(oneline err)"
+		n=$(grep -c 'trace source: perf (the intel_pt PMU (type 8) is there and usable' err)
+		[ "$n" -eq 1 ] || atf_fail "'$s': expected one line naming perf: $(oneline err)"
+		"$HWTRACE" info a.hwtrace | grep -q '^source: perf' ||
+			atf_fail "'$s': the archive is not from perf"
+		rm -f a.hwtrace
+	done
+}
+
+atf_init_test_cases() {
+	atf_add_test_case thread_mode
+	atf_add_test_case split_packets
+	atf_add_test_case loss_stated
+	atf_add_test_case filter
+	atf_add_test_case cpu_mode
+	atf_add_test_case ring_mode
+	atf_add_test_case ring_sigusr2
+	atf_add_test_case no_trace_and_failures
+	atf_add_test_case caps_parsed
+	atf_add_test_case auto_picks_perf
+}
