@@ -52,13 +52,17 @@ static const struct cli_opt o_tree[] = { OPT_DB,
 	{ "depth", O_DEPTH, "D", "only calls nested at most D deep (0: roots)" },
 	OPT_FMT, OPT_FROM, OPT_THR, OPT_TO, OPT_END };
 static const struct cli_opt o_func[] = { OPT_DB, OPT_FMT, OPT_THR, OPT_END };
-static const struct cli_opt o_cov[] = { OPT_DB, OPT_FMT, OPT_FROM,
+static const struct cli_opt o_cov[] = { OPT_DB,
+	{ "depth", O_DEPTH, "D", "only code run at most D calls deep, not in deeper callees (0: the roots' own)" },
+	OPT_FMT, OPT_FROM,
 	{ "image", O_IMAGE, "I", "only image I (id, path or file name)" },
 	{ "lcov", O_LCOV, "FILE", "also write an lcov tracefile (for genhtml)" },
 	OPT_THR, OPT_TO, OPT_END };
 static const struct cli_opt o_hot[] = {
 	{ "by", O_BY, "WHAT", "function (or func), line, image, block or edge (default: function)" },
-	OPT_DB, OPT_FMT, OPT_FROM,
+	OPT_DB,
+	{ "depth", O_DEPTH, "D", "only code run at most D calls deep, not in deeper callees (0: the roots' own)" },
+	OPT_FMT, OPT_FROM,
 	{ "count", 'n', "N", "how many (default: 20)" },
 	OPT_THR, OPT_TO, OPT_END };
 static const struct cli_opt o_branches[] = { OPT_DB, OPT_FMT,
@@ -67,10 +71,12 @@ static const struct cli_opt o_branches[] = { OPT_DB, OPT_FMT,
 	OPT_THR,
 	{ "to", O_TO, "SYM", "only branches to function SYM (a glob)" },
 	OPT_END };
-static const struct cli_opt o_timeline[] = { OPT_DB, OPT_FMT,
-	{ "from", O_FROM, "T", "from time T after the trace start (ns, or with us, ms, s)" },
+static const struct cli_opt o_timeline[] = { OPT_DB,
+	{ "depth", O_DEPTH, "D", "only calls nested at most D deep (0: roots)" },
+	OPT_FMT,
+	{ "from", O_FROM, "X", "from time X after the trace start (with ns, us, ms or s), or from instruction X of the thread (--thread, default the first)" },
 	OPT_THR,
-	{ "to", O_TO, "T", "up to time T after the trace start" },
+	{ "to", O_TO, "X", "up to time or instruction X (included), as --from" },
 	OPT_END };
 static const struct cli_opt o_insns[] = {
 	OPT_DB, OPT_FMT,
@@ -491,11 +497,7 @@ cmd_query(int argc, char **argv)
 		case O_FROM:
 			if (v->verb == HWTR_Q_BRANCHES)
 				req.from_sym = arg;
-			else if (v->verb == HWTR_Q_TIMELINE) {
-				if ((rc = parse_time(&vcmd, "--from", arg,
-				    &req.t_from)) != 0)
-					goto usage;
-			} else if (v->verb == HWTR_Q_INSNS) {
+			else if (v->verb == HWTR_Q_INSNS) {
 				if ((rc = parse_id(&vcmd, "--from", arg,
 				    &req.from)) != 0)
 					goto usage;
@@ -506,11 +508,7 @@ cmd_query(int argc, char **argv)
 		case O_TO:
 			if (v->verb == HWTR_Q_BRANCHES)
 				req.to_sym = arg;
-			else if (v->verb == HWTR_Q_TIMELINE) {
-				if ((rc = parse_time(&vcmd, "--to", arg,
-				    &req.t_to)) != 0)
-					goto usage;
-			} else if ((rc = parse_range(&vcmd, "--to", arg,
+			else if ((rc = parse_range(&vcmd, "--to", arg,
 			    &req.to, &req.t_to)) != 0)
 				goto usage;
 			break;
@@ -582,7 +580,7 @@ cmd_query(int argc, char **argv)
 	vargc = nops;
 	vargv = ops;
 	/* A range is of instructions or of times, and ends after it starts. */
-	if ((req.from >= 0 || req.to >= 0) && v->verb != HWTR_Q_TIMELINE &&
+	if ((req.from >= 0 || req.to >= 0) && v->verb != HWTR_Q_INSNS &&
 	    (req.t_from >= 0 || req.t_to >= 0)) {
 		rc = cli_usage_error(&vcmd, "--from and --to: give both as "
 		    "instruction numbers or both as times");

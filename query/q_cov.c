@@ -90,6 +90,12 @@ cov_count(const struct cov *cv, int64_t a)
 	"count FROM exec_order e WHERE e.thread = ?2 AND e.seq >= ?3 AND "	\
 	"e.seq <= ?4 GROUP BY e.block) "
 
+/* The same from temp.q_cnt (--depth; ?3, ?4 unused). */
+#define COV_RCD								\
+	"WITH rc AS MATERIALIZED (SELECT block, sum(count) AS count FROM "	\
+	"temp.q_cnt WHERE (?2 < 0 OR thread = ?2) AND ?3 = ?3 AND ?4 = ?4 "	\
+	"GROUP BY block) "
+
 static void
 cov_bind(sqlite3_stmt *st, int64_t thread, const struct q_rng *r)
 {
@@ -114,9 +120,11 @@ cov_points(struct hwtr_q *q, struct cov *cv, int64_t image, int64_t thread,
 	free(cv->pts);
 	cv->pts = NULL;
 	cv->npts = 0;
-	if ((rc = q_prepare(q, &st, r->on ? COV_RC "SELECT b.image_addr, "
-	    "b.size, rc.count FROM rc JOIN blocks b ON b.id = rc.block WHERE "
-	    "b.image = ?1 AND b.image_addr IS NOT NULL" : thread < 0 ?
+#define COV_PTS_RC							\
+	"SELECT b.image_addr, b.size, rc.count FROM rc JOIN blocks b ON "	\
+	"b.id = rc.block WHERE b.image = ?1 AND b.image_addr IS NOT NULL"
+	if ((rc = q_prepare(q, &st, r->cnt ? COV_RCD COV_PTS_RC : r->on ?
+	    COV_RC COV_PTS_RC : thread < 0 ?
 	    "SELECT image_addr, size, exec_count FROM blocks WHERE image = ?1 "
 	    "AND image_addr IS NOT NULL" : "SELECT b.image_addr, b.size, "
 	    "c.count FROM blocks b JOIN block_counts c ON c.thread = ?2 AND "
@@ -400,11 +408,13 @@ cov_image(struct hwtr_q *q, struct cov *cv, int64_t image, const char *ipath,
 
 	if ((rc = cov_points(q, cv, image, thread, r)) < 0)
 		return (rc);
-	rc = q_prepare(q, &fs, r->on ? COV_RC "SELECT s.name, s.addr, "
-	    "s.size, (SELECT sum(rc.count * b.ninsns) FROM rc JOIN blocks b ON "
-	    "b.id = rc.block WHERE b.symbol = s.id) FROM symbols s WHERE "
-	    "s.image = ?1 AND s.kind IN ('func', 'ifunc') ORDER BY s.addr, "
-	    "s.name" : thread < 0 ? "SELECT s.name, s.addr, s.size, "
+#define COV_FNS_RC							\
+	"SELECT s.name, s.addr, s.size, (SELECT sum(rc.count * b.ninsns) "	\
+	"FROM rc JOIN blocks b ON b.id = rc.block WHERE b.symbol = s.id) "	\
+	"FROM symbols s WHERE s.image = ?1 AND s.kind IN ('func', 'ifunc') "	\
+	"ORDER BY s.addr, s.name"
+	rc = q_prepare(q, &fs, r->cnt ? COV_RCD COV_FNS_RC : r->on ? COV_RC
+	    COV_FNS_RC : thread < 0 ? "SELECT s.name, s.addr, s.size, "
 	    "(SELECT sum(b.exec_count * b.ninsns) FROM blocks b WHERE b.symbol "
 	    "= s.id) FROM symbols s WHERE s.image = ?1 AND s.kind IN ('func', "
 	    "'ifunc') ORDER BY s.addr, s.name" : "SELECT s.name, s.addr, "
@@ -527,7 +537,7 @@ q_cov(struct hwtr_q *q, const struct hwtr_q_req *req,
 	memset(&cv, 0, sizeof(cv));
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
 		return (rc);
-	if ((rc = q_range(q, req, "coverage", &r)) < 0)
+	if ((rc = q_range_depth(q, req, "coverage", &r)) < 0)
 		return (rc);
 	if ((rc = cov_images(q, req->image, &imgs)) < 0)
 		return (rc);

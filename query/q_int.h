@@ -233,8 +233,16 @@ int q_timeline(struct hwtr_q *q, const struct hwtr_q_req *req,
 struct q_rng {
 	int		on;
 	int64_t		thread, insn_lo, insn_hi, seq_lo, seq_hi;
+	/*
+	 * --depth on hot and coverage (q_range_depth): the counts are in
+	 * temp.q_cnt, of r->thread (-1: every thread), and @on is set.
+	 */
+	int		cnt;
 };
 int q_range(struct hwtr_q *q, const struct hwtr_q_req *req,
+    const char *what, struct q_rng *r);
+/* q_range, then with --depth the counts of what ran in it that deep. */
+int q_range_depth(struct hwtr_q *q, const struct hwtr_q_req *req,
     const char *what, struct q_rng *r);
 
 /*
@@ -271,6 +279,66 @@ int q_range(struct hwtr_q *q, const struct hwtr_q_req *req,
 	"(SELECT e.thread AS thread, e.block AS block, count(*) AS count "	\
 	"FROM exec_order e WHERE e.thread = ?1 AND e.seq >= ?3 AND e.seq "	\
 	"<= ?4 GROUP BY e.block)"
+
+/*
+ * q_walk.c: the calls of thread ?1 in entry order, from block ?2 to ?5,
+ * resuming after the call with entry_seq ?3 and id ?4 (INT64_MIN: from
+ * the start), through calls_thread.  A walk at most D deep seeks past
+ * each call at depth D (its callees are deeper): it reads the calls it
+ * returns, not the thread.
+ */
+#define Q_WALK_WHERE							\
+	"WHERE thread = ?1 AND entry_seq >= ?2 AND entry_seq <= ?5 AND "	\
+	"(entry_seq > ?3 OR id > ?4) ORDER BY entry_seq, id"
+/* The last call of thread ?1 entered at or before block ?2. */
+#define Q_WALK_INNER							\
+	"SELECT id, depth, entry_seq, exit_seq, parent FROM calls WHERE "	\
+	"thread = ?1 AND entry_seq <= ?2 ORDER BY entry_seq DESC, id DESC "	\
+	"LIMIT 1"
+/* The blocks ?2 to ?3 of thread ?1. */
+#define Q_WALK_BLOCKS							\
+	"SELECT block FROM exec_order WHERE thread = ?1 AND seq >= ?2 AND "	\
+	"seq <= ?3"
+/* What hot and coverage --depth count: temp.q_cnt (q_depth_counts). */
+#define Q_DEPTH_COUNTS							\
+	"(SELECT thread, block, count FROM temp.q_cnt WHERE ?3 = ?3 AND "	\
+	"?4 = ?4)"
+/* The same per block, of thread ?1 (-1: all). */
+#define Q_DEPTH_BLOCKS							\
+	"(SELECT block, sum(count) AS count FROM temp.q_cnt WHERE ?1 < 0 "	\
+	"OR thread = ?1 GROUP BY block)"
+
+struct q_walk {
+	struct hwtr_q	*q;
+	sqlite3_stmt	*st;	/* id, depth, entry_seq, exit_seq, cols... */
+	int64_t		thread, maxdepth, seq_hi;
+	int		skip;	/* seek past the last row at the next step */
+	int64_t		skip_seq, skip_es, skip_id;
+	int64_t		nseek;	/* seeks made (tests, figures) */
+};
+/*
+ * Open a walk of thread @thread's calls entered in blocks @seq_lo to
+ * @seq_hi, at most @maxdepth deep (-1: any), with the extra columns
+ * @cols (SQL over calls; NULL: none) from column 4 of w->st on.
+ */
+int q_walk_open(struct hwtr_q *q, struct q_walk *w, const char *cols,
+    int64_t thread, int64_t maxdepth, int64_t seq_lo, int64_t seq_hi);
+/* 1: a row in w->st (valid until the next step), 0: the end, < 0. */
+int q_walk_step(struct q_walk *w);
+void q_walk_close(struct q_walk *w);
+struct q_span {
+	int64_t		id, depth, entry_seq, exit_seq;
+};
+/* The calls open at block @seq, at most @maxdepth deep, innermost first. */
+int q_walk_stack(struct hwtr_q *q, int64_t thread, int64_t seq,
+    int64_t maxdepth, struct q_span **frp, size_t *np);
+/*
+ * Fill temp.q_cnt (thread, block, count) with the blocks that thread
+ * @thread (-1: each) ran at most @depth deep (not in its calls at depth
+ * @depth + 1), over the range @r when it is on (of r->thread).
+ */
+int q_depth_counts(struct hwtr_q *q, const struct q_rng *r, int64_t thread,
+    int64_t depth);
 
 /* q_prof.c: annotate, hot --by line and image, export --folded. */
 int q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,

@@ -42,6 +42,11 @@
 	"SELECT " P_BLOCKS_COLS ", c.count FROM " Q_RANGE_COUNTS " c JOIN "	\
 	"blocks b ON b.id = c.block WHERE 1"
 
+/* The blocks that thread ?1 (-1: all) ran at most --depth deep. */
+#define P_BLOCKS_DEPTH							\
+	"SELECT " P_BLOCKS_COLS ", c.count FROM " Q_DEPTH_BLOCKS " c JOIN "	\
+	"blocks b ON b.id = c.block WHERE 1"
+
 /* A cached line-table row: [lo, hi) of image @image is @file:@line. */
 struct p_linec {
 	int64_t		image, lo, hi;
@@ -455,8 +460,9 @@ p_blocks(struct hwtr_q *q, sqlite3_stmt **stp, int64_t thread,
 	struct q_str sql = { 0 };
 	int rc;
 
-	q_str_puts(&sql, r != NULL && r->on ? P_BLOCKS_RANGE : thread >= 0 ?
-	    P_BLOCKS_THREAD : P_BLOCKS_ALL);
+	q_str_puts(&sql, r != NULL && r->cnt ? P_BLOCKS_DEPTH : r != NULL &&
+	    r->on ? P_BLOCKS_RANGE : thread >= 0 ? P_BLOCKS_THREAD :
+	    P_BLOCKS_ALL);
 	if (ids != NULL)
 		q_str_printf(&sql, " AND b.symbol IN %s", ids);
 	if (sql.err) {
@@ -505,7 +511,7 @@ q_hot_lines(struct hwtr_q *q, const struct hwtr_q_req *req,
 	*resp = NULL;
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
 		return (rc);
-	if ((rc = q_range(q, req, "hot", &r)) < 0)
+	if ((rc = q_range_depth(q, req, "hot", &r)) < 0)
 		return (rc);
 	if ((rc = p_blocks(q, &st, req->thread, NULL, &r)) < 0 ||
 	    (rc = p_walk(q, st, &lc, &ins, &total)) < 0)

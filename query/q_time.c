@@ -29,9 +29,13 @@
 
 struct tl_cur {
 	sqlite3_stmt	*st;
+	struct q_walk	w;		/* calls: st is w.st */
 	int		call;		/* 1: calls; 0: events */
+	int		off;		/* first column of the row (calls: 4) */
 	int64_t		t, thread, seq, o;
 	int		thread_null;	/* events with no thread: first */
+	int		has_t;		/* a time (range of instructions) */
+	int64_t		tv;		/* ... and it */
 };
 
 struct tl {
@@ -41,6 +45,8 @@ struct tl {
 	size_t		*heap;		/* indexes into cur, a min-heap */
 	size_t		nheap;
 	int64_t		t0, from, to;	/* from, to: absolute ns */
+	int64_t		maxdepth;	/* --depth; -1: any */
+	struct q_rng	r;		/* --from, --to as instructions */
 	struct q_names	names;
 };
 
@@ -93,24 +99,45 @@ tl_step(struct tl *tl, struct tl_cur *c)
 	int rc;
 
 	for (;;) {
-		rc = sqlite3_step(c->st);
+		if (c->call) {
+			if ((rc = q_walk_step(&c->w)) < 0)
+				return (rc);
+			rc = rc == 1 ? SQLITE_ROW : SQLITE_DONE;
+		} else
+			rc = sqlite3_step(c->st);
 		if (rc == SQLITE_DONE)
 			return (0);
 		if (rc != SQLITE_ROW)
 			return (q_dbfail(tl->q, "timeline: cannot read"));
-		if (sqlite3_column_type(c->st, 0) == SQLITE_NULL)
-			continue;
-		c->t = sqlite3_column_int64(c->st, 0);
-		if (c->call) {
+		c->has_t = sqlite3_column_type(c->st, c->off) != SQLITE_NULL;
+		c->tv = sqlite3_column_int64(c->st, c->off);
+		if (tl->r.on) {
+			/*
+			 * A range of one thread's instructions: in its order
+			 * (times, where known, follow it); the calls entered
+			 * at those instructions.
+			 */
+			c->t = 0;
+			if (c->call && (sqlite3_column_int64(c->st, 11) <
+			    tl->r.insn_lo || sqlite3_column_int64(c->st, 11) >
+			    tl->r.insn_hi))
+				continue;
+		} else {
+			if (!c->has_t)
+				continue;
+			c->t = c->tv;
+		}
+		if (c->call && !tl->r.on) {
 			if (c->t > tl->to)
 				return (0);
 			if (c->t < tl->from)
 				continue;
 		}
 		/* As SQL orders them: a NULL seq first; events before calls. */
-		c->seq = sqlite3_column_type(c->st, 1) == SQLITE_NULL ?
-		    INT64_MIN : sqlite3_column_int64(c->st, 1);
-		c->o = sqlite3_column_int64(c->st, 2);
+		c->seq = sqlite3_column_type(c->st, c->off + 1) ==
+		    SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(c->st,
+		    c->off + 1);
+		c->o = sqlite3_column_int64(c->st, c->off + 2);
 		if (!c->call)
 			c->o -= INT64_C(1) << 62;
 		return (1);
@@ -126,35 +153,42 @@ tl_row(struct tl *tl, struct tl_cur *c, struct hwtr_q_res *res)
 	char hex[32];
 	int rc;
 
-	rc = q_res_push_int(res, c->t - tl->t0);
+	int k = c->off;
+
+	if (c->has_t)
+		rc = q_res_push_int(res, c->tv - tl->t0);
+	else
+		rc = q_res_push(res, HWTR_Q_NULL, NULL);
 	if (c->thread_null)
 		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
 	else
 		rc |= q_res_push_int(res, c->thread);
-	if (sqlite3_column_type(st, 1) == SQLITE_NULL)
+	if (sqlite3_column_type(st, k + 1) == SQLITE_NULL)
 		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
 	else
 		rc |= q_res_push_int(res, c->seq);
 	if (c->call) {
 		rc |= q_res_push(res, HWTR_Q_TEXT, "call");
 		nm = NULL;
-		if (sqlite3_column_type(st, 3) != SQLITE_NULL &&
+		if (sqlite3_column_type(st, k + 3) != SQLITE_NULL &&
 		    (nm = q_name_get(tl->q, &tl->names,
-		    sqlite3_column_int64(st, 3))) == NULL)
+		    sqlite3_column_int64(st, k + 3))) == NULL)
 			return (-HWTR_E_NOMEM);
 		if (nm != NULL && nm->name != NULL)
 			rc |= q_res_push_n(res, HWTR_Q_TEXT, nm->name, nm->len,
 			    nm->w);
 		else {
-			q_fmt_hex(hex, (uint64_t)sqlite3_column_int64(st, 4));
+			q_fmt_hex(hex, (uint64_t)sqlite3_column_int64(st,
+			    k + 4));
 			rc |= q_res_push(res, HWTR_Q_TEXT, hex);
 		}
-		rc |= q_res_push_int(res, sqlite3_column_int64(st, 5));
-		if (sqlite3_column_type(st, 6) == SQLITE_NULL)
+		rc |= q_res_push_int(res, sqlite3_column_int64(st, k + 5));
+		if (sqlite3_column_type(st, k + 6) == SQLITE_NULL ||
+		    !c->has_t)
 			rc |= q_res_push(res, HWTR_Q_NULL, NULL);
 		else
-			rc |= q_res_push_int(res, sqlite3_column_int64(st, 6) -
-			    c->t);
+			rc |= q_res_push_int(res, sqlite3_column_int64(st,
+			    k + 6) - c->tv);
 	} else {
 		rc |= q_res_push(res, HWTR_Q_TEXT,
 		    (const char *)sqlite3_column_text(st, 3));
@@ -228,29 +262,43 @@ tl_open(struct tl *tl, const struct hwtr_q_req *req)
 	    "calls WHERE thread = ?1 AND entry_seq >= ?2 AND entry_ns IS NOT "
 	    "NULL ORDER BY entry_seq LIMIT 1")) < 0)
 		goto out;
-	sqlite3_bind_int64(th, 1, req->thread);
+	sqlite3_bind_int64(th, 1, tl->r.on ? tl->r.thread : req->thread);
 	while ((rc = sqlite3_step(th)) == SQLITE_ROW && tl->ncur + 2 <= cap) {
 		thread = sqlite3_column_int64(th, 0);
 		if (sqlite3_column_type(th, 1) != SQLITE_NULL) {
 			lo = sqlite3_column_int64(th, 1);
 			hi = sqlite3_column_int64(th, 2) + 1;
 			seq = lo;
-			if (tl->from > INT64_MIN && (rc = tl_seek(tl, probe,
-			    thread, tl->from, lo, hi, &seq)) < 0)
+			if (tl->r.on) {
+				seq = tl->r.seq_lo;
+				hi = tl->r.seq_hi;
+			} else if (tl->from > INT64_MIN && (rc = tl_seek(tl,
+			    probe, thread, tl->from, lo, hi, &seq)) < 0)
 				goto out;
 			c = &tl->cur[tl->ncur++];
 			c->call = 1;
+			c->off = 4;
 			c->thread = thread;
-			if ((rc = q_prepare(tl->q, &c->st, "SELECT entry_ns, "
-			    "entry_seq, id, symbol, func_ip, depth, exit_ns "
-			    "FROM calls WHERE thread = ?1 AND entry_seq >= ?2 "
-			    "ORDER BY entry_seq, id")) < 0)
+			if ((rc = q_walk_open(tl->q, &c->w, "entry_ns, "
+			    "entry_seq, id, symbol, func_ip, depth, exit_ns, "
+			    "entry_insn", thread, tl->maxdepth, seq,
+			    tl->r.on ? hi : INT64_MAX)) < 0)
 				goto out;
-			sqlite3_bind_int64(c->st, 1, thread);
-			sqlite3_bind_int64(c->st, 2, seq);
+			c->st = c->w.st;
 		}
 		c = &tl->cur[tl->ncur++];
 		c->thread = thread;
+		if (tl->r.on) {
+			/* The events of the range's blocks (events_thread). */
+			if ((rc = q_prepare(tl->q, &c->st, "SELECT ns, seq, "
+			    "id, kind, detail FROM events WHERE thread = ?1 AND "
+			    "seq >= ?2 AND seq <= ?3 ORDER BY seq, id")) < 0)
+				goto out;
+			sqlite3_bind_int64(c->st, 1, thread);
+			sqlite3_bind_int64(c->st, 2, tl->r.seq_lo);
+			sqlite3_bind_int64(c->st, 3, tl->r.seq_hi);
+			continue;
+		}
 		if ((rc = q_prepare(tl->q, &c->st, "SELECT ns, seq, id, kind, "
 		    "detail FROM events WHERE thread = ?1 AND ns IS NOT NULL "
 		    "AND ns >= ?2 AND ns <= ?3 ORDER BY ns, seq, id")) < 0)
@@ -264,7 +312,7 @@ tl_open(struct tl *tl, const struct hwtr_q_req *req)
 		goto out;
 	}
 	/* Events of no thread (every thread asked for): first at a time. */
-	if (req->thread < 0) {
+	if (req->thread < 0 && !tl->r.on) {
 		c = &tl->cur[tl->ncur++];
 		c->thread_null = 1;
 		if ((rc = q_prepare(tl->q, &c->st, "SELECT ns, seq, id, kind, "
@@ -301,6 +349,11 @@ q_timeline(struct hwtr_q *q, const struct hwtr_q_req *req,
 		return (q_fail(q, -HWTR_E_INVAL, "timeline: --from is after "
 		    "--to"));
 	if ((rc = q_int(q, &tl.t0, 0, Q_T0_SQL, NULL)) < 0)
+		return (rc);
+	tl.maxdepth = req->depth;
+	/* Instructions (a time range stays over every thread's times). */
+	if ((req->from >= 0 || req->to >= 0) &&
+	    (rc = q_range(q, req, "timeline", &tl.r)) < 0)
 		return (rc);
 	/* The window in absolute ns; relative times beyond it clamp. */
 	tl.from = req->t_from >= 0 && req->t_from <= INT64_MAX - tl.t0 ?
@@ -339,7 +392,10 @@ q_timeline(struct hwtr_q *q, const struct hwtr_q_req *req,
 	rc = 0;
 out:
 	for (i = 0; i < tl.ncur; i++)
-		sqlite3_finalize(tl.cur[i].st);
+		if (tl.cur[i].call)
+			q_walk_close(&tl.cur[i].w);
+		else
+			sqlite3_finalize(tl.cur[i].st);
 	free(tl.cur);
 	free(tl.heap);
 	q_names_free(&tl.names);

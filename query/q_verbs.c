@@ -1162,11 +1162,17 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
 		return (rc);
-	if ((rc = q_range(q, req, "hot", &r)) < 0)
-		return (rc);
 	if (strcmp(by, "line") == 0)
 		return (q_hot_lines(q, req, resp));
-	if (r.on) {
+	if ((rc = q_range_depth(q, req, "hot", &r)) < 0)
+		return (rc);
+	if (r.cnt) {
+		/* --depth: what ran that deep (q_walk.c). */
+		src = Q_DEPTH_COUNTS;
+		tot = "(SELECT sum(x.count * xb.ninsns) FROM " Q_DEPTH_COUNTS
+		    " x JOIN blocks xb ON xb.id = x.block WHERE ?1 < 0 OR "
+		    "x.thread = ?1)";
+	} else if (r.on) {
 		src = Q_RANGE_COUNTS;
 		tot = "(SELECT sum(x.count * xb.ninsns) FROM " Q_RANGE_COUNTS
 		    " x JOIN blocks xb ON xb.id = x.block)";
