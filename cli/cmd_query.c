@@ -102,7 +102,7 @@ static const struct cli_opt o_export[] = { OPT_DB,
 	{ "depth", O_DEPTH, "D", "--folded: only frames nested at most D deep" },
 	{ "folded", O_FOLDED, "OUT", "write folded stacks (flame graphs) to OUT" },
 	OPT_FMT,
-	{ "from", O_FROM, "X", "only from X: --perfetto a time (ns, or with us, ms, s), --folded an instruction number or a time" },
+	{ "from", O_FROM, "X", "only from X: instruction X of the thread (--thread, default the first), or time X with ns, us, ms or s" },
 	{ "max-depth", O_MAX_DEPTH, "D", "--perfetto: only calls nested at most D deep (0: roots)" },
 	{ "min-dur", O_MIN_DUR, "T", "--perfetto: only calls that last at least T" },
 	{ "perfetto", O_PERFETTO, "OUT", "write the call trees as Chrome/Perfetto trace JSON to OUT" },
@@ -646,17 +646,6 @@ cmd_query(int argc, char **argv)
 	if (vargc > 0) {
 		rc = cli_usage_error(&vcmd, "unexpected argument '%s'", *vargv);
 		goto usage;
-	}
-	/* --perfetto's bounds are times: a bare number is nanoseconds. */
-	if (v->verb == HWTR_Q_EXPORT && req.perfetto != NULL) {
-		if (req.from >= 0) {
-			req.t_from = req.from;
-			req.from = -1;
-		}
-		if (req.to >= 0) {
-			req.t_to = req.to;
-			req.to = -1;
-		}
 	}
 
 	memset(&qo, 0, sizeof(qo));

@@ -340,6 +340,14 @@ int q_walk_stack(struct hwtr_q *q, int64_t thread, int64_t seq,
 int q_depth_counts(struct hwtr_q *q, const struct q_rng *r, int64_t thread,
     int64_t depth);
 
+/*
+ * The seq of the first clock reading of @thread at ns >= @t (absolute),
+ * or -1; @st is "SELECT seq, ns FROM timestamps WHERE thread = ?1 AND
+ * seq >= ?2 AND ns IS NOT NULL ORDER BY seq LIMIT 1" (a bisection).
+ */
+int q_ts_seq(struct hwtr_q *q, sqlite3_stmt *st, int64_t thread,
+    int64_t nblocks, int64_t t, int64_t *seqp);
+
 /* q_prof.c: annotate, hot --by line and image, export --folded. */
 int q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);

@@ -423,16 +423,188 @@ ex_flush(struct hwtr_q *q, struct q_wfile *wf, struct q_str *o, int force)
 	return (rc);
 }
 
+/* The columns of a slice, after q_walk's four (calls c). */
+#define EX_COLS								\
+	"id, depth, symbol, func_ip, entry_insn, exit_insn, insns, "	\
+	"self_insns, hwtr_time_at(thread, entry_insn), hwtr_time_at(thread, "	\
+	"exit_insn), hwtr_time_estimated(thread, entry_insn) OR "	\
+	"hwtr_time_estimated(thread, exit_insn)"
+
+struct ex {
+	struct hwtr_q	*q;
+	struct q_str	o;
+	struct q_wfile	wf;
+	struct q_names	names;
+	int64_t		t0, from, to, ilo, ihi, mindur, nev;
+	int		use_ns;
+};
+
+/*
+ * One slice from the row of @st (EX_COLS from column @k) of thread
+ * @pid/@tid, unless it ends before the window or starts after it (1: a
+ * call entered after the window: the thread is done), or is shorter than
+ * --min-dur.
+ */
+static int
+ex_slice(struct ex *e, sqlite3_stmt *st, int k, int64_t pid, int64_t tid)
+{
+	int64_t tb, te, ei = sqlite3_column_int64(st, k + 4);
+	int64_t xi = sqlite3_column_int64(st, k + 5);
+	const struct q_name *nm = NULL;
+	int est = 0;
+
+	if (ei > e->ihi)
+		return (1);
+	if (xi < e->ilo)
+		return (0);
+	if (e->use_ns && sqlite3_column_type(st, k + 8) != SQLITE_NULL) {
+		tb = sqlite3_column_int64(st, k + 8) - e->t0;
+		te = sqlite3_column_int64(st, k + 9) - e->t0;
+		est = sqlite3_column_int(st, k + 10);
+	} else {
+		tb = ei;
+		te = xi;
+	}
+	if (tb > e->to)
+		return (1);		/* entries only come later */
+	if (te < e->from || te - tb < e->mindur)
+		return (0);
+	if (sqlite3_column_type(st, k + 2) != SQLITE_NULL &&
+	    (nm = q_name_get(e->q, &e->names, sqlite3_column_int64(st,
+	    k + 2))) == NULL)
+		return (-HWTR_E_NOMEM);
+	q_str_printf(&e->o, "%s{\"name\": ", e->nev++ ? ",\n" : "");
+	if (nm != NULL && nm->name != NULL)
+		q_str_json(&e->o, nm->name);
+	else
+		q_str_printf(&e->o, "\"%#llx\"", (unsigned long long)
+		    sqlite3_column_int64(st, k + 3));
+	q_str_printf(&e->o, ", \"cat\": \"call\", \"ph\": \"X\", \"pid\": "
+	    "%lld, \"tid\": %lld, \"ts\": ", (long long)pid, (long long)tid);
+	ex_us(&e->o, tb);
+	q_str_puts(&e->o, ", \"dur\": ");
+	ex_us(&e->o, te - tb);
+	q_str_printf(&e->o, ", \"args\": {\"call\": %lld, \"depth\": %lld, "
+	    "\"insns\": %lld, \"self_insns\": %lld, \"entry_insn\": %lld, "
+	    "\"exit_insn\": %lld%s}}", (long long)sqlite3_column_int64(st, k),
+	    (long long)sqlite3_column_int64(st, k + 1),
+	    (long long)sqlite3_column_int64(st, k + 6),
+	    (long long)sqlite3_column_int64(st, k + 7), (long long)ei,
+	    (long long)xi, !e->use_ns ? "" : est ? ", \"estimated\": true" :
+	    ", \"estimated\": false");
+	return (ex_flush(e->q, &e->wf, &e->o, 0));
+}
+
+/*
+ * The blocks of thread @thread a time window (e->from, e->to: ns from
+ * the trace start) may hold calls of: from the last clock reading before
+ * it (a call entered after that reading may be placed in the window by
+ * interpolation) to the first reading after it.  Bisections over the
+ * timestamps (q_ts_seq).
+ */
+static int
+ex_time_seqs(struct ex *e, int64_t thread, int64_t *lop, int64_t *hip)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t nblocks, s;
+	int rc;
+
+	*lop = 0;
+	*hip = INT64_MAX;
+	if ((rc = q_int(e->q, &nblocks, 0, "SELECT blocks FROM threads WHERE "
+	    "id = ?1", "i", thread)) < 0 ||
+	    (rc = q_prepare(e->q, &st, "SELECT seq, ns FROM timestamps WHERE "
+	    "thread = ?1 AND seq >= ?2 AND ns IS NOT NULL ORDER BY seq "
+	    "LIMIT 1")) < 0)
+		return (rc);
+	if (e->from > 0) {
+		if ((rc = q_ts_seq(e->q, st, thread, nblocks, e->t0 + e->from,
+		    &s)) < 0)
+			goto out;
+		if (s < 0)
+			s = nblocks;
+		if ((rc = q_int(e->q, lop, 0, "SELECT seq FROM timestamps "
+		    "WHERE thread = ?1 AND seq < ?2 AND ns IS NOT NULL ORDER BY "
+		    "seq DESC LIMIT 1", "ii", thread, s)) < 0)
+			goto out;
+	}
+	if (e->to < INT64_MAX - e->t0) {
+		if ((rc = q_ts_seq(e->q, st, thread, nblocks, e->t0 + e->to + 1,
+		    &s)) < 0)
+			goto out;
+		if (s >= 0)
+			*hip = s;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(st);
+	return (rc);
+}
+
+/*
+ * The slices of one thread: the calls open where its window starts
+ * (entered before it, outermost first: q_walk_stack), then those entered
+ * in it, in entry order, at most --max-depth deep (q_walk: it seeks past
+ * what is deeper).
+ */
+static int
+ex_thread(struct ex *e, const struct hwtr_q_req *req, int64_t thread,
+    int64_t pid, int64_t tid, int64_t seq_lo, int64_t seq_hi)
+{
+	sqlite3_stmt *one = NULL;
+	struct q_span *fr = NULL;
+	struct q_walk w;
+	size_t n = 0, i;
+	int rc;
+
+	memset(&w, 0, sizeof(w));
+	if (seq_lo > 0) {
+		if ((rc = q_walk_stack(e->q, thread, seq_lo, req->max_depth >=
+		    0 ? req->max_depth : INT64_MAX, &fr, &n)) < 0 ||
+		    (rc = q_prepare(e->q, &one, "SELECT " EX_COLS " FROM calls "
+		    "WHERE id = ?1")) < 0)
+			goto out;
+		for (i = n; i-- > 0; ) {
+			if (fr[i].entry_seq >= seq_lo)
+				continue;	/* the walk has it */
+			sqlite3_reset(one);
+			sqlite3_bind_int64(one, 1, fr[i].id);
+			if (sqlite3_step(one) != SQLITE_ROW) {
+				rc = q_dbfail(e->q, "export: cannot read calls");
+				goto out;
+			}
+			if ((rc = ex_slice(e, one, 0, pid, tid)) < 0)
+				goto out;
+		}
+	}
+	if ((rc = q_walk_open(e->q, &w, EX_COLS, thread, req->max_depth,
+	    seq_lo, seq_hi)) < 0)
+		goto out;
+	while ((rc = q_walk_step(&w)) == 1)
+		if ((rc = ex_slice(e, w.st, 4, pid, tid)) != 0)
+			break;
+	if (rc == 1)
+		rc = 0;
+out:
+	q_walk_close(&w);
+	sqlite3_finalize(one);
+	free(fr);
+	return (rc);
+}
+
 /*
  * The Chrome/Perfetto trace-event JSON of the calls, written as it is made
  * (a block at a time, through "OUT.partial"), a thread at a time: memory
- * holds one thread's timestamps and a block of text, not the answer.
- * Times: the calls' stored entry and exit times are those of the last
- * timestamp before them (timestamps are sparse), which made most slices
- * last 0 ns; here each end is placed by instruction count between the
- * clock readings around it (hwtr_time_at(), indexer/exec_vtab.c, which
- * plain SQL has too), and the slice says whether an end is estimated.
- * A trace without timing gets an instruction clock, said in otherData.
+ * holds one thread's timestamps, the stack where a window starts and a
+ * block of text, not the answer.  Times: the calls' stored entry and exit
+ * times are those of the last timestamp before them (timestamps are
+ * sparse), which made most slices last 0 ns; here each end is placed by
+ * instruction count between the clock readings around it (hwtr_time_at(),
+ * indexer/exec_vtab.c, which plain SQL has too, and the call_times view),
+ * and the slice says whether an end is estimated.  A trace without timing
+ * gets an instruction clock, said in otherData.  A window (--from, --to:
+ * instructions of one thread, or times) and --max-depth are searched
+ * through calls_thread, never by reading a whole thread.
  */
 int
 q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
@@ -440,64 +612,80 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 {
 	static const char *const cols[] = { "file", "threads", "events",
 	    "time_axis" };
-	struct q_str o = { 0 };
-	struct q_wfile wf = { NULL, NULL, -1 };
-	struct q_names names;
 	struct hwtr_q_res *res = NULL;
 	sqlite3_stmt *st = NULL, *th = NULL;
-	int64_t untimed, t0, nthreads = 0, nev = 0;
-	int64_t from, to, mindur, maxdepth;
-	int use_ns, rc;
+	int64_t untimed, nthreads = 0, lo, hi;
+	struct q_rng r;
+	struct ex e;
+	int timed_range, rc;
 
 	*resp = NULL;
 	if (req->folded != NULL)
 		return (q_folded(q, req, resp));
-	memset(&names, 0, sizeof(names));
 	if (req->perfetto == NULL)
 		return (q_fail(q, -HWTR_E_INVAL, "export: no output file"));
-	if (req->t_from >= 0 && req->t_to >= 0 && req->t_from > req->t_to)
-		return (q_fail(q, -HWTR_E_INVAL, "export: --from is after "
-		    "--to"));
+	memset(&e, 0, sizeof(e));
+	e.q = q;
+	e.wf.fd = -1;
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
+		return (rc);
+	timed_range = req->t_from >= 0 || req->t_to >= 0;
+	/* Instructions: one thread's (q_range checks the bounds). */
+	if (timed_range) {
+		if (req->from >= 0 || req->to >= 0)
+			return (q_fail(q, -HWTR_E_INVAL, "export: a range is of "
+			    "instructions or of times, not both"));
+		if (req->t_from >= 0 && req->t_to >= 0 &&
+		    req->t_from > req->t_to)
+			return (q_fail(q, -HWTR_E_INVAL, "export: --from %lld "
+			    "ns is after --to %lld ns", (long long)req->t_from,
+			    (long long)req->t_to));
+		memset(&r, 0, sizeof(r));
+	} else if ((rc = q_range(q, req, "export", &r)) < 0)
 		return (rc);
 	/* A thread with calls but no time: the axis is instructions. */
 	if ((rc = q_int(q, &untimed, 0, "SELECT count(*) FROM threads t "
-	    "WHERE EXISTS (SELECT 1 FROM calls c WHERE c.thread = t.id) AND "
-	    "NOT EXISTS (SELECT 1 FROM timestamps s WHERE s.thread = t.id AND "
-	    "s.ns IS NOT NULL)", NULL)) < 0 ||
-	    (rc = q_int(q, &t0, 0, Q_T0_SQL, NULL)) < 0)
+	    "WHERE (?1 < 0 OR t.id = ?1) AND EXISTS (SELECT 1 FROM calls c "
+	    "WHERE c.thread = t.id) AND NOT EXISTS (SELECT 1 FROM timestamps s "
+	    "WHERE s.thread = t.id AND s.ns IS NOT NULL)", "i", r.on ?
+	    r.thread : req->thread)) < 0 ||
+	    (rc = q_int(q, &e.t0, 0, Q_T0_SQL, NULL)) < 0)
 		return (rc);
-	use_ns = untimed == 0;
-	from = req->t_from >= 0 ? req->t_from : INT64_MIN;
-	to = req->t_to >= 0 ? req->t_to : INT64_MAX;
-	mindur = req->min_dur >= 0 ? req->min_dur : 0;
-	maxdepth = req->max_depth >= 0 ? req->max_depth : INT64_MAX;
-	if ((rc = q_wf_open(q, &wf, req->perfetto)) < 0)
+	e.use_ns = untimed == 0;
+	if (timed_range && !e.use_ns)
+		return (q_fail(q, -HWTR_E_INVAL, "export: the trace has no "
+		    "timing: give --from and --to as instruction numbers"));
+	e.from = req->t_from >= 0 ? req->t_from : INT64_MIN;
+	e.to = req->t_to >= 0 ? req->t_to : INT64_MAX;
+	e.ilo = r.on ? r.insn_lo : INT64_MIN;
+	e.ihi = r.on ? r.insn_hi : INT64_MAX;
+	e.mindur = req->min_dur >= 0 ? req->min_dur : 0;
+	if ((rc = q_wf_open(q, &e.wf, req->perfetto)) < 0)
 		return (rc);
-	q_str_puts(&o, "{\"displayTimeUnit\": \"ns\", \"otherData\": "
+	q_str_puts(&e.o, "{\"displayTimeUnit\": \"ns\", \"otherData\": "
 	    "{\"producer\": \"hwtrace " HWTRACE_VERSION "\", \"time_axis\": ");
-	q_str_puts(&o, use_ns ? "\"ns\", \"timing\": \"call entry and exit "
-	    "times are the trace's timestamps where one was taken at that "
+	q_str_puts(&e.o, e.use_ns ? "\"ns\", \"timing\": \"call entry and "
+	    "exit times are the trace's timestamps where one was taken at that "
 	    "instruction, else estimated by instruction count between the "
 	    "timestamps around it (linear interpolation); args.estimated is "
 	    "true for a slice with an estimated end\"" : "\"instructions\", "
 	    "\"timing\": \"the trace has no timing: ts and dur count "
 	    "instructions executed, shown as 1 ns each (an instruction "
 	    "clock, not time)\"");
-	q_str_puts(&o, "},\n\"traceEvents\": [\n");
+	q_str_puts(&e.o, "},\n\"traceEvents\": [\n");
 	rc = q_prepare(q, &st, "SELECT p.pid, coalesce(p.comm, p.path) FROM "
 	    "processes p WHERE p.pid IN (SELECT pid FROM threads WHERE ?1 < 0 "
 	    "OR id = ?1) ORDER BY p.pid");
 	if (rc < 0)
 		goto out;
-	sqlite3_bind_int64(st, 1, req->thread);
+	sqlite3_bind_int64(st, 1, r.on ? r.thread : req->thread);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		q_str_printf(&o, "%s{\"name\": \"process_name\", \"ph\": \"M\", "
-		    "\"pid\": %lld, \"args\": {\"name\": ", nev++ ? ",\n" : "",
-		    (long long)sqlite3_column_int64(st, 0));
-		q_str_json(&o, sqlite3_column_type(st, 1) == SQLITE_NULL ? "" :
-		    (const char *)sqlite3_column_text(st, 1));
-		q_str_puts(&o, "}}");
+		q_str_printf(&e.o, "%s{\"name\": \"process_name\", \"ph\": "
+		    "\"M\", \"pid\": %lld, \"args\": {\"name\": ", e.nev++ ?
+		    ",\n" : "", (long long)sqlite3_column_int64(st, 0));
+		q_str_json(&e.o, sqlite3_column_type(st, 1) == SQLITE_NULL ?
+		    "" : (const char *)sqlite3_column_text(st, 1));
+		q_str_puts(&e.o, "}}");
 	}
 	sqlite3_finalize(st);
 	st = NULL;
@@ -509,91 +697,39 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 	    "t.id), coalesce(t.name, s.name, 'thread ' || t.id), t.id FROM "
 	    "threads t LEFT JOIN streams s ON s.id = t.stream WHERE ?1 < 0 OR "
 	    "t.id = ?1 ORDER BY t.id");
-	if (rc == 0)
-		rc = q_prepare(q, &st, "SELECT id, depth, symbol, func_ip, "
-		    "entry_insn, exit_insn, insns, self_insns, hwtr_time_at("
-		    "thread, entry_insn), hwtr_time_at(thread, exit_insn), "
-		    "hwtr_time_estimated(thread, entry_insn) OR "
-		    "hwtr_time_estimated(thread, exit_insn) FROM calls WHERE "
-		    "thread = ?1 AND depth <= ?2 ORDER BY entry_seq, id");
 	if (rc < 0)
 		goto out;
-	sqlite3_bind_int64(th, 1, req->thread);
+	sqlite3_bind_int64(th, 1, r.on ? r.thread : req->thread);
 	while ((rc = sqlite3_step(th)) == SQLITE_ROW) {
 		int64_t pid = sqlite3_column_int64(th, 0);
 		int64_t tid = sqlite3_column_int64(th, 1);
 		int64_t thread = sqlite3_column_int64(th, 3);
 
-		q_str_printf(&o, "%s{\"name\": \"thread_name\", \"ph\": \"M\", "
-		    "\"pid\": %lld, \"tid\": %lld, \"args\": {\"name\": ",
-		    nev++ ? ",\n" : "", (long long)pid, (long long)tid);
-		q_str_json(&o, (const char *)sqlite3_column_text(th, 2));
-		q_str_puts(&o, "}}");
+		q_str_printf(&e.o, "%s{\"name\": \"thread_name\", \"ph\": "
+		    "\"M\", \"pid\": %lld, \"tid\": %lld, \"args\": {\"name\": ",
+		    e.nev++ ? ",\n" : "", (long long)pid, (long long)tid);
+		q_str_json(&e.o, (const char *)sqlite3_column_text(th, 2));
+		q_str_puts(&e.o, "}}");
 		nthreads++;
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, thread);
-		sqlite3_bind_int64(st, 2, maxdepth);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			int64_t tb, te, ei = sqlite3_column_int64(st, 4);
-			int64_t xi = sqlite3_column_int64(st, 5);
-			const struct q_name *nm = NULL;
-			int est = 0;
-
-			if (use_ns && sqlite3_column_type(st, 8) !=
-			    SQLITE_NULL) {
-				tb = sqlite3_column_int64(st, 8) - t0;
-				te = sqlite3_column_int64(st, 9) - t0;
-				est = sqlite3_column_int(st, 10);
-			} else {
-				tb = ei;
-				te = xi;
-			}
-			if (tb > to)
-				break;		/* entries only come later */
-			if (te < from || te - tb < mindur)
-				continue;
-			if (sqlite3_column_type(st, 2) != SQLITE_NULL &&
-			    (nm = q_name_get(q, &names,
-			    sqlite3_column_int64(st, 2))) == NULL) {
-				rc = -HWTR_E_NOMEM;
-				goto out;
-			}
-			q_str_printf(&o, "%s{\"name\": ", nev++ ? ",\n" : "");
-			if (nm != NULL && nm->name != NULL)
-				q_str_json(&o, nm->name);
-			else
-				q_str_printf(&o, "\"%#llx\"", (unsigned long long)
-				    sqlite3_column_int64(st, 3));
-			q_str_printf(&o, ", \"cat\": \"call\", \"ph\": \"X\", "
-			    "\"pid\": %lld, \"tid\": %lld, \"ts\": ",
-			    (long long)pid, (long long)tid);
-			ex_us(&o, tb);
-			q_str_puts(&o, ", \"dur\": ");
-			ex_us(&o, te - tb);
-			q_str_printf(&o, ", \"args\": {\"call\": %lld, "
-			    "\"depth\": %lld, \"insns\": %lld, \"self_insns\": "
-			    "%lld, \"entry_insn\": %lld, \"exit_insn\": %lld%s}}",
-			    (long long)sqlite3_column_int64(st, 0),
-			    (long long)sqlite3_column_int64(st, 1),
-			    (long long)sqlite3_column_int64(st, 6),
-			    (long long)sqlite3_column_int64(st, 7),
-			    (long long)ei, (long long)xi, !use_ns ? "" : est ?
-			    ", \"estimated\": true" : ", \"estimated\": false");
-			if ((rc = ex_flush(q, &wf, &o, 0)) < 0)
-				goto out;
-		}
-		if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-			rc = q_dbfail(q, "export: cannot read calls");
+		lo = 0;
+		hi = INT64_MAX;
+		if (r.on) {
+			lo = r.seq_lo;
+			hi = r.seq_hi;
+		} else if (timed_range && (rc = ex_time_seqs(&e, thread, &lo,
+		    &hi)) < 0)
 			goto out;
-		}
+		if (lo <= hi && (rc = ex_thread(&e, req, thread, pid, tid, lo,
+		    hi)) < 0)
+			goto out;
 	}
 	if (rc != SQLITE_DONE) {
 		rc = q_dbfail(q, "export: cannot read threads");
 		goto out;
 	}
-	q_str_puts(&o, "\n]}\n");
-	if ((rc = ex_flush(q, &wf, &o, 1)) < 0 ||
-	    (rc = q_wf_commit(q, &wf)) < 0)
+	q_str_puts(&e.o, "\n]}\n");
+	if ((rc = ex_flush(q, &e.wf, &e.o, 1)) < 0 ||
+	    (rc = q_wf_commit(q, &e.wf)) < 0)
 		goto out;
 	if ((rc = q_res_new(&res, HWTR_NELEM(cols), cols)) < 0) {
 		q_fail(q, rc, "out of memory");
@@ -601,8 +737,8 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 	}
 	rc = q_res_push(res, HWTR_Q_TEXT, req->perfetto);
 	rc |= q_res_push_int(res, nthreads);
-	rc |= q_res_push_int(res, nev);
-	rc |= q_res_push(res, HWTR_Q_TEXT, use_ns ? "ns" : "instructions");
+	rc |= q_res_push_int(res, e.nev);
+	rc |= q_res_push(res, HWTR_Q_TEXT, e.use_ns ? "ns" : "instructions");
 	if (rc != 0) {
 		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 		goto out;
@@ -610,12 +746,12 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 	*resp = res;
 	res = NULL;
 out:
-	if (wf.tmp != NULL)
-		q_wf_abort(&wf);
+	if (e.wf.tmp != NULL)
+		q_wf_abort(&e.wf);
 	sqlite3_finalize(st);
 	sqlite3_finalize(th);
-	q_names_free(&names);
+	q_names_free(&e.names);
 	hwtr_q_res_free(res);
-	free(o.p);
+	free(e.o.p);
 	return (rc);
 }

@@ -795,7 +795,7 @@ q_call_hints(struct hwtr_q *q, struct hwtr_q_res *res, int64_t t0)
  * as its seq, or -1: a binary search over the positions, each probe one
  * lookup by primary key, since the times of a thread do not go back.
  */
-static int
+int
 q_ts_seq(struct hwtr_q *q, sqlite3_stmt *st, int64_t thread, int64_t nblocks,
     int64_t t, int64_t *seqp)
 {

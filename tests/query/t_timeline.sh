@@ -55,9 +55,9 @@ timeline_matches_sql_body()
 	"$HWTRACE_BUILD/bench/qmkdb" fix.db "$HWTRACE_SRC/tests/query/fixture.sql" ||
 	    atf_fail "cannot make the fixture database"
 	same fix.db -$M $M -1
-	same fix.db 100 500 -1 --from 100 --to 0.5us
+	same fix.db 100 500 -1 --from 100ns --to 0.5us
 	same fix.db 0 $M 2 --thread 2
-	same fix.db 150 150 -1 --from 150 --to 150
+	same fix.db 150 150 -1 --from 150ns --to 150ns
 	# A long synthetic history: more rows than a streamed block.
 	"$HWTRACE_BUILD/bench/qmkdb" -s 20000 big.db >/dev/null 2>&1 ||
 	    atf_fail "cannot make the synthetic database"
@@ -66,7 +66,7 @@ timeline_matches_sql_body()
 	# Windows whose ends fall on call times and between them.
 	for w in "0 0" "1000 20000" "5000 5000" "12345 67890" "0 99999999"; do
 		set -- $w
-		same big.db "$1" "$2" -1 --from "$1" --to "$2"
+		same big.db "$1" "$2" -1 --from "${1}ns" --to "${2}ns"
 	done
 	same big.db 7000 $M 1 --thread 1 --from 7us
 	atf_check -s exit:2 -o empty -e match:"--from .*is after --to" \
