@@ -779,6 +779,7 @@ static sqlite3_module xo_module = {
  */
 struct xt_clock {
 	int64_t		thread;
+	int		tsc;		/* the readings are tsc, not ns */
 	int		valid;
 	unsigned int	version;	/* SQLITE_FCNTL_DATA_VERSION */
 	int64_t		*insn, *ns;
@@ -798,7 +799,7 @@ xt_free(void *p)
 }
 
 static int
-xt_load(sqlite3 *db, struct xt_clock *ck, int64_t thread)
+xt_load(sqlite3 *db, struct xt_clock *ck, int64_t thread, int tsc)
 {
 	sqlite3_stmt *st;
 	unsigned int version = 0;
@@ -807,12 +808,15 @@ xt_load(sqlite3 *db, struct xt_clock *ck, int64_t thread)
 
 	(void)sqlite3_file_control(db, "main", SQLITE_FCNTL_DATA_VERSION,
 	    &version);
-	if (ck->valid && ck->thread == thread && ck->version == version)
+	if (ck->valid && ck->thread == thread && ck->tsc == tsc &&
+	    ck->version == version)
 		return (SQLITE_OK);
 	ck->valid = 0;
 	ck->n = 0;
-	rc = sqlite3_prepare_v2(db, "SELECT insn, ns FROM timestamps WHERE "
-	    "thread = ?1 AND ns IS NOT NULL ORDER BY seq", -1, &st, NULL);
+	rc = sqlite3_prepare_v2(db, tsc ? "SELECT insn, tsc FROM timestamps "
+	    "WHERE thread = ?1 ORDER BY seq" : "SELECT insn, ns FROM "
+	    "timestamps WHERE thread = ?1 AND ns IS NOT NULL ORDER BY seq", -1,
+	    &st, NULL);
 	if (rc != SQLITE_OK)
 		return (rc);
 	sqlite3_bind_int64(st, 1, thread);
@@ -843,6 +847,7 @@ xt_load(sqlite3 *db, struct xt_clock *ck, int64_t thread)
 	if (rc != SQLITE_DONE)
 		return (rc);
 	ck->thread = thread;
+	ck->tsc = tsc;
 	ck->version = version;
 	ck->valid = 1;
 	return (SQLITE_OK);
@@ -854,19 +859,31 @@ xt_load(sqlite3 *db, struct xt_clock *ck, int64_t thread)
  * NULL (a NULL argument, no reading) or an error was set.
  */
 static int
-xt_find(sqlite3_context *ctx, sqlite3_value **argv, struct xt_clock **ckp,
-    size_t *lop, int64_t *xp)
+xt_find(sqlite3_context *ctx, int argc, sqlite3_value **argv,
+    struct xt_clock **ckp, size_t *lop, int64_t *xp)
 {
 	struct xt_clock *ck = sqlite3_user_data(ctx);
 	size_t lo = 0, hi, mid;
+	const char *clock;
 	int64_t x;
-	int rc;
+	int rc, tsc = 0;
 
 	if (sqlite3_value_type(argv[0]) == SQLITE_NULL ||
 	    sqlite3_value_type(argv[1]) == SQLITE_NULL)
 		return (-1);
+	/* A third argument names the clock: 'ns' (the default) or 'tsc'. */
+	if (argc == 3) {
+		clock = (const char *)sqlite3_value_text(argv[2]);
+		if (clock != NULL && strcmp(clock, "tsc") == 0)
+			tsc = 1;
+		else if (clock == NULL || strcmp(clock, "ns") != 0) {
+			sqlite3_result_error(ctx, "hwtr_time_at: the clock is "
+			    "'ns' or 'tsc'", -1);
+			return (-1);
+		}
+	}
 	rc = xt_load(sqlite3_context_db_handle(ctx), ck,
-	    sqlite3_value_int64(argv[0]));
+	    sqlite3_value_int64(argv[0]), tsc);
 	if (rc != SQLITE_OK) {
 		sqlite3_result_error_code(ctx, rc);
 		return (-1);
@@ -895,8 +912,7 @@ xt_time_at(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	int64_t x;
 	__int128 num;
 
-	(void)argc;
-	if (xt_find(ctx, argv, &ck, &lo, &x) < 0)
+	if (xt_find(ctx, argc, argv, &ck, &lo, &x) < 0)
 		return;
 	if (lo > 0 && ck->insn[lo - 1] == x)
 		sqlite3_result_int64(ctx, ck->ns[lo - 1]);
@@ -919,8 +935,7 @@ xt_time_estimated(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	size_t lo;
 	int64_t x;
 
-	(void)argc;
-	if (xt_find(ctx, argv, &ck, &lo, &x) < 0)
+	if (xt_find(ctx, argc, argv, &ck, &lo, &x) < 0)
 		return;
 	sqlite3_result_int(ctx, !(lo > 0 && ck->insn[lo - 1] == x));
 }
@@ -946,8 +961,27 @@ xo_register(sqlite3 *db)
 		return (rc);
 	if ((ck = calloc(1, sizeof(*ck))) == NULL)
 		return (SQLITE_NOMEM);
-	return (sqlite3_create_function_v2(db, "hwtr_time_estimated", 2,
-	    SQLITE_UTF8, ck, xt_time_estimated, NULL, NULL, xt_free));
+	rc = sqlite3_create_function_v2(db, "hwtr_time_estimated", 2,
+	    SQLITE_UTF8, ck, xt_time_estimated, NULL, NULL, xt_free);
+	if (rc != SQLITE_OK)
+		return (rc);
+	/*
+	 * (thread, insn, clock): the call_times view's, on 'ns' or 'tsc'.
+	 * Innocuous (no side effect; it reads the timestamps table), so that
+	 * the view may use it where the schema is not trusted
+	 * (trusted_schema off, as hwtrace query runs).
+	 */
+	if ((ck = calloc(1, sizeof(*ck))) == NULL)
+		return (SQLITE_NOMEM);
+	rc = sqlite3_create_function_v2(db, "hwtr_time_at", 3, SQLITE_UTF8 |
+	    SQLITE_INNOCUOUS, ck, xt_time_at, NULL, NULL, xt_free);
+	if (rc != SQLITE_OK)
+		return (rc);
+	if ((ck = calloc(1, sizeof(*ck))) == NULL)
+		return (SQLITE_NOMEM);
+	return (sqlite3_create_function_v2(db, "hwtr_time_estimated", 3,
+	    SQLITE_UTF8 | SQLITE_INNOCUOUS, ck, xt_time_estimated, NULL, NULL,
+	    xt_free));
 }
 
 #ifdef HWTR_SQLITE_EXTENSION

@@ -18,6 +18,35 @@
 #ifndef HWTR_IX_SCHEMA_SQL_H
 #define HWTR_IX_SCHEMA_SQL_H
 
+/*
+ * call_times: when each call began and ended, on its thread's clock, each
+ * end marked exact or estimated.  A view, computed when read (calls and
+ * their storage stay as they are): the stored entry_ns and exit_ns are
+ * the last clock reading before each end, so that most calls of a trace
+ * with sparse timestamps last 0 ns; hwtr_time_at() places each end by
+ * instruction count between the readings around it (a bisection over one
+ * thread's readings, kept per connection).  The clock of a thread:
+ * 'ns' when it has a wall-clock time (threads.first_ns), else 'tsc' when
+ * it has trace timestamps, else 'instructions' (its instruction count,
+ * exact).  Needs the extension's functions (hwtr_ix_sqlite_register()).
+ */
+#define HWTR_IX_CALL_TIMES_SQL \
+"CREATE VIEW call_times AS SELECT c.id AS call, c.thread AS thread,\n"	\
+"  CASE k.clock WHEN 'instructions' THEN c.entry_insn\n"		\
+"    ELSE hwtr_time_at(c.thread, c.entry_insn, k.clock) END AS t_entry,\n" \
+"  CASE k.clock WHEN 'instructions' THEN c.exit_insn\n"		\
+"    ELSE hwtr_time_at(c.thread, c.exit_insn, k.clock) END AS t_exit,\n" \
+"  CASE k.clock WHEN 'instructions' THEN 0 ELSE\n"			\
+"    hwtr_time_estimated(c.thread, c.entry_insn, k.clock) END\n"	\
+"    AS entry_estimated,\n"						\
+"  CASE k.clock WHEN 'instructions' THEN 0 ELSE\n"			\
+"    hwtr_time_estimated(c.thread, c.exit_insn, k.clock) END\n"		\
+"    AS exit_estimated,\n"						\
+"  k.clock AS clock\n"							\
+"FROM calls c CROSS JOIN (SELECT id, CASE WHEN first_ns IS NOT NULL THEN 'ns'\n" \
+"  WHEN first_tsc IS NOT NULL THEN 'tsc' ELSE 'instructions' END AS clock\n" \
+"  FROM threads) k ON k.id = c.thread;\n"
+
 #define HWTR_IX_SCHEMA_SQL \
 "PRAGMA application_id = 1752659058;\n"	/* 0x68777472, "hwtr" */	\
 "PRAGMA user_version = 2;\n"						\
@@ -218,7 +247,8 @@
 "  element TEXT NOT NULL,\n"						\
 "  cumulative INTEGER NOT NULL,\n"					\
 "  PRIMARY KEY (thread, seq, id)\n"					\
-") WITHOUT ROWID;\n"
+") WITHOUT ROWID;\n"							\
+HWTR_IX_CALL_TIMES_SQL
 
 /*
  * Indexes, created after the bulk load (cheaper than maintaining them).

@@ -499,14 +499,15 @@ ex_slice(struct ex *e, sqlite3_stmt *st, int k, int64_t pid, int64_t tid)
  * The blocks of thread @thread a time window (e->from, e->to: ns from
  * the trace start) may hold calls of: from the last clock reading before
  * it (a call entered after that reading may be placed in the window by
- * interpolation) to the first reading after it.  Bisections over the
+ * interpolation; where that time was first read, as hwtr_time_at() takes
+ * it) to the first reading after it.  Bisections over the
  * timestamps (q_ts_seq).
  */
 static int
 ex_time_seqs(struct ex *e, int64_t thread, int64_t *lop, int64_t *hip)
 {
 	sqlite3_stmt *st = NULL;
-	int64_t nblocks, s;
+	int64_t nblocks, s, t;
 	int rc;
 
 	*lop = 0;
@@ -523,10 +524,18 @@ ex_time_seqs(struct ex *e, int64_t thread, int64_t *lop, int64_t *hip)
 			goto out;
 		if (s < 0)
 			s = nblocks;
-		if ((rc = q_int(e->q, lop, 0, "SELECT seq FROM timestamps "
-		    "WHERE thread = ?1 AND seq < ?2 AND ns IS NOT NULL ORDER BY "
-		    "seq DESC LIMIT 1", "ii", thread, s)) < 0)
+		/*
+		 * The reading before: where its time was first read (a PSB+
+		 * repeats the last time; interpolation is from the first).
+		 */
+		if ((rc = q_int(e->q, &t, INT64_MIN, "SELECT ns FROM "
+		    "timestamps WHERE thread = ?1 AND seq < ?2 AND ns IS NOT "
+		    "NULL ORDER BY seq DESC LIMIT 1", "ii", thread, s)) < 0)
 			goto out;
+		if (t != INT64_MIN && (rc = q_ts_seq(e->q, st, thread, nblocks,
+		    t, &s)) < 0)
+			goto out;
+		*lop = t != INT64_MIN && s >= 0 ? s : 0;
 	}
 	if (e->to < INT64_MAX - e->t0) {
 		if ((rc = q_ts_seq(e->q, st, thread, nblocks, e->t0 + e->to + 1,
