@@ -303,10 +303,10 @@ int q_range_depth(struct hwtr_q *q, const struct hwtr_q_req *req,
 #define Q_DEPTH_COUNTS							\
 	"(SELECT thread, block, count FROM temp.q_cnt WHERE ?3 = ?3 AND "	\
 	"?4 = ?4)"
-/* The same per block, of thread ?1 (-1: all). */
+/* The same per block (it holds the threads asked for alone; ?1 unused). */
 #define Q_DEPTH_BLOCKS							\
-	"(SELECT block, sum(count) AS count FROM temp.q_cnt WHERE ?1 < 0 "	\
-	"OR thread = ?1 GROUP BY block)"
+	"(SELECT block, sum(count) AS count FROM temp.q_cnt WHERE ?1 = ?1 "	\
+	"GROUP BY block)"
 
 struct q_walk {
 	struct hwtr_q	*q;
@@ -347,6 +347,28 @@ int q_depth_counts(struct hwtr_q *q, const struct q_rng *r, int64_t thread,
  */
 int q_ts_seq(struct hwtr_q *q, sqlite3_stmt *st, int64_t thread,
     int64_t nblocks, int64_t t, int64_t *seqp);
+/* Its statement; and the time of the last reading before block ?2. */
+#define Q_TS_NEXT							\
+	"SELECT seq, ns FROM timestamps WHERE thread = ?1 AND seq >= ?2 AND "	\
+	"ns IS NOT NULL ORDER BY seq LIMIT 1"
+#define Q_TS_PREV							\
+	"SELECT ns FROM timestamps WHERE thread = ?1 AND seq < ?2 AND ns IS "	\
+	"NOT NULL ORDER BY seq DESC LIMIT 1"
+
+/*
+ * timeline (q_time.c): a probe of a bisection for a time (the first call
+ * of thread ?1 with a time entered at or after block ?2), the events of
+ * thread ?1 between times ?2 and ?3, and those of its blocks ?2 to ?3.
+ */
+#define Q_TL_PROBE							\
+	"SELECT entry_ns, entry_seq FROM calls WHERE thread = ?1 AND "	\
+	"entry_seq >= ?2 AND entry_ns IS NOT NULL ORDER BY entry_seq LIMIT 1"
+#define Q_TL_EVENTS							\
+	"SELECT ns, seq, id, kind, detail FROM events WHERE thread = ?1 AND "	\
+	"ns IS NOT NULL AND ns >= ?2 AND ns <= ?3 ORDER BY ns, seq, id"
+#define Q_TL_EVENTS_RANGE						\
+	"SELECT ns, seq, id, kind, detail FROM events WHERE thread = ?1 AND "	\
+	"seq >= ?2 AND seq <= ?3 ORDER BY seq, id"
 
 /* q_prof.c: annotate, hot --by line and image, export --folded. */
 int q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,

@@ -258,9 +258,7 @@ tl_open(struct tl *tl, const struct hwtr_q_req *req)
 	    "calls c WHERE c.thread = t.id) FROM threads t WHERE ?1 < 0 OR "
 	    "t.id = ?1 ORDER BY t.id")) < 0)
 		goto out;
-	if ((rc = q_prepare(tl->q, &probe, "SELECT entry_ns, entry_seq FROM "
-	    "calls WHERE thread = ?1 AND entry_seq >= ?2 AND entry_ns IS NOT "
-	    "NULL ORDER BY entry_seq LIMIT 1")) < 0)
+	if ((rc = q_prepare(tl->q, &probe, Q_TL_PROBE)) < 0)
 		goto out;
 	sqlite3_bind_int64(th, 1, tl->r.on ? tl->r.thread : req->thread);
 	while ((rc = sqlite3_step(th)) == SQLITE_ROW && tl->ncur + 2 <= cap) {
@@ -290,18 +288,15 @@ tl_open(struct tl *tl, const struct hwtr_q_req *req)
 		c->thread = thread;
 		if (tl->r.on) {
 			/* The events of the range's blocks (events_thread). */
-			if ((rc = q_prepare(tl->q, &c->st, "SELECT ns, seq, "
-			    "id, kind, detail FROM events WHERE thread = ?1 AND "
-			    "seq >= ?2 AND seq <= ?3 ORDER BY seq, id")) < 0)
+			if ((rc = q_prepare(tl->q, &c->st,
+			    Q_TL_EVENTS_RANGE)) < 0)
 				goto out;
 			sqlite3_bind_int64(c->st, 1, thread);
 			sqlite3_bind_int64(c->st, 2, tl->r.seq_lo);
 			sqlite3_bind_int64(c->st, 3, tl->r.seq_hi);
 			continue;
 		}
-		if ((rc = q_prepare(tl->q, &c->st, "SELECT ns, seq, id, kind, "
-		    "detail FROM events WHERE thread = ?1 AND ns IS NOT NULL "
-		    "AND ns >= ?2 AND ns <= ?3 ORDER BY ns, seq, id")) < 0)
+		if ((rc = q_prepare(tl->q, &c->st, Q_TL_EVENTS)) < 0)
 			goto out;
 		sqlite3_bind_int64(c->st, 1, thread);
 		sqlite3_bind_int64(c->st, 2, tl->from);

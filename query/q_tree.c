@@ -514,9 +514,7 @@ ex_time_seqs(struct ex *e, int64_t thread, int64_t *lop, int64_t *hip)
 	*hip = INT64_MAX;
 	if ((rc = q_int(e->q, &nblocks, 0, "SELECT blocks FROM threads WHERE "
 	    "id = ?1", "i", thread)) < 0 ||
-	    (rc = q_prepare(e->q, &st, "SELECT seq, ns FROM timestamps WHERE "
-	    "thread = ?1 AND seq >= ?2 AND ns IS NOT NULL ORDER BY seq "
-	    "LIMIT 1")) < 0)
+	    (rc = q_prepare(e->q, &st, Q_TS_NEXT)) < 0)
 		return (rc);
 	if (e->from > 0) {
 		if ((rc = q_ts_seq(e->q, st, thread, nblocks, e->t0 + e->from,
@@ -528,9 +526,8 @@ ex_time_seqs(struct ex *e, int64_t thread, int64_t *lop, int64_t *hip)
 		 * The reading before: where its time was first read (a PSB+
 		 * repeats the last time; interpolation is from the first).
 		 */
-		if ((rc = q_int(e->q, &t, INT64_MIN, "SELECT ns FROM "
-		    "timestamps WHERE thread = ?1 AND seq < ?2 AND ns IS NOT "
-		    "NULL ORDER BY seq DESC LIMIT 1", "ii", thread, s)) < 0)
+		if ((rc = q_int(e->q, &t, INT64_MIN, Q_TS_PREV, "ii", thread,
+		    s)) < 0)
 			goto out;
 		if (t != INT64_MIN && (rc = q_ts_seq(e->q, st, thread, nblocks,
 		    t, &s)) < 0)

@@ -81,7 +81,7 @@ X
 atf_test_case export_filters
 export_filters_head()
 {
-	atf_set descr "export --thread, --from/--to, --min-dur and --max-depth keep what they say"
+	atf_set descr "export --thread, --from/--to (times, or instructions), --min-dur and --max-depth keep what they say: exactly the slices of the whole export that match"
 	atf_set require.progs "python3 gzip sqlite3"
 	atf_set timeout 300
 }
@@ -106,8 +106,55 @@ for e in w:
 print("ok", len(d), len(w))
 X
 	python3 check.py > res 2>&1 || atf_fail "check.py: $(tail -3 res | tr "\n" " ")"
+	# Windows and depths searched through the index keep exactly the
+	# slices of the whole export that overlap them (times, or a thread's
+	# instructions: entry_insn <= TO and exit_insn >= FROM).
+	"$HWTRACE" query g.db export --perfetto all.json >/dev/null ||
+	    atf_fail "export failed"
+	for w in "100ms 101ms 0" "30ms 30.2ms 3" "0ns 1us 1" "1000000 1200000 -1" \
+	    "5000000 5000000 2" "0 10 -1"; do
+		set -- $w
+		d=""
+		[ "$3" = -1 ] || d="--max-depth $3"
+		"$HWTRACE" query g.db export --perfetto "w$1.json" --from "$1" \
+		    --to "$2" $d >/dev/null || atf_fail "export --from $1 --to $2 $d failed"
+		echo "w$1.json $1 $2 $3" >> windows
+	done
+	cat > check2.py <<'X'
+import json
+def xs(f):
+    return [e for e in json.load(open(f))["traceEvents"] if e["ph"] == "X"]
+def ns(v):
+    for u, m in (("ms", 1e6), ("us", 1e3), ("ns", 1)):
+        if v.endswith(u):
+            return float(v[:-len(u)]) * m, True
+    return int(v), False
+full = xs("all.json")
+for line in open("windows"):
+    f, lo, hi, d = line.split()
+    (lo, tl), (hi, _) = ns(lo), ns(hi)
+    d = int(d)
+    want = set()
+    for e in full:
+        a = e["args"]
+        if d >= 0 and a["depth"] > d:
+            continue
+        if tl:
+            tb, te = round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)
+            if tb <= hi and te >= lo:
+                want.add(a["call"])
+        elif a["entry_insn"] <= hi and a["exit_insn"] >= lo:
+            want.add(a["call"])
+    got = {e["args"]["call"] for e in xs(f)}
+    assert want, ("empty window", line)
+    assert got == want, (line, len(got), len(want), sorted(want - got)[:5], sorted(got - want)[:5])
+print("ok")
+X
+	atf_check -s exit:0 -o inline:"ok\n" python3 check2.py
 	atf_check -s exit:2 -o empty -e match:"--from .*is after --to" \
 	    "$HWTRACE" query g.db export --perfetto z.json --from 2ms --to 1ms
+	atf_check -s exit:2 -o empty -e match:"--from 9 is after --to 3" \
+	    "$HWTRACE" query g.db export --perfetto z.json --from 9 --to 3
 	atf_check -s exit:2 -o empty -e match:"--min-dur: 'x' is not a time" \
 	    "$HWTRACE" query g.db export --perfetto z.json --min-dur x
 	[ ! -e z.json ] || atf_fail "z.json written after an error"
@@ -173,6 +220,91 @@ sql_time_functions_body()
 	cmp -s exp got2 || atf_fail "hwtrace query sql: expected $(cat exp), got $(cat got2)"
 }
 
+atf_test_case call_times_view
+call_times_view_head()
+{
+	atf_set descr "the call_times view gives each call's hand-computed entry and exit times and whether each is estimated, on the ns clock, the tsc clock, or an instruction clock for a trace without timing, in hwtrace query sql and in plain sqlite3 with the extension"
+	atf_set require.progs "sqlite3"
+}
+call_times_view_body()
+{
+	"$HWTRACE_BUILD/bench/qmkdb" fix.db "$HWTRACE_SRC/tests/query/fixture.sql" ||
+	    atf_fail "cannot make the fixture database"
+	# fixture.sql: thread 1 reads 1000, 1500, 2000 (ns + 1.7e18, and
+	# tsc) at instructions 0, 15, 24; thread 2 1200 at 0.  main 0-25:
+	# 1000 (a reading), 2000 (after the last: estimated); sum 2-24:
+	# 1000 + 500 * 2 / 15 = 1066 (estimated), 2000; sq 6-9: 1200, 1300
+	# (both between 0 and 15); sq 15-18: 1500, 1500 + 500 * 3 / 9 =
+	# 1666; thread 2's sq 0-3: 1200, 1200 (after its only reading).
+	printf '%s\n' 1,1,1000,2000,0,1,ns 2,1,1066,2000,1,0,ns \
+	    3,1,1200,1300,1,1,ns 4,1,1500,1666,0,1,ns 5,2,1200,1200,0,1,ns > exp
+	sql="SELECT call, thread, t_entry - \$Z, t_exit - \$Z, entry_estimated,
+	    exit_estimated, clock FROM call_times ORDER BY call"
+	"$HWTRACE" query fix.db sql --format csv "$(echo "$sql" | sed 's/\$Z/1700000000000000000/g')" |
+	    tail -n +2 > got || atf_fail "hwtrace query sql failed"
+	cmp -s exp got || atf_fail "ns: expected $(cat exp), got $(cat got)"
+	sqlite3 -csv fix.db ".load $HWTRACE_BUILD/hwtrace_sqlite" \
+	    "$(echo "$sql" | sed 's/\$Z/1700000000000000000/g')" > got2 ||
+	    atf_fail "sqlite3 with the extension failed"
+	cmp -s exp got2 || atf_fail "sqlite3: expected $(cat exp), got $(cat got2)"
+	# No wall clock: the trace's tsc, the same readings.
+	sqlite3 fix.db "UPDATE timestamps SET ns = NULL; UPDATE threads SET first_ns = NULL" ||
+	    atf_fail "cannot remove the wall clock"
+	sed 's/,ns$/,tsc/' exp > exp_tsc
+	"$HWTRACE" query fix.db sql --format csv "$(echo "$sql" | sed 's/\$Z/0/g')" |
+	    tail -n +2 > got || atf_fail "hwtrace query sql failed"
+	cmp -s exp_tsc got || atf_fail "tsc: expected $(cat exp_tsc), got $(cat got)"
+	# No timing at all: an instruction clock, exact.
+	sqlite3 fix.db "DELETE FROM timestamps; UPDATE threads SET first_tsc = NULL" ||
+	    atf_fail "cannot remove the timing"
+	printf '%s\n' 1,1,0,25,0,0,instructions 2,1,2,24,0,0,instructions \
+	    3,1,6,9,0,0,instructions 4,1,15,18,0,0,instructions \
+	    5,2,0,3,0,0,instructions > exp_i
+	"$HWTRACE" query fix.db sql --format csv "$(echo "$sql" | sed 's/\$Z/0/g')" |
+	    tail -n +2 > got || atf_fail "hwtrace query sql failed"
+	cmp -s exp_i got || atf_fail "instructions: expected $(cat exp_i), got $(cat got)"
+}
+
+atf_test_case call_times_interpolates
+call_times_interpolates_head()
+{
+	atf_set descr "on a valgrind capture of gzip (sparse timing) the call_times view leaves far fewer calls at 0 ns than the stored times, and agrees with the Perfetto export's slices"
+	atf_set require.progs "python3 gzip"
+	atf_set timeout 300
+}
+call_times_interpolates_body()
+{
+	gzcap
+	"$HWTRACE" query g.db sql --format csv "SELECT count(*), sum(exit_ns = entry_ns) FROM calls" |
+	    tail -n +2 > stored || atf_fail "sql over calls failed"
+	"$HWTRACE" query g.db sql --format csv "SELECT count(*), sum(t_exit = t_entry), min(clock), max(clock) FROM call_times" |
+	    tail -n +2 > view || atf_fail "sql over call_times failed"
+	IFS=, read n z0 < stored
+	IFS=, read n2 z1 c1 c2 < view
+	[ "$n" = "$n2" ] || atf_fail "call_times has $n2 rows, calls $n"
+	[ "$c1" = ns ] && [ "$c2" = ns ] || atf_fail "clock: expected ns, got $c1 $c2"
+	[ $((z1 * 4)) -lt "$z0" ] ||
+	    atf_fail "0 ns: $z1 calls in call_times, $z0 stored (of $n): expected < a quarter"
+	"$HWTRACE" query g.db export --perfetto g.json > /dev/null || atf_fail "export failed"
+	"$HWTRACE" query g.db sql --format csv "SELECT c.call, c.t_entry - (SELECT min(first_ns) FROM threads), c.t_exit - c.t_entry, c.entry_estimated OR c.exit_estimated FROM call_times c" |
+	    tail -n +2 > ct || atf_fail "sql over call_times failed"
+	cat > check.py <<'X'
+import json
+ct = {}
+for l in open("ct"):
+    c, t, d, e = map(int, l.split(","))
+    ct[c] = (t, d, e)
+x = [e for e in json.load(open("g.json"))["traceEvents"] if e["ph"] == "X"]
+assert len(x) == len(ct), (len(x), len(ct))
+for e in x:
+    t, d, est = ct[e["args"]["call"]]
+    assert (round(e["ts"] * 1000), round(e["dur"] * 1000)) == (t, d), (e, t, d)
+    assert e["args"]["estimated"] == bool(est), (e, est)
+print("ok")
+X
+	atf_check -s exit:0 -o inline:"ok\n" python3 check.py
+}
+
 atf_test_case export_bounded_heap
 export_bounded_heap_head()
 {
@@ -211,5 +343,7 @@ atf_init_test_cases()
 	atf_add_test_case export_filters
 	atf_add_test_case export_instruction_clock
 	atf_add_test_case sql_time_functions
+	atf_add_test_case call_times_view
+	atf_add_test_case call_times_interpolates
 	atf_add_test_case export_bounded_heap
 }

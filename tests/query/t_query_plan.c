@@ -5,8 +5,8 @@
  */
 
 /*
- * The range filters of hwtrace query (--from, --to, bt) use indexes, not
- * scans: SQLite's EXPLAIN QUERY PLAN of the statements the verbs run
+ * The range filters of hwtrace query (--from, --to, --depth, bt) use
+ * indexes, not scans: SQLite's EXPLAIN QUERY PLAN of the statements the verbs run
  * (query/q_int.h) on the schema of hwtrace-db(5) searches calls through
  * calls_thread and reads exec_order / exec_insns with the thread and
  * position constraints that let them touch only the chunks needed.
@@ -105,8 +105,69 @@ ATF_TC_BODY(exec_range_reads_only_its_chunks, tc)
 	sqlite3_close(db);
 }
 
+/*
+ * --depth (calls at most D deep) on timeline and export --perfetto, and
+ * the code run at most D deep on hot and coverage: q_walk.c's walk and
+ * the stack where a window starts are searches of calls_thread; the
+ * blocks left are read from exec_order by thread and seq bounds (and
+ * counted into temp.q_cnt, which holds only what was asked for).
+ */
+ATF_TC_WITHOUT_HEAD(depth_walk_uses_calls_thread);
+ATF_TC_BODY(depth_walk_uses_calls_thread, tc)
+{
+	sqlite3 *db = open_schema();
+
+	expect(db, "SELECT id, depth, entry_seq, exit_seq FROM calls "
+	    Q_WALK_WHERE, "SEARCH calls USING INDEX calls_thread (thread=? "
+	    "AND entry_seq>? AND entry_seq<?)", "SCAN calls");
+	expect(db, Q_WALK_INNER, "INDEX calls_thread (thread=? AND "
+	    "entry_seq<?)", "SCAN calls");
+	expect(db, Q_WALK_BLOCKS, "VIRTUAL TABLE INDEX 7:", NULL);
+	sqlite3_close(db);
+}
+
+/*
+ * timeline: a time is found by bisection over calls_thread, events by
+ * events_thread (by time, or by the blocks of an instruction range);
+ * export --perfetto's time window by bisection over the timestamps'
+ * primary key.
+ */
+ATF_TC_WITHOUT_HEAD(timeline_export_ranges_use_indexes);
+ATF_TC_BODY(timeline_export_ranges_use_indexes, tc)
+{
+	sqlite3 *db = open_schema();
+
+	expect(db, Q_TL_PROBE, "SEARCH calls USING INDEX calls_thread "
+	    "(thread=? AND entry_seq>?)", "SCAN calls");
+	expect(db, Q_TL_EVENTS, "SEARCH events USING INDEX events_thread "
+	    "(thread=?)", "SCAN events");
+	expect(db, Q_TL_EVENTS_RANGE, "SEARCH events USING INDEX "
+	    "events_thread (thread=? AND seq>? AND seq<?)", "SCAN events");
+	expect(db, Q_TS_NEXT, "SEARCH timestamps USING PRIMARY KEY "
+	    "(thread=? AND seq>?)", "SCAN timestamps");
+	expect(db, Q_TS_PREV, "SEARCH timestamps USING PRIMARY KEY "
+	    "(thread=? AND seq<?)", "SCAN timestamps");
+	sqlite3_close(db);
+}
+
+/* The call_times view: by call through the key, by thread calls_thread. */
+ATF_TC_WITHOUT_HEAD(call_times_uses_calls_indexes);
+ATF_TC_BODY(call_times_uses_calls_indexes, tc)
+{
+	sqlite3 *db = open_schema();
+
+	expect(db, "SELECT * FROM call_times WHERE call = ?1",
+	    "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)", "SCAN");
+	expect(db, "SELECT * FROM call_times WHERE thread = ?1",
+	    "SEARCH c USING INDEX calls_thread (thread=?)", "SCAN");
+	sqlite3_close(db);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, depth_walk_uses_calls_thread);
+	ATF_TP_ADD_TC(tp, timeline_export_ranges_use_indexes);
+	ATF_TP_ADD_TC(tp, call_times_uses_calls_indexes);
 	ATF_TP_ADD_TC(tp, calls_range_uses_calls_thread);
 	ATF_TP_ADD_TC(tp, exec_range_reads_only_its_chunks);
 	return (atf_no_error());
