@@ -350,6 +350,74 @@ range_filters_body()
 	    "$HWTRACE" query fix.db hot --by edge --from 1
 }
 
+atf_test_case depth_filters
+depth_filters_head() { atf_set descr "--depth on hot, coverage, timeline and export --perfetto, and instruction ranges on timeline and export --perfetto, keep what the fixture's hand-written walk ran at most that deep or between those instructions; --from after --to is a usage error on each"; }
+depth_filters_body()
+{
+	fixture_db
+	# Depth 0 is the roots' own code: main's blocks 0 and 8 (2 + 1
+	# instructions) of thread 1, and thread 2's sq (a root, 3).
+	atf_check -s exit:0 -o inline:"main,3\nsq,3\n" sh -c \
+	    "'$HWTRACE' query fix.db hot --depth 0 --format csv | tail -n +2 | cut -d, -f1,3"
+	# Depth 1 adds sum's own 16 (its blocks less sq's); depth 2 all.
+	atf_check -s exit:0 -o inline:"sum,16,72.73\nmain,3,13.64\nsq,3,13.64\n" sh -c \
+	    "'$HWTRACE' query fix.db hot --depth 1 --format csv | tail -n +2 | cut -d, -f1,3,5"
+	atf_check -s exit:0 -o inline:"sum,16\nsq,9\nmain,3\n" sh -c \
+	    "'$HWTRACE' query fix.db hot --depth 2 --format csv | tail -n +2 | cut -d, -f1,3"
+	# Instructions 6 to 20 start inside sq (depth 2): from its return,
+	# sum+0xb, sum+0x4, (sq skipped), sum+0xb: 4 + 2 + 4.
+	atf_check -s exit:0 -o inline:"sum,10\n" sh -c \
+	    "'$HWTRACE' query fix.db hot --depth 1 --from 6 --to 20 --format csv | tail -n +2 | cut -d, -f1,3"
+	atf_check -s exit:0 -o inline:"fix.c:24,main,2\nfix.c:25,main,1\n" sh -c \
+	    "'$HWTRACE' query fix.db hot --by line --depth 0 --thread 1 --format csv | tail -n +2 | cut -d, -f1-3"
+	atf_check -s exit:0 -o inline:"0x401030,2\n0x40103a,1\n" sh -c \
+	    "'$HWTRACE' query fix.db hot --by block --depth 0 --thread 1 --format csv | tail -n +2 | cut -d, -f1,6 | sort"
+	atf_check -s exit:1 -e match:"not by depth" \
+	    "$HWTRACE" query fix.db hot --by edge --depth 0
+	# Coverage at depth 0 of thread 1: main alone (entered once, 3
+	# instructions, lines 24 and 25).
+	atf_check -s exit:0 -o inline:"sq,0,0,0\nsum,0,0,0\nmain,1,3,2\nunused,0,0,0\n" sh -c \
+	    "'$HWTRACE' query fix.db coverage --depth 0 --thread 1 --format csv | tail -n +2 | cut -d, -f2,5,6,7"
+	atf_check -s exit:0 -o inline:"sq,1,3,2\nsum,1,16,5\nmain,1,3,2\nunused,0,0,0\n" sh -c \
+	    "'$HWTRACE' query fix.db coverage --depth 1 --format csv | tail -n +2 | cut -d, -f2,5,6,7"
+	# timeline --depth: the calls at most that deep, events kept.
+	atf_check -s exit:0 -o inline:"1,main,0\n2,sq,0\n" sh -c \
+	    "'$HWTRACE' query fix.db timeline --depth 0 --format csv | awk -F, '\$4 == \"call\" { print \$2 \",\" \$5 \",\" \$6 }'"
+	atf_check -s exit:0 -o inline:"enabled,\ncall,main\ncall,sum\ndisabled,\n" sh -c \
+	    "'$HWTRACE' query fix.db timeline --depth 1 --thread 1 --format csv | tail -n +2 | cut -d, -f4,5"
+	# timeline over instructions 3 to 15 of thread 1 (the default): the
+	# calls entered there (sq at 6 and 15, seq 2 and 5), no event.
+	atf_check -s exit:0 -o inline:"2,sq,2\n5,sq,2\n" sh -c \
+	    "'$HWTRACE' query fix.db timeline --from 3 --to 15 --format csv | tail -n +2 | cut -d, -f3,5,6"
+	atf_check -s exit:0 -o inline:"0,enabled,\n0,call,main\n" sh -c \
+	    "'$HWTRACE' query fix.db timeline --from 0 --to 1 --thread 1 --format csv | tail -n +2 | cut -d, -f3-5"
+	atf_check -s exit:0 -o inline:"5,sq\n" sh -c \
+	    "'$HWTRACE' query fix.db timeline --from 7 --to 20 --depth 2 --format csv | tail -n +2 | cut -d, -f3,5"
+	# export --perfetto over instruction 7 (inside the first sq): main,
+	# sum and that sq; at instruction 16 at most 1 deep: main and sum.
+	"$HWTRACE" query fix.db export --perfetto a.json --from 7 --to 7 > /dev/null ||
+	    atf_fail "export --from 7 --to 7 failed"
+	atf_check -s exit:0 -o inline:"1\n2\n3\n" sh -c \
+	    "grep -o '\"call\": [0-9]*' a.json | cut -d' ' -f2"
+	"$HWTRACE" query fix.db export --perfetto b.json --from 16 --to 16 --max-depth 1 > /dev/null ||
+	    atf_fail "export --from 16 --to 16 --max-depth 1 failed"
+	atf_check -s exit:0 -o inline:"1\n2\n" sh -c \
+	    "grep -o '\"call\": [0-9]*' b.json | cut -d' ' -f2"
+	"$HWTRACE" query fix.db export --perfetto c.json --from 0 --to 2 --thread 2 > /dev/null ||
+	    atf_fail "export --thread 2 failed"
+	atf_check -s exit:0 -o inline:"5\n" sh -c \
+	    "grep -o '\"call\": [0-9]*' c.json | cut -d' ' -f2"
+	for v in timeline "export --perfetto x.json" "hot --depth 1" "coverage --depth 0"; do
+		atf_check -s exit:2 -e match:"--from 9 is after --to 3" \
+		    "$HWTRACE" query fix.db $v --from 9 --to 3
+		atf_check -s exit:2 -e match:"both as instruction numbers or both as times" \
+		    "$HWTRACE" query fix.db $v --from 1 --to 1ms
+	done
+	test ! -e x.json || atf_fail "a refused export wrote its file"
+	atf_check -s exit:2 -e match:"--depth: 'x' is not a number" \
+	    "$HWTRACE" query fix.db timeline --depth x
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case bt_crash_matches_gdb
@@ -360,4 +428,5 @@ atf_init_test_cases()
 	atf_add_test_case folded_matches_callgrind
 	atf_add_test_case diff_known_divergence
 	atf_add_test_case range_filters
+	atf_add_test_case depth_filters
 }
