@@ -283,13 +283,15 @@ int q_range_depth(struct hwtr_q *q, const struct hwtr_q_req *req,
 /*
  * q_walk.c: the calls of thread ?1 in entry order, from block ?2 to ?5,
  * resuming after the call with entry_seq ?3 and id ?4 (INT64_MIN: from
- * the start), through calls_thread.  A walk at most D deep seeks past
+ * the start), entered at instructions ?6 to ?7, through calls_thread
+ * (the instructions only filter the blocks at the ends).  A walk at most D deep seeks past
  * each call at depth D (its callees are deeper): it reads the calls it
  * returns, not the thread.
  */
 #define Q_WALK_WHERE							\
 	"WHERE thread = ?1 AND entry_seq >= ?2 AND entry_seq <= ?5 AND "	\
-	"(entry_seq > ?3 OR id > ?4) ORDER BY entry_seq, id"
+	"(entry_seq > ?3 OR id > ?4) AND entry_insn >= ?6 AND entry_insn <= "	\
+	"?7 ORDER BY entry_seq, id"
 /* The last call of thread ?1 entered at or before block ?2. */
 #define Q_WALK_INNER							\
 	"SELECT id, depth, entry_seq, exit_seq, parent FROM calls WHERE "	\
@@ -323,6 +325,8 @@ struct q_walk {
  */
 int q_walk_open(struct hwtr_q *q, struct q_walk *w, const char *cols,
     int64_t thread, int64_t maxdepth, int64_t seq_lo, int64_t seq_hi);
+/* Only calls entered at instructions @lo to @hi (a range's ends). */
+void q_walk_insns(struct q_walk *w, int64_t lo, int64_t hi);
 /* 1: a row in w->st (valid until the next step), 0: the end, < 0. */
 int q_walk_step(struct q_walk *w);
 void q_walk_close(struct q_walk *w);

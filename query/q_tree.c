@@ -214,6 +214,50 @@ tree_emit(struct hwtr_q *q, struct tree *t, size_t root,
 	return (rc);
 }
 
+/* Names come from a cache of symbols by id, not a join per call. */
+#define Q_TREE_LIST							\
+	"c.id, c.thread, c.parent, c.depth, c.symbol, "			\
+	"c.func_ip, c.insns, c.self_insns, c.exit_ns - c.entry_ns "
+#define Q_TREE_COLS	"SELECT " Q_TREE_LIST "FROM calls c "
+
+/*
+ * The rows tree reads: one statement, or (--depth below the roots) a
+ * walk per thread of @th, the threads one after the other.
+ */
+struct tree_src {
+	int		walk;
+	sqlite3_stmt	*st, *th;
+	struct q_walk	w;
+	int64_t		depth, seq_lo, seq_hi, ilo, ihi;
+};
+
+static int
+tree_src_step(struct hwtr_q *q, struct tree_src *ts)
+{
+	int rc;
+
+	if (!ts->walk)
+		return (sqlite3_step(ts->st));
+	for (;;) {
+		if (ts->w.st != NULL) {
+			if ((rc = q_walk_step(&ts->w)) == 1) {
+				ts->st = ts->w.st;
+				return (SQLITE_ROW);
+			}
+			q_walk_close(&ts->w);
+			if (rc < 0)
+				return (SQLITE_ERROR);
+		}
+		if ((rc = sqlite3_step(ts->th)) != SQLITE_ROW)
+			return (rc);
+		if (q_walk_open(q, &ts->w, Q_TREE_LIST,
+		    sqlite3_column_int64(ts->th, 0), ts->depth, ts->seq_lo,
+		    ts->seq_hi) < 0)
+			return (SQLITE_ERROR);
+		q_walk_insns(&ts->w, ts->ilo, ts->ihi);
+	}
+}
+
 int
 q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
@@ -233,10 +277,15 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 	char hex[24];
 	uint64_t hash;
 	struct q_rng r;
+	struct tree_src ts;
 	int64_t rthread = req->thread;
 	int rc;
 
 	*resp = NULL;
+	memset(&ts, 0, sizeof(ts));
+	ts.seq_hi = INT64_MAX;
+	ts.ilo = INT64_MIN;
+	ts.ihi = INT64_MAX;
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
 		return (rc);
 	if ((rc = q_range(q, req, "tree", &r)) < 0)
@@ -289,17 +338,30 @@ ranged:
 		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 		goto out;
 	}
-/* Names come from a cache of symbols by id, not a join per call. */
-#define Q_TREE_COLS							\
-	"SELECT c.id, c.thread, c.parent, c.depth, c.symbol, "		\
-	"c.func_ip, c.insns, c.self_insns, c.exit_ns - c.entry_ns "	\
-	"FROM calls c "
+
 	/*
 	 * Parents come before their children in id order.  The roots alone
 	 * come a lookup each (Q_CALLS_ROOTS, as in q_calls); deeper trees
 	 * scan, for one thread only the range of its ids.
 	 */
-	if (req->depth == 0 && !r.on)
+	if (req->depth > 0) {
+		/*
+		 * Below the roots: each thread walked at most --depth deep
+		 * (q_walk.c), never reading the calls deeper.
+		 */
+		ts.walk = 1;
+		ts.depth = req->depth;
+		if (r.on) {
+			ts.seq_lo = r.seq_lo;
+			ts.seq_hi = r.seq_hi;
+			ts.ilo = r.insn_lo;
+			ts.ihi = r.insn_hi;
+		}
+		rc = q_prepare(q, &ts.th, "SELECT id FROM threads WHERE ?1 < 0 "
+		    "OR id = ?1 ORDER BY id");
+		if (rc == 0)
+			sqlite3_bind_int64(ts.th, 1, rthread);
+	} else if (req->depth == 0 && !r.on)
 		rc = q_prepare(q, &st, Q_CALLS_ROOTS Q_TREE_COLS
 		    "WHERE c.id IN (SELECT id FROM sel) AND c.depth <= ?2 "
 		    "ORDER BY c.id");
@@ -313,6 +375,8 @@ ranged:
 		    "c.depth <= ?2 ORDER BY c.id");
 	if (rc < 0)
 		goto out;
+	if (ts.walk)
+		goto walk;
 	sqlite3_bind_int64(st, 1, rthread);
 	sqlite3_bind_int64(st, 2, maxd);
 	if (sqlite3_bind_parameter_count(st) >= 4) {
@@ -324,13 +388,18 @@ ranged:
 		sqlite3_bind_int64(st, 5, r.insn_lo);
 		sqlite3_bind_int64(st, 6, r.insn_hi);
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		id = sqlite3_column_int64(st, 0);
-		thread = sqlite3_column_int64(st, 1);
+walk:
+	ts.st = st;
+	while ((rc = tree_src_step(q, &ts)) == SQLITE_ROW) {
+		sqlite3_stmt *rs = ts.st;
+		int k = ts.walk ? 4 : 0;
+
+		id = sqlite3_column_int64(rs, k + 0);
+		thread = sqlite3_column_int64(rs, k + 1);
 		nm = NULL;
-		if (sqlite3_column_type(st, 4) != SQLITE_NULL &&
-		    (nm = q_name_get(q, &names, sqlite3_column_int64(st,
-		    4))) == NULL) {
+		if (sqlite3_column_type(rs, k + 4) != SQLITE_NULL &&
+		    (nm = q_name_get(q, &names, sqlite3_column_int64(rs,
+		    k + 4))) == NULL) {
 			rc = -HWTR_E_DB;
 			goto out;
 		}
@@ -339,8 +408,8 @@ ranged:
 			len = nm->len;
 			hash = nm->hash;
 		} else {
-			len = q_fmt_hex(hex, (uint64_t)sqlite3_column_int64(st,
-			    5));
+			len = q_fmt_hex(hex, (uint64_t)sqlite3_column_int64(rs,
+			    k + 5));
 			name = hex;
 			hash = q_hash(hex, len);
 		}
@@ -353,8 +422,8 @@ ranged:
 			cur = thread;
 		}
 		parent = root;
-		if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
-			pid = sqlite3_column_int64(st, 2);
+		if (sqlite3_column_type(rs, k + 2) != SQLITE_NULL) {
+			pid = sqlite3_column_int64(rs, k + 2);
 			if (pid >= lo && pid <= hi && map[pid - lo] != 0)
 				parent = map[pid - lo];
 		}
@@ -365,10 +434,10 @@ ranged:
 		if (id >= lo && id <= hi)
 			map[id - lo] = node;
 		t.n[node].count++;
-		t.n[node].insns += sqlite3_column_int64(st, 6);
-		t.n[node].self += sqlite3_column_int64(st, 7);
-		if (sqlite3_column_type(st, 8) != SQLITE_NULL) {
-			t.n[node].dur += sqlite3_column_int64(st, 8);
+		t.n[node].insns += sqlite3_column_int64(rs, k + 6);
+		t.n[node].self += sqlite3_column_int64(rs, k + 7);
+		if (sqlite3_column_type(rs, k + 8) != SQLITE_NULL) {
+			t.n[node].dur += sqlite3_column_int64(rs, k + 8);
 			t.n[node].dur_known = 1;
 		}
 	}
@@ -387,6 +456,8 @@ ranged:
 nomem:
 	rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 out:
+	q_walk_close(&ts.w);
+	sqlite3_finalize(ts.th);
 	sqlite3_finalize(st);
 	q_names_free(&names);
 	hwtr_q_res_free(res);

@@ -556,11 +556,11 @@ out:
  * order meets every caller before its callees), so that a row costs one
  * step of one statement, with no per-row joins and no SQL printf.
  */
-#define Q_CALL_RAW							\
+#define Q_CALL_COLS							\
 	"c.id, c.thread, c.depth, c.symbol, c.func_ip, c.parent, "	\
 	"c.call_ip, c.entry_seq, c.entry_insn, c.entry_ns, c.exit_ns, "	\
-	"c.insns, c.self_insns, c.blocks, c.entry_kind, c.exit_kind "	\
-	"FROM calls c "
+	"c.insns, c.self_insns, c.blocks, c.entry_kind, c.exit_kind "
+#define Q_CALL_RAW	Q_CALL_COLS "FROM calls c "
 
 static const char *const q_call_cols[] = { "call", "thread", "depth",
     "function", "caller", "call_site", "seq", "insn", "start_ns",
@@ -664,31 +664,47 @@ q_push_textcol(struct hwtr_q_res *res, sqlite3_stmt *st, int c)
  */
 static int
 q_call_rows(struct hwtr_q *q, struct q_callfmt *cf, struct hwtr_q_res *res,
-    sqlite3_stmt *st)
+    sqlite3_stmt *st, struct q_walk *w, int64_t limit, int64_t *nrowsp)
 {
 	struct q_frame me, caller;
-	int64_t depth, a, b;
+	int64_t depth, a, b, nrows = 0;
 	char hex[24];
 	size_t n;
+	int k = w != NULL ? 4 : 0;	/* the walk's own columns first */
 	int rc;
 
 	memset(&caller, 0, sizeof(caller));
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		me.id = sqlite3_column_int64(st, 0);
-		depth = sqlite3_column_int64(st, 2);
-		me.has_sym = sqlite3_column_type(st, 3) != SQLITE_NULL;
-		me.symbol = sqlite3_column_int64(st, 3);
-		me.func_ip = sqlite3_column_int64(st, 4);
+	if (w != NULL)
+		st = w->st;
+	for (;;) {
+		if (w != NULL) {
+			if (limit >= 0 && nrows >= limit) {
+				rc = SQLITE_DONE;
+				break;
+			}
+			if ((rc = q_walk_step(w)) < 0)
+				return (rc);
+			rc = rc == 1 ? SQLITE_ROW : SQLITE_DONE;
+		} else
+			rc = sqlite3_step(st);
+		if (rc != SQLITE_ROW)
+			break;
+		nrows++;
+		me.id = sqlite3_column_int64(st, k + 0);
+		depth = sqlite3_column_int64(st, k + 2);
+		me.has_sym = sqlite3_column_type(st, k + 3) != SQLITE_NULL;
+		me.symbol = sqlite3_column_int64(st, k + 3);
+		me.func_ip = sqlite3_column_int64(st, k + 4);
 		rc = q_res_push_int(res, me.id);
-		rc |= q_res_push_int(res, sqlite3_column_int64(st, 1));
+		rc |= q_res_push_int(res, sqlite3_column_int64(st, k + 1));
 		rc |= q_res_push_int(res, depth);
 		if (rc != 0)
 			goto nomem;
 		if ((rc = q_push_func(q, cf, res, &me)) < 0)
 			goto fail;
-		if (sqlite3_column_type(st, 5) == SQLITE_NULL)
+		if (sqlite3_column_type(st, k + 5) == SQLITE_NULL)
 			rc = 1;
-		else if ((rc = q_caller(q, cf, sqlite3_column_int64(st, 5),
+		else if ((rc = q_caller(q, cf, sqlite3_column_int64(st, k + 5),
 		    depth, &caller)) < 0)
 			goto fail;
 		if (rc == 0)
@@ -697,33 +713,33 @@ q_call_rows(struct hwtr_q *q, struct q_callfmt *cf, struct hwtr_q_res *res,
 			rc = q_res_push_n(res, HWTR_Q_NULL, NULL, 0, 1);
 		if (rc < 0)
 			goto fail;
-		if (sqlite3_column_type(st, 6) == SQLITE_NULL)
+		if (sqlite3_column_type(st, k + 6) == SQLITE_NULL)
 			rc = q_res_push_n(res, HWTR_Q_NULL, NULL, 0, 1);
 		else {
 			n = q_fmt_hex(hex, (uint64_t)sqlite3_column_int64(st,
-			    6));
+			    k + 6));
 			rc = q_res_push_n(res, HWTR_Q_TEXT, hex, n, n);
 		}
-		rc |= q_res_push_int(res, sqlite3_column_int64(st, 7));
-		rc |= q_res_push_int(res, sqlite3_column_int64(st, 8));
-		if (sqlite3_column_type(st, 9) == SQLITE_NULL)
+		rc |= q_res_push_int(res, sqlite3_column_int64(st, k + 7));
+		rc |= q_res_push_int(res, sqlite3_column_int64(st, k + 8));
+		if (sqlite3_column_type(st, k + 9) == SQLITE_NULL)
 			rc |= q_res_push_n(res, HWTR_Q_NULL, NULL, 0, 1);
 		else
-			rc |= q_res_push_int(res, sqlite3_column_int64(st, 9) -
+			rc |= q_res_push_int(res, sqlite3_column_int64(st, k + 9) -
 			    cf->t0);
-		if (sqlite3_column_type(st, 9) == SQLITE_NULL ||
-		    sqlite3_column_type(st, 10) == SQLITE_NULL)
+		if (sqlite3_column_type(st, k + 9) == SQLITE_NULL ||
+		    sqlite3_column_type(st, k + 10) == SQLITE_NULL)
 			rc |= q_res_push_n(res, HWTR_Q_NULL, NULL, 0, 1);
 		else {
-			a = sqlite3_column_int64(st, 9);
-			b = sqlite3_column_int64(st, 10);
+			a = sqlite3_column_int64(st, k + 9);
+			b = sqlite3_column_int64(st, k + 10);
 			rc |= q_res_push_int(res, b - a);
 		}
-		rc |= q_res_push_int(res, sqlite3_column_int64(st, 11));
-		rc |= q_res_push_int(res, sqlite3_column_int64(st, 12));
-		rc |= q_res_push_int(res, sqlite3_column_int64(st, 13));
-		rc |= q_push_textcol(res, st, 14);
-		rc |= q_push_textcol(res, st, 15);
+		rc |= q_res_push_int(res, sqlite3_column_int64(st, k + 11));
+		rc |= q_res_push_int(res, sqlite3_column_int64(st, k + 12));
+		rc |= q_res_push_int(res, sqlite3_column_int64(st, k + 13));
+		rc |= q_push_textcol(res, st, k + 14);
+		rc |= q_push_textcol(res, st, k + 15);
 		if (rc != 0)
 			goto nomem;
 		/* This call is the caller of what follows it one level down. */
@@ -747,7 +763,9 @@ q_call_rows(struct hwtr_q *q, struct q_callfmt *cf, struct hwtr_q_res *res,
 		if ((rc = q_res_row_end(q, res)) < 0)
 			return (rc);
 	}
-	if (rc != SQLITE_DONE)
+	if (nrowsp != NULL)
+		*nrowsp = nrows;
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return (q_dbfail(q, "cannot read calls"));
 	return (0);
 nomem:
@@ -979,7 +997,7 @@ q_call_select5(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
 	}
 	q_res_stream(q, *resp);
 	if ((rc = q_call_hints(q, *resp, cf.t0)) == 0)
-		rc = q_call_rows(q, &cf, *resp, st);
+		rc = q_call_rows(q, &cf, *resp, st, NULL, -1, NULL);
 out:
 	sqlite3_finalize(st);
 	q_callfmt_free(&cf);
@@ -997,6 +1015,67 @@ q_call_select(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
 	return (q_call_select5(q, resp, sql, a, b, c, 0, -1, 0, -1));
 }
 
+/*
+ * calls --depth D (D > 0): each thread's calls (of thread @thread, -1:
+ * every thread, or of the range @r) in entry order, walked at most D deep
+ * (q_walk.c: a seek past each call at depth D, so that the calls deeper
+ * are never read), at most @n in all (-1: no limit).
+ */
+static int
+q_call_walk(struct hwtr_q *q, struct hwtr_q_res **resp, int64_t thread,
+    int64_t depth, int64_t n, const struct q_rng *r)
+{
+	struct q_callfmt cf;
+	struct q_walk w;
+	sqlite3_stmt *th = NULL;
+	int64_t done = 0, got;
+	size_t i;
+	int rc;
+
+	*resp = NULL;
+	memset(&cf, 0, sizeof(cf));
+	memset(&w, 0, sizeof(w));
+	for (i = 0; i < HWTR_NELEM(cf.pcache); i++)
+		cf.pcache[i].id = INT64_MIN;
+	if ((rc = q_int(q, &cf.t0, 0, Q_T0_SQL, NULL)) < 0 ||
+	    (rc = q_prepare(q, &th, "SELECT id FROM threads WHERE ?1 < 0 OR "
+	    "id = ?1 ORDER BY id")) < 0)
+		goto out;
+	if ((rc = q_res_new(resp, HWTR_NELEM(q_call_cols), q_call_cols)) < 0) {
+		rc = q_fail(q, rc, "out of memory");
+		goto out;
+	}
+	q_res_stream(q, *resp);
+	if ((rc = q_call_hints(q, *resp, cf.t0)) < 0)
+		goto out;
+	sqlite3_bind_int64(th, 1, r->on ? r->thread : thread);
+	while ((n < 0 || done < n) && (rc = sqlite3_step(th)) == SQLITE_ROW) {
+		if ((rc = q_walk_open(q, &w, Q_CALL_COLS,
+		    sqlite3_column_int64(th, 0), depth, r->on ? r->seq_lo : 0,
+		    r->on ? r->seq_hi : INT64_MAX)) < 0)
+			goto out;
+		if (r->on)
+			q_walk_insns(&w, r->insn_lo, r->insn_hi);
+		rc = q_call_rows(q, &cf, *resp, NULL, &w, n < 0 ? -1 : n - done,
+		    &got);
+		q_walk_close(&w);
+		if (rc < 0)
+			goto out;
+		done += got;
+	}
+	rc = rc == SQLITE_ROW || rc == SQLITE_DONE || rc == 0 ? 0 :
+	    q_dbfail(q, "cannot read threads");
+out:
+	q_walk_close(&w);
+	sqlite3_finalize(th);
+	q_callfmt_free(&cf);
+	if (rc < 0) {
+		hwtr_q_res_free(*resp);
+		*resp = NULL;
+	}
+	return (rc);
+}
+
 static int
 q_calls(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
@@ -1010,6 +1089,12 @@ q_calls(struct hwtr_q *q, const struct hwtr_q_req *req,
 		return (rc);
 	if ((rc = q_range(q, req, "calls", &r)) < 0)
 		return (rc);
+	/*
+	 * --depth below the roots: a walk that never reads deeper calls
+	 * (with a range, of the range's blocks).
+	 */
+	if (req->depth > 0)
+		return (q_call_walk(q, resp, req->thread, req->depth, n, &r));
 	/* A range: the calls entered in its blocks (calls_thread). */
 	if (r.on)
 		return (q_call_select5(q, resp, "SELECT " Q_CALL_RAW

@@ -43,7 +43,7 @@ q_walk_open(struct hwtr_q *q, struct q_walk *w, const char *cols,
 	q_str_puts(&sql, "SELECT id, depth, entry_seq, exit_seq");
 	if (cols != NULL && cols[0] != '\0')
 		q_str_printf(&sql, ", %s", cols);
-	q_str_puts(&sql, " FROM calls " Q_WALK_WHERE);
+	q_str_puts(&sql, " FROM calls c " Q_WALK_WHERE);
 	if (sql.err) {
 		free(sql.p);
 		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
@@ -57,7 +57,15 @@ q_walk_open(struct hwtr_q *q, struct q_walk *w, const char *cols,
 	sqlite3_bind_int64(w->st, 3, INT64_MIN);
 	sqlite3_bind_int64(w->st, 4, INT64_MIN);
 	sqlite3_bind_int64(w->st, 5, seq_hi);
+	q_walk_insns(w, INT64_MIN, INT64_MAX);
 	return (0);
+}
+
+void
+q_walk_insns(struct q_walk *w, int64_t lo, int64_t hi)
+{
+	sqlite3_bind_int64(w->st, 6, lo);
+	sqlite3_bind_int64(w->st, 7, hi);
 }
 
 /* Resume after call @id (entered at @es) at block @from. */

@@ -336,7 +336,7 @@ time_ns  thread  seq  kind          what               depth  duration_ns
     250       -    -  lost          128 bytes              -            -
     500       1    5  call          sq                     2            0
 X
-	q exp timeline --from 100 --to 0.5us
+	q exp timeline --from 100ns --to 0.5us
 	atf_check -s exit:2 -o empty -e match:"'5 apples' is not a time" \
 	    "$HWTRACE" query fix.db timeline --from '5 apples'
 }
