@@ -79,22 +79,21 @@ cov_count(const struct cov *cv, int64_t a)
 	return (lo == 0 ? 0 : cv->pts[lo - 1].count);
 }
 
-/* Build the count points of image @image from its blocks. */
 /*
  * The counts: of every thread (blocks.exec_count), of thread ?2
- * (block_counts), or of the blocks ?3 to ?4 of thread ?2 (a range, from
- * exec_order, materialized once per statement as rc).
+ * (block_counts), or (a range, or --depth) counted once into temp.q_cnt
+ * under key ?2 (q_depth_counts), read by its primary key; ?3 and ?4
+ * unused.  (A range's exec_order was read twice per image in one
+ * statement each: 49 CPU-s, 2 min 52 s for 100 M instructions of gzip.)
  */
-#define COV_RC								\
-	"WITH rc AS MATERIALIZED (SELECT e.block AS block, count(*) AS "	\
-	"count FROM exec_order e WHERE e.thread = ?2 AND e.seq >= ?3 AND "	\
-	"e.seq <= ?4 GROUP BY e.block) "
-
-/* The same from temp.q_cnt (--depth; ?3, ?4 unused). */
-#define COV_RCD								\
-	"WITH rc AS MATERIALIZED (SELECT block, sum(count) AS count FROM "	\
-	"temp.q_cnt WHERE (?2 < 0 OR thread = ?2) AND ?3 = ?3 AND ?4 = ?4 "	\
-	"GROUP BY block) "
+#define COV_CNT_PTS							\
+	"SELECT b.image_addr, b.size, c.count FROM temp.q_cnt c JOIN "	\
+	"blocks b ON b.id = c.block WHERE c.thread = ?2 AND ?3 = ?3 AND "	\
+	"?4 = ?4 AND b.image = ?1 AND b.image_addr IS NOT NULL"
+#define COV_CNT_FNS							\
+	"SELECT s.name, s.addr, s.size, " Q_CNT_FN_SUM " FROM symbols s "	\
+	"WHERE ?3 = ?3 AND ?4 = ?4 AND s.image = ?1 AND s.kind IN "	\
+	"('func', 'ifunc') ORDER BY s.addr, s.name"
 
 static void
 cov_bind(sqlite3_stmt *st, int64_t thread, const struct q_rng *r)
@@ -107,6 +106,7 @@ cov_bind(sqlite3_stmt *st, int64_t thread, const struct q_rng *r)
 		sqlite3_bind_int64(st, 2, thread);
 }
 
+/* Build the count points of image @image from its blocks. */
 static int
 cov_points(struct hwtr_q *q, struct cov *cv, int64_t image, int64_t thread,
     const struct q_rng *r)
@@ -120,11 +120,7 @@ cov_points(struct hwtr_q *q, struct cov *cv, int64_t image, int64_t thread,
 	free(cv->pts);
 	cv->pts = NULL;
 	cv->npts = 0;
-#define COV_PTS_RC							\
-	"SELECT b.image_addr, b.size, rc.count FROM rc JOIN blocks b ON "	\
-	"b.id = rc.block WHERE b.image = ?1 AND b.image_addr IS NOT NULL"
-	if ((rc = q_prepare(q, &st, r->cnt ? COV_RCD COV_PTS_RC : r->on ?
-	    COV_RC COV_PTS_RC : thread < 0 ?
+	if ((rc = q_prepare(q, &st, r->cnt ? COV_CNT_PTS : thread < 0 ?
 	    "SELECT image_addr, size, exec_count FROM blocks WHERE image = ?1 "
 	    "AND image_addr IS NOT NULL" : "SELECT b.image_addr, b.size, "
 	    "c.count FROM blocks b JOIN block_counts c ON c.thread = ?2 AND "
@@ -408,13 +404,8 @@ cov_image(struct hwtr_q *q, struct cov *cv, int64_t image, const char *ipath,
 
 	if ((rc = cov_points(q, cv, image, thread, r)) < 0)
 		return (rc);
-#define COV_FNS_RC							\
-	"SELECT s.name, s.addr, s.size, (SELECT sum(rc.count * b.ninsns) "	\
-	"FROM rc JOIN blocks b ON b.id = rc.block WHERE b.symbol = s.id) "	\
-	"FROM symbols s WHERE s.image = ?1 AND s.kind IN ('func', 'ifunc') "	\
-	"ORDER BY s.addr, s.name"
-	rc = q_prepare(q, &fs, r->cnt ? COV_RCD COV_FNS_RC : r->on ? COV_RC
-	    COV_FNS_RC : thread < 0 ? "SELECT s.name, s.addr, s.size, "
+	rc = q_prepare(q, &fs, r->cnt ? COV_CNT_FNS : thread < 0 ?
+	    "SELECT s.name, s.addr, s.size, "
 	    "(SELECT sum(b.exec_count * b.ninsns) FROM blocks b WHERE b.symbol "
 	    "= s.id) FROM symbols s WHERE s.image = ?1 AND s.kind IN ('func', "
 	    "'ifunc') ORDER BY s.addr, s.name" : "SELECT s.name, s.addr, "
@@ -537,7 +528,7 @@ q_cov(struct hwtr_q *q, const struct hwtr_q_req *req,
 	memset(&cv, 0, sizeof(cv));
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
 		return (rc);
-	if ((rc = q_range_depth(q, req, "coverage", &r)) < 0)
+	if ((rc = q_range_depth(q, req, "coverage", &r, 1)) < 0)
 		return (rc);
 	if ((rc = cov_images(q, req->image, &imgs)) < 0)
 		return (rc);

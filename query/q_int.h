@@ -241,9 +241,12 @@ struct q_rng {
 };
 int q_range(struct hwtr_q *q, const struct hwtr_q_req *req,
     const char *what, struct q_rng *r);
-/* q_range, then with --depth the counts of what ran in it that deep. */
+/*
+ * q_range, then with --depth the counts of what ran in it that deep into
+ * temp.q_cnt (with @always, those of a range without --depth too).
+ */
 int q_range_depth(struct hwtr_q *q, const struct hwtr_q_req *req,
-    const char *what, struct q_rng *r);
+    const char *what, struct q_rng *r, int always);
 
 /*
  * The calls of thread ?1 entered at instructions ?6 to ?7, at most ?2
@@ -297,11 +300,20 @@ int q_range_depth(struct hwtr_q *q, const struct hwtr_q_req *req,
 	"SELECT id, depth, entry_seq, exit_seq, parent FROM calls WHERE "	\
 	"thread = ?1 AND entry_seq <= ?2 ORDER BY entry_seq DESC, id DESC "	\
 	"LIMIT 1"
-/* The blocks ?2 to ?3 of thread ?1. */
+/* The blocks ?2 to ?3 of thread ?1, in order. */
 #define Q_WALK_BLOCKS							\
-	"SELECT block FROM exec_order WHERE thread = ?1 AND seq >= ?2 AND "	\
-	"seq <= ?3"
-/* What hot and coverage --depth count: temp.q_cnt (q_depth_counts). */
+	"SELECT seq, block FROM exec_order WHERE thread = ?1 AND seq >= ?2 "	\
+	"AND seq <= ?3 ORDER BY seq"
+/*
+ * What hot and coverage --depth count: temp.q_cnt (q_depth_counts), and
+ * per function, by thread key ?2 and block (its primary key), the blocks
+ * of the function first (CROSS JOIN: temp.q_cnt has no statistics, and
+ * read first it is read once per function).
+ */
+#define Q_CNT_FN_SUM							\
+	"(SELECT sum(c.count * b.ninsns) FROM blocks b CROSS JOIN "	\
+	"temp.q_cnt c ON c.thread = ?2 AND c.block = b.id WHERE b.symbol = "	\
+	"s.id)"
 #define Q_DEPTH_COUNTS							\
 	"(SELECT thread, block, count FROM temp.q_cnt WHERE ?3 = ?3 AND "	\
 	"?4 = ?4)"
@@ -338,8 +350,9 @@ int q_walk_stack(struct hwtr_q *q, int64_t thread, int64_t seq,
     int64_t maxdepth, struct q_span **frp, size_t *np);
 /*
  * Fill temp.q_cnt (thread, block, count) with the blocks that thread
- * @thread (-1: each) ran at most @depth deep (not in its calls at depth
- * @depth + 1), over the range @r when it is on (of r->thread).
+ * @thread (-1: every thread, summed under thread -1) ran at most @depth
+ * deep (not in its calls at depth @depth + 1; -1: all), over the range
+ * @r when it is on (of r->thread).
  */
 int q_depth_counts(struct hwtr_q *q, const struct q_rng *r, int64_t thread,
     int64_t depth);

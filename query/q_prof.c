@@ -511,7 +511,7 @@ q_hot_lines(struct hwtr_q *q, const struct hwtr_q_req *req,
 	*resp = NULL;
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
 		return (rc);
-	if ((rc = q_range_depth(q, req, "hot", &r)) < 0)
+	if ((rc = q_range_depth(q, req, "hot", &r, 0)) < 0)
 		return (rc);
 	if ((rc = p_blocks(q, &st, req->thread, NULL, &r)) < 0 ||
 	    (rc = p_walk(q, st, &lc, &ins, &total)) < 0)

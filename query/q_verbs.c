@@ -1249,7 +1249,7 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 		return (rc);
 	if (strcmp(by, "line") == 0)
 		return (q_hot_lines(q, req, resp));
-	if ((rc = q_range_depth(q, req, "hot", &r)) < 0)
+	if ((rc = q_range_depth(q, req, "hot", &r, 0)) < 0)
 		return (rc);
 	if (r.cnt) {
 		/* --depth: what ran that deep (q_walk.c). */

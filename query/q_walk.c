@@ -194,25 +194,50 @@ out:
 	return (rc);
 }
 
-/* Count the blocks @lo to @hi of @thread into @cnt. */
+/*
+ * A reader of one thread's execution order (Q_WALK_BLOCKS, from block
+ * @next on): the gaps between the calls a depth cuts out are often a few
+ * blocks apart, and each search of exec_order decodes a whole chunk, so a
+ * gap close after the last one is reached by reading on, a far one by a
+ * search.
+ */
+struct q_xr {
+	sqlite3_stmt	*st;
+	int64_t		thread, next, hi;
+	int		open;
+};
+
+/* Read on rather than search when the gap is at most this many blocks. */
+#define Q_XR_NEAR	8192
+
+/* Count the blocks @lo to @hi of @xr's thread into @cnt. */
 static int
-q_cnt_range(struct hwtr_q *q, sqlite3_stmt *st, int64_t thread, int64_t lo,
-    int64_t hi, int64_t *cnt, int64_t nblk)
+q_cnt_range(struct hwtr_q *q, struct q_xr *xr, int64_t lo, int64_t hi,
+    int64_t *cnt, int64_t nblk)
 {
-	int64_t b;
+	int64_t b, seq;
 	int rc;
 
 	if (lo > hi)
 		return (0);
-	sqlite3_reset(st);
-	sqlite3_bind_int64(st, 1, thread);
-	sqlite3_bind_int64(st, 2, lo);
-	sqlite3_bind_int64(st, 3, hi);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		b = sqlite3_column_int64(st, 0);
-		if (b >= 0 && b < nblk)
-			cnt[b]++;
+	if (!xr->open || lo < xr->next || lo - xr->next > Q_XR_NEAR) {
+		sqlite3_reset(xr->st);
+		sqlite3_bind_int64(xr->st, 1, xr->thread);
+		sqlite3_bind_int64(xr->st, 2, lo);
+		sqlite3_bind_int64(xr->st, 3, xr->hi);
+		xr->open = 1;
+		xr->next = lo;
 	}
+	while ((rc = sqlite3_step(xr->st)) == SQLITE_ROW) {
+		seq = sqlite3_column_int64(xr->st, 0);
+		b = sqlite3_column_int64(xr->st, 1);
+		xr->next = seq + 1;
+		if (seq >= lo && b >= 0 && b < nblk)
+			cnt[b]++;
+		if (seq >= hi)
+			return (0);
+	}
+	xr->open = 0;
 	return (rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read the "
 	    "execution order"));
 }
@@ -222,12 +247,16 @@ static int
 q_cnt_thread(struct hwtr_q *q, sqlite3_stmt *ex, int64_t thread,
     int64_t depth, int64_t lo, int64_t hi, int64_t *cnt, int64_t nblk)
 {
+	struct q_xr xr = { ex, thread, 0, hi, 0 };
 	struct q_span *fr;
 	struct q_walk w;
 	int64_t pos = lo, es, xs;
 	size_t n, i;
 	int rc;
 
+	/* No depth: the blocks of the range, all (coverage --from, --to). */
+	if (depth < 0)
+		return (q_cnt_range(q, &xr, lo, hi, cnt, nblk));
 	/* Started inside a call deeper than @depth: from where it returns. */
 	if ((rc = q_walk_stack(q, thread, lo, depth + 1, &fr, &n)) < 0)
 		return (rc);
@@ -244,8 +273,7 @@ q_cnt_thread(struct hwtr_q *q, sqlite3_stmt *ex, int64_t thread,
 			continue;
 		es = sqlite3_column_int64(w.st, 2);
 		xs = sqlite3_column_int64(w.st, 3);
-		if ((rc = q_cnt_range(q, ex, thread, pos, es - 1, cnt,
-		    nblk)) < 0)
+		if ((rc = q_cnt_range(q, &xr, pos, es - 1, cnt, nblk)) < 0)
 			break;
 		if (xs > pos)
 			pos = xs;
@@ -253,7 +281,7 @@ q_cnt_thread(struct hwtr_q *q, sqlite3_stmt *ex, int64_t thread,
 	q_walk_close(&w);
 	if (rc < 0)
 		return (rc);
-	return (q_cnt_range(q, ex, thread, pos, hi, cnt, nblk));
+	return (q_cnt_range(q, &xr, pos, hi, cnt, nblk));
 }
 
 int
@@ -261,7 +289,7 @@ q_depth_counts(struct hwtr_q *q, const struct q_rng *r, int64_t thread,
     int64_t depth)
 {
 	sqlite3_stmt *th = NULL, *ex = NULL, *ins = NULL;
-	int64_t *cnt = NULL, nblk, t, b;
+	int64_t *cnt = NULL, nblk, t, b, key;
 	int rc;
 
 	if ((rc = q_int(q, &nblk, 0, "SELECT coalesce(max(id), -1) + 1 FROM "
@@ -287,30 +315,34 @@ q_depth_counts(struct hwtr_q *q, const struct q_rng *r, int64_t thread,
 	    (rc = q_prepare(q, &th, "SELECT id, blocks FROM threads WHERE "
 	    "?1 < 0 OR id = ?1 ORDER BY id")) < 0)
 		goto out;
-	sqlite3_bind_int64(th, 1, r->on ? r->thread : thread);
+	/* The counts of the threads asked for, summed, kept under that key. */
+	key = r->on ? r->thread : thread;
+	sqlite3_bind_int64(th, 1, key);
 	while ((rc = sqlite3_step(th)) == SQLITE_ROW) {
 		t = sqlite3_column_int64(th, 0);
-		memset(cnt, 0, (size_t)nblk * sizeof(*cnt));
 		rc = r->on ? q_cnt_thread(q, ex, t, depth, r->seq_lo,
 		    r->seq_hi, cnt, nblk) : q_cnt_thread(q, ex, t, depth, 0,
 		    sqlite3_column_int64(th, 1) - 1, cnt, nblk);
 		if (rc < 0)
 			goto out;
-		for (b = 0; b < nblk; b++) {
-			if (cnt[b] == 0)
-				continue;
-			sqlite3_reset(ins);
-			sqlite3_bind_int64(ins, 1, t);
-			sqlite3_bind_int64(ins, 2, b);
-			sqlite3_bind_int64(ins, 3, cnt[b]);
-			if (sqlite3_step(ins) != SQLITE_DONE) {
-				rc = q_dbfail(q, "cannot fill a temporary "
-				    "table");
-				goto out;
-			}
+	}
+	if (rc != SQLITE_DONE) {
+		rc = q_dbfail(q, "cannot read threads");
+		goto out;
+	}
+	for (b = 0; b < nblk; b++) {
+		if (cnt[b] == 0)
+			continue;
+		sqlite3_reset(ins);
+		sqlite3_bind_int64(ins, 1, key);
+		sqlite3_bind_int64(ins, 2, b);
+		sqlite3_bind_int64(ins, 3, cnt[b]);
+		if (sqlite3_step(ins) != SQLITE_DONE) {
+			rc = q_dbfail(q, "cannot fill a temporary table");
+			goto out;
 		}
 	}
-	rc = rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read threads");
+	rc = 0;
 out:
 	sqlite3_finalize(th);
 	sqlite3_finalize(ex);
@@ -324,12 +356,14 @@ out:
 
 int
 q_range_depth(struct hwtr_q *q, const struct hwtr_q_req *req,
-    const char *what, struct q_rng *r)
+    const char *what, struct q_rng *r, int always)
 {
 	int rc;
 
-	if ((rc = q_range(q, req, what, r)) < 0 || req->depth < 0)
+	if ((rc = q_range(q, req, what, r)) < 0)
 		return (rc);
+	if (req->depth < 0 && !(always && r->on))
+		return (0);
 	if (req->by != NULL && strcmp(req->by, "edge") == 0)
 		return (q_fail(q, -HWTR_E_INVAL, "%s --by edge: branches are "
 		    "counted per thread, not by depth; --depth applies to "

@@ -122,7 +122,15 @@ ATF_TC_BODY(depth_walk_uses_calls_thread, tc)
 	    "AND entry_seq>? AND entry_seq<?)", "SCAN calls");
 	expect(db, Q_WALK_INNER, "INDEX calls_thread (thread=? AND "
 	    "entry_seq<?)", "SCAN calls");
-	expect(db, Q_WALK_BLOCKS, "VIRTUAL TABLE INDEX 7:", NULL);
+	expect(db, Q_WALK_BLOCKS, "VIRTUAL TABLE INDEX 7:", "TEMP B-TREE");
+	/* coverage over a range or a depth: its counts by thread and block. */
+	ATF_REQUIRE_EQ(sqlite3_exec(db, "CREATE TEMP TABLE q_cnt(thread "
+	    "INTEGER NOT NULL, block INTEGER NOT NULL, count INTEGER NOT NULL, "
+	    "PRIMARY KEY (thread, block)) WITHOUT ROWID", NULL, NULL, NULL),
+	    SQLITE_OK);
+	expect(db, "SELECT s.name, " Q_CNT_FN_SUM " FROM symbols s WHERE "
+	    "s.image = ?1", "SEARCH c USING PRIMARY KEY (thread=? AND "
+	    "block=?)", "SCAN c");
 	sqlite3_close(db);
 }
 
