@@ -305,6 +305,29 @@ X
 	atf_check -s exit:0 -o inline:"ok\n" python3 check.py
 }
 
+atf_test_case depth_counts_match_calls
+depth_counts_match_calls_head()
+{
+	atf_set descr "hot --depth D, counted from the execution order less the calls deeper than D, totals the self_insns the indexer's call reconstruction gives the calls at most D deep, on a gzip capture; coverage --depth agrees"
+	atf_set require.progs "gzip"
+	atf_set timeout 300
+}
+depth_counts_match_calls_body()
+{
+	gzcap
+	for d in 0 2 5 8; do
+		a=$("$HWTRACE" query g.db hot --depth $d -n 1000000 --format csv |
+		    tail -n +2 | awk -F, '{ s += $3 } END { print s + 0 }')
+		b=$("$HWTRACE" query g.db sql --format csv "SELECT coalesce(sum(self_insns), 0) FROM calls WHERE depth <= $d" |
+		    tail -n +2)
+		[ "$a" = "$b" ] || atf_fail "--depth $d: hot totals $a, the calls' self_insns $b"
+		c=$("$HWTRACE" query g.db coverage --depth $d --format csv |
+		    awk -F, 'NR > 1 && $2 != "" { s += $6 } END { print s + 0 }')
+		[ "$c" -le "$a" ] || atf_fail "--depth $d: coverage counts $c instructions in functions, more than hot's $a"
+	done
+	[ "$b" -gt 0 ] || atf_fail "no instructions at depth 8"
+}
+
 atf_test_case export_bounded_heap
 export_bounded_heap_head()
 {
@@ -345,5 +368,6 @@ atf_init_test_cases()
 	atf_add_test_case sql_time_functions
 	atf_add_test_case call_times_view
 	atf_add_test_case call_times_interpolates
+	atf_add_test_case depth_counts_match_calls
 	atf_add_test_case export_bounded_heap
 }
