@@ -67,6 +67,39 @@ bt_crash_matches_gdb_body()
 	    atf_fail "gdb's frames lack report and main: $(cat gdb.frames)"
 }
 
+atf_test_case bt_crash_matches_gdb_core
+bt_crash_matches_gdb_core_head() { atf_set descr "bt after the crash in strlen called by measure gives the frames gdb's bt reads from the core file of a native run of the same program (function and file:line), frame 0 in strlen"; }
+bt_crash_matches_gdb_core_body()
+{
+	need_valgrind
+	command -v gdb >/dev/null || atf_skip "gdb is not installed"
+	# A native run leaves a core file where the kernel is told to
+	# (core_pattern): only a plain file name in this directory will do.
+	case $(cat /proc/sys/kernel/core_pattern 2>/dev/null) in
+	core|core.%p|core*) ;;
+	*) atf_skip "core_pattern '$(cat /proc/sys/kernel/core_pattern)' does not write a core file here" ;;
+	esac
+	capture c crash
+	[ "$(cat c.rc)" = 139 ] || atf_fail "capture of 'measure crash': expected exit 139, got $(cat c.rc)"
+	mkdir native
+	(cd native && ulimit -c unlimited 2>/dev/null && exec env -i "$HWTRACE_PROGS/measure" crash) \
+	    > /dev/null 2>&1
+	core=$(ls native/core* 2>/dev/null | head -n 1)
+	[ -n "$core" ] || atf_skip "no core file was written (ulimit -Hc: $(ulimit -Hc))"
+	gdb -nx -batch -ex bt "$HWTRACE_PROGS/measure" "$core" > gdb.out 2>&1 < /dev/null
+	sed -n 's/^#\([1-9][0-9]*\) .* in \([^ ]*\) (.*) at \([^ ]*\)$/\1 \2 \3/p' \
+	    gdb.out > gdb.frames
+	[ "$(wc -l < gdb.frames)" -ge 3 ] || atf_fail "gdb read fewer than 3 frames above frame 0 from $core: $(cat gdb.out)"
+	grep -q '^#0 .*strlen' gdb.out || atf_fail "gdb's frame 0 is not in strlen: $(cat gdb.out)"
+	"$HWTRACE" query c.db bt --format tsv > bt.tsv || atf_fail "bt failed"
+	awk -F'\t' 'NR == 2 { print $3 }' bt.tsv | grep -q strlen ||
+	    atf_fail "bt's frame 0 is not in strlen: $(cat bt.tsv)"
+	awk -F'\t' 'NR > 2 && $5 != "" { print $2, $3, $5 }' bt.tsv |
+	    head -n "$(wc -l < gdb.frames)" > hw.frames
+	diff -u gdb.frames hw.frames > frames.diff ||
+	    atf_fail "bt disagrees with gdb on the core file: $(cat frames.diff)"
+}
+
 atf_test_case bt_first_insn_fault
 bt_first_insn_fault_head() { atf_set descr "bt when the callee faults at its first instruction (segv's store): frame 0 is store, frame 1 main, as gdb says"; }
 bt_first_insn_fault_body()
@@ -421,6 +454,7 @@ depth_filters_body()
 atf_init_test_cases()
 {
 	atf_add_test_case bt_crash_matches_gdb
+	atf_add_test_case bt_crash_matches_gdb_core
 	atf_add_test_case bt_first_insn_fault
 	atf_add_test_case bt_at_matches_gdb_breakpoint
 	atf_add_test_case hot_by_line_matches_callgrind
