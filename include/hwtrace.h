@@ -984,7 +984,7 @@ int hwtr_ptenc_enabled(const struct hwtr_ptenc *enc);
  *      archive; res says how the traced command ended and what was lost;
  *   3) map res to an exit status (hwtr_cap_exit_status()).
  * How to add a source: write kernel/<name>.c with its ops table and add it
- * to the list in kernel/src.c.
+ * to the list in kernel/sources.c.
  */
 struct hwtr_src;
 

@@ -27,7 +27,7 @@
 
 #include "hwtrace.h"
 #include "hwtr_test.h"
-#include "../kernel/ptdec.h"
+#include "ptdec.h"
 #include "../../kernel/hwtr_vgevents.h"
 #include "../../kernel/vgconv.h"
 
