@@ -791,6 +791,12 @@ read_cmdline(pid_t pid, char **bufp, char ***argvp, size_t *argcp)
 	return (0);
 }
 
+int
+hwtr_cap_source_known(const char *name)
+{
+	return (hwtr_src_find(name) != NULL);
+}
+
 void
 hwtr_cap_config_init(struct hwtr_cap_config *cfg)
 {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "hwtrace.h"
+#include "hwtr_common.h"
 #include "cli.h"
 
 enum {

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "hwtrace.h"
+#include "hwtr_common.h"
 #include "cli.h"
 
 #define CLI_MAXOPTS	64

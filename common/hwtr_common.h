@@ -20,6 +20,20 @@
 
 #define HWTR_NELEM(a)	(sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Text from an archive or a database (host names, command lines, paths,
+ * symbol names) made safe for a terminal: control characters (C0, DEL,
+ * C1) and bytes that are not valid UTF-8 become \n, \t, \r, \e or \xHH;
+ * valid UTF-8 passes unchanged.  With HWTR_ESC_KEEP_NL newlines stay (for
+ * messages of several lines).  Every human-readable output goes through
+ * it; JSON and CSV output stay exact.  Returns a copy the caller frees,
+ * NULL when out of memory; hwtr_esc_needed() says whether anything would
+ * change.
+ */
+#define HWTR_ESC_KEEP_NL	0x1
+char *hwtr_esc_dup(const char *s, int flags);
+int hwtr_esc_needed(const char *s, int flags);
+
 /* Format a message and send it to @log (which may be NULL). */
 void hwtr_logf(const struct hwtr_log *log, enum hwtr_log_level level,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -96,8 +96,8 @@
 #include <unistd.h>
 
 #include "hwtr_common.h"
-#include "kernel.h"
 #include "perf_aux.h"
+#include "sources.h"
 
 #ifdef __linux__
 #include <linux/capability.h>

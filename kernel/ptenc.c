@@ -24,6 +24,7 @@
 #include <intel-pt.h>
 
 #include "hwtr_common.h"
+#include "hwtr_kernel.h"
 
 #define PTENC_BUFSZ	(64 * 1024)
 /* Room for the longest packet sequence one call writes (PSB+ and a TIP). */

@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "hwtr_common.h"
-#include "kernel.h"
+#include "sources.h"
 
 static const struct hwtr_src_ops *const sources[] = {
 	&hwtr_step_ops,

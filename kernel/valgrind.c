@@ -45,7 +45,7 @@
 
 #include "hwtr_common.h"
 #include "hwtr_vgevents.h"
-#include "kernel.h"
+#include "sources.h"
 #include "vgconv.h"
 
 #define VG_READ_BUF	(4u << 20)

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "hwtrace.h"
+#include "hwtr_kernel.h"
 #include "hwtr_test.h"
 #include "ptdec.h"
 #include "../../kernel/hwtr_vgevents.h"
