@@ -998,8 +998,9 @@ snap_free(struct cs_snap *sn)
 	free(sn->caveat);
 }
 
-int
-hwtr_import_cs_is_snapshot(const char *path)
+/* 1 when @path is a directory holding a snapshot.ini, else 0. */
+static int
+is_snapshot(const char *path)
 {
 	struct stat st;
 	char *p;
@@ -1138,7 +1139,7 @@ out:
 static int
 cs_bid(const char *path)
 {
-	return (hwtr_import_cs_is_snapshot(path) ? 100 : 0);
+	return (is_snapshot(path) ? 100 : 0);
 }
 
 const struct hwtr_importer hwtr_importer_cs = {
@@ -1147,14 +1148,3 @@ const struct hwtr_importer hwtr_importer_cs = {
 	.load = cs_load,
 };
 
-int
-hwtr_import_cs(const char *dir, const char *out,
-    const struct hwtr_aw_opts *aw_opts, char *errbuf, size_t errlen)
-{
-	struct hwtr_import_opts io;
-
-	memset(&io, 0, sizeof(io));
-	io.format = "coresight";
-	io.aw_opts = aw_opts;
-	return (hwtr_import(dir, &io, out, errbuf, errlen));
-}

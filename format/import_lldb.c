@@ -813,14 +813,3 @@ const struct hwtr_importer hwtr_importer_lldb = {
 	.load = lldb_load,
 };
 
-int
-hwtr_import_lldb(const char *json, const char *out,
-    const struct hwtr_aw_opts *aw_opts, char *errbuf, size_t errlen)
-{
-	struct hwtr_import_opts io;
-
-	memset(&io, 0, sizeof(io));
-	io.format = "lldb";
-	io.aw_opts = aw_opts;
-	return (hwtr_import(json, &io, out, errbuf, errlen));
-}

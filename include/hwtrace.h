@@ -517,15 +517,14 @@ int hwtr_aw_close(struct hwtr_aw *aw, char *errbuf, size_t errlen);
 void hwtr_aw_abort(struct hwtr_aw *aw, int keep);
 
 /*
- * 4b. Importers of foreign captures (format/import_raw.c,
- * format/import_lldb.c).
+ * 4b. Importers of foreign captures (format/import*.c).
  *
  * How to use this:
  *   1) Describe the capture: struct hwtr_import_raw_opts for raw Intel PT
- *      files with ptxed-style memory images, or the path of an LLDB Intel PT
- *      trace bundle (trace.json).
- *   2) hwtr_import_raw() / hwtr_import_lldb() validate every input file,
- *      then write the archive @out through the writer (as "@out.partial",
+ *      files with ptxed-style memory images, or the path of what another
+ *      tool recorded (an LLDB trace bundle, an ARM snapshot, a perf.data).
+ *   2) hwtr_import_raw() or hwtr_import() validate every input file, then
+ *      write the archive @out through the writer (as "@out.partial",
  *      renamed when complete).  On failure nothing is left at @out or
  *      "@out.partial" and @errbuf names the bad option, field or file.
  * Both return 0 or -HWTR_E_*; they never print.
@@ -599,43 +598,32 @@ int hwtr_import_raw(const struct hwtr_import_raw_opts *opts, const char *out,
     char *errbuf, size_t errlen);
 
 /*
- * Import the LLDB Intel PT trace bundle described by @json (its "trace.json";
- * file names in it are relative to its directory).  cpuInfo gives the CPU,
- * each process a HWTR_SB_PROC_START record, each thread a stream (and a
- * HWTR_SB_THREAD_START record), each module an image checked against its
- * uuid (the ELF build-id) and HWTR_SB_MMAP records of its PT_LOAD segments
- * at loadAddress; tscPerfZeroConversion, when present, the time conversion.
- * Every file is validated before anything is written.
- */
-int hwtr_import_lldb(const char *json, const char *out,
-    const struct hwtr_aw_opts *aw_opts, char *errbuf, size_t errlen);
-
-/*
- * Import an ARM trace and debug snapshot directory (snapshot.ini, the
- * device files it lists, trace.ini): one HWTR_TF_CORESIGHT stream per
- * trace buffer with its frame format and sources (protocol, trace ID,
- * core type, registers named without their "(...)" annotations), each
- * memory dump a HWTR_IMG_MEMORY image mapped by a HWTR_SB_MMAP record
- * with pid -1, and the dumps' memory spaces in "aux/coresight-dumps"
- * (lines "ADDRESS LENGTH SPACE FILE", SPACE "-" when not given).  ITM
- * sources are left out with a caveat.  Errors name the file and key.
- */
-int hwtr_import_cs(const char *dir, const char *out,
-    const struct hwtr_aw_opts *aw_opts, char *errbuf, size_t errlen);
-
-/* 1 when @path is a directory holding a snapshot.ini, else 0. */
-int hwtr_import_cs_is_snapshot(const char *path);
-
-/*
  * The importers are registered in one table (format/import.c), like
  * libarchive's formats: each has a name, a bid on a path (how sure it is
  * that the path is its format) and a loader that hands what it read to
  * one shared writer.  hwtr_import() picks the importer @opts->format names,
- * or the one that bids highest on @path, and writes @out as the functions
- * above do (nothing is left behind on failure).
+ * or the one that bids highest on @path, and writes @out as
+ * hwtr_import_raw() does (nothing is left behind on failure).
  *   "raw"        ptxed's options in @raw; @path is not used (NULL)
- *   "lldb"       an LLDB Intel PT trace bundle (trace.json)
- *   "coresight"  an ARM trace and debug snapshot directory
+ *   "lldb"       an LLDB Intel PT trace bundle, @path its "trace.json"
+ *                (file names in it are relative to its directory):
+ *                cpuInfo gives the CPU, each process a
+ *                HWTR_SB_PROC_START record, each thread a stream (and a
+ *                HWTR_SB_THREAD_START record), each module an image
+ *                checked against its uuid (the ELF build-id) and
+ *                HWTR_SB_MMAP records of its PT_LOAD segments at
+ *                loadAddress; tscPerfZeroConversion, when present, the
+ *                time conversion
+ *   "coresight"  an ARM trace and debug snapshot directory (snapshot.ini,
+ *                the device files it lists, trace.ini): one
+ *                HWTR_TF_CORESIGHT stream per trace buffer with its frame
+ *                format and sources (protocol, trace ID, core type,
+ *                registers named without their "(...)" annotations), each
+ *                memory dump a HWTR_IMG_MEMORY image mapped by a
+ *                HWTR_SB_MMAP record with pid -1, and the dumps' memory
+ *                spaces in "aux/coresight-dumps" (lines "ADDRESS LENGTH
+ *                SPACE FILE", SPACE "-" when not given); ITM sources are
+ *                left out with a caveat
  *   "perf"       a perf.data file of Linux perf or simpleperf (PERFILE2,
  *                file or pipe mode): every AUXTRACE buffer a stream,
  *                AUXTRACE_INFO the decoder configuration, the kernel's
@@ -1092,8 +1080,6 @@ int hwtr_q_open(struct hwtr_q **qp, const char *path,
 int hwtr_q_close(struct hwtr_q *q);
 /* Details of the last failure ("no function matches 'foo'; did you mean..."). */
 const char *hwtr_q_errmsg(const struct hwtr_q *q);
-/* The database actually opened (the cache for an archive); valid until close. */
-const char *hwtr_q_dbpath(const struct hwtr_q *q);
 
 void hwtr_q_req_init(struct hwtr_q_req *req, enum hwtr_q_verb verb);
 /*
@@ -1112,9 +1098,7 @@ enum hwtr_q_type {
 	HWTR_Q_TEXT
 };
 
-size_t hwtr_q_res_ncols(const struct hwtr_q_res *res);
 size_t hwtr_q_res_nrows(const struct hwtr_q_res *res);
-const char *hwtr_q_res_colname(const struct hwtr_q_res *res, size_t col);
 /* A cell as text (NULL for SQL NULL); borrowed from @res. */
 const char *hwtr_q_res_cell(const struct hwtr_q_res *res, size_t row,
     size_t col, enum hwtr_q_type *typep);

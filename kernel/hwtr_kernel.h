@@ -107,8 +107,6 @@ int hwtr_ptenc_ret(struct hwtr_ptenc *enc, uint64_t target);
 int hwtr_ptenc_indirect(struct hwtr_ptenc *enc, uint64_t target);
 /* A far jump, call or return (iret, lret) to @target in 64/32-bit mode. */
 int hwtr_ptenc_far(struct hwtr_ptenc *enc, uint64_t target, int mode64);
-/* An asynchronous transfer from @from (not yet executed) to @to (FUP+TIP). */
-int hwtr_ptenc_async(struct hwtr_ptenc *enc, uint64_t from, uint64_t to);
 /* The instruction at @ip is about to execute: a PSB+ may go here. */
 int hwtr_ptenc_at(struct hwtr_ptenc *enc, uint64_t ip, uint64_t tsc);
 /*
@@ -302,8 +300,6 @@ struct hwtr_src {
 
 /* The ops table named @name ("step"), or NULL. */
 const struct hwtr_src_ops *hwtr_src_find(const char *name);
-/* The names of all sources, NULL-terminated. */
-const char *const *hwtr_src_names(void);
 
 /*
  * The source to use when none is named (struct hwtr_cap_config.source

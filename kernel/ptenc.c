@@ -503,20 +503,6 @@ hwtr_ptenc_far(struct hwtr_ptenc *enc, uint64_t target, int mode64)
 }
 
 int
-hwtr_ptenc_async(struct hwtr_ptenc *enc, uint64_t from, uint64_t to)
-{
-	int rc;
-
-	if (enc == NULL || !enc->enabled)
-		return (-HWTR_E_INVAL);
-	if ((rc = reserve(enc)) < 0 || (rc = flush_tnt(enc)) < 0)
-		return (rc);
-	if ((rc = put_ip(enc, ppt_fup, from)) < 0)
-		return (rc);
-	return (put_ip(enc, ppt_tip, to));
-}
-
-int
 hwtr_ptenc_at(struct hwtr_ptenc *enc, uint64_t ip, uint64_t tsc)
 {
 	int rc;

@@ -22,13 +22,6 @@ static const struct hwtr_src_ops *const sources[] = {
 	NULL
 };
 
-static const char *const source_names[] = {
-	"step",
-	"valgrind",
-	"perf",
-	NULL
-};
-
 const struct hwtr_src_ops *
 hwtr_src_find(const char *name)
 {
@@ -40,12 +33,6 @@ hwtr_src_find(const char *name)
 		if (strcmp(sources[i]->name, name) == 0)
 			return (sources[i]);
 	return (NULL);
-}
-
-const char *const *
-hwtr_src_names(void)
-{
-	return (source_names);
 }
 
 uint64_t

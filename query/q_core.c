@@ -51,12 +51,6 @@ hwtr_q_errmsg(const struct hwtr_q *q)
 	return (q == NULL ? "no query handle" : q->msg);
 }
 
-const char *
-hwtr_q_dbpath(const struct hwtr_q *q)
-{
-	return (q->dbpath);
-}
-
 /* --- growable text ---------------------------------------------------- */
 
 void
@@ -334,21 +328,9 @@ q_res_row_end(struct hwtr_q *q, struct hwtr_q_res *res)
 }
 
 size_t
-hwtr_q_res_ncols(const struct hwtr_q_res *res)
-{
-	return (res->ncols);
-}
-
-size_t
 hwtr_q_res_nrows(const struct hwtr_q_res *res)
 {
 	return (res->ncols ? res->ncells / res->ncols : 0);
-}
-
-const char *
-hwtr_q_res_colname(const struct hwtr_q_res *res, size_t col)
-{
-	return (col < res->ncols ? res->names[col] : NULL);
 }
 
 const char *
