@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "hwtr_common.h"
+#include "hwtr_import.h"
 #include "capture.h"
 
 #define CAP_FLUSH_NS	1000000000ull	/* flush every stream this often */

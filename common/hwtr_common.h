@@ -125,6 +125,14 @@ void hwtr_json_quote(hwtr_put_fn put, void *arg, const char *s);
 
 /* The CPU this runs on (CPUID): vendor, family, model, stepping, brand. */
 void hwtr_cpu_host(struct hwtr_cpu *cpu);
+/*
+ * CPUID leaves 0 and 1: the vendor string ("GenuineIntel", NUL-terminated)
+ * and family, model and stepping as Intel and AMD compose them.  Returns 0,
+ * or -HWTR_E_UNSUPPORTED (not x86, or CPUID does not answer: what could
+ * be read is set, the rest is "" or 0).
+ */
+int hwtr_cpu_host_id(char vendor[13], unsigned *family, unsigned *model,
+    unsigned *stepping);
 
 #define HWTR_OUT_RANDOM	0x1
 int hwtr_out_create(const char *path, int flags, char **tmpp);

@@ -651,19 +651,6 @@ int hwtr_import(const char *path, const struct hwtr_import_opts *opts,
  */
 const char *hwtr_import_guess(const char *path);
 
-/*
- * The archive of a live perf recording (the perf source's perf.data, pipe
- * format), written by the perf.data importer so that streams, loss,
- * decoder configuration and sideband are what an import of the same file
- * gives; @base supplies the capture's host, source, command line and
- * start, @end its exit status (loss is added to it).  *@trace_bytes
- * receives the bytes of trace written.
- */
-int hwtr_import_perf_capture(const char *recording,
-    const struct hwtr_import_opts *o, const struct hwtr_capture_meta *base,
-    struct hwtr_capture_end *end, const char *out, uint64_t *trace_bytes,
-    char *errbuf, size_t errlen);
-
 /* Importer names in table order, NULL-terminated (static). */
 const char *const *hwtr_import_formats(void);
 
