@@ -7,6 +7,7 @@
 #   make fuzz       run the archive reader's libFuzzer target
 #   make bench      benchmarks (see docs/PERFORMANCE.md)
 #   make lint       mandoc -Tlint on every man page
+#   make layers     the module arrows hold (includes and calls)
 #   make install    install under PREFIX (/usr/local), DESTDIR; make uninstall
 #
 # Every module's .c files are picked up by wildcard; a test directory
@@ -19,13 +20,29 @@ SAN	?=
 OPT	?= -O2 -g
 WARN	= -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 \
 	  -Wmissing-prototypes -Wstrict-prototypes
-CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Iinclude -Icommon \
+CFLAGS_BASE = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) \
 	  -fno-strict-aliasing -pthread $(SAN) $(CFLAGS)
 LIBS	= -larchive -lzstd -ljansson -lipt -lopencsd_c_api -lopencsd \
 	  -lsqlite3 -lpq -ldw -lelf -lZydis -liberty -ldebuginfod -lpthread -lm
 LDFLAGS_ALL = -pthread $(SAN) $(LDFLAGS)
 
 MODULES	= common format kernel capture indexer query
+
+# The arrows between modules: the modules each one may use.  A module is
+# compiled with include/ (the public hwtrace.h) and the folders of these
+# modules only, so an #include of another module's header fails to build;
+# `make layers` (run by `make check`) also holds every object's calls to
+# these arrows (tests/layers.sh).  README.md, "Architecture", draws them.
+USES_common =
+USES_format = common
+USES_kernel = common format
+USES_capture = common format kernel
+USES_indexer = common format
+USES_query = common format indexer
+USES_cli = common format capture indexer query
+MODULE_INC = -Iinclude $(addprefix -I,$(USES_$(1)))
+# Tests, benchmarks, the fuzzer and the analyzer see every module.
+CFLAGS_ALL = $(CFLAGS_BASE) -Iinclude $(addprefix -I,$(MODULES))
 LIB_SRC	= $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
 LIB_OBJ	= $(LIB_SRC:%.c=$(B)/obj/%.o)
 CLI_SRC	= $(wildcard cli/*.c)
@@ -47,12 +64,13 @@ TEST_KYUA = $(B)/tests/Kyuafile $(TEST_DIRS:tests/%=$(B)/tests/%Kyuafile)
 -include $(wildcard kernel/*/build.mk) $(wildcard tests/bench/bench.mk) \
 	$(wildcard tests/fuzz/fuzz.mk)
 
-.PHONY: all deps demo check sanitize fuzz bench lint analyze clean
+.PHONY: all deps demo check sanitize fuzz bench lint analyze clean layers
 all: $(B)/hwtrace $(B)/libhwtrace.a tests
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
+	$(CC) $(CFLAGS_BASE) $(call MODULE_INC,$(firstword $(subst /, ,$*))) \
+	    -MMD -MP -c -o $@ $<
 
 $(B)/libhwtrace.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -96,9 +114,17 @@ $(B)/tests/Kyuafile: tests/Kyuafile
 deps:
 	@./install-deps.sh
 
+# The module arrows (USES_* above) hold for includes and for calls.
+comma	:= ,
+empty	:=
+space	:= $(empty) $(empty)
+layers: $(B)/hwtrace
+	@sh tests/layers.sh $(B) "$(CC)" $(foreach m,$(MODULES) cli,\
+	    $(m):$(subst $(space),$(comma),$(strip $(USES_$(m)))))
+
 # Runs the whole suite; fails on any failed or broken case.
 check: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all layers
 	@rm -f $(B)/kyua.db
 	cd $(B)/tests && kyua test -r ../kyua.db; rc=$$?; \
 	    if [ $$rc -ne 0 ]; then kyua report -r ../kyua.db --verbose \
@@ -132,7 +158,7 @@ analyze:
 	@rc=0; for f in $(sort $(ANALYZE_SRC)); do \
 	    clang --analyze -Xclang -analyzer-werror \
 	        -Xclang -analyzer-output=text -std=c11 -D_GNU_SOURCE \
-	        -Iinclude -Icommon -Itests/common -DHWTR_TEST_BUILD='"."' \
+	        -Iinclude $(addprefix -I,$(MODULES)) -Itests/common -DHWTR_TEST_BUILD='"."' \
 	        -DHWTR_TEST_SRC='"."' $(CFLAGS) -o /dev/null "$$f" || rc=1; \
 	done; [ $$rc -eq 0 ] && echo "clang --analyze: clean"; exit $$rc
 

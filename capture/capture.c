@@ -24,7 +24,6 @@
 
 #include <sys/stat.h>
 
-#include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -36,6 +35,7 @@
 #include <unistd.h>
 
 #include "hwtr_common.h"
+#include "hwtr_import.h"
 #include "capture.h"
 
 #define CAP_FLUSH_NS	1000000000ull	/* flush every stream this often */
@@ -709,44 +709,6 @@ flush_all(struct cap *cap)
 /* ------------------------------------------------------------------ */
 /* Capture identity.                                                   */
 
-static void
-cpu_identify(struct hwtr_cpu *cpu)
-{
-	unsigned a, b, c, d, fam, model, i;
-	char vendor[13];
-	unsigned *w;
-
-	memset(cpu, 0, sizeof(*cpu));
-	if (!__get_cpuid(0, &a, &b, &c, &d))
-		return;
-	memcpy(vendor, &b, 4);
-	memcpy(vendor + 4, &d, 4);
-	memcpy(vendor + 8, &c, 4);
-	vendor[12] = '\0';
-	if (strcmp(vendor, "GenuineIntel") == 0)
-		cpu->vendor = HWTR_CPU_INTEL;
-	else if (strcmp(vendor, "AuthenticAMD") == 0)
-		cpu->vendor = HWTR_CPU_AMD;
-	if (__get_cpuid(1, &a, &b, &c, &d)) {
-		fam = (a >> 8) & 0xf;
-		model = (a >> 4) & 0xf;
-		if (fam == 0xf)
-			fam += (a >> 20) & 0xff;
-		if (fam == 0x6 || fam >= 0xf)
-			model += ((a >> 16) & 0xf) << 4;
-		cpu->family = (uint16_t)fam;
-		cpu->model = (uint8_t)model;
-		cpu->stepping = a & 0xf;
-	}
-	if (__get_cpuid(0x80000000, &a, &b, &c, &d) && a >= 0x80000004) {
-		w = (unsigned *)(void *)cpu->brand;
-		for (i = 0; i < 3; i++)
-			__get_cpuid(0x80000002 + i, &w[4 * i], &w[4 * i + 1],
-			    &w[4 * i + 2], &w[4 * i + 3]);
-		cpu->brand[sizeof(cpu->brand) - 1] = '\0';
-	}
-}
-
 /* argv of an attached process, from /proc (NUL-separated). */
 static int
 read_cmdline(pid_t pid, char **bufp, char ***argvp, size_t *argcp)
@@ -789,6 +751,12 @@ read_cmdline(pid_t pid, char **bufp, char ***argvp, size_t *argcp)
 	*argvp = argv;
 	*argcp = argc;
 	return (0);
+}
+
+int
+hwtr_cap_source_known(const char *name)
+{
+	return (hwtr_src_find(name) != NULL);
 }
 
 void
@@ -1022,7 +990,7 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 	cap.meta.ncaveats = cap.src.ncaveats;
 	cap.meta.notes = cap.src.notes;
 	cap.meta.nnotes = cap.src.nnotes;
-	cpu_identify(&cap.meta.cpu);
+	hwtr_cpu_host(&cap.meta.cpu);
 	if (cfg->argv != NULL) {
 		cap.meta.argv = (const char *const *)cfg->argv;
 		while (cfg->argv[cap.meta.argc] != NULL)

@@ -12,6 +12,8 @@
 #include <sys/types.h>
 
 #include "hwtrace.h"
+#include "hwtr_kernel.h"
+#include "hwtr_img.h"
 
 struct cap_thread;
 

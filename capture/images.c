@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "hwtrace.h"
+#include "hwtr_img.h"
 #include "hwtr_common.h"
 
 #define IMG_MEM_MAX	(256u << 20)	/* largest mapping dumped from memory */

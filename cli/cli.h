@@ -62,10 +62,9 @@ int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /*
- * Strict number parsing: the whole string must be a number within range.
- * Returns 0 or -1.  cli_parse_size accepts K, M, G suffixes (powers of 2).
+ * Strict number parsing: the whole string must be a number within range
+ * (unsigned 64-bit numbers: hwtr_parse_u64()).  Returns 0 or -1.  cli_parse_size accepts K, M, G suffixes (powers of 2).
  */
-int cli_parse_u64(const char *s, uint64_t *vp);
 int cli_parse_int(const char *s, long min, long max, long *vp);
 int cli_parse_size(const char *s, uint64_t *vp);
 

@@ -184,7 +184,7 @@ cmd_capture(int argc, char **argv)
 				cfg.source = NULL;
 				break;
 			}
-			if (hwtr_src_find(arg) == NULL)
+			if (!hwtr_cap_source_known(arg))
 				return (cli_usage_error(&capture_cmd,
 				    "unknown source '%s'", arg));
 			cfg.source = arg;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "hwtrace.h"
+#include "hwtr_common.h"
 #include "cli.h"
 
 enum {
@@ -182,10 +183,10 @@ parse_range(char *s, struct hwtr_import_file *f)
 	dash = strchr(s, '-');
 	if (dash != NULL)
 		*dash = '\0';
-	if (cli_parse_u64(s, &f->from) != 0)
+	if (hwtr_parse_u64(s, &f->from) != 0)
 		return (-1);
 	if (dash != NULL) {
-		if (cli_parse_u64(dash + 1, &f->to) != 0 || f->to <= f->from)
+		if (hwtr_parse_u64(dash + 1, &f->to) != 0 || f->to <= f->from)
 			return (-1);
 	}
 	return (0);
@@ -290,7 +291,7 @@ cmd_import(int argc, char **argv)
 			struct hwtr_pt_filter *pf =
 			    &o.pt_config.filter[(c - OPT_FILTER) / 3];
 
-			if (cli_parse_u64(arg, &u) != 0 ||
+			if (hwtr_parse_u64(arg, &u) != 0 ||
 			    ((c - OPT_FILTER) % 3 == 0 && u > 0xf)) {
 				rc = cli_usage_error(&import_cmd, "malformed "
 				    "--filter:addr%d_%s '%s': want %s",
@@ -336,7 +337,7 @@ cmd_import(int argc, char **argv)
 		case OPT_PEV_KERNEL_START:
 		case OPT_PEV_TIME_SHIFT:
 		case OPT_PEV_TIME_MULT:
-			if (cli_parse_u64(arg, &u) != 0 ||
+			if (hwtr_parse_u64(arg, &u) != 0 ||
 			    (c == OPT_PEV_TIME_SHIFT && u > 63) ||
 			    (c == OPT_PEV_TIME_MULT && u > UINT32_MAX)) {
 				rc = cli_usage_error(&import_cmd, "malformed "
@@ -393,7 +394,7 @@ cmd_import(int argc, char **argv)
 			break;
 		case OPT_CPUID_EAX:
 		case OPT_CPUID_EBX:
-			if (cli_parse_u64(arg, &u) != 0 || u > UINT32_MAX) {
+			if (hwtr_parse_u64(arg, &u) != 0 || u > UINT32_MAX) {
 				rc = cli_usage_error(&import_cmd, "malformed "
 				    "--%s '%s': want a 32-bit number",
 				    c == OPT_CPUID_EAX ? "cpuid-0x15.eax" :
@@ -460,7 +461,7 @@ cmd_import(int argc, char **argv)
 					goto out;
 				}
 				*sfx++ = '\0';
-				if (cli_parse_u64(sfx, &f.addr) != 0) {
+				if (hwtr_parse_u64(sfx, &f.addr) != 0) {
 					rc = cli_usage_error(&import_cmd,
 					    "--raw '%s': malformed load "
 					    "address '%s'", arg, sfx);
@@ -470,7 +471,7 @@ cmd_import(int argc, char **argv)
 			}
 			sfx = split_suffix(copy);
 			if (sfx != NULL && c == OPT_ELF) {
-				if (cli_parse_u64(sfx, &f.addr) != 0) {
+				if (hwtr_parse_u64(sfx, &f.addr) != 0) {
 					rc = cli_usage_error(&import_cmd,
 					    "--elf '%s': malformed base '%s'",
 					    arg, sfx);

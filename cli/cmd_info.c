@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "hwtrace.h"
+#include "hwtr_common.h"
 #include "cli.h"
 
 enum {
@@ -173,16 +174,6 @@ stream_totals(struct hwtr_ar *ar, size_t s, size_t *nchunks, uint64_t *bytes)
 	for (i = 0; i < *nchunks; i++)
 		if ((c = hwtr_ar_chunk(ar, s, i)) != NULL)
 			*bytes += c->len;
-}
-
-static void
-hex(const uint8_t *p, size_t n, char *buf, size_t len)
-{
-	size_t i;
-
-	buf[0] = '\0';
-	for (i = 0; i < n && 2 * i + 2 < len; i++)
-		snprintf(buf + 2 * i, 3, "%02x", p[i]);
 }
 
 /* ------------------------------------------------------------------ */
@@ -390,42 +381,17 @@ print_text(FILE *fp, struct info *in)
 /* JSON                                                                 */
 /* ------------------------------------------------------------------ */
 
-/* A JSON string: quotes, backslashes and control bytes escaped. */
+static void
+fput(void *arg, const char *p, size_t len)
+{
+	fwrite(p, 1, len, arg);
+}
+
+/* A JSON string (null for NULL). */
 static void
 jstr(FILE *fp, const char *s)
 {
-	const unsigned char *p;
-
-	if (s == NULL) {
-		fputs("null", fp);
-		return;
-	}
-	fputc('"', fp);
-	for (p = (const unsigned char *)s; *p != '\0'; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", fp);
-			break;
-		case '\\':
-			fputs("\\\\", fp);
-			break;
-		case '\n':
-			fputs("\\n", fp);
-			break;
-		case '\r':
-			fputs("\\r", fp);
-			break;
-		case '\t':
-			fputs("\\t", fp);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(fp, "\\u%04x", *p);
-			else
-				fputc(*p, fp);
-		}
-	}
-	fputc('"', fp);
+	hwtr_json_quote(fput, fp, s);
 }
 
 static void
@@ -642,7 +608,7 @@ print_json(FILE *fp, struct info *in)
 		jkstr(fp, &g, "kind",
 		    img->kind == HWTR_IMG_MEMORY ? "memory" : "file");
 		jku(fp, &g, "size", img->size);
-		hex(img->build_id, img->build_id_len, buf, sizeof(buf));
+		hwtr_hex(buf, img->build_id, img->build_id_len);
 		jkstr(fp, &g, "build_id", img->build_id_len ? buf : NULL);
 		dm = debug_member(in->ar, img);
 		jkstr(fp, &g, "debug_file", dm != NULL ? dm->name : NULL);

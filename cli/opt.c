@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "hwtrace.h"
+#include "hwtr_common.h"
 #include "cli.h"
 
 #define CLI_MAXOPTS	64
@@ -140,22 +141,6 @@ cli_getopt(const struct cli_cmd *cmd, int argc, char **argv,
 	default:
 		return (c);
 	}
-}
-
-int
-cli_parse_u64(const char *s, uint64_t *vp)
-{
-	unsigned long long v;
-	char *end;
-
-	if (s == NULL || *s == '\0' || *s == '-' || *s == '+')
-		return (-1);
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno != 0 || *end != '\0')
-		return (-1);
-	*vp = v;
-	return (0);
 }
 
 int

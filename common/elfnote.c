@@ -5,7 +5,8 @@
  */
 
 /*
- * The GNU build-id of an ELF image, read from its PT_NOTE segments.  The
+ * ELF notes, and the GNU build-id of an ELF image read from its PT_NOTE
+ * segments.  format/elf.c walks notes with the same hwtr_elf_note_next().  The
  * sideband collector names mappings by build-id and the image collector
  * checks that a file on disk is still the one that was mapped; both work on
  * files and on memory dumps (the vdso), so the reader goes through a
@@ -28,31 +29,70 @@ align_up(uint64_t v, uint64_t a)
 	return ((v + a - 1) & ~(a - 1));
 }
 
+static uint32_t
+rd32(const uint8_t *p, int be)
+{
+	if (be)
+		return ((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+		    (uint32_t)p[2] << 8 | p[3]);
+	return ((uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[1] << 8 | p[0]);
+}
+
+int
+hwtr_elf_note_next(const uint8_t *p, size_t len, int be, uint64_t align,
+    uint64_t *pos, struct hwtr_elf_note *n)
+{
+	uint64_t off = *pos, name, desc;
+
+	if (align != 8)
+		align = 4;
+	if (off > len || len - off < 12)
+		return (0);
+	n->off = off;
+	n->namesz = rd32(p + off, be);
+	n->descsz = rd32(p + off + 4, be);
+	n->type = rd32(p + off + 8, be);
+	/* Name and descriptor each start aligned relative to the notes. */
+	name = off + 12;
+	if (n->namesz > len - name) {
+		n->bad = "name";
+		return (-HWTR_E_FORMAT);
+	}
+	desc = align_up(name + n->namesz, align);
+	if (desc > len || n->descsz > len - desc) {
+		n->bad = "descriptor";
+		return (-HWTR_E_FORMAT);
+	}
+	n->bad = NULL;
+	n->name = p + name;
+	n->desc = p + desc;
+	*pos = align_up(desc + n->descsz, align);
+	return (1);
+}
+
+int
+hwtr_elf_note_is_build_id(const struct hwtr_elf_note *n)
+{
+	return (n->type == NT_GNU_BUILD_ID && n->namesz == 4 &&
+	    memcmp(n->name, "GNU", 4) == 0 && n->descsz > 0);
+}
+
 /* Look for NT_GNU_BUILD_ID in one note segment @p[0..@len). */
 static int
 scan_notes(const uint8_t *p, size_t len, uint64_t align, uint8_t *id,
     size_t *idlen)
 {
-	uint64_t off = 0, namesz, descsz, type, dataoff;
+	struct hwtr_elf_note n;
+	uint64_t pos = 0;
 
-	while (off + 12 <= len) {
-		namesz = (uint32_t)(p[off] | p[off + 1] << 8 |
-		    p[off + 2] << 16 | (uint32_t)p[off + 3] << 24);
-		descsz = (uint32_t)(p[off + 4] | p[off + 5] << 8 |
-		    p[off + 6] << 16 | (uint32_t)p[off + 7] << 24);
-		type = (uint32_t)(p[off + 8] | p[off + 9] << 8 |
-		    p[off + 10] << 16 | (uint32_t)p[off + 11] << 24);
-		dataoff = off + 12 + align_up(namesz, align);
-		if (dataoff > len || descsz > len - dataoff)
-			return (0);
-		if (type == NT_GNU_BUILD_ID && namesz == 4 &&
-		    memcmp(p + off + 12, "GNU", 4) == 0 && descsz > 0 &&
-		    descsz <= HWTR_BUILD_ID_MAX) {
-			memcpy(id, p + dataoff, descsz);
-			*idlen = descsz;
+	while (hwtr_elf_note_next(p, len, 0, align, &pos, &n) > 0) {
+		if (hwtr_elf_note_is_build_id(&n) &&
+		    n.descsz <= HWTR_BUILD_ID_MAX) {
+			memcpy(id, n.desc, n.descsz);
+			*idlen = n.descsz;
 			return (1);
 		}
-		off = dataoff + align_up(descsz, align);
 	}
 	return (0);
 }

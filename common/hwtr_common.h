@@ -20,6 +20,20 @@
 
 #define HWTR_NELEM(a)	(sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Text from an archive or a database (host names, command lines, paths,
+ * symbol names) made safe for a terminal: control characters (C0, DEL,
+ * C1) and bytes that are not valid UTF-8 become \n, \t, \r, \e or \xHH;
+ * valid UTF-8 passes unchanged.  With HWTR_ESC_KEEP_NL newlines stay (for
+ * messages of several lines).  Every human-readable output goes through
+ * it; JSON and CSV output stay exact.  Returns a copy the caller frees,
+ * NULL when out of memory; hwtr_esc_needed() says whether anything would
+ * change.
+ */
+#define HWTR_ESC_KEEP_NL	0x1
+char *hwtr_esc_dup(const char *s, int flags);
+int hwtr_esc_needed(const char *s, int flags);
+
 /* Format a message and send it to @log (which may be NULL). */
 void hwtr_logf(const struct hwtr_log *log, enum hwtr_log_level level,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -41,7 +55,20 @@ void hwtr_sha256_final(struct hwtr_sha256 *s, uint8_t out[32]);
 /* One-shot digest of @len bytes at @data. */
 void hwtr_sha256(const void *data, size_t len, uint8_t out[32]);
 /* Lowercase hex of @len bytes into @out (2 * @len + 1 bytes). */
+/* Numbers and bytes to and from text (common/strconv.c). */
+/* @len bytes as 2 * @len lowercase hex digits and a NUL. */
 void hwtr_hex(char *out, const uint8_t *p, size_t len);
+/*
+ * The inverse: an even number of lowercase hex digits, at most @max bytes,
+ * into @out and *@lenp.  Returns 0 or -HWTR_E_INVAL.
+ */
+int hwtr_unhex(const char *s, uint8_t *out, size_t max, size_t *lenp);
+/*
+ * The whole of @s as an unsigned number in C syntax (0x hex, 0 octal,
+ * decimal): no sign, no space, no trailing characters, no overflow.
+ * Returns 0 or -HWTR_E_INVAL.
+ */
+int hwtr_parse_u64(const char *s, uint64_t *vp);
 
 /*
  * The GNU build-id of an ELF image (common/elfnote.c).  @id receives up to
@@ -52,6 +79,26 @@ void hwtr_hex(char *out, const uint8_t *p, size_t len);
 #include <sys/types.h>
 typedef ssize_t (*hwtr_elf_read_fn)(void *arg, uint64_t off, void *buf,
     size_t len);
+/* One ELF note, as hwtr_elf_note_next() found it. */
+struct hwtr_elf_note {
+	uint64_t	off;		/* of its header, in the notes */
+	uint32_t	type;
+	uint32_t	namesz;		/* the terminating NUL included */
+	uint32_t	descsz;
+	const uint8_t	*name;
+	const uint8_t	*desc;
+	const char	*bad;		/* "name", "descriptor": which is too large */
+};
+/*
+ * The note at *@pos in the notes @p[0..@len) (a PT_NOTE segment or SHT_NOTE
+ * section; @be: big-endian; entries padded to @align, 8 or else 4): 1 and
+ * *@pos moved past it; 0 when fewer than 12 bytes are left; -HWTR_E_FORMAT
+ * when its name or descriptor runs past the end (@n->bad says which).
+ */
+int hwtr_elf_note_next(const uint8_t *p, size_t len, int be, uint64_t align,
+    uint64_t *pos, struct hwtr_elf_note *n);
+/* 1 when @n is a GNU build-id note (NT_GNU_BUILD_ID, owner "GNU"). */
+int hwtr_elf_note_is_build_id(const struct hwtr_elf_note *n);
 int hwtr_elf_build_id(hwtr_elf_read_fn rd, void *arg, uint8_t *id,
     size_t *idlen);
 int hwtr_elf_build_id_fd(int fd, uint8_t *id, size_t *idlen);
@@ -67,6 +114,26 @@ int hwtr_elf_build_id_mem(const void *buf, size_t len, uint8_t *id,
  * name in *@tmpp (the caller frees it), or -1 with errno set.
  * hwtr_out_commit() renames the finished @tmp over @path (-1 and errno).
  */
+/* Receives @len bytes of output (hwtr_json_quote()). */
+typedef void (*hwtr_put_fn)(void *arg, const char *p, size_t len);
+/*
+ * @s as a JSON string, quotes included, handed to @put in pieces: quote,
+ * backslash and control characters (C0 and DEL) escaped, UTF-8 as it is;
+ * NULL as null (common/json.c).
+ */
+void hwtr_json_quote(hwtr_put_fn put, void *arg, const char *s);
+
+/* The CPU this runs on (CPUID): vendor, family, model, stepping, brand. */
+void hwtr_cpu_host(struct hwtr_cpu *cpu);
+/*
+ * CPUID leaves 0 and 1: the vendor string ("GenuineIntel", NUL-terminated)
+ * and family, model and stepping as Intel and AMD compose them.  Returns 0,
+ * or -HWTR_E_UNSUPPORTED (not x86, or CPUID does not answer: what could
+ * be read is set, the rest is "" or 0).
+ */
+int hwtr_cpu_host_id(char vendor[13], unsigned *family, unsigned *model,
+    unsigned *stepping);
+
 #define HWTR_OUT_RANDOM	0x1
 int hwtr_out_create(const char *path, int flags, char **tmpp);
 int hwtr_out_commit(const char *tmp, const char *path);

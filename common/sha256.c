@@ -131,16 +131,3 @@ hwtr_sha256(const void *data, size_t len, uint8_t out[32])
 	hwtr_sha256_update(&s, data, len);
 	hwtr_sha256_final(&s, out);
 }
-
-void
-hwtr_hex(char *out, const uint8_t *p, size_t len)
-{
-	static const char hx[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		out[2 * i] = hx[p[i] >> 4];
-		out[2 * i + 1] = hx[p[i] & 15];
-	}
-	out[2 * len] = '\0';
-}

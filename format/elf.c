@@ -26,7 +26,6 @@
 #define PT_LOAD		1
 #define PT_NOTE		4
 #define SHT_NOTE	7
-#define NT_GNU_BUILD_ID	3
 
 struct elfr {
 	const uint8_t	*p;
@@ -88,43 +87,29 @@ static int
 scan_notes(struct elfr *r, struct hwtr_elf_info *info, uint64_t off,
     uint64_t size, uint64_t align)
 {
-	uint64_t end, namesz, descsz, type, p, name, desc, next;
+	struct hwtr_elf_note n;
+	uint64_t pos = 0;
+	int rc;
 
-	if (align != 8)
-		align = 4;
 	if (off > r->len || size > r->len - off)
 		return (fail(r, HWTR_E_TRUNCATED,
 		    "notes at 0x%jx size 0x%jx lie past the end (0x%zx)",
 		    (uintmax_t)off, (uintmax_t)size, r->len));
-	end = off + size;
-	/* Name and descriptor each start aligned relative to the notes. */
-	for (p = off; end - p >= 12; p = next) {
-		rd(r, p, 4, &namesz);
-		rd(r, p + 4, 4, &descsz);
-		rd(r, p + 8, 4, &type);
-		name = p + 12;
-		if (namesz > end - name)
+	while ((rc = hwtr_elf_note_next(r->p + off, size, r->be, align, &pos,
+	    &n)) != 0) {
+		if (rc < 0)
 			return (fail(r, HWTR_E_FORMAT,
-			    "note at 0x%jx: name size %ju too large",
-			    (uintmax_t)p, (uintmax_t)namesz));
-		desc = off + ((name + namesz - off + align - 1) & ~(align - 1));
-		if (desc > end || descsz > end - desc)
-			return (fail(r, HWTR_E_FORMAT,
-			    "note at 0x%jx: descriptor size %ju too large",
-			    (uintmax_t)p, (uintmax_t)descsz));
-		if (type == NT_GNU_BUILD_ID && namesz == 4 &&
-		    memcmp(r->p + name, "GNU\0", 4) == 0 && descsz > 0 &&
-		    info->build_id_len == 0) {
-			if (descsz > HWTR_BUILD_ID_MAX)
+			    "note at 0x%jx: %s size %ju too large",
+			    (uintmax_t)(off + n.off), n.bad,
+			    (uintmax_t)(n.bad[0] == 'n' ? n.namesz : n.descsz)));
+		if (hwtr_elf_note_is_build_id(&n) && info->build_id_len == 0) {
+			if (n.descsz > HWTR_BUILD_ID_MAX)
 				return (fail(r, HWTR_E_FORMAT,
 				    "note at 0x%jx: build-id of %ju bytes",
-				    (uintmax_t)p, (uintmax_t)descsz));
-			memcpy(info->build_id, r->p + desc, descsz);
-			info->build_id_len = descsz;
+				    (uintmax_t)(off + n.off), (uintmax_t)n.descsz));
+			memcpy(info->build_id, n.desc, n.descsz);
+			info->build_id_len = n.descsz;
 		}
-		next = off + ((desc + descsz - off + align - 1) & ~(align - 1));
-		if (next <= p)
-			break;
 	}
 	return (0);
 }

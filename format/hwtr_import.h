@@ -105,4 +105,18 @@ int hwtr_pevent_write(struct hwtr_pevent *pe, struct hwtr_aw *aw,
     char *errbuf, size_t errlen);
 void hwtr_pevent_free(struct hwtr_pevent *pe);
 
+/*
+ * The archive of a live perf recording (the perf source's perf.data, pipe
+ * format), written by the perf.data importer so that streams, loss,
+ * decoder configuration and sideband are what an import of the same file
+ * gives; @base supplies the capture's host, source, command line and
+ * start, @end its exit status (loss is added to it).  Called by the
+ * capture session (capture/) for the perf source.  *@trace_bytes
+ * receives the bytes of trace written.
+ */
+int hwtr_import_perf_capture(const char *recording,
+    const struct hwtr_import_opts *o, const struct hwtr_capture_meta *base,
+    struct hwtr_capture_end *end, const char *out, uint64_t *trace_bytes,
+    char *errbuf, size_t errlen);
+
 #endif /* !HWTR_IMPORT_H */

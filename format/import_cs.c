@@ -22,7 +22,6 @@
  * so a bad snapshot leaves no file behind.
  */
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -302,23 +301,6 @@ ini_need(struct cs_snap *sn, const struct ini *ini, const char *sec,
 	return (v != NULL && *v != '\0' ? v : NULL);
 }
 
-/* A number in C syntax (0x..., decimal), strictly, into *vp. */
-static int
-parse_num(const char *s, uint64_t *vp)
-{
-	unsigned long long v;
-	char *end;
-
-	if (*s == '\0' || *s == '-' || *s == '+' || isspace((unsigned char)*s))
-		return (-1);
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno != 0 || *end != '\0')
-		return (-1);
-	*vp = v;
-	return (0);
-}
-
 static int
 need_num(struct cs_snap *sn, const struct ini *ini, const char *sec,
     const char *key, uint64_t *vp)
@@ -327,7 +309,7 @@ need_num(struct cs_snap *sn, const struct ini *ini, const char *sec,
 
 	if ((v = ini_need(sn, ini, sec, key)) == NULL)
 		return (-HWTR_E_FORMAT);
-	if (parse_num(v, vp) != 0) {
+	if (hwtr_parse_u64(v, vp) != 0) {
 		hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [%s] %s: "
 		    "malformed number '%s'", ini->path, sec, key, v);
 		return (-HWTR_E_FORMAT);
@@ -484,7 +466,7 @@ load_source(struct cs_snap *sn, struct cs_src *s, const struct cs_dev *d,
 			}
 			*par = '\0';
 		}
-		if (parse_num(e->val, &v) != 0) {
+		if (hwtr_parse_u64(e->val, &v) != 0) {
 			hwtr_import_err(sn->errbuf, sn->errlen, "'%s' line "
 			    "%u: [regs] %s: malformed value '%s'", ini->path,
 			    e->line, e->key, e->val);
@@ -1016,8 +998,9 @@ snap_free(struct cs_snap *sn)
 	free(sn->caveat);
 }
 
-int
-hwtr_import_cs_is_snapshot(const char *path)
+/* 1 when @path is a directory holding a snapshot.ini, else 0. */
+static int
+is_snapshot(const char *path)
 {
 	struct stat st;
 	char *p;
@@ -1156,7 +1139,7 @@ out:
 static int
 cs_bid(const char *path)
 {
-	return (hwtr_import_cs_is_snapshot(path) ? 100 : 0);
+	return (is_snapshot(path) ? 100 : 0);
 }
 
 const struct hwtr_importer hwtr_importer_cs = {
@@ -1165,14 +1148,3 @@ const struct hwtr_importer hwtr_importer_cs = {
 	.load = cs_load,
 };
 
-int
-hwtr_import_cs(const char *dir, const char *out,
-    const struct hwtr_aw_opts *aw_opts, char *errbuf, size_t errlen)
-{
-	struct hwtr_import_opts io;
-
-	memset(&io, 0, sizeof(io));
-	io.format = "coresight";
-	io.aw_opts = aw_opts;
-	return (hwtr_import(dir, &io, out, errbuf, errlen));
-}

@@ -177,7 +177,6 @@ get_addr(struct lldb_bundle *b, json_t *obj, const char *where,
     const char *key, uint64_t *vp)
 {
 	const char *s;
-	char *end;
 	json_t *v;
 
 	v = json_object_get(obj, key);
@@ -191,12 +190,8 @@ get_addr(struct lldb_bundle *b, json_t *obj, const char *where,
 	}
 	if (json_is_string(v)) {
 		s = json_string_value(v);
-		errno = 0;
-		if (*s >= '0' && *s <= '9') {
-			*vp = strtoull(s, &end, 0);
-			if (errno == 0 && *end == '\0')
-				return (0);
-		}
+		if (hwtr_parse_u64(s, vp) == 0)
+			return (0);
 		BERR(b, "%s.%s: '%s' is not an address", where, key, s);
 		return (-HWTR_E_FORMAT);
 	}
@@ -818,14 +813,3 @@ const struct hwtr_importer hwtr_importer_lldb = {
 	.load = lldb_load,
 };
 
-int
-hwtr_import_lldb(const char *json, const char *out,
-    const struct hwtr_aw_opts *aw_opts, char *errbuf, size_t errlen)
-{
-	struct hwtr_import_opts io;
-
-	memset(&io, 0, sizeof(io));
-	io.format = "lldb";
-	io.aw_opts = aw_opts;
-	return (hwtr_import(json, &io, out, errbuf, errlen));
-}

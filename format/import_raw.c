@@ -17,7 +17,6 @@
  * writer starts, so a bad option fails fast and leaves no file behind.
  */
 
-#include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -124,47 +123,6 @@ hwtr_import_close(struct hwtr_aw *aw, const char *out, char *errbuf,
 	}
 	free(tmp);
 	return (rc);
-}
-
-/* The CPU this runs on, for --cpu auto (as ptxed's pt_cpu_read()). */
-static void
-host_cpu(struct hwtr_cpu *cpu)
-{
-	unsigned int a, b, c, d, fam, mod, i;
-	char vendor[13];
-
-	memset(cpu, 0, sizeof(*cpu));
-	if (!__get_cpuid(0, &a, &b, &c, &d))
-		return;
-	memcpy(vendor, &b, 4);
-	memcpy(vendor + 4, &d, 4);
-	memcpy(vendor + 8, &c, 4);
-	vendor[12] = '\0';
-	if (strcmp(vendor, "GenuineIntel") == 0)
-		cpu->vendor = HWTR_CPU_INTEL;
-	else if (strcmp(vendor, "AuthenticAMD") == 0)
-		cpu->vendor = HWTR_CPU_AMD;
-	if (!__get_cpuid(1, &a, &b, &c, &d))
-		return;
-	fam = (a >> 8) & 0xf;
-	mod = (a >> 4) & 0xf;
-	if (fam == 0xf)
-		fam += (a >> 20) & 0xff;
-	if (fam == 0x6 || fam >= 0xf)
-		mod += ((a >> 16) & 0xf) << 4;
-	cpu->family = (uint16_t)fam;
-	cpu->model = (uint8_t)mod;
-	cpu->stepping = (uint8_t)(a & 0xf);
-	if (__get_cpuid(0x80000000, &a, &b, &c, &d) && a >= 0x80000004) {
-		for (i = 0; i < 3; i++) {
-			__get_cpuid(0x80000002 + i, &a, &b, &c, &d);
-			memcpy(cpu->brand + 16 * i, &a, 4);
-			memcpy(cpu->brand + 16 * i + 4, &b, 4);
-			memcpy(cpu->brand + 16 * i + 8, &c, 4);
-			memcpy(cpu->brand + 16 * i + 12, &d, 4);
-		}
-		cpu->brand[48] = '\0';
-	}
 }
 
 /* The last path component, for stream names. */
@@ -348,7 +306,7 @@ raw_load(const char *path, const struct hwtr_import_opts *io,
 	if (o->cpu_mode == HWTR_IMPORT_CPU_GIVEN)
 		meta.cpu = o->cpu;
 	else if (o->cpu_mode == HWTR_IMPORT_CPU_AUTO)
-		host_cpu(&meta.cpu);
+		hwtr_cpu_host(&meta.cpu);
 	if ((rc = hwtr_import_begin(sk, &meta)) < 0)
 		goto out;
 	aw = sk->aw;

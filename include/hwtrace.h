@@ -5,7 +5,11 @@
  */
 
 /*
- * hwtrace.h: the one public interface of libhwtrace.
+ * hwtrace.h: the public interface of libhwtrace, what a front end needs:
+ * reading and writing archives, capture sessions, importers, the indexer,
+ * queries.  The contracts between modules live in module headers that are
+ * not installed (kernel/hwtr_kernel.h, format/hwtr_format.h,
+ * indexer/hwtr_ix.h, ...; README.md, "Architecture").
  *
  * libhwtrace records how a program ran (trace sources, capture), packs the
  * recording into a self-contained archive (format), decodes archives into an
@@ -18,7 +22,7 @@
  *   3. Sideband records
  *   4. Archive writer  (hwtr_aw_*)
  *   5. Archive reader  (hwtr_ar_*)
- *   6. Trace sources and capture (hwtr_src_*, hwtr_cap_*)
+ *   6. Capture sessions (hwtr_cap_*)
  *   7. Indexer (hwtr_ix_*)
  *   8. Query (hwtr_q_*)
  *   9. PostgreSQL export and fleet questions (hwtr_pg_*)
@@ -72,20 +76,6 @@ enum hwtr_error {
 
 /* A static string naming @err (positive or negative); never NULL. */
 const char *hwtr_errstr(int err);
-
-/*
- * Text from an archive or a database (host names, command lines, paths,
- * symbol names) made safe for a terminal: control characters (C0, DEL,
- * C1) and bytes that are not valid UTF-8 become \n, \t, \r, \e or \xHH;
- * valid UTF-8 passes unchanged.  With HWTR_ESC_KEEP_NL newlines stay (for
- * messages of several lines).  Every human-readable output goes through
- * it; JSON and CSV output stay exact.  Returns a copy the caller frees,
- * NULL when out of memory; hwtr_esc_needed() says whether anything would
- * change.
- */
-#define HWTR_ESC_KEEP_NL	0x1
-char *hwtr_esc_dup(const char *s, int flags);
-int hwtr_esc_needed(const char *s, int flags);
 
 enum hwtr_log_level {
 	HWTR_LOG_ERROR = 0,
@@ -527,15 +517,14 @@ int hwtr_aw_close(struct hwtr_aw *aw, char *errbuf, size_t errlen);
 void hwtr_aw_abort(struct hwtr_aw *aw, int keep);
 
 /*
- * 4b. Importers of foreign captures (format/import_raw.c,
- * format/import_lldb.c).
+ * 4b. Importers of foreign captures (format/import*.c).
  *
  * How to use this:
  *   1) Describe the capture: struct hwtr_import_raw_opts for raw Intel PT
- *      files with ptxed-style memory images, or the path of an LLDB Intel PT
- *      trace bundle (trace.json).
- *   2) hwtr_import_raw() / hwtr_import_lldb() validate every input file,
- *      then write the archive @out through the writer (as "@out.partial",
+ *      files with ptxed-style memory images, or the path of what another
+ *      tool recorded (an LLDB trace bundle, an ARM snapshot, a perf.data).
+ *   2) hwtr_import_raw() or hwtr_import() validate every input file, then
+ *      write the archive @out through the writer (as "@out.partial",
  *      renamed when complete).  On failure nothing is left at @out or
  *      "@out.partial" and @errbuf names the bad option, field or file.
  * Both return 0 or -HWTR_E_*; they never print.
@@ -609,43 +598,32 @@ int hwtr_import_raw(const struct hwtr_import_raw_opts *opts, const char *out,
     char *errbuf, size_t errlen);
 
 /*
- * Import the LLDB Intel PT trace bundle described by @json (its "trace.json";
- * file names in it are relative to its directory).  cpuInfo gives the CPU,
- * each process a HWTR_SB_PROC_START record, each thread a stream (and a
- * HWTR_SB_THREAD_START record), each module an image checked against its
- * uuid (the ELF build-id) and HWTR_SB_MMAP records of its PT_LOAD segments
- * at loadAddress; tscPerfZeroConversion, when present, the time conversion.
- * Every file is validated before anything is written.
- */
-int hwtr_import_lldb(const char *json, const char *out,
-    const struct hwtr_aw_opts *aw_opts, char *errbuf, size_t errlen);
-
-/*
- * Import an ARM trace and debug snapshot directory (snapshot.ini, the
- * device files it lists, trace.ini): one HWTR_TF_CORESIGHT stream per
- * trace buffer with its frame format and sources (protocol, trace ID,
- * core type, registers named without their "(...)" annotations), each
- * memory dump a HWTR_IMG_MEMORY image mapped by a HWTR_SB_MMAP record
- * with pid -1, and the dumps' memory spaces in "aux/coresight-dumps"
- * (lines "ADDRESS LENGTH SPACE FILE", SPACE "-" when not given).  ITM
- * sources are left out with a caveat.  Errors name the file and key.
- */
-int hwtr_import_cs(const char *dir, const char *out,
-    const struct hwtr_aw_opts *aw_opts, char *errbuf, size_t errlen);
-
-/* 1 when @path is a directory holding a snapshot.ini, else 0. */
-int hwtr_import_cs_is_snapshot(const char *path);
-
-/*
  * The importers are registered in one table (format/import.c), like
  * libarchive's formats: each has a name, a bid on a path (how sure it is
  * that the path is its format) and a loader that hands what it read to
  * one shared writer.  hwtr_import() picks the importer @opts->format names,
- * or the one that bids highest on @path, and writes @out as the functions
- * above do (nothing is left behind on failure).
+ * or the one that bids highest on @path, and writes @out as
+ * hwtr_import_raw() does (nothing is left behind on failure).
  *   "raw"        ptxed's options in @raw; @path is not used (NULL)
- *   "lldb"       an LLDB Intel PT trace bundle (trace.json)
- *   "coresight"  an ARM trace and debug snapshot directory
+ *   "lldb"       an LLDB Intel PT trace bundle, @path its "trace.json"
+ *                (file names in it are relative to its directory):
+ *                cpuInfo gives the CPU, each process a
+ *                HWTR_SB_PROC_START record, each thread a stream (and a
+ *                HWTR_SB_THREAD_START record), each module an image
+ *                checked against its uuid (the ELF build-id) and
+ *                HWTR_SB_MMAP records of its PT_LOAD segments at
+ *                loadAddress; tscPerfZeroConversion, when present, the
+ *                time conversion
+ *   "coresight"  an ARM trace and debug snapshot directory (snapshot.ini,
+ *                the device files it lists, trace.ini): one
+ *                HWTR_TF_CORESIGHT stream per trace buffer with its frame
+ *                format and sources (protocol, trace ID, core type,
+ *                registers named without their "(...)" annotations), each
+ *                memory dump a HWTR_IMG_MEMORY image mapped by a
+ *                HWTR_SB_MMAP record with pid -1, and the dumps' memory
+ *                spaces in "aux/coresight-dumps" (lines "ADDRESS LENGTH
+ *                SPACE FILE", SPACE "-" when not given); ITM sources are
+ *                left out with a caveat
  *   "perf"       a perf.data file of Linux perf or simpleperf (PERFILE2,
  *                file or pipe mode): every AUXTRACE buffer a stream,
  *                AUXTRACE_INFO the decoder configuration, the kernel's
@@ -672,19 +650,6 @@ int hwtr_import(const char *path, const struct hwtr_import_opts *opts,
  * when none recognizes it.
  */
 const char *hwtr_import_guess(const char *path);
-
-/*
- * The archive of a live perf recording (the perf source's perf.data, pipe
- * format), written by the perf.data importer so that streams, loss,
- * decoder configuration and sideband are what an import of the same file
- * gives; @base supplies the capture's host, source, command line and
- * start, @end its exit status (loss is added to it).  *@trace_bytes
- * receives the bytes of trace written.
- */
-int hwtr_import_perf_capture(const char *recording,
-    const struct hwtr_import_opts *o, const struct hwtr_capture_meta *base,
-    struct hwtr_capture_end *end, const char *out, uint64_t *trace_bytes,
-    char *errbuf, size_t errlen);
 
 /* Importer names in table order, NULL-terminated (static). */
 const char *const *hwtr_import_formats(void);
@@ -847,311 +812,23 @@ const char *hwtr_ar_warning(const struct hwtr_ar *ar, size_t i);
 int hwtr_ar_verify(struct hwtr_ar *ar);
 
 /* ===================================================================== */
-/* 6. Trace sources and capture                                           */
+/* 6. Capture sessions                                                    */
 /* ===================================================================== */
 
 /*
- * 6a. The PT encoder: control-flow events in, genuine Intel PT packets out
- * (written with libipt's packet encoder).  Every software trace source
- * uses it, one encoder per traced thread.  The stream it writes decodes
- * with libipt's instruction decoder (pt_insn_*) exactly as the thread ran.
- *
- * How to use this:
- *   1) hwtr_ptenc_new() with an output callback that receives packet bytes
- *      (in pieces of any size, in order).
- *   2) hwtr_ptenc_enable(ip) where tracing starts or resumes (TIP.PGE; the
- *      first one is preceded by PSB+; a MODE.exec precedes it when the
- *      mode changed).
- *   3) For every control transfer the traced thread makes, in order:
- *      hwtr_ptenc_cond() for a conditional branch (jcc, jrcxz, loop),
- *      hwtr_ptenc_call() for every near call (direct or indirect),
- *      hwtr_ptenc_ret() for a near return, hwtr_ptenc_indirect() for an
- *      indirect near jump, hwtr_ptenc_far() for a far jump, call or return
- *      that stays in traced (user) code.  Direct jumps need nothing.
- *   4) hwtr_ptenc_disable() when the thread leaves traced code: with ip 0
- *      right after a syscall/sysenter/int instruction was reported
- *      (synchronous: the kernel is not traced); with the ip of the next,
- *      not executed instruction when the thread was interrupted there
- *      (asynchronous: a signal delivered between two instructions).
- *      hwtr_ptenc_enable() when it comes back (resume ip, signal handler,
- *      sigreturn target).
- *   5) hwtr_ptenc_at(ip) before instructions (at least now and then, e.g.
- *      at every basic block): a PSB+ is inserted there once @psb_period
- *      bytes were written since the last one.
- *   6) hwtr_ptenc_flush() before a buffer is handed over; hwtr_ptenc_free().
- * Return compression follows libipt's decoder exactly: a call pushes its
- * return address on a 64-deep stack (not a direct call to the next
- * instruction, the PIC idiom), a return to the top of that stack is one
- * taken TNT bit and pops it, any other return is a TIP and pops nothing.
- * The stack is emptied at every PSB so decoding may start at any PSB.
- */
-struct hwtr_ptenc;
-
-struct hwtr_ptenc_opts {
-	uint32_t	psb_period;	/* bytes between PSB+; 0: 4096 */
-	int		no_ret_compression;
-	int		no_tsc;		/* no TSC packets */
-	uint8_t		cbr;		/* core:bus ratio for CBR; 0: none */
-};
-
-/*
- * Receives encoded bytes; a negative return stops the encoder (every later
- * call returns -HWTR_E_IO).  @psb, when not NULL, is told the stream offset
- * of every PSB before its bytes are written (ring buffers cut there).
- */
-struct hwtr_ptenc_out {
-	int	(*write)(void *arg, const void *buf, size_t len);
-	void	(*psb)(void *arg, uint64_t offset);
-	void	*arg;
-};
-
-int hwtr_ptenc_new(struct hwtr_ptenc **encp, const struct hwtr_ptenc_opts *opts,
-    const struct hwtr_ptenc_out *out);
-void hwtr_ptenc_free(struct hwtr_ptenc *enc);
-
-/* Tracing (re)starts at @ip in 64-bit (@mode64) or 32-bit mode. */
-int hwtr_ptenc_enable(struct hwtr_ptenc *enc, uint64_t ip, int mode64,
-    uint64_t tsc);
-/*
- * Tracing stops.  @ip 0: synchronously, by the far branch (syscall, int)
- * just reported (TIP.PGD).  @ip != 0: asynchronously, before the
- * instruction at @ip executed (FUP @ip, TIP.PGD).
- */
-int hwtr_ptenc_disable(struct hwtr_ptenc *enc, uint64_t ip, uint64_t tsc);
-int hwtr_ptenc_cond(struct hwtr_ptenc *enc, int taken);
-/*
- * @n (<= 64) conditional branches at once: bit n-1 of @bits is the oldest,
- * bit 0 the newest (1: taken).  The packets are those of @n calls of
- * hwtr_ptenc_cond() in that order.
- */
-int hwtr_ptenc_tnt(struct hwtr_ptenc *enc, uint64_t bits, unsigned n);
-/*
- * A near call to @target whose return address is @ret_ip (the address after
- * the call instruction); @indirect: the target came from a register or
- * memory (TIP @target).
- */
-int hwtr_ptenc_call(struct hwtr_ptenc *enc, uint64_t ret_ip, uint64_t target,
-    int indirect);
-/* A near return to @target (compressed to one TNT bit when it can be). */
-int hwtr_ptenc_ret(struct hwtr_ptenc *enc, uint64_t target);
-/* An indirect near jump to @target. */
-int hwtr_ptenc_indirect(struct hwtr_ptenc *enc, uint64_t target);
-/* A far jump, call or return (iret, lret) to @target in 64/32-bit mode. */
-int hwtr_ptenc_far(struct hwtr_ptenc *enc, uint64_t target, int mode64);
-/* An asynchronous transfer from @from (not yet executed) to @to (FUP+TIP). */
-int hwtr_ptenc_async(struct hwtr_ptenc *enc, uint64_t from, uint64_t to);
-/* The instruction at @ip is about to execute: a PSB+ may go here. */
-int hwtr_ptenc_at(struct hwtr_ptenc *enc, uint64_t ip, uint64_t tsc);
-/*
- * How many more branches hwtr_ptenc_tnt() can take, with no other call in
- * between, while hwtr_ptenc_at() would still write nothing (-1: it may
- * write a PSB+ now).  A caller that counts them may skip hwtr_ptenc_at()
- * until then.
- */
-int hwtr_ptenc_tnt_room(const struct hwtr_ptenc *enc);
-/* Make the next hwtr_ptenc_at() (or enable) write a PSB+. */
-void hwtr_ptenc_want_psb(struct hwtr_ptenc *enc);
-/* A TSC packet (when @tsc differs from the last one written). */
-int hwtr_ptenc_tsc(struct hwtr_ptenc *enc, uint64_t tsc);
-/* Write pending TNT bits and hand every byte to the output. */
-int hwtr_ptenc_flush(struct hwtr_ptenc *enc);
-/* Bytes produced so far (written or still buffered). */
-uint64_t hwtr_ptenc_bytes(const struct hwtr_ptenc *enc);
-/* 1 while tracing is enabled (between enable and disable). */
-int hwtr_ptenc_enabled(const struct hwtr_ptenc *enc);
-
-/*
- * 6b. Trace sources (kernel/) and capture sessions (capture/).
- *
- * A trace source is an ops table shaped like FreeBSD's struct
- * hwt_backend_ops: static <name>_backend_<op>() functions wired together
- * with designated initializers (kernel/step.c is the model).  A capture
- * session (hwtr_cap_*) drives one source:
- *   init -> configure -> enable (launch or attach) -> read ... read (until it
- *   returns 1: everything traced has ended) -> disable -> deinit,
- * and the source reports what it sees through the session's sink
- * (struct hwtr_src_sink): new threads (the session then calls
- * thread_alloc), their ends (thread_free follows), processes starting,
- * exec'ing and exiting, sideband records and ground truth.  Every traced
- * thread gets a struct hwtr_src_thread whose PT encoder @enc the source
- * feeds; the session owns the encoder, its buffer policy (stream, ring,
- * stop) and the archive stream behind it, so every source gets the same
- * buffers, images, sideband and archive writing for free.
+ * A capture session (capture/) drives one trace source (kernel/).
  *
  * How to use this (a front end):
  *   1) fill struct hwtr_cap_config (hwtr_cap_config_init() sets defaults);
  *   2) hwtr_cap_run(&cfg, &res): runs the capture to its end and writes the
  *      archive; res says how the traced command ended and what was lost;
  *   3) map res to an exit status (hwtr_cap_exit_status()).
- * How to add a source: write kernel/<name>.c with its ops table and add it
- * to the list in kernel/src.c.
+ * The trace sources, the PT encoder and the sideband and image collectors
+ * the session drives are internal (kernel/hwtr_kernel.h, capture/hwtr_img.h).
  */
-struct hwtr_src;
 
-/* One traced thread, as the session and the source share it. */
-struct hwtr_src_thread {
-	int32_t		pid;
-	int32_t		tid;
-	/* Feed this; NULL once the thread's trace stopped (stop-on-full). */
-	struct hwtr_ptenc *enc;
-	void		*priv;		/* the source's (thread_alloc) */
-	void		*owner;		/* the session's */
-	uint64_t	ninsn;		/* instructions seen, kept by the source */
-	/*
-	 * Stop-on-full: once hwtr_ptenc_bytes(@enc) reaches @limit (0: no
-	 * limit), or when the session sets @full, the source ends the
-	 * thread's trace at its next instruction boundary (TIP.PGD), sets
-	 * @full and stops feeding @enc.
-	 */
-	uint64_t	limit;
-	int		full;
-};
-
-/* What happened to a process (struct hwtr_src_sink.proc). */
-enum hwtr_src_proc_what {
-	HWTR_PROC_START = 1,		/* first process, fork or attach */
-	HWTR_PROC_EXEC,			/* its image was replaced: @path */
-	HWTR_PROC_MMAP,			/* its executable mappings may have changed */
-	HWTR_PROC_EXIT			/* @kind/@value say how */
-};
-
-struct hwtr_src_proc {
-	enum hwtr_src_proc_what what;
-	int32_t		pid;
-	int32_t		ppid;		/* -1 unknown */
-	const char	*path;		/* EXEC: the new executable */
-	enum hwtr_exit_kind kind;	/* EXIT */
-	int32_t		value;
-	uint64_t	time;		/* trace time */
-};
-
-/*
- * How a source reports to its session.  Every function returns >= 0 or
- * -HWTR_E_*; a negative return asks the source to stop tracing.
- */
-struct hwtr_src_sink {
-	void	*arg;
-	/* A thread appeared (@ptid: creating thread or -1); *thrp is the session's. */
-	int	(*thread_start)(void *arg, int32_t pid, int32_t tid,
-		    int32_t ptid, uint64_t time, struct hwtr_src_thread **thrp);
-	/* The thread ended; @thr is invalid after this returns. */
-	int	(*thread_exit)(void *arg, struct hwtr_src_thread *thr,
-		    enum hwtr_exit_kind kind, int32_t value, uint64_t time);
-	int	(*proc)(void *arg, const struct hwtr_src_proc *ev);
-	int	(*sideband)(void *arg, const struct hwtr_sb_rec *rec);
-	/* Ground truth (test mode): instruction addresses @thr executed. */
-	int	(*groundtruth)(void *arg, struct hwtr_src_thread *thr,
-		    const uint64_t *ip, size_t n);
-	/* A trigger fired in the traced program (ring mode snapshots). */
-	int	(*trigger)(void *arg, struct hwtr_src_thread *thr,
-		    const char *why);
-	/*
-	 * @thr's trace lost something here: @bytes of trace (overflow,
-	 * truncated), or instructions the source could not record
-	 * (HWTR_LOST_UNTRACED, @bytes 0).
-	 */
-	int	(*lost)(void *arg, struct hwtr_src_thread *thr,
-		    enum hwtr_lost_reason why, uint64_t bytes, uint64_t time);
-};
-
-/* What a session asks of its source. */
-struct hwtr_src_config {
-	char *const	*argv;		/* launch this command, or */
-	int32_t		pid;		/* attach to this process (> 0) */
-	int		no_follow;	/* only the first process */
-	int		ground_truth;	/* report every instruction address */
-	/* Stop tracing and hand over when *@stop becomes non-zero. */
-	const volatile int *stop;
-	/* --trigger: ELF vaddr of the symbol in the main executable, 0 none */
-	uint64_t	trigger_vaddr;
-	int		trigger_pie;	/* the executable is ET_DYN */
-	const char	*trigger_name;
-	struct hwtr_log	log;
-	/* What hardware sources need of the session's configuration. */
-	int		mode;		/* enum hwtr_cap_mode */
-	uint64_t	buffer_size;	/* 0: the source's default */
-	int		no_ret_compression;
-	const volatile int *snapshot;	/* SIGUSR2 counter, may be NULL */
-	const char	*filter;	/* perf: address filters, or NULL */
-	const char	*cpus;		/* perf: CPU list ("0-3,6"), or NULL */
-	int		all_cpus;	/* perf: every CPU (-a) */
-};
-
-/*
- * The trace-source operations (FreeBSD's hwt_backend_ops).  @read runs
- * the traced program for a while (a batch of events, or until @stop) and
- * returns 0 to be called again, 1 when every traced process has ended or
- * was let go, or -HWTR_E_*.  @disable stops tracing: launched processes
- * are killed, attached ones detached and left running.
- */
-struct hwtr_src_ops {
-	const char	*name;
-	int	(*init)(struct hwtr_src *src);
-	int	(*configure)(struct hwtr_src *src,
-		    const struct hwtr_src_config *cfg);
-	int	(*enable)(struct hwtr_src *src);
-	int	(*read)(struct hwtr_src *src);
-	int	(*disable)(struct hwtr_src *src);
-	int	(*thread_alloc)(struct hwtr_src *src,
-		    struct hwtr_src_thread *thr);
-	void	(*thread_free)(struct hwtr_src *src,
-		    struct hwtr_src_thread *thr);
-	void	(*deinit)(struct hwtr_src *src);
-};
-
-/*
- * A source instance: the ops, the session's sink and what the source
- * reports back.  Sources keep their own state in @priv.
- */
-struct hwtr_src {
-	const struct hwtr_src_ops *ops;
-	const struct hwtr_src_sink *sink;
-	struct hwtr_src_config cfg;
-	void		*priv;
-	/* Filled by the source (enable at the latest). */
-	int32_t		first_pid;
-	struct hwtr_timeconv tconv;
-	struct hwtr_pt_config pt;	/* per-stream PT configuration */
-	const char	*version;	/* may be NULL */
-	/* Where its sideband comes from ("valgrind"); NULL: the session's. */
-	const char	*sideband_origin;
-	const char *const *caveats;
-	size_t		ncaveats;
-	/* What the source found out about this machine (meta notes). */
-	const char *const *notes;
-	size_t		nnotes;
-	/* Filled by the source when the first process ends. */
-	enum hwtr_exit_kind exit_kind;
-	int32_t		exit_value;
-	/* Why the last operation failed (the CLI prints it). */
-	char		errmsg[512];
-	/* errno of the command's failed exec (enable), 0 otherwise. */
-	int		exec_errno;
-	/*
-	 * A hardware source's recording (perf: a perf.data file): set, the
-	 * session reports no threads of its own and makes the archive of it
-	 * with hwtr_import_perf_capture().
-	 */
-	const char	*recording;
-};
-
-/* The ops table named @name ("step"), or NULL. */
-const struct hwtr_src_ops *hwtr_src_find(const char *name);
-/* The names of all sources, NULL-terminated. */
-const char *const *hwtr_src_names(void);
-
-/*
- * The source to use when none is named (struct hwtr_cap_config.source
- * NULL): "perf" when its PMU is there and usable, else "valgrind" when it can run
- * @argv (valgrind installed, its hwtrace tool built for that version, an
- * x86-64 program, not attaching to @pid), else "step".  @why (may be
- * NULL) receives why perf was chosen, or else why valgrind was not.
- */
-const char *hwtr_src_auto(char *const *argv, int32_t pid, char *why,
-    size_t len);
-
-/* The current trace time: CLOCK_MONOTONIC in ns (software sources). */
-uint64_t hwtr_src_now(void);
+/* 1 when a trace source named @name ("step", "valgrind", "perf") exists. */
+int hwtr_cap_source_known(const char *name);
 
 enum hwtr_cap_mode {
 	HWTR_CAP_STREAM = 0,		/* everything, in chunks */
@@ -1226,165 +903,6 @@ int hwtr_cap_run(const struct hwtr_cap_config *cfg,
 /* The exit status hwtrace should return: the command's, 128+signal. */
 int hwtr_cap_exit_status(const struct hwtr_cap_result *res);
 
-/*
- * 6c. Sideband collection (kernel/sideband.c) and image collection
- * (capture/images.c), shared by every software trace source.
- *
- * How to use the sideband collector (hwtr_sbc_*):
- *   1) hwtr_sbc_open(&sbc, &opts, errbuf, errlen) on the first traced
- *      process while it is stopped: a launched command before its execve
- *      (so that the exec is seen), or a running process to attach to
- *      (opts.attach: its threads, names and executable mappings are read
- *      from /proc and reported first).  It opens a perf_event_open(2)
- *      dummy software event per CPU on the process (inherit: every process
- *      and thread it creates later is followed) with MMAP2 records carrying
- *      build-ids, COMM with the exec flag and FORK/EXIT, stamped with
- *      CLOCK_MONOTONIC.  When perf_event_open is refused (EACCES, EPERM,
- *      ENOSYS, ...), opts.force_proc is set or the environment has
- *      HWTRACE_SIDEBAND=proc, it falls back to /proc: the records are
- *      then made from /proc/<pid>/maps when the caller reports events
- *      (step 2).  A kernel without attr.build_id (before 5.12, or
- *      HWTRACE_SIDEBAND=perf-no-build-id) gets build-ids read from the
- *      mapped files instead.  hwtr_sbc_origin() names the origin used: store it
- *      as struct hwtr_capture_meta.sideband_origin.
- *   2) Report what the tracer sees, when it sees it, while the process is
- *      stopped: hwtr_sbc_note_fork(), hwtr_sbc_note_clone(),
- *      hwtr_sbc_note_exec() (at the exec stop, the new image in place),
- *      hwtr_sbc_note_mmap() (after a syscall that may have changed
- *      executable mappings returned: mmap, mprotect, munmap, mremap,
- *      shmat, ...) and hwtr_sbc_note_exit() (with the status).  With
- *      perf_event the kernel's own records cover most of these; calling
- *      them anyway is cheap and needed for the [vdso] mapping and for
- *      exit statuses.
- *   3) hwtr_sbc_read() regularly (with every trace chunk, say) and once
- *      with @flush at the end: @fn receives each new record in time order.
- *      The record and its strings are valid during the call only; @fn may
- *      change the record (hwtr_img_mmap() sets mmap.image) before writing
- *      it with hwtr_aw_sideband().
- *   4) hwtr_sbc_close().
- *
- * What the records say:
- * - Times are CLOCK_MONOTONIC nanoseconds, the step source's trace time.
- * - The first process gets a PROC_START (and, when attaching, a
- *   THREAD_START per other thread), then COMM records.
- * - A forked process starts with its parent's mappings: no MMAP records
- *   are made for it until it maps something new or execs.  A new thread
- *   (THREAD_START) shares its process's mappings.
- * - An exec is COMM (exec 1), then EXEC (path of the new executable), then
- *   an MMAP per executable mapping of the new image (executable,
- *   interpreter, [vdso]) as it is loaded; mappings before it are gone.
- * - MMAP is made for executable mappings only ([vsyscall], a fixed legacy
- *   page, is not reported; hwtr_img_mmap() handles it if a caller does).
- *   perf_event reports no munmap: a later MMAP over the same range
- *   replaces an earlier one.  /proc reports MUNMAP for executable
- *   mappings that disappeared.
- * - PROC_EXIT ends the process and its main thread; other threads get
- *   THREAD_EXIT.  The status is the one given to hwtr_sbc_note_exit()
- *   (HWTR_EXIT_NONE when the caller never said).
- * - Records the kernel dropped (ring overflow) become one HWTR_SB_LOST
- *   record with reason HWTR_LOST_SIDEBAND and the count.  The kernel says
- *   so before the next record it manages to write, so a loss in the very
- *   last moments may go unreported: read often, or use more ring_pages.
- */
-struct hwtr_sbc;
-
-struct hwtr_sbc_opts {
-	int32_t		pid;		/* first traced process */
-	int		attach;		/* running process: report its state */
-	int		force_proc;	/* do not try perf_event_open */
-	uint32_t	ring_pages;	/* per-CPU ring, power of 2; 0: 128 */
-	const struct hwtr_log *log;	/* may be NULL; borrowed */
-};
-
-/*
- * Start collecting.  Fails only when neither perf_event nor /proc works
- * (no such process, /proc not mounted); @errbuf then says why.  A refused
- * perf_event_open is logged (HWTR_LOG_INFO) with its reason.
- */
-int hwtr_sbc_open(struct hwtr_sbc **sbcp, const struct hwtr_sbc_opts *opts,
-    char *errbuf, size_t errlen);
-
-/* "perf_event" or "proc"; static storage. */
-const char *hwtr_sbc_origin(const struct hwtr_sbc *sbc);
-
-/* Details of the last failure; valid until the next call. */
-const char *hwtr_sbc_errmsg(const struct hwtr_sbc *sbc);
-
-/*
- * Events the tracer observed.  @time is CLOCK_MONOTONIC ns, or 0 for
- * "now".  A failure to read /proc (the process is gone) is not an error:
- * it is logged and the record is made from what is known.
- */
-int hwtr_sbc_note_fork(struct hwtr_sbc *sbc, int32_t pid, int32_t ppid,
-    uint64_t time);
-int hwtr_sbc_note_clone(struct hwtr_sbc *sbc, int32_t pid, int32_t tid,
-    int32_t ptid, uint64_t time);
-int hwtr_sbc_note_exec(struct hwtr_sbc *sbc, int32_t pid, uint64_t time);
-int hwtr_sbc_note_mmap(struct hwtr_sbc *sbc, int32_t pid, uint64_t time);
-int hwtr_sbc_note_exit(struct hwtr_sbc *sbc, int32_t pid, int32_t tid,
-    enum hwtr_exit_kind kind, int value, uint64_t time);
-
-/*
- * Hand out new records, in time order, to @fn; a negative return from @fn
- * stops and is returned.  Without @flush, records younger than a short
- * reorder window (the per-CPU rings are merged by time) and process exits
- * still waiting for their status (at most 2 s) are kept for a later call.
- * Returns the number of records handed out.
- */
-typedef int (*hwtr_sbc_fn)(void *arg, struct hwtr_sb_rec *rec);
-int hwtr_sbc_read(struct hwtr_sbc *sbc, int flush, hwtr_sbc_fn fn, void *arg);
-
-struct hwtr_sbc_stats {
-	uint64_t	records;	/* handed out */
-	uint64_t	lost;		/* records the kernel dropped */
-	uint32_t	nrings;		/* perf rings (CPUs), 0 with /proc */
-};
-void hwtr_sbc_stats(const struct hwtr_sbc *sbc, struct hwtr_sbc_stats *st);
-
-/* Stop collecting; records not read are dropped.  NULL is accepted. */
-void hwtr_sbc_close(struct hwtr_sbc *sbc);
-
-/*
- * How to use the image collector (hwtr_img_*):
- *   1) hwtr_img_new(&img, aw, log) next to the archive writer.
- *   2) For every MMAP record, before writing it: hwtr_img_mmap(img, rec),
- *      best while the process is still alive.  It stores the mapped image
- *      once (hwtr_aw_add_image_file() for a file whose build-id is the one
- *      the record names; otherwise the exact mapped file through
- *      /proc/<pid>/map_files; otherwise the mapped bytes from
- *      /proc/<pid>/mem as HWTR_IMG_MEMORY) and sets rec->u.mmap.image to
- *      its key.  [vdso] is dumped from the process's memory (or, when the
- *      process is gone, from this process's own vdso, the same image);
- *      [vsyscall] is dumped when readable.  A record with mmap.slice set
- *      (a source's choice, not in the sideband format) stores only the
- *      bytes it maps, read from the file, as HWTR_IMG_MEMORY.
- *   3) hwtr_img_free().
- * For an HWTR_IMG_MEMORY image the record's pgoff is set to 0: the image
- * holds the mapping's bytes from its start address (a [vdso] dump is the
- * whole vdso ELF).  For an HWTR_IMG_FILE image, pgoff is the file offset
- * mapped at the start address, as the kernel said.
- */
-struct hwtr_img;
-struct hwtr_aw;
-
-/* @aw and @log are borrowed and must outlive @img. */
-int hwtr_img_new(struct hwtr_img **imgp, struct hwtr_aw *aw,
-    const struct hwtr_log *log);
-
-/*
- * Store the image @rec (an HWTR_SB_MMAP record) maps and set
- * rec->u.mmap.image (valid until hwtr_img_free()).  Returns 1 when an
- * image was stored now, 0 when it was stored before, -HWTR_E_NOENT when
- * no copy of it could be had (the record then keeps image NULL and should
- * still be written), or another negative error of the archive writer.
- */
-int hwtr_img_mmap(struct hwtr_img *img, struct hwtr_sb_rec *rec);
-
-/* Details of the last failure; valid until the next call. */
-const char *hwtr_img_errmsg(const struct hwtr_img *img);
-
-void hwtr_img_free(struct hwtr_img *img);
-
 /* ===================================================================== */
 /* 7. Indexer                                                             */
 /* ===================================================================== */
@@ -1400,9 +918,9 @@ void hwtr_img_free(struct hwtr_img *img);
  *      succeeds and hwtr_ix_nproblems()/hwtr_ix_problem() list what could
  *      not be decoded, one line per stream or image.
  *   3) hwtr_ix_stats() for the figures, hwtr_ix_free().
- * The schema is hwtrace-db(5).  hwtr_ix_sqlite_register() adds the
- * exec_order and exec_insns table-valued functions to a connection that
- * reads such a database (the same code as build/hwtrace_sqlite.so).
+ * The schema is hwtrace-db(5).  build/hwtrace_sqlite.so adds the
+ * exec_order and exec_insns table-valued functions to a plain sqlite3
+ * connection that reads such a database.
  */
 #define HWTR_DB_SCHEMA_VERSION	2
 #define HWTR_DB_APPLICATION_ID	0x68777472	/* "hwtr" */
@@ -1449,14 +967,6 @@ const struct hwtr_ix_stats *hwtr_ix_stats(const struct hwtr_ix *ix);
 /* What could not be decoded in the last run: "stream 'tid 42': ...". */
 size_t hwtr_ix_nproblems(const struct hwtr_ix *ix);
 const char *hwtr_ix_problem(const struct hwtr_ix *ix, size_t i);
-
-/*
- * Register exec_order, exec_insns and the SQL functions hwtr_time_at()
- * and hwtr_time_estimated() (hwtrace-db(5)) on @sqlite3_db (a sqlite3 *, given
- * as void * so that no SQLite type appears here).  Returns 0 or
- * -HWTR_E_DB.
- */
-int hwtr_ix_sqlite_register(void *sqlite3_db);
 
 /* ===================================================================== */
 /* 8. Query                                                               */
@@ -1557,8 +1067,6 @@ int hwtr_q_open(struct hwtr_q **qp, const char *path,
 int hwtr_q_close(struct hwtr_q *q);
 /* Details of the last failure ("no function matches 'foo'; did you mean..."). */
 const char *hwtr_q_errmsg(const struct hwtr_q *q);
-/* The database actually opened (the cache for an archive); valid until close. */
-const char *hwtr_q_dbpath(const struct hwtr_q *q);
 
 void hwtr_q_req_init(struct hwtr_q_req *req, enum hwtr_q_verb verb);
 /*
@@ -1577,9 +1085,7 @@ enum hwtr_q_type {
 	HWTR_Q_TEXT
 };
 
-size_t hwtr_q_res_ncols(const struct hwtr_q_res *res);
 size_t hwtr_q_res_nrows(const struct hwtr_q_res *res);
-const char *hwtr_q_res_colname(const struct hwtr_q_res *res, size_t col);
 /* A cell as text (NULL for SQL NULL); borrowed from @res. */
 const char *hwtr_q_res_cell(const struct hwtr_q_res *res, size_t row,
     size_t col, enum hwtr_q_type *typep);

@@ -30,6 +30,7 @@ SQLITE_EXTENSION_INIT1
 
 #ifndef HWTR_SQLITE_EXTENSION
 #include "hwtrace.h"
+#include "hwtr_ix_sqlite.h"
 #endif
 
 enum { XO_THREAD, XO_SEQ, XO_BLOCK, XO_INSN, XO_TSC, XO_IP };

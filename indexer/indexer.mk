@@ -2,9 +2,10 @@
 # execution order of a hwtrace database for plain sqlite3 (hwtrace-db(5)).
 # Built without sanitizers: it is loaded into programs that have none.
 
-$(B)/hwtrace_sqlite.so: indexer/exec_vtab.c include/hwtrace.h
+$(B)/hwtrace_sqlite.so: indexer/exec_vtab.c indexer/hwtr_ix_sqlite.h include/hwtrace.h
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out $(SAN),$(CFLAGS_ALL)) -DHWTR_SQLITE_EXTENSION \
+	$(CC) $(filter-out $(SAN),$(CFLAGS_BASE)) $(call MODULE_INC,indexer) \
+	    -DHWTR_SQLITE_EXTENSION \
 	    -fPIC -shared -o $@ indexer/exec_vtab.c
 
 all: $(B)/hwtrace_sqlite.so

@@ -30,7 +30,7 @@
 
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
-#include "../format/hwtr_stream.h"
+#include "hwtr_stream.h"
 #include "ix_run.h"
 #include "ix_image.h"
 

@@ -7,7 +7,7 @@
 /*
  * hwtr_vgevents.h: the event file the hwtrace Valgrind tool writes and the
  * valgrind trace source (kernel/valgrind_src.c) reads.  This header is the
- * whole interface between the GPL tool (kernel/valgrind/) and hwtrace: it
+ * whole interface between the GPL tool (kernel/vgtool/) and hwtrace: it
  * holds constants only and is included by both.
  *
  * File: "HWTRVG01", then records.  All integers little-endian.

@@ -96,8 +96,8 @@
 #include <unistd.h>
 
 #include "hwtr_common.h"
-#include "kernel.h"
 #include "perf_aux.h"
+#include "sources.h"
 
 #ifdef __linux__
 #include <linux/capability.h>
@@ -530,31 +530,13 @@ rec_feature_str(struct perf_src *ps, uint64_t feat, const char *s)
 static int
 cpuid_string(char *buf, size_t len)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	unsigned a, b, c, d, fam, model;
+	unsigned fam, model, step;
 	char vendor[13];
 
-	if (!__get_cpuid(0, &a, &b, &c, &d))
+	if (hwtr_cpu_host_id(vendor, &fam, &model, &step) < 0)
 		return (-1);
-	memcpy(vendor, &b, 4);
-	memcpy(vendor + 4, &d, 4);
-	memcpy(vendor + 8, &c, 4);
-	vendor[12] = '\0';
-	if (!__get_cpuid(1, &a, &b, &c, &d))
-		return (-1);
-	fam = (a >> 8) & 0xf;
-	model = (a >> 4) & 0xf;
-	if (fam == 0xf)
-		fam += (a >> 20) & 0xff;
-	if (fam == 0x6 || fam >= 0xf)
-		model += ((a >> 16) & 0xf) << 4;
-	snprintf(buf, len, "%s,%u,%u,%u", vendor, fam, model, a & 0xf);
+	snprintf(buf, len, "%s,%u,%u,%u", vendor, fam, model, step);
 	return (0);
-#else
-	(void)buf;
-	(void)len;
-	return (-1);
-#endif
 }
 
 /* CPUID leaf 0x15: the TSC:crystal (CTC) ratio; 0s when unknown. */

@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 /* Record types and AUX flags, and the parser of one record. */
-#include "../format/perf_record.h"
+#include "perf_record.h"
 
 struct hwtr_perf_ring {
 	void		*page;		/* struct perf_event_mmap_page */

@@ -24,6 +24,7 @@
 #include <intel-pt.h>
 
 #include "hwtr_common.h"
+#include "hwtr_kernel.h"
 
 #define PTENC_BUFSZ	(64 * 1024)
 /* Room for the longest packet sequence one call writes (PSB+ and a TIP). */
@@ -499,20 +500,6 @@ hwtr_ptenc_far(struct hwtr_ptenc *enc, uint64_t target, int mode64)
 	if (enc->mode_written != enc->mode64 && (rc = put_mode(enc)) < 0)
 		return (rc);
 	return (put_ip(enc, ppt_tip, target));
-}
-
-int
-hwtr_ptenc_async(struct hwtr_ptenc *enc, uint64_t from, uint64_t to)
-{
-	int rc;
-
-	if (enc == NULL || !enc->enabled)
-		return (-HWTR_E_INVAL);
-	if ((rc = reserve(enc)) < 0 || (rc = flush_tnt(enc)) < 0)
-		return (rc);
-	if ((rc = put_ip(enc, ppt_fup, from)) < 0)
-		return (rc);
-	return (put_ip(enc, ppt_tip, to));
 }
 
 int

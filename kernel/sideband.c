@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "hwtrace.h"
+#include "hwtr_kernel.h"
 #include "hwtr_common.h"
 
 #define SBC_REORDER_NS	1000000ull	/* merge window of the per-CPU rings */

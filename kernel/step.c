@@ -33,7 +33,7 @@
 #include <stdio.h>
 
 #include "hwtr_common.h"
-#include "kernel.h"
+#include "sources.h"
 
 #if !defined(__linux__) || !defined(__x86_64__)
 /*

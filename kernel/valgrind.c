@@ -6,7 +6,7 @@
 
 /*
  * The "valgrind" trace source: runs the command under the hwtrace Valgrind
- * tool (kernel/valgrind/, a separate GPL program that hwtrace only
+ * tool (kernel/vgtool/, a separate GPL program that hwtrace only
  * launches) and turns the event files the tool writes into PT streams with
  * vgconv.c, while the program runs.
  *
@@ -45,7 +45,7 @@
 
 #include "hwtr_common.h"
 #include "hwtr_vgevents.h"
-#include "kernel.h"
+#include "sources.h"
 #include "vgconv.h"
 
 #define VG_READ_BUF	(4u << 20)

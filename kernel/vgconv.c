@@ -28,6 +28,7 @@
 #include <stdarg.h>
 
 #include "hwtrace.h"
+#include "hwtr_kernel.h"
 #include "hwtr_x86.h"
 #include "hwtr_vgevents.h"
 #include "vgconv.h"

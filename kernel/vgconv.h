@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "hwtrace.h"
+#include "hwtr_kernel.h"
 
 struct vgconv;
 struct vgconv_file;

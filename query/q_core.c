@@ -51,12 +51,6 @@ hwtr_q_errmsg(const struct hwtr_q *q)
 	return (q == NULL ? "no query handle" : q->msg);
 }
 
-const char *
-hwtr_q_dbpath(const struct hwtr_q *q)
-{
-	return (q->dbpath);
-}
-
 /* --- growable text ---------------------------------------------------- */
 
 void
@@ -118,39 +112,16 @@ q_str_printf(struct q_str *s, const char *fmt, ...)
 	free(big);
 }
 
+static void
+q_str_put(void *arg, const char *p, size_t len)
+{
+	q_str_add(arg, p, len);
+}
+
 void
 q_str_json(struct q_str *s, const char *p)
 {
-	const unsigned char *u = (const unsigned char *)p;
-	char esc[8];
-
-	q_str_add(s, "\"", 1);
-	for (; *u != '\0'; u++) {
-		switch (*u) {
-		case '"':
-			q_str_add(s, "\\\"", 2);
-			break;
-		case '\\':
-			q_str_add(s, "\\\\", 2);
-			break;
-		case '\n':
-			q_str_add(s, "\\n", 2);
-			break;
-		case '\t':
-			q_str_add(s, "\\t", 2);
-			break;
-		case '\r':
-			q_str_add(s, "\\r", 2);
-			break;
-		default:
-			if (*u < 0x20) {
-				snprintf(esc, sizeof(esc), "\\u%04x", *u);
-				q_str_add(s, esc, 6);
-			} else
-				q_str_add(s, (const char *)u, 1);
-		}
-	}
-	q_str_add(s, "\"", 1);
+	hwtr_json_quote(q_str_put, s, p);
 }
 
 /* --- results ------------------------------------------------------------ */
@@ -357,21 +328,9 @@ q_res_row_end(struct hwtr_q *q, struct hwtr_q_res *res)
 }
 
 size_t
-hwtr_q_res_ncols(const struct hwtr_q_res *res)
-{
-	return (res->ncols);
-}
-
-size_t
 hwtr_q_res_nrows(const struct hwtr_q_res *res)
 {
 	return (res->ncols ? res->ncells / res->ncols : 0);
-}
-
-const char *
-hwtr_q_res_colname(const struct hwtr_q_res *res, size_t col)
-{
-	return (col < res->ncols ? res->names[col] : NULL);
 }
 
 const char *

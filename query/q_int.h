@@ -22,6 +22,7 @@
 
 #include "hwtrace.h"
 #include "hwtr_common.h"
+#include "hwtr_ix_sqlite.h"
 
 /* Growable text. */
 struct q_str {

@@ -160,7 +160,7 @@ ex_map_alloc(struct ex *ex, int64_t **mapp, size_t *np, const char *sql)
 	sqlite3_finalize(st);
 	if (max < -1 || max > INT32_MAX)
 		return (pg_fail(ex->pg, -HWTR_E_FORMAT, "'%s': an id out of "
-		    "range (%" PRId64 ")", hwtr_q_dbpath(ex->q), max));
+		    "range (%" PRId64 ")", ex->q->dbpath, max));
 	*np = (size_t)(max + 1);
 	if ((*mapp = calloc(*np + 1, sizeof(**mapp))) == NULL)
 		return (pg_fail(ex->pg, -HWTR_E_NOMEM, "out of memory"));
@@ -268,7 +268,7 @@ ex_copy(struct ex *ex, const char *what, const char *sql, const char *copy,
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE && cp.err == 0)
 		cp.err = pg_fail(ex->pg, -HWTR_E_DB, "%s: cannot read '%s': %s",
-		    what, hwtr_q_dbpath(ex->q), sqlite3_errmsg(ex->q->db));
+		    what, ex->q->dbpath, sqlite3_errmsg(ex->q->db));
 	sqlite3_finalize(st);
 	return (pg_copy_end(&cp, rowsp));
 }
@@ -683,7 +683,7 @@ hwtr_pg_export_add(struct hwtr_pg *pg, const char *path,
 		rc = pg_fail(pg, rc, "%s", errbuf);
 		goto fail;
 	}
-	if (strcmp(hwtr_q_dbpath(ex.q), path) != 0)
+	if (strcmp(ex.q->dbpath, path) != 0)
 		archive = strdup(path);
 	else
 		archive = ex_find_archive(&ex, path);

@@ -3,7 +3,7 @@
 #
 # bench_fleet.sh: hwtrace export --postgres and hwtrace fleet against a
 # throw-away PostgreSQL server (Debian's package, a Unix socket in a
-# temporary directory, fsync off: tests/fleet/pg_helpers.sh).
+# temporary directory, fsync off: tests/query/pg_helpers.sh).
 #
 # Export rate: a valgrind capture of sort(1) on 30000 numbers (about
 # 850,000 calls), already indexed, exported into an empty database, in rows
@@ -25,7 +25,7 @@ set -u
 
 atf_skip() { echo "bench_fleet: cannot measure: $*" >&2; exit 1; }
 atf_fail() { echo "bench_fleet: $*" >&2; exit 1; }
-. "$HWTRACE_SRC/tests/fleet/pg_helpers.sh"
+. "$HWTRACE_SRC/tests/query/pg_helpers.sh"
 
 cd "$BENCH_DIR" || exit 1
 rm -f pgdir

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "hwtrace.h"
+#include "hwtr_kernel.h"
 #include "../../indexer/hwtr_ix.h"
 
 struct seg {

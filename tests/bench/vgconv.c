@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "hwtrace.h"
+#include "hwtr_kernel.h"
 #include "../../kernel/vgconv.h"
 
 static uint64_t pt_bytes;

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "hwtrace.h"
+#include "hwtr_kernel.h"
 #include "hwtr_test.h"
 
 #define PTCHECK	HWTR_TEST_BUILD "/tests/capture/ptcheck"

@@ -5,7 +5,7 @@
  */
 
 /*
- * The archive writer compresses chunks in the background (format/aw.c).
+ * The archive writer compresses chunks in the background (format/archive_write.c).
  * These cases hold it to the contract of hwtrace.h: a chunk is in the file
  * at the latest when the next hwtr_aw_chunk()/hwtr_aw_flush()/
  * hwtr_aw_close() returns, and soon after its own call without one; the

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "hwtrace.h"
+#include "hwtr_ix_sqlite.h"
 
 struct tok {
 	char	**v;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "hwtrace.h"
+#include "hwtr_ix_sqlite.h"
 #include "hwtr_test.h"
 #include "../../indexer/schema.sql.h"
 

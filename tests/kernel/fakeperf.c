@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "hwtrace.h"
+#include "hwtr_kernel.h"
 
 #define MAXEV		64
 #define PAGE		4096

@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "hwtrace.h"
+#include "hwtr_kernel.h"
 #include "../../kernel/perf_aux.h"
 
 #define PAGE	4096

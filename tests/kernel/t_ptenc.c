@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "hwtrace.h"
+#include "hwtr_kernel.h"
 #include "hwtr_test.h"
 #include "ptdec.h"
 

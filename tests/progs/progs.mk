@@ -95,7 +95,7 @@ tests: $(PTCHECK)
 # encoder, built into it.
 FAKEPERF = $(B)/tests/kernel/fakeperf.so
 
-$(FAKEPERF): tests/kernel/fakeperf.c kernel/ptenc.c tests/progs/progs.mk
+$(FAKEPERF): tests/kernel/fakeperf.c kernel/ptenc.c kernel/hwtr_kernel.h tests/progs/progs.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -fPIC -shared -o $@ tests/kernel/fakeperf.c \
 	    kernel/ptenc.c -ldl -lipt

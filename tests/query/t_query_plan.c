@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "hwtrace.h"
+#include "hwtr_ix_sqlite.h"
 #include "../../indexer/schema.sql.h"
 #include "../../query/q_int.h"
 

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "hwtrace.h"
+#include "hwtr_kernel.h"
 #include "hwtr_test.h"
 
 /* ------------------------------------------------------------------ */

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "hwtr_common.h"
-#include "kernel.h"
+#include "sources.h"
 
 /* 1 when @argv0 (on PATH or a path) is an x86-64 ELF or a script. */
 static int

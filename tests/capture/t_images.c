@@ -28,6 +28,8 @@
 #include <unistd.h>
 
 #include "hwtrace.h"
+#include "hwtr_kernel.h"
+#include "hwtr_img.h"
 #include "hwtr_test.h"
 
 struct recs {

@@ -26,8 +26,9 @@
 #include <unistd.h>
 
 #include "hwtrace.h"
+#include "hwtr_kernel.h"
 #include "hwtr_test.h"
-#include "../kernel/ptdec.h"
+#include "ptdec.h"
 #include "../../kernel/hwtr_vgevents.h"
 #include "../../kernel/vgconv.h"
 

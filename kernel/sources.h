@@ -4,12 +4,12 @@
  * Copyright (c) 2026 The hwtrace authors
  */
 
-/* Private to kernel/: the ops tables of the trace sources. */
+/* Private to kernel/: the ops tables of the trace sources (kernel/sources.c). */
 
-#ifndef HWTR_KERNEL_H
-#define HWTR_KERNEL_H
+#ifndef HWTR_SOURCES_H
+#define HWTR_SOURCES_H
 
-#include "hwtrace.h"
+#include "hwtr_kernel.h"
 
 extern const struct hwtr_src_ops hwtr_step_ops;
 extern const struct hwtr_src_ops hwtr_valgrind_ops;	/* kernel/valgrind.c */
@@ -25,4 +25,4 @@ int hwtr_perf_usable(char *why, size_t len);
 /* 1 when the valgrind source can run here; else 0 and @why says why. */
 int hwtr_vg_available(char *why, size_t len);
 
-#endif /* !HWTR_KERNEL_H */
+#endif /* !HWTR_SOURCES_H */

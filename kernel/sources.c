@@ -13,19 +13,12 @@
 #include <time.h>
 
 #include "hwtr_common.h"
-#include "kernel.h"
+#include "sources.h"
 
 static const struct hwtr_src_ops *const sources[] = {
 	&hwtr_step_ops,
 	&hwtr_valgrind_ops,
 	&hwtr_perf_ops,
-	NULL
-};
-
-static const char *const source_names[] = {
-	"step",
-	"valgrind",
-	"perf",
 	NULL
 };
 
@@ -40,12 +33,6 @@ hwtr_src_find(const char *name)
 		if (strcmp(sources[i]->name, name) == 0)
 			return (sources[i]);
 	return (NULL);
-}
-
-const char *const *
-hwtr_src_names(void)
-{
-	return (source_names);
 }
 
 uint64_t

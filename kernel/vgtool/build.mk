@@ -1,4 +1,4 @@
-# The hwtrace Valgrind tool (GPL-2.0-or-later, see kernel/valgrind/LICENSE):
+# The hwtrace Valgrind tool (GPL-2.0-or-later, see kernel/vgtool/LICENSE):
 # a separate program, built from Debian's valgrind kit, that hwtrace runs
 # as `valgrind.bin --tool=hwtrace` with VALGRIND_LIB=$(B)/valgrind-lib.
 # It has its own flags: Valgrind's headers do not build under the
@@ -25,13 +25,13 @@ all: valgrind-tool
 tests: valgrind-tool
 valgrind-tool: $(VG_TOOL) $(B)/valgrind-lib/hwtrace-built-for
 
-$(B)/obj/kernel/valgrind/%.o: kernel/valgrind/%.c kernel/hwtr_vgevents.h
+$(B)/obj/kernel/vgtool/%.o: kernel/vgtool/%.c kernel/hwtr_vgevents.h
 	@test -f $(VG_LIBDIR)/libcoregrind-amd64-linux.a || { echo \
 	    "make: the Valgrind tool needs Debian's valgrind package ($(VG_LIBDIR)/libcoregrind-amd64-linux.a is missing): run 'make deps'" >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	$(VG_CC) $(VG_CFLAGS) -c -o $@ $<
 
-$(VG_TOOL): $(B)/obj/kernel/valgrind/hw_main.o
+$(VG_TOOL): $(B)/obj/kernel/vgtool/hw_main.o
 	@mkdir -p $(dir $@)
 	$(VG_CC) $(VG_LDFLAGS) -o $@ $^ $(VG_LIBS)
 	@# The rest of the private VALGRIND_LIB: Debian's files, linked.

@@ -818,28 +818,6 @@ out:
 	return (rc);
 }
 
-static int
-unhex(const char *s, uint8_t *out, size_t max, size_t *lenp)
-{
-	size_t n = strlen(s), i;
-	int hi, lo;
-
-	if (n % 2 != 0 || n / 2 > max)
-		return (-1);
-	for (i = 0; i < n / 2; i++) {
-		hi = s[2 * i];
-		lo = s[2 * i + 1];
-#define HX(c) ((c) >= '0' && (c) <= '9' ? (c) - '0' : \
-	    (c) >= 'a' && (c) <= 'f' ? (c) - 'a' + 10 : -1)
-		if (HX(hi) < 0 || HX(lo) < 0)
-			return (-1);
-		out[i] = (uint8_t)(HX(hi) << 4 | HX(lo));
-#undef HX
-	}
-	*lenp = n / 2;
-	return (0);
-}
-
 int
 hwtr_json_parse_image(const char *member, const void *buf, size_t len,
     struct hwtr_image_desc *d, struct hwtr_pool *pool,
@@ -873,7 +851,7 @@ hwtr_json_parse_image(const char *member, const void *buf, size_t len,
 	}
 	d->kind = (enum hwtr_image_kind)x;
 	TRY(jstr(&p, root, "", "build_id", 0, &s));
-	if (unhex(s, d->build_id, HWTR_BUILD_ID_MAX, &d->build_id_len) < 0) {
+	if (hwtr_unhex(s, d->build_id, HWTR_BUILD_ID_MAX, &d->build_id_len) < 0) {
 		rc = jerr(&p, "", "build_id", "not lowercase hex of at most "
 		    "64 bytes");
 		goto out;
@@ -881,7 +859,7 @@ hwtr_json_parse_image(const char *member, const void *buf, size_t len,
 	TRY(jint(&p, root, "", "size", 0, INT64_MAX, &v));
 	d->size = (uint64_t)v;
 	TRY(jstr(&p, root, "", "sha256", 0, &s));
-	if (unhex(s, d->sha256, 32, &n) < 0 || n != 32) {
+	if (hwtr_unhex(s, d->sha256, 32, &n) < 0 || n != 32) {
 		rc = jerr(&p, "", "sha256", "not 64 lowercase hex digits");
 		goto out;
 	}
@@ -960,7 +938,7 @@ hwtr_json_parse_end(const char *member, const void *buf, size_t len,
 		TRY(jint(&p, m, "members.", "size", 0, INT64_MAX, &v));
 		toc[i].size = (uint64_t)v;
 		if ((sv = json_object_get(m, "sha256")) != NULL) {
-			if (!json_is_string(sv) || unhex(json_string_value(sv),
+			if (!json_is_string(sv) || hwtr_unhex(json_string_value(sv),
 			    toc[i].sha256, 32, &n) < 0 || n != 32) {
 				rc = jerr(&p, "members.", "sha256", "entry %zu: "
 				    "not 64 lowercase hex digits", i);

@@ -3,13 +3,13 @@
 #
 # hwtrace export --postgres and hwtrace fleet against a real PostgreSQL
 # server (Debian's package, started in a temporary directory on a Unix
-# socket only: tests/fleet/pg_helpers.sh).  Valgrind captures of the
+# socket only: tests/query/pg_helpers.sh).  Valgrind captures of the
 # fixture programs are exported; every fleet answer is checked against
 # each run's SQLite database (sqlite3), against lcov's own sum of the
 # per-run tracefiles, against sha256sum and against psql.
 
 . "$(atf_get_srcdir)/../env.sh"
-. "$HWTRACE_SRC/tests/fleet/pg_helpers.sh"
+. "$HWTRACE_SRC/tests/query/pg_helpers.sh"
 
 oneline() { tr '\n' ' ' < "$1"; }
 

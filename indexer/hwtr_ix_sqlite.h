@@ -1,0 +1,29 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The indexer's SQL functions over a hwtrace database (indexer/exec_vtab.c),
+ * for query/, which opens databases itself; build/hwtrace_sqlite.so is the
+ * same code as a loadable extension for plain sqlite3.
+ */
+
+#ifndef HWTR_IX_SQLITE_H
+#define HWTR_IX_SQLITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hwtrace.h"
+
+/*
+ * Register exec_order, exec_insns and the SQL functions hwtr_time_at()
+ * and hwtr_time_estimated() (hwtrace-db(5)) on @sqlite3_db (a sqlite3 *, given
+ * as void * so that no SQLite type appears here).  Returns 0 or
+ * -HWTR_E_DB.
+ */
+int hwtr_ix_sqlite_register(void *sqlite3_db);
+
+#endif /* !HWTR_IX_SQLITE_H */
