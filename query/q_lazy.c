@@ -187,7 +187,14 @@ q_lazy_answers(struct hwtr_q *q, const struct hwtr_q_req *req, int *yes)
 	*yes = 0;
 	switch (req->verb) {
 	case HWTR_Q_BT:
-		*yes = req->at < 0;
+		if (req->at >= 0)
+			return (0);
+		/* A cut thread whose window decoded nothing has no end. */
+		if ((rc = q_int(q, &short_threads, 0, "SELECT count(*) FROM "
+		    "threads WHERE (?1 < 0 OR id = ?1) AND hwtr_tail_cut(id) "
+		    "AND blocks = 0", "i", req->thread)) < 0)
+			return (rc);
+		*yes = short_threads == 0;
 		return (0);
 	case HWTR_Q_LAST:
 		n = req->n >= 0 ? req->n : 10;
