@@ -453,7 +453,7 @@ void q_plines_free(struct q_pline *pl, size_t n);
 	"CAST(value AS INTEGER) FROM meta WHERE key = 'start_ns'), 0)"
 
 /* q_lazy.c: partial (tail) databases and the lazy verbs. */
-#define Q_TAIL_BYTES	(1u << 20)	/* decoded per thread: last, bt */
+#define Q_TAIL_BYTES	(256u << 10)	/* decoded per thread: last, bt */
 int q_db_open(struct hwtr_q *q, const char *path);
 int q_lazy_open(struct hwtr_q *q);
 int q_lazy_need(struct hwtr_q *q, const struct hwtr_q_req *req);

@@ -16,9 +16,15 @@ set -u
 : "${HWTRACE:?}" "${BENCH_DIR:?}" "${BENCH_RUNS:=3}"
 bigruns=${BENCH_LAZY_BIG_RUNS:-1}
 
-now() { date +%s%N; }
-# ms_since T0: milliseconds from T0 (ns) to now.
-ms_since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.0f", (b - a) / 1e6 }'; }
+# timed VAR-WALL VAR-CPU CMD...: run CMD; the best wall and CPU (user +
+# system) milliseconds so far into VAR-WALL and VAR-CPU.
+timed() {
+	w=$1 c=$2
+	shift 2
+	/usr/bin/time -f '%e %U %S' -o "$BENCH_DIR/time" "$@" || return 1
+	best "$w" "$(awk '{ printf "%.0f", $1 * 1000 }' "$BENCH_DIR/time")"
+	best "$c" "$(awk '{ printf "%.0f", ($2 + $3) * 1000 }' "$BENCH_DIR/time")"
+}
 best() {
 	eval "cur=\${$1:-}"
 	if [ -z "$cur" ] || [ "$2" -lt "$cur" ]; then
@@ -45,40 +51,46 @@ capture() {
 measure() {
 	name=$1 runs=$2 label=$3
 	gz="$BENCH_DIR/$name.hwtrace"
-	unset t_last t_bt t_again t_full
+	unset t_last t_bt t_again t_full c_last c_bt c_again c_ix c_full
 	pt=$("$HWTRACE" info "$gz" | awk '/^  stream .*intel-pt/ { s += $(NF - 1) } END { printf "%.0f", s / 1048576 }')
 	i=1
 	while [ "$i" -le "$runs" ]; do
 		rm -f "$gz.db" "$gz.db.tail"
-		t0=$(now)
-		"$HWTRACE" query "$gz" last > "$BENCH_DIR/last.out" || return 1
-		best t_last "$(ms_since "$t0")"
-		t0=$(now)
-		"$HWTRACE" query "$gz" bt > "$BENCH_DIR/bt.out" || return 1
-		best t_again "$(ms_since "$t0")"
+		timed t_last c_last sh -c '"$0" query "$1" last > "$2"' \
+		    "$HWTRACE" "$gz" "$BENCH_DIR/last.out" || return 1
+		timed t_again c_again sh -c '"$0" query "$1" bt > "$2"' \
+		    "$HWTRACE" "$gz" "$BENCH_DIR/bt.out" || return 1
 		rm -f "$gz.db.tail"
-		t0=$(now)
-		"$HWTRACE" query "$gz" bt > /dev/null || return 1
-		best t_bt "$(ms_since "$t0")"
+		timed t_bt c_bt sh -c '"$0" query "$1" bt > /dev/null' \
+		    "$HWTRACE" "$gz" || return 1
 		i=$((i + 1))
 	done
 	i=1
 	while [ "$i" -le "$runs" ]; do
 		rm -f "$gz.db" "$gz.db.tail"
-		t0=$(now)
-		"$HWTRACE" index -q -o "$gz.db" "$gz" || return 1
-		"$HWTRACE" query "$gz" last > "$BENCH_DIR/full.out" || return 1
-		best t_full "$(ms_since "$t0")"
+		unset tw cw
+		timed tw cw "$HWTRACE" index -q -o "$gz.db" "$gz" || return 1
+		timed tw2 cw2 sh -c '"$0" query "$1" last > "$2"' \
+		    "$HWTRACE" "$gz" "$BENCH_DIR/full.out" || return 1
+		best t_full $((tw + tw2))
+		best c_full $((cw + cw2))
+		unset tw2 cw2
 		i=$((i + 1))
 	done
+	rm -f "$gz.db" "$gz.db.tail"
 	# The same rows but for seq (unknown in a window): checked, not timed.
 	if [ "$(awk '{ $2 = ""; print }' "$BENCH_DIR/last.out")" != \
 	    "$(awk '{ $2 = ""; print }' "$BENCH_DIR/full.out")" ]; then
 		echo "bench_lazy: $label: lazy last differs from the full index's" >&2
 		return 1
 	fi
-	echo "bench_lazy: $label ($pt MiB PT): last $t_last ms, bt $t_bt ms," \
-	    "bt again $t_again ms, index + last $t_full ms" >&2
+	echo "bench_lazy: $label ($pt MiB PT), wall (CPU) ms: last $t_last" \
+	    "($c_last), bt $t_bt ($c_bt), bt again $t_again ($c_again)," \
+	    "index + last $t_full ($c_full)" >&2
+	printf 'result\tlast, never indexed, %s (%s MiB PT) (CPU)\tms\t%s\tindex + last\t%s\tlower\t-\n' \
+	    "$label" "$pt" "$c_last" "$c_full"
+	printf 'result\tbt, never indexed, %s (%s MiB PT) (CPU)\tms\t%s\tindex + last\t%s\tlower\t-\n' \
+	    "$label" "$pt" "$c_bt" "$c_full"
 	printf 'result\tlast, never indexed, %s (%s MiB PT) (wall)\tms\t%s\tgoal\t2000\tlower\t1\n' \
 	    "$label" "$pt" "$t_last"
 	printf 'result\tlast, never indexed, %s (%s MiB PT) (wall)\tms\t%s\tindex + last\t%s\tlower\t-\n' \
