@@ -277,6 +277,13 @@ psb_found(struct hwtr_sv *r, size_t s, struct sv_scan *sc, uint64_t at)
 			return (0);
 		sc->tail_wait = 0;
 		sc->g->start = sc->cut = at;
+		/* Found in a later piece: the segments before it go. */
+		if (sc->g != &r->segs[r->res[s].seg0]) {
+			r->segs[r->res[s].seg0] = *sc->g;
+			r->nsegs = r->res[s].seg0 + 1;
+			r->res[s].nseg = 1;
+			sc->g = &r->segs[r->res[s].seg0];
+		}
 		return (0);
 	}
 	if (sc->g != NULL && at >= sc->cut + r->seg_size && sc->have_psb &&
