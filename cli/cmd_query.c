@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hwtrace.h"
@@ -334,6 +335,33 @@ struct out_sink {
  */
 static volatile int index_cancel;
 
+/* Indexing's progress on a terminal, as hwtrace index shows it. */
+struct qprog {
+	struct timespec	start;
+	int		shown;
+};
+
+static void
+q_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct qprog *p = arg;
+	struct timespec now;
+	double t, rate;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	t = (double)(now.tv_sec - p->start.tv_sec) +
+	    (double)(now.tv_nsec - p->start.tv_nsec) / 1e9;
+	rate = t > 0 ? (double)done / t : 0;
+	fprintf(stderr, "\rhwtrace query: indexing: %.1f of %.1f MiB decoded",
+	    (double)done / 1048576.0, (double)total / 1048576.0);
+	if (rate > 0 && total > done)
+		fprintf(stderr, ", %.0f s left   ",
+		    (double)(total - done) / rate);
+	else
+		fprintf(stderr, "            ");
+	p->shown = 1;
+}
+
 static void
 on_cancel(int sig)
 {
@@ -380,6 +408,7 @@ cmd_query(int argc, char **argv)
 	struct cli_cmd vcmd;
 	struct hwtr_q_opts qo;
 	struct sigaction sa, oldint, oldterm;
+	struct qprog prog;
 	int orc;
 	struct hwtr_q_req req;
 	struct out_sink sink = { 0 };
@@ -653,23 +682,51 @@ cmd_query(int argc, char **argv)
 	qo.log.fn = q_log;
 	qo.log.level = HWTR_LOG_WARN;
 	qo.cancel = &index_cancel;
+	/*
+	 * last and bt at the end are answered from the end of the trace
+	 * (hwtrace-query(1): lazy verbs); one that turns out to need the
+	 * whole history indexes it while it runs.
+	 */
+	qo.lazy = v->verb == HWTR_Q_LAST || (v->verb == HWTR_Q_BT &&
+	    req.at < 0);
+	memset(&prog, 0, sizeof(prog));
+	if (isatty(STDERR_FILENO)) {
+		clock_gettime(CLOCK_MONOTONIC, &prog.start);
+		qo.progress = q_progress;
+		qo.progress_arg = &prog;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = on_cancel;
 	sigaction(SIGINT, &sa, &oldint);
 	sigaction(SIGTERM, &sa, &oldterm);
 	orc = hwtr_q_open(&q, path, &qo, errbuf, sizeof(errbuf));
-	sigaction(SIGINT, &oldint, NULL);
-	sigaction(SIGTERM, &oldterm, NULL);
+	if (!qo.lazy || orc < 0) {
+		sigaction(SIGINT, &oldint, NULL);
+		sigaction(SIGTERM, &oldterm, NULL);
+	}
+	if (prog.shown)
+		fprintf(stderr, "\r%78s\r", "");
+	prog.shown = 0;
 	if (orc < 0) {
 		cli_warnx("query", "%s", index_cancel ? "interrupted while "
 		    "indexing; nothing written" : errbuf);
 		goto out;
 	}
-	if (hwtr_q_stream(q, &req, fmt, fmt == HWTR_Q_FMT_TABLE ?
-	    term_width() : 0, out_write, &sink) < 0) {
+	orc = hwtr_q_stream(q, &req, fmt, fmt == HWTR_Q_FMT_TABLE ?
+	    term_width() : 0, out_write, &sink);
+	if (qo.lazy) {
+		sigaction(SIGINT, &oldint, NULL);
+		sigaction(SIGTERM, &oldterm, NULL);
+	}
+	if (prog.shown)
+		fprintf(stderr, "\r%78s\r", "");
+	if (orc < 0) {
 		if (sink.err == EPIPE)
 			;	/* the reader went away: nothing to say */
+		else if (index_cancel)
+			cli_warnx("query", "interrupted while indexing; "
+			    "nothing written");
 		else if (sink.err != 0)
 			cli_warnx("query", "cannot write the answer: %s",
 			    strerror(sink.err));

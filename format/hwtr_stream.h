@@ -61,6 +61,15 @@ struct hwtr_sv_seg {
 struct hwtr_sv_opts {
 	uint64_t	seg_size;	/* Intel PT bytes per segment, >= 16 */
 	size_t		readahead;	/* helper threads for the scan (< 2: none) */
+	/*
+	 * 0: every chunk.  Otherwise an Intel PT stream longer than @tail
+	 * bytes is planned from its end only: the chunks before its last
+	 * @tail bytes are not read, and its first segment starts at the
+	 * first PSB from there, or at the last one before when there is
+	 * none after (further back, twice as far each time, when the bytes
+	 * read hold no PSB at all).  hwtr_sv_tail_from() says where.
+	 */
+	uint64_t	tail;
 	/* A chunk that cannot be read: its stream, offset, the reason. */
 	void		(*problem)(void *arg, size_t stream, uint64_t off,
 			    const char *why);
@@ -81,6 +90,11 @@ const struct hwtr_sv_piece *hwtr_sv_piece(const struct hwtr_sv *sv, size_t s,
 	    size_t k);
 /* Readable bytes of stream @s, and bytes lost between its pieces. */
 uint64_t hwtr_sv_bytes(const struct hwtr_sv *sv, size_t s);
+/*
+ * opts.tail: 1 when stream @s was planned from its end only, from stream
+ * offset *@offp on; 0 when it is whole.
+ */
+int	hwtr_sv_tail_from(const struct hwtr_sv *sv, size_t s, uint64_t *offp);
 uint64_t hwtr_sv_gaps(const struct hwtr_sv *sv, size_t s);
 
 /* Segments, streams in order; those of stream @s are [first, first + n). */

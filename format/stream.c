@@ -40,6 +40,8 @@ struct sv_stream {
 	size_t		npieces, cap_pieces;
 	uint64_t	bytes, gaps;
 	size_t		seg0, nseg;
+	int		tail_cut;	/* opts.tail: planned from tail_from */
+	uint64_t	tail_from;
 	struct sv_cchunk *cc;		/* per chunk, under cclock */
 	size_t		ncc;
 };
@@ -252,6 +254,9 @@ struct sv_scan {
 	struct hwtr_sv_seg	*g;		/* the segment being cut */
 	uint64_t	cut, last_psb, mingap;
 	int		have_psb;
+	int		tail_wait;	/* opts.tail: no PSB at tail_from yet */
+	uint64_t	tail_from;
+	uint64_t	first_psb;	/* the first PSB seen, when tail_wait */
 };
 
 /*
@@ -262,6 +267,25 @@ struct sv_scan {
 static int
 psb_found(struct hwtr_sv *r, size_t s, struct sv_scan *sc, uint64_t at)
 {
+	/* opts.tail: the first segment starts at the first PSB there. */
+	if (sc->tail_wait) {
+		if (!sc->have_psb)
+			sc->first_psb = at;
+		sc->have_psb = 1;
+		sc->last_psb = at;
+		if (at < sc->tail_from || sc->g == NULL)
+			return (0);
+		sc->tail_wait = 0;
+		sc->g->start = sc->cut = at;
+		/* Found in a later piece: the segments before it go. */
+		if (sc->g != &r->segs[r->res[s].seg0]) {
+			r->segs[r->res[s].seg0] = *sc->g;
+			r->nsegs = r->res[s].seg0 + 1;
+			r->res[s].nseg = 1;
+			sc->g = &r->segs[r->res[s].seg0];
+		}
+		return (0);
+	}
 	if (sc->g != NULL && at >= sc->cut + r->seg_size && sc->have_psb &&
 	    at - sc->last_psb >= sc->mingap) {
 		sc->g->end = at;
@@ -275,12 +299,36 @@ psb_found(struct hwtr_sv *r, size_t s, struct sv_scan *sc, uint64_t at)
 	return (0);
 }
 
+/*
+ * opts.tail: the first chunk of stream @s holding a byte of its last
+ * @want bytes; @sc then waits for the first PSB from there.  0 (and the
+ * stream whole) when it is no longer than that.
+ */
+static size_t
+tail_chunk(struct hwtr_sv *r, size_t s, uint64_t want, struct sv_scan *sc)
+{
+	size_t c, nc = hwtr_ar_nchunks(r->ar, s);
+	const struct hwtr_chunk_info *last = hwtr_ar_chunk(r->ar, s, nc - 1);
+	uint64_t end = last->offset + last->len;
+
+	if (end - hwtr_ar_chunk(r->ar, s, 0)->offset <= want)
+		return (0);
+	sc->tail_from = end - want;
+	sc->tail_wait = 1;
+	r->res[s].tail_cut = 1;
+	for (c = nc - 1; c > 0; c--)
+		if (hwtr_ar_chunk(r->ar, s, c)->offset <= sc->tail_from)
+			break;
+	return (c);
+}
+
 static int
-plan_stream(struct hwtr_sv *r, struct sv_ra *ra, size_t s)
+plan_stream_tail(struct hwtr_sv *r, struct sv_ra *ra, size_t s, uint64_t want,
+    int *nopsb)
 {
 	const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
 	struct sv_stream *res = &r->res[s];
-	size_t c, nc = hwtr_ar_nchunks(r->ar, s);
+	size_t c, c0, nc = hwtr_ar_nchunks(r->ar, s);
 	const size_t plen = sizeof(psb_pattern);
 	uint64_t end = 0;
 	struct sv_scan sc;
@@ -293,7 +341,11 @@ plan_stream(struct hwtr_sv *r, struct sv_ra *ra, size_t s)
 	sc.mingap = r->seg_size < HWTR_SV_PSB_GAP ? r->seg_size :
 	    HWTR_SV_PSB_GAP;
 	res->seg0 = r->nsegs;
-	for (c = 0; c < nc; c++) {
+	c = 0;
+	if (pt && want > 0 && nc > 0)
+		c = tail_chunk(r, s, want, &sc);
+	c0 = c;
+	for (; c < nc; c++) {
 		const struct hwtr_chunk_info *ci = hwtr_ar_chunk(r->ar, s, c);
 		struct hwtr_sv_piece *p;
 		uint8_t *buf, *q;
@@ -384,11 +436,48 @@ plan_stream(struct hwtr_sv *r, struct sv_ra *ra, size_t s)
 		if (pt && sc.g != NULL)
 			sc.g->end = end;
 	}
+	/* No PSB after tail_from: from the last one before it. */
+	if (sc.tail_wait && sc.have_psb && sc.g != NULL &&
+	    sc.g->start < sc.last_psb)
+		sc.g->start = sc.last_psb;
+	*nopsb = sc.tail_wait && !sc.have_psb;
+	/* Back to the stream's first PSB: whole after all. */
+	if (sc.tail_wait && sc.have_psb && c0 == 0 && res->npieces == 1 &&
+	    sc.g != NULL && sc.g->start <= sc.first_psb)
+		res->tail_cut = 0;
+	if (res->tail_cut && res->nseg > 0)
+		res->tail_from = r->segs[res->seg0].start;
 	/* CoreSight: the whole stream in one segment. */
 	if (sd->format == HWTR_TF_CORESIGHT && res->npieces > 0 &&
 	    new_seg(r, s, 0, res->pieces[0].off) == NULL)
 		return (-HWTR_E_NOMEM);
 	return (0);
+}
+
+/*
+ * A stream planned whole, or from its last opts.tail bytes; when those
+ * hold no PSB, the state there is not known: planned again from twice as
+ * far back, until a PSB is found or the stream is whole.
+ */
+static int
+plan_stream(struct hwtr_sv *r, struct sv_ra *ra, size_t s)
+{
+	struct sv_stream *res = &r->res[s];
+	uint64_t want = r->opts.tail;
+	int rc, nopsb = 0;
+
+	for (;;) {
+		rc = plan_stream_tail(r, ra, s, want, &nopsb);
+		if (rc < 0 || !nopsb)
+			return (rc);
+		r->nsegs = res->seg0;
+		res->nseg = 0;
+		res->npieces = 0;
+		res->bytes = 0;
+		res->gaps = 0;
+		res->tail_cut = 0;
+		want = want > UINT64_MAX / 2 ? UINT64_MAX : want * 2;
+	}
 }
 
 /*
@@ -620,7 +709,8 @@ hwtr_sv_open(struct hwtr_sv **svp, struct hwtr_ar *ar,
 		hwtr_sv_free(r);
 		return (-HWTR_E_NOMEM);
 	}
-	rc = ra_start(&ra, r, opts->readahead);
+	/* opts.tail skips chunks: the scan reads them itself, as it goes. */
+	rc = ra_start(&ra, r, opts->tail > 0 ? 0 : opts->readahead);
 	for (s = 0; s < r->nstreams && rc == 0; s++)
 		rc = plan_stream(r, &ra, s);
 	ra_stop(&ra);
@@ -678,6 +768,15 @@ uint64_t
 hwtr_sv_bytes(const struct hwtr_sv *r, size_t s)
 {
 	return (s < r->nstreams ? r->res[s].bytes : 0);
+}
+
+int
+hwtr_sv_tail_from(const struct hwtr_sv *r, size_t s, uint64_t *offp)
+{
+	if (s >= r->nstreams || !r->res[s].tail_cut)
+		return (0);
+	*offp = r->res[s].tail_from;
+	return (1);
 }
 
 uint64_t

@@ -935,6 +935,14 @@ struct hwtr_ix_opts {
 	void		*progress_arg;
 	/* Set to non-zero (from a signal handler) to stop: -HWTR_E_INTR. */
 	volatile int	*cancel;
+	/*
+	 * 0: the whole trace.  Otherwise decode only the end of each Intel
+	 * PT stream, from the first PSB in its last @tail bytes (or the
+	 * last PSB before them): a partial database, marked so in meta
+	 * (partial, tail_from; hwtrace-db(5)), for the questions about a
+	 * trace's last moments (hwtrace-query(1): lazy verbs).
+	 */
+	uint64_t	tail;
 };
 
 struct hwtr_ix_stats {
@@ -1005,6 +1013,17 @@ struct hwtr_q_opts {
 	struct hwtr_log	log;		/* "indexing 'x' into 'y'" and the indexer's messages */
 	/* Set to non-zero (from a signal handler) to stop indexing. */
 	volatile int	*cancel;
+	/*
+	 * The verb may be lazy (last, bt without --at): an archive never
+	 * indexed is decoded only at the end of each thread, into a partial
+	 * cache "<cache>.tail" kept for the next question; a verb that
+	 * needs the whole history then indexes it (hwtr_q_run()) and the
+	 * full cache replaces the partial one.
+	 */
+	int		lazy;
+	/* Indexing's progress, as hwtr_ix_opts.progress; may be NULL. */
+	void		(*progress)(void *arg, uint64_t done, uint64_t total);
+	void		*progress_arg;
 };
 
 enum hwtr_q_verb {

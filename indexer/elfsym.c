@@ -330,19 +330,64 @@ out:
 	return (rc);
 }
 
-/* A tiny string interning table for file names. */
-static int64_t
-intern_file(struct ix_elf *e, size_t *cap, const char *path)
-{
-	size_t i;
+/*
+ * File names of a line table, interned: an open-addressing table of
+ * indexes + 1 into e->files by the name's hash.  libc's debug file names
+ * a few thousand files over a million line rows; a scan of the names for
+ * each row was a seventh of a lazy query's time (hwtrace-query(1)).
+ */
+struct ix_ftab {
+	size_t		*slot;
+	size_t		cap;		/* a power of 2, or 0 */
+};
 
-	/* Line tables name few files per CU, mostly the same ones in a row. */
-	for (i = e->nfiles; i > 0 && e->nfiles - i < 64; i--)
-		if (strcmp(e->files[i - 1], path) == 0)
-			return ((int64_t)i - 1);
-	for (i = 0; i + 64 < e->nfiles; i++)
-		if (strcmp(e->files[i], path) == 0)
-			return ((int64_t)i);
+static uint64_t
+name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s != '\0'; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return (h);
+}
+
+static int
+ftab_grow(struct ix_elf *e, struct ix_ftab *t)
+{
+	size_t ncap = t->cap ? t->cap * 2 : 256, i, k;
+	size_t *ns = calloc(ncap, sizeof(*ns));
+
+	if (ns == NULL)
+		return (-1);
+	for (i = 0; i < e->nfiles; i++) {
+		k = (size_t)name_hash(e->files[i]) & (ncap - 1);
+		while (ns[k] != 0)
+			k = (k + 1) & (ncap - 1);
+		ns[k] = i + 1;
+	}
+	free(t->slot);
+	t->slot = ns;
+	t->cap = ncap;
+	return (0);
+}
+
+static int64_t
+intern_file(struct ix_elf *e, size_t *cap, struct ix_ftab *t,
+    const char *path)
+{
+	size_t k;
+
+	/* Line tables name few files per CU, mostly the same one in a row. */
+	if (e->nfiles > 0 && strcmp(e->files[e->nfiles - 1], path) == 0)
+		return ((int64_t)e->nfiles - 1);
+	if ((e->nfiles + 1) * 2 > t->cap && ftab_grow(e, t) < 0)
+		return (-1);
+	k = (size_t)name_hash(path) & (t->cap - 1);
+	for (; t->slot[k] != 0; k = (k + 1) & (t->cap - 1))
+		if (strcmp(e->files[t->slot[k] - 1], path) == 0)
+			return ((int64_t)t->slot[k] - 1);
 	if (e->nfiles == *cap) {
 		size_t n = *cap ? *cap * 2 : 64;
 		void *p = realloc(e->files, n * sizeof(*e->files));
@@ -355,6 +400,7 @@ intern_file(struct ix_elf *e, size_t *cap, const char *path)
 	e->files[e->nfiles] = strdup(path);
 	if (e->files[e->nfiles] == NULL)
 		return (-1);
+	t->slot[k] = e->nfiles + 1;
 	return ((int64_t)e->nfiles++);
 }
 
@@ -387,6 +433,7 @@ read_lines(struct ix_elf *e, Elf *elf)
 	Dwarf_Off off = 0, next;
 	size_t hsize, fcap = 0, cap = 0, n = 0, i, j;
 	struct line_tmp *tmp = NULL;
+	struct ix_ftab ft = { NULL, 0 };
 	int rc = 0;
 
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
@@ -423,7 +470,7 @@ read_lines(struct ix_elf *e, Elf *elf)
 				(void)dwarf_lineno(l, &ln);
 				(void)dwarf_linecol(l, &col);
 				(void)dwarf_linebeginstatement(l, &stmt);
-				f = endseq ? 0 : intern_file(e, &fcap, src);
+				f = endseq ? 0 : intern_file(e, &fcap, &ft, src);
 				if (f < 0) {
 					rc = -1;
 					goto out;
@@ -478,6 +525,7 @@ read_lines(struct ix_elf *e, Elf *elf)
 	e->nlines = j;
 out:
 	free(tmp);
+	free(ft.slot);
 	dwarf_end(dw);
 	return (rc);
 }

@@ -106,6 +106,7 @@ ix_plan(struct run *r)
 	memset(&so, 0, sizeof(so));
 	so.seg_size = r->seg_size;
 	so.readahead = nj;
+	so.tail = r->ix->opts.tail;	/* the lazy verbs' partial database */
 	so.problem = sv_problem;
 	so.problem_arg = r;
 	if ((rc = hwtr_sv_open(&r->sv, r->ar, &so)) < 0)

@@ -252,6 +252,39 @@ b_ns(struct run *r, struct stmt *s, int has, uint64_t tsc)
 		b_opt(s, 1, hwtr_tsc_to_ns(&meta->tconv, tsc));
 }
 
+/*
+ * opts.tail: which streams were decoded from where (meta partial and
+ * tail_from: "ID:OFFSET ..."), when one was cut; nothing otherwise, the
+ * database then being as complete as a whole run's.
+ */
+static int
+write_tail_meta(struct run *r, struct stmt *s)
+{
+	char *list = NULL, *np;
+	size_t i, len = 0;
+	uint64_t from;
+	int rc, n;
+
+	for (i = 0; i < r->nstreams; i++) {
+		if (!hwtr_sv_tail_from(r->sv, i, &from))
+			continue;
+		if ((np = realloc(list, len + 48)) == NULL) {
+			free(list);
+			return (-HWTR_E_NOMEM);
+		}
+		list = np;
+		n = snprintf(list + len, 48, "%s%" PRIu32 ":%" PRIu64,
+		    len ? " " : "", hwtr_ar_stream(r->ar, i)->id, from);
+		len += (size_t)n;
+	}
+	if (list == NULL)
+		return (0);
+	rc = meta_put(r, s, "partial", "tail");
+	rc = rc < 0 ? rc : meta_put(r, s, "tail_from", list);
+	free(list);
+	return (rc);
+}
+
 static int
 write_meta(struct run *r)
 {
@@ -317,6 +350,7 @@ write_meta(struct run *r)
 		rc = rc < 0 ? rc : meta_int(r, &s, "tsc_shift",
 		    meta->tconv.shift);
 	}
+	rc = rc < 0 ? rc : write_tail_meta(r, &s);
 	rc = rc < 0 ? rc : meta_int(r, &s, "chunk_blocks", 4096);
 	rc = rc < 0 ? rc : meta_put(r, &s, "exec_encoding",
 	    "delta-zigzag-varint");

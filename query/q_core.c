@@ -883,8 +883,8 @@ q_sniff(const char *path, enum q_kind *kp, char *errbuf, size_t errlen)
 }
 
 /* Open @path read-only and check that it is a database this code reads. */
-static int
-q_open_db(struct hwtr_q *q, const char *path)
+int
+q_db_open(struct hwtr_q *q, const char *path)
 {
 	int64_t appid, ver, arm;
 	int rc;
@@ -965,10 +965,12 @@ q_open_db(struct hwtr_q *q, const char *path)
  * archive's identity: a stale cache of a replaced archive, even one given
  * the old time with cp -p, is indexed again).  A cache this user does not
  * own, or that is not a regular file, is refused: another user could have
- * planted it.  1 usable, 0 index again, < 0 refused.
+ * planted it.  A partial database (meta partial: q_lazy.c) is usable only
+ * as the partial cache (@tail).  1 usable, 0 index again, < 0 refused.
  */
 static int
-q_cache_usable(struct hwtr_q *q, const char *archive, const char *cache)
+q_cache_usable(struct hwtr_q *q, const char *archive, const char *cache,
+    int tail)
 {
 	struct stat sa, sc;
 	sqlite3 *db = NULL;
@@ -1015,6 +1017,12 @@ q_cache_usable(struct hwtr_q *q, const char *archive, const char *cache)
 	    strcmp((const char *)v, id) == 0))
 		ok = 0;
 	sqlite3_finalize(st);
+	st = NULL;
+	if (ok && !tail && !(sqlite3_prepare_v2(db, "SELECT count(*) FROM "
+	    "meta WHERE key = 'partial'", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 0))
+		ok = 0;
+	sqlite3_finalize(st);
 	sqlite3_close(db);
 	if (!ok)
 		hwtr_logf(&q->log, HWTR_LOG_INFO, "cache '%s' was not made from "
@@ -1022,28 +1030,62 @@ q_cache_usable(struct hwtr_q *q, const char *archive, const char *cache)
 	return (ok);
 }
 
+/*
+ * Archive @path: its full cache (q->dbpath) when usable; else, for a lazy
+ * verb, its partial cache "<cache>.tail" (made now when missing: the end
+ * of each stream, HWTRACE_QUERY_TAIL bytes for tests), which becomes the
+ * full cache when the archive was short enough to be decoded whole; else
+ * a full index, which replaces a partial cache.
+ */
 static int
-q_index(struct hwtr_q *q, const char *archive, const char *cache, int jobs,
-    volatile int *cancel)
+q_open_archive(struct hwtr_q *q, const char *path)
 {
-	struct hwtr_ix_opts xo;
-	struct hwtr_ix *ix = NULL;
+	const char *e = getenv("HWTRACE_QUERY_TAIL");
+	unsigned long long v;
+	uint64_t tail = Q_TAIL_BYTES;
+	char *endp;
 	int rc;
 
-	memset(&xo, 0, sizeof(xo));
-	xo.jobs = jobs;
-	xo.log = q->log;
-	xo.cancel = cancel;
-	hwtr_logf(&q->log, HWTR_LOG_INFO, "indexing '%s' into '%s'", archive,
-	    cache);
-	if ((rc = hwtr_ix_new(&ix, &xo)) < 0)
-		return (q_fail(q, rc, "cannot index '%s': %s", archive,
-		    hwtr_errstr(rc)));
-	if ((rc = hwtr_ix_run(ix, archive, cache)) < 0)
-		q_fail(q, rc, "cannot index '%s': %s", archive,
-		    hwtr_ix_errmsg(ix));
-	hwtr_ix_free(ix);
-	return (rc < 0 ? rc : 0);
+	if ((q->archive = strdup(path)) == NULL ||
+	    (q->fullpath = strdup(q->dbpath)) == NULL ||
+	    asprintf(&q->tailpath, "%s.tail", q->dbpath) < 0) {
+		q->tailpath = NULL;
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	}
+	if ((rc = q_cache_usable(q, path, q->dbpath, 0)) != 0)
+		return (rc < 0 ? rc : 0);
+	if (!q->opts.lazy) {
+		if ((rc = q_lazy_index(q, path, q->dbpath, 0)) < 0)
+			return (rc);
+		if (unlink(q->tailpath) != 0 && errno != ENOENT)
+			hwtr_logf(&q->log, HWTR_LOG_WARN, "cannot remove the "
+			    "partial cache '%s': %s", q->tailpath,
+			    strerror(errno));
+		return (0);
+	}
+	free(q->dbpath);
+	if ((q->dbpath = strdup(q->tailpath)) == NULL)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	if ((rc = q_cache_usable(q, path, q->tailpath, 1)) != 0)
+		return (rc < 0 ? rc : 0);
+	if (e != NULL) {
+		v = strtoull(e, &endp, 0);
+		if (*e != '\0' && *endp == '\0' && v > 0)
+			tail = v;
+	}
+	if ((rc = q_lazy_index(q, path, q->tailpath, tail)) < 0)
+		return (rc);
+	/* Nothing was cut: the full cache after all. */
+	if ((rc = q_db_open(q, q->tailpath)) < 0 || (rc = q_lazy_open(q)) < 0)
+		return (rc);
+	sqlite3_close(q->db);
+	q->db = NULL;
+	if (!q->tail && hwtr_out_commit(q->tailpath, q->fullpath) == 0) {
+		free(q->dbpath);
+		if ((q->dbpath = strdup(q->fullpath)) == NULL)
+			return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	}
+	return (0);
 }
 
 int
@@ -1067,8 +1109,11 @@ hwtr_q_open(struct hwtr_q **qp, const char *path,
 		snprintf(errbuf, errlen, "out of memory");
 		return (-HWTR_E_NOMEM);
 	}
-	if (opts != NULL)
+	if (opts != NULL) {
 		q->log = opts->log;
+		q->opts = *opts;
+		q->opts.cache = NULL;
+	}
 	switch (kind) {
 	case Q_KIND_DB:
 		q->dbpath = strdup(path);
@@ -1089,14 +1134,9 @@ hwtr_q_open(struct hwtr_q **qp, const char *path,
 		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 		goto fail;
 	}
-	if (kind == Q_KIND_ARCHIVE) {
-		if ((rc = q_cache_usable(q, path, q->dbpath)) < 0)
-			goto fail;
-		if (rc == 0 && (rc = q_index(q, path, q->dbpath,
-		    opts ? opts->jobs : 0, opts ? opts->cancel : NULL)) < 0)
-			goto fail;
-	}
-	if ((rc = q_open_db(q, q->dbpath)) < 0)
+	if (kind == Q_KIND_ARCHIVE && (rc = q_open_archive(q, path)) < 0)
+		goto fail;
+	if ((rc = q_db_open(q, q->dbpath)) < 0 || (rc = q_lazy_open(q)) < 0)
 		goto fail;
 	*qp = q;
 	return (0);
@@ -1116,6 +1156,10 @@ hwtr_q_close(struct hwtr_q *q)
 	if (q->db != NULL && sqlite3_close(q->db) != SQLITE_OK)
 		rc = -HWTR_E_DB;
 	free(q->dbpath);
+	free(q->cut);
+	free(q->archive);
+	free(q->fullpath);
+	free(q->tailpath);
 	free(q);
 	return (rc);
 }

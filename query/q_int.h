@@ -54,6 +54,17 @@ struct hwtr_q {
 	sqlite3		*db;
 	char		*dbpath;
 	struct hwtr_log	log;
+	/*
+	 * A partial database (q_lazy.c): only the end of the threads in
+	 * @cut (thread ids, sorted) was decoded.  @archive (NULL when a
+	 * database was opened) is indexed whole into @fullpath when a verb
+	 * needs the whole history; @opts says how.
+	 */
+	int		tail;
+	int64_t		*cut;
+	size_t		ncut;
+	char		*archive, *fullpath, *tailpath;
+	struct hwtr_q_opts opts;
 	/* Set while hwtr_q_stream runs: where streamed blocks of rows go. */
 	struct q_out	*out;
 	char		msg[1024];
@@ -441,5 +452,14 @@ void q_plines_free(struct q_pline *pl, size_t n);
 #define Q_T0_SQL							\
 	"SELECT coalesce((SELECT min(first_ns) FROM threads), (SELECT "	\
 	"CAST(value AS INTEGER) FROM meta WHERE key = 'start_ns'), 0)"
+
+/* q_lazy.c: partial (tail) databases and the lazy verbs. */
+#define Q_TAIL_BYTES	(256u << 10)	/* decoded per thread: last, bt */
+int q_db_open(struct hwtr_q *q, const char *path);
+int q_lazy_open(struct hwtr_q *q);
+int q_lazy_need(struct hwtr_q *q, const struct hwtr_q_req *req);
+int q_lazy_cut(const struct hwtr_q *q, int64_t thread);
+int q_lazy_index(struct hwtr_q *q, const char *archive, const char *db,
+    uint64_t tail);
 
 #endif /* !HWTR_Q_INT_H */

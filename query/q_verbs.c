@@ -171,8 +171,10 @@ out:
 static const char *const q_insn_cols[] = { "thread", "insn", "address",
     "function", "line", "instruction" };
 
+/* A position counted from a thread's start is not known in a window. */
 static const char q_insn_sql[] =
-    "SELECT e.thread, e.insn, printf('%#x', e.ip), "
+    "SELECT e.thread, CASE WHEN hwtr_tail_cut(e.thread) THEN NULL ELSE "
+    "e.insn END, printf('%#x', e.ip), "
     Q_FUNC("b", "s", "e.ip - b.start_ip") ", " Q_INSN_LINE ", "
     "hwtr_disasm(b.code, e.ip - b.start_ip, e.ip, b.mode) "
     "FROM exec_insns e JOIN blocks b ON b.id = e.block "
@@ -201,7 +203,8 @@ static const char q_insn_sql[] =
 	"LIMIT 1), s AS (SELECT m.*, sy.name, sy.addr AS saddr FROM m "	\
 	"LEFT JOIN symbols sy ON sy.image = m.image AND sy.addr <= m.a AND "	\
 	"m.a < sy.addr + sy.size ORDER BY sy.addr DESC LIMIT 1) "		\
-	"SELECT s.thread, s.pos, printf('%#x', s.ip), CASE WHEN s.name IS "	\
+	"SELECT s.thread, CASE WHEN hwtr_tail_cut(s.thread) THEN NULL ELSE "	\
+	"s.pos END, printf('%#x', s.ip), CASE WHEN s.name IS "		\
 	"NULL THEN NULL WHEN s.a = s.saddr THEN s.name ELSE s.name || '+' "	\
 	"|| printf('%#x', s.a - s.saddr) END, (SELECT lf.path || ':' || "	\
 	"l.line FROM lines l JOIN files lf ON lf.id = l.file WHERE l.image "	\
@@ -229,7 +232,8 @@ q_last(struct hwtr_q *q, const struct hwtr_q_req *req,
 		    "(SELECT 1) LEFT JOIN processes p ON p.pid = s.pid)"),
 		    "insns", n, -1, q_insn_cols, 6));
 	return (q_per_thread(q, resp, req->thread,
-	    "SELECT e.thread, e.seq, printf('%#x', b.start_ip), "
+	    "SELECT e.thread, CASE WHEN hwtr_tail_cut(e.thread) THEN NULL "
+	    "ELSE e.seq END, printf('%#x', b.start_ip), "
 	    Q_FUNC("b", "s", "0") ", " Q_ADDR_LINE("0") ", b.ninsns, "
 	    "b.last_class FROM exec_order e JOIN blocks b ON b.id = e.block"
 	    Q_SYM_JOIN("b", "s", "f")
@@ -283,6 +287,9 @@ static const char *const q_bt_cols[] = { "thread", "frame", "function",
 	"b.start_ip <= ?3 AND ?3 <= b.last_ip FROM exec_order e JOIN "	\
 	"blocks b ON b.id = e.block LEFT JOIN symbols s ON s.id = b.symbol "	\
 	"WHERE e.thread = ?1 AND e.seq = ?2"
+
+/* bt's last row for a thread decoded only at its end. */
+#define Q_BT_NOT_DECODED	"(frames above not decoded)"
 
 struct q_bt {
 	sqlite3_stmt	*site, *call, *last, *stop, *at, *fname;
@@ -346,6 +353,8 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 	uint64_t addr = 0, child_ip = 0;
 	int64_t child_seq = -1;
 	int has_addr = 0, implicit = 0, rc;
+	/* Only the end of its trace was decoded (q_lazy.c). */
+	int cut = q_lazy_cut(q, thread);
 
 	if (at >= 0) {
 		if (at >= ninsns)
@@ -406,7 +415,7 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 			implicit = 0;
 		if (implicit) {
 			if ((rc = q_bt_row(q, res, thread, frame++, func, 1,
-			    addr, line, -1, insn)) < 0)
+			    addr, line, -1, cut ? -1 : insn)) < 0)
 				goto out;
 			free(func);
 			free(line);
@@ -464,7 +473,8 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 			if (func == NULL && q_bt_symname(bt, sym, has_sym))
 				func = strdup(q_bt_symname(bt, sym, has_sym));
 			if ((rc = q_bt_row(q, res, thread, frame++, func,
-			    has_addr, addr, line, id, insn)) < 0)
+			    has_addr, addr, line, cut ? -1 : id,
+			    cut ? -1 : insn)) < 0)
 				goto out;
 			free(func);
 			free(line);
@@ -476,8 +486,15 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 		}
 		id = has_parent ? parent : -1;
 	}
-	if (frame == 0 && (rc = q_bt_row(q, res, thread, frame, func,
-	    has_addr, addr, line, -1, insn)) < 0)
+	if (frame == 0 && (rc = q_bt_row(q, res, thread, frame++, func,
+	    has_addr, addr, line, -1, cut ? -1 : insn)) < 0)
+		goto out;
+	/*
+	 * The outermost frame decoded was entered before the window: its
+	 * callers are not known (hwtrace-query(1), lazy verbs).
+	 */
+	if (cut && (rc = q_bt_row(q, res, thread, frame, Q_BT_NOT_DECODED, 0,
+	    0, NULL, -1, -1)) < 0)
 		goto out;
 	rc = 0;
 out:
@@ -1572,8 +1589,12 @@ int
 hwtr_q_run(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
 {
+	int rc;
+
 	*resp = NULL;
 	q->msg[0] = '\0';
+	if ((rc = q_lazy_need(q, req)) < 0)
+		return (rc);
 	switch (req->verb) {
 	case HWTR_Q_SUMMARY:
 		return (q_summary(q, resp));

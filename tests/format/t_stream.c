@@ -115,8 +115,8 @@ write_archive(const char *path)
 }
 
 static void
-open_view(struct hwtr_ar **arp, struct hwtr_sv **svp, uint64_t seg_size,
-    size_t readahead)
+open_view_tail(struct hwtr_ar **arp, struct hwtr_sv **svp, uint64_t seg_size,
+    size_t readahead, uint64_t tail)
 {
 	struct hwtr_sv_opts o;
 
@@ -128,7 +128,15 @@ open_view(struct hwtr_ar **arp, struct hwtr_sv **svp, uint64_t seg_size,
 	memset(&o, 0, sizeof(o));
 	o.seg_size = seg_size;
 	o.readahead = readahead;
+	o.tail = tail;
 	ATF_REQUIRE_EQ(hwtr_sv_open(svp, *arp, &o), 0);
+}
+
+static void
+open_view(struct hwtr_ar **arp, struct hwtr_sv **svp, uint64_t seg_size,
+    size_t readahead)
+{
+	open_view_tail(arp, svp, seg_size, readahead, 0);
 }
 
 /* Read [from, to) of stream @s and compare it with what was written. */
@@ -297,8 +305,76 @@ ATF_TC_BODY(psb_segments_readahead, tc)
 	check_segments(3);
 }
 
+/*
+ * opts.tail: stream 0 planned from the PSB its last @tail bytes start
+ * with, or the last PSB before them, as one segment (1 MiB segments) from
+ * @start to the end, in the view's piece @piece (the pieces before the
+ * window are not read); the CoreSight stream stays whole.
+ */
+static void
+check_tail(uint64_t tail, size_t readahead, uint64_t start, size_t piece)
+{
+	struct hwtr_ar *ar;
+	struct hwtr_sv *sv;
+	uint64_t from = 0, top;
+	size_t first, n;
+
+	open_view_tail(&ar, &sv, 1 << 20, readahead, tail);
+	hwtr_sv_stream_segs(sv, 0, &first, &n);
+	ATF_CHECK_EQ_MSG(n, 1, "tail %ju: %zu segments", (uintmax_t)tail, n);
+	ATF_CHECK_EQ_MSG(hwtr_sv_seg(sv, first)->start, start,
+	    "tail %ju: from %ju, expected %ju", (uintmax_t)tail,
+	    (uintmax_t)hwtr_sv_seg(sv, first)->start, (uintmax_t)start);
+	ATF_CHECK_EQ(hwtr_sv_seg(sv, first)->piece, piece);
+	ATF_CHECK_EQ(hwtr_sv_seg(sv, first)->end, END);
+	ATF_CHECK_EQ(hwtr_sv_tail_from(sv, 0, &from), 1);
+	ATF_CHECK_EQ(from, start);
+	ATF_CHECK_EQ(hwtr_sv_tail_from(sv, 1, &from), 0);
+	hwtr_sv_stream_segs(sv, 1, &first, &n);
+	ATF_CHECK_EQ(n, 1);
+	ATF_CHECK_EQ(hwtr_sv_seg(sv, first)->start, 0);
+	/* Its bytes read back as written. */
+	hwtr_sv_stream_segs(sv, 0, &first, &n);
+	ATF_REQUIRE_EQ(hwtr_sv_seg_top(sv, first, &top), 0);
+	check_range(sv, 0, start, top);
+	hwtr_sv_free(sv);
+	hwtr_ar_close(ar);
+}
+
+ATF_TC_WITHOUT_HEAD(tail_from_a_psb);
+ATF_TC_BODY(tail_from_a_psb, tc)
+{
+	/* The first PSB in the last 4000 bytes. */
+	check_tail(4000, 0, P2 + 5000, 0);
+	/* None in the last 1000: the one before them. */
+	check_tail(1000, 0, P2 + 5000, 0);
+	/*
+	 * From the first piece's last chunk, which holds no PSB: the second
+	 * piece's first, and no segment before it.
+	 */
+	check_tail(END - 21000, 0, P2 + 100, 1);
+	check_tail(END - 21000, 3, P2 + 100, 1);
+}
+
+ATF_TC_WITHOUT_HEAD(tail_whole_when_short);
+ATF_TC_BODY(tail_whole_when_short, tc)
+{
+	struct hwtr_ar *ar;
+	struct hwtr_sv *sv;
+	uint64_t from;
+
+	open_view_tail(&ar, &sv, 4096, 0, END);
+	ATF_CHECK_EQ(hwtr_sv_nsegs(sv), sizeof(want_segs) /
+	    sizeof(want_segs[0]));
+	ATF_CHECK_EQ(hwtr_sv_tail_from(sv, 0, &from), 0);
+	hwtr_sv_free(sv);
+	hwtr_ar_close(ar);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, tail_from_a_psb);
+	ATF_TP_ADD_TC(tp, tail_whole_when_short);
 	ATF_TP_ADD_TC(tp, range_reads_across_chunks);
 	ATF_TP_ADD_TC(tp, psb_segments);
 	ATF_TP_ADD_TC(tp, psb_segments_readahead);

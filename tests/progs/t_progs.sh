@@ -55,6 +55,7 @@ vfork: children exited 0 5"
 	run syscalls 0 "syscalls: 21 of 21 ok"
 	run exit3 3 "exit3: sum 10, exiting with 3"
 	run segv 139 "segv: about to crash"
+	run deepcrash 139 "deepcrash: work 14167"
 	run midfault 0 "midfault: faults 4 sum 342"
 	run demo 139 "demo: stock value 1095
 demo: plum x20"
