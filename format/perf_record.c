@@ -189,7 +189,6 @@ hwtr_perf_rec_parse(const void *buf, size_t len,
 		    nm ? nm : "unknown", r->size, len);
 		return (-HWTR_E_FORMAT);
 	}
-	end = p + r->size;
 
 	/* The fixed part each type needs, sample_id excluded. */
 	sids = 0;
