@@ -382,7 +382,8 @@ intern_file(struct ix_elf *e, size_t *cap, struct ix_ftab *t,
 	/* Line tables name few files per CU, mostly the same one in a row. */
 	if (e->nfiles > 0 && strcmp(e->files[e->nfiles - 1], path) == 0)
 		return ((int64_t)e->nfiles - 1);
-	if ((e->nfiles + 1) * 2 > t->cap && ftab_grow(e, t) < 0)
+	if ((t->slot == NULL || (e->nfiles + 1) * 2 > t->cap) &&
+	    ftab_grow(e, t) < 0)
 		return (-1);
 	k = (size_t)name_hash(path) & (t->cap - 1);
 	for (; t->slot[k] != 0; k = (k + 1) & (t->cap - 1))
