@@ -3,14 +3,15 @@
 #
 # Copyright (c) 2026 The hwtrace authors
 #
-# hwtrace import of a perf.data with kernel code (the shared corpus's
-# Skylake Intel PT recording, user and kernel) given --vmlinux or --kcore.
-# The kernel images are made here: a vmlinux-like ELF assembled and linked
-# with as(1) and ld(1) (with the build-id the recording gives its kernel),
-# and a kcore-like ELF core file written by python3.  Where the vmlinux
-# goes is what perf script --vmlinux makes of the recording's kernel
-# samples (perf moves it as KASLR moved the kernel); the segments are
-# readelf's.
+# hwtrace import of a perf.data (the shared corpus's Skylake Intel PT
+# recording, user and kernel) given --vmlinux, --kcore or --perf-archive.
+# The images are made here: a vmlinux-like ELF assembled and linked with
+# as(1) and ld(1) (with the build-id the recording gives its kernel), a
+# kcore-like ELF core file written by python3, and a stand-in for the
+# recorded /usr/bin/coreutils (its recorded build-id) that perf
+# buildid-cache and perf archive themselves pack.  Where the vmlinux goes
+# is what perf script --vmlinux makes of the recording's kernel samples
+# (perf moves it as KASLR moved the kernel); the segments are readelf's.
 
 . "$(atf_get_srcdir)/../env.sh"
 . "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
@@ -180,8 +181,47 @@ kcore_body()
 	true
 }
 
+atf_test_case perf_archive
+perf_archive_head()
+{
+	atf_set descr "--perf-archive with the tarball perf archive makes from a build-id cache perf buildid-cache filled: the recorded /usr/bin/coreutils is found in it by build-id, stored byte for byte and used by its mapping"
+}
+perf_archive_body()
+{
+	require_corpus $PT
+	require_tools perf as ld zstd bzip2
+	bid=$(perf buildid-list -i "$HWTRACE_CORPUS/$PT" 2>/dev/null |
+	    awk '$2 == "/usr/bin/coreutils" { print $1 }')
+	[ -n "$bid" ] || atf_fail "perf shows no build-id for /usr/bin/coreutils"
+	mkdir home fake
+	printf '\t.globl _start\n\t.text\n_start:\n\tret\n' >c.s
+	as -o c.o c.s && ld -static -nostdlib --build-id=0x$bid -o fake/coreutils c.o ||
+	    atf_fail "cannot link the stand-in"
+	HOME=$PWD/home perf buildid-cache -a fake/coreutils ||
+	    atf_skip "perf buildid-cache cannot add a file"
+	cp "$HWTRACE_CORPUS/$PT" pt.data && chmod u+w pt.data
+	HOME=$PWD/home perf archive pt.data >pa.out 2>&1 ||
+	    atf_fail "perf archive failed: $(cat pa.out)"
+	tar -tjf pt.data.tar.bz2 | grep -q "^.build-id/$(echo "$bid" | cut -c1-2)/" ||
+	    atf_fail "perf archive did not pack the stand-in: $(tar -tjf pt.data.tar.bz2)"
+	"$HWTRACE" import --perf-archive pt.data.tar.bz2 pt.data -o pa.hwtrace \
+	    >out 2>err || atf_fail "import failed: $(cat err)"
+	"$HWTRACE" info pa.hwtrace >info 2>&1
+	grep -q "^  bid-$bid .* (file, $(wc -c <fake/coreutils) bytes)$" info ||
+	    atf_fail "not found in the tarball: $(grep -A3 ^images info)"
+	grep -q "^  pid 3174: 0x[0-9a-f]*-0x[0-9a-f]* pgoff 0x0 r-x /usr/bin/coreutils \[bid-$bid\]$" info ||
+	    atf_fail "the mapping does not use it: $(grep coreutils info)"
+	mkdir x && zstd -dcq pa.hwtrace | tar -xf - -C x || atf_fail "cannot unpack"
+	cmp fake/coreutils "x/images/bid-$bid" || atf_fail "the stored image differs from the file"
+	# Without the tarball it is not found.
+	"$HWTRACE" import pt.data -o no.hwtrace >out 2>err || atf_fail "$(cat err)"
+	"$HWTRACE" info no.hwtrace | grep -q "/usr/bin/coreutils \[no image\]$" ||
+	    atf_fail "found without the tarball"
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case perf_archive
 	atf_add_test_case vmlinux
 	atf_add_test_case vmlinux_wrong
 	atf_add_test_case kcore
