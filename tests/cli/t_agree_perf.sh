@@ -407,14 +407,19 @@ etm_simpleperf_body()
 	require_tools simpleperf
 	etm_setup
 	simpleperf inject -i "$HWTRACE_CORPUS/$ETM" --symdir sym/data/local/tmp \
-	    --output autofdo -o sp.txt >sp.out 2>&1 ||
+	    --binary etm_test_loop --output autofdo -o sp.txt >sp.out 2>&1 ||
 	    atf_fail "simpleperf inject failed: $(cat sp.out)"
 	# simpleperf writes addresses less the first PT_LOAD's vaddr and an
 	# indirect branch's target as 0; the database's the same way.
 	base=$(readelf -lW "$HWTRACE_CORPUS/$BIN" | awk '$1 == "LOAD" { print $3; exit }')
-	awk 'NR == 1 { nr = $1; next }
-	    nr > 0 { print "R " $0; nr--; next }
-	    /->/ { print "B " $0 }' sp.txt | sort >want
+	# The text: a count of range lines and the lines, a count of address
+	# lines and the lines, a count of branch lines and the lines, then
+	# "//" comments naming the binary.
+	awk '/^\/\// || NF == 0 { next }
+	    st == 0 || st == 2 || st == 4 { n = $1; st++; if (n == 0) st = (st + 1) % 6; next }
+	    st == 1 { print "R " $0 } st == 5 { print "B " $0 }
+	    { if (--n == 0) st = (st + 1) % 6 }' sp.txt | sort >want
+	[ -s want ] || atf_fail "no ranges in simpleperf's output: $(cat sp.txt)"
 	{
 		sql "SELECT printf('R %x-%x:%d', b.image_addr - $((base)), b.image_addr + b.last_ip - b.start_ip - $((base)), sum(c.count)) FROM blocks b JOIN block_counts c ON c.block = b.id JOIN images i ON i.id = b.image WHERE i.path LIKE '%etm_test_loop' GROUP BY b.image_addr, b.last_ip"
 		sql "SELECT printf('B %x->%x:%d', f.image_addr + r.from_ip - f.start_ip - $((base)), t.image_addr - $((base)), sum(r.count)) FROM branches r JOIN blocks f ON f.id = r.from_block JOIN blocks t ON t.id = r.to_block JOIN images i ON i.id = f.image WHERE i.path LIKE '%etm_test_loop' AND t.image = f.image AND r.kind IN ('cond-taken', 'jump', 'call') GROUP BY f.image_addr + r.from_ip - f.start_ip, t.image_addr"
