@@ -293,6 +293,68 @@ hwtr_elf_debuglink(const void *buf, size_t len, char *name, size_t namelen,
 	return (0);
 }
 
+/*
+ * Look @name up in the symbol table: the section of type SHT_SYMTAB (2),
+ * else SHT_DYNSYM (11), with the string table its sh_link names.  The
+ * importer of perf.data needs it to place a vmlinux where perf did: at
+ * the address its relocation symbol (_text) had in the running kernel.
+ */
+int
+hwtr_elf_symbol(const void *buf, size_t len, const char *name,
+    uint64_t *value)
+{
+	struct elfr r = { buf, len, 0, NULL, 0 };
+	uint64_t shoff, shentsize, shnum, type, ent, want, i, k;
+	uint64_t soff, ssize, link, stroff, strsize, sname, esz;
+	size_t nlen = strlen(name);
+	int is64, w;
+
+	if (!hwtr_elf_is_elf(buf, len) || len < 64)
+		return (0);
+	if ((r.p[4] != 1 && r.p[4] != 2) || (r.p[5] != 1 && r.p[5] != 2))
+		return (0);
+	is64 = r.p[4] == 2;
+	r.be = r.p[5] == 2;
+	w = is64 ? 8 : 4;
+	esz = is64 ? 24 : 16;
+	rd(&r, 24 + 2 * w, w, &shoff);
+	rd(&r, is64 ? 58 : 46, 2, &shentsize);
+	rd(&r, is64 ? 60 : 48, 2, &shnum);
+	if (shnum == 0 || shoff == 0 ||
+	    shentsize < (uint64_t)(is64 ? 64 : 40) || shoff > len ||
+	    shnum * shentsize > len - shoff)
+		return (0);
+	for (want = 2; want != 0; want = want == 2 ? 11 : 0) {
+		for (i = 0; i < shnum; i++) {
+			ent = shoff + i * shentsize;
+			rd(&r, ent + 4, 4, &type);
+			if (type != want)
+				continue;
+			rd(&r, ent + (is64 ? 24 : 16), w, &soff);
+			rd(&r, ent + (is64 ? 32 : 20), w, &ssize);
+			rd(&r, ent + (is64 ? 40 : 24), 4, &link);
+			if (soff > len || ssize > len - soff || link >= shnum)
+				return (-HWTR_E_FORMAT);
+			ent = shoff + link * shentsize;
+			rd(&r, ent + (is64 ? 24 : 16), w, &stroff);
+			rd(&r, ent + (is64 ? 32 : 20), w, &strsize);
+			if (stroff > len || strsize > len - stroff)
+				return (-HWTR_E_FORMAT);
+			for (k = 0; k + esz <= ssize; k += esz) {
+				rd(&r, soff + k, 4, &sname);
+				if (sname >= strsize || strsize - sname <= nlen ||
+				    memcmp(r.p + stroff + sname, name,
+				    nlen + 1) != 0)
+					continue;
+				rd(&r, soff + k + (is64 ? 8 : 4), w, value);
+				return (1);
+			}
+			return (0);
+		}
+	}
+	return (0);
+}
+
 int
 hwtr_read_file(const char *path, uint64_t max, void **bufp, size_t *lenp,
     char *err, size_t errlen)

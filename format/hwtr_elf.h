@@ -67,6 +67,14 @@ int hwtr_elf_debuglink(const void *buf, size_t len, char *name,
     size_t namelen, uint32_t *crc);
 
 /*
+ * The value of the symbol @name in @buf's .symtab (or, without one, its
+ * .dynsym): 1 found, 0 none, -HWTR_E_FORMAT when a table lies outside
+ * the file.
+ */
+int hwtr_elf_symbol(const void *buf, size_t len, const char *name,
+    uint64_t *value);
+
+/*
  * Find the separate debug file of the ELF image @buf (from @path, may be
  * NULL) and verify it: the same GNU build-id, or without one the CRC-32
  * of its .gnu_debuglink.  Looked for, in order, under @dir when not NULL

@@ -93,7 +93,9 @@ struct pw {
 	uint64_t	lost_bytes, lost_records;
 	uint64_t	img_missing, img_nobid, img_stored, img_mismatch;
 	uint64_t	kernel_maps;
-	int		kernel_done;
+	uint64_t	kernel_slide;	/* --vmlinux: run-time less link-time */
+	int		kernel_done;	/* --vmlinux checked */
+	int		kernel_written;
 	char		buildid_dir[2048];
 	char		unpacked[256];	/* --perf-archive, unpacked */
 };
@@ -789,6 +791,8 @@ out:
 	return (rc);
 }
 
+static int kernel_check(struct pw *, const struct hwtr_perf_rec *);
+
 /* Look every mapped image up before the archive is opened. */
 static int
 resolve_images(struct pw *w)
@@ -797,13 +801,22 @@ resolve_images(struct pw *w)
 	struct hwtr_perf_rec pr;
 	uint8_t id[HWTR_BUILD_ID_MAX], len;
 	size_t i;
+	int rc;
 
 	for (i = 0; i < pd->nsb; i++) {
 		const uint8_t *p = pd->buf + pd->sb[i].file_off;
 		size_t room = pd->data_end - pd->sb[i].file_off;
 
 		if (hwtr_perf_rec_parse(p, room, hwtr_perf_layout(pd, p,
-		    room), &pr, NULL, 0) < 0 || !maps_file_code(&pr))
+		    room), &pr, NULL, 0) < 0)
+			continue;
+		if ((pr.type == HWTR_PERF_MMAP || pr.type == HWTR_PERF_MMAP2) &&
+		    (pr.misc & HWTR_PERF_MISC_CPUMODE) ==
+		    HWTR_PERF_MISC_KERNEL && strncmp(pr.u.mmap.filename,
+		    "[kernel.kallsyms]", 17) == 0 &&
+		    (rc = kernel_check(w, &pr)) < 0)
+			return (rc);
+		if (!maps_file_code(&pr))
 			continue;
 		mmap_bid(w, &pr, id, &len);
 		find_image(w, pr.u.mmap.filename, id, len);
@@ -811,7 +824,67 @@ resolve_images(struct pw *w)
 	return (0);
 }
 
-/* The kernel from --vmlinux or --kcore: one MMAP per PT_LOAD segment. */
+/*
+ * Check --vmlinux against the kernel MMAP record @pr before the archive is
+ * open.  A vmlinux is where it was linked; perf moves it as KASLR moved
+ * the kernel: @pr is named "[kernel.kallsyms]" followed by a relocation
+ * symbol (_text) and has that symbol's run-time address as its pgoff.
+ * The vmlinux must have the build-id the recording gives the kernel.
+ */
+static int
+kernel_check(struct pw *w, const struct hwtr_perf_rec *pr)
+{
+	const char *path = w->o->vmlinux;
+	const char *sym = pr->u.mmap.filename + 17;
+	char hw[2 * HWTR_BUILD_ID_MAX + 1], hg[2 * HWTR_BUILD_ID_MAX + 1];
+	char ebuf[256];
+	const struct hwtr_perf_bid *rb;
+	struct hwtr_elf_info info;
+	uint64_t link;
+	void *buf = NULL;
+	size_t len, i;
+	int rc;
+
+	if (path == NULL || w->kernel_done)
+		return (0);
+	w->kernel_done = 1;
+	if ((rc = hwtr_read_file(path, MAX_IMAGE, &buf, &len, ebuf,
+	    sizeof(ebuf))) < 0)
+		return (werr(w, rc, "kernel image '%s': %s", path, ebuf));
+	if ((rc = hwtr_elf_parse(buf, len, &info, ebuf, sizeof(ebuf))) < 0) {
+		free(buf);
+		return (werr(w, rc, "kernel image '%s': %s", path, ebuf));
+	}
+	rb = recorded_bid(w->pd, "[kernel.kallsyms]");
+	if (rb != NULL && info.build_id_len > 0) {
+		for (i = 0; i < rb->len; i++)
+			if ((i < info.build_id_len ? info.build_id[i] : 0) !=
+			    rb->id[i])
+				break;
+		if (i < rb->len || info.build_id_len > rb->len + 4) {
+			free(buf);
+			hwtr_hex(hw, rb->id, rb->len);
+			hwtr_hex(hg, info.build_id, info.build_id_len);
+			return (werr(w, -HWTR_E_FORMAT, "--vmlinux '%s' has "
+			    "build-id %s, the recorded kernel %s", path, hg,
+			    hw));
+		}
+	}
+	if (*sym != '\0' && hwtr_elf_symbol(buf, len, sym, &link) == 1)
+		w->kernel_slide = pr->u.mmap.pgoff - link;
+	else if (*sym != '\0')
+		hwtr_perf_caveat(w->pd, "--vmlinux '%s' has no symbol '%s': "
+		    "it is mapped where it was linked, which is wrong when "
+		    "the kernel was moved (KASLR)", path, sym);
+	free(buf);
+	return (0);
+}
+
+/*
+ * The kernel from --vmlinux or --kcore: one MMAP per PT_LOAD segment,
+ * a vmlinux moved by kernel_slide, kcore's segments where the running
+ * kernel had them.
+ */
 static int
 kernel_image(struct pw *w, uint64_t time)
 {
@@ -824,9 +897,9 @@ kernel_image(struct pw *w, uint64_t time)
 	size_t len, i;
 	int rc;
 
-	if (w->kernel_done)
+	if (w->kernel_written)
 		return (0);
-	w->kernel_done = 1;
+	w->kernel_written = 1;
 	if (path == NULL && w->o->kcore != NULL) {
 		path = w->o->kcore;
 		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -854,7 +927,7 @@ kernel_image(struct pw *w, uint64_t time)
 		r.type = HWTR_SB_MMAP;
 		r.time = time;
 		r.pid = r.tid = -1;
-		r.u.mmap.addr = info.load[i].vaddr;
+		r.u.mmap.addr = info.load[i].vaddr + w->kernel_slide;
 		r.u.mmap.len = info.load[i].filesz;
 		r.u.mmap.pgoff = info.load[i].offset;
 		r.u.mmap.prot = hwtr_import_prot(info.load[i].flags);

@@ -231,11 +231,61 @@ ATF_TC_BODY(elf32_big_endian, tc)
 	    -HWTR_E_TRUNCATED);
 }
 
+/*
+ * hwtr_elf_symbol() against nm(1) on this test program (not stripped):
+ * a static function of .symtab; a name that is not there; and every
+ * prefix of the file, never a crash, never a wrong value.
+ */
+ATF_TC_WITHOUT_HEAD(symbol_matches_nm);
+ATF_TC_BODY(symbol_matches_nm, tc)
+{
+	char err[256], cmd[4200], self[4096], *out;
+	uintmax_t want;
+	uint64_t got;
+	uint8_t *buf, *copy;
+	void *v;
+	size_t len, cut;
+	ssize_t n;
+	int rc;
+
+	if (system("command -v nm >/dev/null") != 0)
+		atf_tc_skip("nm not installed");
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	ATF_REQUIRE(n > 0);
+	self[n] = '\0';
+	snprintf(cmd, sizeof(cmd), "nm '%s' | awk '$3 == \"check_sha\" "
+	    "{ print $1 }'", self);
+	out = run(cmd);
+	ATF_REQUIRE_MSG(sscanf(out, "%jx", &want) == 1,
+	    "nm shows no check_sha in %s: '%s'", self, out);
+	ATF_REQUIRE_EQ(hwtr_read_file(self, 1 << 30, &v, &len, err,
+	    sizeof(err)), 0);
+	buf = v;
+	ATF_REQUIRE_EQ(hwtr_elf_symbol(buf, len, "check_sha", &got), 1);
+	ATF_CHECK_EQ_MSG(got, want, "check_sha at 0x%jx, nm says 0x%jx",
+	    (uintmax_t)got, want);
+	ATF_CHECK_EQ(hwtr_elf_symbol(buf, len, "check_sh", &got), 0);
+	ATF_CHECK_EQ(hwtr_elf_symbol(buf, len, "no_such_symbol_here", &got),
+	    0);
+	for (cut = 0; cut < len; cut += cut < 4096 ? 1 : 997) {
+		copy = malloc(cut ? cut : 1);
+		memcpy(copy, buf, cut);
+		got = 0;
+		rc = hwtr_elf_symbol(copy, cut, "check_sha", &got);
+		ATF_CHECK_MSG(rc == 0 || rc == -HWTR_E_FORMAT ||
+		    (rc == 1 && got == want), "cut %zu: %d, 0x%jx", cut, rc,
+		    (uintmax_t)got);
+		free(copy);
+	}
+	free(buf);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, sha256_fips_vectors);
 	ATF_TP_ADD_TC(tp, bin_true_matches_readelf);
 	ATF_TP_ADD_TC(tp, truncated_elf_never_crashes);
 	ATF_TP_ADD_TC(tp, elf32_big_endian);
+	ATF_TP_ADD_TC(tp, symbol_matches_nm);
 	return (atf_no_error());
 }
