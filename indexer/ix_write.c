@@ -1272,6 +1272,9 @@ ix_db_finish(struct run *r, const char *tmp, int rc)
 		rc = write_blocks(r);
 	if (rc == 0)
 		rc = write_streams(r);
+	if (rc == 0 && (rc = ix_cpusplit_write(&r->cs, r->db,
+	    &hwtr_ar_meta(r->ar)->tconv, r->ix->err, sizeof(r->ix->err))) < 0)
+		r->ix->err[sizeof(r->ix->err) - 1] = '\0';
 	if (rc == 0)
 		rc = write_meta(r);
 	/*

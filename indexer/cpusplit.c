@@ -1,0 +1,445 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * CPU mode: per-CPU streams split into per-thread parts by the
+ * context-switch sideband (hwtr_cpusplit.h says how and why).
+ */
+
+#include <inttypes.h>
+#include <intel-pt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwtr_cpusplit.h"
+
+/* A switch record of one CPU, in time order. */
+struct sw {
+	uint64_t	time;
+	int32_t		pid, tid;
+	int		out;
+	size_t		seq;		/* archive order, for a stable sort */
+};
+
+static int
+sw_cmp(const void *a, const void *b)
+{
+	const struct sw *x = a, *y = b;
+
+	if (x->time != y->time)
+		return (x->time < y->time ? -1 : 1);
+	return (x->seq < y->seq ? -1 : x->seq > y->seq);
+}
+
+static struct ix_cpart *
+part_new(struct ix_cpusplit *cs, size_t stream, int32_t cpu, int32_t pid,
+    int32_t tid)
+{
+	struct ix_cpart *p;
+
+	if (cs->nparts == cs->cparts) {
+		size_t n = cs->cparts ? 2 * cs->cparts : 64;
+
+		if ((p = realloc(cs->parts, n * sizeof(*p))) == NULL)
+			return (NULL);
+		cs->parts = p;
+		cs->cparts = n;
+	}
+	p = &cs->parts[cs->nparts++];
+	memset(p, 0, sizeof(*p));
+	p->stream = stream;
+	p->cpu = cpu;
+	p->pid = pid;
+	p->tid = tid;
+	return (p);
+}
+
+/*
+ * The parts of the CPU of stream @s: a switch out at t ends its thread's
+ * part and hands the CPU, from t on, to the thread the next switch in
+ * names; a switch in of another thread than the owner (a switch out
+ * lost) starts a part of its own.  Before the first record the CPU
+ * belongs to the thread the first record switches out, if it is one.
+ */
+static int
+cpu_parts(struct ix_cpusplit *cs, size_t s, int32_t cpu, const struct sw *v,
+    size_t n)
+{
+	struct ix_cpart *cur = NULL;
+	size_t i;
+	int32_t pid, tid;
+
+	for (i = 0; i < n; i++) {
+		if (cur == NULL && v[i].out) {
+			if ((cur = part_new(cs, s, cpu, v[i].pid,
+			    v[i].tid)) == NULL)
+				return (-HWTR_E_NOMEM);
+		}
+		if (v[i].out) {
+			pid = tid = -1;
+			if (i + 1 < n && !v[i + 1].out) {
+				pid = v[i + 1].pid;
+				tid = v[i + 1].tid;
+			}
+		} else {
+			if (cur != NULL && cur->tid == v[i].tid &&
+			    cur->pid == v[i].pid)
+				continue;
+			pid = v[i].pid;
+			tid = v[i].tid;
+		}
+		if (cur != NULL) {
+			cur->has_end = 1;
+			cur->end_tsc = v[i].time;
+		}
+		if ((cur = part_new(cs, s, cpu, pid, tid)) == NULL)
+			return (-HWTR_E_NOMEM);
+		cur->has_start = 1;
+		cur->start_tsc = v[i].time;
+	}
+	return (0);
+}
+
+/* The part of stream @s's parts [p0, p1) that owns @tsc, or NULL. */
+static struct ix_cpart *
+part_at(struct ix_cpusplit *cs, size_t p0, size_t p1, uint64_t tsc)
+{
+	size_t lo = p0, hi = p1, mid;
+
+	/* The last part that starts at or before @tsc. */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (!cs->parts[mid].has_start ||
+		    cs->parts[mid].start_tsc <= tsc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == p0)
+		return (NULL);
+	return (&cs->parts[lo - 1]);
+}
+
+static void
+attr(struct ix_cpart *p, uint64_t off, uint64_t end)
+{
+	if (p == NULL)
+		return;
+	if (!p->has_bytes || off < p->off0)
+		p->off0 = off;
+	if (!p->has_bytes || end > p->off1)
+		p->off1 = end;
+	p->has_bytes = 1;
+}
+
+/*
+ * Attribute the packets of one contiguous piece of a stream, @base its
+ * stream offset.  Each packet takes the time of the last TSC packet
+ * before it; the packets of a PSB+ before its TSC (the PSB first) take
+ * that TSC's time.  Packets before any time are not attributed.
+ */
+static void
+scan_piece(struct ix_cpusplit *cs, size_t p0, size_t p1, uint8_t *buf,
+    size_t len, uint64_t base)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *dec;
+	struct pt_packet pkt;
+	struct ix_cpart *cur = NULL, *p;
+	uint64_t off, tsc, hold0 = 0, hold1 = 0;
+	int rc, have_time = 0, in_psb = 0, held = 0, held_psb = 0;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.size = sizeof(cfg);
+	cfg.begin = buf;
+	cfg.end = buf + len;
+	if ((dec = pt_pkt_alloc_decoder(&cfg)) == NULL)
+		return;
+	rc = pt_pkt_sync_forward(dec);
+	while (rc >= 0) {
+		if (pt_pkt_get_offset(dec, &off) < 0)
+			break;
+		rc = pt_pkt_next(dec, &pkt, sizeof(pkt));
+		if (rc < 0) {
+			/* Out of sync: the next PSB, with no time yet. */
+			have_time = in_psb = held = held_psb = 0;
+			cur = NULL;
+			rc = pt_pkt_sync_forward(dec);
+			continue;
+		}
+		off += base;
+		switch (pkt.type) {
+		case ppt_psb:
+			in_psb = 1;
+			held = held_psb = 1;
+			hold0 = off;
+			hold1 = off + pkt.size;
+			continue;
+		case ppt_tsc:
+			tsc = pkt.payload.tsc.tsc;
+			have_time = 1;
+			cur = part_at(cs, p0, p1, tsc);
+			if (held) {
+				attr(cur, hold0, hold1);
+				if (held_psb && cur != NULL)
+					cur->psbs++;
+				held = held_psb = 0;
+			}
+			attr(cur, off, off + pkt.size);
+			if (cur != NULL)
+				cur->tscs++;
+			continue;
+		case ppt_psbend:
+			in_psb = 0;
+			if (held) {
+				p = have_time ? cur : NULL;
+				attr(p, hold0, off + pkt.size);
+				if (held_psb && p != NULL)
+					p->psbs++;
+				held = held_psb = 0;
+				continue;
+			}
+			break;
+		default:
+			break;
+		}
+		if (in_psb && held) {
+			hold1 = off + pkt.size;
+			continue;
+		}
+		if (!have_time)
+			continue;
+		attr(cur, off, off + pkt.size);
+		if (cur == NULL)
+			continue;
+		if (pkt.type == ppt_mtc)
+			cur->mtcs++;
+		else if (pkt.type == ppt_cyc)
+			cur->cycs++;
+	}
+	pt_pkt_free_decoder(dec);
+}
+
+/* Read stream @s piece by piece (contiguous chunks) and scan each. */
+static int
+scan_stream(struct ix_cpusplit *cs, struct hwtr_ar *ar, size_t s, size_t p0,
+    size_t p1, char *err, size_t errlen)
+{
+	size_t c, nc = hwtr_ar_nchunks(ar, s), len = 0, cap = 0, clen;
+	const struct hwtr_chunk_info *ci;
+	uint8_t *buf = NULL, *nb;
+	uint64_t base = 0;
+	void *cb;
+	int rc;
+
+	for (c = 0; c <= nc; c++) {
+		ci = c < nc ? hwtr_ar_chunk(ar, s, c) : NULL;
+		if (len > 0 && (ci == NULL || ci->offset != base + len)) {
+			scan_piece(cs, p0, p1, buf, len, base);
+			len = 0;
+		}
+		if (ci == NULL)
+			break;
+		if ((rc = hwtr_ar_read_chunk(ar, s, c, &cb, &clen)) < 0) {
+			snprintf(err, errlen, "stream %zu chunk %zu: %s", s, c,
+			    hwtr_ar_errmsg(ar));
+			free(buf);
+			return (rc);
+		}
+		if (len == 0)
+			base = ci->offset;
+		if (len + clen > cap) {
+			cap = 2 * (len + clen);
+			if ((nb = realloc(buf, cap)) == NULL) {
+				free(cb);
+				free(buf);
+				return (-HWTR_E_NOMEM);
+			}
+			buf = nb;
+		}
+		memcpy(buf + len, cb, clen);
+		len += clen;
+		free(cb);
+	}
+	free(buf);
+	return (0);
+}
+
+int
+ix_cpusplit_build(struct ix_cpusplit *cs, struct hwtr_ar *ar, char *err,
+    size_t errlen)
+{
+	const struct hwtr_stream_desc *sd;
+	const struct hwtr_sb_rec *rec;
+	size_t s, i, n = hwtr_ar_nsideband(ar), nv, p0;
+	struct sw *v;
+	int rc = 0;
+
+	memset(cs, 0, sizeof(*cs));
+	if ((v = calloc(n + 1, sizeof(*v))) == NULL)
+		return (-HWTR_E_NOMEM);
+	for (s = 0; s < hwtr_ar_nstreams(ar) && rc == 0; s++) {
+		sd = hwtr_ar_stream(ar, s);
+		if (sd->cpu < 0 || sd->tid >= 0)
+			continue;
+		for (i = nv = 0; i < n; i++) {
+			rec = hwtr_ar_sideband_rec(ar, i);
+			if (rec->type != HWTR_SB_SWITCH ||
+			    rec->u.sw.cpu != sd->cpu)
+				continue;
+			v[nv].time = rec->time;
+			v[nv].pid = rec->pid;
+			v[nv].tid = rec->tid;
+			v[nv].out = rec->u.sw.out != 0;
+			v[nv].seq = i;
+			nv++;
+		}
+		if (nv == 0)
+			continue;
+		qsort(v, nv, sizeof(*v), sw_cmp);
+		p0 = cs->nparts;
+		if ((rc = cpu_parts(cs, s, sd->cpu, v, nv)) < 0)
+			break;
+		if (sd->format == HWTR_TF_INTEL_PT)
+			rc = scan_stream(cs, ar, s, p0, cs->nparts, err,
+			    errlen);
+	}
+	free(v);
+	if (rc < 0)
+		ix_cpusplit_free(cs);
+	return (rc);
+}
+
+static int
+sql_err(sqlite3 *db, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "cpu_parts: %s", sqlite3_errmsg(db));
+	return (-HWTR_E_DB);
+}
+
+/*
+ * cpu_parts rows, then each CPU stream's events that have a time move
+ * from the stream's own thread row to the part's thread, and the part
+ * threads count the decode errors they got.
+ */
+int
+ix_cpusplit_write(const struct ix_cpusplit *cs, sqlite3 *db,
+    const struct hwtr_timeconv *tc, char *err, size_t errlen)
+{
+	sqlite3_stmt *ins = NULL, *up = NULL, *ne = NULL, *th = NULL;
+	const struct ix_cpart *p;
+	size_t i, k = 0;
+	int rc = 0;
+
+	if (cs->nparts == 0)
+		return (0);
+	if (sqlite3_prepare_v2(db, "INSERT INTO cpu_parts VALUES (?,?,?,?,?,"
+	    "?,?,?,?,?,?,?,?,?,?,?,?,0)", -1, &ins, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "UPDATE events SET thread = ?1 WHERE "
+	    "stream = ?2 AND thread = ?3 AND tsc IS NOT NULL AND "
+	    "tsc >= ?4 AND tsc < ?5", -1, &up, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "UPDATE cpu_parts SET errors = (SELECT "
+	    "count(*) FROM events e WHERE e.thread = cpu_parts.thread AND "
+	    "e.stream = cpu_parts.stream AND e.kind = 'decode-error' AND "
+	    "e.tsc >= ifnull(cpu_parts.start_tsc, 0) AND "
+	    "e.tsc < ifnull(cpu_parts.end_tsc, 9223372036854775807)) "
+	    "WHERE thread IS NOT NULL", -1, &ne, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "UPDATE threads SET errors = (SELECT "
+	    "ifnull(sum(errors), 0) FROM cpu_parts c WHERE c.thread = "
+	    "threads.id) WHERE stream IS NULL AND id IN (SELECT thread FROM "
+	    "cpu_parts)", -1, &th, NULL) != SQLITE_OK) {
+		rc = sql_err(db, err, errlen);
+		goto out;
+	}
+	for (i = 0; i < cs->nparts && rc == 0; i++) {
+		p = &cs->parts[i];
+		k = i > 0 && cs->parts[i - 1].stream == p->stream ? k + 1 : 0;
+		sqlite3_reset(ins);
+		sqlite3_bind_int64(ins, 1, p->db_stream);
+		sqlite3_bind_int64(ins, 2, p->cpu);
+		sqlite3_bind_int64(ins, 3, (int64_t)k);
+		if (p->thread > 0)
+			sqlite3_bind_int64(ins, 4, p->thread);
+		else
+			sqlite3_bind_null(ins, 4);
+		if (p->pid >= 0)
+			sqlite3_bind_int64(ins, 5, p->pid);
+		else
+			sqlite3_bind_null(ins, 5);
+		if (p->tid >= 0)
+			sqlite3_bind_int64(ins, 6, p->tid);
+		else
+			sqlite3_bind_null(ins, 6);
+		if (p->has_start) {
+			sqlite3_bind_int64(ins, 7, (int64_t)p->start_tsc);
+			if (tc->valid)
+				sqlite3_bind_int64(ins, 9,
+				    hwtr_tsc_to_ns(tc, p->start_tsc));
+		}
+		if (p->has_end) {
+			sqlite3_bind_int64(ins, 8, (int64_t)p->end_tsc);
+			if (tc->valid)
+				sqlite3_bind_int64(ins, 10,
+				    hwtr_tsc_to_ns(tc, p->end_tsc));
+		}
+		if (!p->has_start || !tc->valid)
+			sqlite3_bind_null(ins, 9);
+		if (!p->has_end || !tc->valid)
+			sqlite3_bind_null(ins, 10);
+		if (!p->has_start)
+			sqlite3_bind_null(ins, 7);
+		if (!p->has_end)
+			sqlite3_bind_null(ins, 8);
+		if (p->has_bytes) {
+			sqlite3_bind_int64(ins, 11, (int64_t)p->off0);
+			sqlite3_bind_int64(ins, 12, (int64_t)p->off1);
+		} else {
+			sqlite3_bind_null(ins, 11);
+			sqlite3_bind_null(ins, 12);
+		}
+		sqlite3_bind_int64(ins, 13, (int64_t)p->psbs);
+		sqlite3_bind_int64(ins, 14, (int64_t)p->tscs);
+		sqlite3_bind_int64(ins, 15, (int64_t)p->mtcs);
+		sqlite3_bind_int64(ins, 16, (int64_t)p->cycs);
+		sqlite3_bind_int64(ins, 17, p->stream_thread);
+		if (sqlite3_step(ins) != SQLITE_DONE) {
+			rc = sql_err(db, err, errlen);
+			break;
+		}
+		if (p->thread <= 0)
+			continue;
+		sqlite3_reset(up);
+		sqlite3_bind_int64(up, 1, p->thread);
+		sqlite3_bind_int64(up, 2, p->db_stream);
+		sqlite3_bind_int64(up, 3, p->stream_thread);
+		sqlite3_bind_int64(up, 4, p->has_start ?
+		    (int64_t)p->start_tsc : INT64_MIN);
+		sqlite3_bind_int64(up, 5, p->has_end ?
+		    (int64_t)p->end_tsc : INT64_MAX);
+		if (sqlite3_step(up) != SQLITE_DONE)
+			rc = sql_err(db, err, errlen);
+	}
+	if (rc == 0 && (sqlite3_step(ne) != SQLITE_DONE ||
+	    sqlite3_step(th) != SQLITE_DONE))
+		rc = sql_err(db, err, errlen);
+out:
+	sqlite3_finalize(ins);
+	sqlite3_finalize(up);
+	sqlite3_finalize(ne);
+	sqlite3_finalize(th);
+	return (rc);
+}
+
+void
+ix_cpusplit_free(struct ix_cpusplit *cs)
+{
+	if (cs == NULL)
+		return;
+	free(cs->parts);
+	cs->parts = NULL;
+	cs->nparts = cs->cparts = 0;
+}
