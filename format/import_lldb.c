@@ -1179,8 +1179,8 @@ lldb_load(const char *json, const struct hwtr_import_opts *io,
 	}
 	if ((rc = hwtr_read_file(json, LLDB_MAX_IMAGE, &raw, &rawlen, ebuf,
 	    sizeof(ebuf))) < 0) {
-		hwtr_import_err(errbuf, errlen, "cannot open '%s': %s", json,
-		    ebuf);
+		/* hwtr_read_file()'s message names the file. */
+		hwtr_import_err(errbuf, errlen, "%s", ebuf);
 		free(b.dir);
 		return (rc);
 	}

@@ -69,7 +69,7 @@ perf_split_body()
 	index_of pt.hwtrace pt.db
 	db_parts pt.db >hw.parts
 	diff perf.parts hw.parts >d ||
-	    atf_fail "parts differ from perf's (< perf, > hwtrace): $(cat d)"
+	    { cat d >&2; atf_fail "parts differ from perf's (diff on stderr: < perf, > hwtrace)"; }
 	# perf's 122 switch records of CPUs 0 and 3 make 63 parts.
 	n=$(awk '($2 == "[000]" || $2 == "[003]") && /SWITCH/' sw | wc -l)
 	[ "$n" -eq 122 ] || atf_fail "perf lists $n switch records on CPUs 0 and 3, expected 122"
@@ -107,7 +107,7 @@ threads_and_errors_body()
 	    JOIN threads t ON t.id = e.thread WHERE e.kind = 'decode-error'" |
 	    sort -u >hw.err
 	diff perf.err hw.err >d ||
-	    atf_fail "errors attributed differently (< perf, > hwtrace): $(cat d)"
+	    { cat d >&2; atf_fail "errors attributed differently (diff on stderr: < perf, > hwtrace)"; }
 	# The parts of a thread cross CPUs: echo ran on CPU 0 and on CPU 3.
 	[ "$(sqlite3 pt.db "SELECT count(DISTINCT cpu) FROM cpu_parts WHERE tid = 3174 AND start_offset IS NOT NULL")" -eq 2 ] ||
 	    atf_fail "echo's trace is not on both CPUs"
@@ -136,7 +136,7 @@ lldb_percpu_body()
 	index_of b.hwtrace b.db
 	db_parts b.db >b.parts
 	diff perf.parts b.parts >d ||
-	    atf_fail "parts differ from perf's (< perf, > hwtrace): $(cat d)"
+	    { cat d >&2; atf_fail "parts differ from perf's (diff on stderr: < perf, > hwtrace)"; }
 }
 
 # bundle ZERO: a per-CPU bundle with timeZero written as ZERO, in tz/.
