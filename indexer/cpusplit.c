@@ -137,136 +137,177 @@ attr(struct ix_cpart *p, uint64_t off, uint64_t end)
 }
 
 /*
- * Attribute the packets of one contiguous piece of a stream, @base its
- * stream offset.  Each packet takes the time of the last TSC packet
- * before it; the packets of a PSB+ before its TSC (the PSB first) take
- * that TSC's time.  Packets before any time are not attributed.
+ * The packet scan's state, carried from chunk to chunk of a piece (the
+ * bytes of a packet cut by a chunk's end wait in the buffer).
+ */
+struct scan {
+	struct ix_cpusplit *cs;
+	size_t		p0, p1;		/* the stream's parts */
+	struct ix_cpart	*cur;
+	uint64_t	hold0, hold1;
+	int		synced, have_time, in_psb, held, held_psb;
+	uint8_t		*buf;		/* carried bytes + chunk */
+	size_t		len, cap;
+	uint64_t	base;		/* stream offset of buf[0] */
+};
+
+/*
+ * Attribute the packets in sc->buf.  Each packet takes the time of the
+ * last TSC packet before it; the packets of a PSB+ before its TSC (the
+ * PSB first) take that TSC's time.  Packets before any time are not
+ * attributed.  With @more, a packet cut at the end stays in the buffer
+ * for the next chunk; without, the piece ends there.
  */
 static void
-scan_piece(struct ix_cpusplit *cs, size_t p0, size_t p1, uint8_t *buf,
-    size_t len, uint64_t base)
+scan_buf(struct scan *sc, int more)
 {
 	struct pt_config cfg;
 	struct pt_packet_decoder *dec;
 	struct pt_packet pkt;
-	struct ix_cpart *cur = NULL, *p;
-	uint64_t off, tsc, hold0 = 0, hold1 = 0;
-	int rc, have_time = 0, in_psb = 0, held = 0, held_psb = 0;
+	struct ix_cpart *p;
+	uint64_t off, at, keep = sc->len;
+	int rc;
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.size = sizeof(cfg);
-	cfg.begin = buf;
-	cfg.end = buf + len;
-	if ((dec = pt_pkt_alloc_decoder(&cfg)) == NULL)
+	cfg.begin = sc->buf;
+	cfg.end = sc->buf + sc->len;
+	if (sc->len == 0 || (dec = pt_pkt_alloc_decoder(&cfg)) == NULL)
 		return;
-	rc = pt_pkt_sync_forward(dec);
+	rc = sc->synced ? pt_pkt_sync_set(dec, 0) : pt_pkt_sync_forward(dec);
+	sc->synced = rc >= 0;
+	if (rc < 0)	/* no PSB here: keep the last bytes, a PSB may start */
+		keep = sc->len > 15 ? sc->len - 15 : 0;
 	while (rc >= 0) {
-		if (pt_pkt_get_offset(dec, &off) < 0)
+		if (pt_pkt_get_offset(dec, &at) < 0)
 			break;
 		rc = pt_pkt_next(dec, &pkt, sizeof(pkt));
+		if (rc == -pte_eos && more) {
+			keep = at;
+			break;
+		}
 		if (rc < 0) {
 			/* Out of sync: the next PSB, with no time yet. */
-			have_time = in_psb = held = held_psb = 0;
-			cur = NULL;
+			sc->have_time = sc->in_psb = sc->held = 0;
+			sc->held_psb = 0;
+			sc->cur = NULL;
 			rc = pt_pkt_sync_forward(dec);
+			sc->synced = rc >= 0;
+			if (rc < 0)
+				keep = sc->len > 15 ? sc->len - 15 : 0;
 			continue;
 		}
-		off += base;
+		off = sc->base + at;
 		switch (pkt.type) {
 		case ppt_psb:
-			in_psb = 1;
-			held = held_psb = 1;
-			hold0 = off;
-			hold1 = off + pkt.size;
+			sc->in_psb = sc->held = sc->held_psb = 1;
+			sc->hold0 = off;
+			sc->hold1 = off + pkt.size;
 			continue;
 		case ppt_tsc:
-			tsc = pkt.payload.tsc.tsc;
-			have_time = 1;
-			cur = part_at(cs, p0, p1, tsc);
-			if (held) {
-				attr(cur, hold0, hold1);
-				if (held_psb && cur != NULL)
-					cur->psbs++;
-				held = held_psb = 0;
+			sc->have_time = 1;
+			sc->cur = part_at(sc->cs, sc->p0, sc->p1,
+			    pkt.payload.tsc.tsc);
+			if (sc->held) {
+				attr(sc->cur, sc->hold0, sc->hold1);
+				if (sc->held_psb && sc->cur != NULL)
+					sc->cur->psbs++;
+				sc->held = sc->held_psb = 0;
 			}
-			attr(cur, off, off + pkt.size);
-			if (cur != NULL)
-				cur->tscs++;
+			attr(sc->cur, off, off + pkt.size);
+			if (sc->cur != NULL)
+				sc->cur->tscs++;
 			continue;
 		case ppt_psbend:
-			in_psb = 0;
-			if (held) {
-				p = have_time ? cur : NULL;
-				attr(p, hold0, off + pkt.size);
-				if (held_psb && p != NULL)
+			sc->in_psb = 0;
+			if (sc->held) {
+				p = sc->have_time ? sc->cur : NULL;
+				attr(p, sc->hold0, off + pkt.size);
+				if (sc->held_psb && p != NULL)
 					p->psbs++;
-				held = held_psb = 0;
+				sc->held = sc->held_psb = 0;
 				continue;
 			}
 			break;
 		default:
 			break;
 		}
-		if (in_psb && held) {
-			hold1 = off + pkt.size;
+		if (sc->in_psb && sc->held) {
+			sc->hold1 = off + pkt.size;
 			continue;
 		}
-		if (!have_time)
+		if (!sc->have_time)
 			continue;
-		attr(cur, off, off + pkt.size);
-		if (cur == NULL)
+		attr(sc->cur, off, off + pkt.size);
+		if (sc->cur == NULL)
 			continue;
 		if (pkt.type == ppt_mtc)
-			cur->mtcs++;
+			sc->cur->mtcs++;
 		else if (pkt.type == ppt_cyc)
-			cur->cycs++;
+			sc->cur->cycs++;
 	}
 	pt_pkt_free_decoder(dec);
+	if (!more)
+		keep = sc->len;
+	memmove(sc->buf, sc->buf + keep, sc->len - keep);
+	sc->len -= keep;
+	sc->base += keep;
 }
 
-/* Read stream @s piece by piece (contiguous chunks) and scan each. */
+/*
+ * Scan stream @s chunk by chunk (memory: one chunk and a cut packet); a
+ * gap between chunks (lost bytes) starts over at the next PSB.
+ */
 static int
 scan_stream(struct ix_cpusplit *cs, struct hwtr_ar *ar, size_t s, size_t p0,
     size_t p1, char *err, size_t errlen)
 {
-	size_t c, nc = hwtr_ar_nchunks(ar, s), len = 0, cap = 0, clen;
+	size_t c, nc = hwtr_ar_nchunks(ar, s), clen;
 	const struct hwtr_chunk_info *ci;
-	uint8_t *buf = NULL, *nb;
-	uint64_t base = 0;
+	struct scan sc;
+	uint8_t *nb;
 	void *cb;
-	int rc;
+	int rc = 0;
 
-	for (c = 0; c <= nc; c++) {
-		ci = c < nc ? hwtr_ar_chunk(ar, s, c) : NULL;
-		if (len > 0 && (ci == NULL || ci->offset != base + len)) {
-			scan_piece(cs, p0, p1, buf, len, base);
-			len = 0;
+	memset(&sc, 0, sizeof(sc));
+	sc.cs = cs;
+	sc.p0 = p0;
+	sc.p1 = p1;
+	for (c = 0; c < nc; c++) {
+		ci = hwtr_ar_chunk(ar, s, c);
+		if (sc.len > 0 && ci->offset != sc.base + sc.len) {
+			scan_buf(&sc, 0);
+			sc.len = 0;
 		}
-		if (ci == NULL)
-			break;
+		if (sc.len == 0 && ci->offset != sc.base) {
+			/* After a gap: no packet, no time carries over. */
+			sc.synced = sc.have_time = sc.in_psb = 0;
+			sc.held = sc.held_psb = 0;
+			sc.cur = NULL;
+		}
 		if ((rc = hwtr_ar_read_chunk(ar, s, c, &cb, &clen)) < 0) {
 			snprintf(err, errlen, "stream %zu chunk %zu: %s", s, c,
 			    hwtr_ar_errmsg(ar));
-			free(buf);
-			return (rc);
+			break;
 		}
-		if (len == 0)
-			base = ci->offset;
-		if (len + clen > cap) {
-			cap = 2 * (len + clen);
-			if ((nb = realloc(buf, cap)) == NULL) {
+		if (sc.len == 0)
+			sc.base = ci->offset;
+		if (sc.len + clen > sc.cap) {
+			if ((nb = realloc(sc.buf, sc.len + clen)) == NULL) {
 				free(cb);
-				free(buf);
-				return (-HWTR_E_NOMEM);
+				rc = -HWTR_E_NOMEM;
+				break;
 			}
-			buf = nb;
+			sc.buf = nb;
+			sc.cap = sc.len + clen;
 		}
-		memcpy(buf + len, cb, clen);
-		len += clen;
+		memcpy(sc.buf + sc.len, cb, clen);
+		sc.len += clen;
 		free(cb);
+		scan_buf(&sc, c + 1 < nc);
 	}
-	free(buf);
-	return (0);
+	free(sc.buf);
+	return (rc);
 }
 
 int
