@@ -11,6 +11,7 @@
 
 #include <inttypes.h>
 #include <intel-pt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,6 +311,34 @@ scan_stream(struct ix_cpusplit *cs, struct hwtr_ar *ar, size_t s, size_t p0,
 	return (rc);
 }
 
+/*
+ * Which streams are CPU streams: those of a CPU (cpu set, tid not), and
+ * also an archive's only stream that is neither per thread nor per CPU
+ * when no stream is per CPU: ptxed's primary sideband (a raw import's
+ * --pevent:primary) is the trace's own CPU's, and its switch records
+ * carry no CPU (-1).
+ */
+static int
+cpu_of(struct hwtr_ar *ar, size_t s, int32_t *cpu)
+{
+	const struct hwtr_stream_desc *sd = hwtr_ar_stream(ar, s), *o;
+	size_t i, nshared = 0;
+
+	if (sd->tid >= 0)
+		return (0);
+	*cpu = sd->cpu;
+	if (sd->cpu >= 0)
+		return (1);
+	for (i = 0; i < hwtr_ar_nstreams(ar); i++) {
+		o = hwtr_ar_stream(ar, i);
+		if (o->cpu >= 0)
+			return (0);
+		if (o->tid < 0)
+			nshared++;
+	}
+	return (nshared == 1);
+}
+
 int
 ix_cpusplit_build(struct ix_cpusplit *cs, struct hwtr_ar *ar, char *err,
     size_t errlen)
@@ -317,20 +346,27 @@ ix_cpusplit_build(struct ix_cpusplit *cs, struct hwtr_ar *ar, char *err,
 	const struct hwtr_stream_desc *sd;
 	const struct hwtr_sb_rec *rec;
 	size_t s, i, n = hwtr_ar_nsideband(ar), nv, p0;
+	struct ix_csplit *st;
 	struct sw *v;
+	int32_t cpu;
 	int rc = 0;
 
 	memset(cs, 0, sizeof(*cs));
 	if ((v = calloc(n + 1, sizeof(*v))) == NULL)
 		return (-HWTR_E_NOMEM);
+	cs->streams = calloc(hwtr_ar_nstreams(ar) + 1, sizeof(*cs->streams));
+	if (cs->streams == NULL) {
+		free(v);
+		return (-HWTR_E_NOMEM);
+	}
 	for (s = 0; s < hwtr_ar_nstreams(ar) && rc == 0; s++) {
 		sd = hwtr_ar_stream(ar, s);
-		if (sd->cpu < 0 || sd->tid >= 0)
+		if (!cpu_of(ar, s, &cpu))
 			continue;
 		for (i = nv = 0; i < n; i++) {
 			rec = hwtr_ar_sideband_rec(ar, i);
 			if (rec->type != HWTR_SB_SWITCH ||
-			    rec->u.sw.cpu != sd->cpu)
+			    rec->u.sw.cpu != cpu)
 				continue;
 			v[nv].time = rec->time;
 			v[nv].pid = rec->pid;
@@ -343,8 +379,13 @@ ix_cpusplit_build(struct ix_cpusplit *cs, struct hwtr_ar *ar, char *err,
 			continue;
 		qsort(v, nv, sizeof(*v), sw_cmp);
 		p0 = cs->nparts;
-		if ((rc = cpu_parts(cs, s, sd->cpu, v, nv)) < 0)
+		if ((rc = cpu_parts(cs, s, cpu, v, nv)) < 0)
 			break;
+		st = &cs->streams[cs->nstreams++];
+		st->stream = s;
+		st->p0 = p0;
+		st->p1 = cs->nparts;
+		st->cur = SIZE_MAX;
 		if (sd->format == HWTR_TF_INTEL_PT)
 			rc = scan_stream(cs, ar, s, p0, cs->nparts, err,
 			    errlen);
@@ -353,6 +394,70 @@ ix_cpusplit_build(struct ix_cpusplit *cs, struct hwtr_ar *ar, char *err,
 	if (rc < 0)
 		ix_cpusplit_free(cs);
 	return (rc);
+}
+
+static struct ix_csplit *
+split_of(struct ix_cpusplit *cs, size_t stream)
+{
+	size_t i;
+
+	for (i = 0; i < cs->nstreams; i++)
+		if (cs->streams[i].stream == stream)
+			return (&cs->streams[i]);
+	return (NULL);
+}
+
+/* The current part's visit ends before block @seq: its blocks count. */
+static void
+close_visit(struct ix_cpusplit *cs, struct ix_csplit *st, int64_t seq,
+    int64_t insn)
+{
+	struct ix_cpart *p;
+
+	if (st->cur == SIZE_MAX || seq <= st->open_seq)
+		return;
+	p = &cs->parts[st->cur];
+	if (!p->has_seq || st->open_seq < p->first_seq) {
+		p->first_seq = st->open_seq;
+		p->first_insn = st->open_insn;
+	}
+	if (!p->has_seq || seq > p->end_seq) {
+		p->end_seq = seq;
+		p->end_insn = insn;
+	}
+	p->has_seq = 1;
+}
+
+void
+ix_cpusplit_time(struct ix_cpusplit *cs, size_t stream, int64_t seq,
+    int64_t insn, uint64_t tsc)
+{
+	struct ix_csplit *st;
+	struct ix_cpart *p;
+	size_t k;
+
+	if ((st = split_of(cs, stream)) == NULL)
+		return;
+	p = part_at(cs, st->p0, st->p1, tsc);
+	k = p == NULL ? SIZE_MAX : (size_t)(p - cs->parts);
+	if (k == st->cur)
+		return;
+	close_visit(cs, st, seq, insn);
+	st->cur = k;
+	st->open_seq = seq;
+	st->open_insn = insn;
+}
+
+void
+ix_cpusplit_end(struct ix_cpusplit *cs, size_t stream, int64_t seq,
+    int64_t insn)
+{
+	struct ix_csplit *st;
+
+	if ((st = split_of(cs, stream)) == NULL)
+		return;
+	close_visit(cs, st, seq, insn);
+	st->cur = SIZE_MAX;
 }
 
 static int
@@ -379,7 +484,7 @@ ix_cpusplit_write(const struct ix_cpusplit *cs, sqlite3 *db,
 	if (cs->nparts == 0)
 		return (0);
 	if (sqlite3_prepare_v2(db, "INSERT INTO cpu_parts VALUES (?,?,?,?,?,"
-	    "?,?,?,?,?,?,?,?,?,?,?,?,0)", -1, &ins, NULL) != SQLITE_OK ||
+	    "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)", -1, &ins, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "UPDATE events SET thread = ?1 WHERE "
 	    "stream = ?2 AND thread = ?3 AND tsc IS NOT NULL AND "
 	    "tsc >= ?4 AND tsc < ?5", -1, &up, NULL) != SQLITE_OK ||
@@ -391,8 +496,11 @@ ix_cpusplit_write(const struct ix_cpusplit *cs, sqlite3 *db,
 	    "WHERE thread IS NOT NULL", -1, &ne, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "UPDATE threads SET errors = (SELECT "
 	    "ifnull(sum(errors), 0) FROM cpu_parts c WHERE c.thread = "
-	    "threads.id) WHERE stream IS NULL AND id IN (SELECT thread FROM "
-	    "cpu_parts)", -1, &th, NULL) != SQLITE_OK) {
+	    "threads.id), blocks = (SELECT ifnull(sum(end_seq - first_seq), "
+	    "0) FROM cpu_parts c WHERE c.thread = threads.id), insns = "
+	    "(SELECT ifnull(sum(end_insn - first_insn), 0) FROM cpu_parts c "
+	    "WHERE c.thread = threads.id) WHERE stream IS NULL AND id IN "
+	    "(SELECT thread FROM cpu_parts)", -1, &th, NULL) != SQLITE_OK) {
 		rc = sql_err(db, err, errlen);
 		goto out;
 	}
@@ -401,7 +509,10 @@ ix_cpusplit_write(const struct ix_cpusplit *cs, sqlite3 *db,
 		k = i > 0 && cs->parts[i - 1].stream == p->stream ? k + 1 : 0;
 		sqlite3_reset(ins);
 		sqlite3_bind_int64(ins, 1, p->db_stream);
-		sqlite3_bind_int64(ins, 2, p->cpu);
+		if (p->cpu >= 0)
+			sqlite3_bind_int64(ins, 2, p->cpu);
+		else
+			sqlite3_bind_null(ins, 2);
 		sqlite3_bind_int64(ins, 3, (int64_t)k);
 		if (p->thread > 0)
 			sqlite3_bind_int64(ins, 4, p->thread);
@@ -447,6 +558,17 @@ ix_cpusplit_write(const struct ix_cpusplit *cs, sqlite3 *db,
 		sqlite3_bind_int64(ins, 15, (int64_t)p->mtcs);
 		sqlite3_bind_int64(ins, 16, (int64_t)p->cycs);
 		sqlite3_bind_int64(ins, 17, p->stream_thread);
+		if (p->has_seq) {
+			sqlite3_bind_int64(ins, 18, p->first_seq);
+			sqlite3_bind_int64(ins, 19, p->end_seq);
+			sqlite3_bind_int64(ins, 20, p->first_insn);
+			sqlite3_bind_int64(ins, 21, p->end_insn);
+		} else {
+			sqlite3_bind_null(ins, 18);
+			sqlite3_bind_null(ins, 19);
+			sqlite3_bind_null(ins, 20);
+			sqlite3_bind_null(ins, 21);
+		}
 		if (sqlite3_step(ins) != SQLITE_DONE) {
 			rc = sql_err(db, err, errlen);
 			break;
@@ -481,6 +603,8 @@ ix_cpusplit_free(struct ix_cpusplit *cs)
 	if (cs == NULL)
 		return;
 	free(cs->parts);
+	free(cs->streams);
 	cs->parts = NULL;
-	cs->nparts = cs->cparts = 0;
+	cs->streams = NULL;
+	cs->nparts = cs->cparts = cs->nstreams = 0;
 }

@@ -19,7 +19,10 @@
  *   1) ix_cpusplit_build(&cs, ar, err, errlen) after the archive is open;
  *      it reads the switch records and scans each CPU stream's packets.
  *   2) The indexer gives every part its thread row (part->thread), the
- *      stream's database id and the stream's own thread row.
+ *      stream's database id and the stream's own thread row; while it
+ *      stitches a CPU stream it reports the decoder's time changes
+ *      (ix_cpusplit_time()) and the stream's end (ix_cpusplit_end()),
+ *      which give each part its blocks.
  *   3) ix_cpusplit_write(&cs, db, tc, ...) fills cpu_parts and moves each decode
  *      event of a CPU stream to the thread that owned the CPU then.
  *   4) ix_cpusplit_free(&cs).
@@ -43,21 +46,46 @@ struct ix_cpart {
 	int		has_bytes;
 	uint64_t	off0, off1;
 	uint64_t	psbs, tscs, mtcs, cycs;
+	/*
+	 * The decoded blocks in the part's time: [first_seq, end_seq) and
+	 * [first_insn, end_insn) of the stream's own execution order.
+	 */
+	int		has_seq;
+	int64_t		first_seq, end_seq, first_insn, end_insn;
 	/* Set by the indexer. */
 	int64_t		thread;		/* threads.id of pid/tid */
 	int64_t		db_stream;	/* streams.id */
 	int64_t		stream_thread;	/* threads.id of the stream's row */
 };
 
+/* A stream's parts [p0, p1) and the one its decoder's time is in. */
+struct ix_csplit {
+	size_t		stream;
+	size_t		p0, p1;
+	size_t		cur;		/* SIZE_MAX: none */
+	int64_t		open_seq, open_insn;
+};
+
 struct ix_cpusplit {
 	struct ix_cpart	*parts;		/* by stream, then time */
 	size_t		nparts, cparts;
+	struct ix_csplit *streams;
+	size_t		nstreams;
 };
 
 int ix_cpusplit_build(struct ix_cpusplit *cs, struct hwtr_ar *ar,
     char *err, size_t errlen);
 int ix_cpusplit_write(const struct ix_cpusplit *cs, sqlite3 *db,
     const struct hwtr_timeconv *tc, char *err, size_t errlen);
+/*
+ * The decoder's time of archive stream @stream became @tsc before block
+ * @seq and instruction @insn of the stream's execution order; the end of
+ * the stream's blocks.  The positions of each part come from these.
+ */
+void ix_cpusplit_time(struct ix_cpusplit *cs, size_t stream, int64_t seq,
+    int64_t insn, uint64_t tsc);
+void ix_cpusplit_end(struct ix_cpusplit *cs, size_t stream, int64_t seq,
+    int64_t insn);
 void ix_cpusplit_free(struct ix_cpusplit *cs);
 
 #endif /* !HWTR_CPUSPLIT_H */

@@ -359,6 +359,11 @@ struct ix_sink {
 	int	(*call)(void *, int64_t idx, const struct ix_call *);
 	int	(*event)(void *, const struct ix_event *);
 	int	(*cycles)(void *, const struct ix_cycles *);
+	/*
+	 * The stream's time became @tsc before block @seq, instruction
+	 * @insn (CPU mode: cpusplit.c attributes positions); may be NULL.
+	 */
+	void	(*time)(void *, int64_t seq, int64_t insn, uint64_t tsc);
 };
 
 struct ix_open_call {

@@ -251,7 +251,7 @@
 HWTR_IX_CALL_TIMES_SQL							\
 "CREATE TABLE cpu_parts (\n"						\
 "  stream INTEGER NOT NULL REFERENCES streams(id),\n"			\
-"  cpu INTEGER NOT NULL,\n"						\
+"  cpu INTEGER,\n"							\
 "  part INTEGER NOT NULL,\n"						\
 "  thread INTEGER REFERENCES threads(id),\n"				\
 "  pid INTEGER,\n"							\
@@ -267,6 +267,10 @@ HWTR_IX_CALL_TIMES_SQL							\
 "  mtcs INTEGER NOT NULL,\n"						\
 "  cycs INTEGER NOT NULL,\n"						\
 "  stream_thread INTEGER NOT NULL REFERENCES threads(id),\n"		\
+"  first_seq INTEGER,\n"						\
+"  end_seq INTEGER,\n"							\
+"  first_insn INTEGER,\n"						\
+"  end_insn INTEGER,\n"						\
 "  errors INTEGER NOT NULL,\n"						\
 "  PRIMARY KEY (stream, part)\n"					\
 ") WITHOUT ROWID;\n"

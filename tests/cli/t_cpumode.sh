@@ -210,8 +210,43 @@ lldb_percpu_bad_body()
 	[ ! -e tz.hwtrace ] || atf_fail "a refused bundle left tz.hwtrace"
 }
 
+atf_test_case ptxed_switch
+ptxed_switch_head()
+{
+	atf_set descr "libipt's pevent-tip_pgd-switch-tsc-tip_pge imported with ptxed's options: its switch sideband splits the stream's instructions between pid 1 and pid 2 as ptxed's expected output does ([context: pid-N])"
+}
+ptxed_switch_body()
+{
+	n=pevent-tip_pgd-switch-tsc-tip_pge
+	d=libipt-ptt/$n
+	require_corpus $d
+	command -v sqlite3 >/dev/null 2>&1 || atf_skip "sqlite3 not installed"
+	cp "$HWTRACE_CORPUS/$d"/* .
+	# ptxed's command line, its decoding-only options left out.
+	set -- $(sed 's/^ptxed //; s/--sb:[a-z]*//g; s/--no-inst//; s/--check//' $n-ptxed.cmd)
+	"$HWTRACE" import "$@" -o pev.hwtrace 2>err ||
+	    atf_fail "import failed: $(cat err)"
+	index_of pev.hwtrace pev.db
+	# ptxed: each address under the last [context: pid-N].
+	awk '/^\[context: pid-/ { sub(/.*pid-/, ""); sub(/\]/, ""); pid = $0 }
+	    /^[0-9a-f]+$/ && length($0) == 16 { print pid, $0 }' $n-ptxed.exp >ptxed.ctx
+	[ "$(wc -l <ptxed.ctx)" -eq 2 ] || atf_fail "ptxed's output has no 2 instructions: $(cat ptxed.ctx)"
+	sqlite3 -separator ' ' -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite.so" \
+	    pev.db "SELECT p.pid, printf('%016x', i.ip) FROM cpu_parts p
+	    JOIN exec_insns i ON i.thread = p.stream_thread AND
+	    i.insn >= p.first_insn AND i.insn < p.end_insn
+	    ORDER BY p.part, i.insn" >hw.ctx 2>err ||
+	    atf_fail "sqlite3 failed: $(cat err)"
+	diff ptxed.ctx hw.ctx >d ||
+	    { cat d >&2; atf_fail "instructions attributed differently (diff on stderr: < ptxed, > hwtrace)"; }
+	# The threads' own rows count them.
+	[ "$(sqlite3 pev.db "SELECT group_concat(tid || ':' || blocks || ':' || insns, ' ') FROM (SELECT * FROM threads WHERE stream IS NULL AND blocks > 0 ORDER BY tid)")" = "1:1:1 2:1:1" ] ||
+	    atf_fail "thread rows: $(sqlite3 pev.db 'SELECT * FROM threads')"
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case ptxed_switch
 	atf_add_test_case perf_split
 	atf_add_test_case threads_and_errors
 	atf_add_test_case lldb_percpu
