@@ -105,11 +105,44 @@ cpu_parts(struct ix_cpusplit *cs, size_t s, int32_t cpu, const struct sw *v,
 	return (0);
 }
 
+/*
+ * An Intel PT TSC packet (and libipt's time from it) holds the TSC's low
+ * 7 bytes; the sideband's times have all 8.  Past 2^56 cycles (some 280
+ * days at 3 GHz) a trace time takes its top byte from the parts' times:
+ * the one that puts it nearest to them.
+ */
+#define TSC_PKT_BITS	56
+
+static uint64_t
+full_tsc(const struct ix_cpusplit *cs, size_t p0, size_t p1, uint64_t tsc)
+{
+	const uint64_t span = 1ULL << TSC_PKT_BITS;
+	uint64_t ref = 0, t;
+	size_t i;
+
+	if (tsc >= span)
+		return (tsc);
+	for (i = p0; i < p1; i++)
+		if (cs->parts[i].has_start) {
+			ref = cs->parts[i].start_tsc;
+			break;
+		}
+	if (ref < span)
+		return (tsc);
+	t = (ref & ~(span - 1)) | tsc;
+	/* The nearer of t and t + 2^56 (a wrap of the low bytes). */
+	if (t < ref && ref - t > span / 2 && t <= UINT64_MAX - span)
+		t += span;
+	return (t);
+}
+
 /* The part of stream @s's parts [p0, p1) that owns @tsc, or NULL. */
 static struct ix_cpart *
 part_at(struct ix_cpusplit *cs, size_t p0, size_t p1, uint64_t tsc)
 {
 	size_t lo = p0, hi = p1, mid;
+
+	tsc = full_tsc(cs, p0, p1, tsc);
 
 	/* The last part that starts at or before @tsc. */
 	while (lo < hi) {

@@ -189,15 +189,27 @@ ATF_TC_BODY(hole, tc)
 	ix_cpusplit_free(&cut);
 }
 
-/* An archive with one CPU stream of @len bytes and the switch records. */
+static void switches_pt(const char *, const struct hwtr_sb_rec *, size_t,
+    const uint8_t *, size_t);
+
+/* An archive with one CPU stream (a PSB+) and the switch records. */
 static void
 switches(const char *path, const struct hwtr_sb_rec *r, size_t n)
+{
+	static const uint8_t psb[] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
+	    2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x23 };
+
+	switches_pt(path, r, n, psb, sizeof(psb));
+}
+
+/* The same with the stream's bytes @pt. */
+static void
+switches_pt(const char *path, const struct hwtr_sb_rec *r, size_t n,
+    const uint8_t *pt, size_t ptlen)
 {
 	struct hwtr_capture_meta meta;
 	struct hwtr_stream_desc sd;
 	struct hwtr_aw *aw = NULL;
-	static const uint8_t psb[] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
-	    2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x23 };
 	char err[256];
 	uint32_t id;
 	size_t i;
@@ -212,8 +224,7 @@ switches(const char *path, const struct hwtr_sb_rec *r, size_t n)
 	sd.pid = sd.tid = -1;
 	sd.cpu = 2;
 	ATF_REQUIRE(hwtr_aw_add_stream(aw, &sd, &id) == 0);
-	ATF_REQUIRE(hwtr_aw_chunk(aw, id, HWTR_AW_APPEND, psb,
-	    sizeof(psb)) == 0);
+	ATF_REQUIRE(hwtr_aw_chunk(aw, id, HWTR_AW_APPEND, pt, ptlen) == 0);
 	for (i = 0; i < n; i++)
 		ATF_REQUIRE(hwtr_aw_sideband(aw, &r[i]) == 0);
 	ATF_REQUIRE(hwtr_aw_close(aw, err, sizeof(err)) == 0);
@@ -272,8 +283,64 @@ ATF_TC_BODY(parts, tc)
 	ix_cpusplit_free(&cs);
 }
 
+/* A PSB+ with TSC @tsc's low 7 bytes, as Intel PT writes it. */
+static size_t
+psb_tsc(uint8_t *p, uint64_t tsc)
+{
+	size_t n = 0, i;
+
+	for (i = 0; i < 8; i++) {
+		p[n++] = 2;
+		p[n++] = 0x82;
+	}
+	p[n++] = 0x19;
+	for (i = 0; i < 7; i++)
+		p[n++] = (uint8_t)(tsc >> (8 * i));
+	p[n++] = 2;
+	p[n++] = 0x23;
+	return (n);
+}
+
+ATF_TC(tsc_56);
+ATF_TC_HEAD(tsc_56, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "a TSC past 2^56: the packets' 7-byte "
+	    "TSCs are placed by the switch records' full times, also across "
+	    "a wrap of the low 7 bytes");
+}
+ATF_TC_BODY(tsc_56, tc)
+{
+	const uint64_t hi = 0x0500000000000000ULL;
+	const uint64_t m = 0x00ffffffffffff00ULL;	/* near a wrap */
+	struct hwtr_sb_rec r[4];
+	struct ix_cpusplit cs;
+	uint8_t pt[3 * 26];
+	size_t n = 0;
+
+	/* 10 until hi|m + 0x10, then 20; the wrap comes during 20's part. */
+	r[0] = sw(hi | m, 10, 2, 0);
+	r[1] = sw((hi | m) + 0x10, 10, 2, 1);
+	r[2] = sw((hi | m) + 0x20, 20, 2, 0);
+	n += psb_tsc(pt + n, m + 0x8);		/* 10 */
+	n += psb_tsc(pt + n, m + 0x18);		/* 20 */
+	n += psb_tsc(pt + n, 0x40);		/* 20, after the wrap */
+	switches_pt("w.hwtrace", r, 3, pt, n);
+	build("w.hwtrace", &cs);
+	ATF_REQUIRE_EQ(cs.nparts, 2);
+	ATF_CHECK_MSG(cs.parts[0].tid == 10 && cs.parts[0].psbs == 1 &&
+	    cs.parts[0].tscs == 1, "tid %d: %ju PSBs, %ju TSCs",
+	    cs.parts[0].tid, (uintmax_t)cs.parts[0].psbs,
+	    (uintmax_t)cs.parts[0].tscs);
+	ATF_CHECK_MSG(cs.parts[1].tid == 20 && cs.parts[1].psbs == 2 &&
+	    cs.parts[1].tscs == 2, "tid %d: %ju PSBs, %ju TSCs",
+	    cs.parts[1].tid, (uintmax_t)cs.parts[1].psbs,
+	    (uintmax_t)cs.parts[1].tscs);
+	ix_cpusplit_free(&cs);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, tsc_56);
 	ATF_TP_ADD_TC(tp, chunks);
 	ATF_TP_ADD_TC(tp, hole);
 	ATF_TP_ADD_TC(tp, parts);
