@@ -82,7 +82,7 @@ perf_split_body()
 atf_test_case threads_and_errors
 threads_and_errors_head()
 {
-	atf_set descr "query threads lists the echo process (tid 3174) as its own thread, and the decode errors of the CPU streams go to the threads perf's own decoder blames (perf script's trace errors)"
+	atf_set descr "query threads lists the echo process (tid 3174) as its own thread; the decode errors of the CPU streams go to the threads perf's own decoder blames, and each of perf's 114 trace errors (time, CPU, tid) lies in a part of that tid"
 }
 threads_and_errors_body()
 {
@@ -108,6 +108,39 @@ threads_and_errors_body()
 	    sort -u >hw.err
 	diff perf.err hw.err >d ||
 	    { cat d >&2; atf_fail "errors attributed differently (diff on stderr: < perf, > hwtrace)"; }
+	# Each of perf's trace errors (its decoder's time, CPU and tid) lies
+	# in a part of hwtrace's of that tid, time converted with perf's
+	# perf_time_to_tsc() and the TIME_CONV perf report -D prints.
+	perf script -i "$HWTRACE_CORPUS/$PT" --itrace=e --ns 2>/dev/null |
+	    grep "instruction trace error" >perr
+	perf report -D -i "$HWTRACE_CORPUS/$PT" >dump 2>/dev/null
+	db_parts pt.db >hw.parts
+	python3 - perr dump hw.parts >owners <<'PY' || atf_fail "the error check failed"
+import re, sys
+errs, dump, parts = sys.argv[1:4]
+d = open(dump).read()
+sh = int(re.search(r'Time Shift\s+(\d+)', d).group(1))
+mu = int(re.search(r'Time Mul\w*\s+(\d+)', d).group(1))
+z = int(re.search(r'Time Zero\s+(\d+)', d).group(1))
+M = (1 << 64) - 1
+def tsc(ns):
+    q, r = divmod((ns - z) & M, mu)
+    return ((q << sh) + ((r << sh) & M) // mu) & M
+ps = [l.split() for l in open(parts)]
+n = bad = 0
+for l in open(errs):
+    m = re.search(r'time (\d+)\.(\d+) cpu (\d+) pid (\d+) tid (\d+)', l)
+    t = tsc(int(m.group(1)) * 10**9 + int(m.group(2).ljust(9, '0')))
+    own = [p[2] for p in ps if p[0] == m.group(3) and
+           (p[3] == '-' or int(p[3]) <= t) and (p[4] == '-' or t < int(p[4]))]
+    n += 1
+    if own != [m.group(5)]:
+        bad += 1
+        print('perf: %s; hwtrace: %s' % (l.strip(), own), file=sys.stderr)
+print(n, bad)
+PY
+	[ "$(cat owners)" = "114 0" ] ||
+	    atf_fail "perf's 114 trace errors against hwtrace's parts: $(cat owners) (checked, differing)"
 	# The parts of a thread cross CPUs: echo ran on CPU 0 and on CPU 3.
 	[ "$(sqlite3 pt.db "SELECT count(DISTINCT cpu) FROM cpu_parts WHERE tid = 3174 AND start_offset IS NOT NULL")" -eq 2 ] ||
 	    atf_fail "echo's trace is not on both CPUs"
