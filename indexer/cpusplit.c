@@ -419,6 +419,16 @@ ix_cpusplit_build(struct ix_cpusplit *cs, struct hwtr_ar *ar, char *err,
 		st->p0 = p0;
 		st->p1 = cs->nparts;
 		st->cur = SIZE_MAX;
+		if ((st->owners = calloc(st->p1 - st->p0 + 1,
+		    sizeof(*st->owners))) == NULL) {
+			rc = -HWTR_E_NOMEM;
+			break;
+		}
+		for (i = p0; i < st->p1; i++) {
+			st->owners[i - p0].has_start = cs->parts[i].has_start;
+			st->owners[i - p0].start_tsc = cs->parts[i].start_tsc;
+			st->owners[i - p0].pid = cs->parts[i].pid;
+		}
 		if (sd->format == HWTR_TF_INTEL_PT)
 			rc = scan_stream(cs, ar, s, p0, cs->nparts, err,
 			    errlen);
@@ -631,10 +641,29 @@ out:
 }
 
 void
+ix_cpusplit_owners(const struct ix_cpusplit *cs, size_t stream,
+    const struct ix_owner **op, size_t *np)
+{
+	size_t i;
+
+	*op = NULL;
+	*np = 0;
+	for (i = 0; i < cs->nstreams; i++)
+		if (cs->streams[i].stream == stream) {
+			*op = cs->streams[i].owners;
+			*np = cs->streams[i].p1 - cs->streams[i].p0;
+		}
+}
+
+void
 ix_cpusplit_free(struct ix_cpusplit *cs)
 {
+	size_t i;
+
 	if (cs == NULL)
 		return;
+	for (i = 0; i < cs->nstreams; i++)
+		free(cs->streams[i].owners);
 	free(cs->parts);
 	free(cs->streams);
 	cs->parts = NULL;

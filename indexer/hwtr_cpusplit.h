@@ -36,6 +36,7 @@
 #include <sqlite3.h>
 
 #include "hwtrace.h"
+#include "hwtr_ix.h"
 
 struct ix_cpart {
 	size_t		stream;		/* archive stream index */
@@ -64,6 +65,7 @@ struct ix_csplit {
 	size_t		p0, p1;
 	size_t		cur;		/* SIZE_MAX: none */
 	int64_t		open_seq, open_insn;
+	struct ix_owner	*owners;	/* the parts' processes */
 };
 
 struct ix_cpusplit {
@@ -86,6 +88,13 @@ void ix_cpusplit_time(struct ix_cpusplit *cs, size_t stream, int64_t seq,
     int64_t insn, uint64_t tsc);
 void ix_cpusplit_end(struct ix_cpusplit *cs, size_t stream, int64_t seq,
     int64_t insn);
+/*
+ * Who owns the CPU of archive stream @stream over time, for the decoder
+ * (struct ix_seg_in): borrowed, valid until ix_cpusplit_free(); none
+ * (*np 0) for a stream that is not split.
+ */
+void ix_cpusplit_owners(const struct ix_cpusplit *cs, size_t stream,
+    const struct ix_owner **op, size_t *np);
 void ix_cpusplit_free(struct ix_cpusplit *cs);
 
 #endif /* !HWTR_CPUSPLIT_H */

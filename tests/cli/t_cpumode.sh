@@ -277,8 +277,50 @@ ptxed_switch_body()
 	    atf_fail "thread rows: $(sqlite3 pev.db 'SELECT * FROM threads')"
 }
 
+atf_test_case process_images
+process_images_head()
+{
+	atf_set descr "CPU mode decodes with the mappings of the process that owns the CPU: pevent-tip_pgd-switch-tsc-tip_pge with pid 1 also mapping other bytes at pid 2's 0x2000; pid 2's block there has pid 2's bytes (the .bin at pgoff 0x10, per od)"
+}
+process_images_body()
+{
+	n=pevent-tip_pgd-switch-tsc-tip_pge
+	d=libipt-ptt/$n
+	require_corpus $d
+	command -v sqlite3 >/dev/null 2>&1 || atf_skip "sqlite3 not installed"
+	command -v python3 >/dev/null 2>&1 || atf_skip "python3 not installed"
+	cp "$HWTRACE_CORPUS/$d"/* .
+	# The sideband with one more MMAP: pid 1 maps the .bin from byte 2
+	# at 0x2000 (pid 1's first record, its address and pgoff changed),
+	# after pid 2's mapping there.
+	python3 - $n-pevent-primary*.sb ov.sb <<'PY' || atf_fail "no sideband made"
+import struct, sys
+b = open(sys.argv[1], 'rb').read()
+t, misc, size = struct.unpack_from('<IHH', b, 0)
+t2, misc2, size2 = struct.unpack_from('<IHH', b, size)
+assert t == 1 and t2 == 1, 'the first two records are not MMAPs'
+r = bytearray(b[:size])
+struct.pack_into('<QQ', r, 16, 0x2000, 3)
+struct.pack_into('<Q', r, 32, 2)
+open(sys.argv[2], 'wb').write(b[:size + size2] + r + b[size + size2:])
+PY
+	set -- $(sed 's/^ptxed //; s/--sb:[a-z]*//g; s/--no-inst//; s/--check//; s/--pevent:primary [^ ]*/--pevent:primary ov.sb/' $n-ptxed.cmd)
+	"$HWTRACE" import "$@" -o ov.hwtrace 2>err ||
+	    atf_fail "import failed: $(cat err)"
+	"$HWTRACE" info ov.hwtrace >info
+	expect_line info "  pid 1: 0x2000-0x2003 pgoff 0x2 r-x $n.bin [sha256-$(sha256sum $n.bin | cut -c1-64)]"
+	index_of ov.hwtrace ov.db
+	want=$(od -A n -t x1 -j 16 -N 1 $n.bin | tr -d ' ')
+	other=$(od -A n -t x1 -j 2 -N 1 $n.bin | tr -d ' ')
+	[ "$want" != "$other" ] || atf_fail "the test's two mappings have the same bytes"
+	got=$(sqlite3 ov.db "SELECT lower(hex(code)) FROM blocks WHERE start_ip = 8192")
+	[ "$got" = "$want" ] ||
+	    atf_fail "the block at 0x2000 has bytes '$got', pid 2's are '$want' (pid 1's '$other')"
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case process_images
 	atf_add_test_case ptxed_switch
 	atf_add_test_case perf_split
 	atf_add_test_case threads_and_errors
