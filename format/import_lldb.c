@@ -71,13 +71,35 @@ struct lldb_process {
 	size_t		nmodules;
 };
 
+/* A per-CPU trace: its Intel PT and its context-switch records. */
+struct lldb_cpu {
+	int64_t		id;
+	char		*trace, *switches;	/* resolved paths */
+	int		fd;
+	uint64_t	size;
+};
+
+/* A context switch read from a contextSwitchTrace, time in TSC. */
+struct lldb_switch {
+	uint64_t	tsc;
+	int32_t		pid, tid, cpu;
+	int		out;
+	size_t		seq;
+};
+
 struct lldb_bundle {
 	const char	*json;		/* as given */
 	char		*dir;		/* its directory */
 	struct hwtr_cpu	cpu;
 	struct hwtr_timeconv tconv;
+	uint64_t	time_zero;	/* perf's, unsigned */
 	struct lldb_process *procs;
 	size_t		nprocs;
+	struct lldb_cpu	*cpus;
+	size_t		ncpus;
+	struct lldb_switch *sw;
+	size_t		nsw, csw;
+	uint64_t	lost_records;
 	char		*errbuf;
 	size_t		errlen;
 };
@@ -169,6 +191,126 @@ get_int(struct lldb_bundle *b, json_t *obj, const char *where,
 }
 
 /*
+ * jansson keeps integers as int64_t and refuses a bigger one ("too big
+ * integer") before any field is seen, yet LLDB writes unsigned 64-bit
+ * values (timeZero, addresses) as plain JSON integers.  So the text is
+ * rewritten before parsing: every integer token above INT64_MAX becomes
+ * the string BIGINT_MARK followed by its digits, which only the unsigned
+ * getters accept; the marker begins with U+0001, and a bundle whose own
+ * strings hold an escaped U+0001 is refused, so no string of the file
+ * can pose as a number.  Above 2^64 - 1 the digits are kept too, and the
+ * getter says the value is out of range.
+ */
+#define BIGINT_MARK	"\\u0001hwtr-bigint:"
+#define BIGINT_VAL	"\001hwtr-bigint:"
+
+static int
+prescan(const char *in, size_t len, char **outp, size_t *outlen, char *err,
+    size_t errlen)
+{
+	size_t i = 0, j, o = 0, cap = len + 1;
+	char *out, *nout;
+	int neg;
+
+	if ((out = malloc(cap)) == NULL)
+		return (-HWTR_E_NOMEM);
+	while (i < len) {
+		if (in[i] == '"') {
+			/* A string, with its escapes, as it is. */
+			j = i + 1;
+			while (j < len && in[j] != '"') {
+				if (in[j] == '\\' && j + 1 < len) {
+					if (in[j + 1] == 'u' && j + 5 < len &&
+					    strncmp(in + j + 2, "000", 3) == 0 &&
+					    in[j + 5] == '1') {
+						snprintf(err, errlen, "byte %zu: "
+						    "a string holds U+0001, "
+						    "which a trace bundle never "
+						    "does", j);
+						free(out);
+						return (-HWTR_E_FORMAT);
+					}
+					j++;
+				}
+				j++;
+			}
+			j = j < len ? j + 1 : j;
+		} else if (in[i] == '-' || (in[i] >= '0' && in[i] <= '9')) {
+			neg = in[i] == '-';
+			j = i + (size_t)neg;
+			while (j < len && in[j] >= '0' && in[j] <= '9')
+				j++;
+			if ((j >= len || (in[j] != '.' && in[j] != 'e' &&
+			    in[j] != 'E')) && !neg && j - i >= 19 &&
+			    (j - i > 19 || strncmp(in + i,
+			    "9223372036854775807", 19) > 0)) {
+				/* An integer above INT64_MAX. */
+				cap += sizeof(BIGINT_MARK) + 2;
+				if ((nout = realloc(out, cap)) == NULL) {
+					free(out);
+					return (-HWTR_E_NOMEM);
+				}
+				out = nout;
+				o += (size_t)sprintf(out + o, "\"%s",
+				    BIGINT_MARK);
+				memcpy(out + o, in + i, j - i);
+				o += j - i;
+				out[o++] = '"';
+				i = j;
+				continue;
+			}
+		} else
+			j = i + 1;
+		memcpy(out + o, in + i, j - i);
+		o += j - i;
+		i = j;
+	}
+	out[o] = '\0';
+	*outp = out;
+	*outlen = o;
+	return (0);
+}
+
+/*
+ * An unsigned 64-bit integer field: a JSON integer in [0, INT64_MAX], or
+ * one above (the prescan's string), up to 2^64 - 1.
+ */
+static int
+get_u64(struct lldb_bundle *b, json_t *obj, const char *where,
+    const char *key, uint64_t *vp)
+{
+	const char *s;
+	json_t *v;
+	char *end;
+
+	*vp = 0;
+	v = json_object_get(obj, key);
+	if (v == NULL) {
+		BERR(b, "%s%s%s: missing", where, *where ? "." : "", key);
+		return (-HWTR_E_FORMAT);
+	}
+	if (json_is_integer(v) && json_integer_value(v) >= 0) {
+		*vp = (uint64_t)json_integer_value(v);
+		return (0);
+	}
+	if (json_is_string(v) && strncmp(json_string_value(v), BIGINT_VAL,
+	    sizeof(BIGINT_VAL) - 1) == 0) {
+		s = json_string_value(v) + sizeof(BIGINT_VAL) - 1;
+		errno = 0;
+		*vp = strtoull(s, &end, 10);
+		if (errno == 0 && *end == '\0')
+			return (0);
+		BERR(b, "%s%s%s: %s is out of range (0 to %" PRIu64 ")", where,
+		    *where ? "." : "", key, s, UINT64_MAX);
+		return (-HWTR_E_FORMAT);
+	}
+	BERR(b, "%s%s%s: expected an unsigned 64-bit integer, got %s", where,
+	    *where ? "." : "", key, json_is_integer(v) ?
+	    "a negative integer" : json_is_string(v) ? "a string" : jtype(v));
+	return (-HWTR_E_FORMAT);
+}
+
+/*
  * An address: an integer, or a string holding a decimal or 0x number (newer
  * LLDB writes "0x..." strings for addresses above 2^63).
  */
@@ -188,6 +330,9 @@ get_addr(struct lldb_bundle *b, json_t *obj, const char *where,
 		*vp = (uint64_t)json_integer_value(v);
 		return (0);
 	}
+	if (json_is_string(v) && strncmp(json_string_value(v), BIGINT_VAL,
+	    sizeof(BIGINT_VAL) - 1) == 0)
+		return (get_u64(b, obj, where, key, vp));
 	if (json_is_string(v)) {
 		s = json_string_value(v);
 		if (hwtr_parse_u64(s, vp) == 0)
@@ -288,23 +433,36 @@ static int
 parse_tconv(struct lldb_bundle *b, json_t *root)
 {
 	json_t *tc;
-	int64_t mult, shift, zero;
+	int64_t mult, shift;
+	uint64_t zero;
+	json_t *z;
 	int rc;
 
 	tc = get(b, root, "", "tscPerfZeroConversion", JSON_OBJECT, 1, &rc);
 	if (tc == NULL)
 		return (rc);
-	if ((rc = get_int(b, tc, "tscPerfZeroConversion", "timeMult", 0,
+	if ((rc = get_int(b, tc, "tscPerfZeroConversion", "timeMult", 1,
 	    UINT32_MAX, &mult)) < 0 ||
 	    (rc = get_int(b, tc, "tscPerfZeroConversion", "timeShift", 0, 63,
-	    &shift)) < 0 ||
-	    (rc = get_int(b, tc, "tscPerfZeroConversion", "timeZero",
-	    INT64_MIN, INT64_MAX, &zero)) < 0)
+	    &shift)) < 0)
+		return (rc);
+	/*
+	 * perf's time_zero is unsigned (perf_event_mmap_page): LLDB writes
+	 * it as such, and values past INT64_MAX are common (a clock that
+	 * started before the TSC's zero).  A negative integer is the same
+	 * 64 bits written signed.
+	 */
+	z = json_object_get(tc, "timeZero");
+	if (z != NULL && json_is_integer(z) && json_integer_value(z) < 0)
+		zero = (uint64_t)json_integer_value(z);
+	else if ((rc = get_u64(b, tc, "tscPerfZeroConversion", "timeZero",
+	    &zero)) < 0)
 		return (rc);
 	/* perf: ns = time_zero + (tsc * time_mult) >> time_shift. */
 	b->tconv.valid = 1;
 	b->tconv.tsc_zero = 0;
-	b->tconv.ns_zero = zero;
+	b->time_zero = zero;
+	b->tconv.ns_zero = (int64_t)zero;
 	b->tconv.mult = (uint32_t)mult;
 	b->tconv.shift = (uint32_t)shift;
 	return (0);
@@ -419,6 +577,73 @@ parse_process(struct lldb_bundle *b, json_t *pj, size_t pi,
 	return (0);
 }
 
+/* cpus: [{id, iptTrace, contextSwitchTrace}], LLDB's per-CPU bundles. */
+static int
+parse_cpus(struct lldb_bundle *b, json_t *arr)
+{
+	char where[48];
+	const char *keys[2] = { "iptTrace", "contextSwitchTrace" };
+	char **dst[2];
+	json_t *c, *v;
+	size_t i, j, k;
+	int64_t x;
+	int rc;
+
+	if (!json_is_array(arr)) {
+		BERR(b, "cpus: expected an array, got %s", jtype(arr));
+		return (-HWTR_E_FORMAT);
+	}
+	if (json_array_size(arr) > LLDB_MAX_COUNT) {
+		BERR(b, "cpus: more than %d CPUs", LLDB_MAX_COUNT);
+		return (-HWTR_E_LIMIT);
+	}
+	if (!b->tconv.valid) {
+		BERR(b, "cpus: a per-CPU bundle needs tscPerfZeroConversion "
+		    "(the context switches are in perf time, the trace in "
+		    "TSC)");
+		return (-HWTR_E_FORMAT);
+	}
+	b->cpus = calloc(json_array_size(arr) + 1, sizeof(*b->cpus));
+	if (b->cpus == NULL)
+		return (-HWTR_E_NOMEM);
+	json_array_foreach(arr, i, c) {
+		struct lldb_cpu *cp = &b->cpus[b->ncpus++];
+
+		cp->fd = -1;
+		snprintf(where, sizeof(where), "cpus[%zu]", i);
+		if (!json_is_object(c)) {
+			BERR(b, "%s: expected an object, got %s", where,
+			    jtype(c));
+			return (-HWTR_E_FORMAT);
+		}
+		if ((rc = get_int(b, c, where, "id", 0, INT32_MAX, &x)) < 0)
+			return (rc);
+		cp->id = x;
+		for (k = 0; k < i; k++)
+			if (b->cpus[k].id == x) {
+				BERR(b, "%s.id: %" PRId64 " appears twice",
+				    where, x);
+				return (-HWTR_E_FORMAT);
+			}
+		dst[0] = &cp->trace;
+		dst[1] = &cp->switches;
+		for (j = 0; j < 2; j++) {
+			if ((v = get(b, c, where, keys[j], JSON_STRING, 0,
+			    &rc)) == NULL)
+				return (rc);
+			if (*json_string_value(v) == '\0') {
+				BERR(b, "%s.%s: empty file name", where,
+				    keys[j]);
+				return (-HWTR_E_FORMAT);
+			}
+			if ((*dst[j] = resolve(b, json_string_value(v))) ==
+			    NULL)
+				return (-HWTR_E_NOMEM);
+		}
+	}
+	return (0);
+}
+
 /* Pass 1: the JSON, field by field. */
 static int
 parse_bundle(struct lldb_bundle *b, json_t *root)
@@ -440,15 +665,14 @@ parse_bundle(struct lldb_bundle *b, json_t *root)
 	}
 	if ((rc = parse_cpu(b, root)) < 0)
 		return (rc);
-	if (json_object_get(root, "cpus") != NULL) {
-		BERR(b, "cpus: per-CPU trace bundles are not supported yet");
-		return (-HWTR_E_UNSUPPORTED);
-	}
 	if (json_object_get(root, "kernel") != NULL) {
 		BERR(b, "kernel: kernel trace bundles are not supported yet");
 		return (-HWTR_E_UNSUPPORTED);
 	}
 	if ((rc = parse_tconv(b, root)) < 0)
+		return (rc);
+	if ((v = json_object_get(root, "cpus")) != NULL &&
+	    (rc = parse_cpus(b, v)) < 0)
 		return (rc);
 	if ((arr = get(b, root, "", "processes", JSON_ARRAY, 0, &rc)) == NULL)
 		return (rc);
@@ -488,6 +712,148 @@ parse_bundle(struct lldb_bundle *b, json_t *root)
 						return (-HWTR_E_FORMAT);
 					}
 	}
+	return (0);
+}
+
+/* perf's perf_time_to_tsc(): perf clock ns to TSC. */
+static uint64_t
+ns_to_tsc(const struct lldb_bundle *b, uint64_t ns)
+{
+	uint64_t t = ns - b->time_zero, q, r;
+
+	q = t / b->tconv.mult;
+	r = t % b->tconv.mult;
+	return ((q << b->tconv.shift) + ((r << b->tconv.shift) /
+	    b->tconv.mult));
+}
+
+#define PERF_REC_LOST		2
+#define PERF_REC_SWITCH_CPU_WIDE 15
+#define PERF_MISC_SWITCH_OUT	(1u << 13)
+#define SWITCH_REC_SIZE		32	/* header, next/prev, pid, tid, time */
+
+/*
+ * A contextSwitchTrace: the perf_event data buffer of a CPU's context
+ * switch event, records of struct perf_event_header, the switch records
+ * (PERF_RECORD_SWITCH_CPU_WIDE) with a sample_id of pid, tid and time,
+ * as LLDB asks the kernel for.  Other records are skipped by their size;
+ * LOST records are counted.
+ */
+static int
+read_switches(struct lldb_bundle *b, size_t ci)
+{
+	struct lldb_cpu *cp = &b->cpus[ci];
+	struct lldb_switch *nsw;
+	char ebuf[256];
+	uint8_t *buf;
+	size_t len, off = 0;
+	uint32_t type, u[4];
+	uint16_t misc, size;
+	uint64_t t;
+	void *vb;
+	int rc;
+
+	if ((rc = hwtr_read_file(cp->switches, LLDB_MAX_IMAGE, &vb, &len,
+	    ebuf, sizeof(ebuf))) < 0) {
+		BERR(b, "cpus[%zu].contextSwitchTrace: cannot read '%s': %s",
+		    ci, cp->switches, ebuf);
+		return (rc);
+	}
+	buf = vb;
+	while (off < len) {
+		if (len - off < 8) {
+			BERR(b, "cpus[%zu].contextSwitchTrace: '%s' offset "
+			    "%zu: a record header cut short (%zu bytes left)",
+			    ci, cp->switches, off, len - off);
+			rc = -HWTR_E_FORMAT;
+			break;
+		}
+		memcpy(&type, buf + off, 4);
+		memcpy(&misc, buf + off + 4, 2);
+		memcpy(&size, buf + off + 6, 2);
+		if (size < 8 || size > len - off) {
+			BERR(b, "cpus[%zu].contextSwitchTrace: '%s' offset "
+			    "%zu: a record of %u bytes%s", ci, cp->switches,
+			    off, size, size < 8 ? "" : " runs past the end");
+			rc = -HWTR_E_FORMAT;
+			break;
+		}
+		if (type == PERF_REC_LOST)
+			b->lost_records++;
+		if (type != PERF_REC_SWITCH_CPU_WIDE) {
+			off += size;
+			continue;
+		}
+		if (size < SWITCH_REC_SIZE) {
+			BERR(b, "cpus[%zu].contextSwitchTrace: '%s' offset "
+			    "%zu: a switch record of %u bytes (at least %d)",
+			    ci, cp->switches, off, size, SWITCH_REC_SIZE);
+			rc = -HWTR_E_FORMAT;
+			break;
+		}
+		memcpy(u, buf + off + 8, sizeof(u));
+		memcpy(&t, buf + off + 24, 8);
+		if (b->nsw == b->csw) {
+			size_t n = b->csw ? 2 * b->csw : 256;
+
+			if ((nsw = realloc(b->sw, n * sizeof(*nsw))) == NULL) {
+				rc = -HWTR_E_NOMEM;
+				break;
+			}
+			b->sw = nsw;
+			b->csw = n;
+		}
+		b->sw[b->nsw].tsc = ns_to_tsc(b, t);
+		b->sw[b->nsw].pid = (int32_t)u[2];
+		b->sw[b->nsw].tid = (int32_t)u[3];
+		b->sw[b->nsw].cpu = (int32_t)cp->id;
+		b->sw[b->nsw].out = (misc & PERF_MISC_SWITCH_OUT) != 0;
+		b->sw[b->nsw].seq = b->nsw;
+		b->nsw++;
+		off += size;
+	}
+	free(vb);
+	return (rc);
+}
+
+static int
+sw_cmp(const void *a, const void *c)
+{
+	const struct lldb_switch *x = a, *y = c;
+
+	if (x->tsc != y->tsc)
+		return (x->tsc < y->tsc ? -1 : 1);
+	return (x->seq < y->seq ? -1 : x->seq > y->seq);
+}
+
+/* The CPUs' files: traces readable regular files, switch records sane. */
+static int
+check_cpus(struct lldb_bundle *b)
+{
+	struct lldb_cpu *cp;
+	struct stat st;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < b->ncpus; i++) {
+		cp = &b->cpus[i];
+		cp->fd = open(cp->trace, O_RDONLY | O_CLOEXEC);
+		if (cp->fd < 0 || fstat(cp->fd, &st) != 0) {
+			BERR(b, "cpus[%zu].iptTrace: cannot open '%s': %s", i,
+			    cp->trace, strerror(errno));
+			return (-HWTR_E_IO);
+		}
+		if (!S_ISREG(st.st_mode)) {
+			BERR(b, "cpus[%zu].iptTrace: '%s' is not a regular "
+			    "file", i, cp->trace);
+			return (-HWTR_E_FORMAT);
+		}
+		cp->size = (uint64_t)st.st_size;
+		if ((rc = read_switches(b, i)) < 0)
+			return (rc);
+	}
+	if (b->nsw > 1)
+		qsort(b->sw, b->nsw, sizeof(*b->sw), sw_cmp);
 	return (0);
 }
 
@@ -702,6 +1068,45 @@ write_archive(struct lldb_bundle *b, struct hwtr_import_sink *sk)
 				return (rc);
 		}
 	}
+	/* Per-CPU traces, and their context switches in time order. */
+	for (i = 0; i < b->ncpus; i++) {
+		memset(&sd, 0, sizeof(sd));
+		sd.format = HWTR_TF_INTEL_PT;
+		sd.pid = -1;
+		sd.tid = -1;
+		sd.cpu = (int32_t)b->cpus[i].id;
+		snprintf(name, sizeof(name), "cpu %" PRId64, b->cpus[i].id);
+		sd.name = name;
+		if ((rc = hwtr_aw_add_stream(aw, &sd, &sid)) < 0)
+			goto fail;
+		snprintf(label, sizeof(label), "cpus[%zu].iptTrace ", i);
+		if ((rc = hwtr_import_copy(aw, sid, b->cpus[i].fd, label,
+		    b->cpus[i].trace, 0, b->cpus[i].size, b->errbuf,
+		    b->errlen)) < 0)
+			return (rc);
+	}
+	for (i = 0; i < b->nsw; i++) {
+		memset(&r, 0, sizeof(r));
+		r.type = HWTR_SB_SWITCH;
+		r.time = b->sw[i].tsc;
+		r.pid = b->sw[i].pid;
+		r.tid = b->sw[i].tid;
+		r.u.sw.cpu = b->sw[i].cpu;
+		r.u.sw.out = (uint8_t)b->sw[i].out;
+		if ((rc = hwtr_aw_sideband(aw, &r)) < 0)
+			goto fail;
+	}
+	if (b->lost_records > 0) {
+		memset(&r, 0, sizeof(r));
+		r.type = HWTR_SB_LOST;
+		r.time = b->nsw > 0 ? b->sw[b->nsw - 1].tsc : 0;
+		r.pid = r.tid = -1;
+		r.u.lost.stream = UINT32_MAX;
+		r.u.lost.reason = HWTR_LOST_SIDEBAND;
+		r.u.lost.records = b->lost_records;
+		if ((rc = hwtr_aw_sideband(aw, &r)) < 0)
+			goto fail;
+	}
 	return (0);
 fail:
 	hwtr_import_err(b->errbuf, b->errlen, "writing '%s': %s", out,
@@ -731,6 +1136,14 @@ bundle_free(struct lldb_bundle *b)
 		free(p->modules);
 	}
 	free(b->procs);
+	for (i = 0; i < b->ncpus; i++) {
+		free(b->cpus[i].trace);
+		free(b->cpus[i].switches);
+		if (b->cpus[i].fd >= 0)
+			close(b->cpus[i].fd);
+	}
+	free(b->cpus);
+	free(b->sw);
 	free(b->dir);
 }
 
@@ -741,6 +1154,9 @@ lldb_load(const char *json, const struct hwtr_import_opts *io,
 	struct lldb_bundle b;
 	json_error_t jerr;
 	json_t *root;
+	char ebuf[256], *text;
+	void *raw;
+	size_t rawlen, textlen;
 	const char *slash;
 	char *errbuf = sk->errbuf;
 	size_t errlen = sk->errlen;
@@ -761,15 +1177,26 @@ lldb_load(const char *json, const struct hwtr_import_opts *io,
 		hwtr_import_err(errbuf, errlen, "out of memory");
 		return (-HWTR_E_NOMEM);
 	}
-	root = json_load_file(json, JSON_REJECT_DUPLICATES, &jerr);
+	if ((rc = hwtr_read_file(json, LLDB_MAX_IMAGE, &raw, &rawlen, ebuf,
+	    sizeof(ebuf))) < 0) {
+		/* hwtr_read_file()'s message names the file. */
+		hwtr_import_err(errbuf, errlen, "%s", ebuf);
+		free(b.dir);
+		return (rc);
+	}
+	rc = prescan(raw, rawlen, &text, &textlen, ebuf, sizeof(ebuf));
+	free(raw);
+	if (rc < 0) {
+		hwtr_import_err(errbuf, errlen, "'%s': %s", json,
+		    rc == -HWTR_E_NOMEM ? "out of memory" : ebuf);
+		free(b.dir);
+		return (rc);
+	}
+	root = json_loadb(text, textlen, JSON_REJECT_DUPLICATES, &jerr);
+	free(text);
 	if (root == NULL) {
-		if (access(json, R_OK) != 0)
-			hwtr_import_err(errbuf, errlen, "cannot open '%s': %s",
-			    json, strerror(errno));
-		else
-			hwtr_import_err(errbuf, errlen, "'%s': line %d "
-			    "column %d: %s", json, jerr.line, jerr.column,
-			    jerr.text);
+		hwtr_import_err(errbuf, errlen, "'%s': line %d column %d: %s",
+		    json, jerr.line, jerr.column, jerr.text);
 		free(b.dir);
 		return (-HWTR_E_FORMAT);
 	}
@@ -779,6 +1206,8 @@ lldb_load(const char *json, const struct hwtr_import_opts *io,
 		hwtr_import_err(errbuf, errlen, "out of memory");
 	if (rc >= 0)
 		rc = check_files(&b);
+	if (rc >= 0)
+		rc = check_cpus(&b);
 	if (rc >= 0)
 		rc = write_archive(&b, sk);
 	bundle_free(&b);

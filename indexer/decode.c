@@ -172,6 +172,31 @@ add_event(struct dec *d, const char *kind, int has_ip, uint64_t ip,
 }
 
 /*
+ * CPU mode: the process that owns the CPU at @t (-1: not known), and the
+ * next change of owner as a time at which the image is made again.
+ */
+static int32_t
+owner_at(struct dec *d, uint64_t t)
+{
+	const struct ix_owner *o = d->in->owners;
+	size_t lo = 0, hi = d->in->nowners, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (!o[mid].has_start || o[mid].start_tsc <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < d->in->nowners && (!d->have_next ||
+	    o[lo].start_tsc < d->next_change)) {
+		d->have_next = 1;
+		d->next_change = o[lo].start_tsc;
+	}
+	return (lo == 0 ? -1 : o[lo - 1].pid);
+}
+
+/*
  * Build the memory image for time @t (@known: the decoder knows the time;
  * otherwise the state at the end of the capture is used) and tell when it
  * changes next.
@@ -181,15 +206,21 @@ set_image(struct dec *d, int known, uint64_t t)
 {
 	struct pt_image *img;
 	size_t i;
+	int32_t owner;
 	int rc;
 
 	img = pt_image_alloc(NULL);
 	if (img == NULL)
 		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 	d->have_next = 0;
+	owner = known ? owner_at(d, t) : -1;
 	for (i = 0; i < d->in->nmaps; i++) {
 		const struct ix_map *m = d->in->maps[i];
 		int active;
+
+		/* CPU mode: another process's mapping is not there. */
+		if (owner >= 0 && m->pid >= 0 && m->pid != owner)
+			continue;
 
 		if (known) {
 			active = (!m->has_from || m->from_tsc <= t) &&

@@ -109,6 +109,16 @@ struct ix_map {
 	int64_t		bias;		/* run-time minus link-time address */
 };
 
+/*
+ * CPU mode: from @start_tsc on (always, without it) process @pid owns
+ * the stream's CPU (-1: not known).
+ */
+struct ix_owner {
+	int		has_start;
+	uint64_t	start_tsc;
+	int32_t		pid;
+};
+
 /* Event kinds (events.kind). */
 struct ix_event {
 	int64_t		seq, insn;
@@ -234,6 +244,13 @@ struct ix_seg_in {
 	/* Mappings visible to this stream's process, global ones included. */
 	const struct ix_map *const *maps;
 	size_t		nmaps;
+	/*
+	 * CPU mode: who owns the CPU over time, in time order (cpusplit.c);
+	 * the image at a time holds the owner's mappings and the global
+	 * ones.  None: every mapping of @maps.
+	 */
+	const struct ix_owner *owners;
+	size_t		nowners;
 	void		*iscache;	/* struct pt_image_section_cache * */
 	/*
 	 * The images' bytes, indexed like the archive's images (NULL when
@@ -359,6 +376,11 @@ struct ix_sink {
 	int	(*call)(void *, int64_t idx, const struct ix_call *);
 	int	(*event)(void *, const struct ix_event *);
 	int	(*cycles)(void *, const struct ix_cycles *);
+	/*
+	 * The stream's time became @tsc before block @seq, instruction
+	 * @insn (CPU mode: cpusplit.c attributes positions); may be NULL.
+	 */
+	void	(*time)(void *, int64_t seq, int64_t insn, uint64_t tsc);
 };
 
 struct ix_open_call {

@@ -164,11 +164,41 @@ ix_stream_name(const struct hwtr_stream_desc *sd, char *buf, size_t len)
 	return (buf);
 }
 
+/*
+ * CPU mode: the parts of each CPU stream (cpusplit.c), each with the
+ * thread row of its pid/tid, made here when the sideband named it only
+ * in switch records.
+ */
+static int
+cpu_split(struct run *r)
+{
+	struct ix_cpart *p;
+	struct ix_thread *t;
+	size_t i;
+	int rc;
+
+	if ((rc = ix_cpusplit_build(&r->cs, r->ar, r->ix->err,
+	    sizeof(r->ix->err))) < 0)
+		return (rc);
+	for (i = 0; i < r->cs.nparts; i++) {
+		p = &r->cs.parts[i];
+		p->db_stream = hwtr_ar_stream(r->ar, p->stream)->id;
+		p->stream_thread = (int64_t)r->ufirst[p->stream] + 1;
+		if (p->tid < 0)
+			continue;
+		if ((t = ix_thread_get(r, p->pid, p->tid, 1)) == NULL)
+			return (-HWTR_E_NOMEM);
+		p->thread = t->id;
+	}
+	return (0);
+}
+
 static void
 run_free(struct run *r)
 {
 	size_t i;
 
+	ix_cpusplit_free(&r->cs);
 	for (i = 0; i < r->nstreams; i++)
 		if (r->jmaps != NULL)
 			free(r->jmaps[i]);
@@ -326,6 +356,7 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 	}
 	if ((rc = ix_make_units(&r)) < 0 ||
 	    (rc = ix_load_images(&r)) < 0 || (rc = ix_replay_sideband(&r)) < 0 ||
+	    (rc = cpu_split(&r)) < 0 ||
 	    (rc = ix_add_sections(&r)) < 0 || (rc = ix_plan(&r)) < 0)
 		goto out;
 	if (ix->opts.cancel != NULL && *ix->opts.cancel) {

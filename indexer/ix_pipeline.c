@@ -275,6 +275,7 @@ decode_one(struct run *r, size_t w, size_t i)
 	in.maps = r->jmaps[g->stream];
 	for (k = 0; k < r->nmaps && in.maps[k] != NULL; k++)
 		in.nmaps++;
+	ix_cpusplit_owners(&r->cs, g->stream, &in.owners, &in.nowners);
 	in.img = r->img_bytes;
 	in.img_len = r->img_len;
 	in.cancel = r->ix->opts.cancel;

@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "hwtr_cpusplit.h"
 #include "hwtr_ix.h"
 
 struct pt_image_section_cache;
@@ -224,6 +225,7 @@ struct run {
 	struct ix_thread *threads;
 	size_t		nthreads, cthreads;
 	struct ix_replay rp;		/* the replay's indexes */
+	struct ix_cpusplit cs;		/* CPU streams' parts (cpusplit.c) */
 	struct ix_sbev	*sbev;
 	size_t		nsbev, csbev;
 	uint64_t	*lost;		/* per stream */

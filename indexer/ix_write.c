@@ -948,6 +948,15 @@ sink_cycles(void *arg, const struct ix_cycles *c)
 	return (st_exec(r, cy, "cycles"));
 }
 
+/* CPU mode: where the stream's time changes (cpusplit.c). */
+static void
+sink_time(void *arg, int64_t seq, int64_t insn, uint64_t tsc)
+{
+	struct run *r = arg;
+
+	ix_cpusplit_time(&r->cs, r->ustream[r->cur], seq, insn, tsc);
+}
+
 /* A stream is stitched: its aggregated rows and what it found. */
 int
 ix_end_stream(struct run *r)
@@ -960,6 +969,7 @@ ix_end_stream(struct run *r)
 
 	if ((rc = ix_stitch_end(st)) < 0 || (rc = ix_flush_pending(r)) < 0)
 		return (rc);
+	ix_cpusplit_end(&r->cs, r->ustream[r->cur], st->seq, st->insn);
 	for (i = 0; i < st->nbranches && rc == 0; i++) {
 		const struct ix_branch *b = &st->branches[i];
 
@@ -1200,6 +1210,7 @@ ix_db_prepare(struct run *r)
 	sink.call = sink_call;
 	sink.event = sink_event;
 	sink.cycles = sink_cycles;
+	sink.time = r->cs.nparts > 0 ? sink_time : NULL;
 	ix_stitch_init(&r->st, &sink);
 	r->call_base = 1;
 	rc = write_static(r);
@@ -1272,6 +1283,9 @@ ix_db_finish(struct run *r, const char *tmp, int rc)
 		rc = write_blocks(r);
 	if (rc == 0)
 		rc = write_streams(r);
+	if (rc == 0 && (rc = ix_cpusplit_write(&r->cs, r->db,
+	    &hwtr_ar_meta(r->ar)->tconv, r->ix->err, sizeof(r->ix->err))) < 0)
+		r->ix->err[sizeof(r->ix->err) - 1] = '\0';
 	if (rc == 0)
 		rc = write_meta(r);
 	/*

@@ -248,7 +248,32 @@
 "  cumulative INTEGER NOT NULL,\n"					\
 "  PRIMARY KEY (thread, seq, id)\n"					\
 ") WITHOUT ROWID;\n"							\
-HWTR_IX_CALL_TIMES_SQL
+HWTR_IX_CALL_TIMES_SQL							\
+"CREATE TABLE cpu_parts (\n"						\
+"  stream INTEGER NOT NULL REFERENCES streams(id),\n"			\
+"  cpu INTEGER,\n"							\
+"  part INTEGER NOT NULL,\n"						\
+"  thread INTEGER REFERENCES threads(id),\n"				\
+"  pid INTEGER,\n"							\
+"  tid INTEGER,\n"							\
+"  start_tsc INTEGER,\n"						\
+"  end_tsc INTEGER,\n"							\
+"  start_ns INTEGER,\n"						\
+"  end_ns INTEGER,\n"							\
+"  start_offset INTEGER,\n"						\
+"  end_offset INTEGER,\n"						\
+"  psbs INTEGER NOT NULL,\n"						\
+"  tscs INTEGER NOT NULL,\n"						\
+"  mtcs INTEGER NOT NULL,\n"						\
+"  cycs INTEGER NOT NULL,\n"						\
+"  stream_thread INTEGER NOT NULL REFERENCES threads(id),\n"		\
+"  first_seq INTEGER,\n"						\
+"  end_seq INTEGER,\n"							\
+"  first_insn INTEGER,\n"						\
+"  end_insn INTEGER,\n"						\
+"  errors INTEGER NOT NULL,\n"						\
+"  PRIMARY KEY (stream, part)\n"					\
+") WITHOUT ROWID;\n"
 
 /*
  * Indexes, created after the bulk load (cheaper than maintaining them).

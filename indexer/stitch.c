@@ -753,6 +753,8 @@ note_tsc(struct ix_stitch *st, uint64_t tsc)
 	}
 	st->has_last = 1;
 	st->last_tsc = tsc;
+	if (st->sink.time != NULL)
+		st->sink.time(st->sink.arg, st->seq, st->insn, tsc);
 }
 
 static int
