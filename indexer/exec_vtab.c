@@ -32,6 +32,7 @@ SQLITE_EXTENSION_INIT1
 #include "hwtrace.h"
 #include "hwtr_ix_sqlite.h"
 #endif
+#include "colstore.h"
 
 enum { XO_THREAD, XO_SEQ, XO_BLOCK, XO_INSN, XO_TSC, XO_IP };
 
@@ -948,6 +949,8 @@ xo_register(sqlite3 *db)
 	int rc;
 
 	rc = sqlite3_create_module(db, "exec_order", &xo_module, NULL);
+	if (rc == SQLITE_OK)
+		rc = hwtr_calls_vtab_register(db);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_create_module(db, "exec_insns", &xo_module,
 		    (void *)&xo_module);

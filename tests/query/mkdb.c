@@ -423,7 +423,8 @@ main(int argc, char **argv)
 		return (2);
 	}
 	remove(path);
-	if (sqlite3_open(path, &db) != SQLITE_OK)
+	if (sqlite3_open(path, &db) != SQLITE_OK ||
+	    hwtr_ix_sqlite_register(db) < 0)
 		die(path);
 	exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;");
 	exec(HWTR_IX_SCHEMA_SQL);
