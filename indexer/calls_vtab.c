@@ -298,6 +298,18 @@ cv_best_index(sqlite3_vtab *vtab, sqlite3_index_info *ii)
 
 		if (!c->usable)
 			continue;
+		if (c->op == SQLITE_INDEX_CONSTRAINT_ISNOTNULL &&
+		    c->iColumn == CS_ID) {
+			/*
+			 * Ids are never NULL.  Taken (min(id) asks), so that
+			 * the first row in id order ends the scan.
+			 */
+			ops[no++] = 'I';
+			ops[no++] = 'n';
+			ii->aConstraintUsage[i].argvIndex = ++argn;
+			ii->aConstraintUsage[i].omit = 1;
+			continue;
+		}
 		if (i == id_eq || (i == sym_eq && plan == CV_SYM) ||
 		    (i == thread_eq && plan != CV_ID))
 			op = '=';
@@ -470,9 +482,13 @@ cv_find(struct cv_cursor *c, int64_t id, struct cv_page **pgp)
 	int i, rc;
 
 	*pgp = NULL;
+	/*
+	 * A page holds ids from its id0 to its last row's (the next thread's
+	 * ids may start before id0 + HWTR_CS_PAGE).
+	 */
 	for (i = 0; i < CV_NCACHE; i++)
 		if (c->cache[i].id0 >= 0 && c->cache[i].id0 <= id &&
-		    id - c->cache[i].id0 < HWTR_CS_PAGE) {
+		    id <= c->cache[i].rows[c->cache[i].n - 1].v[CS_ID]) {
 			c->cache[i].used = ++c->tick;
 			*pgp = &c->cache[i];
 			return (SQLITE_OK);
@@ -796,6 +812,8 @@ cv_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 	for (i = 0; i < argc && idxstr != NULL && idxstr[2 * i] != '\0'; i++) {
 		char col = idxstr[2 * i], op = idxstr[2 * i + 1];
 
+		if (op == 'n')
+			continue;
 		switch (cv_arg(argv[i], op, &v)) {
 		case 1:
 			c->eof = 1;

@@ -253,9 +253,10 @@ tl_open(struct tl *tl, const struct hwtr_q_req *req)
 	if ((tl->cur = calloc(cap, sizeof(*tl->cur))) == NULL ||
 	    (tl->heap = calloc(cap, sizeof(*tl->heap))) == NULL)
 		return (q_fail(tl->q, -HWTR_E_NOMEM, "out of memory"));
-	if ((rc = q_prepare(tl->q, &th, "SELECT t.id, (SELECT min(entry_seq) "
-	    "FROM calls c WHERE c.thread = t.id), (SELECT max(entry_seq) FROM "
-	    "calls c WHERE c.thread = t.id) FROM threads t WHERE ?1 < 0 OR "
+	if ((rc = q_prepare(tl->q, &th, "SELECT t.id, (SELECT entry_seq "
+	    "FROM calls c WHERE c.thread = t.id ORDER BY entry_seq LIMIT 1), "
+	    "(SELECT max(entry_seq) FROM calls c WHERE c.thread = t.id) FROM "
+	    "threads t WHERE ?1 < 0 OR "
 	    "t.id = ?1 ORDER BY t.id")) < 0)
 		goto out;
 	if ((rc = q_prepare(tl->q, &probe, Q_TL_PROBE)) < 0)

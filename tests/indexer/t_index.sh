@@ -23,9 +23,10 @@ run_status()
 	[ "$got" -eq "$want" ] || atf_fail "'$*': expected exit status $want, got $got; stderr: $(head -c 2000 err)"
 }
 
+# calls is a virtual table: plain sqlite3 reads it with the extension.
 q()
 {
-	sqlite3 -batch -noheader "$@"
+	sqlite3 -batch -noheader -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" "$@"
 }
 
 atf_test_case usage_errors
