@@ -34,4 +34,7 @@ size_t hwtr_zbuf_compress(void *dst, size_t cap, const void *src, size_t n,
  */
 int hwtr_zbuf_decompress(void *dst, size_t want, const void *src, size_t n);
 
+/* The content size the frame at @src records, or -1 (none, not a frame). */
+long long hwtr_zbuf_size(const void *src, size_t n);
+
 #endif /* !HWTR_ZBUF_H */

@@ -26,6 +26,17 @@ hwtr_zbuf_compress(void *dst, size_t cap, const void *src, size_t n,
 	return (ZSTD_isError(r) ? 0 : r);
 }
 
+long long
+hwtr_zbuf_size(const void *src, size_t n)
+{
+	unsigned long long sz = ZSTD_getFrameContentSize(src, n);
+
+	if (sz == ZSTD_CONTENTSIZE_ERROR || sz == ZSTD_CONTENTSIZE_UNKNOWN ||
+	    sz > (1ULL << 62))
+		return (-1);
+	return ((long long)sz);
+}
+
 int
 hwtr_zbuf_decompress(void *dst, size_t want, const void *src, size_t n)
 {

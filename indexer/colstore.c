@@ -401,6 +401,52 @@ hwtr_cs_postings(const uint8_t *p, size_t len, int64_t id0, int64_t *ids,
 	return (0);
 }
 
+int
+hwtr_xo_pack(const uint8_t *p, size_t len, int64_t nblocks, uint8_t **outp,
+    size_t *lenp)
+{
+	size_t cap = hwtr_zbuf_bound(len), n;
+	uint8_t *out;
+
+	*outp = NULL;
+	if (nblocks <= 0 || len < (size_t)nblocks)
+		return (0);
+	if ((out = malloc(cap)) == NULL)
+		return (-1);
+	n = hwtr_zbuf_compress(out, cap, p, len, CS_ZLEVEL);
+	if (n == 0 || n >= (size_t)nblocks) {
+		free(out);
+		return (0);
+	}
+	*outp = out;
+	*lenp = n;
+	return (0);
+}
+
+int
+hwtr_xo_unpack(const uint8_t *p, size_t len, int64_t nblocks, uint8_t **outp,
+    size_t *lenp)
+{
+	long long sz;
+	uint8_t *out;
+
+	*outp = NULL;
+	if (nblocks <= 0 || len >= (size_t)nblocks)
+		return (0);
+	sz = hwtr_zbuf_size(p, len);
+	if (sz < nblocks || sz > nblocks * 10)
+		return (-1);
+	if ((out = malloc((size_t)sz)) == NULL)
+		return (-1);
+	if (hwtr_zbuf_decompress(out, (size_t)sz, p, len) < 0) {
+		free(out);
+		return (-1);
+	}
+	*outp = out;
+	*lenp = (size_t)sz;
+	return (0);
+}
+
 #ifndef HWTR_SQLITE_EXTENSION
 /* The writer. */
 #include <sqlite3.h>

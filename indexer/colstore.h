@@ -96,6 +96,21 @@ int hwtr_cs_decode(const uint8_t *p, size_t len, int64_t id0, int64_t thread,
 int hwtr_cs_postings(const uint8_t *p, size_t len, int64_t id0,
     int64_t *ids, size_t cap, size_t *np, const char **whyp);
 
+/*
+ * exec_chunks data (hwtrace-db(5) EXECUTION ORDER): the varints of a
+ * chunk of @nblocks blocks are stored as they are, or as a zstd frame of
+ * them when that is shorter than @nblocks bytes (the varints take at least
+ * one byte per block, so the length tells which).  hwtr_xo_pack() sets
+ * *@outp to the frame (malloc'd) or to NULL (store @p as it is);
+ * hwtr_xo_unpack() sets *@outp to the varints (malloc'd) or to NULL (@p
+ * is them).  0, or -1: out of memory, or a frame that does not decode
+ * into at least @nblocks and at most 10 @nblocks bytes.
+ */
+int hwtr_xo_pack(const uint8_t *p, size_t len, int64_t nblocks,
+    uint8_t **outp, size_t *lenp);
+int hwtr_xo_unpack(const uint8_t *p, size_t len, int64_t nblocks,
+    uint8_t **outp, size_t *lenp);
+
 /* The storage tables of a calls table named @name ("%1$s"). */
 #define HWTR_CS_SHADOW_SQL						\
 	"CREATE TABLE \"%1$s_pages\" (id0 INTEGER PRIMARY KEY, "	\

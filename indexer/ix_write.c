@@ -799,20 +799,31 @@ sink_chunk(void *arg, const struct ix_chunk *c)
 {
 	struct run *r = arg;
 	struct stmt *ch = &r->s_ch;
+	uint8_t *z = NULL;
+	size_t zlen = 0;
 	int rc;
 
 	if ((rc = ix_flush_pending(r)) < 0)
 		return (rc);
-	r->ix->stats.exec_bytes += c->data.len;
+	/* Stored as a zstd frame when shorter than its blocks (colstore.h). */
+	if (c->data.p != NULL && hwtr_xo_pack(c->data.p, c->data.len,
+	    c->nblocks, &z, &zlen) < 0)
+		return (-HWTR_E_NOMEM);
+	r->ix->stats.exec_bytes += z != NULL ? zlen : c->data.len;
 	b_int(ch, (int64_t)r->cur + 1);
 	b_int(ch, c->seq);
 	b_int(ch, c->nblocks);
 	b_int(ch, c->insn);
 	b_int(ch, c->ninsns);
 	b_opt(ch, c->has_tsc, (int64_t)c->tsc);
-	b_blob(ch, c->data.p != NULL ? c->data.p : (const uint8_t *)"",
-	    c->data.len);
-	return (st_exec(r, ch, "exec_chunks"));
+	if (z != NULL)
+		b_blob(ch, z, zlen);
+	else
+		b_blob(ch, c->data.p != NULL ? c->data.p :
+		    (const uint8_t *)"", c->data.len);
+	rc = st_exec(r, ch, "exec_chunks");
+	free(z);
+	return (rc);
 }
 
 static int
