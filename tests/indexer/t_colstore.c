@@ -77,8 +77,8 @@ pop(struct gen *g, struct hwtr_cs_writer *w, int64_t id, int64_t seq,
 static void
 gen_thread(struct gen *g, struct hwtr_cs_writer *w, int64_t t, int64_t n)
 {
-	int64_t stack[128], base = g->nrows + 1, seq = 0, insn = 0, tsc = 0;
-	int depth = 0, floor = 1;
+	int64_t stack[256], base = g->nrows + 1, seq = 0, insn = 0, tsc = 0;
+	int depth = 0, floor = 1, rungs = 0;
 
 	ATF_REQUIRE(hwtr_cs_writer_thread(w, t, base) == 0);
 	while (g->nrows - base + 1 < n || depth > 0) {
@@ -92,9 +92,11 @@ gen_thread(struct gen *g, struct hwtr_cs_writer *w, int64_t t, int64_t n)
 		    (depth == floor + 1 ? rnd(g) % 10 != 0 : depth < 90 &&
 		    rnd(g) % 100 < 49));
 
-		if (push && t == 3 && floor < 31 &&
-		    (g->nrows - base + 1) % 1100 == 1099)
+		if (push && t == 3 && rungs < 30 &&
+		    (g->nrows - base + 1) % 1100 == 1099) {
 			floor = depth + 1;
+			rungs++;
+		}
 
 		seq += 1 + rnd(g) % 3;
 		insn += 1 + rnd(g) % 10;
