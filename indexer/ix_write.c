@@ -354,7 +354,7 @@ write_meta(struct run *r)
 	rc = rc < 0 ? rc : write_tail_meta(r, &s);
 	rc = rc < 0 ? rc : meta_int(r, &s, "chunk_blocks", 4096);
 	rc = rc < 0 ? rc : meta_put(r, &s, "exec_encoding",
-	    "delta-zigzag-varint");
+	    "delta-zigzag-varint-zstd");
 	if (rc == 0 && r->ix->stats.blocks > 0) {
 		snprintf(buf, sizeof(buf), "%.3f",
 		    (double)r->ix->stats.exec_bytes /
