@@ -11,7 +11,7 @@
  * 1.5 GB gzip database, and 8 s to find that a 10 ms window is empty).
  * But within a thread, calls entered later were entered no earlier
  * (entry_ns is a thread's own clock, which does not run backwards), so
- * each thread's calls come in time order from the calls_thread index
+ * each thread's calls come in time order from the calls table's entry order
  * (thread, entry_seq) as they are, and a time is found in them by
  * bisection over entry_seq, a few dozen index lookups.  The threads'
  * ordered cursors are merged with a heap: the first row comes after one
