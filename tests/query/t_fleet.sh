@@ -406,7 +406,7 @@ symbols_come_later_body()
 	capture c2 "$HWTRACE_PROGS/calls"
 	# c1's history as if its archive lacked the program's image.
 	cp c1.hwtrace.db bare.db
-	sqlite3 bare.db "UPDATE images SET present = 0, has_symbols = 0, has_lines = 0 WHERE path LIKE '%/calls'; UPDATE blocks SET symbol = NULL, sym_offset = NULL WHERE image = (SELECT id FROM images WHERE path LIKE '%/calls'); UPDATE calls SET symbol = NULL; DELETE FROM lines; DELETE FROM symbols WHERE image = (SELECT id FROM images WHERE path LIKE '%/calls')" ||
+	sqlite3 -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" bare.db "UPDATE images SET present = 0, has_symbols = 0, has_lines = 0 WHERE path LIKE '%/calls'; UPDATE blocks SET symbol = NULL, sym_offset = NULL WHERE image = (SELECT id FROM images WHERE path LIKE '%/calls'); UPDATE calls SET symbol = NULL; DELETE FROM lines; DELETE FROM symbols WHERE image = (SELECT id FROM images WHERE path LIKE '%/calls')" ||
 	    atf_fail "cannot strip bare.db"
 	atf_check -s exit:0 -o match:"^run 1: 'bare.db' exported" "$HWTRACE" export --postgres "$URL" bare.db
 	atf_check -s exit:0 -o inline:"0\n" $PSQL "$URL" -c \
