@@ -484,6 +484,10 @@ struct hwtr_cs_writer {
 
 static int
 cs_fail(struct hwtr_cs_writer *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+cs_fail(struct hwtr_cs_writer *w, const char *fmt, ...)
 {
 	va_list ap;
 
