@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "q_int.h"
-#include "../indexer/colstore.h"
+#include "colstore.h"
 
 static const char *const d_cols[] = { "kind", "run", "thread", "seq",
     "what", "line", "count" };

@@ -24,6 +24,7 @@
 
 #include "hwtrace.h"
 #include "hwtr_test.h"
+#include "hwtr_ix_sqlite.h"
 #include "../../indexer/schema.sql.h"
 #include "../../indexer/colstore.h"
 

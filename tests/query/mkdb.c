@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "hwtrace.h"
+#include "hwtr_ix_sqlite.h"
 #include "../../indexer/schema.sql.h"
 
 #define NF	64		/* worker functions */
