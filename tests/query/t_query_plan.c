@@ -133,11 +133,12 @@ ATF_TC_BODY(depth_walk_uses_calls_thread, tc)
 {
 	sqlite3 *db = open_schema();
 
+	/* calls: a thread's pages of the range (calls_vtab.c, above). */
 	expect(db, "SELECT id, depth, entry_seq, exit_seq FROM calls "
-	    Q_WALK_WHERE, "SEARCH calls USING INDEX calls_thread (thread=? "
-	    "AND entry_seq>? AND entry_seq<?)", "SCAN calls");
-	expect(db, Q_WALK_INNER, "INDEX calls_thread (thread=? AND "
-	    "entry_seq<?)", "SCAN calls");
+	    Q_WALK_WHERE, "SCAN calls VIRTUAL TABLE INDEX 3:T=SgSl",
+	    "TEMP B-TREE");
+	expect(db, Q_WALK_INNER, "SCAN calls VIRTUAL TABLE INDEX 11:T=Sl",
+	    "TEMP B-TREE");
 	expect(db, Q_WALK_BLOCKS, "VIRTUAL TABLE INDEX 7:", "TEMP B-TREE");
 	/* coverage over a range or a depth: its counts by thread and block. */
 	ATF_REQUIRE_EQ(sqlite3_exec(db, "CREATE TEMP TABLE q_cnt(thread "
@@ -161,8 +162,8 @@ ATF_TC_BODY(timeline_export_ranges_use_indexes, tc)
 {
 	sqlite3 *db = open_schema();
 
-	expect(db, Q_TL_PROBE, "SEARCH calls USING INDEX calls_thread "
-	    "(thread=? AND entry_seq>?)", "SCAN calls");
+	expect(db, Q_TL_PROBE, "SCAN calls VIRTUAL TABLE INDEX 3:T=Sg",
+	    "TEMP B-TREE");
 	expect(db, Q_TL_EVENTS, "SEARCH events USING INDEX events_thread "
 	    "(thread=?)", "SCAN events");
 	expect(db, Q_TL_EVENTS_RANGE, "SEARCH events USING INDEX "
@@ -181,9 +182,9 @@ ATF_TC_BODY(call_times_uses_calls_indexes, tc)
 	sqlite3 *db = open_schema();
 
 	expect(db, "SELECT * FROM call_times WHERE call = ?1",
-	    "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)", "SCAN");
+	    "SCAN c VIRTUAL TABLE INDEX 1:I=", "SCAN threads");
 	expect(db, "SELECT * FROM call_times WHERE thread = ?1",
-	    "SEARCH c USING INDEX calls_thread (thread=?)", "SCAN");
+	    "SCAN c VIRTUAL TABLE INDEX 3:T=", "SCAN threads");
 	sqlite3_close(db);
 }
 
