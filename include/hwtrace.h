@@ -919,10 +919,11 @@ int hwtr_cap_exit_status(const struct hwtr_cap_result *res);
  *      not be decoded, one line per stream or image.
  *   3) hwtr_ix_stats() for the figures, hwtr_ix_free().
  * The schema is hwtrace-db(5).  build/hwtrace_sqlite.so adds the
- * exec_order and exec_insns table-valued functions to a plain sqlite3
- * connection that reads such a database.
+ * exec_order and exec_insns table-valued functions and the module of the
+ * calls virtual table to a plain sqlite3 connection that reads such a
+ * database.
  */
-#define HWTR_DB_SCHEMA_VERSION	2
+#define HWTR_DB_SCHEMA_VERSION	3
 #define HWTR_DB_APPLICATION_ID	0x68777472	/* "hwtr" */
 
 struct hwtr_ix;

@@ -32,6 +32,7 @@ SQLITE_EXTENSION_INIT1
 #include "hwtrace.h"
 #include "hwtr_ix_sqlite.h"
 #endif
+#include "colstore.h"
 
 enum { XO_THREAD, XO_SEQ, XO_BLOCK, XO_INSN, XO_TSC, XO_IP };
 
@@ -449,12 +450,35 @@ xo_next_chunk(struct xo_cursor *c)
 	c->insn = sqlite3_column_int64(c->chunks, 3);
 	c->dlen = sqlite3_column_bytes(c->chunks, 4);
 	sqlite3_free(c->dcopy);
-	c->dcopy = sqlite3_malloc(c->dlen > 0 ? c->dlen : 1);
+	c->dcopy = NULL;
+	{
+		/* A chunk shorter than its blocks is a zstd frame. */
+		uint8_t *raw;
+		size_t rlen;
+
+		if (hwtr_xo_unpack(sqlite3_column_blob(c->chunks, 4),
+		    (size_t)c->dlen, c->end_seq - c->seq, &raw, &rlen) < 0) {
+			sqlite3_free(c->vt->base.zErrMsg);
+			c->vt->base.zErrMsg = sqlite3_mprintf("exec_order: "
+			    "thread %lld: corrupt exec_chunks data at seq %lld",
+			    (long long)c->thread, (long long)c->seq);
+			return (SQLITE_CORRUPT_VTAB);
+		}
+		if (raw != NULL) {
+			c->dcopy = sqlite3_malloc64(rlen);
+			if (c->dcopy != NULL)
+				memcpy(c->dcopy, raw, rlen);
+			free(raw);
+			c->dlen = (int)rlen;
+		} else {
+			c->dcopy = sqlite3_malloc(c->dlen > 0 ? c->dlen : 1);
+			if (c->dcopy != NULL && c->dlen > 0)
+				memcpy(c->dcopy, sqlite3_column_blob(c->chunks,
+				    4), (size_t)c->dlen);
+		}
+	}
 	if (c->dcopy == NULL)
 		return (SQLITE_NOMEM);
-	if (c->dlen > 0)
-		memcpy(c->dcopy, sqlite3_column_blob(c->chunks, 4),
-		    (size_t)c->dlen);
 	c->data = c->dcopy;
 	c->dpos = 0;
 	c->prev = -1;
@@ -948,6 +972,8 @@ xo_register(sqlite3 *db)
 	int rc;
 
 	rc = sqlite3_create_module(db, "exec_order", &xo_module, NULL);
+	if (rc == SQLITE_OK)
+		rc = hwtr_calls_vtab_register(db);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_create_module(db, "exec_insns", &xo_module,
 		    (void *)&xo_module);

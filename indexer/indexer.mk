@@ -2,11 +2,16 @@
 # execution order of a hwtrace database for plain sqlite3 (hwtrace-db(5)).
 # Built without sanitizers: it is loaded into programs that have none.
 
-$(B)/hwtrace_sqlite.so: indexer/exec_vtab.c indexer/hwtr_ix_sqlite.h include/hwtrace.h
+# It reads the calls column store too (colstore.c's codec, zstd through
+# format/zbuf.c).
+HWTR_SQLITE_SO_SRC = indexer/exec_vtab.c indexer/calls_vtab.c \
+	indexer/colstore.c format/zbuf.c
+$(B)/hwtrace_sqlite.so: $(HWTR_SQLITE_SO_SRC) indexer/hwtr_ix_sqlite.h \
+    indexer/colstore.h format/hwtr_zbuf.h include/hwtrace.h
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out $(SAN),$(CFLAGS_BASE)) $(call MODULE_INC,indexer) \
-	    -DHWTR_SQLITE_EXTENSION \
-	    -fPIC -shared -o $@ indexer/exec_vtab.c
+	    -Iindexer -DHWTR_SQLITE_EXTENSION \
+	    -fPIC -shared -o $@ $(HWTR_SQLITE_SO_SRC) -lzstd -lm
 
 all: $(B)/hwtrace_sqlite.so
 tests: $(B)/hwtrace_sqlite.so

@@ -160,20 +160,6 @@ struct stmt {
 #define IX_EV_BATCH	(1u << (IX_EV_LOG - 1))
 #define IX_EV_VAR	8	/* parameters of a row (seq ... detail) */
 
-/*
- * Calls rows are batched the same way, for the same reason: a call is
- * about 200 instructions of real code (8.9 M rows on gzip of 8 MiB), and
- * one INSERT per row spent as much in the statement's start and end as
- * in the row.  Pending events and pending calls never coexist: each kind
- * flushes the other before it queues, and any other row flushes both.
- */
-#define IX_CA_LOG	5
-#define IX_CA_BATCH	(1u << (IX_CA_LOG - 1))
-#define IX_CA_VAR	20	/* parameters of a calls row */
-struct ix_carow {
-	int64_t		idx;
-	struct ix_call	c;
-};
 struct ix_evrow {
 	int64_t		seq, insn;
 	const char	*kind;		/* static */
@@ -269,9 +255,8 @@ struct run {
 	struct stmt	s_evn[IX_EV_LOG];	/* 2^k events rows */
 	struct ix_evrow	evq[IX_EV_BATCH];	/* events rows not written */
 	size_t		nevq;
-	struct stmt	s_can[IX_CA_LOG];	/* 2^k calls rows */
-	struct ix_carow	caq[IX_CA_BATCH];	/* calls rows not written */
-	size_t		ncaq;
+	struct hwtr_cs_writer *csw;	/* calls (colstore.h) */
+	int64_t		cs_thread;	/* the thread csw writes, 0: none */
 	struct stmt	s_cy;		/* cycles */
 	struct stmt	s_sy;		/* symbols of call targets */
 	int64_t		next_sym;	/* symbols.id of the next one */

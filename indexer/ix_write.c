@@ -32,6 +32,7 @@
 #include "ix_image.h"
 #include "ix_write.h"
 #include "schema.sql.h"
+#include "colstore.h"
 
 /* ----------------------------------------------------------------- */
 /* Symbols                                                            */
@@ -353,7 +354,7 @@ write_meta(struct run *r)
 	rc = rc < 0 ? rc : write_tail_meta(r, &s);
 	rc = rc < 0 ? rc : meta_int(r, &s, "chunk_blocks", 4096);
 	rc = rc < 0 ? rc : meta_put(r, &s, "exec_encoding",
-	    "delta-zigzag-varint");
+	    "delta-zigzag-varint-zstd");
 	if (rc == 0 && r->ix->stats.blocks > 0) {
 		snprintf(buf, sizeof(buf), "%.3f",
 		    (double)r->ix->stats.exec_bytes /
@@ -682,54 +683,6 @@ flush_events(struct run *r)
 	return (rc);
 }
 
-/* A calls row's parameters, from the statement's next one on. */
-static void
-bind_call(struct run *r, struct stmt *ca, int64_t idx, const struct ix_call *c)
-{
-	const struct ix_gsym *g = &r->gs[c->entry_block];
-
-	b_int(ca, r->call_base + idx);
-	b_int(ca, (int64_t)r->cur + 1);
-	b_opt(ca, c->parent >= 0, r->call_base + c->parent);
-	b_int(ca, c->depth);
-	b_opt(ca, g->symbol != 0, g->symbol);
-	b_int(ca, (int64_t)c->func_ip);
-	b_opt(ca, c->has_call_ip, (int64_t)c->call_ip);
-	b_stext(ca, ix_call_entry_kinds[c->entry_kind]);
-	b_stext(ca, ix_call_exit_kinds[c->exit_kind]);
-	b_int(ca, c->entry_seq);
-	b_int(ca, c->exit_seq);
-	b_int(ca, c->entry_insn);
-	b_int(ca, c->exit_insn);
-	b_opt(ca, c->has_entry_tsc, (int64_t)c->entry_tsc);
-	b_opt(ca, c->has_exit_tsc, (int64_t)c->exit_tsc);
-	b_ns(r, ca, c->has_entry_tsc, c->entry_tsc);
-	b_ns(r, ca, c->has_exit_tsc, c->exit_tsc);
-	b_int(ca, c->exit_insn - c->entry_insn);
-	b_int(ca, c->self_insns);
-	b_int(ca, c->exit_seq - c->entry_seq);
-}
-
-/* The calls rows waiting, in order, in INSERTs of 2^k rows. */
-static int
-flush_calls(struct run *r)
-{
-	size_t i = 0, n;
-	int k, rc = 0;
-
-	for (k = IX_CA_LOG - 1; k >= 0 && rc == 0; k--) {
-		struct stmt *ca = &r->s_can[k];
-
-		if (!((r->ncaq - i) & (1u << k)))
-			continue;
-		for (n = 0; n < (1u << k); n++, i++)
-			bind_call(r, ca, r->caq[i].idx, &r->caq[i].c);
-		rc = st_exec(r, ca, "calls");
-	}
-	r->ncaq = 0;
-	return (rc);
-}
-
 /* Rows waiting in a batch go in before any other row. */
 inline int
 ix_flush_pending(struct run *r)
@@ -738,8 +691,6 @@ ix_flush_pending(struct run *r)
 
 	if (r->nevq > 0)
 		rc = flush_events(r);
-	if (r->ncaq > 0 && rc == 0)
-		rc = flush_calls(r);
 	return (rc);
 }
 
@@ -848,20 +799,31 @@ sink_chunk(void *arg, const struct ix_chunk *c)
 {
 	struct run *r = arg;
 	struct stmt *ch = &r->s_ch;
+	uint8_t *z = NULL;
+	size_t zlen = 0;
 	int rc;
 
 	if ((rc = ix_flush_pending(r)) < 0)
 		return (rc);
-	r->ix->stats.exec_bytes += c->data.len;
+	/* Stored as a zstd frame when shorter than its blocks (colstore.h). */
+	if (c->data.p != NULL && hwtr_xo_pack(c->data.p, c->data.len,
+	    c->nblocks, &z, &zlen) < 0)
+		return (-HWTR_E_NOMEM);
+	r->ix->stats.exec_bytes += z != NULL ? zlen : c->data.len;
 	b_int(ch, (int64_t)r->cur + 1);
 	b_int(ch, c->seq);
 	b_int(ch, c->nblocks);
 	b_int(ch, c->insn);
 	b_int(ch, c->ninsns);
 	b_opt(ch, c->has_tsc, (int64_t)c->tsc);
-	b_blob(ch, c->data.p != NULL ? c->data.p : (const uint8_t *)"",
-	    c->data.len);
-	return (st_exec(r, ch, "exec_chunks"));
+	if (z != NULL)
+		b_blob(ch, z, zlen);
+	else
+		b_blob(ch, c->data.p != NULL ? c->data.p :
+		    (const uint8_t *)"", c->data.len);
+	rc = st_exec(r, ch, "exec_chunks");
+	free(z);
+	return (rc);
 }
 
 static int
@@ -885,15 +847,22 @@ static int
 sink_call(void *arg, int64_t idx, const struct ix_call *c)
 {
 	struct run *r = arg;
+	const struct hwtr_capture_meta *meta = hwtr_ar_meta(r->ar);
+	int64_t thread = (int64_t)r->cur + 1;
 	int rc;
 
-	if (r->nevq > 0 && (rc = flush_events(r)) < 0)
-		return (rc);
-	r->caq[r->ncaq].idx = idx;
-	r->caq[r->ncaq].c = *c;
-	if (++r->ncaq == IX_CA_BATCH)
-		return (flush_calls(r));
-	return (0);
+	if (r->cs_thread != thread) {
+		if (hwtr_cs_writer_thread(r->csw, thread, r->call_base) < 0)
+			return (ix_err(r->ix, "%s",
+			    hwtr_cs_writer_error(r->csw)), -HWTR_E_DB);
+		r->cs_thread = thread;
+	}
+	rc = ix_calls_put(r->csw, thread, r->call_base, idx, c,
+	    r->gs[c->entry_block].symbol, meta->tconv.valid ? &meta->tconv :
+	    NULL);
+	if (rc < 0)
+		ix_err(r->ix, "%s", hwtr_cs_writer_error(r->csw));
+	return (rc);
 }
 
 static int
@@ -901,7 +870,6 @@ sink_event(void *arg, const struct ix_event *e)
 {
 	struct run *r = arg;
 	struct ix_evrow *q;
-	int rc;
 
 	if (e->has_ip && strcmp(e->kind, "decode-error") == 0) {
 		if (ix_grow((void **)&r->errips, &r->cerrips, r->nerrips + 1,
@@ -909,8 +877,6 @@ sink_event(void *arg, const struct ix_event *e)
 			return (-HWTR_E_NOMEM);
 		r->errips[r->nerrips++] = e->ip;
 	}
-	if (r->ncaq > 0 && (rc = flush_calls(r)) < 0)
-		return (rc);
 	q = &r->evq[r->nevq];
 	q->seq = e->seq;
 	q->insn = e->insn;
@@ -1103,33 +1069,6 @@ report_streams(struct run *r)
 	}
 }
 
-/*
- * @n statements "INSERT INTO @table VALUES (?,...),...": the k-th of 2^k
- * rows of @nvar parameters each, numbered on from row to row.
- */
-static int
-prep_batches(struct run *r, struct stmt *st, int n, const char *table,
-    int nvar)
-{
-	char *sql, *p;
-	int k, rows, j, rc = 0;
-
-	for (k = 0; k < n && rc == 0; k++) {
-		rows = 1 << k;
-		if ((sql = malloc(64 + (size_t)rows * (2 * (size_t)nvar + 4))) ==
-		    NULL)
-			return (-HWTR_E_NOMEM);
-		p = sql + sprintf(sql, "INSERT INTO %s VALUES", table);
-		for (j = 0; j < rows * nvar; j++)
-			p += sprintf(p, "%s", j == 0 ? " (?" :
-			    j % nvar == 0 ? "),(?" : ",?");
-		(void)strcpy(p, ")");
-		rc = st_prep(r, &st[k], sql);
-		free(sql);
-	}
-	return (rc);
-}
-
 /* SQLite's progress handler: stop its long steps on a cancel request. */
 static int
 db_cancelled(void *arg)
@@ -1182,7 +1121,8 @@ ix_db_open(struct run *r, const char *tmp, int fd)
 	 * spill to temporary files: SQLite's memory does not grow with the
 	 * database either.
 	 */
-	if (sqlite3_exec(r->db, "PRAGMA journal_mode = OFF;"
+	if (hwtr_calls_vtab_register(r->db) != SQLITE_OK ||
+	    sqlite3_exec(r->db, "PRAGMA journal_mode = OFF;"
 	    "PRAGMA synchronous = OFF; PRAGMA page_size = 4096;"
 	    "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = FILE;"
 	    "PRAGMA cache_size = -16384;"
@@ -1226,8 +1166,11 @@ ix_db_prepare(struct run *r)
 	if (rc == 0)
 		rc = st_prep(r, &r->s_bc, "INSERT INTO block_counts VALUES "
 		    "(?,?,?)");
-	if (rc == 0)
-		rc = prep_batches(r, r->s_can, IX_CA_LOG, "calls", IX_CA_VAR);
+	if (rc == 0 && hwtr_cs_writer_open(r->db, &r->csw) < 0) {
+		ix_err(r->ix, "%s", r->csw != NULL ?
+		    hwtr_cs_writer_error(r->csw) : "out of memory");
+		rc = -HWTR_E_DB;
+	}
 	if (rc == 0)
 		rc = st_prep(r, &r->s_ev, "INSERT INTO events VALUES "
 		    "(?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -1269,8 +1212,12 @@ ix_db_finish(struct run *r, const char *tmp, int rc)
 	st_done(&r->s_ts);
 	st_done(&r->s_br);
 	st_done(&r->s_bc);
-	for (i = 0; i < IX_CA_LOG; i++)
-		st_done(&r->s_can[i]);
+	if (rc == 0 && r->csw != NULL && hwtr_cs_writer_finish(r->csw) < 0) {
+		ix_err(r->ix, "%s", hwtr_cs_writer_error(r->csw));
+		rc = -HWTR_E_DB;
+	}
+	hwtr_cs_writer_close(r->csw);
+	r->csw = NULL;
 	st_done(&r->s_ev);
 	st_done(&r->s_cy);
 	st_done(&r->s_sy);

@@ -12,7 +12,9 @@
  * negative numbers; printf('%x', ip) prints them right).  Times: *_tsc in the
  * trace's time domain, *_ns wall-clock nanoseconds since the Epoch, NULL when
  * unknown.  Positions: "seq" counts executed blocks of a thread from 0,
- * "insn" counts executed instructions of a thread from 0.
+ * "insn" counts executed instructions of a thread from 0.  calls is a
+ * virtual table (indexer/calls_vtab.c, colstore.h): a connection must
+ * have the module registered (hwtr_ix_sqlite_register()) to create it.
  */
 
 #ifndef HWTR_IX_SCHEMA_SQL_H
@@ -49,7 +51,7 @@
 
 #define HWTR_IX_SCHEMA_SQL \
 "PRAGMA application_id = 1752659058;\n"	/* 0x68777472, "hwtr" */	\
-"PRAGMA user_version = 2;\n"						\
+"PRAGMA user_version = 3;\n"						\
 "CREATE TABLE meta (\n"							\
 "  key TEXT PRIMARY KEY NOT NULL,\n"					\
 "  value TEXT\n"							\
@@ -201,29 +203,7 @@
 "  count INTEGER NOT NULL,\n"						\
 "  PRIMARY KEY (thread, from_block, to_block)\n"			\
 ") WITHOUT ROWID;\n"							\
-"CREATE TABLE calls (\n"						\
-"  id INTEGER PRIMARY KEY,\n"						\
-"  thread INTEGER NOT NULL REFERENCES threads(id),\n"			\
-"  parent INTEGER REFERENCES calls(id),\n"				\
-"  depth INTEGER NOT NULL,\n"						\
-"  symbol INTEGER REFERENCES symbols(id),\n"				\
-"  func_ip INTEGER NOT NULL,\n"						\
-"  call_ip INTEGER,\n"							\
-"  entry_kind TEXT NOT NULL,\n"						\
-"  exit_kind TEXT NOT NULL,\n"						\
-"  entry_seq INTEGER NOT NULL,\n"					\
-"  exit_seq INTEGER NOT NULL,\n"					\
-"  entry_insn INTEGER NOT NULL,\n"					\
-"  exit_insn INTEGER NOT NULL,\n"					\
-"  entry_tsc INTEGER,\n"						\
-"  exit_tsc INTEGER,\n"							\
-"  entry_ns INTEGER,\n"							\
-"  exit_ns INTEGER,\n"							\
-"  insns INTEGER NOT NULL,\n"						\
-"  self_insns INTEGER NOT NULL,\n"					\
-"  blocks INTEGER NOT NULL\n"						\
-");\n"									\
-"CREATE INDEX calls_thread ON calls(thread, entry_seq);\n"		\
+"CREATE VIRTUAL TABLE calls USING hwtr_calls;\n"			\
 "CREATE TABLE events (\n"						\
 "  id INTEGER PRIMARY KEY,\n"						\
 "  thread INTEGER REFERENCES threads(id),\n"				\
@@ -288,7 +268,6 @@ HWTR_IX_CALL_TIMES_SQL							\
 "CREATE INDEX symbols_addr ON symbols(image, addr);\n"			\
 "CREATE INDEX blocks_start ON blocks(start_ip);\n"			\
 "CREATE INDEX blocks_symbol ON blocks(symbol);\n"			\
-"CREATE INDEX calls_symbol ON calls(symbol);\n"				\
 "CREATE INDEX events_thread ON events(thread, seq);\n"			\
 "CREATE INDEX events_kind ON events(kind);\n"				\
 "CREATE INDEX mappings_pid ON mappings(pid, start_ip);\n"		\

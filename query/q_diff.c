@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "q_int.h"
+#include "colstore.h"
 
 static const char *const d_cols[] = { "kind", "run", "thread", "seq",
     "what", "line", "count" };
@@ -343,22 +344,30 @@ d_cur_next(struct hwtr_q *q, struct d_cur *c)
 
 /*
  * The @n block ids of an exec_chunks row (hwtrace-db(5), EXECUTION ORDER:
- * LEB128 varints of zigzag(block - (previous + 1))) into @ids; -1 when
- * the data is short or malformed.
+ * LEB128 varints of zigzag(block - (previous + 1)), or a zstd frame of
+ * them) into @ids; -1 when the data is short or malformed.
  */
 static int
 d_chunk(const uint8_t *p, size_t len, int64_t n, int64_t *ids)
 {
 	int64_t prev = -1, k;
 	uint64_t v;
+	uint8_t *raw;
 	size_t i = 0;
-	int shift;
+	int shift, rc = 0;
 
-	for (k = 0; k < n; k++) {
+	/* A chunk shorter than its blocks is a zstd frame of them. */
+	if (hwtr_xo_unpack(p, len, n, &raw, &len) < 0)
+		return (-1);
+	if (raw != NULL)
+		p = raw;
+	for (k = 0; k < n && rc == 0; k++) {
 		v = 0;
 		for (shift = 0;; shift += 7) {
-			if (i >= len || shift >= 64)
-				return (-1);
+			if (i >= len || shift >= 64) {
+				rc = -1;
+				break;
+			}
 			v |= (uint64_t)(p[i] & 0x7f) << shift;
 			if ((p[i++] & 0x80) == 0)
 				break;
@@ -366,7 +375,8 @@ d_chunk(const uint8_t *p, size_t len, int64_t n, int64_t *ids)
 		prev = prev + 1 + ((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
 		ids[k] = prev;
 	}
-	return (0);
+	free(raw);
+	return (rc);
 }
 
 /*

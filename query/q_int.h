@@ -263,7 +263,7 @@ int q_range_depth(struct hwtr_q *q, const struct hwtr_q_req *req,
 /*
  * The calls of thread ?1 entered at instructions ?6 to ?7, at most ?2
  * deep: searched as those entered in blocks ?4 to ?5 (the blocks holding
- * ?6 and ?7), which calls_thread indexes.
+ * ?6 and ?7), which the calls table reads by page.
  */
 #define Q_CALLS_RANGE_WHERE						\
 	"WHERE c.thread = ?1 AND c.entry_seq >= ?4 AND c.entry_seq <= ?5 "	\
@@ -272,8 +272,8 @@ int q_range_depth(struct hwtr_q *q, const struct hwtr_q_req *req,
 /*
  * tree over a range: the calls with ids ?3 to ?4 (those of thread ?1
  * entered in the range's blocks) entered at instructions ?5 to ?6, at
- * most ?2 deep.  "+c.thread": the rowid range is the search, not
- * calls_thread, which SQLite would otherwise walk for the whole thread.
+ * most ?2 deep.  "+c.thread": the id range is the search, not the
+ * thread's pages, which SQLite would otherwise read for the whole thread.
  */
 #define Q_TREE_RANGE_WHERE						\
 	"WHERE c.id BETWEEN ?3 AND ?4 AND +c.thread = ?1 AND c.depth <= ?2 "	\
@@ -430,7 +430,7 @@ void q_plines_free(struct q_pline *pl, size_t n);
 
 /*
  * The ids of the roots (parent NULL, depth 0) of thread ?1 (or of all
- * threads, ?1 < 0), found through calls_thread alone, a lookup per root:
+ * threads, ?1 < 0), found through the entry order alone, a lookup per root:
  * the roots of a thread follow each other, each from where the one before
  * returned, and hold every other call of the thread.  So a thread's first
  * call is a root, and the call after root R is the first one entered at

@@ -11,7 +11,7 @@
  * 1.5 GB gzip database, and 8 s to find that a 10 ms window is empty).
  * But within a thread, calls entered later were entered no earlier
  * (entry_ns is a thread's own clock, which does not run backwards), so
- * each thread's calls come in time order from the calls_thread index
+ * each thread's calls come in time order from the calls table's entry order
  * (thread, entry_seq) as they are, and a time is found in them by
  * bisection over entry_seq, a few dozen index lookups.  The threads'
  * ordered cursors are merged with a heap: the first row comes after one
@@ -253,9 +253,10 @@ tl_open(struct tl *tl, const struct hwtr_q_req *req)
 	if ((tl->cur = calloc(cap, sizeof(*tl->cur))) == NULL ||
 	    (tl->heap = calloc(cap, sizeof(*tl->heap))) == NULL)
 		return (q_fail(tl->q, -HWTR_E_NOMEM, "out of memory"));
-	if ((rc = q_prepare(tl->q, &th, "SELECT t.id, (SELECT min(entry_seq) "
-	    "FROM calls c WHERE c.thread = t.id), (SELECT max(entry_seq) FROM "
-	    "calls c WHERE c.thread = t.id) FROM threads t WHERE ?1 < 0 OR "
+	if ((rc = q_prepare(tl->q, &th, "SELECT t.id, (SELECT entry_seq "
+	    "FROM calls c WHERE c.thread = t.id ORDER BY entry_seq LIMIT 1), "
+	    "(SELECT max(entry_seq) FROM calls c WHERE c.thread = t.id) FROM "
+	    "threads t WHERE ?1 < 0 OR "
 	    "t.id = ?1 ORDER BY t.id")) < 0)
 		goto out;
 	if ((rc = q_prepare(tl->q, &probe, Q_TL_PROBE)) < 0)

@@ -306,12 +306,13 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 			hi = lo - 1;
 		goto ranged;
 	}
-	/* Ids follow (thread, entry position): the ends come from calls_thread. */
+	/* Ids follow (thread, entry position): the ends come from the entry order. */
 	if (req->thread >= 0)
 		rc = q_int(q, &lo, 0, "SELECT id FROM calls WHERE thread = ?1 "
 		    "ORDER BY entry_seq, id LIMIT 1", "i", req->thread);
 	else
-		rc = q_int(q, &lo, 0, "SELECT min(id) FROM calls", NULL);
+		rc = q_int(q, &lo, 0, "SELECT id FROM calls ORDER BY id "
+		    "LIMIT 1", NULL);
 	if (rc < 0)
 		return (rc);
 	if (req->thread >= 0)

@@ -3,6 +3,9 @@
 # for tests/bench/bench_query.sh.
 BENCH_PROGS += $(BENCH_B)/qmkdb
 
-$(BENCH_B)/qmkdb: tests/query/mkdb.c indexer/schema.sql.h include/hwtrace.h
+# Linked with libhwtrace: the schema's calls table needs its module.
+$(BENCH_B)/qmkdb: tests/query/mkdb.c indexer/schema.sql.h include/hwtrace.h \
+    $(B)/libhwtrace.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ tests/query/mkdb.c $(LDFLAGS_ALL) -lsqlite3
+	$(CC) $(CFLAGS_ALL) -o $@ tests/query/mkdb.c $(B)/libhwtrace.a \
+	    $(LDFLAGS_ALL) $(LIBS)

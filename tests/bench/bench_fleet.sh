@@ -92,7 +92,8 @@ X
 cat > ref.sh <<'X'
 # ref.sh SQLITE-DB URL: load the rows by hand, one \copy per table.
 s=$1 u=$2
-c() { sqlite3 -csv "$s" "$2" | psql -X -q "$u" -c "\\copy $1 FROM STDIN CSV" || exit 1; }
+# calls is a virtual table: sqlite3 reads it with the extension.
+c() { sqlite3 -csv -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" "$s" "$2" | psql -X -q "$u" -c "\\copy $1 FROM STDIN CSV" || exit 1; }
 c images "SELECT id, key, path, kind, build_id, size, sha256, CASE present WHEN 1 THEN 't' ELSE 'f' END, CASE elf WHEN 1 THEN 't' ELSE 'f' END FROM images"
 c symbols "SELECT id, image, name, addr, size, kind, bind, origin FROM symbols"
 c files "SELECT DISTINCT l.image, f.id, f.path FROM lines l JOIN files f ON f.id = l.file"
@@ -103,7 +104,7 @@ c block_counts "SELECT 1, thread, block, count FROM block_counts"
 c branches "SELECT 1, thread, from_block, to_block, from_ip, to_ip, kind, count FROM branches"
 c calls "SELECT 1, id, thread, parent, depth, symbol, func_ip, call_ip, entry_kind, exit_kind, entry_seq, exit_seq, entry_insn, exit_insn, entry_ns, exit_ns, insns, self_insns, blocks FROM calls"
 X
-rows=$(sqlite3 sort.hwtrace.db "SELECT (SELECT count(*) FROM images) + (SELECT count(*) FROM symbols) + (SELECT count(*) FROM (SELECT DISTINCT image, file FROM lines)) + (SELECT count(*) FROM lines) + (SELECT count(*) FROM blocks) + (SELECT count(*) FROM threads) + (SELECT count(*) FROM block_counts) + (SELECT count(*) FROM branches) + (SELECT count(*) FROM calls)")
+rows=$(sqlite3 -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" sort.hwtrace.db "SELECT (SELECT count(*) FROM images) + (SELECT count(*) FROM symbols) + (SELECT count(*) FROM (SELECT DISTINCT image, file FROM lines)) + (SELECT count(*) FROM lines) + (SELECT count(*) FROM blocks) + (SELECT count(*) FROM threads) + (SELECT count(*) FROM block_counts) + (SELECT count(*) FROM branches) + (SELECT count(*) FROM calls)")
 ours="" ref=""
 i=1
 while [ $i -le "$BENCH_RUNS" ]; do
@@ -118,7 +119,7 @@ while [ $i -le "$BENCH_RUNS" ]; do
 	i=$((i + 1))
 done
 got=$($PSQL "$(db e1)" -c "SELECT count(*) FROM hwtrace.calls")
-want=$(sqlite3 sort.hwtrace.db "SELECT count(*) FROM calls")
+want=$(sqlite3 -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" sort.hwtrace.db "SELECT count(*) FROM calls")
 [ "$got" = "$want" ] || atf_fail "export: $got calls in PostgreSQL, $want in SQLite"
 printf 'bench_fleet: export of %s rows: hwtrace %s ms, sqlite3 | psql \\copy %s ms\n' "$rows" "$ours" "$ref" >&2
 awk -v r="$rows" -v o="$ours" -v f="$ref" 'BEGIN {

@@ -308,8 +308,35 @@ unknown_per_image_body()
 	cmp -s want got || atf_fail "hot's [unknown] rows '$(cat got | tr '\n' ';')', the blocks say '$(cat want | tr '\n' ';')'"
 }
 
+atf_test_case calls_counted_by_construction
+calls_counted_by_construction_head() { atf_set descr "the calls virtual table, read by plain sqlite3 with the extension, has the 30000 calls of mid and 60000 of leaf manycalls makes by construction, with their callers, in at most 16 bytes a call (indexes included); func and a thread's range agree"; atf_set require.progs "sqlite3"; }
+calls_counted_by_construction_body()
+{
+	vgcapture manycalls mc.hwtrace
+	"$HWTRACE" index -o mc.db mc.hwtrace > /dev/null 2>&1 ||
+	    atf_fail "index failed"
+	sq() { sqlite3 -batch -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" mc.db "$1"; }
+	n=$(sq "SELECT s.name || ' ' || count(*) FROM calls c JOIN symbols s ON s.id = c.symbol WHERE s.name IN ('mid', 'leaf') GROUP BY s.name ORDER BY s.name")
+	[ "$n" = "$(printf 'leaf 60000\nmid 30000')" ] ||
+	    atf_fail "expected leaf 60000 and mid 30000 calls, got '$(echo $n)'"
+	# Each leaf's caller is a mid, each mid's is main.
+	n=$(sq "SELECT count(*) FROM calls c JOIN calls p ON p.id = c.parent JOIN symbols s ON s.id = c.symbol JOIN symbols ps ON ps.id = p.symbol WHERE (s.name = 'leaf' AND ps.name = 'mid' AND p.depth + 1 = c.depth) OR (s.name = 'mid' AND ps.name = 'main')")
+	[ "$n" = 90000 ] || atf_fail "expected 90000 calls with their callers, got $n"
+	# The same through func, and through a range of the thread's blocks.
+	n=$("$HWTRACE" query mc.db func leaf --format tsv | tail -n +2 | wc -l)
+	[ "$n" = 60000 ] || atf_fail "func leaf: expected 60000 calls, got $n"
+	n=$(sq "SELECT count(*) FROM calls c, (SELECT min(entry_seq) AS lo, max(entry_seq) AS hi FROM calls WHERE symbol = (SELECT id FROM symbols WHERE name = 'mid')) m WHERE c.thread = 1 AND c.entry_seq BETWEEN m.lo AND m.hi")
+	# (every mid and leaf but the last mid's two leaves)
+	[ "$n" = 89998 ] ||
+	    atf_fail "calls entered from the first mid to the last: expected 89998, got $n"
+	# Storage: pages and the symbol index, per call.
+	b=$(sq "SELECT (SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'calls%') * 1.0 / (SELECT count(*) FROM calls) <= 16")
+	[ "$b" = 1 ] || atf_fail "calls take more than 16 bytes a call: $(sq "SELECT name, sum(pgsize) FROM dbstat WHERE name LIKE 'calls%' GROUP BY name")"
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case calls_counted_by_construction
 	atf_add_test_case stripped_functions_named
 	atf_add_test_case call_targets_named
 	atf_add_test_case unknown_per_image

@@ -12,9 +12,10 @@
 
 EXT="$HWTRACE_BUILD/hwtrace_sqlite"
 
+# calls is a virtual table: plain sqlite3 reads it with the extension.
 q()
 {
-	sqlite3 -batch -noheader "$@"
+	sqlite3 -batch -noheader -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" "$@"
 }
 
 # gt SOURCE PROG [ARCHIVE]: capture (or take ARCHIVE), index, compare every

@@ -23,9 +23,10 @@ run_status()
 	[ "$got" -eq "$want" ] || atf_fail "'$*': expected exit status $want, got $got; stderr: $(head -c 2000 err)"
 }
 
+# calls is a virtual table: plain sqlite3 reads it with the extension.
 q()
 {
-	sqlite3 -batch -noheader "$@"
+	sqlite3 -batch -noheader -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" "$@"
 }
 
 atf_test_case usage_errors
@@ -69,8 +70,8 @@ default_name_and_tables_body()
 	[ -f t.db ] || atf_fail "t.db not written"
 	[ -z "$(ls t.db.partial* 2>/dev/null)" ] ||
 	    atf_fail "$(ls t.db.partial*) left behind"
-	[ "$(q t.db "SELECT value FROM meta WHERE key = 'schema_version'")" = 2 ] ||
-	    atf_fail "schema_version is not 2"
+	[ "$(q t.db "SELECT value FROM meta WHERE key = 'schema_version'")" = 3 ] ||
+	    atf_fail "schema_version is not 3"
 	for t in streams threads images mappings symbols blocks block_counts \
 	    exec_chunks branches calls timestamps; do
 		n=$(q t.db "SELECT count(*) FROM $t")

@@ -28,6 +28,8 @@ open_schema(void)
 	char *err = NULL;
 
 	ATF_REQUIRE_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
+	/* Before the schema: calls is a table of the module. */
+	ATF_REQUIRE_EQ(hwtr_ix_sqlite_register(db), 0);
 	if (sqlite3_exec(db, HWTR_IX_SCHEMA_SQL HWTR_IX_INDEX_SQL, NULL, NULL,
 	    &err) != SQLITE_OK)
 		atf_tc_fail("schema does not create: %s", err);
@@ -161,7 +163,6 @@ ATF_TC_BODY(exec_order_expands_chunks, tc)
 	sqlite3 *db = open_schema();
 	char *err = NULL;
 
-	ATF_REQUIRE_EQ(hwtr_ix_sqlite_register(db), 0);
 	/*
 	 * Thread 1 runs blocks 0 1 2 0 | 0 1 2 (two chunks), thread 2 runs
 	 * 1 1.  Values are zigzag(block - (previous + 1)): the chunk

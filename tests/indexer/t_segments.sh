@@ -15,9 +15,10 @@ GEN="$HWTRACE_BUILD/bench/ixgen"
 PROG="$HWTRACE_PROGS/calls"
 WHOLE=1099511627776	# 1 TiB: one segment per stream
 
+# calls is a virtual table: plain sqlite3 reads it with the extension.
 q()
 {
-	sqlite3 -batch -noheader "$@"
+	sqlite3 -batch -noheader -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" "$@"
 }
 
 # index SEGSIZE JOBS ARCHIVE DB: index with that segment size; the number

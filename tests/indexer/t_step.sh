@@ -9,9 +9,10 @@
 
 . "$(atf_get_srcdir)/../env.sh"
 
+# calls is a virtual table: plain sqlite3 reads it with the extension.
 q()
 {
-	sqlite3 -batch -noheader "$@"
+	sqlite3 -batch -noheader -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" "$@"
 }
 
 # capture PROG: a step capture of a fixture program, indexed into PROG.db.

@@ -36,6 +36,7 @@ outputs_and_status_body() {
 	run except 0 "except: caught 2 dtors 8"
 	run plt 0 "plt: 1 1"
 	run cancel 0 "cancel: cancelled cleanups 1"
+	run manycalls 0 "manycalls: 1588640880"
 	run noplt 0 "plt: 1 1"
 	run plt-stripped 0 "plt: 1 1"
 	run plt-nocfi 0 "plt: 1 1"

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "hwtrace.h"
+#include "hwtr_ix_sqlite.h"
 #include "../../indexer/schema.sql.h"
 
 #define NF	64		/* worker functions */
@@ -423,7 +424,8 @@ main(int argc, char **argv)
 		return (2);
 	}
 	remove(path);
-	if (sqlite3_open(path, &db) != SQLITE_OK)
+	if (sqlite3_open(path, &db) != SQLITE_OK ||
+	    hwtr_ix_sqlite_register(db) < 0)
 		die(path);
 	exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;");
 	exec(HWTR_IX_SCHEMA_SQL);

@@ -142,7 +142,7 @@ func_and_coverage_match_sqlite_body()
 		: > want
 		i=1
 		for n in c1 c2 h1; do
-			k=$(sqlite3 "$n.hwtrace.db" "SELECT count(*) FROM calls c JOIN symbols s ON s.id = c.symbol WHERE s.name = '$f'")
+			k=$(sqlite3 -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" "$n.hwtrace.db" "SELECT count(*) FROM calls c JOIN symbols s ON s.id = c.symbol WHERE s.name = '$f'")
 			[ "$k" -gt 0 ] && echo "$i,$f,$k" >> want
 			i=$((i + 1))
 		done
@@ -317,7 +317,7 @@ server_gone_mid_export_body()
 	# sort(1) of 30000 numbers: about 850000 calls of its comparison.
 	seq 1 30000 | sort -R --random-source=/dev/zero > nums
 	capture big /usr/bin/sort -n nums
-	calls=$(sqlite3 big.hwtrace.db "SELECT count(*) FROM calls")
+	calls=$(sqlite3 -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" big.hwtrace.db "SELECT count(*) FROM calls")
 	[ "$calls" -gt 200000 ] || atf_fail "expected a large history, got $calls calls"
 	table_counts > before
 	"$HWTRACE" export --postgres "$URL" --label big=1 big.hwtrace > out 2> err &
@@ -406,7 +406,7 @@ symbols_come_later_body()
 	capture c2 "$HWTRACE_PROGS/calls"
 	# c1's history as if its archive lacked the program's image.
 	cp c1.hwtrace.db bare.db
-	sqlite3 bare.db "UPDATE images SET present = 0, has_symbols = 0, has_lines = 0 WHERE path LIKE '%/calls'; UPDATE blocks SET symbol = NULL, sym_offset = NULL WHERE image = (SELECT id FROM images WHERE path LIKE '%/calls'); UPDATE calls SET symbol = NULL; DELETE FROM lines; DELETE FROM symbols WHERE image = (SELECT id FROM images WHERE path LIKE '%/calls')" ||
+	sqlite3 -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" bare.db "UPDATE images SET present = 0, has_symbols = 0, has_lines = 0 WHERE path LIKE '%/calls'; UPDATE blocks SET symbol = NULL, sym_offset = NULL WHERE image = (SELECT id FROM images WHERE path LIKE '%/calls'); UPDATE calls SET symbol = NULL; DELETE FROM lines; DELETE FROM symbols WHERE image = (SELECT id FROM images WHERE path LIKE '%/calls')" ||
 	    atf_fail "cannot strip bare.db"
 	atf_check -s exit:0 -o match:"^run 1: 'bare.db' exported" "$HWTRACE" export --postgres "$URL" bare.db
 	atf_check -s exit:0 -o inline:"0\n" $PSQL "$URL" -c \

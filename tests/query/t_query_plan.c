@@ -30,10 +30,11 @@ open_schema(void)
 	char *err = NULL;
 
 	ATF_REQUIRE_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
+	/* Before the schema: calls is a table of the module. */
+	ATF_REQUIRE_EQ(hwtr_ix_sqlite_register(db), 0);
 	if (sqlite3_exec(db, HWTR_IX_SCHEMA_SQL HWTR_IX_INDEX_SQL, NULL, NULL,
 	    &err) != SQLITE_OK)
 		atf_tc_fail("schema does not create: %s", err);
-	ATF_REQUIRE_EQ(hwtr_ix_sqlite_register(db), 0);
 	return (db);
 }
 
@@ -69,6 +70,13 @@ expect(sqlite3 *db, const char *sql, const char *want, const char *never)
 		    p);
 }
 
+/*
+ * idxNum and idxStr of the calls virtual table (indexer/calls_vtab.c):
+ * plan 0 a scan in id order, 1 id =, 2 symbol =, 3 a thread's pages; +8
+ * descending.  idxStr: per argument its column (I id, T thread, S
+ * entry_seq, Y symbol) and operator (= > g < l).  The order asked is
+ * consumed (no TEMP B-TREE): a LIMIT 1 reads one page.
+ */
 ATF_TC_WITHOUT_HEAD(calls_range_uses_calls_thread);
 ATF_TC_BODY(calls_range_uses_calls_thread, tc)
 {
@@ -76,17 +84,24 @@ ATF_TC_BODY(calls_range_uses_calls_thread, tc)
 
 	/* calls --from --to, tree's ends, bt's innermost frame. */
 	expect(db, "SELECT c.id FROM calls c " Q_CALLS_RANGE_WHERE,
-	    "SEARCH c USING INDEX calls_thread (thread=? AND entry_seq>? AND "
-	    "entry_seq<?)", "SCAN c");
+	    "SCAN c VIRTUAL TABLE INDEX 3:T=SgSl", "TEMP B-TREE");
 	expect(db, "SELECT c.id FROM calls c " Q_TREE_RANGE_WHERE,
-	    "SEARCH c USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)",
-	    "calls_thread");
+	    "SCAN c VIRTUAL TABLE INDEX 0:IgIl", "TEMP B-TREE");
 	expect(db, Q_CALL_FIRST_FROM,
-	    "SEARCH calls USING COVERING INDEX calls_thread (thread=? AND "
-	    "entry_seq>?)", "SCAN calls");
+	    "SCAN calls VIRTUAL TABLE INDEX 3:T=Sg", "TEMP B-TREE");
 	expect(db, Q_CALL_LAST_UPTO,
-	    "SEARCH calls USING COVERING INDEX calls_thread (thread=? AND "
-	    "entry_seq<?)", "SCAN calls");
+	    "SCAN calls VIRTUAL TABLE INDEX 11:T=Sl", "TEMP B-TREE");
+	/* func: the symbol index; a caller: by id. */
+	expect(db, "SELECT c.id FROM calls c WHERE c.symbol = ?1",
+	    "SCAN c VIRTUAL TABLE INDEX 2:Y=", NULL);
+	expect(db, "SELECT p.symbol FROM calls c JOIN calls p ON "
+	    "p.id = c.parent WHERE c.thread = 1",
+	    "SCAN p VIRTUAL TABLE INDEX 1:I=", NULL);
+	/* The ends of the table, without reading it. */
+	expect(db, "SELECT id FROM calls ORDER BY id LIMIT 1",
+	    "SCAN calls VIRTUAL TABLE INDEX 0:", "TEMP B-TREE");
+	expect(db, "SELECT max(id) FROM calls",
+	    "VIRTUAL TABLE INDEX 8:", NULL);
 	sqlite3_close(db);
 }
 
@@ -118,11 +133,12 @@ ATF_TC_BODY(depth_walk_uses_calls_thread, tc)
 {
 	sqlite3 *db = open_schema();
 
+	/* calls: a thread's pages of the range (calls_vtab.c, above). */
 	expect(db, "SELECT id, depth, entry_seq, exit_seq FROM calls "
-	    Q_WALK_WHERE, "SEARCH calls USING INDEX calls_thread (thread=? "
-	    "AND entry_seq>? AND entry_seq<?)", "SCAN calls");
-	expect(db, Q_WALK_INNER, "INDEX calls_thread (thread=? AND "
-	    "entry_seq<?)", "SCAN calls");
+	    Q_WALK_WHERE, "SCAN calls VIRTUAL TABLE INDEX 3:T=SgSl",
+	    "TEMP B-TREE");
+	expect(db, Q_WALK_INNER, "SCAN calls VIRTUAL TABLE INDEX 11:T=Sl",
+	    "TEMP B-TREE");
 	expect(db, Q_WALK_BLOCKS, "VIRTUAL TABLE INDEX 7:", "TEMP B-TREE");
 	/* coverage over a range or a depth: its counts by thread and block. */
 	ATF_REQUIRE_EQ(sqlite3_exec(db, "CREATE TEMP TABLE q_cnt(thread "
@@ -146,8 +162,8 @@ ATF_TC_BODY(timeline_export_ranges_use_indexes, tc)
 {
 	sqlite3 *db = open_schema();
 
-	expect(db, Q_TL_PROBE, "SEARCH calls USING INDEX calls_thread "
-	    "(thread=? AND entry_seq>?)", "SCAN calls");
+	expect(db, Q_TL_PROBE, "SCAN calls VIRTUAL TABLE INDEX 3:T=Sg",
+	    "TEMP B-TREE");
 	expect(db, Q_TL_EVENTS, "SEARCH events USING INDEX events_thread "
 	    "(thread=?)", "SCAN events");
 	expect(db, Q_TL_EVENTS_RANGE, "SEARCH events USING INDEX "
@@ -166,9 +182,9 @@ ATF_TC_BODY(call_times_uses_calls_indexes, tc)
 	sqlite3 *db = open_schema();
 
 	expect(db, "SELECT * FROM call_times WHERE call = ?1",
-	    "SEARCH c USING INTEGER PRIMARY KEY (rowid=?)", "SCAN");
+	    "SCAN c VIRTUAL TABLE INDEX 1:I=", "SCAN threads");
 	expect(db, "SELECT * FROM call_times WHERE thread = ?1",
-	    "SEARCH c USING INDEX calls_thread (thread=?)", "SCAN");
+	    "SCAN c VIRTUAL TABLE INDEX 3:T=", "SCAN threads");
 	sqlite3_close(db);
 }
 

@@ -168,8 +168,9 @@ roots_match_sql_body()
 		    1700000000000001000 + a, 1700000000000001000 + b,
 		    3 * (b - a), 3, b - a
 	}' > gen.sql
-	sqlite3 fix.db < gen.sql || atf_fail "cannot write the calls"
-	[ "$(sqlite3 fix.db 'SELECT count(*) FROM calls WHERE parent IS NULL')" = 1200 ] ||
+	sqlite3 -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" fix.db < gen.sql ||
+	    atf_fail "cannot write the calls"
+	[ "$(sqlite3 -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" fix.db 'SELECT count(*) FROM calls WHERE parent IS NULL')" = 1200 ] ||
 		atf_fail "the generated history does not have 1200 roots"
 	for th in "" "--thread 2"; do
 		w=${th:+AND c.thread = 2}

@@ -1,0 +1,1203 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The calls table: a virtual table (module "hwtr_calls") over the column
+ * store of colstore.h, created by the schema with
+ *   CREATE VIRTUAL TABLE calls USING hwtr_calls
+ * and registered by hwtr_ix_sqlite_register() and by the loadable
+ * extension, like exec_order (exec_vtab.c).
+ *
+ * A cursor reads rows in id order, ascending or descending, merging the
+ * pages hwtrace index wrote (calls_pages) with the rows SQL inserted
+ * (calls_rows).  It reads only what its constraints need:
+ *   id = ?                     one page, found by its first id;
+ *   symbol = ?                 the ids of calls_bysym, then their pages;
+ *   thread = ? [entry_seq range] [id range]
+ *                              the pages of that thread and range, found
+ *                              by (thread, seq0) and (thread, seq1);
+ *   otherwise [id range]       the pages of the range, or all.
+ * Ids follow (thread, entry_seq), so that id order also serves ORDER BY
+ * thread, entry_seq, id and the planner skips its sort (and LIMIT 1 reads
+ * one page).  Decoded pages stay in a small cache per cursor, so that a
+ * join on parent = id or a lookup per root reads a page once.
+ */
+
+#ifdef HWTR_SQLITE_EXTENSION
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+#else
+#include <sqlite3.h>
+#endif
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "colstore.h"
+
+/* Plans (idxNum & 7), and the order bit. */
+#define CV_SCAN		0
+#define CV_ID		1
+#define CV_SYM		2
+#define CV_THREAD	3
+#define CV_DESC		8
+
+#define CV_NCACHE	4
+
+struct cv_vtab {
+	sqlite3_vtab	base;
+	sqlite3		*db;
+	char		*name;		/* the table's, for its storage tables */
+	unsigned int	gen;		/* bumped by each change through it */
+};
+
+struct cv_page {
+	int64_t		id0, thread, n;
+	struct hwtr_cs_row *rows;	/* HWTR_CS_PAGE */
+	unsigned long	used;
+};
+
+struct cv_cursor {
+	sqlite3_vtab_cursor base;
+	struct cv_vtab	*vt;
+	int		desc, eof;
+	/* Bounds (inclusive) and equalities of this scan. */
+	int64_t		id_lo, id_hi, seq_lo, seq_hi, thread, symbol;
+	int		has_thread, has_symbol;
+	/* Cached pages; validity. */
+	struct cv_page	cache[CV_NCACHE];
+	unsigned long	tick;
+	unsigned int	gen, dver;
+	/* Statements, prepared once per cursor. */
+	sqlite3_stmt	*s_find;	/* the page holding an id */
+	sqlite3_stmt	*s_range[2];	/* pages by id0 range, asc / desc */
+	sqlite3_stmt	*s_tlo, *s_thi;	/* a thread's page bounds */
+	sqlite3_stmt	*s_sym[2];	/* postings of a symbol */
+	sqlite3_stmt	*s_rows[4][2];	/* calls_rows per plan and order */
+	/* The page source. */
+	int		plan;
+	sqlite3_stmt	*pages;		/* CV_SCAN / CV_THREAD: page rows */
+	struct cv_page	*pg;		/* the page being read */
+	int64_t		pi;		/* row index in it */
+	int64_t		*ids;		/* CV_SYM: one posting's ids */
+	size_t		nids, cids, ii;
+	int		p_has;
+	const struct hwtr_cs_row *p_row;
+	/* The calls_rows source. */
+	sqlite3_stmt	*rows;
+	int		r_has;
+	struct hwtr_cs_row r_row;
+	char		*r_ek, *r_xk;
+	/* The current row: 1 from the pages, 2 from calls_rows. */
+	int		cur;
+};
+
+static char *
+cv_subst(const char *tmpl, const char *name)
+{
+	sqlite3_str *s = sqlite3_str_new(NULL);
+	const char *p;
+
+	for (p = tmpl; *p != '\0'; p++) {
+		if (strncmp(p, "%1$s", 4) == 0) {
+			const char *n;
+
+			for (n = name; *n != '\0'; n++) {
+				if (*n == '"')
+					sqlite3_str_appendchar(s, 1, '"');
+				sqlite3_str_appendchar(s, 1, *n);
+			}
+			p += 3;
+		} else
+			sqlite3_str_appendchar(s, 1, *p);
+	}
+	return (sqlite3_str_finish(s));
+}
+
+static int
+cv_init(sqlite3 *db, int create, int argc, const char *const *argv,
+    sqlite3_vtab **vtp, char **errp)
+{
+	struct cv_vtab *vt;
+	char *sql;
+	int rc;
+
+	if (argc != 3) {
+		*errp = sqlite3_mprintf("hwtr_calls takes no arguments");
+		return (SQLITE_ERROR);
+	}
+	if (create) {
+		if ((sql = cv_subst(HWTR_CS_SHADOW_SQL, argv[2])) == NULL)
+			return (SQLITE_NOMEM);
+		rc = sqlite3_exec(db, sql, NULL, NULL, errp);
+		sqlite3_free(sql);
+		if (rc != SQLITE_OK)
+			return (rc);
+	}
+	rc = sqlite3_declare_vtab(db, "CREATE TABLE x(" HWTR_CS_COLUMNS ")");
+	if (rc != SQLITE_OK)
+		return (rc);
+	/* It reads and writes only the database's own tables. */
+	(void)sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+	if ((vt = sqlite3_malloc(sizeof(*vt))) == NULL)
+		return (SQLITE_NOMEM);
+	memset(vt, 0, sizeof(*vt));
+	vt->db = db;
+	if ((vt->name = sqlite3_mprintf("%s", argv[2])) == NULL) {
+		sqlite3_free(vt);
+		return (SQLITE_NOMEM);
+	}
+	*vtp = &vt->base;
+	return (SQLITE_OK);
+}
+
+static int
+cv_create(sqlite3 *db, void *aux, int argc, const char *const *argv,
+    sqlite3_vtab **vtp, char **errp)
+{
+	(void)aux;
+	return (cv_init(db, 1, argc, argv, vtp, errp));
+}
+
+static int
+cv_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+    sqlite3_vtab **vtp, char **errp)
+{
+	(void)aux;
+	return (cv_init(db, 0, argc, argv, vtp, errp));
+}
+
+static int
+cv_disconnect(sqlite3_vtab *vtab)
+{
+	struct cv_vtab *vt = (struct cv_vtab *)vtab;
+
+	sqlite3_free(vt->name);
+	sqlite3_free(vt);
+	return (SQLITE_OK);
+}
+
+static int
+cv_destroy(sqlite3_vtab *vtab)
+{
+	struct cv_vtab *vt = (struct cv_vtab *)vtab;
+	char *sql;
+	int rc;
+
+	sql = sqlite3_mprintf("DROP TABLE IF EXISTS \"%w_pages\"; DROP TABLE "
+	    "IF EXISTS \"%w_bysym\"; DROP TABLE IF EXISTS \"%w_rows\";",
+	    vt->name, vt->name, vt->name);
+	if (sql == NULL)
+		return (SQLITE_NOMEM);
+	rc = sqlite3_exec(vt->db, sql, NULL, NULL, NULL);
+	sqlite3_free(sql);
+	if (rc == SQLITE_OK)
+		cv_disconnect(vtab);
+	return (rc);
+}
+
+/*
+ * Does an ORDER BY of these terms hold for rows in id order (ascending,
+ * or all descending)?  Id order is (thread, entry_seq, id) order, and a
+ * column under equality may be left out.
+ */
+static int
+cv_order_ok(const sqlite3_index_info *ii, int thread_eq, int id_eq,
+    int *descp)
+{
+	static const int seq[] = { CS_THREAD, CS_ENTRY_SEQ, CS_ID };
+	int i, k = 0, desc;
+
+	if (ii->nOrderBy == 0)
+		return (0);
+	desc = ii->aOrderBy[0].desc;
+	if (id_eq) {
+		*descp = desc;
+		return (1);
+	}
+	for (i = 0; i < ii->nOrderBy; i++) {
+		int col = ii->aOrderBy[i].iColumn;
+
+		if (ii->aOrderBy[i].desc != desc)
+			return (0);
+		if (col == CS_THREAD && thread_eq)
+			continue;
+		if (col == CS_ID) {
+			/* Ids are unique: whatever follows is decided. */
+			*descp = desc;
+			return (1);
+		}
+		/* entry_seq needs one thread (by equality or before it). */
+		while (k < 3 && seq[k] != col)
+			k++;
+		if (k == 3)
+			return (0);
+		if (col == CS_ENTRY_SEQ && !thread_eq && (i == 0 ||
+		    ii->aOrderBy[i - 1].iColumn != CS_THREAD))
+			return (0);
+		k++;
+	}
+	*descp = desc;
+	return (1);
+}
+
+static int
+cv_best_index(sqlite3_vtab *vtab, sqlite3_index_info *ii)
+{
+	int i, argn = 0, plan, desc = 0;
+	int id_eq = -1, thread_eq = -1, sym_eq = -1;
+	char ops[64];
+	size_t no = 0;
+	double cost, rows;
+
+	(void)vtab;
+	for (i = 0; i < ii->nConstraint; i++) {
+		const struct sqlite3_index_constraint *c = &ii->aConstraint[i];
+
+		if (!c->usable || c->op != SQLITE_INDEX_CONSTRAINT_EQ)
+			continue;
+		if (c->iColumn == CS_ID && id_eq < 0)
+			id_eq = i;
+		else if (c->iColumn == CS_THREAD && thread_eq < 0)
+			thread_eq = i;
+		else if (c->iColumn == CS_SYMBOL && sym_eq < 0)
+			sym_eq = i;
+	}
+	if (id_eq >= 0) {
+		plan = CV_ID;
+		cost = 10;
+		rows = 1;
+		ii->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
+	} else if (sym_eq >= 0) {
+		plan = CV_SYM;
+		cost = 2000;
+		rows = 1000;
+	} else if (thread_eq >= 0) {
+		plan = CV_THREAD;
+		cost = 1e6;
+		rows = 1e5;
+	} else {
+		plan = CV_SCAN;
+		cost = 1e8;
+		rows = 1e7;
+	}
+	/*
+	 * The arguments: the plan's equality, then bounds on id (any plan)
+	 * and on entry_seq (CV_THREAD).  idxStr says, per argument, its
+	 * column (I, T, Y, S) and operator (= > g < l).
+	 */
+	for (i = 0; i < ii->nConstraint && no + 2 < sizeof(ops); i++) {
+		const struct sqlite3_index_constraint *c = &ii->aConstraint[i];
+		char col, op;
+
+		if (!c->usable)
+			continue;
+		if (c->op == SQLITE_INDEX_CONSTRAINT_ISNOTNULL &&
+		    c->iColumn == CS_ID) {
+			/*
+			 * Ids are never NULL.  Taken (min(id) asks), so that
+			 * the first row in id order ends the scan.
+			 */
+			ops[no++] = 'I';
+			ops[no++] = 'n';
+			ii->aConstraintUsage[i].argvIndex = ++argn;
+			ii->aConstraintUsage[i].omit = 1;
+			continue;
+		}
+		if (i == id_eq || (i == sym_eq && plan == CV_SYM) ||
+		    (i == thread_eq && plan != CV_ID))
+			op = '=';
+		else if (c->iColumn != CS_ID && !(c->iColumn == CS_ENTRY_SEQ &&
+		    plan == CV_THREAD))
+			continue;
+		else if (c->op == SQLITE_INDEX_CONSTRAINT_GT)
+			op = '>';
+		else if (c->op == SQLITE_INDEX_CONSTRAINT_GE)
+			op = 'g';
+		else if (c->op == SQLITE_INDEX_CONSTRAINT_LT)
+			op = '<';
+		else if (c->op == SQLITE_INDEX_CONSTRAINT_LE)
+			op = 'l';
+		else if (c->op == SQLITE_INDEX_CONSTRAINT_EQ &&
+		    c->iColumn == CS_ENTRY_SEQ)
+			op = '=';
+		else
+			continue;
+		col = c->iColumn == CS_ID ? 'I' : c->iColumn == CS_THREAD ?
+		    'T' : c->iColumn == CS_SYMBOL ? 'Y' : 'S';
+		ops[no++] = col;
+		ops[no++] = op;
+		ii->aConstraintUsage[i].argvIndex = ++argn;
+		/* SQLite checks again: values may be reals or text. */
+		ii->aConstraintUsage[i].omit = 0;
+		if (op != '=' || plan == CV_SCAN)
+			cost /= 4, rows /= 4;
+	}
+	ops[no] = '\0';
+	if ((ii->idxStr = sqlite3_mprintf("%s", ops)) == NULL)
+		return (SQLITE_NOMEM);
+	ii->needToFreeIdxStr = 1;
+	if (cv_order_ok(ii, thread_eq >= 0, id_eq >= 0, &desc))
+		ii->orderByConsumed = 1;
+	else
+		desc = 0;
+	ii->idxNum = plan | (desc ? CV_DESC : 0);
+	ii->estimatedCost = cost;
+	ii->estimatedRows = (sqlite3_int64)(rows < 1 ? 1 : rows);
+	return (SQLITE_OK);
+}
+
+static int
+cv_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **curp)
+{
+	struct cv_cursor *c;
+	int i;
+
+	if ((c = sqlite3_malloc(sizeof(*c))) == NULL)
+		return (SQLITE_NOMEM);
+	memset(c, 0, sizeof(*c));
+	c->vt = (struct cv_vtab *)vtab;
+	c->eof = 1;
+	for (i = 0; i < CV_NCACHE; i++) {
+		c->cache[i].id0 = -1;
+		c->cache[i].rows = sqlite3_malloc64(HWTR_CS_PAGE *
+		    sizeof(struct hwtr_cs_row));
+		if (c->cache[i].rows == NULL) {
+			while (i-- > 0)
+				sqlite3_free(c->cache[i].rows);
+			sqlite3_free(c);
+			return (SQLITE_NOMEM);
+		}
+	}
+	*curp = &c->base;
+	return (SQLITE_OK);
+}
+
+static int
+cv_close(sqlite3_vtab_cursor *cur)
+{
+	struct cv_cursor *c = (struct cv_cursor *)cur;
+	int i, j;
+
+	for (i = 0; i < CV_NCACHE; i++)
+		sqlite3_free(c->cache[i].rows);
+	sqlite3_finalize(c->s_find);
+	sqlite3_finalize(c->s_tlo);
+	sqlite3_finalize(c->s_thi);
+	for (i = 0; i < 2; i++) {
+		sqlite3_finalize(c->s_range[i]);
+		sqlite3_finalize(c->s_sym[i]);
+		for (j = 0; j < 4; j++)
+			sqlite3_finalize(c->s_rows[j][i]);
+	}
+	sqlite3_free(c->ids);
+	sqlite3_free(c->r_ek);
+	sqlite3_free(c->r_xk);
+	sqlite3_free(c);
+	return (SQLITE_OK);
+}
+
+static int
+cv_err(struct cv_cursor *c, const char *fmt, const char *what)
+{
+	sqlite3_free(c->vt->base.zErrMsg);
+	c->vt->base.zErrMsg = sqlite3_mprintf(fmt, c->vt->name, what);
+	return (SQLITE_ERROR);
+}
+
+static int
+cv_dberr(struct cv_cursor *c)
+{
+	return (cv_err(c, "%s: %s", sqlite3_errmsg(c->vt->db)));
+}
+
+/* Prepare @sql (with "%1$s" for the table name) into *@stp once. */
+static int
+cv_prep(struct cv_cursor *c, sqlite3_stmt **stp, const char *sql)
+{
+	char *s;
+	int rc;
+
+	if (*stp != NULL) {
+		sqlite3_reset(*stp);
+		sqlite3_clear_bindings(*stp);
+		return (SQLITE_OK);
+	}
+	if ((s = cv_subst(sql, c->vt->name)) == NULL)
+		return (SQLITE_NOMEM);
+	rc = sqlite3_prepare_v2(c->vt->db, s, -1, stp, NULL);
+	sqlite3_free(s);
+	return (rc == SQLITE_OK ? rc : cv_dberr(c));
+}
+
+/* Decode the page row at @st's columns 0-4 into a cache slot. */
+static int
+cv_load(struct cv_cursor *c, sqlite3_stmt *st, struct cv_page **pgp)
+{
+	struct cv_page *pg = NULL;
+	const char *why;
+	int64_t id0 = sqlite3_column_int64(st, 0);
+	int i;
+
+	for (i = 0; i < CV_NCACHE; i++)
+		if (c->cache[i].id0 == id0) {
+			pg = &c->cache[i];
+			goto out;
+		}
+	for (i = 0; i < CV_NCACHE; i++)
+		if (pg == NULL || c->cache[i].used < pg->used)
+			pg = &c->cache[i];
+	pg->id0 = -1;
+	pg->thread = sqlite3_column_int64(st, 1);
+	pg->n = sqlite3_column_int64(st, 2);
+	if (hwtr_cs_decode(sqlite3_column_blob(st, 4),
+	    (size_t)sqlite3_column_bytes(st, 4), id0, pg->thread, pg->n,
+	    sqlite3_column_int64(st, 3), pg->rows, &why) < 0) {
+		char where[64];
+
+		snprintf(where, sizeof(where), "%lld", (long long)id0);
+		sqlite3_free(c->vt->base.zErrMsg);
+		c->vt->base.zErrMsg = sqlite3_mprintf("%s: corrupt page of ids "
+		    "from %s in %s_pages: %s", c->vt->name, where, c->vt->name,
+		    why);
+		return (SQLITE_CORRUPT_VTAB);
+	}
+	pg->id0 = id0;
+out:
+	pg->used = ++c->tick;
+	*pgp = pg;
+	return (SQLITE_OK);
+}
+
+/* The page holding id @id into *@pgp (NULL: none). */
+static int
+cv_find(struct cv_cursor *c, int64_t id, struct cv_page **pgp)
+{
+	int i, rc;
+
+	*pgp = NULL;
+	/*
+	 * A page holds ids from its id0 to its last row's (the next thread's
+	 * ids may start before id0 + HWTR_CS_PAGE).
+	 */
+	for (i = 0; i < CV_NCACHE; i++)
+		if (c->cache[i].id0 >= 0 && c->cache[i].id0 <= id &&
+		    id <= c->cache[i].rows[c->cache[i].n - 1].v[CS_ID]) {
+			c->cache[i].used = ++c->tick;
+			*pgp = &c->cache[i];
+			return (SQLITE_OK);
+		}
+	if ((rc = cv_prep(c, &c->s_find, "SELECT id0, thread, n, seq0, data "
+	    "FROM \"%1$s_pages\" WHERE id0 <= ?1 ORDER BY id0 DESC LIMIT 1")) !=
+	    SQLITE_OK)
+		return (rc);
+	sqlite3_bind_int64(c->s_find, 1, id);
+	rc = sqlite3_step(c->s_find);
+	if (rc == SQLITE_ROW) {
+		if (id - sqlite3_column_int64(c->s_find, 0) >= HWTR_CS_PAGE)
+			rc = SQLITE_OK;
+		else
+			rc = cv_load(c, c->s_find, pgp);
+	} else
+		rc = rc == SQLITE_DONE ? SQLITE_OK : cv_dberr(c);
+	sqlite3_reset(c->s_find);
+	return (rc);
+}
+
+/* Index of id @id in page @pg, or -1. */
+static int64_t
+cv_index(const struct cv_page *pg, int64_t id)
+{
+	int64_t lo = 0, hi = pg->n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (pg->rows[mid].v[CS_ID] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (lo < pg->n && pg->rows[lo].v[CS_ID] == id ? lo : -1);
+}
+
+static int
+cv_row_ok(const struct cv_cursor *c, const struct hwtr_cs_row *r)
+{
+	if (r->v[CS_ID] < c->id_lo || r->v[CS_ID] > c->id_hi)
+		return (0);
+	if (c->has_thread && r->v[CS_THREAD] != c->thread)
+		return (0);
+	if (c->plan == CV_THREAD && (r->v[CS_ENTRY_SEQ] < c->seq_lo ||
+	    r->v[CS_ENTRY_SEQ] > c->seq_hi))
+		return (0);
+	if (c->has_symbol && ((r->nul >> CS_SYMBOL) & 1 ||
+	    r->v[CS_SYMBOL] != c->symbol))
+		return (0);
+	return (1);
+}
+
+/* Next row of the pages (c->p_has, c->p_row). */
+static int
+cv_page_next(struct cv_cursor *c)
+{
+	int rc;
+
+	c->p_has = 0;
+	for (;;) {
+		if (c->plan == CV_SYM) {
+			struct cv_page *pg;
+			int64_t id, k;
+			const char *why;
+
+			if (c->ii >= c->nids) {
+				const void *b;
+
+				rc = sqlite3_step(c->pages);
+				if (rc == SQLITE_DONE)
+					return (SQLITE_OK);
+				if (rc != SQLITE_ROW)
+					return (cv_dberr(c));
+				b = sqlite3_column_blob(c->pages, 1);
+				if (hwtr_cs_postings(b, (size_t)
+				    sqlite3_column_bytes(c->pages, 1),
+				    sqlite3_column_int64(c->pages, 0), c->ids,
+				    c->cids, &c->nids, &why) < 0)
+					return (cv_err(c, "%s: corrupt symbol "
+					    "index: %s", why));
+				c->ii = 0;
+				continue;
+			}
+			id = c->ids[c->desc ? c->nids - 1 - c->ii : c->ii];
+			c->ii++;
+			if (id < c->id_lo || id > c->id_hi)
+				continue;
+			if ((rc = cv_find(c, id, &pg)) != SQLITE_OK)
+				return (rc);
+			if (pg == NULL || (k = cv_index(pg, id)) < 0 ||
+			    !cv_row_ok(c, &pg->rows[k]))
+				continue;
+			c->p_row = &pg->rows[k];
+			c->p_has = 1;
+			return (SQLITE_OK);
+		}
+		if (c->pg != NULL && c->pi >= 0 && c->pi < c->pg->n) {
+			const struct hwtr_cs_row *r = &c->pg->rows[c->pi];
+
+			c->pi += c->desc ? -1 : 1;
+			if (!cv_row_ok(c, r))
+				continue;
+			c->p_row = r;
+			c->p_has = 1;
+			return (SQLITE_OK);
+		}
+		if (c->pages == NULL)
+			return (SQLITE_OK);
+		rc = sqlite3_step(c->pages);
+		if (rc == SQLITE_DONE) {
+			c->pg = NULL;
+			return (SQLITE_OK);
+		}
+		if (rc != SQLITE_ROW)
+			return (cv_dberr(c));
+		if ((rc = cv_load(c, c->pages, &c->pg)) != SQLITE_OK)
+			return (rc);
+		c->pi = c->desc ? c->pg->n - 1 : 0;
+	}
+}
+
+/* Next row of calls_rows (c->r_has, c->r_row). */
+static int
+cv_rows_next(struct cv_cursor *c)
+{
+	struct hwtr_cs_row *r = &c->r_row;
+	int rc, i;
+
+	c->r_has = 0;
+	while (c->rows != NULL) {
+		rc = sqlite3_step(c->rows);
+		if (rc == SQLITE_DONE)
+			return (SQLITE_OK);
+		if (rc != SQLITE_ROW)
+			return (cv_dberr(c));
+		memset(r, 0, sizeof(*r));
+		for (i = 0; i < CS_NCOLS; i++) {
+			if (i == CS_ENTRY_KIND || i == CS_EXIT_KIND)
+				continue;
+			if (sqlite3_column_type(c->rows, i) == SQLITE_NULL)
+				r->nul |= 1u << i;
+			else
+				r->v[i] = sqlite3_column_int64(c->rows, i);
+		}
+		sqlite3_free(c->r_ek);
+		sqlite3_free(c->r_xk);
+		c->r_ek = sqlite3_mprintf("%s",
+		    sqlite3_column_text(c->rows, CS_ENTRY_KIND));
+		c->r_xk = sqlite3_mprintf("%s",
+		    sqlite3_column_text(c->rows, CS_EXIT_KIND));
+		if (c->r_ek == NULL || c->r_xk == NULL)
+			return (SQLITE_NOMEM);
+		if (!cv_row_ok(c, r))
+			continue;
+		c->r_has = 1;
+		return (SQLITE_OK);
+	}
+	return (SQLITE_OK);
+}
+
+/* Pick the current row: the next in id order of the two sources. */
+static void
+cv_pick(struct cv_cursor *c)
+{
+	if (!c->p_has && !c->r_has) {
+		c->eof = 1;
+		return;
+	}
+	if (!c->r_has)
+		c->cur = 1;
+	else if (!c->p_has)
+		c->cur = 2;
+	else if (c->desc)
+		c->cur = c->p_row->v[CS_ID] > c->r_row.v[CS_ID] ? 1 : 2;
+	else
+		c->cur = c->p_row->v[CS_ID] < c->r_row.v[CS_ID] ? 1 : 2;
+}
+
+/*
+ * An argument as an integer bound: 0 usable (*vp), 1 no row can match
+ * (NULL), 2 not usable (text or blob: SQLite compares it itself).  Reals
+ * round outwards (SQLite checks the exact comparison again).
+ */
+static int
+cv_arg(sqlite3_value *v, char op, int64_t *vp)
+{
+	double d;
+
+	switch (sqlite3_value_numeric_type(v)) {
+	case SQLITE_INTEGER:
+		*vp = sqlite3_value_int64(v);
+		break;
+	case SQLITE_FLOAT:
+		d = sqlite3_value_double(v);
+		if (isnan(d))
+			return (1);
+		if (d >= 9.2e18 || d <= -9.2e18)
+			return (2);
+		*vp = (int64_t)(op == '<' || op == 'l' ? ceil(d) : floor(d));
+		if (op == '=' && (double)*vp != d)
+			return (1);
+		return (0);
+	case SQLITE_NULL:
+		return (1);
+	default:
+		return (2);
+	}
+	/* Strict bounds become inclusive ones. */
+	if (op == '>') {
+		if (*vp == INT64_MAX)
+			return (1);
+		(*vp)++;
+	} else if (op == '<') {
+		if (*vp == INT64_MIN)
+			return (1);
+		(*vp)--;
+	}
+	return (0);
+}
+
+static void
+cv_lo(int64_t *lo, int64_t v)
+{
+	if (v > *lo)
+		*lo = v;
+}
+
+static void
+cv_hi(int64_t *hi, int64_t v)
+{
+	if (v < *hi)
+		*hi = v;
+}
+
+/* The calls_rows statement of the plan (bound ?1 to ?6). */
+static const char *const cv_rows_sql[4][2] = {
+	{ "SELECT * FROM \"%1$s_rows\" WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+	  "SELECT * FROM \"%1$s_rows\" WHERE id BETWEEN ?1 AND ?2 ORDER BY "
+	  "id DESC" },
+	{ "SELECT * FROM \"%1$s_rows\" WHERE id = ?1 AND ?2 = ?2",
+	  "SELECT * FROM \"%1$s_rows\" WHERE id = ?1 AND ?2 = ?2" },
+	{ "SELECT * FROM \"%1$s_rows\" WHERE symbol = ?3 AND id BETWEEN ?1 "
+	  "AND ?2 ORDER BY symbol, id",
+	  "SELECT * FROM \"%1$s_rows\" WHERE symbol = ?3 AND id BETWEEN ?1 "
+	  "AND ?2 ORDER BY symbol DESC, id DESC" },
+	{ "SELECT * FROM \"%1$s_rows\" WHERE thread = ?4 AND entry_seq BETWEEN "
+	  "?5 AND ?6 AND id BETWEEN ?1 AND ?2 ORDER BY thread, entry_seq, id",
+	  "SELECT * FROM \"%1$s_rows\" WHERE thread = ?4 AND entry_seq BETWEEN "
+	  "?5 AND ?6 AND id BETWEEN ?1 AND ?2 ORDER BY thread DESC, "
+	  "entry_seq DESC, id DESC" },
+};
+
+/*
+ * The first and the last page of thread c->thread that may hold calls
+ * entered in [seq_lo, seq_hi], as an id0 range (*lop > *hip: none).
+ */
+static int
+cv_thread_pages(struct cv_cursor *c, int64_t *lop, int64_t *hip)
+{
+	int rc;
+
+	*lop = 1;
+	*hip = 0;
+	if ((rc = cv_prep(c, &c->s_tlo, "SELECT id0 FROM \"%1$s_pages\" "
+	    "WHERE thread = ?1 AND seq1 >= ?2 ORDER BY thread, seq1, id0 "
+	    "LIMIT 1")) != SQLITE_OK ||
+	    (rc = cv_prep(c, &c->s_thi, "SELECT id0 FROM \"%1$s_pages\" "
+	    "WHERE thread = ?1 AND seq0 <= ?2 ORDER BY thread DESC, seq0 DESC, "
+	    "id0 DESC LIMIT 1")) != SQLITE_OK)
+		return (rc);
+	sqlite3_bind_int64(c->s_tlo, 1, c->thread);
+	sqlite3_bind_int64(c->s_tlo, 2, c->seq_lo);
+	sqlite3_bind_int64(c->s_thi, 1, c->thread);
+	sqlite3_bind_int64(c->s_thi, 2, c->seq_hi);
+	rc = sqlite3_step(c->s_tlo);
+	if (rc == SQLITE_ROW) {
+		*lop = sqlite3_column_int64(c->s_tlo, 0);
+		rc = sqlite3_step(c->s_thi);
+		if (rc == SQLITE_ROW)
+			*hip = sqlite3_column_int64(c->s_thi, 0);
+		else
+			*lop = 1;
+	}
+	sqlite3_reset(c->s_tlo);
+	sqlite3_reset(c->s_thi);
+	return (rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK :
+	    cv_dberr(c));
+}
+
+static int
+cv_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
+    int argc, sqlite3_value **argv)
+{
+	struct cv_cursor *c = (struct cv_cursor *)cur;
+	struct cv_vtab *vt = c->vt;
+	unsigned int dver = 0;
+	int64_t v, plo, phi;
+	int i, rc, drop = 0;
+
+	c->eof = 0;
+	c->p_has = c->r_has = 0;
+	c->pages = NULL;
+	c->rows = NULL;
+	c->pg = NULL;
+	c->nids = c->ii = 0;
+	c->plan = idxnum & 7;
+	c->desc = (idxnum & CV_DESC) != 0;
+	c->id_lo = c->seq_lo = INT64_MIN;
+	c->id_hi = c->seq_hi = INT64_MAX;
+	c->has_thread = c->has_symbol = 0;
+	/* Pages decoded before a change are stale. */
+	(void)sqlite3_file_control(vt->db, "main", SQLITE_FCNTL_DATA_VERSION,
+	    &dver);
+	if (c->gen != vt->gen || c->dver != dver) {
+		for (i = 0; i < CV_NCACHE; i++)
+			c->cache[i].id0 = -1;
+		c->gen = vt->gen;
+		c->dver = dver;
+	}
+	for (i = 0; i < argc && idxstr != NULL && idxstr[2 * i] != '\0'; i++) {
+		char col = idxstr[2 * i], op = idxstr[2 * i + 1];
+
+		if (op == 'n')
+			continue;
+		switch (cv_arg(argv[i], op, &v)) {
+		case 1:
+			c->eof = 1;
+			return (SQLITE_OK);
+		case 2:
+			/* Not usable: that plan reads more; SQLite filters. */
+			if (col == 'I' && op == '=')
+				drop = CV_ID;
+			else if (col == 'Y')
+				drop = CV_SYM;
+			else if (col == 'T')
+				drop = CV_THREAD;
+			continue;
+		default:
+			break;
+		}
+		if (col == 'I') {
+			if (op == '=' || op == '>' || op == 'g')
+				cv_lo(&c->id_lo, v);
+			if (op == '=' || op == '<' || op == 'l')
+				cv_hi(&c->id_hi, v);
+		} else if (col == 'S') {
+			if (op == '=' || op == '>' || op == 'g')
+				cv_lo(&c->seq_lo, v);
+			if (op == '=' || op == '<' || op == 'l')
+				cv_hi(&c->seq_hi, v);
+		} else if (col == 'T') {
+			c->has_thread = 1;
+			c->thread = v;
+		} else if (col == 'Y') {
+			c->has_symbol = 1;
+			c->symbol = v;
+		}
+	}
+	if (drop == c->plan && c->plan != CV_SCAN)
+		c->plan = c->has_thread ? CV_THREAD : CV_SCAN;
+	if (c->plan == CV_SYM && !c->has_symbol)
+		c->plan = c->has_thread ? CV_THREAD : CV_SCAN;
+	if (c->plan == CV_THREAD && !c->has_thread)
+		c->plan = CV_SCAN;
+	if (c->plan != CV_THREAD) {
+		c->seq_lo = INT64_MIN;
+		c->seq_hi = INT64_MAX;
+	}
+	if (c->id_lo > c->id_hi || c->seq_lo > c->seq_hi) {
+		c->eof = 1;
+		return (SQLITE_OK);
+	}
+	/* The pages. */
+	switch (c->plan) {
+	case CV_ID:
+	case CV_SCAN:
+		if (c->plan == CV_ID || c->id_lo == c->id_hi) {
+			struct cv_page *pg;
+			int64_t k;
+
+			c->plan = CV_ID;
+			if ((rc = cv_find(c, c->id_lo, &pg)) != SQLITE_OK)
+				return (rc);
+			if (pg != NULL && (k = cv_index(pg, c->id_lo)) >= 0 &&
+			    cv_row_ok(c, &pg->rows[k])) {
+				c->p_row = &pg->rows[k];
+				c->p_has = 1;
+			}
+			break;
+		}
+		plo = c->id_lo;
+		phi = c->id_hi;
+		if (plo > INT64_MIN) {
+			struct cv_page *pg;
+
+			/* From the page holding id_lo, if any. */
+			if ((rc = cv_find(c, plo, &pg)) != SQLITE_OK)
+				return (rc);
+			if (pg != NULL)
+				plo = pg->id0;
+		}
+		goto range;
+	case CV_THREAD:
+		if ((rc = cv_thread_pages(c, &plo, &phi)) != SQLITE_OK)
+			return (rc);
+		cv_hi(&phi, c->id_hi);
+range:
+		if ((rc = cv_prep(c, &c->s_range[c->desc], c->desc ?
+		    "SELECT id0, thread, n, seq0, data FROM \"%1$s_pages\" "
+		    "WHERE id0 BETWEEN ?1 AND ?2 ORDER BY id0 DESC" :
+		    "SELECT id0, thread, n, seq0, data FROM \"%1$s_pages\" "
+		    "WHERE id0 BETWEEN ?1 AND ?2 ORDER BY id0")) != SQLITE_OK)
+			return (rc);
+		c->pages = c->s_range[c->desc];
+		sqlite3_bind_int64(c->pages, 1, plo);
+		sqlite3_bind_int64(c->pages, 2, phi);
+		if ((rc = cv_page_next(c)) != SQLITE_OK)
+			return (rc);
+		break;
+	case CV_SYM:
+		if (c->ids == NULL) {
+			c->cids = 65536 + HWTR_CS_PAGE;
+			c->ids = sqlite3_malloc64(c->cids * sizeof(*c->ids));
+			if (c->ids == NULL)
+				return (SQLITE_NOMEM);
+		}
+		if ((rc = cv_prep(c, &c->s_sym[c->desc], c->desc ?
+		    "SELECT id0, data FROM \"%1$s_bysym\" WHERE symbol = ?1 "
+		    "ORDER BY symbol DESC, id0 DESC" :
+		    "SELECT id0, data FROM \"%1$s_bysym\" WHERE symbol = ?1 "
+		    "ORDER BY symbol, id0")) != SQLITE_OK)
+			return (rc);
+		c->pages = c->s_sym[c->desc];
+		sqlite3_bind_int64(c->pages, 1, c->symbol);
+		if ((rc = cv_page_next(c)) != SQLITE_OK)
+			return (rc);
+		break;
+	default:
+		break;
+	}
+	/* The rows SQL inserted. */
+	if ((rc = cv_prep(c, &c->s_rows[c->plan][c->desc],
+	    cv_rows_sql[c->plan][c->desc])) != SQLITE_OK)
+		return (rc);
+	c->rows = c->s_rows[c->plan][c->desc];
+	sqlite3_bind_int64(c->rows, 1, c->id_lo);
+	sqlite3_bind_int64(c->rows, 2, c->id_hi);
+	if (c->plan == CV_SYM)
+		sqlite3_bind_int64(c->rows, 3, c->symbol);
+	if (c->plan == CV_THREAD) {
+		sqlite3_bind_int64(c->rows, 4, c->thread);
+		sqlite3_bind_int64(c->rows, 5, c->seq_lo);
+		sqlite3_bind_int64(c->rows, 6, c->seq_hi);
+	}
+	if ((rc = cv_rows_next(c)) != SQLITE_OK)
+		return (rc);
+	cv_pick(c);
+	return (SQLITE_OK);
+}
+
+static int
+cv_next(sqlite3_vtab_cursor *cur)
+{
+	struct cv_cursor *c = (struct cv_cursor *)cur;
+	int rc;
+
+	if (c->cur == 1) {
+		if (c->plan == CV_ID)
+			c->p_has = 0;
+		else if ((rc = cv_page_next(c)) != SQLITE_OK)
+			return (rc);
+	} else if ((rc = cv_rows_next(c)) != SQLITE_OK)
+		return (rc);
+	cv_pick(c);
+	return (SQLITE_OK);
+}
+
+static int
+cv_eof(sqlite3_vtab_cursor *cur)
+{
+	return (((struct cv_cursor *)cur)->eof);
+}
+
+static int
+cv_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+	struct cv_cursor *c = (struct cv_cursor *)cur;
+	const struct hwtr_cs_row *r = c->cur == 1 ? c->p_row : &c->r_row;
+
+	if (col < 0 || col >= CS_NCOLS)
+		return (SQLITE_OK);
+	if (col == CS_ENTRY_KIND || col == CS_EXIT_KIND) {
+		const char *s;
+
+		if (c->cur == 2)
+			s = col == CS_ENTRY_KIND ? c->r_ek : c->r_xk;
+		else
+			s = (col == CS_ENTRY_KIND ? hwtr_cs_entry_kinds :
+			    hwtr_cs_exit_kinds)[r->v[col]];
+		sqlite3_result_text(ctx, s, -1, SQLITE_TRANSIENT);
+	} else if ((r->nul >> col) & 1)
+		sqlite3_result_null(ctx);
+	else
+		sqlite3_result_int64(ctx, r->v[col]);
+	return (SQLITE_OK);
+}
+
+static int
+cv_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+	struct cv_cursor *c = (struct cv_cursor *)cur;
+
+	*rowid = c->cur == 1 ? c->p_row->v[CS_ID] : c->r_row.v[CS_ID];
+	return (SQLITE_OK);
+}
+
+/* Run @sql (table name substituted) with ?1 = @id; 1 when it gave a row. */
+static int
+cv_exec_id(struct cv_vtab *vt, const char *sql, int64_t id, int *rowp)
+{
+	sqlite3_stmt *st;
+	char *s;
+	int rc;
+
+	if ((s = cv_subst(sql, vt->name)) == NULL)
+		return (SQLITE_NOMEM);
+	rc = sqlite3_prepare_v2(vt->db, s, -1, &st, NULL);
+	sqlite3_free(s);
+	if (rc != SQLITE_OK)
+		return (rc);
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rowp != NULL)
+		*rowp = rc == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return (rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc);
+}
+
+/*
+ * Delete id @id: from calls_rows, or from its page, which is written again
+ * without it (its symbol index entry then finds nothing).
+ */
+static int
+cv_delete(struct cv_vtab *vt, int64_t id)
+{
+	struct cv_cursor *c;
+	struct cv_page *pg;
+	sqlite3_stmt *st = NULL;
+	uint8_t *blob = NULL;
+	size_t len;
+	int64_t k;
+	int rc, had;
+	char *s;
+
+	if ((rc = cv_exec_id(vt, "DELETE FROM \"%1$s_rows\" WHERE id = ?1 "
+	    "RETURNING id", id, &had)) != SQLITE_OK || had)
+		return (rc);
+	if ((rc = cv_open(&vt->base, (sqlite3_vtab_cursor **)&c)) != SQLITE_OK)
+		return (rc);
+	if ((rc = cv_find(c, id, &pg)) != SQLITE_OK || pg == NULL ||
+	    (k = cv_index(pg, id)) < 0)
+		goto out;
+	memmove(&pg->rows[k], &pg->rows[k + 1], (size_t)(pg->n - k - 1) *
+	    sizeof(*pg->rows));
+	pg->n--;
+	if (pg->n == 0) {
+		rc = cv_exec_id(vt, "DELETE FROM \"%1$s_pages\" WHERE id0 = ?1",
+		    pg->id0, NULL);
+		goto out;
+	}
+	if (hwtr_cs_encode(pg->rows, (size_t)pg->n, pg->id0,
+	    pg->rows[0].v[CS_ENTRY_SEQ], &blob, &len) < 0) {
+		rc = SQLITE_NOMEM;
+		goto out;
+	}
+	if ((s = cv_subst("UPDATE \"%1$s_pages\" SET n = ?2, seq0 = ?3, "
+	    "seq1 = ?4, data = ?5 WHERE id0 = ?1", vt->name)) == NULL) {
+		rc = SQLITE_NOMEM;
+		goto out;
+	}
+	rc = sqlite3_prepare_v2(vt->db, s, -1, &st, NULL);
+	sqlite3_free(s);
+	if (rc != SQLITE_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, pg->id0);
+	sqlite3_bind_int64(st, 2, pg->n);
+	sqlite3_bind_int64(st, 3, pg->rows[0].v[CS_ENTRY_SEQ]);
+	sqlite3_bind_int64(st, 4, pg->rows[pg->n - 1].v[CS_ENTRY_SEQ]);
+	sqlite3_bind_blob(st, 5, blob, (int)len, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+out:
+	sqlite3_finalize(st);
+	free(blob);
+	cv_close(&c->base);
+	return (rc);
+}
+
+/* Does id @id exist (in calls_rows or a page)? */
+static int
+cv_exists(struct cv_vtab *vt, int64_t id, int *yes)
+{
+	struct cv_cursor *c;
+	struct cv_page *pg;
+	int rc;
+
+	if ((rc = cv_exec_id(vt, "SELECT 1 FROM \"%1$s_rows\" WHERE id = ?1",
+	    id, yes)) != SQLITE_OK || *yes)
+		return (rc);
+	if ((rc = cv_open(&vt->base, (sqlite3_vtab_cursor **)&c)) != SQLITE_OK)
+		return (rc);
+	if ((rc = cv_find(c, id, &pg)) == SQLITE_OK)
+		*yes = pg != NULL && cv_index(pg, id) >= 0;
+	cv_close(&c->base);
+	return (rc);
+}
+
+/*
+ * INSERT, UPDATE and DELETE: rows SQL writes go to calls_rows (as they
+ * are: any values the old table took); a row of a page that is updated
+ * or deleted leaves its page.
+ */
+static int
+cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
+    sqlite3_int64 *rowidp)
+{
+	struct cv_vtab *vt = (struct cv_vtab *)vtab;
+	sqlite3_stmt *st = NULL;
+	int64_t id;
+	int rc, i, yes;
+	char *s;
+
+	vt->gen++;
+	if (sqlite3_value_type(argv[0]) != SQLITE_NULL &&
+	    (rc = cv_delete(vt, sqlite3_value_int64(argv[0]))) != SQLITE_OK)
+		return (rc);
+	if (argc == 1)
+		return (SQLITE_OK);
+	/* The id: the id column, else the rowid given, else the next one. */
+	if (sqlite3_value_type(argv[2 + CS_ID]) != SQLITE_NULL)
+		id = sqlite3_value_int64(argv[2 + CS_ID]);
+	else if (sqlite3_value_type(argv[1]) != SQLITE_NULL)
+		id = sqlite3_value_int64(argv[1]);
+	else {
+		if ((s = cv_subst("SELECT max(coalesce((SELECT max(id) FROM "
+		    "\"%1$s_rows\"), 0), coalesce((SELECT max(id0) + n - 1 FROM "
+		    "\"%1$s_pages\" WHERE id0 = (SELECT max(id0) FROM "
+		    "\"%1$s_pages\")), 0)) + 1", vt->name)) == NULL)
+			return (SQLITE_NOMEM);
+		rc = sqlite3_prepare_v2(vt->db, s, -1, &st, NULL);
+		sqlite3_free(s);
+		if (rc != SQLITE_OK)
+			return (rc);
+		rc = sqlite3_step(st);
+		id = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_ROW)
+			return (SQLITE_ERROR);
+	}
+	if ((rc = cv_exists(vt, id, &yes)) != SQLITE_OK)
+		return (rc);
+	if (yes) {
+		sqlite3_free(vt->base.zErrMsg);
+		vt->base.zErrMsg = sqlite3_mprintf("%s: id %lld exists",
+		    vt->name, (long long)id);
+		return (SQLITE_CONSTRAINT);
+	}
+	if ((s = cv_subst("INSERT INTO \"%1$s_rows\" VALUES (?1, ?2, ?3, ?4, "
+	    "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+	    "?19, ?20)", vt->name)) == NULL)
+		return (SQLITE_NOMEM);
+	rc = sqlite3_prepare_v2(vt->db, s, -1, &st, NULL);
+	sqlite3_free(s);
+	if (rc != SQLITE_OK)
+		return (rc);
+	sqlite3_bind_int64(st, 1, id);
+	for (i = 1; i < CS_NCOLS; i++)
+		sqlite3_bind_value(st, i + 1, argv[2 + i]);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_DONE) {
+		sqlite3_free(vt->base.zErrMsg);
+		vt->base.zErrMsg = sqlite3_mprintf("%s: %s", vt->name,
+		    sqlite3_errmsg(vt->db));
+	}
+	sqlite3_finalize(st);
+	*rowidp = id;
+	return (rc == SQLITE_DONE ? SQLITE_OK : SQLITE_CONSTRAINT);
+}
+
+static sqlite3_module cv_module = {
+	.iVersion = 0,
+	.xCreate = cv_create,
+	.xConnect = cv_connect,
+	.xBestIndex = cv_best_index,
+	.xDisconnect = cv_disconnect,
+	.xDestroy = cv_destroy,
+	.xOpen = cv_open,
+	.xClose = cv_close,
+	.xFilter = cv_filter,
+	.xNext = cv_next,
+	.xEof = cv_eof,
+	.xColumn = cv_column,
+	.xRowid = cv_rowid,
+	.xUpdate = cv_update,
+};
+
+int
+hwtr_calls_vtab_register(sqlite3 *db)
+{
+	return (sqlite3_create_module(db, "hwtr_calls", &cv_module, NULL));
+}

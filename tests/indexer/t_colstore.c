@@ -1,0 +1,516 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The calls column store (indexer/colstore.c) and its virtual table
+ * (indexer/calls_vtab.c), against call histories generated here, whose
+ * every row is known: three threads of calls given to the writer in exit
+ * order (a root that lasts the whole thread, so that its page is written
+ * before it ends and it comes late), read back through SQL and compared
+ * with the generated rows and with counts computed here; constraints that
+ * read only their pages (the others are made unreadable); damaged pages
+ * that give an error, not a crash; rows written with SQL.
+ */
+
+#include <atf-c.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwtrace.h"
+#include "hwtr_test.h"
+#include "hwtr_ix_sqlite.h"
+#include "../../indexer/schema.sql.h"
+#include "../../indexer/colstore.h"
+
+#define MAXCALLS	60000
+
+struct gen {
+	uint64_t	s;
+	struct hwtr_cs_row *rows;	/* by id - 1 */
+	int64_t		nrows;
+};
+
+static uint32_t
+rnd(struct gen *g)
+{
+	g->s = g->s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return ((uint32_t)(g->s >> 33));
+}
+
+#define NUL(c)	(1u << (c))
+
+/* Close call @id at (@seq, @insn, @tsc); hand it to the writer. */
+static void
+pop(struct gen *g, struct hwtr_cs_writer *w, int64_t id, int64_t seq,
+    int64_t insn, int64_t tsc, int kind)
+{
+	struct hwtr_cs_row *r = &g->rows[id - 1];
+
+	r->v[CS_EXIT_SEQ] = seq;
+	r->v[CS_EXIT_INSN] = insn;
+	r->v[CS_EXIT_KIND] = kind;
+	r->v[CS_EXIT_TSC] = tsc;
+	r->v[CS_EXIT_NS] = tsc + 1700000000000000000LL;
+	if (r->nul & NUL(CS_ENTRY_TSC))
+		r->nul |= NUL(CS_EXIT_TSC) | NUL(CS_EXIT_NS);
+	r->v[CS_INSNS] = insn - r->v[CS_ENTRY_INSN];
+	r->v[CS_SELF_INSNS] = r->v[CS_INSNS] / 3;
+	r->v[CS_BLOCKS] = seq - r->v[CS_ENTRY_SEQ];
+	if (id % 97 == 0) {
+		/* Values an indexer would not write: the codec takes them. */
+		r->v[CS_BLOCKS] += 5;
+		r->v[CS_FUNC_IP] = (int64_t)0xffffffff81000000ULL;
+		r->v[CS_EXIT_TSC] = -12345;
+		r->nul &= ~NUL(CS_EXIT_TSC);
+		r->nul |= NUL(CS_EXIT_NS);
+	}
+	ATF_REQUIRE_MSG(hwtr_cs_writer_put(w, r) == 0, "put %lld: %s",
+	    (long long)id, hwtr_cs_writer_error(w));
+}
+
+/* @n calls of thread @t, ids from g->nrows + 1, written in exit order. */
+static void
+gen_thread(struct gen *g, struct hwtr_cs_writer *w, int64_t t, int64_t n)
+{
+	int64_t stack[256], base = g->nrows + 1, seq = 0, insn = 0, tsc = 0;
+	int depth = 0, floor = 1, rungs = 0;
+
+	ATF_REQUIRE(hwtr_cs_writer_thread(w, t, base) == 0);
+	while (g->nrows - base + 1 < n || depth > 0) {
+		/*
+		 * The root stays; its children mostly nest a little.  In
+		 * thread 3 a call entered every 1100 calls stays open too
+		 * (floor): 30 calls open in 30 pages, more than the writer
+		 * keeps, so that pages are written without them.
+		 */
+		int push = g->nrows - base + 1 < n && (depth <= floor ||
+		    (depth == floor + 1 ? rnd(g) % 10 != 0 : depth < 90 &&
+		    rnd(g) % 100 < 49));
+
+		if (push && t == 3 && rungs < 30 &&
+		    (g->nrows - base + 1) % 1100 == 1099) {
+			floor = depth + 1;
+			rungs++;
+		}
+
+		seq += 1 + rnd(g) % 3;
+		insn += 1 + rnd(g) % 10;
+		if (rnd(g) % 2)
+			tsc += rnd(g) % 100;
+		if (push) {
+			struct hwtr_cs_row *r = &g->rows[g->nrows];
+			int64_t id = ++g->nrows;
+
+			memset(r, 0, sizeof(*r));
+			r->v[CS_ID] = id;
+			r->v[CS_THREAD] = t;
+			if (depth > 0) {
+				r->v[CS_PARENT] = stack[depth - 1];
+				r->v[CS_CALL_IP] = g->rows[stack[depth - 1] -
+				    1].v[CS_FUNC_IP] + 5 + rnd(g) % 40;
+				r->v[CS_ENTRY_KIND] = rnd(g) % 50 ? 0 : 3;
+			} else {
+				r->nul |= NUL(CS_PARENT) | NUL(CS_CALL_IP);
+				r->v[CS_ENTRY_KIND] = 1;
+			}
+			r->v[CS_DEPTH] = depth;
+			if (rnd(g) % 20 == 0)
+				r->nul |= NUL(CS_SYMBOL);
+			else
+				r->v[CS_SYMBOL] = 1 + rnd(g) % 50;
+			r->v[CS_FUNC_IP] = 0x401000 + 64 * r->v[CS_SYMBOL];
+			r->v[CS_ENTRY_SEQ] = seq;
+			r->v[CS_ENTRY_INSN] = insn;
+			/* Thread 1 has no time at its start. */
+			if (t == 1 && seq < 200)
+				r->nul |= NUL(CS_ENTRY_TSC) | NUL(CS_ENTRY_NS);
+			r->v[CS_ENTRY_TSC] = tsc;
+			r->v[CS_ENTRY_NS] = tsc + 1700000000000000000LL;
+			stack[depth++] = id;
+		} else {
+			depth--;
+			pop(g, w, stack[depth], seq, insn, tsc,
+			    g->nrows - base + 1 >= n ? 2 : rnd(g) % 30 ? 0 : 1);
+		}
+	}
+}
+
+/* A database with the schema and three generated threads. */
+static sqlite3 *
+make_db(struct gen *g)
+{
+	struct hwtr_cs_writer *w;
+	sqlite3 *db;
+	char *err = NULL;
+
+	memset(g, 0, sizeof(*g));
+	g->s = 42;
+	g->rows = calloc(MAXCALLS, sizeof(*g->rows));
+	ATF_REQUIRE(g->rows != NULL);
+	ATF_REQUIRE_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
+	ATF_REQUIRE_EQ(hwtr_ix_sqlite_register(db), 0);
+	if (sqlite3_exec(db, HWTR_IX_SCHEMA_SQL HWTR_IX_INDEX_SQL, NULL, NULL,
+	    &err) != SQLITE_OK)
+		atf_tc_fail("schema does not create: %s", err);
+	ATF_REQUIRE_EQ(hwtr_cs_writer_open(db, &w), 0);
+	/* 5000, 3001 (the next thread's ids do not start on a page), 40000. */
+	gen_thread(g, w, 1, 5000);
+	gen_thread(g, w, 2, 3001);
+	gen_thread(g, w, 3, 40000);
+	ATF_REQUIRE_MSG(hwtr_cs_writer_finish(w) == 0, "finish: %s",
+	    hwtr_cs_writer_error(w));
+	hwtr_cs_writer_close(w);
+	return (db);
+}
+
+static int64_t
+one(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v = -1;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		atf_tc_fail("cannot prepare '%s': %s", sql, sqlite3_errmsg(db));
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	else
+		atf_tc_fail("'%s': %s", sql, sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	return (v);
+}
+
+static const char *const col_names[CS_NCOLS] = { "id", "thread", "parent",
+    "depth", "symbol", "func_ip", "call_ip", "entry_kind", "exit_kind",
+    "entry_seq", "exit_seq", "entry_insn", "exit_insn", "entry_tsc",
+    "exit_tsc", "entry_ns", "exit_ns", "insns", "self_insns", "blocks" };
+
+/* Every row of calls, in id order, is the generated one. */
+static void
+check_all(sqlite3 *db, const struct gen *g, int64_t skip_id)
+{
+	sqlite3_stmt *st;
+	int64_t k = 0;
+	int c;
+
+	ATF_REQUIRE_EQ(sqlite3_prepare_v2(db, "SELECT * FROM calls ORDER BY id",
+	    -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const struct hwtr_cs_row *r;
+
+		if (k + 1 == skip_id)
+			k++;
+		ATF_REQUIRE_MSG(k < g->nrows, "more rows than generated");
+		r = &g->rows[k++];
+		for (c = 0; c < CS_NCOLS; c++) {
+			if (c == CS_ENTRY_KIND || c == CS_EXIT_KIND) {
+				const char *want = (c == CS_ENTRY_KIND ?
+				    hwtr_cs_entry_kinds :
+				    hwtr_cs_exit_kinds)[r->v[c]];
+				const char *got =
+				    (const char *)sqlite3_column_text(st, c);
+
+				ATF_REQUIRE_MSG(got != NULL &&
+				    strcmp(got, want) == 0, "call %lld: %s "
+				    "expected %s, got %s", (long long)r->v[0],
+				    col_names[c], want, got ? got : "NULL");
+			} else if (r->nul & NUL(c))
+				ATF_REQUIRE_MSG(sqlite3_column_type(st, c) ==
+				    SQLITE_NULL, "call %lld: %s expected NULL, "
+				    "got %lld", (long long)r->v[0], col_names[c],
+				    (long long)sqlite3_column_int64(st, c));
+			else
+				ATF_REQUIRE_MSG(sqlite3_column_type(st, c) ==
+				    SQLITE_INTEGER && sqlite3_column_int64(st,
+				    c) == r->v[c], "call %lld: %s expected "
+				    "%lld, got %lld", (long long)r->v[0],
+				    col_names[c], (long long)r->v[c],
+				    (long long)sqlite3_column_int64(st, c));
+		}
+	}
+	ATF_REQUIRE_MSG(sqlite3_errcode(db) == SQLITE_DONE ||
+	    sqlite3_errcode(db) == SQLITE_OK, "scan: %s", sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	if (k + 1 == skip_id)
+		k++;
+	ATF_REQUIRE_EQ_MSG(k, g->nrows, "expected %lld rows, got %lld",
+	    (long long)g->nrows, (long long)k);
+}
+
+ATF_TC_WITHOUT_HEAD(rows_read_back);
+ATF_TC_BODY(rows_read_back, tc)
+{
+	struct gen g;
+	sqlite3 *db = make_db(&g);
+	char sql[256];
+	int64_t i, n, want, lo, hi;
+
+	check_all(db, &g, -1);
+	/* The root of thread 3 came after its page was written. */
+	ATF_REQUIRE_MSG(g.rows[8001].v[CS_THREAD] == 3 &&
+	    g.rows[8001].v[CS_DEPTH] == 0 &&
+	    g.rows[8001].v[CS_EXIT_SEQ] > g.rows[g.nrows - 2].v[CS_ENTRY_SEQ],
+	    "thread %lld depth %lld exit %lld last entry %lld",
+	    (long long)g.rows[8001].v[CS_THREAD],
+	    (long long)g.rows[8001].v[CS_DEPTH],
+	    (long long)g.rows[8001].v[CS_EXIT_SEQ],
+	    (long long)g.rows[g.nrows - 2].v[CS_ENTRY_SEQ]);
+	/* Lookups by id, between threads and past the end. */
+	for (i = 1; i <= g.nrows + 2; i += 37) {
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM calls WHERE "
+		    "id = %lld AND entry_seq = %lld", (long long)i,
+		    (long long)(i <= g.nrows ? g.rows[i - 1].v[CS_ENTRY_SEQ] :
+		    0));
+		ATF_REQUIRE_EQ_MSG(one(db, sql), i <= g.nrows,
+		    "id %lld", (long long)i);
+	}
+	/* A symbol's calls, with and without a thread. */
+	for (i = 1; i <= 50; i += 7) {
+		int64_t t;
+
+		for (t = 0; t <= 3; t++) {
+			for (want = 0, n = 0; n < g.nrows; n++)
+				want += !(g.rows[n].nul & NUL(CS_SYMBOL)) &&
+				    g.rows[n].v[CS_SYMBOL] == i &&
+				    (t == 0 || g.rows[n].v[CS_THREAD] == t);
+			snprintf(sql, sizeof(sql), "SELECT count(*) FROM calls "
+			    "WHERE symbol = %lld%s%lld", (long long)i,
+			    t ? " AND thread = " : " AND 0 = ", (long long)t);
+			ATF_REQUIRE_EQ_MSG(one(db, sql), want,
+			    "symbol %lld thread %lld", (long long)i,
+			    (long long)t);
+		}
+	}
+	/* Ranges of entry positions, both directions. */
+	for (lo = 0; lo < 150000; lo += 9973) {
+		hi = lo + 5000;
+		for (want = 0, n = 0; n < g.nrows; n++)
+			want += g.rows[n].v[CS_THREAD] == 3 &&
+			    g.rows[n].v[CS_ENTRY_SEQ] >= lo &&
+			    g.rows[n].v[CS_ENTRY_SEQ] <= hi;
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM calls WHERE "
+		    "thread = 3 AND entry_seq BETWEEN %lld AND %lld",
+		    (long long)lo, (long long)hi);
+		ATF_REQUIRE_EQ_MSG(one(db, sql), want, "range %lld-%lld",
+		    (long long)lo, (long long)hi);
+		for (want = -1, n = 0; n < g.nrows; n++)
+			if (g.rows[n].v[CS_THREAD] == 3 &&
+			    g.rows[n].v[CS_ENTRY_SEQ] <= hi)
+				want = g.rows[n].v[CS_ID];
+		snprintf(sql, sizeof(sql), "SELECT coalesce((SELECT id FROM "
+		    "calls WHERE thread = 3 AND entry_seq <= %lld ORDER BY "
+		    "entry_seq DESC, id DESC LIMIT 1), -1)", (long long)hi);
+		ATF_REQUIRE_EQ_MSG(one(db, sql), want, "last up to %lld",
+		    (long long)hi);
+	}
+	/* Parents through a join on id. */
+	for (want = 0, n = 0; n < g.nrows; n++)
+		want += !(g.rows[n].nul & NUL(CS_PARENT)) &&
+		    g.rows[g.rows[n].v[CS_PARENT] - 1].v[CS_DEPTH] + 1 ==
+		    g.rows[n].v[CS_DEPTH];
+	ATF_REQUIRE_EQ(one(db, "SELECT count(*) FROM calls c JOIN calls p ON "
+	    "p.id = c.parent WHERE p.depth + 1 = c.depth"), want);
+	ATF_REQUIRE_EQ(one(db, "SELECT id FROM calls ORDER BY id LIMIT 1"), 1);
+	ATF_REQUIRE_EQ(one(db, "SELECT max(id) FROM calls"), g.nrows);
+	sqlite3_close(db);
+	free(g.rows);
+}
+
+ATF_TC_WITHOUT_HEAD(ranges_read_only_their_pages);
+ATF_TC_BODY(ranges_read_only_their_pages, tc)
+{
+	struct gen g;
+	sqlite3 *db = make_db(&g);
+	sqlite3_stmt *st;
+	int64_t n, want = 0, lo = 60000, hi = 61000;
+	char sql[512];
+
+	for (n = 0; n < g.nrows; n++)
+		want += g.rows[n].v[CS_THREAD] == 3 &&
+		    g.rows[n].v[CS_ENTRY_SEQ] >= lo &&
+		    g.rows[n].v[CS_ENTRY_SEQ] <= hi;
+	ATF_REQUIRE(want > 0);
+	/* Every page that cannot hold the range becomes unreadable. */
+	snprintf(sql, sizeof(sql), "UPDATE calls_pages SET data = x'02ff' "
+	    "WHERE NOT (thread = 3 AND seq1 >= %lld AND seq0 <= %lld)",
+	    (long long)lo, (long long)hi);
+	ATF_REQUIRE_EQ(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	ATF_REQUIRE(one(db, "SELECT count(*) FROM calls_pages WHERE data = "
+	    "x'02ff'") > 40);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM calls WHERE thread = "
+	    "3 AND entry_seq >= %lld AND entry_seq <= %lld", (long long)lo,
+	    (long long)hi);
+	ATF_REQUIRE_EQ_MSG(one(db, sql), want, "the range read other pages: "
+	    "%s", sqlite3_errmsg(db));
+	/* A scan of all of them fails, saying which page. */
+	ATF_REQUIRE_EQ(sqlite3_prepare_v2(db, "SELECT count(*) FROM calls",
+	    -1, &st, NULL), SQLITE_OK);
+	ATF_REQUIRE(sqlite3_step(st) != SQLITE_ROW);
+	ATF_REQUIRE_MSG(strstr(sqlite3_errmsg(db), "corrupt page of ids from "
+	    "1 in calls_pages") != NULL, "message: %s", sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	free(g.rows);
+}
+
+ATF_TC_WITHOUT_HEAD(damaged_pages_give_errors);
+ATF_TC_BODY(damaged_pages_give_errors, tc)
+{
+	struct gen g;
+	sqlite3 *db = make_db(&g);
+	sqlite3_stmt *get, *put, *q;
+	uint8_t *blob;
+	int len, cut, i, errs = 0, rc;
+
+	ATF_REQUIRE_EQ(sqlite3_prepare_v2(db, "SELECT data FROM calls_pages "
+	    "WHERE id0 = 1025", -1, &get, NULL), SQLITE_OK);
+	ATF_REQUIRE_EQ(sqlite3_step(get), SQLITE_ROW);
+	len = sqlite3_column_bytes(get, 0);
+	blob = malloc((size_t)len);
+	ATF_REQUIRE(blob != NULL && len > 16);
+	memcpy(blob, sqlite3_column_blob(get, 0), (size_t)len);
+	sqlite3_finalize(get);
+	ATF_REQUIRE_EQ(sqlite3_prepare_v2(db, "UPDATE calls_pages SET data = "
+	    "?1 WHERE id0 = 1025", -1, &put, NULL), SQLITE_OK);
+	ATF_REQUIRE_EQ(sqlite3_prepare_v2(db, "SELECT sum(insns) FROM calls "
+	    "WHERE id BETWEEN 1025 AND 2048", -1, &q, NULL), SQLITE_OK);
+	/* Truncated anywhere, and each byte changed: an error or a row. */
+	for (cut = 0; cut < len + len; cut++) {
+		uint8_t *b = malloc((size_t)len);
+
+		memcpy(b, blob, (size_t)len);
+		if (cut < len)
+			i = cut;
+		else {
+			i = len;
+			b[cut - len] ^= 0x5a;
+		}
+		sqlite3_bind_blob(put, 1, b, i, SQLITE_TRANSIENT);
+		ATF_REQUIRE_EQ(sqlite3_step(put), SQLITE_DONE);
+		sqlite3_reset(put);
+		free(b);
+		rc = sqlite3_step(q);
+		if (rc != SQLITE_ROW) {
+			errs++;
+			ATF_REQUIRE_MSG(strstr(sqlite3_errmsg(db), "corrupt page "
+			    "of ids from 1025 in calls_pages: ") != NULL,
+			    "damage %d: message '%s'", cut,
+			    sqlite3_errmsg(db));
+		}
+		sqlite3_reset(q);
+		if (cut < len)
+			ATF_REQUIRE_MSG(rc != SQLITE_ROW, "page cut at %d of "
+			    "%d bytes read as a page", cut, len);
+	}
+	ATF_REQUIRE(errs >= len);
+	/* Undamaged again: the same rows. */
+	sqlite3_bind_blob(put, 1, blob, len, SQLITE_STATIC);
+	ATF_REQUIRE_EQ(sqlite3_step(put), SQLITE_DONE);
+	sqlite3_finalize(put);
+	sqlite3_finalize(q);
+	check_all(db, &g, -1);
+	free(blob);
+	sqlite3_close(db);
+	free(g.rows);
+}
+
+ATF_TC_WITHOUT_HEAD(sql_writes_merge);
+ATF_TC_BODY(sql_writes_merge, tc)
+{
+	struct gen g;
+	sqlite3 *db = make_db(&g);
+	char sql[256];
+	int64_t last;
+
+	/* A page row deleted: gone from the scan, the symbol index, by id. */
+	ATF_REQUIRE_EQ(sqlite3_exec(db, "DELETE FROM calls WHERE id = 4321",
+	    NULL, NULL, NULL), SQLITE_OK);
+	check_all(db, &g, 4321);
+	ATF_REQUIRE_EQ(one(db, "SELECT count(*) FROM calls WHERE id = 4321"),
+	    0);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM calls WHERE symbol = "
+	    "%lld AND id BETWEEN 4300 AND 4400",
+	    (long long)g.rows[4320].v[CS_SYMBOL]);
+	last = one(db, sql);
+	/* Inserted back with SQL (into calls_rows): in its place again. */
+	snprintf(sql, sizeof(sql), "INSERT INTO calls SELECT 4321, %lld, "
+	    "%lld, %lld, %lld, %lld, %lld, '%s', '%s', %lld, %lld, %lld, %lld,"
+	    " %lld, %lld, %lld, %lld, %lld, %lld, %lld",
+	    (long long)g.rows[4320].v[1], (long long)g.rows[4320].v[2],
+	    (long long)g.rows[4320].v[3], (long long)g.rows[4320].v[4],
+	    (long long)g.rows[4320].v[5], (long long)g.rows[4320].v[6],
+	    hwtr_cs_entry_kinds[g.rows[4320].v[7]],
+	    hwtr_cs_exit_kinds[g.rows[4320].v[8]],
+	    (long long)g.rows[4320].v[9], (long long)g.rows[4320].v[10],
+	    (long long)g.rows[4320].v[11], (long long)g.rows[4320].v[12],
+	    (long long)g.rows[4320].v[13], (long long)g.rows[4320].v[14],
+	    (long long)g.rows[4320].v[15], (long long)g.rows[4320].v[16],
+	    (long long)g.rows[4320].v[17], (long long)g.rows[4320].v[18],
+	    (long long)g.rows[4320].v[19]);
+	ATF_REQUIRE(!(g.rows[4320].nul & ~(NUL(CS_EXIT_NS))));
+	ATF_REQUIRE_EQ_MSG(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK,
+	    "%s", sqlite3_errmsg(db));
+	if (g.rows[4320].nul & NUL(CS_EXIT_NS))
+		ATF_REQUIRE_EQ(sqlite3_exec(db, "UPDATE calls SET exit_ns = NULL "
+		    "WHERE id = 4321", NULL, NULL, NULL), SQLITE_OK);
+	check_all(db, &g, -1);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM calls WHERE symbol = "
+	    "%lld AND id BETWEEN 4300 AND 4400",
+	    (long long)g.rows[4320].v[CS_SYMBOL]);
+	ATF_REQUIRE_EQ(one(db, sql), last + 1);
+	ATF_REQUIRE_EQ(one(db, "SELECT count(*) FROM calls_rows"), 1);
+	/* An id that exists is refused. */
+	ATF_REQUIRE(sqlite3_exec(db, "INSERT INTO calls (id, thread, depth, "
+	    "func_ip, entry_kind, exit_kind, entry_seq, exit_seq, entry_insn, "
+	    "exit_insn, insns, self_insns, blocks) VALUES (17, 1, 0, 0, 'call',"
+	    " 'return', 0, 0, 0, 0, 0, 0, 0)", NULL, NULL, NULL) != SQLITE_OK);
+	sqlite3_close(db);
+	free(g.rows);
+}
+
+ATF_TC_WITHOUT_HEAD(exec_chunks_pack);
+ATF_TC_BODY(exec_chunks_pack, tc)
+{
+	uint8_t data[8192], *z, *raw;
+	size_t i, zlen, rlen;
+
+	/* 8192 one-byte varints (a loop): packed, and back. */
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i % 7 == 0 ? 3 : 0);
+	ATF_REQUIRE_EQ(hwtr_xo_pack(data, sizeof(data), 8192, &z, &zlen), 0);
+	ATF_REQUIRE(z != NULL && zlen < 8192);
+	ATF_REQUIRE_EQ(hwtr_xo_unpack(z, zlen, 8192, &raw, &rlen), 0);
+	ATF_REQUIRE(raw != NULL && rlen == sizeof(data) &&
+	    memcmp(raw, data, rlen) == 0);
+	free(raw);
+	/* Damaged, or said to hold more blocks than it does: refused. */
+	z[zlen / 2] ^= 0xff;
+	ATF_REQUIRE(hwtr_xo_unpack(z, zlen, 8192, &raw, &rlen) < 0 ||
+	    (rlen == sizeof(data) && (free(raw), 1)));
+	z[zlen / 2] ^= 0xff;
+	ATF_REQUIRE(hwtr_xo_unpack(z, zlen, 9000, &raw, &rlen) < 0);
+	ATF_REQUIRE(hwtr_xo_unpack(z, zlen / 2, 8192, &raw, &rlen) < 0);
+	free(z);
+	/* Varints that do not compress below one byte a block stay raw. */
+	for (i = 0; i < 100; i++)
+		data[i] = (uint8_t)((i * 2654435761u) >> 25);
+	ATF_REQUIRE_EQ(hwtr_xo_pack(data, 100, 100, &z, &zlen), 0);
+	ATF_REQUIRE(z == NULL);
+	ATF_REQUIRE_EQ(hwtr_xo_unpack(data, 100, 100, &raw, &rlen), 0);
+	ATF_REQUIRE(raw == NULL);
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, rows_read_back);
+	ATF_TP_ADD_TC(tp, ranges_read_only_their_pages);
+	ATF_TP_ADD_TC(tp, damaged_pages_give_errors);
+	ATF_TP_ADD_TC(tp, sql_writes_merge);
+	ATF_TP_ADD_TC(tp, exec_chunks_pack);
+	return (atf_no_error());
+}
