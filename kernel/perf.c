@@ -82,6 +82,7 @@
 #include <sys/wait.h>
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -93,6 +94,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hwtr_common.h"
@@ -101,6 +103,7 @@
 
 #ifdef __linux__
 #include <linux/capability.h>
+#include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
 #endif
@@ -428,6 +431,8 @@ struct perf_ev {
 	void		*aux;
 	size_t		aux_len;
 	struct hwtr_perf_ring ring;
+	uint64_t	taken;		/* AUX bytes saved (--mode stop) */
+	int		stopped;	/* --mode stop: full, disabled */
 };
 
 /* An image path seen in an MMAP/MMAP2 record (for its build-id). */
@@ -443,6 +448,22 @@ struct perf_src {
 	struct perf_event_attr attr;
 	int		cpu_mode;
 	int		ring;		/* --mode ring: AUX overwrite */
+	int		stop;		/* --mode stop: first aux_size bytes */
+	pid_t		attach;		/* -p PID, else 0 */
+	/*
+	 * Events with no ring of their own: their output goes to ev[idx]'s
+	 * (PERF_EVENT_IOC_SET_OUTPUT): other threads' (-p), breakpoints.
+	 */
+	struct perf_xev {
+		int	fd;
+		size_t	idx;
+	}		*xev;
+	size_t		nxev, xcap;
+	/* --trigger: breakpoint events, their ids, hits not yet saved. */
+	uint64_t	trig_addr;	/* runtime address, 0: none */
+	uint64_t	*bp_ids;
+	size_t		nbp;
+	int		trig_hits;
 	int		cpus[PERF_MAX_CPUS];
 	size_t		ncpu;
 	struct perf_ev	*ev;
@@ -698,7 +719,22 @@ on_record(void *arg, uint32_t type, uint16_t misc, const uint8_t *body,
     size_t len)
 {
 	struct perf_src *ps = arg;
+	uint64_t id;
+	size_t i;
 
+	/*
+	 * A sample of a --trigger breakpoint (PERF_SAMPLE_IDENTIFIER comes
+	 * first in a sample): the program reached the function.  It is not
+	 * the recording's: its event is not in HEADER_ATTR.
+	 */
+	if (type == HWTR_PERF_SAMPLE && len >= 8 && ps->nbp > 0) {
+		memcpy(&id, body, 8);
+		for (i = 0; i < ps->nbp; i++)
+			if (ps->bp_ids[i] == id) {
+				ps->trig_hits++;
+				return (0);
+			}
+	}
 	rec_hdr(ps, type, misc, len + 8);
 	rec_put(ps, body, len);
 	if (type == HWTR_PERF_MMAP || type == HWTR_PERF_MMAP2)
@@ -721,6 +757,19 @@ on_aux(void *arg, const uint8_t *buf, size_t len, uint64_t offset)
 	uint32_t idx = (uint32_t)a->idx, tid = UINT32_MAX;
 	uint32_t cpu = (uint32_t)a->ev->cpu, zero = 0;
 
+	if (ps->stop) {
+		/* --mode stop: the first aux_size bytes, the rest is lost. */
+		if (a->ev->taken >= ps->aux_size) {
+			ps->aux_lost += len;
+			return (0);
+		}
+		if (len > ps->aux_size - a->ev->taken) {
+			ps->aux_lost += len - (size_t)(ps->aux_size -
+			    a->ev->taken);
+			len = (size_t)(ps->aux_size - a->ev->taken);
+		}
+		a->ev->taken += len;
+	}
 	if (len == 0)
 		return (0);
 	/*
@@ -739,6 +788,59 @@ on_aux(void *arg, const uint8_t *buf, size_t len, uint64_t offset)
 	rec_put(ps, buf, len);
 	ps->aux_bytes += len;
 	return (ps->rec_err != 0 ? -HWTR_E_IO : 0);
+}
+
+/* PERF_EVENT_IOC_ENABLE or _DISABLE on ring @i's events (all: SIZE_MAX). */
+static int
+ev_ioctl(struct perf_src *ps, size_t i, unsigned long req)
+{
+	size_t j;
+	int rc = 0;
+
+	for (j = 0; j < ps->nev; j++)
+		if ((i == SIZE_MAX || i == j) &&
+		    ioctl(ps->ev[j].fd, req, 0) != 0)
+			rc = -1;
+	for (j = 0; j < ps->nxev; j++)
+		if ((i == SIZE_MAX || i == ps->xev[j].idx) &&
+		    ioctl(ps->xev[j].fd, req, 0) != 0)
+			rc = -1;
+	return (rc);
+}
+
+/*
+ * --mode stop: ring @i has its aux_size bytes.  Its events are disabled,
+ * and an AUX record flagged TRUNCATED (what the kernel writes when its
+ * AUX area is full) tells the importer the trace stops there: a loss of
+ * an unknown amount on that CPU's stream.  Its time is the perf clock's
+ * (CLOCK_MONOTONIC, as the kernel's default local clock) now.
+ */
+static void
+stop_ring(struct perf_src *ps, size_t i)
+{
+	struct perf_ev *ev = &ps->ev[i];
+	struct timespec ts;
+	uint64_t now = 0;
+	uint32_t u[2];
+
+	(void)ev_ioctl(ps, i, PERF_EVENT_IOC_DISABLE);
+	ev->stopped = 1;
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
+		now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	rec_hdr(ps, HWTR_PERF_AUX, 0, 8 + 24 + 32);
+	rec_u64(ps, ev->taken);		/* aux_offset */
+	rec_u64(ps, 0);			/* aux_size */
+	rec_u64(ps, HWTR_PERF_AUX_TRUNCATED);
+	u[0] = u[1] = (uint32_t)ps->src->first_pid;
+	rec_put(ps, u, 8);
+	rec_u64(ps, now);
+	u[0] = (uint32_t)ev->cpu;
+	u[1] = 0;
+	rec_put(ps, u, 8);
+	rec_u64(ps, ev->id);
+	hwtr_logf(&ps->src->cfg.log, HWTR_LOG_INFO, "--mode stop: CPU %d's "
+	    "%" PRIu64 " bytes are full: its trace stops", ev->cpu,
+	    ps->aux_size);
 }
 
 /* Whatever the kernel has written so far (stream mode's AUX data too). */
@@ -766,6 +868,9 @@ drain(struct perf_src *ps)
 				    hwtr_errstr((int)n));
 				return ((int)n);
 			}
+			if (ps->stop && !ev->stopped &&
+			    ev->taken >= ps->aux_size)
+				stop_ring(ps, i);
 		}
 		if ((rc = hwtr_perf_ring_records(&ev->ring, on_record,
 		    ps)) < 0) {
@@ -797,8 +902,7 @@ snapshot(struct perf_src *ps, int final)
 	int64_t n;
 	size_t i;
 
-	for (i = 0; i < ps->nev; i++)
-		(void)ioctl(ps->ev[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+	(void)ev_ioctl(ps, SIZE_MAX, PERF_EVENT_IOC_DISABLE);
 	for (i = 0; i < ps->nev; i++) {
 		a.ps = ps;
 		a.ev = &ps->ev[i];
@@ -813,8 +917,7 @@ snapshot(struct perf_src *ps, int final)
 		ps->aux_lost += lost;
 	}
 	if (!final)
-		for (i = 0; i < ps->nev; i++)
-			(void)ioctl(ps->ev[i].fd, PERF_EVENT_IOC_ENABLE, 0);
+		(void)ev_ioctl(ps, SIZE_MAX, PERF_EVENT_IOC_ENABLE);
 	return (drain(ps));
 }
 
@@ -856,7 +959,6 @@ rec_build_ids(struct perf_src *ps)
 static int
 finish(struct perf_src *ps)
 {
-	size_t i;
 	int rc;
 
 	if (ps->finished)
@@ -865,8 +967,7 @@ finish(struct perf_src *ps)
 	if (ps->ring)
 		rc = snapshot(ps, 1);
 	else {
-		for (i = 0; i < ps->nev; i++)
-			(void)ioctl(ps->ev[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+		(void)ev_ioctl(ps, SIZE_MAX, PERF_EVENT_IOC_DISABLE);
 		rc = drain(ps);
 	}
 	if (rc < 0)
@@ -1097,8 +1198,11 @@ make_attr(struct perf_src *ps)
 	a->task = 1;
 	a->context_switch = 1;
 	if (!ps->cpu_mode) {
-		/* The command from its exec, and every child it makes. */
-		a->enable_on_exec = 1;
+		/*
+		 * The command from its exec, and every child it makes; an
+		 * attached process's threads from the attach (ENABLE).
+		 */
+		a->enable_on_exec = ps->attach == 0;
 		a->inherit = !ps->src->cfg.no_follow;
 	}
 }
@@ -1142,23 +1246,26 @@ perf_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
 
 	src->cfg = *cfg;
 	if (cfg->pid > 0) {
-		perf_err(ps, "the perf source does not attach (-p) yet: use "
-		    "--source step, or launch the command");
-		return (-HWTR_E_UNSUPPORTED);
-	}
-	if (cfg->argv == NULL || cfg->argv[0] == NULL) {
+		if (kill(cfg->pid, 0) != 0 && errno == ESRCH) {
+			perf_err(ps, "no process %d to attach to",
+			    (int)cfg->pid);
+			return (-HWTR_E_NOENT);
+		}
+		ps->attach = cfg->pid;
+	} else if (cfg->argv == NULL || cfg->argv[0] == NULL) {
 		perf_err(ps, "no command to trace");
 		return (-HWTR_E_INVAL);
 	}
-	if (cfg->trigger_name != NULL) {
-		perf_err(ps, "the perf source has no --trigger: hardware "
-		    "trace has no breakpoint to stop at; send SIGUSR2 for a "
-		    "snapshot");
-		return (-HWTR_E_UNSUPPORTED);
-	}
-	if (cfg->mode == HWTR_CAP_STOP) {
-		perf_err(ps, "the perf source has no --mode stop: the "
-		    "kernel's buffer is a stream (the default) or a ring");
+	/*
+	 * --trigger: a launched PIE's address is known only after its exec,
+	 * when the program may already have passed it.
+	 */
+	if (cfg->trigger_name != NULL && cfg->trigger_pie && ps->attach == 0) {
+		perf_err(ps, "--trigger %s: '%s' is position-independent; the "
+		    "perf source sets its breakpoint before the exec, at an "
+		    "address it must know then: attach (-p) to it, or use "
+		    "--source step or valgrind", cfg->trigger_name,
+		    cfg->argv[0]);
 		return (-HWTR_E_UNSUPPORTED);
 	}
 	why[0] = '\0';
@@ -1174,6 +1281,7 @@ perf_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
 		return (-HWTR_E_UNSUPPORTED);
 	}
 	ps->ring = cfg->mode == HWTR_CAP_RING;
+	ps->stop = cfg->mode == HWTR_CAP_STOP;
 	ps->cpu_mode = cfg->all_cpus || cfg->cpus != NULL;
 	if (cfg->cpus != NULL)
 		rc = parse_cpus(ps, cfg->cpus);
@@ -1261,11 +1369,278 @@ open_event(struct perf_src *ps, struct perf_ev *ev, pid_t pid, int cpu)
 	return (0);
 }
 
+/*
+ * An event whose output goes to ring @idx's (PERF_EVENT_IOC_SET_OUTPUT:
+ * same CPU, same clock), with @attr for @pid on that ring's CPU: another
+ * thread's Intel PT event (-p), or a --trigger breakpoint (@bp).
+ */
+/* The time conversion of the first mmap page. */
+static void
+time_conv(struct perf_src *ps)
+{
+	struct perf_event_mmap_page *pg = ps->ev[0].base;
+	struct hwtr_src *src = ps->src;
+
+	ps->time_shift = pg->time_shift;
+	ps->time_mult = pg->time_mult;
+	ps->time_zero = pg->time_zero;
+	ps->cap_time_zero = pg->cap_user_time_zero;
+	if (ps->cap_time_zero) {
+		src->tconv.valid = 1;
+		src->tconv.shift = ps->time_shift;
+		src->tconv.mult = ps->time_mult;
+		src->tconv.ns_zero = (int64_t)ps->time_zero;
+	}
+}
+
+static int
+open_xev(struct perf_src *ps, struct perf_event_attr *attr, pid_t pid,
+    size_t idx, int bp)
+{
+	struct perf_xev *nx;
+	uint64_t id = 0;
+	int fd, e;
+
+	if (ps->nxev == ps->xcap) {
+		size_t nc = ps->xcap ? ps->xcap * 2 : 16;
+
+		if ((nx = realloc(ps->xev, nc * sizeof(*nx))) == NULL)
+			return (-HWTR_E_NOMEM);
+		ps->xev = nx;
+		ps->xcap = nc;
+	}
+	fd = (int)sys_perf_event_open(attr, pid, ps->ev[idx].cpu, -1,
+	    PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		/* A thread that ended since /proc listed it. */
+		if (e == ESRCH && !bp && ps->attach > 0)
+			return (0);
+		perf_err(ps, "perf_event_open (%s, thread %d, CPU %d): %s%s",
+		    bp ? "the --trigger breakpoint" : ps->pmu.name, (int)pid,
+		    ps->ev[idx].cpu, strerror(e), bp && e == ENOSPC ? " (the "
+		    "CPU's debug registers are taken)" : "");
+		return (e == EACCES || e == EPERM ? -HWTR_E_PERM : -HWTR_E_IO);
+	}
+	ps->xev[ps->nxev].fd = fd;
+	ps->xev[ps->nxev].idx = idx;
+	ps->nxev++;
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ps->ev[idx].fd) != 0) {
+		perf_err(ps, "CPU %d: redirecting thread %d's %s into the "
+		    "CPU's ring: %s", ps->ev[idx].cpu, (int)pid, bp ?
+		    "breakpoint" : "event", strerror(errno));
+		return (-HWTR_E_IO);
+	}
+	if (!bp && ps->filter[0] != '\0' &&
+	    ioctl(fd, PERF_EVENT_IOC_SET_FILTER, ps->filter) != 0) {
+		perf_err(ps, "CPU %d: the kernel refused the address filter "
+		    "'%s': %s", ps->ev[idx].cpu, ps->filter, strerror(errno));
+		return (-HWTR_E_INVAL);
+	}
+	if (bp) {
+		uint64_t *ni;
+
+		if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0) {
+			perf_err(ps, "the --trigger breakpoint's id: %s",
+			    strerror(errno));
+			return (-HWTR_E_IO);
+		}
+		if ((ni = realloc(ps->bp_ids, (ps->nbp + 1) *
+		    sizeof(*ni))) == NULL)
+			return (-HWTR_E_NOMEM);
+		ps->bp_ids = ni;
+		ps->bp_ids[ps->nbp++] = id;
+	}
+	return (0);
+}
+
+/*
+ * --trigger: a hardware execution breakpoint (PERF_TYPE_BREAKPOINT,
+ * HW_BREAKPOINT_X) at the function's runtime address, for @pid on every
+ * ring's CPU, inherited as the trace is, its samples written into the
+ * CPU's data area, where the reader sees them.  Why a breakpoint event
+ * and not ptrace's int3 (as the step source): the program keeps running
+ * natively and untouched (no stop, no code patched, nothing a debugger
+ * or the program's own checksums would see), the kernel follows it into
+ * every thread and child with the trace, and the hit is a record in the
+ * ring already read.  The cost: a debug register per CPU (x86 has four;
+ * ENOSPC when taken), and the snapshot is taken when the reader sees the
+ * sample (within its 50 ms poll), so the saved ring goes on a little past
+ * the hit.
+ */
+static int
+open_trigger(struct perf_src *ps, pid_t pid)
+{
+	struct perf_event_attr a;
+	size_t i;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_BREAKPOINT;
+	a.bp_type = HW_BREAKPOINT_X;
+	a.bp_addr = ps->trig_addr;
+	a.bp_len = sizeof(long);
+	a.sample_period = 1;
+	a.wakeup_events = 1;
+	a.sample_type = ps->attr.sample_type;
+	a.sample_id_all = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.disabled = 1;
+	a.enable_on_exec = ps->attach == 0;
+	a.inherit = !ps->src->cfg.no_follow;
+	for (i = 0; i < ps->nev; i++)
+		if ((rc = open_xev(ps, &a, pid, i, 1)) < 0)
+			return (rc);
+	return (0);
+}
+
+/* The runtime address of --trigger (a PIE's: in the attached process). */
+static int
+trigger_addr(struct perf_src *ps)
+{
+	char path[64], exe[PATH_MAX], line[PATH_MAX + 128];
+	uint64_t lo, hi, off;
+	FILE *fp;
+	ssize_t n;
+
+	if (!ps->src->cfg.trigger_pie || ps->attach == 0) {
+		ps->trig_addr = ps->src->cfg.trigger_vaddr;
+		return (0);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)ps->attach);
+	if ((n = readlink(path, exe, sizeof(exe) - 1)) <= 0)
+		goto fail;
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)ps->attach);
+	if ((fp = fopen(path, "re")) == NULL)
+		goto fail;
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		char *name = strchr(line, '/');
+
+		if (name == NULL)
+			continue;
+		name[strcspn(name, "\n")] = '\0';
+		if (strcmp(name, exe) == 0 && sscanf(line, "%" SCNx64 "-%"
+		    SCNx64 " %*s %" SCNx64, &lo, &hi, &off) == 3 && off == 0) {
+			ps->trig_addr = lo + ps->src->cfg.trigger_vaddr;
+			break;
+		}
+	}
+	fclose(fp);
+	if (ps->trig_addr != 0)
+		return (0);
+fail:
+	perf_err(ps, "--trigger %s: where process %d loaded its executable "
+	    "is not in /proc/%d/maps", ps->src->cfg.trigger_name,
+	    (int)ps->attach, (int)ps->attach);
+	return (-HWTR_E_IO);
+}
+
+/*
+ * -p: the threads of the attached process, from /proc/PID/task, into
+ * *@tids (@n of them); 0, or -HWTR_E_*.
+ */
+static int
+list_tids(pid_t pid, pid_t **tids, size_t *n)
+{
+	char path[64];
+	struct dirent *d;
+	pid_t *nt;
+	size_t cap = 0;
+	DIR *dir;
+
+	*n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if ((dir = opendir(path)) == NULL)
+		return (-HWTR_E_NOENT);
+	while ((d = readdir(dir)) != NULL) {
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			if ((nt = realloc(*tids, cap * sizeof(*nt))) == NULL) {
+				closedir(dir);
+				return (-HWTR_E_NOMEM);
+			}
+			*tids = nt;
+		}
+		(*tids)[(*n)++] = (pid_t)atoi(d->d_name);
+	}
+	closedir(dir);
+	return (*n > 0 ? 0 : -HWTR_E_NOENT);
+}
+
+/*
+ * -p: one event per thread and CPU (the kernel maps no ring of an
+ * inherited event of one thread on every CPU), the first thread's owning
+ * each CPU's ring, the others' redirected into it, as perf record -p
+ * does.  inherit follows the threads and processes they make from now
+ * on; inherit cannot reach threads that existed before, so each has its
+ * own events, and threads made while this runs are caught by listing
+ * /proc again until no new one appears.
+ */
+static int
+attach_events(struct perf_src *ps)
+{
+	pid_t *tids = NULL, *seen = NULL, *ns;
+	size_t ntid = 0, nseen = 0, i, j, k;
+	int rc, round, fresh;
+
+	for (round = 0; round < 10; round++) {
+		if ((rc = list_tids(ps->attach, &tids, &ntid)) < 0) {
+			perf_err(ps, "process %d: its threads are not in "
+			    "/proc/%d/task: has it ended?", (int)ps->attach,
+			    (int)ps->attach);
+			goto out;
+		}
+		fresh = 0;
+		for (j = 0; j < ntid; j++) {
+			for (k = 0; k < nseen; k++)
+				if (seen[k] == tids[j])
+					break;
+			if (k < nseen)
+				continue;
+			fresh = 1;
+			if ((ns = realloc(seen, (nseen + 1) *
+			    sizeof(*ns))) == NULL) {
+				rc = -HWTR_E_NOMEM;
+				goto out;
+			}
+			seen = ns;
+			seen[nseen++] = tids[j];
+			for (i = 0; i < ps->ncpu; i++) {
+				if (ps->nev < ps->ncpu) {
+					rc = open_event(ps, &ps->ev[i],
+					    tids[j], ps->cpus[i]);
+					ps->nev++;
+				} else
+					rc = open_xev(ps, &ps->attr, tids[j],
+					    i, 0);
+				if (rc < 0)
+					goto out;
+			}
+			if (ps->trig_addr != 0 &&
+			    (rc = open_trigger(ps, tids[j])) < 0)
+				goto out;
+		}
+		if (!fresh)
+			break;
+	}
+	hwtr_logf(&ps->src->cfg.log, HWTR_LOG_INFO, "attached to %zu threads "
+	    "of process %d on %zu CPUs", nseen, (int)ps->attach, ps->ncpu);
+	rc = 0;
+out:
+	free(tids);
+	free(seen);
+	return (rc);
+}
+
 static int
 perf_backend_enable(struct hwtr_src *src)
 {
 	struct perf_src *ps = src->priv;
-	struct perf_event_mmap_page *pg;
 	int go[2] = { -1, -1 }, ef[2] = { -1, -1 }, err, fd, rc;
 	const char *tmp;
 	size_t i;
@@ -1285,6 +1660,38 @@ perf_backend_enable(struct hwtr_src *src)
 	if ((ps->rec = fdopen(fd, "w")) == NULL) {
 		close(fd);
 		return (-HWTR_E_NOMEM);
+	}
+	if ((ps->ev = calloc(ps->ncpu, sizeof(*ps->ev))) == NULL) {
+		rc = -HWTR_E_NOMEM;
+		goto fail;
+	}
+	if (src->cfg.trigger_name != NULL && (rc = trigger_addr(ps)) < 0)
+		goto fail;
+	if (ps->attach > 0) {
+		src->first_pid = ps->attach;
+		if (ps->cpu_mode) {
+			for (i = 0; i < ps->ncpu; i++) {
+				rc = open_event(ps, &ps->ev[i], -1,
+				    ps->cpus[i]);
+				ps->nev++;
+				if (rc < 0)
+					goto fail;
+			}
+			if (ps->trig_addr != 0 &&
+			    (rc = open_trigger(ps, ps->attach)) < 0)
+				goto fail;
+		} else if ((rc = attach_events(ps)) < 0)
+			goto fail;
+		time_conv(ps);
+		rec_start(ps);
+		if (ev_ioctl(ps, SIZE_MAX, PERF_EVENT_IOC_ENABLE) != 0) {
+			perf_err(ps, "enabling the events: %s",
+			    strerror(errno));
+			rc = -HWTR_E_IO;
+			goto fail;
+		}
+		ps->running = 1;
+		return (0);
 	}
 	/* The command, stopped before its exec until the events exist. */
 	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(ef, O_CLOEXEC) < 0) {
@@ -1316,10 +1723,6 @@ perf_backend_enable(struct hwtr_src *src)
 	go[1] = -1;
 	src->first_pid = ps->child;
 
-	if ((ps->ev = calloc(ps->ncpu, sizeof(*ps->ev))) == NULL) {
-		rc = -HWTR_E_NOMEM;
-		goto fail;
-	}
 	for (i = 0; i < ps->ncpu; i++) {
 		rc = open_event(ps, &ps->ev[i], ps->cpu_mode ? -1 : ps->child,
 		    ps->cpus[i]);
@@ -1327,17 +1730,10 @@ perf_backend_enable(struct hwtr_src *src)
 		if (rc < 0)
 			goto fail;
 	}
-	pg = ps->ev[0].base;
-	ps->time_shift = pg->time_shift;
-	ps->time_mult = pg->time_mult;
-	ps->time_zero = pg->time_zero;
-	ps->cap_time_zero = pg->cap_user_time_zero;
-	if (ps->cap_time_zero) {
-		src->tconv.valid = 1;
-		src->tconv.shift = ps->time_shift;
-		src->tconv.mult = ps->time_mult;
-		src->tconv.ns_zero = (int64_t)ps->time_zero;
-	}
+	/* The breakpoint is enabled by the exec, as the trace. */
+	if (ps->trig_addr != 0 && (rc = open_trigger(ps, ps->child)) < 0)
+		goto fail;
+	time_conv(ps);
 	rec_start(ps);
 	if (ps->cpu_mode)
 		for (i = 0; i < ps->nev; i++)
@@ -1392,6 +1788,28 @@ reap_status(struct perf_src *ps, int st)
 	}
 }
 
+/* Whether process @pid runs (not gone, not a zombie). */
+static int
+proc_alive(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return (0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return (0);
+	buf[n] = '\0';
+	/* "pid (comm) S ...": the state after the last ')'. */
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+		return (1);
+	return (p[2] != 'Z' && p[2] != 'X');
+}
+
 static int
 perf_backend_read(struct hwtr_src *src)
 {
@@ -1417,6 +1835,26 @@ perf_backend_read(struct hwtr_src *src)
 		    "%zu AUX areas", ps->nev);
 		if ((rc = snapshot(ps, 0)) < 0)
 			return (rc);
+	}
+	/* Hits seen in one read make one snapshot: nothing new between. */
+	if (ps->trig_hits > 0 && !ps->finished) {
+		hwtr_logf(&src->cfg.log, HWTR_LOG_INFO, "trigger '%s' reached "
+		    "(%d hits): snapshot of %zu AUX areas",
+		    src->cfg.trigger_name, ps->trig_hits, ps->nev);
+		ps->trig_hits = 0;
+		if (ps->ring && (rc = snapshot(ps, 0)) < 0)
+			return (rc);
+	}
+	if (ps->attach > 0) {
+		/* Its end: gone, or a zombie its parent has not reaped. */
+		if (!proc_alive(ps->attach)) {
+			hwtr_logf(&src->cfg.log, HWTR_LOG_INFO, "process %d "
+			    "ended", (int)ps->attach);
+			if ((rc = finish(ps)) < 0)
+				return (rc);
+			return (1);
+		}
+		return (0);
 	}
 	if (ps->reaped)
 		return (1);
@@ -1486,6 +1924,10 @@ perf_backend_deinit(struct hwtr_src *src)
 			close(ev->fd);
 	}
 	free(ps->ev);
+	for (i = 0; i < ps->nxev; i++)
+		close(ps->xev[i].fd);
+	free(ps->xev);
+	free(ps->bp_ids);
 	for (i = 0; i < ps->npaths; i++)
 		free(ps->paths[i].path);
 	free(ps->paths);
