@@ -388,6 +388,189 @@ auto_picks_perf_body() {
 	done
 }
 
+atf_test_case ring_trigger
+ring_trigger_head() {
+	atf_set descr "--mode ring --trigger SYMBOL: a breakpoint event (HW_BREAKPOINT_X at the symbol nm gives) per CPU, redirected into the CPU's ring; each hit the simulated program makes is a snapshot taken before it goes on; a symbol never reached makes none; a missing symbol is refused naming it"
+	atf_set timeout 120
+}
+ring_trigger_body() {
+	setup
+	HWTRACE_FAKEPERF_SPANS=3 capture --source perf --mode ring -v \
+	    --trigger perfline_code -o t.hwtrace
+	[ "$rc" -eq 3 ] || atf_fail "capture: $rc: $(oneline err)"
+	cpus=$(grep -c '^mmap aux ' log)
+	n=$(grep -c "^open breakpoint bp_type=4 bp_addr=0x${FROM#"${FROM%%[!0]*}"} bp_len=8 pid=[1-9][0-9]* cpu=[0-9]* inherit=1 enable_on_exec=1 sample_period=1" log)
+	[ "$n" -eq "$cpus" ] ||
+		atf_fail "expected an execution breakpoint at 0x$FROM on each of $cpus CPUs: $(oneline log)"
+	[ "$(grep -c '^ioctl SET_OUTPUT .* type=5 ' log)" -eq "$cpus" ] ||
+		atf_fail "the breakpoints are not redirected into the rings: $(oneline log)"
+	# Three spans start at perfline_code: three hits, each saved before
+	# the program went on (the simulated kernel waits for it).
+	[ "$(grep -c '^bp hit ' log)" -eq 3 ] || atf_fail "expected 3 hits: $(oneline log)"
+	[ "$(grep -c '^snapshot after bp hit' log)" -eq 3 ] ||
+		atf_fail "a hit was not followed by a snapshot: $(oneline log)"
+	seq=$(grep '^ioctl [ED]' log | awk '{ print $2 }' | uniq | tr '\n' ' ')
+	[ "$seq" = "DISABLE ENABLE DISABLE ENABLE DISABLE ENABLE DISABLE " ] ||
+		atf_fail "expected 3 trigger snapshots, then the final one: $seq"
+	[ "$(grep -c "trigger 'perfline_code' reached" err)" -eq 3 ] ||
+		atf_fail "the snapshots are not said: $(oneline err)"
+	made=$(awk '/^aux span / { n += $3 } END { print n }' log)
+	"$HWTRACE" info t.hwtrace | grep -q "cpu 0, [0-9]* chunks*, $made bytes" ||
+		atf_fail "not the $made bytes produced, once: $("$HWTRACE" info t.hwtrace | grep stream | tr '\n' '|')"
+	got=$(indexed t.hwtrace)
+	[ "$got" = "$((3 * NINSN))" ] || atf_fail "index says '$got' instructions"
+	# main is not in the traced range: never reached, no snapshot.
+	rm -f log
+	HWTRACE_FAKEPERF_SPANS=3 capture --source perf --mode ring \
+	    --trigger main -o m.hwtrace
+	[ "$rc" -eq 3 ] || atf_fail "capture: $rc: $(oneline err)"
+	! grep -q '^bp hit' log || atf_fail "main was hit: $(oneline log)"
+	seq=$(grep '^ioctl [ED]' log | awk '{ print $2 }' | uniq | tr '\n' ' ')
+	[ "$seq" = "DISABLE " ] || atf_fail "snapshots without a hit: $seq"
+	# A symbol that does not exist.
+	rm -f log
+	capture --source perf --mode ring --trigger no_such_function -o x.hwtrace
+	[ "$rc" -eq 1 ] || atf_fail "a missing symbol: exit $rc"
+	grep -q "no function 'no_such_function' in the symbol tables of '$PROG'" err ||
+		atf_fail "the symbol is not named: $(oneline err)"
+	! [ -e x.hwtrace ] && ! [ -e x.hwtrace.partial ] || atf_fail "archive written"
+	! grep -q '^open' log 2>/dev/null || atf_fail "events opened"
+	no_recording_left
+}
+
+atf_test_case ring_fatal_signal
+ring_fatal_signal_head() {
+	atf_set descr "--mode ring: a traced program killed by SIGSEGV: its ring is saved, the exit status is 139 and the archive says signal 11"
+	atf_set timeout 120
+}
+ring_fatal_signal_body() {
+	setup
+	rm -f done
+	env LD_PRELOAD="$FAKE" HWTRACE_FAKEPERF_SPANS=2 "$HWTRACE" capture \
+	    --source perf --mode ring -o s.hwtrace -- "$PROG" "$PWD/done" segv \
+	    >out 2>err
+	rc=$?
+	[ "$rc" -eq 139 ] || atf_fail "expected 139, got $rc: $(oneline err)"
+	"$HWTRACE" info s.hwtrace >info || atf_fail "info failed"
+	grep -q '^exit: signal 11' info || grep -q '^exit: .*SIGSEGV' info ||
+		atf_fail "the signal is not recorded: $(oneline info)"
+	made=$(awk '/^aux span / { n += $3 } END { print n }' log)
+	grep -q "cpu 0, 1 chunk, $made bytes" info ||
+		atf_fail "the ring ($made bytes) is not saved: $(oneline info)"
+	got=$(indexed s.hwtrace)
+	[ "$got" = "$((2 * NINSN))" ] || atf_fail "index says '$got' instructions"
+	no_recording_left
+}
+
+atf_test_case stop_mode
+stop_mode_head() {
+	atf_set descr "--mode stop: the AUX area is written, not overwritten; when a CPU's --buffer bytes are saved its events are disabled, the rest is lost and the stream says it was cut"
+	atf_set timeout 120
+}
+stop_mode_body() {
+	setup
+	HWTRACE_FAKEPERF_SPANS=300 HWTRACE_FAKEPERF_PACE=2 capture \
+	    --source perf --mode stop -b 4K -o st.hwtrace
+	[ "$rc" -eq 3 ] || atf_fail "capture: $rc: $(oneline err)"
+	grep -q '^mmap aux cpu=[0-9]* len=4096 overwrite=0' log ||
+		atf_fail "the AUX area is not mapped for writing: $(oneline log)"
+	made=$(awk '/^aux span / { n += $3 } END { print n }' log)
+	[ "$made" -gt 4096 ] || atf_fail "the producer wrote only $made bytes"
+	"$HWTRACE" info -j st.hwtrace >j
+	kept=$(python3 -c 'import json; d=json.load(open("j")); print(sum(s["bytes"] for s in d["streams"]))')
+	lost=$(python3 -c 'import json; d=json.load(open("j")); print(d["lost"]["bytes"])')
+	[ "$kept" -eq 4096 ] || atf_fail "kept $kept bytes, not the 4096 of --buffer"
+	[ $((kept + lost)) -eq "$made" ] ||
+		atf_fail "kept $kept + lost $lost is not the $made bytes produced"
+	grep -q '^span [0-9]* while disabled' log ||
+		atf_fail "the trace went on after the buffer was full: $(oneline log)"
+	# Disabled when full, before the simulated program ended.
+	awk '/^ioctl DISABLE/ && !d { d = NR } /^produced / { p = NR } END { exit !(d && d < p) }' log ||
+		atf_fail "not disabled when full: $(oneline log)"
+	indexed st.hwtrace >/dev/null
+	n=$(sqlite3 st.hwtrace.db "select count(*) from events where kind = 'lost' and stream = 0")
+	[ "$n" -ge 1 ] || atf_fail "the cut is not stated as loss"
+	no_recording_left
+}
+
+atf_test_case attach
+attach_head() {
+	atf_set descr "-p PID: an event per thread of /proc/PID/task and CPU, enabled at the attach (not on exec), inherited, the other threads' redirected into the CPU's ring; SIGINT detaches leaving it running; its exit ends the capture"
+	atf_set timeout 120
+}
+attach_body() {
+	setup
+	HWTRACE_FAKEPERF_SPANS=2
+	export HWTRACE_FAKEPERF_SPANS
+	"$PROG" "$PWD/go" thread &
+	fp=$!
+	i=0
+	while [ "$(ls /proc/$fp/task 2>/dev/null | wc -l)" -lt 2 ] && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	tids=$(ls /proc/$fp/task | sort -n | tr '\n' ' ')
+	[ "$(echo $tids | wc -w)" -eq 2 ] || atf_fail "the fixture has threads '$tids'"
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf -p $fp -v \
+	    -o a.hwtrace >out 2>err &
+	hp=$!
+	i=0
+	while ! [ -e done ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	[ -e done ] || { kill $fp; atf_fail "the simulated kernel produced nothing: $(oneline err)"; }
+	sleep 0.2
+	kill -INT $hp
+	wait $hp
+	rc=$?
+	alive=0
+	kill -0 $fp 2>/dev/null && alive=1
+	touch go
+	wait $fp
+	frc=$?
+	[ "$rc" -eq 0 ] || atf_fail "capture: $rc: $(oneline err)"
+	[ $alive -eq 1 ] && [ $frc -eq 3 ] ||
+		atf_fail "the attached process did not run on to its exit 3 ($alive, $frc)"
+	cpus=$(grep -c '^mmap aux ' log)
+	for t in $tids; do
+		n=$(grep -c "^open type=8 .* pid=$t cpu=[0-9]* inherit=1 enable_on_exec=0 .*disabled=1" log)
+		[ "$n" -eq "$cpus" ] || atf_fail "thread $t: $n events for $cpus CPUs: $(oneline log)"
+	done
+	[ "$(grep -c '^ioctl SET_OUTPUT .* type=8 ' log)" -eq "$cpus" ] ||
+		atf_fail "the second thread's events are not redirected: $(oneline log)"
+	[ "$(grep -c '^ioctl ENABLE' log)" -eq $((2 * cpus)) ] ||
+		atf_fail "not every event enabled at the attach: $(oneline log)"
+	[ "$(grep -c '^ioctl DISABLE' log)" -eq $((2 * cpus)) ] ||
+		atf_fail "not every event disabled at the detach: $(oneline log)"
+	grep -q "attached to 2 threads of process $fp" err ||
+		atf_fail "not said: $(oneline err)"
+	got=$(indexed a.hwtrace)
+	[ "$got" = "$((2 * NINSN))" ] || atf_fail "index says '$got' instructions"
+	# The process's exit ends the capture by itself.
+	rm -f done go log
+	"$PROG" "$PWD/go" &
+	fp=$!
+	sleep 0.1
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf -p $fp \
+	    -o b.hwtrace >out 2>err &
+	hp=$!
+	i=0
+	while ! [ -e done ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	touch go
+	wait $fp
+	i=0
+	while kill -0 $hp 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	kill -0 $hp 2>/dev/null && { kill -INT $hp; atf_fail "the capture did not end with the process"; }
+	wait $hp
+	rc=$?
+	[ "$rc" -eq 0 ] || atf_fail "capture: $rc: $(oneline err)"
+	got=$(indexed b.hwtrace)
+	[ "$got" = "$((2 * NINSN))" ] || atf_fail "index says '$got' instructions"
+	# A process that is not there.
+	capture_missing=$("$HWTRACE" capture --source perf -p 999999999 -o n.hwtrace 2>&1)
+	[ $? -eq 1 ] || atf_fail "a missing process: $capture_missing"
+	! [ -e n.hwtrace ] || atf_fail "archive written"
+	no_recording_left
+}
+
 atf_init_test_cases() {
 	atf_add_test_case thread_mode
 	atf_add_test_case split_packets
@@ -399,4 +582,8 @@ atf_init_test_cases() {
 	atf_add_test_case no_trace_and_failures
 	atf_add_test_case caps_parsed
 	atf_add_test_case auto_picks_perf
+	atf_add_test_case ring_trigger
+	atf_add_test_case ring_fatal_signal
+	atf_add_test_case stop_mode
+	atf_add_test_case attach
 }

@@ -24,8 +24,19 @@
  * that many records; HWTRACE_FAKEPERF_SPANS writes that many spans in all
  * (ring mode tests overwrite with them); HWTRACE_FAKEPERF_SPLIT publishes
  * each span in two parts, the first ending inside a packet, as the
- * kernel's head may.  Then it creates
+ * kernel's head may; HWTRACE_FAKEPERF_PACE=MS waits that many
+ * milliseconds after each span.  No span is written while the event is
+ * disabled (PERF_EVENT_IOC_DISABLE).  Then it creates
  * HWTRACE_FAKEPERF_DONE, which the fixture waits for.
+ *
+ * Breakpoint events (PERF_TYPE_BREAKPOINT, HW_BREAKPOINT_X, as --trigger
+ * opens them) are the simulated program's: when a span's range
+ * [FROM, TO] holds a breakpoint's bp_addr, the program "reaches" it as
+ * the span starts: a PERF_RECORD_SAMPLE of the breakpoint (its id first)
+ * goes into the data area its output was redirected to
+ * (PERF_EVENT_IOC_SET_OUTPUT), and the producer waits (3 s at most) for
+ * the reader to disable and enable the trace again (a snapshot), logging
+ * whether it did.
  *
  * HWTRACE_FAKEPERF_BUSY=N refuses the event of CPU N (EOPNOTSUPP, as a PMU
  * another tracer holds).
@@ -77,6 +88,8 @@ struct fev {
 	size_t		aux_len;
 	int		overwrite;
 	int		enabled;
+	int		nenable;	/* ENABLE ioctls so far */
+	struct fev	*out;		/* PERF_EVENT_IOC_SET_OUTPUT */
 	pthread_t	thr;
 	int		started;
 };
@@ -340,6 +353,54 @@ mmap2_records(struct fev *e, pid_t pid, uint64_t tsc)
 	fclose(fp);
 }
 
+/*
+ * The program reaches [@from, @to] on @e's CPU: a sample of every enabled
+ * breakpoint there whose output is @e's ring, then wait for a snapshot.
+ */
+static void
+bp_reach(struct fev *e, uint64_t from, uint64_t to, pid_t pid, uint64_t tsc)
+{
+	struct timespec ts = { 0, 2000000 };
+	uint8_t buf[48];
+	struct perf_event_header h;
+	uint32_t u[2];
+	uint64_t v;
+	int i, n0, tries;
+
+	for (i = 0; i < nev; i++) {
+		struct fev *b = &evs[i];
+
+		if (b->attr.type != PERF_TYPE_BREAKPOINT || b->out != e ||
+		    !(b->enabled || b->attr.enable_on_exec) ||
+		    b->attr.bp_addr < from || b->attr.bp_addr > to)
+			continue;
+		/* IDENTIFIER, TID, TIME, CPU: the sample_type asked. */
+		h.type = PERF_RECORD_SAMPLE;
+		h.misc = PERF_RECORD_MISC_USER;
+		h.size = 8 + 32;
+		memcpy(buf, &h, 8);
+		memcpy(buf + 8, &b->id, 8);
+		u[0] = u[1] = (uint32_t)pid;
+		memcpy(buf + 16, u, 8);
+		v = ns_of(tsc);
+		memcpy(buf + 24, &v, 8);
+		u[0] = (uint32_t)e->cpu;
+		u[1] = 0;
+		memcpy(buf + 32, u, 8);
+		n0 = __atomic_load_n(&e->nenable, __ATOMIC_ACQUIRE);
+		data_put(e, buf, 40);
+		flog("bp hit %#llx cpu=%d id=%llu",
+		    (unsigned long long)b->attr.bp_addr, e->cpu,
+		    (unsigned long long)b->id);
+		for (tries = 0; tries < 1500 &&
+		    __atomic_load_n(&e->nenable, __ATOMIC_ACQUIRE) == n0;
+		    tries++)
+			nanosleep(&ts, NULL);
+		flog("%s after bp hit", __atomic_load_n(&e->nenable,
+		    __ATOMIC_ACQUIRE) != n0 ? "snapshot" : "no snapshot");
+	}
+}
+
 static void *
 producer(void *arg)
 {
@@ -353,6 +414,7 @@ producer(void *arg)
 	uint64_t spans = env_u64("HWTRACE_FAKEPERF_SPANS", 0), i;
 	uint64_t tsc = 2000000;
 	struct timespec ts = { 0, 2000000 };
+	struct timespec pace = { 0, 0 };
 	pid_t pid = -1;
 	int tries, fd;
 
@@ -399,9 +461,19 @@ producer(void *arg)
 	}
 	if (spans == 0)
 		spans = flags != 0 ? 2 : 1;
-	for (i = 0; i < spans; i++)
-		aux_span(e, from, to, tsc + 1000 * (i + 1),
-		    i == 1 ? flags : 0, pid);
+	pace.tv_nsec = (long)(env_u64("HWTRACE_FAKEPERF_PACE", 0) % 1000) *
+	    1000000;
+	for (i = 0; i < spans; i++) {
+		bp_reach(e, from, to, pid, tsc + 1000 * (i + 1));
+		/* A disabled event traces nothing. */
+		if (!__atomic_load_n(&e->enabled, __ATOMIC_ACQUIRE))
+			flog("span %" PRIu64 " while disabled", i);
+		else
+			aux_span(e, from, to, tsc + 1000 * (i + 1),
+			    i == 1 ? flags : 0, pid);
+		if (pace.tv_nsec > 0)
+			nanosleep(&pace, NULL);
+	}
 	if (lost > 0) {
 		uint64_t l[2] = { e->id, lost };
 
@@ -426,15 +498,23 @@ fake_open(struct perf_event_attr *a, pid_t pid, int cpu, int group,
 	struct fev *e;
 	int fd;
 
-	flog("open type=%u config=%#llx config1=%#llx pid=%d cpu=%d "
-	    "inherit=%u enable_on_exec=%u context_switch=%u "
-	    "exclude_kernel=%u disabled=%u sample_id_all=%u "
-	    "sample_type=%#llx mmap2=%u comm_exec=%u",
-	    a->type, (unsigned long long)a->config,
-	    (unsigned long long)a->config1, (int)pid, cpu, a->inherit,
-	    a->enable_on_exec, a->context_switch, a->exclude_kernel,
-	    a->disabled, a->sample_id_all,
-	    (unsigned long long)a->sample_type, a->mmap2, a->comm_exec);
+	if (a->type == PERF_TYPE_BREAKPOINT)
+		flog("open breakpoint bp_type=%u bp_addr=%#llx bp_len=%llu "
+		    "pid=%d cpu=%d inherit=%u enable_on_exec=%u "
+		    "sample_period=%llu", a->bp_type,
+		    (unsigned long long)a->bp_addr,
+		    (unsigned long long)a->bp_len, (int)pid, cpu, a->inherit,
+		    a->enable_on_exec, (unsigned long long)a->sample_period);
+	else
+		flog("open type=%u config=%#llx config1=%#llx pid=%d cpu=%d "
+		    "inherit=%u enable_on_exec=%u context_switch=%u "
+		    "exclude_kernel=%u disabled=%u sample_id_all=%u "
+		    "sample_type=%#llx mmap2=%u comm_exec=%u",
+		    a->type, (unsigned long long)a->config,
+		    (unsigned long long)a->config1, (int)pid, cpu, a->inherit,
+		    a->enable_on_exec, a->context_switch, a->exclude_kernel,
+		    a->disabled, a->sample_id_all,
+		    (unsigned long long)a->sample_type, a->mmap2, a->comm_exec);
 	/* HWTRACE_FAKEPERF_BUSY=N: CPU N's PMU is taken (EOPNOTSUPP). */
 	if ((busy = getenv("HWTRACE_FAKEPERF_BUSY")) != NULL &&
 	    atoi(busy) == cpu) {
@@ -564,6 +644,18 @@ ioctl(int fd, unsigned long req, ...)
 	else if (req == PERF_EVENT_IOC_ENABLE) {
 		flog("ioctl ENABLE cpu=%d", e->cpu);
 		e->enabled = 1;
+		__atomic_add_fetch(&e->nenable, 1, __ATOMIC_RELEASE);
+	} else if (req == PERF_EVENT_IOC_SET_OUTPUT) {
+		struct fev *o = find_fd((int)(intptr_t)arg);
+
+		/* As the kernel: same CPU, and not into itself. */
+		if (o == NULL || o == e || o->cpu != e->cpu) {
+			errno = EINVAL;
+			return (-1);
+		}
+		e->out = o;
+		flog("ioctl SET_OUTPUT pid=%d cpu=%d type=%u -> pid=%d",
+		    (int)e->pid, e->cpu, e->attr.type, (int)o->pid);
 	} else if (req == PERF_EVENT_IOC_DISABLE) {
 		flog("ioctl DISABLE cpu=%d", e->cpu);
 		e->enabled = 0;

@@ -3,10 +3,15 @@
  * until the file argv[1] exists (the simulated kernel has written its
  * records), runs perfline_code (ten NOPs, then perfline_end: its RET) and
  * exits 3.  The test reads both addresses with nm and the instruction
- * count with objdump.
+ * count with objdump.  A second argument "segv" makes it crash after
+ * perfline_code instead (SIGSEGV); "thread" runs a second thread, waiting
+ * as the first, for attaching (-p) to a process of two threads.
  */
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,14 +28,33 @@ __asm__(".text\n"
     "\tret\n"
     ".size perfline_code, .-perfline_code\n");
 
-int
-main(int argc, char **argv)
+static void *
+waiter(void *arg)
 {
 	struct timespec ts = { 0, 5000000 };
 	int i;
 
-	for (i = 0; argc > 1 && i < 2000 && access(argv[1], F_OK) != 0; i++)
+	for (i = 0; i < 2000 && access(arg, F_OK) != 0; i++)
 		nanosleep(&ts, NULL);
+	return (NULL);
+}
+
+int
+main(int argc, char **argv)
+{
+	pthread_t t;
+	int two;
+
+	two = argc > 2 && strcmp(argv[2], "thread") == 0 &&
+	    pthread_create(&t, NULL, waiter, argv[1]) == 0;
+	if (argc > 1)
+		(void)waiter(argv[1]);
+	if (two)
+		(void)pthread_join(t, NULL);
 	perfline_code();
+	if (argc > 2 && strcmp(argv[2], "segv") == 0) {
+		signal(SIGSEGV, SIG_DFL);
+		raise(SIGSEGV);
+	}
 	return (3);
 }
