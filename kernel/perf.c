@@ -47,7 +47,23 @@
  * exit, a fatal signal, an interrupt) each event is disabled, its last
  * aux_size bytes are saved and what was overwritten since the previous
  * snapshot is recorded as loss, and the event is enabled again.
- * --trigger is not supported: hardware trace has no breakpoint to stop at.
+ * --trigger SYMBOL adds a snapshot whenever the program reaches SYMBOL: a
+ * hardware execution breakpoint event per CPU (see open_trigger() for why
+ * not ptrace's int3), its samples redirected into the CPU's data area.  A
+ * launched PIE is refused (its address is known only after the exec).
+ *
+ * --mode stop: the AUX area is read as in stream mode until a CPU's
+ * --buffer bytes are saved; then that CPU's events are disabled, what the
+ * kernel still wrote is dropped (the importer states it lost, as AUX data
+ * announced and not saved), and an AUX record flagged TRUNCATED marks the
+ * cut in the stream.
+ *
+ * -p PID: an event per thread of /proc/PID/task and CPU, enabled at once,
+ * inherited by the threads and processes they make; each CPU's ring is the
+ * first thread's, the others' output redirected into it with
+ * PERF_EVENT_IOC_SET_OUTPUT.  The capture ends when the process ends (or
+ * becomes a zombie), at SIGINT/SIGTERM/SIGUSR2; closing the events is the
+ * detach, and the process runs on untouched.
  *
  * --filter: perf's address filter syntax ("filter 0x1000/0x200@/bin/x",
  * "start ...", "stop ...", comma separated), checked here and against the
@@ -55,8 +71,7 @@
  *
  * CoreSight (cs_etm) is found and checked, but not recorded: its
  * AUXTRACE_INFO needs each ETM's ID registers, not read from sysfs yet;
- * record with perf record -e cs_etm//u and import.  Attaching (-p) is not
- * supported either.
+ * record with perf record -e cs_etm//u and import.
  *
  * Nothing here has run on trace hardware: it is tested against the ABI of
  * <linux/perf_event.h> with a simulated kernel (tests/kernel/fakeperf.c,
