@@ -419,6 +419,17 @@ ring_trigger_body() {
 		atf_fail "not the $made bytes produced, once: $("$HWTRACE" info t.hwtrace | grep stream | tr '\n' '|')"
 	got=$(indexed t.hwtrace)
 	[ "$got" = "$((3 * NINSN))" ] || atf_fail "index says '$got' instructions"
+	# CPU mode: the breakpoint follows the command, into the CPU's ring.
+	rm -f log
+	HWTRACE_FAKEPERF_SPANS=2 capture --source perf --cpu 0 --mode ring \
+	    --trigger perfline_code -o c.hwtrace
+	[ "$rc" -eq 3 ] || atf_fail "CPU mode: $rc: $(oneline err)"
+	grep -q '^open breakpoint .* pid=[1-9][0-9]* cpu=0 ' log ||
+		atf_fail "CPU mode: no breakpoint for the command: $(oneline log)"
+	[ "$(grep -c '^snapshot after bp hit' log)" -eq 2 ] ||
+		atf_fail "CPU mode: expected 2 snapshots at hits: $(oneline log)"
+	got=$(indexed c.hwtrace)
+	[ "$got" = "$((2 * NINSN))" ] || atf_fail "CPU mode: index says '$got'"
 	# main is not in the traced range: never reached, no snapshot.
 	rm -f log
 	HWTRACE_FAKEPERF_SPANS=3 capture --source perf --mode ring \
