@@ -50,7 +50,8 @@
  * --trigger SYMBOL adds a snapshot whenever the program reaches SYMBOL: a
  * hardware execution breakpoint event per CPU (see open_trigger() for why
  * not ptrace's int3), its samples redirected into the CPU's data area.  A
- * launched PIE is refused (its address is known only after the exec).
+ * launched PIE's address is known only after its exec: it stops there
+ * (PTRACE_TRACEME) until the breakpoint is set, then is let go.
  *
  * --mode stop: the AUX area is read as in stream mode until a CPU's
  * --buffer bytes are saved; then that CPU's events are disabled, what the
@@ -92,6 +93,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -479,6 +481,7 @@ struct perf_src {
 	uint64_t	*bp_ids;
 	size_t		nbp;
 	int		trig_hits;
+	int		exec_stop;	/* a PIE's: stop at the exec (ptrace) */
 	int		cpus[PERF_MAX_CPUS];
 	size_t		ncpu;
 	struct perf_ev	*ev;
@@ -1272,17 +1275,12 @@ perf_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
 		return (-HWTR_E_INVAL);
 	}
 	/*
-	 * --trigger: a launched PIE's address is known only after its exec,
-	 * when the program may already have passed it.
+	 * --trigger in a launched PIE: its address is known only after its
+	 * exec, so the command stops there (ptrace) until the breakpoint is
+	 * set.
 	 */
-	if (cfg->trigger_name != NULL && cfg->trigger_pie && ps->attach == 0) {
-		perf_err(ps, "--trigger %s: '%s' is position-independent; the "
-		    "perf source sets its breakpoint before the exec, at an "
-		    "address it must know then: attach (-p) to it, or use "
-		    "--source step or valgrind", cfg->trigger_name,
-		    cfg->argv[0]);
-		return (-HWTR_E_UNSUPPORTED);
-	}
+	ps->exec_stop = cfg->trigger_name != NULL && cfg->trigger_pie &&
+	    ps->attach == 0;
 	why[0] = '\0';
 	if (!perf_check(&ps->pmu, why, sizeof(why))) {
 		perf_err(ps, "the perf source cannot trace here: %s", why);
@@ -1389,6 +1387,8 @@ open_event(struct perf_src *ps, struct perf_ev *ev, pid_t pid, int cpu)
  * same CPU, same clock), with @attr for @pid on that ring's CPU: another
  * thread's Intel PT event (-p), or a --trigger breakpoint (@bp).
  */
+static void reap_status(struct perf_src *, int);
+
 /* The time conversion of the first mmap page. */
 static void
 time_conv(struct perf_src *ps)
@@ -1503,7 +1503,7 @@ open_trigger(struct perf_src *ps, pid_t pid)
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
 	a.disabled = 1;
-	a.enable_on_exec = ps->attach == 0;
+	a.enable_on_exec = ps->attach == 0 && !ps->exec_stop;
 	a.inherit = !ps->src->cfg.no_follow;
 	for (i = 0; i < ps->nev; i++)
 		if ((rc = open_xev(ps, &a, pid, i, 1)) < 0)
@@ -1511,24 +1511,27 @@ open_trigger(struct perf_src *ps, pid_t pid)
 	return (0);
 }
 
-/* The runtime address of --trigger (a PIE's: in the attached process). */
+/*
+ * The runtime address of --trigger: a PIE's where process @pid (attached,
+ * or stopped after its exec) loaded it.
+ */
 static int
-trigger_addr(struct perf_src *ps)
+trigger_addr(struct perf_src *ps, pid_t pid)
 {
 	char path[64], exe[PATH_MAX], line[PATH_MAX + 128];
 	uint64_t lo, hi, off;
 	FILE *fp;
 	ssize_t n;
 
-	if (!ps->src->cfg.trigger_pie || ps->attach == 0) {
+	if (!ps->src->cfg.trigger_pie) {
 		ps->trig_addr = ps->src->cfg.trigger_vaddr;
 		return (0);
 	}
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)ps->attach);
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	if ((n = readlink(path, exe, sizeof(exe) - 1)) <= 0)
 		goto fail;
 	exe[n] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)ps->attach);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	if ((fp = fopen(path, "re")) == NULL)
 		goto fail;
 	while (fgets(line, sizeof(line), fp) != NULL) {
@@ -1549,7 +1552,7 @@ trigger_addr(struct perf_src *ps)
 fail:
 	perf_err(ps, "--trigger %s: where process %d loaded its executable "
 	    "is not in /proc/%d/maps", ps->src->cfg.trigger_name,
-	    (int)ps->attach, (int)ps->attach);
+	    (int)pid, (int)pid);
 	return (-HWTR_E_IO);
 }
 
@@ -1652,6 +1655,46 @@ out:
 	return (rc);
 }
 
+/*
+ * A launched PIE's --trigger: the command is stopped after its exec
+ * (PTRACE_TRACEME, SIGTRAP); its breakpoint is set where the executable
+ * was loaded, enabled, and the command let go (PTRACE_DETACH: it is not
+ * traced from then on).  Its trace was enabled by the exec already.
+ */
+static int
+exec_trigger(struct perf_src *ps)
+{
+	size_t i;
+	int st, rc;
+
+	if (waitpid(ps->child, &st, 0) != ps->child) {
+		perf_err(ps, "waiting for '%s' at its exec: %s",
+		    ps->src->cfg.argv[0], strerror(errno));
+		return (-HWTR_E_IO);
+	}
+	if (!WIFSTOPPED(st)) {
+		reap_status(ps, st);
+		perf_err(ps, "'%s' ended at its exec", ps->src->cfg.argv[0]);
+		return (-HWTR_E_IO);
+	}
+	if ((rc = trigger_addr(ps, ps->child)) == 0 &&
+	    (rc = open_trigger(ps, ps->child)) == 0)
+		for (i = 0; i < ps->nxev; i++)
+			if (ioctl(ps->xev[i].fd, PERF_EVENT_IOC_ENABLE,
+			    0) != 0) {
+				perf_err(ps, "enabling the --trigger "
+				    "breakpoint: %s", strerror(errno));
+				rc = -HWTR_E_IO;
+				break;
+			}
+	if (ptrace(PTRACE_DETACH, ps->child, NULL, NULL) != 0 && rc == 0) {
+		perf_err(ps, "letting '%s' go after its exec: %s",
+		    ps->src->cfg.argv[0], strerror(errno));
+		rc = -HWTR_E_IO;
+	}
+	return (rc);
+}
+
 static int
 perf_backend_enable(struct hwtr_src *src)
 {
@@ -1680,7 +1723,8 @@ perf_backend_enable(struct hwtr_src *src)
 		rc = -HWTR_E_NOMEM;
 		goto fail;
 	}
-	if (src->cfg.trigger_name != NULL && (rc = trigger_addr(ps)) < 0)
+	if (src->cfg.trigger_name != NULL && !ps->exec_stop &&
+	    (rc = trigger_addr(ps, ps->attach)) < 0)
 		goto fail;
 	if (ps->attach > 0) {
 		src->first_pid = ps->attach;
@@ -1725,6 +1769,13 @@ perf_backend_enable(struct hwtr_src *src)
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
+		/* Stopped by its exec, for a PIE's --trigger address. */
+		if (ps->exec_stop && ptrace(PTRACE_TRACEME, 0, NULL,
+		    NULL) != 0) {
+			err = -errno;
+			(void)!write(ef[1], &err, sizeof(err));
+			_exit(127);
+		}
 		execvp(src->cfg.argv[0], src->cfg.argv);
 		err = errno;
 		(void)!write(ef[1], &err, sizeof(err));
@@ -1746,7 +1797,8 @@ perf_backend_enable(struct hwtr_src *src)
 			goto fail;
 	}
 	/* The breakpoint is enabled by the exec, as the trace. */
-	if (ps->trig_addr != 0 && (rc = open_trigger(ps, ps->child)) < 0)
+	if (ps->trig_addr != 0 && !ps->exec_stop &&
+	    (rc = open_trigger(ps, ps->child)) < 0)
 		goto fail;
 	time_conv(ps);
 	rec_start(ps);
@@ -1769,6 +1821,14 @@ perf_backend_enable(struct hwtr_src *src)
 	r = read(ef[0], &err, sizeof(err));
 	close(ef[0]);
 	ef[0] = -1;
+	if (r == (ssize_t)sizeof(err) && err < 0) {
+		(void)waitpid(ps->child, NULL, 0);
+		ps->reaped = 1;
+		perf_err(ps, "--trigger %s: stopping '%s' at its exec: ptrace "
+		    "refused: %s", src->cfg.trigger_name, src->cfg.argv[0],
+		    strerror(-err));
+		return (-HWTR_E_PERM);
+	}
 	if (r == (ssize_t)sizeof(err)) {
 		(void)waitpid(ps->child, NULL, 0);
 		ps->reaped = 1;
@@ -1777,6 +1837,8 @@ perf_backend_enable(struct hwtr_src *src)
 		src->exec_errno = err;
 		return (err == ENOENT ? -HWTR_E_NOENT : -HWTR_E_PERM);
 	}
+	if (ps->exec_stop && (rc = exec_trigger(ps)) < 0)
+		return (rc);
 	ps->running = 1;
 	return (0);
 fail:

@@ -430,6 +430,32 @@ ring_trigger_body() {
 		atf_fail "CPU mode: expected 2 snapshots at hits: $(oneline log)"
 	got=$(indexed c.hwtrace)
 	[ "$got" = "$((2 * NINSN))" ] || atf_fail "CPU mode: index says '$got'"
+	# A PIE: the command stops at its exec (ptrace) until the breakpoint
+	# is set where the executable was loaded.
+	pie=$HWTRACE_PROGS/perfline-pie
+	if [ -x "$pie" ]; then
+		pf=$(nm "$pie" | awk '/ perfline_code$/ { print $1 }')
+		pt=$(nm "$pie" | awk '/ perfline_end$/ { print $1 }')
+		pn=$(objdump -d --start-address=0x$pf --stop-address=0x$pt \
+		    "$pie" | grep -cE '^ +[0-9a-f]+:')
+		rm -f log done
+		env LD_PRELOAD="$FAKE" HWTRACE_FAKEPERF_EXE="$pie" \
+		    HWTRACE_FAKEPERF_FROM=$pf HWTRACE_FAKEPERF_TO=$pt \
+		    HWTRACE_FAKEPERF_PIE=1 HWTRACE_FAKEPERF_SPANS=2 \
+		    "$HWTRACE" capture --source perf --mode ring \
+		    --trigger perfline_code -o p.hwtrace -- "$pie" "$PWD/done" \
+		    >out 2>err
+		rc=$?
+		[ "$rc" -eq 3 ] || atf_fail "PIE: $rc: $(oneline err)"
+		base=$(sed -n 's/^pie: loaded at //p' log)
+		want=$(printf '%#x' $((base + 0x$pf)))
+		[ "$(grep -c "^open breakpoint bp_type=4 bp_addr=$want .*enable_on_exec=0" log)" -eq "$cpus" ] ||
+			atf_fail "PIE: no breakpoint at $want (loaded at $base): $(oneline log)"
+		[ "$(grep -c '^snapshot after bp hit' log)" -eq 2 ] ||
+			atf_fail "PIE: expected 2 snapshots at hits: $(oneline log)"
+		got=$(indexed p.hwtrace)
+		[ "$got" = "$((2 * pn))" ] || atf_fail "PIE: index says '$got'"
+	fi
 	# main is not in the traced range: never reached, no snapshot.
 	rm -f log
 	HWTRACE_FAKEPERF_SPANS=3 capture --source perf --mode ring \

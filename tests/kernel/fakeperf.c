@@ -25,7 +25,8 @@
  * (ring mode tests overwrite with them); HWTRACE_FAKEPERF_SPLIT publishes
  * each span in two parts, the first ending inside a packet, as the
  * kernel's head may; HWTRACE_FAKEPERF_PACE=MS waits that many
- * milliseconds after each span.  No span is written while the event is
+ * milliseconds after each span; HWTRACE_FAKEPERF_PIE makes FROM and TO
+ * relative to where the program's executable is loaded (a PIE).  No span is written while the event is
  * disabled (PERF_EVENT_IOC_DISABLE).  Then it creates
  * HWTRACE_FAKEPERF_DONE, which the fixture waits for.
  *
@@ -306,6 +307,26 @@ find_exe(const char *exe)
 	return (pid);
 }
 
+/* Where process @pid loaded @exe (its mapping at file offset 0). */
+static uint64_t
+exe_base(pid_t pid, const char *exe)
+{
+	char path[64], line[PATH_MAX + 256], file[PATH_MAX];
+	unsigned long long lo, hi, off;
+	uint64_t base = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return (0);
+	while (base == 0 && fgets(line, sizeof(line), fp) != NULL)
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &lo, &hi,
+		    &off, file) == 4 && off == 0 && strcmp(file, exe) == 0)
+			base = lo;
+	fclose(fp);
+	return (base);
+}
+
 static void
 mmap2_records(struct fev *e, pid_t pid, uint64_t tsc)
 {
@@ -426,6 +447,13 @@ producer(void *arg)
 	if (pid < 0) {
 		flog("producer: '%s' never ran", exe ? exe : "(none)");
 		return (NULL);
+	}
+	if (getenv("HWTRACE_FAKEPERF_PIE") != NULL) {
+		uint64_t base = exe_base(pid, exe);
+
+		from += base;
+		to += base;
+		flog("pie: loaded at %#llx", (unsigned long long)base);
 	}
 	/* Thread mode: enabled by the exec (enable_on_exec). */
 	if (e->attr.enable_on_exec)

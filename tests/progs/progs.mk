@@ -13,7 +13,7 @@
 PROGS_STATIC = loop recurse calls tailcall switch setjmp signal timer threads \
 	hello forkexec vfork rep syscalls segv exit3 demo spin manyfork \
 	threxec midfault measure cancel perfline deepcrash manycalls
-PROGS_DYNAMIC = dlopen dynpie
+PROGS_DYNAMIC = dlopen dynpie perfline-pie
 PROGS_LAZY = plt noplt plt-stripped plt-nocfi
 PROGS_CXX = except
 PROGS_LIBS = libdlfix.so
@@ -101,3 +101,6 @@ $(FAKEPERF): tests/kernel/fakeperf.c kernel/ptenc.c kernel/hwtr_kernel.h tests/p
 	    kernel/ptenc.c -ldl -lipt
 
 tests: $(FAKEPERF)
+
+# perfline-pie is perfline.c built as a PIE.
+$(B)/progs/perfline-pie: tests/progs/perfline.c
