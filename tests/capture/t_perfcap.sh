@@ -601,6 +601,28 @@ attach_body() {
 	[ "$rc" -eq 0 ] || atf_fail "capture: $rc: $(oneline err)"
 	got=$(indexed b.hwtrace)
 	[ "$got" = "$((2 * NINSN))" ] || atf_fail "index says '$got' instructions"
+	# Attached, in ring mode with --trigger: a breakpoint per thread and
+	# CPU, enabled at the attach; each hit a snapshot.
+	rm -f done go log
+	"$PROG" "$PWD/go" &
+	fp=$!
+	sleep 0.1
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf -p $fp \
+	    --mode ring --trigger perfline_code -o c.hwtrace >out 2>err &
+	hp=$!
+	i=0
+	while ! [ -e done ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	touch go
+	wait $fp
+	wait $hp
+	rc=$?
+	[ "$rc" -eq 0 ] || atf_fail "ring, trigger: $rc: $(oneline err)"
+	[ "$(grep -c "^open breakpoint .* pid=$fp cpu=[0-9]* inherit=1 enable_on_exec=0 " log)" -eq "$cpus" ] ||
+		atf_fail "ring, trigger: no breakpoint per CPU for $fp: $(oneline log)"
+	[ "$(grep -c '^snapshot after bp hit' log)" -eq 2 ] ||
+		atf_fail "ring, trigger: expected 2 snapshots at hits: $(oneline log)"
+	got=$(indexed c.hwtrace)
+	[ "$got" = "$((2 * NINSN))" ] || atf_fail "ring, trigger: index says '$got'"
 	# A process that is not there.
 	capture_missing=$("$HWTRACE" capture --source perf -p 999999999 -o n.hwtrace 2>&1)
 	[ $? -eq 1 ] || atf_fail "a missing process: $capture_missing"

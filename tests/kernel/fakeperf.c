@@ -26,7 +26,10 @@
  * each span in two parts, the first ending inside a packet, as the
  * kernel's head may; HWTRACE_FAKEPERF_PACE=MS waits that many
  * milliseconds after each span; HWTRACE_FAKEPERF_PIE makes FROM and TO
- * relative to where the program's executable is loaded (a PIE).  No span is written while the event is
+ * relative to where the program's executable is loaded (a PIE).  A
+ * program being ptraced (the perf source stops a PIE at its exec to set
+ * its --trigger breakpoint) runs nothing: the producer waits until it is
+ * let go.  No span is written while the event is
  * disabled (PERF_EVENT_IOC_DISABLE).  Then it creates
  * HWTRACE_FAKEPERF_DONE, which the fixture waits for.
  *
@@ -307,6 +310,28 @@ find_exe(const char *exe)
 	return (pid);
 }
 
+/*
+ * Whether process @pid is ptraced (TracerPid in /proc/PID/status): the
+ * perf source stops a PIE at its exec until its --trigger breakpoint is
+ * set, and the program runs nothing until it is let go.
+ */
+static int
+traced(pid_t pid)
+{
+	char path[64], line[256];
+	FILE *fp;
+	int tr = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return (0);
+	while (fgets(line, sizeof(line), fp) != NULL)
+		if (sscanf(line, "TracerPid: %d", &tr) == 1)
+			break;
+	fclose(fp);
+	return (tr != 0);
+}
+
 /* Where process @pid loaded @exe (its mapping at file offset 0). */
 static uint64_t
 exe_base(pid_t pid, const char *exe)
@@ -448,6 +473,9 @@ producer(void *arg)
 		flog("producer: '%s' never ran", exe ? exe : "(none)");
 		return (NULL);
 	}
+	/* A program stopped by ptrace (at its exec) runs nothing. */
+	for (tries = 0; tries < 5000 && traced(pid); tries++)
+		nanosleep(&ts, NULL);
 	if (getenv("HWTRACE_FAKEPERF_PIE") != NULL) {
 		uint64_t base = exe_base(pid, exe);
 
