@@ -448,7 +448,7 @@ struct perf_ev {
 	void		*aux;
 	size_t		aux_len;
 	struct hwtr_perf_ring ring;
-	uint64_t	taken;		/* AUX bytes saved (--mode stop) */
+	uint64_t	taken;		/* AUX bytes saved (stop mode) */
 	int		stopped;	/* --mode stop: full, disabled */
 };
 
@@ -465,7 +465,7 @@ struct perf_src {
 	struct perf_event_attr attr;
 	int		cpu_mode;
 	int		ring;		/* --mode ring: AUX overwrite */
-	int		stop;		/* --mode stop: first aux_size bytes */
+	int		stop;		/* --mode stop */
 	pid_t		attach;		/* -p PID, else 0 */
 	/*
 	 * Events with no ring of their own: their output goes to ev[idx]'s
@@ -481,7 +481,7 @@ struct perf_src {
 	uint64_t	*bp_ids;
 	size_t		nbp;
 	int		trig_hits;
-	int		exec_stop;	/* a PIE's: stop at the exec (ptrace) */
+	int		exec_stop;	/* PIE --trigger: ptrace at exec */
 	int		cpus[PERF_MAX_CPUS];
 	size_t		ncpu;
 	struct perf_ev	*ev;
