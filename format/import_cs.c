@@ -1039,12 +1039,9 @@ cs_load(const char *dir, const struct hwtr_import_opts *io,
 	if ((rc = load_snapshot(&sn)) < 0)
 		goto out;
 
-	memset(&meta, 0, sizeof(meta));
-	meta.host = "unknown";
-	meta.source = "coresight-snapshot";
+	hwtr_import_meta_init(&meta, "coresight-snapshot");
 	/* ARM cores: the database says so ("arm 0/0/0" in meta cpu). */
 	meta.cpu.vendor = HWTR_CPU_ARM;
-	meta.sideband_origin = "import";
 	meta.caveats = (const char *const *)sn.caveat;
 	meta.ncaveats = sn.ncaveat;
 	if ((rc = hwtr_import_begin(sk, &meta)) < 0)

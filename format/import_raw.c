@@ -100,31 +100,6 @@ hwtr_import_copy(struct hwtr_aw *aw, uint32_t id, int fd, const char *label,
 	return (rc);
 }
 
-int
-hwtr_import_close(struct hwtr_aw *aw, const char *out, char *errbuf,
-    size_t errlen)
-{
-	char ebuf[512], *tmp;
-	int rc;
-
-	/*
-	 * A capture keeps the partial file of a writer that fails to close
-	 * (what it holds is still readable); an import has its inputs and
-	 * leaves nothing behind.
-	 */
-	tmp = strdup(hwtr_aw_path(aw));
-	ebuf[0] = '\0';
-	rc = hwtr_aw_close(aw, ebuf, sizeof(ebuf));
-	if (rc < 0) {
-		hwtr_import_err(errbuf, errlen, "cannot finish '%s': %s", out,
-		    ebuf[0] ? ebuf : hwtr_errstr(rc));
-		if (tmp != NULL && strcmp(tmp, out) != 0)
-			unlink(tmp);
-	}
-	free(tmp);
-	return (rc);
-}
-
 /* The last path component, for stream names. */
 static const char *
 base_name(const char *path)
@@ -297,10 +272,7 @@ raw_load(const char *path, const struct hwtr_import_opts *io,
 		goto out;
 
 	/* 2. Write. */
-	memset(&meta, 0, sizeof(meta));
-	meta.host = "unknown";
-	meta.source = "import-raw";
-	meta.sideband_origin = "import";
+	hwtr_import_meta_init(&meta, "import-raw");
 	meta.caveats = caveats;
 	meta.ncaveats = HWTR_NELEM(caveats);
 	if (o->cpu_mode == HWTR_IMPORT_CPU_GIVEN)
