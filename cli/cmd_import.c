@@ -251,8 +251,8 @@ struct imp {
 	struct hwtr_aw_opts ao;
 	struct files	pt, raw, elf, pev;
 	size_t		npevopt;
-	const char	*out, *ops[2];
-	size_t		nops;
+	const char	*out;
+	struct cli_operands ops;
 	int		lldb;
 };
 
@@ -504,7 +504,7 @@ import_raw_files(struct imp *im, char *errbuf, size_t errlen)
 {
 	struct hwtr_import_raw_opts *o = &im->o;
 
-	if (im->lldb || im->nops != 0)
+	if (im->lldb || im->ops.n != 0)
 		return (cli_usage_error(&import_cmd, "raw files "
 		    "(--pt, --raw, --elf) and a trace bundle cannot "
 		    "be imported together"));
@@ -535,8 +535,8 @@ import_bundle(struct imp *im, char *errbuf, size_t errlen)
 	struct hwtr_import_opts *io = &im->io;
 	const char *g;
 
-	if (im->nops != 1)
-		return (cli_usage_error(&import_cmd, im->nops == 0 ?
+	if (im->ops.n != 1)
+		return (cli_usage_error(&import_cmd, im->ops.n == 0 ?
 		    "nothing to import (--pt FILE or TRACE.JSON)" :
 		    "more than one trace bundle given"));
 	if (o->cpu_mode != HWTR_IMPORT_CPU_NONE ||
@@ -553,7 +553,7 @@ import_bundle(struct imp *im, char *errbuf, size_t errlen)
 		return (cli_usage_error(&import_cmd, "--filter:* apply to "
 		    "raw imports; a trace bundle carries its own"));
 	io->format = im->lldb ? "lldb" : NULL;
-	g = io->format == NULL ? hwtr_import_guess(im->ops[0]) : NULL;
+	g = io->format == NULL ? hwtr_import_guess(im->ops.v[0]) : NULL;
 	if (g != NULL && strcmp(g, "perf") != 0 &&
 	    (io->buildid_dir != NULL || io->symfs != NULL ||
 	    io->perf_archive != NULL || io->kcore != NULL ||
@@ -562,7 +562,7 @@ import_bundle(struct imp *im, char *errbuf, size_t errlen)
 		    "--symfs, --perf-archive, --kcore and --vmlinux "
 		    "apply to perf.data imports"));
 	io->aw_opts = &im->ao;
-	if (hwtr_import(im->ops[0], io, im->out, errbuf, errlen) < 0) {
+	if (hwtr_import(im->ops.v[0], io, im->out, errbuf, errlen) < 0) {
 		cli_warnx("import", "%s", errbuf);
 		return (1);
 	}
@@ -591,25 +591,10 @@ cmd_import(int argc, char **argv)
 	 * hwtrace(1) shows it), so operands are collected as getopt stops at
 	 * them; everything after "--" is an operand.
 	 */
-	for (;;) {
-		if ((c = cli_getopt(&import_cmd, argc, argv, &arg)) == -1) {
-			if (optind > 1 && strcmp(argv[optind - 1], "--") == 0) {
-				while (optind < argc && im.nops < 2)
-					im.ops[im.nops++] = argv[optind++];
-				im.nops += argc - optind;
-				break;
-			}
-			if (optind >= argc)
-				break;
-			if (im.nops < 2)
-				im.ops[im.nops] = argv[optind];
-			im.nops++;
-			optind++;
-			continue;
-		}
+	while ((c = cli_getopt_ops(&import_cmd, argc, argv, &arg,
+	    &im.ops)) != -1)
 		if ((rc = import_opt(&im, c, arg, argv[optind - 1])) != 0)
 			goto out;
-	}
 	if (im.out == NULL)
 		rc = cli_usage_error(&import_cmd, "no output given (-o OUT)");
 	else if (*im.out == '\0')

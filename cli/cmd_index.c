@@ -90,32 +90,19 @@ cmd_index(int argc, char **argv)
 	struct hwtr_ix *ix = NULL;
 	struct progress prog;
 	const struct hwtr_ix_stats *st;
+	struct cli_operands ops = { { NULL }, 0 };
 	const char *arg, *file = NULL, *out = NULL;
 	char *dbname = NULL;
 	long jobs = 0;
-	int c, rc, quiet = 0, nops = 0;
+	int c, rc, quiet = 0;
 	size_t i, n;
 
 	/*
 	 * Options may follow the operand (hwtrace index x.hwtrace -o x.db),
 	 * as with query and import: operands are collected apart.
 	 */
-	for (;;) {
-		if ((c = cli_getopt(&index_cmd, argc, argv, &arg)) == -1) {
-			if (optind >= argc)
-				break;
-			/* After "--", everything is an operand. */
-			if (optind > 1 && strcmp(argv[optind - 1], "--") == 0) {
-				if (nops == 0)
-					file = argv[optind];
-				nops += argc - optind;
-				break;
-			}
-			if (nops++ == 0)
-				file = argv[optind];
-			optind++;
-			continue;
-		}
+	while ((c = cli_getopt_ops(&index_cmd, argc, argv, &arg, &ops)) !=
+	    -1) {
 		switch (c) {
 		case 'j':
 			if (cli_parse_int(arg, 1, 1024, &jobs) < 0)
@@ -132,9 +119,10 @@ cmd_index(int argc, char **argv)
 			return (cli_usage_error(&index_cmd, "unknown option"));
 		}
 	}
-	if (nops != 1)
-		return (cli_usage_error(&index_cmd, nops == 0 ?
+	if (ops.n != 1)
+		return (cli_usage_error(&index_cmd, ops.n == 0 ?
 		    "missing FILE" : "too many operands"));
+	file = ops.v[0];
 	if (out == NULL) {
 		size_t len = strlen(file);
 

@@ -416,8 +416,10 @@ cmd_query(int argc, char **argv)
 	enum hwtr_q_format fmt = HWTR_Q_FMT_TABLE;
 	const char *arg, *path, *fmtname = NULL, *dbopt = NULL, *file = NULL;
 	char errbuf[1024], *usage = NULL, *sqlbuf = NULL;
-	int c, rc, ex = 1, vargc, nops;
-	char **vargv, *ops[2];
+	struct cli_operands ops = { { NULL }, 0 };
+	int c, rc, ex = 1, vargc;
+	const char **vargv;
+	char **verbv;
 
 	while ((c = cli_getopt(&top_cmd, argc, argv, &arg)) != -1) {
 		switch (c) {
@@ -453,22 +455,10 @@ cmd_query(int argc, char **argv)
 
 	/* The verb's own options, after "DB VERB". */
 	vargc = argc - optind - 1;
-	vargv = argv + optind + 1;
+	verbv = argv + optind + 1;
 	optind = 0;
 	/* Options may follow the verb's operand: collect operands apart. */
-	nops = 0;
-	for (;;) {
-		if ((c = cli_getopt(&vcmd, vargc, vargv, &arg)) == -1) {
-			if (optind >= vargc)
-				break;
-			if (nops == 2) {
-				rc = cli_usage_error(&vcmd, "unexpected "
-				    "argument '%s'", vargv[optind]);
-				goto usage;
-			}
-			ops[nops++] = vargv[optind++];
-			continue;
-		}
+	while ((c = cli_getopt_ops(&vcmd, vargc, verbv, &arg, &ops)) != -1) {
 		switch (c) {
 		case O_DB:
 			dbopt = arg;
@@ -606,8 +596,13 @@ cmd_query(int argc, char **argv)
 			goto usage;
 		}
 	}
-	vargc = nops;
-	vargv = ops;
+	if (ops.n > 2) {
+		rc = cli_usage_error(&vcmd, "unexpected argument '%s'",
+		    ops.v[2]);
+		goto usage;
+	}
+	vargc = ops.n;
+	vargv = ops.v;
 	/* A range is of instructions or of times, and ends after it starts. */
 	if ((req.from >= 0 || req.to >= 0) && v->verb != HWTR_Q_INSNS &&
 	    (req.t_from >= 0 || req.t_to >= 0)) {

@@ -143,6 +143,37 @@ cli_getopt(const struct cli_cmd *cmd, int argc, char **argv,
 	}
 }
 
+static void
+operand(struct cli_operands *ops, const char *w)
+{
+	if (ops->n < CLI_MAXOPS + 1)
+		ops->v[ops->n] = w;
+	ops->n++;
+}
+
+int
+cli_getopt_ops(const struct cli_cmd *cmd, int argc, char **argv,
+    const char **optargp, struct cli_operands *ops)
+{
+	int c, at;
+
+	for (;;) {
+		/* getopt starts again at 1 when optind is 0. */
+		at = optind == 0 ? 1 : optind;
+		if ((c = cli_getopt(cmd, argc, argv, optargp)) != -1)
+			return (c);
+		if (optind >= argc)
+			return (-1);
+		if (optind == at + 1 && strcmp(argv[at], "--") == 0) {
+			/* getopt stepped over "--": the rest are operands. */
+			while (optind < argc)
+				operand(ops, argv[optind++]);
+			return (-1);
+		}
+		operand(ops, argv[optind++]);
+	}
+}
+
 int
 cli_parse_int(const char *s, long min, long max, long *vp)
 {
