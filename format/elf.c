@@ -356,6 +356,25 @@ hwtr_elf_symbol(const void *buf, size_t len, const char *name,
 }
 
 int
+hwtr_open_regular(const char *path, struct stat *st, char *err,
+    size_t errlen)
+{
+	int fd, e;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		e = errno;
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
+		return (e == ENOENT ? -HWTR_E_NOENT : -HWTR_E_IO);
+	}
+	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+		snprintf(err, errlen, "'%s' is not a regular file", path);
+		close(fd);
+		return (-HWTR_E_INVAL);
+	}
+	return (fd);
+}
+
+int
 hwtr_read_file(const char *path, uint64_t max, void **bufp, size_t *lenp,
     char *err, size_t errlen)
 {
@@ -367,16 +386,8 @@ hwtr_read_file(const char *path, uint64_t max, void **bufp, size_t *lenp,
 
 	*bufp = NULL;
 	*lenp = 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		e = errno;
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
-		return (e == ENOENT ? -HWTR_E_NOENT : -HWTR_E_IO);
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "'%s' is not a regular file", path);
-		close(fd);
-		return (-HWTR_E_INVAL);
-	}
+	if ((fd = hwtr_open_regular(path, &st, err, errlen)) < 0)
+		return (fd);
 	if ((uint64_t)st.st_size > max) {
 		snprintf(err, errlen, "'%s' is larger than %ju bytes", path,
 		    (uintmax_t)max);
