@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #define EXIT_USAGE	2
 
@@ -72,6 +73,19 @@ struct cli_operands {
  */
 int cli_getopt_ops(const struct cli_cmd *cmd, int argc, char **argv,
     const char **optargp, struct cli_operands *ops);
+
+/*
+ * Indexing's progress on a terminal ("hwtrace WHAT: 1.0 of 2.0 MiB
+ * decoded[, R MiB/s], N s left"), a hwtr_ix/hwtr_q progress callback
+ * whose argument is a struct cli_progress with @start set.
+ */
+struct cli_progress {
+	const char	*what;
+	int		rate;		/* show MiB/s */
+	struct timespec	start;
+	int		shown;		/* a line is on the terminal */
+};
+void cli_progress_show(void *arg, uint64_t done, uint64_t total);
 
 /* Print @cmd's help (synopsis, summary, options) to @fp. */
 void cli_help(const struct cli_cmd *cmd, FILE *fp);

@@ -335,33 +335,6 @@ struct out_sink {
  */
 static volatile int index_cancel;
 
-/* Indexing's progress on a terminal, as hwtrace index shows it. */
-struct qprog {
-	struct timespec	start;
-	int		shown;
-};
-
-static void
-q_progress(void *arg, uint64_t done, uint64_t total)
-{
-	struct qprog *p = arg;
-	struct timespec now;
-	double t, rate;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	t = (double)(now.tv_sec - p->start.tv_sec) +
-	    (double)(now.tv_nsec - p->start.tv_nsec) / 1e9;
-	rate = t > 0 ? (double)done / t : 0;
-	fprintf(stderr, "\rhwtrace query: indexing: %.1f of %.1f MiB decoded",
-	    (double)done / 1048576.0, (double)total / 1048576.0);
-	if (rate > 0 && total > done)
-		fprintf(stderr, ", %.0f s left   ",
-		    (double)(total - done) / rate);
-	else
-		fprintf(stderr, "            ");
-	p->shown = 1;
-}
-
 static void
 on_cancel(int sig)
 {
@@ -630,7 +603,7 @@ run_query(const char *path, const struct qline *ql)
 	enum hwtr_q_verb verb = ql->v->verb;
 	struct hwtr_q_opts qo;
 	struct sigaction sa, oldint, oldterm;
-	struct qprog prog;
+	struct cli_progress prog;
 	struct out_sink sink = { 0 };
 	struct hwtr_q *q = NULL;
 	char errbuf[1024];
@@ -650,8 +623,9 @@ run_query(const char *path, const struct qline *ql)
 	    ql->req.at < 0);
 	memset(&prog, 0, sizeof(prog));
 	if (isatty(STDERR_FILENO)) {
+		prog.what = "query: indexing";
 		clock_gettime(CLOCK_MONOTONIC, &prog.start);
-		qo.progress = q_progress;
+		qo.progress = cli_progress_show;
 		qo.progress_arg = &prog;
 	}
 	memset(&sa, 0, sizeof(sa));
