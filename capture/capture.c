@@ -884,6 +884,243 @@ cap_recording(struct cap *cap, int interrupted)
 	return (0);
 }
 
+/* No source named: the best one that can run the command, said why. */
+static const char *
+cap_pick_source(const struct hwtr_cap_config *cfg)
+{
+	const char *source;
+	char errbuf[512];
+
+	source = hwtr_src_auto(cfg->argv, cfg->pid, errbuf, sizeof(errbuf));
+	/*
+	 * A launched command is expected to run under valgrind, the
+	 * fast source: say once, as a warning, why it does not (a
+	 * copied binary without its tool, say).  Attaching can only
+	 * step, which is what was asked for.
+	 */
+	if (strcmp(source, "perf") == 0)
+		hwtr_logf(&cfg->log, HWTR_LOG_WARN, "trace source: perf "
+		    "(%s)", errbuf);
+	else if (cfg->pid == 0 && errbuf[0] != '\0')
+		hwtr_logf(&cfg->log, HWTR_LOG_WARN, "trace source: %s "
+		    "(not valgrind: %s)", source, errbuf);
+	else
+		hwtr_logf(&cfg->log, HWTR_LOG_INFO, "trace source: "
+		    "%s%s%s", source, errbuf[0] ? " " : "", errbuf);
+	return (source);
+}
+
+/* Buffer, chunk and PSB sizes; the output can be written. */
+static int
+cap_sizes(struct cap *cap)
+{
+	const struct hwtr_cap_config *cfg = cap->cfg;
+
+	cap->buffer_size = cfg->buffer_size ? cfg->buffer_size : 4u << 20;
+	cap->chunk_size = cfg->chunk_size ? cfg->chunk_size : 1u << 20;
+	cap->psb_period = cfg->psb_period ? cfg->psb_period : 4096;
+	if (cfg->mode == HWTR_CAP_RING) {
+		/* A ring must hold PSBs to be decodable from its start. */
+		if (cap->buffer_size < 4096) {
+			cap_err(cap, "a ring buffer needs at least 4K bytes");
+			return (-HWTR_E_INVAL);
+		}
+		while (cap->psb_period > cap->buffer_size / 4)
+			cap->psb_period /= 2;
+	}
+	return (output_check(cap));
+}
+
+/* The source's configuration from the session's; the trigger resolved. */
+static int
+cap_src_config(struct cap *cap, struct hwtr_src_config *scfg)
+{
+	const struct hwtr_cap_config *cfg = cap->cfg;
+	int rc;
+
+	memset(scfg, 0, sizeof(*scfg));
+	scfg->argv = cfg->argv;
+	scfg->pid = cfg->pid;
+	scfg->no_follow = cfg->no_follow;
+	scfg->ground_truth = cfg->ground_truth;
+	scfg->stop = cfg->stop;
+	scfg->log = cfg->log;
+	scfg->mode = (int)cfg->mode;
+	scfg->buffer_size = cfg->buffer_size;
+	scfg->no_ret_compression = cfg->no_ret_compression;
+	scfg->snapshot = cfg->snapshot;
+	scfg->filter = cfg->filter;
+	scfg->cpus = cfg->cpus;
+	scfg->all_cpus = cfg->all_cpus;
+	if (cfg->trigger != NULL) {
+		rc = cap_trigger_resolve(cap, cfg->trigger,
+		    &scfg->trigger_vaddr, &scfg->trigger_pie);
+		if (rc < 0)
+			return (rc);
+		scfg->trigger_name = cfg->trigger;
+	}
+	return (0);
+}
+
+/* The archive's meta: host, source, CPU, command line, start time. */
+static void
+cap_meta(struct cap *cap)
+{
+	const struct hwtr_cap_config *cfg = cap->cfg;
+	struct timespec real;
+	size_t cmdargc = 0;
+
+	if (gethostname(cap->host, sizeof(cap->host)) < 0)
+		strcpy(cap->host, "unknown");
+	cap->host[sizeof(cap->host) - 1] = '\0';
+	cap->meta.host = cap->host;
+	cap->meta.source = cap->src.ops->name;
+	cap->meta.source_version = cap->src.version;
+	cap->meta.caveats = cap->src.caveats;
+	cap->meta.ncaveats = cap->src.ncaveats;
+	cap->meta.notes = cap->src.notes;
+	cap->meta.nnotes = cap->src.nnotes;
+	hwtr_cpu_host(&cap->meta.cpu);
+	if (cfg->argv != NULL) {
+		cap->meta.argv = (const char *const *)cfg->argv;
+		while (cfg->argv[cap->meta.argc] != NULL)
+			cap->meta.argc++;
+	} else if (read_cmdline(cfg->pid, &cap->cmdbuf, &cap->cmdargv,
+	    &cmdargc) == 0) {
+		cap->meta.argv = (const char *const *)cap->cmdargv;
+		cap->meta.argc = cmdargc;
+	}
+	/* --redact-args: the program, not what it was told (passwords). */
+	if (cfg->redact_args && cap->meta.argc > 1)
+		cap->meta.argc = 1;
+	clock_gettime(CLOCK_REALTIME, &real);
+	cap->meta.start_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+	cap->meta.tconv = cap->src.tconv;
+}
+
+/*
+ * Enable the source and read it until the program ends or the capture
+ * is stopped (*@interrupted then 1); snapshots and flushes on the way.
+ * Threads the source did not end are ended here.
+ */
+static int
+cap_loop(struct cap *cap, int *interrupted)
+{
+	const struct hwtr_cap_config *cfg = cap->cfg;
+	struct cap_thread *ct;
+	uint64_t last_flush;
+	int rc, done, snap_seen = 0, detach_now = 0;
+
+	cap->in_enable = 1;
+	rc = cap->src.ops->enable(&cap->src);
+	cap->in_enable = 0;
+	if (rc < 0) {
+		if (cap->src.errmsg[0] != '\0')
+			snprintf(cap->res->errmsg, sizeof(cap->res->errmsg),
+			    "%s", cap->src.errmsg);
+		cap->res->exec_errno = cap->src.exec_errno;
+		/* Let go of whatever the source already held. */
+		(void)cap->src.ops->disable(&cap->src);
+		return (rc);
+	}
+	last_flush = hwtr_src_now();
+	for (done = 0; !done; ) {
+		rc = cap->src.ops->read(&cap->src);
+		if (rc < 0) {
+			cap_err(cap, "%s", cap->src.errmsg[0] ?
+			    cap->src.errmsg : hwtr_errstr(rc));
+			(void)cap->src.ops->disable(&cap->src);
+			return (rc);
+		}
+		done = rc == 1;
+		if (cfg->snapshot != NULL && *cfg->snapshot != snap_seen) {
+			snap_seen = *cfg->snapshot;
+			hwtr_logf(&cfg->log, HWTR_LOG_INFO, "SIGUSR2: snapshot%s",
+			    cfg->pid > 0 ? ", then detach" : "");
+			if ((rc = snapshot_all(cap)) < 0)
+				return (rc);
+			/* Attached: SIGUSR2 also ends the capture. */
+			if (cfg->pid > 0)
+				detach_now = 1;
+		}
+		if (!done && ((cfg->stop != NULL && *cfg->stop) || detach_now)) {
+			*interrupted = 1;
+			if ((rc = cap->src.ops->disable(&cap->src)) < 0) {
+				cap_err(cap, "%s", cap->src.errmsg);
+				return (rc);
+			}
+			done = 1;
+		}
+		if ((rc = sbc_drain(cap, 0)) < 0)
+			return (rc);
+		if (hwtr_src_now() - last_flush >= CAP_FLUSH_NS) {
+			if ((rc = flush_all(cap)) < 0)
+				return (rc);
+			last_flush = hwtr_src_now();
+		}
+	}
+	/* Threads the source did not end (it should have): end them here. */
+	for (ct = cap->threads; ct != NULL; ct = ct->next)
+		if (!ct->ended) {
+			ct->ended = 1;
+			if ((rc = thread_finish(ct)) < 0)
+				return (rc);
+		}
+	return (0);
+}
+
+/*
+ * After the source is gone: the last sideband, the end record, then the
+ * archive closed, or dropped under --keep-on-failure when the program
+ * did not fail.  On an error the archive is left to the caller.
+ */
+static int
+cap_finish(struct cap *cap, int interrupted)
+{
+	const struct hwtr_cap_config *cfg = cap->cfg;
+	struct hwtr_cap_result *res = cap->res;
+	struct hwtr_capture_end end;
+	struct hwtr_sbc_stats sst;
+	struct timespec real;
+	char errbuf[512];
+	int rc, failed;
+
+	if ((rc = sbc_drain(cap, 1)) < 0)
+		return (rc);
+	memset(&sst, 0, sizeof(sst));
+	if (cap->sbc != NULL)
+		hwtr_sbc_stats(cap->sbc, &sst);
+	res->lost_records = sst.lost;
+
+	memset(&end, 0, sizeof(end));
+	clock_gettime(CLOCK_REALTIME, &real);
+	end.end_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+	end.exit_kind = res->exit_kind;
+	end.exit_value = res->exit_value;
+	end.lost_bytes = res->lost_bytes;
+	end.lost_records = res->lost_records;
+	hwtr_aw_set_end(cap->aw, &end);
+	failed = res->exit_kind == HWTR_EXIT_SIGNAL ||
+	    (res->exit_kind == HWTR_EXIT_CODE && res->exit_value != 0);
+	if (cfg->keep_on_failure && !failed && !interrupted) {
+		hwtr_aw_abort(cap->aw, 0);
+		cap->aw = NULL;
+		cap_cleanup(cap);
+		return (0);
+	}
+	errbuf[0] = '\0';
+	rc = hwtr_aw_close(cap->aw, errbuf, sizeof(errbuf));
+	cap->aw = NULL;
+	cap_cleanup(cap);
+	if (rc < 0) {
+		cap_err(cap, "cannot write '%s': %s", cfg->output,
+		    errbuf[0] ? errbuf : hwtr_errstr(rc));
+		return (rc);
+	}
+	res->kept = 1;
+	return (0);
+}
+
 int
 hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 {
@@ -894,82 +1131,25 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 	struct hwtr_src_sink sink = sink_ops;
 	const char *source = cfg->source;
 	struct hwtr_src_config scfg;
-	struct hwtr_capture_end end;
 	struct cap cap;
-	char errbuf[512];
-	struct timespec real;
-	size_t cmdargc = 0;
-	uint64_t last_flush;
-	int rc, done, snap_seen = 0, failed, interrupted = 0, detach_now = 0;
+	int rc, interrupted = 0;
 
 	memset(res, 0, sizeof(*res));
 	memset(&cap, 0, sizeof(cap));
 	cap.cfg = cfg;
 	cap.res = res;
 	sink.arg = &cap;
-	if (source == NULL) {
-		/* No source named: the best one that can run the command. */
-		source = hwtr_src_auto(cfg->argv, cfg->pid, errbuf,
-		    sizeof(errbuf));
-		/*
-		 * A launched command is expected to run under valgrind, the
-		 * fast source: say once, as a warning, why it does not (a
-		 * copied binary without its tool, say).  Attaching can only
-		 * step, which is what was asked for.
-		 */
-		if (strcmp(source, "perf") == 0)
-			hwtr_logf(&cfg->log, HWTR_LOG_WARN, "trace source: perf "
-			    "(%s)", errbuf);
-		else if (cfg->pid == 0 && errbuf[0] != '\0')
-			hwtr_logf(&cfg->log, HWTR_LOG_WARN, "trace source: %s "
-			    "(not valgrind: %s)", source, errbuf);
-		else
-			hwtr_logf(&cfg->log, HWTR_LOG_INFO, "trace source: "
-			    "%s%s%s", source, errbuf[0] ? " " : "", errbuf);
-	}
+	if (source == NULL)
+		source = cap_pick_source(cfg);
 	if ((cap.src.ops = hwtr_src_find(source)) == NULL) {
 		cap_err(&cap, "unknown trace source '%s'", source ?
 		    source : "(null)");
 		return (-HWTR_E_UNSUPPORTED);
 	}
-	cap.buffer_size = cfg->buffer_size ? cfg->buffer_size : 4u << 20;
-	cap.chunk_size = cfg->chunk_size ? cfg->chunk_size : 1u << 20;
-	cap.psb_period = cfg->psb_period ? cfg->psb_period : 4096;
-	if (cfg->mode == HWTR_CAP_RING) {
-		/* A ring must hold PSBs to be decodable from its start. */
-		if (cap.buffer_size < 4096) {
-			cap_err(&cap, "a ring buffer needs at least 4K bytes");
-			return (-HWTR_E_INVAL);
-		}
-		while (cap.psb_period > cap.buffer_size / 4)
-			cap.psb_period /= 2;
-	}
 	cap.src.sink = &sink;
-	if ((rc = output_check(&cap)) < 0)
+	if ((rc = cap_sizes(&cap)) < 0 ||
+	    (rc = cap_src_config(&cap, &scfg)) < 0)
 		return (rc);
-
-	memset(&scfg, 0, sizeof(scfg));
-	scfg.argv = cfg->argv;
-	scfg.pid = cfg->pid;
-	scfg.no_follow = cfg->no_follow;
-	scfg.ground_truth = cfg->ground_truth;
-	scfg.stop = cfg->stop;
-	scfg.log = cfg->log;
-	scfg.mode = (int)cfg->mode;
-	scfg.buffer_size = cfg->buffer_size;
-	scfg.no_ret_compression = cfg->no_ret_compression;
-	scfg.snapshot = cfg->snapshot;
-	scfg.filter = cfg->filter;
-	scfg.cpus = cfg->cpus;
-	scfg.all_cpus = cfg->all_cpus;
-	if (cfg->trigger != NULL) {
-		rc = cap_trigger_resolve(&cap, cfg->trigger, &scfg.trigger_vaddr,
-		    &scfg.trigger_pie);
-		if (rc < 0)
-			return (rc);
-		scfg.trigger_name = cfg->trigger;
-	}
-
 	if ((rc = cap.src.ops->init(&cap.src)) < 0) {
 		cap_err(&cap, "source '%s': %s", source, hwtr_errstr(rc));
 		return (rc);
@@ -979,93 +1159,9 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 		cap.src.ops->deinit(&cap.src);
 		return (rc);
 	}
-
-	if (gethostname(cap.host, sizeof(cap.host)) < 0)
-		strcpy(cap.host, "unknown");
-	cap.host[sizeof(cap.host) - 1] = '\0';
-	cap.meta.host = cap.host;
-	cap.meta.source = cap.src.ops->name;
-	cap.meta.source_version = cap.src.version;
-	cap.meta.caveats = cap.src.caveats;
-	cap.meta.ncaveats = cap.src.ncaveats;
-	cap.meta.notes = cap.src.notes;
-	cap.meta.nnotes = cap.src.nnotes;
-	hwtr_cpu_host(&cap.meta.cpu);
-	if (cfg->argv != NULL) {
-		cap.meta.argv = (const char *const *)cfg->argv;
-		while (cfg->argv[cap.meta.argc] != NULL)
-			cap.meta.argc++;
-	} else if (read_cmdline(cfg->pid, &cap.cmdbuf, &cap.cmdargv,
-	    &cmdargc) == 0) {
-		cap.meta.argv = (const char *const *)cap.cmdargv;
-		cap.meta.argc = cmdargc;
-	}
-	/* --redact-args: the program, not what it was told (passwords). */
-	if (cfg->redact_args && cap.meta.argc > 1)
-		cap.meta.argc = 1;
-	clock_gettime(CLOCK_REALTIME, &real);
-	cap.meta.start_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
-	cap.meta.tconv = cap.src.tconv;
-
-	cap.in_enable = 1;
-	rc = cap.src.ops->enable(&cap.src);
-	cap.in_enable = 0;
-	if (rc < 0) {
-		if (cap.src.errmsg[0] != '\0')
-			snprintf(res->errmsg, sizeof(res->errmsg), "%s",
-			    cap.src.errmsg);
-		res->exec_errno = cap.src.exec_errno;
-		/* Let go of whatever the source already held. */
-		(void)cap.src.ops->disable(&cap.src);
+	cap_meta(&cap);
+	if ((rc = cap_loop(&cap, &interrupted)) < 0)
 		goto fail;
-	}
-	last_flush = hwtr_src_now();
-	for (done = 0; !done; ) {
-		rc = cap.src.ops->read(&cap.src);
-		if (rc < 0) {
-			cap_err(&cap, "%s", cap.src.errmsg[0] ?
-			    cap.src.errmsg : hwtr_errstr(rc));
-			(void)cap.src.ops->disable(&cap.src);
-			goto fail;
-		}
-		done = rc == 1;
-		if (cfg->snapshot != NULL && *cfg->snapshot != snap_seen) {
-			snap_seen = *cfg->snapshot;
-			hwtr_logf(&cfg->log, HWTR_LOG_INFO, "SIGUSR2: snapshot%s",
-			    cfg->pid > 0 ? ", then detach" : "");
-			if ((rc = snapshot_all(&cap)) < 0)
-				goto fail;
-			/* Attached: SIGUSR2 also ends the capture. */
-			if (cfg->pid > 0)
-				detach_now = 1;
-		}
-		if (!done && ((cfg->stop != NULL && *cfg->stop) || detach_now)) {
-			interrupted = 1;
-			if ((rc = cap.src.ops->disable(&cap.src)) < 0) {
-				cap_err(&cap, "%s", cap.src.errmsg);
-				goto fail;
-			}
-			done = 1;
-		}
-		if ((rc = sbc_drain(&cap, 0)) < 0)
-			goto fail;
-		if (hwtr_src_now() - last_flush >= CAP_FLUSH_NS) {
-			if ((rc = flush_all(&cap)) < 0)
-				goto fail;
-			last_flush = hwtr_src_now();
-		}
-	}
-	/* Threads the source did not end (it should have): end them here. */
-	{
-		struct cap_thread *ct;
-
-		for (ct = cap.threads; ct != NULL; ct = ct->next)
-			if (!ct->ended) {
-				ct->ended = 1;
-				if ((rc = thread_finish(ct)) < 0)
-					goto fail;
-			}
-	}
 	res->exit_kind = cap.src.exit_kind;
 	res->exit_value = cap.src.exit_value;
 	if (cap.src.recording != NULL) {
@@ -1080,44 +1176,9 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 		cap_cleanup(&cap);
 		return (-HWTR_E_IO);
 	}
-	if ((rc = sbc_drain(&cap, 1)) < 0)
+	if ((rc = cap_finish(&cap, interrupted)) < 0 && cap.aw != NULL)
 		goto fail_deinited;
-	{
-		struct hwtr_sbc_stats sst;
-
-		memset(&sst, 0, sizeof(sst));
-		if (cap.sbc != NULL)
-			hwtr_sbc_stats(cap.sbc, &sst);
-		res->lost_records = sst.lost;
-	}
-
-	memset(&end, 0, sizeof(end));
-	clock_gettime(CLOCK_REALTIME, &real);
-	end.end_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
-	end.exit_kind = res->exit_kind;
-	end.exit_value = res->exit_value;
-	end.lost_bytes = res->lost_bytes;
-	end.lost_records = res->lost_records;
-	hwtr_aw_set_end(cap.aw, &end);
-	failed = res->exit_kind == HWTR_EXIT_SIGNAL ||
-	    (res->exit_kind == HWTR_EXIT_CODE && res->exit_value != 0);
-	if (cfg->keep_on_failure && !failed && !interrupted) {
-		hwtr_aw_abort(cap.aw, 0);
-		cap.aw = NULL;
-		cap_cleanup(&cap);
-		return (0);
-	}
-	errbuf[0] = '\0';
-	rc = hwtr_aw_close(cap.aw, errbuf, sizeof(errbuf));
-	cap.aw = NULL;
-	cap_cleanup(&cap);
-	if (rc < 0) {
-		cap_err(&cap, "cannot write '%s': %s", cfg->output,
-		    errbuf[0] ? errbuf : hwtr_errstr(rc));
-		return (rc);
-	}
-	res->kept = 1;
-	return (0);
+	return (rc);
 
 fail:
 	res->exit_kind = cap.src.exit_kind;

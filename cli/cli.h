@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #define EXIT_USAGE	2
 
@@ -53,6 +54,38 @@ struct cli_cmd {
  */
 int cli_getopt(const struct cli_cmd *cmd, int argc, char **argv,
     const char **optargp);
+
+/*
+ * The operands of a verb whose options may come before, between or after
+ * them: the first CLI_MAXOPS + 1 kept in @v (so that one too many can be
+ * named), all counted in @n.
+ */
+#define CLI_MAXOPS	2
+struct cli_operands {
+	const char	*v[CLI_MAXOPS + 1];
+	int		n;
+};
+
+/*
+ * cli_getopt() that collects operands into @ops instead of stopping at
+ * the first: returns the next option's sname, or -1 when @argv is done.
+ * After "--" every word is an operand ("query DB func -- -main").
+ */
+int cli_getopt_ops(const struct cli_cmd *cmd, int argc, char **argv,
+    const char **optargp, struct cli_operands *ops);
+
+/*
+ * Indexing's progress on a terminal ("hwtrace WHAT: 1.0 of 2.0 MiB
+ * decoded[, R MiB/s], N s left"), a hwtr_ix/hwtr_q progress callback
+ * whose argument is a struct cli_progress with @start set.
+ */
+struct cli_progress {
+	const char	*what;
+	int		rate;		/* show MiB/s */
+	struct timespec	start;
+	int		shown;		/* a line is on the terminal */
+};
+void cli_progress_show(void *arg, uint64_t done, uint64_t total);
 
 /* Print @cmd's help (synopsis, summary, options) to @fp. */
 void cli_help(const struct cli_cmd *cmd, FILE *fp);

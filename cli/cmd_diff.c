@@ -51,23 +51,15 @@ cmd_diff(int argc, char **argv)
 	struct hwtr_q *qa = NULL, *qb = NULL;
 	struct hwtr_q_res *res = NULL;
 	enum hwtr_q_format fmt = HWTR_Q_FMT_TABLE;
-	const char *arg, *ops[2];
+	struct cli_operands ops = { { NULL }, 0 };
+	const char *arg;
 	char errbuf[1024], *buf = NULL;
 	size_t len = 0;
 	long n;
-	int c, ex = 1, nops = 0;
+	int c, ex = 1;
 
 	/* Options may come before, between or after A and B. */
-	for (;;) {
-		if ((c = cli_getopt(&diff_cmd, argc, argv, &arg)) == -1) {
-			if (optind >= argc)
-				break;
-			if (nops == 2)
-				return (cli_usage_error(&diff_cmd, "unexpected "
-				    "argument '%s'", argv[optind]));
-			ops[nops++] = argv[optind++];
-			continue;
-		}
+	while ((c = cli_getopt_ops(&diff_cmd, argc, argv, &arg, &ops)) != -1) {
 		switch (c) {
 		case O_FORMAT:
 			if (hwtr_q_format_parse(arg, &fmt) < 0)
@@ -86,14 +78,17 @@ cmd_diff(int argc, char **argv)
 			    "unexpected option"));
 		}
 	}
-	if (nops != 2)
+	if (ops.n > 2)
+		return (cli_usage_error(&diff_cmd, "unexpected argument '%s'",
+		    ops.v[2]));
+	if (ops.n != 2)
 		return (cli_usage_error(&diff_cmd, "give two databases or "
 		    "archives, A and B"));
 	memset(&qo, 0, sizeof(qo));
 	qo.log.fn = diff_log;
 	qo.log.level = HWTR_LOG_WARN;
-	if (hwtr_q_open(&qa, ops[0], &qo, errbuf, sizeof(errbuf)) < 0 ||
-	    hwtr_q_open(&qb, ops[1], &qo, errbuf,
+	if (hwtr_q_open(&qa, ops.v[0], &qo, errbuf, sizeof(errbuf)) < 0 ||
+	    hwtr_q_open(&qb, ops.v[1], &qo, errbuf,
 	    sizeof(errbuf)) < 0) {
 		cli_warnx("diff", "%s", errbuf);
 		goto out;

@@ -82,10 +82,11 @@ cmd_fleet(int argc, char **argv)
 	struct hwtr_q_res *res = NULL;
 	struct hwtr_pg *pg = NULL;
 	enum hwtr_q_format fmt = HWTR_Q_FMT_TABLE;
-	const char *arg, *url, *fmtname = NULL, *ops[2];
+	struct cli_operands ops = { { NULL }, 0 };
+	const char *arg, *url, *fmtname = NULL;
 	char errbuf[1024], *buf = NULL;
 	size_t len, nlabels = 0;
-	int c, rc, ex = 1, vargc, nops = 0;
+	int c, rc, ex = 1, vargc;
 	char **vargv;
 
 	while ((c = cli_getopt(&top_cmd, argc, argv, &arg)) != -1) {
@@ -116,18 +117,7 @@ cmd_fleet(int argc, char **argv)
 		return (1);
 	}
 	optind = 0;
-	for (;;) {
-		if ((c = cli_getopt(&vcmd, vargc, vargv, &arg)) == -1) {
-			if (optind >= vargc)
-				break;
-			if (nops == 2) {
-				rc = cli_usage_error(&vcmd, "unexpected "
-				    "argument '%s'", vargv[optind]);
-				goto usage;
-			}
-			ops[nops++] = vargv[optind++];
-			continue;
-		}
+	while ((c = cli_getopt_ops(&vcmd, vargc, vargv, &arg, &ops)) != -1) {
 		switch (c) {
 		case O_FORMAT:
 			fmtname = arg;
@@ -154,21 +144,26 @@ cmd_fleet(int argc, char **argv)
 			goto usage;
 		}
 	}
+	if (ops.n > 2) {
+		rc = cli_usage_error(&vcmd, "unexpected argument '%s'",
+		    ops.v[2]);
+		goto usage;
+	}
 	if (fmtname != NULL && hwtr_q_format_parse(fmtname, &fmt) < 0) {
 		rc = cli_usage_error(&vcmd, "--format: '%s' is not table, csv, "
 		    "tsv or json", fmtname);
 		goto usage;
 	}
 	if (v->verb == HWTR_PG_FUNC) {
-		if (nops < 1) {
+		if (ops.n < 1) {
 			rc = cli_usage_error(&vcmd, "no NAME given");
 			goto usage;
 		}
-		req.pattern = ops[0];
+		req.pattern = ops.v[0];
 	}
-	if (nops > (v->verb == HWTR_PG_FUNC)) {
+	if (ops.n > (v->verb == HWTR_PG_FUNC)) {
 		rc = cli_usage_error(&vcmd, "unexpected argument '%s'",
-		    ops[nops - 1]);
+		    ops.v[ops.n - 1]);
 		goto usage;
 	}
 	if (v->verb == HWTR_PG_DIFF && (req.pass.key == NULL ||

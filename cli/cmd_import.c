@@ -244,367 +244,376 @@ parse_cpu(const char *s, struct hwtr_import_raw_opts *o)
 	return (0);
 }
 
-int
-cmd_import(int argc, char **argv)
-{
+/* What the command line of one import says. */
+struct imp {
 	struct hwtr_import_raw_opts o;
 	struct hwtr_import_opts io;
 	struct hwtr_aw_opts ao;
-	struct hwtr_import_file f;
-	struct files pt = { NULL, 0 }, raw = { NULL, 0 }, elf = { NULL, 0 };
-	struct files pev = { NULL, 0 };
-	size_t npevopt = 0;
-	const char *arg, *out = NULL, *ops[2] = { NULL, NULL };
-	size_t nops = 0;
-	char errbuf[512], *copy = NULL, *sfx;
-	long v;
-	uint64_t u;
-	int c, rc = 1, lldb = 0, nomem = 0;
+	struct files	pt, raw, elf, pev;
+	size_t		npevopt;
+	const char	*out;
+	struct cli_operands ops;
+	int		lldb;
+};
 
-	memset(&o, 0, sizeof(o));
-	memset(&io, 0, sizeof(io));
-	memset(&ao, 0, sizeof(ao));
+/* --filter:addrN_cfg|a|b (ptxed's IA32_RTIT_ADDRn_A/B and ADDRn_CFG). */
+static int
+opt_filter(struct imp *im, int c, const char *arg)
+{
+	int n = (c - OPT_FILTER) / 3, k = (c - OPT_FILTER) % 3;
+	struct hwtr_pt_filter *pf = &im->o.pt_config.filter[n];
+	uint64_t u;
+
+	if (hwtr_parse_u64(arg, &u) != 0 || (k == 0 && u > 0xf))
+		return (cli_usage_error(&import_cmd, "malformed "
+		    "--filter:addr%d_%s '%s': want %s", n, k == 0 ? "cfg" :
+		    k == 1 ? "a" : "b", arg, k == 0 ? "0 to 15" :
+		    "an address"));
+	if (k == 0)
+		pf->cfg = (uint32_t)u;
+	else if (k == 1)
+		pf->a = u;
+	else
+		pf->b = u;
+	if ((uint32_t)n + 1 > im->o.pt_config.nfilters)
+		im->o.pt_config.nfilters = (uint32_t)n + 1;
+	return (0);
+}
+
+/* The numeric --pevent:OPTION values. */
+static int
+opt_pevent_num(struct imp *im, int c, const char *arg)
+{
+	struct hwtr_import_raw_opts *o = &im->o;
+	uint64_t u;
+
+	if (hwtr_parse_u64(arg, &u) != 0 ||
+	    (c == OPT_PEV_TIME_SHIFT && u > 63) ||
+	    (c == OPT_PEV_TIME_MULT && u > UINT32_MAX))
+		return (cli_usage_error(&import_cmd, "malformed "
+		    "--pevent option value '%s'", arg));
+	if (c == OPT_PEV_SAMPLE_TYPE)
+		o->pevent_sample_type = u;
+	else if (c == OPT_PEV_TIME_ZERO)
+		o->pevent_time_zero = u;
+	else if (c == OPT_PEV_TSC_OFFSET)
+		o->pevent_tsc_offset = u;
+	else if (c == OPT_PEV_KERNEL_START)
+		o->pevent_kernel_start = u;
+	else if (c == OPT_PEV_TIME_SHIFT)
+		o->pevent_time_shift = (uint32_t)u;
+	else
+		o->pevent_time_mult = (uint32_t)u;
+	im->npevopt++;
+	return (0);
+}
+
+/* --cpu, --cpuid-0x15.*, --mtc-freq, --nom-freq. */
+static int
+opt_cpu(struct imp *im, int c, const char *arg)
+{
+	struct hwtr_pt_config *pc = &im->o.pt_config;
+	uint64_t u;
+	long v;
+
+	switch (c) {
+	case OPT_CPU:
+		if (parse_cpu(arg, &im->o) != 0)
+			return (cli_usage_error(&import_cmd, "malformed "
+			    "--cpu '%s': want F/M[/S], auto or none", arg));
+		break;
+	case OPT_CPUID_EAX:
+	case OPT_CPUID_EBX:
+		if (hwtr_parse_u64(arg, &u) != 0 || u > UINT32_MAX)
+			return (cli_usage_error(&import_cmd, "malformed "
+			    "--%s '%s': want a 32-bit number",
+			    c == OPT_CPUID_EAX ? "cpuid-0x15.eax" :
+			    "cpuid-0x15.ebx", arg));
+		if (c == OPT_CPUID_EAX)
+			pc->cpuid_15_eax = (uint32_t)u;
+		else
+			pc->cpuid_15_ebx = (uint32_t)u;
+		break;
+	case OPT_MTC_FREQ:
+		if (cli_parse_int(arg, 0, 15, &v) != 0)
+			return (cli_usage_error(&import_cmd, "malformed "
+			    "--mtc-freq '%s': want 0 to 15", arg));
+		pc->mtc_freq = (uint8_t)v;
+		break;
+	default:	/* OPT_NOM_FREQ */
+		if (cli_parse_int(arg, 0, 255, &v) != 0)
+			return (cli_usage_error(&import_cmd, "malformed "
+			    "--nom-freq '%s': want 0 to 255", arg));
+		pc->nom_freq = (uint8_t)v;
+		break;
+	}
+	return (0);
+}
+
+/*
+ * --pt, --raw, --elf and --pevent:primary|secondary: FILE with its
+ * suffixes.  Returns -1 when out of memory.
+ */
+static int
+opt_file(struct imp *im, int c, const char *arg)
+{
+	struct hwtr_import_file f;
+	struct files *to;
+	char *copy, *sfx;
+	int rc = 0;
+
+	memset(&f, 0, sizeof(f));
+	if ((copy = strdup(arg)) == NULL)
+		return (-1);
+	if (c == OPT_PEV_PRIMARY || c == OPT_PEV_SECONDARY) {
+		sfx = split_suffix(copy);
+		if (sfx != NULL && parse_range(sfx, &f) != 0) {
+			rc = cli_usage_error(&import_cmd, "--pevent:%s '%s': "
+			    "malformed range (FROM or FROM-TO, TO above "
+			    "FROM)", c == OPT_PEV_PRIMARY ? "primary" :
+			    "secondary", arg);
+			goto out;
+		}
+		to = &im->pev;
+		goto add;
+	}
+	if (c == OPT_RAW) {
+		/* The load address is not optional. */
+		sfx = strrchr(copy, ':');
+		if (sfx == NULL || sfx == copy) {
+			rc = cli_usage_error(&import_cmd, "--raw '%s': no "
+			    "load address (FILE[:FROM[-TO]]:VADDR)", arg);
+			goto out;
+		}
+		*sfx++ = '\0';
+		if (hwtr_parse_u64(sfx, &f.addr) != 0) {
+			rc = cli_usage_error(&import_cmd, "--raw '%s': "
+			    "malformed load address '%s'", arg, sfx);
+			goto out;
+		}
+		f.has_addr = 1;
+	}
+	sfx = split_suffix(copy);
+	if (sfx != NULL && c == OPT_ELF) {
+		if (hwtr_parse_u64(sfx, &f.addr) != 0) {
+			rc = cli_usage_error(&import_cmd, "--elf '%s': "
+			    "malformed base '%s'", arg, sfx);
+			goto out;
+		}
+		f.has_addr = 1;
+	} else if (sfx != NULL && parse_range(sfx, &f) != 0) {
+		rc = cli_usage_error(&import_cmd, "--%s '%s': malformed "
+		    "range (FROM or FROM-TO, TO above FROM)",
+		    c == OPT_PT ? "pt" : "raw", arg);
+		goto out;
+	}
+	if (*copy == '\0') {
+		rc = cli_usage_error(&import_cmd, "--%s '%s': no file name",
+		    c == OPT_PT ? "pt" : c == OPT_RAW ? "raw" : "elf", arg);
+		goto out;
+	}
+	to = c == OPT_PT ? &im->pt : c == OPT_RAW ? &im->raw : &im->elf;
+add:
+	f.path = copy;
+	if (files_add(to, &f) != 0)
+		rc = -1;
+	else
+		copy = NULL;
+out:
+	free(copy);
+	return (rc);
+}
+
+/* One option; 0, a usage error's exit status, or -1 out of memory. */
+static int
+import_opt(struct imp *im, int c, const char *arg, const char *word)
+{
+	if (c >= OPT_FILTER && c < OPT_FILTER + 3 * HWTR_PT_MAX_FILTERS)
+		return (opt_filter(im, c, arg));
+	switch (c) {
+	case OPT_OUT:
+		im->out = arg;
+		break;
+	case OPT_LLDB:
+		im->lldb = 1;
+		break;
+	case OPT_DEBUG_DIR:
+		if (*arg == '\0')
+			return (cli_usage_error(&import_cmd,
+			    "empty --debug-dir"));
+		im->ao.debug_dir = arg;
+		break;
+	case OPT_NO_DEBUG_INFO:
+		im->ao.debug_info = -1;
+		break;
+	case OPT_PEV_SAMPLE_TYPE:
+	case OPT_PEV_TIME_ZERO:
+	case OPT_PEV_TSC_OFFSET:
+	case OPT_PEV_KERNEL_START:
+	case OPT_PEV_TIME_SHIFT:
+	case OPT_PEV_TIME_MULT:
+		return (opt_pevent_num(im, c, arg));
+	case OPT_PEV_SYSROOT:
+		im->o.pevent_sysroot = arg;
+		im->npevopt++;
+		break;
+	case OPT_PEV_VDSO_X64:
+		im->o.pevent_vdso_x64 = arg;
+		im->npevopt++;
+		break;
+	case OPT_SB_PRINT:
+		/* ptxed's printing of sideband: nothing to keep. */
+		break;
+	case OPT_BUILDID_DIR:
+		im->io.buildid_dir = arg;
+		break;
+	case OPT_SYMFS:
+		im->io.symfs = arg;
+		break;
+	case OPT_PERF_ARCHIVE:
+		im->io.perf_archive = arg;
+		break;
+	case OPT_KCORE:
+		im->io.kcore = arg;
+		break;
+	case OPT_VMLINUX:
+		im->io.vmlinux = arg;
+		break;
+	case OPT_CPU:
+	case OPT_CPUID_EAX:
+	case OPT_CPUID_EBX:
+	case OPT_MTC_FREQ:
+	case OPT_NOM_FREQ:
+		return (opt_cpu(im, c, arg));
+	case OPT_PT:
+	case OPT_RAW:
+	case OPT_ELF:
+	case OPT_PEV_PRIMARY:
+	case OPT_PEV_SECONDARY:
+		return (opt_file(im, c, arg));
+	default:
+		return (cli_usage_error(&import_cmd, "unhandled option "
+		    "'%s'", word));
+	}
+	return (0);
+}
+
+/* --pt, --raw, --elf: a raw import. */
+static int
+import_raw_files(struct imp *im, char *errbuf, size_t errlen)
+{
+	struct hwtr_import_raw_opts *o = &im->o;
+
+	if (im->lldb || im->ops.n != 0)
+		return (cli_usage_error(&import_cmd, "raw files "
+		    "(--pt, --raw, --elf) and a trace bundle cannot "
+		    "be imported together"));
+	if (im->pt.n == 0)
+		return (cli_usage_error(&import_cmd, "no trace given "
+		    "(--pt FILE)"));
+	o->pt = im->pt.v;
+	o->npt = im->pt.n;
+	o->raw = im->raw.v;
+	o->nraw = im->raw.n;
+	o->elf = im->elf.v;
+	o->nelf = im->elf.n;
+	o->aw_opts = &im->ao;
+	o->pevent = im->pev.v;
+	o->npevent = im->pev.n;
+	if (hwtr_import_raw(o, im->out, errbuf, errlen) < 0) {
+		cli_warnx("import", "%s", errbuf);
+		return (1);
+	}
+	return (0);
+}
+
+/* One operand: a trace bundle, snapshot directory or perf.data file. */
+static int
+import_bundle(struct imp *im, char *errbuf, size_t errlen)
+{
+	const struct hwtr_import_raw_opts *o = &im->o;
+	struct hwtr_import_opts *io = &im->io;
+	const char *g;
+
+	if (im->ops.n != 1)
+		return (cli_usage_error(&import_cmd, im->ops.n == 0 ?
+		    "nothing to import (--pt FILE or TRACE.JSON)" :
+		    "more than one trace bundle given"));
+	if (o->cpu_mode != HWTR_IMPORT_CPU_NONE ||
+	    o->pt_config.cpuid_15_eax != 0 ||
+	    o->pt_config.cpuid_15_ebx != 0 ||
+	    o->pt_config.mtc_freq != 0 || o->pt_config.nom_freq != 0)
+		return (cli_usage_error(&import_cmd, "--cpu, --cpuid-*, "
+		    "--mtc-freq and --nom-freq apply to raw imports; "
+		    "a trace bundle carries its own"));
+	if (im->pev.n != 0 || im->npevopt != 0)
+		return (cli_usage_error(&import_cmd, "--pevent:* apply to "
+		    "raw imports"));
+	if (o->pt_config.nfilters != 0)
+		return (cli_usage_error(&import_cmd, "--filter:* apply to "
+		    "raw imports; a trace bundle carries its own"));
+	io->format = im->lldb ? "lldb" : NULL;
+	g = io->format == NULL ? hwtr_import_guess(im->ops.v[0]) : NULL;
+	if (g != NULL && strcmp(g, "perf") != 0 &&
+	    (io->buildid_dir != NULL || io->symfs != NULL ||
+	    io->perf_archive != NULL || io->kcore != NULL ||
+	    io->vmlinux != NULL))
+		return (cli_usage_error(&import_cmd, "--buildid-dir, "
+		    "--symfs, --perf-archive, --kcore and --vmlinux "
+		    "apply to perf.data imports"));
+	io->aw_opts = &im->ao;
+	if (hwtr_import(im->ops.v[0], io, im->out, errbuf, errlen) < 0) {
+		cli_warnx("import", "%s", errbuf);
+		return (1);
+	}
+	return (0);
+}
+
+static void
+files_free(struct files *fs)
+{
+	while (fs->n > 0)
+		free((char *)fs->v[--fs->n].path);
+	free(fs->v);
+}
+
+int
+cmd_import(int argc, char **argv)
+{
+	struct imp im;
+	const char *arg;
+	char errbuf[512];
+	int c, rc = 0;
+
+	memset(&im, 0, sizeof(im));
 	/*
 	 * Options may follow the operand ("import trace.json -o x", as
 	 * hwtrace(1) shows it), so operands are collected as getopt stops at
 	 * them; everything after "--" is an operand.
 	 */
-	for (;;) {
-		if ((c = cli_getopt(&import_cmd, argc, argv, &arg)) == -1) {
-			if (optind > 1 && strcmp(argv[optind - 1], "--") == 0) {
-				while (optind < argc && nops < 2)
-					ops[nops++] = argv[optind++];
-				nops += argc - optind;
-				break;
-			}
-			if (optind >= argc)
-				break;
-			if (nops < 2)
-				ops[nops] = argv[optind];
-			nops++;
-			optind++;
-			continue;
-		}
-		memset(&f, 0, sizeof(f));
-		if (c >= OPT_FILTER && c < OPT_FILTER + 3 * HWTR_PT_MAX_FILTERS) {
-			/* ptxed's IA32_RTIT_ADDRn_A/B and ADDRn_CFG. */
-			struct hwtr_pt_filter *pf =
-			    &o.pt_config.filter[(c - OPT_FILTER) / 3];
-
-			if (hwtr_parse_u64(arg, &u) != 0 ||
-			    ((c - OPT_FILTER) % 3 == 0 && u > 0xf)) {
-				rc = cli_usage_error(&import_cmd, "malformed "
-				    "--filter:addr%d_%s '%s': want %s",
-				    (c - OPT_FILTER) / 3, (c - OPT_FILTER) % 3 ==
-				    0 ? "cfg" : (c - OPT_FILTER) % 3 == 1 ? "a" :
-				    "b", arg, (c - OPT_FILTER) % 3 == 0 ?
-				    "0 to 15" : "an address");
-				goto out;
-			}
-			if ((c - OPT_FILTER) % 3 == 0)
-				pf->cfg = (uint32_t)u;
-			else if ((c - OPT_FILTER) % 3 == 1)
-				pf->a = u;
-			else
-				pf->b = u;
-			if ((uint32_t)(c - OPT_FILTER) / 3 + 1 >
-			    o.pt_config.nfilters)
-				o.pt_config.nfilters =
-				    (uint32_t)(c - OPT_FILTER) / 3 + 1;
-			continue;
-		}
-		switch (c) {
-		case OPT_OUT:
-			out = arg;
-			break;
-		case OPT_LLDB:
-			lldb = 1;
-			break;
-		case OPT_DEBUG_DIR:
-			if (*arg == '\0') {
-				rc = cli_usage_error(&import_cmd,
-				    "empty --debug-dir");
-				goto out;
-			}
-			ao.debug_dir = arg;
-			break;
-		case OPT_NO_DEBUG_INFO:
-			ao.debug_info = -1;
-			break;
-		case OPT_PEV_SAMPLE_TYPE:
-		case OPT_PEV_TIME_ZERO:
-		case OPT_PEV_TSC_OFFSET:
-		case OPT_PEV_KERNEL_START:
-		case OPT_PEV_TIME_SHIFT:
-		case OPT_PEV_TIME_MULT:
-			if (hwtr_parse_u64(arg, &u) != 0 ||
-			    (c == OPT_PEV_TIME_SHIFT && u > 63) ||
-			    (c == OPT_PEV_TIME_MULT && u > UINT32_MAX)) {
-				rc = cli_usage_error(&import_cmd, "malformed "
-				    "--pevent option value '%s'", arg);
-				goto out;
-			}
-			if (c == OPT_PEV_SAMPLE_TYPE)
-				o.pevent_sample_type = u;
-			else if (c == OPT_PEV_TIME_ZERO)
-				o.pevent_time_zero = u;
-			else if (c == OPT_PEV_TSC_OFFSET)
-				o.pevent_tsc_offset = u;
-			else if (c == OPT_PEV_KERNEL_START)
-				o.pevent_kernel_start = u;
-			else if (c == OPT_PEV_TIME_SHIFT)
-				o.pevent_time_shift = (uint32_t)u;
-			else
-				o.pevent_time_mult = (uint32_t)u;
-			npevopt++;
-			break;
-		case OPT_PEV_SYSROOT:
-			o.pevent_sysroot = arg;
-			npevopt++;
-			break;
-		case OPT_PEV_VDSO_X64:
-			o.pevent_vdso_x64 = arg;
-			npevopt++;
-			break;
-		case OPT_SB_PRINT:
-			/* ptxed's printing of sideband: nothing to keep. */
-			break;
-		case OPT_BUILDID_DIR:
-			io.buildid_dir = arg;
-			break;
-		case OPT_SYMFS:
-			io.symfs = arg;
-			break;
-		case OPT_PERF_ARCHIVE:
-			io.perf_archive = arg;
-			break;
-		case OPT_KCORE:
-			io.kcore = arg;
-			break;
-		case OPT_VMLINUX:
-			io.vmlinux = arg;
-			break;
-		case OPT_CPU:
-			if (parse_cpu(arg, &o) != 0) {
-				rc = cli_usage_error(&import_cmd, "malformed "
-				    "--cpu '%s': want F/M[/S], auto or none",
-				    arg);
-				goto out;
-			}
-			break;
-		case OPT_CPUID_EAX:
-		case OPT_CPUID_EBX:
-			if (hwtr_parse_u64(arg, &u) != 0 || u > UINT32_MAX) {
-				rc = cli_usage_error(&import_cmd, "malformed "
-				    "--%s '%s': want a 32-bit number",
-				    c == OPT_CPUID_EAX ? "cpuid-0x15.eax" :
-				    "cpuid-0x15.ebx", arg);
-				goto out;
-			}
-			if (c == OPT_CPUID_EAX)
-				o.pt_config.cpuid_15_eax = (uint32_t)u;
-			else
-				o.pt_config.cpuid_15_ebx = (uint32_t)u;
-			break;
-		case OPT_MTC_FREQ:
-			if (cli_parse_int(arg, 0, 15, &v) != 0) {
-				rc = cli_usage_error(&import_cmd, "malformed "
-				    "--mtc-freq '%s': want 0 to 15", arg);
-				goto out;
-			}
-			o.pt_config.mtc_freq = (uint8_t)v;
-			break;
-		case OPT_NOM_FREQ:
-			if (cli_parse_int(arg, 0, 255, &v) != 0) {
-				rc = cli_usage_error(&import_cmd, "malformed "
-				    "--nom-freq '%s': want 0 to 255", arg);
-				goto out;
-			}
-			o.pt_config.nom_freq = (uint8_t)v;
-			break;
-		case OPT_PT:
-		case OPT_RAW:
-		case OPT_ELF:
-		case OPT_PEV_PRIMARY:
-		case OPT_PEV_SECONDARY:
-			free(copy);
-			if ((copy = strdup(arg)) == NULL) {
-				nomem = 1;
-				goto out;
-			}
-			if (c == OPT_PEV_PRIMARY || c == OPT_PEV_SECONDARY) {
-				sfx = split_suffix(copy);
-				if (sfx != NULL && parse_range(sfx, &f) != 0) {
-					rc = cli_usage_error(&import_cmd,
-					    "--pevent:%s '%s': malformed range "
-					    "(FROM or FROM-TO, TO above FROM)",
-					    c == OPT_PEV_PRIMARY ? "primary" :
-					    "secondary", arg);
-					goto out;
-				}
-				f.path = copy;
-				copy = NULL;
-				if (files_add(&pev, &f) != 0) {
-					free((char *)f.path);
-					nomem = 1;
-					goto out;
-				}
-				break;
-			}
-			if (c == OPT_RAW) {
-				/* The load address is not optional. */
-				sfx = strrchr(copy, ':');
-				if (sfx == NULL || sfx == copy) {
-					rc = cli_usage_error(&import_cmd,
-					    "--raw '%s': no load address "
-					    "(FILE[:FROM[-TO]]:VADDR)", arg);
-					goto out;
-				}
-				*sfx++ = '\0';
-				if (hwtr_parse_u64(sfx, &f.addr) != 0) {
-					rc = cli_usage_error(&import_cmd,
-					    "--raw '%s': malformed load "
-					    "address '%s'", arg, sfx);
-					goto out;
-				}
-				f.has_addr = 1;
-			}
-			sfx = split_suffix(copy);
-			if (sfx != NULL && c == OPT_ELF) {
-				if (hwtr_parse_u64(sfx, &f.addr) != 0) {
-					rc = cli_usage_error(&import_cmd,
-					    "--elf '%s': malformed base '%s'",
-					    arg, sfx);
-					goto out;
-				}
-				f.has_addr = 1;
-			} else if (sfx != NULL && parse_range(sfx, &f) != 0) {
-				rc = cli_usage_error(&import_cmd, "--%s '%s': "
-				    "malformed range (FROM or FROM-TO, TO "
-				    "above FROM)", c == OPT_PT ? "pt" : "raw",
-				    arg);
-				goto out;
-			}
-			if (*copy == '\0') {
-				rc = cli_usage_error(&import_cmd, "--%s '%s': "
-				    "no file name", c == OPT_PT ? "pt" :
-				    c == OPT_RAW ? "raw" : "elf", arg);
-				goto out;
-			}
-			f.path = copy;
-			copy = NULL;
-			if (files_add(c == OPT_PT ? &pt : c == OPT_RAW ? &raw :
-			    &elf, &f) != 0) {
-				free((char *)f.path);
-				nomem = 1;
-				goto out;
-			}
-			break;
-		default:
-			rc = cli_usage_error(&import_cmd, "unhandled option "
-			    "'%s'", argv[optind - 1]);
+	while ((c = cli_getopt_ops(&import_cmd, argc, argv, &arg,
+	    &im.ops)) != -1)
+		if ((rc = import_opt(&im, c, arg, argv[optind - 1])) != 0)
 			goto out;
-		}
-	}
-	if (out == NULL) {
+	if (im.out == NULL)
 		rc = cli_usage_error(&import_cmd, "no output given (-o OUT)");
-		goto out;
-	}
-	if (*out == '\0') {
+	else if (*im.out == '\0')
 		rc = cli_usage_error(&import_cmd, "empty output name");
-		goto out;
+	else {
+		errbuf[0] = '\0';
+		if (im.pt.n + im.raw.n + im.elf.n > 0)
+			rc = import_raw_files(&im, errbuf, sizeof(errbuf));
+		else
+			rc = import_bundle(&im, errbuf, sizeof(errbuf));
 	}
-
-	errbuf[0] = '\0';
-	if (pt.n + raw.n + elf.n > 0) {
-		if (lldb || nops != 0) {
-			rc = cli_usage_error(&import_cmd, "raw files "
-			    "(--pt, --raw, --elf) and a trace bundle cannot "
-			    "be imported together");
-			goto out;
-		}
-		if (pt.n == 0) {
-			rc = cli_usage_error(&import_cmd, "no trace given "
-			    "(--pt FILE)");
-			goto out;
-		}
-		o.pt = pt.v;
-		o.npt = pt.n;
-		o.raw = raw.v;
-		o.nraw = raw.n;
-		o.elf = elf.v;
-		o.nelf = elf.n;
-		o.aw_opts = &ao;
-		o.pevent = pev.v;
-		o.npevent = pev.n;
-		if (hwtr_import_raw(&o, out, errbuf, sizeof(errbuf)) < 0) {
-			cli_warnx("import", "%s", errbuf);
-			rc = 1;
-			goto out;
-		}
-	} else {
-		if (nops != 1) {
-			rc = cli_usage_error(&import_cmd, nops == 0 ?
-			    "nothing to import (--pt FILE or TRACE.JSON)" :
-			    "more than one trace bundle given");
-			goto out;
-		}
-		if (o.cpu_mode != HWTR_IMPORT_CPU_NONE ||
-		    o.pt_config.cpuid_15_eax != 0 ||
-		    o.pt_config.cpuid_15_ebx != 0 ||
-		    o.pt_config.mtc_freq != 0 || o.pt_config.nom_freq != 0) {
-			rc = cli_usage_error(&import_cmd, "--cpu, --cpuid-*, "
-			    "--mtc-freq and --nom-freq apply to raw imports; "
-			    "a trace bundle carries its own");
-			goto out;
-		}
-		if (pev.n != 0 || npevopt != 0) {
-			rc = cli_usage_error(&import_cmd, "--pevent:* apply to "
-			    "raw imports");
-			goto out;
-		}
-		if (o.pt_config.nfilters != 0) {
-			rc = cli_usage_error(&import_cmd, "--filter:* apply to "
-			    "raw imports; a trace bundle carries its own");
-			goto out;
-		}
-		io.format = lldb ? "lldb" : NULL;
-		if (io.format == NULL && hwtr_import_guess(ops[0]) != NULL &&
-		    strcmp(hwtr_import_guess(ops[0]), "perf") != 0 &&
-		    (io.buildid_dir != NULL || io.symfs != NULL ||
-		    io.perf_archive != NULL || io.kcore != NULL ||
-		    io.vmlinux != NULL)) {
-			rc = cli_usage_error(&import_cmd, "--buildid-dir, "
-			    "--symfs, --perf-archive, --kcore and --vmlinux "
-			    "apply to perf.data imports");
-			goto out;
-		}
-		io.aw_opts = &ao;
-		if (hwtr_import(ops[0], &io, out, errbuf,
-		    sizeof(errbuf)) < 0) {
-			cli_warnx("import", "%s", errbuf);
-			rc = 1;
-			goto out;
-		}
-	}
-	rc = 0;
 out:
-	if (nomem) {
+	if (rc < 0) {
 		cli_warnx("import", "out of memory");
 		rc = 1;
 	}
-	free(copy);
-	while (pt.n > 0)
-		free((char *)pt.v[--pt.n].path);
-	while (raw.n > 0)
-		free((char *)raw.v[--raw.n].path);
-	while (elf.n > 0)
-		free((char *)elf.v[--elf.n].path);
-	while (pev.n > 0)
-		free((char *)pev.v[--pev.n].path);
-	free(pt.v);
-	free(raw.v);
-	free(elf.v);
-	free(pev.v);
+	files_free(&im.pt);
+	files_free(&im.raw);
+	files_free(&im.elf);
+	files_free(&im.pev);
 	return (rc);
 }

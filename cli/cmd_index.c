@@ -42,38 +42,6 @@ on_signal(int sig)
 	index_cancel = 1;
 }
 
-struct progress {
-	struct timespec	start;
-	int		shown;
-};
-
-static double
-since(const struct timespec *t0)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return ((double)(now.tv_sec - t0->tv_sec) +
-	    (double)(now.tv_nsec - t0->tv_nsec) / 1e9);
-}
-
-static void
-show_progress(void *arg, uint64_t done, uint64_t total)
-{
-	struct progress *p = arg;
-	double t = since(&p->start), rate = t > 0 ? (double)done / t : 0;
-
-	fprintf(stderr, "\rhwtrace index: %.1f of %.1f MiB decoded, "
-	    "%.1f MiB/s", (double)done / 1048576.0, (double)total / 1048576.0,
-	    rate / 1048576.0);
-	if (rate > 0 && total > done)
-		fprintf(stderr, ", %.0f s left   ",
-		    (double)(total - done) / rate);
-	else
-		fprintf(stderr, "            ");
-	p->shown = 1;
-}
-
 static void
 log_stderr(void *arg, enum hwtr_log_level level, const char *msg)
 {
@@ -88,34 +56,21 @@ cmd_index(int argc, char **argv)
 {
 	struct hwtr_ix_opts o;
 	struct hwtr_ix *ix = NULL;
-	struct progress prog;
+	struct cli_progress prog;
 	const struct hwtr_ix_stats *st;
+	struct cli_operands ops = { { NULL }, 0 };
 	const char *arg, *file = NULL, *out = NULL;
 	char *dbname = NULL;
 	long jobs = 0;
-	int c, rc, quiet = 0, nops = 0;
+	int c, rc, quiet = 0;
 	size_t i, n;
 
 	/*
 	 * Options may follow the operand (hwtrace index x.hwtrace -o x.db),
 	 * as with query and import: operands are collected apart.
 	 */
-	for (;;) {
-		if ((c = cli_getopt(&index_cmd, argc, argv, &arg)) == -1) {
-			if (optind >= argc)
-				break;
-			/* After "--", everything is an operand. */
-			if (optind > 1 && strcmp(argv[optind - 1], "--") == 0) {
-				if (nops == 0)
-					file = argv[optind];
-				nops += argc - optind;
-				break;
-			}
-			if (nops++ == 0)
-				file = argv[optind];
-			optind++;
-			continue;
-		}
+	while ((c = cli_getopt_ops(&index_cmd, argc, argv, &arg, &ops)) !=
+	    -1) {
 		switch (c) {
 		case 'j':
 			if (cli_parse_int(arg, 1, 1024, &jobs) < 0)
@@ -132,9 +87,10 @@ cmd_index(int argc, char **argv)
 			return (cli_usage_error(&index_cmd, "unknown option"));
 		}
 	}
-	if (nops != 1)
-		return (cli_usage_error(&index_cmd, nops == 0 ?
+	if (ops.n != 1)
+		return (cli_usage_error(&index_cmd, ops.n == 0 ?
 		    "missing FILE" : "too many operands"));
+	file = ops.v[0];
 	if (out == NULL) {
 		size_t len = strlen(file);
 
@@ -157,8 +113,10 @@ cmd_index(int argc, char **argv)
 	o.log.level = HWTR_LOG_WARN;
 	o.cancel = &index_cancel;
 	if (!quiet && isatty(STDERR_FILENO)) {
+		prog.what = "index";
+		prog.rate = 1;
 		clock_gettime(CLOCK_MONOTONIC, &prog.start);
-		o.progress = show_progress;
+		o.progress = cli_progress_show;
 		o.progress_arg = &prog;
 	}
 	signal(SIGINT, on_signal);

@@ -335,33 +335,6 @@ struct out_sink {
  */
 static volatile int index_cancel;
 
-/* Indexing's progress on a terminal, as hwtrace index shows it. */
-struct qprog {
-	struct timespec	start;
-	int		shown;
-};
-
-static void
-q_progress(void *arg, uint64_t done, uint64_t total)
-{
-	struct qprog *p = arg;
-	struct timespec now;
-	double t, rate;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	t = (double)(now.tv_sec - p->start.tv_sec) +
-	    (double)(now.tv_nsec - p->start.tv_nsec) / 1e9;
-	rate = t > 0 ? (double)done / t : 0;
-	fprintf(stderr, "\rhwtrace query: indexing: %.1f of %.1f MiB decoded",
-	    (double)done / 1048576.0, (double)total / 1048576.0);
-	if (rate > 0 && total > done)
-		fprintf(stderr, ", %.0f s left   ",
-		    (double)(total - done) / rate);
-	else
-		fprintf(stderr, "            ");
-	p->shown = 1;
-}
-
 static void
 on_cancel(int sig)
 {
@@ -401,284 +374,243 @@ out_write(void *arg, const char *buf, size_t len)
 	return (0);
 }
 
-int
-cmd_query(int argc, char **argv)
-{
+/* The command line of one query, after "DB VERB". */
+struct qline {
 	const struct qverb *v;
-	struct cli_cmd vcmd;
+	struct cli_cmd	vcmd;
+	struct hwtr_q_req req;
+	const char	*dbopt, *fmtname, *file;
+	enum hwtr_q_format fmt;
+};
+
+/* --by, --weight, --timeout and --max-length: checked words and sizes. */
+static int
+verb_opt_word(struct qline *ql, int c, const char *arg)
+{
+	struct hwtr_q_req *req = &ql->req;
+	int annotate = ql->v->verb == HWTR_Q_ANNOTATE;
+	uint64_t len;
+	long sec;
+
+	switch (c) {
+	case O_BY:
+		if (annotate ? strcmp(arg, "insn") != 0 &&
+		    strcmp(arg, "line") != 0 :
+		    strcmp(arg, "func") != 0 &&
+		    strcmp(arg, "function") != 0 &&
+		    strcmp(arg, "line") != 0 &&
+		    strcmp(arg, "image") != 0 &&
+		    strcmp(arg, "block") != 0 &&
+		    strcmp(arg, "edge") != 0)
+			return (cli_usage_error(&ql->vcmd, "--by: '%s' is not "
+			    "%s", arg, annotate ? "insn or line" : "function, "
+			    "line, image, block or edge"));
+		req->by = arg;
+		break;
+	case O_WEIGHT:
+		if (strcmp(arg, "insns") != 0 && strcmp(arg, "time") != 0)
+			return (cli_usage_error(&ql->vcmd, "--weight: '%s' is "
+			    "not insns or time", arg));
+		req->weight = arg;
+		break;
+	case O_TIMEOUT:
+		if (cli_parse_int(arg, 0, 1000000, &sec) < 0)
+			return (cli_usage_error(&ql->vcmd, "--timeout: '%s' is "
+			    "not a number of seconds (0 to 1000000)", arg));
+		req->sql_timeout_ms = (int64_t)sec * 1000;
+		break;
+	default:	/* O_MAXLEN */
+		if (cli_parse_size(arg, &len) < 0 || len == 0 ||
+		    len > 0x7fffffff)
+			return (cli_usage_error(&ql->vcmd, "--max-length: '%s' "
+			    "is not a size from 1 to 2G-1", arg));
+		req->sql_max_length = (int64_t)len;
+		break;
+	}
+	return (0);
+}
+
+/* --at, --from and --to: positions, instruction numbers or times. */
+static int
+verb_opt_pos(struct qline *ql, int c, const char *arg)
+{
+	struct hwtr_q_req *req = &ql->req;
+	enum hwtr_q_verb verb = ql->v->verb;
+
+	if (c == O_AT)
+		return (parse_pos(&ql->vcmd, "--at", arg, &req->at));
+	if (c == O_FROM) {
+		if (verb == HWTR_Q_BRANCHES) {
+			req->from_sym = arg;
+			return (0);
+		}
+		if (verb == HWTR_Q_INSNS)
+			return (parse_id(&ql->vcmd, "--from", arg,
+			    &req->from));
+		return (parse_range(&ql->vcmd, "--from", arg, &req->from,
+		    &req->t_from));
+	}
+	if (verb == HWTR_Q_BRANCHES) {
+		req->to_sym = arg;
+		return (0);
+	}
+	return (parse_range(&ql->vcmd, "--to", arg, &req->to, &req->t_to));
+}
+
+/* One option of the verb; 0 or a usage error's exit status. */
+static int
+verb_opt(struct qline *ql, int c, const char *arg)
+{
+	struct hwtr_q_req *req = &ql->req;
+	const struct cli_cmd *vcmd = &ql->vcmd;
+
+	switch (c) {
+	case O_DB:
+		ql->dbopt = arg;
+		break;
+	case O_FORMAT:
+		ql->fmtname = arg;
+		break;
+	case O_THREAD:
+		return (parse_id(vcmd, "--thread", arg, &req->thread));
+	case 'n':
+		/* insns keeps its count apart from --from. */
+		return (parse_id(vcmd, "-n", arg, ql->v->verb == HWTR_Q_INSNS ?
+		    &req->count : &req->n));
+	case O_INSNS:
+		req->insns = 1;
+		break;
+	case O_DEPTH:
+		return (parse_id(vcmd, "--depth", arg, &req->depth));
+	case O_IMAGE:
+		req->image = arg;
+		break;
+	case O_LCOV:
+		req->lcov = arg;
+		break;
+	case O_AT:
+	case O_FROM:
+	case O_TO:
+		return (verb_opt_pos(ql, c, arg));
+	case O_BY:
+	case O_WEIGHT:
+	case O_TIMEOUT:
+	case O_MAXLEN:
+		return (verb_opt_word(ql, c, arg));
+	case O_KIND:
+		req->kind = arg;
+		break;
+	case O_COUNT:
+		return (parse_id(vcmd, "--count", arg, &req->count));
+	case O_FILE:
+		ql->file = arg;
+		break;
+	case O_PERFETTO:
+		req->perfetto = arg;
+		break;
+	case O_MIN_DUR:
+		return (parse_time(vcmd, "--min-dur", arg, &req->min_dur));
+	case O_MAX_DEPTH:
+		return (parse_id(vcmd, "--max-depth", arg, &req->max_depth));
+	case O_FOLDED:
+		req->folded = arg;
+		break;
+	default:
+		return (cli_usage_error(vcmd, "unexpected option"));
+	}
+	return (0);
+}
+
+/* The options together: ranges in one unit and in order, the format. */
+static int
+check_opts(struct qline *ql)
+{
+	const struct hwtr_q_req *req = &ql->req;
+	const struct cli_cmd *vcmd = &ql->vcmd;
+
+	/* A range is of instructions or of times, and ends after it starts. */
+	if ((req->from >= 0 || req->to >= 0) && ql->v->verb != HWTR_Q_INSNS &&
+	    (req->t_from >= 0 || req->t_to >= 0))
+		return (cli_usage_error(vcmd, "--from and --to: give both as "
+		    "instruction numbers or both as times"));
+	if (req->from >= 0 && req->to >= 0 && req->from > req->to)
+		return (cli_usage_error(vcmd, "--from %lld is after --to %lld",
+		    (long long)req->from, (long long)req->to));
+	if (req->t_from >= 0 && req->t_to >= 0 && req->t_from > req->t_to)
+		return (cli_usage_error(vcmd, "--from (%lld ns) is after --to "
+		    "(%lld ns)", (long long)req->t_from, (long long)req->t_to));
+	if (ql->fmtname != NULL &&
+	    hwtr_q_format_parse(ql->fmtname, &ql->fmt) < 0)
+		return (cli_usage_error(vcmd, "--format: '%s' is not table, "
+		    "csv, tsv or json", ql->fmtname));
+	return (0);
+}
+
+/*
+ * The verb's operands (PATTERN, QUERY) and the options that exclude each
+ * other.  0, a usage error's exit status, or -1 when --file cannot be
+ * read (said here; *sqlbufp holds what was read).
+ */
+static int
+take_operands(struct qline *ql, const struct cli_operands *ops,
+    char **sqlbufp)
+{
+	struct hwtr_q_req *req = &ql->req;
+	const struct cli_cmd *vcmd = &ql->vcmd;
+	enum hwtr_q_verb verb = ql->v->verb;
+	int i = 0;
+
+	if (verb == HWTR_Q_FUNC || verb == HWTR_Q_ANNOTATE) {
+		if (ops->n < 1)
+			return (cli_usage_error(vcmd, "no %s given",
+			    ql->v->operand));
+		req->pattern = ops->v[i++];
+	} else if (verb == HWTR_Q_SQL) {
+		if ((ops->n > 0) == (ql->file != NULL))
+			return (cli_usage_error(vcmd, "give a QUERY or --file, "
+			    "not %s", ql->file != NULL ? "both" : "neither"));
+		if (ql->file == NULL)
+			req->sql = ops->v[i++];
+		else if ((*sqlbufp = slurp(ql->file)) == NULL) {
+			cli_warnx("query", "cannot read '%s': %s", ql->file,
+			    strerror(errno));
+			return (-1);
+		} else
+			req->sql = *sqlbufp;
+	} else if (verb == HWTR_Q_EXPORT &&
+	    (req->perfetto == NULL) == (req->folded == NULL))
+		return (cli_usage_error(vcmd, req->perfetto == NULL ?
+		    "no --perfetto OUT given (or --folded OUT)" : "give one "
+		    "of --perfetto OUT and --folded OUT, not both"));
+	else if (verb == HWTR_Q_EXPORT && req->perfetto != NULL &&
+	    (req->depth >= 0 || req->weight != NULL))
+		return (cli_usage_error(vcmd, "--depth and --weight apply to "
+		    "--folded only (--perfetto has --max-depth)"));
+	else if (verb == HWTR_Q_EXPORT && req->folded != NULL &&
+	    (req->min_dur >= 0 || req->max_depth >= 0))
+		return (cli_usage_error(vcmd, "--min-dur and --max-depth apply "
+		    "to --perfetto only (--folded has --depth)"));
+	if (i < ops->n)
+		return (cli_usage_error(vcmd, "unexpected argument '%s'",
+		    ops->v[i]));
+	return (0);
+}
+
+/* Open @path (indexing an archive, which ^C cancels) and answer. */
+static int
+run_query(const char *path, const struct qline *ql)
+{
+	enum hwtr_q_verb verb = ql->v->verb;
 	struct hwtr_q_opts qo;
 	struct sigaction sa, oldint, oldterm;
-	struct qprog prog;
-	int orc;
-	struct hwtr_q_req req;
+	struct cli_progress prog;
 	struct out_sink sink = { 0 };
 	struct hwtr_q *q = NULL;
-	enum hwtr_q_format fmt = HWTR_Q_FMT_TABLE;
-	const char *arg, *path, *fmtname = NULL, *dbopt = NULL, *file = NULL;
-	char errbuf[1024], *usage = NULL, *sqlbuf = NULL;
-	int c, rc, ex = 1, vargc, nops;
-	char **vargv, *ops[2];
-
-	while ((c = cli_getopt(&top_cmd, argc, argv, &arg)) != -1) {
-		switch (c) {
-		case O_DB:
-			dbopt = arg;
-			break;
-		case O_FORMAT:
-			fmtname = arg;
-			break;
-		default:
-			return (cli_usage_error(&top_cmd, "unexpected option"));
-		}
-	}
-	if (argc - optind < 2)
-		return (cli_usage_error(&top_cmd, argc - optind == 0 ?
-		    "no database or archive given" : "no verb given"));
-	path = argv[optind];
-	for (v = qverbs; v->name != NULL; v++)
-		if (strcmp(v->name, argv[optind + 1]) == 0)
-			break;
-	if (v->name == NULL)
-		return (cli_usage_error(&top_cmd, "unknown verb '%s'",
-		    argv[optind + 1]));
-	if ((usage = verb_usage(v)) == NULL) {
-		cli_warnx("query", "out of memory");
-		return (1);
-	}
-	vcmd.verb = "query";
-	vcmd.usage = usage;
-	vcmd.summary = v->summary;
-	vcmd.opts = v->opts;
-	hwtr_q_req_init(&req, v->verb);
-
-	/* The verb's own options, after "DB VERB". */
-	vargc = argc - optind - 1;
-	vargv = argv + optind + 1;
-	optind = 0;
-	/* Options may follow the verb's operand: collect operands apart. */
-	nops = 0;
-	for (;;) {
-		if ((c = cli_getopt(&vcmd, vargc, vargv, &arg)) == -1) {
-			if (optind >= vargc)
-				break;
-			if (nops == 2) {
-				rc = cli_usage_error(&vcmd, "unexpected "
-				    "argument '%s'", vargv[optind]);
-				goto usage;
-			}
-			ops[nops++] = vargv[optind++];
-			continue;
-		}
-		switch (c) {
-		case O_DB:
-			dbopt = arg;
-			break;
-		case O_FORMAT:
-			fmtname = arg;
-			break;
-		case O_THREAD:
-			if ((rc = parse_id(&vcmd, "--thread", arg,
-			    &req.thread)) != 0)
-				goto usage;
-			break;
-		case 'n':
-			/* insns keeps its count apart from --from. */
-			if ((rc = parse_id(&vcmd, "-n", arg,
-			    v->verb == HWTR_Q_INSNS ? &req.count :
-			    &req.n)) != 0)
-				goto usage;
-			break;
-		case O_INSNS:
-			req.insns = 1;
-			break;
-		case O_DEPTH:
-			if ((rc = parse_id(&vcmd, "--depth", arg,
-			    &req.depth)) != 0)
-				goto usage;
-			break;
-		case O_IMAGE:
-			req.image = arg;
-			break;
-		case O_LCOV:
-			req.lcov = arg;
-			break;
-		case O_BY:
-			if (v->verb == HWTR_Q_ANNOTATE ?
-			    strcmp(arg, "insn") != 0 && strcmp(arg, "line") != 0 :
-			    strcmp(arg, "func") != 0 &&
-			    strcmp(arg, "function") != 0 &&
-			    strcmp(arg, "line") != 0 &&
-			    strcmp(arg, "image") != 0 &&
-			    strcmp(arg, "block") != 0 &&
-			    strcmp(arg, "edge") != 0) {
-				rc = cli_usage_error(&vcmd, "--by: '%s' is not "
-				    "%s", arg, v->verb == HWTR_Q_ANNOTATE ?
-				    "insn or line" : "function, line, image, "
-				    "block or edge");
-				goto usage;
-			}
-			req.by = arg;
-			break;
-		case O_AT:
-			if ((rc = parse_pos(&vcmd, "--at", arg, &req.at)) != 0)
-				goto usage;
-			break;
-		case O_FROM:
-			if (v->verb == HWTR_Q_BRANCHES)
-				req.from_sym = arg;
-			else if (v->verb == HWTR_Q_INSNS) {
-				if ((rc = parse_id(&vcmd, "--from", arg,
-				    &req.from)) != 0)
-					goto usage;
-			} else if ((rc = parse_range(&vcmd, "--from", arg,
-			    &req.from, &req.t_from)) != 0)
-				goto usage;
-			break;
-		case O_TO:
-			if (v->verb == HWTR_Q_BRANCHES)
-				req.to_sym = arg;
-			else if ((rc = parse_range(&vcmd, "--to", arg,
-			    &req.to, &req.t_to)) != 0)
-				goto usage;
-			break;
-		case O_KIND:
-			req.kind = arg;
-			break;
-		case O_COUNT:
-			if ((rc = parse_id(&vcmd, "--count", arg,
-			    &req.count)) != 0)
-				goto usage;
-			break;
-		case O_FILE:
-			file = arg;
-			break;
-		case O_PERFETTO:
-			req.perfetto = arg;
-			break;
-		case O_MIN_DUR:
-			if ((rc = parse_time(&vcmd, "--min-dur", arg,
-			    &req.min_dur)) != 0)
-				goto usage;
-			break;
-		case O_MAX_DEPTH:
-			if ((rc = parse_id(&vcmd, "--max-depth", arg,
-			    &req.max_depth)) != 0)
-				goto usage;
-			break;
-		case O_FOLDED:
-			req.folded = arg;
-			break;
-		case O_WEIGHT:
-			if (strcmp(arg, "insns") != 0 &&
-			    strcmp(arg, "time") != 0) {
-				rc = cli_usage_error(&vcmd, "--weight: '%s' is "
-				    "not insns or time", arg);
-				goto usage;
-			}
-			req.weight = arg;
-			break;
-		case O_TIMEOUT: {
-			long sec;
-
-			if (cli_parse_int(arg, 0, 1000000, &sec) < 0) {
-				rc = cli_usage_error(&vcmd, "--timeout: '%s' is "
-				    "not a number of seconds (0 to 1000000)",
-				    arg);
-				goto usage;
-			}
-			req.sql_timeout_ms = (int64_t)sec * 1000;
-			break;
-		}
-		case O_MAXLEN: {
-			uint64_t len;
-
-			if (cli_parse_size(arg, &len) < 0 || len == 0 ||
-			    len > 0x7fffffff) {
-				rc = cli_usage_error(&vcmd, "--max-length: '%s' "
-				    "is not a size from 1 to 2G-1", arg);
-				goto usage;
-			}
-			req.sql_max_length = (int64_t)len;
-			break;
-		}
-		default:
-			rc = cli_usage_error(&vcmd, "unexpected option");
-			goto usage;
-		}
-	}
-	vargc = nops;
-	vargv = ops;
-	/* A range is of instructions or of times, and ends after it starts. */
-	if ((req.from >= 0 || req.to >= 0) && v->verb != HWTR_Q_INSNS &&
-	    (req.t_from >= 0 || req.t_to >= 0)) {
-		rc = cli_usage_error(&vcmd, "--from and --to: give both as "
-		    "instruction numbers or both as times");
-		goto usage;
-	}
-	if (req.from >= 0 && req.to >= 0 && req.from > req.to) {
-		rc = cli_usage_error(&vcmd, "--from %lld is after --to %lld",
-		    (long long)req.from, (long long)req.to);
-		goto usage;
-	}
-	if (req.t_from >= 0 && req.t_to >= 0 && req.t_from > req.t_to) {
-		rc = cli_usage_error(&vcmd, "--from (%lld ns) is after --to "
-		    "(%lld ns)", (long long)req.t_from, (long long)req.t_to);
-		goto usage;
-	}
-	if (fmtname != NULL && hwtr_q_format_parse(fmtname, &fmt) < 0) {
-		rc = cli_usage_error(&vcmd, "--format: '%s' is not table, csv, "
-		    "tsv or json", fmtname);
-		goto usage;
-	}
-	if (v->verb == HWTR_Q_FUNC || v->verb == HWTR_Q_ANNOTATE) {
-		if (vargc < 1) {
-			rc = cli_usage_error(&vcmd, "no %s given",
-			    v->operand);
-			goto usage;
-		}
-		req.pattern = *vargv++;
-		vargc--;
-	} else if (v->verb == HWTR_Q_SQL) {
-		if ((vargc > 0) == (file != NULL)) {
-			rc = cli_usage_error(&vcmd, "give a QUERY or --file, "
-			    "not %s", file != NULL ? "both" : "neither");
-			goto usage;
-		}
-		if (file != NULL) {
-			if ((sqlbuf = slurp(file)) == NULL) {
-				cli_warnx("query", "cannot read '%s': %s", file,
-				    strerror(errno));
-				goto out;
-			}
-			req.sql = sqlbuf;
-		} else {
-			req.sql = *vargv++;
-			vargc--;
-		}
-	} else if (v->verb == HWTR_Q_EXPORT &&
-	    (req.perfetto == NULL) == (req.folded == NULL)) {
-		rc = cli_usage_error(&vcmd, req.perfetto == NULL ?
-		    "no --perfetto OUT given (or --folded OUT)" : "give one "
-		    "of --perfetto OUT and --folded OUT, not both");
-		goto usage;
-	} else if (v->verb == HWTR_Q_EXPORT && req.perfetto != NULL &&
-	    (req.depth >= 0 || req.weight != NULL)) {
-		rc = cli_usage_error(&vcmd, "--depth and --weight apply to "
-		    "--folded only (--perfetto has --max-depth)");
-		goto usage;
-	} else if (v->verb == HWTR_Q_EXPORT && req.folded != NULL &&
-	    (req.min_dur >= 0 || req.max_depth >= 0)) {
-		rc = cli_usage_error(&vcmd, "--min-dur and --max-depth apply "
-		    "to --perfetto only (--folded has --depth)");
-		goto usage;
-	}
-	if (vargc > 0) {
-		rc = cli_usage_error(&vcmd, "unexpected argument '%s'", *vargv);
-		goto usage;
-	}
+	char errbuf[1024];
+	int orc, ex = 1;
 
 	memset(&qo, 0, sizeof(qo));
-	qo.cache = dbopt;
+	qo.cache = ql->dbopt;
 	qo.log.fn = q_log;
 	qo.log.level = HWTR_LOG_WARN;
 	qo.cancel = &index_cancel;
@@ -687,12 +619,13 @@ cmd_query(int argc, char **argv)
 	 * (hwtrace-query(1): lazy verbs); one that turns out to need the
 	 * whole history indexes it while it runs.
 	 */
-	qo.lazy = v->verb == HWTR_Q_LAST || (v->verb == HWTR_Q_BT &&
-	    req.at < 0);
+	qo.lazy = verb == HWTR_Q_LAST || (verb == HWTR_Q_BT &&
+	    ql->req.at < 0);
 	memset(&prog, 0, sizeof(prog));
 	if (isatty(STDERR_FILENO)) {
+		prog.what = "query: indexing";
 		clock_gettime(CLOCK_MONOTONIC, &prog.start);
-		qo.progress = q_progress;
+		qo.progress = cli_progress_show;
 		qo.progress_arg = &prog;
 	}
 	memset(&sa, 0, sizeof(sa));
@@ -713,7 +646,7 @@ cmd_query(int argc, char **argv)
 		    "indexing; nothing written" : errbuf);
 		goto out;
 	}
-	orc = hwtr_q_stream(q, &req, fmt, fmt == HWTR_Q_FMT_TABLE ?
+	orc = hwtr_q_stream(q, &ql->req, ql->fmt, ql->fmt == HWTR_Q_FMT_TABLE ?
 	    term_width() : 0, out_write, &sink);
 	if (qo.lazy) {
 		sigaction(SIGINT, &oldint, NULL);
@@ -737,10 +670,70 @@ cmd_query(int argc, char **argv)
 	ex = 0;
 out:
 	hwtr_q_close(q);
-	free(sqlbuf);
-	free(usage);
 	return (ex);
-usage:
+}
+
+int
+cmd_query(int argc, char **argv)
+{
+	struct qline ql;
+	struct cli_operands ops = { { NULL }, 0 };
+	const char *arg, *path;
+	char *usage = NULL, *sqlbuf = NULL, **verbv;
+	int c, rc, vargc;
+
+	memset(&ql, 0, sizeof(ql));
+	ql.fmt = HWTR_Q_FMT_TABLE;
+	while ((c = cli_getopt(&top_cmd, argc, argv, &arg)) != -1) {
+		switch (c) {
+		case O_DB:
+			ql.dbopt = arg;
+			break;
+		case O_FORMAT:
+			ql.fmtname = arg;
+			break;
+		default:
+			return (cli_usage_error(&top_cmd, "unexpected option"));
+		}
+	}
+	if (argc - optind < 2)
+		return (cli_usage_error(&top_cmd, argc - optind == 0 ?
+		    "no database or archive given" : "no verb given"));
+	path = argv[optind];
+	for (ql.v = qverbs; ql.v->name != NULL; ql.v++)
+		if (strcmp(ql.v->name, argv[optind + 1]) == 0)
+			break;
+	if (ql.v->name == NULL)
+		return (cli_usage_error(&top_cmd, "unknown verb '%s'",
+		    argv[optind + 1]));
+	if ((usage = verb_usage(ql.v)) == NULL) {
+		cli_warnx("query", "out of memory");
+		return (1);
+	}
+	ql.vcmd.verb = "query";
+	ql.vcmd.usage = usage;
+	ql.vcmd.summary = ql.v->summary;
+	ql.vcmd.opts = ql.v->opts;
+	hwtr_q_req_init(&ql.req, ql.v->verb);
+
+	/* The verb's own options, after "DB VERB". */
+	vargc = argc - optind - 1;
+	verbv = argv + optind + 1;
+	optind = 0;
+	/* Options may follow the verb's operand: collect operands apart. */
+	rc = 0;
+	while (rc == 0 && (c = cli_getopt_ops(&ql.vcmd, vargc, verbv, &arg,
+	    &ops)) != -1)
+		rc = verb_opt(&ql, c, arg);
+	if (rc == 0 && ops.n > 2)
+		rc = cli_usage_error(&ql.vcmd, "unexpected argument '%s'",
+		    ops.v[2]);
+	if (rc == 0 && (rc = check_opts(&ql)) == 0 &&
+	    (rc = take_operands(&ql, &ops, &sqlbuf)) == 0)
+		rc = run_query(path, &ql);
+	else if (rc < 0)
+		rc = 1;
+	free(sqlbuf);
 	free(usage);
 	return (rc);
 }

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hwtrace.h"
 #include "hwtr_common.h"
@@ -140,6 +141,60 @@ cli_getopt(const struct cli_cmd *cmd, int argc, char **argv,
 		    argv[optind - 1]));
 	default:
 		return (c);
+	}
+}
+
+void
+cli_progress_show(void *arg, uint64_t done, uint64_t total)
+{
+	struct cli_progress *p = arg;
+	struct timespec now;
+	double t, rate;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	t = (double)(now.tv_sec - p->start.tv_sec) +
+	    (double)(now.tv_nsec - p->start.tv_nsec) / 1e9;
+	rate = t > 0 ? (double)done / t : 0;
+	fprintf(stderr, "\rhwtrace %s: %.1f of %.1f MiB decoded", p->what,
+	    (double)done / 1048576.0, (double)total / 1048576.0);
+	if (p->rate)
+		fprintf(stderr, ", %.1f MiB/s", rate / 1048576.0);
+	if (rate > 0 && total > done)
+		fprintf(stderr, ", %.0f s left   ",
+		    (double)(total - done) / rate);
+	else
+		fprintf(stderr, "            ");
+	p->shown = 1;
+}
+
+static void
+operand(struct cli_operands *ops, const char *w)
+{
+	if (ops->n < CLI_MAXOPS + 1)
+		ops->v[ops->n] = w;
+	ops->n++;
+}
+
+int
+cli_getopt_ops(const struct cli_cmd *cmd, int argc, char **argv,
+    const char **optargp, struct cli_operands *ops)
+{
+	int c, at;
+
+	for (;;) {
+		/* getopt starts again at 1 when optind is 0. */
+		at = optind == 0 ? 1 : optind;
+		if ((c = cli_getopt(cmd, argc, argv, optargp)) != -1)
+			return (c);
+		if (optind >= argc)
+			return (-1);
+		if (optind == at + 1 && strcmp(argv[at], "--") == 0) {
+			/* getopt stepped over "--": the rest are operands. */
+			while (optind < argc)
+				operand(ops, argv[optind++]);
+			return (-1);
+		}
+		operand(ops, argv[optind++]);
 	}
 }
 

@@ -40,6 +40,7 @@
 
 #include "hwtr_common.h"
 #include "hwtr_format.h"
+#include "hwtr_elf.h"
 
 #define ZSTD_MAGIC		0xFD2FB528u
 #define SKIP_MAGIC_MASK		0xFFFFFFF0u
@@ -575,6 +576,17 @@ out:
 	return (rc);
 }
 
+/* Member @m's frame holds another member (@name, @size) or the tar end. */
+static int
+holds_other(struct hwtr_ar *ar, const struct ar_member *m, const char *name,
+    uint64_t size, int eof)
+{
+	return (ar_err(ar, HWTR_E_FORMAT, "member '%s': the frame at 0x%jx "
+	    "holds '%s' of %ju bytes instead", m->info.name,
+	    (uintmax_t)m->info.offset, eof ? "(tar end)" : name,
+	    (uintmax_t)size));
+}
+
 /*
  * Read member @m: its data into @data (m->size bytes; NULL: dropped),
  * checking that its tar header names it.
@@ -601,10 +613,7 @@ read_member_into(struct hwtr_ar *ar, const struct ar_member *m, void *data)
 	    &size, &eof, NULL)) < 0)
 		return (rc);
 	if (eof || strcmp(name, m->info.name) != 0 || size != m->size)
-		return (ar_err(ar, HWTR_E_FORMAT, "member '%s': the frame at "
-		    "0x%jx holds '%s' of %ju bytes instead", m->info.name,
-		    (uintmax_t)m->info.offset, eof ? "(tar end)" : name,
-		    (uintmax_t)size));
+		return (holds_other(ar, m, name, size, eof));
 	return (0);
 }
 
@@ -1535,10 +1544,7 @@ check_toc_member(struct hwtr_ar *ar, size_t idx)
 		return (rc);
 	if (eof || strcmp(name, m->info.name) != 0 || size != m->size ||
 	    (data_off >= 0 && (uint64_t)data_off != m->hdr_len))
-		return (ar_err(ar, HWTR_E_FORMAT, "member '%s': the frame at "
-		    "0x%jx holds '%s' of %ju bytes instead", m->info.name,
-		    (uintmax_t)m->info.offset, eof ? "(tar end)" : name,
-		    (uintmax_t)size));
+		return (holds_other(ar, m, name, size, eof));
 	return (0);
 }
 
@@ -1750,19 +1756,11 @@ hwtr_ar_identity(const char *path, char *id, char *err, size_t errlen)
 	uint8_t tr[HWTR_TRAILER_SIZE], sz[8], dig[32], *buf;
 	uint64_t from = 0, endoff, left;
 	ssize_t n;
-	int fd, i, e;
+	int fd, i;
 
 	id[0] = '\0';
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		e = errno;
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
-		return (e == ENOENT ? -HWTR_E_NOENT : -HWTR_E_IO);
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "'%s' is not a regular file", path);
-		close(fd);
-		return (-HWTR_E_INVAL);
-	}
+	if ((fd = hwtr_open_regular(path, &st, err, errlen)) < 0)
+		return (fd);
 	if ((uint64_t)st.st_size >= HWTR_TRAILER_SIZE &&
 	    pread(fd, tr, sizeof(tr), st.st_size - HWTR_TRAILER_SIZE) ==
 	    (ssize_t)sizeof(tr) && le32(tr) == HWTR_TRAILER_MAGIC &&

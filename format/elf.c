@@ -234,6 +234,24 @@ hwtr_elf_parse(const void *buf, size_t len, struct hwtr_elf_info *info,
 }
 
 /*
+ * The identification of an ELF file at least 64 bytes long whose class
+ * and data encoding are known: 1 with r->be, *@is64 and the word size *@w
+ * set, else 0 (the lenient readers below then find nothing).
+ */
+static int
+quick_ident(struct elfr *r, int *is64, int *w)
+{
+	if (!hwtr_elf_is_elf(r->p, r->len) || r->len < 64)
+		return (0);
+	if ((r->p[4] != 1 && r->p[4] != 2) || (r->p[5] != 1 && r->p[5] != 2))
+		return (0);
+	*is64 = r->p[4] == 2;
+	r->be = r->p[5] == 2;
+	*w = *is64 ? 8 : 4;
+	return (1);
+}
+
+/*
  * The .gnu_debuglink section: the debug file's name (NUL-terminated,
  * padded to 4 bytes) and the CRC-32 of its contents.  Found by name
  * through the section header string table.
@@ -248,13 +266,8 @@ hwtr_elf_debuglink(const void *buf, size_t len, char *name, size_t namelen,
 	int is64, w;
 	size_t n;
 
-	if (!hwtr_elf_is_elf(buf, len) || len < 64)
+	if (!quick_ident(&r, &is64, &w))
 		return (0);
-	if ((r.p[4] != 1 && r.p[4] != 2) || (r.p[5] != 1 && r.p[5] != 2))
-		return (0);
-	is64 = r.p[4] == 2;
-	r.be = r.p[5] == 2;
-	w = is64 ? 8 : 4;
 	rd(&r, 24 + 2 * w, w, &shoff);
 	rd(&r, is64 ? 58 : 46, 2, &shentsize);
 	rd(&r, is64 ? 60 : 48, 2, &shnum);
@@ -309,13 +322,8 @@ hwtr_elf_symbol(const void *buf, size_t len, const char *name,
 	size_t nlen = strlen(name);
 	int is64, w;
 
-	if (!hwtr_elf_is_elf(buf, len) || len < 64)
+	if (!quick_ident(&r, &is64, &w))
 		return (0);
-	if ((r.p[4] != 1 && r.p[4] != 2) || (r.p[5] != 1 && r.p[5] != 2))
-		return (0);
-	is64 = r.p[4] == 2;
-	r.be = r.p[5] == 2;
-	w = is64 ? 8 : 4;
 	esz = is64 ? 24 : 16;
 	rd(&r, 24 + 2 * w, w, &shoff);
 	rd(&r, is64 ? 58 : 46, 2, &shentsize);
@@ -356,6 +364,25 @@ hwtr_elf_symbol(const void *buf, size_t len, const char *name,
 }
 
 int
+hwtr_open_regular(const char *path, struct stat *st, char *err,
+    size_t errlen)
+{
+	int fd, e;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		e = errno;
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
+		return (e == ENOENT ? -HWTR_E_NOENT : -HWTR_E_IO);
+	}
+	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+		snprintf(err, errlen, "'%s' is not a regular file", path);
+		close(fd);
+		return (-HWTR_E_INVAL);
+	}
+	return (fd);
+}
+
+int
 hwtr_read_file(const char *path, uint64_t max, void **bufp, size_t *lenp,
     char *err, size_t errlen)
 {
@@ -367,16 +394,8 @@ hwtr_read_file(const char *path, uint64_t max, void **bufp, size_t *lenp,
 
 	*bufp = NULL;
 	*lenp = 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		e = errno;
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
-		return (e == ENOENT ? -HWTR_E_NOENT : -HWTR_E_IO);
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "'%s' is not a regular file", path);
-		close(fd);
-		return (-HWTR_E_INVAL);
-	}
+	if ((fd = hwtr_open_regular(path, &st, err, errlen)) < 0)
+		return (fd);
 	if ((uint64_t)st.st_size > max) {
 		snprintf(err, errlen, "'%s' is larger than %ju bytes", path,
 		    (uintmax_t)max);

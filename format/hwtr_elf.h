@@ -92,4 +92,12 @@ int hwtr_debug_find(const void *buf, size_t len, const char *path,
 int hwtr_read_file(const char *path, uint64_t max, void **bufp, size_t *lenp,
     char *err, size_t errlen);
 
+/*
+ * Open @path for reading; it must be a regular file (*@st its status).
+ * Returns the descriptor, or -HWTR_E_* with the reason in @err.
+ */
+struct stat;
+int hwtr_open_regular(const char *path, struct stat *st, char *err,
+    size_t errlen);
+
 #endif /* !HWTR_ELF_H */

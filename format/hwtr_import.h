@@ -40,11 +40,11 @@ hwtr_import_wraps(uint64_t base, uint64_t rel, uint64_t len)
 }
 
 /*
- * Close @aw (renaming its file to @out); on failure remove the partial
- * file too and say why in @errbuf.  Frees @aw.
+ * Zero @meta and fill what every import says: host "unknown", @source,
+ * sideband origin "import".
  */
-int hwtr_import_close(struct hwtr_aw *aw, const char *out, char *errbuf,
-    size_t errlen);
+void hwtr_import_meta_init(struct hwtr_capture_meta *meta,
+    const char *source);
 
 /*
  * Where a loader puts what it read.  The driver (format/import.c) fills
@@ -110,7 +110,8 @@ void hwtr_pevent_free(struct hwtr_pevent *pe);
  * format), written by the perf.data importer so that streams, loss,
  * decoder configuration and sideband are what an import of the same file
  * gives; @base supplies the capture's host, source, command line and
- * start, @end its exit status (loss is added to it).  Called by the
+ * start, @end its exit status (loss is added to it).  Written by the
+ * driver (format/import.c) like an import.  Called by the
  * capture session (capture/) for the perf source.  *@trace_bytes
  * receives the bytes of trace written.
  */

@@ -12,7 +12,9 @@
  * of its own.
  */
 
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hwtrace.h"
 #include "hwtr_common.h"
@@ -90,15 +92,103 @@ hwtr_import_begin(struct hwtr_import_sink *sk,
 	return (rc);
 }
 
+/*
+ * Close @aw (renaming its file to @out); on failure remove the partial
+ * file too and say why in @errbuf.  Frees @aw.
+ */
+static int
+import_close(struct hwtr_aw *aw, const char *out, char *errbuf,
+    size_t errlen)
+{
+	char ebuf[512], *tmp;
+	int rc;
+
+	/*
+	 * A capture keeps the partial file of a writer that fails to close
+	 * (what it holds is still readable); an import has its inputs and
+	 * leaves nothing behind.
+	 */
+	tmp = strdup(hwtr_aw_path(aw));
+	ebuf[0] = '\0';
+	rc = hwtr_aw_close(aw, ebuf, sizeof(ebuf));
+	if (rc < 0) {
+		hwtr_import_err(errbuf, errlen, "cannot finish '%s': %s", out,
+		    ebuf[0] ? ebuf : hwtr_errstr(rc));
+		if (tmp != NULL && strcmp(tmp, out) != 0)
+			unlink(tmp);
+	}
+	free(tmp);
+	return (rc);
+}
+
+void
+hwtr_import_meta_init(struct hwtr_capture_meta *meta, const char *source)
+{
+	memset(meta, 0, sizeof(*meta));
+	meta->host = "unknown";
+	meta->source = source;
+	meta->sideband_origin = "import";
+}
+
+/*
+ * The one write path: run @imp's loader into a fresh sink, then finish
+ * the archive it opened (end record, close, rename) or remove it.  @base
+ * and @end0 are a live capture's identity and exit status (NULL for an
+ * import); the loader's loss is added to @end0's, and the end written is
+ * returned in *@endp.
+ */
+static int
+import_run(const struct hwtr_importer *imp, const char *path,
+    const struct hwtr_import_opts *o, const struct hwtr_capture_meta *base,
+    const struct hwtr_capture_end *end0, const char *out,
+    struct hwtr_capture_end *endp, uint64_t *trace_bytes, char *errbuf,
+    size_t errlen)
+{
+	struct hwtr_import_sink sk;
+	int rc;
+
+	memset(&sk, 0, sizeof(sk));
+	sk.out = out;
+	sk.aw_opts = o->aw_opts;
+	sk.errbuf = errbuf;
+	sk.errlen = errlen;
+	sk.base = base;
+	sk.end.exit_kind = HWTR_EXIT_NONE;
+	if (errbuf != NULL && errlen > 0)
+		errbuf[0] = '\0';
+	rc = imp->load(path, o, &sk);
+	if (rc < 0) {
+		if (sk.aw != NULL)
+			hwtr_aw_abort(sk.aw, 0);
+		return (rc);
+	}
+	if (sk.aw == NULL) {
+		hwtr_import_err(errbuf, errlen, "%s importer wrote nothing",
+		    imp->name);
+		return (-HWTR_E_INVAL);
+	}
+	if (end0 != NULL) {
+		*endp = *end0;
+		endp->lost_bytes += sk.end.lost_bytes;
+		endp->lost_records += sk.end.lost_records;
+	} else
+		*endp = sk.end;
+	if (trace_bytes != NULL)
+		*trace_bytes = sk.trace_bytes;
+	hwtr_aw_set_end(sk.aw, endp);
+	rc = import_close(sk.aw, out, errbuf, errlen);
+	return (rc < 0 ? rc : 0);
+}
+
 int
 hwtr_import(const char *path, const struct hwtr_import_opts *o,
     const char *out, char *errbuf, size_t errlen)
 {
 	static const struct hwtr_import_opts none;
 	const struct hwtr_importer *imp = NULL;
-	struct hwtr_import_sink sk;
+	struct hwtr_capture_end end;
 	size_t i;
-	int rc, bid;
+	int bid;
 
 	if (o == NULL)
 		o = &none;
@@ -129,26 +219,19 @@ hwtr_import(const char *path, const struct hwtr_import_opts *o,
 			return (-HWTR_E_FORMAT);
 		}
 	}
-	memset(&sk, 0, sizeof(sk));
-	sk.out = out;
-	sk.aw_opts = o->aw_opts;
-	sk.errbuf = errbuf;
-	sk.errlen = errlen;
-	sk.end.exit_kind = HWTR_EXIT_NONE;
-	if (errbuf != NULL && errlen > 0)
-		errbuf[0] = '\0';
-	rc = imp->load(path, o, &sk);
-	if (rc < 0) {
-		if (sk.aw != NULL)
-			hwtr_aw_abort(sk.aw, 0);
-		return (rc);
-	}
-	if (sk.aw == NULL) {
-		hwtr_import_err(errbuf, errlen, "%s importer wrote nothing",
-		    imp->name);
-		return (-HWTR_E_INVAL);
-	}
-	hwtr_aw_set_end(sk.aw, &sk.end);
-	rc = hwtr_import_close(sk.aw, out, errbuf, errlen);
-	return (rc < 0 ? rc : 0);
+	return (import_run(imp, path, o, NULL, NULL, out, &end, NULL, errbuf,
+	    errlen));
+}
+
+int
+hwtr_import_perf_capture(const char *recording,
+    const struct hwtr_import_opts *o, const struct hwtr_capture_meta *base,
+    struct hwtr_capture_end *end, const char *out, uint64_t *trace_bytes,
+    char *errbuf, size_t errlen)
+{
+	static const struct hwtr_import_opts none;
+
+	return (import_run(&hwtr_importer_perf, recording,
+	    o != NULL ? o : &none, base, end, out, end, trace_bytes, errbuf,
+	    errlen));
 }

@@ -679,18 +679,14 @@ add_caveat(struct cs_snap *sn, const char *fmt, ...)
 	return (0);
 }
 
+/* snapshot.ini's [device_list]: each device's ini file and dumps. */
 static int
-load_snapshot(struct cs_snap *sn)
+snap_devices(struct cs_snap *sn)
 {
-	const struct ini *ti;
-	const char *v, *meta;
-	char *list, *tok, *save, ref[512];
-	struct stat st;
+	char ref[512];
 	size_t i, j, n;
 	int rc;
 
-	if ((rc = ini_load(sn, &sn->snap, sn->dir, "snapshot.ini", NULL)) < 0)
-		return (rc);
 	if (!ini_has_sec(&sn->snap, "device_list")) {
 		hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [device_list]: "
 		    "missing", sn->snap.path);
@@ -735,6 +731,102 @@ load_snapshot(struct cs_snap *sn)
 		if ((rc = load_dumps(sn, d)) < 0)
 			return (rc);
 	}
+	return (0);
+}
+
+/* A buffer's format= value as a frame kind; -1 when unknown. */
+static int
+frame_of(const char *fmt)
+{
+	if (strcmp(fmt, "coresight") == 0)
+		return (HWTR_CS_FRAME_CORESIGHT);
+	if (strcmp(fmt, "source_data") == 0 || strcmp(fmt, "raw") == 0)
+		return (HWTR_CS_FRAME_NONE);
+	if (strcmp(fmt, "dstream_coresight") == 0)
+		return (HWTR_CS_FRAME_DSTREAM);
+	if (strcmp(fmt, "tpiu") == 0 || strcmp(fmt, "tpiu_coresight") == 0)
+		return (HWTR_CS_FRAME_TPIU);
+	return (-1);
+}
+
+/* Trace buffer section @sec of the trace metadata: the next sn->buf. */
+static int
+snap_buffer(struct cs_snap *sn, const char *sec)
+{
+	const struct ini *ti = &sn->trace;
+	struct cs_buf *b = &sn->buf[sn->nbuf];
+	const char *f, *fmt;
+	struct stat st;
+	size_t j;
+	int rc, frame;
+
+	if (!ini_has_sec(ti, sec)) {
+		hwtr_import_err(sn->errbuf, sn->errlen, "'%s': "
+		    "[trace_buffers] buffers: no section [%s]",
+		    ti->path, sec);
+		return (-HWTR_E_FORMAT);
+	}
+	if ((b->name = ini_need(sn, ti, sec, "name")) == NULL ||
+	    (f = ini_need(sn, ti, sec, "file")) == NULL ||
+	    (fmt = ini_need(sn, ti, sec, "format")) == NULL)
+		return (-HWTR_E_FORMAT);
+	if ((frame = frame_of(fmt)) < 0) {
+		hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [%s] "
+		    "format: unknown '%s' (coresight, source_data, "
+		    "dstream_coresight, tpiu)", ti->path, sec, fmt);
+		return (-HWTR_E_FORMAT);
+	}
+	b->frame = frame;
+	if ((b->file = path_join(sn->dir, f)) == NULL) {
+		hwtr_import_err(sn->errbuf, sn->errlen, "out of memory");
+		return (-HWTR_E_NOMEM);
+	}
+	sn->nbuf++;
+	if (stat(b->file, &st) != 0) {
+		hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [%s] "
+		    "file '%s': %s", ti->path, sec, b->file,
+		    strerror(errno));
+		return (-HWTR_E_IO);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [%s] "
+		    "file '%s': not a regular file", ti->path, sec,
+		    b->file);
+		return (-HWTR_E_FORMAT);
+	}
+	b->size = (uint64_t)st.st_size;
+	/*
+	 * Formatted buffers are whole 16-byte frames.  An empty
+	 * buffer is a source that wrote nothing (ete-wfet's second
+	 * session): an empty stream, as trc_pkt_lister decodes it.
+	 */
+	if (b->frame != HWTR_CS_FRAME_NONE && b->size % 16 != 0) {
+		hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [%s] "
+		    "file '%s': %" PRIu64 " bytes: truncated (not a "
+		    "whole number of 16-byte frames)", ti->path, sec,
+		    b->file, b->size);
+		return (-HWTR_E_TRUNCATED);
+	}
+	rc = 0;
+	for (j = 0; j + 1 < sn->nbuf; j++)
+		if (strcmp(sn->buf[j].name, b->name) == 0) {
+			hwtr_import_err(sn->errbuf, sn->errlen, "'%s': "
+			    "[%s] name: '%s' names another buffer "
+			    "too", ti->path, sec, b->name);
+			rc = -HWTR_E_FORMAT;
+		}
+	return (rc);
+}
+
+/* The trace metadata file and its [trace_buffers] buffers. */
+static int
+snap_buffers(struct cs_snap *sn)
+{
+	const struct ini *ti;
+	const char *v, *meta;
+	char *list, *tok, *save, ref[512];
+	size_t n;
+	int rc;
 
 	if ((meta = ini_need(sn, &sn->snap, "trace", "metadata")) == NULL)
 		return (-HWTR_E_FORMAT);
@@ -758,83 +850,8 @@ load_snapshot(struct cs_snap *sn)
 	}
 	rc = 0;
 	for (tok = strtok_r(list, ",", &save); tok != NULL && rc == 0;
-	    tok = strtok_r(NULL, ",", &save)) {
-		struct cs_buf *b = &sn->buf[sn->nbuf];
-		const char *sec = trim(tok), *f, *fmt;
-
-		if (!ini_has_sec(ti, sec)) {
-			hwtr_import_err(sn->errbuf, sn->errlen, "'%s': "
-			    "[trace_buffers] buffers: no section [%s]",
-			    ti->path, sec);
-			rc = -HWTR_E_FORMAT;
-			break;
-		}
-		if ((b->name = ini_need(sn, ti, sec, "name")) == NULL ||
-		    (f = ini_need(sn, ti, sec, "file")) == NULL ||
-		    (fmt = ini_need(sn, ti, sec, "format")) == NULL) {
-			rc = -HWTR_E_FORMAT;
-			break;
-		}
-		if (strcmp(fmt, "coresight") == 0)
-			b->frame = HWTR_CS_FRAME_CORESIGHT;
-		else if (strcmp(fmt, "source_data") == 0 ||
-		    strcmp(fmt, "raw") == 0)
-			b->frame = HWTR_CS_FRAME_NONE;
-		else if (strcmp(fmt, "dstream_coresight") == 0)
-			b->frame = HWTR_CS_FRAME_DSTREAM;
-		else if (strcmp(fmt, "tpiu") == 0 ||
-		    strcmp(fmt, "tpiu_coresight") == 0)
-			b->frame = HWTR_CS_FRAME_TPIU;
-		else {
-			hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [%s] "
-			    "format: unknown '%s' (coresight, source_data, "
-			    "dstream_coresight, tpiu)", ti->path, sec, fmt);
-			rc = -HWTR_E_FORMAT;
-			break;
-		}
-		if ((b->file = path_join(sn->dir, f)) == NULL) {
-			hwtr_import_err(sn->errbuf, sn->errlen, "out of "
-			    "memory");
-			rc = -HWTR_E_NOMEM;
-			break;
-		}
-		sn->nbuf++;
-		if (stat(b->file, &st) != 0) {
-			hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [%s] "
-			    "file '%s': %s", ti->path, sec, b->file,
-			    strerror(errno));
-			rc = -HWTR_E_IO;
-			break;
-		}
-		if (!S_ISREG(st.st_mode)) {
-			hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [%s] "
-			    "file '%s': not a regular file", ti->path, sec,
-			    b->file);
-			rc = -HWTR_E_FORMAT;
-			break;
-		}
-		b->size = (uint64_t)st.st_size;
-		/*
-		 * Formatted buffers are whole 16-byte frames.  An empty
-		 * buffer is a source that wrote nothing (ete-wfet's second
-		 * session): an empty stream, as trc_pkt_lister decodes it.
-		 */
-		if (b->frame != HWTR_CS_FRAME_NONE && b->size % 16 != 0) {
-			hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [%s] "
-			    "file '%s': %" PRIu64 " bytes: truncated (not a "
-			    "whole number of 16-byte frames)", ti->path, sec,
-			    b->file, b->size);
-			rc = -HWTR_E_TRUNCATED;
-			break;
-		}
-		for (j = 0; j + 1 < sn->nbuf; j++)
-			if (strcmp(sn->buf[j].name, b->name) == 0) {
-				hwtr_import_err(sn->errbuf, sn->errlen, "'%s': "
-				    "[%s] name: '%s' names another buffer "
-				    "too", ti->path, sec, b->name);
-				rc = -HWTR_E_FORMAT;
-			}
-	}
+	    tok = strtok_r(NULL, ",", &save))
+		rc = snap_buffer(sn, trim(tok));
 	free(list);
 	if (rc < 0)
 		return (rc);
@@ -843,76 +860,79 @@ load_snapshot(struct cs_snap *sn)
 		    "[trace_buffers] buffers: empty", ti->path);
 		return (-HWTR_E_FORMAT);
 	}
+	return (0);
+}
 
-	/* [source_buffers] SOURCE=BUFFER */
-	if ((sn->src = calloc(ti->nent + 1, sizeof(*sn->src))) == NULL) {
-		hwtr_import_err(sn->errbuf, sn->errlen, "out of memory");
-		return (-HWTR_E_NOMEM);
+/* One [source_buffers] SOURCE=BUFFER entry. */
+static int
+snap_source(struct cs_snap *sn, const struct ini_ent *e)
+{
+	const struct ini *ti = &sn->trace;
+	const struct cs_dev *d;
+	struct cs_src *s;
+	size_t j;
+	int rc;
+
+	for (j = 0; j < sn->nbuf; j++)
+		if (sn->buf[j].name != NULL &&
+		    strcmp(sn->buf[j].name, e->val) == 0)
+			break;
+	if (j == sn->nbuf) {
+		hwtr_import_err(sn->errbuf, sn->errlen, "'%s': "
+		    "[source_buffers] %s: no buffer named '%s'",
+		    ti->path, e->key, e->val);
+		return (-HWTR_E_FORMAT);
 	}
-	for (i = 0; i < ti->nent; i++) {
-		const struct ini_ent *e = &ti->ent[i];
-		const struct cs_dev *d;
-		struct cs_src *s;
-
-		if (strcmp(e->sec, "source_buffers") != 0)
-			continue;
-		for (j = 0; j < sn->nbuf; j++)
-			if (sn->buf[j].name != NULL &&
-			    strcmp(sn->buf[j].name, e->val) == 0)
-				break;
-		if (j == sn->nbuf) {
+	if ((d = find_dev(sn, e->key)) == NULL) {
+		/*
+		 * Snapshots name sources of every core whether or
+		 * not they list their device files (OpenCSD skips
+		 * them); keep a caveat rather than refuse.
+		 */
+		return (add_caveat(sn, "'%s': [source_buffers] %s: "
+		    "no device of that name in '%s': not imported",
+		    ti->path, e->key, sn->snap.path));
+	}
+	if (protocol_of(d->type) == HWTR_TF_NONE) {
+		/*
+		 * ITM has no decoder in OpenCSD 1.3 (Debian 12's);
+		 * say so rather than drop it silently or refuse the
+		 * snapshot.  Any other type is an error.
+		 */
+		if (strcasecmp(d->type, "ITM") == 0)
+			return (add_caveat(sn, "trace source '%s' "
+			    "(%s) not imported: no decoder for it",
+			    d->name, d->type));
+		hwtr_import_err(sn->errbuf, sn->errlen, "'%s': "
+		    "[device] type: unknown trace protocol '%s' (ETM3.x,"
+		    " PTM1.x, PFT1.x, ETM4.x, ETE, STM)", d->ini.path,
+		    d->type);
+		return (-HWTR_E_FORMAT);
+	}
+	s = &sn->src[sn->nsrc++];
+	s->buffer = (int)j;
+	if ((rc = load_source(sn, s, d, sn->buf[j].frame)) < 0)
+		return (rc);
+	for (j = 0; j + 1 < sn->nsrc; j++)
+		if (sn->src[j].buffer == s->buffer &&
+		    sn->src[j].s.trace_id == s->s.trace_id) {
 			hwtr_import_err(sn->errbuf, sn->errlen, "'%s': "
-			    "[source_buffers] %s: no buffer named '%s'",
-			    ti->path, e->key, e->val);
+			    "[regs]: trace ID 0x%x is also the ID of "
+			    "'%s' in buffer '%s'", d->ini.path,
+			    s->s.trace_id, sn->src[j].dev->name,
+			    sn->buf[s->buffer].name);
 			return (-HWTR_E_FORMAT);
 		}
-		if ((d = find_dev(sn, e->key)) == NULL) {
-			/*
-			 * Snapshots name sources of every core whether or
-			 * not they list their device files (OpenCSD skips
-			 * them); keep a caveat rather than refuse.
-			 */
-			if ((rc = add_caveat(sn, "'%s': [source_buffers] %s: "
-			    "no device of that name in '%s': not imported",
-			    ti->path, e->key, sn->snap.path)) < 0)
-				return (rc);
-			continue;
-		}
-		if (protocol_of(d->type) == HWTR_TF_NONE) {
-			/*
-			 * ITM has no decoder in OpenCSD 1.3 (Debian 12's);
-			 * say so rather than drop it silently or refuse the
-			 * snapshot.  Any other type is an error.
-			 */
-			if (strcasecmp(d->type, "ITM") == 0) {
-				if ((rc = add_caveat(sn, "trace source '%s' "
-				    "(%s) not imported: no decoder for it",
-				    d->name, d->type)) < 0)
-					return (rc);
-				continue;
-			}
-			hwtr_import_err(sn->errbuf, sn->errlen, "'%s': "
-			    "[device] type: unknown trace protocol '%s' (ETM3.x,"
-			    " PTM1.x, PFT1.x, ETM4.x, ETE, STM)", d->ini.path,
-			    d->type);
-			return (-HWTR_E_FORMAT);
-		}
-		s = &sn->src[sn->nsrc++];
-		s->buffer = (int)j;
-		if ((rc = load_source(sn, s, d, sn->buf[j].frame)) < 0)
-			return (rc);
-		for (j = 0; j + 1 < sn->nsrc; j++)
-			if (sn->src[j].buffer == s->buffer &&
-			    sn->src[j].s.trace_id == s->s.trace_id) {
-				hwtr_import_err(sn->errbuf, sn->errlen, "'%s': "
-				    "[regs]: trace ID 0x%x is also the ID of "
-				    "'%s' in buffer '%s'", d->ini.path,
-				    s->s.trace_id, sn->src[j].dev->name,
-				    sn->buf[s->buffer].name);
-				return (-HWTR_E_FORMAT);
-			}
-	}
-	/* [core_trace_sources] CORE=SOURCE: the core type of each source. */
+	return (0);
+}
+
+/* [core_trace_sources] CORE=SOURCE: the core type of each source. */
+static int
+snap_cores(struct cs_snap *sn)
+{
+	const struct ini *ti = &sn->trace;
+	size_t i, j;
+
 	for (i = 0; i < ti->nent; i++) {
 		const struct ini_ent *e = &ti->ent[i];
 		const struct cs_dev *c;
@@ -942,7 +962,16 @@ load_snapshot(struct cs_snap *sn)
 			    sn->src[i].dev->name : "?");
 			return (-HWTR_E_FORMAT);
 		}
-	/* Group the sources by buffer. */
+	return (0);
+}
+
+/* Group the sources by buffer. */
+static int
+snap_group(struct cs_snap *sn)
+{
+	size_t i, j;
+	int rc;
+
 	for (j = 0; j < sn->nbuf; j++) {
 		struct cs_buf *b = &sn->buf[j];
 
@@ -962,12 +991,35 @@ load_snapshot(struct cs_snap *sn)
 		if (b->frame == HWTR_CS_FRAME_NONE && b->nsrcs > 1) {
 			hwtr_import_err(sn->errbuf, sn->errlen, "'%s': "
 			    "[source_buffers]: buffer '%s' is unformatted "
-			    "(source_data) but has %zu sources", ti->path,
+			    "(source_data) but has %zu sources", sn->trace.path,
 			    b->name, b->nsrcs);
 			return (-HWTR_E_FORMAT);
 		}
 	}
 	return (0);
+}
+
+static int
+load_snapshot(struct cs_snap *sn)
+{
+	const struct ini *ti = &sn->trace;
+	size_t i;
+	int rc;
+
+	if ((rc = ini_load(sn, &sn->snap, sn->dir, "snapshot.ini", NULL)) < 0 ||
+	    (rc = snap_devices(sn)) < 0 || (rc = snap_buffers(sn)) < 0)
+		return (rc);
+	if ((sn->src = calloc(ti->nent + 1, sizeof(*sn->src))) == NULL) {
+		hwtr_import_err(sn->errbuf, sn->errlen, "out of memory");
+		return (-HWTR_E_NOMEM);
+	}
+	for (i = 0; i < ti->nent; i++)
+		if (strcmp(ti->ent[i].sec, "source_buffers") == 0 &&
+		    (rc = snap_source(sn, &ti->ent[i])) < 0)
+			return (rc);
+	if ((rc = snap_cores(sn)) < 0)
+		return (rc);
+	return (snap_group(sn));
 }
 
 static void
@@ -1039,12 +1091,9 @@ cs_load(const char *dir, const struct hwtr_import_opts *io,
 	if ((rc = load_snapshot(&sn)) < 0)
 		goto out;
 
-	memset(&meta, 0, sizeof(meta));
-	meta.host = "unknown";
-	meta.source = "coresight-snapshot";
+	hwtr_import_meta_init(&meta, "coresight-snapshot");
 	/* ARM cores: the database says so ("arm 0/0/0" in meta cpu). */
 	meta.cpu.vendor = HWTR_CPU_ARM;
-	meta.sideband_origin = "import";
 	meta.caveats = (const char *const *)sn.caveat;
 	meta.ncaveats = sn.ncaveat;
 	if ((rc = hwtr_import_begin(sk, &meta)) < 0)

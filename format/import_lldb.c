@@ -982,10 +982,7 @@ write_archive(struct lldb_bundle *b, struct hwtr_import_sink *sk)
 	size_t i, j, k;
 	int rc;
 
-	memset(&meta, 0, sizeof(meta));
-	meta.host = "unknown";
-	meta.source = "lldb";
-	meta.sideband_origin = "import";
+	hwtr_import_meta_init(&meta, "lldb");
 	meta.caveats = caveats;
 	meta.ncaveats = b->tconv.valid ? 2 : 1;
 	meta.cpu = b->cpu;

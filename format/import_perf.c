@@ -719,42 +719,6 @@ perf_load(const char *path, const struct hwtr_import_opts *o,
 	return (rc);
 }
 
-int
-hwtr_import_perf_capture(const char *recording,
-    const struct hwtr_import_opts *o, const struct hwtr_capture_meta *base,
-    struct hwtr_capture_end *end, const char *out, uint64_t *trace_bytes,
-    char *errbuf, size_t errlen)
-{
-	static const struct hwtr_import_opts none;
-	struct hwtr_import_sink sk;
-	int rc;
-
-	memset(&sk, 0, sizeof(sk));
-	sk.out = out;
-	sk.aw_opts = (o != NULL ? o : &none)->aw_opts;
-	sk.errbuf = errbuf;
-	sk.errlen = errlen;
-	sk.base = base;
-	if (errbuf != NULL && errlen > 0)
-		errbuf[0] = '\0';
-	rc = perf_load(recording, o != NULL ? o : &none, &sk);
-	if (rc < 0) {
-		if (sk.aw != NULL)
-			hwtr_aw_abort(sk.aw, 0);
-		return (rc);
-	}
-	if (sk.aw == NULL) {
-		hwtr_import_err(errbuf, errlen, "'%s': nothing written",
-		    recording);
-		return (-HWTR_E_INVAL);
-	}
-	end->lost_bytes += sk.end.lost_bytes;
-	end->lost_records += sk.end.lost_records;
-	*trace_bytes = sk.trace_bytes;
-	hwtr_aw_set_end(sk.aw, end);
-	return (hwtr_import_close(sk.aw, out, errbuf, errlen));
-}
-
 const struct hwtr_importer hwtr_importer_perf = {
 	.name = "perf",
 	.bid = perf_bid,

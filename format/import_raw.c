@@ -100,31 +100,6 @@ hwtr_import_copy(struct hwtr_aw *aw, uint32_t id, int fd, const char *label,
 	return (rc);
 }
 
-int
-hwtr_import_close(struct hwtr_aw *aw, const char *out, char *errbuf,
-    size_t errlen)
-{
-	char ebuf[512], *tmp;
-	int rc;
-
-	/*
-	 * A capture keeps the partial file of a writer that fails to close
-	 * (what it holds is still readable); an import has its inputs and
-	 * leaves nothing behind.
-	 */
-	tmp = strdup(hwtr_aw_path(aw));
-	ebuf[0] = '\0';
-	rc = hwtr_aw_close(aw, ebuf, sizeof(ebuf));
-	if (rc < 0) {
-		hwtr_import_err(errbuf, errlen, "cannot finish '%s': %s", out,
-		    ebuf[0] ? ebuf : hwtr_errstr(rc));
-		if (tmp != NULL && strcmp(tmp, out) != 0)
-			unlink(tmp);
-	}
-	free(tmp);
-	return (rc);
-}
-
 /* The last path component, for stream names. */
 static const char *
 base_name(const char *path)
@@ -160,156 +135,205 @@ struct raw_elf {
 	struct hwtr_elf_info info;
 };
 
+/* The inputs of one raw import, read and checked before any writing. */
+struct raw_in {
+	const struct hwtr_import_raw_opts *o;
+	struct raw_elf	*elfs;
+	void		**raws;
+	size_t		*rawlen;
+	int		*ptfd;
+	uint64_t	*ptend, *rawend;
+	struct hwtr_pevent *pev;
+	char		*errbuf;
+	size_t		errlen;
+};
+
 static int
-raw_load(const char *path, const struct hwtr_import_opts *io,
-    struct hwtr_import_sink *sk)
+raw_alloc(struct raw_in *in)
 {
-	static const char *const caveats[] = {
-		"imported from raw files: no process, thread, timing or "
-		"sideband information; every mapping applies to every stream"
-	};
-	struct hwtr_capture_meta meta;
-	struct hwtr_stream_desc sd;
-	struct hwtr_image_desc id;
-	struct hwtr_sb_rec r;
-	struct raw_elf *elfs = NULL;
-	void **raws = NULL;
-	size_t *rawlen = NULL;
-	int *ptfd = NULL;
-	uint64_t *ptend = NULL, *rawend = NULL, minv, slide;
-	struct hwtr_aw *aw = NULL;
+	const struct hwtr_import_raw_opts *o = in->o;
+	size_t i;
+
+	in->ptfd = calloc(o->npt, sizeof(*in->ptfd));
+	for (i = 0; in->ptfd != NULL && i < o->npt; i++)
+		in->ptfd[i] = -1;
+	in->ptend = calloc(o->npt, sizeof(*in->ptend));
+	in->raws = calloc(o->nraw + 1, sizeof(*in->raws));
+	in->rawlen = calloc(o->nraw + 1, sizeof(*in->rawlen));
+	in->rawend = calloc(o->nraw + 1, sizeof(*in->rawend));
+	in->elfs = calloc(o->nelf + 1, sizeof(*in->elfs));
+	if (in->ptfd == NULL || in->ptend == NULL || in->raws == NULL ||
+	    in->rawlen == NULL || in->rawend == NULL || in->elfs == NULL) {
+		hwtr_import_err(in->errbuf, in->errlen, "out of memory");
+		return (-HWTR_E_NOMEM);
+	}
+	return (0);
+}
+
+static void
+raw_free(struct raw_in *in)
+{
+	const struct hwtr_import_raw_opts *o = in->o;
+	size_t i;
+
+	hwtr_pevent_free(in->pev);
+	for (i = 0; in->ptfd != NULL && i < o->npt; i++)
+		if (in->ptfd[i] >= 0)
+			close(in->ptfd[i]);
+	for (i = 0; in->raws != NULL && i < o->nraw; i++)
+		free(in->raws[i]);
+	for (i = 0; in->elfs != NULL && i < o->nelf; i++)
+		free(in->elfs[i].buf);
+	free(in->ptfd);
+	free(in->ptend);
+	free(in->raws);
+	free(in->rawlen);
+	free(in->rawend);
+	free(in->elfs);
+}
+
+/* Open every --pt file and check its range. */
+static int
+raw_open_pt(struct raw_in *in)
+{
+	const struct hwtr_import_raw_opts *o = in->o;
 	struct stat st;
-	char key[HWTR_IMAGE_KEY_MAX], name[128], ebuf[256];
-	size_t i, j;
-	uint32_t sid;
-	int rc = 0;
-	const struct hwtr_import_raw_opts *o = io->raw;
-	struct hwtr_pevent *pev = NULL;
-	char *errbuf = sk->errbuf;
-	size_t errlen = sk->errlen;
+	size_t i;
+	int rc;
 
-	(void)path;
-	if (o == NULL || o->npt == 0) {
-		hwtr_import_err(errbuf, errlen, "nothing to import: no --pt "
-		    "file");
-		return (-HWTR_E_INVAL);
-	}
-	ptfd = calloc(o->npt, sizeof(*ptfd));
-	ptend = calloc(o->npt, sizeof(*ptend));
-	raws = calloc(o->nraw + 1, sizeof(*raws));
-	rawlen = calloc(o->nraw + 1, sizeof(*rawlen));
-	rawend = calloc(o->nraw + 1, sizeof(*rawend));
-	elfs = calloc(o->nelf + 1, sizeof(*elfs));
-	if (ptfd == NULL || ptend == NULL || raws == NULL || rawlen == NULL ||
-	    rawend == NULL || elfs == NULL) {
-		hwtr_import_err(errbuf, errlen, "out of memory");
-		rc = -HWTR_E_NOMEM;
-		goto out;
-	}
-	for (i = 0; i < o->npt; i++)
-		ptfd[i] = -1;
-
-	/* 1. Validate every input before writing anything. */
 	for (i = 0; i < o->npt; i++) {
-		ptfd[i] = open(o->pt[i].path, O_RDONLY | O_CLOEXEC);
-		if (ptfd[i] < 0 || fstat(ptfd[i], &st) != 0) {
-			hwtr_import_err(errbuf, errlen, "--pt '%s': %s",
-			    o->pt[i].path, strerror(errno));
-			rc = -HWTR_E_IO;
-			goto out;
+		in->ptfd[i] = open(o->pt[i].path, O_RDONLY | O_CLOEXEC);
+		if (in->ptfd[i] < 0 || fstat(in->ptfd[i], &st) != 0) {
+			hwtr_import_err(in->errbuf, in->errlen, "--pt '%s': "
+			    "%s", o->pt[i].path, strerror(errno));
+			return (-HWTR_E_IO);
 		}
 		if (!S_ISREG(st.st_mode)) {
-			hwtr_import_err(errbuf, errlen, "--pt '%s': not a "
-			    "regular file", o->pt[i].path);
-			rc = -HWTR_E_INVAL;
-			goto out;
+			hwtr_import_err(in->errbuf, in->errlen, "--pt '%s': "
+			    "not a regular file", o->pt[i].path);
+			return (-HWTR_E_INVAL);
 		}
 		if ((rc = check_range("--pt", &o->pt[i], (uint64_t)st.st_size,
-		    &ptend[i], errbuf, errlen)) < 0)
-			goto out;
+		    &in->ptend[i], in->errbuf, in->errlen)) < 0)
+			return (rc);
 	}
+	return (0);
+}
+
+/* Read every --raw file and check its range and load address. */
+static int
+raw_read_raws(struct raw_in *in)
+{
+	const struct hwtr_import_raw_opts *o = in->o;
+	char ebuf[256];
+	size_t i;
+	int rc;
+
 	for (i = 0; i < o->nraw; i++) {
-		rc = hwtr_read_file(o->raw[i].path, IMPORT_MAX_IMAGE, &raws[i],
-		    &rawlen[i], ebuf, sizeof(ebuf));
+		rc = hwtr_read_file(o->raw[i].path, IMPORT_MAX_IMAGE,
+		    &in->raws[i], &in->rawlen[i], ebuf, sizeof(ebuf));
 		if (rc < 0) {
-			hwtr_import_err(errbuf, errlen, "--raw '%s': %s",
-			    o->raw[i].path, ebuf);
-			goto out;
+			hwtr_import_err(in->errbuf, in->errlen, "--raw '%s': "
+			    "%s", o->raw[i].path, ebuf);
+			return (rc);
 		}
-		if ((rc = check_range("--raw", &o->raw[i], rawlen[i],
-		    &rawend[i], errbuf, errlen)) < 0)
-			goto out;
+		if ((rc = check_range("--raw", &o->raw[i], in->rawlen[i],
+		    &in->rawend[i], in->errbuf, in->errlen)) < 0)
+			return (rc);
 		if (hwtr_import_wraps(o->raw[i].addr, 0,
-		    rawend[i] - o->raw[i].from)) {
-			hwtr_import_err(errbuf, errlen, "--raw '%s': load "
-			    "address 0x%" PRIx64 " plus size wraps around",
+		    in->rawend[i] - o->raw[i].from)) {
+			hwtr_import_err(in->errbuf, in->errlen, "--raw '%s': "
+			    "load address 0x%" PRIx64 " plus size wraps around",
 			    o->raw[i].path, o->raw[i].addr);
-			rc = -HWTR_E_INVAL;
-			goto out;
+			return (-HWTR_E_INVAL);
 		}
 	}
-	for (i = 0; i < o->nelf; i++) {
-		rc = hwtr_read_file(o->elf[i].path, IMPORT_MAX_IMAGE,
-		    &elfs[i].buf, &elfs[i].len, ebuf, sizeof(ebuf));
-		if (rc < 0) {
-			hwtr_import_err(errbuf, errlen, "--elf '%s': %s",
-			    o->elf[i].path, ebuf);
-			goto out;
-		}
-		rc = hwtr_elf_parse(elfs[i].buf, elfs[i].len, &elfs[i].info,
-		    ebuf, sizeof(ebuf));
-		if (rc < 0) {
-			hwtr_import_err(errbuf, errlen, "--elf '%s': %s",
-			    o->elf[i].path, ebuf);
-			goto out;
-		}
-		for (j = 0; j < elfs[i].info.nload; j++)
-			if (elfs[i].info.load[j].filesz != 0)
-				break;
-		if (j == elfs[i].info.nload) {
-			hwtr_import_err(errbuf, errlen, "--elf '%s': no "
-			    "PT_LOAD segment with file contents",
-			    o->elf[i].path);
-			rc = -HWTR_E_FORMAT;
-			goto out;
-		}
-		if (o->elf[i].has_addr && o->elf[i].addr != 0) {
-			minv = UINT64_MAX;
-			for (j = 0; j < elfs[i].info.nload; j++)
-				if (elfs[i].info.load[j].vaddr < minv)
-					minv = elfs[i].info.load[j].vaddr;
-			for (j = 0; j < elfs[i].info.nload; j++)
-				if (hwtr_import_wraps(o->elf[i].addr,
-				    elfs[i].info.load[j].vaddr - minv,
-				    elfs[i].info.load[j].filesz)) {
-					hwtr_import_err(errbuf, errlen,
-					    "--elf '%s': base 0x%" PRIx64
-					    " puts segment %zu past the end of "
-					    "the address space", o->elf[i].path,
-					    o->elf[i].addr, j);
-					rc = -HWTR_E_INVAL;
-					goto out;
-				}
-		}
+	return (0);
+}
+
+/* The lowest PT_LOAD p_vaddr of @ei. */
+static uint64_t
+elf_min_vaddr(const struct hwtr_elf_info *ei)
+{
+	uint64_t minv = UINT64_MAX;
+	size_t j;
+
+	for (j = 0; j < ei->nload; j++)
+		if (ei->load[j].vaddr < minv)
+			minv = ei->load[j].vaddr;
+	return (minv);
+}
+
+/* Read and parse --elf file @i; check it has contents that fit. */
+static int
+raw_read_elf(struct raw_in *in, size_t i)
+{
+	const struct hwtr_import_raw_opts *o = in->o;
+	struct raw_elf *e = &in->elfs[i];
+	char ebuf[256];
+	uint64_t minv;
+	size_t j;
+	int rc;
+
+	rc = hwtr_read_file(o->elf[i].path, IMPORT_MAX_IMAGE, &e->buf,
+	    &e->len, ebuf, sizeof(ebuf));
+	if (rc >= 0)
+		rc = hwtr_elf_parse(e->buf, e->len, &e->info, ebuf,
+		    sizeof(ebuf));
+	if (rc < 0) {
+		hwtr_import_err(in->errbuf, in->errlen, "--elf '%s': %s",
+		    o->elf[i].path, ebuf);
+		return (rc);
 	}
+	for (j = 0; j < e->info.nload; j++)
+		if (e->info.load[j].filesz != 0)
+			break;
+	if (j == e->info.nload) {
+		hwtr_import_err(in->errbuf, in->errlen, "--elf '%s': no "
+		    "PT_LOAD segment with file contents", o->elf[i].path);
+		return (-HWTR_E_FORMAT);
+	}
+	if (!o->elf[i].has_addr || o->elf[i].addr == 0)
+		return (0);
+	minv = elf_min_vaddr(&e->info);
+	for (j = 0; j < e->info.nload; j++)
+		if (hwtr_import_wraps(o->elf[i].addr,
+		    e->info.load[j].vaddr - minv, e->info.load[j].filesz)) {
+			hwtr_import_err(in->errbuf, in->errlen, "--elf '%s': "
+			    "base 0x%" PRIx64 " puts segment %zu past the end "
+			    "of the address space", o->elf[i].path,
+			    o->elf[i].addr, j);
+			return (-HWTR_E_INVAL);
+		}
+	return (0);
+}
 
-	if ((rc = hwtr_pevent_load(&pev, o, errbuf, errlen)) < 0)
-		goto out;
+/* 1. Validate every input before writing anything. */
+static int
+raw_read(struct raw_in *in)
+{
+	size_t i;
+	int rc;
 
-	/* 2. Write. */
-	memset(&meta, 0, sizeof(meta));
-	meta.host = "unknown";
-	meta.source = "import-raw";
-	meta.sideband_origin = "import";
-	meta.caveats = caveats;
-	meta.ncaveats = HWTR_NELEM(caveats);
-	if (o->cpu_mode == HWTR_IMPORT_CPU_GIVEN)
-		meta.cpu = o->cpu;
-	else if (o->cpu_mode == HWTR_IMPORT_CPU_AUTO)
-		hwtr_cpu_host(&meta.cpu);
-	if ((rc = hwtr_import_begin(sk, &meta)) < 0)
-		goto out;
-	aw = sk->aw;
+	if ((rc = raw_alloc(in)) < 0 || (rc = raw_open_pt(in)) < 0 ||
+	    (rc = raw_read_raws(in)) < 0)
+		return (rc);
+	for (i = 0; i < in->o->nelf; i++)
+		if ((rc = raw_read_elf(in, i)) < 0)
+			return (rc);
+	return (hwtr_pevent_load(&in->pev, in->o, in->errbuf, in->errlen));
+}
+
+static int
+raw_write_pt(struct raw_in *in, struct hwtr_aw *aw)
+{
+	const struct hwtr_import_raw_opts *o = in->o;
+	struct hwtr_stream_desc sd;
+	char name[128];
+	uint32_t sid;
+	size_t i;
+	int rc;
+
 	for (i = 0; i < o->npt; i++) {
 		memset(&sd, 0, sizeof(sd));
 		sd.format = HWTR_TF_INTEL_PT;
@@ -318,106 +342,160 @@ raw_load(const char *path, const struct hwtr_import_opts *io,
 		sd.name = name;
 		sd.pt = o->pt_config;
 		if ((rc = hwtr_aw_add_stream(aw, &sd, &sid)) < 0) {
-			hwtr_import_err(errbuf, errlen, "--pt '%s': %s",
-			    o->pt[i].path, hwtr_aw_errmsg(aw));
-			goto out;
+			hwtr_import_err(in->errbuf, in->errlen, "--pt '%s': "
+			    "%s", o->pt[i].path, hwtr_aw_errmsg(aw));
+			return (rc);
 		}
-		if ((rc = hwtr_import_copy(aw, sid, ptfd[i], "--pt ",
-		    o->pt[i].path, o->pt[i].from, ptend[i], errbuf,
-		    errlen)) < 0)
-			goto out;
+		if ((rc = hwtr_import_copy(aw, sid, in->ptfd[i], "--pt ",
+		    o->pt[i].path, o->pt[i].from, in->ptend[i], in->errbuf,
+		    in->errlen)) < 0)
+			return (rc);
 	}
+	return (0);
+}
+
+static int
+raw_write_raws(struct raw_in *in, struct hwtr_aw *aw)
+{
+	const struct hwtr_import_raw_opts *o = in->o;
+	struct hwtr_image_desc id;
+	struct hwtr_sb_rec r;
+	char key[HWTR_IMAGE_KEY_MAX];
+	size_t i;
+	int rc;
+
 	for (i = 0; i < o->nraw; i++) {
 		memset(&id, 0, sizeof(id));
 		id.path = o->raw[i].path;
 		id.kind = HWTR_IMG_MEMORY;
-		if ((rc = hwtr_aw_add_image(aw, &id, raws[i], rawlen[i],
-		    key)) < 0) {
-			hwtr_import_err(errbuf, errlen, "--raw '%s': %s",
-			    o->raw[i].path, hwtr_aw_errmsg(aw));
-			goto out;
-		}
-		memset(&r, 0, sizeof(r));
-		r.type = HWTR_SB_MMAP;
-		r.pid = r.tid = -1;
-		r.u.mmap.addr = o->raw[i].addr;
-		r.u.mmap.len = rawend[i] - o->raw[i].from;
-		r.u.mmap.pgoff = o->raw[i].from;
-		r.u.mmap.prot = 0x1 | 0x4;	/* PROT_READ | PROT_EXEC */
-		r.u.mmap.path = o->raw[i].path;
-		r.u.mmap.image = key;
-		if ((rc = hwtr_aw_sideband(aw, &r)) < 0) {
-			hwtr_import_err(errbuf, errlen, "--raw '%s': %s",
-			    o->raw[i].path, hwtr_aw_errmsg(aw));
-			goto out;
-		}
-	}
-	for (i = 0; i < o->nelf; i++) {
-		const struct hwtr_elf_info *ei = &elfs[i].info;
-
-		memset(&id, 0, sizeof(id));
-		id.path = o->elf[i].path;
-		id.kind = HWTR_IMG_FILE;
-		memcpy(id.build_id, ei->build_id, ei->build_id_len);
-		id.build_id_len = ei->build_id_len;
-		if ((rc = hwtr_aw_add_image(aw, &id, elfs[i].buf, elfs[i].len,
-		    key)) < 0) {
-			hwtr_import_err(errbuf, errlen, "--elf '%s': %s",
-			    o->elf[i].path, hwtr_aw_errmsg(aw));
-			goto out;
-		}
-		/*
-		 * ptxed's load_elf(): without a base (or with base 0) each
-		 * segment goes to its p_vaddr; with one, the lowest PT_LOAD
-		 * p_vaddr goes to the base and the others keep their
-		 * distance, whether the file is ET_EXEC or ET_DYN.
-		 */
-		slide = 0;
-		if (o->elf[i].has_addr && o->elf[i].addr != 0) {
-			minv = UINT64_MAX;
-			for (j = 0; j < ei->nload; j++)
-				if (ei->load[j].vaddr < minv)
-					minv = ei->load[j].vaddr;
-			slide = o->elf[i].addr - minv;
-		}
-		for (j = 0; j < ei->nload; j++) {
-			if (ei->load[j].filesz == 0)
-				continue;
+		rc = hwtr_aw_add_image(aw, &id, in->raws[i], in->rawlen[i],
+		    key);
+		if (rc >= 0) {
 			memset(&r, 0, sizeof(r));
 			r.type = HWTR_SB_MMAP;
 			r.pid = r.tid = -1;
-			r.u.mmap.addr = ei->load[j].vaddr + slide;
-			r.u.mmap.len = ei->load[j].filesz;
-			r.u.mmap.pgoff = ei->load[j].offset;
-			r.u.mmap.prot = hwtr_import_prot(ei->load[j].flags);
-			r.u.mmap.path = o->elf[i].path;
+			r.u.mmap.addr = o->raw[i].addr;
+			r.u.mmap.len = in->rawend[i] - o->raw[i].from;
+			r.u.mmap.pgoff = o->raw[i].from;
+			r.u.mmap.prot = 0x1 | 0x4;  /* PROT_READ | PROT_EXEC */
+			r.u.mmap.path = o->raw[i].path;
 			r.u.mmap.image = key;
-			memcpy(r.u.mmap.build_id, ei->build_id,
-			    ei->build_id_len);
-			r.u.mmap.build_id_len = (uint8_t)ei->build_id_len;
-			if ((rc = hwtr_aw_sideband(aw, &r)) < 0) {
-				hwtr_import_err(errbuf, errlen, "--elf '%s': "
-				    "%s", o->elf[i].path, hwtr_aw_errmsg(aw));
-				goto out;
-			}
+			rc = hwtr_aw_sideband(aw, &r);
+		}
+		if (rc < 0) {
+			hwtr_import_err(in->errbuf, in->errlen, "--raw '%s': "
+			    "%s", o->raw[i].path, hwtr_aw_errmsg(aw));
+			return (rc);
 		}
 	}
-	rc = hwtr_pevent_write(pev, aw, errbuf, errlen);
-out:
-	hwtr_pevent_free(pev);
-	for (i = 0; ptfd != NULL && i < o->npt; i++)
-		if (ptfd[i] >= 0)
-			close(ptfd[i]);
-	for (i = 0; raws != NULL && i < o->nraw; i++)
-		free(raws[i]);
-	for (i = 0; elfs != NULL && i < o->nelf; i++)
-		free(elfs[i].buf);
-	free(ptfd);
-	free(ptend);
-	free(raws);
-	free(rawlen);
-	free(rawend);
-	free(elfs);
+	return (0);
+}
+
+static int
+raw_write_elf(struct raw_in *in, struct hwtr_aw *aw, size_t i)
+{
+	const struct hwtr_import_raw_opts *o = in->o;
+	const struct hwtr_elf_info *ei = &in->elfs[i].info;
+	struct hwtr_image_desc id;
+	struct hwtr_sb_rec r;
+	char key[HWTR_IMAGE_KEY_MAX];
+	uint64_t slide;
+	size_t j;
+	int rc;
+
+	memset(&id, 0, sizeof(id));
+	id.path = o->elf[i].path;
+	id.kind = HWTR_IMG_FILE;
+	memcpy(id.build_id, ei->build_id, ei->build_id_len);
+	id.build_id_len = ei->build_id_len;
+	if ((rc = hwtr_aw_add_image(aw, &id, in->elfs[i].buf, in->elfs[i].len,
+	    key)) < 0) {
+		hwtr_import_err(in->errbuf, in->errlen, "--elf '%s': %s",
+		    o->elf[i].path, hwtr_aw_errmsg(aw));
+		return (rc);
+	}
+	/*
+	 * ptxed's load_elf(): without a base (or with base 0) each
+	 * segment goes to its p_vaddr; with one, the lowest PT_LOAD
+	 * p_vaddr goes to the base and the others keep their
+	 * distance, whether the file is ET_EXEC or ET_DYN.
+	 */
+	slide = 0;
+	if (o->elf[i].has_addr && o->elf[i].addr != 0)
+		slide = o->elf[i].addr - elf_min_vaddr(ei);
+	for (j = 0; j < ei->nload; j++) {
+		if (ei->load[j].filesz == 0)
+			continue;
+		memset(&r, 0, sizeof(r));
+		r.type = HWTR_SB_MMAP;
+		r.pid = r.tid = -1;
+		r.u.mmap.addr = ei->load[j].vaddr + slide;
+		r.u.mmap.len = ei->load[j].filesz;
+		r.u.mmap.pgoff = ei->load[j].offset;
+		r.u.mmap.prot = hwtr_import_prot(ei->load[j].flags);
+		r.u.mmap.path = o->elf[i].path;
+		r.u.mmap.image = key;
+		memcpy(r.u.mmap.build_id, ei->build_id, ei->build_id_len);
+		r.u.mmap.build_id_len = (uint8_t)ei->build_id_len;
+		if ((rc = hwtr_aw_sideband(aw, &r)) < 0) {
+			hwtr_import_err(in->errbuf, in->errlen, "--elf '%s': "
+			    "%s", o->elf[i].path, hwtr_aw_errmsg(aw));
+			return (rc);
+		}
+	}
+	return (0);
+}
+
+/* 2. Write: streams, then raw images, ELF images, pevent sideband. */
+static int
+raw_write(struct raw_in *in, struct hwtr_import_sink *sk)
+{
+	static const char *const caveats[] = {
+		"imported from raw files: no process, thread, timing or "
+		"sideband information; every mapping applies to every stream"
+	};
+	const struct hwtr_import_raw_opts *o = in->o;
+	struct hwtr_capture_meta meta;
+	size_t i;
+	int rc;
+
+	hwtr_import_meta_init(&meta, "import-raw");
+	meta.caveats = caveats;
+	meta.ncaveats = HWTR_NELEM(caveats);
+	if (o->cpu_mode == HWTR_IMPORT_CPU_GIVEN)
+		meta.cpu = o->cpu;
+	else if (o->cpu_mode == HWTR_IMPORT_CPU_AUTO)
+		hwtr_cpu_host(&meta.cpu);
+	if ((rc = hwtr_import_begin(sk, &meta)) < 0 ||
+	    (rc = raw_write_pt(in, sk->aw)) < 0 ||
+	    (rc = raw_write_raws(in, sk->aw)) < 0)
+		return (rc);
+	for (i = 0; i < o->nelf; i++)
+		if ((rc = raw_write_elf(in, sk->aw, i)) < 0)
+			return (rc);
+	return (hwtr_pevent_write(in->pev, sk->aw, in->errbuf, in->errlen));
+}
+
+static int
+raw_load(const char *path, const struct hwtr_import_opts *io,
+    struct hwtr_import_sink *sk)
+{
+	struct raw_in in;
+	int rc;
+
+	(void)path;
+	if (io->raw == NULL || io->raw->npt == 0) {
+		hwtr_import_err(sk->errbuf, sk->errlen, "nothing to import: "
+		    "no --pt file");
+		return (-HWTR_E_INVAL);
+	}
+	memset(&in, 0, sizeof(in));
+	in.o = io->raw;
+	in.errbuf = sk->errbuf;
+	in.errlen = sk->errlen;
+	if ((rc = raw_read(&in)) >= 0)
+		rc = raw_write(&in, sk);
+	raw_free(&in);
 	return (rc < 0 ? rc : 0);
 }
 
