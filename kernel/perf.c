@@ -74,9 +74,10 @@
  * CPU's trace is to be ordered), the sink the first of cs_etm/sinks/ (as
  * perf's default); each traced CPU's ETMv4 or ETE ID registers
  * (cs_etm/cpuN/trcidr/trcidr0,1,2,8, mgmt/trcauthstatus, mgmt/trcdevarch)
- * go into AUXTRACE_INFO the way perf writes them (header version 1),
+ * go into AUXTRACE_INFO the way perf writes them (header version 2),
  * TRCCONFIGR made from the config bits, the trace ID the legacy
- * 0x10 + 2 * CPU.  ETMv3/PTM is refused.
+ * 0x10 + 2 * CPU, which the kernel's AUX_OUTPUT_HW_ID records (Linux 6.4
+ * and later, passed into the recording) override.  ETMv3/PTM is refused.
  *
  * Nothing here has run on trace hardware: it is tested against the ABI of
  * <linux/perf_event.h> with a simulated kernel (tests/kernel/fakeperf.c,
@@ -435,7 +436,8 @@ enum {
 #define FEAT_CPUID	9		/* perf's HEADER_CPUID feature bit */
 
 /*
- * cs_etm's AUXTRACE_INFO, header version 1: version, PMU type << 32 |
+ * cs_etm's AUXTRACE_INFO, header version 2 (trace IDs from HW_ID records
+ * where there are any, else these): version, PMU type << 32 |
  * CPUs, snapshot; per CPU magic, CPU, parameter count, then TRCCONFIGR,
  * TRCTRACEIDR, TRCIDR0, TRCIDR1, TRCIDR2, TRCIDR8, TRCAUTHSTATUS (and
  * TRCDEVARCH for ETE).
@@ -691,7 +693,7 @@ rec_start(struct perf_src *ps)
 		type = 3;	/* PERF_AUXTRACE_CS_ETM */
 		for (i = 0, n = 3; i < ps->ncpu; i++)
 			n += 3 + ps->etm[i][2];
-		priv[0] = 1;
+		priv[0] = 2;
 		priv[1] = (uint64_t)ps->pmu.type << 32 | ps->ncpu;
 		priv[2] = (uint64_t)ps->ring;
 		rec_hdr(ps, HWTR_PERF_AUXTRACE_INFO, 0, 16 + 8 * n);
