@@ -5,8 +5,8 @@
  */
 
 /*
- * The "perf" trace source: Linux perf_event_open(2) with the intel_pt PMU
- * and an AUX area, read with kernel/perf_aux.c.
+ * The "perf" trace source: Linux perf_event_open(2) with the intel_pt or
+ * cs_etm PMU and an AUX area, read with kernel/perf_aux.c.
  *
  * The PMU is found the way perf finds it: its type from
  * /sys/bus/event_source/devices/NAME/type, its config fields from
@@ -70,9 +70,14 @@
  * "start ...", "stop ...", comma separated), checked here and against the
  * PMU's nr_addr_filters, then given to PERF_EVENT_IOC_SET_FILTER.
  *
- * CoreSight (cs_etm) is found and checked, but not recorded: its
- * AUXTRACE_INFO needs each ETM's ID registers, not read from sysfs yet;
- * record with perf record -e cs_etm//u and import.
+ * CoreSight (cs_etm): contextid set (timestamp too when more than one
+ * CPU's trace is to be ordered), the sink the first of cs_etm/sinks/ (as
+ * perf's default); each traced CPU's ETMv4 or ETE ID registers
+ * (cs_etm/cpuN/trcidr/trcidr0,1,2,8, mgmt/trcauthstatus, mgmt/trcdevarch)
+ * go into AUXTRACE_INFO the way perf writes them (header version 2),
+ * TRCCONFIGR made from the config bits, the trace ID the legacy
+ * 0x10 + 2 * CPU, which the kernel's AUX_OUTPUT_HW_ID records (Linux 6.4
+ * and later, passed into the recording) override.  ETMv3/PTM is refused.
  *
  * Nothing here has run on trace hardware: it is tested against the ABI of
  * <linux/perf_event.h> with a simulated kernel (tests/kernel/fakeperf.c,
@@ -308,7 +313,7 @@ pmu_read(const char *name, struct perf_pmu *pmu, char *why, size_t len)
 	static const char *const fields[] = { "pt", "tsc", "mtc", "mtc_period",
 	    "cyc", "cyc_thresh", "psb_period", "branch", "noretcomp",
 	    "ptw", "fup_on_ptw", "pwr_evt", "cycacc", "timestamp",
-	    "retstack", "contextid", "sinkid", NULL };
+	    "retstack", "contextid", "sinkid", "branch_broadcast", NULL };
 	char *end;
 	long v;
 	size_t i;
@@ -411,12 +416,6 @@ hwtr_perf_usable(char *why, size_t len)
 
 	if (!perf_check(&pmu, why, len))
 		return (0);
-	/* CoreSight is found, but recorded only through perf and import. */
-	if (strcmp(pmu.name, "intel_pt") != 0) {
-		snprintf(why, len, "the %s PMU is recorded only through perf "
-		    "record and import", pmu.name);
-		return (0);
-	}
 	snprintf(why, len, "%s PMU (type %d)", pmu.name, pmu.type);
 	return (1);
 }
@@ -435,6 +434,17 @@ enum {
 };
 
 #define FEAT_CPUID	9		/* perf's HEADER_CPUID feature bit */
+
+/*
+ * cs_etm's AUXTRACE_INFO, header version 2 (trace IDs from HW_ID records
+ * where there are any, else these): version, PMU type << 32 |
+ * CPUs, snapshot; per CPU magic, CPU, parameter count, then TRCCONFIGR,
+ * TRCTRACEIDR, TRCIDR0, TRCIDR1, TRCIDR2, TRCIDR8, TRCAUTHSTATUS (and
+ * TRCDEVARCH for ETE).
+ */
+#define CS_MAGIC_ETMV4	0x4040404040404040ULL
+#define CS_MAGIC_ETE	0x5050505050505050ULL
+#define CS_WORDS	11	/* magic, CPU, count, 8 parameters */
 
 #ifdef __linux__
 
@@ -464,6 +474,7 @@ struct perf_src {
 	uint64_t	config[3];
 	struct perf_event_attr attr;
 	int		cpu_mode;
+	int		cs;		/* the cs_etm PMU */
 	int		ring;		/* --mode ring: AUX overwrite */
 	int		stop;		/* --mode stop */
 	pid_t		attach;		/* -p PID, else 0 */
@@ -484,6 +495,8 @@ struct perf_src {
 	int		exec_stop;	/* PIE --trigger: ptrace at exec */
 	int		cpus[PERF_MAX_CPUS];
 	size_t		ncpu;
+	/* cs_etm: each CPU's ETM words for AUXTRACE_INFO (magic first). */
+	uint64_t	(*etm)[CS_WORDS];
 	struct perf_ev	*ev;
 	size_t		nev;
 	size_t		pagesz;
@@ -675,10 +688,26 @@ rec_start(struct perf_src *ps)
 		memcpy(priv + PT_PRIV_MAX, ps->filter, flen);
 		n += (flen + 8) / 8;
 	}
-	rec_hdr(ps, HWTR_PERF_AUXTRACE_INFO, 0, 16 + 8 * n);
-	rec_put(ps, &type, 4);
-	rec_put(ps, "\0\0\0\0", 4);
-	rec_put(ps, priv, 8 * n);
+	if (ps->cs) {
+		/* CoreSight: the header, then each CPU's ETM. */
+		type = 3;	/* PERF_AUXTRACE_CS_ETM */
+		for (i = 0, n = 3; i < ps->ncpu; i++)
+			n += 3 + ps->etm[i][2];
+		priv[0] = 2;
+		priv[1] = (uint64_t)ps->pmu.type << 32 | ps->ncpu;
+		priv[2] = (uint64_t)ps->ring;
+		rec_hdr(ps, HWTR_PERF_AUXTRACE_INFO, 0, 16 + 8 * n);
+		rec_put(ps, &type, 4);
+		rec_put(ps, "\0\0\0\0", 4);
+		rec_put(ps, priv, 8 * 3);
+		for (i = 0; i < ps->ncpu; i++)
+			rec_put(ps, ps->etm[i], 8 * (3 + ps->etm[i][2]));
+	} else {
+		rec_hdr(ps, HWTR_PERF_AUXTRACE_INFO, 0, 16 + 8 * n);
+		rec_put(ps, &type, 4);
+		rec_put(ps, "\0\0\0\0", 4);
+		rec_put(ps, priv, 8 * n);
+	}
 	/* TIME_CONV, as perf writes it for the non-Intel PT readers. */
 	rec_hdr(ps, HWTR_PERF_TIME_CONV, 0, 32);
 	rec_u64(ps, ps->time_shift);
@@ -1170,17 +1199,138 @@ check_filter(struct perf_src *ps, const char *f)
 }
 
 /*
+ * A hexadecimal register value of the cs_etm PMU's file @rel (as
+ * "cpu7/trcidr/trcidr0"): 0; 1 when there is no such file;
+ * -HWTR_E_FORMAT (with errmsg) when it holds something else.
+ */
+static int
+cs_reg(struct perf_src *ps, const char *rel, uint64_t *v)
+{
+	char path[512], line[64], *end;
+
+	snprintf(path, sizeof(path), "%s/cs_etm/%s", sysfs_root(), rel);
+	if (read_line(path, line, sizeof(line)) < 0)
+		return (1);
+	errno = 0;
+	*v = strtoull(line, &end, 16);
+	if (errno != 0 || end == line || *end != '\0') {
+		perf_err(ps, "'%s' holds '%.40s', not a hexadecimal register",
+		    path, line);
+		return (-HWTR_E_FORMAT);
+	}
+	return (0);
+}
+
+/* The sink: the first of cs_etm/sinks/ by name, as perf's default. */
+static int
+cs_sink(struct perf_src *ps)
+{
+	char dir[512], rel[600], best[256];
+	struct dirent *de;
+	uint64_t id;
+	DIR *d;
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s/cs_etm/sinks", sysfs_root());
+	if ((d = opendir(dir)) == NULL)
+		return (0);	/* the kernel picks one */
+	best[0] = '\0';
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (best[0] == '\0' || strcmp(de->d_name, best) < 0)
+			snprintf(best, sizeof(best), "%s", de->d_name);
+	}
+	closedir(d);
+	if (best[0] == '\0')
+		return (0);
+	snprintf(rel, sizeof(rel), "sinks/%s", best);
+	if ((rc = cs_reg(ps, rel, &id)) != 0)
+		return (rc < 0 ? rc : 0);
+	if (fmt_set(ps, "sinkid", id) < 0) {
+		perf_err(ps, "the cs_etm PMU has sinks but no sinkid format "
+		    "field in %s/cs_etm/format", sysfs_root());
+		return (-HWTR_E_FORMAT);
+	}
+	return (0);
+}
+
+/*
+ * cs_etm's config (contextid; timestamp when several CPUs' trace is to be
+ * ordered; the sink) and each traced CPU's ETM registers into ps->etm.
+ */
+static int
+cs_config(struct perf_src *ps)
+{
+	static const char *const ro[] = { "trcidr/trcidr0", "trcidr/trcidr1",
+	    "trcidr/trcidr2", "trcidr/trcidr8", "mgmt/trcauthstatus" };
+	char rel[128];
+	uint64_t cfgr = 0, v, *w;
+	size_t i, j;
+	int rc;
+
+	if (fmt_set(ps, "contextid", 1) == 0)
+		cfgr |= 1u << 6;	/* TRCCONFIGR.CID */
+	if (ps->ncpu > 1 && fmt_set(ps, "timestamp", 1) == 0)
+		cfgr |= 1u << 11;	/* TRCCONFIGR.TS */
+
+	if ((rc = cs_sink(ps)) < 0)
+		return (rc);
+	free(ps->etm);
+	if ((ps->etm = calloc(ps->ncpu, sizeof(*ps->etm))) == NULL) {
+		perf_err(ps, "out of memory");
+		return (-HWTR_E_NOMEM);
+	}
+	for (i = 0; i < ps->ncpu; i++) {
+		w = ps->etm[i];
+		w[1] = (uint64_t)ps->cpus[i];
+		w[3] = cfgr;
+		w[4] = 0x10 + 2 * (uint64_t)ps->cpus[i];
+		for (j = 0; j < 5; j++) {
+			snprintf(rel, sizeof(rel), "cpu%d/%s", ps->cpus[i],
+			    ro[j]);
+			if ((rc = cs_reg(ps, rel, &w[5 + j])) == 1) {
+				perf_err(ps, "CPU %d has no ETMv4 or ETE "
+				    "(%s/cs_etm/%s is missing; ETMv3 and PTM "
+				    "are not recorded live)", ps->cpus[i],
+				    sysfs_root(), rel);
+				return (-HWTR_E_UNSUPPORTED);
+			}
+			if (rc < 0)
+				return (rc);
+		}
+		/* ETE: TRCDEVARCH.ARCHVER (bits 15:12) 5 or more. */
+		snprintf(rel, sizeof(rel), "cpu%d/mgmt/trcdevarch",
+		    ps->cpus[i]);
+		if ((rc = cs_reg(ps, rel, &v)) < 0)
+			return (rc);
+		if (rc == 0 && ((v >> 12) & 0xf) >= 5) {
+			w[0] = CS_MAGIC_ETE;
+			w[2] = 8;
+			w[10] = v;
+		} else {
+			w[0] = CS_MAGIC_ETMV4;
+			w[2] = 7;
+		}
+	}
+	return (0);
+}
+
+/*
  * The event: Intel PT with branch tracing, TSC, and what the caps allow
  * (MTC at period 3, PTWRITE, power events; CYC is left off: it multiplies
  * the trace for cycle counts hwtrace does not use).
  */
-static void
+static int
 make_attr(struct perf_src *ps)
 {
 	struct perf_event_attr *a = &ps->attr;
 	const struct perf_caps *c = &ps->pmu.caps;
+	int rc;
 
 	memset(ps->config, 0, sizeof(ps->config));
+	if (ps->cs && (rc = cs_config(ps)) < 0)
+		return (rc);
 	(void)fmt_set(ps, "pt", 1);
 	(void)fmt_set(ps, "branch", 1);
 	(void)fmt_set(ps, "tsc", 1);
@@ -1223,6 +1373,7 @@ make_attr(struct perf_src *ps)
 		a->enable_on_exec = ps->attach == 0;
 		a->inherit = !ps->src->cfg.no_follow;
 	}
+	return (0);
 }
 
 #endif /* __linux__ */
@@ -1286,13 +1437,7 @@ perf_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
 		perf_err(ps, "the perf source cannot trace here: %s", why);
 		return (-HWTR_E_UNSUPPORTED);
 	}
-	if (strcmp(ps->pmu.name, "intel_pt") != 0) {
-		perf_err(ps, "the %s PMU (type %d) is there, but this hwtrace "
-		    "records only Intel PT live: record CoreSight with 'perf "
-		    "record -e %s//u' and 'hwtrace import' the perf.data",
-		    ps->pmu.name, ps->pmu.type, ps->pmu.name);
-		return (-HWTR_E_UNSUPPORTED);
-	}
+	ps->cs = strcmp(ps->pmu.name, "cs_etm") == 0;
 	ps->ring = cfg->mode == HWTR_CAP_RING;
 	ps->stop = cfg->mode == HWTR_CAP_STOP;
 	ps->cpu_mode = cfg->all_cpus || cfg->cpus != NULL;
@@ -1314,7 +1459,8 @@ perf_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
 			perf_err(ps, "--buffer: at most 4G per CPU");
 			return (-HWTR_E_INVAL);
 		}
-	make_attr(ps);
+	if ((rc = make_attr(ps)) < 0)
+		return (rc);
 	src->version = HWTRACE_VERSION;
 	src->pt.options = HWTR_PT_OPT_TSC | HWTR_PT_OPT_USER;
 	return (0);
@@ -2005,6 +2151,7 @@ perf_backend_deinit(struct hwtr_src *src)
 		close(ps->xev[i].fd);
 	free(ps->xev);
 	free(ps->bp_ids);
+	free(ps->etm);
 	for (i = 0; i < ps->npaths; i++)
 		free(ps->paths[i].path);
 	free(ps->paths);

@@ -630,6 +630,90 @@ attach_body() {
 	no_recording_left
 }
 
+atf_test_case cs_etm
+cs_etm_head() {
+	atf_set descr "cs_etm: a CoreSight ETMv4 PMU with CPU 7's registers of perf_etm.data (as perf report -D prints them) and that recording's AUX bytes; the capture indexes to the ranges of hwtrace import --symfs of perf_etm.data (208 blocks, 944 instructions)"
+	atf_set timeout 120
+}
+cs_etm_body() {
+	setup
+	ETM=$HWTRACE_CORPUS/perf-data/cs_etm/perf_etm.data
+	BIN=$HWTRACE_CORPUS/perf-data/cs_etm/etm_test_loop
+	[ -e "$ETM" ] && [ -e "$BIN" ] ||
+		atf_skip "shared corpus not found at $HWTRACE_CORPUS/perf-data/cs_etm"
+	command -v perf >/dev/null 2>&1 || atf_skip "perf is not installed"
+	perf report -D -i "$ETM" >dump 2>/dev/null
+	awk '/PERF_RECORD_AUXTRACE_INFO/ { on = 1 } on && NF == 0 { exit }
+	    on && $1 == "CPU" { c = $2 }
+	    on && c == "7" && $1 ~ /^TRC/ { print $1, $2 }' dump >regs
+	[ "$(wc -l <regs)" -eq 7 ] || atf_fail "perf report -D: no CPU 7 ETMv4 registers: $(oneline regs)"
+	# What perf recorded for CPU 7 but hwtrace does not read: TRCCONFIGR
+	# (contextid only) and the legacy trace ID 0x10 + 2 * 7.
+	grep -qx 'TRCCONFIGR 40' regs && grep -qx 'TRCTRACEIDR 1e' regs ||
+		atf_fail "unexpected TRCCONFIGR/TRCTRACEIDR: $(oneline regs)"
+	# The PMU: perf's cs_etm format, two sinks, CPU 7's ETM.
+	rm -rf sys
+	s=$PWD/sys/cs_etm
+	mkdir -p "$s/format" "$s/sinks" "$s/cpu7/trcidr" "$s/cpu7/mgmt"
+	echo 9 >"$s/type"
+	for f in "cycacc config:12" "contextid config:14" \
+	    "timestamp config:28" "retstack config:29" "sinkid config2:0-31"; do
+		set -- $f
+		echo "$2" >"$s/format/$1"
+	done
+	echo 0x1f2a3b4c >"$s/sinks/tmc_etr0"
+	echo 0x00c0ffee >"$s/sinks/tmc_etf0"
+	while read -r r v; do
+		case $r in
+		TRCIDR*) echo "0x$v" >"$s/cpu7/trcidr/$(echo "$r" | tr A-Z a-z)" ;;
+		TRCAUTHSTATUS) echo "0x$v" >"$s/cpu7/mgmt/trcauthstatus" ;;
+		esac
+	done <regs
+	# The AUX bytes of CPU 7, cut at the offset perf report -D prints.
+	set -- $(sed -n 's/^0 0 \(0x[0-9a-f]*\) \[\(0x[0-9a-f]*\)\]: PERF_RECORD_AUXTRACE size: \(0x[0-9a-f]*\) .* cpu: 7$/\1 \2 \3/p' dump)
+	[ $# -eq 3 ] || atf_fail "no AUXTRACE record of CPU 7 in perf report -D"
+	dd if="$ETM" of=aux bs=1 skip=$(($1 + $2)) count=$(($3)) status=none ||
+		atf_fail "dd failed"
+	HWTRACE_FAKEPERF_AUXFILE=$PWD/aux
+	HWTRACE_FAKEPERF_MAPPED=etm_test_loop
+	export HWTRACE_FAKEPERF_AUXFILE HWTRACE_FAKEPERF_MAPPED
+	# The program maps etm_test_loop where the recording had it.
+	rm -f done
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf --cpu 7 \
+	    -o c.hwtrace -- "$PROG" "$PWD/done" map "$BIN" 582b2b0000 \
+	    >out 2>err
+	rc=$?
+	[ "$rc" -eq 3 ] || atf_fail "capture: $rc: $(oneline err)"
+	grep -q '^open type=9 config=0x4000 .* pid=-1 cpu=7 .* config2=0xc0ffee$' log ||
+		atf_fail "not cs_etm with contextid and the first sink: $(oneline log)"
+	no_recording_left
+	# The reference: perf_etm.data imported with etm_test_loop.
+	mkdir -p sym/data/local/tmp
+	cp "$BIN" sym/data/local/tmp/
+	"$HWTRACE" import --symfs sym "$ETM" -o e.hwtrace >/dev/null 2>ierr ||
+		atf_fail "import failed: $(oneline ierr)"
+	for a in c e; do
+		"$HWTRACE" index -o $a.db $a.hwtrace >/dev/null 2>$a.ix ||
+			atf_fail "index of $a failed: $(oneline $a.ix)"
+		sqlite3 $a.db "SELECT printf('%x %x %d', start_ip, last_ip, size) FROM blocks ORDER BY id" >$a.blocks
+	done
+	grep -q ' 208 blocks, 944 instructions, 0 decode errors' c.ix ||
+		atf_fail "the capture indexes to: $(oneline c.ix)"
+	grep -q ' 208 blocks, 944 instructions, 0 decode errors' e.ix ||
+		atf_fail "the import indexes to: $(oneline e.ix)"
+	[ -s c.blocks ] && cmp -s c.blocks e.blocks ||
+		atf_fail "the blocks differ (capture, import): $(diff c.blocks e.blocks | head -10 | tr '\n' '|')"
+	# A CPU without ETMv4/ETE registers is named.
+	rm -rf "$s/cpu7/trcidr"
+	rm -f done
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf --cpu 7 \
+	    -o x.hwtrace -- "$PROG" "$PWD/done" >out 2>err
+	[ $? -eq 1 ] && grep -q 'CPU 7 has no ETMv4 or ETE' err ||
+		atf_fail "missing ETM registers: $(oneline err)"
+	! [ -e x.hwtrace ] || atf_fail "archive written"
+	no_recording_left
+}
+
 atf_init_test_cases() {
 	atf_add_test_case thread_mode
 	atf_add_test_case split_packets
@@ -645,4 +729,5 @@ atf_init_test_cases() {
 	atf_add_test_case ring_fatal_signal
 	atf_add_test_case stop_mode
 	atf_add_test_case attach
+	atf_add_test_case cs_etm
 }

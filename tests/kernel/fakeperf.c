@@ -42,6 +42,11 @@
  * the reader to disable and enable the trace again (a snapshot), logging
  * whether it did.
  *
+ * HWTRACE_FAKEPERF_AUXFILE=PATH: each span's trace is that file's bytes
+ * (a real recording's AUX data, as CoreSight ETM) instead of encoded PT,
+ * written once the program has mapped HWTRACE_FAKEPERF_MAPPED (a path, if
+ * set) so that its MMAP2 record is there.
+ *
  * HWTRACE_FAKEPERF_BUSY=N refuses the event of CPU N (EOPNOTSUPP, as a PMU
  * another tracer holds).
  *
@@ -226,18 +231,30 @@ aux_span(struct fev *e, uint64_t from, uint64_t to, uint64_t tsc,
 	struct pt pt;
 	struct hwtr_ptenc_out out = { pt_out, NULL, &pt };
 	struct hwtr_ptenc *enc;
+	const char *file;
 	uint64_t head, tail, n, i;
 	struct {
 		uint64_t offset, size, flags;
 	} ar;
 
 	pt.len = 0;
-	if (hwtr_ptenc_new(&enc, &o, &out) < 0)
-		return;
-	hwtr_ptenc_enable(enc, from, 1, tsc);
-	hwtr_ptenc_disable(enc, to, tsc + 100);
-	hwtr_ptenc_flush(enc);
-	hwtr_ptenc_free(enc);
+	if ((file = getenv("HWTRACE_FAKEPERF_AUXFILE")) != NULL) {
+		FILE *fp = fopen(file, "re");
+
+		if (fp == NULL) {
+			flog("aux file '%s': %s", file, strerror(errno));
+			return;
+		}
+		pt.len = fread(pt.buf, 1, sizeof(pt.buf), fp);
+		fclose(fp);
+	} else {
+		if (hwtr_ptenc_new(&enc, &o, &out) < 0)
+			return;
+		hwtr_ptenc_enable(enc, from, 1, tsc);
+		hwtr_ptenc_disable(enc, to, tsc + 100);
+		hwtr_ptenc_flush(enc);
+		hwtr_ptenc_free(enc);
+	}
 	head = pg->aux_head;
 	n = pt.len;
 	if (!e->overwrite) {
@@ -272,6 +289,23 @@ aux_span(struct fev *e, uint64_t from, uint64_t to, uint64_t tsc,
 
 /* ------------------------------------------------------------------ */
 /* The producer.                                                       */
+
+/* 1 when /proc/@pid/maps maps @path. */
+static int
+has_map(pid_t pid, const char *path)
+{
+	char name[64], line[1024];
+	FILE *fp;
+	int found = 0;
+
+	snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
+	if ((fp = fopen(name, "re")) == NULL)
+		return (0);
+	while (!found && fgets(line, sizeof(line), fp) != NULL)
+		found = strstr(line, path) != NULL;
+	fclose(fp);
+	return (found);
+}
 
 static uint64_t
 env_u64(const char *name, int base)
@@ -501,6 +535,10 @@ producer(void *arg)
 		record(e, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, &c,
 		    sizeof(c), pid, tsc);
 	}
+	if (getenv("HWTRACE_FAKEPERF_MAPPED") != NULL)
+		for (tries = 0; tries < 2500 && !has_map(pid,
+		    getenv("HWTRACE_FAKEPERF_MAPPED")); tries++)
+			nanosleep(&ts, NULL);
 	mmap2_records(e, pid, tsc + 10);
 	if (e->pid != -1) {
 		/* Tracing starts on this CPU with the task running. */
@@ -565,12 +603,13 @@ fake_open(struct perf_event_attr *a, pid_t pid, int cpu, int group,
 		flog("open type=%u config=%#llx config1=%#llx pid=%d cpu=%d "
 		    "inherit=%u enable_on_exec=%u context_switch=%u "
 		    "exclude_kernel=%u disabled=%u sample_id_all=%u "
-		    "sample_type=%#llx mmap2=%u comm_exec=%u",
+		    "sample_type=%#llx mmap2=%u comm_exec=%u config2=%#llx",
 		    a->type, (unsigned long long)a->config,
 		    (unsigned long long)a->config1, (int)pid, cpu, a->inherit,
 		    a->enable_on_exec, a->context_switch, a->exclude_kernel,
 		    a->disabled, a->sample_id_all,
-		    (unsigned long long)a->sample_type, a->mmap2, a->comm_exec);
+		    (unsigned long long)a->sample_type, a->mmap2, a->comm_exec,
+		    (unsigned long long)a->config2);
 	/* HWTRACE_FAKEPERF_BUSY=N: CPU N's PMU is taken (EOPNOTSUPP). */
 	if ((busy = getenv("HWTRACE_FAKEPERF_BUSY")) != NULL &&
 	    atoi(busy) == cpu) {

@@ -5,12 +5,18 @@
  * exits 3.  The test reads both addresses with nm and the instruction
  * count with objdump.  A second argument "segv" makes it crash after
  * perfline_code instead (SIGSEGV); "thread" runs a second thread, waiting
- * as the first, for attaching (-p) to a process of two threads.
+ * as the first, for attaching (-p) to a process of two threads; "map FILE
+ * ADDR" maps FILE executable at ADDR (hexadecimal) first, as CoreSight
+ * tests want the traced image where a recording had it.
  */
 
+#include <sys/mman.h>
+
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +51,15 @@ main(int argc, char **argv)
 	pthread_t t;
 	int two;
 
+	/* "map FILE ADDR": FILE mapped executable at ADDR (hexadecimal). */
+	if (argc > 4 && strcmp(argv[2], "map") == 0) {
+		int fd = open(argv[3], O_RDONLY | O_CLOEXEC);
+		void *want = (void *)(uintptr_t)strtoull(argv[4], NULL, 16);
+
+		if (fd < 0 || mmap(want, 0x3000, PROT_READ | PROT_EXEC,
+		    MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0) != want)
+			return (1);
+	}
 	two = argc > 2 && strcmp(argv[2], "thread") == 0 &&
 	    pthread_create(&t, NULL, waiter, argv[1]) == 0;
 	if (argc > 1)
