@@ -223,4 +223,21 @@ hwtr_perf_u32(const uint8_t *p)
 	return (v);
 }
 
+/*
+ * AUXTRACE_INFO's private words as perf writes them: Intel PT's, in
+ * order, and the magic that opens each CoreSight CPU's block.  The
+ * importer reads them and the perf source writes them.
+ */
+enum {
+	PT_PMU_TYPE, PT_TIME_SHIFT, PT_TIME_MULT, PT_TIME_ZERO,
+	PT_CAP_USER_TIME_ZERO, PT_TSC_BIT, PT_NORETCOMP_BIT,
+	PT_HAVE_SCHED_SWITCH, PT_SNAPSHOT_MODE, PT_PER_CPU_MMAPS, PT_MTC_BIT,
+	PT_MTC_FREQ_BITS, PT_TSC_CTC_N, PT_TSC_CTC_D, PT_CYC_BIT,
+	PT_MAX_NONTURBO_RATIO, PT_FILTER_STR_LEN, PT_PRIV_MAX
+};
+
+#define CS_MAGIC_ETMV3	0x3030303030303030ULL
+#define CS_MAGIC_ETMV4	0x4040404040404040ULL
+#define CS_MAGIC_ETE	0x5050505050505050ULL
+
 #endif /* !HWTR_PERF_RECORD_H */

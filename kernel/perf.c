@@ -424,15 +424,6 @@ hwtr_perf_usable(char *why, size_t len)
 /* ------------------------------------------------------------------ */
 /* The recording: a perf.data file in pipe format.                     */
 
-/* AUXTRACE_INFO words of Intel PT, as perf writes them. */
-enum {
-	PT_PMU_TYPE, PT_TIME_SHIFT, PT_TIME_MULT, PT_TIME_ZERO,
-	PT_CAP_USER_TIME_ZERO, PT_TSC_BIT, PT_NORETCOMP_BIT,
-	PT_HAVE_SCHED_SWITCH, PT_SNAPSHOT_MODE, PT_PER_CPU_MMAPS, PT_MTC_BIT,
-	PT_MTC_FREQ_BITS, PT_TSC_CTC_N, PT_TSC_CTC_D, PT_CYC_BIT,
-	PT_MAX_NONTURBO_RATIO, PT_FILTER_STR_LEN, PT_PRIV_MAX
-};
-
 #define FEAT_CPUID	9		/* perf's HEADER_CPUID feature bit */
 
 /*
@@ -442,8 +433,6 @@ enum {
  * TRCTRACEIDR, TRCIDR0, TRCIDR1, TRCIDR2, TRCIDR8, TRCAUTHSTATUS (and
  * TRCDEVARCH for ETE).
  */
-#define CS_MAGIC_ETMV4	0x4040404040404040ULL
-#define CS_MAGIC_ETE	0x5050505050505050ULL
 #define CS_WORDS	11	/* magic, CPU, count, 8 parameters */
 
 #ifdef __linux__
