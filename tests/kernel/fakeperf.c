@@ -307,6 +307,29 @@ has_map(pid_t pid, const char *path)
 	return (found);
 }
 
+/*
+ * 1 when /proc/@pid/maps maps @path executable.  /proc/PID/exe names the
+ * new program as soon as exec has replaced the mm, before the ELF loader
+ * has mapped its segments: a reader that comes in between sees none.
+ */
+static int
+has_xmap(pid_t pid, const char *path)
+{
+	char name[64], line[PATH_MAX + 256], perm[8], file[PATH_MAX];
+	FILE *fp;
+	int found = 0;
+
+	snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
+	if ((fp = fopen(name, "re")) == NULL)
+		return (0);
+	while (!found && fgets(line, sizeof(line), fp) != NULL)
+		found = sscanf(line, "%*x-%*x %7s %*x %*x:%*x %*u %4095s",
+		    perm, file) == 2 && perm[2] == 'x' &&
+		    strcmp(file, path) == 0;
+	fclose(fp);
+	return (found);
+}
+
 static uint64_t
 env_u64(const char *name, int base)
 {
@@ -539,6 +562,8 @@ producer(void *arg)
 		for (tries = 0; tries < 2500 && !has_map(pid,
 		    getenv("HWTRACE_FAKEPERF_MAPPED")); tries++)
 			nanosleep(&ts, NULL);
+	for (tries = 0; tries < 2500 && !has_xmap(pid, exe); tries++)
+		nanosleep(&ts, NULL);
 	mmap2_records(e, pid, tsc + 10);
 	if (e->pid != -1) {
 		/* Tracing starts on this CPU with the task running. */
