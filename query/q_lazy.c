@@ -140,9 +140,11 @@ q_lazy_open(struct hwtr_q *q)
 		errno = 0;
 		sid = strtoull(p, &end, 10);
 		if (end == p || *end != ':' || errno != 0) {
+			/* v belongs to st: the message first. */
+			rc = q_fail(q, -HWTR_E_FORMAT, "'%s': meta tail_from "
+			    "is malformed: '%s'", q->dbpath, v);
 			sqlite3_finalize(st);
-			return (q_fail(q, -HWTR_E_FORMAT, "'%s': meta tail_from "
-			    "is malformed: '%s'", q->dbpath, v));
+			return (rc);
 		}
 		while (*end != '\0' && *end != ' ')
 			end++;
