@@ -75,10 +75,6 @@ hwtr_src_auto(char *const *argv, int32_t pid, char *why, size_t len)
 		len = sizeof(buf);
 	}
 	why[0] = '\0';
-	if (pid > 0) {
-		snprintf(why, len, "attaching: only the step source can");
-		return ("step");
-	}
 	/* Hardware first: the PMU is there and this process may use it. */
 	if (hwtr_perf_usable(why, len)) {
 		char pmu[64];
@@ -89,6 +85,11 @@ hwtr_src_auto(char *const *argv, int32_t pid, char *why, size_t len)
 		return ("perf");
 	}
 	why[0] = '\0';
+	if (pid > 0) {
+		snprintf(why, len, "attaching: Valgrind cannot, the step "
+		    "source can");
+		return ("step");
+	}
 	if (!hwtr_vg_available(why, len))
 		return ("step");
 	if (argv == NULL || argv[0] == NULL ||

@@ -548,7 +548,8 @@ attach_body() {
 	done
 	tids=$(ls /proc/$fp/task | sort -n | tr '\n' ' ')
 	[ "$(echo $tids | wc -w)" -eq 2 ] || atf_fail "the fixture has threads '$tids'"
-	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf -p $fp -v \
+	# No --source: auto picks perf for an attach too, and says so once.
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture -p $fp -v \
 	    -o a.hwtrace >out 2>err &
 	hp=$!
 	i=0
@@ -564,6 +565,8 @@ attach_body() {
 	wait $fp
 	frc=$?
 	[ "$rc" -eq 0 ] || atf_fail "capture: $rc: $(oneline err)"
+	[ "$(grep -c 'trace source: perf (the intel_pt PMU (type 8) is there and usable' err)" -eq 1 ] ||
+		atf_fail "auto did not pick perf for -p, once: $(oneline err)"
 	[ $alive -eq 1 ] && [ $frc -eq 3 ] ||
 		atf_fail "the attached process did not run on to its exit 3 ($alive, $frc)"
 	cpus=$(grep -c '^mmap aux ' log)
