@@ -255,11 +255,6 @@ set_image(struct dec *d, int known, uint64_t t)
 }
 
 /*
- * Every TSC the decoder learns goes through here, from pt_blk_time() and
- * from events alike, so that the stream's first and last time cover all
- * of them (a step capture's times all arrive with events).
- */
-/*
  * Every TSC the decoder learns from an event goes through here, so that
  * the stream's first and last time cover all of them (a step capture's
  * times all arrive with events).

@@ -426,6 +426,8 @@ struct ix_stitch {
 	int64_t		last_ts_seq;
 	struct ix_ts	pend_ts;	/* the last timestamp row, not written */
 	int		have_pend_ts;
+	struct ix_ts	reading;	/* the last clock reading in no row */
+	int		have_reading;
 	int64_t		nts;
 	struct ix_open_call *stack;
 	size_t		nstack, cstack;

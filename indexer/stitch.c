@@ -132,6 +132,7 @@ ix_stitch_begin(struct ix_stitch *st)
 	st->tsc = 0;
 	st->last_ts_seq = -1;
 	st->have_pend_ts = 0;
+	st->have_reading = 0;
 	st->nts = 0;
 	st->nstack = 0;
 	st->ncalls = st->max_depth = 0;
@@ -634,6 +635,51 @@ ts_row(struct ix_stitch *st, int replace)
 	st->pend_ts.tsc = st->tsc;
 	st->have_pend_ts = 1;
 	st->nts++;
+	if (st->have_reading && st->reading.tsc == st->tsc)
+		st->have_reading = 0;
+	return (0);
+}
+
+/*
+ * A new clock reading at the current position.  Rows are at most one per
+ * IX_TS_EVERY blocks, so a reading may get none; it is kept until a row
+ * carries its time, and written where it was read when the stream ends
+ * first (a thread's last reading, often at its exit, would otherwise be
+ * lost, and every call after the last row would get that row's time).
+ */
+static int
+reading(struct ix_stitch *st)
+{
+	st->reading.seq = st->seq;
+	st->reading.insn = st->insn;
+	st->reading.tsc = st->tsc;
+	st->have_reading = 1;
+	if (st->seq - st->last_ts_seq >= IX_TS_EVERY || st->last_ts_seq < 0) {
+		st->last_ts_seq = st->seq;
+		return (ts_row(st, 1));
+	}
+	return (0);
+}
+
+/* The end of a stream: its last reading gets a row if it has none. */
+static int
+last_reading(struct ix_stitch *st)
+{
+	int rc;
+
+	if (!st->have_reading)
+		return (0);
+	st->have_reading = 0;
+	if (st->have_pend_ts && st->pend_ts.seq == st->reading.seq) {
+		st->pend_ts = st->reading;
+		return (0);
+	}
+	if (st->have_pend_ts && st->sink.ts != NULL &&
+	    (rc = st->sink.ts(st->sink.arg, &st->pend_ts)) < 0)
+		return (rc);
+	st->pend_ts = st->reading;
+	st->have_pend_ts = 1;
+	st->nts++;
 	return (0);
 }
 
@@ -767,14 +813,15 @@ apply_time(struct ix_stitch *st, int op, uint64_t a)
 		if (st->have_tsc && a == st->tsc)
 			break;
 		note_tsc(st, a);
-		if (st->seq - st->last_ts_seq >= IX_TS_EVERY ||
-		    st->last_ts_seq < 0) {
-			rc = ts_row(st, 1);
-			st->last_ts_seq = st->seq;
-		}
+		rc = reading(st);
 		break;
 	case IX_OP_TSC:
-		note_tsc(st, a);
+		/* A time from an event is a reading when it moves on. */
+		if (st->have_tsc && a > st->tsc) {
+			note_tsc(st, a);
+			rc = reading(st);
+		} else
+			note_tsc(st, a);
 		break;
 	default:
 		st->have_tsc = 1;
@@ -1152,6 +1199,8 @@ ix_stitch_end(struct ix_stitch *st)
 		rc = pop_call(st, CX_END);
 	if (rc >= 0)
 		rc = flush_chunk(st);
+	if (rc >= 0)
+		rc = last_reading(st);
 	if (rc >= 0 && st->have_pend_ts) {
 		if (st->sink.ts != NULL)
 			rc = st->sink.ts(st->sink.arg, &st->pend_ts);

@@ -277,7 +277,7 @@ call_times_view_body()
 atf_test_case call_times_interpolates
 call_times_interpolates_head()
 {
-	atf_set descr "on a valgrind capture of gzip (sparse timing) the call_times view leaves far fewer calls at 0 ns than the stored times, and agrees with the Perfetto export's slices"
+	atf_set descr "on a valgrind capture of gzip (sparse timing) the call_times view leaves under 1 % of the calls at 0 ns (the stored times: nearly all), and agrees with the Perfetto export's slices"
 	atf_set require.progs "python3 gzip"
 	atf_set timeout 300
 }
@@ -292,8 +292,10 @@ call_times_interpolates_body()
 	IFS=, read n2 z1 c1 c2 < view
 	[ "$n" = "$n2" ] || atf_fail "call_times has $n2 rows, calls $n"
 	[ "$c1" = ns ] && [ "$c2" = ns ] || atf_fail "clock: expected ns, got $c1 $c2"
-	[ $((z1 * 4)) -lt "$z0" ] ||
-	    atf_fail "0 ns: $z1 calls in call_times, $z0 stored (of $n): expected < a quarter"
+	# Before the stitcher kept a thread's last clock reading, every call
+	# after the last timestamps row lasted 0 ns: 18-25 % of the calls.
+	[ $((z1 * 100)) -lt "$n" ] ||
+	    atf_fail "0 ns: $z1 calls in call_times, $z0 stored (of $n): expected under 1 %"
 	"$HWTRACE" query g.db export --perfetto g.json > /dev/null || atf_fail "export failed"
 	"$HWTRACE" query g.db sql --format csv "SELECT c.call, c.t_entry - (SELECT min(first_ns) FROM threads), c.t_exit - c.t_entry, c.entry_estimated OR c.exit_estimated FROM call_times c" |
 	    tail -n +2 > ct || atf_fail "sql over call_times failed"
