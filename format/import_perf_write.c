@@ -907,6 +907,16 @@ kernel_image(struct pw *w, uint64_t time)
 		return (werr(w, rc, "kernel image '%s': %s", path, ebuf));
 	}
 	free(buf);
+	/* A cut file would map bytes it does not have. */
+	for (i = 0; i < info.nload; i++)
+		if (info.load[i].offset > len ||
+		    info.load[i].filesz > len - info.load[i].offset)
+			return (werr(w, -HWTR_E_FORMAT, "kernel image '%s': "
+			    "segment %zu (offset %#" PRIx64 ", %" PRIu64
+			    " bytes) ends past the end of the file (%zu "
+			    "bytes): truncated?", path, i,
+			    (uint64_t)info.load[i].offset,
+			    (uint64_t)info.load[i].filesz, len));
 	if ((rc = hwtr_aw_add_image_file(w->aw, path, NULL, 0, key)) < 0)
 		return (werr(w, rc, "kernel image '%s': %s", path,
 		    hwtr_aw_errmsg(w->aw)));

@@ -146,7 +146,7 @@ EOF
 atf_test_case kcore
 kcore_head()
 {
-	atf_set descr "--kcore FILE and --kcore DIR (perf's kcore_dir): the core file is stored byte for byte and its PT_LOAD segments mapped where readelf says, unmoved"
+	atf_set descr "--kcore FILE and --kcore DIR (perf's kcore_dir): the core file is stored byte for byte and its PT_LOAD segments mapped where readelf says, unmoved; a kcore cut inside a segment is refused"
 }
 kcore_body()
 {
@@ -178,7 +178,13 @@ kcore_body()
 		grep -q "kernel code is not in the archive" info &&
 		    atf_fail "--kcore $arg: the kernel caveat stayed"
 	done
-	true
+	# Cut inside the second segment: refused, naming it, nothing written.
+	head -c $(($(wc -c <kd/kcore) - 16)) kd/kcore >cut
+	"$HWTRACE" import --kcore cut "$pf" -o c.hwtrace >out 2>err &&
+	    atf_fail "a truncated kcore was imported"
+	grep -q "kernel image 'cut': segment 1 (offset 0x$(awk 'NR == 2 { sub(/^0x0*/, "", $2); print $2 }' loads), 4096 bytes) ends past the end of the file ($(wc -c <cut) bytes): truncated?" err ||
+	    atf_fail "unclear error: $(cat err)"
+	expect_no_output c.hwtrace
 }
 
 atf_test_case perf_archive
