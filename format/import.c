@@ -145,8 +145,11 @@ import_run(const struct hwtr_importer *imp, const char *path,
     size_t errlen)
 {
 	struct hwtr_import_sink sk;
+	struct hwtr_capture_end own;
 	int rc;
 
+	if (endp == NULL)
+		endp = &own;
 	memset(&sk, 0, sizeof(sk));
 	sk.out = out;
 	sk.aw_opts = o->aw_opts;

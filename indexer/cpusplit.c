@@ -335,7 +335,8 @@ scan_stream(struct ix_cpusplit *cs, struct hwtr_ar *ar, size_t s, size_t p0,
 			sc.buf = nb;
 			sc.cap = sc.len + clen;
 		}
-		memcpy(sc.buf + sc.len, cb, clen);
+		if (clen > 0)
+			memcpy(sc.buf + sc.len, cb, clen);
 		sc.len += clen;
 		free(cb);
 		scan_buf(&sc, c + 1 < nc);

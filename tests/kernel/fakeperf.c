@@ -518,6 +518,7 @@ producer(void *arg)
 	uint64_t tsc = 2000000;
 	struct timespec ts = { 0, 2000000 };
 	struct timespec pace = { 0, 0 };
+	const char *mapped;
 	pid_t pid = -1;
 	int tries, fd;
 
@@ -558,9 +559,8 @@ producer(void *arg)
 		record(e, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, &c,
 		    sizeof(c), pid, tsc);
 	}
-	if (getenv("HWTRACE_FAKEPERF_MAPPED") != NULL)
-		for (tries = 0; tries < 2500 && !has_map(pid,
-		    getenv("HWTRACE_FAKEPERF_MAPPED")); tries++)
+	if ((mapped = getenv("HWTRACE_FAKEPERF_MAPPED")) != NULL)
+		for (tries = 0; tries < 2500 && !has_map(pid, mapped); tries++)
 			nanosleep(&ts, NULL);
 	for (tries = 0; tries < 2500 && !has_xmap(pid, exe); tries++)
 		nanosleep(&ts, NULL);
