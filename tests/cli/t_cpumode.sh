@@ -266,7 +266,7 @@ ptxed_switch_body()
 	[ "$(wc -l <ptxed.ctx)" -eq 2 ] || atf_fail "ptxed's output has no 2 instructions: $(cat ptxed.ctx)"
 	sqlite3 -separator ' ' -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite.so" \
 	    pev.db "SELECT p.pid, printf('%016x', i.ip) FROM cpu_parts p
-	    JOIN exec_insns i ON i.thread = p.stream_thread AND
+	    JOIN exec_insns i ON i.thread = ifnull(p.thread, p.stream_thread) AND
 	    i.insn >= p.first_insn AND i.insn < p.end_insn
 	    ORDER BY p.part, i.insn" >hw.ctx 2>err ||
 	    atf_fail "sqlite3 failed: $(cat err)"
