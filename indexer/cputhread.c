@@ -391,6 +391,10 @@ demux(struct run *r, struct ix_csplit *sp, const struct ix_seg_out *seg)
 					break;
 				sp->cur = k;
 			}
+			if (np != NULL && !np->has_time) {
+				np->has_time = 1;
+				np->first_time = a;
+			}
 			break;
 		case IX_OP_EVENT:
 			if (ix_buf_put(&f.ops, p + at, pos - at) < 0)
@@ -521,21 +525,29 @@ replay_frag(struct run *r, const struct ix_cfrag *fr, uint8_t **bufp,
 	return (rc);
 }
 
-/* Owned parts by thread, then time (no start first), then stream. */
+/*
+ * Owned parts by thread, then by the time their trace begins: the
+ * decoder's first time in the part, else its start (none first).  Not by
+ * the start alone: a part starts when the thread before it was switched
+ * out, which need not be when this one was switched in (a CPU whose
+ * switch records were lost, or that no record says went idle), and the
+ * thread may have run on another CPU in between.
+ */
 static int
 part_cmp(const void *a, const void *b, void *arg)
 {
 	const struct ix_cpusplit *cs = arg;
 	const struct ix_cpart *x = &cs->parts[*(const size_t *)a];
 	const struct ix_cpart *y = &cs->parts[*(const size_t *)b];
-	uint64_t tx = x->has_start ? x->start_tsc : 0;
-	uint64_t ty = y->has_start ? y->start_tsc : 0;
+	int hx = x->has_time || x->has_start, hy = y->has_time || y->has_start;
+	uint64_t tx = x->has_time ? x->first_time : x->start_tsc;
+	uint64_t ty = y->has_time ? y->first_time : y->start_tsc;
 
 	if (x->thread != y->thread)
 		return (x->thread < y->thread ? -1 : 1);
-	if (x->has_start != y->has_start)
-		return (x->has_start ? 1 : -1);
-	if (tx != ty)
+	if (hx != hy)
+		return (hx ? 1 : -1);
+	if (hx && tx != ty)
 		return (tx < ty ? -1 : 1);
 	if (x->stream != y->stream)
 		return (x->stream < y->stream ? -1 : 1);

@@ -61,6 +61,9 @@ struct ix_cpart {
 	int64_t		db_stream;	/* streams.id */
 	int64_t		stream_thread;	/* threads.id of the stream's row */
 	int		owned;		/* a thread's history (cputhread.c) */
+	/* cputhread.c: the decoder's first time in the part. */
+	int		has_time;
+	uint64_t	first_time;
 	/* cputhread.c: its fragments in the spill file, a list. */
 	size_t		frag0, fragn;	/* SIZE_MAX: none */
 };
