@@ -274,6 +274,24 @@ run(const char *cmd)
 	ATF_REQUIRE_MSG(rc == 0, "'%s' failed (%d)", cmd, rc);
 }
 
+/* The lines @cmd prints (its output in @out, room for @len). */
+static int
+lines_of(const char *cmd, char *out, size_t len)
+{
+	FILE *f;
+	size_t n;
+	int k = 0;
+
+	ATF_REQUIRE((f = popen(cmd, "r")) != NULL);
+	n = fread(out, 1, len - 1, f);
+	out[n] = '\0';
+	ATF_REQUIRE_MSG(pclose(f) == 0, "'%s' failed: %s", cmd, out);
+	while (n > 0)
+		if (out[--n] == '\n')
+			k++;
+	return (k);
+}
+
 static int64_t
 q_int(sqlite3 *db, const char *sql, int64_t a)
 {
@@ -339,14 +357,15 @@ ATF_TC_HEAD(ground_truth, tc)
 	    "thread's own history is exactly the instructions the tracer saw "
 	    "it execute; work() and leaf() are called 12 times per worker, "
 	    "return in the thread, leaf() in work(), across switches and "
-	    "CPUs");
+	    "CPUs; func --thread tid:N lists them; last of the archive's "
+	    "end alone shows no position counted from the window");
 	atf_tc_set_md_var(tc, "timeout", "300");
 }
 ATF_TC_BODY(ground_truth, tc)
 {
 	struct hwtr_ar *gt = NULL;
 	sqlite3 *db;
-	char cmd[2048];
+	char cmd[2048], out[4096], want[64], unk[64];
 	int migrated, shared, ncpu;
 	size_t s;
 	int64_t thread, n;
@@ -403,6 +422,30 @@ ATF_TC_BODY(ground_truth, tc)
 		    "thread = ?1 AND end_seq > first_seq", thread);
 		ATF_CHECK_MSG(n >= 1, "tid %d runs on %jd CPUs", tid,
 		    (intmax_t)n);
+		/* The verbs select it by tid: func lists its 12 calls. */
+		snprintf(cmd, sizeof(cmd), "'%s' query cpu.db func work "
+		    "--thread tid:%d --format csv", HWTR_TEST_HWTRACE, tid);
+		ATF_CHECK_EQ_MSG(lines_of(cmd, out, sizeof(out)), 13,
+		    "tid %d: %s", tid, out);
+		/*
+		 * Asked of the archive with only the end of each CPU's
+		 * stream decoded, its last blocks' positions are unknown
+		 * ("" in csv) or right, never counted from the window.
+		 */
+		snprintf(cmd, sizeof(cmd), "HWTRACE_QUERY_TAIL=300 '%s' query "
+		    "--db tail.db cpu.hwtrace last -n 1 --thread %jd "
+		    "--format csv", HWTR_TEST_HWTRACE, (intmax_t)thread);
+		(void)unlink("tail.db");
+		(void)unlink("tail.db.tail");
+		ATF_CHECK_EQ(lines_of(cmd, out, sizeof(out)), 2);
+		snprintf(want, sizeof(want), "\n%jd,%jd,", (intmax_t)thread,
+		    (intmax_t)q_int(db, "SELECT blocks - 1 FROM threads WHERE "
+		    "id = ?1", thread));
+		snprintf(unk, sizeof(unk), "\n%jd,,", (intmax_t)thread);
+		ATF_CHECK_MSG(strstr(out, want) != NULL ||
+		    strstr(out, unk) != NULL, "tid %d, the end of the archive "
+		    "decoded: %s (expected the thread's last position, %s, or "
+		    "none)", tid, out, want + 1);
 	}
 	ATF_CHECK_MSG(q_int(db, "SELECT max(k) FROM (SELECT count(DISTINCT "
 	    "cpu) AS k FROM cpu_parts WHERE end_seq > first_seq GROUP BY "
