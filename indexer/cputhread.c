@@ -262,10 +262,8 @@ spill_frag(struct run *r, struct frag *f, size_t k)
 		    b->size)) < 0)
 			break;
 	}
-	if (rc == 0 && ((rc = put_v(o, f->ops.len)) < 0 ||
-	    (rc = ix_buf_put(o, f->ops.p, f->ops.len)) < 0))
-		rc = -HWTR_E_NOMEM;
-	if (rc < 0)
+	if (rc < 0 || put_v(o, f->ops.len) < 0 ||
+	    ix_buf_put(o, f->ops.p, f->ops.len) < 0)
 		return (-HWTR_E_NOMEM);
 	off = cs->spill_len;
 	for (w = o->p, left = o->len; left > 0; w += n, left -= (size_t)n) {
