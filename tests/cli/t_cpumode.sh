@@ -141,6 +141,24 @@ print(n, bad)
 PY
 	[ "$(cat owners)" = "114 0" ] ||
 	    atf_fail "perf's 114 trace errors against hwtrace's parts: $(cat owners) (checked, differing)"
+	# Echo's own history starts where perf's decoder starts echo's
+	# trace (its first branch sample on a CPU: "tr strt" to the address
+	# its code could not be read at, as the images are not in the
+	# corpus), on that CPU.
+	perf script -i "$HWTRACE_CORPUS/$PT" --itrace=b -F tid,cpu,addr 2>/dev/null |
+	    awk '$1 == 3174 && $2 != "[-01]" { print $2, $NF; exit }' |
+	    sed 's/\[0*\([0-9]\)/\1/; s/\]//' >perf.first
+	[ -s perf.first ] || atf_fail "perf shows no branch of echo"
+	sqlite3 -separator ' ' pt.db "SELECT s.cpu, printf('%x', e.ip)
+	    FROM events e JOIN streams s ON s.id = e.stream WHERE e.thread =
+	    (SELECT id FROM threads WHERE tid = 3174 AND stream IS NULL)
+	    ORDER BY e.seq, e.id LIMIT 1" >hw.first
+	diff perf.first hw.first >d ||
+	    atf_fail "echo's history starts at $(cat hw.first), perf's at $(cat perf.first)"
+	# Every verb selects it by tid; it has no block (no image).
+	"$HWTRACE" query pt.db last --thread tid:3174 >last 2>err ||
+	    atf_fail "last --thread tid:3174 failed: $(cat err)"
+	[ "$(wc -l <last)" -eq 1 ] || atf_fail "last of echo: $(cat last)"
 	# The parts of a thread cross CPUs: echo ran on CPU 0 and on CPU 3.
 	[ "$(sqlite3 pt.db "SELECT count(DISTINCT cpu) FROM cpu_parts WHERE tid = 3174 AND start_offset IS NOT NULL")" -eq 2 ] ||
 	    atf_fail "echo's trace is not on both CPUs"
