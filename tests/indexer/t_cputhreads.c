@@ -158,10 +158,15 @@ sw_rec(uint64_t t, int32_t pid, int32_t tid, int cpu, int out)
  * Write @in again as @out, a recording of whole CPUs: its per-thread
  * streams cut into pieces laid on CPUs (above).  Returns the number of
  * CPUs used; *@migrated and *@shared say whether a thread ran on two
- * CPUs and whether a CPU ran two threads.
+ * CPUs and whether a CPU ran two threads.  Each piece is switched in at
+ * its first TSC and out after its last; @paired: as perf records it,
+ * each switch out is followed at once by the switch in of the next
+ * owner, the idle task (pid 0, tid 0) between pieces; else nothing says
+ * what the CPU did between two pieces (its part runs until the next).
  */
 static int
-make_cpu_archive(const char *in, const char *out, int *migrated, int *shared)
+make_cpu_archive(const char *in, const char *out, int paired, int *migrated,
+    int *shared)
 {
 	static struct piece pc[4096];
 	struct tstream ts[16];
@@ -249,10 +254,18 @@ make_cpu_archive(const char *in, const char *out, int *migrated, int *shared)
 			ATF_REQUIRE(hwtr_aw_sideband(aw, o) == 0);
 	}
 	for (i = 0; i < n; i++) {
+		if (paired) {
+			r = sw_rec(pc[i].t0, 0, 0, pc[i].cpu, 1);
+			ATF_REQUIRE(hwtr_aw_sideband(aw, &r) == 0);
+		}
 		r = sw_rec(pc[i].t0, pc[i].pid, pc[i].tid, pc[i].cpu, 0);
 		ATF_REQUIRE(hwtr_aw_sideband(aw, &r) == 0);
 		r = sw_rec(pc[i].t1 + 1, pc[i].pid, pc[i].tid, pc[i].cpu, 1);
 		ATF_REQUIRE(hwtr_aw_sideband(aw, &r) == 0);
+		if (paired) {
+			r = sw_rec(pc[i].t1 + 1, 0, 0, pc[i].cpu, 0);
+			ATF_REQUIRE(hwtr_aw_sideband(aw, &r) == 0);
+		}
 		ATF_REQUIRE(hwtr_aw_chunk(aw, id[pc[i].cpu], HWTR_AW_APPEND,
 		    ts[pc[i].stream].buf + pc[i].off,
 		    (size_t)(pc[i].end - pc[i].off)) == 0);
@@ -349,19 +362,12 @@ check_thread(sqlite3 *db, struct hwtr_ar *gt, int32_t tid)
 	free(buf);
 }
 
-ATF_TC(ground_truth);
-ATF_TC_HEAD(ground_truth, tc)
-{
-	atf_tc_set_md_var(tc, "descr", "cpuswitch captured per thread with "
-	    "its ground truth and laid on CPUs with switch records: each "
-	    "thread's own history is exactly the instructions the tracer saw "
-	    "it execute; work() and leaf() are called 12 times per worker, "
-	    "return in the thread, leaf() in work(), across switches and "
-	    "CPUs; func --thread tid:N lists them; last of the archive's "
-	    "end alone shows no position counted from the window");
-	atf_tc_set_md_var(tc, "timeout", "300");
-}
-ATF_TC_BODY(ground_truth, tc)
+/*
+ * Capture cpuswitch, lay it on CPUs (@paired: make_cpu_archive()), index
+ * it and check every thread.
+ */
+static void
+check_cpu_mode(int paired)
 {
 	struct hwtr_ar *gt = NULL;
 	sqlite3 *db;
@@ -376,8 +382,8 @@ ATF_TC_BODY(ground_truth, tc)
 	    "--ground-truth --psb-period 64 -o gt.hwtrace -- '%s' >/dev/null 2>&1",
 	    HWTR_TEST_HWTRACE, PROG);
 	run(cmd);
-	ncpu = make_cpu_archive("gt.hwtrace", "cpu.hwtrace", &migrated,
-	    &shared);
+	ncpu = make_cpu_archive("gt.hwtrace", "cpu.hwtrace", paired,
+	    &migrated, &shared);
 	ATF_REQUIRE_MSG(ncpu >= 2 && migrated && shared, "the pieces did not "
 	    "make threads share CPUs and move between them (%d CPUs)", ncpu);
 	snprintf(cmd, sizeof(cmd), "'%s' index -q -o cpu.db cpu.hwtrace",
@@ -457,8 +463,39 @@ ATF_TC_BODY(ground_truth, tc)
 	sqlite3_close(db);
 }
 
+ATF_TC(ground_truth);
+ATF_TC_HEAD(ground_truth, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "cpuswitch captured per thread with "
+	    "its ground truth and laid on CPUs with switch records: each "
+	    "thread's own history is exactly the instructions the tracer saw "
+	    "it execute; work() and leaf() are called 12 times per worker, "
+	    "return in the thread, leaf() in work(), across switches and "
+	    "CPUs; func --thread tid:N lists them; last of the archive's "
+	    "end alone shows no position counted from the window");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(ground_truth, tc)
+{
+	check_cpu_mode(0);
+}
+
+ATF_TC(ground_truth_paired);
+ATF_TC_HEAD(ground_truth_paired, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "the same with the switch records "
+	    "perf writes: each switch out followed at once by the next "
+	    "owner's switch in, the idle task (tid 0) between pieces");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(ground_truth_paired, tc)
+{
+	check_cpu_mode(1);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, ground_truth);
+	ATF_TP_ADD_TC(tp, ground_truth_paired);
 	return (atf_no_error());
 }
