@@ -364,7 +364,7 @@ check_thread(sqlite3 *db, struct hwtr_ar *gt, int32_t tid)
 
 /*
  * Capture cpuswitch, lay it on CPUs (@paired: make_cpu_archive()), index
- * it and check every thread.
+ * it (@paired: in segments of 64 bytes) and check every thread.
  */
 static void
 check_cpu_mode(int paired)
@@ -386,7 +386,9 @@ check_cpu_mode(int paired)
 	    &migrated, &shared);
 	ATF_REQUIRE_MSG(ncpu >= 2 && migrated && shared, "the pieces did not "
 	    "make threads share CPUs and move between them (%d CPUs)", ncpu);
-	snprintf(cmd, sizeof(cmd), "'%s' index -q -o cpu.db cpu.hwtrace",
+	/* Paired: also in segments of 64 bytes (a part over several). */
+	snprintf(cmd, sizeof(cmd), "%s'%s' index -q -j 2 -o cpu.db "
+	    "cpu.hwtrace", paired ? "HWTRACE_IX_SEGMENT=64 " : "",
 	    HWTR_TEST_HWTRACE);
 	run(cmd);
 	ATF_REQUIRE(sqlite3_open("cpu.db", &db) == SQLITE_OK);
@@ -484,8 +486,9 @@ ATF_TC(ground_truth_paired);
 ATF_TC_HEAD(ground_truth_paired, tc)
 {
 	atf_tc_set_md_var(tc, "descr", "the same with the switch records "
-	    "perf writes: each switch out followed at once by the next "
-	    "owner's switch in, the idle task (tid 0) between pieces");
+	    "perf writes (each switch out followed at once by the next "
+	    "owner's switch in, the idle task, tid 0, between pieces), the "
+	    "CPU streams decoded in segments of 64 bytes on 2 jobs");
 	atf_tc_set_md_var(tc, "timeout", "300");
 }
 ATF_TC_BODY(ground_truth_paired, tc)
