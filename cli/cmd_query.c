@@ -472,6 +472,10 @@ verb_opt(struct qline *ql, int c, const char *arg)
 		ql->fmtname = arg;
 		break;
 	case O_THREAD:
+		/* A thread's number, or tid:N (the thread whose tid is N). */
+		if (strncmp(arg, "tid:", 4) == 0)
+			return (parse_id(vcmd, "--thread", arg + 4,
+			    &req->tid));
 		return (parse_id(vcmd, "--thread", arg, &req->thread));
 	case 'n':
 		/* insns keeps its count apart from --from. */

@@ -477,6 +477,11 @@ record(struct hwtr_perf_data *pd, const struct hwtr_perf_rec *r, size_t off,
 		pd->tc_shift = r->u.time_conv.time_shift;
 		pd->tc_mult = r->u.time_conv.time_mult;
 		pd->tc_zero = r->u.time_conv.time_zero;
+		pd->tc_ext = r->u.time_conv.has_ext;
+		pd->tc_cycles = r->u.time_conv.time_cycles;
+		pd->tc_mask = r->u.time_conv.time_mask;
+		pd->tc_zero_cap = r->u.time_conv.cap_user_time_zero;
+		pd->tc_short = r->u.time_conv.cap_user_time_short;
 		return (0);
 	case HWTR_PERF_COMPRESSED:
 		pd->compressed++;

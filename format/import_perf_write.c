@@ -79,6 +79,14 @@ struct pw {
 	struct pw_cs	cs;
 	struct hwtr_pt_config ptc;
 	struct hwtr_timeconv tc;
+	/*
+	 * perf's own conversion (perf_time_to_tsc()): time_zero, mult and
+	 * shift, and with a short counter (TIME_CONV's cap_user_time_short)
+	 * the mask of its bits: sideband times are made counter values as
+	 * the trace holds them.
+	 */
+	uint64_t	pz, pmask;
+	uint32_t	pmult, pshift;
 	int		pt;		/* Intel PT, else CoreSight */
 	uint64_t	lost_bytes, lost_records;
 	uint64_t	img_missing, img_nobid, img_stored, img_mismatch;
@@ -415,18 +423,47 @@ cpu_identity(struct pw *w, struct hwtr_cpu *c)
 		snprintf(c->brand, sizeof(c->brand), "%s", pd->cpudesc);
 }
 
-/* perf clock ns to TSC, as perf's perf_time_to_tsc(). */
+/*
+ * perf clock ns to TSC, as perf's perf_time_to_tsc(); with a short
+ * counter, its bits only (what the trace's timestamps hold).
+ */
 static uint64_t
 ns_to_tsc(const struct pw *w, uint64_t ns)
 {
 	uint64_t t, q, r;
 
-	if (!w->tc.valid || w->tc.mult == 0)
+	if (!w->tc.valid || w->pmult == 0)
 		return (ns);
-	t = ns - (uint64_t)w->tc.ns_zero;
-	q = t / w->tc.mult;
-	r = t % w->tc.mult;
-	return ((q << w->tc.shift) + ((r << w->tc.shift) / w->tc.mult));
+	t = ns - w->pz;
+	q = t / w->pmult;
+	r = t % w->pmult;
+	t = (q << w->pshift) + ((r << w->pshift) / w->pmult);
+	return (w->pmask != 0 ? t & w->pmask : t);
+}
+
+/*
+ * The archive's conversion of a short counter (TIME_CONV with
+ * cap_user_time_short): perf extends a counter value c to time_cycles +
+ * ((c - time_cycles) & time_mask) before tsc_to_perf_time().  The archive
+ * holds counter values as the trace does (masked), converted from a zero
+ * point: the extended time_cycles rounded down to a multiple of 2^shift,
+ * Z, at raw value Z & mask and time time_zero + (Z >> shift) * mult, so
+ * that every value from there to the counter's wrap converts to the very
+ * nanosecond perf's formula gives (Z's own part has no fraction).  Values
+ * below Z's are before the record was made; perf would take them for a
+ * wrap, the archive for the past.
+ */
+static void
+short_counter(struct pw *w, const struct hwtr_perf_data *pd)
+{
+	uint64_t z = pd->tc_cycles;
+
+	if (w->pshift > 0)
+		z &= ~((UINT64_C(1) << w->pshift) - 1);
+	w->pmask = pd->tc_mask;
+	w->tc.tsc_zero = z & pd->tc_mask;
+	w->tc.ns_zero = (int64_t)(pd->tc_zero + (z >> w->pshift) *
+	    (uint64_t)w->pmult);
 }
 
 static int
@@ -1183,6 +1220,7 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 	struct pw w;
 	const char *home;
 	size_t i;
+	int short_tc = 0;
 	int rc;
 
 	memset(&w, 0, sizeof(w));
@@ -1234,12 +1272,19 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 		w.tc.mult = (uint32_t)pd->info_priv[PT_TIME_MULT];
 		w.tc.ns_zero = (int64_t)pd->info_priv[PT_TIME_ZERO];
 	} else if (w.pt && pd->has_tc && pd->tc_mult != 0 &&
-	    pd->tc_shift < 64) {
+	    pd->tc_mult <= UINT32_MAX && pd->tc_shift < 64 &&
+	    (!pd->tc_ext || pd->tc_zero_cap)) {
 		w.tc.valid = 1;
 		w.tc.shift = (uint32_t)pd->tc_shift;
 		w.tc.mult = (uint32_t)pd->tc_mult;
 		w.tc.ns_zero = (int64_t)pd->tc_zero;
+		short_tc = pd->tc_ext && pd->tc_short && pd->tc_mask != 0;
 	}
+	w.pz = (uint64_t)w.tc.ns_zero;
+	w.pmult = w.tc.mult;
+	w.pshift = w.tc.shift;
+	if (short_tc)
+		short_counter(&w, pd);
 
 	memset(&meta, 0, sizeof(meta));
 	meta.host = pd->hostname != NULL ? pd->hostname : "unknown";

@@ -99,6 +99,9 @@ struct hwtr_perf_data {
 
 	int		has_tc;
 	uint64_t	tc_shift, tc_mult, tc_zero;
+	/* TIME_CONV's second half (Linux 5.12): a counter of fewer bits. */
+	int		tc_ext, tc_zero_cap, tc_short;
+	uint64_t	tc_cycles, tc_mask;
 
 	struct hwtr_perf_aux *aux;
 	size_t		naux, auxcap;

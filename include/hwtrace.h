@@ -1076,6 +1076,11 @@ struct hwtr_q_req {
 	int64_t		to;		/* --to: an instruction number; -1 */
 	const char	*folded;	/* export --folded: file to write */
 	const char	*weight;	/* export --weight: "insns" or "time" */
+	/*
+	 * --thread tid:N: the thread whose tid is N (threads.tid), looked
+	 * up by hwtr_q_run() in place of @thread; -1: none.
+	 */
+	int64_t		tid;
 };
 
 #define HWTR_Q_SQL_TIMEOUT_MS	60000

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hwtr_cpusplit.h"
 
@@ -56,6 +57,7 @@ part_new(struct ix_cpusplit *cs, size_t stream, int32_t cpu, int32_t pid,
 	p->cpu = cpu;
 	p->pid = pid;
 	p->tid = tid;
+	p->frag0 = p->fragn = SIZE_MAX;
 	return (p);
 }
 
@@ -137,8 +139,9 @@ full_tsc(const struct ix_cpusplit *cs, size_t p0, size_t p1, uint64_t tsc)
 }
 
 /* The part of stream @s's parts [p0, p1) that owns @tsc, or NULL. */
-static struct ix_cpart *
-part_at(struct ix_cpusplit *cs, size_t p0, size_t p1, uint64_t tsc)
+struct ix_cpart *
+ix_cpusplit_part_at(struct ix_cpusplit *cs, size_t p0, size_t p1,
+    uint64_t tsc)
 {
 	size_t lo = p0, hi = p1, mid;
 
@@ -240,7 +243,7 @@ scan_buf(struct scan *sc, int more)
 			continue;
 		case ppt_tsc:
 			sc->have_time = 1;
-			sc->cur = part_at(sc->cs, sc->p0, sc->p1,
+			sc->cur = ix_cpusplit_part_at(sc->cs, sc->p0, sc->p1,
 			    pkt.payload.tsc.tsc);
 			if (sc->held) {
 				attr(sc->cur, sc->hold0, sc->hold1);
@@ -386,6 +389,7 @@ ix_cpusplit_build(struct ix_cpusplit *cs, struct hwtr_ar *ar, char *err,
 	int rc = 0;
 
 	memset(cs, 0, sizeof(*cs));
+	cs->spill = -1;
 	if ((v = calloc(n + 1, sizeof(*v))) == NULL)
 		return (-HWTR_E_NOMEM);
 	cs->streams = calloc(hwtr_ar_nstreams(ar) + 1, sizeof(*cs->streams));
@@ -419,7 +423,7 @@ ix_cpusplit_build(struct ix_cpusplit *cs, struct hwtr_ar *ar, char *err,
 		st->stream = s;
 		st->p0 = p0;
 		st->p1 = cs->nparts;
-		st->cur = SIZE_MAX;
+		st->cur = st->last_own = SIZE_MAX;
 		if ((st->owners = calloc(st->p1 - st->p0 + 1,
 		    sizeof(*st->owners))) == NULL) {
 			rc = -HWTR_E_NOMEM;
@@ -440,8 +444,8 @@ ix_cpusplit_build(struct ix_cpusplit *cs, struct hwtr_ar *ar, char *err,
 	return (rc);
 }
 
-static struct ix_csplit *
-split_of(struct ix_cpusplit *cs, size_t stream)
+struct ix_csplit *
+ix_cpusplit_stream(struct ix_cpusplit *cs, size_t stream)
 {
 	size_t i;
 
@@ -451,59 +455,6 @@ split_of(struct ix_cpusplit *cs, size_t stream)
 	return (NULL);
 }
 
-/* The current part's visit ends before block @seq: its blocks count. */
-static void
-close_visit(struct ix_cpusplit *cs, struct ix_csplit *st, int64_t seq,
-    int64_t insn)
-{
-	struct ix_cpart *p;
-
-	if (st->cur == SIZE_MAX || seq <= st->open_seq)
-		return;
-	p = &cs->parts[st->cur];
-	if (!p->has_seq || st->open_seq < p->first_seq) {
-		p->first_seq = st->open_seq;
-		p->first_insn = st->open_insn;
-	}
-	if (!p->has_seq || seq > p->end_seq) {
-		p->end_seq = seq;
-		p->end_insn = insn;
-	}
-	p->has_seq = 1;
-}
-
-void
-ix_cpusplit_time(struct ix_cpusplit *cs, size_t stream, int64_t seq,
-    int64_t insn, uint64_t tsc)
-{
-	struct ix_csplit *st;
-	struct ix_cpart *p;
-	size_t k;
-
-	if ((st = split_of(cs, stream)) == NULL)
-		return;
-	p = part_at(cs, st->p0, st->p1, tsc);
-	k = p == NULL ? SIZE_MAX : (size_t)(p - cs->parts);
-	if (k == st->cur)
-		return;
-	close_visit(cs, st, seq, insn);
-	st->cur = k;
-	st->open_seq = seq;
-	st->open_insn = insn;
-}
-
-void
-ix_cpusplit_end(struct ix_cpusplit *cs, size_t stream, int64_t seq,
-    int64_t insn)
-{
-	struct ix_csplit *st;
-
-	if ((st = split_of(cs, stream)) == NULL)
-		return;
-	close_visit(cs, st, seq, insn);
-	st->cur = SIZE_MAX;
-}
-
 static int
 sql_err(sqlite3 *db, char *err, size_t errlen)
 {
@@ -511,16 +462,55 @@ sql_err(sqlite3 *db, char *err, size_t errlen)
 	return (-HWTR_E_DB);
 }
 
+/* The threads row of a thread history (cputhread.c): its counts. */
+static int
+thread_row(sqlite3_stmt *th, const struct ix_cthread *t,
+    const struct hwtr_timeconv *tc)
+{
+	sqlite3_reset(th);
+	sqlite3_bind_int64(th, 1, t->thread);
+	sqlite3_bind_int64(th, 2, t->blocks);
+	sqlite3_bind_int64(th, 3, t->insns);
+	if (t->has_first) {
+		sqlite3_bind_int64(th, 4, (int64_t)t->first_tsc);
+		if (tc->valid)
+			sqlite3_bind_int64(th, 6,
+			    hwtr_tsc_to_ns(tc, t->first_tsc));
+		else
+			sqlite3_bind_null(th, 6);
+	} else {
+		sqlite3_bind_null(th, 4);
+		sqlite3_bind_null(th, 6);
+	}
+	if (t->has_last) {
+		sqlite3_bind_int64(th, 5, (int64_t)t->last_tsc);
+		if (tc->valid)
+			sqlite3_bind_int64(th, 7,
+			    hwtr_tsc_to_ns(tc, t->last_tsc));
+		else
+			sqlite3_bind_null(th, 7);
+	} else {
+		sqlite3_bind_null(th, 5);
+		sqlite3_bind_null(th, 7);
+	}
+	sqlite3_bind_int64(th, 8, t->errors);
+	sqlite3_bind_int64(th, 9, t->gaps);
+	sqlite3_bind_int64(th, 10, t->calls);
+	sqlite3_bind_int64(th, 11, t->max_depth);
+	return (sqlite3_step(th) == SQLITE_DONE ? 0 : -1);
+}
+
 /*
- * cpu_parts rows, then each CPU stream's events that have a time move
- * from the stream's own thread row to the part's thread, and the part
- * threads count the decode errors they got.
+ * cpu_parts rows, the decode errors each part got (its thread's, in its
+ * time), and the counts of each thread's history: the blocks, calls and
+ * times cputhread.c stitched for it, and for a CPU stream's own row the
+ * decode errors no thread owns.
  */
 int
 ix_cpusplit_write(const struct ix_cpusplit *cs, sqlite3 *db,
     const struct hwtr_timeconv *tc, char *err, size_t errlen)
 {
-	sqlite3_stmt *ins = NULL, *up = NULL, *ne = NULL, *th = NULL;
+	sqlite3_stmt *ins = NULL, *ne = NULL, *th = NULL, *se = NULL;
 	const struct ix_cpart *p;
 	size_t i, k = 0;
 	int rc = 0;
@@ -529,22 +519,19 @@ ix_cpusplit_write(const struct ix_cpusplit *cs, sqlite3 *db,
 		return (0);
 	if (sqlite3_prepare_v2(db, "INSERT INTO cpu_parts VALUES (?,?,?,?,?,"
 	    "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)", -1, &ins, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "UPDATE events SET thread = ?1 WHERE "
-	    "stream = ?2 AND thread = ?3 AND tsc IS NOT NULL AND "
-	    "tsc >= ?4 AND tsc < ?5", -1, &up, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "UPDATE cpu_parts SET errors = (SELECT "
-	    "count(*) FROM events e WHERE e.thread = cpu_parts.thread AND "
+	    "count(*) FROM events e WHERE e.thread = ifnull(cpu_parts.thread, "
+	    "cpu_parts.stream_thread) AND "
 	    "e.stream = cpu_parts.stream AND e.kind = 'decode-error' AND "
 	    "e.tsc >= ifnull(cpu_parts.start_tsc, 0) AND "
-	    "e.tsc < ifnull(cpu_parts.end_tsc, 9223372036854775807)) "
-	    "WHERE thread IS NOT NULL", -1, &ne, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "UPDATE threads SET errors = (SELECT "
-	    "ifnull(sum(errors), 0) FROM cpu_parts c WHERE c.thread = "
-	    "threads.id), blocks = (SELECT ifnull(sum(end_seq - first_seq), "
-	    "0) FROM cpu_parts c WHERE c.thread = threads.id), insns = "
-	    "(SELECT ifnull(sum(end_insn - first_insn), 0) FROM cpu_parts c "
-	    "WHERE c.thread = threads.id) WHERE stream IS NULL AND id IN "
-	    "(SELECT thread FROM cpu_parts)", -1, &th, NULL) != SQLITE_OK) {
+	    "e.tsc < ifnull(cpu_parts.end_tsc, 9223372036854775807))",
+	    -1, &ne, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "UPDATE threads SET blocks = ?2, "
+	    "insns = ?3, first_tsc = ?4, last_tsc = ?5, first_ns = ?6, "
+	    "last_ns = ?7, errors = ?8, gaps = ?9, calls = ?10, "
+	    "max_depth = ?11 WHERE id = ?1", -1, &th, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "UPDATE threads SET errors = ?2 WHERE "
+	    "id = ?1", -1, &se, NULL) != SQLITE_OK) {
 		rc = sql_err(db, err, errlen);
 		goto out;
 	}
@@ -613,31 +600,30 @@ ix_cpusplit_write(const struct ix_cpusplit *cs, sqlite3 *db,
 			sqlite3_bind_null(ins, 20);
 			sqlite3_bind_null(ins, 21);
 		}
-		if (sqlite3_step(ins) != SQLITE_DONE) {
-			rc = sql_err(db, err, errlen);
-			break;
-		}
-		if (p->thread <= 0)
-			continue;
-		sqlite3_reset(up);
-		sqlite3_bind_int64(up, 1, p->thread);
-		sqlite3_bind_int64(up, 2, p->db_stream);
-		sqlite3_bind_int64(up, 3, p->stream_thread);
-		sqlite3_bind_int64(up, 4, p->has_start ?
-		    (int64_t)p->start_tsc : INT64_MIN);
-		sqlite3_bind_int64(up, 5, p->has_end ?
-		    (int64_t)p->end_tsc : INT64_MAX);
-		if (sqlite3_step(up) != SQLITE_DONE)
+		if (sqlite3_step(ins) != SQLITE_DONE)
 			rc = sql_err(db, err, errlen);
 	}
-	if (rc == 0 && (sqlite3_step(ne) != SQLITE_DONE ||
-	    sqlite3_step(th) != SQLITE_DONE))
+	for (i = 0; i < cs->nthreads && rc == 0; i++)
+		if (thread_row(th, &cs->threads[i], tc) < 0)
+			rc = sql_err(db, err, errlen);
+	for (i = 0; i < cs->nstreams && rc == 0; i++) {
+		const struct ix_csplit *st = &cs->streams[i];
+
+		if (!st->demux || st->p0 == st->p1)
+			continue;
+		sqlite3_reset(se);
+		sqlite3_bind_int64(se, 1, cs->parts[st->p0].stream_thread);
+		sqlite3_bind_int64(se, 2, st->errors - st->errors_owned);
+		if (sqlite3_step(se) != SQLITE_DONE)
+			rc = sql_err(db, err, errlen);
+	}
+	if (rc == 0 && sqlite3_step(ne) != SQLITE_DONE)
 		rc = sql_err(db, err, errlen);
 out:
 	sqlite3_finalize(ins);
-	sqlite3_finalize(up);
 	sqlite3_finalize(ne);
 	sqlite3_finalize(th);
+	sqlite3_finalize(se);
 	return (rc);
 }
 
@@ -665,9 +651,12 @@ ix_cpusplit_free(struct ix_cpusplit *cs)
 		return;
 	for (i = 0; i < cs->nstreams; i++)
 		free(cs->streams[i].owners);
+	if (cs->spill >= 0)
+		close(cs->spill);
 	free(cs->parts);
 	free(cs->streams);
-	cs->parts = NULL;
-	cs->streams = NULL;
-	cs->nparts = cs->cparts = cs->nstreams = 0;
+	free(cs->frags);
+	free(cs->threads);
+	memset(cs, 0, sizeof(*cs));
+	cs->spill = -1;
 }

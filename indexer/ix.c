@@ -41,6 +41,7 @@
 #include "ix_image.h"
 #include "ix_pipeline.h"
 #include "ix_write.h"
+#include "ix_cputhread.h"
 
 
 void
@@ -285,6 +286,8 @@ write_db(struct run *r, const char *tmp, int fd)
 	rc = ix_db_prepare(r);
 	if (rc == 0)
 		rc = ix_run_pipeline(r);
+	if (rc == 0)
+		rc = ix_cpu_threads(r);
 	return (ix_db_finish(r, tmp, rc));
 }
 

@@ -31,6 +31,7 @@
 #include "ix_run.h"
 #include "ix_image.h"
 #include "ix_pipeline.h"
+#include "ix_cputhread.h"
 #include "ix_write.h"
 
 /* ----------------------------------------------------------------- */
@@ -481,7 +482,7 @@ stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
 						o->cs_batched = 1;
 						o->trace_id = b->out.trace_id;
 					}
-					rc = ix_stitch_segment(&r->st, &b->out);
+					rc = ix_cpu_segment(r, &b->out);
 					ix_seg_out_free(&b->out);
 					free(b);
 					pthread_mutex_lock(&r->lock);
@@ -536,7 +537,7 @@ stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
 				o->format = out->format;
 			}
 			if (rc == 0)
-				rc = ix_stitch_segment(&r->st, out);
+				rc = ix_cpu_segment(r, out);
 			ix_seg_out_free(out);
 			if (--g->nleft > 0)
 				continue;

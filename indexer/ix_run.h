@@ -212,6 +212,12 @@ struct run {
 	size_t		nthreads, cthreads;
 	struct ix_replay rp;		/* the replay's indexes */
 	struct ix_cpusplit cs;		/* CPU streams' parts (cpusplit.c) */
+	/*
+	 * CPU mode (cputhread.c): the stitcher's rows go to thread row
+	 * @ct_thread and its events name stream @ct_stream (streams.id);
+	 * 0: the unit's (r->cur).
+	 */
+	int64_t		ct_thread, ct_stream;
 	struct ix_sbev	*sbev;
 	size_t		nsbev, csbev;
 	uint64_t	*lost;		/* per stream */

@@ -629,6 +629,13 @@ write_static(struct run *r)
 	return (rc);
 }
 
+/* The thread row the stitcher's rows go to (ix_run.h: ct_thread). */
+static inline int64_t
+cur_thread(const struct run *r)
+{
+	return (r->ct_thread > 0 ? r->ct_thread : (int64_t)r->cur + 1);
+}
+
 /*
  * The events rows waiting, in order (before any other row).  A batch is
  * of one unit: its thread, stream and pid are ?1 ?2 ?3 of every row, and
@@ -639,7 +646,7 @@ static int
 flush_events(struct run *r)
 {
 	const struct hwtr_capture_meta *meta = hwtr_ar_meta(r->ar);
-	const struct ix_thread *t = &r->threads[r->cur];
+	const struct ix_thread *t = &r->threads[cur_thread(r) - 1];
 	size_t i = 0, n;
 	int k, rc = 0;
 
@@ -649,8 +656,9 @@ flush_events(struct run *r)
 		if (!((r->nevq - i) & (1u << k)))
 			continue;
 		sqlite3_clear_bindings(s);
-		sqlite3_bind_int64(s, 1, (int64_t)r->cur + 1);
-		sqlite3_bind_int64(s, 2, ix_unit_id(r, r->cur));
+		sqlite3_bind_int64(s, 1, cur_thread(r));
+		sqlite3_bind_int64(s, 2, r->ct_thread > 0 ? r->ct_stream :
+		    ix_unit_id(r, r->cur));
 		if (t->pid >= 0)
 			sqlite3_bind_int64(s, 3, t->pid);
 		for (n = 0; n < (1u << k); n++) {
@@ -810,7 +818,7 @@ sink_chunk(void *arg, const struct ix_chunk *c)
 	    c->nblocks, &z, &zlen) < 0)
 		return (-HWTR_E_NOMEM);
 	r->ix->stats.exec_bytes += z != NULL ? zlen : c->data.len;
-	b_int(ch, (int64_t)r->cur + 1);
+	b_int(ch, cur_thread(r));
 	b_int(ch, c->seq);
 	b_int(ch, c->nblocks);
 	b_int(ch, c->insn);
@@ -835,7 +843,7 @@ sink_ts(void *arg, const struct ix_ts *t)
 
 	if ((rc = ix_flush_pending(r)) < 0)
 		return (rc);
-	b_int(ts, (int64_t)r->cur + 1);
+	b_int(ts, cur_thread(r));
 	b_int(ts, t->seq);
 	b_int(ts, t->insn);
 	b_int(ts, (int64_t)t->tsc);
@@ -848,7 +856,7 @@ sink_call(void *arg, int64_t idx, const struct ix_call *c)
 {
 	struct run *r = arg;
 	const struct hwtr_capture_meta *meta = hwtr_ar_meta(r->ar);
-	int64_t thread = (int64_t)r->cur + 1;
+	int64_t thread = cur_thread(r);
 	int rc;
 
 	if (r->cs_thread != thread) {
@@ -905,22 +913,13 @@ sink_cycles(void *arg, const struct ix_cycles *c)
 	if ((rc = ix_flush_pending(r)) < 0)
 		return (rc);
 	b_int(cy, ++r->ncycles);
-	b_int(cy, (int64_t)r->cur + 1);
+	b_int(cy, cur_thread(r));
 	b_int(cy, c->seq);
 	b_int(cy, c->insn);
 	b_int(cy, (int64_t)c->count);
 	b_stext(cy, ix_cc_elems[c->elem]);
 	b_int(cy, c->cumulative);
 	return (st_exec(r, cy, "cycles"));
-}
-
-/* CPU mode: where the stream's time changes (cpusplit.c). */
-static void
-sink_time(void *arg, int64_t seq, int64_t insn, uint64_t tsc)
-{
-	struct run *r = arg;
-
-	ix_cpusplit_time(&r->cs, r->ustream[r->cur], seq, insn, tsc);
 }
 
 /* A stream is stitched: its aggregated rows and what it found. */
@@ -935,7 +934,6 @@ ix_end_stream(struct run *r)
 
 	if ((rc = ix_stitch_end(st)) < 0 || (rc = ix_flush_pending(r)) < 0)
 		return (rc);
-	ix_cpusplit_end(&r->cs, r->ustream[r->cur], st->seq, st->insn);
 	for (i = 0; i < st->nbranches && rc == 0; i++) {
 		const struct ix_branch *b = &st->branches[i];
 
@@ -1150,7 +1148,6 @@ ix_db_prepare(struct run *r)
 	sink.call = sink_call;
 	sink.event = sink_event;
 	sink.cycles = sink_cycles;
-	sink.time = r->cs.nparts > 0 ? sink_time : NULL;
 	ix_stitch_init(&r->st, &sink);
 	r->call_base = 1;
 	rc = write_static(r);

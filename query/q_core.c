@@ -681,6 +681,36 @@ q_sym_ids(struct hwtr_q *q, const char *what, const char *pattern,
 	return (n);
 }
 
+/*
+ * The thread whose tid is @tid, into *@idp: one thread row must have it
+ * (a CPU-mode thread and a thread of a stream of its own, or two
+ * processes' threads, may share a tid: then its number must be given).
+ */
+int
+q_thread_of_tid(struct hwtr_q *q, int64_t tid, int64_t *idp)
+{
+	int64_t n, lo, hi;
+	int rc;
+
+	if ((rc = q_int(q, &n, 0, "SELECT count(*) FROM threads WHERE "
+	    "tid = ?", "i", tid)) < 0 ||
+	    (rc = q_int(q, &lo, 0, "SELECT min(id) FROM threads WHERE "
+	    "tid = ?", "i", tid)) < 0 ||
+	    (rc = q_int(q, &hi, 0, "SELECT max(id) FROM threads WHERE "
+	    "tid = ?", "i", tid)) < 0)
+		return (rc);
+	if (n == 0)
+		return (q_fail(q, -HWTR_E_NOENT, "no thread has tid %lld (see "
+		    "'threads')", (long long)tid));
+	if (n > 1)
+		return (q_fail(q, -HWTR_E_INVAL, "tid %lld is %lld threads "
+		    "(numbers %lld to %lld; see 'threads'): give its number "
+		    "with --thread", (long long)tid, (long long)n,
+		    (long long)lo, (long long)hi));
+	*idp = lo;
+	return (0);
+}
+
 int
 q_check_thread(struct hwtr_q *q, int64_t id)
 {
@@ -1180,6 +1210,7 @@ hwtr_q_req_init(struct hwtr_q_req *req, enum hwtr_q_verb verb)
 	req->max_depth = -1;
 	req->at = -1;
 	req->to = -1;
+	req->tid = -1;
 	req->sql_timeout_ms = HWTR_Q_SQL_TIMEOUT_MS;
 	req->sql_max_length = HWTR_Q_SQL_MAX_LENGTH;
 }

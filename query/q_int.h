@@ -163,6 +163,7 @@ int q_res_fill(struct hwtr_q *q, struct hwtr_q_res *res, sqlite3_stmt *st);
 int q_prepare(struct hwtr_q *q, sqlite3_stmt **stp, const char *sql);
 int q_bindv(struct hwtr_q *q, sqlite3_stmt *st, const char *sig, va_list ap);
 /* One integer from @sql (first column of the first row), or @dflt. */
+int q_thread_of_tid(struct hwtr_q *q, int64_t tid, int64_t *idp);
 int q_int(struct hwtr_q *q, int64_t *vp, int64_t dflt, const char *sql,
     const char *sig, ...);
 

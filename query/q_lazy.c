@@ -148,8 +148,13 @@ q_lazy_open(struct hwtr_q *q)
 		}
 		while (*end != '\0' && *end != ' ')
 			end++;
+		/*
+		 * And in CPU mode the threads with a part of the stream's
+		 * time: their history is cut where the stream's is.
+		 */
 		if ((rc = q_prepare(q, &th, "SELECT id FROM threads WHERE "
-		    "stream = ?1")) < 0) {
+		    "stream = ?1 UNION SELECT thread FROM cpu_parts WHERE "
+		    "stream = ?1 AND thread IS NOT NULL")) < 0) {
 			sqlite3_finalize(st);
 			return (rc);
 		}

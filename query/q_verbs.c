@@ -1589,12 +1589,20 @@ int
 hwtr_q_run(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
 {
+	struct hwtr_q_req byt;
 	int rc;
 
 	*resp = NULL;
 	q->msg[0] = '\0';
 	if ((rc = q_lazy_need(q, req)) < 0)
 		return (rc);
+	/* --thread tid:N: the thread's number, then as --thread. */
+	if (req->tid >= 0) {
+		byt = *req;
+		if ((rc = q_thread_of_tid(q, req->tid, &byt.thread)) < 0)
+			return (rc);
+		req = &byt;
+	}
 	switch (req->verb) {
 	case HWTR_Q_SUMMARY:
 		return (q_summary(q, resp));

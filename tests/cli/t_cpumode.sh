@@ -141,6 +141,24 @@ print(n, bad)
 PY
 	[ "$(cat owners)" = "114 0" ] ||
 	    atf_fail "perf's 114 trace errors against hwtrace's parts: $(cat owners) (checked, differing)"
+	# Echo's own history starts where perf's decoder starts echo's
+	# trace (its first branch sample on a CPU: "tr strt" to the address
+	# its code could not be read at, as the images are not in the
+	# corpus), on that CPU.
+	perf script -i "$HWTRACE_CORPUS/$PT" --itrace=b -F tid,cpu,addr 2>/dev/null |
+	    awk '$1 == 3174 && $2 != "[-01]" { print $2, $NF; exit }' |
+	    sed 's/\[0*\([0-9]\)/\1/; s/\]//' >perf.first
+	[ -s perf.first ] || atf_fail "perf shows no branch of echo"
+	sqlite3 -separator ' ' pt.db "SELECT s.cpu, printf('%x', e.ip)
+	    FROM events e JOIN streams s ON s.id = e.stream WHERE e.thread =
+	    (SELECT id FROM threads WHERE tid = 3174 AND stream IS NULL)
+	    ORDER BY e.seq, e.id LIMIT 1" >hw.first
+	diff perf.first hw.first >d ||
+	    atf_fail "echo's history starts at $(cat hw.first), perf's at $(cat perf.first)"
+	# Every verb selects it by tid; it has no block (no image).
+	"$HWTRACE" query pt.db last --thread tid:3174 >last 2>err ||
+	    atf_fail "last --thread tid:3174 failed: $(cat err)"
+	[ "$(wc -l <last)" -eq 1 ] || atf_fail "last of echo: $(cat last)"
 	# The parts of a thread cross CPUs: echo ran on CPU 0 and on CPU 3.
 	[ "$(sqlite3 pt.db "SELECT count(DISTINCT cpu) FROM cpu_parts WHERE tid = 3174 AND start_offset IS NOT NULL")" -eq 2 ] ||
 	    atf_fail "echo's trace is not on both CPUs"
@@ -266,7 +284,7 @@ ptxed_switch_body()
 	[ "$(wc -l <ptxed.ctx)" -eq 2 ] || atf_fail "ptxed's output has no 2 instructions: $(cat ptxed.ctx)"
 	sqlite3 -separator ' ' -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite.so" \
 	    pev.db "SELECT p.pid, printf('%016x', i.ip) FROM cpu_parts p
-	    JOIN exec_insns i ON i.thread = p.stream_thread AND
+	    JOIN exec_insns i ON i.thread = ifnull(p.thread, p.stream_thread) AND
 	    i.insn >= p.first_insn AND i.insn < p.end_insn
 	    ORDER BY p.part, i.insn" >hw.ctx 2>err ||
 	    atf_fail "sqlite3 failed: $(cat err)"
@@ -275,6 +293,66 @@ ptxed_switch_body()
 	# The threads' own rows count them.
 	[ "$(sqlite3 pev.db "SELECT group_concat(tid || ':' || blocks || ':' || insns, ' ') FROM (SELECT * FROM threads WHERE stream IS NULL AND blocks > 0 ORDER BY tid)")" = "1:1:1 2:1:1" ] ||
 	    atf_fail "thread rows: $(sqlite3 pev.db 'SELECT * FROM threads')"
+}
+
+atf_test_case timeconv_short
+timeconv_short_head()
+{
+	atf_set descr "TIME_CONV of a short counter (time_cycles, time_mask, cap_user_time_short): the recording made to say its times with a 56-bit counter whose top byte is 5 (perf_timeconv.py; perf report -D reads it back) gives the same parts as perf's view of the original, part times within 1 ns of perf's switch times, and echo's trace times inside the recording"
+}
+timeconv_short_body()
+{
+	require_corpus $PT
+	require_perf
+	perf_views
+	t0=$(sed -n 's/.* \([0-9]*\)\.\([0-9]*\): .*/\1\2/p' sw | head -1)
+	python3 "$HWTRACE_SRC/tests/cli/perf_timeconv.py" \
+	    "$HWTRACE_CORPUS/$PT" short.data "$t0" >tc ||
+	    atf_fail "no perf.data made"
+	set -- $(cat tc)
+	perf report -D -i short.data >sdump 2>/dev/null
+	grep -q "Time Cycles *$1\$" sdump && grep -q "Cap Time Short *1\$" sdump ||
+	    atf_fail "perf does not read the TIME_CONV written: $(grep -A8 TIME_CONV sdump)"
+	"$HWTRACE" import short.data -o short.hwtrace 2>err ||
+	    atf_fail "import failed: $(cat err)"
+	index_of short.hwtrace short.db
+	db_parts short.db >short.parts
+	diff perf.parts short.parts >d ||
+	    { cat d >&2; atf_fail "parts differ from perf's (diff on stderr: < perf, > hwtrace)"; }
+	# Times in ns: each part's start is a switch record's time (perf's,
+	# to the ns it rounds to), echo's first and last trace times lie in
+	# the recording.
+	sqlite3 -separator ' ' short.db "SELECT cpu, start_ns FROM cpu_parts
+	    WHERE start_ns IS NOT NULL" >starts
+	sqlite3 -separator ' ' short.db "SELECT first_ns, last_ns FROM threads
+	    WHERE tid = 3174 AND stream IS NULL" >echo.ns
+	python3 - sw starts echo.ns <<'PY' || atf_fail "times in ns differ from perf's"
+import re, sys
+sw = {}
+for l in open(sys.argv[1]):
+    m = re.search(r'\[(\d+)\]\s+(\d+)\.(\d+):', l)
+    if m:
+        sw.setdefault(int(m.group(1)), []).append(
+            int(m.group(2)) * 10**9 + int(m.group(3)))
+bad = 0
+n = 0
+for l in open(sys.argv[2]):
+    cpu, ns = map(int, l.split())
+    n += 1
+    if not any(abs(ns - t) <= 1 for t in sw.get(cpu, [])):
+        bad += 1
+        print('part of cpu %d at %d ns: no switch record of perf there' %
+              (cpu, ns), file=sys.stderr)
+first, last = map(int, open(sys.argv[3]).read().split())
+lo = min(min(v) for v in sw.values())
+hi = max(max(v) for v in sw.values())
+if not (lo <= first <= last <= hi):
+    bad += 1
+    print('echo runs %d..%d ns, the recording %d..%d' % (first, last, lo, hi),
+          file=sys.stderr)
+print(n, bad)
+sys.exit(1 if bad or n < 60 else 0)
+PY
 }
 
 atf_test_case process_images
@@ -326,5 +404,6 @@ atf_init_test_cases()
 	atf_add_test_case threads_and_errors
 	atf_add_test_case lldb_percpu
 	atf_add_test_case lldb_timezero
+	atf_add_test_case timeconv_short
 	atf_add_test_case lldb_percpu_bad
 }
