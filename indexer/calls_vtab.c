@@ -15,7 +15,7 @@
  * pages hwtrace index wrote (calls_pages) with the rows SQL inserted
  * (calls_rows).  It reads only what its constraints need:
  *   id = ?                     one page, found by its first id;
- *   symbol = ?                 the ids of calls_bysym, then their pages;
+ *   symbol = ?                 the pages of its copy in calls_bysym;
  *   thread = ? [entry_seq range] [id range]
  *                              the pages of that thread and range, found
  *                              by (thread, seq0) and (thread, seq1);
@@ -82,11 +82,10 @@ struct cv_cursor {
 	sqlite3_stmt	*s_rows[4][2];	/* calls_rows per plan and order */
 	/* The page source. */
 	int		plan;
-	sqlite3_stmt	*pages;		/* CV_SCAN / CV_THREAD: page rows */
+	sqlite3_stmt	*pages;		/* page rows (calls_bysym's: CV_SYM) */
 	struct cv_page	*pg;		/* the page being read */
 	int64_t		pi;		/* row index in it */
-	int64_t		*ids;		/* CV_SYM: one posting's ids */
-	size_t		nids, cids, ii;
+	struct cv_page	spg;		/* CV_SYM: a page of the symbol copy */
 	int		p_has;
 	const struct hwtr_cs_row *p_row;
 	/* The calls_rows source. */
@@ -96,6 +95,12 @@ struct cv_cursor {
 	char		*r_ek, *r_xk;
 	/* The current row: 1 from the pages, 2 from calls_rows. */
 	int		cur;
+	/* Callers of rows that do not hold them: a cursor of its own. */
+	struct cv_cursor *sub;
+	sqlite3_stmt	*s_rcaller;
+	int64_t		cl_id;		/* the last caller looked up */
+	struct hwtr_cs_row cl_row;
+	int		cl_has;
 };
 
 static char *
@@ -364,6 +369,7 @@ cv_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **curp)
 	memset(c, 0, sizeof(*c));
 	c->vt = (struct cv_vtab *)vtab;
 	c->eof = 1;
+	c->cl_id = INT64_MIN;
 	for (i = 0; i < CV_NCACHE; i++) {
 		c->cache[i].id0 = -1;
 		c->cache[i].rows = sqlite3_malloc64(HWTR_CS_PAGE *
@@ -396,7 +402,10 @@ cv_close(sqlite3_vtab_cursor *cur)
 		for (j = 0; j < 4; j++)
 			sqlite3_finalize(c->s_rows[j][i]);
 	}
-	sqlite3_free(c->ids);
+	sqlite3_free(c->spg.rows);
+	sqlite3_finalize(c->s_rcaller);
+	if (c->sub != NULL)
+		cv_close(&c->sub->base);
 	sqlite3_free(c->r_ek);
 	sqlite3_free(c->r_xk);
 	sqlite3_free(c);
@@ -475,6 +484,36 @@ out:
 	return (SQLITE_OK);
 }
 
+/* Decode the calls_bysym row at @st's columns 0-3 into c->spg. */
+static int
+cv_load_sym(struct cv_cursor *c, sqlite3_stmt *st)
+{
+	struct cv_page *pg = &c->spg;
+	const char *why;
+
+	if (pg->rows == NULL && (pg->rows = sqlite3_malloc64(HWTR_CS_PAGE *
+	    sizeof(struct hwtr_cs_row))) == NULL)
+		return (SQLITE_NOMEM);
+	pg->id0 = sqlite3_column_int64(st, 0);
+	pg->thread = sqlite3_column_int64(st, 1);
+	pg->n = sqlite3_column_int64(st, 2);
+	if (hwtr_cs_sym_decode(sqlite3_column_blob(st, 3),
+	    (size_t)sqlite3_column_bytes(st, 3), c->symbol, pg->id0,
+	    pg->thread, pg->n, pg->rows, &why) < 0) {
+		char where[64];
+
+		pg->n = 0;
+		snprintf(where, sizeof(where), "%lld from id %lld",
+		    (long long)c->symbol, (long long)pg->id0);
+		sqlite3_free(c->vt->base.zErrMsg);
+		c->vt->base.zErrMsg = sqlite3_mprintf("%s: corrupt page of "
+		    "symbol %s in %s_bysym: %s", c->vt->name, where,
+		    c->vt->name, why);
+		return (SQLITE_CORRUPT_VTAB);
+	}
+	return (SQLITE_OK);
+}
+
 /* The page holding id @id into *@pgp (NULL: none). */
 static int
 cv_find(struct cv_cursor *c, int64_t id, struct cv_page **pgp)
@@ -550,42 +589,6 @@ cv_page_next(struct cv_cursor *c)
 
 	c->p_has = 0;
 	for (;;) {
-		if (c->plan == CV_SYM) {
-			struct cv_page *pg;
-			int64_t id, k;
-			const char *why;
-
-			if (c->ii >= c->nids) {
-				const void *b;
-
-				rc = sqlite3_step(c->pages);
-				if (rc == SQLITE_DONE)
-					return (SQLITE_OK);
-				if (rc != SQLITE_ROW)
-					return (cv_dberr(c));
-				b = sqlite3_column_blob(c->pages, 1);
-				if (hwtr_cs_postings(b, (size_t)
-				    sqlite3_column_bytes(c->pages, 1),
-				    sqlite3_column_int64(c->pages, 0), c->ids,
-				    c->cids, &c->nids, &why) < 0)
-					return (cv_err(c, "%s: corrupt symbol "
-					    "index: %s", why));
-				c->ii = 0;
-				continue;
-			}
-			id = c->ids[c->desc ? c->nids - 1 - c->ii : c->ii];
-			c->ii++;
-			if (id < c->id_lo || id > c->id_hi)
-				continue;
-			if ((rc = cv_find(c, id, &pg)) != SQLITE_OK)
-				return (rc);
-			if (pg == NULL || (k = cv_index(pg, id)) < 0 ||
-			    !cv_row_ok(c, &pg->rows[k]))
-				continue;
-			c->p_row = &pg->rows[k];
-			c->p_has = 1;
-			return (SQLITE_OK);
-		}
 		if (c->pg != NULL && c->pi >= 0 && c->pi < c->pg->n) {
 			const struct hwtr_cs_row *r = &c->pg->rows[c->pi];
 
@@ -605,7 +608,21 @@ cv_page_next(struct cv_cursor *c)
 		}
 		if (rc != SQLITE_ROW)
 			return (cv_dberr(c));
-		if ((rc = cv_load(c, c->pages, &c->pg)) != SQLITE_OK)
+		if (c->plan == CV_SYM) {
+			/* A page of the copy: its thread and first id. */
+			int64_t id0 = sqlite3_column_int64(c->pages, 0);
+
+			if ((c->has_thread && sqlite3_column_int64(c->pages, 1) !=
+			    c->thread) || (c->desc && id0 > c->id_hi))
+				continue;
+			if (!c->desc && id0 > c->id_hi) {
+				c->pg = NULL;
+				return (SQLITE_OK);
+			}
+			if ((rc = cv_load_sym(c, c->pages)) != SQLITE_OK)
+				return (rc);
+			c->pg = &c->spg;
+		} else if ((rc = cv_load(c, c->pages, &c->pg)) != SQLITE_OK)
 			return (rc);
 		c->pi = c->desc ? c->pg->n - 1 : 0;
 	}
@@ -794,7 +811,6 @@ cv_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 	c->pages = NULL;
 	c->rows = NULL;
 	c->pg = NULL;
-	c->nids = c->ii = 0;
 	c->plan = idxnum & 7;
 	c->desc = (idxnum & CV_DESC) != 0;
 	c->id_lo = c->seq_lo = INT64_MIN;
@@ -804,10 +820,14 @@ cv_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 	(void)sqlite3_file_control(vt->db, "main", SQLITE_FCNTL_DATA_VERSION,
 	    &dver);
 	if (c->gen != vt->gen || c->dver != dver) {
-		for (i = 0; i < CV_NCACHE; i++)
+		for (i = 0; i < CV_NCACHE; i++) {
 			c->cache[i].id0 = -1;
+			if (c->sub != NULL)
+				c->sub->cache[i].id0 = -1;
+		}
 		c->gen = vt->gen;
 		c->dver = dver;
+		c->cl_id = INT64_MIN;
 	}
 	for (i = 0; i < argc && idxstr != NULL && idxstr[2 * i] != '\0'; i++) {
 		char col = idxstr[2 * i], op = idxstr[2 * i + 1];
@@ -910,17 +930,11 @@ range:
 			return (rc);
 		break;
 	case CV_SYM:
-		if (c->ids == NULL) {
-			c->cids = 65536 + HWTR_CS_PAGE;
-			c->ids = sqlite3_malloc64(c->cids * sizeof(*c->ids));
-			if (c->ids == NULL)
-				return (SQLITE_NOMEM);
-		}
 		if ((rc = cv_prep(c, &c->s_sym[c->desc], c->desc ?
-		    "SELECT id0, data FROM \"%1$s_bysym\" WHERE symbol = ?1 "
-		    "ORDER BY symbol DESC, id0 DESC" :
-		    "SELECT id0, data FROM \"%1$s_bysym\" WHERE symbol = ?1 "
-		    "ORDER BY symbol, id0")) != SQLITE_OK)
+		    "SELECT id0, thread, n, data FROM \"%1$s_bysym\" WHERE "
+		    "symbol = ?1 ORDER BY symbol DESC, id0 DESC" :
+		    "SELECT id0, thread, n, data FROM \"%1$s_bysym\" WHERE "
+		    "symbol = ?1 ORDER BY symbol, id0")) != SQLITE_OK)
 			return (rc);
 		c->pages = c->s_sym[c->desc];
 		sqlite3_bind_int64(c->pages, 1, c->symbol);
@@ -973,14 +987,95 @@ cv_eof(sqlite3_vtab_cursor *cur)
 	return (((struct cv_cursor *)cur)->eof);
 }
 
+/*
+ * The parent of @r, for the caller columns of a row that does not hold
+ * them (of a page, or of calls_rows): from calls_rows, else from its page
+ * (read by a cursor of its own); *@pp NULL when it has none or it is not
+ * there.
+ */
+static int
+cv_caller(struct cv_cursor *c, const struct hwtr_cs_row *r,
+    const struct hwtr_cs_row **pp)
+{
+	struct cv_page *pg;
+	int64_t pid = r->v[CS_PARENT], k;
+	int rc;
+
+	*pp = NULL;
+	if (r->nul & (1u << CS_PARENT))
+		return (SQLITE_OK);
+	if (c->cl_id == pid) {
+		*pp = c->cl_has ? &c->cl_row : NULL;
+		return (SQLITE_OK);
+	}
+	c->cl_id = pid;
+	c->cl_has = 0;
+	memset(&c->cl_row, 0, sizeof(c->cl_row));
+	if ((rc = cv_prep(c, &c->s_rcaller, "SELECT symbol, func_ip FROM "
+	    "\"%1$s_rows\" WHERE id = ?1")) != SQLITE_OK)
+		return (rc);
+	sqlite3_bind_int64(c->s_rcaller, 1, pid);
+	rc = sqlite3_step(c->s_rcaller);
+	if (rc == SQLITE_ROW) {
+		if (sqlite3_column_type(c->s_rcaller, 0) == SQLITE_NULL)
+			c->cl_row.nul |= 1u << CS_SYMBOL;
+		c->cl_row.v[CS_SYMBOL] = sqlite3_column_int64(c->s_rcaller, 0);
+		c->cl_row.v[CS_FUNC_IP] = sqlite3_column_int64(c->s_rcaller,
+		    1);
+		c->cl_has = 1;
+	}
+	sqlite3_reset(c->s_rcaller);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		c->cl_id = INT64_MIN;
+		return (cv_dberr(c));
+	}
+	if (!c->cl_has) {
+		if (c->sub == NULL && (rc = cv_open(&c->vt->base,
+		    (sqlite3_vtab_cursor **)&c->sub)) != SQLITE_OK)
+			return (rc);
+		if ((rc = cv_find(c->sub, pid, &pg)) != SQLITE_OK) {
+			c->cl_id = INT64_MIN;
+			return (rc);
+		}
+		if (pg != NULL && (k = cv_index(pg, pid)) >= 0) {
+			c->cl_row = pg->rows[k];
+			c->cl_has = 1;
+		}
+	}
+	*pp = c->cl_has ? &c->cl_row : NULL;
+	return (SQLITE_OK);
+}
+
 static int
 cv_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
 	struct cv_cursor *c = (struct cv_cursor *)cur;
 	const struct hwtr_cs_row *r = c->cur == 1 ? c->p_row : &c->r_row;
 
-	if (col < 0 || col >= CS_NCOLS)
+	if (col < 0 || col >= CS_XNCOLS)
 		return (SQLITE_OK);
+	if (col == CS_CALLER_SYMBOL || col == CS_CALLER_IP) {
+		const struct hwtr_cs_row *p;
+		int rc;
+
+		/* The symbol copy holds them; others look their parent up. */
+		if (c->cur == 1 && c->plan == CV_SYM) {
+			if ((r->nul >> col) & 1)
+				sqlite3_result_null(ctx);
+			else
+				sqlite3_result_int64(ctx, r->v[col]);
+			return (SQLITE_OK);
+		}
+		if ((rc = cv_caller(c, r, &p)) != SQLITE_OK)
+			return (rc);
+		if (p == NULL || (col == CS_CALLER_SYMBOL &&
+		    (p->nul & (1u << CS_SYMBOL))))
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_int64(ctx, p->v[col == CS_CALLER_SYMBOL ?
+			    CS_SYMBOL : CS_FUNC_IP]);
+		return (SQLITE_OK);
+	}
 	if (col == CS_ENTRY_KIND || col == CS_EXIT_KIND) {
 		const char *s;
 
@@ -1028,9 +1123,95 @@ cv_exec_id(struct cv_vtab *vt, const char *sql, int64_t id, int *rowp)
 	return (rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc);
 }
 
+/* Prepare @sql (table name substituted) on @vt's database into *@stp. */
+static int
+cv_prep_vt(struct cv_vtab *vt, sqlite3_stmt **stp, const char *sql)
+{
+	char *s;
+	int rc;
+
+	if ((s = cv_subst(sql, vt->name)) == NULL)
+		return (SQLITE_NOMEM);
+	rc = sqlite3_prepare_v2(vt->db, s, -1, stp, NULL);
+	sqlite3_free(s);
+	return (rc);
+}
+
+/*
+ * Delete call @r (of a page) from the symbol copy: its page there is
+ * written again without it, or goes.
+ */
+static int
+cv_delete_sym(struct cv_vtab *vt, const struct hwtr_cs_row *r)
+{
+	sqlite3_stmt *st = NULL, *up = NULL;
+	struct hwtr_cs_row *rows = NULL;
+	uint8_t *blob = NULL;
+	const char *why;
+	int64_t n, k, rowid;
+	size_t len;
+	int rc;
+
+	if (r->nul & (1u << CS_SYMBOL))
+		return (SQLITE_OK);
+	if ((rc = cv_prep_vt(vt, &st, "SELECT rowid, id0, thread, n, data "
+	    "FROM \"%1$s_bysym\" WHERE symbol = ?1 AND id0 <= ?2 ORDER BY "
+	    "symbol DESC, id0 DESC LIMIT 1")) != SQLITE_OK)
+		return (rc);
+	sqlite3_bind_int64(st, 1, r->v[CS_SYMBOL]);
+	sqlite3_bind_int64(st, 2, r->v[CS_ID]);
+	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+		goto out;
+	}
+	rowid = sqlite3_column_int64(st, 0);
+	n = sqlite3_column_int64(st, 3);
+	if ((rows = sqlite3_malloc64(HWTR_CS_PAGE * sizeof(*rows))) == NULL) {
+		rc = SQLITE_NOMEM;
+		goto out;
+	}
+	if (hwtr_cs_sym_decode(sqlite3_column_blob(st, 4),
+	    (size_t)sqlite3_column_bytes(st, 4), r->v[CS_SYMBOL],
+	    sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), n, rows,
+	    &why) < 0) {
+		rc = SQLITE_CORRUPT_VTAB;
+		goto out;
+	}
+	for (k = 0; k < n && rows[k].v[CS_ID] != r->v[CS_ID]; k++)
+		;
+	rc = SQLITE_OK;
+	if (k == n)
+		goto out;
+	memmove(&rows[k], &rows[k + 1], (size_t)(n - k - 1) * sizeof(*rows));
+	if (--n == 0)
+		rc = cv_prep_vt(vt, &up, "DELETE FROM \"%1$s_bysym\" WHERE "
+		    "rowid = ?1");
+	else if (hwtr_cs_sym_encode(rows, (size_t)n, &blob, &len) < 0)
+		rc = SQLITE_NOMEM;
+	else
+		rc = cv_prep_vt(vt, &up, "UPDATE \"%1$s_bysym\" SET id0 = ?2, "
+		    "n = ?3, data = ?4 WHERE rowid = ?1");
+	if (rc != SQLITE_OK)
+		goto out;
+	sqlite3_bind_int64(up, 1, rowid);
+	if (n > 0) {
+		sqlite3_bind_int64(up, 2, rows[0].v[CS_ID]);
+		sqlite3_bind_int64(up, 3, n);
+		sqlite3_bind_blob(up, 4, blob, (int)len, SQLITE_STATIC);
+	}
+	rc = sqlite3_step(up);
+	rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+out:
+	sqlite3_finalize(st);
+	sqlite3_finalize(up);
+	sqlite3_free(rows);
+	free(blob);
+	return (rc);
+}
+
 /*
  * Delete id @id: from calls_rows, or from its page, which is written again
- * without it (its symbol index entry then finds nothing).
+ * without it, and from the symbol copy.
  */
 static int
 cv_delete(struct cv_vtab *vt, int64_t id)
@@ -1051,6 +1232,8 @@ cv_delete(struct cv_vtab *vt, int64_t id)
 		return (rc);
 	if ((rc = cv_find(c, id, &pg)) != SQLITE_OK || pg == NULL ||
 	    (k = cv_index(pg, id)) < 0)
+		goto out;
+	if ((rc = cv_delete_sym(vt, &pg->rows[k])) != SQLITE_OK)
 		goto out;
 	memmove(&pg->rows[k], &pg->rows[k + 1], (size_t)(pg->n - k - 1) *
 	    sizeof(*pg->rows));
