@@ -102,7 +102,8 @@ cs_get(const uint8_t **pp, const uint8_t *end, uint64_t *up)
 struct cs_state {
 	uint64_t	id, seq, insn, depth, tsc, xtsc, noff, xnoff;
 	/* The symbol copy's: the same function's call before. */
-	uint64_t	blocks, insns, fip, cip, csym, cip2;
+	uint64_t	iseq, dins, dseq, fip, cip, csym, cip2, par;
+	int		has_par;
 };
 
 /*
@@ -159,13 +160,18 @@ cs_pred(int c, const struct hwtr_cs_row *r, const struct cs_state *st,
 		return (st->id + 1);
 	case CS_ENTRY_SEQ:
 		return (st->seq);
-	case CS_BLOCKS:
-		return (sym ? st->blocks : 0);
-	case CS_INSNS:
-		return (sym ? st->insns : 0);
 	case CS_EXIT_SEQ:
 		return (U(r, CS_ENTRY_SEQ) + U(r, CS_BLOCKS));
 	case CS_ENTRY_INSN:
+		/*
+		 * The symbol copy: as many instructions a block as between
+		 * the two calls before.
+		 */
+		if (sym && st->dseq > 0 && U(r, CS_ENTRY_SEQ) > st->iseq &&
+		    st->dins < (1ULL << 40))
+			return (st->insn + (uint64_t)((unsigned __int128)
+			    (U(r, CS_ENTRY_SEQ) - st->iseq) * st->dins /
+			    st->dseq));
 		return (st->insn);
 	case CS_EXIT_INSN:
 		return (U(r, CS_ENTRY_INSN) + U(r, CS_INSNS));
@@ -209,14 +215,11 @@ cs_advance(int c, const struct hwtr_cs_row *r, struct cs_state *st)
 	case CS_ENTRY_SEQ:
 		st->seq = U(r, CS_ENTRY_SEQ);
 		break;
-	case CS_BLOCKS:
-		st->blocks = U(r, CS_BLOCKS);
-		break;
-	case CS_INSNS:
-		st->insns = U(r, CS_INSNS);
-		break;
 	case CS_ENTRY_INSN:
+		st->dins = U(r, CS_ENTRY_INSN) - st->insn;
+		st->dseq = U(r, CS_ENTRY_SEQ) - st->iseq;
 		st->insn = U(r, CS_ENTRY_INSN);
+		st->iseq = U(r, CS_ENTRY_SEQ);
 		break;
 	case CS_DEPTH:
 		st->depth = U(r, CS_DEPTH);
@@ -235,6 +238,10 @@ cs_advance(int c, const struct hwtr_cs_row *r, struct cs_state *st)
 	case CS_CALLER_IP:
 		if (!ISNUL(r, CS_CALLER_IP))
 			st->cip2 = U(r, CS_CALLER_IP);
+		break;
+	case CS_PARENT:
+		st->has_par = !ISNUL(r, CS_PARENT);
+		st->par = U(r, CS_PARENT);
 		break;
 	case CS_ENTRY_TSC:
 		if (!ISNUL(r, CS_ENTRY_TSC))
@@ -271,6 +278,17 @@ cs_stored(int c, const struct hwtr_cs_row *r, const struct cs_state *st,
 	if (c == CS_ENTRY_KIND || c == CS_EXIT_KIND ||
 	    (c == CS_FUNC_IP && !lo->sym))
 		return (U(r, c));
+	/*
+	 * The symbol copy's parent: 1 for the same as the call before's
+	 * (calls from one loop), else as in a page but from 2.
+	 */
+	if (c == CS_PARENT && lo->sym) {
+		if (ISNUL(r, c))
+			return (0);
+		if (st->has_par && U(r, c) == st->par)
+			return (1);
+		return (cs_zz(U(r, c) - cs_pred(c, r, st, 1)) + 2);
+	}
 	if ((lo->nullable >> c) & 1) {
 		if (ISNUL(r, c))
 			return (0);
@@ -441,7 +459,18 @@ cs_decode(const uint8_t *blob, size_t len, int64_t id0, int64_t seq0,
 				r->v[c] = (int64_t)u;
 			} else if (c == CS_FUNC_IP && !lo->sym)
 				r->v[c] = (int64_t)u;
-			else if ((lo->nullable >> c) & 1) {
+			else if (c == CS_PARENT && lo->sym) {
+				*whyp = "no parent before";
+				if (u == 0)
+					r->nul |= 1u << c;
+				else if (u == 1 && !run.has_par)
+					goto bad;
+				else if (u == 1)
+					r->v[c] = (int64_t)run.par;
+				else
+					r->v[c] = (int64_t)(cs_unzz(u - 2) +
+					    cs_pred(c, r, &run, 1));
+			} else if ((lo->nullable >> c) & 1) {
 				if (u == 0)
 					r->nul |= 1u << c;
 				else
