@@ -131,6 +131,7 @@ int hwtr_xo_unpack(const uint8_t *p, size_t len, int64_t nblocks,
 	"thread INTEGER NOT NULL, n INTEGER NOT NULL, seq0 INTEGER NOT NULL, " \
 	"seq1 INTEGER NOT NULL, data BLOB NOT NULL);"			\
 	"CREATE INDEX \"%1$s_pages_seq\" ON \"%1$s_pages\" (thread, seq1);" \
+	"CREATE INDEX \"%1$s_pages_seq0\" ON \"%1$s_pages\" (thread, seq0);" \
 	"CREATE TABLE \"%1$s_bysym\" (symbol INTEGER NOT NULL, "	\
 	"id0 INTEGER NOT NULL, thread INTEGER NOT NULL, n INTEGER NOT NULL, " \
 	"data BLOB NOT NULL, PRIMARY KEY (symbol, id0));"		\
