@@ -48,19 +48,35 @@ SQLITE_EXTENSION_INIT3
 #define CV_THREAD	3
 #define CV_DESC		8
 
-#define CV_NCACHE	4
-
-struct cv_vtab {
-	sqlite3_vtab	base;
-	sqlite3		*db;
-	char		*name;		/* the table's, for its storage tables */
-	unsigned int	gen;		/* bumped by each change through it */
-};
+#define CV_NCACHE	8	/* decoded pages a table keeps */
+#define CV_NPOOL	24	/* idle statements a table keeps */
+#define CV_NHELD	20	/* statements a cursor holds, at most */
 
 struct cv_page {
 	int64_t		id0, thread, n;
 	struct hwtr_cs_row *rows;	/* HWTR_CS_PAGE */
 	unsigned long	used;
+	int		pins;		/* cursors reading it */
+};
+
+/*
+ * The table keeps the pages it decoded and the statements its cursors
+ * prepared, for the cursors after them: SQLite opens a cursor for each
+ * run of a statement, and a walk or a bisection runs one statement
+ * thousands of times, each wanting a page its predecessor decoded.
+ */
+struct cv_vtab {
+	sqlite3_vtab	base;
+	sqlite3		*db;
+	char		*name;		/* the table's, for its storage tables */
+	unsigned int	gen;		/* bumped by each change through it */
+	struct cv_page	cache[CV_NCACHE];
+	unsigned long	tick;
+	unsigned int	cgen, cdver;	/* what the cache is valid for */
+	struct {
+		const char	*tmpl;	/* its SQL before substitution */
+		sqlite3_stmt	*st;
+	}		pool[CV_NPOOL];
 };
 
 struct cv_cursor {
@@ -70,11 +86,19 @@ struct cv_cursor {
 	/* Bounds (inclusive) and equalities of this scan. */
 	int64_t		id_lo, id_hi, seq_lo, seq_hi, thread, symbol;
 	int		has_thread, has_symbol;
-	/* Cached pages; validity. */
-	struct cv_page	cache[CV_NCACHE];
-	unsigned long	tick;
+	/*
+	 * The table's page it reads (pinned), pages of its own when all of
+	 * the table's are pinned; validity of its caches.
+	 */
+	struct cv_page	*pin;
+	struct cv_page	own[2];
 	unsigned int	gen, dver;
-	/* Statements, prepared once per cursor. */
+	/* Statements, prepared or taken from the pool once per cursor. */
+	struct {
+		sqlite3_stmt	**stp;
+		const char	*tmpl;
+	}		held[CV_NHELD];
+	int		nheld;
 	sqlite3_stmt	*s_find;	/* the page holding an id */
 	sqlite3_stmt	*s_range[2];	/* pages by id0 range, asc / desc */
 	sqlite3_stmt	*s_tlo, *s_thi;	/* a thread's page bounds */
@@ -95,8 +119,7 @@ struct cv_cursor {
 	char		*r_ek, *r_xk;
 	/* The current row: 1 from the pages, 2 from calls_rows. */
 	int		cur;
-	/* Callers of rows that do not hold them: a cursor of its own. */
-	struct cv_cursor *sub;
+	/* Callers of rows that do not hold them. */
 	sqlite3_stmt	*s_rcaller;
 	int64_t		cl_id;		/* the last caller looked up */
 	struct hwtr_cs_row cl_row;
@@ -131,7 +154,7 @@ cv_init(sqlite3 *db, int create, int argc, const char *const *argv,
 {
 	struct cv_vtab *vt;
 	char *sql;
-	int rc;
+	int rc, i;
 
 	if (argc != 3) {
 		*errp = sqlite3_mprintf("hwtr_calls takes no arguments");
@@ -154,6 +177,8 @@ cv_init(sqlite3 *db, int create, int argc, const char *const *argv,
 		return (SQLITE_NOMEM);
 	memset(vt, 0, sizeof(*vt));
 	vt->db = db;
+	for (i = 0; i < CV_NCACHE; i++)
+		vt->cache[i].id0 = -1;
 	if ((vt->name = sqlite3_mprintf("%s", argv[2])) == NULL) {
 		sqlite3_free(vt);
 		return (SQLITE_NOMEM);
@@ -178,11 +203,27 @@ cv_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 	return (cv_init(db, 0, argc, argv, vtp, errp));
 }
 
+/* The pooled statements go (before the storage tables may). */
+static void
+cv_pool_free(struct cv_vtab *vt)
+{
+	int i;
+
+	for (i = 0; i < CV_NPOOL; i++) {
+		sqlite3_finalize(vt->pool[i].st);
+		vt->pool[i].st = NULL;
+	}
+}
+
 static int
 cv_disconnect(sqlite3_vtab *vtab)
 {
 	struct cv_vtab *vt = (struct cv_vtab *)vtab;
+	int i;
 
+	cv_pool_free(vt);
+	for (i = 0; i < CV_NCACHE; i++)
+		sqlite3_free(vt->cache[i].rows);
 	sqlite3_free(vt->name);
 	sqlite3_free(vt);
 	return (SQLITE_OK);
@@ -200,6 +241,7 @@ cv_destroy(sqlite3_vtab *vtab)
 	    vt->name, vt->name, vt->name);
 	if (sql == NULL)
 		return (SQLITE_NOMEM);
+	cv_pool_free(vt);
 	rc = sqlite3_exec(vt->db, sql, NULL, NULL, NULL);
 	sqlite3_free(sql);
 	if (rc == SQLITE_OK)
@@ -370,42 +412,51 @@ cv_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **curp)
 	c->vt = (struct cv_vtab *)vtab;
 	c->eof = 1;
 	c->cl_id = INT64_MIN;
-	for (i = 0; i < CV_NCACHE; i++) {
-		c->cache[i].id0 = -1;
-		c->cache[i].rows = sqlite3_malloc64(HWTR_CS_PAGE *
-		    sizeof(struct hwtr_cs_row));
-		if (c->cache[i].rows == NULL) {
-			while (i-- > 0)
-				sqlite3_free(c->cache[i].rows);
-			sqlite3_free(c);
-			return (SQLITE_NOMEM);
-		}
-	}
+	for (i = 0; i < 2; i++)
+		c->own[i].id0 = -1;
 	*curp = &c->base;
 	return (SQLITE_OK);
+}
+
+/* Pin page @pg (NULL: none) for cursor @c, instead of the one before. */
+static void
+cv_pin(struct cv_cursor *c, struct cv_page *pg)
+{
+	if (c->pin == pg)
+		return;
+	if (c->pin != NULL)
+		c->pin->pins--;
+	if ((c->pin = pg) != NULL)
+		pg->pins++;
 }
 
 static int
 cv_close(sqlite3_vtab_cursor *cur)
 {
 	struct cv_cursor *c = (struct cv_cursor *)cur;
+	struct cv_vtab *vt = c->vt;
 	int i, j;
 
-	for (i = 0; i < CV_NCACHE; i++)
-		sqlite3_free(c->cache[i].rows);
-	sqlite3_finalize(c->s_find);
-	sqlite3_finalize(c->s_tlo);
-	sqlite3_finalize(c->s_thi);
-	for (i = 0; i < 2; i++) {
-		sqlite3_finalize(c->s_range[i]);
-		sqlite3_finalize(c->s_sym[i]);
-		for (j = 0; j < 4; j++)
-			sqlite3_finalize(c->s_rows[j][i]);
+	cv_pin(c, NULL);
+	/* Its statements go back to the table's pool, or go. */
+	for (i = 0; i < c->nheld; i++) {
+		sqlite3_stmt *st = *c->held[i].stp;
+
+		if (st == NULL)
+			continue;
+		sqlite3_reset(st);
+		sqlite3_clear_bindings(st);
+		for (j = 0; j < CV_NPOOL && vt->pool[j].st != NULL; j++)
+			;
+		if (j < CV_NPOOL) {
+			vt->pool[j].tmpl = c->held[i].tmpl;
+			vt->pool[j].st = st;
+		} else
+			sqlite3_finalize(st);
 	}
+	for (i = 0; i < 2; i++)
+		sqlite3_free(c->own[i].rows);
 	sqlite3_free(c->spg.rows);
-	sqlite3_finalize(c->s_rcaller);
-	if (c->sub != NULL)
-		cv_close(&c->sub->base);
 	sqlite3_free(c->r_ek);
 	sqlite3_free(c->r_xk);
 	sqlite3_free(c);
@@ -426,42 +477,94 @@ cv_dberr(struct cv_cursor *c)
 	return (cv_err(c, "%s: %s", sqlite3_errmsg(c->vt->db)));
 }
 
-/* Prepare @sql (with "%1$s" for the table name) into *@stp once. */
+/*
+ * Prepare @sql (a literal, with "%1$s" for the table name) into *@stp (a
+ * statement field of @c) once: from the table's pool when one is idle.
+ */
 static int
 cv_prep(struct cv_cursor *c, sqlite3_stmt **stp, const char *sql)
 {
+	struct cv_vtab *vt = c->vt;
 	char *s;
-	int rc;
+	int rc, i;
 
 	if (*stp != NULL) {
 		sqlite3_reset(*stp);
 		sqlite3_clear_bindings(*stp);
 		return (SQLITE_OK);
 	}
-	if ((s = cv_subst(sql, c->vt->name)) == NULL)
-		return (SQLITE_NOMEM);
-	rc = sqlite3_prepare_v2(c->vt->db, s, -1, stp, NULL);
-	sqlite3_free(s);
-	return (rc == SQLITE_OK ? rc : cv_dberr(c));
+	if (c->nheld == CV_NHELD)
+		return (cv_err(c, "%s: %s", "too many statements"));
+	for (i = 0; i < CV_NPOOL; i++)
+		if (vt->pool[i].st != NULL && vt->pool[i].tmpl == sql) {
+			*stp = vt->pool[i].st;
+			vt->pool[i].st = NULL;
+			break;
+		}
+	if (*stp == NULL) {
+		if ((s = cv_subst(sql, vt->name)) == NULL)
+			return (SQLITE_NOMEM);
+		rc = sqlite3_prepare_v2(vt->db, s, -1, stp, NULL);
+		sqlite3_free(s);
+		if (rc != SQLITE_OK)
+			return (cv_dberr(c));
+	}
+	c->held[c->nheld].stp = stp;
+	c->held[c->nheld++].tmpl = sql;
+	return (SQLITE_OK);
+}
+
+/*
+ * A slot for a page to decode: the table's least recently used one that
+ * no cursor reads, else one of @c's own (not the one it reads).  NULL when
+ * memory ran out.
+ */
+static struct cv_page *
+cv_slot(struct cv_cursor *c)
+{
+	struct cv_vtab *vt = c->vt;
+	struct cv_page *pg = NULL;
+	int i;
+
+	for (i = 0; i < CV_NCACHE; i++)
+		if (vt->cache[i].pins == 0 && (pg == NULL ||
+		    vt->cache[i].used < pg->used))
+			pg = &vt->cache[i];
+	if (pg == NULL)
+		pg = c->pin == &c->own[0] ? &c->own[1] : &c->own[0];
+	if (pg->rows == NULL && (pg->rows = sqlite3_malloc64(HWTR_CS_PAGE *
+	    sizeof(struct hwtr_cs_row))) == NULL)
+		return (NULL);
+	return (pg);
+}
+
+/* The page of first id @id0 among the decoded ones, or NULL. */
+static struct cv_page *
+cv_cached(struct cv_cursor *c, int64_t id0)
+{
+	int i;
+
+	for (i = 0; i < CV_NCACHE; i++)
+		if (c->vt->cache[i].id0 == id0)
+			return (&c->vt->cache[i]);
+	for (i = 0; i < 2; i++)
+		if (c->own[i].id0 == id0)
+			return (&c->own[i]);
+	return (NULL);
 }
 
 /* Decode the page row at @st's columns 0-4 into a cache slot. */
 static int
 cv_load(struct cv_cursor *c, sqlite3_stmt *st, struct cv_page **pgp)
 {
-	struct cv_page *pg = NULL;
+	struct cv_page *pg;
 	const char *why;
 	int64_t id0 = sqlite3_column_int64(st, 0);
-	int i;
 
-	for (i = 0; i < CV_NCACHE; i++)
-		if (c->cache[i].id0 == id0) {
-			pg = &c->cache[i];
-			goto out;
-		}
-	for (i = 0; i < CV_NCACHE; i++)
-		if (pg == NULL || c->cache[i].used < pg->used)
-			pg = &c->cache[i];
+	if ((pg = cv_cached(c, id0)) != NULL)
+		goto out;
+	if ((pg = cv_slot(c)) == NULL)
+		return (SQLITE_NOMEM);
 	pg->id0 = -1;
 	pg->thread = sqlite3_column_int64(st, 1);
 	pg->n = sqlite3_column_int64(st, 2);
@@ -479,7 +582,7 @@ cv_load(struct cv_cursor *c, sqlite3_stmt *st, struct cv_page **pgp)
 	}
 	pg->id0 = id0;
 out:
-	pg->used = ++c->tick;
+	pg->used = ++c->vt->tick;
 	*pgp = pg;
 	return (SQLITE_OK);
 }
@@ -518,6 +621,7 @@ cv_load_sym(struct cv_cursor *c, sqlite3_stmt *st)
 static int
 cv_find(struct cv_cursor *c, int64_t id, struct cv_page **pgp)
 {
+	struct cv_page *pg;
 	int i, rc;
 
 	*pgp = NULL;
@@ -525,13 +629,15 @@ cv_find(struct cv_cursor *c, int64_t id, struct cv_page **pgp)
 	 * A page holds ids from its id0 to its last row's (the next thread's
 	 * ids may start before id0 + HWTR_CS_PAGE).
 	 */
-	for (i = 0; i < CV_NCACHE; i++)
-		if (c->cache[i].id0 >= 0 && c->cache[i].id0 <= id &&
-		    id <= c->cache[i].rows[c->cache[i].n - 1].v[CS_ID]) {
-			c->cache[i].used = ++c->tick;
-			*pgp = &c->cache[i];
+	for (i = 0; i < CV_NCACHE + 2; i++) {
+		pg = i < CV_NCACHE ? &c->vt->cache[i] : &c->own[i - CV_NCACHE];
+		if (pg->id0 >= 0 && pg->id0 <= id &&
+		    id <= pg->rows[pg->n - 1].v[CS_ID]) {
+			pg->used = ++c->vt->tick;
+			*pgp = pg;
 			return (SQLITE_OK);
 		}
+	}
 	if ((rc = cv_prep(c, &c->s_find, "SELECT id0, thread, n, seq0, data "
 	    "FROM \"%1$s_pages\" WHERE id0 <= ?1 ORDER BY id0 DESC LIMIT 1")) !=
 	    SQLITE_OK)
@@ -581,6 +687,31 @@ cv_row_ok(const struct cv_cursor *c, const struct hwtr_cs_row *r)
 	return (1);
 }
 
+/*
+ * Where a scan of page @pg (rows of one thread, ids and entry_seq
+ * ascending) starts: the first row at or above the lower bounds, or
+ * descending the last at or below the upper ones; a bisection, so that a
+ * walk seeking in a thread does not test the rows before.
+ */
+static int64_t
+cv_start(const struct cv_cursor *c, const struct cv_page *pg)
+{
+	int64_t lo = 0, hi = pg->n, mid;
+	const struct hwtr_cs_row *r;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		r = &pg->rows[mid];
+		if (c->desc ? r->v[CS_ID] <= c->id_hi &&
+		    r->v[CS_ENTRY_SEQ] <= c->seq_hi : r->v[CS_ID] < c->id_lo ||
+		    r->v[CS_ENTRY_SEQ] < c->seq_lo)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (c->desc ? lo - 1 : lo);
+}
+
 /* Next row of the pages (c->p_has, c->p_row). */
 static int
 cv_page_next(struct cv_cursor *c)
@@ -622,9 +753,13 @@ cv_page_next(struct cv_cursor *c)
 			if ((rc = cv_load_sym(c, c->pages)) != SQLITE_OK)
 				return (rc);
 			c->pg = &c->spg;
-		} else if ((rc = cv_load(c, c->pages, &c->pg)) != SQLITE_OK)
-			return (rc);
-		c->pi = c->desc ? c->pg->n - 1 : 0;
+			c->pi = c->desc ? c->pg->n - 1 : 0;
+		} else {
+			if ((rc = cv_load(c, c->pages, &c->pg)) != SQLITE_OK)
+				return (rc);
+			cv_pin(c, c->pg);
+			c->pi = cv_start(c, c->pg);
+		}
 	}
 }
 
@@ -816,15 +951,22 @@ cv_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 	c->id_lo = c->seq_lo = INT64_MIN;
 	c->id_hi = c->seq_hi = INT64_MAX;
 	c->has_thread = c->has_symbol = 0;
-	/* Pages decoded before a change are stale. */
+	/*
+	 * Pages decoded before a change are stale: one through this table,
+	 * by another connection, or by SQL on the storage tables.
+	 */
+	cv_pin(c, NULL);
 	(void)sqlite3_file_control(vt->db, "main", SQLITE_FCNTL_DATA_VERSION,
 	    &dver);
+	dver += (unsigned int)sqlite3_total_changes64(vt->db);
+	if (vt->cgen != vt->gen || vt->cdver != dver) {
+		for (i = 0; i < CV_NCACHE; i++)
+			vt->cache[i].id0 = -1;
+		vt->cgen = vt->gen;
+		vt->cdver = dver;
+	}
 	if (c->gen != vt->gen || c->dver != dver) {
-		for (i = 0; i < CV_NCACHE; i++) {
-			c->cache[i].id0 = -1;
-			if (c->sub != NULL)
-				c->sub->cache[i].id0 = -1;
-		}
+		c->own[0].id0 = c->own[1].id0 = -1;
 		c->gen = vt->gen;
 		c->dver = dver;
 		c->cl_id = INT64_MIN;
@@ -895,6 +1037,7 @@ cv_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 				return (rc);
 			if (pg != NULL && (k = cv_index(pg, c->id_lo)) >= 0 &&
 			    cv_row_ok(c, &pg->rows[k])) {
+				cv_pin(c, pg);
 				c->p_row = &pg->rows[k];
 				c->p_has = 1;
 			}
@@ -1030,10 +1173,8 @@ cv_caller(struct cv_cursor *c, const struct hwtr_cs_row *r,
 		return (cv_dberr(c));
 	}
 	if (!c->cl_has) {
-		if (c->sub == NULL && (rc = cv_open(&c->vt->base,
-		    (sqlite3_vtab_cursor **)&c->sub)) != SQLITE_OK)
-			return (rc);
-		if ((rc = cv_find(c->sub, pid, &pg)) != SQLITE_OK) {
+		/* (Not into the page being read: that one is pinned.) */
+		if ((rc = cv_find(c, pid, &pg)) != SQLITE_OK) {
 			c->cl_id = INT64_MIN;
 			return (rc);
 		}
@@ -1233,6 +1374,20 @@ cv_delete(struct cv_vtab *vt, int64_t id)
 	if ((rc = cv_find(c, id, &pg)) != SQLITE_OK || pg == NULL ||
 	    (k = cv_index(pg, id)) < 0)
 		goto out;
+	/* A copy: other cursors may be reading the table's. */
+	if (pg != &c->own[0]) {
+		if (c->own[0].rows == NULL && (c->own[0].rows =
+		    sqlite3_malloc64(HWTR_CS_PAGE * sizeof(*pg->rows))) == NULL) {
+			rc = SQLITE_NOMEM;
+			goto out;
+		}
+		memcpy(c->own[0].rows, pg->rows, (size_t)pg->n *
+		    sizeof(*pg->rows));
+		c->own[0].n = pg->n;
+		c->own[0].id0 = pg->id0;
+		pg->id0 = -1;
+		pg = &c->own[0];
+	}
 	if ((rc = cv_delete_sym(vt, &pg->rows[k])) != SQLITE_OK)
 		goto out;
 	memmove(&pg->rows[k], &pg->rows[k + 1], (size_t)(pg->n - k - 1) *
