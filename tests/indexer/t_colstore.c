@@ -317,6 +317,27 @@ ATF_TC_BODY(rows_read_back, tc)
 		    g.rows[n].v[CS_DEPTH];
 	ATF_REQUIRE_EQ(one(db, "SELECT count(*) FROM calls c JOIN calls p ON "
 	    "p.id = c.parent WHERE p.depth + 1 = c.depth"), want);
+	/*
+	 * Twelve cursors at once, each on a page of its own: more than the
+	 * table keeps decoded, so some read pages of their own.
+	 */
+	{
+		char q[2048];
+		size_t len;
+		int j;
+
+		len = (size_t)snprintf(q, sizeof(q), "SELECT sum(c12.depth) "
+		    "FROM calls c1");
+		for (j = 2; j <= 12; j++)
+			len += (size_t)snprintf(q + len, sizeof(q) - len,
+			    " JOIN calls c%d ON c%d.id = c%d.id + 1100", j, j,
+			    j - 1);
+		snprintf(q + len, sizeof(q) - len, " WHERE c1.id <= 20000");
+		for (want = 0, n = 0; n < 20000; n++)
+			if (n + 11 * 1100 < g.nrows)
+				want += g.rows[n + 11 * 1100].v[CS_DEPTH];
+		ATF_REQUIRE_EQ_MSG(one(db, q), want, "%s", q);
+	}
 	ATF_REQUIRE_EQ(one(db, "SELECT id FROM calls ORDER BY id LIMIT 1"), 1);
 	ATF_REQUIRE_EQ(one(db, "SELECT max(id) FROM calls"), g.nrows);
 	sqlite3_close(db);
