@@ -22,8 +22,11 @@
  *   otherwise [id range]       the pages of the range, or all.
  * Ids follow (thread, entry_seq), so that id order also serves ORDER BY
  * thread, entry_seq, id and the planner skips its sort (and LIMIT 1 reads
- * one page).  Decoded pages stay in a small cache per cursor, so that a
- * join on parent = id or a lookup per root reads a page once.
+ * one page).  Decoded pages stay in a small cache of the table, shared
+ * by its cursors, so that a join on parent = id, a lookup per root or the
+ * seeks of a walk read a page once.  The hidden columns caller_symbol and
+ * caller_ip come from the symbol copy's pages, or from a lookup of the
+ * parent.
  */
 
 #ifdef HWTR_SQLITE_EXTENSION

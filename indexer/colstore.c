@@ -15,11 +15,15 @@
  *   the raw columns, or their zstd frame.
  * The raw columns are, one column after the other, one LEB128 varint per
  * row, each the zigzag of a difference from what the row's other columns
- * or the row before predict (see cs_encode_cols): consecutive ids cost 0,
+ * or the row before predict (see cs_pred): consecutive ids cost 0,
  * entry positions a small delta, a call's exit the sum of its entry and
  * its length, so that most values are one byte and the same few bytes
  * repeat, which zstd then folds.  Measured on the valgrind captures of
- * gzip and python3: 5 to 8 bytes per call (docs/PERFORMANCE.md).
+ * gzip and python3: 4 to 6 bytes per call (docs/PERFORMANCE.md).
+ *
+ * The symbol copy's pages (calls_bysym, colsym.c) are coded the same way
+ * with another layout (struct cs_layout): the calls of one function,
+ * each column predicted from that function's call before.
  */
 
 #include <stdlib.h>
