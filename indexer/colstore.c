@@ -19,7 +19,7 @@
  * entry positions a small delta, a call's exit the sum of its entry and
  * its length, so that most values are one byte and the same few bytes
  * repeat, which zstd then folds.  Measured on the valgrind captures of
- * gzip and python3: 4 to 6 bytes per call (docs/PERFORMANCE.md).
+ * gzip and python3: pages of 3 to 6 bytes per call (docs/PERFORMANCE.md).
  *
  * The symbol copy's pages (calls_bysym, colsym.c) are coded the same way
  * with another layout (struct cs_layout): the calls of one function,
