@@ -15,15 +15,18 @@
  * pages hwtrace index wrote (calls_pages) with the rows SQL inserted
  * (calls_rows).  It reads only what its constraints need:
  *   id = ?                     one page, found by its first id;
- *   symbol = ?                 the ids of calls_bysym, then their pages;
+ *   symbol = ?                 the pages of its copy in calls_bysym;
  *   thread = ? [entry_seq range] [id range]
  *                              the pages of that thread and range, found
  *                              by (thread, seq0) and (thread, seq1);
  *   otherwise [id range]       the pages of the range, or all.
  * Ids follow (thread, entry_seq), so that id order also serves ORDER BY
  * thread, entry_seq, id and the planner skips its sort (and LIMIT 1 reads
- * one page).  Decoded pages stay in a small cache per cursor, so that a
- * join on parent = id or a lookup per root reads a page once.
+ * one page).  Decoded pages stay in a small cache of the table, shared
+ * by its cursors, so that a join on parent = id, a lookup per root or the
+ * seeks of a walk read a page once.  The hidden columns caller_symbol and
+ * caller_ip come from the symbol copy's pages, or from a lookup of the
+ * parent.
  */
 
 #ifdef HWTR_SQLITE_EXTENSION
@@ -48,19 +51,35 @@ SQLITE_EXTENSION_INIT3
 #define CV_THREAD	3
 #define CV_DESC		8
 
-#define CV_NCACHE	4
-
-struct cv_vtab {
-	sqlite3_vtab	base;
-	sqlite3		*db;
-	char		*name;		/* the table's, for its storage tables */
-	unsigned int	gen;		/* bumped by each change through it */
-};
+#define CV_NCACHE	8	/* decoded pages a table keeps */
+#define CV_NPOOL	24	/* idle statements a table keeps */
+#define CV_NHELD	20	/* statements a cursor holds, at most */
 
 struct cv_page {
 	int64_t		id0, thread, n;
 	struct hwtr_cs_row *rows;	/* HWTR_CS_PAGE */
 	unsigned long	used;
+	int		pins;		/* cursors reading it */
+};
+
+/*
+ * The table keeps the pages it decoded and the statements its cursors
+ * prepared, for the cursors after them: SQLite opens a cursor for each
+ * run of a statement, and a walk or a bisection runs one statement
+ * thousands of times, each wanting a page its predecessor decoded.
+ */
+struct cv_vtab {
+	sqlite3_vtab	base;
+	sqlite3		*db;
+	char		*name;		/* the table's, for its storage tables */
+	unsigned int	gen;		/* bumped by each change through it */
+	struct cv_page	cache[CV_NCACHE];
+	unsigned long	tick;
+	unsigned int	cgen, cdver;	/* what the cache is valid for */
+	struct {
+		const char	*tmpl;	/* its SQL before substitution */
+		sqlite3_stmt	*st;
+	}		pool[CV_NPOOL];
 };
 
 struct cv_cursor {
@@ -70,11 +89,19 @@ struct cv_cursor {
 	/* Bounds (inclusive) and equalities of this scan. */
 	int64_t		id_lo, id_hi, seq_lo, seq_hi, thread, symbol;
 	int		has_thread, has_symbol;
-	/* Cached pages; validity. */
-	struct cv_page	cache[CV_NCACHE];
-	unsigned long	tick;
+	/*
+	 * The table's page it reads (pinned), pages of its own when all of
+	 * the table's are pinned; validity of its caches.
+	 */
+	struct cv_page	*pin;
+	struct cv_page	own[2];
 	unsigned int	gen, dver;
-	/* Statements, prepared once per cursor. */
+	/* Statements, prepared or taken from the pool once per cursor. */
+	struct {
+		sqlite3_stmt	**stp;
+		const char	*tmpl;
+	}		held[CV_NHELD];
+	int		nheld;
 	sqlite3_stmt	*s_find;	/* the page holding an id */
 	sqlite3_stmt	*s_range[2];	/* pages by id0 range, asc / desc */
 	sqlite3_stmt	*s_tlo, *s_thi;	/* a thread's page bounds */
@@ -82,11 +109,10 @@ struct cv_cursor {
 	sqlite3_stmt	*s_rows[4][2];	/* calls_rows per plan and order */
 	/* The page source. */
 	int		plan;
-	sqlite3_stmt	*pages;		/* CV_SCAN / CV_THREAD: page rows */
+	sqlite3_stmt	*pages;		/* page rows (calls_bysym's: CV_SYM) */
 	struct cv_page	*pg;		/* the page being read */
 	int64_t		pi;		/* row index in it */
-	int64_t		*ids;		/* CV_SYM: one posting's ids */
-	size_t		nids, cids, ii;
+	struct cv_page	spg;		/* CV_SYM: a page of the symbol copy */
 	int		p_has;
 	const struct hwtr_cs_row *p_row;
 	/* The calls_rows source. */
@@ -96,6 +122,11 @@ struct cv_cursor {
 	char		*r_ek, *r_xk;
 	/* The current row: 1 from the pages, 2 from calls_rows. */
 	int		cur;
+	/* Callers of rows that do not hold them. */
+	sqlite3_stmt	*s_rcaller;
+	int64_t		cl_id;		/* the last caller looked up */
+	struct hwtr_cs_row cl_row;
+	int		cl_has;
 };
 
 static char *
@@ -126,7 +157,7 @@ cv_init(sqlite3 *db, int create, int argc, const char *const *argv,
 {
 	struct cv_vtab *vt;
 	char *sql;
-	int rc;
+	int rc, i;
 
 	if (argc != 3) {
 		*errp = sqlite3_mprintf("hwtr_calls takes no arguments");
@@ -149,6 +180,8 @@ cv_init(sqlite3 *db, int create, int argc, const char *const *argv,
 		return (SQLITE_NOMEM);
 	memset(vt, 0, sizeof(*vt));
 	vt->db = db;
+	for (i = 0; i < CV_NCACHE; i++)
+		vt->cache[i].id0 = -1;
 	if ((vt->name = sqlite3_mprintf("%s", argv[2])) == NULL) {
 		sqlite3_free(vt);
 		return (SQLITE_NOMEM);
@@ -173,11 +206,27 @@ cv_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 	return (cv_init(db, 0, argc, argv, vtp, errp));
 }
 
+/* The pooled statements go (before the storage tables may). */
+static void
+cv_pool_free(struct cv_vtab *vt)
+{
+	int i;
+
+	for (i = 0; i < CV_NPOOL; i++) {
+		sqlite3_finalize(vt->pool[i].st);
+		vt->pool[i].st = NULL;
+	}
+}
+
 static int
 cv_disconnect(sqlite3_vtab *vtab)
 {
 	struct cv_vtab *vt = (struct cv_vtab *)vtab;
+	int i;
 
+	cv_pool_free(vt);
+	for (i = 0; i < CV_NCACHE; i++)
+		sqlite3_free(vt->cache[i].rows);
 	sqlite3_free(vt->name);
 	sqlite3_free(vt);
 	return (SQLITE_OK);
@@ -195,6 +244,7 @@ cv_destroy(sqlite3_vtab *vtab)
 	    vt->name, vt->name, vt->name);
 	if (sql == NULL)
 		return (SQLITE_NOMEM);
+	cv_pool_free(vt);
 	rc = sqlite3_exec(vt->db, sql, NULL, NULL, NULL);
 	sqlite3_free(sql);
 	if (rc == SQLITE_OK)
@@ -364,39 +414,52 @@ cv_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **curp)
 	memset(c, 0, sizeof(*c));
 	c->vt = (struct cv_vtab *)vtab;
 	c->eof = 1;
-	for (i = 0; i < CV_NCACHE; i++) {
-		c->cache[i].id0 = -1;
-		c->cache[i].rows = sqlite3_malloc64(HWTR_CS_PAGE *
-		    sizeof(struct hwtr_cs_row));
-		if (c->cache[i].rows == NULL) {
-			while (i-- > 0)
-				sqlite3_free(c->cache[i].rows);
-			sqlite3_free(c);
-			return (SQLITE_NOMEM);
-		}
-	}
+	c->cl_id = INT64_MIN;
+	for (i = 0; i < 2; i++)
+		c->own[i].id0 = -1;
 	*curp = &c->base;
 	return (SQLITE_OK);
+}
+
+/* Pin page @pg (NULL: none) for cursor @c, instead of the one before. */
+static void
+cv_pin(struct cv_cursor *c, struct cv_page *pg)
+{
+	if (c->pin == pg)
+		return;
+	if (c->pin != NULL)
+		c->pin->pins--;
+	if ((c->pin = pg) != NULL)
+		pg->pins++;
 }
 
 static int
 cv_close(sqlite3_vtab_cursor *cur)
 {
 	struct cv_cursor *c = (struct cv_cursor *)cur;
+	struct cv_vtab *vt = c->vt;
 	int i, j;
 
-	for (i = 0; i < CV_NCACHE; i++)
-		sqlite3_free(c->cache[i].rows);
-	sqlite3_finalize(c->s_find);
-	sqlite3_finalize(c->s_tlo);
-	sqlite3_finalize(c->s_thi);
-	for (i = 0; i < 2; i++) {
-		sqlite3_finalize(c->s_range[i]);
-		sqlite3_finalize(c->s_sym[i]);
-		for (j = 0; j < 4; j++)
-			sqlite3_finalize(c->s_rows[j][i]);
+	cv_pin(c, NULL);
+	/* Its statements go back to the table's pool, or go. */
+	for (i = 0; i < c->nheld; i++) {
+		sqlite3_stmt *st = *c->held[i].stp;
+
+		if (st == NULL)
+			continue;
+		sqlite3_reset(st);
+		sqlite3_clear_bindings(st);
+		for (j = 0; j < CV_NPOOL && vt->pool[j].st != NULL; j++)
+			;
+		if (j < CV_NPOOL) {
+			vt->pool[j].tmpl = c->held[i].tmpl;
+			vt->pool[j].st = st;
+		} else
+			sqlite3_finalize(st);
 	}
-	sqlite3_free(c->ids);
+	for (i = 0; i < 2; i++)
+		sqlite3_free(c->own[i].rows);
+	sqlite3_free(c->spg.rows);
 	sqlite3_free(c->r_ek);
 	sqlite3_free(c->r_xk);
 	sqlite3_free(c);
@@ -417,42 +480,94 @@ cv_dberr(struct cv_cursor *c)
 	return (cv_err(c, "%s: %s", sqlite3_errmsg(c->vt->db)));
 }
 
-/* Prepare @sql (with "%1$s" for the table name) into *@stp once. */
+/*
+ * Prepare @sql (a literal, with "%1$s" for the table name) into *@stp (a
+ * statement field of @c) once: from the table's pool when one is idle.
+ */
 static int
 cv_prep(struct cv_cursor *c, sqlite3_stmt **stp, const char *sql)
 {
+	struct cv_vtab *vt = c->vt;
 	char *s;
-	int rc;
+	int rc, i;
 
 	if (*stp != NULL) {
 		sqlite3_reset(*stp);
 		sqlite3_clear_bindings(*stp);
 		return (SQLITE_OK);
 	}
-	if ((s = cv_subst(sql, c->vt->name)) == NULL)
-		return (SQLITE_NOMEM);
-	rc = sqlite3_prepare_v2(c->vt->db, s, -1, stp, NULL);
-	sqlite3_free(s);
-	return (rc == SQLITE_OK ? rc : cv_dberr(c));
+	if (c->nheld == CV_NHELD)
+		return (cv_err(c, "%s: %s", "too many statements"));
+	for (i = 0; i < CV_NPOOL; i++)
+		if (vt->pool[i].st != NULL && vt->pool[i].tmpl == sql) {
+			*stp = vt->pool[i].st;
+			vt->pool[i].st = NULL;
+			break;
+		}
+	if (*stp == NULL) {
+		if ((s = cv_subst(sql, vt->name)) == NULL)
+			return (SQLITE_NOMEM);
+		rc = sqlite3_prepare_v2(vt->db, s, -1, stp, NULL);
+		sqlite3_free(s);
+		if (rc != SQLITE_OK)
+			return (cv_dberr(c));
+	}
+	c->held[c->nheld].stp = stp;
+	c->held[c->nheld++].tmpl = sql;
+	return (SQLITE_OK);
+}
+
+/*
+ * A slot for a page to decode: the table's least recently used one that
+ * no cursor reads, else one of @c's own (not the one it reads).  NULL when
+ * memory ran out.
+ */
+static struct cv_page *
+cv_slot(struct cv_cursor *c)
+{
+	struct cv_vtab *vt = c->vt;
+	struct cv_page *pg = NULL;
+	int i;
+
+	for (i = 0; i < CV_NCACHE; i++)
+		if (vt->cache[i].pins == 0 && (pg == NULL ||
+		    vt->cache[i].used < pg->used))
+			pg = &vt->cache[i];
+	if (pg == NULL)
+		pg = c->pin == &c->own[0] ? &c->own[1] : &c->own[0];
+	if (pg->rows == NULL && (pg->rows = sqlite3_malloc64(HWTR_CS_PAGE *
+	    sizeof(struct hwtr_cs_row))) == NULL)
+		return (NULL);
+	return (pg);
+}
+
+/* The page of first id @id0 among the decoded ones, or NULL. */
+static struct cv_page *
+cv_cached(struct cv_cursor *c, int64_t id0)
+{
+	int i;
+
+	for (i = 0; i < CV_NCACHE; i++)
+		if (c->vt->cache[i].id0 == id0)
+			return (&c->vt->cache[i]);
+	for (i = 0; i < 2; i++)
+		if (c->own[i].id0 == id0)
+			return (&c->own[i]);
+	return (NULL);
 }
 
 /* Decode the page row at @st's columns 0-4 into a cache slot. */
 static int
 cv_load(struct cv_cursor *c, sqlite3_stmt *st, struct cv_page **pgp)
 {
-	struct cv_page *pg = NULL;
+	struct cv_page *pg;
 	const char *why;
 	int64_t id0 = sqlite3_column_int64(st, 0);
-	int i;
 
-	for (i = 0; i < CV_NCACHE; i++)
-		if (c->cache[i].id0 == id0) {
-			pg = &c->cache[i];
-			goto out;
-		}
-	for (i = 0; i < CV_NCACHE; i++)
-		if (pg == NULL || c->cache[i].used < pg->used)
-			pg = &c->cache[i];
+	if ((pg = cv_cached(c, id0)) != NULL)
+		goto out;
+	if ((pg = cv_slot(c)) == NULL)
+		return (SQLITE_NOMEM);
 	pg->id0 = -1;
 	pg->thread = sqlite3_column_int64(st, 1);
 	pg->n = sqlite3_column_int64(st, 2);
@@ -470,8 +585,38 @@ cv_load(struct cv_cursor *c, sqlite3_stmt *st, struct cv_page **pgp)
 	}
 	pg->id0 = id0;
 out:
-	pg->used = ++c->tick;
+	pg->used = ++c->vt->tick;
 	*pgp = pg;
+	return (SQLITE_OK);
+}
+
+/* Decode the calls_bysym row at @st's columns 0-3 into c->spg. */
+static int
+cv_load_sym(struct cv_cursor *c, sqlite3_stmt *st)
+{
+	struct cv_page *pg = &c->spg;
+	const char *why;
+
+	if (pg->rows == NULL && (pg->rows = sqlite3_malloc64(HWTR_CS_PAGE *
+	    sizeof(struct hwtr_cs_row))) == NULL)
+		return (SQLITE_NOMEM);
+	pg->id0 = sqlite3_column_int64(st, 0);
+	pg->thread = sqlite3_column_int64(st, 1);
+	pg->n = sqlite3_column_int64(st, 2);
+	if (hwtr_cs_sym_decode(sqlite3_column_blob(st, 3),
+	    (size_t)sqlite3_column_bytes(st, 3), c->symbol, pg->id0,
+	    pg->thread, pg->n, pg->rows, &why) < 0) {
+		char where[64];
+
+		pg->n = 0;
+		snprintf(where, sizeof(where), "%lld from id %lld",
+		    (long long)c->symbol, (long long)pg->id0);
+		sqlite3_free(c->vt->base.zErrMsg);
+		c->vt->base.zErrMsg = sqlite3_mprintf("%s: corrupt page of "
+		    "symbol %s in %s_bysym: %s", c->vt->name, where,
+		    c->vt->name, why);
+		return (SQLITE_CORRUPT_VTAB);
+	}
 	return (SQLITE_OK);
 }
 
@@ -479,6 +624,7 @@ out:
 static int
 cv_find(struct cv_cursor *c, int64_t id, struct cv_page **pgp)
 {
+	struct cv_page *pg;
 	int i, rc;
 
 	*pgp = NULL;
@@ -486,13 +632,15 @@ cv_find(struct cv_cursor *c, int64_t id, struct cv_page **pgp)
 	 * A page holds ids from its id0 to its last row's (the next thread's
 	 * ids may start before id0 + HWTR_CS_PAGE).
 	 */
-	for (i = 0; i < CV_NCACHE; i++)
-		if (c->cache[i].id0 >= 0 && c->cache[i].id0 <= id &&
-		    id <= c->cache[i].rows[c->cache[i].n - 1].v[CS_ID]) {
-			c->cache[i].used = ++c->tick;
-			*pgp = &c->cache[i];
+	for (i = 0; i < CV_NCACHE + 2; i++) {
+		pg = i < CV_NCACHE ? &c->vt->cache[i] : &c->own[i - CV_NCACHE];
+		if (pg->id0 >= 0 && pg->id0 <= id &&
+		    id <= pg->rows[pg->n - 1].v[CS_ID]) {
+			pg->used = ++c->vt->tick;
+			*pgp = pg;
 			return (SQLITE_OK);
 		}
+	}
 	if ((rc = cv_prep(c, &c->s_find, "SELECT id0, thread, n, seq0, data "
 	    "FROM \"%1$s_pages\" WHERE id0 <= ?1 ORDER BY id0 DESC LIMIT 1")) !=
 	    SQLITE_OK)
@@ -542,6 +690,31 @@ cv_row_ok(const struct cv_cursor *c, const struct hwtr_cs_row *r)
 	return (1);
 }
 
+/*
+ * Where a scan of page @pg (rows of one thread, ids and entry_seq
+ * ascending) starts: the first row at or above the lower bounds, or
+ * descending the last at or below the upper ones; a bisection, so that a
+ * walk seeking in a thread does not test the rows before.
+ */
+static int64_t
+cv_start(const struct cv_cursor *c, const struct cv_page *pg)
+{
+	int64_t lo = 0, hi = pg->n, mid;
+	const struct hwtr_cs_row *r;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		r = &pg->rows[mid];
+		if (c->desc ? r->v[CS_ID] <= c->id_hi &&
+		    r->v[CS_ENTRY_SEQ] <= c->seq_hi : r->v[CS_ID] < c->id_lo ||
+		    r->v[CS_ENTRY_SEQ] < c->seq_lo)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (c->desc ? lo - 1 : lo);
+}
+
 /* Next row of the pages (c->p_has, c->p_row). */
 static int
 cv_page_next(struct cv_cursor *c)
@@ -550,42 +723,6 @@ cv_page_next(struct cv_cursor *c)
 
 	c->p_has = 0;
 	for (;;) {
-		if (c->plan == CV_SYM) {
-			struct cv_page *pg;
-			int64_t id, k;
-			const char *why;
-
-			if (c->ii >= c->nids) {
-				const void *b;
-
-				rc = sqlite3_step(c->pages);
-				if (rc == SQLITE_DONE)
-					return (SQLITE_OK);
-				if (rc != SQLITE_ROW)
-					return (cv_dberr(c));
-				b = sqlite3_column_blob(c->pages, 1);
-				if (hwtr_cs_postings(b, (size_t)
-				    sqlite3_column_bytes(c->pages, 1),
-				    sqlite3_column_int64(c->pages, 0), c->ids,
-				    c->cids, &c->nids, &why) < 0)
-					return (cv_err(c, "%s: corrupt symbol "
-					    "index: %s", why));
-				c->ii = 0;
-				continue;
-			}
-			id = c->ids[c->desc ? c->nids - 1 - c->ii : c->ii];
-			c->ii++;
-			if (id < c->id_lo || id > c->id_hi)
-				continue;
-			if ((rc = cv_find(c, id, &pg)) != SQLITE_OK)
-				return (rc);
-			if (pg == NULL || (k = cv_index(pg, id)) < 0 ||
-			    !cv_row_ok(c, &pg->rows[k]))
-				continue;
-			c->p_row = &pg->rows[k];
-			c->p_has = 1;
-			return (SQLITE_OK);
-		}
 		if (c->pg != NULL && c->pi >= 0 && c->pi < c->pg->n) {
 			const struct hwtr_cs_row *r = &c->pg->rows[c->pi];
 
@@ -605,9 +742,27 @@ cv_page_next(struct cv_cursor *c)
 		}
 		if (rc != SQLITE_ROW)
 			return (cv_dberr(c));
-		if ((rc = cv_load(c, c->pages, &c->pg)) != SQLITE_OK)
-			return (rc);
-		c->pi = c->desc ? c->pg->n - 1 : 0;
+		if (c->plan == CV_SYM) {
+			/* A page of the copy: its thread and first id. */
+			int64_t id0 = sqlite3_column_int64(c->pages, 0);
+
+			if ((c->has_thread && sqlite3_column_int64(c->pages, 1) !=
+			    c->thread) || (c->desc && id0 > c->id_hi))
+				continue;
+			if (!c->desc && id0 > c->id_hi) {
+				c->pg = NULL;
+				return (SQLITE_OK);
+			}
+			if ((rc = cv_load_sym(c, c->pages)) != SQLITE_OK)
+				return (rc);
+			c->pg = &c->spg;
+			c->pi = c->desc ? c->pg->n - 1 : 0;
+		} else {
+			if ((rc = cv_load(c, c->pages, &c->pg)) != SQLITE_OK)
+				return (rc);
+			cv_pin(c, c->pg);
+			c->pi = cv_start(c, c->pg);
+		}
 	}
 }
 
@@ -794,20 +949,30 @@ cv_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 	c->pages = NULL;
 	c->rows = NULL;
 	c->pg = NULL;
-	c->nids = c->ii = 0;
 	c->plan = idxnum & 7;
 	c->desc = (idxnum & CV_DESC) != 0;
 	c->id_lo = c->seq_lo = INT64_MIN;
 	c->id_hi = c->seq_hi = INT64_MAX;
 	c->has_thread = c->has_symbol = 0;
-	/* Pages decoded before a change are stale. */
+	/*
+	 * Pages decoded before a change are stale: one through this table,
+	 * by another connection, or by SQL on the storage tables.
+	 */
+	cv_pin(c, NULL);
 	(void)sqlite3_file_control(vt->db, "main", SQLITE_FCNTL_DATA_VERSION,
 	    &dver);
-	if (c->gen != vt->gen || c->dver != dver) {
+	dver += (unsigned int)sqlite3_total_changes64(vt->db);
+	if (vt->cgen != vt->gen || vt->cdver != dver) {
 		for (i = 0; i < CV_NCACHE; i++)
-			c->cache[i].id0 = -1;
+			vt->cache[i].id0 = -1;
+		vt->cgen = vt->gen;
+		vt->cdver = dver;
+	}
+	if (c->gen != vt->gen || c->dver != dver) {
+		c->own[0].id0 = c->own[1].id0 = -1;
 		c->gen = vt->gen;
 		c->dver = dver;
+		c->cl_id = INT64_MIN;
 	}
 	for (i = 0; i < argc && idxstr != NULL && idxstr[2 * i] != '\0'; i++) {
 		char col = idxstr[2 * i], op = idxstr[2 * i + 1];
@@ -875,6 +1040,7 @@ cv_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 				return (rc);
 			if (pg != NULL && (k = cv_index(pg, c->id_lo)) >= 0 &&
 			    cv_row_ok(c, &pg->rows[k])) {
+				cv_pin(c, pg);
 				c->p_row = &pg->rows[k];
 				c->p_has = 1;
 			}
@@ -910,17 +1076,11 @@ range:
 			return (rc);
 		break;
 	case CV_SYM:
-		if (c->ids == NULL) {
-			c->cids = 65536 + HWTR_CS_PAGE;
-			c->ids = sqlite3_malloc64(c->cids * sizeof(*c->ids));
-			if (c->ids == NULL)
-				return (SQLITE_NOMEM);
-		}
 		if ((rc = cv_prep(c, &c->s_sym[c->desc], c->desc ?
-		    "SELECT id0, data FROM \"%1$s_bysym\" WHERE symbol = ?1 "
-		    "ORDER BY symbol DESC, id0 DESC" :
-		    "SELECT id0, data FROM \"%1$s_bysym\" WHERE symbol = ?1 "
-		    "ORDER BY symbol, id0")) != SQLITE_OK)
+		    "SELECT id0, thread, n, data FROM \"%1$s_bysym\" WHERE "
+		    "symbol = ?1 ORDER BY symbol DESC, id0 DESC" :
+		    "SELECT id0, thread, n, data FROM \"%1$s_bysym\" WHERE "
+		    "symbol = ?1 ORDER BY symbol, id0")) != SQLITE_OK)
 			return (rc);
 		c->pages = c->s_sym[c->desc];
 		sqlite3_bind_int64(c->pages, 1, c->symbol);
@@ -973,14 +1133,93 @@ cv_eof(sqlite3_vtab_cursor *cur)
 	return (((struct cv_cursor *)cur)->eof);
 }
 
+/*
+ * The parent of @r, for the caller columns of a row that does not hold
+ * them (of a page, or of calls_rows): from calls_rows, else from its page
+ * (read by a cursor of its own); *@pp NULL when it has none or it is not
+ * there.
+ */
+static int
+cv_caller(struct cv_cursor *c, const struct hwtr_cs_row *r,
+    const struct hwtr_cs_row **pp)
+{
+	struct cv_page *pg;
+	int64_t pid = r->v[CS_PARENT], k;
+	int rc;
+
+	*pp = NULL;
+	if (r->nul & (1u << CS_PARENT))
+		return (SQLITE_OK);
+	if (c->cl_id == pid) {
+		*pp = c->cl_has ? &c->cl_row : NULL;
+		return (SQLITE_OK);
+	}
+	c->cl_id = pid;
+	c->cl_has = 0;
+	memset(&c->cl_row, 0, sizeof(c->cl_row));
+	if ((rc = cv_prep(c, &c->s_rcaller, "SELECT symbol, func_ip FROM "
+	    "\"%1$s_rows\" WHERE id = ?1")) != SQLITE_OK)
+		return (rc);
+	sqlite3_bind_int64(c->s_rcaller, 1, pid);
+	rc = sqlite3_step(c->s_rcaller);
+	if (rc == SQLITE_ROW) {
+		if (sqlite3_column_type(c->s_rcaller, 0) == SQLITE_NULL)
+			c->cl_row.nul |= 1u << CS_SYMBOL;
+		c->cl_row.v[CS_SYMBOL] = sqlite3_column_int64(c->s_rcaller, 0);
+		c->cl_row.v[CS_FUNC_IP] = sqlite3_column_int64(c->s_rcaller,
+		    1);
+		c->cl_has = 1;
+	}
+	sqlite3_reset(c->s_rcaller);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		c->cl_id = INT64_MIN;
+		return (cv_dberr(c));
+	}
+	if (!c->cl_has) {
+		/* (Not into the page being read: that one is pinned.) */
+		if ((rc = cv_find(c, pid, &pg)) != SQLITE_OK) {
+			c->cl_id = INT64_MIN;
+			return (rc);
+		}
+		if (pg != NULL && (k = cv_index(pg, pid)) >= 0) {
+			c->cl_row = pg->rows[k];
+			c->cl_has = 1;
+		}
+	}
+	*pp = c->cl_has ? &c->cl_row : NULL;
+	return (SQLITE_OK);
+}
+
 static int
 cv_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
 	struct cv_cursor *c = (struct cv_cursor *)cur;
 	const struct hwtr_cs_row *r = c->cur == 1 ? c->p_row : &c->r_row;
 
-	if (col < 0 || col >= CS_NCOLS)
+	if (col < 0 || col >= CS_XNCOLS)
 		return (SQLITE_OK);
+	if (col == CS_CALLER_SYMBOL || col == CS_CALLER_IP) {
+		const struct hwtr_cs_row *p;
+		int rc;
+
+		/* The symbol copy holds them; others look their parent up. */
+		if (c->cur == 1 && c->plan == CV_SYM) {
+			if ((r->nul >> col) & 1)
+				sqlite3_result_null(ctx);
+			else
+				sqlite3_result_int64(ctx, r->v[col]);
+			return (SQLITE_OK);
+		}
+		if ((rc = cv_caller(c, r, &p)) != SQLITE_OK)
+			return (rc);
+		if (p == NULL || (col == CS_CALLER_SYMBOL &&
+		    (p->nul & (1u << CS_SYMBOL))))
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_int64(ctx, p->v[col == CS_CALLER_SYMBOL ?
+			    CS_SYMBOL : CS_FUNC_IP]);
+		return (SQLITE_OK);
+	}
 	if (col == CS_ENTRY_KIND || col == CS_EXIT_KIND) {
 		const char *s;
 
@@ -1028,9 +1267,95 @@ cv_exec_id(struct cv_vtab *vt, const char *sql, int64_t id, int *rowp)
 	return (rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc);
 }
 
+/* Prepare @sql (table name substituted) on @vt's database into *@stp. */
+static int
+cv_prep_vt(struct cv_vtab *vt, sqlite3_stmt **stp, const char *sql)
+{
+	char *s;
+	int rc;
+
+	if ((s = cv_subst(sql, vt->name)) == NULL)
+		return (SQLITE_NOMEM);
+	rc = sqlite3_prepare_v2(vt->db, s, -1, stp, NULL);
+	sqlite3_free(s);
+	return (rc);
+}
+
+/*
+ * Delete call @r (of a page) from the symbol copy: its page there is
+ * written again without it, or goes.
+ */
+static int
+cv_delete_sym(struct cv_vtab *vt, const struct hwtr_cs_row *r)
+{
+	sqlite3_stmt *st = NULL, *up = NULL;
+	struct hwtr_cs_row *rows = NULL;
+	uint8_t *blob = NULL;
+	const char *why;
+	int64_t n, k, rowid;
+	size_t len;
+	int rc;
+
+	if (r->nul & (1u << CS_SYMBOL))
+		return (SQLITE_OK);
+	if ((rc = cv_prep_vt(vt, &st, "SELECT rowid, id0, thread, n, data "
+	    "FROM \"%1$s_bysym\" WHERE symbol = ?1 AND id0 <= ?2 ORDER BY "
+	    "symbol DESC, id0 DESC LIMIT 1")) != SQLITE_OK)
+		return (rc);
+	sqlite3_bind_int64(st, 1, r->v[CS_SYMBOL]);
+	sqlite3_bind_int64(st, 2, r->v[CS_ID]);
+	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+		goto out;
+	}
+	rowid = sqlite3_column_int64(st, 0);
+	n = sqlite3_column_int64(st, 3);
+	if ((rows = sqlite3_malloc64(HWTR_CS_PAGE * sizeof(*rows))) == NULL) {
+		rc = SQLITE_NOMEM;
+		goto out;
+	}
+	if (hwtr_cs_sym_decode(sqlite3_column_blob(st, 4),
+	    (size_t)sqlite3_column_bytes(st, 4), r->v[CS_SYMBOL],
+	    sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), n, rows,
+	    &why) < 0) {
+		rc = SQLITE_CORRUPT_VTAB;
+		goto out;
+	}
+	for (k = 0; k < n && rows[k].v[CS_ID] != r->v[CS_ID]; k++)
+		;
+	rc = SQLITE_OK;
+	if (k == n)
+		goto out;
+	memmove(&rows[k], &rows[k + 1], (size_t)(n - k - 1) * sizeof(*rows));
+	if (--n == 0)
+		rc = cv_prep_vt(vt, &up, "DELETE FROM \"%1$s_bysym\" WHERE "
+		    "rowid = ?1");
+	else if (hwtr_cs_sym_encode(rows, (size_t)n, &blob, &len) < 0)
+		rc = SQLITE_NOMEM;
+	else
+		rc = cv_prep_vt(vt, &up, "UPDATE \"%1$s_bysym\" SET id0 = ?2, "
+		    "n = ?3, data = ?4 WHERE rowid = ?1");
+	if (rc != SQLITE_OK)
+		goto out;
+	sqlite3_bind_int64(up, 1, rowid);
+	if (n > 0) {
+		sqlite3_bind_int64(up, 2, rows[0].v[CS_ID]);
+		sqlite3_bind_int64(up, 3, n);
+		sqlite3_bind_blob(up, 4, blob, (int)len, SQLITE_STATIC);
+	}
+	rc = sqlite3_step(up);
+	rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+out:
+	sqlite3_finalize(st);
+	sqlite3_finalize(up);
+	sqlite3_free(rows);
+	free(blob);
+	return (rc);
+}
+
 /*
  * Delete id @id: from calls_rows, or from its page, which is written again
- * without it (its symbol index entry then finds nothing).
+ * without it, and from the symbol copy.
  */
 static int
 cv_delete(struct cv_vtab *vt, int64_t id)
@@ -1051,6 +1376,22 @@ cv_delete(struct cv_vtab *vt, int64_t id)
 		return (rc);
 	if ((rc = cv_find(c, id, &pg)) != SQLITE_OK || pg == NULL ||
 	    (k = cv_index(pg, id)) < 0)
+		goto out;
+	/* A copy: other cursors may be reading the table's. */
+	if (pg != &c->own[0]) {
+		if (c->own[0].rows == NULL && (c->own[0].rows =
+		    sqlite3_malloc64(HWTR_CS_PAGE * sizeof(*pg->rows))) == NULL) {
+			rc = SQLITE_NOMEM;
+			goto out;
+		}
+		memcpy(c->own[0].rows, pg->rows, (size_t)pg->n *
+		    sizeof(*pg->rows));
+		c->own[0].n = pg->n;
+		c->own[0].id0 = pg->id0;
+		pg->id0 = -1;
+		pg = &c->own[0];
+	}
+	if ((rc = cv_delete_sym(vt, &pg->rows[k])) != SQLITE_OK)
 		goto out;
 	memmove(&pg->rows[k], &pg->rows[k + 1], (size_t)(pg->n - k - 1) *
 	    sizeof(*pg->rows));

@@ -15,11 +15,15 @@
  *   the raw columns, or their zstd frame.
  * The raw columns are, one column after the other, one LEB128 varint per
  * row, each the zigzag of a difference from what the row's other columns
- * or the row before predict (see cs_encode_cols): consecutive ids cost 0,
+ * or the row before predict (see cs_pred): consecutive ids cost 0,
  * entry positions a small delta, a call's exit the sum of its entry and
  * its length, so that most values are one byte and the same few bytes
  * repeat, which zstd then folds.  Measured on the valgrind captures of
- * gzip and python3: 5 to 8 bytes per call (docs/PERFORMANCE.md).
+ * gzip and python3: pages of 3 to 6 bytes per call (docs/PERFORMANCE.md).
+ *
+ * The symbol copy's pages (calls_bysym, colsym.c) are coded the same way
+ * with another layout (struct cs_layout): the calls of one function,
+ * each column predicted from that function's call before.
  */
 
 #include <stdlib.h>
@@ -40,8 +44,6 @@ const char *const hwtr_cs_exit_kinds[] = { "return", "unwind", "end", NULL };
 			 (1u << CS_CALL_IP) | (1u << CS_ENTRY_TSC) |	\
 			 (1u << CS_EXIT_TSC) | (1u << CS_ENTRY_NS) |	\
 			 (1u << CS_EXIT_NS))
-/* Columns in a page: every one but thread (the page's). */
-#define CS_PAGE_COLS	(CS_NCOLS - 1)
 
 int
 hwtr_cs_kind(const char *const *kinds, const char *name)
@@ -101,23 +103,47 @@ cs_get(const uint8_t **pp, const uint8_t *end, uint64_t *up)
 #define U(r, c)		((uint64_t)(r)->v[c])
 #define ISNUL(r, c)	(((r)->nul >> (c)) & 1)
 
-/*
- * The value stored for column @c of row @r, given the row before's state
- * (@st: what the rows before left in this column: previous id, entry
- * position, entry instruction, depth, times, ns offsets).  The decoder
- * computes the same prediction from the columns it has already decoded:
- * a column depends only on its own state and on the row's columns stored
- * before it (the order of cs_order[]).
- */
 struct cs_state {
 	uint64_t	id, seq, insn, depth, tsc, xtsc, noff, xnoff;
+	/* The symbol copy's: the same function's call before. */
+	uint64_t	iseq, dins, dseq, fip, cip, csym, cip2, par;
+	int		has_par;
 };
 
-static const int cs_order[CS_PAGE_COLS] = {
+/*
+ * A layout: which columns a blob stores, in what order, and whether they
+ * are predicted as in a page (rows of one thread in id order) or as in
+ * the symbol copy (calls of one function: like the call before).
+ */
+struct cs_layout {
+	int		ncols, sym;
+	const int	*order;
+	uint32_t	nullable;
+};
+
+static const int cs_order[] = {
 	CS_ID, CS_ENTRY_SEQ, CS_BLOCKS, CS_EXIT_SEQ, CS_ENTRY_INSN, CS_INSNS,
 	CS_EXIT_INSN, CS_SELF_INSNS, CS_DEPTH, CS_PARENT, CS_SYMBOL,
 	CS_FUNC_IP, CS_CALL_IP, CS_ENTRY_KIND, CS_ENTRY_TSC, CS_EXIT_TSC,
 	CS_ENTRY_NS, CS_EXIT_NS, CS_EXIT_KIND
+};
+
+/* The symbol copy: no thread nor symbol (its row's), the callers. */
+static const int cs_sym_order[] = {
+	CS_ID, CS_ENTRY_SEQ, CS_BLOCKS, CS_EXIT_SEQ, CS_ENTRY_INSN, CS_INSNS,
+	CS_EXIT_INSN, CS_SELF_INSNS, CS_DEPTH, CS_PARENT, CS_FUNC_IP,
+	CS_CALL_IP, CS_CALLER_SYMBOL, CS_CALLER_IP, CS_ENTRY_KIND,
+	CS_ENTRY_TSC, CS_EXIT_TSC, CS_ENTRY_NS, CS_EXIT_NS, CS_EXIT_KIND
+};
+
+static const struct cs_layout cs_page_layout = {
+	(int)(sizeof(cs_order) / sizeof(cs_order[0])), 0, cs_order,
+	CS_NULLABLE
+};
+static const struct cs_layout cs_sym_layout = {
+	(int)(sizeof(cs_sym_order) / sizeof(cs_sym_order[0])), 1,
+	cs_sym_order,
+	CS_NULLABLE | (1u << CS_CALLER_SYMBOL) | (1u << CS_CALLER_IP)
 };
 
 static void
@@ -130,7 +156,8 @@ cs_state_init(struct cs_state *st, int64_t id0, int64_t seq0)
 
 /* The prediction for column @c of @r (from @r's earlier columns, @st). */
 static uint64_t
-cs_pred(int c, const struct hwtr_cs_row *r, const struct cs_state *st)
+cs_pred(int c, const struct hwtr_cs_row *r, const struct cs_state *st,
+    int sym)
 {
 	switch (c) {
 	case CS_ID:
@@ -140,6 +167,15 @@ cs_pred(int c, const struct hwtr_cs_row *r, const struct cs_state *st)
 	case CS_EXIT_SEQ:
 		return (U(r, CS_ENTRY_SEQ) + U(r, CS_BLOCKS));
 	case CS_ENTRY_INSN:
+		/*
+		 * The symbol copy: as many instructions a block as between
+		 * the two calls before.
+		 */
+		if (sym && st->dseq > 0 && U(r, CS_ENTRY_SEQ) > st->iseq &&
+		    st->dins < (1ULL << 40))
+			return (st->insn + (uint64_t)((unsigned __int128)
+			    (U(r, CS_ENTRY_SEQ) - st->iseq) * st->dins /
+			    st->dseq));
 		return (st->insn);
 	case CS_EXIT_INSN:
 		return (U(r, CS_ENTRY_INSN) + U(r, CS_INSNS));
@@ -149,8 +185,14 @@ cs_pred(int c, const struct hwtr_cs_row *r, const struct cs_state *st)
 		return (st->depth);
 	case CS_PARENT:
 		return (U(r, CS_ID));
+	case CS_FUNC_IP:
+		return (sym ? st->fip : 0);
 	case CS_CALL_IP:
-		return (U(r, CS_FUNC_IP));
+		return (sym ? st->cip : U(r, CS_FUNC_IP));
+	case CS_CALLER_SYMBOL:
+		return (st->csym);
+	case CS_CALLER_IP:
+		return (st->cip2);
 	case CS_ENTRY_TSC:
 		return (st->tsc);
 	case CS_EXIT_TSC:
@@ -178,10 +220,32 @@ cs_advance(int c, const struct hwtr_cs_row *r, struct cs_state *st)
 		st->seq = U(r, CS_ENTRY_SEQ);
 		break;
 	case CS_ENTRY_INSN:
+		st->dins = U(r, CS_ENTRY_INSN) - st->insn;
+		st->dseq = U(r, CS_ENTRY_SEQ) - st->iseq;
 		st->insn = U(r, CS_ENTRY_INSN);
+		st->iseq = U(r, CS_ENTRY_SEQ);
 		break;
 	case CS_DEPTH:
 		st->depth = U(r, CS_DEPTH);
+		break;
+	case CS_FUNC_IP:
+		st->fip = U(r, CS_FUNC_IP);
+		break;
+	case CS_CALL_IP:
+		if (!ISNUL(r, CS_CALL_IP))
+			st->cip = U(r, CS_CALL_IP);
+		break;
+	case CS_CALLER_SYMBOL:
+		if (!ISNUL(r, CS_CALLER_SYMBOL))
+			st->csym = U(r, CS_CALLER_SYMBOL);
+		break;
+	case CS_CALLER_IP:
+		if (!ISNUL(r, CS_CALLER_IP))
+			st->cip2 = U(r, CS_CALLER_IP);
+		break;
+	case CS_PARENT:
+		st->has_par = !ISNUL(r, CS_PARENT);
+		st->par = U(r, CS_PARENT);
 		break;
 	case CS_ENTRY_TSC:
 		if (!ISNUL(r, CS_ENTRY_TSC))
@@ -207,55 +271,65 @@ cs_advance(int c, const struct hwtr_cs_row *r, struct cs_state *st)
 }
 
 /*
- * Column @c's stored value: kinds and func_ip as they are, the others the
- * zigzag of the difference from the prediction, plus 1 in a nullable
- * column (0: NULL).
+ * Column @c's stored value: kinds as they are (and in a page func_ip),
+ * the others the zigzag of the difference from the prediction, plus 1 in
+ * a nullable column (0: NULL).
  */
 static uint64_t
-cs_stored(int c, const struct hwtr_cs_row *r, const struct cs_state *st)
+cs_stored(int c, const struct hwtr_cs_row *r, const struct cs_state *st,
+    const struct cs_layout *lo)
 {
-	if (c == CS_ENTRY_KIND || c == CS_EXIT_KIND || c == CS_FUNC_IP)
+	if (c == CS_ENTRY_KIND || c == CS_EXIT_KIND ||
+	    (c == CS_FUNC_IP && !lo->sym))
 		return (U(r, c));
-	if ((CS_NULLABLE >> c) & 1) {
+	/*
+	 * The symbol copy's parent: 1 for the same as the call before's
+	 * (calls from one loop), else as in a page but from 2.
+	 */
+	if (c == CS_PARENT && lo->sym) {
 		if (ISNUL(r, c))
 			return (0);
-		return (cs_zz(U(r, c) - cs_pred(c, r, st)) + 1);
+		if (st->has_par && U(r, c) == st->par)
+			return (1);
+		return (cs_zz(U(r, c) - cs_pred(c, r, st, 1)) + 2);
 	}
-	return (cs_zz(U(r, c) - cs_pred(c, r, st)));
+	if ((lo->nullable >> c) & 1) {
+		if (ISNUL(r, c))
+			return (0);
+		return (cs_zz(U(r, c) - cs_pred(c, r, st, lo->sym)) + 1);
+	}
+	return (cs_zz(U(r, c) - cs_pred(c, r, st, lo->sym)));
 }
 
-int
-hwtr_cs_encode(const struct hwtr_cs_row *rows, size_t n, int64_t id0,
-    int64_t seq0, uint8_t **outp, size_t *lenp)
+/* Rows that a blob cannot hold: kinds out of range, NULL where not. */
+static int
+cs_row_bad(const struct hwtr_cs_row *r, const struct cs_layout *lo)
+{
+	return ((r->nul & ~lo->nullable) != 0 ||
+	    r->v[CS_ENTRY_KIND] < 0 || r->v[CS_ENTRY_KIND] > 3 ||
+	    r->v[CS_EXIT_KIND] < 0 || r->v[CS_EXIT_KIND] > 2);
+}
+
+/* The columns of @n rows, then the blob (raw or zstd) into *@outp. */
+static int
+cs_encode(const struct hwtr_cs_row *rows, size_t n, int64_t id0,
+    int64_t seq0, const struct cs_layout *lo, uint8_t **outp, size_t *lenp)
 {
 	uint8_t *raw, *out, *p;
 	size_t i, rawlen, zlen, hdr;
 	int k;
 
-	*outp = NULL;
-	if (n == 0 || n > HWTR_CS_PAGE)
-		return (-1);
-	for (i = 0; i < n; i++) {
-		if (rows[i].v[CS_ID] < id0 || rows[i].v[CS_ID] - id0 >=
-		    HWTR_CS_PAGE || (i > 0 && rows[i].v[CS_ID] <=
-		    rows[i - 1].v[CS_ID]) || rows[i].v[CS_THREAD] !=
-		    rows[0].v[CS_THREAD] || (rows[i].nul & ~CS_NULLABLE) ||
-		    rows[i].v[CS_ENTRY_KIND] < 0 ||
-		    rows[i].v[CS_ENTRY_KIND] > 3 ||
-		    rows[i].v[CS_EXIT_KIND] < 0 || rows[i].v[CS_EXIT_KIND] > 2)
-			return (-1);
-	}
-	if ((raw = malloc(n * CS_PAGE_COLS * 10 + 1)) == NULL)
+	if ((raw = malloc(n * (size_t)lo->ncols * 10 + 1)) == NULL)
 		return (-1);
 	/* Column-major: each column's state runs down the rows. */
 	p = raw;
-	for (k = 0; k < CS_PAGE_COLS; k++) {
-		int c = cs_order[k];
+	for (k = 0; k < lo->ncols; k++) {
+		int c = lo->order[k];
 		struct cs_state run;
 
 		cs_state_init(&run, id0, seq0);
 		for (i = 0; i < n; i++) {
-			p = cs_put(p, cs_stored(c, &rows[i], &run));
+			p = cs_put(p, cs_stored(c, &rows[i], &run, lo));
 			cs_advance(c, &rows[i], &run);
 		}
 	}
@@ -284,8 +358,54 @@ hwtr_cs_encode(const struct hwtr_cs_row *rows, size_t n, int64_t id0,
 }
 
 int
-hwtr_cs_decode(const uint8_t *blob, size_t len, int64_t id0, int64_t thread,
-    int64_t n, int64_t seq0, struct hwtr_cs_row *rows, const char **whyp)
+hwtr_cs_encode(const struct hwtr_cs_row *rows, size_t n, int64_t id0,
+    int64_t seq0, uint8_t **outp, size_t *lenp)
+{
+	size_t i;
+
+	*outp = NULL;
+	if (n == 0 || n > HWTR_CS_PAGE)
+		return (-1);
+	for (i = 0; i < n; i++) {
+		if (rows[i].v[CS_ID] < id0 || rows[i].v[CS_ID] - id0 >=
+		    HWTR_CS_PAGE || (i > 0 && rows[i].v[CS_ID] <=
+		    rows[i - 1].v[CS_ID]) || rows[i].v[CS_THREAD] !=
+		    rows[0].v[CS_THREAD] || cs_row_bad(&rows[i],
+		    &cs_page_layout))
+			return (-1);
+	}
+	return (cs_encode(rows, n, id0, seq0, &cs_page_layout, outp, lenp));
+}
+
+int
+hwtr_cs_sym_encode(const struct hwtr_cs_row *rows, size_t n,
+    uint8_t **outp, size_t *lenp)
+{
+	size_t i;
+
+	*outp = NULL;
+	if (n == 0 || n > HWTR_CS_PAGE)
+		return (-1);
+	for (i = 0; i < n; i++) {
+		if ((i > 0 && rows[i].v[CS_ID] <= rows[i - 1].v[CS_ID]) ||
+		    rows[i].v[CS_THREAD] != rows[0].v[CS_THREAD] ||
+		    (rows[i].nul & (1u << CS_SYMBOL)) ||
+		    rows[i].v[CS_SYMBOL] != rows[0].v[CS_SYMBOL] ||
+		    cs_row_bad(&rows[i], &cs_sym_layout))
+			return (-1);
+	}
+	return (cs_encode(rows, n, rows[0].v[CS_ID], 0, &cs_sym_layout, outp,
+	    lenp));
+}
+
+/*
+ * The columns of a blob into @rows (@n of them, ids from @id0: in a page
+ * below id0 + HWTR_CS_PAGE, in the symbol copy the first is id0).
+ */
+static int
+cs_decode(const uint8_t *blob, size_t len, int64_t id0, int64_t seq0,
+    int64_t n, const struct cs_layout *lo, struct hwtr_cs_row *rows,
+    const char **whyp)
 {
 	const uint8_t *p = blob, *end = blob + len, *q, *qend;
 	uint8_t *raw = NULL;
@@ -299,12 +419,12 @@ hwtr_cs_decode(const uint8_t *blob, size_t len, int64_t id0, int64_t thread,
 	p++;
 	if (cs_get(&p, end, &nrows) < 0 || cs_get(&p, end, &rawlen) < 0)
 		goto bad;
-	*whyp = "row count differs from its calls_pages row";
+	*whyp = "row count differs from its table row";
 	if (nrows != (uint64_t)n)
 		goto bad;
 	*whyp = "impossible column length";
-	if (rawlen < (uint64_t)n * CS_PAGE_COLS ||
-	    rawlen > (uint64_t)n * CS_PAGE_COLS * 10)
+	if (rawlen < (uint64_t)n * (uint64_t)lo->ncols ||
+	    rawlen > (uint64_t)n * (uint64_t)lo->ncols * 10)
 		goto bad;
 	if (blob[0] == CS_ZSTD) {
 		*whyp = "out of memory";
@@ -325,17 +445,14 @@ hwtr_cs_decode(const uint8_t *blob, size_t len, int64_t id0, int64_t thread,
 		*whyp = "unknown page format";
 		goto bad;
 	}
-	memset(rows, 0, (size_t)n * sizeof(*rows));
-	for (k = 0; k < CS_PAGE_COLS; k++) {
-		int c = cs_order[k];
+	for (k = 0; k < lo->ncols; k++) {
+		int c = lo->order[k];
 		struct cs_state run;
 
 		cs_state_init(&run, id0, seq0);
 		for (i = 0; i < n; i++) {
 			struct hwtr_cs_row *r = &rows[i];
 
-			if (k == 0)
-				r->v[CS_THREAD] = thread;
 			*whyp = "truncated columns";
 			if (cs_get(&q, qend, &u) < 0)
 				goto bad;
@@ -344,22 +461,35 @@ hwtr_cs_decode(const uint8_t *blob, size_t len, int64_t id0, int64_t thread,
 				if (u > (c == CS_ENTRY_KIND ? 3u : 2u))
 					goto bad;
 				r->v[c] = (int64_t)u;
-			} else if (c == CS_FUNC_IP)
+			} else if (c == CS_FUNC_IP && !lo->sym)
 				r->v[c] = (int64_t)u;
-			else if ((CS_NULLABLE >> c) & 1) {
+			else if (c == CS_PARENT && lo->sym) {
+				*whyp = "no parent before";
+				if (u == 0)
+					r->nul |= 1u << c;
+				else if (u == 1 && !run.has_par)
+					goto bad;
+				else if (u == 1)
+					r->v[c] = (int64_t)run.par;
+				else
+					r->v[c] = (int64_t)(cs_unzz(u - 2) +
+					    cs_pred(c, r, &run, 1));
+			} else if ((lo->nullable >> c) & 1) {
 				if (u == 0)
 					r->nul |= 1u << c;
 				else
 					r->v[c] = (int64_t)(cs_unzz(u - 1) +
-					    cs_pred(c, r, &run));
+					    cs_pred(c, r, &run, lo->sym));
 			} else
 				r->v[c] = (int64_t)(cs_unzz(u) +
-				    cs_pred(c, r, &run));
+				    cs_pred(c, r, &run, lo->sym));
 			if (c == CS_ID) {
 				*whyp = "ids out of order or outside the page";
-				if (r->v[CS_ID] < id0 || r->v[CS_ID] - id0 >=
-				    HWTR_CS_PAGE || (i > 0 && r->v[CS_ID] <=
-				    rows[i - 1].v[CS_ID]))
+				if (r->v[CS_ID] < id0 || (!lo->sym &&
+				    r->v[CS_ID] - id0 >= HWTR_CS_PAGE) ||
+				    (i > 0 && r->v[CS_ID] <=
+				    rows[i - 1].v[CS_ID]) ||
+				    (lo->sym && i == 0 && r->v[CS_ID] != id0))
 					goto bad;
 			}
 			cs_advance(c, r, &run);
@@ -376,29 +506,35 @@ bad:
 }
 
 int
-hwtr_cs_postings(const uint8_t *p, size_t len, int64_t id0, int64_t *ids,
-    size_t cap, size_t *np, const char **whyp)
+hwtr_cs_decode(const uint8_t *blob, size_t len, int64_t id0, int64_t thread,
+    int64_t n, int64_t seq0, struct hwtr_cs_row *rows, const char **whyp)
 {
-	const uint8_t *end = p + len;
-	uint64_t u;
-	size_t n = 0;
+	int64_t i;
 
-	if (cap == 0)
-		return (-1);
-	ids[n++] = id0;
-	while (p < end) {
-		*whyp = "truncated symbol postings";
-		if (cs_get(&p, end, &u) < 0)
-			return (-1);
-		*whyp = "symbol postings out of order or too long";
-		if (n == cap || u == 0 || u > (uint64_t)INT64_MAX -
-		    (uint64_t)ids[n - 1])
-			return (-1);
-		ids[n] = ids[n - 1] + (int64_t)u;
-		n++;
+	if (n > 0 && n <= HWTR_CS_PAGE) {
+		memset(rows, 0, (size_t)n * sizeof(*rows));
+		for (i = 0; i < n; i++)
+			rows[i].v[CS_THREAD] = thread;
 	}
-	*np = n;
-	return (0);
+	return (cs_decode(blob, len, id0, seq0, n, &cs_page_layout, rows,
+	    whyp));
+}
+
+int
+hwtr_cs_sym_decode(const uint8_t *blob, size_t len, int64_t symbol,
+    int64_t id0, int64_t thread, int64_t n, struct hwtr_cs_row *rows,
+    const char **whyp)
+{
+	int64_t i;
+
+	if (n > 0 && n <= HWTR_CS_PAGE) {
+		memset(rows, 0, (size_t)n * sizeof(*rows));
+		for (i = 0; i < n; i++) {
+			rows[i].v[CS_THREAD] = thread;
+			rows[i].v[CS_SYMBOL] = symbol;
+		}
+	}
+	return (cs_decode(blob, len, id0, 0, n, &cs_sym_layout, rows, whyp));
 }
 
 int
@@ -455,7 +591,6 @@ hwtr_xo_unpack(const uint8_t *p, size_t len, int64_t nblocks, uint8_t **outp,
 
 #define CS_WINDOW	16	/* pages waiting for their last rows */
 #define CS_LATE_MAX	4096	/* rows for written pages, before a merge */
-#define CS_POST_GROUP	65536	/* ids per calls_bysym batch */
 
 struct cs_pend {
 	int64_t		pno;		/* page number in the thread, -1: free */
@@ -464,13 +599,9 @@ struct cs_pend {
 	uint8_t		*have;
 };
 
-struct cs_sympair {
-	int64_t		symbol, id;
-};
-
 struct hwtr_cs_writer {
 	sqlite3		*db;
-	sqlite3_stmt	*put, *get, *sym;
+	sqlite3_stmt	*put, *get;
 	int64_t		thread, base;
 	int		in_thread;
 	struct cs_pend	pend[CS_WINDOW];
@@ -534,9 +665,7 @@ hwtr_cs_writer_open(sqlite3 *db, struct hwtr_cs_writer **wp)
 	if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO calls_pages VALUES "
 	    "(?1, ?2, ?3, ?4, ?5, ?6)", -1, &w->put, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "SELECT n, seq0, data FROM calls_pages "
-	    "WHERE id0 = ?1", -1, &w->get, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT INTO calls_bysym VALUES (?1, ?2, ?3)",
-	    -1, &w->sym, NULL) != SQLITE_OK)
+	    "WHERE id0 = ?1", -1, &w->get, NULL) != SQLITE_OK)
 		return (cs_dbfail(w, "cannot prepare the page statements"));
 	return (0);
 }
@@ -550,7 +679,6 @@ hwtr_cs_writer_close(struct hwtr_cs_writer *w)
 		return;
 	sqlite3_finalize(w->put);
 	sqlite3_finalize(w->get);
-	sqlite3_finalize(w->sym);
 	for (i = 0; i < CS_WINDOW; i++) {
 		free(w->pend[i].rows);
 		free(w->pend[i].have);
@@ -801,104 +929,6 @@ hwtr_cs_writer_put(struct hwtr_cs_writer *w, const struct hwtr_cs_row *r)
 	return (0);
 }
 
-static int
-cs_cmp_pair(const void *a, const void *b)
-{
-	const struct cs_sympair *x = a, *y = b;
-
-	if (x->symbol != y->symbol)
-		return (x->symbol < y->symbol ? -1 : 1);
-	return (x->id < y->id ? -1 : x->id > y->id);
-}
-
-static int
-cs_flush_syms(struct hwtr_cs_writer *w, struct cs_sympair *sp, size_t n,
-    uint8_t *buf)
-{
-	size_t i = 0, j;
-	uint8_t *p;
-	int rc;
-
-	qsort(sp, n, sizeof(*sp), cs_cmp_pair);
-	while (i < n) {
-		p = buf;
-		for (j = i + 1; j < n && sp[j].symbol == sp[i].symbol; j++)
-			p = cs_put(p, (uint64_t)(sp[j].id - sp[j - 1].id));
-		sqlite3_bind_int64(w->sym, 1, sp[i].symbol);
-		sqlite3_bind_int64(w->sym, 2, sp[i].id);
-		sqlite3_bind_blob(w->sym, 3, buf, (int)(p - buf),
-		    SQLITE_STATIC);
-		rc = sqlite3_step(w->sym);
-		sqlite3_reset(w->sym);
-		if (rc != SQLITE_DONE)
-			return (cs_dbfail(w, "cannot write the symbol index"));
-		i = j;
-	}
-	return (0);
-}
-
-/*
- * The symbol index, from the pages: their ids per symbol in batches of
- * CS_POST_GROUP calls, one calls_bysym row per symbol and batch.
- */
-static int
-cs_build_bysym(struct hwtr_cs_writer *w)
-{
-	sqlite3_stmt *st = NULL;
-	struct cs_sympair *sp;
-	struct hwtr_cs_row *rows = w->tmp;
-	uint8_t *buf;
-	const char *why;
-	size_t nsp = 0;
-	int64_t i, n, id0;
-	int rc;
-
-	sp = malloc((CS_POST_GROUP + HWTR_CS_PAGE) * sizeof(*sp));
-	buf = malloc((CS_POST_GROUP + HWTR_CS_PAGE) * 10);
-	if (sp == NULL || buf == NULL) {
-		rc = cs_fail(w, "calls: out of memory");
-		goto out;
-	}
-	if (sqlite3_prepare_v2(w->db, "SELECT id0, thread, n, seq0, data FROM "
-	    "calls_pages ORDER BY id0", -1, &st, NULL) != SQLITE_OK) {
-		rc = cs_dbfail(w, "cannot read the pages");
-		goto out;
-	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		id0 = sqlite3_column_int64(st, 0);
-		n = sqlite3_column_int64(st, 2);
-		if (hwtr_cs_decode(sqlite3_column_blob(st, 4),
-		    (size_t)sqlite3_column_bytes(st, 4), id0,
-		    sqlite3_column_int64(st, 1), n, sqlite3_column_int64(st, 3),
-		    rows, &why) < 0) {
-			rc = cs_fail(w, "calls: page %lld: %s", (long long)id0,
-			    why);
-			goto out;
-		}
-		for (i = 0; i < n; i++) {
-			if (rows[i].nul & (1u << CS_SYMBOL))
-				continue;
-			sp[nsp].symbol = rows[i].v[CS_SYMBOL];
-			sp[nsp++].id = rows[i].v[CS_ID];
-		}
-		if (nsp >= CS_POST_GROUP) {
-			if ((rc = cs_flush_syms(w, sp, nsp, buf)) < 0)
-				goto out;
-			nsp = 0;
-		}
-	}
-	if (rc != SQLITE_DONE) {
-		rc = cs_dbfail(w, "cannot read the pages");
-		goto out;
-	}
-	rc = nsp > 0 ? cs_flush_syms(w, sp, nsp, buf) : 0;
-out:
-	sqlite3_finalize(st);
-	free(sp);
-	free(buf);
-	return (rc);
-}
-
 int
 hwtr_cs_writer_finish(struct hwtr_cs_writer *w)
 {
@@ -906,6 +936,6 @@ hwtr_cs_writer_finish(struct hwtr_cs_writer *w)
 
 	if ((rc = cs_end_thread(w)) < 0)
 		return (rc);
-	return (cs_build_bysym(w));
+	return (hwtr_cs_sym_build(w->db, w->err, sizeof(w->err)));
 }
 #endif /* !HWTR_SQLITE_EXTENSION */

@@ -12,8 +12,9 @@
  *   calls_pages  the rows hwtrace index wrote, in pages of up to
  *                HWTR_CS_PAGE consecutive ids of one thread, each page a
  *                blob of delta- and varint-coded columns, zstd-compressed;
- *   calls_bysym  per symbol, the ids of its calls (delta varints), which
- *                serves "symbol = ?" as the old calls_symbol index did;
+ *   calls_bysym  per symbol, a copy of its calls in pages of one thread
+ *                (with their callers' symbol and func_ip), so that
+ *                "symbol = ?" (func) reads only that function's calls;
  *   calls_rows   rows written with SQL (INSERT INTO calls), kept as plain
  *                rows with the old indexes: fixtures, hand-made databases.
  * Ids follow (thread, entry_seq) order in both, so that every reader
@@ -41,7 +42,13 @@ enum {
 	CS_ID, CS_THREAD, CS_PARENT, CS_DEPTH, CS_SYMBOL, CS_FUNC_IP,
 	CS_CALL_IP, CS_ENTRY_KIND, CS_EXIT_KIND, CS_ENTRY_SEQ, CS_EXIT_SEQ,
 	CS_ENTRY_INSN, CS_EXIT_INSN, CS_ENTRY_TSC, CS_EXIT_TSC, CS_ENTRY_NS,
-	CS_EXIT_NS, CS_INSNS, CS_SELF_INSNS, CS_BLOCKS, CS_NCOLS
+	CS_EXIT_NS, CS_INSNS, CS_SELF_INSNS, CS_BLOCKS, CS_NCOLS,
+	/*
+	 * Hidden columns (not in SELECT *): the symbol and func_ip of the
+	 * call's parent, NULL when it has none or it is not in the table.
+	 * Stored in the symbol copy (calls_bysym), looked up otherwise.
+	 */
+	CS_CALLER_SYMBOL = CS_NCOLS, CS_CALLER_IP, CS_XNCOLS
 };
 
 #define HWTR_CS_COLUMNS							\
@@ -51,7 +58,8 @@ enum {
 	"exit_seq INTEGER, entry_insn INTEGER, exit_insn INTEGER, "	\
 	"entry_tsc INTEGER, exit_tsc INTEGER, entry_ns INTEGER, "	\
 	"exit_ns INTEGER, insns INTEGER, self_insns INTEGER, "		\
-	"blocks INTEGER"
+	"blocks INTEGER, caller_symbol INTEGER HIDDEN, "			\
+	"caller_ip INTEGER HIDDEN"
 
 /* Rows per page (ids per page: a page covers [id0, id0 + HWTR_CS_PAGE)). */
 #define HWTR_CS_PAGE		1024
@@ -62,7 +70,7 @@ enum {
  * column c is NULL.
  */
 struct hwtr_cs_row {
-	int64_t		v[CS_NCOLS];
+	int64_t		v[CS_XNCOLS];
 	uint32_t	nul;
 };
 
@@ -89,12 +97,18 @@ int hwtr_cs_decode(const uint8_t *p, size_t len, int64_t id0, int64_t thread,
     int64_t n, int64_t seq0, struct hwtr_cs_row *rows, const char **whyp);
 
 /*
- * Decode a calls_bysym blob into @ids (room for @cap): @id0, then the ids
- * its deltas give, ascending; their number in *@np.  0, or -1 on a
- * malformed blob (*@whyp says why).
+ * The symbol copy's pages (calls_bysym): up to HWTR_CS_PAGE rows of one
+ * symbol and one thread, ids ascending (any gaps), with the hidden caller
+ * columns, coded like a page but each column predicted from the same
+ * function's call before (colstore.c).  hwtr_cs_sym_decode() takes the
+ * calls_bysym row's symbol, id0 (the first id), thread and n; 0, or -1
+ * (*@whyp says why).
  */
-int hwtr_cs_postings(const uint8_t *p, size_t len, int64_t id0,
-    int64_t *ids, size_t cap, size_t *np, const char **whyp);
+int hwtr_cs_sym_encode(const struct hwtr_cs_row *rows, size_t n,
+    uint8_t **outp, size_t *lenp);
+int hwtr_cs_sym_decode(const uint8_t *p, size_t len, int64_t symbol,
+    int64_t id0, int64_t thread, int64_t n, struct hwtr_cs_row *rows,
+    const char **whyp);
 
 /*
  * exec_chunks data (hwtrace-db(5) EXECUTION ORDER): the varints of a
@@ -117,9 +131,10 @@ int hwtr_xo_unpack(const uint8_t *p, size_t len, int64_t nblocks,
 	"thread INTEGER NOT NULL, n INTEGER NOT NULL, seq0 INTEGER NOT NULL, " \
 	"seq1 INTEGER NOT NULL, data BLOB NOT NULL);"			\
 	"CREATE INDEX \"%1$s_pages_seq\" ON \"%1$s_pages\" (thread, seq1);" \
+	"CREATE INDEX \"%1$s_pages_seq0\" ON \"%1$s_pages\" (thread, seq0);" \
 	"CREATE TABLE \"%1$s_bysym\" (symbol INTEGER NOT NULL, "	\
-	"id0 INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (symbol, id0)) " \
-	"WITHOUT ROWID;"						\
+	"id0 INTEGER NOT NULL, thread INTEGER NOT NULL, n INTEGER NOT NULL, " \
+	"data BLOB NOT NULL, PRIMARY KEY (symbol, id0));"		\
 	"CREATE TABLE \"%1$s_rows\" (id INTEGER PRIMARY KEY, "		\
 	"thread INTEGER NOT NULL, parent INTEGER, depth INTEGER NOT NULL, " \
 	"symbol INTEGER, func_ip INTEGER NOT NULL, call_ip INTEGER, "	\
@@ -156,6 +171,12 @@ int hwtr_cs_writer_put(struct hwtr_cs_writer *w, const struct hwtr_cs_row *r);
 int hwtr_cs_writer_finish(struct hwtr_cs_writer *w);
 const char *hwtr_cs_writer_error(const struct hwtr_cs_writer *w);
 void hwtr_cs_writer_close(struct hwtr_cs_writer *w);
+
+/*
+ * colsym.c: the symbol copy (calls_bysym) of every page of calls_pages,
+ * made once they are all written.  0, or -1 with what failed in @err.
+ */
+int hwtr_cs_sym_build(struct sqlite3 *db, char *err, size_t errlen);
 
 /*
  * calls_write.c: the stitcher's call number @idx of thread @thread (ids

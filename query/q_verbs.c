@@ -578,6 +578,8 @@ out:
 	"c.call_ip, c.entry_seq, c.entry_insn, c.entry_ns, c.exit_ns, "	\
 	"c.insns, c.self_insns, c.blocks, c.entry_kind, c.exit_kind "
 #define Q_CALL_RAW	Q_CALL_COLS "FROM calls c "
+/* With the caller's symbol and func_ip (hidden columns of calls). */
+#define Q_FUNC_RAW	Q_CALL_COLS ", c.caller_symbol, c.caller_ip FROM calls c "
 
 static const char *const q_call_cols[] = { "call", "thread", "depth",
     "function", "caller", "call_site", "seq", "insn", "start_ns",
@@ -688,11 +690,13 @@ q_call_rows(struct hwtr_q *q, struct q_callfmt *cf, struct hwtr_q_res *res,
 	char hex[24];
 	size_t n;
 	int k = w != NULL ? 4 : 0;	/* the walk's own columns first */
-	int rc;
+	int rc, callers;
 
 	memset(&caller, 0, sizeof(caller));
 	if (w != NULL)
 		st = w->st;
+	/* Q_FUNC_RAW: the callers come with the rows. */
+	callers = sqlite3_column_count(st) >= k + 18;
 	for (;;) {
 		if (w != NULL) {
 			if (limit >= 0 && nrows >= limit) {
@@ -721,7 +725,14 @@ q_call_rows(struct hwtr_q *q, struct q_callfmt *cf, struct hwtr_q_res *res,
 			goto fail;
 		if (sqlite3_column_type(st, k + 5) == SQLITE_NULL)
 			rc = 1;
-		else if ((rc = q_caller(q, cf, sqlite3_column_int64(st, k + 5),
+		else if (callers) {
+			rc = sqlite3_column_type(st, k + 17) == SQLITE_NULL;
+			caller.id = sqlite3_column_int64(st, k + 5);
+			caller.has_sym = sqlite3_column_type(st, k + 16) !=
+			    SQLITE_NULL;
+			caller.symbol = sqlite3_column_int64(st, k + 16);
+			caller.func_ip = sqlite3_column_int64(st, k + 17);
+		} else if ((rc = q_caller(q, cf, sqlite3_column_int64(st, k + 5),
 		    depth, &caller)) < 0)
 			goto fail;
 		if (rc == 0)
@@ -1150,7 +1161,7 @@ q_func(struct hwtr_q *q, const struct hwtr_q_req *req,
 		return (q_fail(q, -HWTR_E_INVAL, "func: no pattern"));
 	if ((rc = q_sym_ids(q, "func", req->pattern, &ids)) < 0)
 		return (rc);
-	q_str_puts(&sql, "SELECT " Q_CALL_RAW "WHERE c.symbol IN ");
+	q_str_puts(&sql, "SELECT " Q_FUNC_RAW "WHERE c.symbol IN ");
 	q_str_printf(&sql, "%s AND ?1 = ?1 AND ?2 = ?2 %s ORDER BY c.id", ids,
 	    req->thread >= 0 ? "AND c.thread = ?1" : "");
 	free(ids);

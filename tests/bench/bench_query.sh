@@ -3,9 +3,18 @@
 #
 # bench_query.sh: hwtrace query on a database of >= 10M executed blocks
 # (issue 5: summary, last -n 100, func X and calls for one thread under
-# 100 ms each, coverage under 1 s).  The database is synthesized by
+# 100 ms each, coverage under 1 s; issue 18 item 5: func under 100 ms, bt
+# and a narrow timeline too).  The database is synthesized by
 # tests/query/mkdb.c following hwtrace-db(5) (64 functions called in turn,
-# 1.4M calls, 10M blocks, 30M instructions) and cached in BENCH_DIR.
+# 1.4M calls, 10M blocks, 30M instructions; calls written through the
+# column store as hwtrace index writes them) and cached in BENCH_DIR.
+#
+# Then a real one (issue 18 item 5): the valgrind capture of gzip -6 of
+# 32 MiB of executables (cat /usr/bin/*), about 26M calls, indexed once
+# into BENCH_DIR: func of its busiest function (the first 100 rows: the
+# whole is millions), of the busiest with at most 10,000 calls (a
+# function of gzip's own, as fill_window or deflate), bt and a 10 us
+# timeline.
 #
 # Each case is run BENCH_RUNS times; the best wall-clock time and the best
 # CPU time (user + system, from getrusage) are reported against the goal.
@@ -23,7 +32,7 @@ set -u
 : "${HWTRACE:?}" "${BENCH_PROGS:?}" "${BENCH_DIR:?}" "${BENCH_RUNS:=3}"
 
 db=$BENCH_DIR/q10m.db
-if [ ! -f "$db" ]; then
+if [ ! -f "$db" ] || [ "$BENCH_PROGS/qmkdb" -nt "$db" ]; then
 	echo "bench_query: synthesizing $db (10M blocks)" >&2
 	rm -f "$db.tmp"
 	"$BENCH_PROGS/qmkdb" -s 10000000 "$db.tmp" >&2 &&
@@ -118,6 +127,8 @@ case_()
 case_ "summary, 10M blocks" 100 summary
 case_ "last -n 100" 100 last -n 100
 case_ "func w3 (19842 calls)" 100 func w3
+case_ "bt, 10M blocks" 100 bt
+case_ "timeline, 10 us window" 100 timeline --from 50000000ns --to 50010000ns
 
 # calls --thread 1: the first 100 rows through a pipe closed after them.
 run 100 calls --thread 1
@@ -146,3 +157,41 @@ case_ "coverage" 1000 coverage
 case_ "hot" - hot
 case_ "tree --depth 1" - tree --depth 1
 case_ "insns --from 5000000 --count 100" - insns --thread 1 --from 5000000 --count 100
+
+# The gzip -6 32 MiB capture, indexed once (again when hwtrace is newer).
+gz=$BENCH_DIR/gz32
+if [ ! -s "$gz.hwtrace" ] || [ "$HWTRACE" -nt "$gz.hwtrace" ]; then
+	echo "bench_query: capturing gzip -6 of 32 MiB (valgrind)" >&2
+	cat /usr/bin/* 2>/dev/null | head -c 33554432 > "$gz.in" || true
+	rm -f "$gz.hwtrace" "$gz.db"
+	"$HWTRACE" capture --force --source valgrind -o "$gz.hwtrace" -- \
+	    gzip -6 -c "$gz.in" > /dev/null 2> "$gz.err" ||
+	    { echo "bench_query: capture failed: $(head -3 "$gz.err")" >&2; exit 1; }
+	rm -f "$gz.in"
+fi
+if [ ! -s "$gz.db" ] || [ "$HWTRACE" -nt "$gz.db" ]; then
+	echo "bench_query: indexing gzip -6 of 32 MiB" >&2
+	rm -f "$gz.db"
+	"$HWTRACE" index -q -o "$gz.db" "$gz.hwtrace" 2> "$gz.err" ||
+	    { echo "bench_query: index failed: $(tail -2 "$gz.err")" >&2; exit 1; }
+fi
+db=$gz.db
+# Calls per function, from the symbol copy's page sizes (hwtrace-db(5)).
+set -- $(sqlite3 -separator ' ' "$db" "SELECT s.name, c.n FROM (SELECT \
+    symbol, sum(n) AS n FROM calls_bysym GROUP BY symbol) c JOIN symbols s \
+    ON s.id = c.symbol ORDER BY c.n DESC, s.name LIMIT 1; SELECT s.name, \
+    c.n FROM (SELECT symbol, sum(n) AS n FROM calls_bysym GROUP BY symbol) \
+    c JOIN symbols s ON s.id = c.symbol WHERE c.n <= 10000 ORDER BY c.n \
+    DESC, s.name LIMIT 1")
+busy=$1 nbusy=$2 typ=$3 ntyp=$4
+run 100 func "$busy"
+echo "bench_query: gzip 32 MiB: func $busy ($nbusy calls) | head -n 100:" \
+    "$wall ms wall, $cpu ms CPU" >&2
+printf 'result\t%s (wall)\tms\t%s\tgoal\t100\tlower\t1\n' \
+    "gzip 32 MiB: func busiest ($nbusy calls) | head -n 100" "$wall"
+printf 'result\t%s (CPU)\tms\t%s\tgoal\t100\tlower\t1\n' \
+    "gzip 32 MiB: func busiest ($nbusy calls) | head -n 100" "$cpu"
+case_ "gzip 32 MiB: func $typ ($ntyp calls)" 100 func "$typ"
+case_ "gzip 32 MiB: bt" 100 bt
+case_ "gzip 32 MiB: timeline, 10 us window" 100 timeline --from 5000000000ns \
+    --to 5000010000ns

@@ -309,7 +309,7 @@ unknown_per_image_body()
 }
 
 atf_test_case calls_counted_by_construction
-calls_counted_by_construction_head() { atf_set descr "the calls virtual table, read by plain sqlite3 with the extension, has the 30000 calls of mid and 60000 of leaf manycalls makes by construction, with their callers, in at most 16 bytes a call (indexes included); func and a thread's range agree"; atf_set require.progs "sqlite3"; }
+calls_counted_by_construction_head() { atf_set descr "the calls virtual table, read by plain sqlite3 with the extension, has the 30000 calls of mid and 60000 of leaf manycalls makes by construction, with their callers, in at most 16 bytes a call (indexes included); func and a thread's range agree, and func's rows are those of a scan of calls"; atf_set require.progs "sqlite3"; }
 calls_counted_by_construction_body()
 {
 	vgcapture manycalls mc.hwtrace
@@ -329,7 +329,26 @@ calls_counted_by_construction_body()
 	# (every mid and leaf but the last mid's two leaves)
 	[ "$n" = 89998 ] ||
 	    atf_fail "calls entered from the first mid to the last: expected 89998, got $n"
-	# Storage: pages and the symbol index, per call.
+	# func reads each function's own copy of its calls (calls_bysym):
+	# its rows are those of a scan of every call (+symbol is no
+	# constraint the table sees), with the caller by a join on parent.
+	for f in leaf mid main; do
+		plan=$(sq "EXPLAIN QUERY PLAN SELECT c.id FROM calls c WHERE +c.symbol = (SELECT id FROM symbols WHERE name = '$f')")
+		case $plan in
+		*"VIRTUAL TABLE INDEX 0:"*) ;;
+		*) atf_fail "the scan is not one: $plan" ;;
+		esac
+		sq "SELECT c.id, c.thread, c.depth, ps.name, c.entry_seq, c.entry_insn, c.insns, c.self_insns, c.blocks, c.entry_kind, c.exit_kind FROM calls c LEFT JOIN calls p ON p.id = c.parent LEFT JOIN symbols ps ON ps.id = p.symbol WHERE +c.symbol = (SELECT id FROM symbols WHERE name = '$f') ORDER BY c.id" |
+		    tr '|' '\t' > scan.$f
+		"$HWTRACE" query mc.db func $f --format tsv | tail -n +2 |
+		    cut -f1,2,3,5,7,8,11,12,13,14,15 > func.$f
+		[ -s scan.$f ] || atf_fail "no calls of $f in the scan"
+		cmp -s scan.$f func.$f ||
+		    atf_fail "func $f differs from a scan of calls: $(diff scan.$f func.$f | head -5 | tr '\n' ';')"
+	done
+	[ "$(cut -f4 func.leaf | sort | uniq -c | awk '{print $2, $1}')" = "mid 60000" ] ||
+	    atf_fail "func leaf: callers are not 60000 mid: $(cut -f4 func.leaf | sort | uniq -c | head -3)"
+	# Storage: pages and the symbol copy, per call.
 	b=$(sq "SELECT (SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'calls%') * 1.0 / (SELECT count(*) FROM calls) <= 16")
 	[ "$b" = 1 ] || atf_fail "calls take more than 16 bytes a call: $(sq "SELECT name, sum(pgsize) FROM dbstat WHERE name LIKE 'calls%' GROUP BY name")"
 }

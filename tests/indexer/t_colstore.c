@@ -12,7 +12,9 @@
  * before it ends and it comes late), read back through SQL and compared
  * with the generated rows and with counts computed here; constraints that
  * read only their pages (the others are made unreadable); damaged pages
- * that give an error, not a crash; rows written with SQL.
+ * that give an error, not a crash; rows written with SQL; the copy of
+ * each symbol's calls (calls_bysym) with their callers, against the
+ * generated rows, read with the pages made unreadable.
  */
 
 #include <atf-c.h>
@@ -315,6 +317,27 @@ ATF_TC_BODY(rows_read_back, tc)
 		    g.rows[n].v[CS_DEPTH];
 	ATF_REQUIRE_EQ(one(db, "SELECT count(*) FROM calls c JOIN calls p ON "
 	    "p.id = c.parent WHERE p.depth + 1 = c.depth"), want);
+	/*
+	 * Twelve cursors at once, each on a page of its own: more than the
+	 * table keeps decoded, so some read pages of their own.
+	 */
+	{
+		char q[2048];
+		size_t len;
+		int j;
+
+		len = (size_t)snprintf(q, sizeof(q), "SELECT sum(c12.depth) "
+		    "FROM calls c1");
+		for (j = 2; j <= 12; j++)
+			len += (size_t)snprintf(q + len, sizeof(q) - len,
+			    " JOIN calls c%d ON c%d.id = c%d.id + 1100", j, j,
+			    j - 1);
+		snprintf(q + len, sizeof(q) - len, " WHERE c1.id <= 20000");
+		for (want = 0, n = 0; n < 20000; n++)
+			if (n + 11 * 1100 < g.nrows)
+				want += g.rows[n + 11 * 1100].v[CS_DEPTH];
+		ATF_REQUIRE_EQ_MSG(one(db, q), want, "%s", q);
+	}
 	ATF_REQUIRE_EQ(one(db, "SELECT id FROM calls ORDER BY id LIMIT 1"), 1);
 	ATF_REQUIRE_EQ(one(db, "SELECT max(id) FROM calls"), g.nrows);
 	sqlite3_close(db);
@@ -419,6 +442,128 @@ ATF_TC_BODY(damaged_pages_give_errors, tc)
 	free(g.rows);
 }
 
+/*
+ * The rows of "symbol = @sym" (and "thread = @t" when @t > 0) in id order
+ * (descending when @desc), with the hidden caller columns, are the
+ * generated calls of that symbol, every column, and their parents'.
+ */
+static void
+check_symbol(sqlite3 *db, const struct gen *g, int64_t sym, int64_t t,
+    int desc)
+{
+	sqlite3_stmt *st;
+	char sql[256];
+	int64_t k, got = 0, want = 0;
+	int c;
+
+	snprintf(sql, sizeof(sql), "SELECT *, caller_symbol, caller_ip FROM "
+	    "calls WHERE symbol = %lld%s%lld ORDER BY id%s", (long long)sym,
+	    t > 0 ? " AND thread = " : " AND 0 = ", (long long)t,
+	    desc ? " DESC" : "");
+	ATF_REQUIRE_EQ(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	for (k = desc ? g->nrows - 1 : 0; k >= 0 && k < g->nrows;
+	    k += desc ? -1 : 1) {
+		const struct hwtr_cs_row *r = &g->rows[k], *p = NULL;
+
+		if ((r->nul & NUL(CS_SYMBOL)) || r->v[CS_SYMBOL] != sym ||
+		    (t > 0 && r->v[CS_THREAD] != t))
+			continue;
+		want++;
+		ATF_REQUIRE_MSG(sqlite3_step(st) == SQLITE_ROW, "%s: call %lld "
+		    "missing: %s", sql, (long long)r->v[0], sqlite3_errmsg(db));
+		got++;
+		for (c = 0; c < CS_NCOLS; c++) {
+			if (c == CS_ENTRY_KIND || c == CS_EXIT_KIND)
+				continue;
+			if (r->nul & NUL(c))
+				ATF_REQUIRE_MSG(sqlite3_column_type(st, c) ==
+				    SQLITE_NULL, "%s: call %lld: %s not NULL",
+				    sql, (long long)r->v[0], col_names[c]);
+			else
+				ATF_REQUIRE_MSG(sqlite3_column_int64(st, c) ==
+				    r->v[c], "%s: call %lld: %s expected %lld, "
+				    "got %lld", sql, (long long)r->v[0],
+				    col_names[c], (long long)r->v[c],
+				    (long long)sqlite3_column_int64(st, c));
+		}
+		ATF_REQUIRE_MSG(strcmp((const char *)sqlite3_column_text(st,
+		    CS_ENTRY_KIND), hwtr_cs_entry_kinds[r->v[CS_ENTRY_KIND]])
+		    == 0 && strcmp((const char *)sqlite3_column_text(st,
+		    CS_EXIT_KIND), hwtr_cs_exit_kinds[r->v[CS_EXIT_KIND]]) == 0,
+		    "%s: call %lld: kinds", sql, (long long)r->v[0]);
+		/* The caller: the generated parent's symbol and func_ip. */
+		if (!(r->nul & NUL(CS_PARENT)))
+			p = &g->rows[r->v[CS_PARENT] - 1];
+		if (p == NULL || (p->nul & NUL(CS_SYMBOL)))
+			ATF_REQUIRE_MSG(sqlite3_column_type(st, CS_NCOLS) ==
+			    SQLITE_NULL, "%s: call %lld: caller_symbol %lld, "
+			    "expected NULL", sql, (long long)r->v[0],
+			    (long long)sqlite3_column_int64(st, CS_NCOLS));
+		else
+			ATF_REQUIRE_MSG(sqlite3_column_int64(st, CS_NCOLS) ==
+			    p->v[CS_SYMBOL], "%s: call %lld: caller_symbol "
+			    "%lld, expected %lld", sql, (long long)r->v[0],
+			    (long long)sqlite3_column_int64(st, CS_NCOLS),
+			    (long long)p->v[CS_SYMBOL]);
+		if (p == NULL)
+			ATF_REQUIRE_MSG(sqlite3_column_type(st, CS_NCOLS + 1) ==
+			    SQLITE_NULL, "%s: call %lld: caller_ip not NULL",
+			    sql, (long long)r->v[0]);
+		else
+			ATF_REQUIRE_MSG(sqlite3_column_int64(st, CS_NCOLS + 1) ==
+			    p->v[CS_FUNC_IP], "%s: call %lld: caller_ip %#llx, "
+			    "expected %#llx", sql, (long long)r->v[0],
+			    (unsigned long long)sqlite3_column_int64(st,
+			    CS_NCOLS + 1), (unsigned long long)p->v[CS_FUNC_IP]);
+	}
+	ATF_REQUIRE_MSG(sqlite3_step(st) == SQLITE_DONE, "%s: more than the "
+	    "%lld rows generated: %s", sql, (long long)want,
+	    sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	ATF_REQUIRE(got == want);
+}
+
+ATF_TC_WITHOUT_HEAD(symbol_copy);
+ATF_TC_BODY(symbol_copy, tc)
+{
+	struct gen g;
+	sqlite3 *db = make_db(&g);
+	sqlite3_stmt *st;
+	int64_t sym, t, n;
+
+	ATF_REQUIRE(one(db, "SELECT count(*) FROM calls_bysym") > 50);
+	/* The hidden columns as the scan of the pages looks them up. */
+	for (sym = 1; sym <= 50; sym++)
+		for (t = 0; t <= 3; t++)
+			check_symbol(db, &g, sym, t, sym % 2);
+	ATF_REQUIRE_EQ(one(db, "SELECT count(*) FROM calls c LEFT JOIN calls p "
+	    "ON p.id = c.parent WHERE c.caller_symbol IS NOT p.symbol OR "
+	    "c.caller_ip IS NOT p.func_ip"), 0);
+	/* A lookup by symbol reads the copy, not the pages. */
+	ATF_REQUIRE_EQ(sqlite3_exec(db, "UPDATE calls_pages SET data = x'02ff'",
+	    NULL, NULL, NULL), SQLITE_OK);
+	for (sym = 1; sym <= 50; sym += 3)
+		check_symbol(db, &g, sym, 0, 0);
+	/* And a damaged copy is an error that says where. */
+	ATF_REQUIRE_EQ(sqlite3_exec(db, "UPDATE calls_bysym SET data = "
+	    "substr(data, 1, length(data) - 1) WHERE symbol = 7", NULL, NULL,
+	    NULL), SQLITE_OK);
+	ATF_REQUIRE_EQ(sqlite3_prepare_v2(db, "SELECT count(*) FROM calls "
+	    "WHERE symbol = 7", -1, &st, NULL), SQLITE_OK);
+	ATF_REQUIRE(sqlite3_step(st) != SQLITE_ROW);
+	ATF_REQUIRE_MSG(strstr(sqlite3_errmsg(db), "corrupt page of symbol 7 "
+	    "from id ") != NULL && strstr(sqlite3_errmsg(db), "calls_bysym")
+	    != NULL, "message: %s", sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	for (n = 0, t = 0; t < g.nrows; t++)
+		n += !(g.rows[t].nul & NUL(CS_SYMBOL)) &&
+		    g.rows[t].v[CS_SYMBOL] == 8;
+	ATF_REQUIRE_EQ(one(db, "SELECT count(*) FROM calls WHERE symbol = 8"),
+	    n);
+	sqlite3_close(db);
+	free(g.rows);
+}
+
 ATF_TC_WITHOUT_HEAD(sql_writes_merge);
 ATF_TC_BODY(sql_writes_merge, tc)
 {
@@ -433,6 +578,11 @@ ATF_TC_BODY(sql_writes_merge, tc)
 	check_all(db, &g, 4321);
 	ATF_REQUIRE_EQ(one(db, "SELECT count(*) FROM calls WHERE id = 4321"),
 	    0);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM calls WHERE symbol = "
+	    "%lld AND id = 4321", (long long)g.rows[4320].v[CS_SYMBOL]);
+	ATF_REQUIRE_EQ_MSG(one(db, sql), 0, "deleted call 4321 is still in the "
+	    "symbol copy");
+	ATF_REQUIRE(!(g.rows[4320].nul & NUL(CS_SYMBOL)));
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM calls WHERE symbol = "
 	    "%lld AND id BETWEEN 4300 AND 4400",
 	    (long long)g.rows[4320].v[CS_SYMBOL]);
@@ -510,6 +660,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, rows_read_back);
 	ATF_TP_ADD_TC(tp, ranges_read_only_their_pages);
 	ATF_TP_ADD_TC(tp, damaged_pages_give_errors);
+	ATF_TP_ADD_TC(tp, symbol_copy);
 	ATF_TP_ADD_TC(tp, sql_writes_merge);
 	ATF_TP_ADD_TC(tp, exec_chunks_pack);
 	return (atf_no_error());

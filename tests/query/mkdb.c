@@ -29,6 +29,7 @@
 #include "hwtrace.h"
 #include "hwtr_ix_sqlite.h"
 #include "../../indexer/schema.sql.h"
+#include "../../indexer/colstore.h"
 
 #define NF	64		/* worker functions */
 #define BASE	0x401000LL
@@ -92,7 +93,8 @@ struct walk {
 	int		dlen, nblk;
 	int64_t		cseq, cinsn;
 	int64_t		count[NBLK];
-	sqlite3_stmt	*chunk, *ts, *call, *br;
+	sqlite3_stmt	*chunk, *ts, *br;
+	struct hwtr_cs_writer *csw;	/* calls, as hwtrace index writes them */
 	int64_t		ncalls, maxdepth;
 	/* Aggregated branches: from -> to counts (sparse, tiny). */
 	int64_t		bfrom[4096], bto[4096], bcnt[4096];
@@ -183,6 +185,51 @@ emit(struct walk *w, int64_t b)
 		flush_chunk(w);
 }
 
+/*
+ * A call that ends at the walk's position, into the column store (its
+ * parent NULL when @parent is 0, symbols: main 1, w0 3; @sub the
+ * instructions of its callees).
+ */
+static void
+put_call(struct walk *w, int64_t id, int64_t parent, int64_t depth,
+    int64_t symbol, int64_t func_ip, int64_t call_ip, int64_t s0, int64_t i0,
+    int64_t sub)
+{
+	struct hwtr_cs_row r;
+
+	memset(&r, 0, sizeof(r));
+	r.v[CS_ID] = id;
+	r.v[CS_THREAD] = 1;
+	if (parent != 0)
+		r.v[CS_PARENT] = parent;
+	else
+		r.nul |= 1u << CS_PARENT;
+	r.v[CS_DEPTH] = depth;
+	r.v[CS_SYMBOL] = symbol;
+	r.v[CS_FUNC_IP] = func_ip;
+	if (call_ip != 0)
+		r.v[CS_CALL_IP] = call_ip;
+	else
+		r.nul |= 1u << CS_CALL_IP;
+	r.v[CS_ENTRY_KIND] = hwtr_cs_kind(hwtr_cs_entry_kinds, "call");
+	r.v[CS_EXIT_KIND] = hwtr_cs_kind(hwtr_cs_exit_kinds, "return");
+	r.v[CS_ENTRY_SEQ] = s0;
+	r.v[CS_EXIT_SEQ] = w->seq;
+	r.v[CS_ENTRY_INSN] = i0;
+	r.v[CS_EXIT_INSN] = w->insn;
+	r.v[CS_ENTRY_TSC] = 1000 + s0 * 10;
+	r.v[CS_EXIT_TSC] = 1000 + w->seq * 10;
+	r.v[CS_ENTRY_NS] = 1700000000000000000LL + 1000 + s0 * 10;
+	r.v[CS_EXIT_NS] = 1700000000000000000LL + 1000 + w->seq * 10;
+	r.v[CS_INSNS] = w->insn - i0;
+	r.v[CS_SELF_INSNS] = w->insn - i0 - sub;
+	r.v[CS_BLOCKS] = w->seq - s0;
+	if (hwtr_cs_writer_put(w->csw, &r) < 0) {
+		fprintf(stderr, "mkdb: %s\n", hwtr_cs_writer_error(w->csw));
+		exit(1);
+	}
+}
+
 /* Invoke worker @f at @depth under call @parent; returns the call id. */
 static void
 invoke(struct walk *w, int f, int64_t parent, int depth, int64_t call_ip,
@@ -201,22 +248,8 @@ invoke(struct walk *w, int f, int64_t parent, int depth, int64_t call_ip,
 		invoke(w, f + 1, id, depth + 1, blk_ip(WB(f, BC)) + 4, &sub);
 	}
 	emit(w, WB(f, BR));
-	sqlite3_bind_int64(w->call, 1, id);
-	sqlite3_bind_int64(w->call, 2, parent);
-	sqlite3_bind_int64(w->call, 3, depth);
-	sqlite3_bind_int64(w->call, 4, 3 + f);		/* symbols: main 1, w0 3 */
-	sqlite3_bind_int64(w->call, 5, blk_ip(WB(f, BE)));
-	sqlite3_bind_int64(w->call, 6, call_ip);
-	sqlite3_bind_int64(w->call, 7, s0);
-	sqlite3_bind_int64(w->call, 8, w->seq);
-	sqlite3_bind_int64(w->call, 9, i0);
-	sqlite3_bind_int64(w->call, 10, w->insn);
-	sqlite3_bind_int64(w->call, 11, 1000 + s0 * 10);
-	sqlite3_bind_int64(w->call, 12, 1000 + w->seq * 10);
-	sqlite3_bind_int64(w->call, 13, w->insn - i0);
-	sqlite3_bind_int64(w->call, 14, w->insn - i0 - sub);
-	sqlite3_bind_int64(w->call, 15, w->seq - s0);
-	step(w->call);
+	put_call(w, id, parent, depth, 3 + f, blk_ip(WB(f, BE)), call_ip, s0,
+	    i0, sub);
 	*insnsp += w->insn - i0;
 }
 
@@ -286,10 +319,12 @@ synth(int64_t target)
 	w->chunk = prep("INSERT INTO exec_chunks VALUES (?1, ?2, ?3, ?4, ?5, "
 	    "?6, ?7)");
 	w->ts = prep("INSERT INTO timestamps VALUES (?1, ?2, ?3, ?4, ?5)");
-	w->call = prep("INSERT INTO calls VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, "
-	    "'call', 'return', ?7, ?8, ?9, ?10, ?11, ?12, "
-	    "1700000000000000000 + ?11, 1700000000000000000 + ?12, ?13, ?14, "
-	    "?15)");
+	if (hwtr_cs_writer_open(db, &w->csw) < 0 ||
+	    hwtr_cs_writer_thread(w->csw, 1, 1) < 0) {
+		fprintf(stderr, "mkdb: %s\n", w->csw != NULL ?
+		    hwtr_cs_writer_error(w->csw) : "out of memory");
+		exit(1);
+	}
 	/* main: a root call that holds everything. */
 	main_id = ++w->ncalls;
 	emit(w, M0);
@@ -300,22 +335,12 @@ synth(int64_t target)
 	}
 	emit(w, M2);
 	flush_chunk(w);
-	sqlite3_bind_int64(w->call, 1, main_id);
-	sqlite3_bind_null(w->call, 2);
-	sqlite3_bind_int64(w->call, 3, 0);
-	sqlite3_bind_int64(w->call, 4, 1);
-	sqlite3_bind_int64(w->call, 5, blk_ip(M0));
-	sqlite3_bind_null(w->call, 6);
-	sqlite3_bind_int64(w->call, 7, 0);
-	sqlite3_bind_int64(w->call, 8, w->seq);
-	sqlite3_bind_int64(w->call, 9, 0);
-	sqlite3_bind_int64(w->call, 10, w->insn);
-	sqlite3_bind_int64(w->call, 11, 1000);
-	sqlite3_bind_int64(w->call, 12, 1000 + w->seq * 10);
-	sqlite3_bind_int64(w->call, 13, w->insn);
-	sqlite3_bind_int64(w->call, 14, w->insn - sub);
-	sqlite3_bind_int64(w->call, 15, w->seq);
-	step(w->call);
+	put_call(w, main_id, 0, 0, 1, blk_ip(M0), 0, 0, 0, sub);
+	if (hwtr_cs_writer_finish(w->csw) < 0) {
+		fprintf(stderr, "mkdb: %s\n", hwtr_cs_writer_error(w->csw));
+		exit(1);
+	}
+	hwtr_cs_writer_close(w->csw);
 
 	/* Static blocks: 4-byte NOPs, so that disassembly has bytes. */
 	st = prep("INSERT INTO blocks VALUES (?1, ?2, ?3, ?4, ?5, 64, ?6, 1, "
@@ -378,7 +403,6 @@ synth(int64_t target)
 	sqlite3_finalize(st);
 	sqlite3_finalize(w->chunk);
 	sqlite3_finalize(w->ts);
-	sqlite3_finalize(w->call);
 	exec("COMMIT");
 	fprintf(stderr, "mkdb: %lld blocks, %lld instructions, %lld calls\n",
 	    (long long)w->seq, (long long)w->insn, (long long)w->ncalls);

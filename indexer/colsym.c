@@ -1,0 +1,397 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The symbol copy of the calls column store (colstore.h, hwtrace-db(5)
+ * CALLS STORAGE): every call that has a symbol once more, in calls_bysym,
+ * in pages of up to HWTR_CS_PAGE calls of one symbol and one thread, with
+ * the symbol and func_ip of its caller.  "symbol = ?" (func) then reads
+ * the pages of that function only, instead of a page of all calls per
+ * call, and needs no lookup of each call's parent for its caller.
+ *
+ * Made once the pages are written: they are read in id order (entry order
+ * per thread), so that a call's parent is met before it; callers come
+ * from a stack of the last call met at each depth, or else from the
+ * parent's page.  Calls wait in a buffer per symbol until a page is full;
+ * when more than SY_BUFFERED wait, the fullest buffers are written as
+ * they are, so that memory stays bounded whatever the number of symbols.
+ */
+
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "colstore.h"
+
+#define SY_BUFFERED	(64 * 1024)	/* calls waiting, at most */
+
+struct sy_buf {
+	int64_t		symbol;
+	int		used;
+	size_t		n, cap;
+	struct hwtr_cs_row *rows;
+};
+
+struct sy_frame {
+	int64_t		id, symbol, func_ip;
+	int		has_sym;
+};
+
+struct sy {
+	sqlite3		*db;
+	sqlite3_stmt	*put, *find;
+	struct sy_buf	*tab;		/* by symbol, open addressing */
+	size_t		ntab, nused, buffered;
+	struct sy_frame	*stk;		/* by depth: the last call met */
+	size_t		nstk;
+	struct hwtr_cs_row *prow;	/* a parent's page */
+	int64_t		pid0, pn;
+	char		*err;
+	size_t		errlen;
+};
+
+static int
+sy_fail(struct sy *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+sy_fail(struct sy *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->err, s->errlen, fmt, ap);
+	va_end(ap);
+	return (-1);
+}
+
+static int
+sy_dbfail(struct sy *s, const char *what)
+{
+	return (sy_fail(s, "calls: %s: %s", what, sqlite3_errmsg(s->db)));
+}
+
+static size_t
+sy_hash(int64_t symbol, size_t ntab)
+{
+	return ((size_t)(((uint64_t)symbol * 0x9e3779b97f4a7c15ULL) >> 17) &
+	    (ntab - 1));
+}
+
+/* The buffer of @symbol, made when new; NULL when memory ran out. */
+static struct sy_buf *
+sy_buf_of(struct sy *s, int64_t symbol)
+{
+	struct sy_buf *b;
+	size_t i;
+
+	if (2 * (s->nused + 1) > s->ntab) {
+		size_t n = s->ntab ? 2 * s->ntab : 1024, j;
+		struct sy_buf *t = calloc(n, sizeof(*t));
+
+		if (t == NULL)
+			return (NULL);
+		for (j = 0; j < s->ntab; j++) {
+			if (!s->tab[j].used)
+				continue;
+			for (i = sy_hash(s->tab[j].symbol, n); t[i].used;
+			    i = (i + 1) & (n - 1))
+				;
+			t[i] = s->tab[j];
+		}
+		free(s->tab);
+		s->tab = t;
+		s->ntab = n;
+	}
+	for (i = sy_hash(symbol, s->ntab); s->tab[i].used;
+	    i = (i + 1) & (s->ntab - 1))
+		if (s->tab[i].symbol == symbol)
+			return (&s->tab[i]);
+	b = &s->tab[i];
+	b->used = 1;
+	b->symbol = symbol;
+	s->nused++;
+	return (b);
+}
+
+/* Write the calls waiting in @b as one page; its memory goes. */
+static int
+sy_flush(struct sy *s, struct sy_buf *b)
+{
+	uint8_t *blob;
+	size_t len;
+	int rc;
+
+	if (b->n == 0)
+		return (0);
+	if (hwtr_cs_sym_encode(b->rows, b->n, &blob, &len) < 0)
+		return (sy_fail(s, "calls: cannot encode the calls of symbol "
+		    "%lld from id %lld", (long long)b->symbol,
+		    (long long)b->rows[0].v[CS_ID]));
+	sqlite3_bind_int64(s->put, 1, b->symbol);
+	sqlite3_bind_int64(s->put, 2, b->rows[0].v[CS_ID]);
+	sqlite3_bind_int64(s->put, 3, b->rows[0].v[CS_THREAD]);
+	sqlite3_bind_int64(s->put, 4, (sqlite3_int64)b->n);
+	sqlite3_bind_blob(s->put, 5, blob, (int)len, free);
+	rc = sqlite3_step(s->put);
+	sqlite3_reset(s->put);
+	sqlite3_clear_bindings(s->put);
+	if (rc != SQLITE_DONE)
+		return (sy_dbfail(s, "cannot write the symbol copy"));
+	s->buffered -= b->n;
+	free(b->rows);
+	b->rows = NULL;
+	b->n = b->cap = 0;
+	return (0);
+}
+
+static int
+sy_cmp_fullest(const void *a, const void *b)
+{
+	const struct sy_buf *x = *(struct sy_buf *const *)a;
+	const struct sy_buf *y = *(struct sy_buf *const *)b;
+
+	return (x->n > y->n ? -1 : x->n < y->n);
+}
+
+/* Too many calls wait: write the fullest buffers until half do. */
+static int
+sy_flush_fullest(struct sy *s)
+{
+	struct sy_buf **v;
+	size_t i, n = 0;
+	int rc = 0;
+
+	if ((v = malloc(s->nused * sizeof(*v))) == NULL)
+		return (sy_fail(s, "calls: out of memory"));
+	for (i = 0; i < s->ntab; i++)
+		if (s->tab[i].used && s->tab[i].n > 0)
+			v[n++] = &s->tab[i];
+	qsort(v, n, sizeof(*v), sy_cmp_fullest);
+	for (i = 0; i < n && s->buffered > SY_BUFFERED / 2 && rc == 0; i++)
+		rc = sy_flush(s, v[i]);
+	free(v);
+	return (rc);
+}
+
+static int
+sy_add(struct sy *s, const struct hwtr_cs_row *r)
+{
+	struct sy_buf *b;
+	int rc;
+
+	if ((b = sy_buf_of(s, r->v[CS_SYMBOL])) == NULL)
+		return (sy_fail(s, "calls: out of memory"));
+	if (b->n > 0 && b->rows[0].v[CS_THREAD] != r->v[CS_THREAD] &&
+	    (rc = sy_flush(s, b)) < 0)
+		return (rc);
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 16;
+		struct hwtr_cs_row *p;
+
+		if (cap > HWTR_CS_PAGE)
+			cap = HWTR_CS_PAGE;
+		if ((p = realloc(b->rows, cap * sizeof(*p))) == NULL)
+			return (sy_fail(s, "calls: out of memory"));
+		b->rows = p;
+		b->cap = cap;
+	}
+	b->rows[b->n++] = *r;
+	s->buffered++;
+	if (b->n == HWTR_CS_PAGE && (rc = sy_flush(s, b)) < 0)
+		return (rc);
+	if (s->buffered >= SY_BUFFERED)
+		return (sy_flush_fullest(s));
+	return (0);
+}
+
+/* Row @id in @rows (@n, ascending ids), or NULL. */
+static const struct hwtr_cs_row *
+sy_search(const struct hwtr_cs_row *rows, int64_t n, int64_t id)
+{
+	int64_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (rows[mid].v[CS_ID] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (lo < n && rows[lo].v[CS_ID] == id ? &rows[lo] : NULL);
+}
+
+/* The row of call @id, from its page (read into s->prow), or NULL. */
+static int
+sy_lookup(struct sy *s, int64_t id, const struct hwtr_cs_row **rp)
+{
+	const char *why;
+	int rc;
+
+	*rp = NULL;
+	if (s->pn > 0 && id >= s->pid0 && id < s->pid0 + HWTR_CS_PAGE) {
+		*rp = sy_search(s->prow, s->pn, id);
+		return (0);
+	}
+	sqlite3_bind_int64(s->find, 1, id);
+	rc = sqlite3_step(s->find);
+	if (rc == SQLITE_ROW) {
+		s->pid0 = sqlite3_column_int64(s->find, 0);
+		s->pn = sqlite3_column_int64(s->find, 2);
+		if (hwtr_cs_decode(sqlite3_column_blob(s->find, 4),
+		    (size_t)sqlite3_column_bytes(s->find, 4), s->pid0,
+		    sqlite3_column_int64(s->find, 1), s->pn,
+		    sqlite3_column_int64(s->find, 3), s->prow, &why) < 0) {
+			s->pn = 0;
+			sqlite3_reset(s->find);
+			return (sy_fail(s, "calls: page %lld: %s",
+			    (long long)s->pid0, why));
+		}
+		*rp = sy_search(s->prow, s->pn, id);
+	} else if (rc != SQLITE_DONE) {
+		sqlite3_reset(s->find);
+		return (sy_dbfail(s, "cannot read a page"));
+	}
+	sqlite3_reset(s->find);
+	return (0);
+}
+
+/*
+ * The caller columns of @r (in the page @rows, @n of them): from the
+ * stack, else from the page, else from the parent's page; then @r is the
+ * last call met at its depth.
+ */
+static int
+sy_caller(struct sy *s, struct hwtr_cs_row *r, const struct hwtr_cs_row *rows,
+    int64_t n)
+{
+	const struct hwtr_cs_row *p = NULL;
+	int64_t pid = r->v[CS_PARENT], depth = r->v[CS_DEPTH];
+	struct sy_frame *f;
+	int rc;
+
+	r->nul |= (1u << CS_CALLER_SYMBOL) | (1u << CS_CALLER_IP);
+	if (!(r->nul & (1u << CS_PARENT))) {
+		if (depth >= 1 && (uint64_t)depth - 1 < s->nstk &&
+		    s->stk[depth - 1].id == pid) {
+			f = &s->stk[depth - 1];
+			r->nul &= ~(1u << CS_CALLER_IP);
+			r->v[CS_CALLER_IP] = f->func_ip;
+			if (f->has_sym) {
+				r->nul &= ~(1u << CS_CALLER_SYMBOL);
+				r->v[CS_CALLER_SYMBOL] = f->symbol;
+			}
+		} else {
+			if (pid >= rows[0].v[CS_ID] && pid <= rows[n - 1].v[CS_ID])
+				p = sy_search(rows, n, pid);
+			else if ((rc = sy_lookup(s, pid, &p)) < 0)
+				return (rc);
+			if (p != NULL) {
+				r->nul &= ~(1u << CS_CALLER_IP);
+				r->v[CS_CALLER_IP] = p->v[CS_FUNC_IP];
+				if (!(p->nul & (1u << CS_SYMBOL))) {
+					r->nul &= ~(1u << CS_CALLER_SYMBOL);
+					r->v[CS_CALLER_SYMBOL] =
+					    p->v[CS_SYMBOL];
+				}
+			}
+		}
+	}
+	if (depth < 0 || depth >= (1 << 24))
+		return (0);
+	if ((size_t)depth >= s->nstk) {
+		size_t ncap = (size_t)depth * 2 + 16, i;
+		struct sy_frame *ns;
+
+		if ((ns = realloc(s->stk, ncap * sizeof(*ns))) == NULL)
+			return (sy_fail(s, "calls: out of memory"));
+		for (i = s->nstk; i < ncap; i++) {
+			memset(&ns[i], 0, sizeof(ns[i]));
+			ns[i].id = INT64_MIN;
+		}
+		s->stk = ns;
+		s->nstk = ncap;
+	}
+	f = &s->stk[depth];
+	f->id = r->v[CS_ID];
+	f->func_ip = r->v[CS_FUNC_IP];
+	f->has_sym = !(r->nul & (1u << CS_SYMBOL));
+	f->symbol = r->v[CS_SYMBOL];
+	return (0);
+}
+
+int
+hwtr_cs_sym_build(sqlite3 *db, char *err, size_t errlen)
+{
+	struct sy s;
+	sqlite3_stmt *scan = NULL;
+	struct hwtr_cs_row *rows;
+	const char *why;
+	int64_t i, n, id0;
+	size_t k;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	s.db = db;
+	s.err = err;
+	s.errlen = errlen;
+	rows = malloc(HWTR_CS_PAGE * sizeof(*rows));
+	s.prow = malloc(HWTR_CS_PAGE * sizeof(*s.prow));
+	if (rows == NULL || s.prow == NULL) {
+		rc = sy_fail(&s, "calls: out of memory");
+		goto out;
+	}
+	if (sqlite3_prepare_v2(db, "INSERT INTO calls_bysym (symbol, id0, "
+	    "thread, n, data) VALUES (?1, ?2, ?3, ?4, ?5)", -1, &s.put,
+	    NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT id0, thread, n, seq0, data FROM "
+	    "calls_pages WHERE id0 <= ?1 ORDER BY id0 DESC LIMIT 1", -1,
+	    &s.find, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT id0, thread, n, seq0, data FROM "
+	    "calls_pages ORDER BY id0", -1, &scan, NULL) != SQLITE_OK) {
+		rc = sy_dbfail(&s, "cannot prepare the symbol copy");
+		goto out;
+	}
+	while ((rc = sqlite3_step(scan)) == SQLITE_ROW) {
+		id0 = sqlite3_column_int64(scan, 0);
+		n = sqlite3_column_int64(scan, 2);
+		if (hwtr_cs_decode(sqlite3_column_blob(scan, 4),
+		    (size_t)sqlite3_column_bytes(scan, 4), id0,
+		    sqlite3_column_int64(scan, 1), n,
+		    sqlite3_column_int64(scan, 3), rows, &why) < 0) {
+			rc = sy_fail(&s, "calls: page %lld: %s",
+			    (long long)id0, why);
+			goto out;
+		}
+		for (i = 0; i < n; i++) {
+			if ((rc = sy_caller(&s, &rows[i], rows, n)) < 0 ||
+			    (!(rows[i].nul & (1u << CS_SYMBOL)) &&
+			    (rc = sy_add(&s, &rows[i])) < 0))
+				goto out;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		rc = sy_dbfail(&s, "cannot read the pages");
+		goto out;
+	}
+	rc = 0;
+	for (k = 0; k < s.ntab && rc == 0; k++)
+		if (s.tab[k].used)
+			rc = sy_flush(&s, &s.tab[k]);
+out:
+	sqlite3_finalize(scan);
+	sqlite3_finalize(s.put);
+	sqlite3_finalize(s.find);
+	for (k = 0; k < s.ntab; k++)
+		free(s.tab[k].rows);
+	free(s.tab);
+	free(s.stk);
+	free(s.prow);
+	free(rows);
+	return (rc);
+}
