@@ -244,7 +244,8 @@ struct run {
 	int		abort;
 	uint64_t	bytes_done;
 	volatile uint64_t *wprogress;	/* per worker, in its segment */
-	size_t		nworkers;
+	size_t		nworkers;	/* threads besides the writer */
+	uint64_t	own_decode_ns;	/* the writer's decoding, CPU */
 	pthread_mutex_t	lock;
 	pthread_cond_t	work_cv, done_cv;
 	/* The writer. */
