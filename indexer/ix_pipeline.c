@@ -413,7 +413,9 @@ writer_decodes(struct run *r, size_t i)
 
 /*
  * Workers take segments in stream order, at most r->window ahead of the
- * writer: memory is bounded by the window, not by the trace.
+ * writer: memory is bounded by the window, not by the trace.  The
+ * writer's jobs come first; a worker stays for them until the writer is
+ * done.
  */
 static void *
 worker(void *arg)
@@ -424,14 +426,22 @@ worker(void *arg)
 
 	struct timespec t0, t1;
 
+	struct ix_job *j;
+
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
-		while (!r->abort && r->next_seg < r->nsegs &&
-		    r->next_seg >= r->stitched + r->window)
+		/* The writer's jobs first: it will wait for them. */
+		while (!r->abort && r->jq.head == NULL &&
+		    (r->next_seg >= r->nsegs ||
+		    r->next_seg >= r->stitched + r->window))
 			pthread_cond_wait(&r->work_cv, &r->lock);
-		if (r->abort || r->next_seg >= r->nsegs)
+		if (r->abort)
 			break;
+		if ((j = ix_jobq_take(&r->jq)) != NULL) {
+			ix_jobq_run(&r->jq, j, 1);
+			continue;
+		}
 		i = r->next_seg++;
 		pthread_mutex_unlock(&r->lock);
 		decode_one(r, wc->w, i, 0);
@@ -489,6 +499,7 @@ static int
 stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
 {
 	size_t k, i, j, s;
+	struct ix_job *jb;
 	int rc = 0;
 
 	*deferred = 0;
@@ -553,7 +564,11 @@ stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
 					*deferred = 1;
 					break;
 				}
-				/* Decode rather than wait. */
+				/* Do the jobs, or decode, rather than wait. */
+				if ((jb = ix_jobq_take(&r->jq)) != NULL) {
+					ix_jobq_run(&r->jq, jb, 0);
+					continue;
+				}
 				if (writer_takes(r, &j)) {
 					pthread_mutex_unlock(&r->lock);
 					writer_decodes(r, j);
@@ -734,10 +749,14 @@ ix_run_pipeline(struct run *r)
 	pthread_mutex_unlock(&r->lock);
 	for (i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
-	/* The writer's own decoding counts as decoding. */
-	r->ix->stats.decode_cpu_ns += r->own_decode_ns;
+	/*
+	 * The writer's own decoding counts as decoding, the jobs the workers
+	 * ran for it as writing.
+	 */
+	r->ix->stats.decode_cpu_ns += r->own_decode_ns - r->jq.other_ns;
 	r->ix->stats.write_cpu_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) *
-	    1000000000LL + (t1.tv_nsec - t0.tv_nsec)) - r->own_decode_ns;
+	    1000000000LL + (t1.tv_nsec - t0.tv_nsec)) - r->own_decode_ns +
+	    r->jq.other_ns;
 	/* Segments decoded but not stitched (after a failure). */
 	for (i = 0; i < r->nsegs; i++)
 		ix_free_seg(&r->segs[i]);
