@@ -1235,6 +1235,9 @@ ix_db_prepare(struct run *r)
 		    hwtr_cs_writer_error(r->csw) : "out of memory");
 		rc = -HWTR_E_DB;
 	}
+	/* Pages are encoded on the pipeline's threads. */
+	if (rc == 0)
+		hwtr_cs_writer_jobs(r->csw, &r->jq);
 	if (rc == 0)
 		rc = st_prep(r, &r->s_ev, "INSERT INTO events VALUES "
 		    "(?,?,?,?,?,?,?,?,?,?,?,?)");
