@@ -1050,6 +1050,6 @@ hwtr_cs_writer_finish(struct hwtr_cs_writer *w)
 
 	if ((rc = cs_end_thread(w)) < 0)
 		return (rc);
-	return (hwtr_cs_sym_build(w->db, w->err, sizeof(w->err)));
+	return (hwtr_cs_sym_build(w->db, w->jq, w->err, sizeof(w->err)));
 }
 #endif /* !HWTR_SQLITE_EXTENSION */

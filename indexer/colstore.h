@@ -180,9 +180,11 @@ void hwtr_cs_writer_close(struct hwtr_cs_writer *w);
 
 /*
  * colsym.c: the symbol copy (calls_bysym) of every page of calls_pages,
- * made once they are all written.  0, or -1 with what failed in @err.
+ * made once they are all written, pages decoded and encoded by jobs on
+ * @jq (ix_jobs.h; NULL: here).  0, or -1 with what failed in @err.
  */
-int hwtr_cs_sym_build(struct sqlite3 *db, char *err, size_t errlen);
+int hwtr_cs_sym_build(struct sqlite3 *db, struct ix_jobq *jq, char *err,
+    size_t errlen);
 
 /*
  * calls_write.c: the stitcher's call number @idx of thread @thread (ids

@@ -289,7 +289,9 @@ write_db(struct run *r, const char *tmp, int fd)
 		rc = ix_run_pipeline(r);
 	if (rc == 0)
 		rc = ix_cpu_threads(r);
-	return (ix_db_finish(r, tmp, rc));
+	rc = ix_db_finish(r, tmp, rc);
+	ix_end_pipeline(r);
+	return (rc);
 }
 
 static int

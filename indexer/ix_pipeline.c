@@ -743,24 +743,47 @@ ix_run_pipeline(struct run *r)
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	rc = stitch_all(r);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	r->stitch_ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
+	    (t1.tv_nsec - t0.tv_nsec));
+	r->tids = tids;
+	r->ntids = started;
+	r->wctx = wc;
+	/* After a failure, the workers stop now: segments are freed. */
+	if (rc < 0)
+		ix_end_pipeline(r);
+	return (rc);
+}
+
+/*
+ * Stop the workers.  Until then they run the writer's jobs of what follows
+ * the pipeline (CPU-mode threads, the symbol copy of the calls).
+ */
+void
+ix_end_pipeline(struct run *r)
+{
+	size_t i;
+
+	if (r->tids == NULL)
+		return;
 	pthread_mutex_lock(&r->lock);
 	r->abort = 1;
 	pthread_cond_broadcast(&r->work_cv);
 	pthread_mutex_unlock(&r->lock);
-	for (i = 0; i < started; i++)
-		pthread_join(tids[i], NULL);
+	for (i = 0; i < r->ntids; i++)
+		pthread_join(r->tids[i], NULL);
 	/*
 	 * The writer's own decoding counts as decoding, the jobs the workers
 	 * ran for it as writing.
 	 */
 	r->ix->stats.decode_cpu_ns += r->own_decode_ns - r->jq.other_ns;
-	r->ix->stats.write_cpu_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) *
-	    1000000000LL + (t1.tv_nsec - t0.tv_nsec)) - r->own_decode_ns +
+	r->ix->stats.write_cpu_ns += r->stitch_ns - r->own_decode_ns +
 	    r->jq.other_ns;
 	/* Segments decoded but not stitched (after a failure). */
 	for (i = 0; i < r->nsegs; i++)
 		ix_free_seg(&r->segs[i]);
-	free(tids);
-	free(wc);
-	return (rc);
+	free(r->tids);
+	free(r->wctx);
+	r->tids = NULL;
+	r->wctx = NULL;
+	r->ntids = 0;
 }

@@ -261,6 +261,10 @@ struct run {
 	volatile uint64_t *wprogress;	/* per worker, in its segment */
 	size_t		nworkers;	/* threads besides the writer */
 	uint64_t	own_decode_ns;	/* the writer's decoding, CPU */
+	uint64_t	stitch_ns;	/* the writer's CPU in the pipeline */
+	pthread_t	*tids;		/* the workers, until ix_end_pipeline() */
+	size_t		ntids;
+	void		*wctx;
 	pthread_mutex_t	lock;
 	pthread_cond_t	work_cv, done_cv;
 	struct ix_jobq	jq;		/* the writer's jobs (ix_jobs.h) */
