@@ -100,6 +100,8 @@ ix_jobq_run(struct ix_jobq *q, struct ix_job *j, int other)
 void
 ix_jobq_wait(struct ix_jobq *q, struct ix_job *j)
 {
+	struct ix_job *o;
+
 	if (q == NULL || q->lock == NULL) {
 		if (j->state != IX_JOB_DONE) {
 			j->fn(j);
@@ -113,7 +115,12 @@ ix_jobq_wait(struct ix_jobq *q, struct ix_job *j)
 		j->state = IX_JOB_RUNNING;
 		ix_jobq_run(q, j, 0);
 	}
-	while (j->state != IX_JOB_DONE)
-		pthread_cond_wait(&q->done_cv, q->lock);
+	/* Another thread runs it: the jobs queued meanwhile, not sleep. */
+	while (j->state != IX_JOB_DONE) {
+		if ((o = ix_jobq_take(q)) != NULL)
+			ix_jobq_run(q, o, 0);
+		else
+			pthread_cond_wait(&q->done_cv, q->lock);
+	}
 	pthread_mutex_unlock(q->lock);
 }

@@ -45,7 +45,10 @@ void	ix_jobq_init(struct ix_jobq *q, pthread_mutex_t *lock,
 void	ix_jobq_destroy(struct ix_jobq *q);
 /* Queue @j (its fn set); @q NULL: run it now. */
 void	ix_jobq_submit(struct ix_jobq *q, struct ix_job *j);
-/* Until @j is done; runs it here if no thread took it. */
+/*
+ * Until @j is done; runs it here if no thread took it, and the jobs
+ * queued meanwhile while another thread runs it.
+ */
 void	ix_jobq_wait(struct ix_jobq *q, struct ix_job *j);
 /* Under the lock: the oldest job queued (taken), or NULL. */
 struct ix_job *ix_jobq_take(struct ix_jobq *q);
