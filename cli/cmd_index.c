@@ -17,7 +17,8 @@
 #include "cli.h"
 
 static const struct cli_opt index_opts[] = {
-	{ "jobs", 'j', "N", "decode on N threads (default: number of cores)" },
+	{ "jobs", 'j', "N", "work on N threads in all, the writer's included "
+	    "(default: number of cores)" },
 	{ "output", 'o', "DB", "write the database to DB (default: FILE "
 	    "with .hwtrace replaced by .db)" },
 	{ "quiet", 'q', NULL, "no progress and no summary on stderr" },

@@ -7,8 +7,9 @@
 /*
  * One-shot zstd compression of a memory buffer, for the indexer's column
  * stores (indexer/colstore.c) and the SQLite extension that reads them.
- * format/ owns zstd; this is its buffer-to-buffer face.  No sqlite, no
- * global state: safe from any thread and inside the loadable extension.
+ * format/ owns zstd; this is its buffer-to-buffer face.  No sqlite; safe
+ * from any thread and inside the loadable extension.  Outside the
+ * extension, a thread keeps its compression context (freed when it ends).
  */
 
 #ifndef HWTR_ZBUF_H

@@ -589,6 +589,8 @@ hwtr_xo_unpack(const uint8_t *p, size_t len, int64_t nblocks, uint8_t **outp,
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "ix_jobs.h"
+
 #define CS_WINDOW	16	/* pages waiting for their last rows */
 #define CS_LATE_MAX	4096	/* rows for written pages, before a merge */
 
@@ -599,8 +601,26 @@ struct cs_pend {
 	uint8_t		*have;
 };
 
+/*
+ * A page being encoded by a job (ix_jobs.h) while the writer goes on; it
+ * goes in, in order, CS_PW pages later or when something reads the pages.
+ */
+#define CS_PW		8
+struct cs_pw {
+	struct ix_job	job;
+	int64_t		id0, thread;
+	struct hwtr_cs_row *rows;	/* HWTR_CS_PAGE slots */
+	size_t		n;
+	uint8_t		*blob;		/* hwtr_cs_encode()'s */
+	size_t		len;
+	int		rc;
+};
+
 struct hwtr_cs_writer {
 	sqlite3		*db;
+	struct ix_jobq	*jq;		/* NULL: encode here */
+	struct cs_pw	pw[CS_PW];	/* a ring */
+	size_t		pw_head, pw_n;
 	sqlite3_stmt	*put, *get;
 	int64_t		thread, base;
 	int		in_thread;
@@ -658,6 +678,10 @@ hwtr_cs_writer_open(sqlite3 *db, struct hwtr_cs_writer **wp)
 		if (w->pend[i].rows == NULL || w->pend[i].have == NULL)
 			return (cs_fail(w, "calls: out of memory"));
 	}
+	for (i = 0; i < CS_PW; i++)
+		if ((w->pw[i].rows = malloc(HWTR_CS_PAGE *
+		    sizeof(struct hwtr_cs_row))) == NULL)
+			return (cs_fail(w, "calls: out of memory"));
 	w->late = malloc(CS_LATE_MAX * sizeof(*w->late));
 	w->tmp = malloc(2 * HWTR_CS_PAGE * sizeof(*w->tmp));
 	if (w->late == NULL || w->tmp == NULL)
@@ -671,12 +695,29 @@ hwtr_cs_writer_open(sqlite3 *db, struct hwtr_cs_writer **wp)
 }
 
 void
+hwtr_cs_writer_jobs(struct hwtr_cs_writer *w, struct ix_jobq *q)
+{
+	w->jq = q;
+}
+
+void
 hwtr_cs_writer_close(struct hwtr_cs_writer *w)
 {
 	int i;
 
 	if (w == NULL)
 		return;
+	/* Jobs still encoding pages (after a failure) use the slots. */
+	for (; w->pw_n > 0; w->pw_n--) {
+		struct cs_pw *pw = &w->pw[w->pw_head];
+
+		ix_jobq_wait(w->jq, &pw->job);
+		free(pw->blob);
+		pw->blob = NULL;
+		w->pw_head = (w->pw_head + 1) % CS_PW;
+	}
+	for (i = 0; i < CS_PW; i++)
+		free(w->pw[i].rows);
 	sqlite3_finalize(w->put);
 	sqlite3_finalize(w->get);
 	for (i = 0; i < CS_WINDOW; i++) {
@@ -718,47 +759,115 @@ cs_is_written(const struct hwtr_cs_writer *w, int64_t pno)
 	return (byte < w->cwritten && (w->written[byte] >> (pno % 8)) & 1);
 }
 
-/* Write @n rows (ascending ids) as page @pno of the current thread. */
-static int
-cs_write_page(struct hwtr_cs_writer *w, int64_t pno,
-    const struct hwtr_cs_row *rows, size_t n)
+/* The job of a page: its blob. */
+static void
+cs_page_job(struct ix_job *j)
 {
-	int64_t id0 = w->base + pno * HWTR_CS_PAGE;
-	uint8_t *blob;
-	size_t len;
+	struct cs_pw *pw = (struct cs_pw *)j;
+
+	pw->blob = NULL;
+	pw->rc = hwtr_cs_encode(pw->rows, pw->n, pw->id0,
+	    pw->rows[0].v[CS_ENTRY_SEQ], &pw->blob, &pw->len);
+}
+
+/* The oldest page being encoded: into calls_pages. */
+static int
+cs_pw_complete(struct hwtr_cs_writer *w)
+{
+	struct cs_pw *pw = &w->pw[w->pw_head];
 	int rc;
 
-	if (hwtr_cs_encode(rows, n, id0, rows[0].v[CS_ENTRY_SEQ], &blob,
-	    &len) < 0)
+	ix_jobq_wait(w->jq, &pw->job);
+	w->pw_head = (w->pw_head + 1) % CS_PW;
+	w->pw_n--;
+	if (pw->rc < 0) {
+		free(pw->blob);
+		pw->blob = NULL;
 		return (cs_fail(w, "calls: cannot encode the page of ids "
-		    "%lld to %lld", (long long)id0, (long long)id0 +
+		    "%lld to %lld", (long long)pw->id0, (long long)pw->id0 +
 		    HWTR_CS_PAGE - 1));
-	sqlite3_bind_int64(w->put, 1, id0);
-	sqlite3_bind_int64(w->put, 2, w->thread);
-	sqlite3_bind_int64(w->put, 3, (sqlite3_int64)n);
-	sqlite3_bind_int64(w->put, 4, rows[0].v[CS_ENTRY_SEQ]);
-	sqlite3_bind_int64(w->put, 5, rows[n - 1].v[CS_ENTRY_SEQ]);
-	sqlite3_bind_blob(w->put, 6, blob, (int)len, free);
+	}
+	sqlite3_bind_int64(w->put, 1, pw->id0);
+	sqlite3_bind_int64(w->put, 2, pw->thread);
+	sqlite3_bind_int64(w->put, 3, (sqlite3_int64)pw->n);
+	sqlite3_bind_int64(w->put, 4, pw->rows[0].v[CS_ENTRY_SEQ]);
+	sqlite3_bind_int64(w->put, 5, pw->rows[pw->n - 1].v[CS_ENTRY_SEQ]);
+	sqlite3_bind_blob(w->put, 6, pw->blob, (int)pw->len, free);
+	pw->blob = NULL;
 	rc = sqlite3_step(w->put);
 	sqlite3_reset(w->put);
 	sqlite3_clear_bindings(w->put);
 	if (rc != SQLITE_DONE)
 		return (cs_dbfail(w, "cannot write a page"));
+	return (0);
+}
+
+/* Every page being encoded, into calls_pages. */
+static int
+cs_pw_drain(struct hwtr_cs_writer *w)
+{
+	int rc = 0;
+
+	while (w->pw_n > 0)
+		if (cs_pw_complete(w) < 0)
+			rc = -1;
+	return (rc);
+}
+
+/* A free slot for a page to encode (the oldest one written if none). */
+static struct cs_pw *
+cs_pw_slot(struct hwtr_cs_writer *w)
+{
+	if (w->pw_n == CS_PW && cs_pw_complete(w) < 0)
+		return (NULL);
+	return (&w->pw[(w->pw_head + w->pw_n) % CS_PW]);
+}
+
+/*
+ * Page @pno of the current thread, its @n rows (ascending ids) in @pw's:
+ * a job encodes them, the page goes in later (cs_pw_complete()).
+ */
+static int
+cs_pw_submit(struct hwtr_cs_writer *w, struct cs_pw *pw, int64_t pno,
+    size_t n)
+{
+	pw->id0 = w->base + pno * HWTR_CS_PAGE;
+	pw->thread = w->thread;
+	pw->n = n;
+	pw->job.fn = cs_page_job;
+	w->pw_n++;
+	ix_jobq_submit(w->jq, &pw->job);
 	return (cs_mark_written(w, pno));
+}
+
+/* Write @n rows (ascending ids) as page @pno of the current thread. */
+static int
+cs_write_page(struct hwtr_cs_writer *w, int64_t pno,
+    const struct hwtr_cs_row *rows, size_t n)
+{
+	struct cs_pw *pw;
+
+	if ((pw = cs_pw_slot(w)) == NULL)
+		return (-1);
+	memcpy(pw->rows, rows, n * sizeof(*rows));
+	return (cs_pw_submit(w, pw, pno, n));
 }
 
 /* Write pending page @pe (its rows present) and free its slot. */
 static int
 cs_flush_pend(struct hwtr_cs_writer *w, struct cs_pend *pe)
 {
+	struct cs_pw *pw = NULL;
 	size_t i, n = 0;
 	int rc = 0;
 
-	for (i = 0; i < HWTR_CS_PAGE; i++)
+	if (pe->n > 0 && (pw = cs_pw_slot(w)) == NULL)
+		rc = -1;
+	for (i = 0; pw != NULL && i < HWTR_CS_PAGE; i++)
 		if (pe->have[i])
-			w->tmp[n++] = pe->rows[i];
+			pw->rows[n++] = pe->rows[i];
 	if (n > 0)
-		rc = cs_write_page(w, pe->pno, w->tmp, n);
+		rc = cs_pw_submit(w, pw, pe->pno, n);
 	memset(pe->have, 0, HWTR_CS_PAGE);
 	pe->n = 0;
 	pe->pno = -1;
@@ -783,6 +892,9 @@ cs_flush_late(struct hwtr_cs_writer *w)
 	int64_t pno, id0;
 	int rc;
 
+	/* The pages read back must be in. */
+	if (cs_pw_drain(w) < 0)
+		return (-1);
 	qsort(w->late, w->nlate, sizeof(*w->late), cs_cmp_row);
 	while (i < w->nlate) {
 		pno = (w->late[i].v[CS_ID] - w->base) / HWTR_CS_PAGE;
@@ -854,6 +966,8 @@ cs_end_thread(struct hwtr_cs_writer *w)
 			return (rc);
 	}
 	if (w->nlate > 0 && (rc = cs_flush_late(w)) < 0)
+		return (rc);
+	if ((rc = cs_pw_drain(w)) < 0)
 		return (rc);
 	if (w->written != NULL)
 		memset(w->written, 0, w->cwritten);
@@ -936,6 +1050,6 @@ hwtr_cs_writer_finish(struct hwtr_cs_writer *w)
 
 	if ((rc = cs_end_thread(w)) < 0)
 		return (rc);
-	return (hwtr_cs_sym_build(w->db, w->err, sizeof(w->err)));
+	return (hwtr_cs_sym_build(w->db, w->jq, w->err, sizeof(w->err)));
 }
 #endif /* !HWTR_SQLITE_EXTENSION */

@@ -162,6 +162,12 @@ struct hwtr_cs_writer;
  * *@wp is set whenever memory allowed and says why).
  */
 int hwtr_cs_writer_open(struct sqlite3 *db, struct hwtr_cs_writer **wp);
+/*
+ * Encode pages in jobs on @q (ix_jobs.h; NULL: on the calling thread):
+ * they go in, in order, a few pages later, so that the file is the same.
+ */
+struct ix_jobq;
+void hwtr_cs_writer_jobs(struct hwtr_cs_writer *w, struct ix_jobq *q);
 /* Rows of thread @thread follow, ids from @id_base (the thread's first). */
 int hwtr_cs_writer_thread(struct hwtr_cs_writer *w, int64_t thread,
     int64_t id_base);
@@ -174,9 +180,11 @@ void hwtr_cs_writer_close(struct hwtr_cs_writer *w);
 
 /*
  * colsym.c: the symbol copy (calls_bysym) of every page of calls_pages,
- * made once they are all written.  0, or -1 with what failed in @err.
+ * made once they are all written, pages decoded and encoded by jobs on
+ * @jq (ix_jobs.h; NULL: here).  0, or -1 with what failed in @err.
  */
-int hwtr_cs_sym_build(struct sqlite3 *db, char *err, size_t errlen);
+int hwtr_cs_sym_build(struct sqlite3 *db, struct ix_jobq *jq, char *err,
+    size_t errlen);
 
 /*
  * calls_write.c: the stitcher's call number @idx of thread @thread (ids

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "colstore.h"
+#include "ix_jobs.h"
 
 #define SY_BUFFERED	(64 * 1024)	/* calls waiting, at most */
 
@@ -42,8 +43,38 @@ struct sy_frame {
 	int		has_sym;
 };
 
+/*
+ * With the indexer's jobs (ix_jobs.h), pages are decoded SY_AHEAD ahead
+ * of the scan and the symbol pages encoded while it goes on, written in
+ * the order they were made (SY_AHEAD later): the file is the same.
+ */
+#define SY_AHEAD	8
+
+struct sy_rd {				/* a page of calls being decoded */
+	struct ix_job	job;
+	uint8_t		*blob;
+	size_t		len, cap;
+	int64_t		id0, thread, n, seq0;
+	struct hwtr_cs_row *rows;
+	const char	*why;
+	int		rc;
+};
+
+struct sy_wr {				/* a symbol page being encoded */
+	struct ix_job	job;
+	int64_t		symbol;
+	struct hwtr_cs_row *rows;	/* owned */
+	size_t		n;
+	uint8_t		*blob;
+	size_t		len;
+	int		rc;
+};
+
 struct sy {
 	sqlite3		*db;
+	struct ix_jobq	*jq;
+	struct sy_wr	wr[SY_AHEAD];	/* a ring */
+	size_t		wr_head, wr_n;
 	sqlite3_stmt	*put, *find;
 	struct sy_buf	*tab;		/* by symbol, open addressing */
 	size_t		ntab, nused, buffered;
@@ -119,32 +150,69 @@ sy_buf_of(struct sy *s, int64_t symbol)
 	return (b);
 }
 
-/* Write the calls waiting in @b as one page; its memory goes. */
+/* The job of a symbol page: its blob. */
+static void
+sy_wr_job(struct ix_job *j)
+{
+	struct sy_wr *w = (struct sy_wr *)j;
+
+	w->blob = NULL;
+	w->rc = hwtr_cs_sym_encode(w->rows, w->n, &w->blob, &w->len);
+}
+
+/* The oldest symbol page being encoded: into calls_bysym. */
+static int
+sy_wr_complete(struct sy *s)
+{
+	struct sy_wr *w = &s->wr[s->wr_head];
+	int rc = 0;
+
+	ix_jobq_wait(s->jq, &w->job);
+	s->wr_head = (s->wr_head + 1) % SY_AHEAD;
+	s->wr_n--;
+	if (w->rc < 0)
+		rc = sy_fail(s, "calls: cannot encode the calls of symbol "
+		    "%lld from id %lld", (long long)w->symbol,
+		    (long long)w->rows[0].v[CS_ID]);
+	else {
+		sqlite3_bind_int64(s->put, 1, w->symbol);
+		sqlite3_bind_int64(s->put, 2, w->rows[0].v[CS_ID]);
+		sqlite3_bind_int64(s->put, 3, w->rows[0].v[CS_THREAD]);
+		sqlite3_bind_int64(s->put, 4, (sqlite3_int64)w->n);
+		sqlite3_bind_blob(s->put, 5, w->blob, (int)w->len, free);
+		w->blob = NULL;
+		rc = sqlite3_step(s->put);
+		sqlite3_reset(s->put);
+		sqlite3_clear_bindings(s->put);
+		rc = rc != SQLITE_DONE ? sy_dbfail(s, "cannot write the "
+		    "symbol copy") : 0;
+	}
+	free(w->blob);
+	w->blob = NULL;
+	free(w->rows);
+	w->rows = NULL;
+	return (rc);
+}
+
+/* Write the calls waiting in @b as one page (a job); its memory goes. */
 static int
 sy_flush(struct sy *s, struct sy_buf *b)
 {
-	uint8_t *blob;
-	size_t len;
+	struct sy_wr *w;
 	int rc;
 
 	if (b->n == 0)
 		return (0);
-	if (hwtr_cs_sym_encode(b->rows, b->n, &blob, &len) < 0)
-		return (sy_fail(s, "calls: cannot encode the calls of symbol "
-		    "%lld from id %lld", (long long)b->symbol,
-		    (long long)b->rows[0].v[CS_ID]));
-	sqlite3_bind_int64(s->put, 1, b->symbol);
-	sqlite3_bind_int64(s->put, 2, b->rows[0].v[CS_ID]);
-	sqlite3_bind_int64(s->put, 3, b->rows[0].v[CS_THREAD]);
-	sqlite3_bind_int64(s->put, 4, (sqlite3_int64)b->n);
-	sqlite3_bind_blob(s->put, 5, blob, (int)len, free);
-	rc = sqlite3_step(s->put);
-	sqlite3_reset(s->put);
-	sqlite3_clear_bindings(s->put);
-	if (rc != SQLITE_DONE)
-		return (sy_dbfail(s, "cannot write the symbol copy"));
+	if (s->wr_n == SY_AHEAD && (rc = sy_wr_complete(s)) < 0)
+		return (rc);
+	w = &s->wr[(s->wr_head + s->wr_n) % SY_AHEAD];
+	w->symbol = b->symbol;
+	w->rows = b->rows;
+	w->n = b->n;
+	w->job.fn = sy_wr_job;
+	s->wr_n++;
+	ix_jobq_submit(s->jq, &w->job);
 	s->buffered -= b->n;
-	free(b->rows);
 	b->rows = NULL;
 	b->n = b->cap = 0;
 	return (0);
@@ -325,24 +393,75 @@ sy_caller(struct sy *s, struct hwtr_cs_row *r, const struct hwtr_cs_row *rows,
 	return (0);
 }
 
+/* The job of a page of calls: its rows. */
+static void
+sy_rd_job(struct ix_job *j)
+{
+	struct sy_rd *d = (struct sy_rd *)j;
+
+	d->rc = hwtr_cs_decode(d->blob, d->len, d->id0, d->thread, d->n,
+	    d->seq0, d->rows, &d->why);
+}
+
+/*
+ * The next page of @scan into @d, its decoding queued: 1, or 0 at the
+ * end, or -1.
+ */
+static int
+sy_rd_next(struct sy *s, sqlite3_stmt *scan, struct sy_rd *d)
+{
+	const void *p;
+	size_t len;
+	int rc;
+
+	if ((rc = sqlite3_step(scan)) != SQLITE_ROW)
+		return (rc == SQLITE_DONE ? 0 :
+		    sy_dbfail(s, "cannot read the pages"));
+	d->id0 = sqlite3_column_int64(scan, 0);
+	d->thread = sqlite3_column_int64(scan, 1);
+	d->n = sqlite3_column_int64(scan, 2);
+	d->seq0 = sqlite3_column_int64(scan, 3);
+	p = sqlite3_column_blob(scan, 4);
+	len = (size_t)sqlite3_column_bytes(scan, 4);
+	if (len > d->cap) {
+		uint8_t *q = realloc(d->blob, len);
+
+		if (q == NULL)
+			return (sy_fail(s, "calls: out of memory"));
+		d->blob = q;
+		d->cap = len;
+	}
+	if (len > 0)
+		memcpy(d->blob, p, len);
+	d->len = len;
+	d->job.fn = sy_rd_job;
+	ix_jobq_submit(s->jq, &d->job);
+	return (1);
+}
+
 int
-hwtr_cs_sym_build(sqlite3 *db, char *err, size_t errlen)
+hwtr_cs_sym_build(sqlite3 *db, struct ix_jobq *jq, char *err, size_t errlen)
 {
 	struct sy s;
 	sqlite3_stmt *scan = NULL;
+	struct sy_rd rd[SY_AHEAD], *d;
 	struct hwtr_cs_row *rows;
-	const char *why;
-	int64_t i, n, id0;
-	size_t k;
-	int rc;
+	int64_t i, n;
+	size_t k, rd_head = 0, rd_n = 0;
+	int rc, more = 1;
 
 	memset(&s, 0, sizeof(s));
+	memset(rd, 0, sizeof(rd));
 	s.db = db;
+	s.jq = jq;
 	s.err = err;
 	s.errlen = errlen;
-	rows = malloc(HWTR_CS_PAGE * sizeof(*rows));
 	s.prow = malloc(HWTR_CS_PAGE * sizeof(*s.prow));
-	if (rows == NULL || s.prow == NULL) {
+	for (k = 0; k < SY_AHEAD; k++)
+		rd[k].rows = malloc(HWTR_CS_PAGE * sizeof(*rd[k].rows));
+	for (k = 0; k < SY_AHEAD && rd[k].rows != NULL; k++)
+		;
+	if (k < SY_AHEAD || s.prow == NULL) {
 		rc = sy_fail(&s, "calls: out of memory");
 		goto out;
 	}
@@ -357,17 +476,31 @@ hwtr_cs_sym_build(sqlite3 *db, char *err, size_t errlen)
 		rc = sy_dbfail(&s, "cannot prepare the symbol copy");
 		goto out;
 	}
-	while ((rc = sqlite3_step(scan)) == SQLITE_ROW) {
-		id0 = sqlite3_column_int64(scan, 0);
-		n = sqlite3_column_int64(scan, 2);
-		if (hwtr_cs_decode(sqlite3_column_blob(scan, 4),
-		    (size_t)sqlite3_column_bytes(scan, 4), id0,
-		    sqlite3_column_int64(scan, 1), n,
-		    sqlite3_column_int64(scan, 3), rows, &why) < 0) {
+	/* Pages in id order, SY_AHEAD of them decoding ahead. */
+	rc = 0;
+	for (;;) {
+		while (more && rd_n < SY_AHEAD) {
+			d = &rd[(rd_head + rd_n) % SY_AHEAD];
+			if ((rc = sy_rd_next(&s, scan, d)) < 0)
+				goto out;
+			if (rc == 0)
+				more = 0;
+			else
+				rd_n++;
+		}
+		if (rd_n == 0)
+			break;
+		d = &rd[rd_head];
+		ix_jobq_wait(jq, &d->job);
+		rd_head = (rd_head + 1) % SY_AHEAD;
+		rd_n--;
+		if (d->rc < 0) {
 			rc = sy_fail(&s, "calls: page %lld: %s",
-			    (long long)id0, why);
+			    (long long)d->id0, d->why);
 			goto out;
 		}
+		rows = d->rows;
+		n = d->n;
 		for (i = 0; i < n; i++) {
 			if ((rc = sy_caller(&s, &rows[i], rows, n)) < 0 ||
 			    (!(rows[i].nul & (1u << CS_SYMBOL)) &&
@@ -375,15 +508,25 @@ hwtr_cs_sym_build(sqlite3 *db, char *err, size_t errlen)
 				goto out;
 		}
 	}
-	if (rc != SQLITE_DONE) {
-		rc = sy_dbfail(&s, "cannot read the pages");
-		goto out;
-	}
 	rc = 0;
 	for (k = 0; k < s.ntab && rc == 0; k++)
 		if (s.tab[k].used)
 			rc = sy_flush(&s, &s.tab[k]);
+	while (s.wr_n > 0 && rc == 0)
+		rc = sy_wr_complete(&s);
 out:
+	/* Jobs still queued or running use the slots. */
+	for (; rd_n > 0; rd_n--, rd_head = (rd_head + 1) % SY_AHEAD)
+		ix_jobq_wait(jq, &rd[rd_head].job);
+	for (; s.wr_n > 0; s.wr_n--, s.wr_head = (s.wr_head + 1) % SY_AHEAD) {
+		ix_jobq_wait(jq, &s.wr[s.wr_head].job);
+		free(s.wr[s.wr_head].blob);
+		free(s.wr[s.wr_head].rows);
+	}
+	for (k = 0; k < SY_AHEAD; k++) {
+		free(rd[k].blob);
+		free(rd[k].rows);
+	}
 	sqlite3_finalize(scan);
 	sqlite3_finalize(s.put);
 	sqlite3_finalize(s.find);
@@ -392,6 +535,5 @@ out:
 	free(s.tab);
 	free(s.stk);
 	free(s.prow);
-	free(rows);
 	return (rc);
 }

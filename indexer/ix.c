@@ -265,6 +265,7 @@ run_free(struct run *r)
 		pt_iscache_free(r->isc);
 	if (r->ar != NULL)
 		hwtr_ar_close(r->ar);
+	ix_jobq_destroy(&r->jq);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->work_cv);
 	pthread_cond_destroy(&r->done_cv);
@@ -288,7 +289,9 @@ write_db(struct run *r, const char *tmp, int fd)
 		rc = ix_run_pipeline(r);
 	if (rc == 0)
 		rc = ix_cpu_threads(r);
-	return (ix_db_finish(r, tmp, rc));
+	rc = ix_db_finish(r, tmp, rc);
+	ix_end_pipeline(r);
+	return (rc);
 }
 
 static int
@@ -308,6 +311,7 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 	pthread_mutex_init(&r.lock, NULL);
 	pthread_cond_init(&r.work_cv, NULL);
 	pthread_cond_init(&r.done_cv, NULL);
+	ix_jobq_init(&r.jq, &r.lock, &r.work_cv);
 	r.ix = ix;
 	r.archive = archive;
 	r.nospec = nospec;

@@ -174,6 +174,7 @@ ix_free_seg(struct ix_seg *g)
 struct pubctx {
 	struct run	*r;
 	size_t		seg;
+	int		nowait;		/* the writer decodes: never wait */
 };
 
 /*
@@ -202,7 +203,7 @@ publish(void *arg, size_t unit, struct ix_seg_out *out)
 	free(out);
 	pthread_mutex_lock(&r->lock);
 	q = &g->bq[unit];
-	while (!r->abort && q->n >= IX_CS_AHEAD && r->wbusy &&
+	while (!pc->nowait && !r->abort && q->n >= IX_CS_AHEAD && r->wbusy &&
 	    r->wseg == pc->seg && r->wunit == unit)
 		pthread_cond_wait(&r->work_cv, &r->lock);
 	if (r->abort) {
@@ -222,9 +223,12 @@ publish(void *arg, size_t unit, struct ix_seg_out *out)
 	return (rc);
 }
 
-/* Decode segment @i (worker @w). */
+/*
+ * Decode segment @i (worker @w; @own: on the writer's thread, whose
+ * CoreSight batches cannot wait for itself).
+ */
 static void
-decode_one(struct run *r, size_t w, size_t i)
+decode_one(struct run *r, size_t w, size_t i, int own)
 {
 	struct ix_seg *g = &r->segs[i];
 	size_t npieces = hwtr_sv_npieces(r->sv, g->stream);
@@ -263,6 +267,7 @@ decode_one(struct run *r, size_t w, size_t i)
 	pthread_mutex_unlock(&r->lock);
 	pc.r = r;
 	pc.seg = i;
+	pc.nowait = own;
 	if (bq != NULL && r->cs_batch != 0) {
 		in.cs_batch = r->cs_batch;
 		in.cs_publish = publish;
@@ -351,9 +356,66 @@ struct wctx {
 	size_t		w;
 };
 
+/* Segment @i is decoded (by worker @w; under lock). */
+static void
+seg_decoded(struct run *r, size_t w, size_t i)
+{
+	r->segs[i].done = 1;
+	r->bytes_done += r->segs[i].end - r->segs[i].start;
+	__atomic_store_n(&r->wprogress[w], 0, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&r->done_cv);
+}
+
+/*
+ * The next segment to decode, for the writer's thread while it waits
+ * (under lock): -j N is N threads in all, the writer's included, so with
+ * -j 1 it decodes every segment itself, and with more it decodes rather
+ * than wait when a worker is late.  Workers and writer take segments in
+ * the same order within the same window, so nothing depends on who
+ * decodes what.  A CoreSight buffer is left to the workers when there
+ * are any: its decoding holds OpenCSD's lock (cs_decode.c) while a
+ * worker decoding another one may wait for the writer to take its
+ * batches.
+ */
+static int
+writer_takes(struct run *r, size_t *ip)
+{
+	const struct ix_seg *g;
+
+	if (r->abort || r->next_seg >= r->nsegs ||
+	    r->next_seg >= r->stitched + r->window)
+		return (0);
+	g = &r->segs[r->next_seg];
+	if (r->nworkers > 0 && hwtr_ar_stream(r->ar, g->stream)->format !=
+	    HWTR_TF_INTEL_PT)
+		return (0);
+	*ip = r->next_seg++;
+	return (1);
+}
+
+/* The writer decodes segment @i (taken under lock; called unlocked). */
+static void
+writer_decodes(struct run *r, size_t i)
+{
+	struct timespec t0, t1;
+	uint64_t ns;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	decode_one(r, r->nworkers, i, 1);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
+	    (t1.tv_nsec - t0.tv_nsec));
+	pthread_mutex_lock(&r->lock);
+	r->own_decode_ns += ns;
+	seg_decoded(r, r->nworkers, i);
+	pthread_mutex_unlock(&r->lock);
+}
+
 /*
  * Workers take segments in stream order, at most r->window ahead of the
- * writer: memory is bounded by the window, not by the trace.
+ * writer: memory is bounded by the window, not by the trace.  The
+ * writer's jobs come first; a worker stays for them until the writer is
+ * done.
  */
 static void *
 worker(void *arg)
@@ -364,22 +426,27 @@ worker(void *arg)
 
 	struct timespec t0, t1;
 
+	struct ix_job *j;
+
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
-		while (!r->abort && r->next_seg < r->nsegs &&
-		    r->next_seg >= r->stitched + r->window)
+		/* The writer's jobs first: it will wait for them. */
+		while (!r->abort && r->jq.head == NULL &&
+		    (r->next_seg >= r->nsegs ||
+		    r->next_seg >= r->stitched + r->window))
 			pthread_cond_wait(&r->work_cv, &r->lock);
-		if (r->abort || r->next_seg >= r->nsegs)
+		if (r->abort)
 			break;
+		if ((j = ix_jobq_take(&r->jq)) != NULL) {
+			ix_jobq_run(&r->jq, j, 1);
+			continue;
+		}
 		i = r->next_seg++;
 		pthread_mutex_unlock(&r->lock);
-		decode_one(r, wc->w, i);
+		decode_one(r, wc->w, i, 0);
 		pthread_mutex_lock(&r->lock);
-		r->segs[i].done = 1;
-		r->bytes_done += r->segs[i].end - r->segs[i].start;
-		__atomic_store_n(&r->wprogress[wc->w], 0, __ATOMIC_RELAXED);
-		pthread_cond_broadcast(&r->done_cv);
+		seg_decoded(r, wc->w, i);
 	}
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 	r->ix->stats.decode_cpu_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) *
@@ -399,7 +466,7 @@ report_progress(struct run *r)
 	clock_gettime(CLOCK_MONOTONIC, &r->last_report);
 	pthread_mutex_lock(&r->lock);
 	sum = r->bytes_done;
-	for (w = 0; w < r->nworkers; w++)
+	for (w = 0; w <= r->nworkers; w++)
 		/* Written by the workers as they go: a relaxed read. */
 		sum += __atomic_load_n(&r->wprogress[w], __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&r->lock);
@@ -431,7 +498,8 @@ defer_unit(const struct ix_seg *g, size_t ui)
 static int
 stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
 {
-	size_t k, i, s;
+	size_t k, i, j, s;
+	struct ix_job *jb;
 	int rc = 0;
 
 	*deferred = 0;
@@ -495,6 +563,17 @@ stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
 				if (may_defer && defer_unit(g, r->wunit)) {
 					*deferred = 1;
 					break;
+				}
+				/* Do the jobs, or decode, rather than wait. */
+				if ((jb = ix_jobq_take(&r->jq)) != NULL) {
+					ix_jobq_run(&r->jq, jb, 0);
+					continue;
+				}
+				if (writer_takes(r, &j)) {
+					pthread_mutex_unlock(&r->lock);
+					writer_decodes(r, j);
+					pthread_mutex_lock(&r->lock);
+					continue;
 				}
 
 				clock_gettime(CLOCK_REALTIME, &ts);
@@ -614,7 +693,10 @@ stitch_all(struct run *r)
 	return (rc);
 }
 
-/* Start the workers, stitch, stop the workers. */
+/*
+ * Start the workers, stitch, stop the workers.  -j N is N threads in all:
+ * N - 1 workers and the writer, which decodes too when it would wait.
+ */
 int
 ix_run_pipeline(struct run *r)
 {
@@ -633,16 +715,22 @@ ix_run_pipeline(struct run *r)
 	if (nj > r->nsegs)
 		nj = r->nsegs > 0 ? r->nsegs : 1;
 	r->window = 2 * nj + 1;
-	r->nworkers = nj;
 	tids = calloc(nj, sizeof(*tids));
 	wc = calloc(nj, sizeof(*wc));
+	/* One slot per worker, and the writer's last. */
 	r->wprogress = calloc(nj, sizeof(*r->wprogress));
 	if (tids == NULL || wc == NULL || r->wprogress == NULL) {
 		free(tids);
 		free(wc);
 		return (-HWTR_E_NOMEM);
 	}
-	for (i = 0; i < nj; i++) {
+	/*
+	 * Workers that do not start leave their share to the writer.  Under
+	 * the lock: the writer's slot (nworkers) is set before any worker
+	 * may publish.
+	 */
+	pthread_mutex_lock(&r->lock);
+	for (i = 0; i + 1 < nj; i++) {
 		wc[i].r = r;
 		wc[i].w = i;
 		if (pthread_create(&tids[i], NULL, worker, &wc[i]) == 0)
@@ -650,28 +738,52 @@ ix_run_pipeline(struct run *r)
 		else
 			break;
 	}
-	if (started == 0) {
-		free(tids);
-		free(wc);
-		ix_err(r->ix, "cannot start a decoding thread");
-		return (-HWTR_E_NOMEM);
-	}
+	r->nworkers = started;
+	pthread_mutex_unlock(&r->lock);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	rc = stitch_all(r);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
-	r->ix->stats.write_cpu_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) *
-	    1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+	r->stitch_ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
+	    (t1.tv_nsec - t0.tv_nsec));
+	r->tids = tids;
+	r->ntids = started;
+	r->wctx = wc;
+	/* After a failure, the workers stop now: segments are freed. */
+	if (rc < 0)
+		ix_end_pipeline(r);
+	return (rc);
+}
+
+/*
+ * Stop the workers.  Until then they run the writer's jobs of what follows
+ * the pipeline (CPU-mode threads, the symbol copy of the calls).
+ */
+void
+ix_end_pipeline(struct run *r)
+{
+	size_t i;
+
+	if (r->tids == NULL)
+		return;
 	pthread_mutex_lock(&r->lock);
 	r->abort = 1;
 	pthread_cond_broadcast(&r->work_cv);
 	pthread_mutex_unlock(&r->lock);
-	for (i = 0; i < started; i++)
-		pthread_join(tids[i], NULL);
+	for (i = 0; i < r->ntids; i++)
+		pthread_join(r->tids[i], NULL);
+	/*
+	 * The writer's own decoding counts as decoding, the jobs the workers
+	 * ran for it as writing.
+	 */
+	r->ix->stats.decode_cpu_ns += r->own_decode_ns - r->jq.other_ns;
+	r->ix->stats.write_cpu_ns += r->stitch_ns - r->own_decode_ns +
+	    r->jq.other_ns;
 	/* Segments decoded but not stitched (after a failure). */
 	for (i = 0; i < r->nsegs; i++)
 		ix_free_seg(&r->segs[i]);
-	free(tids);
-	free(wc);
-	return (rc);
+	free(r->tids);
+	free(r->wctx);
+	r->tids = NULL;
+	r->wctx = NULL;
+	r->ntids = 0;
 }
-

@@ -18,8 +18,12 @@
 
 /* Open the stream view: r->sv, r->segs, r->res, r->jmaps. */
 int	ix_plan(struct run *r);
-/* Decode every segment and stitch every unit, in order. */
+/*
+ * Decode every segment and stitch every unit, in order; the workers stay
+ * for the writer's jobs until ix_end_pipeline() (always called).
+ */
 int	ix_run_pipeline(struct run *r);
+void	ix_end_pipeline(struct run *r);
 /* What a segment's decoding left (after a failure). */
 void	ix_free_seg(struct ix_seg *g);
 

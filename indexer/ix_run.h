@@ -29,6 +29,7 @@
 
 #include "hwtr_cpusplit.h"
 #include "hwtr_ix.h"
+#include "ix_jobs.h"
 
 struct pt_image_section_cache;
 struct hwtr_sv;
@@ -148,6 +149,20 @@ struct stmt {
 };
 
 /*
+ * An exec_chunks row whose data a job packs (hwtr_xo_pack()) while the
+ * writer goes on: rows go in, in order, IX_XQ chunks later (ix_write.c).
+ */
+#define IX_XQ		8
+struct ix_xrow {
+	struct ix_job	job;
+	int64_t		thread;
+	struct ix_chunk	c;		/* its data owned */
+	uint8_t		*z;		/* the packed data, or NULL: c's */
+	size_t		zlen;
+	int		rc;
+};
+
+/*
  * An events row waiting for its batch.  A trace with many system calls
  * has two events per call (disabled, resumed: 0.42 M rows, a third of the
  * writer's time on the benchmark when each was an INSERT of its own: the
@@ -244,9 +259,15 @@ struct run {
 	int		abort;
 	uint64_t	bytes_done;
 	volatile uint64_t *wprogress;	/* per worker, in its segment */
-	size_t		nworkers;
+	size_t		nworkers;	/* threads besides the writer */
+	uint64_t	own_decode_ns;	/* the writer's decoding, CPU */
+	uint64_t	stitch_ns;	/* the writer's CPU in the pipeline */
+	pthread_t	*tids;		/* the workers, until ix_end_pipeline() */
+	size_t		ntids;
+	void		*wctx;
 	pthread_mutex_t	lock;
 	pthread_cond_t	work_cv, done_cv;
+	struct ix_jobq	jq;		/* the writer's jobs (ix_jobs.h) */
 	/* The writer. */
 	struct ix_stitch st;
 	size_t		cur;		/* unit being stitched */
@@ -257,6 +278,8 @@ struct run {
 	uint64_t	*errips;	/* decode errors' IPs, for warn_missing() */
 	size_t		nerrips, cerrips;
 	struct stmt	s_ch, s_ts, s_br, s_bc;
+	struct ix_xrow	*xq;		/* IX_XQ exec_chunks rows, a ring */
+	size_t		xq_head, xq_n;
 	struct stmt	s_ev;		/* one events row (sideband's) */
 	struct stmt	s_evn[IX_EV_LOG];	/* 2^k events rows */
 	struct ix_evrow	evq[IX_EV_BATCH];	/* events rows not written */

@@ -802,36 +802,102 @@ named:
 	return (0);
 }
 
+/* The job of an exec_chunks row: its data packed. */
+static void
+pack_job(struct ix_job *j)
+{
+	struct ix_xrow *x = (struct ix_xrow *)j;
+
+	x->z = NULL;
+	x->rc = hwtr_xo_pack(x->c.data.p, x->c.data.len, x->c.nblocks, &x->z,
+	    &x->zlen) < 0 ? -HWTR_E_NOMEM : 0;
+}
+
+/* The oldest exec_chunks row waiting: written when @write. */
+static int
+xq_complete(struct run *r, int write)
+{
+	struct ix_xrow *x = &r->xq[r->xq_head];
+	const struct ix_chunk *c = &x->c;
+	struct stmt *ch = &r->s_ch;
+	int rc;
+
+	ix_jobq_wait(&r->jq, &x->job);
+	r->xq_head = (r->xq_head + 1) % IX_XQ;
+	r->xq_n--;
+	if ((rc = x->rc) == 0 && write) {
+		r->ix->stats.exec_bytes += x->z != NULL ? x->zlen : c->data.len;
+		b_int(ch, x->thread);
+		b_int(ch, c->seq);
+		b_int(ch, c->nblocks);
+		b_int(ch, c->insn);
+		b_int(ch, c->ninsns);
+		b_opt(ch, c->has_tsc, (int64_t)c->tsc);
+		if (x->z != NULL)
+			b_blob(ch, x->z, x->zlen);
+		else
+			b_blob(ch, c->data.p != NULL ? c->data.p :
+			    (const uint8_t *)"", c->data.len);
+		rc = st_exec(r, ch, "exec_chunks");
+	}
+	free(x->z);
+	x->z = NULL;
+	return (rc);
+}
+
+/* Every exec_chunks row waiting, written when @write. */
+static int
+xq_drain(struct run *r, int write)
+{
+	int rc = 0, rc1;
+
+	while (r->xq_n > 0)
+		if ((rc1 = xq_complete(r, write && rc == 0)) < 0 && rc == 0)
+			rc = rc1;
+	return (rc);
+}
+
+/*
+ * A chunk of the execution order: its data stored as a zstd frame when
+ * shorter than its blocks (colstore.h), packed by a job; the row goes in
+ * IX_XQ chunks later (or at the end of the unit), in order.
+ */
 static int
 sink_chunk(void *arg, const struct ix_chunk *c)
 {
 	struct run *r = arg;
-	struct stmt *ch = &r->s_ch;
-	uint8_t *z = NULL;
-	size_t zlen = 0;
+	struct ix_xrow *x;
+	uint8_t *p;
 	int rc;
 
 	if ((rc = ix_flush_pending(r)) < 0)
 		return (rc);
-	/* Stored as a zstd frame when shorter than its blocks (colstore.h). */
-	if (c->data.p != NULL && hwtr_xo_pack(c->data.p, c->data.len,
-	    c->nblocks, &z, &zlen) < 0)
+	if (r->xq == NULL &&
+	    (r->xq = calloc(IX_XQ, sizeof(*r->xq))) == NULL)
 		return (-HWTR_E_NOMEM);
-	r->ix->stats.exec_bytes += z != NULL ? zlen : c->data.len;
-	b_int(ch, cur_thread(r));
-	b_int(ch, c->seq);
-	b_int(ch, c->nblocks);
-	b_int(ch, c->insn);
-	b_int(ch, c->ninsns);
-	b_opt(ch, c->has_tsc, (int64_t)c->tsc);
-	if (z != NULL)
-		b_blob(ch, z, zlen);
-	else
-		b_blob(ch, c->data.p != NULL ? c->data.p :
-		    (const uint8_t *)"", c->data.len);
-	rc = st_exec(r, ch, "exec_chunks");
-	free(z);
-	return (rc);
+	if (r->xq_n == IX_XQ && (rc = xq_complete(r, 1)) < 0)
+		return (rc);
+	x = &r->xq[(r->xq_head + r->xq_n) % IX_XQ];
+	if (x->c.data.cap < c->data.len) {
+		if ((p = realloc(x->c.data.p, c->data.len)) == NULL)
+			return (-HWTR_E_NOMEM);
+		x->c.data.p = p;
+		x->c.data.cap = c->data.len;
+	}
+	x->thread = cur_thread(r);
+	x->c.seq = c->seq;
+	x->c.insn = c->insn;
+	x->c.nblocks = c->nblocks;
+	x->c.ninsns = c->ninsns;
+	x->c.has_tsc = c->has_tsc;
+	x->c.tsc = c->tsc;
+	x->c.data.len = c->data.len;
+	if (c->data.len > 0)
+		memcpy(x->c.data.p, c->data.p, c->data.len);
+	x->job.fn = pack_job;
+	r->xq_n++;
+	ix_jobq_submit(&r->jq, &x->job);
+	return (0);
 }
 
 static int
@@ -932,7 +998,8 @@ ix_end_stream(struct run *r)
 	size_t i;
 	int rc;
 
-	if ((rc = ix_stitch_end(st)) < 0 || (rc = ix_flush_pending(r)) < 0)
+	if ((rc = ix_stitch_end(st)) < 0 || (rc = ix_flush_pending(r)) < 0 ||
+	    (rc = xq_drain(r, 1)) < 0)
 		return (rc);
 	for (i = 0; i < st->nbranches && rc == 0; i++) {
 		const struct ix_branch *b = &st->branches[i];
@@ -1168,6 +1235,9 @@ ix_db_prepare(struct run *r)
 		    hwtr_cs_writer_error(r->csw) : "out of memory");
 		rc = -HWTR_E_DB;
 	}
+	/* Pages are encoded on the pipeline's threads. */
+	if (rc == 0)
+		hwtr_cs_writer_jobs(r->csw, &r->jq);
 	if (rc == 0)
 		rc = st_prep(r, &r->s_ev, "INSERT INTO events VALUES "
 		    "(?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -1197,7 +1267,16 @@ ix_db_finish(struct run *r, const char *tmp, int rc)
 	struct timespec t0, t1;
 	char *err = NULL;
 	size_t i;
+	int rc1;
 
+	/* Chunks still packing (after a failure: not written). */
+	rc1 = xq_drain(r, rc == 0);
+	if (rc == 0)
+		rc = rc1;
+	for (i = 0; r->xq != NULL && i < IX_XQ; i++)
+		free(r->xq[i].c.data.p);
+	free(r->xq);
+	r->xq = NULL;
 	if (rc == 0)
 		rc = ix_flush_pending(r);
 	if (rc == 0) {

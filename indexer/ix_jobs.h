@@ -1,0 +1,58 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * Jobs of the indexer's writer (ix_jobs.c): work the writer's thread
+ * hands to the pipeline's threads so that it stays short, compressing a
+ * chunk of the execution order or encoding a page of calls.  The writer
+ * queues a job, goes on, and later waits for it in an order of its own
+ * that does not depend on timing (the database is the same whatever -j
+ * says); a job nobody took by then runs on the waiting thread, so that
+ * with no other thread (-j 1) every job runs on the writer's.
+ */
+
+#ifndef HWTR_IX_JOBS_H
+#define HWTR_IX_JOBS_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+enum { IX_JOB_IDLE, IX_JOB_QUEUED, IX_JOB_RUNNING, IX_JOB_DONE };
+
+struct ix_job {
+	void		(*fn)(struct ix_job *);
+	int		state;		/* IX_JOB_*, under the queue's lock */
+	struct ix_job	*next;
+};
+
+/*
+ * The queue, on the pipeline's lock: @work_cv is broadcast when a job
+ * comes (the workers wait on it for segments too).
+ */
+struct ix_jobq {
+	pthread_mutex_t	*lock;
+	pthread_cond_t	*work_cv;
+	pthread_cond_t	done_cv;	/* a job is done */
+	struct ix_job	*head, *tail;
+	uint64_t	other_ns;	/* CPU of jobs run by the workers */
+};
+
+void	ix_jobq_init(struct ix_jobq *q, pthread_mutex_t *lock,
+	    pthread_cond_t *work_cv);
+void	ix_jobq_destroy(struct ix_jobq *q);
+/* Queue @j (its fn set); @q NULL: run it now. */
+void	ix_jobq_submit(struct ix_jobq *q, struct ix_job *j);
+/*
+ * Until @j is done; runs it here if no thread took it, and the jobs
+ * queued meanwhile while another thread runs it.
+ */
+void	ix_jobq_wait(struct ix_jobq *q, struct ix_job *j);
+/* Under the lock: the oldest job queued (taken), or NULL. */
+struct ix_job *ix_jobq_take(struct ix_jobq *q);
+/* Under the lock: run @j, taken, unlocked meanwhile; @other: a worker. */
+void	ix_jobq_run(struct ix_jobq *q, struct ix_job *j, int other);
+
+#endif /* !HWTR_IX_JOBS_H */
