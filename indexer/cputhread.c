@@ -652,12 +652,7 @@ stitch_thread(struct run *r, const size_t *list, size_t n, uint8_t **bufp,
 	t->has_last = st->has_last;
 	t->first_tsc = st->first_tsc;
 	t->last_tsc = st->last_tsc;
-	r->call_base += st->ncalls;
-	r->ix->stats.blocks += (uint64_t)st->exec_blocks;
-	r->ix->stats.insns += (uint64_t)st->exec_insns;
-	r->ix->stats.errors += (uint64_t)st->errors;
-	r->ix->stats.undecoded_bytes += st->undecoded;
-	r->ix->stats.calls += (uint64_t)st->ncalls;
+	ix_count_history(r, st);
 	return (0);
 }
 

@@ -1030,13 +1030,20 @@ ix_end_stream(struct run *r)
 	o->has_last = st->has_last;
 	o->first_tsc = st->first_tsc;
 	o->last_tsc = st->last_tsc;
+	ix_count_history(r, st);
+	return (rc);
+}
+
+/* A history is stitched: its calls take their ids, the totals grow. */
+void
+ix_count_history(struct run *r, const struct ix_stitch *st)
+{
 	r->call_base += st->ncalls;
 	r->ix->stats.blocks += (uint64_t)st->exec_blocks;
 	r->ix->stats.insns += (uint64_t)st->exec_insns;
 	r->ix->stats.errors += (uint64_t)st->errors;
 	r->ix->stats.undecoded_bytes += st->undecoded;
 	r->ix->stats.calls += (uint64_t)st->ncalls;
-	return (rc);
 }
 
 static int

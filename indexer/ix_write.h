@@ -33,5 +33,7 @@ int	ix_db_finish(struct run *r, const char *tmp, int rc);
 int	ix_flush_pending(struct run *r);
 /* The unit being stitched (r->cur) is done: its aggregated rows. */
 int	ix_end_stream(struct run *r);
+/* A history's calls and totals counted (its stitcher @st is done). */
+void	ix_count_history(struct run *r, const struct ix_stitch *st);
 
 #endif /* !HWTR_IX_WRITE_H */
