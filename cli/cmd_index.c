@@ -18,7 +18,7 @@
 
 static const struct cli_opt index_opts[] = {
 	{ "jobs", 'j', "N", "work on N threads in all, the writer's included "
-	    "(default: number of cores)" },
+	    "(default: number of cores; 6 at most)" },
 	{ "output", 'o', "DB", "write the database to DB (default: FILE "
 	    "with .hwtrace replaced by .db)" },
 	{ "quiet", 'q', NULL, "no progress and no summary on stderr" },

@@ -44,6 +44,15 @@
  */
 #define IX_CS_BATCH	16384u
 #define IX_CS_AHEAD	8u
+/*
+ * Threads of work, at most, whatever -j or the CPU count says.  Each
+ * decoder holds its images and scratch (about 20 MB) and each segment in
+ * the window of 2N + 1 its decoded output (about 30 MB for 2 MiB of a
+ * gzip capture's PT): the gzip -6 8 MiB capture peaks at 382 MB RSS at
+ * -j 5, 441 MB at 6, 521 MB at 8 and 677 MB at 16.  Beyond about five
+ * threads the one writer, not decoding, is the limit anyway.
+ */
+#define IX_JOBS_MAX	6u
 /* Threads decompressing chunks ahead of the PSB scan, at most. */
 #define IX_RA_MAX	4
 
@@ -712,6 +721,8 @@ ix_run_pipeline(struct run *r)
 		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 		nj = ncpu > 0 ? (size_t)ncpu : 1;
 	}
+	if (nj > IX_JOBS_MAX)
+		nj = IX_JOBS_MAX;
 	if (nj > r->nsegs)
 		nj = r->nsegs > 0 ? r->nsegs : 1;
 	r->window = 2 * nj + 1;

@@ -22,7 +22,7 @@ clones()
 atf_test_case one_thread_at_j1
 one_thread_at_j1_head()
 {
-	atf_set descr "index -j 1 runs on one thread (no clone), -j 2 starts one decoding thread besides the chunk readers of the scan"
+	atf_set descr "index -j 1 runs on one thread (no clone), -j 2 starts one decoding thread besides the chunk readers of the scan, -j 16 five (6 threads at most)"
 	atf_set require.progs "strace"
 }
 one_thread_at_j1_body()
@@ -43,6 +43,14 @@ one_thread_at_j1_body()
 	n=$(clones st2)
 	[ "$n" = 3 ] || atf_fail "index -j 2 started $n threads, expected 3: $(cat st2)"
 	cmp -s j1.db j2.db || atf_fail "-j 1 and -j 2 database files differ"
+	# -j 16: 6 threads at most (hwtrace-index(1)), so the scan's 4 chunk
+	# readers and 5 workers.
+	HWTRACE_IX_SEGMENT=4096 strace -f -qq -e trace=clone,clone3 -o st16 \
+	    "$HWTRACE" index -q -j 16 -o j16.db t.hwtrace > /dev/null 2> err ||
+	    atf_fail "index -j 16 failed: $(cat err)"
+	n=$(clones st16)
+	[ "$n" = 9 ] || atf_fail "index -j 16 started $n threads, expected 9: $(cat st16)"
+	cmp -s j1.db j16.db || atf_fail "-j 1 and -j 16 database files differ"
 }
 
 atf_test_case jobs_same_database
