@@ -49,7 +49,7 @@
  * decoder holds its images and scratch (about 20 MB) and each segment in
  * the window of 2N + 1 its decoded output (about 30 MB for 2 MiB of a
  * gzip capture's PT): the gzip -6 8 MiB capture peaks at 382 MB RSS at
- * -j 5, 441 MB at 6, 521 MB at 8 and 677 MB at 16.  Beyond about five
+ * -j 5, 441 MB at 6 and 559 MB at 8.  Beyond about five
  * threads the one writer, not decoding, is the limit anyway.
  */
 #define IX_JOBS_MAX	6u
