@@ -852,6 +852,44 @@ resolve_images(struct pw *w)
 }
 
 /*
+ * Read and parse the kernel image @path into *@bufp (the caller frees it)
+ * and @info.  A file cut inside a segment is refused: it would map bytes
+ * it does not have.
+ */
+static int
+kernel_read(struct pw *w, const char *path, void **bufp, size_t *lenp,
+    struct hwtr_elf_info *info)
+{
+	char ebuf[256];
+	size_t i;
+	int rc;
+
+	*bufp = NULL;
+	if ((rc = hwtr_read_file(path, MAX_IMAGE, bufp, lenp, ebuf,
+	    sizeof(ebuf))) < 0)
+		return (werr(w, rc, "kernel image '%s': %s", path, ebuf));
+	if ((rc = hwtr_elf_parse(*bufp, *lenp, info, ebuf,
+	    sizeof(ebuf))) < 0) {
+		free(*bufp);
+		*bufp = NULL;
+		return (werr(w, rc, "kernel image '%s': %s", path, ebuf));
+	}
+	for (i = 0; i < info->nload; i++)
+		if (info->load[i].offset > *lenp ||
+		    info->load[i].filesz > *lenp - info->load[i].offset) {
+			free(*bufp);
+			*bufp = NULL;
+			return (werr(w, -HWTR_E_FORMAT, "kernel image '%s': "
+			    "segment %zu (offset %#" PRIx64 ", %" PRIu64
+			    " bytes) ends past the end of the file (%zu "
+			    "bytes): truncated?", path, i,
+			    (uint64_t)info->load[i].offset,
+			    (uint64_t)info->load[i].filesz, *lenp));
+		}
+	return (0);
+}
+
+/*
  * Check --vmlinux against the kernel MMAP record @pr before the archive is
  * open.  A vmlinux is where it was linked; perf moves it as KASLR moved
  * the kernel: @pr is named "[kernel.kallsyms]" followed by a relocation
@@ -864,7 +902,6 @@ kernel_check(struct pw *w, const struct hwtr_perf_rec *pr)
 	const char *path = w->o->vmlinux;
 	const char *sym = pr->u.mmap.filename + 17;
 	char hw[2 * HWTR_BUILD_ID_MAX + 1], hg[2 * HWTR_BUILD_ID_MAX + 1];
-	char ebuf[256];
 	const struct hwtr_perf_bid *rb;
 	struct hwtr_elf_info info;
 	uint64_t link;
@@ -875,13 +912,8 @@ kernel_check(struct pw *w, const struct hwtr_perf_rec *pr)
 	if (path == NULL || w->kernel_done)
 		return (0);
 	w->kernel_done = 1;
-	if ((rc = hwtr_read_file(path, MAX_IMAGE, &buf, &len, ebuf,
-	    sizeof(ebuf))) < 0)
-		return (werr(w, rc, "kernel image '%s': %s", path, ebuf));
-	if ((rc = hwtr_elf_parse(buf, len, &info, ebuf, sizeof(ebuf))) < 0) {
-		free(buf);
-		return (werr(w, rc, "kernel image '%s': %s", path, ebuf));
-	}
+	if ((rc = kernel_read(w, path, &buf, &len, &info)) < 0)
+		return (rc);
 	rb = recorded_bid(w->pd, "[kernel.kallsyms]");
 	if (rb != NULL && info.build_id_len > 0) {
 		for (i = 0; i < rb->len; i++)
@@ -916,7 +948,7 @@ static int
 kernel_image(struct pw *w, uint64_t time)
 {
 	const char *path = w->o->vmlinux;
-	char kc[4200], key[HWTR_IMAGE_KEY_MAX], ebuf[256];
+	char kc[4200], key[HWTR_IMAGE_KEY_MAX];
 	struct hwtr_elf_info info;
 	struct hwtr_sb_rec r;
 	struct stat st;
@@ -936,24 +968,9 @@ kernel_image(struct pw *w, uint64_t time)
 	}
 	if (path == NULL)
 		return (0);
-	if ((rc = hwtr_read_file(path, MAX_IMAGE, &buf, &len, ebuf,
-	    sizeof(ebuf))) < 0)
-		return (werr(w, rc, "kernel image '%s': %s", path, ebuf));
-	if ((rc = hwtr_elf_parse(buf, len, &info, ebuf, sizeof(ebuf))) < 0) {
-		free(buf);
-		return (werr(w, rc, "kernel image '%s': %s", path, ebuf));
-	}
+	if ((rc = kernel_read(w, path, &buf, &len, &info)) < 0)
+		return (rc);
 	free(buf);
-	/* A cut file would map bytes it does not have. */
-	for (i = 0; i < info.nload; i++)
-		if (info.load[i].offset > len ||
-		    info.load[i].filesz > len - info.load[i].offset)
-			return (werr(w, -HWTR_E_FORMAT, "kernel image '%s': "
-			    "segment %zu (offset %#" PRIx64 ", %" PRIu64
-			    " bytes) ends past the end of the file (%zu "
-			    "bytes): truncated?", path, i,
-			    (uint64_t)info.load[i].offset,
-			    (uint64_t)info.load[i].filesz, len));
 	if ((rc = hwtr_aw_add_image_file(w->aw, path, NULL, 0, key)) < 0)
 		return (werr(w, rc, "kernel image '%s': %s", path,
 		    hwtr_aw_errmsg(w->aw)));
