@@ -616,28 +616,38 @@ transition(struct ix_stitch *st, uint32_t id)
 	return (push_call(st, id, b->ip, CE_CALL, 1, a->end_ip, ret));
 }
 
-/* A timestamp row; the last one stays pending (it may be replaced). */
+/*
+ * Timestamp row @t; the last one stays pending (with @replace, a row at
+ * the same seq replaces it).
+ */
 static int
-ts_row(struct ix_stitch *st, int replace)
+ts_put(struct ix_stitch *st, const struct ix_ts *t, int replace)
 {
 	int rc;
 
-	if (st->have_pend_ts && replace && st->pend_ts.seq == st->seq) {
-		st->pend_ts.insn = st->insn;
-		st->pend_ts.tsc = st->tsc;
-		return (0);
+	if (st->have_pend_ts && replace && st->pend_ts.seq == t->seq) {
+		st->pend_ts = *t;
+		goto out;
 	}
 	if (st->have_pend_ts && st->sink.ts != NULL &&
 	    (rc = st->sink.ts(st->sink.arg, &st->pend_ts)) < 0)
 		return (rc);
-	st->pend_ts.seq = st->seq;
-	st->pend_ts.insn = st->insn;
-	st->pend_ts.tsc = st->tsc;
+	st->pend_ts = *t;
 	st->have_pend_ts = 1;
 	st->nts++;
-	if (st->have_reading && st->reading.tsc == st->tsc)
+out:
+	if (st->have_reading && st->reading.tsc == t->tsc)
 		st->have_reading = 0;
 	return (0);
+}
+
+/* A timestamp row at the current position. */
+static int
+ts_row(struct ix_stitch *st, int replace)
+{
+	struct ix_ts t = { .seq = st->seq, .insn = st->insn, .tsc = st->tsc };
+
+	return (ts_put(st, &t, replace));
 }
 
 /*
@@ -665,22 +675,9 @@ reading(struct ix_stitch *st)
 static int
 last_reading(struct ix_stitch *st)
 {
-	int rc;
+	struct ix_ts t = st->reading;
 
-	if (!st->have_reading)
-		return (0);
-	st->have_reading = 0;
-	if (st->have_pend_ts && st->pend_ts.seq == st->reading.seq) {
-		st->pend_ts = st->reading;
-		return (0);
-	}
-	if (st->have_pend_ts && st->sink.ts != NULL &&
-	    (rc = st->sink.ts(st->sink.arg, &st->pend_ts)) < 0)
-		return (rc);
-	st->pend_ts = st->reading;
-	st->have_pend_ts = 1;
-	st->nts++;
-	return (0);
+	return (st->have_reading ? ts_put(st, &t, 1) : 0);
 }
 
 static int
