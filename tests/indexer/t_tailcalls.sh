@@ -4,8 +4,10 @@
 # Copyright (c) 2026 The hwtrace authors
 #
 # Tail calls (a call in return position compiled to a jump) are calls:
-# every verb counts them as callgrind does, and a tail call through a PLT
-# stub makes one frame.  Counts are
+# every verb counts them as callgrind does, a tail call through a PLT stub
+# makes one frame, and bt after a tail call shows the frames gdb unwinds.
+# Also: bt says when the outer frames of a stack are not in a ring's
+# trace, as gdb's backtrace of the same crash shows them.  Counts are
 # known by construction (tests/progs/tailplt.c) and checked against
 # callgrind's calls= lines.
 
@@ -134,8 +136,103 @@ plain_calls_unchanged_body()
 	done
 }
 
+# gdb_frames PROG ARG: "FUNCTION FILE:LINE" of the frames gdb unwinds at
+# the crash of PROG ARG, innermost first, up to main; the frames gdb
+# adds from DWARF call site records (tail call frames) are left out.
+gdb_frames()
+{
+	command -v gdb >/dev/null 2>&1 || atf_skip "gdb is not installed"
+	cat > frames.gdb <<'EOF'
+run
+python
+f = gdb.newest_frame()
+while f is not None:
+    if f.type() != gdb.TAILCALL_FRAME:
+        sal = f.find_sal()
+        fn = sal.symtab.filename.split("/")[-1] if sal.symtab else "?"
+        print("FRAME %s %s:%d" % (f.name(), fn, sal.line))
+    if f.name() == "main":
+        break
+    f = f.older()
+end
+EOF
+	gdb -q -batch -nx -x frames.gdb --args "$HWTRACE_PROGS/$1" "$2" \
+	    > gdb.out 2>&1
+	grep '^FRAME ' gdb.out | cut -d' ' -f2-
+}
+
+# hw_frames ARCHIVE-OR-DB: the same from hwtrace's bt, up to main.
+hw_frames()
+{
+	"$HWTRACE" query "$1" bt --format tsv > bt.tsv || atf_fail "bt failed"
+	tail -n +2 bt.tsv | awk -F'\t' '{ l = $5; sub(/.*\//, "", l);
+	    print $3, l; if ($3 == "main") exit }'
+}
+
+atf_test_case tail_call_bt
+tail_call_bt_head() { atf_set descr "bt in leaf, tail-called by middle, shows leaf <- main with main at its call of middle, as the stack gdb unwinds does (lazily on the archive and from the index); frame 0's invocation is leaf's tail call"; }
+tail_call_bt_body()
+{
+	vgcapture crash.hwtrace tailplt crash
+	gdb_frames tailplt crash > want
+	[ "$(cut -d' ' -f1 want | tr '\n' ' ')" = "leaf main " ] ||
+	    atf_fail "gdb: expected the frames leaf, main: $(cat gdb.out)"
+	hw_frames crash.hwtrace > got
+	cmp -s want got ||
+	    atf_fail "lazy bt: gdb has '$(cat want | tr '\n' ';')', hwtrace '$(cat got | tr '\n' ';')'"
+	"$HWTRACE" index -o crash.db crash.hwtrace > /dev/null 2>&1 ||
+	    atf_fail "index failed"
+	hw_frames crash.db > got
+	cmp -s want got ||
+	    atf_fail "bt: gdb has '$(cat want | tr '\n' ';')', hwtrace '$(cat got | tr '\n' ';')'"
+	! grep -q "not in the trace" bt.tsv ||
+	    atf_fail "bt of a whole trace says frames are missing: $(cat bt.tsv)"
+	# Frame 0's invocation is leaf's own call, not middle's.
+	c=$(sed -n 2p bt.tsv | cut -f6)
+	n=$("$HWTRACE" query crash.db sql "SELECT s.name || ' ' || c.entry_kind FROM calls c JOIN symbols s ON s.id = c.symbol WHERE c.id = ${c:-0}" --format tsv | tail -n +2)
+	[ "$n" = "leaf tail" ] ||
+	    atf_fail "bt: frame 0's call $c is '$n', not leaf's tail call"
+}
+
+atf_test_case ring_bt_says_frames_missing
+ring_bt_says_frames_missing_head() { atf_set descr "bt of a ring capture whose stack reaches the start of the kept trace ends with a row saying the frames above are not in the trace, indexed or lazy; its frames are gdb's innermost ones; a whole capture has no such row"; }
+ring_bt_says_frames_missing_body()
+{
+	vgcapture whole.hwtrace deepcrash
+	[ -x "$HWTRACE_PROGS/deepcrash" ] || atf_skip "fixture programs not built"
+	"$HWTRACE" capture --source valgrind --mode ring --buffer 4K \
+	    -o ring.hwtrace -- "$HWTRACE_PROGS/deepcrash" > /dev/null \
+	    2> capture.err
+	[ -s ring.hwtrace ] || atf_fail "ring capture failed: $(cat capture.err)"
+	"$HWTRACE" info ring.hwtrace | grep -q "lost: [1-9]" ||
+	    atf_fail "the 4 KiB ring did not wrap: $("$HWTRACE" info ring.hwtrace | grep lost)"
+	gdb_frames deepcrash "" | sed 's/\.constprop\.[0-9]*//' > want
+	"$HWTRACE" index -o ring.db ring.hwtrace > /dev/null 2>&1 ||
+	    atf_fail "index failed"
+	for src in ring.db ring.hwtrace; do
+		"$HWTRACE" query $src bt --format tsv > bt.tsv ||
+		    atf_fail "bt failed"
+		last=$(tail -n 1 bt.tsv | cut -f3)
+		[ "$last" = "(frames above not in the trace)" ] ||
+		    atf_fail "$src: bt's last row is '$last', not '(frames above not in the trace)': $(cat bt.tsv)"
+		tail -n +2 bt.tsv | sed '$d' | awk -F'\t' '{ l = $5;
+		    sub(/.*\//, "", l); sub(/\.constprop\.[0-9]*/, "", $3);
+		    print $3, l }' > got
+		[ -s got ] || atf_fail "$src: bt has no frame: $(cat bt.tsv)"
+		head -n "$(wc -l < got)" want > want.part
+		cmp -s want.part got ||
+		    atf_fail "$src: bt's frames '$(cat got | tr '\n' ';')' are not gdb's innermost '$(cat want | tr '\n' ';')'"
+	done
+	"$HWTRACE" query whole.hwtrace bt --format tsv > bt.tsv ||
+	    atf_fail "bt failed"
+	! grep -q "not in the trace" bt.tsv ||
+	    atf_fail "bt of a whole trace says frames are missing: $(cat bt.tsv)"
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case tail_calls_counted
 	atf_add_test_case plain_calls_unchanged
+	atf_add_test_case tail_call_bt
+	atf_add_test_case ring_bt_says_frames_missing
 }
