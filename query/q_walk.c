@@ -441,6 +441,8 @@ q_call_entry(struct hwtr_q *q, int64_t id, int64_t *seqp, int64_t *insnp,
 	const char *k;
 	int rc;
 
+	*seqp = *insnp = 0;
+	kind[0] = '\0';
 	if ((rc = q_prepare(q, &st, "SELECT entry_seq, entry_insn, "
 	    "entry_kind FROM calls WHERE id = ?1")) < 0)
 		return (rc);
