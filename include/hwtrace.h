@@ -923,7 +923,7 @@ int hwtr_cap_exit_status(const struct hwtr_cap_result *res);
  * calls virtual table to a plain sqlite3 connection that reads such a
  * database.
  */
-#define HWTR_DB_SCHEMA_VERSION	4
+#define HWTR_DB_SCHEMA_VERSION	5
 #define HWTR_DB_APPLICATION_ID	0x68777472	/* "hwtr" */
 
 struct hwtr_ix;

@@ -33,8 +33,16 @@
 #include "hwtr_zbuf.h"
 
 const char *const hwtr_cs_entry_kinds[] = { "call", "start", "return",
-    "signal", NULL };
-const char *const hwtr_cs_exit_kinds[] = { "return", "unwind", "end", NULL };
+    "signal", "tail", NULL };
+const char *const hwtr_cs_exit_kinds[] = { "return", "unwind", "end", "tail",
+    NULL };
+/* How many of each (the lists above less their NULL). */
+#define CS_NENTRY_KINDS	5
+#define CS_NEXIT_KINDS	4
+_Static_assert(sizeof(hwtr_cs_entry_kinds) / sizeof(hwtr_cs_entry_kinds[0]) ==
+    CS_NENTRY_KINDS + 1, "CS_NENTRY_KINDS");
+_Static_assert(sizeof(hwtr_cs_exit_kinds) / sizeof(hwtr_cs_exit_kinds[0]) ==
+    CS_NEXIT_KINDS + 1, "CS_NEXIT_KINDS");
 
 #define CS_RAW		1
 #define CS_ZSTD		2
@@ -306,8 +314,8 @@ static int
 cs_row_bad(const struct hwtr_cs_row *r, const struct cs_layout *lo)
 {
 	return ((r->nul & ~lo->nullable) != 0 ||
-	    r->v[CS_ENTRY_KIND] < 0 || r->v[CS_ENTRY_KIND] > 3 ||
-	    r->v[CS_EXIT_KIND] < 0 || r->v[CS_EXIT_KIND] > 2);
+	    r->v[CS_ENTRY_KIND] < 0 || r->v[CS_ENTRY_KIND] >= CS_NENTRY_KINDS ||
+	    r->v[CS_EXIT_KIND] < 0 || r->v[CS_EXIT_KIND] >= CS_NEXIT_KINDS);
 }
 
 /* The columns of @n rows, then the blob (raw or zstd) into *@outp. */
@@ -458,7 +466,9 @@ cs_decode(const uint8_t *blob, size_t len, int64_t id0, int64_t seq0,
 				goto bad;
 			if (c == CS_ENTRY_KIND || c == CS_EXIT_KIND) {
 				*whyp = "unknown call kind";
-				if (u > (c == CS_ENTRY_KIND ? 3u : 2u))
+				if (u >= (c == CS_ENTRY_KIND ?
+				    (uint64_t)CS_NENTRY_KINDS :
+				    (uint64_t)CS_NEXIT_KINDS))
 					goto bad;
 				r->v[c] = (int64_t)u;
 			} else if (c == CS_FUNC_IP && !lo->sym)

@@ -218,13 +218,23 @@ xo_best_index(sqlite3_vtab *vtab, sqlite3_index_info *ii)
 		cost /= 10;
 	ii->idxNum = flags;
 	ii->estimatedCost = cost;
+	/*
+	 * Rows come in (thread, seq) order, which is (thread, insn) order:
+	 * a thread's positions grow together.  Said for insn too, so that
+	 * "ORDER BY insn" (insns, last --insns) streams its first rows at
+	 * once instead of sorting them all first (a temporary B-tree: 3.3 s
+	 * per million rows before the first came out).
+	 */
 	if (ii->nOrderBy >= 1 && ii->aOrderBy[0].iColumn == XO_THREAD &&
 	    !ii->aOrderBy[0].desc) {
 		if (ii->nOrderBy == 1 || (ii->nOrderBy == 2 &&
-		    ii->aOrderBy[1].iColumn == XO_SEQ && !ii->aOrderBy[1].desc))
+		    (ii->aOrderBy[1].iColumn == XO_SEQ ||
+		    ii->aOrderBy[1].iColumn == XO_INSN) &&
+		    !ii->aOrderBy[1].desc))
 			ii->orderByConsumed = 1;
-	} else if (ii->nOrderBy == 1 && ii->aOrderBy[0].iColumn == XO_SEQ &&
-	    !ii->aOrderBy[0].desc && (flags & XF_THREAD_EQ))
+	} else if (ii->nOrderBy == 1 && (ii->aOrderBy[0].iColumn == XO_SEQ ||
+	    ii->aOrderBy[0].iColumn == XO_INSN) && !ii->aOrderBy[0].desc &&
+	    (flags & XF_THREAD_EQ))
 		ii->orderByConsumed = 1;
 	return (SQLITE_OK);
 }

@@ -160,6 +160,8 @@ struct ix_sblock {
 #define IX_BF_FSTART	0x10	/* starts at a function's first byte */
 #define IX_BF_ENTRY	0x20	/* at its ELF file's entry point: where a
 				   process starts after execve */
+#define IX_BF_COLD	0x40	/* in a function's cold part (gcc's
+				   NAME.cold, NAME.cold.N) */
 
 struct ix_chunk {
 	int64_t		seq, insn;

@@ -128,6 +128,8 @@ symbolize(struct run *r, struct ix_sblock *b, struct ix_gsym *g)
 			b->bflags |= IX_BF_RESOLVER;
 		else if (strcmp(s->name, "_Unwind_Resume") == 0)
 			b->bflags |= IX_BF_RESUME;
+		if (strstr(s->name, ".cold") != NULL)
+			b->bflags |= IX_BF_COLD;
 	}
 	l = ix_elf_line(&im->elf, g->image_addr);
 	if (l != NULL && im->file_ids != NULL) {

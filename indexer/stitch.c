@@ -61,10 +61,11 @@ enum { BK_COND_T, BK_COND_N, BK_JUMP, BK_JUMP_IND, BK_CALL, BK_CALL_IND,
 	BK_RET, BK_SYSCALL, BK_SYSRET, BK_ASYNC, BK_FALL };
 
 const char *const ix_call_entry_kinds[] = { "call", "start", "return",
-	"signal" };
-const char *const ix_call_exit_kinds[] = { "return", "unwind", "end" };
-enum { CE_CALL, CE_START, CE_RETURN, CE_SIGNAL };
-enum { CX_RETURN, CX_UNWIND, CX_END };
+	"signal", "tail" };
+const char *const ix_call_exit_kinds[] = { "return", "unwind", "end",
+	"tail" };
+enum { CE_CALL, CE_START, CE_RETURN, CE_SIGNAL, CE_TAIL };
+enum { CX_RETURN, CX_UNWIND, CX_END, CX_TAIL };
 
 static uint64_t
 bhash(const struct ix_sblock *b)
@@ -530,13 +531,61 @@ signal_entry(struct ix_stitch *st, uint32_t id)
 }
 
 /*
+ * Whether the jump from block @a into block @b, made in frame @top, is a
+ * tail call: a jump to a function's first instruction from outside that
+ * function, or into a PLT stub from outside the PLT (a tail call through
+ * the stub, which the frame then follows as a called stub).  A jump to the
+ * first instruction of the function the frame runs is a loop (a self tail
+ * call the compiler made one), and one into a function's cold part
+ * (gcc's NAME.cold) stays in the function.
+ */
+static int
+is_tail(const struct ix_stitch *st, const struct ix_open_call *top,
+    const struct ix_sblock *a, const struct ix_sblock *b)
+{
+	if (b->bflags & IX_BF_PLT)
+		return (!(a->bflags & IX_BF_PLT));
+	if (!(b->bflags & IX_BF_FSTART) || (b->bflags & IX_BF_COLD) ||
+	    b->fkey == 0)
+		return (0);
+	return (b->fkey != a->fkey &&
+	    b->fkey != st->g[top->c.entry_block].fkey);
+}
+
+/*
+ * A tail call into block @id: the frame on top is left (exit_kind
+ * "tail") and the callee takes its place (entry_kind "tail"), at the same
+ * depth, with its return address, its calling block and its call
+ * instruction: the callee returns where the frame it replaced would have,
+ * and a debugger's bt shows it called from there.
+ */
+static int
+tail_call(struct ix_stitch *st, uint32_t id)
+{
+	const struct ix_open_call *top = &st->stack[st->nstack - 1];
+	const struct ix_sblock *b = &st->g[id];
+	uint64_t ret = top->ret, call_ip = top->c.call_ip;
+	int64_t call_blk = top->call_blk;
+	int has_call_ip = top->c.has_call_ip, rc;
+
+	if ((rc = pop_call(st, CX_TAIL)) < 0 ||
+	    (rc = push_call(st, id, b->ip, CE_TAIL, has_call_ip, call_ip,
+	    ret)) < 0)
+		return (rc);
+	st->stack[st->nstack - 1].call_blk = call_blk;
+	return (0);
+}
+
+/*
  * A jump from block @a into block @id.  A frame entered at a PLT stub
  * follows the stub's jumps: through the .plt entries and ld.so's lazy
  * binding resolver (whose own call of _dl_fixup stays a child of the
  * frame) to the function the stub leads to, which the frame becomes (its
  * entry block and func_ip); the stub's instructions stay counted in it.
- * Otherwise an indirect jump into the middle of a function other than the
- * current frame's, where a frame below was called from, is a longjmp.
+ * Otherwise a jump to a function's entry from outside it is a tail call
+ * (is_tail()), and an indirect jump into the middle of a function other
+ * than the current frame's, where a frame below was called from, is a
+ * longjmp.
  */
 static int
 do_jump(struct ix_stitch *st, const struct ix_sblock *a, uint32_t id)
@@ -548,6 +597,8 @@ do_jump(struct ix_stitch *st, const struct ix_sblock *a, uint32_t id)
 	if (st->nstack == 0)
 		return (0);
 	top = &st->stack[st->nstack - 1];
+	if (top->tramp == IX_TR_NONE && is_tail(st, top, a, b))
+		return (tail_call(st, id));
 	if (top->tramp != IX_TR_NONE) {
 		if (b->bflags & IX_BF_PLT)
 			return (0);
@@ -602,12 +653,17 @@ transition(struct ix_stitch *st, uint32_t id)
 	if (st->async)
 		return (0);
 	flow = class_flow[a->cls];
+	b = &st->g[id];
 	if (flow == FL_NONE) {
 		if (a->cls == HWTR_IC_JUMP_IND || a->cls == HWTR_IC_JUMP)
 			return (do_jump(st, a, id));
+		/* A conditional tail call (clang makes them), when taken. */
+		if (a->cls == HWTR_IC_COND &&
+		    (b->bflags & (IX_BF_FSTART | IX_BF_PLT)) &&
+		    (a->size == 0 || b->ip != a->ip + a->size))
+			return (do_jump(st, a, id));
 		return (0);
 	}
-	b = &st->g[id];
 	if (flow == FL_RET)
 		return (do_return(st, b, id));
 	/* The return address is the instruction after the call. */

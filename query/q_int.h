@@ -358,6 +358,25 @@ void q_walk_close(struct q_walk *w);
 struct q_span {
 	int64_t		id, depth, entry_seq, exit_seq;
 };
+/*
+ * The first call of the chain of tail calls that call @id (entered at
+ * block @seq, at depth @depth, with entry_kind @kind) ends: *@headp, @id
+ * itself when it is no tail call, -1 when not in the table.
+ */
+int q_tail_head(struct hwtr_q *q, int64_t thread, int64_t id, int64_t seq,
+    int64_t depth, const char *kind, int64_t *headp);
+/*
+ * The call site below the tail call entered at block @seq, @depth deep:
+ * that of the call its chain began with, whose call_ip it kept; sets
+ * *@seqp to the block after that call instruction and *@insnp to the
+ * instruction's position (left as they are when the head is not in the
+ * table).
+ */
+int q_tail_site(struct hwtr_q *q, int64_t thread, int64_t seq, int64_t depth,
+    int64_t *seqp, int64_t *insnp);
+/* 1 in *@untracedp when the callers of root call @id are not traced. */
+int q_root_untraced(struct hwtr_q *q, int64_t thread, int64_t id,
+    int *untracedp);
 /* The calls open at block @seq, at most @maxdepth deep, innermost first. */
 int q_walk_stack(struct hwtr_q *q, int64_t thread, int64_t seq,
     int64_t maxdepth, struct q_span **frp, size_t *np);

@@ -290,6 +290,8 @@ static const char *const q_bt_cols[] = { "thread", "frame", "function",
 
 /* bt's last row for a thread decoded only at its end. */
 #define Q_BT_NOT_DECODED	"(frames above not decoded)"
+/* ... and for a stack whose outer frames the trace does not hold. */
+#define Q_BT_NOT_TRACED		"(frames above not in the trace)"
 
 struct q_bt {
 	sqlite3_stmt	*site, *call, *last, *stop, *at, *fname;
@@ -349,10 +351,10 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
     int64_t thread, int64_t nblocks, int64_t ninsns, int64_t at)
 {
 	char *func = NULL, *line = NULL;
-	int64_t pos, id, frame = 0, insn;
+	int64_t pos, id, frame = 0, insn, root = -1;
 	uint64_t addr = 0, child_ip = 0;
 	int64_t child_seq = -1;
-	int has_addr = 0, implicit = 0, rc;
+	int has_addr = 0, implicit = 0, untraced = 0, rc;
 	/* Only the end of its trace was decoded (q_lazy.c). */
 	int cut = q_lazy_cut(q, thread);
 
@@ -428,8 +430,8 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 	if ((rc = q_int(q, &id, -1, Q_CALL_LAST_UPTO, "ii", thread, pos)) < 0)
 		goto out;
 	while (id >= 0) {
-		int64_t parent, entry_seq, exit_seq, entry_insn, sym;
-		int has_parent, has_sym, has_call;
+		int64_t parent, entry_seq, exit_seq, entry_insn, sym, depth;
+		int has_parent, has_sym, has_call, tail;
 		uint64_t call_ip;
 
 		sqlite3_reset(bt->call);
@@ -447,6 +449,9 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 		entry_seq = sqlite3_column_int64(bt->call, 3);
 		exit_seq = sqlite3_column_int64(bt->call, 4);
 		entry_insn = sqlite3_column_int64(bt->call, 5);
+		tail = sqlite3_column_int(bt->call, 6);
+		depth = sqlite3_column_int64(bt->call, 7);
+		root = has_parent ? root : id;
 		if (entry_seq <= pos && pos < exit_seq) {
 			if (child_seq >= 0) {
 				/* Where this frame called the one inside. */
@@ -483,6 +488,10 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 			child_seq = has_call ? entry_seq : 0;
 			child_ip = has_call ? call_ip : 0;
 			insn = has_call ? entry_insn - 1 : -1;
+			/* A tail call's: that of the call it replaced. */
+			if (has_call && tail && (rc = q_tail_site(q, thread,
+			    entry_seq, depth, &child_seq, &insn)) < 0)
+				goto out;
 		}
 		id = has_parent ? parent : -1;
 	}
@@ -495,6 +504,11 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 	 */
 	if (cut && (rc = q_bt_row(q, res, thread, frame, Q_BT_NOT_DECODED, 0,
 	    0, NULL, -1, -1)) < 0)
+		goto out;
+	/* The trace itself starts below the outermost frame's callers. */
+	if (!cut && root >= 0 && ((rc = q_root_untraced(q, thread, root,
+	    &untraced)) < 0 || (untraced && (rc = q_bt_row(q, res, thread,
+	    frame, Q_BT_NOT_TRACED, 0, 0, NULL, -1, -1)) < 0)))
 		goto out;
 	rc = 0;
 out:
@@ -531,7 +545,8 @@ q_bt(struct hwtr_q *q, const struct hwtr_q_req *req,
 	    "WHERE (?1 < 0 OR id = ?1) AND blocks > 0 ORDER BY id")) < 0 ||
 	    (rc = q_prepare(q, &bt.site, Q_BT_SITE_SQL)) < 0 ||
 	    (rc = q_prepare(q, &bt.call, "SELECT parent, symbol, call_ip, "
-	    "entry_seq, exit_seq, entry_insn FROM calls WHERE id = ?1")) < 0 ||
+	    "entry_seq, exit_seq, entry_insn, entry_kind = 'tail', depth FROM "
+	    "calls WHERE id = ?1")) < 0 ||
 	    (rc = q_prepare(q, &bt.last, "SELECT b.last_ip, s.name, "
 	    Q_ADDR_LINE("b.last_ip - b.start_ip") ", b.last_class FROM "
 	    "exec_order e JOIN blocks b ON b.id = e.block LEFT JOIN symbols s "

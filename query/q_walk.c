@@ -23,6 +23,7 @@
  * from exec_order, range by range, into temp.q_cnt.
  */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -377,5 +378,141 @@ q_range_depth(struct hwtr_q *q, const struct hwtr_q_req *req,
 		return (rc);
 	r->on = 1;
 	r->cnt = 1;
+	return (0);
+}
+
+/*
+ * The call at the head of a chain of tail calls: call @id, entered at
+ * block @seq at depth @depth with entry_kind "tail", replaced the call
+ * before it at that depth, which may itself be a tail call, and so on
+ * back to a call of another kind (a call, or at the roots a start or a
+ * return).  The call a tail call replaced is the last one entered before
+ * it at its depth: between the two only that call's own callees (deeper)
+ * were entered.  So the calls of the thread are read backwards from
+ * @seq, those callees included, through calls_thread; every call of a
+ * chain ran at least one block, so entry_seq goes down strictly.  Sets
+ * *@headp to the head's id (@id when @kind is not "tail"), -1 when the
+ * chain leaves the table (a window that starts inside it).
+ */
+int
+q_tail_head(struct hwtr_q *q, int64_t thread, int64_t id, int64_t seq,
+    int64_t depth, const char *kind, int64_t *headp)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t d;
+	int rc;
+
+	*headp = id;
+	if (kind == NULL || strcmp(kind, "tail") != 0)
+		return (0);
+	if ((rc = q_prepare(q, &st, "SELECT id, depth, entry_seq, "
+	    "entry_kind = 'tail' FROM calls WHERE thread = ?1 AND "
+	    "entry_seq < ?2 ORDER BY entry_seq DESC, id DESC")) < 0)
+		return (rc);
+	*headp = -1;
+	sqlite3_bind_int64(st, 1, thread);
+	sqlite3_bind_int64(st, 2, seq);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((d = sqlite3_column_int64(st, 1)) > depth)
+			continue;
+		if (d < depth)
+			break;
+		*headp = sqlite3_column_int64(st, 0);
+		if (!sqlite3_column_int(st, 3))
+			break;
+		/* A tail call too: the one before it. */
+		*headp = -1;
+		seq = sqlite3_column_int64(st, 2);
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 2, seq);
+	}
+	rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 :
+	    q_dbfail(q, "cannot read calls");
+	sqlite3_finalize(st);
+	return (rc);
+}
+
+/* The entry_seq, entry_insn and entry_kind of call @id. */
+static int
+q_call_entry(struct hwtr_q *q, int64_t id, int64_t *seqp, int64_t *insnp,
+    char *kind, size_t kindlen)
+{
+	sqlite3_stmt *st = NULL;
+	const char *k;
+	int rc;
+
+	*seqp = *insnp = 0;
+	kind[0] = '\0';
+	if ((rc = q_prepare(q, &st, "SELECT entry_seq, entry_insn, "
+	    "entry_kind FROM calls WHERE id = ?1")) < 0)
+		return (rc);
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) != SQLITE_ROW)
+		rc = q_dbfail(q, "cannot read calls");
+	else {
+		*seqp = sqlite3_column_int64(st, 0);
+		*insnp = sqlite3_column_int64(st, 1);
+		k = (const char *)sqlite3_column_text(st, 2);
+		snprintf(kind, kindlen, "%s", k != NULL ? k : "");
+	}
+	sqlite3_finalize(st);
+	return (rc);
+}
+
+int
+q_tail_site(struct hwtr_q *q, int64_t thread, int64_t seq, int64_t depth,
+    int64_t *seqp, int64_t *insnp)
+{
+	int64_t head, insn;
+	char kind[16];
+	int rc;
+
+	if ((rc = q_tail_head(q, thread, -1, seq, depth, "tail", &head)) < 0)
+		return (rc);
+	if (head < 0 || (rc = q_call_entry(q, head, &seq, &insn, kind,
+	    sizeof(kind))) < 0)
+		return (rc);
+	*seqp = seq;
+	*insnp = insn - 1;
+	return (0);
+}
+
+/*
+ * A root's callers are missing from the trace when the root (or the head
+ * of its chain of tail calls) was entered by a return out of the traced
+ * frames, or started where the thread's trace begins without tracing
+ * being enabled there: a ring kept only the end of the trace.  A thread
+ * traced from its first instruction has an "enabled" event at the block
+ * its first root starts at.
+ */
+int
+q_root_untraced(struct hwtr_q *q, int64_t thread, int64_t id, int *untracedp)
+{
+	int64_t head, seq, insn, n;
+	char kind[16];
+	int rc;
+
+	*untracedp = 0;
+	if ((rc = q_call_entry(q, id, &seq, &insn, kind, sizeof(kind))) < 0 ||
+	    (rc = q_tail_head(q, thread, id, seq, 0, kind, &head)) < 0)
+		return (rc);
+	if (head < 0) {
+		*untracedp = 1;
+		return (0);
+	}
+	if (head != id && (rc = q_call_entry(q, head, &seq, &insn, kind,
+	    sizeof(kind))) < 0)
+		return (rc);
+	if (strcmp(kind, "return") == 0) {
+		*untracedp = 1;
+		return (0);
+	}
+	if (strcmp(kind, "start") != 0)
+		return (0);
+	if ((rc = q_int(q, &n, 0, "SELECT count(*) FROM events WHERE "
+	    "thread = ?1 AND seq = ?2 AND kind IN ('enabled', 'resumed')",
+	    "ii", thread, seq)) < 0)
+		return (rc);
+	*untracedp = n == 0;
 	return (0);
 }

@@ -14,7 +14,7 @@ PROGS_STATIC = loop recurse calls tailcall switch setjmp signal timer threads \
 	hello forkexec vfork rep syscalls segv exit3 demo spin manyfork \
 	threxec midfault measure cancel perfline deepcrash manycalls cpuswitch
 PROGS_DYNAMIC = dlopen dynpie perfline-pie
-PROGS_LAZY = plt noplt plt-stripped plt-nocfi
+PROGS_LAZY = plt noplt plt-stripped plt-nocfi tailplt
 PROGS_CXX = except
 PROGS_LIBS = libdlfix.so
 PROGS_LATE = late_a late_b late_c late_d late_e
@@ -41,6 +41,11 @@ $(addprefix $(B)/progs/,$(PROGS_DYNAMIC)): $(B)/progs/%: tests/progs/%.c \
 # Library calls through lazily bound PLT stubs, and the same through the
 # GOT (-fno-plt, bound at start-up).
 $(B)/progs/plt: tests/progs/plt.c tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(PROGS_CFLAGS) -fPIE -pie $(PROGS_LDFLAGS) -Wl,-z,lazy -o $@ $<
+
+# Tail calls, one of them through a lazily bound PLT stub.
+$(B)/progs/tailplt: tests/progs/tailplt.c tests/progs/progs.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(PROGS_CFLAGS) -fPIE -pie $(PROGS_LDFLAGS) -Wl,-z,lazy -o $@ $<
 

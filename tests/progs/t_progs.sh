@@ -37,6 +37,7 @@ outputs_and_status_body() {
 	run plt 0 "plt: 1 1"
 	run cancel 0 "cancel: cancelled cleanups 1"
 	run manycalls 0 "manycalls: 1588640880"
+	run tailplt 0 "tailplt: 17643 460"
 	run noplt 0 "plt: 1 1"
 	run plt-stripped 0 "plt: 1 1"
 	run plt-nocfi 0 "plt: 1 1"
@@ -96,6 +97,12 @@ jump_table_and_tail_calls_body() {
 		atf_fail "tailcall: middle() does not tail-call leaf() with a jmp"
 	dis tailcall top | grep -q 'jmp *\*' ||
 		atf_fail "tailcall: top() has no indirect tail call"
+	dis tailplt middle | grep -q 'jmp .*<leaf>' ||
+		atf_fail "tailplt: middle() does not tail-call leaf() with a jmp"
+	dis tailplt top | grep -q 'jmp *\*' ||
+		atf_fail "tailplt: top() has no indirect tail call"
+	dis tailplt plen | grep -q 'jmp .*<strlen@plt>' ||
+		atf_fail "tailplt: plen() does not tail-call strlen through its PLT stub"
 	dis rep main | grep -q 'rep movsb' ||
 		atf_fail "rep: main() has no rep movsb"
 }

@@ -495,8 +495,8 @@ bad_databases_body()
 	atf_check -s exit:1 -o empty -e inline:"hwtrace query: 'other.db' is not a hwtrace database (SQLite application_id 0, hwtrace writes 0x68777472)\n" \
 	    "$HWTRACE" query other.db summary
 	cp fix.db new.db
-	sqlite3 new.db "PRAGMA user_version = 5" || atf_fail "sqlite3 failed"
-	atf_check -s exit:1 -o empty -e inline:"hwtrace query: 'new.db' has database schema version 5, newer than this hwtrace reads (4); use a newer hwtrace\n" \
+	sqlite3 new.db "PRAGMA user_version = 6" || atf_fail "sqlite3 failed"
+	atf_check -s exit:1 -o empty -e inline:"hwtrace query: 'new.db' has database schema version 6, newer than this hwtrace reads (5); use a newer hwtrace\n" \
 	    "$HWTRACE" query new.db summary
 	atf_check -s exit:1 -o empty -e inline:"hwtrace query: cannot open 'nosuch.db': No such file or directory\n" \
 	    "$HWTRACE" query nosuch.db summary
