@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "hwtr_ix.h"
 
@@ -717,6 +718,7 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, const void *dbg,
 			e->loads[e->nloads].off = ph.p_offset;
 			e->loads[e->nloads].filesz = ph.p_filesz;
 			e->loads[e->nloads].vaddr = ph.p_vaddr;
+			e->loads[e->nloads].flags = ph.p_flags;
 			e->nloads++;
 		}
 	}
@@ -878,17 +880,50 @@ ix_elf_plt(const struct ix_elf *e, uint64_t addr)
 	return (0);
 }
 
+/*
+ * Which PT_LOAD segment a mapping of @len bytes of the file from @pgoff,
+ * with protection @prot (PROT_*, 0: not known), maps, and so the image's
+ * load bias.  A loader maps each segment from its offset rounded down to
+ * a page, so with lld's, gold's and mold's layouts, where segments share
+ * file pages and p_vaddr - p_offset differs from one to the next, the
+ * segment holding @pgoff is often not the mapped one: lld's text segment
+ * at offset 0x680 and address 0x1680 is mapped from offset 0, which the
+ * read-only first segment holds.  The segments whose bytes the mapping
+ * covers are the candidates; one whose execute and write permissions
+ * agree with @prot is preferred (RELRO makes a writable segment read-only
+ * later, so a read-only mapping still takes a writable one), then one
+ * holding @pgoff, then the first.  The mapping's byte at @pgoff is at
+ * @start, the segment's at bias + p_vaddr: bias = start + p_offset -
+ * pgoff - p_vaddr, whatever the rounding.  -1 when no segment is mapped.
+ */
 int
-ix_elf_off2addr(const struct ix_elf *e, uint64_t off, uint64_t *addrp)
+ix_elf_map_bias(const struct ix_elf *e, uint64_t start, uint64_t len,
+    uint64_t pgoff, uint32_t prot, int64_t *biasp)
 {
-	size_t i;
+	size_t i, best = SIZE_MAX;
+	int rank, brank = -1;
 
 	for (i = 0; i < e->nloads; i++) {
-		if (off >= e->loads[i].off &&
-		    off < e->loads[i].off + e->loads[i].filesz) {
-			*addrp = e->loads[i].vaddr + (off - e->loads[i].off);
-			return (0);
+		const struct ix_load *l = &e->loads[i];
+
+		if (l->filesz == 0 || l->off >= pgoff + len ||
+		    l->off + l->filesz <= pgoff)
+			continue;
+		rank = 0;
+		if (prot != 0 && !(prot & PROT_EXEC) == !(l->flags & PF_X))
+			rank += 4;
+		if (prot != 0 && (prot & PROT_WRITE) && (l->flags & PF_W))
+			rank += 2;
+		if (pgoff >= l->off)
+			rank += 1;
+		if (rank > brank) {
+			best = i;
+			brank = rank;
 		}
 	}
-	return (-1);
+	if (best == SIZE_MAX)
+		return (-1);
+	*biasp = (int64_t)(start + e->loads[best].off - pgoff -
+	    e->loads[best].vaddr);
+	return (0);
 }
