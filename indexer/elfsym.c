@@ -15,6 +15,7 @@
  * .plt.got stub jumps through.
  */
 
+#include <assert.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <inttypes.h>
@@ -54,15 +55,30 @@ add_sym(struct ix_elf *e, size_t *cap, uint64_t addr, uint64_t size,
 	s->bind = bind;
 	s->origin = origin;
 	s->id = 0;
+	s->code = strcmp(kind, "func") == 0 || strcmp(kind, "ifunc") == 0 ||
+	    strcmp(kind, "plt") == 0;
+	s->sec_end = UINT64_MAX;
+	s->reach = addr + size;
 	e->nsyms++;
 	return (0);
 }
 
+/*
+ * A symbol that can name code: a function, a PLT stub, or a label without
+ * a type in an executable section (the "_start" of ld.so, written in
+ * assembly), as gdb's minimal symbols and addr2line take them.
+ */
 static int
 func_like(const struct ix_sym *s)
 {
-	return (strcmp(s->kind, "func") == 0 || strcmp(s->kind, "ifunc") == 0 ||
-	    strcmp(s->kind, "plt") == 0);
+	return (s->code);
+}
+
+/* Functions before untyped labels at one address. */
+static int
+kind_rank(const struct ix_sym *s)
+{
+	return (!s->code ? 2 : strcmp(s->kind, "notype") == 0 ? 1 : 0);
 }
 
 static int
@@ -79,8 +95,8 @@ sym_cmp(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return (x->addr < y->addr ? -1 : 1);
-	if (func_like(x) != func_like(y))
-		return (func_like(x) ? -1 : 1);
+	if ((r = kind_rank(x) - kind_rank(y)) != 0)
+		return (r);
 	if ((r = bind_rank(x->bind) - bind_rank(y->bind)) != 0)
 		return (r);
 	if ((r = strcmp(x->name, y->name)) != 0)
@@ -89,16 +105,53 @@ sym_cmp(const void *a, const void *b)
 	return (strcmp(y->origin, x->origin));
 }
 
+/* Where each section of @elf ends, and whether it holds code. */
+struct ix_secs {
+	struct {
+		uint64_t	end;
+		int		exec;
+	}		*s;
+	size_t		n;
+};
+
+static int
+read_secs(Elf *elf, struct ix_secs *t)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t k;
+
+	t->s = NULL;
+	t->n = 0;
+	if (elf_getshdrnum(elf, &t->n) != 0 || t->n == 0)
+		return (0);
+	if ((t->s = calloc(t->n, sizeof(*t->s))) == NULL)
+		return (-1);
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if ((k = elf_ndxscn(scn)) >= t->n ||
+		    gelf_getshdr(scn, &sh) == NULL)
+			continue;
+		t->s[k].end = sh.sh_addr + sh.sh_size;
+		t->s[k].exec = (sh.sh_flags & SHF_ALLOC) &&
+		    (sh.sh_flags & SHF_EXECINSTR);
+	}
+	return (0);
+}
+
 static int
 read_symtab(struct ix_elf *e, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh,
     const char *origin, size_t *cap)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
+	struct ix_secs secs;
 	size_t i, n;
 	GElf_Sym sym;
+	int rc = -1;
 
 	if (data == NULL || sh->sh_entsize == 0)
 		return (0);
+	if (read_secs(elf, &secs) < 0)
+		return (-1);
 	n = sh->sh_size / sh->sh_entsize;
 	for (i = 1; i < n; i++) {
 		const char *name, *kind, *bind;
@@ -140,9 +193,19 @@ read_symtab(struct ix_elf *e, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh,
 			continue;
 		if (add_sym(e, cap, sym.st_value, sym.st_size, name, kind, bind,
 		    origin) < 0)
-			return (-1);
+			goto out;
+		if (sym.st_shndx < secs.n) {
+			struct ix_sym *s = &e->syms[e->nsyms - 1];
+
+			s->sec_end = secs.s[sym.st_shndx].end;
+			if (strcmp(kind, "notype") == 0)
+				s->code = secs.s[sym.st_shndx].exec;
+		}
 	}
-	return (0);
+	rc = 0;
+out:
+	free(secs.s);
+	return (rc);
 }
 
 static const char *
@@ -569,6 +632,44 @@ plt0_push(const uint8_t *p)
 	return (p[0] == 0xff && p[1] == 0x35);
 }
 
+/*
+ * A code symbol of size 0 (crtstuff's deregister_tm_clones, _init, ld.so's
+ * _start label) names the code from its address to the next code symbol
+ * or the end of its section, as addr2line and perf name it; none inside
+ * a function with a size, whose own name wins there.
+ */
+static void
+set_reach(struct ix_elf *e)
+{
+	uint64_t cover = 0;
+	size_t i, k;
+
+	for (i = 0; i < e->nsyms; i++) {
+		struct ix_sym *s = &e->syms[i];
+
+		if (!func_like(s))
+			continue;
+		if (s->size > 0) {
+			s->reach = s->addr + s->size;
+			if (s->reach > cover)
+				cover = s->reach;
+			continue;
+		}
+		s->reach = s->addr;
+		if (s->addr < cover)
+			continue;
+		for (k = i + 1; k < e->nsyms; k++)
+			if (func_like(&e->syms[k]) &&
+			    e->syms[k].addr > s->addr)
+				break;
+		s->reach = k < e->nsyms ? e->syms[k].addr : UINT64_MAX;
+		if (s->reach > s->sec_end)
+			s->reach = s->sec_end;
+		if (s->reach <= s->addr)
+			s->reach = s->addr + 1;
+	}
+}
+
 /* Sort by address; a name at an address found in two tables appears once. */
 static void
 sort_syms(struct ix_elf *e)
@@ -589,6 +690,7 @@ sort_syms(struct ix_elf *e)
 		e->syms[j++] = *s;
 	}
 	e->nsyms = j;
+	set_reach(e);
 }
 
 /* A signed 32-bit little-endian value at @p. */
@@ -833,16 +935,18 @@ ix_elf_func(const struct ix_elf *e, uint64_t addr)
 		else
 			hi = mid;
 	}
-	/* Walk down to a function that covers it (aliases, nested objects). */
+	/*
+	 * Walk down to a function that covers it (aliases, nested objects);
+	 * a symbol of size 0 covers what set_reach() gave it.
+	 */
 	for (k = lo, steps = 0; k > 0 && steps < 32; k--, steps++) {
 		const struct ix_sym *s = &e->syms[k - 1];
 
 		if (!func_like(s))
 			continue;
-		if (addr < s->addr + s->size)
+		assert(s->size == 0 || s->reach == s->addr + s->size);
+		if (addr < s->reach)
 			best = s;	/* keep the first in sorted order */
-		else if (s->size == 0 && best == NULL && addr == s->addr)
-			return (s);
 		if (best != NULL && (k < 2 || e->syms[k - 2].addr != s->addr))
 			return (best);
 	}

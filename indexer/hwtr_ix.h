@@ -479,6 +479,9 @@ struct ix_sym {
 	char		*dname;		/* demangled (C++, Rust), or NULL */
 	const char	*kind, *bind, *origin;
 	int64_t		id;		/* symbols.id, set by the writer */
+	int		code;		/* names code: a function, stub or label */
+	uint64_t	sec_end;	/* end of its section, link-time */
+	uint64_t	reach;		/* size 0: names [addr, reach) */
 };
 
 struct ix_line {
