@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "hwtr_elf.h"
 #include "hwtr_ix.h"
 
 static int
@@ -492,16 +493,14 @@ line_cmp(const void *a, const void *b)
 }
 
 static int
-read_lines(struct ix_elf *e, Elf *elf)
+read_lines(struct ix_elf *e, Dwarf *dw)
 {
-	Dwarf *dw;
 	Dwarf_Off off = 0, next;
 	size_t hsize, fcap = 0, cap = 0, n = 0, i, j;
 	struct line_tmp *tmp = NULL;
 	struct ix_ftab ft = { NULL, 0 };
 	int rc = 0;
 
-	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (dw == NULL)
 		return (0);
 	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
@@ -591,7 +590,86 @@ read_lines(struct ix_elf *e, Elf *elf)
 out:
 	free(tmp);
 	free(ft.slot);
-	dwarf_end(dw);
+	return (rc);
+}
+
+/*
+ * The DWARF of an ELF file held in memory.  Compressed debug sections
+ * (gcc -gz, Go, distributions' debug files) are read from a copy with
+ * them decompressed (hwtr_elf_inflate()): libelf would decompress them
+ * by writing the section headers in the caller's buffer, a read-only
+ * mapping of the image (SIGSEGV), and Debian 12's knows no zstd.
+ */
+struct ix_dwarf {
+	Dwarf		*dw;		/* NULL: no DWARF */
+	Elf		*elf;		/* over copy, or NULL */
+	void		*copy;
+};
+
+/*
+ * Open the DWARF of @elf, the ELF file @buf of @len bytes (borrowed; must
+ * outlive @d).  0; 1 when some debug section is unreadable, @warn saying
+ * which (the others are read); -1 out of memory.
+ */
+static int
+dwarf_open(struct ix_dwarf *d, Elf *elf, const void *buf, size_t len,
+    char *warn, size_t warnlen)
+{
+	size_t clen;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	rc = hwtr_elf_inflate(buf, len, &d->copy, &clen, warn, warnlen);
+	if (rc == -HWTR_E_NOMEM)
+		return (-1);
+	if (rc < 0) {
+		snprintf(warn, warnlen, "section headers cut or past the end");
+		return (1);
+	}
+	if (rc > 0) {
+		assert(d->copy != NULL);
+		if ((d->elf = elf_memory(d->copy, clen)) == NULL) {
+			snprintf(warn, warnlen, "libelf: %s", elf_errmsg(-1));
+			return (1);
+		}
+		elf = d->elf;
+	}
+	d->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	return (rc == 2);
+}
+
+static void
+dwarf_close(struct ix_dwarf *d)
+{
+	if (d->dw != NULL)
+		dwarf_end(d->dw);
+	if (d->elf != NULL)
+		elf_end(d->elf);
+	free(d->copy);
+	memset(d, 0, sizeof(*d));
+}
+
+/*
+ * Lines of @elf (the file @buf, @len bytes) into @e.  0, 1 with @err
+ * saying what of its DWARF is unreadable (@what names the file), -1 out
+ * of memory.
+ */
+static int
+lines_of(struct ix_elf *e, Elf *elf, const void *buf, size_t len,
+    const char *what, char *err, size_t errlen)
+{
+	struct ix_dwarf d;
+	char warn[256];
+	int rc;
+
+	if ((rc = dwarf_open(&d, elf, buf, len, warn, sizeof(warn))) < 0)
+		return (-1);
+	if (rc > 0)
+		snprintf(err, errlen, "DWARF of %s: %s; lines there are "
+		    "missing", what, warn);
+	if (read_lines(e, d.dw) < 0)
+		rc = -1;
+	dwarf_close(&d);
 	return (rc);
 }
 
@@ -791,6 +869,8 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, const void *dbg,
 	GElf_Shdr sh;
 	GElf_Phdr ph;
 	size_t shstrndx, cap = 0, nph, i;
+	char wbuf[256];
+	int warned;
 	int rc = -1;
 
 	memset(e, 0, sizeof(*e));
@@ -884,12 +964,18 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, const void *dbg,
 		if (e->syms[i].name[0] == '_')
 			e->syms[i].dname = ix_demangle(e->syms[i].name);
 	/* Lines from the debug file when it has them. */
+	warned = 0;
 	if (delf != NULL && elf_kind(delf) == ELF_K_ELF &&
-	    read_lines(e, delf) < 0)
+	    (warned = lines_of(e, delf, dbg, dbglen, "its debug file", err,
+	    errlen)) < 0)
 		goto nomem;
-	if (e->nlines == 0 && read_lines(e, elf) < 0)
-		goto nomem;
-	rc = 0;
+	if (e->nlines == 0 && (rc = lines_of(e, elf, buf, len, "the image",
+	    warned ? wbuf : err, warned ? sizeof(wbuf) : errlen)) != 0) {
+		if (rc < 0)
+			goto nomem;
+		warned = 1;
+	}
+	rc = warned;
 	goto out;
 nomem:
 	snprintf(err, errlen, "out of memory");

@@ -522,6 +522,8 @@ struct ix_elf {
  * .eh_frame where no symbol covers them (named "@base+0xADDR").  @dbg,
  * when not NULL, is its separate debug file (hwtrace(5) debug/ members):
  * its .symtab is read too, and its DWARF lines are used when it has any.
+ * 0; 1 when part of it cannot be read (a debug section that does not
+ * decompress), @err saying what, the rest loaded; -1 with @err.
  */
 int ix_elf_load(struct ix_elf *e, const void *buf, size_t len,
     const void *dbg, size_t dbglen, const char *base, char *err,

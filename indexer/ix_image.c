@@ -122,7 +122,7 @@ ix_load_images(struct run *r)
 			dlen = 0;
 		}
 		if (ix_elf_load(&im->elf, buf, len, dbg, dlen, base, err,
-		    sizeof(err)) < 0)
+		    sizeof(err)) != 0)
 			ix_problem(r->ix, "image '%s' (%s): %s",
 			    id->path ? id->path : "?", id->key, err);
 		free(dbg);
