@@ -13,7 +13,7 @@ libipt-dev libopencsd-dev libopencsd-bin
 libsqlite3-dev sqlite3 libpq-dev postgresql libelf-dev libdw-dev libzydis-dev
 libiberty-dev libdebuginfod-dev
 kyua atf-sh libatf-dev mandoc valgrind g++ lcov python3 time
-gdb libc6-dbg linux-perf lld mold"
+gdb libc6-dbg linux-perf lld mold rustc golang-go"
 
 die() { echo "install-deps: $*" >&2; exit 1; }
 
