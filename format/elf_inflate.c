@@ -136,8 +136,10 @@ read_shdrs(struct elfw *w)
 	shentsize = get(w, w->is64 ? 58 : 46, 2);
 	w->shnum = get(w, w->is64 ? 60 : 48, 2);
 	w->shstrndx = get(w, w->is64 ? 62 : 50, 2);
-	if (shoff == 0)
+	if (shoff == 0) {
+		w->shnum = 0;		/* no section headers, whatever it says */
 		return (0);
+	}
 	if (shentsize < (uint64_t)(w->is64 ? 64 : 40) || shoff > w->len ||
 	    w->len - shoff < shentsize)
 		return (-HWTR_E_FORMAT);

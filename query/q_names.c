@@ -262,7 +262,6 @@ qn_parse(struct qn *q, const char *name)
 		    strncmp(s + i - 8, "operator", 8) == 0))
 			start = i + 1;
 	s += start;
-	n -= start;
 	if (strstr(s, "::") == NULL && strchr(s, '(') == NULL)
 		cut_clone(s);
 	n = strlen(s);

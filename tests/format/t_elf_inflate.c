@@ -235,6 +235,11 @@ ATF_TC_BODY(hostile_warns, tc)
 	ATF_CHECK_MSG(strstr(warn, "past the end") != NULL, "warning '%s'",
 	    warn);
 	free(c);
+	/* No section header table, though e_shnum says 4. */
+	put(f + 40, 0, 8);
+	rc = hwtr_elf_inflate(f, len, &c, &clen, warn, sizeof(warn));
+	ATF_CHECK_EQ_MSG(rc, 0, "e_shoff 0: expected 0, got %d", rc);
+	ATF_CHECK(c == NULL);
 	free(f);
 	/* Every truncation: an error or a copy, never a read past the end. */
 	f = craft(K_ZSTD, &len);
