@@ -493,23 +493,30 @@ line_cmp(const void *a, const void *b)
 }
 
 static int
-read_lines(struct ix_elf *e, Dwarf *dw)
+read_lines(struct ix_elf *e, Dwarf *dw, char *warn, size_t warnlen)
 {
 	Dwarf_Off off = 0, next;
-	size_t hsize, fcap = 0, cap = 0, n = 0, i, j;
+	size_t hsize, fcap = 0, cap = 0, n = 0, i, j, nbad = 0;
 	struct line_tmp *tmp = NULL;
 	struct ix_ftab ft = { NULL, 0 };
-	int rc = 0;
+	int rc = 0, cu;
 
 	if (dw == NULL)
 		return (0);
-	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+	while ((cu = dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL,
+	    NULL)) == 0) {
 		Dwarf_Die die;
-		Dwarf_Lines *lines;
-		size_t nl;
+		Dwarf_Lines *lines = NULL;
+		size_t nl = 0;
 
-		if (dwarf_offdie(dw, off + hsize, &die) != NULL &&
-		    dwarf_getsrclines(&die, &lines, &nl) == 0) {
+		if (dwarf_offdie(dw, off + hsize, &die) == NULL ||
+		    (dwarf_hasattr(&die, DW_AT_stmt_list) &&
+		    dwarf_getsrclines(&die, &lines, &nl) != 0)) {
+			if (nbad++ == 0)
+				snprintf(warn, warnlen, "compilation unit at "
+				    "%#" PRIx64 " of .debug_info: libdw: %s",
+				    (uint64_t)off, dwarf_errmsg(-1));
+		} else if (dwarf_hasattr(&die, DW_AT_stmt_list)) {
 			for (i = 0; i < nl; i++) {
 				Dwarf_Line *l = dwarf_onesrcline(lines, i);
 				Dwarf_Addr a;
@@ -563,6 +570,14 @@ read_lines(struct ix_elf *e, Dwarf *dw)
 		}
 		off = next;
 	}
+	if (cu < 0 && nbad++ == 0)
+		snprintf(warn, warnlen, ".debug_info after %#" PRIx64
+		    ": libdw: %s", (uint64_t)off, dwarf_errmsg(-1));
+	if (nbad > 1 && strlen(warn) + 1 < warnlen)
+		snprintf(warn + strlen(warn), warnlen - strlen(warn),
+		    " (and %zu more)", nbad - 1);
+	if (nbad > 0)
+		rc = 1;
 	if (n == 0)
 		goto out;
 	qsort(tmp, n, sizeof(*tmp), line_cmp);
@@ -606,6 +621,24 @@ struct ix_dwarf {
 	void		*copy;
 };
 
+/* @elf has a section named @name. */
+static int
+has_section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	const char *sn;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return (0);
+	while ((scn = elf_nextscn(elf, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) != NULL && (sn = elf_strptr(elf,
+		    shstrndx, sh.sh_name)) != NULL && strcmp(sn, name) == 0)
+			return (1);
+	return (0);
+}
+
 /*
  * Open the DWARF of @elf, the ELF file @buf of @len bytes (borrowed; must
  * outlive @d).  0; 1 when some debug section is unreadable, @warn saying
@@ -635,6 +668,10 @@ dwarf_open(struct ix_dwarf *d, Elf *elf, const void *buf, size_t len,
 		elf = d->elf;
 	}
 	d->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (d->dw == NULL && rc != 2 && has_section(elf, ".debug_info")) {
+		snprintf(warn, warnlen, "libdw: %s", dwarf_errmsg(-1));
+		return (1);
+	}
 	return (rc == 2);
 }
 
@@ -659,16 +696,22 @@ lines_of(struct ix_elf *e, Elf *elf, const void *buf, size_t len,
     const char *what, char *err, size_t errlen)
 {
 	struct ix_dwarf d;
-	char warn[256];
-	int rc;
+	char warn[256], more[256];
+	int rc, lr;
 
 	if ((rc = dwarf_open(&d, elf, buf, len, warn, sizeof(warn))) < 0)
 		return (-1);
+	/* The first warning is kept. */
+	if ((lr = read_lines(e, d.dw, rc ? more : warn, rc ? sizeof(more) :
+	    sizeof(warn))) < 0) {
+		dwarf_close(&d);
+		return (-1);
+	}
+	if (lr > 0)
+		rc = 1;
 	if (rc > 0)
 		snprintf(err, errlen, "DWARF of %s: %s; lines there are "
 		    "missing", what, warn);
-	if (read_lines(e, d.dw) < 0)
-		rc = -1;
 	dwarf_close(&d);
 	return (rc);
 }

@@ -118,6 +118,26 @@ corrupt_section_warns_body()
 	[ "$got" -eq 10 ] || atf_fail "func twice: expected 10 invocations, got $got"
 }
 
+atf_test_case corrupt_unit_warns
+corrupt_unit_warns_head() { atf_set descr "a compilation unit libdw cannot read (DWARF version 99, which readelf refuses too): index warns naming it and exits 0; names are kept"; }
+corrupt_unit_warns_body()
+{
+	need_tools
+	cc -O1 -g -static -o zcu zd.c || atf_fail "cc -static failed"
+	set -- $(readelf -SW zcu | sed -n 's/.*\] \.debug_info  *PROGBITS  *[0-9a-f]*  *\([0-9a-f]*\)  *\([0-9a-f]*\) .*/\1 \2/p')
+	[ $# -eq 2 ] || atf_fail "readelf: no .debug_info in zcu"
+	# The first unit's version, after its 4-byte length.
+	printf '\143\000' | dd of=zcu bs=1 seek=$(( 0x$1 + 4 )) conv=notrunc \
+	    2> /dev/null || atf_fail "dd failed"
+	readelf --debug-dump=info zcu 2>&1 | grep -q "version number: 99" ||
+	    atf_fail "readelf does not see the corrupt unit"
+	capture_index zcu step
+	grep -q "compilation unit at 0 of .debug_info" zcu.err ||
+	    atf_fail "index did not name the unreadable unit: '$(cat zcu.err)'"
+	got=$("$HWTRACE" query zcu.db func twice --format tsv | tail -n +2 | wc -l)
+	[ "$got" -eq 10 ] || atf_fail "func twice: expected 10 invocations, got $got"
+}
+
 atf_test_case go_binary
 go_binary_head() { atf_set descr "a Go program (its DWARF compressed by the Go linker) is indexed with its lines: main.work's as addr2line reads them"; }
 go_binary_body()
@@ -159,5 +179,6 @@ atf_init_test_cases()
 {
 	atf_add_test_case compressed_lines
 	atf_add_test_case corrupt_section_warns
+	atf_add_test_case corrupt_unit_warns
 	atf_add_test_case go_binary
 }
