@@ -22,7 +22,7 @@ WARN	= -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 \
 	  -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) \
 	  -fno-strict-aliasing -pthread $(SAN) $(CFLAGS)
-LIBS	= -larchive -lzstd -ljansson -lipt -lopencsd_c_api -lopencsd \
+LIBS	= -larchive -lzstd -lz -ljansson -lipt -lopencsd_c_api -lopencsd \
 	  -lsqlite3 -lpq -ldw -lelf -lZydis -liberty -ldebuginfod -lpthread -lm
 LDFLAGS_ALL = -pthread $(SAN) $(LDFLAGS)
 

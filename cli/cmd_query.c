@@ -133,7 +133,8 @@ static const struct qverb qverbs[] = {
 	{ "tree", HWTR_Q_TREE, NULL, o_tree,
 	  "The call tree of each thread, invocations of one call path merged.", NULL },
 	{ "func", HWTR_Q_FUNC, "PATTERN", o_func,
-	  "Every invocation of the functions matching PATTERN (a name or a glob).", NULL },
+	  "Every invocation of the functions matching PATTERN (a name in any "
+	  "scope, as gdb matches it, or a glob).", NULL },
 	{ "coverage", HWTR_Q_COVERAGE, NULL, o_cov,
 	  "Functions and source lines executed.", NULL },
 	{ "hot", HWTR_Q_HOT, NULL, o_hot,

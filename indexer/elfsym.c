@@ -15,6 +15,7 @@
  * .plt.got stub jumps through.
  */
 
+#include <assert.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <inttypes.h>
@@ -24,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
+#include "hwtr_elf.h"
 #include "hwtr_ix.h"
 
 static int
@@ -53,15 +56,30 @@ add_sym(struct ix_elf *e, size_t *cap, uint64_t addr, uint64_t size,
 	s->bind = bind;
 	s->origin = origin;
 	s->id = 0;
+	s->code = strcmp(kind, "func") == 0 || strcmp(kind, "ifunc") == 0 ||
+	    strcmp(kind, "plt") == 0;
+	s->sec_end = UINT64_MAX;
+	s->reach = addr + size;
 	e->nsyms++;
 	return (0);
 }
 
+/*
+ * A symbol that can name code: a function, a PLT stub, or a label without
+ * a type in an executable section (the "_start" of ld.so, written in
+ * assembly), as gdb's minimal symbols and addr2line take them.
+ */
 static int
 func_like(const struct ix_sym *s)
 {
-	return (strcmp(s->kind, "func") == 0 || strcmp(s->kind, "ifunc") == 0 ||
-	    strcmp(s->kind, "plt") == 0);
+	return (s->code);
+}
+
+/* Functions before untyped labels at one address. */
+static int
+kind_rank(const struct ix_sym *s)
+{
+	return (!s->code ? 2 : strcmp(s->kind, "notype") == 0 ? 1 : 0);
 }
 
 static int
@@ -78,8 +96,8 @@ sym_cmp(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return (x->addr < y->addr ? -1 : 1);
-	if (func_like(x) != func_like(y))
-		return (func_like(x) ? -1 : 1);
+	if ((r = kind_rank(x) - kind_rank(y)) != 0)
+		return (r);
 	if ((r = bind_rank(x->bind) - bind_rank(y->bind)) != 0)
 		return (r);
 	if ((r = strcmp(x->name, y->name)) != 0)
@@ -88,16 +106,53 @@ sym_cmp(const void *a, const void *b)
 	return (strcmp(y->origin, x->origin));
 }
 
+/* Where each section of @elf ends, and whether it holds code. */
+struct ix_secs {
+	struct {
+		uint64_t	end;
+		int		exec;
+	}		*s;
+	size_t		n;
+};
+
+static int
+read_secs(Elf *elf, struct ix_secs *t)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t k;
+
+	t->s = NULL;
+	t->n = 0;
+	if (elf_getshdrnum(elf, &t->n) != 0 || t->n == 0)
+		return (0);
+	if ((t->s = calloc(t->n, sizeof(*t->s))) == NULL)
+		return (-1);
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if ((k = elf_ndxscn(scn)) >= t->n ||
+		    gelf_getshdr(scn, &sh) == NULL)
+			continue;
+		t->s[k].end = sh.sh_addr + sh.sh_size;
+		t->s[k].exec = (sh.sh_flags & SHF_ALLOC) &&
+		    (sh.sh_flags & SHF_EXECINSTR);
+	}
+	return (0);
+}
+
 static int
 read_symtab(struct ix_elf *e, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh,
     const char *origin, size_t *cap)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
+	struct ix_secs secs;
 	size_t i, n;
 	GElf_Sym sym;
+	int rc = -1;
 
 	if (data == NULL || sh->sh_entsize == 0)
 		return (0);
+	if (read_secs(elf, &secs) < 0)
+		return (-1);
 	n = sh->sh_size / sh->sh_entsize;
 	for (i = 1; i < n; i++) {
 		const char *name, *kind, *bind;
@@ -139,9 +194,19 @@ read_symtab(struct ix_elf *e, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh,
 			continue;
 		if (add_sym(e, cap, sym.st_value, sym.st_size, name, kind, bind,
 		    origin) < 0)
-			return (-1);
+			goto out;
+		if (sym.st_shndx < secs.n) {
+			struct ix_sym *s = &e->syms[e->nsyms - 1];
+
+			s->sec_end = secs.s[sym.st_shndx].end;
+			if (strcmp(kind, "notype") == 0)
+				s->code = secs.s[sym.st_shndx].exec;
+		}
 	}
-	return (0);
+	rc = 0;
+out:
+	free(secs.s);
+	return (rc);
 }
 
 static const char *
@@ -428,25 +493,30 @@ line_cmp(const void *a, const void *b)
 }
 
 static int
-read_lines(struct ix_elf *e, Elf *elf)
+read_lines(struct ix_elf *e, Dwarf *dw, char *warn, size_t warnlen)
 {
-	Dwarf *dw;
 	Dwarf_Off off = 0, next;
-	size_t hsize, fcap = 0, cap = 0, n = 0, i, j;
+	size_t hsize, fcap = 0, cap = 0, n = 0, i, j, nbad = 0;
 	struct line_tmp *tmp = NULL;
 	struct ix_ftab ft = { NULL, 0 };
-	int rc = 0;
+	int rc = 0, cu;
 
-	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (dw == NULL)
 		return (0);
-	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+	while ((cu = dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL,
+	    NULL)) == 0) {
 		Dwarf_Die die;
-		Dwarf_Lines *lines;
-		size_t nl;
+		Dwarf_Lines *lines = NULL;
+		size_t nl = 0;
 
-		if (dwarf_offdie(dw, off + hsize, &die) != NULL &&
-		    dwarf_getsrclines(&die, &lines, &nl) == 0) {
+		if (dwarf_offdie(dw, off + hsize, &die) == NULL ||
+		    (dwarf_hasattr(&die, DW_AT_stmt_list) &&
+		    dwarf_getsrclines(&die, &lines, &nl) != 0)) {
+			if (nbad++ == 0)
+				snprintf(warn, warnlen, "compilation unit at "
+				    "%#" PRIx64 " of .debug_info: libdw: %s",
+				    (uint64_t)off, dwarf_errmsg(-1));
+		} else if (dwarf_hasattr(&die, DW_AT_stmt_list)) {
 			for (i = 0; i < nl; i++) {
 				Dwarf_Line *l = dwarf_onesrcline(lines, i);
 				Dwarf_Addr a;
@@ -500,6 +570,14 @@ read_lines(struct ix_elf *e, Elf *elf)
 		}
 		off = next;
 	}
+	if (cu < 0 && nbad++ == 0)
+		snprintf(warn, warnlen, ".debug_info after %#" PRIx64
+		    ": libdw: %s", (uint64_t)off, dwarf_errmsg(-1));
+	if (nbad > 1 && strlen(warn) + 1 < warnlen)
+		snprintf(warn + strlen(warn), warnlen - strlen(warn),
+		    " (and %zu more)", nbad - 1);
+	if (nbad > 0)
+		rc = 1;
 	if (n == 0)
 		goto out;
 	qsort(tmp, n, sizeof(*tmp), line_cmp);
@@ -527,7 +605,114 @@ read_lines(struct ix_elf *e, Elf *elf)
 out:
 	free(tmp);
 	free(ft.slot);
-	dwarf_end(dw);
+	return (rc);
+}
+
+/*
+ * The DWARF of an ELF file held in memory.  Compressed debug sections
+ * (gcc -gz, Go, distributions' debug files) are read from a copy with
+ * them decompressed (hwtr_elf_inflate()): libelf would decompress them
+ * by writing the section headers in the caller's buffer, a read-only
+ * mapping of the image (SIGSEGV), and Debian 12's knows no zstd.
+ */
+struct ix_dwarf {
+	Dwarf		*dw;		/* NULL: no DWARF */
+	Elf		*elf;		/* over copy, or NULL */
+	void		*copy;
+};
+
+/* @elf has a section named @name. */
+static int
+has_section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	const char *sn;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return (0);
+	while ((scn = elf_nextscn(elf, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) != NULL && (sn = elf_strptr(elf,
+		    shstrndx, sh.sh_name)) != NULL && strcmp(sn, name) == 0)
+			return (1);
+	return (0);
+}
+
+/*
+ * Open the DWARF of @elf, the ELF file @buf of @len bytes (borrowed; must
+ * outlive @d).  0; 1 when some debug section is unreadable, @warn saying
+ * which (the others are read); -1 out of memory.
+ */
+static int
+dwarf_open(struct ix_dwarf *d, Elf *elf, const void *buf, size_t len,
+    char *warn, size_t warnlen)
+{
+	size_t clen;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	rc = hwtr_elf_inflate(buf, len, &d->copy, &clen, warn, warnlen);
+	if (rc == -HWTR_E_NOMEM)
+		return (-1);
+	if (rc < 0) {
+		snprintf(warn, warnlen, "section headers cut or past the end");
+		return (1);
+	}
+	if (rc > 0) {
+		assert(d->copy != NULL);
+		if ((d->elf = elf_memory(d->copy, clen)) == NULL) {
+			snprintf(warn, warnlen, "libelf: %s", elf_errmsg(-1));
+			return (1);
+		}
+		elf = d->elf;
+	}
+	d->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (d->dw == NULL && rc != 2 && has_section(elf, ".debug_info")) {
+		snprintf(warn, warnlen, "libdw: %s", dwarf_errmsg(-1));
+		return (1);
+	}
+	return (rc == 2);
+}
+
+static void
+dwarf_close(struct ix_dwarf *d)
+{
+	if (d->dw != NULL)
+		dwarf_end(d->dw);
+	if (d->elf != NULL)
+		elf_end(d->elf);
+	free(d->copy);
+	memset(d, 0, sizeof(*d));
+}
+
+/*
+ * Lines of @elf (the file @buf, @len bytes) into @e.  0, 1 with @err
+ * saying what of its DWARF is unreadable (@what names the file), -1 out
+ * of memory.
+ */
+static int
+lines_of(struct ix_elf *e, Elf *elf, const void *buf, size_t len,
+    const char *what, char *err, size_t errlen)
+{
+	struct ix_dwarf d;
+	char warn[256], more[256];
+	int rc, lr;
+
+	if ((rc = dwarf_open(&d, elf, buf, len, warn, sizeof(warn))) < 0)
+		return (-1);
+	/* The first warning is kept. */
+	if ((lr = read_lines(e, d.dw, rc ? more : warn, rc ? sizeof(more) :
+	    sizeof(warn))) < 0) {
+		dwarf_close(&d);
+		return (-1);
+	}
+	if (lr > 0)
+		rc = 1;
+	if (rc > 0)
+		snprintf(err, errlen, "DWARF of %s: %s; lines there are "
+		    "missing", what, warn);
+	dwarf_close(&d);
 	return (rc);
 }
 
@@ -568,6 +753,44 @@ plt0_push(const uint8_t *p)
 	return (p[0] == 0xff && p[1] == 0x35);
 }
 
+/*
+ * A code symbol of size 0 (crtstuff's deregister_tm_clones, _init, ld.so's
+ * _start label) names the code from its address to the next code symbol
+ * or the end of its section, as addr2line and perf name it; none inside
+ * a function with a size, whose own name wins there.
+ */
+static void
+set_reach(struct ix_elf *e)
+{
+	uint64_t cover = 0;
+	size_t i, k;
+
+	for (i = 0; i < e->nsyms; i++) {
+		struct ix_sym *s = &e->syms[i];
+
+		if (!func_like(s))
+			continue;
+		if (s->size > 0) {
+			s->reach = s->addr + s->size;
+			if (s->reach > cover)
+				cover = s->reach;
+			continue;
+		}
+		s->reach = s->addr;
+		if (s->addr < cover)
+			continue;
+		for (k = i + 1; k < e->nsyms; k++)
+			if (func_like(&e->syms[k]) &&
+			    e->syms[k].addr > s->addr)
+				break;
+		s->reach = k < e->nsyms ? e->syms[k].addr : UINT64_MAX;
+		if (s->reach > s->sec_end)
+			s->reach = s->sec_end;
+		if (s->reach <= s->addr)
+			s->reach = s->addr + 1;
+	}
+}
+
 /* Sort by address; a name at an address found in two tables appears once. */
 static void
 sort_syms(struct ix_elf *e)
@@ -588,6 +811,7 @@ sort_syms(struct ix_elf *e)
 		e->syms[j++] = *s;
 	}
 	e->nsyms = j;
+	set_reach(e);
 }
 
 /* A signed 32-bit little-endian value at @p. */
@@ -688,6 +912,8 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, const void *dbg,
 	GElf_Shdr sh;
 	GElf_Phdr ph;
 	size_t shstrndx, cap = 0, nph, i;
+	char wbuf[256];
+	int warned;
 	int rc = -1;
 
 	memset(e, 0, sizeof(*e));
@@ -717,6 +943,7 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, const void *dbg,
 			e->loads[e->nloads].off = ph.p_offset;
 			e->loads[e->nloads].filesz = ph.p_filesz;
 			e->loads[e->nloads].vaddr = ph.p_vaddr;
+			e->loads[e->nloads].flags = ph.p_flags;
 			e->nloads++;
 		}
 	}
@@ -780,12 +1007,18 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, const void *dbg,
 		if (e->syms[i].name[0] == '_')
 			e->syms[i].dname = ix_demangle(e->syms[i].name);
 	/* Lines from the debug file when it has them. */
+	warned = 0;
 	if (delf != NULL && elf_kind(delf) == ELF_K_ELF &&
-	    read_lines(e, delf) < 0)
+	    (warned = lines_of(e, delf, dbg, dbglen, "its debug file", err,
+	    errlen)) < 0)
 		goto nomem;
-	if (e->nlines == 0 && read_lines(e, elf) < 0)
-		goto nomem;
-	rc = 0;
+	if (e->nlines == 0 && (rc = lines_of(e, elf, buf, len, "the image",
+	    warned ? wbuf : err, warned ? sizeof(wbuf) : errlen)) != 0) {
+		if (rc < 0)
+			goto nomem;
+		warned = 1;
+	}
+	rc = warned;
 	goto out;
 nomem:
 	snprintf(err, errlen, "out of memory");
@@ -831,16 +1064,18 @@ ix_elf_func(const struct ix_elf *e, uint64_t addr)
 		else
 			hi = mid;
 	}
-	/* Walk down to a function that covers it (aliases, nested objects). */
+	/*
+	 * Walk down to a function that covers it (aliases, nested objects);
+	 * a symbol of size 0 covers what set_reach() gave it.
+	 */
 	for (k = lo, steps = 0; k > 0 && steps < 32; k--, steps++) {
 		const struct ix_sym *s = &e->syms[k - 1];
 
 		if (!func_like(s))
 			continue;
-		if (addr < s->addr + s->size)
+		assert(s->size == 0 || s->reach == s->addr + s->size);
+		if (addr < s->reach)
 			best = s;	/* keep the first in sorted order */
-		else if (s->size == 0 && best == NULL && addr == s->addr)
-			return (s);
 		if (best != NULL && (k < 2 || e->syms[k - 2].addr != s->addr))
 			return (best);
 	}
@@ -878,17 +1113,50 @@ ix_elf_plt(const struct ix_elf *e, uint64_t addr)
 	return (0);
 }
 
+/*
+ * Which PT_LOAD segment a mapping of @len bytes of the file from @pgoff,
+ * with protection @prot (PROT_*, 0: not known), maps, and so the image's
+ * load bias.  A loader maps each segment from its offset rounded down to
+ * a page, so with lld's, gold's and mold's layouts, where segments share
+ * file pages and p_vaddr - p_offset differs from one to the next, the
+ * segment holding @pgoff is often not the mapped one: lld's text segment
+ * at offset 0x680 and address 0x1680 is mapped from offset 0, which the
+ * read-only first segment holds.  The segments whose bytes the mapping
+ * covers are the candidates; one whose execute and write permissions
+ * agree with @prot is preferred (RELRO makes a writable segment read-only
+ * later, so a read-only mapping still takes a writable one), then one
+ * holding @pgoff, then the first.  The mapping's byte at @pgoff is at
+ * @start, the segment's at bias + p_vaddr: bias = start + p_offset -
+ * pgoff - p_vaddr, whatever the rounding.  -1 when no segment is mapped.
+ */
 int
-ix_elf_off2addr(const struct ix_elf *e, uint64_t off, uint64_t *addrp)
+ix_elf_map_bias(const struct ix_elf *e, uint64_t start, uint64_t len,
+    uint64_t pgoff, uint32_t prot, int64_t *biasp)
 {
-	size_t i;
+	size_t i, best = SIZE_MAX;
+	int rank, brank = -1;
 
 	for (i = 0; i < e->nloads; i++) {
-		if (off >= e->loads[i].off &&
-		    off < e->loads[i].off + e->loads[i].filesz) {
-			*addrp = e->loads[i].vaddr + (off - e->loads[i].off);
-			return (0);
+		const struct ix_load *l = &e->loads[i];
+
+		if (l->filesz == 0 || l->off >= pgoff + len ||
+		    l->off + l->filesz <= pgoff)
+			continue;
+		rank = 0;
+		if (prot != 0 && !(prot & PROT_EXEC) == !(l->flags & PF_X))
+			rank += 4;
+		if (prot != 0 && (prot & PROT_WRITE) && (l->flags & PF_W))
+			rank += 2;
+		if (pgoff >= l->off)
+			rank += 1;
+		if (rank > brank) {
+			best = i;
+			brank = rank;
 		}
 	}
-	return (-1);
+	if (best == SIZE_MAX)
+		return (-1);
+	*biasp = (int64_t)(start + e->loads[best].off - pgoff -
+	    e->loads[best].vaddr);
+	return (0);
 }

@@ -481,6 +481,9 @@ struct ix_sym {
 	char		*dname;		/* demangled (C++, Rust), or NULL */
 	const char	*kind, *bind, *origin;
 	int64_t		id;		/* symbols.id, set by the writer */
+	int		code;		/* names code: a function, stub or label */
+	uint64_t	sec_end;	/* end of its section, link-time */
+	uint64_t	reach;		/* size 0: names [addr, reach) */
 };
 
 struct ix_line {
@@ -508,8 +511,9 @@ struct ix_elf {
 	uint64_t	plt0, plt0_end;
 	uint64_t	entry;		/* e_entry, 0: none */
 	/* PT_LOAD segments, for link-time addresses. */
-	struct {
-		uint64_t off, filesz, vaddr;
+	struct ix_load {
+		uint64_t	off, filesz, vaddr;
+		uint32_t	flags;		/* PF_* */
 	}		*loads;
 	size_t		nloads;
 };
@@ -520,6 +524,8 @@ struct ix_elf {
  * .eh_frame where no symbol covers them (named "@base+0xADDR").  @dbg,
  * when not NULL, is its separate debug file (hwtrace(5) debug/ members):
  * its .symtab is read too, and its DWARF lines are used when it has any.
+ * 0; 1 when part of it cannot be read (a debug section that does not
+ * decompress), @err saying what, the rest loaded; -1 with @err.
  */
 int ix_elf_load(struct ix_elf *e, const void *buf, size_t len,
     const void *dbg, size_t dbglen, const char *base, char *err,
@@ -536,8 +542,13 @@ const struct ix_sym *ix_elf_func(const struct ix_elf *e, uint64_t addr);
 const struct ix_line *ix_elf_line(const struct ix_elf *e, uint64_t addr);
 /* In a PLT stub: 0 no, 1 a stub, 2 .plt's header (lazy binding). */
 int ix_elf_plt(const struct ix_elf *e, uint64_t addr);
-/* Link-time address of file offset @off, or -1 when no segment has it. */
-int ix_elf_off2addr(const struct ix_elf *e, uint64_t off, uint64_t *addrp);
+/*
+ * The load bias (run-time minus link-time address) of a mapping at @start
+ * of @len bytes of the file from @pgoff with protection @prot (PROT_*, 0
+ * not known), from the segment it maps; -1 when it maps none.
+ */
+int ix_elf_map_bias(const struct ix_elf *e, uint64_t start, uint64_t len,
+    uint64_t pgoff, uint32_t prot, int64_t *biasp);
 
 /*
  * CoreSight (cs_decode.c): OpenCSD's generic elements, reduced to what the

@@ -122,7 +122,7 @@ ix_load_images(struct run *r)
 			dlen = 0;
 		}
 		if (ix_elf_load(&im->elf, buf, len, dbg, dlen, base, err,
-		    sizeof(err)) < 0)
+		    sizeof(err)) != 0)
 			ix_problem(r->ix, "image '%s' (%s): %s",
 			    id->path ? id->path : "?", id->key, err);
 		free(dbg);
@@ -799,7 +799,7 @@ ix_add_sections(struct run *r)
 	for (i = 0; i < r->nmaps; i++) {
 		struct ix_map *m = &r->maps[i];
 		struct ix_img *im;
-		uint64_t size, link;
+		uint64_t size;
 
 		if ((i & 1023) == 0 && r->ix->opts.cancel != NULL &&
 		    *r->ix->opts.cancel)
@@ -809,10 +809,10 @@ ix_add_sections(struct run *r)
 		if (m->image < 0 || !r->imgs[m->image].present)
 			continue;
 		im = &r->imgs[m->image];
-		m->bias = (int64_t)(m->start - m->pgoff);
-		if (im->elf.elf && ix_elf_off2addr(&im->elf, m->pgoff,
-		    &link) == 0)
-			m->bias = (int64_t)(m->start - link);
+		if (!im->elf.elf || m->end <= m->start ||
+		    ix_elf_map_bias(&im->elf, m->start, m->end - m->start,
+		    m->pgoff, m->prot, &m->bias) < 0)
+			m->bias = (int64_t)(m->start - m->pgoff);
 		if (m->prot != 0 && !(m->prot & PROT_EXEC))
 			continue;
 		if (m->pgoff >= im->size || m->end <= m->start)

@@ -623,63 +623,132 @@ q_is_glob(const char *p)
 	return (strpbrk(p, "*?[") != NULL);
 }
 
-int
-q_sym_ids(struct hwtr_q *q, const char *what, const char *pattern,
-    char **listp)
-{
-	sqlite3_stmt *st;
-	struct q_str s = { 0 };
-	char sugg[512];
-	int rc, n = 0;
-
-	*listp = NULL;
-	/*
-	 * Names are demangled: a name without its parameters ("thrower")
-	 * names every overload and clone ("thrower(int)", "thrower(int)
-	 * [clone .isra.0]"), and the mangled name works too.
-	 */
-	/*
-	 * Aliases (the same address of the same image: "printf" and
-	 * "_IO_printf") are one function; a block or call names one of them.
-	 */
+/*
+ * Aliases (the same address of the same image: "printf" and "_IO_printf")
+ * are one function; a block or call names one of them.
+ */
 #define Q_SYM_ALIASES(w)						\
 	"SELECT DISTINCT a.id FROM symbols s JOIN symbols a ON a.image = "	\
 	"s.image AND a.addr = s.addr AND (a.kind = s.kind OR s.kind NOT IN "	\
 	"('func', 'ifunc')) WHERE " w " ORDER BY a.id"
-	rc = q_prepare(q, &st, q_is_glob(pattern) ?
-	    Q_SYM_ALIASES("s.name GLOB ?1 OR s.mangled GLOB ?1 OR s.name = ?1") :
-	    Q_SYM_ALIASES("s.name = ?1 OR s.mangled = ?1 OR (s.name > ?1 AND "
-	    "s.name < ?1 || '~' AND (s.name GLOB ?1 || '(*' OR s.name GLOB ?1 "
-	    "|| ' *' OR s.name GLOB ?1 || '<*'))"));
-#undef Q_SYM_ALIASES
-	if (rc < 0)
-		return (rc);
-	sqlite3_bind_text(st, 1, pattern, -1, SQLITE_TRANSIENT);
-	q_str_puts(&s, "(");
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		q_str_printf(&s, "%s%lld", n++ ? "," : "",
-		    (long long)sqlite3_column_int64(st, 0));
-	q_str_puts(&s, ")");
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		free(s.p);
-		return (q_dbfail(q, "cannot read symbols"));
-	}
-	if (s.err) {
-		free(s.p);
+
+/*
+ * The symbols a plain name (no glob) names, as "(id,id)" in @in: those
+ * whose name contains its last component, sifted by q_name_match(), and
+ * the one whose mangled name it is.
+ */
+static int
+q_sym_plain(struct hwtr_q *q, const char *pattern, struct q_str *in)
+{
+	sqlite3_stmt *st;
+	struct q_pat *pat;
+	char *key;
+	const char *name;
+	int rc, n = 0;
+
+	if ((key = q_name_key(pattern)) == NULL ||
+	    (pat = q_pat_new(pattern)) == NULL) {
+		free(key);
 		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
 	}
-	if (n == 0) {
+	rc = q_prepare(q, &st, "SELECT id, name, mangled = ?1 FROM symbols "
+	    "WHERE name = ?1 OR mangled = ?1 OR instr(name, ?2) > 0");
+	if (rc < 0) {
+		free(key);
+		q_pat_free(pat);
+		return (rc);
+	}
+	sqlite3_bind_text(st, 1, pattern, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, key, -1, SQLITE_TRANSIENT);
+	q_str_puts(in, "(");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		name = (const char *)sqlite3_column_text(st, 1);
+		if (sqlite3_column_int(st, 2) != 1 && (name == NULL ||
+		    !q_pat_match(pat, name)))
+			continue;
+		q_str_printf(in, "%s%lld", n++ ? "," : "",
+		    (long long)sqlite3_column_int64(st, 0));
+	}
+	q_str_puts(in, ")");
+	sqlite3_finalize(st);
+	free(key);
+	q_pat_free(pat);
+	if (rc != SQLITE_DONE)
+		return (q_dbfail(q, "cannot read symbols"));
+	return (n);
+}
+
+/* The ids @sql gives (bound to @pattern), appended to @s as "(id,id)". */
+static int
+q_sym_list(struct hwtr_q *q, const char *sql, const char *pattern,
+    struct q_str *s)
+{
+	sqlite3_stmt *st;
+	int rc, n = 0;
+
+	if ((rc = q_prepare(q, &st, sql)) < 0)
+		return (rc);
+	if (sqlite3_bind_parameter_count(st) > 0)
+		sqlite3_bind_text(st, 1, pattern, -1, SQLITE_TRANSIENT);
+	q_str_puts(s, "(");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		q_str_printf(s, "%s%lld", n++ ? "," : "",
+		    (long long)sqlite3_column_int64(st, 0));
+	q_str_puts(s, ")");
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return (q_dbfail(q, "cannot read symbols"));
+	if (s->err)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	return (n);
+}
+
+int
+q_sym_ids(struct hwtr_q *q, const char *what, const char *pattern,
+    char **listp)
+{
+	struct q_str s = { 0 }, in = { 0 };
+	char sugg[512], *sql = NULL;
+	int n = 0;
+
+	*listp = NULL;
+	/*
+	 * A glob matches demangled names and mangled ones whole; a plain
+	 * name as gdb's linespecs do (q_names.c): "count_words" is
+	 * "shapes::count_words", "f" every overload of "ns::f".  Go's
+	 * "(*T).M" is a plain name when no glob matches it.
+	 */
+	if (q_is_glob(pattern) && (n = q_sym_list(q, Q_SYM_ALIASES("s.name "
+	    "GLOB ?1 OR s.mangled GLOB ?1 OR s.name = ?1"), pattern, &s)) < 0)
+		goto out;
+	if (n == 0 && (!q_is_glob(pattern) || strstr(pattern, "(*") != NULL) &&
+	    (n = q_sym_plain(q, pattern, &in)) > 0) {
 		free(s.p);
+		memset(&s, 0, sizeof(s));
+		if (in.err || asprintf(&sql, Q_SYM_ALIASES("s.id IN %s"),
+		    in.p) < 0) {
+			n = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+			goto out;
+		}
+		n = q_sym_list(q, sql, pattern, &s);
+		free(sql);
+	}
+	if (n == 0) {
 		q_suggest(q, "SELECT DISTINCT name FROM symbols WHERE kind IN "
 		    "('func', 'ifunc', 'plt', 'notype')", pattern, sugg,
 		    sizeof(sugg));
-		return (q_fail(q, -HWTR_E_NOENT, "%s: no symbol matches '%s'%s",
-		    what, pattern, sugg));
+		n = q_fail(q, -HWTR_E_NOENT, "%s: no symbol matches '%s'%s",
+		    what, pattern, sugg);
 	}
-	*listp = s.p;
+out:
+	free(in.p);
+	if (n > 0)
+		*listp = s.p;
+	else
+		free(s.p);
 	return (n);
 }
+#undef Q_SYM_ALIASES
 
 /*
  * The thread whose tid is @tid, into *@idp: one thread row must have it

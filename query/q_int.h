@@ -175,6 +175,22 @@ int q_int(struct hwtr_q *q, int64_t *vp, int64_t dflt, const char *sql,
 int q_sym_ids(struct hwtr_q *q, const char *what, const char *pattern,
     char **listp);
 /*
+ * Whether the demangled symbol name @name is one @pattern names, as gdb's
+ * linespecs match (q_names.c): in any scope, every overload and template
+ * instance, a qualified pattern narrowing it.
+ */
+int q_name_match(const char *name, const char *pattern);
+/* The same with @pattern parsed once (q_pat_new(): NULL out of memory). */
+struct q_pat;
+struct q_pat *q_pat_new(const char *pattern);
+int q_pat_match(const struct q_pat *p, const char *name);
+void q_pat_free(struct q_pat *p);
+/*
+ * A string every name @pattern matches contains (its last component,
+ * bare), for a first cut in SQL; malloc'd, NULL out of memory.
+ */
+char *q_name_key(const char *pattern);
+/*
  * Symbol names by id, each read once from the symbols table (a long answer
  * names the same few functions over and over).  @hash is FNV-1a of the
  * name, for callers that compare names.

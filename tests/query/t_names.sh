@@ -1,0 +1,212 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Copyright (c) 2026 The hwtrace authors
+#
+# Function names as people type them, matched as gdb's linespecs match:
+# in any namespace, impl or package, every overload and template
+# instance; a qualified name or a parameter list narrows it.  Programs
+# in C++, Rust and Go, captured with the valgrind source; the call counts
+# are those of their source, the names those nm -C prints.
+
+. "$(atf_get_srcdir)/../env.sh"
+
+need_valgrind()
+{
+	command -v valgrind.bin >/dev/null 2>&1 || atf_skip "valgrind is not installed"
+}
+
+# capture PROG: capture ./PROG into PROG.hwtrace.
+capture()
+{
+	"$HWTRACE" capture --source valgrind -o $1.hwtrace -- ./$1 > out 2> err ||
+	    atf_fail "capture of $1 failed: $(cat err)"
+}
+
+# expect ARCHIVE PATTERN WANT: func PATTERN gives, per function, the rows
+# WANT says ("NAME=COUNT;NAME=COUNT", sorted by name; "" none).
+expect()
+{
+	"$HWTRACE" query "$1" func "$2" --format tsv > f.tsv 2> f.err
+	rc=$?
+	if [ -z "$3" ]; then
+		[ $rc -eq 1 ] || atf_fail "func '$2': expected exit 1 (no match), got $rc: $(head -3 f.tsv)"
+		return
+	fi
+	[ $rc -eq 0 ] || atf_fail "func '$2': exit $rc: $(cat f.err)"
+	got=$(tail -n +2 f.tsv | cut -f4 | LC_ALL=C sort | uniq -c |
+	    awk '{ c = $1; $1 = ""; sub(/^ /, ""); printf "%s%s=%s", n++ ? ";" : "", $0, c }')
+	[ "$got" = "$3" ] || atf_fail "func '$2': expected '$3', got '$got'"
+}
+
+# has_names PROG NAME...: nm -C lists each NAME as a function of PROG.
+has_names()
+{
+	p=$1
+	shift
+	nm -C $p | sed 's/^[0-9a-f]* [tTW] //' > names.txt
+	for n in "$@"; do
+		grep -qxF "$n" names.txt || atf_fail "nm -C $p does not list '$n': the expected names are wrong here"
+	done
+}
+
+atf_test_case cxx_namespaces_overloads
+cxx_namespaces_overloads_head() { atf_set descr "C++: 'f' names every f of every namespace and overload, 'geo::f' those of geo, 'f(double)' one overload, 'Sq::area' a method, 'twice' every instance of a template, 'hidden' a function of an anonymous namespace; counts as the source makes them"; }
+cxx_namespaces_overloads_body()
+{
+	need_valgrind
+	command -v g++ >/dev/null 2>&1 || atf_skip "g++ is not installed"
+	cat > ns.cc <<'EOF'
+#include <cstdio>
+#define F __attribute__((noipa))
+namespace geo {
+F int f(int x) { return x + 1; }
+F double f(double x) { return x * 2; }
+struct Sq { int s; F int area() const { return s * s; } };
+namespace inner { F int f(int x) { return x - 1; } }
+}
+namespace other { F int f(int x) { return x * 3; } }
+template <typename T> F T twice(T x) { return x + x; }
+namespace { F int hidden(int x) { return x ^ 1; } }
+int main(int argc, char **)
+{
+	int s = 0;
+	double d = 0;
+	geo::Sq q{argc + 1};
+
+	for (int i = 0; i < 3; i++) s += geo::f(i + argc);
+	for (int i = 0; i < 4; i++) d += geo::f(i + 0.5 * argc);
+	for (int i = 0; i < 5; i++) s += geo::inner::f(i);
+	for (int i = 0; i < 6; i++) s += other::f(i);
+	for (int i = 0; i < 7; i++) s += q.area();
+	for (int i = 0; i < 2; i++) s += twice<int>(i);
+	for (int i = 0; i < 8; i++) d += twice<double>(i);
+	for (int i = 0; i < 9; i++) s += hidden(i);
+	std::printf("%d %f\n", s, d);
+	return 0;
+}
+EOF
+	g++ -O1 -g -o ns ns.cc || atf_fail "g++ failed"
+	has_names ns "geo::f(int)" "geo::f(double)" "geo::inner::f(int)" \
+	    "other::f(int)" "geo::Sq::area() const" "int twice<int>(int)" \
+	    "double twice<double>(double)" "(anonymous namespace)::hidden(int)"
+	capture ns
+	expect ns.hwtrace f "geo::f(double)=4;geo::f(int)=3;geo::inner::f(int)=5;other::f(int)=6"
+	expect ns.hwtrace geo::f "geo::f(double)=4;geo::f(int)=3"
+	expect ns.hwtrace inner::f "geo::inner::f(int)=5"
+	expect ns.hwtrace geo::inner::f "geo::inner::f(int)=5"
+	expect ns.hwtrace "f(double)" "geo::f(double)=4"
+	expect ns.hwtrace "geo::f(int)" "geo::f(int)=3"
+	expect ns.hwtrace "f(int)" "geo::f(int)=3;geo::inner::f(int)=5;other::f(int)=6"
+	expect ns.hwtrace area "geo::Sq::area() const=7"
+	expect ns.hwtrace Sq::area "geo::Sq::area() const=7"
+	expect ns.hwtrace twice "double twice<double>(double)=8;int twice<int>(int)=2"
+	expect ns.hwtrace "twice<int>" "int twice<int>(int)=2"
+	expect ns.hwtrace hidden "(anonymous namespace)::hidden(int)=9"
+	# Narrowed to nothing: a scope that is not there, the global one.
+	expect ns.hwtrace other::area ""
+	expect ns.hwtrace ::f ""
+	expect ns.hwtrace inner ""
+	# Globs and mangled names as before.
+	expect ns.hwtrace "geo::f*" "geo::f(double)=4;geo::f(int)=3"
+	expect ns.hwtrace _ZN3geo1fEi "geo::f(int)=3"
+}
+
+atf_test_case rust_modules_impls
+rust_modules_impls_head() { atf_set descr "Rust: 'count_words' names shapes::count_words, 'area' every impl's area, 'Sq::area' and 'Shape::area' through the type and the trait"; }
+rust_modules_impls_body()
+{
+	need_valgrind
+	rc=/usr/bin/rustc
+	[ -x $rc ] || rc=$(command -v rustc) || atf_skip "rustc is not installed (Debian's rustc)"
+	cat > shapes.rs <<'EOF'
+mod shapes {
+    pub trait Shape { fn area(&self) -> f64; }
+    pub struct Sq(pub f64);
+    pub struct Circle(pub f64);
+    impl Shape for Sq {
+        #[inline(never)]
+        fn area(&self) -> f64 { self.0 * self.0 }
+    }
+    impl Shape for Circle {
+        #[inline(never)]
+        fn area(&self) -> f64 { 3.0 * self.0 * self.0 }
+    }
+    #[inline(never)]
+    pub fn count_words(s: &str) -> usize { s.split_whitespace().count() }
+}
+use shapes::Shape;
+fn main() {
+    let v: Vec<Box<dyn Shape>> = vec![Box::new(shapes::Sq(2.0)),
+        Box::new(shapes::Circle(1.0)), Box::new(shapes::Sq(3.0))];
+    let mut t = 0.0;
+    for s in v.iter() { t += s.area(); }
+    let mut n = 0;
+    for _ in 0..4 {
+        n += shapes::count_words(if std::env::args().count() > 5 { "x" } else { "a b c" });
+    }
+    println!("{} {}", t, n);
+}
+EOF
+	$rc -g -O -o shapes shapes.rs || atf_fail "rustc failed"
+	sq="<shapes::shapes::Sq as shapes::shapes::Shape>::area"
+	ci="<shapes::shapes::Circle as shapes::shapes::Shape>::area"
+	has_names shapes "$sq" "$ci" "shapes::shapes::count_words"
+	capture shapes
+	expect shapes.hwtrace count_words "shapes::shapes::count_words=4"
+	expect shapes.hwtrace shapes::count_words "shapes::shapes::count_words=4"
+	expect shapes.hwtrace area "$ci=1;$sq=2"
+	expect shapes.hwtrace Sq::area "$sq=2"
+	expect shapes.hwtrace Circle::area "$ci=1"
+	expect shapes.hwtrace Shape::area "$ci=1;$sq=2"
+	expect shapes.hwtrace Triangle::area ""
+}
+
+atf_test_case go_packages
+go_packages_head() { atf_set descr "Go: 'main.work' as Go prints it, 'work' in any package, '(*Acc).Add' a method"; }
+go_packages_body()
+{
+	need_valgrind
+	command -v go >/dev/null 2>&1 || atf_skip "go is not installed (Debian's golang-go)"
+	cat > main.go <<'EOF'
+package main
+
+import "fmt"
+
+type Acc struct{ n int }
+
+//go:noinline
+func (a *Acc) Add(i int) { a.n += i }
+
+//go:noinline
+func work(i int) int { return i*3 + 1 }
+
+func main() {
+	s := 0
+	a := &Acc{}
+	for i := 0; i < 6; i++ {
+		s += work(i)
+	}
+	for i := 0; i < 4; i++ {
+		a.Add(i)
+	}
+	fmt.Println(s, a.n)
+}
+EOF
+	HOME=$PWD GOCACHE=$PWD/gocache GO111MODULE=off go build -o gop main.go ||
+	    atf_fail "go build failed"
+	has_names gop "main.work" "main.(*Acc).Add"
+	capture gop
+	expect gop.hwtrace main.work "main.work=6"
+	expect gop.hwtrace work "main.work=6"
+	expect gop.hwtrace "(*Acc).Add" "main.(*Acc).Add=4"
+	expect gop.hwtrace "main.(*Acc).Add" "main.(*Acc).Add=4"
+	expect gop.hwtrace other.work ""
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case cxx_namespaces_overloads
+	atf_add_test_case rust_modules_impls
+	atf_add_test_case go_packages
+}
