@@ -138,4 +138,20 @@ int hwtr_cpu_host_id(char vendor[13], unsigned *family, unsigned *model,
 int hwtr_out_create(const char *path, int flags, char **tmpp);
 int hwtr_out_commit(const char *tmp, const char *path);
 
+/*
+ * Inputs (common/infile.c).  hwtr_in_open() opens @path read-only, never
+ * blocking (a FIFO without a writer is refused, not waited for), and
+ * refuses anything but a regular file: "'@path' is not a regular file".
+ * hwtr_in_open_under() opens @path, "@dir/NAME" with NAME a name an
+ * input gave, only inside the directory @dir: a @path that does not start
+ * with "@dir/", a ".." component or a symbolic link on the way is
+ * refused, then as hwtr_in_open().  Both return the descriptor (*@st
+ * filled) or -HWTR_E_* with the reason in @err.
+ */
+struct stat;
+int hwtr_in_open(const char *path, struct stat *st, char *err,
+    size_t errlen);
+int hwtr_in_open_under(const char *dir, const char *path, struct stat *st,
+    char *err, size_t errlen);
+
 #endif /* !HWTR_COMMON_H */

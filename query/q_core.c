@@ -891,15 +891,13 @@ static int
 q_sniff(const char *path, enum q_kind *kp, char *errbuf, size_t errlen)
 {
 	unsigned char h[16];
+	struct stat st;
 	ssize_t n;
-	int fd, e;
+	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		e = errno;
-		snprintf(errbuf, errlen, "cannot open '%s': %s", path,
-		    strerror(e));
-		return (e == ENOENT ? -HWTR_E_NOENT : -HWTR_E_IO);
-	}
+	/* Never waits on a FIFO: anything but a regular file is refused. */
+	if ((fd = hwtr_in_open(path, &st, errbuf, errlen)) < 0)
+		return (fd);
 	n = read(fd, h, sizeof(h));
 	close(fd);
 	if (n == 16 && memcmp(h, "SQLite format 3", 16) == 0)

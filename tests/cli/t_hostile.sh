@@ -1,0 +1,255 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Copyright (c) 2026 The hwtrace authors
+#
+# Issue 33: hostile inputs and outputs.  Every sample is built here: a
+# "secret" file outside the input, snapshots and bundles that name it by
+# "..", by an absolute name or through a link, device nodes made with
+# mknod(1) and FIFOs made with mkfifo(1) as operands and outputs.  What is
+# expected follows from stat(1) and the bytes themselves (a database
+# starts with "SQLite format 3"), not from an earlier run of ours.
+
+. "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
+
+SECRET='root:$6$H0stileSecretHash$:19000:0:99999:7:::'
+
+# A file outside the input, whose text must never be shown or archived.
+plant_secret()
+{
+	printf '%s\n' "$SECRET" > secret.ini
+	printf '%s\n' "$SECRET" > secret.bin
+}
+
+# Fail when file $1 holds the secret.
+no_secret()
+{
+	! grep -q H0stileSecretHash "$1" ||
+	    atf_fail "$2 shows the secret file's text: $(head -c 600 "$1")"
+}
+
+# refuse_import WHAT EXPECTED ARGS...: the import fails with status 1
+# within 20 s, its message holds EXPECTED (a fixed string), shows no
+# secret and leaves no archive.
+refuse_import()
+{
+	what=$1 want=$2
+	shift 2
+	rm -f o.hwtrace
+	timeout 20 "$HWTRACE" import "$@" -o o.hwtrace >out 2>err
+	got=$?
+	[ "$got" = 1 ] || atf_fail "$what: expected exit status 1, got $got; stderr: $(head -c 800 err)"
+	grep -qF -- "$want" err ||
+	    atf_fail "$what: expected '$want' in the message, got: $(head -c 800 err)"
+	no_secret err "$what"
+	[ ! -e o.hwtrace ] || atf_fail "$what: o.hwtrace was written"
+}
+
+# A snapshot s/ of our own: snapshot.ini names device DEV (the only
+# device) and trace.ini; the device file is read before anything else.
+mini_snapshot()
+{
+	rm -rf s && mkdir s
+	cat > s/snapshot.ini <<EOF
+[snapshot]
+version=1.0
+[device_list]
+device0=$1
+[trace]
+metadata=trace.ini
+EOF
+	cat > s/cpu.ini <<EOF
+[device]
+name=cpu_0
+class=core
+type=Cortex-A53
+EOF
+}
+
+atf_test_case snapshot_confined
+snapshot_confined_head()
+{
+	atf_set descr "a CoreSight snapshot's device=, metadata= and file= names are opened inside the snapshot only: '..', absolute names and links leaving it are refused, and no error shows the text of a file outside it"
+}
+snapshot_confined_body()
+{
+	plant_secret
+	mini_snapshot ../secret.ini
+	refuse_import "device0=../secret.ini" "'s/../secret.ini': a '..' component" s
+	mini_snapshot "$PWD/secret.ini"
+	refuse_import "device0=absolute" "is outside 's'" s
+	mini_snapshot dev.ini
+	ln -s ../secret.ini s/dev.ini
+	refuse_import "device0=link leaving" "'s/dev.ini': a symbolic link" s
+	mini_snapshot sub/dev.ini
+	mkdir s/sub && ln -s ../../secret.ini s/sub/dev.ini
+	refuse_import "device0=sub/link" "'s/sub/dev.ini': a symbolic link" s
+	# With --allow-outside the file is read, but its lines are not shown.
+	mini_snapshot ../secret.ini
+	refuse_import "--allow-outside, device0=../secret.ini" \
+	    "'s/../secret.ini' line 1: not 'key=value' or '[section]'" \
+	    --allow-outside s
+	# A link to a directory on the way out.
+	mini_snapshot up/secret.ini
+	ln -s .. s/up
+	refuse_import "device0=up/secret.ini, up -> .." "'s/up/secret.ini': a symbolic link" s
+
+	# The corpus's TC2 reaches metadata=, [dump] file= and [buffer] file=.
+	require_corpus opencsd/snapshots/TC2
+	src=$HWTRACE_CORPUS/opencsd/snapshots/TC2
+	fresh() { rm -rf s; cp -r "$src" s; }
+	fresh; sed -i 's|^metadata=.*|metadata=../secret.ini|' s/snapshot.ini
+	refuse_import "metadata=../secret.ini" "'s/../secret.ini': a '..' component" s
+	fresh; sed -i "s|^metadata=.*|metadata=$PWD/secret.ini|" s/snapshot.ini
+	refuse_import "metadata=absolute" "is outside 's'" s
+	fresh; sed -i 's|^file=.*|file=../secret.bin|' s/cpu_0.ini
+	refuse_import "dump file=../secret.bin" "'s/../secret.bin': a '..' component" s
+	fresh; f=$(sed -n 's/^file=//p' s/cpu_0.ini | head -n 1)
+	rm "s/$f" && ln -s ../secret.bin "s/$f"
+	refuse_import "dump file, a link leaving" "'s/$f': a symbolic link" s
+	fresh; sed -i "s|^file=cstrace.bin|file=$PWD/secret.bin|" s/trace.ini
+	refuse_import "buffer file=absolute" "is outside 's'" s
+	# The snapshot as it is still imports.
+	fresh
+	run_status 0 "$HWTRACE" import s -o ok.hwtrace
+}
+
+# A bundle b/ of our own: one thread whose trace is TRACE, one module FILE
+# (a fixture program, an ELF file with a build-id).
+mini_bundle()
+{
+	cat > b/trace.json <<EOF
+{"type": "intel-pt",
+ "cpuInfo": {"vendor": "GenuineIntel", "family": 6, "model": 79, "stepping": 1},
+ "processes": [{"pid": 1234, "triple": "x86_64-*-linux",
+   "threads": [{"tid": 1234, "iptTrace": "$1"}],
+   "modules": [{"file": "$2", "systemPath": "/bin/hello",
+     "loadAddress": 4194304}]}]}
+EOF
+}
+
+atf_test_case lldb_confined
+lldb_confined_head()
+{
+	atf_set descr "an LLDB bundle's iptTrace and module files are opened inside the bundle's directory only, unless --allow-outside"
+}
+lldb_confined_body()
+{
+	plant_secret
+	mkdir b
+	printf '\002\202\002\202\002\202\002\202\002\202\002\202\002\202\002\202\002\043' > b/t.trace
+	cp "$HWTRACE_PROGS/hello" b/hello
+	mini_bundle t.trace hello
+	run_status 0 "$HWTRACE" import b/trace.json -o ok.hwtrace
+	mini_bundle ../secret.bin hello
+	refuse_import "iptTrace ../secret.bin" "'b/../secret.bin': a '..' component" b/trace.json
+	mini_bundle "$PWD/secret.bin" hello
+	refuse_import "iptTrace absolute" "is outside 'b'" b/trace.json
+	ln -s ../secret.bin b/link.trace
+	mini_bundle link.trace hello
+	refuse_import "iptTrace link" "'b/link.trace': a symbolic link" b/trace.json
+	mini_bundle t.trace "$HWTRACE_PROGS/hello"
+	refuse_import "module absolute" "is outside 'b'" b/trace.json
+	# --allow-outside reads it: an ELF of our own, outside b/.
+	run_status 0 "$HWTRACE" import --allow-outside b/trace.json -o out.hwtrace
+}
+
+atf_test_case perf_symfs_dotdot
+perf_symfs_dotdot_head()
+{
+	atf_set descr "a perf.data's recorded file name with '..' is not looked up under --symfs (strace shows no open of a path that leaves it)"
+	atf_set require.progs "strace python3"
+}
+perf_symfs_dotdot_body()
+{
+	require_corpus perf-data/intel_pt/perf.data.intel_pt-4.14
+	# Every copy of one module's name, replaced by a name of the same
+	# length that climbs out of --symfs.
+	python3 - "$HWTRACE_CORPUS/perf-data/intel_pt/perf.data.intel_pt-4.14" \
+	    h.data <<'EOF'
+import sys
+data = open(sys.argv[1], 'rb').read()
+old = b'/lib/modules/4.14.18/kernel/crypto/lzo.ko'
+assert old in data
+new = b'/..' * 12
+new = new + b'/' + b'z' * (len(old) - len(new) - 1)
+assert len(new) == len(old)
+open(sys.argv[2], 'wb').write(data.replace(old, new))
+EOF
+	[ -s h.data ] || atf_fail "no hostile perf.data made"
+	mkdir symfs
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+	export ASAN_OPTIONS
+	strace -f -e trace=open,openat -o st "$HWTRACE" import --symfs symfs \
+	    h.data -o p.hwtrace >/dev/null 2>&1
+	grep -q '"symfs//lib/modules' st ||
+	    atf_fail "the import looked nothing up under --symfs: $(grep -c . st) opens"
+	! grep -q '"symfs/*/\.\./' st ||
+	    atf_fail "a name with '..' was looked up under --symfs: $(grep 'symfs/*/\.\.' st | head -n 2)"
+}
+
+# An archive and its database, of the fixture program hello.
+hello_archive()
+{
+	run_status 0 "$HWTRACE" capture --source valgrind -o a.hwtrace -- \
+	    "$HWTRACE_PROGS/hello"
+}
+
+# Fail unless $1 is still a character device (mknod c 1 3: /dev/null).
+still_device()
+{
+	[ -c "$1" ] || atf_fail "$2 replaced the device node $1: now $(stat -c %F "$1")"
+}
+
+# refuse_fifo WHAT ARGS...: "$HWTRACE" ARGS... exits 1 within 10 s saying
+# "not a regular file".
+refuse_fifo()
+{
+	what=$1
+	shift
+	timeout -s KILL 10 "$HWTRACE" "$@" >out 2>err
+	got=$?
+	[ "$got" = 1 ] || atf_fail "$what on a FIFO: expected exit status 1 at once, got $got (137: still blocked after 10 s); stderr: $(head -c 500 err)"
+	grep -q "not a regular file" err ||
+	    atf_fail "$what on a FIFO: expected 'not a regular file', got: $(head -c 500 err)"
+}
+
+atf_test_case fifo_operands_refused
+fifo_operands_refused_head()
+{
+	atf_set descr "a FIFO operand of info, verify, index, query and import, and a FIFO a snapshot names as a memory dump, are refused at once with 'not a regular file'"
+}
+fifo_operands_refused_body()
+{
+	mkfifo f
+	refuse_fifo info info f
+	refuse_fifo verify verify f
+	refuse_fifo "index -o f.db" index -o f.db f
+	[ ! -e f.db ] || atf_fail "index of a FIFO left f.db"
+	refuse_fifo query query f summary
+	refuse_fifo import import f -o o.hwtrace
+	refuse_fifo "import --lldb" import --lldb f -o o.hwtrace
+	refuse_fifo "import --pt" import --cpu 6/79/1 --pt f -o o.hwtrace
+	require_corpus opencsd/snapshots/TC2
+	cp -r "$HWTRACE_CORPUS/opencsd/snapshots/TC2" s
+	d=$(sed -n 's/^file=//p' s/cpu_0.ini | head -n 1)
+	rm "s/$d" && mkfifo "s/$d"
+	refuse_fifo "snapshot dump" import s -o o.hwtrace
+}
+
+# A shell loop of $1 turns under valgrind: an archive that takes about a
+# second to index.
+shell_archive()
+{
+	run_status 0 "$HWTRACE" capture --source valgrind -o s.hwtrace -- \
+	    /bin/sh -c "i=0; while [ \$i -lt $1 ]; do i=\$((i+1)); done"
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case snapshot_confined
+	atf_add_test_case lldb_confined
+	atf_add_test_case perf_symfs_dotdot
+	atf_add_test_case fifo_operands_refused
+}
