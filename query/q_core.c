@@ -758,7 +758,8 @@ q_wf_write(struct hwtr_q *q, struct q_wfile *wf, const char *buf, size_t len)
 			continue;
 		if (w <= 0)
 			return (q_fail(q, -HWTR_E_IO, "cannot write '%s': %s",
-			    wf->tmp, strerror(w < 0 ? errno : EIO)));
+			    wf->tmp != NULL ? wf->tmp : wf->path,
+			    strerror(w < 0 ? errno : EIO)));
 		off += (size_t)w;
 	}
 	return (0);
@@ -784,8 +785,8 @@ q_wf_commit(struct hwtr_q *q, struct q_wfile *wf)
 	wf->fd = -1;
 	if (close(fd) != 0) {
 		e = errno;
-		q_fail(q, -HWTR_E_IO, "cannot write '%s': %s", wf->tmp,
-		    strerror(e));
+		q_fail(q, -HWTR_E_IO, "cannot write '%s': %s",
+		    wf->tmp != NULL ? wf->tmp : wf->path, strerror(e));
 		q_wf_abort(wf);
 		return (-HWTR_E_IO);
 	}

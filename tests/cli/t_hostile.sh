@@ -202,6 +202,69 @@ still_device()
 	[ -c "$1" ] || atf_fail "$2 replaced the device node $1: now $(stat -c %F "$1")"
 }
 
+atf_test_case outputs_into_devices
+outputs_into_devices_head()
+{
+	atf_set descr "index -o, import -o, capture -o, export --perfetto/--folded and coverage --lcov write into a character device, never replace it"
+	atf_set require.progs "valgrind"
+	atf_set require.user "root"
+}
+outputs_into_devices_body()
+{
+	mknod nd c 1 3 || atf_skip "mknod failed"
+	hello_archive
+	run_status 0 "$HWTRACE" index -o nd a.hwtrace
+	still_device nd "index -o"
+	head -c 100 /dev/urandom > code.bin
+	head -c 4096 /dev/urandom > trace.pt
+	run_status 0 "$HWTRACE" import --cpu 6/79/1 --raw code.bin:0x1000 \
+	    --pt trace.pt -o nd
+	still_device nd "import -o"
+	run_status 0 "$HWTRACE" capture --source valgrind --force -o nd -- \
+	    "$HWTRACE_PROGS/hello"
+	still_device nd "capture --force -o"
+	run_status 0 "$HWTRACE" query a.hwtrace export --perfetto nd
+	still_device nd "export --perfetto"
+	run_status 0 "$HWTRACE" query a.hwtrace export --folded nd
+	still_device nd "export --folded"
+	run_status 0 "$HWTRACE" query a.hwtrace coverage --lcov nd
+	still_device nd "coverage --lcov"
+	ls -a | grep -q '^nd\.partial' && atf_fail "a temporary nd.partial* is left: $(ls -a)"
+	return 0
+}
+
+atf_test_case outputs_into_fifos
+outputs_into_fifos_head()
+{
+	atf_set descr "index -o FIFO and export --folded - write the whole output into the FIFO or standard output: the reader gets a database (\"SQLite format 3\") and folded lines, the FIFO stays a FIFO"
+	atf_set require.progs "valgrind"
+}
+outputs_into_fifos_body()
+{
+	hello_archive
+	mkfifo p
+	timeout 30 cat p > got.db &
+	reader=$!
+	run_status 0 timeout 30 "$HWTRACE" index -o p a.hwtrace
+	wait $reader
+	[ -p p ] || atf_fail "index -o p replaced the FIFO: now $(stat -c %F p)"
+	[ "$(head -c 15 got.db)" = "SQLite format 3" ] ||
+	    atf_fail "the FIFO's reader got no database: $(head -c 32 got.db | od -c | head -n 2 | tr -s "\n " " ")"
+	sqlite3 got.db 'SELECT count(*) FROM threads' > n 2>&1 ||
+	    atf_fail "what came through the FIFO is not a whole database: $(cat n)"
+	# Standard output: the whole database, and nothing named '-'.
+	"$HWTRACE" index -o - a.hwtrace > std.db 2>err ||
+	    atf_fail "index -o - failed: $(cat err)"
+	cmp -s got.db std.db || [ "$(head -c 15 std.db)" = "SQLite format 3" ] ||
+	    atf_fail "index -o - wrote no database to standard output"
+	[ ! -e ./- ] || atf_fail "index -o - created a file named '-'"
+	"$HWTRACE" query a.hwtrace export --folded - > folded 2>err ||
+	    atf_fail "export --folded - failed: $(cat err)"
+	grep -q '^[^ ]* [0-9][0-9]*$' folded ||
+	    atf_fail "export --folded - printed no folded line: $(head -c 300 folded)"
+	[ ! -e ./- ] || atf_fail "export --folded - created a file named '-'"
+}
+
 # refuse_fifo WHAT ARGS...: "$HWTRACE" ARGS... exits 1 within 10 s saying
 # "not a regular file".
 refuse_fifo()
@@ -251,5 +314,7 @@ atf_init_test_cases()
 	atf_add_test_case snapshot_confined
 	atf_add_test_case lldb_confined
 	atf_add_test_case perf_symfs_dotdot
+	atf_add_test_case outputs_into_devices
+	atf_add_test_case outputs_into_fifos
 	atf_add_test_case fifo_operands_refused
 }
