@@ -309,6 +309,23 @@ shell_archive()
 	    /bin/sh -c "i=0; while [ \$i -lt $1 ]; do i=\$((i+1)); done"
 }
 
+atf_test_case exec_chunks_overflow_refused
+exec_chunks_overflow_refused_head()
+{
+	atf_set descr "a database whose exec_chunks.insn is INT64_MAX is refused as corrupt (no signed overflow, no silent empty answer)"
+	atf_set require.progs "valgrind sqlite3"
+}
+exec_chunks_overflow_refused_body()
+{
+	hello_archive
+	run_status 0 "$HWTRACE" index -o a.db a.hwtrace
+	sqlite3 a.db 'UPDATE exec_chunks SET insn = 9223372036854775807' ||
+	    atf_fail "sqlite3 could not change exec_chunks"
+	run_status 1 "$HWTRACE" query a.db last
+	grep -q "corrupt exec_chunks" err ||
+	    atf_fail "expected 'corrupt exec_chunks', got: $(cat err)"
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case snapshot_confined
@@ -317,4 +334,5 @@ atf_init_test_cases()
 	atf_add_test_case outputs_into_devices
 	atf_add_test_case outputs_into_fifos
 	atf_add_test_case fifo_operands_refused
+	atf_add_test_case exec_chunks_overflow_refused
 }
