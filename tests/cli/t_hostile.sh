@@ -326,6 +326,27 @@ exec_chunks_overflow_refused_body()
 	    atf_fail "expected 'corrupt exec_chunks', got: $(cat err)"
 }
 
+atf_test_case csv_tsv_escape_controls
+csv_tsv_escape_controls_head()
+{
+	atf_set descr "--format csv and tsv write ESC and BEL of a symbol name as \\e and \\x07, never raw"
+	atf_set require.progs "valgrind sqlite3"
+}
+csv_tsv_escape_controls_body()
+{
+	hello_archive
+	run_status 0 "$HWTRACE" index -o a.db a.hwtrace
+	sqlite3 a.db "UPDATE symbols SET name = 'ev' || char(27) || '[2J' || char(7) || 'il' WHERE name = '_start'" ||
+	    atf_fail "sqlite3 could not rename _start"
+	for f in csv tsv; do
+		run_status 0 "$HWTRACE" query a.db calls --format $f
+		! LC_ALL=C grep -q "$(printf '[\033\007]')" out ||
+		    atf_fail "--format $f printed a raw ESC or BEL: $(grep ev out | od -c | head -n 3 | tr -s "\n " " ")"
+		grep -qF 'ev\e[2J\x07il' out ||
+		    atf_fail "--format $f: expected 'ev\\e[2J\\x07il', got: $(grep ev out)"
+	done
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case snapshot_confined
@@ -335,4 +356,5 @@ atf_init_test_cases()
 	atf_add_test_case outputs_into_fifos
 	atf_add_test_case fifo_operands_refused
 	atf_add_test_case exec_chunks_overflow_refused
+	atf_add_test_case csv_tsv_escape_controls
 }
