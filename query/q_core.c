@@ -1014,11 +1014,11 @@ q_cache_usable(struct hwtr_q *q, const char *archive, const char *cache,
 	if (!S_ISREG(sc.st_mode))
 		return (q_fail(q, -HWTR_E_PERM, "cache '%s' is not a regular "
 		    "file: not used (remove it, or name another with "
-		    "--cache)", cache));
+		    "--db)", cache));
 	if (sc.st_uid != geteuid())
 		return (q_fail(q, -HWTR_E_PERM, "cache '%s' belongs to uid %ld, "
 		    "not to this user (uid %ld): not trusted (remove it, or "
-		    "name another with --cache)", cache, (long)sc.st_uid,
+		    "name another with --db)", cache, (long)sc.st_uid,
 		    (long)geteuid()));
 	if (stat(archive, &sa) != 0)
 		return (0);

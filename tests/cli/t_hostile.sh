@@ -347,6 +347,22 @@ csv_tsv_escape_controls_body()
 	done
 }
 
+atf_test_case cache_refusal_names_db
+cache_refusal_names_db_head()
+{
+	atf_set descr "a cache that is not a regular file is refused with a message naming --db (the option that exists), not --cache"
+	atf_set require.progs "valgrind"
+}
+cache_refusal_names_db_body()
+{
+	hello_archive
+	mkdir a.hwtrace.db
+	run_status 1 "$HWTRACE" query a.hwtrace summary
+	grep -q -- "--db" err || atf_fail "expected --db named, got: $(cat err)"
+	! grep -q -- "--cache" err || atf_fail "names --cache, which does not exist: $(cat err)"
+	run_status 2 "$HWTRACE" query --cache x a.hwtrace summary
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case snapshot_confined
@@ -357,4 +373,5 @@ atf_init_test_cases()
 	atf_add_test_case fifo_operands_refused
 	atf_add_test_case exec_chunks_overflow_refused
 	atf_add_test_case csv_tsv_escape_controls
+	atf_add_test_case cache_refusal_names_db
 }
