@@ -309,6 +309,49 @@ shell_archive()
 	    /bin/sh -c "i=0; while [ \$i -lt $1 ]; do i=\$((i+1)); done"
 }
 
+atf_test_case concurrent_queries_index_once
+concurrent_queries_index_once_head()
+{
+	atf_set descr "four concurrent 'query ARCHIVE summary' index the archive once (strace: one creates the temporary database), the others wait and answer the same; a waiter whose indexer is killed with SIGKILL takes over"
+	atf_set require.progs "valgrind strace"
+	atf_set timeout 300
+}
+concurrent_queries_index_once_body()
+{
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+	export ASAN_OPTIONS
+	shell_archive 3000
+	for i in 1 2 3 4; do
+		strace -f -e trace=openat -o st.$i "$HWTRACE" query s.hwtrace \
+		    summary >sum.$i 2>err.$i &
+	done
+	wait
+	for i in 1 2 3 4; do
+		[ -s sum.$i ] || atf_fail "query $i answered nothing: $(cat err.$i)"
+		cmp -s sum.1 sum.$i || atf_fail "query $i answered otherwise than query 1"
+	done
+	n=$(cat st.1 st.2 st.3 st.4 | grep -c 's\.hwtrace\.db\.partial\.[^"]*", [^)]*O_CREAT')
+	[ "$n" = 1 ] || atf_fail "expected the archive indexed once, it was indexed $n times"
+
+	# The indexer killed: the waiter indexes, and is not left hanging.
+	rm -f s.hwtrace.db
+	"$HWTRACE" query s.hwtrace summary >/dev/null 2>&1 &
+	first=$!
+	i=0
+	while ! ls s.hwtrace.db.partial.* >/dev/null 2>&1 && [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	timeout 120 "$HWTRACE" query s.hwtrace summary >sum.w 2>err.w &
+	waiter=$!
+	sleep 0.3
+	kill -9 $first
+	wait $waiter
+	got=$?
+	[ "$got" = 0 ] || atf_fail "the waiter exited $got after its indexer was killed (124: hung): $(cat err.w)"
+	cmp -s sum.1 sum.w || atf_fail "the waiter answered otherwise: $(cat sum.w)"
+}
+
 atf_test_case exec_chunks_overflow_refused
 exec_chunks_overflow_refused_head()
 {
@@ -371,6 +414,7 @@ atf_init_test_cases()
 	atf_add_test_case outputs_into_devices
 	atf_add_test_case outputs_into_fifos
 	atf_add_test_case fifo_operands_refused
+	atf_add_test_case concurrent_queries_index_once
 	atf_add_test_case exec_chunks_overflow_refused
 	atf_add_test_case csv_tsv_escape_controls
 	atf_add_test_case cache_refusal_names_db
