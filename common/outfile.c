@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -86,24 +87,42 @@ hwtr_out_is_stream(const char *path)
 /*
  * Open the device, FIFO or standard output @path for writing, without
  * creating or truncating anything.  A name that became a regular file
- * since out_kind() looked is refused (EEXIST), never written over.
+ * since out_kind() looked is refused (EEXIST), never written over.  A
+ * FIFO without a reader yet is waited for by polling, not in a blocking
+ * open(2) that a signal handler installed with SA_RESTART could never
+ * interrupt: any signal caught ends the wait (EINTR), so SIGINT and
+ * SIGTERM stop a writer whose reader never comes.
  */
 static int
 out_open_stream(const char *path, int kind)
 {
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
 	struct stat st;
-	int fd;
+	int fd, fl;
 
 	if (strcmp(path, "-") == 0)
 		return (fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0));
-	do
-		fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC |
+	for (;;) {
+		fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
 		    (kind == OUT_LINKED ? 0 : O_NOFOLLOW));
-	while (fd < 0 && errno == EINTR);
-	if (fd >= 0 && (fstat(fd, &st) != 0 || S_ISREG(st.st_mode) ||
-	    S_ISDIR(st.st_mode))) {
+		if (fd >= 0 || (errno != ENXIO && errno != EINTR))
+			break;
+		if (errno == ENXIO && nanosleep(&ts, NULL) != 0) {
+			errno = EINTR;
+			return (-1);
+		}
+	}
+	if (fd < 0)
+		return (-1);
+	if (fstat(fd, &st) != 0 || S_ISREG(st.st_mode) ||
+	    S_ISDIR(st.st_mode)) {
 		close(fd);
 		errno = EEXIST;
+		return (-1);
+	}
+	if ((fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		close(fd);
 		return (-1);
 	}
 	return (fd);

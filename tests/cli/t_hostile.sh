@@ -263,6 +263,17 @@ outputs_into_fifos_body()
 	grep -q '^[^ ]* [0-9][0-9]*$' folded ||
 	    atf_fail "export --folded - printed no folded line: $(head -c 300 folded)"
 	[ ! -e ./- ] || atf_fail "export --folded - created a file named '-'"
+	# A FIFO nobody reads: SIGTERM still stops the writer at once.
+	mkfifo q
+	timeout -s KILL 20 "$HWTRACE" index -o q a.hwtrace >/dev/null 2>err &
+	writer=$!
+	sleep 2
+	kill -TERM $writer
+	wait $writer
+	got=$?
+	[ "$got" != 0 ] && [ "$got" != 137 ] ||
+	    atf_fail "index -o FIFO without a reader: expected SIGTERM to end it with an error, got status $got (137: it ignored SIGTERM)"
+	[ -p q ] || atf_fail "index -o q replaced the FIFO"
 }
 
 # refuse_fifo WHAT ARGS...: "$HWTRACE" ARGS... exits 1 within 10 s saying
