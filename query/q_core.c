@@ -1105,9 +1105,10 @@ q_cache_lock(struct hwtr_q *q, int *fdp)
 			    "hwtrace indexing into '%s'", q->dbpath);
 		if (q->opts.cancel != NULL && *q->opts.cancel) {
 			close(fd);
+			q_fail(q, -HWTR_E_INTR, "interrupted while waiting for "
+			    "'%s'", lk);
 			free(lk);
-			return (q_fail(q, -HWTR_E_INTR, "interrupted while "
-			    "waiting for '%s'", lk));
+			return (-HWTR_E_INTR);
 		}
 		nanosleep(&ts, NULL);
 	}

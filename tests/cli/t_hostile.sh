@@ -323,7 +323,7 @@ shell_archive()
 atf_test_case concurrent_queries_index_once
 concurrent_queries_index_once_head()
 {
-	atf_set descr "four concurrent 'query ARCHIVE summary' index the archive once (strace: one creates the temporary database), the others wait and answer the same; a waiter whose indexer is killed with SIGKILL takes over"
+	atf_set descr "four concurrent 'query ARCHIVE summary' index the archive once (strace: one creates the temporary database), the others wait and answer the same; a waiter whose indexer is killed with SIGKILL takes over; a waiter stops on SIGTERM"
 	atf_set require.progs "valgrind strace"
 	atf_set timeout 300
 }
@@ -361,6 +361,24 @@ concurrent_queries_index_once_body()
 	got=$?
 	[ "$got" = 0 ] || atf_fail "the waiter exited $got after its indexer was killed (124: hung): $(cat err.w)"
 	cmp -s sum.1 sum.w || atf_fail "the waiter answered otherwise: $(cat sum.w)"
+
+	# A waiter stops on SIGTERM while another process holds the lock.
+	if command -v flock >/dev/null; then
+		rm -f s.hwtrace.db
+		flock s.hwtrace.db.lock sleep 30 &
+		holder=$!
+		sleep 0.5
+		timeout -s KILL 20 "$HWTRACE" query s.hwtrace summary \
+		    >/dev/null 2>err.t &
+		waiter=$!
+		sleep 1
+		kill -TERM $waiter
+		wait $waiter
+		got=$?
+		kill $holder
+		[ "$got" = 1 ] || atf_fail "a waiting query: expected exit status 1 on SIGTERM, got $got (137: it kept waiting; 0: it did not wait)"
+		grep -q interrupted err.t || atf_fail "expected 'interrupted', got: $(cat err.t)"
+	fi
 }
 
 atf_test_case exec_chunks_overflow_refused
