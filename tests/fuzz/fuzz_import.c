@@ -103,10 +103,20 @@ fi_file(int dfd, const uint8_t *p, const uint8_t *end)
 	close(fd);
 }
 
+static char dir[64], out[96], json[96];
+
+/* At exit (libFuzzer ends with exit(3)): no scratch directory is left. */
+static void
+fi_atexit(void)
+{
+	fi_clean(dir);
+	(void)rmdir(dir);
+	(void)unlink(out);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char dir[64], out[96], json[96];
 	struct hwtr_import_opts o;
 	struct hwtr_aw_opts ao;
 	const uint8_t *p, *end = data + size, *next;
@@ -121,6 +131,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(json, sizeof(json), "%s/trace.json", dir);
 		(void)mkdir(dir, 0700);
 		setenv("HOME", "/nonexistent", 1);
+		atexit(fi_atexit);
 	}
 	if (size < 1)
 		return (0);
