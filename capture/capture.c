@@ -813,6 +813,12 @@ output_check(struct cap *cap)
 	struct stat st;
 	int fd;
 
+	/*
+	 * A device, a FIFO or "-" is written into, not replaced: no --force
+	 * needed and no temporary name to try.
+	 */
+	if (hwtr_out_is_stream(cap->cfg->output))
+		return (0);
 	/* Checked before anything runs: a refused capture costs nothing. */
 	if (!cap->cfg->force && lstat(cap->cfg->output, &st) == 0) {
 		cap_err(cap, "'%s' exists: give --force to replace it, or "

@@ -26,6 +26,7 @@
 enum {
 	OPT_OUT = 'o',
 	OPT_CPU = 0x100,
+	OPT_ALLOW_OUTSIDE,
 	OPT_BUILDID_DIR,
 	OPT_CPUID_EAX,
 	OPT_CPUID_EBX,
@@ -65,6 +66,8 @@ enum {
 	    "address range " #n ": last address" }
 
 static const struct cli_opt import_opts[] = {
+	{ "allow-outside", OPT_ALLOW_OUTSIDE, NULL, "read the files a bundle "
+	    "or snapshot names outside its directory" },
 	{ "buildid-dir", OPT_BUILDID_DIR, "DIR",
 	    "perf's build-id cache (default ~/.debug)" },
 	{ "cpu", OPT_CPU, "F/M[/S]|auto|none",
@@ -138,10 +141,10 @@ static const struct cli_cmd import_cmd = {
 	    "       [--pevent:secondary FILE[:FROM[-TO]]] [--pevent:OPTION VALUE]\n"
 	    "       [--raw FILE[:FROM[-TO]]:VADDR] [--sb:OPTION]\n"
 	    "       --pt FILE[:FROM[-TO]] -o OUT\n"
-	    "       hwtrace import [--debug-dir DIR] [--lldb] [--no-debug-info]\n"
-	    "       TRACE.JSON -o OUT\n"
-	    "       hwtrace import [--debug-dir DIR] [--no-debug-info]\n"
-	    "       SNAPSHOT_DIR -o OUT\n"
+	    "       hwtrace import [--allow-outside] [--debug-dir DIR] [--lldb]\n"
+	    "       [--no-debug-info] TRACE.JSON -o OUT\n"
+	    "       hwtrace import [--allow-outside] [--debug-dir DIR]\n"
+	    "       [--no-debug-info] SNAPSHOT_DIR -o OUT\n"
 	    "       hwtrace import [--buildid-dir DIR] [--debug-dir DIR]\n"
 	    "       [--kcore DIR|FILE] [--no-debug-info] [--perf-archive TARBALL]\n"
 	    "       [--symfs DIR] [--vmlinux FILE] PERF.DATA -o OUT",
@@ -445,6 +448,9 @@ import_opt(struct imp *im, int c, const char *arg, const char *word)
 		break;
 	case OPT_NO_DEBUG_INFO:
 		im->ao.debug_info = -1;
+		break;
+	case OPT_ALLOW_OUTSIDE:
+		im->io.allow_outside = 1;
 		break;
 	case OPT_PEV_SAMPLE_TYPE:
 	case OPT_PEV_TIME_ZERO:

@@ -113,6 +113,12 @@ int hwtr_elf_build_id_mem(const void *buf, size_t len, uint8_t *id,
  * unpredictable "@path.partial.XXXXXX".  Returns the descriptor and the
  * name in *@tmpp (the caller frees it), or -1 with errno set.
  * hwtr_out_commit() renames the finished @tmp over @path (-1 and errno).
+ * A device, a FIFO or "-" (standard output) is written into, never
+ * replaced: hwtr_out_create() then opens it and sets *@tmpp to NULL (the
+ * writer writes it directly; hwtr_out_commit(NULL, ...) does nothing), or
+ * with HWTR_OUT_SEEKABLE creates a temporary file in TMPDIR that
+ * hwtr_out_commit() copies into it.  hwtr_out_is_stream() says whether
+ * @path is such an output.
  */
 /* Receives @len bytes of output (hwtr_json_quote()). */
 typedef void (*hwtr_put_fn)(void *arg, const char *p, size_t len);
@@ -135,7 +141,25 @@ int hwtr_cpu_host_id(char vendor[13], unsigned *family, unsigned *model,
     unsigned *stepping);
 
 #define HWTR_OUT_RANDOM	0x1
+#define HWTR_OUT_SEEKABLE 0x2
 int hwtr_out_create(const char *path, int flags, char **tmpp);
 int hwtr_out_commit(const char *tmp, const char *path);
+int hwtr_out_is_stream(const char *path);
+
+/*
+ * Inputs (common/infile.c).  hwtr_in_open() opens @path read-only, never
+ * blocking (a FIFO without a writer is refused, not waited for), and
+ * refuses anything but a regular file: "'@path' is not a regular file".
+ * hwtr_in_open_under() opens @path, "@dir/NAME" with NAME a name an
+ * input gave, only inside the directory @dir: a @path that does not start
+ * with "@dir/", a ".." component or a symbolic link on the way is
+ * refused, then as hwtr_in_open().  Both return the descriptor (*@st
+ * filled) or -HWTR_E_* with the reason in @err.
+ */
+struct stat;
+int hwtr_in_open(const char *path, struct stat *st, char *err,
+    size_t errlen);
+int hwtr_in_open_under(const char *dir, const char *path, struct stat *st,
+    char *err, size_t errlen);
 
 #endif /* !HWTR_COMMON_H */

@@ -13,6 +13,15 @@
  * created with O_CREAT | O_EXCL | O_NOFOLLOW (which fails on any existing
  * name, a dangling link included) and mode 0600, since archives and
  * databases hold command lines, binaries and memory.
+ *
+ * Only a regular file (or no file) is replaced that way.  A character or
+ * block device, a FIFO, "-" (standard output) or a link leading to a
+ * device or FIFO (a link owned by the user or by root, as /dev/stdout
+ * is: a link another user planted is replaced, never followed) is written
+ * into: renaming a file over /dev/null would replace the device node.  A
+ * writer that needs to seek (SQLite, HWTR_OUT_SEEKABLE) gets a temporary
+ * file in TMPDIR instead, which hwtr_out_commit() copies into the device
+ * once complete.
  */
 
 #include <errno.h>
@@ -20,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -40,14 +50,119 @@ out_open_excl(const char *name, int mode)
 	return (fd);
 }
 
+/*
+ * What @path is as an output: OUT_FILE (absent or a regular file, a
+ * directory too: creating its temporary name fails), OUT_STREAM (a
+ * device, a FIFO or "-"), OUT_LINKED (a trusted link to one of those).
+ */
+enum { OUT_FILE, OUT_STREAM, OUT_LINKED };
+
+static int
+out_kind(const char *path)
+{
+	struct stat st, tst;
+
+	if (strcmp(path, "-") == 0)
+		return (OUT_STREAM);
+	if (lstat(path, &st) != 0 || S_ISREG(st.st_mode) ||
+	    S_ISDIR(st.st_mode))
+		return (OUT_FILE);
+	if (!S_ISLNK(st.st_mode))
+		return (OUT_STREAM);
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    stat(path, &tst) != 0)
+		return (OUT_FILE);
+	if (S_ISCHR(tst.st_mode) || S_ISBLK(tst.st_mode) ||
+	    S_ISFIFO(tst.st_mode))
+		return (OUT_LINKED);
+	return (OUT_FILE);
+}
+
+int
+hwtr_out_is_stream(const char *path)
+{
+	return (out_kind(path) != OUT_FILE);
+}
+
+/*
+ * Open the device, FIFO or standard output @path for writing, without
+ * creating or truncating anything.  A name that became a regular file
+ * since out_kind() looked is refused (EEXIST), never written over.  A
+ * FIFO without a reader yet is waited for by polling, not in a blocking
+ * open(2) that a signal handler installed with SA_RESTART could never
+ * interrupt: any signal caught ends the wait (EINTR), so SIGINT and
+ * SIGTERM stop a writer whose reader never comes.
+ */
+static int
+out_open_stream(const char *path, int kind)
+{
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	struct stat st;
+	int fd, fl;
+
+	if (strcmp(path, "-") == 0)
+		return (fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0));
+	for (;;) {
+		fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+		    (kind == OUT_LINKED ? 0 : O_NOFOLLOW));
+		if (fd >= 0 || (errno != ENXIO && errno != EINTR))
+			break;
+		if (errno == ENXIO && nanosleep(&ts, NULL) != 0) {
+			errno = EINTR;
+			return (-1);
+		}
+	}
+	if (fd < 0)
+		return (-1);
+	if (fstat(fd, &st) != 0 || S_ISREG(st.st_mode) ||
+	    S_ISDIR(st.st_mode)) {
+		close(fd);
+		errno = EEXIST;
+		return (-1);
+	}
+	if ((fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		close(fd);
+		return (-1);
+	}
+	return (fd);
+}
+
+/* A temporary file in TMPDIR for a seekable writer of a stream output. */
+static int
+out_tmpdir(char **tmpp)
+{
+	const char *d = getenv("TMPDIR");
+	char *tmp;
+	int fd, e;
+
+	if (d == NULL || *d == '\0')
+		d = "/tmp";
+	if (asprintf(&tmp, "%s/hwtrace-out.XXXXXX", d) < 0) {
+		errno = ENOMEM;
+		return (-1);
+	}
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
+		e = errno;
+		free(tmp);
+		errno = e;
+		return (-1);
+	}
+	*tmpp = tmp;
+	return (fd);
+}
+
 int
 hwtr_out_create(const char *path, int flags, char **tmpp)
 {
 	struct stat st;
 	char *tmp;
-	int fd, e, i;
+	int fd, e, i, kind;
 
 	*tmpp = NULL;
+	if ((kind = out_kind(path)) != OUT_FILE)
+		return ((flags & HWTR_OUT_SEEKABLE) ? out_tmpdir(tmpp) :
+		    out_open_stream(path, kind));
 	if (flags & HWTR_OUT_RANDOM) {
 		if (asprintf(&tmp, "%s.partial.XXXXXX", path) < 0) {
 			errno = ENOMEM;
@@ -93,9 +208,64 @@ hwtr_out_create(const char *path, int flags, char **tmpp)
 	return (-1);
 }
 
+/* Copy the file @tmp into the stream @path, then remove @tmp. */
+static int
+out_copy(const char *tmp, const char *path, int kind)
+{
+	char buf[65536];
+	ssize_t n, w;
+	size_t off;
+	int in, out, e = 0;
+
+	if ((in = open(tmp, O_RDONLY | O_CLOEXEC)) < 0)
+		return (-1);
+	if ((out = out_open_stream(path, kind)) < 0) {
+		e = errno;
+		close(in);
+		errno = e;
+		return (-1);
+	}
+	for (;;) {
+		n = read(in, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			e = n < 0 ? errno : 0;
+			break;
+		}
+		for (off = 0; off < (size_t)n; off += (size_t)w) {
+			w = write(out, buf + off, (size_t)n - off);
+			if (w < 0 && errno == EINTR) {
+				w = 0;
+				continue;
+			}
+			if (w <= 0) {
+				e = w < 0 ? errno : EIO;
+				break;
+			}
+		}
+		if (e != 0)
+			break;
+	}
+	close(in);
+	if (close(out) != 0 && e == 0)
+		e = errno;
+	if (e == 0)
+		unlink(tmp);
+	errno = e;
+	return (e == 0 ? 0 : -1);
+}
+
 int
 hwtr_out_commit(const char *tmp, const char *path)
 {
+	int kind;
+
+	/* Written straight into a device or a FIFO: nothing to do. */
+	if (tmp == NULL)
+		return (0);
+	if ((kind = out_kind(path)) != OUT_FILE)
+		return (out_copy(tmp, path, kind));
 	/* rename() replaces a link at @path; it never writes through it. */
 	return (rename(tmp, path));
 }

@@ -1705,6 +1705,7 @@ hwtr_ar_open(struct hwtr_ar **arp, const char *path,
 {
 	struct hwtr_ar *ar;
 	struct stat st;
+	char ebuf[256];
 	int rc;
 
 	*arp = NULL;
@@ -1725,12 +1726,12 @@ hwtr_ar_open(struct hwtr_ar **arp, const char *path,
 		ar->opts.max_ratio = 4096;
 	if ((ar->path = strdup(path)) == NULL)
 		return (ar_err(ar, HWTR_E_NOMEM, "out of memory"));
-	if ((ar->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return (ar_err(ar, errno == ENOENT ? HWTR_E_NOENT : HWTR_E_IO,
-		    "cannot open '%s': %s", path, strerror(errno)));
-	if (fstat(ar->fd, &st) != 0 || !S_ISREG(st.st_mode))
-		return (ar_err(ar, HWTR_E_INVAL, "'%s' is not a regular file",
-		    path));
+	/* A FIFO or a device is refused at once, never waited for. */
+	if ((ar->fd = hwtr_in_open(path, &st, ebuf, sizeof(ebuf))) < 0) {
+		rc = ar->fd;
+		ar->fd = -1;
+		return (ar_err(ar, -rc, "%s", ebuf));
+	}
 	ar->st.file_size = (uint64_t)st.st_size;
 	if (ar->st.file_size == 0)
 		return (ar_err(ar, HWTR_E_FORMAT, "'%s' is empty", path));

@@ -836,8 +836,9 @@ aw_free(struct hwtr_aw *aw)
 }
 
 /*
- * Remove the output after a failure.  Only a regular file: with no_partial
- * the name may be a device or a FIFO the caller gave (even /dev/full).
+ * Remove the output after a failure.  Only a regular file: written
+ * directly (no_partial, or hwtr_out_create() found one), the name may be
+ * a device or a FIFO the caller gave (even /dev/full).
  */
 static void
 remove_output(struct hwtr_aw *aw)
@@ -845,6 +846,8 @@ remove_output(struct hwtr_aw *aw)
 	struct stat st;
 
 	if (aw->fd >= 0 && fstat(aw->fd, &st) == 0 && !S_ISREG(st.st_mode))
+		return;
+	if (aw->fd < 0 && (lstat(aw->tmp, &st) != 0 || !S_ISREG(st.st_mode)))
 		return;
 	unlink(aw->tmp);
 }
@@ -954,8 +957,13 @@ hwtr_aw_open(struct hwtr_aw **awp, const char *path,
 	if (aw->tmp != NULL)
 		aw->fd = open(aw->tmp, O_WRONLY | O_CREAT | O_TRUNC |
 		    O_CLOEXEC, 0600);
-	else
-		aw->fd = hwtr_out_create(path, 0, &aw->tmp);
+	else if ((aw->fd = hwtr_out_create(path, 0, &aw->tmp)) >= 0 &&
+	    aw->tmp == NULL && (aw->tmp = strdup(path)) == NULL) {
+		/* A device or a FIFO, written directly as with no_partial. */
+		close(aw->fd);
+		aw_free(aw);
+		return (-HWTR_E_NOMEM);
+	}
 	if (aw->fd < 0) {
 		if (errbuf != NULL)
 			snprintf(errbuf, errlen, "cannot create '%s.partial': "
@@ -1312,7 +1320,8 @@ finish(struct hwtr_aw *aw)
 {
 	uint8_t tr[HWTR_TRAILER_SIZE];
 	uint64_t endoff, endcsize;
-	int rc;
+	struct stat st;
+	int rc, e;
 
 	if ((rc = hwtr_aw_flush(aw)) < 0)
 		return (rc);
@@ -1347,9 +1356,11 @@ finish(struct hwtr_aw *aw)
 	le64(tr + 32, endcsize);
 	if ((rc = write_all(aw, tr, sizeof(tr))) < 0)
 		return (rc);
-	if (fsync(aw->fd) != 0)
+	/* A pipe or a character device has nothing to sync (EINVAL). */
+	if (fsync(aw->fd) != 0 && ((e = errno), fstat(aw->fd, &st) != 0 ||
+	    S_ISREG(st.st_mode)))
 		return (aw_err(aw, HWTR_E_IO, "%s: fsync: %s", aw->tmp,
-		    strerror(errno)));
+		    strerror(e)));
 	return (0);
 }
 

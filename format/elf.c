@@ -367,19 +367,8 @@ int
 hwtr_open_regular(const char *path, struct stat *st, char *err,
     size_t errlen)
 {
-	int fd, e;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		e = errno;
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
-		return (e == ENOENT ? -HWTR_E_NOENT : -HWTR_E_IO);
-	}
-	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
-		snprintf(err, errlen, "'%s' is not a regular file", path);
-		close(fd);
-		return (-HWTR_E_INVAL);
-	}
-	return (fd);
+	/* Never blocks on a FIFO; refuses anything but a regular file. */
+	return (hwtr_in_open(path, st, err, errlen));
 }
 
 int
@@ -387,15 +376,27 @@ hwtr_read_file(const char *path, uint64_t max, void **bufp, size_t *lenp,
     char *err, size_t errlen)
 {
 	struct stat st;
-	uint8_t *buf;
-	size_t got = 0;
-	ssize_t n;
-	int fd, e;
+	int fd;
 
 	*bufp = NULL;
 	*lenp = 0;
 	if ((fd = hwtr_open_regular(path, &st, err, errlen)) < 0)
 		return (fd);
+	return (hwtr_read_fd(fd, &st, path, max, bufp, lenp, err, errlen));
+}
+
+int
+hwtr_read_fd(int fd, const struct stat *sp, const char *path, uint64_t max,
+    void **bufp, size_t *lenp, char *err, size_t errlen)
+{
+	struct stat st = *sp;
+	uint8_t *buf;
+	size_t got = 0;
+	ssize_t n;
+	int e;
+
+	*bufp = NULL;
+	*lenp = 0;
 	if ((uint64_t)st.st_size > max) {
 		snprintf(err, errlen, "'%s' is larger than %ju bytes", path,
 		    (uintmax_t)max);

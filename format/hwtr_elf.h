@@ -112,5 +112,11 @@ int hwtr_elf_inflate(const void *buf, size_t len, void **outp,
 struct stat;
 int hwtr_open_regular(const char *path, struct stat *st, char *err,
     size_t errlen);
+/*
+ * hwtr_read_file() on a descriptor already open (*@st its status, @path
+ * its name in messages); closes @fd in every case.
+ */
+int hwtr_read_fd(int fd, const struct stat *st, const char *path,
+    uint64_t max, void **bufp, size_t *lenp, char *err, size_t errlen);
 
 #endif /* !HWTR_ELF_H */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "hwtrace.h"
 #include "hwtr_common.h"
@@ -35,6 +36,19 @@ const char *const *
 hwtr_import_formats(void)
 {
 	return (names);
+}
+
+/*
+ * An input is a directory (a snapshot) or a regular file: a FIFO or a
+ * device is refused before any importer opens it, so that none blocks.
+ */
+static int
+input_kind_ok(const char *path)
+{
+	struct stat st;
+
+	return (stat(path, &st) != 0 || S_ISDIR(st.st_mode) ||
+	    S_ISREG(st.st_mode));
 }
 
 static const struct hwtr_importer *
@@ -63,7 +77,7 @@ hwtr_import_guess(const char *path)
 	const struct hwtr_importer *imp;
 	int bid;
 
-	if (path == NULL)
+	if (path == NULL || !input_kind_ok(path))
 		return (NULL);
 	imp = best_bid(path, &bid);
 	return (imp == NULL ? NULL : imp->name);
@@ -197,6 +211,11 @@ hwtr_import(const char *path, const struct hwtr_import_opts *o,
 		o = &none;
 	if (out == NULL || *out == '\0') {
 		hwtr_import_err(errbuf, errlen, "no output given");
+		return (-HWTR_E_INVAL);
+	}
+	if (path != NULL && !input_kind_ok(path)) {
+		hwtr_import_err(errbuf, errlen, "'%s' is not a regular file "
+		    "or a directory", path);
 		return (-HWTR_E_INVAL);
 	}
 	if (o->format != NULL) {

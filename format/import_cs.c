@@ -96,6 +96,7 @@ struct cs_buf {
 
 struct cs_snap {
 	const char	*dir;
+	int		outside;	/* --allow-outside */
 	struct ini	snap, trace;
 	struct cs_dev	*dev;
 	size_t		ndev;
@@ -147,6 +148,47 @@ path_join(const char *dir, const char *name)
 	return (p);
 }
 
+/*
+ * Open @path, a file the snapshot names (path_join()): inside the
+ * snapshot's directory only, unless --allow-outside.  Never blocks on a
+ * FIFO.
+ */
+static int
+cs_open(const struct cs_snap *sn, const char *path, struct stat *st,
+    char *err, size_t errlen)
+{
+	if (sn->outside)
+		return (hwtr_in_open(path, st, err, errlen));
+	return (hwtr_in_open_under(sn->dir, path, st, err, errlen));
+}
+
+/* hwtr_read_file() of a file the snapshot names, as cs_open() opens it. */
+static int
+cs_read(const struct cs_snap *sn, const char *path, uint64_t max,
+    void **bufp, size_t *lenp, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd;
+
+	*bufp = NULL;
+	*lenp = 0;
+	if ((fd = cs_open(sn, path, &st, err, errlen)) < 0)
+		return (fd);
+	return (hwtr_read_fd(fd, &st, path, max, bufp, lenp, err, errlen));
+}
+
+/*
+ * A line of @ini as it may appear in a message: the text of a file
+ * inside the snapshot is the input's own, but with --allow-outside an
+ * .ini may be any file on the machine (/etc/shadow), so only its line
+ * number is given.
+ */
+static const char *
+ini_quote(const struct cs_snap *sn, const char *line)
+{
+	return (sn->outside ? "(not shown: --allow-outside)" : line);
+}
+
 static void
 ini_free(struct ini *ini)
 {
@@ -166,7 +208,7 @@ static int
 ini_load(struct cs_snap *sn, struct ini *ini, const char *dir,
     const char *name, const char *ref)
 {
-	char ebuf[256], *p, *line, *nl, *eq, *sec = NULL, *e;
+	char ebuf[512], *p, *line, *nl, *eq, *sec = NULL, *e;
 	void *vbuf;
 	size_t len, cap = 0, scap = 0;
 	unsigned lineno = 0;
@@ -175,7 +217,7 @@ ini_load(struct cs_snap *sn, struct ini *ini, const char *dir,
 	memset(ini, 0, sizeof(*ini));
 	if ((ini->path = path_join(dir, name)) == NULL)
 		goto nomem;
-	if (hwtr_read_file(ini->path, CS_MAX_INI, &vbuf, &len, ebuf,
+	if (cs_read(sn, ini->path, CS_MAX_INI, &vbuf, &len, ebuf,
 	    sizeof(ebuf)) < 0) {
 		/* hwtr_read_file() names the file; @ref says who named it. */
 		hwtr_import_err(sn->errbuf, sn->errlen, "%s%s%s",
@@ -219,7 +261,7 @@ ini_load(struct cs_snap *sn, struct ini *ini, const char *dir,
 			if (e == NULL || trim(e + 1)[0] != '\0' || e == line + 1) {
 				hwtr_import_err(sn->errbuf, sn->errlen, "'%s' "
 				    "line %u: malformed section header '%s'",
-				    ini->path, lineno, line);
+				    ini->path, lineno, ini_quote(sn, line));
 				return (-HWTR_E_FORMAT);
 			}
 			*e = '\0';
@@ -237,7 +279,7 @@ ini_load(struct cs_snap *sn, struct ini *ini, const char *dir,
 		if ((eq = strchr(line, '=')) == NULL || eq == line) {
 			hwtr_import_err(sn->errbuf, sn->errlen, "'%s' line %u: "
 			    "not 'key=value' or '[section]': '%s'", ini->path,
-			    lineno, line);
+			    lineno, ini_quote(sn, line));
 			return (-HWTR_E_FORMAT);
 		}
 		if (sec == NULL) {
@@ -545,7 +587,7 @@ load_dumps(struct cs_snap *sn, const struct cs_dev *d)
 	const struct ini *ini = &d->ini;
 	struct cs_dump du, *nv;
 	const char *f, *sp;
-	char ebuf[256];
+	char ebuf[512];
 	size_t i, j;
 	int rc;
 
@@ -577,7 +619,9 @@ load_dumps(struct cs_snap *sn, const struct cs_dev *d)
 		 * in the wild name dumps they do not ship (OpenCSD decodes
 		 * them, reporting the memory as not accessible).
 		 */
-		if (access(du.file, F_OK) != 0 && errno == ENOENT) {
+		rc = cs_read(sn, du.file, CS_MAX_IMAGE, &du.buf, &du.buflen,
+		    ebuf, sizeof(ebuf));
+		if (rc == -HWTR_E_NOENT) {
 			rc = add_caveat(sn, "'%s': [%s] file '%s': missing: "
 			    "memory at 0x%" PRIx64 " not imported", ini->path,
 			    sec, du.file, du.addr);
@@ -586,8 +630,6 @@ load_dumps(struct cs_snap *sn, const struct cs_dev *d)
 				return (rc);
 			continue;
 		}
-		rc = hwtr_read_file(du.file, CS_MAX_IMAGE, &du.buf, &du.buflen,
-		    ebuf, sizeof(ebuf));
 		if (rc < 0) {
 			hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [%s] "
 			    "file '%s': %s", ini->path, sec, du.file, ebuf);
@@ -757,8 +799,9 @@ snap_buffer(struct cs_snap *sn, const char *sec)
 	struct cs_buf *b = &sn->buf[sn->nbuf];
 	const char *f, *fmt;
 	struct stat st;
+	char ebuf[512];
 	size_t j;
-	int rc, frame;
+	int rc, frame, fd;
 
 	if (!ini_has_sec(ti, sec)) {
 		hwtr_import_err(sn->errbuf, sn->errlen, "'%s': "
@@ -782,18 +825,12 @@ snap_buffer(struct cs_snap *sn, const char *sec)
 		return (-HWTR_E_NOMEM);
 	}
 	sn->nbuf++;
-	if (stat(b->file, &st) != 0) {
+	if ((fd = cs_open(sn, b->file, &st, ebuf, sizeof(ebuf))) < 0) {
 		hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [%s] "
-		    "file '%s': %s", ti->path, sec, b->file,
-		    strerror(errno));
-		return (-HWTR_E_IO);
+		    "file: %s", ti->path, sec, ebuf);
+		return (fd);
 	}
-	if (!S_ISREG(st.st_mode)) {
-		hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [%s] "
-		    "file '%s': not a regular file", ti->path, sec,
-		    b->file);
-		return (-HWTR_E_FORMAT);
-	}
+	close(fd);
 	b->size = (uint64_t)st.st_size;
 	/*
 	 * Formatted buffers are whole 16-byte frames.  An empty
@@ -1077,8 +1114,9 @@ cs_load(const char *dir, const struct hwtr_import_opts *io,
 	struct hwtr_image_desc id;
 	struct hwtr_sb_rec r;
 	struct hwtr_aw *aw = NULL;
-	char key[HWTR_IMAGE_KEY_MAX], name[160], *aux = NULL;
+	char key[HWTR_IMAGE_KEY_MAX], name[160], *aux = NULL, ebuf[512];
 	char *errbuf = sk->errbuf;
+	struct stat st;
 	size_t errlen = sk->errlen;
 	size_t i, auxlen = 0, auxcap = 0;
 	uint32_t sid;
@@ -1086,6 +1124,7 @@ cs_load(const char *dir, const struct hwtr_import_opts *io,
 
 	memset(&sn, 0, sizeof(sn));
 	sn.dir = dir;
+	sn.outside = io != NULL && io->allow_outside;
 	sn.errbuf = errbuf;
 	sn.errlen = errlen;
 	if ((rc = load_snapshot(&sn)) < 0)
@@ -1115,10 +1154,10 @@ cs_load(const char *dir, const struct hwtr_import_opts *io,
 			    b->name, hwtr_aw_errmsg(aw));
 			goto out;
 		}
-		if ((fd = open(b->file, O_RDONLY | O_CLOEXEC)) < 0) {
-			hwtr_import_err(errbuf, errlen, "'%s': %s", b->file,
-			    strerror(errno));
-			rc = -HWTR_E_IO;
+		if ((fd = cs_open(&sn, b->file, &st, ebuf, sizeof(ebuf))) <
+		    0) {
+			hwtr_import_err(errbuf, errlen, "%s", ebuf);
+			rc = fd;
 			goto out;
 		}
 		rc = hwtr_import_copy(aw, sid, fd, "buffer ", b->file, 0,

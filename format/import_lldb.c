@@ -90,6 +90,7 @@ struct lldb_switch {
 struct lldb_bundle {
 	const char	*json;		/* as given */
 	char		*dir;		/* its directory */
+	int		outside;	/* --allow-outside */
 	struct hwtr_cpu	cpu;
 	struct hwtr_timeconv tconv;
 	uint64_t	time_zero;	/* perf's, unsigned */
@@ -358,6 +359,34 @@ resolve(const struct lldb_bundle *b, const char *rel)
 	if ((p = malloc(n)) != NULL)
 		snprintf(p, n, "%s/%s", b->dir, rel);
 	return (p);
+}
+
+/*
+ * Open @path, a file the bundle names (resolve()): inside the bundle's
+ * directory only, unless --allow-outside.  Never blocks on a FIFO.
+ */
+static int
+lldb_open(const struct lldb_bundle *b, const char *path, struct stat *st,
+    char *err, size_t errlen)
+{
+	if (b->outside)
+		return (hwtr_in_open(path, st, err, errlen));
+	return (hwtr_in_open_under(b->dir, path, st, err, errlen));
+}
+
+/* hwtr_read_file() of a file the bundle names, as lldb_open() opens it. */
+static int
+lldb_read(const struct lldb_bundle *b, const char *path, uint64_t max,
+    void **bufp, size_t *lenp, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd;
+
+	*bufp = NULL;
+	*lenp = 0;
+	if ((fd = lldb_open(b, path, &st, err, errlen)) < 0)
+		return (fd);
+	return (hwtr_read_fd(fd, &st, path, max, bufp, lenp, err, errlen));
 }
 
 /* LLDB's uuid text: hex digits in groups separated by '-'. */
@@ -744,7 +773,7 @@ read_switches(struct lldb_bundle *b, size_t ci)
 {
 	struct lldb_cpu *cp = &b->cpus[ci];
 	struct lldb_switch *nsw;
-	char ebuf[256];
+	char ebuf[512];
 	uint8_t *buf;
 	size_t len, off = 0;
 	uint32_t type, u[4];
@@ -753,10 +782,9 @@ read_switches(struct lldb_bundle *b, size_t ci)
 	void *vb;
 	int rc;
 
-	if ((rc = hwtr_read_file(cp->switches, LLDB_MAX_IMAGE, &vb, &len,
+	if ((rc = lldb_read(b, cp->switches, LLDB_MAX_IMAGE, &vb, &len,
 	    ebuf, sizeof(ebuf))) < 0) {
-		BERR(b, "cpus[%zu].contextSwitchTrace: cannot read '%s': %s",
-		    ci, cp->switches, ebuf);
+		BERR(b, "cpus[%zu].contextSwitchTrace: %s", ci, ebuf);
 		return (rc);
 	}
 	buf = vb;
@@ -832,21 +860,18 @@ check_cpus(struct lldb_bundle *b)
 {
 	struct lldb_cpu *cp;
 	struct stat st;
+	char ebuf[512];
 	size_t i;
 	int rc;
 
 	for (i = 0; i < b->ncpus; i++) {
 		cp = &b->cpus[i];
-		cp->fd = open(cp->trace, O_RDONLY | O_CLOEXEC);
-		if (cp->fd < 0 || fstat(cp->fd, &st) != 0) {
-			BERR(b, "cpus[%zu].iptTrace: cannot open '%s': %s", i,
-			    cp->trace, strerror(errno));
-			return (-HWTR_E_IO);
-		}
-		if (!S_ISREG(st.st_mode)) {
-			BERR(b, "cpus[%zu].iptTrace: '%s' is not a regular "
-			    "file", i, cp->trace);
-			return (-HWTR_E_FORMAT);
+		if ((cp->fd = lldb_open(b, cp->trace, &st, ebuf,
+		    sizeof(ebuf))) < 0) {
+			rc = cp->fd;
+			cp->fd = -1;
+			BERR(b, "cpus[%zu].iptTrace: %s", i, ebuf);
+			return (rc);
 		}
 		cp->size = (uint64_t)st.st_size;
 		if ((rc = read_switches(b, i)) < 0)
@@ -865,7 +890,7 @@ check_files(struct lldb_bundle *b)
 	struct lldb_thread *th;
 	struct lldb_module *mo;
 	struct stat st;
-	char ebuf[256];
+	char ebuf[512];
 	uint64_t minv;
 	size_t i, j, k;
 	int rc;
@@ -876,28 +901,22 @@ check_files(struct lldb_bundle *b)
 			th = &p->threads[j];
 			if (th->trace == NULL)
 				continue;
-			th->fd = open(th->trace, O_RDONLY | O_CLOEXEC);
-			if (th->fd < 0 || fstat(th->fd, &st) != 0) {
+			if ((th->fd = lldb_open(b, th->trace, &st, ebuf,
+			    sizeof(ebuf))) < 0) {
+				rc = th->fd;
+				th->fd = -1;
 				BERR(b, "processes[%zu].threads[%zu].iptTrace:"
-				    " cannot open '%s': %s", i, j, th->trace,
-				    strerror(errno));
-				return (-HWTR_E_IO);
-			}
-			if (!S_ISREG(st.st_mode)) {
-				BERR(b, "processes[%zu].threads[%zu].iptTrace:"
-				    " '%s' is not a regular file", i, j,
-				    th->trace);
-				return (-HWTR_E_FORMAT);
+				    " %s", i, j, ebuf);
+				return (rc);
 			}
 			th->size = (uint64_t)st.st_size;
 		}
 		for (j = 0; j < p->nmodules; j++) {
 			mo = &p->modules[j];
-			rc = hwtr_read_file(mo->file, LLDB_MAX_IMAGE, &mo->buf,
+			rc = lldb_read(b, mo->file, LLDB_MAX_IMAGE, &mo->buf,
 			    &mo->len, ebuf, sizeof(ebuf));
 			if (rc < 0) {
-				BERR(b, "%s: cannot read '%s': %s", mo->field,
-				    mo->file, ebuf);
+				BERR(b, "%s: %s", mo->field, ebuf);
 				return (rc);
 			}
 			rc = hwtr_elf_parse(mo->buf, mo->len, &mo->elf, ebuf,
@@ -1165,6 +1184,7 @@ lldb_load(const char *json, const struct hwtr_import_opts *io,
 	}
 	memset(&b, 0, sizeof(b));
 	b.json = json;
+	b.outside = io != NULL && io->allow_outside;
 	b.errbuf = errbuf;
 	b.errlen = errlen;
 	slash = strrchr(json, '/');

@@ -654,7 +654,7 @@ perf_bid(const char *path)
 	ssize_t n;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
 		return (0);
 	n = read(fd, m, sizeof(m));
 	close(fd);
@@ -678,7 +678,7 @@ perf_load(const char *path, const struct hwtr_import_opts *o,
 	pd.path = path;
 	pd.errbuf = sk->errbuf;
 	pd.errlen = sk->errlen;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ||
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0 ||
 	    fstat(fd, &st) != 0) {
 		hwtr_import_err(sk->errbuf, sk->errlen, "cannot open '%s': %s",
 		    path, strerror(errno));

@@ -590,7 +590,7 @@ bid_matches(const char *path, const uint8_t *id, size_t idlen, uint8_t *got,
 	size_t i;
 	int fd, rc;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
 		return (0);
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
@@ -615,6 +615,18 @@ recorded_bid(const struct hwtr_perf_data *pd, const char *name)
 		if (strcmp(pd->bid[i].name, name) == 0)
 			return (&pd->bid[i]);
 	return (NULL);
+}
+
+/* 1 when the path @s has a ".." component. */
+static int
+dotdot(const char *s)
+{
+	const char *p;
+
+	for (p = s; (p = strstr(p, "..")) != NULL; p += 2)
+		if ((p == s || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+			return (1);
+	return (0);
 }
 
 /*
@@ -683,7 +695,8 @@ find_image(struct pw *w, const char *name, const uint8_t *id, size_t idlen)
 		snprintf(cand[n++], sizeof(cand[0]), "%s/.build-id/%.2s/%s",
 		    w->unpacked, hex, hex + 2);
 	}
-	if (w->o->symfs != NULL)
+	/* A recorded name with ".." would leave --symfs: not looked up. */
+	if (w->o->symfs != NULL && !dotdot(name))
 		snprintf(cand[n++], sizeof(cand[0]), "%s/%s", w->o->symfs,
 		    name);
 	if (name[0] == '/')

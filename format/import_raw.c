@@ -202,7 +202,8 @@ raw_open_pt(struct raw_in *in)
 	int rc;
 
 	for (i = 0; i < o->npt; i++) {
-		in->ptfd[i] = open(o->pt[i].path, O_RDONLY | O_CLOEXEC);
+		in->ptfd[i] = open(o->pt[i].path, O_RDONLY | O_NONBLOCK |
+		    O_CLOEXEC);
 		if (in->ptfd[i] < 0 || fstat(in->ptfd[i], &st) != 0) {
 			hwtr_import_err(in->errbuf, in->errlen, "--pt '%s': "
 			    "%s", o->pt[i].path, strerror(errno));

@@ -640,6 +640,12 @@ struct hwtr_import_opts {
 	const char	*kcore;		/* a kcore copy (perf record --kcore) */
 	const char	*vmlinux;	/* the kernel's ELF image */
 	const struct hwtr_aw_opts *aw_opts;	/* may be NULL */
+	/*
+	 * "lldb", "coresight": the files a bundle or a snapshot names may
+	 * lie outside its directory (absolute names, "..", links leaving
+	 * it).  By default they are refused.
+	 */
+	int		allow_outside;
 };
 
 int hwtr_import(const char *path, const struct hwtr_import_opts *opts,

@@ -290,6 +290,17 @@ xo_error(struct xo_cursor *c, const char *what)
 	return (SQLITE_ERROR);
 }
 
+/* exec_chunks holds what no index writes: SQLITE_CORRUPT_VTAB. */
+static int
+xo_corrupt(struct xo_cursor *c, const char *why)
+{
+	sqlite3_free(c->vt->base.zErrMsg);
+	c->vt->base.zErrMsg = sqlite3_mprintf("exec_order: thread %lld: "
+	    "corrupt exec_chunks at seq %lld: %s", (long long)c->thread,
+	    (long long)c->seq, why);
+	return (SQLITE_CORRUPT_VTAB);
+}
+
 /* Facts about block @id, from the cache or the blocks table. */
 static int
 xo_block(struct xo_cursor *c, int64_t id, struct xo_binfo **bp)
@@ -443,6 +454,7 @@ xo_load_ts(struct xo_cursor *c, int64_t seq0, int64_t seq1)
 static int
 xo_next_chunk(struct xo_cursor *c)
 {
+	int64_t n;
 	int rc;
 
 	rc = sqlite3_step(c->chunks);
@@ -456,8 +468,12 @@ xo_next_chunk(struct xo_cursor *c)
 		c->have_tsc = 0;
 	c->thread = sqlite3_column_int64(c->chunks, 0);
 	c->seq = sqlite3_column_int64(c->chunks, 1);
-	c->end_seq = c->seq + sqlite3_column_int64(c->chunks, 2);
+	n = sqlite3_column_int64(c->chunks, 2);
 	c->insn = sqlite3_column_int64(c->chunks, 3);
+	/* A database is input: counts that cannot be, or would overflow. */
+	if (c->seq < 0 || n < 0 || c->insn < 0 || c->seq > INT64_MAX - n)
+		return (xo_corrupt(c, "seq, nblocks or insn out of range"));
+	c->end_seq = c->seq + n;
 	c->dlen = sqlite3_column_bytes(c->chunks, 4);
 	sqlite3_free(c->dcopy);
 	c->dcopy = NULL;
@@ -540,11 +556,18 @@ xo_step_block(struct xo_cursor *c, int first)
 			continue;
 		}
 		delta = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-		c->block = c->prev + 1 + delta;
+		/* Wraps (unsigned) on corrupt data: then no such block. */
+		c->block = (int64_t)((uint64_t)c->prev + 1 + (uint64_t)delta);
 		c->prev = c->block;
 		rc = xo_block(c, c->block, &c->bi);
 		if (rc != SQLITE_OK)
 			return (rc);
+		/*
+		 * c->insn + ninsns is the next block's insn and bounds every
+		 * instruction of this one (xo_in_bounds()): it must fit.
+		 */
+		if (c->insn > INT64_MAX - (int64_t)c->bi->ninsns)
+			return (xo_corrupt(c, "instruction count overflows"));
 		while (c->its < c->nts && c->ts[c->its][0] <= c->seq) {
 			c->have_tsc = 1;
 			c->tsc = c->ts[c->its][1];

@@ -370,7 +370,8 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 		rc = -HWTR_E_INTR;
 		goto out;
 	}
-	if ((fd = hwtr_out_create(db, HWTR_OUT_RANDOM, &tmp)) < 0) {
+	if ((fd = hwtr_out_create(db, HWTR_OUT_RANDOM | HWTR_OUT_SEEKABLE,
+	    &tmp)) < 0) {
 		ix_err(ix, "cannot create '%s.partial.XXXXXX': %s", db,
 		    strerror(errno));
 		rc = -HWTR_E_IO;
@@ -381,7 +382,7 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 	if (rc == 0 && ix->opts.cancel != NULL && *ix->opts.cancel)
 		rc = -HWTR_E_INTR;
 	if (rc == 0 && hwtr_out_commit(tmp, db) != 0) {
-		ix_err(ix, "cannot rename '%s' to '%s': %s", tmp, db,
+		ix_err(ix, "cannot move '%s' to '%s': %s", tmp, db,
 		    strerror(errno));
 		rc = -HWTR_E_IO;
 	}

@@ -23,7 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
 
 #include "q_int.h"
 #include "hwtr_x86.h"
@@ -827,7 +829,8 @@ q_wf_write(struct hwtr_q *q, struct q_wfile *wf, const char *buf, size_t len)
 			continue;
 		if (w <= 0)
 			return (q_fail(q, -HWTR_E_IO, "cannot write '%s': %s",
-			    wf->tmp, strerror(w < 0 ? errno : EIO)));
+			    wf->tmp != NULL ? wf->tmp : wf->path,
+			    strerror(w < 0 ? errno : EIO)));
 		off += (size_t)w;
 	}
 	return (0);
@@ -853,8 +856,8 @@ q_wf_commit(struct hwtr_q *q, struct q_wfile *wf)
 	wf->fd = -1;
 	if (close(fd) != 0) {
 		e = errno;
-		q_fail(q, -HWTR_E_IO, "cannot write '%s': %s", wf->tmp,
-		    strerror(e));
+		q_fail(q, -HWTR_E_IO, "cannot write '%s': %s",
+		    wf->tmp != NULL ? wf->tmp : wf->path, strerror(e));
 		q_wf_abort(wf);
 		return (-HWTR_E_IO);
 	}
@@ -960,15 +963,13 @@ static int
 q_sniff(const char *path, enum q_kind *kp, char *errbuf, size_t errlen)
 {
 	unsigned char h[16];
+	struct stat st;
 	ssize_t n;
-	int fd, e;
+	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		e = errno;
-		snprintf(errbuf, errlen, "cannot open '%s': %s", path,
-		    strerror(e));
-		return (e == ENOENT ? -HWTR_E_NOENT : -HWTR_E_IO);
-	}
+	/* Never waits on a FIFO: anything but a regular file is refused. */
+	if ((fd = hwtr_in_open(path, &st, errbuf, errlen)) < 0)
+		return (fd);
 	n = read(fd, h, sizeof(h));
 	close(fd);
 	if (n == 16 && memcmp(h, "SQLite format 3", 16) == 0)
@@ -1084,11 +1085,11 @@ q_cache_usable(struct hwtr_q *q, const char *archive, const char *cache,
 	if (!S_ISREG(sc.st_mode))
 		return (q_fail(q, -HWTR_E_PERM, "cache '%s' is not a regular "
 		    "file: not used (remove it, or name another with "
-		    "--cache)", cache));
+		    "--db)", cache));
 	if (sc.st_uid != geteuid())
 		return (q_fail(q, -HWTR_E_PERM, "cache '%s' belongs to uid %ld, "
 		    "not to this user (uid %ld): not trusted (remove it, or "
-		    "name another with --cache)", cache, (long)sc.st_uid,
+		    "name another with --db)", cache, (long)sc.st_uid,
 		    (long)geteuid()));
 	if (stat(archive, &sa) != 0)
 		return (0);
@@ -1130,14 +1131,64 @@ q_cache_usable(struct hwtr_q *q, const char *archive, const char *cache,
 }
 
 /*
- * Archive @path: its full cache (q->dbpath) when usable; else, for a lazy
- * verb, its partial cache "<cache>.tail" (made now when missing: the end
- * of each stream, HWTRACE_QUERY_TAIL bytes for tests), which becomes the
- * full cache when the archive was short enough to be decoded whole; else
- * a full index, which replaces a partial cache.
+ * One indexer per cache: "<cache>.lock" (made beside it, never through a
+ * link, kept afterwards: removing it would let a later process lock
+ * another file than a waiter holds) is locked with flock(2) before the
+ * cache is checked again and made.  A query that finds it locked waits
+ * for the other process, then uses the cache that process made.  The
+ * kernel releases the lock when its holder dies, even of SIGKILL, so a
+ * waiter is never left hanging; the wait polls so that a cancel request
+ * stops it.  A lock file another user owns is not waited for.  *@fdp is
+ * the locked descriptor, or -1 (no lock could be made: index anyway).
  */
 static int
-q_open_archive(struct hwtr_q *q, const char *path)
+q_cache_lock(struct hwtr_q *q, int *fdp)
+{
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	struct stat st;
+	char *lk;
+	int fd, said = 0;
+
+	*fdp = -1;
+	if (asprintf(&lk, "%s.lock", q->dbpath) < 0)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	fd = open(lk, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+	    0600);
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid()) {
+		hwtr_logf(&q->log, HWTR_LOG_INFO, "lock '%s' not usable: "
+		    "indexing without it", lk);
+		if (fd >= 0)
+			close(fd);
+		free(lk);
+		return (0);
+	}
+	while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			close(fd);
+			free(lk);
+			return (0);
+		}
+		if (!said++)
+			hwtr_logf(&q->log, HWTR_LOG_INFO, "waiting for another "
+			    "hwtrace indexing into '%s'", q->dbpath);
+		if (q->opts.cancel != NULL && *q->opts.cancel) {
+			close(fd);
+			q_fail(q, -HWTR_E_INTR, "interrupted while waiting for "
+			    "'%s'", lk);
+			free(lk);
+			return (-HWTR_E_INTR);
+		}
+		nanosleep(&ts, NULL);
+	}
+	free(lk);
+	*fdp = fd;
+	return (0);
+}
+
+/* q_open_archive() once the lock is held: the caches may be ready now. */
+static int
+q_open_locked(struct hwtr_q *q, const char *path)
 {
 	const char *e = getenv("HWTRACE_QUERY_TAIL");
 	unsigned long long v;
@@ -1145,12 +1196,6 @@ q_open_archive(struct hwtr_q *q, const char *path)
 	char *endp;
 	int rc;
 
-	if ((q->archive = strdup(path)) == NULL ||
-	    (q->fullpath = strdup(q->dbpath)) == NULL ||
-	    asprintf(&q->tailpath, "%s.tail", q->dbpath) < 0) {
-		q->tailpath = NULL;
-		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	}
 	if ((rc = q_cache_usable(q, path, q->dbpath, 0)) != 0)
 		return (rc < 0 ? rc : 0);
 	if (!q->opts.lazy) {
@@ -1185,6 +1230,35 @@ q_open_archive(struct hwtr_q *q, const char *path)
 			return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
 	}
 	return (0);
+}
+
+/*
+ * Archive @path: its full cache (q->dbpath) when usable; else, for a lazy
+ * verb, its partial cache "<cache>.tail" (made now when missing: the end
+ * of each stream, HWTRACE_QUERY_TAIL bytes for tests), which becomes the
+ * full cache when the archive was short enough to be decoded whole; else
+ * a full index, which replaces a partial cache.  Anything but the first
+ * look is done holding the cache's lock (q_cache_lock()).
+ */
+static int
+q_open_archive(struct hwtr_q *q, const char *path)
+{
+	int rc, lk;
+
+	if ((q->archive = strdup(path)) == NULL ||
+	    (q->fullpath = strdup(q->dbpath)) == NULL ||
+	    asprintf(&q->tailpath, "%s.tail", q->dbpath) < 0) {
+		q->tailpath = NULL;
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	}
+	if ((rc = q_cache_usable(q, path, q->dbpath, 0)) != 0)
+		return (rc < 0 ? rc : 0);
+	if ((rc = q_cache_lock(q, &lk)) < 0)
+		return (rc);
+	rc = q_open_locked(q, path);
+	if (lk >= 0)
+		close(lk);
+	return (rc);
 }
 
 int

@@ -20,6 +20,8 @@
  * psql's FETCH_COUNT does.
  */
 
+#include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -258,7 +260,8 @@ q_table_esc(const char *s, size_t len)
  * The table is for people: text from the database (symbol names, paths,
  * argv; whatever a SELECT makes) is printed with its control characters
  * escaped, so that it cannot move the cursor, retitle or clear the
- * terminal.  CSV, TSV and JSON stay exact.
+ * terminal.  CSV and TSV write control characters as \e or \xHH too
+ * (q_ctl()); JSON escapes them its own way.
  */
 static void
 q_table(struct q_out *out, const struct hwtr_q_res *res, int more)
@@ -373,27 +376,72 @@ out:
 	}
 }
 
+/*
+ * How many bytes at @s[@i] a terminal would take as a control character:
+ * C0 (but tab, newline and return, which CSV quotes and TSV escapes), DEL
+ * (1), or a C1 character in UTF-8 (0xc2 0x80-0x9f, 2); 0 for others.
+ */
+static size_t
+q_ctl(const char *s, size_t len, size_t i)
+{
+	unsigned char c = (unsigned char)s[i];
+
+	assert(i < len);
+	if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
+		return (1);
+	if (c == 0xc2 && i + 1 < len && (unsigned char)s[i + 1] >= 0x80 &&
+	    (unsigned char)s[i + 1] <= 0x9f)
+		return (2);
+	return (0);
+}
+
+/* The @n control bytes at @s as the table shows them: \e, or \xHH. */
+static void
+q_ctl_put(struct q_str *o, const char *s, size_t n)
+{
+	char b[5];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\033')
+			q_str_add(o, "\\e", 2);
+		else {
+			snprintf(b, sizeof(b), "\\x%02x", (unsigned char)s[i]);
+			q_str_add(o, b, 4);
+		}
+	}
+}
+
+/*
+ * RFC 4180: a field with a comma, quote or line break is quoted.  Control
+ * characters (ESC, BEL, ...) are written as \e or \xHH, so that a symbol
+ * name cannot drive the terminal a CSV file is shown on.
+ */
 static void
 q_csv_field(struct q_str *o, const char *s, size_t len)
 {
-	size_t i;
+	size_t i, n;
+	int quote = 0;
 
 	if (s == NULL)
 		return;
 	for (i = 0; i < len; i++)
 		if (s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n')
-			break;
-	if (i == len) {
-		q_str_add(o, s, len);
-		return;
-	}
-	q_str_add(o, "\"", 1);
-	for (i = 0; i < len; i++) {
+			quote = 1;
+	if (quote)
+		q_str_add(o, "\"", 1);
+	for (i = 0; i < len; i += n) {
+		if ((n = q_ctl(s, len, i)) > 0) {
+			q_ctl_put(o, s + i, n);
+			continue;
+		}
 		if (s[i] == '"')
 			q_str_add(o, "\"", 1);
 		q_str_add(o, s + i, 1);
+		n = 1;
 	}
-	q_str_add(o, "\"", 1);
+	if (quote)
+		q_str_add(o, "\"", 1);
 }
 
 static void
@@ -404,11 +452,16 @@ q_tsv_field(struct q_str *o, const char *s, size_t len)
 	if (s == NULL)
 		return;
 	for (i = 0; i < len; i += run) {
-		run = strcspn(s + i, "\t\n\r\\");
-		if (run > len - i)
-			run = len - i;
+		for (run = 0; i + run < len && s[i + run] != '\t' &&
+		    s[i + run] != '\n' && s[i + run] != '\r' &&
+		    s[i + run] != '\\' && q_ctl(s, len, i + run) == 0; run++)
+			;
 		if (run > 0) {
 			q_str_add(o, s + i, run);
+			continue;
+		}
+		if ((run = q_ctl(s, len, i)) > 0) {
+			q_ctl_put(o, s + i, run);
 			continue;
 		}
 		switch (s[i]) {

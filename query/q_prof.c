@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "q_int.h"
 #include "hwtr_x86.h"
@@ -318,9 +320,11 @@ static const char *
 p_src_line(struct hwtr_q *q, struct p_src *s, int64_t file, int64_t line)
 {
 	FILE *fp;
+	struct stat sst;
 	const char *path;
 	size_t len = 0, cap = 0, i, n;
-	char *p;
+	char *p, ebuf[256];
+	int fd;
 
 	if (file < 0 || line <= 0)
 		return (NULL);
@@ -339,8 +343,14 @@ p_src_line(struct hwtr_q *q, struct p_src *s, int64_t file, int64_t line)
 		if (sqlite3_step(s->st) != SQLITE_ROW)
 			return (NULL);
 		path = (const char *)sqlite3_column_text(s->st, 0);
-		if (path == NULL || (fp = fopen(path, "r")) == NULL)
+		/* A FIFO named by the database is not waited for. */
+		if (path == NULL || (fd = hwtr_in_open(path, &sst, ebuf,
+		    sizeof(ebuf))) < 0)
 			return (NULL);
+		if ((fp = fdopen(fd, "r")) == NULL) {
+			close(fd);
+			return (NULL);
+		}
 		for (;;) {
 			if (len + 4097 > cap) {
 				char *nb;

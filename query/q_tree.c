@@ -824,7 +824,7 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 	*resp = res;
 	res = NULL;
 out:
-	if (e.wf.tmp != NULL)
+	if (e.wf.fd >= 0)
 		q_wf_abort(&e.wf);
 	sqlite3_finalize(st);
 	sqlite3_finalize(th);

@@ -176,7 +176,7 @@ broken_body()
 	fresh; sed -i '/^metadata=/d' s/snapshot.ini
 	refuse s "'s/snapshot.ini': [trace] metadata: missing"
 	fresh; rm s/cstrace.bin
-	refuse s "'s/trace.ini': [buffer0] file 's/cstrace.bin': No such file or directory"
+	refuse s "'s/trace.ini': [buffer0] file: cannot open 's/cstrace.bin': No such file or directory"
 	fresh; rm s/device_8.ini
 	refuse s "'s/snapshot.ini': [device_list] device8: cannot open 's/device_8.ini': No such file or directory"
 	fresh; sed -i 's/^type=PTM1.1/type=XTM9/' s/device_8.ini

@@ -147,12 +147,13 @@ bad_files_body()
 	expect_first err "hwtrace import: 'b1.json': processes[0].threads[0].iptTrace: cannot open './missing.trace': No such file or directory"
 	expect_no_output o.hwtrace
 	sed "s|\"3842849.trace\"|\"$dir/3842849.trace\"|; s|\"a.out\"|\"missing.out\"|g" "$dir/trace.json" > b2.json
-	run_status 1 "$HWTRACE" import b2.json -o o.hwtrace
-	grep -q "^hwtrace import: 'b2.json': processes\[0\].modules\[0\]: cannot read './missing.out': .*No such file or directory" err ||
+	# The corpus lies outside this directory: --allow-outside reads it.
+	run_status 1 "$HWTRACE" import --allow-outside b2.json -o o.hwtrace
+	grep -q "^hwtrace import: 'b2.json': processes\[0\].modules\[0\]: cannot open './missing.out': .*No such file or directory" err ||
 	    atf_fail "expected the missing module named, got: $(cat err)"
 	expect_no_output o.hwtrace
 	sed "s|\"3842849.trace\"|\"$dir/3842849.trace\"|; s|\"a.out\"|\"$dir/a.out\"|g; s/6AA9A4E2-/6AA9A4E3-/" "$dir/trace.json" > b3.json
-	run_status 1 "$HWTRACE" import b3.json -o o.hwtrace
+	run_status 1 "$HWTRACE" import --allow-outside b3.json -o o.hwtrace
 	expect_first err "hwtrace import: 'b3.json': processes[0].modules[0].uuid: 6aa9a4e36f282f33377d59fece874c715b41261a does not match the build-id of '$dir/a.out' (6aa9a4e26f282f33377d59fece874c715b41261a)"
 	expect_no_output o.hwtrace
 	printf '{ "type": "intel-pt", ' > b4.json

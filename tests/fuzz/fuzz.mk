@@ -1,8 +1,9 @@
-# The archive reader's and the perf.data reader's fuzzers (`make fuzz`)
-# and the archive reader's seed corpus.
+# The archive reader's, the perf.data reader's and the LLDB bundle and
+# CoreSight snapshot importers' fuzzers (`make fuzz`) and the archive
+# reader's seed corpus.
 #
-#   make fuzz [FUZZ_SECONDS=120]  run both fuzzers, that long each
-#   make fuzz-reader, make fuzz-perf  one of them
+#   make fuzz [FUZZ_SECONDS=120]  run the three fuzzers, that long each
+#   make fuzz-reader, make fuzz-perf, make fuzz-import  one of them
 #
 #   fuzz-reader: build build-fuzz/fuzz_reader with clang
 #	(libFuzzer + ASan + UBSan, the library too) and run it for that long
@@ -47,9 +48,12 @@ fuzz-build:
 	clang -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -Iinclude -Icommon -Iformat \
 	    -fsanitize=fuzzer $(FUZZ_SAN) -o $(FUZZ_B)/fuzz_perf \
 	    tests/fuzz/fuzz_perf.c $(FUZZ_OBJ) $(LIBS)
+	clang -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -Iinclude \
+	    -fsanitize=fuzzer $(FUZZ_SAN) -o $(FUZZ_B)/fuzz_import \
+	    tests/fuzz/fuzz_import.c $(FUZZ_OBJ) $(LIBS)
 
-.PHONY: fuzz-reader fuzz-perf
-fuzz: fuzz-reader fuzz-perf
+.PHONY: fuzz-reader fuzz-perf fuzz-import
+fuzz: fuzz-reader fuzz-perf fuzz-import
 
 # fuzz-perf: the perf.data reader and importer (tests/fuzz/fuzz_perf.c),
 # seeded with the shared corpus's real recordings when present (read
@@ -63,6 +67,21 @@ fuzz-perf: deps fuzz-build
 	    -max_len=262144 -print_final_stats=1 \
 	    -artifact_prefix=$(FUZZ_B)/artifacts/perf- $(FUZZ_FLAGS) \
 	    $(FUZZ_B)/corpus-perf $(FUZZ_PERF_SEEDS)
+
+# fuzz-import: the LLDB bundle and CoreSight snapshot importers
+# (tests/fuzz/fuzz_import.c: a directory of files packed in one input),
+# seeded with the shared corpus's bundles and small snapshots packed by
+# tests/fuzz/import_seeds.py into build-fuzz/seeds-import/ (none when the
+# corpus is absent); what it finds goes to build-fuzz/corpus-import/.
+fuzz-import: deps fuzz-build
+	@mkdir -p $(FUZZ_B)/corpus-import $(FUZZ_B)/artifacts
+	python3 tests/fuzz/import_seeds.py ../shared/corpus \
+	    $(FUZZ_B)/seeds-import
+	$(FUZZ_ENV) $(FUZZ_B)/fuzz_import -max_total_time=$(FUZZ_SECONDS) \
+	    -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
+	    -max_len=262144 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_B)/artifacts/import- $(FUZZ_FLAGS) \
+	    $(FUZZ_B)/corpus-import $(FUZZ_B)/seeds-import
 
 fuzz-reader: deps fuzz-build
 	@mkdir -p $(FUZZ_B)/corpus $(FUZZ_B)/artifacts
