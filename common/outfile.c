@@ -128,20 +128,21 @@ out_open_stream(const char *path, int kind)
 	return (fd);
 }
 
-/* A temporary file in TMPDIR for a seekable writer of a stream output. */
+/*
+ * Create a new file, mode 0600, named @dir then @tail (a mkostemp()
+ * template); its name goes to *@tmpp (the caller frees it).
+ */
 static int
-out_tmpdir(char **tmpp)
+out_mktemp(char **tmpp, const char *dir, const char *tail)
 {
-	const char *d = getenv("TMPDIR");
 	char *tmp;
 	int fd, e;
 
-	if (d == NULL || *d == '\0')
-		d = "/tmp";
-	if (asprintf(&tmp, "%s/hwtrace-out.XXXXXX", d) < 0) {
+	if (asprintf(&tmp, "%s%s", dir, tail) < 0) {
 		errno = ENOMEM;
 		return (-1);
 	}
+	/* mkostemp() creates with O_EXCL and mode 0600. */
 	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
 		e = errno;
 		free(tmp);
@@ -150,6 +151,17 @@ out_tmpdir(char **tmpp)
 	}
 	*tmpp = tmp;
 	return (fd);
+}
+
+/* A temporary file in TMPDIR for a seekable writer of a stream output. */
+static int
+out_tmpdir(char **tmpp)
+{
+	const char *d = getenv("TMPDIR");
+
+	if (d == NULL || *d == '\0')
+		d = "/tmp";
+	return (out_mktemp(tmpp, d, "/hwtrace-out.XXXXXX"));
 }
 
 int
@@ -163,21 +175,8 @@ hwtr_out_create(const char *path, int flags, char **tmpp)
 	if ((kind = out_kind(path)) != OUT_FILE)
 		return ((flags & HWTR_OUT_SEEKABLE) ? out_tmpdir(tmpp) :
 		    out_open_stream(path, kind));
-	if (flags & HWTR_OUT_RANDOM) {
-		if (asprintf(&tmp, "%s.partial.XXXXXX", path) < 0) {
-			errno = ENOMEM;
-			return (-1);
-		}
-		/* mkostemp() creates with O_EXCL and mode 0600. */
-		if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
-			e = errno;
-			free(tmp);
-			errno = e;
-			return (-1);
-		}
-		*tmpp = tmp;
-		return (fd);
-	}
+	if (flags & HWTR_OUT_RANDOM)
+		return (out_mktemp(tmpp, path, ".partial.XXXXXX"));
 	if (asprintf(&tmp, "%s.partial", path) < 0) {
 		errno = ENOMEM;
 		return (-1);
