@@ -153,7 +153,8 @@ int hwtr_out_is_stream(const char *path);
  * hwtr_in_open_under() opens @path, "@dir/NAME" with NAME a name an
  * input gave, only inside the directory @dir: a @path that does not start
  * with "@dir/", a ".." component or a symbolic link on the way is
- * refused, then as hwtr_in_open().  Both return the descriptor (*@st
+ * refused, then as hwtr_in_open(); a NULL @dir allows any @path, as
+ * hwtr_in_open() does.  Both return the descriptor (*@st
  * filled) or -HWTR_E_* with the reason in @err.
  */
 struct stat;

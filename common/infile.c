@@ -131,7 +131,9 @@ hwtr_in_open_under(const char *dir, const char *path, struct stat *st,
 	char *copy, *comp, *next;
 	int dfd, fd, e;
 
-	assert(dir != NULL && path != NULL);
+	assert(path != NULL);
+	if (dir == NULL)
+		return (hwtr_in_open(path, st, err, errlen));
 	if ((name = in_rel(dir, path)) == NULL) {
 		snprintf(err, errlen, "'%s' is outside '%s': the files an "
 		    "input names must be inside its directory "

@@ -375,12 +375,19 @@ int
 hwtr_read_file(const char *path, uint64_t max, void **bufp, size_t *lenp,
     char *err, size_t errlen)
 {
+	return (hwtr_read_under(NULL, path, max, bufp, lenp, err, errlen));
+}
+
+int
+hwtr_read_under(const char *dir, const char *path, uint64_t max,
+    void **bufp, size_t *lenp, char *err, size_t errlen)
+{
 	struct stat st;
 	int fd;
 
 	*bufp = NULL;
 	*lenp = 0;
-	if ((fd = hwtr_open_regular(path, &st, err, errlen)) < 0)
+	if ((fd = hwtr_in_open_under(dir, path, &st, err, errlen)) < 0)
 		return (fd);
 	return (hwtr_read_fd(fd, &st, path, max, bufp, lenp, err, errlen));
 }

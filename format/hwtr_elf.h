@@ -118,5 +118,11 @@ int hwtr_open_regular(const char *path, struct stat *st, char *err,
  */
 int hwtr_read_fd(int fd, const struct stat *st, const char *path,
     uint64_t max, void **bufp, size_t *lenp, char *err, size_t errlen);
+/*
+ * hwtr_read_file() of @path opened by hwtr_in_open_under(@dir): inside
+ * the directory @dir only, or anywhere when @dir is NULL.
+ */
+int hwtr_read_under(const char *dir, const char *path, uint64_t max,
+    void **bufp, size_t *lenp, char *err, size_t errlen);
 
 #endif /* !HWTR_ELF_H */

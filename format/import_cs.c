@@ -157,9 +157,8 @@ static int
 cs_open(const struct cs_snap *sn, const char *path, struct stat *st,
     char *err, size_t errlen)
 {
-	if (sn->outside)
-		return (hwtr_in_open(path, st, err, errlen));
-	return (hwtr_in_open_under(sn->dir, path, st, err, errlen));
+	return (hwtr_in_open_under(sn->outside ? NULL : sn->dir, path, st,
+	    err, errlen));
 }
 
 /* hwtr_read_file() of a file the snapshot names, as cs_open() opens it. */
@@ -167,14 +166,8 @@ static int
 cs_read(const struct cs_snap *sn, const char *path, uint64_t max,
     void **bufp, size_t *lenp, char *err, size_t errlen)
 {
-	struct stat st;
-	int fd;
-
-	*bufp = NULL;
-	*lenp = 0;
-	if ((fd = cs_open(sn, path, &st, err, errlen)) < 0)
-		return (fd);
-	return (hwtr_read_fd(fd, &st, path, max, bufp, lenp, err, errlen));
+	return (hwtr_read_under(sn->outside ? NULL : sn->dir, path, max,
+	    bufp, lenp, err, errlen));
 }
 
 /*

@@ -369,9 +369,8 @@ static int
 lldb_open(const struct lldb_bundle *b, const char *path, struct stat *st,
     char *err, size_t errlen)
 {
-	if (b->outside)
-		return (hwtr_in_open(path, st, err, errlen));
-	return (hwtr_in_open_under(b->dir, path, st, err, errlen));
+	return (hwtr_in_open_under(b->outside ? NULL : b->dir, path, st,
+	    err, errlen));
 }
 
 /* hwtr_read_file() of a file the bundle names, as lldb_open() opens it. */
@@ -379,14 +378,8 @@ static int
 lldb_read(const struct lldb_bundle *b, const char *path, uint64_t max,
     void **bufp, size_t *lenp, char *err, size_t errlen)
 {
-	struct stat st;
-	int fd;
-
-	*bufp = NULL;
-	*lenp = 0;
-	if ((fd = lldb_open(b, path, &st, err, errlen)) < 0)
-		return (fd);
-	return (hwtr_read_fd(fd, &st, path, max, bufp, lenp, err, errlen));
+	return (hwtr_read_under(b->outside ? NULL : b->dir, path, max,
+	    bufp, lenp, err, errlen));
 }
 
 /* LLDB's uuid text: hex digits in groups separated by '-'. */
