@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "hwtr_ix.h"
+#include "elfinline.h"
 
 static int
 add_sym(struct ix_elf *e, size_t *cap, uint64_t addr, uint64_t size,
@@ -785,6 +786,9 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, const void *dbg,
 		goto nomem;
 	if (e->nlines == 0 && read_lines(e, elf) < 0)
 		goto nomem;
+	if (ix_inl_load(e, delf != NULL && elf_kind(delf) == ELF_K_ELF ?
+	    delf : NULL, elf) < 0)
+		goto nomem;
 	rc = 0;
 	goto out;
 nomem:
@@ -813,6 +817,7 @@ ix_elf_free(struct ix_elf *e)
 	free(e->files);
 	free(e->lines);
 	free(e->loads);
+	ix_inl_free(e);
 	memset(e, 0, sizeof(*e));
 }
 

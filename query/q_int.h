@@ -463,4 +463,28 @@ int q_lazy_cut(const struct hwtr_q *q, int64_t thread);
 int q_lazy_index(struct hwtr_q *q, const char *archive, const char *db,
     uint64_t tail);
 
+/* Inlined frames (q_inline.c, the inlines table of hwtr-db(5)). */
+struct q_inl_frame {
+	char		*name;		/* the inlined function */
+	char		*site;		/* "file:line" it was inlined at */
+};
+/* Whether the database has inlined instances (an older one has none). */
+int q_inl_on(struct hwtr_q *q);
+/*
+ * The instances containing run-time address @addr, innermost first, at
+ * most @max into @out (*@np of them; q_inl_chain_free() them, also on
+ * error).  *@stp is the statement, prepared on first use.
+ */
+int q_inl_chain(struct hwtr_q *q, sqlite3_stmt **stp, uint64_t addr,
+    struct q_inl_frame *out, size_t max, size_t *np);
+void q_inl_chain_free(struct q_inl_frame *f, size_t n);
+/* Whether a function named @pattern was inlined somewhere. */
+int q_inl_named(struct hwtr_q *q, const char *pattern);
+/*
+ * func's rows for the entries into inlined instances of @pattern, of
+ * thread @thread (-1: all), appended to @res (func's columns).
+ */
+int q_inl_entries(struct hwtr_q *q, struct hwtr_q_res *res,
+    const char *pattern, int64_t thread);
+
 #endif /* !HWTR_Q_INT_H */

@@ -279,7 +279,7 @@ q_insns(struct hwtr_q *q, const struct hwtr_q_req *req,
  * instruction has no calls row; its frame is added from the last block.
  */
 static const char *const q_bt_cols[] = { "thread", "frame", "function",
-    "address", "line", "call", "insn" };
+    "address", "line", "call", "insn", "inlined" };
 
 /* The function name and the line of address ?3 in the block at seq ?2. */
 #define Q_BT_SITE_SQL							\
@@ -292,14 +292,15 @@ static const char *const q_bt_cols[] = { "thread", "frame", "function",
 #define Q_BT_NOT_DECODED	"(frames above not decoded)"
 
 struct q_bt {
-	sqlite3_stmt	*site, *call, *last, *stop, *at, *fname;
+	sqlite3_stmt	*site, *call, *last, *stop, *at, *fname, *chain;
 	int64_t		frame;
+	int		inl;		/* the database has inlines */
 };
 
 static int
 q_bt_row(struct hwtr_q *q, struct hwtr_q_res *res, int64_t thread,
     int64_t frame, const char *func, int has_addr, uint64_t addr,
-    const char *line, int64_t call, int64_t insn)
+    const char *line, int64_t call, int64_t insn, int inlined)
 {
 	int rc;
 
@@ -320,9 +321,37 @@ q_bt_row(struct hwtr_q *q, struct hwtr_q_res *res, int64_t thread,
 		rc |= q_res_push_int(res, insn);
 	else
 		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
+	rc |= q_res_push_int(res, inlined);
 	if (rc != 0)
 		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
 	return (q_res_row_end(q, res));
+}
+
+/*
+ * A frame at @addr, after the frames of the functions inlined there
+ * (innermost first, as gdb shows them): the innermost is at @line, each
+ * one outside at the call site of the one inside it.  Every frame of the
+ * chain has the same address; the call is the real frame's.
+ */
+static int
+q_bt_frame(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
+    int64_t thread, int64_t *frame, const char *func, int has_addr,
+    uint64_t addr, const char *line, int64_t call, int64_t insn)
+{
+	struct q_inl_frame ch[32];
+	size_t n = 0, i;
+	int rc = 0;
+
+	if (has_addr && bt->inl)
+		rc = q_inl_chain(q, &bt->chain, addr, ch, HWTR_NELEM(ch), &n);
+	for (i = 0; i < n && rc == 0; i++)
+		rc = q_bt_row(q, res, thread, (*frame)++, ch[i].name, 1, addr,
+		    i == 0 ? line : ch[i - 1].site, -1, insn, 1);
+	if (rc == 0)
+		rc = q_bt_row(q, res, thread, (*frame)++, func, has_addr, addr,
+		    n > 0 ? ch[n - 1].site : line, call, insn, 0);
+	q_inl_chain_free(ch, n);
+	return (rc);
 }
 
 static const char *
@@ -414,8 +443,8 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 		} else
 			implicit = 0;
 		if (implicit) {
-			if ((rc = q_bt_row(q, res, thread, frame++, func, 1,
-			    addr, line, -1, cut ? -1 : insn)) < 0)
+			if ((rc = q_bt_frame(q, bt, res, thread, &frame, func,
+			    1, addr, line, -1, cut ? -1 : insn)) < 0)
 				goto out;
 			free(func);
 			free(line);
@@ -472,7 +501,7 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 			}
 			if (func == NULL && q_bt_symname(bt, sym, has_sym))
 				func = strdup(q_bt_symname(bt, sym, has_sym));
-			if ((rc = q_bt_row(q, res, thread, frame++, func,
+			if ((rc = q_bt_frame(q, bt, res, thread, &frame, func,
 			    has_addr, addr, line, cut ? -1 : id,
 			    cut ? -1 : insn)) < 0)
 				goto out;
@@ -486,7 +515,7 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 		}
 		id = has_parent ? parent : -1;
 	}
-	if (frame == 0 && (rc = q_bt_row(q, res, thread, frame++, func,
+	if (frame == 0 && (rc = q_bt_frame(q, bt, res, thread, &frame, func,
 	    has_addr, addr, line, -1, cut ? -1 : insn)) < 0)
 		goto out;
 	/*
@@ -494,7 +523,7 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 	 * callers are not known (hwtrace-query(1), lazy verbs).
 	 */
 	if (cut && (rc = q_bt_row(q, res, thread, frame, Q_BT_NOT_DECODED, 0,
-	    0, NULL, -1, -1)) < 0)
+	    0, NULL, -1, -1, 0)) < 0)
 		goto out;
 	rc = 0;
 out:
@@ -516,6 +545,7 @@ q_bt(struct hwtr_q *q, const struct hwtr_q_req *req,
 	memset(&bt, 0, sizeof(bt));
 	if (thread >= 0 && (rc = q_check_thread(q, thread)) < 0)
 		return (rc);
+	bt.inl = q_inl_on(q);
 	if (req->at >= 0 && thread < 0) {
 		/* Instruction numbers are a thread's: the first by default. */
 		if ((rc = q_int(q, &thread, -1, "SELECT min(id) FROM threads "
@@ -559,6 +589,7 @@ out:
 	sqlite3_finalize(bt.stop);
 	sqlite3_finalize(bt.at);
 	sqlite3_finalize(bt.fname);
+	sqlite3_finalize(bt.chain);
 	if (rc < 0) {
 		hwtr_q_res_free(*resp);
 		*resp = NULL;
@@ -1159,7 +1190,18 @@ q_func(struct hwtr_q *q, const struct hwtr_q_req *req,
 
 	if (req->pattern == NULL || req->pattern[0] == '\0')
 		return (q_fail(q, -HWTR_E_INVAL, "func: no pattern"));
-	if ((rc = q_sym_ids(q, "func", req->pattern, &ids)) < 0)
+	/* A function only ever inlined has no symbol, and no calls. */
+	if ((rc = q_sym_ids(q, "func", req->pattern, &ids)) == -HWTR_E_NOENT &&
+	    q_inl_named(q, req->pattern)) {
+		if (req->thread >= 0 &&
+		    (rc = q_check_thread(q, req->thread)) < 0)
+			return (rc);
+		if ((rc = q_res_new(resp, HWTR_NELEM(q_call_cols),
+		    q_call_cols)) < 0)
+			return (q_fail(q, rc, "out of memory"));
+		goto inlined;
+	}
+	if (rc < 0)
 		return (rc);
 	q_str_puts(&sql, "SELECT " Q_FUNC_RAW "WHERE c.symbol IN ");
 	q_str_printf(&sql, "%s AND ?1 = ?1 AND ?2 = ?2 %s ORDER BY c.id", ids,
@@ -1175,6 +1217,14 @@ q_func(struct hwtr_q *q, const struct hwtr_q_req *req,
 	}
 	rc = q_call_select(q, resp, sql.p, req->thread, 0, 0);
 	free(sql.p);
+	if (rc < 0)
+		return (rc);
+inlined:
+	/* Then the entries into its inlined instances (q_inline.c). */
+	if ((rc = q_inl_entries(q, *resp, req->pattern, req->thread)) < 0) {
+		hwtr_q_res_free(*resp);
+		*resp = NULL;
+	}
 	return (rc);
 }
 

@@ -1,0 +1,459 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * Inlined frames (the inlines table, hwtrace-db(5)): the chain of inlined
+ * instances at an address, for bt, and the entries into the instances of
+ * a function, for func.  An entry is an executed instruction inside an
+ * instance whose predecessor in its thread was outside it, reached by
+ * anything but a return: coming back from a function the instance calls
+ * is not entering it again (gdb stops once per entry at a breakpoint on
+ * an inlined function).  Entries are found at query time from the blocks
+ * and the execution order; nothing is stored per entry.
+ */
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "q_int.h"
+
+int
+q_inl_on(struct hwtr_q *q)
+{
+	int64_t n = 0;
+
+	if (q_int(q, &n, 0, "SELECT count(*) FROM sqlite_master WHERE "
+	    "type = 'table' AND name = 'inlines'", NULL) < 0 || n == 0)
+		return (0);
+	if (q_int(q, &n, 0, "SELECT EXISTS (SELECT 1 FROM inlines)",
+	    NULL) < 0)
+		return (0);
+	return (n != 0);
+}
+
+/* The instances at run-time address ?1, innermost first. */
+#define Q_INL_CHAIN_SQL							\
+	"SELECT i.name, f.path || ':' || i.call_line FROM (SELECT image, "	\
+	"image_addr + (?1 - start_ip) AS a FROM blocks WHERE start_ip <= ?1 "	\
+	"AND ?1 <= last_ip AND image IS NOT NULL ORDER BY start_ip DESC "	\
+	"LIMIT 1) b JOIN inlines i ON i.image = b.image AND i.lo <= b.a AND "	\
+	"b.a < i.hi LEFT JOIN files f ON f.id = i.call_file "		\
+	"ORDER BY i.depth DESC, i.inst"
+
+int
+q_inl_chain(struct hwtr_q *q, sqlite3_stmt **stp, uint64_t addr,
+    struct q_inl_frame *out, size_t max, size_t *np)
+{
+	const char *s;
+	size_t n = 0;
+	int rc;
+
+	*np = 0;
+	if (*stp == NULL && (rc = q_prepare(q, stp, Q_INL_CHAIN_SQL)) < 0)
+		return (rc);
+	sqlite3_reset(*stp);
+	sqlite3_bind_int64(*stp, 1, (int64_t)addr);
+	while (n < max && (rc = sqlite3_step(*stp)) == SQLITE_ROW) {
+		s = (const char *)sqlite3_column_text(*stp, 0);
+		out[n].name = strdup(s != NULL ? s : "??");
+		s = (const char *)sqlite3_column_text(*stp, 1);
+		out[n].site = s != NULL ? strdup(s) : NULL;
+		n++;
+		if (out[n - 1].name == NULL || (s != NULL &&
+		    out[n - 1].site == NULL)) {
+			*np = n;
+			return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+		}
+	}
+	*np = n;
+	if (n < max && rc != SQLITE_DONE)
+		return (q_dbfail(q, "cannot read inlines"));
+	sqlite3_reset(*stp);
+	return (0);
+}
+
+void
+q_inl_chain_free(struct q_inl_frame *f, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(f[i].name);
+		free(f[i].site);
+	}
+}
+
+/* ----------------------------------------------------------------- */
+/* Entries (func)                                                     */
+
+/* Where a block meets instances of the function: from instruction k on. */
+struct q_inl_hit {
+	int32_t		k;		/* instruction of the block */
+	int64_t		inst;		/* 0: outside */
+	int64_t		site;		/* index into q_inl_ent.sites */
+};
+
+struct q_inl_blk {
+	int64_t		id;
+	int64_t		first, last;	/* instance of its first, last insn */
+	struct q_inl_hit *hits;		/* entries inside it (k > 0) */
+	size_t		nhits;
+	int64_t		site0;		/* the first instruction's site */
+	char		*caller;
+};
+
+struct q_inl_ent {
+	struct q_inl_blk *blk;		/* sorted by id */
+	size_t		nblk;
+	uint8_t		*ret;		/* by block id: ends in a return */
+	int64_t		nret;
+	char		**sites;	/* call site, by instance */
+	int64_t		*site_inst;
+	size_t		nsites;
+};
+
+static void
+q_inl_ent_free(struct q_inl_ent *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->nblk; i++) {
+		free(e->blk[i].hits);
+		free(e->blk[i].caller);
+	}
+	free(e->blk);
+	free(e->ret);
+	for (i = 0; i < e->nsites; i++)
+		free(e->sites[i]);
+	free(e->sites);
+	free(e->site_inst);
+}
+
+static int64_t
+q_inl_site(struct q_inl_ent *e, int64_t inst, const char *site)
+{
+	size_t i;
+	void *p;
+
+	for (i = 0; i < e->nsites; i++)
+		if (e->site_inst[i] == inst)
+			return ((int64_t)i);
+	if ((p = realloc(e->sites, (e->nsites + 1) * sizeof(*e->sites))) ==
+	    NULL)
+		return (-1);
+	e->sites = p;
+	if ((p = realloc(e->site_inst, (e->nsites + 1) *
+	    sizeof(*e->site_inst))) == NULL)
+		return (-1);
+	e->site_inst = p;
+	e->sites[e->nsites] = site != NULL ? strdup(site) : NULL;
+	e->site_inst[e->nsites] = inst;
+	return ((int64_t)e->nsites++);
+}
+
+/*
+ * The blocks that overlap an instance of the function, one row per
+ * (block, instance range), blocks in id order: the instance of each of
+ * their instructions.  Nested instances of the same name count as the
+ * outermost one.
+ */
+#define Q_INL_BLK_SQL							\
+	"SELECT b.id, b.image_addr, b.size, b.ninsns, b.insn_lens, i.lo, "	\
+	"i.hi, i.inst, f.path || ':' || i.call_line, s.name FROM inlines i "	\
+	"JOIN blocks b ON b.image = i.image AND b.image_addr < i.hi AND "	\
+	"b.image_addr + b.size > i.lo LEFT JOIN files f ON f.id = "	\
+	"i.call_file LEFT JOIN symbols s ON s.id = b.symbol WHERE "	\
+	"(i.name = ?1 OR (?2 AND i.name GLOB ?1) OR i.name GLOB ?1 || '(*') "	\
+	"AND NOT EXISTS (SELECT 1 FROM inlines o WHERE o.image = i.image AND "	\
+	"o.name = i.name AND o.depth < i.depth AND o.lo <= i.lo AND "	\
+	"i.hi <= o.hi) ORDER BY b.id"
+
+/* Mark the instructions of block @b in [lo, hi) as instance @inst. */
+static int
+q_inl_mark(struct q_inl_blk *b, int64_t *insts, sqlite3_stmt *st)
+{
+	const uint8_t *lens = sqlite3_column_blob(st, 4);
+	int64_t ninsns = sqlite3_column_int64(st, 3);
+	uint64_t a = (uint64_t)sqlite3_column_int64(st, 1);
+	uint64_t lo = (uint64_t)sqlite3_column_int64(st, 5);
+	uint64_t hi = (uint64_t)sqlite3_column_int64(st, 6);
+	int64_t inst = sqlite3_column_int64(st, 7), k;
+
+	if (lens == NULL || sqlite3_column_bytes(st, 4) < ninsns) {
+		/* Lengths unknown: the first instruction alone. */
+		if (a >= lo && a < hi)
+			insts[0] = inst;
+		return (0);
+	}
+	for (k = 0; k < ninsns; k++) {
+		if (a >= lo && a < hi)
+			insts[k] = inst;
+		a += lens[k];
+	}
+	(void)b;
+	return (0);
+}
+
+/* One candidate block's first, last and inner entries from @insts. */
+static int
+q_inl_close(struct q_inl_ent *e, struct q_inl_blk *b, const int64_t *insts,
+    int64_t ninsns, int64_t *sitebyk)
+{
+	int64_t k;
+
+	b->first = insts[0];
+	b->last = insts[ninsns - 1];
+	b->site0 = sitebyk[0];
+	for (k = 1; k < ninsns; k++) {
+		struct q_inl_hit *h;
+
+		if (insts[k] == 0 || insts[k] == insts[k - 1])
+			continue;
+		h = realloc(b->hits, (b->nhits + 1) * sizeof(*h));
+		if (h == NULL)
+			return (-1);
+		b->hits = h;
+		h[b->nhits].k = (int32_t)k;
+		h[b->nhits].inst = insts[k];
+		h[b->nhits].site = sitebyk[k];
+		b->nhits++;
+	}
+	(void)e;
+	return (0);
+}
+
+static int
+q_inl_blocks(struct hwtr_q *q, struct q_inl_ent *e, const char *pattern)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t *insts = NULL, *sitebyk = NULL, ninsns = 0, cur = -1, k;
+	size_t cap = 0;
+	int rc;
+
+	if ((rc = q_prepare(q, &st, Q_INL_BLK_SQL)) < 0)
+		return (rc);
+	sqlite3_bind_text(st, 1, pattern, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 2, strpbrk(pattern, "*?[") != NULL);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0), site;
+		const char *cs = (const char *)sqlite3_column_text(st, 8);
+		const char *caller = (const char *)sqlite3_column_text(st, 9);
+		struct q_inl_blk *b;
+
+		if (id != cur) {
+			if (cur >= 0 && q_inl_close(e, &e->blk[e->nblk - 1],
+			    insts, ninsns, sitebyk) < 0)
+				goto nomem;
+			ninsns = sqlite3_column_int64(st, 3);
+			if (ninsns <= 0)
+				ninsns = 1;
+			free(insts);
+			free(sitebyk);
+			insts = calloc((size_t)ninsns, sizeof(*insts));
+			sitebyk = calloc((size_t)ninsns, sizeof(*sitebyk));
+			if (insts == NULL || sitebyk == NULL)
+				goto nomem;
+			if (e->nblk == cap) {
+				size_t n = cap ? cap * 2 : 64;
+				void *p = realloc(e->blk, n * sizeof(*e->blk));
+
+				if (p == NULL)
+					goto nomem;
+				e->blk = p;
+				cap = n;
+			}
+			b = &e->blk[e->nblk++];
+			memset(b, 0, sizeof(*b));
+			b->id = id;
+			if (caller != NULL && (b->caller = strdup(caller)) ==
+			    NULL)
+				goto nomem;
+			cur = id;
+		}
+		if ((site = q_inl_site(e, sqlite3_column_int64(st, 7), cs)) < 0)
+			goto nomem;
+		q_inl_mark(&e->blk[e->nblk - 1], insts, st);
+		for (k = 0; k < ninsns; k++)
+			if (insts[k] == sqlite3_column_int64(st, 7))
+				sitebyk[k] = site;
+	}
+	if (rc != SQLITE_DONE) {
+		rc = q_dbfail(q, "cannot read inlines");
+		goto out;
+	}
+	rc = 0;
+	if (cur >= 0 && q_inl_close(e, &e->blk[e->nblk - 1], insts, ninsns,
+	    sitebyk) < 0)
+		goto nomem;
+	goto out;
+nomem:
+	rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+out:
+	free(insts);
+	free(sitebyk);
+	sqlite3_finalize(st);
+	return (rc);
+}
+
+/* Which blocks end in a return (a bitmap by block id). */
+static int
+q_inl_returns(struct hwtr_q *q, struct q_inl_ent *e)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if ((rc = q_int(q, &e->nret, 0, "SELECT coalesce(max(id), 0) + 1 "
+	    "FROM blocks", NULL)) < 0)
+		return (rc);
+	if ((e->ret = calloc((size_t)e->nret / 8 + 1, 1)) == NULL)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	if ((rc = q_prepare(q, &st, "SELECT id FROM blocks WHERE "
+	    "last_class IN ('return', 'sysret')")) < 0)
+		return (rc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+
+		if (id >= 0 && id < e->nret)
+			e->ret[id / 8] |= (uint8_t)(1u << (id % 8));
+	}
+	sqlite3_finalize(st);
+	return (rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read blocks"));
+}
+
+static const struct q_inl_blk *
+q_inl_find(const struct q_inl_ent *e, int64_t id)
+{
+	size_t lo = 0, hi = e->nblk;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (e->blk[mid].id < id)
+			lo = mid + 1;
+		else if (e->blk[mid].id > id)
+			hi = mid;
+		else
+			return (&e->blk[mid]);
+	}
+	return (NULL);
+}
+
+/* One func row for an entry into an inlined instance. */
+static int
+q_inl_row(struct hwtr_q *q, struct hwtr_q_res *res, const char *name,
+    int64_t thread, const char *caller, const char *site, int64_t seq,
+    int64_t insn)
+{
+	int rc, i;
+
+	rc = q_res_push(res, HWTR_Q_NULL, NULL);
+	rc |= q_res_push_int(res, thread);
+	rc |= q_res_push(res, HWTR_Q_NULL, NULL);
+	rc |= q_res_push(res, HWTR_Q_TEXT, name);
+	rc |= q_res_push(res, caller ? HWTR_Q_TEXT : HWTR_Q_NULL, caller);
+	rc |= q_res_push(res, site ? HWTR_Q_TEXT : HWTR_Q_NULL, site);
+	rc |= q_res_push_int(res, seq);
+	rc |= q_res_push_int(res, insn);
+	for (i = 0; i < 5; i++)
+		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
+	rc |= q_res_push(res, HWTR_Q_TEXT, "inlined");
+	rc |= q_res_push(res, HWTR_Q_NULL, NULL);
+	if (rc != 0)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	return (q_res_row_end(q, res));
+}
+
+/* The entries of one thread, in order. */
+static int
+q_inl_thread(struct hwtr_q *q, const struct q_inl_ent *e, sqlite3_stmt *ex,
+    struct hwtr_q_res *res, const char *name, int64_t thread)
+{
+	int64_t prev = -1, prev_inst = 0;
+	size_t i;
+	int rc;
+
+	sqlite3_reset(ex);
+	sqlite3_bind_int64(ex, 1, thread);
+	while ((rc = sqlite3_step(ex)) == SQLITE_ROW) {
+		int64_t seq = sqlite3_column_int64(ex, 0);
+		int64_t blk = sqlite3_column_int64(ex, 1);
+		int64_t insn = sqlite3_column_int64(ex, 2);
+		const struct q_inl_blk *b = q_inl_find(e, blk);
+		int ret = prev >= 0 && prev < e->nret &&
+		    (e->ret[prev / 8] >> (prev % 8)) & 1;
+
+		prev = blk;
+		if (b == NULL) {
+			prev_inst = 0;
+			continue;
+		}
+		if (b->first != 0 && b->first != prev_inst && !ret &&
+		    (rc = q_inl_row(q, res, name, thread, b->caller,
+		    e->sites[b->site0], seq, insn)) < 0)
+			return (rc);
+		for (i = 0; i < b->nhits; i++)
+			if ((rc = q_inl_row(q, res, name, thread, b->caller,
+			    e->sites[b->hits[i].site], seq,
+			    insn + b->hits[i].k)) < 0)
+				return (rc);
+		prev_inst = b->last;
+	}
+	sqlite3_reset(ex);
+	return (rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read exec_order"));
+}
+
+int
+q_inl_entries(struct hwtr_q *q, struct hwtr_q_res *res, const char *pattern,
+    int64_t thread)
+{
+	struct q_inl_ent e;
+	sqlite3_stmt *th = NULL, *ex = NULL;
+	int rc;
+
+	memset(&e, 0, sizeof(e));
+	if (!q_inl_on(q))
+		return (0);
+	if ((rc = q_inl_blocks(q, &e, pattern)) < 0 || e.nblk == 0)
+		goto out;
+	if ((rc = q_inl_returns(q, &e)) < 0 ||
+	    (rc = q_prepare(q, &th, "SELECT id FROM threads WHERE "
+	    "(?1 < 0 OR id = ?1) AND blocks > 0 ORDER BY id")) < 0 ||
+	    (rc = q_prepare(q, &ex, "SELECT seq, block, insn FROM exec_order "
+	    "WHERE thread = ?1")) < 0)
+		goto out;
+	sqlite3_bind_int64(th, 1, thread);
+	while ((rc = sqlite3_step(th)) == SQLITE_ROW)
+		if ((rc = q_inl_thread(q, &e, ex, res, pattern,
+		    sqlite3_column_int64(th, 0))) < 0)
+			goto out;
+	rc = rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read threads");
+out:
+	sqlite3_finalize(th);
+	sqlite3_finalize(ex);
+	q_inl_ent_free(&e);
+	return (rc);
+}
+
+/* Whether an instance of a function named @pattern was inlined anywhere. */
+int
+q_inl_named(struct hwtr_q *q, const char *pattern)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, n = 0;
+
+	if (!q_inl_on(q) || q_prepare(q, &st, "SELECT 1 FROM inlines WHERE "
+	    "name = ?1 OR (?2 AND name GLOB ?1) OR name GLOB ?1 || '(*' "
+	    "LIMIT 1") < 0)
+		return (0);
+	sqlite3_bind_text(st, 1, pattern, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 2, strpbrk(pattern, "*?[") != NULL);
+	rc = sqlite3_step(st);
+	n = rc == SQLITE_ROW;
+	sqlite3_finalize(st);
+	assert(n == 0 || n == 1);
+	return (n);
+}
