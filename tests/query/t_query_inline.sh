@@ -1,0 +1,155 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Inlined frames (issue 27, item 3) on valgrind captures of the inline
+# fixture (tests/progs/inline.c: measure() always inlined into main),
+# checked against gdb, which builds its inline frames from the same DWARF
+# entries without sharing code with hwtrace: bt's frames against gdb's bt
+# at the crash, func's entries against the hits of gdb's breakpoint on
+# the inlined function and the count known by construction.
+
+. "$(atf_get_srcdir)/../env.sh"
+
+need()
+{
+	[ -x "$HWTRACE_PROGS/inline" ] || atf_skip "fixture programs not built"
+	command -v valgrind.bin >/dev/null 2>&1 ||
+	    atf_skip "valgrind is not installed"
+	command -v gdb >/dev/null || atf_skip "gdb is not installed"
+}
+
+# capture NAME PROG ARG...: a capture of PROG ARG... into NAME.db, by
+# the valgrind source unless $source says otherwise.
+capture()
+{
+	name=$1
+	shift
+	env -i "$HWTRACE" capture --source "${source:-valgrind}" \
+	    -o "$name.hwtrace" -- \
+	    "$@" > "$name.out" 2> "$name.err"
+	echo $? > "$name.rc"
+	"$HWTRACE" index -q -o "$name.db" "$name.hwtrace" 2> "$name.ixerr" ||
+	    atf_fail "index of $name failed: $(cat "$name.ixerr")"
+}
+
+# gdb_frames PROG ARG...: gdb's bt after the crash, frames 1 and up, as
+# "N FUNCTION FILE:LINE" ("#1  0x... in measure (s=...) at f.c:29" and
+# the inline caller's "#2  main (argc=2, ...) at f.c:45").
+gdb_frames()
+{
+	gdb -nx -batch -ex run -ex bt --args "$@" > gdb.out 2>&1 < /dev/null
+	sed -n 's/^#\([1-9][0-9]*\) .* in \([^ ]*\) (.*) at \([^ ]*\)$/\1 \2 \3/p; s/^#\([1-9][0-9]*\)  *\([^ 0][^ ]*\) (.*) at \([^ ]*\)$/\1 \2 \3/p' \
+	    gdb.out > gdb.frames
+}
+
+# check_bt DB [base]: bt's frames 1 and up with a line agree with
+# gdb.frames (with "base", by file name alone: gdb prints a split unit's
+# file as compiled, the line table has it joined to the directory), and
+# measure's frame is marked inlined.
+check_bt()
+{
+	"$HWTRACE" query "$1" bt --format tsv > bt.tsv || atf_fail "bt failed"
+	head -n 1 bt.tsv | grep -q "	inlined$" ||
+	    atf_fail "bt has no inlined column: $(head -n 1 bt.tsv)"
+	awk -F'\t' 'NR == 2 { print $3 }' bt.tsv | grep -q strlen ||
+	    atf_fail "bt's frame 0 is not in strlen: $(cat bt.tsv)"
+	awk -F'\t' 'NR > 2 && $5 != "" { print $2, $3, $5 }' bt.tsv |
+	    head -n "$(wc -l < gdb.frames)" > hw.frames
+	if [ "$2" = base ]; then
+		sed -i 's| [^ ]*/| |' gdb.frames hw.frames
+	fi
+	diff -u gdb.frames hw.frames > frames.diff ||
+	    atf_fail "bt disagrees with gdb: $(tr '\n' ' ' < frames.diff)"
+	got=$(awk -F'\t' '$3 == "measure" { print $2, $8 }' bt.tsv)
+	[ "$got" = "1 1" ] ||
+	    atf_fail "expected measure as frame 1, inlined (1 1), got '$got': $(cat bt.tsv)"
+	got=$(awk -F'\t' '$3 == "main" { print $2, $8 }' bt.tsv)
+	[ "$got" = "2 0" ] ||
+	    atf_fail "expected main as frame 2, not inlined (2 0), got '$got': $(cat bt.tsv)"
+}
+
+atf_test_case bt_inlined_matches_gdb
+bt_inlined_matches_gdb_head() { atf_set descr "bt at a crash in strlen called from measure() inlined into main: strlen, measure (inlined), main with gdb's function names and lines"; }
+bt_inlined_matches_gdb_body()
+{
+	need
+	capture c "$HWTRACE_PROGS/inline" crash
+	[ "$(cat c.rc)" = 139 ] || atf_fail "capture of 'inline crash': expected exit 139, got $(cat c.rc)"
+	gdb_frames "$HWTRACE_PROGS/inline" crash
+	[ "$(wc -l < gdb.frames)" -ge 2 ] || atf_fail "gdb gave fewer than 2 frames above frame 0: $(cat gdb.out)"
+	grep -q "^1 measure " gdb.frames && grep -q "^2 main " gdb.frames ||
+	    atf_fail "gdb's frames 1 and 2 are not measure and main: $(cat gdb.frames)"
+	check_bt c.db
+}
+
+# gdb_hits PROG ARG...: how many times gdb's breakpoint on measure (one
+# location per inlined instance) is hit in a run.
+gdb_hits()
+{
+	printf '%s\n' 'set pagination off' 'break measure' 'commands' \
+	    'silent' 'continue' 'end' 'run' 'info breakpoints' > hits.gdb
+	gdb -nx -batch -x hits.gdb --args "$@" > hits.out 2>&1 < /dev/null
+	sed -n 's/.*breakpoint already hit \([0-9]*\) time.*/\1/p' hits.out
+}
+
+atf_test_case func_inlined_entries
+func_inlined_entries_head() { atf_set descr "func measure, a function only ever inlined: one row per entry into its inlined instances, as many as gdb's breakpoint hits and the fixture's ROUNDS (+1 with crash)"; }
+func_inlined_entries_body()
+{
+	need
+	rounds=$(sed -n 's/^#define ROUNDS[	 ]*\([0-9]*\)$/\1/p' \
+	    "$HWTRACE_SRC/tests/progs/inline.c")
+	[ -n "$rounds" ] || atf_fail "no ROUNDS in tests/progs/inline.c"
+	for arg in ok crash; do
+		capture "$arg" "$HWTRACE_PROGS/inline" "$arg"
+		want=$rounds
+		[ "$arg" = crash ] && want=$((rounds + 1))
+		hits=$(gdb_hits "$HWTRACE_PROGS/inline" "$arg")
+		[ "$hits" = "$want" ] || atf_fail "gdb: expected $want hits of measure ($arg), got '$hits': $(cat hits.out)"
+		"$HWTRACE" query "$arg.db" func measure --format tsv > f.tsv ||
+		    atf_fail "func measure failed"
+		got=$(awk -F'\t' 'NR > 1 && $14 == "inlined" && $4 == "measure" && $5 == "main"' f.tsv | wc -l)
+		[ "$got" -eq "$hits" ] || atf_fail "func measure ($arg): expected $hits inlined entries (gdb), got $got: $(cat f.tsv)"
+		got=$(awk -F'\t' 'NR > 1' f.tsv | wc -l)
+		[ "$got" -eq "$hits" ] || atf_fail "func measure ($arg): expected $hits rows, got $got"
+		# Each row's call site is one of gdb's two locations' callers.
+		awk -F'\t' 'NR > 1 { print $6 }' f.tsv | sort -u > sites
+		[ "$(wc -l < sites)" -eq "$([ $arg = crash ] && echo 2 || echo 1)" ] ||
+		    atf_fail "func measure ($arg): unexpected call sites $(cat sites)"
+	done
+}
+
+atf_test_case split_dwarf
+split_dwarf_head() { atf_set descr "-gsplit-dwarf: inlined frames come from the .dwo when it is there; without it index warns at most and does not crash"; }
+split_dwarf_body()
+{
+	need
+	command -v cc >/dev/null || atf_skip "no C compiler"
+	cp "$HWTRACE_SRC/tests/progs/inline.c" .
+	cc -std=gnu11 -O2 -g -gsplit-dwarf -static -o inl inline.c ||
+	    atf_skip "cc cannot build with -gsplit-dwarf"
+	ls ./*.dwo > /dev/null 2>&1 || atf_skip "no .dwo written"
+	# Valgrind's own DWARF reader gives up on some split-DWARF binaries
+	# ("Possibly corrupted debuginfo file"): the step source reads none.
+	source=step
+	capture s "$PWD/inl" crash
+	gdb_frames "$PWD/inl" crash
+	grep -q "^1 measure " gdb.frames ||
+	    atf_skip "gdb does not see measure through the .dwo: $(cat gdb.out)"
+	check_bt s.db base
+	rm -f ./*.dwo
+	capture n "$PWD/inl" crash
+	grep -q "without their .dwo" n.ixerr ||
+	    atf_fail "index without the .dwo did not say so: $(cat n.ixerr)"
+	"$HWTRACE" query n.db bt --format tsv > n.tsv ||
+	    atf_fail "bt without the .dwo failed"
+	awk -F'\t' 'NR > 1 { print $3 }' n.tsv | grep -q '^main$' ||
+	    atf_fail "bt without the .dwo lost main: $(cat n.tsv)"
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case bt_inlined_matches_gdb
+	atf_add_test_case func_inlined_entries
+	atf_add_test_case split_dwarf
+}
