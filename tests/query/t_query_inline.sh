@@ -119,6 +119,27 @@ func_inlined_entries_body()
 	done
 }
 
+atf_test_case tree_folded_inlined
+tree_folded_inlined_head() { atf_set descr "tree and export --folded: the calls of strlen made from the inlined measure go through a 'measure (inlined)' frame under main, ROUNDS + 1 of them as gdb's breakpoint counts"; }
+tree_folded_inlined_body()
+{
+	need
+	capture c "$HWTRACE_PROGS/inline" crash
+	hits=$(gdb_hits "$HWTRACE_PROGS/inline" crash)
+	[ -n "$hits" ] || atf_fail "gdb gave no hit count: $(cat hits.out)"
+	"$HWTRACE" query c.db tree --format tsv > tree.tsv || atf_fail "tree failed"
+	got=$(awk -F'\t' '$8 ~ /\/main\/measure \(inlined\)$/ { print $4 }' tree.tsv)
+	[ "$got" = "$hits" ] || atf_fail "tree: expected main/measure (inlined) with $hits calls (gdb), got '$got': $(grep -n measure tree.tsv)"
+	got=$(awk -F'\t' '$8 ~ /\/main\/measure \(inlined\)\/[^\/]*strlen[^\/]*$/ { print $4 }' tree.tsv)
+	[ "$got" = "$hits" ] || atf_fail "tree: expected $hits calls of strlen under measure (inlined), got '$got'"
+	got=$(awk -F'\t' '$8 ~ /\/main\/[^\/]*strlen/' tree.tsv | wc -l)
+	[ "$got" -eq 0 ] || atf_fail "tree: strlen still called from main directly: $(grep strlen tree.tsv)"
+	"$HWTRACE" query c.db export --folded f.txt > /dev/null ||
+	    atf_fail "export --folded failed"
+	grep -q ';main;measure (inlined);[^;]*strlen[^;]* [0-9]*$' f.txt ||
+	    atf_fail "folded: no main;measure (inlined);strlen stack: $(grep main f.txt)"
+}
+
 atf_test_case split_dwarf
 split_dwarf_head() { atf_set descr "-gsplit-dwarf: inlined frames come from the .dwo when it is there; without it index warns at most and does not crash"; }
 split_dwarf_body()
@@ -151,5 +172,6 @@ atf_init_test_cases()
 {
 	atf_add_test_case bt_inlined_matches_gdb
 	atf_add_test_case func_inlined_entries
+	atf_add_test_case tree_folded_inlined
 	atf_add_test_case split_dwarf
 }
