@@ -16,6 +16,7 @@
  */
 
 #include <assert.h>
+#include <sys/types.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -456,4 +457,407 @@ q_inl_named(struct hwtr_q *q, const char *pattern)
 	sqlite3_finalize(st);
 	assert(n == 0 || n == 1);
 	return (n);
+}
+
+/* ----------------------------------------------------------------- */
+/* hot --by inline                                                    */
+
+/* The inlined ranges of one image, sorted by lo. */
+struct q_inl_img {
+	int64_t		image;
+	struct {
+		uint64_t	lo, hi;
+		int64_t		depth;
+		size_t		name;	/* offset in q_inl_hot.names */
+	}		*r;
+	size_t		n, cap;
+	uint64_t	maxlen;
+};
+
+struct q_inl_hot {
+	struct q_inl_img *img;
+	size_t		nimg;
+	struct q_str	names;
+};
+
+static void
+q_inl_hot_free(struct q_inl_hot *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->nimg; i++)
+		free(h->img[i].r);
+	free(h->img);
+	free(h->names.p);
+}
+
+static int
+q_inl_hot_load(struct hwtr_q *q, struct q_inl_hot *h)
+{
+	sqlite3_stmt *st = NULL;
+	struct q_inl_img *im = NULL;
+	int rc;
+
+	if ((rc = q_prepare(q, &st, "SELECT image, lo, hi, depth, name FROM "
+	    "inlines ORDER BY image, lo")) < 0)
+		return (rc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t image = sqlite3_column_int64(st, 0);
+		const char *nm = (const char *)sqlite3_column_text(st, 4);
+		void *p;
+
+		if (im == NULL || im->image != image) {
+			p = realloc(h->img, (h->nimg + 1) * sizeof(*h->img));
+			if (p == NULL)
+				goto nomem;
+			h->img = p;
+			im = &h->img[h->nimg++];
+			memset(im, 0, sizeof(*im));
+			im->image = image;
+		}
+		if (im->n == im->cap) {
+			size_t c = im->cap ? im->cap * 2 : 64;
+
+			if ((p = realloc(im->r, c * sizeof(*im->r))) == NULL)
+				goto nomem;
+			im->r = p;
+			im->cap = c;
+		}
+		im->r[im->n].lo = (uint64_t)sqlite3_column_int64(st, 1);
+		im->r[im->n].hi = (uint64_t)sqlite3_column_int64(st, 2);
+		im->r[im->n].depth = sqlite3_column_int64(st, 3);
+		im->r[im->n].name = h->names.len;
+		q_str_puts(&h->names, nm != NULL ? nm : "??");
+		q_str_add(&h->names, "", 1);
+		if (h->names.err)
+			goto nomem;
+		if (im->r[im->n].hi - im->r[im->n].lo > im->maxlen)
+			im->maxlen = im->r[im->n].hi - im->r[im->n].lo;
+		im->n++;
+	}
+	sqlite3_finalize(st);
+	return (rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read inlines"));
+nomem:
+	sqlite3_finalize(st);
+	return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+}
+
+/* The innermost inlined range of @im at @a: its index, or -1. */
+static ssize_t
+q_inl_at(const struct q_inl_img *im, uint64_t a)
+{
+	size_t lo = 0, hi = im->n, k;
+	ssize_t best = -1;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (im->r[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (k = lo; k > 0; k--) {
+		/* No range starting this far back reaches @a. */
+		if (a - im->r[k - 1].lo >= im->maxlen)
+			break;
+		if (a < im->r[k - 1].hi && (best < 0 ||
+		    im->r[k - 1].depth > im->r[best].depth))
+			best = (ssize_t)(k - 1);
+	}
+	return (best);
+}
+
+/* One part of a block: @insns of its instructions run @name's code. */
+struct q_inl_part {
+	int64_t		block;
+	size_t		name;		/* offset in names; SIZE_MAX: its own */
+	int64_t		insns;
+};
+
+/* One row of the answer, keyed by (name, inlined, image). */
+struct q_inl_row {
+	char		*name;
+	int		inlined;
+	int64_t		image;
+	char		*path;
+	int64_t		insns;
+	uint64_t	hash;
+};
+
+struct q_inl_agg {
+	struct q_inl_part *p;
+	size_t		np, capp;
+	struct q_inl_row *r;		/* open addressing */
+	size_t		nr, capr;
+};
+
+static int
+q_inl_addpart(struct q_inl_agg *g, int64_t block, size_t name, int64_t n)
+{
+	if (g->np == g->capp) {
+		size_t c = g->capp ? g->capp * 2 : 256;
+		void *p = realloc(g->p, c * sizeof(*g->p));
+
+		if (p == NULL)
+			return (-1);
+		g->p = p;
+		g->capp = c;
+	}
+	g->p[g->np].block = block;
+	g->p[g->np].name = name;
+	g->p[g->np].insns = n;
+	g->np++;
+	return (0);
+}
+
+static int
+q_inl_partcmp(const void *a, const void *b)
+{
+	const struct q_inl_part *x = a, *y = b;
+
+	return (x->block < y->block ? -1 : x->block > y->block);
+}
+
+/*
+ * The parts of the blocks that run inlined code: a block's instructions
+ * in no inlined range are its function's, the others the innermost
+ * inlined function's, runs of one function one part.  Sorted by block.
+ */
+static int
+q_inl_parts(struct hwtr_q *q, struct q_inl_hot *h, struct q_inl_agg *g)
+{
+	sqlite3_stmt *st = NULL;
+	size_t ii = 0;
+	int rc;
+
+	if ((rc = q_prepare(q, &st, "SELECT id, image, image_addr, ninsns, "
+	    "insn_lens FROM blocks WHERE image IS NOT NULL ORDER BY "
+	    "image")) < 0)
+		return (rc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		int64_t image = sqlite3_column_int64(st, 1), k, n, own = 0;
+		uint64_t a = (uint64_t)sqlite3_column_int64(st, 2);
+		const uint8_t *lens = sqlite3_column_blob(st, 4);
+		const struct q_inl_img *im;
+		int64_t run = 0;
+		size_t rname = SIZE_MAX;
+
+		n = sqlite3_column_int64(st, 3);
+		while (ii < h->nimg && h->img[ii].image < image)
+			ii++;
+		if (ii == h->nimg || h->img[ii].image != image)
+			continue;
+		im = &h->img[ii];
+		if (lens == NULL || sqlite3_column_bytes(st, 4) < n)
+			n = 1;
+		for (k = 0; k <= n; k++) {
+			ssize_t r = k < n ? q_inl_at(im, a) : -1;
+			size_t nm = r < 0 ? SIZE_MAX : im->r[r].name;
+
+			if (r < 0 && k < n)
+				own++;
+			if (nm != rname && run > 0 &&
+			    q_inl_addpart(g, id, rname, run) < 0)
+				goto nomem;
+			if (nm != rname)
+				run = 0;
+			rname = nm;
+			run += r >= 0;
+			if (lens != NULL && k < n)
+				a += lens[k];
+		}
+		if (own < n && own > 0 &&
+		    q_inl_addpart(g, id, SIZE_MAX, own) < 0)
+			goto nomem;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return (q_dbfail(q, "cannot read blocks"));
+	if (g->np > 1)
+		qsort(g->p, g->np, sizeof(*g->p), q_inl_partcmp);
+	return (0);
+nomem:
+	sqlite3_finalize(st);
+	return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+}
+
+static int
+q_inl_count(struct q_inl_agg *g, const char *name, int inlined,
+    int64_t image, const char *path, int64_t insns)
+{
+	uint64_t hv = q_hash(name, strlen(name)) ^ (uint64_t)image * 31 ^
+	    (uint64_t)inlined;
+	struct q_inl_row *r;
+	size_t k, i;
+
+	if ((g->nr + 1) * 2 > g->capr) {
+		size_t c = g->capr ? g->capr * 2 : 256;
+		struct q_inl_row *n = calloc(c, sizeof(*n));
+
+		if (n == NULL)
+			return (-1);
+		for (i = 0; i < g->capr; i++) {
+			if (g->r[i].name == NULL)
+				continue;
+			for (k = g->r[i].hash & (c - 1); n[k].name != NULL;
+			    k = (k + 1) & (c - 1))
+				;
+			n[k] = g->r[i];
+		}
+		free(g->r);
+		g->r = n;
+		g->capr = c;
+	}
+	for (k = hv & (g->capr - 1); g->r[k].name != NULL;
+	    k = (k + 1) & (g->capr - 1)) {
+		r = &g->r[k];
+		if (r->hash == hv && r->inlined == inlined &&
+		    r->image == image && strcmp(r->name, name) == 0) {
+			r->insns += insns;
+			return (0);
+		}
+	}
+	r = &g->r[k];
+	r->name = strdup(name);
+	r->path = path != NULL ? strdup(path) : NULL;
+	if (r->name == NULL || (path != NULL && r->path == NULL)) {
+		free(r->name);
+		free(r->path);
+		r->name = NULL;
+		return (-1);
+	}
+	r->inlined = inlined;
+	r->image = image;
+	r->insns = insns;
+	r->hash = hv;
+	g->nr++;
+	return (0);
+}
+
+static int
+q_inl_rowcmp(const void *a, const void *b)
+{
+	const struct q_inl_row *x = a, *y = b;
+
+	if ((x->name == NULL) != (y->name == NULL))
+		return (x->name == NULL ? 1 : -1);
+	if (x->name == NULL)
+		return (0);
+	if (x->insns != y->insns)
+		return (x->insns > y->insns ? -1 : 1);
+	return (strcmp(x->name, y->name));
+}
+
+static void
+q_inl_agg_free(struct q_inl_agg *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->capr; i++) {
+		free(g->r[i].name);
+		free(g->r[i].path);
+	}
+	free(g->r);
+	free(g->p);
+}
+
+/* Every block's count, by its parts or whole, into @g's rows. */
+static int
+q_inl_sum(struct hwtr_q *q, const struct q_inl_hot *h, struct q_inl_agg *g,
+    int64_t thread)
+{
+	sqlite3_stmt *st = NULL;
+	size_t pi = 0;
+	int rc;
+
+	if ((rc = q_prepare(q, &st, "SELECT c.block, sum(c.count), b.ninsns, "
+	    "coalesce(s.name, '[unknown]'), b.image, i.path FROM block_counts "
+	    "c JOIN blocks b ON b.id = c.block LEFT JOIN symbols s ON s.id = "
+	    "b.symbol LEFT JOIN images i ON i.id = b.image WHERE ?1 < 0 OR "
+	    "c.thread = ?1 GROUP BY c.block ORDER BY c.block")) < 0)
+		return (rc);
+	sqlite3_bind_int64(st, 1, thread);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t blk = sqlite3_column_int64(st, 0);
+		int64_t cnt = sqlite3_column_int64(st, 1);
+		const char *fn = (const char *)sqlite3_column_text(st, 3);
+		int64_t image = sqlite3_column_int64(st, 4);
+		const char *path = (const char *)sqlite3_column_text(st, 5);
+		int e = 0;
+
+		while (pi < g->np && g->p[pi].block < blk)
+			pi++;
+		if (pi == g->np || g->p[pi].block != blk)
+			e = q_inl_count(g, fn, 0, image, path,
+			    cnt * sqlite3_column_int64(st, 2));
+		for (; e == 0 && pi < g->np && g->p[pi].block == blk; pi++)
+			e = q_inl_count(g, g->p[pi].name == SIZE_MAX ? fn :
+			    h->names.p + g->p[pi].name, g->p[pi].name !=
+			    SIZE_MAX, image, path, cnt * g->p[pi].insns);
+		if (e < 0) {
+			sqlite3_finalize(st);
+			return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+		}
+	}
+	sqlite3_finalize(st);
+	return (rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read blocks"));
+}
+
+int
+q_inl_hot(struct hwtr_q *q, struct hwtr_q_res **resp, int64_t thread,
+    int64_t n)
+{
+	static const char *const cols[] = { "function", "inlined", "image",
+	    "insns", "percent" };
+	struct q_inl_hot h;
+	struct q_inl_agg g;
+	int64_t total = 0;
+	size_t i;
+	int rc;
+
+	memset(&h, 0, sizeof(h));
+	memset(&g, 0, sizeof(g));
+	*resp = NULL;
+	if ((rc = q_int(q, &total, 0, "SELECT coalesce(sum(insns), 0) FROM "
+	    "threads WHERE ?1 < 0 OR id = ?1", "i", thread)) < 0)
+		return (rc);
+	if (q_inl_on(q) && ((rc = q_inl_hot_load(q, &h)) < 0 ||
+	    (rc = q_inl_parts(q, &h, &g)) < 0))
+		goto out;
+	if ((rc = q_inl_sum(q, &h, &g, thread)) < 0)
+		goto out;
+	if (g.capr > 0)
+		qsort(g.r, g.capr, sizeof(*g.r), q_inl_rowcmp);
+	if ((rc = q_res_new(resp, HWTR_NELEM(cols), cols)) < 0) {
+		rc = q_fail(q, rc, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < g.nr && (n < 0 || (int64_t)i < n); i++) {
+		const struct q_inl_row *r = &g.r[i];
+
+		rc = q_res_push(*resp, HWTR_Q_TEXT, r->name);
+		rc |= q_res_push_int(*resp, r->inlined);
+		rc |= q_res_push(*resp, r->path ? HWTR_Q_TEXT : HWTR_Q_NULL,
+		    r->path);
+		rc |= q_res_push_int(*resp, r->insns);
+		rc |= q_res_pushf(*resp, HWTR_Q_REAL, "%.2f", total > 0 ?
+		    100.0 * (double)r->insns / (double)total : 0.0);
+		if (rc != 0) {
+			rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+			goto out;
+		}
+		if ((rc = q_res_row_end(q, *resp)) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	if (rc < 0) {
+		hwtr_q_res_free(*resp);
+		*resp = NULL;
+	}
+	q_inl_agg_free(&g);
+	q_inl_hot_free(&h);
+	return (rc);
 }

@@ -486,5 +486,12 @@ int q_inl_named(struct hwtr_q *q, const char *pattern);
  */
 int q_inl_entries(struct hwtr_q *q, struct hwtr_q_res *res,
     const char *pattern, int64_t thread);
+/*
+ * hot --by inline: instructions by function, those of inlined code by the
+ * innermost function inlined there (columns function, inlined, image,
+ * insns, percent), the @n largest, of thread @thread (-1: all).
+ */
+int q_inl_hot(struct hwtr_q *q, struct hwtr_q_res **resp, int64_t thread,
+    int64_t n);
 
 #endif /* !HWTR_Q_INT_H */

@@ -1329,6 +1329,13 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 		return (q_hot_lines(q, req, resp));
 	if ((rc = q_range_depth(q, req, "hot", &r, 0)) < 0)
 		return (rc);
+	if (strcmp(by, "inline") == 0) {
+		if (r.on || r.cnt)
+			return (q_fail(q, -HWTR_E_INVAL, "hot --by inline: "
+			    "counts of whole threads only (no --from, --to or "
+			    "--depth)"));
+		return (q_inl_hot(q, resp, req->thread, n));
+	}
 	if (r.cnt) {
 		/* --depth: what ran that deep (q_walk.c). */
 		src = Q_DEPTH_COUNTS;
@@ -1382,7 +1389,7 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 		    "LIMIT ?2", "ii", req->thread, n));
 	} else
 		return (q_fail(q, -HWTR_E_INVAL, "hot: unknown --by '%s' "
-		    "(function, line, image, block or edge)", by));
+		    "(function, inline, line, image, block or edge)", by));
 	/* @T: the total, @S: the counts. */
 	for (; *sel != '\0'; sel++)
 		if (sel[0] == '@' && (sel[1] == 'T' || sel[1] == 'S')) {

@@ -140,6 +140,49 @@ tree_folded_inlined_body()
 	    atf_fail "folded: no main;measure (inlined);strlen stack: $(grep main f.txt)"
 }
 
+atf_test_case hot_by_inline
+hot_by_inline_head() { atf_set descr "hot --by inline: measure's instructions are its inlined loop instance's instructions (readelf's DWARF range, objdump's instructions in it) times ROUNDS, and the rows add up to every instruction"; }
+hot_by_inline_body()
+{
+	need
+	command -v readelf >/dev/null && command -v objdump >/dev/null ||
+	    atf_skip "binutils are not installed"
+	prog=$HWTRACE_PROGS/inline
+	rounds=$(sed -n 's/^#define ROUNDS[	 ]*\([0-9]*\)$/\1/p' \
+	    "$HWTRACE_SRC/tests/progs/inline.c")
+	loop=$(grep -n 't += measure(word);' "$HWTRACE_SRC/tests/progs/inline.c" |
+	    cut -d: -f1)
+	# The loop's instance: DW_AT_low_pc and DW_AT_high_pc (a length)
+	# of the inlined subroutine called at that line.
+	readelf --debug-dump=info "$prog" 2>/dev/null | awk -v line="$loop" '
+	    /DW_TAG_inlined_subroutine/ { lo = ""; len = ""; inl = 1; next }
+	    /Abbrev Number/ { inl = 0 }
+	    inl && /DW_AT_low_pc/ { lo = $NF }
+	    inl && /DW_AT_high_pc/ { len = $NF }
+	    inl && /DW_AT_call_line/ && $NF == line && lo != "" && len != "" {
+		print lo, len; exit }' > range
+	[ -s range ] || atf_skip "no contiguous inlined instance at line $loop"
+	read lo len < range
+	hi=$(printf '%#x' $((lo + len)))
+	objdump -d --no-show-raw-insn --start-address="$lo" \
+	    --stop-address="$hi" "$prog" | grep -E '^ +[0-9a-f]+:' > insns
+	grep -Eq '	j' insns && atf_skip "the instance branches inside: $(cat insns)"
+	want=$(( $(wc -l < insns) * rounds ))
+	[ "$want" -gt 0 ] || atf_fail "objdump gave no instructions in $lo-$hi"
+	capture ok "$prog" ok
+	"$HWTRACE" query ok.db hot --by inline -n 100000 --format tsv > hot.tsv ||
+	    atf_fail "hot --by inline failed"
+	head -n 1 hot.tsv | grep -q "^function	inlined	image	insns	percent$" ||
+	    atf_fail "unexpected columns: $(head -n 1 hot.tsv)"
+	got=$(awk -F'\t' '$1 == "measure" && $2 == 1 { print $4 }' hot.tsv)
+	[ "$got" = "$want" ] || atf_fail "measure (inlined): expected $want instructions ($(wc -l < insns) in $lo-$hi, $rounds times), got '$got'"
+	total=$(awk -F'\t' 'NR > 1 { s += $4 } END { print s }' hot.tsv)
+	insns=$("$HWTRACE" query ok.db threads --format tsv | awk -F'\t' '
+	    NR == 1 { for (i = 1; i <= NF; i++) if ($i == "insns") c = i }
+	    NR > 1 { s += $c } END { print s }')
+	[ "$total" = "$insns" ] || atf_fail "rows add up to $total instructions, the threads ran $insns"
+}
+
 atf_test_case split_dwarf
 split_dwarf_head() { atf_set descr "-gsplit-dwarf: inlined frames come from the .dwo when it is there; without it index warns at most and does not crash"; }
 split_dwarf_body()
@@ -173,5 +216,6 @@ atf_init_test_cases()
 	atf_add_test_case bt_inlined_matches_gdb
 	atf_add_test_case func_inlined_entries
 	atf_add_test_case tree_folded_inlined
+	atf_add_test_case hot_by_inline
 	atf_add_test_case split_dwarf
 }
