@@ -163,15 +163,17 @@ q_inl_site(struct q_inl_ent *e, int64_t inst, const char *site)
  * outermost one.
  */
 #define Q_INL_BLK_SQL							\
+	"WITH m AS MATERIALIZED (SELECT * FROM inlines WHERE name = ?1 "	\
+	"UNION SELECT * FROM inlines WHERE (?2 AND name GLOB ?1) OR (name > "	\
+	"?1 AND name < ?1 || '~' AND name GLOB ?1 || '(*')), "		\
+	"o AS MATERIALIZED (SELECT * FROM m WHERE NOT EXISTS (SELECT 1 FROM "	\
+	"m x WHERE x.image = m.image AND x.name = m.name AND x.depth < "	\
+	"m.depth AND x.lo <= m.lo AND m.hi <= x.hi)) "			\
 	"SELECT b.id, b.image_addr, b.size, b.ninsns, b.insn_lens, i.lo, "	\
-	"i.hi, i.inst, f.path || ':' || i.call_line, s.name FROM inlines i "	\
+	"i.hi, i.inst, f.path || ':' || i.call_line, s.name FROM o i "	\
 	"JOIN blocks b ON b.image = i.image AND b.image_addr < i.hi AND "	\
 	"b.image_addr + b.size > i.lo LEFT JOIN files f ON f.id = "	\
-	"i.call_file LEFT JOIN symbols s ON s.id = b.symbol WHERE "	\
-	"(i.name = ?1 OR (?2 AND i.name GLOB ?1) OR i.name GLOB ?1 || '(*') "	\
-	"AND NOT EXISTS (SELECT 1 FROM inlines o WHERE o.image = i.image AND "	\
-	"o.name = i.name AND o.depth < i.depth AND o.lo <= i.lo AND "	\
-	"i.hi <= o.hi) ORDER BY b.id"
+	"i.call_file LEFT JOIN symbols s ON s.id = b.symbol ORDER BY b.id"
 
 /* Mark the instructions of block @b in [lo, hi) as instance @inst. */
 static int
@@ -416,7 +418,8 @@ q_inl_entries(struct hwtr_q *q, struct hwtr_q_res *res, const char *pattern,
 	int rc;
 
 	memset(&e, 0, sizeof(e));
-	if (!q_inl_on(q))
+	/* Most names were never inlined: one look at the name index. */
+	if (!q_inl_named(q, pattern))
 		return (0);
 	if ((rc = q_inl_blocks(q, &e, pattern)) < 0 || e.nblk == 0)
 		goto out;
@@ -447,8 +450,9 @@ q_inl_named(struct hwtr_q *q, const char *pattern)
 	int rc, n = 0;
 
 	if (!q_inl_on(q) || q_prepare(q, &st, "SELECT 1 FROM inlines WHERE "
-	    "name = ?1 OR (?2 AND name GLOB ?1) OR name GLOB ?1 || '(*' "
-	    "LIMIT 1") < 0)
+	    "name = ?1 UNION ALL SELECT 1 FROM inlines WHERE (?2 AND name "
+	    "GLOB ?1) OR (name > ?1 AND name < ?1 || '~' AND name GLOB ?1 || "
+	    "'(*') LIMIT 1") < 0)
 		return (0);
 	sqlite3_bind_text(st, 1, pattern, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int(st, 2, strpbrk(pattern, "*?[") != NULL);
