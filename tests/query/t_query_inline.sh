@@ -141,7 +141,7 @@ tree_folded_inlined_body()
 }
 
 atf_test_case hot_by_inline
-hot_by_inline_head() { atf_set descr "hot --by inline: measure's instructions are its inlined loop instance's instructions (readelf's DWARF range, objdump's instructions in it) times ROUNDS, and the rows add up to every instruction"; }
+hot_by_inline_head() { atf_set descr "hot --by inline and annotate: measure's instructions are its inlined loop instance's instructions (readelf's DWARF range, objdump's instructions in it) times ROUNDS, and hot's rows add up to every instruction"; }
 hot_by_inline_body()
 {
 	need
@@ -176,6 +176,12 @@ hot_by_inline_body()
 	    atf_fail "unexpected columns: $(head -n 1 hot.tsv)"
 	got=$(awk -F'\t' '$1 == "measure" && $2 == 1 { print $4 }' hot.tsv)
 	[ "$got" = "$want" ] || atf_fail "measure (inlined): expected $want instructions ($(wc -l < insns) in $lo-$hi, $rounds times), got '$got'"
+	# annotate: the same instructions marked inlined from measure.
+	"$HWTRACE" query ok.db annotate main --format tsv > ann.tsv ||
+	    atf_fail "annotate main failed"
+	got=$(awk -F'\t' 'NR > 1 && $8 == "measure" { n++; s += $3 }
+	    END { print n + 0, s + 0 }' ann.tsv)
+	[ "$got" = "$(wc -l < insns | tr -d ' ') $want" ] || atf_fail "annotate main: expected $(wc -l < insns | tr -d ' ') instructions inlined from measure executed $want times in all, got '$got'"
 	total=$(awk -F'\t' 'NR > 1 { s += $4 } END { print s }' hot.tsv)
 	insns=$("$HWTRACE" query ok.db threads --format tsv | awk -F'\t' '
 	    NR == 1 { for (i = 1; i <= NF; i++) if ($i == "insns") c = i }
