@@ -90,6 +90,9 @@ inl_add(struct inl_cu *c, Dwarf_Die *die, int depth, int64_t parent,
 	ptrdiff_t off = 0;
 	int32_t file = -1, line = 0;
 	char *name = NULL;
+	Dwarf_Addr entry = 0;
+	int has_entry;
+	size_t first = e->ninls, i;
 
 	if (dwarf_attr(die, DW_AT_call_file, &a) != NULL &&
 	    dwarf_formudata(&a, &w) == 0 && (file = inl_file(c, w)) == -3)
@@ -97,6 +100,11 @@ inl_add(struct inl_cu *c, Dwarf_Die *die, int depth, int64_t parent,
 	if (dwarf_attr(die, DW_AT_call_line, &a) != NULL &&
 	    dwarf_formudata(&a, &w) == 0 && w <= INT32_MAX)
 		line = (int32_t)w;
+	/*
+	 * Where gdb puts a breakpoint on it: DW_AT_entry_pc, else low_pc,
+	 * else the first range (set below).
+	 */
+	has_entry = dwarf_entrypc(die, &entry) == 0;
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		struct ix_inl *r;
 
@@ -130,8 +138,20 @@ inl_add(struct inl_cu *c, Dwarf_Die *die, int depth, int64_t parent,
 		}
 		if (r->name == NULL)
 			goto nomem;
+		if (!has_entry) {
+			entry = lo;
+			has_entry = 1;
+		}
 		e->ninls++;
 	}
+	/* An entry outside every range (bad DWARF): the first range's. */
+	for (i = first; i < e->ninls; i++)
+		if (entry >= e->inls[i].lo && entry < e->inls[i].hi)
+			break;
+	if (i == e->ninls && first < e->ninls)
+		entry = e->inls[first].lo;
+	for (i = first; i < e->ninls; i++)
+		e->inls[i].entry = entry;
 	free(name);
 	return (0);
 nomem:

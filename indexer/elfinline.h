@@ -21,6 +21,7 @@ struct ix_elf;
 /* One address range of one inlined instance (an instance may have many). */
 struct ix_inl {
 	uint64_t	lo, hi;		/* link-time, [lo, hi) */
+	uint64_t	entry;		/* the instance's entry (gdb's break) */
 	int64_t		inst;		/* instance, from 1 within the image */
 	int64_t		parent;		/* enclosing instance, 0: none */
 	int32_t		depth;		/* 1: inlined into a real function */

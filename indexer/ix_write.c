@@ -231,7 +231,7 @@ write_inlines(struct run *r)
 	int rc;
 
 	if ((rc = st_prep(r, &s, "INSERT INTO inlines VALUES "
-	    "(?,?,?,?,?,?,?,?,?)")) < 0)
+	    "(?,?,?,?,?,?,?,?,?,?)")) < 0)
 		return (rc);
 	for (i = 0, rc = 0; i < r->nimgs && rc == 0; i++) {
 		const struct ix_elf *e = &r->imgs[i].elf;
@@ -246,6 +246,7 @@ write_inlines(struct run *r)
 			b_int(&s, (int64_t)i + 1);
 			b_int(&s, (int64_t)n->lo);
 			b_int(&s, (int64_t)n->hi);
+			b_int(&s, (int64_t)n->entry);
 			b_int(&s, n->inst);
 			b_int(&s, n->depth);
 			b_text(&s, n->name);

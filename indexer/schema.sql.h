@@ -155,6 +155,7 @@
 "  image INTEGER NOT NULL REFERENCES images(id),\n"			\
 "  lo INTEGER NOT NULL,\n"						\
 "  hi INTEGER NOT NULL,\n"						\
+"  entry INTEGER NOT NULL,\n"						\
 "  inst INTEGER NOT NULL,\n"						\
 "  depth INTEGER NOT NULL,\n"						\
 "  name TEXT NOT NULL,\n"						\

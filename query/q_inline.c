@@ -7,11 +7,16 @@
 /*
  * Inlined frames (the inlines table, hwtrace-db(5)): the chain of inlined
  * instances at an address, for bt, and the entries into the instances of
- * a function, for func.  An entry is an executed instruction inside an
- * instance whose predecessor in its thread was outside it, reached by
- * anything but a return: coming back from a function the instance calls
- * is not entering it again (gdb stops once per entry at a breakpoint on
- * an inlined function).  Entries are found at query time from the blocks
+ * a function, for func.  An entry is an execution of an instance's entry
+ * instruction (DW_AT_entry_pc, where gdb breaks on an inlined function)
+ * whose predecessor in its frame was outside the instance (a loop back
+ * to the entry from inside is not a new entry; leaving an interleaved
+ * range for a caller's instruction and coming back is not either; a
+ * jump into the instance past its entry is not counted): after a return
+ * the predecessor is the call instruction before the return address, so
+ * that coming back from a function the instance calls is not entering it
+ * again, and returning from a call made just before it is (gdb stops once
+ * per entry at a breakpoint on an inlined function).  Entries are found at query time from the blocks
  * and the execution order; nothing is stored per entry.
  */
 
@@ -100,10 +105,12 @@ struct q_inl_hit {
 
 struct q_inl_blk {
 	int64_t		id;
-	int64_t		first, last;	/* instance of its first, last insn */
+	int64_t		first;		/* instance entered at its first insn */
+	int64_t		last;		/* instance of its last insn */
 	struct q_inl_hit *hits;		/* entries inside it (k > 0) */
 	size_t		nhits;
 	int64_t		site0;		/* the first instruction's site */
+	int64_t		before;		/* instance of the byte before it */
 	char		*caller;
 };
 
@@ -170,15 +177,18 @@ q_inl_site(struct q_inl_ent *e, int64_t inst, const char *site)
 	"m x WHERE x.image = m.image AND x.name = m.name AND x.depth < "	\
 	"m.depth AND x.lo <= m.lo AND m.hi <= x.hi)) "			\
 	"SELECT b.id, b.image_addr, b.size, b.ninsns, b.insn_lens, i.lo, "	\
-	"i.hi, i.inst, f.path || ':' || i.call_line, s.name FROM o i "	\
+	"i.hi, i.inst, f.path || ':' || i.call_line, s.name, i.entry "	\
+	"FROM o i "							\
 	"JOIN blocks b ON b.image = i.image AND b.image_addr < i.hi AND "	\
 	"b.image_addr + b.size > i.lo LEFT JOIN files f ON f.id = "	\
 	"i.call_file LEFT JOIN symbols s ON s.id = b.symbol ORDER BY b.id"
 
 /* Mark the instructions of block @b in [lo, hi) as instance @inst. */
 static int
-q_inl_mark(struct q_inl_blk *b, int64_t *insts, sqlite3_stmt *st)
+q_inl_mark(struct q_inl_blk *b, int64_t *insts, int64_t *ents,
+    sqlite3_stmt *st)
 {
+	uint64_t entry = (uint64_t)sqlite3_column_int64(st, 10);
 	const uint8_t *lens = sqlite3_column_blob(st, 4);
 	int64_t ninsns = sqlite3_column_int64(st, 3);
 	uint64_t a = (uint64_t)sqlite3_column_int64(st, 1);
@@ -186,42 +196,53 @@ q_inl_mark(struct q_inl_blk *b, int64_t *insts, sqlite3_stmt *st)
 	uint64_t hi = (uint64_t)sqlite3_column_int64(st, 6);
 	int64_t inst = sqlite3_column_int64(st, 7), k;
 
+	/* A return to the block comes back from a call just before it. */
+	if (a > lo && a - 1 < hi)
+		b->before = inst;
 	if (lens == NULL || sqlite3_column_bytes(st, 4) < ninsns) {
 		/* Lengths unknown: the first instruction alone. */
 		if (a >= lo && a < hi)
 			insts[0] = inst;
+		if (a == entry)
+			ents[0] = inst;
 		return (0);
 	}
 	for (k = 0; k < ninsns; k++) {
 		if (a >= lo && a < hi)
 			insts[k] = inst;
+		if (a == entry)
+			ents[k] = inst;
 		a += lens[k];
 	}
-	(void)b;
 	return (0);
 }
 
-/* One candidate block's first, last and inner entries from @insts. */
+/*
+ * One candidate block's entries: the instance entered at its first
+ * instruction (when it is the instance's entry), its last instruction's
+ * instance, and the entries inside it (an entry instruction after one
+ * outside its instance).
+ */
 static int
 q_inl_close(struct q_inl_ent *e, struct q_inl_blk *b, const int64_t *insts,
-    int64_t ninsns, int64_t *sitebyk)
+    const int64_t *ents, int64_t ninsns, int64_t *sitebyk)
 {
 	int64_t k;
 
-	b->first = insts[0];
+	b->first = ents[0];
 	b->last = insts[ninsns - 1];
 	b->site0 = sitebyk[0];
 	for (k = 1; k < ninsns; k++) {
 		struct q_inl_hit *h;
 
-		if (insts[k] == 0 || insts[k] == insts[k - 1])
+		if (ents[k] == 0 || ents[k] == insts[k - 1])
 			continue;
 		h = realloc(b->hits, (b->nhits + 1) * sizeof(*h));
 		if (h == NULL)
 			return (-1);
 		b->hits = h;
 		h[b->nhits].k = (int32_t)k;
-		h[b->nhits].inst = insts[k];
+		h[b->nhits].inst = ents[k];
 		h[b->nhits].site = sitebyk[k];
 		b->nhits++;
 	}
@@ -233,7 +254,8 @@ static int
 q_inl_blocks(struct hwtr_q *q, struct q_inl_ent *e, const char *pattern)
 {
 	sqlite3_stmt *st = NULL;
-	int64_t *insts = NULL, *sitebyk = NULL, ninsns = 0, cur = -1, k;
+	int64_t *insts = NULL, *ents = NULL, *sitebyk = NULL, ninsns = 0;
+	int64_t cur = -1, k;
 	size_t cap = 0;
 	int rc;
 
@@ -249,16 +271,18 @@ q_inl_blocks(struct hwtr_q *q, struct q_inl_ent *e, const char *pattern)
 
 		if (id != cur) {
 			if (cur >= 0 && q_inl_close(e, &e->blk[e->nblk - 1],
-			    insts, ninsns, sitebyk) < 0)
+			    insts, ents, ninsns, sitebyk) < 0)
 				goto nomem;
 			ninsns = sqlite3_column_int64(st, 3);
 			if (ninsns <= 0)
 				ninsns = 1;
 			free(insts);
+			free(ents);
 			free(sitebyk);
 			insts = calloc((size_t)ninsns, sizeof(*insts));
+			ents = calloc((size_t)ninsns, sizeof(*ents));
 			sitebyk = calloc((size_t)ninsns, sizeof(*sitebyk));
-			if (insts == NULL || sitebyk == NULL)
+			if (insts == NULL || ents == NULL || sitebyk == NULL)
 				goto nomem;
 			if (e->nblk == cap) {
 				size_t n = cap ? cap * 2 : 64;
@@ -279,7 +303,7 @@ q_inl_blocks(struct hwtr_q *q, struct q_inl_ent *e, const char *pattern)
 		}
 		if ((site = q_inl_site(e, sqlite3_column_int64(st, 7), cs)) < 0)
 			goto nomem;
-		q_inl_mark(&e->blk[e->nblk - 1], insts, st);
+		q_inl_mark(&e->blk[e->nblk - 1], insts, ents, st);
 		for (k = 0; k < ninsns; k++)
 			if (insts[k] == sqlite3_column_int64(st, 7))
 				sitebyk[k] = site;
@@ -289,14 +313,15 @@ q_inl_blocks(struct hwtr_q *q, struct q_inl_ent *e, const char *pattern)
 		goto out;
 	}
 	rc = 0;
-	if (cur >= 0 && q_inl_close(e, &e->blk[e->nblk - 1], insts, ninsns,
-	    sitebyk) < 0)
+	if (cur >= 0 && q_inl_close(e, &e->blk[e->nblk - 1], insts, ents,
+	    ninsns, sitebyk) < 0)
 		goto nomem;
 	goto out;
 nomem:
 	rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 out:
 	free(insts);
+	free(ents);
 	free(sitebyk);
 	sqlite3_finalize(st);
 	return (rc);
@@ -394,7 +419,12 @@ q_inl_thread(struct hwtr_q *q, const struct q_inl_ent *e, sqlite3_stmt *ex,
 			prev_inst = 0;
 			continue;
 		}
-		if (b->first != 0 && b->first != prev_inst && !ret &&
+		/*
+		 * After a return the instruction before in this frame is the
+		 * call just before the block, not the callee's return.
+		 */
+		if (b->first != 0 && b->first != (ret ? b->before :
+		    prev_inst) &&
 		    (rc = q_inl_row(q, res, name, thread, b->caller,
 		    e->sites[b->site0], seq, insn)) < 0)
 			return (rc);

@@ -11,7 +11,8 @@
  * NULL, so that the program dies of SIGSEGV inside the C library's strlen
  * called from the inlined measure.  Known by construction: measure is
  * entered ROUNDS times (ROUNDS + 1 with "crash"); gdb's bt at the crash
- * shows strlen, measure, main.
+ * shows strlen, measure, main.  twice() is inlined where the return from
+ * the call of bump() lands: it is entered ROUNDS times, each by a return.
  */
 
 #include <stdio.h>
@@ -22,6 +23,21 @@
 /* Read through volatiles so that the compiler cannot fold them. */
 const char *volatile nothing;
 const char *volatile word = "inlined";
+
+__attribute__((noinline)) size_t
+bump(size_t n)
+{
+	__asm__ volatile("" : "+r"(n));
+	return (n + 1);
+}
+
+static inline __attribute__((always_inline)) size_t
+twice(size_t n)
+{
+	n = n * 2 + 7;
+	__asm__ volatile("" : "+r"(n));
+	return (n ^ (n >> 3));
+}
 
 static inline __attribute__((always_inline)) size_t
 measure(const char *s)
@@ -39,6 +55,8 @@ main(int argc, char **argv)
 
 	for (i = 0; i < ROUNDS; i++)
 		t += measure(word);
+	for (i = 0; i < ROUNDS; i++)
+		t += twice(bump((size_t)i));
 	printf("inline: %zu\n", t);
 	if (argc > 1 && strcmp(argv[1], "crash") == 0) {
 		fflush(stdout);

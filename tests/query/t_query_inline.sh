@@ -82,13 +82,13 @@ bt_inlined_matches_gdb_body()
 	check_bt c.db
 }
 
-# gdb_hits PROG ARG...: how many times gdb's breakpoint on measure (one
-# location per inlined instance) is hit in a run.
+# gdb_hits PROG ARG [FUNC]: how many times gdb's breakpoint on FUNC
+# (default measure; one location per inlined instance) is hit in a run.
 gdb_hits()
 {
-	printf '%s\n' 'set pagination off' 'break measure' 'commands' \
+	printf '%s\n' 'set pagination off' "break ${3:-measure}" 'commands' \
 	    'silent' 'continue' 'end' 'run' 'info breakpoints' > hits.gdb
-	gdb -nx -batch -x hits.gdb --args "$@" > hits.out 2>&1 < /dev/null
+	gdb -nx -batch -x hits.gdb --args "$1" "$2" > hits.out 2>&1 < /dev/null
 	sed -n 's/.*breakpoint already hit \([0-9]*\) time.*/\1/p' hits.out
 }
 
@@ -112,6 +112,14 @@ func_inlined_entries_body()
 		[ "$got" -eq "$hits" ] || atf_fail "func measure ($arg): expected $hits inlined entries (gdb), got $got: $(cat f.tsv)"
 		got=$(awk -F'\t' 'NR > 1' f.tsv | wc -l)
 		[ "$got" -eq "$hits" ] || atf_fail "func measure ($arg): expected $hits rows, got $got"
+		# twice() is entered by the returns from bump(), its range
+		# interleaved with main's instructions.
+		twice=$(gdb_hits "$HWTRACE_PROGS/inline" "$arg" twice)
+		[ "$twice" = "$rounds" ] || atf_fail "gdb: expected $rounds hits of twice ($arg), got '$twice': $(cat hits.out)"
+		"$HWTRACE" query "$arg.db" func twice --format tsv > t.tsv ||
+		    atf_fail "func twice failed"
+		got=$(awk -F'\t' 'NR > 1 && $14 == "inlined" && $4 == "twice"' t.tsv | wc -l)
+		[ "$got" -eq "$twice" ] || atf_fail "func twice ($arg): expected $twice inlined entries (gdb), got $got: $(cat t.tsv)"
 		# Each row's call site is one of gdb's two locations' callers.
 		awk -F'\t' 'NR > 1 { print $6 }' f.tsv | sort -u > sites
 		[ "$(wc -l < sites)" -eq "$([ $arg = crash ] && echo 2 || echo 1)" ] ||
