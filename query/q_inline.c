@@ -16,12 +16,15 @@
  * the predecessor is the call instruction before the return address, so
  * that coming back from a function the instance calls is not entering it
  * again, and returning from a call made just before it is (gdb stops once
- * per entry at a breakpoint on an inlined function).  Entries are found at query time from the blocks
- * and the execution order; nothing is stored per entry.
+ * per entry at a breakpoint on an inlined function).  Entries are found
+ * at query time from the blocks and the execution order; nothing is
+ * stored per entry.  hot --by inline splits blocks by the innermost
+ * inlined range of each instruction.
  */
 
-#include <assert.h>
 #include <sys/types.h>
+
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +94,67 @@ q_inl_chain_free(struct q_inl_frame *f, size_t n)
 		free(f[i].name);
 		free(f[i].site);
 	}
+}
+
+/* ----------------------------------------------------------------- */
+/* bt's rows (q_verbs.c)                                              */
+
+/* One row of bt (q_verbs.c: q_bt_cols). */
+int
+q_bt_row(struct hwtr_q *q, struct hwtr_q_res *res, int64_t thread,
+    int64_t frame, const char *func, int has_addr, uint64_t addr,
+    const char *line, int64_t call, int64_t insn, int inlined)
+{
+	int rc;
+
+	rc = q_res_push_int(res, thread);
+	rc |= q_res_push_int(res, frame);
+	rc |= q_res_push(res, func ? HWTR_Q_TEXT : HWTR_Q_NULL, func);
+	if (has_addr)
+		rc |= q_res_pushf(res, HWTR_Q_TEXT, "%#llx",
+		    (unsigned long long)addr);
+	else
+		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
+	rc |= q_res_push(res, line ? HWTR_Q_TEXT : HWTR_Q_NULL, line);
+	if (call >= 0)
+		rc |= q_res_push_int(res, call);
+	else
+		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
+	if (insn >= 0)
+		rc |= q_res_push_int(res, insn);
+	else
+		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
+	rc |= q_res_push_int(res, inlined);
+	if (rc != 0)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	return (q_res_row_end(q, res));
+}
+
+/*
+ * A frame at @addr, after the frames of the functions inlined there
+ * (innermost first, as gdb shows them): the innermost is at @line, each
+ * one outside at the call site of the one inside it.  Every frame of the
+ * chain has the same address; the call is the real frame's.
+ */
+int
+q_bt_frame(struct hwtr_q *q, sqlite3_stmt **chain, int inl,
+    struct hwtr_q_res *res, int64_t thread, int64_t *frame, const char *func,
+    int has_addr, uint64_t addr, const char *line, int64_t call, int64_t insn)
+{
+	struct q_inl_frame ch[32];
+	size_t n = 0, i;
+	int rc = 0;
+
+	if (has_addr && inl)
+		rc = q_inl_chain(q, chain, addr, ch, HWTR_NELEM(ch), &n);
+	for (i = 0; i < n && rc == 0; i++)
+		rc = q_bt_row(q, res, thread, (*frame)++, ch[i].name, 1, addr,
+		    i == 0 ? line : ch[i - 1].site, -1, insn, 1);
+	if (rc == 0)
+		rc = q_bt_row(q, res, thread, (*frame)++, func, has_addr, addr,
+		    n > 0 ? ch[n - 1].site : line, call, insn, 0);
+	q_inl_chain_free(ch, n);
+	return (rc);
 }
 
 /* ----------------------------------------------------------------- */

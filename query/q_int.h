@@ -478,6 +478,18 @@ int q_inl_on(struct hwtr_q *q);
 int q_inl_chain(struct hwtr_q *q, sqlite3_stmt **stp, uint64_t addr,
     struct q_inl_frame *out, size_t max, size_t *np);
 void q_inl_chain_free(struct q_inl_frame *f, size_t n);
+/*
+ * bt: one row (columns thread, frame, function, address, line, call,
+ * insn, inlined; @call, @insn -1: NULL), and a frame at @addr after one
+ * row per function inlined there (@inl: the database has inlines; *@chain
+ * the statement of q_inl_chain), numbered from *@frame on.
+ */
+int q_bt_row(struct hwtr_q *q, struct hwtr_q_res *res, int64_t thread,
+    int64_t frame, const char *func, int has_addr, uint64_t addr,
+    const char *line, int64_t call, int64_t insn, int inlined);
+int q_bt_frame(struct hwtr_q *q, sqlite3_stmt **chain, int inl,
+    struct hwtr_q_res *res, int64_t thread, int64_t *frame, const char *func,
+    int has_addr, uint64_t addr, const char *line, int64_t call, int64_t insn);
 /* Whether a function named @pattern was inlined somewhere. */
 int q_inl_named(struct hwtr_q *q, const char *pattern);
 /*

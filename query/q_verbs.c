@@ -297,63 +297,6 @@ struct q_bt {
 	int		inl;		/* the database has inlines */
 };
 
-static int
-q_bt_row(struct hwtr_q *q, struct hwtr_q_res *res, int64_t thread,
-    int64_t frame, const char *func, int has_addr, uint64_t addr,
-    const char *line, int64_t call, int64_t insn, int inlined)
-{
-	int rc;
-
-	rc = q_res_push_int(res, thread);
-	rc |= q_res_push_int(res, frame);
-	rc |= q_res_push(res, func ? HWTR_Q_TEXT : HWTR_Q_NULL, func);
-	if (has_addr)
-		rc |= q_res_pushf(res, HWTR_Q_TEXT, "%#llx",
-		    (unsigned long long)addr);
-	else
-		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
-	rc |= q_res_push(res, line ? HWTR_Q_TEXT : HWTR_Q_NULL, line);
-	if (call >= 0)
-		rc |= q_res_push_int(res, call);
-	else
-		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
-	if (insn >= 0)
-		rc |= q_res_push_int(res, insn);
-	else
-		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
-	rc |= q_res_push_int(res, inlined);
-	if (rc != 0)
-		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	return (q_res_row_end(q, res));
-}
-
-/*
- * A frame at @addr, after the frames of the functions inlined there
- * (innermost first, as gdb shows them): the innermost is at @line, each
- * one outside at the call site of the one inside it.  Every frame of the
- * chain has the same address; the call is the real frame's.
- */
-static int
-q_bt_frame(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
-    int64_t thread, int64_t *frame, const char *func, int has_addr,
-    uint64_t addr, const char *line, int64_t call, int64_t insn)
-{
-	struct q_inl_frame ch[32];
-	size_t n = 0, i;
-	int rc = 0;
-
-	if (has_addr && bt->inl)
-		rc = q_inl_chain(q, &bt->chain, addr, ch, HWTR_NELEM(ch), &n);
-	for (i = 0; i < n && rc == 0; i++)
-		rc = q_bt_row(q, res, thread, (*frame)++, ch[i].name, 1, addr,
-		    i == 0 ? line : ch[i - 1].site, -1, insn, 1);
-	if (rc == 0)
-		rc = q_bt_row(q, res, thread, (*frame)++, func, has_addr, addr,
-		    n > 0 ? ch[n - 1].site : line, call, insn, 0);
-	q_inl_chain_free(ch, n);
-	return (rc);
-}
-
 static const char *
 q_coltext(sqlite3_stmt *st, int c)
 {
@@ -443,8 +386,9 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 		} else
 			implicit = 0;
 		if (implicit) {
-			if ((rc = q_bt_frame(q, bt, res, thread, &frame, func,
-			    1, addr, line, -1, cut ? -1 : insn)) < 0)
+			if ((rc = q_bt_frame(q, &bt->chain, bt->inl, res,
+			    thread, &frame, func, 1, addr, line, -1,
+			    cut ? -1 : insn)) < 0)
 				goto out;
 			free(func);
 			free(line);
@@ -501,9 +445,9 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 			}
 			if (func == NULL && q_bt_symname(bt, sym, has_sym))
 				func = strdup(q_bt_symname(bt, sym, has_sym));
-			if ((rc = q_bt_frame(q, bt, res, thread, &frame, func,
-			    has_addr, addr, line, cut ? -1 : id,
-			    cut ? -1 : insn)) < 0)
+			if ((rc = q_bt_frame(q, &bt->chain, bt->inl, res,
+			    thread, &frame, func, has_addr, addr, line,
+			    cut ? -1 : id, cut ? -1 : insn)) < 0)
 				goto out;
 			free(func);
 			free(line);
@@ -515,8 +459,9 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 		}
 		id = has_parent ? parent : -1;
 	}
-	if (frame == 0 && (rc = q_bt_frame(q, bt, res, thread, &frame, func,
-	    has_addr, addr, line, -1, cut ? -1 : insn)) < 0)
+	if (frame == 0 && (rc = q_bt_frame(q, &bt->chain, bt->inl, res,
+	    thread, &frame, func, has_addr, addr, line, -1,
+	    cut ? -1 : insn)) < 0)
 		goto out;
 	/*
 	 * The outermost frame decoded was entered before the window: its
