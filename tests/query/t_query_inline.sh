@@ -6,7 +6,8 @@
 # checked against gdb, which builds its inline frames from the same DWARF
 # entries without sharing code with hwtrace: bt's frames against gdb's bt
 # at the crash, func's entries against the hits of gdb's breakpoint on
-# the inlined function and the count known by construction.
+# the inlined function and the count known by construction; the same
+# with the fixture built by clang and with -gsplit-dwarf.
 
 . "$(atf_get_srcdir)/../env.sh"
 
@@ -197,6 +198,29 @@ hot_by_inline_body()
 	[ "$total" = "$insns" ] || atf_fail "rows add up to $total instructions, the threads ran $insns"
 }
 
+atf_test_case clang_matches_gdb
+clang_matches_gdb_head() { atf_set descr "the fixture built by clang -O2 (inlined ranges without DW_AT_entry_pc): bt's frames and func's entries of measure and twice as gdb gives them"; }
+clang_matches_gdb_body()
+{
+	need
+	command -v clang >/dev/null || atf_skip "clang is not installed"
+	cp "$HWTRACE_SRC/tests/progs/inline.c" .
+	clang -std=gnu11 -O2 -g -static -o inl inline.c ||
+	    atf_skip "clang cannot build a static program here"
+	capture c "$PWD/inl" crash
+	gdb_frames "$PWD/inl" crash
+	grep -q "^1 measure " gdb.frames ||
+	    atf_skip "clang did not inline measure as gdb sees it: $(cat gdb.out)"
+	check_bt c.db base
+	for f in measure twice; do
+		hits=$(gdb_hits "$PWD/inl" crash "$f")
+		[ -n "$hits" ] || atf_fail "gdb gave no hit count for $f: $(cat hits.out)"
+		got=$("$HWTRACE" query c.db func "$f" --format tsv |
+		    awk -F'\t' 'NR > 1 && $14 == "inlined"' | wc -l)
+		[ "$got" -eq "$hits" ] || atf_fail "func $f: expected $hits inlined entries (gdb), got $got"
+	done
+}
+
 atf_test_case split_dwarf
 split_dwarf_head() { atf_set descr "-gsplit-dwarf: inlined frames come from the .dwo when it is there; without it index warns at most and does not crash"; }
 split_dwarf_body()
@@ -231,5 +255,6 @@ atf_init_test_cases()
 	atf_add_test_case func_inlined_entries
 	atf_add_test_case tree_folded_inlined
 	atf_add_test_case hot_by_inline
+	atf_add_test_case clang_matches_gdb
 	atf_add_test_case split_dwarf
 }
