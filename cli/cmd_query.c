@@ -60,7 +60,7 @@ static const struct cli_opt o_cov[] = { OPT_DB,
 	{ "lcov", O_LCOV, "FILE", "also write an lcov tracefile (for genhtml)" },
 	OPT_THR, OPT_TO, OPT_END };
 static const struct cli_opt o_hot[] = {
-	{ "by", O_BY, "WHAT", "function (or func), line, image, block or edge (default: function)" },
+	{ "by", O_BY, "WHAT", "function (or func), inline, line, image, block or edge (default: function)" },
 	OPT_DB,
 	{ "depth", O_DEPTH, "D", "only code run at most D calls deep, not in deeper callees (0: the roots' own)" },
 	OPT_FMT, OPT_FROM,
@@ -399,13 +399,14 @@ verb_opt_word(struct qline *ql, int c, const char *arg)
 		    strcmp(arg, "line") != 0 :
 		    strcmp(arg, "func") != 0 &&
 		    strcmp(arg, "function") != 0 &&
+		    strcmp(arg, "inline") != 0 &&
 		    strcmp(arg, "line") != 0 &&
 		    strcmp(arg, "image") != 0 &&
 		    strcmp(arg, "block") != 0 &&
 		    strcmp(arg, "edge") != 0)
 			return (cli_usage_error(&ql->vcmd, "--by: '%s' is not "
 			    "%s", arg, annotate ? "insn or line" : "function, "
-			    "line, image, block or edge"));
+			    "inline, line, image, block or edge"));
 		req->by = arg;
 		break;
 	case O_WEIGHT:

@@ -29,6 +29,7 @@
 
 #include "hwtr_elf.h"
 #include "hwtr_ix.h"
+#include "elfinline.h"
 
 static int
 add_sym(struct ix_elf *e, size_t *cap, uint64_t addr, uint64_t size,
@@ -709,6 +710,11 @@ lines_of(struct ix_elf *e, Elf *elf, const void *buf, size_t len,
 	}
 	if (lr > 0)
 		rc = 1;
+	/* Inlined subroutines from the same DWARF (elfinline.c). */
+	if (ix_inl_read(e, d.dw) < 0) {
+		dwarf_close(&d);
+		return (-1);
+	}
 	if (rc > 0)
 		snprintf(err, errlen, "DWARF of %s: %s; lines there are "
 		    "missing", what, warn);
@@ -1018,6 +1024,7 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, const void *dbg,
 			goto nomem;
 		warned = 1;
 	}
+	ix_inl_sort(e);
 	rc = warned;
 	goto out;
 nomem:
@@ -1046,6 +1053,7 @@ ix_elf_free(struct ix_elf *e)
 	free(e->files);
 	free(e->lines);
 	free(e->loads);
+	ix_inl_free(e);
 	memset(e, 0, sizeof(*e));
 }
 

@@ -494,6 +494,8 @@ struct ix_line {
 	int		is_stmt;
 };
 
+struct ix_inl;
+
 struct ix_elf {
 	int		elf;		/* parsed as ELF */
 	struct ix_sym	*syms;		/* sorted by addr */
@@ -516,6 +518,12 @@ struct ix_elf {
 		uint32_t	flags;		/* PF_* */
 	}		*loads;
 	size_t		nloads;
+	/* Inlined subroutines (elfinline.h), and the files they name. */
+	struct ix_inl	*inls;
+	size_t		ninls;
+	char		**ifiles;
+	size_t		nifiles;
+	size_t		inl_nodwo;	/* split units without their .dwo */
 };
 
 /*

@@ -125,6 +125,11 @@ ix_load_images(struct run *r)
 		    sizeof(err)) != 0)
 			ix_problem(r->ix, "image '%s' (%s): %s",
 			    id->path ? id->path : "?", id->key, err);
+		else if (im->elf.inl_nodwo > 0)
+			ix_problem(r->ix, "image '%s' (%s): %zu split DWARF "
+			    "units without their .dwo file: no inlined frames "
+			    "there", id->path ? id->path : "?", id->key,
+			    im->elf.inl_nodwo);
 		free(dbg);
 		im->bytes = buf;
 		r->img_bytes[i] = buf;

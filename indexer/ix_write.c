@@ -31,6 +31,7 @@
 #include "ix_run.h"
 #include "ix_image.h"
 #include "ix_write.h"
+#include "elfinline.h"
 #include "schema.sql.h"
 #include "colstore.h"
 
@@ -218,6 +219,48 @@ st_done(struct stmt *s)
 {
 	sqlite3_finalize(s->st);
 	s->st = NULL;
+}
+
+/*
+ * The inlines table (elfinline.h): one row per range of an inlined
+ * instance; its call file was interned with the files (file_id()).
+ */
+static int
+write_inlines(struct run *r)
+{
+	struct stmt s;
+	size_t i, j;
+	int rc;
+
+	if ((rc = st_prep(r, &s, "INSERT INTO inlines VALUES "
+	    "(?,?,?,?,?,?,?,?,?,?)")) < 0)
+		return (rc);
+	for (i = 0, rc = 0; i < r->nimgs && rc == 0; i++) {
+		const struct ix_elf *e = &r->imgs[i].elf;
+
+		for (j = 0; j < e->ninls && rc == 0; j++) {
+			const struct ix_inl *n = &e->inls[j];
+			int64_t f = n->call_file >= 0 ?
+			    file_id(r, e->ifiles[n->call_file]) : 0;
+
+			if (f < 0)
+				rc = (int)f;
+			b_int(&s, (int64_t)i + 1);
+			b_int(&s, (int64_t)n->lo);
+			b_int(&s, (int64_t)n->hi);
+			b_int(&s, (int64_t)n->entry);
+			b_int(&s, n->inst);
+			b_int(&s, n->depth);
+			b_text(&s, n->name);
+			b_opt(&s, f > 0, f);
+			b_int(&s, n->call_line);
+			b_opt(&s, n->parent > 0, n->parent);
+			if (rc == 0)
+				rc = st_exec(r, &s, "inlines");
+		}
+	}
+	st_done(&s);
+	return (rc);
 }
 
 static int
@@ -599,6 +642,12 @@ write_static(struct run *r)
 			im->file_ids[j] = f;
 		}
 	}
+	/* The call sites' files of inlined subroutines (write_inlines()). */
+	for (i = 0; i < r->nimgs; i++)
+		for (j = 0; j < r->imgs[i].elf.nifiles; j++)
+			if ((rc = (int)file_id(r, r->imgs[i].elf.ifiles[j])) <
+			    0)
+				return (rc);
 	if ((rc = st_prep(r, &s, "INSERT INTO files VALUES (?,?)")) < 0)
 		return (rc);
 	for (i = 0; i < r->nfiles && rc == 0; i++) {
@@ -628,7 +677,7 @@ write_static(struct run *r)
 		}
 	}
 	st_done(&s);
-	return (rc);
+	return (rc < 0 ? rc : write_inlines(r));
 }
 
 /* The thread row the stitcher's rows go to (ix_run.h: ct_thread). */

@@ -151,6 +151,19 @@
 "  end_addr INTEGER NOT NULL,\n"					\
 "  PRIMARY KEY (image, addr)\n"						\
 ") WITHOUT ROWID;\n"							\
+"CREATE TABLE inlines (\n"						\
+"  image INTEGER NOT NULL REFERENCES images(id),\n"			\
+"  lo INTEGER NOT NULL,\n"						\
+"  hi INTEGER NOT NULL,\n"						\
+"  entry INTEGER NOT NULL,\n"						\
+"  inst INTEGER NOT NULL,\n"						\
+"  depth INTEGER NOT NULL,\n"						\
+"  name TEXT NOT NULL,\n"						\
+"  call_file INTEGER REFERENCES files(id),\n"				\
+"  call_line INTEGER NOT NULL,\n"					\
+"  parent INTEGER,\n"							\
+"  PRIMARY KEY (image, lo, inst)\n"					\
+") WITHOUT ROWID;\n"							\
 "CREATE TABLE blocks (\n"						\
 "  id INTEGER PRIMARY KEY,\n"						\
 "  start_ip INTEGER NOT NULL,\n"					\
@@ -266,6 +279,7 @@ HWTR_IX_CALL_TIMES_SQL							\
 "CREATE INDEX symbols_name ON symbols(name);\n"				\
 "CREATE INDEX symbols_mangled ON symbols(mangled);\n"			\
 "CREATE INDEX symbols_addr ON symbols(image, addr);\n"			\
+"CREATE INDEX inlines_name ON inlines(name);\n"			\
 "CREATE INDEX blocks_start ON blocks(start_ip);\n"			\
 "CREATE INDEX blocks_symbol ON blocks(symbol);\n"			\
 "CREATE INDEX events_thread ON events(thread, seq);\n"			\

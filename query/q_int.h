@@ -498,4 +498,47 @@ int q_lazy_cut(const struct hwtr_q *q, int64_t thread);
 int q_lazy_index(struct hwtr_q *q, const char *archive, const char *db,
     uint64_t tail);
 
+/* Inlined frames (q_inline.c, the inlines table of hwtr-db(5)). */
+struct q_inl_frame {
+	char		*name;		/* the inlined function */
+	char		*site;		/* "file:line" it was inlined at */
+};
+/* Whether the database has inlined instances (an older one has none). */
+int q_inl_on(struct hwtr_q *q);
+/*
+ * The instances containing run-time address @addr, innermost first, at
+ * most @max into @out (*@np of them; q_inl_chain_free() them, also on
+ * error).  *@stp is the statement, prepared on first use.
+ */
+int q_inl_chain(struct hwtr_q *q, sqlite3_stmt **stp, uint64_t addr,
+    struct q_inl_frame *out, size_t max, size_t *np);
+void q_inl_chain_free(struct q_inl_frame *f, size_t n);
+/*
+ * bt: one row (columns thread, frame, function, address, line, call,
+ * insn, inlined; @call, @insn -1: NULL), and a frame at @addr after one
+ * row per function inlined there (@inl: the database has inlines; *@chain
+ * the statement of q_inl_chain), numbered from *@frame on.
+ */
+int q_bt_row(struct hwtr_q *q, struct hwtr_q_res *res, int64_t thread,
+    int64_t frame, const char *func, int has_addr, uint64_t addr,
+    const char *line, int64_t call, int64_t insn, int inlined);
+int q_bt_frame(struct hwtr_q *q, sqlite3_stmt **chain, int inl,
+    struct hwtr_q_res *res, int64_t thread, int64_t *frame, const char *func,
+    int has_addr, uint64_t addr, const char *line, int64_t call, int64_t insn);
+/* Whether a function named @pattern was inlined somewhere. */
+int q_inl_named(struct hwtr_q *q, const char *pattern);
+/*
+ * func's rows for the entries into inlined instances of @pattern, of
+ * thread @thread (-1: all), appended to @res (func's columns).
+ */
+int q_inl_entries(struct hwtr_q *q, struct hwtr_q_res *res,
+    const char *pattern, int64_t thread);
+/*
+ * hot --by inline: instructions by function, those of inlined code by the
+ * innermost function inlined there (columns function, inlined, image,
+ * insns, percent), the @n largest, of thread @thread (-1: all).
+ */
+int q_inl_hot(struct hwtr_q *q, struct hwtr_q_res **resp, int64_t thread,
+    int64_t n);
+
 #endif /* !HWTR_Q_INT_H */

@@ -583,6 +583,33 @@ out:
 }
 
 /*
+ * annotate's inlined column: the functions inlined at @ip, innermost
+ * first, joined by " <- " (NULL: none).  0, or an error (q->msg).
+ */
+static int
+p_inlined(struct hwtr_q *q, sqlite3_stmt **ist, struct hwtr_q_res *res,
+    int on, uint64_t ip)
+{
+	struct q_inl_frame ch[32];
+	struct q_str s = { 0 };
+	size_t n = 0, i;
+	int rc;
+
+	if (on && (rc = q_inl_chain(q, ist, ip, ch, HWTR_NELEM(ch), &n)) < 0) {
+		q_inl_chain_free(ch, n);
+		return (rc);
+	}
+	for (i = 0; i < n; i++)
+		q_str_printf(&s, "%s%s", i > 0 ? " <- " : "", ch[i].name);
+	q_inl_chain_free(ch, n);
+	rc = q_res_push(res, n > 0 ? HWTR_Q_TEXT : HWTR_Q_NULL, s.p);
+	if (rc != 0 || s.err)
+		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+	free(s.p);
+	return (rc);
+}
+
+/*
  * annotate FUNC: each executed instruction of the functions matching
  * @pattern with its count and line (--by insn, the default; the source
  * text on the first instruction of each run of one line), or each source
@@ -593,7 +620,7 @@ q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
 {
 	static const char *const icols[] = { "address", "function", "count",
-	    "percent", "line", "instruction", "source" };
+	    "percent", "line", "instruction", "source", "inlined" };
 	static const char *const lcols[] = { "line", "insns", "count",
 	    "percent", "source" };
 	struct p_linec lc = { .image = -1 };
@@ -601,9 +628,10 @@ q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,
 	struct p_src src = { .file = -2 };
 	struct q_names names = { 0 };
 	struct q_str place = { 0 }, text = { 0 };
-	sqlite3_stmt *st = NULL, *fst = NULL;
+	sqlite3_stmt *st = NULL, *fst = NULL, *ist = NULL;
 	int64_t total = 0, pfile = -2, pline = -1;
 	int by_line = req->by != NULL && strcmp(req->by, "line") == 0;
+	int inl = !by_line && q_inl_on(q);
 	char *ids = NULL, dis[160];
 	size_t i, ne;
 	struct q_rng r;
@@ -696,6 +724,9 @@ q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,
 		}
 		rc |= q_res_push(*resp, s && text.p ? HWTR_Q_TEXT : HWTR_Q_NULL,
 		    s ? text.p : NULL);
+		if (rc == 0 && !by_line &&
+		    (rc = p_inlined(q, &ist, *resp, inl, e->ip)) < 0)
+			goto out;
 		if (rc != 0 || text.err || place.err) {
 			rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 			goto out;
@@ -708,6 +739,7 @@ out:
 	free(ids);
 	sqlite3_finalize(st);
 	sqlite3_finalize(fst);
+	sqlite3_finalize(ist);
 	sqlite3_finalize(lc.st);
 	p_src_free(&src);
 	q_names_free(&names);

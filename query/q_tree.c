@@ -15,6 +15,7 @@
  * come before their children) builds the tree.
  */
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,10 +215,117 @@ tree_emit(struct hwtr_q *q, struct tree *t, size_t root,
 	return (rc);
 }
 
+/*
+ * Inlined frames on call paths: a call made from code inlined into its
+ * caller passes through one node per inlined function around its call
+ * instruction (q_inline.c), outermost first, named "NAME (inlined)" as
+ * perf report --inline names them.  The chains are cached by call
+ * address: a tree has few call sites and many calls.
+ */
+#define TINL_SLOTS	1024
+#define TINL_MARK	" (inlined)"
+
+struct tinl_ent {
+	uint64_t	ip;
+	int		used;
+	size_t		n;		/* frames */
+	char		*names;		/* n strings, innermost first */
+};
+
+struct tinl {
+	int		on;
+	sqlite3_stmt	*st;
+	struct tinl_ent	*e;		/* TINL_SLOTS */
+};
+
+static void
+tinl_free(struct tinl *ti)
+{
+	size_t i;
+
+	if (ti->e != NULL)
+		for (i = 0; i < TINL_SLOTS; i++)
+			free(ti->e[i].names);
+	free(ti->e);
+	sqlite3_finalize(ti->st);
+}
+
+static struct tinl_ent *
+tinl_get(struct hwtr_q *q, struct tinl *ti, uint64_t ip)
+{
+	struct q_inl_frame ch[32];
+	struct tinl_ent *e;
+	struct q_str s = { 0 };
+	size_t n = 0, i;
+
+	if (ti->e == NULL &&
+	    (ti->e = calloc(TINL_SLOTS, sizeof(*ti->e))) == NULL) {
+		q_fail(q, -HWTR_E_NOMEM, "out of memory");
+		return (NULL);
+	}
+	e = &ti->e[(ip * 0x9e3779b97f4a7c15ULL) >> 54];
+	if (e->used && e->ip == ip)
+		return (e);
+	if (q_inl_chain(q, &ti->st, ip, ch, HWTR_NELEM(ch), &n) < 0) {
+		q_inl_chain_free(ch, n);
+		return (NULL);
+	}
+	for (i = 0; i < n; i++) {
+		q_str_puts(&s, ch[i].name);
+		q_str_puts(&s, TINL_MARK);
+		q_str_add(&s, "", 1);
+	}
+	q_inl_chain_free(ch, n);
+	if (s.err) {
+		free(s.p);
+		q_fail(q, -HWTR_E_NOMEM, "out of memory");
+		return (NULL);
+	}
+	free(e->names);
+	e->names = s.p;
+	e->n = n;
+	e->ip = ip;
+	e->used = 1;
+	return (e);
+}
+
+/*
+ * The node under @parent that a call made at @ip goes under: @parent, or
+ * its innermost inlined frame there.  SIZE_MAX: an error (q->msg).
+ */
+static size_t
+tinl_path(struct hwtr_q *q, struct tinl *ti, struct tree *t, size_t parent,
+    int64_t thread, uint64_t ip, int64_t insns)
+{
+	const struct tinl_ent *e;
+	const char *nm[32];
+	const char *p;
+	size_t i, len;
+
+	if ((e = tinl_get(q, ti, ip)) == NULL)
+		return (SIZE_MAX);
+	assert(e->n <= HWTR_NELEM(nm));
+	for (i = 0, p = e->names; i < e->n; i++, p += strlen(p) + 1)
+		nm[i] = p;
+	for (i = e->n; i > 0; i--) {
+		len = strlen(nm[i - 1]);
+		parent = tree_child(t, parent, thread, nm[i - 1], len,
+		    q_hash(nm[i - 1], len), t->n[parent].depth + 1);
+		if (parent == SIZE_MAX) {
+			q_fail(q, -HWTR_E_NOMEM, "out of memory");
+			return (SIZE_MAX);
+		}
+		t->n[parent].count++;
+		t->n[parent].insns += insns;
+	}
+	return (parent);
+}
+
 /* Names come from a cache of symbols by id, not a join per call. */
 #define Q_TREE_LIST							\
 	"c.id, c.thread, c.parent, c.depth, c.symbol, "			\
-	"c.func_ip, c.insns, c.self_insns, c.exit_ns - c.entry_ns "
+	"c.func_ip, c.insns, c.self_insns, c.exit_ns - c.entry_ns, "	\
+	"c.call_ip "
 #define Q_TREE_COLS	"SELECT " Q_TREE_LIST "FROM calls c "
 
 /*
@@ -278,11 +386,13 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 	uint64_t hash;
 	struct q_rng r;
 	struct tree_src ts;
+	struct tinl ti = { 0 };
 	int64_t rthread = req->thread;
 	int rc;
 
 	*resp = NULL;
 	memset(&ts, 0, sizeof(ts));
+	ti.on = q_inl_on(q);
 	ts.seq_hi = INT64_MAX;
 	ts.ilo = INT64_MIN;
 	ts.ihi = INT64_MAX;
@@ -428,6 +538,13 @@ walk:
 			if (pid >= lo && pid <= hi && map[pid - lo] != 0)
 				parent = map[pid - lo];
 		}
+		if (ti.on && sqlite3_column_type(rs, k + 9) != SQLITE_NULL &&
+		    (parent = tinl_path(q, &ti, &t, parent, thread,
+		    (uint64_t)sqlite3_column_int64(rs, k + 9),
+		    sqlite3_column_int64(rs, k + 6))) == SIZE_MAX) {
+			rc = -HWTR_E_DB;	/* q->msg says what */
+			goto out;
+		}
 		depth = t.n[parent].depth + 1;
 		if ((node = tree_child(&t, parent, thread, name, len, hash,
 		    depth)) == SIZE_MAX)
@@ -463,6 +580,7 @@ out:
 	q_names_free(&names);
 	hwtr_q_res_free(res);
 	tree_free(&t);
+	tinl_free(&ti);
 	free(map);
 	free(roots);
 	return (rc);

@@ -279,7 +279,7 @@ q_insns(struct hwtr_q *q, const struct hwtr_q_req *req,
  * instruction has no calls row; its frame is added from the last block.
  */
 static const char *const q_bt_cols[] = { "thread", "frame", "function",
-    "address", "line", "call", "insn" };
+    "address", "line", "call", "insn", "inlined" };
 
 /* The function name and the line of address ?3 in the block at seq ?2. */
 #define Q_BT_SITE_SQL							\
@@ -294,38 +294,10 @@ static const char *const q_bt_cols[] = { "thread", "frame", "function",
 #define Q_BT_NOT_TRACED		"(frames above not in the trace)"
 
 struct q_bt {
-	sqlite3_stmt	*site, *call, *last, *stop, *at, *fname;
+	sqlite3_stmt	*site, *call, *last, *stop, *at, *fname, *chain;
 	int64_t		frame;
+	int		inl;		/* the database has inlines */
 };
-
-static int
-q_bt_row(struct hwtr_q *q, struct hwtr_q_res *res, int64_t thread,
-    int64_t frame, const char *func, int has_addr, uint64_t addr,
-    const char *line, int64_t call, int64_t insn)
-{
-	int rc;
-
-	rc = q_res_push_int(res, thread);
-	rc |= q_res_push_int(res, frame);
-	rc |= q_res_push(res, func ? HWTR_Q_TEXT : HWTR_Q_NULL, func);
-	if (has_addr)
-		rc |= q_res_pushf(res, HWTR_Q_TEXT, "%#llx",
-		    (unsigned long long)addr);
-	else
-		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
-	rc |= q_res_push(res, line ? HWTR_Q_TEXT : HWTR_Q_NULL, line);
-	if (call >= 0)
-		rc |= q_res_push_int(res, call);
-	else
-		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
-	if (insn >= 0)
-		rc |= q_res_push_int(res, insn);
-	else
-		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
-	if (rc != 0)
-		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	return (q_res_row_end(q, res));
-}
 
 static const char *
 q_coltext(sqlite3_stmt *st, int c)
@@ -416,8 +388,9 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 		} else
 			implicit = 0;
 		if (implicit) {
-			if ((rc = q_bt_row(q, res, thread, frame++, func, 1,
-			    addr, line, -1, cut ? -1 : insn)) < 0)
+			if ((rc = q_bt_frame(q, &bt->chain, bt->inl, res,
+			    thread, &frame, func, 1, addr, line, -1,
+			    cut ? -1 : insn)) < 0)
 				goto out;
 			free(func);
 			free(line);
@@ -477,9 +450,9 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 			}
 			if (func == NULL && q_bt_symname(bt, sym, has_sym))
 				func = strdup(q_bt_symname(bt, sym, has_sym));
-			if ((rc = q_bt_row(q, res, thread, frame++, func,
-			    has_addr, addr, line, cut ? -1 : id,
-			    cut ? -1 : insn)) < 0)
+			if ((rc = q_bt_frame(q, &bt->chain, bt->inl, res,
+			    thread, &frame, func, has_addr, addr, line,
+			    cut ? -1 : id, cut ? -1 : insn)) < 0)
 				goto out;
 			free(func);
 			free(line);
@@ -495,20 +468,21 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 		}
 		id = has_parent ? parent : -1;
 	}
-	if (frame == 0 && (rc = q_bt_row(q, res, thread, frame++, func,
-	    has_addr, addr, line, -1, cut ? -1 : insn)) < 0)
+	if (frame == 0 && (rc = q_bt_frame(q, &bt->chain, bt->inl, res,
+	    thread, &frame, func, has_addr, addr, line, -1,
+	    cut ? -1 : insn)) < 0)
 		goto out;
 	/*
 	 * The outermost frame decoded was entered before the window: its
 	 * callers are not known (hwtrace-query(1), lazy verbs).
 	 */
 	if (cut && (rc = q_bt_row(q, res, thread, frame, Q_BT_NOT_DECODED, 0,
-	    0, NULL, -1, -1)) < 0)
+	    0, NULL, -1, -1, 0)) < 0)
 		goto out;
 	/* The trace itself starts below the outermost frame's callers. */
 	if (!cut && root >= 0 && ((rc = q_root_untraced(q, thread, root,
 	    &untraced)) < 0 || (untraced && (rc = q_bt_row(q, res, thread,
-	    frame, Q_BT_NOT_TRACED, 0, 0, NULL, -1, -1)) < 0)))
+	    frame, Q_BT_NOT_TRACED, 0, 0, NULL, -1, -1, 0)) < 0)))
 		goto out;
 	rc = 0;
 out:
@@ -530,6 +504,7 @@ q_bt(struct hwtr_q *q, const struct hwtr_q_req *req,
 	memset(&bt, 0, sizeof(bt));
 	if (thread >= 0 && (rc = q_check_thread(q, thread)) < 0)
 		return (rc);
+	bt.inl = q_inl_on(q);
 	if (req->at >= 0 && thread < 0) {
 		/* Instruction numbers are a thread's: the first by default. */
 		if ((rc = q_int(q, &thread, -1, "SELECT min(id) FROM threads "
@@ -574,6 +549,7 @@ out:
 	sqlite3_finalize(bt.stop);
 	sqlite3_finalize(bt.at);
 	sqlite3_finalize(bt.fname);
+	sqlite3_finalize(bt.chain);
 	if (rc < 0) {
 		hwtr_q_res_free(*resp);
 		*resp = NULL;
@@ -1174,7 +1150,18 @@ q_func(struct hwtr_q *q, const struct hwtr_q_req *req,
 
 	if (req->pattern == NULL || req->pattern[0] == '\0')
 		return (q_fail(q, -HWTR_E_INVAL, "func: no pattern"));
-	if ((rc = q_sym_ids(q, "func", req->pattern, &ids)) < 0)
+	/* A function only ever inlined has no symbol, and no calls. */
+	if ((rc = q_sym_ids(q, "func", req->pattern, &ids)) == -HWTR_E_NOENT &&
+	    q_inl_named(q, req->pattern)) {
+		if (req->thread >= 0 &&
+		    (rc = q_check_thread(q, req->thread)) < 0)
+			return (rc);
+		if ((rc = q_res_new(resp, HWTR_NELEM(q_call_cols),
+		    q_call_cols)) < 0)
+			return (q_fail(q, rc, "out of memory"));
+		goto inlined;
+	}
+	if (rc < 0)
 		return (rc);
 	q_str_puts(&sql, "SELECT " Q_FUNC_RAW "WHERE c.symbol IN ");
 	q_str_printf(&sql, "%s AND ?1 = ?1 AND ?2 = ?2 %s ORDER BY c.id", ids,
@@ -1190,6 +1177,14 @@ q_func(struct hwtr_q *q, const struct hwtr_q_req *req,
 	}
 	rc = q_call_select(q, resp, sql.p, req->thread, 0, 0);
 	free(sql.p);
+	if (rc < 0)
+		return (rc);
+inlined:
+	/* Then the entries into its inlined instances (q_inline.c). */
+	if ((rc = q_inl_entries(q, *resp, req->pattern, req->thread)) < 0) {
+		hwtr_q_res_free(*resp);
+		*resp = NULL;
+	}
 	return (rc);
 }
 
@@ -1294,6 +1289,13 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 		return (q_hot_lines(q, req, resp));
 	if ((rc = q_range_depth(q, req, "hot", &r, 0)) < 0)
 		return (rc);
+	if (strcmp(by, "inline") == 0) {
+		if (r.on || r.cnt)
+			return (q_fail(q, -HWTR_E_INVAL, "hot --by inline: "
+			    "counts of whole threads only (no --from, --to or "
+			    "--depth)"));
+		return (q_inl_hot(q, resp, req->thread, n));
+	}
 	if (r.cnt) {
 		/* --depth: what ran that deep (q_walk.c). */
 		src = Q_DEPTH_COUNTS;
@@ -1347,7 +1349,7 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 		    "LIMIT ?2", "ii", req->thread, n));
 	} else
 		return (q_fail(q, -HWTR_E_INVAL, "hot: unknown --by '%s' "
-		    "(function, line, image, block or edge)", by));
+		    "(function, inline, line, image, block or edge)", by));
 	/* @T: the total, @S: the counts. */
 	for (; *sel != '\0'; sel++)
 		if (sel[0] == '@' && (sel[1] == 'T' || sel[1] == 'S')) {

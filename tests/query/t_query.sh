@@ -273,7 +273,7 @@ image               insns  blocks  percent
 /usr/local/bin/fix     28      10    100.0
 X
 	q exp hot --by image
-	atf_check -s exit:2 -o empty -e match:"not function, line, image, block or edge" \
+	atf_check -s exit:2 -o empty -e match:"not function, inline, line, image, block or edge" \
 	    "$HWTRACE" query fix.db hot --by source
 }
 

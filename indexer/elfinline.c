@@ -1,0 +1,292 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * Inlined subroutines (libdw): every DW_TAG_inlined_subroutine of every
+ * compilation unit, split units included when their .dwo is found, as
+ * one row per address range with its depth, its name (from the abstract
+ * origin) and the call site in the function it was inlined into.  gdb
+ * builds its inline frames and perf report --inline its inline chains
+ * from the same entries.
+ */
+
+#include <assert.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwtr_ix.h"
+#include "elfinline.h"
+
+/* Nesting deeper than this is not followed (hostile or broken DWARF). */
+#define INL_MAXDEPTH	64
+
+struct inl_cu {
+	struct ix_elf	*e;
+	size_t		cap;		/* of e->inls */
+	Dwarf_Files	*files;		/* the unit's file table */
+	size_t		nfiles;
+	int32_t		*fmap;		/* its index -> e->ifiles, -2: unset */
+	int64_t		ninst;		/* instances so far, in the image */
+};
+
+static int32_t
+inl_file(struct inl_cu *c, Dwarf_Word idx)
+{
+	struct ix_elf *e = c->e;
+	const char *src;
+	char **p;
+	size_t i;
+
+	if (c->files == NULL || idx >= c->nfiles)
+		return (-1);
+	if (c->fmap[idx] != -2)
+		return (c->fmap[idx]);
+	src = dwarf_filesrc(c->files, idx, NULL, NULL);
+	if (src == NULL)
+		return (c->fmap[idx] = -1);
+	for (i = 0; i < e->nifiles; i++)
+		if (strcmp(e->ifiles[i], src) == 0)
+			return (c->fmap[idx] = (int32_t)i);
+	p = realloc(e->ifiles, (e->nifiles + 1) * sizeof(*p));
+	if (p == NULL)
+		return (-3);
+	e->ifiles = p;
+	if ((p[e->nifiles] = strdup(src)) == NULL)
+		return (-3);
+	c->fmap[idx] = (int32_t)e->nifiles;
+	return ((int32_t)e->nifiles++);
+}
+
+/* The name of an instance: its origin's linkage name demangled, or name. */
+static char *
+inl_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *s;
+	char *d;
+
+	if ((dwarf_attr_integrate(die, DW_AT_linkage_name, &a) != NULL ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a) != NULL) &&
+	    (s = dwarf_formstring(&a)) != NULL &&
+	    (d = ix_demangle(s)) != NULL)
+		return (d);
+	s = dwarf_diename(die);
+	return (strdup(s != NULL ? s : "??"));
+}
+
+static int
+inl_add(struct inl_cu *c, Dwarf_Die *die, int depth, int64_t parent,
+    int64_t inst)
+{
+	struct ix_elf *e = c->e;
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	int32_t file = -1, line = 0;
+	char *name = NULL;
+	Dwarf_Addr entry = 0;
+	int has_entry;
+	size_t first = e->ninls, i;
+
+	if (dwarf_attr(die, DW_AT_call_file, &a) != NULL &&
+	    dwarf_formudata(&a, &w) == 0 && (file = inl_file(c, w)) == -3)
+		return (-1);
+	if (dwarf_attr(die, DW_AT_call_line, &a) != NULL &&
+	    dwarf_formudata(&a, &w) == 0 && w <= INT32_MAX)
+		line = (int32_t)w;
+	/*
+	 * Where gdb puts a breakpoint on it: DW_AT_entry_pc, else low_pc,
+	 * else the first range (set below).
+	 */
+	has_entry = dwarf_entrypc(die, &entry) == 0;
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		struct ix_inl *r;
+
+		if (hi <= lo)
+			continue;
+		if (e->ninls == c->cap) {
+			size_t n = c->cap ? c->cap * 2 : 256;
+			void *p = realloc(e->inls, n * sizeof(*e->inls));
+
+			if (p == NULL)
+				goto nomem;
+			e->inls = p;
+			c->cap = n;
+		}
+		if (name == NULL && (name = inl_name(die)) == NULL)
+			goto nomem;
+		r = &e->inls[e->ninls];
+		r->lo = lo;
+		r->hi = hi;
+		r->inst = inst;
+		r->parent = parent;
+		r->depth = depth;
+		r->call_file = file;
+		r->call_line = line;
+		/* Each range owns a copy: freeing stays one loop. */
+		if (e->ninls > 0 && e->inls[e->ninls - 1].inst == inst)
+			r->name = strdup(name);
+		else {
+			r->name = name;
+			name = NULL;
+		}
+		if (r->name == NULL)
+			goto nomem;
+		if (!has_entry) {
+			entry = lo;
+			has_entry = 1;
+		}
+		e->ninls++;
+	}
+	/* An entry outside every range (bad DWARF): the first range's. */
+	for (i = first; i < e->ninls; i++)
+		if (entry >= e->inls[i].lo && entry < e->inls[i].hi)
+			break;
+	if (i == e->ninls && first < e->ninls)
+		entry = e->inls[first].lo;
+	for (i = first; i < e->ninls; i++)
+		e->inls[i].entry = entry;
+	free(name);
+	return (0);
+nomem:
+	free(name);
+	return (-1);
+}
+
+/*
+ * The inlined instances under @die, @depth levels of inlining deep,
+ * inside instance @parent (0: none).
+ */
+static int
+inl_walk(struct inl_cu *c, Dwarf_Die *die, int depth, int64_t parent)
+{
+	Dwarf_Die child;
+	int rc;
+
+	if (depth > INL_MAXDEPTH || dwarf_child(die, &child) != 0)
+		return (0);
+	do {
+		int tag = dwarf_tag(&child);
+		int64_t inst = parent;
+		int d = depth;
+
+		if (tag == DW_TAG_inlined_subroutine) {
+			inst = ++c->ninst;
+			d = depth + 1;
+			if (inl_add(c, &child, d, parent, inst) < 0)
+				return (-1);
+		} else if (tag == DW_TAG_subprogram) {
+			/* A function nested in another starts again. */
+			inst = 0;
+			d = 0;
+		} else if (tag != DW_TAG_lexical_block &&
+		    tag != DW_TAG_namespace && tag != DW_TAG_module &&
+		    tag != DW_TAG_class_type && tag != DW_TAG_structure_type &&
+		    tag != DW_TAG_call_site && tag != DW_TAG_GNU_call_site &&
+		    tag != DW_TAG_try_block && tag != DW_TAG_catch_block)
+			continue;
+		if ((rc = inl_walk(c, &child, d, inst)) < 0)
+			return (rc);
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return (0);
+}
+
+static int
+inl_unit(struct inl_cu *c, Dwarf_Die *cudie)
+{
+	size_t i;
+	int rc;
+
+	c->files = NULL;
+	c->nfiles = 0;
+	c->fmap = NULL;
+	if (dwarf_getsrcfiles(cudie, &c->files, &c->nfiles) != 0) {
+		c->files = NULL;
+		c->nfiles = 0;
+	}
+	if (c->nfiles > 0) {
+		if ((c->fmap = malloc(c->nfiles * sizeof(*c->fmap))) == NULL)
+			return (-1);
+		for (i = 0; i < c->nfiles; i++)
+			c->fmap[i] = -2;
+	}
+	rc = inl_walk(c, cudie, 0, 0);
+	free(c->fmap);
+	c->fmap = NULL;
+	return (rc);
+}
+
+static int
+inl_cmp(const void *a, const void *b)
+{
+	const struct ix_inl *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return (x->lo < y->lo ? -1 : 1);
+	return (x->depth < y->depth ? -1 : x->depth > y->depth);
+}
+
+int
+ix_inl_read(struct ix_elf *e, Dwarf *dw)
+{
+	struct inl_cu c;
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie, subdie;
+	Dwarf_Half ver;
+	uint8_t ut;
+	int rc = 0;
+
+	/* The first DWARF that has them gives them: a debug file's. */
+	if (dw == NULL || e->ninls != 0 || e->inl_nodwo != 0)
+		return (0);
+	memset(&c, 0, sizeof(c));
+	c.e = e;
+	c.cap = e->ninls;
+	while (dwarf_get_units(dw, cu, &cu, &ver, &ut, &cudie, NULL) == 0) {
+		Dwarf_Die *top = &cudie;
+
+		if (ut == DW_UT_skeleton) {
+			/* The split unit in its .dwo, when libdw finds it. */
+			if (dwarf_cu_info(cu, NULL, NULL, NULL, &subdie, NULL,
+			    NULL, NULL) != 0 || subdie.cu == NULL ||
+			    dwarf_tag(&subdie) != DW_TAG_compile_unit) {
+				e->inl_nodwo++;
+				continue;
+			}
+			top = &subdie;
+		} else if (ut != DW_UT_compile && ut != DW_UT_partial)
+			continue;
+		if ((rc = inl_unit(&c, top)) < 0)
+			break;
+	}
+	return (rc);
+}
+
+void
+ix_inl_sort(struct ix_elf *e)
+{
+	if (e->ninls > 1)
+		qsort(e->inls, e->ninls, sizeof(*e->inls), inl_cmp);
+}
+
+void
+ix_inl_free(struct ix_elf *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->ninls; i++)
+		free(e->inls[i].name);
+	free(e->inls);
+	for (i = 0; i < e->nifiles; i++)
+		free(e->ifiles[i]);
+	free(e->ifiles);
+	e->inls = NULL;
+	e->ifiles = NULL;
+	e->ninls = e->nifiles = 0;
+}

@@ -1,0 +1,961 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * Inlined frames (the inlines table, hwtrace-db(5)): the chain of inlined
+ * instances at an address, for bt, and the entries into the instances of
+ * a function, for func.  An entry is an execution of an instance's entry
+ * instruction (DW_AT_entry_pc, where gdb breaks on an inlined function)
+ * whose predecessor in its frame was outside the instance (a loop back
+ * to the entry from inside is not a new entry; leaving an interleaved
+ * range for a caller's instruction and coming back is not either; a
+ * jump into the instance past its entry is not counted): after a return
+ * the predecessor is the call instruction before the return address, so
+ * that coming back from a function the instance calls is not entering it
+ * again, and returning from a call made just before it is (gdb stops once
+ * per entry at a breakpoint on an inlined function).  Entries are found
+ * at query time from the blocks and the execution order; nothing is
+ * stored per entry.  hot --by inline splits blocks by the innermost
+ * inlined range of each instruction.
+ */
+
+#include <sys/types.h>
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "q_int.h"
+
+int
+q_inl_on(struct hwtr_q *q)
+{
+	int64_t n = 0;
+
+	if (q_int(q, &n, 0, "SELECT count(*) FROM sqlite_master WHERE "
+	    "type = 'table' AND name = 'inlines'", NULL) < 0 || n == 0)
+		return (0);
+	if (q_int(q, &n, 0, "SELECT EXISTS (SELECT 1 FROM inlines)",
+	    NULL) < 0)
+		return (0);
+	return (n != 0);
+}
+
+/* The instances at run-time address ?1, innermost first. */
+#define Q_INL_CHAIN_SQL							\
+	"SELECT i.name, f.path || ':' || i.call_line FROM (SELECT image, "	\
+	"image_addr + (?1 - start_ip) AS a FROM blocks WHERE start_ip <= ?1 "	\
+	"AND ?1 <= last_ip AND image IS NOT NULL ORDER BY start_ip DESC "	\
+	"LIMIT 1) b JOIN inlines i ON i.image = b.image AND i.lo <= b.a AND "	\
+	"b.a < i.hi LEFT JOIN files f ON f.id = i.call_file "		\
+	"ORDER BY i.depth DESC, i.inst"
+
+int
+q_inl_chain(struct hwtr_q *q, sqlite3_stmt **stp, uint64_t addr,
+    struct q_inl_frame *out, size_t max, size_t *np)
+{
+	const char *s;
+	size_t n = 0;
+	int rc;
+
+	*np = 0;
+	if (*stp == NULL && (rc = q_prepare(q, stp, Q_INL_CHAIN_SQL)) < 0)
+		return (rc);
+	sqlite3_reset(*stp);
+	sqlite3_bind_int64(*stp, 1, (int64_t)addr);
+	while (n < max && (rc = sqlite3_step(*stp)) == SQLITE_ROW) {
+		s = (const char *)sqlite3_column_text(*stp, 0);
+		out[n].name = strdup(s != NULL ? s : "??");
+		s = (const char *)sqlite3_column_text(*stp, 1);
+		out[n].site = s != NULL ? strdup(s) : NULL;
+		n++;
+		if (out[n - 1].name == NULL || (s != NULL &&
+		    out[n - 1].site == NULL)) {
+			*np = n;
+			return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+		}
+	}
+	*np = n;
+	if (n < max && rc != SQLITE_DONE)
+		return (q_dbfail(q, "cannot read inlines"));
+	sqlite3_reset(*stp);
+	return (0);
+}
+
+void
+q_inl_chain_free(struct q_inl_frame *f, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(f[i].name);
+		free(f[i].site);
+	}
+}
+
+/* ----------------------------------------------------------------- */
+/* bt's rows (q_verbs.c)                                              */
+
+/* One row of bt (q_verbs.c: q_bt_cols). */
+int
+q_bt_row(struct hwtr_q *q, struct hwtr_q_res *res, int64_t thread,
+    int64_t frame, const char *func, int has_addr, uint64_t addr,
+    const char *line, int64_t call, int64_t insn, int inlined)
+{
+	int rc;
+
+	rc = q_res_push_int(res, thread);
+	rc |= q_res_push_int(res, frame);
+	rc |= q_res_push(res, func ? HWTR_Q_TEXT : HWTR_Q_NULL, func);
+	if (has_addr)
+		rc |= q_res_pushf(res, HWTR_Q_TEXT, "%#llx",
+		    (unsigned long long)addr);
+	else
+		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
+	rc |= q_res_push(res, line ? HWTR_Q_TEXT : HWTR_Q_NULL, line);
+	if (call >= 0)
+		rc |= q_res_push_int(res, call);
+	else
+		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
+	if (insn >= 0)
+		rc |= q_res_push_int(res, insn);
+	else
+		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
+	rc |= q_res_push_int(res, inlined);
+	if (rc != 0)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	return (q_res_row_end(q, res));
+}
+
+/*
+ * A frame at @addr, after the frames of the functions inlined there
+ * (innermost first, as gdb shows them): the innermost is at @line, each
+ * one outside at the call site of the one inside it.  Every frame of the
+ * chain has the same address; the call is the real frame's.
+ */
+int
+q_bt_frame(struct hwtr_q *q, sqlite3_stmt **chain, int inl,
+    struct hwtr_q_res *res, int64_t thread, int64_t *frame, const char *func,
+    int has_addr, uint64_t addr, const char *line, int64_t call, int64_t insn)
+{
+	struct q_inl_frame ch[32];
+	size_t n = 0, i;
+	int rc = 0;
+
+	if (has_addr && inl)
+		rc = q_inl_chain(q, chain, addr, ch, HWTR_NELEM(ch), &n);
+	for (i = 0; i < n && rc == 0; i++)
+		rc = q_bt_row(q, res, thread, (*frame)++, ch[i].name, 1, addr,
+		    i == 0 ? line : ch[i - 1].site, -1, insn, 1);
+	if (rc == 0)
+		rc = q_bt_row(q, res, thread, (*frame)++, func, has_addr, addr,
+		    n > 0 ? ch[n - 1].site : line, call, insn, 0);
+	q_inl_chain_free(ch, n);
+	return (rc);
+}
+
+/* ----------------------------------------------------------------- */
+/* Entries (func)                                                     */
+
+/* Where a block meets instances of the function: from instruction k on. */
+struct q_inl_hit {
+	int32_t		k;		/* instruction of the block */
+	int64_t		inst;		/* 0: outside */
+	int64_t		site;		/* index into q_inl_ent.sites */
+};
+
+struct q_inl_blk {
+	int64_t		id;
+	int64_t		first;		/* instance entered at its first insn */
+	int64_t		last;		/* instance of its last insn */
+	struct q_inl_hit *hits;		/* entries inside it (k > 0) */
+	size_t		nhits;
+	int64_t		site0;		/* the first instruction's site */
+	int64_t		before;		/* instance of the byte before it */
+	char		*caller;
+};
+
+struct q_inl_ent {
+	struct q_inl_blk *blk;		/* sorted by id */
+	size_t		nblk;
+	uint8_t		*ret;		/* by block id: ends in a return */
+	int64_t		nret;
+	char		**sites;	/* call site, by instance */
+	int64_t		*site_inst;
+	size_t		nsites;
+};
+
+static void
+q_inl_ent_free(struct q_inl_ent *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->nblk; i++) {
+		free(e->blk[i].hits);
+		free(e->blk[i].caller);
+	}
+	free(e->blk);
+	free(e->ret);
+	for (i = 0; i < e->nsites; i++)
+		free(e->sites[i]);
+	free(e->sites);
+	free(e->site_inst);
+}
+
+static int64_t
+q_inl_site(struct q_inl_ent *e, int64_t inst, const char *site)
+{
+	size_t i;
+	void *p;
+
+	for (i = 0; i < e->nsites; i++)
+		if (e->site_inst[i] == inst)
+			return ((int64_t)i);
+	if ((p = realloc(e->sites, (e->nsites + 1) * sizeof(*e->sites))) ==
+	    NULL)
+		return (-1);
+	e->sites = p;
+	if ((p = realloc(e->site_inst, (e->nsites + 1) *
+	    sizeof(*e->site_inst))) == NULL)
+		return (-1);
+	e->site_inst = p;
+	e->sites[e->nsites] = site != NULL ? strdup(site) : NULL;
+	e->site_inst[e->nsites] = inst;
+	return ((int64_t)e->nsites++);
+}
+
+/*
+ * The blocks that overlap an instance of the function, one row per
+ * (block, instance range), blocks in id order: the instance of each of
+ * their instructions.  Nested instances of the same name count as the
+ * outermost one.
+ */
+#define Q_INL_BLK_SQL							\
+	"WITH m AS MATERIALIZED (SELECT * FROM inlines WHERE name = ?1 "	\
+	"UNION SELECT * FROM inlines WHERE (?2 AND name GLOB ?1) OR (name > "	\
+	"?1 AND name < ?1 || '~' AND name GLOB ?1 || '(*')), "		\
+	"o AS MATERIALIZED (SELECT * FROM m WHERE NOT EXISTS (SELECT 1 FROM "	\
+	"m x WHERE x.image = m.image AND x.name = m.name AND x.depth < "	\
+	"m.depth AND x.lo <= m.lo AND m.hi <= x.hi)) "			\
+	"SELECT b.id, b.image_addr, b.size, b.ninsns, b.insn_lens, i.lo, "	\
+	"i.hi, i.inst, f.path || ':' || i.call_line, s.name, i.entry "	\
+	"FROM o i "							\
+	"JOIN blocks b ON b.image = i.image AND b.image_addr < i.hi AND "	\
+	"b.image_addr + b.size > i.lo LEFT JOIN files f ON f.id = "	\
+	"i.call_file LEFT JOIN symbols s ON s.id = b.symbol ORDER BY b.id"
+
+/* Mark the instructions of block @b in [lo, hi) as instance @inst. */
+static int
+q_inl_mark(struct q_inl_blk *b, int64_t *insts, int64_t *ents,
+    sqlite3_stmt *st)
+{
+	uint64_t entry = (uint64_t)sqlite3_column_int64(st, 10);
+	const uint8_t *lens = sqlite3_column_blob(st, 4);
+	int64_t ninsns = sqlite3_column_int64(st, 3);
+	uint64_t a = (uint64_t)sqlite3_column_int64(st, 1);
+	uint64_t lo = (uint64_t)sqlite3_column_int64(st, 5);
+	uint64_t hi = (uint64_t)sqlite3_column_int64(st, 6);
+	int64_t inst = sqlite3_column_int64(st, 7), k;
+
+	/* A return to the block comes back from a call just before it. */
+	if (a > lo && a - 1 < hi)
+		b->before = inst;
+	if (lens == NULL || sqlite3_column_bytes(st, 4) < ninsns) {
+		/* Lengths unknown: the first instruction alone. */
+		if (a >= lo && a < hi)
+			insts[0] = inst;
+		if (a == entry)
+			ents[0] = inst;
+		return (0);
+	}
+	for (k = 0; k < ninsns; k++) {
+		if (a >= lo && a < hi)
+			insts[k] = inst;
+		if (a == entry)
+			ents[k] = inst;
+		a += lens[k];
+	}
+	return (0);
+}
+
+/*
+ * One candidate block's entries: the instance entered at its first
+ * instruction (when it is the instance's entry), its last instruction's
+ * instance, and the entries inside it (an entry instruction after one
+ * outside its instance).
+ */
+static int
+q_inl_close(struct q_inl_ent *e, struct q_inl_blk *b, const int64_t *insts,
+    const int64_t *ents, int64_t ninsns, int64_t *sitebyk)
+{
+	int64_t k;
+
+	b->first = ents[0];
+	b->last = insts[ninsns - 1];
+	b->site0 = sitebyk[0];
+	for (k = 1; k < ninsns; k++) {
+		struct q_inl_hit *h;
+
+		if (ents[k] == 0 || ents[k] == insts[k - 1])
+			continue;
+		h = realloc(b->hits, (b->nhits + 1) * sizeof(*h));
+		if (h == NULL)
+			return (-1);
+		b->hits = h;
+		h[b->nhits].k = (int32_t)k;
+		h[b->nhits].inst = ents[k];
+		h[b->nhits].site = sitebyk[k];
+		b->nhits++;
+	}
+	(void)e;
+	return (0);
+}
+
+static int
+q_inl_blocks(struct hwtr_q *q, struct q_inl_ent *e, const char *pattern)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t *insts = NULL, *ents = NULL, *sitebyk = NULL, ninsns = 0;
+	int64_t cur = -1, k;
+	size_t cap = 0;
+	int rc;
+
+	if ((rc = q_prepare(q, &st, Q_INL_BLK_SQL)) < 0)
+		return (rc);
+	sqlite3_bind_text(st, 1, pattern, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 2, strpbrk(pattern, "*?[") != NULL);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0), site;
+		const char *cs = (const char *)sqlite3_column_text(st, 8);
+		const char *caller = (const char *)sqlite3_column_text(st, 9);
+		struct q_inl_blk *b;
+
+		if (id != cur) {
+			if (cur >= 0 && q_inl_close(e, &e->blk[e->nblk - 1],
+			    insts, ents, ninsns, sitebyk) < 0)
+				goto nomem;
+			ninsns = sqlite3_column_int64(st, 3);
+			if (ninsns <= 0)
+				ninsns = 1;
+			free(insts);
+			free(ents);
+			free(sitebyk);
+			insts = calloc((size_t)ninsns, sizeof(*insts));
+			ents = calloc((size_t)ninsns, sizeof(*ents));
+			sitebyk = calloc((size_t)ninsns, sizeof(*sitebyk));
+			if (insts == NULL || ents == NULL || sitebyk == NULL)
+				goto nomem;
+			if (e->nblk == cap) {
+				size_t n = cap ? cap * 2 : 64;
+				void *p = realloc(e->blk, n * sizeof(*e->blk));
+
+				if (p == NULL)
+					goto nomem;
+				e->blk = p;
+				cap = n;
+			}
+			b = &e->blk[e->nblk++];
+			memset(b, 0, sizeof(*b));
+			b->id = id;
+			if (caller != NULL && (b->caller = strdup(caller)) ==
+			    NULL)
+				goto nomem;
+			cur = id;
+		}
+		if ((site = q_inl_site(e, sqlite3_column_int64(st, 7), cs)) < 0)
+			goto nomem;
+		q_inl_mark(&e->blk[e->nblk - 1], insts, ents, st);
+		for (k = 0; k < ninsns; k++)
+			if (insts[k] == sqlite3_column_int64(st, 7))
+				sitebyk[k] = site;
+	}
+	if (rc != SQLITE_DONE) {
+		rc = q_dbfail(q, "cannot read inlines");
+		goto out;
+	}
+	rc = 0;
+	if (cur >= 0 && q_inl_close(e, &e->blk[e->nblk - 1], insts, ents,
+	    ninsns, sitebyk) < 0)
+		goto nomem;
+	goto out;
+nomem:
+	rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+out:
+	free(insts);
+	free(ents);
+	free(sitebyk);
+	sqlite3_finalize(st);
+	return (rc);
+}
+
+/* Which blocks end in a return (a bitmap by block id). */
+static int
+q_inl_returns(struct hwtr_q *q, struct q_inl_ent *e)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if ((rc = q_int(q, &e->nret, 0, "SELECT coalesce(max(id), 0) + 1 "
+	    "FROM blocks", NULL)) < 0)
+		return (rc);
+	if ((e->ret = calloc((size_t)e->nret / 8 + 1, 1)) == NULL)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	if ((rc = q_prepare(q, &st, "SELECT id FROM blocks WHERE "
+	    "last_class IN ('return', 'sysret')")) < 0)
+		return (rc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+
+		if (id >= 0 && id < e->nret)
+			e->ret[id / 8] |= (uint8_t)(1u << (id % 8));
+	}
+	sqlite3_finalize(st);
+	return (rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read blocks"));
+}
+
+static const struct q_inl_blk *
+q_inl_find(const struct q_inl_ent *e, int64_t id)
+{
+	size_t lo = 0, hi = e->nblk;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (e->blk[mid].id < id)
+			lo = mid + 1;
+		else if (e->blk[mid].id > id)
+			hi = mid;
+		else
+			return (&e->blk[mid]);
+	}
+	return (NULL);
+}
+
+/* One func row for an entry into an inlined instance. */
+static int
+q_inl_row(struct hwtr_q *q, struct hwtr_q_res *res, const char *name,
+    int64_t thread, const char *caller, const char *site, int64_t seq,
+    int64_t insn)
+{
+	int rc, i;
+
+	rc = q_res_push(res, HWTR_Q_NULL, NULL);
+	rc |= q_res_push_int(res, thread);
+	rc |= q_res_push(res, HWTR_Q_NULL, NULL);
+	rc |= q_res_push(res, HWTR_Q_TEXT, name);
+	rc |= q_res_push(res, caller ? HWTR_Q_TEXT : HWTR_Q_NULL, caller);
+	rc |= q_res_push(res, site ? HWTR_Q_TEXT : HWTR_Q_NULL, site);
+	rc |= q_res_push_int(res, seq);
+	rc |= q_res_push_int(res, insn);
+	for (i = 0; i < 5; i++)
+		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
+	rc |= q_res_push(res, HWTR_Q_TEXT, "inlined");
+	rc |= q_res_push(res, HWTR_Q_NULL, NULL);
+	if (rc != 0)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	return (q_res_row_end(q, res));
+}
+
+/* The entries of one thread, in order. */
+static int
+q_inl_thread(struct hwtr_q *q, const struct q_inl_ent *e, sqlite3_stmt *ex,
+    struct hwtr_q_res *res, const char *name, int64_t thread)
+{
+	int64_t prev = -1, prev_inst = 0;
+	size_t i;
+	int rc;
+
+	sqlite3_reset(ex);
+	sqlite3_bind_int64(ex, 1, thread);
+	while ((rc = sqlite3_step(ex)) == SQLITE_ROW) {
+		int64_t seq = sqlite3_column_int64(ex, 0);
+		int64_t blk = sqlite3_column_int64(ex, 1);
+		int64_t insn = sqlite3_column_int64(ex, 2);
+		const struct q_inl_blk *b = q_inl_find(e, blk);
+		int ret = prev >= 0 && prev < e->nret &&
+		    (e->ret[prev / 8] >> (prev % 8)) & 1;
+
+		prev = blk;
+		if (b == NULL) {
+			prev_inst = 0;
+			continue;
+		}
+		/*
+		 * After a return the instruction before in this frame is the
+		 * call just before the block, not the callee's return.
+		 */
+		if (b->first != 0 && b->first != (ret ? b->before :
+		    prev_inst) &&
+		    (rc = q_inl_row(q, res, name, thread, b->caller,
+		    e->sites[b->site0], seq, insn)) < 0)
+			return (rc);
+		for (i = 0; i < b->nhits; i++)
+			if ((rc = q_inl_row(q, res, name, thread, b->caller,
+			    e->sites[b->hits[i].site], seq,
+			    insn + b->hits[i].k)) < 0)
+				return (rc);
+		prev_inst = b->last;
+	}
+	sqlite3_reset(ex);
+	return (rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read exec_order"));
+}
+
+int
+q_inl_entries(struct hwtr_q *q, struct hwtr_q_res *res, const char *pattern,
+    int64_t thread)
+{
+	struct q_inl_ent e;
+	sqlite3_stmt *th = NULL, *ex = NULL;
+	int rc;
+
+	memset(&e, 0, sizeof(e));
+	/* Most names were never inlined: one look at the name index. */
+	if (!q_inl_named(q, pattern))
+		return (0);
+	if ((rc = q_inl_blocks(q, &e, pattern)) < 0 || e.nblk == 0)
+		goto out;
+	if ((rc = q_inl_returns(q, &e)) < 0 ||
+	    (rc = q_prepare(q, &th, "SELECT id FROM threads WHERE "
+	    "(?1 < 0 OR id = ?1) AND blocks > 0 ORDER BY id")) < 0 ||
+	    (rc = q_prepare(q, &ex, "SELECT seq, block, insn FROM exec_order "
+	    "WHERE thread = ?1")) < 0)
+		goto out;
+	sqlite3_bind_int64(th, 1, thread);
+	while ((rc = sqlite3_step(th)) == SQLITE_ROW)
+		if ((rc = q_inl_thread(q, &e, ex, res, pattern,
+		    sqlite3_column_int64(th, 0))) < 0)
+			goto out;
+	rc = rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read threads");
+out:
+	sqlite3_finalize(th);
+	sqlite3_finalize(ex);
+	q_inl_ent_free(&e);
+	return (rc);
+}
+
+/* Whether an instance of a function named @pattern was inlined anywhere. */
+int
+q_inl_named(struct hwtr_q *q, const char *pattern)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, n = 0;
+
+	if (!q_inl_on(q) || q_prepare(q, &st, "SELECT 1 FROM inlines WHERE "
+	    "name = ?1 UNION ALL SELECT 1 FROM inlines WHERE (?2 AND name "
+	    "GLOB ?1) OR (name > ?1 AND name < ?1 || '~' AND name GLOB ?1 || "
+	    "'(*') LIMIT 1") < 0)
+		return (0);
+	sqlite3_bind_text(st, 1, pattern, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 2, strpbrk(pattern, "*?[") != NULL);
+	rc = sqlite3_step(st);
+	n = rc == SQLITE_ROW;
+	sqlite3_finalize(st);
+	assert(n == 0 || n == 1);
+	return (n);
+}
+
+/* ----------------------------------------------------------------- */
+/* hot --by inline                                                    */
+
+/* The inlined ranges of one image, sorted by lo. */
+struct q_inl_img {
+	int64_t		image;
+	struct {
+		uint64_t	lo, hi;
+		int64_t		depth;
+		size_t		name;	/* offset in q_inl_hot.names */
+	}		*r;
+	size_t		n, cap;
+	uint64_t	maxlen;
+};
+
+struct q_inl_hot {
+	struct q_inl_img *img;
+	size_t		nimg;
+	struct q_str	names;
+};
+
+static void
+q_inl_hot_free(struct q_inl_hot *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->nimg; i++)
+		free(h->img[i].r);
+	free(h->img);
+	free(h->names.p);
+}
+
+static int
+q_inl_hot_load(struct hwtr_q *q, struct q_inl_hot *h)
+{
+	sqlite3_stmt *st = NULL;
+	struct q_inl_img *im = NULL;
+	int rc;
+
+	if ((rc = q_prepare(q, &st, "SELECT image, lo, hi, depth, name FROM "
+	    "inlines ORDER BY image, lo")) < 0)
+		return (rc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t image = sqlite3_column_int64(st, 0);
+		const char *nm = (const char *)sqlite3_column_text(st, 4);
+		void *p;
+
+		if (im == NULL || im->image != image) {
+			p = realloc(h->img, (h->nimg + 1) * sizeof(*h->img));
+			if (p == NULL)
+				goto nomem;
+			h->img = p;
+			im = &h->img[h->nimg++];
+			memset(im, 0, sizeof(*im));
+			im->image = image;
+		}
+		if (im->n == im->cap) {
+			size_t c = im->cap ? im->cap * 2 : 64;
+
+			if ((p = realloc(im->r, c * sizeof(*im->r))) == NULL)
+				goto nomem;
+			im->r = p;
+			im->cap = c;
+		}
+		im->r[im->n].lo = (uint64_t)sqlite3_column_int64(st, 1);
+		im->r[im->n].hi = (uint64_t)sqlite3_column_int64(st, 2);
+		im->r[im->n].depth = sqlite3_column_int64(st, 3);
+		im->r[im->n].name = h->names.len;
+		q_str_puts(&h->names, nm != NULL ? nm : "??");
+		q_str_add(&h->names, "", 1);
+		if (h->names.err)
+			goto nomem;
+		if (im->r[im->n].hi - im->r[im->n].lo > im->maxlen)
+			im->maxlen = im->r[im->n].hi - im->r[im->n].lo;
+		im->n++;
+	}
+	sqlite3_finalize(st);
+	return (rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read inlines"));
+nomem:
+	sqlite3_finalize(st);
+	return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+}
+
+/* The innermost inlined range of @im at @a: its index, or -1. */
+static ssize_t
+q_inl_at(const struct q_inl_img *im, uint64_t a)
+{
+	size_t lo = 0, hi = im->n, k;
+	ssize_t best = -1;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (im->r[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (k = lo; k > 0; k--) {
+		/* No range starting this far back reaches @a. */
+		if (a - im->r[k - 1].lo >= im->maxlen)
+			break;
+		if (a < im->r[k - 1].hi && (best < 0 ||
+		    im->r[k - 1].depth > im->r[best].depth))
+			best = (ssize_t)(k - 1);
+	}
+	return (best);
+}
+
+/* One part of a block: @insns of its instructions run @name's code. */
+struct q_inl_part {
+	int64_t		block;
+	size_t		name;		/* offset in names; SIZE_MAX: its own */
+	int64_t		insns;
+};
+
+/* One row of the answer, keyed by (name, inlined, image). */
+struct q_inl_row {
+	char		*name;
+	int		inlined;
+	int64_t		image;
+	char		*path;
+	int64_t		insns;
+	uint64_t	hash;
+};
+
+struct q_inl_agg {
+	struct q_inl_part *p;
+	size_t		np, capp;
+	struct q_inl_row *r;		/* open addressing */
+	size_t		nr, capr;
+};
+
+static int
+q_inl_addpart(struct q_inl_agg *g, int64_t block, size_t name, int64_t n)
+{
+	if (g->np == g->capp) {
+		size_t c = g->capp ? g->capp * 2 : 256;
+		void *p = realloc(g->p, c * sizeof(*g->p));
+
+		if (p == NULL)
+			return (-1);
+		g->p = p;
+		g->capp = c;
+	}
+	g->p[g->np].block = block;
+	g->p[g->np].name = name;
+	g->p[g->np].insns = n;
+	g->np++;
+	return (0);
+}
+
+static int
+q_inl_partcmp(const void *a, const void *b)
+{
+	const struct q_inl_part *x = a, *y = b;
+
+	return (x->block < y->block ? -1 : x->block > y->block);
+}
+
+/*
+ * The parts of the blocks that run inlined code: a block's instructions
+ * in no inlined range are its function's, the others the innermost
+ * inlined function's, runs of one function one part.  Sorted by block.
+ */
+static int
+q_inl_parts(struct hwtr_q *q, struct q_inl_hot *h, struct q_inl_agg *g)
+{
+	sqlite3_stmt *st = NULL;
+	size_t ii = 0;
+	int rc;
+
+	if ((rc = q_prepare(q, &st, "SELECT id, image, image_addr, ninsns, "
+	    "insn_lens FROM blocks WHERE image IS NOT NULL ORDER BY "
+	    "image")) < 0)
+		return (rc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		int64_t image = sqlite3_column_int64(st, 1), k, n, own = 0;
+		uint64_t a = (uint64_t)sqlite3_column_int64(st, 2);
+		const uint8_t *lens = sqlite3_column_blob(st, 4);
+		const struct q_inl_img *im;
+		int64_t run = 0;
+		size_t rname = SIZE_MAX;
+
+		n = sqlite3_column_int64(st, 3);
+		while (ii < h->nimg && h->img[ii].image < image)
+			ii++;
+		if (ii == h->nimg || h->img[ii].image != image)
+			continue;
+		im = &h->img[ii];
+		if (lens == NULL || sqlite3_column_bytes(st, 4) < n)
+			n = 1;
+		for (k = 0; k <= n; k++) {
+			ssize_t r = k < n ? q_inl_at(im, a) : -1;
+			size_t nm = r < 0 ? SIZE_MAX : im->r[r].name;
+
+			if (r < 0 && k < n)
+				own++;
+			if (nm != rname && run > 0 &&
+			    q_inl_addpart(g, id, rname, run) < 0)
+				goto nomem;
+			if (nm != rname)
+				run = 0;
+			rname = nm;
+			run += r >= 0;
+			if (lens != NULL && k < n)
+				a += lens[k];
+		}
+		if (own < n && own > 0 &&
+		    q_inl_addpart(g, id, SIZE_MAX, own) < 0)
+			goto nomem;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return (q_dbfail(q, "cannot read blocks"));
+	if (g->np > 1)
+		qsort(g->p, g->np, sizeof(*g->p), q_inl_partcmp);
+	return (0);
+nomem:
+	sqlite3_finalize(st);
+	return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+}
+
+static int
+q_inl_count(struct q_inl_agg *g, const char *name, int inlined,
+    int64_t image, const char *path, int64_t insns)
+{
+	uint64_t hv = q_hash(name, strlen(name)) ^ (uint64_t)image * 31 ^
+	    (uint64_t)inlined;
+	struct q_inl_row *r;
+	size_t k, i;
+
+	if ((g->nr + 1) * 2 > g->capr) {
+		size_t c = g->capr ? g->capr * 2 : 256;
+		struct q_inl_row *n = calloc(c, sizeof(*n));
+
+		if (n == NULL)
+			return (-1);
+		for (i = 0; i < g->capr; i++) {
+			if (g->r[i].name == NULL)
+				continue;
+			for (k = g->r[i].hash & (c - 1); n[k].name != NULL;
+			    k = (k + 1) & (c - 1))
+				;
+			n[k] = g->r[i];
+		}
+		free(g->r);
+		g->r = n;
+		g->capr = c;
+	}
+	for (k = hv & (g->capr - 1); g->r[k].name != NULL;
+	    k = (k + 1) & (g->capr - 1)) {
+		r = &g->r[k];
+		if (r->hash == hv && r->inlined == inlined &&
+		    r->image == image && strcmp(r->name, name) == 0) {
+			r->insns += insns;
+			return (0);
+		}
+	}
+	r = &g->r[k];
+	r->name = strdup(name);
+	r->path = path != NULL ? strdup(path) : NULL;
+	if (r->name == NULL || (path != NULL && r->path == NULL)) {
+		free(r->name);
+		free(r->path);
+		r->name = NULL;
+		return (-1);
+	}
+	r->inlined = inlined;
+	r->image = image;
+	r->insns = insns;
+	r->hash = hv;
+	g->nr++;
+	return (0);
+}
+
+static int
+q_inl_rowcmp(const void *a, const void *b)
+{
+	const struct q_inl_row *x = a, *y = b;
+
+	if ((x->name == NULL) != (y->name == NULL))
+		return (x->name == NULL ? 1 : -1);
+	if (x->name == NULL)
+		return (0);
+	if (x->insns != y->insns)
+		return (x->insns > y->insns ? -1 : 1);
+	return (strcmp(x->name, y->name));
+}
+
+static void
+q_inl_agg_free(struct q_inl_agg *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->capr; i++) {
+		free(g->r[i].name);
+		free(g->r[i].path);
+	}
+	free(g->r);
+	free(g->p);
+}
+
+/* Every block's count, by its parts or whole, into @g's rows. */
+static int
+q_inl_sum(struct hwtr_q *q, const struct q_inl_hot *h, struct q_inl_agg *g,
+    int64_t thread)
+{
+	sqlite3_stmt *st = NULL;
+	size_t pi = 0;
+	int rc;
+
+	if ((rc = q_prepare(q, &st, "SELECT c.block, sum(c.count), b.ninsns, "
+	    "coalesce(s.name, '[unknown]'), b.image, i.path FROM block_counts "
+	    "c JOIN blocks b ON b.id = c.block LEFT JOIN symbols s ON s.id = "
+	    "b.symbol LEFT JOIN images i ON i.id = b.image WHERE ?1 < 0 OR "
+	    "c.thread = ?1 GROUP BY c.block ORDER BY c.block")) < 0)
+		return (rc);
+	sqlite3_bind_int64(st, 1, thread);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t blk = sqlite3_column_int64(st, 0);
+		int64_t cnt = sqlite3_column_int64(st, 1);
+		const char *fn = (const char *)sqlite3_column_text(st, 3);
+		int64_t image = sqlite3_column_int64(st, 4);
+		const char *path = (const char *)sqlite3_column_text(st, 5);
+		int e = 0;
+
+		while (pi < g->np && g->p[pi].block < blk)
+			pi++;
+		if (pi == g->np || g->p[pi].block != blk)
+			e = q_inl_count(g, fn, 0, image, path,
+			    cnt * sqlite3_column_int64(st, 2));
+		for (; e == 0 && pi < g->np && g->p[pi].block == blk; pi++)
+			e = q_inl_count(g, g->p[pi].name == SIZE_MAX ? fn :
+			    h->names.p + g->p[pi].name, g->p[pi].name !=
+			    SIZE_MAX, image, path, cnt * g->p[pi].insns);
+		if (e < 0) {
+			sqlite3_finalize(st);
+			return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+		}
+	}
+	sqlite3_finalize(st);
+	return (rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read blocks"));
+}
+
+int
+q_inl_hot(struct hwtr_q *q, struct hwtr_q_res **resp, int64_t thread,
+    int64_t n)
+{
+	static const char *const cols[] = { "function", "inlined", "image",
+	    "insns", "percent" };
+	struct q_inl_hot h;
+	struct q_inl_agg g;
+	int64_t total = 0;
+	size_t i;
+	int rc;
+
+	memset(&h, 0, sizeof(h));
+	memset(&g, 0, sizeof(g));
+	*resp = NULL;
+	if ((rc = q_int(q, &total, 0, "SELECT coalesce(sum(insns), 0) FROM "
+	    "threads WHERE ?1 < 0 OR id = ?1", "i", thread)) < 0)
+		return (rc);
+	if (q_inl_on(q) && ((rc = q_inl_hot_load(q, &h)) < 0 ||
+	    (rc = q_inl_parts(q, &h, &g)) < 0))
+		goto out;
+	if ((rc = q_inl_sum(q, &h, &g, thread)) < 0)
+		goto out;
+	if (g.capr > 0)
+		qsort(g.r, g.capr, sizeof(*g.r), q_inl_rowcmp);
+	if ((rc = q_res_new(resp, HWTR_NELEM(cols), cols)) < 0) {
+		rc = q_fail(q, rc, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < g.nr && (n < 0 || (int64_t)i < n); i++) {
+		const struct q_inl_row *r = &g.r[i];
+
+		rc = q_res_push(*resp, HWTR_Q_TEXT, r->name);
+		rc |= q_res_push_int(*resp, r->inlined);
+		rc |= q_res_push(*resp, r->path ? HWTR_Q_TEXT : HWTR_Q_NULL,
+		    r->path);
+		rc |= q_res_push_int(*resp, r->insns);
+		rc |= q_res_pushf(*resp, HWTR_Q_REAL, "%.2f", total > 0 ?
+		    100.0 * (double)r->insns / (double)total : 0.0);
+		if (rc != 0) {
+			rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+			goto out;
+		}
+		if ((rc = q_res_row_end(q, *resp)) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	if (rc < 0) {
+		hwtr_q_res_free(*resp);
+		*resp = NULL;
+	}
+	q_inl_agg_free(&g);
+	q_inl_hot_free(&h);
+	return (rc);
+}

@@ -1,0 +1,260 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Inlined frames (issue 27, item 3) on valgrind captures of the inline
+# fixture (tests/progs/inline.c: measure() always inlined into main),
+# checked against gdb, which builds its inline frames from the same DWARF
+# entries without sharing code with hwtrace: bt's frames against gdb's bt
+# at the crash, func's entries against the hits of gdb's breakpoint on
+# the inlined function and the count known by construction; the same
+# with the fixture built by clang and with -gsplit-dwarf.
+
+. "$(atf_get_srcdir)/../env.sh"
+
+need()
+{
+	[ -x "$HWTRACE_PROGS/inline" ] || atf_skip "fixture programs not built"
+	command -v valgrind.bin >/dev/null 2>&1 ||
+	    atf_skip "valgrind is not installed"
+	command -v gdb >/dev/null || atf_skip "gdb is not installed"
+}
+
+# capture NAME PROG ARG...: a capture of PROG ARG... into NAME.db, by
+# the valgrind source unless $source says otherwise.
+capture()
+{
+	name=$1
+	shift
+	env -i "$HWTRACE" capture --source "${source:-valgrind}" \
+	    -o "$name.hwtrace" -- \
+	    "$@" > "$name.out" 2> "$name.err"
+	echo $? > "$name.rc"
+	"$HWTRACE" index -q -o "$name.db" "$name.hwtrace" 2> "$name.ixerr" ||
+	    atf_fail "index of $name failed: $(cat "$name.ixerr")"
+}
+
+# gdb_frames PROG ARG...: gdb's bt after the crash, frames 1 and up, as
+# "N FUNCTION FILE:LINE" ("#1  0x... in measure (s=...) at f.c:29" and
+# the inline caller's "#2  main (argc=2, ...) at f.c:45").
+gdb_frames()
+{
+	gdb -nx -batch -ex run -ex bt --args "$@" > gdb.out 2>&1 < /dev/null
+	sed -n 's/^#\([1-9][0-9]*\) .* in \([^ ]*\) (.*) at \([^ ]*\)$/\1 \2 \3/p; s/^#\([1-9][0-9]*\)  *\([^ 0][^ ]*\) (.*) at \([^ ]*\)$/\1 \2 \3/p' \
+	    gdb.out > gdb.frames
+}
+
+# check_bt DB [base]: bt's frames 1 and up with a line agree with
+# gdb.frames (with "base", by file name alone: gdb prints a split unit's
+# file as compiled, the line table has it joined to the directory), and
+# measure's frame is marked inlined.
+check_bt()
+{
+	"$HWTRACE" query "$1" bt --format tsv > bt.tsv || atf_fail "bt failed"
+	head -n 1 bt.tsv | grep -q "	inlined$" ||
+	    atf_fail "bt has no inlined column: $(head -n 1 bt.tsv)"
+	awk -F'\t' 'NR == 2 { print $3 }' bt.tsv | grep -q strlen ||
+	    atf_fail "bt's frame 0 is not in strlen: $(cat bt.tsv)"
+	awk -F'\t' 'NR > 2 && $5 != "" { print $2, $3, $5 }' bt.tsv |
+	    head -n "$(wc -l < gdb.frames)" > hw.frames
+	if [ "$2" = base ]; then
+		sed -i 's| [^ ]*/| |' gdb.frames hw.frames
+	fi
+	diff -u gdb.frames hw.frames > frames.diff ||
+	    atf_fail "bt disagrees with gdb: $(tr '\n' ' ' < frames.diff)"
+	got=$(awk -F'\t' '$3 == "measure" { print $2, $8 }' bt.tsv)
+	[ "$got" = "1 1" ] ||
+	    atf_fail "expected measure as frame 1, inlined (1 1), got '$got': $(cat bt.tsv)"
+	got=$(awk -F'\t' '$3 == "main" { print $2, $8 }' bt.tsv)
+	[ "$got" = "2 0" ] ||
+	    atf_fail "expected main as frame 2, not inlined (2 0), got '$got': $(cat bt.tsv)"
+}
+
+atf_test_case bt_inlined_matches_gdb
+bt_inlined_matches_gdb_head() { atf_set descr "bt at a crash in strlen called from measure() inlined into main: strlen, measure (inlined), main with gdb's function names and lines"; }
+bt_inlined_matches_gdb_body()
+{
+	need
+	capture c "$HWTRACE_PROGS/inline" crash
+	[ "$(cat c.rc)" = 139 ] || atf_fail "capture of 'inline crash': expected exit 139, got $(cat c.rc)"
+	gdb_frames "$HWTRACE_PROGS/inline" crash
+	[ "$(wc -l < gdb.frames)" -ge 2 ] || atf_fail "gdb gave fewer than 2 frames above frame 0: $(cat gdb.out)"
+	grep -q "^1 measure " gdb.frames && grep -q "^2 main " gdb.frames ||
+	    atf_fail "gdb's frames 1 and 2 are not measure and main: $(cat gdb.frames)"
+	check_bt c.db
+}
+
+# gdb_hits PROG ARG [FUNC]: how many times gdb's breakpoint on FUNC
+# (default measure; one location per inlined instance) is hit in a run.
+gdb_hits()
+{
+	printf '%s\n' 'set pagination off' "break ${3:-measure}" 'commands' \
+	    'silent' 'continue' 'end' 'run' 'info breakpoints' > hits.gdb
+	gdb -nx -batch -x hits.gdb --args "$1" "$2" > hits.out 2>&1 < /dev/null
+	sed -n 's/.*breakpoint already hit \([0-9]*\) time.*/\1/p' hits.out
+}
+
+atf_test_case func_inlined_entries
+func_inlined_entries_head() { atf_set descr "func measure, a function only ever inlined: one row per entry into its inlined instances, as many as gdb's breakpoint hits and the fixture's ROUNDS (+1 with crash)"; }
+func_inlined_entries_body()
+{
+	need
+	rounds=$(sed -n 's/^#define ROUNDS[	 ]*\([0-9]*\)$/\1/p' \
+	    "$HWTRACE_SRC/tests/progs/inline.c")
+	[ -n "$rounds" ] || atf_fail "no ROUNDS in tests/progs/inline.c"
+	for arg in ok crash; do
+		capture "$arg" "$HWTRACE_PROGS/inline" "$arg"
+		want=$rounds
+		[ "$arg" = crash ] && want=$((rounds + 1))
+		hits=$(gdb_hits "$HWTRACE_PROGS/inline" "$arg")
+		[ "$hits" = "$want" ] || atf_fail "gdb: expected $want hits of measure ($arg), got '$hits': $(cat hits.out)"
+		"$HWTRACE" query "$arg.db" func measure --format tsv > f.tsv ||
+		    atf_fail "func measure failed"
+		got=$(awk -F'\t' 'NR > 1 && $14 == "inlined" && $4 == "measure" && $5 == "main"' f.tsv | wc -l)
+		[ "$got" -eq "$hits" ] || atf_fail "func measure ($arg): expected $hits inlined entries (gdb), got $got: $(cat f.tsv)"
+		got=$(awk -F'\t' 'NR > 1' f.tsv | wc -l)
+		[ "$got" -eq "$hits" ] || atf_fail "func measure ($arg): expected $hits rows, got $got"
+		# twice() is entered by the returns from bump(), its range
+		# interleaved with main's instructions.
+		twice=$(gdb_hits "$HWTRACE_PROGS/inline" "$arg" twice)
+		[ "$twice" = "$rounds" ] || atf_fail "gdb: expected $rounds hits of twice ($arg), got '$twice': $(cat hits.out)"
+		"$HWTRACE" query "$arg.db" func twice --format tsv > t.tsv ||
+		    atf_fail "func twice failed"
+		got=$(awk -F'\t' 'NR > 1 && $14 == "inlined" && $4 == "twice"' t.tsv | wc -l)
+		[ "$got" -eq "$twice" ] || atf_fail "func twice ($arg): expected $twice inlined entries (gdb), got $got: $(cat t.tsv)"
+		# Each row's call site is one of gdb's two locations' callers.
+		awk -F'\t' 'NR > 1 { print $6 }' f.tsv | sort -u > sites
+		[ "$(wc -l < sites)" -eq "$([ $arg = crash ] && echo 2 || echo 1)" ] ||
+		    atf_fail "func measure ($arg): unexpected call sites $(cat sites)"
+	done
+}
+
+atf_test_case tree_folded_inlined
+tree_folded_inlined_head() { atf_set descr "tree and export --folded: the calls of strlen made from the inlined measure go through a 'measure (inlined)' frame under main, ROUNDS + 1 of them as gdb's breakpoint counts"; }
+tree_folded_inlined_body()
+{
+	need
+	capture c "$HWTRACE_PROGS/inline" crash
+	hits=$(gdb_hits "$HWTRACE_PROGS/inline" crash)
+	[ -n "$hits" ] || atf_fail "gdb gave no hit count: $(cat hits.out)"
+	"$HWTRACE" query c.db tree --format tsv > tree.tsv || atf_fail "tree failed"
+	got=$(awk -F'\t' '$8 ~ /\/main\/measure \(inlined\)$/ { print $4 }' tree.tsv)
+	[ "$got" = "$hits" ] || atf_fail "tree: expected main/measure (inlined) with $hits calls (gdb), got '$got': $(grep -n measure tree.tsv)"
+	got=$(awk -F'\t' '$8 ~ /\/main\/measure \(inlined\)\/[^\/]*strlen[^\/]*$/ { print $4 }' tree.tsv)
+	[ "$got" = "$hits" ] || atf_fail "tree: expected $hits calls of strlen under measure (inlined), got '$got'"
+	got=$(awk -F'\t' '$8 ~ /\/main\/[^\/]*strlen/' tree.tsv | wc -l)
+	[ "$got" -eq 0 ] || atf_fail "tree: strlen still called from main directly: $(grep strlen tree.tsv)"
+	"$HWTRACE" query c.db export --folded f.txt > /dev/null ||
+	    atf_fail "export --folded failed"
+	grep -q ';main;measure (inlined);[^;]*strlen[^;]* [0-9]*$' f.txt ||
+	    atf_fail "folded: no main;measure (inlined);strlen stack: $(grep main f.txt)"
+}
+
+atf_test_case hot_by_inline
+hot_by_inline_head() { atf_set descr "hot --by inline and annotate: measure's instructions are its inlined loop instance's instructions (readelf's DWARF range, objdump's instructions in it) times ROUNDS, and hot's rows add up to every instruction"; }
+hot_by_inline_body()
+{
+	need
+	command -v readelf >/dev/null && command -v objdump >/dev/null ||
+	    atf_skip "binutils are not installed"
+	prog=$HWTRACE_PROGS/inline
+	rounds=$(sed -n 's/^#define ROUNDS[	 ]*\([0-9]*\)$/\1/p' \
+	    "$HWTRACE_SRC/tests/progs/inline.c")
+	loop=$(grep -n 't += measure(word);' "$HWTRACE_SRC/tests/progs/inline.c" |
+	    cut -d: -f1)
+	# The loop's instance: DW_AT_low_pc and DW_AT_high_pc (a length)
+	# of the inlined subroutine called at that line.
+	readelf --debug-dump=info "$prog" 2>/dev/null | awk -v line="$loop" '
+	    /DW_TAG_inlined_subroutine/ { lo = ""; len = ""; inl = 1; next }
+	    /Abbrev Number/ { inl = 0 }
+	    inl && /DW_AT_low_pc/ { lo = $NF }
+	    inl && /DW_AT_high_pc/ { len = $NF }
+	    inl && /DW_AT_call_line/ && $NF == line && lo != "" && len != "" {
+		print lo, len; exit }' > range
+	[ -s range ] || atf_skip "no contiguous inlined instance at line $loop"
+	read lo len < range
+	hi=$(printf '%#x' $((lo + len)))
+	objdump -d --no-show-raw-insn --start-address="$lo" \
+	    --stop-address="$hi" "$prog" | grep -E '^ +[0-9a-f]+:' > insns
+	grep -Eq '	j' insns && atf_skip "the instance branches inside: $(cat insns)"
+	want=$(( $(wc -l < insns) * rounds ))
+	[ "$want" -gt 0 ] || atf_fail "objdump gave no instructions in $lo-$hi"
+	capture ok "$prog" ok
+	"$HWTRACE" query ok.db hot --by inline -n 100000 --format tsv > hot.tsv ||
+	    atf_fail "hot --by inline failed"
+	head -n 1 hot.tsv | grep -q "^function	inlined	image	insns	percent$" ||
+	    atf_fail "unexpected columns: $(head -n 1 hot.tsv)"
+	got=$(awk -F'\t' '$1 == "measure" && $2 == 1 { print $4 }' hot.tsv)
+	[ "$got" = "$want" ] || atf_fail "measure (inlined): expected $want instructions ($(wc -l < insns) in $lo-$hi, $rounds times), got '$got'"
+	# annotate: the same instructions marked inlined from measure.
+	"$HWTRACE" query ok.db annotate main --format tsv > ann.tsv ||
+	    atf_fail "annotate main failed"
+	got=$(awk -F'\t' 'NR > 1 && $8 == "measure" { n++; s += $3 }
+	    END { print n + 0, s + 0 }' ann.tsv)
+	[ "$got" = "$(wc -l < insns | tr -d ' ') $want" ] || atf_fail "annotate main: expected $(wc -l < insns | tr -d ' ') instructions inlined from measure executed $want times in all, got '$got'"
+	total=$(awk -F'\t' 'NR > 1 { s += $4 } END { print s }' hot.tsv)
+	insns=$("$HWTRACE" query ok.db threads --format tsv | awk -F'\t' '
+	    NR == 1 { for (i = 1; i <= NF; i++) if ($i == "insns") c = i }
+	    NR > 1 { s += $c } END { print s }')
+	[ "$total" = "$insns" ] || atf_fail "rows add up to $total instructions, the threads ran $insns"
+}
+
+atf_test_case clang_matches_gdb
+clang_matches_gdb_head() { atf_set descr "the fixture built by clang -O2 (inlined ranges without DW_AT_entry_pc): bt's frames and func's entries of measure and twice as gdb gives them"; }
+clang_matches_gdb_body()
+{
+	need
+	command -v clang >/dev/null || atf_skip "clang is not installed"
+	cp "$HWTRACE_SRC/tests/progs/inline.c" .
+	clang -std=gnu11 -O2 -g -static -o inl inline.c ||
+	    atf_skip "clang cannot build a static program here"
+	capture c "$PWD/inl" crash
+	gdb_frames "$PWD/inl" crash
+	grep -q "^1 measure " gdb.frames ||
+	    atf_skip "clang did not inline measure as gdb sees it: $(cat gdb.out)"
+	check_bt c.db base
+	for f in measure twice; do
+		hits=$(gdb_hits "$PWD/inl" crash "$f")
+		[ -n "$hits" ] || atf_fail "gdb gave no hit count for $f: $(cat hits.out)"
+		got=$("$HWTRACE" query c.db func "$f" --format tsv |
+		    awk -F'\t' 'NR > 1 && $14 == "inlined"' | wc -l)
+		[ "$got" -eq "$hits" ] || atf_fail "func $f: expected $hits inlined entries (gdb), got $got"
+	done
+}
+
+atf_test_case split_dwarf
+split_dwarf_head() { atf_set descr "-gsplit-dwarf: inlined frames come from the .dwo when it is there; without it index warns at most and does not crash"; }
+split_dwarf_body()
+{
+	need
+	command -v cc >/dev/null || atf_skip "no C compiler"
+	cp "$HWTRACE_SRC/tests/progs/inline.c" .
+	cc -std=gnu11 -O2 -g -gsplit-dwarf -static -o inl inline.c ||
+	    atf_skip "cc cannot build with -gsplit-dwarf"
+	ls ./*.dwo > /dev/null 2>&1 || atf_skip "no .dwo written"
+	# Valgrind's own DWARF reader gives up on some split-DWARF binaries
+	# ("Possibly corrupted debuginfo file"): the step source reads none.
+	source=step
+	capture s "$PWD/inl" crash
+	gdb_frames "$PWD/inl" crash
+	grep -q "^1 measure " gdb.frames ||
+	    atf_skip "gdb does not see measure through the .dwo: $(cat gdb.out)"
+	check_bt s.db base
+	rm -f ./*.dwo
+	capture n "$PWD/inl" crash
+	grep -q "without their .dwo" n.ixerr ||
+	    atf_fail "index without the .dwo did not say so: $(cat n.ixerr)"
+	"$HWTRACE" query n.db bt --format tsv > n.tsv ||
+	    atf_fail "bt without the .dwo failed"
+	awk -F'\t' 'NR > 1 { print $3 }' n.tsv | grep -q '^main$' ||
+	    atf_fail "bt without the .dwo lost main: $(cat n.tsv)"
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case bt_inlined_matches_gdb
+	atf_add_test_case func_inlined_entries
+	atf_add_test_case tree_folded_inlined
+	atf_add_test_case hot_by_inline
+	atf_add_test_case clang_matches_gdb
+	atf_add_test_case split_dwarf
+}
