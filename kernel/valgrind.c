@@ -1261,6 +1261,14 @@ valgrind_backend_enable(struct hwtr_src *src)
 	 * is killed (it dies with us: PR_SET_PDEATHSIG below).
 	 */
 	args[n++] = "--vgdb=no";
+	/*
+	 * No chasing: VEX joins "jcc X; B; jcc X" into one superblock with
+	 * the first branch's exit dropped and B's instructions guarded by
+	 * it (its &&-idiom), so the superblock's exits no longer say which
+	 * way the first branch went, nor whether B ran.  The tool records
+	 * exits; it needs every conditional branch to end a superblock.
+	 */
+	args[n++] = "--vex-guest-chase=no";
 	if (src->cfg.ground_truth)
 		args[n++] = "--ground-truth=yes";
 	/* Kept event files are for tests/bench/vgconv: streams. */

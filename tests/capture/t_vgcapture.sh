@@ -223,6 +223,33 @@ exit_status_and_keep_on_failure_body() {
 		atf_fail "the archive does not record status 3"
 }
 
+atf_test_case chased_branches_counted
+chased_branches_counted_head() {
+	atf_set descr "both branches of a pair VEX chases are counted as they ran (tests/progs/chase.c)"
+	atf_set timeout 120
+}
+chased_branches_counted_body() {
+	need_valgrind
+	need_prog chase
+	"$HWTRACE" capture --source valgrind -o c.hwtrace \
+	    -- "$HWTRACE_PROGS/chase" >out 2>err ||
+		atf_fail "capture failed: $(oneline err)"
+	[ "$(cat out)" = 1000 ] || atf_fail "chase printed '$(cat out)'"
+	"$HWTRACE" index -o c.db c.hwtrace >/dev/null 2>err ||
+		atf_fail "index failed: $(oneline err)"
+	"$HWTRACE" query --format csv c.db branches --from pair >br 2>err ||
+		atf_fail "branches failed: $(oneline err)"
+	# from,to,kind,count: the counts chase.c's comment derives.
+	for want in "pair+0xf,pair+0x18,cond-taken,2000" \
+	    "pair+0xf,pair+0x11,cond-not-taken,2000" \
+	    "pair+0x14,pair+0x18,cond-taken,1000" \
+	    "pair+0x14,pair+0x16,cond-not-taken,1000" \
+	    "pair+0x1a,pair+0x2,cond-taken,3999"; do
+		grep -q "^$want," br ||
+			atf_fail "expected the edge $want; got: $(tr '\n' ' ' <br)"
+	done
+}
+
 atf_test_case sigint_writes_valid_archive
 sigint_writes_valid_archive_head() {
 	atf_set descr "SIGINT stops tracing under valgrind; the archive is complete, nothing is left running"
@@ -537,6 +564,7 @@ atf_init_test_cases() {
 	atf_add_test_case tool_image_is_the_page_run
 	atf_add_test_case auto_picks_valgrind
 	atf_add_test_case exit_status_and_keep_on_failure
+	atf_add_test_case chased_branches_counted
 	atf_add_test_case sigint_writes_valid_archive
 	atf_add_test_case ring_trigger_snapshots
 	atf_add_test_case stop_mode_stops_and_records_it
