@@ -109,6 +109,8 @@ static struct {
 	UChar	*lim;		/* flush when cur passes this */
 	Int	fd;
 	Int	pid;
+	Int	status;		/* the last exit/exit_group's status */
+	Bool	status_known;
 	ThreadId running;	/* thread of the last RESUME */
 	const HChar *dir;	/* --out-dir */
 	Bool	gt;		/* --ground-truth=yes */
@@ -518,8 +520,15 @@ hw_thread_exit(ThreadId tid)
 static void
 hw_pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
 {
-	(void)args;
 	(void)nargs;
+	/*
+	 * Valgrind calls the tool's fini with 0 whatever the program's
+	 * status: the status is the one the last exit or exit_group asked.
+	 */
+	if (sysno == __NR_exit_group || sysno == __NR_exit) {
+		hw.status = (Int)(args[0] & 0xff);
+		hw.status_known = True;
+	}
 	/*
 	 * exec replaces this process image and its tool: everything recorded
 	 * so far must be on disk first.  A failed exec simply carries on.
@@ -1024,6 +1033,9 @@ static void
 hw_fini(Int exitcode)
 {
 	ThreadId tid;
+
+	if (hw.status_known)
+		exitcode = hw.status;
 
 	for (tid = 1; tid < HW_MAX_THREADS; tid++) {
 		if (hw.th[tid].ostid == 0)

@@ -250,6 +250,27 @@ chased_branches_counted_body() {
 	done
 }
 
+atf_test_case child_exit_status_recorded
+child_exit_status_recorded_head() {
+	atf_set descr "a forked child's _exit(5) is recorded as 5 (tests/progs/forkexit.c)"
+	atf_set timeout 60
+}
+child_exit_status_recorded_body() {
+	need_valgrind
+	need_prog forkexit
+	"$HWTRACE" capture --source valgrind -o f.hwtrace \
+	    -- "$HWTRACE_PROGS/forkexit" >out 2>err ||
+		atf_fail "capture failed (the parent saw no 5): $(oneline err)"
+	"$HWTRACE" index -o f.db f.hwtrace >/dev/null 2>err ||
+		atf_fail "index failed: $(oneline err)"
+	"$HWTRACE" query --format csv f.db threads >th 2>err ||
+		atf_fail "threads failed: $(oneline err)"
+	# thread,pid,...,exit: the parent ends with 0, the child with 5.
+	[ "$(sed 1d th | awk -F, '{ print $NF }' | sort | tr '\n' ' ')" = \
+	    "code 0 code 5 " ] ||
+		atf_fail "expected exits 'code 0' and 'code 5'; got: $(tr '\n' ' ' <th)"
+}
+
 atf_test_case sigint_writes_valid_archive
 sigint_writes_valid_archive_head() {
 	atf_set descr "SIGINT stops tracing under valgrind; the archive is complete, nothing is left running"
@@ -565,6 +586,7 @@ atf_init_test_cases() {
 	atf_add_test_case auto_picks_valgrind
 	atf_add_test_case exit_status_and_keep_on_failure
 	atf_add_test_case chased_branches_counted
+	atf_add_test_case child_exit_status_recorded
 	atf_add_test_case sigint_writes_valid_archive
 	atf_add_test_case ring_trigger_snapshots
 	atf_add_test_case stop_mode_stops_and_records_it
