@@ -95,6 +95,7 @@ struct vgsrc {
 	char		version[64];
 	char		dir[PATH_MAX];
 	int		dirfd;		/* open on dir, flock()ed: in use */
+	int		logfd;		/* Valgrind's messages; -1: stderr */
 	pid_t		pid;		/* valgrind.bin, which is the program */
 	int		exited;
 	int		started;	/* the first process was reported */
@@ -254,6 +255,50 @@ cb_proc_start(void *arg, int32_t pid, int32_t ppid, int exec,
 	rec.type = HWTR_SB_EXEC;
 	rec.u.exec.path = path;
 	return (sb_send(vs, &rec));
+}
+
+/* An unnamed file in TMPDIR for Valgrind's messages, or -1. */
+static int
+vg_log_open(void)
+{
+	const char *d = getenv("TMPDIR");
+
+	if (d == NULL || *d == '\0')
+		d = "/tmp";
+	return (open(d, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+}
+
+/*
+ * What Valgrind wrote, as warnings, when the program did not die of a
+ * signal: then its report of the crash is left out and the signal named
+ * as a shell names it.  The file is kept for children still running.
+ */
+static void
+vg_log_replay(struct vgsrc *vs, int status)
+{
+	struct hwtr_src *src = vs->src;
+	char buf[8192], *line, *nl;
+	ssize_t r;
+
+	if (vs->logfd < 0)
+		return;
+	if (WIFSIGNALED(status)) {
+		hwtr_logf(&src->cfg.log, HWTR_LOG_WARN, "the program was "
+		    "killed: %s (Valgrind's report: --verbose)",
+		    strsignal(WTERMSIG(status)));
+		return;
+	}
+	if ((r = pread(vs->logfd, buf, sizeof(buf) - 1, 0)) <= 0)
+		return;
+	buf[r] = '\0';
+	for (line = buf; *line != '\0'; line = nl + 1) {
+		if ((nl = strchr(line, '\n')) == NULL)
+			nl = line + strlen(line) - 1;
+		else
+			*nl = '\0';
+		if (*line != '\0')
+			hwtr_logf(&src->cfg.log, HWTR_LOG_WARN, "%s", line);
+	}
 }
 
 static int
@@ -1120,6 +1165,7 @@ valgrind_backend_init(struct hwtr_src *src)
 	vs->src = src;
 	vs->pid = -1;
 	vs->dirfd = -1;
+	vs->logfd = -1;
 	vs->keep = getenv("HWTRACE_VALGRIND_KEEP") != NULL;
 	vs->readonly = getenv("HWTRACE_VALGRIND_READ") != NULL;
 	src->priv = vs;
@@ -1193,7 +1239,7 @@ valgrind_backend_enable(struct hwtr_src *src)
 	struct vgsrc *vs = src->priv;
 	const char *cmd;
 	struct vgconv_cb cb;
-	char outdir[PATH_MAX + 16];
+	char outdir[PATH_MAX + 16], logarg[32];
 	const char *tmp = getenv("TMPDIR");
 	char **args;
 	size_t n = 0, i, argc = 0;
@@ -1269,6 +1315,15 @@ valgrind_backend_enable(struct hwtr_src *src)
 	 * exits; it needs every conditional branch to end a superblock.
 	 */
 	args[n++] = "--vex-guest-chase=no";
+	/*
+	 * Valgrind's own messages (its ten-line report of a crash) go to a
+	 * file unless --verbose; vg_log_replay() says what matters.
+	 */
+	if (src->cfg.log.level < HWTR_LOG_INFO &&
+	    (vs->logfd = vg_log_open()) >= 0) {
+		snprintf(logarg, sizeof(logarg), "--log-fd=%d", vs->logfd);
+		args[n++] = logarg;
+	}
 	if (src->cfg.ground_truth)
 		args[n++] = "--ground-truth=yes";
 	/* Kept event files are for tests/bench/vgconv: streams. */
@@ -1311,6 +1366,8 @@ valgrind_backend_enable(struct hwtr_src *src)
 		close(fds[0]);
 		/* The program goes when hwtrace goes, even by SIGKILL. */
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (vs->logfd >= 0)
+			(void)fcntl(vs->logfd, F_SETFD, 0);
 		setenv("VALGRIND_LIB", vs->lib, 1);
 		execv(vs->valgrind, args);
 		err = errno;
@@ -1342,6 +1399,7 @@ note_status(struct vgsrc *vs, int status)
 {
 	struct hwtr_src *src = vs->src;
 
+	vg_log_replay(vs, status);
 	if (WIFEXITED(status)) {
 		src->exit_kind = HWTR_EXIT_CODE;
 		src->exit_value = WEXITSTATUS(status);
@@ -1511,6 +1569,8 @@ valgrind_backend_deinit(struct hwtr_src *src)
 	rm_dir(vs);
 	if (vs->dirfd >= 0)
 		close(vs->dirfd);
+	if (vs->logfd >= 0)
+		close(vs->logfd);
 	free(vs);
 	src->priv = NULL;
 }

@@ -271,6 +271,27 @@ child_exit_status_recorded_body() {
 		atf_fail "expected exits 'code 0' and 'code 5'; got: $(tr '\n' ' ' <th)"
 }
 
+atf_test_case crash_report_only_with_verbose
+crash_report_only_with_verbose_head() {
+	atf_set descr "a crash under valgrind is named as a shell names it; Valgrind's report only with --verbose"
+	atf_set timeout 60
+}
+crash_report_only_with_verbose_body() {
+	need_valgrind
+	need_prog segv
+	"$HWTRACE" capture --source valgrind -o s.hwtrace \
+	    -- "$HWTRACE_PROGS/segv" >out 2>err
+	[ $? -eq 139 ] || atf_fail "expected 139 ($(oneline err))"
+	grep -q "killed: Segmentation fault" err ||
+		atf_fail "the signal is not named: $(oneline err)"
+	! grep -q "Process terminating" err ||
+		atf_fail "Valgrind's report without --verbose: $(oneline err)"
+	"$HWTRACE" capture --verbose --source valgrind --force -o s.hwtrace \
+	    -- "$HWTRACE_PROGS/segv" >out 2>err
+	grep -q "Process terminating with default action of signal 11" err ||
+		atf_fail "no Valgrind report with --verbose: $(oneline err)"
+}
+
 atf_test_case sigint_writes_valid_archive
 sigint_writes_valid_archive_head() {
 	atf_set descr "SIGINT stops tracing under valgrind; the archive is complete, nothing is left running"
@@ -587,6 +608,7 @@ atf_init_test_cases() {
 	atf_add_test_case exit_status_and_keep_on_failure
 	atf_add_test_case chased_branches_counted
 	atf_add_test_case child_exit_status_recorded
+	atf_add_test_case crash_report_only_with_verbose
 	atf_add_test_case sigint_writes_valid_archive
 	atf_add_test_case ring_trigger_snapshots
 	atf_add_test_case stop_mode_stops_and_records_it
