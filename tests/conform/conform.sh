@@ -83,6 +83,28 @@ cell() {	# name cc flags source(valgrind|step)
 	fi
 }
 
+# crash cell: hwtrace bt's function names against gdb's, innermost first.
+crash() {	# name cc flags source
+	name=$1; d=$W/$name; mkdir -p "$d"
+	$2 $3 -o "$d/crash" "$SRC/crash.c" || { report "$name" build 0 cc; return; }
+	if ! command -v gdb >/dev/null 2>&1; then
+		echo "SKIP $name bt-gdb: gdb absent"; return
+	fi
+	"$H" capture --source "$4" -o "$d/t.hwt" -- "$d/crash" x \
+	    >/dev/null 2>&1
+	"$H" index "$d/t.hwt" >/dev/null 2>&1
+	gb=$(gdb -batch -ex run -ex bt --args "$d/crash" x 2>/dev/null |
+	    awk '/^#/ { print ($3 == "in") ? $4 : $2 }' | tr '\n' ' ')
+	# gdb stops at main; compare as many frames as it shows.
+	n=$(echo "$gb" | wc -w)
+	hb=$("$H" query --format csv "$d/t.hwt.db" bt |
+	    awk -F, 'NR > 1 { print $3 }' | head -"$n" | tr '\n' ' ')
+	report "$name" bt-gdb $([ -n "$gb" ] && [ "$hb" = "$gb" ] &&
+	    echo 1 || echo 0) "hwtrace '$hb', gdb '$gb'"
+}
+
+crash crash-gcc-O1-pie-vg gcc "-O1 -g" valgrind
+crash crash-clang-O2-nopie-step clang "-O2 -g -fno-pie -no-pie" step
 cell gcc-O2-bfd-pie-vg gcc "-O2 -g" valgrind
 cell clang-O0-nopie-vg clang "-O0 -g -fno-pie -no-pie" valgrind
 cell gcc-O2-lld-pie-vg gcc "-O2 -g -fuse-ld=lld" valgrind
