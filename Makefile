@@ -8,6 +8,7 @@
 #   make bench      benchmarks (see docs/PERFORMANCE.md)
 #   make lint       mandoc -Tlint on every man page
 #   make layers     the module arrows hold (includes and calls)
+#   make conform    the conformance matrix against callgrind (docs/CONFORMANCE.md)
 #   make install    install under PREFIX (/usr/local), DESTDIR; make uninstall
 #
 # Every module's .c files are picked up by wildcard; a test directory
@@ -64,7 +65,7 @@ TEST_KYUA = $(B)/tests/Kyuafile $(TEST_DIRS:tests/%=$(B)/tests/%Kyuafile)
 -include $(wildcard kernel/*/build.mk) $(wildcard tests/bench/bench.mk) \
 	$(wildcard tests/fuzz/fuzz.mk)
 
-.PHONY: all deps demo check sanitize fuzz bench lint analyze clean layers
+.PHONY: all deps demo check sanitize fuzz bench lint analyze clean layers conform
 all: $(B)/hwtrace $(B)/libhwtrace.a tests
 
 $(B)/obj/%.o: %.c
@@ -129,6 +130,11 @@ check: deps
 	cd $(B)/tests && kyua test -r ../kyua.db; rc=$$?; \
 	    if [ $$rc -ne 0 ]; then kyua report -r ../kyua.db --verbose \
 	        --results-filter=broken,failed; fi; exit $$rc
+
+# The conformance matrix: fixtures built per cell, hwtrace checked against
+# callgrind and counts known by construction (docs/CONFORMANCE.md).
+conform: all
+	@sh tests/conform/conform.sh $(B)
 
 demo: deps
 	@$(MAKE) --no-print-directory all
