@@ -97,7 +97,7 @@ static const struct cli_opt o_sql[] = { OPT_DB,
 	{ "file", O_FILE, "F", "read the statements from file F" },
 	OPT_FMT,
 	{ "max-length", O_MAXLEN, "SIZE", "longest string or blob a statement may make (K, M, G; default 64M)" },
-	{ "timeout", O_TIMEOUT, "SECONDS", "stop a statement after SECONDS (default 60; 0: no limit)" },
+	{ "timeout", O_TIMEOUT, "SECONDS", "stop a statement after SECONDS (default 10; 0: no limit)" },
 	OPT_END };
 static const struct cli_opt o_export[] = { OPT_DB,
 	{ "depth", O_DEPTH, "D", "--folded: only frames nested at most D deep" },

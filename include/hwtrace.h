@@ -1089,7 +1089,7 @@ struct hwtr_q_req {
 	int64_t		tid;
 };
 
-#define HWTR_Q_SQL_TIMEOUT_MS	60000
+#define HWTR_Q_SQL_TIMEOUT_MS	10000
 #define HWTR_Q_SQL_MAX_LENGTH	(64 << 20)
 
 int hwtr_q_open(struct hwtr_q **qp, const char *path,

@@ -429,6 +429,13 @@ sql_hardened_body()
 	    "$HWTRACE" query fix.db sql --timeout 1 \
 	    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
 	[ $(($(date +%s) - start)) -le 5 ] || atf_fail "--timeout 1 took $(($(date +%s) - start)) s"
+	# Without --timeout the default (10 s) stops it well under 30 s.
+	start=$(date +%s)
+	atf_check -s exit:1 -o empty \
+	    -e inline:"hwtrace query: sql: stopped after 10.000 s (the time limit; raise it with --timeout, 0 for none)\n" \
+	    "$HWTRACE" query fix.db sql \
+	    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+	[ $(($(date +%s) - start)) -le 20 ] || atf_fail "the default limit took $(($(date +%s) - start)) s, expected about 10 s"
 	printf 'n\n100000\n' > exp
 	q exp sql --timeout 0 "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT count(*) AS n FROM c"
 	# A blob of 1e9 bytes is refused at once (the default limit, 64M).
