@@ -26,4 +26,11 @@
  */
 int hwtr_ix_sqlite_register(void *sqlite3_db);
 
+/*
+ * The statement that creates the one view hwtrace writes (call_times), as
+ * the indexer runs it ("CREATE VIEW ...;\n"): a reader refuses any other
+ * view, and any trigger, in a database it did not make.
+ */
+const char *hwtr_ix_view_sql(void);
+
 #endif /* !HWTR_IX_SQLITE_H */

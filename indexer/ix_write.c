@@ -32,7 +32,14 @@
 #include "ix_image.h"
 #include "ix_write.h"
 #include "elfinline.h"
+#include "hwtr_ix_sqlite.h"
 #include "schema.sql.h"
+
+const char *
+hwtr_ix_view_sql(void)
+{
+	return (HWTR_IX_CALL_TIMES_SQL);
+}
 #include "colstore.h"
 
 /* ----------------------------------------------------------------- */

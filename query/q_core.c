@@ -982,6 +982,46 @@ q_sniff(const char *path, enum q_kind *kp, char *errbuf, size_t errlen)
 	return (0);
 }
 
+/*
+ * Views and triggers hwtrace did not write: a view in place of one of its
+ * tables (a recursive one never ends) or a trigger is refused, naming it.
+ * The one view hwtrace writes must be its own text.
+ */
+static int
+q_db_schema_check(struct hwtr_q *q, const char *path)
+{
+	const char *want = hwtr_ix_view_sql(), *type, *name, *sql;
+	sqlite3_stmt *st;
+	size_t n;
+	int rc, ok;
+
+	if (sqlite3_prepare_v2(q->db, "SELECT type, name, sql FROM "
+	    "sqlite_master WHERE type IN ('view', 'trigger')", -1, &st,
+	    NULL) != SQLITE_OK)
+		return (q_dbfail(q, "cannot read the schema"));
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		type = (const char *)sqlite3_column_text(st, 0);
+		name = (const char *)sqlite3_column_text(st, 1);
+		sql = (const char *)sqlite3_column_text(st, 2);
+		/* want is the statement with ";\n" after it. */
+		n = strlen(want) - 2;
+		ok = type != NULL && strcmp(type, "view") == 0 && name != NULL &&
+		    strcmp(name, "call_times") == 0 && sql != NULL &&
+		    strlen(sql) == n && strncmp(sql, want, n) == 0;
+		if (!ok) {
+			rc = q_fail(q, -HWTR_E_FORMAT, "'%s': %s '%s' was not "
+			    "written by hwtrace: refused", path,
+			    type ? type : "object", name ? name : "?");
+			sqlite3_finalize(st);
+			return (rc);
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return (q_dbfail(q, "cannot read the schema"));
+	return (0);
+}
+
 /* Open @path read-only and check that it is a database this code reads. */
 int
 q_db_open(struct hwtr_q *q, const char *path)
@@ -1037,6 +1077,8 @@ q_db_open(struct hwtr_q *q, const char *path)
 		    "version %lld, older than this hwtrace reads (%d); index "
 		    "its archive again", path, (long long)ver,
 		    HWTR_DB_SCHEMA_VERSION));
+	if ((rc = q_db_schema_check(q, path)) < 0)
+		return (rc);
 	/* CoreSight streams: ARM code (see q_sql_armenc()). */
 	if ((rc = q_int(q, &arm, 0, "SELECT count(*) FROM streams WHERE "
 	    "format IN ('coresight', 'etmv3', 'ptm', 'etmv4', 'ete')",

@@ -607,8 +607,42 @@ X
 	atf_check -s exit:0 -o file:exp python3 onpty.py "$HWTRACE" query fix.db sql "$long"
 }
 
+atf_test_case foreign_views_triggers_refused
+foreign_views_triggers_refused_head()
+{
+	atf_set descr "a view or trigger hwtrace did not write is refused, named, by every verb"
+	atf_set require.progs sqlite3
+	atf_set timeout 60
+}
+foreign_views_triggers_refused_body()
+{
+	mkfix
+	# An endless recursive view in place of threads.
+	cp fix.db view.db
+	sqlite3 view.db "PRAGMA legacy_alter_table = ON;
+	    ALTER TABLE threads RENAME TO t0;
+	    CREATE VIEW threads AS WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL
+	    SELECT x + 1 FROM r) SELECT x AS id FROM r;" ||
+		atf_fail "cannot make the view"
+	for v in summary threads; do
+		atf_check -s exit:1 -o empty \
+		    -e match:"view 'threads' was not written by hwtrace: refused" \
+		    timeout 20 "$HWTRACE" query view.db $v
+	done
+	cp fix.db trig.db
+	sqlite3 trig.db "CREATE TRIGGER tr AFTER INSERT ON meta BEGIN
+	    SELECT 1; END;" || atf_fail "cannot make the trigger"
+	atf_check -s exit:1 -o empty \
+	    -e match:"trigger 'tr' was not written by hwtrace: refused" \
+	    "$HWTRACE" query trig.db summary
+	# Its own view, call_times, is read as before.
+	atf_check -s exit:0 -o ignore -e empty \
+	    "$HWTRACE" query fix.db sql "SELECT count(*) FROM call_times"
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case foreign_views_triggers_refused
 	atf_add_test_case summary_counts
 	atf_add_test_case threads_formats
 	atf_add_test_case last_blocks
