@@ -269,9 +269,12 @@ vg_log_open(void)
 }
 
 /*
- * What Valgrind wrote, as warnings, when the program did not die of a
- * signal: then its report of the crash is left out and the signal named
- * as a shell names it.  The file is kept for children still running.
+ * What matters of what Valgrind wrote, as warnings.  A program killed by
+ * a signal is named as a shell names it (Valgrind's report of the crash
+ * is for --verbose); otherwise Valgrind's own errors ("valgrind: ...")
+ * and, when the tool failed, everything.  Its notes about the program
+ * ("==PID==", "--PID--": unhandled system calls and the like) are for
+ * --verbose too.  The file is kept for children still running.
  */
 static void
 vg_log_replay(struct vgsrc *vs, int status)
@@ -279,9 +282,11 @@ vg_log_replay(struct vgsrc *vs, int status)
 	struct hwtr_src *src = vs->src;
 	char buf[8192], *line, *nl;
 	ssize_t r;
+	int all;
 
 	if (vs->logfd < 0)
 		return;
+	all = WIFEXITED(status) && WEXITSTATUS(status) == HWVG_EXIT_TOOL_ERROR;
 	if (WIFSIGNALED(status)) {
 		hwtr_logf(&src->cfg.log, HWTR_LOG_WARN, "the program was "
 		    "killed: %s (Valgrind's report: --verbose)",
@@ -296,7 +301,8 @@ vg_log_replay(struct vgsrc *vs, int status)
 			nl = line + strlen(line) - 1;
 		else
 			*nl = '\0';
-		if (*line != '\0')
+		if (*line != '\0' && (all || strncmp(line, "valgrind:",
+		    9) == 0))
 			hwtr_logf(&src->cfg.log, HWTR_LOG_WARN, "%s", line);
 	}
 }
