@@ -102,8 +102,9 @@ crash_stop_row_body()
 		echo "valgrind is not installed: the valgrind half is not run" >&2
 		return 0
 	}
-	"$HWTRACE" capture --source valgrind -o v.hwtrace -- "$HWTRACE_PROGS/segv" \
-	    > out 2> err
+	# Valgrind's report of the fault reaches stderr with --verbose.
+	"$HWTRACE" capture --verbose --source valgrind -o v.hwtrace \
+	    -- "$HWTRACE_PROGS/segv" > out 2> err
 	rc=$?
 	[ $rc -eq 139 ] || atf_fail "valgrind capture of segv: expected 139, got $rc: $(cat err)"
 	# Valgrind's own report: "==N==    at 0x4016C0: store (segv.c:17)".
