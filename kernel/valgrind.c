@@ -257,15 +257,24 @@ cb_proc_start(void *arg, int32_t pid, int32_t ppid, int exec,
 	return (sb_send(vs, &rec));
 }
 
-/* An unnamed file in TMPDIR for Valgrind's messages, or -1. */
+/*
+ * An unnamed file in TMPDIR for Valgrind's messages, or -1.  Valgrind
+ * leaves its log descriptor where it was given, so it is put at 256 or
+ * above: the program's own descriptors still start at 3.
+ */
 static int
 vg_log_open(void)
 {
 	const char *d = getenv("TMPDIR");
+	int fd, hi;
 
 	if (d == NULL || *d == '\0')
 		d = "/tmp";
-	return (open(d, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+	if ((fd = open(d, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) < 0)
+		return (-1);
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, 256);
+	close(fd);
+	return (hi);
 }
 
 /*

@@ -290,6 +290,15 @@ crash_report_only_with_verbose_body() {
 	    -- "$HWTRACE_PROGS/segv" >out 2>err
 	grep -q "Process terminating with default action of signal 11" err ||
 		atf_fail "no Valgrind report with --verbose: $(oneline err)"
+	# The file that holds Valgrind's messages is no low descriptor of
+	# the program's: its own open()s still start at 3.
+	mkdir tmp
+	TMPDIR=$PWD/tmp "$HWTRACE" capture --source valgrind --force \
+	    -o f.hwtrace -- /bin/sh -c 'for f in /proc/$$/fd/*; do
+	    n=${f##*/}; [ "$n" -lt 256 ] && readlink "$f"; done; exit 0' >fds 2>err ||
+		atf_fail "capture of sh failed: $(oneline err)"
+	! grep -q "$PWD/tmp" fds ||
+		atf_fail "the program has the log file open below 256: $(oneline fds)"
 }
 
 atf_test_case sigint_writes_valid_archive
