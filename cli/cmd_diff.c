@@ -18,17 +18,18 @@
 #include "hwtrace.h"
 #include "cli.h"
 
-enum { O_FORMAT = 0x100, O_NEXT };
+enum { O_FORMAT = 0x100, O_NEXT, O_TIMEOUT };
 
 static const struct cli_opt diff_opts[] = {
 	{ "format", O_FORMAT, "FMT", "table, csv, tsv or json (default: table)" },
 	{ "next", 'n', "N", "blocks of each run shown from where they part (default: 4)" },
+	{ "timeout", O_TIMEOUT, "SECONDS", "stop after SECONDS of CPU time (default 60 and 1 per MiB of database; 0: no limit)" },
 	{ NULL, 0, NULL, NULL }
 };
 
 static const struct cli_cmd diff_cmd = {
 	.verb = "diff",
-	.usage = "[--format FMT] [-n N] A B",
+	.usage = "[--format FMT] [-n N] [--timeout SECONDS] A B",
 	.summary = "Compare two executions: the functions, lines and branches "
 	    "one ran and the other did not,\nand per thread where the two "
 	    "runs part ways.  A and B are databases or archives.",
@@ -72,6 +73,13 @@ cmd_diff(int argc, char **argv)
 				return (cli_usage_error(&diff_cmd, "-n: '%s' "
 				    "is not a number from 1 to 1000000", arg));
 			dopts.next = n;
+			break;
+		case O_TIMEOUT:
+			if (cli_parse_int(arg, 0, 1000000, &n) != 0)
+				return (cli_usage_error(&diff_cmd, "--timeout: "
+				    "'%s' is not a number of seconds (0 to "
+				    "1000000)", arg));
+			dopts.timeout_ms = n == 0 ? -1 : (int64_t)n * 1000;
 			break;
 		default:
 			return (cli_usage_error(&diff_cmd,

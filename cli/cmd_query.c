@@ -37,46 +37,47 @@ enum {
 #define OPT_THR	{ "thread", O_THREAD, "T", "only thread T (see 'threads')" }
 #define OPT_FROM	{ "from", O_FROM, "N", "only from instruction N of the thread (--thread, default the first), or time N with ns, us, ms or s" }
 #define OPT_TO	{ "to", O_TO, "N", "only up to instruction or time N (included)" }
+#define OPT_TMO	{ "timeout", O_TIMEOUT, "SECONDS", "stop after SECONDS of CPU time (default 60 and 1 per MiB of database; 0: no limit)" }
 #define OPT_END	{ NULL, 0, NULL, NULL }
 
-static const struct cli_opt o_plain[] = { OPT_DB, OPT_FMT, OPT_END };
+static const struct cli_opt o_plain[] = { OPT_DB, OPT_FMT, OPT_TMO, OPT_END };
 static const struct cli_opt o_last[] = { OPT_DB, OPT_FMT,
 	{ "insns", O_INSNS, NULL, "instructions with disassembly, not blocks" },
 	{ "count", 'n', "N", "how many per thread (default: 10)" },
-	OPT_THR, OPT_END };
+	OPT_THR, OPT_TMO, OPT_END };
 static const struct cli_opt o_calls[] = { OPT_DB,
 	{ "depth", O_DEPTH, "D", "only calls nested at most D deep (0: roots)" },
 	OPT_FMT, OPT_FROM,
 	{ "count", 'n', "N", "only the first N calls (default: all)" },
-	OPT_THR, OPT_TO, OPT_END };
+	OPT_THR, OPT_TMO, OPT_TO, OPT_END };
 static const struct cli_opt o_tree[] = { OPT_DB,
 	{ "depth", O_DEPTH, "D", "only calls nested at most D deep (0: roots)" },
-	OPT_FMT, OPT_FROM, OPT_THR, OPT_TO, OPT_END };
-static const struct cli_opt o_func[] = { OPT_DB, OPT_FMT, OPT_THR, OPT_END };
+	OPT_FMT, OPT_FROM, OPT_THR, OPT_TMO, OPT_TO, OPT_END };
+static const struct cli_opt o_func[] = { OPT_DB, OPT_FMT, OPT_THR, OPT_TMO, OPT_END };
 static const struct cli_opt o_cov[] = { OPT_DB,
 	{ "depth", O_DEPTH, "D", "only code run at most D calls deep, not in deeper callees (0: the roots' own)" },
 	OPT_FMT, OPT_FROM,
 	{ "image", O_IMAGE, "I", "only image I (id, path or file name)" },
 	{ "lcov", O_LCOV, "FILE", "also write an lcov tracefile (for genhtml)" },
-	OPT_THR, OPT_TO, OPT_END };
+	OPT_THR, OPT_TMO, OPT_TO, OPT_END };
 static const struct cli_opt o_hot[] = {
 	{ "by", O_BY, "WHAT", "function (or func), inline, line, image, block or edge (default: function)" },
 	OPT_DB,
 	{ "depth", O_DEPTH, "D", "only code run at most D calls deep, not in deeper callees (0: the roots' own)" },
 	OPT_FMT, OPT_FROM,
 	{ "count", 'n', "N", "how many (default: 20)" },
-	OPT_THR, OPT_TO, OPT_END };
+	OPT_THR, OPT_TMO, OPT_TO, OPT_END };
 static const struct cli_opt o_branches[] = { OPT_DB, OPT_FMT,
 	{ "from", O_FROM, "SYM", "only branches from function SYM (a glob)" },
 	{ "kind", O_KIND, "K", "only branches of kind K (see hwtrace-db(5))" },
-	OPT_THR,
+	OPT_THR, OPT_TMO,
 	{ "to", O_TO, "SYM", "only branches to function SYM (a glob)" },
 	OPT_END };
 static const struct cli_opt o_timeline[] = { OPT_DB,
 	{ "depth", O_DEPTH, "D", "only calls nested at most D deep (0: roots)" },
 	OPT_FMT,
 	{ "from", O_FROM, "X", "from time X after the trace start (with ns, us, ms or s), or from instruction X of the thread (--thread, default the first)" },
-	OPT_THR,
+	OPT_THR, OPT_TMO,
 	{ "to", O_TO, "X", "up to time or instruction X (included), as --from" },
 	OPT_END };
 static const struct cli_opt o_insns[] = {
@@ -84,20 +85,20 @@ static const struct cli_opt o_insns[] = {
 	{ "from", O_FROM, "N", "from instruction N (default: the last ones)" },
 	{ "count", 'n', "N", "how many instructions (default: 20)" },
 	{ "thread", O_THREAD, "T", "thread T (default: the first)" },
-	OPT_END };
+	OPT_TMO, OPT_END };
 static const struct cli_opt o_bt[] = {
 	{ "at", O_AT, "INSN", "the stack at instruction INSN of the thread (default: its end)" },
 	OPT_DB, OPT_FMT,
 	{ "thread", O_THREAD, "T", "only thread T (with --at: default the first)" },
-	OPT_END };
+	OPT_TMO, OPT_END };
 static const struct cli_opt o_annotate[] = {
 	{ "by", O_BY, "WHAT", "insn or line (default: insn)" },
-	OPT_DB, OPT_FMT, OPT_FROM, OPT_THR, OPT_TO, OPT_END };
+	OPT_DB, OPT_FMT, OPT_FROM, OPT_THR, OPT_TMO, OPT_TO, OPT_END };
 static const struct cli_opt o_sql[] = { OPT_DB,
 	{ "file", O_FILE, "F", "read the statements from file F" },
 	OPT_FMT,
 	{ "max-length", O_MAXLEN, "SIZE", "longest string or blob a statement may make (K, M, G; default 64M)" },
-	{ "timeout", O_TIMEOUT, "SECONDS", "stop a statement after SECONDS (default 10; 0: no limit)" },
+	{ "timeout", O_TIMEOUT, "SECONDS", "stop after SECONDS of CPU time (default 10; 0: no limit)" },
 	OPT_END };
 static const struct cli_opt o_export[] = { OPT_DB,
 	{ "depth", O_DEPTH, "D", "--folded: only frames nested at most D deep" },
@@ -107,7 +108,7 @@ static const struct cli_opt o_export[] = { OPT_DB,
 	{ "max-depth", O_MAX_DEPTH, "D", "--perfetto: only calls nested at most D deep (0: roots)" },
 	{ "min-dur", O_MIN_DUR, "T", "--perfetto: only calls that last at least T" },
 	{ "perfetto", O_PERFETTO, "OUT", "write the call trees as Chrome/Perfetto trace JSON to OUT" },
-	OPT_THR,
+	OPT_THR, OPT_TMO,
 	{ "to", O_TO, "X", "only up to X, as --from" },
 	{ "weight", O_WEIGHT, "W", "--folded: weigh frames by insns (default) or time" },
 	OPT_END };

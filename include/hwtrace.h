@@ -1069,9 +1069,11 @@ struct hwtr_q_req {
 	int64_t		from, count;	/* insns --from, --count; -1 */
 	const char	*sql;		/* sql: statement(s) */
 	/*
-	 * sql: stop a statement running longer than this (ms; 0: no limit;
-	 * default HWTR_Q_SQL_TIMEOUT_MS), and refuse a string or blob longer
-	 * than this (bytes; default HWTR_Q_SQL_MAX_LENGTH).
+	 * Every verb: stop when it has used this much CPU time (ms; 0: no
+	 * limit; -1: the default, HWTR_Q_SQL_TIMEOUT_MS for sql
+	 * and for the others HWTR_Q_VERB_TIMEOUT_MS plus one second per MiB
+	 * of database).  sql: refuse a string or blob longer than
+	 * sql_max_length (bytes; default HWTR_Q_SQL_MAX_LENGTH).
 	 */
 	int64_t		sql_timeout_ms;
 	int64_t		sql_max_length;
@@ -1090,6 +1092,7 @@ struct hwtr_q_req {
 };
 
 #define HWTR_Q_SQL_TIMEOUT_MS	10000
+#define HWTR_Q_VERB_TIMEOUT_MS	60000
 #define HWTR_Q_SQL_MAX_LENGTH	(64 << 20)
 
 int hwtr_q_open(struct hwtr_q **qp, const char *path,
@@ -1166,6 +1169,12 @@ int hwtr_q_stream(struct hwtr_q *q, const struct hwtr_q_req *req,
  */
 struct hwtr_q_diff_opts {
 	int64_t		next;		/* "next" rows per run; <= 0: 4 */
+	/*
+	 * The time limit (ms) as hwtr_q_req's sql_timeout_ms for the verbs,
+	 * but 0 here is the default and -1 no limit (a zeroed struct is the
+	 * defaults).
+	 */
+	int64_t		timeout_ms;
 };
 
 int hwtr_q_diff(struct hwtr_q *a, struct hwtr_q *b,

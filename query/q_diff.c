@@ -570,8 +570,8 @@ d_threads(struct hwtr_q *q, int64_t **idsp, size_t *np)
 	return (0);
 }
 
-int
-hwtr_q_diff(struct hwtr_q *qa, struct hwtr_q *qb,
+static int
+d_run(struct hwtr_q *qa, struct hwtr_q *qb,
     const struct hwtr_q_diff_opts *opts, struct hwtr_q_res **resp)
 {
 	struct d_blocks ba = { 0 }, bb = { 0 };
@@ -620,6 +620,37 @@ out:
 	if (rc < 0) {
 		hwtr_q_res_free(*resp);
 		*resp = NULL;
+	}
+	return (rc);
+}
+
+/* Under the time limit of the verbs (q_limit_begin), on both databases. */
+int
+hwtr_q_diff(struct hwtr_q *qa, struct hwtr_q *qb,
+    const struct hwtr_q_diff_opts *opts, struct hwtr_q_res **resp)
+{
+	int64_t ms = opts != NULL ? opts->timeout_ms : 0;
+	int rc, sa, sb;
+
+	ms = ms == 0 ? -1 : ms < 0 ? 0 : ms;
+	q_limit_begin(qa, ms, 0);
+	q_limit_begin(qb, ms, 0);
+	/* One budget for the two: the larger database's. */
+	if (ms < 0 && qa->lim_ms > 0 && qb->lim_ms > 0) {
+		qa->lim_ms = qa->lim_ms > qb->lim_ms ? qa->lim_ms : qb->lim_ms;
+		qb->lim_ms = qa->lim_ms;
+	}
+	rc = d_run(qa, qb, opts, resp);
+	sa = q_limit_end(qa);
+	sb = q_limit_end(qb);
+	if (sa || sb) {
+		hwtr_q_res_free(*resp);
+		*resp = NULL;
+		rc = q_fail(qa, -HWTR_E_LIMIT, "diff: stopped after %jd.%03jd "
+		    "s of CPU time on %s (the time limit; raise it with "
+		    "--timeout, 0 for none)", (intmax_t)((sa ?
+		    qa : qb)->lim_ms / 1000), (intmax_t)((sa ? qa : qb)->lim_ms %
+		    1000), sa ? "A" : "B");
 	}
 	return (rc);
 }

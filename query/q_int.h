@@ -67,6 +67,14 @@ struct hwtr_q {
 	struct hwtr_q_opts opts;
 	/* Set while hwtr_q_stream runs: where streamed blocks of rows go. */
 	struct q_out	*out;
+	/*
+	 * The time limit of the verb that runs (q_limit_begin): the
+	 * process's CPU time when it started (ns), the budget (ms; 0: none),
+	 * and whether SQLite's progress handler stopped a statement for it.
+	 */
+	int64_t		lim_start_ns;
+	int64_t		lim_ms;
+	int		lim_expired;
 	char		msg[1024];
 };
 
@@ -109,6 +117,18 @@ struct hwtr_q_res {
 /* Set q->msg; returns @err (a negative HWTR_E_* code). */
 int q_fail(struct hwtr_q *q, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/*
+ * Run what follows under a limit of @ms of CPU time (0: none; -1: the
+ * default for sql if @sql, else for the other verbs: see struct
+ * hwtr_q_req), checked by SQLite's progress handler;
+ * q_limit_end() removes it and says whether it stopped a statement (the
+ * budget stays in q->lim_ms for the message).
+ */
+void q_limit_begin(struct hwtr_q *q, int64_t ms, int sql);
+int q_limit_end(struct hwtr_q *q);
+/* The name of @verb as the command line spells it. */
+const char *q_verb_name(enum hwtr_q_verb verb);
+
 /* q_fail with SQLite's message for the connection appended. */
 int q_dbfail(struct hwtr_q *q, const char *what);
 

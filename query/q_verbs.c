@@ -1460,68 +1460,34 @@ q_sql_auth(void *arg, int action, const char *a1, const char *a2,
 	}
 }
 
-struct q_sql_clock {
-	struct timespec	deadline;
-	int		expired;
-};
-
-/* The progress handler: stop a statement that runs past its deadline. */
-static int
-q_sql_progress(void *arg)
-{
-	struct q_sql_clock *c = arg;
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec > c->deadline.tv_sec || (now.tv_sec ==
-	    c->deadline.tv_sec && now.tv_nsec >= c->deadline.tv_nsec))
-		c->expired = 1;
-	return (c->expired);
-}
-
 static int q_sql_run(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);
 
 /*
- * User SQL runs with the authorizer above, a time limit (a progress
- * handler) and a length limit (SQLITE_LIMIT_LENGTH: randomblob(1e9) and
- * strings grown without end are refused), all removed afterwards.
+ * User SQL runs with the authorizer above and a length limit
+ * (SQLITE_LIMIT_LENGTH: randomblob(1e9) and strings grown without end are
+ * refused), both removed afterwards; the time limit is hwtr_q_run()'s, as
+ * for every verb.
  */
 static int
 q_sql(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
 {
-	struct q_sql_clock clk;
-	int64_t ms = req->sql_timeout_ms, len = req->sql_max_length;
+	int64_t len = req->sql_max_length;
 	char denied[Q_DENIED_LEN] = "";
 	int oldlen, rc;
 
-	if (ms < 0)
-		ms = HWTR_Q_SQL_TIMEOUT_MS;
 	if (len <= 0)
 		len = HWTR_Q_SQL_MAX_LENGTH;
 	if (len > INT32_MAX)
 		len = INT32_MAX;
-	memset(&clk, 0, sizeof(clk));
-	clock_gettime(CLOCK_MONOTONIC, &clk.deadline);
-	clk.deadline.tv_sec += (time_t)(ms / 1000);
-	clk.deadline.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (clk.deadline.tv_nsec >= 1000000000) {
-		clk.deadline.tv_sec++;
-		clk.deadline.tv_nsec -= 1000000000;
-	}
 	oldlen = sqlite3_limit(q->db, SQLITE_LIMIT_LENGTH, (int)len);
-	if (ms > 0)
-		sqlite3_progress_handler(q->db, 10000, q_sql_progress, &clk);
 	sqlite3_set_authorizer(q->db, q_sql_auth, denied);
 	rc = q_sql_run(q, req, resp);
 	sqlite3_set_authorizer(q->db, NULL, NULL);
-	sqlite3_progress_handler(q->db, 0, NULL, NULL);
 	sqlite3_limit(q->db, SQLITE_LIMIT_LENGTH, oldlen);
-	if (rc < 0 && clk.expired)
-		rc = q_fail(q, -HWTR_E_LIMIT, "sql: stopped after %jd.%03jd s "
-		    "(the time limit; raise it with --timeout, 0 for none)",
-		    (intmax_t)(ms / 1000), (intmax_t)(ms % 1000));
+	if (rc < 0 && q->lim_expired)
+		;	/* hwtr_q_run() says so */
 	else if (rc < 0 && sqlite3_errcode(q->db) == SQLITE_TOOBIG)
 		rc = q_fail(q, -HWTR_E_LIMIT, "sql: a string or blob longer "
 		    "than %jd bytes (the length limit; raise it with "
@@ -1613,6 +1579,9 @@ q_sql_run(struct hwtr_q *q, const struct hwtr_q_req *req,
 	return (0);
 }
 
+static int q_verb(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp);
+
 int
 hwtr_q_run(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
@@ -1631,6 +1600,25 @@ hwtr_q_run(struct hwtr_q *q, const struct hwtr_q_req *req,
 			return (rc);
 		req = &byt;
 	}
+	q_limit_begin(q, req->sql_timeout_ms, req->verb == HWTR_Q_SQL);
+	rc = q_verb(q, req, resp);
+	/* A stopped statement leaves the answer short, whatever rc says. */
+	if (q_limit_end(q)) {
+		hwtr_q_res_free(*resp);
+		*resp = NULL;
+		rc = q_fail(q, -HWTR_E_LIMIT, "%s: stopped after %jd.%03jd s "
+		    "of CPU time (the time limit; raise it with --timeout, 0 "
+		    "for none)", q_verb_name(req->verb),
+		    (intmax_t)(q->lim_ms / 1000), (intmax_t)(q->lim_ms % 1000));
+	}
+	return (rc);
+}
+
+/* The verb @req names. */
+static int
+q_verb(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp)
+{
 	switch (req->verb) {
 	case HWTR_Q_SUMMARY:
 		return (q_summary(q, resp));
