@@ -7,7 +7,7 @@
 # against readelf(1).
 
 . "$(atf_get_srcdir)/../env.sh"
-. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 PTT=libipt-ptt
 

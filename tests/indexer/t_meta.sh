@@ -9,12 +9,12 @@
 # in every table.
 
 . "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 vgcapture()
 {
 	[ -x "$HWTRACE_PROGS/$1" ] || atf_skip "fixture programs not built"
-	command -v valgrind.bin >/dev/null 2>&1 ||
-	    atf_skip "valgrind is not installed"
+	need_valgrind
 	"$HWTRACE" capture --source valgrind -o "$2" -- "$HWTRACE_PROGS/$1" \
 	    > capture.out 2> capture.err
 	echo $? > capture.rc

@@ -10,11 +10,7 @@
 # are those of their source, the names those nm -C prints.
 
 . "$(atf_get_srcdir)/../env.sh"
-
-need_valgrind()
-{
-	command -v valgrind.bin >/dev/null 2>&1 || atf_skip "valgrind is not installed"
-}
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 # capture PROG: capture ./PROG into PROG.hwtrace.
 capture()
