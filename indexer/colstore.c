@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "colstore.h"
+#include "hwtr_ix_sqlite.h"
 #include "hwtr_zbuf.h"
 
 const char *const hwtr_cs_entry_kinds[] = { "call", "start", "return",
@@ -591,6 +592,40 @@ hwtr_xo_unpack(const uint8_t *p, size_t len, int64_t nblocks, uint8_t **outp,
 	*outp = out;
 	*lenp = (size_t)sz;
 	return (0);
+}
+
+int
+hwtr_ix_chunk_blocks(const void *data, size_t len, int64_t nblocks,
+    int64_t *ids)
+{
+	const uint8_t *p = data;
+	int64_t prev = -1, k;
+	uint64_t v;
+	uint8_t *raw;
+	size_t i = 0;
+	int shift, rc = 0;
+
+	/* A chunk shorter than its blocks is a zstd frame of them. */
+	if (hwtr_xo_unpack(p, len, nblocks, &raw, &len) < 0)
+		return (-1);
+	if (raw != NULL)
+		p = raw;
+	for (k = 0; k < nblocks && rc == 0; k++) {
+		v = 0;
+		for (shift = 0;; shift += 7) {
+			if (i >= len || shift >= 64) {
+				rc = -1;
+				break;
+			}
+			v |= (uint64_t)(p[i] & 0x7f) << shift;
+			if ((p[i++] & 0x80) == 0)
+				break;
+		}
+		prev = prev + 1 + ((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
+		ids[k] = prev;
+	}
+	free(raw);
+	return (rc);
 }
 
 #ifndef HWTR_SQLITE_EXTENSION
