@@ -98,7 +98,8 @@ $(B)/tests/env.sh: Makefile
 	   echo "HWTRACE_PROGS=$(abspath $(B))/progs"; \
 	   echo "HWTRACE_CORPUS=$(abspath ..)/shared/corpus"; } > $@
 
-$(B)/tests/%: tests/%.c $(B)/libhwtrace.a tests/common/hwtr_test.h
+$(B)/tests/%: tests/%.c $(B)/libhwtrace.a tests/common/hwtr_test.h \
+    $(wildcard tests/lib/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests/common -DHWTR_TEST_BUILD='"$(abspath $(B))"' \
 	    -DHWTR_TEST_SRC='"$(abspath .)"' -o $@ $< $(B)/libhwtrace.a \
