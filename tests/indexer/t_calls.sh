@@ -15,10 +15,8 @@
 # vgcapture PROG ARCHIVE: capture a fixture with the valgrind source.
 vgcapture()
 {
-	[ -x "$HWTRACE_PROGS/$1" ] || atf_skip "fixture programs not built"
-	need_valgrind
-	"$HWTRACE" capture --source valgrind -o "$2" -- "$HWTRACE_PROGS/$1" \
-	    > capture.out 2> capture.err ||
+	vgcapture_status "$1" "$2"
+	[ "$(cat capture.rc)" -eq 0 ] ||
 	    atf_fail "capture of $1 failed: $(cat capture.err)"
 }
 

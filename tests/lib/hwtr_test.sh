@@ -85,6 +85,14 @@ readelf_loads()
 	readelf -lW "$1" | awk '$1 == "LOAD" { f = ""; for (i = 7; i < NF; i++) f = f $i; print $3, $2, $5, f }'
 }
 
+# expect_lines FILE WANT: every line of file WANT is a line of FILE.
+expect_lines()
+{
+	while IFS= read -r line; do
+		expect_line "$1" "$line"
+	done < "$2"
+}
+
 # The mapping lines "hwtrace info" should print for ELF file $1 (as $2 in
 # the archive) mapped with its lowest segment at $3 (0: where linked), for
 # process $4, image key $5 -- computed from readelf(1) alone.
@@ -134,6 +142,13 @@ need_valgrind()
 	    atf_skip "valgrind is not installed"
 }
 
+# need_go: skip unless Go's toolchain is installed.
+need_go()
+{
+	command -v go >/dev/null 2>&1 ||
+	    atf_skip "go is not installed (Debian's golang-go)"
+}
+
 # need_prog PROG: fail unless the fixture program PROG was built (make
 # builds them all with the tests).
 need_prog()
@@ -151,6 +166,19 @@ need_gen()
 }
 
 # --- archives -----------------------------------------------------------
+
+# vgcapture_status PROG ARCHIVE: capture fixture PROG with the valgrind
+# source into ARCHIVE; its output in capture.out and capture.err, its exit
+# status (the program's) in capture.rc.  Skips without the fixture or
+# Valgrind; the caller judges the status.
+vgcapture_status()
+{
+	[ -x "$HWTRACE_PROGS/$1" ] || atf_skip "fixture programs not built"
+	need_valgrind
+	"$HWTRACE" capture --source valgrind -o "$2" -- "$HWTRACE_PROGS/$1" \
+	    > capture.out 2> capture.err
+	echo $? > capture.rc
+}
 
 # members ARCHIVE: the archive's member names (tar reads the zstd frames).
 members()

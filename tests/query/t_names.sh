@@ -163,7 +163,7 @@ go_packages_head() { atf_set descr "Go: 'main.work' as Go prints it, 'work' in a
 go_packages_body()
 {
 	need_valgrind
-	command -v go >/dev/null 2>&1 || atf_skip "go is not installed (Debian's golang-go)"
+	need_go
 	cat > main.go <<'EOF'
 package main
 
