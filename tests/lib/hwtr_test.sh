@@ -44,6 +44,14 @@ expect_line()
 	fi
 }
 
+# expect_lines FILE WANT: every line of file WANT is a line of FILE.
+expect_lines()
+{
+	while IFS= read -r line; do
+		expect_line "$1" "$line"
+	done < "$2"
+}
+
 # Fail unless the first line of file $1 is exactly $2.
 expect_first()
 {
@@ -83,14 +91,6 @@ readelf_build_id()
 readelf_loads()
 {
 	readelf -lW "$1" | awk '$1 == "LOAD" { f = ""; for (i = 7; i < NF; i++) f = f $i; print $3, $2, $5, f }'
-}
-
-# expect_lines FILE WANT: every line of file WANT is a line of FILE.
-expect_lines()
-{
-	while IFS= read -r line; do
-		expect_line "$1" "$line"
-	done < "$2"
 }
 
 # The mapping lines "hwtrace info" should print for ELF file $1 (as $2 in
