@@ -7,7 +7,8 @@
 #   make fuzz       run the libFuzzer targets (archive reader, perf.data, importers)
 #   make bench      benchmarks (see docs/PERFORMANCE.md)
 #   make lint       mandoc -Tlint on every man page
-#   make layers     the module arrows hold (includes and calls)
+#   make layers     the module arrows hold (includes and calls); make
+#                   runs it too, when an object or a header changed
 #   make conform    the conformance matrix against callgrind (docs/CONFORMANCE.md)
 #   make install    install under PREFIX (/usr/local), DESTDIR; make uninstall
 #
@@ -32,8 +33,10 @@ MODULES	= common format kernel capture indexer query
 # The arrows between modules: the modules each one may use.  A module is
 # compiled with include/ (the public hwtrace.h) and the folders of these
 # modules only, so an #include of another module's header fails to build;
-# `make layers` (run by `make check`) also holds every object's calls to
-# these arrows (tests/layers.sh).  README.md, "Architecture", draws them.
+# `make layers` (run by `make` and `make check`) also holds every object's
+# calls to these arrows, and keeps a module's private headers its own: a
+# module's interface is its hwtr_*.h and the headers IFACE_<module> names
+# (tests/layers.sh).  README.md, "Architecture", draws them.
 USES_common =
 USES_format = common
 USES_kernel = common format
@@ -41,6 +44,7 @@ USES_capture = common format kernel
 USES_indexer = common format
 USES_query = common format indexer
 USES_cli = common format capture indexer query
+IFACE_format = perf_record.h
 MODULE_INC = -Iinclude $(addprefix -I,$(USES_$(1)))
 # Tests, benchmarks, the fuzzer and the analyzer see every module.
 CFLAGS_ALL = $(CFLAGS_BASE) -Iinclude $(addprefix -I,$(MODULES))
@@ -66,7 +70,7 @@ TEST_KYUA = $(B)/tests/Kyuafile $(TEST_DIRS:tests/%=$(B)/tests/%Kyuafile)
 	$(wildcard tests/fuzz/fuzz.mk)
 
 .PHONY: all deps demo check sanitize fuzz bench lint analyze clean layers conform
-all: $(B)/hwtrace $(B)/libhwtrace.a tests
+all: $(B)/hwtrace $(B)/libhwtrace.a tests $(B)/layers.ok
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -94,7 +98,8 @@ $(B)/tests/env.sh: Makefile
 	   echo "HWTRACE_PROGS=$(abspath $(B))/progs"; \
 	   echo "HWTRACE_CORPUS=$(abspath ..)/shared/corpus"; } > $@
 
-$(B)/tests/%: tests/%.c $(B)/libhwtrace.a tests/common/hwtr_test.h
+$(B)/tests/%: tests/%.c $(B)/libhwtrace.a tests/common/hwtr_test.h \
+    $(wildcard tests/lib/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests/common -DHWTR_TEST_BUILD='"$(abspath $(B))"' \
 	    -DHWTR_TEST_SRC='"$(abspath .)"' -o $@ $< $(B)/libhwtrace.a \
@@ -115,13 +120,20 @@ $(B)/tests/Kyuafile: tests/Kyuafile
 deps:
 	@./install-deps.sh
 
-# The module arrows (USES_* above) hold for includes and for calls.
+# The module arrows (USES_* and IFACE_* above) hold for includes and for
+# calls.  `make` checks them again only when an object, a header or the
+# check changed (the stamp $(B)/layers.ok); `make layers` always does.
 comma	:= ,
 empty	:=
 space	:= $(empty) $(empty)
-layers: $(B)/hwtrace
-	@sh tests/layers.sh $(B) "$(CC)" $(foreach m,$(MODULES) cli,\
-	    $(m):$(subst $(space),$(comma),$(strip $(USES_$(m)))))
+LAYERS_RUN = sh tests/layers.sh $(B) "$(CC)" $(foreach m,$(MODULES) cli,\
+	    $(m):$(subst $(space),$(comma),$(strip $(USES_$(m))))$(if \
+	    $(IFACE_$(m)),:$(subst $(space),$(comma),$(strip $(IFACE_$(m))))))
+layers: $(LIB_OBJ) $(CLI_OBJ)
+	@$(LAYERS_RUN)
+$(B)/layers.ok: $(LIB_OBJ) $(CLI_OBJ) tests/layers.sh Makefile \
+    $(wildcard include/*.h $(addsuffix /*.h,$(MODULES) cli))
+	@$(LAYERS_RUN) >/dev/null && touch $@
 
 # Runs the whole suite; fails on any failed or broken case.
 check: deps

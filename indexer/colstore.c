@@ -26,10 +26,12 @@
  * each column predicted from that function's call before.
  */
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "colstore.h"
+#include "hwtr_ix_sqlite.h"
 #include "hwtr_zbuf.h"
 
 const char *const hwtr_cs_entry_kinds[] = { "call", "start", "return",
@@ -327,6 +329,7 @@ cs_encode(const struct hwtr_cs_row *rows, size_t n, int64_t id0,
 	size_t i, rawlen, zlen, hdr;
 	int k;
 
+	assert(n > 0 && n <= HWTR_CS_PAGE);
 	if ((raw = malloc(n * (size_t)lo->ncols * 10 + 1)) == NULL)
 		return (-1);
 	/* Column-major: each column's state runs down the rows. */
@@ -342,6 +345,8 @@ cs_encode(const struct hwtr_cs_row *rows, size_t n, int64_t id0,
 		}
 	}
 	rawlen = (size_t)(p - raw);
+	/* A varint is at most 10 bytes: the columns fit what was allocated. */
+	assert(rawlen <= n * (size_t)lo->ncols * 10);
 	out = malloc(1 + 20 + hwtr_zbuf_bound(rawlen));
 	if (out == NULL) {
 		free(raw);
@@ -350,6 +355,7 @@ cs_encode(const struct hwtr_cs_row *rows, size_t n, int64_t id0,
 	p = cs_put(out + 1, n);
 	p = cs_put(p, rawlen);
 	hdr = (size_t)(p - out);
+	assert(hdr <= 1 + 20);
 	zlen = hwtr_zbuf_compress(p, hwtr_zbuf_bound(rawlen), raw, rawlen,
 	    CS_ZLEVEL);
 	if (zlen > 0 && zlen < rawlen) {
@@ -593,6 +599,40 @@ hwtr_xo_unpack(const uint8_t *p, size_t len, int64_t nblocks, uint8_t **outp,
 	return (0);
 }
 
+int
+hwtr_ix_chunk_blocks(const void *data, size_t len, int64_t nblocks,
+    int64_t *ids)
+{
+	const uint8_t *p = data;
+	int64_t prev = -1, k;
+	uint64_t v;
+	uint8_t *raw;
+	size_t i = 0;
+	int shift, rc = 0;
+
+	/* A chunk shorter than its blocks is a zstd frame of them. */
+	if (hwtr_xo_unpack(p, len, nblocks, &raw, &len) < 0)
+		return (-1);
+	if (raw != NULL)
+		p = raw;
+	for (k = 0; k < nblocks && rc == 0; k++) {
+		v = 0;
+		for (shift = 0;; shift += 7) {
+			if (i >= len || shift >= 64) {
+				rc = -1;
+				break;
+			}
+			v |= (uint64_t)(p[i] & 0x7f) << shift;
+			if ((p[i++] & 0x80) == 0)
+				break;
+		}
+		prev = prev + 1 + ((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
+		ids[k] = prev;
+	}
+	free(raw);
+	return (rc);
+}
+
 #ifndef HWTR_SQLITE_EXTENSION
 /* The writer. */
 #include <sqlite3.h>
@@ -787,6 +827,8 @@ cs_pw_complete(struct hwtr_cs_writer *w)
 	struct cs_pw *pw = &w->pw[w->pw_head];
 	int rc;
 
+	assert(w->pw_n > 0 && w->pw_n <= CS_PW && w->pw_head < CS_PW);
+	assert(pw->n > 0 && pw->n <= HWTR_CS_PAGE);
 	ix_jobq_wait(w->jq, &pw->job);
 	w->pw_head = (w->pw_head + 1) % CS_PW;
 	w->pw_n--;
@@ -800,6 +842,9 @@ cs_pw_complete(struct hwtr_cs_writer *w)
 	sqlite3_bind_int64(w->put, 1, pw->id0);
 	sqlite3_bind_int64(w->put, 2, pw->thread);
 	sqlite3_bind_int64(w->put, 3, (sqlite3_int64)pw->n);
+	/* A page's ids, and so its calls' entries, ascend. */
+	assert(pw->rows[0].v[CS_ENTRY_SEQ] <=
+	    pw->rows[pw->n - 1].v[CS_ENTRY_SEQ]);
 	sqlite3_bind_int64(w->put, 4, pw->rows[0].v[CS_ENTRY_SEQ]);
 	sqlite3_bind_int64(w->put, 5, pw->rows[pw->n - 1].v[CS_ENTRY_SEQ]);
 	sqlite3_bind_blob(w->put, 6, pw->blob, (int)pw->len, free);
@@ -841,6 +886,11 @@ static int
 cs_pw_submit(struct hwtr_cs_writer *w, struct cs_pw *pw, int64_t pno,
     size_t n)
 {
+	/* The ring's next slot, a page of the current thread. */
+	assert(w->pw_n < CS_PW && pw == &w->pw[(w->pw_head + w->pw_n) % CS_PW]);
+	assert(w->in_thread && pno >= 0 && n > 0 && n <= HWTR_CS_PAGE);
+	assert(pw->rows[0].v[CS_ID] >= w->base + pno * HWTR_CS_PAGE &&
+	    pw->rows[n - 1].v[CS_ID] < w->base + (pno + 1) * HWTR_CS_PAGE);
 	pw->id0 = w->base + pno * HWTR_CS_PAGE;
 	pw->thread = w->thread;
 	pw->n = n;
@@ -857,6 +907,7 @@ cs_write_page(struct hwtr_cs_writer *w, int64_t pno,
 {
 	struct cs_pw *pw;
 
+	assert(n > 0 && n <= HWTR_CS_PAGE);
 	if ((pw = cs_pw_slot(w)) == NULL)
 		return (-1);
 	memcpy(pw->rows, rows, n * sizeof(*rows));
@@ -871,11 +922,14 @@ cs_flush_pend(struct hwtr_cs_writer *w, struct cs_pend *pe)
 	size_t i, n = 0;
 	int rc = 0;
 
+	assert(pe->pno >= 0 && pe->n <= HWTR_CS_PAGE);
 	if (pe->n > 0 && (pw = cs_pw_slot(w)) == NULL)
 		rc = -1;
 	for (i = 0; pw != NULL && i < HWTR_CS_PAGE; i++)
 		if (pe->have[i])
 			pw->rows[n++] = pe->rows[i];
+	/* The page's fill is the count of its present rows. */
+	assert(pw == NULL || n == pe->n);
 	if (n > 0)
 		rc = cs_pw_submit(w, pw, pe->pno, n);
 	memset(pe->have, 0, HWTR_CS_PAGE);
@@ -947,6 +1001,9 @@ cs_flush_late(struct hwtr_cs_writer *w)
 				return (cs_fail(w, "calls: id %lld given twice",
 				    (long long)w->tmp[k].v[CS_ID]));
 		}
+		/* Both sides merged, ids ascending within the page. */
+		assert(k == n + m && k > 0 && w->tmp[0].v[CS_ID] >= id0 &&
+		    w->tmp[k - 1].v[CS_ID] < id0 + HWTR_CS_PAGE);
 		if ((rc = cs_write_page(w, pno, w->tmp, k)) < 0)
 			return (rc);
 		i = j;
@@ -1010,6 +1067,8 @@ hwtr_cs_writer_put(struct hwtr_cs_writer *w, const struct hwtr_cs_row *r)
 		return (cs_fail(w, "calls: row %lld is not one of thread %lld",
 		    (long long)r->v[CS_ID], (long long)w->thread));
 	pno = idx / HWTR_CS_PAGE;
+	/* Late rows are merged as soon as CS_LATE_MAX wait. */
+	assert(w->nlate < CS_LATE_MAX);
 	if (cs_is_written(w, pno)) {
 		w->late[w->nlate++] = *r;
 		return (w->nlate == CS_LATE_MAX ? cs_flush_late(w) : 0);
@@ -1043,6 +1102,8 @@ hwtr_cs_writer_put(struct hwtr_cs_writer *w, const struct hwtr_cs_row *r)
 		pe->pno = pno;
 	}
 	i = (int)(idx % HWTR_CS_PAGE);
+	/* A pending page is flushed when full: room for this row. */
+	assert(pe->pno == pno && pe->n < HWTR_CS_PAGE);
 	if (pe->have[i])
 		return (cs_fail(w, "calls: id %lld given twice",
 		    (long long)r->v[CS_ID]));

@@ -33,4 +33,14 @@ int hwtr_ix_sqlite_register(void *sqlite3_db);
  */
 const char *hwtr_ix_view_sql(void);
 
+/*
+ * The @nblocks block ids of an exec_chunks row's data (@data, @len bytes;
+ * hwtrace-db(5) EXECUTION ORDER: LEB128 varints of zigzag(block -
+ * (previous + 1)), or a zstd frame of them) into @ids (room for
+ * @nblocks), for a reader that walks chunks itself.  0, or -1 when the
+ * data is short or malformed or memory ran out.
+ */
+int hwtr_ix_chunk_blocks(const void *data, size_t len, int64_t nblocks,
+    int64_t *ids);
+
 #endif /* !HWTR_IX_SQLITE_H */

@@ -32,6 +32,7 @@
  * trace) and read by the caller after ix_stitch_end().
  */
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -330,9 +331,12 @@ push_call(struct ix_stitch *st, int64_t entry, uint64_t ip, int kind,
 	struct ix_open_call *oc;
 	struct ix_call *c;
 
+	assert(entry >= 0 && (size_t)entry < st->ng);
+	assert(kind >= CE_CALL && kind <= CE_TAIL);
 	if (ix_grow((void **)&st->stack, &st->cstack, st->nstack + 1,
 	    sizeof(*st->stack)) < 0)
 		return (-HWTR_E_NOMEM);
+	assert(st->nstack < st->cstack);
 	oc = &st->stack[st->nstack];
 	memset(oc, 0, sizeof(*oc));
 	oc->idx = st->ncalls++;
@@ -366,12 +370,28 @@ push_call(struct ix_stitch *st, int64_t entry, uint64_t ip, int kind,
 	return (0);
 }
 
-/* Close the innermost frame; the call's row is final. */
+/*
+ * Close the innermost frame; the call's row is final.  Pops match pushes:
+ * the frame closed is at the depth it was opened at, under the frame that
+ * was on top then, and its span holds its callees' spans.
+ */
 static int
 pop_call(struct ix_stitch *st, int kind)
 {
-	struct ix_open_call *oc = &st->stack[--st->nstack];
-	int64_t total = st->insn - oc->c.entry_insn;
+	struct ix_open_call *oc;
+	int64_t total;
+
+	assert(st->nstack > 0 && st->nstack <= st->cstack);
+	assert(kind >= CX_RETURN && kind <= CX_TAIL);
+	oc = &st->stack[--st->nstack];
+	assert(oc->c.depth == (int32_t)st->nstack);
+	assert(oc->c.parent ==
+	    (st->nstack > 0 ? st->stack[st->nstack - 1].idx : -1));
+	assert(oc->idx < st->ncalls && (int64_t)st->nstack <= st->max_depth);
+	total = st->insn - oc->c.entry_insn;
+	assert(st->seq >= oc->c.entry_seq);
+	assert(total >= 0 && oc->child_insns >= 0 &&
+	    oc->child_insns <= total);
 
 	oc->c.exit_kind = (uint8_t)kind;
 	oc->c.exit_seq = st->seq;
@@ -467,6 +487,7 @@ unwind_to(struct ix_stitch *st, size_t k)
 {
 	int rc;
 
+	assert(k < st->nstack);
 	while (st->nstack > k)
 		if ((rc = pop_call(st, CX_UNWIND)) < 0)
 			return (rc);
@@ -562,12 +583,18 @@ is_tail(const struct ix_stitch *st, const struct ix_open_call *top,
 static int
 tail_call(struct ix_stitch *st, uint32_t id)
 {
-	const struct ix_open_call *top = &st->stack[st->nstack - 1];
+	const struct ix_open_call *top;
 	const struct ix_sblock *b = &st->g[id];
-	uint64_t ret = top->ret, call_ip = top->c.call_ip;
-	int64_t call_blk = top->call_blk;
-	int has_call_ip = top->c.has_call_ip, rc;
+	uint64_t ret, call_ip;
+	int64_t call_blk;
+	int has_call_ip, rc;
 
+	assert(st->nstack > 0);
+	top = &st->stack[st->nstack - 1];
+	ret = top->ret;
+	call_ip = top->c.call_ip;
+	call_blk = top->call_blk;
+	has_call_ip = top->c.has_call_ip;
 	if ((rc = pop_call(st, CX_TAIL)) < 0 ||
 	    (rc = push_call(st, id, b->ip, CE_TAIL, has_call_ip, call_ip,
 	    ret)) < 0)
@@ -643,6 +670,7 @@ transition(struct ix_stitch *st, uint32_t id)
 	uint64_t ret = 0;
 	int rc, flow;
 
+	assert((size_t)from < st->ng && id < st->ng);
 	if (t[0] == id + 1)
 		st->branches[st->slast_br[2 * (size_t)from]].count++;
 	else if (t[1] == id + 1)
@@ -802,6 +830,7 @@ add_run(struct ix_stitch *st, int64_t id)
 	int64_t delta;
 	int rc;
 
+	assert(id >= 0 && (size_t)id < st->ng);
 	if (st->have_prev && (rc = transition(st, (uint32_t)id)) < 0)
 		return (rc);
 	else if (!st->have_prev && st->resumed_elsewhere && st->seq > 0 &&
@@ -815,6 +844,9 @@ add_run(struct ix_stitch *st, int64_t id)
 	if ((!st->have_chunk || ch->nblocks == IX_CHUNK_BLOCKS) &&
 	    (rc = new_chunk(st)) < 0)
 		return (rc);
+	/* new_chunk() made room for a full chunk's varints. */
+	assert(st->have_chunk && ch->nblocks < IX_CHUNK_BLOCKS);
+	assert(ch->data.len + IX_VARINT_MAX <= ch->data.cap);
 	/* The zigzag varint of the id's distance from the previous + 1. */
 	delta = id - (st->chunk_prev + 1);
 	v = ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63);
@@ -1250,6 +1282,7 @@ ix_stitch_end(struct ix_stitch *st)
 	/* Close the frames still open where the trace ends. */
 	while (st->nstack > 0 && rc >= 0)
 		rc = pop_call(st, CX_END);
+	assert(rc < 0 || st->nstack == 0);
 	if (rc >= 0)
 		rc = flush_chunk(st);
 	if (rc >= 0)

@@ -11,6 +11,7 @@
  * the tests' simulated ones.
  */
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,7 @@ ring_copy(uint8_t *dst, const uint8_t *ring, uint64_t size, uint64_t off,
 {
 	size_t at = (size_t)(off & (size - 1)), first = len;
 
+	assert(pow2(size) && len <= size);
 	if (first > size - at)
 		first = (size_t)(size - at);
 	memcpy(dst, ring + at, first);
@@ -122,6 +124,8 @@ hwtr_perf_ring_records(struct hwtr_perf_ring *r, hwtr_perf_rec_fn fn,
 			r->scratch = s;
 			r->scratch_len = 65536;
 		}
+		/* A record is at most 64 KiB, and within [tail, head). */
+		assert(r->scratch_len >= size && size <= head - tail);
 		ring_copy(r->scratch, r->data, r->data_size, tail, size);
 		note_loss(r, r->scratch, size);
 		if (fn != NULL && (rc = fn(arg, type, misc,
@@ -131,6 +135,8 @@ hwtr_perf_ring_records(struct hwtr_perf_ring *r, hwtr_perf_rec_fn fn,
 		}
 		tail += size;
 		n++;
+		/* The tail only moves towards the head, never past it. */
+		assert(head - tail <= r->data_size);
 	}
 	WR_TAIL(pg, data_tail, tail);
 	return (n);
@@ -144,6 +150,11 @@ aux_out(struct hwtr_perf_ring *r, uint64_t from, uint64_t to,
 	uint64_t at = from & (r->aux_size - 1), len = to - from, first;
 	int rc;
 
+	/*
+	 * What is handed out is in the ring once: no more than its size
+	 * (positions count bytes modulo 2^64, so @to may have wrapped).
+	 */
+	assert(pow2(r->aux_size) && len <= r->aux_size);
 	first = len < r->aux_size - at ? len : r->aux_size - at;
 	if (first > 0 && (rc = fn(arg, r->aux + at, (size_t)first, from)) < 0)
 		return (rc);
@@ -191,6 +202,8 @@ hwtr_perf_ring_snapshot(struct hwtr_perf_ring *r, hwtr_perf_aux_fn fn,
 	from = head > r->aux_size ? head - r->aux_size : 0;
 	if (from < r->aux_snap)
 		from = r->aux_snap;
+	assert(r->aux_snap <= from && from <= head &&
+	    head - from <= r->aux_size);
 	*lost = from - r->aux_snap;
 	if ((rc = aux_out(r, from, head, fn, arg)) < 0)
 		return (rc);

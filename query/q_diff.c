@@ -23,7 +23,6 @@
 #include <string.h>
 
 #include "q_int.h"
-#include "colstore.h"
 
 static const char *const d_cols[] = { "kind", "run", "thread", "seq",
     "what", "line", "count" };
@@ -343,43 +342,6 @@ d_cur_next(struct hwtr_q *q, struct d_cur *c)
 }
 
 /*
- * The @n block ids of an exec_chunks row (hwtrace-db(5), EXECUTION ORDER:
- * LEB128 varints of zigzag(block - (previous + 1)), or a zstd frame of
- * them) into @ids; -1 when the data is short or malformed.
- */
-static int
-d_chunk(const uint8_t *p, size_t len, int64_t n, int64_t *ids)
-{
-	int64_t prev = -1, k;
-	uint64_t v;
-	uint8_t *raw;
-	size_t i = 0;
-	int shift, rc = 0;
-
-	/* A chunk shorter than its blocks is a zstd frame of them. */
-	if (hwtr_xo_unpack(p, len, n, &raw, &len) < 0)
-		return (-1);
-	if (raw != NULL)
-		p = raw;
-	for (k = 0; k < n && rc == 0; k++) {
-		v = 0;
-		for (shift = 0;; shift += 7) {
-			if (i >= len || shift >= 64) {
-				rc = -1;
-				break;
-			}
-			v |= (uint64_t)(p[i] & 0x7f) << shift;
-			if ((p[i++] & 0x80) == 0)
-				break;
-		}
-		prev = prev + 1 + ((int64_t)(v >> 1) ^ -(int64_t)(v & 1));
-		ids[k] = prev;
-	}
-	free(raw);
-	return (rc);
-}
-
-/*
  * The fast part of the walk: the chunks of the two threads decoded here
  * and compared block by block, without a row per block through SQLite.
  * *seqp is where it stopped (the first block that differs, or where the
@@ -429,9 +391,9 @@ d_fast(struct hwtr_q *qa, struct hwtr_q *qb, const struct d_blocks *ba,
 			ib = y;
 			cap = na;
 		}
-		if (d_chunk(sqlite3_column_blob(sa, 2), (size_t)
+		if (hwtr_ix_chunk_blocks(sqlite3_column_blob(sa, 2), (size_t)
 		    sqlite3_column_bytes(sa, 2), na, ia) < 0 ||
-		    d_chunk(sqlite3_column_blob(sb, 2), (size_t)
+		    hwtr_ix_chunk_blocks(sqlite3_column_blob(sb, 2), (size_t)
 		    sqlite3_column_bytes(sb, 2), nb, ib) < 0)
 			break;
 		for (j = 0; j < na; j++) {

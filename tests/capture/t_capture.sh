@@ -8,23 +8,9 @@
 # archive after ^C and after SIGKILL, attaching, and the error messages.
 
 . "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 PTCHECK=$HWTRACE_BUILD/tests/capture/ptcheck
-
-# oneline FILE: FILE's lines joined, for a one-line failure message.
-oneline() {
-	tr '\n' '|' <"$1"
-}
-
-need_prog() {
-	[ -x "$HWTRACE_PROGS/$1" ] ||
-		atf_fail "fixture $HWTRACE_PROGS/$1 was not built"
-}
-
-# members FILE: the archive's member names (tar reads the zstd frames).
-members() {
-	tar -tf "$1" 2>/dev/null
-}
 
 # gt PROG STATUS: capture PROG with ground truth, expect its exit status,
 # and have the checker compare libipt's decode with the ground truth.
@@ -53,34 +39,6 @@ gt() {
 		# indexer's own tests (tests/indexer/t_groundtruth) do this too.
 		gt_by_index "$prog.hwtrace"
 	fi
-}
-
-# gt_by_index ARCHIVE: compare `hwtrace query insns` of every thread with
-# the archive's aux/groundtruth/tid-TID.u64, first difference named.
-gt_by_index() {
-	a=$1
-	"$HWTRACE" index -o "$a.db" "$a" >ix 2>&1 ||
-		atf_fail "hwtrace index $a failed: $(oneline ix)"
-	"$HWTRACE" query "$a.db" threads --format csv >threads ||
-		atf_fail "hwtrace query threads failed"
-	n=0
-	for m in $(members "$a" | sed -n 's|^aux/groundtruth/tid-\([0-9]*\)\.u64$|\1|p'); do
-		tid=$m
-		line=$(awk -F, -v t="$tid" 'NR > 1 && $3 == t { print $1 " " $10 }' threads)
-		[ -n "$line" ] || atf_fail "tid $tid: not in the index: $(oneline threads)"
-		set -- $line
-		[ "$2" = 0 ] || atf_fail "tid $tid: $2 decode errors"
-		tar -xOf "$a" "aux/groundtruth/tid-$tid.u64" | od -An -v -tx8 |
-		    tr -s ' ' '\n' | sed '/^$/d; s/^0*//; s/^/0x/' >want.$tid
-		"$HWTRACE" query "$a.db" insns --thread "$1" --from 0 \
-		    --count 100000000 --format csv | sed 1d | cut -d, -f3 >got.$tid
-		if ! cmp -s want.$tid got.$tid; then
-			d=$(diff want.$tid got.$tid | head -n 1)
-			atf_fail "tid $tid: decoded instructions differ from the ground truth ($(wc -l <want.$tid) expected, $(wc -l <got.$tid) decoded), first difference at line $d"
-		fi
-		n=$((n + 1))
-	done
-	[ "$n" -gt 0 ] || atf_fail "no ground truth in $a"
 }
 
 # One test case per fixture: name, exit status.

@@ -14,10 +14,7 @@
 # construction, in what capture reports and in what the indexer decodes.
 
 . "$(atf_get_srcdir)/../env.sh"
-
-oneline() {
-	tr '\n' '|' <"$1"
-}
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 # label PROG NAME: NAME's address in PROG, as nm prints it, "0x..." form.
 label() {

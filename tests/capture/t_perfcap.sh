@@ -13,13 +13,10 @@
 # objdump counts between the two symbols nm gives.
 
 . "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 FAKE=$HWTRACE_BUILD/tests/kernel/fakeperf.so
 PROG=$HWTRACE_PROGS/perfline
-
-oneline() {
-	tr '\n' '|' <"$1" | head -c 3000
-}
 
 # The made-up PMU: its type, config fields and caps as a Skylake's.
 make_pmu() {

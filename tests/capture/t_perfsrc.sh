@@ -9,10 +9,7 @@
 # under HWTRACE_SYSFS.
 
 . "$(atf_get_srcdir)/../env.sh"
-
-oneline() {
-	tr '\n' '|' <"$1"
-}
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 # refused WHAT: capture --source perf must fail, say WHAT, leave nothing.
 refused() {

@@ -10,26 +10,9 @@
 # built for another Valgrind, a program Valgrind cannot run.
 
 . "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 PTCHECK=$HWTRACE_BUILD/tests/capture/ptcheck
-
-need_prog() {
-	[ -x "$HWTRACE_PROGS/$1" ] ||
-		atf_fail "fixture $HWTRACE_PROGS/$1 was not built"
-}
-
-need_valgrind() {
-	command -v valgrind.bin >/dev/null 2>&1 ||
-		atf_skip "valgrind is not installed"
-}
-
-members() {
-	tar -tf "$1" 2>/dev/null
-}
-
-oneline() {
-	tr '\n' ' ' <"$1" | cut -c1-600
-}
 
 # gzip_traced MIN: gzip under capture wrote got.gz equal to want.gz, and
 # the capture's summary in err counts more than MIN instructions.
@@ -38,36 +21,6 @@ gzip_traced() {
 	n=$(sed -n 's/.* \([0-9][0-9]*\) instructions.*/\1/p' err | tail -n 1)
 	[ -n "$n" ] && [ "$n" -gt "$1" ] ||
 		atf_fail "expected more than $1 instructions traced, got '$n': $(oneline err)"
-}
-
-# gt_by_index ARCHIVE: every thread's instruction history, as the indexer
-# decodes it (libipt's block decoder over the archive's images and
-# sideband), is its ground truth, with no decode error.  The same check as
-# tests/capture/t_capture.sh makes for the step source.
-gt_by_index() {
-	a=$1
-	"$HWTRACE" index -o "$a.db" "$a" >ix 2>&1 ||
-		atf_fail "hwtrace index $a failed: $(oneline ix)"
-	"$HWTRACE" query "$a.db" threads --format csv >threads ||
-		atf_fail "hwtrace query threads failed"
-	n=0
-	for m in $(members "$a" | sed -n 's|^aux/groundtruth/tid-\([0-9]*\)\.u64$|\1|p'); do
-		tid=$m
-		line=$(awk -F, -v t="$tid" 'NR > 1 && $3 == t { print $1 " " $10 }' threads)
-		[ -n "$line" ] || atf_fail "tid $tid: not in the index: $(oneline threads)"
-		set -- $line
-		[ "$2" = 0 ] || atf_fail "tid $tid: $2 decode errors"
-		tar -xOf "$a" "aux/groundtruth/tid-$tid.u64" | od -An -v -tx8 |
-		    tr -s ' ' '\n' | sed '/^$/d; s/^0*//; s/^/0x/' >want.$tid
-		"$HWTRACE" query "$a.db" insns --thread "$1" --from 0 \
-		    --count 100000000 --format csv | sed 1d | cut -d, -f3 >got.$tid
-		if ! cmp -s want.$tid got.$tid; then
-			d=$(diff want.$tid got.$tid | head -n 1)
-			atf_fail "tid $tid: decoded instructions differ from the ground truth ($(wc -l <want.$tid) expected, $(wc -l <got.$tid) decoded), first difference at line $d"
-		fi
-		n=$((n + 1))
-	done
-	[ "$n" -gt 0 ] || atf_fail "no ground truth in $a"
 }
 
 # gt PROG STATUS: capture PROG under valgrind with ground truth, expect its

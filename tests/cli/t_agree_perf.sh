@@ -23,21 +23,9 @@
 # same taken branches.  simpleperf itself is compared when it is installed.
 
 . "$(atf_get_srcdir)/../env.sh"
-. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
-PD=perf-data
-PT=$PD/intel_pt/perf.data.intel_pt-4.14
-ETM=$PD/cs_etm/perf_etm.data
-RAW=$PD/cs_etm/perf_with_unformatted_trace.data
-MISS=$PD/cs_etm/perf_with_missing_aux_data.data
 BIN=$PD/cs_etm/etm_test_loop
-
-require_tools()
-{
-	for t in "$@"; do
-		command -v "$t" >/dev/null 2>&1 || atf_skip "$t is not installed"
-	done
-}
 
 # read_aux FILE DIR: as perf-read-aux does, cut each AUXTRACE payload out
 # of FILE with dd at the offset and size perf script -D prints for it,

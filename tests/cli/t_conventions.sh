@@ -8,7 +8,7 @@
 # one error message for a missing archive.
 
 . "$(atf_get_srcdir)/../env.sh"
-. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 # A small valgrind capture of fixture $1 into $1.hwtrace.
 vg_capture()

@@ -12,9 +12,7 @@
 # (lldb_percpu_bundle.py), which must index into the same parts.
 
 . "$(atf_get_srcdir)/../env.sh"
-. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
-
-PT=perf-data/intel_pt/perf.data.intel_pt-4.14
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 require_perf()
 {

@@ -11,7 +11,7 @@
 # starts with "SQLite format 3"), not from an earlier run of ours.
 
 . "$(atf_get_srcdir)/../env.sh"
-. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 SECRET='root:$6$H0stileSecretHash$:19000:0:99999:7:::'
 

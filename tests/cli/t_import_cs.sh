@@ -11,7 +11,7 @@
 # describe; broken snapshots are refused naming the file and key.
 
 . "$(atf_get_srcdir)/../env.sh"
-. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 SNAPS=opencsd/snapshots
 

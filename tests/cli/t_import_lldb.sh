@@ -7,7 +7,7 @@
 # with its message.
 
 . "$(atf_get_srcdir)/../env.sh"
-. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 LLDB=lldb-intelpt
 
@@ -94,10 +94,8 @@ multi_file_body()
 		key=bid-$(readelf_build_id "$dir/$f")
 		expect_line info "  $key $f (file, $(wc -c < "$dir/$f") bytes)"
 		expected_mappings "$dir/$f" "$f" "${spec#*:}" 815455 "$key" > want
-		while IFS= read -r line; do
-			expect_line info "$line"
-			n=$((n + 1))
-		done < want
+		expect_lines info want
+		n=$((n + $(wc -l < want)))
 	done
 	expect_line info "mappings: $n"
 	grep -Eq "^  stream [0-9]+ 'tid 815455': intel-pt, pid 815455, tid 815455, cpu -1, [0-9]+ chunks?, $(wc -c < "$dir/multi-file.trace") bytes$" info ||

@@ -12,13 +12,7 @@
 # the real ones.
 
 . "$(atf_get_srcdir)/../env.sh"
-. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
-
-PD=perf-data
-PT=$PD/intel_pt/perf.data.intel_pt-4.14
-ETM=$PD/cs_etm/perf_etm.data
-RAW=$PD/cs_etm/perf_with_unformatted_trace.data
-MISS=$PD/cs_etm/perf_with_missing_aux_data.data
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 require_perf()
 {

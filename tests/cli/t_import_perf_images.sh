@@ -14,16 +14,8 @@
 # (perf moves it as KASLR moved the kernel); the segments are readelf's.
 
 . "$(atf_get_srcdir)/../env.sh"
-. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
-PT=perf-data/intel_pt/perf.data.intel_pt-4.14
-
-require_tools()
-{
-	for t in "$@"; do
-		command -v "$t" >/dev/null 2>&1 || atf_skip "$t is not installed"
-	done
-}
 
 # make_vmlinux OUT BUILDID [NOSYM]: an x86-64 ELF linked at the usual
 # kernel address 0xffffffff81000000 with _text at its start (none with

@@ -7,7 +7,7 @@
 # against readelf(1).
 
 . "$(atf_get_srcdir)/../env.sh"
-. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 PTT=libipt-ptt
 
@@ -148,10 +148,8 @@ elf_bases_body()
 		[ "$key" != bid- ] || atf_fail "readelf found no build-id in $f"
 		expect_line info "  $key $f (file, $(wc -c < "$dir/$f") bytes)"
 		expected_mappings "$dir/$f" "$f" "${spec#*:}" -1 "$key" > want
-		while IFS= read -r line; do
-			expect_line info "$line"
-			n=$((n + 1))
-		done < want
+		expect_lines info want
+		n=$((n + $(wc -l < want)))
 	done
 	expect_line info "mappings: $n"
 	bytes=$(wc -c < "$dir/multi-file.trace")

@@ -6,7 +6,7 @@
 # files whose sizes and digests are known independently (wc, sha256sum).
 
 . "$(atf_get_srcdir)/../env.sh"
-. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 # A 64 KiB random trace (incompressible, so zstd stores it as is and a
 # byte of it can be found and damaged) and a 100-byte code image.

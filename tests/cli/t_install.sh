@@ -8,7 +8,7 @@
 # copied lone binary says once that it falls back to the step source.
 
 . "$(atf_get_srcdir)/../env.sh"
-. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 # make install or uninstall of the tested build into ./root (PREFIX /usr).
 mk()

@@ -7,7 +7,7 @@
 # corpus; nm(1) says which symbols its program has.
 
 . "$(atf_get_srcdir)/../env.sh"
-. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 BUNDLE=lldb-intelpt/intelpt-trace
 # A server that cannot exist: a Unix socket in a missing directory.

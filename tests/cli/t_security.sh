@@ -7,7 +7,7 @@
 # stat(1), strace(1) and sqlite3(1), not from an earlier run of ours.
 
 . "$(atf_get_srcdir)/../env.sh"
-. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 # capture NAME PROG [ARGS...]: NAME.hwtrace of a fixture program.
 capture()

@@ -5,7 +5,7 @@
 # usage errors (exit 2, a message naming the problem, nothing written).
 
 . "$(atf_get_srcdir)/../env.sh"
-. "$HWTRACE_SRC/tests/cli/cli_helpers.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 VERBS="import info verify diff"
 

@@ -10,15 +10,13 @@
 # c++filt.
 
 . "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 # vgcapture PROG ARCHIVE: capture a fixture with the valgrind source.
 vgcapture()
 {
-	[ -x "$HWTRACE_PROGS/$1" ] || atf_skip "fixture programs not built"
-	command -v valgrind.bin >/dev/null 2>&1 ||
-	    atf_skip "valgrind is not installed"
-	"$HWTRACE" capture --source valgrind -o "$2" -- "$HWTRACE_PROGS/$1" \
-	    > capture.out 2> capture.err ||
+	vgcapture_status "$1" "$2"
+	[ "$(cat capture.rc)" -eq 0 ] ||
 	    atf_fail "capture of $1 failed: $(cat capture.err)"
 }
 

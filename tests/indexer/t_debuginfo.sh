@@ -41,6 +41,19 @@ cov_rows()
 	grep -E "^[^,]*,(classify|main)," cov.csv | cut -d, -f2-
 }
 
+# stripped_capture NAME [OPTION...]: the switch fixture stripped to a
+# .gnu_debuglink (strip_to_debuglink), captured with the valgrind source
+# and OPTIONs into NAME.hwtrace.
+stripped_capture()
+{
+	name=$1
+	shift
+	need_tools
+	strip_to_debuglink
+	"$HWTRACE" capture "$@" --source valgrind -o "$name.hwtrace" -- ./sw \
+	    > /dev/null 2> err || atf_fail "capture failed: $(cat err)"
+}
+
 atf_test_case debuglink_offline
 debuglink_offline_head() { atf_set descr "a program stripped to a .gnu_debuglink, captured, then its debug file deleted, still has classify's invocations and source lines, as the unstripped program has"; }
 debuglink_offline_body()
@@ -72,10 +85,7 @@ atf_test_case no_debug_info
 no_debug_info_head() { atf_set descr "capture --no-debug-info stores no debug file: the stripped program's classify has no name"; }
 no_debug_info_body()
 {
-	need_tools
-	strip_to_debuglink
-	"$HWTRACE" capture --no-debug-info --source valgrind -o n.hwtrace -- ./sw \
-	    > /dev/null 2> err || atf_fail "capture failed: $(cat err)"
+	stripped_capture n --no-debug-info
 	atf_check -s exit:0 -o not-match:"debug file" "$HWTRACE" info n.hwtrace
 	atf_check -s exit:1 -o empty -e match:"no symbol matches 'classify'" \
 	    "$HWTRACE" query n.hwtrace func classify
@@ -85,10 +95,7 @@ atf_test_case import_debug_dir
 import_debug_dir_head() { atf_set descr "import --debug-dir stores a debug file found by build-id or by debuglink name, verified: a file of another build the same name is refused"; }
 import_debug_dir_body()
 {
-	need_tools
-	strip_to_debuglink
-	"$HWTRACE" capture --no-debug-info --source valgrind -o s.hwtrace -- ./sw \
-	    > /dev/null 2> err || atf_fail "capture failed: $(cat err)"
+	stripped_capture s --no-debug-info
 	tar --zstd -xf s.hwtrace streams/0/0000000000000000.chunk ||
 	    atf_fail "tar cannot extract the stream"
 	pt=streams/0/0000000000000000.chunk

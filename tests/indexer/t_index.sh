@@ -7,21 +7,11 @@
 # ptxed's output.
 
 . "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 EXT="$HWTRACE_BUILD/hwtrace_sqlite"
 GEN="$HWTRACE_BUILD/bench/ixgen"
 PROG="$HWTRACE_PROGS/calls"
-
-# run_status WANT CMD...: run CMD with out/err captured; fail on another
-# exit status.
-run_status()
-{
-	want=$1
-	shift
-	"$@" >out 2>err
-	got=$?
-	[ "$got" -eq "$want" ] || atf_fail "'$*': expected exit status $want, got $got; stderr: $(head -c 2000 err)"
-}
 
 # calls is a virtual table: plain sqlite3 reads it with the extension.
 q()
@@ -49,12 +39,6 @@ usage_errors_body()
 	    atf_fail "expected 'cannot open', got: $(cat err)"
 	[ ! -e x.db ] && [ -z "$(ls x.db.partial* 2>/dev/null)" ] ||
 	    atf_fail "a failed run left a database behind"
-}
-
-need_gen()
-{
-	[ -x "$GEN" ] || atf_skip "$GEN not built"
-	[ -x "$PROG" ] || atf_skip "$PROG not built"
 }
 
 atf_test_case default_name_and_tables

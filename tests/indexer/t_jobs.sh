@@ -19,6 +19,16 @@ clones()
 	grep -c '^[0-9]* *clone3\{0,1\}(' "$1"
 }
 
+# traced_index J: index t.hwtrace in 4 KiB segments at -j J into jJ.db
+# under strace, which logs its clones in stJ; their count in $n.
+traced_index()
+{
+	HWTRACE_IX_SEGMENT=4096 strace -f -qq -e trace=clone,clone3 -o st$1 \
+	    "$HWTRACE" index -q -j $1 -o j$1.db t.hwtrace > /dev/null 2> err ||
+	    atf_fail "index -j $1 failed: $(cat err)"
+	n=$(clones st$1)
+}
+
 atf_test_case one_thread_at_j1
 one_thread_at_j1_head()
 {
@@ -34,24 +44,15 @@ one_thread_at_j1_body()
 	# check in the runs strace follows.
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 	# Small segments: many of them, so that every thread has work.
-	HWTRACE_IX_SEGMENT=4096 strace -f -qq -e trace=clone,clone3 -o st1 \
-	    "$HWTRACE" index -q -j 1 -o j1.db t.hwtrace > /dev/null 2> err ||
-	    atf_fail "index -j 1 failed: $(cat err)"
-	n=$(clones st1)
+	traced_index 1
 	[ "$n" = 0 ] || atf_fail "index -j 1 started $n threads: $(cat st1)"
 	# -j 2: the scan's 2 chunk readers, then 1 worker (and no more).
-	HWTRACE_IX_SEGMENT=4096 strace -f -qq -e trace=clone,clone3 -o st2 \
-	    "$HWTRACE" index -q -j 2 -o j2.db t.hwtrace > /dev/null 2> err ||
-	    atf_fail "index -j 2 failed: $(cat err)"
-	n=$(clones st2)
+	traced_index 2
 	[ "$n" = 3 ] || atf_fail "index -j 2 started $n threads, expected 3: $(cat st2)"
 	cmp -s j1.db j2.db || atf_fail "-j 1 and -j 2 database files differ"
 	# -j 16: 6 threads at most (hwtrace-index(1)), so the scan's 4 chunk
 	# readers and 5 workers.
-	HWTRACE_IX_SEGMENT=4096 strace -f -qq -e trace=clone,clone3 -o st16 \
-	    "$HWTRACE" index -q -j 16 -o j16.db t.hwtrace > /dev/null 2> err ||
-	    atf_fail "index -j 16 failed: $(cat err)"
-	n=$(clones st16)
+	traced_index 16
 	[ "$n" = 9 ] || atf_fail "index -j 16 started $n threads, expected 9: $(cat st16)"
 	cmp -s j1.db j16.db || atf_fail "-j 1 and -j 16 database files differ"
 }

@@ -9,16 +9,7 @@
 # in every table.
 
 . "$(atf_get_srcdir)/../env.sh"
-
-vgcapture()
-{
-	[ -x "$HWTRACE_PROGS/$1" ] || atf_skip "fixture programs not built"
-	command -v valgrind.bin >/dev/null 2>&1 ||
-	    atf_skip "valgrind is not installed"
-	"$HWTRACE" capture --source valgrind -o "$2" -- "$HWTRACE_PROGS/$1" \
-	    > capture.out 2> capture.err
-	echo $? > capture.rc
-}
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 atf_test_case killed_thread_exit
 killed_thread_exit_head() { atf_set descr "a thread killed by SIGSEGV has exit 'signal 11' in threads, as in summary and as the shell's status 139 says"; }
@@ -28,7 +19,7 @@ killed_thread_exit_body()
 	native=$?
 	[ $native -gt 128 ] || atf_fail "segv exited $native natively"
 	want="signal $((native - 128))"
-	vgcapture segv s.hwtrace
+	vgcapture_status segv s.hwtrace
 	"$HWTRACE" query s.hwtrace threads --format tsv > th.tsv || atf_fail "threads failed"
 	col=$(head -1 th.tsv | tr '\t' '\n' | grep -nx exit | cut -d: -f1)
 	got=$(sed -n 2p th.tsv | cut -f"$col")
@@ -40,7 +31,7 @@ atf_test_case launched_process_named
 launched_process_named_head() { atf_set descr "the valgrind source names the process it launched: its path and comm (the path's last 15 bytes, as the kernel's comm)"; }
 launched_process_named_body()
 {
-	vgcapture segv s.hwtrace
+	vgcapture_status segv s.hwtrace
 	path=$(readlink -f "$HWTRACE_PROGS/segv")
 	"$HWTRACE" query s.hwtrace sql "SELECT path, comm FROM processes" --format tsv > p.tsv ||
 	    atf_fail "sql failed"
@@ -54,7 +45,7 @@ atf_test_case fork_inherits_comm
 fork_inherits_comm_head() { atf_set descr "children forked by manyfork that never exec have their parent's name and path, as the kernel gives them"; }
 fork_inherits_comm_body()
 {
-	vgcapture manyfork m.hwtrace
+	vgcapture_status manyfork m.hwtrace
 	path=$(readlink -f "$HWTRACE_PROGS/manyfork")
 	# 20 children; 19 never exec (one execs a missing file: it fails).
 	"$HWTRACE" query m.hwtrace sql "SELECT count(*) FROM processes WHERE ppid = (SELECT pid FROM processes WHERE ppid NOT IN (SELECT pid FROM processes)) AND comm = 'manyfork' AND path = '$path'" --format tsv > n.tsv ||
@@ -71,7 +62,7 @@ syscall_one_name_head() { atf_set descr "a block ending in a syscall instruction
 syscall_one_name_body()
 {
 	command -v objdump >/dev/null 2>&1 || atf_skip "objdump is not installed"
-	vgcapture calls c.hwtrace
+	vgcapture_status calls c.hwtrace
 	"$HWTRACE" query c.hwtrace last -n 1 --format tsv > last.tsv || atf_fail "last failed"
 	[ "$(sed -n 2p last.tsv | awk -F '\t' '{print $NF}')" = syscall ] ||
 	    atf_fail "last: expected ends_with syscall, got $(cat last.tsv)"

@@ -20,21 +20,7 @@
 #include "hwtr_ix_sqlite.h"
 #include "hwtr_test.h"
 #include "../../indexer/schema.sql.h"
-
-static sqlite3 *
-open_schema(void)
-{
-	sqlite3 *db;
-	char *err = NULL;
-
-	ATF_REQUIRE_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
-	/* Before the schema: calls is a table of the module. */
-	ATF_REQUIRE_EQ(hwtr_ix_sqlite_register(db), 0);
-	if (sqlite3_exec(db, HWTR_IX_SCHEMA_SQL HWTR_IX_INDEX_SQL, NULL, NULL,
-	    &err) != SQLITE_OK)
-		atf_tc_fail("schema does not create: %s", err);
-	return (db);
-}
+#include "../lib/hwtr_test_ix.h"
 
 static char *
 slurp(const char *path)
@@ -78,7 +64,7 @@ documented(const char *man, const char *word)
 ATF_TC_WITHOUT_HEAD(manual_documents_every_column);
 ATF_TC_BODY(manual_documents_every_column, tc)
 {
-	sqlite3 *db = open_schema();
+	sqlite3 *db = ixt_schema_db();
 	sqlite3_stmt *t, *c;
 	char *man = slurp(HWTR_TEST_SRC "/docs/hwtrace-db.5");
 	char ver[64];
@@ -118,7 +104,7 @@ ATF_TC_BODY(manual_documents_every_column, tc)
 ATF_TC_WITHOUT_HEAD(schema_sets_version_and_application_id);
 ATF_TC_BODY(schema_sets_version_and_application_id, tc)
 {
-	sqlite3 *db = open_schema();
+	sqlite3 *db = ixt_schema_db();
 	sqlite3_stmt *st;
 
 	ATF_REQUIRE_EQ(sqlite3_prepare_v2(db, "SELECT * FROM pragma_user_version,"
@@ -160,7 +146,7 @@ query_eq(sqlite3 *db, const char *sql, const char *expect)
 ATF_TC_WITHOUT_HEAD(exec_order_expands_chunks);
 ATF_TC_BODY(exec_order_expands_chunks, tc)
 {
-	sqlite3 *db = open_schema();
+	sqlite3 *db = ixt_schema_db();
 	char *err = NULL;
 
 	/*

@@ -10,6 +10,7 @@
 # Valgrind captures of the fixture programs and the LLDB corpus captures.
 
 . "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 GEN="$HWTRACE_BUILD/bench/ixgen"
 PROG="$HWTRACE_PROGS/calls"
@@ -50,12 +51,6 @@ same()
 	index "$size" 2 "$1" cut2.db
 	cmp -s cut1.db cut2.db ||
 	    atf_fail "$1: -j 1 and -j 2 database files differ with $nseg segments"
-}
-
-need_gen()
-{
-	[ -x "$GEN" ] || atf_skip "$GEN not built"
-	[ -x "$PROG" ] || atf_skip "$PROG not built"
 }
 
 atf_test_case synthetic

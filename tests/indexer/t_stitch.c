@@ -23,29 +23,11 @@
 
 #include "hwtrace.h"
 #include "../../indexer/hwtr_ix.h"
+#include "../lib/hwtr_test_ix.h"
 
 static uint8_t lens4[8] = { 4, 4, 4, 4, 4, 4, 4, 4 };
 static uint8_t code_a[8] = { 0x1f, 0x20, 0x03, 0xd5, 0x1f, 0x20, 0x03, 0xd5 };
 static uint8_t code_b[8] = { 0x00, 0x00, 0x80, 0xd2, 0x00, 0x00, 0x00, 0x14 };
-
-/* An A64 block of @ninsn instructions at @ip, with @lens and @code. */
-static struct ix_sblock
-blk(uint64_t ip, uint16_t ninsn, int cls, uint8_t *lens, uint8_t *code)
-{
-	struct ix_sblock b;
-
-	memset(&b, 0, sizeof(b));
-	b.ip = ip;
-	b.ninsn = ninsn;
-	b.size = 4u * ninsn;
-	b.end_ip = ip + b.size - 4;
-	b.isid = 1;
-	b.mode = 64;
-	b.cls = (uint8_t)cls;
-	b.lens = lens;
-	b.code = code;
-	return (b);
-}
 
 /* A segment that runs its @n blocks once each, in order. */
 static void
@@ -119,8 +101,8 @@ ATF_TC_BODY(lens_without_code, tc)
 	struct ix_sblock b[2];
 	struct ix_stitch st;
 
-	b[0] = blk(0x1000, 2, HWTR_IC_JUMP, lens4, NULL);
-	b[1] = blk(0x2000, 2, HWTR_IC_JUMP, lens4, code_b);
+	b[0] = ixt_blk(0x1000, 2, HWTR_IC_JUMP, lens4, NULL);
+	b[1] = ixt_blk(0x2000, 2, HWTR_IC_JUMP, lens4, code_b);
 	stitch(&st, b, 2, NULL, 0);
 	ATF_REQUIRE_EQ(st.ng, 2);
 	expect_block(&st, 0, 0x1000, 2, NULL);
@@ -149,11 +131,11 @@ ATF_TC_BODY(merged_code_less_part, tc)
 	for (order = 0; order < 3; order++)
 		for (split = 0; split < 2; split++) {
 			/* 0: A has code, 1: B has, 2: both have. */
-			b[0] = blk(0x1000, 2, HWTR_IC_OTHER, lens4,
+			b[0] = ixt_blk(0x1000, 2, HWTR_IC_OTHER, lens4,
 			    order != 1 ? code_a : NULL);
-			b[1] = blk(0x1008, 2, HWTR_IC_JUMP, lens4,
+			b[1] = ixt_blk(0x1008, 2, HWTR_IC_JUMP, lens4,
 			    order != 0 ? code_b : NULL);
-			b[2] = blk(0x3000, 1, HWTR_IC_JUMP, lens4, code_a);
+			b[2] = ixt_blk(0x3000, 1, HWTR_IC_JUMP, lens4, code_a);
 			stitch(&st, b, 3, split ? &cut0 : NULL, split);
 			ATF_CHECK_EQ_MSG(st.ng, 2, "order %d, split %d: %zu "
 			    "blocks, expected 2", order, split, st.ng);
@@ -179,10 +161,10 @@ ATF_TC_BODY(code_without_lens_across_segments, tc)
 	int split;
 
 	for (split = 0; split < 2; split++) {
-		b[0] = blk(0x1000, 3, HWTR_IC_OTHER, NULL, code_a);
+		b[0] = ixt_blk(0x1000, 3, HWTR_IC_OTHER, NULL, code_a);
 		b[0].mode = 16;
 		b[0].size = 8;
-		b[1] = blk(0x1008, 2, HWTR_IC_JUMP, lens4, code_b);
+		b[1] = ixt_blk(0x1008, 2, HWTR_IC_JUMP, lens4, code_b);
 		stitch(&st, b, 2, split ? &cut0 : NULL, split);
 		ATF_REQUIRE_EQ(st.ng, 2);
 		ATF_CHECK_MSG(st.g[0].lens == NULL, "split %d: lengths "

@@ -12,6 +12,7 @@
 # callgrind's calls= lines.
 
 . "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 # vgcapture ARCHIVE PROG [ARG...]: capture a fixture with the valgrind
 # source (the program may crash).
@@ -20,8 +21,7 @@ vgcapture()
 	a=$1
 	shift
 	[ -x "$HWTRACE_PROGS/$1" ] || atf_skip "fixture programs not built"
-	command -v valgrind.bin >/dev/null 2>&1 ||
-	    atf_skip "valgrind is not installed"
+	need_valgrind
 	p=$1
 	shift
 	"$HWTRACE" capture --source valgrind -o "$a" -- "$HWTRACE_PROGS/$p" \

@@ -22,6 +22,7 @@
 
 #include "hwtrace.h"
 #include "../../indexer/hwtr_ix.h"
+#include "../lib/hwtr_test_ix.h"
 
 static uint8_t lens4[4] = { 4, 4, 4, 4 };
 
@@ -96,18 +97,7 @@ fname(uint32_t fkey)
 static struct ix_sblock
 blk(uint64_t ip, uint16_t ninsn, int cls)
 {
-	struct ix_sblock b;
-
-	memset(&b, 0, sizeof(b));
-	b.ip = ip;
-	b.ninsn = ninsn;
-	b.size = 4u * ninsn;
-	b.end_ip = ip + b.size - 4;
-	b.isid = 1;
-	b.mode = 64;
-	b.cls = (uint8_t)cls;
-	b.lens = lens4;
-	return (b);
+	return (ixt_blk(ip, ninsn, cls, lens4, NULL));
 }
 
 ATF_TC_WITHOUT_HEAD(tail_calls_replace_frames);

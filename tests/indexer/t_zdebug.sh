@@ -143,7 +143,7 @@ go_binary_head() { atf_set descr "a Go program (its DWARF compressed by the Go l
 go_binary_body()
 {
 	need_tools
-	command -v go > /dev/null 2>&1 || atf_skip "go is not installed (Debian's golang-go)"
+	need_go
 	cat > main.go <<'EOF'
 package main
 

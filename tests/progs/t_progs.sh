@@ -92,20 +92,19 @@ jump_table_and_tail_calls_head() {
 jump_table_and_tail_calls_body() {
 	dis() { objdump -d --no-show-raw-insn "$HWTRACE_PROGS/$1" |
 		awk -v f="<$2>:" '$2 == f { on = 1; next } on && /^$/ { exit } on'; }
-	dis switch classify | grep -q 'jmp *\*' ||
-		atf_fail "switch: classify() has no indirect jmp (no jump table)"
-	dis tailcall middle | grep -q 'jmp .*<leaf>' ||
-		atf_fail "tailcall: middle() does not tail-call leaf() with a jmp"
-	dis tailcall top | grep -q 'jmp *\*' ||
-		atf_fail "tailcall: top() has no indirect tail call"
-	dis tailplt middle | grep -q 'jmp .*<leaf>' ||
-		atf_fail "tailplt: middle() does not tail-call leaf() with a jmp"
-	dis tailplt top | grep -q 'jmp *\*' ||
-		atf_fail "tailplt: top() has no indirect tail call"
-	dis tailplt plen | grep -q 'jmp .*<strlen@plt>' ||
-		atf_fail "tailplt: plen() does not tail-call strlen through its PLT stub"
-	dis rep main | grep -q 'rep movsb' ||
-		atf_fail "rep: main() has no rep movsb"
+	# has PROG FUNC PATTERN WHAT: FUNC's code matches PATTERN, or fail.
+	has() { dis "$1" "$2" | grep -q "$3" || atf_fail "$1: $4"; }
+	has switch classify 'jmp *\*' \
+	    "classify() has no indirect jmp (no jump table)"
+	has tailcall middle 'jmp .*<leaf>' \
+	    "middle() does not tail-call leaf() with a jmp"
+	has tailcall top 'jmp *\*' "top() has no indirect tail call"
+	has tailplt middle 'jmp .*<leaf>' \
+	    "middle() does not tail-call leaf() with a jmp"
+	has tailplt top 'jmp *\*' "top() has no indirect tail call"
+	has tailplt plen 'jmp .*<strlen@plt>' \
+	    "plen() does not tail-call strlen through its PLT stub"
+	has rep main 'rep movsb' "main() has no rep movsb"
 }
 
 atf_init_test_cases() {

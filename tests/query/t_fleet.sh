@@ -9,9 +9,8 @@
 # per-run tracefiles, against sha256sum and against psql.
 
 . "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 . "$HWTRACE_SRC/tests/query/pg_helpers.sh"
-
-oneline() { tr '\n' ' ' < "$1"; }
 
 # capture NAME PROG [ARGS...]: a valgrind capture NAME.hwtrace, indexed
 # into NAME.hwtrace.db.

@@ -10,11 +10,7 @@
 # are those of their source, the names those nm -C prints.
 
 . "$(atf_get_srcdir)/../env.sh"
-
-need_valgrind()
-{
-	command -v valgrind.bin >/dev/null 2>&1 || atf_skip "valgrind is not installed"
-}
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 # capture PROG: capture ./PROG into PROG.hwtrace.
 capture()
@@ -167,7 +163,7 @@ go_packages_head() { atf_set descr "Go: 'main.work' as Go prints it, 'work' in a
 go_packages_body()
 {
 	need_valgrind
-	command -v go >/dev/null 2>&1 || atf_skip "go is not installed (Debian's golang-go)"
+	need_go
 	cat > main.go <<'EOF'
 package main
 

@@ -21,22 +21,8 @@
 #include "hwtrace.h"
 #include "hwtr_ix_sqlite.h"
 #include "../../indexer/schema.sql.h"
+#include "../lib/hwtr_test_ix.h"
 #include "../../query/q_int.h"
-
-static sqlite3 *
-open_schema(void)
-{
-	sqlite3 *db;
-	char *err = NULL;
-
-	ATF_REQUIRE_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
-	/* Before the schema: calls is a table of the module. */
-	ATF_REQUIRE_EQ(hwtr_ix_sqlite_register(db), 0);
-	if (sqlite3_exec(db, HWTR_IX_SCHEMA_SQL HWTR_IX_INDEX_SQL, NULL, NULL,
-	    &err) != SQLITE_OK)
-		atf_tc_fail("schema does not create: %s", err);
-	return (db);
-}
 
 /* The plan of @sql, its "detail" lines joined by " | ", into @buf. */
 static void
@@ -80,7 +66,7 @@ expect(sqlite3 *db, const char *sql, const char *want, const char *never)
 ATF_TC_WITHOUT_HEAD(calls_range_uses_calls_thread);
 ATF_TC_BODY(calls_range_uses_calls_thread, tc)
 {
-	sqlite3 *db = open_schema();
+	sqlite3 *db = ixt_schema_db();
 
 	/* calls --from --to, tree's ends, bt's innermost frame. */
 	expect(db, "SELECT c.id FROM calls c " Q_CALLS_RANGE_WHERE,
@@ -108,7 +94,7 @@ ATF_TC_BODY(calls_range_uses_calls_thread, tc)
 ATF_TC_WITHOUT_HEAD(exec_range_reads_only_its_chunks);
 ATF_TC_BODY(exec_range_reads_only_its_chunks, tc)
 {
-	sqlite3 *db = open_schema();
+	sqlite3 *db = ixt_schema_db();
 
 	/*
 	 * idxNum of exec_order/exec_insns (indexer/exec_vtab.c): 1 thread =,
@@ -131,7 +117,7 @@ ATF_TC_BODY(exec_range_reads_only_its_chunks, tc)
 ATF_TC_WITHOUT_HEAD(depth_walk_uses_calls_thread);
 ATF_TC_BODY(depth_walk_uses_calls_thread, tc)
 {
-	sqlite3 *db = open_schema();
+	sqlite3 *db = ixt_schema_db();
 
 	/* calls: a thread's pages of the range (calls_vtab.c, above). */
 	expect(db, "SELECT id, depth, entry_seq, exit_seq FROM calls "
@@ -160,7 +146,7 @@ ATF_TC_BODY(depth_walk_uses_calls_thread, tc)
 ATF_TC_WITHOUT_HEAD(timeline_export_ranges_use_indexes);
 ATF_TC_BODY(timeline_export_ranges_use_indexes, tc)
 {
-	sqlite3 *db = open_schema();
+	sqlite3 *db = ixt_schema_db();
 
 	expect(db, Q_TL_PROBE, "SCAN calls VIRTUAL TABLE INDEX 3:T=Sg",
 	    "TEMP B-TREE");
@@ -179,7 +165,7 @@ ATF_TC_BODY(timeline_export_ranges_use_indexes, tc)
 ATF_TC_WITHOUT_HEAD(call_times_uses_calls_indexes);
 ATF_TC_BODY(call_times_uses_calls_indexes, tc)
 {
-	sqlite3 *db = open_schema();
+	sqlite3 *db = ixt_schema_db();
 
 	expect(db, "SELECT * FROM call_times WHERE call = ?1",
 	    "SCAN c VIRTUAL TABLE INDEX 1:I=", "SCAN threads");

@@ -1,0 +1,218 @@
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Copyright (c) 2026 The hwtrace authors
+#
+# The helpers the atf-sh programs share, sourced after env.sh:
+#
+#	. "$(atf_get_srcdir)/../env.sh"
+#	. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
+#
+# Only functions: sourcing it runs nothing and sets no variable but $PD
+# and its neighbours (the corpus's perf captures, below).  A helper fails
+# the test case with what it expected and what came, or skips it with the
+# reason when a tool or a fixture is absent.
+
+# --- messages ---------------------------------------------------------
+
+# oneline FILE: FILE's lines joined by '|', at most 3000 bytes, for a
+# one-line failure message.
+oneline()
+{
+	tr '\n' '|' <"$1" | head -c 3000
+}
+
+# --- exit status and output -------------------------------------------
+
+# Run "$@"; fail unless it exits with status $1 (shift).  Output goes to
+# ./out and ./err.
+run_status()
+{
+	want=$1
+	shift
+	"$@" >out 2>err
+	got=$?
+	if [ "$got" -ne "$want" ]; then
+		atf_fail "'$*': expected exit status $want, got $got; stdout: $(head -c 2000 out); stderr: $(head -c 2000 err)"
+	fi
+}
+
+# Fail unless file $1 has the exact line $2.
+expect_line()
+{
+	if ! grep -qxF -- "$2" "$1"; then
+		atf_fail "expected the line '$2' in $1; got: $(head -c 3000 "$1")"
+	fi
+}
+
+# expect_lines FILE WANT: every line of file WANT is a line of FILE.
+expect_lines()
+{
+	while IFS= read -r line; do
+		expect_line "$1" "$line"
+	done < "$2"
+}
+
+# Fail unless the first line of file $1 is exactly $2.
+expect_first()
+{
+	first=$(head -n 1 "$1")
+	if [ "$first" != "$2" ]; then
+		atf_fail "expected first line '$2' in $1, got '$first'; all: $(head -c 2000 "$1")"
+	fi
+}
+
+# Fail when any file matching the output name $1 (or its .partial) exists.
+expect_no_output()
+{
+	for f in "$1" "$1.partial"; do
+		if [ -e "$f" ]; then
+			atf_fail "'$f' was left behind after a failed import"
+		fi
+	done
+}
+
+# Skip unless the shared corpus has $1.
+require_corpus()
+{
+	if [ ! -e "$HWTRACE_CORPUS/$1" ]; then
+		atf_skip "shared corpus not found at $HWTRACE_CORPUS/$1"
+	fi
+}
+
+# --- ELF files, by readelf(1) ----------------------------------------
+
+# The GNU build-id of ELF file $1 as readelf(1) prints it.
+readelf_build_id()
+{
+	readelf -n "$1" | sed -n 's/^ *Build ID: *\([0-9a-f]*\).*/\1/p'
+}
+
+# "vaddr offset filesz flags" of each PT_LOAD of ELF file $1, per readelf(1).
+readelf_loads()
+{
+	readelf -lW "$1" | awk '$1 == "LOAD" { f = ""; for (i = 7; i < NF; i++) f = f $i; print $3, $2, $5, f }'
+}
+
+# The mapping lines "hwtrace info" should print for ELF file $1 (as $2 in
+# the archive) mapped with its lowest segment at $3 (0: where linked), for
+# process $4, image key $5 -- computed from readelf(1) alone.
+expected_mappings()
+{
+	readelf_loads "$1" | python3 -c '
+import sys
+path, base, pid, key = sys.argv[1], int(sys.argv[2], 0), sys.argv[3], sys.argv[4]
+segs = [l.split() for l in sys.stdin if l.strip()]
+minv = min(int(s[0], 16) for s in segs)
+slide = base - minv if base else 0
+for vaddr, off, filesz, flags in segs:
+    v, o, n = int(vaddr, 16), int(off, 16), int(filesz, 16)
+    if n == 0:
+        continue
+    prot = ("r" if "R" in flags else "-") + ("w" if "W" in flags else "-") + ("x" if "E" in flags else "-")
+    print("  pid %s: 0x%x-0x%x pgoff 0x%x %s %s [%s]" % (pid, v + slide, v + slide + n, o, prot, path, key))
+' "$2" "$3" "$4" "$5"
+}
+
+# --- the shared corpus -------------------------------------------------
+
+# perf's own test captures in the corpus (paths below $HWTRACE_CORPUS;
+# require_corpus skips without them): Intel PT, CoreSight ETM formatted,
+# unformatted, and with AUX data missing.
+PD=perf-data
+PT=$PD/intel_pt/perf.data.intel_pt-4.14
+ETM=$PD/cs_etm/perf_etm.data
+RAW=$PD/cs_etm/perf_with_unformatted_trace.data
+MISS=$PD/cs_etm/perf_with_missing_aux_data.data
+
+# --- tools and fixtures -----------------------------------------------
+
+# require_tools TOOL...: skip unless every TOOL is on PATH.
+require_tools()
+{
+	for t in "$@"; do
+		command -v "$t" >/dev/null 2>&1 || atf_skip "$t is not installed"
+	done
+}
+
+# need_valgrind: skip unless Valgrind (valgrind.bin, which the valgrind
+# source runs) is installed.
+need_valgrind()
+{
+	command -v valgrind.bin >/dev/null 2>&1 ||
+	    atf_skip "valgrind is not installed"
+}
+
+# need_go: skip unless Go's toolchain is installed.
+need_go()
+{
+	command -v go >/dev/null 2>&1 ||
+	    atf_skip "go is not installed (Debian's golang-go)"
+}
+
+# need_prog PROG: fail unless the fixture program PROG was built (make
+# builds them all with the tests).
+need_prog()
+{
+	[ -x "$HWTRACE_PROGS/$1" ] ||
+	    atf_fail "fixture $HWTRACE_PROGS/$1 was not built"
+}
+
+# need_gen: skip unless the synthetic archive writer $GEN (bench/ixgen)
+# and the binary $PROG whose control flow it follows are built.
+need_gen()
+{
+	[ -x "$GEN" ] || atf_skip "$GEN not built"
+	[ -x "$PROG" ] || atf_skip "$PROG not built"
+}
+
+# --- archives -----------------------------------------------------------
+
+# vgcapture_status PROG ARCHIVE: capture fixture PROG with the valgrind
+# source into ARCHIVE; its output in capture.out and capture.err, its exit
+# status (the program's) in capture.rc.  Skips without the fixture or
+# Valgrind; the caller judges the status.
+vgcapture_status()
+{
+	[ -x "$HWTRACE_PROGS/$1" ] || atf_skip "fixture programs not built"
+	need_valgrind
+	"$HWTRACE" capture --source valgrind -o "$2" -- "$HWTRACE_PROGS/$1" \
+	    > capture.out 2> capture.err
+	echo $? > capture.rc
+}
+
+# members ARCHIVE: the archive's member names (tar reads the zstd frames).
+members()
+{
+	tar -tf "$1" 2>/dev/null
+}
+
+# gt_by_index ARCHIVE: every thread's instruction history, as the indexer
+# decodes it (libipt's block decoder over the archive's images and
+# sideband), is the archive's ground truth aux/groundtruth/tid-TID.u64,
+# with no decode error; the first difference is named.
+gt_by_index()
+{
+	a=$1
+	"$HWTRACE" index -o "$a.db" "$a" >ix 2>&1 ||
+	    atf_fail "hwtrace index $a failed: $(oneline ix)"
+	"$HWTRACE" query "$a.db" threads --format csv >threads ||
+	    atf_fail "hwtrace query threads failed"
+	n=0
+	for m in $(members "$a" | sed -n 's|^aux/groundtruth/tid-\([0-9]*\)\.u64$|\1|p'); do
+		tid=$m
+		line=$(awk -F, -v t="$tid" 'NR > 1 && $3 == t { print $1 " " $10 }' threads)
+		[ -n "$line" ] || atf_fail "tid $tid: not in the index: $(oneline threads)"
+		set -- $line
+		[ "$2" = 0 ] || atf_fail "tid $tid: $2 decode errors"
+		tar -xOf "$a" "aux/groundtruth/tid-$tid.u64" | od -An -v -tx8 |
+		    tr -s ' ' '\n' | sed '/^$/d; s/^0*//; s/^/0x/' >want.$tid
+		"$HWTRACE" query "$a.db" insns --thread "$1" --from 0 \
+		    --count 100000000 --format csv | sed 1d | cut -d, -f3 >got.$tid
+		if ! cmp -s want.$tid got.$tid; then
+			d=$(diff want.$tid got.$tid | head -n 1)
+			atf_fail "tid $tid: decoded instructions differ from the ground truth ($(wc -l <want.$tid) expected, $(wc -l <got.$tid) decoded), first difference at line $d"
+		fi
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] || atf_fail "no ground truth in $a"
+}
