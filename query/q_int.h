@@ -7,9 +7,10 @@
 /*
  * Private interfaces of the query module (query/ only).  q_core.c opens and
  * checks the database and owns results and their rendering; q_verbs.c
- * answers the verbs, mostly as SQL over hwtrace-db(5); q_cov.c computes
- * coverage and writes lcov; q_tree.c builds call trees and the Perfetto
- * export.
+ * answers the verbs, mostly as SQL over hwtrace-db(5), and hands bt to
+ * q_bt.c, calls and func to q_calls.c and sql to q_sql.c; q_range.c turns
+ * --from and --to into a thread's positions; q_cov.c computes coverage
+ * and writes lcov; q_tree.c builds call trees and the Perfetto export.
  */
 
 #ifndef HWTR_Q_INT_H
@@ -270,6 +271,15 @@ int q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);
 int q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);
+/* bt (q_bt.c), calls and func (q_calls.c), sql (q_sql.c). */
+int q_bt(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp);
+int q_calls(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp);
+int q_func(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp);
+int q_sql(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res **resp);
 /* timeline, streamed (q_time.c). */
 int q_timeline(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);
@@ -483,6 +493,52 @@ void q_plines_free(struct q_pline *pl, size_t n);
 #define Q_LINE(b, f)							\
 	"CASE WHEN " f ".path IS NULL THEN NULL ELSE " f ".path || ':' || "	\
 	b ".line END"
+
+/*
+ * The source line of the instruction at offset @off of block b: the line
+ * row at or before it, but not before the start of its function, since
+ * the lines table has no end-of-sequence rows and code without line
+ * information (libc in a static binary) would otherwise borrow the last
+ * line of the function before it.
+ */
+#define Q_ADDR_LINE(off)						\
+	"(SELECT lf.path || ':' || l.line FROM lines l JOIN files lf ON "	\
+	"lf.id = l.file WHERE l.image = b.image AND l.addr <= b.image_addr "	\
+	"+ (" off ") AND l.addr >= coalesce((SELECT addr FROM symbols WHERE "	\
+	"id = b.symbol), 0) ORDER BY l.addr DESC LIMIT 1)"
+#define Q_INSN_LINE	Q_ADDR_LINE("e.ip - b.start_ip")
+
+/*
+ * Where thread ?1's trace stopped for good, when the event that ended it
+ * carries an address: the instruction that did not complete (a fault, a
+ * signal, the thread killed), which no block row shows since it never
+ * retired.  Named from the mapping live at the event's time, as a block
+ * is; @pos is the event's column for the position (seq or insn), @what
+ * the SQL of the columns after the line.  No row when the trace ends
+ * otherwise (a system call, the end of the capture) or resumes later.
+ */
+#define Q_STOP_SQL(pos, what)						\
+	"WITH ev AS (SELECT e.id, e.thread, e." pos " AS pos, e.ip, e.tsc, "	\
+	"e.pid FROM events e JOIN threads t ON t.id = e.thread WHERE "	\
+	"e.thread = ?1 AND e.ip IS NOT NULL AND e.kind IN ('disabled', "	\
+	"'async-disabled') AND e.seq >= t.blocks ORDER BY e.id DESC "	\
+	"LIMIT 1), m AS (SELECT ev.*, mp.image, ev.ip - mp.bias AS a FROM "	\
+	"ev LEFT JOIN mappings mp ON mp.pid = ev.pid AND ev.ip >= "		\
+	"mp.start_ip AND ev.ip < mp.end_ip AND (mp.from_tsc IS NULL OR "	\
+	"ev.tsc IS NULL OR mp.from_tsc <= ev.tsc) AND (mp.to_tsc IS NULL "	\
+	"OR ev.tsc IS NULL OR ev.tsc <= mp.to_tsc) ORDER BY mp.id DESC "	\
+	"LIMIT 1), s AS (SELECT m.*, sy.name, sy.addr AS saddr FROM m "	\
+	"LEFT JOIN symbols sy ON sy.image = m.image AND sy.addr <= m.a AND "	\
+	"m.a < sy.addr + sy.size ORDER BY sy.addr DESC LIMIT 1) "		\
+	"SELECT s.thread, CASE WHEN hwtr_tail_cut(s.thread) THEN NULL ELSE "	\
+	"s.pos END, printf('%#x', s.ip), CASE WHEN s.name IS "		\
+	"NULL THEN NULL WHEN s.a = s.saddr THEN s.name ELSE s.name || '+' "	\
+	"|| printf('%#x', s.a - s.saddr) END, (SELECT lf.path || ':' || "	\
+	"l.line FROM lines l JOIN files lf ON lf.id = l.file WHERE l.image "	\
+	"= s.image AND l.addr <= s.a AND l.addr >= coalesce(s.saddr, 0) "	\
+	"ORDER BY l.addr DESC LIMIT 1), " what " FROM s WHERE NOT EXISTS "	\
+	"(SELECT 1 FROM events r WHERE r.thread = s.thread AND r.id > s.id "	\
+	"AND r.kind IN ('enabled', 'resumed'))"
 
 /*
  * The ids of the roots (parent NULL, depth 0) of thread ?1 (or of all
