@@ -14,9 +14,11 @@
  * others.
  */
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "q_int.h"
 
@@ -393,6 +395,92 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 	    r.seq_hi) : q_select(q, resp, sql.p, "ii", req->thread, n);
 	free(sql.p);
 	return (rc);
+}
+
+/* --- the time limit --------------------------------------------------- */
+
+/*
+ * CPU time, not time on the clock: a verb whose answer waits on its
+ * reader (a pager, a slow pipe) spends none while it waits, and a
+ * statement that never ends spends its budget at the machine's pace.
+ */
+static int64_t
+q_cpu_ns(void)
+{
+	struct timespec now;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now) != 0)
+		return (0);
+	return ((int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+}
+
+/* SQLite's progress handler: non-zero stops the statement. */
+static int
+q_limit_check(void *arg)
+{
+	struct hwtr_q *q = arg;
+
+	assert(q->lim_ms > 0);
+	if (!q->lim_expired && q_cpu_ns() - q->lim_start_ns >=
+	    q->lim_ms * 1000000)
+		q->lim_expired = 1;
+	return (q->lim_expired);
+}
+
+void
+q_limit_begin(struct hwtr_q *q, int64_t ms, int sql)
+{
+	int64_t pages = 0, psize = 0;
+
+	if (ms < 0 && sql)
+		ms = HWTR_Q_SQL_TIMEOUT_MS;
+	else if (ms < 0) {
+		/*
+		 * A verb's work grows with the history it reads: a minute,
+		 * and a second more per MiB of database, which SQLite reads
+		 * many times over in that second.
+		 */
+		(void)q_int(q, &pages, 0, "PRAGMA page_count", NULL);
+		(void)q_int(q, &psize, 0, "PRAGMA page_size", NULL);
+		ms = HWTR_Q_VERB_TIMEOUT_MS;
+		if (pages > 0 && psize > 0 && pages < INT64_MAX / psize)
+			ms += pages * psize / (1 << 20) * 1000;
+	}
+	if (ms > INT64_MAX / 1000000)
+		ms = INT64_MAX / 1000000;
+	q->lim_ms = ms;
+	q->lim_expired = 0;
+	q->lim_start_ns = q_cpu_ns();
+	if (q->lim_ms > 0)
+		sqlite3_progress_handler(q->db, 10000, q_limit_check, q);
+}
+
+int
+q_limit_end(struct hwtr_q *q)
+{
+	if (q->db != NULL)
+		sqlite3_progress_handler(q->db, 0, NULL, NULL);
+	return (q->lim_expired);
+}
+
+const char *
+q_verb_name(enum hwtr_q_verb verb)
+{
+	static const char *const names[] = {
+		[HWTR_Q_SUMMARY] = "summary", [HWTR_Q_THREADS] = "threads",
+		[HWTR_Q_LAST] = "last", [HWTR_Q_CALLS] = "calls",
+		[HWTR_Q_TREE] = "tree", [HWTR_Q_FUNC] = "func",
+		[HWTR_Q_COVERAGE] = "coverage", [HWTR_Q_HOT] = "hot",
+		[HWTR_Q_BRANCHES] = "branches", [HWTR_Q_TIMELINE] = "timeline",
+		[HWTR_Q_INSNS] = "insns", [HWTR_Q_SQL] = "sql",
+		[HWTR_Q_EXPORT] = "export", [HWTR_Q_BT] = "bt",
+		[HWTR_Q_ANNOTATE] = "annotate",
+	};
+
+	if ((size_t)verb >= sizeof(names) / sizeof(names[0]) ||
+	    names[verb] == NULL)
+		return ("query");
+	return (names[verb]);
 }
 
 static int q_verb(struct hwtr_q *q, const struct hwtr_q_req *req,
