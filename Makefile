@@ -24,7 +24,7 @@ WARN	= -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 \
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) \
 	  -fno-strict-aliasing -pthread $(SAN) $(CFLAGS)
 LIBS	= -larchive -lzstd -lz -ljansson -lipt -lopencsd_c_api -lopencsd \
-	  -lsqlite3 -lpq -ldw -lelf -lZydis -liberty -ldebuginfod -lpthread -lm
+	  -lsqlite3 -lpq -ldw -lelf -lZydis -liberty -ldebuginfod -llzma -lpthread -lm
 LDFLAGS_ALL = -pthread $(SAN) $(LDFLAGS)
 
 MODULES	= common format kernel capture indexer query
