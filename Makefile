@@ -8,7 +8,7 @@
 #   make bench      benchmarks (see docs/PERFORMANCE.md)
 #   make lint       mandoc -Tlint on every man page
 #   make layers     the module arrows hold (includes and calls)
-#   make conform    the conformance matrix against callgrind (docs/CONFORMANCE.md)
+#   make conform    the conformance matrix against callgrind, gdb, nm, addr2line
 #   make install    install under PREFIX (/usr/local), DESTDIR; make uninstall
 #
 # Every module's .c files are picked up by wildcard; a test directory
@@ -132,7 +132,8 @@ check: deps
 	        --results-filter=broken,failed; fi; exit $$rc
 
 # The conformance matrix: fixtures built per cell, hwtrace checked against
-# callgrind and counts known by construction (docs/CONFORMANCE.md).
+# callgrind, gdb, nm, addr2line and counts known by construction
+# (docs/CONFORMANCE.md; its fast slice runs in make check).
 conform: all
 	@sh tests/conform/conform.sh $(B)
 
