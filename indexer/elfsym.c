@@ -112,82 +112,6 @@ sym_cmp(const void *a, const void *b)
 	return (strcmp(y->origin, x->origin));
 }
 
-/* The largest MiniDebugInfo ELF file decompressed; real ones are KBs. */
-#define IX_MINIDEBUG_MAX	((size_t)256 << 20)
-
-/* The xz stream @in, decompressed into a new buffer; NULL on failure. */
-static void *
-unxz(const uint8_t *in, size_t inlen, size_t *outlen)
-{
-	lzma_stream z = LZMA_STREAM_INIT;
-	lzma_ret r;
-	uint8_t *out = NULL, *p;
-	size_t cap = 0, n;
-
-	if (lzma_stream_decoder(&z, IX_MINIDEBUG_MAX, 0) != LZMA_OK)
-		return (NULL);
-	z.next_in = in;
-	z.avail_in = inlen;
-	do {
-		if (z.avail_out == 0) {
-			/* Full: cap == z.total_out. */
-			n = cap ? cap * 2 : inlen * 4 + 4096;
-			if (cap >= IX_MINIDEBUG_MAX ||
-			    (p = realloc(out, n)) == NULL) {
-				r = LZMA_MEM_ERROR;
-				break;
-			}
-			out = p;
-			z.next_out = out + cap;
-			z.avail_out = n - cap;
-			cap = n;
-		}
-		r = lzma_code(&z, LZMA_FINISH);
-	} while (r == LZMA_OK);
-	*outlen = z.total_out;
-	lzma_end(&z);
-	if (r != LZMA_STREAM_END) {
-		free(out);
-		return (NULL);
-	}
-	return (out);
-}
-
-static int read_symtab(struct ix_elf *, Elf *, Elf_Scn *, GElf_Shdr *,
-    const char *, size_t *);
-
-/*
- * The symbols of the MiniDebugInfo in @scn (.gnu_debugdata), origin
- * "minidebuginfo".  A section that does not decompress to ELF is ignored,
- * as gdb ignores it: the image's other symbols still name its code.
- */
-static int
-read_minidebug(struct ix_elf *e, Elf_Scn *scn, size_t *cap)
-{
-	Elf_Data *data = elf_getdata(scn, NULL);
-	Elf_Scn *ms = NULL;
-	GElf_Shdr sh;
-	Elf *melf;
-	void *mini;
-	size_t mlen;
-	int rc = 0;
-
-	if (data == NULL || data->d_buf == NULL || data->d_size == 0 ||
-	    (mini = unxz(data->d_buf, data->d_size, &mlen)) == NULL)
-		return (0);
-	if ((melf = elf_memory(mini, mlen)) != NULL &&
-	    elf_kind(melf) == ELF_K_ELF)
-		while (rc == 0 && (ms = elf_nextscn(melf, ms)) != NULL)
-			if (gelf_getshdr(ms, &sh) != NULL &&
-			    sh.sh_type == SHT_SYMTAB)
-				rc = read_symtab(e, melf, ms, &sh,
-				    "minidebuginfo", cap);
-	if (melf != NULL)
-		elf_end(melf);
-	free(mini);
-	return (rc);
-}
-
 /* Where each section of @elf ends, and whether it holds code. */
 struct ix_secs {
 	struct {
@@ -288,6 +212,83 @@ read_symtab(struct ix_elf *e, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh,
 	rc = 0;
 out:
 	free(secs.s);
+	return (rc);
+}
+
+/* The largest MiniDebugInfo ELF file decompressed; real ones are KBs. */
+#define IX_MINIDEBUG_MAX	((size_t)256 << 20)
+
+/*
+ * The xz stream @in (borrowed), decompressed into a new buffer the caller
+ * frees; NULL when it is not a whole xz stream or would exceed
+ * IX_MINIDEBUG_MAX.
+ */
+static void *
+unxz(const uint8_t *in, size_t inlen, size_t *outlen)
+{
+	lzma_stream z = LZMA_STREAM_INIT;
+	lzma_ret r;
+	uint8_t *out = NULL, *p;
+	size_t cap = 0, n;
+
+	if (lzma_stream_decoder(&z, IX_MINIDEBUG_MAX, 0) != LZMA_OK)
+		return (NULL);
+	z.next_in = in;
+	z.avail_in = inlen;
+	do {
+		if (z.avail_out == 0) {
+			assert(z.total_out == cap);
+			n = cap ? cap * 2 : inlen * 4 + 4096;
+			if (cap >= IX_MINIDEBUG_MAX ||
+			    (p = realloc(out, n)) == NULL) {
+				r = LZMA_MEM_ERROR;
+				break;
+			}
+			out = p;
+			z.next_out = out + cap;
+			z.avail_out = n - cap;
+			cap = n;
+		}
+		r = lzma_code(&z, LZMA_FINISH);
+	} while (r == LZMA_OK);
+	*outlen = z.total_out;
+	lzma_end(&z);
+	if (r != LZMA_STREAM_END) {
+		free(out);
+		return (NULL);
+	}
+	return (out);
+}
+
+/*
+ * The symbols of the MiniDebugInfo in @scn (.gnu_debugdata), origin
+ * "minidebuginfo".  A section that does not decompress to ELF is ignored,
+ * as gdb ignores it: the image's other symbols still name its code.
+ */
+static int
+read_minidebug(struct ix_elf *e, Elf_Scn *scn, size_t *cap)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf_Scn *ms = NULL;
+	GElf_Shdr sh;
+	Elf *melf;
+	void *mini;
+	size_t mlen;
+	int rc = 0;
+
+	if (data == NULL || data->d_buf == NULL || data->d_size == 0 ||
+	    (mini = unxz(data->d_buf, data->d_size, &mlen)) == NULL)
+		return (0);
+	if ((melf = elf_memory(mini, mlen)) != NULL &&
+	    elf_kind(melf) == ELF_K_ELF)
+		while (rc == 0 && (ms = elf_nextscn(melf, ms)) != NULL)
+			if (gelf_getshdr(ms, &sh) != NULL &&
+			    sh.sh_type == SHT_SYMTAB)
+				rc = read_symtab(e, melf, ms, &sh,
+				    "minidebuginfo", cap);
+	if (melf != NULL)
+		elf_end(melf);
+	free(mini);
 	return (rc);
 }
 
