@@ -9,7 +9,7 @@
 #   make lint       mandoc -Tlint on every man page
 #   make layers     the module arrows hold (includes and calls); make
 #                   runs it too, when an object or a header changed
-#   make conform    the conformance matrix against callgrind (docs/CONFORMANCE.md)
+#   make conform    the conformance matrix against callgrind, gdb, nm, addr2line
 #   make install    install under PREFIX (/usr/local), DESTDIR; make uninstall
 #
 # Every module's .c files are picked up by wildcard; a test directory
@@ -25,7 +25,7 @@ WARN	= -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 \
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) \
 	  -fno-strict-aliasing -pthread $(SAN) $(CFLAGS)
 LIBS	= -larchive -lzstd -lz -ljansson -lipt -lopencsd_c_api -lopencsd \
-	  -lsqlite3 -lpq -ldw -lelf -lZydis -liberty -ldebuginfod -lpthread -lm
+	  -lsqlite3 -lpq -ldw -lelf -lZydis -liberty -ldebuginfod -llzma -lpthread -lm
 LDFLAGS_ALL = -pthread $(SAN) $(LDFLAGS)
 
 MODULES	= common format kernel capture indexer query
@@ -144,7 +144,8 @@ check: deps
 	        --results-filter=broken,failed; fi; exit $$rc
 
 # The conformance matrix: fixtures built per cell, hwtrace checked against
-# callgrind and counts known by construction (docs/CONFORMANCE.md).
+# callgrind, gdb, nm, addr2line and counts known by construction
+# (docs/CONFORMANCE.md; its fast slice runs in make check).
 conform: all
 	@sh tests/conform/conform.sh $(B)
 

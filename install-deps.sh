@@ -11,7 +11,7 @@ PKGS="build-essential clang libclang-rt-14-dev pkg-config
 libarchive-dev libzstd-dev zlib1g-dev zstd libjansson-dev
 libipt-dev libopencsd-dev libopencsd-bin
 libsqlite3-dev sqlite3 libpq-dev postgresql libelf-dev libdw-dev libzydis-dev
-libiberty-dev libdebuginfod-dev
+libiberty-dev libdebuginfod-dev liblzma-dev dwz xz-utils
 kyua atf-sh libatf-dev mandoc valgrind g++ lcov python3 time
 gdb libc6-dbg linux-perf lld mold rustc golang-go"
 

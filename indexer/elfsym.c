@@ -13,6 +13,10 @@
  * named "NAME@plt" the way objdump does, from .rela.plt (lazy and
  * .plt.sec stubs) and from the GLOB_DAT relocation of the GOT slot an
  * .plt.got stub jumps through.
+ *
+ * A stripped image may carry MiniDebugInfo (Fedora's and gdb's): in its
+ * .gnu_debugdata section, an xz-compressed ELF file whose .symtab holds
+ * the functions .dynsym lacks.
  */
 
 #include <assert.h>
@@ -22,6 +26,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <libiberty/demangle.h>
+#include <lzma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +212,83 @@ read_symtab(struct ix_elf *e, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh,
 	rc = 0;
 out:
 	free(secs.s);
+	return (rc);
+}
+
+/* The largest MiniDebugInfo ELF file decompressed; real ones are KBs. */
+#define IX_MINIDEBUG_MAX	((size_t)256 << 20)
+
+/*
+ * The xz stream @in (borrowed), decompressed into a new buffer the caller
+ * frees; NULL when it is not a whole xz stream or would exceed
+ * IX_MINIDEBUG_MAX.
+ */
+static void *
+unxz(const uint8_t *in, size_t inlen, size_t *outlen)
+{
+	lzma_stream z = LZMA_STREAM_INIT;
+	lzma_ret r;
+	uint8_t *out = NULL, *p;
+	size_t cap = 0, n;
+
+	if (lzma_stream_decoder(&z, IX_MINIDEBUG_MAX, 0) != LZMA_OK)
+		return (NULL);
+	z.next_in = in;
+	z.avail_in = inlen;
+	do {
+		if (z.avail_out == 0) {
+			assert(z.total_out == cap);
+			n = cap ? cap * 2 : inlen * 4 + 4096;
+			if (cap >= IX_MINIDEBUG_MAX ||
+			    (p = realloc(out, n)) == NULL) {
+				r = LZMA_MEM_ERROR;
+				break;
+			}
+			out = p;
+			z.next_out = out + cap;
+			z.avail_out = n - cap;
+			cap = n;
+		}
+		r = lzma_code(&z, LZMA_FINISH);
+	} while (r == LZMA_OK);
+	*outlen = z.total_out;
+	lzma_end(&z);
+	if (r != LZMA_STREAM_END) {
+		free(out);
+		return (NULL);
+	}
+	return (out);
+}
+
+/*
+ * The symbols of the MiniDebugInfo in @scn (.gnu_debugdata), origin
+ * "minidebuginfo".  A section that does not decompress to ELF is ignored,
+ * as gdb ignores it: the image's other symbols still name its code.
+ */
+static int
+read_minidebug(struct ix_elf *e, Elf_Scn *scn, size_t *cap)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf_Scn *ms = NULL;
+	GElf_Shdr sh;
+	Elf *melf;
+	void *mini;
+	size_t mlen;
+	int rc = 0;
+
+	if (data == NULL || data->d_buf == NULL || data->d_size == 0 ||
+	    (mini = unxz(data->d_buf, data->d_size, &mlen)) == NULL)
+		return (0);
+	if ((melf = elf_memory(mini, mlen)) != NULL &&
+	    elf_kind(melf) == ELF_K_ELF)
+		while (rc == 0 && (ms = elf_nextscn(melf, ms)) != NULL)
+			if (gelf_getshdr(ms, &sh) != NULL &&
+			    sh.sh_type == SHT_SYMTAB)
+				rc = read_symtab(e, melf, ms, &sh,
+				    "minidebuginfo", cap);
+	if (melf != NULL)
+		elf_end(melf);
+	free(mini);
 	return (rc);
 }
 
@@ -913,13 +995,13 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, const void *dbg,
     size_t dbglen, const char *base, char *err, size_t errlen)
 {
 	Elf *elf, *delf = NULL;
-	Elf_Scn *scn = NULL;
+	Elf_Scn *scn = NULL, *mini = NULL;
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
 	GElf_Phdr ph;
 	size_t shstrndx, cap = 0, nph, i;
 	char wbuf[256];
-	int warned;
+	int warned, has_symtab = 0;
 	int rc = -1;
 
 	memset(e, 0, sizeof(*e));
@@ -988,7 +1070,17 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, const void *dbg,
 			if (read_symtab(e, elf, scn, &sh, sh.sh_type ==
 			    SHT_SYMTAB ? "symtab" : "dynsym", &cap) < 0)
 				goto nomem;
+		if (sh.sh_type == SHT_SYMTAB)
+			has_symtab = 1;
+		if (sh.sh_type == SHT_PROGBITS &&
+		    (sname = elf_strptr(elf, shstrndx, sh.sh_name)) != NULL &&
+		    strcmp(sname, ".gnu_debugdata") == 0)
+			mini = scn;
 	}
+	/* MiniDebugInfo, as gdb: only without .symtab or a debug file. */
+	if (mini != NULL && !has_symtab && dbg == NULL &&
+	    read_minidebug(e, mini, &cap) < 0)
+		goto nomem;
 	/* A separate debug file: its symbol table (a stripped file has none). */
 	if (dbg != NULL && (delf = elf_memory((char *)(uintptr_t)dbg,
 	    dbglen)) != NULL && elf_kind(delf) == ELF_K_ELF) {
