@@ -107,6 +107,28 @@ hwtr_cap_sideband(struct cap *cap, const struct hwtr_sb_rec *rec)
 
 	if ((rc = hwtr_aw_sideband(cap->aw, rec)) < 0)
 		return (aw_fail(cap, rc, "writing sideband"));
+	cap->sb_pending = 1;
+	return (0);
+}
+
+/*
+ * Before a trace chunk goes to the file, the sideband recorded so far
+ * (the mappings and threads it decodes with): a capture killed at any
+ * moment leaves both up to the same point.  The time-based flush of
+ * flush_all() alone is not enough: a source may hand over chunk after
+ * chunk without returning to the capture loop for as long as the
+ * program runs (the valgrind source converting a CPU-bound program).
+ */
+static int
+sb_before_chunk(struct cap *cap)
+{
+	int rc;
+
+	if (!cap->sb_pending)
+		return (0);
+	if ((rc = hwtr_aw_flush(cap->aw)) < 0)
+		return (aw_fail(cap, rc, "writing sideband"));
+	cap->sb_pending = 0;
 	return (0);
 }
 
@@ -138,6 +160,8 @@ chunk_out(struct cap_thread *ct)
 
 	if (ct->len == 0)
 		return (0);
+	if ((rc = sb_before_chunk(cap)) < 0)
+		return (rc);
 	rc = hwtr_aw_chunk(cap->aw, ct->stream, ct->written, ct->buf,
 	    ct->len);
 	if (rc < 0)
@@ -193,6 +217,10 @@ ring_snapshot(struct cap_thread *ct)
 	}
 	if (start > ct->written &&
 	    (rc = lost(cap, ct, HWTR_LOST_WRAP, start - ct->written, 0)) < 0) {
+		free(tmp);
+		return (rc);
+	}
+	if ((rc = sb_before_chunk(cap)) < 0) {
 		free(tmp);
 		return (rc);
 	}
@@ -703,6 +731,7 @@ flush_all(struct cap *cap)
 	}
 	if ((rc = hwtr_aw_flush(cap->aw)) < 0)
 		return (aw_fail(cap, rc, "writing sideband"));
+	cap->sb_pending = 0;
 	return (0);
 }
 

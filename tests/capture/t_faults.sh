@@ -1,0 +1,153 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Copyright (c) 2026 The hwtrace authors
+#
+# Faults around a capture or an index: hwtrace killed with SIGKILL (what
+# the .partial archive holds, what happens to the traced processes), a
+# full disk, and the temporary files a killed run leaves behind.  The
+# programs these cases trace are built by the cases themselves.
+
+. "$(atf_get_srcdir)/../env.sh"
+
+members() {
+	tar -tf "$1" 2>/dev/null
+}
+
+oneline() {
+	tr '\n' ' ' <"$1" | cut -c1-600
+}
+
+need_valgrind() {
+	command -v valgrind.bin >/dev/null 2>&1 ||
+		atf_skip "valgrind is not installed"
+}
+
+need_cc() {
+	command -v cc >/dev/null 2>&1 || atf_skip "no C compiler (cc)"
+}
+
+# wait_for FILE PATTERN: up to 30 s for PATTERN to appear in FILE.
+wait_for() {
+	i=0
+	while ! grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || atf_fail "'$2' never came in $1: $(oneline "$1")"
+		sleep 0.1
+	done
+}
+
+# churn.c: a program that runs data-dependent branches in churn() for
+# two seconds, then loads libchurn2.so (a mapping made long after the
+# start) and runs the same loop in its churn2() for ever.  Under Valgrind
+# it makes events faster than the converter takes them.
+write_churn() {
+	cat >loop.h <<'EOF'
+static volatile unsigned long sink;
+
+unsigned long
+NAME(unsigned long x)
+{
+	int i;
+
+	for (i = 0; i < 4096; i++) {
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+		if (x & (1UL << 40))
+			sink += x >> 3;
+		else if (x & (1UL << 41))
+			sink ^= x;
+		else
+			sink -= (unsigned long)i;
+	}
+	return (x);
+}
+EOF
+	cat >churn2.c <<'EOF'
+#define NAME churn2
+#include "loop.h"
+EOF
+	cat >churn.c <<'EOF'
+#include <dlfcn.h>
+#include <stdio.h>
+#include <time.h>
+
+#define NAME churn
+__attribute__((noinline)) unsigned long churn(unsigned long);
+#include "loop.h"
+
+int
+main(void)
+{
+	unsigned long (*f)(unsigned long);
+	unsigned long x = 1;
+	time_t t0 = time(NULL);
+	void *h;
+
+	printf("churn: running\n");
+	fflush(stdout);
+	while (time(NULL) < t0 + 2)
+		x = churn(x);
+	if ((h = dlopen("./libchurn2.so", RTLD_NOW)) == NULL ||
+	    (f = (unsigned long (*)(unsigned long))dlsym(h, "churn2")) == NULL)
+		return (1);
+	printf("churn: loaded\n");
+	fflush(stdout);
+	for (;;)
+		x = f(x);
+}
+EOF
+	cc -O1 -g -fPIC -shared -o libchurn2.so churn2.c &&
+	    cc -O1 -g -o churn churn.c -ldl ||
+		atf_fail "cannot compile churn.c"
+}
+
+# nchunks ARCHIVE: how many trace chunks it holds.
+nchunks() {
+	members "$1" | grep -c '^streams/0/.*\.chunk$'
+}
+
+atf_test_case vg_sigkill_partial_decodes
+vg_sigkill_partial_decodes_head() {
+	atf_set descr "a valgrind capture killed with SIGKILL leaves a .partial whose sideband (process, mappings) reached the file with its trace, so that it decodes up to the cut, with names"
+	atf_set timeout 120
+}
+vg_sigkill_partial_decodes_body() {
+	need_valgrind
+	need_cc
+	write_churn
+	"$HWTRACE" capture --source valgrind -o k.hwtrace -- ./churn \
+	    >out 2>err &
+	hp=$!
+	wait_for out 'churn: loaded'
+	# Two trace chunks more in the file, then the kill.
+	n0=$(nchunks k.hwtrace.partial)
+	i=0
+	while [ "$(nchunks k.hwtrace.partial)" -lt $((n0 + 2)) ]; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || atf_fail "no trace chunk in k.hwtrace.partial after 30 s"
+		sleep 0.1
+	done
+	kill -KILL $hp
+	wait $hp
+	members k.hwtrace.partial | grep -q '^sideband/' ||
+		atf_fail "the .partial has trace chunks but no sideband member: $(members k.hwtrace.partial | tr '\n' ' ')"
+	"$HWTRACE" index -o k.db k.hwtrace.partial >ix 2>&1 ||
+		atf_fail "hwtrace index of the .partial failed: $(oneline ix)"
+	"$HWTRACE" query k.db threads --format csv >threads 2>&1 ||
+		atf_fail "query threads failed: $(oneline threads)"
+	n=$(awk -F, 'NR > 1 { n += $7 } END { print n + 0 }' threads)
+	[ "$n" -gt 0 ] ||
+		atf_fail "expected instructions decoded from the .partial, got $n: $(oneline ix)"
+	"$HWTRACE" query k.db hot --format csv >hot 2>&1 ||
+		atf_fail "query hot failed: $(oneline hot)"
+	# Compared with nm: the function is the library's own symbol.
+	nm -D libchurn2.so | grep -q ' T churn2$' ||
+		atf_fail "nm does not list churn2 in libchurn2.so"
+	c=$(awk -F, '$1 == "churn2" { print $3 }' hot)
+	[ -n "$c" ] && [ "$c" -gt 0 ] ||
+		atf_fail "expected instructions in churn2() (in the library loaded late), got '$c': $(oneline hot) (index: $(oneline ix); archive: $(members k.hwtrace.partial | tr "\n" " "))"
+}
+
+atf_init_test_cases() {
+	atf_add_test_case vg_sigkill_partial_decodes
+}
