@@ -97,6 +97,7 @@ aw_fail(struct cap *cap, int rc, const char *what)
 	if (m != NULL && strncmp(m, "streams/", 8) == 0)
 		what = "writing a trace chunk";
 	cap_err(cap, "%s: %s", what, hwtr_aw_errmsg(cap->aw));
+	cap->aw_broken = 1;
 	return (rc);
 }
 
@@ -1117,7 +1118,7 @@ cap_finish(struct cap *cap, int interrupted)
 	struct hwtr_capture_end end;
 	struct hwtr_sbc_stats sst;
 	struct timespec real;
-	char errbuf[512];
+	char errbuf[512], *tmp;
 	int rc, failed;
 
 	if ((rc = sbc_drain(cap, 1)) < 0)
@@ -1144,14 +1145,25 @@ cap_finish(struct cap *cap, int interrupted)
 		return (0);
 	}
 	errbuf[0] = '\0';
+	/*
+	 * A close that fails failed to write (a full disk, a file size
+	 * limit): its .partial goes, as after any failed write (see
+	 * hwtr_cap_run()), and gives its space back.
+	 */
+	if ((tmp = strdup(hwtr_aw_path(cap->aw))) == NULL)
+		return (-HWTR_E_NOMEM);
 	rc = hwtr_aw_close(cap->aw, errbuf, sizeof(errbuf));
 	cap->aw = NULL;
 	cap_cleanup(cap);
 	if (rc < 0) {
 		cap_err(cap, "cannot write '%s': %s", cfg->output,
 		    errbuf[0] ? errbuf : hwtr_errstr(rc));
+		if (strcmp(tmp, cfg->output) != 0)
+			(void)unlink(tmp);
+		free(tmp);
 		return (rc);
 	}
+	free(tmp);
 	res->kept = 1;
 	return (0);
 }
@@ -1220,9 +1232,13 @@ fail:
 	res->exit_value = cap.src.exit_value;
 	cap.src.ops->deinit(&cap.src);
 fail_deinited:
-	/* Keep what was written: it is a valid partial archive. */
+	/*
+	 * Keep what was written: it is a valid partial archive.  Unless
+	 * writing it is what failed (a full disk): then it goes, with the
+	 * space it holds, whatever the source.
+	 */
 	if (cap.aw != NULL)
-		hwtr_aw_abort(cap.aw, res->trace_bytes > 0);
+		hwtr_aw_abort(cap.aw, res->trace_bytes > 0 && !cap.aw_broken);
 	cap_cleanup(&cap);
 	return (rc < 0 ? rc : -HWTR_E_IO);
 }

@@ -148,6 +148,51 @@ vg_sigkill_partial_decodes_body() {
 		atf_fail "expected instructions in churn2() (in the library loaded late), got '$c': $(oneline hot) (index: $(oneline ix); archive: $(members k.hwtrace.partial | tr "\n" " "))"
 }
 
+need_prog() {
+	[ -x "$HWTRACE_PROGS/$1" ] ||
+		atf_fail "fixture $HWTRACE_PROGS/$1 was not built"
+}
+
+atf_test_case step_full_disk_removes_partial
+step_full_disk_removes_partial_head() {
+	atf_set descr "a step capture that cannot write its archive (the file size limit, as a full disk) after trace chunks were written removes its .partial, as the valgrind source does"
+	atf_set timeout 120
+}
+step_full_disk_removes_partial_body() {
+	need_prog spin
+	# The unit of ulimit -f in this shell (512 or 1024 bytes).
+	(ulimit -f 2; dd if=/dev/zero of=probe bs=256 count=16) 2>/dev/null
+	unit=$(($(wc -c <probe) / 2))
+	[ "$unit" -gt 0 ] || atf_skip "ulimit -f does not limit the file size here"
+	# The archive of a one-second run: images, a little trace, the end.
+	"$HWTRACE" capture --source step -o a.hwtrace -- "$HWTRACE_PROGS/spin" \
+	    >outa 2>erra &
+	hp=$!
+	wait_for outa 'spin: running'
+	sleep 1
+	kill -INT $hp
+	wait $hp
+	[ -f a.hwtrace ] || atf_fail "the first capture wrote no archive: $(oneline erra)"
+	lim=$((($(wc -c <a.hwtrace) + 8192) / unit))
+	# Room for the same images and some trace; not for the ground truth
+	# (8 bytes per instruction) written at the end.  SIGXFSZ ignored:
+	# write(2) fails with EFBIG, as with ENOSPC on a full disk.
+	(trap '' XFSZ; ulimit -f $lim; exec "$HWTRACE" capture --source step \
+	    --ground-truth -o b.hwtrace -- "$HWTRACE_PROGS/spin" >outb 2>errb) &
+	hp=$!
+	wait_for outb 'spin: running'
+	sleep 2.5
+	kill -INT $hp
+	wait $hp
+	rc=$?
+	[ $rc -ne 0 ] || atf_fail "expected the capture to fail at the size limit of $lim blocks, it exited 0: $(oneline errb)"
+	grep -q 'File too large' errb ||
+		atf_fail "expected an error naming the failed write (File too large), got: $(oneline errb)"
+	[ ! -e b.hwtrace ] && [ ! -e b.hwtrace.partial ] ||
+		atf_fail "expected no archive and no .partial after the failed write, got: $(ls b.hwtrace*)"
+}
+
 atf_init_test_cases() {
+	atf_add_test_case step_full_disk_removes_partial
 	atf_add_test_case vg_sigkill_partial_decodes
 }
