@@ -192,7 +192,69 @@ step_full_disk_removes_partial_body() {
 		atf_fail "expected no archive and no .partial after the failed write, got: $(ls b.hwtrace*)"
 }
 
+atf_test_case attach_sigkill_leaves_process_alive
+attach_sigkill_leaves_process_alive_head() {
+	atf_set descr "capture -p PID killed with SIGKILL while single-stepping: the process survives, untraced, and exits normally later (5 of 5 runs)"
+	atf_set timeout 120
+}
+attach_sigkill_leaves_process_alive_body() {
+	need_cc
+	cat >sleeper.c <<'EOF'
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+int
+main(void)
+{
+	struct timespec ts = { 0, 10000000 };
+	volatile unsigned long x = 0;
+	int i;
+
+	printf("sleeper: running\n");
+	fflush(stdout);
+	while (access("stop", F_OK) != 0) {
+		for (i = 0; i < 100; i++)
+			x += (unsigned long)i;
+		nanosleep(&ts, NULL);
+	}
+	return (0);
+}
+EOF
+	cc -O1 -o sleeper sleeper.c || atf_fail "cannot compile sleeper.c"
+	for run in 1 2 3 4 5; do
+		rm -f stop out.$run
+		./sleeper >out.$run &
+		sp=$!
+		wait_for out.$run 'sleeper: running'
+		"$HWTRACE" capture --source step -p $sp -o a.$run.hwtrace \
+		    >/dev/null 2>err.$run &
+		hp=$!
+		# Attached (the kernel names its tracer), then stepped a while.
+		i=0
+		while grep -q '^TracerPid:[[:space:]]*0$' /proc/$sp/status 2>/dev/null; do
+			i=$((i + 1))
+			[ $i -lt 300 ] || atf_fail "run $run: capture -p never attached: $(oneline err.$run)"
+			sleep 0.1
+		done
+		sleep 0.5
+		kill -KILL $hp
+		wait $hp
+		sleep 0.5
+		kill -0 $sp 2>/dev/null || {
+			wait $sp
+			atf_fail "run $run: the attached process died with its capture (exit status $?, 133 is SIGTRAP)"
+		}
+		: >stop
+		wait $sp
+		rc=$?
+		[ $rc -eq 0 ] ||
+			atf_fail "run $run: expected the process to exit 0 on its own, got $rc"
+	done
+}
+
 atf_init_test_cases() {
+	atf_add_test_case attach_sigkill_leaves_process_alive
 	atf_add_test_case step_full_disk_removes_partial
 	atf_add_test_case vg_sigkill_partial_decodes
 }
