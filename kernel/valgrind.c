@@ -47,6 +47,7 @@
 #include "hwtr_vgevents.h"
 #include "sources.h"
 #include "vgconv.h"
+#include "vgguard.h"
 
 #define VG_READ_BUF	(4u << 20)
 /* The window of an event file mapped at a time (at least). */
@@ -95,6 +96,8 @@ struct vgsrc {
 	char		version[64];
 	char		dir[PATH_MAX];
 	int		dirfd;		/* open on dir, flock()ed: in use */
+	pid_t		guard_pid;	/* kills the tree if we die (vgguard.c) */
+	int		guard_fd;
 	int		logfd;		/* Valgrind's messages; -1: stderr */
 	pid_t		pid;		/* valgrind.bin, which is the program */
 	int		exited;
@@ -1181,6 +1184,8 @@ valgrind_backend_init(struct hwtr_src *src)
 	vs->pid = -1;
 	vs->dirfd = -1;
 	vs->logfd = -1;
+	vs->guard_pid = -1;
+	vs->guard_fd = -1;
 	vs->keep = getenv("HWTRACE_VALGRIND_KEEP") != NULL;
 	vs->readonly = getenv("HWTRACE_VALGRIND_READ") != NULL;
 	src->priv = vs;
@@ -1304,6 +1309,12 @@ valgrind_backend_enable(struct hwtr_src *src)
 	}
 	hwtr_logf(&src->cfg.log, HWTR_LOG_INFO, "valgrind: event files in "
 	    "'%s'", vs->dir);
+	/* The program's children are Valgrinds that outlive a SIGKILL. */
+	if (vg_guard_start(vs->dir, &vs->guard_pid, &vs->guard_fd) < 0)
+		hwtr_logf(&src->cfg.log, HWTR_LOG_WARN, "valgrind: cannot start "
+		    "the guardian of the process tree (%s): if hwtrace is "
+		    "killed, the program's children keep running",
+		    strerror(errno));
 	while (src->cfg.argv[argc] != NULL)
 		argc++;
 	if ((args = calloc(argc + 16, sizeof(*args))) == NULL)
@@ -1581,6 +1592,7 @@ valgrind_backend_deinit(struct hwtr_src *src)
 		free(vs->files[i]);
 	}
 	vgconv_free(vs->cv);
+	vg_guard_end(vs->guard_pid, vs->guard_fd);
 	rm_dir(vs);
 	if (vs->dirfd >= 0)
 		close(vs->dirfd);

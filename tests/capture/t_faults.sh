@@ -253,7 +253,76 @@ EOF
 	done
 }
 
+atf_test_case vg_sigkill_forked_tree_goes
+vg_sigkill_forked_tree_goes_head() {
+	atf_set descr "a valgrind capture killed with SIGKILL while the program has forked: within 2 s no process of the traced tree (each a Valgrind) is left running under PID 1"
+	atf_set timeout 120
+}
+vg_sigkill_forked_tree_goes_body() {
+	need_valgrind
+	need_cc
+	cat >forker.c <<'EOF'
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+static void
+idle(const char *who)
+{
+	struct timespec ts = { 0, 20000000 };
+
+	printf("%s %d\n", who, (int)getpid());
+	fflush(stdout);
+	for (;;)
+		nanosleep(&ts, NULL);
+}
+
+int
+main(void)
+{
+	pid_t c;
+
+	if ((c = fork()) == 0) {
+		if (fork() == 0)
+			idle("grandchild");
+		idle("child");
+	}
+	idle("parent");
+}
+EOF
+	cc -O1 -o forker forker.c || atf_fail "cannot compile forker.c"
+	"$HWTRACE" capture --source valgrind -o f.hwtrace -- ./forker \
+	    >out 2>err &
+	hp=$!
+	wait_for out '^parent '
+	wait_for out '^child '
+	wait_for out '^grandchild '
+	pids=$(awk '{ print $2 }' out)
+	kill -KILL $hp
+	wait $hp
+	i=0
+	while :; do
+		left=
+		for p in $pids; do
+			# A zombie has no command line: it is gone, not running.
+			[ -n "$(tr -d '\0' </proc/$p/cmdline 2>/dev/null)" ] &&
+			    left="$left $p"
+		done
+		[ -z "$left" ] && break
+		i=$((i + 1))
+		if [ $i -ge 20 ]; then
+			for p in $left; do
+				ps -o pid=,ppid=,args= -p $p | cut -c1-160
+			done >left
+			kill -KILL $left 2>/dev/null
+			atf_fail "2 s after the kill, processes of the traced tree still run: $(oneline left)"
+		fi
+		sleep 0.1
+	done
+}
+
 atf_init_test_cases() {
+	atf_add_test_case vg_sigkill_forked_tree_goes
 	atf_add_test_case attach_sigkill_leaves_process_alive
 	atf_add_test_case step_full_disk_removes_partial
 	atf_add_test_case vg_sigkill_partial_decodes
