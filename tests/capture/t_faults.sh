@@ -321,7 +321,55 @@ EOF
 	done
 }
 
+atf_test_case index_sweeps_stale_temp_files
+index_sweeps_stale_temp_files_head() {
+	atf_set descr "the temporary files of an index run killed with SIGKILL (hwtrace-ix.XXXXXX in TMPDIR, DB.partial.XXXXXX beside DB) are removed by the next run; those another run holds, and one just made, stay"
+	atf_set timeout 120
+	atf_set require.progs flock
+}
+index_sweeps_stale_temp_files_body() {
+	need_prog hello
+	"$HWTRACE" capture --source step -o a.hwtrace -- "$HWTRACE_PROGS/hello" \
+	    >/dev/null 2>err || atf_fail "capture failed: $(oneline err)"
+	mkdir t
+	export TMPDIR=$PWD/t
+	# Left by runs that died: each was locked by a process now killed.
+	mkdir t/hwtrace-ix.DEAD01
+	: >t/hwtrace-ix.DEAD01/0
+	: >a.db.partial.DEAD01
+	for f in t/hwtrace-ix.DEAD01 a.db.partial.DEAD01; do
+		sh -c 'exec 9<"$1"; flock -n 9 && kill -KILL $$' sh "$f"
+		[ $? -eq 137 ] || atf_fail "could not lock $f and die holding it"
+	done
+	# Held by a run that goes on, and one just made (not locked yet).
+	mkdir t/hwtrace-ix.LIVE01 t/hwtrace-ix.YOUNG1
+	: >t/hwtrace-ix.LIVE01/0
+	: >a.db.partial.LIVE01
+	: >a.db.partial.YOUNG1
+	flock t/hwtrace-ix.LIVE01 flock a.db.partial.LIVE01 sleep 60 &
+	holder=$!
+	touch -d '1 hour ago' t/hwtrace-ix.DEAD01 a.db.partial.DEAD01 \
+	    t/hwtrace-ix.LIVE01 a.db.partial.LIVE01
+	sleep 0.3
+	"$HWTRACE" index -o a.db a.hwtrace >ix 2>&1
+	rc=$?
+	kill $holder 2>/dev/null
+	[ $rc -eq 0 ] || atf_fail "index failed: $(oneline ix)"
+	for f in t/hwtrace-ix.DEAD01 a.db.partial.DEAD01; do
+		[ ! -e "$f" ] ||
+			atf_fail "$f, left by a killed run, is still there"
+	done
+	for f in t/hwtrace-ix.LIVE01/0 a.db.partial.LIVE01 \
+	    t/hwtrace-ix.YOUNG1 a.db.partial.YOUNG1; do
+		[ -e "$f" ] || atf_fail "$f, of a run that goes on, was removed"
+	done
+	left=$(ls t | grep -v -x -e hwtrace-ix.LIVE01 -e hwtrace-ix.YOUNG1)
+	[ -z "$left" ] || atf_fail "left in TMPDIR by the run: $left"
+	[ -f a.db ] || atf_fail "no a.db written"
+}
+
 atf_init_test_cases() {
+	atf_add_test_case index_sweeps_stale_temp_files
 	atf_add_test_case vg_sigkill_forked_tree_goes
 	atf_add_test_case attach_sigkill_leaves_process_alive
 	atf_add_test_case step_full_disk_removes_partial
