@@ -368,7 +368,37 @@ index_sweeps_stale_temp_files_body() {
 	[ -f a.db ] || atf_fail "no a.db written"
 }
 
+atf_test_case vg_sigint_stops_cpu_bound
+vg_sigint_stops_cpu_bound_head() {
+	atf_set descr "SIGINT to hwtrace (not to the program) ends a valgrind capture of a program that never stops making events within 10 s, with a complete archive"
+	atf_set timeout 120
+}
+vg_sigint_stops_cpu_bound_body() {
+	need_valgrind
+	need_cc
+	write_churn
+	"$HWTRACE" capture --source valgrind -o i.hwtrace -- ./churn \
+	    >out 2>err &
+	hp=$!
+	wait_for out 'churn: loaded'
+	sleep 1
+	kill -INT $hp
+	i=0
+	while kill -0 $hp 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -ge 100 ]; then
+			kill -KILL $hp
+			atf_fail "hwtrace still runs 10 s after SIGINT: $(oneline err)"
+		fi
+		sleep 0.1
+	done
+	wait $hp
+	members i.hwtrace | grep -q '^end.json$' ||
+		atf_fail "the archive after SIGINT is not complete: $(oneline err)"
+}
+
 atf_init_test_cases() {
+	atf_add_test_case vg_sigint_stops_cpu_bound
 	atf_add_test_case index_sweeps_stale_temp_files
 	atf_add_test_case vg_sigkill_forked_tree_goes
 	atf_add_test_case attach_sigkill_leaves_process_alive
