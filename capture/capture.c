@@ -97,6 +97,7 @@ aw_fail(struct cap *cap, int rc, const char *what)
 	if (m != NULL && strncmp(m, "streams/", 8) == 0)
 		what = "writing a trace chunk";
 	cap_err(cap, "%s: %s", what, hwtr_aw_errmsg(cap->aw));
+	cap->aw_broken = 1;
 	return (rc);
 }
 
@@ -107,6 +108,28 @@ hwtr_cap_sideband(struct cap *cap, const struct hwtr_sb_rec *rec)
 
 	if ((rc = hwtr_aw_sideband(cap->aw, rec)) < 0)
 		return (aw_fail(cap, rc, "writing sideband"));
+	cap->sb_pending = 1;
+	return (0);
+}
+
+/*
+ * Before a trace chunk goes to the file, the sideband recorded so far
+ * (the mappings and threads it decodes with): a capture killed at any
+ * moment leaves both up to the same point.  The time-based flush of
+ * flush_all() alone is not enough: a source may hand over chunk after
+ * chunk without returning to the capture loop for as long as the
+ * program runs (the valgrind source converting a CPU-bound program).
+ */
+static int
+sb_before_chunk(struct cap *cap)
+{
+	int rc;
+
+	if (!cap->sb_pending)
+		return (0);
+	if ((rc = hwtr_aw_flush(cap->aw)) < 0)
+		return (aw_fail(cap, rc, "writing sideband"));
+	cap->sb_pending = 0;
 	return (0);
 }
 
@@ -138,6 +161,8 @@ chunk_out(struct cap_thread *ct)
 
 	if (ct->len == 0)
 		return (0);
+	if ((rc = sb_before_chunk(cap)) < 0)
+		return (rc);
 	rc = hwtr_aw_chunk(cap->aw, ct->stream, ct->written, ct->buf,
 	    ct->len);
 	if (rc < 0)
@@ -193,6 +218,10 @@ ring_snapshot(struct cap_thread *ct)
 	}
 	if (start > ct->written &&
 	    (rc = lost(cap, ct, HWTR_LOST_WRAP, start - ct->written, 0)) < 0) {
+		free(tmp);
+		return (rc);
+	}
+	if ((rc = sb_before_chunk(cap)) < 0) {
 		free(tmp);
 		return (rc);
 	}
@@ -703,6 +732,7 @@ flush_all(struct cap *cap)
 	}
 	if ((rc = hwtr_aw_flush(cap->aw)) < 0)
 		return (aw_fail(cap, rc, "writing sideband"));
+	cap->sb_pending = 0;
 	return (0);
 }
 
@@ -1088,7 +1118,7 @@ cap_finish(struct cap *cap, int interrupted)
 	struct hwtr_capture_end end;
 	struct hwtr_sbc_stats sst;
 	struct timespec real;
-	char errbuf[512];
+	char errbuf[512], *tmp;
 	int rc, failed;
 
 	if ((rc = sbc_drain(cap, 1)) < 0)
@@ -1115,14 +1145,25 @@ cap_finish(struct cap *cap, int interrupted)
 		return (0);
 	}
 	errbuf[0] = '\0';
+	/*
+	 * A close that fails failed to write (a full disk, a file size
+	 * limit): its .partial goes, as after any failed write (see
+	 * hwtr_cap_run()), and gives its space back.
+	 */
+	if ((tmp = strdup(hwtr_aw_path(cap->aw))) == NULL)
+		return (-HWTR_E_NOMEM);
 	rc = hwtr_aw_close(cap->aw, errbuf, sizeof(errbuf));
 	cap->aw = NULL;
 	cap_cleanup(cap);
 	if (rc < 0) {
 		cap_err(cap, "cannot write '%s': %s", cfg->output,
 		    errbuf[0] ? errbuf : hwtr_errstr(rc));
+		if (strcmp(tmp, cfg->output) != 0)
+			(void)unlink(tmp);
+		free(tmp);
 		return (rc);
 	}
+	free(tmp);
 	res->kept = 1;
 	return (0);
 }
@@ -1191,9 +1232,13 @@ fail:
 	res->exit_value = cap.src.exit_value;
 	cap.src.ops->deinit(&cap.src);
 fail_deinited:
-	/* Keep what was written: it is a valid partial archive. */
+	/*
+	 * Keep what was written: it is a valid partial archive.  Unless
+	 * writing it is what failed (a full disk): then it goes, with the
+	 * space it holds, whatever the source.
+	 */
 	if (cap.aw != NULL)
-		hwtr_aw_abort(cap.aw, res->trace_bytes > 0);
+		hwtr_aw_abort(cap.aw, res->trace_bytes > 0 && !cap.aw_broken);
 	cap_cleanup(&cap);
 	return (rc < 0 ? rc : -HWTR_E_IO);
 }

@@ -34,6 +34,8 @@ struct cap {
 	char		*cmdbuf;	/* attached: its /proc cmdline */
 	char		**cmdargv;
 	int		in_enable;	/* inside the source's enable */
+	int		sb_pending;	/* sideband not yet in the file */
+	int		aw_broken;	/* a write to the archive failed */
 };
 
 /* Append a sideband record to the archive. */

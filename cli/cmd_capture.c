@@ -6,11 +6,15 @@
 
 /* hwtrace capture: record a run of a program (hwtrace-capture(1)). */
 
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hwtrace.h"
 #include "cli.h"
@@ -89,6 +93,71 @@ on_snapshot(int sig)
 {
 	(void)sig;
 	snapshot_count++;
+}
+
+/*
+ * capture -p PID: the tracer is a child of the process the user sees.
+ * The step source single-steps the process it attaches to, so the
+ * trap flag (TF) is set in its registers whenever it waits in a trace
+ * stop, and a tracer killed with SIGKILL is detached by the kernel
+ * without clearing it (ptrace's exit path, unlike PTRACE_DETACH, does
+ * not undo single-stepping): the process runs one instruction and dies
+ * of SIGTRAP.  A tracer cannot outlive SIGKILL, so the process the user
+ * may kill is not the tracer: it waits for the worker, forwards the
+ * signals the capture answers to, and exits as the worker does.  The
+ * worker asks the kernel for SIGTERM when this process dies
+ * (PR_SET_PDEATHSIG), which ends the capture as SIGTERM always does:
+ * the process is detached with its trap flag cleared and left running,
+ * and the archive is written complete.
+ *
+ * Returns -1 in the worker, which goes on to capture; in this process,
+ * the exit status to return.
+ */
+static int
+attach_split(void)
+{
+	sigset_t set, old;
+	siginfo_t si;
+	pid_t parent = getpid(), w;
+	int status, sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR2);
+	sigaddset(&set, SIGCHLD);
+	/* Blocked before the fork: none is lost before sigwaitinfo(). */
+	sigprocmask(SIG_BLOCK, &set, &old);
+	fflush(NULL);
+	if ((w = fork()) < 0) {
+		cli_warnx("capture", "warning: fork: %s: the attached process "
+		    "dies of SIGTRAP if hwtrace is killed with SIGKILL",
+		    strerror(errno));
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return (-1);
+	}
+	if (w == 0) {
+		(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		/* Killed between the fork and the prctl: the same end. */
+		if (getppid() != parent)
+			(void)kill(getpid(), SIGTERM);
+		return (-1);
+	}
+	for (;;) {
+		if ((sig = sigwaitinfo(&set, &si)) < 0)
+			continue;	/* EINTR: a stop and continue */
+		if (sig != SIGCHLD) {
+			(void)kill(w, sig);
+			continue;
+		}
+		if (waitpid(w, &status, WNOHANG) != w)
+			continue;
+		if (WIFEXITED(status))
+			return (WEXITSTATUS(status));
+		return (128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0));
+	}
 }
 
 static void
@@ -224,6 +293,9 @@ cmd_capture(int argc, char **argv)
 	cfg.log.fn = log_stderr;
 	cfg.log.level = verbose ? HWTR_LOG_INFO : HWTR_LOG_WARN;
 
+	/* The worker (attach_split()) installs the same handlers. */
+	if (cfg.pid > 0 && (rc = attach_split()) >= 0)
+		return (rc);
 	/* No SA_RESTART: a signal must interrupt the tracer's waitpid(). */
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);

@@ -18,6 +18,7 @@
  * The output depends only on the archive: -j changes nothing but speed.
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -29,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -271,6 +273,120 @@ run_free(struct run *r)
 	pthread_cond_destroy(&r->done_cv);
 }
 
+/*
+ * Temporary files of runs that were killed (SIGKILL, a CI job's time
+ * limit, the OOM killer): a directory "hwtrace-ix.XXXXXX" in TMPDIR with
+ * a copy of every image, and "DB.partial.XXXXXX" beside the database.  A
+ * run holds a flock(2) on each, from right after creating it until it
+ * removes or renames it, and the kernel drops the lock when the process
+ * dies however it dies; so one of ours that nobody holds and that is older
+ * than IX_STALE_S (the moments between creating and locking it) is left
+ * over, and the next run removes it.  Another run's live files are locked
+ * and stay.
+ */
+#define IX_TMP_PREFIX	"hwtrace-ix."
+#define IX_PARTIAL	".partial."
+#define IX_STALE_S	10
+
+/*
+ * Whether @name in @dfd is a stale leftover of type @type (S_IFDIR,
+ * S_IFREG): ours, old, unlocked.  Then its descriptor, locked, in *@fdp.
+ */
+static int
+stale_open(int dfd, const char *name, mode_t type, int *fdp)
+{
+	struct stat st;
+	int fd;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    (st.st_mode & S_IFMT) != type || st.st_uid != geteuid() ||
+	    st.st_mtime > time(NULL) - IX_STALE_S)
+		return (0);
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+	    (type == S_IFDIR ? O_DIRECTORY : 0));
+	if (fd < 0)
+		return (0);
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		close(fd);	/* a run that goes on */
+		return (0);
+	}
+	*fdp = fd;
+	return (1);
+}
+
+/* Remove stale "hwtrace-ix.XXXXXX" directories from @parent. */
+static void
+sweep_tmpdirs(struct hwtr_ix *ix, const char *parent)
+{
+	struct dirent *de, *fe;
+	DIR *d, *sub;
+	int fd;
+
+	if ((d = opendir(parent)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, IX_TMP_PREFIX,
+		    sizeof(IX_TMP_PREFIX) - 1) != 0 ||
+		    strlen(de->d_name) != sizeof(IX_TMP_PREFIX) - 1 + 6 ||
+		    !stale_open(dirfd(d), de->d_name, S_IFDIR, &fd))
+			continue;
+		if ((sub = fdopendir(fd)) == NULL) {
+			close(fd);
+			continue;
+		}
+		/* Through the descriptor checked and locked, not the path. */
+		while ((fe = readdir(sub)) != NULL)
+			if (strcmp(fe->d_name, ".") != 0 &&
+			    strcmp(fe->d_name, "..") != 0)
+				(void)unlinkat(dirfd(sub), fe->d_name, 0);
+		if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) == 0)
+			hwtr_logf(&ix->opts.log, HWTR_LOG_INFO, "removed "
+			    "'%s/%s', left by an index run that did not end",
+			    parent, de->d_name);
+		closedir(sub);		/* and the lock */
+	}
+	closedir(d);
+}
+
+/* Remove stale "DB.partial.XXXXXX" files beside @db. */
+static void
+sweep_partials(struct hwtr_ix *ix, const char *db)
+{
+	char dir[PATH_MAX];
+	const char *base, *slash;
+	struct dirent *de;
+	size_t blen;
+	DIR *d;
+	int fd;
+
+	slash = strrchr(db, '/');
+	base = slash != NULL ? slash + 1 : db;
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if ((size_t)(slash - db) >= sizeof(dir))
+		return;
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == db ? 1 :
+		    (int)(slash - db), db);
+	blen = strlen(base);
+	if (blen == 0 || (d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, base, blen) != 0 ||
+		    strncmp(de->d_name + blen, IX_PARTIAL,
+		    sizeof(IX_PARTIAL) - 1) != 0 ||
+		    strlen(de->d_name) != blen + sizeof(IX_PARTIAL) - 1 + 6 ||
+		    !stale_open(dirfd(d), de->d_name, S_IFREG, &fd))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
+			hwtr_logf(&ix->opts.log, HWTR_LOG_INFO, "removed "
+			    "'%s/%s', left by an index run that did not end",
+			    dir, de->d_name);
+		close(fd);
+	}
+	closedir(d);
+}
+
 /* One index run; *@again when a unit left for later was not empty. */
 /*
  * The database, in one transaction: the static tables, then the dynamic
@@ -302,7 +418,7 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 	struct hwtr_ar_opts ao;
 	char *tmp = NULL;
 	const char *td;
-	int rc, fd;
+	int rc, fd = -1, tmpfd = -1;
 
 	clear_problems(ix);
 	memset(&ix->stats, 0, sizeof(ix->stats));
@@ -344,12 +460,23 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 		    "it holds", archive, hwtr_ar_status(r.ar)->why ?
 		    hwtr_ar_status(r.ar)->why : "no end member");
 	td = getenv("TMPDIR");
-	snprintf(r.tmpdir, sizeof(r.tmpdir), "%s/hwtrace-ix.XXXXXX",
-	    td != NULL && strlen(td) < 40 ? td : "/tmp");
+	if (td == NULL || *td == '\0' || strlen(td) >= 40)
+		td = "/tmp";
+	sweep_tmpdirs(ix, td);
+	sweep_partials(ix, db);
+	snprintf(r.tmpdir, sizeof(r.tmpdir), "%s/" IX_TMP_PREFIX "XXXXXX",
+	    td);
 	if (mkdtemp(r.tmpdir) == NULL) {
 		ix_err(ix, "cannot create a directory '%s': %s", r.tmpdir,
 		    strerror(errno));
 		r.tmpdir[0] = '\0';
+		rc = -HWTR_E_IO;
+		goto out;
+	}
+	/* In use until run_free() removes it (see sweep_tmpdirs()). */
+	if ((tmpfd = open(r.tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    flock(tmpfd, LOCK_EX | LOCK_NB) != 0) {
+		ix_err(ix, "cannot lock '%s': %s", r.tmpdir, strerror(errno));
 		rc = -HWTR_E_IO;
 		goto out;
 	}
@@ -377,8 +504,13 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 		rc = -HWTR_E_IO;
 		goto out;
 	}
+	/* Locked until renamed or removed (see sweep_partials()). */
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		ix_err(ix, "cannot lock '%s': %s", tmp, strerror(errno));
+		rc = -HWTR_E_IO;
+		goto out;
+	}
 	rc = write_db(&r, tmp, fd);
-	close(fd);
 	if (rc == 0 && ix->opts.cancel != NULL && *ix->opts.cancel)
 		rc = -HWTR_E_INTR;
 	if (rc == 0 && hwtr_out_commit(tmp, db) != 0) {
@@ -392,11 +524,15 @@ out:
 		rc = -HWTR_E_INTR;
 	if (rc < 0 && tmp != NULL)
 		unlink(tmp);
+	if (fd >= 0)
+		close(fd);	/* and its lock, once renamed or removed */
 	if (rc < 0 && ix->err[0] == '\0')
 		ix_err(ix, "%s", hwtr_errstr(rc));
 	free(tmp);
 	*again = r.spec_failed;
 	run_free(&r);
+	if (tmpfd >= 0)
+		close(tmpfd);
 	return (rc);
 }
 

@@ -47,6 +47,7 @@
 #include "hwtr_vgevents.h"
 #include "sources.h"
 #include "vgconv.h"
+#include "vgguard.h"
 
 #define VG_READ_BUF	(4u << 20)
 /* The window of an event file mapped at a time (at least). */
@@ -61,6 +62,15 @@
  * conversion) is converted.
  */
 #define VG_RING_SLICE	(256u << 10)
+/*
+ * Bytes of events one file converts per pump() at most, and the time one
+ * read() op takes at most: the capture loop gets the control back every
+ * few tens of milliseconds (its flushes, SIGINT) even while the tool
+ * writes events as fast as they are converted, which it does for as
+ * long as a CPU-bound program runs.
+ */
+#define VG_PUMP_BUDGET	(16u << 20)
+#define VG_READ_NS	50000000ull
 #define VG_MAX_FILES	4096
 
 struct vg_evfile {
@@ -74,6 +84,7 @@ struct vg_evfile {
 	size_t		have;		/* unconsumed bytes known */
 	uint64_t	rd;		/* bytes of the file known */
 	uint64_t	punched;	/* bytes from 0 given back */
+	uint64_t	fed;		/* converted in this pump() */
 	int		nopunch;	/* the file system cannot */
 	int		kind;		/* VGF_* */
 	int		nomap;		/* read() it: it cannot be mapped */
@@ -95,6 +106,8 @@ struct vgsrc {
 	char		version[64];
 	char		dir[PATH_MAX];
 	int		dirfd;		/* open on dir, flock()ed: in use */
+	pid_t		guard_pid;	/* kills the tree if we die (vgguard.c) */
+	int		guard_fd;
 	int		logfd;		/* Valgrind's messages; -1: stderr */
 	pid_t		pid;		/* valgrind.bin, which is the program */
 	int		exited;
@@ -788,6 +801,7 @@ evfile_feed_n(struct vgsrc *vs, struct vg_evfile *ef, const uint8_t *p,
 		return ((int)used);
 	}
 	ef->have -= (size_t)used;
+	ef->fed += (uint64_t)used;
 	*usedp = used;
 	punch(vs, ef);
 	return (0);
@@ -835,7 +849,8 @@ evfile_read(struct vgsrc *vs, struct vg_evfile *ef)
 		memmove(ef->buf, ef->buf + used, ef->have);
 		if (n > 0 || used > 0)
 			progress = 1;
-		if (n == 0 || vgconv_file_waiting(ef->f))
+		if (n == 0 || vgconv_file_waiting(ef->f) ||
+		    ef->fed >= VG_PUMP_BUDGET)
 			break;
 	}
 	return (progress);
@@ -907,7 +922,8 @@ evfile_map(struct vgsrc *vs, struct vg_evfile *ef)
 		if (used > 0)
 			progress = 1;
 		/* Nothing more to take until the file grows (or the parent). */
-		if (used == 0 || vgconv_file_waiting(ef->f))
+		if (used == 0 || vgconv_file_waiting(ef->f) ||
+		    ef->fed >= VG_PUMP_BUDGET)
 			break;
 	}
 	return (progress);
@@ -1018,7 +1034,8 @@ evfile_ring(struct vgsrc *vs, struct vg_evfile *ef)
 		    cons + (uint64_t)used, __ATOMIC_RELEASE);
 		if (used > 0)
 			progress = 1;
-		if (used == 0 || vgconv_file_waiting(ef->f))
+		if (used == 0 || vgconv_file_waiting(ef->f) ||
+		    ef->fed >= VG_PUMP_BUDGET)
 			break;
 	}
 	return (progress);
@@ -1045,6 +1062,7 @@ pump(struct vgsrc *vs)
 			continue;
 		over = evfile_over(vs, i);
 		rc = 0;
+		ef->fed = 0;
 		if (ef->kind == VGF_UNKNOWN && (rc = evfile_kind(vs, ef)) < 0)
 			return (rc);
 		if (ef->kind == VGF_RING)
@@ -1056,6 +1074,9 @@ pump(struct vgsrc *vs)
 			return (rc);
 		if (rc > 0)
 			progress = 1;
+		/* Stopped at the budget: more to convert before its end. */
+		if (ef->fed >= VG_PUMP_BUDGET)
+			continue;
 		if (over && !vgconv_file_waiting(ef->f)) {
 			rc = vgconv_file_end(ef->f, ef->have);
 			ef->f = NULL;
@@ -1181,6 +1202,8 @@ valgrind_backend_init(struct hwtr_src *src)
 	vs->pid = -1;
 	vs->dirfd = -1;
 	vs->logfd = -1;
+	vs->guard_pid = -1;
+	vs->guard_fd = -1;
 	vs->keep = getenv("HWTRACE_VALGRIND_KEEP") != NULL;
 	vs->readonly = getenv("HWTRACE_VALGRIND_READ") != NULL;
 	src->priv = vs;
@@ -1304,6 +1327,12 @@ valgrind_backend_enable(struct hwtr_src *src)
 	}
 	hwtr_logf(&src->cfg.log, HWTR_LOG_INFO, "valgrind: event files in "
 	    "'%s'", vs->dir);
+	/* The program's children are Valgrinds that outlive a SIGKILL. */
+	if (vg_guard_start(vs->dir, &vs->guard_pid, &vs->guard_fd) < 0)
+		hwtr_logf(&src->cfg.log, HWTR_LOG_WARN, "valgrind: cannot start "
+		    "the guardian of the process tree (%s): if hwtrace is "
+		    "killed, the program's children keep running",
+		    strerror(errno));
 	while (src->cfg.argv[argc] != NULL)
 		argc++;
 	if ((args = calloc(argc + 16, sizeof(*args))) == NULL)
@@ -1461,10 +1490,11 @@ valgrind_backend_read(struct hwtr_src *src)
 {
 	struct vgsrc *vs = src->priv;
 	struct timespec ts = { 0, 2000000 };
+	uint64_t t0 = hwtr_src_now();
 	int rc, status, i;
 	pid_t w;
 
-	for (i = 0; i < 50; i++) {
+	for (i = 0; i < 50 && hwtr_src_now() - t0 < VG_READ_NS; i++) {
 		if (!vs->exited) {
 			w = waitpid(vs->pid, &status, WNOHANG);
 			if (w == vs->pid) {
@@ -1581,6 +1611,7 @@ valgrind_backend_deinit(struct hwtr_src *src)
 		free(vs->files[i]);
 	}
 	vgconv_free(vs->cv);
+	vg_guard_end(vs->guard_pid, vs->guard_fd);
 	rm_dir(vs);
 	if (vs->dirfd >= 0)
 		close(vs->dirfd);
