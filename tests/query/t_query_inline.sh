@@ -249,6 +249,74 @@ split_dwarf_body()
 	    atf_fail "bt without the .dwo lost main: $(cat n.tsv)"
 }
 
+atf_test_case empty_instances
+empty_instances_head() { atf_set descr "inlined instances without code (gcc: DW_AT_high_pc 0, and an empty entry in a DW_AT_ranges list, as readelf shows them): no rows and no frame for the empty one (gdb: not defined), the real range alone for the other, entered ROUNDS times as gdb counts"; }
+empty_instances_body()
+{
+	need
+	command -v readelf >/dev/null || atf_skip "binutils are not installed"
+	command -v sqlite3 >/dev/null || atf_skip "sqlite3 is not installed"
+	src=$HWTRACE_SRC/tests/progs/inlempty.c
+	rounds=$(sed -n 's/^#define ROUNDS[	 ]*\([0-9]*\)$/\1/p' "$src")
+	cc -std=gnu11 -O2 -g -static -o ie "$src" ||
+	    atf_skip "cc cannot build a static program here"
+	# What the compiler really wrote: per inlined subroutine its origin,
+	# low_pc and high_pc (a length) or ranges offset.
+	readelf --debug-dump=info ie > info.txt 2>/dev/null
+	awk '/DW_TAG_subprogram/ { split($1, a, /[<>]/); sp = a[4]; next }
+	    /Abbrev Number/ { sp = "" }
+	    sp != "" && /DW_AT_name/ { name[sp] = $NF }
+	    /DW_TAG_inlined_subroutine/ { n++; inl = 1; next }
+	    /Abbrev Number/ { inl = 0 }
+	    inl && /DW_AT_abstract_origin/ { o[n] = $NF; gsub(/[<>]|0x/, "", o[n]) }
+	    inl && /DW_AT_high_pc/ { h[n] = $NF }
+	    inl && /DW_AT_ranges/ { r[n] = $NF }
+	    END { for (i = 1; i <= n; i++) print name[o[i]], (i in h) ? "high_pc " h[i] : "ranges " r[i] }' \
+	    info.txt > inst.txt
+	grep -q '^vanish high_pc 0$' inst.txt ||
+	    atf_skip "cc wrote no empty instance of vanish: $(tr '\n' ' ' < inst.txt)"
+	roff=$(awk '$1 == "keep" && $2 == "ranges" { print $3 }' inst.txt)
+	[ -n "$roff" ] || atf_skip "cc wrote no range list for keep: $(tr '\n' ' ' < inst.txt)"
+	# keep's ranges: the non-empty ones of its list; one must be empty.
+	readelf --debug-dump=Ranges ie 2>/dev/null | awk -v off="$roff" '
+	    { o = $1; sub(/^0+/, "", o); if (o == "") o = "0" }
+	    $1 ~ /^[0-9a-f]+$/ && ("0x" o) == off { on = 1 }
+	    on && /End of list/ { exit }
+	    on && NF >= 3 && $2 ~ /^[0-9a-f]+$/ && $3 ~ /^[0-9a-f]+$/ {
+		if ($2 == $3) print "empty"; else print "0x" $2, "0x" $3 }' \
+	    > ranges.txt
+	grep -q '^empty$' ranges.txt ||
+	    atf_skip "keep's range list has no empty entry: $(tr '\n' ' ' < ranges.txt)"
+	grep -v '^empty$' ranges.txt | while read lo hi; do
+		printf '%d %d\n' "$lo" "$hi"; done | sort > want.txt
+	[ -s want.txt ] || atf_fail "keep has no non-empty range: $(cat ranges.txt)"
+	capture c "$PWD/ie" x
+	[ "$(cat c.rc)" = 0 ] || atf_fail "capture of inlempty: expected exit 0, got $(cat c.rc)"
+	[ -s c.ixerr ] && atf_fail "index warned: $(cat c.ixerr)"
+	sqlite3 c.db "SELECT lo, hi FROM inlines WHERE name = 'keep' ORDER BY lo" |
+	    tr '|' ' ' | sort > got.txt
+	diff -u want.txt got.txt > r.diff ||
+	    atf_fail "keep's rows differ from readelf's non-empty ranges: $(tr '\n' ' ' < r.diff)"
+	got=$(sqlite3 c.db "SELECT count(*) FROM inlines WHERE name = 'vanish' OR hi <= lo")
+	[ "$got" = 0 ] || atf_fail "expected no row for the empty instance nor an empty range, got $got"
+	# gdb: no function vanish; keep hit once per round.
+	hits=$(gdb_hits "$PWD/ie" x vanish)
+	grep -q 'Function "vanish" not defined' hits.out ||
+	    atf_skip "gdb finds vanish: $(tr '\n' ' ' < hits.out)"
+	hits=$(gdb_hits "$PWD/ie" x keep)
+	[ "$hits" = "$rounds" ] || atf_fail "gdb: expected $rounds hits of keep, got '$hits': $(cat hits.out)"
+	"$HWTRACE" query c.db func keep --format tsv > f.tsv || atf_fail "func keep failed"
+	got=$(awk -F'\t' 'NR > 1 && $14 == "inlined" && $4 == "keep"' f.tsv | wc -l)
+	[ "$got" -eq "$hits" ] || atf_fail "func keep: expected $hits inlined entries (gdb), got $got: $(cat f.tsv)"
+	"$HWTRACE" query c.db func vanish > v.out 2> v.err &&
+	    atf_fail "func vanish: expected no function (as gdb), got $(cat v.out)"
+	"$HWTRACE" query c.db hot --by inline -n 100000 --format tsv > hot.tsv ||
+	    atf_fail "hot --by inline failed"
+	awk -F'\t' '$1 == "vanish"' hot.tsv | grep -q . &&
+	    atf_fail "hot --by inline has a row for vanish: $(cat hot.tsv)"
+	return 0
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case bt_inlined_matches_gdb
@@ -257,4 +325,5 @@ atf_init_test_cases()
 	atf_add_test_case hot_by_inline
 	atf_add_test_case clang_matches_gdb
 	atf_add_test_case split_dwarf
+	atf_add_test_case empty_instances
 }
