@@ -317,6 +317,62 @@ empty_instances_body()
 	return 0
 }
 
+atf_test_case perfetto_inlined
+perfetto_inlined_head() { atf_set descr "export --perfetto: one 'measure (inlined)' slice per entry (gdb's breakpoint hits, ROUNDS + 1), one 'twice (inlined)' per entry (ROUNDS), each nested in a slice of main, every call of strlen from measure nested in one, all slices properly nested (python3's json)"; }
+perfetto_inlined_body()
+{
+	need
+	command -v python3 >/dev/null || atf_skip "python3 is not installed"
+	prog=$HWTRACE_PROGS/inline
+	capture c "$prog" crash
+	m=$(gdb_hits "$prog" crash measure)
+	t=$(gdb_hits "$prog" crash twice)
+	[ -n "$m" ] && [ -n "$t" ] || atf_fail "gdb gave no hit counts: $(cat hits.out)"
+	"$HWTRACE" query c.db export --perfetto c.json > /dev/null ||
+	    atf_fail "export --perfetto failed"
+	cat > check.py <<'X'
+import json, sys
+want = {"measure": int(sys.argv[1]), "twice": int(sys.argv[2])}
+x = [e for e in json.load(open("c.json"))["traceEvents"] if e["ph"] == "X"]
+inl = [e for e in x if e["cat"] == "inline"]
+for e in inl:
+    a = e["args"]
+    assert a["inlined"] is True and e["name"] == a["function"] + " (inlined)", e
+for f, n in want.items():
+    got = sum(1 for e in inl if e["args"]["function"] == f)
+    assert got == n, ("%s (inlined): expected %d slices (gdb), got %d" % (f, n, got))
+# Nesting, per thread, in instructions ([entry, exit)) and in time.
+def key(e):
+    return (e["tid"], e["args"]["entry_insn"], -e["args"]["exit_insn"],
+            0 if e["cat"] == "call" else e["args"]["inline_depth"])
+parent = {}
+stack = []
+for e in sorted(x, key=key):
+    a = e["args"]
+    while stack and (stack[-1]["tid"] != e["tid"] or
+                     stack[-1]["args"]["exit_insn"] <= a["entry_insn"]):
+        stack.pop()
+    if stack:
+        p = stack[-1]
+        assert a["exit_insn"] <= p["args"]["exit_insn"], ("overlap", e, p)
+        assert e["ts"] >= p["ts"] - 0.001 and \
+            e["ts"] + e["dur"] <= p["ts"] + p["dur"] + 0.001, ("time", e, p)
+        parent[id(e)] = p
+    if a["exit_insn"] > a["entry_insn"]:
+        stack.append(e)
+for e in inl:
+    p = parent.get(id(e))
+    assert p is not None and p["cat"] == "call", ("no caller slice", e)
+    assert p["name"] == "main", ("inlined into %s, not main" % p["name"], e)
+under = [e for e in x if e["cat"] == "call" and "strlen" in e["name"] and
+         id(e) in parent and parent[id(e)]["name"] == "measure (inlined)"]
+assert len(under) == want["measure"], ("strlen under measure (inlined): expected %d, got %d" % (want["measure"], len(under)))
+print("ok", len(x), len(inl))
+X
+	python3 check.py "$m" "$t" > res 2>&1 ||
+	    atf_fail "check.py: $(tail -3 res | tr '\n' ' ')"
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case bt_inlined_matches_gdb
@@ -326,4 +382,5 @@ atf_init_test_cases()
 	atf_add_test_case clang_matches_gdb
 	atf_add_test_case split_dwarf
 	atf_add_test_case empty_instances
+	atf_add_test_case perfetto_inlined
 }
