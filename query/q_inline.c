@@ -184,7 +184,8 @@ struct q_inl_ent {
 	uint8_t		*ret;		/* by block id: ends in a return */
 	int64_t		nret;
 	char		**sites;	/* call site, by instance */
-	int64_t		*site_inst;
+	char		**inames;	/* the function, by instance */
+	int64_t		*site_inst, *site_img;
 	size_t		nsites;
 };
 
@@ -199,31 +200,49 @@ q_inl_ent_free(struct q_inl_ent *e)
 	}
 	free(e->blk);
 	free(e->ret);
-	for (i = 0; i < e->nsites; i++)
+	for (i = 0; i < e->nsites; i++) {
 		free(e->sites[i]);
+		free(e->inames[i]);
+	}
 	free(e->sites);
+	free(e->inames);
 	free(e->site_inst);
+	free(e->site_img);
 }
 
+/* The index of instance @inst of image @img in @e's sites, added if new. */
 static int64_t
-q_inl_site(struct q_inl_ent *e, int64_t inst, const char *site)
+q_inl_site(struct q_inl_ent *e, int64_t img, int64_t inst, const char *site,
+    const char *name)
 {
-	size_t i;
+	size_t i, n = e->nsites + 1;
 	void *p;
 
 	for (i = 0; i < e->nsites; i++)
-		if (e->site_inst[i] == inst)
+		if (e->site_inst[i] == inst && e->site_img[i] == img)
 			return ((int64_t)i);
-	if ((p = realloc(e->sites, (e->nsites + 1) * sizeof(*e->sites))) ==
-	    NULL)
+	if ((p = realloc(e->sites, n * sizeof(*e->sites))) == NULL)
 		return (-1);
 	e->sites = p;
-	if ((p = realloc(e->site_inst, (e->nsites + 1) *
-	    sizeof(*e->site_inst))) == NULL)
+	if ((p = realloc(e->inames, n * sizeof(*e->inames))) == NULL)
+		return (-1);
+	e->inames = p;
+	if ((p = realloc(e->site_inst, n * sizeof(*e->site_inst))) == NULL)
 		return (-1);
 	e->site_inst = p;
+	if ((p = realloc(e->site_img, n * sizeof(*e->site_img))) == NULL)
+		return (-1);
+	e->site_img = p;
 	e->sites[e->nsites] = site != NULL ? strdup(site) : NULL;
+	e->inames[e->nsites] = strdup(name != NULL ? name : "??");
 	e->site_inst[e->nsites] = inst;
+	e->site_img[e->nsites] = img;
+	if ((site != NULL && e->sites[e->nsites] == NULL) ||
+	    e->inames[e->nsites] == NULL) {
+		free(e->sites[e->nsites]);
+		free(e->inames[e->nsites]);
+		return (-1);
+	}
 	return ((int64_t)e->nsites++);
 }
 
@@ -234,14 +253,13 @@ q_inl_site(struct q_inl_ent *e, int64_t inst, const char *site)
  * outermost one.
  */
 #define Q_INL_BLK_SQL							\
-	"WITH m AS MATERIALIZED (SELECT * FROM inlines WHERE name = ?1 "	\
-	"UNION SELECT * FROM inlines WHERE (?2 AND name GLOB ?1) OR (name > "	\
-	"?1 AND name < ?1 || '~' AND name GLOB ?1 || '(*')), "		\
+	"WITH m AS MATERIALIZED (SELECT * FROM inlines WHERE name IN %s), "	\
 	"o AS MATERIALIZED (SELECT * FROM m WHERE NOT EXISTS (SELECT 1 FROM "	\
 	"m x WHERE x.image = m.image AND x.name = m.name AND x.depth < "	\
 	"m.depth AND x.lo <= m.lo AND m.hi <= x.hi)) "			\
 	"SELECT b.id, b.image_addr, b.size, b.ninsns, b.insn_lens, i.lo, "	\
-	"i.hi, i.inst, f.path || ':' || i.call_line, s.name, i.entry "	\
+	"i.hi, i.inst, f.path || ':' || i.call_line, s.name, i.entry, "	\
+	"i.name, i.image "						\
 	"FROM o i "							\
 	"JOIN blocks b ON b.image = i.image AND b.image_addr < i.hi AND "	\
 	"b.image_addr + b.size > i.lo LEFT JOIN files f ON f.id = "	\
@@ -315,18 +333,24 @@ q_inl_close(struct q_inl_ent *e, struct q_inl_blk *b, const int64_t *insts,
 }
 
 static int
-q_inl_blocks(struct hwtr_q *q, struct q_inl_ent *e, const char *pattern)
+q_inl_blocks(struct hwtr_q *q, struct q_inl_ent *e, const char *names)
 {
 	sqlite3_stmt *st = NULL;
 	int64_t *insts = NULL, *ents = NULL, *sitebyk = NULL, ninsns = 0;
 	int64_t cur = -1, k;
+	struct q_str sql = { 0 };
 	size_t cap = 0;
 	int rc;
 
-	if ((rc = q_prepare(q, &st, Q_INL_BLK_SQL)) < 0)
+	q_str_printf(&sql, Q_INL_BLK_SQL, names);
+	if (sql.err) {
+		free(sql.p);
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	}
+	rc = q_prepare(q, &st, sql.p);
+	free(sql.p);
+	if (rc < 0)
 		return (rc);
-	sqlite3_bind_text(st, 1, pattern, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(st, 2, strpbrk(pattern, "*?[") != NULL);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0), site;
 		const char *cs = (const char *)sqlite3_column_text(st, 8);
@@ -365,7 +389,9 @@ q_inl_blocks(struct hwtr_q *q, struct q_inl_ent *e, const char *pattern)
 				goto nomem;
 			cur = id;
 		}
-		if ((site = q_inl_site(e, sqlite3_column_int64(st, 7), cs)) < 0)
+		if ((site = q_inl_site(e, sqlite3_column_int64(st, 12),
+		    sqlite3_column_int64(st, 7), cs, (const char *)
+		    sqlite3_column_text(st, 11))) < 0)
 			goto nomem;
 		q_inl_mark(&e->blk[e->nblk - 1], insts, ents, st);
 		for (k = 0; k < ninsns; k++)
@@ -462,7 +488,7 @@ q_inl_row(struct hwtr_q *q, struct hwtr_q_res *res, const char *name,
 /* The entries of one thread, in order. */
 static int
 q_inl_thread(struct hwtr_q *q, const struct q_inl_ent *e, sqlite3_stmt *ex,
-    struct hwtr_q_res *res, const char *name, int64_t thread)
+    struct hwtr_q_res *res, int64_t thread)
 {
 	int64_t prev = -1, prev_inst = 0;
 	size_t i;
@@ -489,12 +515,12 @@ q_inl_thread(struct hwtr_q *q, const struct q_inl_ent *e, sqlite3_stmt *ex,
 		 */
 		if (b->first != 0 && b->first != (ret ? b->before :
 		    prev_inst) &&
-		    (rc = q_inl_row(q, res, name, thread, b->caller,
-		    e->sites[b->site0], seq, insn)) < 0)
+		    (rc = q_inl_row(q, res, e->inames[b->site0], thread,
+		    b->caller, e->sites[b->site0], seq, insn)) < 0)
 			return (rc);
 		for (i = 0; i < b->nhits; i++)
-			if ((rc = q_inl_row(q, res, name, thread, b->caller,
-			    e->sites[b->hits[i].site], seq,
+			if ((rc = q_inl_row(q, res, e->inames[b->hits[i].site],
+			    thread, b->caller, e->sites[b->hits[i].site], seq,
 			    insn + b->hits[i].k)) < 0)
 				return (rc);
 		prev_inst = b->last;
@@ -509,13 +535,13 @@ q_inl_entries(struct hwtr_q *q, struct hwtr_q_res *res, const char *pattern,
 {
 	struct q_inl_ent e;
 	sqlite3_stmt *th = NULL, *ex = NULL;
+	char *names = NULL;
 	int rc;
 
 	memset(&e, 0, sizeof(e));
-	/* Most names were never inlined: one look at the name index. */
-	if (!q_inl_named(q, pattern))
-		return (0);
-	if ((rc = q_inl_blocks(q, &e, pattern)) < 0 || e.nblk == 0)
+	if ((rc = q_inl_names(q, pattern, &names)) < 0 || names == NULL)
+		return (rc);
+	if ((rc = q_inl_blocks(q, &e, names)) < 0 || e.nblk == 0)
 		goto out;
 	if ((rc = q_inl_returns(q, &e)) < 0 ||
 	    (rc = q_prepare(q, &th, "SELECT id FROM threads WHERE "
@@ -525,7 +551,7 @@ q_inl_entries(struct hwtr_q *q, struct hwtr_q_res *res, const char *pattern,
 		goto out;
 	sqlite3_bind_int64(th, 1, thread);
 	while ((rc = sqlite3_step(th)) == SQLITE_ROW)
-		if ((rc = q_inl_thread(q, &e, ex, res, pattern,
+		if ((rc = q_inl_thread(q, &e, ex, res,
 		    sqlite3_column_int64(th, 0))) < 0)
 			goto out;
 	rc = rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read threads");
@@ -533,6 +559,70 @@ out:
 	sqlite3_finalize(th);
 	sqlite3_finalize(ex);
 	q_inl_ent_free(&e);
+	free(names);
+	return (rc);
+}
+
+/*
+ * The names of inlined functions @pattern names, as an SQL list
+ * "('a', 'b')" in *@listp (malloc'd; NULL: none): a glob by GLOB, else
+ * as func names symbols (q_names.c, gdb's linespecs: "f" names
+ * "ns::f(int)"), among the names holding the pattern's last component.
+ */
+int
+q_inl_names(struct hwtr_q *q, const char *pattern, char **listp)
+{
+	sqlite3_stmt *st = NULL;
+	struct q_pat *pat = NULL;
+	struct q_str l = { 0 };
+	char *key = NULL, *qs;
+	const char *nm;
+	int rc, glob, n = 0;
+
+	*listp = NULL;
+	if (!q_inl_on(q))
+		return (0);
+	glob = strpbrk(pattern, "*?[") != NULL;
+	if (!glob && ((key = q_name_key(pattern)) == NULL ||
+	    (pat = q_pat_new(pattern)) == NULL)) {
+		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = q_prepare(q, &st, glob ? "SELECT DISTINCT name FROM "
+	    "inlines WHERE name GLOB ?1" : "SELECT DISTINCT name FROM inlines "
+	    "WHERE instr(name, ?1) > 0")) < 0)
+		goto out;
+	sqlite3_bind_text(st, 1, glob ? pattern : key, -1, SQLITE_TRANSIENT);
+	q_str_puts(&l, "(");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		nm = (const char *)sqlite3_column_text(st, 0);
+		if (nm == NULL || (!glob && !q_pat_match(pat, nm)))
+			continue;
+		if ((qs = sqlite3_mprintf("%s%Q", n++ ? ", " : "", nm)) ==
+		    NULL) {
+			l.err = 1;
+			break;
+		}
+		q_str_puts(&l, qs);
+		sqlite3_free(qs);
+	}
+	q_str_puts(&l, ")");
+	if (l.err)
+		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+	else if (rc != SQLITE_DONE)
+		rc = q_dbfail(q, "cannot read inlines");
+	else {
+		rc = 0;
+		if (n > 0) {
+			*listp = l.p;
+			l.p = NULL;
+		}
+	}
+out:
+	free(l.p);
+	free(key);
+	q_pat_free(pat);
+	sqlite3_finalize(st);
 	return (rc);
 }
 
@@ -540,20 +630,11 @@ out:
 int
 q_inl_named(struct hwtr_q *q, const char *pattern)
 {
-	sqlite3_stmt *st = NULL;
-	int rc, n = 0;
+	char *l = NULL;
+	int n;
 
-	if (!q_inl_on(q) || q_prepare(q, &st, "SELECT 1 FROM inlines WHERE "
-	    "name = ?1 UNION ALL SELECT 1 FROM inlines WHERE (?2 AND name "
-	    "GLOB ?1) OR (name > ?1 AND name < ?1 || '~' AND name GLOB ?1 || "
-	    "'(*') LIMIT 1") < 0)
-		return (0);
-	sqlite3_bind_text(st, 1, pattern, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(st, 2, strpbrk(pattern, "*?[") != NULL);
-	rc = sqlite3_step(st);
-	n = rc == SQLITE_ROW;
-	sqlite3_finalize(st);
-	assert(n == 0 || n == 1);
+	n = q_inl_names(q, pattern, &l) == 0 && l != NULL;
+	free(l);
 	return (n);
 }
 

@@ -528,6 +528,11 @@ int q_bt_frame(struct hwtr_q *q, sqlite3_stmt **chain, int inl,
 /* Whether a function named @pattern was inlined somewhere. */
 int q_inl_named(struct hwtr_q *q, const char *pattern);
 /*
+ * The names of inlined functions @pattern names (a glob, or as func names
+ * symbols), as an SQL list "('a', 'b')" in *@listp (malloc'd; NULL: none).
+ */
+int q_inl_names(struct hwtr_q *q, const char *pattern, char **listp);
+/*
  * func's rows for the entries into inlined instances of @pattern, of
  * thread @thread (-1: all), appended to @res (func's columns).
  */

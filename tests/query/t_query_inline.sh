@@ -373,6 +373,52 @@ X
 	    atf_fail "check.py: $(tail -3 res | tr '\n' ' ')"
 }
 
+atf_test_case func_linespec_cxx
+func_linespec_cxx_head() { atf_set descr "func finds an inlined C++ function as gdb's linespec does: 'scale', 'ns::scale' and 'ns::scale(int)' name ns::scale(int) (as many entries as gdb's breakpoint hits), 'other::scale' and 'scale(double)' do not"; }
+func_linespec_cxx_body()
+{
+	need
+	command -v g++ >/dev/null || atf_skip "g++ is not installed"
+	cat > sc.cc <<'X'
+namespace ns {
+inline __attribute__((always_inline)) int
+scale(int x)
+{
+	__asm__ volatile("" : "+r"(x));
+	return x * 3;
+}
+}
+int volatile sink;
+int
+main(int argc, char **)
+{
+	int t = 0;
+	for (int i = 0; i < 30 + argc; i++)
+		t += ns::scale(i);
+	sink = t;
+	return 0;
+}
+X
+	g++ -O2 -g -static -o sc sc.cc ||
+	    atf_skip "g++ cannot build a static program here"
+	capture c "$PWD/sc" x
+	hits=$(gdb_hits "$PWD/sc" x scale)
+	grep -q 'in ns::scale(int) at' hits.out ||
+	    atf_skip "gdb does not see ns::scale(int) inlined: $(tr '\n' ' ' < hits.out)"
+	[ "$hits" = 32 ] || atf_fail "gdb: expected 32 hits of scale (30 + argc), got '$hits'"
+	for p in scale ns::scale 'ns::scale(int)'; do
+		"$HWTRACE" query c.db func "$p" --format tsv > f.tsv ||
+		    atf_fail "func $p failed"
+		got=$(awk -F'\t' 'NR > 1 && $14 == "inlined" && $4 == "ns::scale(int)"' f.tsv | wc -l)
+		[ "$got" -eq "$hits" ] || atf_fail "func $p: expected $hits inlined entries of ns::scale(int) (gdb), got $got: $(head -3 f.tsv | tr '\n' ' ')"
+	done
+	for p in other::scale 'scale(double)'; do
+		"$HWTRACE" query c.db func "$p" > f.out 2>&1 &&
+		    atf_fail "func $p: expected no function, got $(head -3 f.out | tr '\n' ' ')"
+	done
+	return 0
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case bt_inlined_matches_gdb
@@ -383,4 +429,5 @@ atf_init_test_cases()
 	atf_add_test_case split_dwarf
 	atf_add_test_case empty_instances
 	atf_add_test_case perfetto_inlined
+	atf_add_test_case func_linespec_cxx
 }
