@@ -371,6 +371,16 @@ print("ok", len(x), len(inl))
 X
 	python3 check.py "$m" "$t" > res 2>&1 ||
 	    atf_fail "check.py: $(tail -3 res | tr '\n' ' ')"
+	# --max-depth keeps them with their frame: none above main's depth.
+	d=$(python3 -c 'import json; print([e["args"]["depth"] for e in json.load(open("c.json"))["traceEvents"] if e["ph"] == "X" and e["name"] == "main"][0])')
+	for k in $((d - 1)) "$d"; do
+		"$HWTRACE" query c.db export --perfetto "d$k.json" --max-depth "$k" > /dev/null ||
+		    atf_fail "export --max-depth $k failed"
+		got=$(python3 -c 'import json, sys; print(sum(1 for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("cat") == "inline"))' "d$k.json")
+		want=0
+		[ "$k" = "$d" ] && want=$((m + t))
+		[ "$got" = "$want" ] || atf_fail "export --max-depth $k (main at $d): expected $want inlined slices, got $got"
+	done
 }
 
 atf_test_case func_linespec_cxx
