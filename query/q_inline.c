@@ -1497,8 +1497,8 @@ ir_run(struct ir *ir, int64_t thread, int64_t seq_lo, int64_t seq_hi)
 			if ((rc = ir_pop(ir, insn)) < 0)
 				goto out;
 		while (have == 1 && c.entry_seq <= seq) {
-			if (c.exit_seq > seq &&
-			    (rc = ir_push(ir, c.id, c.depth, c.exit_seq, 1)) < 0)
+			if (c.exit_seq > seq && (rc = ir_push(ir, c.id,
+			    c.depth, c.exit_seq, 1)) < 0)
 				goto out;
 			if ((have = ir_next_call(&w, &c)) < 0) {
 				rc = have;

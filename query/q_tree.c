@@ -716,7 +716,7 @@ ex_inl_slice(void *arg, const struct q_inl_run *r)
 		sqlite3_bind_int64(e->tm, 2, r->entry_insn);
 		sqlite3_bind_int64(e->tm, 3, r->exit_insn);
 		if (sqlite3_step(e->tm) != SQLITE_ROW)
-			return (q_dbfail(e->q, "export: cannot read the times"));
+			return (q_dbfail(e->q, "export: cannot read times"));
 		if (sqlite3_column_type(e->tm, 0) != SQLITE_NULL &&
 		    sqlite3_column_type(e->tm, 1) != SQLITE_NULL) {
 			tb = sqlite3_column_int64(e->tm, 0) - e->t0;
