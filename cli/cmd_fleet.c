@@ -51,8 +51,9 @@ static const struct fverb fverbs[] = {
 	  "capture time, labels." },
 	{ "func", HWTR_PG_FUNC, "URL func NAME [--format FMT] "
 	  "[--label KEY=VALUE]...", o_runs,
-	  "Which runs called the functions matching NAME (a name or a glob), "
-	  "and how often." },
+	  "Which runs called the functions matching NAME (a name as func "
+	  "matches it, or a glob), and how often; an inlined function by the "
+	  "entries into its inlined code." },
 	{ "coverage", HWTR_PG_COVERAGE, "URL coverage [--format FMT] "
 	  "[--label KEY=VALUE]... [--lcov FILE]", o_cov,
 	  "Functions executed, summed over the runs: in how many runs, calls "

@@ -79,6 +79,11 @@ inl_name(Dwarf_Die *die)
 	return (strdup(s != NULL ? s : "??"));
 }
 
+/*
+ * The ranges of instance @die: 1 when it has code, 0 when every range is
+ * empty (low_pc == high_pc, or a range list of empty entries: gcc keeps
+ * the entry of a body that emits nothing), -1 out of memory.
+ */
 static int
 inl_add(struct inl_cu *c, Dwarf_Die *die, int depth, int64_t parent,
     int64_t inst)
@@ -153,7 +158,7 @@ inl_add(struct inl_cu *c, Dwarf_Die *die, int depth, int64_t parent,
 	for (i = first; i < e->ninls; i++)
 		e->inls[i].entry = entry;
 	free(name);
-	return (0);
+	return ((int)(e->ninls - first > 0));
 nomem:
 	free(name);
 	return (-1);
@@ -179,8 +184,16 @@ inl_walk(struct inl_cu *c, Dwarf_Die *die, int depth, int64_t parent)
 		if (tag == DW_TAG_inlined_subroutine) {
 			inst = ++c->ninst;
 			d = depth + 1;
-			if (inl_add(c, &child, d, parent, inst) < 0)
+			if ((rc = inl_add(c, &child, d, parent, inst)) < 0)
 				return (-1);
+			/*
+			 * An instance without code has no frame (gdb makes no
+			 * block of it: "break" on it finds no function), and
+			 * whatever DWARF nests in it is skipped with it, never
+			 * given a parent that has no row.
+			 */
+			if (rc == 0)
+				continue;
 		} else if (tag == DW_TAG_subprogram) {
 			/* A function nested in another starts again. */
 			inst = 0;

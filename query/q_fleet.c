@@ -185,29 +185,138 @@ fl_runs(struct hwtr_pg *pg, const struct hwtr_pg_req *req,
 	return (rc);
 }
 
+/*
+ * The names @pattern matches as query's func matches them (q_names.c, as
+ * gdb's linespecs): of the functions some run called and of the inlined
+ * functions, as a text[] literal "{...}" in *@arrp (malloc'd; NULL: none
+ * matches).  The server gives the names that hold the pattern's last
+ * component, this side keeps those the pattern names.
+ */
+static int
+fl_names(struct hwtr_pg *pg, const char *pattern, int inl, char **arrp)
+{
+	struct q_str a = { 0 };
+	struct q_pat *pat;
+	const char *p[1], *nm, *c;
+	char *key;
+	PGresult *r;
+	int i, n = 0;
+
+	*arrp = NULL;
+	if ((key = q_name_key(pattern)) == NULL ||
+	    (pat = q_pat_new(pattern)) == NULL) {
+		free(key);
+		return (pg_fail(pg, -HWTR_E_NOMEM, "out of memory"));
+	}
+	p[0] = key;
+	r = pg_exec(pg, "cannot read the names", inl ? "SELECT s.name FROM "
+	    "hwtrace.symbols s WHERE strpos(s.name, $1) > 0 AND EXISTS (SELECT "
+	    "1 FROM hwtrace.func_counts f WHERE f.symbol = s.id) UNION SELECT "
+	    "name FROM hwtrace.inlines WHERE strpos(name, $1) > 0" : "SELECT "
+	    "s.name FROM hwtrace.symbols s WHERE strpos(s.name, $1) > 0 AND "
+	    "EXISTS (SELECT 1 FROM hwtrace.func_counts f WHERE f.symbol = "
+	    "s.id)", 1, p);
+	free(key);
+	if (r == NULL) {
+		q_pat_free(pat);
+		return (-HWTR_E_DB);
+	}
+	q_str_puts(&a, "{");
+	for (i = 0; i < PQntuples(r); i++) {
+		nm = PQgetvalue(r, i, 0);
+		if (!q_pat_match(pat, nm))
+			continue;
+		/* An element in double quotes, '"' and '\\' escaped. */
+		q_str_puts(&a, n++ ? ",\"" : "\"");
+		for (c = nm; *c != '\0'; c++) {
+			if (*c == '"' || *c == '\\')
+				q_str_add(&a, "\\", 1);
+			q_str_add(&a, c, 1);
+		}
+		q_str_puts(&a, "\"");
+	}
+	q_str_puts(&a, "}");
+	PQclear(r);
+	q_pat_free(pat);
+	if (a.err) {
+		free(a.p);
+		return (pg_fail(pg, -HWTR_E_NOMEM, "out of memory"));
+	}
+	if (n == 0)
+		free(a.p);
+	else
+		*arrp = a.p;
+	return (0);
+}
+
+/*
+ * func's statement: per run, the calls of the functions whose names meet
+ * @cond (on $1), and with @inl the entries into their inlined instances
+ * (marked inlined): how often the instance's entry instruction ran (a
+ * breakpoint's hits in gdb), from the counts of the blocks that hold it.
+ */
+static void
+fl_func_sql(struct fl_sql *f, const char *cond, int inl,
+    const struct hwtr_pg_req *req)
+{
+	q_str_printf(&f->s, "SELECT x.run, x.function, x.image, x.calls, "
+	    "x.self_insns, " FL_LABELS_COL("x.run") " AS labels, x.inlined "
+	    "FROM (SELECT f.run, s.name AS function, i.path AS image, "
+	    "sum(f.calls)::bigint AS calls, sum(f.self_insns)::bigint AS "
+	    "self_insns, 0 AS inlined FROM hwtrace.func_counts f JOIN "
+	    "hwtrace.symbols s ON s.id = f.symbol JOIN hwtrace.images i ON "
+	    "i.id = s.image WHERE s.name %s", cond);
+	fl_labels(f, "f.run", req);
+	q_str_puts(&f->s, " GROUP BY f.run, s.name, i.path");
+	if (inl) {
+		/* An instance has a row per range: its entry once. */
+		q_str_printf(&f->s, " UNION ALL SELECT c.run, n.name, i.path, "
+		    "sum(c.count)::bigint, NULL::bigint, 1 FROM (SELECT "
+		    "DISTINCT image, inst, entry, name FROM hwtrace.inlines "
+		    "WHERE name %s) n JOIN hwtrace.blocks b ON b.image = "
+		    "n.image AND b.run IS NULL AND b.addr <= n.entry AND "
+		    "n.entry < b.addr + b.size JOIN hwtrace.block_counts c ON "
+		    "c.block = b.id JOIN hwtrace.images i ON i.id = n.image "
+		    "WHERE true", cond);
+		fl_labels(f, "c.run", req);
+		q_str_puts(&f->s, " GROUP BY c.run, n.name, i.path");
+	}
+	q_str_puts(&f->s, ") x ORDER BY x.run, x.function, x.image, "
+	    "x.inlined");
+}
+
+/*
+ * func: names matched as query's func matches them (a glob with LIKE, or
+ * SIMILAR TO for brackets; else fl_names()), of called and of inlined
+ * functions (a schema from before the inlines table has none).
+ */
 static int
 fl_func(struct hwtr_pg *pg, const struct hwtr_pg_req *req,
     struct hwtr_q_res **resp)
 {
 	struct fl_sql f = { 0 };
-	char *like = NULL;
-	int similar = 0, rc, glob;
+	char *like = NULL, *names = NULL;
+	PGresult *r;
+	int similar = 0, rc = 0, glob, inl;
 
+	*resp = NULL;
+	if ((r = pg_exec(pg, "cannot read the schema", "SELECT "
+	    "to_regclass('hwtrace.inlines') IS NOT NULL", 0, NULL)) == NULL)
+		return (-HWTR_E_DB);
+	inl = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+	PQclear(r);
 	glob = strpbrk(req->pattern, "*?[") != NULL;
 	if (glob && (like = fl_like(req->pattern, &similar)) == NULL)
 		return (pg_fail(pg, -HWTR_E_NOMEM, "out of memory"));
-	fl_param(&f, glob ? like : req->pattern);
-	q_str_printf(&f.s, "SELECT f.run, s.name AS function, i.path AS image, "
-	    "sum(f.calls)::bigint AS calls, sum(f.self_insns)::bigint AS "
-	    "self_insns, " FL_LABELS_COL("f.run") " AS labels FROM "
-	    "hwtrace.func_counts f JOIN hwtrace.symbols s ON s.id = f.symbol "
-	    "JOIN hwtrace.images i ON i.id = s.image WHERE s.name %s $1",
-	    !glob ? "=" : similar ? "SIMILAR TO" : "LIKE");
-	fl_labels(&f, "f.run", req);
-	q_str_puts(&f.s, " GROUP BY f.run, s.name, i.path ORDER BY f.run, "
-	    "s.name, i.path");
-	rc = fl_run(pg, &f, "func", resp, NULL);
-	if (rc == 0 && hwtr_q_res_nrows(*resp) == 0) {
+	if (!glob && (rc = fl_names(pg, req->pattern, inl, &names)) < 0)
+		return (rc);
+	if (glob || names != NULL) {
+		fl_param(&f, glob ? like : names);
+		fl_func_sql(&f, !glob ? "= ANY ($1::text[])" : similar ?
+		    "SIMILAR TO $1" : "LIKE $1", inl, req);
+		rc = fl_run(pg, &f, "func", resp, NULL);
+	}
+	if (rc == 0 && (*resp == NULL || hwtr_q_res_nrows(*resp) == 0)) {
 		hwtr_q_res_free(*resp);
 		*resp = NULL;
 		rc = pg_fail(pg, -HWTR_E_NOENT, "no run called a function "
@@ -215,6 +324,7 @@ fl_func(struct hwtr_pg *pg, const struct hwtr_pg_req *req,
 		    "the runs with those labels)" : "");
 	}
 	free(like);
+	free(names);
 	free(f.s.p);
 	return (rc);
 }

@@ -184,7 +184,8 @@ struct q_inl_ent {
 	uint8_t		*ret;		/* by block id: ends in a return */
 	int64_t		nret;
 	char		**sites;	/* call site, by instance */
-	int64_t		*site_inst;
+	char		**inames;	/* the function, by instance */
+	int64_t		*site_inst, *site_img;
 	size_t		nsites;
 };
 
@@ -199,31 +200,49 @@ q_inl_ent_free(struct q_inl_ent *e)
 	}
 	free(e->blk);
 	free(e->ret);
-	for (i = 0; i < e->nsites; i++)
+	for (i = 0; i < e->nsites; i++) {
 		free(e->sites[i]);
+		free(e->inames[i]);
+	}
 	free(e->sites);
+	free(e->inames);
 	free(e->site_inst);
+	free(e->site_img);
 }
 
+/* The index of instance @inst of image @img in @e's sites, added if new. */
 static int64_t
-q_inl_site(struct q_inl_ent *e, int64_t inst, const char *site)
+q_inl_site(struct q_inl_ent *e, int64_t img, int64_t inst, const char *site,
+    const char *name)
 {
-	size_t i;
+	size_t i, n = e->nsites + 1;
 	void *p;
 
 	for (i = 0; i < e->nsites; i++)
-		if (e->site_inst[i] == inst)
+		if (e->site_inst[i] == inst && e->site_img[i] == img)
 			return ((int64_t)i);
-	if ((p = realloc(e->sites, (e->nsites + 1) * sizeof(*e->sites))) ==
-	    NULL)
+	if ((p = realloc(e->sites, n * sizeof(*e->sites))) == NULL)
 		return (-1);
 	e->sites = p;
-	if ((p = realloc(e->site_inst, (e->nsites + 1) *
-	    sizeof(*e->site_inst))) == NULL)
+	if ((p = realloc(e->inames, n * sizeof(*e->inames))) == NULL)
+		return (-1);
+	e->inames = p;
+	if ((p = realloc(e->site_inst, n * sizeof(*e->site_inst))) == NULL)
 		return (-1);
 	e->site_inst = p;
+	if ((p = realloc(e->site_img, n * sizeof(*e->site_img))) == NULL)
+		return (-1);
+	e->site_img = p;
 	e->sites[e->nsites] = site != NULL ? strdup(site) : NULL;
+	e->inames[e->nsites] = strdup(name != NULL ? name : "??");
 	e->site_inst[e->nsites] = inst;
+	e->site_img[e->nsites] = img;
+	if ((site != NULL && e->sites[e->nsites] == NULL) ||
+	    e->inames[e->nsites] == NULL) {
+		free(e->sites[e->nsites]);
+		free(e->inames[e->nsites]);
+		return (-1);
+	}
 	return ((int64_t)e->nsites++);
 }
 
@@ -234,14 +253,13 @@ q_inl_site(struct q_inl_ent *e, int64_t inst, const char *site)
  * outermost one.
  */
 #define Q_INL_BLK_SQL							\
-	"WITH m AS MATERIALIZED (SELECT * FROM inlines WHERE name = ?1 "	\
-	"UNION SELECT * FROM inlines WHERE (?2 AND name GLOB ?1) OR (name > "	\
-	"?1 AND name < ?1 || '~' AND name GLOB ?1 || '(*')), "		\
+	"WITH m AS MATERIALIZED (SELECT * FROM inlines WHERE name IN %s), "	\
 	"o AS MATERIALIZED (SELECT * FROM m WHERE NOT EXISTS (SELECT 1 FROM "	\
 	"m x WHERE x.image = m.image AND x.name = m.name AND x.depth < "	\
 	"m.depth AND x.lo <= m.lo AND m.hi <= x.hi)) "			\
 	"SELECT b.id, b.image_addr, b.size, b.ninsns, b.insn_lens, i.lo, "	\
-	"i.hi, i.inst, f.path || ':' || i.call_line, s.name, i.entry "	\
+	"i.hi, i.inst, f.path || ':' || i.call_line, s.name, i.entry, "	\
+	"i.name, i.image "						\
 	"FROM o i "							\
 	"JOIN blocks b ON b.image = i.image AND b.image_addr < i.hi AND "	\
 	"b.image_addr + b.size > i.lo LEFT JOIN files f ON f.id = "	\
@@ -315,18 +333,24 @@ q_inl_close(struct q_inl_ent *e, struct q_inl_blk *b, const int64_t *insts,
 }
 
 static int
-q_inl_blocks(struct hwtr_q *q, struct q_inl_ent *e, const char *pattern)
+q_inl_blocks(struct hwtr_q *q, struct q_inl_ent *e, const char *names)
 {
 	sqlite3_stmt *st = NULL;
 	int64_t *insts = NULL, *ents = NULL, *sitebyk = NULL, ninsns = 0;
 	int64_t cur = -1, k;
+	struct q_str sql = { 0 };
 	size_t cap = 0;
 	int rc;
 
-	if ((rc = q_prepare(q, &st, Q_INL_BLK_SQL)) < 0)
+	q_str_printf(&sql, Q_INL_BLK_SQL, names);
+	if (sql.err) {
+		free(sql.p);
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	}
+	rc = q_prepare(q, &st, sql.p);
+	free(sql.p);
+	if (rc < 0)
 		return (rc);
-	sqlite3_bind_text(st, 1, pattern, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(st, 2, strpbrk(pattern, "*?[") != NULL);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0), site;
 		const char *cs = (const char *)sqlite3_column_text(st, 8);
@@ -365,7 +389,9 @@ q_inl_blocks(struct hwtr_q *q, struct q_inl_ent *e, const char *pattern)
 				goto nomem;
 			cur = id;
 		}
-		if ((site = q_inl_site(e, sqlite3_column_int64(st, 7), cs)) < 0)
+		if ((site = q_inl_site(e, sqlite3_column_int64(st, 12),
+		    sqlite3_column_int64(st, 7), cs, (const char *)
+		    sqlite3_column_text(st, 11))) < 0)
 			goto nomem;
 		q_inl_mark(&e->blk[e->nblk - 1], insts, ents, st);
 		for (k = 0; k < ninsns; k++)
@@ -462,7 +488,7 @@ q_inl_row(struct hwtr_q *q, struct hwtr_q_res *res, const char *name,
 /* The entries of one thread, in order. */
 static int
 q_inl_thread(struct hwtr_q *q, const struct q_inl_ent *e, sqlite3_stmt *ex,
-    struct hwtr_q_res *res, const char *name, int64_t thread)
+    struct hwtr_q_res *res, int64_t thread)
 {
 	int64_t prev = -1, prev_inst = 0;
 	size_t i;
@@ -489,12 +515,12 @@ q_inl_thread(struct hwtr_q *q, const struct q_inl_ent *e, sqlite3_stmt *ex,
 		 */
 		if (b->first != 0 && b->first != (ret ? b->before :
 		    prev_inst) &&
-		    (rc = q_inl_row(q, res, name, thread, b->caller,
-		    e->sites[b->site0], seq, insn)) < 0)
+		    (rc = q_inl_row(q, res, e->inames[b->site0], thread,
+		    b->caller, e->sites[b->site0], seq, insn)) < 0)
 			return (rc);
 		for (i = 0; i < b->nhits; i++)
-			if ((rc = q_inl_row(q, res, name, thread, b->caller,
-			    e->sites[b->hits[i].site], seq,
+			if ((rc = q_inl_row(q, res, e->inames[b->hits[i].site],
+			    thread, b->caller, e->sites[b->hits[i].site], seq,
 			    insn + b->hits[i].k)) < 0)
 				return (rc);
 		prev_inst = b->last;
@@ -509,13 +535,13 @@ q_inl_entries(struct hwtr_q *q, struct hwtr_q_res *res, const char *pattern,
 {
 	struct q_inl_ent e;
 	sqlite3_stmt *th = NULL, *ex = NULL;
+	char *names = NULL;
 	int rc;
 
 	memset(&e, 0, sizeof(e));
-	/* Most names were never inlined: one look at the name index. */
-	if (!q_inl_named(q, pattern))
-		return (0);
-	if ((rc = q_inl_blocks(q, &e, pattern)) < 0 || e.nblk == 0)
+	if ((rc = q_inl_names(q, pattern, &names)) < 0 || names == NULL)
+		return (rc);
+	if ((rc = q_inl_blocks(q, &e, names)) < 0 || e.nblk == 0)
 		goto out;
 	if ((rc = q_inl_returns(q, &e)) < 0 ||
 	    (rc = q_prepare(q, &th, "SELECT id FROM threads WHERE "
@@ -525,7 +551,7 @@ q_inl_entries(struct hwtr_q *q, struct hwtr_q_res *res, const char *pattern,
 		goto out;
 	sqlite3_bind_int64(th, 1, thread);
 	while ((rc = sqlite3_step(th)) == SQLITE_ROW)
-		if ((rc = q_inl_thread(q, &e, ex, res, pattern,
+		if ((rc = q_inl_thread(q, &e, ex, res,
 		    sqlite3_column_int64(th, 0))) < 0)
 			goto out;
 	rc = rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read threads");
@@ -533,6 +559,70 @@ out:
 	sqlite3_finalize(th);
 	sqlite3_finalize(ex);
 	q_inl_ent_free(&e);
+	free(names);
+	return (rc);
+}
+
+/*
+ * The names of inlined functions @pattern names, as an SQL list
+ * "('a', 'b')" in *@listp (malloc'd; NULL: none): a glob by GLOB, else
+ * as func names symbols (q_names.c, gdb's linespecs: "f" names
+ * "ns::f(int)"), among the names holding the pattern's last component.
+ */
+int
+q_inl_names(struct hwtr_q *q, const char *pattern, char **listp)
+{
+	sqlite3_stmt *st = NULL;
+	struct q_pat *pat = NULL;
+	struct q_str l = { 0 };
+	char *key = NULL, *qs;
+	const char *nm;
+	int rc, glob, n = 0;
+
+	*listp = NULL;
+	if (!q_inl_on(q))
+		return (0);
+	glob = strpbrk(pattern, "*?[") != NULL;
+	if (!glob && ((key = q_name_key(pattern)) == NULL ||
+	    (pat = q_pat_new(pattern)) == NULL)) {
+		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = q_prepare(q, &st, glob ? "SELECT DISTINCT name FROM "
+	    "inlines WHERE name GLOB ?1" : "SELECT DISTINCT name FROM inlines "
+	    "WHERE instr(name, ?1) > 0")) < 0)
+		goto out;
+	sqlite3_bind_text(st, 1, glob ? pattern : key, -1, SQLITE_TRANSIENT);
+	q_str_puts(&l, "(");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		nm = (const char *)sqlite3_column_text(st, 0);
+		if (nm == NULL || (!glob && !q_pat_match(pat, nm)))
+			continue;
+		if ((qs = sqlite3_mprintf("%s%Q", n++ ? ", " : "", nm)) ==
+		    NULL) {
+			l.err = 1;
+			break;
+		}
+		q_str_puts(&l, qs);
+		sqlite3_free(qs);
+	}
+	q_str_puts(&l, ")");
+	if (l.err)
+		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+	else if (rc != SQLITE_DONE)
+		rc = q_dbfail(q, "cannot read inlines");
+	else {
+		rc = 0;
+		if (n > 0) {
+			*listp = l.p;
+			l.p = NULL;
+		}
+	}
+out:
+	free(l.p);
+	free(key);
+	q_pat_free(pat);
+	sqlite3_finalize(st);
 	return (rc);
 }
 
@@ -540,20 +630,11 @@ out:
 int
 q_inl_named(struct hwtr_q *q, const char *pattern)
 {
-	sqlite3_stmt *st = NULL;
-	int rc, n = 0;
+	char *l = NULL;
+	int n;
 
-	if (!q_inl_on(q) || q_prepare(q, &st, "SELECT 1 FROM inlines WHERE "
-	    "name = ?1 UNION ALL SELECT 1 FROM inlines WHERE (?2 AND name "
-	    "GLOB ?1) OR (name > ?1 AND name < ?1 || '~' AND name GLOB ?1 || "
-	    "'(*') LIMIT 1") < 0)
-		return (0);
-	sqlite3_bind_text(st, 1, pattern, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(st, 2, strpbrk(pattern, "*?[") != NULL);
-	rc = sqlite3_step(st);
-	n = rc == SQLITE_ROW;
-	sqlite3_finalize(st);
-	assert(n == 0 || n == 1);
+	n = q_inl_names(q, pattern, &l) == 0 && l != NULL;
+	free(l);
 	return (n);
 }
 
@@ -565,8 +646,10 @@ struct q_inl_img {
 	int64_t		image;
 	struct {
 		uint64_t	lo, hi;
-		int64_t		depth;
+		uint64_t	entry;	/* the instance's */
+		int64_t		depth, inst;
 		size_t		name;	/* offset in q_inl_hot.names */
+		size_t		site;	/* the same; SIZE_MAX: none */
 	}		*r;
 	size_t		n, cap;
 	uint64_t	maxlen;
@@ -596,8 +679,10 @@ q_inl_hot_load(struct hwtr_q *q, struct q_inl_hot *h)
 	struct q_inl_img *im = NULL;
 	int rc;
 
-	if ((rc = q_prepare(q, &st, "SELECT image, lo, hi, depth, name FROM "
-	    "inlines ORDER BY image, lo")) < 0)
+	if ((rc = q_prepare(q, &st, "SELECT i.image, i.lo, i.hi, i.depth, "
+	    "i.name, i.inst, i.entry, f.path || ':' || i.call_line FROM "
+	    "inlines i LEFT JOIN files f ON f.id = i.call_file ORDER BY "
+	    "i.image, i.lo")) < 0)
 		return (rc);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t image = sqlite3_column_int64(st, 0);
@@ -624,9 +709,18 @@ q_inl_hot_load(struct hwtr_q *q, struct q_inl_hot *h)
 		im->r[im->n].lo = (uint64_t)sqlite3_column_int64(st, 1);
 		im->r[im->n].hi = (uint64_t)sqlite3_column_int64(st, 2);
 		im->r[im->n].depth = sqlite3_column_int64(st, 3);
+		im->r[im->n].inst = sqlite3_column_int64(st, 5);
+		im->r[im->n].entry = (uint64_t)sqlite3_column_int64(st, 6);
 		im->r[im->n].name = h->names.len;
 		q_str_puts(&h->names, nm != NULL ? nm : "??");
 		q_str_add(&h->names, "", 1);
+		im->r[im->n].site = SIZE_MAX;
+		if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
+			im->r[im->n].site = h->names.len;
+			q_str_puts(&h->names, (const char *)
+			    sqlite3_column_text(st, 7));
+			q_str_add(&h->names, "", 1);
+		}
 		if (h->names.err)
 			goto nomem;
 		if (im->r[im->n].hi - im->r[im->n].lo > im->maxlen)
@@ -957,5 +1051,518 @@ out:
 	}
 	q_inl_agg_free(&g);
 	q_inl_hot_free(&h);
+	return (rc);
+}
+
+/* ----------------------------------------------------------------- */
+/* Runs of instances (export --perfetto)                              */
+
+/*
+ * A run of an inlined instance is one entry into it (as func counts
+ * them: its entry instruction after an instruction of its frame outside
+ * it) until its frame next runs an instruction outside it, or returns:
+ * the calls the frame makes meanwhile are inside the run, as tree puts
+ * them under the inlined frame.  Frames are the calls of the thread
+ * (a walk in entry order beside the execution order), so that code run
+ * in callees is no instruction of the frame.  What each block's
+ * instructions are inside is worked out once per block.
+ */
+
+#define IR_CHAIN	32	/* nesting of instances followed */
+
+/* An instance: image (index in q_inl_hot.img) and instance number. */
+struct ir_key {
+	size_t		img;
+	int64_t		inst;
+};
+
+/* An instance containing an instruction: which range, at its entry? */
+struct ir_ch {
+	size_t		img, range;
+	int		entry;
+};
+
+/* A block's instructions: instances around each, outermost first. */
+struct ir_blk {
+	int64_t		ninsns;
+	uint32_t	*off;		/* ninsns + 1 offsets into ch; NULL */
+	struct ir_ch	*ch;
+};
+
+struct ir_open {
+	struct ir_key	k;
+	size_t		range;
+	int64_t		start;
+};
+
+/*
+ * A frame: its instances (those of the last instruction it ran) and its
+ * open runs live at the ends of ir.prev and ir.open while it is the top.
+ */
+struct ir_frame {
+	int64_t		id, depth, exit_seq;
+	size_t		poff, ooff;
+	int		known;		/* 0: its last instruction is unknown */
+};
+
+struct ir {
+	struct hwtr_q	*q;
+	struct q_inl_hot h;
+	struct ir_blk	**bk;		/* by block id */
+	int64_t		nbk;
+	sqlite3_stmt	*bst;
+	struct ir_frame	*fr;
+	size_t		nfr, capfr;
+	struct ir_key	*prev;
+	size_t		nprev, capprev;
+	struct ir_open	*open;
+	size_t		nopen, capopen;
+	int		(*fn)(void *, const struct q_inl_run *);
+	void		*arg;
+};
+
+static void
+ir_free(struct ir *ir)
+{
+	int64_t i;
+
+	for (i = 0; ir->bk != NULL && i < ir->nbk; i++) {
+		if (ir->bk[i] == NULL)
+			continue;
+		free(ir->bk[i]->off);
+		free(ir->bk[i]->ch);
+		free(ir->bk[i]);
+	}
+	free(ir->bk);
+	sqlite3_finalize(ir->bst);
+	free(ir->fr);
+	free(ir->prev);
+	free(ir->open);
+	q_inl_hot_free(&ir->h);
+}
+
+static int
+ir_chcmp(const void *a, const void *b, void *arg)
+{
+	const struct ir_ch *x = a, *y = b;
+	const struct q_inl_hot *h = arg;
+	int64_t dx = h->img[x->img].r[x->range].depth;
+	int64_t dy = h->img[y->img].r[y->range].depth;
+
+	return (dx < dy ? -1 : dx > dy);
+}
+
+/* The image of id @image in @h: its index, or SIZE_MAX. */
+static size_t
+ir_img(const struct q_inl_hot *h, int64_t image)
+{
+	size_t lo = 0, hi = h->nimg;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (h->img[mid].image < image)
+			lo = mid + 1;
+		else if (h->img[mid].image > image)
+			hi = mid;
+		else
+			return (mid);
+	}
+	return (SIZE_MAX);
+}
+
+/* The instances around each instruction of a block at @a of image @ii. */
+static int
+ir_blk_fill(struct ir *ir, struct ir_blk *b, size_t ii, uint64_t a,
+    const uint8_t *lens)
+{
+	const struct q_inl_img *im = &ir->h.img[ii];
+	size_t nch = 0, cap = 0, lo, hi, k;
+	struct ir_ch *c;
+	int64_t i;
+
+	if ((b->off = calloc((size_t)b->ninsns + 1, sizeof(*b->off))) == NULL)
+		return (-1);
+	for (i = 0; i < b->ninsns; i++) {
+		size_t first = nch;
+
+		b->off[i] = (uint32_t)nch;
+		/* The ranges starting at or before @a, back to maxlen. */
+		for (lo = 0, hi = im->n; lo < hi; ) {
+			size_t mid = (lo + hi) / 2;
+
+			if (im->r[mid].lo <= a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (k = lo; k > 0 && a - im->r[k - 1].lo < im->maxlen; k--) {
+			if (a >= im->r[k - 1].hi || nch - first >= IR_CHAIN)
+				continue;
+			if (nch == cap) {
+				cap = cap ? cap * 2 : 16;
+				if ((c = realloc(b->ch, cap * sizeof(*c))) ==
+				    NULL)
+					return (-1);
+				b->ch = c;
+			}
+			b->ch[nch].img = ii;
+			b->ch[nch].range = k - 1;
+			b->ch[nch].entry = im->r[k - 1].entry == a;
+			nch++;
+		}
+		if (nch - first > 1)
+			qsort_r(b->ch + first, nch - first, sizeof(*b->ch),
+			    ir_chcmp, &ir->h);
+		a += lens != NULL ? lens[i] : 0;
+	}
+	b->off[b->ninsns] = (uint32_t)nch;
+	if (nch == 0) {
+		free(b->off);
+		b->off = NULL;
+	}
+	return (0);
+}
+
+/* Block @id's facts, read on first use (NULL: an error, in q->msg). */
+static const struct ir_blk *
+ir_blk(struct ir *ir, int64_t id)
+{
+	struct ir_blk *b;
+	const uint8_t *lens;
+	size_t ii;
+	int rc;
+
+	if (id < 0 || id >= ir->nbk) {
+		q_fail(ir->q, -HWTR_E_DB, "export: block %lld is not in the "
+		    "blocks table", (long long)id);
+		return (NULL);
+	}
+	if (ir->bk[id] != NULL)
+		return (ir->bk[id]);
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+		goto nomem;
+	ir->bk[id] = b;
+	b->ninsns = 1;
+	sqlite3_reset(ir->bst);
+	sqlite3_bind_int64(ir->bst, 1, id);
+	if ((rc = sqlite3_step(ir->bst)) != SQLITE_ROW) {
+		q_dbfail(ir->q, "export: cannot read blocks");
+		return (NULL);
+	}
+	if (sqlite3_column_int64(ir->bst, 2) > 0)
+		b->ninsns = sqlite3_column_int64(ir->bst, 2);
+	lens = sqlite3_column_blob(ir->bst, 3);
+	if (lens == NULL || sqlite3_column_bytes(ir->bst, 3) < b->ninsns)
+		lens = NULL;
+	if (sqlite3_column_type(ir->bst, 0) == SQLITE_NULL ||
+	    sqlite3_column_type(ir->bst, 1) == SQLITE_NULL ||
+	    (ii = ir_img(&ir->h, sqlite3_column_int64(ir->bst, 0))) ==
+	    SIZE_MAX)
+		return (b);
+	/* Lengths unknown: the first instruction alone is placed. */
+	if (ir_blk_fill(ir, b, ii, (uint64_t)sqlite3_column_int64(ir->bst, 1),
+	    lens) < 0)
+		goto nomem;
+	if (lens == NULL && b->off != NULL)
+		for (rc = 1; rc <= b->ninsns; rc++)
+			b->off[rc] = b->off[1];
+	return (b);
+nomem:
+	q_fail(ir->q, -HWTR_E_NOMEM, "out of memory");
+	return (NULL);
+}
+
+static int
+ir_grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t c = *cap ? *cap : 64;
+	void *n;
+
+	if (need <= *cap)
+		return (0);
+	while (c < need)
+		c *= 2;
+	if ((n = realloc(*p, c * size)) == NULL)
+		return (-1);
+	*p = n;
+	*cap = c;
+	return (0);
+}
+
+/*
+ * Close the top frame's open runs at instruction position @at, those
+ * not in @keep (@nkeep instances; NULL: all), outermost first (two runs
+ * with the same ends then nest as they do).
+ */
+static int
+ir_close(struct ir *ir, int64_t at, const struct ir_key *keep, size_t nkeep)
+{
+	struct ir_frame *f = &ir->fr[ir->nfr - 1];
+	struct q_inl_run run;
+	size_t i, j, best;
+	int rc;
+
+	assert(ir->nfr > 0 && f->ooff <= ir->nopen);
+	for (;;) {
+		best = SIZE_MAX;
+		for (i = f->ooff; i < ir->nopen; i++) {
+			const struct ir_open *o = &ir->open[i];
+
+			for (j = 0; j < nkeep; j++)
+				if (keep[j].img == o->k.img &&
+				    keep[j].inst == o->k.inst)
+					break;
+			if (j < nkeep)
+				continue;
+			if (best == SIZE_MAX || ir->h.img[o->k.img].r[o->range].
+			    depth < ir->h.img[ir->open[best].k.img].
+			    r[ir->open[best].range].depth)
+				best = i;
+		}
+		if (best == SIZE_MAX)
+			break;
+		{
+			const struct ir_open *o = &ir->open[best];
+			const struct q_inl_img *im = &ir->h.img[o->k.img];
+
+			run.name = ir->h.names.p + im->r[o->range].name;
+			run.site = im->r[o->range].site == SIZE_MAX ? NULL :
+			    ir->h.names.p + im->r[o->range].site;
+			run.call = f->id;
+			run.depth = f->depth;
+			run.level = im->r[o->range].depth;
+			run.entry_insn = o->start;
+			run.exit_insn = at;
+		}
+		memmove(&ir->open[best], &ir->open[best + 1],
+		    (ir->nopen - best - 1) * sizeof(*ir->open));
+		ir->nopen--;
+		if ((rc = ir->fn(ir->arg, &run)) < 0)
+			return (rc);
+	}
+	return (0);
+}
+
+/* Push a frame (@known: its first instruction's predecessor is known). */
+static int
+ir_push(struct ir *ir, int64_t id, int64_t depth, int64_t exit_seq,
+    int known)
+{
+	struct ir_frame *f;
+
+	if (ir_grow((void **)&ir->fr, &ir->capfr, ir->nfr + 1,
+	    sizeof(*ir->fr)) < 0)
+		return (q_fail(ir->q, -HWTR_E_NOMEM, "out of memory"));
+	f = &ir->fr[ir->nfr++];
+	f->id = id;
+	f->depth = depth;
+	f->exit_seq = exit_seq;
+	f->poff = ir->nprev;
+	f->ooff = ir->nopen;
+	f->known = known;
+	return (0);
+}
+
+/* Pop the top frame, its runs ending at @at. */
+static int
+ir_pop(struct ir *ir, int64_t at)
+{
+	int rc;
+
+	assert(ir->nfr > 1);
+	if ((rc = ir_close(ir, at, NULL, 0)) < 0)
+		return (rc);
+	ir->nprev = ir->fr[ir->nfr - 1].poff;
+	ir->nfr--;
+	return (0);
+}
+
+/* Instruction @k of block @b at position @at, in the top frame. */
+static int
+ir_insn(struct ir *ir, const struct ir_blk *b, int64_t k, int64_t at,
+    int can_open)
+{
+	struct ir_frame *f = &ir->fr[ir->nfr - 1];
+	struct ir_key ks[IR_CHAIN];
+	size_t n = 0, i, j, lo, hi;
+	int rc;
+
+	lo = b->off != NULL ? b->off[k] : 0;
+	hi = b->off != NULL ? b->off[k + 1] : 0;
+	assert(hi - lo <= IR_CHAIN && f->poff <= ir->nprev);
+	for (i = lo; i < hi && n < IR_CHAIN; i++) {
+		ks[n].img = b->ch[i].img;
+		ks[n].inst = ir->h.img[b->ch[i].img].r[b->ch[i].range].inst;
+		n++;
+	}
+	if (ir->nopen > f->ooff && (rc = ir_close(ir, at, ks, n)) < 0)
+		return (rc);
+	for (i = lo; i < hi && can_open && f->known; i++) {
+		if (!b->ch[i].entry)
+			continue;
+		for (j = f->poff; j < ir->nprev; j++)
+			if (ir->prev[j].img == ks[i - lo].img &&
+			    ir->prev[j].inst == ks[i - lo].inst)
+				break;
+		if (j < ir->nprev)
+			continue;
+		if (ir_grow((void **)&ir->open, &ir->capopen, ir->nopen + 1,
+		    sizeof(*ir->open)) < 0)
+			return (q_fail(ir->q, -HWTR_E_NOMEM, "out of memory"));
+		ir->open[ir->nopen].k = ks[i - lo];
+		ir->open[ir->nopen].range = b->ch[i].range;
+		ir->open[ir->nopen].start = at;
+		ir->nopen++;
+	}
+	f->known = 1;
+	if (ir_grow((void **)&ir->prev, &ir->capprev, f->poff + n,
+	    sizeof(*ir->prev)) < 0)
+		return (q_fail(ir->q, -HWTR_E_NOMEM, "out of memory"));
+	if (n > 0)
+		memcpy(ir->prev + f->poff, ks, n * sizeof(*ks));
+	ir->nprev = f->poff + n;
+	return (0);
+}
+
+/* The next call of the walk: 1, 0 at the end, < 0 an error. */
+static int
+ir_next_call(struct q_walk *w, struct q_span *c)
+{
+	int rc;
+
+	if ((rc = q_walk_step(w)) != 1)
+		return (rc);
+	c->id = sqlite3_column_int64(w->st, 0);
+	c->depth = sqlite3_column_int64(w->st, 1);
+	c->entry_seq = sqlite3_column_int64(w->st, 2);
+	c->exit_seq = sqlite3_column_type(w->st, 3) == SQLITE_NULL ?
+	    INT64_MAX : sqlite3_column_int64(w->st, 3);
+	return (1);
+}
+
+/* The frames open at block @seq_lo (their last instruction unknown). */
+static int
+ir_stack(struct ir *ir, int64_t thread, int64_t seq_lo)
+{
+	struct q_span *fr = NULL;
+	size_t n = 0, i;
+	int rc;
+
+	if (seq_lo <= 0)
+		return (0);
+	if ((rc = q_walk_stack(ir->q, thread, seq_lo, INT64_MAX, &fr,
+	    &n)) < 0)
+		return (rc);
+	for (i = n; i-- > 0 && rc == 0; )
+		if (fr[i].entry_seq < seq_lo)	/* else the walk has it */
+			rc = ir_push(ir, fr[i].id, fr[i].depth,
+			    fr[i].exit_seq, 0);
+	free(fr);
+	return (rc);
+}
+
+/* The walk over the execution order of q_inl_runs(). */
+static int
+ir_run(struct ir *ir, int64_t thread, int64_t seq_lo, int64_t seq_hi)
+{
+	struct q_walk w;
+	struct q_span c;
+	sqlite3_stmt *ex = NULL;
+	const struct ir_blk *b = NULL;
+	int64_t seq = 0, insn = 0, k;
+	int have, rc;
+
+	memset(&w, 0, sizeof(w));
+	if ((rc = ir_push(ir, -1, -1, INT64_MAX, seq_lo <= 0)) < 0 ||
+	    (rc = ir_stack(ir, thread, seq_lo)) < 0 ||
+	    (rc = q_walk_open(ir->q, &w, NULL, thread, -1, seq_lo,
+	    INT64_MAX)) < 0 ||
+	    (rc = q_prepare(ir->q, &ex, "SELECT seq, block, insn FROM "
+	    "exec_order WHERE thread = ?1 AND seq >= ?2")) < 0)
+		goto out;
+	sqlite3_bind_int64(ex, 1, thread);
+	sqlite3_bind_int64(ex, 2, seq_lo);
+	if ((have = ir_next_call(&w, &c)) < 0) {
+		rc = have;
+		goto out;
+	}
+	while ((rc = sqlite3_step(ex)) == SQLITE_ROW) {
+		seq = sqlite3_column_int64(ex, 0);
+		insn = sqlite3_column_int64(ex, 2);
+		/* Past the end asked for, only to close what is open. */
+		if (seq > seq_hi && ir->nopen == 0)
+			break;
+		while (ir->nfr > 1 && ir->fr[ir->nfr - 1].exit_seq <= seq)
+			if ((rc = ir_pop(ir, insn)) < 0)
+				goto out;
+		while (have == 1 && c.entry_seq <= seq) {
+			if (c.exit_seq > seq && (rc = ir_push(ir, c.id,
+			    c.depth, c.exit_seq, 1)) < 0)
+				goto out;
+			if ((have = ir_next_call(&w, &c)) < 0) {
+				rc = have;
+				goto out;
+			}
+		}
+		if ((b = ir_blk(ir, sqlite3_column_int64(ex, 1))) == NULL) {
+			rc = -HWTR_E_DB;
+			goto out;
+		}
+		if (b->off == NULL) {
+			/* No instance: all the frame's are left. */
+			if ((rc = ir_insn(ir, b, 0, insn, 0)) < 0)
+				goto out;
+			continue;
+		}
+		for (k = 0; k < b->ninsns; k++)
+			if ((rc = ir_insn(ir, b, k, insn + k, seq <= seq_hi)) <
+			    0)
+				goto out;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		rc = q_dbfail(ir->q, "export: cannot read exec_order");
+		goto out;
+	}
+	/* The trace ended inside them: runs end after its last instruction. */
+	if (rc == SQLITE_DONE && b != NULL)
+		insn += b->ninsns;
+	rc = 0;
+	while (rc == 0 && ir->nfr > 1)
+		rc = ir_pop(ir, insn);
+	if (rc == 0)
+		rc = ir_close(ir, insn, NULL, 0);
+out:
+	q_walk_close(&w);
+	sqlite3_finalize(ex);
+	return (rc);
+}
+
+int
+q_inl_runs(struct hwtr_q *q, int64_t thread, int64_t seq_lo, int64_t seq_hi,
+    int (*fn)(void *, const struct q_inl_run *), void *arg)
+{
+	struct ir ir;
+	int rc;
+
+	memset(&ir, 0, sizeof(ir));
+	ir.q = q;
+	ir.fn = fn;
+	ir.arg = arg;
+	if (!q_inl_on(q))
+		return (0);
+	if ((rc = q_inl_hot_load(q, &ir.h)) < 0 ||
+	    (rc = q_int(q, &ir.nbk, 0, "SELECT coalesce(max(id), 0) + 1 FROM "
+	    "blocks", NULL)) < 0 ||
+	    (rc = q_prepare(q, &ir.bst, "SELECT image, image_addr, ninsns, "
+	    "insn_lens FROM blocks WHERE id = ?1")) < 0)
+		goto out;
+	if ((ir.bk = calloc((size_t)ir.nbk, sizeof(*ir.bk))) == NULL) {
+		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+		goto out;
+	}
+	rc = ir_run(&ir, thread, seq_lo, seq_hi);
+out:
+	ir_free(&ir);
 	return (rc);
 }

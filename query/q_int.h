@@ -604,6 +604,11 @@ int q_bt_frame(struct hwtr_q *q, sqlite3_stmt **chain, int inl,
 /* Whether a function named @pattern was inlined somewhere. */
 int q_inl_named(struct hwtr_q *q, const char *pattern);
 /*
+ * The names of inlined functions @pattern names (a glob, or as func names
+ * symbols), as an SQL list "('a', 'b')" in *@listp (malloc'd; NULL: none).
+ */
+int q_inl_names(struct hwtr_q *q, const char *pattern, char **listp);
+/*
  * func's rows for the entries into inlined instances of @pattern, of
  * thread @thread (-1: all), appended to @res (func's columns).
  */
@@ -616,5 +621,27 @@ int q_inl_entries(struct hwtr_q *q, struct hwtr_q_res *res,
  */
 int q_inl_hot(struct hwtr_q *q, struct hwtr_q_res **resp, int64_t thread,
     int64_t n);
+/*
+ * One run of an inlined instance (export --perfetto): from an entry into
+ * it to where its frame next runs an instruction outside it, or returns
+ * (callees it makes meanwhile inside); strings valid during the callback.
+ */
+struct q_inl_run {
+	const char	*name;		/* the inlined function */
+	const char	*site;		/* "file:line" inlined at; NULL */
+	int64_t		call;		/* its frame's call; -1: none */
+	int64_t		depth;		/* that call's depth; -1: none */
+	int64_t		level;		/* 1: inlined into the function */
+	int64_t		entry_insn;	/* instruction positions [,) */
+	int64_t		exit_insn;
+};
+/*
+ * @fn(@arg, run) for each run of thread @thread entered in blocks @seq_lo
+ * to @seq_hi (runs entered before @seq_lo, or at the first instruction a
+ * frame runs from there, are left out), each when it ends.  < 0 from @fn
+ * stops the walk and is returned.
+ */
+int q_inl_runs(struct hwtr_q *q, int64_t thread, int64_t seq_lo,
+    int64_t seq_hi, int (*fn)(void *, const struct q_inl_run *), void *arg);
 
 #endif /* !HWTR_Q_INT_H */

@@ -29,6 +29,20 @@
  * commits), so that dropping a run is dropping its partitions.  Bulk
  * tables carry no foreign keys: they would check every row of a COPY.
  */
+/*
+ * Inlined subroutines, static per image as lines are: added to version 1
+ * (readers that do not know the table never see it), so a schema made
+ * before it gets it at the next export (pg_schema()).
+ */
+#define PG_INLINES_SQL							\
+	"CREATE TABLE IF NOT EXISTS hwtrace.inlines (image bigint NOT NULL,"	\
+	" lo bigint NOT NULL, hi bigint NOT NULL, entry bigint NOT NULL,"	\
+	" inst bigint NOT NULL, depth bigint NOT NULL, name text NOT NULL,"	\
+	" call_file bigint, call_line bigint, parent bigint);"		\
+	"CREATE INDEX IF NOT EXISTS inlines_image_lo ON hwtrace.inlines"	\
+	" (image, lo);"							\
+	"CREATE INDEX IF NOT EXISTS inlines_name ON hwtrace.inlines (name);"
+
 static const char pg_schema_sql[] =
 	"CREATE SCHEMA IF NOT EXISTS hwtrace;"
 	"CREATE TABLE IF NOT EXISTS hwtrace.meta (key text PRIMARY KEY, value text NOT NULL);"
@@ -87,6 +101,7 @@ static const char pg_schema_sql[] =
 	" symbol bigint NOT NULL, calls bigint NOT NULL, self_insns bigint)"
 	" PARTITION BY LIST (run);"
 	"CREATE INDEX IF NOT EXISTS func_counts_symbol ON hwtrace.func_counts (symbol);"
+	PG_INLINES_SQL
 	"INSERT INTO hwtrace.meta VALUES ('schema_version', '1')"
 	" ON CONFLICT (key) DO NOTHING;";
 
@@ -365,6 +380,20 @@ pg_schema(struct hwtr_pg *pg, int create)
 	    (rc = pg_cmd(pg, "cannot create the schema hwtrace",
 	    pg_schema_sql, 0, NULL)) < 0))
 		return (rc);
+	/* A schema from before the inlines table: it is added. */
+	if (create) {
+		if ((r = pg_exec(pg, "cannot read the schema", "SELECT "
+		    "to_regclass('hwtrace.inlines') IS NOT NULL", 0, NULL)) ==
+		    NULL)
+			return (-HWTR_E_DB);
+		rc = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+		PQclear(r);
+		if (!rc && ((rc = pg_cmd(pg, "cannot lock the schema", "SELECT "
+		    "pg_advisory_xact_lock(1752659058)", 0, NULL)) < 0 ||
+		    (rc = pg_cmd(pg, "cannot add the inlines table",
+		    PG_INLINES_SQL, 0, NULL)) < 0))
+			return (rc);
+	}
 	if ((r = pg_exec(pg, "cannot read the schema version", "SELECT "
 	    "coalesce((SELECT value FROM hwtrace.meta WHERE key = "
 	    "'schema_version'), '0')", 0, NULL)) == NULL)

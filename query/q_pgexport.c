@@ -295,6 +295,18 @@ ex_idlist(PGresult *r)
 	return (s.p);
 }
 
+/* Whether the database has the inlines table (an older one has not). */
+static int
+ex_has_inlines(struct ex *ex)
+{
+	int64_t n = 0;
+
+	if (q_int(ex->q, &n, 0, "SELECT count(*) FROM sqlite_master WHERE "
+	    "type = 'table' AND name = 'inlines'", NULL) < 0)
+		return (0);
+	return (n != 0);
+}
+
 /*
  * Images: merge by key, map the run's ids, and load the static data of
  * the images no run loaded before (a row lock on each, so that two
@@ -305,7 +317,7 @@ ex_images(struct ex *ex, struct hwtr_pg_run *run)
 {
 	PGresult *r;
 	char *local = NULL, *shared = NULL, *sql = NULL;
-	int rc;
+	int rc, inl;
 
 	if ((rc = pg_cmd(ex->pg, "cannot create a temporary table",
 	    "DROP TABLE IF EXISTS pg_temp.hwtr_images;"
@@ -370,8 +382,12 @@ ex_images(struct ex *ex, struct hwtr_pg_run *run)
 	    "FROM STDIN (FORMAT binary)", "Itllttt", NULL)) < 0)
 		goto out;
 	free(sql);
-	if (asprintf(&sql, "SELECT DISTINCT l.image, f.id, f.path FROM lines "
-	    "l JOIN files f ON f.id = l.file WHERE l.image IN %s", local) < 0) {
+	/* The files of the lines, and of the call sites of inlines. */
+	inl = ex_has_inlines(ex);
+	if (asprintf(&sql, "SELECT DISTINCT l.image, f.id, f.path FROM "
+	    "(SELECT image, file FROM lines%s) l JOIN files f ON f.id = "
+	    "l.file WHERE l.image IN %s", inl ? " UNION SELECT image, "
+	    "call_file FROM inlines" : "", local) < 0) {
 		sql = NULL;
 		rc = pg_fail(ex->pg, -HWTR_E_NOMEM, "out of memory");
 		goto out;
@@ -389,6 +405,20 @@ ex_images(struct ex *ex, struct hwtr_pg_run *run)
 	if ((rc = ex_copy(ex, "cannot copy lines", sql, "COPY hwtrace.lines "
 	    "(image, addr, file, line, col, is_stmt, end_addr) FROM STDIN "
 	    "(FORMAT binary)", "Illllbl", NULL)) < 0)
+		goto out;
+	free(sql);
+	sql = NULL;
+	if (inl && asprintf(&sql, "SELECT image, lo, hi, entry, inst, depth, "
+	    "name, call_file, call_line, parent FROM inlines WHERE image IN "
+	    "%s", local) < 0) {
+		sql = NULL;
+		rc = pg_fail(ex->pg, -HWTR_E_NOMEM, "out of memory");
+		goto out;
+	}
+	if (inl && (rc = ex_copy(ex, "cannot copy inlines", sql, "COPY "
+	    "hwtrace.inlines (image, lo, hi, entry, inst, depth, name, "
+	    "call_file, call_line, parent) FROM STDIN (FORMAT binary)",
+	    "Illllltlll", NULL)) < 0)
 		goto out;
 	free(sql);
 	if (asprintf(&sql, "UPDATE hwtrace.images SET loaded = true WHERE id "

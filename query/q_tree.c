@@ -627,6 +627,10 @@ struct ex {
 	struct q_names	names;
 	int64_t		t0, from, to, ilo, ihi, mindur, nev;
 	int		use_ns;
+	/* Inlined slices: the database has inlines; the thread's. */
+	int		inl;
+	sqlite3_stmt	*tm;
+	int64_t		thread, pid, tid, maxdepth;
 };
 
 /*
@@ -682,6 +686,74 @@ ex_slice(struct ex *e, sqlite3_stmt *st, int k, int64_t pid, int64_t tid)
 	    (long long)sqlite3_column_int64(st, k + 7), (long long)ei,
 	    (long long)xi, !e->use_ns ? "" : est ? ", \"estimated\": true" :
 	    ", \"estimated\": false");
+	return (ex_flush(e->q, &e->wf, &e->o, 0));
+}
+
+/*
+ * A slice of a run of an inlined instance (q_inl_runs(): from an entry
+ * into it to where its frame leaves it), inside its frame's call slice,
+ * as perf report --inline names it: "NAME (inlined)", category "inline",
+ * args.inlined true.  The same window, --min-dur and --max-depth (of its
+ * frame) as the calls.
+ */
+static int
+ex_inl_slice(void *arg, const struct q_inl_run *r)
+{
+	struct ex *e = arg;
+	int64_t tb = r->entry_insn, te = r->exit_insn;
+	int est = 0, rc;
+
+	if (r->depth > e->maxdepth || tb > e->ihi || te < e->ilo)
+		return (0);
+	if (e->use_ns) {
+		if (e->tm == NULL && (rc = q_prepare(e->q, &e->tm, "SELECT "
+		    "hwtr_time_at(?1, ?2), hwtr_time_at(?1, ?3), "
+		    "hwtr_time_estimated(?1, ?2) OR hwtr_time_estimated(?1, "
+		    "?3)")) < 0)
+			return (rc);
+		sqlite3_reset(e->tm);
+		sqlite3_bind_int64(e->tm, 1, e->thread);
+		sqlite3_bind_int64(e->tm, 2, r->entry_insn);
+		sqlite3_bind_int64(e->tm, 3, r->exit_insn);
+		if (sqlite3_step(e->tm) != SQLITE_ROW)
+			return (q_dbfail(e->q, "export: cannot read times"));
+		if (sqlite3_column_type(e->tm, 0) != SQLITE_NULL &&
+		    sqlite3_column_type(e->tm, 1) != SQLITE_NULL) {
+			tb = sqlite3_column_int64(e->tm, 0) - e->t0;
+			te = sqlite3_column_int64(e->tm, 1) - e->t0;
+			est = sqlite3_column_int(e->tm, 2);
+		}
+	}
+	if (tb > e->to || te < e->from || te - tb < e->mindur)
+		return (0);
+	q_str_printf(&e->o, "%s{\"name\": ", e->nev++ ? ",\n" : "");
+	/* The mark needs no escaping: in the quotes, after the name. */
+	q_str_json(&e->o, r->name);
+	if (!e->o.err) {
+		assert(e->o.len > 0 && e->o.p[e->o.len - 1] == '"');
+		e->o.len--;
+		q_str_puts(&e->o, TINL_MARK "\"");
+	}
+	q_str_printf(&e->o, ", \"cat\": \"inline\", \"ph\": \"X\", "
+	    "\"pid\": %lld, \"tid\": %lld, \"ts\": ", (long long)e->pid,
+	    (long long)e->tid);
+	ex_us(&e->o, tb);
+	q_str_puts(&e->o, ", \"dur\": ");
+	ex_us(&e->o, te - tb);
+	q_str_puts(&e->o, ", \"args\": {\"inlined\": true, \"function\": ");
+	q_str_json(&e->o, r->name);
+	q_str_puts(&e->o, ", \"call_site\": ");
+	if (r->site != NULL)
+		q_str_json(&e->o, r->site);
+	else
+		q_str_puts(&e->o, "null");
+	if (r->call >= 0)
+		q_str_printf(&e->o, ", \"call\": %lld, \"depth\": %lld",
+		    (long long)r->call, (long long)r->depth);
+	q_str_printf(&e->o, ", \"inline_depth\": %lld, \"entry_insn\": "
+	    "%lld, \"exit_insn\": %lld%s}}", (long long)r->level,
+	    (long long)r->entry_insn, (long long)r->exit_insn, !e->use_ns ?
+	    "" : est ? ", \"estimated\": true" : ", \"estimated\": false");
 	return (ex_flush(e->q, &e->wf, &e->o, 0));
 }
 
@@ -781,6 +853,14 @@ ex_thread(struct ex *e, const struct hwtr_q_req *req, int64_t thread,
 			break;
 	if (rc == 1)
 		rc = 0;
+	/* Then the runs of inlined code, inside the frames just written. */
+	if (rc == 0 && e->inl) {
+		e->thread = thread;
+		e->pid = pid;
+		e->tid = tid;
+		e->maxdepth = req->max_depth >= 0 ? req->max_depth : INT64_MAX;
+		rc = q_inl_runs(e->q, thread, seq_lo, seq_hi, ex_inl_slice, e);
+	}
 out:
 	q_walk_close(&w);
 	sqlite3_finalize(one);
@@ -856,6 +936,7 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 	e.ilo = r.on ? r.insn_lo : INT64_MIN;
 	e.ihi = r.on ? r.insn_hi : INT64_MAX;
 	e.mindur = req->min_dur >= 0 ? req->min_dur : 0;
+	e.inl = q_inl_on(q);
 	if ((rc = q_wf_open(q, &e.wf, req->perfetto)) < 0)
 		return (rc);
 	q_str_puts(&e.o, "{\"displayTimeUnit\": \"ns\", \"otherData\": "
@@ -946,6 +1027,7 @@ out:
 		q_wf_abort(&e.wf);
 	sqlite3_finalize(st);
 	sqlite3_finalize(th);
+	sqlite3_finalize(e.tm);
 	q_names_free(&e.names);
 	hwtr_q_res_free(res);
 	free(e.o.p);

@@ -44,7 +44,8 @@ db = sqlite3.connect("g.db")
 d = json.load(open("g.json"))
 assert d["otherData"]["time_axis"] == "ns", d["otherData"]
 assert "estimated by instruction count" in d["otherData"]["timing"]
-x = [e for e in d["traceEvents"] if e["ph"] == "X"]
+# The calls' slices (inlined code has slices of its own, cat "inline").
+x = [e for e in d["traceEvents"] if e["ph"] == "X" and e["cat"] == "call"]
 ncalls, stored0 = map(int, open("calls.txt").read().split("|"))
 assert len(x) == ncalls, (len(x), ncalls)
 zero = sum(1 for e in x if e["dur"] == 0)
@@ -99,7 +100,7 @@ export_filters_body()
 	    --min-dur 50ns >/dev/null || atf_fail "export with a window failed"
 	cat > check.py <<X
 import json
-d = [e for e in json.load(open("d0.json"))["traceEvents"] if e["ph"] == "X"]
+d = [e for e in json.load(open("d0.json"))["traceEvents"] if e["ph"] == "X" and e["cat"] == "call"]
 assert len(d) == $n, (len(d), $n)
 assert all(e["args"]["depth"] == 0 for e in d)
 w = [e for e in json.load(open("w.json"))["traceEvents"] if e["ph"] == "X"]
@@ -127,7 +128,7 @@ X
 	cat > check2.py <<'X'
 import json
 def xs(f):
-    return [e for e in json.load(open(f))["traceEvents"] if e["ph"] == "X"]
+    return [e for e in json.load(open(f))["traceEvents"] if e["ph"] == "X" and e["cat"] == "call"]
 def ns(v):
     for u, m in (("ms", 1e6), ("us", 1e3), ("ns", 1)):
         if v.endswith(u):
@@ -191,7 +192,7 @@ want = {}
 for line in open("calls.txt"):
     i, a, b = map(int, line.split("|"))
     want[i] = (a, b)
-x = [e for e in d["traceEvents"] if e["ph"] == "X"]
+x = [e for e in d["traceEvents"] if e["ph"] == "X" and e["cat"] == "call"]
 assert len(x) == len(want)
 for e in x:
     a, b = want[e["args"]["call"]]
@@ -305,7 +306,7 @@ ct = {}
 for l in open("ct"):
     c, t, d, e = map(int, l.split(","))
     ct[c] = (t, d, e)
-x = [e for e in json.load(open("g.json"))["traceEvents"] if e["ph"] == "X"]
+x = [e for e in json.load(open("g.json"))["traceEvents"] if e["ph"] == "X" and e["cat"] == "call"]
 assert len(x) == len(ct), (len(x), len(ct))
 for e in x:
     t, d, est = ct[e["args"]["call"]]

@@ -450,6 +450,95 @@ usage_errors_body()
 	done
 }
 
+# fl_gdb_hits PROG ARG FUNC: how many times gdb's breakpoint on FUNC is
+# hit in a run of PROG ARG (one location per inlined instance).
+fl_gdb_hits()
+{
+	printf '%s\n' 'set pagination off' "break $3" 'commands' 'silent' \
+	    'continue' 'end' 'run' 'info breakpoints' > hits.gdb
+	gdb -nx -batch -x hits.gdb --args "$1" "$2" > hits.out 2>&1 < /dev/null
+	sed -n 's/.*breakpoint already hit \([0-9]*\) time.*/\1/p' hits.out
+}
+
+atf_test_case inlines_across_runs cleanup
+inlines_across_runs_head() { atf_set descr "export --postgres stores an image's inlined subroutines once, as its SQLite inlines rows (call files included); fleet func measure and the plain SQL of hwtrace-db(5) give per run the entries of the inlined measure, gdb's breakpoint hits (ROUNDS, ROUNDS + 1 with crash), and name a C++ inline as query's func does; a schema without the table gets it at the next export"; }
+inlines_across_runs_body()
+{
+	pg_start
+	command -v gdb >/dev/null || atf_skip "gdb is not installed"
+	prog=$HWTRACE_PROGS/inline
+	[ -x "$prog" ] || atf_skip "fixture programs not built"
+	for a in ok crash; do
+		"$HWTRACE" capture --source valgrind -o "$a.hwtrace" -- "$prog" \
+		    "$a" > "$a.out" 2> "$a.err"
+		[ -s "$a.hwtrace" ] || atf_fail "capture of inline $a: $(oneline "$a.err")"
+		"$HWTRACE" index -q -o "$a.hwtrace.db" "$a.hwtrace" 2> "$a.ixerr" ||
+		    atf_fail "index of $a: $(oneline "$a.ixerr")"
+	done
+	atf_check -s exit:0 -o match:"^run 1: 'ok.hwtrace' exported" \
+	    -o match:"^run 2: 'crash.hwtrace' exported" -e empty \
+	    "$HWTRACE" export --postgres "$URL" ok.hwtrace crash.hwtrace
+	# Stored once, the rows of the SQLite table.
+	sqlite3 -separator '|' ok.hwtrace.db "SELECT i.lo, i.hi, i.entry, i.inst, i.depth, i.name, coalesce(f.path, ''), i.call_line, coalesce(i.parent, '') FROM inlines i JOIN images m ON m.id = i.image LEFT JOIN files f ON f.id = i.call_file WHERE m.path LIKE '%/inline'" |
+	    LC_ALL=C sort > want.inl
+	$PSQL "$URL" -c "SELECT i.lo, i.hi, i.entry, i.inst, i.depth, i.name, coalesce(f.path, ''), i.call_line, coalesce(i.parent::text, '') FROM hwtrace.inlines i JOIN hwtrace.images m ON m.id = i.image LEFT JOIN hwtrace.files f ON f.image = i.image AND f.id = i.call_file WHERE m.path LIKE '%/inline'" |
+	    LC_ALL=C sort > got.inl
+	[ -s want.inl ] || atf_fail "the SQLite database has no inlines of the fixture"
+	grep -q '|measure|.*inline.c|' want.inl || atf_fail "no measure with its call file: $(oneline want.inl)"
+	cmp -s want.inl got.inl || atf_fail "inlines: expected $(oneline want.inl), got $(oneline got.inl)"
+	# Entries per run: gdb's hits; fleet func and plain SQL agree.
+	: > want
+	i=1
+	for a in ok crash; do
+		h=$(fl_gdb_hits "$prog" "$a" measure)
+		[ -n "$h" ] || atf_fail "gdb gave no hit count: $(oneline hits.out)"
+		echo "$i measure $h 1" >> want
+		i=$((i + 1))
+	done
+	"$HWTRACE" fleet "$URL" func measure --format tsv > f.tsv 2> err ||
+	    atf_fail "fleet func measure: $(oneline err)"
+	head -n 1 f.tsv | grep -q '	inlined$' || atf_fail "no inlined column: $(head -n 1 f.tsv)"
+	awk -F'\t' 'NR > 1 { print $1, $2, $4, $7 }' f.tsv > got
+	cmp -s want got || atf_fail "fleet func measure: expected $(oneline want), got $(oneline got)"
+	awk '/inline-entries-begin/ { on = 1; next } /inline-entries-end/ { on = 0 } on && !/^\./' \
+	    "$HWTRACE_SRC/docs/hwtrace-db.5" > entries.sql
+	grep -q "hwtrace.inlines" entries.sql || atf_fail "no SQL found in hwtrace-db(5): $(oneline entries.sql)"
+	$PSQL "$URL" -f entries.sql | tr '|' ' ' > got.sql
+	awk '{ print $1, $2, $3 }' want > want.sql
+	cmp -s want.sql got.sql || atf_fail "hwtrace-db(5)'s SQL: expected $(oneline want.sql), got $(oneline got.sql)"
+	# A C++ inline by linespec, as query's func names it.
+	if command -v g++ >/dev/null && printf '%s\n' \
+	    'namespace ns { inline __attribute__((always_inline)) int' \
+	    'scale(int x) { __asm__ volatile("" : "+r"(x)); return x * 3; } }' \
+	    'int volatile sink;' \
+	    'int main(int argc, char **) { int t = 0;' \
+	    'for (int i = 0; i < 30 + argc; i++) t += ns::scale(i);' \
+	    'sink = t; return 0; }' > sc.cc && g++ -O2 -g -static -o sc sc.cc; then
+		"$HWTRACE" capture --source valgrind -o sc.hwtrace -- "$PWD/sc" x \
+		    > sc.out 2> sc.err || atf_fail "capture of sc: $(oneline sc.err)"
+		"$HWTRACE" index -q -o sc.hwtrace.db sc.hwtrace ||
+		    atf_fail "index of sc failed"
+		"$HWTRACE" export --postgres "$URL" sc.hwtrace > /dev/null 2> err ||
+		    atf_fail "export of sc: $(oneline err)"
+		n=$("$HWTRACE" query sc.hwtrace.db func scale --format tsv | awk -F'\t' 'NR > 1 && $14 == "inlined"' | wc -l)
+		[ "$n" -gt 0 ] || atf_fail "query func scale found no inlined entry"
+		for p in scale ns::scale 'ns::scale(int)'; do
+			atf_check -s exit:0 -o inline:"3 ns::scale(int) $n 1\n" sh -c \
+			    "'$HWTRACE' fleet '$URL' func '$p' --format tsv | awk -F'\t' 'NR > 1 { print \$1, \$2, \$4, \$7 }'"
+		done
+		atf_check -s exit:1 -e match:"no run called a function matching 'other::scale'" \
+		    "$HWTRACE" fleet "$URL" func other::scale
+	fi
+	# A schema from before the table: fleet does without, export adds it.
+	$PSQL "$URL" -c "DROP TABLE hwtrace.inlines" > /dev/null
+	atf_check -s exit:1 -e match:"no run called a function matching 'measure'" \
+	    "$HWTRACE" fleet "$URL" func measure
+	atf_check -s exit:0 -o ignore "$HWTRACE" export --postgres "$URL" ok.hwtrace.db
+	atf_check -s exit:0 -o inline:"t\n" $PSQL "$URL" -c \
+	    "SELECT to_regclass('hwtrace.inlines') IS NOT NULL"
+}
+inlines_across_runs_cleanup() { pg_stop; }
+
 atf_init_test_cases()
 {
 	atf_add_test_case runs_identity
@@ -463,4 +552,5 @@ atf_init_test_cases()
 	atf_add_test_case concurrent_exports
 	atf_add_test_case symbols_come_later
 	atf_add_test_case usage_errors
+	atf_add_test_case inlines_across_runs
 }

@@ -249,6 +249,186 @@ split_dwarf_body()
 	    atf_fail "bt without the .dwo lost main: $(cat n.tsv)"
 }
 
+atf_test_case empty_instances
+empty_instances_head() { atf_set descr "inlined instances without code (gcc: DW_AT_high_pc 0, and an empty entry in a DW_AT_ranges list, as readelf shows them): no rows and no frame for the empty one (gdb: not defined), the real range alone for the other, entered ROUNDS times as gdb counts"; }
+empty_instances_body()
+{
+	need
+	command -v readelf >/dev/null || atf_skip "binutils are not installed"
+	command -v sqlite3 >/dev/null || atf_skip "sqlite3 is not installed"
+	src=$HWTRACE_SRC/tests/progs/inlempty.c
+	rounds=$(sed -n 's/^#define ROUNDS[	 ]*\([0-9]*\)$/\1/p' "$src")
+	cc -std=gnu11 -O2 -g -static -o ie "$src" ||
+	    atf_skip "cc cannot build a static program here"
+	# What the compiler really wrote: per inlined subroutine its origin,
+	# low_pc and high_pc (a length) or ranges offset.
+	readelf --debug-dump=info ie > info.txt 2>/dev/null
+	awk '/DW_TAG_subprogram/ { split($1, a, /[<>]/); sp = a[4]; next }
+	    /Abbrev Number/ { sp = "" }
+	    sp != "" && /DW_AT_name/ { name[sp] = $NF }
+	    /DW_TAG_inlined_subroutine/ { n++; inl = 1; next }
+	    /Abbrev Number/ { inl = 0 }
+	    inl && /DW_AT_abstract_origin/ { o[n] = $NF; gsub(/[<>]|0x/, "", o[n]) }
+	    inl && /DW_AT_high_pc/ { h[n] = $NF }
+	    inl && /DW_AT_ranges/ { r[n] = $NF }
+	    END { for (i = 1; i <= n; i++) print name[o[i]], (i in h) ? "high_pc " h[i] : "ranges " r[i] }' \
+	    info.txt > inst.txt
+	grep -q '^vanish high_pc 0$' inst.txt ||
+	    atf_skip "cc wrote no empty instance of vanish: $(tr '\n' ' ' < inst.txt)"
+	roff=$(awk '$1 == "keep" && $2 == "ranges" { print $3 }' inst.txt)
+	[ -n "$roff" ] || atf_skip "cc wrote no range list for keep: $(tr '\n' ' ' < inst.txt)"
+	# keep's ranges: the non-empty ones of its list; one must be empty.
+	readelf --debug-dump=Ranges ie 2>/dev/null | awk -v off="$roff" '
+	    { o = $1; sub(/^0+/, "", o); if (o == "") o = "0" }
+	    $1 ~ /^[0-9a-f]+$/ && ("0x" o) == off { on = 1 }
+	    on && /End of list/ { exit }
+	    on && NF >= 3 && $2 ~ /^[0-9a-f]+$/ && $3 ~ /^[0-9a-f]+$/ {
+		if ($2 == $3) print "empty"; else print "0x" $2, "0x" $3 }' \
+	    > ranges.txt
+	grep -q '^empty$' ranges.txt ||
+	    atf_skip "keep's range list has no empty entry: $(tr '\n' ' ' < ranges.txt)"
+	grep -v '^empty$' ranges.txt | while read lo hi; do
+		printf '%d %d\n' "$lo" "$hi"; done | sort > want.txt
+	[ -s want.txt ] || atf_fail "keep has no non-empty range: $(cat ranges.txt)"
+	capture c "$PWD/ie" x
+	[ "$(cat c.rc)" = 0 ] || atf_fail "capture of inlempty: expected exit 0, got $(cat c.rc)"
+	[ -s c.ixerr ] && atf_fail "index warned: $(cat c.ixerr)"
+	sqlite3 c.db "SELECT lo, hi FROM inlines WHERE name = 'keep' ORDER BY lo" |
+	    tr '|' ' ' | sort > got.txt
+	diff -u want.txt got.txt > r.diff ||
+	    atf_fail "keep's rows differ from readelf's non-empty ranges: $(tr '\n' ' ' < r.diff)"
+	got=$(sqlite3 c.db "SELECT count(*) FROM inlines WHERE name = 'vanish' OR hi <= lo")
+	[ "$got" = 0 ] || atf_fail "expected no row for the empty instance nor an empty range, got $got"
+	# gdb: no function vanish; keep hit once per round.
+	hits=$(gdb_hits "$PWD/ie" x vanish)
+	grep -q 'Function "vanish" not defined' hits.out ||
+	    atf_skip "gdb finds vanish: $(tr '\n' ' ' < hits.out)"
+	hits=$(gdb_hits "$PWD/ie" x keep)
+	[ "$hits" = "$rounds" ] || atf_fail "gdb: expected $rounds hits of keep, got '$hits': $(cat hits.out)"
+	"$HWTRACE" query c.db func keep --format tsv > f.tsv || atf_fail "func keep failed"
+	got=$(awk -F'\t' 'NR > 1 && $14 == "inlined" && $4 == "keep"' f.tsv | wc -l)
+	[ "$got" -eq "$hits" ] || atf_fail "func keep: expected $hits inlined entries (gdb), got $got: $(cat f.tsv)"
+	"$HWTRACE" query c.db func vanish > v.out 2> v.err &&
+	    atf_fail "func vanish: expected no function (as gdb), got $(cat v.out)"
+	"$HWTRACE" query c.db hot --by inline -n 100000 --format tsv > hot.tsv ||
+	    atf_fail "hot --by inline failed"
+	awk -F'\t' '$1 == "vanish"' hot.tsv | grep -q . &&
+	    atf_fail "hot --by inline has a row for vanish: $(cat hot.tsv)"
+	return 0
+}
+
+atf_test_case perfetto_inlined
+perfetto_inlined_head() { atf_set descr "export --perfetto: one 'measure (inlined)' slice per entry (gdb's breakpoint hits, ROUNDS + 1), one 'twice (inlined)' per entry (ROUNDS), each nested in a slice of main, every call of strlen from measure nested in one, all slices properly nested (python3's json)"; }
+perfetto_inlined_body()
+{
+	need
+	command -v python3 >/dev/null || atf_skip "python3 is not installed"
+	prog=$HWTRACE_PROGS/inline
+	capture c "$prog" crash
+	m=$(gdb_hits "$prog" crash measure)
+	t=$(gdb_hits "$prog" crash twice)
+	[ -n "$m" ] && [ -n "$t" ] || atf_fail "gdb gave no hit counts: $(cat hits.out)"
+	"$HWTRACE" query c.db export --perfetto c.json > /dev/null ||
+	    atf_fail "export --perfetto failed"
+	cat > check.py <<'X'
+import json, sys
+want = {"measure": int(sys.argv[1]), "twice": int(sys.argv[2])}
+x = [e for e in json.load(open("c.json"))["traceEvents"] if e["ph"] == "X"]
+inl = [e for e in x if e["cat"] == "inline"]
+for e in inl:
+    a = e["args"]
+    assert a["inlined"] is True and e["name"] == a["function"] + " (inlined)", e
+for f, n in want.items():
+    got = sum(1 for e in inl if e["args"]["function"] == f)
+    assert got == n, ("%s (inlined): expected %d slices (gdb), got %d" % (f, n, got))
+# Nesting, per thread, in instructions ([entry, exit)) and in time.
+def key(e):
+    return (e["tid"], e["args"]["entry_insn"], -e["args"]["exit_insn"],
+            0 if e["cat"] == "call" else e["args"]["inline_depth"])
+parent = {}
+stack = []
+for e in sorted(x, key=key):
+    a = e["args"]
+    while stack and (stack[-1]["tid"] != e["tid"] or
+                     stack[-1]["args"]["exit_insn"] <= a["entry_insn"]):
+        stack.pop()
+    if stack:
+        p = stack[-1]
+        assert a["exit_insn"] <= p["args"]["exit_insn"], ("overlap", e, p)
+        assert e["ts"] >= p["ts"] - 0.001 and \
+            e["ts"] + e["dur"] <= p["ts"] + p["dur"] + 0.001, ("time", e, p)
+        parent[id(e)] = p
+    if a["exit_insn"] > a["entry_insn"]:
+        stack.append(e)
+for e in inl:
+    p = parent.get(id(e))
+    assert p is not None and p["cat"] == "call", ("no caller slice", e)
+    assert p["name"] == "main", ("inlined into %s, not main" % p["name"], e)
+under = [e for e in x if e["cat"] == "call" and "strlen" in e["name"] and
+         id(e) in parent and parent[id(e)]["name"] == "measure (inlined)"]
+assert len(under) == want["measure"], ("strlen under measure (inlined): expected %d, got %d" % (want["measure"], len(under)))
+print("ok", len(x), len(inl))
+X
+	python3 check.py "$m" "$t" > res 2>&1 ||
+	    atf_fail "check.py: $(tail -3 res | tr '\n' ' ')"
+	# --max-depth keeps them with their frame: none above main's depth.
+	d=$(python3 -c 'import json; print([e["args"]["depth"] for e in json.load(open("c.json"))["traceEvents"] if e["ph"] == "X" and e["name"] == "main"][0])')
+	for k in $((d - 1)) "$d"; do
+		"$HWTRACE" query c.db export --perfetto "d$k.json" --max-depth "$k" > /dev/null ||
+		    atf_fail "export --max-depth $k failed"
+		got=$(python3 -c 'import json, sys; print(sum(1 for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("cat") == "inline"))' "d$k.json")
+		want=0
+		[ "$k" = "$d" ] && want=$((m + t))
+		[ "$got" = "$want" ] || atf_fail "export --max-depth $k (main at $d): expected $want inlined slices, got $got"
+	done
+}
+
+atf_test_case func_linespec_cxx
+func_linespec_cxx_head() { atf_set descr "func finds an inlined C++ function as gdb's linespec does: 'scale', 'ns::scale' and 'ns::scale(int)' name ns::scale(int) (as many entries as gdb's breakpoint hits), 'other::scale' and 'scale(double)' do not"; }
+func_linespec_cxx_body()
+{
+	need
+	command -v g++ >/dev/null || atf_skip "g++ is not installed"
+	cat > sc.cc <<'X'
+namespace ns {
+inline __attribute__((always_inline)) int
+scale(int x)
+{
+	__asm__ volatile("" : "+r"(x));
+	return x * 3;
+}
+}
+int volatile sink;
+int
+main(int argc, char **)
+{
+	int t = 0;
+	for (int i = 0; i < 30 + argc; i++)
+		t += ns::scale(i);
+	sink = t;
+	return 0;
+}
+X
+	g++ -O2 -g -static -o sc sc.cc ||
+	    atf_skip "g++ cannot build a static program here"
+	capture c "$PWD/sc" x
+	hits=$(gdb_hits "$PWD/sc" x scale)
+	grep -q 'in ns::scale(int) at' hits.out ||
+	    atf_skip "gdb does not see ns::scale(int) inlined: $(tr '\n' ' ' < hits.out)"
+	[ "$hits" = 32 ] || atf_fail "gdb: expected 32 hits of scale (30 + argc), got '$hits'"
+	for p in scale ns::scale 'ns::scale(int)'; do
+		"$HWTRACE" query c.db func "$p" --format tsv > f.tsv ||
+		    atf_fail "func $p failed"
+		got=$(awk -F'\t' 'NR > 1 && $14 == "inlined" && $4 == "ns::scale(int)"' f.tsv | wc -l)
+		[ "$got" -eq "$hits" ] || atf_fail "func $p: expected $hits inlined entries of ns::scale(int) (gdb), got $got: $(head -3 f.tsv | tr '\n' ' ')"
+	done
+	for p in other::scale 'scale(double)'; do
+		"$HWTRACE" query c.db func "$p" > f.out 2>&1 &&
+		    atf_fail "func $p: expected no function, got $(head -3 f.out | tr '\n' ' ')"
+	done
+	return 0
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case bt_inlined_matches_gdb
@@ -257,4 +437,7 @@ atf_init_test_cases()
 	atf_add_test_case hot_by_inline
 	atf_add_test_case clang_matches_gdb
 	atf_add_test_case split_dwarf
+	atf_add_test_case empty_instances
+	atf_add_test_case perfetto_inlined
+	atf_add_test_case func_linespec_cxx
 }
