@@ -39,6 +39,7 @@
 
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
+#include "hwtr_stream.h"
 #include "ix_dec.h"
 
 const char *const ix_class_names[] = {
@@ -856,8 +857,13 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 	struct pt_config cfg;
 	struct pt_block b;
 	uint64_t sync = 0, newsync, erroff = 0, stuck_off = UINT64_MAX, end;
-	int status, rc, in_error = 0, stuck = 0, stuck_msg = 0;
+	int status, rc, stuck = 0, stuck_msg = 0;
 	uint32_t n = 0;
+	/*
+	 * The bytes before the first sync are not decoded: none when the
+	 * segment starts at a PSB, as all but a piece's first do.
+	 */
+	int in_error = 1;
 
 	end = d->has_limit && d->limit < len ? d->limit : len;
 	pt_config_init(&cfg);
@@ -873,6 +879,17 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 			return (rc);
 	}
 
+	if (d->in->blind_start) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "no PSB in the %u MiB before: not "
+		    "decoded up to the next PSB", HWTR_SV_SEG_MAX >> 20);
+		if ((rc = op(d, IX_OP_ERROR)) < 0 ||
+		    (rc = op(d, IX_OP_GAP)) < 0 ||
+		    (rc = add_event_at(d, "decode-error", 0, 0, msg, 1,
+		    d->base)) < 0)
+			return (rc);
+	}
 	d->blk = pt_blk_alloc_decoder(&cfg);
 	if (d->blk == NULL)
 		return (fail(d, -HWTR_E_NOMEM, "cannot allocate a decoder", NULL));
@@ -945,6 +962,11 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 			}
 			if (status < 0)
 				break;
+			/* Cut without a PSB: the next segment's bytes. */
+			if (d->in->blind_end && past_limit(d)) {
+				status = IX_STOP;
+				break;
+			}
 			if ((++n & 4095) == 0) {
 				uint64_t off = 0;
 

@@ -119,6 +119,7 @@ ix_plan(struct run *r)
 	so.tail = r->ix->opts.tail;	/* the lazy verbs' partial database */
 	so.problem = sv_problem;
 	so.problem_arg = r;
+	so.cancel = r->ix->opts.cancel;
 	if ((rc = hwtr_sv_open(&r->sv, r->ar, &so)) < 0)
 		return (rc);
 	r->nsegs = hwtr_sv_nsegs(r->sv);
@@ -136,6 +137,8 @@ ix_plan(struct run *r)
 		g->first_of_stream = sg->first_of_stream;
 		g->lost_before = sg->lost_before;
 		g->lost_bytes = sg->lost_bytes;
+		g->blind_start = sg->blind_start;
+		g->blind_end = sg->blind_end;
 	}
 	for (s = 0; s < r->nstreams; s++) {
 		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
@@ -335,6 +338,8 @@ decode_one(struct run *r, size_t w, size_t i, int own)
 		in.first_of_stream = g->first_of_stream;
 		in.lost_before = g->lost_before;
 		in.lost_bytes = g->lost_bytes;
+		in.blind_start = g->blind_start;
+		in.blind_end = g->blind_end;
 	}
 	if (rc == 0 && (in.iscache = ix_job_iscache(r)) == NULL) {
 		rc = -HWTR_E_NOMEM;

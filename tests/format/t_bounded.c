@@ -20,6 +20,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <signal.h>
+#include <time.h>
+#include <dirent.h>
 #include <unistd.h>
 #include <fcntl.h>
 
@@ -193,9 +196,200 @@ ATF_TC_BODY(sideband_bomb_bounded, tc)
 	    "s.hwtrace", NULL });
 }
 
+/*
+ * Issue 33 item 3: a stream of @nchunks chunks of 16 MiB of PT padding
+ * (PAD packets, 0x00, with a TSC packet of random value every 4 KiB so
+ * that each frame stays under the ratio limit) and no PSB: some 45 KB
+ * on disk per chunk, every frame within the ratio, window and chunk
+ * limits.
+ */
+static void
+pad_bomb(const char *path, size_t nchunks)
+{
+	const size_t len = 16u << 20;
+	struct hwtr_capture_meta m;
+	struct hwtr_stream_desc sd;
+	struct hwtr_capture_end end;
+	struct hwtr_aw *aw;
+	char err[512];
+	uint8_t *b = malloc(len);
+	uint32_t id;
+	size_t c, i, k;
+
+	ATF_REQUIRE(b != NULL);
+	meta(&m);
+	ATF_REQUIRE_EQ_MSG(hwtr_aw_open(&aw, path, &m, NULL, err,
+	    sizeof(err)), 0, "%s", err);
+	memset(&sd, 0, sizeof(sd));
+	sd.format = HWTR_TF_INTEL_PT;
+	sd.pid = sd.tid = 1;
+	sd.cpu = -1;
+	ATF_REQUIRE_EQ_MSG(hwtr_aw_add_stream(aw, &sd, &id), 0, "%s",
+	    hwtr_aw_errmsg(aw));
+	for (c = 0; c < nchunks; c++) {
+		memset(b, 0, len);
+		for (i = 0; i + 8 <= len; i += 4096) {
+			b[i] = 0x19;		/* TSC */
+			for (k = 1; k < 8; k++)
+				b[i + k] = (uint8_t)random();
+		}
+		ATF_REQUIRE_EQ_MSG(hwtr_aw_chunk(aw, id, HWTR_AW_APPEND, b,
+		    len), 0, "%s", hwtr_aw_errmsg(aw));
+	}
+	free(b);
+	memset(&end, 0, sizeof(end));
+	hwtr_aw_set_end(aw, &end);
+	ATF_REQUIRE_EQ_MSG(hwtr_aw_close(aw, err, sizeof(err)), 0, "%s", err);
+}
+
+ATF_TC(pad_bomb_bounded);
+ATF_TC_HEAD(pad_bomb_bounded, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "36 chunks of 16 MiB of PT padding "
+	    "without a PSB (a 1.6 MB archive verify accepts) cost index -j 1 "
+	    "and -j 2, query last, bt and summary under 512 MB each, and "
+	    "index says every byte is not decoded");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(pad_bomb_bounded, tc)
+{
+	const size_t n = 36;
+	char want[128];
+
+	pad_bomb("p.hwtrace", n);
+	check_rss("verify", 0, (const char *[]){ "verify", "p.hwtrace",
+	    NULL });
+	check_rss("index -j 1", 0, (const char *[]){ "index", "-j", "1",
+	    "-o", "p1.db", "p.hwtrace", NULL });
+	/* No PSB: nothing decodable, and the report says so. */
+	snprintf(want, sizeof(want), "(%zu of %zu bytes not decoded)",
+	    n << 24, n << 24);
+	ATF_CHECK_MSG(atf_utils_grep_file("%s", "err", want), "index: "
+	    "expected '%s' in its report", want);
+	check_rss("index -j 2", 0, (const char *[]){ "index", "-j", "2",
+	    "-o", "p2.db", "p.hwtrace", NULL });
+	/* Each query indexes the archive again: no cache kept. */
+	check_rss("query last", 0, (const char *[]){ "query", "p.hwtrace",
+	    "last", NULL });
+	unlink("p.hwtrace.db");
+	check_rss("query bt", 0, (const char *[]){ "query", "p.hwtrace",
+	    "bt", NULL });
+	unlink("p.hwtrace.db");
+	check_rss("query summary", 0, (const char *[]){ "query", "p.hwtrace",
+	    "summary", NULL });
+}
+
+/*
+ * A database @db or a temporary one (@db.partial.*) in the working
+ * directory: its name in @name.
+ */
+static int
+left_file(const char *db, char *name, size_t len)
+{
+	struct dirent *e;
+	DIR *d = opendir(".");
+	char partial[256];
+	int found = 0;
+
+	ATF_REQUIRE(d != NULL);
+	snprintf(partial, sizeof(partial), "%s.partial", db);
+	while (!found && (e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, db) == 0 || strncmp(e->d_name, partial,
+		    strlen(partial)) == 0) {
+			snprintf(name, len, "%s", e->d_name);
+			found = 1;
+		}
+	closedir(d);
+	return (found);
+}
+
+/*
+ * Start hwtrace with @args, send it @sig after @ms milliseconds; return
+ * its exit status (128 + signal when killed), and in *@secs the time it
+ * took to end after the signal.
+ */
+static int
+run_signalled(const char *const *args, int sig, long ms, double *secs)
+{
+	char *argv[16];
+	struct timespec t0, t1, d = { ms / 1000, (ms % 1000) * 1000000 };
+	pid_t pid;
+	int st, i, fd;
+
+	argv[0] = (char *)"hwtrace";
+	for (i = 0; args[i] != NULL && i < 14; i++)
+		argv[i + 1] = (char *)args[i];
+	argv[i + 1] = NULL;
+	pid = fork();
+	ATF_REQUIRE(pid >= 0);
+	if (pid == 0) {
+		fd = open("out", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 1);
+		fd = open("err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 2);
+		execv(HWTR_TEST_HWTRACE, argv);
+		_exit(127);
+	}
+	nanosleep(&d, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ATF_REQUIRE(kill(pid, sig) == 0);
+	ATF_REQUIRE(waitpid(pid, &st, 0) == pid);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*secs = (double)(t1.tv_sec - t0.tv_sec) +
+	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	return (WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+}
+
+/* @what, stopped by @sig: status 1, "interrupted", within 2 s. */
+static void
+check_signalled(const char *what, int sig, long ms, const char *const *args)
+{
+	double secs;
+	int rc;
+
+	rc = run_signalled(args, sig, ms, &secs);
+	printf("%s: signal %d after %ld ms: exit %d in %.2f s\n", what, sig,
+	    ms, rc, secs);
+	ATF_CHECK_MSG(rc == 1, "%s: expected exit status 1 on signal %d, got "
+	    "%d", what, sig, rc);
+	ATF_CHECK_MSG(atf_utils_grep_file("interrupted", "err"), "%s: "
+	    "expected 'interrupted' on stderr", what);
+	ATF_CHECK_MSG(secs < 2.0, "%s: expected to end within 2 s of signal "
+	    "%d, took %.2f s", what, sig, secs);
+}
+
+ATF_TC(pad_bomb_signal);
+ATF_TC_HEAD(pad_bomb_signal, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "SIGTERM and SIGINT sent to index "
+	    "and query of 64 chunks of 16 MiB of PT padding end them within "
+	    "2 s with status 1, 'interrupted' and no database left");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(pad_bomb_signal, tc)
+{
+	char name[256];
+
+	pad_bomb("p.hwtrace", 64);
+	check_signalled("index -j 1", SIGTERM, 700, (const char *[]){
+	    "index", "-j", "1", "-o", "p.db", "p.hwtrace", NULL });
+	ATF_CHECK_MSG(!left_file("p.db", name, sizeof(name)), "index: '%s' "
+	    "left after SIGTERM", name);
+	check_signalled("index -j 2", SIGINT, 1500, (const char *[]){
+	    "index", "-j", "2", "-o", "p.db", "p.hwtrace", NULL });
+	ATF_CHECK_MSG(!left_file("p.db", name, sizeof(name)), "index: '%s' "
+	    "left after SIGINT", name);
+	check_signalled("query last", SIGTERM, 700, (const char *[]){
+	    "query", "p.hwtrace", "last", NULL });
+	ATF_CHECK_MSG(!left_file("p.hwtrace.db", name, sizeof(name)),
+	    "query: '%s' left after SIGTERM", name);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, image_bomb_bounded);
 	ATF_TP_ADD_TC(tp, sideband_bomb_bounded);
+	ATF_TP_ADD_TC(tp, pad_bomb_bounded);
+	ATF_TP_ADD_TC(tp, pad_bomb_signal);
 	return (atf_no_error());
 }
