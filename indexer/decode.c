@@ -1059,6 +1059,30 @@ ix_dec_run_id(struct dec *d, const struct ix_sblock *proto)
 	return (run_id(d, proto));
 }
 
+/*
+ * A segment whose decoding failed (no memory, libipt refusing its
+ * image): one more decode error, and the bytes from where the decoder
+ * was to the segment's end are not decoded, so that the totals never
+ * say that everything was decoded when nothing was.
+ */
+static void
+failed_bytes(struct dec *d)
+{
+	uint64_t off = 0, end;
+	int rc = d->out->rc;
+
+	if (rc >= 0 || rc == -HWTR_E_INTR)
+		return;
+	end = d->in->has_limit && d->in->limit - d->in->base < d->in->len ?
+	    d->in->limit - d->in->base : d->in->len;
+	if (d->blk != NULL && pt_blk_get_offset(d->blk, &off) < 0)
+		off = 0;
+	/* put() keeps the first failure: only memory can fail these. */
+	(void)op(d, IX_OP_ERROR);
+	if (end > off)
+		(void)op1(d, IX_OP_UNDECODED, end - off);
+}
+
 void
 ix_decode_segment(const struct ix_seg_in *in, struct ix_seg_out *out)
 {
@@ -1091,6 +1115,7 @@ ix_decode_segment(const struct ix_seg_in *in, struct ix_seg_out *out)
 	d.limit = in->has_limit ? in->limit - in->base : 0;
 	(void)decode_buf(&d, in->buf, in->len);
 done:
+	failed_bytes(&d);
 	if (d.blk != NULL)
 		pt_blk_free_decoder(d.blk);
 	pt_image_free(d.img);

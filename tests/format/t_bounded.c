@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <signal.h>
@@ -262,7 +263,7 @@ ATF_TC_BODY(pad_bomb_bounded, tc)
 	check_rss("index -j 1", 0, (const char *[]){ "index", "-j", "1",
 	    "-o", "p1.db", "p.hwtrace", NULL });
 	/* No PSB: nothing decodable, and the report says so. */
-	snprintf(want, sizeof(want), "(%zu of %zu bytes not decoded)",
+	snprintf(want, sizeof(want), "\\(%zu of %zu bytes not decoded\\)",
 	    n << 24, n << 24);
 	ATF_CHECK_MSG(atf_utils_grep_file("%s", "err", want), "index: "
 	    "expected '%s' in its report", want);
@@ -385,11 +386,120 @@ ATF_TC_BODY(pad_bomb_signal, tc)
 	    "query: '%s' left after SIGTERM", name);
 }
 
+/*
+ * Issue 33 item 6: a trace of 99 instructions known by construction
+ * (PSB, MODE.Exec 64-bit, PSBEND, then 9 times TIP.PGE 0x1000: ten NOPs
+ * and "jmp *%rax" at 0x1000, whose TIP.PGD ends tracing), its code one image
+ * mapped at 0x1000 after @ndecoys mappings of the same image elsewhere,
+ * as a process that maps a file over and over records them.
+ */
+static void
+decoy_archive(const char *path, size_t ndecoys)
+{
+	static const uint8_t pt[] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,	/* PSB */
+		0x99, 0x01,				/* MODE.Exec 64 */
+		0x02, 0x23,				/* PSBEND */
+#define DECOY_ON	0x71, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x01
+		DECOY_ON, DECOY_ON, DECOY_ON,		/* TIP.PGE, TIP.PGD */
+		DECOY_ON, DECOY_ON, DECOY_ON,
+		DECOY_ON, DECOY_ON, DECOY_ON,
+		0x00, 0x00, 0x00, 0x00			/* PAD */
+#undef DECOY_ON
+	};
+	struct hwtr_capture_meta m;
+	struct hwtr_stream_desc sd;
+	struct hwtr_image_desc d;
+	struct hwtr_capture_end end;
+	struct hwtr_sb_rec r;
+	struct hwtr_aw *aw;
+	char err[512], key[HWTR_IMAGE_KEY_MAX];
+	uint8_t code[4096];
+	uint32_t id;
+	size_t i;
+
+	memset(code, 0xcc, sizeof(code));
+	memset(code, 0x90, 10);
+	code[10] = 0xff;			/* jmp *%rax */
+	code[11] = 0xe0;
+	meta(&m);
+	ATF_REQUIRE_EQ_MSG(hwtr_aw_open(&aw, path, &m, NULL, err,
+	    sizeof(err)), 0, "%s", err);
+	memset(&d, 0, sizeof(d));
+	d.path = "/code";
+	d.kind = HWTR_IMG_MEMORY;
+	ATF_REQUIRE_EQ_MSG(hwtr_aw_add_image(aw, &d, code, sizeof(code),
+	    key), 0, "%s", hwtr_aw_errmsg(aw));
+	memset(&sd, 0, sizeof(sd));
+	sd.format = HWTR_TF_INTEL_PT;
+	sd.pid = sd.tid = 1;
+	sd.cpu = -1;
+	ATF_REQUIRE_EQ_MSG(hwtr_aw_add_stream(aw, &sd, &id), 0, "%s",
+	    hwtr_aw_errmsg(aw));
+	ATF_REQUIRE_EQ(hwtr_aw_chunk(aw, id, 0, pt, sizeof(pt)), 0);
+	memset(&r, 0, sizeof(r));
+	r.type = HWTR_SB_THREAD_START;
+	r.pid = r.tid = 1;
+	r.u.thread_start.ptid = -1;
+	ATF_REQUIRE_EQ(hwtr_aw_sideband(aw, &r), 0);
+	memset(&r, 0, sizeof(r));
+	r.type = HWTR_SB_MMAP;
+	r.pid = r.tid = 1;
+	r.u.mmap.len = sizeof(code);
+	r.u.mmap.prot = PROT_READ | PROT_EXEC;
+	r.u.mmap.path = "/code";
+	r.u.mmap.image = key;
+	for (i = 0; i <= ndecoys; i++) {
+		r.u.mmap.addr = i < ndecoys ? 0x100000000ULL + (uint64_t)i *
+		    0x2000 : 0x1000;
+		ATF_REQUIRE_EQ_MSG(hwtr_aw_sideband(aw, &r), 0, "%s",
+		    hwtr_aw_errmsg(aw));
+	}
+	memset(&end, 0, sizeof(end));
+	hwtr_aw_set_end(aw, &end);
+	ATF_REQUIRE_EQ_MSG(hwtr_aw_close(aw, err, sizeof(err)), 0, "%s", err);
+}
+
+ATF_TC(many_mappings_said);
+ATF_TC_HEAD(many_mappings_said, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "a trace of 99 instructions whose "
+	    "code is mapped after 200,000 other mappings (more than libipt's "
+	    "section cache holds) is no silent empty answer: the limit is "
+	    "named, and a decode error and the bytes not decoded counted");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(many_mappings_said, tc)
+{
+	/* Regular expressions: the parentheses escaped. */
+	const char *whole = " 99 instructions, 0 decode errors "
+	    "\\(0 of 96 bytes not decoded\\)";
+	const char *none = " 0 instructions, [1-9][0-9]* decode errors? "
+	    "\\([1-9][0-9]* of 96 bytes not decoded\\)";
+
+	/* The trace alone first: what it gives is known by construction. */
+	decoy_archive("d0.hwtrace", 0);
+	check_rss("index, no decoys", 0, (const char *[]){ "index", "-o",
+	    "d0.db", "d0.hwtrace", NULL });
+	ATF_REQUIRE_MSG(atf_utils_grep_file("%s", "err", whole), "the trace "
+	    "alone: expected '%s'", whole);
+	decoy_archive("d.hwtrace", 200000);
+	check_rss("index", 0, (const char *[]){ "index", "-o", "d.db",
+	    "d.hwtrace", NULL });
+	ATF_CHECK_MSG(atf_utils_grep_file("%s", "err", none), "after 200,000 "
+	    "mappings: expected '%s'", none);
+	ATF_CHECK_MSG(atf_utils_grep_file("mappings from the one of '/code' "
+	    "at 0x[0-9a-f]* on are not loaded: the decoder holds [0-9]+ ",
+	    "err"), "expected the mappings not loaded and the limit named");
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, image_bomb_bounded);
 	ATF_TP_ADD_TC(tp, sideband_bomb_bounded);
 	ATF_TP_ADD_TC(tp, pad_bomb_bounded);
 	ATF_TP_ADD_TC(tp, pad_bomb_signal);
+	ATF_TP_ADD_TC(tp, many_mappings_said);
 	return (atf_no_error());
 }
