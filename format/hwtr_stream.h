@@ -116,6 +116,12 @@ uint64_t hwtr_sv_bytes(const struct hwtr_sv *sv, size_t s);
  */
 int	hwtr_sv_tail_from(const struct hwtr_sv *sv, size_t s, uint64_t *offp);
 uint64_t hwtr_sv_gaps(const struct hwtr_sv *sv, size_t s);
+/*
+ * Chunks of stream @s that could not be read (opts.problem said each),
+ * and in *@bytesp the bytes their table entries claim.
+ */
+size_t	hwtr_sv_unreadable(const struct hwtr_sv *sv, size_t s,
+	    uint64_t *bytesp);
 
 /* Segments, streams in order; those of stream @s are [first, first + n). */
 size_t	hwtr_sv_nsegs(const struct hwtr_sv *sv);

@@ -40,6 +40,8 @@ struct sv_stream {
 	struct hwtr_sv_piece *pieces;
 	size_t		npieces, cap_pieces;
 	uint64_t	bytes, gaps;
+	uint64_t	unread;		/* bytes of chunks that cannot be read */
+	size_t		nunread;
 	size_t		seg0, nseg;
 	int		tail_cut;	/* opts.tail: planned from tail_from */
 	uint64_t	tail_from;
@@ -359,6 +361,8 @@ plan_stream_tail(struct hwtr_sv *r, struct sv_ra *ra, size_t s, uint64_t want,
 		rc = ra_read(ra, s, c, (void **)&buf, &len);
 		if (rc < 0) {
 			/* A chunk that cannot be read is lost data. */
+			res->unread += ci->len;
+			res->nunread++;
 			if (r->opts.problem != NULL)
 				r->opts.problem(r->opts.problem_arg, s,
 				    ci->offset, hwtr_ar_errmsg(r->ar));
@@ -539,6 +543,8 @@ plan_stream(struct hwtr_sv *r, struct sv_ra *ra, size_t s)
 		res->npieces = 0;
 		res->bytes = 0;
 		res->gaps = 0;
+		res->unread = 0;
+		res->nunread = 0;
 		res->tail_cut = 0;
 		want = want > UINT64_MAX / 2 ? UINT64_MAX : want * 2;
 	}
@@ -852,6 +858,13 @@ uint64_t
 hwtr_sv_gaps(const struct hwtr_sv *r, size_t s)
 {
 	return (s < r->nstreams ? r->res[s].gaps : 0);
+}
+
+size_t
+hwtr_sv_unreadable(const struct hwtr_sv *r, size_t s, uint64_t *bytesp)
+{
+	*bytesp = s < r->nstreams ? r->res[s].unread : 0;
+	return (s < r->nstreams ? r->res[s].nunread : 0);
 }
 
 size_t

@@ -857,13 +857,8 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 	struct pt_config cfg;
 	struct pt_block b;
 	uint64_t sync = 0, newsync, erroff = 0, stuck_off = UINT64_MAX, end;
-	int status, rc, stuck = 0, stuck_msg = 0;
+	int status, rc, in_error = 0, stuck = 0, stuck_msg = 0, first = 1;
 	uint32_t n = 0;
-	/*
-	 * The bytes before the first sync are not decoded: none when the
-	 * segment starts at a PSB, as all but a piece's first do.
-	 */
-	int in_error = 1;
 
 	end = d->has_limit && d->limit < len ? d->limit : len;
 	pt_config_init(&cfg);
@@ -899,6 +894,20 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 			return (fail(d, -HWTR_E_INTR, "interrupted", NULL));
 		memset(&b, 0, sizeof(b));
 		status = pt_blk_sync_forward(d->blk);
+		/*
+		 * The bytes before the first PSB are not decoded: none when
+		 * the segment starts at one, as all but a piece's first do;
+		 * all of them when there is none.
+		 */
+		if (first) {
+			first = 0;
+			if (pt_blk_get_sync_offset(d->blk, &newsync) < 0 ||
+			    newsync > end)
+				newsync = end;
+			if (newsync > 0 && (rc = op1(d, IX_OP_UNDECODED,
+			    newsync)) < 0)
+				return (rc);
+		}
 		if (status < 0) {
 			if (status == -pte_eos) {
 				if (in_error && end > erroff &&

@@ -76,7 +76,8 @@ int
 ix_plan(struct run *r)
 {
 	struct hwtr_sv_opts so;
-	size_t s, k, i, nj;
+	size_t s, k, i, nj, nun;
+	uint64_t unread;
 	long ncpu;
 	const char *e = getenv("HWTRACE_IX_SEGMENT");
 	char *endp;
@@ -149,6 +150,15 @@ ix_plan(struct run *r)
 		r->res[s].bytes = hwtr_sv_bytes(r->sv, s);
 		r->lost[s] += hwtr_sv_gaps(r->sv, s);
 		r->ix->stats.trace_bytes += r->res[s].bytes;
+		/*
+		 * Chunks that cannot be read (each said by sv_problem()): a
+		 * decode error each, their bytes not decoded, never a clean
+		 * count of nothing.
+		 */
+		nun = hwtr_sv_unreadable(r->sv, s, &unread);
+		r->ix->stats.errors += nun;
+		r->ix->stats.trace_bytes += unread;
+		r->ix->stats.undecoded_bytes += unread;
 		r->jmaps[s] = calloc(r->nmaps + 1, sizeof(**r->jmaps));
 		if (r->jmaps[s] == NULL)
 			return (-HWTR_E_NOMEM);
