@@ -877,8 +877,9 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 	if (d->in->blind_start) {
 		char msg[96];
 
-		snprintf(msg, sizeof(msg), "no PSB in the %u MiB before: not "
-		    "decoded up to the next PSB", HWTR_SV_SEG_MAX >> 20);
+		snprintf(msg, sizeof(msg), "cut without a PSB (a segment "
+		    "holds %u MiB at most): not decoded up to the next PSB",
+		    HWTR_SV_SEG_MAX >> 20);
 		if ((rc = op(d, IX_OP_ERROR)) < 0 ||
 		    (rc = op(d, IX_OP_GAP)) < 0 ||
 		    (rc = add_event_at(d, "decode-error", 0, 0, msg, 1,

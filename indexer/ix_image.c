@@ -793,10 +793,6 @@ ix_replay_sideband(struct run *r)
 }
 
 /*
- * Put every executable mapping whose image the archive holds into the
- * section cache, and compute where its link-time addresses are.
- */
-/*
  * libipt counts a section cache's entries and a section's users in 16
  * bits: more than 65528 entries is -pte_nomem, and a section shared by
  * more mappings than that (the same file, offset and size at other
@@ -810,6 +806,10 @@ ix_replay_sideband(struct run *r)
  */
 #define IX_SECTIONS_MAX	16384
 
+/*
+ * Put every executable mapping whose image the archive holds into the
+ * section cache, and compute where its link-time addresses are.
+ */
 int
 ix_add_sections(struct run *r)
 {
