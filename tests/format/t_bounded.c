@@ -393,6 +393,8 @@ ATF_TC_BODY(pad_bomb_signal, tc)
  * mapped at 0x1000 after @ndecoys mappings of the same image elsewhere,
  * as a process that maps a file over and over records them.
  */
+static void code_archive(const char *, const uint8_t *, size_t, size_t);
+
 static void
 decoy_archive(const char *path, size_t ndecoys)
 {
@@ -408,6 +410,18 @@ decoy_archive(const char *path, size_t ndecoys)
 		0x00, 0x00, 0x00, 0x00			/* PAD */
 #undef DECOY_ON
 	};
+
+	code_archive(path, pt, sizeof(pt), ndecoys);
+}
+
+/*
+ * An archive of one PT stream, @pt (written in chunks of 4 MiB), whose
+ * code is decoy_archive()'s at 0x1000, mapped after @ndecoys others.
+ */
+static void
+code_archive(const char *path, const uint8_t *pt, size_t ptlen,
+    size_t ndecoys)
+{
 	struct hwtr_capture_meta m;
 	struct hwtr_stream_desc sd;
 	struct hwtr_image_desc d;
@@ -437,7 +451,9 @@ decoy_archive(const char *path, size_t ndecoys)
 	sd.cpu = -1;
 	ATF_REQUIRE_EQ_MSG(hwtr_aw_add_stream(aw, &sd, &id), 0, "%s",
 	    hwtr_aw_errmsg(aw));
-	ATF_REQUIRE_EQ(hwtr_aw_chunk(aw, id, 0, pt, sizeof(pt)), 0);
+	for (i = 0; i < ptlen; i += 4u << 20)
+		ATF_REQUIRE_EQ(hwtr_aw_chunk(aw, id, i, pt + i, ptlen - i <
+		    (4u << 20) ? ptlen - i : 4u << 20), 0);
 	memset(&r, 0, sizeof(r));
 	r.type = HWTR_SB_THREAD_START;
 	r.pid = r.tid = 1;
@@ -494,6 +510,63 @@ ATF_TC_BODY(many_mappings_said, tc)
 	    "err"), "expected the mappings not loaded and the limit named");
 }
 
+/*
+ * Issue 33 item 3: 20 MiB without a PSB (padding and TSC packets) between
+ * two enabled stretches of 11 instructions (PSB, MODE.Exec, PSBEND,
+ * TIP.PGE 0x1000, TIP.PGD, as in decoy_archive()): the segment is cut
+ * without a PSB at 16 MiB, both
+ * stretches are decoded (22 instructions), and the cut is one decode
+ * error with the 4 MiB from it to the second PSB not decoded.
+ */
+ATF_TC(blind_cut_decodes_both_sides);
+ATF_TC_HEAD(blind_cut_decodes_both_sides, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "a stream with 20 MiB between two "
+	    "PSBs is cut at 16 MiB: 22 instructions, 1 decode error, 4 MiB "
+	    "not decoded");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(blind_cut_decodes_both_sides, tc)
+{
+	static const uint8_t on[] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,	/* PSB */
+		0x99, 0x01, 0x02, 0x23,			/* MODE, PSBEND */
+		0x71, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x01	/* PGE, PGD */
+	};
+	const size_t p2 = 20u << 20, len = p2 + 4096;
+	uint8_t *pt = calloc(1, len);
+	char want[160];
+	uint64_t tsc = 1000;
+	size_t i, k;
+
+	ATF_REQUIRE(pt != NULL);
+	/*
+	 * Padding with a TSC packet every 512 bytes, its value growing by
+	 * a random step, so that each frame stays under the ratio limit.
+	 */
+	for (i = 512; i + 512 <= p2; i += 512) {
+		tsc += 1 + (uint64_t)(random() & 0xffff);
+		pt[i] = 0x19;
+		for (k = 0; k < 7; k++)
+			pt[i + 1 + k] = (uint8_t)(tsc >> (8 * k));
+	}
+	memcpy(pt, on, sizeof(on));
+	memcpy(pt + p2, on, sizeof(on));
+	code_archive("c.hwtrace", pt, len, 0);
+	free(pt);
+	check_rss("index", 0, (const char *[]){ "index", "-o", "c.db",
+	    "c.hwtrace", NULL });
+	snprintf(want, sizeof(want), " 22 instructions, 1 decode errors "
+	    "\\(%zu of %zu bytes not decoded\\)", p2 - (16u << 20), len);
+	ATF_CHECK_MSG(atf_utils_grep_file("%s", "err", want), "expected '%s'",
+	    want);
+	ATF_CHECK_MSG(atf_utils_grep_file("cut without a PSB", "err") ||
+	    system("sqlite3 c.db \"SELECT detail FROM events WHERE kind = "
+	    "'decode-error'\" | grep -q 'cut without a PSB'") == 0,
+	    "the decode error does not say 'cut without a PSB'");
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, image_bomb_bounded);
@@ -501,5 +574,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, pad_bomb_bounded);
 	ATF_TP_ADD_TC(tp, pad_bomb_signal);
 	ATF_TP_ADD_TC(tp, many_mappings_said);
+	ATF_TP_ADD_TC(tp, blind_cut_decodes_both_sides);
 	return (atf_no_error());
 }
