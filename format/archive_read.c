@@ -122,6 +122,8 @@ struct hwtr_ar {
 	int		have_meta;
 	struct hwtr_capture_end end;
 	int		have_end;
+	/* The tar end frame after end.json, for verify: 0 none found. */
+	uint64_t	tend_off, tend_csize;
 	struct hwtr_toc_ent *toc;	/* end.json's table, pool memory */
 	size_t		ntoc;
 
@@ -703,6 +705,36 @@ fail:
  * zstd.  A decompression bomb costs time here, never memory.
  */
 #define STREAM_PIECE	(256u << 10)
+/*
+ * The frame of @m declares its content size, and it is the member's
+ * (hwtrace(5)): a streamed frame without one decompresses, but a reader
+ * that allocates by the declared size refuses it, so verify must too.
+ * @buf: scratch of at least ZSTD_FRAMEHEADERSIZE_MAX bytes.
+ */
+static int
+frame_declares(struct hwtr_ar *ar, const struct ar_member *m, uint8_t *buf)
+{
+	unsigned long long fcs;
+	size_t got;
+	int rc;
+
+	if ((rc = pread_all(ar, buf, m->info.csize < ZSTD_FRAMEHEADERSIZE_MAX ?
+	    (size_t)m->info.csize : ZSTD_FRAMEHEADERSIZE_MAX, m->info.offset,
+	    &got)) < 0)
+		return (rc);
+	fcs = ZSTD_getFrameContentSize(buf, got);
+	if (fcs == ZSTD_CONTENTSIZE_UNKNOWN)
+		return (ar_err(ar, HWTR_E_FORMAT, "member '%s': frame at 0x%jx "
+		    "declares no content size (hwtrace(5) requires one)",
+		    m->info.name, (uintmax_t)m->info.offset));
+	if (fcs != ZSTD_CONTENTSIZE_ERROR && fcs != m->info.usize)
+		return (ar_err(ar, HWTR_E_FORMAT, "member '%s': frame at 0x%jx "
+		    "declares %llu bytes, the member has %ju", m->info.name,
+		    (uintmax_t)m->info.offset, fcs, (uintmax_t)m->info.usize));
+	/* A bad header: the decompression below says what is wrong. */
+	return (0);
+}
+
 static int
 read_member_stream(struct hwtr_ar *ar, const struct ar_member *m,
     int (*fn)(void *, const void *, size_t), void *arg, uint8_t sha[32])
@@ -728,6 +760,8 @@ read_member_stream(struct hwtr_ar *ar, const struct ar_member *m,
 	}
 	if (sha != NULL)
 		hwtr_sha256_init(&h);
+	if ((rc = frame_declares(ar, m, ibuf)) < 0)
+		goto out;
 	while (done < m->info.csize && r != 0) {
 		if (ar->opts.cancel != NULL && *ar->opts.cancel) {
 			rc = ar_err(ar, HWTR_E_INTR, "member '%s': interrupted",
@@ -1454,6 +1488,8 @@ scan_frames(struct hwtr_ar *ar)
 			return (rc);
 		if (eof) {
 			tar_end = 1;
+			ar->tend_off = off;
+			ar->tend_csize = csize;
 			off += csize;
 			ar->st.valid_end = off;
 			continue;
@@ -1658,6 +1694,9 @@ open_toc(struct hwtr_ar *ar)
 	ar->have_end = 1;
 	ar->st.complete = 1;
 	ar->st.valid_end = ar->st.file_size;
+	/* Between end.json and the trailer: checked by verify. */
+	ar->tend_off = endoff + csize;
+	ar->tend_csize = ar->st.file_size - HWTR_TRAILER_SIZE - ar->tend_off;
 	return (1);
 }
 
@@ -2046,6 +2085,61 @@ hwtr_ar_warning(const struct hwtr_ar *ar, size_t i)
 	return (i < ar->warn.n ? ar->warn.v[i] : NULL);
 }
 
+/*
+ * The tar end after end.json (hwtrace(5)): one frame with its checksum,
+ * holding zeros only, two 512-byte blocks or more, up to the trailer.
+ * Readers do without it, but tar(1) and zstd -t fail on an archive
+ * whose end frame is damaged, so verify does too.
+ */
+#define TAR_END_MAX	(64u << 10)
+
+static int
+check_tar_end(struct hwtr_ar *ar)
+{
+	uint64_t off = ar->tend_off, csize, fcs;
+	uint8_t *cbuf = NULL, *buf = NULL;
+	ZSTD_DCtx *d = NULL;
+	char why[512];
+	size_t got, r, i;
+	int rc = 0;
+
+	why[0] = '\0';
+	if (off == 0)
+		snprintf(why, sizeof(why), "missing or unreadable");
+	else if (walk_frame(ar, off, &csize, &fcs, why, sizeof(why)) !=
+	    FR_OK)
+		;
+	else if (csize != ar->tend_csize || fcs < 1024 || fcs % 512 != 0 ||
+	    fcs > TAR_END_MAX)
+		snprintf(why, sizeof(why), "a frame of %ju bytes holding %ju, "
+		    "expected %ju holding 1024 or more", (uintmax_t)csize,
+		    (uintmax_t)fcs, (uintmax_t)ar->tend_csize);
+	else if ((cbuf = malloc((size_t)csize)) == NULL ||
+	    (buf = malloc((size_t)fcs)) == NULL || (d = get_dctx(ar)) == NULL)
+		rc = -HWTR_E_NOMEM;
+	else if ((rc = pread_all(ar, cbuf, (size_t)csize, off, &got)) < 0)
+		;
+	else {
+		r = ZSTD_decompressDCtx(d, buf, (size_t)fcs, cbuf, got);
+		if (ZSTD_isError(r) || r != fcs)
+			snprintf(why, sizeof(why), "%s", ZSTD_isError(r) ?
+			    ZSTD_getErrorName(r) : "short content");
+		for (i = 0; why[0] == '\0' && i < fcs; i++)
+			if (buf[i] != 0)
+				snprintf(why, sizeof(why), "byte %zu is not "
+				    "zero", i);
+	}
+	put_dctx(ar, d);
+	free(cbuf);
+	free(buf);
+	if (rc == 0 && why[0] != '\0')
+		rc = off == 0 ? ar_err(ar, HWTR_E_FORMAT, "the tar end frame "
+		    "after %s: %s", HWTR_END_NAME, why) : ar_err(ar,
+		    HWTR_E_FORMAT, "the tar end frame after %s (at 0x%jx): %s",
+		    HWTR_END_NAME, (uintmax_t)off, why);
+	return (rc);
+}
+
 int
 hwtr_ar_verify(struct hwtr_ar *ar)
 {
@@ -2087,5 +2181,5 @@ hwtr_ar_verify(struct hwtr_ar *ar)
 			return (ar_err(ar, HWTR_E_FORMAT, "images/%s.json: "
 			    "image without its data member",
 			    ar->pending[i].d.key));
-	return (0);
+	return (ar->have_end ? check_tar_end(ar) : 0);
 }

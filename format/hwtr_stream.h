@@ -46,6 +46,12 @@ struct hwtr_sv_seg {
 	int		first_of_stream;
 	int		lost_before;	/* a piece after lost bytes */
 	uint64_t	lost_bytes;	/* how many */
+	/*
+	 * Cut without a PSB (HWTR_SV_SEG_MAX): @blind_end, the decoder
+	 * stops at end; @blind_start, it starts at the first PSB after
+	 * start, and the bytes before it are not decoded.
+	 */
+	int		blind_start, blind_end;
 };
 
 /* Bytes a segment's decoder reads past its end (hwtr_sv_seg_top()). */
@@ -57,9 +63,20 @@ struct hwtr_sv_seg {
  * the first segment's own.  Hardware writes PSBs 2 KiB apart or more.
  */
 #define HWTR_SV_PSB_GAP		256
+/*
+ * The most bytes of Intel PT a segment holds (so that memory stays
+ * bounded whatever the chunks hold): a segment longer than this, its
+ * bytes holding no PSB to cut at, is cut at this length without one
+ * (blind_start, blind_end).  libipt needs a PSB to start decoding, and a
+ * processor writes one every 2^(PSBFreq + 11) bytes (64 KiB at most on
+ * the parts that say which periods they support); seg_size is at most
+ * half of it, so only bytes without a PSB for 8 MiB are cut so.
+ */
+#define HWTR_SV_SEG_MAX		(16u << 20)
 
 struct hwtr_sv_opts {
 	uint64_t	seg_size;	/* Intel PT bytes per segment, >= 16 */
+	uint64_t	seg_max;	/* 0: HWTR_SV_SEG_MAX; >= 32 */
 	size_t		readahead;	/* helper threads for the scan (< 2: none) */
 	/*
 	 * 0: every chunk.  Otherwise an Intel PT stream longer than @tail
@@ -74,11 +91,14 @@ struct hwtr_sv_opts {
 	void		(*problem)(void *arg, size_t stream, uint64_t off,
 			    const char *why);
 	void		*problem_arg;
+	/* When set (a signal), the scan stops with -HWTR_E_INTR. */
+	const volatile int *cancel;
 };
 
 /*
- * Scan every stream of @ar (which must outlive the view).  Returns 0 or
- * -HWTR_E_NOMEM; an unreadable chunk is a problem, not an error.
+ * Scan every stream of @ar (which must outlive the view).  Returns 0,
+ * -HWTR_E_NOMEM or -HWTR_E_INTR (opts.cancel); an unreadable chunk is a
+ * problem, not an error.
  */
 int	hwtr_sv_open(struct hwtr_sv **svp, struct hwtr_ar *ar,
 	    const struct hwtr_sv_opts *opts);
@@ -96,6 +116,12 @@ uint64_t hwtr_sv_bytes(const struct hwtr_sv *sv, size_t s);
  */
 int	hwtr_sv_tail_from(const struct hwtr_sv *sv, size_t s, uint64_t *offp);
 uint64_t hwtr_sv_gaps(const struct hwtr_sv *sv, size_t s);
+/*
+ * Chunks of stream @s that could not be read (opts.problem said each),
+ * and in *@bytesp the bytes their table entries claim.
+ */
+size_t	hwtr_sv_unreadable(const struct hwtr_sv *sv, size_t s,
+	    uint64_t *bytesp);
 
 /* Segments, streams in order; those of stream @s are [first, first + n). */
 size_t	hwtr_sv_nsegs(const struct hwtr_sv *sv);

@@ -10,6 +10,7 @@
  * chunks through a shared chunk cache.
  */
 
+#include <assert.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -39,6 +40,8 @@ struct sv_stream {
 	struct hwtr_sv_piece *pieces;
 	size_t		npieces, cap_pieces;
 	uint64_t	bytes, gaps;
+	uint64_t	unread;		/* bytes of chunks that cannot be read */
+	size_t		nunread;
 	size_t		seg0, nseg;
 	int		tail_cut;	/* opts.tail: planned from tail_from */
 	uint64_t	tail_from;
@@ -53,7 +56,7 @@ struct hwtr_sv {
 	struct sv_stream *res;
 	struct hwtr_sv_seg *segs;
 	size_t		nsegs, csegs;
-	uint64_t	seg_size;
+	uint64_t	seg_size, seg_max;
 	pthread_mutex_t	cclock;		/* the shared chunks (sv_cchunk) */
 	pthread_cond_t	cc_cv;
 };
@@ -352,9 +355,14 @@ plan_stream_tail(struct hwtr_sv *r, struct sv_ra *ra, size_t s, uint64_t want,
 		size_t len, i, jl, bi;
 		int rc;
 
+		/* A chunk takes some 20 ms: a signal acts at once. */
+		if (r->opts.cancel != NULL && *r->opts.cancel)
+			return (-HWTR_E_INTR);
 		rc = ra_read(ra, s, c, (void **)&buf, &len);
 		if (rc < 0) {
 			/* A chunk that cannot be read is lost data. */
+			res->unread += ci->len;
+			res->nunread++;
 			if (r->opts.problem != NULL)
 				r->opts.problem(r->opts.problem_arg, s,
 				    ci->offset, hwtr_ar_errmsg(r->ar));
@@ -455,6 +463,64 @@ plan_stream_tail(struct hwtr_sv *r, struct sv_ra *ra, size_t s, uint64_t want,
 }
 
 /*
+ * Cut the Intel PT segments of stream @s (the last ones planned) that are
+ * longer than seg_max into pieces of seg_max without a PSB at their
+ * cuts, so that a decoder never holds more: bytes without a PSB for that
+ * long are nothing libipt could decode but from their first PSB on.
+ */
+static int
+split_long(struct hwtr_sv *r, size_t s)
+{
+	struct sv_stream *res = &r->res[s];
+	struct hwtr_sv_seg g, h;
+	size_t i, j, k, n, extra = 0;
+	uint64_t len;
+
+	if (hwtr_ar_stream(r->ar, s)->format != HWTR_TF_INTEL_PT)
+		return (0);
+	assert(res->seg0 + res->nseg == r->nsegs);
+	for (i = res->seg0; i < r->nsegs; i++) {
+		len = r->segs[i].end - r->segs[i].start;
+		if (len > r->seg_max)
+			extra += (size_t)((len - 1) / r->seg_max);
+	}
+	if (extra == 0)
+		return (0);
+	if (sv_grow((void **)&r->segs, &r->csegs, r->nsegs + extra,
+	    sizeof(*r->segs)) < 0)
+		return (-HWTR_E_NOMEM);
+	/* From the back, each segment in its n parts. */
+	j = r->nsegs + extra;
+	for (i = r->nsegs; i-- > res->seg0;) {
+		g = r->segs[i];
+		assert(g.end >= g.start);
+		len = g.end - g.start;
+		n = len > r->seg_max ? (size_t)((len - 1) / r->seg_max) + 1 : 1;
+		for (k = n; k-- > 0;) {
+			h = g;
+			h.start = g.start + k * r->seg_max;
+			if (k + 1 < n) {
+				h.end = h.start + r->seg_max;
+				h.has_limit = 1;
+				h.blind_end = 1;
+			}
+			if (k > 0) {
+				h.blind_start = 1;
+				h.first_of_stream = 0;
+				h.lost_before = 0;
+				h.lost_bytes = 0;
+			}
+			assert(j > i);
+			r->segs[--j] = h;
+		}
+	}
+	assert(j == res->seg0);
+	r->nsegs += extra;
+	res->nseg += extra;
+	return (0);
+}
+
+/*
  * A stream planned whole, or from its last opts.tail bytes; when those
  * hold no PSB, the state there is not known: planned again from twice as
  * far back, until a PSB is found or the stream is whole.
@@ -468,6 +534,8 @@ plan_stream(struct hwtr_sv *r, struct sv_ra *ra, size_t s)
 
 	for (;;) {
 		rc = plan_stream_tail(r, ra, s, want, &nopsb);
+		if (rc == 0 && !nopsb)
+			rc = split_long(r, s);
 		if (rc < 0 || !nopsb)
 			return (rc);
 		r->nsegs = res->seg0;
@@ -475,6 +543,8 @@ plan_stream(struct hwtr_sv *r, struct sv_ra *ra, size_t s)
 		res->npieces = 0;
 		res->bytes = 0;
 		res->gaps = 0;
+		res->unread = 0;
+		res->nunread = 0;
 		res->tail_cut = 0;
 		want = want > UINT64_MAX / 2 ? UINT64_MAX : want * 2;
 	}
@@ -701,7 +771,12 @@ hwtr_sv_open(struct hwtr_sv **svp, struct hwtr_ar *ar,
 		return (-HWTR_E_NOMEM);
 	r->ar = ar;
 	r->opts = *opts;
+	r->seg_max = opts->seg_max == 0 ? HWTR_SV_SEG_MAX :
+	    opts->seg_max >= 32 ? opts->seg_max : 32;
 	r->seg_size = opts->seg_size >= 16 ? opts->seg_size : 16;
+	/* Cut at PSBs well before seg_max, where there are PSBs. */
+	if (r->seg_size > r->seg_max / 2)
+		r->seg_size = r->seg_max / 2;
 	r->nstreams = hwtr_ar_nstreams(ar);
 	pthread_mutex_init(&r->cclock, NULL);
 	pthread_cond_init(&r->cc_cv, NULL);
@@ -783,6 +858,13 @@ uint64_t
 hwtr_sv_gaps(const struct hwtr_sv *r, size_t s)
 {
 	return (s < r->nstreams ? r->res[s].gaps : 0);
+}
+
+size_t
+hwtr_sv_unreadable(const struct hwtr_sv *r, size_t s, uint64_t *bytesp)
+{
+	*bytesp = s < r->nstreams ? r->res[s].unread : 0;
+	return (s < r->nstreams ? r->res[s].nunread : 0);
 }
 
 size_t

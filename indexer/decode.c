@@ -39,6 +39,7 @@
 
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
+#include "hwtr_stream.h"
 #include "ix_dec.h"
 
 const char *const ix_class_names[] = {
@@ -856,7 +857,7 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 	struct pt_config cfg;
 	struct pt_block b;
 	uint64_t sync = 0, newsync, erroff = 0, stuck_off = UINT64_MAX, end;
-	int status, rc, in_error = 0, stuck = 0, stuck_msg = 0;
+	int status, rc, in_error = 0, stuck = 0, stuck_msg = 0, first = 1;
 	uint32_t n = 0;
 
 	end = d->has_limit && d->limit < len ? d->limit : len;
@@ -873,6 +874,18 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 			return (rc);
 	}
 
+	if (d->in->blind_start) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "cut without a PSB (a segment "
+		    "holds %u MiB at most): not decoded up to the next PSB",
+		    HWTR_SV_SEG_MAX >> 20);
+		if ((rc = op(d, IX_OP_ERROR)) < 0 ||
+		    (rc = op(d, IX_OP_GAP)) < 0 ||
+		    (rc = add_event_at(d, "decode-error", 0, 0, msg, 1,
+		    d->base)) < 0)
+			return (rc);
+	}
 	d->blk = pt_blk_alloc_decoder(&cfg);
 	if (d->blk == NULL)
 		return (fail(d, -HWTR_E_NOMEM, "cannot allocate a decoder", NULL));
@@ -882,6 +895,20 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 			return (fail(d, -HWTR_E_INTR, "interrupted", NULL));
 		memset(&b, 0, sizeof(b));
 		status = pt_blk_sync_forward(d->blk);
+		/*
+		 * The bytes before the first PSB are not decoded: none when
+		 * the segment starts at one, as all but a piece's first do;
+		 * all of them when there is none.
+		 */
+		if (first) {
+			first = 0;
+			if (pt_blk_get_sync_offset(d->blk, &newsync) < 0 ||
+			    newsync > end)
+				newsync = end;
+			if (newsync > 0 && (rc = op1(d, IX_OP_UNDECODED,
+			    newsync)) < 0)
+				return (rc);
+		}
 		if (status < 0) {
 			if (status == -pte_eos) {
 				if (in_error && end > erroff &&
@@ -945,6 +972,11 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 			}
 			if (status < 0)
 				break;
+			/* Cut without a PSB: the next segment's bytes. */
+			if (d->in->blind_end && past_limit(d)) {
+				status = IX_STOP;
+				break;
+			}
 			if ((++n & 4095) == 0) {
 				uint64_t off = 0;
 
@@ -1037,6 +1069,30 @@ ix_dec_run_id(struct dec *d, const struct ix_sblock *proto)
 	return (run_id(d, proto));
 }
 
+/*
+ * A segment whose decoding failed (no memory, libipt refusing its
+ * image): one more decode error, and the bytes from where the decoder
+ * was to the segment's end are not decoded, so that the totals never
+ * say that everything was decoded when nothing was.
+ */
+static void
+failed_bytes(struct dec *d)
+{
+	uint64_t off = 0, end;
+	int rc = d->out->rc;
+
+	if (rc >= 0 || rc == -HWTR_E_INTR)
+		return;
+	end = d->in->has_limit && d->in->limit - d->in->base < d->in->len ?
+	    d->in->limit - d->in->base : d->in->len;
+	if (d->blk != NULL && pt_blk_get_offset(d->blk, &off) < 0)
+		off = 0;
+	/* put() keeps the first failure: only memory can fail these. */
+	(void)op(d, IX_OP_ERROR);
+	if (end > off)
+		(void)op1(d, IX_OP_UNDECODED, end - off);
+}
+
 void
 ix_decode_segment(const struct ix_seg_in *in, struct ix_seg_out *out)
 {
@@ -1069,6 +1125,7 @@ ix_decode_segment(const struct ix_seg_in *in, struct ix_seg_out *out)
 	d.limit = in->has_limit ? in->limit - in->base : 0;
 	(void)decode_buf(&d, in->buf, in->len);
 done:
+	failed_bytes(&d);
 	if (d.blk != NULL)
 		pt_blk_free_decoder(d.blk);
 	pt_image_free(d.img);

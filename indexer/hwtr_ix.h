@@ -238,6 +238,12 @@ struct ix_seg_in {
 	int		first_of_stream; /* says configuration errors */
 	int		lost_before;	/* a piece after lost bytes */
 	uint64_t	lost_bytes;
+	/*
+	 * Cut where the stream had no PSB for HWTR_SV_SEG_MAX bytes
+	 * (hwtr_stream.h): stop at @limit; start at the first PSB, the
+	 * bytes before it not decoded.
+	 */
+	int		blind_end, blind_start;
 	/* CoreSight: contiguous pieces of the stream. */
 	size_t		npieces;
 	const uint8_t	**piece;

@@ -12,6 +12,7 @@
  * exec drops them.
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -792,14 +793,30 @@ ix_replay_sideband(struct run *r)
 }
 
 /*
+ * libipt counts a section cache's entries and a section's users in 16
+ * bits: more than 65528 entries is -pte_nomem, and a section shared by
+ * more mappings than that (the same file, offset and size at other
+ * addresses) overflows its count once the images of a segment take
+ * their references too.  Each segment's decoder holds a cache and an
+ * image of its own with a reference per mapping, so a run keeps well
+ * under both: IX_SECTIONS_MAX executable mappings (a Linux process has
+ * at most vm.max_map_count, 65530 by default, of any kind); those after
+ * it are said, and their code not decoded (decode errors).  The cost of
+ * adding a section grows with the entries before it, too.
+ */
+#define IX_SECTIONS_MAX	16384
+
+/*
  * Put every executable mapping whose image the archive holds into the
  * section cache, and compute where its link-time addresses are.
  */
 int
 ix_add_sections(struct run *r)
 {
-	size_t i;
+	size_t i, nsec = 0, over = 0;
 	int isid, full = 0;
+	const char *fpath = NULL;
+	uint64_t fstart = 0;
 
 	for (i = 0; i < r->nmaps; i++) {
 		struct ix_map *m = &r->maps[i];
@@ -825,18 +842,19 @@ ix_add_sections(struct run *r)
 		size = m->end - m->start;
 		if (size > im->size - m->pgoff)
 			size = im->size - m->pgoff;
-		if (full)
-			continue;
-		isid = pt_iscache_add_file(r->isc, im->file, m->pgoff, size,
-		    m->start);
-		if (isid < 0 && pt_errcode(isid) == pte_nomem) {
-			/* libipt's cache holds at most 65535 sections. */
-			ix_problem(r->ix, "mapping of '%s' at %#" PRIx64
-			    " and every later one: libipt's section cache is "
-			    "full (%s); their code is not decoded",
-			    m->path ? m->path : "?", m->start,
-			    pt_errstr(pt_errcode(isid)));
+		if (!full && nsec >= IX_SECTIONS_MAX)
 			full = 1;
+		isid = full ? -pte_nomem : pt_iscache_add_file(r->isc,
+		    im->file, m->pgoff, size, m->start);
+		if (isid < 0 && pt_errcode(isid) == pte_nomem) {
+			if (!full) {
+				full = 1;
+				assert(over == 0);
+			}
+			if (over++ == 0) {
+				fpath = m->path ? m->path : "?";
+				fstart = m->start;
+			}
 			continue;
 		}
 		if (isid < 0) {
@@ -846,6 +864,7 @@ ix_add_sections(struct run *r)
 			continue;
 		}
 		m->isid = isid;
+		nsec++;
 		if ((size_t)isid >= r->nisid) {
 			size_t n = (size_t)isid + 64, k;
 			int *p = realloc(r->isid_map, n * sizeof(*p));
@@ -860,6 +879,11 @@ ix_add_sections(struct run *r)
 		if (r->isid_map[isid] < 0)
 			r->isid_map[isid] = (int)i;
 	}
+	if (over > 0)
+		ix_problem(r->ix, "%zu executable mappings from the one of "
+		    "'%s' at %#" PRIx64 " on are not loaded: the decoder holds "
+		    "%d (libipt's section cache); their code is not decoded",
+		    over, fpath, fstart, IX_SECTIONS_MAX);
 	return (0);
 }
 

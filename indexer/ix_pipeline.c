@@ -76,7 +76,8 @@ int
 ix_plan(struct run *r)
 {
 	struct hwtr_sv_opts so;
-	size_t s, k, i, nj;
+	size_t s, k, i, nj, nun;
+	uint64_t unread;
 	long ncpu;
 	const char *e = getenv("HWTRACE_IX_SEGMENT");
 	char *endp;
@@ -119,6 +120,7 @@ ix_plan(struct run *r)
 	so.tail = r->ix->opts.tail;	/* the lazy verbs' partial database */
 	so.problem = sv_problem;
 	so.problem_arg = r;
+	so.cancel = r->ix->opts.cancel;
 	if ((rc = hwtr_sv_open(&r->sv, r->ar, &so)) < 0)
 		return (rc);
 	r->nsegs = hwtr_sv_nsegs(r->sv);
@@ -136,6 +138,8 @@ ix_plan(struct run *r)
 		g->first_of_stream = sg->first_of_stream;
 		g->lost_before = sg->lost_before;
 		g->lost_bytes = sg->lost_bytes;
+		g->blind_start = sg->blind_start;
+		g->blind_end = sg->blind_end;
 	}
 	for (s = 0; s < r->nstreams; s++) {
 		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
@@ -146,6 +150,15 @@ ix_plan(struct run *r)
 		r->res[s].bytes = hwtr_sv_bytes(r->sv, s);
 		r->lost[s] += hwtr_sv_gaps(r->sv, s);
 		r->ix->stats.trace_bytes += r->res[s].bytes;
+		/*
+		 * Chunks that cannot be read (each said by sv_problem()): a
+		 * decode error each, their bytes not decoded, never a clean
+		 * count of nothing.
+		 */
+		nun = hwtr_sv_unreadable(r->sv, s, &unread);
+		r->ix->stats.errors += nun;
+		r->ix->stats.trace_bytes += unread;
+		r->ix->stats.undecoded_bytes += unread;
 		r->jmaps[s] = calloc(r->nmaps + 1, sizeof(**r->jmaps));
 		if (r->jmaps[s] == NULL)
 			return (-HWTR_E_NOMEM);
@@ -335,6 +348,8 @@ decode_one(struct run *r, size_t w, size_t i, int own)
 		in.first_of_stream = g->first_of_stream;
 		in.lost_before = g->lost_before;
 		in.lost_bytes = g->lost_bytes;
+		in.blind_start = g->blind_start;
+		in.blind_end = g->blind_end;
 	}
 	if (rc == 0 && (in.iscache = ix_job_iscache(r)) == NULL) {
 		rc = -HWTR_E_NOMEM;

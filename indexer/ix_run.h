@@ -110,6 +110,7 @@ struct ix_seg {
 	int		has_limit;	/* end is the next segment's PSB */
 	int		first_of_stream, lost_before;
 	uint64_t	lost_bytes;
+	int		blind_start, blind_end;	/* cut without a PSB */
 	int		done;
 	struct ix_seg_out *outs;	/* one per unit of the stream */
 	size_t		nouts, nleft;

@@ -833,8 +833,184 @@ ATF_TC_BODY(image_sha256_checked_on_read, tc)
 	    "its description", "bad.err"), "index did not report the image");
 }
 
+/*
+ * Issue 33 item 6: a chunk whose frame declares no content size (a
+ * streamed frame, through the table of contents) is refused by verify,
+ * naming it, and index counts it as not decoded rather than reporting a
+ * clean decode of nothing.
+ */
+ATF_TC_WITHOUT_HEAD(chunk_without_content_size);
+ATF_TC_BODY(chunk_without_content_size, tc)
+{
+	static const char stream[] = "{\"id\": 0, \"name\": \"s\", "
+	    "\"format\": \"intel-pt\", \"pid\": -1, \"tid\": -1, "
+	    "\"cpu\": -1, \"intel_pt\": {\"cpuid_15_eax\": 0, "
+	    "\"cpuid_15_ebx\": 0, \"nom_freq\": 0, \"mtc_freq\": 0, "
+	    "\"cyc_thresh\": 0, \"psb_freq\": 0, \"options\": 0, "
+	    "\"filters\": []}}";
+	static const uint8_t psb[32] = {
+	    0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	    0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x23 };
+	struct craft_member m[3];
+	struct craft_opts o;
+	struct hwtr_ar *ar;
+	char *man = craft_manifest("1.0", "");
+	int k;
+
+	memset(&o, 0, sizeof(o));
+	o.toc = 1;
+	for (k = 0; k < 2; k++) {
+		memset(m, 0, sizeof(m));
+		m[0].name = "hwtrace.json";
+		m[0].data = man;
+		m[0].len = strlen(man);
+		m[1].name = "streams/0/stream.json";
+		m[1].data = stream;
+		m[1].len = strlen(stream);
+		m[2].name = "streams/0/0000000000000000.chunk";
+		m[2].data = psb;
+		m[2].len = sizeof(psb);
+		/* k == 1: streamed, a window and no content size. */
+		m[2].window_log = k == 1 ? 20 : 0;
+		craft(k ? "n.hwtrace" : "c.hwtrace", m, 3, &o);
+	}
+	free(man);
+	ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&ar, "c.hwtrace", NULL), 0, "%s",
+	    hwtr_ar_errmsg(ar));
+	ATF_CHECK_EQ_MSG(hwtr_ar_verify(ar), 0, "the frame with its content "
+	    "size: %s", hwtr_ar_errmsg(ar));
+	hwtr_ar_close(ar);
+	ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&ar, "n.hwtrace", NULL), 0, "%s",
+	    hwtr_ar_errmsg(ar));
+	ATF_CHECK_EQ_MSG(hwtr_ar_verify(ar), -HWTR_E_FORMAT, "verify of a "
+	    "chunk without a content size: expected %s, got '%s'",
+	    hwtr_errstr(-HWTR_E_FORMAT), hwtr_ar_errmsg(ar));
+	ATF_CHECK_MSG(strstr(hwtr_ar_errmsg(ar), "member 'streams/0/"
+	    "0000000000000000.chunk': frame at 0x") != NULL &&
+	    strstr(hwtr_ar_errmsg(ar), "declares no content size") != NULL,
+	    "expected the chunk and 'declares no content size' named, got "
+	    "'%s'", hwtr_ar_errmsg(ar));
+	hwtr_ar_close(ar);
+	ATF_REQUIRE(system(HWTR_TEST_BUILD "/hwtrace verify n.hwtrace "
+	    "2> v.err") != 0);
+	ATF_CHECK_MSG(atf_utils_grep_file("declares no content size",
+	    "v.err"), "hwtrace verify did not name the frame");
+	/* PSB, PSBEND and padding: nothing left undecoded. */
+	ATF_REQUIRE(system(HWTR_TEST_BUILD "/hwtrace index -o c.db c.hwtrace "
+	    "2> c.err") == 0);
+	ATF_CHECK_MSG(atf_utils_grep_file(" 0 decode errors \\(0 of 32 bytes "
+	    "not decoded\\)", "c.err"), "index of the good chunk: expected "
+	    "'0 decode errors (0 of 32 bytes not decoded)'");
+	/* The 32 bytes are not decoded, and index says so. */
+	ATF_REQUIRE(system(HWTR_TEST_BUILD "/hwtrace index -o n.db n.hwtrace "
+	    "2> i.err") == 0);
+	ATF_CHECK_MSG(atf_utils_grep_file(" 0 instructions, 1 decode errors "
+	    "\\(32 of 32 bytes not decoded\\)", "i.err"), "index: expected "
+	    "'1 decode errors (32 of 32 bytes not decoded)'");
+}
+
+/*
+ * Issue 33 item 6: the tar end frame between end.json and the trailer
+ * (1024 zero bytes, some 23 bytes of zstd) is checked by verify: each of
+ * its bytes damaged in turn (bits 0 and 7) fails verification naming it
+ * whenever zstd -t fails on the file, and the frame cut out fails too;
+ * readers still open the archive (nothing of the capture is missing).
+ */
+ATF_TC(tar_end_frame_verified);
+ATF_TC_HEAD(tar_end_frame_verified, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "damage to the tar end frame that "
+	    "zstd -t finds, and the frame cut out, fail verify naming it");
+	atf_tc_set_md_var(tc, "require.progs", "zstd");
+}
+ATF_TC_BODY(tar_end_frame_verified, tc)
+{
+	struct craft_opts o;
+	struct hwtr_ar *ar;
+	uint8_t *b;
+	uint64_t endoff, endcsize, te, tlen;
+	long size;
+	size_t i, bit, nbad = 0;
+	FILE *f;
+	int rc, zbad;
+
+	memset(&o, 0, sizeof(o));
+	o.toc = 1;
+	craft_with("e.hwtrace", NULL, 0, &o);
+	ATF_REQUIRE((f = fopen("e.hwtrace", "rb")) != NULL);
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	rewind(f);
+	ATF_REQUIRE((b = malloc((size_t)size)) != NULL);
+	ATF_REQUIRE(fread(b, 1, (size_t)size, f) == (size_t)size);
+	fclose(f);
+	/* The trailer (hwtrace(5)): end.json's offset and size. */
+	endoff = endcsize = 0;
+	for (i = 0; i < 8; i++) {
+		endoff |= (uint64_t)b[size - 16 + i] << (8 * i);
+		endcsize |= (uint64_t)b[size - 8 + i] << (8 * i);
+	}
+	te = endoff + endcsize;
+	tlen = (uint64_t)size - 40 - te;
+	ATF_REQUIRE_MSG(tlen > 8 && tlen < 64, "tar end frame of %ju bytes",
+	    (uintmax_t)tlen);
+	ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&ar, "e.hwtrace", NULL), 0, "%s",
+	    hwtr_ar_errmsg(ar));
+	ATF_CHECK_EQ_MSG(hwtr_ar_verify(ar), 0, "intact: %s",
+	    hwtr_ar_errmsg(ar));
+	hwtr_ar_close(ar);
+	for (i = 0; i < tlen; i++)
+		for (bit = 0; bit < 8; bit += 7) {
+			b[te + i] ^= (uint8_t)(1u << bit);
+			ATF_REQUIRE((f = fopen("d.hwtrace", "wb")) != NULL);
+			ATF_REQUIRE(fwrite(b, 1, (size_t)size, f) ==
+			    (size_t)size);
+			fclose(f);
+			b[te + i] ^= (uint8_t)(1u << bit);
+			/*
+			 * zstd(1) says whether the file is damaged: a flip
+			 * can give another encoding of the same zeros.
+			 */
+			zbad = system("zstd -tq d.hwtrace 2>/dev/null") != 0;
+			nbad += zbad;
+			rc = hwtr_ar_open(&ar, "d.hwtrace", NULL);
+			ATF_CHECK_EQ_MSG(rc, 0, "byte %zu bit %zu: open: %s", i,
+			    bit, hwtr_ar_errmsg(ar));
+			if (rc == 0)
+				rc = hwtr_ar_verify(ar);
+			ATF_CHECK_EQ_MSG(rc, zbad ? -HWTR_E_FORMAT : 0, "byte %zu "
+			    "of the tar end frame, bit %zu flipped (zstd -t: "
+			    "%s): verify gave %d (%s)", i, bit, zbad ? "damaged" :
+			    "sound", rc, hwtr_ar_errmsg(ar));
+			ATF_CHECK_MSG(!zbad || strstr(hwtr_ar_errmsg(ar), "the tar "
+			    "end frame after end.json") != NULL, "byte %zu bit "
+			    "%zu: '%s'", i, bit, hwtr_ar_errmsg(ar));
+			hwtr_ar_close(ar);
+		}
+	ATF_CHECK_MSG(nbad >= tlen, "zstd -t found only %zu of %ju flips",
+	    nbad, (uintmax_t)(2 * tlen));
+	/* Cut out: end.json, then the trailer at once. */
+	ATF_REQUIRE((f = fopen("d.hwtrace", "wb")) != NULL);
+	ATF_REQUIRE(fwrite(b, 1, (size_t)te, f) == (size_t)te);
+	ATF_REQUIRE(fwrite(b + size - 40, 1, 40, f) == 40);
+	fclose(f);
+	ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&ar, "d.hwtrace", NULL), 0, "%s",
+	    hwtr_ar_errmsg(ar));
+	ATF_CHECK_EQ(hwtr_ar_verify(ar), -HWTR_E_FORMAT);
+	ATF_CHECK_MSG(strstr(hwtr_ar_errmsg(ar), "the tar end frame after "
+	    "end.json") != NULL, "cut out: '%s'", hwtr_ar_errmsg(ar));
+	hwtr_ar_close(ar);
+	free(b);
+	ATF_REQUIRE(system(HWTR_TEST_BUILD "/hwtrace verify d.hwtrace "
+	    "2> v.err") != 0);
+	ATF_CHECK_MSG(atf_utils_grep_file("the tar end frame after end.json",
+	    "v.err"), "hwtrace verify did not name the tar end frame");
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, tar_end_frame_verified);
+	ATF_TP_ADD_TC(tp, chunk_without_content_size);
 	ATF_TP_ADD_TC(tp, image_sha256_checked_on_read);
 	ATF_TP_ADD_TC(tp, frames_without_checksum_refused);
 	ATF_TP_ADD_TC(tp, filter_cfg_out_of_range_refused);

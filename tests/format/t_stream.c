@@ -115,8 +115,8 @@ write_archive(const char *path)
 }
 
 static void
-open_view_tail(struct hwtr_ar **arp, struct hwtr_sv **svp, uint64_t seg_size,
-    size_t readahead, uint64_t tail)
+open_view_max(struct hwtr_ar **arp, struct hwtr_sv **svp, uint64_t seg_size,
+    size_t readahead, uint64_t tail, uint64_t seg_max)
 {
 	struct hwtr_sv_opts o;
 
@@ -129,7 +129,15 @@ open_view_tail(struct hwtr_ar **arp, struct hwtr_sv **svp, uint64_t seg_size,
 	o.seg_size = seg_size;
 	o.readahead = readahead;
 	o.tail = tail;
+	o.seg_max = seg_max;
 	ATF_REQUIRE_EQ(hwtr_sv_open(svp, *arp, &o), 0);
+}
+
+static void
+open_view_tail(struct hwtr_ar **arp, struct hwtr_sv **svp, uint64_t seg_size,
+    size_t readahead, uint64_t tail)
+{
+	open_view_max(arp, svp, seg_size, readahead, tail, 0);
 }
 
 static void
@@ -230,15 +238,15 @@ ATF_TC_BODY(range_reads_across_chunks, tc)
 
 /* What hwtr_stream.h says the segments of stream 0 are for 4 KiB. */
 static const struct hwtr_sv_seg want_segs[] = {
-	/* stream, piece, start, end, limit, first, lost, lost bytes */
-	{ 0, 0, 0, 8500, 1, 1, 0, 0 },		/* 4200: too close to 4090 */
-	{ 0, 0, 8500, 13000, 1, 0, 0, 0 },	/* 9000: too soon */
-	{ 0, 0, 13000, 20470, 1, 0, 0, 0 },	/* across a boundary */
-	{ 0, 0, 20470, NCH * CH, 0, 0, 0, 0 },	/* the piece's end */
-	{ 0, 1, P2, P2 + 5000, 1, 0, 1, GAP },	/* P2 + 100: too soon */
-	{ 0, 1, P2 + 5000, P2 + NCH2 * CH, 0, 0, 0, 0 },
+	/* stream, piece, start, end, limit, first, lost, lost bytes, blind */
+	{ 0, 0, 0, 8500, 1, 1, 0, 0, 0, 0 },		/* 4200: too close to 4090 */
+	{ 0, 0, 8500, 13000, 1, 0, 0, 0, 0, 0 },	/* 9000: too soon */
+	{ 0, 0, 13000, 20470, 1, 0, 0, 0, 0, 0 },	/* across a boundary */
+	{ 0, 0, 20470, NCH * CH, 0, 0, 0, 0, 0, 0 },	/* the piece's end */
+	{ 0, 1, P2, P2 + 5000, 1, 0, 1, GAP, 0, 0 },	/* P2 + 100: too soon */
+	{ 0, 1, P2 + 5000, P2 + NCH2 * CH, 0, 0, 0, 0, 0, 0 },
 	/* CoreSight: one segment over every piece, no end. */
-	{ 1, 0, 0, 0, 0, 0, 0, 0 },
+	{ 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 };
 
 static void
@@ -371,8 +379,93 @@ ATF_TC_BODY(tail_whole_when_short, tc)
 	hwtr_ar_close(ar);
 }
 
+/*
+ * Segments of at most 4096 bytes (seg_max; seg_size is then 2048): cut at
+ * the first PSB 2048 bytes or more after their start, as in want_segs,
+ * and those still longer than 4096 cut every 4096 bytes without a PSB.
+ */
+static const struct hwtr_sv_seg want_blind[] = {
+	/* stream, piece, start, end, limit, first, lost, lost bytes, blind */
+	{ 0, 0, 0, 4090, 1, 1, 0, 0, 0, 0 },		/* 2000: too soon */
+	{ 0, 0, 4090, 8186, 1, 0, 0, 0, 0, 1 },		/* 4410 bytes */
+	{ 0, 0, 8186, 8500, 1, 0, 0, 0, 1, 0 },
+	{ 0, 0, 8500, 12596, 1, 0, 0, 0, 0, 1 },	/* 4500 bytes */
+	{ 0, 0, 12596, 13000, 1, 0, 0, 0, 1, 0 },
+	{ 0, 0, 13000, 17096, 1, 0, 0, 0, 0, 1 },	/* 7470 bytes */
+	{ 0, 0, 17096, 20470, 1, 0, 0, 0, 1, 0 },
+	{ 0, 0, 20470, 24566, 1, 0, 0, 0, 0, 1 },	/* 4106 bytes */
+	{ 0, 0, 24566, NCH * CH, 0, 0, 0, 0, 1, 0 },
+	{ 0, 1, P2, P2 + 4096, 1, 0, 1, GAP, 0, 1 },	/* 5000 bytes */
+	{ 0, 1, P2 + 4096, P2 + 5000, 1, 0, 0, 0, 1, 0 },
+	{ 0, 1, P2 + 5000, P2 + NCH2 * CH, 0, 0, 0, 0, 0, 0 },
+	{ 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },		/* CoreSight */
+};
+
+ATF_TC_WITHOUT_HEAD(long_segments_cut_blind);
+ATF_TC_BODY(long_segments_cut_blind, tc)
+{
+	const size_t nw = sizeof(want_blind) / sizeof(want_blind[0]);
+	struct hwtr_ar *ar;
+	struct hwtr_sv *sv;
+	uint64_t top;
+	size_t i, first, n;
+
+	open_view_max(&ar, &sv, 4096, 2, 0, 4096);
+	ATF_REQUIRE_EQ_MSG(hwtr_sv_nsegs(sv), nw, "%zu segments, expected "
+	    "%zu", hwtr_sv_nsegs(sv), nw);
+	for (i = 0; i < nw; i++) {
+		const struct hwtr_sv_seg *g = hwtr_sv_seg(sv, i);
+		const struct hwtr_sv_seg *w = &want_blind[i];
+
+		ATF_CHECK_EQ_MSG(g->piece, w->piece, "segment %zu", i);
+		ATF_CHECK_EQ_MSG(g->start, w->start, "segment %zu: start %ju",
+		    i, (uintmax_t)g->start);
+		ATF_CHECK_EQ_MSG(g->end, w->end, "segment %zu: end %ju", i,
+		    (uintmax_t)g->end);
+		ATF_CHECK_EQ_MSG(g->has_limit, w->has_limit, "segment %zu", i);
+		ATF_CHECK_EQ_MSG(g->first_of_stream, w->first_of_stream,
+		    "segment %zu", i);
+		ATF_CHECK_EQ_MSG(g->lost_before, w->lost_before, "segment %zu",
+		    i);
+		ATF_CHECK_EQ_MSG(g->lost_bytes, w->lost_bytes, "segment %zu",
+		    i);
+		ATF_CHECK_EQ_MSG(g->blind_start, w->blind_start, "segment %zu: "
+		    "blind_start %d", i, g->blind_start);
+		ATF_CHECK_EQ_MSG(g->blind_end, w->blind_end, "segment %zu: "
+		    "blind_end %d", i, g->blind_end);
+		if (g->stream == 0) {
+			/* At most seg_max, and its margin within its piece. */
+			ATF_CHECK(g->end - g->start <= 4096);
+			ATF_REQUIRE_EQ(hwtr_sv_seg_top(sv, i, &top), 0);
+			check_range(sv, 0, g->start, top);
+			hwtr_sv_seg_done(sv, i);
+		}
+	}
+	hwtr_sv_stream_segs(sv, 1, &first, &n);
+	ATF_CHECK_EQ(first, nw - 1);
+	hwtr_sv_free(sv);
+	hwtr_ar_close(ar);
+
+	/* opts.tail: the one segment from the last PSB, cut too. */
+	open_view_max(&ar, &sv, 1 << 20, 0, 1000, 1024);
+	hwtr_sv_stream_segs(sv, 0, &first, &n);
+	ATF_REQUIRE_EQ_MSG(n, 4, "tail 1000, at most 1024: %zu segments", n);
+	for (i = 0; i < n; i++) {
+		const struct hwtr_sv_seg *g = hwtr_sv_seg(sv, first + i);
+
+		ATF_CHECK_EQ(g->start, P2 + 5000 + 1024 * i);
+		ATF_CHECK_EQ(g->end, i + 1 < n ? P2 + 5000 + 1024 * (i + 1) :
+		    END);
+		ATF_CHECK_EQ(g->blind_start, i > 0);
+		ATF_CHECK_EQ(g->blind_end, i + 1 < n);
+	}
+	hwtr_sv_free(sv);
+	hwtr_ar_close(ar);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, long_segments_cut_blind);
 	ATF_TP_ADD_TC(tp, tail_from_a_psb);
 	ATF_TP_ADD_TC(tp, tail_whole_when_short);
 	ATF_TP_ADD_TC(tp, range_reads_across_chunks);
