@@ -45,13 +45,22 @@ q_inl_on(struct hwtr_q *q)
 }
 
 /* The instances at run-time address ?1, innermost first. */
+/*
+ * The image address of @addr: by the block that holds it or, for an
+ * instruction no block holds (the one that faulted never completed, so
+ * no block ends with it), by the mapping it lies in.
+ */
 #define Q_INL_CHAIN_SQL							\
-	"SELECT i.name, f.path || ':' || i.call_line FROM (SELECT image, "	\
-	"image_addr + (?1 - start_ip) AS a FROM blocks WHERE start_ip <= ?1 "	\
-	"AND ?1 <= last_ip AND image IS NOT NULL ORDER BY start_ip DESC "	\
-	"LIMIT 1) b JOIN inlines i ON i.image = b.image AND i.lo <= b.a AND "	\
-	"b.a < i.hi LEFT JOIN files f ON f.id = i.call_file "		\
-	"ORDER BY i.depth DESC, i.inst"
+	"SELECT i.name, f.path || ':' || i.call_line FROM (SELECT image, a "	\
+	"FROM (SELECT * FROM (SELECT image, image_addr + (?1 - start_ip) AS "	\
+	"a, 0 AS pri FROM blocks WHERE start_ip <= ?1 AND ?1 <= last_ip AND "	\
+	"image IS NOT NULL ORDER BY start_ip DESC LIMIT 1) UNION ALL "	\
+	"SELECT * FROM (SELECT image, ?1 - bias AS a, 1 AS pri FROM "		\
+	"mappings WHERE start_ip <= ?1 AND ?1 < end_ip AND image IS NOT "	\
+	"NULL ORDER BY id DESC LIMIT 1)) ORDER BY pri LIMIT 1) b JOIN "	\
+	"inlines i ON i.image = b.image AND i.lo <= b.a AND b.a < i.hi "	\
+	"LEFT JOIN files f ON f.id = i.call_file ORDER BY i.depth DESC, "	\
+	"i.inst"
 
 int
 q_inl_chain(struct hwtr_q *q, sqlite3_stmt **stp, uint64_t addr,

@@ -93,6 +93,27 @@ gdb_hits()
 	sed -n 's/.*breakpoint already hit \([0-9]*\) time.*/\1/p' hits.out
 }
 
+atf_test_case bt_fault_inside_inlined
+bt_fault_inside_inlined_head() { atf_set descr "bt at a fault inside an inlined body (tests/conform/inl.c: sq() inlined into outer() reads NULL): sq (inlined), outer, main as gdb shows them, though no block holds the instruction that faulted"; }
+bt_fault_inside_inlined_body()
+{
+	need
+	cc -O2 -g -o inl "$HWTRACE_SRC/tests/conform/inl.c" ||
+	    atf_fail "cannot build tests/conform/inl.c"
+	capture f ./inl x
+	[ "$(cat f.rc)" = 139 ] || atf_fail "capture of 'inl x': expected exit 139, got $(cat f.rc)"
+	gdb -nx -batch -ex run -ex bt --args ./inl x > gdb.out 2>&1 < /dev/null
+	sed -n 's/^#[0-9][0-9]* .* in \([^ ]*\) (.*/\1/p; s/^#[0-9][0-9]*  *\([^ 0][^ ]*\) (.*/\1/p' \
+	    gdb.out > gdb.names
+	[ "$(head -n 3 gdb.names | tr '\n' ' ')" = "sq outer main " ] ||
+	    atf_fail "gdb's frames are not sq, outer, main: $(cat gdb.out)"
+	"$HWTRACE" query f.db bt --format tsv > bt.tsv || atf_fail "bt failed"
+	awk -F'\t' 'NR > 1 && NR <= 4 { print $3, $8 }' bt.tsv > hw.names
+	printf 'sq 1\nouter 0\nmain 0\n' > want
+	diff -u want hw.names > names.diff ||
+	    atf_fail "bt disagrees with gdb (sq inlined, outer, main): $(tr '\n' ' ' < names.diff)"
+}
+
 atf_test_case func_inlined_entries
 func_inlined_entries_head() { atf_set descr "func measure, a function only ever inlined: one row per entry into its inlined instances, as many as gdb's breakpoint hits and the fixture's ROUNDS (+1 with crash)"; }
 func_inlined_entries_body()
@@ -432,6 +453,7 @@ X
 atf_init_test_cases()
 {
 	atf_add_test_case bt_inlined_matches_gdb
+	atf_add_test_case bt_fault_inside_inlined
 	atf_add_test_case func_inlined_entries
 	atf_add_test_case tree_folded_inlined
 	atf_add_test_case hot_by_inline
