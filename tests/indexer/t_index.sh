@@ -48,8 +48,7 @@ default_name_and_tables_head()
 }
 default_name_and_tables_body()
 {
-	need_gen
-	"$GEN" -n 200000 -t 1 "$PROG" t.hwtrace || atf_fail "ixgen failed"
+	ixgen_archive t.hwtrace -n 200000 -t 1
 	run_status 0 "$HWTRACE" index -q t.hwtrace
 	[ -f t.db ] || atf_fail "t.db not written"
 	[ -z "$(ls t.db.partial* 2>/dev/null)" ] ||
@@ -92,8 +91,7 @@ jobs_give_identical_databases_head()
 }
 jobs_give_identical_databases_body()
 {
-	need_gen
-	"$GEN" -n 300000 -t 3 "$PROG" t.hwtrace || atf_fail "ixgen failed"
+	ixgen_archive t.hwtrace -n 300000 -t 3
 	for j in 1 2 3; do
 		run_status 0 "$HWTRACE" index -q -j $j -o j$j.db t.hwtrace
 		q j$j.db .dump > j$j.sql
@@ -110,8 +108,7 @@ jobs_give_identical_databases_body()
 # not decode.
 damaged()
 {
-	need_gen
-	"$GEN" -n 300000 -t 2 "$@" "$PROG" d.hwtrace || atf_fail "ixgen failed"
+	ixgen_archive d.hwtrace -n 300000 -t 2 "$@"
 	run_status 0 "$HWTRACE" index -j 2 -o d.db d.hwtrace
 	[ -f d.db ] || atf_fail "no database written"
 	tail -1 err | grep -q "^hwtrace index: 'd.db': 2 streams, .* decode errors" ||
@@ -187,14 +184,13 @@ missing_image_never_run_head()
 }
 missing_image_never_run_body()
 {
-	need_gen
-	"$GEN" -n 30000 -V "$PROG" v.hwtrace || atf_fail "ixgen failed"
+	ixgen_archive v.hwtrace -n 30000 -V
 	run_status 0 "$HWTRACE" index -j 2 -o v.db v.hwtrace
 	! grep -q "not in the archive" err ||
 	    atf_fail "warned about a mapping never executed: $(tr '\n' '|' < err)"
 	n=$(q v.db "SELECT count(*) FROM mappings WHERE path = '[vsyscall]'")
 	[ "$n" = 2 ] || atf_fail "expected 2 [vsyscall] mappings, got $n"
-	"$GEN" -n 30000 -V -m "$PROG" w.hwtrace || atf_fail "ixgen failed"
+	ixgen_archive w.hwtrace -n 30000 -V -m
 	run_status 0 "$HWTRACE" index -j 2 -o w.db w.hwtrace
 	n=$(grep -c "not in the archive" err)
 	[ "$n" = 1 ] || atf_fail "expected one warning (the program), got $n: $(tr '\n' '|' < err)"
@@ -210,8 +206,7 @@ truncated_archive_head()
 }
 truncated_archive_body()
 {
-	need_gen
-	"$GEN" -n 300000 -t 2 "$PROG" full.hwtrace || atf_fail "ixgen failed"
+	ixgen_archive full.hwtrace -n 300000 -t 2
 	size=$(stat -c %s full.hwtrace)
 	head -c $((size * 2 / 3)) full.hwtrace > cut.hwtrace
 	"$HWTRACE" index -q -o cut.db cut.hwtrace >out 2>err
@@ -262,7 +257,7 @@ plt_names_body()
 	# IRELATIVE relocation fills with its resolver's result (readelf); the
 	# database must name the stub after a function nm lists at the
 	# resolver's address.
-	"$GEN" -n 20000 -t 1 "$PROG" s.hwtrace || atf_fail "ixgen failed"
+	ixgen_archive s.hwtrace -n 20000 -t 1
 	run_status 0 "$HWTRACE" index -q -o s.db s.hwtrace
 	objdump -d -j .plt "$PROG" |
 	    sed -n 's/^ *\([0-9a-f]*\):.*jmp .*(%rip) *# \([0-9a-f]*\).*/\1 \2/p' > jmps

@@ -61,8 +61,7 @@ synthetic_head()
 }
 synthetic_body()
 {
-	need_gen
-	"$GEN" -n 300000 -t 3 "$PROG" t.hwtrace || atf_fail "ixgen failed"
+	ixgen_archive t.hwtrace -n 300000 -t 3
 	same t.hwtrace 60
 	[ "$(q cut1.db 'SELECT count(*) FROM threads WHERE blocks > 0')" = 3 ] ||
 	    atf_fail "expected 3 decoded threads"
@@ -76,8 +75,7 @@ call_across_segments_head()
 }
 call_across_segments_body()
 {
-	need_gen
-	"$GEN" -n 200000 -t 1 "$PROG" t.hwtrace || atf_fail "ixgen failed"
+	ixgen_archive t.hwtrace -n 200000 -t 1
 	same t.hwtrace 20
 	# A segment of 4096 bytes holds a few thousand blocks: a call that
 	# spans more than a fifth of the thread spans several segments.
@@ -101,8 +99,7 @@ decode_error_in_segment_head()
 }
 decode_error_in_segment_body()
 {
-	need_gen
-	"$GEN" -n 300000 -t 2 -c flip "$PROG" d.hwtrace || atf_fail "ixgen failed"
+	ixgen_archive d.hwtrace -n 300000 -t 2 -c flip
 	index $WHOLE 1 d.hwtrace whole.db
 	index 4096 1 d.hwtrace cut1.db
 	[ "$nseg" -ge 40 ] || atf_fail "expected 40 segments or more, got $nseg"
@@ -135,8 +132,7 @@ garbage_across_segments_head()
 }
 garbage_across_segments_body()
 {
-	need_gen
-	"$GEN" -n 300000 -t 2 -c garbage "$PROG" d.hwtrace || atf_fail "ixgen failed"
+	ixgen_archive d.hwtrace -n 300000 -t 2 -c garbage
 	same d.hwtrace 40
 	n=$(q cut1.db "SELECT count(*) FROM events WHERE kind = 'decode-error'")
 	[ "$n" -gt 0 ] || atf_fail "no decode error recorded"
@@ -152,8 +148,7 @@ truncated_in_segment_head()
 }
 truncated_in_segment_body()
 {
-	need_gen
-	"$GEN" -n 300000 -t 2 -c truncate "$PROG" d.hwtrace || atf_fail "ixgen failed"
+	ixgen_archive d.hwtrace -n 300000 -t 2 -c truncate
 	same d.hwtrace 40
 }
 

@@ -47,6 +47,15 @@ capture_index()
 	grep -v "^hwtrace index: '$1.db': [0-9]* streams," all.err > $1.err
 }
 
+# twice_ten PROG: PROG.db's func twice lists the 10 calls zd.c's main
+# makes.
+twice_ten()
+{
+	got=$("$HWTRACE" query $1.db func twice --format tsv | tail -n +2 | wc -l)
+	[ "$got" -eq 10 ] ||
+	    atf_fail "$1: func twice: expected 10 invocations, got $got"
+}
+
 # lines PROG: "ADDRESS LINE" of every line row of image PROG.
 lines()
 {
@@ -90,8 +99,7 @@ compressed_lines_body()
 		    sed 's/ (discriminator.*//; s/.*://' > a2l.txt
 		paste got.txt a2l.txt | awk -F '\t' '$2 != $3' > bad.txt
 		[ ! -s bad.txt ] || atf_fail "$p: lines otherwise than addr2line's (address, hwtrace, addr2line): $(head -5 bad.txt | tr '\t\n' ' ;')"
-		got=$("$HWTRACE" query $p.db func twice --format tsv | tail -n +2 | wc -l)
-		[ "$got" -eq 10 ] || atf_fail "$p: func twice: expected 10 invocations, got $got"
+		twice_ten $p
 	done
 }
 
@@ -114,8 +122,7 @@ corrupt_section_warns_body()
 	capture_index zbad step
 	grep -q "'\.debug_line'" zbad.err ||
 	    atf_fail "index did not name the unreadable .debug_line: '$(cat zbad.err)'"
-	got=$("$HWTRACE" query zbad.db func twice --format tsv | tail -n +2 | wc -l)
-	[ "$got" -eq 10 ] || atf_fail "func twice: expected 10 invocations, got $got"
+	twice_ten zbad
 }
 
 atf_test_case corrupt_unit_warns
@@ -134,8 +141,7 @@ corrupt_unit_warns_body()
 	capture_index zcu step
 	grep -q "compilation unit at 0 of .debug_info" zcu.err ||
 	    atf_fail "index did not name the unreadable unit: '$(cat zcu.err)'"
-	got=$("$HWTRACE" query zcu.db func twice --format tsv | tail -n +2 | wc -l)
-	[ "$got" -eq 10 ] || atf_fail "func twice: expected 10 invocations, got $got"
+	twice_ten zcu
 }
 
 atf_test_case go_binary

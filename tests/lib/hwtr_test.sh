@@ -167,6 +167,16 @@ need_gen()
 
 # --- archives -----------------------------------------------------------
 
+# ixgen_archive ARCHIVE ARG...: the synthetic archive $GEN (bench/ixgen)
+# writes with ARGs, following $PROG's control flow (need_gen).
+ixgen_archive()
+{
+	a=$1
+	shift
+	need_gen
+	"$GEN" "$@" "$PROG" "$a" || atf_fail "ixgen failed"
+}
+
 # vgcapture_status PROG ARCHIVE: capture fixture PROG with the valgrind
 # source into ARCHIVE; its output in capture.out and capture.err, its exit
 # status (the program's) in capture.rc.  Skips without the fixture or
