@@ -70,89 +70,128 @@ q_bt_symname(struct q_bt *bt, int64_t sym, int has)
 	return (q_coltext(bt->fname, 0));
 }
 
+/*
+ * Where bt's next frame is: its function and line (allocated), its
+ * address and instruction; the block (seq) that holds the position; and
+ * the call site of the frame inside it, where the next frame called it.
+ */
+struct q_bt_loc {
+	char		*func, *line;
+	uint64_t	addr;
+	int		has_addr;
+	int64_t		pos, insn;
+	uint64_t	child_ip;
+	int64_t		child_seq;
+};
+
+/* bt --at @at: frame 0 is the instruction @at of @thread. */
+static int
+q_bt_at(struct hwtr_q *q, struct q_bt *bt, int64_t thread, int64_t ninsns,
+    int64_t at, struct q_bt_loc *l)
+{
+	if (at >= ninsns)
+		return (q_fail(q, -HWTR_E_INVAL, "bt: --at %lld: thread "
+		    "%lld ran %lld instructions (0 to %lld)",
+		    (long long)at, (long long)thread,
+		    (long long)ninsns, (long long)ninsns - 1));
+	sqlite3_reset(bt->at);
+	sqlite3_bind_int64(bt->at, 1, thread);
+	sqlite3_bind_int64(bt->at, 2, at);
+	if (sqlite3_step(bt->at) != SQLITE_ROW)
+		return (q_dbfail(q, "bt: cannot read instruction"));
+	l->pos = sqlite3_column_int64(bt->at, 0);
+	l->addr = (uint64_t)sqlite3_column_int64(bt->at, 1);
+	l->has_addr = 1;
+	l->func = q_coltext(bt->at, 2) ? strdup(q_coltext(bt->at, 2)) : NULL;
+	l->line = q_coltext(bt->at, 3) ? strdup(q_coltext(bt->at, 3)) : NULL;
+	l->insn = at;
+	return (0);
+}
+
+/*
+ * bt at the end of @thread's trace: frame 0 is the last block's last
+ * instruction, or the instruction after it that did not complete (the
+ * fault); when the last block ends in a call, the fault is the callee's
+ * first instruction, a frame of its own, added here (*@frame counts it).
+ */
+static int
+q_bt_end(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
+    int64_t thread, int64_t nblocks, int64_t ninsns, int cut,
+    int64_t *frame, struct q_bt_loc *l)
+{
+	int implicit, rc;
+
+	/* The last block, and the fault after it if there was one. */
+	l->pos = nblocks - 1;
+	l->insn = ninsns > 0 ? ninsns - 1 : 0;
+	sqlite3_reset(bt->last);
+	sqlite3_bind_int64(bt->last, 1, thread);
+	sqlite3_bind_int64(bt->last, 2, l->pos);
+	if (sqlite3_step(bt->last) != SQLITE_ROW)
+		return (q_dbfail(q, "bt: cannot read the last block"));
+	l->addr = (uint64_t)sqlite3_column_int64(bt->last, 0);
+	l->has_addr = 1;
+	l->func = q_coltext(bt->last, 1) ? strdup(q_coltext(bt->last, 1)) :
+	    NULL;
+	l->line = q_coltext(bt->last, 2) ? strdup(q_coltext(bt->last, 2)) :
+	    NULL;
+	implicit = strncmp(q_coltext(bt->last, 3), "call", 4) == 0;
+	sqlite3_reset(bt->stop);
+	sqlite3_bind_int64(bt->stop, 1, thread);
+	if ((rc = sqlite3_step(bt->stop)) == SQLITE_ROW) {
+		/* The faulting instruction: frame 0. */
+		if (implicit) {
+			/* It is the callee's first: a frame of its own. */
+			l->child_ip = l->addr;
+			l->child_seq = l->pos + 1;
+		}
+		free(l->func);
+		free(l->line);
+		l->addr = (uint64_t)sqlite3_column_int64(bt->stop, 6);
+		l->func = q_coltext(bt->stop, 5) ?
+		    strdup(q_coltext(bt->stop, 5)) : NULL;
+		l->line = q_coltext(bt->stop, 4) ?
+		    strdup(q_coltext(bt->stop, 4)) : NULL;
+		l->insn = ninsns;
+	} else if (rc != SQLITE_DONE)
+		return (q_dbfail(q, "bt: cannot read events"));
+	else
+		implicit = 0;
+	if (implicit) {
+		if ((rc = q_bt_frame(q, &bt->chain, bt->inl, res, thread,
+		    frame, l->func, 1, l->addr, l->line, -1,
+		    cut ? -1 : l->insn)) < 0)
+			return (rc);
+		free(l->func);
+		free(l->line);
+		l->func = l->line = NULL;
+		l->has_addr = 0;
+		l->insn = ninsns - 1;
+	}
+	return (0);
+}
+
 static int
 q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
     int64_t thread, int64_t nblocks, int64_t ninsns, int64_t at)
 {
-	char *func = NULL, *line = NULL;
-	int64_t pos, id, frame = 0, insn, root = -1;
-	uint64_t addr = 0, child_ip = 0;
-	int64_t child_seq = -1;
-	int has_addr = 0, implicit = 0, untraced = 0, rc;
+	struct q_bt_loc l;
+	int64_t id, frame = 0, root = -1;
+	int untraced = 0, rc;
 	/* Only the end of its trace was decoded (q_lazy.c). */
 	int cut = q_lazy_cut(q, thread);
 
-	if (at >= 0) {
-		if (at >= ninsns)
-			return (q_fail(q, -HWTR_E_INVAL, "bt: --at %lld: thread "
-			    "%lld ran %lld instructions (0 to %lld)",
-			    (long long)at, (long long)thread,
-			    (long long)ninsns, (long long)ninsns - 1));
-		sqlite3_reset(bt->at);
-		sqlite3_bind_int64(bt->at, 1, thread);
-		sqlite3_bind_int64(bt->at, 2, at);
-		if (sqlite3_step(bt->at) != SQLITE_ROW)
-			return (q_dbfail(q, "bt: cannot read instruction"));
-		pos = sqlite3_column_int64(bt->at, 0);
-		addr = (uint64_t)sqlite3_column_int64(bt->at, 1);
-		has_addr = 1;
-		func = q_coltext(bt->at, 2) ? strdup(q_coltext(bt->at, 2)) :
-		    NULL;
-		line = q_coltext(bt->at, 3) ? strdup(q_coltext(bt->at, 3)) :
-		    NULL;
-		insn = at;
-	} else {
-		/* The last block, and the fault after it if there was one. */
-		pos = nblocks - 1;
-		insn = ninsns > 0 ? ninsns - 1 : 0;
-		sqlite3_reset(bt->last);
-		sqlite3_bind_int64(bt->last, 1, thread);
-		sqlite3_bind_int64(bt->last, 2, pos);
-		if (sqlite3_step(bt->last) != SQLITE_ROW)
-			return (q_dbfail(q, "bt: cannot read the last block"));
-		addr = (uint64_t)sqlite3_column_int64(bt->last, 0);
-		has_addr = 1;
-		func = q_coltext(bt->last, 1) ? strdup(q_coltext(bt->last, 1)) :
-		    NULL;
-		line = q_coltext(bt->last, 2) ? strdup(q_coltext(bt->last, 2)) :
-		    NULL;
-		implicit = strncmp(q_coltext(bt->last, 3), "call", 4) == 0;
-		sqlite3_reset(bt->stop);
-		sqlite3_bind_int64(bt->stop, 1, thread);
-		if ((rc = sqlite3_step(bt->stop)) == SQLITE_ROW) {
-			/* The faulting instruction: frame 0. */
-			if (implicit) {
-				/* It is the callee's first: a frame of its own. */
-				child_ip = addr;
-				child_seq = pos + 1;
-			}
-			free(func);
-			free(line);
-			addr = (uint64_t)sqlite3_column_int64(bt->stop, 6);
-			func = q_coltext(bt->stop, 5) ?
-			    strdup(q_coltext(bt->stop, 5)) : NULL;
-			line = q_coltext(bt->stop, 4) ?
-			    strdup(q_coltext(bt->stop, 4)) : NULL;
-			insn = ninsns;
-		} else if (rc != SQLITE_DONE) {
-			rc = q_dbfail(q, "bt: cannot read events");
-			goto out;
-		} else
-			implicit = 0;
-		if (implicit) {
-			if ((rc = q_bt_frame(q, &bt->chain, bt->inl, res,
-			    thread, &frame, func, 1, addr, line, -1,
-			    cut ? -1 : insn)) < 0)
-				goto out;
-			free(func);
-			free(line);
-			func = line = NULL;
-			has_addr = 0;
-			insn = ninsns - 1;
-		}
-	}
+	memset(&l, 0, sizeof(l));
+	l.child_seq = -1;
+	if (at >= 0)
+		rc = q_bt_at(q, bt, thread, ninsns, at, &l);
+	else
+		rc = q_bt_end(q, bt, res, thread, nblocks, ninsns, cut,
+		    &frame, &l);
+	if (rc < 0)
+		goto out;
 	/* The innermost call holding @pos, then its parents. */
-	if ((rc = q_int(q, &id, -1, Q_CALL_LAST_UPTO, "ii", thread, pos)) < 0)
+	if ((rc = q_int(q, &id, -1, Q_CALL_LAST_UPTO, "ii", thread, l.pos)) < 0)
 		goto out;
 	while (id >= 0) {
 		int64_t parent, entry_seq, exit_seq, entry_insn, sym, depth;
@@ -177,52 +216,54 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 		tail = sqlite3_column_int(bt->call, 6);
 		depth = sqlite3_column_int64(bt->call, 7);
 		root = has_parent ? root : id;
-		if (entry_seq <= pos && pos < exit_seq) {
-			if (child_seq >= 0) {
+		if (entry_seq <= l.pos && l.pos < exit_seq) {
+			if (l.child_seq >= 0) {
 				/* Where this frame called the one inside. */
-				free(func);
-				free(line);
-				func = line = NULL;
+				free(l.func);
+				free(l.line);
+				l.func = l.line = NULL;
 				sqlite3_reset(bt->site);
 				sqlite3_bind_int64(bt->site, 1, thread);
-				sqlite3_bind_int64(bt->site, 2, child_seq - 1);
-				sqlite3_bind_int64(bt->site, 3, (int64_t)child_ip);
-				if (child_seq > 0 &&
+				sqlite3_bind_int64(bt->site, 2,
+				    l.child_seq - 1);
+				sqlite3_bind_int64(bt->site, 3,
+				    (int64_t)l.child_ip);
+				if (l.child_seq > 0 &&
 				    sqlite3_step(bt->site) == SQLITE_ROW &&
 				    sqlite3_column_int(bt->site, 3)) {
 					if (q_coltext(bt->site, 0) != NULL)
-						func = strdup(q_coltext(bt->site,
-						    0));
+						l.func = strdup(
+						    q_coltext(bt->site, 0));
 					if (q_coltext(bt->site, 1) != NULL)
-						line = strdup(q_coltext(bt->site,
-						    1));
+						l.line = strdup(
+						    q_coltext(bt->site, 1));
 				}
-				addr = child_ip;
-				has_addr = child_ip != 0;
+				l.addr = l.child_ip;
+				l.has_addr = l.child_ip != 0;
 			}
-			if (func == NULL && q_bt_symname(bt, sym, has_sym))
-				func = strdup(q_bt_symname(bt, sym, has_sym));
+			if (l.func == NULL && q_bt_symname(bt, sym, has_sym))
+				l.func = strdup(q_bt_symname(bt, sym, has_sym));
 			if ((rc = q_bt_frame(q, &bt->chain, bt->inl, res,
-			    thread, &frame, func, has_addr, addr, line,
-			    cut ? -1 : id, cut ? -1 : insn)) < 0)
+			    thread, &frame, l.func, l.has_addr, l.addr, l.line,
+			    cut ? -1 : id, cut ? -1 : l.insn)) < 0)
 				goto out;
-			free(func);
-			free(line);
-			func = line = NULL;
+			free(l.func);
+			free(l.line);
+			l.func = l.line = NULL;
 			/* The next frame's location: this call's call site. */
-			child_seq = has_call ? entry_seq : 0;
-			child_ip = has_call ? call_ip : 0;
-			insn = has_call ? entry_insn - 1 : -1;
+			l.child_seq = has_call ? entry_seq : 0;
+			l.child_ip = has_call ? call_ip : 0;
+			l.insn = has_call ? entry_insn - 1 : -1;
 			/* A tail call's: that of the call it replaced. */
 			if (has_call && tail && (rc = q_tail_site(q, thread,
-			    entry_seq, depth, &child_seq, &insn)) < 0)
+			    entry_seq, depth, &l.child_seq, &l.insn)) < 0)
 				goto out;
 		}
 		id = has_parent ? parent : -1;
 	}
 	if (frame == 0 && (rc = q_bt_frame(q, &bt->chain, bt->inl, res,
-	    thread, &frame, func, has_addr, addr, line, -1,
-	    cut ? -1 : insn)) < 0)
+	    thread, &frame, l.func, l.has_addr, l.addr, l.line, -1,
+	    cut ? -1 : l.insn)) < 0)
 		goto out;
 	/*
 	 * The outermost frame decoded was entered before the window: its
@@ -238,8 +279,8 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 		goto out;
 	rc = 0;
 out:
-	free(func);
-	free(line);
+	free(l.func);
+	free(l.line);
 	return (rc);
 }
 
