@@ -106,9 +106,9 @@ q_inl_chain_free(struct q_inl_frame *f, size_t n)
 }
 
 /* ----------------------------------------------------------------- */
-/* bt's rows (q_verbs.c)                                              */
+/* bt's rows (q_bt.c)                                                 */
 
-/* One row of bt (q_verbs.c: q_bt_cols). */
+/* One row of bt (q_bt.c: q_bt_cols). */
 int
 q_bt_row(struct hwtr_q *q, struct hwtr_q_res *res, int64_t thread,
     int64_t frame, const char *func, int has_addr, uint64_t addr,
