@@ -95,6 +95,13 @@ on_snapshot(int sig)
 	snapshot_count++;
 }
 
+/* A write to a closed pipe fails with EPIPE; the signal itself does nothing. */
+static void
+on_pipe(int sig)
+{
+	(void)sig;
+}
+
 /*
  * capture -p PID: the tracer is a child of the process the user sees.
  * The step source single-steps the process it attaches to, so the
@@ -305,7 +312,20 @@ cmd_capture(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = on_snapshot;
 	sigaction(SIGUSR2, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * A closed output pipe must be an error, not our death; but an
+	 * ignored SIGPIPE is inherited across exec, and the program would
+	 * then run as it does not run outside hwtrace (gzip and yes take
+	 * their EPIPE paths).  A handler is reset to the default at exec;
+	 * a SIGPIPE the user's shell ignored stays ignored for both.
+	 */
+	if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler != SIG_IGN) {
+		memset(&sa, 0, sizeof(sa));
+		sigemptyset(&sa.sa_mask);
+		sa.sa_handler = on_pipe;
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGPIPE, &sa, NULL);
+	}
 
 	rc = hwtr_cap_run(&cfg, &res);
 	if (rc < 0) {

@@ -485,11 +485,37 @@ man_examples_run_body() {
 		atf_fail "the examples did not leave the archives they describe"
 }
 
+atf_test_case program_sigpipe_as_outside
+program_sigpipe_as_outside_head() { atf_set descr "the traced program gets SIGPIPE as the shell gave it to hwtrace: 'yes | head -1' under capture says 'Broken pipe' exactly when it says so outside (SIGPIPE ignored by the caller), for the step and valgrind sources"; }
+program_sigpipe_as_outside_body()
+{
+	# The reference: the shell itself, outside hwtrace.
+	sh -c 'yes | head -1' > /dev/null 2> plain.err
+	(trap '' PIPE; sh -c 'yes | head -1') > /dev/null 2> ign.err
+	! grep -q "Broken pipe" plain.err && grep -q "Broken pipe" ign.err ||
+	    atf_skip "this shell's yes(1) does not show the difference"
+	sources=step
+	command -v valgrind.bin >/dev/null 2>&1 && sources="step valgrind"
+	for src in $sources; do
+		"$HWTRACE" capture --source $src -o $src.hwtrace -- \
+		    sh -c 'yes | head -1' > out 2> err ||
+		    atf_fail "$src: capture failed: $(oneline err)"
+		! grep -q "Broken pipe" err ||
+		    atf_fail "$src: the program ran with SIGPIPE ignored: $(oneline err)"
+		(trap '' PIPE; "$HWTRACE" capture --source $src \
+		    -o $src-ign.hwtrace -- sh -c 'yes | head -1') > out 2> err ||
+		    atf_fail "$src: capture with SIGPIPE ignored failed: $(oneline err)"
+		grep -q "Broken pipe" err ||
+		    atf_fail "$src: SIGPIPE ignored by the caller was not passed on: $(oneline err)"
+	done
+}
+
 atf_init_test_cases() {
 	for c in $GT_CASES; do
 		atf_add_test_case gt_${c%%:*}
 	done
 	atf_add_test_case exit_status_passthrough
+	atf_add_test_case program_sigpipe_as_outside
 	atf_add_test_case keep_on_failure
 	atf_add_test_case no_follow
 	atf_add_test_case sigint_writes_valid_archive
