@@ -16,7 +16,9 @@
 # offset of the binary").  Callgrind names an object only for its .text section: the
 # object's other code (.plt, .plt.got, .plt.sec, .init, .fini) is under
 # "ob=???" at run-time addresses, mapped here through the object's
-# mapping in the database.  (Summing callgrind's cost of the named
+# mapping in the database, or with -b BIAS (the object's load bias in
+# the callgrind run, for a database of another source whose layout is
+# not Valgrind's).  (Summing callgrind's cost of the named
 # object alone misses it: libsqlite3's PLT stubs, 317,887 Ir in a run of
 # 13.36 M, are all there.)
 #
@@ -39,7 +41,8 @@
 # be the one hwtrace gives it: hwtrace capture starts it with SIGPIPE
 # ignored (gzip looks at that), so run callgrind under `trap '' PIPE`.
 #
-# usage: python3 cgcompare.py [-v] [-r LO:HI] CALLGRIND_OUT DB OBJECT
+# usage: python3 cgcompare.py [-v] [-b BIAS] [-r LO:HI] CALLGRIND_OUT DB
+#     OBJECT
 #   OBJECT: the object's path; it matches the image whose real path has
 #   the same file name.  -r: only link-time addresses in [LO, HI).
 # Prints one line per difference (at most 30 of each kind, all with -v)
@@ -228,13 +231,44 @@ def elf_bytes(path, addr, n):
     return b''
 
 
+def elf_exec_ranges(path):
+    """Link-time [start, end) of the executable PT_LOAD segments."""
+    r = []
+    try:
+        with open(os.path.realpath(path), 'rb') as f:
+            h = f.read(64)
+            if h[:4] != b'\x7fELF' or h[4] != 2:
+                return r
+            phoff, = struct.unpack_from('<Q', h, 32)
+            phentsize, phnum = struct.unpack_from('<HH', h, 54)
+            f.seek(phoff)
+            ph = f.read(phentsize * phnum)
+    except OSError:
+        return r
+    for i in range(phnum):
+        typ, flags, _, vaddr, _, _, memsz = struct.unpack_from(
+            '<IIQQQQQ', ph, i * phentsize)
+        if typ == 1 and flags & 1:
+            r.append((vaddr, vaddr + memsz))
+    return r
+
+
 def main(argv):
     verbose = False
     lo, hi = 0, 1 << 64
-    while argv and argv[0] in ('-v', '-r'):
+    cgbias = None
+    while argv and argv[0] in ('-v', '-r', '-b'):
         if argv[0] == '-v':
             verbose = True
             argv = argv[1:]
+            continue
+        if argv[0] == '-b':
+            try:
+                cgbias = int(argv[1], 0)
+            except (IndexError, ValueError):
+                die("-b: expected an address, got '%s'" %
+                    ' '.join(argv[1:2]))
+            argv = argv[2:]
             continue
         m = re.match(r'(\w+):(\w+)$', argv[1] if len(argv) > 1 else '')
         if not m:
@@ -242,12 +276,15 @@ def main(argv):
         lo, hi = int(m.group(1), 0), int(m.group(2), 0)
         argv = argv[2:]
     if len(argv) != 3:
-        sys.stderr.write('usage: python3 cgcompare.py [-v] [-r LO:HI] '
-                         'CALLGRIND_OUT DB OBJECT\n')
+        sys.stderr.write('usage: python3 cgcompare.py [-v] [-b BIAS] '
+                         '[-r LO:HI] CALLGRIND_OUT DB OBJECT\n')
         sys.exit(2)
     cgpath, dbpath, want = argv
     ir, jumps, unnamed, cgcond = callgrind(cgpath, want)
     hw, code, lens, hbr, maps = hwtrace(dbpath, want)
+    if cgbias is not None:
+        maps = [(cgbias + lo, cgbias + hi, cgbias) for lo, hi in
+                elf_exec_ranges(want)]
     if not ir:
         die("'%s' has no cost in an object named like '%s'" %
             (cgpath, want))
