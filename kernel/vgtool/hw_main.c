@@ -730,163 +730,11 @@ hw_post_clo_init(void)
 	hw_open();
 }
 
-/*
- * Conditional branches VEX chased.  Since Valgrind 3.17, VEX recognises
- * an "A && B" condition spread over two basic blocks: where a block ends
- * with a conditional branch and one of its successors (B, up to three
- * instructions that cannot fault) ends with a conditional branch that
- * shares a destination with it, it appends B to the superblock with B's
- * statements guarded by the first branch's condition and drops the first
- * branch's exit; B's exit is guarded by And1(B's condition, the first
- * branch's) (guest_generic_bb_to_IR.c, "&&-idiom"), or by its negation
- * where iropt then unrolled the superblock as a loop.  The superblock
- * lists B's instructions whether or not they ran, and B's exit or the
- * final exit is taken for two different paths.  The tool puts the dropped
- * exit back: before B, an exit to the branch's other destination, taken
- * where the condition is false, so that B runs only when it did run (and
- * its guarded statements then do what it did), and describes it like any
- * other side exit.  The condition is the second operand of that And1.
- */
-#define HW_MAX_CHASE	16	/* iropt unrolls a loop at most 8 times */
-
-struct hw_chase {
-	Int	stmt;		/* B's first IMark in the IR */
-	UInt	insn;		/* the chased branch's instruction index */
-	Addr	dst;		/* where it goes when B does not run */
-	IRExpr	*went_on;	/* Ity_I1: it went on into B */
-};
-
-/*
- * Is the instruction at @a (@len bytes) a conditional direct branch (jcc,
- * loop, loope, loopne, jrcxz)?  Its taken destination is set.
- */
-static Bool
-hw_cond_branch(Addr a, UInt len, Addr *taken)
-{
-	const UChar *b = (const UChar *)a;
-	UInt i = 0;
-	Int d;
-
-	/* Branch hints, bnd, address size (loop, jrcxz), REX. */
-	while (i < len && (b[i] == 0x2e || b[i] == 0x3e || b[i] == 0xf2 ||
-	    b[i] == 0x67 || (b[i] & 0xf0) == 0x40))
-		i++;
-	if (i + 2 == len && ((b[i] & 0xf0) == 0x70 ||
-	    (b[i] >= 0xe0 && b[i] <= 0xe3))) {
-		*taken = a + len + (Long)(Char)b[i + 1];
-		return (True);
-	}
-	if (i + 6 == len && b[i] == 0x0f && (b[i + 1] & 0xf0) == 0x80) {
-		VG_(memcpy)(&d, b + i + 2, 4);
-		*taken = a + len + (Long)d;
-		return (True);
-	}
-	return (False);
-}
-
-/* The expression temp @t is set to before statement @before, or NULL. */
-static const IRExpr *
-hw_tmp_def(const IRSB *sb, Int before, IRTemp t)
-{
-	Int i;
-
-	for (i = before - 1; i >= 0; i--) {
-		const IRStmt *st = sb->stmts[i];
-
-		if (st->tag == Ist_WrTmp && st->Ist.WrTmp.tmp == t)
-			return (st->Ist.WrTmp.data);
-	}
-	return (NULL);
-}
-
-/*
- * The condition under which B, which starts at statement @b0 and ends
- * with the exit at @x, ran: the second operand of the And1 that guards
- * that exit, directly or negated, set before B.  NULL: not a chase.
- */
-static IRExpr *
-hw_chase_cond(const IRSB *sb, Int b0, Int x)
-{
-	const IRExpr *g = sb->stmts[x]->Ist.Exit.guard;
-	IRExpr *c;
-
-	if (g->tag != Iex_RdTmp ||
-	    (g = hw_tmp_def(sb, x, g->Iex.RdTmp.tmp)) == NULL)
-		return (NULL);
-	if (g->tag == Iex_Unop && g->Iex.Unop.op == Iop_Not1 &&
-	    (g->Iex.Unop.arg->tag != Iex_RdTmp ||
-	    (g = hw_tmp_def(sb, x, g->Iex.Unop.arg->Iex.RdTmp.tmp)) == NULL))
-		return (NULL);
-	if (g->tag != Iex_Binop || g->Iex.Binop.op != Iop_And1)
-		return (NULL);
-	c = g->Iex.Binop.arg2;
-	if (c->tag != Iex_RdTmp || hw_tmp_def(sb, b0, c->Iex.RdTmp.tmp) == NULL)
-		return (NULL);
-	return (c);
-}
-
-/*
- * Find the conditional branches VEX chased in @sb (struct hw_chase): a
- * conditional branch without an exit, whose next instruction in the
- * superblock is one of its destinations, and whose B (up to three
- * instructions, no other such branch) ends with an exit guarded as
- * hw_chase_cond() says.  One per copy of an unrolled superblock.
- * Returns how many were found, in the order of the IR.
- */
-static UInt
-hw_find_chases(const IRSB *sb, struct hw_chase *ch)
-{
-	Int i, prev = -1, b0 = -1;
-	Bool prev_exit = False;
-	UInt n = 0, insn = 0, ninb = 0, j = 0;
-	Addr a, taken, other = 0;
-
-	for (i = 0; i < sb->stmts_used; i++) {
-		const IRStmt *st = sb->stmts[i];
-
-		if (st->tag == Ist_Exit && prev >= 0) {
-			prev_exit = True;
-			if (b0 >= 0 && n < HW_MAX_CHASE &&
-			    (ch[n].went_on = hw_chase_cond(sb, b0, i)) != NULL) {
-				ch[n].stmt = b0;
-				ch[n].insn = j;
-				ch[n].dst = other;
-				n++;
-			}
-			b0 = -1;
-			continue;
-		}
-		if (st->tag != Ist_IMark)
-			continue;
-		a = (Addr)st->Ist.IMark.addr;
-		if (prev >= 0 && !prev_exit) {
-			const IRStmt *pm = sb->stmts[prev];
-			Addr pa = (Addr)pm->Ist.IMark.addr;
-			Addr ft = pa + pm->Ist.IMark.len;
-
-			if (hw_cond_branch(pa, pm->Ist.IMark.len, &taken) &&
-			    taken != ft && (a == taken || a == ft)) {
-				b0 = i;
-				j = insn - 1;
-				other = a == taken ? ft : taken;
-				ninb = 0;
-			}
-		}
-		if (b0 >= 0 && ++ninb > 3)
-			b0 = -1;
-		prev = i;
-		prev_exit = False;
-		insn++;
-	}
-	return (n);
-}
-
 /* Write the DEF record of a superblock about to be instrumented. */
 static void
-hw_def(IRSB *sb, Addr base, UInt ninsn, UInt nexits,
-    const struct hw_chase *ch, UInt nch)
+hw_def(IRSB *sb, Addr base, UInt ninsn, UInt nexits)
 {
-	UInt i, len, k, c = 0;
+	UInt i, len, k;
 	Int cur_insn = -1;
 	Addr a;
 
@@ -927,13 +775,6 @@ hw_def(IRSB *sb, Addr base, UInt ninsn, UInt nexits,
 	for (i = 0; i < (UInt)sb->stmts_used; i++) {
 		IRStmt *st = sb->stmts[i];
 
-		if (c < nch && (Int)i == ch[c].stmt) {
-			hw_put16((UShort)ch[c].insn);
-			hw_put8(HWVG_JK_BORING);
-			hw_put64(ch[c].dst);
-			k++;
-			c++;
-		}
 		if (st->tag == Ist_IMark)
 			cur_insn++;
 		if (st->tag != Ist_Exit || cur_insn < 0)
@@ -1046,98 +887,6 @@ hw_store_byte(IRSB *out, IRTemp tcur, UChar v)
 	    IRExpr_Const(IRConst_U8(v))));
 }
 
-/* What hw_instrument() knows about the inline record as it goes. */
-struct hw_rec {
-	IRSB	*out;
-	IRTemp	tcur;		/* the record's byte; invalid before one */
-	Int	byte;		/* its value now */
-};
-
-/*
- * From here on the block would be left as @v says: reserve the record's
- * byte (the first time) or store @v where it changes.
- */
-static void
-hw_set_byte(struct hw_rec *r, UInt v)
-{
-	tl_assert(v < 0x100);
-	if (r->tcur == IRTemp_INVALID) {
-		r->tcur = hw_load_cur(r->out);
-		hw_store_byte(r->out, r->tcur, (UChar)v);
-		hw_set_cur(r->out, r->tcur, mkIRExpr_HWord(1));
-	} else if (r->byte != (Int)v)
-		hw_store_byte(r->out, r->tcur, (UChar)v);
-	r->byte = (Int)v;
-}
-
-/* Ground truth: call @fn(@arg) here (where @guard holds; NULL: always). */
-static void
-hw_gt_call(IRSB *out, const HChar *name, void *fn, HWord arg, IRExpr *guard)
-{
-	IRDirty *d;
-
-	d = unsafeIRDirty_0_N(1, name, VG_(fnptr_to_fnentry)(fn),
-	    mkIRExprVec_1(mkIRExpr_HWord(arg)));
-	if (guard != NULL)
-		d->guard = guard;
-	addStmtToIRSB(out, IRStmt_Dirty(d));
-}
-
-/*
- * A side exit at statement @st (NULL: the exit a chased branch @ch lost,
- * put back here) is side exit @k.
- */
-static void
-hw_side_exit(struct hw_rec *r, IRStmt *st, const struct hw_chase *ch,
-    const VexGuestLayout *layout, UInt k)
-{
-	IRTemp t;
-
-	hw_set_byte(r, k);
-	if (st == NULL) {
-		t = newIRTemp(r->out->tyenv, Ity_I1);
-		addStmtToIRSB(r->out, IRStmt_WrTmp(t, IRExpr_Unop(Iop_Not1,
-		    ch->went_on)));
-		st = IRStmt_Exit(IRExpr_RdTmp(t), Ijk_Boring,
-		    IRConst_U64(ch->dst), layout->offset_IP);
-	}
-	if (hw.gt)
-		hw_gt_call(r->out, "hw_gt_exit", &hw_gt_exit,
-		    (HWord)st->Ist.Exit.dst->Ico.U64, st->Ist.Exit.guard);
-	addStmtToIRSB(r->out, st);
-}
-
-/* The final exit's record and ground truth (see hw_instrument()). */
-static void
-hw_final_exit(struct hw_rec *r, UInt nexits)
-{
-	IRSB *out = r->out;
-	IRExpr *nx, *w;
-
-	if (out->next->tag == Iex_Const) {
-		if (nexits > 0)
-			hw_set_byte(r, nexits);
-		if (hw.gt)
-			hw_gt_call(out, "hw_gt_exit", &hw_gt_exit,
-			    (HWord)out->next->Iex.Const.con->Ico.U64, NULL);
-		return;
-	}
-	nx = hw_atom(out, out->next);
-	out->next = nx;
-	w = hw_atom(out, IRExpr_Binop(Iop_Shl64, nx,
-	    IRExpr_Const(IRConst_U8(8))));
-	w = hw_atom(out, IRExpr_Binop(Iop_Or64, w,
-	    mkIRExpr_HWord(HWVG_INLINE_WIDE | nexits)));
-	if (r->tcur != IRTemp_INVALID) {
-		addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(r->tcur),
-		    w));
-		hw_set_cur(out, r->tcur, mkIRExpr_HWord(8));
-	} else
-		hw_emit_store(out, w, mkIRExpr_HWord(8));
-	if (hw.gt)
-		hw_gt_call(out, "hw_gt_exit", &hw_gt_exit, 1, NULL);
-}
-
 /*
  * The inline record of a superblock with side exits takes one cursor
  * update: at the first side exit the cursor is loaded into a temp and
@@ -1152,20 +901,20 @@ hw_final_exit(struct hw_rec *r, UInt nexits)
  * where the value changes.
  * Before the first side exit nothing is written: a fault there leaves no
  * record, as before.
- * The exit of a branch VEX chased (struct hw_chase) is put back and is a
- * side exit like the others.
  */
 static IRSB *
 hw_instrument(VgCallbackClosure *closure, IRSB *in,
     const VexGuestLayout *layout, const VexGuestExtents *vge,
     const VexArchInfo *archinfo, IRType gWordTy, IRType hWordTy)
 {
-	struct hw_chase ch[HW_MAX_CHASE];
-	struct hw_rec r;
-	UInt i, ninsn = 0, nexits = 0, k = 0, nch, c = 0;
+	IRSB *out;
+	UInt i, ninsn = 0, nexits = 0, k = 0;
 	Bool seen_imark = False;
 	Addr cur_addr = 0;
 	UInt cur_len = 0;
+	IRDirty *d;
+	IRTemp tcur = IRTemp_INVALID;
+	Int byte = -1;			/* the value at tcur now */
 
 	(void)vge;
 	(void)archinfo;
@@ -1179,27 +928,21 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 		} else if (in->stmts[i]->tag == Ist_Exit && seen_imark)
 			nexits++;
 	}
-	nch = hw_find_chases(in, ch);
-	nexits += nch;
 	if (nexits >= HWVG_MAX_EXITS)
 		hw_die("superblock with too many exits");
-	hw_def(in, (Addr)closure->nraddr, ninsn, nexits, ch, nch);
+	hw_def(in, (Addr)closure->nraddr, ninsn, nexits);
 
-	r.out = deepCopyIRSBExceptStmts(in);
-	r.tcur = IRTemp_INVALID;
-	r.byte = -1;
+	out = deepCopyIRSBExceptStmts(in);
 	seen_imark = False;
 	for (i = 0; i < (UInt)in->stmts_used; i++) {
 		IRStmt *st = in->stmts[i];
 
-		if (c < nch && (Int)i == ch[c].stmt)
-			hw_side_exit(&r, NULL, &ch[c++], layout, k++);
 		if (st == NULL || st->tag == Ist_NoOp)
 			continue;
 		if (st->tag == Ist_IMark) {
 			Addr a = (Addr)st->Ist.IMark.addr;
 
-			addStmtToIRSB(r.out, st);
+			addStmtToIRSB(out, st);
 			/*
 			 * Where VEX chased a call or jump into the same
 			 * superblock it does not update the guest IP, so a
@@ -1207,28 +950,83 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 			 * at the call: make the IP exact there.
 			 */
 			if (seen_imark && a != cur_addr + cur_len)
-				addStmtToIRSB(r.out, IRStmt_Put(
-				    layout->offset_IP, mkIRExpr_HWord(a)));
+				addStmtToIRSB(out, IRStmt_Put(layout->offset_IP,
+				    mkIRExpr_HWord(a)));
 			seen_imark = True;
 			cur_addr = a;
 			cur_len = st->Ist.IMark.len;
-			if (hw.gt)
-				hw_gt_call(r.out, "hw_gt_insn", &hw_gt_insn,
-				    cur_addr, NULL);
+			if (hw.gt) {
+				d = unsafeIRDirty_0_N(1, "hw_gt_insn",
+				    VG_(fnptr_to_fnentry)(&hw_gt_insn),
+				    mkIRExprVec_1(mkIRExpr_HWord(cur_addr)));
+				addStmtToIRSB(out, IRStmt_Dirty(d));
+			}
 			continue;
 		}
 		if (st->tag == Ist_Exit && seen_imark) {
-			hw_side_exit(&r, st, NULL, layout, k++);
-			continue;
+			IRExpr *g = st->Ist.Exit.guard;
+
+			if (tcur == IRTemp_INVALID) {
+				tcur = hw_load_cur(out);
+				hw_store_byte(out, tcur, (UChar)k);
+				hw_set_cur(out, tcur, mkIRExpr_HWord(1));
+			} else if (byte != (Int)k)
+				hw_store_byte(out, tcur, (UChar)k);
+			byte = (Int)k;
+			if (hw.gt) {
+				d = unsafeIRDirty_0_N(1, "hw_gt_exit",
+				    VG_(fnptr_to_fnentry)(&hw_gt_exit),
+				    mkIRExprVec_1(mkIRExpr_HWord(
+				    (HWord)st->Ist.Exit.dst->Ico.U64)));
+				d->guard = g;
+				addStmtToIRSB(out, IRStmt_Dirty(d));
+			}
+			k++;
+		} else if (tcur != IRTemp_INVALID && hw_can_fault(st)) {
+			Int f = HWVG_INLINE_FAULT + (Int)(k - 1 <
+			    HWVG_FAULT_MAXJ ? k - 1 : HWVG_FAULT_MAXJ);
+
+			if (byte != f)
+				hw_store_byte(out, tcur, (UChar)f);
+			byte = f;
 		}
-		if (r.tcur != IRTemp_INVALID && hw_can_fault(st))
-			hw_set_byte(&r, HWVG_INLINE_FAULT + (k - 1 <
-			    HWVG_FAULT_MAXJ ? k - 1 : HWVG_FAULT_MAXJ));
-		addStmtToIRSB(r.out, st);
+		addStmtToIRSB(out, st);
 	}
-	tl_assert(k == nexits && c == nch);
-	hw_final_exit(&r, nexits);
-	return (r.out);
+
+	/* The final exit. */
+	if (out->next->tag == Iex_Const) {
+		if (nexits > 0 && byte != (Int)nexits)
+			hw_store_byte(out, tcur, (UChar)nexits);
+		if (hw.gt) {
+			d = unsafeIRDirty_0_N(1, "hw_gt_exit",
+			    VG_(fnptr_to_fnentry)(&hw_gt_exit),
+			    mkIRExprVec_1(mkIRExpr_HWord(
+			    (HWord)out->next->Iex.Const.con->Ico.U64)));
+			addStmtToIRSB(out, IRStmt_Dirty(d));
+		}
+	} else {
+		IRExpr *nx = hw_atom(out, out->next);
+		IRExpr *w;
+
+		out->next = nx;
+		w = hw_atom(out, IRExpr_Binop(Iop_Shl64, nx,
+		    IRExpr_Const(IRConst_U8(8))));
+		w = hw_atom(out, IRExpr_Binop(Iop_Or64, w,
+		    mkIRExpr_HWord(HWVG_INLINE_WIDE | nexits)));
+		if (tcur != IRTemp_INVALID) {
+			addStmtToIRSB(out, IRStmt_Store(Iend_LE,
+			    IRExpr_RdTmp(tcur), w));
+			hw_set_cur(out, tcur, mkIRExpr_HWord(8));
+		} else
+			hw_emit_store(out, w, mkIRExpr_HWord(8));
+		if (hw.gt) {
+			d = unsafeIRDirty_0_N(1, "hw_gt_exit",
+			    VG_(fnptr_to_fnentry)(&hw_gt_exit),
+			    mkIRExprVec_1(mkIRExpr_HWord(1)));
+			addStmtToIRSB(out, IRStmt_Dirty(d));
+		}
+	}
+	return (out);
 }
 
 static void
