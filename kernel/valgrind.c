@@ -1323,6 +1323,14 @@ valgrind_backend_enable(struct hwtr_src *src)
 	 */
 	args[n++] = "--vgdb=no";
 	/*
+	 * No chasing: VEX joins "jcc X; B; jcc X" into one superblock with
+	 * the first branch's exit dropped and B's instructions guarded by
+	 * it (its &&-idiom), so the superblock's exits no longer say which
+	 * way the first branch went, nor whether B ran.  The tool records
+	 * exits; it needs every conditional branch to end a superblock.
+	 */
+	args[n++] = "--vex-guest-chase=no";
+	/*
 	 * Valgrind's own messages (its ten-line report of a crash) go to a
 	 * file unless --verbose; vg_log_replay() says what matters.
 	 */

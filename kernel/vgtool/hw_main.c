@@ -727,208 +727,12 @@ hw_post_clo_init(void)
 	hw.buf = VG_(malloc)("hwtrace.buf", HW_BUF_SIZE);
 	hw.cur = hw.buf;
 	hw.lim = hw.buf + HW_BUF_SIZE - HW_BUF_ROOM;
-	/*
-	 * No loop unrolling: a superblock with a chased branch (struct
-	 * hw_chase) says in one record whether B ran, once per run of it.
-	 */
-	VG_(clo_vex_control).iropt_unroll_thresh = 0;
 	hw_open();
-}
-
-/*
- * A conditional branch VEX chased.  Since Valgrind 3.17, VEX recognises
- * an "A && B" condition spread over two basic blocks: where a block ends
- * with a conditional branch and one of its successors (B, up to three
- * instructions that cannot fault) ends with a conditional branch to the
- * other successor, it appends B to the superblock, guards B's statements
- * by the first branch's condition, drops the first branch's exit and
- * guards B's exit by And1(B's condition, the first branch's)
- * (guest_generic_bb_to_IR.c, its "&&-idiom").  The superblock's final
- * exit goes where the first branch goes when B does not run, so its
- * exits no longer say whether B ran.
- * The tool leaves the IR's control flow alone (iropt has already moved
- * the first block's register writes into B's guarded ones, so an exit
- * added before B would leave with stale registers) and makes the record
- * say it: the DEF lists a side exit at the first branch to the final
- * exit's destination, and at the final exit the block stores that side
- * exit's number where B did not run, the final exit's where it did.  One
- * record per superblock run is enough because iropt does not unroll
- * loops here (hw_post_clo_init()); VEX makes at most one such chase per
- * superblock, as its last extension.
- */
-struct hw_chase {
-	Int	stmt;		/* B's first IMark in the IR; -1: no chase */
-	Int	bexit;		/* B's exit */
-	UInt	insn;		/* the chased branch's instruction index */
-	Addr	dst;		/* where it goes when B does not run */
-	IRTemp	went_on;	/* Ity_I1: it went on into B */
-};
-
-/*
- * Is the instruction at @a (@len bytes) a conditional direct branch (jcc,
- * loop, loope, loopne, jrcxz)?  Its taken destination is set.
- */
-static Bool
-hw_cond_branch(Addr a, UInt len, Addr *taken)
-{
-	const UChar *b = (const UChar *)a;
-	UInt i = 0;
-	Int d;
-
-	/* Branch hints, bnd, address size (loop, jrcxz), REX. */
-	while (i < len && (b[i] == 0x2e || b[i] == 0x3e || b[i] == 0xf2 ||
-	    b[i] == 0x67 || (b[i] & 0xf0) == 0x40))
-		i++;
-	if (i + 2 == len && ((b[i] & 0xf0) == 0x70 ||
-	    (b[i] >= 0xe0 && b[i] <= 0xe3))) {
-		*taken = a + len + (Long)(Char)b[i + 1];
-		return (True);
-	}
-	if (i + 6 == len && b[i] == 0x0f && (b[i + 1] & 0xf0) == 0x80) {
-		VG_(memcpy)(&d, b + i + 2, 4);
-		*taken = a + len + (Long)d;
-		return (True);
-	}
-	return (False);
-}
-
-/* The expression temp @t is set to before statement @before, or NULL. */
-static const IRExpr *
-hw_tmp_def(const IRSB *sb, Int before, IRTemp t)
-{
-	Int i;
-
-	for (i = before - 1; i >= 0; i--) {
-		const IRStmt *st = sb->stmts[i];
-
-		if (st->tag == Ist_WrTmp && st->Ist.WrTmp.tmp == t)
-			return (st->Ist.WrTmp.data);
-	}
-	return (NULL);
-}
-
-/*
- * The condition under which B, which starts at statement @b0 and ends
- * with the exit at @x, ran: the second operand of the And1 that guards
- * that exit, set before B.  IRTemp_INVALID: not a chase.
- */
-static IRTemp
-hw_chase_cond(const IRSB *sb, Int b0, Int x)
-{
-	const IRExpr *g = sb->stmts[x]->Ist.Exit.guard;
-	const IRExpr *c;
-
-	if (g->tag != Iex_RdTmp ||
-	    (g = hw_tmp_def(sb, x, g->Iex.RdTmp.tmp)) == NULL)
-		return (IRTemp_INVALID);
-	if (g->tag != Iex_Binop || g->Iex.Binop.op != Iop_And1)
-		return (IRTemp_INVALID);
-	c = g->Iex.Binop.arg2;
-	if (c->tag != Iex_RdTmp || hw_tmp_def(sb, b0, c->Iex.RdTmp.tmp) == NULL)
-		return (IRTemp_INVALID);
-	return (c->Iex.RdTmp.tmp);
-}
-
-/*
- * A conditional branch at @a whose direction no exit of its superblock
- * says: the record would be wrong, so the tool stops.
- */
-static void
-hw_die_unrecorded(Addr a, const HChar *why)
-{
-	HChar m[160];
-
-	VG_(snprintf)(m, sizeof(m), "conditional branch at %#lx without an "
-	    "exit (%s)", (unsigned long)a, why);
-	hw_die(m);
-}
-
-/*
- * Find the conditional branch VEX chased in @sb, if any (ch->stmt is -1
- * if none): a conditional branch without an exit, whose next instruction
- * in the superblock is one of its destinations, and whose B (up to three
- * instructions) ends with an exit guarded as hw_chase_cond() says; B
- * ends the superblock, whose final exit goes to the branch's other
- * destination.  Every other conditional branch has an exit of its own,
- * or ends the superblock: the tool checks that, and stops on anything
- * else rather than record a path that did not run.
- */
-static void
-hw_find_chase(const IRSB *sb, struct hw_chase *ch)
-{
-	Int i, prev = -1, b0 = -1;
-	Bool prev_exit = False;
-	UInt insn = 0, ninb = 0, j = 0;
-	Addr a, pa = 0, taken, other = 0;
-	IRTemp c;
-
-	ch->stmt = ch->bexit = -1;
-	ch->insn = 0;
-	ch->dst = 0;
-	ch->went_on = IRTemp_INVALID;
-	for (i = 0; i < sb->stmts_used; i++) {
-		const IRStmt *st = sb->stmts[i];
-
-		if (st->tag == Ist_Exit && prev >= 0) {
-			prev_exit = True;
-			if (b0 < 0)
-				continue;
-			if ((c = hw_chase_cond(sb, b0, i)) == IRTemp_INVALID)
-				hw_die_unrecorded(pa, "not VEX's &&-idiom");
-			if (ch->stmt >= 0)
-				hw_die_unrecorded(pa, "a second chase");
-			ch->stmt = b0;
-			ch->bexit = i;
-			ch->insn = j;
-			ch->dst = other;
-			ch->went_on = c;
-			b0 = -1;
-			continue;
-		}
-		if (st->tag != Ist_IMark)
-			continue;
-		a = (Addr)st->Ist.IMark.addr;
-		if (prev >= 0 && !prev_exit) {
-			const IRStmt *pm = sb->stmts[prev];
-			Addr ft = (Addr)pm->Ist.IMark.addr + pm->Ist.IMark.len;
-
-			if (hw_cond_branch((Addr)pm->Ist.IMark.addr,
-			    pm->Ist.IMark.len, &taken) && taken != ft) {
-				if (b0 >= 0)
-					hw_die_unrecorded(pa, "another inside");
-				pa = (Addr)pm->Ist.IMark.addr;
-				if (a != taken && a != ft)
-					hw_die_unrecorded(pa, "not followed by "
-					    "a destination");
-				b0 = i;
-				j = insn - 1;
-				other = a == taken ? ft : taken;
-				ninb = 0;
-			}
-		}
-		if (b0 >= 0 && ++ninb > 3)
-			hw_die_unrecorded(pa, "followed by more than three");
-		prev = i;
-		prev_exit = False;
-		insn++;
-	}
-	if (b0 >= 0)
-		hw_die_unrecorded(pa, "no exit after it");
-	if (ch->stmt < 0)
-		return;
-	for (i = ch->bexit + 1; i < sb->stmts_used; i++)
-		if (sb->stmts[i]->tag == Ist_Exit ||
-		    sb->stmts[i]->tag == Ist_IMark)
-			hw_die_unrecorded(pa, "not at the end");
-	if (sb->next->tag != Iex_Const || sb->jumpkind != Ijk_Boring ||
-	    sb->next->Iex.Const.con->Ico.U64 != ch->dst)
-		hw_die_unrecorded(pa, "the superblock goes elsewhere");
 }
 
 /* Write the DEF record of a superblock about to be instrumented. */
 static void
-hw_def(IRSB *sb, Addr base, UInt ninsn, UInt nexits,
-    const struct hw_chase *ch)
+hw_def(IRSB *sb, Addr base, UInt ninsn, UInt nexits)
 {
 	UInt i, len, k;
 	Int cur_insn = -1;
@@ -971,12 +775,6 @@ hw_def(IRSB *sb, Addr base, UInt ninsn, UInt nexits,
 	for (i = 0; i < (UInt)sb->stmts_used; i++) {
 		IRStmt *st = sb->stmts[i];
 
-		if ((Int)i == ch->stmt) {
-			hw_put16((UShort)ch->insn);
-			hw_put8((UChar)(Ijk_Boring - Ijk_INVALID));
-			hw_put64(ch->dst);
-			k++;
-		}
 		if (st->tag == Ist_IMark)
 			cur_insn++;
 		if (st->tag != Ist_Exit || cur_insn < 0)
@@ -1110,8 +908,7 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
     const VexArchInfo *archinfo, IRType gWordTy, IRType hWordTy)
 {
 	IRSB *out;
-	struct hw_chase ch;
-	UInt i, ninsn = 0, nexits = 0, k = 0, kv = 0;
+	UInt i, ninsn = 0, nexits = 0, k = 0;
 	Bool seen_imark = False;
 	Addr cur_addr = 0;
 	UInt cur_len = 0;
@@ -1131,20 +928,15 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 		} else if (in->stmts[i]->tag == Ist_Exit && seen_imark)
 			nexits++;
 	}
-	hw_find_chase(in, &ch);
-	if (ch.stmt >= 0)
-		nexits++;
 	if (nexits >= HWVG_MAX_EXITS)
 		hw_die("superblock with too many exits");
-	hw_def(in, (Addr)closure->nraddr, ninsn, nexits, &ch);
+	hw_def(in, (Addr)closure->nraddr, ninsn, nexits);
 
 	out = deepCopyIRSBExceptStmts(in);
 	seen_imark = False;
 	for (i = 0; i < (UInt)in->stmts_used; i++) {
 		IRStmt *st = in->stmts[i];
 
-		if ((Int)i == ch.stmt)
-			kv = k++;	/* the chased branch's: no IR exit */
 		if (st == NULL || st->tag == Ist_NoOp)
 			continue;
 		if (st->tag == Ist_IMark) {
@@ -1167,10 +959,6 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 				d = unsafeIRDirty_0_N(1, "hw_gt_insn",
 				    VG_(fnptr_to_fnentry)(&hw_gt_insn),
 				    mkIRExprVec_1(mkIRExpr_HWord(cur_addr)));
-				/* B's instructions ran only if it went on. */
-				if (ch.stmt >= 0 && (Int)i >= ch.stmt &&
-				    (Int)i < ch.bexit)
-					d->guard = IRExpr_RdTmp(ch.went_on);
 				addStmtToIRSB(out, IRStmt_Dirty(d));
 			}
 			continue;
@@ -1206,19 +994,9 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 	}
 
 	/* The final exit. */
-	if (out->next->tag == Iex_Const && ch.stmt >= 0) {
-		IRTemp t = newIRTemp(out->tyenv, Ity_I8);
-
-		tl_assert(tcur != IRTemp_INVALID && kv < nexits);
-		addStmtToIRSB(out, IRStmt_WrTmp(t, IRExpr_ITE(
-		    IRExpr_RdTmp(ch.went_on), IRExpr_Const(IRConst_U8(
-		    (UChar)nexits)), IRExpr_Const(IRConst_U8((UChar)kv)))));
-		addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(tcur),
-		    IRExpr_RdTmp(t)));
-	} else if (out->next->tag == Iex_Const && nexits > 0 &&
-	    byte != (Int)nexits)
-		hw_store_byte(out, tcur, (UChar)nexits);
 	if (out->next->tag == Iex_Const) {
+		if (nexits > 0 && byte != (Int)nexits)
+			hw_store_byte(out, tcur, (UChar)nexits);
 		if (hw.gt) {
 			d = unsafeIRDirty_0_N(1, "hw_gt_exit",
 			    VG_(fnptr_to_fnentry)(&hw_gt_exit),
