@@ -304,6 +304,25 @@ chased_pair_exact_against_callgrind_body() {
 	    "$HWTRACE_PROGS/chase"
 }
 
+atf_test_case rep_exact_against_callgrind
+rep_exact_against_callgrind_head() {
+	atf_set descr "main of tests/progs/rep.c: a rep-prefixed instruction counts once per execution, as callgrind's passes less its jumps back to itself say"
+	atf_set timeout 120
+}
+rep_exact_against_callgrind_body() {
+	need_valgrind
+	need_prog rep
+	lo=$(nm "$HWTRACE_PROGS/rep" | awk '$3 == "main" { print "0x" $1 }')
+	sz=$(nm -S "$HWTRACE_PROGS/rep" | awk '$4 == "main" { print "0x" $2 }')
+	[ -n "$lo" ] && [ -n "$sz" ] || atf_fail "no symbol 'main' in rep"
+	# 72 instructions, 6 of them rep-prefixed (callgrind: 33, 17, 17,
+	# 5, 1 and 17 passes, each run once).
+	vgexact 60 1 -r "$lo:$((lo + sz))" "$HWTRACE_PROGS/rep" \
+	    "$HWTRACE_PROGS/rep"
+	grep -q "(6 rep-prefixed" vx ||
+		atf_fail "expected 6 rep-prefixed instructions compared; got: $(oneline vx)"
+}
+
 atf_test_case child_exit_status_recorded
 child_exit_status_recorded_head() {
 	atf_set descr "a forked child's _exit(5) is recorded as 5 (tests/progs/forkexit.c)"
@@ -672,6 +691,7 @@ atf_init_test_cases() {
 	atf_add_test_case chased_branches_counted
 	atf_add_test_case chased_pair_exact_against_callgrind
 	atf_add_test_case exact_against_callgrind
+	atf_add_test_case rep_exact_against_callgrind
 	atf_add_test_case child_exit_status_recorded
 	atf_add_test_case crash_report_only_with_verbose
 	atf_add_test_case sigint_writes_valid_archive
