@@ -38,8 +38,8 @@
 #
 # Callgrind must run with --skip-plt=no, or it adds most executions of a
 # PLT stub to the call that reached it.  The program's environment must
-# be the one hwtrace gives it: hwtrace capture starts it with SIGPIPE
-# ignored (gzip looks at that), so run callgrind under `trap '' PIPE`.
+# be the one hwtrace gives it (variables, and SIGPIPE, which gzip looks
+# at: hwtrace capture passes on the caller's disposition).
 #
 # usage: python3 cgcompare.py [-v] [-b BIAS] [-r LO:HI] CALLGRIND_OUT DB
 #     OBJECT

@@ -11,7 +11,8 @@
 # Both runs get the same environment, as far as the program can see:
 # only PATH, HOME and the -e variables; VALGRIND_LIB (and so Valgrind's
 # LD_PRELOAD) names one directory, which holds the hwtrace tool and
-# callgrind; SIGPIPE ignored, as hwtrace capture leaves it.  Another
+# callgrind; SIGPIPE as the caller left it (hwtrace capture passes it
+# on since f61cbd4; it used to ignore it for the program).  Another
 # source (-s step) runs the program natively: the callgrind run's load
 # bias of OBJECT, read from a valgrind-source capture made here too,
 # places the code callgrind cannot name.
@@ -86,7 +87,6 @@ run() {
 }
 
 (
-	trap '' PIPE
 	run VALGRIND_LIB="$dir/vl" valgrind.bin --tool=callgrind -q \
 	    --dump-instr=yes --collect-jumps=yes --skip-plt=no \
 	    --run-libc-freeres=no --run-cxx-freeres=no \
