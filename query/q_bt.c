@@ -109,16 +109,106 @@ q_bt_at(struct hwtr_q *q, struct q_bt *bt, int64_t thread, int64_t ninsns,
 }
 
 /*
+ * A signal handler that returned to a callee's first instruction: the
+ * last block is the sigreturn after a handler (a call entered as
+ * "signal", whose exit is that block) that interrupted the callee before
+ * its first instruction completed, right after the call instruction.
+ * The fault comes again there (Rust's and crash reporters' handlers
+ * return to it), so frame 0 is that callee, of its own, called from the
+ * block before the handler: 1 with l->child_seq, l->child_ip and
+ * *@call_insn (the call instruction's number) set, 0 when the end is
+ * something else.
+ */
+static int
+q_bt_resumed_callee(struct hwtr_q *q, int64_t thread, struct q_bt_loc *l,
+    int64_t *call_insn)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t id, head, entry_seq = 0, exit_seq = 0, entry_insn = 0;
+	int64_t depth, last_ip = 0, is_call = 0;
+	const char *kind;
+	int rc, n, sig = 0;
+
+	if (l->pos < 2)
+		return (0);
+	if ((rc = q_int(q, &id, -1, Q_CALL_LAST_UPTO, "ii", thread,
+	    l->pos - 1)) < 0)
+		return (rc);
+	if ((rc = q_prepare(q, &st, "SELECT parent, entry_kind, entry_seq, "
+	    "exit_seq, entry_insn, depth FROM calls WHERE id = ?1")) < 0)
+		return (rc);
+	/*
+	 * Up from the last call entered, to the handler's frame: entered as
+	 * "signal", or the head of the chain of tail calls that replaced it
+	 * (a handler that ends in a jump to signal(2)).
+	 */
+	for (n = 0; id >= 0 && n < 64 && rc >= 0 && !sig; n++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, id);
+		if (sqlite3_step(st) != SQLITE_ROW)
+			break;
+		kind = (const char *)sqlite3_column_text(st, 1);
+		entry_seq = sqlite3_column_int64(st, 2);
+		exit_seq = sqlite3_column_int64(st, 3);
+		entry_insn = sqlite3_column_int64(st, 4);
+		depth = sqlite3_column_int64(st, 5);
+		sig = kind != NULL && strcmp(kind, "signal") == 0;
+		if (!sig && kind != NULL && strcmp(kind, "tail") == 0 &&
+		    (rc = q_tail_head(q, thread, id, entry_seq, depth, kind,
+		    &head)) >= 0 && head >= 0) {
+			sqlite3_reset(st);
+			sqlite3_bind_int64(st, 1, head);
+			if (sqlite3_step(st) != SQLITE_ROW)
+				break;
+			kind = (const char *)sqlite3_column_text(st, 1);
+			if (kind != NULL && strcmp(kind, "signal") == 0) {
+				sig = 1;
+				entry_seq = sqlite3_column_int64(st, 2);
+				entry_insn = sqlite3_column_int64(st, 4);
+				break;
+			}
+			sqlite3_reset(st);
+			sqlite3_bind_int64(st, 1, id);
+			if (sqlite3_step(st) != SQLITE_ROW)
+				break;
+		}
+		id = sqlite3_column_type(st, 0) == SQLITE_NULL ? -1 :
+		    sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	if (rc < 0)
+		return (rc);
+	if (!sig || exit_seq != l->pos || entry_seq < 1)
+		return (0);
+	if ((rc = q_int(q, &is_call, 0, "SELECT b.last_class LIKE 'call%' "
+	    "FROM exec_order e JOIN blocks b ON b.id = e.block WHERE "
+	    "e.thread = ?1 AND e.seq = ?2", "ii", thread, entry_seq - 1)) < 0 ||
+	    (is_call && (rc = q_int(q, &last_ip, 0, "SELECT b.last_ip FROM "
+	    "exec_order e JOIN blocks b ON b.id = e.block WHERE e.thread = ?1 "
+	    "AND e.seq = ?2", "ii", thread, entry_seq - 1)) < 0))
+		return (rc);
+	if (!is_call)
+		return (0);
+	l->child_seq = entry_seq;
+	l->child_ip = (uint64_t)last_ip;
+	*call_insn = entry_insn - 1;
+	return (1);
+}
+
+/*
  * bt at the end of @thread's trace: frame 0 is the last block's last
  * instruction, or the instruction after it that did not complete (the
  * fault); when the last block ends in a call, the fault is the callee's
- * first instruction, a frame of its own, added here (*@frame counts it).
+ * first instruction, a frame of its own, added here (*@frame counts it);
+ * so is it when a signal handler interrupted that callee before its first
+ * instruction and returned there (q_bt_resumed_callee()).
  */
 static int
 q_bt_end(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
     int64_t thread, int64_t nblocks, int64_t ninsns, int cut,
     int64_t *frame, struct q_bt_loc *l)
 {
+	int64_t call_insn = ninsns - 1;
 	int implicit, rc;
 
 	/* The last block, and the fault after it if there was one. */
@@ -138,9 +228,15 @@ q_bt_end(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 	implicit = strncmp(q_coltext(bt->last, 3), "call", 4) == 0;
 	sqlite3_reset(bt->stop);
 	sqlite3_bind_int64(bt->stop, 1, thread);
+	if (!implicit && !cut &&
+	    (rc = q_bt_resumed_callee(q, thread, l, &call_insn)) != 0) {
+		if (rc < 0)
+			return (rc);
+		implicit = 2;
+	}
 	if ((rc = sqlite3_step(bt->stop)) == SQLITE_ROW) {
 		/* The faulting instruction: frame 0. */
-		if (implicit) {
+		if (implicit == 1) {
 			/* It is the callee's first: a frame of its own. */
 			l->child_ip = l->addr;
 			l->child_seq = l->pos + 1;
@@ -155,8 +251,11 @@ q_bt_end(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 		l->insn = ninsns;
 	} else if (rc != SQLITE_DONE)
 		return (q_dbfail(q, "bt: cannot read events"));
-	else
+	else {
 		implicit = 0;
+		l->child_seq = -1;
+		l->child_ip = 0;
+	}
 	if (implicit) {
 		if ((rc = q_bt_frame(q, &bt->chain, bt->inl, res, thread,
 		    frame, l->func, 1, l->addr, l->line, -1,
@@ -166,7 +265,7 @@ q_bt_end(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 		free(l->line);
 		l->func = l->line = NULL;
 		l->has_addr = 0;
-		l->insn = ninsns - 1;
+		l->insn = call_insn;
 	}
 	return (0);
 }

@@ -51,7 +51,8 @@ q_inl_on(struct hwtr_q *q)
  * no block ends with it), by the mapping it lies in.
  */
 #define Q_INL_CHAIN_SQL							\
-	"SELECT i.name, f.path || ':' || i.call_line FROM (SELECT image, a "	\
+	"SELECT i.name, f.path || ':' || i.call_line, i.lo = b.a FROM "	\
+	"(SELECT image, a "							\
 	"FROM (SELECT * FROM (SELECT image, image_addr + (?1 - start_ip) AS "	\
 	"a, 0 AS pri FROM blocks WHERE start_ip <= ?1 AND ?1 <= last_ip AND "	\
 	"image IS NOT NULL ORDER BY start_ip DESC LIMIT 1) UNION ALL "	\
@@ -80,6 +81,7 @@ q_inl_chain(struct hwtr_q *q, sqlite3_stmt **stp, uint64_t addr,
 		out[n].name = strdup(s != NULL ? s : "??");
 		s = (const char *)sqlite3_column_text(*stp, 1);
 		out[n].site = s != NULL ? strdup(s) : NULL;
+		out[n].at_start = sqlite3_column_int(*stp, 2);
 		n++;
 		if (out[n - 1].name == NULL || (s != NULL &&
 		    out[n - 1].site == NULL)) {
@@ -143,7 +145,11 @@ q_bt_row(struct hwtr_q *q, struct hwtr_q_res *res, int64_t thread,
  * A frame at @addr, after the frames of the functions inlined there
  * (innermost first, as gdb shows them): the innermost is at @line, each
  * one outside at the call site of the one inside it.  Every frame of the
- * chain has the same address; the call is the real frame's.
+ * chain has the same address; the call is the real frame's.  Frame 0 is
+ * where the thread stopped, and there gdb leaves out the instances that
+ * begin at that very address (it shows a stop at an inlined function's
+ * first instruction at its call site, as it shows a breakpoint there);
+ * bt does the same.
  */
 int
 q_bt_frame(struct hwtr_q *q, sqlite3_stmt **chain, int inl,
@@ -151,12 +157,15 @@ q_bt_frame(struct hwtr_q *q, sqlite3_stmt **chain, int inl,
     int has_addr, uint64_t addr, const char *line, int64_t call, int64_t insn)
 {
 	struct q_inl_frame ch[32];
-	size_t n = 0, i;
+	size_t n = 0, i, k = 0;
 	int rc = 0;
 
 	if (has_addr && inl)
 		rc = q_inl_chain(q, chain, addr, ch, HWTR_NELEM(ch), &n);
-	for (i = 0; i < n && rc == 0; i++)
+	if (*frame == 0)
+		while (k < n && ch[k].at_start)
+			k++;
+	for (i = k; i < n && rc == 0; i++)
 		rc = q_bt_row(q, res, thread, (*frame)++, ch[i].name, 1, addr,
 		    i == 0 ? line : ch[i - 1].site, -1, insn, 1);
 	if (rc == 0)

@@ -578,6 +578,7 @@ int q_lazy_index(struct hwtr_q *q, const char *archive, const char *db,
 struct q_inl_frame {
 	char		*name;		/* the inlined function */
 	char		*site;		/* "file:line" it was inlined at */
+	int		at_start;	/* the address is the instance's first */
 };
 /* Whether the database has inlined instances (an older one has none). */
 int q_inl_on(struct hwtr_q *q);
