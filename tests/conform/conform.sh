@@ -406,11 +406,16 @@ crash() {	# name cc flags fixture post source [fast]
 	    >/dev/null 2>&1
 	"$H" index "$d/t.hwt" >/dev/null 2>&1
 	gb=$(gdb -batch -ex run -ex bt --args "$BIN" x 2>/dev/null |
-	    awk '/^#/ { print ($3 == "in") ? $4 : $2 }' | tr '\n' ' ')
+	    awk '/^#/ { f = ($3 == "in") ? $4 : $2
+		# gdb names a Rust generic by DWARF (read_volatile<i32>),
+		# hwtrace by its symbol (core::ptr::read_volatile).
+		sub(/<[^<>]*>$/, "", f); print f }' | tr '\n' ' ')
 	# gdb stops at main; compare as many frames as it shows.
 	n=$(echo "$gb" | wc -w)
+	# gdb names a C++ frame without its parameter list.
 	hb=$("$H" query --format csv "$d/t.hwt.db" bt 2>&1 |
-	    awk -F, 'NR > 1 { print $3 }' | head -"$n" | tr '\n' ' ')
+	    awk -F, 'NR > 1 { f = $3; sub(/\([^()]*\)( const)?$/, "", f)
+		print f }' | head -"$n" | tr '\n' ' ')
 	report "$1" bt-gdb "$([ -n "$gb" ] && [ "$hb" = "$gb" ] && echo 1)" \
 	    "hwtrace '$hb', gdb '$gb'"
 }
@@ -459,6 +464,17 @@ crash crash-gcc-O2-splitdwarf-pie-step gcc "-O2 -gsplit-dwarf" crash.c split \
 crash crash-gcc-O2-dwz-pie-vg gcc "-O2 -g" crash.c dwz valgrind
 crash crash-gcc-O2-minidebuginfo-pie-vg gcc "-O2 -g" crash.c mini valgrind
 crash crash-gcc-O3-static-step gcc "-O3 -g -static" crash.c none step
+# A SIGSEGV handler that returns, so the fault comes again (Rust's
+# runtime, crash reporters): the callee interrupted at its first
+# instruction is still frame 0.
+crash crashsig-gcc-O1-pie-vg gcc "-O1 -g" crashsig.c none valgrind fast
+crash crashsig-clang-O2-nopie-step clang "-O2 -g -fno-pie -no-pie" crashsig.c \
+    none step
+crash crash-cxx-gcc-O2-pie-vg g++ "-O2 -g" crash.cc none valgrind
+crash crash-cxx-clang-O0-lld-step clang++ "-O0 -g -fuse-ld=lld" crash.cc none \
+    step
+crash crash-rust-O2-pie-vg rustc "-C opt-level=2 -g" crash.rs none valgrind fast
+crash crash-rust-O0-pie-step rustc "-C opt-level=0 -g" crash.rs none step
 
 # Languages.
 cell cxx-gcc-O2-bfd-pie-vg g++ "-O2 -g" loop.cc none valgrind fast
