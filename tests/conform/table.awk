@@ -36,7 +36,7 @@ END {
 	print "|---|---|---|---|---|---|---|"
 	for (i = 1; i <= n; i++) {
 		c = order[i]
-		if (c ~ /^(crash|inline)-/)
+		if (c ~ /^(crash|crashsig|inline)-/)
 			continue
 		printf "| %s | %s | %s | %s | %s | %s | %s |\n", c,
 		    r[c SUBSEP "calls-known"], r[c SUBSEP "calls-callgrind"],
@@ -47,6 +47,6 @@ END {
 	print "| crash cell | bt-gdb |"
 	print "|---|---|"
 	for (i = 1; i <= n; i++)
-		if ((c = order[i]) ~ /^(crash|inline)-/)
+		if ((c = order[i]) ~ /^(crash|crashsig|inline)-/)
 			printf "| %s | %s |\n", c, r[c SUBSEP "bt-gdb"]
 }
