@@ -47,6 +47,7 @@
 #include "hwtr_vgevents.h"
 #include "sources.h"
 #include "vgconv.h"
+#include "vgfind.h"
 #include "vgguard.h"
 
 #define VG_READ_BUF	(4u << 20)
@@ -101,9 +102,7 @@ enum { VGF_UNKNOWN = 0, VGF_STREAM, VGF_RING };
 struct vgsrc {
 	struct hwtr_src	*src;
 	struct vgconv	*cv;
-	char		valgrind[PATH_MAX];
-	char		lib[PATH_MAX];
-	char		version[64];
+	struct vg_paths	p;		/* valgrind.bin, the tool, version */
 	char		dir[PATH_MAX];
 	int		dirfd;		/* open on dir, flock()ed: in use */
 	pid_t		guard_pid;	/* kills the tree if we die (vgguard.c) */
@@ -384,7 +383,7 @@ is_tool(struct vgsrc *vs, const char *path)
 	if (path == NULL || (n = strlen(path)) < sizeof(name) - 1 ||
 	    strcmp(path + n - (sizeof(name) - 1), name) != 0)
 		return (0);
-	snprintf(tool, sizeof(tool), "%s%s", vs->lib, name);
+	snprintf(tool, sizeof(tool), "%s%s", vs->p.lib, name);
 	return (stat(path, &a) == 0 && stat(tool, &b) == 0 &&
 	    a.st_dev == b.st_dev && a.st_ino == b.st_ino);
 }
@@ -468,175 +467,6 @@ cb_groundtruth(void *arg, void *tok, const uint64_t *ip, size_t n)
 	if (tok == NULL || vs->src->sink->groundtruth == NULL)
 		return (0);
 	return (vs->src->sink->groundtruth(vs->src->sink->arg, tok, ip, n));
-}
-
-/* ---- finding valgrind and the tool ------------------------------------ */
-
-static int
-find_in_path(const char *name, char *out, size_t len)
-{
-	const char *path = getenv("PATH"), *p, *e;
-
-	if (path == NULL || *path == '\0')
-		path = "/usr/bin:/bin";
-	for (p = path; *p != '\0'; p = *e ? e + 1 : e) {
-		e = strchr(p, ':');
-		if (e == NULL)
-			e = p + strlen(p);
-		snprintf(out, len, "%.*s/%s", (int)(e - p), p, name);
-		if (access(out, X_OK) == 0)
-			return (0);
-	}
-	return (-1);
-}
-
-/* "valgrind-3.19.0" from `valgrind.bin --version`. */
-static int
-valgrind_version(const char *bin, char *out, size_t len)
-{
-	int fds[2], st;
-	pid_t pid;
-	ssize_t n;
-
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return (-1);
-	if ((pid = fork()) < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return (-1);
-	}
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		execl(bin, "valgrind.bin", "--version", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	n = read(fds[0], out, len - 1);
-	close(fds[0]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (n <= 0)
-		return (-1);
-	out[n] = '\0';
-	out[strcspn(out, "\n")] = '\0';
-	return (0);
-}
-
-/*
- * Where the tool is, relative to the hwtrace executable: beside it in a
- * build tree, or under ../lib/hwtrace of an installed prefix (make
- * install), the first that holds the tool.  When neither does, vs->lib
- * is the first and @tried (may be NULL) names both, for the message.
- */
-static int
-find_lib(struct vgsrc *vs, char *tried, size_t len)
-{
-	static const char *const rel[] = {
-		"/valgrind-lib", "/../lib/hwtrace/valgrind-lib"
-	};
-	char exe[PATH_MAX - 64], tool[PATH_MAX + 32], *slash;
-	const char *env = getenv("HWTRACE_VALGRIND_LIB");
-	ssize_t n;
-	size_t i;
-
-	if (env != NULL && *env != '\0') {
-		snprintf(vs->lib, sizeof(vs->lib), "%s", env);
-		return (0);
-	}
-	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
-		return (-1);
-	exe[n] = '\0';
-	if ((slash = strrchr(exe, '/')) == NULL)
-		return (-1);
-	*slash = '\0';
-	for (i = 0; i < HWTR_NELEM(rel); i++) {
-		snprintf(vs->lib, sizeof(vs->lib), "%s%s", exe, rel[i]);
-		snprintf(tool, sizeof(tool), "%s/hwtrace-amd64-linux",
-		    vs->lib);
-		if (access(tool, X_OK) == 0) {
-			char *rp = realpath(vs->lib, NULL);
-
-			/* PREFIX/lib/hwtrace/valgrind-lib, not bin/../lib. */
-			if (rp != NULL && strlen(rp) < sizeof(vs->lib))
-				strcpy(vs->lib, rp);
-			free(rp);
-			return (0);
-		}
-	}
-	if (tried != NULL)
-		snprintf(tried, len, "neither '%s%s' nor '%s%s' has it", exe,
-		    rel[0], exe, rel[1]);
-	snprintf(vs->lib, sizeof(vs->lib), "%s%s", exe, rel[0]);
-	return (0);
-}
-
-/*
- * Can the valgrind source run here?  Fills @why (may be NULL) when not.
- * Used by configure and by the automatic choice of a source.
- */
-static int
-vg_check(struct vgsrc *vs, char *why, size_t len)
-{
-	char tool[PATH_MAX + 32], built[64], tried[2 * PATH_MAX];
-	FILE *fp;
-
-	if (find_in_path("valgrind.bin", vs->valgrind,
-	    sizeof(vs->valgrind)) < 0) {
-		snprintf(why, len, "valgrind is not installed (no valgrind.bin "
-		    "on PATH): install Debian's valgrind package (make deps)");
-		return (-HWTR_E_UNSUPPORTED);
-	}
-	tried[0] = '\0';
-	if (find_lib(vs, tried, sizeof(tried)) < 0) {
-		snprintf(why, len, "cannot tell where the hwtrace Valgrind "
-		    "tool is (set HWTRACE_VALGRIND_LIB)");
-		return (-HWTR_E_NOENT);
-	}
-	snprintf(tool, sizeof(tool), "%s/hwtrace-amd64-linux", vs->lib);
-	if (access(tool, X_OK) != 0) {
-		if (tried[0] != '\0')
-			snprintf(why, len, "the hwtrace Valgrind tool "
-			    "(hwtrace-amd64-linux) was not found: %s (run make "
-			    "or make install, or set HWTRACE_VALGRIND_LIB)",
-			    tried);
-		else
-			snprintf(why, len, "the hwtrace Valgrind tool is not "
-			    "built: '%s' is missing (run make)", tool);
-		return (-HWTR_E_NOENT);
-	}
-	if (valgrind_version(vs->valgrind, vs->version,
-	    sizeof(vs->version)) < 0) {
-		snprintf(why, len, "'%s --version' failed", vs->valgrind);
-		return (-HWTR_E_UNSUPPORTED);
-	}
-	snprintf(tool, sizeof(tool), "%s/hwtrace-built-for", vs->lib);
-	built[0] = '\0';
-	if ((fp = fopen(tool, "re")) != NULL) {
-		if (fgets(built, sizeof(built), fp) == NULL)
-			built[0] = '\0';
-		fclose(fp);
-	}
-	built[strcspn(built, "\n")] = '\0';
-	if (strcmp(built, vs->version) != 0) {
-		snprintf(why, len, "%s is installed but the hwtrace Valgrind "
-		    "tool was built for %s: rebuild hwtrace (make)",
-		    vs->version, built[0] ? built : "another version");
-		return (-HWTR_E_VERSION);
-	}
-	return (0);
-}
-
-/* Probe for the automatic choice: 1 when valgrind can be used. */
-int
-hwtr_vg_available(char *why, size_t len)
-{
-	struct hwtr_src src;
-	struct vgsrc vs;
-
-	memset(&src, 0, sizeof(src));
-	memset(&vs, 0, sizeof(vs));
-	vs.src = &src;
-	return (vg_check(&vs, why, len) == 0);
 }
 
 /* ---- the event files -------------------------------------------------- */
@@ -1230,7 +1060,7 @@ valgrind_backend_configure(struct hwtr_src *src,
 		    "no command to trace");
 		return (-HWTR_E_INVAL);
 	}
-	if ((rc = vg_check(vs, src->errmsg, sizeof(src->errmsg))) < 0)
+	if ((rc = vg_find(&vs->p, src->errmsg, sizeof(src->errmsg))) < 0)
 		return (rc);
 	src->cfg = *cfg;
 	clock_gettime(CLOCK_MONOTONIC, &mono);
@@ -1245,7 +1075,7 @@ valgrind_backend_configure(struct hwtr_src *src,
 	src->pt.options = HWTR_PT_OPT_TSC | HWTR_PT_OPT_BRANCH |
 	    HWTR_PT_OPT_USER;
 	snprintf(version, sizeof(version), "%s, hwtrace tool %s",
-	    vs->version, HWVG_TOOL_VERSION);
+	    vs->p.version, HWVG_TOOL_VERSION);
 	src->version = version;
 	src->sideband_origin = "valgrind";
 	src->caveats = vg_caveats;
@@ -1380,7 +1210,7 @@ valgrind_backend_enable(struct hwtr_src *src)
 	if (strchr(cmd, '/') == NULL) {
 		char p[PATH_MAX];
 
-		if (find_in_path(cmd, p, sizeof(p)) < 0) {
+		if (vg_find_in_path(cmd, p, sizeof(p)) < 0) {
 			vg_err(vs, "cannot run '%s': command not found",
 			    cmd);
 			vs->src->exec_errno = ENOENT;
@@ -1412,8 +1242,8 @@ valgrind_backend_enable(struct hwtr_src *src)
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (vs->logfd >= 0)
 			(void)fcntl(vs->logfd, F_SETFD, 0);
-		setenv("VALGRIND_LIB", vs->lib, 1);
-		execv(vs->valgrind, args);
+		setenv("VALGRIND_LIB", vs->p.lib, 1);
+		execv(vs->p.valgrind, args);
 		err = errno;
 		(void)!write(fds[1], &err, sizeof(err));
 		_exit(127);
@@ -1424,7 +1254,7 @@ valgrind_backend_enable(struct hwtr_src *src)
 	close(fds[0]);
 	if (r == (ssize_t)sizeof(err)) {
 		(void)waitpid(pid, NULL, 0);
-		vg_err(vs, "cannot run '%s': %s", vs->valgrind, strerror(err));
+		vg_err(vs, "cannot run '%s': %s", vs->p.valgrind, strerror(err));
 		return (-HWTR_E_IO);
 	}
 	vs->pid = pid;
