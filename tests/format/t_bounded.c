@@ -204,9 +204,22 @@ ATF_TC_BODY(sideband_bomb_bounded, tc)
  * on disk per chunk, every frame within the ratio, window and chunk
  * limits.
  */
+static void pad_bomb_cpu(const char *, size_t, int);
+
 static void
 pad_bomb(const char *path, size_t nchunks)
 {
+	pad_bomb_cpu(path, nchunks, -1);
+}
+
+/*
+ * The same, as the stream of CPU @cpu (when >= 0) with thread 7 switched
+ * in at its start, out at its end: the CPU mode's scan reads it too.
+ */
+static void
+pad_bomb_cpu(const char *path, size_t nchunks, int cpu)
+{
+	struct hwtr_sb_rec sw;
 	const size_t len = 16u << 20;
 	struct hwtr_capture_meta m;
 	struct hwtr_stream_desc sd;
@@ -223,8 +236,8 @@ pad_bomb(const char *path, size_t nchunks)
 	    sizeof(err)), 0, "%s", err);
 	memset(&sd, 0, sizeof(sd));
 	sd.format = HWTR_TF_INTEL_PT;
-	sd.pid = sd.tid = 1;
-	sd.cpu = -1;
+	sd.pid = sd.tid = cpu >= 0 ? -1 : 1;
+	sd.cpu = cpu;
 	ATF_REQUIRE_EQ_MSG(hwtr_aw_add_stream(aw, &sd, &id), 0, "%s",
 	    hwtr_aw_errmsg(aw));
 	for (c = 0; c < nchunks; c++) {
@@ -238,6 +251,16 @@ pad_bomb(const char *path, size_t nchunks)
 		    len), 0, "%s", hwtr_aw_errmsg(aw));
 	}
 	free(b);
+	for (k = 0; cpu >= 0 && k < 2; k++) {
+		memset(&sw, 0, sizeof(sw));
+		sw.type = HWTR_SB_SWITCH;
+		sw.time = k == 0 ? 1 : UINT64_MAX / 2;
+		sw.pid = sw.tid = 7;
+		sw.u.sw.cpu = cpu;
+		sw.u.sw.out = (uint8_t)k;
+		ATF_REQUIRE_EQ_MSG(hwtr_aw_sideband(aw, &sw), 0, "%s",
+		    hwtr_aw_errmsg(aw));
+	}
 	memset(&end, 0, sizeof(end));
 	hwtr_aw_set_end(aw, &end);
 	ATF_REQUIRE_EQ_MSG(hwtr_aw_close(aw, err, sizeof(err)), 0, "%s", err);
@@ -515,6 +538,34 @@ ATF_TC_BODY(cs_bomb_signal, tc)
 	    "query: '%s' left after SIGTERM", name);
 }
 
+ATF_TC(cpu_bomb_signal);
+ATF_TC_HEAD(cpu_bomb_signal, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "SIGTERM and SIGINT sent to index "
+	    "and query of a CPU stream of 384 chunks of 16 MiB of PT padding, "
+	    "while the CPU mode scans it for context switches, end them "
+	    "within 2 s with status 1 and no database left");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(cpu_bomb_signal, tc)
+{
+	char name[256];
+
+	pad_bomb_cpu("u.hwtrace", 384, 0);
+	check_signalled("index -j 1", SIGTERM, 1000, (const char *[]){
+	    "index", "-j", "1", "-o", "u.db", "u.hwtrace", NULL });
+	ATF_CHECK_MSG(!left_file("u.db", name, sizeof(name)), "index: '%s' "
+	    "left after SIGTERM", name);
+	check_signalled("index -j 2", SIGINT, 1000, (const char *[]){
+	    "index", "-j", "2", "-o", "u.db", "u.hwtrace", NULL });
+	ATF_CHECK_MSG(!left_file("u.db", name, sizeof(name)), "index: '%s' "
+	    "left after SIGINT", name);
+	check_signalled("query last", SIGTERM, 1000, (const char *[]){
+	    "query", "u.hwtrace", "last", NULL });
+	ATF_CHECK_MSG(!left_file("u.hwtrace.db", name, sizeof(name)),
+	    "query: '%s' left after SIGTERM", name);
+}
+
 /*
  * Issue 33 item 6: a trace of 99 instructions known by construction
  * (PSB, MODE.Exec 64-bit, PSBEND, then 9 times TIP.PGE 0x1000: ten NOPs
@@ -712,6 +763,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, pad_bomb_signal);
 	ATF_TP_ADD_TC(tp, cs_bomb_bounded);
 	ATF_TP_ADD_TC(tp, cs_bomb_signal);
+	ATF_TP_ADD_TC(tp, cpu_bomb_signal);
 	ATF_TP_ADD_TC(tp, many_mappings_said);
 	ATF_TP_ADD_TC(tp, blind_cut_decodes_both_sides);
 	return (atf_no_error());
