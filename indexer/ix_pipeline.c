@@ -115,6 +115,12 @@ ix_plan(struct run *r)
 	if (nj > IX_RA_MAX)
 		nj = IX_RA_MAX;
 	memset(&so, 0, sizeof(so));
+	/* For tests: a small maximum cuts small CoreSight buffers. */
+	if ((e = getenv("HWTRACE_IX_SEG_MAX")) != NULL) {
+		v = strtoull(e, &endp, 0);
+		if (*e != '\0' && *endp == '\0' && v >= 32)
+			so.seg_max = v;
+	}
 	so.seg_size = r->seg_size;
 	so.readahead = nj;
 	so.tail = r->ix->opts.tail;	/* the lazy verbs' partial database */
