@@ -16,7 +16,9 @@
  *    a PSB at least seg_size bytes after the segment's start (and
  *    HWTR_SV_PSB_GAP after the PSB before it), and at every piece; a
  *    CoreSight stream is one segment over all of its pieces, its units
- *    (trace IDs) being separated by the decoder.
+ *    (trace IDs) being separated by the decoder, unless it is longer
+ *    than seg_max: then each piece is cut in segments of at most seg_max
+ *    bytes (HWTR_SV_CS_CUT).
  * hwtr_sv_read() then reads any offset range of a stream across chunks,
  * through a cache shared by threads: a chunk is decompressed once, by the
  * first reader, and kept until every segment that reads it called
@@ -41,7 +43,8 @@ struct hwtr_sv_piece {
 /* A segment: [start, end) of piece @piece of stream @stream. */
 struct hwtr_sv_seg {
 	size_t		stream, piece;
-	uint64_t	start, end;	/* CoreSight: pieces[0].off, 0 */
+	/* CoreSight: pieces[0].off, 0, unless has_limit (cut) */
+	uint64_t	start, end;
 	int		has_limit;	/* end is the next segment's PSB */
 	int		first_of_stream;
 	int		lost_before;	/* a piece after lost bytes */
@@ -73,6 +76,13 @@ struct hwtr_sv_seg {
  * half of it, so only bytes without a PSB for 8 MiB are cut so.
  */
 #define HWTR_SV_SEG_MAX		(16u << 20)
+
+/*
+ * A CoreSight stream longer than seg_max is cut (without a sync point) at
+ * multiples of this from a piece's start: whole 16-byte formatter frames
+ * and 512-byte DSTREAM blocks.
+ */
+#define HWTR_SV_CS_CUT		512u
 
 struct hwtr_sv_opts {
 	uint64_t	seg_size;	/* Intel PT bytes per segment, >= 16 */
@@ -130,8 +140,8 @@ void	hwtr_sv_stream_segs(const struct hwtr_sv *sv, size_t s, size_t *first,
 	    size_t *n);
 /*
  * The end of the bytes segment @i decodes: its end plus up to
- * HWTR_SV_SEG_MARGIN within its piece (Intel PT, 0), or -1 when it reads
- * every piece of its stream (CoreSight).
+ * HWTR_SV_SEG_MARGIN within its piece (Intel PT, 0), its end (CoreSight
+ * cut, 0), or -1 when it reads every piece of its stream (CoreSight).
  */
 int	hwtr_sv_seg_top(const struct hwtr_sv *sv, size_t i, uint64_t *top);
 

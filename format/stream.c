@@ -325,6 +325,52 @@ tail_chunk(struct hwtr_sv *r, size_t s, uint64_t want, struct sv_scan *sc)
 	return (c);
 }
 
+/*
+ * The segments of CoreSight stream @s: the whole stream in one when it
+ * holds at most seg_max bytes (its decoder goes from piece to piece).  A
+ * longer one is cut so that no decoder holds more: each piece in
+ * segments of at most seg_max bytes, cut blind (a decoder finds no
+ * synchronisation point in formatted bytes without decoding them) at a
+ * multiple of HWTR_SV_CS_CUT from the piece's start, so that formatter
+ * frames and DSTREAM blocks stay whole.  A segment after a blind cut
+ * starts over: each source waits for its next A-Sync.
+ */
+static int
+cs_segs(struct hwtr_sv *r, size_t s)
+{
+	struct sv_stream *res = &r->res[s];
+	struct hwtr_sv_seg *g;
+	uint64_t max, at, end;
+	size_t k;
+
+	if (res->bytes <= r->seg_max)
+		return (new_seg(r, s, 0, res->pieces[0].off) == NULL ?
+		    -HWTR_E_NOMEM : 0);
+	max = r->seg_max - r->seg_max % HWTR_SV_CS_CUT;
+	if (max == 0)
+		max = HWTR_SV_CS_CUT;
+	for (k = 0; k < res->npieces; k++) {
+		end = res->pieces[k].off + res->pieces[k].len;
+		for (at = res->pieces[k].off; at == res->pieces[k].off ||
+		    at < end; at += max) {
+			if ((g = new_seg(r, s, k, at)) == NULL)
+				return (-HWTR_E_NOMEM);
+			g->end = end - at > max ? at + max : end;
+			g->has_limit = 1;
+			g->first_of_stream = k == 0 && at == res->pieces[0].off;
+			g->blind_start = at != res->pieces[k].off;
+			g->blind_end = g->end != end;
+			if (k > 0 && !g->blind_start) {
+				g->lost_before = 1;
+				g->lost_bytes = res->pieces[k].off -
+				    (res->pieces[k - 1].off +
+				    res->pieces[k - 1].len);
+			}
+		}
+	}
+	return (0);
+}
+
 static int
 plan_stream_tail(struct hwtr_sv *r, struct sv_ra *ra, size_t s, uint64_t want,
     int *nopsb)
@@ -455,10 +501,8 @@ plan_stream_tail(struct hwtr_sv *r, struct sv_ra *ra, size_t s, uint64_t want,
 		res->tail_cut = 0;
 	if (res->tail_cut && res->nseg > 0)
 		res->tail_from = r->segs[res->seg0].start;
-	/* CoreSight: the whole stream in one segment. */
-	if (sd->format == HWTR_TF_CORESIGHT && res->npieces > 0 &&
-	    new_seg(r, s, 0, res->pieces[0].off) == NULL)
-		return (-HWTR_E_NOMEM);
+	if (sd->format == HWTR_TF_CORESIGHT && res->npieces > 0)
+		return (cs_segs(r, s));
 	return (0);
 }
 
@@ -552,8 +596,8 @@ plan_stream(struct hwtr_sv *r, struct sv_ra *ra, size_t s)
 
 /*
  * The bytes segment @g reads: [start, *@top) of its piece, the margin
- * past its end included (Intel PT), or every piece of the stream
- * (CoreSight: -1).
+ * past its end included (Intel PT; a CoreSight segment cut by cs_segs()
+ * has none), or every piece of the stream (CoreSight: -1).
  */
 static int
 seg_range(const struct hwtr_sv *r, const struct hwtr_sv_seg *g,
@@ -561,9 +605,9 @@ seg_range(const struct hwtr_sv *r, const struct hwtr_sv_seg *g,
 {
 	const struct hwtr_sv_piece *p = &r->res[g->stream].pieces[g->piece];
 
-	if (hwtr_ar_stream(r->ar, g->stream)->format == HWTR_TF_CORESIGHT)
-		return (-1);
 	*top = g->end;
+	if (hwtr_ar_stream(r->ar, g->stream)->format == HWTR_TF_CORESIGHT)
+		return (g->has_limit ? 0 : -1);
 	if (g->has_limit)
 		*top = p->off + p->len - g->end > HWTR_SV_SEG_MARGIN ?
 		    g->end + HWTR_SV_SEG_MARGIN : p->off + p->len;

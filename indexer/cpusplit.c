@@ -297,7 +297,7 @@ scan_buf(struct scan *sc, int more)
  */
 static int
 scan_stream(struct ix_cpusplit *cs, struct hwtr_ar *ar, size_t s, size_t p0,
-    size_t p1, char *err, size_t errlen)
+    size_t p1, const volatile int *cancel, char *err, size_t errlen)
 {
 	size_t c, nc = hwtr_ar_nchunks(ar, s), clen;
 	const struct hwtr_chunk_info *ci;
@@ -311,6 +311,12 @@ scan_stream(struct ix_cpusplit *cs, struct hwtr_ar *ar, size_t s, size_t p0,
 	sc.p0 = p0;
 	sc.p1 = p1;
 	for (c = 0; c < nc; c++) {
+		/* A chunk takes some 20 ms: a signal acts at once. */
+		if (cancel != NULL && *cancel) {
+			snprintf(err, errlen, "interrupted");
+			rc = -HWTR_E_INTR;
+			break;
+		}
 		ci = hwtr_ar_chunk(ar, s, c);
 		if (sc.len > 0 && ci->offset != sc.base + sc.len) {
 			scan_buf(&sc, 0);
@@ -377,8 +383,8 @@ cpu_of(struct hwtr_ar *ar, size_t s, int32_t *cpu)
 }
 
 int
-ix_cpusplit_build(struct ix_cpusplit *cs, struct hwtr_ar *ar, char *err,
-    size_t errlen)
+ix_cpusplit_build(struct ix_cpusplit *cs, struct hwtr_ar *ar,
+    const volatile int *cancel, char *err, size_t errlen)
 {
 	const struct hwtr_stream_desc *sd;
 	const struct hwtr_sb_rec *rec;
@@ -435,8 +441,8 @@ ix_cpusplit_build(struct ix_cpusplit *cs, struct hwtr_ar *ar, char *err,
 			st->owners[i - p0].pid = cs->parts[i].pid;
 		}
 		if (sd->format == HWTR_TF_INTEL_PT)
-			rc = scan_stream(cs, ar, s, p0, cs->nparts, err,
-			    errlen);
+			rc = scan_stream(cs, ar, s, p0, cs->nparts, cancel,
+			    err, errlen);
 	}
 	free(v);
 	if (rc < 0)

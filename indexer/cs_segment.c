@@ -18,6 +18,7 @@
 
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
+#include "hwtr_stream.h"
 #include "ix_dec.h"
 
 /*
@@ -62,6 +63,9 @@ struct cs_run {
 	size_t		nmem;
 	size_t		batch;		/* in->cs_batch */
 	int		rc;
+	/* The buffer offset of the first element after a sync. */
+	int		synced;
+	uint64_t	sync;
 };
 
 /*
@@ -407,6 +411,11 @@ cs_elem(void *arg, const struct ix_cs_elem *e)
 
 	if (u < 0)
 		return (0);
+	if (!cr->synced && e->kind != IX_CS_NO_SYNC && e->kind !=
+	    IX_CS_EOT && e->kind != IX_CS_OTHER) {
+		cr->synced = 1;
+		cr->sync = e->index;
+	}
 	/* End of trace and the like write nothing; a cycle count a row. */
 	if ((e->kind != IX_CS_EOT && e->kind != IX_CS_CYCLES &&
 	    e->kind != IX_CS_OTHER) || e->has_cc)
@@ -434,6 +443,31 @@ cs_proto_name(enum hwtr_trace_format f)
 	default:
 		return ("STM");
 	}
+}
+
+/*
+ * A segment cut without a sync point (hwtr_stream.h, HWTR_SV_CS_CUT): a
+ * decode error and a gap for each of the @nu units, which start over at
+ * their next A-Sync; the first unit says so.
+ */
+static int
+cs_blind(struct cs_run *cr, size_t nu)
+{
+	char msg[128];
+	size_t u;
+	int rc = 0;
+
+	for (u = 0; u < nu && rc >= 0; u++)
+		rc = ix_dec_op(&cr->decs[u], IX_OP_GAP);
+	if (rc < 0 || nu == 0)
+		return (rc);
+	snprintf(msg, sizeof(msg), "stream longer than %u MiB cut without a "
+	    "sync point: not decoded up to the next A-Sync",
+	    HWTR_SV_SEG_MAX >> 20);
+	cs_touch(&cr->decs[0]);
+	if ((rc = ix_dec_op(&cr->decs[0], IX_OP_ERROR)) < 0)
+		return (rc);
+	return (cs_event(&cr->decs[0], "decode-error", 0, 0, msg, cr->base));
 }
 
 void
@@ -509,6 +543,19 @@ ix_cs_decode_stream(const struct ix_seg_in *in, struct ix_seg_out *outs)
 			snprintf(prob, sizeof(prob), "%s", det);
 		}
 	for (k = 0; k < in->npieces && rc >= 0; k++) {
+		/*
+		 * A signal: every unit's out says so, whichever the writer
+		 * waits for.  A piece is at most HWTR_SV_SEG_MAX bytes when
+		 * the stream is longer, some 50 ms of OpenCSD.
+		 */
+		if (in->cancel != NULL && *in->cancel) {
+			for (u = 0; u < in->nouts; u++) {
+				outs[u].rc = -HWTR_E_INTR;
+				snprintf(outs[u].err, sizeof(outs[u].err),
+				    "interrupted");
+			}
+			break;
+		}
 		/* A new piece: each core starts over. */
 		for (u = 0; u < nu && rc >= 0; u++)
 			rc = ix_dec_op(&cr.decs[u], IX_OP_RESET);
@@ -516,10 +563,19 @@ ix_cs_decode_stream(const struct ix_seg_in *in, struct ix_seg_out *outs)
 			break;
 		cr.base = in->piece_off[k];
 		cr.rc = 0;
+		cr.synced = 0;
+		if (in->blind_start && (rc = cs_blind(&cr, nu)) < 0)
+			break;
 		rc = ix_cs_decode(in->desc, in->piece[k], in->piece_len[k],
 		    mem, nmem, cs_elem, &cr, err, sizeof(err));
 		if (cr.rc < 0)
 			break;		/* out of memory: in the unit's out */
+		/* After a blind cut, the bytes up to the first sync. */
+		if (in->blind_start && rc >= 0 && nu > 0 &&
+		    ix_dec_op1(&cr.decs[0], IX_OP_UNDECODED, cr.synced &&
+		    cr.sync < in->piece_len[k] ? cr.sync :
+		    in->piece_len[k]) < 0)
+			break;
 		if (rc < 0) {
 			/* The buffer's own errors go to its first unit. */
 			cs_touch(&cr.decs[0]);

@@ -16,8 +16,9 @@
  * time of the TSC in its PSB+.
  *
  * How to use this:
- *   1) ix_cpusplit_build(&cs, ar, err, errlen) after the archive is open;
- *      it reads the switch records and scans each CPU stream's packets.
+ *   1) ix_cpusplit_build(&cs, ar, cancel, err, errlen) after the archive
+ *      is open; it reads the switch records and scans each CPU stream's
+ *      packets, chunk by chunk, until *cancel is set (-HWTR_E_INTR).
  *   2) The indexer gives every part its thread row (part->thread), the
  *      stream's database id and the stream's own thread row.  While it
  *      stitches a CPU stream, cputhread.c (ix_cputhread.h) sorts the
@@ -113,7 +114,7 @@ struct ix_cpusplit {
 };
 
 int ix_cpusplit_build(struct ix_cpusplit *cs, struct hwtr_ar *ar,
-    char *err, size_t errlen);
+    const volatile int *cancel, char *err, size_t errlen);
 int ix_cpusplit_write(const struct ix_cpusplit *cs, sqlite3 *db,
     const struct hwtr_timeconv *tc, char *err, size_t errlen);
 /*

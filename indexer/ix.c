@@ -180,8 +180,8 @@ cpu_split(struct run *r)
 	size_t i;
 	int rc;
 
-	if ((rc = ix_cpusplit_build(&r->cs, r->ar, r->ix->err,
-	    sizeof(r->ix->err))) < 0)
+	if ((rc = ix_cpusplit_build(&r->cs, r->ar, r->ix->opts.cancel,
+	    r->ix->err, sizeof(r->ix->err))) < 0)
 		return (rc);
 	for (i = 0; i < r->cs.nparts; i++) {
 		p = &r->cs.parts[i];

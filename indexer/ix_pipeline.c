@@ -115,6 +115,12 @@ ix_plan(struct run *r)
 	if (nj > IX_RA_MAX)
 		nj = IX_RA_MAX;
 	memset(&so, 0, sizeof(so));
+	/* For tests: a small maximum cuts small CoreSight buffers. */
+	if ((e = getenv("HWTRACE_IX_SEG_MAX")) != NULL) {
+		v = strtoull(e, &endp, 0);
+		if (*e != '\0' && *endp == '\0' && v >= 32)
+			so.seg_max = v;
+	}
 	so.seg_size = r->seg_size;
 	so.readahead = nj;
 	so.tail = r->ix->opts.tail;	/* the lazy verbs' partial database */
@@ -309,7 +315,30 @@ decode_one(struct run *r, size_t w, size_t i, int own)
 	in.cancel = r->ix->opts.cancel;
 	in.progress = &r->wprogress[w];
 	err[0] = '\0';
-	if (in.desc->format == HWTR_TF_CORESIGHT) {
+	if (in.desc->format == HWTR_TF_CORESIGHT &&
+	    hwtr_sv_seg_top(r->sv, i, &to) == 0) {
+		/* A long stream's cut: [start, end) of a piece. */
+		bufs = calloc(1, sizeof(*bufs));
+		copies = calloc(1, sizeof(*copies));
+		lens = calloc(1, sizeof(*lens));
+		offs = calloc(1, sizeof(*offs));
+		if (bufs == NULL || copies == NULL || lens == NULL ||
+		    offs == NULL)
+			rc = -HWTR_E_NOMEM;
+		else {
+			lens[0] = (size_t)(to - g->start);
+			offs[0] = g->start;
+			rc = hwtr_sv_read(r->sv, g->stream, g->start, to,
+			    &bufs[0], &copies[0], err, sizeof(err));
+		}
+		in.npieces = 1;
+		in.piece = bufs;
+		in.piece_len = lens;
+		in.piece_off = offs;
+		in.blind_start = g->blind_start;
+		in.lost_before = g->lost_before;
+		in.lost_bytes = g->lost_bytes;
+	} else if (in.desc->format == HWTR_TF_CORESIGHT) {
 		/* Every piece of the stream. */
 		bufs = calloc(npieces + 1, sizeof(*bufs));
 		copies = calloc(npieces + 1, sizeof(*copies));

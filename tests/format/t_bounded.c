@@ -204,9 +204,22 @@ ATF_TC_BODY(sideband_bomb_bounded, tc)
  * on disk per chunk, every frame within the ratio, window and chunk
  * limits.
  */
+static void pad_bomb_cpu(const char *, size_t, int);
+
 static void
 pad_bomb(const char *path, size_t nchunks)
 {
+	pad_bomb_cpu(path, nchunks, -1);
+}
+
+/*
+ * The same, as the stream of CPU @cpu (when >= 0) with thread 7 switched
+ * in at its start, out at its end: the CPU mode's scan reads it too.
+ */
+static void
+pad_bomb_cpu(const char *path, size_t nchunks, int cpu)
+{
+	struct hwtr_sb_rec sw;
 	const size_t len = 16u << 20;
 	struct hwtr_capture_meta m;
 	struct hwtr_stream_desc sd;
@@ -223,8 +236,8 @@ pad_bomb(const char *path, size_t nchunks)
 	    sizeof(err)), 0, "%s", err);
 	memset(&sd, 0, sizeof(sd));
 	sd.format = HWTR_TF_INTEL_PT;
-	sd.pid = sd.tid = 1;
-	sd.cpu = -1;
+	sd.pid = sd.tid = cpu >= 0 ? -1 : 1;
+	sd.cpu = cpu;
 	ATF_REQUIRE_EQ_MSG(hwtr_aw_add_stream(aw, &sd, &id), 0, "%s",
 	    hwtr_aw_errmsg(aw));
 	for (c = 0; c < nchunks; c++) {
@@ -238,6 +251,16 @@ pad_bomb(const char *path, size_t nchunks)
 		    len), 0, "%s", hwtr_aw_errmsg(aw));
 	}
 	free(b);
+	for (k = 0; cpu >= 0 && k < 2; k++) {
+		memset(&sw, 0, sizeof(sw));
+		sw.type = HWTR_SB_SWITCH;
+		sw.time = k == 0 ? 1 : UINT64_MAX / 2;
+		sw.pid = sw.tid = 7;
+		sw.u.sw.cpu = cpu;
+		sw.u.sw.out = (uint8_t)k;
+		ATF_REQUIRE_EQ_MSG(hwtr_aw_sideband(aw, &sw), 0, "%s",
+		    hwtr_aw_errmsg(aw));
+	}
 	memset(&end, 0, sizeof(end));
 	hwtr_aw_set_end(aw, &end);
 	ATF_REQUIRE_EQ_MSG(hwtr_aw_close(aw, err, sizeof(err)), 0, "%s", err);
@@ -387,6 +410,159 @@ ATF_TC_BODY(pad_bomb_signal, tc)
 	check_signalled("query last", SIGTERM, 700, (const char *[]){
 	    "query", "p.hwtrace", "last", NULL });
 	ATF_CHECK_MSG(!left_file("p.hwtrace.db", name, sizeof(name)),
+	    "query: '%s' left after SIGTERM", name);
+}
+
+/*
+ * The same bomb as CoreSight: @nchunks chunks of 16 MiB of 16-byte
+ * formatter frames (memory aligned) that each say "trace ID 0x00", the
+ * null source, whose bytes every decoder drops (a random byte every
+ * 4 KiB keeps frames under the ratio limit), for an ETMv4 source 0x10.
+ */
+static void
+cs_bomb(const char *path, size_t nchunks)
+{
+	static const struct hwtr_reg regs[] = {
+		{ "TRCCONFIGR", 0x000000c1 }, { "TRCTRACEIDR", 0x10 },
+		{ "TRCIDR0", 0x28000ea1 }
+	};
+	const size_t len = 16u << 20;
+	struct hwtr_capture_meta m;
+	struct hwtr_stream_desc sd;
+	struct hwtr_cs_source src;
+	struct hwtr_capture_end end;
+	struct hwtr_aw *aw;
+	char err[512];
+	uint8_t *b = malloc(len);
+	uint32_t id;
+	size_t c, i;
+
+	ATF_REQUIRE(b != NULL);
+	meta(&m);
+	m.cpu.vendor = HWTR_CPU_ARM;
+	ATF_REQUIRE_EQ_MSG(hwtr_aw_open(&aw, path, &m, NULL, err,
+	    sizeof(err)), 0, "%s", err);
+	memset(&src, 0, sizeof(src));
+	src.protocol = HWTR_TF_ETMV4;
+	src.trace_id = 0x10;
+	src.core = "Cortex-A57";
+	src.regs = regs;
+	src.nregs = 3;
+	memset(&sd, 0, sizeof(sd));
+	sd.format = HWTR_TF_CORESIGHT;
+	sd.pid = sd.tid = -1;
+	sd.cpu = 0;
+	sd.name = "etb 0";
+	sd.cs.frame = HWTR_CS_FRAME_CORESIGHT;
+	sd.cs.sources = &src;
+	sd.cs.nsources = 1;
+	ATF_REQUIRE_EQ_MSG(hwtr_aw_add_stream(aw, &sd, &id), 0, "%s",
+	    hwtr_aw_errmsg(aw));
+	for (c = 0; c < nchunks; c++) {
+		memset(b, 0, len);
+		for (i = 0; i < len; i += 16) {
+			b[i] = 0x01;		/* ID change: 0x00 */
+			if (i % 4096 == 0)
+				b[i + 1] = (uint8_t)random();
+		}
+		ATF_REQUIRE_EQ_MSG(hwtr_aw_chunk(aw, id, HWTR_AW_APPEND, b,
+		    len), 0, "%s", hwtr_aw_errmsg(aw));
+	}
+	free(b);
+	memset(&end, 0, sizeof(end));
+	hwtr_aw_set_end(aw, &end);
+	ATF_REQUIRE_EQ_MSG(hwtr_aw_close(aw, err, sizeof(err)), 0, "%s", err);
+}
+
+ATF_TC(cs_bomb_bounded);
+ATF_TC_HEAD(cs_bomb_bounded, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "36 chunks of 16 MiB of CoreSight "
+	    "formatter frames for the null trace ID cost index -j 1 and -j 2 "
+	    "and query last under 512 MB each");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(cs_bomb_bounded, tc)
+{
+	cs_bomb("c.hwtrace", 36);
+	check_rss("verify", 0, (const char *[]){ "verify", "c.hwtrace",
+	    NULL });
+	check_rss("index -j 1", 0, (const char *[]){ "index", "-j", "1",
+	    "-o", "c1.db", "c.hwtrace", NULL });
+	/*
+	 * 35 cuts, each a decode error, and the 16 MiB after each not
+	 * decoded (no source ever syncs).
+	 */
+	ATF_CHECK_MSG(atf_utils_grep_file("35 decode errors, %zu bytes not "
+	    "decoded", "err", (size_t)35 << 24), "index: expected '35 decode "
+	    "errors, %zu bytes not decoded' in its report", (size_t)35 << 24);
+	check_rss("index -j 2", 0, (const char *[]){ "index", "-j", "2",
+	    "-o", "c2.db", "c.hwtrace", NULL });
+	check_rss("query last", 0, (const char *[]){ "query", "c.hwtrace",
+	    "last", NULL });
+}
+
+ATF_TC(cs_bomb_signal);
+ATF_TC_HEAD(cs_bomb_signal, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "SIGTERM and SIGINT sent to index "
+	    "and query of 256 chunks of 16 MiB of CoreSight null frames, in "
+	    "the scan and in the decoding, end them within 2 s with status 1 "
+	    "and no database left");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(cs_bomb_signal, tc)
+{
+	char name[256];
+
+	/*
+	 * 256 chunks take some 25 s to index on a 2-core machine: the scan
+	 * of the chunks is over well before 6 s, the decoding is not.
+	 */
+	cs_bomb("c.hwtrace", 256);
+	check_signalled("index -j 1 (scan)", SIGTERM, 700, (const char *[]){
+	    "index", "-j", "1", "-o", "c.db", "c.hwtrace", NULL });
+	ATF_CHECK_MSG(!left_file("c.db", name, sizeof(name)), "index: '%s' "
+	    "left after SIGTERM", name);
+	check_signalled("index -j 1", SIGTERM, 6000, (const char *[]){
+	    "index", "-j", "1", "-o", "c.db", "c.hwtrace", NULL });
+	ATF_CHECK_MSG(!left_file("c.db", name, sizeof(name)), "index: '%s' "
+	    "left after SIGTERM", name);
+	check_signalled("index -j 2", SIGINT, 6000, (const char *[]){
+	    "index", "-j", "2", "-o", "c.db", "c.hwtrace", NULL });
+	ATF_CHECK_MSG(!left_file("c.db", name, sizeof(name)), "index: '%s' "
+	    "left after SIGINT", name);
+	check_signalled("query last", SIGTERM, 6000, (const char *[]){
+	    "query", "c.hwtrace", "last", NULL });
+	ATF_CHECK_MSG(!left_file("c.hwtrace.db", name, sizeof(name)),
+	    "query: '%s' left after SIGTERM", name);
+}
+
+ATF_TC(cpu_bomb_signal);
+ATF_TC_HEAD(cpu_bomb_signal, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "SIGTERM and SIGINT sent to index "
+	    "and query of a CPU stream of 384 chunks of 16 MiB of PT padding, "
+	    "while the CPU mode scans it for context switches, end them "
+	    "within 2 s with status 1 and no database left");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(cpu_bomb_signal, tc)
+{
+	char name[256];
+
+	pad_bomb_cpu("u.hwtrace", 384, 0);
+	check_signalled("index -j 1", SIGTERM, 1000, (const char *[]){
+	    "index", "-j", "1", "-o", "u.db", "u.hwtrace", NULL });
+	ATF_CHECK_MSG(!left_file("u.db", name, sizeof(name)), "index: '%s' "
+	    "left after SIGTERM", name);
+	check_signalled("index -j 2", SIGINT, 1000, (const char *[]){
+	    "index", "-j", "2", "-o", "u.db", "u.hwtrace", NULL });
+	ATF_CHECK_MSG(!left_file("u.db", name, sizeof(name)), "index: '%s' "
+	    "left after SIGINT", name);
+	check_signalled("query last", SIGTERM, 1000, (const char *[]){
+	    "query", "u.hwtrace", "last", NULL });
+	ATF_CHECK_MSG(!left_file("u.hwtrace.db", name, sizeof(name)),
 	    "query: '%s' left after SIGTERM", name);
 }
 
@@ -585,6 +761,9 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, sideband_bomb_bounded);
 	ATF_TP_ADD_TC(tp, pad_bomb_bounded);
 	ATF_TP_ADD_TC(tp, pad_bomb_signal);
+	ATF_TP_ADD_TC(tp, cs_bomb_bounded);
+	ATF_TP_ADD_TC(tp, cs_bomb_signal);
+	ATF_TP_ADD_TC(tp, cpu_bomb_signal);
 	ATF_TP_ADD_TC(tp, many_mappings_said);
 	ATF_TP_ADD_TC(tp, blind_cut_decodes_both_sides);
 	return (atf_no_error());

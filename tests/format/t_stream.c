@@ -398,8 +398,64 @@ static const struct hwtr_sv_seg want_blind[] = {
 	{ 0, 1, P2, P2 + 4096, 1, 0, 1, GAP, 0, 1 },	/* 5000 bytes */
 	{ 0, 1, P2 + 4096, P2 + 5000, 1, 0, 0, 0, 1, 0 },
 	{ 0, 1, P2 + 5000, P2 + NCH2 * CH, 0, 0, 0, 0, 0, 0 },
-	{ 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },		/* CoreSight */
+	/* CoreSight: check_cs_cut() */
 };
+
+/*
+ * The CoreSight stream (stream 1), longer than seg_max: each piece in
+ * segments of @cut bytes from its start (the last one shorter), cut
+ * without a sync point, each reading exactly its bytes; every chunk is
+ * released after them.
+ */
+static void
+check_cs_cut(struct hwtr_sv *sv, uint64_t cut)
+{
+	static const uint64_t poff[2] = { 0, P2 }, plen[2] = { NCH * CH,
+	    NCH2 * CH };
+	uint64_t at, end, top;
+	size_t first, n, i, k;
+
+	hwtr_sv_stream_segs(sv, 1, &first, &n);
+	i = 0;
+	for (k = 0; k < 2; k++) {
+		for (at = poff[k]; at < poff[k] + plen[k]; at += cut, i++) {
+			const struct hwtr_sv_seg *g;
+
+			ATF_REQUIRE_MSG(i < n, "CoreSight, cut %ju: %zu "
+			    "segments, expected more", (uintmax_t)cut, n);
+			g = hwtr_sv_seg(sv, first + i);
+			end = at + cut < poff[k] + plen[k] ? at + cut :
+			    poff[k] + plen[k];
+			ATF_CHECK_EQ_MSG(g->piece, k, "CoreSight segment %zu",
+			    i);
+			ATF_CHECK_EQ_MSG(g->start, at, "CoreSight segment %zu: "
+			    "start %ju, expected %ju", i, (uintmax_t)g->start,
+			    (uintmax_t)at);
+			ATF_CHECK_EQ_MSG(g->end, end, "CoreSight segment %zu: "
+			    "end %ju, expected %ju", i, (uintmax_t)g->end,
+			    (uintmax_t)end);
+			ATF_CHECK_EQ_MSG(g->has_limit, 1, "segment %zu", i);
+			ATF_CHECK_EQ_MSG(g->first_of_stream, i == 0,
+			    "CoreSight segment %zu", i);
+			ATF_CHECK_EQ_MSG(g->blind_start, at != poff[k],
+			    "CoreSight segment %zu", i);
+			ATF_CHECK_EQ_MSG(g->blind_end, end != poff[k] +
+			    plen[k], "CoreSight segment %zu", i);
+			ATF_CHECK_EQ_MSG(g->lost_before, k == 1 && at == P2,
+			    "CoreSight segment %zu", i);
+			ATF_CHECK_EQ_MSG(g->lost_bytes, k == 1 && at == P2 ?
+			    GAP : 0, "CoreSight segment %zu", i);
+			/* Its own bytes, no margin. */
+			ATF_REQUIRE_EQ(hwtr_sv_seg_top(sv, first + i, &top),
+			    0);
+			ATF_CHECK_EQ(top, end);
+			check_range(sv, 1, at, end);
+			hwtr_sv_seg_done(sv, first + i);
+		}
+	}
+	ATF_CHECK_EQ_MSG(n, i, "CoreSight, cut %ju: %zu segments, expected "
+	    "%zu", (uintmax_t)cut, n, i);
+}
 
 ATF_TC_WITHOUT_HEAD(long_segments_cut_blind);
 ATF_TC_BODY(long_segments_cut_blind, tc)
@@ -411,8 +467,8 @@ ATF_TC_BODY(long_segments_cut_blind, tc)
 	size_t i, first, n;
 
 	open_view_max(&ar, &sv, 4096, 2, 0, 4096);
-	ATF_REQUIRE_EQ_MSG(hwtr_sv_nsegs(sv), nw, "%zu segments, expected "
-	    "%zu", hwtr_sv_nsegs(sv), nw);
+	hwtr_sv_stream_segs(sv, 0, &first, &n);
+	ATF_REQUIRE_EQ_MSG(n, nw, "%zu segments, expected %zu", n, nw);
 	for (i = 0; i < nw; i++) {
 		const struct hwtr_sv_seg *g = hwtr_sv_seg(sv, i);
 		const struct hwtr_sv_seg *w = &want_blind[i];
@@ -442,7 +498,14 @@ ATF_TC_BODY(long_segments_cut_blind, tc)
 		}
 	}
 	hwtr_sv_stream_segs(sv, 1, &first, &n);
-	ATF_CHECK_EQ(first, nw - 1);
+	ATF_CHECK_EQ(first, nw);
+	check_cs_cut(sv, 4096);
+	hwtr_sv_free(sv);
+	hwtr_ar_close(ar);
+
+	/* 3000: CoreSight is cut at the multiple of 512 below, 2560. */
+	open_view_max(&ar, &sv, 4096, 0, 0, 3000);
+	check_cs_cut(sv, 2560);
 	hwtr_sv_free(sv);
 	hwtr_ar_close(ar);
 

@@ -92,7 +92,7 @@ build(const char *path, struct ix_cpusplit *cs)
 	char err[256];
 
 	ATF_REQUIRE(hwtr_ar_open(&ar, path, NULL) == 0);
-	ATF_REQUIRE_MSG(ix_cpusplit_build(cs, ar, err, sizeof(err)) == 0,
+	ATF_REQUIRE_MSG(ix_cpusplit_build(cs, ar, NULL, err, sizeof(err)) == 0,
 	    "%s", err);
 	hwtr_ar_close(ar);
 }
