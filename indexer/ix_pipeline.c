@@ -420,6 +420,31 @@ seg_decoded(struct run *r, size_t w, size_t i)
 }
 
 /*
+ * Whether segment r->next_seg may be decoded now (under lock): within the
+ * window ahead of the oldest segment not yet stitched, or in the same
+ * stream as that one when the stream has several units.  A CoreSight
+ * buffer cut into segments is stitched unit by unit (trace ID order), each
+ * unit through every segment of the buffer, and a segment is stitched
+ * only once its last unit has been: held to the window, the first unit
+ * would wait for a segment nobody may decode.  Such a buffer's decoded
+ * output is held until its last unit is stitched, as when it was one
+ * segment; its input is still read one segment at a time.
+ */
+static int
+seg_may_start(const struct run *r)
+{
+	size_t s;
+
+	if (r->next_seg >= r->nsegs)
+		return (0);
+	if (r->next_seg < r->stitched + r->window)
+		return (1);
+	s = r->segs[r->stitched].stream;
+	return (r->segs[r->next_seg].stream == s &&
+	    ix_stream_units(r, s) > 1);
+}
+
+/*
  * The next segment to decode, for the writer's thread while it waits
  * (under lock): -j N is N threads in all, the writer's included, so with
  * -j 1 it decodes every segment itself, and with more it decodes rather
@@ -435,8 +460,7 @@ writer_takes(struct run *r, size_t *ip)
 {
 	const struct ix_seg *g;
 
-	if (r->abort || r->next_seg >= r->nsegs ||
-	    r->next_seg >= r->stitched + r->window)
+	if (r->abort || !seg_may_start(r))
 		return (0);
 	g = &r->segs[r->next_seg];
 	if (r->nworkers > 0 && hwtr_ar_stream(r->ar, g->stream)->format !=
@@ -485,9 +509,7 @@ worker(void *arg)
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
 		/* The writer's jobs first: it will wait for them. */
-		while (!r->abort && r->jq.head == NULL &&
-		    (r->next_seg >= r->nsegs ||
-		    r->next_seg >= r->stitched + r->window))
+		while (!r->abort && r->jq.head == NULL && !seg_may_start(r))
 			pthread_cond_wait(&r->work_cv, &r->lock);
 		if (r->abort)
 			break;
@@ -613,6 +635,11 @@ stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
 				}
 				if (g->done)
 					break;
+				if (r->ix->opts.cancel != NULL &&
+				    *r->ix->opts.cancel) {
+					rc = -HWTR_E_INTR;
+					break;
+				}
 				if (may_defer && defer_unit(g, r->wunit)) {
 					*deferred = 1;
 					break;
@@ -718,7 +745,12 @@ stitch_all(struct run *r)
 	if ((def = calloc(r->nunits + 1, sizeof(*def))) == NULL)
 		return (-HWTR_E_NOMEM);
 	for (u = 0; u < r->nunits && rc == 0; u++) {
-		rc = stitch_unit(r, u, r->cs_batch != 0 && !r->nospec, &d);
+		/*
+		 * Only a buffer in one segment: a unit left for later must
+		 * not have consumed a segment's output already.
+		 */
+		rc = stitch_unit(r, u, r->cs_batch != 0 && !r->nospec &&
+		    r->res[r->ustream[u]].nseg == 1, &d);
 		if (rc == 0 && d)
 			def[ndef++] = u;
 		if (u + 1 < r->nunits && r->ustream[u + 1] == r->ustream[u])

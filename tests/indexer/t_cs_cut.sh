@@ -72,7 +72,48 @@ halves_body()
 	echo "$name cut at $half: $got ranges and instructions, as trc_pkt_lister's halves"
 }
 
+atf_test_case eighths
+eighths_head()
+{
+	atf_set descr "juno_r1_1's buffer holds several trace IDs: indexed with segments of 8 KiB at -j 1 and -j 2, index ends (no wait for a segment outside the decode window) and blocks and instructions equal trc_pkt_lister's for the eight pieces"
+}
+eighths_body()
+{
+	name=juno_r1_1
+	buf=cstrace.bin
+	[ -d "$SNAPS/$name" ] || atf_skip "shared corpus not found at $SNAPS/$name"
+	command -v trc_pkt_lister >/dev/null ||
+	    atf_skip "trc_pkt_lister (OpenCSD) not installed"
+	len=$(stat -c %s "$SNAPS/$name/$buf")
+	[ $len = 65536 ] || atf_fail "$buf: $len bytes, expected 65536"
+	want="0 0"
+	for k in 0 1 2 3 4 5 6 7; do
+		cp -R "$SNAPS/$name" p$k && chmod -R u+w p$k ||
+		    atf_fail "cannot copy the snapshot"
+		dd if="$SNAPS/$name/$buf" of=p$k/$buf bs=8192 skip=$k \
+		    count=1 2>/dev/null || atf_fail "dd failed"
+		trc_pkt_lister -ss_dir p$k -decode -logfilename p$k.ppl \
+		    >/dev/null 2>&1 || atf_fail "trc_pkt_lister failed on p$k"
+		want=$(echo $want $(ranges p$k.ppl) |
+		    awk '{ print $1 + $3, $2 + $4 }')
+	done
+	"$HWTRACE" import "$SNAPS/$name" -o $name.hwtrace 2>err ||
+	    atf_fail "import failed: $(cat err)"
+	for j in 1 2; do
+		HWTRACE_IX_SEG_MAX=8192 timeout -s KILL 60 "$HWTRACE" index \
+		    -j $j -o j$j.db $name.hwtrace 2>err; rc=$?
+		[ $rc = 137 ] &&
+		    atf_fail "index -j $j of 8 KiB segments still running after 60 s"
+		[ $rc = 0 ] || atf_fail "index -j $j failed ($rc): $(cat err)"
+		got="$(summary j$j.db blocks) $(summary j$j.db instructions)"
+		[ "$want" = "$got" ] ||
+		    atf_fail "-j $j: expected 'ranges instructions' $want (trc_pkt_lister, eight pieces), got $got"
+		echo "-j $j: $got ranges and instructions, as trc_pkt_lister's eighths"
+	done
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case halves
+	atf_add_test_case eighths
 }
