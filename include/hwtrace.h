@@ -1157,6 +1157,32 @@ int hwtr_q_stream(struct hwtr_q *q, const struct hwtr_q_req *req,
     int (*sink)(void *arg, const char *buf, size_t len), void *arg);
 
 /*
+ * hwtrace report: one self-contained HTML page of a run (no network: its
+ * script and style are inlined) for a person to read before any command:
+ * what ran and what the trace lost, the backtrace and the last blocks at
+ * the end with their source lines, a flame graph and an icicle of the
+ * whole run, hot functions and lines, each thread's call timeline and the
+ * coverage of the program's own files.  Whatever the trace's length the
+ * page stays of bounded size: the flame graph is merged by call path and
+ * pruned, timelines are bucketed into @columns, tables cut at @top rows.
+ * Written to @path through a temporary file and a rename; the page's size
+ * in *@sizep (may be NULL).  Fails as hwtr_q_run; a section whose verb
+ * fails (no calls, a time limit) says so on the page instead.
+ */
+struct hwtr_q_report_opts {
+	int64_t		columns;	/* timeline columns per thread; 0: 600 */
+	int64_t		depth;		/* timeline call levels; 0: 8 */
+	int64_t		threads;	/* timelines drawn; 0: the 16 longest */
+	int64_t		top;		/* rows of the tables; 0: 40 */
+	int64_t		max_nodes;	/* flame graph frames; 0: 20000 */
+	int64_t		timeout_ms;	/* each section's CPU time limit;
+					   0: hwtr_q_req's default; < 0:
+					   none */
+};
+int hwtr_q_report(struct hwtr_q *q, const struct hwtr_q_report_opts *opts,
+    const char *path, size_t *sizep);
+
+/*
  * hwtrace diff: compare two executions (two databases opened with
  * hwtr_q_open).  The answer has the columns kind, run, thread, seq, what,
  * line, count: a row per function ("function"), source line ("line") and

@@ -1,0 +1,236 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# hwtrace report (issue 31, item 1): the page is loaded in a real browser
+# (Debian's chromium, headless) and what it draws is checked against tools
+# that share no code with hwtrace: the crash's frames against gdb's bt of a
+# native run of the same program, their source text against the source
+# file, and the flame graph's width of work() against callgrind's
+# inclusive count.  The fixture is tests/progs/deepcrash.c: work() runs
+# most of the program, then main -> level1 -> level2 -> level3 -> store
+# faults.  A screenshot of the page is kept in the work directory and
+# copied to the build directory (report-deepcrash.png).
+
+. "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
+
+PROG="$HWTRACE_PROGS/deepcrash"
+
+need_prog()
+{
+	[ -x "$PROG" ] || atf_skip "fixture programs not built ($PROG)"
+}
+
+need_chromium()
+{
+	for b in chromium chromium-browser; do
+		if command -v "$b" >/dev/null 2>&1; then
+			BROWSER=$b
+			return 0
+		fi
+	done
+	atf_skip "chromium is not installed (Debian's chromium: ./install-deps.sh)"
+}
+
+# A capture of deepcrash and its report, written from the source tree so
+# that the page shows the source lines (DWARF names them relative to it).
+make_report()
+{
+	wd=$(pwd)
+	"$HWTRACE" capture -o "$wd/dc.hwtrace" -- "$PROG" > cap.out 2> cap.err
+	rc=$?
+	[ "$rc" -eq 139 ] || atf_fail "capture of deepcrash: expected exit 139 (SIGSEGV), got $rc: $(cat cap.err)"
+	(cd "$HWTRACE_SRC" && "$HWTRACE" report -o "$wd/dc.html" "$wd/dc.hwtrace") \
+	    > rep.out 2> rep.err || atf_fail "report failed: $(cat rep.err)"
+	grep -q "^hwtrace report: wrote '$wd/dc.html': [0-9]* bytes$" rep.err ||
+	    atf_fail "expected \"hwtrace report: wrote '$wd/dc.html': N bytes\" on stderr, got: $(cat rep.err)"
+	# No network: nothing in the page loads from elsewhere.
+	if grep -Eiq '<script[^>]* src=|<link[^>]* href=|https?://[^" ]*\.js' dc.html; then
+		atf_fail "the page loads something from outside: $(grep -Eio '<script[^>]* src=[^>]*>|<link[^>]*>|https?://[^" ]*\.js' dc.html | head -n 3)"
+	fi
+}
+
+# Load the page headless: its DOM after the scripts ran into dom.html,
+# the browser's log (console messages among it) into browser.log.
+load_page()
+{
+	timeout 120 "$BROWSER" --headless --no-sandbox --disable-gpu \
+	    --no-first-run --user-data-dir="$(pwd)/profile" \
+	    --enable-logging=stderr --v=0 --virtual-time-budget=10000 \
+	    --dump-dom "file://$(pwd)/dc.html" > dom.html 2> browser.log ||
+	    atf_fail "chromium failed on the page: $(tail -n 5 browser.log)"
+	grep -q 'data-drawn="1"' dom.html ||
+	    atf_fail "the page did not finish drawing (no data-drawn on <body>); browser log: $(grep CONSOLE browser.log | head -n 5)"
+	if grep -q ':CONSOLE' browser.log; then
+		atf_fail "expected no console message, got: $(grep ':CONSOLE' browser.log | head -n 5)"
+	fi
+	if grep -q 'data-errors=' dom.html; then
+		atf_fail "the page reports errors: $(grep -o '<div id="hwtrace-errors"[^>]*>.\{0,400\}' dom.html)"
+	fi
+}
+
+# tables.py TABLE-ID: the rows of that table of dom.html, cells separated
+# by tabs.
+cat_tables_py()
+{
+	cat > tables.py <<'EOF'
+import sys
+from html.parser import HTMLParser
+
+class T(HTMLParser):
+    def __init__(self, want):
+        super().__init__()
+        self.want, self.inside, self.rows, self.cell = want, 0, [], None
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table" and a.get("id") == self.want:
+            self.inside = 1
+        elif self.inside and tag == "tr":
+            self.rows.append([])
+        elif self.inside and tag in ("td", "th"):
+            self.cell = ""
+    def handle_endtag(self, tag):
+        if tag == "table" and self.inside:
+            self.inside = 0
+        elif self.inside and tag in ("td", "th") and self.cell is not None:
+            self.rows[-1].append(self.cell)
+            self.cell = None
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+
+p = T(sys.argv[1])
+p.feed(open("dom.html", encoding="utf-8").read())
+for r in p.rows:
+    print("\t".join(c.replace("\t", " ") for c in r))
+EOF
+}
+
+atf_test_case report_crash_bt
+report_crash_bt_head()
+{
+	atf_set descr "the page loads in headless chromium with no console message and shows deepcrash's backtrace as gdb's bt of a native run (functions, file:line) with each frame's source text"
+	atf_set timeout 300
+}
+report_crash_bt_body()
+{
+	need_prog
+	need_chromium
+	command -v gdb >/dev/null 2>&1 || atf_skip "gdb is not installed"
+	command -v python3 >/dev/null 2>&1 || atf_skip "python3 is not installed"
+	make_report
+	load_page
+	cat_tables_py
+	python3 tables.py bt > bt.tsv
+	# gdb's frames: "#1  0x... in level3 (p=...) at tests/progs/deepcrash.c:44".
+	(cd "$HWTRACE_SRC" && gdb -nx -batch -ex run -ex bt "$PROG") \
+	    > gdb.out 2>&1 < /dev/null
+	sed -n 's/^#\([0-9][0-9]*\) .* in \([^ ]*\) (.*) at \([^ ]*\)$/\1 \2 \3/p; s/^#\([0-9][0-9]*\)  *\([^ 0][^ ]*\) (.*) at \([^ ]*\)$/\1 \2 \3/p' \
+	    gdb.out > gdb.frames
+	[ "$(wc -l < gdb.frames)" -eq 5 ] ||
+	    atf_fail "expected gdb to give 5 frames with lines (store to main), got: $(oneline gdb.out)"
+	# The page's: frame, function without gcc's clone suffix, line.
+	awk -F'\t' 'NR > 1 && $5 != "-" { f = $3; sub(/\..*/, "", f); print $2, f, $5 }' \
+	    bt.tsv > page.frames
+	diff -u gdb.frames page.frames > frames.diff ||
+	    atf_fail "the page's backtrace disagrees with gdb: $(oneline frames.diff)"
+	# By construction: store, level3, level2, level1, main.
+	[ "$(cut -d' ' -f2 page.frames | tr '\n' ' ')" = "store level3 level2 level1 main " ] ||
+	    atf_fail "expected frames store level3 level2 level1 main, got: $(oneline page.frames)"
+	# Each frame's source column is the text of its line in deepcrash.c.
+	awk -F'\t' 'NR > 1 && $5 != "-" { print $5 "\t" $6 }' bt.tsv |
+	while IFS="$(printf '\t')" read -r place text; do
+		n=${place##*:}
+		want=$(sed -n "${n}p" "$HWTRACE_SRC/tests/progs/deepcrash.c" |
+		    sed 's/^[[:space:]]*//; s/[[:space:]]*$//')
+		[ "$text" = "$want" ] ||
+		    atf_fail "source of $place: expected '$want', got '$text'"
+	done || exit 1
+	# The last blocks end in store, the faulting function.
+	python3 tables.py last > last.tsv
+	tail -n 1 last.tsv | cut -f4 | grep -q '^store' ||
+	    atf_fail "expected the last block in store, got: $(tail -n 1 last.tsv)"
+	timeout 120 "$BROWSER" --headless --no-sandbox --disable-gpu \
+	    --no-first-run --user-data-dir="$(pwd)/profile" \
+	    --virtual-time-budget=10000 --window-size=1400,2600 \
+	    --screenshot="$(pwd)/report-deepcrash.png" "file://$(pwd)/dc.html" \
+	    > shot.log 2>&1
+	[ -s report-deepcrash.png ] ||
+	    atf_fail "chromium made no screenshot: $(tail -n 3 shot.log)"
+	cp report-deepcrash.png "$HWTRACE_BUILD/report-deepcrash.png" 2>/dev/null || true
+}
+
+atf_test_case report_flame_matches_callgrind
+report_flame_matches_callgrind_head()
+{
+	atf_set descr "the flame graph chromium draws gives work() the width of callgrind's inclusive count of it (within a pixel), and its share of the run within 2.5 points of callgrind's"
+	atf_set timeout 300
+}
+report_flame_matches_callgrind_body()
+{
+	need_prog
+	need_chromium
+	command -v valgrind >/dev/null 2>&1 || atf_skip "valgrind is not installed"
+	command -v callgrind_annotate >/dev/null 2>&1 ||
+	    atf_skip "callgrind_annotate is not installed"
+	make_report
+	load_page
+	valgrind --tool=callgrind --callgrind-out-file=cg.out "$PROG" \
+	    > /dev/null 2> cg.err
+	callgrind_annotate --inclusive=yes --threshold=100 cg.out > cg.txt 2>&1 ||
+	    atf_fail "callgrind_annotate failed: $(oneline cg.txt)"
+	# "147,837 (79.54%)  /.../deepcrash.c:work.constprop.0 [...]"
+	cg_work=$(awk '$0 ~ /:work(\.[a-z]+\.[0-9]+)* \[/ { gsub(",", "", $1); print $1; exit }' cg.txt)
+	cg_total=$(awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }' cg.txt)
+	[ -n "$cg_work" ] && [ -n "$cg_total" ] ||
+	    atf_fail "no inclusive count of work in callgrind's profile: $(head -c 2000 cg.txt)"
+	# The drawn frames: <g ... width="W" name="NAME" class="frame"> and
+	# the root's <title>all threads: N instructions ...</title>.
+	python3 - > flame.txt <<'EOF' || atf_fail "cannot read the flame graph: $(cat flame.txt)"
+import re, sys
+dom = open("dom.html", encoding="utf-8").read()
+flame = dom[dom.index('id="flame"'):dom.index('id="icicle"')]
+frames = re.findall(r'<g [^>]*width="([0-9.]+)"[^>]*name="([^"]*)"[^>]*>\s*<rect[^>]*>\s*</rect>\s*<title>([^<]*)</title>', flame)
+root = [f for f in frames if f[1] == "all threads"]
+work = [f for f in frames if re.match(r"work(\.[a-z]+\.[0-9]+)*$", f[1])]
+if len(root) != 1 or len(work) != 1:
+    sys.exit("expected one root and one work frame, got %d and %d of %d frames" % (len(root), len(work), len(frames)))
+total = int(re.search(r": ([0-9,]+) instructions", root[0][2]).group(1).replace(",", ""))
+print(root[0][0], work[0][0], total)
+EOF
+	read -r wroot wwork total < flame.txt
+	# work's width in instructions, against callgrind's; one pixel is
+	# total / wroot instructions.
+	awk -v wr="$wroot" -v ww="$wwork" -v t="$total" -v cw="$cg_work" -v ct="$cg_total" 'BEGIN {
+		drawn = ww / wr * t; px = t / wr
+		d = drawn - cw; if (d < 0) d = -d
+		s = 100 * (ww / wr - cw / ct); if (s < 0) s = -s
+		printf "drawn %.0f callgrind %d pixel %.0f share diff %.2f\n", drawn, cw, px, s
+		exit !(d <= px + 1 && s <= 2.5)
+	}' > cmp.txt ||
+	    atf_fail "work's flame graph width: expected callgrind's inclusive count (within a pixel) and share (within 2.5 points): $(cat cmp.txt); widths root $wroot work $wwork, total $total, callgrind $cg_work of $cg_total"
+}
+
+atf_test_case report_usage
+report_usage_head() { atf_set descr "report without -o or an input, or with a bad count, is a usage error (2); a missing input is an error (1) that names it and writes nothing"; }
+report_usage_body()
+{
+	run_status 2 "$HWTRACE" report x.db
+	grep -q "no output file" err || atf_fail "expected 'no output file' on stderr, got: $(cat err)"
+	run_status 2 "$HWTRACE" report -o x.html
+	grep -q "no archive or database" err || atf_fail "expected 'no archive or database', got: $(cat err)"
+	run_status 2 "$HWTRACE" report --columns 0 -o x.html x.db
+	grep -q "columns" err || atf_fail "expected a message about --columns, got: $(cat err)"
+	run_status 1 "$HWTRACE" report -o x.html nosuch.db
+	grep -q "nosuch.db" err || atf_fail "expected the message to name 'nosuch.db', got: $(cat err)"
+	[ ! -e x.html ] || atf_fail "x.html was written for a missing input"
+	run_status 0 "$HWTRACE" report --help
+	grep -q "^usage: hwtrace report" out || atf_fail "expected a usage line in --help, got: $(head -n 3 out)"
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case report_crash_bt
+	atf_add_test_case report_flame_matches_callgrind
+	atf_add_test_case report_usage
+}
