@@ -131,7 +131,7 @@ cmd_report(int argc, char **argv)
 		cli_warnx("report", "%s", errbuf);
 		return (1);
 	}
-	if ((rc = hwtr_q_report(q, &ro, out, &size)) < 0) {
+	if (hwtr_q_report(q, &ro, out, &size) < 0) {
 		cli_warnx("report", "%s", hwtr_q_errmsg(q));
 		hwtr_q_close(q);
 		return (1);
