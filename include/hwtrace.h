@@ -426,6 +426,13 @@ struct hwtr_aw_opts {
 	 */
 	int		debug_info;
 	const char	*debug_dir;	/* or NULL; copied */
+	/*
+	 * Which images' debug files are looked for: those whose path
+	 * @debug_want(@debug_arg, path) accepts (non-zero); NULL: every
+	 * image's.  capture --debug-info=own keeps the program's own.
+	 */
+	int		(*debug_want)(void *arg, const char *path);
+	void		*debug_arg;
 };
 
 /*
@@ -836,6 +843,11 @@ int hwtr_ar_verify(struct hwtr_ar *ar);
 /* 1 when a trace source named @name ("step", "valgrind", "perf") exists. */
 int hwtr_cap_source_known(const char *name);
 
+/* hwtr_cap_config.debug_info */
+#define HWTR_CAP_DEBUG_ALL	0
+#define HWTR_CAP_DEBUG_OWN	1
+#define HWTR_CAP_DEBUG_NONE	2
+
 enum hwtr_cap_mode {
 	HWTR_CAP_STREAM = 0,		/* everything, in chunks */
 	HWTR_CAP_RING,			/* the last @buffer_size bytes */
@@ -859,6 +871,14 @@ struct hwtr_cap_config {
 	/* Replace an existing @output; 0: refuse (-HWTR_E_EXISTS) at once. */
 	int		force;
 	int		no_debug_info;	/* store no separate debug files */
+	/*
+	 * Which separate debug files are stored: HWTR_CAP_DEBUG_ALL
+	 * (every image's, so that the archive decodes fully elsewhere),
+	 * HWTR_CAP_DEBUG_OWN (the images outside the system's directories
+	 * only: not the C library's or the loader's) or HWTR_CAP_DEBUG_NONE
+	 * (as @no_debug_info).
+	 */
+	int		debug_info;
 	int		redact_args;	/* record argv[0] only, not the
 					   arguments */
 	/*
