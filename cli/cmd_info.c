@@ -336,13 +336,13 @@ print_text(FILE *fp, struct info *in)
 			    dm->name, dm->usize);
 		/* What the image costs in the archive, compressed. */
 		im = image_member(in->ar, img);
-		fprintf(fp, "    stored: image %" PRIu64 " bytes, debug file %"
+		fprintf(fp, "    stored: image %" PRIu64 " bytes, debug info %"
 		    PRIu64 " bytes\n", im != NULL ? im->csize : 0,
 		    dm != NULL ? dm->csize : 0);
 		istored += im != NULL ? im->csize : 0;
 		dstored += dm != NULL ? dm->csize : 0;
 	}
-	fprintf(fp, "images stored: %" PRIu64 " bytes, debug files %" PRIu64
+	fprintf(fp, "images stored: %" PRIu64 " bytes, debug info %" PRIu64
 	    " bytes\n", istored, dstored);
 
 	fprintf(fp, "mappings: %zu\n", in->sbcount[HWTR_SB_MMAP]);

@@ -99,13 +99,13 @@ modes_body()
 	# info: what each image costs in the archive, a line per image, and
 	# the sums; the debug files all stores are what makes it larger than
 	# none (the files' sizes, by stat), within 5%.
-	[ "$(grep -c '^    stored: image [0-9]* bytes, debug file [0-9]* bytes$' all.info)" -eq \
+	[ "$(grep -c '^    stored: image [0-9]* bytes, debug info [0-9]* bytes$' all.info)" -eq \
 	    "$(sed -n 's/^images: //p' all.info)" ] ||
 	    atf_fail "all: expected a 'stored:' line per image, got: $(oneline all.info)"
 	sum=$(awk '/^    stored: image/ { s += $7 } END { print s + 0 }' all.info)
-	total=$(sed -n 's/^images stored: [0-9]* bytes, debug files \([0-9]*\) bytes$/\1/p' all.info)
+	total=$(sed -n 's/^images stored: [0-9]* bytes, debug info \([0-9]*\) bytes$/\1/p' all.info)
 	[ -n "$total" ] && [ "$total" -eq "$sum" ] ||
-	    atf_fail "all: expected 'images stored: N bytes, debug files $sum bytes', got '$(grep '^images stored' all.info)'"
+	    atf_fail "all: expected 'images stored: N bytes, debug info $sum bytes', got '$(grep '^images stored' all.info)'"
 	awk -v d="$total" -v a="$s_all" -v n="$s_none" 'BEGIN {
 		x = a - n - d; if (x < 0) x = -x; exit !(x <= d / 20) }' ||
 	    atf_fail "all's debug files: info says $total bytes stored, all is $((s_all - s_none)) bytes larger than none"
