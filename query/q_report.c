@@ -360,6 +360,14 @@ rp_graphs(struct rp *rp)
 		rp_key(rp, "flame_error");
 		q_str_json(rp->out, hwtr_q_errmsg(rp->q));
 	}
+	rp_key(rp, "flame_gaps");
+	mark = rp->out->len;
+	if ((rc = q_rp_flame_gaps(rp->q, rp->out)) < 0) {
+		if (rc == -HWTR_E_NOMEM)
+			return (rc);
+		rp->out->len = mark;
+		q_str_puts(rp->out, "[]");
+	}
 	rp_key(rp, "flame_min_insns");
 	q_str_printf(rp->out, "%lld", (long long)pruned);
 	rp_key(rp, "timeline");

@@ -28,6 +28,8 @@ struct q_str;
  */
 int q_rp_flame(struct hwtr_q *q, struct q_str *o, int64_t maxnodes,
     int64_t *prunedp);
+/* Where the trace lost data, as call paths (q_report_graph.c). */
+int q_rp_flame_gaps(struct hwtr_q *q, struct q_str *o);
 /*
  * The timelines of the @maxthreads longest threads: @cols columns each,
  * calls at most @depth deep, as JSON (q_report_graph.c says how).

@@ -23,14 +23,18 @@
 
 /* The flame graph's root, one node per thread under it. */
 static void
-rg_node_open(struct q_str *o, const char *name, int64_t value)
+rg_node_open(struct q_str *o, const char *name, int64_t value, int64_t thread)
 {
 	/* A node follows "[" (a first child) or "}" (its sibling). */
 	if (o->len > 0 && o->p[o->len - 1] == '}')
 		q_str_add(o, ",", 1);
 	q_str_puts(o, "{\"name\":");
 	q_str_json(o, name);
-	q_str_printf(o, ",\"value\":%lld,\"children\":[", (long long)value);
+	q_str_printf(o, ",\"value\":%lld", (long long)value);
+	/* A thread's node says its number, for q_rp_flame_gaps()' marks. */
+	if (thread >= 0)
+		q_str_printf(o, ",\"thread\":%lld", (long long)thread);
+	q_str_puts(o, ",\"children\":[");
 }
 
 /*
@@ -67,7 +71,7 @@ rg_flame_rows(struct q_str *o, const struct hwtr_q_res *tree, size_t r0,
 		fn = hwtr_q_res_cell(tree, r, 2, NULL);
 		while (fn != NULL && *fn == ' ')
 			fn++;
-		rg_node_open(o, fn != NULL ? fn : "?", v);
+		rg_node_open(o, fn != NULL ? fn : "?", v, -1);
 		cur = depth;
 		(*nodes)++;
 	}
@@ -99,7 +103,7 @@ q_rp_flame(struct hwtr_q *q, struct q_str *o, int64_t maxnodes,
 	nrows = hwtr_q_res_nrows(tree);
 	/* A frame narrower than 1/20000 of the run is not drawn anyway. */
 	minv = total / 20000;
-	rg_node_open(o, "all threads", total);
+	rg_node_open(o, "all threads", total, -1);
 	for (t = 0, r = 0; t < hwtr_q_res_nrows(th); t++) {
 		thread = strtoll(hwtr_q_res_cell(th, t, 0, NULL), NULL, 10);
 		tins = strtoll(hwtr_q_res_cell(th, t, 3, NULL), NULL, 10);
@@ -111,7 +115,7 @@ q_rp_flame(struct hwtr_q *q, struct q_str *o, int64_t maxnodes,
 		snprintf(label, sizeof(label), "thread %lld (tid %s%s%s)",
 		    (long long)thread, hwtr_q_res_cell(th, t, 1, NULL),
 		    *name != '\0' ? " " : "", name);
-		rg_node_open(o, label, tins);
+		rg_node_open(o, label, tins, thread);
 		if (rg_flame_rows(o, tree, r0, r, minv, (size_t)maxnodes,
 		    &nodes) < 0) {
 			rc = q_fail(q, -HWTR_E_INVAL, "report: unexpected tree "
@@ -272,4 +276,61 @@ q_rp_timeline(struct hwtr_q *q, struct q_str *o, int64_t cols,
 	if (rc == 0 && o->err)
 		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 	return (rc);
+}
+
+/*
+ * Where the flame graph lost data: each loss event (lost, overflow,
+ * decode-error; the first 100) as {thread, kind, detail, path}, the path
+ * the call stack at its place (bt --at, outermost first), empty for a
+ * loss before the thread's first instruction (a ring's start) and NULL
+ * thread for a capture-wide one.  The page marks the deepest frame of
+ * the flame graph on the path.
+ */
+int
+q_rp_flame_gaps(struct hwtr_q *q, struct q_str *o)
+{
+	struct hwtr_q_res *ev = NULL, *bt = NULL;
+	struct hwtr_q_req req;
+	const char *fn, *thread, *insn;
+	size_t e, r, n;
+	int rc;
+
+	if ((rc = q_select(q, &ev, "SELECT thread, kind, insn, "
+	    "coalesce(detail, '') FROM events WHERE kind IN ('lost', "
+	    "'overflow', 'decode-error') ORDER BY id LIMIT 100", NULL)) < 0)
+		return (rc);
+	q_str_add(o, "[", 1);
+	for (e = 0; e < hwtr_q_res_nrows(ev); e++) {
+		thread = hwtr_q_res_cell(ev, e, 0, NULL);
+		insn = hwtr_q_res_cell(ev, e, 2, NULL);
+		q_str_printf(o, "%s{\"thread\":%s,\"kind\":", e ? "," : "",
+		    thread != NULL ? thread : "null");
+		q_str_json(o, hwtr_q_res_cell(ev, e, 1, NULL));
+		q_str_puts(o, ",\"detail\":");
+		q_str_json(o, hwtr_q_res_cell(ev, e, 3, NULL));
+		q_str_puts(o, ",\"path\":[");
+		if (thread != NULL && insn != NULL) {
+			hwtr_q_req_init(&req, HWTR_Q_BT);
+			req.thread = strtoll(thread, NULL, 10);
+			req.at = strtoll(insn, NULL, 10);
+			/* No stack there: the mark stays on the thread. */
+			if (hwtr_q_run(q, &req, &bt) < 0)
+				bt = NULL;
+			n = bt != NULL ? hwtr_q_res_nrows(bt) : 0;
+			for (r = n; r > 0; r--) {
+				fn = hwtr_q_res_cell(bt, r - 1, 2, NULL);
+				if (fn == NULL || *fn == '(')
+					continue;
+				if (o->len > 0 && o->p[o->len - 1] != '[')
+					q_str_add(o, ",", 1);
+				q_str_json(o, fn);
+			}
+			hwtr_q_res_free(bt);
+			bt = NULL;
+		}
+		q_str_puts(o, "]}");
+	}
+	q_str_add(o, "]", 1);
+	hwtr_q_res_free(ev);
+	return (o->err ? q_fail(q, -HWTR_E_NOMEM, "out of memory") : 0);
 }

@@ -197,8 +197,48 @@
 		return function (d) {
 			return d.data.name + ": " + fmtInt(d.data.value) +
 			    " instructions (" + (100 * d.data.value /
-			    total).toFixed(2) + "% of the run)";
+			    total).toFixed(2) + "% of the run)" + (d.data.gap ?
+			    "; the trace lost data here: " + d.data.gap : "");
 		};
+	}
+
+	/*
+	 * Mark the frames where the trace lost data: for each loss, the
+	 * deepest frame on its call path (its thread's node when the path
+	 * is empty, the root for a capture-wide loss).
+	 */
+	function markGaps(root, gaps) {
+		var n = 0;
+
+		(gaps || []).forEach(function (g) {
+			var node = root, i, next;
+
+			if (g.thread !== null) {
+				next = (node.children || []).filter(function (c) {
+					return c.thread === g.thread;
+				})[0];
+				if (!next)
+					return;
+				node = next;
+			}
+			for (i = 0; i < g.path.length; i++) {
+				next = (node.children || []).filter(function (c) {
+					return c.name === g.path[i];
+				})[0];
+				if (!next)
+					break;
+				node = next;
+			}
+			node.gap = (node.gap ? node.gap + "; " : "") + g.kind +
+			    (g.detail ? " (" + g.detail + ")" : "");
+			n++;
+		});
+		return n;
+	}
+
+	/* d3-flame-graph's mapper gets the colour it would use. */
+	function gapColor(d, color) {
+		return d.data.gap && !d.highlight ? "#b00020" : color;
 	}
 
 	function flameChart(div, data, inverted, width) {
@@ -213,6 +253,7 @@
 		    .tooltip(false)
 		    .label(label(data.value));
 
+		fg.setColorMapper(gapColor);
 		d3.select(div).datum(data).call(fg);
 		return fg;
 	}
@@ -223,7 +264,7 @@
 		    "its callees.  Click a frame to zoom, search to highlight. " +
 		    "Frames under " + fmtInt(D.flame_min_insns) + " instructions " +
 		    "are left out (their instructions stay in their caller)."),
-		    bar = el("div"), input, fgs = [], width, found;
+		    bar = el("div"), input, fgs = [], width, found, nmarked = 0;
 
 		if (orError(s, D, "flame") || !D.flame)
 			return;
@@ -243,10 +284,18 @@
 		s.appendChild(el("div", { id: "icicle" }));
 		width = Math.max(600, s.clientWidth || 1200);
 		/* Each chart annotates its own copy of the data. */
-		fgs.push(flameChart("#flame", JSON.parse(JSON.stringify(D.flame)),
-		    false, width));
-		fgs.push(flameChart("#icicle", JSON.parse(JSON.stringify(D.flame)),
-		    true, width));
+		[["#flame", false], ["#icicle", true]].forEach(function (c) {
+			var data = JSON.parse(JSON.stringify(D.flame));
+
+			nmarked = markGaps(data, D.flame_gaps);
+			fgs.push(flameChart(c[0], data, c[1], width));
+		});
+		if (nmarked > 0)
+			s.insertBefore(el("div", { id: "flame-gaps", "class": "warn" },
+			    "The trace lost data in " + nmarked + " place" +
+			    (nmarked > 1 ? "s" : "") + ": the frames in dark red " +
+			    "hold them (hover for what was lost); the widths there " +
+			    "are lower bounds."), bar);
 		input.addEventListener("input", function () {
 			fgs.forEach(function (fg) {
 				if (input.value === "")
@@ -282,7 +331,8 @@
 		var s = section(root, "timeline", "Each thread's calls over time",
 		    "Columns are equal shares of the thread's instructions; a " +
 		    "row per call level; calls shorter than half a column are " +
-		    "left out.  Red marks: the trace lost data or was off there."),
+		    "left out.  Red marks: the trace lost data there; grey: the " +
+		    "trace was off (a system call, a disabled region)."),
 		    T = D.timeline;
 
 		if (orError(s, D, "timeline") || !T)
@@ -318,9 +368,13 @@
 				svg.appendChild(g);
 			});
 			th.gaps.forEach(function (gp) {
-				var r = svgEl("rect", { x: gp[0] * cw, y: 0, width: cw,
-				    height: Math.max(1, maxd) * rowh, fill: "#d00",
-				    "class": "gap" }), t = svgEl("title", {});
+				var off = gp[1] === "disabled" ||
+				    gp[1] === "async-disabled",
+				    r = svgEl("rect", { x: gp[0] * cw, y: 0, width: cw,
+				    height: Math.max(1, maxd) * rowh,
+				    fill: off ? "#999" : "#d00",
+				    "class": off ? "gap off" : "gap lost" }),
+				    t = svgEl("title", {});
 
 				t.textContent = gp[1];
 				r.appendChild(t);

@@ -211,6 +211,47 @@ EOF
 	    atf_fail "work's flame graph width: expected callgrind's inclusive count (within a pixel) and share (within 2.5 points): $(cat cmp.txt); widths root $wroot work $wwork, total $total, callgrind $cg_work of $cg_total"
 }
 
+atf_test_case report_marks_losses
+report_marks_losses_head()
+{
+	atf_set descr "a ring capture of deepcrash loses the start of its trace by construction (a 4 KiB ring, about 10 KiB of trace): its page warns, lists the loss, marks the thread's frame of the flame graph and the timeline's first column; the stream capture's page has no such mark"
+	atf_set timeout 300
+}
+report_marks_losses_body()
+{
+	need_prog
+	need_chromium
+	make_report
+	load_page
+	mv dom.html stream.html
+	"$HWTRACE" capture --mode ring --buffer 4K -o ring.hwtrace -- "$PROG" \
+	    > cap.out 2> cap.err
+	[ $? -eq 139 ] || atf_fail "ring capture of deepcrash: expected exit 139, got: $(cat cap.err)"
+	"$HWTRACE" info ring.hwtrace > info.out
+	grep -q "lost" info.out || atf_fail "the ring capture records no loss: $(oneline info.out)"
+	"$HWTRACE" report -o dc.html ring.hwtrace 2> rep.err ||
+	    atf_fail "report of the ring capture failed: $(cat rep.err)"
+	load_page
+	grep -q '<div id="losses-verdict" class="warn">The trace lost data' dom.html ||
+	    atf_fail "ring: expected the losses warning, got: $(grep -o '<div id="losses-verdict"[^<]*' dom.html)"
+	cat_tables_py
+	python3 tables.py losses > losses.tsv
+	grep -q "^lost	1$" losses.tsv ||
+	    atf_fail "ring: expected one 'lost' event in the losses table, got: $(oneline losses.tsv)"
+	grep -q '<div id="flame-gaps" class="warn">The trace lost data in 1 place' dom.html ||
+	    atf_fail "ring: expected the flame graph's mark of one loss, got: $(grep -o '<div id="flame-gaps"[^<]*' dom.html)"
+	# The thread's frame (the loss is before its first instruction).
+	grep -q '<g [^>]*name="thread 1 (tid [0-9]* deepcrash)"[^>]*><rect[^>]*fill="#b00020"[^>]*></rect><title>[^<]*the trace lost data here: lost (' dom.html ||
+	    atf_fail "ring: expected the thread's flame graph frame in dark red with the loss in its title"
+	grep -q '<rect x="0" y="0" [^>]*class="gap lost"' dom.html ||
+	    atf_fail "ring: expected a loss mark at the timeline's first column"
+	# The stream capture lost nothing.
+	grep -q '<div id="losses-verdict" class="ok">' stream.html ||
+	    atf_fail "stream: expected 'nothing lost', got: $(grep -o '<div id="losses-verdict"[^<]*' stream.html)"
+	! grep -q 'fill="#b00020"\|class="gap lost"\|id="flame-gaps"' stream.html ||
+	    atf_fail "stream: a loss is marked where the capture lost nothing"
+}
+
 atf_test_case report_usage
 report_usage_head() { atf_set descr "report without -o or an input, or with a bad count, is a usage error (2); a missing input is an error (1) that names it and writes nothing"; }
 report_usage_body()
@@ -232,5 +273,6 @@ atf_init_test_cases()
 {
 	atf_add_test_case report_crash_bt
 	atf_add_test_case report_flame_matches_callgrind
+	atf_add_test_case report_marks_losses
 	atf_add_test_case report_usage
 }
