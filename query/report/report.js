@@ -33,6 +33,9 @@
 
 	var errors = [];
 
+	/* The system's directories, as hwtr_path_system() (common/syspath.c). */
+	var SYSTEM = /^\/(usr\/(?!local(\/|$))|usr$|(lib|lib32|lib64|libx32|bin|sbin)(\/|$))/;
+
 	function fail(msg) {
 		var box = document.getElementById("hwtrace-errors");
 
@@ -424,7 +427,10 @@
 				"debug info": r.present === 0 ? "image not in the archive" :
 				    r.has_lines ? (r.debug_symbols > 0 ?
 				    "separate debug file stored" : "in the image") :
-				    "left out or absent (no lines)"
+				    r.kind === "memory" ? "none (code from memory)" :
+				    SYSTEM.test(r.path || "") ? "left out or absent " +
+				    "(a system library: capture --debug-info=own or " +
+				    "none leaves it out)" : "absent (no lines)"
 			};
 		});
 		s.appendChild(table("images", rows));

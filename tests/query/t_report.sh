@@ -252,6 +252,39 @@ report_marks_losses_body()
 	    atf_fail "stream: a loss is marked where the capture lost nothing"
 }
 
+atf_test_case report_debug_info
+report_debug_info_head()
+{
+	atf_set descr "the page says which debug information was left out: a dynamic program captured with --debug-info=own shows the C library's as left out, with all as a stored debug file, and the program's own lines as in the image"
+	atf_set timeout 300
+}
+report_debug_info_body()
+{
+	[ -x "$HWTRACE_PROGS/dynpie" ] || atf_skip "fixture programs not built"
+	need_chromium
+	command -v python3 >/dev/null 2>&1 || atf_skip "python3 is not installed"
+	cat_tables_py
+	for m in all own; do
+		"$HWTRACE" capture --debug-info=$m -o $m.hwtrace -- \
+		    "$HWTRACE_PROGS/dynpie" > cap.out 2> cap.err ||
+		    atf_fail "capture --debug-info=$m failed: $(cat cap.err)"
+		"$HWTRACE" report -o dc.html $m.hwtrace 2> rep.err ||
+		    atf_fail "report failed: $(cat rep.err)"
+		load_page
+		python3 tables.py images > $m.images
+		[ -s $m.images ] || atf_fail "$m: the page has no images table"
+	done
+	"$HWTRACE" info all.hwtrace | grep -A1 ' /.*libc\.so\.6 (file' |
+	    grep -q "debug file" ||
+	    atf_skip "no separate debug file for the C library here (Debian's libc6-dbg)"
+	grep -q "libc\.so\.6	.*	separate debug file stored$" all.images ||
+	    atf_fail "all: expected libc.so.6's debug file stored, got: $(oneline all.images)"
+	grep -q "libc\.so\.6	.*	left out or absent (a system library: capture --debug-info=own or none leaves it out)$" own.images ||
+	    atf_fail "own: expected libc.so.6's debug info left out, got: $(oneline own.images)"
+	grep -q "/dynpie	.*	in the image$" own.images ||
+	    atf_fail "own: expected dynpie's lines in the image, got: $(oneline own.images)"
+}
+
 atf_test_case report_usage
 report_usage_head() { atf_set descr "report without -o or an input, or with a bad count, is a usage error (2); a missing input is an error (1) that names it and writes nothing"; }
 report_usage_body()
@@ -274,5 +307,6 @@ atf_init_test_cases()
 	atf_add_test_case report_crash_bt
 	atf_add_test_case report_flame_matches_callgrind
 	atf_add_test_case report_marks_losses
+	atf_add_test_case report_debug_info
 	atf_add_test_case report_usage
 }
