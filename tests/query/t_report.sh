@@ -285,6 +285,54 @@ report_debug_info_body()
 	    atf_fail "own: expected dynpie's lines in the image, got: $(oneline own.images)"
 }
 
+atf_test_case report_bounds
+report_bounds_head()
+{
+	atf_set descr "--columns, --depth and --top bound what the page draws: deepcrash's timeline within 50 columns and 2 levels, hot tables of 5 rows, and no flame graph frame under the pruning bound the page states"
+	atf_set timeout 300
+}
+report_bounds_body()
+{
+	need_prog
+	need_chromium
+	command -v python3 >/dev/null 2>&1 || atf_skip "python3 is not installed"
+	make_report
+	"$HWTRACE" report --columns 50 --depth 2 --top 5 -o dc.html dc.hwtrace \
+	    2> rep.err || atf_fail "report failed: $(cat rep.err)"
+	load_page
+	cat_tables_py
+	python3 tables.py hot > hot.tsv
+	[ "$(wc -l < hot.tsv)" -eq 6 ] ||
+	    atf_fail "--top 5: expected a header and 5 rows of hot, got: $(oneline hot.tsv)"
+	python3 - > bounds.txt <<'EOF' || atf_fail "bounds: $(cat bounds.txt)"
+import json, re, sys
+dom = open("dom.html", encoding="utf-8").read()
+# The timeline's spans: 2 px a column, 16 px a level.
+svg = re.findall(r'<svg [^>]*class="tl-row"[^>]*>(.*?)</svg>', dom, re.S)
+spans = re.findall(r'<g class="span"[^>]*><rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)"', svg[0]) if svg else []
+if not spans:
+    sys.exit("no timeline drawn")
+for x, y, w in spans:
+    if float(x) + float(w) > 100 or float(y) >= 32:
+        sys.exit("a span outside 50 columns and 2 levels: x %s y %s width %s" % (x, y, w))
+# The flame graph's data: no frame under the stated bound.
+page = open("dc.html", encoding="utf-8").read()
+data = json.loads(re.search(r'<script type="application/json" id="hwtrace-data">(.*?)</script>', page, re.S).group(1))
+low, n = data["flame_min_insns"], 0
+def walk(node, depth):
+    global n
+    n += 1
+    if depth >= 2 and node["value"] < low:
+        sys.exit("frame %s of %d instructions under the bound %d" % (node["name"], node["value"], low))
+    for c in node["children"]:
+        walk(c, depth + 1)
+walk(data["flame"], 0)
+if low <= 0 or n > 20000:
+    sys.exit("bound %d, %d frames" % (low, n))
+print("frames", n, "bound", low, "spans", len(spans))
+EOF
+}
+
 atf_test_case report_usage
 report_usage_head() { atf_set descr "report without -o or an input, or with a bad count, is a usage error (2); a missing input is an error (1) that names it and writes nothing"; }
 report_usage_body()
@@ -308,5 +356,6 @@ atf_init_test_cases()
 	atf_add_test_case report_flame_matches_callgrind
 	atf_add_test_case report_marks_losses
 	atf_add_test_case report_debug_info
+	atf_add_test_case report_bounds
 	atf_add_test_case report_usage
 }
