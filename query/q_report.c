@@ -26,6 +26,9 @@
 #include "q_int.h"
 #include "q_report.h"
 
+/* The most rows of a table with no bound of its own (threads, images). */
+#define RP_MAX_ROWS	1000
+
 struct rp {
 	struct hwtr_q	*q;
 	const struct hwtr_q_report_opts *o;
@@ -76,12 +79,31 @@ rp_res(struct rp *rp, const char *key, const struct hwtr_q_res *res)
 }
 
 /*
- * The answer of @req under KEY; kept in *@keep when not NULL.  A verb
- * that fails leaves its reason on the page, unless memory ran out.
+ * Keep the first @max rows of @res (the page's bound on a table), and say
+ * under "KEY_rows" how many there were.
+ */
+static void
+rp_cut(struct rp *rp, const char *key, struct hwtr_q_res *res, size_t max)
+{
+	char ck[64];
+	size_t n = hwtr_q_res_nrows(res);
+
+	if (n <= max)
+		return;
+	res->ncells = max * res->ncols;
+	snprintf(ck, sizeof(ck), "%s_rows", key);
+	rp_key(rp, ck);
+	q_str_printf(rp->out, "%zu", n);
+}
+
+/*
+ * The answer of @req under KEY, at most @max rows; kept in *@keep when
+ * not NULL.  A verb that fails leaves its reason on the page, unless
+ * memory ran out.
  */
 static int
 rp_verb(struct rp *rp, const char *key, struct hwtr_q_req *req,
-    struct hwtr_q_res **keep)
+    struct hwtr_q_res **keep, size_t max)
 {
 	struct hwtr_q_res *res = NULL;
 	int rc;
@@ -93,11 +115,65 @@ rp_verb(struct rp *rp, const char *key, struct hwtr_q_req *req,
 		rp_failed(rp, key, hwtr_q_errmsg(rp->q));
 		return (0);
 	}
+	rp_cut(rp, key, res, max);
 	rc = rp_res(rp, key, res);
 	if (keep != NULL && rc == 0)
 		*keep = res;
 	else
 		hwtr_q_res_free(res);
+	return (rc);
+}
+
+/*
+ * bt or last (@req) of the threads a reader looks at first, at most
+ * @rp->o->threads of them: those killed by a signal, then the last to
+ * run; their rows in one table under KEY, kept in *@keep.
+ */
+static int
+rp_threads_verb(struct rp *rp, const char *key, struct hwtr_q_req *req,
+    struct hwtr_q_res **keep)
+{
+	struct hwtr_q_res *ids = NULL, *one = NULL, *all = NULL;
+	enum hwtr_q_type t;
+	const char *cell;
+	size_t i, r, c;
+	int rc = 0;
+
+	*keep = NULL;
+	if ((rc = q_select(rp->q, &ids, "SELECT id FROM threads WHERE blocks > "
+	    "0 ORDER BY exit_kind = 'signal' DESC, last_ns DESC, id LIMIT ?1",
+	    "i", rp->o->threads)) < 0)
+		return (rc);
+	req->sql_timeout_ms = rp->timeout;
+	for (i = 0; i < hwtr_q_res_nrows(ids); i++) {
+		req->thread = strtoll(hwtr_q_res_cell(ids, i, 0, NULL), NULL, 10);
+		if ((rc = hwtr_q_run(rp->q, req, &one)) < 0)
+			break;
+		if (all == NULL && (rc = q_res_new(&all, one->ncols,
+		    (const char *const *)one->names)) < 0)
+			break;
+		for (r = 0; rc == 0 && r < hwtr_q_res_nrows(one); r++)
+			for (c = 0; rc == 0 && c < one->ncols; c++) {
+				cell = hwtr_q_res_cell(one, r, c, &t);
+				rc = q_res_push(all, t, cell);
+			}
+		hwtr_q_res_free(one);
+		one = NULL;
+	}
+	hwtr_q_res_free(ids);
+	if (rc == -HWTR_E_NOMEM)
+		goto out;
+	if (rc < 0) {
+		rp_failed(rp, key, hwtr_q_errmsg(rp->q));
+		rc = 0;
+		goto out;
+	}
+	if (all != NULL && (rc = rp_res(rp, key, all)) == 0) {
+		*keep = all;
+		all = NULL;
+	}
+out:
+	hwtr_q_res_free(all);
 	return (rc);
 }
 
@@ -253,6 +329,7 @@ rp_coverage(struct rp *rp)
 		if (rc != 0)
 			goto nomem;
 	}
+	rp_cut(rp, "coverage_files", files, RP_MAX_ROWS);
 	if ((rc = rp_res(rp, "coverage_files", files)) == 0)
 		rc = rp_res(rp, "coverage", own);
 	goto out;
@@ -284,7 +361,8 @@ out:
 	"SELECT i.path, i.kind, i.size, i.present, i.has_symbols, "	\
 	"i.has_lines, (SELECT count(*) FROM symbols s WHERE s.image = i.id "	\
 	"AND s.origin = 'debug') AS debug_symbols, (SELECT count(*) FROM "	\
-	"blocks b WHERE b.image = i.id) AS blocks FROM images i ORDER BY i.id"
+	"blocks b WHERE b.image = i.id) AS blocks FROM images i ORDER BY i.id " \
+	"LIMIT 1000"
 #define RP_META_SQL							\
 	"SELECT key, value FROM meta WHERE key IN ('argv', 'exit_kind', "	\
 	"'exit_value', 'capture_source', 'start_ns', 'end_ns', "	\
@@ -300,26 +378,26 @@ rp_verbs(struct rp *rp)
 	int rc;
 
 	hwtr_q_req_init(&req, HWTR_Q_SUMMARY);
-	if ((rc = rp_verb(rp, "summary", &req, NULL)) < 0)
+	if ((rc = rp_verb(rp, "summary", &req, NULL, SIZE_MAX)) < 0)
 		return (rc);
 	hwtr_q_req_init(&req, HWTR_Q_THREADS);
-	if ((rc = rp_verb(rp, "threads", &req, NULL)) < 0)
+	if ((rc = rp_verb(rp, "threads", &req, NULL, RP_MAX_ROWS)) < 0)
 		return (rc);
 	hwtr_q_req_init(&req, HWTR_Q_BT);
-	if ((rc = rp_verb(rp, "bt", &req, &bt)) < 0)
+	if ((rc = rp_threads_verb(rp, "bt", &req, &bt)) < 0)
 		return (rc);
 	hwtr_q_req_init(&req, HWTR_Q_LAST);
 	req.n = 24;
-	if ((rc = rp_verb(rp, "last", &req, &last)) < 0)
+	if ((rc = rp_threads_verb(rp, "last", &req, &last)) < 0)
 		goto out;
 	hwtr_q_req_init(&req, HWTR_Q_HOT);
 	req.n = rp->o->top;
-	if ((rc = rp_verb(rp, "hot", &req, NULL)) < 0)
+	if ((rc = rp_verb(rp, "hot", &req, NULL, SIZE_MAX)) < 0)
 		goto out;
 	hwtr_q_req_init(&req, HWTR_Q_HOT);
 	req.n = rp->o->top;
 	req.by = "line";
-	if ((rc = rp_verb(rp, "hot_lines", &req, NULL)) < 0)
+	if ((rc = rp_verb(rp, "hot_lines", &req, NULL, SIZE_MAX)) < 0)
 		goto out;
 	if ((rc = rp_coverage(rp)) < 0)
 		goto out;

@@ -115,6 +115,14 @@
 		return false;
 	}
 
+	/* A table the page cut: say how long it was. */
+	function cutNote(s, D, key) {
+		if (D[key + "_rows"] && D[key])
+			s.appendChild(el("p", { "class": "note" }, "The first " +
+			    D[key].length + " of " + fmtInt(D[key + "_rows"]) +
+			    " rows."));
+	}
+
 	function metaOf(D) {
 		var m = {};
 
@@ -165,8 +173,10 @@
 		if (D.loss_events && D.loss_events.length > 0)
 			s.appendChild(table("loss-events", D.loss_events));
 		s.appendChild(el("h3", null, "Threads"));
-		if (!orError(s, D, "threads"))
+		if (!orError(s, D, "threads")) {
 			s.appendChild(table("threads", D.threads));
+			cutNote(s, D, "threads");
+		}
 	}
 
 	function srcCell(D) {
@@ -182,7 +192,9 @@
 	function drawEnd(root, D) {
 		var s = section(root, "bt", "Backtrace at the end",
 		    "The call stack where each thread's trace ends, innermost " +
-		    "frame first (hwtrace query bt).");
+		    "frame first (hwtrace query bt); the threads a signal " +
+		    "killed first, then the last to run, " + D.limits.threads +
+		    " at most.");
 
 		if (!orError(s, D, "bt"))
 			s.appendChild(table("bt", D.bt, ["thread", "frame",
@@ -407,6 +419,7 @@
 		if (orError(s, D, "coverage"))
 			return;
 		s.appendChild(table("coverage-files", D.coverage_files));
+		cutNote(s, D, "coverage_files");
 		s.appendChild(el("h3", null, "Functions"));
 		s.appendChild(table("coverage", D.coverage));
 	}
