@@ -24,8 +24,8 @@ static const struct cli_opt report_opts[] = {
 	    "ARCHIVE.db)" },
 	{ "depth", O_DEPTH, "N", "call levels in the timelines (default 8)" },
 	{ "output", 'o', "FILE", "write the page to FILE (.html)" },
-	{ "threads", O_THREADS, "N", "timelines of the N longest threads "
-	    "(default 16)" },
+	{ "threads", O_THREADS, "N", "timelines of the N longest threads, "
+	    "bt and last of N threads (default 16)" },
 	{ "timeout", O_TIMEOUT, "SECONDS", "stop each part after SECONDS of "
 	    "CPU time (default 60 and 1 per MiB of database; 0: no limit)" },
 	{ "top", O_TOP, "N", "rows of the hot tables (default 40)" },
