@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "hwtrace.h"
 #include "cli.h"
@@ -69,6 +71,7 @@ cmd_report(int argc, char **argv)
 {
 	struct hwtr_q_report_opts ro;
 	struct hwtr_q_opts qo;
+	struct cli_progress prog;
 	struct cli_operands ops = { { NULL }, 0 };
 	struct hwtr_q *q = NULL;
 	const char *arg, *out = NULL, *db = NULL;
@@ -127,7 +130,18 @@ cmd_report(int argc, char **argv)
 	qo.cache = db;
 	qo.log.fn = report_log;
 	qo.log.level = HWTR_LOG_WARN;
-	if (hwtr_q_open(&q, ops.v[0], &qo, errbuf, sizeof(errbuf)) < 0) {
+	/* An archive is indexed first: its progress on a terminal. */
+	memset(&prog, 0, sizeof(prog));
+	if (isatty(STDERR_FILENO)) {
+		prog.what = "report: indexing";
+		clock_gettime(CLOCK_MONOTONIC, &prog.start);
+		qo.progress = cli_progress_show;
+		qo.progress_arg = &prog;
+	}
+	rc = hwtr_q_open(&q, ops.v[0], &qo, errbuf, sizeof(errbuf));
+	if (prog.shown)
+		fprintf(stderr, "\r%78s\r", "");
+	if (rc < 0) {
 		cli_warnx("report", "%s", errbuf);
 		return (1);
 	}
