@@ -77,6 +77,42 @@ $(B)/obj/%.o: %.c
 	$(CC) $(CFLAGS_BASE) $(call MODULE_INC,$(firstword $(subst /, ,$*))) \
 	    -MMD -MP -c -o $@ $<
 
+# hwtrace report's script, embedded into the binary (query/q_report_asset.c,
+# .incbin): d3-flame-graph and the d3 modules it needs, installed at build
+# time by npm into $(B)/report (versions pinned by query/report/
+# package-lock.json; no network when a report is written), their licences,
+# then the page's own code.
+REPORT_LIBS = internmap d3-array d3-color d3-interpolate d3-format d3-time \
+	d3-time-format d3-scale d3-selection d3-dispatch d3-timer d3-ease \
+	d3-transition d3-hierarchy
+$(B)/report/node_modules/.installed: query/report/package.json \
+    query/report/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "make: hwtrace report's" \
+	    "page needs npm to install d3-flame-graph: run ./install-deps.sh" >&2; \
+	    exit 1; }
+	@mkdir -p $(B)/report
+	cp query/report/package.json query/report/package-lock.json $(B)/report/
+	cd $(B)/report && npm ci --no-audit --no-fund --ignore-scripts \
+	    --loglevel=error
+	touch $@
+$(B)/report/report.js: $(B)/report/node_modules/.installed \
+    query/report/report.js
+	@{ echo "/*"; echo " * hwtrace report: the libraries inlined below," \
+	    "with their licences."; \
+	  for m in $(REPORT_LIBS) d3-flame-graph; do \
+	    echo " *"; echo " * $$m (npm), its LICENSE:"; \
+	    sed 's/\*\//* \//g; s/^/ * /' $(B)/report/node_modules/$$m/LICENSE; \
+	  done; echo " */"; \
+	  for m in $(REPORT_LIBS); do \
+	    cat $(B)/report/node_modules/$$m/dist/$$m.min.js; echo; done; \
+	  cat $(B)/report/node_modules/d3-flame-graph/dist/d3-flamegraph.umd.min.js; \
+	  echo; cat query/report/report.js; } > $@.tmp && mv $@.tmp $@
+$(B)/obj/query/q_report_asset.o: query/q_report_asset.c $(B)/report/report.js
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) $(call MODULE_INC,query) \
+	    -DHWTR_REPORT_JS='"$(abspath $(B))/report/report.js"' \
+	    -MMD -MP -c -o $@ $<
+
 $(B)/libhwtrace.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^

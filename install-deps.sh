@@ -13,7 +13,12 @@ libipt-dev libopencsd-dev libopencsd-bin
 libsqlite3-dev sqlite3 libpq-dev postgresql libelf-dev libdw-dev libzydis-dev
 libiberty-dev libdebuginfod-dev liblzma-dev dwz xz-utils
 kyua atf-sh libatf-dev mandoc valgrind g++ lcov python3 time
-gdb libc6-dbg linux-perf lld mold rustc golang-go"
+gdb libc6-dbg linux-perf lld mold rustc golang-go chromium"
+# hwtrace report's page inlines d3-flame-graph, which make installs with
+# npm at build time (query/report/package-lock.json); a machine whose
+# node and npm come from elsewhere (NodeSource's nodejs ships npm) keeps
+# them.
+command -v npm >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"
 
 die() { echo "install-deps: $*" >&2; exit 1; }
 

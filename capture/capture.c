@@ -24,6 +24,7 @@
 
 #include <sys/stat.h>
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -360,6 +361,26 @@ sbc_drain(struct cap *cap, int flush)
  * to): start the sideband collector on it, then the archive, whose first
  * member names the sideband's origin.
  */
+/* capture --debug-info=own: the images outside the system's directories. */
+static int
+cap_debug_own(void *arg, const char *path)
+{
+	(void)arg;
+	return (!hwtr_path_system(path));
+}
+
+/* Which separate debug files the archive stores (--debug-info). */
+static void
+cap_debug_opts(const struct hwtr_cap_config *cfg, struct hwtr_aw_opts *ao)
+{
+	assert(cfg->debug_info >= HWTR_CAP_DEBUG_ALL &&
+	    cfg->debug_info <= HWTR_CAP_DEBUG_NONE);
+	ao->debug_info = cfg->no_debug_info ||
+	    cfg->debug_info == HWTR_CAP_DEBUG_NONE ? -1 : 1;
+	if (cfg->debug_info == HWTR_CAP_DEBUG_OWN)
+		ao->debug_want = cap_debug_own;
+}
+
 static int
 cap_open_archive(struct cap *cap, pid_t pid)
 {
@@ -392,7 +413,7 @@ cap_open_archive(struct cap *cap, pid_t pid)
 	memset(&ao, 0, sizeof(ao));
 	ao.level = CAP_ZSTD_LEVEL;
 	/* Each image's separate debug file, where the system keeps it. */
-	ao.debug_info = cap->cfg->no_debug_info ? -1 : 1;
+	cap_debug_opts(cap->cfg, &ao);
 	rc = hwtr_aw_open(&cap->aw, cap->cfg->output, &cap->meta, &ao,
 	    errbuf, sizeof(errbuf));
 	if (rc < 0) {
@@ -896,7 +917,7 @@ cap_recording(struct cap *cap, int interrupted)
 		return (0);
 	memset(&ao, 0, sizeof(ao));
 	ao.level = CAP_ZSTD_LEVEL;
-	ao.debug_info = cap->cfg->no_debug_info ? -1 : 1;
+	cap_debug_opts(cap->cfg, &ao);
 	memset(&io, 0, sizeof(io));
 	io.format = "perf";
 	io.aw_opts = &ao;

@@ -119,5 +119,6 @@ int cmd_fleet(int argc, char **argv);
 struct hwtr_pg_label;
 int cli_parse_label(char *s, struct hwtr_pg_label *l);
 int cmd_diff(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif /* !HWTR_CLI_H */

@@ -21,6 +21,7 @@
 
 enum {
 	OPT_CPU = 256,
+	OPT_DEBUG_INFO,
 	OPT_FILTER,
 	OPT_FORCE,
 	OPT_GROUND_TRUTH,
@@ -39,6 +40,8 @@ static const struct cli_opt capture_opts[] = {
 	{ "buffer", 'b', "SIZE", "trace buffer per thread (perf: per CPU; K, "
 	    "M, G suffixes; default 4M)" },
 	{ "cpu", OPT_CPU, "LIST", "perf: trace these CPUs (0-3,6)" },
+	{ "debug-info", OPT_DEBUG_INFO, "WHICH", "the images' separate debug "
+	    "files to store: all (default), own (not the system's) or none" },
 	{ "filter", OPT_FILTER, "FILTERS", "perf: address filters "
 	    "(filter ADDR/SIZE@FILE, start, stop; comma separated)" },
 	{ "force", OPT_FORCE, NULL, "replace the output archive if it "
@@ -49,8 +52,8 @@ static const struct cli_opt capture_opts[] = {
 	    "only when the command fails" },
 	{ "mode", 'm', "MODE", "buffer policy: stream (default), ring or "
 	    "stop" },
-	{ "no-debug-info", OPT_NO_DEBUG_INFO, NULL, "do not store the images' "
-	    "separate debug files" },
+	{ "no-debug-info", OPT_NO_DEBUG_INFO, NULL, "the same as "
+	    "--debug-info=none" },
 	{ "no-follow", OPT_NO_FOLLOW, NULL, "do not trace child processes" },
 	{ "no-ret-compression", OPT_NO_RET_COMPRESSION, NULL, "write a TIP "
 	    "for every return" },
@@ -225,6 +228,18 @@ cmd_capture(int argc, char **argv)
 				return (cli_usage_error(&capture_cmd,
 				    "unknown mode '%s' (stream, ring, stop)",
 				    arg));
+			break;
+		case OPT_DEBUG_INFO:
+			if (strcmp(arg, "all") == 0)
+				cfg.debug_info = HWTR_CAP_DEBUG_ALL;
+			else if (strcmp(arg, "own") == 0)
+				cfg.debug_info = HWTR_CAP_DEBUG_OWN;
+			else if (strcmp(arg, "none") == 0)
+				cfg.debug_info = HWTR_CAP_DEBUG_NONE;
+			else
+				return (cli_usage_error(&capture_cmd,
+				    "--debug-info: unknown '%s' (all, own, "
+				    "none)", arg));
 			break;
 		case OPT_NO_DEBUG_INFO:
 			cfg.no_debug_info = 1;

@@ -217,6 +217,19 @@ print_cs(FILE *fp, struct info *in, const struct hwtr_cs_config *cs)
 	}
 }
 
+/* The member holding @img's bytes (hwtrace(5)), or NULL. */
+static const struct hwtr_member_info *
+image_member(const struct hwtr_ar *ar, const struct hwtr_image_desc *img)
+{
+	char name[HWTR_IMAGE_KEY_MAX + 16];
+	size_t i;
+
+	snprintf(name, sizeof(name), "images/%s", img->key);
+	if (hwtr_ar_find_member(ar, name, &i) < 0)
+		return (NULL);
+	return (hwtr_ar_member(ar, i));
+}
+
 /* The member holding @img's separate debug file (hwtrace(5)), or NULL. */
 static const struct hwtr_member_info *
 debug_member(const struct hwtr_ar *ar, const struct hwtr_image_desc *img)
@@ -238,11 +251,11 @@ print_text(FILE *fp, struct info *in)
 	const struct hwtr_capture_end *e = in->end;
 	const struct hwtr_stream_desc *sd;
 	const struct hwtr_image_desc *img;
-	const struct hwtr_member_info *dm;
+	const struct hwtr_member_info *dm, *im;
 	const struct hwtr_sb_rec *r;
 	char buf[160];
 	size_t i, n, nchunks;
-	uint64_t bytes;
+	uint64_t bytes, istored = 0, dstored = 0;
 	int t;
 
 	fprintf(fp, "archive: %s\n", txt(in, in->path, ""));
@@ -321,7 +334,16 @@ print_text(FILE *fp, struct info *in)
 		if ((dm = debug_member(in->ar, img)) != NULL)
 			fprintf(fp, "    debug file %s (%" PRIu64 " bytes)\n",
 			    dm->name, dm->usize);
+		/* What the image costs in the archive, compressed. */
+		im = image_member(in->ar, img);
+		fprintf(fp, "    stored: image %" PRIu64 " bytes, debug info %"
+		    PRIu64 " bytes\n", im != NULL ? im->csize : 0,
+		    dm != NULL ? dm->csize : 0);
+		istored += im != NULL ? im->csize : 0;
+		dstored += dm != NULL ? dm->csize : 0;
 	}
+	fprintf(fp, "images stored: %" PRIu64 " bytes, debug info %" PRIu64
+	    " bytes\n", istored, dstored);
 
 	fprintf(fp, "mappings: %zu\n", in->sbcount[HWTR_SB_MMAP]);
 	n = hwtr_ar_nsideband(in->ar);
@@ -503,7 +525,7 @@ print_json(FILE *fp, struct info *in)
 	const struct hwtr_capture_end *e = in->end;
 	const struct hwtr_stream_desc *sd;
 	const struct hwtr_image_desc *img;
-	const struct hwtr_member_info *dm;
+	const struct hwtr_member_info *dm, *im;
 	const struct hwtr_sb_rec *r;
 	char buf[2 * HWTR_BUILD_ID_MAX + 1];
 	size_t i, n;
@@ -614,6 +636,9 @@ print_json(FILE *fp, struct info *in)
 		jkstr(fp, &g, "debug_file", dm != NULL ? dm->name : NULL);
 		if (dm != NULL)
 			jku(fp, &g, "debug_size", dm->usize);
+		im = image_member(in->ar, img);
+		jku(fp, &g, "stored_size", im != NULL ? im->csize : 0);
+		jku(fp, &g, "debug_stored_size", dm != NULL ? dm->csize : 0);
 		fputc('}', fp);
 	}
 	fputc(']', fp);

@@ -23,6 +23,7 @@ static const struct cli_verb verbs[] = {
 	{ "export", cmd_export, "load histories into PostgreSQL for many runs" },
 	{ "fleet", cmd_fleet, "ask questions across the runs in PostgreSQL" },
 	{ "diff", cmd_diff, "compare two executions" },
+	{ "report", cmd_report, "write a self-contained HTML page of a run" },
 	{ NULL, NULL, NULL }
 };
 

@@ -163,4 +163,13 @@ int hwtr_in_open(const char *path, struct stat *st, char *err,
 int hwtr_in_open_under(const char *dir, const char *path, struct stat *st,
     char *err, size_t errlen);
 
+/*
+ * Whether @path is in one of the system's directories of programs and
+ * libraries (/usr but /usr/local, /lib*, /bin, /sbin: common/syspath.c),
+ * where the C library, the loader and distribution packages live; the
+ * rest is the program's own (capture --debug-info=own, report's
+ * coverage).  A relative path or NULL is not the system's.
+ */
+int hwtr_path_system(const char *path);
+
 #endif /* !HWTR_COMMON_H */

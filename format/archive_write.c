@@ -107,6 +107,8 @@ struct hwtr_aw {
 	int		fd;
 	int		debug_system;	/* hwtr_aw_opts.debug_info */
 	char		*debug_dir;
+	int		(*debug_want)(void *, const char *);
+	void		*debug_arg;
 	char		*path;		/* final name */
 	char		failed[HWTR_NAME_MAX + 1];	/* member whose write failed */
 	char		*tmp;		/* name written (".partial") */
@@ -906,6 +908,10 @@ hwtr_aw_open(struct hwtr_aw **awp, const char *path,
 	}
 	if (opts != NULL && opts->debug_info > 0)
 		aw->debug_system = 1;
+	if (opts != NULL) {
+		aw->debug_want = opts->debug_want;
+		aw->debug_arg = opts->debug_arg;
+	}
 	if (opts != NULL && opts->debug_info >= 0 && opts->debug_dir != NULL &&
 	    (aw->debug_dir = strdup(opts->debug_dir)) == NULL) {
 		aw_free(aw);
@@ -1191,7 +1197,9 @@ hwtr_aw_add_image(struct hwtr_aw *aw, const struct hwtr_image_desc *desc,
 	if ((aw->images[aw->nimages] = strdup(d.key)) == NULL)
 		return (-HWTR_E_NOMEM);
 	aw->nimages++;
-	if (d.kind == HWTR_IMG_FILE && (aw->debug_system || aw->debug_dir))
+	if (d.kind == HWTR_IMG_FILE && (aw->debug_system || aw->debug_dir) &&
+	    (aw->debug_want == NULL || aw->debug_want(aw->debug_arg,
+	    d.path != NULL ? d.path : "")))
 		return (add_debug(aw, &d, buf, len));
 	return (0);
 }

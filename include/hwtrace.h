@@ -426,6 +426,13 @@ struct hwtr_aw_opts {
 	 */
 	int		debug_info;
 	const char	*debug_dir;	/* or NULL; copied */
+	/*
+	 * Which images' debug files are looked for: those whose path
+	 * @debug_want(@debug_arg, path) accepts (non-zero); NULL: every
+	 * image's.  capture --debug-info=own keeps the program's own.
+	 */
+	int		(*debug_want)(void *arg, const char *path);
+	void		*debug_arg;
 };
 
 /*
@@ -836,6 +843,11 @@ int hwtr_ar_verify(struct hwtr_ar *ar);
 /* 1 when a trace source named @name ("step", "valgrind", "perf") exists. */
 int hwtr_cap_source_known(const char *name);
 
+/* hwtr_cap_config.debug_info */
+#define HWTR_CAP_DEBUG_ALL	0
+#define HWTR_CAP_DEBUG_OWN	1
+#define HWTR_CAP_DEBUG_NONE	2
+
 enum hwtr_cap_mode {
 	HWTR_CAP_STREAM = 0,		/* everything, in chunks */
 	HWTR_CAP_RING,			/* the last @buffer_size bytes */
@@ -859,6 +871,14 @@ struct hwtr_cap_config {
 	/* Replace an existing @output; 0: refuse (-HWTR_E_EXISTS) at once. */
 	int		force;
 	int		no_debug_info;	/* store no separate debug files */
+	/*
+	 * Which separate debug files are stored: HWTR_CAP_DEBUG_ALL
+	 * (every image's, so that the archive decodes fully elsewhere),
+	 * HWTR_CAP_DEBUG_OWN (the images outside the system's directories
+	 * only: not the C library's or the loader's) or HWTR_CAP_DEBUG_NONE
+	 * (as @no_debug_info).
+	 */
+	int		debug_info;
 	int		redact_args;	/* record argv[0] only, not the
 					   arguments */
 	/*
@@ -1155,6 +1175,32 @@ int hwtr_q_res_format(const struct hwtr_q_res *res, enum hwtr_q_format fmt,
 int hwtr_q_stream(struct hwtr_q *q, const struct hwtr_q_req *req,
     enum hwtr_q_format fmt, int width,
     int (*sink)(void *arg, const char *buf, size_t len), void *arg);
+
+/*
+ * hwtrace report: one self-contained HTML page of a run (no network: its
+ * script and style are inlined) for a person to read before any command:
+ * what ran and what the trace lost, the backtrace and the last blocks at
+ * the end with their source lines, a flame graph and an icicle of the
+ * whole run, hot functions and lines, each thread's call timeline and the
+ * coverage of the program's own files.  Whatever the trace's length the
+ * page stays of bounded size: the flame graph is merged by call path and
+ * pruned, timelines are bucketed into @columns, tables cut at @top rows.
+ * Written to @path through a temporary file and a rename; the page's size
+ * in *@sizep (may be NULL).  Fails as hwtr_q_run; a section whose verb
+ * fails (no calls, a time limit) says so on the page instead.
+ */
+struct hwtr_q_report_opts {
+	int64_t		columns;	/* timeline columns per thread; 0: 600 */
+	int64_t		depth;		/* timeline call levels; 0: 8 */
+	int64_t		threads;	/* timelines drawn; 0: the 16 longest */
+	int64_t		top;		/* rows of the tables; 0: 40 */
+	int64_t		max_nodes;	/* flame graph frames; 0: 20000 */
+	int64_t		timeout_ms;	/* each section's CPU time limit;
+					   0: hwtr_q_req's default; < 0:
+					   none */
+};
+int hwtr_q_report(struct hwtr_q *q, const struct hwtr_q_report_opts *opts,
+    const char *path, size_t *sizep);
 
 /*
  * hwtrace diff: compare two executions (two databases opened with

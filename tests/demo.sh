@@ -38,6 +38,9 @@ run "$HWTRACE" query "$WORK/demo.db" last -n 12
 step "... and the last instructions"
 run "$HWTRACE" query "$WORK/demo.db" last --insns -n 12
 
+step "One page for the bug report: open $WORK/demo.html in a browser (offline)"
+run "$HWTRACE" report -o "$WORK/demo.html" "$WORK/demo.db"
+
 if [ -r "$CORPUS/trace.json" ]; then
 	step "Import a real Intel PT capture: LLDB's test bundle (one thread of a.out, traced on a Broadwell CPU)"
 	run "$HWTRACE" import "$CORPUS/trace.json" -o "$WORK/lldb.hwtrace"

@@ -7,7 +7,7 @@
 . "$(atf_get_srcdir)/../env.sh"
 . "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
-VERBS="import info verify diff"
+VERBS="import info verify diff report"
 
 atf_test_case help_every_verb
 help_every_verb_head()

@@ -1,0 +1,92 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# hwtrace report (issue 31): the time to write the page of a run already
+# indexed, and the page's size, on valgrind captures of gzip -6 of 8 MiB
+# of text and of a python3 loop (the captures bench_dbsize makes).  The
+# time is compared with indexing the same archive (-j 2), the page's size
+# with the "few MB" hwtrace-report(1) promises (5 MB).  Protocol:
+# tests/bench/run.sh.
+
+set -eu
+
+text="$BENCH_DIR/text-8m"
+if [ ! -s "$text" ]; then
+	cat /usr/include/*.h /usr/include/*/*.h /usr/include/*/*/*.h \
+	    2>/dev/null | head -c 8388608 > "$text" || true
+fi
+
+# capture NAME CMD...: a valgrind capture into NAME.hwtrace, again when
+# hwtrace is newer; 1 when the capture failed (said on stderr).
+capture() {
+	cn=$1
+	shift
+	if [ ! -s "$BENCH_DIR/$cn.hwtrace" ] ||
+	    [ "$HWTRACE" -nt "$BENCH_DIR/$cn.hwtrace" ]; then
+		echo "  capturing $cn: $*" >&2
+		rm -f "$BENCH_DIR/$cn.hwtrace"
+		"$HWTRACE" capture --force --source valgrind \
+		    -o "$BENCH_DIR/$cn.hwtrace" -- "$@" > /dev/null \
+		    2> "$BENCH_DIR/$cn.err" || true
+	fi
+	if [ ! -s "$BENCH_DIR/$cn.hwtrace" ]; then
+		echo "bench_report: capture of $cn failed:" \
+		    "$(head -3 "$BENCH_DIR/$cn.err" 2>/dev/null)" >&2
+		return 1
+	fi
+}
+
+# secs FILE CMD...: run CMD, its wall seconds into FILE.
+secs() {
+	f=$1
+	shift
+	/usr/bin/time -f '%e' -o "$f" "$@"
+}
+
+# measure NAME WHAT: index NAME.hwtrace (timed), write its page best of
+# BENCH_RUNS times; print the rows.
+measure() {
+	mn=$1 what=$2
+	db="$BENCH_DIR/$mn.db"
+	page="$BENCH_DIR/$mn.html"
+	rm -f "$db"
+	secs "$BENCH_DIR/$mn.ixt" "$HWTRACE" index -q -j 2 -o "$db" \
+	    "$BENCH_DIR/$mn.hwtrace" 2> "$BENCH_DIR/$mn.ixerr" ||
+	    { echo "bench_report: index of $mn failed: $(tail -2 "$BENCH_DIR/$mn.ixerr")" >&2; return 1; }
+	best=
+	i=0
+	while [ "$i" -lt "$BENCH_RUNS" ]; do
+		secs "$BENCH_DIR/$mn.rpt" "$HWTRACE" report -o "$page" "$db" \
+		    2> "$BENCH_DIR/$mn.rperr" ||
+		    { echo "bench_report: report of $mn failed: $(tail -2 "$BENCH_DIR/$mn.rperr")" >&2; return 1; }
+		t=$(tail -n 1 "$BENCH_DIR/$mn.rpt")
+		best=$(awk -v a="${best:-$t}" -v b="$t" 'BEGIN { print (b < a ? b : a) }')
+		i=$((i + 1))
+	done
+	size=$(stat -c %s "$page")
+	echo "  $mn: index $(tail -n 1 "$BENCH_DIR/$mn.ixt") s, report $best s," \
+	    "page $size bytes" >&2
+	printf 'result\treport time, %s\ts\t%s\tindex -j 2\t%s\tlower\t-\n' \
+	    "$what" "$best" "$(tail -n 1 "$BENCH_DIR/$mn.ixt")"
+	awk -v s="$size" -v w="$what" 'BEGIN {
+		printf "result\treport size, %s\tMB\t%.3f\thwtrace-report(1) few MB\t5\tlower\t1.00\n",
+		    w, s / 1e6 }'
+	rm -f "$db"
+}
+
+rc=0
+if capture gzip8m gzip -6 -c "$text"; then
+	measure gzip8m "gzip -6 8 MiB text" || rc=1
+fi
+# The interpreter itself, not a wrapper script (pyenv's shims run bash).
+py=/usr/bin/python3
+if [ -x "$py" ]; then
+	if capture python3 "$py" -c 's = 0
+for i in range(200000): s += i * i
+print(s)'; then
+		measure python3 "python3 loop of 200000" || rc=1
+	fi
+else
+	echo "bench_report: no $py: the python3 rows are skipped" >&2
+fi
+exit $rc
