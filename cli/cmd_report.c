@@ -6,6 +6,7 @@
 
 /* hwtrace report: one self-contained HTML page of a run. */
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,20 @@
 enum {
 	O_COLUMNS = 0x100, O_DB, O_DEPTH, O_THREADS, O_TIMEOUT, O_TOP
 };
+
+/*
+ * SIGINT and SIGTERM while an archive is indexed first: the indexer stops
+ * within a second and removes its temporary database and directory, as
+ * for query (the default action would leave them behind).
+ */
+static volatile int report_cancel;
+
+static void
+on_cancel(int sig)
+{
+	(void)sig;
+	report_cancel = 1;
+}
 
 static const struct cli_opt report_opts[] = {
 	{ "columns", O_COLUMNS, "N", "timeline columns per thread (default "
@@ -71,6 +86,7 @@ cmd_report(int argc, char **argv)
 {
 	struct hwtr_q_report_opts ro;
 	struct hwtr_q_opts qo;
+	struct sigaction sa, oldint, oldterm;
 	struct cli_progress prog;
 	struct cli_operands ops = { { NULL }, 0 };
 	struct hwtr_q *q = NULL;
@@ -138,11 +154,20 @@ cmd_report(int argc, char **argv)
 		qo.progress = cli_progress_show;
 		qo.progress_arg = &prog;
 	}
+	qo.cancel = &report_cancel;
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_cancel;
+	sigaction(SIGINT, &sa, &oldint);
+	sigaction(SIGTERM, &sa, &oldterm);
 	rc = hwtr_q_open(&q, ops.v[0], &qo, errbuf, sizeof(errbuf));
+	sigaction(SIGINT, &oldint, NULL);
+	sigaction(SIGTERM, &oldterm, NULL);
 	if (prog.shown)
 		fprintf(stderr, "\r%78s\r", "");
 	if (rc < 0) {
-		cli_warnx("report", "%s", errbuf);
+		cli_warnx("report", "%s", report_cancel ? "interrupted while "
+		    "indexing; nothing written" : errbuf);
 		return (1);
 	}
 	if (hwtr_q_report(q, &ro, out, &size) < 0) {

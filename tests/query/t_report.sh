@@ -350,6 +350,32 @@ report_usage_body()
 	grep -q "^usage: hwtrace report" out || atf_fail "expected a usage line in --help, got: $(head -n 3 out)"
 }
 
+atf_test_case report_sigterm_while_indexing
+report_sigterm_while_indexing_head()
+{
+	atf_set descr "SIGTERM while report waits to index an archive (another process holds the index lock) ends it within seconds with exit 1 and 'interrupted', writing no page"
+	atf_set require.progs "flock"
+}
+report_sigterm_while_indexing_body()
+{
+	need_prog
+	"$HWTRACE" capture -o dc.hwtrace -- "$PROG" > cap.out 2> cap.err
+	[ $? -eq 139 ] || atf_fail "capture of deepcrash: expected exit 139, got: $(cat cap.err)"
+	flock dc.hwtrace.db.lock sleep 30 &
+	holder=$!
+	sleep 0.5
+	timeout -s KILL 20 "$HWTRACE" report -o dc.html dc.hwtrace 2>err.t &
+	waiter=$!
+	sleep 1
+	kill -TERM $waiter
+	wait $waiter
+	got=$?
+	kill $holder
+	[ "$got" = 1 ] || atf_fail "expected exit status 1 on SIGTERM, got $got (137: it kept waiting; 143: killed by the signal)"
+	grep -q interrupted err.t || atf_fail "expected 'interrupted', got: $(cat err.t)"
+	[ ! -e dc.html ] || atf_fail "dc.html was written after SIGTERM"
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case report_crash_bt
@@ -358,4 +384,5 @@ atf_init_test_cases()
 	atf_add_test_case report_debug_info
 	atf_add_test_case report_bounds
 	atf_add_test_case report_usage
+	atf_add_test_case report_sigterm_while_indexing
 }
