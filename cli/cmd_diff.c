@@ -18,11 +18,12 @@
 #include "hwtrace.h"
 #include "cli.h"
 
-enum { O_FORMAT = 0x100, O_FIRST, O_NEXT, O_TIMEOUT };
+enum { O_FORMAT = 0x100, O_FIRST, O_LIST, O_NEXT, O_TIMEOUT };
 
 static const struct cli_opt diff_opts[] = {
 	{ "first", O_FIRST, NULL, "the old answer: what one run ran and the other did not, and per thread the first block that differs" },
 	{ "format", O_FORMAT, "FMT", "table, csv, tsv or json (default: table)" },
+	{ "list", O_LIST, "N", "functions and lines named per side of a region (default: 6; 0: all)" },
 	{ "next", 'n', "N", "with --first: blocks of each run shown from where they part (default: 4)" },
 	{ "timeout", O_TIMEOUT, "SECONDS", "stop after SECONDS of CPU time (default 60 and 1 per MiB of database; 0: no limit)" },
 	{ NULL, 0, NULL, NULL }
@@ -30,7 +31,7 @@ static const struct cli_opt diff_opts[] = {
 
 static const struct cli_cmd diff_cmd = {
 	.verb = "diff",
-	.usage = "[--first] [--format FMT] [-n N] [--timeout SECONDS] A B",
+	.usage = "[--first] [--format FMT] [--list N] [-n N] [--timeout SECONDS] A B",
 	.summary = "Compare two executions: align them by call tree and "
 	    "loop iterations and list the\nregions where they differ, each "
 	    "with the branch that went different ways, where\nthe runs meet "
@@ -74,6 +75,13 @@ cmd_diff(int argc, char **argv)
 				return (cli_usage_error(&diff_cmd, "--format: "
 				    "'%s' is not table, csv, tsv or json",
 				    arg));
+			break;
+		case O_LIST:
+			if (cli_parse_int(arg, 0, 1000000, &n) != 0)
+				return (cli_usage_error(&diff_cmd, "--list: "
+				    "'%s' is not a number from 0 to 1000000",
+				    arg));
+			dopts.list = n == 0 ? -1 : n;
 			break;
 		case 'n':
 			if (cli_parse_int(arg, 1, 1000000, &n) != 0)

@@ -1172,6 +1172,8 @@ int hwtr_q_stream(struct hwtr_q *q, const struct hwtr_q_req *req,
 struct hwtr_q_diff_opts {
 	int		first;		/* the first-divergence answer */
 	int64_t		next;		/* "next" rows per run; <= 0: 4 */
+	/* Functions and lines named per side of a region: 0 6, < 0 all. */
+	int64_t		list;
 	/*
 	 * The time limit (ms) as hwtr_q_req's sql_timeout_ms for the verbs,
 	 * but 0 here is the default and -1 no limit (a zeroed struct is the

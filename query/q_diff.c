@@ -180,7 +180,7 @@ qd_threads(struct hwtr_q *q, int64_t **idsp, size_t *np)
  */
 #define D_WINDOW	4096
 #define D_BUFMAX	((size_t)1 << 20)
-#define D_LIST		6		/* functions or lines named per side */
+#define D_LIST		6		/* default names per side and kind */
 
 struct d_ent {
 	int32_t		blk;
@@ -214,6 +214,7 @@ struct d_side {
 	size_t			ntouched;
 	int64_t			insns;		/* in the region */
 	int64_t			last;		/* last block passed */
+	size_t			list;		/* names per list, 0 all */
 };
 
 /* A divergence region, as shown. */
@@ -249,12 +250,13 @@ d_call_next(struct d_side *s)
 
 static int
 d_side_open(struct hwtr_q *q, const struct d_blocks *bk, int64_t thread,
-    struct d_side *s)
+    size_t list, struct d_side *s)
 {
 	int rc;
 
 	memset(s, 0, sizeof(*s));
 	s->q = q;
+	s->list = list;
 	s->bk = bk;
 	s->last = -1;
 	if (bk->n > 0 && ((s->cnt = calloc((size_t)bk->n,
@@ -594,7 +596,7 @@ d_list(struct d_side *s, int by_line, char **outp)
 		free(ag);
 		return (rc);
 	}
-	for (i = 0; i < m && i < D_LIST; i++) {
+	for (i = 0; i < m && (s->list == 0 || i < s->list); i++) {
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, ag[i].a);
 		nm = sqlite3_step(st) == SQLITE_ROW ?
@@ -610,8 +612,8 @@ d_list(struct d_side *s, int by_line, char **outp)
 			    (const char *)nm : "(no symbol)",
 			    (intmax_t)ag[i].insns);
 	}
-	if (m > D_LIST)
-		q_str_printf(&str, ", (%zu more)", m - D_LIST);
+	if (s->list > 0 && m > s->list)
+		q_str_printf(&str, ", (%zu more)", m - s->list);
 	sqlite3_finalize(st);
 	free(ag);
 	if (str.err) {
@@ -704,7 +706,8 @@ d_region_new(struct d_regions *rs)
 
 /*
  * Where thread @thread of @q entered main for the first time and the block
- * after its return ([*lop, *hip)); *lop -1 when it has no call of main.
+ * after its return ([*lop, *hip); *hip INT64_MAX when the trace ended in it);
+ * *lop -1 when it has no call of main.
  */
 static int
 d_main_span(struct hwtr_q *q, int64_t thread, int64_t *lop, int64_t *hip)
@@ -716,9 +719,10 @@ d_main_span(struct hwtr_q *q, int64_t thread, int64_t *lop, int64_t *hip)
 	if ((rc = q_prepare(q, &ss, "SELECT id FROM symbols WHERE name = "
 	    "'main'")) < 0)
 		return (rc);
-	if ((rc = q_prepare(q, &sc, "SELECT entry_seq, coalesce(exit_seq, "
-	    "9223372036854775807) FROM calls WHERE symbol = ?1 AND thread = "
-	    "?2 ORDER BY id LIMIT 1")) < 0) {
+	if ((rc = q_prepare(q, &sc, "SELECT entry_seq, CASE WHEN exit_kind = "
+	    "'end' OR exit_seq IS NULL THEN 9223372036854775807 ELSE exit_seq "
+	    "END FROM calls WHERE symbol = ?1 AND thread = ?2 ORDER BY id "
+	    "LIMIT 1")) < 0) {
 		sqlite3_finalize(ss);
 		return (rc);
 	}
@@ -833,7 +837,8 @@ d_region(struct d_side *a, struct d_side *b, int32_t pdepth, int env,
 /* Thread @ta of A against @tb of B: their divergence regions into @rs. */
 static int
 d_align(struct hwtr_q *qa, struct hwtr_q *qb, const struct d_blocks *ba,
-    const struct d_blocks *bb, int64_t ta, int64_t tb, struct d_regions *rs)
+    const struct d_blocks *bb, int64_t ta, int64_t tb, size_t list,
+    struct d_regions *rs)
 {
 	struct d_side a, b;
 	struct d_tok *tka, *tkb;
@@ -851,9 +856,9 @@ d_align(struct hwtr_q *qa, struct hwtr_q *qb, const struct d_blocks *ba,
 	}
 	if ((rc = d_main_span(qa, ta, &mlo, &mhi)) < 0)
 		goto out0;
-	if ((rc = d_side_open(qa, ba, ta, &a)) < 0)
+	if ((rc = d_side_open(qa, ba, ta, list, &a)) < 0)
 		goto out1;
-	if ((rc = d_side_open(qb, bb, tb, &b)) < 0) {
+	if ((rc = d_side_open(qb, bb, tb, list, &b)) < 0) {
 		rc = q_fail(qa, rc, "B: %s", hwtr_q_errmsg(qb));
 		goto out;
 	}
@@ -879,8 +884,9 @@ d_align(struct hwtr_q *qa, struct hwtr_q *qb, const struct d_blocks *ba,
 			b.pos++;
 			continue;
 		}
-		if ((rc = d_region(&a, &b, pdepth, mlo >= 0 && (a.pos < mlo ||
-		    a.pos >= mhi), tka, tkb, rs)) < 0)
+		/* Environment: the branch ran outside main's first call. */
+		if ((rc = d_region(&a, &b, pdepth, mlo >= 0 && (a.pos - 1 <
+		    mlo || a.pos - 1 >= mhi), tka, tkb, rs)) < 0)
 			goto out;
 	}
 	for (k = first; k < rs->n; k++)
@@ -969,8 +975,11 @@ d_thread_only(struct hwtr_q *q, int64_t thread, int in_a,
 
 /* The divergence regions of all pairs of threads. */
 static int
-d_run_align(struct hwtr_q *qa, struct hwtr_q *qb, struct hwtr_q_res **resp)
+d_run_align(struct hwtr_q *qa, struct hwtr_q *qb,
+    const struct hwtr_q_diff_opts *opts, struct hwtr_q_res **resp)
 {
+	size_t list = opts == NULL || opts->list == 0 ? D_LIST :
+	    opts->list < 0 ? 0 : (size_t)opts->list;
 	struct d_blocks ba = { 0 }, bb = { 0 };
 	struct d_regions rs = { 0 };
 	int64_t *ta = NULL, *tb = NULL;
@@ -991,7 +1000,8 @@ d_run_align(struct hwtr_q *qa, struct hwtr_q *qb, struct hwtr_q_res **resp)
 		else if (i >= na)
 			rc = d_thread_only(qb, tb[i], 0, &rs);
 		else
-			rc = d_align(qa, qb, &ba, &bb, ta[i], tb[i], &rs);
+			rc = d_align(qa, qb, &ba, &bb, ta[i], tb[i], list,
+			    &rs);
 		if (rc < 0)
 			goto out;
 	}
@@ -1029,7 +1039,7 @@ hwtr_q_diff(struct hwtr_q *qa, struct hwtr_q *qb,
 	if (opts != NULL && opts->first)
 		rc = qd_first(qa, qb, opts, resp);
 	else
-		rc = d_run_align(qa, qb, resp);
+		rc = d_run_align(qa, qb, opts, resp);
 	if (rc < 0) {
 		hwtr_q_res_free(*resp);
 		*resp = NULL;
