@@ -36,7 +36,7 @@ static const struct cli_cmd diff_cmd = {
 	    "loop iterations and list the\nregions where they differ, each "
 	    "with the branch that went different ways, where\nthe runs meet "
 	    "again and what ran on one side only, largest first; start-up\n"
-	    "differences before main are listed apart.  A and B are databases "
+	    "differences outside main are listed apart.  A and B are databases "
 	    "or archives.",
 	.opts = diff_opts,
 };

@@ -174,9 +174,12 @@ qd_threads(struct hwtr_q *q, int64_t **idsp, size_t *np)
  * meet again at the first pair of equal tokens, the one with the fewest
  * tokens skipped on the two sides together (or both leaving the frame);
  * what lies before it on each side ran on that side only.  The search
- * looks at D_WINDOW tokens and D_BUFMAX blocks of each side; past that the
- * two sides are taken to meet again where the frame returns.  A side that
- * ends with no meeting point leaves the region open to the end.
+ * looks at D_WINDOW tokens and D_BUFMAX blocks of each side.  When only
+ * one side's tokens go past that (a loop that ran many more times there),
+ * that side is read on, unbuffered, to its first token the other side
+ * has; when both do, the two are taken to meet where the frame returns.
+ * A side that ends with no meeting point leaves the region open to the
+ * end.
  */
 #define D_WINDOW	4096
 #define D_BUFMAX	((size_t)1 << 20)
@@ -485,48 +488,111 @@ d_tok_eq(const struct d_tok *a, const struct d_tok *b)
 	    (a->kind != T_BLOCK || (a->key == b->key && a->key != 0)));
 }
 
-/*
- * The meeting point: the pair of equal tokens of @ta and @tb with the
- * fewest tokens before them on the two sides together, by a table of the
- * first place of each token of B.  *ip, *jp -1 when there is none.
- */
+/* A table of the first place of each token of @t, *maskp its size - 1. */
 static int
-d_meet(struct hwtr_q *q, const struct d_tok *ta, size_t na,
-    const struct d_tok *tb, size_t nb, int64_t *ip, int64_t *jp)
+d_tab_new(struct hwtr_q *q, const struct d_tok *t, size_t n, int32_t **tabp,
+    size_t *maskp)
 {
 	int32_t *tab;
 	size_t size = 16, mask, i, h;
-	int64_t best = INT64_MAX;
 
-	*ip = *jp = -1;
-	while (size < nb * 2)
+	while (size < n * 2)
 		size *= 2;
 	mask = size - 1;
 	if ((tab = malloc(size * sizeof(*tab))) == NULL)
 		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
 	memset(tab, 0xff, size * sizeof(*tab));
-	for (i = 0; i < nb; i++) {
-		for (h = d_tok_hash(&tb[i]) & mask; tab[h] >= 0 &&
-		    !d_tok_eq(&tb[tab[h]], &tb[i]); h = (h + 1) & mask)
+	for (i = 0; i < n; i++) {
+		for (h = d_tok_hash(&t[i]) & mask; tab[h] >= 0 &&
+		    !d_tok_eq(&t[tab[h]], &t[i]); h = (h + 1) & mask)
 			;
 		if (tab[h] < 0)
 			tab[h] = (int32_t)i;
 	}
+	*tabp = tab;
+	*maskp = mask;
+	return (0);
+}
+
+/* The first place of token @x in @t (table @tab), -1 when none. */
+static int64_t
+d_tab_find(const int32_t *tab, size_t mask, const struct d_tok *t,
+    const struct d_tok *x)
+{
+	size_t h;
+
+	for (h = d_tok_hash(x) & mask; tab[h] >= 0; h = (h + 1) & mask)
+		if (d_tok_eq(&t[tab[h]], x))
+			return (tab[h]);
+	return (-1);
+}
+
+/*
+ * The meeting point: the pair of equal tokens of @ta and @tb with the
+ * fewest tokens before them on the two sides together.  *ip, *jp -1 when
+ * there is none.
+ */
+static int
+d_meet(struct hwtr_q *q, const struct d_tok *ta, size_t na,
+    const struct d_tok *tb, size_t nb, int64_t *ip, int64_t *jp)
+{
+	int32_t *tab = NULL;
+	size_t mask = 0, i;
+	int64_t best = INT64_MAX, j;
+	int rc;
+
+	*ip = *jp = -1;
+	if ((rc = d_tab_new(q, tb, nb, &tab, &mask)) < 0)
+		return (rc);
 	for (i = 0; i < na && (int64_t)i < best; i++) {
-		for (h = d_tok_hash(&ta[i]) & mask; tab[h] >= 0; h = (h + 1) &
-		    mask) {
-			if (!d_tok_eq(&tb[tab[h]], &ta[i]))
-				continue;
-			if ((int64_t)i + tab[h] < best) {
-				best = (int64_t)i + tab[h];
-				*ip = (int64_t)i;
-				*jp = tab[h];
-			}
-			break;
+		if ((j = d_tab_find(tab, mask, tb, &ta[i])) >= 0 &&
+		    (int64_t)i + j < best) {
+			best = (int64_t)i + j;
+			*ip = (int64_t)i;
+			*jp = j;
 		}
 	}
 	free(tab);
 	return (0);
+}
+
+/*
+ * Side @s, whose tokens went past the window while those of the other
+ * side (@t, @n, the last leaving the frame) did not, read on, counting
+ * what it runs, up to its first token that is one of @t: *ip is that
+ * token's index in @t, -1 when @s ended first.  Nothing is buffered: a
+ * loop that ran many more times on one side is passed whole.
+ */
+static int
+d_stream(struct d_side *s, int32_t d0, const struct d_tok *t, size_t n,
+    int64_t *ip)
+{
+	struct d_tok x;
+	struct d_ent e;
+	int32_t *tab = NULL;
+	size_t mask = 0;
+	int rc;
+
+	*ip = -1;
+	assert(n > 0 && t[n - 1].kind == T_EXIT);
+	if ((rc = d_tab_new(s->q, t, n, &tab, &mask)) < 0)
+		return (rc);
+	for (;;) {
+		if ((rc = d_peek(s, 0, &e)) <= 0)
+			break;
+		if (e.depth <= d0) {
+			x.kind = e.depth < d0 ? T_EXIT : T_BLOCK;
+			x.key = e.blk >= 0 && x.kind == T_BLOCK ?
+			    s->bk->key[e.blk] : 0;
+			x.off = 0;
+			if ((*ip = d_tab_find(tab, mask, t, &x)) >= 0)
+				break;
+		}
+		if ((rc = d_adv(s, 1, -1, 1)) < 0)
+			break;
+	}
+	free(tab);
+	return (rc < 0 ? rc : 0);
 }
 
 /* What one side ran in the region, by function or by line. */
@@ -811,8 +877,23 @@ d_region(struct d_side *a, struct d_side *b, int32_t pdepth, int env,
 		    "(none: A ended)" : "(none: B ended)";
 		if ((rc = d_adv(a, -1, -1, 1)) == 0)
 			rc = d_adv(b, -1, -1, 1);
+	} else if (tka[na - 1].kind == T_EXIT || tkb[nb - 1].kind == T_EXIT) {
+		/* One side's tokens fit in the window: read the other on. */
+		if (tka[na - 1].kind == T_EXIT) {
+			rc = d_stream(b, d0, tka, na, &i);
+			if (rc == 0)
+				rc = d_adv(a, i >= 0 ? tka[i].off : -1, -1, 1);
+			if (i < 0)
+				none = "(none: B ended)";
+		} else {
+			rc = d_stream(a, d0, tkb, nb, &j);
+			if (rc == 0)
+				rc = d_adv(b, j >= 0 ? tkb[j].off : -1, -1, 1);
+			if (j < 0)
+				none = "(none: A ended)";
+		}
 	} else {
-		/* Nothing within the window: they meet where d0 returns. */
+		/* Neither fits in the window: they meet where d0 returns. */
 		if ((rc = d_adv(a, -1, d0, 1)) == 0)
 			rc = d_adv(b, -1, d0, 1);
 	}

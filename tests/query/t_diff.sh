@@ -4,7 +4,8 @@
 # hwtrace diff on step captures of a program written here whose runs part
 # ways in places known by construction: bit 1 of its argument calls
 # only_one from place1, bit 2 runs one more statement in place2, bit 4
-# turns main's loop of 2 calls of step into 4, bit 8 crashes in main.
+# turns main's loop of 2 calls of step into 4, bit 8 crashes in main, bit
+# 16 makes the loop 6000 rounds (more than diff's window of 4096).
 # The places are checked against the source (marker comments), addr2line
 # and objdump, never against hwtrace's own output.
 
@@ -58,7 +59,7 @@ main(int argc, char **argv)
 	if (bits & 8) /* IFC */
 		*(volatile int *)0 = 1; /* CRASH */
 	place2(bits & 2); /* CALL2 */
-	n = bits & 4 ? 4 : 2;
+	n = bits & 16 ? 6000 : bits & 4 ? 4 : 2; /* NSET */
 	for (i = 0; i < n; i++) /* LOOP */
 		step();
 	return (0); /* RET */
@@ -131,7 +132,7 @@ three_regions_body()
 	run a 0
 	run b 7
 	"$HWTRACE" diff a.db b.db --format tsv > d.tsv 2> d.err ||
-	    atf_fail "diff failed: $(cat d.err)"
+	    atf_fail "diff failed: $(tr '\n' ' ' < d.err)"
 	awk -F'\t' 'NR > 1 && $2 == "program"' d.tsv > prog.tsv
 	[ "$(wc -l < prog.tsv)" -eq 3 ] ||
 	    atf_fail "expected 3 program regions, got $(wc -l < prog.tsv): $(cut -f1-10 prog.tsv | tr '\n' '|')"
@@ -206,7 +207,7 @@ identical_runs_body()
 	run a 0
 	run e 0 HWTRACE_DIFF_PADDING="$(printf '%0300d' 0)" LC_ALL=C TZ=UTC
 	"$HWTRACE" diff a.db e.db --format tsv > d.tsv 2> d.err ||
-	    atf_fail "diff failed: $(cat d.err)"
+	    atf_fail "diff failed: $(tr '\n' ' ' < d.err)"
 	awk -F'\t' 'NR > 1 && $2 != "environment"' d.tsv > other.tsv
 	[ ! -s other.tsv ] ||
 	    atf_fail "expected no region outside the environment group, got: $(cut -f1-10 other.tsv | tr '\n' '|')"
@@ -214,7 +215,7 @@ identical_runs_body()
 	[ "$(awk -F'\t' 'NR > 1' d.tsv | wc -l)" -ge 1 ] ||
 	    atf_fail "expected the environment's start-up differences as a group, got none"
 	"$HWTRACE" diff a.db a.db --format csv > same.csv 2> same.err ||
-	    atf_fail "diff a a failed: $(cat same.err)"
+	    atf_fail "diff a a failed: $(tr '\n' ' ' < same.err)"
 	[ "$(wc -l < same.csv)" -eq 1 ] || atf_fail "a against itself: $(cat same.csv)"
 	atf_check -s exit:2 -e match:"-n: only with --first" "$HWTRACE" diff -n 3 a.db a.db
 }
@@ -232,7 +233,7 @@ crash_open_region_body()
 	run c 8
 	[ "$(cat c.rc)" = 139 ] || atf_fail "div 8 should die of SIGSEGV (139), got $(cat c.rc)"
 	"$HWTRACE" diff a.db c.db --list 0 --format tsv > d.tsv 2> d.err ||
-	    atf_fail "diff failed: $(cat d.err)"
+	    atf_fail "diff failed: $(tr '\n' ' ' < d.err)"
 	awk -F'\t' 'NR > 1 && $2 == "program"' d.tsv > prog.tsv
 	[ "$(wc -l < prog.tsv)" -eq 1 ] ||
 	    atf_fail "expected one program region, got: $(cut -f1-10 prog.tsv | tr '\n' '|')"
@@ -251,9 +252,45 @@ crash_open_region_body()
 	    atf_fail "c against a: expected one region, A having ended: $(cut -f1-10 r.tsv | tr '\n' '|')"
 }
 
+atf_test_case long_loop
+long_loop_head()
+{
+	atf_set descr "a loop that ran 5998 more rounds on one side, past diff's window of 4096 tokens: the largest region, which meets again at main's return statement, with step's instructions (objdump) times 5998 on that side; the other is the choice of the count"
+	atf_set require.progs "cc objdump addr2line nm"
+}
+long_loop_body()
+{
+	build_div
+	# 00 and 16: the same number of digits to parse.
+	run a 00
+	run l 16
+	"$HWTRACE" diff a.db l.db --format tsv > d.tsv 2> d.err ||
+	    atf_fail "diff failed: $(tr '\n' ' ' < d.err)"
+	awk -F'\t' 'NR > 1 && $2 == "program"' d.tsv > all.tsv
+	[ "$(wc -l < all.tsv)" -eq 2 ] ||
+	    atf_fail "expected two program regions, got: $(cut -f1-10 all.tsv | tr '\n' '|')"
+	[ "$(sed -n 2p all.tsv | cut -f6 | sed 's|.*/||')" = "div.c:$(mark NSET)" ] ||
+	    atf_fail "expected the smaller region at div.c:$(mark NSET), got '$(sed -n 2p all.tsv | cut -f5,6)'"
+	head -n 1 all.tsv > prog.tsv
+	[ "$(cut -f6 prog.tsv | sed 's|.*/||')" = "div.c:$(mark LOOP)" ] ||
+	    atf_fail "expected the region to start at the loop, div.c:$(mark LOOP), got '$(cut -f5,6 prog.tsv)'"
+	rj=$(cut -f10 prog.tsv | sed 's|.*/||')
+	[ "$rj" = "div.c:$(mark RET)" ] || [ "$rj" = "div.c:$(($(mark RET) + 1))" ] ||
+	    atf_fail "expected to meet again at main's return, div.c:$(mark RET), got '$(cut -f9,10 prog.tsv)'"
+	rjf=$(cut -f9 prog.tsv)
+	[ "$(a2l "$rjf")" = "$rj" ] ||
+	    atf_fail "rejoin $rjf is at $(a2l "$rjf") by addr2line, the answer says $rj"
+	n2=$(ninsns step)
+	cut -f12 prog.tsv | grep -q "\\(^\\|, \\)step $((5998 * n2))\\(,\\|\$\\)" ||
+	    atf_fail "expected step's $n2 instructions (objdump) 5998 more times, $((5998 * n2)), on B's side, got '$(cut -f12 prog.tsv)'"
+	[ "$(cut -f15 prog.tsv)" = 0 ] ||
+	    atf_fail "A ran nothing of its own, got $(cut -f15 prog.tsv) instructions: '$(cut -f11 prog.tsv)'"
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case three_regions
 	atf_add_test_case identical_runs
 	atf_add_test_case crash_open_region
+	atf_add_test_case long_loop
 }
