@@ -184,6 +184,10 @@ qd_threads(struct hwtr_q *q, int64_t **idsp, size_t *np)
 #define D_WINDOW	4096
 #define D_BUFMAX	((size_t)1 << 20)
 #define D_LIST		6		/* default names per side and kind */
+/* A call's exit, as a position: never when the trace ended in it. */
+#define D_EXIT_SQL							\
+	"CASE WHEN exit_kind = 'end' OR exit_seq IS NULL THEN "		\
+	"9223372036854775807 ELSE exit_seq END"
 
 struct d_ent {
 	int32_t		blk;
@@ -772,39 +776,66 @@ d_region_new(struct d_regions *rs)
 
 /*
  * Where thread @thread of @q entered main for the first time and the block
- * after its return ([*lop, *hip); *hip INT64_MAX when the trace ended in it);
- * *lop -1 when it has no call of main.
+ * after its return ([*lop, *hip); *hip INT64_MAX when the trace ended in
+ * it); *lop -1 when it has no call of main.  A program without symbols
+ * has no main by name: then main is the call the C library's start-up
+ * (__libc_start_call_main, or __libc_start_main before glibc 2.34) made
+ * that ran the most instructions.
  */
 static int
 d_main_span(struct hwtr_q *q, int64_t thread, int64_t *lop, int64_t *hip)
 {
+	static const char *const sql[] = {
+	    "SELECT entry_seq, " D_EXIT_SQL " FROM calls WHERE symbol = ?1 "
+	    "AND thread = ?2 ORDER BY id LIMIT 1",
+	    "SELECT entry_seq, " D_EXIT_SQL " FROM calls WHERE thread = ?2 "
+	    "AND caller_symbol = ?1 ORDER BY insns DESC, id LIMIT 1" };
+	static const char *const names[] = { "SELECT id FROM symbols WHERE "
+	    "name = 'main'", "SELECT id FROM symbols WHERE name IN "
+	    "('__libc_start_call_main', '__libc_start_main')" };
 	sqlite3_stmt *ss, *sc;
+	size_t k;
 	int rc;
 
 	*lop = *hip = -1;
-	if ((rc = q_prepare(q, &ss, "SELECT id FROM symbols WHERE name = "
-	    "'main'")) < 0)
-		return (rc);
-	if ((rc = q_prepare(q, &sc, "SELECT entry_seq, CASE WHEN exit_kind = "
-	    "'end' OR exit_seq IS NULL THEN 9223372036854775807 ELSE exit_seq "
-	    "END FROM calls WHERE symbol = ?1 AND thread = ?2 ORDER BY id "
-	    "LIMIT 1")) < 0) {
-		sqlite3_finalize(ss);
-		return (rc);
-	}
-	while (sqlite3_step(ss) == SQLITE_ROW) {
-		sqlite3_reset(sc);
-		sqlite3_bind_int64(sc, 1, sqlite3_column_int64(ss, 0));
-		sqlite3_bind_int64(sc, 2, thread);
-		if (sqlite3_step(sc) == SQLITE_ROW && (*lop < 0 ||
-		    sqlite3_column_int64(sc, 0) < *lop)) {
-			*lop = sqlite3_column_int64(sc, 0);
-			*hip = sqlite3_column_int64(sc, 1);
+	for (k = 0; k < HWTR_NELEM(sql) && *lop < 0; k++) {
+		if ((rc = q_prepare(q, &ss, names[k])) < 0)
+			return (rc);
+		if ((rc = q_prepare(q, &sc, sql[k])) < 0) {
+			sqlite3_finalize(ss);
+			return (rc);
 		}
+		while (sqlite3_step(ss) == SQLITE_ROW) {
+			sqlite3_reset(sc);
+			sqlite3_bind_int64(sc, 1, sqlite3_column_int64(ss, 0));
+			sqlite3_bind_int64(sc, 2, thread);
+			if (sqlite3_step(sc) == SQLITE_ROW && (*lop < 0 ||
+			    sqlite3_column_int64(sc, 0) < *lop)) {
+				*lop = sqlite3_column_int64(sc, 0);
+				*hip = sqlite3_column_int64(sc, 1);
+			}
+		}
+		sqlite3_finalize(ss);
+		sqlite3_finalize(sc);
 	}
-	sqlite3_finalize(ss);
-	sqlite3_finalize(sc);
 	return (0);
+}
+
+/*
+ * Whether function @sym of @q reads the environment itself (getenv and
+ * its kin): a branch there is the environment's, even inside main.
+ */
+static int
+d_env_func(struct hwtr_q *q, int64_t sym)
+{
+	int64_t yes = 0;
+
+	if (sym < 0 || q_int(q, &yes, 0, "SELECT name IN ('getenv', "
+	    "'secure_getenv', '__libc_secure_getenv', '__GI_getenv', "
+	    "'__GI___libc_secure_getenv') FROM symbols WHERE id = ?1", "i",
+	    sym) < 0)
+		return (0);
+	return (yes != 0);
 }
 
 /* The names of a region: where it starts and ends, what each side ran. */
@@ -910,7 +941,8 @@ d_region(struct d_side *a, struct d_side *b, int32_t pdepth, int env,
 	if ((r = d_region_new(rs)) == NULL)
 		return (q_fail(a->q, -HWTR_E_NOMEM, "out of memory"));
 	r->seq = pa;
-	r->group = env;
+	r->group = env || (branch >= 0 && d_env_func(a->q,
+	    a->bk->sym[branch]));
 	return (d_region_names(a, b, r, branch, next_a, next_b,
 	    none == NULL ? ea.blk : -1, none != NULL ? none : "?"));
 }
