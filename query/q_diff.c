@@ -727,16 +727,19 @@ d_place_str(struct hwtr_q *q, int64_t blk, int at_last, const char *none,
 		*outp = what;
 		return (0);
 	}
-	if (what != NULL && line != NULL &&
-	    asprintf(outp, "%s %s", what, line) < 0)
-		*outp = NULL;
-	else if (line == NULL) {
+	rc = 0;
+	if (what != NULL && line != NULL) {
+		if (asprintf(outp, "%s %s", what, line) < 0) {
+			*outp = NULL;
+			rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+		}
+	} else if (line == NULL) {
 		*outp = what;
 		what = NULL;
 	}
 	free(what);
 	free(line);
-	return (0);
+	return (rc);
 }
 
 /* The regions found, to be sorted and shown. */
