@@ -872,11 +872,13 @@ d_region_names(struct d_side *a, struct d_side *b, struct d_region *r,
 /*
  * The region that starts where @a and @b part ways (their next blocks
  * differ; the last they ran alike was at depth @pdepth): pass it on both
- * sides, counting what each ran, and add it to @rs.
+ * sides, counting what each ran, and add it to @rs.  @mspan is where A
+ * ran main (d_main_span).
  */
 static int
-d_region(struct d_side *a, struct d_side *b, int32_t pdepth, int env,
-    struct d_tok *tka, struct d_tok *tkb, struct d_regions *rs)
+d_region(struct d_side *a, struct d_side *b, int32_t pdepth,
+    const int64_t *mspan, struct d_tok *tka, struct d_tok *tkb,
+    struct d_regions *rs)
 {
 	struct d_region *r;
 	struct d_ent ea, eb;
@@ -944,8 +946,13 @@ d_region(struct d_side *a, struct d_side *b, int32_t pdepth, int env,
 	if ((r = d_region_new(rs)) == NULL)
 		return (q_fail(a->q, -HWTR_E_NOMEM, "out of memory"));
 	r->seq = pa;
-	r->group = env || (branch >= 0 && d_env_func(a->q,
-	    a->bk->sym[branch]));
+	/*
+	 * The environment's: ended before main began, began after it
+	 * returned, or branched in getenv.
+	 */
+	r->group = (mspan[0] >= 0 && ((pa - 1 < mspan[0] &&
+	    a->pos <= mspan[0]) || pa - 1 >= mspan[1])) ||
+	    (branch >= 0 && d_env_func(a->q, a->bk->sym[branch]));
 	return (d_region_names(a, b, r, branch, next_a, next_b,
 	    none == NULL ? ea.blk : -1, none != NULL ? none : "?"));
 }
@@ -959,7 +966,7 @@ d_align(struct hwtr_q *qa, struct hwtr_q *qb, const struct d_blocks *ba,
 	struct d_side a, b;
 	struct d_tok *tka, *tkb;
 	struct d_ent ea, eb;
-	int64_t mlo, mhi;
+	int64_t mspan[2];
 	size_t first = rs->n, k;
 	int32_t pdepth = 0;
 	int ra, rb, rc;
@@ -970,7 +977,7 @@ d_align(struct hwtr_q *qa, struct hwtr_q *qb, const struct d_blocks *ba,
 		rc = q_fail(qa, -HWTR_E_NOMEM, "out of memory");
 		goto out0;
 	}
-	if ((rc = d_main_span(qa, ta, &mlo, &mhi)) < 0)
+	if ((rc = d_main_span(qa, ta, &mspan[0], &mspan[1])) < 0)
 		goto out0;
 	if ((rc = d_side_open(qa, ba, ta, list, &a)) < 0)
 		goto out1;
@@ -1000,9 +1007,7 @@ d_align(struct hwtr_q *qa, struct hwtr_q *qb, const struct d_blocks *ba,
 			b.pos++;
 			continue;
 		}
-		/* Environment: the branch ran outside main's first call. */
-		if ((rc = d_region(&a, &b, pdepth, mlo >= 0 && (a.pos - 1 <
-		    mlo || a.pos - 1 >= mhi), tka, tkb, rs)) < 0)
+		if ((rc = d_region(&a, &b, pdepth, mspan, tka, tkb, rs)) < 0)
 			goto out;
 	}
 	for (k = first; k < rs->n; k++)
