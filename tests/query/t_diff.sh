@@ -125,7 +125,7 @@ atf_test_case three_regions
 three_regions_head()
 {
 	atf_set descr "two runs that part ways in three places (an extra call, an extra statement, two more loop iterations) give three program regions: each starts at the branch of the source's if or for (addr2line), meets again at the join or the return, and the one-sided calls have objdump's instruction counts"
-	atf_set require.progs "cc nm objdump addr2line"
+	atf_set require.progs "cc nm objdump addr2line python3"
 }
 three_regions_body()
 {
