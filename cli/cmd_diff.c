@@ -5,8 +5,8 @@
  */
 
 /*
- * hwtrace diff A B: what one execution ran and the other did not, and
- * where two runs of one program part ways (hwtr_q_diff()).  A and B are
+ * hwtrace diff A B: the regions where two runs of one program part ways,
+ * aligned by call tree and loop iteration (hwtr_q_diff()).  A and B are
  * databases or archives (an archive is indexed on first use, as by query).
  */
 
@@ -18,21 +18,26 @@
 #include "hwtrace.h"
 #include "cli.h"
 
-enum { O_FORMAT = 0x100, O_NEXT, O_TIMEOUT };
+enum { O_FORMAT = 0x100, O_FIRST, O_LIST, O_NEXT, O_TIMEOUT };
 
 static const struct cli_opt diff_opts[] = {
+	{ "first", O_FIRST, NULL, "the old answer: what one run ran and the other did not, and per thread the first block that differs" },
 	{ "format", O_FORMAT, "FMT", "table, csv, tsv or json (default: table)" },
-	{ "next", 'n', "N", "blocks of each run shown from where they part (default: 4)" },
+	{ "list", O_LIST, "N", "functions and lines named per side of a region (default: 6; 0: all)" },
+	{ "next", 'n', "N", "with --first: blocks of each run shown from where they part (default: 4)" },
 	{ "timeout", O_TIMEOUT, "SECONDS", "stop after SECONDS of CPU time (default 60 and 1 per MiB of database; 0: no limit)" },
 	{ NULL, 0, NULL, NULL }
 };
 
 static const struct cli_cmd diff_cmd = {
 	.verb = "diff",
-	.usage = "[--format FMT] [-n N] [--timeout SECONDS] A B",
-	.summary = "Compare two executions: the functions, lines and branches "
-	    "one ran and the other did not,\nand per thread where the two "
-	    "runs part ways.  A and B are databases or archives.",
+	.usage = "[--first] [--format FMT] [--list N] [-n N] [--timeout SECONDS] A B",
+	.summary = "Compare two executions: align them by call tree and "
+	    "loop iterations and list the\nregions where they differ, each "
+	    "with the branch that went different ways, where\nthe runs meet "
+	    "again and what ran on one side only, largest first; start-up\n"
+	    "differences outside main are listed apart.  A and B are databases "
+	    "or archives.",
 	.opts = diff_opts,
 };
 
@@ -62,11 +67,21 @@ cmd_diff(int argc, char **argv)
 	/* Options may come before, between or after A and B. */
 	while ((c = cli_getopt_ops(&diff_cmd, argc, argv, &arg, &ops)) != -1) {
 		switch (c) {
+		case O_FIRST:
+			dopts.first = 1;
+			break;
 		case O_FORMAT:
 			if (hwtr_q_format_parse(arg, &fmt) < 0)
 				return (cli_usage_error(&diff_cmd, "--format: "
 				    "'%s' is not table, csv, tsv or json",
 				    arg));
+			break;
+		case O_LIST:
+			if (cli_parse_int(arg, 0, 1000000, &n) != 0)
+				return (cli_usage_error(&diff_cmd, "--list: "
+				    "'%s' is not a number from 0 to 1000000",
+				    arg));
+			dopts.list = n == 0 ? -1 : n;
 			break;
 		case 'n':
 			if (cli_parse_int(arg, 1, 1000000, &n) != 0)
@@ -86,6 +101,8 @@ cmd_diff(int argc, char **argv)
 			    "unexpected option"));
 		}
 	}
+	if (dopts.next != 0 && !dopts.first)
+		return (cli_usage_error(&diff_cmd, "-n: only with --first"));
 	if (ops.n > 2)
 		return (cli_usage_error(&diff_cmd, "unexpected argument '%s'",
 		    ops.v[2]));

@@ -1204,17 +1204,22 @@ int hwtr_q_report(struct hwtr_q *q, const struct hwtr_q_report_opts *opts,
 
 /*
  * hwtrace diff: compare two executions (two databases opened with
- * hwtr_q_open).  The answer has the columns kind, run, thread, seq, what,
- * line, count: a row per function ("function"), source line ("line") and
- * branch ("branch") that only one run ("A" or "B") executed, with how much
- * (instructions; a branch: times taken); then per pair of threads (the
- * i-th thread of A against the i-th of B) either "same" (both ran the
- * same blocks) or "split" (the last block both ran, at its branch
- * instruction) and "next" rows (the first @next blocks of each run from
- * where they differ).  Errors are reported on @a (hwtr_q_errmsg(a)).
+ * hwtr_q_open).  The threads are paired in id order and aligned by call
+ * tree and loop iteration; the answer is a row per divergence region, with
+ * the columns region, group, thread, insns, branch, line, next_a, next_b,
+ * rejoin, rejoin_line, only_a, only_b, lines_a, lines_b, insns_a, insns_b
+ * (hwtrace-diff(1)).  With @first, the answer of before: the columns kind,
+ * run, thread, seq, what, line, count: a row per function ("function"),
+ * source line ("line") and branch ("branch") that only one run ("A" or
+ * "B") executed, then per pair of threads "same" or "split" (the last block
+ * both ran) and "next" rows (the first @next blocks of each run from where
+ * they differ).  Errors are reported on @a (hwtr_q_errmsg(a)).
  */
 struct hwtr_q_diff_opts {
+	int		first;		/* the first-divergence answer */
 	int64_t		next;		/* "next" rows per run; <= 0: 4 */
+	/* Functions and lines named per side of a region: 0 6, < 0 all. */
+	int64_t		list;
 	/*
 	 * The time limit (ms) as hwtr_q_req's sql_timeout_ms for the verbs,
 	 * but 0 here is the default and -1 no limit (a zeroed struct is the

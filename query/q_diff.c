@@ -5,224 +5,38 @@
  */
 
 /*
- * hwtrace diff A B: what one run executed and the other did not, and
- * where two runs of one program part ways.
+ * hwtrace diff A B: where two runs of one program part ways, where they
+ * meet again and what each ran in between (the alignment below), or with
+ * --first the answer of q_diff_first.c.
  *
- * Runs are compared by names, not ids: a function by its name, a line by
- * file:line, a branch by its two ends as function+offset and its kind, a
- * block by its image and link-time address; ids and run-time addresses
- * differ between two databases (ids follow the order of first execution,
- * addresses the load addresses of each run).  The sets come sorted by
- * SQLite (BINARY, memcmp order, as strcmp) and are merged.  The divergence
- * walks the execution order of the two threads side by side (threads are
- * paired in id order) and stops at the first block that differs.
+ * Runs are compared by names, not ids: a block by its image (build id,
+ * else path) and link-time address, a function by its name; ids and
+ * run-time addresses differ between two databases (ids follow the order
+ * of first execution, addresses the load addresses of each run).  Threads
+ * are paired in id order.
  */
 
+#include <assert.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "q_int.h"
+#include "q_diff.h"
 
-static const char *const d_cols[] = { "kind", "run", "thread", "seq",
-    "what", "line", "count" };
-
-/* A sorted set of names with a count each. */
-struct d_set {
-	char		**key;
-	int64_t		*count;
-	char		**line;
-	size_t		n, cap;
-};
-
-static void
-d_set_free(struct d_set *s)
+void
+qd_blocks_free(struct d_blocks *db)
 {
-	size_t i;
-
-	for (i = 0; i < s->n; i++) {
-		free(s->key[i]);
-		free(s->line[i]);
-	}
-	free(s->key);
-	free(s->count);
-	free(s->line);
-	memset(s, 0, sizeof(*s));
+	free(db->key);
+	free(db->ninsns);
+	free(db->line);
+	free(db->sym);
+	free(db->file);
+	memset(db, 0, sizeof(*db));
 }
 
-/* The rows of @sql (key, count[, line]) into @s, in the order given. */
-static int
-d_set_load(struct hwtr_q *q, struct d_set *s, const char *sql)
-{
-	sqlite3_stmt *st;
-	const char *k, *l;
-	int rc;
-
-	if ((rc = q_prepare(q, &st, sql)) < 0)
-		return (rc);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (s->n == s->cap) {
-			size_t nc = s->cap ? s->cap * 2 : 256;
-			char **nk = realloc(s->key, nc * sizeof(*nk));
-			char **nl;
-			int64_t *ncnt;
-
-			if (nk != NULL)
-				s->key = nk;
-			nl = realloc(s->line, nc * sizeof(*nl));
-			if (nl != NULL)
-				s->line = nl;
-			ncnt = realloc(s->count, nc * sizeof(*ncnt));
-			if (ncnt != NULL)
-				s->count = ncnt;
-			if (nk == NULL || nl == NULL || ncnt == NULL)
-				goto nomem;
-			s->cap = nc;
-		}
-		k = (const char *)sqlite3_column_text(st, 0);
-		l = sqlite3_column_count(st) > 2 ?
-		    (const char *)sqlite3_column_text(st, 2) : NULL;
-		if ((s->key[s->n] = strdup(k != NULL ? k : "?")) == NULL)
-			goto nomem;
-		s->line[s->n] = l != NULL ? strdup(l) : NULL;
-		s->count[s->n] = sqlite3_column_int64(st, 1);
-		s->n++;
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return (q_dbfail(q, "diff: cannot read the database"));
-	return (0);
-nomem:
-	sqlite3_finalize(st);
-	return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-}
-
-static int
-d_row(struct hwtr_q *q, struct hwtr_q_res *res, const char *kind,
-    const char *run, int64_t thread, int64_t seq, const char *what,
-    const char *line, int64_t count)
-{
-	int rc;
-
-	rc = q_res_push(res, HWTR_Q_TEXT, kind);
-	rc |= q_res_push(res, HWTR_Q_TEXT, run);
-	if (thread >= 0)
-		rc |= q_res_push_int(res, thread);
-	else
-		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
-	if (seq >= 0)
-		rc |= q_res_push_int(res, seq);
-	else
-		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
-	rc |= q_res_push(res, what ? HWTR_Q_TEXT : HWTR_Q_NULL, what);
-	rc |= q_res_push(res, line ? HWTR_Q_TEXT : HWTR_Q_NULL, line);
-	if (count >= 0)
-		rc |= q_res_push_int(res, count);
-	else
-		rc |= q_res_push(res, HWTR_Q_NULL, NULL);
-	if (rc != 0)
-		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	return (q_res_row_end(q, res));
-}
-
-/* The lines a run executed (q_prof_lines) as a set. */
-static int
-d_set_lines(struct hwtr_q *q, struct d_set *s)
-{
-	struct q_pline *pl;
-	size_t n, i;
-	int rc;
-
-	if ((rc = q_prof_lines(q, -1, &pl, &n)) < 0)
-		return (rc);
-	s->key = calloc(n + 1, sizeof(*s->key));
-	s->line = calloc(n + 1, sizeof(*s->line));
-	s->count = calloc(n + 1, sizeof(*s->count));
-	if (s->key == NULL || s->line == NULL || s->count == NULL) {
-		q_plines_free(pl, n);
-		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	}
-	for (i = 0; i < n; i++) {
-		/* "what" is the line, "line" the function it is in. */
-		s->key[i] = pl[i].place;
-		s->line[i] = pl[i].func;
-		s->count[i] = pl[i].insns;
-		pl[i].place = pl[i].func = NULL;
-	}
-	s->n = s->cap = n;
-	q_plines_free(pl, n);
-	return (0);
-}
-
-/* Rows for the keys of @sql (NULL: lines) in one run only. */
-static int
-d_sets(struct hwtr_q *qa, struct hwtr_q *qb, struct hwtr_q_res *res,
-    const char *kind, const char *sql)
-{
-	struct d_set a = { 0 }, b = { 0 };
-	size_t i = 0, j = 0;
-	int c, rc;
-
-	if ((rc = sql != NULL ? d_set_load(qa, &a, sql) :
-	    d_set_lines(qa, &a)) < 0)
-		goto out;
-	if ((rc = sql != NULL ? d_set_load(qb, &b, sql) :
-	    d_set_lines(qb, &b)) < 0) {
-		q_fail(qa, rc, "B: %s", hwtr_q_errmsg(qb));
-		goto out;
-	}
-	while (i < a.n || j < b.n) {
-		c = i == a.n ? 1 : j == b.n ? -1 : strcmp(a.key[i], b.key[j]);
-		if (c < 0) {
-			rc = d_row(qa, res, kind, "A", -1, -1, a.key[i],
-			    a.line[i], a.count[i]);
-			i++;
-		} else if (c > 0) {
-			rc = d_row(qa, res, kind, "B", -1, -1, b.key[j],
-			    b.line[j], b.count[j]);
-			j++;
-		} else {
-			i++;
-			j++;
-		}
-		if (rc < 0)
-			goto out;
-	}
-	rc = 0;
-out:
-	d_set_free(&a);
-	d_set_free(&b);
-	return (rc);
-}
-
-/*
- * Functions: name and the instructions executed in it.  Branches: both
- * ends as function+offset, the kind, and the line of the branch's block.
- * Lines come from q_prof_lines: the instructions executed at each.
- */
-#define D_FUNCS_SQL							\
-	"SELECT s.name, sum(b.exec_count * b.ninsns) FROM blocks b JOIN "	\
-	"symbols s ON s.id = b.symbol WHERE b.exec_count > 0 GROUP BY "	\
-	"s.name ORDER BY s.name"
-#define D_BRANCHES_SQL							\
-	"SELECT coalesce(" Q_FUNC("fb", "fs", "br.from_ip - fb.start_ip")	\
-	", printf('%#x', br.from_ip)) || ' -> ' || coalesce("		\
-	Q_FUNC("tb", "ts", "br.to_ip - tb.start_ip") ", printf('%#x', "	\
-	"br.to_ip)) || ' ' || br.kind AS k, sum(br.count), min(CASE WHEN "	\
-	"ff.path IS NULL THEN NULL ELSE ff.path || ':' || fb.line END) "	\
-	"FROM branches br JOIN blocks fb ON fb.id = br.from_block JOIN "	\
-	"blocks tb ON tb.id = br.to_block LEFT JOIN symbols fs ON fs.id = "	\
-	"fb.symbol LEFT JOIN symbols ts ON ts.id = tb.symbol LEFT JOIN "	\
-	"files ff ON ff.id = fb.file GROUP BY k ORDER BY k"
-
-/* Block identities of one database: image and link-time address. */
-struct d_blocks {
-	uint64_t	*key;
-	int64_t		n;
-};
-
-static int
-d_blocks_load(struct hwtr_q *q, struct d_blocks *db)
+int
+qd_blocks_load(struct hwtr_q *q, struct d_blocks *db)
 {
 	sqlite3_stmt *st;
 	int64_t id;
@@ -232,12 +46,20 @@ d_blocks_load(struct hwtr_q *q, struct d_blocks *db)
 	if ((rc = q_int(q, &db->n, 0, "SELECT coalesce(max(id), -1) + 1 "
 	    "FROM blocks", NULL)) < 0)
 		return (rc);
-	if (db->n > 0 && (db->key = calloc((size_t)db->n,
-	    sizeof(*db->key))) == NULL)
-		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	if (db->n > 0) {
+		db->key = calloc((size_t)db->n, sizeof(*db->key));
+		db->ninsns = calloc((size_t)db->n, sizeof(*db->ninsns));
+		db->line = calloc((size_t)db->n, sizeof(*db->line));
+		db->sym = calloc((size_t)db->n, sizeof(*db->sym));
+		db->file = calloc((size_t)db->n, sizeof(*db->file));
+		if (db->key == NULL || db->ninsns == NULL || db->line == NULL ||
+		    db->sym == NULL || db->file == NULL)
+			return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	}
 	if ((rc = q_prepare(q, &st, "SELECT b.id, coalesce(i.build_id, "
-	    "i.path, i.key), b.image_addr, b.start_ip FROM blocks b LEFT JOIN "
-	    "images i ON i.id = b.image")) < 0)
+	    "i.path, i.key), b.image_addr, b.start_ip, b.ninsns, "
+	    "coalesce(b.symbol, -1), coalesce(b.file, -1), coalesce(b.line, "
+	    "0) FROM blocks b LEFT JOIN images i ON i.id = b.image")) < 0)
 		return (rc);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		id = sqlite3_column_int64(st, 0);
@@ -250,6 +72,10 @@ d_blocks_load(struct hwtr_q *q, struct d_blocks *db)
 		else
 			db->key[id] = (uint64_t)sqlite3_column_int64(st, 3) ^
 			    0x5bd1e995ULL;
+		db->ninsns[id] = (int32_t)sqlite3_column_int64(st, 4);
+		db->sym[id] = sqlite3_column_int64(st, 5);
+		db->file[id] = sqlite3_column_int64(st, 6);
+		db->line[id] = (int32_t)sqlite3_column_int64(st, 7);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -266,17 +92,19 @@ d_blocks_load(struct hwtr_q *q, struct d_blocks *db)
 	"b.image_addr + ?2 < l.end_addr), b.last_ip - b.start_ip FROM "	\
 	"blocks b LEFT JOIN symbols s ON s.id = b.symbol WHERE b.id = ?1"
 
-/* A row naming block @block of @q (at its start, or its last instruction). */
-static int
-d_block_row(struct hwtr_q *q, struct hwtr_q *qres, struct hwtr_q_res *res,
-    const char *kind, const char *run, int64_t thread, int64_t seq,
-    int64_t block, int at_last)
+/*
+ * Block @block of @q named at its start or its last instruction (@at_last):
+ * *whatp "function+0x1a" and *linep "file:line", each NULL when unknown.
+ */
+int
+qd_place(struct hwtr_q *q, int64_t block, int at_last, char **whatp,
+    char **linep)
 {
 	sqlite3_stmt *st;
 	int64_t off = 0;
-	char *what = NULL, *line = NULL;
 	int rc;
 
+	*whatp = *linep = NULL;
 	if ((rc = q_prepare(q, &st, D_PLACE_SQL)) < 0)
 		return (rc);
 	if (at_last) {
@@ -290,218 +118,19 @@ d_block_row(struct hwtr_q *q, struct hwtr_q *qres, struct hwtr_q_res *res,
 	sqlite3_bind_int64(st, 2, off);
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		if (sqlite3_column_text(st, 0) != NULL)
-			what = strdup((const char *)sqlite3_column_text(st, 0));
+			*whatp = strdup((const char *)sqlite3_column_text(st,
+			    0));
 		if (sqlite3_column_text(st, 1) != NULL)
-			line = strdup((const char *)sqlite3_column_text(st, 1));
+			*linep = strdup((const char *)sqlite3_column_text(st,
+			    1));
 	}
 	sqlite3_finalize(st);
-	rc = d_row(qres, res, kind, run, thread, seq, what, line, -1);
-	free(what);
-	free(line);
-	return (rc);
-}
-
-/* The execution order of a thread, block by block. */
-struct d_cur {
-	sqlite3_stmt	*st;
-	int64_t		seq, block;
-	int		end;
-};
-
-static int
-d_cur_open(struct hwtr_q *q, struct d_cur *c, int64_t thread, int64_t from)
-{
-	int rc;
-
-	memset(c, 0, sizeof(*c));
-	if ((rc = q_prepare(q, &c->st, "SELECT seq, block FROM exec_order "
-	    "WHERE thread = ?1 AND seq >= ?2 ORDER BY seq")) < 0)
-		return (rc);
-	sqlite3_bind_int64(c->st, 1, thread);
-	sqlite3_bind_int64(c->st, 2, from);
 	return (0);
-}
-
-static int
-d_cur_next(struct hwtr_q *q, struct d_cur *c)
-{
-	int rc;
-
-	if (c->end)
-		return (0);
-	rc = sqlite3_step(c->st);
-	if (rc == SQLITE_ROW) {
-		c->seq = sqlite3_column_int64(c->st, 0);
-		c->block = sqlite3_column_int64(c->st, 1);
-		return (1);
-	}
-	c->end = 1;
-	if (rc != SQLITE_DONE)
-		return (q_dbfail(q, "diff: cannot read the execution order"));
-	return (0);
-}
-
-/*
- * The fast part of the walk: the chunks of the two threads decoded here
- * and compared block by block, without a row per block through SQLite.
- * *seqp is where it stopped (the first block that differs, or where the
- * chunks stop lining up: the rest is for the cursors), *prevp the block of
- * A just before it (-1 at the start).
- */
-static int
-d_fast(struct hwtr_q *qa, struct hwtr_q *qb, const struct d_blocks *ba,
-    const struct d_blocks *bb, int64_t ta, int64_t tb, int64_t *seqp,
-    int64_t *prevp)
-{
-	static const char sql[] = "SELECT seq, nblocks, data FROM exec_chunks "
-	    "WHERE thread = ?1 ORDER BY seq";
-	sqlite3_stmt *sa = NULL, *sb = NULL;
-	int64_t *ia = NULL, *ib = NULL, na, nb, j, cap = 0;
-	int rc;
-
-	*seqp = 0;
-	*prevp = -1;
-	if ((rc = q_prepare(qa, &sa, sql)) < 0)
-		return (rc);
-	if ((rc = q_prepare(qb, &sb, sql)) < 0) {
-		sqlite3_finalize(sa);
-		return (q_fail(qa, rc, "B: %s", hwtr_q_errmsg(qb)));
-	}
-	sqlite3_bind_int64(sa, 1, ta);
-	sqlite3_bind_int64(sb, 1, tb);
-	rc = 0;
-	while (sqlite3_step(sa) == SQLITE_ROW && sqlite3_step(sb) == SQLITE_ROW) {
-		na = sqlite3_column_int64(sa, 1);
-		nb = sqlite3_column_int64(sb, 1);
-		if (sqlite3_column_int64(sa, 0) != *seqp ||
-		    sqlite3_column_int64(sb, 0) != *seqp || na != nb ||
-		    na <= 0 || na > (1 << 24))
-			break;
-		if (na > cap) {
-			int64_t *x = realloc(ia, (size_t)na * sizeof(*ia));
-			int64_t *y = x != NULL ? realloc(ib, (size_t)na *
-			    sizeof(*ib)) : NULL;
-
-			if (x != NULL)
-				ia = x;
-			if (y == NULL) {
-				rc = q_fail(qa, -HWTR_E_NOMEM, "out of memory");
-				break;
-			}
-			ib = y;
-			cap = na;
-		}
-		if (hwtr_ix_chunk_blocks(sqlite3_column_blob(sa, 2), (size_t)
-		    sqlite3_column_bytes(sa, 2), na, ia) < 0 ||
-		    hwtr_ix_chunk_blocks(sqlite3_column_blob(sb, 2), (size_t)
-		    sqlite3_column_bytes(sb, 2), nb, ib) < 0)
-			break;
-		for (j = 0; j < na; j++) {
-			if (ia[j] < 0 || ib[j] < 0 || ia[j] >= ba->n ||
-			    ib[j] >= bb->n || ba->key[ia[j]] != bb->key[ib[j]])
-				goto out;
-			*prevp = ia[j];
-			(*seqp)++;
-		}
-	}
-out:
-	sqlite3_finalize(sa);
-	sqlite3_finalize(sb);
-	free(ia);
-	free(ib);
-	return (rc);
-}
-
-/*
- * Thread @ta of A against @tb of B: the first block that differs, the
- * block both ran just before it (where the paths split), and the next
- * @nnext blocks of each side.
- */
-static int
-d_diverge(struct hwtr_q *qa, struct hwtr_q *qb, struct hwtr_q_res *res,
-    const struct d_blocks *ba, const struct d_blocks *bb, int64_t ta,
-    int64_t tb, int64_t nnext)
-{
-	struct d_cur ca, cb;
-	int64_t prev, seq, k, split;
-	int ra, rb, rc;
-	char msg[96];
-
-	if ((rc = d_fast(qa, qb, ba, bb, ta, tb, &seq, &prev)) < 0)
-		return (rc);
-	if ((rc = d_cur_open(qa, &ca, ta, seq)) < 0)
-		return (rc);
-	if ((rc = d_cur_open(qb, &cb, tb, seq)) < 0) {
-		sqlite3_finalize(ca.st);
-		return (q_fail(qa, rc, "B: %s", hwtr_q_errmsg(qb)));
-	}
-	for (;;) {
-		if ((ra = d_cur_next(qa, &ca)) < 0) {
-			rc = ra;
-			goto out;
-		}
-		if ((rb = d_cur_next(qb, &cb)) < 0) {
-			rc = q_fail(qa, rb, "B: %s", hwtr_q_errmsg(qb));
-			goto out;
-		}
-		if (!ra && !rb) {
-			snprintf(msg, sizeof(msg), "(the same %lld blocks)",
-			    (long long)seq);
-			rc = d_row(qa, res, "same", "both", ta, seq, msg, NULL,
-			    -1);
-			goto out;
-		}
-		if (!ra || !rb || ca.block < 0 || cb.block < 0 ||
-		    ca.block >= ba->n || cb.block >= bb->n ||
-		    ba->key[ca.block] != bb->key[cb.block])
-			break;
-		prev = ca.block;
-		seq++;
-	}
-	split = seq - 1;
-	if (prev >= 0 && (rc = d_block_row(qa, qa, res, "split", "both", ta,
-	    split, prev, 1)) < 0)
-		goto out;
-	/* The next blocks of each side, from the first that differs. */
-	for (k = 0; k < nnext; k++) {
-		if (k > 0 && ra && (ra = d_cur_next(qa, &ca)) < 0) {
-			rc = ra;
-			goto out;
-		}
-		if (ra)
-			rc = d_block_row(qa, qa, res, "next", "A", ta, ca.seq,
-			    ca.block, 0);
-		else
-			rc = d_row(qa, res, "next", "A", ta, seq + k,
-			    "(end of thread)", NULL, -1);
-		if (rc < 0 || !ra)
-			break;
-	}
-	if (rc < 0)
-		goto out;
-	for (k = 0; k < nnext; k++) {
-		if (k > 0 && rb && (rb = d_cur_next(qb, &cb)) < 0) {
-			rc = q_fail(qa, rb, "B: %s", hwtr_q_errmsg(qb));
-			goto out;
-		}
-		if (rb)
-			rc = d_block_row(qb, qa, res, "next", "B", tb, cb.seq,
-			    cb.block, 0);
-		else
-			rc = d_row(qa, res, "next", "B", tb, seq + k,
-			    "(end of thread)", NULL, -1);
-		if (rc < 0 || !rb)
-			break;
-	}
-out:
-	sqlite3_finalize(ca.st);
-	sqlite3_finalize(cb.st);
-	return (rc);
 }
 
 /* The ids of the threads of @q with blocks, in id order. */
-static int
-d_threads(struct hwtr_q *q, int64_t **idsp, size_t *np)
+int
+qd_threads(struct hwtr_q *q, int64_t **idsp, size_t *np)
 {
 	sqlite3_stmt *st;
 	int64_t *ids = NULL, *ni;
@@ -532,57 +161,980 @@ d_threads(struct hwtr_q *q, int64_t **idsp, size_t *np)
 	return (0);
 }
 
+/*
+ * The alignment of two threads by structure, in the manner of execution
+ * indexing (Xin, Sumner and Zhang, PLDI 2008): a point of an execution is
+ * its call path and its place in the frame's own sequence of blocks and
+ * calls.  Both threads are walked side by side while their blocks agree
+ * (same identity, same call depth).  Where they differ, the frame the last
+ * common block ran in (depth d0) is the place: each side's tokens from
+ * there are the blocks it runs at depth d0, a call below it counting as
+ * the one block that made it (its subtree is skipped whole), up to where
+ * the frame is left (returned from, or the thread ended).  The two runs
+ * meet again at the first pair of equal tokens, the one with the fewest
+ * tokens skipped on the two sides together (or both leaving the frame);
+ * what lies before it on each side ran on that side only.  The search
+ * looks at D_WINDOW tokens and D_BUFMAX blocks of each side.  When only
+ * one side's tokens go past that (a loop that ran many more times there),
+ * that side is read on, unbuffered, to its first token the other side
+ * has; when both do, the two are taken to meet where the frame returns.
+ * A side that ends with no meeting point leaves the region open to the
+ * end.
+ */
+#define D_WINDOW	4096
+#define D_BUFMAX	((size_t)1 << 20)
+#define D_LIST		6		/* default names per side and kind */
+/* A call's exit, as a position: never when the trace ended in it. */
+#define D_EXIT_SQL							\
+	"CASE WHEN exit_kind = 'end' OR exit_seq IS NULL THEN "		\
+	"9223372036854775807 ELSE exit_seq END"
+
+struct d_ent {
+	int32_t		blk;
+	int32_t		depth;
+};
+
+struct d_frame {
+	int64_t		exit_seq;
+	int32_t		depth;
+};
+
+/* One thread of one run: its blocks in order, with their call depth. */
+struct d_side {
+	struct hwtr_q		*q;
+	const struct d_blocks	*bk;
+	sqlite3_stmt		*chunks, *calls;
+	int64_t			*chunk;		/* the chunk being read */
+	int64_t			cn, cpos, ccap;
+	int64_t			rseq;		/* seq of the next block read */
+	int			reof;
+	struct d_frame		*stk;		/* calls open at rseq */
+	size_t			sn, scap;
+	int64_t			c_entry, c_exit;	/* the next call */
+	int32_t			c_depth;
+	int			c_end;
+	struct d_ent		*buf;		/* read ahead, from pos */
+	size_t			bh, bn, bcap;
+	int64_t			pos;
+	int64_t			*cnt;		/* per block, in the region */
+	int64_t			*touched;
+	size_t			ntouched;
+	int64_t			insns;		/* in the region */
+	int64_t			last;		/* last block passed */
+	size_t			list;		/* names per list, 0 all */
+};
+
+/* A divergence region, as shown. */
+struct d_region {
+	int64_t		thread, seq, insns_a, insns_b;
+	int		group;		/* 0 program, 1 environment, 2 thread */
+	char		*s[10];		/* branch ... lines_b, as r_cols */
+};
+
+static const char *const r_cols[] = { "region", "group", "thread", "insns",
+    "branch", "line", "next_a", "next_b", "rejoin", "rejoin_line",
+    "only_a", "only_b", "lines_a", "lines_b", "insns_a", "insns_b" };
+enum { R_BRANCH, R_LINE, R_NEXT_A, R_NEXT_B, R_REJOIN, R_REJOIN_LINE,
+    R_ONLY_A, R_ONLY_B, R_LINES_A, R_LINES_B };
+
 static int
-d_run(struct hwtr_q *qa, struct hwtr_q *qb,
-    const struct hwtr_q_diff_opts *opts, struct hwtr_q_res **resp)
+d_call_next(struct d_side *s)
 {
-	struct d_blocks ba = { 0 }, bb = { 0 };
-	int64_t *ta = NULL, *tb = NULL;
-	int64_t nnext = opts != NULL && opts->next > 0 ? opts->next : 4;
-	size_t na = 0, nb = 0, i;
 	int rc;
 
-	*resp = NULL;
-	qa->msg[0] = '\0';
-	qb->msg[0] = '\0';
-	if ((rc = q_res_new(resp, HWTR_NELEM(d_cols), d_cols)) < 0)
-		return (q_fail(qa, rc, "out of memory"));
-	if ((rc = d_sets(qa, qb, *resp, "function", D_FUNCS_SQL)) < 0 ||
-	    (rc = d_sets(qa, qb, *resp, "line", NULL)) < 0 ||
-	    (rc = d_sets(qa, qb, *resp, "branch", D_BRANCHES_SQL)) < 0)
-		goto out;
-	if ((rc = d_blocks_load(qa, &ba)) < 0)
-		goto out;
-	if ((rc = d_blocks_load(qb, &bb)) < 0 ||
-	    (rc = d_threads(qb, &tb, &nb)) < 0) {
+	rc = sqlite3_step(s->calls);
+	if (rc == SQLITE_ROW) {
+		s->c_entry = sqlite3_column_int64(s->calls, 0);
+		s->c_exit = sqlite3_column_int64(s->calls, 1);
+		s->c_depth = (int32_t)sqlite3_column_int64(s->calls, 2);
+		return (0);
+	}
+	s->c_end = 1;
+	if (rc != SQLITE_DONE)
+		return (q_dbfail(s->q, "diff: cannot read the calls"));
+	return (0);
+}
+
+static int
+d_side_open(struct hwtr_q *q, const struct d_blocks *bk, int64_t thread,
+    size_t list, struct d_side *s)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->q = q;
+	s->list = list;
+	s->bk = bk;
+	s->last = -1;
+	if (bk->n > 0 && ((s->cnt = calloc((size_t)bk->n,
+	    sizeof(*s->cnt))) == NULL || (s->touched = calloc((size_t)bk->n,
+	    sizeof(*s->touched))) == NULL))
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	if ((rc = q_prepare(q, &s->chunks, "SELECT seq, nblocks, data FROM "
+	    "exec_chunks WHERE thread = ?1 ORDER BY seq")) < 0 ||
+	    (rc = q_prepare(q, &s->calls, "SELECT entry_seq, coalesce("
+	    "exit_seq, 9223372036854775807), depth FROM calls WHERE thread = "
+	    "?1 ORDER BY id")) < 0)
+		return (rc);
+	sqlite3_bind_int64(s->chunks, 1, thread);
+	sqlite3_bind_int64(s->calls, 1, thread);
+	return (d_call_next(s));
+}
+
+static void
+d_side_close(struct d_side *s)
+{
+	sqlite3_finalize(s->chunks);
+	sqlite3_finalize(s->calls);
+	free(s->chunk);
+	free(s->stk);
+	free(s->buf);
+	free(s->cnt);
+	free(s->touched);
+	memset(s, 0, sizeof(*s));
+}
+
+/* The next chunk of the thread into s->chunk: 1, 0 at the end, < 0. */
+static int
+d_chunk(struct d_side *s)
+{
+	const void *data;
+	int64_t n, *nc;
+	int rc;
+
+	rc = sqlite3_step(s->chunks);
+	if (rc != SQLITE_ROW) {
+		s->reof = 1;
+		return (rc == SQLITE_DONE ? 0 :
+		    q_dbfail(s->q, "diff: cannot read the execution order"));
+	}
+	n = sqlite3_column_int64(s->chunks, 1);
+	if (n <= 0 || n > (1 << 24))
+		return (q_fail(s->q, -HWTR_E_FORMAT, "diff: chunk at seq "
+		    "%jd has %jd blocks", (intmax_t)sqlite3_column_int64(
+		    s->chunks, 0), (intmax_t)n));
+	if (n > s->ccap) {
+		if ((nc = realloc(s->chunk, (size_t)n * sizeof(*nc))) == NULL)
+			return (q_fail(s->q, -HWTR_E_NOMEM, "out of memory"));
+		s->chunk = nc;
+		s->ccap = n;
+	}
+	data = sqlite3_column_blob(s->chunks, 2);
+	if (hwtr_ix_chunk_blocks(data, (size_t)sqlite3_column_bytes(
+	    s->chunks, 2), n, s->chunk) < 0)
+		return (q_fail(s->q, -HWTR_E_FORMAT, "diff: chunk at seq %jd "
+		    "does not decode", (intmax_t)sqlite3_column_int64(
+		    s->chunks, 0)));
+	s->rseq = sqlite3_column_int64(s->chunks, 0);
+	s->cn = n;
+	s->cpos = 0;
+	return (1);
+}
+
+/* The next block of the thread and its call depth: 1, 0 at the end, < 0. */
+static int
+d_raw(struct d_side *s, struct d_ent *e)
+{
+	struct d_frame *ns;
+	int64_t seq, b;
+	size_t nc;
+	int rc;
+
+	while (s->cpos == s->cn) {
+		if (s->reof)
+			return (0);
+		if ((rc = d_chunk(s)) <= 0)
+			return (rc);
+	}
+	b = s->chunk[s->cpos++];
+	seq = s->rseq++;
+	while (!s->c_end && s->c_entry <= seq) {
+		if (s->sn == s->scap) {
+			nc = s->scap ? s->scap * 2 : 64;
+			if ((ns = realloc(s->stk, nc * sizeof(*ns))) == NULL)
+				return (q_fail(s->q, -HWTR_E_NOMEM,
+				    "out of memory"));
+			s->stk = ns;
+			s->scap = nc;
+		}
+		while (s->sn > 0 && s->stk[s->sn - 1].exit_seq <= s->c_entry)
+			s->sn--;
+		s->stk[s->sn].exit_seq = s->c_exit;
+		s->stk[s->sn++].depth = s->c_depth;
+		if ((rc = d_call_next(s)) < 0)
+			return (rc);
+	}
+	while (s->sn > 0 && s->stk[s->sn - 1].exit_seq <= seq)
+		s->sn--;
+	e->blk = b >= 0 && b < s->bk->n ? (int32_t)b : -1;
+	e->depth = s->sn > 0 ? s->stk[s->sn - 1].depth : -1;
+	return (1);
+}
+
+/*
+ * The block @k places ahead of s->pos into *e: 1, 0 past the end, 2 past
+ * what may be read ahead (D_BUFMAX), < 0.
+ */
+static int
+d_peek(struct d_side *s, size_t k, struct d_ent *e)
+{
+	struct d_ent *nb;
+	size_t nc;
+	int rc;
+
+	while (s->bn <= k) {
+		if (k >= D_BUFMAX)
+			return (2);
+		if (s->bh + s->bn == s->bcap) {
+			if (s->bh > 0) {
+				memmove(s->buf, s->buf + s->bh, s->bn *
+				    sizeof(*s->buf));
+				s->bh = 0;
+			} else {
+				nc = s->bcap ? s->bcap * 2 : 4096;
+				if ((nb = realloc(s->buf, nc *
+				    sizeof(*nb))) == NULL)
+					return (q_fail(s->q, -HWTR_E_NOMEM,
+					    "out of memory"));
+				s->buf = nb;
+				s->bcap = nc;
+			}
+		}
+		if ((rc = d_raw(s, &s->buf[s->bh + s->bn])) <= 0)
+			return (rc);
+		s->bn++;
+	}
+	*e = s->buf[s->bh + k];
+	return (1);
+}
+
+/*
+ * Pass @n blocks (-1: to the end; with @d0 >= 0, while deeper than d0 - 1:
+ * to where the frame is left), counting them in the region if @count.
+ */
+static int
+d_adv(struct d_side *s, int64_t n, int32_t d0, int count)
+{
+	struct d_ent e;
+	int64_t i;
+	int rc;
+
+	for (i = 0; n < 0 || i < n; i++) {
+		if ((rc = d_peek(s, 0, &e)) < 0)
+			return (rc);
+		if (rc == 0 || (n < 0 && d0 >= 0 && e.depth < d0))
+			break;
+		if (count && e.blk >= 0) {
+			if (s->cnt[e.blk]++ == 0)
+				s->touched[s->ntouched++] = e.blk;
+			s->insns += s->bk->ninsns[e.blk];
+		}
+		s->last = e.blk;
+		s->bh++;
+		s->bn--;
+		s->pos++;
+	}
+	return (0);
+}
+
+/* A token of a frame: a block at its depth, or how the frame was left. */
+enum { T_BLOCK, T_EXIT, T_END, T_WINDOW };
+struct d_tok {
+	uint64_t	key;
+	int64_t		off;		/* blocks ahead of pos */
+	int		kind;
+};
+
+/* The tokens of frame depth @d0 of @s from s->pos, the last not a block. */
+static int
+d_tokens(struct d_side *s, int32_t d0, struct d_tok *t, size_t *np)
+{
+	struct d_ent e;
+	size_t n = 0, k;
+	int rc;
+
+	for (k = 0;; k++) {
+		if ((rc = d_peek(s, k, &e)) < 0)
+			return (rc);
+		t[n].off = (int64_t)k;
+		t[n].key = 0;
+		if (rc == 0 || rc == 2) {
+			t[n++].kind = rc == 0 ? T_END : T_WINDOW;
+			break;
+		}
+		if (e.depth < d0) {
+			t[n++].kind = T_EXIT;
+			break;
+		}
+		if (e.depth != d0)
+			continue;
+		if (n == D_WINDOW) {
+			t[n++].kind = T_WINDOW;
+			break;
+		}
+		t[n].kind = T_BLOCK;
+		t[n++].key = e.blk >= 0 ? s->bk->key[e.blk] : 0;
+	}
+	*np = n;
+	return (0);
+}
+
+static uint64_t
+d_tok_hash(const struct d_tok *t)
+{
+	return ((t->key ^ (uint64_t)t->kind) * 0x9e3779b97f4a7c15ULL);
+}
+
+static int
+d_tok_eq(const struct d_tok *a, const struct d_tok *b)
+{
+	return (a->kind == b->kind && a->kind != T_WINDOW &&
+	    (a->kind != T_BLOCK || (a->key == b->key && a->key != 0)));
+}
+
+/* A table of the first place of each token of @t, *maskp its size - 1. */
+static int
+d_tab_new(struct hwtr_q *q, const struct d_tok *t, size_t n, int32_t **tabp,
+    size_t *maskp)
+{
+	int32_t *tab;
+	size_t size = 16, mask, i, h;
+
+	while (size < n * 2)
+		size *= 2;
+	mask = size - 1;
+	if ((tab = malloc(size * sizeof(*tab))) == NULL)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	memset(tab, 0xff, size * sizeof(*tab));
+	for (i = 0; i < n; i++) {
+		for (h = d_tok_hash(&t[i]) & mask; tab[h] >= 0 &&
+		    !d_tok_eq(&t[tab[h]], &t[i]); h = (h + 1) & mask)
+			;
+		if (tab[h] < 0)
+			tab[h] = (int32_t)i;
+	}
+	*tabp = tab;
+	*maskp = mask;
+	return (0);
+}
+
+/* The first place of token @x in @t (table @tab), -1 when none. */
+static int64_t
+d_tab_find(const int32_t *tab, size_t mask, const struct d_tok *t,
+    const struct d_tok *x)
+{
+	size_t h;
+
+	for (h = d_tok_hash(x) & mask; tab[h] >= 0; h = (h + 1) & mask)
+		if (d_tok_eq(&t[tab[h]], x))
+			return (tab[h]);
+	return (-1);
+}
+
+/*
+ * The meeting point: the pair of equal tokens of @ta and @tb with the
+ * fewest tokens before them on the two sides together.  *ip, *jp -1 when
+ * there is none.
+ */
+static int
+d_meet(struct hwtr_q *q, const struct d_tok *ta, size_t na,
+    const struct d_tok *tb, size_t nb, int64_t *ip, int64_t *jp)
+{
+	int32_t *tab = NULL;
+	size_t mask = 0, i;
+	int64_t best = INT64_MAX, j;
+	int rc;
+
+	*ip = *jp = -1;
+	if ((rc = d_tab_new(q, tb, nb, &tab, &mask)) < 0)
+		return (rc);
+	for (i = 0; i < na && (int64_t)i < best; i++) {
+		if ((j = d_tab_find(tab, mask, tb, &ta[i])) >= 0 &&
+		    (int64_t)i + j < best) {
+			best = (int64_t)i + j;
+			*ip = (int64_t)i;
+			*jp = j;
+		}
+	}
+	free(tab);
+	return (0);
+}
+
+/*
+ * Side @s, whose tokens went past the window while those of the other
+ * side (@t, @n, the last leaving the frame) did not, read on, counting
+ * what it runs, up to its first token that is one of @t: *ip is that
+ * token's index in @t, -1 when @s ended first.  Nothing is buffered: a
+ * loop that ran many more times on one side is passed whole.
+ */
+static int
+d_stream(struct d_side *s, int32_t d0, const struct d_tok *t, size_t n,
+    int64_t *ip)
+{
+	struct d_tok x;
+	struct d_ent e;
+	int32_t *tab = NULL;
+	size_t mask = 0;
+	int rc;
+
+	*ip = -1;
+	assert(n > 0 && t[n - 1].kind == T_EXIT);
+	if ((rc = d_tab_new(s->q, t, n, &tab, &mask)) < 0)
+		return (rc);
+	for (;;) {
+		if ((rc = d_peek(s, 0, &e)) <= 0)
+			break;
+		if (e.depth <= d0) {
+			x.kind = e.depth < d0 ? T_EXIT : T_BLOCK;
+			x.key = e.blk >= 0 && x.kind == T_BLOCK ?
+			    s->bk->key[e.blk] : 0;
+			x.off = 0;
+			if ((*ip = d_tab_find(tab, mask, t, &x)) >= 0)
+				break;
+		}
+		if ((rc = d_adv(s, 1, -1, 1)) < 0)
+			break;
+	}
+	free(tab);
+	return (rc < 0 ? rc : 0);
+}
+
+/* What one side ran in the region, by function or by line. */
+struct d_agg {
+	int64_t		a, b, insns;
+};
+
+static int
+d_agg_key(const void *x, const void *y)
+{
+	const struct d_agg *p = x, *r = y;
+
+	if (p->a != r->a)
+		return (p->a < r->a ? -1 : 1);
+	return (p->b < r->b ? -1 : p->b > r->b);
+}
+
+static int
+d_agg_size(const void *x, const void *y)
+{
+	const struct d_agg *p = x, *r = y;
+
+	if (p->insns != r->insns)
+		return (p->insns > r->insns ? -1 : 1);
+	return (d_agg_key(x, y));
+}
+
+/*
+ * The functions (@by_line 0) or source lines (1) of the blocks @s counted,
+ * the largest first, "name insns, ..." into *outp (NULL when none).
+ */
+static int
+d_list(struct d_side *s, int by_line, char **outp)
+{
+	struct d_agg *ag;
+	struct q_str str = { 0 };
+	sqlite3_stmt *st = NULL;
+	const unsigned char *nm;
+	size_t i, n = 0, m;
+	int64_t blk;
+	int rc;
+
+	*outp = NULL;
+	if (s->ntouched == 0)
+		return (0);
+	if ((ag = calloc(s->ntouched, sizeof(*ag))) == NULL)
+		return (q_fail(s->q, -HWTR_E_NOMEM, "out of memory"));
+	for (i = 0; i < s->ntouched; i++) {
+		blk = s->touched[i];
+		if (by_line && s->bk->file[blk] < 0)
+			continue;
+		ag[n].a = by_line ? s->bk->file[blk] : s->bk->sym[blk];
+		ag[n].b = by_line ? s->bk->line[blk] : 0;
+		ag[n++].insns = s->cnt[blk] * s->bk->ninsns[blk];
+	}
+	qsort(ag, n, sizeof(*ag), d_agg_key);
+	for (i = m = 0; i < n; i++) {
+		if (m > 0 && d_agg_key(&ag[m - 1], &ag[i]) == 0)
+			ag[m - 1].insns += ag[i].insns;
+		else
+			ag[m++] = ag[i];
+	}
+	qsort(ag, m, sizeof(*ag), d_agg_size);
+	if (m > 0 && (rc = q_prepare(s->q, &st, by_line ? "SELECT path FROM "
+	    "files WHERE id = ?1" : "SELECT name FROM symbols WHERE id = ?1"))
+	    < 0) {
+		free(ag);
+		return (rc);
+	}
+	for (i = 0; i < m && (s->list == 0 || i < s->list); i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, ag[i].a);
+		nm = sqlite3_step(st) == SQLITE_ROW ?
+		    sqlite3_column_text(st, 0) : NULL;
+		if (i > 0)
+			q_str_puts(&str, ", ");
+		if (by_line)
+			q_str_printf(&str, "%s:%jd %jd", nm != NULL ?
+			    (const char *)nm : "?", (intmax_t)ag[i].b,
+			    (intmax_t)ag[i].insns);
+		else
+			q_str_printf(&str, "%s %jd", nm != NULL ?
+			    (const char *)nm : "(no symbol)",
+			    (intmax_t)ag[i].insns);
+	}
+	if (s->list > 0 && m > s->list)
+		q_str_printf(&str, ", (%zu more)", m - s->list);
+	sqlite3_finalize(st);
+	free(ag);
+	if (str.err) {
+		free(str.p);
+		return (q_fail(s->q, -HWTR_E_NOMEM, "out of memory"));
+	}
+	*outp = str.p;
+	return (0);
+}
+
+/* Forget what @s counted in the region. */
+static void
+d_side_reset(struct d_side *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->ntouched; i++)
+		s->cnt[s->touched[i]] = 0;
+	s->ntouched = 0;
+	s->insns = 0;
+}
+
+/* "function+0x1a file:line" of a block, or @none when there is none. */
+static int
+d_place_str(struct hwtr_q *q, int64_t blk, int at_last, const char *none,
+    char **outp, char **linep)
+{
+	char *what, *line;
+	int rc;
+
+	*outp = NULL;
+	if (linep != NULL)
+		*linep = NULL;
+	if (blk < 0)
+		return ((*outp = strdup(none)) == NULL ?
+		    q_fail(q, -HWTR_E_NOMEM, "out of memory") : 0);
+	if ((rc = qd_place(q, blk, at_last, &what, &line)) < 0)
+		return (rc);
+	if (linep != NULL) {
+		*linep = line;
+		*outp = what;
+		return (0);
+	}
+	rc = 0;
+	if (what != NULL && line != NULL) {
+		if (asprintf(outp, "%s %s", what, line) < 0) {
+			*outp = NULL;
+			rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+		}
+	} else if (line == NULL) {
+		*outp = what;
+		what = NULL;
+	}
+	free(what);
+	free(line);
+	return (rc);
+}
+
+/* The regions found, to be sorted and shown. */
+struct d_regions {
+	struct d_region	*v;
+	size_t		n, cap;
+};
+
+static void
+d_regions_free(struct d_regions *rs)
+{
+	size_t i, k;
+
+	for (i = 0; i < rs->n; i++)
+		for (k = 0; k < HWTR_NELEM(rs->v[i].s); k++)
+			free(rs->v[i].s[k]);
+	free(rs->v);
+	memset(rs, 0, sizeof(*rs));
+}
+
+static struct d_region *
+d_region_new(struct d_regions *rs)
+{
+	struct d_region *nv;
+	size_t nc;
+
+	if (rs->n == rs->cap) {
+		nc = rs->cap ? rs->cap * 2 : 16;
+		if ((nv = realloc(rs->v, nc * sizeof(*nv))) == NULL)
+			return (NULL);
+		rs->v = nv;
+		rs->cap = nc;
+	}
+	memset(&rs->v[rs->n], 0, sizeof(rs->v[rs->n]));
+	return (&rs->v[rs->n++]);
+}
+
+/*
+ * Where thread @thread of @q entered main for the first time and the block
+ * after its return ([*lop, *hip); *hip INT64_MAX when the trace ended in
+ * it); *lop -1 when it has no call of main.  A program without symbols
+ * has no main by name: then main is the call the C library's start-up
+ * (__libc_start_call_main, or __libc_start_main before glibc 2.34) made
+ * that ran the most instructions.
+ */
+static int
+d_main_span(struct hwtr_q *q, int64_t thread, int64_t *lop, int64_t *hip)
+{
+	static const char *const sql[] = {
+	    "SELECT entry_seq, " D_EXIT_SQL " FROM calls WHERE symbol = ?1 "
+	    "AND thread = ?2 ORDER BY id LIMIT 1",
+	    "SELECT entry_seq, " D_EXIT_SQL " FROM calls WHERE thread = ?2 "
+	    "AND caller_symbol = ?1 ORDER BY insns DESC, id LIMIT 1" };
+	static const char *const names[] = { "SELECT id FROM symbols WHERE "
+	    "name = 'main'", "SELECT id FROM symbols WHERE name IN "
+	    "('__libc_start_call_main', '__libc_start_main')" };
+	sqlite3_stmt *ss, *sc;
+	size_t k;
+	int rc;
+
+	*lop = *hip = -1;
+	for (k = 0; k < HWTR_NELEM(sql) && *lop < 0; k++) {
+		if ((rc = q_prepare(q, &ss, names[k])) < 0)
+			return (rc);
+		if ((rc = q_prepare(q, &sc, sql[k])) < 0) {
+			sqlite3_finalize(ss);
+			return (rc);
+		}
+		while (sqlite3_step(ss) == SQLITE_ROW) {
+			sqlite3_reset(sc);
+			sqlite3_bind_int64(sc, 1, sqlite3_column_int64(ss, 0));
+			sqlite3_bind_int64(sc, 2, thread);
+			if (sqlite3_step(sc) == SQLITE_ROW && (*lop < 0 ||
+			    sqlite3_column_int64(sc, 0) < *lop)) {
+				*lop = sqlite3_column_int64(sc, 0);
+				*hip = sqlite3_column_int64(sc, 1);
+			}
+		}
+		sqlite3_finalize(ss);
+		sqlite3_finalize(sc);
+	}
+	return (0);
+}
+
+/*
+ * Whether function @sym of @q reads the environment itself (getenv and
+ * its kin): a branch there is the environment's, even inside main.
+ */
+static int
+d_env_func(struct hwtr_q *q, int64_t sym)
+{
+	int64_t yes = 0;
+
+	if (sym < 0 || q_int(q, &yes, 0, "SELECT name IN ('getenv', "
+	    "'secure_getenv', '__libc_secure_getenv', '__GI_getenv', "
+	    "'__GI___libc_secure_getenv') FROM symbols WHERE id = ?1", "i",
+	    sym) < 0)
+		return (0);
+	return (yes != 0);
+}
+
+/* The names of a region: where it starts and ends, what each side ran. */
+static int
+d_region_names(struct d_side *a, struct d_side *b, struct d_region *r,
+    int64_t branch, int64_t next_a, int64_t next_b, int64_t rejoin,
+    const char *none)
+{
+	int rc;
+
+	r->insns_a = a->insns;
+	r->insns_b = b->insns;
+	if ((rc = d_place_str(a->q, branch, 1, "(the start)", &r->s[R_BRANCH],
+	    &r->s[R_LINE])) < 0 ||
+	    (rc = d_place_str(a->q, next_a, 0, "(end of thread)",
+	    &r->s[R_NEXT_A], NULL)) < 0 ||
+	    (rc = d_place_str(b->q, next_b, 0, "(end of thread)",
+	    &r->s[R_NEXT_B], NULL)) < 0 ||
+	    (rc = d_place_str(a->q, rejoin, 0, none, &r->s[R_REJOIN],
+	    &r->s[R_REJOIN_LINE])) < 0 ||
+	    (rc = d_list(a, 0, &r->s[R_ONLY_A])) < 0 ||
+	    (rc = d_list(b, 0, &r->s[R_ONLY_B])) < 0 ||
+	    (rc = d_list(a, 1, &r->s[R_LINES_A])) < 0 ||
+	    (rc = d_list(b, 1, &r->s[R_LINES_B])) < 0)
+		return (rc);
+	d_side_reset(a);
+	d_side_reset(b);
+	return (0);
+}
+
+/*
+ * The region that starts where @a and @b part ways (their next blocks
+ * differ; the last they ran alike was at depth @pdepth): pass it on both
+ * sides, counting what each ran, and add it to @rs.  @mspan is where A
+ * ran main (d_main_span).
+ */
+static int
+d_region(struct d_side *a, struct d_side *b, int32_t pdepth,
+    const int64_t *mspan, struct d_tok *tka, struct d_tok *tkb,
+    struct d_regions *rs)
+{
+	struct d_region *r;
+	struct d_ent ea, eb;
+	const char *none = NULL;
+	int64_t branch = a->last, next_a, next_b, pa = a->pos, pb = b->pos;
+	int64_t i, j;
+	int32_t d0 = pdepth;
+	size_t na, nb;
+	int ra, rb, rc;
+
+	if ((ra = d_peek(a, 0, &ea)) < 0 || (rb = d_peek(b, 0, &eb)) < 0)
+		return (ra < 0 ? ra : rb);
+	if (ra == 1 && (branch < 0 || ea.depth < d0))
+		d0 = ea.depth;
+	if (rb == 1 && ((branch < 0 && ra != 1) || eb.depth < d0))
+		d0 = eb.depth;
+	next_a = ra == 1 ? ea.blk : -1;
+	next_b = rb == 1 ? eb.blk : -1;
+	if ((rc = d_tokens(a, d0, tka, &na)) < 0 ||
+	    (rc = d_tokens(b, d0, tkb, &nb)) < 0 ||
+	    (rc = d_meet(a->q, tka, na, tkb, nb, &i, &j)) < 0)
+		return (rc);
+	assert(na > 0 && nb > 0);
+	if (i >= 0 && tka[i].kind != T_END) {
+		rc = d_adv(a, tka[i].off, -1, 1);
+		if (rc == 0)
+			rc = d_adv(b, tkb[j].off, -1, 1);
+	} else if (i >= 0 || tka[na - 1].kind == T_END ||
+	    tkb[nb - 1].kind == T_END) {
+		/* Both ended, or one did with no meeting point. */
+		none = i >= 0 ? "(both ended)" : tka[na - 1].kind == T_END ?
+		    "(none: A ended)" : "(none: B ended)";
+		if ((rc = d_adv(a, -1, -1, 1)) == 0)
+			rc = d_adv(b, -1, -1, 1);
+	} else if (tka[na - 1].kind == T_EXIT || tkb[nb - 1].kind == T_EXIT) {
+		/* One side's tokens fit in the window: read the other on. */
+		if (tka[na - 1].kind == T_EXIT) {
+			rc = d_stream(b, d0, tka, na, &i);
+			if (rc == 0)
+				rc = d_adv(a, i >= 0 ? tka[i].off : -1, -1, 1);
+			if (i < 0)
+				none = "(none: B ended)";
+		} else {
+			rc = d_stream(a, d0, tkb, nb, &j);
+			if (rc == 0)
+				rc = d_adv(b, j >= 0 ? tkb[j].off : -1, -1, 1);
+			if (j < 0)
+				none = "(none: A ended)";
+		}
+	} else {
+		/* Neither fits in the window: they meet where d0 returns. */
+		if ((rc = d_adv(a, -1, d0, 1)) == 0)
+			rc = d_adv(b, -1, d0, 1);
+	}
+	if (rc < 0)
+		return (rc);
+	if (a->pos == pa && b->pos == pb &&
+	    ((rc = d_adv(a, 1, -1, 1)) < 0 || (rc = d_adv(b, 1, -1, 1)) < 0))
+		return (rc);
+	if ((ra = d_peek(a, 0, &ea)) < 0 || (rb = d_peek(b, 0, &eb)) < 0)
+		return (ra < 0 ? ra : rb);
+	if (none == NULL && (ra != 1 || rb != 1))
+		none = ra == 1 ? "(none: B ended)" : rb == 1 ?
+		    "(none: A ended)" : "(both ended)";
+	if ((r = d_region_new(rs)) == NULL)
+		return (q_fail(a->q, -HWTR_E_NOMEM, "out of memory"));
+	r->seq = pa;
+	/*
+	 * The environment's: ended before main began, began after it
+	 * returned, or branched in getenv.
+	 */
+	r->group = (mspan[0] >= 0 && ((pa - 1 < mspan[0] &&
+	    a->pos <= mspan[0]) || pa - 1 >= mspan[1])) ||
+	    (branch >= 0 && d_env_func(a->q, a->bk->sym[branch]));
+	return (d_region_names(a, b, r, branch, next_a, next_b,
+	    none == NULL ? ea.blk : -1, none != NULL ? none : "?"));
+}
+
+/* Thread @ta of A against @tb of B: their divergence regions into @rs. */
+static int
+d_align(struct hwtr_q *qa, struct hwtr_q *qb, const struct d_blocks *ba,
+    const struct d_blocks *bb, int64_t ta, int64_t tb, size_t list,
+    struct d_regions *rs)
+{
+	struct d_side a, b;
+	struct d_tok *tka, *tkb;
+	struct d_ent ea, eb;
+	int64_t mspan[2];
+	size_t first = rs->n, k;
+	int32_t pdepth = 0;
+	int ra, rb, rc;
+
+	tka = calloc(D_WINDOW + 1, sizeof(*tka));
+	tkb = calloc(D_WINDOW + 1, sizeof(*tkb));
+	if (tka == NULL || tkb == NULL) {
+		rc = q_fail(qa, -HWTR_E_NOMEM, "out of memory");
+		goto out0;
+	}
+	if ((rc = d_main_span(qa, ta, &mspan[0], &mspan[1])) < 0)
+		goto out0;
+	if ((rc = d_side_open(qa, ba, ta, list, &a)) < 0)
+		goto out1;
+	if ((rc = d_side_open(qb, bb, tb, list, &b)) < 0) {
 		rc = q_fail(qa, rc, "B: %s", hwtr_q_errmsg(qb));
 		goto out;
 	}
-	if ((rc = d_threads(qa, &ta, &na)) < 0)
+	for (;;) {
+		if ((ra = d_peek(&a, 0, &ea)) < 0 ||
+		    (rb = d_peek(&b, 0, &eb)) < 0) {
+			rc = ra < 0 ? ra : q_fail(qa, rb, "B: %s",
+			    hwtr_q_errmsg(qb));
+			goto out;
+		}
+		if (ra != 1 && rb != 1)
+			break;
+		if (ra == 1 && rb == 1 && ea.blk >= 0 && eb.blk >= 0 &&
+		    ba->key[ea.blk] == bb->key[eb.blk] &&
+		    ea.depth == eb.depth) {
+			pdepth = ea.depth;
+			a.last = ea.blk;
+			a.bh++;
+			a.bn--;
+			a.pos++;
+			b.bh++;
+			b.bn--;
+			b.pos++;
+			continue;
+		}
+		if ((rc = d_region(&a, &b, pdepth, mspan, tka, tkb, rs)) < 0)
+			goto out;
+	}
+	for (k = first; k < rs->n; k++)
+		rs->v[k].thread = ta;
+	rc = 0;
+out:
+	d_side_close(&b);
+out1:
+	d_side_close(&a);
+out0:
+	free(tka);
+	free(tkb);
+	return (rc);
+}
+
+/* Program regions first, then threads, then environment; largest first. */
+static int
+d_region_cmp(const void *x, const void *y)
+{
+	static const int rank[] = { 0, 2, 1 };
+	const struct d_region *p = x, *r = y;
+	int64_t sp = p->insns_a + p->insns_b, sr = r->insns_a + r->insns_b;
+
+	if (rank[p->group] != rank[r->group])
+		return (rank[p->group] - rank[r->group]);
+	if (sp != sr)
+		return (sp > sr ? -1 : 1);
+	if (p->thread != r->thread)
+		return (p->thread < r->thread ? -1 : 1);
+	return (p->seq < r->seq ? -1 : p->seq > r->seq);
+}
+
+static int
+d_regions_out(struct hwtr_q *q, struct d_regions *rs, struct hwtr_q_res *res)
+{
+	static const char *const gname[] = { "program", "environment",
+	    "thread" };
+	struct d_region *r;
+	size_t i, k;
+	int rc;
+
+	if (rs->n > 0)
+		qsort(rs->v, rs->n, sizeof(*rs->v), d_region_cmp);
+	for (i = 0; i < rs->n; i++) {
+		r = &rs->v[i];
+		rc = q_res_push_int(res, (int64_t)i + 1);
+		rc |= q_res_push(res, HWTR_Q_TEXT, gname[r->group]);
+		rc |= q_res_push_int(res, r->thread);
+		rc |= q_res_push_int(res, r->insns_a + r->insns_b);
+		for (k = 0; k < HWTR_NELEM(r->s); k++)
+			rc |= q_res_push(res, r->s[k] != NULL ? HWTR_Q_TEXT :
+			    HWTR_Q_NULL, r->s[k]);
+		rc |= q_res_push_int(res, r->insns_a);
+		rc |= q_res_push_int(res, r->insns_b);
+		if (rc != 0)
+			return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+		if ((rc = q_res_row_end(q, res)) < 0)
+			return (rc);
+	}
+	return (0);
+}
+
+/* A thread that only one run has: a region of its own. */
+static int
+d_thread_only(struct hwtr_q *q, int64_t thread, int in_a,
+    struct d_regions *rs)
+{
+	struct d_region *r;
+	int64_t insns;
+	int rc;
+
+	if ((rc = q_int(q, &insns, 0, "SELECT coalesce(insns, 0) FROM "
+	    "threads WHERE id = ?1", "i", thread)) < 0)
+		return (rc);
+	if ((r = d_region_new(rs)) == NULL)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	r->group = 2;
+	r->thread = thread;
+	r->seq = 0;
+	*(in_a ? &r->insns_a : &r->insns_b) = insns;
+	if ((r->s[in_a ? R_NEXT_B : R_NEXT_A] = strdup(in_a ?
+	    "(no such thread in B)" : "(no such thread in A)")) == NULL)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	return (0);
+}
+
+/* The divergence regions of all pairs of threads. */
+static int
+d_run_align(struct hwtr_q *qa, struct hwtr_q *qb,
+    const struct hwtr_q_diff_opts *opts, struct hwtr_q_res **resp)
+{
+	size_t list = opts == NULL || opts->list == 0 ? D_LIST :
+	    opts->list < 0 ? 0 : (size_t)opts->list;
+	struct d_blocks ba = { 0 }, bb = { 0 };
+	struct d_regions rs = { 0 };
+	int64_t *ta = NULL, *tb = NULL;
+	size_t na = 0, nb = 0, i;
+	int rc;
+
+	if ((rc = q_res_new(resp, HWTR_NELEM(r_cols), r_cols)) < 0)
+		return (q_fail(qa, rc, "out of memory"));
+	if ((rc = qd_blocks_load(qa, &ba)) < 0 ||
+	    (rc = qd_threads(qa, &ta, &na)) < 0)
+		goto out;
+	if ((rc = qd_blocks_load(qb, &bb)) < 0 ||
+	    (rc = qd_threads(qb, &tb, &nb)) < 0)
 		goto out;
 	for (i = 0; i < na || i < nb; i++) {
 		if (i >= nb)
-			rc = d_row(qa, *resp, "thread", "A", ta[i], -1,
-			    "(no such thread in B)", NULL, -1);
+			rc = d_thread_only(qa, ta[i], 1, &rs);
 		else if (i >= na)
-			rc = d_row(qa, *resp, "thread", "B", tb[i], -1,
-			    "(no such thread in A)", NULL, -1);
+			rc = d_thread_only(qb, tb[i], 0, &rs);
 		else
-			rc = d_diverge(qa, qb, *resp, &ba, &bb, ta[i], tb[i],
-			    nnext);
+			rc = d_align(qa, qb, &ba, &bb, ta[i], tb[i], list,
+			    &rs);
 		if (rc < 0)
 			goto out;
 	}
-	rc = 0;
+	rc = d_regions_out(qa, &rs, *resp);
 out:
-	free(ba.key);
-	free(bb.key);
+	if (rc < 0 && qa->msg[0] == '\0')
+		rc = q_fail(qa, rc, "B: %s", hwtr_q_errmsg(qb));
+	d_regions_free(&rs);
+	qd_blocks_free(&ba);
+	qd_blocks_free(&bb);
 	free(ta);
 	free(tb);
-	if (rc < 0) {
-		hwtr_q_res_free(*resp);
-		*resp = NULL;
-	}
 	return (rc);
 }
 
@@ -602,7 +1154,17 @@ hwtr_q_diff(struct hwtr_q *qa, struct hwtr_q *qb,
 		qa->lim_ms = qa->lim_ms > qb->lim_ms ? qa->lim_ms : qb->lim_ms;
 		qb->lim_ms = qa->lim_ms;
 	}
-	rc = d_run(qa, qb, opts, resp);
+	*resp = NULL;
+	qa->msg[0] = '\0';
+	qb->msg[0] = '\0';
+	if (opts != NULL && opts->first)
+		rc = qd_first(qa, qb, opts, resp);
+	else
+		rc = d_run_align(qa, qb, opts, resp);
+	if (rc < 0) {
+		hwtr_q_res_free(*resp);
+		*resp = NULL;
+	}
 	sa = q_limit_end(qa);
 	sb = q_limit_end(qb);
 	if (sa || sb) {

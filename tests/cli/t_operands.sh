@@ -84,13 +84,13 @@ import_body()
 atf_test_case diff
 diff_head()
 {
-	atf_set descr "diff A -n N B and diff -- A B"
+	atf_set descr "diff A -n N B --first and diff -- A B"
 	atf_set require.progs "nm"
 }
 diff_body()
 {
 	setup
-	run_status 0 "$HWTRACE" diff a.db -n 3 a.db --format csv
+	run_status 0 "$HWTRACE" diff a.db -n 3 a.db --first --format csv
 	grep -q '^same,' out || atf_fail "diff a.db -n 3 a.db: $(cat out)"
 	run_status 0 "$HWTRACE" diff -- a.db a.db
 	run_status 2 "$HWTRACE" diff a.db a.db a.db

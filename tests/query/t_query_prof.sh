@@ -284,7 +284,7 @@ diff_known_divergence_body()
 	need_valgrind
 	capture a a
 	capture b b
-	"$HWTRACE" diff a.db b.db --format tsv > d.tsv || atf_fail "diff failed"
+	"$HWTRACE" diff --first a.db b.db --format tsv > d.tsv || atf_fail "diff failed"
 	dl=$(src_line 'DIVERGE \*/')
 	al=$(src_line 'return (n \* 3 + 1)')
 	grep -q "^split	both	1	[0-9]*	main+0x[0-9a-f]*	tests/progs/measure.c:$dl	\$" d.tsv ||
@@ -307,7 +307,7 @@ diff_known_divergence_body()
 	grep -q "^branch	B			main+0x[0-9a-f]* -> beta call	tests/progs/measure.c:" d.tsv ||
 	    atf_fail "the call of beta is not B's only branch"
 	# The same run twice is the same.
-	"$HWTRACE" diff a.db a.db --format csv > same.csv || atf_fail "diff a a failed"
+	"$HWTRACE" diff --first a.db a.db --format csv > same.csv || atf_fail "diff a a failed"
 	[ "$(tail -n +2 same.csv | cut -d, -f1)" = same ] || atf_fail "a against itself: $(cat same.csv)"
 	atf_check -s exit:2 -e match:"give two databases" "$HWTRACE" diff a.db
 	atf_check -s exit:1 -e match:"nonexistent" "$HWTRACE" diff a.db nonexistent.db
