@@ -1124,6 +1124,17 @@ size_t hwtr_q_res_nrows(const struct hwtr_q_res *res);
 const char *hwtr_q_res_cell(const struct hwtr_q_res *res, size_t row,
     size_t col, enum hwtr_q_type *typep);
 void hwtr_q_res_free(struct hwtr_q_res *res);
+/*
+ * What the trace lost where the answer looked (a ring's start, an
+ * overflow, a missing or unreadable chunk, a decode error, a truncated
+ * archive): a note for people ("counts are lower bounds: the trace lost
+ * data in 2 places (...)"), or NULL when nothing was lost there.  A table
+ * shows it as its last line and JSON rows say "gaps" (and "lower_bound");
+ * a caller writing CSV or TSV says it on stderr.  hwtr_q_lost() is that
+ * of @q's last answer (after hwtr_q_stream()); both borrowed.
+ */
+const char *hwtr_q_res_lost(const struct hwtr_q_res *res);
+const char *hwtr_q_lost(const struct hwtr_q *q);
 
 enum hwtr_q_format {
 	HWTR_Q_FMT_TABLE = 0,		/* aligned columns, header line */
