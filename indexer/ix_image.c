@@ -145,6 +145,7 @@ ix_load_images(struct run *r)
 			dbg = NULL;
 			dlen = 0;
 		}
+		im->elf.no_host = r->ix->opts.archive_only;
 		if (ix_elf_load(&im->elf, buf, len, dbg, dlen, base, err,
 		    sizeof(err)) != 0)
 			ix_problem(r->ix, "image '%s' (%s): %s",
