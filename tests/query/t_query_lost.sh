@@ -92,7 +92,7 @@ lost_verbs()
 	for v in "func f" "calls" "coverage" "hot" "tree" "branches" \
 	    "summary" "annotate f"; do
 		"$HWTRACE" query "$1" $v > v.out 2> v.err ||
-		    atf_fail "query $v failed: $(cat v.err)"
+		    atf_fail "query $v failed: $(tr "\n" " " < v.err)"
 		has_note v.out "counts are lower bounds: the trace lost data in .*$2"
 		cp v.out "lost-$(echo $v | tr ' ' _).out"
 	done
@@ -113,7 +113,7 @@ clean_capture_says_nothing_body()
 	for v in "func f" calls coverage hot tree branches summary bt last \
 	    "annotate f"; do
 		"$HWTRACE" query clean.hwtrace $v > v.out 2> v.err ||
-		    atf_fail "query $v failed: $(cat v.err)"
+		    atf_fail "query $v failed: $(tr "\n" " " < v.err)"
 		no_note v.out
 		no_note v.err
 	done
@@ -141,11 +141,11 @@ ring_start_lost_body()
 	"$HWTRACE" query ring.hwtrace func f --format json > j.out 2> j.err
 	n=$(grep -c '"function": "f".*"lower_bound": true, "gaps": 1}' j.out)
 	[ "$n" -eq "$got" ] || atf_fail "json: expected $got rows with lower_bound, got $n: $(head -3 j.out)"
-	grep -q "counts are lower bounds" j.err || atf_fail "json: no note on stderr: $(cat j.err)"
+	grep -q "counts are lower bounds" j.err || atf_fail "json: no note on stderr: $(tr "\n" " " < j.err)"
 	"$HWTRACE" query ring.hwtrace func f --format csv > c.out 2> c.err
 	[ "$(tail -n +2 c.out | wc -l)" -eq "$got" ] || atf_fail "csv: rows other than f's: $(tail -2 c.out)"
 	grep -q "^hwtrace query: counts are lower bounds" c.err ||
-	    atf_fail "csv: expected the note on stderr, got: $(cat c.err)"
+	    atf_fail "csv: expected the note on stderr, got: $(tr "\n" " " < c.err)"
 	# Exit status unchanged.
 	atf_check -s exit:0 -o ignore -e ignore "$HWTRACE" query ring.hwtrace func f --format tsv
 	"$HWTRACE" query ring.hwtrace export --folded r.folded > e.out || atf_fail "export failed"
@@ -214,9 +214,9 @@ corrupt_chunk_decode_error_body()
 	    dd of=bad.pt bs=1 seek=$((size / 4)) conv=notrunc 2>/dev/null
 	cmp -s s.pt bad.pt && atf_fail "the stream was not changed"
 	"$HWTRACE" import --pt s.pt --elf ./phases -o good.hwtrace > i.out 2>&1 ||
-	    atf_fail "import failed: $(cat i.out)"
+	    atf_fail "import failed: $(tr "\n" " " < i.out)"
 	"$HWTRACE" import --pt bad.pt --elf ./phases -o bad.hwtrace > i.out 2>&1 ||
-	    atf_fail "import failed: $(cat i.out)"
+	    atf_fail "import failed: $(tr "\n" " " < i.out)"
 	[ "$(fcount good.hwtrace)" -eq $TOTAL ] ||
 	    atf_fail "func f on the clean packing: expected $TOTAL, got $(fcount good.hwtrace)"
 	"$HWTRACE" query good.hwtrace func f > g.out
