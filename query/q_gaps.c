@@ -320,8 +320,7 @@ q_lost_where(struct q_str *s, const struct q_gap *g, int64_t nblocks)
 
 /* The note: what the answer is, then the first places. */
 static int
-q_lost_text(struct hwtr_q *q, const struct hwtr_q_req *req,
-    const char *lead)
+q_lost_text(struct hwtr_q *q, const char *lead)
 {
 	struct q_lost *l = &q->lost;
 	struct q_str s = { 0 };
@@ -346,7 +345,6 @@ q_lost_text(struct hwtr_q *q, const struct hwtr_q_req *req,
 		q_str_printf(&s, "; and %lld more", (long long)(l->n -
 		    Q_LOST_NAMED));
 	q_str_puts(&s, ")");
-	(void)req;
 	if (s.err) {
 		free(s.p);
 		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
@@ -386,7 +384,7 @@ q_lost_find(struct hwtr_q *q, const struct hwtr_q_req *req)
 	if (q->lost.n == 0)
 		return (0);
 	q->lost.lower = req->verb != HWTR_Q_LAST && req->verb != HWTR_Q_BT;
-	return (q_lost_text(q, req, req->verb == HWTR_Q_LAST ? "these "
+	return (q_lost_text(q, req->verb == HWTR_Q_LAST ? "these "
 	    "blocks may not follow each other or be the last" :
 	    req->verb == HWTR_Q_BT ? "the stack may be wrong" :
 	    "counts are lower bounds"));
@@ -471,7 +469,7 @@ q_lost_bt(struct hwtr_q *q, struct hwtr_q_res *res)
 		free(s.p);
 		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
 	}
-	rc = q_lost_text(q, NULL, s.p);
+	rc = q_lost_text(q, s.p);
 	free(s.p);
 	return (rc);
 }
