@@ -551,6 +551,10 @@ q_json(struct q_out *out, const struct hwtr_q_res *res)
 			q_str_printf(o, "%s\"gaps\": %lld", out->lost->lower ?
 			    ", \"lower_bound\": true, " : ", ",
 			    (long long)out->lost->n);
+		/* bt: a frame entered before the loss (q_lost_bt()). */
+		if (out->lost != NULL && out->nrows + r < out->lost->nbefore &&
+		    out->lost->before[out->nrows + r])
+			q_str_puts(o, ", \"before_gap\": true");
 		q_str_add(o, "}", 1);
 	}
 }

@@ -39,6 +39,7 @@ q_lost_clear(struct q_lost *l)
 {
 	free(l->gaps);
 	free(l->note);
+	free(l->before);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -424,6 +425,13 @@ q_lost_bt(struct hwtr_q *q, struct hwtr_q_res *res)
 	if ((rc = q_prepare(q, &st, "SELECT entry_seq FROM calls WHERE id = "
 	    "?1")) < 0)
 		return (rc);
+	free(l->before);
+	l->nbefore = 0;
+	if ((l->before = calloc(nr, 1)) == NULL) {
+		sqlite3_finalize(st);
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	}
+	l->nbefore = nr;
 	q_str_puts(&s, "the stack may be wrong:");
 	for (r = 0; r < nr; r++) {
 		tc = hwtr_q_res_cell(res, r, 0, NULL);
@@ -453,6 +461,7 @@ q_lost_bt(struct hwtr_q *q, struct hwtr_q_res *res)
 		}
 		q_str_printf(&fr, "%s %s", nfr > 0 ? "," : "", fc);
 		nfr++;
+		l->before[r] = 1;
 		last = thread;
 	}
 	q_lost_frames(&s, &fr, nfr);

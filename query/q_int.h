@@ -51,6 +51,9 @@ struct q_lost {
 	int64_t		n;		/* places in all */
 	int		lower;		/* the counts are lower bounds */
 	char		*note;		/* NULL: nothing lost there */
+	/* bt: its rows entered before a loss (nrows flags; NULL: none). */
+	uint8_t		*before;
+	size_t		nbefore;
 };
 
 /*

@@ -502,6 +502,13 @@ q_lost_res(struct hwtr_q *q, const struct hwtr_q_req *req,
 	res->lost.lower = q->lost.lower;
 	if ((res->lost.note = strdup(q->lost.note)) == NULL)
 		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	/* bt's rows entered before a loss: the answer is whole, not streamed. */
+	if (q->lost.before != NULL) {
+		if ((res->lost.before = malloc(q->lost.nbefore)) == NULL)
+			return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+		memcpy(res->lost.before, q->lost.before, q->lost.nbefore);
+		res->lost.nbefore = q->lost.nbefore;
+	}
 	return (0);
 }
 

@@ -187,6 +187,12 @@ truncated_archive_lost_end_body()
 	lost_verbs cut.hwtrace "thread 1 after its last block: the archive is truncated"
 	"$HWTRACE" query cut.hwtrace bt > bt.out
 	has_note bt.out "the stack may be wrong: thread 1 frames 0, 1, .* entered before the trace lost data"
+	# JSON marks the same frames, every one of them here.
+	"$HWTRACE" query cut.hwtrace bt --format json > bt.json 2> bt.err
+	nf=$(grep -c '"call": [0-9]' bt.json)
+	nb=$(grep -c '"gaps": 1, "before_gap": true}' bt.json)
+	[ "$nf" -gt 0 ] && [ "$nb" -eq "$nf" ] ||
+	    atf_fail "bt json: expected all $nf frames with before_gap, got $nb: $(head -c 400 bt.json)"
 	"$HWTRACE" query cut.hwtrace last -n 3 > l.out
 	has_note l.out "may not .* be the last"
 	# The whole archive says nothing.
