@@ -56,6 +56,14 @@ int cli_getopt(const struct cli_cmd *cmd, int argc, char **argv,
     const char **optargp);
 
 /*
+ * hwtrace verify --decode (cmd_verify.c), and capture --check-portable:
+ * decode archive @path with nothing from this machine, list on @out what
+ * another would miss; 0 when it decodes fully elsewhere, else 1 with a
+ * message naming @verb.
+ */
+int cli_portable(const char *verb, const char *path, FILE *out);
+
+/*
  * The operands of a verb whose options may come before, between or after
  * them: the first CLI_MAXOPS + 1 kept in @v (so that one too many can be
  * named), all counted in @n.

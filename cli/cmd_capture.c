@@ -23,6 +23,7 @@ enum {
 	OPT_CPU = 256,
 	OPT_DEBUG_INFO,
 	OPT_FILTER,
+	OPT_CHECK_PORTABLE,
 	OPT_FORCE,
 	OPT_GROUND_TRUTH,
 	OPT_KEEP_ON_FAILURE,
@@ -39,6 +40,9 @@ static const struct cli_opt capture_opts[] = {
 	    "command" },
 	{ "buffer", 'b', "SIZE", "trace buffer per thread (perf: per CPU; K, "
 	    "M, G suffixes; default 4M)" },
+	{ "check-portable", OPT_CHECK_PORTABLE, NULL, "check that the "
+	    "archive kept decodes with nothing from this machine "
+	    "(hwtrace verify --decode)" },
 	{ "cpu", OPT_CPU, "LIST", "perf: trace these CPUs (0-3,6)" },
 	{ "debug-info", OPT_DEBUG_INFO, "WHICH", "the images' separate debug "
 	    "files to store: all (default), own (not the system's) or none" },
@@ -187,7 +191,7 @@ cmd_capture(int argc, char **argv)
 	const char *arg;
 	uint64_t v;
 	long pid;
-	int c, rc, verbose = 0;
+	int c, rc, verbose = 0, check_portable = 0;
 
 	hwtr_cap_config_init(&cfg);
 	cfg.output = "capture.hwtrace";
@@ -213,6 +217,9 @@ cmd_capture(int argc, char **argv)
 			break;
 		case OPT_GROUND_TRUTH:
 			cfg.ground_truth = 1;
+			break;
+		case OPT_CHECK_PORTABLE:
+			check_portable = 1;
 			break;
 		case OPT_KEEP_ON_FAILURE:
 			cfg.keep_on_failure = 1;
@@ -367,5 +374,15 @@ cmd_capture(int argc, char **argv)
 	else if (verbose)
 		cli_warnx("capture", "the command succeeded: no archive kept "
 		    "(--keep-on-failure)");
+	/*
+	 * The archive kept is checked the way another machine would decode
+	 * it; the findings go to stderr (stdout is the program's).  An
+	 * archive that does not decode fully elsewhere fails a command that
+	 * succeeded; a failed command keeps its status.
+	 */
+	if (res.kept && check_portable &&
+	    cli_portable("capture", cfg.output, stderr) != 0 &&
+	    hwtr_cap_exit_status(&res) == 0)
+		return (1);
 	return (hwtr_cap_exit_status(&res));
 }

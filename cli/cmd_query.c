@@ -674,6 +674,9 @@ run_query(const char *path, const struct qline *ql)
 			cli_warnx("query", "%s", hwtr_q_errmsg(q));
 		goto out;
 	}
+	/* A table ends with it; CSV, TSV and JSON readers get it here. */
+	if (ql->fmt != HWTR_Q_FMT_TABLE && hwtr_q_lost(q) != NULL)
+		cli_warnx("query", "%s", hwtr_q_lost(q));
 	ex = 0;
 out:
 	hwtr_q_close(q);

@@ -970,6 +970,12 @@ struct hwtr_ix_opts {
 	 * trace's last moments (hwtrace-query(1): lazy verbs).
 	 */
 	uint64_t	tail;
+	/*
+	 * Read nothing from this machine: images, debug files and DWARF
+	 * come from the archive only (libdw would otherwise open split
+	 * units' .dwo files by their paths here); hwtrace verify --decode.
+	 */
+	int		archive_only;
 };
 
 struct hwtr_ix_stats {
@@ -1002,6 +1008,25 @@ const struct hwtr_ix_stats *hwtr_ix_stats(const struct hwtr_ix *ix);
 /* What could not be decoded in the last run: "stream 'tid 42': ...". */
 size_t hwtr_ix_nproblems(const struct hwtr_ix *ix);
 const char *hwtr_ix_problem(const struct hwtr_ix *ix, size_t i);
+
+/*
+ * Whether @archive decodes elsewhere (hwtrace verify --decode): index it
+ * into @db with nothing from this machine (@ix's archive_only is set),
+ * then list in *@mp (*@np entries; hwtr_ix_miss_free()) what a machine
+ * without this one's files would miss: "image" (code the trace ran whose
+ * image the archive lacks), "debug" (debug info left out that this
+ * machine has), "note" (what indexing could not do with the archive
+ * alone).  @differs: decoding elsewhere gives less than here.
+ */
+struct hwtr_ix_miss {
+	const char	*kind;
+	char		*path;		/* the image's, "?" when unknown */
+	char		*detail;
+	int		differs;
+};
+int hwtr_ix_portable(struct hwtr_ix *ix, const char *archive, const char *db,
+    struct hwtr_ix_miss **mp, size_t *np);
+void hwtr_ix_miss_free(struct hwtr_ix_miss *m, size_t n);
 
 /* ===================================================================== */
 /* 8. Query                                                               */
@@ -1144,6 +1169,17 @@ size_t hwtr_q_res_nrows(const struct hwtr_q_res *res);
 const char *hwtr_q_res_cell(const struct hwtr_q_res *res, size_t row,
     size_t col, enum hwtr_q_type *typep);
 void hwtr_q_res_free(struct hwtr_q_res *res);
+/*
+ * What the trace lost where the answer looked (a ring's start, an
+ * overflow, a missing or unreadable chunk, a decode error, a truncated
+ * archive): a note for people ("counts are lower bounds: the trace lost
+ * data in 2 places (...)"), or NULL when nothing was lost there.  A table
+ * shows it as its last line and JSON rows say "gaps" (and "lower_bound");
+ * a caller writing CSV or TSV says it on stderr.  hwtr_q_lost() is that
+ * of @q's last answer (after hwtr_q_stream()); both borrowed.
+ */
+const char *hwtr_q_res_lost(const struct hwtr_q_res *res);
+const char *hwtr_q_lost(const struct hwtr_q *q);
 
 enum hwtr_q_format {
 	HWTR_Q_FMT_TABLE = 0,		/* aligned columns, header line */

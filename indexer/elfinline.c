@@ -265,7 +265,14 @@ ix_inl_read(struct ix_elf *e, Dwarf *dw)
 		Dwarf_Die *top = &cudie;
 
 		if (ut == DW_UT_skeleton) {
-			/* The split unit in its .dwo, when libdw finds it. */
+			/*
+			 * The split unit in its .dwo, when libdw finds it: on
+			 * this machine, never in the archive.
+			 */
+			if (e->no_host) {
+				e->inl_nodwo++;
+				continue;
+			}
 			if (dwarf_cu_info(cu, NULL, NULL, NULL, &subdie, NULL,
 			    NULL, NULL) != 0 || subdie.cu == NULL ||
 			    dwarf_tag(&subdie) != DW_TAG_compile_unit) {

@@ -1001,10 +1001,11 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, const void *dbg,
 	GElf_Phdr ph;
 	size_t shstrndx, cap = 0, nph, i;
 	char wbuf[256];
-	int warned, has_symtab = 0;
+	int warned, has_symtab = 0, no_host = e->no_host;
 	int rc = -1;
 
 	memset(e, 0, sizeof(*e));
+	e->no_host = no_host;
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
 		return (-1);

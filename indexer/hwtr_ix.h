@@ -530,6 +530,12 @@ struct ix_elf {
 	char		**ifiles;
 	size_t		nifiles;
 	size_t		inl_nodwo;	/* split units without their .dwo */
+	/*
+	 * Set by the caller before ix_elf_load() and kept by it: look for
+	 * nothing outside the archive (hwtr_ix_opts.archive_only), so split
+	 * units' .dwo files on this machine are not read.
+	 */
+	int		no_host;
 };
 
 /*

@@ -38,6 +38,29 @@
 /* ----------------------------------------------------------------- */
 /* Images                                                             */
 
+/*
+ * Why a LOST record lost data, after its counts in the event's detail:
+ * where the loss lies follows from it (a ring's overwritten bytes come
+ * before what it kept, a stopped trace loses its end), and the query
+ * verbs place the gap by it (hwtrace-db(5), events).
+ */
+static const char *
+lost_why(int reason)
+{
+	switch (reason) {
+	case HWTR_LOST_OVERFLOW:
+		return (": overflow");
+	case HWTR_LOST_WRAP:
+		return (": ring overwritten");
+	case HWTR_LOST_STOPPED:
+		return (": stopped when full");
+	case HWTR_LOST_SIDEBAND:
+		return (": sideband dropped");
+	default:
+		return ("");
+	}
+}
+
 int
 ix_load_images(struct run *r)
 {
@@ -122,6 +145,7 @@ ix_load_images(struct run *r)
 			dbg = NULL;
 			dlen = 0;
 		}
+		im->elf.no_host = r->ix->opts.archive_only;
 		if (ix_elf_load(&im->elf, buf, len, dbg, dlen, base, err,
 		    sizeof(err)) != 0)
 			ix_problem(r->ix, "image '%s' (%s): %s",
@@ -588,7 +612,7 @@ ix_replay_sideband(struct run *r)
 	struct ix_proc *p, *pp;
 	struct ix_thread *t;
 	struct ix_map *m;
-	char det[64];
+	char det[96];
 	int rc;
 
 	/* Threads of the units first: their ids follow the units. */
@@ -760,8 +784,9 @@ ix_replay_sideband(struct run *r)
 				    "not record");
 			else
 				snprintf(det, sizeof(det), "%" PRIu64
-				    " bytes, %" PRIu64 " records",
-				    rec->u.lost.bytes, rec->u.lost.records);
+				    " bytes, %" PRIu64 " records%s",
+				    rec->u.lost.bytes, rec->u.lost.records,
+				    lost_why(rec->u.lost.reason));
 			if (sb_event(r, "lost", rec, s, det) < 0)
 				return (-HWTR_E_NOMEM);
 			break;

@@ -165,6 +165,7 @@ hwtr_q_res_free(struct hwtr_q_res *res)
 	free(res->hint);
 	free(res->cells);
 	free(res->pool.p);
+	q_lost_clear(&res->lost);
 	free(res);
 }
 
@@ -1375,6 +1376,7 @@ hwtr_q_close(struct hwtr_q *q)
 	free(q->archive);
 	free(q->fullpath);
 	free(q->tailpath);
+	q_lost_clear(&q->lost);
 	free(q);
 	return (rc);
 }

@@ -546,6 +546,15 @@ q_json(struct q_out *out, const struct hwtr_q_res *res)
 			else
 				q_str_json(o, s);
 		}
+		/* What the trace lost where the answer looked. */
+		if (out->lost != NULL && out->lost->n > 0)
+			q_str_printf(o, "%s\"gaps\": %lld", out->lost->lower ?
+			    ", \"lower_bound\": true, " : ", ",
+			    (long long)out->lost->n);
+		/* bt: a frame entered before the loss (q_lost_bt()). */
+		if (out->lost != NULL && out->nrows + r < out->lost->nbefore &&
+		    out->lost->before[out->nrows + r])
+			q_str_puts(o, ", \"before_gap\": true");
 		q_str_add(o, "}", 1);
 	}
 }
@@ -585,6 +594,14 @@ q_out_end(struct q_out *out, struct hwtr_q_res *res)
 		return (rc);
 	if (out->fmt == HWTR_Q_FMT_JSON)
 		q_str_puts(&out->buf, out->nrows == 0 ? "[]\n" : "\n]\n");
+	/*
+	 * A table's footer: what the trace lost where the answer looked.
+	 * CSV and TSV stay rows alone (their readers take every line for a
+	 * row): the caller says it on stderr (hwtr_q_lost()).
+	 */
+	if (out->fmt == HWTR_Q_FMT_TABLE && out->lost != NULL &&
+	    out->lost->note != NULL)
+		q_str_printf(&out->buf, "note: %s\n", out->lost->note);
 	return (q_out_drain(out));
 }
 
@@ -609,6 +626,7 @@ hwtr_q_res_format(const struct hwtr_q_res *res, enum hwtr_q_format fmt,
 	*bufp = NULL;
 	*lenp = 0;
 	q_out_init(&out, fmt, width, q_str_sink, &o);
+	out.lost = &res->lost;
 	/* The writer empties the block it is given: give it a view. */
 	copy = *res;
 	rc = q_out_end(&out, &copy);

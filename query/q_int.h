@@ -35,6 +35,28 @@ struct q_str {
 struct hwtr_q_res;
 
 /*
+ * What the trace lost where an answer looks (q_gaps.c): the places, the
+ * first Q_LOST_KEEP of them kept, and the note shown with the answer.
+ */
+#define Q_GAP_WHAT	160
+struct q_gap {
+	int64_t		thread;		/* -1: capture-wide */
+	int64_t		seq;		/* the block it comes before; -1 */
+	int64_t		insn;		/* that block's first; -1: unknown */
+	char		what[Q_GAP_WHAT];
+};
+struct q_lost {
+	struct q_gap	*gaps;
+	size_t		ngaps, cap;
+	int64_t		n;		/* places in all */
+	int		lower;		/* the counts are lower bounds */
+	char		*note;		/* NULL: nothing lost there */
+	/* bt: its rows entered before a loss (nrows flags; NULL: none). */
+	uint8_t		*before;
+	size_t		nbefore;
+};
+
+/*
  * The writer of a rendered answer (q_fmt.c): it takes rows in blocks and
  * hands the text to @sink.  For a table it keeps the widths seen so far
  * (nat) and those fitted to @width.
@@ -49,6 +71,8 @@ struct q_out {
 	int		*right, *textcol;
 	int		header_done;
 	struct q_str	buf;
+	/* What the trace lost there (borrowed; NULL: nothing said). */
+	const struct q_lost *lost;
 };
 
 struct hwtr_q {
@@ -77,6 +101,8 @@ struct hwtr_q {
 	int64_t		lim_ms;
 	int		lim_expired;
 	char		msg[1024];
+	/* What the trace lost where the last verb looked (q_gaps.c). */
+	struct q_lost	lost;
 };
 
 /* Rows per block of a streamed answer (and the most held before the first). */
@@ -110,6 +136,8 @@ struct hwtr_q_res {
 	 * (NULL: none; see q_res_hint), so that it keeps its alignment.
 	 */
 	size_t		*hint;
+	/* What the trace lost where the answer looked (note, n, lower). */
+	struct q_lost	lost;
 };
 
 #define Q_CELL_S(res, c)						\
@@ -573,6 +601,16 @@ int q_lazy_need(struct hwtr_q *q, const struct hwtr_q_req *req);
 int q_lazy_cut(const struct hwtr_q *q, int64_t thread);
 int q_lazy_index(struct hwtr_q *q, const char *archive, const char *db,
     uint64_t tail);
+
+/*
+ * q_gaps.c: find what the trace lost in the range @req answers over (into
+ * q->lost, before the verb runs), name bt's frames entered before a gap,
+ * and add export --folded's "[gap]" frames to @o (*@np lines).
+ */
+int q_lost_find(struct hwtr_q *q, const struct hwtr_q_req *req);
+int q_lost_bt(struct hwtr_q *q, struct hwtr_q_res *res);
+int q_lost_folded(struct hwtr_q *q, struct q_str *o, int multi, int64_t *np);
+void q_lost_clear(struct q_lost *l);
 
 /* Inlined frames (q_inline.c, the inlines table of hwtr-db(5)). */
 struct q_inl_frame {

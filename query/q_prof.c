@@ -790,7 +790,7 @@ q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
 	struct q_str o = { 0 }, path = { 0 };
 	size_t *plen = NULL, *up = NULL, cap = 0, r, nrows;
 	int64_t nstacks = 0, total = 0, nthreads, self, depth, thread;
-	int64_t *kids = NULL;
+	int64_t *kids = NULL, ngap;
 	size_t wcol = 4;	/* tree's insns */
 	const char *fn;
 	int rc;
@@ -889,6 +889,10 @@ q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
 		if (o.err || path.err)
 			goto nomem;
 	}
+	/* Where the trace lost data: "[gap]" frames (q_gaps.c). */
+	if ((rc = q_lost_folded(q, &o, nthreads > 1, &ngap)) < 0)
+		goto out;
+	nstacks += ngap;
 	if ((rc = q_write_file(q, req->folded, o.p != NULL ? o.p : "",
 	    o.len)) < 0)
 		goto out;

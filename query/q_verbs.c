@@ -486,6 +486,32 @@ q_verb_name(enum hwtr_q_verb verb)
 static int q_verb(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);
 
+/* The answer carries what the trace lost where it looked (bt: frames). */
+static int
+q_lost_res(struct hwtr_q *q, const struct hwtr_q_req *req,
+    struct hwtr_q_res *res)
+{
+	int rc;
+
+	if (req->verb == HWTR_Q_BT && (rc = q_lost_bt(q, res)) < 0)
+		return (rc);
+	q_lost_clear(&res->lost);
+	if (q->lost.note == NULL)
+		return (0);
+	res->lost.n = q->lost.n;
+	res->lost.lower = q->lost.lower;
+	if ((res->lost.note = strdup(q->lost.note)) == NULL)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	/* bt's rows entered before a loss: the answer is whole, not streamed. */
+	if (q->lost.before != NULL) {
+		if ((res->lost.before = malloc(q->lost.nbefore)) == NULL)
+			return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+		memcpy(res->lost.before, q->lost.before, q->lost.nbefore);
+		res->lost.nbefore = q->lost.nbefore;
+	}
+	return (0);
+}
+
 int
 hwtr_q_run(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
@@ -505,7 +531,17 @@ hwtr_q_run(struct hwtr_q *q, const struct hwtr_q_req *req,
 		req = &byt;
 	}
 	q_limit_begin(q, req->sql_timeout_ms, req->verb == HWTR_Q_SQL);
-	rc = q_verb(q, req, resp);
+	/* What the trace lost there, known before the first row streams. */
+	if ((rc = q_lost_find(q, req)) >= 0) {
+		if (q->out != NULL)
+			q->out->lost = &q->lost;
+		rc = q_verb(q, req, resp);
+	}
+	if (rc >= 0 && *resp != NULL && (rc = q_lost_res(q, req,
+	    *resp)) < 0) {
+		hwtr_q_res_free(*resp);
+		*resp = NULL;
+	}
 	/* A stopped statement leaves the answer short, whatever rc says. */
 	if (q_limit_end(q)) {
 		hwtr_q_res_free(*resp);
@@ -577,6 +613,7 @@ hwtr_q_stream(struct hwtr_q *q, const struct hwtr_q_req *req,
 	q->out = NULL;
 	if (rc >= 0 && res != NULL) {
 		res->out = NULL;
+		out.lost = &res->lost;
 		if ((rc = q_out_end(&out, res)) < 0)
 			q_fail(q, rc, rc == -HWTR_E_IO ? "cannot write the "
 			    "answer" : "out of memory");

@@ -86,8 +86,12 @@ lldb_multifile_matches_ptxed_body()
 	test -f cache.db || atf_fail "--db cache.db was not written"
 	test ! -e m.hwtrace.db || atf_fail "m.hwtrace.db written although --db was given"
 	cat_cmp "$LLDB/expected/multifile.ptxed.txt" insns.tsv addr
-	# Calls into the libraries are in the call tree.
-	atf_check -s exit:0 -o match:"foo" "$HWTRACE" query cache.db tree --format csv
+	# Calls into the libraries are in the call tree.  The trace starts
+	# in code no image covers (ptxed's first "no memory mapped" error):
+	# the counts are lower bounds, said on stderr with CSV.
+	atf_check -s exit:0 -o match:"foo" \
+	    -e match:"counts are lower bounds: the trace lost data in 1 place .*decode error: no memory mapped" \
+	    "$HWTRACE" query cache.db tree --format csv
 }
 
 atf_init_test_cases()
