@@ -366,6 +366,117 @@ tree_src_step(struct hwtr_q *q, struct tree_src *ts)
 	}
 }
 
+/*
+ * The ids of the calls tree reads, [*lop, *hip] (empty when *hip < *lop),
+ * and *threadp, the thread they are of (-1: all).
+ */
+static int
+tree_ids(struct hwtr_q *q, const struct hwtr_q_req *req,
+    const struct q_rng *r, int64_t *lop, int64_t *hip, int64_t *threadp)
+{
+	int rc;
+
+	*threadp = req->thread;
+	if (r->on) {
+		/*
+		 * A range: the calls entered in its blocks, a range of ids of
+		 * the thread (ids follow entry order); a call whose caller is
+		 * outside is a root of the tree.
+		 */
+		*threadp = r->thread;
+		if ((rc = q_int(q, lop, INT64_MAX, Q_CALL_FIRST_FROM, "ii",
+		    r->thread, r->seq_lo)) < 0 ||
+		    (rc = q_int(q, hip, -1, Q_CALL_LAST_UPTO, "ii", r->thread,
+		    r->seq_hi)) < 0)
+			return (rc);
+		if (r->seq_hi < r->seq_lo)
+			*hip = *lop - 1;
+		return (0);
+	}
+	/*
+	 * Ids follow (thread, entry position): the ends come from the entry
+	 * order.
+	 */
+	if (req->thread >= 0)
+		rc = q_int(q, lop, 0, "SELECT id FROM calls WHERE thread = ?1 "
+		    "ORDER BY entry_seq, id LIMIT 1", "i", req->thread);
+	else
+		rc = q_int(q, lop, 0, "SELECT id FROM calls ORDER BY id "
+		    "LIMIT 1", NULL);
+	if (rc < 0)
+		return (rc);
+	if (req->thread >= 0)
+		rc = q_int(q, hip, -1, "SELECT id FROM calls WHERE thread = ?1 "
+		    "ORDER BY entry_seq DESC, id DESC LIMIT 1", "i",
+		    req->thread);
+	else
+		rc = q_int(q, hip, -1, "SELECT max(id) FROM calls", NULL);
+	return (rc < 0 ? rc : 0);
+}
+
+/*
+ * The rows of calls @lo..@hi of thread @rthread (-1: all) that tree reads,
+ * as @ts gives them (*stp: its statement when it is one, the caller's to
+ * finalize).  Parents come before their children in id order.  The roots
+ * alone come a lookup each (Q_CALLS_ROOTS, as in q_calls); deeper trees
+ * scan, for one thread only the range of its ids.
+ */
+static int
+tree_src_open(struct hwtr_q *q, const struct hwtr_q_req *req,
+    const struct q_rng *r, int64_t rthread, int64_t lo, int64_t hi,
+    struct tree_src *ts, sqlite3_stmt **stp)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	*stp = NULL;
+	if (req->depth > 0) {
+		/*
+		 * Below the roots: each thread walked at most --depth deep
+		 * (q_walk.c), never reading the calls deeper.
+		 */
+		ts->walk = 1;
+		ts->depth = req->depth;
+		if (r->on) {
+			ts->seq_lo = r->seq_lo;
+			ts->seq_hi = r->seq_hi;
+			ts->ilo = r->insn_lo;
+			ts->ihi = r->insn_hi;
+		}
+		rc = q_prepare(q, &ts->th, "SELECT id FROM threads WHERE "
+		    "?1 < 0 OR id = ?1 ORDER BY id");
+		if (rc == 0)
+			sqlite3_bind_int64(ts->th, 1, rthread);
+		return (rc);
+	} else if (req->depth == 0 && !r->on)
+		rc = q_prepare(q, &st, Q_CALLS_ROOTS Q_TREE_COLS
+		    "WHERE c.id IN (SELECT id FROM sel) AND c.depth <= ?2 "
+		    "ORDER BY c.id");
+	else if (r->on)
+		rc = q_prepare(q, &st, Q_TREE_COLS Q_TREE_RANGE_WHERE);
+	else if (rthread >= 0)
+		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE c.id BETWEEN ?3 "
+		    "AND ?4 AND c.thread = ?1 AND c.depth <= ?2 ORDER BY c.id");
+	else
+		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE ?1 < 0 AND "
+		    "c.depth <= ?2 ORDER BY c.id");
+	*stp = st;
+	if (rc < 0)
+		return (rc);
+	sqlite3_bind_int64(st, 1, rthread);
+	sqlite3_bind_int64(st, 2, req->depth >= 0 ? req->depth : INT64_MAX);
+	if (sqlite3_bind_parameter_count(st) >= 4) {
+		/* One thread's ids, a range of the table (see above). */
+		sqlite3_bind_int64(st, 3, lo);
+		sqlite3_bind_int64(st, 4, hi);
+	}
+	if (r->on) {
+		sqlite3_bind_int64(st, 5, r->insn_lo);
+		sqlite3_bind_int64(st, 6, r->insn_hi);
+	}
+	return (0);
+}
+
 int
 q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
@@ -377,7 +488,6 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 	sqlite3_stmt *st = NULL;
 	size_t *map = NULL, node, parent, c, root = 0;
 	int64_t lo, hi, id, pid, thread, cur = -1, depth;
-	int64_t maxd = req->depth >= 0 ? req->depth : INT64_MAX;
 	size_t *roots = NULL, nroots = 0, len;
 	struct q_names names = { 0 };
 	const struct q_name *nm;
@@ -400,40 +510,8 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 		return (rc);
 	if ((rc = q_range(q, req, "tree", &r)) < 0)
 		return (rc);
-	if (r.on) {
-		/*
-		 * A range: the calls entered in its blocks, a range of ids of
-		 * the thread (ids follow entry order); a call whose caller is
-		 * outside is a root of the tree.
-		 */
-		rthread = r.thread;
-		if ((rc = q_int(q, &lo, INT64_MAX, Q_CALL_FIRST_FROM, "ii",
-		    r.thread, r.seq_lo)) < 0 ||
-		    (rc = q_int(q, &hi, -1, Q_CALL_LAST_UPTO, "ii", r.thread,
-		    r.seq_hi)) < 0)
-			return (rc);
-		if (r.seq_hi < r.seq_lo)
-			hi = lo - 1;
-		goto ranged;
-	}
-	/* Ids follow (thread, entry position): the ends come from the entry order. */
-	if (req->thread >= 0)
-		rc = q_int(q, &lo, 0, "SELECT id FROM calls WHERE thread = ?1 "
-		    "ORDER BY entry_seq, id LIMIT 1", "i", req->thread);
-	else
-		rc = q_int(q, &lo, 0, "SELECT id FROM calls ORDER BY id "
-		    "LIMIT 1", NULL);
-	if (rc < 0)
+	if ((rc = tree_ids(q, req, &r, &lo, &hi, &rthread)) < 0)
 		return (rc);
-	if (req->thread >= 0)
-		rc = q_int(q, &hi, -1, "SELECT id FROM calls WHERE thread = ?1 "
-		    "ORDER BY entry_seq DESC, id DESC LIMIT 1", "i",
-		    req->thread);
-	else
-		rc = q_int(q, &hi, -1, "SELECT max(id) FROM calls", NULL);
-	if (rc < 0)
-		return (rc);
-ranged:
 	if ((rc = q_res_new(&res, HWTR_NELEM(cols), cols)) < 0)
 		return (q_fail(q, rc, "out of memory"));
 	q_res_stream(q, res);
@@ -449,57 +527,8 @@ ranged:
 		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 		goto out;
 	}
-
-	/*
-	 * Parents come before their children in id order.  The roots alone
-	 * come a lookup each (Q_CALLS_ROOTS, as in q_calls); deeper trees
-	 * scan, for one thread only the range of its ids.
-	 */
-	if (req->depth > 0) {
-		/*
-		 * Below the roots: each thread walked at most --depth deep
-		 * (q_walk.c), never reading the calls deeper.
-		 */
-		ts.walk = 1;
-		ts.depth = req->depth;
-		if (r.on) {
-			ts.seq_lo = r.seq_lo;
-			ts.seq_hi = r.seq_hi;
-			ts.ilo = r.insn_lo;
-			ts.ihi = r.insn_hi;
-		}
-		rc = q_prepare(q, &ts.th, "SELECT id FROM threads WHERE ?1 < 0 "
-		    "OR id = ?1 ORDER BY id");
-		if (rc == 0)
-			sqlite3_bind_int64(ts.th, 1, rthread);
-	} else if (req->depth == 0 && !r.on)
-		rc = q_prepare(q, &st, Q_CALLS_ROOTS Q_TREE_COLS
-		    "WHERE c.id IN (SELECT id FROM sel) AND c.depth <= ?2 "
-		    "ORDER BY c.id");
-	else if (r.on)
-		rc = q_prepare(q, &st, Q_TREE_COLS Q_TREE_RANGE_WHERE);
-	else if (rthread >= 0)
-		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE c.id BETWEEN ?3 "
-		    "AND ?4 AND c.thread = ?1 AND c.depth <= ?2 ORDER BY c.id");
-	else
-		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE ?1 < 0 AND "
-		    "c.depth <= ?2 ORDER BY c.id");
-	if (rc < 0)
+	if ((rc = tree_src_open(q, req, &r, rthread, lo, hi, &ts, &st)) < 0)
 		goto out;
-	if (ts.walk)
-		goto walk;
-	sqlite3_bind_int64(st, 1, rthread);
-	sqlite3_bind_int64(st, 2, maxd);
-	if (sqlite3_bind_parameter_count(st) >= 4) {
-		/* One thread's ids, a range of the table (see above). */
-		sqlite3_bind_int64(st, 3, lo);
-		sqlite3_bind_int64(st, 4, hi);
-	}
-	if (r.on) {
-		sqlite3_bind_int64(st, 5, r.insn_lo);
-		sqlite3_bind_int64(st, 6, r.insn_hi);
-	}
-walk:
 	ts.st = st;
 	while ((rc = tree_src_step(q, &ts)) == SQLITE_ROW) {
 		sqlite3_stmt *rs = ts.st;
