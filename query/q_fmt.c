@@ -92,6 +92,13 @@ q_str_room(struct q_str *o, size_t n)
 	return (0);
 }
 
+/* The JSON writer's output: the block being rendered. */
+static void
+q_jw_put(void *arg, const char *p, size_t len)
+{
+	q_str_add(arg, p, len);
+}
+
 void
 q_out_init(struct q_out *out, enum hwtr_q_format fmt, int width,
     int (*sink)(void *, const char *, size_t), void *arg)
@@ -101,6 +108,7 @@ q_out_init(struct q_out *out, enum hwtr_q_format fmt, int width,
 	out->width = width;
 	out->sink = sink;
 	out->arg = arg;
+	hwtr_jw_init(&out->jw, q_jw_put, &out->buf, HWTR_JW_SPACED);
 }
 
 /* The columns are known with the first block: the table's state. */
@@ -520,33 +528,37 @@ q_sep(struct q_out *out, const struct hwtr_q_res *res)
 	}
 }
 
+/*
+ * JSON: an array of objects, one per row, a row to a line, through the
+ * common writer (which the array spans across blocks).
+ */
 static void
 q_json(struct q_out *out, const struct hwtr_q_res *res)
 {
 	size_t nr = hwtr_q_res_nrows(res), r, c;
 	const struct q_cell *cell;
-	struct q_str *o = &out->buf;
+	struct hwtr_jw *w = &out->jw;
 	const char *s;
 
 	for (r = 0; r < nr; r++) {
-		q_str_puts(o, out->nrows + r == 0 ? "[\n  {" : ",\n  {");
+		if (out->nrows + r == 0)
+			hwtr_jw_arr(w);
+		hwtr_jw_ws(w, "\n  ");
+		hwtr_jw_obj(w);
 		cell = &res->cells[r * res->ncols];
 		for (c = 0; c < res->ncols; c++, cell++) {
-			if (c > 0)
-				q_str_add(o, ", ", 2);
-			q_str_json(o, res->names[c]);
-			q_str_add(o, ": ", 2);
+			hwtr_jw_key(w, res->names[c]);
 			s = Q_CELL_S(res, cell);
 			if (s == NULL)
-				q_str_add(o, "null", 4);
+				hwtr_jw_null(w);
 			else if (cell->type == HWTR_Q_INT ||
 			    (cell->type == HWTR_Q_REAL &&
 			    strspn(s, "0123456789.-+eE") == cell->len))
-				q_str_add(o, s, cell->len);
+				hwtr_jw_num(w, s, cell->len);
 			else
-				q_str_json(o, s);
+				hwtr_jw_str(w, s);
 		}
-		q_str_add(o, "}", 1);
+		hwtr_jw_end(w);
 	}
 }
 
@@ -583,8 +595,14 @@ q_out_end(struct q_out *out, struct hwtr_q_res *res)
 
 	if ((rc = q_out_rows(out, res, 0)) < 0)
 		return (rc);
-	if (out->fmt == HWTR_Q_FMT_JSON)
-		q_str_puts(&out->buf, out->nrows == 0 ? "[]\n" : "\n]\n");
+	if (out->fmt == HWTR_Q_FMT_JSON) {
+		if (out->nrows == 0)
+			hwtr_jw_arr(&out->jw);
+		else
+			hwtr_jw_ws(&out->jw, "\n");
+		hwtr_jw_end(&out->jw);
+		q_str_add(&out->buf, "\n", 1);
+	}
 	return (q_out_drain(out));
 }
 

@@ -49,6 +49,7 @@ struct q_out {
 	int		*right, *textcol;
 	int		header_done;
 	struct q_str	buf;
+	struct hwtr_jw	jw;		/* json: the writer, into @buf */
 };
 
 struct hwtr_q {
