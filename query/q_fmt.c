@@ -92,13 +92,6 @@ q_str_room(struct q_str *o, size_t n)
 	return (0);
 }
 
-/* The JSON writer's output: the block being rendered. */
-static void
-q_jw_put(void *arg, const char *p, size_t len)
-{
-	q_str_add(arg, p, len);
-}
-
 void
 q_out_init(struct q_out *out, enum hwtr_q_format fmt, int width,
     int (*sink)(void *, const char *, size_t), void *arg)
@@ -108,7 +101,7 @@ q_out_init(struct q_out *out, enum hwtr_q_format fmt, int width,
 	out->width = width;
 	out->sink = sink;
 	out->arg = arg;
-	hwtr_jw_init(&out->jw, q_jw_put, &out->buf, HWTR_JW_SPACED);
+	hwtr_jw_init(&out->jw, q_str_put, &out->buf, HWTR_JW_SPACED);
 }
 
 /* The columns are known with the first block: the table's state. */

@@ -604,12 +604,6 @@ json_end(struct hwtr_jw *w, const struct info *in)
 }
 
 static void
-jput(void *arg, const char *p, size_t len)
-{
-	q_str_add(arg, p, len);
-}
-
-static void
 print_json(struct q_str *o, struct info *in)
 {
 	const struct hwtr_ar_status *st = in->st;
@@ -618,7 +612,7 @@ print_json(struct q_str *o, struct info *in)
 	char buf[32];
 	size_t i, n;
 
-	hwtr_jw_init(&w, jput, o, 0);
+	hwtr_jw_init(&w, q_str_put, o, 0);
 	hwtr_jw_obj(&w);
 	hwtr_jw_kstr(&w, "archive", in->path);
 	snprintf(buf, sizeof(buf), "%" PRIu32 ".%" PRIu32, st->version_major,

@@ -928,19 +928,13 @@ out:
 	return (rc);
 }
 
-static void
-ex_put(void *arg, const char *p, size_t len)
-{
-	q_str_add(arg, p, len);
-}
-
 /* The trace's header, up to the opening of its events' array. */
 static void
 ex_head(struct ex *e)
 {
 	struct hwtr_jw *w = &e->w;
 
-	hwtr_jw_init(w, ex_put, &e->o, HWTR_JW_SPACED);
+	hwtr_jw_init(w, q_str_put, &e->o, HWTR_JW_SPACED);
 	hwtr_jw_obj(w);
 	hwtr_jw_kstr(w, "displayTimeUnit", "ns");
 	hwtr_jw_key(w, "otherData");
