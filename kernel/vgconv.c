@@ -418,7 +418,8 @@ vgconv_feed(struct vgconv_file *f, const uint8_t *buf, size_t len)
 			if (b & HWVG_INLINE_WIDE) {
 				if (len - off < 8)
 					break;
-				if ((rc = vgc_inline_rec(f, b, rd64(buf + off))) < 0)
+				if ((rc = vgc_inline_rec(f, b,
+				    rd64(buf + off))) < 0)
 					return (feed_err(f, off, rc));
 				off += 8;
 			} else {
