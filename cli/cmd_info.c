@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "hwtrace.h"
-#include "hwtr_common.h"
 #include "cli.h"
 
 enum {

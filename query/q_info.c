@@ -214,6 +214,50 @@ debug_member(const struct hwtr_ar *ar, const struct hwtr_image_desc *img)
 	return (hwtr_ar_member(ar, i));
 }
 
+/* The capture's description (hwtrace.json), as text. */
+static void
+text_capture(struct q_str *o, struct info *in,
+    const struct hwtr_capture_meta *m)
+{
+	char buf[160];
+	size_t i;
+
+	q_str_printf(o, "writer: %s\n", txt(in, m->writer, "unknown"));
+	q_str_printf(o, "host: %s\n", txt(in, m->host, "unknown"));
+	q_str_printf(o, "source: %s%s%s\n", txt(in, m->source, "unknown"),
+	    m->source_version ? " " : "",
+	    txt(in, m->source_version, ""));
+	q_str_printf(o, "cpu: %s family %u model %u stepping %u%s%s%s\n",
+	    hwtr_cpu_vendor_name(m->cpu.vendor), m->cpu.family,
+	    m->cpu.model, m->cpu.stepping, m->cpu.brand[0] ? " (" : "",
+	    txt(in, m->cpu.brand, ""), m->cpu.brand[0] ? ")" : "");
+	q_str_printf(o, "command:");
+	if (m->argc == 0)
+		q_str_printf(o, " unknown");
+	for (i = 0; i < m->argc && m->argv != NULL; i++)
+		q_str_printf(o, " %s", txt(in, m->argv[i], "''"));
+	q_str_printf(o, "\n");
+	fmt_time(m->start_ns, buf, sizeof(buf));
+	q_str_printf(o, "start: %s\n", buf);
+	if (m->tconv.valid)
+		q_str_printf(o, "time conversion: tsc-zero %" PRIu64
+		    ", ns-zero %" PRId64 ", mult %" PRIu32 ", shift %"
+		    PRIu32 "\n", m->tconv.tsc_zero, m->tconv.ns_zero,
+		    m->tconv.mult, m->tconv.shift);
+	else
+		q_str_printf(o, "time conversion: none\n");
+	q_str_printf(o, "sideband origin: %s\n",
+	    txt(in, m->sideband_origin, "none"));
+	q_str_printf(o, "caveats: %zu\n", m->ncaveats);
+	for (i = 0; i < m->ncaveats && m->caveats != NULL; i++)
+		q_str_printf(o, "  %s\n", txt(in, m->caveats[i], ""));
+	if (m->nnotes > 0 && m->notes != NULL) {
+		q_str_printf(o, "notes: %zu\n", m->nnotes);
+		for (i = 0; i < m->nnotes; i++)
+			q_str_printf(o, "  %s\n", txt(in, m->notes[i], ""));
+	}
+}
+
 static void
 print_text(struct q_str *o, struct info *in)
 {
@@ -239,42 +283,8 @@ print_text(struct q_str *o, struct info *in)
 		q_str_printf(o, "status: truncated at byte %" PRIu64 " of %" PRIu64
 		    " (%s)\n", st->valid_end, st->file_size,
 		    txt(in, st->why, "no final member"));
-	if (m != NULL) {
-		q_str_printf(o, "writer: %s\n", txt(in, m->writer, "unknown"));
-		q_str_printf(o, "host: %s\n", txt(in, m->host, "unknown"));
-		q_str_printf(o, "source: %s%s%s\n", txt(in, m->source, "unknown"),
-		    m->source_version ? " " : "",
-		    txt(in, m->source_version, ""));
-		q_str_printf(o, "cpu: %s family %u model %u stepping %u%s%s%s\n",
-		    hwtr_cpu_vendor_name(m->cpu.vendor), m->cpu.family,
-		    m->cpu.model, m->cpu.stepping, m->cpu.brand[0] ? " (" : "",
-		    txt(in, m->cpu.brand, ""), m->cpu.brand[0] ? ")" : "");
-		q_str_printf(o, "command:");
-		if (m->argc == 0)
-			q_str_printf(o, " unknown");
-		for (i = 0; i < m->argc && m->argv != NULL; i++)
-			q_str_printf(o, " %s", txt(in, m->argv[i], "''"));
-		q_str_printf(o, "\n");
-		fmt_time(m->start_ns, buf, sizeof(buf));
-		q_str_printf(o, "start: %s\n", buf);
-		if (m->tconv.valid)
-			q_str_printf(o, "time conversion: tsc-zero %" PRIu64
-			    ", ns-zero %" PRId64 ", mult %" PRIu32 ", shift %"
-			    PRIu32 "\n", m->tconv.tsc_zero, m->tconv.ns_zero,
-			    m->tconv.mult, m->tconv.shift);
-		else
-			q_str_printf(o, "time conversion: none\n");
-		q_str_printf(o, "sideband origin: %s\n",
-		    txt(in, m->sideband_origin, "none"));
-		q_str_printf(o, "caveats: %zu\n", m->ncaveats);
-		for (i = 0; i < m->ncaveats && m->caveats != NULL; i++)
-			q_str_printf(o, "  %s\n", txt(in, m->caveats[i], ""));
-		if (m->nnotes > 0 && m->notes != NULL) {
-			q_str_printf(o, "notes: %zu\n", m->nnotes);
-			for (i = 0; i < m->nnotes; i++)
-				q_str_printf(o, "  %s\n", txt(in, m->notes[i], ""));
-		}
-	}
+	if (m != NULL)
+		text_capture(o, in, m);
 
 	n = hwtr_ar_nstreams(in->ar);
 	q_str_printf(o, "streams: %zu\n", n);
