@@ -154,6 +154,9 @@ rec_hdr(struct vgconv_file *f, const uint8_t *p, uint32_t len)
 	f->ppid = (int32_t)rd32(p + 8);
 	f->time = rd64(p + 12);
 	n = rd16(p + 20);
+	if (n >= sizeof(exe))
+		return (vgc_err(cv, HWTR_E_FORMAT, "header: executable path "
+		    "of %u bytes (at most %zu)", n, sizeof(exe) - 1));
 	memcpy(exe, p + 22, n);
 	exe[n] = '\0';
 	free(f->exe);
@@ -278,6 +281,9 @@ tagged(struct vgconv_file *f, uint8_t tag, const uint8_t *p, uint32_t len)
 		if (cv->cb.mmap == NULL)
 			return (0);
 		n = rd16(p + 36);
+		if (n >= sizeof(exe))
+			return (vgc_err(cv, HWTR_E_FORMAT, "mapping: path of "
+			    "%u bytes (at most %zu)", n, sizeof(exe) - 1));
 		memcpy(exe, p + 38, n);
 		exe[n] = '\0';
 		return (cv->cb.mmap(cv->cb.arg, f->pid, rd64(p), rd64(p + 8),
