@@ -191,14 +191,27 @@ print_cs(struct q_str *o, struct info *in, const struct hwtr_cs_config *cs)
 	    cs->nsources == 1 ? "" : "s");
 	for (i = 0; i < cs->nsources && cs->sources != NULL; i++) {
 		src = &cs->sources[i];
-		q_str_printf(o, "    source %zu: %s, trace id 0x%02x, core %s\n", i,
-		    hwtr_tf_name(src->protocol), src->trace_id,
+		q_str_printf(o, "    source %zu: %s, trace id 0x%02x, core "
+		    "%s\n", i, hwtr_tf_name(src->protocol), src->trace_id,
 		    txt(in, src->core, "unknown"));
 		for (j = 0; j < src->nregs && src->regs != NULL; j++)
 			q_str_printf(o, "      %s = 0x%" PRIx64 "\n",
 			    txt(in, src->regs[j].name, "?"),
 			    src->regs[j].value);
 	}
+}
+
+/* The member holding @img's bytes (hwtrace(5)), or NULL. */
+static const struct hwtr_member_info *
+image_member(const struct hwtr_ar *ar, const struct hwtr_image_desc *img)
+{
+	char name[HWTR_IMAGE_KEY_MAX + 16];
+	size_t i;
+
+	snprintf(name, sizeof(name), "images/%s", img->key);
+	if (hwtr_ar_find_member(ar, name, &i) < 0)
+		return (NULL);
+	return (hwtr_ar_member(ar, i));
 }
 
 /* The member holding @img's separate debug file (hwtrace(5)), or NULL. */
@@ -258,6 +271,39 @@ text_capture(struct q_str *o, struct info *in,
 	}
 }
 
+/* The images, each with its debug file and what both cost, as text. */
+static void
+text_images(struct q_str *o, struct info *in)
+{
+	const struct hwtr_image_desc *img;
+	const struct hwtr_member_info *dm, *im;
+	uint64_t istored = 0, dstored = 0;
+	size_t i, n;
+
+	n = hwtr_ar_nimages(in->ar);
+	q_str_printf(o, "images: %zu\n", n);
+	for (i = 0; i < n; i++) {
+		if ((img = hwtr_ar_image(in->ar, i)) == NULL)
+			continue;
+		q_str_printf(o, "  %s %s (%s, %" PRIu64 " bytes)\n", img->key,
+		    txt(in, img->path, "unknown"),
+		    img->kind == HWTR_IMG_MEMORY ? "memory" : "file",
+		    img->size);
+		if ((dm = debug_member(in->ar, img)) != NULL)
+			q_str_printf(o, "    debug file %s (%" PRIu64
+			    " bytes)\n", dm->name, dm->usize);
+		/* What the image costs in the archive, compressed. */
+		im = image_member(in->ar, img);
+		q_str_printf(o, "    stored: image %" PRIu64 " bytes, debug "
+		    "info %" PRIu64 " bytes\n", im != NULL ? im->csize : 0,
+		    dm != NULL ? dm->csize : 0);
+		istored += im != NULL ? im->csize : 0;
+		dstored += dm != NULL ? dm->csize : 0;
+	}
+	q_str_printf(o, "images stored: %" PRIu64 " bytes, debug info %"
+	    PRIu64 " bytes\n", istored, dstored);
+}
+
 static void
 print_text(struct q_str *o, struct info *in)
 {
@@ -265,8 +311,6 @@ print_text(struct q_str *o, struct info *in)
 	const struct hwtr_capture_meta *m = in->meta;
 	const struct hwtr_capture_end *e = in->end;
 	const struct hwtr_stream_desc *sd;
-	const struct hwtr_image_desc *img;
-	const struct hwtr_member_info *dm;
 	const struct hwtr_sb_rec *r;
 	char buf[160];
 	size_t i, n, nchunks;
@@ -280,8 +324,8 @@ print_text(struct q_str *o, struct info *in)
 		q_str_printf(o, "status: complete, %" PRIu64 " bytes\n",
 		    st->file_size);
 	else
-		q_str_printf(o, "status: truncated at byte %" PRIu64 " of %" PRIu64
-		    " (%s)\n", st->valid_end, st->file_size,
+		q_str_printf(o, "status: truncated at byte %" PRIu64 " of %"
+		    PRIu64 " (%s)\n", st->valid_end, st->file_size,
 		    txt(in, st->why, "no final member"));
 	if (m != NULL)
 		text_capture(o, in, m);
@@ -303,19 +347,7 @@ print_text(struct q_str *o, struct info *in)
 			print_cs(o, in, &sd->cs);
 	}
 
-	n = hwtr_ar_nimages(in->ar);
-	q_str_printf(o, "images: %zu\n", n);
-	for (i = 0; i < n; i++) {
-		if ((img = hwtr_ar_image(in->ar, i)) == NULL)
-			continue;
-		q_str_printf(o, "  %s %s (%s, %" PRIu64 " bytes)\n", img->key,
-		    txt(in, img->path, "unknown"),
-		    img->kind == HWTR_IMG_MEMORY ? "memory" : "file",
-		    img->size);
-		if ((dm = debug_member(in->ar, img)) != NULL)
-			q_str_printf(o, "    debug file %s (%" PRIu64 " bytes)\n",
-			    dm->name, dm->usize);
-	}
+	text_images(o, in);
 
 	q_str_printf(o, "mappings: %zu\n", in->sbcount[HWTR_SB_MMAP]);
 	n = hwtr_ar_nsideband(in->ar);
@@ -368,7 +400,8 @@ print_text(struct q_str *o, struct info *in)
 	n = hwtr_ar_nwarnings(in->ar);
 	q_str_printf(o, "warnings: %zu\n", n);
 	for (i = 0; i < n; i++)
-		q_str_printf(o, "  %s\n", txt(in, hwtr_ar_warning(in->ar, i), ""));
+		q_str_printf(o, "  %s\n", txt(in, hwtr_ar_warning(in->ar, i),
+		    ""));
 }
 
 /* ------------------------------------------------------------------ */
@@ -512,7 +545,7 @@ static void
 json_images(struct hwtr_jw *w, struct hwtr_ar *ar)
 {
 	const struct hwtr_image_desc *img;
-	const struct hwtr_member_info *dm;
+	const struct hwtr_member_info *dm, *im;
 	char buf[2 * HWTR_BUILD_ID_MAX + 1];
 	size_t i, n;
 
@@ -534,6 +567,10 @@ json_images(struct hwtr_jw *w, struct hwtr_ar *ar)
 		hwtr_jw_kstr(w, "debug_file", dm != NULL ? dm->name : NULL);
 		if (dm != NULL)
 			hwtr_jw_ku64(w, "debug_size", dm->usize);
+		im = image_member(ar, img);
+		hwtr_jw_ku64(w, "stored_size", im != NULL ? im->csize : 0);
+		hwtr_jw_ku64(w, "debug_stored_size",
+		    dm != NULL ? dm->csize : 0);
 		hwtr_jw_end(w);
 	}
 	hwtr_jw_end(w);
