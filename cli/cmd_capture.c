@@ -182,55 +182,57 @@ log_stderr(void *arg, enum hwtr_log_level level, const char *msg)
 	    level == HWTR_LOG_WARN ? "warning: " : "", msg);
 }
 
-int
-cmd_capture(int argc, char **argv)
+/*
+ * The options into @cfg (initialized here), *verbose and *check_portable:
+ * 0, or the exit status of a usage error.  The command starts at argv[optind].
+ */
+static int
+capture_parse(int argc, char **argv, struct hwtr_cap_config *cfg,
+    int *verbose, int *check_portable)
 {
-	struct hwtr_cap_config cfg;
-	struct hwtr_cap_result res;
-	struct sigaction sa;
 	const char *arg;
 	uint64_t v;
 	long pid;
-	int c, rc, verbose = 0, check_portable = 0;
+	int c;
 
-	hwtr_cap_config_init(&cfg);
-	cfg.output = "capture.hwtrace";
+	hwtr_cap_config_init(cfg);
+	cfg->output = "capture.hwtrace";
 	while ((c = cli_getopt(&capture_cmd, argc, argv, &arg)) != -1) {
 		switch (c) {
 		case 'a':
-			cfg.all_cpus = 1;
+			cfg->all_cpus = 1;
 			break;
 		case OPT_CPU:
-			cfg.cpus = arg;
+			cfg->cpus = arg;
 			break;
 		case OPT_FILTER:
-			cfg.filter = arg;
+			cfg->filter = arg;
 			break;
 		case 'b':
 			if (cli_parse_size(arg, &v) < 0 || v == 0)
 				return (cli_usage_error(&capture_cmd,
 				    "malformed buffer size '%s'", arg));
-			cfg.buffer_size = v;
+			cfg->buffer_size = v;
 			break;
 		case OPT_FORCE:
-			cfg.force = 1;
+			cfg->force = 1;
 			break;
 		case OPT_GROUND_TRUTH:
-			cfg.ground_truth = 1;
+			cfg->ground_truth = 1;
 			break;
 		case OPT_CHECK_PORTABLE:
-			check_portable = 1;
+			*check_portable = 1;
 			break;
 		case OPT_KEEP_ON_FAILURE:
-			cfg.keep_on_failure = 1;
+			cfg->keep_on_failure = 1;
 			break;
 		case 'm':
 			if (strcmp(arg, "stream") == 0)
-				cfg.mode = HWTR_CAP_STREAM;
+				cfg->mode = HWTR_CAP_STREAM;
 			else if (strcmp(arg, "ring") == 0)
-				cfg.mode = HWTR_CAP_RING;
+				cfg->mode = HWTR_CAP_RING;
 			else if (strcmp(arg, "stop") == 0)
-				cfg.mode = HWTR_CAP_STOP;
+				cfg->mode = HWTR_CAP_STOP;
 			else
 				return (cli_usage_error(&capture_cmd,
 				    "unknown mode '%s' (stream, ring, stop)",
@@ -238,33 +240,33 @@ cmd_capture(int argc, char **argv)
 			break;
 		case OPT_DEBUG_INFO:
 			if (strcmp(arg, "all") == 0)
-				cfg.debug_info = HWTR_CAP_DEBUG_ALL;
+				cfg->debug_info = HWTR_CAP_DEBUG_ALL;
 			else if (strcmp(arg, "own") == 0)
-				cfg.debug_info = HWTR_CAP_DEBUG_OWN;
+				cfg->debug_info = HWTR_CAP_DEBUG_OWN;
 			else if (strcmp(arg, "none") == 0)
-				cfg.debug_info = HWTR_CAP_DEBUG_NONE;
+				cfg->debug_info = HWTR_CAP_DEBUG_NONE;
 			else
 				return (cli_usage_error(&capture_cmd,
 				    "--debug-info: unknown '%s' (all, own, "
 				    "none)", arg));
 			break;
 		case OPT_NO_DEBUG_INFO:
-			cfg.no_debug_info = 1;
+			cfg->no_debug_info = 1;
 			break;
 		case OPT_NO_FOLLOW:
-			cfg.no_follow = 1;
+			cfg->no_follow = 1;
 			break;
 		case OPT_NO_RET_COMPRESSION:
-			cfg.no_ret_compression = 1;
+			cfg->no_ret_compression = 1;
 			break;
 		case 'o':
-			cfg.output = arg;
+			cfg->output = arg;
 			break;
 		case 'p':
 			if (cli_parse_int(arg, 1, 0x7fffffff, &pid) < 0)
 				return (cli_usage_error(&capture_cmd,
 				    "malformed process id '%s'", arg));
-			cfg.pid = (int32_t)pid;
+			cfg->pid = (int32_t)pid;
 			break;
 		case OPT_PSB_PERIOD:
 			if (cli_parse_size(arg, &v) < 0 || v < 64 ||
@@ -272,26 +274,26 @@ cmd_capture(int argc, char **argv)
 				return (cli_usage_error(&capture_cmd,
 				    "malformed PSB period '%s' (64 to 1G)",
 				    arg));
-			cfg.psb_period = (uint32_t)v;
+			cfg->psb_period = (uint32_t)v;
 			break;
 		case OPT_REDACT_ARGS:
-			cfg.redact_args = 1;
+			cfg->redact_args = 1;
 			break;
 		case 's':
 			if (strcmp(arg, "auto") == 0) {
-				cfg.source = NULL;
+				cfg->source = NULL;
 				break;
 			}
 			if (!hwtr_cap_source_known(arg))
 				return (cli_usage_error(&capture_cmd,
 				    "unknown source '%s'", arg));
-			cfg.source = arg;
+			cfg->source = arg;
 			break;
 		case OPT_TRIGGER:
-			cfg.trigger = arg;
+			cfg->trigger = arg;
 			break;
 		case 'v':
-			verbose = 1;
+			*verbose = 1;
 			break;
 		default:
 			return (cli_usage_error(&capture_cmd,
@@ -299,32 +301,30 @@ cmd_capture(int argc, char **argv)
 		}
 	}
 	argc -= optind;
-	argv += optind;
-	if (cfg.pid > 0 && argc > 0)
+	if (cfg->pid > 0 && argc > 0)
 		return (cli_usage_error(&capture_cmd,
 		    "give a command or -p PID, not both"));
-	if (cfg.pid == 0 && argc == 0)
+	if (cfg->pid == 0 && argc == 0)
 		return (cli_usage_error(&capture_cmd, "no command to run"));
-	if (cfg.trigger != NULL && cfg.mode != HWTR_CAP_RING)
+	if (cfg->trigger != NULL && cfg->mode != HWTR_CAP_RING)
 		return (cli_usage_error(&capture_cmd,
 		    "--trigger needs --mode ring"));
-	if ((cfg.all_cpus || cfg.cpus != NULL || cfg.filter != NULL) &&
-	    (cfg.source == NULL || strcmp(cfg.source, "perf") != 0))
+	if ((cfg->all_cpus || cfg->cpus != NULL || cfg->filter != NULL) &&
+	    (cfg->source == NULL || strcmp(cfg->source, "perf") != 0))
 		return (cli_usage_error(&capture_cmd,
 		    "-a, --cpu and --filter need --source perf"));
-	if (cfg.all_cpus && cfg.cpus != NULL)
+	if (cfg->all_cpus && cfg->cpus != NULL)
 		return (cli_usage_error(&capture_cmd,
 		    "give -a or --cpu, not both"));
-	if (argc > 0)
-		cfg.argv = argv;
-	cfg.stop = &stop_flag;
-	cfg.snapshot = &snapshot_count;
-	cfg.log.fn = log_stderr;
-	cfg.log.level = verbose ? HWTR_LOG_INFO : HWTR_LOG_WARN;
+	return (0);
+}
 
-	/* The worker (attach_split()) installs the same handlers. */
-	if (cfg.pid > 0 && (rc = attach_split()) >= 0)
-		return (rc);
+/* The handlers of the signals that stop a capture or take a snapshot. */
+static void
+capture_signals(void)
+{
+	struct sigaction sa;
+
 	/* No SA_RESTART: a signal must interrupt the tracer's waitpid(). */
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
@@ -348,6 +348,55 @@ cmd_capture(int argc, char **argv)
 		sa.sa_flags = SA_RESTART;
 		sigaction(SIGPIPE, &sa, NULL);
 	}
+}
+
+/* What a successful capture wrote, on stderr. */
+static void
+capture_report(const struct hwtr_cap_config *cfg,
+    const struct hwtr_cap_result *res, int verbose)
+{
+	if (res->kept && res->nthreads == 0)
+		/* A hardware recording: the index counts what ran. */
+		cli_warnx("capture", "wrote '%s': %llu bytes of hardware "
+		    "trace%s", cfg->output,
+		    (unsigned long long)res->trace_bytes,
+		    res->lost_bytes || res->lost_records ? " (some lost, "
+		    "see hwtrace info)" : "");
+	else if (res->kept)
+		cli_warnx("capture", "wrote '%s': %u threads in %u processes, "
+		    "%llu instructions, %llu bytes of trace%s", cfg->output,
+		    res->nthreads, res->nprocs,
+		    (unsigned long long)res->instructions,
+		    (unsigned long long)res->trace_bytes,
+		    res->lost_bytes ? " (some lost, see hwtrace info)" : "");
+	else if (verbose)
+		cli_warnx("capture", "the command succeeded: no archive kept "
+		    "(--keep-on-failure)");
+}
+
+int
+cmd_capture(int argc, char **argv)
+{
+	struct hwtr_cap_config cfg;
+	struct hwtr_cap_result res;
+	int rc, verbose = 0, check_portable = 0;
+
+	if ((rc = capture_parse(argc, argv, &cfg, &verbose,
+	    &check_portable)) != 0)
+		return (rc);
+	argc -= optind;
+	argv += optind;
+	if (argc > 0)
+		cfg.argv = argv;
+	cfg.stop = &stop_flag;
+	cfg.snapshot = &snapshot_count;
+	cfg.log.fn = log_stderr;
+	cfg.log.level = verbose ? HWTR_LOG_INFO : HWTR_LOG_WARN;
+
+	/* The worker (attach_split()) installs the same handlers. */
+	if (cfg.pid > 0 && (rc = attach_split()) >= 0)
+		return (rc);
+	capture_signals();
 
 	rc = hwtr_cap_run(&cfg, &res);
 	if (rc < 0) {
@@ -358,22 +407,7 @@ cmd_capture(int argc, char **argv)
 			return (res.exec_errno == ENOENT ? 127 : 126);
 		return (1);
 	}
-	if (res.kept && res.nthreads == 0)
-		/* A hardware recording: the index counts what ran. */
-		cli_warnx("capture", "wrote '%s': %llu bytes of hardware "
-		    "trace%s", cfg.output, (unsigned long long)res.trace_bytes,
-		    res.lost_bytes || res.lost_records ? " (some lost, see "
-		    "hwtrace info)" : "");
-	else if (res.kept)
-		cli_warnx("capture", "wrote '%s': %u threads in %u processes, "
-		    "%llu instructions, %llu bytes of trace%s", cfg.output,
-		    res.nthreads, res.nprocs,
-		    (unsigned long long)res.instructions,
-		    (unsigned long long)res.trace_bytes,
-		    res.lost_bytes ? " (some lost, see hwtrace info)" : "");
-	else if (verbose)
-		cli_warnx("capture", "the command succeeded: no archive kept "
-		    "(--keep-on-failure)");
+	capture_report(&cfg, &res, verbose);
 	/*
 	 * The archive kept is checked the way another machine would decode
 	 * it; the findings go to stderr (stdout is the program's).  An

@@ -129,6 +129,56 @@ typedef void (*hwtr_put_fn)(void *arg, const char *p, size_t len);
  */
 void hwtr_json_quote(hwtr_put_fn put, void *arg, const char *s);
 
+/*
+ * The one writer of the JSON that hwtrace outputs (hwtrace info --json,
+ * the query verbs' json format, the Perfetto export), common/json.c:
+ *   1) hwtr_jw_init(&j, put, arg, flags): HWTR_JW_SPACED separates
+ *      members with ", " and keys with ": " (else "," and ":");
+ *   2) hwtr_jw_obj()/hwtr_jw_arr() open an object or array, each
+ *      hwtr_jw_key() names the next member, the value calls write one
+ *      value, hwtr_jw_end() closes the innermost; the writer puts the
+ *      commas.  hwtr_jw_ws(): layout (newlines, indentation) written
+ *      after the next comma, before the next key, value or closing;
+ *   3) nothing to finish: every call hands its bytes to @put.
+ * The archive's own JSON members are jansson's (format/archive_json.c).
+ */
+#define HWTR_JW_SPACED	0x1
+#define HWTR_JW_DEPTH		16
+
+struct hwtr_jw {
+	hwtr_put_fn	put;
+	void		*arg;
+	int		flags;
+	int		depth;		/* open objects and arrays */
+	int		key;		/* a key waits for its value */
+	const char	*ws;		/* layout before the next item */
+	unsigned char	any[HWTR_JW_DEPTH];	/* per level: items so far */
+	char		close[HWTR_JW_DEPTH];
+};
+
+void hwtr_jw_init(struct hwtr_jw *j, hwtr_put_fn put, void *arg,
+    int flags);
+void hwtr_jw_obj(struct hwtr_jw *j);
+void hwtr_jw_arr(struct hwtr_jw *j);
+void hwtr_jw_end(struct hwtr_jw *j);
+void hwtr_jw_ws(struct hwtr_jw *j, const char *ws);
+void hwtr_jw_key(struct hwtr_jw *j, const char *key);
+/* A string; NULL writes null. */
+void hwtr_jw_str(struct hwtr_jw *j, const char *s);
+void hwtr_jw_u64(struct hwtr_jw *j, uint64_t v);
+void hwtr_jw_i64(struct hwtr_jw *j, int64_t v);
+void hwtr_jw_bool(struct hwtr_jw *j, int v);
+void hwtr_jw_null(struct hwtr_jw *j);
+/* A number written as @len bytes of @text (the caller's JSON number). */
+void hwtr_jw_num(struct hwtr_jw *j, const char *text, size_t len);
+/* printf(3) @fmt, one value as the caller formats it (a number). */
+void hwtr_jw_numf(struct hwtr_jw *j, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Key and value in one call. */
+void hwtr_jw_kstr(struct hwtr_jw *j, const char *key, const char *s);
+void hwtr_jw_ku64(struct hwtr_jw *j, const char *key, uint64_t v);
+void hwtr_jw_ki64(struct hwtr_jw *j, const char *key, int64_t v);
+
 /* The CPU this runs on (CPUID): vendor, family, model, stepping, brand. */
 void hwtr_cpu_host(struct hwtr_cpu *cpu);
 /*

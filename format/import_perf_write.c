@@ -1239,6 +1239,97 @@ caveats(struct pw *w)
 		    "verified)", w->img_nobid);
 }
 
+/*
+ * The time conversion of the sideband's perf clock: Intel PT's
+ * AUXTRACE_INFO, else TIME_CONV (none for CoreSight).
+ */
+static void
+time_conv(struct pw *w)
+{
+	const struct hwtr_perf_data *pd = w->pd;
+	int short_tc = 0;
+
+	if (w->pt && pd->info_npriv > PT_CAP_USER_TIME_ZERO &&
+	    pd->info_priv[PT_CAP_USER_TIME_ZERO] != 0 &&
+	    pd->info_priv[PT_TIME_MULT] != 0 &&
+	    pd->info_priv[PT_TIME_SHIFT] < 64) {
+		w->tc.valid = 1;
+		w->tc.shift = (uint32_t)pd->info_priv[PT_TIME_SHIFT];
+		w->tc.mult = (uint32_t)pd->info_priv[PT_TIME_MULT];
+		w->tc.ns_zero = (int64_t)pd->info_priv[PT_TIME_ZERO];
+	} else if (w->pt && pd->has_tc && pd->tc_mult != 0 &&
+	    pd->tc_mult <= UINT32_MAX && pd->tc_shift < 64 &&
+	    (!pd->tc_ext || pd->tc_zero_cap)) {
+		w->tc.valid = 1;
+		w->tc.shift = (uint32_t)pd->tc_shift;
+		w->tc.mult = (uint32_t)pd->tc_mult;
+		w->tc.ns_zero = (int64_t)pd->tc_zero;
+		short_tc = pd->tc_ext && pd->tc_short && pd->tc_mask != 0;
+	}
+	w->pz = (uint64_t)w->tc.ns_zero;
+	w->pmult = w->tc.mult;
+	w->pshift = w->tc.shift;
+	if (short_tc)
+		short_counter(w, pd);
+}
+
+/* The capture's description in the first member, as far as known now. */
+static void
+fill_meta(struct pw *w, struct hwtr_capture_meta *meta)
+{
+	const struct hwtr_perf_data *pd = w->pd;
+	const struct hwtr_import_sink *sk = w->sk;
+
+	memset(meta, 0, sizeof(*meta));
+	meta->host = pd->hostname != NULL ? pd->hostname : "unknown";
+	meta->source = "import-perf";
+	meta->source_version = pd->version != NULL && pd->version[0] != '\0' ?
+	    pd->version : NULL;
+	meta->sideband_origin = "perf_event";
+	cpu_identity(w, &meta->cpu);
+	meta->tconv = w->tc;
+	if (pd->ncmdline > 0) {
+		meta->argv = (const char *const *)pd->cmdline;
+		meta->argc = pd->ncmdline;
+	}
+	if (sk->base != NULL) {
+		/* A live capture: who ran what, where, is the session's. */
+		meta->host = sk->base->host;
+		meta->source = sk->base->source;
+		meta->source_version = sk->base->source_version;
+		meta->argv = sk->base->argv;
+		meta->argc = sk->base->argc;
+		meta->start_ns = sk->base->start_ns;
+		meta->notes = sk->base->notes;
+		meta->nnotes = sk->base->nnotes;
+		if (pd->cpuid == NULL)
+			meta->cpu = sk->base->cpu;
+	}
+}
+
+/* The trace that AUX or AUXTRACE records announce and the file lacks. */
+static void
+aux_caveats(struct pw *w)
+{
+	struct hwtr_perf_data *pd = w->pd;
+	size_t i;
+
+	for (i = 0; i < w->nst; i++)
+		if (w->st[i].announced > w->st[i].have)
+			hwtr_perf_caveat(pd, "%s %d: AUX records announce "
+			    "%" PRIu64 " bytes of trace, the file holds %" PRIu64
+			    "; %" PRIu64 " bytes are lost", w->per_cpu ? "CPU" :
+			    "tid", (int)w->st[i].key, w->st[i].announced,
+			    w->st[i].have, w->st[i].announced - w->st[i].have);
+	for (i = 0; i < pd->naux; i++)
+		if (pd->aux[i].have < pd->aux[i].want)
+			hwtr_perf_caveat(pd, "AUXTRACE buffer %zu (%s %d) "
+			    "announces %" PRIu64 " bytes; the file ends after "
+			    "%" PRIu64, i, w->per_cpu ? "CPU" : "tid",
+			    (int)(w->per_cpu ? pd->aux[i].cpu : pd->aux[i].tid),
+			    pd->aux[i].want, pd->aux[i].have);
+}
+
 int
 hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
     struct hwtr_import_sink *sk)
@@ -1250,7 +1341,6 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 	struct pw w;
 	const char *home;
 	size_t i;
-	int short_tc = 0;
 	int rc;
 
 	memset(&w, 0, sizeof(w));
@@ -1292,55 +1382,9 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 		    "the program ran no traced code (address filters, CPUs "
 		    "not traced) or ended before its exec");
 
-	/* Time: Intel PT's AUXTRACE_INFO, else TIME_CONV. */
-	if (w.pt && pd->info_npriv > PT_CAP_USER_TIME_ZERO &&
-	    pd->info_priv[PT_CAP_USER_TIME_ZERO] != 0 &&
-	    pd->info_priv[PT_TIME_MULT] != 0 &&
-	    pd->info_priv[PT_TIME_SHIFT] < 64) {
-		w.tc.valid = 1;
-		w.tc.shift = (uint32_t)pd->info_priv[PT_TIME_SHIFT];
-		w.tc.mult = (uint32_t)pd->info_priv[PT_TIME_MULT];
-		w.tc.ns_zero = (int64_t)pd->info_priv[PT_TIME_ZERO];
-	} else if (w.pt && pd->has_tc && pd->tc_mult != 0 &&
-	    pd->tc_mult <= UINT32_MAX && pd->tc_shift < 64 &&
-	    (!pd->tc_ext || pd->tc_zero_cap)) {
-		w.tc.valid = 1;
-		w.tc.shift = (uint32_t)pd->tc_shift;
-		w.tc.mult = (uint32_t)pd->tc_mult;
-		w.tc.ns_zero = (int64_t)pd->tc_zero;
-		short_tc = pd->tc_ext && pd->tc_short && pd->tc_mask != 0;
-	}
-	w.pz = (uint64_t)w.tc.ns_zero;
-	w.pmult = w.tc.mult;
-	w.pshift = w.tc.shift;
-	if (short_tc)
-		short_counter(&w, pd);
+	time_conv(&w);
 
-	memset(&meta, 0, sizeof(meta));
-	meta.host = pd->hostname != NULL ? pd->hostname : "unknown";
-	meta.source = "import-perf";
-	meta.source_version = pd->version != NULL && pd->version[0] != '\0' ?
-	    pd->version : NULL;
-	meta.sideband_origin = "perf_event";
-	cpu_identity(&w, &meta.cpu);
-	meta.tconv = w.tc;
-	if (pd->ncmdline > 0) {
-		meta.argv = (const char *const *)pd->cmdline;
-		meta.argc = pd->ncmdline;
-	}
-	if (sk->base != NULL) {
-		/* A live capture: who ran what, where, is the session's. */
-		meta.host = sk->base->host;
-		meta.source = sk->base->source;
-		meta.source_version = sk->base->source_version;
-		meta.argv = sk->base->argv;
-		meta.argc = sk->base->argc;
-		meta.start_ns = sk->base->start_ns;
-		meta.notes = sk->base->notes;
-		meta.nnotes = sk->base->nnotes;
-		if (pd->cpuid == NULL)
-			meta.cpu = sk->base->cpu;
-	}
+	fill_meta(&w, &meta);
 	if (w.tc.valid)
 		hwtr_perf_caveat(pd, "%s", tcav);
 	else
@@ -1352,20 +1396,7 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 	 */
 	if (w.pt)
 		pt_config(&w, &w.ptc);
-	for (i = 0; i < w.nst; i++)
-		if (w.st[i].announced > w.st[i].have)
-			hwtr_perf_caveat(pd, "%s %d: AUX records announce "
-			    "%" PRIu64 " bytes of trace, the file holds %" PRIu64
-			    "; %" PRIu64 " bytes are lost", w.per_cpu ? "CPU" :
-			    "tid", (int)w.st[i].key, w.st[i].announced,
-			    w.st[i].have, w.st[i].announced - w.st[i].have);
-	for (i = 0; i < pd->naux; i++)
-		if (pd->aux[i].have < pd->aux[i].want)
-			hwtr_perf_caveat(pd, "AUXTRACE buffer %zu (%s %d) "
-			    "announces %" PRIu64 " bytes; the file ends after "
-			    "%" PRIu64, i, w.per_cpu ? "CPU" : "tid",
-			    (int)(w.per_cpu ? pd->aux[i].cpu : pd->aux[i].tid),
-			    pd->aux[i].want, pd->aux[i].have);
+	aux_caveats(&w);
 	if (o->perf_archive != NULL &&
 	    (rc = unpack_archive(&w, o->perf_archive)) < 0)
 		goto out;

@@ -158,6 +158,67 @@ hwtr_perf_rec_identifier(const void *buf, size_t len, uint64_t *idp)
 	return (0);
 }
 
+/* The fixed part of a record of @type: what it needs, sample_id excluded. */
+static size_t
+rec_need(uint32_t type)
+{
+	switch (type) {
+	case HWTR_PERF_MMAP:	return (40 + 1);
+	case HWTR_PERF_MMAP2:	return (72 + 1);
+	case HWTR_PERF_COMM:	return (16 + 1);
+	case HWTR_PERF_FORK:
+	case HWTR_PERF_EXIT:	return (32);
+	case HWTR_PERF_LOST:	return (24);
+	case HWTR_PERF_AUX:	return (32);
+	case HWTR_PERF_ITRACE_START: return (16);
+	case HWTR_PERF_LOST_SAMPLES: return (16);
+	case HWTR_PERF_SWITCH_CPU_WIDE: return (16);
+	case HWTR_PERF_AUX_OUTPUT_HW_ID: return (16);
+	case HWTR_PERF_AUXTRACE_INFO: return (16);
+	case HWTR_PERF_AUXTRACE: return (HWTR_PERF_AUXTRACE_SIZE);
+	case HWTR_PERF_TIME_CONV: return (32);
+	case HWTR_PERF_HEADER_ATTR: return (8 + 8);
+	case HWTR_PERF_HEADER_FEATURE: return (16);
+	default:		return (8);
+	}
+}
+
+/* The fields of an MMAP or MMAP2 record @p whose body ends at @end. */
+static int
+parse_mmap(const uint8_t *p, const uint8_t *end, struct hwtr_perf_rec *r,
+    const char *nm, char *errbuf, size_t errlen)
+{
+	r->u.mmap.pid = hwtr_perf_u32(p + 8);
+	r->u.mmap.tid = hwtr_perf_u32(p + 12);
+	r->u.mmap.addr = hwtr_perf_u64(p + 16);
+	r->u.mmap.len = hwtr_perf_u64(p + 24);
+	r->u.mmap.pgoff = hwtr_perf_u64(p + 32);
+	if (r->type == HWTR_PERF_MMAP) {
+		r->u.mmap.filename = str_at(p + 40, end);
+	} else {
+		if (r->misc & HWTR_PERF_MISC_MMAP_BUILD_ID) {
+			r->u.mmap.build_id_len = p[40];
+			if (r->u.mmap.build_id_len > 20) {
+				hwtr_import_err(errbuf, errlen,
+				    "MMAP2 build-id size %u above "
+				    "20", p[40]);
+				return (-HWTR_E_FORMAT);
+			}
+			memcpy(r->u.mmap.build_id, p + 44,
+			    r->u.mmap.build_id_len);
+		}
+		r->u.mmap.prot = hwtr_perf_u32(p + 64);
+		r->u.mmap.flags = hwtr_perf_u32(p + 68);
+		r->u.mmap.filename = str_at(p + 72, end);
+	}
+	if (r->u.mmap.filename == NULL) {
+		hwtr_import_err(errbuf, errlen, "%s file name is not "
+		    "terminated within its record", nm);
+		return (-HWTR_E_FORMAT);
+	}
+	return (0);
+}
+
 int
 hwtr_perf_rec_parse(const void *buf, size_t len,
     const struct hwtr_perf_idlayout *lay, struct hwtr_perf_rec *r,
@@ -191,26 +252,8 @@ hwtr_perf_rec_parse(const void *buf, size_t len,
 	}
 
 	/* The fixed part each type needs, sample_id excluded. */
+	need = rec_need(r->type);
 	sids = 0;
-	switch (r->type) {
-	case HWTR_PERF_MMAP:	need = 40 + 1; break;
-	case HWTR_PERF_MMAP2:	need = 72 + 1; break;
-	case HWTR_PERF_COMM:	need = 16 + 1; break;
-	case HWTR_PERF_FORK:
-	case HWTR_PERF_EXIT:	need = 32; break;
-	case HWTR_PERF_LOST:	need = 24; break;
-	case HWTR_PERF_AUX:	need = 32; break;
-	case HWTR_PERF_ITRACE_START: need = 16; break;
-	case HWTR_PERF_LOST_SAMPLES: need = 16; break;
-	case HWTR_PERF_SWITCH_CPU_WIDE: need = 16; break;
-	case HWTR_PERF_AUX_OUTPUT_HW_ID: need = 16; break;
-	case HWTR_PERF_AUXTRACE_INFO: need = 16; break;
-	case HWTR_PERF_AUXTRACE: need = HWTR_PERF_AUXTRACE_SIZE; break;
-	case HWTR_PERF_TIME_CONV: need = 32; break;
-	case HWTR_PERF_HEADER_ATTR: need = 8 + 8; break;
-	case HWTR_PERF_HEADER_FEATURE: need = 16; break;
-	default:		need = 8; break;
-	}
 	if (r->type < HWTR_PERF_HEADER_ATTR && r->type != HWTR_PERF_SAMPLE)
 		sids = sid_size(lay);
 	if (need + sids > r->size) {
@@ -227,34 +270,8 @@ hwtr_perf_rec_parse(const void *buf, size_t len,
 	switch (r->type) {
 	case HWTR_PERF_MMAP:
 	case HWTR_PERF_MMAP2:
-		r->u.mmap.pid = hwtr_perf_u32(p + 8);
-		r->u.mmap.tid = hwtr_perf_u32(p + 12);
-		r->u.mmap.addr = hwtr_perf_u64(p + 16);
-		r->u.mmap.len = hwtr_perf_u64(p + 24);
-		r->u.mmap.pgoff = hwtr_perf_u64(p + 32);
-		if (r->type == HWTR_PERF_MMAP) {
-			r->u.mmap.filename = str_at(p + 40, end);
-		} else {
-			if (r->misc & HWTR_PERF_MISC_MMAP_BUILD_ID) {
-				r->u.mmap.build_id_len = p[40];
-				if (r->u.mmap.build_id_len > 20) {
-					hwtr_import_err(errbuf, errlen,
-					    "MMAP2 build-id size %u above "
-					    "20", p[40]);
-					return (-HWTR_E_FORMAT);
-				}
-				memcpy(r->u.mmap.build_id, p + 44,
-				    r->u.mmap.build_id_len);
-			}
-			r->u.mmap.prot = hwtr_perf_u32(p + 64);
-			r->u.mmap.flags = hwtr_perf_u32(p + 68);
-			r->u.mmap.filename = str_at(p + 72, end);
-		}
-		if (r->u.mmap.filename == NULL) {
-			hwtr_import_err(errbuf, errlen, "%s file name is not "
-			    "terminated within its record", nm);
+		if (parse_mmap(p, end, r, nm, errbuf, errlen) < 0)
 			return (-HWTR_E_FORMAT);
-		}
 		break;
 	case HWTR_PERF_COMM:
 		r->u.comm.pid = hwtr_perf_u32(p + 8);

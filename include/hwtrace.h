@@ -1199,6 +1199,17 @@ int hwtr_q_res_format(const struct hwtr_q_res *res, enum hwtr_q_format fmt,
     int width, char **bufp, size_t *lenp);
 
 /*
+ * hwtrace info: describe archive @ar (hwtr_ar_open() of @path, the name
+ * the description gives) into a malloc'd buffer (*bufp, *lenp; caller
+ * frees): HWTR_Q_FMT_TABLE as "key: value" lines for people, archive
+ * content escaped (hwtr_esc_dup()); HWTR_Q_FMT_JSON as one JSON object,
+ * its keys documented in hwtrace-info(1).  A truncated archive is
+ * described as far as it goes.  -HWTR_E_INVAL for another format.
+ */
+int hwtr_q_info(struct hwtr_ar *ar, const char *path, enum hwtr_q_format fmt,
+    char **bufp, size_t *lenp);
+
+/*
  * Answer @req and render it as hwtr_q_res_format() would, handing the text
  * to @sink(@arg, buf, len) block by block (calls, func, last, insns,
  * timeline and tree stream; other verbs hand over their answer at the end).

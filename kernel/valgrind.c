@@ -1101,38 +1101,16 @@ default_dir(void)
 	return ("/tmp");
 }
 
+/*
+ * The directory of the tool's event files, locked while in use (see
+ * sweep_stale()), and the guardian that ends the program's Valgrinds with
+ * it.
+ */
 static int
-valgrind_backend_enable(struct hwtr_src *src)
+vg_event_dir(struct vgsrc *vs, struct hwtr_src *src)
 {
-	struct vgsrc *vs = src->priv;
-	const char *cmd;
-	struct vgconv_cb cb;
-	char outdir[PATH_MAX + 16], logarg[32];
 	const char *tmp = getenv("TMPDIR");
-	char **args;
-	size_t n = 0, i, argc = 0;
-	int rc, fds[2], err;
-	ssize_t r;
-	pid_t pid;
 
-	if (src->cfg.argv == NULL || (cmd = src->cfg.argv[0]) == NULL)
-		return (-HWTR_E_INVAL);
-	memset(&cb, 0, sizeof(cb));
-	cb.arg = vs;
-	cb.thread_start = cb_thread_start;
-	cb.thread_exit = cb_thread_exit;
-	cb.proc_start = cb_proc_start;
-	cb.proc_exit = cb_proc_exit;
-	cb.mmap = cb_mmap;
-	cb.munmap = cb_munmap;
-	cb.groundtruth = cb_groundtruth;
-	cb.trigger = cb_trigger;
-	cb.stop_limit = cb_stop_limit;
-	if ((rc = vgconv_new(&vs->cv, &cb, &src->cfg.log)) < 0)
-		return (rc);
-	/* --trigger: its address (a PIE's is known at its first mapping). */
-	vs->trigger_pending = src->cfg.trigger_vaddr != 0 &&
-	    src->cfg.trigger_pie;
 	if (tmp == NULL || *tmp == '\0')
 		tmp = default_dir();
 	sweep_stale(vs, tmp);
@@ -1163,11 +1141,25 @@ valgrind_backend_enable(struct hwtr_src *src)
 		    "the guardian of the process tree (%s): if hwtrace is "
 		    "killed, the program's children keep running",
 		    strerror(errno));
+	return (0);
+}
+
+/*
+ * valgrind.bin's arguments: the tool's options, then the program's
+ * (@outdir and @logarg: buffers for two of them).  NULL: out of memory.
+ */
+static char **
+vg_args(struct vgsrc *vs, struct hwtr_src *src, char *outdir, size_t outlen,
+    char *logarg, size_t loglen)
+{
+	char **args;
+	size_t n = 0, i, argc = 0;
+
 	while (src->cfg.argv[argc] != NULL)
 		argc++;
 	if ((args = calloc(argc + 16, sizeof(*args))) == NULL)
-		return (-HWTR_E_NOMEM);
-	snprintf(outdir, sizeof(outdir), "--out-dir=%s", vs->dir);
+		return (NULL);
+	snprintf(outdir, outlen, "--out-dir=%s", vs->dir);
 	args[n++] = "valgrind.bin";
 	args[n++] = "--tool=hwtrace";
 	args[n++] = "-q";
@@ -1195,7 +1187,7 @@ valgrind_backend_enable(struct hwtr_src *src)
 	 */
 	if (src->cfg.log.level < HWTR_LOG_INFO &&
 	    (vs->logfd = vg_log_open()) >= 0) {
-		snprintf(logarg, sizeof(logarg), "--log-fd=%d", vs->logfd);
+		snprintf(logarg, loglen, "--log-fd=%d", vs->logfd);
 		args[n++] = logarg;
 	}
 	if (src->cfg.ground_truth)
@@ -1206,6 +1198,44 @@ valgrind_backend_enable(struct hwtr_src *src)
 	for (i = 0; i < argc; i++)
 		args[n++] = src->cfg.argv[i];
 	args[n] = NULL;
+	return (args);
+}
+
+static int
+valgrind_backend_enable(struct hwtr_src *src)
+{
+	struct vgsrc *vs = src->priv;
+	const char *cmd;
+	struct vgconv_cb cb;
+	char outdir[PATH_MAX + 16], logarg[32];
+	char **args;
+	int rc, fds[2], err;
+	ssize_t r;
+	pid_t pid;
+
+	if (src->cfg.argv == NULL || (cmd = src->cfg.argv[0]) == NULL)
+		return (-HWTR_E_INVAL);
+	memset(&cb, 0, sizeof(cb));
+	cb.arg = vs;
+	cb.thread_start = cb_thread_start;
+	cb.thread_exit = cb_thread_exit;
+	cb.proc_start = cb_proc_start;
+	cb.proc_exit = cb_proc_exit;
+	cb.mmap = cb_mmap;
+	cb.munmap = cb_munmap;
+	cb.groundtruth = cb_groundtruth;
+	cb.trigger = cb_trigger;
+	cb.stop_limit = cb_stop_limit;
+	if ((rc = vgconv_new(&vs->cv, &cb, &src->cfg.log)) < 0)
+		return (rc);
+	/* --trigger: its address (a PIE's is known at its first mapping). */
+	vs->trigger_pending = src->cfg.trigger_vaddr != 0 &&
+	    src->cfg.trigger_pie;
+	if ((rc = vg_event_dir(vs, src)) < 0)
+		return (rc);
+	if ((args = vg_args(vs, src, outdir, sizeof(outdir), logarg,
+	    sizeof(logarg))) == NULL)
+		return (-HWTR_E_NOMEM);
 	/* Resolve the command first: valgrind's own message is obscure. */
 	if (strchr(cmd, '/') == NULL) {
 		char p[PATH_MAX];

@@ -114,16 +114,11 @@ q_str_printf(struct q_str *s, const char *fmt, ...)
 	free(big);
 }
 
-static void
+/* A hwtr_put_fn into the q_str @arg (the JSON writer's output). */
+void
 q_str_put(void *arg, const char *p, size_t len)
 {
 	q_str_add(arg, p, len);
-}
-
-void
-q_str_json(struct q_str *s, const char *p)
-{
-	hwtr_json_quote(q_str_put, s, p);
 }
 
 /* --- results ------------------------------------------------------------ */

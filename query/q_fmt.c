@@ -101,6 +101,7 @@ q_out_init(struct q_out *out, enum hwtr_q_format fmt, int width,
 	out->width = width;
 	out->sink = sink;
 	out->arg = arg;
+	hwtr_jw_init(&out->jw, q_str_put, &out->buf, HWTR_JW_SPACED);
 }
 
 /* The columns are known with the first block: the table's state. */
@@ -520,42 +521,52 @@ q_sep(struct q_out *out, const struct hwtr_q_res *res)
 	}
 }
 
+/*
+ * JSON: an array of objects, one per row, a row to a line, through the
+ * common writer (which the array spans across blocks).
+ */
 static void
 q_json(struct q_out *out, const struct hwtr_q_res *res)
 {
 	size_t nr = hwtr_q_res_nrows(res), r, c;
 	const struct q_cell *cell;
-	struct q_str *o = &out->buf;
+	struct hwtr_jw *w = &out->jw;
 	const char *s;
 
 	for (r = 0; r < nr; r++) {
-		q_str_puts(o, out->nrows + r == 0 ? "[\n  {" : ",\n  {");
+		if (out->nrows + r == 0)
+			hwtr_jw_arr(w);
+		hwtr_jw_ws(w, "\n  ");
+		hwtr_jw_obj(w);
 		cell = &res->cells[r * res->ncols];
 		for (c = 0; c < res->ncols; c++, cell++) {
-			if (c > 0)
-				q_str_add(o, ", ", 2);
-			q_str_json(o, res->names[c]);
-			q_str_add(o, ": ", 2);
+			hwtr_jw_key(w, res->names[c]);
 			s = Q_CELL_S(res, cell);
 			if (s == NULL)
-				q_str_add(o, "null", 4);
+				hwtr_jw_null(w);
 			else if (cell->type == HWTR_Q_INT ||
 			    (cell->type == HWTR_Q_REAL &&
 			    strspn(s, "0123456789.-+eE") == cell->len))
-				q_str_add(o, s, cell->len);
+				hwtr_jw_num(w, s, cell->len);
 			else
-				q_str_json(o, s);
+				hwtr_jw_str(w, s);
 		}
 		/* What the trace lost where the answer looked. */
-		if (out->lost != NULL && out->lost->n > 0)
-			q_str_printf(o, "%s\"gaps\": %lld", out->lost->lower ?
-			    ", \"lower_bound\": true, " : ", ",
-			    (long long)out->lost->n);
+		if (out->lost != NULL && out->lost->n > 0) {
+			if (out->lost->lower) {
+				hwtr_jw_key(w, "lower_bound");
+				hwtr_jw_bool(w, 1);
+			}
+			hwtr_jw_key(w, "gaps");
+			hwtr_jw_i64(w, out->lost->n);
+		}
 		/* bt: a frame entered before the loss (q_lost_bt()). */
 		if (out->lost != NULL && out->nrows + r < out->lost->nbefore &&
-		    out->lost->before[out->nrows + r])
-			q_str_puts(o, ", \"before_gap\": true");
-		q_str_add(o, "}", 1);
+		    out->lost->before[out->nrows + r]) {
+			hwtr_jw_key(w, "before_gap");
+			hwtr_jw_bool(w, 1);
+		}
+		hwtr_jw_end(w);
 	}
 }
 
@@ -592,8 +603,14 @@ q_out_end(struct q_out *out, struct hwtr_q_res *res)
 
 	if ((rc = q_out_rows(out, res, 0)) < 0)
 		return (rc);
-	if (out->fmt == HWTR_Q_FMT_JSON)
-		q_str_puts(&out->buf, out->nrows == 0 ? "[]\n" : "\n]\n");
+	if (out->fmt == HWTR_Q_FMT_JSON) {
+		if (out->nrows == 0)
+			hwtr_jw_arr(&out->jw);
+		else
+			hwtr_jw_ws(&out->jw, "\n");
+		hwtr_jw_end(&out->jw);
+		q_str_add(&out->buf, "\n", 1);
+	}
 	/*
 	 * A table's footer: what the trace lost where the answer looked.
 	 * CSV and TSV stay rows alone (their readers take every line for a

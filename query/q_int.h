@@ -73,6 +73,7 @@ struct q_out {
 	struct q_str	buf;
 	/* What the trace lost there (borrowed; NULL: nothing said). */
 	const struct q_lost *lost;
+	struct hwtr_jw	jw;		/* json: the writer, into @buf */
 };
 
 struct hwtr_q {
@@ -291,7 +292,7 @@ void q_str_add(struct q_str *s, const char *p, size_t n);
 void q_str_puts(struct q_str *s, const char *p);
 void q_str_printf(struct q_str *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-void q_str_json(struct q_str *s, const char *p);	/* quoted, escaped */
+void q_str_put(void *arg, const char *p, size_t len);	/* hwtr_put_fn */
 
 int q_cov(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp);

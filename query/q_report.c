@@ -42,7 +42,7 @@ rp_key(struct rp *rp, const char *key)
 {
 	if (rp->out->len > 0 && rp->out->p[rp->out->len - 1] != '{')
 		q_str_add(rp->out, ",", 1);
-	q_str_json(rp->out, key);
+	hwtr_json_quote(q_str_put, rp->out, key);
 	q_str_add(rp->out, ":", 1);
 }
 
@@ -56,7 +56,7 @@ rp_failed(struct rp *rp, const char *key, const char *why)
 	q_str_puts(rp->out, "null");
 	snprintf(ek, sizeof(ek), "%s_error", key);
 	rp_key(rp, ek);
-	q_str_json(rp->out, why);
+	hwtr_json_quote(q_str_put, rp->out, why);
 }
 
 /* @res as the JSON array of objects query --format json writes. */
@@ -246,7 +246,7 @@ rp_sources(struct rp *rp, const struct hwtr_q_res *res, size_t col,
 					if ((unsigned char)*p < 0x20)
 						*p = ' ';
 				rp_key(rp, place);
-				q_str_json(rp->out, buf);
+				hwtr_json_quote(q_str_put, rp->out, buf);
 				break;
 			}
 		free(buf);
@@ -436,7 +436,7 @@ rp_graphs(struct rp *rp)
 		rp->out->len = mark;
 		q_str_puts(rp->out, "null");
 		rp_key(rp, "flame_error");
-		q_str_json(rp->out, hwtr_q_errmsg(rp->q));
+		hwtr_json_quote(q_str_put, rp->out, hwtr_q_errmsg(rp->q));
 	}
 	rp_key(rp, "flame_gaps");
 	mark = rp->out->len;
@@ -462,7 +462,7 @@ rp_graphs(struct rp *rp)
 		rp->out->len = mark;
 		q_str_puts(rp->out, "null");
 		rp_key(rp, "timeline_error");
-		q_str_json(rp->out, hwtr_q_errmsg(rp->q));
+		hwtr_json_quote(q_str_put, rp->out, hwtr_q_errmsg(rp->q));
 	}
 	return (0);
 }

@@ -29,7 +29,7 @@ rg_node_open(struct q_str *o, const char *name, int64_t value, int64_t thread)
 	if (o->len > 0 && o->p[o->len - 1] == '}')
 		q_str_add(o, ",", 1);
 	q_str_puts(o, "{\"name\":");
-	q_str_json(o, name);
+	hwtr_json_quote(q_str_put, o, name);
 	q_str_printf(o, ",\"value\":%lld", (long long)value);
 	/* A thread's node says its number, for q_rp_flame_gaps()' marks. */
 	if (thread >= 0)
@@ -163,7 +163,7 @@ rg_gaps(struct hwtr_q *q, struct q_str *o, int64_t thread, int64_t ninsns,
 			continue;
 		last = col;
 		q_str_printf(o, "%s[%lld,", first ? "" : ",", (long long)col);
-		q_str_json(o, kind != NULL ? kind : "?");
+		hwtr_json_quote(q_str_put, o, kind != NULL ? kind : "?");
 		q_str_add(o, "]", 1);
 		first = 0;
 	}
@@ -216,7 +216,7 @@ rg_thread_line(struct hwtr_q *q, struct q_str *o, int64_t thread,
 		if (pname != NULL) {
 			q_str_printf(o, "%s[%lld,%lld,%lld,", first ? "" : ",",
 			    (long long)pd, (long long)plo, (long long)phi);
-			q_str_json(o, pname);
+			hwtr_json_quote(q_str_put, o, pname);
 			q_str_add(o, "]", 1);
 			first = 0;
 		}
@@ -232,7 +232,7 @@ rg_thread_line(struct hwtr_q *q, struct q_str *o, int64_t thread,
 	if (pname != NULL && rc == SQLITE_DONE) {
 		q_str_printf(o, "%s[%lld,%lld,%lld,", first ? "" : ",",
 		    (long long)pd, (long long)plo, (long long)phi);
-		q_str_json(o, pname);
+		hwtr_json_quote(q_str_put, o, pname);
 		q_str_add(o, "]", 1);
 	}
 	free(pname);
@@ -266,7 +266,7 @@ q_rp_timeline(struct hwtr_q *q, struct q_str *o, int64_t cols,
 		q_str_printf(o, "%s{\"thread\":%lld,\"tid\":%s,\"insns\":%lld,"
 		    "\"name\":", t ? "," : "", (long long)thread,
 		    hwtr_q_res_cell(th, t, 1, NULL), (long long)ninsns);
-		q_str_json(o, name);
+		hwtr_json_quote(q_str_put, o, name);
 		if ((rc = rg_thread_line(q, o, thread, ninsns, cols, depth)) < 0)
 			break;
 		q_str_add(o, "}", 1);
@@ -305,9 +305,9 @@ q_rp_flame_gaps(struct hwtr_q *q, struct q_str *o)
 		insn = hwtr_q_res_cell(ev, e, 2, NULL);
 		q_str_printf(o, "%s{\"thread\":%s,\"kind\":", e ? "," : "",
 		    thread != NULL ? thread : "null");
-		q_str_json(o, hwtr_q_res_cell(ev, e, 1, NULL));
+		hwtr_json_quote(q_str_put, o, hwtr_q_res_cell(ev, e, 1, NULL));
 		q_str_puts(o, ",\"detail\":");
-		q_str_json(o, hwtr_q_res_cell(ev, e, 3, NULL));
+		hwtr_json_quote(q_str_put, o, hwtr_q_res_cell(ev, e, 3, NULL));
 		q_str_puts(o, ",\"path\":[");
 		if (thread != NULL && insn != NULL) {
 			hwtr_q_req_init(&req, HWTR_Q_BT);
@@ -323,7 +323,7 @@ q_rp_flame_gaps(struct hwtr_q *q, struct q_str *o)
 					continue;
 				if (o->len > 0 && o->p[o->len - 1] != '[')
 					q_str_add(o, ",", 1);
-				q_str_json(o, fn);
+				hwtr_json_quote(q_str_put, o, fn);
 			}
 			hwtr_q_res_free(bt);
 			bt = NULL;

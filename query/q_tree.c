@@ -16,6 +16,7 @@
  */
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -366,6 +367,117 @@ tree_src_step(struct hwtr_q *q, struct tree_src *ts)
 	}
 }
 
+/*
+ * The ids of the calls tree reads, [*lop, *hip] (empty when *hip < *lop),
+ * and *threadp, the thread they are of (-1: all).
+ */
+static int
+tree_ids(struct hwtr_q *q, const struct hwtr_q_req *req,
+    const struct q_rng *r, int64_t *lop, int64_t *hip, int64_t *threadp)
+{
+	int rc;
+
+	*threadp = req->thread;
+	if (r->on) {
+		/*
+		 * A range: the calls entered in its blocks, a range of ids of
+		 * the thread (ids follow entry order); a call whose caller is
+		 * outside is a root of the tree.
+		 */
+		*threadp = r->thread;
+		if ((rc = q_int(q, lop, INT64_MAX, Q_CALL_FIRST_FROM, "ii",
+		    r->thread, r->seq_lo)) < 0 ||
+		    (rc = q_int(q, hip, -1, Q_CALL_LAST_UPTO, "ii", r->thread,
+		    r->seq_hi)) < 0)
+			return (rc);
+		if (r->seq_hi < r->seq_lo)
+			*hip = *lop - 1;
+		return (0);
+	}
+	/*
+	 * Ids follow (thread, entry position): the ends come from the entry
+	 * order.
+	 */
+	if (req->thread >= 0)
+		rc = q_int(q, lop, 0, "SELECT id FROM calls WHERE thread = ?1 "
+		    "ORDER BY entry_seq, id LIMIT 1", "i", req->thread);
+	else
+		rc = q_int(q, lop, 0, "SELECT id FROM calls ORDER BY id "
+		    "LIMIT 1", NULL);
+	if (rc < 0)
+		return (rc);
+	if (req->thread >= 0)
+		rc = q_int(q, hip, -1, "SELECT id FROM calls WHERE thread = ?1 "
+		    "ORDER BY entry_seq DESC, id DESC LIMIT 1", "i",
+		    req->thread);
+	else
+		rc = q_int(q, hip, -1, "SELECT max(id) FROM calls", NULL);
+	return (rc < 0 ? rc : 0);
+}
+
+/*
+ * The rows of calls @lo..@hi of thread @rthread (-1: all) that tree reads,
+ * as @ts gives them (*stp: its statement when it is one, the caller's to
+ * finalize).  Parents come before their children in id order.  The roots
+ * alone come a lookup each (Q_CALLS_ROOTS, as in q_calls); deeper trees
+ * scan, for one thread only the range of its ids.
+ */
+static int
+tree_src_open(struct hwtr_q *q, const struct hwtr_q_req *req,
+    const struct q_rng *r, int64_t rthread, int64_t lo, int64_t hi,
+    struct tree_src *ts, sqlite3_stmt **stp)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	*stp = NULL;
+	if (req->depth > 0) {
+		/*
+		 * Below the roots: each thread walked at most --depth deep
+		 * (q_walk.c), never reading the calls deeper.
+		 */
+		ts->walk = 1;
+		ts->depth = req->depth;
+		if (r->on) {
+			ts->seq_lo = r->seq_lo;
+			ts->seq_hi = r->seq_hi;
+			ts->ilo = r->insn_lo;
+			ts->ihi = r->insn_hi;
+		}
+		rc = q_prepare(q, &ts->th, "SELECT id FROM threads WHERE "
+		    "?1 < 0 OR id = ?1 ORDER BY id");
+		if (rc == 0)
+			sqlite3_bind_int64(ts->th, 1, rthread);
+		return (rc);
+	} else if (req->depth == 0 && !r->on)
+		rc = q_prepare(q, &st, Q_CALLS_ROOTS Q_TREE_COLS
+		    "WHERE c.id IN (SELECT id FROM sel) AND c.depth <= ?2 "
+		    "ORDER BY c.id");
+	else if (r->on)
+		rc = q_prepare(q, &st, Q_TREE_COLS Q_TREE_RANGE_WHERE);
+	else if (rthread >= 0)
+		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE c.id BETWEEN ?3 "
+		    "AND ?4 AND c.thread = ?1 AND c.depth <= ?2 ORDER BY c.id");
+	else
+		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE ?1 < 0 AND "
+		    "c.depth <= ?2 ORDER BY c.id");
+	*stp = st;
+	if (rc < 0)
+		return (rc);
+	sqlite3_bind_int64(st, 1, rthread);
+	sqlite3_bind_int64(st, 2, req->depth >= 0 ? req->depth : INT64_MAX);
+	if (sqlite3_bind_parameter_count(st) >= 4) {
+		/* One thread's ids, a range of the table (see above). */
+		sqlite3_bind_int64(st, 3, lo);
+		sqlite3_bind_int64(st, 4, hi);
+	}
+	if (r->on) {
+		sqlite3_bind_int64(st, 5, r->insn_lo);
+		sqlite3_bind_int64(st, 6, r->insn_hi);
+	}
+	return (0);
+}
+
 int
 q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
@@ -377,7 +489,6 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 	sqlite3_stmt *st = NULL;
 	size_t *map = NULL, node, parent, c, root = 0;
 	int64_t lo, hi, id, pid, thread, cur = -1, depth;
-	int64_t maxd = req->depth >= 0 ? req->depth : INT64_MAX;
 	size_t *roots = NULL, nroots = 0, len;
 	struct q_names names = { 0 };
 	const struct q_name *nm;
@@ -400,40 +511,8 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 		return (rc);
 	if ((rc = q_range(q, req, "tree", &r)) < 0)
 		return (rc);
-	if (r.on) {
-		/*
-		 * A range: the calls entered in its blocks, a range of ids of
-		 * the thread (ids follow entry order); a call whose caller is
-		 * outside is a root of the tree.
-		 */
-		rthread = r.thread;
-		if ((rc = q_int(q, &lo, INT64_MAX, Q_CALL_FIRST_FROM, "ii",
-		    r.thread, r.seq_lo)) < 0 ||
-		    (rc = q_int(q, &hi, -1, Q_CALL_LAST_UPTO, "ii", r.thread,
-		    r.seq_hi)) < 0)
-			return (rc);
-		if (r.seq_hi < r.seq_lo)
-			hi = lo - 1;
-		goto ranged;
-	}
-	/* Ids follow (thread, entry position): the ends come from the entry order. */
-	if (req->thread >= 0)
-		rc = q_int(q, &lo, 0, "SELECT id FROM calls WHERE thread = ?1 "
-		    "ORDER BY entry_seq, id LIMIT 1", "i", req->thread);
-	else
-		rc = q_int(q, &lo, 0, "SELECT id FROM calls ORDER BY id "
-		    "LIMIT 1", NULL);
-	if (rc < 0)
+	if ((rc = tree_ids(q, req, &r, &lo, &hi, &rthread)) < 0)
 		return (rc);
-	if (req->thread >= 0)
-		rc = q_int(q, &hi, -1, "SELECT id FROM calls WHERE thread = ?1 "
-		    "ORDER BY entry_seq DESC, id DESC LIMIT 1", "i",
-		    req->thread);
-	else
-		rc = q_int(q, &hi, -1, "SELECT max(id) FROM calls", NULL);
-	if (rc < 0)
-		return (rc);
-ranged:
 	if ((rc = q_res_new(&res, HWTR_NELEM(cols), cols)) < 0)
 		return (q_fail(q, rc, "out of memory"));
 	q_res_stream(q, res);
@@ -449,57 +528,8 @@ ranged:
 		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 		goto out;
 	}
-
-	/*
-	 * Parents come before their children in id order.  The roots alone
-	 * come a lookup each (Q_CALLS_ROOTS, as in q_calls); deeper trees
-	 * scan, for one thread only the range of its ids.
-	 */
-	if (req->depth > 0) {
-		/*
-		 * Below the roots: each thread walked at most --depth deep
-		 * (q_walk.c), never reading the calls deeper.
-		 */
-		ts.walk = 1;
-		ts.depth = req->depth;
-		if (r.on) {
-			ts.seq_lo = r.seq_lo;
-			ts.seq_hi = r.seq_hi;
-			ts.ilo = r.insn_lo;
-			ts.ihi = r.insn_hi;
-		}
-		rc = q_prepare(q, &ts.th, "SELECT id FROM threads WHERE ?1 < 0 "
-		    "OR id = ?1 ORDER BY id");
-		if (rc == 0)
-			sqlite3_bind_int64(ts.th, 1, rthread);
-	} else if (req->depth == 0 && !r.on)
-		rc = q_prepare(q, &st, Q_CALLS_ROOTS Q_TREE_COLS
-		    "WHERE c.id IN (SELECT id FROM sel) AND c.depth <= ?2 "
-		    "ORDER BY c.id");
-	else if (r.on)
-		rc = q_prepare(q, &st, Q_TREE_COLS Q_TREE_RANGE_WHERE);
-	else if (rthread >= 0)
-		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE c.id BETWEEN ?3 "
-		    "AND ?4 AND c.thread = ?1 AND c.depth <= ?2 ORDER BY c.id");
-	else
-		rc = q_prepare(q, &st, Q_TREE_COLS "WHERE ?1 < 0 AND "
-		    "c.depth <= ?2 ORDER BY c.id");
-	if (rc < 0)
+	if ((rc = tree_src_open(q, req, &r, rthread, lo, hi, &ts, &st)) < 0)
 		goto out;
-	if (ts.walk)
-		goto walk;
-	sqlite3_bind_int64(st, 1, rthread);
-	sqlite3_bind_int64(st, 2, maxd);
-	if (sqlite3_bind_parameter_count(st) >= 4) {
-		/* One thread's ids, a range of the table (see above). */
-		sqlite3_bind_int64(st, 3, lo);
-		sqlite3_bind_int64(st, 4, hi);
-	}
-	if (r.on) {
-		sqlite3_bind_int64(st, 5, r.insn_lo);
-		sqlite3_bind_int64(st, 6, r.insn_hi);
-	}
-walk:
 	ts.st = st;
 	while ((rc = tree_src_step(q, &ts)) == SQLITE_ROW) {
 		sqlite3_stmt *rs = ts.st;
@@ -586,16 +616,30 @@ out:
 	return (rc);
 }
 
-/* Microseconds with nanosecond decimals, as the trace event format wants. */
+/*
+ * Member @key: microseconds with nanosecond decimals, as the trace event
+ * format wants.
+ */
 static void
-ex_us(struct q_str *o, int64_t ns)
+ex_us(struct hwtr_jw *w, const char *key, int64_t ns)
 {
-	if (ns < 0) {
-		q_str_puts(o, "-");
-		ns = -ns;
-	}
-	q_str_printf(o, "%lld.%03lld", (long long)(ns / 1000),
-	    (long long)(ns % 1000));
+	hwtr_jw_key(w, key);
+	if (ns < 0)
+		hwtr_jw_numf(w, "-%lld.%03lld", (long long)(-ns / 1000),
+		    (long long)(-ns % 1000));
+	else
+		hwtr_jw_numf(w, "%lld.%03lld", (long long)(ns / 1000),
+		    (long long)(ns % 1000));
+}
+
+/* Member "estimated" when the times are the trace's (@use_ns). */
+static void
+ex_est(int use_ns, struct hwtr_jw *w, int est)
+{
+	if (!use_ns)
+		return;
+	hwtr_jw_key(w, "estimated");
+	hwtr_jw_bool(w, est);
 }
 
 /* Hand @o's text to @wf once it holds a block's worth. */
@@ -623,6 +667,7 @@ ex_flush(struct hwtr_q *q, struct q_wfile *wf, struct q_str *o, int force)
 struct ex {
 	struct hwtr_q	*q;
 	struct q_str	o;
+	struct hwtr_jw	w;		/* the JSON, into @o */
 	struct q_wfile	wf;
 	struct q_names	names;
 	int64_t		t0, from, to, ilo, ihi, mindur, nev;
@@ -645,6 +690,8 @@ ex_slice(struct ex *e, sqlite3_stmt *st, int k, int64_t pid, int64_t tid)
 	int64_t tb, te, ei = sqlite3_column_int64(st, k + 4);
 	int64_t xi = sqlite3_column_int64(st, k + 5);
 	const struct q_name *nm = NULL;
+	struct hwtr_jw *w = &e->w;
+	char hex[24];
 	int est = 0;
 
 	if (ei > e->ihi)
@@ -667,25 +714,33 @@ ex_slice(struct ex *e, sqlite3_stmt *st, int k, int64_t pid, int64_t tid)
 	    (nm = q_name_get(e->q, &e->names, sqlite3_column_int64(st,
 	    k + 2))) == NULL)
 		return (-HWTR_E_NOMEM);
-	q_str_printf(&e->o, "%s{\"name\": ", e->nev++ ? ",\n" : "");
+	e->nev++;
+	hwtr_jw_ws(w, "\n");
+	hwtr_jw_obj(w);
 	if (nm != NULL && nm->name != NULL)
-		q_str_json(&e->o, nm->name);
-	else
-		q_str_printf(&e->o, "\"%#llx\"", (unsigned long long)
+		hwtr_jw_kstr(w, "name", nm->name);
+	else {
+		snprintf(hex, sizeof(hex), "%#llx", (unsigned long long)
 		    sqlite3_column_int64(st, k + 3));
-	q_str_printf(&e->o, ", \"cat\": \"call\", \"ph\": \"X\", \"pid\": "
-	    "%lld, \"tid\": %lld, \"ts\": ", (long long)pid, (long long)tid);
-	ex_us(&e->o, tb);
-	q_str_puts(&e->o, ", \"dur\": ");
-	ex_us(&e->o, te - tb);
-	q_str_printf(&e->o, ", \"args\": {\"call\": %lld, \"depth\": %lld, "
-	    "\"insns\": %lld, \"self_insns\": %lld, \"entry_insn\": %lld, "
-	    "\"exit_insn\": %lld%s}}", (long long)sqlite3_column_int64(st, k),
-	    (long long)sqlite3_column_int64(st, k + 1),
-	    (long long)sqlite3_column_int64(st, k + 6),
-	    (long long)sqlite3_column_int64(st, k + 7), (long long)ei,
-	    (long long)xi, !e->use_ns ? "" : est ? ", \"estimated\": true" :
-	    ", \"estimated\": false");
+		hwtr_jw_kstr(w, "name", hex);
+	}
+	hwtr_jw_kstr(w, "cat", "call");
+	hwtr_jw_kstr(w, "ph", "X");
+	hwtr_jw_ki64(w, "pid", pid);
+	hwtr_jw_ki64(w, "tid", tid);
+	ex_us(w, "ts", tb);
+	ex_us(w, "dur", te - tb);
+	hwtr_jw_key(w, "args");
+	hwtr_jw_obj(w);
+	hwtr_jw_ki64(w, "call", sqlite3_column_int64(st, k));
+	hwtr_jw_ki64(w, "depth", sqlite3_column_int64(st, k + 1));
+	hwtr_jw_ki64(w, "insns", sqlite3_column_int64(st, k + 6));
+	hwtr_jw_ki64(w, "self_insns", sqlite3_column_int64(st, k + 7));
+	hwtr_jw_ki64(w, "entry_insn", ei);
+	hwtr_jw_ki64(w, "exit_insn", xi);
+	ex_est(e->use_ns, w, est);
+	hwtr_jw_end(w);
+	hwtr_jw_end(w);
 	return (ex_flush(e->q, &e->wf, &e->o, 0));
 }
 
@@ -700,7 +755,9 @@ static int
 ex_inl_slice(void *arg, const struct q_inl_run *r)
 {
 	struct ex *e = arg;
+	struct hwtr_jw *w = &e->w;
 	int64_t tb = r->entry_insn, te = r->exit_insn;
+	char *name;
 	int est = 0, rc;
 
 	if (r->depth > e->maxdepth || tb > e->ihi || te < e->ilo)
@@ -726,34 +783,37 @@ ex_inl_slice(void *arg, const struct q_inl_run *r)
 	}
 	if (tb > e->to || te < e->from || te - tb < e->mindur)
 		return (0);
-	q_str_printf(&e->o, "%s{\"name\": ", e->nev++ ? ",\n" : "");
-	/* The mark needs no escaping: in the quotes, after the name. */
-	q_str_json(&e->o, r->name);
-	if (!e->o.err) {
-		assert(e->o.len > 0 && e->o.p[e->o.len - 1] == '"');
-		e->o.len--;
-		q_str_puts(&e->o, TINL_MARK "\"");
+	if ((name = malloc(strlen(r->name) + sizeof(TINL_MARK))) == NULL)
+		return (q_fail(e->q, -HWTR_E_NOMEM, "out of memory"));
+	strcpy(name, r->name);
+	strcat(name, TINL_MARK);
+	e->nev++;
+	hwtr_jw_ws(w, "\n");
+	hwtr_jw_obj(w);
+	hwtr_jw_kstr(w, "name", name);
+	free(name);
+	hwtr_jw_kstr(w, "cat", "inline");
+	hwtr_jw_kstr(w, "ph", "X");
+	hwtr_jw_ki64(w, "pid", e->pid);
+	hwtr_jw_ki64(w, "tid", e->tid);
+	ex_us(w, "ts", tb);
+	ex_us(w, "dur", te - tb);
+	hwtr_jw_key(w, "args");
+	hwtr_jw_obj(w);
+	hwtr_jw_key(w, "inlined");
+	hwtr_jw_bool(w, 1);
+	hwtr_jw_kstr(w, "function", r->name);
+	hwtr_jw_kstr(w, "call_site", r->site);
+	if (r->call >= 0) {
+		hwtr_jw_ki64(w, "call", r->call);
+		hwtr_jw_ki64(w, "depth", r->depth);
 	}
-	q_str_printf(&e->o, ", \"cat\": \"inline\", \"ph\": \"X\", "
-	    "\"pid\": %lld, \"tid\": %lld, \"ts\": ", (long long)e->pid,
-	    (long long)e->tid);
-	ex_us(&e->o, tb);
-	q_str_puts(&e->o, ", \"dur\": ");
-	ex_us(&e->o, te - tb);
-	q_str_puts(&e->o, ", \"args\": {\"inlined\": true, \"function\": ");
-	q_str_json(&e->o, r->name);
-	q_str_puts(&e->o, ", \"call_site\": ");
-	if (r->site != NULL)
-		q_str_json(&e->o, r->site);
-	else
-		q_str_puts(&e->o, "null");
-	if (r->call >= 0)
-		q_str_printf(&e->o, ", \"call\": %lld, \"depth\": %lld",
-		    (long long)r->call, (long long)r->depth);
-	q_str_printf(&e->o, ", \"inline_depth\": %lld, \"entry_insn\": "
-	    "%lld, \"exit_insn\": %lld%s}}", (long long)r->level,
-	    (long long)r->entry_insn, (long long)r->exit_insn, !e->use_ns ?
-	    "" : est ? ", \"estimated\": true" : ", \"estimated\": false");
+	hwtr_jw_ki64(w, "inline_depth", r->level);
+	hwtr_jw_ki64(w, "entry_insn", r->entry_insn);
+	hwtr_jw_ki64(w, "exit_insn", r->exit_insn);
+	ex_est(e->use_ns, w, est);
+	hwtr_jw_end(w);
+	hwtr_jw_end(w);
 	return (ex_flush(e->q, &e->wf, &e->o, 0));
 }
 
@@ -868,6 +928,54 @@ out:
 	return (rc);
 }
 
+/* The trace's header, up to the opening of its events' array. */
+static void
+ex_head(struct ex *e)
+{
+	struct hwtr_jw *w = &e->w;
+
+	hwtr_jw_init(w, q_str_put, &e->o, HWTR_JW_SPACED);
+	hwtr_jw_obj(w);
+	hwtr_jw_kstr(w, "displayTimeUnit", "ns");
+	hwtr_jw_key(w, "otherData");
+	hwtr_jw_obj(w);
+	hwtr_jw_kstr(w, "producer", "hwtrace " HWTRACE_VERSION);
+	hwtr_jw_kstr(w, "time_axis", e->use_ns ? "ns" : "instructions");
+	hwtr_jw_kstr(w, "timing", e->use_ns ? "call entry and exit times are "
+	    "the trace's timestamps where one was taken at that instruction, "
+	    "else estimated by instruction count between the timestamps "
+	    "around it (linear interpolation); args.estimated is true for a "
+	    "slice with an estimated end" : "the trace has no timing: ts and "
+	    "dur count instructions executed, shown as 1 ns each (an "
+	    "instruction clock, not time)");
+	hwtr_jw_end(w);
+	hwtr_jw_ws(w, "\n");
+	hwtr_jw_key(w, "traceEvents");
+	hwtr_jw_arr(w);
+}
+
+/* A metadata event @what (process_name, thread_name: @has_tid). */
+static void
+ex_meta(struct ex *e, const char *what, int64_t pid, int has_tid,
+    int64_t tid, const char *name)
+{
+	struct hwtr_jw *w = &e->w;
+
+	e->nev++;
+	hwtr_jw_ws(w, "\n");
+	hwtr_jw_obj(w);
+	hwtr_jw_kstr(w, "name", what);
+	hwtr_jw_kstr(w, "ph", "M");
+	hwtr_jw_ki64(w, "pid", pid);
+	if (has_tid)
+		hwtr_jw_ki64(w, "tid", tid);
+	hwtr_jw_key(w, "args");
+	hwtr_jw_obj(w);
+	hwtr_jw_kstr(w, "name", name);
+	hwtr_jw_end(w);
+	hwtr_jw_end(w);
+}
+
 /*
  * The Chrome/Perfetto trace-event JSON of the calls, written as it is made
  * (a block at a time, through "OUT.partial"), a thread at a time: memory
@@ -939,31 +1047,17 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 	e.inl = q_inl_on(q);
 	if ((rc = q_wf_open(q, &e.wf, req->perfetto)) < 0)
 		return (rc);
-	q_str_puts(&e.o, "{\"displayTimeUnit\": \"ns\", \"otherData\": "
-	    "{\"producer\": \"hwtrace " HWTRACE_VERSION "\", \"time_axis\": ");
-	q_str_puts(&e.o, e.use_ns ? "\"ns\", \"timing\": \"call entry and "
-	    "exit times are the trace's timestamps where one was taken at that "
-	    "instruction, else estimated by instruction count between the "
-	    "timestamps around it (linear interpolation); args.estimated is "
-	    "true for a slice with an estimated end\"" : "\"instructions\", "
-	    "\"timing\": \"the trace has no timing: ts and dur count "
-	    "instructions executed, shown as 1 ns each (an instruction "
-	    "clock, not time)\"");
-	q_str_puts(&e.o, "},\n\"traceEvents\": [\n");
+	ex_head(&e);
 	rc = q_prepare(q, &st, "SELECT p.pid, coalesce(p.comm, p.path) FROM "
 	    "processes p WHERE p.pid IN (SELECT pid FROM threads WHERE ?1 < 0 "
 	    "OR id = ?1) ORDER BY p.pid");
 	if (rc < 0)
 		goto out;
 	sqlite3_bind_int64(st, 1, r.on ? r.thread : req->thread);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		q_str_printf(&e.o, "%s{\"name\": \"process_name\", \"ph\": "
-		    "\"M\", \"pid\": %lld, \"args\": {\"name\": ", e.nev++ ?
-		    ",\n" : "", (long long)sqlite3_column_int64(st, 0));
-		q_str_json(&e.o, sqlite3_column_type(st, 1) == SQLITE_NULL ?
-		    "" : (const char *)sqlite3_column_text(st, 1));
-		q_str_puts(&e.o, "}}");
-	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		ex_meta(&e, "process_name", sqlite3_column_int64(st, 0), 0, 0,
+		    sqlite3_column_type(st, 1) == SQLITE_NULL ? "" :
+		    (const char *)sqlite3_column_text(st, 1));
 	sqlite3_finalize(st);
 	st = NULL;
 	if (rc != SQLITE_DONE) {
@@ -982,11 +1076,8 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 		int64_t tid = sqlite3_column_int64(th, 1);
 		int64_t thread = sqlite3_column_int64(th, 3);
 
-		q_str_printf(&e.o, "%s{\"name\": \"thread_name\", \"ph\": "
-		    "\"M\", \"pid\": %lld, \"tid\": %lld, \"args\": {\"name\": ",
-		    e.nev++ ? ",\n" : "", (long long)pid, (long long)tid);
-		q_str_json(&e.o, (const char *)sqlite3_column_text(th, 2));
-		q_str_puts(&e.o, "}}");
+		ex_meta(&e, "thread_name", pid, 1, tid,
+		    (const char *)sqlite3_column_text(th, 2));
 		nthreads++;
 		lo = 0;
 		hi = INT64_MAX;
@@ -1004,7 +1095,11 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 		rc = q_dbfail(q, "export: cannot read threads");
 		goto out;
 	}
-	q_str_puts(&e.o, "\n]}\n");
+	/* The events' array, opened with a newline, closed after one. */
+	hwtr_jw_ws(&e.w, e.nev == 0 ? "\n\n" : "\n");
+	hwtr_jw_end(&e.w);
+	hwtr_jw_end(&e.w);
+	q_str_add(&e.o, "\n", 1);
 	if ((rc = ex_flush(q, &e.wf, &e.o, 1)) < 0 ||
 	    (rc = q_wf_commit(q, &e.wf)) < 0)
 		goto out;

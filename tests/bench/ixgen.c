@@ -278,6 +278,80 @@ usage(void)
 	exit(2);
 }
 
+/* -c: damage the trace @o as @how says (flip, truncate, garbage). */
+static void
+damage(struct out *o, const char *how)
+{
+	size_t k;
+
+	if (strcmp(how, "flip") == 0) {
+		for (k = 0; k < 16; k++)
+			o->p[16 + rng() % (o->len - 16)] ^=
+			    (uint8_t)(1u << (rng() & 7));
+	} else if (strcmp(how, "truncate") == 0)
+		o->len = o->len / 2 + 7;
+	else if (strcmp(how, "garbage") == 0) {
+		size_t at = o->len / 3, glen = o->len / 10;
+
+		for (k = 0; k < glen; k++)
+			o->p[at + k] = (uint8_t)rng();
+	} else
+		usage();
+}
+
+/*
+ * The mappings of @p's executable segments from file @path (image @key,
+ * NULL: not in the archive), and with @vsyscall [vsyscall]'s.
+ */
+static void
+add_mappings(struct hwtr_aw *aw, const struct prog *p, const char *path,
+    const char *key, int vsyscall)
+{
+	size_t i;
+	int t;
+
+	for (i = 0; i < p->nseg; i++) {
+		struct hwtr_sb_rec rec;
+		const struct seg *s = &p->seg[i];
+
+		if (!(s->flags & PF_X))
+			continue;
+		memset(&rec, 0, sizeof(rec));
+		rec.type = HWTR_SB_MMAP;
+		rec.pid = 1000;
+		rec.tid = 1000;
+		rec.time = 0;
+		rec.u.mmap.addr = s->vaddr & ~0xfffULL;
+		rec.u.mmap.pgoff = s->off & ~0xfffULL;
+		rec.u.mmap.len = s->vaddr + s->filesz - rec.u.mmap.addr;
+		rec.u.mmap.prot = PROT_READ | PROT_EXEC;
+		rec.u.mmap.path = path;
+		rec.u.mmap.image = key;
+		if (hwtr_aw_sideband(aw, &rec) < 0)
+			errx(1, "sideband: %s", hwtr_aw_errmsg(aw));
+	}
+	/*
+	 * -V: [vsyscall] mapped twice, without an image and never executed,
+	 * as the step source's process-map sideband records it.
+	 */
+	for (t = 0; vsyscall && t < 2; t++) {
+		struct hwtr_sb_rec rec;
+
+		memset(&rec, 0, sizeof(rec));
+		rec.type = HWTR_SB_MMAP;
+		rec.pid = 1000;
+		rec.tid = 1000;
+		rec.time = 0;
+		rec.u.mmap.addr = 0xffffffffff600000ULL;
+		rec.u.mmap.len = 0x1000;
+		rec.u.mmap.prot = PROT_EXEC;
+		rec.u.mmap.path = "[vsyscall]";
+		rec.u.mmap.image = NULL;
+		if (hwtr_aw_sideband(aw, &rec) < 0)
+			errx(1, "sideband: %s", hwtr_aw_errmsg(aw));
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -289,7 +363,6 @@ main(int argc, char **argv)
 	char key[HWTR_IMAGE_KEY_MAX], errbuf[256];
 	uint64_t ninsn = 1000000, seed = 1;
 	int c, nthreads = 1, missing = 0, vsyscall = 0, t;
-	size_t i;
 
 	while ((c = getopt(argc, argv, "c:mn:p:s:t:V")) != -1) {
 		switch (c) {
@@ -325,23 +398,8 @@ main(int argc, char **argv)
 	o = calloc((size_t)nthreads, sizeof(*o));
 	for (t = 0; t < nthreads; t++) {
 		walk(&p, ninsn, &o[t], seed + (uint64_t)t);
-		if (corrupt != NULL && o[t].len > 64) {
-			size_t k;
-
-			if (strcmp(corrupt, "flip") == 0) {
-				for (k = 0; k < 16; k++)
-					o[t].p[16 + rng() % (o[t].len - 16)] ^=
-					    (uint8_t)(1u << (rng() & 7));
-			} else if (strcmp(corrupt, "truncate") == 0)
-				o[t].len = o[t].len / 2 + 7;
-			else if (strcmp(corrupt, "garbage") == 0) {
-				size_t at = o[t].len / 3, glen = o[t].len / 10;
-
-				for (k = 0; k < glen; k++)
-					o[t].p[at + k] = (uint8_t)rng();
-			} else
-				usage();
-		}
+		if (corrupt != NULL && o[t].len > 64)
+			damage(&o[t], corrupt);
 		if (prefix != NULL) {
 			char path[1024];
 			FILE *fp;
@@ -394,46 +452,7 @@ main(int argc, char **argv)
 		rec.u.thread_start.ptid = -1;
 		hwtr_aw_sideband(aw, &rec);
 	}
-	for (i = 0; i < p.nseg; i++) {
-		struct hwtr_sb_rec rec;
-		const struct seg *s = &p.seg[i];
-
-		if (!(s->flags & PF_X))
-			continue;
-		memset(&rec, 0, sizeof(rec));
-		rec.type = HWTR_SB_MMAP;
-		rec.pid = 1000;
-		rec.tid = 1000;
-		rec.time = 0;
-		rec.u.mmap.addr = s->vaddr & ~0xfffULL;
-		rec.u.mmap.pgoff = s->off & ~0xfffULL;
-		rec.u.mmap.len = s->vaddr + s->filesz - rec.u.mmap.addr;
-		rec.u.mmap.prot = PROT_READ | PROT_EXEC;
-		rec.u.mmap.path = argv[optind];
-		rec.u.mmap.image = missing ? NULL : key;
-		if (hwtr_aw_sideband(aw, &rec) < 0)
-			errx(1, "sideband: %s", hwtr_aw_errmsg(aw));
-	}
-	/*
-	 * -V: [vsyscall] mapped twice, without an image and never executed,
-	 * as the step source's process-map sideband records it.
-	 */
-	for (t = 0; vsyscall && t < 2; t++) {
-		struct hwtr_sb_rec rec;
-
-		memset(&rec, 0, sizeof(rec));
-		rec.type = HWTR_SB_MMAP;
-		rec.pid = 1000;
-		rec.tid = 1000;
-		rec.time = 0;
-		rec.u.mmap.addr = 0xffffffffff600000ULL;
-		rec.u.mmap.len = 0x1000;
-		rec.u.mmap.prot = PROT_EXEC;
-		rec.u.mmap.path = "[vsyscall]";
-		rec.u.mmap.image = NULL;
-		if (hwtr_aw_sideband(aw, &rec) < 0)
-			errx(1, "sideband: %s", hwtr_aw_errmsg(aw));
-	}
+	add_mappings(aw, &p, argv[optind], missing ? NULL : key, vsyscall);
 	if (hwtr_aw_close(aw, errbuf, sizeof(errbuf)) < 0)
 		errx(1, "%s: %s", argv[optind + 1], errbuf);
 	for (t = 0; t < nthreads; t++)

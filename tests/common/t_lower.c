@@ -173,6 +173,80 @@ cpuinfo(const char *key, char *val, size_t len)
 	return (found);
 }
 
+/*
+ * The JSON writer: what it writes for a document built call by call, in
+ * both layouts, byte for byte as RFC 8259 spells it, and parsed back by
+ * jansson to the same values.
+ */
+ATF_TC_WITHOUT_HEAD(json_writer_builds_documents);
+ATF_TC_BODY(json_writer_builds_documents, tc)
+{
+	static const char compact[] = "{\"a\":1,\"b\":[true,null,\"x\\\"y\"],"
+	    "\"c\":{},\"d\":-9223372036854775808,\"e\":1099511627776,"
+	    "\"f\":[],\"g\":1.5}";
+	static const char spaced[] = "{\"a\": 1, \"b\": [true, null, "
+	    "\"x\\\"y\"], \"c\": {}, \"d\": -9223372036854775808, "
+	    "\"e\": 1099511627776, \"f\": [], \"g\": 1.5}";
+	static const char rows[] = "[\n  {\"n\": 0},\n  {\"n\": 1}\n]";
+	struct hwtr_jw w;
+	struct sbuf b;
+	json_error_t err;
+	json_t *j;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		b.len = 0;
+		hwtr_jw_init(&w, sput, &b, pass ? HWTR_JW_SPACED : 0);
+		hwtr_jw_obj(&w);
+		hwtr_jw_ku64(&w, "a", 1);
+		hwtr_jw_key(&w, "b");
+		hwtr_jw_arr(&w);
+		hwtr_jw_bool(&w, 1);
+		hwtr_jw_null(&w);
+		hwtr_jw_str(&w, "x\"y");
+		hwtr_jw_end(&w);
+		hwtr_jw_key(&w, "c");
+		hwtr_jw_obj(&w);
+		hwtr_jw_end(&w);
+		hwtr_jw_ki64(&w, "d", INT64_MIN);
+		hwtr_jw_ku64(&w, "e", (uint64_t)1 << 40);
+		hwtr_jw_key(&w, "f");
+		hwtr_jw_arr(&w);
+		hwtr_jw_end(&w);
+		hwtr_jw_key(&w, "g");
+		hwtr_jw_numf(&w, "%d.%d", 1, 5);
+		hwtr_jw_end(&w);
+		ATF_CHECK_MSG(strcmp(b.buf, pass ? spaced : compact) == 0,
+		    "expected '%s', got '%s'", pass ? spaced : compact, b.buf);
+		j = json_loadb(b.buf, b.len, 0, &err);
+		ATF_REQUIRE_MSG(j != NULL, "jansson: %s at %d: %s", err.text,
+		    err.position, b.buf);
+		ATF_CHECK_EQ(json_integer_value(json_object_get(j, "a")), 1);
+		ATF_CHECK_EQ(json_array_size(json_object_get(j, "b")), 3);
+		ATF_CHECK_STREQ(json_string_value(json_array_get(
+		    json_object_get(j, "b"), 2)), "x\"y");
+		ATF_CHECK_EQ(json_integer_value(json_object_get(j, "d")),
+		    INT64_MIN);
+		ATF_CHECK(json_real_value(json_object_get(j, "g")) == 1.5);
+		json_decref(j);
+	}
+
+	/* Layout: after the comma, before the item or the closing. */
+	b.len = 0;
+	hwtr_jw_init(&w, sput, &b, HWTR_JW_SPACED);
+	hwtr_jw_arr(&w);
+	for (pass = 0; pass < 2; pass++) {
+		hwtr_jw_ws(&w, "\n  ");
+		hwtr_jw_obj(&w);
+		hwtr_jw_ki64(&w, "n", pass);
+		hwtr_jw_end(&w);
+	}
+	hwtr_jw_ws(&w, "\n");
+	hwtr_jw_end(&w);
+	ATF_CHECK_MSG(strcmp(b.buf, rows) == 0, "expected '%s', got '%s'",
+	    rows, b.buf);
+}
+
 ATF_TC_WITHOUT_HEAD(cpu_host_matches_proc_cpuinfo);
 ATF_TC_BODY(cpu_host_matches_proc_cpuinfo, tc)
 {
@@ -323,6 +397,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, parse_u64_is_strict);
 	ATF_TP_ADD_TC(tp, hex_round_trip);
 	ATF_TP_ADD_TC(tp, json_quote_parses_back);
+	ATF_TP_ADD_TC(tp, json_writer_builds_documents);
 	ATF_TP_ADD_TC(tp, cpu_host_matches_proc_cpuinfo);
 	ATF_TP_ADD_TC(tp, elf_notes_agree_with_readelf);
 	return (atf_no_error());

@@ -308,6 +308,72 @@ seed_pt(void)
 	close_writer(aw);
 }
 
+/*
+ * Sideband record of type @t for seed_full(): thread 101 of process 100,
+ * image @key with build-id @bid, streams @s0 and @s1.
+ */
+static void
+sb_example(struct hwtr_sb_rec *r, int t, const char *key, const uint8_t *bid,
+    uint32_t s0, uint32_t s1)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = (enum hwtr_sb_type)t;
+	r->time = 1000 + (uint64_t)t;
+	r->pid = 100;
+	r->tid = 101;
+	switch (r->type) {
+	case HWTR_SB_PROC_START:
+		r->u.proc_start.ppid = 1;
+		break;
+	case HWTR_SB_THREAD_START:
+		r->u.thread_start.ptid = 100;
+		break;
+	case HWTR_SB_PROC_EXIT:
+	case HWTR_SB_THREAD_EXIT:
+		r->u.exit.kind = HWTR_EXIT_SIGNAL;
+		r->u.exit.value = 11;
+		break;
+	case HWTR_SB_EXEC:
+		r->u.exec.path = "/usr/bin/prog";
+		break;
+	case HWTR_SB_COMM:
+		r->u.comm.comm = "prog";
+		r->u.comm.exec = 1;
+		break;
+	case HWTR_SB_MMAP:
+		r->u.mmap.addr = 0x7f0000000000ULL;
+		r->u.mmap.len = 0x21000;
+		r->u.mmap.pgoff = 0x1000;
+		r->u.mmap.prot = 5;
+		r->u.mmap.flags = 2;
+		r->u.mmap.path = "/usr/lib/libfoo.so.1";
+		r->u.mmap.image = key;
+		memcpy(r->u.mmap.build_id, bid, 20);
+		r->u.mmap.build_id_len = 20;
+		break;
+	case HWTR_SB_MUNMAP:
+		r->u.munmap.addr = 0x7f0000000000ULL;
+		r->u.munmap.len = 0x1000;
+		break;
+	case HWTR_SB_SWITCH:
+		r->u.sw.cpu = 3;
+		r->u.sw.out = 1;
+		r->u.sw.preempt = 1;
+		break;
+	case HWTR_SB_LOST:
+		r->u.lost.stream = s0;
+		r->u.lost.reason = HWTR_LOST_OVERFLOW;
+		r->u.lost.bytes = 2048;
+		break;
+	case HWTR_SB_BUFPOS:
+		r->u.bufpos.stream = s1;
+		r->u.bufpos.offset = 4096;
+		break;
+	default:
+		break;
+	}
+}
+
 /* Every kind of member and every sideband record type; @keep: no close. */
 static void
 seed_full(const char *name, int abort_early)
@@ -401,62 +467,7 @@ seed_full(const char *name, int abort_early)
 	check(aw, hwtr_aw_add_image(aw, &id, img, 1024, key2), "image");
 
 	for (t = HWTR_SB_PROC_START; t < HWTR_SB_MAX; t++) {
-		memset(&r, 0, sizeof(r));
-		r.type = (enum hwtr_sb_type)t;
-		r.time = 1000 + (uint64_t)t;
-		r.pid = 100;
-		r.tid = 101;
-		switch (r.type) {
-		case HWTR_SB_PROC_START:
-			r.u.proc_start.ppid = 1;
-			break;
-		case HWTR_SB_THREAD_START:
-			r.u.thread_start.ptid = 100;
-			break;
-		case HWTR_SB_PROC_EXIT:
-		case HWTR_SB_THREAD_EXIT:
-			r.u.exit.kind = HWTR_EXIT_SIGNAL;
-			r.u.exit.value = 11;
-			break;
-		case HWTR_SB_EXEC:
-			r.u.exec.path = "/usr/bin/prog";
-			break;
-		case HWTR_SB_COMM:
-			r.u.comm.comm = "prog";
-			r.u.comm.exec = 1;
-			break;
-		case HWTR_SB_MMAP:
-			r.u.mmap.addr = 0x7f0000000000ULL;
-			r.u.mmap.len = 0x21000;
-			r.u.mmap.pgoff = 0x1000;
-			r.u.mmap.prot = 5;
-			r.u.mmap.flags = 2;
-			r.u.mmap.path = "/usr/lib/libfoo.so.1";
-			r.u.mmap.image = key;
-			memcpy(r.u.mmap.build_id, id.build_id, 20);
-			r.u.mmap.build_id_len = 20;
-			break;
-		case HWTR_SB_MUNMAP:
-			r.u.munmap.addr = 0x7f0000000000ULL;
-			r.u.munmap.len = 0x1000;
-			break;
-		case HWTR_SB_SWITCH:
-			r.u.sw.cpu = 3;
-			r.u.sw.out = 1;
-			r.u.sw.preempt = 1;
-			break;
-		case HWTR_SB_LOST:
-			r.u.lost.stream = s0;
-			r.u.lost.reason = HWTR_LOST_OVERFLOW;
-			r.u.lost.bytes = 2048;
-			break;
-		case HWTR_SB_BUFPOS:
-			r.u.bufpos.stream = s1;
-			r.u.bufpos.offset = 4096;
-			break;
-		default:
-			break;
-		}
+		sb_example(&r, t, key, id.build_id, s0, s1);
 		check(aw, hwtr_aw_sideband(aw, &r), "sideband");
 		if (t == HWTR_SB_EXEC)
 			check(aw, hwtr_aw_flush(aw), "flush");

@@ -633,6 +633,85 @@ midfault_case(char *arg, size_t want)
 	    HWVG_INLINE_FAULT, n);
 }
 
+/* Little-endian @v in @n bytes at @p; returns the end. */
+static uint8_t *
+put_le(uint8_t *p, uint64_t v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+	return (p + n);
+}
+
+static int
+mmap_ignored(void *arg, int32_t pid, uint64_t addr, uint64_t len,
+    uint64_t pgoff, uint32_t prot, const char *path, uint64_t time)
+{
+	(void)arg; (void)pid; (void)addr; (void)len; (void)pgoff; (void)prot;
+	(void)path; (void)time;
+	return (0);
+}
+
+/*
+ * An event file whose header names an executable of 5000 bytes, or whose
+ * MMAP record a path of 5000 (the tool writes at most PATH_MAX - 1), is
+ * refused with a message that says so, instead of overrunning the
+ * converter's 4097-byte buffer.
+ */
+ATF_TC_WITHOUT_HEAD(long_paths_refused);
+ATF_TC_BODY(long_paths_refused, tc)
+{
+	static const char *const want[] = { "executable path of 5000 bytes",
+	    "mapping: path of 5000 bytes" };
+	struct vgconv_cb cb;
+	struct vgconv *cv;
+	struct vgconv_file *f;
+	uint8_t *buf, *p;
+	long used;
+	int k;
+
+	ATF_REQUIRE((buf = calloc(1, 16384)) != NULL);
+	for (k = 0; k < 2; k++) {
+		memset(&cb, 0, sizeof(cb));
+		cb.mmap = mmap_ignored;
+		ATF_REQUIRE(vgconv_new(&cv, &cb, NULL) == 0);
+		ATF_REQUIRE(vgconv_file_new(cv, "vg.1.0.evt", &f) == 0);
+		memcpy(buf, HWVG_MAGIC, 8);
+		p = buf + 8;
+		*p++ = HWVG_REC_HDR;
+		p = put_le(p, 22 + (k == 0 ? 5000 : 4), 4);
+		p = put_le(p, HWVG_VERSION, 4);
+		p = put_le(p, 4242, 4);		/* pid */
+		p = put_le(p, 1, 4);		/* ppid */
+		p = put_le(p, 1000, 8);		/* time */
+		p = put_le(p, k == 0 ? 5000 : 4, 2);
+		memset(p, 'a', k == 0 ? 5000 : 4);
+		p += k == 0 ? 5000 : 4;
+		if (k == 1) {
+			*p++ = HWVG_REC_MMAP;
+			p = put_le(p, 38 + 5000, 4);
+			p = put_le(p, 0x400000, 8);	/* addr */
+			p = put_le(p, 0x1000, 8);	/* len */
+			p = put_le(p, 0, 8);		/* pgoff */
+			p = put_le(p, 5, 4);		/* prot */
+			p = put_le(p, 1001, 8);		/* time */
+			p = put_le(p, 5000, 2);
+			memset(p, 'b', 5000);
+			p += 5000;
+		}
+		used = vgconv_feed(f, buf, (size_t)(p - buf));
+		ATF_CHECK_MSG(used < 0, "expected the %s record refused, got "
+		    "%ld bytes used", k == 0 ? "header" : "MMAP", used);
+		ATF_CHECK_MSG(strstr(vgconv_errmsg(cv), want[k]) != NULL,
+		    "expected a message with '%s', got '%s'", want[k],
+		    vgconv_errmsg(cv));
+		vgconv_file_abandon(f);
+		vgconv_free(cv);
+	}
+	free(buf);
+}
+
 ATF_TC_WITHOUT_HEAD(midfault_caught_exact);
 ATF_TC_BODY(midfault_caught_exact, tc)
 {
@@ -699,6 +778,7 @@ PROG_TC(hello)
 
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, long_paths_refused);
 	ATF_TP_ADD_TC(tp, true_exact);
 	ATF_TP_ADD_TC(tp, ls_exact);
 	ATF_TP_ADD_TC(tp, shell_pipe_fork_exec_exact);
