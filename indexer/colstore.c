@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hwtr_common.h"
 #include "colstore.h"
 #include "hwtr_ix_sqlite.h"
 #include "hwtr_zbuf.h"
@@ -786,16 +787,11 @@ cs_mark_written(struct hwtr_cs_writer *w, int64_t pno)
 	size_t byte = (size_t)pno / 8;
 
 	if (byte >= w->cwritten) {
-		size_t n = w->cwritten ? w->cwritten : 64;
-		uint8_t *p;
+		size_t old = w->cwritten;
 
-		while (n <= byte)
-			n *= 2;
-		if ((p = realloc(w->written, n)) == NULL)
+		if (hwtr_grow((void **)&w->written, &w->cwritten, byte + 1, 1) < 0)
 			return (cs_fail(w, "calls: out of memory"));
-		memset(p + w->cwritten, 0, n - w->cwritten);
-		w->written = p;
-		w->cwritten = n;
+		memset(w->written + old, 0, w->cwritten - old);
 	}
 	w->written[byte] |= (uint8_t)(1u << (pno % 8));
 	return (0);

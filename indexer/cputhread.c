@@ -122,7 +122,7 @@ static int
 frag_block(struct frag *f, uint64_t lid, uint64_t *fid)
 {
 	if (f->fmap[lid] < 0) {
-		if (ix_grow((void **)&f->lids, &f->clids, f->nlids + 1,
+		if (hwtr_grow((void **)&f->lids, &f->clids, f->nlids + 1,
 		    sizeof(*f->lids)) < 0)
 			return (-HWTR_E_NOMEM);
 		f->fmap[lid] = (int64_t)f->nlids;
@@ -276,7 +276,7 @@ spill_frag(struct run *r, struct frag *f, size_t k)
 		}
 	}
 	cs->spill_len += o->len;
-	if (ix_grow((void **)&cs->frags, &cs->cfrags, cs->nfrags + 1,
+	if (hwtr_grow((void **)&cs->frags, &cs->cfrags, cs->nfrags + 1,
 	    sizeof(*fr)) < 0)
 		return (-HWTR_E_NOMEM);
 	fr = &cs->frags[cs->nfrags];
@@ -465,7 +465,7 @@ replay_frag(struct run *r, const struct ix_cfrag *fr, uint8_t **bufp,
 	ssize_t got;
 	int rc;
 
-	if (ix_grow((void **)bufp, capp, fr->len + 1, 1) < 0)
+	if (hwtr_grow((void **)bufp, capp, fr->len + 1, 1) < 0)
 		return (-HWTR_E_NOMEM);
 	p = *bufp;
 	while (done < fr->len) {
@@ -481,7 +481,7 @@ replay_frag(struct run *r, const struct ix_cfrag *fr, uint8_t **bufp,
 	if (getv(p, fr->len, &pos, &v) < 0 || v > fr->len)
 		return (-HWTR_E_FORMAT);
 	nb = (size_t)v;
-	if (ix_grow((void **)blp, cblp, nb + 1, sizeof(**blp)) < 0)
+	if (hwtr_grow((void **)blp, cblp, nb + 1, sizeof(**blp)) < 0)
 		return (-HWTR_E_NOMEM);
 	for (i = 0; i < nb; i++) {
 		uint64_t ip, end, isid, ninsn, size;

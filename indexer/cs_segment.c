@@ -220,20 +220,16 @@ cs_put_block(struct dec *d, int64_t id)
 	if (d->in->cs_batch == 0 || d->in->cs_publish == NULL)
 		return (ix_dec_put(d, (uint64_t)id << 1));
 	if ((size_t)id >= d->cbmap) {
-		size_t n = d->cbmap ? d->cbmap : 4096;
-		uint32_t *t;
+		size_t old = d->cbmap;
 
-		while (n <= (size_t)id)
-			n *= 2;
-		if ((t = realloc(d->bmap, n * sizeof(*t))) == NULL)
+		if (hwtr_grow((void **)&d->bmap, &d->cbmap, (size_t)id + 1,
+		    sizeof(*d->bmap)) < 0)
 			return (ix_dec_fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-		memset(t + d->cbmap, 0, (n - d->cbmap) * sizeof(*t));
-		d->bmap = t;
-		d->cbmap = n;
+		memset(d->bmap + old, 0, (d->cbmap - old) * sizeof(*d->bmap));
 	}
 	if (d->bmap[id] == 0) {
-		if (ix_grow((void **)&d->bb, &d->cbb, d->nbb + 1,
-		    sizeof(*d->bb)) < 0 || ix_grow((void **)&d->blid,
+		if (hwtr_grow((void **)&d->bb, &d->cbb, d->nbb + 1,
+		    sizeof(*d->bb)) < 0 || hwtr_grow((void **)&d->blid,
 		    &d->cblid, d->nbb + 1, sizeof(*d->blid)) < 0)
 			return (ix_dec_fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 		b = &d->bb[d->nbb];

@@ -63,7 +63,7 @@ const char *const ix_event_kinds[IX_NEVENT_KINDS + 1] = {
 int
 ix_buf_put(struct ix_buf *b, const void *p, size_t n)
 {
-	if (ix_grow((void **)&b->p, &b->cap, b->len + n, 1) < 0)
+	if (hwtr_grow((void **)&b->p, &b->cap, b->len + n, 1) < 0)
 		return (-HWTR_E_NOMEM);
 	memcpy(b->p + b->len, p, n);
 	b->len += n;
@@ -372,7 +372,7 @@ run_id(struct dec *d, const struct ix_sblock *proto)
 	}
 	if (o->nblocks >= UINT32_MAX - 1)
 		return (fail(d, -HWTR_E_LIMIT, "too many blocks", NULL));
-	if (ix_grow((void **)&o->blocks, &o->cblocks, o->nblocks + 1,
+	if (hwtr_grow((void **)&o->blocks, &o->cblocks, o->nblocks + 1,
 	    sizeof(*sb)) < 0)
 		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 	sb = &o->blocks[o->nblocks];
@@ -401,7 +401,7 @@ add_run_id(struct dec *d, struct ix_lblock *lb, int64_t id)
 
 	if (id < 0)
 		return ((int)id);
-	if (ix_grow((void **)&d->runs, &d->cruns, d->nruns + 10, 1) < 0)
+	if (hwtr_grow((void **)&d->runs, &d->cruns, d->nruns + 10, 1) < 0)
 		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 	while (v >= 0x80) {
 		d->runs[d->nruns++] = (uint8_t)(v | 0x80);
@@ -581,7 +581,7 @@ lblock_get(struct dec *d, const struct pt_block *b)
 		    lb->mode == mode)
 			return (lb);
 	}
-	if (ix_grow((void **)&d->lb, &d->clb, d->nlb + 1, sizeof(*lb)) < 0) {
+	if (hwtr_grow((void **)&d->lb, &d->clb, d->nlb + 1, sizeof(*lb)) < 0) {
 		fail(d, -HWTR_E_NOMEM, "out of memory", NULL);
 		return (NULL);
 	}
@@ -631,7 +631,7 @@ add_block(struct dec *d, const struct pt_block *b)
 		__builtin_prefetch(&d->lb[lb->next[1] - 1]);
 	/* Room for IX_LB_INLINE bytes more, so that a copy is one store. */
 	if (ops->cap - ops->len < lb->nenc + IX_LB_INLINE &&
-	    ix_grow((void **)&ops->p, &ops->cap, ops->len + lb->nenc +
+	    hwtr_grow((void **)&ops->p, &ops->cap, ops->len + lb->nenc +
 	    IX_LB_INLINE, 1) < 0)
 		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 	if (lb->nenc <= IX_LB_INLINE)

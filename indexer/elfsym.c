@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "hwtr_common.h"
 #include "hwtr_elf.h"
 #include "hwtr_ix.h"
 #include "elfinline.h"
@@ -42,15 +43,9 @@ add_sym(struct ix_elf *e, size_t *cap, uint64_t addr, uint64_t size,
 {
 	struct ix_sym *s;
 
-	if (e->nsyms == *cap) {
-		size_t n = *cap ? *cap * 2 : 256;
-		void *p = realloc(e->syms, n * sizeof(*e->syms));
-
-		if (p == NULL)
-			return (-1);
-		e->syms = p;
-		*cap = n;
-	}
+	if (hwtr_grow((void **)&e->syms, cap, e->nsyms + 1,
+	    sizeof(*e->syms)) < 0)
+		return (-1);
 	s = &e->syms[e->nsyms];
 	s->name = strdup(name);
 	if (s->name == NULL)

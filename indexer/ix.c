@@ -45,40 +45,6 @@
 #include "ix_write.h"
 #include "ix_cputhread.h"
 
-
-void
-ix_err(struct hwtr_ix *ix, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(ix->err, sizeof(ix->err), fmt, ap);
-	va_end(ap);
-}
-
-int
-ix_problem(struct hwtr_ix *ix, const char *fmt, ...)
-{
-	va_list ap;
-	char *s, **p;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	if (s == NULL)
-		return (-HWTR_E_NOMEM);
-	p = realloc(ix->problems, (ix->nproblems + 1) * sizeof(*p));
-	if (p == NULL) {
-		free(s);
-		return (-HWTR_E_NOMEM);
-	}
-	ix->problems = p;
-	p[ix->nproblems++] = s;
-	hwtr_logf(&ix->opts.log, HWTR_LOG_WARN, "%s", s);
-	return (0);
-}
-
 int
 hwtr_ix_new(struct hwtr_ix **ixp, const struct hwtr_ix_opts *opts)
 {
@@ -137,34 +103,6 @@ const char *
 hwtr_ix_problem(const struct hwtr_ix *ix, size_t i)
 {
 	return (i < ix->nproblems ? ix->problems[i] : NULL);
-}
-
-int
-ix_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t n;
-	void *q;
-
-	if (need <= *cap)
-		return (0);
-	n = *cap ? *cap * 2 : 16;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * elem);
-	if (q == NULL)
-		return (-HWTR_E_NOMEM);
-	*p = q;
-	*cap = n;
-	return (0);
-}
-
-const char *
-ix_stream_name(const struct hwtr_stream_desc *sd, char *buf, size_t len)
-{
-	if (sd->name != NULL)
-		return (sd->name);
-	snprintf(buf, len, "stream %u", sd->id);
-	return (buf);
 }
 
 /*

@@ -226,7 +226,7 @@ proc_get(struct run *r, int32_t pid)
 
 	if ((i = id_find(r->rp.ph, r->rp.phcap, pid, proc_key, r)) != 0)
 		return (&r->procs[i - 1]);
-	if (ix_grow((void **)&r->procs, &r->cprocs, r->nprocs + 1,
+	if (hwtr_grow((void **)&r->procs, &r->cprocs, r->nprocs + 1,
 	    sizeof(*p)) < 0)
 		return (NULL);
 	p = &r->procs[r->nprocs];
@@ -261,7 +261,7 @@ ix_thread_get(struct run *r, int32_t pid, int32_t tid, int create)
 		return (&r->threads[i - 1]);
 	if (!create || tid < 0)
 		return (NULL);
-	if (ix_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1,
+	if (hwtr_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1,
 	    sizeof(*t)) < 0)
 		return (NULL);
 	t = &r->threads[r->nthreads];
@@ -281,7 +281,7 @@ sb_event(struct run *r, const char *kind, const struct hwtr_sb_rec *rec,
 {
 	struct ix_sbev *e;
 
-	if (ix_grow((void **)&r->sbev, &r->csbev, r->nsbev + 1, sizeof(*e)) < 0)
+	if (hwtr_grow((void **)&r->sbev, &r->csbev, r->nsbev + 1, sizeof(*e)) < 0)
 		return (-HWTR_E_NOMEM);
 	e = &r->sbev[r->nsbev++];
 	e->kind = kind;
@@ -436,7 +436,7 @@ tn_range(struct run *r, size_t node, int32_t pid, uint64_t lo, uint64_t hi)
 		return (tn_range(r, r->rp.tn[node - 1].left, pid, lo, hi));
 	if ((rc = tn_range(r, r->rp.tn[node - 1].left, pid, lo, hi)) < 0)
 		return (rc);
-	if (ix_grow((void **)&r->rp.hits, &r->rp.chits, r->rp.nhits + 1,
+	if (hwtr_grow((void **)&r->rp.hits, &r->rp.chits, r->rp.nhits + 1,
 	    sizeof(*r->rp.hits)) < 0)
 		return (-HWTR_E_NOMEM);
 	r->rp.hits[r->rp.nhits++] = node - 1;
@@ -479,8 +479,8 @@ new_map(struct run *r)
 {
 	struct ix_map *m;
 
-	if (ix_grow((void **)&r->maps, &r->cmaps, r->nmaps + 1, sizeof(*m)) < 0 ||
-	    ix_grow((void **)&r->rp.tn, &r->rp.ctn, r->nmaps + 1,
+	if (hwtr_grow((void **)&r->maps, &r->cmaps, r->nmaps + 1, sizeof(*m)) < 0 ||
+	    hwtr_grow((void **)&r->rp.tn, &r->rp.ctn, r->nmaps + 1,
 	    sizeof(*r->rp.tn)) < 0)
 		return (NULL);
 	m = &r->maps[r->nmaps];
@@ -596,7 +596,7 @@ ix_replay_sideband(struct run *r)
 		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar,
 		    r->ustream[i]);
 
-		if (ix_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1,
+		if (hwtr_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1,
 		    sizeof(*t)) < 0)
 			return (-HWTR_E_NOMEM);
 		t = &r->threads[r->nthreads];

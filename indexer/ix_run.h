@@ -29,18 +29,11 @@
 
 #include "hwtr_cpusplit.h"
 #include "hwtr_ix.h"
+#include "ix_diag.h"
 #include "ix_jobs.h"
 
 struct pt_image_section_cache;
 struct hwtr_sv;
-
-struct hwtr_ix {
-	struct hwtr_ix_opts opts;
-	char		err[1024];
-	struct hwtr_ix_stats stats;
-	char		**problems;
-	size_t		nproblems;
-};
 
 /* A thread as the database sees it. */
 struct ix_thread {
@@ -302,14 +295,5 @@ struct run {
 	size_t		fcap;
 	sqlite3		*db;
 };
-
-/* The driver's helpers (ix.c). */
-void	ix_err(struct hwtr_ix *ix, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
-int	ix_problem(struct hwtr_ix *ix, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
-int	ix_grow(void **p, size_t *cap, size_t need, size_t elem);
-const char *ix_stream_name(const struct hwtr_stream_desc *sd, char *buf,
-	    size_t len);
 
 #endif /* !HWTR_IX_RUN_H */

@@ -81,7 +81,7 @@ file_id(struct run *r, const char *path)
 		if (strcmp(r->files[v - 1], path) == 0)
 			return ((int64_t)v);
 	}
-	if (ix_grow((void **)&r->files, &r->cfiles, r->nfiles + 1,
+	if (hwtr_grow((void **)&r->files, &r->cfiles, r->nfiles + 1,
 	    sizeof(*r->files)) < 0)
 		return (-HWTR_E_NOMEM);
 	if ((r->files[r->nfiles] = strdup(path)) == NULL)
@@ -769,7 +769,7 @@ sink_block(void *arg, int64_t gid)
 {
 	struct run *r = arg;
 
-	if (ix_grow((void **)&r->gs, &r->cgs, (size_t)gid + 1,
+	if (hwtr_grow((void **)&r->gs, &r->cgs, (size_t)gid + 1,
 	    sizeof(*r->gs)) < 0)
 		return (-HWTR_E_NOMEM);
 	symbolize(r, &r->st.g[gid], &r->gs[gid]);
@@ -1004,7 +1004,7 @@ sink_event(void *arg, const struct ix_event *e)
 	struct ix_evrow *q;
 
 	if (e->has_ip && strcmp(e->kind, "decode-error") == 0) {
-		if (ix_grow((void **)&r->errips, &r->cerrips, r->nerrips + 1,
+		if (hwtr_grow((void **)&r->errips, &r->cerrips, r->nerrips + 1,
 		    sizeof(*r->errips)) < 0)
 			return (-HWTR_E_NOMEM);
 		r->errips[r->nerrips++] = e->ip;
