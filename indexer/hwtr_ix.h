@@ -340,8 +340,10 @@ enum ix_op {
 #define IX_NEVENT_KINDS 33
 extern const char *const ix_event_kinds[IX_NEVENT_KINDS + 1];
 
-/* Decode one segment into @out[@in->nouts]. */
-void ix_decode_segment(const struct ix_seg_in *in, struct ix_seg_out *out);
+/*
+ * Segments are decoded into @out[@in->nouts] by the decoder of their
+ * stream's format (segdec.h), written through segout.h.
+ */
 
 struct pt_config;
 

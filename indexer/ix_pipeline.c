@@ -33,6 +33,7 @@
 #include "ix_pipeline.h"
 #include "ix_cputhread.h"
 #include "ix_write.h"
+#include "segdec.h"
 
 /* ----------------------------------------------------------------- */
 /* Segments                                                           */
@@ -252,6 +253,31 @@ publish(void *arg, size_t unit, struct ix_seg_out *out)
 }
 
 /*
+ * Segment @in into @out[in->nouts] with the decoder @ops (segdec.h), the
+ * one of the stream's format; none (a format no decoder reads): an empty
+ * output.
+ */
+static void
+decode_with(const struct ix_segdec_ops *ops, const struct ix_seg_in *in,
+    struct ix_seg_out *out)
+{
+	void *st;
+
+	if (ops == NULL) {
+		memset(out, 0, sizeof(*out));
+		return;
+	}
+	if ((st = ops->new()) == NULL) {
+		memset(out, 0, sizeof(*out));
+		out->rc = -HWTR_E_NOMEM;
+		snprintf(out->err, sizeof(out->err), "out of memory");
+		return;
+	}
+	ops->decode(st, in, out);
+	ops->free(st);
+}
+
+/*
  * Decode segment @i (worker @w; @own: on the writer's thread, whose
  * CoreSight batches cannot wait for itself).
  */
@@ -386,7 +412,7 @@ decode_one(struct run *r, size_t w, size_t i, int own)
 		    "cache");
 	}
 	if (rc == 0)
-		ix_decode_segment(&in, out);
+		decode_with(ix_segdec_pick(in.desc->format), &in, out);
 	else {
 		out->rc = rc;
 		snprintf(out->err, sizeof(out->err), "%s", err[0] ? err :

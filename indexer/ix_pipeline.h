@@ -7,8 +7,9 @@
 /*
  * The indexer's pipeline (ix_pipeline.c): the streams cut into segments
  * by the stream view (format/hwtr_stream.h), decoded by a pool of workers
- * (ix_decode_segment()), stitched by the writer's thread in stream order
- * (ix_stitch_*()) into the database (ix_write.h).
+ * (segdec.h: the decoder of the stream's format), stitched by the
+ * writer's thread in stream order (ix_stitch_*()) into the database
+ * (ix_write.h).
  */
 
 #ifndef HWTR_IX_PIPELINE_H
