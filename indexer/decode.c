@@ -777,36 +777,25 @@ ix_pt_config(struct pt_config *cfg, const struct hwtr_stream_desc *sd,
 }
 
 /*
- * Decode a buffer of the stream, as ptxed's block loop does, up to the
- * next segment's PSB+ when there is a limit.
+ * The decode errors a segment has before its first PSB: the stream's
+ * configuration refused (@cfg_rc < 0; said by the stream's first segment
+ * only), a segment cut without a PSB.
  */
 static int
-decode_buf(struct dec *d, const uint8_t *buf, size_t len)
+start_errors(struct dec *d, int cfg_rc)
 {
-	const struct hwtr_stream_desc *sd = d->w.in->desc;
-	struct pt_config cfg;
-	struct pt_block b;
-	uint64_t sync = 0, newsync, erroff = 0, stuck_off = UINT64_MAX, end;
-	int status, rc, in_error = 0, stuck = 0, stuck_msg = 0, first = 1;
-	uint32_t n = 0;
+	char msg[96];
+	int rc;
 
-	end = d->has_limit && d->limit < len ? d->limit : len;
-	pt_config_init(&cfg);
-	rc = ix_pt_config(&cfg, sd, d->w.in->cpu, buf, len);
-	if (rc < 0 && d->w.in->first_of_stream) {
-		char msg[96];
-
+	if (cfg_rc < 0 && d->w.in->first_of_stream) {
 		snprintf(msg, sizeof(msg), "config error: %s",
-		    pt_errstr(pt_errcode(rc)));
+		    pt_errstr(pt_errcode(cfg_rc)));
 		if ((rc = op(d, IX_OP_ERROR)) < 0 ||
 		    (rc = add_event_at(d, "decode-error", 0, 0, msg, 1,
 		    d->base)) < 0)
 			return (rc);
 	}
-
 	if (d->w.in->blind_start) {
-		char msg[96];
-
 		snprintf(msg, sizeof(msg), "cut without a PSB (a segment "
 		    "holds %u MiB at most): not decoded up to the next PSB",
 		    HWTR_SV_SEG_MAX >> 20);
@@ -816,9 +805,103 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 		    d->base)) < 0)
 			return (rc);
 	}
+	return (0);
+}
+
+/*
+ * Whether libipt makes no progress: it follows a loop of direct jumps
+ * that needs no packet forever (a corrupted stream can lead there); a
+ * million blocks without reading a byte of trace is a decode error.
+ */
+struct stuck {
+	uint32_t	n;		/* blocks so far */
+	uint64_t	off;		/* the trace offset last seen */
+	int		count;		/* checks at that offset */
+	int		said;		/* the error is this */
+};
+
+/*
+ * From a sync point: its events, then blocks and their events, until an
+ * error, the end or the next segment (IX_STOP); that status in *@statusp.
+ * Returns 0, or < 0 when the segment fails (out of memory, a signal).
+ */
+static int
+decode_blocks(struct dec *d, int *statusp, struct pt_block *b,
+    struct stuck *sk)
+{
+	int status = *statusp, rc;
+	uint64_t off;
+
+	/*
+	 * The status updates right after a sync are those of the PSB+
+	 * synchronized to, even when libipt read ahead past the next
+	 * segment's start (PSBs a few bytes apart).
+	 */
+	d->own_psb = 1;
+	for (;;) {
+		status = drain_events(d, status);
+		d->own_psb = 0;
+		if (status < 0 || status == IX_STOP)
+			break;
+		if ((rc = update_time(d)) < 0)
+			return (rc);
+		if (status & pts_eos) {
+			status = -pte_eos;
+			break;
+		}
+		b->ninsn = 0;
+		status = pt_blk_next(d->blk, b, sizeof(*b));
+		if (b->ninsn > 0 && (rc = add_block(d, b)) < 0)
+			return (rc);
+		if (status < 0)
+			break;
+		/* Cut without a PSB: the next segment's bytes. */
+		if (d->w.in->blind_end && past_limit(d)) {
+			status = IX_STOP;
+			break;
+		}
+		if ((++sk->n & 4095) != 0)
+			continue;
+		progress(d);
+		if (d->w.in->cancel != NULL && *d->w.in->cancel)
+			return (fail(d, -HWTR_E_INTR, "interrupted", NULL));
+		off = 0;
+		(void)pt_blk_get_offset(d->blk, &off);
+		if (off != sk->off) {
+			sk->off = off;
+			sk->count = 0;
+		} else if (++sk->count >= 256) {
+			status = -pte_internal;
+			sk->said = 1;
+			break;
+		}
+	}
+	*statusp = status;
+	return (0);
+}
+
+/*
+ * Decode a buffer of the stream, as ptxed's block loop does, up to the
+ * next segment's PSB+ when there is a limit.
+ */
+static int
+decode_buf(struct dec *d, const uint8_t *buf, size_t len)
+{
+	struct pt_config cfg;
+	struct pt_block b;
+	struct stuck sk = { 0, UINT64_MAX, 0, 0 };
+	uint64_t sync = 0, newsync, erroff = 0, end;
+	int status, rc, in_error = 0, first = 1;
+
+	end = d->has_limit && d->limit < len ? d->limit : len;
+	pt_config_init(&cfg);
+	rc = ix_pt_config(&cfg, d->w.in->desc, d->w.in->cpu, buf, len);
+	if ((rc = start_errors(d, rc)) < 0)
+		return (rc);
 	d->blk = pt_blk_alloc_decoder(&cfg);
 	if (d->blk == NULL)
-		return (fail(d, -HWTR_E_NOMEM, "cannot allocate a decoder", NULL));
+		return (fail(d, -HWTR_E_NOMEM, "cannot allocate a decoder",
+		    NULL));
 	pt_blk_set_image(d->blk, d->img);
 	for (;;) {
 		if (d->w.in->cancel != NULL && *d->w.in->cancel)
@@ -875,61 +958,8 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 		    newsync > erroff && (rc = op1(d, IX_OP_UNDECODED,
 		    newsync - erroff)) < 0)
 			return (rc);
-		/*
-		 * The status updates right after a sync are those of the
-		 * PSB+ synchronized to, even when libipt read ahead past the
-		 * next segment's start (PSBs a few bytes apart).
-		 */
-		d->own_psb = 1;
-		for (;;) {
-			status = drain_events(d, status);
-			d->own_psb = 0;
-			if (status < 0 || status == IX_STOP)
-				break;
-			rc = update_time(d);
-			if (rc < 0)
-				return (rc);
-			if (status & pts_eos) {
-				status = -pte_eos;
-				break;
-			}
-			b.ninsn = 0;
-			status = pt_blk_next(d->blk, &b, sizeof(b));
-			if (b.ninsn > 0) {
-				rc = add_block(d, &b);
-				if (rc < 0)
-					return (rc);
-			}
-			if (status < 0)
-				break;
-			/* Cut without a PSB: the next segment's bytes. */
-			if (d->w.in->blind_end && past_limit(d)) {
-				status = IX_STOP;
-				break;
-			}
-			if ((++n & 4095) == 0) {
-				uint64_t off = 0;
-
-				progress(d);
-				if (d->w.in->cancel != NULL && *d->w.in->cancel)
-					return (fail(d, -HWTR_E_INTR, "interrupted", NULL));
-				/*
-				 * libipt follows a loop of direct jumps that
-				 * needs no packet forever (a corrupted stream
-				 * can lead there): a million blocks without
-				 * reading a byte of trace is a decode error.
-				 */
-				(void)pt_blk_get_offset(d->blk, &off);
-				if (off != stuck_off) {
-					stuck_off = off;
-					stuck = 0;
-				} else if (++stuck >= 256) {
-					status = -pte_internal;
-					stuck_msg = 1;
-					break;
-				}
-			}
-		}
+		if ((rc = decode_blocks(d, &status, &b, &sk)) < 0)
+			return (rc);
 		if (status == -pte_eos || status == IX_STOP)
 			break;
 		if (d->w.out->rc < 0)
@@ -942,11 +972,11 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 			rc = op(d, IX_OP_GAP);
 		if (rc == 0)
 			rc = add_event(d, "decode-error", b.ninsn > 0 ||
-			    b.ip != 0, b.ninsn > 0 ? b.end_ip : b.ip, stuck_msg ?
+			    b.ip != 0, b.ninsn > 0 ? b.end_ip : b.ip, sk.said ?
 			    "no progress: a loop that reads no trace" :
 			    pt_errstr(pt_errcode(status)));
-		stuck_msg = 0;
-		stuck = 0;
+		sk.said = 0;
+		sk.count = 0;
 		if (rc < 0)
 			return (rc);
 		if (pt_blk_get_offset(d->blk, &erroff) < 0)

@@ -581,17 +581,13 @@ ix_stream_units(const struct run *r, size_t s)
 	    r->ufirst[s]);
 }
 
-int
-ix_replay_sideband(struct run *r)
+/* The sideband's units: a thread each, first, so that their ids follow. */
+static int
+unit_threads(struct run *r)
 {
-	size_t i, n = hwtr_ar_nsideband(r->ar), j, nm;
-	struct ix_proc *p, *pp;
 	struct ix_thread *t;
-	struct ix_map *m;
-	char det[64];
-	int rc;
+	size_t i;
 
-	/* Threads of the units first: their ids follow the units. */
 	for (i = 0; i < r->nunits; i++) {
 		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar,
 		    r->ustream[i]);
@@ -608,175 +604,204 @@ ix_replay_sideband(struct run *r)
 		if (thread_indexed(r, r->nthreads - 1) < 0)
 			return (-HWTR_E_NOMEM);
 	}
-	for (i = 0; i < n; i++) {
-		const struct hwtr_sb_rec *rec = hwtr_ar_sideband_rec(r->ar, i);
+	return (0);
+}
 
-		if ((i & 4095) == 0 && r->ix->opts.cancel != NULL &&
-		    *r->ix->opts.cancel)
-			return (-HWTR_E_INTR);
-		switch (rec->type) {
-		case HWTR_SB_PROC_START:
-			if ((p = proc_get(r, rec->pid)) == NULL)
-				return (-HWTR_E_NOMEM);
-			p->ppid = rec->u.proc_start.ppid;
-			p->has_start = 1;
-			p->start_tsc = rec->time;
-			/*
-			 * A forked child has its parent's name and image until
-			 * it execs, as the kernel says (no record comes).
-			 */
-			if (p->ppid >= 0 && (p->comm == NULL ||
-			    p->path == NULL) &&
-			    (pp = proc_find(r, p->ppid)) != NULL) {
-				if (p->comm == NULL && pp->comm != NULL &&
-				    (p->comm = strdup(pp->comm)) == NULL)
-					return (-HWTR_E_NOMEM);
-				if (p->path == NULL && pp->path != NULL &&
-				    (p->path = strdup(pp->path)) == NULL)
-					return (-HWTR_E_NOMEM);
-			}
-			/*
-			 * A forked child starts with its parent's mappings
-			 * (the open ones, in the order they were made).
-			 */
-			if (p->ppid < 0)
-				break;
-			r->rp.nhits = 0;
-			if ((rc = tn_range(r, r->rp.root, p->ppid, 0,
-			    UINT64_MAX)) < 0)
-				return (rc == -HWTR_E_LIMIT ? replay_limit(r) :
-				    rc);
-			if (r->rp.nhits > 1)
-				qsort(r->rp.hits, r->rp.nhits,
-				    sizeof(*r->rp.hits), cmp_size);
-			nm = r->rp.nhits;
-			for (j = 0; j < nm; j++) {
-				struct ix_map old = r->maps[r->rp.hits[j]];
+/*
+ * A process starts: a forked child has its parent's name and image until
+ * it execs, and the parent's open mappings.
+ */
+static int
+replay_start(struct run *r, const struct hwtr_sb_rec *rec)
+{
+	struct ix_proc *p, *pp;
+	struct ix_map *m;
+	size_t j, nm;
+	int rc;
 
-				if ((m = new_map(r)) == NULL)
-					return (-HWTR_E_NOMEM);
-				old.id = m->id;
-				*m = old;
-				m->pid = rec->pid;
-				m->has_from = 1;
-				m->from_tsc = rec->time;
-				map_opened(r, m);
-			}
-			break;
-		case HWTR_SB_PROC_EXIT:
-			if ((p = proc_get(r, rec->pid)) == NULL)
-				return (-HWTR_E_NOMEM);
-			p->has_end = 1;
-			p->end_tsc = rec->time;
-			p->exit_kind = rec->u.exit.kind == HWTR_EXIT_CODE ?
-			    "code" : rec->u.exit.kind == HWTR_EXIT_SIGNAL ?
-			    "signal" : NULL;
-			p->exit_value = rec->u.exit.value;
-			if ((rc = close_maps(r, rec->pid, 0, UINT64_MAX,
-			    rec->time)) < 0)
-				return (rc);
-			break;
-		case HWTR_SB_THREAD_START:
-		case HWTR_SB_THREAD_EXIT:
-			if ((t = ix_thread_get(r, rec->pid, rec->tid, 1)) == NULL)
-				break;
-			if (rec->type == HWTR_SB_THREAD_START) {
-				t->has_start = 1;
-				t->start_tsc = rec->time;
-			} else {
-				t->has_end = 1;
-				t->end_tsc = rec->time;
-				t->exit_kind = rec->u.exit.kind ==
-				    HWTR_EXIT_CODE ? "code" : rec->u.exit.kind ==
-				    HWTR_EXIT_SIGNAL ? "signal" : NULL;
-				t->exit_value = rec->u.exit.value;
-			}
-			break;
-		case HWTR_SB_EXEC:
-			if ((p = proc_get(r, rec->pid)) == NULL)
-				return (-HWTR_E_NOMEM);
-			free(p->path);
-			p->path = rec->u.exec.path ?
-			    strdup(rec->u.exec.path) : NULL;
-			if ((rc = close_maps(r, rec->pid, 0, UINT64_MAX,
-			    rec->time)) < 0)
-				return (rc);
-			if (sb_event(r, "exec", rec, -1, rec->u.exec.path) < 0)
-				return (-HWTR_E_NOMEM);
-			break;
-		case HWTR_SB_COMM:
-			if ((t = ix_thread_get(r, rec->pid, rec->tid, 1)) != NULL &&
-			    rec->u.comm.comm != NULL) {
-				free(t->name);
-				t->name = strdup(rec->u.comm.comm);
-			}
-			if (rec->pid == rec->tid && rec->u.comm.comm != NULL &&
-			    (p = proc_get(r, rec->pid)) != NULL) {
-				free(p->comm);
-				p->comm = strdup(rec->u.comm.comm);
-			}
-			break;
-		case HWTR_SB_MMAP:
-			if ((rc = close_maps(r, rec->pid, rec->u.mmap.addr,
-			    rec->u.mmap.addr + rec->u.mmap.len, rec->time)) < 0)
-				return (rc);
-			if ((m = new_map(r)) == NULL)
-				return (-HWTR_E_NOMEM);
-			m->pid = rec->pid;
-			m->image = find_image(r, rec);
-			m->path = rec->u.mmap.path;
-			m->start = rec->u.mmap.addr;
-			m->end = rec->u.mmap.addr + rec->u.mmap.len;
-			m->pgoff = rec->u.mmap.pgoff;
-			m->prot = rec->u.mmap.prot;
-			m->has_from = 1;
-			m->from_tsc = rec->time;
-			map_opened(r, m);
-			if (rec->pid >= 0 && proc_get(r, rec->pid) == NULL)
-				return (-HWTR_E_NOMEM);
-			if (sb_event(r, "mmap", rec, -1, rec->u.mmap.path) < 0)
-				return (-HWTR_E_NOMEM);
-			break;
-		case HWTR_SB_MUNMAP:
-			if ((rc = close_maps(r, rec->pid, rec->u.munmap.addr,
-			    rec->u.munmap.addr + rec->u.munmap.len,
-			    rec->time)) < 0)
-				return (rc);
-			snprintf(det, sizeof(det), "%#" PRIx64 "-%#" PRIx64,
-			    rec->u.munmap.addr,
-			    rec->u.munmap.addr + rec->u.munmap.len);
-			if (sb_event(r, "munmap", rec, -1, det) < 0)
-				return (-HWTR_E_NOMEM);
-			break;
-		case HWTR_SB_LOST: {
-			int s = rec->u.lost.stream == UINT32_MAX ? -1 :
-			    stream_of(r, rec->u.lost.stream);
-
-			if (s >= 0)
-				r->lost[s] += rec->u.lost.bytes;
-			if (rec->u.lost.reason == HWTR_LOST_UNTRACED)
-				snprintf(det, sizeof(det), "untraced: "
-				    "instructions ran that the source could "
-				    "not record");
-			else
-				snprintf(det, sizeof(det), "%" PRIu64
-				    " bytes, %" PRIu64 " records",
-				    rec->u.lost.bytes, rec->u.lost.records);
-			if (sb_event(r, "lost", rec, s, det) < 0)
-				return (-HWTR_E_NOMEM);
-			break;
-		}
-		default:
-			break;
-		}
+	if ((p = proc_get(r, rec->pid)) == NULL)
+		return (-HWTR_E_NOMEM);
+	p->ppid = rec->u.proc_start.ppid;
+	p->has_start = 1;
+	p->start_tsc = rec->time;
+	/*
+	 * A forked child has its parent's name and image until
+	 * it execs, as the kernel says (no record comes).
+	 */
+	if (p->ppid >= 0 && (p->comm == NULL ||
+	    p->path == NULL) &&
+	    (pp = proc_find(r, p->ppid)) != NULL) {
+		if (p->comm == NULL && pp->comm != NULL &&
+		    (p->comm = strdup(pp->comm)) == NULL)
+			return (-HWTR_E_NOMEM);
+		if (p->path == NULL && pp->path != NULL &&
+		    (p->path = strdup(pp->path)) == NULL)
+			return (-HWTR_E_NOMEM);
 	}
 	/*
-	 * A thread ends with its process unless it exited by itself: when
-	 * a signal kills the process, or exit_group ends it, every thread
-	 * left has the process's status (a thread's own exit record, where
-	 * the source has one, says nothing more).  And a thread no record
-	 * named has its process's name, as a thread inherits it.
+	 * A forked child starts with its parent's mappings
+	 * (the open ones, in the order they were made).
 	 */
+	if (p->ppid < 0)
+		return (0);
+	r->rp.nhits = 0;
+	if ((rc = tn_range(r, r->rp.root, p->ppid, 0,
+	    UINT64_MAX)) < 0)
+		return (rc == -HWTR_E_LIMIT ? replay_limit(r) :
+		    rc);
+	if (r->rp.nhits > 1)
+		qsort(r->rp.hits, r->rp.nhits,
+		    sizeof(*r->rp.hits), cmp_size);
+	nm = r->rp.nhits;
+	for (j = 0; j < nm; j++) {
+		struct ix_map old = r->maps[r->rp.hits[j]];
+
+		if ((m = new_map(r)) == NULL)
+			return (-HWTR_E_NOMEM);
+		old.id = m->id;
+		*m = old;
+		m->pid = rec->pid;
+		m->has_from = 1;
+		m->from_tsc = rec->time;
+		map_opened(r, m);
+	}
+	return (0);
+}
+
+/* One sideband record but a process start. */
+static int
+replay_rec(struct run *r, const struct hwtr_sb_rec *rec)
+{
+	struct ix_proc *p;
+	struct ix_thread *t;
+	struct ix_map *m;
+	char det[64];
+	int rc;
+
+	switch (rec->type) {
+	case HWTR_SB_PROC_EXIT:
+		if ((p = proc_get(r, rec->pid)) == NULL)
+			return (-HWTR_E_NOMEM);
+		p->has_end = 1;
+		p->end_tsc = rec->time;
+		p->exit_kind = rec->u.exit.kind == HWTR_EXIT_CODE ?
+		    "code" : rec->u.exit.kind == HWTR_EXIT_SIGNAL ?
+		    "signal" : NULL;
+		p->exit_value = rec->u.exit.value;
+		if ((rc = close_maps(r, rec->pid, 0, UINT64_MAX,
+		    rec->time)) < 0)
+			return (rc);
+		break;
+	case HWTR_SB_THREAD_START:
+	case HWTR_SB_THREAD_EXIT:
+		if ((t = ix_thread_get(r, rec->pid, rec->tid, 1)) == NULL)
+			break;
+		if (rec->type == HWTR_SB_THREAD_START) {
+			t->has_start = 1;
+			t->start_tsc = rec->time;
+		} else {
+			t->has_end = 1;
+			t->end_tsc = rec->time;
+			t->exit_kind = rec->u.exit.kind ==
+			    HWTR_EXIT_CODE ? "code" : rec->u.exit.kind ==
+			    HWTR_EXIT_SIGNAL ? "signal" : NULL;
+			t->exit_value = rec->u.exit.value;
+		}
+		break;
+	case HWTR_SB_EXEC:
+		if ((p = proc_get(r, rec->pid)) == NULL)
+			return (-HWTR_E_NOMEM);
+		free(p->path);
+		p->path = rec->u.exec.path ?
+		    strdup(rec->u.exec.path) : NULL;
+		if ((rc = close_maps(r, rec->pid, 0, UINT64_MAX,
+		    rec->time)) < 0)
+			return (rc);
+		if (sb_event(r, "exec", rec, -1, rec->u.exec.path) < 0)
+			return (-HWTR_E_NOMEM);
+		break;
+	case HWTR_SB_COMM:
+		if ((t = ix_thread_get(r, rec->pid, rec->tid, 1)) != NULL &&
+		    rec->u.comm.comm != NULL) {
+			free(t->name);
+			t->name = strdup(rec->u.comm.comm);
+		}
+		if (rec->pid == rec->tid && rec->u.comm.comm != NULL &&
+		    (p = proc_get(r, rec->pid)) != NULL) {
+			free(p->comm);
+			p->comm = strdup(rec->u.comm.comm);
+		}
+		break;
+	case HWTR_SB_MMAP:
+		if ((rc = close_maps(r, rec->pid, rec->u.mmap.addr,
+		    rec->u.mmap.addr + rec->u.mmap.len, rec->time)) < 0)
+			return (rc);
+		if ((m = new_map(r)) == NULL)
+			return (-HWTR_E_NOMEM);
+		m->pid = rec->pid;
+		m->image = find_image(r, rec);
+		m->path = rec->u.mmap.path;
+		m->start = rec->u.mmap.addr;
+		m->end = rec->u.mmap.addr + rec->u.mmap.len;
+		m->pgoff = rec->u.mmap.pgoff;
+		m->prot = rec->u.mmap.prot;
+		m->has_from = 1;
+		m->from_tsc = rec->time;
+		map_opened(r, m);
+		if (rec->pid >= 0 && proc_get(r, rec->pid) == NULL)
+			return (-HWTR_E_NOMEM);
+		if (sb_event(r, "mmap", rec, -1, rec->u.mmap.path) < 0)
+			return (-HWTR_E_NOMEM);
+		break;
+	case HWTR_SB_MUNMAP:
+		if ((rc = close_maps(r, rec->pid, rec->u.munmap.addr,
+		    rec->u.munmap.addr + rec->u.munmap.len,
+		    rec->time)) < 0)
+			return (rc);
+		snprintf(det, sizeof(det), "%#" PRIx64 "-%#" PRIx64,
+		    rec->u.munmap.addr,
+		    rec->u.munmap.addr + rec->u.munmap.len);
+		if (sb_event(r, "munmap", rec, -1, det) < 0)
+			return (-HWTR_E_NOMEM);
+		break;
+	case HWTR_SB_LOST: {
+		int s = rec->u.lost.stream == UINT32_MAX ? -1 :
+		    stream_of(r, rec->u.lost.stream);
+
+		if (s >= 0)
+			r->lost[s] += rec->u.lost.bytes;
+		if (rec->u.lost.reason == HWTR_LOST_UNTRACED)
+			snprintf(det, sizeof(det), "untraced: "
+			    "instructions ran that the source could "
+			    "not record");
+		else
+			snprintf(det, sizeof(det), "%" PRIu64
+			    " bytes, %" PRIu64 " records",
+			    rec->u.lost.bytes, rec->u.lost.records);
+		if (sb_event(r, "lost", rec, s, det) < 0)
+			return (-HWTR_E_NOMEM);
+		break;
+	}
+	default:
+		break;
+	}
+	return (0);
+}
+
+/*
+ * A thread ends with its process unless it exited by itself: when a
+ * signal kills the process, or exit_group ends it, every thread left has
+ * the process's status (a thread's own exit record, where the source has
+ * one, says nothing more).  And a thread no record named has its
+ * process's name, as a thread inherits it.
+ */
+static int
+inherit_from_procs(struct run *r)
+{
+	struct ix_proc *p;
+	struct ix_thread *t;
+	size_t i;
+
 	for (i = 0; i < r->nthreads; i++) {
 		t = &r->threads[i];
 		if ((p = proc_find(r, t->pid)) == NULL)
@@ -790,6 +815,28 @@ ix_replay_sideband(struct run *r)
 			return (-HWTR_E_NOMEM);
 	}
 	return (0);
+}
+
+int
+ix_replay_sideband(struct run *r)
+{
+	size_t i, n = hwtr_ar_nsideband(r->ar);
+	int rc;
+
+	if ((rc = unit_threads(r)) < 0)
+		return (rc);
+	for (i = 0; i < n; i++) {
+		const struct hwtr_sb_rec *rec = hwtr_ar_sideband_rec(r->ar, i);
+
+		if ((i & 4095) == 0 && r->ix->opts.cancel != NULL &&
+		    *r->ix->opts.cancel)
+			return (-HWTR_E_INTR);
+		rc = rec->type == HWTR_SB_PROC_START ? replay_start(r, rec) :
+		    replay_rec(r, rec);
+		if (rc < 0)
+			return (rc);
+	}
+	return (inherit_from_procs(r));
 }
 
 /*
