@@ -522,16 +522,14 @@ write_streams(struct run *r)
 	return (0);
 }
 
+/* The processes the sideband named. */
 static int
-write_static(struct run *r)
+write_processes(struct run *r)
 {
 	struct stmt s;
-	size_t i, j;
+	size_t i;
 	int rc;
-	char hex[2 * HWTR_BUILD_ID_MAX + 1], sha[65];
-	int64_t sym_id = 1;
 
-	/* processes */
 	if ((rc = st_prep(r, &s, "INSERT INTO processes VALUES "
 	    "(?,?,?,?,?,?,?,?)")) < 0)
 		return (rc);
@@ -551,9 +549,18 @@ write_static(struct run *r)
 		rc = st_exec(r, &s, "processes");
 	}
 	st_done(&s);
-	if (rc < 0)
-		return (rc);
-	/* images */
+	return (rc);
+}
+
+/* The archive's images, and what their ELF gave. */
+static int
+write_images(struct run *r)
+{
+	struct stmt s;
+	size_t i, j;
+	int rc;
+	char hex[2 * HWTR_BUILD_ID_MAX + 1], sha[65];
+
 	if ((rc = st_prep(r, &s, "INSERT INTO images VALUES "
 	    "(?,?,?,?,?,?,?,?,?,?,?)")) < 0)
 		return (rc);
@@ -580,9 +587,17 @@ write_static(struct run *r)
 		rc = st_exec(r, &s, "images");
 	}
 	st_done(&s);
-	if (rc < 0)
-		return (rc);
-	/* mappings */
+	return (rc);
+}
+
+/* The mappings over time (ix_image.c's replay). */
+static int
+write_mappings(struct run *r)
+{
+	struct stmt s;
+	size_t i;
+	int rc;
+
 	if ((rc = st_prep(r, &s, "INSERT INTO mappings VALUES "
 	    "(?,?,?,?,?,?,?,?,?,?,?)")) < 0)
 		return (rc);
@@ -603,9 +618,18 @@ write_static(struct run *r)
 		rc = st_exec(r, &s, "mappings");
 	}
 	st_done(&s);
-	if (rc < 0)
-		return (rc);
-	/* symbols */
+	return (rc);
+}
+
+/* Every image's symbols, ids from 1 in image order. */
+static int
+write_symbols(struct run *r)
+{
+	struct stmt s;
+	size_t i, j;
+	int rc;
+	int64_t sym_id = 1;
+
 	if ((rc = st_prep(r, &s, "INSERT INTO symbols VALUES "
 	    "(?,?,?,?,?,?,?,?,?)")) < 0)
 		return (rc);
@@ -632,7 +656,17 @@ write_static(struct run *r)
 	if (rc < 0)
 		return (rc);
 	r->next_sym = sym_id;
-	/* files and lines */
+	return (0);
+}
+
+/* The global file names, then every image's line table. */
+static int
+write_files_lines(struct run *r)
+{
+	struct stmt s;
+	size_t i, j;
+	int rc;
+
 	for (i = 0; i < r->nimgs; i++) {
 		struct ix_img *im = &r->imgs[i];
 
@@ -684,7 +718,19 @@ write_static(struct run *r)
 		}
 	}
 	st_done(&s);
-	return (rc < 0 ? rc : write_inlines(r));
+	return (rc);
+}
+
+static int
+write_static(struct run *r)
+{
+	int rc;
+
+	if ((rc = write_processes(r)) < 0 || (rc = write_images(r)) < 0 ||
+	    (rc = write_mappings(r)) < 0 || (rc = write_symbols(r)) < 0 ||
+	    (rc = write_files_lines(r)) < 0)
+		return (rc);
+	return (write_inlines(r));
 }
 
 /* The thread row the stitcher's rows go to (ix_run.h: ct_thread). */
