@@ -44,15 +44,15 @@ ix_load_images(struct run *r)
 	size_t i;
 	char err[256];
 
-	r->nimgs = hwtr_ar_nimages(r->ar);
-	r->imgs = calloc(r->nimgs ? r->nimgs : 1, sizeof(*r->imgs));
-	r->img_bytes = calloc(r->nimgs + 1, sizeof(*r->img_bytes));
-	r->img_len = calloc(r->nimgs + 1, sizeof(*r->img_len));
-	if (r->imgs == NULL || r->img_bytes == NULL || r->img_len == NULL)
+	r->im->nimgs = hwtr_ar_nimages(r->ar);
+	r->im->imgs = calloc(r->im->nimgs ? r->im->nimgs : 1, sizeof(*r->im->imgs));
+	r->im->img_bytes = calloc(r->im->nimgs + 1, sizeof(*r->im->img_bytes));
+	r->im->img_len = calloc(r->im->nimgs + 1, sizeof(*r->im->img_len));
+	if (r->im->imgs == NULL || r->im->img_bytes == NULL || r->im->img_len == NULL)
 		return (-HWTR_E_NOMEM);
-	for (i = 0; i < r->nimgs; i++) {
+	for (i = 0; i < r->im->nimgs; i++) {
 		const struct hwtr_image_desc *id = hwtr_ar_image(r->ar, i);
-		struct ix_img *im = &r->imgs[i];
+		struct ix_img *im = &r->im->imgs[i];
 		void *buf = NULL, *dbg = NULL;
 		size_t len = 0, dlen = 0, mi;
 		char dname[HWTR_IMAGE_KEY_MAX + 16];
@@ -133,8 +133,8 @@ ix_load_images(struct run *r)
 			    im->elf.inl_nodwo);
 		free(dbg);
 		im->bytes = buf;
-		r->img_bytes[i] = buf;
-		r->img_len[i] = len;
+		r->im->img_bytes[i] = buf;
+		r->im->img_len[i] = len;
 	}
 	return (0);
 }
@@ -198,23 +198,23 @@ id_add(size_t **hp, size_t *capp, size_t n, int32_t id, size_t idx,
 static int32_t
 proc_key(const struct run *r, size_t i)
 {
-	return (r->procs[i].pid);
+	return (r->im->procs[i].pid);
 }
 
 static int32_t
 thread_key(const struct run *r, size_t i)
 {
-	return (r->threads[i].tid);
+	return (r->im->threads[i].tid);
 }
 
-/* Index a thread added to r->threads (the first of a tid wins). */
+/* Index a thread added to r->im->threads (the first of a tid wins). */
 static int
 thread_indexed(struct run *r, size_t i)
 {
-	if (r->threads[i].tid < 0 || id_find(r->rp.th, r->rp.thcap,
-	    r->threads[i].tid, thread_key, r) != 0)
+	if (r->im->threads[i].tid < 0 || id_find(r->im->rp.th, r->im->rp.thcap,
+	    r->im->threads[i].tid, thread_key, r) != 0)
 		return (0);
-	return (id_add(&r->rp.th, &r->rp.thcap, i, r->threads[i].tid, i,
+	return (id_add(&r->im->rp.th, &r->im->rp.thcap, i, r->im->threads[i].tid, i,
 	    thread_key, r));
 }
 
@@ -224,19 +224,19 @@ proc_get(struct run *r, int32_t pid)
 	size_t i;
 	struct ix_proc *p;
 
-	if ((i = id_find(r->rp.ph, r->rp.phcap, pid, proc_key, r)) != 0)
-		return (&r->procs[i - 1]);
-	if (hwtr_grow((void **)&r->procs, &r->cprocs, r->nprocs + 1,
+	if ((i = id_find(r->im->rp.ph, r->im->rp.phcap, pid, proc_key, r)) != 0)
+		return (&r->im->procs[i - 1]);
+	if (hwtr_grow((void **)&r->im->procs, &r->im->cprocs, r->im->nprocs + 1,
 	    sizeof(*p)) < 0)
 		return (NULL);
-	p = &r->procs[r->nprocs];
+	p = &r->im->procs[r->im->nprocs];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->ppid = -1;
-	if (id_add(&r->rp.ph, &r->rp.phcap, r->nprocs, pid, r->nprocs,
+	if (id_add(&r->im->rp.ph, &r->im->rp.phcap, r->im->nprocs, pid, r->im->nprocs,
 	    proc_key, r) < 0)
 		return (NULL);
-	r->nprocs++;
+	r->im->nprocs++;
 	return (p);
 }
 
@@ -245,8 +245,8 @@ proc_find(struct run *r, int32_t pid)
 {
 	size_t i;
 
-	if ((i = id_find(r->rp.ph, r->rp.phcap, pid, proc_key, r)) != 0)
-		return (&r->procs[i - 1]);
+	if ((i = id_find(r->im->rp.ph, r->im->rp.phcap, pid, proc_key, r)) != 0)
+		return (&r->im->procs[i - 1]);
 	return (NULL);
 }
 
@@ -256,21 +256,21 @@ ix_thread_get(struct run *r, int32_t pid, int32_t tid, int create)
 	size_t i;
 	struct ix_thread *t;
 
-	if (tid >= 0 && (i = id_find(r->rp.th, r->rp.thcap, tid, thread_key,
+	if (tid >= 0 && (i = id_find(r->im->rp.th, r->im->rp.thcap, tid, thread_key,
 	    r)) != 0)
-		return (&r->threads[i - 1]);
+		return (&r->im->threads[i - 1]);
 	if (!create || tid < 0)
 		return (NULL);
-	if (hwtr_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1,
+	if (hwtr_grow((void **)&r->im->threads, &r->im->cthreads, r->im->nthreads + 1,
 	    sizeof(*t)) < 0)
 		return (NULL);
-	t = &r->threads[r->nthreads];
+	t = &r->im->threads[r->im->nthreads];
 	memset(t, 0, sizeof(*t));
-	t->id = (int64_t)++r->nthreads;
+	t->id = (int64_t)++r->im->nthreads;
 	t->stream = -1;
 	t->pid = pid;
 	t->tid = tid;
-	if (thread_indexed(r, r->nthreads - 1) < 0)
+	if (thread_indexed(r, r->im->nthreads - 1) < 0)
 		return (NULL);
 	return (t);
 }
@@ -281,9 +281,9 @@ sb_event(struct run *r, const char *kind, const struct hwtr_sb_rec *rec,
 {
 	struct ix_sbev *e;
 
-	if (hwtr_grow((void **)&r->sbev, &r->csbev, r->nsbev + 1, sizeof(*e)) < 0)
+	if (hwtr_grow((void **)&r->im->sbev, &r->im->csbev, r->im->nsbev + 1, sizeof(*e)) < 0)
 		return (-HWTR_E_NOMEM);
-	e = &r->sbev[r->nsbev++];
+	e = &r->im->sbev[r->im->nsbev++];
 	e->kind = kind;
 	e->pid = rec->pid;
 	e->tid = rec->tid;
@@ -313,7 +313,7 @@ find_image(struct run *r, const struct hwtr_sb_rec *rec)
 			return (k);
 	}
 	if (rec->u.mmap.path != NULL) {
-		for (i = 0; i < r->nimgs; i++) {
+		for (i = 0; i < r->im->nimgs; i++) {
 			const struct hwtr_image_desc *id = hwtr_ar_image(r->ar, i);
 
 			if (id->path != NULL &&
@@ -340,7 +340,7 @@ tn_prio(size_t i)
 static int
 tn_cmp(const struct run *r, size_t a, int32_t pid, uint64_t start, size_t idx)
 {
-	const struct ix_map *m = &r->maps[a];
+	const struct ix_map *m = &r->im->maps[a];
 
 	if (m->pid != pid)
 		return (m->pid < pid ? -1 : 1);
@@ -352,7 +352,7 @@ tn_cmp(const struct run *r, size_t a, int32_t pid, uint64_t start, size_t idx)
 static size_t
 tn_insert(struct run *r, size_t node, size_t i)
 {
-	struct ix_tnode *tn = r->rp.tn, *n;
+	struct ix_tnode *tn = r->im->rp.tn, *n;
 	size_t c;
 
 	if (node == 0) {
@@ -361,7 +361,7 @@ tn_insert(struct run *r, size_t node, size_t i)
 		return (i + 1);
 	}
 	n = &tn[node - 1];
-	if (tn_cmp(r, i, r->maps[node - 1].pid, r->maps[node - 1].start,
+	if (tn_cmp(r, i, r->im->maps[node - 1].pid, r->im->maps[node - 1].start,
 	    node - 1) < 0) {
 		n->left = tn_insert(r, n->left, i);
 		if (tn[n->left - 1].prio > n->prio) {
@@ -385,7 +385,7 @@ tn_insert(struct run *r, size_t node, size_t i)
 static size_t
 tn_merge(struct run *r, size_t a, size_t b)
 {
-	struct ix_tnode *tn = r->rp.tn;
+	struct ix_tnode *tn = r->im->rp.tn;
 
 	if (a == 0)
 		return (b);
@@ -402,12 +402,12 @@ tn_merge(struct run *r, size_t a, size_t b)
 static size_t
 tn_erase(struct run *r, size_t node, size_t i)
 {
-	struct ix_tnode *tn = r->rp.tn;
+	struct ix_tnode *tn = r->im->rp.tn;
 	int c;
 
 	if (node == 0)
 		return (0);
-	c = tn_cmp(r, i, r->maps[node - 1].pid, r->maps[node - 1].start,
+	c = tn_cmp(r, i, r->im->maps[node - 1].pid, r->im->maps[node - 1].start,
 	    node - 1);
 	if (c == 0)
 		return (tn_merge(r, tn[node - 1].left, tn[node - 1].right));
@@ -427,20 +427,20 @@ tn_range(struct run *r, size_t node, int32_t pid, uint64_t lo, uint64_t hi)
 
 	if (node == 0)
 		return (0);
-	if (++r->rp.work > IX_REPLAY_WORK)
+	if (++r->im->rp.work > IX_REPLAY_WORK)
 		return (-HWTR_E_LIMIT);
-	m = &r->maps[node - 1];
+	m = &r->im->maps[node - 1];
 	if (m->pid < pid || (m->pid == pid && m->start < lo))
-		return (tn_range(r, r->rp.tn[node - 1].right, pid, lo, hi));
+		return (tn_range(r, r->im->rp.tn[node - 1].right, pid, lo, hi));
 	if (m->pid > pid || m->start > hi)
-		return (tn_range(r, r->rp.tn[node - 1].left, pid, lo, hi));
-	if ((rc = tn_range(r, r->rp.tn[node - 1].left, pid, lo, hi)) < 0)
+		return (tn_range(r, r->im->rp.tn[node - 1].left, pid, lo, hi));
+	if ((rc = tn_range(r, r->im->rp.tn[node - 1].left, pid, lo, hi)) < 0)
 		return (rc);
-	if (hwtr_grow((void **)&r->rp.hits, &r->rp.chits, r->rp.nhits + 1,
-	    sizeof(*r->rp.hits)) < 0)
+	if (hwtr_grow((void **)&r->im->rp.hits, &r->im->rp.chits, r->im->rp.nhits + 1,
+	    sizeof(*r->im->rp.hits)) < 0)
 		return (-HWTR_E_NOMEM);
-	r->rp.hits[r->rp.nhits++] = node - 1;
-	return (tn_range(r, r->rp.tn[node - 1].right, pid, lo, hi));
+	r->im->rp.hits[r->im->rp.nhits++] = node - 1;
+	return (tn_range(r, r->im->rp.tn[node - 1].right, pid, lo, hi));
 }
 
 static int
@@ -460,15 +460,15 @@ close_maps(struct run *r, int32_t pid, uint64_t lo, uint64_t hi, uint64_t t)
 	size_t k;
 	int rc;
 
-	r->rp.nhits = 0;
-	if ((rc = tn_range(r, r->rp.root, pid, lo, hi)) < 0)
+	r->im->rp.nhits = 0;
+	if ((rc = tn_range(r, r->im->rp.root, pid, lo, hi)) < 0)
 		return (rc == -HWTR_E_LIMIT ? replay_limit(r) : rc);
-	for (k = 0; k < r->rp.nhits; k++) {
-		m = &r->maps[r->rp.hits[k]];
+	for (k = 0; k < r->im->rp.nhits; k++) {
+		m = &r->im->maps[r->im->rp.hits[k]];
 		if (m->end <= hi) {
 			m->has_to = 1;
 			m->to_tsc = t;
-			r->rp.root = tn_erase(r, r->rp.root, r->rp.hits[k]);
+			r->im->rp.root = tn_erase(r, r->im->rp.root, r->im->rp.hits[k]);
 		}
 	}
 	return (0);
@@ -479,13 +479,13 @@ new_map(struct run *r)
 {
 	struct ix_map *m;
 
-	if (hwtr_grow((void **)&r->maps, &r->cmaps, r->nmaps + 1, sizeof(*m)) < 0 ||
-	    hwtr_grow((void **)&r->rp.tn, &r->rp.ctn, r->nmaps + 1,
-	    sizeof(*r->rp.tn)) < 0)
+	if (hwtr_grow((void **)&r->im->maps, &r->im->cmaps, r->im->nmaps + 1, sizeof(*m)) < 0 ||
+	    hwtr_grow((void **)&r->im->rp.tn, &r->im->rp.ctn, r->im->nmaps + 1,
+	    sizeof(*r->im->rp.tn)) < 0)
 		return (NULL);
-	m = &r->maps[r->nmaps];
+	m = &r->im->maps[r->im->nmaps];
 	memset(m, 0, sizeof(*m));
-	m->id = (int64_t)++r->nmaps;
+	m->id = (int64_t)++r->im->nmaps;
 	m->image = -1;
 	return (m);
 }
@@ -494,7 +494,7 @@ new_map(struct run *r)
 static void
 map_opened(struct run *r, struct ix_map *m)
 {
-	r->rp.root = tn_insert(r, r->rp.root, (size_t)(m - r->maps));
+	r->im->rp.root = tn_insert(r, r->im->rp.root, (size_t)(m - r->im->maps));
 }
 
 static int
@@ -592,16 +592,16 @@ unit_threads(struct run *r)
 		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar,
 		    r->ustream[i]);
 
-		if (hwtr_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1,
+		if (hwtr_grow((void **)&r->im->threads, &r->im->cthreads, r->im->nthreads + 1,
 		    sizeof(*t)) < 0)
 			return (-HWTR_E_NOMEM);
-		t = &r->threads[r->nthreads];
+		t = &r->im->threads[r->im->nthreads];
 		memset(t, 0, sizeof(*t));
-		t->id = (int64_t)++r->nthreads;
+		t->id = (int64_t)++r->im->nthreads;
 		t->stream = (int)i;
 		t->pid = sd->pid;
 		t->tid = sd->tid;
-		if (thread_indexed(r, r->nthreads - 1) < 0)
+		if (thread_indexed(r, r->im->nthreads - 1) < 0)
 			return (-HWTR_E_NOMEM);
 	}
 	return (0);
@@ -644,17 +644,17 @@ replay_start(struct run *r, const struct hwtr_sb_rec *rec)
 	 */
 	if (p->ppid < 0)
 		return (0);
-	r->rp.nhits = 0;
-	if ((rc = tn_range(r, r->rp.root, p->ppid, 0,
+	r->im->rp.nhits = 0;
+	if ((rc = tn_range(r, r->im->rp.root, p->ppid, 0,
 	    UINT64_MAX)) < 0)
 		return (rc == -HWTR_E_LIMIT ? replay_limit(r) :
 		    rc);
-	if (r->rp.nhits > 1)
-		qsort(r->rp.hits, r->rp.nhits,
-		    sizeof(*r->rp.hits), cmp_size);
-	nm = r->rp.nhits;
+	if (r->im->rp.nhits > 1)
+		qsort(r->im->rp.hits, r->im->rp.nhits,
+		    sizeof(*r->im->rp.hits), cmp_size);
+	nm = r->im->rp.nhits;
 	for (j = 0; j < nm; j++) {
-		struct ix_map old = r->maps[r->rp.hits[j]];
+		struct ix_map old = r->im->maps[r->im->rp.hits[j]];
 
 		if ((m = new_map(r)) == NULL)
 			return (-HWTR_E_NOMEM);
@@ -769,7 +769,7 @@ replay_rec(struct run *r, const struct hwtr_sb_rec *rec)
 		    stream_of(r, rec->u.lost.stream);
 
 		if (s >= 0)
-			r->lost[s] += rec->u.lost.bytes;
+			r->im->lost[s] += rec->u.lost.bytes;
 		if (rec->u.lost.reason == HWTR_LOST_UNTRACED)
 			snprintf(det, sizeof(det), "untraced: "
 			    "instructions ran that the source could "
@@ -802,8 +802,8 @@ inherit_from_procs(struct run *r)
 	struct ix_thread *t;
 	size_t i;
 
-	for (i = 0; i < r->nthreads; i++) {
-		t = &r->threads[i];
+	for (i = 0; i < r->im->nthreads; i++) {
+		t = &r->im->threads[i];
 		if ((p = proc_find(r, t->pid)) == NULL)
 			continue;
 		if (t->exit_kind == NULL && p->exit_kind != NULL) {
@@ -865,8 +865,8 @@ ix_add_sections(struct run *r)
 	const char *fpath = NULL;
 	uint64_t fstart = 0;
 
-	for (i = 0; i < r->nmaps; i++) {
-		struct ix_map *m = &r->maps[i];
+	for (i = 0; i < r->im->nmaps; i++) {
+		struct ix_map *m = &r->im->maps[i];
 		struct ix_img *im;
 		uint64_t size;
 
@@ -875,9 +875,9 @@ ix_add_sections(struct run *r)
 			return (-HWTR_E_INTR);
 
 		/* Said by ix_warn_missing() if decoding needs its code. */
-		if (m->image < 0 || !r->imgs[m->image].present)
+		if (m->image < 0 || !r->im->imgs[m->image].present)
 			continue;
-		im = &r->imgs[m->image];
+		im = &r->im->imgs[m->image];
 		if (!im->elf.elf || m->end <= m->start ||
 		    ix_elf_map_bias(&im->elf, m->start, m->end - m->start,
 		    m->pgoff, m->prot, &m->bias) < 0)
@@ -891,7 +891,7 @@ ix_add_sections(struct run *r)
 			size = im->size - m->pgoff;
 		if (!full && nsec >= IX_SECTIONS_MAX)
 			full = 1;
-		isid = full ? -pte_nomem : pt_iscache_add_file(r->isc,
+		isid = full ? -pte_nomem : pt_iscache_add_file(r->im->isc,
 		    im->file, m->pgoff, size, m->start);
 		if (isid < 0 && pt_errcode(isid) == pte_nomem) {
 			if (!full) {
@@ -912,19 +912,19 @@ ix_add_sections(struct run *r)
 		}
 		m->isid = isid;
 		nsec++;
-		if ((size_t)isid >= r->nisid) {
+		if ((size_t)isid >= r->im->nisid) {
 			size_t n = (size_t)isid + 64, k;
-			int *p = realloc(r->isid_map, n * sizeof(*p));
+			int *p = realloc(r->im->isid_map, n * sizeof(*p));
 
 			if (p == NULL)
 				return (-HWTR_E_NOMEM);
-			for (k = r->nisid; k < n; k++)
+			for (k = r->im->nisid; k < n; k++)
 				p[k] = -1;
-			r->isid_map = p;
-			r->nisid = n;
+			r->im->isid_map = p;
+			r->im->nisid = n;
 		}
-		if (r->isid_map[isid] < 0)
-			r->isid_map[isid] = (int)i;
+		if (r->im->isid_map[isid] < 0)
+			r->im->isid_map[isid] = (int)i;
 	}
 	if (over > 0)
 		ix_problem(r->ix, "%zu executable mappings from the one of "
@@ -986,20 +986,20 @@ ix_warn_missing(struct run *r)
 	 * The decode errors' addresses sorted once: a binary search per
 	 * mapping, not a pass over every error (200,000 mappings).
 	 */
-	if (r->nerrips > 1)
-		qsort(r->errips, r->nerrips, sizeof(*r->errips), cmp_u64);
-	for (i = 0; i < r->nmaps; i++) {
-		const struct ix_map *m = &r->maps[i];
+	if (r->wr->nerrips > 1)
+		qsort(r->wr->errips, r->wr->nerrips, sizeof(*r->wr->errips), cmp_u64);
+	for (i = 0; i < r->im->nmaps; i++) {
+		const struct ix_map *m = &r->im->maps[i];
 
-		if ((m->image >= 0 && r->imgs[m->image].present) ||
+		if ((m->image >= 0 && r->im->imgs[m->image].present) ||
 		    (m->prot != 0 && !(m->prot & PROT_EXEC)))
 			continue;
-		if (m->end <= m->start || (n = count_in(r->errips,
-		    r->nerrips, m->start, m->end)) == 0)
+		if (m->end <= m->start || (n = count_in(r->wr->errips,
+		    r->wr->nerrips, m->start, m->end)) == 0)
 			continue;
 		/* An earlier mapping of the same range was named. */
 		for (k = 0; k < nrep; k++) {
-			const struct ix_map *o = &r->maps[rep[k]];
+			const struct ix_map *o = &r->im->maps[rep[k]];
 
 			if (o->start == m->start && o->end == m->end &&
 			    (o->path == m->path || (o->path != NULL &&
@@ -1040,14 +1040,14 @@ ix_job_iscache(struct run *r)
 
 	if (isc == NULL)
 		return (NULL);
-	for (k = 0; k < r->nmaps; k++) {
-		const struct ix_map *m = &r->maps[k];
+	for (k = 0; k < r->im->nmaps; k++) {
+		const struct ix_map *m = &r->im->maps[k];
 		const struct ix_img *im;
 		uint64_t size;
 
 		if (m->isid <= 0)
 			continue;
-		im = &r->imgs[m->image];
+		im = &r->im->imgs[m->image];
 		size = m->end - m->start;
 		if (size > im->size - m->pgoff)
 			size = im->size - m->pgoff;
@@ -1060,3 +1060,61 @@ ix_job_iscache(struct run *r)
 	return (isc);
 }
 
+struct ix_images *
+ix_images_new(size_t nstreams)
+{
+	struct ix_images *im;
+
+	if ((im = calloc(1, sizeof(*im))) == NULL)
+		return (NULL);
+	im->lost = calloc(nstreams + 1, sizeof(*im->lost));
+	im->isc = pt_iscache_alloc(NULL);
+	if (im->lost == NULL || im->isc == NULL) {
+		ix_images_free(im);
+		return (NULL);
+	}
+	return (im);
+}
+
+void
+ix_images_free(struct ix_images *im)
+{
+	size_t i;
+
+	if (im == NULL)
+		return;
+	for (i = 0; i < im->nimgs; i++) {
+		if (im->imgs[i].file != NULL) {
+			unlink(im->imgs[i].file);
+			free(im->imgs[i].file);
+		}
+		ix_elf_free(&im->imgs[i].elf);
+		if (im->imgs[i].bytes != NULL && im->imgs[i].size > 0)
+			munmap(im->imgs[i].bytes, im->imgs[i].size);
+		free(im->imgs[i].file_ids);
+	}
+	free(im->imgs);
+	free(im->img_bytes);
+	free(im->img_len);
+	free(im->maps);
+	free(im->rp.ph);
+	free(im->rp.th);
+	free(im->rp.tn);
+	free(im->rp.hits);
+	free(im->isid_map);
+	for (i = 0; i < im->nprocs; i++) {
+		free(im->procs[i].path);
+		free(im->procs[i].comm);
+	}
+	free(im->procs);
+	for (i = 0; i < im->nthreads; i++)
+		free(im->threads[i].name);
+	free(im->threads);
+	for (i = 0; i < im->nsbev; i++)
+		free(im->sbev[i].detail);
+	free(im->sbev);
+	free(im->lost);
+	if (im->isc != NULL)
+		pt_iscache_free(im->isc);
+	free(im);
+}

@@ -17,6 +17,10 @@
 
 #include "ix_run.h"
 
+/* The layer's state: created with the archive's stream count, freed. */
+struct ix_images *ix_images_new(size_t nstreams);
+void	ix_images_free(struct ix_images *im);
+
 /* Units of the archive's streams: r->nunits, ustream, ufirst, ures. */
 int	ix_make_units(struct run *r);
 /* Is unit @u a CoreSight one; its streams.id; units of stream @s. */

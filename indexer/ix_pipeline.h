@@ -17,6 +17,10 @@
 
 #include "ix_run.h"
 
+/* The layer's state (its lock and the writer's job queue), freed. */
+struct ix_pipe *ix_pipe_new(void);
+void	ix_pipe_free(struct ix_pipe *pl);
+
 /* Open the stream view: r->sv, r->segs, r->res, r->jmaps. */
 int	ix_plan(struct run *r);
 /*
