@@ -597,12 +597,91 @@ defer_unit(const struct ix_seg *g, size_t ui)
 	return (0);
 }
 
+/*
+ * Wait for segment @g of unit @o (under the lock, kept), stitching the
+ * CoreSight batches that come and working rather than waiting: the
+ * writer's jobs, a segment to decode.  0 when the segment is decoded or
+ * left for later (*@deferred), or < 0.
+ */
+static int
+wait_segment(struct run *r, struct ix_seg *g, struct ix_ures *o,
+    int may_defer, int *deferred)
+{
+	int rc = 0;
+
+	for (;;) {
+		struct timespec ts;
+		struct ix_batch *b;
+		struct ix_job *jb;
+		size_t j;
+
+		/* CoreSight batches, as they come. */
+		if (g->bq != NULL && r->pl->wunit < g->nouts &&
+		    (b = g->bq[r->pl->wunit].head) != NULL) {
+			g->bq[r->pl->wunit].head = b->next;
+			if (b->next == NULL)
+				g->bq[r->pl->wunit].tail = NULL;
+			g->bq[r->pl->wunit].n--;
+			pthread_cond_broadcast(&r->pl->work_cv);
+			pthread_mutex_unlock(&r->pl->lock);
+			/* Its events name the unit's stream. */
+			if (o->name == NULL) {
+				o->cs_batched = 1;
+				o->trace_id = b->out.trace_id;
+			}
+			rc = ix_cpu_segment(r, &b->out);
+			ix_seg_out_free(&b->out);
+			free(b);
+			pthread_mutex_lock(&r->pl->lock);
+			if (rc < 0)
+				break;
+			continue;
+		}
+		if (g->done)
+			break;
+		if (r->ix->opts.cancel != NULL &&
+		    *r->ix->opts.cancel) {
+			rc = -HWTR_E_INTR;
+			break;
+		}
+		if (may_defer && defer_unit(g, r->pl->wunit)) {
+			*deferred = 1;
+			break;
+		}
+		/* Do the jobs, or decode, rather than wait. */
+		if ((jb = ix_jobq_take(&r->pl->jq)) != NULL) {
+			ix_jobq_run(&r->pl->jq, jb, 0);
+			continue;
+		}
+		if (writer_takes(r, &j)) {
+			pthread_mutex_unlock(&r->pl->lock);
+			writer_decodes(r, j);
+			pthread_mutex_lock(&r->pl->lock);
+			continue;
+		}
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 200 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		/* Progress when nothing came for 200 ms. */
+		if (pthread_cond_timedwait(&r->pl->done_cv,
+		    &r->pl->lock, &ts) == ETIMEDOUT && !g->done) {
+			pthread_mutex_unlock(&r->pl->lock);
+			report_progress(r);
+			pthread_mutex_lock(&r->pl->lock);
+		}
+	}
+	return (rc);
+}
+
 /* Stitch unit @u (or leave it, *@deferred, when @may_defer). */
 static int
 stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
 {
-	size_t k, i, j, s;
-	struct ix_job *jb;
+	size_t k, i, s;
 	int rc = 0;
 
 	*deferred = 0;
@@ -620,8 +699,7 @@ stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
 		/* CoreSight ranges are OpenCSD's: kept as they come. */
 		r->st.merge = sd->format == HWTR_TF_INTEL_PT;
 		o->format = sd->format;
-		if (sd->format != HWTR_TF_INTEL_PT &&
-		    sd->format != HWTR_TF_CORESIGHT &&
+		if (ix_segdec_pick(sd->format) == NULL &&
 		    (o->problem = strdup("no decoder for this trace format")) ==
 		    NULL)
 			return (-HWTR_E_NOMEM);
@@ -635,69 +713,7 @@ stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
 			r->pl->wseg = i;
 			r->pl->wunit = u - r->ufirst[s];
 			r->pl->wbusy = 1;
-			for (;;) {
-				struct timespec ts;
-				struct ix_batch *b;
-
-				/* CoreSight batches, as they come. */
-				if (g->bq != NULL && r->pl->wunit < g->nouts &&
-				    (b = g->bq[r->pl->wunit].head) != NULL) {
-					g->bq[r->pl->wunit].head = b->next;
-					if (b->next == NULL)
-						g->bq[r->pl->wunit].tail = NULL;
-					g->bq[r->pl->wunit].n--;
-					pthread_cond_broadcast(&r->pl->work_cv);
-					pthread_mutex_unlock(&r->pl->lock);
-					/* Its events name the unit's stream. */
-					if (o->name == NULL) {
-						o->cs_batched = 1;
-						o->trace_id = b->out.trace_id;
-					}
-					rc = ix_cpu_segment(r, &b->out);
-					ix_seg_out_free(&b->out);
-					free(b);
-					pthread_mutex_lock(&r->pl->lock);
-					if (rc < 0)
-						break;
-					continue;
-				}
-				if (g->done)
-					break;
-				if (r->ix->opts.cancel != NULL &&
-				    *r->ix->opts.cancel) {
-					rc = -HWTR_E_INTR;
-					break;
-				}
-				if (may_defer && defer_unit(g, r->pl->wunit)) {
-					*deferred = 1;
-					break;
-				}
-				/* Do the jobs, or decode, rather than wait. */
-				if ((jb = ix_jobq_take(&r->pl->jq)) != NULL) {
-					ix_jobq_run(&r->pl->jq, jb, 0);
-					continue;
-				}
-				if (writer_takes(r, &j)) {
-					pthread_mutex_unlock(&r->pl->lock);
-					writer_decodes(r, j);
-					pthread_mutex_lock(&r->pl->lock);
-					continue;
-				}
-
-				clock_gettime(CLOCK_REALTIME, &ts);
-				ts.tv_nsec += 200 * 1000 * 1000;
-				if (ts.tv_nsec >= 1000000000) {
-					ts.tv_sec++;
-					ts.tv_nsec -= 1000000000;
-				}
-				/* Progress when nothing came for 200 ms. */
-				if (pthread_cond_timedwait(&r->pl->done_cv, &r->pl->lock,
-				    &ts) == ETIMEDOUT && !g->done) {
-					pthread_mutex_unlock(&r->pl->lock);
-					report_progress(r);
-					pthread_mutex_lock(&r->pl->lock);
-				}
-			}
+			rc = wait_segment(r, g, o, may_defer, deferred);
 			r->pl->wbusy = 0;
 			pthread_mutex_unlock(&r->pl->lock);
 			if (rc < 0 || *deferred)
