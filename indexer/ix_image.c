@@ -45,10 +45,12 @@ ix_load_images(struct run *r)
 	char err[256];
 
 	r->im->nimgs = hwtr_ar_nimages(r->ar);
-	r->im->imgs = calloc(r->im->nimgs ? r->im->nimgs : 1, sizeof(*r->im->imgs));
+	r->im->imgs = calloc(r->im->nimgs ? r->im->nimgs : 1,
+	    sizeof(*r->im->imgs));
 	r->im->img_bytes = calloc(r->im->nimgs + 1, sizeof(*r->im->img_bytes));
 	r->im->img_len = calloc(r->im->nimgs + 1, sizeof(*r->im->img_len));
-	if (r->im->imgs == NULL || r->im->img_bytes == NULL || r->im->img_len == NULL)
+	if (r->im->imgs == NULL || r->im->img_bytes == NULL ||
+	    r->im->img_len == NULL)
 		return (-HWTR_E_NOMEM);
 	for (i = 0; i < r->im->nimgs; i++) {
 		const struct hwtr_image_desc *id = hwtr_ar_image(r->ar, i);
@@ -211,32 +213,34 @@ thread_key(const struct run *r, size_t i)
 static int
 thread_indexed(struct run *r, size_t i)
 {
-	if (r->im->threads[i].tid < 0 || id_find(r->im->rp.th, r->im->rp.thcap,
-	    r->im->threads[i].tid, thread_key, r) != 0)
+	struct ix_images *im = r->im;
+	if (im->threads[i].tid < 0 || id_find(im->rp.th, im->rp.thcap,
+	    im->threads[i].tid, thread_key, r) != 0)
 		return (0);
-	return (id_add(&r->im->rp.th, &r->im->rp.thcap, i, r->im->threads[i].tid, i,
+	return (id_add(&im->rp.th, &im->rp.thcap, i, im->threads[i].tid, i,
 	    thread_key, r));
 }
 
 static struct ix_proc *
 proc_get(struct run *r, int32_t pid)
 {
+	struct ix_images *im = r->im;
 	size_t i;
 	struct ix_proc *p;
 
-	if ((i = id_find(r->im->rp.ph, r->im->rp.phcap, pid, proc_key, r)) != 0)
-		return (&r->im->procs[i - 1]);
-	if (hwtr_grow((void **)&r->im->procs, &r->im->cprocs, r->im->nprocs + 1,
+	if ((i = id_find(im->rp.ph, im->rp.phcap, pid, proc_key, r)) != 0)
+		return (&im->procs[i - 1]);
+	if (hwtr_grow((void **)&im->procs, &im->cprocs, im->nprocs + 1,
 	    sizeof(*p)) < 0)
 		return (NULL);
-	p = &r->im->procs[r->im->nprocs];
+	p = &im->procs[im->nprocs];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->ppid = -1;
-	if (id_add(&r->im->rp.ph, &r->im->rp.phcap, r->im->nprocs, pid, r->im->nprocs,
+	if (id_add(&im->rp.ph, &im->rp.phcap, im->nprocs, pid, im->nprocs,
 	    proc_key, r) < 0)
 		return (NULL);
-	r->im->nprocs++;
+	im->nprocs++;
 	return (p);
 }
 
@@ -253,24 +257,25 @@ proc_find(struct run *r, int32_t pid)
 struct ix_thread *
 ix_thread_get(struct run *r, int32_t pid, int32_t tid, int create)
 {
+	struct ix_images *im = r->im;
 	size_t i;
 	struct ix_thread *t;
 
-	if (tid >= 0 && (i = id_find(r->im->rp.th, r->im->rp.thcap, tid, thread_key,
+	if (tid >= 0 && (i = id_find(im->rp.th, im->rp.thcap, tid, thread_key,
 	    r)) != 0)
-		return (&r->im->threads[i - 1]);
+		return (&im->threads[i - 1]);
 	if (!create || tid < 0)
 		return (NULL);
-	if (hwtr_grow((void **)&r->im->threads, &r->im->cthreads, r->im->nthreads + 1,
+	if (hwtr_grow((void **)&im->threads, &im->cthreads, im->nthreads + 1,
 	    sizeof(*t)) < 0)
 		return (NULL);
-	t = &r->im->threads[r->im->nthreads];
+	t = &im->threads[im->nthreads];
 	memset(t, 0, sizeof(*t));
-	t->id = (int64_t)++r->im->nthreads;
+	t->id = (int64_t)++im->nthreads;
 	t->stream = -1;
 	t->pid = pid;
 	t->tid = tid;
-	if (thread_indexed(r, r->im->nthreads - 1) < 0)
+	if (thread_indexed(r, im->nthreads - 1) < 0)
 		return (NULL);
 	return (t);
 }
@@ -279,11 +284,13 @@ static int
 sb_event(struct run *r, const char *kind, const struct hwtr_sb_rec *rec,
     int stream, const char *detail)
 {
+	struct ix_images *im = r->im;
 	struct ix_sbev *e;
 
-	if (hwtr_grow((void **)&r->im->sbev, &r->im->csbev, r->im->nsbev + 1, sizeof(*e)) < 0)
+	if (hwtr_grow((void **)&im->sbev, &im->csbev, im->nsbev + 1,
+	    sizeof(*e)) < 0)
 		return (-HWTR_E_NOMEM);
-	e = &r->im->sbev[r->im->nsbev++];
+	e = &im->sbev[im->nsbev++];
 	e->kind = kind;
 	e->pid = rec->pid;
 	e->tid = rec->tid;
@@ -422,25 +429,26 @@ tn_erase(struct run *r, size_t node, size_t i)
 static int
 tn_range(struct run *r, size_t node, int32_t pid, uint64_t lo, uint64_t hi)
 {
+	struct ix_images *im = r->im;
 	const struct ix_map *m;
 	int rc;
 
 	if (node == 0)
 		return (0);
-	if (++r->im->rp.work > IX_REPLAY_WORK)
+	if (++im->rp.work > IX_REPLAY_WORK)
 		return (-HWTR_E_LIMIT);
-	m = &r->im->maps[node - 1];
+	m = &im->maps[node - 1];
 	if (m->pid < pid || (m->pid == pid && m->start < lo))
-		return (tn_range(r, r->im->rp.tn[node - 1].right, pid, lo, hi));
+		return (tn_range(r, im->rp.tn[node - 1].right, pid, lo, hi));
 	if (m->pid > pid || m->start > hi)
-		return (tn_range(r, r->im->rp.tn[node - 1].left, pid, lo, hi));
-	if ((rc = tn_range(r, r->im->rp.tn[node - 1].left, pid, lo, hi)) < 0)
+		return (tn_range(r, im->rp.tn[node - 1].left, pid, lo, hi));
+	if ((rc = tn_range(r, im->rp.tn[node - 1].left, pid, lo, hi)) < 0)
 		return (rc);
-	if (hwtr_grow((void **)&r->im->rp.hits, &r->im->rp.chits, r->im->rp.nhits + 1,
-	    sizeof(*r->im->rp.hits)) < 0)
+	if (hwtr_grow((void **)&im->rp.hits, &im->rp.chits, im->rp.nhits + 1,
+	    sizeof(*im->rp.hits)) < 0)
 		return (-HWTR_E_NOMEM);
-	r->im->rp.hits[r->im->rp.nhits++] = node - 1;
-	return (tn_range(r, r->im->rp.tn[node - 1].right, pid, lo, hi));
+	im->rp.hits[im->rp.nhits++] = node - 1;
+	return (tn_range(r, im->rp.tn[node - 1].right, pid, lo, hi));
 }
 
 static int
@@ -456,19 +464,20 @@ replay_limit(struct run *r)
 static int
 close_maps(struct run *r, int32_t pid, uint64_t lo, uint64_t hi, uint64_t t)
 {
+	struct ix_images *im = r->im;
 	struct ix_map *m;
 	size_t k;
 	int rc;
 
-	r->im->rp.nhits = 0;
-	if ((rc = tn_range(r, r->im->rp.root, pid, lo, hi)) < 0)
+	im->rp.nhits = 0;
+	if ((rc = tn_range(r, im->rp.root, pid, lo, hi)) < 0)
 		return (rc == -HWTR_E_LIMIT ? replay_limit(r) : rc);
-	for (k = 0; k < r->im->rp.nhits; k++) {
-		m = &r->im->maps[r->im->rp.hits[k]];
+	for (k = 0; k < im->rp.nhits; k++) {
+		m = &im->maps[im->rp.hits[k]];
 		if (m->end <= hi) {
 			m->has_to = 1;
 			m->to_tsc = t;
-			r->im->rp.root = tn_erase(r, r->im->rp.root, r->im->rp.hits[k]);
+			im->rp.root = tn_erase(r, im->rp.root, im->rp.hits[k]);
 		}
 	}
 	return (0);
@@ -477,15 +486,16 @@ close_maps(struct run *r, int32_t pid, uint64_t lo, uint64_t hi, uint64_t t)
 static struct ix_map *
 new_map(struct run *r)
 {
+	struct ix_images *im = r->im;
 	struct ix_map *m;
 
-	if (hwtr_grow((void **)&r->im->maps, &r->im->cmaps, r->im->nmaps + 1, sizeof(*m)) < 0 ||
-	    hwtr_grow((void **)&r->im->rp.tn, &r->im->rp.ctn, r->im->nmaps + 1,
-	    sizeof(*r->im->rp.tn)) < 0)
+	if (hwtr_grow((void **)&im->maps, &im->cmaps, im->nmaps + 1,
+	    sizeof(*m)) < 0 || hwtr_grow((void **)&im->rp.tn, &im->rp.ctn, im->nmaps + 1,
+	    sizeof(*im->rp.tn)) < 0)
 		return (NULL);
-	m = &r->im->maps[r->im->nmaps];
+	m = &im->maps[im->nmaps];
 	memset(m, 0, sizeof(*m));
-	m->id = (int64_t)++r->im->nmaps;
+	m->id = (int64_t)++im->nmaps;
 	m->image = -1;
 	return (m);
 }
@@ -494,7 +504,8 @@ new_map(struct run *r)
 static void
 map_opened(struct run *r, struct ix_map *m)
 {
-	r->im->rp.root = tn_insert(r, r->im->rp.root, (size_t)(m - r->im->maps));
+	struct ix_images *im = r->im;
+	im->rp.root = tn_insert(r, im->rp.root, (size_t)(m - im->maps));
 }
 
 static int
@@ -585,6 +596,7 @@ ix_stream_units(const struct run *r, size_t s)
 static int
 unit_threads(struct run *r)
 {
+	struct ix_images *im = r->im;
 	struct ix_thread *t;
 	size_t i;
 
@@ -592,16 +604,16 @@ unit_threads(struct run *r)
 		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar,
 		    r->ustream[i]);
 
-		if (hwtr_grow((void **)&r->im->threads, &r->im->cthreads, r->im->nthreads + 1,
-		    sizeof(*t)) < 0)
+		if (hwtr_grow((void **)&im->threads, &im->cthreads,
+		    im->nthreads + 1, sizeof(*t)) < 0)
 			return (-HWTR_E_NOMEM);
-		t = &r->im->threads[r->im->nthreads];
+		t = &im->threads[im->nthreads];
 		memset(t, 0, sizeof(*t));
-		t->id = (int64_t)++r->im->nthreads;
+		t->id = (int64_t)++im->nthreads;
 		t->stream = (int)i;
 		t->pid = sd->pid;
 		t->tid = sd->tid;
-		if (thread_indexed(r, r->im->nthreads - 1) < 0)
+		if (thread_indexed(r, im->nthreads - 1) < 0)
 			return (-HWTR_E_NOMEM);
 	}
 	return (0);
@@ -987,7 +999,8 @@ ix_warn_missing(struct run *r)
 	 * mapping, not a pass over every error (200,000 mappings).
 	 */
 	if (r->wr->nerrips > 1)
-		qsort(r->wr->errips, r->wr->nerrips, sizeof(*r->wr->errips), cmp_u64);
+		qsort(r->wr->errips, r->wr->nerrips, sizeof(*r->wr->errips),
+		    cmp_u64);
 	for (i = 0; i < r->im->nmaps; i++) {
 		const struct ix_map *m = &r->im->maps[i];
 

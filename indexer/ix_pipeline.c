@@ -77,6 +77,7 @@ sv_problem(void *arg, size_t s, uint64_t off, const char *why)
 int
 ix_plan(struct run *r)
 {
+	struct ix_pipe *pl = r->pl;
 	struct hwtr_sv_opts so;
 	size_t s, k, i, nj, nun;
 	uint64_t unread;
@@ -86,24 +87,24 @@ ix_plan(struct run *r)
 	unsigned long long v;
 	int rc;
 
-	r->pl->seg_size = IX_SEG_DEFAULT;
+	pl->seg_size = IX_SEG_DEFAULT;
 	/* For tests: a small size cuts small traces into many segments. */
 	if (e != NULL) {
 		v = strtoull(e, &endp, 0);
 		if (*e != '\0' && *endp == '\0' && v >= 16)
-			r->pl->seg_size = v;
+			pl->seg_size = v;
 	}
 	/* For tests too: 0 is no batches, 1 a batch per element. */
-	r->pl->cs_batch = IX_CS_BATCH;
+	pl->cs_batch = IX_CS_BATCH;
 	if ((e = getenv("HWTRACE_IX_CS_BATCH")) != NULL) {
 		v = strtoull(e, &endp, 0);
 		if (*e != '\0' && *endp == '\0' && v <= SIZE_MAX)
-			r->pl->cs_batch = (size_t)v;
+			pl->cs_batch = (size_t)v;
 	}
-	r->pl->res = calloc(r->nstreams + 1, sizeof(*r->pl->res));
-	r->pl->jmaps = calloc(r->nstreams + 1, sizeof(*r->pl->jmaps));
-	r->pl->njmaps = r->nstreams;
-	if (r->pl->res == NULL || r->pl->jmaps == NULL)
+	pl->res = calloc(r->nstreams + 1, sizeof(*pl->res));
+	pl->jmaps = calloc(r->nstreams + 1, sizeof(*pl->jmaps));
+	pl->njmaps = r->nstreams;
+	if (pl->res == NULL || pl->jmaps == NULL)
 		return (-HWTR_E_NOMEM);
 	/*
 	 * As many helpers as there will be workers (ix_run_pipeline()), but
@@ -124,20 +125,20 @@ ix_plan(struct run *r)
 		if (*e != '\0' && *endp == '\0' && v >= 32)
 			so.seg_max = v;
 	}
-	so.seg_size = r->pl->seg_size;
+	so.seg_size = pl->seg_size;
 	so.readahead = nj;
 	so.tail = r->ix->opts.tail;	/* the lazy verbs' partial database */
 	so.problem = sv_problem;
 	so.problem_arg = r;
 	so.cancel = r->ix->opts.cancel;
-	if ((rc = hwtr_sv_open(&r->pl->sv, r->ar, &so)) < 0)
+	if ((rc = hwtr_sv_open(&pl->sv, r->ar, &so)) < 0)
 		return (rc);
-	r->pl->nsegs = hwtr_sv_nsegs(r->pl->sv);
-	if ((r->pl->segs = calloc(r->pl->nsegs + 1, sizeof(*r->pl->segs))) == NULL)
+	pl->nsegs = hwtr_sv_nsegs(pl->sv);
+	if ((pl->segs = calloc(pl->nsegs + 1, sizeof(*pl->segs))) == NULL)
 		return (-HWTR_E_NOMEM);
-	for (i = 0; i < r->pl->nsegs; i++) {
-		const struct hwtr_sv_seg *sg = hwtr_sv_seg(r->pl->sv, i);
-		struct ix_seg *g = &r->pl->segs[i];
+	for (i = 0; i < pl->nsegs; i++) {
+		const struct hwtr_sv_seg *sg = hwtr_sv_seg(pl->sv, i);
+		struct ix_seg *g = &pl->segs[i];
 
 		g->stream = sg->stream;
 		g->piece = sg->piece;
@@ -154,29 +155,29 @@ ix_plan(struct run *r)
 		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
 		size_t n = 0;
 
-		hwtr_sv_stream_segs(r->pl->sv, s, &r->pl->res[s].seg0,
-		    &r->pl->res[s].nseg);
-		r->pl->res[s].bytes = hwtr_sv_bytes(r->pl->sv, s);
-		r->im->lost[s] += hwtr_sv_gaps(r->pl->sv, s);
-		r->ix->stats.trace_bytes += r->pl->res[s].bytes;
+		hwtr_sv_stream_segs(pl->sv, s, &pl->res[s].seg0,
+		    &pl->res[s].nseg);
+		pl->res[s].bytes = hwtr_sv_bytes(pl->sv, s);
+		r->im->lost[s] += hwtr_sv_gaps(pl->sv, s);
+		r->ix->stats.trace_bytes += pl->res[s].bytes;
 		/*
 		 * Chunks that cannot be read (each said by sv_problem()): a
 		 * decode error each, their bytes not decoded, never a clean
 		 * count of nothing.
 		 */
-		nun = hwtr_sv_unreadable(r->pl->sv, s, &unread);
+		nun = hwtr_sv_unreadable(pl->sv, s, &unread);
 		r->ix->stats.errors += nun;
 		r->ix->stats.trace_bytes += unread;
 		r->ix->stats.undecoded_bytes += unread;
-		r->pl->jmaps[s] = calloc(r->im->nmaps + 1, sizeof(**r->pl->jmaps));
-		if (r->pl->jmaps[s] == NULL)
+		pl->jmaps[s] = calloc(r->im->nmaps + 1, sizeof(**pl->jmaps));
+		if (pl->jmaps[s] == NULL)
 			return (-HWTR_E_NOMEM);
 		for (k = 0; k < r->im->nmaps; k++)
 			if (sd->pid < 0 || r->im->maps[k].pid < 0 ||
 			    r->im->maps[k].pid == sd->pid)
-				r->pl->jmaps[s][n++] = &r->im->maps[k];
+				pl->jmaps[s][n++] = &r->im->maps[k];
 	}
-	r->ix->stats.segments = r->pl->nsegs;
+	r->ix->stats.segments = pl->nsegs;
 	return (0);
 }
 
@@ -220,7 +221,8 @@ publish(void *arg, size_t unit, struct ix_seg_out *out)
 {
 	struct pubctx *pc = arg;
 	struct run *r = pc->r;
-	struct ix_seg *g = &r->pl->segs[pc->seg];
+	struct ix_pipe *pl = r->pl;
+	struct ix_seg *g = &pl->segs[pc->seg];
 	struct ix_batch *b;
 	struct ix_bq *q;
 	int rc = 0;
@@ -232,12 +234,12 @@ publish(void *arg, size_t unit, struct ix_seg_out *out)
 	}
 	b->out = *out;
 	free(out);
-	pthread_mutex_lock(&r->pl->lock);
+	pthread_mutex_lock(&pl->lock);
 	q = &g->bq[unit];
-	while (!pc->nowait && !r->pl->abort && q->n >= IX_CS_AHEAD && r->pl->wbusy &&
-	    r->pl->wseg == pc->seg && r->pl->wunit == unit)
-		pthread_cond_wait(&r->pl->work_cv, &r->pl->lock);
-	if (r->pl->abort) {
+	while (!pc->nowait && !pl->abort && q->n >= IX_CS_AHEAD && pl->wbusy &&
+	    pl->wseg == pc->seg && pl->wunit == unit)
+		pthread_cond_wait(&pl->work_cv, &pl->lock);
+	if (pl->abort) {
 		rc = -HWTR_E_INTR;
 		ix_seg_out_free(&b->out);
 		free(b);
@@ -248,9 +250,9 @@ publish(void *arg, size_t unit, struct ix_seg_out *out)
 			q->head = b;
 		q->tail = b;
 		q->n++;
-		pthread_cond_broadcast(&r->pl->done_cv);
+		pthread_cond_broadcast(&pl->done_cv);
 	}
-	pthread_mutex_unlock(&r->pl->lock);
+	pthread_mutex_unlock(&pl->lock);
 	return (rc);
 }
 
@@ -527,6 +529,7 @@ worker(void *arg)
 {
 	struct wctx *wc = arg;
 	struct run *r = wc->r;
+	struct ix_pipe *pl = r->pl;
 	size_t i;
 
 	struct timespec t0, t1;
@@ -534,27 +537,27 @@ worker(void *arg)
 	struct ix_job *j;
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-	pthread_mutex_lock(&r->pl->lock);
+	pthread_mutex_lock(&pl->lock);
 	for (;;) {
 		/* The writer's jobs first: it will wait for them. */
-		while (!r->pl->abort && r->pl->jq.head == NULL && !seg_may_start(r))
-			pthread_cond_wait(&r->pl->work_cv, &r->pl->lock);
-		if (r->pl->abort)
+		while (!pl->abort && pl->jq.head == NULL && !seg_may_start(r))
+			pthread_cond_wait(&pl->work_cv, &pl->lock);
+		if (pl->abort)
 			break;
-		if ((j = ix_jobq_take(&r->pl->jq)) != NULL) {
-			ix_jobq_run(&r->pl->jq, j, 1);
+		if ((j = ix_jobq_take(&pl->jq)) != NULL) {
+			ix_jobq_run(&pl->jq, j, 1);
 			continue;
 		}
-		i = r->pl->next_seg++;
-		pthread_mutex_unlock(&r->pl->lock);
+		i = pl->next_seg++;
+		pthread_mutex_unlock(&pl->lock);
 		decode_one(r, wc->w, i, 0);
-		pthread_mutex_lock(&r->pl->lock);
+		pthread_mutex_lock(&pl->lock);
 		seg_decoded(r, wc->w, i);
 	}
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 	r->ix->stats.decode_cpu_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) *
 	    1000000000LL + (t1.tv_nsec - t0.tv_nsec));
-	pthread_mutex_unlock(&r->pl->lock);
+	pthread_mutex_unlock(&pl->lock);
 	return (NULL);
 }
 
@@ -681,6 +684,7 @@ wait_segment(struct run *r, struct ix_seg *g, struct ix_ures *o,
 static int
 stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
 {
+	struct ix_pipe *pl = r->pl;
 	size_t k, i, s;
 	int rc = 0;
 
@@ -703,19 +707,19 @@ stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
 		    (o->problem = strdup("no decoder for this trace format")) ==
 		    NULL)
 			return (-HWTR_E_NOMEM);
-		for (k = 0; k < r->pl->res[s].nseg && rc == 0; k++) {
+		for (k = 0; k < pl->res[s].nseg && rc == 0; k++) {
 			struct ix_seg *g;
 			struct ix_seg_out *out;
 
-			i = r->pl->res[s].seg0 + k;
-			g = &r->pl->segs[i];
-			pthread_mutex_lock(&r->pl->lock);
-			r->pl->wseg = i;
-			r->pl->wunit = u - r->ufirst[s];
-			r->pl->wbusy = 1;
+			i = pl->res[s].seg0 + k;
+			g = &pl->segs[i];
+			pthread_mutex_lock(&pl->lock);
+			pl->wseg = i;
+			pl->wunit = u - r->ufirst[s];
+			pl->wbusy = 1;
 			rc = wait_segment(r, g, o, may_defer, deferred);
-			r->pl->wbusy = 0;
-			pthread_mutex_unlock(&r->pl->lock);
+			pl->wbusy = 0;
+			pthread_mutex_unlock(&pl->lock);
 			if (rc < 0 || *deferred)
 				return (rc);
 			if (g->outs == NULL)
@@ -746,17 +750,17 @@ stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
 				continue;
 			free(g->outs);
 			g->outs = NULL;
-			pthread_mutex_lock(&r->pl->lock);
-			r->pl->stitched = i + 1;
-			pthread_cond_broadcast(&r->pl->work_cv);
-			pthread_mutex_unlock(&r->pl->lock);
+			pthread_mutex_lock(&pl->lock);
+			pl->stitched = i + 1;
+			pthread_cond_broadcast(&pl->work_cv);
+			pthread_mutex_unlock(&pl->lock);
 			/* Every 200 ms when the writer never has to wait. */
 			if (r->ix->opts.progress != NULL) {
 				struct timespec now;
 
 				clock_gettime(CLOCK_MONOTONIC, &now);
-				if ((now.tv_sec - r->pl->last_report.tv_sec) * 1000 +
-				    (now.tv_nsec - r->pl->last_report.tv_nsec) /
+				if ((now.tv_sec - pl->last_report.tv_sec) * 1000 +
+				    (now.tv_nsec - pl->last_report.tv_nsec) /
 				    1000000 >= 200)
 					report_progress(r);
 			}

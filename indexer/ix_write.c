@@ -687,8 +687,8 @@ write_files_lines(struct run *r)
 	/* The call sites' files of inlined subroutines (write_inlines()). */
 	for (i = 0; i < r->im->nimgs; i++)
 		for (j = 0; j < r->im->imgs[i].elf.nifiles; j++)
-			if ((rc = (int)file_id(r, r->im->imgs[i].elf.ifiles[j])) <
-			    0)
+			if ((rc = (int)file_id(r,
+			    r->im->imgs[i].elf.ifiles[j])) < 0)
 				return (rc);
 	if ((rc = st_prep(r, &s, "INSERT INTO files VALUES (?,?)")) < 0)
 		return (rc);
@@ -738,7 +738,8 @@ write_static(struct run *r)
 static inline int64_t
 cur_thread(const struct run *r)
 {
-	return (r->wr->ct_thread > 0 ? r->wr->ct_thread : (int64_t)r->wr->cur + 1);
+	struct ix_writer *wr = r->wr;
+	return (wr->ct_thread > 0 ? wr->ct_thread : (int64_t)wr->cur + 1);
 }
 
 /*
@@ -750,24 +751,25 @@ cur_thread(const struct run *r)
 static int
 flush_events(struct run *r)
 {
+	struct ix_writer *wr = r->wr;
 	const struct hwtr_capture_meta *meta = hwtr_ar_meta(r->ar);
 	const struct ix_thread *t = &r->im->threads[cur_thread(r) - 1];
 	size_t i = 0, n;
 	int k, rc = 0;
 
 	for (k = IX_EV_LOG - 1; k >= 0 && rc == 0; k--) {
-		sqlite3_stmt *s = r->wr->s_evn[k].st;
+		sqlite3_stmt *s = wr->s_evn[k].st;
 
-		if (!((r->wr->nevq - i) & (1u << k)))
+		if (!((wr->nevq - i) & (1u << k)))
 			continue;
 		sqlite3_clear_bindings(s);
 		sqlite3_bind_int64(s, 1, cur_thread(r));
-		sqlite3_bind_int64(s, 2, r->wr->ct_thread > 0 ? r->wr->ct_stream :
-		    ix_unit_id(r, r->wr->cur));
+		sqlite3_bind_int64(s, 2, wr->ct_thread > 0 ? wr->ct_stream :
+		    ix_unit_id(r, wr->cur));
 		if (t->pid >= 0)
 			sqlite3_bind_int64(s, 3, t->pid);
 		for (n = 0; n < (1u << k); n++) {
-			const struct ix_evrow *e = &r->wr->evq[i++];
+			const struct ix_evrow *e = &wr->evq[i++];
 			int p = 4 + IX_EV_VAR * (int)n;
 
 			sqlite3_bind_int64(s, p, e->seq);
@@ -787,12 +789,12 @@ flush_events(struct run *r)
 				sqlite3_bind_text(s, p + 7, e->detail, -1,
 				    SQLITE_STATIC);
 		}
-		r->wr->s_evn[k].i = 0;
-		rc = st_exec(r, &r->wr->s_evn[k], "events");
+		wr->s_evn[k].i = 0;
+		rc = st_exec(r, &wr->s_evn[k], "events");
 	}
-	for (i = 0; i < r->wr->nevq; i++)
-		free(r->wr->evq[i].detail);
-	r->wr->nevq = 0;
+	for (i = 0; i < wr->nevq; i++)
+		free(wr->evq[i].detail);
+	wr->nevq = 0;
 	return (rc);
 }
 
@@ -832,7 +834,8 @@ static int
 sink_func_start(void *arg, int64_t gid)
 {
 	struct run *r = arg;
-	struct ix_gsym *g = &r->wr->gs[gid];
+	struct ix_writer *wr = r->wr;
+	struct ix_gsym *g = &wr->gs[gid];
 	const struct hwtr_image_desc *id;
 	const char *base;
 	uint64_t key, h;
@@ -843,8 +846,8 @@ sink_func_start(void *arg, int64_t gid)
 	if (!g->has_image || g->symbol != 0)
 		return (0);
 	key = (((uint64_t)g->image << 48) ^ g->image_addr) + 1;
-	if (r->wr->nct * 2 >= r->wr->ctcap) {
-		size_t n = r->wr->ctcap ? r->wr->ctcap * 2 : 256;
+	if (wr->nct * 2 >= wr->ctcap) {
+		size_t n = wr->ctcap ? wr->ctcap * 2 : 256;
 		uint64_t *k = calloc(n, sizeof(*k));
 		int64_t *v = calloc(n, sizeof(*v));
 
@@ -853,28 +856,28 @@ sink_func_start(void *arg, int64_t gid)
 			free(v);
 			return (-HWTR_E_NOMEM);
 		}
-		for (i = 0; i < r->wr->ctcap; i++) {
-			if (r->wr->ct_key[i] == 0)
+		for (i = 0; i < wr->ctcap; i++) {
+			if (wr->ct_key[i] == 0)
 				continue;
-			for (h = ix_hash64(r->wr->ct_key[i]);; h++)
+			for (h = ix_hash64(wr->ct_key[i]);; h++)
 				if (k[h & (n - 1)] == 0)
 					break;
-			k[h & (n - 1)] = r->wr->ct_key[i];
-			v[h & (n - 1)] = r->wr->ct_id[i];
+			k[h & (n - 1)] = wr->ct_key[i];
+			v[h & (n - 1)] = wr->ct_id[i];
 		}
-		free(r->wr->ct_key);
-		free(r->wr->ct_id);
-		r->wr->ct_key = k;
-		r->wr->ct_id = v;
-		r->wr->ctcap = n;
+		free(wr->ct_key);
+		free(wr->ct_id);
+		wr->ct_key = k;
+		wr->ct_id = v;
+		wr->ctcap = n;
 	}
 	for (h = ix_hash64(key);; h++) {
-		i = h & (r->wr->ctcap - 1);
-		if (r->wr->ct_key[i] == key) {
-			g->symbol = r->wr->ct_id[i];
+		i = h & (wr->ctcap - 1);
+		if (wr->ct_key[i] == key) {
+			g->symbol = wr->ct_id[i];
 			goto named;
 		}
-		if (r->wr->ct_key[i] == 0)
+		if (wr->ct_key[i] == 0)
 			break;
 	}
 	id = hwtr_ar_image(r->ar, (size_t)(g->image - 1));
@@ -882,24 +885,24 @@ sink_func_start(void *arg, int64_t gid)
 	base = base != NULL ? base + 1 : id != NULL && id->path != NULL ?
 	    id->path : "image";
 	snprintf(name, sizeof(name), "%s+%#" PRIx64, base, g->image_addr);
-	if (r->wr->s_sy.st == NULL && (rc = st_prep(r, &r->wr->s_sy, "INSERT INTO "
+	if (wr->s_sy.st == NULL && (rc = st_prep(r, &wr->s_sy, "INSERT INTO "
 	    "symbols VALUES (?,?,?,?,?,?,?,?,?)")) < 0)
 		return (rc);
-	b_int(&r->wr->s_sy, r->wr->next_sym);
-	b_int(&r->wr->s_sy, g->image);
-	b_text(&r->wr->s_sy, name);
-	b_int(&r->wr->s_sy, (int64_t)g->image_addr);
-	b_int(&r->wr->s_sy, 0);
-	b_stext(&r->wr->s_sy, "func");
-	b_stext(&r->wr->s_sy, "local");
-	b_stext(&r->wr->s_sy, "call");
-	b_text(&r->wr->s_sy, NULL);
-	if ((rc = st_exec(r, &r->wr->s_sy, "symbols")) < 0)
+	b_int(&wr->s_sy, wr->next_sym);
+	b_int(&wr->s_sy, g->image);
+	b_text(&wr->s_sy, name);
+	b_int(&wr->s_sy, (int64_t)g->image_addr);
+	b_int(&wr->s_sy, 0);
+	b_stext(&wr->s_sy, "func");
+	b_stext(&wr->s_sy, "local");
+	b_stext(&wr->s_sy, "call");
+	b_text(&wr->s_sy, NULL);
+	if ((rc = st_exec(r, &wr->s_sy, "symbols")) < 0)
 		return (rc);
-	r->wr->ct_key[i] = key;
-	r->wr->ct_id[i] = r->wr->next_sym;
-	r->wr->nct++;
-	g->symbol = r->wr->next_sym++;
+	wr->ct_key[i] = key;
+	wr->ct_id[i] = wr->next_sym;
+	wr->nct++;
+	g->symbol = wr->next_sym++;
 named:
 	g->sym_offset = 0;
 	r->st.g[gid].fkey = (uint32_t)g->symbol;
@@ -1026,21 +1029,22 @@ static int
 sink_call(void *arg, int64_t idx, const struct ix_call *c)
 {
 	struct run *r = arg;
+	struct ix_writer *wr = r->wr;
 	const struct hwtr_capture_meta *meta = hwtr_ar_meta(r->ar);
 	int64_t thread = cur_thread(r);
 	int rc;
 
-	if (r->wr->cs_thread != thread) {
-		if (hwtr_cs_writer_thread(r->wr->csw, thread, r->wr->call_base) < 0)
+	if (wr->cs_thread != thread) {
+		if (hwtr_cs_writer_thread(wr->csw, thread, wr->call_base) < 0)
 			return (ix_err(r->ix, "%s",
-			    hwtr_cs_writer_error(r->wr->csw)), -HWTR_E_DB);
-		r->wr->cs_thread = thread;
+			    hwtr_cs_writer_error(wr->csw)), -HWTR_E_DB);
+		wr->cs_thread = thread;
 	}
-	rc = ix_calls_put(r->wr->csw, thread, r->wr->call_base, idx, c,
-	    r->wr->gs[c->entry_block].symbol, meta->tconv.valid ? &meta->tconv :
+	rc = ix_calls_put(wr->csw, thread, wr->call_base, idx, c,
+	    wr->gs[c->entry_block].symbol, meta->tconv.valid ? &meta->tconv :
 	    NULL);
 	if (rc < 0)
-		ix_err(r->ix, "%s", hwtr_cs_writer_error(r->wr->csw));
+		ix_err(r->ix, "%s", hwtr_cs_writer_error(wr->csw));
 	return (rc);
 }
 
@@ -1048,15 +1052,16 @@ static int
 sink_event(void *arg, const struct ix_event *e)
 {
 	struct run *r = arg;
+	struct ix_writer *wr = r->wr;
 	struct ix_evrow *q;
 
 	if (e->has_ip && strcmp(e->kind, "decode-error") == 0) {
-		if (hwtr_grow((void **)&r->wr->errips, &r->wr->cerrips, r->wr->nerrips + 1,
-		    sizeof(*r->wr->errips)) < 0)
+		if (hwtr_grow((void **)&wr->errips, &wr->cerrips,
+		    wr->nerrips + 1, sizeof(*wr->errips)) < 0)
 			return (-HWTR_E_NOMEM);
-		r->wr->errips[r->wr->nerrips++] = e->ip;
+		wr->errips[wr->nerrips++] = e->ip;
 	}
-	q = &r->wr->evq[r->wr->nevq];
+	q = &wr->evq[wr->nevq];
 	q->seq = e->seq;
 	q->insn = e->insn;
 	q->kind = e->kind;
@@ -1069,7 +1074,7 @@ sink_event(void *arg, const struct ix_event *e)
 	q->detail = NULL;
 	if (e->detail != NULL && (q->detail = strdup(e->detail)) == NULL)
 		return (-HWTR_E_NOMEM);
-	if (++r->wr->nevq == IX_EV_BATCH)
+	if (++wr->nevq == IX_EV_BATCH)
 		return (flush_events(r));
 	return (0);
 }
@@ -1376,6 +1381,7 @@ ix_db_prepare(struct run *r)
 int
 ix_db_finish(struct run *r, const char *tmp, int rc)
 {
+	struct ix_writer *wr = r->wr;
 	struct timespec t0, t1;
 	char *err = NULL;
 	size_t i;
@@ -1385,10 +1391,10 @@ ix_db_finish(struct run *r, const char *tmp, int rc)
 	rc1 = xq_drain(r, rc == 0);
 	if (rc == 0)
 		rc = rc1;
-	for (i = 0; r->wr->xq != NULL && i < IX_XQ; i++)
-		free(r->wr->xq[i].c.data.p);
-	free(r->wr->xq);
-	r->wr->xq = NULL;
+	for (i = 0; wr->xq != NULL && i < IX_XQ; i++)
+		free(wr->xq[i].c.data.p);
+	free(wr->xq);
+	wr->xq = NULL;
 	if (rc == 0)
 		rc = ix_flush_pending(r);
 	if (rc == 0) {
@@ -1396,29 +1402,29 @@ ix_db_finish(struct run *r, const char *tmp, int rc)
 		r->ix->stats.threads = r->im->nthreads;
 		rc = write_sbevents(r);
 	}
-	st_done(&r->wr->s_ch);
-	st_done(&r->wr->s_ts);
-	st_done(&r->wr->s_br);
-	st_done(&r->wr->s_bc);
-	if (rc == 0 && r->wr->csw != NULL && hwtr_cs_writer_finish(r->wr->csw) < 0) {
-		ix_err(r->ix, "%s", hwtr_cs_writer_error(r->wr->csw));
+	st_done(&wr->s_ch);
+	st_done(&wr->s_ts);
+	st_done(&wr->s_br);
+	st_done(&wr->s_bc);
+	if (rc == 0 && wr->csw != NULL && hwtr_cs_writer_finish(wr->csw) < 0) {
+		ix_err(r->ix, "%s", hwtr_cs_writer_error(wr->csw));
 		rc = -HWTR_E_DB;
 	}
-	hwtr_cs_writer_close(r->wr->csw);
-	r->wr->csw = NULL;
-	st_done(&r->wr->s_ev);
-	st_done(&r->wr->s_cy);
-	st_done(&r->wr->s_sy);
+	hwtr_cs_writer_close(wr->csw);
+	wr->csw = NULL;
+	st_done(&wr->s_ev);
+	st_done(&wr->s_cy);
+	st_done(&wr->s_sy);
 	for (i = 0; i < IX_EV_LOG; i++)
-		st_done(&r->wr->s_evn[i]);
-	for (i = 0; i < r->wr->nevq; i++)
-		free(r->wr->evq[i].detail);
-	r->wr->nevq = 0;
+		st_done(&wr->s_evn[i]);
+	for (i = 0; i < wr->nevq; i++)
+		free(wr->evq[i].detail);
+	wr->nevq = 0;
 	if (rc == 0)
 		rc = write_blocks(r);
 	if (rc == 0)
 		rc = write_streams(r);
-	if (rc == 0 && (rc = ix_cpusplit_write(&r->cs, r->wr->db,
+	if (rc == 0 && (rc = ix_cpusplit_write(&r->cs, wr->db,
 	    &hwtr_ar_meta(r->ar)->tconv, r->ix->err, sizeof(r->ix->err))) < 0)
 		r->ix->err[sizeof(r->ix->err) - 1] = '\0';
 	if (rc == 0)
@@ -1433,9 +1439,9 @@ ix_db_finish(struct run *r, const char *tmp, int rc)
 
 		(void)snprintf(pr, sizeof(pr), "PRAGMA threads = %zu;",
 		    r->pl->nworkers);
-		(void)sqlite3_exec(r->wr->db, pr, NULL, NULL, NULL);
+		(void)sqlite3_exec(wr->db, pr, NULL, NULL, NULL);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (sqlite3_exec(r->wr->db, HWTR_IX_INDEX_SQL "COMMIT;", NULL,
+		if (sqlite3_exec(wr->db, HWTR_IX_INDEX_SQL "COMMIT;", NULL,
 		    NULL, &err) != SQLITE_OK) {
 			ix_err(r->ix, "database '%s': %s", tmp,
 			    err ? err : "?");
@@ -1446,11 +1452,11 @@ ix_db_finish(struct run *r, const char *tmp, int rc)
 		r->ix->stats.index_ns = (uint64_t)((t1.tv_sec - t0.tv_sec) *
 		    1000000000LL + (t1.tv_nsec - t0.tv_nsec));
 	}
-	if (sqlite3_close(r->wr->db) != SQLITE_OK && rc == 0) {
-		ix_err(r->ix, "database '%s': %s", tmp, sqlite3_errmsg(r->wr->db));
+	if (sqlite3_close(wr->db) != SQLITE_OK && rc == 0) {
+		ix_err(r->ix, "database '%s': %s", tmp, sqlite3_errmsg(wr->db));
 		rc = -HWTR_E_DB;
 	}
-	r->wr->db = NULL;
+	wr->db = NULL;
 	return (rc);
 }
 
