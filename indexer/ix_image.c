@@ -989,7 +989,8 @@ count_in(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi)
 #define IX_MISSING_MAX	100	/* mappings named; the rest counted */
 
 void
-ix_warn_missing(struct run *r)
+ix_warn_missing(struct hwtr_ix *ix, const struct ix_images *im,
+    uint64_t *errips, size_t nerrips)
 {
 	size_t i, k, nrep = 0, more = 0, rep[IX_MISSING_MAX];
 	uint64_t n;
@@ -998,21 +999,20 @@ ix_warn_missing(struct run *r)
 	 * The decode errors' addresses sorted once: a binary search per
 	 * mapping, not a pass over every error (200,000 mappings).
 	 */
-	if (r->wr->nerrips > 1)
-		qsort(r->wr->errips, r->wr->nerrips, sizeof(*r->wr->errips),
-		    cmp_u64);
-	for (i = 0; i < r->im->nmaps; i++) {
-		const struct ix_map *m = &r->im->maps[i];
+	if (nerrips > 1)
+		qsort(errips, nerrips, sizeof(*errips), cmp_u64);
+	for (i = 0; i < im->nmaps; i++) {
+		const struct ix_map *m = &im->maps[i];
 
-		if ((m->image >= 0 && r->im->imgs[m->image].present) ||
+		if ((m->image >= 0 && im->imgs[m->image].present) ||
 		    (m->prot != 0 && !(m->prot & PROT_EXEC)))
 			continue;
-		if (m->end <= m->start || (n = count_in(r->wr->errips,
-		    r->wr->nerrips, m->start, m->end)) == 0)
+		if (m->end <= m->start || (n = count_in(errips, nerrips,
+		    m->start, m->end)) == 0)
 			continue;
 		/* An earlier mapping of the same range was named. */
 		for (k = 0; k < nrep; k++) {
-			const struct ix_map *o = &r->im->maps[rep[k]];
+			const struct ix_map *o = &im->maps[rep[k]];
 
 			if (o->start == m->start && o->end == m->end &&
 			    (o->path == m->path || (o->path != NULL &&
@@ -1026,13 +1026,13 @@ ix_warn_missing(struct run *r)
 			continue;
 		}
 		rep[nrep++] = i;
-		ix_problem(r->ix, "mapping of '%s' at %#" PRIx64
+		ix_problem(ix, "mapping of '%s' at %#" PRIx64
 		    ": image not in the archive; its code cannot be "
 		    "decoded (%" PRIu64 " decode errors there)",
 		    m->path ? m->path : "?", m->start, n);
 	}
 	if (more > 0)
-		ix_problem(r->ix, "and %zu more mappings whose image is not in "
+		ix_problem(ix, "and %zu more mappings whose image is not in "
 		    "the archive, with decode errors", more);
 }
 

@@ -39,6 +39,11 @@ struct pt_image_section_cache *ix_job_iscache(struct run *r);
 struct ix_thread *ix_thread_get(struct run *r, int32_t pid, int32_t tid,
 	    int create);
 /* Problems for the mappings whose image is missing and that failed. */
-void	ix_warn_missing(struct run *r);
+/*
+ * A problem for each mapping whose image is not in the archive and where
+ * decoding failed (@errips: the decode errors' addresses, sorted here).
+ */
+void	ix_warn_missing(struct hwtr_ix *ix, const struct ix_images *im,
+	    uint64_t *errips, size_t nerrips);
 
 #endif /* !HWTR_IX_IMAGE_H */

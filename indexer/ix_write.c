@@ -1230,7 +1230,7 @@ report_streams(struct run *r)
 {
 	size_t i;
 
-	ix_warn_missing(r);
+	ix_warn_missing(r->ix, r->im, r->wr->errips, r->wr->nerrips);
 	for (i = 0; i < r->nunits; i++) {
 		const struct ix_ures *o = &r->ures[i];
 		char nbuf[32], msg[160];
