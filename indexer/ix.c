@@ -125,7 +125,7 @@ cpu_split(struct run *r)
 		p->stream_thread = (int64_t)r->ufirst[p->stream] + 1;
 		if (p->tid < 0)
 			continue;
-		if ((t = ix_thread_get(r, p->pid, p->tid, 1)) == NULL)
+		if ((t = ix_thread_get(r->im, p->pid, p->tid, 1)) == NULL)
 			return (-HWTR_E_NOMEM);
 		p->thread = t->id;
 	}
@@ -368,14 +368,15 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 	}
 	r.nstreams = hwtr_ar_nstreams(r.ar);
 	ix->stats.streams = r.nstreams;
-	if ((r.im = ix_images_new(r.nstreams)) == NULL) {
+	if ((r.im = ix_images_new(ix, r.ar, r.nstreams)) == NULL) {
 		rc = -HWTR_E_NOMEM;
 		goto out;
 	}
 	if ((rc = ix_make_units(&r)) < 0 ||
-	    (rc = ix_load_images(&r)) < 0 || (rc = ix_replay_sideband(&r)) < 0 ||
+	    (rc = ix_load_images(r.im, r.tmpdir)) < 0 ||
+	    (rc = ix_replay_sideband(r.im, r.nunits, r.ustream)) < 0 ||
 	    (rc = cpu_split(&r)) < 0 ||
-	    (rc = ix_add_sections(&r)) < 0 || (rc = ix_plan(&r)) < 0)
+	    (rc = ix_add_sections(r.im)) < 0 || (rc = ix_plan(&r)) < 0)
 		goto out;
 	if (ix->opts.cancel != NULL && *ix->opts.cancel) {
 		rc = -HWTR_E_INTR;

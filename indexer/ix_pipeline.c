@@ -410,7 +410,7 @@ decode_one(struct run *r, size_t w, size_t i, int own)
 		in.blind_start = g->blind_start;
 		in.blind_end = g->blind_end;
 	}
-	if (rc == 0 && (in.iscache = ix_job_iscache(r)) == NULL) {
+	if (rc == 0 && (in.iscache = ix_job_iscache(r->im)) == NULL) {
 		rc = -HWTR_E_NOMEM;
 		snprintf(err, sizeof(err), "cannot build an image section "
 		    "cache");

@@ -211,6 +211,9 @@ struct ix_replay {
  * (ix_image.c: ix_images_new(), ix_images_free()).
  */
 struct ix_images {
+	struct hwtr_ix	*ix;		/* the run's, for diagnostics */
+	struct hwtr_ar	*ar;
+	size_t		nstreams;
 	struct pt_image_section_cache *isc;
 	struct ix_img	*imgs;
 	size_t		nimgs;

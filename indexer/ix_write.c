@@ -1205,7 +1205,7 @@ write_sbevents(struct run *r)
 		const struct ix_sbev *e = &r->im->sbev[i];
 		struct ix_thread *t = e->stream >= 0 ?
 		    &r->im->threads[r->ufirst[e->stream]] :
-		    ix_thread_get(r, e->pid, e->tid, 0);
+		    ix_thread_get(r->im, e->pid, e->tid, 0);
 
 		sqlite3_bind_null(ev->st, ++ev->i);
 		b_opt(ev, t != NULL, t ? t->id : 0);
