@@ -11,8 +11,9 @@
  * the driver (ix.c) opens the archive; ix_image.c extracts images to a
  * temporary directory and builds the mapping timeline from sideband; the
  * stream view (format/hwtr_stream.h) cuts every stream at PSBs into
- * segments; workers (ix_pipeline.c) decode segments (decode.c: libipt's
- * block decoder; cs_segment.c over cs_decode.c for CoreSight) into
+ * segments; workers (ix_pipeline.c) decode segments with the decoder of
+ * their format (segdec.h: decode.c, libipt's block decoder; cs_segment.c
+ * over cs_decode.c for CoreSight; both write through segout.h) into
  * self-contained results with segment-local block ids, reading the
  * stream's chunks they need and nothing else; one writer replays the
  * results in stream order (stitch.c), giving blocks their global ids and
