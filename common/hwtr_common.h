@@ -34,6 +34,13 @@
 char *hwtr_esc_dup(const char *s, int flags);
 int hwtr_esc_needed(const char *s, int flags);
 
+/*
+ * Make room for @need elements of @elem bytes in the array *@p of *@cap
+ * elements: at least double it (16 at first), realloc().  0, or
+ * -HWTR_E_NOMEM with *@p and *@cap unchanged.
+ */
+int hwtr_grow(void **p, size_t *cap, size_t need, size_t elem);
+
 /* Format a message and send it to @log (which may be NULL). */
 void hwtr_logf(const struct hwtr_log *log, enum hwtr_log_level level,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -934,15 +934,13 @@ cv_thread_pages(struct cv_cursor *c, int64_t *lop, int64_t *hip)
 	    cv_dberr(c));
 }
 
-static int
-cv_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
-    int argc, sqlite3_value **argv)
+/* A new filter on cursor @c: nothing read; stale pages forgotten. */
+static void
+cv_reset(struct cv_cursor *c, int idxnum)
 {
-	struct cv_cursor *c = (struct cv_cursor *)cur;
 	struct cv_vtab *vt = c->vt;
 	unsigned int dver = 0;
-	int64_t v, plo, phi;
-	int i, rc, drop = 0;
+	int i;
 
 	c->eof = 0;
 	c->p_has = c->r_has = 0;
@@ -974,6 +972,19 @@ cv_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 		c->dver = dver;
 		c->cl_id = INT64_MIN;
 	}
+}
+
+/*
+ * The constraints (xBestIndex's @idxstr, @argv) into the cursor's ranges
+ * and its plan; 1 when nothing can match.
+ */
+static int
+cv_constrain(struct cv_cursor *c, const char *idxstr, int argc,
+    sqlite3_value **argv)
+{
+	int64_t v;
+	int i, drop = 0;
+
 	for (i = 0; i < argc && idxstr != NULL && idxstr[2 * i] != '\0'; i++) {
 		char col = idxstr[2 * i], op = idxstr[2 * i + 1];
 
@@ -981,8 +992,7 @@ cv_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 			continue;
 		switch (cv_arg(argv[i], op, &v)) {
 		case 1:
-			c->eof = 1;
-			return (SQLITE_OK);
+			return (1);
 		case 2:
 			/* Not usable: that plan reads more; SQLite filters. */
 			if (col == 'I' && op == '=')
@@ -1023,11 +1033,16 @@ cv_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 		c->seq_lo = INT64_MIN;
 		c->seq_hi = INT64_MAX;
 	}
-	if (c->id_lo > c->id_hi || c->seq_lo > c->seq_hi) {
-		c->eof = 1;
-		return (SQLITE_OK);
-	}
-	/* The pages. */
+	return (c->id_lo > c->id_hi || c->seq_lo > c->seq_hi);
+}
+
+/* The pages statement of the cursor's plan, on its first page. */
+static int
+cv_open_pages(struct cv_cursor *c)
+{
+	int64_t plo, phi;
+	int rc;
+
 	switch (c->plan) {
 	case CV_ID:
 	case CV_SCAN:
@@ -1090,6 +1105,23 @@ range:
 	default:
 		break;
 	}
+	return (SQLITE_OK);
+}
+
+static int
+cv_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
+    int argc, sqlite3_value **argv)
+{
+	struct cv_cursor *c = (struct cv_cursor *)cur;
+	int rc;
+
+	cv_reset(c, idxnum);
+	if (cv_constrain(c, idxstr, argc, argv)) {
+		c->eof = 1;
+		return (SQLITE_OK);
+	}
+	if ((rc = cv_open_pages(c)) != SQLITE_OK)
+		return (rc);
 	/* The rows SQL inserted. */
 	if ((rc = cv_prep(c, &c->s_rows[c->plan][c->desc],
 	    cv_rows_sql[c->plan][c->desc])) != SQLITE_OK)

@@ -112,8 +112,8 @@ demux_init(struct run *r, struct ix_csplit *sp)
 	for (i = sp->p0; i < sp->p1; i++) {
 		p = &r->cs.parts[i];
 		p->owned = sp->demux > 0 && p->thread > 0 &&
-		    (size_t)p->thread <= r->nthreads &&
-		    r->threads[p->thread - 1].stream < 0;
+		    (size_t)p->thread <= r->im->nthreads &&
+		    r->im->threads[p->thread - 1].stream < 0;
 	}
 }
 
@@ -122,7 +122,7 @@ static int
 frag_block(struct frag *f, uint64_t lid, uint64_t *fid)
 {
 	if (f->fmap[lid] < 0) {
-		if (ix_grow((void **)&f->lids, &f->clids, f->nlids + 1,
+		if (hwtr_grow((void **)&f->lids, &f->clids, f->nlids + 1,
 		    sizeof(*f->lids)) < 0)
 			return (-HWTR_E_NOMEM);
 		f->fmap[lid] = (int64_t)f->nlids;
@@ -276,7 +276,7 @@ spill_frag(struct run *r, struct frag *f, size_t k)
 		}
 	}
 	cs->spill_len += o->len;
-	if (ix_grow((void **)&cs->frags, &cs->cfrags, cs->nfrags + 1,
+	if (hwtr_grow((void **)&cs->frags, &cs->cfrags, cs->nfrags + 1,
 	    sizeof(*fr)) < 0)
 		return (-HWTR_E_NOMEM);
 	fr = &cs->frags[cs->nfrags];
@@ -442,7 +442,7 @@ ix_cpu_segment(struct run *r, struct ix_seg_out *seg)
 {
 	struct ix_csplit *sp;
 
-	sp = ix_cpusplit_stream(&r->cs, r->ustream[r->cur]);
+	sp = ix_cpusplit_stream(&r->cs, r->ustream[r->wr->cur]);
 	if (sp != NULL && sp->demux == 0)
 		demux_init(r, sp);
 	if (sp == NULL || sp->demux < 0)
@@ -465,7 +465,7 @@ replay_frag(struct run *r, const struct ix_cfrag *fr, uint8_t **bufp,
 	ssize_t got;
 	int rc;
 
-	if (ix_grow((void **)bufp, capp, fr->len + 1, 1) < 0)
+	if (hwtr_grow((void **)bufp, capp, fr->len + 1, 1) < 0)
 		return (-HWTR_E_NOMEM);
 	p = *bufp;
 	while (done < fr->len) {
@@ -481,7 +481,7 @@ replay_frag(struct run *r, const struct ix_cfrag *fr, uint8_t **bufp,
 	if (getv(p, fr->len, &pos, &v) < 0 || v > fr->len)
 		return (-HWTR_E_FORMAT);
 	nb = (size_t)v;
-	if (ix_grow((void **)blp, cblp, nb + 1, sizeof(**blp)) < 0)
+	if (hwtr_grow((void **)blp, cblp, nb + 1, sizeof(**blp)) < 0)
 		return (-HWTR_E_NOMEM);
 	for (i = 0; i < nb; i++) {
 		uint64_t ip, end, isid, ninsn, size;
@@ -557,7 +557,7 @@ static int
 thread_rows(struct run *r, int64_t thread)
 {
 	struct ix_stitch *st = &r->st;
-	sqlite3_stmt *br = r->s_br.st, *bc = r->s_bc.st;
+	sqlite3_stmt *br = r->wr->s_br.st, *bc = r->wr->s_bc.st;
 	size_t i;
 
 	for (i = 0; i < st->nbranches; i++) {
@@ -586,7 +586,7 @@ thread_rows(struct run *r, int64_t thread)
 	return (0);
 fail:
 	ix_err(r->ix, "database: CPU mode thread %lld: %s", (long long)thread,
-	    sqlite3_errmsg(r->db));
+	    sqlite3_errmsg(r->wr->db));
 	sqlite3_reset(br);
 	sqlite3_reset(bc);
 	return (-HWTR_E_DB);
@@ -604,16 +604,16 @@ stitch_thread(struct run *r, const size_t *list, size_t n, uint8_t **bufp,
 	size_t i, f;
 	int rc = 0;
 
-	r->ct_thread = cs->parts[list[0]].thread;
+	r->wr->ct_thread = cs->parts[list[0]].thread;
 	ix_stitch_begin(st);
 	st->merge = hwtr_ar_stream(r->ar, cs->parts[list[0]].stream)->format ==
 	    HWTR_TF_INTEL_PT;
 	for (i = 0; i < n && rc == 0; i++) {
 		p = &cs->parts[list[i]];
-		if (p->db_stream != r->ct_stream) {
+		if (p->db_stream != r->wr->ct_stream) {
 			if ((rc = ix_flush_pending(r)) < 0)
 				break;
-			r->ct_stream = p->db_stream;
+			r->wr->ct_stream = p->db_stream;
 		}
 		if ((rc = stitch_break(r)) < 0)
 			break;
@@ -635,13 +635,13 @@ stitch_thread(struct run *r, const size_t *list, size_t n, uint8_t **bufp,
 	if (rc == 0)
 		rc = ix_flush_pending(r);
 	if (rc == 0)
-		rc = thread_rows(r, r->ct_thread);
+		rc = thread_rows(r, r->wr->ct_thread);
 	if (rc < 0)
 		return (rc == -HWTR_E_FORMAT ? (ix_err(r->ix, "CPU mode: the "
 		    "spill file is damaged"), rc) : rc);
 	t = &cs->threads[cs->nthreads++];
 	memset(t, 0, sizeof(*t));
-	t->thread = r->ct_thread;
+	t->thread = r->wr->ct_thread;
 	t->blocks = st->exec_blocks;
 	t->insns = st->exec_insns;
 	t->errors = st->errors;
@@ -704,8 +704,8 @@ ix_cpu_threads(struct run *r)
 		rc = stitch_thread(r, list + i, j - i, &buf, &cap, &bl, &cbl);
 	}
 	r->st.sink.time = time_cb;
-	r->ct_thread = 0;
-	r->ct_stream = 0;
+	r->wr->ct_thread = 0;
+	r->wr->ct_stream = 0;
 out:
 	free(list);
 	free(buf);

@@ -7,9 +7,11 @@
 /*
  * The CoreSight segment decoder: a buffer's elements from OpenCSD
  * (cs_decode.c) into each unit's blocks and operations, as decode.c does
- * for Intel PT with libipt (ix_decode_segment() calls it).
+ * for Intel PT with libipt: the segment decoder ix_segdec_opencsd
+ * (segdec.h), writing through segout.h.
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <intel-pt.h>
 #include <stdio.h>
@@ -19,7 +21,8 @@
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
 #include "hwtr_stream.h"
-#include "ix_dec.h"
+#include "segdec.h"
+#include "segout.h"
 
 /*
  * CoreSight.  OpenCSD (cs_decode.c) gives the generic elements of a buffer
@@ -54,8 +57,35 @@ ix_cs_units(const struct hwtr_stream_desc *sd, size_t *order)
 	return (k);
 }
 
+/* A unit's decoder state. */
+struct cs_dec {
+	struct ix_segw	w;		/* its output */
+	size_t		cs_map;		/* CoreSight: last mapping + 1 */
+	uint32_t	cs_prev;	/* CoreSight: last block + 1 */
+	/*
+	 * CoreSight batches (in->cs_batch): the batch's blocks (copies),
+	 * the unit's id of each, and per unit block its batch id + 1.
+	 */
+	struct ix_sblock *bb;
+	size_t		nbb, cbb;
+	uint32_t	*blid;
+	size_t		cblid;
+	uint32_t	*bmap;
+	size_t		cbmap;
+	size_t		nelem;		/* elements in the batch */
+	size_t		unit;		/* index in in->cs_touched */
+	int		touched;
+};
+
+/* A failure of the unit's out (the first one is kept); returns @rc. */
+static int
+cs_fail(struct cs_dec *d, int rc, const char *what, const char *detail)
+{
+	return (ix_segw_fail(&d->w, rc, what, detail));
+}
+
 struct cs_run {
-	struct dec	*decs;		/* one per unit */
+	struct cs_dec	*decs;		/* one per unit */
 	size_t		ndecs;
 	int16_t		route[256];	/* trace ID -> unit, -1 */
 	uint64_t	base;		/* stream offset of the piece */
@@ -74,9 +104,9 @@ struct cs_run {
  * the last mapping found; ranges mostly stay in one.
  */
 static int
-cs_isid(struct dec *d, uint64_t ip)
+cs_isid(struct cs_dec *d, uint64_t ip)
 {
-	const struct ix_seg_in *in = d->in;
+	const struct ix_seg_in *in = d->w.in;
 	const struct ix_map *m;
 	size_t i;
 
@@ -97,20 +127,20 @@ cs_isid(struct dec *d, uint64_t ip)
 
 /* Something came for unit @d (the writer may have left it for later). */
 static void
-cs_touch(struct dec *d)
+cs_touch(struct cs_dec *d)
 {
-	if (!d->touched && d->in->cs_touched != NULL)
-		__atomic_store_n(&d->in->cs_touched[d->unit], 1,
+	if (!d->touched && d->w.in->cs_touched != NULL)
+		__atomic_store_n(&d->w.in->cs_touched[d->unit], 1,
 		    __ATOMIC_RELAXED);
 	d->touched = 1;
 }
 
 static int
-cs_event(struct dec *d, const char *kind, int has_ip, uint64_t ip,
+cs_event(struct cs_dec *d, const char *kind, int has_ip, uint64_t ip,
     const char *detail, uint64_t off)
 {
 	cs_touch(d);
-	return (ix_dec_add_event_at(d, kind, has_ip, ip, detail, 1, off));
+	return (ix_segw_event_at(&d->w, kind, has_ip, ip, detail, 1, off));
 }
 
 /* The archive's bytes at [@addr, @addr + @len), or NULL. */
@@ -213,69 +243,67 @@ cs_block_code(const struct cs_run *cr, struct ix_sblock *b, uint32_t ninsn)
  * code are final once the block exists).
  */
 static int
-cs_put_block(struct dec *d, int64_t id)
+cs_put_block(struct cs_dec *d, int64_t id)
 {
 	struct ix_sblock *b;
 
-	if (d->in->cs_batch == 0 || d->in->cs_publish == NULL)
-		return (ix_dec_put(d, (uint64_t)id << 1));
+	if (d->w.in->cs_batch == 0 || d->w.in->cs_publish == NULL)
+		return (ix_segw_put(&d->w, (uint64_t)id << 1));
 	if ((size_t)id >= d->cbmap) {
-		size_t n = d->cbmap ? d->cbmap : 4096;
-		uint32_t *t;
+		size_t old = d->cbmap;
 
-		while (n <= (size_t)id)
-			n *= 2;
-		if ((t = realloc(d->bmap, n * sizeof(*t))) == NULL)
-			return (ix_dec_fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-		memset(t + d->cbmap, 0, (n - d->cbmap) * sizeof(*t));
-		d->bmap = t;
-		d->cbmap = n;
+		if (hwtr_grow((void **)&d->bmap, &d->cbmap, (size_t)id + 1,
+		    sizeof(*d->bmap)) < 0)
+			return (cs_fail(d, -HWTR_E_NOMEM, "out of memory",
+			    NULL));
+		memset(d->bmap + old, 0, (d->cbmap - old) * sizeof(*d->bmap));
 	}
 	if (d->bmap[id] == 0) {
-		if (ix_grow((void **)&d->bb, &d->cbb, d->nbb + 1,
-		    sizeof(*d->bb)) < 0 || ix_grow((void **)&d->blid,
+		if (hwtr_grow((void **)&d->bb, &d->cbb, d->nbb + 1,
+		    sizeof(*d->bb)) < 0 || hwtr_grow((void **)&d->blid,
 		    &d->cblid, d->nbb + 1, sizeof(*d->blid)) < 0)
-			return (ix_dec_fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+			return (cs_fail(d, -HWTR_E_NOMEM, "out of memory",
+			    NULL));
 		b = &d->bb[d->nbb];
-		*b = d->out->blocks[id];
+		*b = d->w.out->blocks[id];
 		b->count = 0;
 		b->last_to = b->last_br = 0;
 		d->blid[d->nbb] = (uint32_t)id;
 		d->bmap[id] = (uint32_t)++d->nbb;
 	}
-	return (ix_dec_put(d, (uint64_t)(d->bmap[id] - 1) << 1));
+	return (ix_segw_put(&d->w, (uint64_t)(d->bmap[id] - 1) << 1));
 }
 
 /* Hand unit @u's batch (its operations so far) to the writer. */
 static int
-cs_publish(struct dec *d, size_t u)
+cs_publish(struct cs_dec *d, size_t u)
 {
 	struct ix_seg_out *b;
 	size_t i;
 	int rc;
 
 	d->nelem = 0;
-	if (d->out == NULL || d->out->ops.len == 0)
+	if (d->w.out == NULL || d->w.out->ops.len == 0)
 		return (0);
 	if ((b = calloc(1, sizeof(*b))) == NULL) {
 		/* The operations cannot be stitched with the unit's ids. */
-		d->out->ops.len = 0;
-		return (ix_dec_fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+		d->w.out->ops.len = 0;
+		return (cs_fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 	}
 	b->borrowed = 1;
-	b->trace_id = d->out->trace_id;
-	b->format = d->out->format;
+	b->trace_id = d->w.out->trace_id;
+	b->format = d->w.out->format;
 	b->blocks = d->bb;
 	b->nblocks = d->nbb;
 	b->cblocks = d->cbb;
-	b->ops = d->out->ops;
-	memset(&d->out->ops, 0, sizeof(d->out->ops));
+	b->ops = d->w.out->ops;
+	memset(&d->w.out->ops, 0, sizeof(d->w.out->ops));
 	for (i = 0; i < d->nbb; i++)
 		d->bmap[d->blid[i]] = 0;
 	d->bb = NULL;
 	d->nbb = d->cbb = 0;
-	if ((rc = d->in->cs_publish(d->in->cs_publish_arg, u, b)) < 0)
-		return (ix_dec_fail(d, rc, rc == -HWTR_E_INTR ? "interrupted" :
+	if ((rc = d->w.in->cs_publish(d->w.in->cs_publish_arg, u, b)) < 0)
+		return (cs_fail(d, rc, rc == -HWTR_E_INTR ? "interrupted" :
 		    "cannot hand a batch to the writer", NULL));
 	return (0);
 }
@@ -288,19 +316,20 @@ cs_publish(struct dec *d, size_t u)
  * count, counted again by the next one.
  */
 static int
-cs_cycles(struct dec *d, const struct ix_cs_elem *e)
+cs_cycles(struct cs_dec *d, const struct ix_cs_elem *e)
 {
 	int cum = !(e->cc_elem == IX_CC_TIMESTAMP &&
-	    (d->out->format == HWTR_TF_ETMV4 || d->out->format == HWTR_TF_ETE));
+	    (d->w.out->format == HWTR_TF_ETMV4 ||
+	    d->w.out->format == HWTR_TF_ETE));
 	int rc;
 
-	if ((rc = ix_dec_op1(d, IX_OP_CYCLES, e->cc)) < 0)
+	if ((rc = ix_segw_op1(&d->w, IX_OP_CYCLES, e->cc)) < 0)
 		return (rc);
-	return (ix_dec_put(d, (uint64_t)e->cc_elem << 1 | (uint64_t)cum));
+	return (ix_segw_put(&d->w, (uint64_t)e->cc_elem << 1 | (uint64_t)cum));
 }
 
 static int
-cs_emit(struct cs_run *cr, struct dec *d, const struct ix_cs_elem *e)
+cs_emit(struct cs_run *cr, struct cs_dec *d, const struct ix_cs_elem *e)
 {
 	struct ix_sblock proto, *b;
 	char det[64];
@@ -327,51 +356,52 @@ cs_emit(struct cs_run *cr, struct dec *d, const struct ix_cs_elem *e)
 		proto.cls = (uint8_t)e->last_class;
 		proto.size = (uint32_t)(e->en - e->st);
 		proto.isid = cs_isid(d, e->st);
-		d->out->isa_seen |= proto.mode == IX_CS_T32 ? 4 :
+		d->w.out->isa_seen |= proto.mode == IX_CS_T32 ? 4 :
 		    proto.mode == IX_CS_A32 ? 2 : 1;
-		before = d->out->nblocks;
+		before = d->w.out->nblocks;
 		/*
 		 * Most ranges follow the one before as they did last time:
 		 * the previous block's last successor spares the hash lookup.
 		 */
 		b = d->cs_prev != 0 &&
-		    d->out->blocks[d->cs_prev - 1].last_to != 0 ?
-		    &d->out->blocks[d->out->blocks[d->cs_prev - 1].last_to -
+		    d->w.out->blocks[d->cs_prev - 1].last_to != 0 ?
+		    &d->w.out->blocks[d->w.out->blocks[d->cs_prev - 1].last_to -
 		    1] : NULL;
 		if (b != NULL && b->ip == proto.ip && b->ninsn == proto.ninsn &&
 		    b->isid == proto.isid && b->mode == proto.mode)
-			id = b - d->out->blocks;
-		else if ((id = ix_dec_run_id(d, &proto)) < 0)
+			id = b - d->w.out->blocks;
+		else if ((id = ix_segw_run_id(&d->w, &proto)) < 0)
 			return ((int)id);
 		if (d->cs_prev != 0)
-			d->out->blocks[d->cs_prev - 1].last_to = (uint32_t)id + 1;
+			d->w.out->blocks[d->cs_prev - 1].last_to =
+			    (uint32_t)id + 1;
 		d->cs_prev = (uint32_t)id + 1;
-		if (d->out->nblocks > before) {
-			b = &d->out->blocks[id];
+		if (d->w.out->nblocks > before) {
+			b = &d->w.out->blocks[id];
 			if (proto.ninsn == e->ninsn &&
 			    cs_block_code(cr, b, e->ninsn) < 0)
-				return (ix_dec_fail(d, -HWTR_E_NOMEM, "out of memory",
-				    NULL));
+				return (cs_fail(d, -HWTR_E_NOMEM,
+				    "out of memory", NULL));
 			if (b->code == NULL)
-				d->out->nocode++;
+				d->w.out->nocode++;
 		}
 		return (cs_put_block(d, id));
 	case IX_CS_EXCEPTION:
-		if ((rc = ix_dec_op(d, IX_OP_ASYNC)) < 0)
+		if ((rc = ix_segw_op(&d->w, IX_OP_ASYNC)) < 0)
 			return (rc);
 		snprintf(det, sizeof(det), "exception 0x%x", e->excnum);
 		return (cs_event(d, "exception", e->en != 0, e->en, det, off));
 	case IX_CS_EXC_RET:
-		if ((rc = ix_dec_op(d, IX_OP_ASYNC)) < 0)
+		if ((rc = ix_segw_op(&d->w, IX_OP_ASYNC)) < 0)
 			return (rc);
 		return (cs_event(d, "exception-return", 0, 0, NULL, off));
 	case IX_CS_NACC:
-		if ((rc = ix_dec_op(d, IX_OP_NOPREV)) < 0)
+		if ((rc = ix_segw_op(&d->w, IX_OP_NOPREV)) < 0)
 			return (rc);
 		return (cs_event(d, "memory-not-accessible", 1, e->st, NULL,
 		    off));
 	case IX_CS_TIMESTAMP:
-		return (ix_dec_op1(d, IX_OP_SETTSC, e->ts));
+		return (ix_segw_op1(&d->w, IX_OP_SETTSC, e->ts));
 	case IX_CS_MEMTRANS:
 		/*
 		 * ETE transactional memory (TME).  A failed transaction is
@@ -380,7 +410,7 @@ cs_emit(struct cs_run *cr, struct dec *d, const struct ix_cs_elem *e)
 		 * Trace that starts inside a transaction is a start.
 		 */
 		if (e->memtrans == IX_CS_TRANS_FAIL &&
-		    (rc = ix_dec_op(d, IX_OP_ASYNC)) < 0)
+		    (rc = ix_segw_op(&d->w, IX_OP_ASYNC)) < 0)
 			return (rc);
 		return (cs_event(d, e->memtrans == IX_CS_TRANS_COMMIT ?
 		    "transaction-commit" : e->memtrans == IX_CS_TRANS_FAIL ?
@@ -393,7 +423,7 @@ cs_emit(struct cs_run *cr, struct dec *d, const struct ix_cs_elem *e)
 		return (cs_event(d, "timestamp-marker", 0, 0, det, off));
 	case IX_CS_NO_SYNC:
 	case IX_CS_TRACE_ON:
-		if ((rc = ix_dec_op(d, IX_OP_NOPREV)) < 0)
+		if ((rc = ix_segw_op(&d->w, IX_OP_NOPREV)) < 0)
 			return (rc);
 		return (cs_event(d, e->kind == IX_CS_NO_SYNC ? "no-sync" :
 		    "trace-on", 0, 0, NULL, off));
@@ -458,61 +488,24 @@ cs_blind(struct cs_run *cr, size_t nu)
 	int rc = 0;
 
 	for (u = 0; u < nu && rc >= 0; u++)
-		rc = ix_dec_op(&cr->decs[u], IX_OP_GAP);
+		rc = ix_segw_op(&cr->decs[u].w, IX_OP_GAP);
 	if (rc < 0 || nu == 0)
 		return (rc);
 	snprintf(msg, sizeof(msg), "stream longer than %u MiB cut without a "
 	    "sync point: not decoded up to the next A-Sync",
 	    HWTR_SV_SEG_MAX >> 20);
 	cs_touch(&cr->decs[0]);
-	if ((rc = ix_dec_op(&cr->decs[0], IX_OP_ERROR)) < 0)
+	if ((rc = ix_segw_op(&cr->decs[0].w, IX_OP_ERROR)) < 0)
 		return (rc);
 	return (cs_event(&cr->decs[0], "decode-error", 0, 0, msg, cr->base));
 }
 
-void
-ix_cs_decode_stream(const struct ix_seg_in *in, struct ix_seg_out *outs)
+/* The archive's bytes OpenCSD may read: every mapping of an image here. */
+static size_t
+cs_mem_table(const struct ix_seg_in *in, struct ix_cs_mem *mem)
 {
-	const struct hwtr_cs_config *cs = &in->desc->cs;
-	struct ix_cs_mem *mem;
-	struct cs_run cr;
-	size_t *order;
-	char err[256], det[160], prob[256];
-	size_t i, k, u, nmem = 0, nu = 0;
-	int rc = 0;
+	size_t i, nmem = 0;
 
-	memset(&cr, 0, sizeof(cr));
-	memset(cr.route, 0xff, sizeof(cr.route));
-	mem = calloc(in->nmaps + 1, sizeof(*mem));
-	order = calloc(cs->nsources + 1, sizeof(*order));
-	cr.decs = calloc(in->nouts + 1, sizeof(*cr.decs));
-	for (u = 0; u < in->nouts; u++)
-		memset(&outs[u], 0, sizeof(outs[u]));
-	if (mem == NULL || order == NULL || cr.decs == NULL) {
-		outs[0].rc = -HWTR_E_NOMEM;
-		snprintf(outs[0].err, sizeof(outs[0].err), "out of memory");
-		goto out;
-	}
-	nu = ix_cs_units(in->desc, order);
-	if (nu > in->nouts)
-		nu = in->nouts;
-	cr.ndecs = in->nouts;
-	cr.batch = in->cs_publish != NULL ? in->cs_batch : 0;
-	for (u = 0; u < in->nouts; u++) {
-		struct dec *d = &cr.decs[u];
-
-		d->in = in;
-		d->out = &outs[u];
-		d->unit = u;
-		d->isc = in->iscache;
-		if (u < nu && cs->sources[order[u]].protocol != HWTR_TF_STM)
-			cr.route[cs->sources[order[u]].trace_id] = (int16_t)u;
-		/* Known now: batches tell the writer which unit they are. */
-		if (u < nu) {
-			d->out->trace_id = cs->sources[order[u]].trace_id;
-			d->out->format = cs->sources[order[u]].protocol;
-		}
-	}
 	for (i = 0; i < in->nmaps; i++) {
 		const struct ix_map *m = in->maps[i];
 		uint64_t size;
@@ -528,20 +521,66 @@ ix_cs_decode_stream(const struct ix_seg_in *in, struct ix_seg_out *outs)
 		mem[nmem].len = (size_t)size;
 		nmem++;
 	}
-	cr.mem = mem;
-	cr.nmem = nmem;
-	prob[0] = '\0';
+	return (nmem);
+}
+
+/*
+ * Each unit's decoder writes its out; the first @nu are the buffer's
+ * sources in trace ID order (@order), routed by trace ID but STM's.
+ */
+static void
+cs_setup(struct cs_run *cr, const struct ix_seg_in *in,
+    struct ix_seg_out *outs, const size_t *order, size_t nu)
+{
+	const struct hwtr_cs_config *cs = &in->desc->cs;
+	size_t u;
+
+	for (u = 0; u < in->nouts; u++) {
+		struct cs_dec *d = &cr->decs[u];
+
+		d->w.in = in;
+		d->w.out = &outs[u];
+		d->unit = u;
+		if (u < nu && cs->sources[order[u]].protocol != HWTR_TF_STM)
+			cr->route[cs->sources[order[u]].trace_id] = (int16_t)u;
+		/* Known now: batches tell the writer which unit they are. */
+		if (u < nu) {
+			d->w.out->trace_id = cs->sources[order[u]].trace_id;
+			d->w.out->format = cs->sources[order[u]].protocol;
+		}
+	}
+}
+
+/* STM sources are reported, never silently dropped: the last in @prob. */
+static int
+cs_stm(struct cs_run *cr, const struct hwtr_cs_config *cs,
+    const size_t *order, size_t nu, char *prob, size_t plen)
+{
+	char det[160];
+	size_t u;
+
 	for (u = 0; u < nu; u++)
 		if (cs->sources[order[u]].protocol == HWTR_TF_STM) {
-			/* Reported, never silently dropped. */
 			snprintf(det, sizeof(det), "trace ID 0x%02x: STM "
 			    "source not decoded",
 			    cs->sources[order[u]].trace_id);
-			if (cs_event(&cr.decs[u], "not-decoded", 0, 0, det,
+			if (cs_event(&cr->decs[u], "not-decoded", 0, 0, det,
 			    0) < 0)
-				goto out;
-			snprintf(prob, sizeof(prob), "%s", det);
+				return (-1);
+			snprintf(prob, plen, "%s", det);
 		}
+	return (0);
+}
+
+/* Every piece of the buffer through OpenCSD; its own errors in @prob. */
+static void
+cs_pieces(struct cs_run *cr, const struct ix_seg_in *in,
+    struct ix_seg_out *outs, size_t nu, char *prob, size_t plen)
+{
+	char err[256];
+	size_t k, u;
+	int rc = 0;
+
 	for (k = 0; k < in->npieces && rc >= 0; k++) {
 		/*
 		 * A signal: every unit's out says so, whichever the writer
@@ -558,40 +597,52 @@ ix_cs_decode_stream(const struct ix_seg_in *in, struct ix_seg_out *outs)
 		}
 		/* A new piece: each core starts over. */
 		for (u = 0; u < nu && rc >= 0; u++)
-			rc = ix_dec_op(&cr.decs[u], IX_OP_RESET);
+			rc = ix_segw_op(&cr->decs[u].w, IX_OP_RESET);
 		if (rc < 0)
 			break;
-		cr.base = in->piece_off[k];
-		cr.rc = 0;
-		cr.synced = 0;
-		if (in->blind_start && (rc = cs_blind(&cr, nu)) < 0)
+		cr->base = in->piece_off[k];
+		cr->rc = 0;
+		cr->synced = 0;
+		if (in->blind_start && (rc = cs_blind(cr, nu)) < 0)
 			break;
 		rc = ix_cs_decode(in->desc, in->piece[k], in->piece_len[k],
-		    mem, nmem, cs_elem, &cr, err, sizeof(err));
-		if (cr.rc < 0)
+		    cr->mem, cr->nmem, cs_elem, cr, err, sizeof(err));
+		if (cr->rc < 0)
 			break;		/* out of memory: in the unit's out */
 		/* After a blind cut, the bytes up to the first sync. */
 		if (in->blind_start && rc >= 0 && nu > 0 &&
-		    ix_dec_op1(&cr.decs[0], IX_OP_UNDECODED, cr.synced &&
-		    cr.sync < in->piece_len[k] ? cr.sync :
+		    ix_segw_op1(&cr->decs[0].w, IX_OP_UNDECODED,
+		    cr->synced &&
+		    cr->sync < in->piece_len[k] ? cr->sync :
 		    in->piece_len[k]) < 0)
 			break;
 		if (rc < 0) {
 			/* The buffer's own errors go to its first unit. */
-			cs_touch(&cr.decs[0]);
-			if (ix_dec_op(&cr.decs[0], IX_OP_ERROR) < 0 ||
-			    ix_dec_op1(&cr.decs[0], IX_OP_UNDECODED,
+			cs_touch(&cr->decs[0]);
+			if (ix_segw_op(&cr->decs[0].w, IX_OP_ERROR) < 0 ||
+			    ix_segw_op1(&cr->decs[0].w, IX_OP_UNDECODED,
 			    in->piece_len[k]) < 0 ||
-			    cs_event(&cr.decs[0], "decode-error", 0, 0, err,
+			    cs_event(&cr->decs[0], "decode-error", 0, 0, err,
 			    in->piece_off[k]) < 0)
 				break;
-			snprintf(prob, sizeof(prob), "%s", err);
+			snprintf(prob, plen, "%s", err);
 			rc = 0;
 		}
 		if (in->progress != NULL)
 			__atomic_store_n(in->progress, in->piece_off[k] +
 			    in->piece_len[k], __ATOMIC_RELAXED);
 	}
+}
+
+/* The units' names and problems, once the buffer is decoded. */
+static void
+cs_name_units(const struct ix_seg_in *in, struct ix_seg_out *outs,
+    const size_t *order, size_t nu)
+{
+	const struct hwtr_cs_config *cs = &in->desc->cs;
+	char det[160];
+	size_t u;
+
 	for (u = 0; u < nu; u++) {
 		const struct hwtr_cs_source *src = &cs->sources[order[u]];
 		struct ix_seg_out *o = &outs[u];
@@ -617,25 +668,116 @@ ix_cs_decode_stream(const struct ix_seg_in *in, struct ix_seg_out *outs)
 			o->problem = strdup(det);
 		}
 	}
-	if (prob[0] != '\0' && outs[0].problem == NULL)
-		outs[0].problem = strdup(prob);
-out:
-	for (u = 0; cr.decs != NULL && u < cr.ndecs; u++) {
-		/*
-		 * The last batch: the out keeps the blocks and no operation
-		 * (on a failure too, whose operations so far are kept).
-		 */
-		if (cr.batch != 0)
-			(void)cs_publish(&cr.decs[u], u);
-		free(cr.decs[u].bb);
-		free(cr.decs[u].blid);
-		free(cr.decs[u].bmap);
-		free(cr.decs[u].htab);
-		free(cr.decs[u].lb);
-		free(cr.decs[u].ltab);
-		free(cr.decs[u].runs);
-	}
-	free(cr.decs);
-	free(order);
-	free(mem);
 }
+
+/*
+ * The last batch of each unit: the out keeps the blocks and no operation
+ * (on a failure too, whose operations so far are kept).
+ */
+static void
+cs_finish(struct cs_run *cr)
+{
+	size_t u;
+
+	for (u = 0; u < cr->ndecs; u++) {
+		struct cs_dec *d = &cr->decs[u];
+
+		if (cr->batch != 0)
+			(void)cs_publish(d, u);
+		ix_segw_free(&d->w);
+		free(d->bb);
+		free(d->blid);
+		free(d->bmap);
+		memset(d, 0, sizeof(*d));
+	}
+}
+
+/*
+ * The OpenCSD decoder's state (ix_segdec_opencsd): its arrays, kept from
+ * one buffer to the next.
+ */
+struct cs_segdec {
+	struct cs_dec	*decs;
+	size_t		cdecs;
+	struct ix_cs_mem *mem;
+	size_t		cmem;
+	size_t		*order;
+	size_t		corder;
+};
+
+static int
+cs_fmt_ok(enum hwtr_trace_format f)
+{
+	return (f == HWTR_TF_CORESIGHT);
+}
+
+static void *
+cs_new(void)
+{
+	return (calloc(1, sizeof(struct cs_segdec)));
+}
+
+static void
+cs_free(void *state)
+{
+	struct cs_segdec *sd = state;
+
+	if (sd == NULL)
+		return;
+	free(sd->decs);
+	free(sd->mem);
+	free(sd->order);
+	free(sd);
+}
+
+/* Every unit of a CoreSight buffer, one out each. */
+static void
+cs_decode(void *state, const struct ix_seg_in *in, struct ix_seg_out *outs)
+{
+	const struct hwtr_cs_config *cs = &in->desc->cs;
+	struct cs_segdec *sd = state;
+	struct cs_run cr;
+	char prob[256];
+	size_t u, nu;
+
+	assert(sd != NULL && in->desc->format == HWTR_TF_CORESIGHT);
+	memset(&cr, 0, sizeof(cr));
+	memset(cr.route, 0xff, sizeof(cr.route));
+	for (u = 0; u < in->nouts; u++)
+		memset(&outs[u], 0, sizeof(outs[u]));
+	if (hwtr_grow((void **)&sd->mem, &sd->cmem, in->nmaps + 1,
+	    sizeof(*sd->mem)) < 0 || hwtr_grow((void **)&sd->order,
+	    &sd->corder, cs->nsources + 1, sizeof(*sd->order)) < 0 ||
+	    hwtr_grow((void **)&sd->decs, &sd->cdecs, in->nouts + 1,
+	    sizeof(*sd->decs)) < 0) {
+		outs[0].rc = -HWTR_E_NOMEM;
+		snprintf(outs[0].err, sizeof(outs[0].err), "out of memory");
+		return;
+	}
+	memset(sd->decs, 0, (in->nouts + 1) * sizeof(*sd->decs));
+	cr.decs = sd->decs;
+	nu = ix_cs_units(in->desc, sd->order);
+	if (nu > in->nouts)
+		nu = in->nouts;
+	cr.ndecs = in->nouts;
+	cr.batch = in->cs_publish != NULL ? in->cs_batch : 0;
+	cs_setup(&cr, in, outs, sd->order, nu);
+	cr.mem = sd->mem;
+	cr.nmem = cs_mem_table(in, sd->mem);
+	prob[0] = '\0';
+	if (cs_stm(&cr, cs, sd->order, nu, prob, sizeof(prob)) == 0) {
+		cs_pieces(&cr, in, outs, nu, prob, sizeof(prob));
+		cs_name_units(in, outs, sd->order, nu);
+		if (prob[0] != '\0' && outs[0].problem == NULL)
+			outs[0].problem = strdup(prob);
+	}
+	cs_finish(&cr);
+}
+
+const struct ix_segdec_ops ix_segdec_opencsd = {
+	.name = "opencsd",
+	.fmt_ok = cs_fmt_ok,
+	.new = cs_new,
+	.decode = cs_decode,
+	.free = cs_free,
+};

@@ -5,8 +5,9 @@
  */
 
 /*
- * Decoding one segment of an Intel PT stream with libipt's block decoder
- * (or a whole CoreSight stream with OpenCSD).
+ * Decoding one segment of an Intel PT stream with libipt's block decoder:
+ * the segment decoder ix_segdec_libipt (segdec.h), writing through
+ * segout.h.
  *
  * A worker owns everything it writes (struct ix_seg_out) and reads only
  * shared, read-only state (the segment's bytes, the mapping timeline, the
@@ -31,6 +32,7 @@
  * current time are the ones libipt sees.
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <intel-pt.h>
 #include <stdio.h>
@@ -40,124 +42,113 @@
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
 #include "hwtr_stream.h"
-#include "ix_dec.h"
+#include "segdec.h"
+#include "segout.h"
 
-const char *const ix_class_names[] = {
-	"other", "cond", "jump", "jump-indirect", "call", "call-indirect",
-	"return", "syscall", "sysret", "far-jump", "unknown"
+/*
+ * A libipt block, as split into contiguous runs (split_block()): the
+ * operations that say its runs ran, encoded once (IX_LB_INLINE bytes or
+ * fewer in @inl, more at @first in dec.runs), so that a block seen again
+ * costs a copy of a few bytes.
+ */
+#define IX_LB_INLINE	8
+struct ix_lblock {
+	uint64_t	ip, end_ip;
+	int		isid;
+	uint16_t	ninsn;
+	uint8_t		mode;
+	uint32_t	first, nenc;	/* bytes in dec.runs */
+	/*
+	 * The last two successors' indexes + 1, the latest first: a
+	 * conditional branch has two, and most blocks follow one of them.
+	 */
+	uint32_t	next[2];
+	uint8_t		inl[IX_LB_INLINE];
 };
 
-/* Event kinds, as IX_OP_EVENT gives them (an index into this table). */
-const char *const ix_event_kinds[IX_NEVENT_KINDS + 1] = {
-	"unknown", "resumed", "enabled", "disabled", "async-disabled",
-	"async-branch", "paging", "overflow", "exec-mode", "tsx", "stop",
-	"vmcs", "exstop", "mwait", "pwre", "pwrx", "ptwrite", "tick", "cbr",
-	"mnt", "decode-error", "lost", "exception", "exception-return",
-	"memory-not-accessible", "no-sync", "trace-on", "not-decoded",
-	"trace-id", "transaction-start", "transaction-commit",
-	"transaction-fail", "timestamp-marker", NULL
+/* A worker's decoder of one segment (ix_segdec_libipt). */
+struct dec {
+	struct ix_segw	w;		/* its output */
+	struct pt_image_section_cache *isc;
+	struct pt_block_decoder *blk;
+	struct pt_image	*img;
+	uint64_t	base;		/* stream offset of the current buffer */
+	/* libipt blocks seen, and their runs' operations (encoded). */
+	struct ix_lblock *lb;
+	size_t		nlb, clb;
+	uint32_t	*ltab;
+	size_t		lcap;
+	uint8_t		*runs;
+	size_t		nruns, cruns;
+	uint32_t	prev_lb;	/* index + 1 of the last libipt block */
+	uint32_t	pnext[2];	/* a copy of its next[] */
+	/*
+	 * The time as this segment knows it: a time is written when it
+	 * differs from this (the stitcher checks again against the stream's).
+	 */
+	int		have_tsc;
+	uint64_t	tsc;
+	/* Which mapping state the image reflects. */
+	int		img_known;	/* built for a known time */
+	int		have_next;
+	uint64_t	next_change;
+	/* Where the next segment starts, relative to the buffer. */
+	int		has_limit;
+	uint64_t	limit;
+	int		own_psb;	/* draining the synced PSB+'s events */
+	int		seen_disable;	/* libipt knows where it stopped */
 };
 
-
-
-int
-ix_buf_put(struct ix_buf *b, const void *p, size_t n)
-{
-	if (ix_grow((void **)&b->p, &b->cap, b->len + n, 1) < 0)
-		return (-HWTR_E_NOMEM);
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-	return (0);
-}
-
-int
-ix_buf_varint(struct ix_buf *b, uint64_t v)
-{
-	uint8_t tmp[10];
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		tmp[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	tmp[n++] = (uint8_t)v;
-	if (b->len + n <= b->cap) {
-		memcpy(b->p + b->len, tmp, n);
-		b->len += n;
-		return (0);
-	}
-	return (ix_buf_put(b, tmp, n));
-}
-
-static int
+/* Shorthands for this decoder's writer (segout.h). */
+static inline int
 fail(struct dec *d, int rc, const char *what, const char *detail)
 {
-	if (d->out->rc == 0) {
-		d->out->rc = rc;
-		snprintf(d->out->err, sizeof(d->out->err), "%s%s%s", what,
-		    detail != NULL ? ": " : "", detail != NULL ? detail : "");
-	}
-	return (rc);
+	return (ix_segw_fail(&d->w, rc, what, detail));
 }
 
-static int
+static inline int
 put(struct dec *d, uint64_t v)
 {
-	if (ix_buf_varint(&d->out->ops, v) < 0)
-		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-	return (0);
+	return (ix_segw_put(&d->w, v));
 }
 
-static int
+static inline int
 op(struct dec *d, enum ix_op o)
 {
-	return (put(d, ((uint64_t)o << 1) | 1));
+	return (ix_segw_op(&d->w, o));
 }
 
-static int
+static inline int
 op1(struct dec *d, enum ix_op o, uint64_t a)
 {
-	int rc = op(d, o);
-
-	return (rc < 0 ? rc : put(d, a));
+	return (ix_segw_op1(&d->w, o, a));
 }
 
-static uint64_t
-kind_index(const char *kind)
-{
-	uint64_t i;
-
-	for (i = 1; ix_event_kinds[i] != NULL; i++)
-		if (strcmp(ix_event_kinds[i], kind) == 0)
-			return (i);
-	return (0);
-}
-
-/* An event at stream offset @off (when @has_off). */
-static int
+static inline int
 add_event_at(struct dec *d, const char *kind, int has_ip, uint64_t ip,
     const char *detail, int has_off, uint64_t off)
 {
-	size_t n = detail != NULL ? strlen(detail) : 0;
-	int rc;
-
-	if ((rc = op(d, IX_OP_EVENT)) < 0 || (rc = put(d, kind_index(kind))) < 0)
-		return (rc);
-	/* One byte (flags < 0x80), which drain_events() may amend. */
-	d->flags_at = d->out->ops.len;
-	if ((rc = put(d, (has_ip ? 1 : 0) | (has_off ? 2 : 0) |
-	    (detail != NULL ? 4 : 0))) < 0)
-		return (rc);
-	if (has_ip && (rc = put(d, ip)) < 0)
-		return (rc);
-	if (has_off && (rc = put(d, off)) < 0)
-		return (rc);
-	if (detail != NULL && ((rc = put(d, n)) < 0 ||
-	    ix_buf_put(&d->out->ops, detail, n) < 0))
-		return (rc < 0 ? rc : fail(d, -HWTR_E_NOMEM, "out of memory",
-		    NULL));
-	return (0);
+	return (ix_segw_event_at(&d->w, kind, has_ip, ip, detail, has_off,
+	    off));
 }
+
+static inline int64_t
+run_id(struct dec *d, const struct ix_sblock *proto)
+{
+	return (ix_segw_run_id(&d->w, proto));
+}
+
+
+
+
+
+
+
+
+
+
+
+
 
 /* An event where the decoder is. */
 static int
@@ -179,8 +170,8 @@ add_event(struct dec *d, const char *kind, int has_ip, uint64_t ip,
 static int32_t
 owner_at(struct dec *d, uint64_t t)
 {
-	const struct ix_owner *o = d->in->owners;
-	size_t lo = 0, hi = d->in->nowners, mid;
+	const struct ix_owner *o = d->w.in->owners;
+	size_t lo = 0, hi = d->w.in->nowners, mid;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
@@ -189,7 +180,7 @@ owner_at(struct dec *d, uint64_t t)
 		else
 			hi = mid;
 	}
-	if (lo < d->in->nowners && (!d->have_next ||
+	if (lo < d->w.in->nowners && (!d->have_next ||
 	    o[lo].start_tsc < d->next_change)) {
 		d->have_next = 1;
 		d->next_change = o[lo].start_tsc;
@@ -215,8 +206,8 @@ set_image(struct dec *d, int known, uint64_t t)
 		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 	d->have_next = 0;
 	owner = known ? owner_at(d, t) : -1;
-	for (i = 0; i < d->in->nmaps; i++) {
-		const struct ix_map *m = d->in->maps[i];
+	for (i = 0; i < d->w.in->nmaps; i++) {
+		const struct ix_map *m = d->w.in->maps[i];
 		int active;
 
 		/* CPU mode: another process's mapping is not there. */
@@ -331,67 +322,6 @@ mode_bits(enum pt_exec_mode m)
 	}
 }
 
-/* The local id of the contiguous run (isid, ip, ninsn, mode); adds it. */
-static int64_t
-run_id(struct dec *d, const struct ix_sblock *proto)
-{
-	struct ix_seg_out *o = d->out;
-	struct ix_sblock *sb;
-	uint64_t h;
-	size_t i;
-
-	if (o->nblocks * 2 >= d->hcap) {
-		size_t n = d->hcap ? d->hcap * 2 : 4096;
-		uint32_t *t = calloc(n, sizeof(*t));
-
-		if (t == NULL)
-			return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-		for (i = 0; i < o->nblocks; i++) {
-			sb = &o->blocks[i];
-			h = ix_hash64(sb->ip ^ ((uint64_t)sb->ninsn << 48) ^
-			    ((uint64_t)(uint32_t)sb->isid << 32) ^ sb->mode);
-			while (t[h & (n - 1)] != 0)
-				h++;
-			t[h & (n - 1)] = (uint32_t)i + 1;
-		}
-		free(d->htab);
-		d->htab = t;
-		d->hcap = n;
-	}
-	h = ix_hash64(proto->ip ^ ((uint64_t)proto->ninsn << 48) ^
-	    ((uint64_t)(uint32_t)proto->isid << 32) ^ proto->mode);
-	for (;; h++) {
-		uint32_t v = d->htab[h & (d->hcap - 1)];
-
-		if (v == 0)
-			break;
-		sb = &o->blocks[v - 1];
-		if (sb->ip == proto->ip && sb->ninsn == proto->ninsn &&
-		    sb->isid == proto->isid && sb->mode == proto->mode)
-			return (v - 1);
-	}
-	if (o->nblocks >= UINT32_MAX - 1)
-		return (fail(d, -HWTR_E_LIMIT, "too many blocks", NULL));
-	if (ix_grow((void **)&o->blocks, &o->cblocks, o->nblocks + 1,
-	    sizeof(*sb)) < 0)
-		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-	sb = &o->blocks[o->nblocks];
-	*sb = *proto;
-	sb->count = 0;
-	if (proto->lens != NULL) {
-		sb->lens = malloc(proto->ninsn);
-		sb->code = malloc(proto->size ? proto->size : 1);
-		if (sb->lens == NULL || sb->code == NULL) {
-			free(sb->lens);
-			free(sb->code);
-			return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-		}
-		memcpy(sb->lens, proto->lens, proto->ninsn);
-		memcpy(sb->code, proto->code, proto->size);
-	}
-	d->htab[h & (d->hcap - 1)] = (uint32_t)o->nblocks + 1;
-	return ((int64_t)o->nblocks++);
-}
 
 /* Append "run @id ran" to @lb's operations. */
 static int
@@ -401,7 +331,7 @@ add_run_id(struct dec *d, struct ix_lblock *lb, int64_t id)
 
 	if (id < 0)
 		return ((int)id);
-	if (ix_grow((void **)&d->runs, &d->cruns, d->nruns + 10, 1) < 0)
+	if (hwtr_grow((void **)&d->runs, &d->cruns, d->nruns + 10, 1) < 0)
 		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 	while (v >= 0x80) {
 		d->runs[d->nruns++] = (uint8_t)(v | 0x80);
@@ -418,19 +348,19 @@ read_code(struct dec *d, int isid, uint64_t vaddr, uint8_t *buf, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < d->in->nmaps; i++) {
-		const struct ix_map *m = d->in->maps[i];
+	for (i = 0; i < d->w.in->nmaps; i++) {
+		const struct ix_map *m = d->w.in->maps[i];
 		const uint8_t *img;
 		uint64_t size, off, avail;
 
 		if (m->isid != isid || m->image < 0 ||
-		    (img = d->in->img[m->image]) == NULL)
+		    (img = d->w.in->img[m->image]) == NULL)
 			continue;
-		if (m->pgoff >= d->in->img_len[m->image])
+		if (m->pgoff >= d->w.in->img_len[m->image])
 			continue;
 		size = m->end - m->start;
-		if (size > d->in->img_len[m->image] - m->pgoff)
-			size = d->in->img_len[m->image] - m->pgoff;
+		if (size > d->w.in->img_len[m->image] - m->pgoff)
+			size = d->w.in->img_len[m->image] - m->pgoff;
 		if (vaddr < m->start || vaddr >= m->start + size)
 			continue;
 		off = m->pgoff + (vaddr - m->start);
@@ -581,7 +511,7 @@ lblock_get(struct dec *d, const struct pt_block *b)
 		    lb->mode == mode)
 			return (lb);
 	}
-	if (ix_grow((void **)&d->lb, &d->clb, d->nlb + 1, sizeof(*lb)) < 0) {
+	if (hwtr_grow((void **)&d->lb, &d->clb, d->nlb + 1, sizeof(*lb)) < 0) {
 		fail(d, -HWTR_E_NOMEM, "out of memory", NULL);
 		return (NULL);
 	}
@@ -605,12 +535,12 @@ static int
 add_block(struct dec *d, const struct pt_block *b)
 {
 	struct ix_lblock *lb;
-	struct ix_buf *ops = &d->out->ops;
+	struct ix_buf *ops = &d->w.out->ops;
 	uint32_t id;
 
 	lb = lblock_get(d, b);
 	if (lb == NULL)
-		return (d->out->rc < 0 ? d->out->rc : -HWTR_E_NOMEM);
+		return (d->w.out->rc < 0 ? d->w.out->rc : -HWTR_E_NOMEM);
 	id = (uint32_t)(lb - d->lb) + 1;
 	if (d->prev_lb != 0 && d->pnext[0] != id) {
 		uint32_t *nx = d->lb[d->prev_lb - 1].next;
@@ -631,7 +561,7 @@ add_block(struct dec *d, const struct pt_block *b)
 		__builtin_prefetch(&d->lb[lb->next[1] - 1]);
 	/* Room for IX_LB_INLINE bytes more, so that a copy is one store. */
 	if (ops->cap - ops->len < lb->nenc + IX_LB_INLINE &&
-	    ix_grow((void **)&ops->p, &ops->cap, ops->len + lb->nenc +
+	    hwtr_grow((void **)&ops->p, &ops->cap, ops->len + lb->nenc +
 	    IX_LB_INLINE, 1) < 0)
 		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
 	if (lb->nenc <= IX_LB_INLINE)
@@ -797,7 +727,7 @@ drain_events(struct dec *d, int status)
 			return (rc);
 		if (resume)
 			/* The flags of the event just written: 8, decide. */
-			d->out->ops.p[d->flags_at] |= 8;
+			d->w.out->ops.p[d->w.flags_at] |= 8;
 	}
 	return (status);
 }
@@ -807,8 +737,8 @@ progress(struct dec *d)
 {
 	uint64_t off;
 
-	if (d->in->progress != NULL && pt_blk_get_offset(d->blk, &off) >= 0)
-		__atomic_store_n(d->in->progress, off, __ATOMIC_RELAXED);
+	if (d->w.in->progress != NULL && pt_blk_get_offset(d->blk, &off) >= 0)
+		__atomic_store_n(d->w.in->progress, off, __ATOMIC_RELAXED);
 }
 
 int
@@ -847,36 +777,25 @@ ix_pt_config(struct pt_config *cfg, const struct hwtr_stream_desc *sd,
 }
 
 /*
- * Decode a buffer of the stream, as ptxed's block loop does, up to the
- * next segment's PSB+ when there is a limit.
+ * The decode errors a segment has before its first PSB: the stream's
+ * configuration refused (@cfg_rc < 0; said by the stream's first segment
+ * only), a segment cut without a PSB.
  */
 static int
-decode_buf(struct dec *d, const uint8_t *buf, size_t len)
+start_errors(struct dec *d, int cfg_rc)
 {
-	const struct hwtr_stream_desc *sd = d->in->desc;
-	struct pt_config cfg;
-	struct pt_block b;
-	uint64_t sync = 0, newsync, erroff = 0, stuck_off = UINT64_MAX, end;
-	int status, rc, in_error = 0, stuck = 0, stuck_msg = 0, first = 1;
-	uint32_t n = 0;
+	char msg[96];
+	int rc;
 
-	end = d->has_limit && d->limit < len ? d->limit : len;
-	pt_config_init(&cfg);
-	rc = ix_pt_config(&cfg, sd, d->in->cpu, buf, len);
-	if (rc < 0 && d->in->first_of_stream) {
-		char msg[96];
-
+	if (cfg_rc < 0 && d->w.in->first_of_stream) {
 		snprintf(msg, sizeof(msg), "config error: %s",
-		    pt_errstr(pt_errcode(rc)));
+		    pt_errstr(pt_errcode(cfg_rc)));
 		if ((rc = op(d, IX_OP_ERROR)) < 0 ||
 		    (rc = add_event_at(d, "decode-error", 0, 0, msg, 1,
 		    d->base)) < 0)
 			return (rc);
 	}
-
-	if (d->in->blind_start) {
-		char msg[96];
-
+	if (d->w.in->blind_start) {
 		snprintf(msg, sizeof(msg), "cut without a PSB (a segment "
 		    "holds %u MiB at most): not decoded up to the next PSB",
 		    HWTR_SV_SEG_MAX >> 20);
@@ -886,12 +805,106 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 		    d->base)) < 0)
 			return (rc);
 	}
+	return (0);
+}
+
+/*
+ * Whether libipt makes no progress: it follows a loop of direct jumps
+ * that needs no packet forever (a corrupted stream can lead there); a
+ * million blocks without reading a byte of trace is a decode error.
+ */
+struct stuck {
+	uint32_t	n;		/* blocks so far */
+	uint64_t	off;		/* the trace offset last seen */
+	int		count;		/* checks at that offset */
+	int		said;		/* the error is this */
+};
+
+/*
+ * From a sync point: its events, then blocks and their events, until an
+ * error, the end or the next segment (IX_STOP); that status in *@statusp.
+ * Returns 0, or < 0 when the segment fails (out of memory, a signal).
+ */
+static int
+decode_blocks(struct dec *d, int *statusp, struct pt_block *b,
+    struct stuck *sk)
+{
+	int status = *statusp, rc;
+	uint64_t off;
+
+	/*
+	 * The status updates right after a sync are those of the PSB+
+	 * synchronized to, even when libipt read ahead past the next
+	 * segment's start (PSBs a few bytes apart).
+	 */
+	d->own_psb = 1;
+	for (;;) {
+		status = drain_events(d, status);
+		d->own_psb = 0;
+		if (status < 0 || status == IX_STOP)
+			break;
+		if ((rc = update_time(d)) < 0)
+			return (rc);
+		if (status & pts_eos) {
+			status = -pte_eos;
+			break;
+		}
+		b->ninsn = 0;
+		status = pt_blk_next(d->blk, b, sizeof(*b));
+		if (b->ninsn > 0 && (rc = add_block(d, b)) < 0)
+			return (rc);
+		if (status < 0)
+			break;
+		/* Cut without a PSB: the next segment's bytes. */
+		if (d->w.in->blind_end && past_limit(d)) {
+			status = IX_STOP;
+			break;
+		}
+		if ((++sk->n & 4095) != 0)
+			continue;
+		progress(d);
+		if (d->w.in->cancel != NULL && *d->w.in->cancel)
+			return (fail(d, -HWTR_E_INTR, "interrupted", NULL));
+		off = 0;
+		(void)pt_blk_get_offset(d->blk, &off);
+		if (off != sk->off) {
+			sk->off = off;
+			sk->count = 0;
+		} else if (++sk->count >= 256) {
+			status = -pte_internal;
+			sk->said = 1;
+			break;
+		}
+	}
+	*statusp = status;
+	return (0);
+}
+
+/*
+ * Decode a buffer of the stream, as ptxed's block loop does, up to the
+ * next segment's PSB+ when there is a limit.
+ */
+static int
+decode_buf(struct dec *d, const uint8_t *buf, size_t len)
+{
+	struct pt_config cfg;
+	struct pt_block b;
+	struct stuck sk = { 0, UINT64_MAX, 0, 0 };
+	uint64_t sync = 0, newsync, erroff = 0, end;
+	int status, rc, in_error = 0, first = 1;
+
+	end = d->has_limit && d->limit < len ? d->limit : len;
+	pt_config_init(&cfg);
+	rc = ix_pt_config(&cfg, d->w.in->desc, d->w.in->cpu, buf, len);
+	if ((rc = start_errors(d, rc)) < 0)
+		return (rc);
 	d->blk = pt_blk_alloc_decoder(&cfg);
 	if (d->blk == NULL)
-		return (fail(d, -HWTR_E_NOMEM, "cannot allocate a decoder", NULL));
+		return (fail(d, -HWTR_E_NOMEM, "cannot allocate a decoder",
+		    NULL));
 	pt_blk_set_image(d->blk, d->img);
 	for (;;) {
-		if (d->in->cancel != NULL && *d->in->cancel)
+		if (d->w.in->cancel != NULL && *d->w.in->cancel)
 			return (fail(d, -HWTR_E_INTR, "interrupted", NULL));
 		memset(&b, 0, sizeof(b));
 		status = pt_blk_sync_forward(d->blk);
@@ -945,65 +958,12 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 		    newsync > erroff && (rc = op1(d, IX_OP_UNDECODED,
 		    newsync - erroff)) < 0)
 			return (rc);
-		/*
-		 * The status updates right after a sync are those of the
-		 * PSB+ synchronized to, even when libipt read ahead past the
-		 * next segment's start (PSBs a few bytes apart).
-		 */
-		d->own_psb = 1;
-		for (;;) {
-			status = drain_events(d, status);
-			d->own_psb = 0;
-			if (status < 0 || status == IX_STOP)
-				break;
-			rc = update_time(d);
-			if (rc < 0)
-				return (rc);
-			if (status & pts_eos) {
-				status = -pte_eos;
-				break;
-			}
-			b.ninsn = 0;
-			status = pt_blk_next(d->blk, &b, sizeof(b));
-			if (b.ninsn > 0) {
-				rc = add_block(d, &b);
-				if (rc < 0)
-					return (rc);
-			}
-			if (status < 0)
-				break;
-			/* Cut without a PSB: the next segment's bytes. */
-			if (d->in->blind_end && past_limit(d)) {
-				status = IX_STOP;
-				break;
-			}
-			if ((++n & 4095) == 0) {
-				uint64_t off = 0;
-
-				progress(d);
-				if (d->in->cancel != NULL && *d->in->cancel)
-					return (fail(d, -HWTR_E_INTR, "interrupted", NULL));
-				/*
-				 * libipt follows a loop of direct jumps that
-				 * needs no packet forever (a corrupted stream
-				 * can lead there): a million blocks without
-				 * reading a byte of trace is a decode error.
-				 */
-				(void)pt_blk_get_offset(d->blk, &off);
-				if (off != stuck_off) {
-					stuck_off = off;
-					stuck = 0;
-				} else if (++stuck >= 256) {
-					status = -pte_internal;
-					stuck_msg = 1;
-					break;
-				}
-			}
-		}
+		if ((rc = decode_blocks(d, &status, &b, &sk)) < 0)
+			return (rc);
 		if (status == -pte_eos || status == IX_STOP)
 			break;
-		if (d->out->rc < 0)
-			return (d->out->rc);
+		if (d->w.out->rc < 0)
+			return (d->w.out->rc);
 		if (status >= 0)
 			status = -pte_internal;
 		/* A decode error: record it and resume at the next PSB. */
@@ -1012,11 +972,11 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 			rc = op(d, IX_OP_GAP);
 		if (rc == 0)
 			rc = add_event(d, "decode-error", b.ninsn > 0 ||
-			    b.ip != 0, b.ninsn > 0 ? b.end_ip : b.ip, stuck_msg ?
+			    b.ip != 0, b.ninsn > 0 ? b.end_ip : b.ip, sk.said ?
 			    "no progress: a loop that reads no trace" :
 			    pt_errstr(pt_errcode(status)));
-		stuck_msg = 0;
-		stuck = 0;
+		sk.said = 0;
+		sk.count = 0;
 		if (rc < 0)
 			return (rc);
 		if (pt_blk_get_offset(d->blk, &erroff) < 0)
@@ -1031,43 +991,6 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 	return (0);
 }
 
-/* The helpers the CoreSight decoder shares (ix_dec.h). */
-int
-ix_dec_fail(struct dec *d, int rc, const char *what, const char *detail)
-{
-	return (fail(d, rc, what, detail));
-}
-
-int
-ix_dec_put(struct dec *d, uint64_t v)
-{
-	return (put(d, v));
-}
-
-int
-ix_dec_op(struct dec *d, enum ix_op o)
-{
-	return (op(d, o));
-}
-
-int
-ix_dec_op1(struct dec *d, enum ix_op o, uint64_t a)
-{
-	return (op1(d, o, a));
-}
-
-int
-ix_dec_add_event_at(struct dec *d, const char *kind, int has_ip, uint64_t ip,
-    const char *detail, int has_off, uint64_t off)
-{
-	return (add_event_at(d, kind, has_ip, ip, detail, has_off, off));
-}
-
-int64_t
-ix_dec_run_id(struct dec *d, const struct ix_sblock *proto)
-{
-	return (run_id(d, proto));
-}
 
 /*
  * A segment whose decoding failed (no memory, libipt refusing its
@@ -1078,13 +1001,14 @@ ix_dec_run_id(struct dec *d, const struct ix_sblock *proto)
 static void
 failed_bytes(struct dec *d)
 {
+	const struct ix_seg_in *in = d->w.in;
 	uint64_t off = 0, end;
-	int rc = d->out->rc;
+	int rc = d->w.out->rc;
 
 	if (rc >= 0 || rc == -HWTR_E_INTR)
 		return;
-	end = d->in->has_limit && d->in->limit - d->in->base < d->in->len ?
-	    d->in->limit - d->in->base : d->in->len;
+	end = in->has_limit && in->limit - in->base < in->len ?
+	    in->limit - in->base : in->len;
 	if (d->blk != NULL && pt_blk_get_offset(d->blk, &off) < 0)
 		off = 0;
 	/* put() keeps the first failure: only memory can fail these. */
@@ -1093,62 +1017,78 @@ failed_bytes(struct dec *d)
 		(void)op1(d, IX_OP_UNDECODED, end - off);
 }
 
-void
-ix_decode_segment(const struct ix_seg_in *in, struct ix_seg_out *out)
+/* Frees what @d holds and clears it for the next segment. */
+static void
+dec_clear(struct dec *d)
 {
-	struct dec d;
+	if (d->blk != NULL)
+		pt_blk_free_decoder(d->blk);
+	pt_image_free(d->img);
+	ix_segw_free(&d->w);
+	free(d->lb);
+	free(d->ltab);
+	free(d->runs);
+	memset(d, 0, sizeof(*d));
+}
+
+static int
+pt_fmt_ok(enum hwtr_trace_format f)
+{
+	return (f == HWTR_TF_INTEL_PT);
+}
+
+static void *
+pt_new(void)
+{
+	return (calloc(1, sizeof(struct dec)));
+}
+
+static void
+pt_free(void *state)
+{
+	struct dec *d = state;
+
+	if (d == NULL)
+		return;
+	dec_clear(d);
+	free(d);
+}
+
+static void
+pt_decode(void *state, const struct ix_seg_in *in, struct ix_seg_out *out)
+{
+	struct dec *d = state;
 	char det[64];
 
+	assert(d != NULL && in->desc->format == HWTR_TF_INTEL_PT);
 	memset(out, 0, sizeof(*out));
-	memset(&d, 0, sizeof(d));
-	d.in = in;
-	d.out = out;
-	d.isc = in->iscache;
-	if (in->desc->format == HWTR_TF_CORESIGHT) {
-		ix_cs_decode_stream(in, out);
-		return;
-	}
-	if (in->desc->format != HWTR_TF_INTEL_PT)
-		return;
-	if (set_image(&d, 0, 0) < 0)
+	dec_clear(d);
+	d->w.in = in;
+	d->w.out = out;
+	d->isc = in->iscache;
+	if (set_image(d, 0, 0) < 0)
 		goto done;
-	d.base = in->base;
+	d->base = in->base;
 	if (in->lost_before) {
 		/* Bytes before this piece were lost by the capture. */
 		snprintf(det, sizeof(det), "%llu bytes",
 		    (unsigned long long)in->lost_bytes);
-		if (op(&d, IX_OP_GAP) < 0 || add_event_at(&d, "lost", 0, 0,
-		    det, 1, in->base) < 0)
+		if (op(d, IX_OP_GAP) < 0 ||
+		    add_event_at(d, "lost", 0, 0, det, 1, in->base) < 0)
 			goto done;
 	}
-	d.has_limit = in->has_limit;
-	d.limit = in->has_limit ? in->limit - in->base : 0;
-	(void)decode_buf(&d, in->buf, in->len);
+	d->has_limit = in->has_limit;
+	d->limit = in->has_limit ? in->limit - in->base : 0;
+	(void)decode_buf(d, in->buf, in->len);
 done:
-	failed_bytes(&d);
-	if (d.blk != NULL)
-		pt_blk_free_decoder(d.blk);
-	pt_image_free(d.img);
-	free(d.htab);
-	free(d.lb);
-	free(d.ltab);
-	free(d.runs);
+	failed_bytes(d);
+	dec_clear(d);
 }
 
-void
-ix_seg_out_free(struct ix_seg_out *o)
-{
-	size_t i;
-
-	if (o == NULL)
-		return;
-	for (i = 0; !o->borrowed && i < o->nblocks; i++) {
-		free(o->blocks[i].lens);
-		free(o->blocks[i].code);
-	}
-	free(o->blocks);
-	free(o->ops.p);
-	free(o->problem);
-	free(o->name);
-	memset(o, 0, sizeof(*o));
-}
+const struct ix_segdec_ops ix_segdec_libipt = {
+	.name = "libipt",
+	.fmt_ok = pt_fmt_ok,
+	.new = pt_new,
+	.decode = pt_decode,
+	.free = pt_free,
+};

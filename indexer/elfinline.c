@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hwtr_common.h"
 #include "hwtr_ix.h"
 #include "elfinline.h"
 
@@ -115,15 +116,9 @@ inl_add(struct inl_cu *c, Dwarf_Die *die, int depth, int64_t parent,
 
 		if (hi <= lo)
 			continue;
-		if (e->ninls == c->cap) {
-			size_t n = c->cap ? c->cap * 2 : 256;
-			void *p = realloc(e->inls, n * sizeof(*e->inls));
-
-			if (p == NULL)
-				goto nomem;
-			e->inls = p;
-			c->cap = n;
-		}
+		if (hwtr_grow((void **)&e->inls, &c->cap, e->ninls + 1,
+		    sizeof(*e->inls)) < 0)
+			goto nomem;
 		if (name == NULL && (name = inl_name(die)) == NULL)
 			goto nomem;
 		r = &e->inls[e->ninls];

@@ -25,13 +25,13 @@
 #include <inttypes.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <libiberty/demangle.h>
 #include <lzma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "hwtr_common.h"
 #include "hwtr_elf.h"
 #include "hwtr_ix.h"
 #include "elfinline.h"
@@ -42,15 +42,9 @@ add_sym(struct ix_elf *e, size_t *cap, uint64_t addr, uint64_t size,
 {
 	struct ix_sym *s;
 
-	if (e->nsyms == *cap) {
-		size_t n = *cap ? *cap * 2 : 256;
-		void *p = realloc(e->syms, n * sizeof(*e->syms));
-
-		if (p == NULL)
-			return (-1);
-		e->syms = p;
-		*cap = n;
-	}
+	if (hwtr_grow((void **)&e->syms, cap, e->nsyms + 1,
+	    sizeof(*e->syms)) < 0)
+		return (-1);
 	s = &e->syms[e->nsyms];
 	s->name = strdup(name);
 	if (s->name == NULL)
@@ -802,33 +796,6 @@ lines_of(struct ix_elf *e, Elf *elf, const void *buf, size_t len,
 		    "missing", what, warn);
 	dwarf_close(&d);
 	return (rc);
-}
-
-/*
- * libiberty's demangler (Debian's libiberty-dev), which knows the Itanium
- * C++ ABI and both Rust manglings, as c++filt does.  A stub's "@plt" (or
- * any "@" suffix) is put back after the demangled name.
- */
-char *
-ix_demangle(const char *name)
-{
-	const char *at = strchr(name, '@');
-	char *base, *d, *out;
-	size_t n;
-
-	if (at == NULL)
-		return (cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI));
-	if ((base = strndup(name, (size_t)(at - name))) == NULL)
-		return (NULL);
-	d = cplus_demangle(base, DMGL_PARAMS | DMGL_ANSI);
-	free(base);
-	if (d == NULL)
-		return (NULL);
-	n = strlen(d) + strlen(at) + 1;
-	if ((out = malloc(n)) != NULL)
-		snprintf(out, n, "%s%s", d, at);
-	free(d);
-	return (out);
 }
 
 static int

@@ -11,8 +11,9 @@
  * the driver (ix.c) opens the archive; ix_image.c extracts images to a
  * temporary directory and builds the mapping timeline from sideband; the
  * stream view (format/hwtr_stream.h) cuts every stream at PSBs into
- * segments; workers (ix_pipeline.c) decode segments (decode.c: libipt's
- * block decoder; cs_segment.c over cs_decode.c for CoreSight) into
+ * segments; workers (ix_pipeline.c) decode segments with the decoder of
+ * their format (segdec.h: decode.c, libipt's block decoder; cs_segment.c
+ * over cs_decode.c for CoreSight; both write through segout.h) into
  * self-contained results with segment-local block ids, reading the
  * stream's chunks they need and nothing else; one writer replays the
  * results in stream order (stitch.c), giving blocks their global ids and
@@ -340,8 +341,10 @@ enum ix_op {
 #define IX_NEVENT_KINDS 33
 extern const char *const ix_event_kinds[IX_NEVENT_KINDS + 1];
 
-/* Decode one segment into @out[@in->nouts]. */
-void ix_decode_segment(const struct ix_seg_in *in, struct ix_seg_out *out);
+/*
+ * Segments are decoded into @out[@in->nouts] by the decoder of their
+ * stream's format (segdec.h), written through segout.h.
+ */
 
 struct pt_config;
 

@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <intel-pt.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -31,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,40 +42,6 @@
 #include "ix_pipeline.h"
 #include "ix_write.h"
 #include "ix_cputhread.h"
-
-
-void
-ix_err(struct hwtr_ix *ix, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(ix->err, sizeof(ix->err), fmt, ap);
-	va_end(ap);
-}
-
-int
-ix_problem(struct hwtr_ix *ix, const char *fmt, ...)
-{
-	va_list ap;
-	char *s, **p;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	if (s == NULL)
-		return (-HWTR_E_NOMEM);
-	p = realloc(ix->problems, (ix->nproblems + 1) * sizeof(*p));
-	if (p == NULL) {
-		free(s);
-		return (-HWTR_E_NOMEM);
-	}
-	ix->problems = p;
-	p[ix->nproblems++] = s;
-	hwtr_logf(&ix->opts.log, HWTR_LOG_WARN, "%s", s);
-	return (0);
-}
 
 int
 hwtr_ix_new(struct hwtr_ix **ixp, const struct hwtr_ix_opts *opts)
@@ -139,34 +103,6 @@ hwtr_ix_problem(const struct hwtr_ix *ix, size_t i)
 	return (i < ix->nproblems ? ix->problems[i] : NULL);
 }
 
-int
-ix_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t n;
-	void *q;
-
-	if (need <= *cap)
-		return (0);
-	n = *cap ? *cap * 2 : 16;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * elem);
-	if (q == NULL)
-		return (-HWTR_E_NOMEM);
-	*p = q;
-	*cap = n;
-	return (0);
-}
-
-const char *
-ix_stream_name(const struct hwtr_stream_desc *sd, char *buf, size_t len)
-{
-	if (sd->name != NULL)
-		return (sd->name);
-	snprintf(buf, len, "stream %u", sd->id);
-	return (buf);
-}
-
 /*
  * CPU mode: the parts of each CPU stream (cpusplit.c), each with the
  * thread row of its pid/tid, made here when the sideband named it only
@@ -189,7 +125,7 @@ cpu_split(struct run *r)
 		p->stream_thread = (int64_t)r->ufirst[p->stream] + 1;
 		if (p->tid < 0)
 			continue;
-		if ((t = ix_thread_get(r, p->pid, p->tid, 1)) == NULL)
+		if ((t = ix_thread_get(r->im, p->pid, p->tid, 1)) == NULL)
 			return (-HWTR_E_NOMEM);
 		p->thread = t->id;
 	}
@@ -202,16 +138,7 @@ run_free(struct run *r)
 	size_t i;
 
 	ix_cpusplit_free(&r->cs);
-	for (i = 0; i < r->nstreams; i++)
-		if (r->jmaps != NULL)
-			free(r->jmaps[i]);
-	/* And the chunks of segments never decoded (a failure). */
-	hwtr_sv_free(r->sv);
-	free(r->res);
-	free(r->jmaps);
-	for (i = 0; i < r->nsegs; i++)
-		ix_free_seg(&r->segs[i]);
-	free(r->segs);
+	ix_pipe_free(r->pl);
 	for (i = 0; r->ures != NULL && i < r->nunits; i++) {
 		free(r->ures[i].err);
 		free(r->ures[i].problem);
@@ -220,57 +147,14 @@ run_free(struct run *r)
 	free(r->ures);
 	free(r->ustream);
 	free(r->ufirst);
-	free((void *)(uintptr_t)r->wprogress);
 	ix_stitch_free(&r->st);
-	free(r->gs);
-	free(r->ct_key);
-	free(r->ct_id);
-	free(r->errips);
-	for (i = 0; i < r->nfiles; i++)
-		free(r->files[i]);
-	free(r->files);
-	free(r->ftab);
-	for (i = 0; i < r->nimgs; i++) {
-		if (r->imgs[i].file != NULL) {
-			unlink(r->imgs[i].file);
-			free(r->imgs[i].file);
-		}
-		ix_elf_free(&r->imgs[i].elf);
-		if (r->imgs[i].bytes != NULL && r->imgs[i].size > 0)
-			munmap(r->imgs[i].bytes, r->imgs[i].size);
-		free(r->imgs[i].file_ids);
-	}
-	free(r->imgs);
-	free(r->img_bytes);
-	free(r->img_len);
+	ix_writer_free(r->wr);
+	/* The images' copies first, then their directory. */
+	ix_images_free(r->im);
 	if (r->tmpdir[0] != '\0')
 		rmdir(r->tmpdir);
-	free(r->maps);
-	free(r->rp.ph);
-	free(r->rp.th);
-	free(r->rp.tn);
-	free(r->rp.hits);
-	free(r->isid_map);
-	for (i = 0; i < r->nprocs; i++) {
-		free(r->procs[i].path);
-		free(r->procs[i].comm);
-	}
-	free(r->procs);
-	for (i = 0; i < r->nthreads; i++)
-		free(r->threads[i].name);
-	free(r->threads);
-	for (i = 0; i < r->nsbev; i++)
-		free(r->sbev[i].detail);
-	free(r->sbev);
-	free(r->lost);
-	if (r->isc != NULL)
-		pt_iscache_free(r->isc);
 	if (r->ar != NULL)
 		hwtr_ar_close(r->ar);
-	ix_jobq_destroy(&r->jq);
-	pthread_mutex_destroy(&r->lock);
-	pthread_cond_destroy(&r->work_cv);
-	pthread_cond_destroy(&r->done_cv);
 }
 
 /*
@@ -424,13 +308,15 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 	memset(&ix->stats, 0, sizeof(ix->stats));
 	ix->err[0] = '\0';
 	memset(&r, 0, sizeof(r));
-	pthread_mutex_init(&r.lock, NULL);
-	pthread_cond_init(&r.work_cv, NULL);
-	pthread_cond_init(&r.done_cv, NULL);
-	ix_jobq_init(&r.jq, &r.lock, &r.work_cv);
 	r.ix = ix;
 	r.archive = archive;
-	r.nospec = nospec;
+	if ((r.pl = ix_pipe_new()) == NULL ||
+	    (r.wr = ix_writer_new()) == NULL) {
+		ix_err(ix, "%s", hwtr_errstr(-HWTR_E_NOMEM));
+		run_free(&r);
+		return (-HWTR_E_NOMEM);
+	}
+	r.pl->nospec = nospec;
 	memset(&ao, 0, sizeof(ao));
 	ao.cancel = ix->opts.cancel;
 	rc = hwtr_ar_open(&r.ar, archive, &ao);
@@ -482,16 +368,15 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 	}
 	r.nstreams = hwtr_ar_nstreams(r.ar);
 	ix->stats.streams = r.nstreams;
-	r.lost = calloc(r.nstreams + 1, sizeof(*r.lost));
-	r.isc = pt_iscache_alloc(NULL);
-	if (r.lost == NULL || r.isc == NULL) {
+	if ((r.im = ix_images_new(ix, r.ar, r.nstreams)) == NULL) {
 		rc = -HWTR_E_NOMEM;
 		goto out;
 	}
 	if ((rc = ix_make_units(&r)) < 0 ||
-	    (rc = ix_load_images(&r)) < 0 || (rc = ix_replay_sideband(&r)) < 0 ||
+	    (rc = ix_load_images(r.im, r.tmpdir)) < 0 ||
+	    (rc = ix_replay_sideband(r.im, r.nunits, r.ustream)) < 0 ||
 	    (rc = cpu_split(&r)) < 0 ||
-	    (rc = ix_add_sections(&r)) < 0 || (rc = ix_plan(&r)) < 0)
+	    (rc = ix_add_sections(r.im)) < 0 || (rc = ix_plan(&r)) < 0)
 		goto out;
 	if (ix->opts.cancel != NULL && *ix->opts.cancel) {
 		rc = -HWTR_E_INTR;
@@ -529,7 +414,7 @@ out:
 	if (rc < 0 && ix->err[0] == '\0')
 		ix_err(ix, "%s", hwtr_errstr(rc));
 	free(tmp);
-	*again = r.spec_failed;
+	*again = r.pl->spec_failed;
 	run_free(&r);
 	if (tmpfd >= 0)
 		close(tmpfd);

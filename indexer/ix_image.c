@@ -62,27 +62,30 @@ lost_why(int reason)
 }
 
 int
-ix_load_images(struct run *r)
+ix_load_images(struct ix_images *im, const char *tmpdir)
 {
 	size_t i;
 	char err[256];
 
-	r->nimgs = hwtr_ar_nimages(r->ar);
-	r->imgs = calloc(r->nimgs ? r->nimgs : 1, sizeof(*r->imgs));
-	r->img_bytes = calloc(r->nimgs + 1, sizeof(*r->img_bytes));
-	r->img_len = calloc(r->nimgs + 1, sizeof(*r->img_len));
-	if (r->imgs == NULL || r->img_bytes == NULL || r->img_len == NULL)
+	im->nimgs = hwtr_ar_nimages(im->ar);
+	im->imgs = calloc(im->nimgs ? im->nimgs : 1,
+	    sizeof(*im->imgs));
+	im->img_bytes = calloc(im->nimgs + 1, sizeof(*im->img_bytes));
+	im->img_len = calloc(im->nimgs + 1, sizeof(*im->img_len));
+	if (im->imgs == NULL || im->img_bytes == NULL ||
+	    im->img_len == NULL)
 		return (-HWTR_E_NOMEM);
-	for (i = 0; i < r->nimgs; i++) {
-		const struct hwtr_image_desc *id = hwtr_ar_image(r->ar, i);
-		struct ix_img *im = &r->imgs[i];
+	for (i = 0; i < im->nimgs; i++) {
+		const struct hwtr_image_desc *id = hwtr_ar_image(im->ar,
+		    i);
+		struct ix_img *ig = &im->imgs[i];
 		void *buf = NULL, *dbg = NULL;
 		size_t len = 0, dlen = 0, mi;
 		char dname[HWTR_IMAGE_KEY_MAX + 16];
 		const char *base;
 		int rc, fd;
 
-		if (r->ix->opts.cancel != NULL && *r->ix->opts.cancel)
+		if (im->ix->opts.cancel != NULL && *im->ix->opts.cancel)
 			return (-HWTR_E_INTR);
 
 		/*
@@ -91,74 +94,74 @@ ix_load_images(struct run *r)
 		 * are all that is resident.  The SHA-256 is checked on the
 		 * way, as verify checks it.
 		 */
-		if (asprintf(&im->file, "%s/%zu", r->tmpdir, i) < 0) {
-			im->file = NULL;
+		if (asprintf(&ig->file, "%s/%zu", tmpdir, i) < 0) {
+			ig->file = NULL;
 			return (-HWTR_E_NOMEM);
 		}
-		if ((fd = open(im->file, O_RDWR | O_CREAT | O_EXCL |
+		if ((fd = open(ig->file, O_RDWR | O_CREAT | O_EXCL |
 		    O_CLOEXEC, 0600)) < 0) {
-			ix_err(r->ix, "cannot write '%s': %s", im->file,
+			ix_err(im->ix, "cannot write '%s': %s", ig->file,
 			    strerror(errno));
 			return (-HWTR_E_IO);
 		}
-		rc = hwtr_ar_extract_image(r->ar, i, fd);
+		rc = hwtr_ar_extract_image(im->ar, i, fd);
 		if (rc == -HWTR_E_INTR) {
 			close(fd);
 			return (rc);
 		}
 		if (rc == -HWTR_E_IO) {
-			ix_err(r->ix, "cannot write '%s': %s", im->file,
-			    hwtr_ar_errmsg(r->ar));
+			ix_err(im->ix, "cannot write '%s': %s", ig->file,
+			    hwtr_ar_errmsg(im->ar));
 			close(fd);
 			return (rc);
 		}
 		if (rc < 0) {
-			ix_problem(r->ix, "image '%s' (%s): cannot be read: %s",
-			    id->path ? id->path : "?", id->key,
-			    hwtr_ar_errmsg(r->ar));
+			ix_problem(im->ix, "image '%s' (%s): cannot be read: "
+			    "%s", id->path ? id->path : "?", id->key,
+			    hwtr_ar_errmsg(im->ar));
 			close(fd);
-			unlink(im->file);
-			free(im->file);
-			im->file = NULL;
+			unlink(ig->file);
+			free(ig->file);
+			ig->file = NULL;
 			continue;
 		}
 		len = (size_t)id->size;
 		if (len > 0 && (buf = mmap(NULL, len, PROT_READ, MAP_PRIVATE,
 		    fd, 0)) == MAP_FAILED) {
-			ix_err(r->ix, "cannot map '%s': %s", im->file,
+			ix_err(im->ix, "cannot map '%s': %s", ig->file,
 			    strerror(errno));
 			close(fd);
 			return (-HWTR_E_IO);
 		}
 		close(fd);
-		im->size = len;
-		im->present = 1;
+		ig->size = len;
+		ig->present = 1;
 		base = id->path != NULL ? strrchr(id->path, '/') : NULL;
 		base = base != NULL ? base + 1 : id->path;
 		/* Its separate debug file, when the archive has one. */
 		snprintf(dname, sizeof(dname), "aux/debug/%s", id->key);
-		if (hwtr_ar_find_member(r->ar, dname, &mi) == 0 &&
-		    hwtr_ar_read_member(r->ar, mi, &dbg, &dlen) < 0) {
-			ix_problem(r->ix, "image '%s' (%s): its debug file "
+		if (hwtr_ar_find_member(im->ar, dname, &mi) == 0 &&
+		    hwtr_ar_read_member(im->ar, mi, &dbg, &dlen) < 0) {
+			ix_problem(im->ix, "image '%s' (%s): its debug file "
 			    "cannot be read: %s", id->path ? id->path : "?",
-			    id->key, hwtr_ar_errmsg(r->ar));
+			    id->key, hwtr_ar_errmsg(im->ar));
 			dbg = NULL;
 			dlen = 0;
 		}
-		im->elf.no_host = r->ix->opts.archive_only;
-		if (ix_elf_load(&im->elf, buf, len, dbg, dlen, base, err,
+		ig->elf.no_host = im->ix->opts.archive_only;
+		if (ix_elf_load(&ig->elf, buf, len, dbg, dlen, base, err,
 		    sizeof(err)) != 0)
-			ix_problem(r->ix, "image '%s' (%s): %s",
+			ix_problem(im->ix, "image '%s' (%s): %s",
 			    id->path ? id->path : "?", id->key, err);
-		else if (im->elf.inl_nodwo > 0)
-			ix_problem(r->ix, "image '%s' (%s): %zu split DWARF "
+		else if (ig->elf.inl_nodwo > 0)
+			ix_problem(im->ix, "image '%s' (%s): %zu split DWARF "
 			    "units without their .dwo file: no inlined frames "
 			    "there", id->path ? id->path : "?", id->key,
-			    im->elf.inl_nodwo);
+			    ig->elf.inl_nodwo);
 		free(dbg);
-		im->bytes = buf;
-		r->img_bytes[i] = buf;
-		r->img_len[i] = len;
+		ig->bytes = buf;
+		im->img_bytes[i] = buf;
+		im->img_len[i] = len;
 	}
 	return (0);
 }
@@ -178,14 +181,15 @@ id_hash(int32_t id, size_t cap)
  */
 static size_t
 id_find(const size_t *h, size_t cap, int32_t id,
-    int32_t (*key)(const struct run *, size_t), const struct run *r)
+    int32_t (*key)(const struct ix_images *, size_t),
+    const struct ix_images *im)
 {
 	size_t k;
 
 	if (cap == 0)
 		return (0);
 	for (k = id_hash(id, cap); h[k] != 0; k = (k + 1) & (cap - 1))
-		if (key(r, h[k] - 1) == id)
+		if (key(im, h[k] - 1) == id)
 			return (h[k]);
 	return (0);
 }
@@ -193,7 +197,8 @@ id_find(const size_t *h, size_t cap, int32_t id,
 /* Add index @idx under @id (absent); the table stays at most half full. */
 static int
 id_add(size_t **hp, size_t *capp, size_t n, int32_t id, size_t idx,
-    int32_t (*key)(const struct run *, size_t), const struct run *r)
+    int32_t (*key)(const struct ix_images *, size_t),
+    const struct ix_images *im)
 {
 	size_t *h = *hp, cap = *capp, ncap, k, i;
 
@@ -204,8 +209,8 @@ id_add(size_t **hp, size_t *capp, size_t n, int32_t id, size_t idx,
 		for (i = 0; i < cap; i++) {
 			if ((*hp)[i] == 0)
 				continue;
-			for (k = id_hash(key(r, (*hp)[i] - 1), ncap); h[k] != 0;
-			    k = (k + 1) & (ncap - 1))
+			for (k = id_hash(key(im, (*hp)[i] - 1), ncap);
+			    h[k] != 0; k = (k + 1) & (ncap - 1))
 				;
 			h[k] = (*hp)[i];
 		}
@@ -220,94 +225,95 @@ id_add(size_t **hp, size_t *capp, size_t n, int32_t id, size_t idx,
 }
 
 static int32_t
-proc_key(const struct run *r, size_t i)
+proc_key(const struct ix_images *im, size_t i)
 {
-	return (r->procs[i].pid);
+	return (im->procs[i].pid);
 }
 
 static int32_t
-thread_key(const struct run *r, size_t i)
+thread_key(const struct ix_images *im, size_t i)
 {
-	return (r->threads[i].tid);
+	return (im->threads[i].tid);
 }
 
-/* Index a thread added to r->threads (the first of a tid wins). */
+/* Index a thread added to im->threads (the first of a tid wins). */
 static int
-thread_indexed(struct run *r, size_t i)
+thread_indexed(struct ix_images *im, size_t i)
 {
-	if (r->threads[i].tid < 0 || id_find(r->rp.th, r->rp.thcap,
-	    r->threads[i].tid, thread_key, r) != 0)
+	if (im->threads[i].tid < 0 || id_find(im->rp.th, im->rp.thcap,
+	    im->threads[i].tid, thread_key, im) != 0)
 		return (0);
-	return (id_add(&r->rp.th, &r->rp.thcap, i, r->threads[i].tid, i,
-	    thread_key, r));
+	return (id_add(&im->rp.th, &im->rp.thcap, i, im->threads[i].tid, i,
+	    thread_key, im));
 }
 
 static struct ix_proc *
-proc_get(struct run *r, int32_t pid)
+proc_get(struct ix_images *im, int32_t pid)
 {
 	size_t i;
 	struct ix_proc *p;
 
-	if ((i = id_find(r->rp.ph, r->rp.phcap, pid, proc_key, r)) != 0)
-		return (&r->procs[i - 1]);
-	if (ix_grow((void **)&r->procs, &r->cprocs, r->nprocs + 1,
+	if ((i = id_find(im->rp.ph, im->rp.phcap, pid, proc_key, im)) != 0)
+		return (&im->procs[i - 1]);
+	if (hwtr_grow((void **)&im->procs, &im->cprocs, im->nprocs + 1,
 	    sizeof(*p)) < 0)
 		return (NULL);
-	p = &r->procs[r->nprocs];
+	p = &im->procs[im->nprocs];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->ppid = -1;
-	if (id_add(&r->rp.ph, &r->rp.phcap, r->nprocs, pid, r->nprocs,
-	    proc_key, r) < 0)
+	if (id_add(&im->rp.ph, &im->rp.phcap, im->nprocs, pid, im->nprocs,
+	    proc_key, im) < 0)
 		return (NULL);
-	r->nprocs++;
+	im->nprocs++;
 	return (p);
 }
 
 static struct ix_proc *
-proc_find(struct run *r, int32_t pid)
+proc_find(struct ix_images *im, int32_t pid)
 {
 	size_t i;
 
-	if ((i = id_find(r->rp.ph, r->rp.phcap, pid, proc_key, r)) != 0)
-		return (&r->procs[i - 1]);
+	if ((i = id_find(im->rp.ph, im->rp.phcap, pid, proc_key, im)) != 0)
+		return (&im->procs[i - 1]);
 	return (NULL);
 }
 
 struct ix_thread *
-ix_thread_get(struct run *r, int32_t pid, int32_t tid, int create)
+ix_thread_get(struct ix_images *im, int32_t pid, int32_t tid, int create)
 {
 	size_t i;
 	struct ix_thread *t;
 
-	if (tid >= 0 && (i = id_find(r->rp.th, r->rp.thcap, tid, thread_key,
-	    r)) != 0)
-		return (&r->threads[i - 1]);
+	if (tid >= 0 && (i = id_find(im->rp.th, im->rp.thcap, tid, thread_key,
+	    im)) != 0)
+		return (&im->threads[i - 1]);
 	if (!create || tid < 0)
 		return (NULL);
-	if (ix_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1,
+	if (hwtr_grow((void **)&im->threads, &im->cthreads, im->nthreads + 1,
 	    sizeof(*t)) < 0)
 		return (NULL);
-	t = &r->threads[r->nthreads];
+	t = &im->threads[im->nthreads];
 	memset(t, 0, sizeof(*t));
-	t->id = (int64_t)++r->nthreads;
+	t->id = (int64_t)++im->nthreads;
 	t->stream = -1;
 	t->pid = pid;
 	t->tid = tid;
-	if (thread_indexed(r, r->nthreads - 1) < 0)
+	if (thread_indexed(im, im->nthreads - 1) < 0)
 		return (NULL);
 	return (t);
 }
 
 static int
-sb_event(struct run *r, const char *kind, const struct hwtr_sb_rec *rec,
+sb_event(struct ix_images *im, const char *kind, const struct hwtr_sb_rec *rec,
     int stream, const char *detail)
 {
 	struct ix_sbev *e;
 
-	if (ix_grow((void **)&r->sbev, &r->csbev, r->nsbev + 1, sizeof(*e)) < 0)
+	if (hwtr_grow((void **)&im->sbev, &im->csbev, im->nsbev + 1,
+	    sizeof(*e)) < 0)
 		return (-HWTR_E_NOMEM);
-	e = &r->sbev[r->nsbev++];
+	e = &im->sbev[im->nsbev++];
 	e->kind = kind;
 	e->pid = rec->pid;
 	e->tid = rec->tid;
@@ -318,14 +324,14 @@ sb_event(struct run *r, const char *kind, const struct hwtr_sb_rec *rec,
 }
 
 static int
-find_image(struct run *r, const struct hwtr_sb_rec *rec)
+find_image(struct ix_images *im, const struct hwtr_sb_rec *rec)
 {
 	char key[HWTR_IMAGE_KEY_MAX];
 	size_t i;
 	int k;
 
 	if (rec->u.mmap.image != NULL &&
-	    (k = hwtr_ar_find_image(r->ar, rec->u.mmap.image)) >= 0)
+	    (k = hwtr_ar_find_image(im->ar, rec->u.mmap.image)) >= 0)
 		return (k);
 	if (rec->u.mmap.build_id_len > 0 &&
 	    rec->u.mmap.build_id_len <= HWTR_BUILD_ID_MAX) {
@@ -333,12 +339,13 @@ find_image(struct run *r, const struct hwtr_sb_rec *rec)
 		for (i = 0; i < rec->u.mmap.build_id_len; i++)
 			snprintf(key + 4 + 2 * i, 3, "%02x",
 			    rec->u.mmap.build_id[i]);
-		if ((k = hwtr_ar_find_image(r->ar, key)) >= 0)
+		if ((k = hwtr_ar_find_image(im->ar, key)) >= 0)
 			return (k);
 	}
 	if (rec->u.mmap.path != NULL) {
-		for (i = 0; i < r->nimgs; i++) {
-			const struct hwtr_image_desc *id = hwtr_ar_image(r->ar, i);
+		for (i = 0; i < im->nimgs; i++) {
+			const struct hwtr_image_desc *id =
+			    hwtr_ar_image(im->ar, i);
 
 			if (id->path != NULL &&
 			    strcmp(id->path, rec->u.mmap.path) == 0)
@@ -362,9 +369,10 @@ tn_prio(size_t i)
 
 /* Map @a against the key (@pid, @start, @idx): < 0, 0, > 0. */
 static int
-tn_cmp(const struct run *r, size_t a, int32_t pid, uint64_t start, size_t idx)
+tn_cmp(const struct ix_images *im, size_t a, int32_t pid, uint64_t start,
+    size_t idx)
 {
-	const struct ix_map *m = &r->maps[a];
+	const struct ix_map *m = &im->maps[a];
 
 	if (m->pid != pid)
 		return (m->pid < pid ? -1 : 1);
@@ -374,9 +382,9 @@ tn_cmp(const struct run *r, size_t a, int32_t pid, uint64_t start, size_t idx)
 }
 
 static size_t
-tn_insert(struct run *r, size_t node, size_t i)
+tn_insert(struct ix_images *im, size_t node, size_t i)
 {
-	struct ix_tnode *tn = r->rp.tn, *n;
+	struct ix_tnode *tn = im->rp.tn, *n;
 	size_t c;
 
 	if (node == 0) {
@@ -385,9 +393,9 @@ tn_insert(struct run *r, size_t node, size_t i)
 		return (i + 1);
 	}
 	n = &tn[node - 1];
-	if (tn_cmp(r, i, r->maps[node - 1].pid, r->maps[node - 1].start,
+	if (tn_cmp(im, i, im->maps[node - 1].pid, im->maps[node - 1].start,
 	    node - 1) < 0) {
-		n->left = tn_insert(r, n->left, i);
+		n->left = tn_insert(im, n->left, i);
 		if (tn[n->left - 1].prio > n->prio) {
 			c = n->left;
 			n->left = tn[c - 1].right;
@@ -395,7 +403,7 @@ tn_insert(struct run *r, size_t node, size_t i)
 			return (c);
 		}
 	} else {
-		n->right = tn_insert(r, n->right, i);
+		n->right = tn_insert(im, n->right, i);
 		if (tn[n->right - 1].prio > n->prio) {
 			c = n->right;
 			n->right = tn[c - 1].left;
@@ -407,70 +415,71 @@ tn_insert(struct run *r, size_t node, size_t i)
 }
 
 static size_t
-tn_merge(struct run *r, size_t a, size_t b)
+tn_merge(struct ix_images *im, size_t a, size_t b)
 {
-	struct ix_tnode *tn = r->rp.tn;
+	struct ix_tnode *tn = im->rp.tn;
 
 	if (a == 0)
 		return (b);
 	if (b == 0)
 		return (a);
 	if (tn[a - 1].prio > tn[b - 1].prio) {
-		tn[a - 1].right = tn_merge(r, tn[a - 1].right, b);
+		tn[a - 1].right = tn_merge(im, tn[a - 1].right, b);
 		return (a);
 	}
-	tn[b - 1].left = tn_merge(r, a, tn[b - 1].left);
+	tn[b - 1].left = tn_merge(im, a, tn[b - 1].left);
 	return (b);
 }
 
 static size_t
-tn_erase(struct run *r, size_t node, size_t i)
+tn_erase(struct ix_images *im, size_t node, size_t i)
 {
-	struct ix_tnode *tn = r->rp.tn;
+	struct ix_tnode *tn = im->rp.tn;
 	int c;
 
 	if (node == 0)
 		return (0);
-	c = tn_cmp(r, i, r->maps[node - 1].pid, r->maps[node - 1].start,
+	c = tn_cmp(im, i, im->maps[node - 1].pid, im->maps[node - 1].start,
 	    node - 1);
 	if (c == 0)
-		return (tn_merge(r, tn[node - 1].left, tn[node - 1].right));
+		return (tn_merge(im, tn[node - 1].left, tn[node - 1].right));
 	if (c < 0)
-		tn[node - 1].left = tn_erase(r, tn[node - 1].left, i);
+		tn[node - 1].left = tn_erase(im, tn[node - 1].left, i);
 	else
-		tn[node - 1].right = tn_erase(r, tn[node - 1].right, i);
+		tn[node - 1].right = tn_erase(im, tn[node - 1].right, i);
 	return (node);
 }
 
 /* Collect the open mappings of @pid starting in [@lo, @hi] into rp.hits. */
 static int
-tn_range(struct run *r, size_t node, int32_t pid, uint64_t lo, uint64_t hi)
+tn_range(struct ix_images *im, size_t node, int32_t pid, uint64_t lo,
+    uint64_t hi)
 {
 	const struct ix_map *m;
 	int rc;
 
 	if (node == 0)
 		return (0);
-	if (++r->rp.work > IX_REPLAY_WORK)
+	if (++im->rp.work > IX_REPLAY_WORK)
 		return (-HWTR_E_LIMIT);
-	m = &r->maps[node - 1];
+	m = &im->maps[node - 1];
 	if (m->pid < pid || (m->pid == pid && m->start < lo))
-		return (tn_range(r, r->rp.tn[node - 1].right, pid, lo, hi));
+		return (tn_range(im, im->rp.tn[node - 1].right, pid, lo, hi));
 	if (m->pid > pid || m->start > hi)
-		return (tn_range(r, r->rp.tn[node - 1].left, pid, lo, hi));
-	if ((rc = tn_range(r, r->rp.tn[node - 1].left, pid, lo, hi)) < 0)
+		return (tn_range(im, im->rp.tn[node - 1].left, pid, lo, hi));
+	if ((rc = tn_range(im, im->rp.tn[node - 1].left, pid, lo, hi)) < 0)
 		return (rc);
-	if (ix_grow((void **)&r->rp.hits, &r->rp.chits, r->rp.nhits + 1,
-	    sizeof(*r->rp.hits)) < 0)
+	if (hwtr_grow((void **)&im->rp.hits, &im->rp.chits, im->rp.nhits + 1,
+	    sizeof(*im->rp.hits)) < 0)
 		return (-HWTR_E_NOMEM);
-	r->rp.hits[r->rp.nhits++] = node - 1;
-	return (tn_range(r, r->rp.tn[node - 1].right, pid, lo, hi));
+	im->rp.hits[im->rp.nhits++] = node - 1;
+	return (tn_range(im, im->rp.tn[node - 1].right, pid, lo, hi));
 }
 
 static int
-replay_limit(struct run *r)
+replay_limit(struct ix_images *im)
 {
-	ix_err(r->ix, "sideband: the mappings overlap so much that replaying "
+	ix_err(im->ix, "sideband: the mappings overlap so much that replaying "
 	    "them would visit more than %llu of them (the indexer's limit): "
 	    "refused", (unsigned long long)IX_REPLAY_WORK);
 	return (-HWTR_E_LIMIT);
@@ -478,47 +487,48 @@ replay_limit(struct run *r)
 
 /* Close the open mappings of @pid that lie inside [@lo, @hi) at @t. */
 static int
-close_maps(struct run *r, int32_t pid, uint64_t lo, uint64_t hi, uint64_t t)
+close_maps(struct ix_images *im, int32_t pid, uint64_t lo, uint64_t hi,
+    uint64_t t)
 {
 	struct ix_map *m;
 	size_t k;
 	int rc;
 
-	r->rp.nhits = 0;
-	if ((rc = tn_range(r, r->rp.root, pid, lo, hi)) < 0)
-		return (rc == -HWTR_E_LIMIT ? replay_limit(r) : rc);
-	for (k = 0; k < r->rp.nhits; k++) {
-		m = &r->maps[r->rp.hits[k]];
+	im->rp.nhits = 0;
+	if ((rc = tn_range(im, im->rp.root, pid, lo, hi)) < 0)
+		return (rc == -HWTR_E_LIMIT ? replay_limit(im) : rc);
+	for (k = 0; k < im->rp.nhits; k++) {
+		m = &im->maps[im->rp.hits[k]];
 		if (m->end <= hi) {
 			m->has_to = 1;
 			m->to_tsc = t;
-			r->rp.root = tn_erase(r, r->rp.root, r->rp.hits[k]);
+			im->rp.root = tn_erase(im, im->rp.root, im->rp.hits[k]);
 		}
 	}
 	return (0);
 }
 
 static struct ix_map *
-new_map(struct run *r)
+new_map(struct ix_images *im)
 {
 	struct ix_map *m;
 
-	if (ix_grow((void **)&r->maps, &r->cmaps, r->nmaps + 1, sizeof(*m)) < 0 ||
-	    ix_grow((void **)&r->rp.tn, &r->rp.ctn, r->nmaps + 1,
-	    sizeof(*r->rp.tn)) < 0)
+	if (hwtr_grow((void **)&im->maps, &im->cmaps, im->nmaps + 1,
+	    sizeof(*m)) < 0 || hwtr_grow((void **)&im->rp.tn, &im->rp.ctn,
+	    im->nmaps + 1, sizeof(*im->rp.tn)) < 0)
 		return (NULL);
-	m = &r->maps[r->nmaps];
+	m = &im->maps[im->nmaps];
 	memset(m, 0, sizeof(*m));
-	m->id = (int64_t)++r->nmaps;
+	m->id = (int64_t)++im->nmaps;
 	m->image = -1;
 	return (m);
 }
 
 /* Mapping @m (the last one made) is open: into the treap. */
 static void
-map_opened(struct run *r, struct ix_map *m)
+map_opened(struct ix_images *im, struct ix_map *m)
 {
-	r->rp.root = tn_insert(r, r->rp.root, (size_t)(m - r->maps));
+	im->rp.root = tn_insert(im, im->rp.root, (size_t)(m - im->maps));
 }
 
 static int
@@ -530,12 +540,12 @@ cmp_size(const void *a, const void *b)
 }
 
 static int
-stream_of(struct run *r, uint32_t id)
+stream_of(struct ix_images *im, uint32_t id)
 {
 	size_t i;
 
-	for (i = 0; i < r->nstreams; i++)
-		if (hwtr_ar_stream(r->ar, i)->id == id)
+	for (i = 0; i < im->nstreams; i++)
+		if (hwtr_ar_stream(im->ar, i)->id == id)
 			return ((int)i);
 	return (-1);
 }
@@ -605,206 +615,231 @@ ix_stream_units(const struct run *r, size_t s)
 	    r->ufirst[s]);
 }
 
-int
-ix_replay_sideband(struct run *r)
+/* The sideband's units: a thread each, first, so that their ids follow. */
+static int
+unit_threads(struct ix_images *im, size_t nunits, const size_t *ustream)
 {
-	size_t i, n = hwtr_ar_nsideband(r->ar), j, nm;
+	struct ix_thread *t;
+	size_t i;
+
+	for (i = 0; i < nunits; i++) {
+		const struct hwtr_stream_desc *sd = hwtr_ar_stream(im->ar,
+		    ustream[i]);
+
+		if (hwtr_grow((void **)&im->threads, &im->cthreads,
+		    im->nthreads + 1, sizeof(*t)) < 0)
+			return (-HWTR_E_NOMEM);
+		t = &im->threads[im->nthreads];
+		memset(t, 0, sizeof(*t));
+		t->id = (int64_t)++im->nthreads;
+		t->stream = (int)i;
+		t->pid = sd->pid;
+		t->tid = sd->tid;
+		if (thread_indexed(im, im->nthreads - 1) < 0)
+			return (-HWTR_E_NOMEM);
+	}
+	return (0);
+}
+
+/*
+ * A process starts: a forked child has its parent's name and image until
+ * it execs, and the parent's open mappings.
+ */
+static int
+replay_start(struct ix_images *im, const struct hwtr_sb_rec *rec)
+{
 	struct ix_proc *p, *pp;
+	struct ix_map *m;
+	size_t j, nm;
+	int rc;
+
+	if ((p = proc_get(im, rec->pid)) == NULL)
+		return (-HWTR_E_NOMEM);
+	p->ppid = rec->u.proc_start.ppid;
+	p->has_start = 1;
+	p->start_tsc = rec->time;
+	/*
+	 * A forked child has its parent's name and image until
+	 * it execs, as the kernel says (no record comes).
+	 */
+	if (p->ppid >= 0 && (p->comm == NULL ||
+	    p->path == NULL) &&
+	    (pp = proc_find(im, p->ppid)) != NULL) {
+		if (p->comm == NULL && pp->comm != NULL &&
+		    (p->comm = strdup(pp->comm)) == NULL)
+			return (-HWTR_E_NOMEM);
+		if (p->path == NULL && pp->path != NULL &&
+		    (p->path = strdup(pp->path)) == NULL)
+			return (-HWTR_E_NOMEM);
+	}
+	/*
+	 * A forked child starts with its parent's mappings
+	 * (the open ones, in the order they were made).
+	 */
+	if (p->ppid < 0)
+		return (0);
+	im->rp.nhits = 0;
+	if ((rc = tn_range(im, im->rp.root, p->ppid, 0,
+	    UINT64_MAX)) < 0)
+		return (rc == -HWTR_E_LIMIT ? replay_limit(im) :
+		    rc);
+	if (im->rp.nhits > 1)
+		qsort(im->rp.hits, im->rp.nhits,
+		    sizeof(*im->rp.hits), cmp_size);
+	nm = im->rp.nhits;
+	for (j = 0; j < nm; j++) {
+		struct ix_map old = im->maps[im->rp.hits[j]];
+
+		if ((m = new_map(im)) == NULL)
+			return (-HWTR_E_NOMEM);
+		old.id = m->id;
+		*m = old;
+		m->pid = rec->pid;
+		m->has_from = 1;
+		m->from_tsc = rec->time;
+		map_opened(im, m);
+	}
+	return (0);
+}
+
+/* One sideband record but a process start. */
+static int
+replay_rec(struct ix_images *im, const struct hwtr_sb_rec *rec)
+{
+	struct ix_proc *p;
 	struct ix_thread *t;
 	struct ix_map *m;
 	char det[96];
 	int rc;
 
-	/* Threads of the units first: their ids follow the units. */
-	for (i = 0; i < r->nunits; i++) {
-		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar,
-		    r->ustream[i]);
-
-		if (ix_grow((void **)&r->threads, &r->cthreads, r->nthreads + 1,
-		    sizeof(*t)) < 0)
+	switch (rec->type) {
+	case HWTR_SB_PROC_EXIT:
+		if ((p = proc_get(im, rec->pid)) == NULL)
 			return (-HWTR_E_NOMEM);
-		t = &r->threads[r->nthreads];
-		memset(t, 0, sizeof(*t));
-		t->id = (int64_t)++r->nthreads;
-		t->stream = (int)i;
-		t->pid = sd->pid;
-		t->tid = sd->tid;
-		if (thread_indexed(r, r->nthreads - 1) < 0)
+		p->has_end = 1;
+		p->end_tsc = rec->time;
+		p->exit_kind = rec->u.exit.kind == HWTR_EXIT_CODE ?
+		    "code" : rec->u.exit.kind == HWTR_EXIT_SIGNAL ?
+		    "signal" : NULL;
+		p->exit_value = rec->u.exit.value;
+		if ((rc = close_maps(im, rec->pid, 0, UINT64_MAX,
+		    rec->time)) < 0)
+			return (rc);
+		break;
+	case HWTR_SB_THREAD_START:
+	case HWTR_SB_THREAD_EXIT:
+		if ((t = ix_thread_get(im, rec->pid, rec->tid, 1)) == NULL)
+			break;
+		if (rec->type == HWTR_SB_THREAD_START) {
+			t->has_start = 1;
+			t->start_tsc = rec->time;
+		} else {
+			t->has_end = 1;
+			t->end_tsc = rec->time;
+			t->exit_kind = rec->u.exit.kind ==
+			    HWTR_EXIT_CODE ? "code" : rec->u.exit.kind ==
+			    HWTR_EXIT_SIGNAL ? "signal" : NULL;
+			t->exit_value = rec->u.exit.value;
+		}
+		break;
+	case HWTR_SB_EXEC:
+		if ((p = proc_get(im, rec->pid)) == NULL)
 			return (-HWTR_E_NOMEM);
-	}
-	for (i = 0; i < n; i++) {
-		const struct hwtr_sb_rec *rec = hwtr_ar_sideband_rec(r->ar, i);
-
-		if ((i & 4095) == 0 && r->ix->opts.cancel != NULL &&
-		    *r->ix->opts.cancel)
-			return (-HWTR_E_INTR);
-		switch (rec->type) {
-		case HWTR_SB_PROC_START:
-			if ((p = proc_get(r, rec->pid)) == NULL)
-				return (-HWTR_E_NOMEM);
-			p->ppid = rec->u.proc_start.ppid;
-			p->has_start = 1;
-			p->start_tsc = rec->time;
-			/*
-			 * A forked child has its parent's name and image until
-			 * it execs, as the kernel says (no record comes).
-			 */
-			if (p->ppid >= 0 && (p->comm == NULL ||
-			    p->path == NULL) &&
-			    (pp = proc_find(r, p->ppid)) != NULL) {
-				if (p->comm == NULL && pp->comm != NULL &&
-				    (p->comm = strdup(pp->comm)) == NULL)
-					return (-HWTR_E_NOMEM);
-				if (p->path == NULL && pp->path != NULL &&
-				    (p->path = strdup(pp->path)) == NULL)
-					return (-HWTR_E_NOMEM);
-			}
-			/*
-			 * A forked child starts with its parent's mappings
-			 * (the open ones, in the order they were made).
-			 */
-			if (p->ppid < 0)
-				break;
-			r->rp.nhits = 0;
-			if ((rc = tn_range(r, r->rp.root, p->ppid, 0,
-			    UINT64_MAX)) < 0)
-				return (rc == -HWTR_E_LIMIT ? replay_limit(r) :
-				    rc);
-			if (r->rp.nhits > 1)
-				qsort(r->rp.hits, r->rp.nhits,
-				    sizeof(*r->rp.hits), cmp_size);
-			nm = r->rp.nhits;
-			for (j = 0; j < nm; j++) {
-				struct ix_map old = r->maps[r->rp.hits[j]];
-
-				if ((m = new_map(r)) == NULL)
-					return (-HWTR_E_NOMEM);
-				old.id = m->id;
-				*m = old;
-				m->pid = rec->pid;
-				m->has_from = 1;
-				m->from_tsc = rec->time;
-				map_opened(r, m);
-			}
-			break;
-		case HWTR_SB_PROC_EXIT:
-			if ((p = proc_get(r, rec->pid)) == NULL)
-				return (-HWTR_E_NOMEM);
-			p->has_end = 1;
-			p->end_tsc = rec->time;
-			p->exit_kind = rec->u.exit.kind == HWTR_EXIT_CODE ?
-			    "code" : rec->u.exit.kind == HWTR_EXIT_SIGNAL ?
-			    "signal" : NULL;
-			p->exit_value = rec->u.exit.value;
-			if ((rc = close_maps(r, rec->pid, 0, UINT64_MAX,
-			    rec->time)) < 0)
-				return (rc);
-			break;
-		case HWTR_SB_THREAD_START:
-		case HWTR_SB_THREAD_EXIT:
-			if ((t = ix_thread_get(r, rec->pid, rec->tid, 1)) == NULL)
-				break;
-			if (rec->type == HWTR_SB_THREAD_START) {
-				t->has_start = 1;
-				t->start_tsc = rec->time;
-			} else {
-				t->has_end = 1;
-				t->end_tsc = rec->time;
-				t->exit_kind = rec->u.exit.kind ==
-				    HWTR_EXIT_CODE ? "code" : rec->u.exit.kind ==
-				    HWTR_EXIT_SIGNAL ? "signal" : NULL;
-				t->exit_value = rec->u.exit.value;
-			}
-			break;
-		case HWTR_SB_EXEC:
-			if ((p = proc_get(r, rec->pid)) == NULL)
-				return (-HWTR_E_NOMEM);
-			free(p->path);
-			p->path = rec->u.exec.path ?
-			    strdup(rec->u.exec.path) : NULL;
-			if ((rc = close_maps(r, rec->pid, 0, UINT64_MAX,
-			    rec->time)) < 0)
-				return (rc);
-			if (sb_event(r, "exec", rec, -1, rec->u.exec.path) < 0)
-				return (-HWTR_E_NOMEM);
-			break;
-		case HWTR_SB_COMM:
-			if ((t = ix_thread_get(r, rec->pid, rec->tid, 1)) != NULL &&
-			    rec->u.comm.comm != NULL) {
-				free(t->name);
-				t->name = strdup(rec->u.comm.comm);
-			}
-			if (rec->pid == rec->tid && rec->u.comm.comm != NULL &&
-			    (p = proc_get(r, rec->pid)) != NULL) {
-				free(p->comm);
-				p->comm = strdup(rec->u.comm.comm);
-			}
-			break;
-		case HWTR_SB_MMAP:
-			if ((rc = close_maps(r, rec->pid, rec->u.mmap.addr,
-			    rec->u.mmap.addr + rec->u.mmap.len, rec->time)) < 0)
-				return (rc);
-			if ((m = new_map(r)) == NULL)
-				return (-HWTR_E_NOMEM);
-			m->pid = rec->pid;
-			m->image = find_image(r, rec);
-			m->path = rec->u.mmap.path;
-			m->start = rec->u.mmap.addr;
-			m->end = rec->u.mmap.addr + rec->u.mmap.len;
-			m->pgoff = rec->u.mmap.pgoff;
-			m->prot = rec->u.mmap.prot;
-			m->has_from = 1;
-			m->from_tsc = rec->time;
-			map_opened(r, m);
-			if (rec->pid >= 0 && proc_get(r, rec->pid) == NULL)
-				return (-HWTR_E_NOMEM);
-			if (sb_event(r, "mmap", rec, -1, rec->u.mmap.path) < 0)
-				return (-HWTR_E_NOMEM);
-			break;
-		case HWTR_SB_MUNMAP:
-			if ((rc = close_maps(r, rec->pid, rec->u.munmap.addr,
-			    rec->u.munmap.addr + rec->u.munmap.len,
-			    rec->time)) < 0)
-				return (rc);
-			snprintf(det, sizeof(det), "%#" PRIx64 "-%#" PRIx64,
-			    rec->u.munmap.addr,
-			    rec->u.munmap.addr + rec->u.munmap.len);
-			if (sb_event(r, "munmap", rec, -1, det) < 0)
-				return (-HWTR_E_NOMEM);
-			break;
-		case HWTR_SB_LOST: {
-			int s = rec->u.lost.stream == UINT32_MAX ? -1 :
-			    stream_of(r, rec->u.lost.stream);
-
-			if (s >= 0)
-				r->lost[s] += rec->u.lost.bytes;
-			if (rec->u.lost.reason == HWTR_LOST_UNTRACED)
-				snprintf(det, sizeof(det), "untraced: "
-				    "instructions ran that the source could "
-				    "not record");
-			else
-				snprintf(det, sizeof(det), "%" PRIu64
-				    " bytes, %" PRIu64 " records%s",
-				    rec->u.lost.bytes, rec->u.lost.records,
-				    lost_why(rec->u.lost.reason));
-			if (sb_event(r, "lost", rec, s, det) < 0)
-				return (-HWTR_E_NOMEM);
-			break;
+		free(p->path);
+		p->path = rec->u.exec.path ?
+		    strdup(rec->u.exec.path) : NULL;
+		if ((rc = close_maps(im, rec->pid, 0, UINT64_MAX,
+		    rec->time)) < 0)
+			return (rc);
+		if (sb_event(im, "exec", rec, -1, rec->u.exec.path) < 0)
+			return (-HWTR_E_NOMEM);
+		break;
+	case HWTR_SB_COMM:
+		if ((t = ix_thread_get(im, rec->pid, rec->tid, 1)) != NULL &&
+		    rec->u.comm.comm != NULL) {
+			free(t->name);
+			t->name = strdup(rec->u.comm.comm);
 		}
-		default:
-			break;
+		if (rec->pid == rec->tid && rec->u.comm.comm != NULL &&
+		    (p = proc_get(im, rec->pid)) != NULL) {
+			free(p->comm);
+			p->comm = strdup(rec->u.comm.comm);
 		}
+		break;
+	case HWTR_SB_MMAP:
+		if ((rc = close_maps(im, rec->pid, rec->u.mmap.addr,
+		    rec->u.mmap.addr + rec->u.mmap.len, rec->time)) < 0)
+			return (rc);
+		if ((m = new_map(im)) == NULL)
+			return (-HWTR_E_NOMEM);
+		m->pid = rec->pid;
+		m->image = find_image(im, rec);
+		m->path = rec->u.mmap.path;
+		m->start = rec->u.mmap.addr;
+		m->end = rec->u.mmap.addr + rec->u.mmap.len;
+		m->pgoff = rec->u.mmap.pgoff;
+		m->prot = rec->u.mmap.prot;
+		m->has_from = 1;
+		m->from_tsc = rec->time;
+		map_opened(im, m);
+		if (rec->pid >= 0 && proc_get(im, rec->pid) == NULL)
+			return (-HWTR_E_NOMEM);
+		if (sb_event(im, "mmap", rec, -1, rec->u.mmap.path) < 0)
+			return (-HWTR_E_NOMEM);
+		break;
+	case HWTR_SB_MUNMAP:
+		if ((rc = close_maps(im, rec->pid, rec->u.munmap.addr,
+		    rec->u.munmap.addr + rec->u.munmap.len,
+		    rec->time)) < 0)
+			return (rc);
+		snprintf(det, sizeof(det), "%#" PRIx64 "-%#" PRIx64,
+		    rec->u.munmap.addr,
+		    rec->u.munmap.addr + rec->u.munmap.len);
+		if (sb_event(im, "munmap", rec, -1, det) < 0)
+			return (-HWTR_E_NOMEM);
+		break;
+	case HWTR_SB_LOST: {
+		int s = rec->u.lost.stream == UINT32_MAX ? -1 :
+		    stream_of(im, rec->u.lost.stream);
+
+		if (s >= 0)
+			im->lost[s] += rec->u.lost.bytes;
+		if (rec->u.lost.reason == HWTR_LOST_UNTRACED)
+			snprintf(det, sizeof(det), "untraced: "
+			    "instructions ran that the source could "
+			    "not record");
+		else
+			snprintf(det, sizeof(det), "%" PRIu64
+			    " bytes, %" PRIu64 " records%s",
+			    rec->u.lost.bytes, rec->u.lost.records,
+			    lost_why(rec->u.lost.reason));
+		if (sb_event(im, "lost", rec, s, det) < 0)
+			return (-HWTR_E_NOMEM);
+		break;
 	}
-	/*
-	 * A thread ends with its process unless it exited by itself: when
-	 * a signal kills the process, or exit_group ends it, every thread
-	 * left has the process's status (a thread's own exit record, where
-	 * the source has one, says nothing more).  And a thread no record
-	 * named has its process's name, as a thread inherits it.
-	 */
-	for (i = 0; i < r->nthreads; i++) {
-		t = &r->threads[i];
-		if ((p = proc_find(r, t->pid)) == NULL)
+	default:
+		break;
+	}
+	return (0);
+}
+
+/*
+ * A thread ends with its process unless it exited by itself: when a
+ * signal kills the process, or exit_group ends it, every thread left has
+ * the process's status (a thread's own exit record, where the source has
+ * one, says nothing more).  And a thread no record named has its
+ * process's name, as a thread inherits it.
+ */
+static int
+inherit_from_procs(struct ix_images *im)
+{
+	struct ix_proc *p;
+	struct ix_thread *t;
+	size_t i;
+
+	for (i = 0; i < im->nthreads; i++) {
+		t = &im->threads[i];
+		if ((p = proc_find(im, t->pid)) == NULL)
 			continue;
 		if (t->exit_kind == NULL && p->exit_kind != NULL) {
 			t->exit_kind = p->exit_kind;
@@ -815,6 +850,29 @@ ix_replay_sideband(struct run *r)
 			return (-HWTR_E_NOMEM);
 	}
 	return (0);
+}
+
+int
+ix_replay_sideband(struct ix_images *im, size_t nunits,
+    const size_t *ustream)
+{
+	size_t i, n = hwtr_ar_nsideband(im->ar);
+	int rc;
+
+	if ((rc = unit_threads(im, nunits, ustream)) < 0)
+		return (rc);
+	for (i = 0; i < n; i++) {
+		const struct hwtr_sb_rec *rec = hwtr_ar_sideband_rec(im->ar, i);
+
+		if ((i & 4095) == 0 && im->ix->opts.cancel != NULL &&
+		    *im->ix->opts.cancel)
+			return (-HWTR_E_INTR);
+		rc = rec->type == HWTR_SB_PROC_START ? replay_start(im, rec) :
+		    replay_rec(im, rec);
+		if (rc < 0)
+			return (rc);
+	}
+	return (inherit_from_procs(im));
 }
 
 /*
@@ -836,41 +894,41 @@ ix_replay_sideband(struct run *r)
  * section cache, and compute where its link-time addresses are.
  */
 int
-ix_add_sections(struct run *r)
+ix_add_sections(struct ix_images *im)
 {
 	size_t i, nsec = 0, over = 0;
 	int isid, full = 0;
 	const char *fpath = NULL;
 	uint64_t fstart = 0;
 
-	for (i = 0; i < r->nmaps; i++) {
-		struct ix_map *m = &r->maps[i];
-		struct ix_img *im;
+	for (i = 0; i < im->nmaps; i++) {
+		struct ix_map *m = &im->maps[i];
+		struct ix_img *ig;
 		uint64_t size;
 
-		if ((i & 1023) == 0 && r->ix->opts.cancel != NULL &&
-		    *r->ix->opts.cancel)
+		if ((i & 1023) == 0 && im->ix->opts.cancel != NULL &&
+		    *im->ix->opts.cancel)
 			return (-HWTR_E_INTR);
 
 		/* Said by ix_warn_missing() if decoding needs its code. */
-		if (m->image < 0 || !r->imgs[m->image].present)
+		if (m->image < 0 || !im->imgs[m->image].present)
 			continue;
-		im = &r->imgs[m->image];
-		if (!im->elf.elf || m->end <= m->start ||
-		    ix_elf_map_bias(&im->elf, m->start, m->end - m->start,
+		ig = &im->imgs[m->image];
+		if (!ig->elf.elf || m->end <= m->start ||
+		    ix_elf_map_bias(&ig->elf, m->start, m->end - m->start,
 		    m->pgoff, m->prot, &m->bias) < 0)
 			m->bias = (int64_t)(m->start - m->pgoff);
 		if (m->prot != 0 && !(m->prot & PROT_EXEC))
 			continue;
-		if (m->pgoff >= im->size || m->end <= m->start)
+		if (m->pgoff >= ig->size || m->end <= m->start)
 			continue;
 		size = m->end - m->start;
-		if (size > im->size - m->pgoff)
-			size = im->size - m->pgoff;
+		if (size > ig->size - m->pgoff)
+			size = ig->size - m->pgoff;
 		if (!full && nsec >= IX_SECTIONS_MAX)
 			full = 1;
-		isid = full ? -pte_nomem : pt_iscache_add_file(r->isc,
-		    im->file, m->pgoff, size, m->start);
+		isid = full ? -pte_nomem : pt_iscache_add_file(im->isc,
+		    ig->file, m->pgoff, size, m->start);
 		if (isid < 0 && pt_errcode(isid) == pte_nomem) {
 			if (!full) {
 				full = 1;
@@ -883,29 +941,29 @@ ix_add_sections(struct run *r)
 			continue;
 		}
 		if (isid < 0) {
-			ix_problem(r->ix, "mapping of '%s' at %#" PRIx64
+			ix_problem(im->ix, "mapping of '%s' at %#" PRIx64
 			    ": %s", m->path ? m->path : "?", m->start,
 			    pt_errstr(pt_errcode(isid)));
 			continue;
 		}
 		m->isid = isid;
 		nsec++;
-		if ((size_t)isid >= r->nisid) {
+		if ((size_t)isid >= im->nisid) {
 			size_t n = (size_t)isid + 64, k;
-			int *p = realloc(r->isid_map, n * sizeof(*p));
+			int *p = realloc(im->isid_map, n * sizeof(*p));
 
 			if (p == NULL)
 				return (-HWTR_E_NOMEM);
-			for (k = r->nisid; k < n; k++)
+			for (k = im->nisid; k < n; k++)
 				p[k] = -1;
-			r->isid_map = p;
-			r->nisid = n;
+			im->isid_map = p;
+			im->nisid = n;
 		}
-		if (r->isid_map[isid] < 0)
-			r->isid_map[isid] = (int)i;
+		if (im->isid_map[isid] < 0)
+			im->isid_map[isid] = (int)i;
 	}
 	if (over > 0)
-		ix_problem(r->ix, "%zu executable mappings from the one of "
+		ix_problem(im->ix, "%zu executable mappings from the one of "
 		    "'%s' at %#" PRIx64 " on are not loaded: the decoder holds "
 		    "%d (libipt's section cache); their code is not decoded",
 		    over, fpath, fstart, IX_SECTIONS_MAX);
@@ -955,7 +1013,8 @@ count_in(const uint64_t *v, size_t n, uint64_t lo, uint64_t hi)
 #define IX_MISSING_MAX	100	/* mappings named; the rest counted */
 
 void
-ix_warn_missing(struct run *r)
+ix_warn_missing(struct hwtr_ix *ix, const struct ix_images *im,
+    uint64_t *errips, size_t nerrips)
 {
 	size_t i, k, nrep = 0, more = 0, rep[IX_MISSING_MAX];
 	uint64_t n;
@@ -964,20 +1023,20 @@ ix_warn_missing(struct run *r)
 	 * The decode errors' addresses sorted once: a binary search per
 	 * mapping, not a pass over every error (200,000 mappings).
 	 */
-	if (r->nerrips > 1)
-		qsort(r->errips, r->nerrips, sizeof(*r->errips), cmp_u64);
-	for (i = 0; i < r->nmaps; i++) {
-		const struct ix_map *m = &r->maps[i];
+	if (nerrips > 1)
+		qsort(errips, nerrips, sizeof(*errips), cmp_u64);
+	for (i = 0; i < im->nmaps; i++) {
+		const struct ix_map *m = &im->maps[i];
 
-		if ((m->image >= 0 && r->imgs[m->image].present) ||
+		if ((m->image >= 0 && im->imgs[m->image].present) ||
 		    (m->prot != 0 && !(m->prot & PROT_EXEC)))
 			continue;
-		if (m->end <= m->start || (n = count_in(r->errips,
-		    r->nerrips, m->start, m->end)) == 0)
+		if (m->end <= m->start || (n = count_in(errips, nerrips,
+		    m->start, m->end)) == 0)
 			continue;
 		/* An earlier mapping of the same range was named. */
 		for (k = 0; k < nrep; k++) {
-			const struct ix_map *o = &r->maps[rep[k]];
+			const struct ix_map *o = &im->maps[rep[k]];
 
 			if (o->start == m->start && o->end == m->end &&
 			    (o->path == m->path || (o->path != NULL &&
@@ -991,13 +1050,13 @@ ix_warn_missing(struct run *r)
 			continue;
 		}
 		rep[nrep++] = i;
-		ix_problem(r->ix, "mapping of '%s' at %#" PRIx64
+		ix_problem(ix, "mapping of '%s' at %#" PRIx64
 		    ": image not in the archive; its code cannot be "
 		    "decoded (%" PRIu64 " decode errors there)",
 		    m->path ? m->path : "?", m->start, n);
 	}
 	if (more > 0)
-		ix_problem(r->ix, "and %zu more mappings whose image is not in "
+		ix_problem(ix, "and %zu more mappings whose image is not in "
 		    "the archive, with decode errors", more);
 }
 
@@ -1011,25 +1070,25 @@ ix_warn_missing(struct run *r)
  * -j.  A fresh cache per segment depends on nothing but the segment.
  */
 struct pt_image_section_cache *
-ix_job_iscache(struct run *r)
+ix_job_iscache(struct ix_images *im)
 {
 	struct pt_image_section_cache *isc = pt_iscache_alloc(NULL);
 	size_t k;
 
 	if (isc == NULL)
 		return (NULL);
-	for (k = 0; k < r->nmaps; k++) {
-		const struct ix_map *m = &r->maps[k];
-		const struct ix_img *im;
+	for (k = 0; k < im->nmaps; k++) {
+		const struct ix_map *m = &im->maps[k];
+		const struct ix_img *ig;
 		uint64_t size;
 
 		if (m->isid <= 0)
 			continue;
-		im = &r->imgs[m->image];
+		ig = &im->imgs[m->image];
 		size = m->end - m->start;
-		if (size > im->size - m->pgoff)
-			size = im->size - m->pgoff;
-		if (pt_iscache_add_file(isc, im->file, m->pgoff, size,
+		if (size > ig->size - m->pgoff)
+			size = ig->size - m->pgoff;
+		if (pt_iscache_add_file(isc, ig->file, m->pgoff, size,
 		    m->start) != m->isid) {
 			pt_iscache_free(isc);
 			return (NULL);
@@ -1038,3 +1097,64 @@ ix_job_iscache(struct run *r)
 	return (isc);
 }
 
+struct ix_images *
+ix_images_new(struct hwtr_ix *ix, struct hwtr_ar *ar, size_t nstreams)
+{
+	struct ix_images *im;
+
+	if ((im = calloc(1, sizeof(*im))) == NULL)
+		return (NULL);
+	im->ix = ix;
+	im->ar = ar;
+	im->nstreams = nstreams;
+	im->lost = calloc(nstreams + 1, sizeof(*im->lost));
+	im->isc = pt_iscache_alloc(NULL);
+	if (im->lost == NULL || im->isc == NULL) {
+		ix_images_free(im);
+		return (NULL);
+	}
+	return (im);
+}
+
+void
+ix_images_free(struct ix_images *im)
+{
+	size_t i;
+
+	if (im == NULL)
+		return;
+	for (i = 0; i < im->nimgs; i++) {
+		if (im->imgs[i].file != NULL) {
+			unlink(im->imgs[i].file);
+			free(im->imgs[i].file);
+		}
+		ix_elf_free(&im->imgs[i].elf);
+		if (im->imgs[i].bytes != NULL && im->imgs[i].size > 0)
+			munmap(im->imgs[i].bytes, im->imgs[i].size);
+		free(im->imgs[i].file_ids);
+	}
+	free(im->imgs);
+	free(im->img_bytes);
+	free(im->img_len);
+	free(im->maps);
+	free(im->rp.ph);
+	free(im->rp.th);
+	free(im->rp.tn);
+	free(im->rp.hits);
+	free(im->isid_map);
+	for (i = 0; i < im->nprocs; i++) {
+		free(im->procs[i].path);
+		free(im->procs[i].comm);
+	}
+	free(im->procs);
+	for (i = 0; i < im->nthreads; i++)
+		free(im->threads[i].name);
+	free(im->threads);
+	for (i = 0; i < im->nsbev; i++)
+		free(im->sbev[i].detail);
+	free(im->sbev);
+	free(im->lost);
+	if (im->isc != NULL)
+		pt_iscache_free(im->isc);
+	free(im);
+}

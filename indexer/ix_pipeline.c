@@ -9,6 +9,7 @@
  * stitched in stream order by the calling thread, which writes the rows.
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -33,6 +34,7 @@
 #include "ix_pipeline.h"
 #include "ix_cputhread.h"
 #include "ix_write.h"
+#include "segdec.h"
 
 /* ----------------------------------------------------------------- */
 /* Segments                                                           */
@@ -75,6 +77,7 @@ sv_problem(void *arg, size_t s, uint64_t off, const char *why)
 int
 ix_plan(struct run *r)
 {
+	struct ix_pipe *pl = r->pl;
 	struct hwtr_sv_opts so;
 	size_t s, k, i, nj, nun;
 	uint64_t unread;
@@ -84,23 +87,24 @@ ix_plan(struct run *r)
 	unsigned long long v;
 	int rc;
 
-	r->seg_size = IX_SEG_DEFAULT;
+	pl->seg_size = IX_SEG_DEFAULT;
 	/* For tests: a small size cuts small traces into many segments. */
 	if (e != NULL) {
 		v = strtoull(e, &endp, 0);
 		if (*e != '\0' && *endp == '\0' && v >= 16)
-			r->seg_size = v;
+			pl->seg_size = v;
 	}
 	/* For tests too: 0 is no batches, 1 a batch per element. */
-	r->cs_batch = IX_CS_BATCH;
+	pl->cs_batch = IX_CS_BATCH;
 	if ((e = getenv("HWTRACE_IX_CS_BATCH")) != NULL) {
 		v = strtoull(e, &endp, 0);
 		if (*e != '\0' && *endp == '\0' && v <= SIZE_MAX)
-			r->cs_batch = (size_t)v;
+			pl->cs_batch = (size_t)v;
 	}
-	r->res = calloc(r->nstreams + 1, sizeof(*r->res));
-	r->jmaps = calloc(r->nstreams + 1, sizeof(*r->jmaps));
-	if (r->res == NULL || r->jmaps == NULL)
+	pl->res = calloc(r->nstreams + 1, sizeof(*pl->res));
+	pl->jmaps = calloc(r->nstreams + 1, sizeof(*pl->jmaps));
+	pl->njmaps = r->nstreams;
+	if (pl->res == NULL || pl->jmaps == NULL)
 		return (-HWTR_E_NOMEM);
 	/*
 	 * As many helpers as there will be workers (ix_run_pipeline()), but
@@ -121,20 +125,20 @@ ix_plan(struct run *r)
 		if (*e != '\0' && *endp == '\0' && v >= 32)
 			so.seg_max = v;
 	}
-	so.seg_size = r->seg_size;
+	so.seg_size = pl->seg_size;
 	so.readahead = nj;
 	so.tail = r->ix->opts.tail;	/* the lazy verbs' partial database */
 	so.problem = sv_problem;
 	so.problem_arg = r;
 	so.cancel = r->ix->opts.cancel;
-	if ((rc = hwtr_sv_open(&r->sv, r->ar, &so)) < 0)
+	if ((rc = hwtr_sv_open(&pl->sv, r->ar, &so)) < 0)
 		return (rc);
-	r->nsegs = hwtr_sv_nsegs(r->sv);
-	if ((r->segs = calloc(r->nsegs + 1, sizeof(*r->segs))) == NULL)
+	pl->nsegs = hwtr_sv_nsegs(pl->sv);
+	if ((pl->segs = calloc(pl->nsegs + 1, sizeof(*pl->segs))) == NULL)
 		return (-HWTR_E_NOMEM);
-	for (i = 0; i < r->nsegs; i++) {
-		const struct hwtr_sv_seg *sg = hwtr_sv_seg(r->sv, i);
-		struct ix_seg *g = &r->segs[i];
+	for (i = 0; i < pl->nsegs; i++) {
+		const struct hwtr_sv_seg *sg = hwtr_sv_seg(pl->sv, i);
+		struct ix_seg *g = &pl->segs[i];
 
 		g->stream = sg->stream;
 		g->piece = sg->piece;
@@ -151,29 +155,29 @@ ix_plan(struct run *r)
 		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, s);
 		size_t n = 0;
 
-		hwtr_sv_stream_segs(r->sv, s, &r->res[s].seg0,
-		    &r->res[s].nseg);
-		r->res[s].bytes = hwtr_sv_bytes(r->sv, s);
-		r->lost[s] += hwtr_sv_gaps(r->sv, s);
-		r->ix->stats.trace_bytes += r->res[s].bytes;
+		hwtr_sv_stream_segs(pl->sv, s, &pl->res[s].seg0,
+		    &pl->res[s].nseg);
+		pl->res[s].bytes = hwtr_sv_bytes(pl->sv, s);
+		r->im->lost[s] += hwtr_sv_gaps(pl->sv, s);
+		r->ix->stats.trace_bytes += pl->res[s].bytes;
 		/*
 		 * Chunks that cannot be read (each said by sv_problem()): a
 		 * decode error each, their bytes not decoded, never a clean
 		 * count of nothing.
 		 */
-		nun = hwtr_sv_unreadable(r->sv, s, &unread);
+		nun = hwtr_sv_unreadable(pl->sv, s, &unread);
 		r->ix->stats.errors += nun;
 		r->ix->stats.trace_bytes += unread;
 		r->ix->stats.undecoded_bytes += unread;
-		r->jmaps[s] = calloc(r->nmaps + 1, sizeof(**r->jmaps));
-		if (r->jmaps[s] == NULL)
+		pl->jmaps[s] = calloc(r->im->nmaps + 1, sizeof(**pl->jmaps));
+		if (pl->jmaps[s] == NULL)
 			return (-HWTR_E_NOMEM);
-		for (k = 0; k < r->nmaps; k++)
-			if (sd->pid < 0 || r->maps[k].pid < 0 ||
-			    r->maps[k].pid == sd->pid)
-				r->jmaps[s][n++] = &r->maps[k];
+		for (k = 0; k < r->im->nmaps; k++)
+			if (sd->pid < 0 || r->im->maps[k].pid < 0 ||
+			    r->im->maps[k].pid == sd->pid)
+				pl->jmaps[s][n++] = &r->im->maps[k];
 	}
-	r->ix->stats.segments = r->nsegs;
+	r->ix->stats.segments = pl->nsegs;
 	return (0);
 }
 
@@ -217,7 +221,8 @@ publish(void *arg, size_t unit, struct ix_seg_out *out)
 {
 	struct pubctx *pc = arg;
 	struct run *r = pc->r;
-	struct ix_seg *g = &r->segs[pc->seg];
+	struct ix_pipe *pl = r->pl;
+	struct ix_seg *g = &pl->segs[pc->seg];
 	struct ix_batch *b;
 	struct ix_bq *q;
 	int rc = 0;
@@ -229,12 +234,12 @@ publish(void *arg, size_t unit, struct ix_seg_out *out)
 	}
 	b->out = *out;
 	free(out);
-	pthread_mutex_lock(&r->lock);
+	pthread_mutex_lock(&pl->lock);
 	q = &g->bq[unit];
-	while (!pc->nowait && !r->abort && q->n >= IX_CS_AHEAD && r->wbusy &&
-	    r->wseg == pc->seg && r->wunit == unit)
-		pthread_cond_wait(&r->work_cv, &r->lock);
-	if (r->abort) {
+	while (!pc->nowait && !pl->abort && q->n >= IX_CS_AHEAD && pl->wbusy &&
+	    pl->wseg == pc->seg && pl->wunit == unit)
+		pthread_cond_wait(&pl->work_cv, &pl->lock);
+	if (pl->abort) {
 		rc = -HWTR_E_INTR;
 		ix_seg_out_free(&b->out);
 		free(b);
@@ -245,10 +250,35 @@ publish(void *arg, size_t unit, struct ix_seg_out *out)
 			q->head = b;
 		q->tail = b;
 		q->n++;
-		pthread_cond_broadcast(&r->done_cv);
+		pthread_cond_broadcast(&pl->done_cv);
 	}
-	pthread_mutex_unlock(&r->lock);
+	pthread_mutex_unlock(&pl->lock);
 	return (rc);
+}
+
+/*
+ * Segment @in into @out[in->nouts] with the decoder @ops (segdec.h), the
+ * one of the stream's format; none (a format no decoder reads): an empty
+ * output.
+ */
+static void
+decode_with(const struct ix_segdec_ops *ops, const struct ix_seg_in *in,
+    struct ix_seg_out *out)
+{
+	void *st;
+
+	if (ops == NULL) {
+		memset(out, 0, sizeof(*out));
+		return;
+	}
+	if ((st = ops->new()) == NULL) {
+		memset(out, 0, sizeof(*out));
+		out->rc = -HWTR_E_NOMEM;
+		snprintf(out->err, sizeof(out->err), "out of memory");
+		return;
+	}
+	ops->decode(st, in, out);
+	ops->free(st);
 }
 
 /*
@@ -258,8 +288,8 @@ publish(void *arg, size_t unit, struct ix_seg_out *out)
 static void
 decode_one(struct run *r, size_t w, size_t i, int own)
 {
-	struct ix_seg *g = &r->segs[i];
-	size_t npieces = hwtr_sv_npieces(r->sv, g->stream);
+	struct ix_seg *g = &r->pl->segs[i];
+	size_t npieces = hwtr_sv_npieces(r->pl->sv, g->stream);
 	struct ix_seg_in in;
 	struct ix_seg_out *out;
 	const uint8_t **bufs = NULL;
@@ -278,7 +308,7 @@ decode_one(struct run *r, size_t w, size_t i, int own)
 	g->nouts = g->nleft = ix_stream_units(r, g->stream);
 	g->outs = calloc(g->nouts, sizeof(*g->outs));
 	if ((out = g->outs) == NULL) {
-		hwtr_sv_seg_done(r->sv, i);
+		hwtr_sv_seg_done(r->pl->sv, i);
 		return;		/* the writer says it */
 	}
 	bq = calloc(g->nouts, sizeof(*bq));
@@ -289,15 +319,15 @@ decode_one(struct run *r, size_t w, size_t i, int own)
 		bq = NULL;
 		touched = NULL;
 	}
-	pthread_mutex_lock(&r->lock);
+	pthread_mutex_lock(&r->pl->lock);
 	g->bq = bq;
 	g->touched = touched;
-	pthread_mutex_unlock(&r->lock);
+	pthread_mutex_unlock(&r->pl->lock);
 	pc.r = r;
 	pc.seg = i;
 	pc.nowait = own;
-	if (bq != NULL && r->cs_batch != 0) {
-		in.cs_batch = r->cs_batch;
+	if (bq != NULL && r->pl->cs_batch != 0) {
+		in.cs_batch = r->pl->cs_batch;
 		in.cs_publish = publish;
 		in.cs_publish_arg = &pc;
 		in.cs_touched = touched;
@@ -306,17 +336,17 @@ decode_one(struct run *r, size_t w, size_t i, int own)
 	in.stream = g->stream;
 	in.desc = hwtr_ar_stream(r->ar, g->stream);
 	in.cpu = &hwtr_ar_meta(r->ar)->cpu;
-	in.maps = r->jmaps[g->stream];
-	for (k = 0; k < r->nmaps && in.maps[k] != NULL; k++)
+	in.maps = r->pl->jmaps[g->stream];
+	for (k = 0; k < r->im->nmaps && in.maps[k] != NULL; k++)
 		in.nmaps++;
 	ix_cpusplit_owners(&r->cs, g->stream, &in.owners, &in.nowners);
-	in.img = r->img_bytes;
-	in.img_len = r->img_len;
+	in.img = r->im->img_bytes;
+	in.img_len = r->im->img_len;
 	in.cancel = r->ix->opts.cancel;
-	in.progress = &r->wprogress[w];
+	in.progress = &r->pl->wprogress[w];
 	err[0] = '\0';
 	if (in.desc->format == HWTR_TF_CORESIGHT &&
-	    hwtr_sv_seg_top(r->sv, i, &to) == 0) {
+	    hwtr_sv_seg_top(r->pl->sv, i, &to) == 0) {
 		/* A long stream's cut: [start, end) of a piece. */
 		bufs = calloc(1, sizeof(*bufs));
 		copies = calloc(1, sizeof(*copies));
@@ -328,7 +358,7 @@ decode_one(struct run *r, size_t w, size_t i, int own)
 		else {
 			lens[0] = (size_t)(to - g->start);
 			offs[0] = g->start;
-			rc = hwtr_sv_read(r->sv, g->stream, g->start, to,
+			rc = hwtr_sv_read(r->pl->sv, g->stream, g->start, to,
 			    &bufs[0], &copies[0], err, sizeof(err));
 		}
 		in.npieces = 1;
@@ -348,12 +378,12 @@ decode_one(struct run *r, size_t w, size_t i, int own)
 		    offs == NULL)
 			rc = -HWTR_E_NOMEM;
 		for (k = 0; k < npieces && rc == 0; k++) {
-			const struct hwtr_sv_piece *q = hwtr_sv_piece(r->sv,
+			const struct hwtr_sv_piece *q = hwtr_sv_piece(r->pl->sv,
 			    g->stream, k);
 
 			lens[k] = q->len;
 			offs[k] = q->off;
-			rc = hwtr_sv_read(r->sv, g->stream, q->off, q->off +
+			rc = hwtr_sv_read(r->pl->sv, g->stream, q->off, q->off +
 			    q->len, &bufs[k], &copies[k], err, sizeof(err));
 		}
 		in.npieces = npieces;
@@ -361,13 +391,13 @@ decode_one(struct run *r, size_t w, size_t i, int own)
 		in.piece_len = lens;
 		in.piece_off = offs;
 	} else {
-		(void)hwtr_sv_seg_top(r->sv, i, &to);
+		(void)hwtr_sv_seg_top(r->pl->sv, i, &to);
 		bufs = calloc(1, sizeof(*bufs));
 		copies = calloc(1, sizeof(*copies));
 		if (bufs == NULL || copies == NULL)
 			rc = -HWTR_E_NOMEM;
 		else
-			rc = hwtr_sv_read(r->sv, g->stream, g->start, to,
+			rc = hwtr_sv_read(r->pl->sv, g->stream, g->start, to,
 			    &bufs[0], &copies[0], err, sizeof(err));
 		in.buf = bufs != NULL ? bufs[0] : NULL;
 		in.len = (size_t)(to - g->start);
@@ -380,13 +410,13 @@ decode_one(struct run *r, size_t w, size_t i, int own)
 		in.blind_start = g->blind_start;
 		in.blind_end = g->blind_end;
 	}
-	if (rc == 0 && (in.iscache = ix_job_iscache(r)) == NULL) {
+	if (rc == 0 && (in.iscache = ix_job_iscache(r->im)) == NULL) {
 		rc = -HWTR_E_NOMEM;
 		snprintf(err, sizeof(err), "cannot build an image section "
 		    "cache");
 	}
 	if (rc == 0)
-		ix_decode_segment(&in, out);
+		decode_with(ix_segdec_pick(in.desc->format), &in, out);
 	else {
 		out->rc = rc;
 		snprintf(out->err, sizeof(out->err), "%s", err[0] ? err :
@@ -397,7 +427,7 @@ decode_one(struct run *r, size_t w, size_t i, int own)
 	/* The segment's bytes are no longer needed. */
 	for (k = 0; copies != NULL && k < (in.npieces ? in.npieces : 1); k++)
 		free(copies[k]);
-	hwtr_sv_seg_done(r->sv, i);
+	hwtr_sv_seg_done(r->pl->sv, i);
 	free(copies);
 	free(bufs);
 	free(lens);
@@ -413,14 +443,14 @@ struct wctx {
 static void
 seg_decoded(struct run *r, size_t w, size_t i)
 {
-	r->segs[i].done = 1;
-	r->bytes_done += r->segs[i].end - r->segs[i].start;
-	__atomic_store_n(&r->wprogress[w], 0, __ATOMIC_RELAXED);
-	pthread_cond_broadcast(&r->done_cv);
+	r->pl->segs[i].done = 1;
+	r->pl->bytes_done += r->pl->segs[i].end - r->pl->segs[i].start;
+	__atomic_store_n(&r->pl->wprogress[w], 0, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&r->pl->done_cv);
 }
 
 /*
- * Whether segment r->next_seg may be decoded now (under lock): within the
+ * Whether segment r->pl->next_seg may be decoded now (under lock): within the
  * window ahead of the oldest segment not yet stitched, or in the same
  * stream as that one when the stream has several units.  A CoreSight
  * buffer cut into segments is stitched unit by unit (trace ID order), each
@@ -435,12 +465,12 @@ seg_may_start(const struct run *r)
 {
 	size_t s;
 
-	if (r->next_seg >= r->nsegs)
+	if (r->pl->next_seg >= r->pl->nsegs)
 		return (0);
-	if (r->next_seg < r->stitched + r->window)
+	if (r->pl->next_seg < r->pl->stitched + r->pl->window)
 		return (1);
-	s = r->segs[r->stitched].stream;
-	return (r->segs[r->next_seg].stream == s &&
+	s = r->pl->segs[r->pl->stitched].stream;
+	return (r->pl->segs[r->pl->next_seg].stream == s &&
 	    ix_stream_units(r, s) > 1);
 }
 
@@ -460,13 +490,13 @@ writer_takes(struct run *r, size_t *ip)
 {
 	const struct ix_seg *g;
 
-	if (r->abort || !seg_may_start(r))
+	if (r->pl->abort || !seg_may_start(r))
 		return (0);
-	g = &r->segs[r->next_seg];
-	if (r->nworkers > 0 && hwtr_ar_stream(r->ar, g->stream)->format !=
+	g = &r->pl->segs[r->pl->next_seg];
+	if (r->pl->nworkers > 0 && hwtr_ar_stream(r->ar, g->stream)->format !=
 	    HWTR_TF_INTEL_PT)
 		return (0);
-	*ip = r->next_seg++;
+	*ip = r->pl->next_seg++;
 	return (1);
 }
 
@@ -478,18 +508,18 @@ writer_decodes(struct run *r, size_t i)
 	uint64_t ns;
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-	decode_one(r, r->nworkers, i, 1);
+	decode_one(r, r->pl->nworkers, i, 1);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 	ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
 	    (t1.tv_nsec - t0.tv_nsec));
-	pthread_mutex_lock(&r->lock);
-	r->own_decode_ns += ns;
-	seg_decoded(r, r->nworkers, i);
-	pthread_mutex_unlock(&r->lock);
+	pthread_mutex_lock(&r->pl->lock);
+	r->pl->own_decode_ns += ns;
+	seg_decoded(r, r->pl->nworkers, i);
+	pthread_mutex_unlock(&r->pl->lock);
 }
 
 /*
- * Workers take segments in stream order, at most r->window ahead of the
+ * Workers take segments in stream order, at most r->pl->window ahead of the
  * writer: memory is bounded by the window, not by the trace.  The
  * writer's jobs come first; a worker stays for them until the writer is
  * done.
@@ -499,6 +529,7 @@ worker(void *arg)
 {
 	struct wctx *wc = arg;
 	struct run *r = wc->r;
+	struct ix_pipe *pl = r->pl;
 	size_t i;
 
 	struct timespec t0, t1;
@@ -506,27 +537,27 @@ worker(void *arg)
 	struct ix_job *j;
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-	pthread_mutex_lock(&r->lock);
+	pthread_mutex_lock(&pl->lock);
 	for (;;) {
 		/* The writer's jobs first: it will wait for them. */
-		while (!r->abort && r->jq.head == NULL && !seg_may_start(r))
-			pthread_cond_wait(&r->work_cv, &r->lock);
-		if (r->abort)
+		while (!pl->abort && pl->jq.head == NULL && !seg_may_start(r))
+			pthread_cond_wait(&pl->work_cv, &pl->lock);
+		if (pl->abort)
 			break;
-		if ((j = ix_jobq_take(&r->jq)) != NULL) {
-			ix_jobq_run(&r->jq, j, 1);
+		if ((j = ix_jobq_take(&pl->jq)) != NULL) {
+			ix_jobq_run(&pl->jq, j, 1);
 			continue;
 		}
-		i = r->next_seg++;
-		pthread_mutex_unlock(&r->lock);
+		i = pl->next_seg++;
+		pthread_mutex_unlock(&pl->lock);
 		decode_one(r, wc->w, i, 0);
-		pthread_mutex_lock(&r->lock);
+		pthread_mutex_lock(&pl->lock);
 		seg_decoded(r, wc->w, i);
 	}
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 	r->ix->stats.decode_cpu_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) *
 	    1000000000LL + (t1.tv_nsec - t0.tv_nsec));
-	pthread_mutex_unlock(&r->lock);
+	pthread_mutex_unlock(&pl->lock);
 	return (NULL);
 }
 
@@ -538,13 +569,13 @@ report_progress(struct run *r)
 
 	if (r->ix->opts.progress == NULL)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &r->last_report);
-	pthread_mutex_lock(&r->lock);
-	sum = r->bytes_done;
-	for (w = 0; w <= r->nworkers; w++)
+	clock_gettime(CLOCK_MONOTONIC, &r->pl->last_report);
+	pthread_mutex_lock(&r->pl->lock);
+	sum = r->pl->bytes_done;
+	for (w = 0; w <= r->pl->nworkers; w++)
 		/* Written by the workers as they go: a relaxed read. */
-		sum += __atomic_load_n(&r->wprogress[w], __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&r->lock);
+		sum += __atomic_load_n(&r->pl->wprogress[w], __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&r->pl->lock);
 	if (sum > r->ix->stats.trace_bytes)
 		sum = r->ix->stats.trace_bytes;
 	r->ix->opts.progress(r->ix->opts.progress_arg, sum,
@@ -569,12 +600,92 @@ defer_unit(const struct ix_seg *g, size_t ui)
 	return (0);
 }
 
+/*
+ * Wait for segment @g of unit @o (under the lock, kept), stitching the
+ * CoreSight batches that come and working rather than waiting: the
+ * writer's jobs, a segment to decode.  0 when the segment is decoded or
+ * left for later (*@deferred), or < 0.
+ */
+static int
+wait_segment(struct run *r, struct ix_seg *g, struct ix_ures *o,
+    int may_defer, int *deferred)
+{
+	int rc = 0;
+
+	for (;;) {
+		struct timespec ts;
+		struct ix_batch *b;
+		struct ix_job *jb;
+		size_t j;
+
+		/* CoreSight batches, as they come. */
+		if (g->bq != NULL && r->pl->wunit < g->nouts &&
+		    (b = g->bq[r->pl->wunit].head) != NULL) {
+			g->bq[r->pl->wunit].head = b->next;
+			if (b->next == NULL)
+				g->bq[r->pl->wunit].tail = NULL;
+			g->bq[r->pl->wunit].n--;
+			pthread_cond_broadcast(&r->pl->work_cv);
+			pthread_mutex_unlock(&r->pl->lock);
+			/* Its events name the unit's stream. */
+			if (o->name == NULL) {
+				o->cs_batched = 1;
+				o->trace_id = b->out.trace_id;
+			}
+			rc = ix_cpu_segment(r, &b->out);
+			ix_seg_out_free(&b->out);
+			free(b);
+			pthread_mutex_lock(&r->pl->lock);
+			if (rc < 0)
+				break;
+			continue;
+		}
+		if (g->done)
+			break;
+		if (r->ix->opts.cancel != NULL &&
+		    *r->ix->opts.cancel) {
+			rc = -HWTR_E_INTR;
+			break;
+		}
+		if (may_defer && defer_unit(g, r->pl->wunit)) {
+			*deferred = 1;
+			break;
+		}
+		/* Do the jobs, or decode, rather than wait. */
+		if ((jb = ix_jobq_take(&r->pl->jq)) != NULL) {
+			ix_jobq_run(&r->pl->jq, jb, 0);
+			continue;
+		}
+		if (writer_takes(r, &j)) {
+			pthread_mutex_unlock(&r->pl->lock);
+			writer_decodes(r, j);
+			pthread_mutex_lock(&r->pl->lock);
+			continue;
+		}
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 200 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		/* Progress when nothing came for 200 ms. */
+		if (pthread_cond_timedwait(&r->pl->done_cv,
+		    &r->pl->lock, &ts) == ETIMEDOUT && !g->done) {
+			pthread_mutex_unlock(&r->pl->lock);
+			report_progress(r);
+			pthread_mutex_lock(&r->pl->lock);
+		}
+	}
+	return (rc);
+}
+
 /* Stitch unit @u (or leave it, *@deferred, when @may_defer). */
 static int
 stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
 {
-	size_t k, i, j, s;
-	struct ix_job *jb;
+	struct ix_pipe *pl = r->pl;
+	size_t k, i, s;
 	int rc = 0;
 
 	*deferred = 0;
@@ -587,91 +698,28 @@ stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
 		/* Rows waiting are the previous unit's. */
 		if ((rc = ix_flush_pending(r)) < 0)
 			return (rc);
-		r->cur = u;
+		r->wr->cur = u;
 		ix_stitch_begin(&r->st);
 		/* CoreSight ranges are OpenCSD's: kept as they come. */
 		r->st.merge = sd->format == HWTR_TF_INTEL_PT;
 		o->format = sd->format;
-		if (sd->format != HWTR_TF_INTEL_PT &&
-		    sd->format != HWTR_TF_CORESIGHT &&
+		if (ix_segdec_pick(sd->format) == NULL &&
 		    (o->problem = strdup("no decoder for this trace format")) ==
 		    NULL)
 			return (-HWTR_E_NOMEM);
-		for (k = 0; k < r->res[s].nseg && rc == 0; k++) {
+		for (k = 0; k < pl->res[s].nseg && rc == 0; k++) {
 			struct ix_seg *g;
 			struct ix_seg_out *out;
 
-			i = r->res[s].seg0 + k;
-			g = &r->segs[i];
-			pthread_mutex_lock(&r->lock);
-			r->wseg = i;
-			r->wunit = u - r->ufirst[s];
-			r->wbusy = 1;
-			for (;;) {
-				struct timespec ts;
-				struct ix_batch *b;
-
-				/* CoreSight batches, as they come. */
-				if (g->bq != NULL && r->wunit < g->nouts &&
-				    (b = g->bq[r->wunit].head) != NULL) {
-					g->bq[r->wunit].head = b->next;
-					if (b->next == NULL)
-						g->bq[r->wunit].tail = NULL;
-					g->bq[r->wunit].n--;
-					pthread_cond_broadcast(&r->work_cv);
-					pthread_mutex_unlock(&r->lock);
-					/* Its events name the unit's stream. */
-					if (o->name == NULL) {
-						o->cs_batched = 1;
-						o->trace_id = b->out.trace_id;
-					}
-					rc = ix_cpu_segment(r, &b->out);
-					ix_seg_out_free(&b->out);
-					free(b);
-					pthread_mutex_lock(&r->lock);
-					if (rc < 0)
-						break;
-					continue;
-				}
-				if (g->done)
-					break;
-				if (r->ix->opts.cancel != NULL &&
-				    *r->ix->opts.cancel) {
-					rc = -HWTR_E_INTR;
-					break;
-				}
-				if (may_defer && defer_unit(g, r->wunit)) {
-					*deferred = 1;
-					break;
-				}
-				/* Do the jobs, or decode, rather than wait. */
-				if ((jb = ix_jobq_take(&r->jq)) != NULL) {
-					ix_jobq_run(&r->jq, jb, 0);
-					continue;
-				}
-				if (writer_takes(r, &j)) {
-					pthread_mutex_unlock(&r->lock);
-					writer_decodes(r, j);
-					pthread_mutex_lock(&r->lock);
-					continue;
-				}
-
-				clock_gettime(CLOCK_REALTIME, &ts);
-				ts.tv_nsec += 200 * 1000 * 1000;
-				if (ts.tv_nsec >= 1000000000) {
-					ts.tv_sec++;
-					ts.tv_nsec -= 1000000000;
-				}
-				/* Progress when nothing came for 200 ms. */
-				if (pthread_cond_timedwait(&r->done_cv, &r->lock,
-				    &ts) == ETIMEDOUT && !g->done) {
-					pthread_mutex_unlock(&r->lock);
-					report_progress(r);
-					pthread_mutex_lock(&r->lock);
-				}
-			}
-			r->wbusy = 0;
-			pthread_mutex_unlock(&r->lock);
+			i = pl->res[s].seg0 + k;
+			g = &pl->segs[i];
+			pthread_mutex_lock(&pl->lock);
+			pl->wseg = i;
+			pl->wunit = u - r->ufirst[s];
+			pl->wbusy = 1;
+			rc = wait_segment(r, g, o, may_defer, deferred);
+			pl->wbusy = 0;
+			pthread_mutex_unlock(&pl->lock);
 			if (rc < 0 || *deferred)
 				return (rc);
 			if (g->outs == NULL)
@@ -702,17 +750,17 @@ stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
 				continue;
 			free(g->outs);
 			g->outs = NULL;
-			pthread_mutex_lock(&r->lock);
-			r->stitched = i + 1;
-			pthread_cond_broadcast(&r->work_cv);
-			pthread_mutex_unlock(&r->lock);
+			pthread_mutex_lock(&pl->lock);
+			pl->stitched = i + 1;
+			pthread_cond_broadcast(&pl->work_cv);
+			pthread_mutex_unlock(&pl->lock);
 			/* Every 200 ms when the writer never has to wait. */
 			if (r->ix->opts.progress != NULL) {
 				struct timespec now;
 
 				clock_gettime(CLOCK_MONOTONIC, &now);
-				if ((now.tv_sec - r->last_report.tv_sec) * 1000 +
-				    (now.tv_nsec - r->last_report.tv_nsec) /
+				if ((now.tv_sec - pl->last_report.tv_sec) * 1000 +
+				    (now.tv_nsec - pl->last_report.tv_nsec) /
 				    1000000 >= 200)
 					report_progress(r);
 			}
@@ -734,7 +782,7 @@ stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
  * the end of its stream: with no element it writes no row and makes no
  * block, so the database is the same.  Should an element or event come
  * for it after all, the guess was wrong and the whole index is done
- * again without leaving units for later (r->spec_failed).
+ * again without leaving units for later (r->pl->spec_failed).
  */
 static int
 stitch_all(struct run *r)
@@ -749,25 +797,25 @@ stitch_all(struct run *r)
 		 * Only a buffer in one segment: a unit left for later must
 		 * not have consumed a segment's output already.
 		 */
-		rc = stitch_unit(r, u, r->cs_batch != 0 && !r->nospec &&
-		    r->res[r->ustream[u]].nseg == 1, &d);
+		rc = stitch_unit(r, u, r->pl->cs_batch != 0 && !r->pl->nospec &&
+		    r->pl->res[r->ustream[u]].nseg == 1, &d);
 		if (rc == 0 && d)
 			def[ndef++] = u;
 		if (u + 1 < r->nunits && r->ustream[u + 1] == r->ustream[u])
 			continue;
 		for (j = 0; j < ndef && rc == 0; j++) {
 			size_t s = r->ustream[def[j]];
-			struct ix_seg *g = &r->segs[r->res[s].seg0];
+			struct ix_seg *g = &r->pl->segs[r->pl->res[s].seg0];
 			size_t ui = def[j] - r->ufirst[s];
 			int touched;
 
 			rc = stitch_unit(r, def[j], 0, &d);
-			pthread_mutex_lock(&r->lock);
+			pthread_mutex_lock(&r->pl->lock);
 			touched = g->touched != NULL && ui < g->nouts &&
 			    __atomic_load_n(&g->touched[ui], __ATOMIC_RELAXED);
-			pthread_mutex_unlock(&r->lock);
+			pthread_mutex_unlock(&r->pl->lock);
 			if (rc == 0 && touched) {
-				r->spec_failed = 1;
+				r->pl->spec_failed = 1;
 				rc = -HWTR_E_LIMIT;
 			}
 		}
@@ -799,14 +847,14 @@ ix_run_pipeline(struct run *r)
 	}
 	if (nj > IX_JOBS_MAX)
 		nj = IX_JOBS_MAX;
-	if (nj > r->nsegs)
-		nj = r->nsegs > 0 ? r->nsegs : 1;
-	r->window = 2 * nj + 1;
+	if (nj > r->pl->nsegs)
+		nj = r->pl->nsegs > 0 ? r->pl->nsegs : 1;
+	r->pl->window = 2 * nj + 1;
 	tids = calloc(nj, sizeof(*tids));
 	wc = calloc(nj, sizeof(*wc));
 	/* One slot per worker, and the writer's last. */
-	r->wprogress = calloc(nj, sizeof(*r->wprogress));
-	if (tids == NULL || wc == NULL || r->wprogress == NULL) {
+	r->pl->wprogress = calloc(nj, sizeof(*r->pl->wprogress));
+	if (tids == NULL || wc == NULL || r->pl->wprogress == NULL) {
 		free(tids);
 		free(wc);
 		return (-HWTR_E_NOMEM);
@@ -816,7 +864,7 @@ ix_run_pipeline(struct run *r)
 	 * the lock: the writer's slot (nworkers) is set before any worker
 	 * may publish.
 	 */
-	pthread_mutex_lock(&r->lock);
+	pthread_mutex_lock(&r->pl->lock);
 	for (i = 0; i + 1 < nj; i++) {
 		wc[i].r = r;
 		wc[i].w = i;
@@ -825,16 +873,16 @@ ix_run_pipeline(struct run *r)
 		else
 			break;
 	}
-	r->nworkers = started;
-	pthread_mutex_unlock(&r->lock);
+	r->pl->nworkers = started;
+	pthread_mutex_unlock(&r->pl->lock);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	rc = stitch_all(r);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
-	r->stitch_ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
+	r->pl->stitch_ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
 	    (t1.tv_nsec - t0.tv_nsec));
-	r->tids = tids;
-	r->ntids = started;
-	r->wctx = wc;
+	r->pl->tids = tids;
+	r->pl->ntids = started;
+	r->pl->wctx = wc;
 	/* After a failure, the workers stop now: segments are freed. */
 	if (rc < 0)
 		ix_end_pipeline(r);
@@ -850,27 +898,66 @@ ix_end_pipeline(struct run *r)
 {
 	size_t i;
 
-	if (r->tids == NULL)
+	if (r->pl->tids == NULL)
 		return;
-	pthread_mutex_lock(&r->lock);
-	r->abort = 1;
-	pthread_cond_broadcast(&r->work_cv);
-	pthread_mutex_unlock(&r->lock);
-	for (i = 0; i < r->ntids; i++)
-		pthread_join(r->tids[i], NULL);
+	pthread_mutex_lock(&r->pl->lock);
+	r->pl->abort = 1;
+	pthread_cond_broadcast(&r->pl->work_cv);
+	pthread_mutex_unlock(&r->pl->lock);
+	for (i = 0; i < r->pl->ntids; i++)
+		pthread_join(r->pl->tids[i], NULL);
 	/*
 	 * The writer's own decoding counts as decoding, the jobs the workers
 	 * ran for it as writing.
 	 */
-	r->ix->stats.decode_cpu_ns += r->own_decode_ns - r->jq.other_ns;
-	r->ix->stats.write_cpu_ns += r->stitch_ns - r->own_decode_ns +
-	    r->jq.other_ns;
+	r->ix->stats.decode_cpu_ns += r->pl->own_decode_ns - r->pl->jq.other_ns;
+	r->ix->stats.write_cpu_ns += r->pl->stitch_ns - r->pl->own_decode_ns +
+	    r->pl->jq.other_ns;
 	/* Segments decoded but not stitched (after a failure). */
-	for (i = 0; i < r->nsegs; i++)
-		ix_free_seg(&r->segs[i]);
-	free(r->tids);
-	free(r->wctx);
-	r->tids = NULL;
-	r->wctx = NULL;
-	r->ntids = 0;
+	for (i = 0; i < r->pl->nsegs; i++)
+		ix_free_seg(&r->pl->segs[i]);
+	free(r->pl->tids);
+	free(r->pl->wctx);
+	r->pl->tids = NULL;
+	r->pl->wctx = NULL;
+	r->pl->ntids = 0;
+}
+
+struct ix_pipe *
+ix_pipe_new(void)
+{
+	struct ix_pipe *pl;
+
+	if ((pl = calloc(1, sizeof(*pl))) == NULL)
+		return (NULL);
+	pthread_mutex_init(&pl->lock, NULL);
+	pthread_cond_init(&pl->work_cv, NULL);
+	pthread_cond_init(&pl->done_cv, NULL);
+	ix_jobq_init(&pl->jq, &pl->lock, &pl->work_cv);
+	return (pl);
+}
+
+void
+ix_pipe_free(struct ix_pipe *pl)
+{
+	size_t i;
+
+	if (pl == NULL)
+		return;
+	assert(pl->tids == NULL);	/* ix_end_pipeline() joined them */
+	for (i = 0; pl->jmaps != NULL && i < pl->njmaps; i++)
+		free(pl->jmaps[i]);
+	/* And the chunks of segments never decoded (a failure). */
+	hwtr_sv_free(pl->sv);
+	free(pl->res);
+	free(pl->jmaps);
+	for (i = 0; i < pl->nsegs; i++)
+		ix_free_seg(&pl->segs[i]);
+	free(pl->segs);
+	free((void *)(uintptr_t)pl->wprogress);
+	ix_jobq_destroy(&pl->jq);
+	pthread_mutex_destroy(&pl->lock);
+	pthread_cond_destroy(&pl->work_cv);
+	pthread_cond_destroy(&pl->done_cv);
+	free(pl);
 }

@@ -7,14 +7,19 @@
 /*
  * The indexer's pipeline (ix_pipeline.c): the streams cut into segments
  * by the stream view (format/hwtr_stream.h), decoded by a pool of workers
- * (ix_decode_segment()), stitched by the writer's thread in stream order
- * (ix_stitch_*()) into the database (ix_write.h).
+ * (segdec.h: the decoder of the stream's format), stitched by the
+ * writer's thread in stream order (ix_stitch_*()) into the database
+ * (ix_write.h).
  */
 
 #ifndef HWTR_IX_PIPELINE_H
 #define HWTR_IX_PIPELINE_H
 
 #include "ix_run.h"
+
+/* The layer's state (its lock and the writer's job queue), freed. */
+struct ix_pipe *ix_pipe_new(void);
+void	ix_pipe_free(struct ix_pipe *pl);
 
 /* Open the stream view: r->sv, r->segs, r->res, r->jmaps. */
 int	ix_plan(struct run *r);

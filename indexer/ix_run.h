@@ -5,18 +5,24 @@
  */
 
 /*
- * The state of one hwtr_ix_run(), shared by the indexer's layers:
+ * The state of one hwtr_ix_run().  Each layer owns its state, created
+ * and freed by its own file; the driver holds them in struct run:
  *
- *   ix.c           the driver: open the archive, run the layers in order,
- *                  commit or remove the database
- *   ix_image.c     images, sideband replay (processes, threads, mappings
- *                  over time) and the units the database calls streams
- *   ix_pipeline.c  segments (format/hwtr_stream.h) decoded by workers
- *                  (decode.c, cs_decode.c), stitched in order (stitch.c)
- *   ix_write.c     the database: every table, in one transaction
+ *   ix.c           the driver: open the archive, make the layers, run them
+ *                  in order, commit or remove the database, free them
+ *   ix_image.c     struct ix_images: images, sideband replay (processes,
+ *                  threads, mappings over time); and the units the
+ *                  database calls streams (in struct run, read by all)
+ *   cpusplit.c     struct ix_cpusplit: CPU streams' parts (CPU mode)
+ *   ix_pipeline.c  struct ix_pipe: segments (format/hwtr_stream.h)
+ *                  decoded by workers with the decoder of their format
+ *                  (segdec.h), stitched in order (stitch.c)
+ *   stitch.c       struct ix_stitch: segments replayed in stream order
+ *   ix_write.c     struct ix_writer: the database, every table, in one
+ *                  transaction
+ *   cputhread.c    CPU mode's per-thread history, over the writer
  *
- * Each layer's functions are in its own header; this one holds the run
- * they share and the driver's helpers they all use.
+ * Each layer's functions are in its own header.
  */
 
 #ifndef HWTR_IX_RUN_H
@@ -29,18 +35,11 @@
 
 #include "hwtr_cpusplit.h"
 #include "hwtr_ix.h"
+#include "ix_diag.h"
 #include "ix_jobs.h"
 
 struct pt_image_section_cache;
 struct hwtr_sv;
-
-struct hwtr_ix {
-	struct hwtr_ix_opts opts;
-	char		err[1024];
-	struct hwtr_ix_stats stats;
-	char		**problems;
-	size_t		nproblems;
-};
 
 /* A thread as the database sees it. */
 struct ix_thread {
@@ -207,12 +206,14 @@ struct ix_replay {
 
 #define IX_REPLAY_WORK	(1ULL << 28)
 
-struct run {
-	struct hwtr_ix	*ix;
+/*
+ * Images, mappings over time, processes, threads and sideband events
+ * (ix_image.c: ix_images_new(), ix_images_free()).
+ */
+struct ix_images {
+	struct hwtr_ix	*ix;		/* the run's, for diagnostics */
 	struct hwtr_ar	*ar;
-	const char	*archive;
-	char		archive_id[HWTR_AR_ID_LEN];
-	char		tmpdir[64];
+	size_t		nstreams;
 	struct pt_image_section_cache *isc;
 	struct ix_img	*imgs;
 	size_t		nimgs;
@@ -227,24 +228,20 @@ struct run {
 	struct ix_thread *threads;
 	size_t		nthreads, cthreads;
 	struct ix_replay rp;		/* the replay's indexes */
-	struct ix_cpusplit cs;		/* CPU streams' parts (cpusplit.c) */
-	/*
-	 * CPU mode (cputhread.c): the stitcher's rows go to thread row
-	 * @ct_thread and its events name stream @ct_stream (streams.id);
-	 * 0: the unit's (r->cur).
-	 */
-	int64_t		ct_thread, ct_stream;
 	struct ix_sbev	*sbev;
 	size_t		nsbev, csbev;
 	uint64_t	*lost;		/* per stream */
-	/* Streams, their segments, the workers. */
-	size_t		nstreams;
-	struct ix_sres	*res;
-	size_t		nunits;
-	size_t		*ustream;	/* unit -> archive stream index */
-	size_t		*ufirst;	/* archive stream -> its first unit */
-	struct ix_ures	*ures;
-	const struct ix_map ***jmaps;
+};
+
+/*
+ * Segments, the workers that decode them and the writer's place among
+ * them (ix_pipeline.c: ix_pipe_new(), ix_pipe_free()).  @lock guards
+ * what the workers share, the writer's job queue @jq too.
+ */
+struct ix_pipe {
+	struct ix_sres	*res;		/* per archive stream */
+	const struct ix_map ***jmaps;	/* per archive stream */
+	size_t		njmaps;
 	struct ix_seg	*segs;
 	size_t		nsegs;
 	struct hwtr_sv	*sv;		/* the streams' bytes and segments */
@@ -269,11 +266,20 @@ struct run {
 	pthread_mutex_t	lock;
 	pthread_cond_t	work_cv, done_cv;
 	struct ix_jobq	jq;		/* the writer's jobs (ix_jobs.h) */
-	/* The writer. */
-	struct ix_stitch st;
-	size_t		cur;		/* unit being stitched */
-	int64_t		call_base;
 	struct timespec	last_report;
+};
+
+/* The database and its rows (ix_write.c: ix_writer_new(), ix_writer_free()). */
+struct ix_writer {
+	sqlite3		*db;
+	size_t		cur;		/* unit being stitched */
+	/*
+	 * CPU mode (cputhread.c): the stitcher's rows go to thread row
+	 * @ct_thread and its events name stream @ct_stream (streams.id);
+	 * 0: the unit's (cur).
+	 */
+	int64_t		ct_thread, ct_stream;
+	int64_t		call_base;
 	struct ix_gsym	*gs;
 	size_t		cgs;
 	uint64_t	*errips;	/* decode errors' IPs, for warn_missing() */
@@ -300,16 +306,29 @@ struct run {
 	size_t		nfiles, cfiles;
 	uint32_t	*ftab;
 	size_t		fcap;
-	sqlite3		*db;
 };
 
-/* The driver's helpers (ix.c). */
-void	ix_err(struct hwtr_ix *ix, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
-int	ix_problem(struct hwtr_ix *ix, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
-int	ix_grow(void **p, size_t *cap, size_t need, size_t elem);
-const char *ix_stream_name(const struct hwtr_stream_desc *sd, char *buf,
-	    size_t len);
+/*
+ * The driver's run (ix.c): the archive, the units every layer reads, and
+ * the layers, each created and freed by its own file.
+ */
+struct run {
+	struct hwtr_ix	*ix;
+	struct hwtr_ar	*ar;
+	const char	*archive;
+	char		archive_id[HWTR_AR_ID_LEN];
+	char		tmpdir[64];	/* the images' copies */
+	/* Units (ix_make_units()): what the database calls streams. */
+	size_t		nstreams;
+	size_t		nunits;
+	size_t		*ustream;	/* unit -> archive stream index */
+	size_t		*ufirst;	/* archive stream -> its first unit */
+	struct ix_ures	*ures;
+	struct ix_images *im;
+	struct ix_cpusplit cs;		/* CPU streams' parts (cpusplit.c) */
+	struct ix_pipe	*pl;
+	struct ix_stitch st;		/* stitch.c */
+	struct ix_writer *wr;
+};
 
 #endif /* !HWTR_IX_RUN_H */

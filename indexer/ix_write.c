@@ -9,6 +9,7 @@
  * and every table of hwtrace-db(5).
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -52,42 +53,42 @@ file_id(struct run *r, const char *path)
 	const char *p;
 	size_t i;
 
-	if (r->nfiles * 2 >= r->fcap) {
-		size_t n = r->fcap ? r->fcap * 2 : 1024;
+	if (r->wr->nfiles * 2 >= r->wr->fcap) {
+		size_t n = r->wr->fcap ? r->wr->fcap * 2 : 1024;
 		uint32_t *t = calloc(n, sizeof(*t));
 
 		if (t == NULL)
 			return (-HWTR_E_NOMEM);
-		for (i = 0; i < r->nfiles; i++) {
+		for (i = 0; i < r->wr->nfiles; i++) {
 			uint64_t hh = 1469598103934665603ULL;
 
-			for (p = r->files[i]; *p; p++)
+			for (p = r->wr->files[i]; *p; p++)
 				hh = (hh ^ (uint8_t)*p) * 1099511628211ULL;
 			while (t[hh & (n - 1)] != 0)
 				hh++;
 			t[hh & (n - 1)] = (uint32_t)i + 1;
 		}
-		free(r->ftab);
-		r->ftab = t;
-		r->fcap = n;
+		free(r->wr->ftab);
+		r->wr->ftab = t;
+		r->wr->fcap = n;
 	}
 	for (p = path; *p; p++)
 		h = (h ^ (uint8_t)*p) * 1099511628211ULL;
 	for (;; h++) {
-		uint32_t v = r->ftab[h & (r->fcap - 1)];
+		uint32_t v = r->wr->ftab[h & (r->wr->fcap - 1)];
 
 		if (v == 0)
 			break;
-		if (strcmp(r->files[v - 1], path) == 0)
+		if (strcmp(r->wr->files[v - 1], path) == 0)
 			return ((int64_t)v);
 	}
-	if (ix_grow((void **)&r->files, &r->cfiles, r->nfiles + 1,
-	    sizeof(*r->files)) < 0)
+	if (hwtr_grow((void **)&r->wr->files, &r->wr->cfiles, r->wr->nfiles + 1,
+	    sizeof(*r->wr->files)) < 0)
 		return (-HWTR_E_NOMEM);
-	if ((r->files[r->nfiles] = strdup(path)) == NULL)
+	if ((r->wr->files[r->wr->nfiles] = strdup(path)) == NULL)
 		return (-HWTR_E_NOMEM);
-	r->ftab[h & (r->fcap - 1)] = (uint32_t)r->nfiles + 1;
-	return ((int64_t)++r->nfiles);
+	r->wr->ftab[h & (r->wr->fcap - 1)] = (uint32_t)r->wr->nfiles + 1;
+	return ((int64_t)++r->wr->nfiles);
 }
 
 /*
@@ -105,11 +106,11 @@ symbolize(struct run *r, struct ix_sblock *b, struct ix_gsym *g)
 	memset(g, 0, sizeof(*g));
 	b->bflags = 0;
 	b->fkey = 0;
-	if (b->isid <= 0 || (size_t)b->isid >= r->nisid ||
-	    r->isid_map[b->isid] < 0)
+	if (b->isid <= 0 || (size_t)b->isid >= r->im->nisid ||
+	    r->im->isid_map[b->isid] < 0)
 		return;
-	m = &r->maps[r->isid_map[b->isid]];
-	im = &r->imgs[m->image];
+	m = &r->im->maps[r->im->isid_map[b->isid]];
+	im = &r->im->imgs[m->image];
 	g->has_image = 1;
 	g->image = m->image + 1;
 	g->image_addr = b->ip - (uint64_t)m->bias;
@@ -152,7 +153,7 @@ symbolize(struct run *r, struct ix_sblock *b, struct ix_gsym *g)
 static int
 db_err(struct run *r, const char *what)
 {
-	ix_err(r->ix, "database: %s: %s", what, sqlite3_errmsg(r->db));
+	ix_err(r->ix, "database: %s: %s", what, sqlite3_errmsg(r->wr->db));
 	return (-HWTR_E_DB);
 }
 
@@ -160,7 +161,7 @@ static int
 st_prep(struct run *r, struct stmt *s, const char *sql)
 {
 	s->i = 0;
-	if (sqlite3_prepare_v2(r->db, sql, -1, &s->st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(r->wr->db, sql, -1, &s->st, NULL) != SQLITE_OK)
 		return (db_err(r, sql));
 	return (0);
 }
@@ -242,8 +243,8 @@ write_inlines(struct run *r)
 	if ((rc = st_prep(r, &s, "INSERT INTO inlines VALUES "
 	    "(?,?,?,?,?,?,?,?,?,?)")) < 0)
 		return (rc);
-	for (i = 0, rc = 0; i < r->nimgs && rc == 0; i++) {
-		const struct ix_elf *e = &r->imgs[i].elf;
+	for (i = 0, rc = 0; i < r->im->nimgs && rc == 0; i++) {
+		const struct ix_elf *e = &r->im->imgs[i].elf;
 
 		for (j = 0; j < e->ninls && rc == 0; j++) {
 			const struct ix_inl *n = &e->inls[j];
@@ -319,7 +320,7 @@ write_tail_meta(struct run *r, struct stmt *s)
 	int rc, n;
 
 	for (i = 0; i < r->nstreams; i++) {
-		if (!hwtr_sv_tail_from(r->sv, i, &from))
+		if (!hwtr_sv_tail_from(r->pl->sv, i, &from))
 			continue;
 		if ((np = realloc(list, len + 48)) == NULL) {
 			free(list);
@@ -433,7 +434,7 @@ write_streams(struct run *r)
 		const struct hwtr_stream_desc *sd = hwtr_ar_stream(r->ar, i);
 		const struct ix_ures *o = &r->ures[r->ufirst[i]];
 		char nbuf[32];
-		uint64_t bytes = r->res[i].bytes;
+		uint64_t bytes = r->pl->res[i].bytes;
 
 		b_int(&s, sd->id);
 		b_text(&s, ix_stream_name(sd, nbuf, sizeof(nbuf)));
@@ -442,7 +443,7 @@ write_streams(struct run *r)
 		b_opt(&s, sd->tid >= 0, sd->tid);
 		b_opt(&s, sd->cpu >= 0, sd->cpu);
 		b_int(&s, (int64_t)bytes);
-		b_int(&s, (int64_t)r->lost[i]);
+		b_int(&s, (int64_t)r->im->lost[i]);
 		b_int(&s, (int64_t)o->undecoded);
 		b_int(&s, o->errors);
 		b_text(&s, sd->format != HWTR_TF_INTEL_PT &&
@@ -489,8 +490,8 @@ write_streams(struct run *r)
 	if ((rc = st_prep(r, &s, "INSERT INTO threads VALUES "
 	    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")) < 0)
 		return (rc);
-	for (i = 0; i < r->nthreads && rc == 0; i++) {
-		const struct ix_thread *t = &r->threads[i];
+	for (i = 0; i < r->im->nthreads && rc == 0; i++) {
+		const struct ix_thread *t = &r->im->threads[i];
 		const struct ix_ures *o = t->stream >= 0 ?
 		    &r->ures[t->stream] : NULL;
 
@@ -522,21 +523,19 @@ write_streams(struct run *r)
 	return (0);
 }
 
+/* The processes the sideband named. */
 static int
-write_static(struct run *r)
+write_processes(struct run *r)
 {
 	struct stmt s;
-	size_t i, j;
+	size_t i;
 	int rc;
-	char hex[2 * HWTR_BUILD_ID_MAX + 1], sha[65];
-	int64_t sym_id = 1;
 
-	/* processes */
 	if ((rc = st_prep(r, &s, "INSERT INTO processes VALUES "
 	    "(?,?,?,?,?,?,?,?)")) < 0)
 		return (rc);
-	for (i = 0; i < r->nprocs && rc == 0; i++) {
-		const struct ix_proc *p = &r->procs[i];
+	for (i = 0; i < r->im->nprocs && rc == 0; i++) {
+		const struct ix_proc *p = &r->im->procs[i];
 
 		if (p->pid < 0)
 			continue;
@@ -551,15 +550,24 @@ write_static(struct run *r)
 		rc = st_exec(r, &s, "processes");
 	}
 	st_done(&s);
-	if (rc < 0)
-		return (rc);
-	/* images */
+	return (rc);
+}
+
+/* The archive's images, and what their ELF gave. */
+static int
+write_images(struct run *r)
+{
+	struct stmt s;
+	size_t i, j;
+	int rc;
+	char hex[2 * HWTR_BUILD_ID_MAX + 1], sha[65];
+
 	if ((rc = st_prep(r, &s, "INSERT INTO images VALUES "
 	    "(?,?,?,?,?,?,?,?,?,?,?)")) < 0)
 		return (rc);
-	for (i = 0; i < r->nimgs && rc == 0; i++) {
+	for (i = 0; i < r->im->nimgs && rc == 0; i++) {
 		const struct hwtr_image_desc *id = hwtr_ar_image(r->ar, i);
-		const struct ix_img *im = &r->imgs[i];
+		const struct ix_img *im = &r->im->imgs[i];
 
 		for (j = 0; j < id->build_id_len && j < HWTR_BUILD_ID_MAX; j++)
 			snprintf(hex + 2 * j, 3, "%02x", id->build_id[j]);
@@ -580,14 +588,22 @@ write_static(struct run *r)
 		rc = st_exec(r, &s, "images");
 	}
 	st_done(&s);
-	if (rc < 0)
-		return (rc);
-	/* mappings */
+	return (rc);
+}
+
+/* The mappings over time (ix_image.c's replay). */
+static int
+write_mappings(struct run *r)
+{
+	struct stmt s;
+	size_t i;
+	int rc;
+
 	if ((rc = st_prep(r, &s, "INSERT INTO mappings VALUES "
 	    "(?,?,?,?,?,?,?,?,?,?,?)")) < 0)
 		return (rc);
-	for (i = 0; i < r->nmaps && rc == 0; i++) {
-		const struct ix_map *m = &r->maps[i];
+	for (i = 0; i < r->im->nmaps && rc == 0; i++) {
+		const struct ix_map *m = &r->im->maps[i];
 
 		b_int(&s, m->id);
 		b_opt(&s, m->pid >= 0, m->pid);
@@ -603,14 +619,23 @@ write_static(struct run *r)
 		rc = st_exec(r, &s, "mappings");
 	}
 	st_done(&s);
-	if (rc < 0)
-		return (rc);
-	/* symbols */
+	return (rc);
+}
+
+/* Every image's symbols, ids from 1 in image order. */
+static int
+write_symbols(struct run *r)
+{
+	struct stmt s;
+	size_t i, j;
+	int rc;
+	int64_t sym_id = 1;
+
 	if ((rc = st_prep(r, &s, "INSERT INTO symbols VALUES "
 	    "(?,?,?,?,?,?,?,?,?)")) < 0)
 		return (rc);
-	for (i = 0; i < r->nimgs && rc == 0; i++) {
-		struct ix_img *im = &r->imgs[i];
+	for (i = 0; i < r->im->nimgs && rc == 0; i++) {
+		struct ix_img *im = &r->im->imgs[i];
 
 		im->sym_base = sym_id;
 		for (j = 0; j < im->elf.nsyms && rc == 0; j++) {
@@ -631,10 +656,20 @@ write_static(struct run *r)
 	st_done(&s);
 	if (rc < 0)
 		return (rc);
-	r->next_sym = sym_id;
-	/* files and lines */
-	for (i = 0; i < r->nimgs; i++) {
-		struct ix_img *im = &r->imgs[i];
+	r->wr->next_sym = sym_id;
+	return (0);
+}
+
+/* The global file names, then every image's line table. */
+static int
+write_files_lines(struct run *r)
+{
+	struct stmt s;
+	size_t i, j;
+	int rc;
+
+	for (i = 0; i < r->im->nimgs; i++) {
+		struct ix_img *im = &r->im->imgs[i];
 
 		if (im->elf.nfiles == 0)
 			continue;
@@ -650,16 +685,16 @@ write_static(struct run *r)
 		}
 	}
 	/* The call sites' files of inlined subroutines (write_inlines()). */
-	for (i = 0; i < r->nimgs; i++)
-		for (j = 0; j < r->imgs[i].elf.nifiles; j++)
-			if ((rc = (int)file_id(r, r->imgs[i].elf.ifiles[j])) <
-			    0)
+	for (i = 0; i < r->im->nimgs; i++)
+		for (j = 0; j < r->im->imgs[i].elf.nifiles; j++)
+			if ((rc = (int)file_id(r,
+			    r->im->imgs[i].elf.ifiles[j])) < 0)
 				return (rc);
 	if ((rc = st_prep(r, &s, "INSERT INTO files VALUES (?,?)")) < 0)
 		return (rc);
-	for (i = 0; i < r->nfiles && rc == 0; i++) {
+	for (i = 0; i < r->wr->nfiles && rc == 0; i++) {
 		b_int(&s, (int64_t)i + 1);
-		b_text(&s, r->files[i]);
+		b_text(&s, r->wr->files[i]);
 		rc = st_exec(r, &s, "files");
 	}
 	st_done(&s);
@@ -667,8 +702,8 @@ write_static(struct run *r)
 		return (rc);
 	if ((rc = st_prep(r, &s, "INSERT INTO lines VALUES (?,?,?,?,?,?,?)")) < 0)
 		return (rc);
-	for (i = 0; i < r->nimgs && rc == 0; i++) {
-		const struct ix_img *im = &r->imgs[i];
+	for (i = 0; i < r->im->nimgs && rc == 0; i++) {
+		const struct ix_img *im = &r->im->imgs[i];
 
 		for (j = 0; j < im->elf.nlines && rc == 0; j++) {
 			const struct ix_line *l = &im->elf.lines[j];
@@ -684,14 +719,27 @@ write_static(struct run *r)
 		}
 	}
 	st_done(&s);
-	return (rc < 0 ? rc : write_inlines(r));
+	return (rc);
+}
+
+static int
+write_static(struct run *r)
+{
+	int rc;
+
+	if ((rc = write_processes(r)) < 0 || (rc = write_images(r)) < 0 ||
+	    (rc = write_mappings(r)) < 0 || (rc = write_symbols(r)) < 0 ||
+	    (rc = write_files_lines(r)) < 0)
+		return (rc);
+	return (write_inlines(r));
 }
 
 /* The thread row the stitcher's rows go to (ix_run.h: ct_thread). */
 static inline int64_t
 cur_thread(const struct run *r)
 {
-	return (r->ct_thread > 0 ? r->ct_thread : (int64_t)r->cur + 1);
+	struct ix_writer *wr = r->wr;
+	return (wr->ct_thread > 0 ? wr->ct_thread : (int64_t)wr->cur + 1);
 }
 
 /*
@@ -703,24 +751,25 @@ cur_thread(const struct run *r)
 static int
 flush_events(struct run *r)
 {
+	struct ix_writer *wr = r->wr;
 	const struct hwtr_capture_meta *meta = hwtr_ar_meta(r->ar);
-	const struct ix_thread *t = &r->threads[cur_thread(r) - 1];
+	const struct ix_thread *t = &r->im->threads[cur_thread(r) - 1];
 	size_t i = 0, n;
 	int k, rc = 0;
 
 	for (k = IX_EV_LOG - 1; k >= 0 && rc == 0; k--) {
-		sqlite3_stmt *s = r->s_evn[k].st;
+		sqlite3_stmt *s = wr->s_evn[k].st;
 
-		if (!((r->nevq - i) & (1u << k)))
+		if (!((wr->nevq - i) & (1u << k)))
 			continue;
 		sqlite3_clear_bindings(s);
 		sqlite3_bind_int64(s, 1, cur_thread(r));
-		sqlite3_bind_int64(s, 2, r->ct_thread > 0 ? r->ct_stream :
-		    ix_unit_id(r, r->cur));
+		sqlite3_bind_int64(s, 2, wr->ct_thread > 0 ? wr->ct_stream :
+		    ix_unit_id(r, wr->cur));
 		if (t->pid >= 0)
 			sqlite3_bind_int64(s, 3, t->pid);
 		for (n = 0; n < (1u << k); n++) {
-			const struct ix_evrow *e = &r->evq[i++];
+			const struct ix_evrow *e = &wr->evq[i++];
 			int p = 4 + IX_EV_VAR * (int)n;
 
 			sqlite3_bind_int64(s, p, e->seq);
@@ -740,12 +789,12 @@ flush_events(struct run *r)
 				sqlite3_bind_text(s, p + 7, e->detail, -1,
 				    SQLITE_STATIC);
 		}
-		r->s_evn[k].i = 0;
-		rc = st_exec(r, &r->s_evn[k], "events");
+		wr->s_evn[k].i = 0;
+		rc = st_exec(r, &wr->s_evn[k], "events");
 	}
-	for (i = 0; i < r->nevq; i++)
-		free(r->evq[i].detail);
-	r->nevq = 0;
+	for (i = 0; i < wr->nevq; i++)
+		free(wr->evq[i].detail);
+	wr->nevq = 0;
 	return (rc);
 }
 
@@ -755,7 +804,7 @@ ix_flush_pending(struct run *r)
 {
 	int rc = 0;
 
-	if (r->nevq > 0)
+	if (r->wr->nevq > 0)
 		rc = flush_events(r);
 	return (rc);
 }
@@ -769,10 +818,10 @@ sink_block(void *arg, int64_t gid)
 {
 	struct run *r = arg;
 
-	if (ix_grow((void **)&r->gs, &r->cgs, (size_t)gid + 1,
-	    sizeof(*r->gs)) < 0)
+	if (hwtr_grow((void **)&r->wr->gs, &r->wr->cgs, (size_t)gid + 1,
+	    sizeof(*r->wr->gs)) < 0)
 		return (-HWTR_E_NOMEM);
-	symbolize(r, &r->st.g[gid], &r->gs[gid]);
+	symbolize(r, &r->st.g[gid], &r->wr->gs[gid]);
 	return (0);
 }
 
@@ -785,7 +834,8 @@ static int
 sink_func_start(void *arg, int64_t gid)
 {
 	struct run *r = arg;
-	struct ix_gsym *g = &r->gs[gid];
+	struct ix_writer *wr = r->wr;
+	struct ix_gsym *g = &wr->gs[gid];
 	const struct hwtr_image_desc *id;
 	const char *base;
 	uint64_t key, h;
@@ -796,8 +846,8 @@ sink_func_start(void *arg, int64_t gid)
 	if (!g->has_image || g->symbol != 0)
 		return (0);
 	key = (((uint64_t)g->image << 48) ^ g->image_addr) + 1;
-	if (r->nct * 2 >= r->ctcap) {
-		size_t n = r->ctcap ? r->ctcap * 2 : 256;
+	if (wr->nct * 2 >= wr->ctcap) {
+		size_t n = wr->ctcap ? wr->ctcap * 2 : 256;
 		uint64_t *k = calloc(n, sizeof(*k));
 		int64_t *v = calloc(n, sizeof(*v));
 
@@ -806,28 +856,28 @@ sink_func_start(void *arg, int64_t gid)
 			free(v);
 			return (-HWTR_E_NOMEM);
 		}
-		for (i = 0; i < r->ctcap; i++) {
-			if (r->ct_key[i] == 0)
+		for (i = 0; i < wr->ctcap; i++) {
+			if (wr->ct_key[i] == 0)
 				continue;
-			for (h = ix_hash64(r->ct_key[i]);; h++)
+			for (h = ix_hash64(wr->ct_key[i]);; h++)
 				if (k[h & (n - 1)] == 0)
 					break;
-			k[h & (n - 1)] = r->ct_key[i];
-			v[h & (n - 1)] = r->ct_id[i];
+			k[h & (n - 1)] = wr->ct_key[i];
+			v[h & (n - 1)] = wr->ct_id[i];
 		}
-		free(r->ct_key);
-		free(r->ct_id);
-		r->ct_key = k;
-		r->ct_id = v;
-		r->ctcap = n;
+		free(wr->ct_key);
+		free(wr->ct_id);
+		wr->ct_key = k;
+		wr->ct_id = v;
+		wr->ctcap = n;
 	}
 	for (h = ix_hash64(key);; h++) {
-		i = h & (r->ctcap - 1);
-		if (r->ct_key[i] == key) {
-			g->symbol = r->ct_id[i];
+		i = h & (wr->ctcap - 1);
+		if (wr->ct_key[i] == key) {
+			g->symbol = wr->ct_id[i];
 			goto named;
 		}
-		if (r->ct_key[i] == 0)
+		if (wr->ct_key[i] == 0)
 			break;
 	}
 	id = hwtr_ar_image(r->ar, (size_t)(g->image - 1));
@@ -835,24 +885,24 @@ sink_func_start(void *arg, int64_t gid)
 	base = base != NULL ? base + 1 : id != NULL && id->path != NULL ?
 	    id->path : "image";
 	snprintf(name, sizeof(name), "%s+%#" PRIx64, base, g->image_addr);
-	if (r->s_sy.st == NULL && (rc = st_prep(r, &r->s_sy, "INSERT INTO "
+	if (wr->s_sy.st == NULL && (rc = st_prep(r, &wr->s_sy, "INSERT INTO "
 	    "symbols VALUES (?,?,?,?,?,?,?,?,?)")) < 0)
 		return (rc);
-	b_int(&r->s_sy, r->next_sym);
-	b_int(&r->s_sy, g->image);
-	b_text(&r->s_sy, name);
-	b_int(&r->s_sy, (int64_t)g->image_addr);
-	b_int(&r->s_sy, 0);
-	b_stext(&r->s_sy, "func");
-	b_stext(&r->s_sy, "local");
-	b_stext(&r->s_sy, "call");
-	b_text(&r->s_sy, NULL);
-	if ((rc = st_exec(r, &r->s_sy, "symbols")) < 0)
+	b_int(&wr->s_sy, wr->next_sym);
+	b_int(&wr->s_sy, g->image);
+	b_text(&wr->s_sy, name);
+	b_int(&wr->s_sy, (int64_t)g->image_addr);
+	b_int(&wr->s_sy, 0);
+	b_stext(&wr->s_sy, "func");
+	b_stext(&wr->s_sy, "local");
+	b_stext(&wr->s_sy, "call");
+	b_text(&wr->s_sy, NULL);
+	if ((rc = st_exec(r, &wr->s_sy, "symbols")) < 0)
 		return (rc);
-	r->ct_key[i] = key;
-	r->ct_id[i] = r->next_sym;
-	r->nct++;
-	g->symbol = r->next_sym++;
+	wr->ct_key[i] = key;
+	wr->ct_id[i] = wr->next_sym;
+	wr->nct++;
+	g->symbol = wr->next_sym++;
 named:
 	g->sym_offset = 0;
 	r->st.g[gid].fkey = (uint32_t)g->symbol;
@@ -875,14 +925,14 @@ pack_job(struct ix_job *j)
 static int
 xq_complete(struct run *r, int write)
 {
-	struct ix_xrow *x = &r->xq[r->xq_head];
+	struct ix_xrow *x = &r->wr->xq[r->wr->xq_head];
 	const struct ix_chunk *c = &x->c;
-	struct stmt *ch = &r->s_ch;
+	struct stmt *ch = &r->wr->s_ch;
 	int rc;
 
-	ix_jobq_wait(&r->jq, &x->job);
-	r->xq_head = (r->xq_head + 1) % IX_XQ;
-	r->xq_n--;
+	ix_jobq_wait(&r->pl->jq, &x->job);
+	r->wr->xq_head = (r->wr->xq_head + 1) % IX_XQ;
+	r->wr->xq_n--;
 	if ((rc = x->rc) == 0 && write) {
 		r->ix->stats.exec_bytes += x->z != NULL ? x->zlen : c->data.len;
 		b_int(ch, x->thread);
@@ -909,7 +959,7 @@ xq_drain(struct run *r, int write)
 {
 	int rc = 0, rc1;
 
-	while (r->xq_n > 0)
+	while (r->wr->xq_n > 0)
 		if ((rc1 = xq_complete(r, write && rc == 0)) < 0 && rc == 0)
 			rc = rc1;
 	return (rc);
@@ -930,12 +980,12 @@ sink_chunk(void *arg, const struct ix_chunk *c)
 
 	if ((rc = ix_flush_pending(r)) < 0)
 		return (rc);
-	if (r->xq == NULL &&
-	    (r->xq = calloc(IX_XQ, sizeof(*r->xq))) == NULL)
+	if (r->wr->xq == NULL &&
+	    (r->wr->xq = calloc(IX_XQ, sizeof(*r->wr->xq))) == NULL)
 		return (-HWTR_E_NOMEM);
-	if (r->xq_n == IX_XQ && (rc = xq_complete(r, 1)) < 0)
+	if (r->wr->xq_n == IX_XQ && (rc = xq_complete(r, 1)) < 0)
 		return (rc);
-	x = &r->xq[(r->xq_head + r->xq_n) % IX_XQ];
+	x = &r->wr->xq[(r->wr->xq_head + r->wr->xq_n) % IX_XQ];
 	if (x->c.data.cap < c->data.len) {
 		if ((p = realloc(x->c.data.p, c->data.len)) == NULL)
 			return (-HWTR_E_NOMEM);
@@ -953,8 +1003,8 @@ sink_chunk(void *arg, const struct ix_chunk *c)
 	if (c->data.len > 0)
 		memcpy(x->c.data.p, c->data.p, c->data.len);
 	x->job.fn = pack_job;
-	r->xq_n++;
-	ix_jobq_submit(&r->jq, &x->job);
+	r->wr->xq_n++;
+	ix_jobq_submit(&r->pl->jq, &x->job);
 	return (0);
 }
 
@@ -962,7 +1012,7 @@ static int
 sink_ts(void *arg, const struct ix_ts *t)
 {
 	struct run *r = arg;
-	struct stmt *ts = &r->s_ts;
+	struct stmt *ts = &r->wr->s_ts;
 	int rc;
 
 	if ((rc = ix_flush_pending(r)) < 0)
@@ -979,21 +1029,22 @@ static int
 sink_call(void *arg, int64_t idx, const struct ix_call *c)
 {
 	struct run *r = arg;
+	struct ix_writer *wr = r->wr;
 	const struct hwtr_capture_meta *meta = hwtr_ar_meta(r->ar);
 	int64_t thread = cur_thread(r);
 	int rc;
 
-	if (r->cs_thread != thread) {
-		if (hwtr_cs_writer_thread(r->csw, thread, r->call_base) < 0)
+	if (wr->cs_thread != thread) {
+		if (hwtr_cs_writer_thread(wr->csw, thread, wr->call_base) < 0)
 			return (ix_err(r->ix, "%s",
-			    hwtr_cs_writer_error(r->csw)), -HWTR_E_DB);
-		r->cs_thread = thread;
+			    hwtr_cs_writer_error(wr->csw)), -HWTR_E_DB);
+		wr->cs_thread = thread;
 	}
-	rc = ix_calls_put(r->csw, thread, r->call_base, idx, c,
-	    r->gs[c->entry_block].symbol, meta->tconv.valid ? &meta->tconv :
+	rc = ix_calls_put(wr->csw, thread, wr->call_base, idx, c,
+	    wr->gs[c->entry_block].symbol, meta->tconv.valid ? &meta->tconv :
 	    NULL);
 	if (rc < 0)
-		ix_err(r->ix, "%s", hwtr_cs_writer_error(r->csw));
+		ix_err(r->ix, "%s", hwtr_cs_writer_error(wr->csw));
 	return (rc);
 }
 
@@ -1001,15 +1052,16 @@ static int
 sink_event(void *arg, const struct ix_event *e)
 {
 	struct run *r = arg;
+	struct ix_writer *wr = r->wr;
 	struct ix_evrow *q;
 
 	if (e->has_ip && strcmp(e->kind, "decode-error") == 0) {
-		if (ix_grow((void **)&r->errips, &r->cerrips, r->nerrips + 1,
-		    sizeof(*r->errips)) < 0)
+		if (hwtr_grow((void **)&wr->errips, &wr->cerrips,
+		    wr->nerrips + 1, sizeof(*wr->errips)) < 0)
 			return (-HWTR_E_NOMEM);
-		r->errips[r->nerrips++] = e->ip;
+		wr->errips[wr->nerrips++] = e->ip;
 	}
-	q = &r->evq[r->nevq];
+	q = &wr->evq[wr->nevq];
 	q->seq = e->seq;
 	q->insn = e->insn;
 	q->kind = e->kind;
@@ -1022,7 +1074,7 @@ sink_event(void *arg, const struct ix_event *e)
 	q->detail = NULL;
 	if (e->detail != NULL && (q->detail = strdup(e->detail)) == NULL)
 		return (-HWTR_E_NOMEM);
-	if (++r->nevq == IX_EV_BATCH)
+	if (++wr->nevq == IX_EV_BATCH)
 		return (flush_events(r));
 	return (0);
 }
@@ -1031,12 +1083,12 @@ static int
 sink_cycles(void *arg, const struct ix_cycles *c)
 {
 	struct run *r = arg;
-	struct stmt *cy = &r->s_cy;
+	struct stmt *cy = &r->wr->s_cy;
 	int rc;
 
 	if ((rc = ix_flush_pending(r)) < 0)
 		return (rc);
-	b_int(cy, ++r->ncycles);
+	b_int(cy, ++r->wr->ncycles);
 	b_int(cy, cur_thread(r));
 	b_int(cy, c->seq);
 	b_int(cy, c->insn);
@@ -1051,8 +1103,8 @@ int
 ix_end_stream(struct run *r)
 {
 	struct ix_stitch *st = &r->st;
-	struct ix_ures *o = &r->ures[r->cur];
-	int64_t thread = (int64_t)r->cur + 1;
+	struct ix_ures *o = &r->ures[r->wr->cur];
+	int64_t thread = (int64_t)r->wr->cur + 1;
 	size_t i;
 	int rc;
 
@@ -1062,20 +1114,20 @@ ix_end_stream(struct run *r)
 	for (i = 0; i < st->nbranches && rc == 0; i++) {
 		const struct ix_branch *b = &st->branches[i];
 
-		b_int(&r->s_br, thread);
-		b_int(&r->s_br, b->from);
-		b_int(&r->s_br, b->to);
-		b_int(&r->s_br, (int64_t)b->from_ip);
-		b_int(&r->s_br, (int64_t)b->to_ip);
-		b_stext(&r->s_br, ix_branch_kinds[b->kind]);
-		b_int(&r->s_br, (int64_t)b->count);
-		rc = st_exec(r, &r->s_br, "branches");
+		b_int(&r->wr->s_br, thread);
+		b_int(&r->wr->s_br, b->from);
+		b_int(&r->wr->s_br, b->to);
+		b_int(&r->wr->s_br, (int64_t)b->from_ip);
+		b_int(&r->wr->s_br, (int64_t)b->to_ip);
+		b_stext(&r->wr->s_br, ix_branch_kinds[b->kind]);
+		b_int(&r->wr->s_br, (int64_t)b->count);
+		rc = st_exec(r, &r->wr->s_br, "branches");
 	}
 	for (i = 0; i < st->ntouched && rc == 0; i++) {
-		b_int(&r->s_bc, thread);
-		b_int(&r->s_bc, st->touched[i]);
-		b_int(&r->s_bc, (int64_t)st->scount[st->touched[i]]);
-		rc = st_exec(r, &r->s_bc, "block_counts");
+		b_int(&r->wr->s_bc, thread);
+		b_int(&r->wr->s_bc, st->touched[i]);
+		b_int(&r->wr->s_bc, (int64_t)st->scount[st->touched[i]]);
+		rc = st_exec(r, &r->wr->s_bc, "block_counts");
 	}
 	o->exec_blocks = st->exec_blocks;
 	o->exec_insns = st->exec_insns;
@@ -1096,7 +1148,7 @@ ix_end_stream(struct run *r)
 void
 ix_count_history(struct run *r, const struct ix_stitch *st)
 {
-	r->call_base += st->ncalls;
+	r->wr->call_base += st->ncalls;
 	r->ix->stats.blocks += (uint64_t)st->exec_blocks;
 	r->ix->stats.insns += (uint64_t)st->exec_insns;
 	r->ix->stats.errors += (uint64_t)st->errors;
@@ -1116,7 +1168,7 @@ write_blocks(struct run *r)
 		return (rc);
 	for (i = 0; i < r->st.ng && rc == 0; i++) {
 		const struct ix_sblock *b = &r->st.g[i];
-		const struct ix_gsym *g = &r->gs[i];
+		const struct ix_gsym *g = &r->wr->gs[i];
 
 		b_int(&bl, (int64_t)i);
 		b_int(&bl, (int64_t)b->ip);
@@ -1145,15 +1197,15 @@ write_blocks(struct run *r)
 static int
 write_sbevents(struct run *r)
 {
-	struct stmt *ev = &r->s_ev;
+	struct stmt *ev = &r->wr->s_ev;
 	size_t i;
 	int rc = 0;
 
-	for (i = 0; i < r->nsbev && rc == 0; i++) {
-		const struct ix_sbev *e = &r->sbev[i];
+	for (i = 0; i < r->im->nsbev && rc == 0; i++) {
+		const struct ix_sbev *e = &r->im->sbev[i];
 		struct ix_thread *t = e->stream >= 0 ?
-		    &r->threads[r->ufirst[e->stream]] :
-		    ix_thread_get(r, e->pid, e->tid, 0);
+		    &r->im->threads[r->ufirst[e->stream]] :
+		    ix_thread_get(r->im, e->pid, e->tid, 0);
 
 		sqlite3_bind_null(ev->st, ++ev->i);
 		b_opt(ev, t != NULL, t ? t->id : 0);
@@ -1178,7 +1230,7 @@ report_streams(struct run *r)
 {
 	size_t i;
 
-	ix_warn_missing(r);
+	ix_warn_missing(r->ix, r->im, r->wr->errips, r->wr->nerrips);
 	for (i = 0; i < r->nunits; i++) {
 		const struct ix_ures *o = &r->ures[i];
 		char nbuf[32], msg[160];
@@ -1222,23 +1274,23 @@ ix_db_open(struct run *r, const char *tmp, int fd)
 	 * creating it, and only when the name still is the file created.
 	 * One thread writes: SQLite's per-call mutexes cost 3% of an index.
 	 */
-	if (sqlite3_open_v2(tmp, &r->db, SQLITE_OPEN_READWRITE |
+	if (sqlite3_open_v2(tmp, &r->wr->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		ix_err(r->ix, "cannot create '%s': %s", tmp,
-		    r->db ? sqlite3_errmsg(r->db) : "out of memory");
-		sqlite3_close(r->db);
-		r->db = NULL;
+		    r->wr->db ? sqlite3_errmsg(r->wr->db) : "out of memory");
+		sqlite3_close(r->wr->db);
+		r->wr->db = NULL;
 		return (-HWTR_E_DB);
 	}
 	if (fstat(fd, &sf) != 0 || lstat(tmp, &sp) != 0 ||
 	    sf.st_dev != sp.st_dev || sf.st_ino != sp.st_ino) {
 		ix_err(r->ix, "cannot create '%s': it was replaced", tmp);
-		sqlite3_close(r->db);
-		r->db = NULL;
+		sqlite3_close(r->wr->db);
+		r->wr->db = NULL;
 		return (-HWTR_E_IO);
 	}
 	/* The index build at the end takes seconds: interruptible too. */
-	sqlite3_progress_handler(r->db, 100000, db_cancelled, r);
+	sqlite3_progress_handler(r->wr->db, 100000, db_cancelled, r);
 	/*
 	 * The file is DB.partial, renamed to DB only once complete, and a
 	 * failed run removes it: there is never anything to roll back to,
@@ -1251,8 +1303,8 @@ ix_db_open(struct run *r, const char *tmp, int fd)
 	 * spill to temporary files: SQLite's memory does not grow with the
 	 * database either.
 	 */
-	if (hwtr_calls_vtab_register(r->db) != SQLITE_OK ||
-	    sqlite3_exec(r->db, "PRAGMA journal_mode = OFF;"
+	if (hwtr_calls_vtab_register(r->wr->db) != SQLITE_OK ||
+	    sqlite3_exec(r->wr->db, "PRAGMA journal_mode = OFF;"
 	    "PRAGMA synchronous = OFF; PRAGMA page_size = 4096;"
 	    "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = FILE;"
 	    "PRAGMA cache_size = -16384;"
@@ -1281,33 +1333,33 @@ ix_db_prepare(struct run *r)
 	sink.event = sink_event;
 	sink.cycles = sink_cycles;
 	ix_stitch_init(&r->st, &sink);
-	r->call_base = 1;
+	r->wr->call_base = 1;
 	rc = write_static(r);
 	if (rc == 0)
-		rc = st_prep(r, &r->s_ch, "INSERT INTO exec_chunks VALUES "
+		rc = st_prep(r, &r->wr->s_ch, "INSERT INTO exec_chunks VALUES "
 		    "(?,?,?,?,?,?,?)");
 	if (rc == 0)
-		rc = st_prep(r, &r->s_ts, "INSERT INTO timestamps VALUES "
+		rc = st_prep(r, &r->wr->s_ts, "INSERT INTO timestamps VALUES "
 		    "(?,?,?,?,?)");
 	if (rc == 0)
-		rc = st_prep(r, &r->s_br, "INSERT INTO branches VALUES "
+		rc = st_prep(r, &r->wr->s_br, "INSERT INTO branches VALUES "
 		    "(?,?,?,?,?,?,?)");
 	if (rc == 0)
-		rc = st_prep(r, &r->s_bc, "INSERT INTO block_counts VALUES "
+		rc = st_prep(r, &r->wr->s_bc, "INSERT INTO block_counts VALUES "
 		    "(?,?,?)");
-	if (rc == 0 && hwtr_cs_writer_open(r->db, &r->csw) < 0) {
-		ix_err(r->ix, "%s", r->csw != NULL ?
-		    hwtr_cs_writer_error(r->csw) : "out of memory");
+	if (rc == 0 && hwtr_cs_writer_open(r->wr->db, &r->wr->csw) < 0) {
+		ix_err(r->ix, "%s", r->wr->csw != NULL ?
+		    hwtr_cs_writer_error(r->wr->csw) : "out of memory");
 		rc = -HWTR_E_DB;
 	}
 	/* Pages are encoded on the pipeline's threads. */
 	if (rc == 0)
-		hwtr_cs_writer_jobs(r->csw, &r->jq);
+		hwtr_cs_writer_jobs(r->wr->csw, &r->pl->jq);
 	if (rc == 0)
-		rc = st_prep(r, &r->s_ev, "INSERT INTO events VALUES "
+		rc = st_prep(r, &r->wr->s_ev, "INSERT INTO events VALUES "
 		    "(?,?,?,?,?,?,?,?,?,?,?,?)");
 	if (rc == 0)
-		rc = st_prep(r, &r->s_cy, "INSERT INTO cycles VALUES "
+		rc = st_prep(r, &r->wr->s_cy, "INSERT INTO cycles VALUES "
 		    "(?,?,?,?,?,?,?)");
 	for (i = 0; i < IX_EV_LOG && rc == 0; i++) {
 		char sql[64 + IX_EV_BATCH * 64], *p = sql;
@@ -1321,7 +1373,7 @@ ix_db_prepare(struct run *r)
 			    "?%d,?3,?%d)", k ? "," : " ", v, v + 1, v + 2,
 			    v + 3, v + 4, v + 5, v + 6, v + 7);
 		}
-		rc = st_prep(r, &r->s_evn[i], sql);
+		rc = st_prep(r, &r->wr->s_evn[i], sql);
 	}
 	return (rc);
 }
@@ -1329,6 +1381,7 @@ ix_db_prepare(struct run *r)
 int
 ix_db_finish(struct run *r, const char *tmp, int rc)
 {
+	struct ix_writer *wr = r->wr;
 	struct timespec t0, t1;
 	char *err = NULL;
 	size_t i;
@@ -1338,40 +1391,40 @@ ix_db_finish(struct run *r, const char *tmp, int rc)
 	rc1 = xq_drain(r, rc == 0);
 	if (rc == 0)
 		rc = rc1;
-	for (i = 0; r->xq != NULL && i < IX_XQ; i++)
-		free(r->xq[i].c.data.p);
-	free(r->xq);
-	r->xq = NULL;
+	for (i = 0; wr->xq != NULL && i < IX_XQ; i++)
+		free(wr->xq[i].c.data.p);
+	free(wr->xq);
+	wr->xq = NULL;
 	if (rc == 0)
 		rc = ix_flush_pending(r);
 	if (rc == 0) {
 		report_streams(r);
-		r->ix->stats.threads = r->nthreads;
+		r->ix->stats.threads = r->im->nthreads;
 		rc = write_sbevents(r);
 	}
-	st_done(&r->s_ch);
-	st_done(&r->s_ts);
-	st_done(&r->s_br);
-	st_done(&r->s_bc);
-	if (rc == 0 && r->csw != NULL && hwtr_cs_writer_finish(r->csw) < 0) {
-		ix_err(r->ix, "%s", hwtr_cs_writer_error(r->csw));
+	st_done(&wr->s_ch);
+	st_done(&wr->s_ts);
+	st_done(&wr->s_br);
+	st_done(&wr->s_bc);
+	if (rc == 0 && wr->csw != NULL && hwtr_cs_writer_finish(wr->csw) < 0) {
+		ix_err(r->ix, "%s", hwtr_cs_writer_error(wr->csw));
 		rc = -HWTR_E_DB;
 	}
-	hwtr_cs_writer_close(r->csw);
-	r->csw = NULL;
-	st_done(&r->s_ev);
-	st_done(&r->s_cy);
-	st_done(&r->s_sy);
+	hwtr_cs_writer_close(wr->csw);
+	wr->csw = NULL;
+	st_done(&wr->s_ev);
+	st_done(&wr->s_cy);
+	st_done(&wr->s_sy);
 	for (i = 0; i < IX_EV_LOG; i++)
-		st_done(&r->s_evn[i]);
-	for (i = 0; i < r->nevq; i++)
-		free(r->evq[i].detail);
-	r->nevq = 0;
+		st_done(&wr->s_evn[i]);
+	for (i = 0; i < wr->nevq; i++)
+		free(wr->evq[i].detail);
+	wr->nevq = 0;
 	if (rc == 0)
 		rc = write_blocks(r);
 	if (rc == 0)
 		rc = write_streams(r);
-	if (rc == 0 && (rc = ix_cpusplit_write(&r->cs, r->db,
+	if (rc == 0 && (rc = ix_cpusplit_write(&r->cs, wr->db,
 	    &hwtr_ar_meta(r->ar)->tconv, r->ix->err, sizeof(r->ix->err))) < 0)
 		r->ix->err[sizeof(r->ix->err) - 1] = '\0';
 	if (rc == 0)
@@ -1385,10 +1438,10 @@ ix_db_finish(struct run *r, const char *tmp, int rc)
 		char pr[48];
 
 		(void)snprintf(pr, sizeof(pr), "PRAGMA threads = %zu;",
-		    r->nworkers);
-		(void)sqlite3_exec(r->db, pr, NULL, NULL, NULL);
+		    r->pl->nworkers);
+		(void)sqlite3_exec(wr->db, pr, NULL, NULL, NULL);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (sqlite3_exec(r->db, HWTR_IX_INDEX_SQL "COMMIT;", NULL,
+		if (sqlite3_exec(wr->db, HWTR_IX_INDEX_SQL "COMMIT;", NULL,
 		    NULL, &err) != SQLITE_OK) {
 			ix_err(r->ix, "database '%s': %s", tmp,
 			    err ? err : "?");
@@ -1399,11 +1452,35 @@ ix_db_finish(struct run *r, const char *tmp, int rc)
 		r->ix->stats.index_ns = (uint64_t)((t1.tv_sec - t0.tv_sec) *
 		    1000000000LL + (t1.tv_nsec - t0.tv_nsec));
 	}
-	if (sqlite3_close(r->db) != SQLITE_OK && rc == 0) {
-		ix_err(r->ix, "database '%s': %s", tmp, sqlite3_errmsg(r->db));
+	if (sqlite3_close(wr->db) != SQLITE_OK && rc == 0) {
+		ix_err(r->ix, "database '%s': %s", tmp, sqlite3_errmsg(wr->db));
 		rc = -HWTR_E_DB;
 	}
-	r->db = NULL;
+	wr->db = NULL;
 	return (rc);
 }
 
+struct ix_writer *
+ix_writer_new(void)
+{
+	return (calloc(1, sizeof(struct ix_writer)));
+}
+
+void
+ix_writer_free(struct ix_writer *wr)
+{
+	size_t i;
+
+	if (wr == NULL)
+		return;
+	assert(wr->db == NULL);
+	free(wr->gs);
+	free(wr->ct_key);
+	free(wr->ct_id);
+	free(wr->errips);
+	for (i = 0; i < wr->nfiles; i++)
+		free(wr->files[i]);
+	free(wr->files);
+	free(wr->ftab);
+	free(wr);
+}

@@ -25,6 +25,10 @@
 
 #include "ix_run.h"
 
+/* The layer's state, freed once the database is closed. */
+struct ix_writer *ix_writer_new(void);
+void	ix_writer_free(struct ix_writer *wr);
+
 int	ix_db_open(struct run *r, const char *tmp, int fd);
 int	ix_db_prepare(struct run *r);
 /* The rest after @rc (the pipeline's result); returns the final one. */

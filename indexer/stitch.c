@@ -214,7 +214,7 @@ global_block(struct ix_stitch *st, const struct ix_sblock *b)
 	}
 	if (st->ng >= UINT32_MAX - 1)
 		return (-HWTR_E_LIMIT);
-	if (ix_grow((void **)&st->g, &st->cg, st->ng + 1, sizeof(*g)) < 0)
+	if (hwtr_grow((void **)&st->g, &st->cg, st->ng + 1, sizeof(*g)) < 0)
 		return (-HWTR_E_NOMEM);
 	if (st->ng + 1 > st->cs) {
 		size_t n = st->cs ? st->cs * 2 : 4096;
@@ -301,7 +301,7 @@ add_branch(struct ix_stitch *st, uint32_t from, uint32_t to, uint8_t kind)
 			return (0);
 		}
 	}
-	if (ix_grow((void **)&st->branches, &st->cbranches,
+	if (hwtr_grow((void **)&st->branches, &st->cbranches,
 	    st->nbranches + 1, sizeof(*br)) < 0)
 		return (-HWTR_E_NOMEM);
 	br = &st->branches[st->nbranches];
@@ -333,7 +333,7 @@ push_call(struct ix_stitch *st, int64_t entry, uint64_t ip, int kind,
 
 	assert(entry >= 0 && (size_t)entry < st->ng);
 	assert(kind >= CE_CALL && kind <= CE_TAIL);
-	if (ix_grow((void **)&st->stack, &st->cstack, st->nstack + 1,
+	if (hwtr_grow((void **)&st->stack, &st->cstack, st->nstack + 1,
 	    sizeof(*st->stack)) < 0)
 		return (-HWTR_E_NOMEM);
 	assert(st->nstack < st->cstack);
@@ -861,7 +861,7 @@ add_run(struct ix_stitch *st, int64_t id)
 	ch->nblocks++;
 	ch->ninsns += b->ninsn;
 	if (st->scount[id]++ == 0) {
-		if (ix_grow((void **)&st->touched, &st->ctouched,
+		if (hwtr_grow((void **)&st->touched, &st->ctouched,
 		    st->ntouched + 1, sizeof(*st->touched)) < 0)
 			return (-HWTR_E_NOMEM);
 		st->touched[st->ntouched++] = id;
@@ -1014,8 +1014,8 @@ own_append(struct ix_stitch *st, const struct ix_sblock *b)
 {
 	struct ix_sblock *o = &st->pend_own;
 
-	if (ix_grow((void **)&o->lens, &st->pend_lcap, (size_t)o->ninsn +
-	    b->ninsn + 1, 1) < 0 || ix_grow((void **)&o->code,
+	if (hwtr_grow((void **)&o->lens, &st->pend_lcap, (size_t)o->ninsn +
+	    b->ninsn + 1, 1) < 0 || hwtr_grow((void **)&o->code,
 	    &st->pend_ccap, (size_t)o->size + b->size + 1, 1) < 0)
 		return (-HWTR_E_NOMEM);
 	if (b->lens != NULL)
@@ -1186,7 +1186,7 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 	uint64_t v, a;
 	int rc = 0;
 
-	if (ix_grow((void **)&st->lmap, &st->clmap, seg->nblocks + 1,
+	if (hwtr_grow((void **)&st->lmap, &st->clmap, seg->nblocks + 1,
 	    sizeof(*st->lmap)) < 0)
 		return (-HWTR_E_NOMEM);
 	for (i = 0; i < seg->nblocks; i++)
@@ -1214,7 +1214,7 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 				break;
 			}
 			/* After the block held back, merged or not. */
-			if (ix_grow((void **)&st->ptime, &st->cptime,
+			if (hwtr_grow((void **)&st->ptime, &st->cptime,
 			    st->nptime + 1, sizeof(*st->ptime)) < 0)
 				return (-HWTR_E_NOMEM);
 			st->ptime[st->nptime].op = (uint8_t)(v >> 1);
