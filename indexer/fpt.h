@@ -244,12 +244,16 @@ struct fpt_cache_entry {
 
 struct fpt_cache;
 
+/* An empty cache of 2^@bits slots to start with. */
 int fpt_cache_new(struct fpt_cache **cp, unsigned bits);
 /* The entry for the key, or NULL; valid until the next insert. */
 const struct fpt_cache_entry *fpt_cache_lookup(const struct fpt_cache *c,
     uint64_t ip, int isid, uint8_t mode);
-/* Insert @e (copied), replacing what was in its slot. */
-void fpt_cache_insert(struct fpt_cache *c, const struct fpt_cache_entry *e);
+/*
+ * Insert @e (copied), replacing an entry of the same key; lookups'
+ * pointers are invalid after it.  0, -HWTR_E_NOMEM or -HWTR_E_LIMIT.
+ */
+int fpt_cache_insert(struct fpt_cache *c, const struct fpt_cache_entry *e);
 void fpt_cache_free(struct fpt_cache *c);
 
 #endif /* !HWTR_FPT_H */

@@ -34,6 +34,7 @@
 
 #define FPT_RS_MAX	64	/* libipt's return stack depth */
 #define FPT_EVQ_MAX	16
+#define FPT_MORE_MAX	3	/* status updates after the first */
 #define FPT_BLK_MAX	0xffff	/* libipt's pt_block.ninsn is 16 bits */
 #define FPT_CACHE_BITS	16
 #define FPT_FILL_STEPS	1024	/* libipt's bcache_fill_steps */
@@ -50,7 +51,7 @@ struct fpt {
 	const uint8_t	*pos;		/* the next packet */
 	const uint8_t	*sync;		/* the last PSB, NULL before one */
 	const char	*unsup;		/* why unsupported, NULL otherwise */
-	int		synced, eos, in_sync;
+	int		synced, eos, in_sync, cache_full;
 
 	/* The packet layer. */
 	uint64_t	last_ip;
@@ -76,6 +77,8 @@ struct fpt {
 	/* An event waiting for the flow to reach its IP (a FUP's). */
 	int		async;
 	struct fpt_event async_ev;
+	struct fpt_event more[FPT_MORE_MAX];	/* ... and those after it */
+	unsigned	nmore;
 
 	struct fpt_event evq[FPT_EVQ_MAX];
 	unsigned	evq_head, evq_n;
@@ -93,6 +96,7 @@ static int	unsupported(struct fpt *, const char *);
 static void	ev_push(struct fpt *, const struct fpt_event *);
 static void	ev_init(struct fpt *, struct fpt_event *, int, const uint8_t *);
 static int	read_psb_plus(struct fpt *);
+static int	pge_follows(struct fpt *);
 static int	read_ahead(struct fpt *);
 static int	peek(struct fpt *, struct fpt_pkt *);
 static int	ip_update(struct fpt *, const struct fpt_pkt *, uint64_t *);
@@ -199,6 +203,7 @@ fpt_sync_forward(struct fpt *d)
 	d->unsup = NULL;
 	d->evq_n = d->evq_head = 0;
 	d->async = 0;
+	d->nmore = 0;
 	d->synced = 0;
 	if (off < 0) {
 		d->pos = d->cfg.end;
@@ -322,13 +327,10 @@ block_next(struct fpt *d, struct fpt_item *it)
 	int rc, isid;
 
 	if (d->ntnt == 0 && !d->async) {
+		/* At the end of the trace the flow goes on without it. */
 		if ((rc = fetch_event(d)) < 0)
 			return (rc == -HWTR_E_UNSUPPORTED ? rc :
 			    error_item(d, it, rc));
-		if (rc == FPT_EOS) {
-			d->eos = 1;
-			return (FPT_EOS);
-		}
 		if (d->evq_n > 0 || !d->enabled)
 			return (fpt_next(d, it));
 	}
@@ -597,6 +599,8 @@ fill(struct fpt *d, struct fpt_block *b)
 	for (j = n - 1; j-- > 0;)
 		if (!link_entry(d, b, &path[j], path[j + 1].ip))
 			break;
+	if (d->cache_full)
+		return (unsupported(d, "the block cache is full"));
 	return (0);
 }
 
@@ -618,7 +622,8 @@ step_entry(struct fpt *d, const struct fpt_block *b, const struct fpt_step *p,
 	e.dlen = p->len;
 	e.dtarget = p->target;
 	e.dnext_in = (uint8_t)next_in;
-	fpt_cache_insert(d->cache, &e);
+	if (fpt_cache_insert(d->cache, &e) < 0)
+		d->cache_full = 1;
 }
 
 /*
@@ -644,7 +649,8 @@ trampoline(struct fpt *d, const struct fpt_block *b, const struct fpt_step *p,
 	e.q = FPT_Q_AGAIN;
 	e.ninsn = 1;
 	e.dip = next;
-	fpt_cache_insert(d->cache, &e);
+	if (fpt_cache_insert(d->cache, &e) < 0)
+		d->cache_full = 1;
 }
 
 /*
@@ -671,7 +677,8 @@ link_entry(struct fpt *d, const struct fpt_block *b, const struct fpt_step *p,
 	if (e.ninsn > 255 || disp < INT16_MIN || disp > INT16_MAX)
 		trampoline(d, b, p, next);
 	else
-		fpt_cache_insert(d->cache, &e);
+		if (fpt_cache_insert(d->cache, &e) < 0)
+		d->cache_full = 1;
 	return (1);
 }
 
@@ -808,6 +815,14 @@ fetch_event(struct fpt *d)
 					    "suppressed IP"));
 				ev->to = ip;
 			} else if (pkt.kind == FPT_PKT_TIP_PGD) {
+				uint8_t c[3];
+				int id;
+
+				if (d->skd022 && d->cfg.read_code(d->cfg.ctx,
+				    ev->ip, c, 3, &id) == 3 && c[0] == 0x0f &&
+				    c[1] == 0x01 && (c[2] == 0xc2 || c[2] == 0xc3))
+					return (unsupported(d, "SKD022: a FUP "
+					    "on VMLAUNCH or VMRESUME"));
 				ev->kind = FPT_EV_ASYNC_DISABLED;
 				d->pos += pkt.size;
 				if (ip_update(d, &pkt, &ip) == 0)
@@ -861,10 +876,14 @@ static int
 async_reached(struct fpt *d)
 {
 	struct fpt_event ev;
+	unsigned i;
 
 	assert(d->async);
 	d->async = 0;
 	ev_push(d, &d->async_ev);
+	for (i = 0; i < d->nmore; i++)
+		ev_push(d, &d->more[i]);
+	d->nmore = 0;
 	switch (d->async_ev.kind) {
 	case FPT_EV_ASYNC_BRANCH:
 		d->ip = d->async_ev.to;
@@ -895,9 +914,10 @@ static int
 read_psb_plus(struct fpt *d)
 {
 	struct fpt_pkt pkt;
-	struct fpt_event ev;
+	struct fpt_event st[FPT_MORE_MAX + 1];
 	uint64_t ip = 0;
 	int rc, fup = 0, hmode = 0;
+	unsigned i, nst = 0;
 	const uint8_t *at = d->pos;
 
 	if ((rc = peek(d, &pkt)) < 0 || pkt.kind != FPT_PKT_PSB)
@@ -922,11 +942,16 @@ read_psb_plus(struct fpt *d)
 				    "D set"));
 			hmode = (pkt.flags & 1) ? 64 : (pkt.flags & 2) ? 32 :
 			    16;
+			if (nst > FPT_MORE_MAX)
+				return (unsupported(d, "a long PSB+"));
+			st[nst].kind = FPT_EV_EXEC_MODE;
+			st[nst++].mode = (uint8_t)hmode;
 			break;
 		case FPT_PKT_MODE_TSX:
-			if (pkt.flags & 3)
-				return (unsupported(d, "a transaction in "
-				    "PSB+"));
+			if (nst > FPT_MORE_MAX)
+				return (unsupported(d, "a long PSB+"));
+			st[nst].kind = FPT_EV_TSX;
+			st[nst++].mode = 0;
 			break;
 		case FPT_PKT_TSC:
 			d->tsc = pkt.payload;
@@ -941,35 +966,79 @@ read_psb_plus(struct fpt *d)
 		}
 	}
 end:
+	/* The status updates, in the order of their packets. */
+	for (i = 0; i < nst; i++) {
+		int kind = st[i].kind;
+		uint8_t mode = st[i].mode;
+
+		ev_init(d, &st[i], kind, at);
+		st[i].status_update = 1;
+		st[i].mode = mode;
+		st[i].ip = fup ? ip : 0;
+		st[i].ip_suppressed = !fup;
+	}
 	if (d->enabled) {
 		if (!fup)
 			return (unsupported(d, "a PSB+ without FUP while "
 			    "tracing"));
-		if (hmode != 0) {
-			ev_init(d, &d->async_ev, FPT_EV_EXEC_MODE, at);
-			d->async_ev.status_update = 1;
-			d->async_ev.ip = ip;
-			d->async_ev.mode = (uint8_t)hmode;
+		if (nst > 0) {
+			/* They happen when the flow reaches the FUP's IP. */
+			d->async_ev = st[0];
+			for (i = 1; i < nst; i++)
+				d->more[i - 1] = st[i];
+			d->nmore = nst - 1;
 			d->async = 1;
 		}
 		return (0);
 	}
-	if (!d->in_sync)
-		return (fup ? unsupported(d, "a PSB+ with FUP while tracing "
-		    "is disabled") : 0);
+	if (!d->in_sync && fup)
+		return (unsupported(d, "a PSB+ with FUP while tracing is "
+		    "disabled"));
+	if (fup && pge_follows(d)) {
+		/* BDM70: the PSB+ before a TIP.PGE has a FUP it should not. */
+		if (!d->bdm70)
+			return (unsupported(d, "a PSB+ with FUP right before "
+			    "a TIP.PGE"));
+		fup = 0;
+		for (i = 0; i < nst; i++) {
+			st[i].ip = 0;
+			st[i].ip_suppressed = 1;
+		}
+	}
 	if (hmode != 0)
 		d->mode = (uint8_t)hmode;
 	if (fup) {
 		d->enabled = 1;
 		d->ip = ip;
 	}
-	if (hmode != 0) {
-		ev_init(d, &ev, FPT_EV_EXEC_MODE, at);
-		ev.status_update = 1;
-		ev.ip = ip;
-		ev.ip_suppressed = !fup;
-		ev.mode = (uint8_t)hmode;
-		ev_push(d, &ev);
+	for (i = 0; i < nst; i++)
+		ev_push(d, &st[i]);
+	return (0);
+}
+
+/* Whether a TIP.PGE comes next, past timing packets. */
+static int
+pge_follows(struct fpt *d)
+{
+	const uint8_t *p = d->pos;
+	struct fpt_pkt pkt;
+
+	while (fpt_pkt_parse(p, d->cfg.end, &pkt) > 0) {
+		switch (pkt.kind) {
+		case FPT_PKT_PAD:
+		case FPT_PKT_TSC:
+		case FPT_PKT_CBR:
+		case FPT_PKT_MTC:
+		case FPT_PKT_CYC:
+		case FPT_PKT_TMA:
+		case FPT_PKT_MNT:
+			p += pkt.size;
+			continue;
+		case FPT_PKT_TIP_PGE:
+			return (1);
+		default:
+			return (0);
+		}
 	}
 	return (0);
 }

@@ -75,6 +75,18 @@ diff_one(const char *what, const uint8_t *pt, size_t len,
 	fpt_free(f);
 
 	t->traces++;
+	if (getenv("T_FPT_DUMP") != NULL && strstr(what,
+	    getenv("T_FPT_DUMP")) != NULL) {
+		size_t i;
+		char a[160];
+
+		for (i = 0; i < want.n || i < got.n; i++) {
+			tf_fmt(i < want.n ? &want.v[i] : NULL, a, sizeof(a));
+			printf("%zu libipt %s\n", i, a);
+			tf_fmt(i < got.n ? &got.v[i] : NULL, a, sizeof(a));
+			printf("%zu fpt    %s\n", i, a);
+		}
+	}
 	if (tf_compare(&want, &got, msg, sizeof(msg)) != 0) {
 		t->differ++;
 		printf("%s: DIFFERS: %s\n", what, msg);
