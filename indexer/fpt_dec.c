@@ -123,6 +123,8 @@ static int	code_at(struct fpt *, uint64_t, int *);
 static void	rs_push(struct fpt *, uint64_t);
 static void	call_push(struct fpt *, uint64_t, const struct hwtr_x86_insn *);
 static int	writes_cr3(struct fpt *, uint64_t);
+static int	is_xbegin(const uint8_t *, size_t, int);
+static size_t	skip_prefixes(const uint8_t *, size_t, int);
 static int	fetch_event(struct fpt *);
 static int	error_item(struct fpt *, struct fpt_item *, int);
 static int	disabled_next(struct fpt *, struct fpt_item *);
@@ -713,7 +715,41 @@ decode_at(struct fpt *d, uint64_t ip, struct hwtr_x86_insn *insn, int *isid)
 			    "end of an image"));
 		return (-HWTR_E_DECODE);
 	}
+	/*
+	 * XBEGIN (c7 f8) and XABORT (c6 f8) branch only on an abort, which
+	 * PT reports as an event; libipt takes them for ordinary
+	 * instructions, hwtr_x86 (by Zydis's category) for branches.
+	 */
+	if (insn->kind != HWTR_X86_OTHER && is_xbegin(d->win + (ip - d->win_ip),
+	    (size_t)(d->win_ip + d->win_len - ip), d->mode)) {
+		insn->kind = HWTR_X86_OTHER;
+		insn->has_target = 0;
+	}
 	return (0);
+}
+
+/* Whether @p (@n bytes) is an XBEGIN or XABORT, after its prefixes. */
+static int
+is_xbegin(const uint8_t *p, size_t n, int mode)
+{
+	size_t i = skip_prefixes(p, n, mode);
+
+	return (i + 1 < n && (p[i] == 0xc7 || p[i] == 0xc6) &&
+	    p[i + 1] == 0xf8);
+}
+
+/* The length of the legacy and REX prefixes at @p. */
+static size_t
+skip_prefixes(const uint8_t *p, size_t n, int mode)
+{
+	size_t i = 0;
+
+	while (i < n && i < 14 && (p[i] == 0x66 || p[i] == 0x67 ||
+	    p[i] == 0xf0 || p[i] == 0xf2 || p[i] == 0xf3 || p[i] == 0x2e ||
+	    p[i] == 0x36 || p[i] == 0x3e || p[i] == 0x26 || p[i] == 0x64 ||
+	    p[i] == 0x65 || (mode == 64 && (p[i] & 0xf0) == 0x40)))
+		i++;
+	return (i);
 }
 
 /* The image of @ip, or -HWTR_E_NOENT. */
@@ -756,16 +792,12 @@ static int
 writes_cr3(struct fpt *d, uint64_t ip)
 {
 	const uint8_t *p;
-	size_t i = 0, n;
+	size_t i, n;
 
 	assert(ip >= d->win_ip && ip < d->win_ip + d->win_len);
 	p = d->win + (ip - d->win_ip);
 	n = (size_t)(d->win_ip + d->win_len - ip);
-	while (i < n && i < 14 && (p[i] == 0x66 || p[i] == 0x67 ||
-	    p[i] == 0xf0 || p[i] == 0xf2 || p[i] == 0xf3 || p[i] == 0x2e ||
-	    p[i] == 0x36 || p[i] == 0x3e || p[i] == 0x26 || p[i] == 0x64 ||
-	    p[i] == 0x65 || (d->mode == 64 && (p[i] & 0xf0) == 0x40)))
-		i++;
+	i = skip_prefixes(p, n, d->mode);
 	return (i + 2 < n && p[i] == 0x0f && p[i + 1] == 0x22 &&
 	    ((p[i + 2] >> 3) & 7) == 3);
 }

@@ -493,7 +493,7 @@ capture_case(const char *source, const char *prog)
 		atf_tc_skip("the fixture programs are not built");
 	if (strcmp(source, "valgrind") == 0)
 		run_or_skip("command -v valgrind >/dev/null 2>&1", "valgrind");
-	snprintf(cmd, sizeof(cmd), "%s capture --source %s -o c.hwtrace -- "
+	snprintf(cmd, sizeof(cmd), "%s capture --force --source %s -o c.hwtrace -- "
 	    "%s/%s >out 2>err", HWTR_TEST_HWTRACE, source, HWTR_TEST_PROGS,
 	    prog);
 	run_or_skip(cmd, "capture");
