@@ -97,6 +97,7 @@ static void	ev_push(struct fpt *, const struct fpt_event *);
 static void	ev_init(struct fpt *, struct fpt_event *, int, const uint8_t *);
 static int	read_psb_plus(struct fpt *);
 static int	pge_follows(struct fpt *);
+static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	read_ahead(struct fpt *);
 static int	peek(struct fpt *, struct fpt_pkt *);
 static int	ip_update(struct fpt *, const struct fpt_pkt *, uint64_t *);
@@ -335,6 +336,11 @@ block_next(struct fpt *d, struct fpt_item *it)
 			    error_item(d, it, rc));
 		if (d->evq_n > 0 || !d->enabled)
 			return (fpt_next(d, it));
+		/* No trace left at all: libipt's pts_eos, no block. */
+		if (rc == FPT_EOS && d->pos == d->cfg.end) {
+			d->eos = 1;
+			return (FPT_EOS);
+		}
 	}
 	it->kind = FPT_ITEM_BLOCK;
 	b->ip = d->ip;
@@ -1048,6 +1054,32 @@ end:
 	return (0);
 }
 
+/*
+ * Whether the (cut) packet at @p is a status packet: not an IP packet,
+ * not MODE, not TNT-64, PIP, VMCS, OVF, PTWRITE or a power event.
+ */
+static int
+is_status_hdr(const uint8_t *p, const uint8_t *end)
+{
+	uint8_t b;
+
+	if (p >= end)
+		return (1);
+	b = p[0];
+	if ((b & 3) == 1 && ((b & 0x1f) == 0x0d || (b & 0x1f) == 0x11 ||
+	    (b & 0x1f) == 0x01 || (b & 0x1f) == 0x1d))
+		return (0);
+	if (b == 0x99)
+		return (0);
+	if (b == 0x02 && end - p >= 2) {
+		b = p[1];
+		if (b == 0x03 || b == 0x73 || b == 0xc3 || b == 0x23)
+			return (1);
+		return (0);
+	}
+	return (1);
+}
+
 /* Whether a TIP.PGE comes next, past timing packets. */
 static int
 pge_follows(struct fpt *d)
@@ -1086,8 +1118,17 @@ read_ahead(struct fpt *d)
 	int rc;
 
 	for (;;) {
-		if ((rc = peek(d, &pkt)) < 0)
+		if ((rc = peek(d, &pkt)) < 0) {
+			/*
+			 * A status packet cut by the end of the trace is
+			 * dropped, as libipt drops it; a cut branch or event
+			 * packet stays for the query that needs it.
+			 */
+			if (rc == -HWTR_E_TRUNCATED && is_status_hdr(d->pos,
+			    d->cfg.end))
+				d->pos = d->cfg.end;
 			return (rc);
+		}
 		switch (pkt.kind) {
 		case FPT_PKT_PAD:
 		case FPT_PKT_CBR:
