@@ -40,13 +40,23 @@
  * Read up to @n bytes of code at @ip into @buf; returns the bytes read
  * (> 0) and sets @isid (> 0) to the image they belong to, or < 0 when
  * nothing is mapped at @ip.  The bytes read must all come from @isid.
+ * With @n 0 only @isid is wanted: return 0 when something is mapped.
  */
 typedef int (*fpt_read_code_fn)(void *ctx, uint64_t ip, uint8_t *buf,
     size_t n, int *isid);
 
+/*
+ * Optional: the span [@lo, @hi) around @ip whose code is all in one
+ * image, and that image's @isid; 0, or < 0 when nothing is mapped at
+ * @ip.  Without it fpt asks read_code for the image of each block's start.
+ */
+typedef int (*fpt_map_fn)(void *ctx, uint64_t ip, uint64_t *lo,
+    uint64_t *hi, int *isid);
+
 struct fpt_config {
 	const uint8_t	*begin, *end;	/* the trace; borrowed */
 	fpt_read_code_fn read_code;
+	fpt_map_fn	map;		/* optional */
 	void		*ctx;		/* for read_code; borrowed */
 	int		intel;		/* the CPU identity is an Intel one */
 	uint16_t	family;

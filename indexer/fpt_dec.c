@@ -39,6 +39,13 @@
 #define FPT_CACHE_BITS	16
 #define FPT_FILL_STEPS	1024	/* libipt's bcache_fill_steps */
 
+/* A span of code in one image. */
+#define FPT_SPANS	4
+struct fpt_span {
+	uint64_t	lo, hi;
+	int		isid;
+};
+
 /* An instruction on a cache fill's way. */
 struct fpt_step {
 	uint64_t	ip, target;
@@ -82,6 +89,14 @@ struct fpt {
 
 	struct fpt_event evq[FPT_EVQ_MAX];
 	unsigned	evq_head, evq_n;
+
+	/* The last spans of code the map callback gave. */
+	struct fpt_span	span[FPT_SPANS];
+	unsigned	span_next;
+
+	/* The last packet parsed, at pk_pos. */
+	struct fpt_pkt	pk;
+	const uint8_t	*pk_pos;
 
 	/* The code window the last read_code gave. */
 	uint8_t		win[256];
@@ -235,7 +250,7 @@ fpt_sync_forward(struct fpt *d)
 int
 fpt_next(struct fpt *d, struct fpt_item *it)
 {
-	memset(it, 0, sizeof(*it));
+	it->kind = 0;
 	if (d->unsup != NULL)
 		return (-HWTR_E_UNSUPPORTED);
 	if (d->evq_n > 0) {
@@ -344,6 +359,9 @@ block_next(struct fpt *d, struct fpt_item *it)
 	}
 	it->kind = FPT_ITEM_BLOCK;
 	b->ip = d->ip;
+	b->end_ip = d->ip;
+	b->ninsn = 0;
+	b->end = FPT_END_NONE;
 	b->mode = d->mode;
 	if (d->mode == 0)
 		return (unsupported(d, "an unknown execution mode"));
@@ -762,6 +780,7 @@ skip_prefixes(const uint8_t *p, size_t n, int mode)
 static int
 code_at(struct fpt *d, uint64_t ip, int *isid)
 {
+	unsigned i;
 	int rc;
 
 	if (d->win_len > 0 && ip >= d->win_ip &&
@@ -769,16 +788,24 @@ code_at(struct fpt *d, uint64_t ip, int *isid)
 		*isid = d->win_isid;
 		return (0);
 	}
-	rc = d->cfg.read_code(d->cfg.ctx, ip, d->win, sizeof(d->win),
-	    &d->win_isid);
-	if (rc <= 0) {
-		d->win_len = 0;
-		return (-HWTR_E_NOENT);
+	for (i = 0; i < FPT_SPANS; i++)
+		if (ip >= d->span[i].lo && ip < d->span[i].hi) {
+			*isid = d->span[i].isid;
+			return (0);
+		}
+	if (d->cfg.map != NULL) {
+		struct fpt_span *sp = &d->span[d->span_next];
+
+		if (d->cfg.map(d->cfg.ctx, ip, &sp->lo, &sp->hi, isid) < 0)
+			return (-HWTR_E_NOENT);
+		assert(sp->lo <= ip && ip < sp->hi);
+		sp->isid = *isid;
+		d->span_next = (d->span_next + 1) % FPT_SPANS;
+		return (0);
 	}
-	d->win_ip = ip;
-	d->win_len = (size_t)rc;
-	*isid = d->win_isid;
-	return (0);
+	/* Only the image: no bytes. */
+	rc = d->cfg.read_code(d->cfg.ctx, ip, d->win, 0, isid);
+	return (rc < 0 ? -HWTR_E_NOENT : 0);
 }
 
 /*
@@ -1150,10 +1177,22 @@ read_ahead(struct fpt *d)
 	}
 }
 
+/* The packet at d->pos, parsed once however often it is looked at. */
 static int
 peek(struct fpt *d, struct fpt_pkt *pkt)
 {
-	return (fpt_pkt_parse(d->pos, d->cfg.end, pkt));
+	int rc;
+
+	if (d->pk_pos == d->pos && d->pos != NULL) {
+		*pkt = d->pk;
+		return (pkt->size);
+	}
+	rc = fpt_pkt_parse(d->pos, d->cfg.end, pkt);
+	if (rc > 0) {
+		d->pk = *pkt;
+		d->pk_pos = d->pos;
+	}
+	return (rc);
 }
 
 /*

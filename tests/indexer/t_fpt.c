@@ -28,7 +28,6 @@
 
 #include "hwtrace.h"
 #include "hwtr_test.h"
-#include "../../indexer/hwtr_ix.h"
 #include "../lib/hwtr_test_fpt.h"
 
 struct tally {
@@ -316,11 +315,10 @@ static void
 diff_archive(const char *path, struct tally *t)
 {
 	struct hwtr_ar *ar;
-	const struct hwtr_cpu *cpu;
-	size_t s, c, i, nimg;
+	size_t s, i, nimg;
 	void **bytes;
 	uint64_t *sizes;
-	char **files;
+	char **files, err[256];
 
 	ATF_REQUIRE_MSG(hwtr_ar_open(&ar, path, NULL) == 0, "cannot open %s",
 	    path);
@@ -329,78 +327,20 @@ diff_archive(const char *path, struct tally *t)
 	sizes = calloc(nimg + 1, sizeof(*sizes));
 	files = calloc(nimg + 1, sizeof(*files));
 	ATF_REQUIRE(bytes != NULL && sizes != NULL && files != NULL);
-	cpu = &hwtr_ar_meta(ar)->cpu;
 	for (s = 0; s < hwtr_ar_nstreams(ar); s++) {
-		const struct hwtr_stream_desc *sd = hwtr_ar_stream(ar, s);
 		struct tf_img *im;
 		struct pt_config cfg;
 		struct fpt_config fc;
-		uint8_t *buf = NULL;
-		size_t len = 0;
+		uint8_t *buf;
+		size_t len;
 		char what[1200];
 
-		if (sd->format != HWTR_TF_INTEL_PT)
+		if (hwtr_ar_stream(ar, s)->format != HWTR_TF_INTEL_PT)
 			continue;
-		for (c = 0; c < hwtr_ar_nchunks(ar, s); c++) {
-			void *p;
-			size_t k;
-
-			ATF_REQUIRE(hwtr_ar_read_chunk(ar, s, c, &p, &k) == 0);
-			ATF_REQUIRE((buf = realloc(buf, len + k + 1)) != NULL);
-			memcpy(buf + len, p, k);
-			len += k;
-			free(p);
-		}
 		ATF_REQUIRE((im = calloc(1, sizeof(*im))) != NULL);
-		for (i = 0; i < hwtr_ar_nsideband(ar); i++) {
-			const struct hwtr_sb_rec *r = hwtr_ar_sideband_rec(ar,
-			    i);
-			uint64_t size;
-			size_t k;
-			int idx;
-
-			if (sd->pid >= 0 && r->pid != sd->pid)
-				continue;
-			if (r->type == HWTR_SB_EXEC) {
-				im->n = 0;
-				continue;
-			}
-			if (r->type != HWTR_SB_MMAP || r->u.mmap.image ==
-			    NULL || (r->u.mmap.prot != 0 &&
-			    !(r->u.mmap.prot & PROT_EXEC)) ||
-			    (idx = hwtr_ar_find_image(ar, r->u.mmap.image)) < 0)
-				continue;
-			if (bytes[idx] == NULL) {
-				FILE *fp;
-
-				ATF_REQUIRE(hwtr_ar_read_image(ar, (size_t)idx,
-				    &bytes[idx], &k) == 0);
-				sizes[idx] = k;
-				ATF_REQUIRE(asprintf(&files[idx], "img.%d",
-				    idx) > 0);
-				ATF_REQUIRE((fp = fopen(files[idx], "wb")) !=
-				    NULL);
-				ATF_REQUIRE(fwrite(bytes[idx], 1, k, fp) == k);
-				ATF_REQUIRE(fclose(fp) == 0);
-			}
-			if (r->u.mmap.pgoff >= sizes[idx] || r->u.mmap.len == 0)
-				continue;
-			size = r->u.mmap.len;
-			if (size > sizes[idx] - r->u.mmap.pgoff)
-				size = sizes[idx] - r->u.mmap.pgoff;
-			ATF_REQUIRE(tf_img_add(im, files[idx], bytes[idx],
-			    r->u.mmap.pgoff, size, r->u.mmap.addr) == 0);
-		}
-		pt_config_init(&cfg);
-		(void)ix_pt_config(&cfg, sd, cpu, buf, len);
-		memset(&fc, 0, sizeof(fc));
-		fc.intel = cpu->vendor == HWTR_CPU_INTEL;
-		fc.family = cpu->family;
-		fc.model = cpu->model;
-		fc.stepping = cpu->stepping;
-		for (i = 0; i < sd->pt.nfilters; i++)
-			if (sd->pt.filter[i].cfg != 0)
-				fc.filtering = 1;
+		if (tf_archive_stream(ar, s, ".", bytes, sizes, files, &buf,
+		    &len, im, &cfg, &fc, err, sizeof(err)) < 0)
+			atf_tc_fail("%s: %s", path, err);
 		snprintf(what, sizeof(what), "%s stream %zu", path, s);
 		diff_one(what, buf, len, im, &cfg, &fc, t);
 		free(im);

@@ -17,6 +17,8 @@
 #ifndef HWTR_TEST_FPT_H
 #define HWTR_TEST_FPT_H
 
+#include <sys/mman.h>
+
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,6 +30,7 @@
 
 #include "hwtrace.h"
 #include "../../indexer/fpt.h"
+#include "../../indexer/hwtr_ix.h"
 
 struct tf_sec {
 	uint64_t	addr, size;
@@ -42,7 +45,7 @@ struct tf_img {
 };
 
 /* Add @size bytes of @buf at file offset @off of @path, at @addr. */
-static int
+static inline int
 tf_img_add(struct tf_img *im, const char *path, const uint8_t *buf,
     uint64_t off, uint64_t size, uint64_t addr)
 {
@@ -60,7 +63,7 @@ tf_img_add(struct tf_img *im, const char *path, const uint8_t *buf,
 }
 
 /* fpt's read_code over @ctx, a struct tf_img: the newest section wins. */
-static int
+static inline int
 tf_read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t n, int *isid)
 {
 	const struct tf_img *im = ctx;
@@ -72,6 +75,9 @@ tf_read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t n, int *isid)
 
 		if (ip < s->addr || ip >= end)
 			continue;
+		*isid = (int)i + 1;
+		if (n == 0)
+			return (0);
 		k = n;
 		if (k > end - ip)
 			k = (size_t)(end - ip);
@@ -86,8 +92,41 @@ tf_read_code(void *ctx, uint64_t ip, uint8_t *buf, size_t n, int *isid)
 	return (-1);
 }
 
+/*
+ * fpt's map over @ctx, a struct tf_img: the span of the newest section
+ * at @ip, up to the next newer section that starts inside it.
+ */
+static inline int
+tf_map(void *ctx, uint64_t ip, uint64_t *lo, uint64_t *hi, int *isid)
+{
+	const struct tf_img *im = ctx;
+	size_t i = im->n, j;
+
+	while (i-- > 0) {
+		const struct tf_sec *s = &im->sec[i];
+
+		if (ip < s->addr || ip >= s->addr + s->size)
+			continue;
+		*lo = s->addr;
+		*hi = s->addr + s->size;
+		for (j = i + 1; j < im->n; j++) {
+			const struct tf_sec *o = &im->sec[j];
+
+			/* Newer sections overlapping: cut around them. */
+			if (o->addr <= ip)
+				*lo = *lo > o->addr + o->size ? *lo :
+				    o->addr + o->size;
+			else if (o->addr < *hi)
+				*hi = o->addr;
+		}
+		*isid = (int)i + 1;
+		return (0);
+	}
+	return (-1);
+}
+
 /* libipt's image of the same sections. */
-static struct pt_image *
+static inline struct pt_image *
 tf_pt_image(const struct tf_img *im)
 {
 	struct pt_image *img = pt_image_alloc(NULL);
@@ -112,7 +151,7 @@ struct tf_items {
 	uint64_t	insns;
 };
 
-static void
+static inline void
 tf_add(struct tf_items *l, const struct fpt_item *it)
 {
 	if (l->n == l->cap) {
@@ -127,7 +166,7 @@ tf_add(struct tf_items *l, const struct fpt_item *it)
 }
 
 /* libipt's event @ev as an fpt item; 0 for events fpt does not report. */
-static int
+static inline int
 tf_from_pt_event(const struct pt_event *ev, struct fpt_item *it)
 {
 	struct fpt_event *e = &it->event;
@@ -211,7 +250,7 @@ tf_from_pt_event(const struct pt_event *ev, struct fpt_item *it)
 	return (1);
 }
 
-static void
+static inline void
 tf_error(struct tf_items *l, uint64_t off, int code)
 {
 	struct fpt_item it;
@@ -225,7 +264,7 @@ tf_error(struct tf_items *l, uint64_t off, int code)
 }
 
 /* libipt's items: ptxed's loop (ixbare's), recorded. */
-static void
+static inline void
 tf_run_libipt(struct pt_block_decoder *d, struct tf_items *l)
 {
 	struct pt_block b;
@@ -272,7 +311,7 @@ tf_run_libipt(struct pt_block_decoder *d, struct tf_items *l)
 }
 
 /* fpt's items, the same loop; stops at the first unsupported segment. */
-static void
+static inline void
 tf_run_fpt(struct fpt *d, struct tf_items *l)
 {
 	struct fpt_item it;
@@ -297,7 +336,7 @@ tf_run_fpt(struct fpt *d, struct tf_items *l)
 	}
 }
 
-static void
+static inline void
 tf_fmt(const struct fpt_item *it, char *buf, size_t len)
 {
 	if (it == NULL)
@@ -317,7 +356,7 @@ tf_fmt(const struct fpt_item *it, char *buf, size_t len)
 		    it->event.mode);
 }
 
-static int
+static inline int
 tf_same(const struct fpt_item *a, const struct fpt_item *b)
 {
 	if (a->kind != b->kind)
@@ -344,7 +383,7 @@ tf_same(const struct fpt_item *a, const struct fpt_item *b)
  * Compare libipt's items @want with fpt's @got: equal, or fpt's a prefix
  * of libipt's when fpt said unsupported.  0, or 1 with @msg saying where.
  */
-static int
+static inline int
 tf_compare(const struct tf_items *want, const struct tf_items *got,
     char *msg, size_t len)
 {
@@ -363,11 +402,116 @@ tf_compare(const struct tf_items *want, const struct tf_items *got,
 	return (1);
 }
 
-static void
+static inline void
 tf_items_free(struct tf_items *l)
 {
 	free(l->v);
 	memset(l, 0, sizeof(*l));
+}
+
+/*
+ * Stream @s of archive @ar as ixbare -a and the indexer set it up: its
+ * chunks in one buffer (*@bufp, *@lenp), the images its sideband maps into
+ * the stream's process in sideband order (an exec starts over) into @im,
+ * each image read once into @bytes[idx] and written to the file
+ * "@dir/img.idx" (@files[idx]) for libipt; the libipt configuration
+ * ix_pt_config() makes and fpt's from the same CPU and filters.
+ * 0, or -1 with @err set.
+ */
+static inline int
+tf_archive_stream(struct hwtr_ar *ar, size_t s, const char *dir,
+    void **bytes, uint64_t *sizes, char **files, uint8_t **bufp,
+    size_t *lenp, struct tf_img *im, struct pt_config *cfg,
+    struct fpt_config *fc, char *err, size_t errlen)
+{
+	const struct hwtr_stream_desc *sd = hwtr_ar_stream(ar, s);
+	const struct hwtr_cpu *cpu = &hwtr_ar_meta(ar)->cpu;
+	uint8_t *buf = NULL, *nb;
+	size_t len = 0, c, i, k;
+	void *p;
+
+	for (c = 0; c < hwtr_ar_nchunks(ar, s); c++) {
+		if (hwtr_ar_read_chunk(ar, s, c, &p, &k) < 0 ||
+		    (nb = realloc(buf, len + k + 1)) == NULL) {
+			snprintf(err, errlen, "stream %zu chunk %zu: %s", s, c,
+			    hwtr_ar_errmsg(ar));
+			free(buf);
+			return (-1);
+		}
+		buf = nb;
+		memcpy(buf + len, p, k);
+		len += k;
+		free(p);
+	}
+	im->n = 0;
+	for (i = 0; i < hwtr_ar_nsideband(ar); i++) {
+		const struct hwtr_sb_rec *r = hwtr_ar_sideband_rec(ar, i);
+		uint64_t size;
+		FILE *fp;
+		int idx;
+
+		if (sd->pid >= 0 && r->pid != sd->pid)
+			continue;
+		if (r->type == HWTR_SB_EXEC) {
+			im->n = 0;
+			continue;
+		}
+		if (r->type != HWTR_SB_MMAP || r->u.mmap.image == NULL ||
+		    (r->u.mmap.prot != 0 && !(r->u.mmap.prot & PROT_EXEC)) ||
+		    (idx = hwtr_ar_find_image(ar, r->u.mmap.image)) < 0)
+			continue;
+		if (bytes[idx] == NULL) {
+			if (hwtr_ar_read_image(ar, (size_t)idx, &bytes[idx],
+			    &k) < 0 || asprintf(&files[idx], "%s/img.%d", dir,
+			    idx) < 0 || (fp = fopen(files[idx], "wb")) ==
+			    NULL) {
+				snprintf(err, errlen, "image %d", idx);
+				free(buf);
+				return (-1);
+			}
+			sizes[idx] = k;
+			if (fwrite(bytes[idx], 1, k, fp) != k) {
+				fclose(fp);
+				snprintf(err, errlen, "%s", files[idx]);
+				free(buf);
+				return (-1);
+			}
+			if (fclose(fp) != 0) {
+				snprintf(err, errlen, "%s", files[idx]);
+				free(buf);
+				return (-1);
+			}
+		}
+		if (r->u.mmap.pgoff >= sizes[idx] || r->u.mmap.len == 0)
+			continue;
+		size = r->u.mmap.len;
+		if (size > sizes[idx] - r->u.mmap.pgoff)
+			size = sizes[idx] - r->u.mmap.pgoff;
+		if (tf_img_add(im, files[idx], bytes[idx], r->u.mmap.pgoff,
+		    size, r->u.mmap.addr) < 0) {
+			snprintf(err, errlen, "too many mappings");
+			free(buf);
+			return (-1);
+		}
+	}
+	pt_config_init(cfg);
+	(void)ix_pt_config(cfg, sd, cpu, buf, len);
+	memset(fc, 0, sizeof(*fc));
+	fc->begin = buf;
+	fc->end = buf + len;
+	fc->read_code = tf_read_code;
+	fc->map = tf_map;
+	fc->ctx = im;
+	fc->intel = cpu->vendor == HWTR_CPU_INTEL;
+	fc->family = cpu->family;
+	fc->model = cpu->model;
+	fc->stepping = cpu->stepping;
+	for (i = 0; i < sd->pt.nfilters; i++)
+		if (sd->pt.filter[i].cfg != 0)
+			fc->filtering = 1;
+	*bufp = buf;
+	*lenp = len;
+	return (0);
 }
 
 #endif /* !HWTR_TEST_FPT_H */
