@@ -118,7 +118,7 @@ static int	peek(struct fpt *, struct fpt_pkt *);
 static int	ip_update(struct fpt *, const struct fpt_pkt *, uint64_t *);
 static void	set_errata(struct fpt *);
 static int	query_cond(struct fpt *, int *);
-static int	query_indirect(struct fpt *, uint64_t *, const uint8_t **);
+static int	query_indirect(struct fpt *, uint64_t *);
 struct fpt_step;
 static int	proceed_to_async(struct fpt *, struct fpt_block *);
 static int	proceed_cached(struct fpt *, struct fpt_block *);
@@ -528,7 +528,7 @@ trace_step(struct fpt *d, struct fpt_block *b, int kind, uint64_t ip,
 		b->end = FPT_END_FAR;
 		break;
 	}
-	rc = query_indirect(d, &to, NULL);
+	rc = query_indirect(d, &to);
 	if (rc < 0)
 		return (rc == -HWTR_E_NOENT ? -HWTR_E_DECODE : rc);
 	if (rc == 0)
@@ -1259,18 +1259,17 @@ query_cond(struct fpt *d, int *taken)
 }
 
 /*
- * The target of an indirect transfer: its TIP (0), or a TIP.PGD (1:
- * tracing stops there, the event queued).
+ * The target of an indirect transfer: its TIP.  An event packet before
+ * it is libipt's "bad query" (-HWTR_E_NOENT): events are fetched before
+ * a block starts, once the TNT bits before them are used up.
  */
 static int
-query_indirect(struct fpt *d, uint64_t *to, const uint8_t **at)
+query_indirect(struct fpt *d, uint64_t *to)
 {
 	struct fpt_pkt pkt;
 	struct fpt_event ev;
-	uint64_t ip;
 	int rc;
 
-	(void)at;
 	for (;;) {
 		if ((rc = read_ahead(d)) < 0 || (rc = peek(d, &pkt)) < 0)
 			return (rc);
@@ -1295,20 +1294,6 @@ query_indirect(struct fpt *d, uint64_t *to, const uint8_t **at)
 				ev_push(d, &ev);
 			}
 			return (0);
-		case FPT_PKT_TIP_PGD:
-			ev_init(d, &ev, FPT_EV_DISABLED, d->pos);
-			d->pos += pkt.size;
-			if (ip_update(d, &pkt, &ip) == 0)
-				ev.ip = ip;
-			else
-				ev.ip_suppressed = 1;
-			if (ev.ip_suppressed && d->cfg.filtering &&
-			    d->skl014)
-				return (unsupported(d, "SKL014: a TIP.PGD "
-				    "without IP while filtering"));
-			d->enabled = 0;
-			ev_push(d, &ev);
-			return (1);
 		default:
 			return (-HWTR_E_NOENT);
 		}
