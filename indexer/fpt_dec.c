@@ -737,7 +737,13 @@ decode_at(struct fpt *d, uint64_t ip, struct hwtr_x86_insn *insn, int *isid)
 		    d->win_len < sizeof(d->win))
 			return (unsupported(d, "an instruction across the "
 			    "end of an image"));
-		return (-HWTR_E_DECODE);
+		/*
+		 * Zydis refuses what libipt's length decoder accepts (an
+		 * opcode invalid in 64-bit mode, as on a wrong branch into
+		 * the middle of an instruction): not the same error.
+		 */
+		return (unsupported(d, "an instruction hwtr_x86 does not "
+		    "decode"));
 	}
 	/*
 	 * XBEGIN (c7 f8) and XABORT (c6 f8) branch only on an abort, which
