@@ -244,7 +244,25 @@ fpt_sync_forward(struct fpt *d)
 	d->in_sync = 1;
 	rc = read_psb_plus(d);
 	d->in_sync = 0;
-	return (rc);
+	if (rc != 0)
+		return (rc);
+	/*
+	 * libipt reads on to the first packet that matters when it syncs: a
+	 * bad packet there fails the sync, status updates and all.
+	 */
+	if ((rc = read_ahead(d)) < 0 && rc != -HWTR_E_TRUNCATED) {
+		struct fpt_event ev;
+
+		if (rc == -HWTR_E_UNSUPPORTED)
+			return (rc);
+		d->evq_n = d->evq_head = 0;
+		d->enabled = 0;
+		ev_init(d, &ev, FPT_EV_ERROR, d->pos);
+		ev.error = rc;
+		ev_push(d, &ev);
+		d->synced = 0;
+	}
+	return (0);
 }
 
 int

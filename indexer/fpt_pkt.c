@@ -219,6 +219,9 @@ fpt_pkt_parse(const uint8_t *p, const uint8_t *end, struct fpt_pkt *pkt)
 					pkt->payload |= (uint64_t)(*q >> 1) <<
 					    shift;
 				shift += 7;
+				/* libipt's limit: a 64-bit payload. */
+				if (shift > 64)
+					return (-HWTR_E_FORMAT);
 			} while (*q++ & 1);
 		}
 		if (q - p > 255)

@@ -55,6 +55,9 @@ diff_one(const char *what, const uint8_t *pt, size_t len,
 
 	memset(&want, 0, sizeof(want));
 	memset(&got, 0, sizeof(got));
+	/* Code that loops without trace gives blocks for ever. */
+	want.max = got.max = 4000000;
+	want.max_insns = got.max_insns = 100000000;
 	cfg.begin = (uint8_t *)(uintptr_t)pt;
 	cfg.end = (uint8_t *)(uintptr_t)pt + len;
 	fc.begin = pt;

@@ -146,6 +146,9 @@ tf_pt_image(const struct tf_img *im)
 struct tf_items {
 	struct fpt_item	*v;
 	size_t		n, cap;
+	size_t		max;		/* stop after that many; 0: no limit */
+	uint64_t	max_insns;	/* ... or instructions; 0: no limit */
+	int		capped;		/* ... stopped there */
 	const char	*unsup;		/* fpt said unsupported: why */
 	uint64_t	unsup_off;
 	uint64_t	insns;
@@ -154,6 +157,11 @@ struct tf_items {
 static inline void
 tf_add(struct tf_items *l, const struct fpt_item *it)
 {
+	if ((l->max != 0 && l->n >= l->max) ||
+	    (l->max_insns != 0 && l->insns >= l->max_insns)) {
+		l->capped = 1;
+		return;
+	}
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 1024;
 		l->v = realloc(l->v, l->cap * sizeof(*l->v));
@@ -288,6 +296,8 @@ tf_run_libipt(struct pt_block_decoder *d, struct tf_items *l)
 				break;
 			memset(&b, 0, sizeof(b));
 			st = pt_blk_next(d, &b, sizeof(b));
+			if (l->capped)
+				return;
 			if (b.ninsn > 0) {
 				memset(&it, 0, sizeof(it));
 				it.kind = FPT_ITEM_BLOCK;
@@ -331,6 +341,8 @@ tf_run_fpt(struct fpt *d, struct tf_items *l)
 		if (it.kind == FPT_ITEM_BLOCK && it.block.ninsn == 0)
 			continue;
 		tf_add(l, &it);
+		if (l->capped)
+			return;
 		if (it.kind == FPT_ITEM_EVENT && it.event.kind == FPT_EV_ERROR)
 			rc = fpt_sync_forward(d);
 	}
@@ -394,6 +406,9 @@ tf_compare(const struct tf_items *want, const struct tf_items *got,
 		if (!tf_same(&want->v[i], &got->v[i]))
 			break;
 	if (i == got->n && (i == want->n || got->unsup != NULL))
+		return (0);
+	/* Both stopped at the limit (code that loops without trace). */
+	if ((i == got->n && got->capped) || (i == want->n && want->capped))
 		return (0);
 	tf_fmt(i < want->n ? &want->v[i] : NULL, a, sizeof(a));
 	tf_fmt(i < got->n ? &got->v[i] : NULL, b, sizeof(b));
