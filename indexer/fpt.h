@@ -62,6 +62,13 @@ struct fpt_config {
 	uint16_t	family;
 	uint8_t		model, stepping;
 	int		filtering;	/* address filters are configured */
+	/*
+	 * libipt keeps a section's block cache while the section is mapped:
+	 * without an image section cache (ixbare, the tests) only while the
+	 * decoder stays in it, so blocks are cut again after each change of
+	 * image; with one (the indexer) for good.  Non-zero: the latter.
+	 */
+	int		keep_cache;
 };
 
 /* Packet kinds (fpt_pkt.c). */
@@ -250,6 +257,7 @@ struct fpt_cache_entry {
 	uint8_t		dlen;
 	uint8_t		dnext_in;	/* DECODE: its successor is in @isid */
 	uint64_t	dtarget;	/* its direct target */
+	uint32_t	gen;		/* fpt_cache_flush() generation */
 };
 
 struct fpt_cache;
@@ -264,6 +272,8 @@ const struct fpt_cache_entry *fpt_cache_lookup(const struct fpt_cache *c,
  * pointers are invalid after it.  0, -HWTR_E_NOMEM or -HWTR_E_LIMIT.
  */
 int fpt_cache_insert(struct fpt_cache *c, const struct fpt_cache_entry *e);
+/* Forget every entry (they stay in the table as garbage until it grows). */
+void fpt_cache_flush(struct fpt_cache *c);
 void fpt_cache_free(struct fpt_cache *c);
 
 #endif /* !HWTR_FPT_H */

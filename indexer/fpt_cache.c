@@ -33,6 +33,7 @@ struct fpt_cache {
 	struct fpt_cache_entry *slot;
 	uint64_t	mask;
 	size_t		n;
+	uint32_t	gen;		/* entries of another one are stale */
 };
 
 static uint64_t
@@ -77,7 +78,7 @@ fpt_cache_lookup(const struct fpt_cache *c, uint64_t ip, int isid,
 		if (e->isid == 0)
 			return (NULL);
 		if (e->ip == ip && e->isid == isid && e->mode == mode)
-			return (e);
+			return (e->gen == c->gen ? e : NULL);
 	}
 }
 
@@ -107,23 +108,33 @@ fpt_cache_insert(struct fpt_cache *c, const struct fpt_cache_entry *e)
 	uint64_t nmask, i;
 	size_t n = 0;
 
+	struct fpt_cache_entry ce = *e;
+
 	assert(e->isid > 0 && e->ninsn > 0);
+	ce.gen = c->gen;
 	if ((c->n + 1) * 2 > c->mask + 1) {
 		if (c->mask + 1 >= 2 * (uint64_t)FPT_CACHE_MAX)
 			return (-HWTR_E_LIMIT);
 		nmask = c->mask * 2 + 1;
 		if ((ns = calloc((size_t)nmask + 1, sizeof(*ns))) == NULL)
 			return (-HWTR_E_NOMEM);
+		/* Stale entries are left behind. */
 		for (i = 0; i <= c->mask; i++)
-			if (c->slot[i].isid != 0)
+			if (c->slot[i].isid != 0 && c->slot[i].gen == c->gen)
 				put(ns, nmask, &c->slot[i], &n);
 		free(c->slot);
 		c->slot = ns;
 		c->mask = nmask;
 		c->n = n;
 	}
-	put(c->slot, c->mask, e, &c->n);
+	put(c->slot, c->mask, &ce, &c->n);
 	return (0);
+}
+
+void
+fpt_cache_flush(struct fpt_cache *c)
+{
+	c->gen++;
 }
 
 void

@@ -59,6 +59,7 @@ struct fpt {
 	const uint8_t	*sync;		/* the last PSB, NULL before one */
 	const char	*unsup;		/* why unsupported, NULL otherwise */
 	int		synced, eos, in_sync, cache_full;
+	int		cur_isid;	/* libipt's mapped section */
 
 	/* The packet layer. */
 	uint64_t	last_ip;
@@ -383,7 +384,18 @@ block_next(struct fpt *d, struct fpt_item *it)
 	b->mode = d->mode;
 	if (d->mode == 0)
 		return (unsupported(d, "an unknown execution mode"));
-	if (code_at(d, d->ip, &isid) < 0)
+	rc = code_at(d, d->ip, &isid);
+	/*
+	 * libipt maps one section at a time where a block starts, and
+	 * unless an image section cache keeps them mapped, leaving one
+	 * drops its block cache.
+	 */
+	if (!d->async && !d->cfg.keep_cache &&
+	    (rc < 0 || isid != d->cur_isid)) {
+		fpt_cache_flush(d->cache);
+		d->cur_isid = rc < 0 ? 0 : isid;
+	}
+	if (rc < 0)
 		return (error_item(d, it, -HWTR_E_NOENT));
 	b->isid = isid;
 	if (d->async)

@@ -126,6 +126,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	tf_run_fpt(f, &got);
 	fpt_free(f);
+	if (getenv("FUZZ_FPT_DUMP") != NULL) {
+		size_t i;
+		char a[160];
+
+		for (i = 0; i < want.n || i < got.n; i++) {
+			tf_fmt(i < want.n ? &want.v[i] : NULL, a, sizeof(a));
+			fprintf(stderr, "%zu libipt %s\n", i, a);
+			tf_fmt(i < got.n ? &got.v[i] : NULL, a, sizeof(a));
+			fprintf(stderr, "%zu fpt    %s\n", i, a);
+		}
+	}
 	if (tf_compare(&want, &got, msg, sizeof(msg)) != 0) {
 		fprintf(stderr, "fuzz_fpt: fpt differs from libipt: %s\n",
 		    msg);

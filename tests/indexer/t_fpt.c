@@ -457,6 +457,19 @@ ATF_TC_BODY(valgrind_capture, tc)
 	capture_case("valgrind", "calls");
 }
 
+/* Dynamically linked: several images, libipt's cache cut at each change. */
+ATF_TC_WITHOUT_HEAD(step_capture_dynamic);
+ATF_TC_BODY(step_capture_dynamic, tc)
+{
+	capture_case("step", "plt");
+}
+
+ATF_TC_WITHOUT_HEAD(valgrind_capture_dynamic);
+ATF_TC_BODY(valgrind_capture_dynamic, tc)
+{
+	capture_case("valgrind", "plt");
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -466,5 +479,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, ixgen_truncated);
 	ATF_TP_ADD_TC(tp, step_capture);
 	ATF_TP_ADD_TC(tp, valgrind_capture);
+	ATF_TP_ADD_TC(tp, step_capture_dynamic);
+	ATF_TP_ADD_TC(tp, valgrind_capture_dynamic);
 	return (atf_no_error());
 }
