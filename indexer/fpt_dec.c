@@ -17,11 +17,15 @@
  * the TNT bits before it are used up.
  *
  * What this first version does not decode as libipt does, it reports as
- * -HWTR_E_UNSUPPORTED rather than guess: OVF, TSX, PIP and VMCS outside a
- * PSB+, PTWRITE, power events, TraceStop, MTC/CYC/TMA timing (libipt's
- * time estimate), BBP/BIP/BEP, and the errata patterns (BDM70: a PSB+
- * with a FUP right before a TIP.PGE; SKL014: a TIP.PGD without IP while
- * filtering).
+ * -HWTR_E_UNSUPPORTED rather than guess: OVF, MODE.TSX outside a PSB+,
+ * PIP and VMCS, PTWRITE, power events, TraceStop, MTC/CYC/TMA timing
+ * (libipt's time estimate), BBP/BIP/BEP, packets other than TIP.PGE and
+ * MODE.exec while tracing is off, a PSB+ with FUP while tracing is off
+ * (but BDM70's: a PSB+ FUP right before a TIP.PGE, dropped), SKL014 (a
+ * TIP.PGD without IP while filtering), SKD022 (a FUP on VMLAUNCH), an
+ * event IP not reached without trace, bytes Zydis does not decode as an
+ * instruction (libipt's length decoder may), an instruction across the
+ * end of an image.
  */
 
 #include <assert.h>
