@@ -96,3 +96,6 @@ fuzz-seeds: $(B)/fuzz/mkseeds
 	    -delete
 	$(B)/fuzz/mkseeds tests/fuzz/corpus
 	@du -sh tests/fuzz/corpus
+
+# The fpt decoder's differential fuzzer (its own file).
+-include tests/fuzz/fuzz-fpt.mk

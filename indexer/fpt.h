@@ -1,0 +1,279 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * fpt: the indexer's own Intel PT decoder (issue 29), beside libipt's
+ * block decoder and held equal to it block by block (tests/indexer/t_fpt.c).
+ *
+ * How to use it:
+ *  1) Fill a struct fpt_config: the trace buffer, the CPU identity (it
+ *     selects the errata libipt works around) and a read_code callback
+ *     that gives the code bytes at an address and names the image they
+ *     come from (@isid: a new isid whenever the code at an address may
+ *     have changed, which is what invalidates the block cache).
+ *  2) fpt_new(); then fpt_sync_forward() to the first PSB.
+ *  3) fpt_next() until it returns FPT_EOS: each call gives one item, a
+ *     block (instructions executed in order, direct jumps and calls
+ *     followed, ending at an instruction that needed trace, at a change of
+ *     image or before an event) or an event.  After an error item
+ *     (FPT_EV_ERROR), or when fpt_next() returns -HWTR_E_UNSUPPORTED (the
+ *     trace holds something this decoder does not decode exactly as libipt
+ *     does: the caller hands the segment to libipt), call
+ *     fpt_sync_forward() to go on at the next PSB.
+ *  4) fpt_free().
+ *
+ * The blocks are libipt's: the same start, end and instruction count as
+ * pt_blk_next() gives, and the events are the ones pt_blk_event() gives,
+ * in the same order relative to the blocks.
+ */
+
+#ifndef HWTR_FPT_H
+#define HWTR_FPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Read up to @n bytes of code at @ip into @buf; returns the bytes read
+ * (> 0) and sets @isid (> 0) to the image they belong to, or < 0 when
+ * nothing is mapped at @ip.  The bytes read must all come from @isid.
+ * With @n 0 only @isid is wanted: return 0 when something is mapped.
+ */
+typedef int (*fpt_read_code_fn)(void *ctx, uint64_t ip, uint8_t *buf,
+    size_t n, int *isid);
+
+/*
+ * Optional: the span [@lo, @hi) around @ip whose code is all in one
+ * image, and that image's @isid; 0, or < 0 when nothing is mapped at
+ * @ip.  Without it fpt asks read_code for the image of each block's start.
+ */
+typedef int (*fpt_map_fn)(void *ctx, uint64_t ip, uint64_t *lo,
+    uint64_t *hi, int *isid);
+
+struct fpt_config {
+	const uint8_t	*begin, *end;	/* the trace; borrowed */
+	fpt_read_code_fn read_code;
+	fpt_map_fn	map;		/* optional */
+	void		*ctx;		/* for read_code; borrowed */
+	int		intel;		/* the CPU identity is an Intel one */
+	uint16_t	family;
+	uint8_t		model, stepping;
+	int		filtering;	/* address filters are configured */
+	/*
+	 * libipt keeps a section's block cache while the section is mapped:
+	 * without an image section cache (ixbare, the tests) only while the
+	 * decoder stays in it, so blocks are cut again after each change of
+	 * image; with one (the indexer) for good.  Non-zero: the latter.
+	 */
+	int		keep_cache;
+};
+
+/* Packet kinds (fpt_pkt.c). */
+enum fpt_pkt_kind {
+	FPT_PKT_PAD = 1,
+	FPT_PKT_PSB,
+	FPT_PKT_PSBEND,
+	FPT_PKT_TNT,		/* TNT-8 and TNT-64 */
+	FPT_PKT_TIP,
+	FPT_PKT_TIP_PGE,
+	FPT_PKT_TIP_PGD,
+	FPT_PKT_FUP,
+	FPT_PKT_MODE_EXEC,
+	FPT_PKT_MODE_TSX,
+	FPT_PKT_PIP,
+	FPT_PKT_VMCS,
+	FPT_PKT_TSC,
+	FPT_PKT_MTC,
+	FPT_PKT_CYC,
+	FPT_PKT_TMA,
+	FPT_PKT_CBR,
+	FPT_PKT_OVF,
+	FPT_PKT_PTW,
+	FPT_PKT_PWRE,
+	FPT_PKT_PWRX,
+	FPT_PKT_EXSTOP,
+	FPT_PKT_MWAIT,
+	FPT_PKT_MNT,
+	FPT_PKT_STOP,		/* TraceStop */
+	FPT_PKT_UNKNOWN		/* a valid header this parser does not know */
+};
+
+/* IP compression of TIP, TIP.PGE, TIP.PGD and FUP (the IPBytes field). */
+enum fpt_ipc {
+	FPT_IPC_SUPPRESSED = 0,
+	FPT_IPC_UPD16 = 1,
+	FPT_IPC_UPD32 = 2,
+	FPT_IPC_SEXT48 = 3,
+	FPT_IPC_UPD48 = 4,
+	FPT_IPC_FULL = 6
+};
+
+struct fpt_pkt {
+	uint8_t		kind;		/* enum fpt_pkt_kind */
+	uint8_t		size;		/* bytes */
+	uint8_t		ipc;		/* enum fpt_ipc, for IP packets */
+	uint8_t		ntnt;		/* TNT: bits in @payload */
+	uint8_t		flags;		/* MODE, PTW IP bit, EXSTOP IP bit ... */
+	uint64_t	payload;	/* TNT bits, the first in the highest
+					   of the @ntnt low bits; raw IP bits;
+					   TSC; CR3; VMCS; PTW value ... */
+	uint64_t	payload2;	/* TMA FC, PWRX wake reason ... */
+};
+
+/*
+ * Parse the packet at @p (before @end).  Returns its size, or
+ * -HWTR_E_TRUNCATED when it does not fit, -HWTR_E_FORMAT when the bytes
+ * are no packet.
+ */
+int fpt_pkt_parse(const uint8_t *p, const uint8_t *end, struct fpt_pkt *pkt);
+
+/* The offset of the first PSB at or after @from, or -1. */
+ptrdiff_t fpt_pkt_find_psb(const uint8_t *begin, const uint8_t *from,
+    const uint8_t *end);
+
+/* Block end kinds. */
+enum fpt_end {
+	FPT_END_NONE = 0,	/* cut: image change, before an event */
+	FPT_END_COND_TAKEN,
+	FPT_END_COND_NOT_TAKEN,
+	FPT_END_INDIRECT,	/* indirect jump */
+	FPT_END_CALL_IND,	/* indirect call */
+	FPT_END_RET,		/* near return, compressed or not */
+	FPT_END_FAR		/* far transfer, syscall, interrupt */
+};
+
+struct fpt_block {
+	uint64_t	ip;		/* the first instruction */
+	uint64_t	end_ip;		/* the last instruction */
+	uint32_t	ninsn;
+	uint8_t		mode;		/* 16, 32 or 64 */
+	uint8_t		end;		/* enum fpt_end */
+	int		isid;
+};
+
+enum fpt_ev_kind {
+	FPT_EV_ENABLED = 1,	/* TIP.PGE: tracing starts at @ip */
+	FPT_EV_DISABLED,	/* TIP.PGD after a branch */
+	FPT_EV_ASYNC_DISABLED,	/* FUP + TIP.PGD: stops at @ip */
+	FPT_EV_ASYNC_BRANCH,	/* FUP + TIP: interrupt at @ip to @to */
+	FPT_EV_EXEC_MODE,	/* mode becomes @mode at @ip */
+	FPT_EV_OVERFLOW,
+	FPT_EV_TSX,
+	FPT_EV_PAGING,
+	FPT_EV_VMCS,
+	FPT_EV_PTWRITE,
+	FPT_EV_PWRE,
+	FPT_EV_PWRX,
+	FPT_EV_EXSTOP,
+	FPT_EV_MWAIT,
+	FPT_EV_STOP,
+	FPT_EV_ERROR		/* decode error at @offset (@error) */
+};
+
+struct fpt_event {
+	uint8_t		kind;		/* enum fpt_ev_kind */
+	uint8_t		ip_suppressed;
+	uint8_t		status_update;	/* from a PSB+ */
+	uint8_t		has_tsc;
+	uint8_t		mode;		/* FPT_EV_EXEC_MODE */
+	int		error;		/* FPT_EV_ERROR: -HWTR_E_* */
+	uint64_t	ip, to;
+	uint64_t	tsc;		/* the last TSC before the event */
+	uint64_t	offset;		/* of the packet in the trace */
+	uint64_t	payload;	/* CR3, VMCS, PTW value ... */
+};
+
+enum fpt_item_kind {
+	FPT_ITEM_BLOCK = 1,
+	FPT_ITEM_EVENT
+};
+
+struct fpt_item {
+	uint8_t		kind;		/* enum fpt_item_kind */
+	struct fpt_block block;
+	struct fpt_event event;
+};
+
+#define FPT_EOS	1	/* fpt_next(): the end of the trace */
+
+struct fpt;
+
+/* A decoder over @cfg (copied; the trace and ctx are borrowed). */
+int fpt_new(struct fpt **dp, const struct fpt_config *cfg);
+
+/*
+ * Go to the next PSB after the current position (the first: from the
+ * start) and read its PSB+.  0, or FPT_EOS when there is none.
+ */
+int fpt_sync_forward(struct fpt *d);
+
+/*
+ * The next item into @it: 0, FPT_EOS at the end of the trace,
+ * -HWTR_E_UNSUPPORTED (the segment must go to libipt; fpt_unsupported()
+ * says why), or -HWTR_E_* for misuse.  Decode errors are items.
+ */
+int fpt_next(struct fpt *d, struct fpt_item *it);
+
+/* The trace offset of the current position and of the last sync. */
+uint64_t fpt_offset(const struct fpt *d);
+uint64_t fpt_sync_offset(const struct fpt *d);
+
+/* Why the last -HWTR_E_UNSUPPORTED: a static string. */
+const char *fpt_unsupported(const struct fpt *d);
+
+void fpt_free(struct fpt *d);
+
+/*
+ * The block cache (fpt_cache.c): per (isid, ip, mode), how many
+ * instructions run from @ip without trace and where that stops (@dip, the
+ * decision point), as libipt's block cache keeps it (the same limits: 255
+ * instructions and a 16-bit displacement per entry, longer runs chained
+ * through FPT_Q_AGAIN entries), so that the blocks come out the same; and,
+ * beyond libipt's, what the decision point's instruction is, so that it is
+ * never decoded again.
+ */
+enum fpt_q {
+	FPT_Q_AGAIN = 1,	/* go on at @dip */
+	FPT_Q_COND,		/* a conditional branch at @dip */
+	FPT_Q_DECODE,		/* a direct call or jump at @dip, or leaving
+				   the image: block ends unless cached */
+	FPT_Q_IND_CALL,
+	FPT_Q_RETURN,
+	FPT_Q_INDIRECT		/* an indirect jump or a far transfer */
+};
+
+struct fpt_cache_entry {
+	uint64_t	ip;		/* key */
+	int		isid;		/* key */
+	uint8_t		mode;		/* key */
+	uint8_t		q;		/* enum fpt_q */
+	uint16_t	ninsn;		/* from @ip, with @dip's but for AGAIN */
+	uint64_t	dip;
+	/* The instruction at @dip (not for FPT_Q_AGAIN). */
+	uint8_t		dkind;		/* enum hwtr_x86_kind */
+	uint8_t		dlen;
+	uint8_t		dnext_in;	/* DECODE: its successor is in @isid */
+	uint64_t	dtarget;	/* its direct target */
+	uint32_t	gen;		/* fpt_cache_flush() generation */
+};
+
+struct fpt_cache;
+
+/* An empty cache of 2^@bits slots to start with. */
+int fpt_cache_new(struct fpt_cache **cp, unsigned bits);
+/* The entry for the key, or NULL; valid until the next insert. */
+const struct fpt_cache_entry *fpt_cache_lookup(const struct fpt_cache *c,
+    uint64_t ip, int isid, uint8_t mode);
+/*
+ * Insert @e (copied), replacing an entry of the same key; lookups'
+ * pointers are invalid after it.  0, -HWTR_E_NOMEM or -HWTR_E_LIMIT.
+ */
+int fpt_cache_insert(struct fpt_cache *c, const struct fpt_cache_entry *e);
+/* Forget every entry (they stay in the table as garbage until it grows). */
+void fpt_cache_flush(struct fpt_cache *c);
+void fpt_cache_free(struct fpt_cache *c);
+
+#endif /* !HWTR_FPT_H */

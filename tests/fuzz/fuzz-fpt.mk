@@ -1,0 +1,35 @@
+# fuzz-fpt: fpt, the indexer's own Intel PT decoder, against libipt's
+# block decoder on mutated traces over the calls fixture
+# (tests/fuzz/fuzz_fpt.c).  Seeded with ixgen walks over the same program
+# made here (build-fuzz/seeds-fpt/); what it finds goes to
+# build-fuzz/corpus-fpt/.  Built with clang like the other fuzzers, from
+# common/ and fpt's own sources only.
+
+FUZZ_FPT_OBJ = $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(wildcard common/*.c \
+	  indexer/fpt*.c))
+FUZZ_FPT_PROG = $(abspath $(B))/progs/calls
+
+.PHONY: fuzz-fpt fuzz-fpt-build
+fuzz-fpt-build: $(PROGS_BIN) $(BENCH_B)/ixgen
+	@$(MAKE) --no-print-directory B=$(FUZZ_B) CC=clang OPT="-O1 -g" \
+	    SAN="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" $(FUZZ_FPT_OBJ)
+	clang -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -Iinclude -Icommon \
+	    -Iformat -Iindexer -DFUZZ_FPT_PROG='"$(FUZZ_FPT_PROG)"' \
+	    -fsanitize=fuzzer $(FUZZ_SAN) -o $(FUZZ_B)/fuzz_fpt \
+	    tests/fuzz/fuzz_fpt.c $(FUZZ_FPT_OBJ) -lipt -lZydis -lm
+	@mkdir -p $(FUZZ_B)/seeds-fpt
+	for s in 1 2 3 4; do \
+	    $(BENCH_B)/ixgen -n 3000 -t 1 -s $$s -p $(FUZZ_B)/seeds-fpt/walk$$s \
+	        $(FUZZ_FPT_PROG) $(FUZZ_B)/seeds-fpt/walk$$s.hwtrace && \
+	    rm -f $(FUZZ_B)/seeds-fpt/walk$$s.hwtrace || exit 1; \
+	done
+
+fuzz-fpt: deps fuzz-fpt-build
+	@mkdir -p $(FUZZ_B)/corpus-fpt $(FUZZ_B)/artifacts
+	$(FUZZ_ENV) $(FUZZ_B)/fuzz_fpt -max_total_time=$(FUZZ_SECONDS) \
+	    -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
+	    -max_len=65536 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_B)/artifacts/fpt- $(FUZZ_FLAGS) \
+	    $(FUZZ_B)/corpus-fpt $(FUZZ_B)/seeds-fpt
+
+fuzz: fuzz-fpt

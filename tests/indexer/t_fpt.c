@@ -1,0 +1,485 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * fpt, the indexer's own Intel PT decoder, against libipt's block decoder
+ * as the referee: on every trace the project can reach here (the shared
+ * corpus's libipt cases with their code and CPU, ixgen's traces over a
+ * fixture program, whole and damaged, step and valgrind captures of a
+ * fixture), both decode the same bytes over the same code in ptxed's loop,
+ * and their blocks (start, end, instruction count) and events (kind, IP,
+ * time) must be equal one by one.  Where fpt meets something it does not
+ * handle it must say so (unsupported) and its items until then must be
+ * libipt's; the unsupported traces are counted and printed with the
+ * reason.
+ */
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <atf-c.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwtrace.h"
+#include "hwtr_test.h"
+#include "../lib/hwtr_test_fpt.h"
+
+struct tally {
+	unsigned	traces, equal, unsup, skipped, differ;
+	uint64_t	items, insns;
+	char		first[1024];
+};
+
+/*
+ * Decode @pt with both decoders over @im; count the outcome in @t.
+ * @what names the trace in messages.
+ */
+static void
+diff_one(const char *what, const uint8_t *pt, size_t len,
+    const struct tf_img *im, const struct pt_config *base,
+    const struct fpt_config *fbase, struct tally *t)
+{
+	struct pt_config cfg = *base;
+	struct fpt_config fc = *fbase;
+	struct pt_block_decoder *bd;
+	struct pt_image *img;
+	struct fpt *f;
+	struct tf_items want, got;
+	char msg[512];
+
+	memset(&want, 0, sizeof(want));
+	memset(&got, 0, sizeof(got));
+	/* Code that loops without trace gives blocks for ever. */
+	want.max = got.max = 4000000;
+	want.max_insns = got.max_insns = 100000000;
+	cfg.begin = (uint8_t *)(uintptr_t)pt;
+	cfg.end = (uint8_t *)(uintptr_t)pt + len;
+	fc.begin = pt;
+	fc.end = pt + len;
+	fc.read_code = tf_read_code;
+	fc.ctx = (void *)(uintptr_t)im;
+	ATF_REQUIRE_MSG((img = tf_pt_image(im)) != NULL, "%s: libipt image",
+	    what);
+	ATF_REQUIRE_MSG((bd = pt_blk_alloc_decoder(&cfg)) != NULL,
+	    "%s: libipt decoder", what);
+	ATF_REQUIRE(pt_blk_set_image(bd, img) == 0);
+	tf_run_libipt(bd, &want);
+	pt_blk_free_decoder(bd);
+	pt_image_free(img);
+	ATF_REQUIRE_MSG(fpt_new(&f, &fc) == 0, "%s: fpt_new", what);
+	tf_run_fpt(f, &got);
+	fpt_free(f);
+
+	t->traces++;
+	if (getenv("T_FPT_DUMP") != NULL && strstr(what,
+	    getenv("T_FPT_DUMP")) != NULL) {
+		size_t i;
+		char a[160];
+
+		for (i = 0; i < want.n || i < got.n; i++) {
+			tf_fmt(i < want.n ? &want.v[i] : NULL, a, sizeof(a));
+			printf("%zu libipt %s\n", i, a);
+			tf_fmt(i < got.n ? &got.v[i] : NULL, a, sizeof(a));
+			printf("%zu fpt    %s\n", i, a);
+		}
+	}
+	if (tf_compare(&want, &got, msg, sizeof(msg)) != 0) {
+		t->differ++;
+		printf("%s: DIFFERS: %s\n", what, msg);
+		if (t->first[0] == '\0')
+			snprintf(t->first, sizeof(t->first), "%s: %s", what,
+			    msg);
+	} else if (got.unsup != NULL) {
+		t->unsup++;
+		printf("%s: unsupported at offset %#" PRIx64 " after %zu of "
+		    "%zu items: %s\n", what, got.unsup_off, got.n, want.n,
+		    got.unsup);
+	} else
+		t->equal++;
+	t->items += got.n;
+	t->insns += got.insns;
+	tf_items_free(&want);
+	tf_items_free(&got);
+}
+
+static void *
+slurp(const char *path, size_t *lenp)
+{
+	FILE *fp = fopen(path, "rb");
+	uint8_t *buf;
+	long n;
+
+	if (fp == NULL)
+		return (NULL);
+	fseek(fp, 0, SEEK_END);
+	n = ftell(fp);
+	rewind(fp);
+	buf = malloc(n > 0 ? (size_t)n : 1);
+	if (buf != NULL && n > 0 && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(fp);
+	*lenp = n > 0 ? (size_t)n : 0;
+	return (buf);
+}
+
+/*
+ * One ptxed command line of a libipt case: its --raw images, --pt, --cpu
+ * and filter.  Returns 0, or -1 (with @why) for commands whose options
+ * change what is decoded beyond what the indexer uses (sideband, block
+ * flags, tick events).
+ */
+static int
+diff_cmd(const char *dir, const char *name, char *line, struct tally *t,
+    const char **why)
+{
+	struct tf_img *im;
+	struct pt_config cfg;
+	struct fpt_config fc;
+	char *tok, *save = NULL, *pt = NULL, path[2048];
+	uint8_t *files[8], *trace;
+	size_t nf = 0, len, flen, i;
+	int rc = -1;
+
+	im = calloc(1, sizeof(*im));
+	ATF_REQUIRE(im != NULL);
+	pt_config_init(&cfg);
+	memset(&fc, 0, sizeof(fc));
+	*why = NULL;
+	for (tok = strtok_r(line, " \t\n", &save); tok != NULL;
+	    tok = strtok_r(NULL, " \t\n", &save)) {
+		if (strcmp(tok, "--raw") == 0) {
+			char *arg = strtok_r(NULL, " \t\n", &save), *c1, *c2;
+			uint64_t from = 0, to = 0, addr;
+
+			if (arg == NULL || nf == 8 ||
+			    (c1 = strchr(arg, ':')) == NULL) {
+				*why = "a --raw this test cannot read";
+				goto out;
+			}
+			*c1++ = '\0';
+			if ((c2 = strchr(c1, ':')) != NULL) {
+				char *dash;
+
+				*c2++ = '\0';
+				from = strtoull(c1, &dash, 0);
+				if (*dash == '-')
+					to = strtoull(dash + 1, NULL, 0);
+				addr = strtoull(c2, NULL, 0);
+			} else
+				addr = strtoull(c1, NULL, 0);
+			snprintf(path, sizeof(path), "%s/%s", dir, arg);
+			if ((files[nf] = slurp(path, &flen)) == NULL) {
+				*why = "a --raw file is missing";
+				goto out;
+			}
+			if (to == 0 || to > flen)
+				to = flen;
+			ATF_REQUIRE(tf_img_add(im, strdup(path), files[nf],
+			    from, to - from, addr) == 0);
+			nf++;
+		} else if (strcmp(tok, "--pt") == 0) {
+			tok = strtok_r(NULL, " \t\n", &save);
+			if (tok == NULL)
+				goto out;
+			free(pt);
+			if (asprintf(&pt, "%s/%s", dir, tok) < 0)
+				goto out;
+		} else if (strcmp(tok, "--cpu") == 0) {
+			unsigned f = 0, m = 0, s = 0;
+
+			tok = strtok_r(NULL, " \t\n", &save);
+			if (tok == NULL || sscanf(tok, "%u/%u/%u", &f, &m,
+			    &s) < 2) {
+				*why = "a --cpu this test cannot read";
+				goto out;
+			}
+			cfg.cpu.vendor = pcv_intel;
+			cfg.cpu.family = (uint16_t)f;
+			cfg.cpu.model = (uint8_t)m;
+			cfg.cpu.stepping = (uint8_t)s;
+			pt_cpu_errata(&cfg.errata, &cfg.cpu);
+			fc.intel = 1;
+			fc.family = (uint16_t)f;
+			fc.model = (uint8_t)m;
+			fc.stepping = (uint8_t)s;
+		} else if (strncmp(tok, "--filter:addr0_", 15) == 0) {
+			char *arg = strtok_r(NULL, " \t\n", &save);
+			uint64_t v = arg != NULL ? strtoull(arg, NULL, 0) : 0;
+
+			if (strcmp(tok + 15, "cfg") == 0) {
+				cfg.addr_filter.config.addr_cfg = v & 0xf;
+				fc.filtering = v != 0;
+			} else if (strcmp(tok + 15, "a") == 0)
+				cfg.addr_filter.addr0_a = v;
+			else
+				cfg.addr_filter.addr0_b = v;
+		} else if (strcmp(tok, "--nom-freq") == 0) {
+			tok = strtok_r(NULL, " \t\n", &save);
+			cfg.nom_freq = (uint8_t)(tok ? atoi(tok) : 0);
+		} else if (strncmp(tok, "--pevent", 8) == 0 ||
+		    strncmp(tok, "--sb", 4) == 0 ||
+		    strncmp(tok, "--block:end-on", 14) == 0 ||
+		    strcmp(tok, "--event:tick") == 0) {
+			*why = "sideband, block or tick options the indexer "
+			    "does not use";
+			goto out;
+		}
+	}
+	if (pt == NULL || (trace = slurp(pt, &len)) == NULL) {
+		*why = "no trace";
+		goto out;
+	}
+	diff_one(name, trace, len, im, &cfg, &fc, t);
+	free(trace);
+	rc = 0;
+out:
+	for (i = 0; i < im->n; i++)
+		free((char *)(uintptr_t)im->sec[i].path);
+	for (i = 0; i < nf; i++)
+		free(files[i]);
+	free(im);
+	free(pt);
+	return (rc);
+}
+
+static void
+report(const char *what, const struct tally *t)
+{
+	printf("%s: %u traces: %u equal, %u unsupported, %u differ, %u "
+	    "skipped; %" PRIu64 " items, %" PRIu64 " instructions "
+	    "compared\n", what, t->traces, t->equal, t->unsup, t->differ,
+	    t->skipped, t->items, t->insns);
+	fflush(stdout);
+}
+
+ATF_TC_WITHOUT_HEAD(libipt_corpus);
+ATF_TC_BODY(libipt_corpus, tc)
+{
+	const char *root = HWTR_TEST_CORPUS "/libipt-ptt";
+	struct tally t;
+	struct dirent *de, *fe;
+	DIR *dp, *fdp;
+	char dir[1024], path[2048], line[4096], name[1200];
+	const char *why;
+
+	HWTR_REQUIRE_CORPUS("libipt-ptt");
+	memset(&t, 0, sizeof(t));
+	ATF_REQUIRE((dp = opendir(root)) != NULL);
+	while ((de = readdir(dp)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s", root, de->d_name);
+		if ((fdp = opendir(dir)) == NULL)
+			continue;
+		while ((fe = readdir(fdp)) != NULL) {
+			FILE *fp;
+			size_t n = strlen(fe->d_name);
+
+			if (strstr(fe->d_name, "-ptxed") == NULL || n < 4 ||
+			    strcmp(fe->d_name + n - 4, ".cmd") != 0)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, fe->d_name);
+			if ((fp = fopen(path, "r")) == NULL)
+				continue;
+			if (fgets(line, sizeof(line), fp) != NULL) {
+				snprintf(name, sizeof(name), "%s", fe->d_name);
+				if (diff_cmd(dir, name, line, &t, &why) < 0) {
+					t.skipped++;
+					printf("%s: skipped: %s\n", name, why);
+				}
+			}
+			fclose(fp);
+		}
+		closedir(fdp);
+	}
+	closedir(dp);
+	report("libipt corpus", &t);
+	if (t.differ > 0)
+		atf_tc_fail("%u of %u traces differ from libipt; first: %s",
+		    t.differ, t.traces, t.first);
+	ATF_CHECK_MSG(t.equal > 0, "no libipt case was decoded whole by fpt "
+	    "(expected some)");
+}
+
+/*
+ * Every Intel PT stream of archive @path, with the images its sideband
+ * maps into the stream's process, as ixbare -a and the indexer set them
+ * up (one image per stream, mappings in sideband order).
+ */
+static void
+diff_archive(const char *path, struct tally *t)
+{
+	struct hwtr_ar *ar;
+	size_t s, i, nimg;
+	void **bytes;
+	uint64_t *sizes;
+	char **files, err[256];
+
+	ATF_REQUIRE_MSG(hwtr_ar_open(&ar, path, NULL) == 0, "cannot open %s",
+	    path);
+	nimg = hwtr_ar_nimages(ar);
+	bytes = calloc(nimg + 1, sizeof(*bytes));
+	sizes = calloc(nimg + 1, sizeof(*sizes));
+	files = calloc(nimg + 1, sizeof(*files));
+	ATF_REQUIRE(bytes != NULL && sizes != NULL && files != NULL);
+	for (s = 0; s < hwtr_ar_nstreams(ar); s++) {
+		struct tf_img *im;
+		struct pt_config cfg;
+		struct fpt_config fc;
+		uint8_t *buf;
+		size_t len;
+		char what[1200];
+
+		if (hwtr_ar_stream(ar, s)->format != HWTR_TF_INTEL_PT)
+			continue;
+		ATF_REQUIRE((im = calloc(1, sizeof(*im))) != NULL);
+		if (tf_archive_stream(ar, s, ".", bytes, sizes, files, &buf,
+		    &len, im, &cfg, &fc, err, sizeof(err)) < 0)
+			atf_tc_fail("%s: %s", path, err);
+		snprintf(what, sizeof(what), "%s stream %zu", path, s);
+		diff_one(what, buf, len, im, &cfg, &fc, t);
+		free(im);
+		free(buf);
+	}
+	for (i = 0; i < nimg; i++) {
+		free(bytes[i]);
+		if (files[i] != NULL)
+			unlink(files[i]);
+		free(files[i]);
+	}
+	free(bytes);
+	free(sizes);
+	free(files);
+	hwtr_ar_close(ar);
+}
+
+static void
+check(const char *what, const struct tally *t, int want_whole)
+{
+	report(what, t);
+	if (t->differ > 0)
+		atf_tc_fail("%u of %u streams differ from libipt; first: %s",
+		    t->differ, t->traces, t->first);
+	ATF_REQUIRE_MSG(t->traces > 0, "%s: no Intel PT stream", what);
+	if (want_whole)
+		ATF_CHECK_MSG(t->unsup == 0, "%s: %u of %u streams "
+		    "unsupported by fpt, expected none", what, t->unsup,
+		    t->traces);
+}
+
+/* Run @cmd (through sh); skip the case with @what when it fails. */
+static void
+run_or_skip(const char *cmd, const char *what)
+{
+	if (system(cmd) != 0)
+		atf_tc_skip("%s unavailable: %s", what, cmd);
+}
+
+static void
+ixgen_case(const char *opts, int want_whole)
+{
+	char cmd[2048];
+	struct tally t;
+	struct stat st;
+
+	if (stat(HWTR_TEST_BUILD "/bench/ixgen", &st) != 0 ||
+	    stat(HWTR_TEST_PROGS "/calls", &st) != 0)
+		atf_tc_skip("ixgen or the calls fixture is not built");
+	snprintf(cmd, sizeof(cmd), "%s/bench/ixgen %s %s/calls g.hwtrace",
+	    HWTR_TEST_BUILD, opts, HWTR_TEST_PROGS);
+	ATF_REQUIRE_MSG(system(cmd) == 0, "ixgen failed: %s", cmd);
+	memset(&t, 0, sizeof(t));
+	diff_archive("g.hwtrace", &t);
+	check(opts, &t, want_whole);
+}
+
+ATF_TC_WITHOUT_HEAD(ixgen_whole);
+ATF_TC_BODY(ixgen_whole, tc)
+{
+	ixgen_case("-n 300000 -t 3 -s 7", 1);
+}
+
+ATF_TC_WITHOUT_HEAD(ixgen_flipped);
+ATF_TC_BODY(ixgen_flipped, tc)
+{
+	ixgen_case("-n 200000 -t 2 -s 11 -c flip", 0);
+}
+
+ATF_TC_WITHOUT_HEAD(ixgen_garbage);
+ATF_TC_BODY(ixgen_garbage, tc)
+{
+	ixgen_case("-n 200000 -t 2 -s 13 -c garbage", 0);
+}
+
+ATF_TC_WITHOUT_HEAD(ixgen_truncated);
+ATF_TC_BODY(ixgen_truncated, tc)
+{
+	ixgen_case("-n 200000 -t 2 -s 17 -c truncate", 0);
+}
+
+static void
+capture_case(const char *source, const char *prog)
+{
+	char cmd[2048];
+	struct tally t;
+	struct stat st;
+
+	if (stat(HWTR_TEST_PROGS, &st) != 0)
+		atf_tc_skip("the fixture programs are not built");
+	if (strcmp(source, "valgrind") == 0)
+		run_or_skip("command -v valgrind >/dev/null 2>&1", "valgrind");
+	snprintf(cmd, sizeof(cmd), "%s capture --force --source %s -o c.hwtrace -- "
+	    "%s/%s >out 2>err", HWTR_TEST_HWTRACE, source, HWTR_TEST_PROGS,
+	    prog);
+	run_or_skip(cmd, "capture");
+	memset(&t, 0, sizeof(t));
+	diff_archive("c.hwtrace", &t);
+	check(source, &t, 1);
+}
+
+ATF_TC_WITHOUT_HEAD(step_capture);
+ATF_TC_BODY(step_capture, tc)
+{
+	capture_case("step", "calls");
+}
+
+ATF_TC_WITHOUT_HEAD(valgrind_capture);
+ATF_TC_BODY(valgrind_capture, tc)
+{
+	capture_case("valgrind", "calls");
+}
+
+/* Dynamically linked: several images, libipt's cache cut at each change. */
+ATF_TC_WITHOUT_HEAD(step_capture_dynamic);
+ATF_TC_BODY(step_capture_dynamic, tc)
+{
+	capture_case("step", "plt");
+}
+
+ATF_TC_WITHOUT_HEAD(valgrind_capture_dynamic);
+ATF_TC_BODY(valgrind_capture_dynamic, tc)
+{
+	capture_case("valgrind", "plt");
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, libipt_corpus);
+	ATF_TP_ADD_TC(tp, ixgen_whole);
+	ATF_TP_ADD_TC(tp, ixgen_flipped);
+	ATF_TP_ADD_TC(tp, ixgen_garbage);
+	ATF_TP_ADD_TC(tp, ixgen_truncated);
+	ATF_TP_ADD_TC(tp, step_capture);
+	ATF_TP_ADD_TC(tp, valgrind_capture);
+	ATF_TP_ADD_TC(tp, step_capture_dynamic);
+	ATF_TP_ADD_TC(tp, valgrind_capture_dynamic);
+	return (atf_no_error());
+}
