@@ -14,6 +14,7 @@
 extern const struct hwtr_src_ops hwtr_step_ops;
 extern const struct hwtr_src_ops hwtr_valgrind_ops;	/* kernel/valgrind.c */
 extern const struct hwtr_src_ops hwtr_perf_ops;		/* kernel/perf.c */
+extern const struct hwtr_src_ops hwtr_hwt_ops;		/* kernel/hwt.c */
 
 /*
  * 1 when the perf source can trace here (the intel_pt PMU,
