@@ -36,9 +36,11 @@
  * the page and the offset in it of a position that counts the laps (the
  * backend's offset plus the wrap count times the size), so the bytes
  * written since the last read are [last, new) across the end of the ring.
- * When new - last exceeds the buffer, the oldest bytes were overwritten
- * before they were read: the framework has no overflow flag, so this is
- * the only sign; they are recorded as loss (an AUX record flagged
+ * The hardware goes on writing in the page after that position, over
+ * the ring's oldest page, so only the size less one page before it is
+ * sure: when new - last exceeds that, the oldest bytes were (or may have
+ * been) overwritten before they were read: the framework has no overflow
+ * flag, so this is the only sign; they are recorded as loss (an AUX record flagged
  * TRUNCATED, and the jump in the stream's offsets).  The bytes are copied
  * out first and the position read again, so that bytes the hardware
  * overwrote during the copy are dropped as lost too.  Every buffer is
@@ -293,9 +295,11 @@ hwt_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
 	}
 	hs->bufsize = cfg->buffer_size != 0 ? cfg->buffer_size :
 	    HWT_DEFAULT_BUF;
-	if (hs->bufsize % HWTR_HWT_PAGE != 0 || hs->bufsize > (1ULL << 35)) {
+	if (hs->bufsize % HWTR_HWT_PAGE != 0 || hs->bufsize > (1ULL << 35) ||
+	    hs->bufsize < 2 * HWTR_HWT_PAGE) {
 		hwt_err(hs, "--buffer %" PRIu64 ": hwt(4) wants a multiple "
-		    "of %d bytes, at most 32 GiB", hs->bufsize,
+		    "of %d bytes, at least two (the page being written is "
+		    "never read), at most 32 GiB", hs->bufsize,
 		    HWTR_HWT_PAGE);
 		return (-HWTR_E_INVAL);
 	}
@@ -731,9 +735,17 @@ hwt_finish(struct hwt_src *hs)
 	/* STOP queues no record: the tails are at BUFPTR_GET's positions. */
 	if ((rc = hwt_records(hs)) < 0 || (rc = hwt_drain(hs, 1)) < 0)
 		return (rc);
-	if (hs->src->first_pid > 0)
-		hwt_rec_fork(hs, hs->src->first_pid, hs->src->first_pid,
-		    hs->src->first_pid, 1);
+	/*
+	 * No EXIT record: hwt(4)'s records carry no time, so every record is
+	 * at time 0, and an exit there would end the mappings before the
+	 * trace.  The exit status is the capture's.
+	 */
+	if (hs->filter_wait) {
+		hwt_err(hs, "--filter %s: no image '%s' mapped has that "
+		    "function; nothing was traced", hs->filter,
+		    hs->src->cfg.argv != NULL ? hs->src->cfg.argv[0] : "?");
+		return (-HWTR_E_NOENT);
+	}
 	if ((rc = hwt_rec_finish(hs)) < 0)
 		return (rc);
 	hs->src->recording = hs->rec_path;
@@ -790,6 +802,64 @@ out:
 	return (found);
 }
 
+/* A little-endian ELF64 field at @p. */
+static uint64_t
+le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	while (n-- > 0)
+		v = v << 8 | p[n];
+	return (v);
+}
+
+/*
+ * The value and size of the symbol @name in the little-endian ELF64
+ * image @buf (.symtab, else .dynsym): 1 found, 0 not.
+ */
+static int
+elf_sym(const uint8_t *buf, size_t len, const char *name, uint64_t *value,
+    uint64_t *size)
+{
+	uint64_t shoff, shnum, sh, off, sz, link, soff, ssz, k, nm;
+	uint64_t want;
+	size_t nlen = strlen(name);
+
+	if (len < 64 || buf[4] != 2 || buf[5] != 1)
+		return (0);
+	shoff = le(buf + 40, 8);
+	shnum = le(buf + 60, 2);
+	if (le(buf + 58, 2) != 64 || shoff > len || shnum > (len - shoff) / 64)
+		return (0);
+	for (want = 2; want != 0; want = want == 2 ? 11 : 0)
+		for (sh = 0; sh < shnum; sh++) {
+			const uint8_t *h = buf + shoff + sh * 64;
+
+			if (le(h + 4, 4) != want)
+				continue;
+			off = le(h + 24, 8);
+			sz = le(h + 32, 8);
+			link = le(h + 40, 4);
+			if (off > len || sz > len - off || link >= shnum)
+				return (0);
+			h = buf + shoff + link * 64;
+			soff = le(h + 24, 8);
+			ssz = le(h + 32, 8);
+			if (soff > len || ssz > len - soff)
+				return (0);
+			for (k = 0; k + 24 <= sz; k += 24) {
+				nm = le(buf + off + k, 4);
+				if (nm >= ssz || ssz - nm <= nlen ||
+				    memcmp(buf + soff + nm, name, nlen + 1) != 0)
+					continue;
+				*value = le(buf + off + k + 8, 8);
+				*size = le(buf + off + k + 16, 8);
+				return (1);
+			}
+		}
+	return (0);
+}
+
 /*
  * --filter FUNC: look for it in the image @path just mapped at @addr; once
  * found, the range goes in, the context starts.  0, or -HWTR_E_*.
@@ -799,7 +869,7 @@ try_filter(struct hwt_src *hs, const char *path, uint64_t addr)
 {
 	struct hwtr_elf_info *info;
 	void *buf = NULL;
-	uint64_t v, size = 0;
+	uint64_t v = 0, size = 0;
 	size_t len;
 	int rc = 0;
 
@@ -807,19 +877,10 @@ try_filter(struct hwt_src *hs, const char *path, uint64_t addr)
 		return (-HWTR_E_NOMEM);
 	if (hwtr_read_file(path, 1ULL << 31, &buf, &len, NULL, 0) < 0 ||
 	    hwtr_elf_parse(buf, len, info, NULL, 0) < 0 ||
-	    hwtr_elf_symbol(buf, len, hs->filter, &v) != 1)
+	    elf_sym(buf, len, hs->filter, &v, &size) != 1)
 		goto out;
-	/* The symbol's end: the next symbol (FUNC_end) or one page. */
-	{
-		char endname[300];
-		uint64_t e;
-
-		snprintf(endname, sizeof(endname), "%s_end", hs->filter);
-		if (hwtr_elf_symbol(buf, len, endname, &e) == 1 && e > v)
-			size = e - v + 1;
-	}
 	if (size == 0)
-		size = 0x1000;
+		size = 1;	/* a label: its first instruction at least */
 	if (info->type == 3)
 		v += addr;
 	hs->range[0] = v;
@@ -972,7 +1033,7 @@ bufpos(struct hwt_src *hs, struct hwt_buf *b, uint64_t *pos)
 static int
 consume(struct hwt_src *hs, struct hwt_buf *b, uint64_t pos)
 {
-	uint64_t start = b->last, lost = 0, pos2, n, i;
+	uint64_t start = b->last, lost = 0, pos2, n, i, room;
 	uint8_t *tmp;
 	size_t at, k;
 	int rc;
@@ -985,8 +1046,15 @@ consume(struct hwt_src *hs, struct hwt_buf *b, uint64_t pos)
 	}
 	if (pos == b->last)
 		return (0);
-	if (pos - start > hs->bufsize)
-		start = pos - hs->bufsize;
+	/*
+	 * The hardware is already writing the page after @pos, over the
+	 * oldest page of the ring: only the bufsize - 4 KiB bytes before
+	 * @pos are sure to be intact.
+	 */
+	assert(hs->bufsize >= 2 * HWTR_HWT_PAGE);
+	room = hs->bufsize - HWTR_HWT_PAGE;
+	if (pos - start > room)
+		start = pos - room;
 	n = pos - start;
 	if ((tmp = malloc((size_t)n)) == NULL)
 		return (-HWTR_E_NOMEM);
@@ -1002,8 +1070,8 @@ consume(struct hwt_src *hs, struct hwt_buf *b, uint64_t pos)
 		free(tmp);
 		return (rc);
 	}
-	if (rc == 0 && pos2 > hs->bufsize && pos2 - hs->bufsize > start) {
-		uint64_t over = pos2 - hs->bufsize - start;
+	if (rc == 0 && pos2 > room && pos2 - room > start) {
+		uint64_t over = pos2 - room - start;
 
 		if (over > n)
 			over = n;

@@ -67,7 +67,7 @@ hdr(struct hwt_src *hs, uint32_t type, uint16_t misc, size_t size)
 {
 	uint16_t sz = (uint16_t)size;
 
-	assert(size < 65536 && size % 8 == 0);
+	assert(size >= 8 && size < 65536);
 	put32(hs, type);
 	put(hs, &misc, 2);
 	put(hs, &sz, 2);
@@ -96,7 +96,7 @@ sample_id(struct hwt_src *hs, int32_t pid, int32_t tid, int cpu)
 {
 	put32(hs, (uint32_t)pid);
 	put32(hs, (uint32_t)tid);
-	put64(hs, hwtr_src_now());
+	put64(hs, 0);	/* hwt(4) records carry no time */
 	put32(hs, (uint32_t)cpu);
 	put32(hs, 0);
 }
@@ -280,7 +280,7 @@ hwt_rec_fork(struct hwt_src *hs, int32_t pid, int32_t tid, int32_t ptid,
 	put32(hs, (uint32_t)pid);
 	put32(hs, (uint32_t)tid);
 	put32(hs, (uint32_t)ptid);
-	put64(hs, hwtr_src_now());
+	put64(hs, 0);	/* hwt(4) records carry no time */
 	sample_id(hs, pid, tid, -1);
 }
 
