@@ -533,6 +533,35 @@ import_raw_files(struct imp *im, char *errbuf, size_t errlen)
 	return (0);
 }
 
+/* One operand that is hwt(8)'s raw dump (format/import_hwt.c). */
+static int
+hwt_dump(const struct imp *im)
+{
+	const char *g;
+
+	if (im->ops.n != 1 || im->lldb || im->pt.n + im->raw.n > 0)
+		return (0);
+	g = hwtr_import_guess(im->ops.v[0]);
+	return (g != NULL && strcmp(g, "hwt") == 0);
+}
+
+/* hwt(8)'s raw dump with the images of --elf and the raw CPU options. */
+static int
+import_hwt_dump(struct imp *im, char *errbuf, size_t errlen)
+{
+	im->o.elf = im->elf.v;
+	im->o.nelf = im->elf.n;
+	im->o.aw_opts = &im->ao;
+	im->io.format = "hwt";
+	im->io.raw = &im->o;
+	im->io.aw_opts = &im->ao;
+	if (hwtr_import(im->ops.v[0], &im->io, im->out, errbuf, errlen) < 0) {
+		cli_warnx("import", "%s", errbuf);
+		return (1);
+	}
+	return (0);
+}
+
 /* One operand: a trace bundle, snapshot directory or perf.data file. */
 static int
 import_bundle(struct imp *im, char *errbuf, size_t errlen)
@@ -545,6 +574,8 @@ import_bundle(struct imp *im, char *errbuf, size_t errlen)
 		return (cli_usage_error(&import_cmd, im->ops.n == 0 ?
 		    "nothing to import (--pt FILE or TRACE.JSON)" :
 		    "more than one trace bundle given"));
+	if (hwt_dump(im))
+		return (import_hwt_dump(im, errbuf, errlen));
 	if (o->cpu_mode != HWTR_IMPORT_CPU_NONE ||
 	    o->pt_config.cpuid_15_eax != 0 ||
 	    o->pt_config.cpuid_15_ebx != 0 ||
@@ -607,7 +638,7 @@ cmd_import(int argc, char **argv)
 		rc = cli_usage_error(&import_cmd, "empty output name");
 	else {
 		errbuf[0] = '\0';
-		if (im.pt.n + im.raw.n + im.elf.n > 0)
+		if (im.pt.n + im.raw.n + im.elf.n > 0 && !hwt_dump(&im))
 			rc = import_raw_files(&im, errbuf, sizeof(errbuf));
 		else
 			rc = import_bundle(&im, errbuf, sizeof(errbuf));

@@ -228,6 +228,22 @@ bad:
 	return (-HWTR_E_INVAL);
 }
 
+int
+hwtr_hwt_usable(char *why, size_t len)
+{
+#ifdef __FreeBSD__
+	if (access("/dev/hwt", R_OK | W_OK) == 0) {
+		snprintf(why, len, "hwt(4) (/dev/hwt)");
+		return (1);
+	}
+	snprintf(why, len, "/dev/hwt: %s", strerror(errno));
+#else
+	snprintf(why, len, "hwt(4) is FreeBSD's; this system has no "
+	    "/dev/hwt");
+#endif
+	return (0);
+}
+
 /* ------------------------------------------------------------------ */
 /* The source's operations.                                            */
 

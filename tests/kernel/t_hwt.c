@@ -204,7 +204,8 @@ require_insns(const char *archive, long want, const struct fakehwt *fk)
 	long got = indexed(archive);
 
 	ATF_REQUIRE_MSG(got == want, "expected %ld instructions decoded, the "
-	    "index says %ld; kernel log: %s", want, got, fk->log);
+	    "index says %ld; kernel log: %s", want, got, fk != NULL ?
+	    fk->log : "(none)");
 }
 
 ATF_TC(wrap_between_reads);
@@ -566,6 +567,63 @@ ATF_TC_BODY(not_freebsd, tc)
 	    "written");
 }
 
+/* The encoder's output into a FILE. */
+static int
+dump_write(void *arg, const void *buf, size_t len)
+{
+	return (fwrite(buf, 1, len, arg) == len ? 0 : -1);
+}
+
+ATF_TC(import_dump);
+ATF_TC_HEAD(import_dump, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "hwt(8)'s raw dump (hwt -r -w FILE: "
+	    "the buffer's bytes, no header), made here with the encoder as "
+	    "the FreeBSD PT backend writes it, imports with the image named "
+	    "by --elf, decodes, and info says the sideband is missing");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(import_dump, tc)
+{
+	struct hwtr_ptenc_opts o = { .no_tsc = 1 };
+	struct hwtr_ptenc_out out = { dump_write, NULL, NULL };
+	struct hwtr_ptenc *enc;
+	struct prog p;
+	char cmd[1024];
+	FILE *fp;
+	int i, st;
+
+	prog_load(&p);
+	ATF_REQUIRE((fp = fopen("dump.pt", "w")) != NULL);
+	out.arg = fp;
+	ATF_REQUIRE(hwtr_ptenc_new(&enc, &o, &out) == 0);
+	for (i = 0; i < 3; i++) {
+		hwtr_ptenc_want_psb(enc);
+		ATF_REQUIRE(hwtr_ptenc_enable(enc, p.from, 1, 0) == 0);
+		ATF_REQUIRE(hwtr_ptenc_disable(enc, p.to, 0) == 0);
+	}
+	ATF_REQUIRE(hwtr_ptenc_flush(enc) == 0);
+	hwtr_ptenc_free(enc);
+	ATF_REQUIRE(fclose(fp) == 0);
+	/* Without an image: refused, nothing written. */
+	snprintf(cmd, sizeof(cmd), "%s import dump.pt -o d.hwtrace 2>err",
+	    HWTR_TEST_HWTRACE);
+	st = system(cmd);
+	ATF_REQUIRE_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 1 &&
+	    sh_num("grep -c 'names no image' err", 10) == 1 &&
+	    access("d.hwtrace", F_OK) != 0, "a dump without --elf: expected "
+	    "exit 1 asking for the image, got status %#x", st);
+	snprintf(cmd, sizeof(cmd), "%s import --elf %s dump.pt -o d.hwtrace",
+	    HWTR_TEST_HWTRACE, PROG);
+	st = system(cmd);
+	ATF_REQUIRE_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "import "
+	    "failed: status %#x", st);
+	ATF_REQUIRE_MSG(info_has("d.hwtrace", "source: hwt") &&
+	    info_has("d.hwtrace", "no sideband"), "info does not say it is "
+	    "a hwt(8) dump without sideband");
+	require_insns("d.hwtrace", 3 * p.ninsn, NULL);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, wrap_between_reads);
@@ -578,5 +636,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, device_gone);
 	ATF_TP_ADD_TC(tp, cpu_mode_kernel);
 	ATF_TP_ADD_TC(tp, not_freebsd);
+	ATF_TP_ADD_TC(tp, import_dump);
 	return (0);
 }
