@@ -147,12 +147,15 @@ static const struct cli_cmd import_cmd = {
 	    "       [--no-debug-info] SNAPSHOT_DIR -o OUT\n"
 	    "       hwtrace import [--buildid-dir DIR] [--debug-dir DIR]\n"
 	    "       [--kcore DIR|FILE] [--no-debug-info] [--perf-archive TARBALL]\n"
-	    "       [--symfs DIR] [--vmlinux FILE] PERF.DATA -o OUT",
+	    "       [--symfs DIR] [--vmlinux FILE] PERF.DATA -o OUT\n"
+	    "       hwtrace import [--cpu F/M[/S]|auto|none] [--debug-dir DIR]\n"
+	    "       [--no-debug-info] --elf FILE[:BASE] HWT_DUMP -o OUT",
 	.summary = "Pack a foreign capture into a hwtrace archive: raw Intel "
 	    "PT files with ptxed's\noptions, an LLDB Intel PT trace bundle, "
 	    "an ARM CoreSight trace snapshot\ndirectory (one holding "
-	    "snapshot.ini), or a perf.data file of Linux perf or\n"
-	    "simpleperf with Intel PT or CoreSight ETM trace.",
+	    "snapshot.ini), a perf.data file of Linux perf or\n"
+	    "simpleperf with Intel PT or CoreSight ETM trace, or FreeBSD "
+	    "hwt(8)'s raw dump.",
 	.opts = import_opts,
 };
 
