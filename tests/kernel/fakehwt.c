@@ -35,6 +35,8 @@
  *   past the end of the ring).  An IP range (SET_CONFIG's pt_cpu_config)
  *   not covering [from, to) makes the spans write nothing, as the
  *   hardware would.
+ * - fk->switch_out: after each span the thread is switched out, which
+ *   publishes the exact position (mid-page) with no record.
  * - fk->pace: after each span the producer waits until the reader has
  *   seen the position; fk->burst: every span is written at once, under
  *   the lock, so the reader can only miss laps.  fk->new_thread_at: from
@@ -89,7 +91,7 @@ struct fakehwt {
 	const char	*done;
 	const char	*backend;	/* the backend it has: "pt" */
 	uint64_t	from, to;
-	int		spans, pad, pace, burst;
+	int		spans, pad, pace, burst, switch_out;
 	int		new_thread_at, gone_after;
 	int		alloc_errno;
 	/* State. */
@@ -344,12 +346,16 @@ fk_producer(void *arg)
 		if (!fk->dev[n].exists)
 			continue;
 		fk_span(fk, n);
+		/* Switched out: pt_cpu_stop() updates the offset, no record. */
+		if (fk->switch_out)
+			fk->dev[n].visible = fk->dev[n].written;
 		if (fk->pace && !fk->burst) {
 			struct fk_dev *d = &fk->dev[n];
 
 			if (FK_WAIT(fk, d->seen >= d->visible) != 0)
 				fk_log(fk, "reader slow at span %d", i);
 		}
+		pthread_cond_broadcast(&fk->cv);
 		if (!fk->burst) {
 			pthread_mutex_unlock(&fk->mtx);
 			nanosleep(&ms, NULL);
@@ -571,13 +577,37 @@ fk_kqueue(void *arg)
 	return (FK_KQ_FD);
 }
 
+/* kevent(2) on hwt's kqueue: a record queued or a position moved. */
+static int
+fk_pending(struct fakehwt *fk)
+{
+	int i;
+
+	if (fk->nrec > 0)
+		return (1);
+	for (i = 0; i < FK_DEVS; i++)
+		if (fk->dev[i].exists && fk->dev[i].seen != fk->dev[i].visible)
+			return (1);
+	return (0);
+}
+
 static int
 fk_kwait(void *arg, int kq, int ms)
 {
-	struct timespec ts = { 0, (long)ms * 1000000 };
+	struct fakehwt *fk = arg;
+	struct timespec ts;
+	int rc = 0, got;
 
-	nanosleep(&ts, NULL);
-	return (0);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)ms * 1000000;
+	ts.tv_sec += ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	pthread_mutex_lock(&fk->mtx);
+	while (!fk_pending(fk) && rc == 0)
+		rc = pthread_cond_timedwait(&fk->cv, &fk->mtx, &ts);
+	got = fk_pending(fk);
+	pthread_mutex_unlock(&fk->mtx);
+	return (got);
 }
 
 /* The system call table of @fk. */

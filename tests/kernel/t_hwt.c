@@ -212,8 +212,10 @@ ATF_TC(wrap_between_reads);
 ATF_TC_HEAD(wrap_between_reads, tc)
 {
 	atf_tc_set_md_var(tc, "descr", "Thread mode: the ring (2 ToPA pages) "
-	    "wraps between two reads; every span is read across the wrap, "
-	    "nothing is lost, and the context was set up as hwt(4) wants");
+	    "wraps between two reads, which end mid-page (the thread is "
+	    "switched out after each span); every span is read across the "
+	    "wrap, nothing is lost, and the context was set up as hwt(4) "
+	    "wants");
 	atf_tc_set_md_var(tc, "timeout", "120");
 }
 ATF_TC_BODY(wrap_between_reads, tc)
@@ -224,9 +226,10 @@ ATF_TC_BODY(wrap_between_reads, tc)
 	struct run r;
 
 	prog_load(&p);
-	fk_setup(&fk, &p, 12);
-	fk.pad = 1500;
+	fk_setup(&fk, &p, 300);
+	fk.pad = 30;
 	fk.pace = 1;
+	fk.switch_out = 1;	/* reads end mid-page: copies cross the end */
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.buffer_size = 8192;
 	capture(&fk, &cfg, "w.hwtrace", &r);
@@ -245,7 +248,7 @@ ATF_TC_BODY(wrap_between_reads, tc)
 	ATF_REQUIRE_MSG(strstr(fk.log, "reader slow") == NULL, "%s", fk.log);
 	ATF_REQUIRE_MSG(r.end.lost_bytes == 0, "expected no loss, got %ju "
 	    "bytes", (uintmax_t)r.end.lost_bytes);
-	require_insns("w.hwtrace", 12 * p.ninsn, &fk);
+	require_insns("w.hwtrace", 300 * p.ninsn, &fk);
 }
 
 ATF_TC(lap_lost);
