@@ -1045,9 +1045,12 @@ bufpos(struct hwt_src *hs, struct hwt_buf *b, uint64_t *pos)
 	return (0);
 }
 
-/* The bytes of @b up to @pos that are still in the ring, then loss. */
+/*
+ * The bytes of @b up to @pos that are still in the ring, then loss.
+ * @final: after STOP.
+ */
 static int
-consume(struct hwt_src *hs, struct hwt_buf *b, uint64_t pos)
+consume(struct hwt_src *hs, struct hwt_buf *b, uint64_t pos, int final)
 {
 	uint64_t start = b->last, lost = 0, pos2, n, i, room;
 	uint8_t *tmp;
@@ -1063,12 +1066,13 @@ consume(struct hwt_src *hs, struct hwt_buf *b, uint64_t pos)
 	if (pos == b->last)
 		return (0);
 	/*
-	 * The hardware is already writing the page after @pos, over the
-	 * oldest page of the ring: only the bufsize - 4 KiB bytes before
-	 * @pos are sure to be intact.
+	 * While tracing, the hardware is already writing the page after
+	 * @pos, over the oldest page of the ring: only the bufsize - 4 KiB
+	 * bytes before @pos are sure to be intact.  After STOP (@final) the
+	 * whole ring is.
 	 */
 	assert(hs->bufsize >= 2 * HWTR_HWT_PAGE);
-	room = hs->bufsize - HWTR_HWT_PAGE;
+	room = final ? hs->bufsize : hs->bufsize - HWTR_HWT_PAGE;
 	if (pos - start > room)
 		start = pos - room;
 	n = pos - start;
@@ -1155,13 +1159,13 @@ hwt_drain(struct hwt_src *hs, int final)
 		if (hs->src->cfg.mode == HWTR_CAP_STOP &&
 		    pos > hs->bufsize) {
 			if (b->last < hs->bufsize &&
-			    (rc = consume(hs, b, hs->bufsize)) < 0)
+			    (rc = consume(hs, b, hs->bufsize, final)) < 0)
 				return (rc);
 			if (final)
 				give_up(hs, b, pos);
 			continue;
 		}
-		if ((rc = consume(hs, b, pos)) < 0)
+		if ((rc = consume(hs, b, pos, final)) < 0)
 			return (rc);
 	}
 	return (0);

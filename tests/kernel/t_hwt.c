@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hwtrace.h"
@@ -117,7 +118,8 @@ capture(struct fakehwt *fk, struct hwtr_src_config *cfg, const char *out,
 	struct hwtr_import_opts io;
 	struct hwtr_aw_opts ao;
 	uint64_t bytes = 0;
-	int i, rc;
+	time_t t0;
+	int rc;
 
 	memset(r, 0, sizeof(*r));
 	memset(&src, 0, sizeof(src));
@@ -132,7 +134,8 @@ capture(struct fakehwt *fk, struct hwtr_src_config *cfg, const char *out,
 		(void)src.ops->disable(&src);
 		goto fail;
 	}
-	for (i = 0, rc = 0; i < 3000 && rc == 0; i++)
+	t0 = time(NULL);
+	for (rc = 0; rc == 0 && time(NULL) - t0 < 60; )
 		rc = src.ops->read(&src);
 	if (rc == 0) {
 		snprintf(src.errmsg, sizeof(src.errmsg), "the capture did "
@@ -320,6 +323,85 @@ ATF_TC_BODY(stop_without_record, tc)
 	ATF_REQUIRE_MSG(strstr(fk.log, "stop | ") != NULL, "no STOP: %s",
 	    fk.log);
 	require_insns("s.hwtrace", 3 * p.ninsn, &fk);
+}
+
+ATF_TC(ring_mode);
+ATF_TC_HEAD(ring_mode, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "--mode ring: nothing is read while "
+	    "the command runs; after STOP the whole ring (--buffer bytes) is "
+	    "kept, what came before it is recorded lost, exactly");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(ring_mode, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	uint64_t kept;
+	long want = 0;
+	int i;
+
+	prog_load(&p);
+	fk_setup(&fk, &p, 20);
+	fk.pad = 1000;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.buffer_size = 8192;
+	cfg.mode = HWTR_CAP_RING;
+	capture(&fk, &cfg, "r.hwtrace", &r);
+	require_ok(&r, &fk);
+	ATF_REQUIRE_MSG(fk.first_seen == fk.dev[0].written, "the ring was "
+	    "read at %ju before STOP (%ju written)",
+	    (uintmax_t)fk.first_seen, (uintmax_t)fk.dev[0].written);
+	kept = fk.dev[0].written - 8192;
+	for (i = 0; i < fk.nspans; i++)
+		if (fk.span_at[i] >= kept)
+			want += p.ninsn;
+	ATF_REQUIRE_MSG(r.end.lost_bytes == kept, "expected %ju bytes lost, "
+	    "the archive says %ju", (uintmax_t)kept,
+	    (uintmax_t)r.end.lost_bytes);
+	require_insns("r.hwtrace", want, &fk);
+}
+
+ATF_TC(stop_mode);
+ATF_TC_HEAD(stop_mode, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "--mode stop: the first --buffer bytes "
+	    "are kept, the rest is recorded lost, exactly");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(stop_mode, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	long whole = 0, got;
+	int i;
+
+	prog_load(&p);
+	fk_setup(&fk, &p, 20);
+	fk.pad = 1000;
+	fk.pace = 1;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.buffer_size = 8192;
+	cfg.mode = HWTR_CAP_STOP;
+	capture(&fk, &cfg, "p.hwtrace", &r);
+	require_ok(&r, &fk);
+	ATF_REQUIRE_MSG(r.end.lost_bytes == fk.dev[0].written - 8192,
+	    "expected %ju bytes lost, the archive says %ju",
+	    (uintmax_t)(fk.dev[0].written - 8192),
+	    (uintmax_t)r.end.lost_bytes);
+	/* Spans wholly in the first 8192 bytes; the one cut may count. */
+	for (i = 0; i + 1 < fk.nspans; i++)
+		if (fk.span_at[i + 1] <= 8192)
+			whole++;
+	got = indexed("p.hwtrace");
+	ATF_REQUIRE_MSG(got >= whole * p.ninsn &&
+	    got <= (whole + 1) * p.ninsn, "expected %ld spans of %ld "
+	    "instructions (and part of one), the index says %ld", whole,
+	    p.ninsn, got);
 }
 
 ATF_TC(thread_create);
@@ -633,6 +715,8 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, lap_lost);
 	ATF_TP_ADD_TC(tp, stop_without_record);
 	ATF_TP_ADD_TC(tp, thread_create);
+	ATF_TP_ADD_TC(tp, ring_mode);
+	ATF_TP_ADD_TC(tp, stop_mode);
 	ATF_TP_ADD_TC(tp, filter_pause_on_mmap);
 	ATF_TP_ADD_TC(tp, filter_not_found);
 	ATF_TP_ADD_TC(tp, alloc_errors);
