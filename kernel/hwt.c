@@ -65,11 +65,11 @@
  * START, and WAKEUP resumes the thread.  An image without it is woken up
  * at once.
  *
- * CoreSight (arm64): the same ioctls; BUFPTR_GET gives the ETR's write
- * position and the buffers hold the ETR's formatted 16-byte frames,
- * which the recording keeps as they are.  Not tested beyond the ioctls:
- * the perf.data importer wants the ETM ID registers, which this source
- * does not read yet (say so, below).
+ * CoreSight (arm64) would take the same ioctls (BUFPTR_GET giving the
+ * ETR's write position, the buffers the ETR's formatted 16-byte frames),
+ * but the recording would need each ETM's ID registers and trace ID in a
+ * cs_etm AUXTRACE_INFO, which this source does not read yet: the
+ * coresight backend is refused with a message that says so.
  *
  * Nothing here has run on FreeBSD: it is tested against a simulated
  * kernel only.  HWTRACE_HWT_BACKEND names the backend ("pt" on amd64,
@@ -305,6 +305,18 @@ hwt_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
 		return (-HWTR_E_INVAL);
 	}
 	hs->coresight = strcmp(hs->backend, "coresight") == 0;
+	if (hs->coresight) {
+		/*
+		 * The recording would need each ETM's ID registers
+		 * (dev.coresight_etm4x.N.idrM, as hwt(8) reads them) and the
+		 * trace IDs in a cs_etm AUXTRACE_INFO: not written yet, and an
+		 * archive the decoder cannot read is worse than none.
+		 */
+		hwt_err(hs, "hwt(4)'s coresight backend is not supported by "
+		    "the hwt source yet (its recording lacks the ETM ID "
+		    "registers); on FreeBSD, record with hwt(8)");
+		return (-HWTR_E_UNSUPPORTED);
+	}
 	if (cfg->trigger_name != NULL) {
 		hwt_err(hs, "--trigger is not supported by the hwt source");
 		return (-HWTR_E_UNSUPPORTED);

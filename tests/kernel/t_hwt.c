@@ -626,6 +626,33 @@ ATF_TC_BODY(cpu_mode_kernel, tc)
 	require_insns("c.hwtrace", 4 * p.ninsn, &fk);
 }
 
+ATF_TC(coresight_refused);
+ATF_TC_HEAD(coresight_refused, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "The coresight backend, which the "
+	    "source cannot record yet, is refused before anything runs, "
+	    "saying why");
+}
+ATF_TC_BODY(coresight_refused, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+
+	prog_load(&p);
+	fk_setup(&fk, &p, 1);
+	fk.backend = "coresight";
+	ATF_REQUIRE(setenv("HWTRACE_HWT_BACKEND", "coresight", 1) == 0);
+	memset(&cfg, 0, sizeof(cfg));
+	capture(&fk, &cfg, "cs.hwtrace", &r);
+	ATF_REQUIRE_MSG(r.rc == -HWTR_E_UNSUPPORTED && strstr(r.err,
+	    "coresight") && strstr(r.err, "ETM ID registers"), "expected the "
+	    "coresight backend refused, got %d: %s", r.rc, r.err);
+	ATF_REQUIRE_MSG(strstr(fk.log, "alloc") == NULL, "a context was "
+	    "allocated: %s", fk.log);
+}
+
 ATF_TC(not_freebsd);
 ATF_TC_HEAD(not_freebsd, tc)
 {
@@ -722,6 +749,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, alloc_errors);
 	ATF_TP_ADD_TC(tp, device_gone);
 	ATF_TP_ADD_TC(tp, cpu_mode_kernel);
+	ATF_TP_ADD_TC(tp, coresight_refused);
 	ATF_TP_ADD_TC(tp, not_freebsd);
 	ATF_TP_ADD_TC(tp, import_dump);
 	return (0);
