@@ -513,6 +513,10 @@ import_raw_files(struct imp *im, char *errbuf, size_t errlen)
 {
 	struct hwtr_import_raw_opts *o = &im->o;
 
+	if (!im->lldb && im->ops.n == 1 && im->pt.n + im->raw.n == 0)
+		return (cli_usage_error(&import_cmd, "'%s' is not a hwt(8) "
+		    "raw dump (it does not start with a PSB packet); other "
+		    "raw Intel PT goes with --pt", im->ops.v[0]));
 	if (im->lldb || im->ops.n != 0)
 		return (cli_usage_error(&import_cmd, "raw files "
 		    "(--pt, --raw, --elf) and a trace bundle cannot "

@@ -725,6 +725,17 @@ ATF_TC_BODY(import_dump, tc)
 	    sh_num("grep -c 'names no image' err", 10) == 1 &&
 	    access("d.hwtrace", F_OK) != 0, "a dump without --elf: expected "
 	    "exit 1 asking for the image, got status %#x", st);
+	/* Not a dump (no PSB first): a usage error that says so. */
+	ATF_REQUIRE((fp = fopen("junk.pt", "w")) != NULL);
+	fputs("not a trace", fp);
+	ATF_REQUIRE(fclose(fp) == 0);
+	snprintf(cmd, sizeof(cmd), "%s import --elf %s junk.pt -o d.hwtrace "
+	    "2>err", HWTR_TEST_HWTRACE, PROG);
+	st = system(cmd);
+	ATF_REQUIRE_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 2 &&
+	    sh_num("grep -c \"'junk.pt' is not a hwt(8) raw dump\" err",
+	    10) == 1, "a file that is no dump: expected exit 2 saying so, "
+	    "got status %#x", st);
 	snprintf(cmd, sizeof(cmd), "%s import --elf %s dump.pt -o d.hwtrace",
 	    HWTR_TEST_HWTRACE, PROG);
 	st = system(cmd);
