@@ -257,7 +257,7 @@ hwtr_hwt_init_sys(struct hwtr_src *src, const struct hwtr_hwt_sys *sys)
 		return (-HWTR_E_NOMEM);
 	hs->src = src;
 	hs->sys = sys;
-	hs->ctl_fd = hs->kq = hs->go_fd = -1;
+	hs->ctl_fd = hs->kq = hs->go_fd = hs->ef_fd = -1;
 	src->priv = hs;
 	return (0);
 }
@@ -487,7 +487,7 @@ set_config(struct hwt_src *hs, int pause)
 static int
 launch(struct hwt_src *hs)
 {
-	int go[2];
+	int go[2], ef[2], e;
 	pid_t pid;
 	char c;
 
@@ -495,23 +495,38 @@ launch(struct hwt_src *hs)
 		hwt_err(hs, "pipe: %s", strerror(errno));
 		return (-HWTR_E_IO);
 	}
-	if ((pid = fork()) < 0) {
-		hwt_err(hs, "fork: %s", strerror(errno));
+	if (pipe(ef) < 0) {
+		hwt_err(hs, "pipe: %s", strerror(errno));
 		close(go[0]);
 		close(go[1]);
 		return (-HWTR_E_IO);
 	}
+	(void)fcntl(ef[1], F_SETFD, FD_CLOEXEC);
+	if ((pid = fork()) < 0) {
+		hwt_err(hs, "fork: %s", strerror(errno));
+		close(go[0]);
+		close(go[1]);
+		close(ef[0]);
+		close(ef[1]);
+		return (-HWTR_E_IO);
+	}
 	if (pid == 0) {
 		close(go[1]);
+		close(ef[0]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
 		close(go[0]);
 		execvp(hs->src->cfg.argv[0], hs->src->cfg.argv);
+		e = errno;
+		(void)write(ef[1], &e, sizeof(e));
 		_exit(127);
 	}
 	close(go[0]);
+	close(ef[1]);
 	(void)fcntl(go[1], F_SETFD, FD_CLOEXEC);
+	(void)fcntl(ef[0], F_SETFD, FD_CLOEXEC);
 	hs->go_fd = go[1];
+	hs->ef_fd = ef[0];
 	hs->child = pid;
 	hs->src->first_pid = (int32_t)pid;
 	return (0);
@@ -631,6 +646,16 @@ reap(struct hwt_src *hs, int block)
 	if (r != hs->child)
 		return (0);
 	hs->reaped = 1;
+	if (hs->ef_fd >= 0) {
+		int e = 0;
+
+		/* The child is gone: the pipe holds its errno or nothing. */
+		if (read(hs->ef_fd, &e, sizeof(e)) == (ssize_t)sizeof(e) &&
+		    e != 0)
+			hs->src->exec_errno = e;
+		close(hs->ef_fd);
+		hs->ef_fd = -1;
+	}
 	if (WIFEXITED(st)) {
 		hs->src->exit_kind = HWTR_EXIT_CODE;
 		hs->src->exit_value = WEXITSTATUS(st);
@@ -705,6 +730,8 @@ hwt_backend_deinit(struct hwtr_src *src)
 	}
 	if (hs->go_fd >= 0)
 		close(hs->go_fd);
+	if (hs->ef_fd >= 0)
+		close(hs->ef_fd);
 	for (i = 0; i < hs->nbufs; i++) {
 		if (hs->bufs[i].base != NULL)
 			(void)hs->sys->munmap(hs->sys->arg,
@@ -763,6 +790,11 @@ hwt_finish(struct hwt_src *hs)
 	/* STOP queues no record: the tails are at BUFPTR_GET's positions. */
 	if ((rc = hwt_records(hs)) < 0 || (rc = hwt_drain(hs, 1)) < 0)
 		return (rc);
+	if (hs->src->exec_errno != 0) {
+		hwt_err(hs, "cannot run '%s': %s", hs->src->cfg.argv[0],
+		    strerror(hs->src->exec_errno));
+		return (-HWTR_E_IO);
+	}
 	/*
 	 * No EXIT record: hwt(4)'s records carry no time, so every record is
 	 * at time 0, and an exit there would end the mappings before the

@@ -101,12 +101,12 @@ struct hwt_src {
 	int		kq;
 	int		ident;
 	int		started;
-	int		stopped;
 	struct hwt_buf	bufs[HWT_MAX_BUFS];
 	int		nbufs;
 	pid_t		child;
 	int		reaped;
 	int		go_fd;
+	int		ef_fd;		/* the child's exec errno, if any */
 	/* The recording. */
 	char		rec_path[PATH_MAX];
 	FILE		*rec;

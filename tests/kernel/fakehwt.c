@@ -308,8 +308,14 @@ fk_producer(void *arg)
 	FILE *fp;
 
 	if (fk->mode == HWTR_HWT_MODE_THREAD) {
-		for (i = 0; i < 5000 && !fk_execd(fk->pid, fk->exe); i++)
+		for (i = 0; i < 5000 && !fk_execd(fk->pid, fk->exe); i++) {
+			pthread_mutex_lock(&fk->mtx);
+			n = fk->quit;
+			pthread_mutex_unlock(&fk->mtx);
+			if (n)
+				return (NULL);
 			nanosleep(&ms, NULL);
+		}
 		pthread_mutex_lock(&fk->mtx);
 		fk_queue_img(fk, HWTR_HWT_RECORD_EXECUTABLE, fk->exe, 0, 0, 0);
 		fk_pause(fk);

@@ -653,6 +653,31 @@ ATF_TC_BODY(coresight_refused, tc)
 	    "allocated: %s", fk.log);
 }
 
+ATF_TC(exec_fails);
+ATF_TC_HEAD(exec_fails, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "A command that cannot be run: the "
+	    "capture fails naming it and exec's error");
+	atf_tc_set_md_var(tc, "timeout", "60");
+}
+ATF_TC_BODY(exec_fails, tc)
+{
+	static char *argv[] = { (char *)"./no-such-program", NULL };
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+
+	prog_load(&p);
+	fk_setup(&fk, &p, 1);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.argv = argv;
+	capture(&fk, &cfg, "x.hwtrace", &r);
+	ATF_REQUIRE_MSG(r.rc < 0 && strstr(r.err, "cannot run "
+	    "'./no-such-program'") && strstr(r.err, strerror(ENOENT)),
+	    "expected the exec failure named, got %d: %s", r.rc, r.err);
+}
+
 ATF_TC(not_freebsd);
 ATF_TC_HEAD(not_freebsd, tc)
 {
@@ -761,6 +786,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, device_gone);
 	ATF_TP_ADD_TC(tp, cpu_mode_kernel);
 	ATF_TP_ADD_TC(tp, coresight_refused);
+	ATF_TP_ADD_TC(tp, exec_fails);
 	ATF_TP_ADD_TC(tp, not_freebsd);
 	ATF_TP_ADD_TC(tp, import_dump);
 	return (0);
