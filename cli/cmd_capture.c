@@ -36,18 +36,19 @@ enum {
 };
 
 static const struct cli_opt capture_opts[] = {
-	{ "all-cpus", 'a', NULL, "perf: trace every CPU, not only the "
+	{ "all-cpus", 'a', NULL, "perf, hwt: trace every CPU, not only the "
 	    "command" },
 	{ "buffer", 'b', "SIZE", "trace buffer per thread (perf: per CPU; K, "
 	    "M, G suffixes; default 4M)" },
 	{ "check-portable", OPT_CHECK_PORTABLE, NULL, "check that the "
 	    "archive kept decodes with nothing from this machine "
 	    "(hwtrace verify --decode)" },
-	{ "cpu", OPT_CPU, "LIST", "perf: trace these CPUs (0-3,6)" },
+	{ "cpu", OPT_CPU, "LIST", "perf, hwt: trace these CPUs (0-3,6)" },
 	{ "debug-info", OPT_DEBUG_INFO, "WHICH", "the images' separate debug "
 	    "files to store: all (default), own (not the system's) or none" },
 	{ "filter", OPT_FILTER, "FILTERS", "perf: address filters "
-	    "(filter ADDR/SIZE@FILE, start, stop; comma separated)" },
+	    "(filter ADDR/SIZE@FILE, start, stop; comma separated); hwt: "
+	    "FUNC or START-END ranges" },
 	{ "force", OPT_FORCE, NULL, "replace the output archive if it "
 	    "exists" },
 	{ "ground-truth", OPT_GROUND_TRUTH, NULL, "also record every "
@@ -67,8 +68,8 @@ static const struct cli_opt capture_opts[] = {
 	    "(default 4K)" },
 	{ "redact-args", OPT_REDACT_ARGS, NULL, "record the command's "
 	    "name (argv[0]) only, not its arguments" },
-	{ "source", 's', "NAME", "trace source: step, valgrind, perf or "
-	    "auto (default: auto, the best available)" },
+	{ "source", 's', "NAME", "trace source: step, valgrind, perf, hwt "
+	    "or auto (default: auto, the best available)" },
 	{ "trigger", OPT_TRIGGER, "SYMBOL", "ring mode: snapshot when the "
 	    "program reaches SYMBOL" },
 	{ "verbose", 'v', NULL, "say more on stderr" },
@@ -309,10 +310,12 @@ capture_parse(int argc, char **argv, struct hwtr_cap_config *cfg,
 	if (cfg->trigger != NULL && cfg->mode != HWTR_CAP_RING)
 		return (cli_usage_error(&capture_cmd,
 		    "--trigger needs --mode ring"));
+	/* hwt: FreeBSD's hwt(4) takes them too (kernel/hwt.c). */
 	if ((cfg->all_cpus || cfg->cpus != NULL || cfg->filter != NULL) &&
-	    (cfg->source == NULL || strcmp(cfg->source, "perf") != 0))
+	    (cfg->source == NULL || (strcmp(cfg->source, "perf") != 0 &&
+	    strcmp(cfg->source, "hwt") != 0)))
 		return (cli_usage_error(&capture_cmd,
-		    "-a, --cpu and --filter need --source perf"));
+		    "-a, --cpu and --filter need --source perf or hwt"));
 	if (cfg->all_cpus && cfg->cpus != NULL)
 		return (cli_usage_error(&capture_cmd,
 		    "give -a or --cpu, not both"));

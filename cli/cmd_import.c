@@ -147,12 +147,15 @@ static const struct cli_cmd import_cmd = {
 	    "       [--no-debug-info] SNAPSHOT_DIR -o OUT\n"
 	    "       hwtrace import [--buildid-dir DIR] [--debug-dir DIR]\n"
 	    "       [--kcore DIR|FILE] [--no-debug-info] [--perf-archive TARBALL]\n"
-	    "       [--symfs DIR] [--vmlinux FILE] PERF.DATA -o OUT",
+	    "       [--symfs DIR] [--vmlinux FILE] PERF.DATA -o OUT\n"
+	    "       hwtrace import [--cpu F/M[/S]|auto|none] [--debug-dir DIR]\n"
+	    "       [--no-debug-info] --elf FILE[:BASE] HWT_DUMP -o OUT",
 	.summary = "Pack a foreign capture into a hwtrace archive: raw Intel "
 	    "PT files with ptxed's\noptions, an LLDB Intel PT trace bundle, "
 	    "an ARM CoreSight trace snapshot\ndirectory (one holding "
-	    "snapshot.ini), or a perf.data file of Linux perf or\n"
-	    "simpleperf with Intel PT or CoreSight ETM trace.",
+	    "snapshot.ini), a perf.data file of Linux perf or\n"
+	    "simpleperf with Intel PT or CoreSight ETM trace, or FreeBSD "
+	    "hwt(8)'s raw dump.",
 	.opts = import_opts,
 };
 
@@ -510,6 +513,10 @@ import_raw_files(struct imp *im, char *errbuf, size_t errlen)
 {
 	struct hwtr_import_raw_opts *o = &im->o;
 
+	if (!im->lldb && im->ops.n == 1 && im->pt.n + im->raw.n == 0)
+		return (cli_usage_error(&import_cmd, "'%s' is not a hwt(8) "
+		    "raw dump (it does not start with a PSB packet); other "
+		    "raw Intel PT goes with --pt", im->ops.v[0]));
 	if (im->lldb || im->ops.n != 0)
 		return (cli_usage_error(&import_cmd, "raw files "
 		    "(--pt, --raw, --elf) and a trace bundle cannot "
@@ -533,6 +540,35 @@ import_raw_files(struct imp *im, char *errbuf, size_t errlen)
 	return (0);
 }
 
+/* One operand that is hwt(8)'s raw dump (format/import_hwt.c). */
+static int
+hwt_dump(const struct imp *im)
+{
+	const char *g;
+
+	if (im->ops.n != 1 || im->lldb || im->pt.n + im->raw.n > 0)
+		return (0);
+	g = hwtr_import_guess(im->ops.v[0]);
+	return (g != NULL && strcmp(g, "hwt") == 0);
+}
+
+/* hwt(8)'s raw dump with the images of --elf and the raw CPU options. */
+static int
+import_hwt_dump(struct imp *im, char *errbuf, size_t errlen)
+{
+	im->o.elf = im->elf.v;
+	im->o.nelf = im->elf.n;
+	im->o.aw_opts = &im->ao;
+	im->io.format = "hwt";
+	im->io.raw = &im->o;
+	im->io.aw_opts = &im->ao;
+	if (hwtr_import(im->ops.v[0], &im->io, im->out, errbuf, errlen) < 0) {
+		cli_warnx("import", "%s", errbuf);
+		return (1);
+	}
+	return (0);
+}
+
 /* One operand: a trace bundle, snapshot directory or perf.data file. */
 static int
 import_bundle(struct imp *im, char *errbuf, size_t errlen)
@@ -545,6 +581,8 @@ import_bundle(struct imp *im, char *errbuf, size_t errlen)
 		return (cli_usage_error(&import_cmd, im->ops.n == 0 ?
 		    "nothing to import (--pt FILE or TRACE.JSON)" :
 		    "more than one trace bundle given"));
+	if (hwt_dump(im))
+		return (import_hwt_dump(im, errbuf, errlen));
 	if (o->cpu_mode != HWTR_IMPORT_CPU_NONE ||
 	    o->pt_config.cpuid_15_eax != 0 ||
 	    o->pt_config.cpuid_15_ebx != 0 ||
@@ -607,7 +645,7 @@ cmd_import(int argc, char **argv)
 		rc = cli_usage_error(&import_cmd, "empty output name");
 	else {
 		errbuf[0] = '\0';
-		if (im.pt.n + im.raw.n + im.elf.n > 0)
+		if (im.pt.n + im.raw.n + im.elf.n > 0 && !hwt_dump(&im))
 			rc = import_raw_files(&im, errbuf, sizeof(errbuf));
 		else
 			rc = import_bundle(&im, errbuf, sizeof(errbuf));

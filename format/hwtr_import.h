@@ -91,6 +91,7 @@ extern const struct hwtr_importer hwtr_importer_raw;
 extern const struct hwtr_importer hwtr_importer_lldb;
 extern const struct hwtr_importer hwtr_importer_cs;
 extern const struct hwtr_importer hwtr_importer_perf;
+extern const struct hwtr_importer hwtr_importer_hwt;	/* hwt(8) -r dump */
 
 /*
  * ptxed's --pevent sideband of a raw import (format/import_pevent.c):

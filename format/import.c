@@ -26,10 +26,11 @@ static const struct hwtr_importer *const importers[] = {
 	&hwtr_importer_lldb,
 	&hwtr_importer_cs,
 	&hwtr_importer_perf,
+	&hwtr_importer_hwt,
 };
 
 static const char *const names[] = {
-	"raw", "lldb", "coresight", "perf", NULL
+	"raw", "lldb", "coresight", "perf", "hwt", NULL
 };
 
 const char *const *

@@ -5,7 +5,8 @@
  */
 
 /*
- * Which trace source to use when the user names none: perf (Intel PT)
+ * Which trace source to use when the user names none: on FreeBSD hwt
+ * (hwt(4), when /dev/hwt is there and usable); perf (Intel PT)
  * when the machine has the PMU and this process may use it, else the valgrind
  * source when it can run the command (fast, exact, but a simulated CPU),
  * else the step source (native, slow, can attach).
@@ -75,6 +76,12 @@ hwtr_src_auto(char *const *argv, int32_t pid, char *why, size_t len)
 		len = sizeof(buf);
 	}
 	why[0] = '\0';
+#ifdef __FreeBSD__
+	/* FreeBSD's hardware trace framework, when it is loaded. */
+	if (hwtr_hwt_usable(why, len))
+		return ("hwt");
+	why[0] = '\0';
+#endif
 	/* Hardware first: the PMU is there and this process may use it. */
 	if (hwtr_perf_usable(why, len)) {
 		char pmu[64];

@@ -19,6 +19,7 @@ static const struct hwtr_src_ops *const sources[] = {
 	&hwtr_step_ops,
 	&hwtr_valgrind_ops,
 	&hwtr_perf_ops,
+	&hwtr_hwt_ops,
 	NULL
 };
 

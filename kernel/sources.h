@@ -14,6 +14,7 @@
 extern const struct hwtr_src_ops hwtr_step_ops;
 extern const struct hwtr_src_ops hwtr_valgrind_ops;	/* kernel/valgrind.c */
 extern const struct hwtr_src_ops hwtr_perf_ops;		/* kernel/perf.c */
+extern const struct hwtr_src_ops hwtr_hwt_ops;		/* kernel/hwt.c */
 
 /*
  * 1 when the perf source can trace here (the intel_pt PMU,
@@ -21,6 +22,12 @@ extern const struct hwtr_src_ops hwtr_perf_ops;		/* kernel/perf.c */
  * missing.
  */
 int hwtr_perf_usable(char *why, size_t len);
+
+/*
+ * 1 when the hwt source can trace here (FreeBSD, /dev/hwt there and
+ * usable); else 0 and @why says what is missing.
+ */
+int hwtr_hwt_usable(char *why, size_t len);
 
 /* 1 when the valgrind source can run here; else 0 and @why says why. */
 int hwtr_vg_available(char *why, size_t len);

@@ -1,0 +1,142 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * Private to kernel/: what the pieces of the hwt source share.
+ *   hwt.c      the source's ops: options, the context (ALLOC, devices,
+ *              SET_CONFIG, START), the records, the buffers read;
+ *   hwt_rec.c  the recording: a perf.data file in pipe format that the
+ *              perf.data importer turns into the archive (so that the
+ *              archive of a hwt capture has the streams, loss and
+ *              sideband the perf source's has);
+ *   hwt_sys.c  the system calls' table: FreeBSD's, or one that fails.
+ * The table is all the source knows of the kernel: the tests hand it a
+ * simulated hwt(4) (tests/kernel/fakehwt.c) through hwtr_hwt_init_sys().
+ */
+
+#ifndef HWTR_HWT_INT_H
+#define HWTR_HWT_INT_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hwt_abi.h"
+#include "sources.h"
+
+/*
+ * The system calls the source makes, each returning what the real call
+ * returns (-1 and errno on failure; @mmap MAP_FAILED).  @mmap maps @len
+ * bytes of @fd at offset 0, shared, with @prot; @kwait waits at most @ms
+ * milliseconds for an event on the kqueue @kq (kevent(2)): 1 when one
+ * came, 0 on timeout.
+ */
+struct hwtr_hwt_sys {
+	void	*arg;
+	int	(*open)(void *arg, const char *path, int flags);
+	int	(*ioctl)(void *arg, int fd, unsigned long req, void *data);
+	void	*(*mmap)(void *arg, size_t len, int prot, int fd);
+	int	(*munmap)(void *arg, void *addr, size_t len);
+	int	(*close)(void *arg, int fd);
+	int	(*kqueue)(void *arg);
+	int	(*kwait)(void *arg, int kq, int ms);
+};
+
+/*
+ * FreeBSD's calls on FreeBSD; elsewhere calls that fail with ENOSYS.
+ * @native is set to 1 when the table is the real one.
+ */
+const struct hwtr_hwt_sys *hwtr_hwt_sys_default(int *native);
+
+/*
+ * The source with the system calls of @sys (borrowed: must outlive the
+ * source): what the ops' init does with hwtr_hwt_sys_default().  Tests
+ * call it instead of ops->init to run the source against a simulated
+ * kernel.
+ */
+int hwtr_hwt_init_sys(struct hwtr_src *src, const struct hwtr_hwt_sys *sys);
+
+#define HWT_MAX_BUFS	256
+#define HWT_MAX_CPUS	1024
+
+/* One trace buffer: a thread's (thread mode) or a CPU's device. */
+struct hwt_buf {
+	int		id;		/* thread index or CPU */
+	int		fd;
+	const uint8_t	*base;		/* mapped read-only */
+	uint64_t	last;		/* stream position consumed */
+	int32_t		tid;		/* the archive's tid, -1 per CPU */
+	int		cpu;		/* -1 per thread */
+	int		gone;		/* the device went away */
+	uint64_t	lost;
+};
+
+struct hwt_path {
+	char		*path;
+	int32_t		pid;
+	int		kernel;
+};
+
+struct hwt_src {
+	struct hwtr_src	*src;
+	const struct hwtr_hwt_sys *sys;
+	int		native;
+	/* Options. */
+	int		cpu_mode;
+	int		coresight;
+	const char	*backend;	/* "pt", "coresight" */
+	uint64_t	bufsize;
+	uint8_t		cpus[HWT_MAX_CPUS];	/* CPU mode: 1 traced */
+	int		ncpus;
+	char		filter[256];	/* FUNC or START-END */
+	uint64_t	range[2 * HWTR_HWT_PT_RANGES];
+	int		nranges;
+	int		filter_wait;	/* still looking for @filter */
+	uint64_t	rtit_ctl;
+	/* The context. */
+	int		ctl_fd;		/* /dev/hwt */
+	int		kq;
+	int		ident;
+	int		started;
+	struct hwt_buf	bufs[HWT_MAX_BUFS];
+	int		nbufs;
+	pid_t		child;
+	int		reaped;
+	int		go_fd;
+	int		ef_fd;		/* the child's exec errno, if any */
+	/* The recording. */
+	char		rec_path[PATH_MAX];
+	FILE		*rec;
+	int		rec_err;
+	struct hwt_path	*paths;
+	size_t		npaths, pathcap;
+	uint64_t	bytes, lost;
+	int		finished;
+};
+
+/* hwt_rec.c: the recording. */
+int hwt_rec_open(struct hwt_src *hs);
+void hwt_rec_start(struct hwt_src *hs);
+void hwt_rec_comm(struct hwt_src *hs, int32_t pid, int32_t tid,
+    const char *comm, int exec);
+void hwt_rec_mmap(struct hwt_src *hs, int32_t pid, uint64_t addr,
+    uint64_t len, uint64_t pgoff, const char *path, int kernel);
+void hwt_rec_image(struct hwt_src *hs, int32_t pid, uint64_t base,
+    const char *path, int kernel);
+void hwt_rec_fork(struct hwt_src *hs, int32_t pid, int32_t tid,
+    int32_t ptid, int exit);
+void hwt_rec_data(struct hwt_src *hs, const struct hwt_buf *b,
+    const uint8_t *p, size_t len, uint64_t offset);
+void hwt_rec_aux(struct hwt_src *hs, const struct hwt_buf *b,
+    uint64_t offset, uint64_t size, uint64_t flags);
+int hwt_rec_finish(struct hwt_src *hs);
+void hwt_rec_close(struct hwt_src *hs);
+
+/* hwt.c: the message of a failure, into the source's errmsg. */
+void hwt_err(struct hwt_src *hs, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif /* !HWTR_HWT_INT_H */

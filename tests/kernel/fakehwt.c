@@ -1,0 +1,651 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * A simulated FreeBSD hwt(4) for the hwt source (kernel/hwt.c), handed to
+ * it as its system call table (struct hwtr_hwt_sys) by
+ * tests/kernel/t_hwt.c, which includes this file.  It models what
+ * sys/dev/hwt/ and the Intel PT backend (sys/amd64/pt/pt.c) do, as far as
+ * user space can see:
+ *
+ * - /dev/hwt takes HWT_IOC_ALLOC only (any other request: ENXIO); ALLOC
+ *   checks bufsize (a page multiple), the mode, the backend's name
+ *   (ENODEV), and in thread mode fails as told (fk->alloc_errno: EBUSY,
+ *   EEXIST, EPERM, ENXIO); it creates /dev/hwt_<ident>_<n>, one per
+ *   thread (thread 0, with a THREAD_CREATE record) or per CPU of cpu_map
+ *   (with KERNEL records at the head of the queue, as
+ *   hwt_record_kernel_objects() puts them).
+ * - A device maps only read-only at offset 0 (else ENXIO), the whole
+ *   buffer.  Its ioctls: SET_CONFIG (not while running: ENXIO), START
+ *   (twice: ENXIO), STOP, RECORD_GET (1 to 1024 entries, else ENXIO;
+ *   never waits here), BUFPTR_GET, WAKEUP (CPU mode: ENXIO).
+ * - A producer thread plays the traced program: in thread mode it waits
+ *   for the launched process to exec fk->exe, queues EXECUTABLE (and
+ *   fk->mmap_path's MMAP record when set), each time sleeping until
+ *   WAKEUP when pause_on_mmap is set; then, once started, it writes
+ *   fk->spans spans of real Intel PT made by the project's encoder
+ *   (PSB+, TIP.PGE at fk->from, FUP and TIP.PGD at fk->to: the
+ *   instructions of [from, to)), each followed by fk->pad PAD bytes, into
+ *   the device's ring.  The position BUFPTR_GET reports moves as the
+ *   backend's: at each filled 4 KiB ToPA page (with a BUFFER record), and
+ *   to the exact end only at STOP; it counts the laps (page numbers go on
+ *   past the end of the ring).  An IP range (SET_CONFIG's pt_cpu_config)
+ *   not covering [from, to) makes the spans write nothing, as the
+ *   hardware would.
+ * - fk->switch_out: after each span the thread is switched out, which
+ *   publishes the exact position (mid-page) with no record.
+ * - fk->pace: after each span the producer waits until the reader has
+ *   seen the position; fk->burst: every span is written at once, under
+ *   the lock, so the reader can only miss laps.  fk->new_thread_at: from
+ *   that span on the spans go to a new thread (THREAD_CREATE, device 1).
+ *   fk->gone_after: after that many spans the position is published
+ *   whole, read, and the device destroyed (its ioctls: ENXIO).  CPU mode:
+ *   span i goes to the (i mod n)-th CPU's buffer.
+ * When done it creates fk->done (the fixture waits for it) and logs
+ * each span's start in its buffer (fk->span_at, fk->span_dev).
+ */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hwtr_kernel.h"
+#include "../../kernel/hwt_int.h"
+
+#define FK_DEVS		8
+#define FK_SPANS	256
+#define FK_RECS		64
+#define FK_CTL_FD	100
+#define FK_DEV_FD	200
+#define FK_KQ_FD	300
+
+struct fakehwt;
+
+struct fk_dev {
+	struct fakehwt	*fk;
+	int		n;
+	int		exists;
+	uint8_t		*ring;
+	uint64_t	written;	/* bytes the "hardware" wrote */
+	uint64_t	visible;	/* what BUFPTR_GET says */
+	uint64_t	seen;		/* the last BUFPTR_GET answer */
+	struct hwtr_ptenc *enc;
+};
+
+struct fakehwt {
+	/* What to do. */
+	const char	*exe;		/* thread mode: the launched program */
+	const char	*mmap_path;	/* an MMAP record after the exec */
+	uint64_t	mmap_addr;
+	const char	*kpath;		/* CPU mode: a KERNEL record */
+	uint64_t	kaddr;
+	const char	*done;
+	const char	*backend;	/* the backend it has: "pt" */
+	uint64_t	from, to;
+	int		spans, pad, pace, burst, switch_out;
+	int		new_thread_at, gone_after;
+	int		alloc_errno;
+	/* State. */
+	pthread_mutex_t	mtx;
+	pthread_cond_t	cv;
+	pthread_t	prod;
+	int		have_prod;
+	int		ctx, ident, mode, started, stopped, quit;
+	pid_t		pid;
+	size_t		bufsize;
+	int		pause_on_mmap, sleeping, wakeups;
+	struct hwtr_hwt_pt_config cfg;
+	int		nset_config, start_after_config;
+	struct hwtr_hwt_record_user_entry rec[FK_RECS];
+	int		nrec;
+	int		nbuffer_recs;
+	struct fk_dev	dev[FK_DEVS];
+	uint64_t	span_at[FK_SPANS];
+	int		span_dev[FK_SPANS];
+	int		nspans;
+	uint64_t	first_seen;	/* first non-zero BUFPTR_GET of dev 0 */
+	char		log[8192];
+};
+
+static void fk_log(struct fakehwt *fk, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+fk_log(struct fakehwt *fk, const char *fmt, ...)
+{
+	size_t n = strlen(fk->log);
+	va_list ap;
+
+	if (n + 4 >= sizeof(fk->log))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(fk->log + n, sizeof(fk->log) - n - 3, fmt, ap);
+	va_end(ap);
+	strcat(fk->log, " | ");
+}
+
+static void
+fk_init(struct fakehwt *fk)
+{
+	memset(fk, 0, sizeof(*fk));
+	pthread_mutex_init(&fk->mtx, NULL);
+	pthread_cond_init(&fk->cv, NULL);
+	fk->backend = "pt";
+	fk->new_thread_at = fk->gone_after = -1;
+	fk->spans = 2;
+}
+
+/* Queue a record (the lock held); @head: in front (KERNEL). */
+static void
+fk_queue(struct fakehwt *fk, const struct hwtr_hwt_record_user_entry *r,
+    int head)
+{
+	if (fk->nrec == FK_RECS)
+		return;
+	if (head) {
+		memmove(fk->rec + 1, fk->rec, fk->nrec * sizeof(*r));
+		fk->rec[0] = *r;
+	} else
+		fk->rec[fk->nrec] = *r;
+	fk->nrec++;
+}
+
+static void
+fk_queue_img(struct fakehwt *fk, enum hwtr_hwt_record_type t,
+    const char *path, uint64_t addr, uint64_t base, int head)
+{
+	struct hwtr_hwt_record_user_entry r;
+
+	memset(&r, 0, sizeof(r));
+	r.record_type = t;
+	snprintf(r.u.img.fullpath, sizeof(r.u.img.fullpath), "%s", path);
+	r.u.img.addr = (uintptr_t)addr;
+	r.u.img.baseaddr = (uintptr_t)base;
+	fk_queue(fk, &r, head);
+}
+
+static void
+fk_queue_thread(struct fakehwt *fk, int id)
+{
+	struct hwtr_hwt_record_user_entry r;
+
+	memset(&r, 0, sizeof(r));
+	r.record_type = HWTR_HWT_RECORD_THREAD_CREATE;
+	r.u.thread_id = id;
+	fk_queue(fk, &r, 0);
+}
+
+static int
+fk_mkdev(struct fakehwt *fk, int n)
+{
+	struct fk_dev *d = &fk->dev[n];
+
+	d->ring = mmap(NULL, fk->bufsize, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (d->ring == MAP_FAILED)
+		return (-1);
+	d->exists = 1;
+	return (0);
+}
+
+/* The encoder's output: into the ring, a BUFFER record per filled page. */
+static int
+fk_write(void *arg, const void *buf, size_t len)
+{
+	struct fk_dev *d = arg;
+	struct fakehwt *fk = d->fk;
+	struct hwtr_hwt_record_user_entry r;
+	const uint8_t *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		d->ring[d->written % fk->bufsize] = p[i];
+		d->written++;
+		if (d->written % HWTR_HWT_PAGE == 0) {
+			d->visible = d->written;
+			memset(&r, 0, sizeof(r));
+			r.record_type = HWTR_HWT_RECORD_BUFFER;
+			r.u.buf.buf_id = d->n;
+			r.u.buf.curpage = (int)(d->visible / HWTR_HWT_PAGE);
+			r.u.buf.offset = 0;
+			fk_queue(fk, &r, 0);
+			fk->nbuffer_recs++;
+		}
+	}
+	return (0);
+}
+
+/* Wait (the lock held) until @cond or 5 s; 0 when @cond came. */
+#define FK_WAIT(fk, cond) ({						\
+	struct timespec ts_;						\
+	int rc_ = 0;							\
+	clock_gettime(CLOCK_REALTIME, &ts_);				\
+	ts_.tv_sec += 5;						\
+	while (!(cond) && !(fk)->quit && rc_ == 0)			\
+		rc_ = pthread_cond_timedwait(&(fk)->cv, &(fk)->mtx, &ts_);\
+	(cond) ? 0 : -1;						\
+})
+
+/* One span into device @n (the lock held): [from, to), then PADs. */
+static void
+fk_span(struct fakehwt *fk, int n)
+{
+	struct hwtr_ptenc_opts o = { .no_tsc = 1 };
+	struct hwtr_ptenc_out out;
+	struct fk_dev *d = &fk->dev[n];
+	static const uint8_t pad[64];
+	int k;
+
+	if (fk->cfg.nranges > 0 && !(fk->from >= fk->cfg.ip_ranges[0].start &&
+	    fk->to <= fk->cfg.ip_ranges[0].end))
+		return;			/* filtered out by the IP range */
+	if (d->enc == NULL) {
+		out.write = fk_write;
+		out.psb = NULL;
+		out.arg = d;
+		if (hwtr_ptenc_new(&d->enc, &o, &out) != 0)
+			return;
+	}
+	if (fk->nspans < FK_SPANS) {
+		fk->span_at[fk->nspans] = d->written;
+		fk->span_dev[fk->nspans] = n;
+		fk->nspans++;
+	}
+	hwtr_ptenc_want_psb(d->enc);
+	(void)hwtr_ptenc_enable(d->enc, fk->from, 1, 0);
+	(void)hwtr_ptenc_disable(d->enc, fk->to, 0);
+	(void)hwtr_ptenc_flush(d->enc);
+	for (k = fk->pad; k > 0; k -= (int)sizeof(pad))
+		(void)fk_write(d, pad, k < (int)sizeof(pad) ? (size_t)k :
+		    sizeof(pad));
+}
+
+/* 1 once /proc/@pid/exe is @exe (the launched command exec'd). */
+static int
+fk_execd(pid_t pid, const char *exe)
+{
+	char p[64], a[4096], b[4096];
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/%d/exe", (int)pid);
+	if ((n = readlink(p, a, sizeof(a) - 1)) < 0)
+		return (0);
+	a[n] = '\0';
+	if (realpath(exe, b) == NULL)
+		return (0);
+	return (strcmp(a, b) == 0);
+}
+
+/* Sleep as a thread paused on mmap does, until WAKEUP (the lock held). */
+static void
+fk_pause(struct fakehwt *fk)
+{
+	int before = fk->wakeups;
+
+	if (!fk->pause_on_mmap)
+		return;
+	fk->sleeping = 1;
+	if (FK_WAIT(fk, fk->wakeups > before) != 0)
+		fk_log(fk, "paused thread never woken");
+	fk->sleeping = 0;
+}
+
+static void *
+fk_producer(void *arg)
+{
+	struct fakehwt *fk = arg;
+	struct timespec ms = { 0, 2000000 };
+	int i, n, ncpu = 0, cpus[FK_DEVS], j;
+	FILE *fp;
+
+	if (fk->mode == HWTR_HWT_MODE_THREAD) {
+		for (i = 0; i < 5000 && !fk_execd(fk->pid, fk->exe); i++) {
+			pthread_mutex_lock(&fk->mtx);
+			n = fk->quit;
+			pthread_mutex_unlock(&fk->mtx);
+			if (n)
+				return (NULL);
+			nanosleep(&ms, NULL);
+		}
+		pthread_mutex_lock(&fk->mtx);
+		fk_queue_img(fk, HWTR_HWT_RECORD_EXECUTABLE, fk->exe, 0, 0, 0);
+		fk_pause(fk);
+		if (fk->mmap_path != NULL) {
+			fk_queue_img(fk, HWTR_HWT_RECORD_MMAP, fk->mmap_path,
+			    fk->mmap_addr, 0, 0);
+			fk_pause(fk);
+		}
+	} else
+		pthread_mutex_lock(&fk->mtx);
+	for (j = 0; j < FK_DEVS; j++)
+		if (fk->dev[j].exists)
+			cpus[ncpu++] = j;
+	if (FK_WAIT(fk, fk->started) != 0)
+		fk_log(fk, "never started");
+	for (i = 0; i < fk->spans && fk->started && !fk->quit; i++) {
+		n = 0;
+		if (fk->mode == HWTR_HWT_MODE_CPU)
+			n = cpus[i % ncpu];
+		else if (fk->new_thread_at >= 0 && i >= fk->new_thread_at) {
+			n = 1;
+			if (!fk->dev[1].exists && fk_mkdev(fk, 1) == 0)
+				fk_queue_thread(fk, 1);
+		}
+		if (fk->gone_after >= 0 && i == fk->gone_after) {
+			/* Published whole, read, then the device goes. */
+			fk->dev[0].visible = fk->dev[0].written;
+			if (FK_WAIT(fk, fk->dev[0].seen >= fk->dev[0].visible))
+				fk_log(fk, "reader never saw %ju before the "
+				    "device went", (uintmax_t)fk->dev[0].visible);
+			fk->dev[0].exists = 0;
+			fk_log(fk, "device 0 gone after %d spans", i);
+		}
+		if (!fk->dev[n].exists)
+			continue;
+		fk_span(fk, n);
+		/* Switched out: pt_cpu_stop() updates the offset, no record. */
+		if (fk->switch_out)
+			fk->dev[n].visible = fk->dev[n].written;
+		if (fk->pace && !fk->burst) {
+			struct fk_dev *d = &fk->dev[n];
+
+			if (FK_WAIT(fk, d->seen >= d->visible) != 0)
+				fk_log(fk, "reader slow at span %d", i);
+		}
+		pthread_cond_broadcast(&fk->cv);
+		if (!fk->burst) {
+			pthread_mutex_unlock(&fk->mtx);
+			nanosleep(&ms, NULL);
+			pthread_mutex_lock(&fk->mtx);
+		}
+	}
+	pthread_mutex_unlock(&fk->mtx);
+	if (fk->done != NULL && (fp = fopen(fk->done, "w")) != NULL)
+		fclose(fp);
+	return (NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* The system calls.                                                   */
+
+static int
+fk_open(void *arg, const char *path, int flags)
+{
+	struct fakehwt *fk = arg;
+	int ident, n;
+	char c;
+
+	pthread_mutex_lock(&fk->mtx);
+	fk_log(fk, "open %s", path);
+	if (strcmp(path, "/dev/hwt") == 0) {
+		pthread_mutex_unlock(&fk->mtx);
+		return (FK_CTL_FD);
+	}
+	if (sscanf(path, "/dev/hwt_%d_%d%c", &ident, &n, &c) == 2 &&
+	    fk->ctx && ident == fk->ident && n >= 0 && n < FK_DEVS &&
+	    fk->dev[n].exists) {
+		pthread_mutex_unlock(&fk->mtx);
+		return (FK_DEV_FD + n);
+	}
+	pthread_mutex_unlock(&fk->mtx);
+	errno = ENOENT;
+	return (-1);
+}
+
+static int
+fk_alloc(struct fakehwt *fk, struct hwtr_hwt_alloc *a)
+{
+	const uint64_t *map = a->cpu_map;
+	int i;
+
+	fk_log(fk, "alloc bufsize=%zu mode=%d pid=%d backend=%s kq=%d",
+	    a->bufsize, a->mode, (int)a->pid, a->backend_name, a->kqueue_fd);
+	if (a->bufsize == 0 || a->bufsize % HWTR_HWT_PAGE != 0 ||
+	    a->backend_name == NULL)
+		return (EINVAL);
+	if (strcmp(a->backend_name, fk->backend) != 0)
+		return (ENODEV);
+	if (fk->ctx)
+		return (EEXIST);
+	fk->bufsize = a->bufsize;
+	fk->mode = a->mode;
+	if (a->mode == HWTR_HWT_MODE_THREAD) {
+		if (fk->alloc_errno != 0)
+			return (fk->alloc_errno);
+		fk->pid = a->pid;
+		if (fk_mkdev(fk, 0) != 0)
+			return (ENOMEM);
+		fk_queue_thread(fk, 0);
+	} else if (a->mode == HWTR_HWT_MODE_CPU) {
+		if (a->cpusetsize < 8 || map == NULL)
+			return (EINVAL);
+		for (i = 0; i < FK_DEVS; i++)
+			if ((map[0] >> i) & 1 && fk_mkdev(fk, i) != 0)
+				return (ENOMEM);
+		if (fk->kpath != NULL)
+			fk_queue_img(fk, HWTR_HWT_RECORD_KERNEL, fk->kpath,
+			    fk->kaddr, 0, 1);
+	} else
+		return (ENXIO);
+	fk->ctx = 1;
+	fk->ident = 7;
+	*a->ident = fk->ident;
+	for (i = 0; i < FK_DEVS; i++) {
+		fk->dev[i].fk = fk;
+		fk->dev[i].n = i;
+	}
+	if (pthread_create(&fk->prod, NULL, fk_producer, fk) != 0)
+		return (ENOMEM);
+	fk->have_prod = 1;
+	return (0);
+}
+
+static int
+fk_dev_ioctl(struct fakehwt *fk, struct fk_dev *d, unsigned long req,
+    void *data)
+{
+	struct hwtr_hwt_set_config *sc;
+	struct hwtr_hwt_record_get *rg;
+	struct hwtr_hwt_bufptr_get *bg;
+	int n;
+
+	switch (req) {
+	case HWTR_HWT_IOC_SET_CONFIG:
+		if (fk->started)
+			return (ENXIO);
+		sc = data;
+		fk->nset_config++;
+		fk->pause_on_mmap = sc->pause_on_mmap;
+		if (sc->config_size == sizeof(fk->cfg) && sc->config != NULL)
+			memcpy(&fk->cfg, sc->config, sizeof(fk->cfg));
+		fk_log(fk, "set_config pause=%d size=%zu version=%d "
+		    "rtit_ctl=%#jx nranges=%d range=%#jx-%#jx",
+		    sc->pause_on_mmap, sc->config_size, sc->config_version,
+		    (uintmax_t)fk->cfg.rtit_ctl, fk->cfg.nranges,
+		    (uintmax_t)fk->cfg.ip_ranges[0].start,
+		    (uintmax_t)fk->cfg.ip_ranges[0].end);
+		return (0);
+	case HWTR_HWT_IOC_START:
+		if (fk->started)
+			return (ENXIO);
+		fk->started = 1;
+		fk_log(fk, "start after %d set_config", fk->nset_config);
+		return (0);
+	case HWTR_HWT_IOC_STOP:
+		fk->stopped = 1;
+		fk->started = 0;
+		/* pt_cpu_stop: the offset is updated, no record. */
+		for (n = 0; n < FK_DEVS; n++)
+			fk->dev[n].visible = fk->dev[n].written;
+		fk_log(fk, "stop");
+		return (0);
+	case HWTR_HWT_IOC_RECORD_GET:
+		rg = data;
+		n = *rg->nentries;
+		if (n < 1 || n > HWTR_HWT_RECORDS_MAX)
+			return (ENXIO);
+		if (n > fk->nrec)
+			n = fk->nrec;
+		memcpy(rg->records, fk->rec, n * sizeof(fk->rec[0]));
+		memmove(fk->rec, fk->rec + n, (fk->nrec - n) *
+		    sizeof(fk->rec[0]));
+		fk->nrec -= n;
+		*rg->nentries = n;
+		return (0);
+	case HWTR_HWT_IOC_BUFPTR_GET:
+		bg = data;
+		if (bg->ident != NULL)
+			*bg->ident = (int)(d->visible / HWTR_HWT_PAGE);
+		if (bg->offset != NULL)
+			*bg->offset = (uintptr_t)(d->visible % HWTR_HWT_PAGE);
+		if (bg->data != NULL)
+			*bg->data = 0;
+		d->seen = d->visible;
+		if (d->n == 0 && fk->first_seen == 0)
+			fk->first_seen = d->visible;
+		return (0);
+	case HWTR_HWT_IOC_WAKEUP:
+		if (fk->mode == HWTR_HWT_MODE_CPU)
+			return (ENXIO);
+		fk->wakeups++;
+		fk_log(fk, "wakeup%s", fk->sleeping ? "" : " (not sleeping)");
+		return (0);
+	default:
+		return (ENOTTY);
+	}
+}
+
+static int
+fk_ioctl(void *arg, int fd, unsigned long req, void *data)
+{
+	struct fakehwt *fk = arg;
+	int e;
+
+	pthread_mutex_lock(&fk->mtx);
+	if (fd == FK_CTL_FD)
+		e = req == HWTR_HWT_IOC_ALLOC ? fk_alloc(fk, data) : ENXIO;
+	else if (fd >= FK_DEV_FD && fd < FK_DEV_FD + FK_DEVS &&
+	    fk->dev[fd - FK_DEV_FD].exists)
+		e = fk_dev_ioctl(fk, &fk->dev[fd - FK_DEV_FD], req, data);
+	else
+		e = ENXIO;
+	pthread_cond_broadcast(&fk->cv);
+	pthread_mutex_unlock(&fk->mtx);
+	if (e != 0) {
+		errno = e;
+		return (-1);
+	}
+	return (0);
+}
+
+static void *
+fk_mmap(void *arg, size_t len, int prot, int fd)
+{
+	struct fakehwt *fk = arg;
+	void *p = MAP_FAILED;
+
+	pthread_mutex_lock(&fk->mtx);
+	if (prot == PROT_READ && len == fk->bufsize && fd >= FK_DEV_FD &&
+	    fd < FK_DEV_FD + FK_DEVS && fk->dev[fd - FK_DEV_FD].exists)
+		p = fk->dev[fd - FK_DEV_FD].ring;
+	else
+		errno = ENXIO;
+	fk_log(fk, "mmap fd=%d prot=%d len=%zu%s", fd, prot, len,
+	    p == MAP_FAILED ? " refused" : "");
+	pthread_mutex_unlock(&fk->mtx);
+	return (p);
+}
+
+static int
+fk_munmap(void *arg, void *addr, size_t len)
+{
+	return (0);
+}
+
+static int
+fk_close(void *arg, int fd)
+{
+	return (0);
+}
+
+static int
+fk_kqueue(void *arg)
+{
+	return (FK_KQ_FD);
+}
+
+/* kevent(2) on hwt's kqueue: a record queued or a position moved. */
+static int
+fk_pending(struct fakehwt *fk)
+{
+	int i;
+
+	if (fk->nrec > 0)
+		return (1);
+	for (i = 0; i < FK_DEVS; i++)
+		if (fk->dev[i].exists && fk->dev[i].seen != fk->dev[i].visible)
+			return (1);
+	return (0);
+}
+
+static int
+fk_kwait(void *arg, int kq, int ms)
+{
+	struct fakehwt *fk = arg;
+	struct timespec ts;
+	int rc = 0, got;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)ms * 1000000;
+	ts.tv_sec += ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	pthread_mutex_lock(&fk->mtx);
+	while (!fk_pending(fk) && rc == 0)
+		rc = pthread_cond_timedwait(&fk->cv, &fk->mtx, &ts);
+	got = fk_pending(fk);
+	pthread_mutex_unlock(&fk->mtx);
+	return (got);
+}
+
+/* The system call table of @fk. */
+static void
+fk_sys(struct fakehwt *fk, struct hwtr_hwt_sys *sys)
+{
+	sys->arg = fk;
+	sys->open = fk_open;
+	sys->ioctl = fk_ioctl;
+	sys->mmap = fk_mmap;
+	sys->munmap = fk_munmap;
+	sys->close = fk_close;
+	sys->kqueue = fk_kqueue;
+	sys->kwait = fk_kwait;
+}
+
+/* Stop the producer and free the rings. */
+static void
+fk_fini(struct fakehwt *fk)
+{
+	int i;
+
+	pthread_mutex_lock(&fk->mtx);
+	fk->quit = 1;
+	pthread_cond_broadcast(&fk->cv);
+	pthread_mutex_unlock(&fk->mtx);
+	if (fk->have_prod)
+		pthread_join(fk->prod, NULL);
+	for (i = 0; i < FK_DEVS; i++) {
+		if (fk->dev[i].enc != NULL)
+			hwtr_ptenc_free(fk->dev[i].enc);
+		if (fk->dev[i].ring != NULL)
+			munmap(fk->dev[i].ring, fk->bufsize);
+	}
+}

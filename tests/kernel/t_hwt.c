@@ -1,0 +1,793 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The hwt source (kernel/hwt.c) end to end against a simulated FreeBSD
+ * hwt(4) (tests/kernel/fakehwt.c, included below), reached through the
+ * test-only entry hwtr_hwt_init_sys(): the source gets the simulated
+ * kernel's system call table instead of FreeBSD's.  Each case launches
+ * the real fixture tests/progs/perfline (it waits for the simulated
+ * kernel's "done" file, runs perfline_code and exits 3), drives the
+ * source's ops as a capture session does, makes the archive of its
+ * recording with the perf.data importer (as the session does), indexes
+ * it with `hwtrace index`, and compares the instructions decoded with
+ * the ones the simulated kernel's encoder was told to trace: spans of
+ * [perfline_code, perfline_end), whose instruction count objdump gives
+ * and whose addresses nm gives.
+ */
+
+#include <sys/wait.h>
+
+#include <atf-c.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hwtrace.h"
+#include "hwtr_test.h"
+#include "hwtr_import.h"
+#include "fakehwt.c"
+
+#define PROG	HWTR_TEST_PROGS "/perfline"
+#define PROGPIE	HWTR_TEST_PROGS "/perfline-pie"
+
+struct prog {
+	uint64_t	from, to;	/* perfline_code, perfline_end */
+	long		ninsn;		/* instructions in [from, to) */
+};
+
+/* The first line of @cmd's output as a number; -1 when none. */
+static long long
+sh_num(const char *cmd, int base)
+{
+	char line[256];
+	long long v = -1;
+	FILE *fp;
+
+	if ((fp = popen(cmd, "r")) == NULL)
+		return (-1);
+	if (fgets(line, sizeof(line), fp) != NULL && line[0] != '\n')
+		v = strtoll(line, NULL, base);
+	pclose(fp);
+	return (v);
+}
+
+static void
+prog_load(struct prog *p)
+{
+	char cmd[1024];
+
+	if (access(PROG, X_OK) != 0)
+		atf_tc_skip("fixture %s not built", PROG);
+	p->from = (uint64_t)sh_num("nm " PROG " | awk '/ perfline_code$/ "
+	    "{ print $1 }'", 16);
+	p->to = (uint64_t)sh_num("nm " PROG " | awk '/ perfline_end$/ "
+	    "{ print $1 }'", 16);
+	ATF_REQUIRE_MSG(p->from > 0 && p->to > p->from, "nm gave "
+	    "perfline_code %#jx, perfline_end %#jx", (uintmax_t)p->from,
+	    (uintmax_t)p->to);
+	snprintf(cmd, sizeof(cmd), "objdump -d --start-address=%#jx "
+	    "--stop-address=%#jx " PROG " | grep -cE '^ +[0-9a-f]+:'",
+	    (uintmax_t)p->from, (uintmax_t)p->to);
+	p->ninsn = (long)sh_num(cmd, 10);
+	ATF_REQUIRE_MSG(p->ninsn > 0, "objdump counted %ld instructions",
+	    p->ninsn);
+}
+
+/* A simulated kernel tracing @p's spans, its done file in the cwd. */
+static void
+fk_setup(struct fakehwt *fk, const struct prog *p, int spans)
+{
+	fk_init(fk);
+	fk->exe = PROG;
+	fk->from = p->from;
+	fk->to = p->to;
+	fk->spans = spans;
+	fk->done = "done";
+	(void)unlink("done");
+}
+
+struct run {
+	int		rc;		/* the source's (or the import's) */
+	char		err[512];
+	struct hwtr_capture_end end;
+	int		exit_kind, exit_value;
+};
+
+/*
+ * Capture perfline with the source against @fk, as a session does, into
+ * the archive @out.  The simulated kernel is stopped before this
+ * returns (its log stays readable).
+ */
+static void
+capture(struct fakehwt *fk, struct hwtr_src_config *cfg, const char *out,
+    struct run *r)
+{
+	static char *argv[] = { (char *)PROG, (char *)"done", NULL };
+	struct hwtr_src src;
+	struct hwtr_hwt_sys sys;
+	struct hwtr_capture_meta meta;
+	struct hwtr_import_opts io;
+	struct hwtr_aw_opts ao;
+	uint64_t bytes = 0;
+	time_t t0;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	memset(&src, 0, sizeof(src));
+	src.ops = &hwtr_hwt_ops;
+	fk_sys(fk, &sys);
+	if (cfg->argv == NULL)
+		cfg->argv = argv;
+	ATF_REQUIRE(hwtr_hwt_init_sys(&src, &sys) == 0);
+	if ((rc = src.ops->configure(&src, cfg)) < 0)
+		goto fail;
+	if ((rc = src.ops->enable(&src)) < 0) {
+		(void)src.ops->disable(&src);
+		goto fail;
+	}
+	t0 = time(NULL);
+	for (rc = 0; rc == 0 && time(NULL) - t0 < 60; )
+		rc = src.ops->read(&src);
+	if (rc == 0) {
+		snprintf(src.errmsg, sizeof(src.errmsg), "the capture did "
+		    "not end in 60 s");
+		rc = -HWTR_E_INTR;
+		(void)src.ops->disable(&src);
+	}
+	if (rc < 0)
+		goto fail;
+	r->exit_kind = src.exit_kind;
+	r->exit_value = src.exit_value;
+	ATF_REQUIRE_MSG(src.recording != NULL, "no recording after the end");
+	hwtr_import_meta_init(&meta, "hwt");
+	memset(&io, 0, sizeof(io));
+	memset(&ao, 0, sizeof(ao));
+	ao.level = 1;
+	io.format = "perf";
+	io.aw_opts = &ao;
+	r->end.exit_kind = src.exit_kind;
+	r->end.exit_value = src.exit_value;
+	r->rc = hwtr_import_perf_capture(src.recording, &io, &meta, &r->end,
+	    out, &bytes, r->err, sizeof(r->err));
+	src.ops->deinit(&src);
+	fk_fini(fk);
+	return;
+fail:
+	r->rc = rc;
+	snprintf(r->err, sizeof(r->err), "%s", src.errmsg);
+	src.ops->deinit(&src);
+	fk_fini(fk);
+}
+
+/* The instructions `hwtrace index` decodes from @archive. */
+static long
+indexed(const char *archive)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "%s index -o %s.db %s 2>&1 | sed -n "
+	    "'s/.* \\([0-9][0-9]*\\) instructions.*/\\1/p'", HWTR_TEST_HWTRACE,
+	    archive, archive);
+	return ((long)sh_num(cmd, 10));
+}
+
+/* @archive's `hwtrace info` holds @what (a fixed string). */
+static int
+info_has(const char *archive, const char *what)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "%s info %s | grep -cF -- '%s'",
+	    HWTR_TEST_HWTRACE, archive, what);
+	return (sh_num(cmd, 10) > 0);
+}
+
+static void
+require_ok(const struct run *r, const struct fakehwt *fk)
+{
+	ATF_REQUIRE_MSG(r->rc == 0, "capture failed (%d): %s; kernel log: %s",
+	    r->rc, r->err, fk->log);
+	ATF_REQUIRE_MSG(r->exit_kind == HWTR_EXIT_CODE && r->exit_value == 3,
+	    "expected the fixture's exit status 3, got kind %d value %d",
+	    r->exit_kind, r->exit_value);
+}
+
+static void
+require_insns(const char *archive, long want, const struct fakehwt *fk)
+{
+	long got = indexed(archive);
+
+	ATF_REQUIRE_MSG(got == want, "expected %ld instructions decoded, the "
+	    "index says %ld; kernel log: %s", want, got, fk != NULL ?
+	    fk->log : "(none)");
+}
+
+ATF_TC(wrap_between_reads);
+ATF_TC_HEAD(wrap_between_reads, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "Thread mode: the ring (2 ToPA pages) "
+	    "wraps between two reads, which end mid-page (the thread is "
+	    "switched out after each span); every span is read across the "
+	    "wrap, nothing is lost, and the context was set up as hwt(4) "
+	    "wants");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(wrap_between_reads, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+
+	prog_load(&p);
+	fk_setup(&fk, &p, 300);
+	fk.pad = 30;
+	fk.pace = 1;
+	fk.switch_out = 1;	/* reads end mid-page: copies cross the end */
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.buffer_size = 8192;
+	capture(&fk, &cfg, "w.hwtrace", &r);
+	require_ok(&r, &fk);
+	ATF_REQUIRE_MSG(strstr(fk.log, "alloc bufsize=8192 mode=1 pid=") &&
+	    strstr(fk.log, "backend=pt kq=300"), "ALLOC not as expected: %s",
+	    fk.log);
+	ATF_REQUIRE_MSG(strstr(fk.log, "mmap fd=200 prot=1 len=8192 | "),
+	    "thread 0's device not mapped read-only: %s", fk.log);
+	/* USER (bit 3) and BRANCHEN (bit 13): 0x2008. */
+	ATF_REQUIRE_MSG(strstr(fk.log, "set_config pause=0 size=72 version=1 "
+	    "rtit_ctl=0x2008 nranges=0"), "SET_CONFIG not as expected: %s",
+	    fk.log);
+	ATF_REQUIRE_MSG(fk.dev[0].written > 2 * 8192, "the ring did not wrap "
+	    "twice: %ju bytes", (uintmax_t)fk.dev[0].written);
+	ATF_REQUIRE_MSG(strstr(fk.log, "reader slow") == NULL, "%s", fk.log);
+	ATF_REQUIRE_MSG(r.end.lost_bytes == 0, "expected no loss, got %ju "
+	    "bytes", (uintmax_t)r.end.lost_bytes);
+	require_insns("w.hwtrace", 300 * p.ninsn, &fk);
+}
+
+ATF_TC(lap_lost);
+ATF_TC_HEAD(lap_lost, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "A reader too slow for the ring: the "
+	    "laps it missed are recorded as lost bytes, exactly, and the "
+	    "spans still in the ring decode");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(lap_lost, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	uint64_t kept;
+	long want = 0;
+	int i;
+
+	prog_load(&p);
+	fk_setup(&fk, &p, 20);
+	fk.pad = 1000;
+	fk.burst = 1;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.buffer_size = 8192;
+	capture(&fk, &cfg, "l.hwtrace", &r);
+	require_ok(&r, &fk);
+	ATF_REQUIRE_MSG(fk.first_seen > 8192, "the reader saw %ju first: no "
+	    "lap to lose", (uintmax_t)fk.first_seen);
+	/* What the reader trusts: all but the page being written. */
+	kept = fk.first_seen - (8192 - HWTR_HWT_PAGE);
+	for (i = 0; i < fk.nspans; i++)
+		if (fk.span_at[i] >= kept)
+			want += p.ninsn;
+	ATF_REQUIRE_MSG(want > 0 && want < 20 * p.ninsn, "%ld instructions "
+	    "expected: not a partial lap", want);
+	ATF_REQUIRE_MSG(r.end.lost_bytes == kept, "expected %ju bytes lost "
+	    "(overwritten before the first read), the archive says %ju",
+	    (uintmax_t)kept, (uintmax_t)r.end.lost_bytes);
+	require_insns("l.hwtrace", want, &fk);
+}
+
+ATF_TC(stop_without_record);
+ATF_TC_HEAD(stop_without_record, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "No ToPA page fills, so hwt(4) queues "
+	    "no BUFFER record; STOP queues none either: the trace is read at "
+	    "BUFPTR_GET's position after STOP");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(stop_without_record, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+
+	prog_load(&p);
+	fk_setup(&fk, &p, 3);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.buffer_size = 65536;
+	capture(&fk, &cfg, "s.hwtrace", &r);
+	require_ok(&r, &fk);
+	ATF_REQUIRE_MSG(fk.nbuffer_recs == 0 && fk.dev[0].written > 0 &&
+	    fk.dev[0].written < HWTR_HWT_PAGE, "expected a partial page and "
+	    "no BUFFER record: %ju bytes, %d records",
+	    (uintmax_t)fk.dev[0].written, fk.nbuffer_recs);
+	ATF_REQUIRE_MSG(strstr(fk.log, "stop | ") != NULL, "no STOP: %s",
+	    fk.log);
+	require_insns("s.hwtrace", 3 * p.ninsn, &fk);
+}
+
+ATF_TC(ring_mode);
+ATF_TC_HEAD(ring_mode, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "--mode ring: nothing is read while "
+	    "the command runs; after STOP the whole ring (--buffer bytes) is "
+	    "kept, what came before it is recorded lost, exactly");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(ring_mode, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	uint64_t kept;
+	long want = 0;
+	int i;
+
+	prog_load(&p);
+	fk_setup(&fk, &p, 20);
+	fk.pad = 1000;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.buffer_size = 8192;
+	cfg.mode = HWTR_CAP_RING;
+	capture(&fk, &cfg, "r.hwtrace", &r);
+	require_ok(&r, &fk);
+	ATF_REQUIRE_MSG(fk.first_seen == fk.dev[0].written, "the ring was "
+	    "read at %ju before STOP (%ju written)",
+	    (uintmax_t)fk.first_seen, (uintmax_t)fk.dev[0].written);
+	kept = fk.dev[0].written - 8192;
+	for (i = 0; i < fk.nspans; i++)
+		if (fk.span_at[i] >= kept)
+			want += p.ninsn;
+	ATF_REQUIRE_MSG(r.end.lost_bytes == kept, "expected %ju bytes lost, "
+	    "the archive says %ju", (uintmax_t)kept,
+	    (uintmax_t)r.end.lost_bytes);
+	require_insns("r.hwtrace", want, &fk);
+}
+
+ATF_TC(stop_mode);
+ATF_TC_HEAD(stop_mode, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "--mode stop: the first --buffer bytes "
+	    "are kept, the rest is recorded lost, exactly");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(stop_mode, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	long whole = 0, got;
+	int i;
+
+	prog_load(&p);
+	fk_setup(&fk, &p, 20);
+	fk.pad = 1000;
+	fk.pace = 1;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.buffer_size = 8192;
+	cfg.mode = HWTR_CAP_STOP;
+	capture(&fk, &cfg, "p.hwtrace", &r);
+	require_ok(&r, &fk);
+	ATF_REQUIRE_MSG(r.end.lost_bytes == fk.dev[0].written - 8192,
+	    "expected %ju bytes lost, the archive says %ju",
+	    (uintmax_t)(fk.dev[0].written - 8192),
+	    (uintmax_t)r.end.lost_bytes);
+	/* Spans wholly in the first 8192 bytes; the one cut may count. */
+	for (i = 0; i + 1 < fk.nspans; i++)
+		if (fk.span_at[i + 1] <= 8192)
+			whole++;
+	got = indexed("p.hwtrace");
+	ATF_REQUIRE_MSG(got >= whole * p.ninsn &&
+	    got <= (whole + 1) * p.ninsn, "expected %ld spans of %ld "
+	    "instructions (and part of one), the index says %ld", whole,
+	    p.ninsn, got);
+}
+
+ATF_TC(thread_create);
+ATF_TC_HEAD(thread_create, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "A THREAD_CREATE record mid-run: the "
+	    "new thread's device is opened and mapped, its stream is the "
+	    "archive's second, and both decode");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(thread_create, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+
+	prog_load(&p);
+	fk_setup(&fk, &p, 5);
+	fk.new_thread_at = 2;
+	fk.pace = 1;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.buffer_size = 16384;
+	capture(&fk, &cfg, "t.hwtrace", &r);
+	require_ok(&r, &fk);
+	ATF_REQUIRE_MSG(strstr(fk.log, "open /dev/hwt_7_1 | ") &&
+	    strstr(fk.log, "mmap fd=201 prot=1 len=16384 | "), "thread 1's "
+	    "device not opened and mapped: %s", fk.log);
+	ATF_REQUIRE_MSG(info_has("t.hwtrace", "tid 1, cpu -1"), "no stream "
+	    "for thread 1 in the archive");
+	require_insns("t.hwtrace", 5 * p.ninsn, &fk);
+}
+
+ATF_TC(filter_pause_on_mmap);
+ATF_TC_HEAD(filter_pause_on_mmap, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "--filter FUNC as hwt(8) does it: "
+	    "pause_on_mmap, no START; at the EXECUTABLE record the function "
+	    "is found, the IP range set, START, WAKEUP; the MMAP record "
+	    "after it is in the sideband");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(filter_pause_on_mmap, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	char want[256];
+	long long size;
+
+	prog_load(&p);
+	if (access(PROGPIE, R_OK) != 0)
+		atf_tc_skip("fixture %s not built", PROGPIE);
+	fk_setup(&fk, &p, 2);
+	fk.mmap_path = PROGPIE;
+	fk.mmap_addr = 0x7f0000000000ULL;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.buffer_size = 16384;
+	cfg.filter = "perfline_code";
+	capture(&fk, &cfg, "f.hwtrace", &r);
+	require_ok(&r, &fk);
+	ATF_REQUIRE_MSG(strstr(fk.log, "set_config pause=1 size=72 version=1 "
+	    "rtit_ctl=0x2008 nranges=0"), "first SET_CONFIG without "
+	    "pause_on_mmap: %s", fk.log);
+	/* The range is the symbol's, as nm -S gives its size. */
+	size = sh_num("nm -S " PROG " | awk '/ perfline_code$/ { print $2 }'",
+	    16);
+	ATF_REQUIRE_MSG(size > 0, "nm -S gave no size for perfline_code");
+	snprintf(want, sizeof(want), "set_config pause=0 size=72 version=1 "
+	    "rtit_ctl=0x2008 nranges=1 range=%#jx-%#jx | start after 2 "
+	    "set_config | wakeup | ", (uintmax_t)p.from,
+	    (uintmax_t)(p.from + (uint64_t)size));
+	ATF_REQUIRE_MSG(strstr(fk.log, want), "expected '%s' in the kernel "
+	    "log: %s", want, fk.log);
+	ATF_REQUIRE_MSG(strstr(fk.log, "never woken") == NULL, "%s", fk.log);
+	ATF_REQUIRE_MSG(info_has("f.hwtrace", PROGPIE), "the MMAP record's "
+	    "image %s is not in the archive", PROGPIE);
+	require_insns("f.hwtrace", 2 * p.ninsn, &fk);
+}
+
+ATF_TC(filter_not_found);
+ATF_TC_HEAD(filter_not_found, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "--filter of a function no image has: "
+	    "every paused thread is woken, nothing is traced, the capture "
+	    "fails naming the function");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(filter_not_found, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+
+	prog_load(&p);
+	fk_setup(&fk, &p, 1);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.buffer_size = 16384;
+	cfg.filter = "no_such_function";
+	capture(&fk, &cfg, "n.hwtrace", &r);
+	ATF_REQUIRE_MSG(r.rc < 0 && strstr(r.err, "no_such_function"),
+	    "expected a failure naming the function, got %d: %s", r.rc, r.err);
+	ATF_REQUIRE_MSG(strstr(fk.log, "start after") == NULL, "started "
+	    "without its filter: %s", fk.log);
+	ATF_REQUIRE_MSG(strstr(fk.log, "wakeup | ") != NULL, "the paused "
+	    "thread was not woken: %s", fk.log);
+}
+
+/* ALLOC failing with @e: enable fails with @words in its message. */
+static void
+alloc_fails(int e, const char *words)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	int st;
+
+	prog_load(&p);
+	fk_setup(&fk, &p, 1);
+	fk.alloc_errno = e;
+	memset(&cfg, 0, sizeof(cfg));
+	capture(&fk, &cfg, "e.hwtrace", &r);
+	ATF_REQUIRE_MSG(r.rc < 0, "ALLOC failing with %s: the capture "
+	    "succeeded", strerror(e));
+	ATF_REQUIRE_MSG(strstr(r.err, words) != NULL && strstr(r.err,
+	    "HWT_IOC_ALLOC") != NULL && strstr(r.err, strerror(e)) != NULL,
+	    "ALLOC failing with %s: expected '%s' in the message, got: %s",
+	    strerror(e), words, r.err);
+	ATF_REQUIRE_MSG(waitpid(-1, &st, WNOHANG) < 0 && errno == ECHILD,
+	    "the held command was left behind");
+	ATF_REQUIRE_MSG(access("e.hwtrace", F_OK) != 0, "an archive was "
+	    "written");
+}
+
+ATF_TC(alloc_errors);
+ATF_TC_HEAD(alloc_errors, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "HWT_IOC_ALLOC refused with EBUSY, "
+	    "EEXIST, EPERM, ENXIO: a clear error naming the cause, the "
+	    "command not left running");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(alloc_errors, tc)
+{
+	alloc_fails(EBUSY, "busy");
+	alloc_fails(EEXIST, "already traced");
+	alloc_fails(EPERM, "not permitted");
+	alloc_fails(ENXIO, "no such process");
+}
+
+ATF_TC(device_gone);
+ATF_TC_HEAD(device_gone, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "The thread's device disappears "
+	    "mid-run: what was read before decodes, the rest is recorded "
+	    "lost, the capture ends normally");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(device_gone, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+
+	prog_load(&p);
+	fk_setup(&fk, &p, 5);
+	fk.gone_after = 3;
+	fk.pace = 1;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.buffer_size = 16384;
+	capture(&fk, &cfg, "g.hwtrace", &r);
+	require_ok(&r, &fk);
+	ATF_REQUIRE_MSG(strstr(fk.log, "device 0 gone after 3 spans") &&
+	    strstr(fk.log, "never saw") == NULL, "%s", fk.log);
+	require_insns("g.hwtrace", 3 * p.ninsn, &fk);
+	ATF_REQUIRE_MSG(sh_num("sqlite3 g.hwtrace.db \"select count(*) from "
+	    "events where kind = 'lost'\"", 10) == 1, "expected the loss "
+	    "recorded once in the archive's sideband");
+}
+
+ATF_TC(cpu_mode_kernel);
+ATF_TC_HEAD(cpu_mode_kernel, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "CPU mode (--cpu 0,1): a device per "
+	    "CPU, one START, KERNEL records in the sideband, a stream per "
+	    "CPU, and every span decodes");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(cpu_mode_kernel, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+
+	prog_load(&p);
+	if (access(PROGPIE, R_OK) != 0)
+		atf_tc_skip("fixture %s not built", PROGPIE);
+	fk_setup(&fk, &p, 4);
+	fk.kpath = PROGPIE;
+	fk.kaddr = 0xffffffff80200000ULL;
+	fk.pace = 1;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.buffer_size = 16384;
+	cfg.cpus = "0,1";
+	capture(&fk, &cfg, "c.hwtrace", &r);
+	require_ok(&r, &fk);
+	ATF_REQUIRE_MSG(strstr(fk.log, "mode=2") && strstr(fk.log,
+	    "open /dev/hwt_7_0 | ") && strstr(fk.log, "open /dev/hwt_7_1 | "),
+	    "not a CPU mode context over CPUs 0 and 1: %s", fk.log);
+	/* OS (bit 2), USER, BRANCHEN. */
+	ATF_REQUIRE_MSG(strstr(fk.log, "rtit_ctl=0x200c"), "%s", fk.log);
+	ATF_REQUIRE_MSG(info_has("c.hwtrace", "pid -1, tid -1, cpu 0") &&
+	    info_has("c.hwtrace", "pid -1, tid -1, cpu 1"), "no stream per "
+	    "CPU");
+	ATF_REQUIRE_MSG(info_has("c.hwtrace", PROGPIE), "the KERNEL record's "
+	    "image is not in the archive");
+	require_insns("c.hwtrace", 4 * p.ninsn, &fk);
+}
+
+ATF_TC(coresight_refused);
+ATF_TC_HEAD(coresight_refused, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "The coresight backend, which the "
+	    "source cannot record yet, is refused before anything runs, "
+	    "saying why");
+}
+ATF_TC_BODY(coresight_refused, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+
+	prog_load(&p);
+	fk_setup(&fk, &p, 1);
+	fk.backend = "coresight";
+	ATF_REQUIRE(setenv("HWTRACE_HWT_BACKEND", "coresight", 1) == 0);
+	memset(&cfg, 0, sizeof(cfg));
+	capture(&fk, &cfg, "cs.hwtrace", &r);
+	ATF_REQUIRE_MSG(r.rc == -HWTR_E_UNSUPPORTED && strstr(r.err,
+	    "coresight") && strstr(r.err, "ETM ID registers"), "expected the "
+	    "coresight backend refused, got %d: %s", r.rc, r.err);
+	ATF_REQUIRE_MSG(strstr(fk.log, "alloc") == NULL, "a context was "
+	    "allocated: %s", fk.log);
+}
+
+ATF_TC(exec_fails);
+ATF_TC_HEAD(exec_fails, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "A command that cannot be run: the "
+	    "capture fails naming it and exec's error");
+	atf_tc_set_md_var(tc, "timeout", "60");
+}
+ATF_TC_BODY(exec_fails, tc)
+{
+	static char *argv[] = { (char *)"./no-such-program", NULL };
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+
+	prog_load(&p);
+	fk_setup(&fk, &p, 1);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.argv = argv;
+	capture(&fk, &cfg, "x.hwtrace", &r);
+	ATF_REQUIRE_MSG(r.rc < 0 && strstr(r.err, "cannot run "
+	    "'./no-such-program'") && strstr(r.err, strerror(ENOENT)),
+	    "expected the exec failure named, got %d: %s", r.rc, r.err);
+}
+
+ATF_TC(not_freebsd);
+ATF_TC_HEAD(not_freebsd, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "Off FreeBSD, capture --source hwt "
+	    "exits 1 saying there is no /dev/hwt");
+}
+ATF_TC_BODY(not_freebsd, tc)
+{
+	char cmd[1024];
+	long long n;
+	int st;
+
+#ifdef __FreeBSD__
+	atf_tc_skip("this is FreeBSD");
+#endif
+	snprintf(cmd, sizeof(cmd), "%s capture --source hwt -o x.hwtrace -- "
+	    "/bin/true 2>err", HWTR_TEST_HWTRACE);
+	st = system(cmd);
+	ATF_REQUIRE_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 1, "expected exit "
+	    "1, got status %#x", st);
+	n = sh_num("grep -c 'no /dev/hwt' err", 10);
+	ATF_REQUIRE_MSG(n == 1, "the message does not say what is missing");
+	ATF_REQUIRE_MSG(access("x.hwtrace", F_OK) != 0, "an archive was "
+	    "written");
+}
+
+/* The encoder's output into a FILE. */
+static int
+dump_write(void *arg, const void *buf, size_t len)
+{
+	return (fwrite(buf, 1, len, arg) == len ? 0 : -1);
+}
+
+ATF_TC(import_dump);
+ATF_TC_HEAD(import_dump, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "hwt(8)'s raw dump (hwt -r -w FILE: "
+	    "the buffer's bytes, no header), made here with the encoder as "
+	    "the FreeBSD PT backend writes it, imports with the image named "
+	    "by --elf, decodes, and info says the sideband is missing");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(import_dump, tc)
+{
+	struct hwtr_ptenc_opts o = { .no_tsc = 1 };
+	struct hwtr_ptenc_out out = { dump_write, NULL, NULL };
+	struct hwtr_ptenc *enc;
+	struct prog p;
+	char cmd[1024];
+	FILE *fp;
+	int i, st;
+
+	prog_load(&p);
+	ATF_REQUIRE((fp = fopen("dump.pt", "w")) != NULL);
+	out.arg = fp;
+	ATF_REQUIRE(hwtr_ptenc_new(&enc, &o, &out) == 0);
+	for (i = 0; i < 3; i++) {
+		hwtr_ptenc_want_psb(enc);
+		ATF_REQUIRE(hwtr_ptenc_enable(enc, p.from, 1, 0) == 0);
+		ATF_REQUIRE(hwtr_ptenc_disable(enc, p.to, 0) == 0);
+	}
+	ATF_REQUIRE(hwtr_ptenc_flush(enc) == 0);
+	hwtr_ptenc_free(enc);
+	ATF_REQUIRE(fclose(fp) == 0);
+	/* Without an image: refused, nothing written. */
+	snprintf(cmd, sizeof(cmd), "%s import dump.pt -o d.hwtrace 2>err",
+	    HWTR_TEST_HWTRACE);
+	st = system(cmd);
+	ATF_REQUIRE_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 1 &&
+	    sh_num("grep -c 'names no image' err", 10) == 1 &&
+	    access("d.hwtrace", F_OK) != 0, "a dump without --elf: expected "
+	    "exit 1 asking for the image, got status %#x", st);
+	/* Not a dump (no PSB first): a usage error that says so. */
+	ATF_REQUIRE((fp = fopen("junk.pt", "w")) != NULL);
+	fputs("not a trace", fp);
+	ATF_REQUIRE(fclose(fp) == 0);
+	snprintf(cmd, sizeof(cmd), "%s import --elf %s junk.pt -o d.hwtrace "
+	    "2>err", HWTR_TEST_HWTRACE, PROG);
+	st = system(cmd);
+	ATF_REQUIRE_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 2 &&
+	    sh_num("grep -c \"'junk.pt' is not a hwt(8) raw dump\" err",
+	    10) == 1, "a file that is no dump: expected exit 2 saying so, "
+	    "got status %#x", st);
+	snprintf(cmd, sizeof(cmd), "%s import --elf %s dump.pt -o d.hwtrace",
+	    HWTR_TEST_HWTRACE, PROG);
+	st = system(cmd);
+	ATF_REQUIRE_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "import "
+	    "failed: status %#x", st);
+	ATF_REQUIRE_MSG(info_has("d.hwtrace", "source: hwt") &&
+	    info_has("d.hwtrace", "no sideband"), "info does not say it is "
+	    "a hwt(8) dump without sideband");
+	require_insns("d.hwtrace", 3 * p.ninsn, NULL);
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, wrap_between_reads);
+	ATF_TP_ADD_TC(tp, lap_lost);
+	ATF_TP_ADD_TC(tp, stop_without_record);
+	ATF_TP_ADD_TC(tp, thread_create);
+	ATF_TP_ADD_TC(tp, ring_mode);
+	ATF_TP_ADD_TC(tp, stop_mode);
+	ATF_TP_ADD_TC(tp, filter_pause_on_mmap);
+	ATF_TP_ADD_TC(tp, filter_not_found);
+	ATF_TP_ADD_TC(tp, alloc_errors);
+	ATF_TP_ADD_TC(tp, device_gone);
+	ATF_TP_ADD_TC(tp, cpu_mode_kernel);
+	ATF_TP_ADD_TC(tp, coresight_refused);
+	ATF_TP_ADD_TC(tp, exec_fails);
+	ATF_TP_ADD_TC(tp, not_freebsd);
+	ATF_TP_ADD_TC(tp, import_dump);
+	return (0);
+}
