@@ -59,6 +59,7 @@
 #include "ix_image.h"
 #include "ix_write.h"
 #include "ix_cputhread.h"
+#include "segout.h"
 
 /* A fragment being built: the operations of one part in one segment. */
 struct frag {

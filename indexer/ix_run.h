@@ -37,6 +37,7 @@
 #include "hwtr_ix.h"
 #include "ix_diag.h"
 #include "ix_jobs.h"
+#include "segout.h"
 
 struct pt_image_section_cache;
 struct hwtr_sv;

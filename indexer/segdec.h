@@ -30,6 +30,7 @@
 #define HWTR_IX_SEGDEC_H
 
 #include "hwtr_ix.h"
+#include "segout.h"
 
 struct ix_segdec_ops {
 	const char	*name;

@@ -38,6 +38,7 @@
 
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
+#include "segout.h"
 
 #define IX_CHUNK_BLOCKS	4096	/* blocks per exec_chunks row */
 #define IX_TS_EVERY	64	/* at most one timestamp row per so many blocks */

@@ -47,6 +47,7 @@
 
 #include "hwtrace.h"
 #include "../../indexer/hwtr_ix.h"
+#include "../../indexer/segout.h"
 
 static void *
 slurp(const char *path, size_t *lenp)

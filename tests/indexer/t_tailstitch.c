@@ -22,6 +22,7 @@
 
 #include "hwtrace.h"
 #include "../../indexer/hwtr_ix.h"
+#include "../../indexer/segout.h"
 #include "../lib/hwtr_test_ix.h"
 
 static uint8_t lens4[4] = { 4, 4, 4, 4 };

@@ -31,6 +31,7 @@
 #include "hwtrace.h"
 #include "../../indexer/fpt.h"
 #include "../../indexer/hwtr_ix.h"
+#include "../../indexer/segout.h"
 
 struct tf_sec {
 	uint64_t	addr, size;
