@@ -12,6 +12,7 @@
  */
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,19 @@
 #include <zstd_errors.h>
 
 #include "ar_int.h"
+
+/* The reader's message (ar_err()): the bottom of the reader's files. */
+void
+ar_seterr(struct hwtr_ar *ar, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&ar->lock);
+	va_start(ap, fmt);
+	vsnprintf(ar->errmsg, sizeof(ar->errmsg), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&ar->lock);
+}
 
 int
 ar_pread_all(struct hwtr_ar *ar, void *buf, size_t len, uint64_t off,
