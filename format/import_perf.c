@@ -18,19 +18,18 @@
  * AUX data, copies every payload byte for byte, stores the images it can
  * find by build-id, and writes the sideband in time order with the losses
  * perf recorded or the file betrays (AUX flags, LOST records, AUX data
- * announced but absent, a file cut short).
+ * announced but absent, a file cut short).  This file is the first pass;
+ * the second and the importer that runs both are in import_perf_write.c.
  */
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -646,76 +645,3 @@ hwtr_perf_scan(struct hwtr_perf_data *pd)
 	}
 	return (walk(pd, doff));
 }
-
-static int
-perf_bid(const char *path)
-{
-	uint8_t m[8];
-	ssize_t n;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
-		return (0);
-	n = read(fd, m, sizeof(m));
-	close(fd);
-	if (n == 8 && memcmp(m, "PERFILE2", 8) == 0)
-		return (100);
-	if (n == 8 && memcmp(m, "2ELIFREP", 8) == 0)
-		return (100);	/* big-endian: refused with the reason */
-	return (0);
-}
-
-static int
-perf_load(const char *path, const struct hwtr_import_opts *o,
-    struct hwtr_import_sink *sk)
-{
-	struct hwtr_perf_data pd;
-	struct stat st;
-	void *map = MAP_FAILED;
-	int fd, rc;
-
-	memset(&pd, 0, sizeof(pd));
-	pd.path = path;
-	pd.errbuf = sk->errbuf;
-	pd.errlen = sk->errlen;
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0 ||
-	    fstat(fd, &st) != 0) {
-		hwtr_import_err(sk->errbuf, sk->errlen, "cannot open '%s': %s",
-		    path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return (-HWTR_E_IO);
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		hwtr_import_err(sk->errbuf, sk->errlen, "'%s': not a regular "
-		    "file", path);
-		return (-HWTR_E_INVAL);
-	}
-	if (st.st_size > 0) {
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
-		    fd, 0);
-		if (map == MAP_FAILED) {
-			hwtr_import_err(sk->errbuf, sk->errlen, "cannot map "
-			    "'%s': %s", path, strerror(errno));
-			close(fd);
-			return (-HWTR_E_IO);
-		}
-	}
-	close(fd);
-	pd.buf = map == MAP_FAILED ? (const uint8_t *)"" : map;
-	pd.len = (size_t)st.st_size;
-	rc = hwtr_perf_scan(&pd);
-	if (rc >= 0)
-		rc = hwtr_perf_write(&pd, o, sk);
-	if (map != MAP_FAILED)
-		munmap(map, (size_t)st.st_size);
-	hwtr_perf_data_free(&pd);
-	return (rc);
-}
-
-const struct hwtr_importer hwtr_importer_perf = {
-	.name = "perf",
-	.bid = perf_bid,
-	.load = perf_load,
-};
