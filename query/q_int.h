@@ -5,12 +5,17 @@
  */
 
 /*
- * Private interfaces of the query module (query/ only).  q_core.c opens and
- * checks the database and owns results and their rendering; q_verbs.c
- * answers the verbs, mostly as SQL over hwtrace-db(5), and hands bt to
- * q_bt.c, calls and func to q_calls.c and sql to q_sql.c; q_range.c turns
- * --from and --to into a thread's positions; q_cov.c computes coverage
- * and writes lcov; q_tree.c builds call trees and the Perfetto export.
+ * Private interfaces of the query module (query/ only).  From the bottom:
+ * q_str.c (a handle's message, growable text, display width), q_res.c
+ * (results), q_fmt.c (their rendering), q_stmt.c (statements into
+ * results), q_db.c (one database opened and checked), q_lazy.c (an
+ * archive indexed on demand), q_core.c (opening, and the verbs' shared
+ * lookups).  q_verbs.c answers the verbs, mostly as SQL over
+ * hwtrace-db(5), and hands bt to q_bt.c, calls and func to q_calls.c and
+ * sql to q_sql.c; q_range.c turns --from and --to into a thread's
+ * positions; q_cov.c computes coverage and writes lcov; q_tree.c builds
+ * call trees and the Perfetto export.  No file calls one above it (make
+ * layers).
  */
 
 #ifndef HWTR_Q_INT_H

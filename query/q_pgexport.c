@@ -77,19 +77,6 @@ hwtr_pg_export_commit(struct hwtr_pg *pg)
 	return (rc);
 }
 
-void
-hwtr_pg_export_abort(struct hwtr_pg *pg)
-{
-	PGresult *r;
-
-	if (pg == NULL || !pg->in_tx)
-		return;
-	pg->in_tx = 0;
-	if (PQstatus(pg->conn) == CONNECTION_OK &&
-	    (r = PQexec(pg->conn, "ROLLBACK")) != NULL)
-		PQclear(r);
-}
-
 /* One text value of the SQLite meta table, malloc'd, or NULL. */
 static char *
 ex_meta(struct hwtr_q *q, const char *key)

@@ -549,6 +549,9 @@ q_verb(struct hwtr_q *q, const struct hwtr_q_req *req,
 	case HWTR_Q_SQL:
 		return (q_sql(q, req, resp));
 	case HWTR_Q_EXPORT:
+		/* --folded (q_prof.c) is made from tree's rows. */
+		if (req->folded != NULL)
+			return (q_folded(q, req, resp));
 		return (q_export(q, req, resp));
 	case HWTR_Q_BT:
 		return (q_bt(q, req, resp));
