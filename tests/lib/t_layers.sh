@@ -144,8 +144,55 @@ unusable_header_reachable_refused_body()
 	expect_line err "layers: side/ can include mid/hwtr_mid.h, but side may not use mid"
 }
 
+atf_test_case circle_refused
+circle_refused_head()
+{
+	atf_set descr "two objects of one module calling each other fail, naming both objects and the symbols of each edge; a chain passes; LAYERS_CIRCLE_EXEMPT tells the module's circle without failing"
+}
+circle_refused_body()
+{
+	fake_tree
+	# A chain inside low/: low_a.o uses low_b.o, low_b.o uses nothing.
+	printf 'int low_b1(void);\nint low_a1(void);\nint low_a1(void) { return (low_b1()); }\n' > low/low_a.c
+	printf 'int low_b1(void);\nint low_b1(void) { return (4); }\n' > low/low_b.c
+	build_fake
+	layers 0
+	# low_b.o now uses low_a.o back: a circle of two.
+	printf 'int low_a2(void);\nint low_a2(void) { return (5); }\n' >> low/low_a.c
+	printf 'int low_a2(void);\nint low_b2(void);\nint low_b2(void) { return (low_a2()); }\n' >> low/low_b.c
+	build_fake
+	layers 1
+	expect_line err "layers: low/ has a circle of calls among 2 objects: low/low_a.o low/low_b.o; one circle: low/low_a.o -> low/low_b.o (low_b1) -> low/low_a.o (low_a2)"
+	# Exempt: told on stdout, exit 0.
+	LAYERS_CIRCLE_EXEMPT="side low" layers 0
+	grep -qF "layers: low/ has a circle of calls among 2 objects" out ||
+	    atf_fail "expected the exempt circle told on stdout; got: $(oneline out)"
+	grep -qF "(exempt: LAYERS_CIRCLE_EXEMPT)" out ||
+	    atf_fail "expected the exemption named; got: $(oneline out)"
+	# A module named like a prefix of low is no exemption.
+	LAYERS_CIRCLE_EXEMPT="lo" layers 1
+}
+
+atf_test_case circle_of_three_refused
+circle_of_three_refused_head()
+{
+	atf_set descr "a circle through three objects (a -> b -> c -> a) fails; every object of it is named"
+}
+circle_of_three_refused_body()
+{
+	fake_tree
+	printf 'int mid_b(void);\nint mid_a(void);\nint mid_a(void) { return (mid_b()); }\n' > mid/mid_a.c
+	printf 'int mid_c(void);\nint mid_b(void);\nint mid_b(void) { return (mid_c()); }\n' > mid/mid_b.c
+	printf 'int mid_a(void);\nint mid_c(void);\nint mid_c(void) { return (mid_a()); }\n' > mid/mid_c.c
+	build_fake
+	layers 1
+	expect_line err "layers: mid/ has a circle of calls among 3 objects: mid/mid_a.o mid/mid_b.o mid/mid_c.o; one circle: mid/mid_a.o -> mid/mid_b.o (mid_b) -> mid/mid_c.o (mid_c) -> mid/mid_a.o (mid_a)"
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case circle_refused
+	atf_add_test_case circle_of_three_refused
 	atf_add_test_case clean_tree_passes
 	atf_add_test_case private_header_refused
 	atf_add_test_case call_against_arrow_refused
