@@ -147,23 +147,6 @@ hwtr_perf_caveat(struct hwtr_perf_data *pd, const char *fmt, ...)
 	return (0);
 }
 
-/* Grow *@vp (of *@np elements of @sz bytes) by one; NULL when out of memory. */
-static void *
-grow(void *vp, size_t *np, size_t *capp, size_t sz)
-{
-	void **v = vp, *nv;
-	size_t cap;
-
-	if (*np < *capp)
-		return ((char *)*v + *np * sz);
-	cap = *capp < 16 ? 16 : *capp * 2;
-	if ((nv = realloc(*v, cap * sz)) == NULL)
-		return (NULL);
-	*v = nv;
-	*capp = cap;
-	return ((char *)nv + *np * sz);
-}
-
 /* 1 when [@off, @off + @len) lies within the file. */
 static int
 in_file(const struct hwtr_perf_data *pd, uint64_t off, uint64_t len)
@@ -186,9 +169,9 @@ add_attr(struct hwtr_perf_data *pd, const uint8_t *a, size_t asz,
 		    "too short for its sample_type and flags", where, asz));
 	if (nids > PF_MAX_IDS)
 		return (fail(pd, -HWTR_E_LIMIT, "%s: %zu ids", where, nids));
-	if ((at = grow(&pd->attr, &pd->nattr, &pd->attrcap,
-	    sizeof(*at))) == NULL)
+	if (hwtr_grow(&pd->attr, &pd->attrcap, pd->nattr + 1, sizeof(*at)) < 0)
 		return (fail(pd, -HWTR_E_NOMEM, "out of memory"));
+	at = &pd->attr[pd->nattr];
 	memset(at, 0, sizeof(*at));
 	at->type = hwtr_perf_u32(a);
 	at->config = hwtr_perf_u64(a + 8);
@@ -292,9 +275,10 @@ feat_build_ids(struct hwtr_perf_data *pd, const uint8_t *p, size_t len)
 			pd->bad_bids++;
 			break;
 		}
-		if ((b = grow(&pd->bid, &pd->nbid, &pd->bidcap,
-		    sizeof(*b))) == NULL)
+		if (hwtr_grow(&pd->bid, &pd->bidcap, pd->nbid + 1,
+		    sizeof(*b)) < 0)
 			return (fail(pd, -HWTR_E_NOMEM, "out of memory"));
+		b = &pd->bid[pd->nbid];
 		memset(b, 0, sizeof(*b));
 		b->pid = (int32_t)hwtr_perf_u32(p + off + 8);
 		b->kernel = (misc & HWTR_PERF_MISC_CPUMODE) ==
@@ -362,9 +346,10 @@ note_aux(struct hwtr_perf_data *pd, const struct hwtr_perf_rec *r,
 {
 	struct hwtr_perf_auxrec *a;
 
-	if ((a = grow(&pd->auxrec, &pd->nauxrec, &pd->auxreccap,
-	    sizeof(*a))) == NULL)
+	if (hwtr_grow(&pd->auxrec, &pd->auxreccap, pd->nauxrec + 1,
+	    sizeof(*a)) < 0)
 		return (fail(pd, -HWTR_E_NOMEM, "out of memory"));
+	a = &pd->auxrec[pd->nauxrec];
 	a->file_off = off;
 	a->offset = r->u.aux.offset;
 	a->size = r->u.aux.size;
@@ -381,8 +366,9 @@ note_sb(struct hwtr_perf_data *pd, const struct hwtr_perf_rec *r, size_t off)
 {
 	struct hwtr_perf_sbrec *s;
 
-	if ((s = grow(&pd->sb, &pd->nsb, &pd->sbcap, sizeof(*s))) == NULL)
+	if (hwtr_grow(&pd->sb, &pd->sbcap, pd->nsb + 1, sizeof(*s)) < 0)
 		return (fail(pd, -HWTR_E_NOMEM, "out of memory"));
+	s = &pd->sb[pd->nsb];
 	s->file_off = off;
 	s->has_time = r->sid.has_time || r->type == HWTR_PERF_FORK ||
 	    r->type == HWTR_PERF_EXIT;
@@ -454,9 +440,10 @@ record(struct hwtr_perf_data *pd, const struct hwtr_perf_rec *r, size_t off,
 		    pd->info_npriv * 8);
 		return (0);
 	case HWTR_PERF_AUXTRACE:
-		if ((ax = grow(&pd->aux, &pd->naux, &pd->auxcap,
-		    sizeof(*ax))) == NULL)
+		if (hwtr_grow(&pd->aux, &pd->auxcap, pd->naux + 1,
+		    sizeof(*ax)) < 0)
 			return (fail(pd, -HWTR_E_NOMEM, "out of memory"));
+		ax = &pd->aux[pd->naux];
 		memset(ax, 0, sizeof(*ax));
 		ax->data_off = off + r->size;
 		ax->want = r->u.auxtrace.size;

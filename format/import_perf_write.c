@@ -642,7 +642,7 @@ find_image(struct pw *w, const char *name, const uint8_t *id, size_t idlen)
 {
 	char hex[2 * HWTR_BUILD_ID_MAX + 1], cand[6][4400];
 	uint8_t got[HWTR_BUILD_ID_MAX];
-	struct pw_img *im = NULL, *nv;
+	struct pw_img *im = NULL;
 	size_t i, n = 0, gotlen;
 
 	for (i = 0; i < w->nimg; i++)
@@ -666,12 +666,8 @@ find_image(struct pw *w, const char *name, const uint8_t *id, size_t idlen)
 	}
 	if (w->aw != NULL)
 		return (NULL);	/* not seen before writing: cannot be */
-	if (w->nimg == w->imgcap) {
-		w->imgcap = w->imgcap ? w->imgcap * 2 : 16;
-		if ((nv = realloc(w->img, w->imgcap * sizeof(*nv))) == NULL)
-			return (NULL);
-		w->img = nv;
-	}
+	if (hwtr_grow(&w->img, &w->imgcap, w->nimg + 1, sizeof(*w->img)) < 0)
+		return (NULL);
 	im = &w->img[w->nimg];
 	memset(im, 0, sizeof(*im));
 	if ((im->name = strdup(name)) == NULL)

@@ -857,14 +857,9 @@ q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
 			    "tree row %zu", r);
 			goto out;
 		}
-		if ((size_t)depth + 1 >= cap) {
-			size_t *np;
-
-			cap = (size_t)depth * 2 + 64;
-			if ((np = realloc(plen, cap * sizeof(*plen))) == NULL)
-				goto nomem;
-			plen = np;
-		}
+		if (hwtr_grow(&plen, &cap, (size_t)depth + 2,
+		    sizeof(*plen)) < 0)
+			goto nomem;
 		/* tree's function column is indented by its depth. */
 		while (*fn == ' ')
 			fn++;
