@@ -22,7 +22,10 @@
 #  5. no circles: inside a module, no object uses (through a chain of
 #     others) a symbol of an object that uses one of its own.  A module
 #     named in the environment's LAYERS_CIRCLE_EXEMPT (space-separated)
-#     has its circles printed on stdout, not refused.
+#     has its circles printed on stdout, not refused.  With LAYERS_ORDER
+#     set, each module without a circle has its files printed on stderr
+#     level by level, bottom first ("order m/: a.c b.c < c.c"; README
+#     draws them).
 
 set -u
 export LC_ALL=C
@@ -179,8 +182,15 @@ for m in $mods; do
 	    awk -v b="$B/obj/" '$2 != $3 {
 		u = substr($2, length(b) + 1); d = substr($3, length(b) + 1)
 		print u, d, $1 }' > "$probe/edges"
-	awk -v m="$m" -f - "$probe/edges" <<'AWK'
-# Tarjan's strongly connected components over the edges "from to sym".
+	for f in $o; do echo "${f#$B/obj/}"; done > "$probe/nodes"
+	awk -v m="$m" -v order="${LAYERS_ORDER:-}" -f - "$probe/nodes" \
+	    "$probe/edges" <<'AWK'
+# Tarjan's strongly connected components over the edges "from to sym";
+# the objects alone first, so that one with no edge is a node too.
+NF == 1 {
+	node[$1]
+	next
+}
 {
 	k = $1 SUBSEP $2
 	if (!(k in sym)) {
@@ -270,6 +280,38 @@ END {
 		printf "layers: %s/ has a circle of calls among %d objects:%s; " \
 		    "one circle: %s\n", m, size[r], members, circle(names[i])
 	}
+	if (order == "" || length(told) > 0)
+		exit
+	# LAYERS_ORDER: the objects level by level, bottom first (an
+	# object's level is one above the highest of those it uses).
+	top = 0
+	for (i = 1; i <= n; i++)
+		if (level(names[i]) > top)
+			top = level(names[i])
+	line = ""
+	for (l = 0; l <= top; l++) {
+		line = line (l ? " <" : "")
+		for (i = 1; i <= n; i++)
+			if (lev[names[i]] == l) {
+				f = names[i]
+				sub(/^.*\//, "", f)
+				sub(/\.o$/, ".c", f)
+				line = line " " f
+			}
+	}
+	printf "order %s/:%s\n", m, line > "/dev/stderr"
+}
+function level(v,	i, w, l) {
+	if (v in lev)
+		return (lev[v])
+	l = 0
+	for (i = 1; i <= nout[v]; i++) {
+		w = out[v, i]
+		if (level(w) + 1 > l)
+			l = level(w) + 1
+	}
+	lev[v] = l
+	return (l)
 }
 AWK
 	[ $? -eq 0 ] || echo "layers: $m/: the circle check itself failed"

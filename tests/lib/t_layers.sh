@@ -144,6 +144,18 @@ unusable_header_reachable_refused_body()
 	expect_line err "layers: side/ can include mid/hwtr_mid.h, but side may not use mid"
 }
 
+# fn FILE F [G]: append to FILE a function F returning G() (or 1).
+fn()
+{
+	if [ $# -gt 2 ]; then
+		printf 'int %s(void);\nint %s(void);\nint %s(void) { return (%s()); }\n' \
+		    "$3" "$2" "$2" "$3" >> "$1"
+	else
+		printf 'int %s(void);\nint %s(void) { return (1); }\n' \
+		    "$2" "$2" >> "$1"
+	fi
+}
+
 atf_test_case circle_refused
 circle_refused_head()
 {
@@ -153,13 +165,16 @@ circle_refused_body()
 {
 	fake_tree
 	# A chain inside low/: low_a.o uses low_b.o, low_b.o uses nothing.
-	printf 'int low_b1(void);\nint low_a1(void);\nint low_a1(void) { return (low_b1()); }\n' > low/low_a.c
-	printf 'int low_b1(void);\nint low_b1(void) { return (4); }\n' > low/low_b.c
+	fn low/low_a.c low_a1 low_b1
+	fn low/low_b.c low_b1
 	build_fake
 	layers 0
+	# LAYERS_ORDER: the files level by level, bottom first.
+	LAYERS_ORDER=1 layers 0
+	expect_line err "order low/: low.c low_b.c < low_a.c"
 	# low_b.o now uses low_a.o back: a circle of two.
-	printf 'int low_a2(void);\nint low_a2(void) { return (5); }\n' >> low/low_a.c
-	printf 'int low_a2(void);\nint low_b2(void);\nint low_b2(void) { return (low_a2()); }\n' >> low/low_b.c
+	fn low/low_a.c low_a2
+	fn low/low_b.c low_b2 low_a2
 	build_fake
 	layers 1
 	expect_line err "layers: low/ has a circle of calls among 2 objects: low/low_a.o low/low_b.o; one circle: low/low_a.o -> low/low_b.o (low_b1) -> low/low_a.o (low_a2)"
@@ -181,9 +196,9 @@ circle_of_three_refused_head()
 circle_of_three_refused_body()
 {
 	fake_tree
-	printf 'int mid_b(void);\nint mid_a(void);\nint mid_a(void) { return (mid_b()); }\n' > mid/mid_a.c
-	printf 'int mid_c(void);\nint mid_b(void);\nint mid_b(void) { return (mid_c()); }\n' > mid/mid_b.c
-	printf 'int mid_a(void);\nint mid_c(void);\nint mid_c(void) { return (mid_a()); }\n' > mid/mid_c.c
+	fn mid/mid_a.c mid_a mid_b
+	fn mid/mid_b.c mid_b mid_c
+	fn mid/mid_c.c mid_c mid_a
 	build_fake
 	layers 1
 	expect_line err "layers: mid/ has a circle of calls among 3 objects: mid/mid_a.o mid/mid_b.o mid/mid_c.o; one circle: mid/mid_a.o -> mid/mid_b.o (mid_b) -> mid/mid_c.o (mid_c) -> mid/mid_a.o (mid_a)"
