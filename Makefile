@@ -122,16 +122,19 @@ deps:
 	@./install-deps.sh
 
 # The module arrows (USES_* and IFACE_* above) hold for includes and for
-# calls, and no module's objects call each other in a circle.  `make` checks them again only when an object, a header or the
-# check changed (the stamp $(B)/layers.ok); `make layers` always does.
+# calls, and no module's objects call each other in a circle.  `make`
+# checks them again only when an object, a header or the check changed
+# (the stamp $(B)/layers.ok); `make layers` always does.
+# LAYERS_ORDER=1 make layers prints each module's files in their order,
+# as README draws them.
 comma	:= ,
 empty	:=
 space	:= $(empty) $(empty)
-# No circle of calls between the objects of one module either.  TEMPORARY:
-# indexer/'s circles are being removed (house5); its circles are told,
-# not refused, until that lands -- then delete this exemption.
+# TEMPORARY: indexer/'s circles are being removed (house5); its circles
+# are told, not refused, until that lands -- then delete this exemption.
 LAYERS_CIRCLE_EXEMPT = indexer
-LAYERS_RUN = LAYERS_CIRCLE_EXEMPT="$(LAYERS_CIRCLE_EXEMPT)" sh tests/layers.sh $(B) "$(CC)" $(foreach m,$(MODULES) cli,\
+LAYERS_RUN = LAYERS_CIRCLE_EXEMPT="$(LAYERS_CIRCLE_EXEMPT)" \
+	    sh tests/layers.sh $(B) "$(CC)" $(foreach m,$(MODULES) cli,\
 	    $(m):$(subst $(space),$(comma),$(strip $(USES_$(m))))$(if \
 	    $(IFACE_$(m)),:$(subst $(space),$(comma),$(strip $(IFACE_$(m))))))
 layers: $(LIB_OBJ) $(CLI_OBJ)
