@@ -298,24 +298,6 @@ q_thread_of_tid(struct hwtr_q *q, int64_t tid, int64_t *idp)
 }
 
 int
-q_check_thread(struct hwtr_q *q, int64_t id)
-{
-	int64_t n;
-	int rc;
-
-	if ((rc = q_int(q, &n, 0, "SELECT count(*) FROM threads WHERE id = ?",
-	    "i", id)) < 0)
-		return (rc);
-	if (n == 0) {
-		q_int(q, &n, 0, "SELECT max(id) FROM threads", NULL);
-		return (q_fail(q, -HWTR_E_NOENT,
-		    "no thread %lld (threads are numbered 1 to %lld; see "
-		    "'threads')", (long long)id, (long long)n));
-	}
-	return (0);
-}
-
-int
 q_wf_open(struct hwtr_q *q, struct q_wfile *wf, const char *path)
 {
 	int e;

@@ -361,10 +361,8 @@ q_inl_blocks(struct hwtr_q *q, struct q_inl_ent *e, const char *names)
 	int rc;
 
 	q_str_printf(&sql, Q_INL_BLK_SQL, names);
-	if (sql.err) {
-		free(sql.p);
-		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	}
+	if ((rc = q_sql_ready(q, &sql, -1)) < 0)
+		return (rc);
 	rc = q_prepare(q, &st, sql.p);
 	free(sql.p);
 	if (rc < 0)
@@ -1054,11 +1052,7 @@ q_inl_hot(struct hwtr_q *q, struct hwtr_q_res **resp, int64_t thread,
 		rc |= q_res_push_int(*resp, r->insns);
 		rc |= q_res_pushf(*resp, HWTR_Q_REAL, "%.2f", total > 0 ?
 		    100.0 * (double)r->insns / (double)total : 0.0);
-		if (rc != 0) {
-			rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
-			goto out;
-		}
-		if ((rc = q_res_row_end(q, *resp)) < 0)
+		if ((rc = q_res_row_done(q, *resp, rc)) < 0)
 			goto out;
 	}
 	rc = 0;

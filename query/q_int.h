@@ -163,6 +163,8 @@ void q_res_stream(struct hwtr_q *q, struct hwtr_q_res *res);
 void q_res_hint(struct hwtr_q_res *res, size_t col, int64_t v);
 /* A row is complete: write the block if it is full (streamed results). */
 int q_res_row_end(struct hwtr_q *q, struct hwtr_q_res *res);
+/* The same after pushes whose or'ed results are @pushed (q_stmt.c). */
+int q_res_row_done(struct hwtr_q *q, struct hwtr_q_res *res, int pushed);
 
 /* Display width of @len bytes of UTF-8 text. */
 size_t q_dwidth(const char *s, size_t len);
@@ -244,6 +246,7 @@ uint64_t q_hash(const char *s, size_t len);
 
 /* Check that thread @id exists (-HWTR_E_NOENT naming the threads). */
 int q_check_thread(struct hwtr_q *q, int64_t id);
+int q_sql_ready(struct hwtr_q *q, struct q_str *sql, int64_t thread);
 
 /* Write @len bytes to @path through "@path.partial" and a rename. */
 int q_write_file(struct hwtr_q *q, const char *path, const char *buf,

@@ -7,8 +7,9 @@
 /*
  * Statements: prepared, bound from a signature and stepped into a result
  * (handing each full block of rows of a streamed result to the writer of
- * q_fmt.c), or read as one integer.  Above the results (q_res.c) and
- * their writer, below everything that asks the database.
+ * q_fmt.c), or read as one integer; and the checks before a verb's
+ * statement runs (its text whole, its thread there).  Above the results
+ * (q_res.c) and their writer, below everything that asks the database.
  */
 
 #include <sqlite3.h>
@@ -33,6 +34,19 @@ q_res_row_end(struct hwtr_q *q, struct hwtr_q_res *res)
 		return (q_fail(q, rc, rc == -HWTR_E_IO ? "cannot write the "
 		    "answer" : "out of memory"));
 	return (0);
+}
+
+/*
+ * The end of a row: @pushed is the results of pushing its cells or'ed
+ * together (non-zero: one ran out of memory, which is the failure), else
+ * q_res_row_end().
+ */
+int
+q_res_row_done(struct hwtr_q *q, struct hwtr_q_res *res, int pushed)
+{
+	if (pushed != 0)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	return (q_res_row_end(q, res));
 }
 
 /* --- statements ----------------------------------------------------------- */
@@ -197,4 +211,45 @@ q_int(struct hwtr_q *q, int64_t *vp, int64_t dflt, const char *sql,
 	}
 	sqlite3_finalize(st);
 	return (rc);
+}
+
+/* --- a thread named, a statement's text built ------------------------- */
+
+int
+q_check_thread(struct hwtr_q *q, int64_t id)
+{
+	int64_t n;
+	int rc;
+
+	if ((rc = q_int(q, &n, 0, "SELECT count(*) FROM threads WHERE id = ?",
+	    "i", id)) < 0)
+		return (rc);
+	if (n == 0) {
+		q_int(q, &n, 0, "SELECT max(id) FROM threads", NULL);
+		return (q_fail(q, -HWTR_E_NOENT,
+		    "no thread %lld (threads are numbered 1 to %lld; see "
+		    "'threads')", (long long)id, (long long)n));
+	}
+	return (0);
+}
+
+/*
+ * A statement's text @sql built, for thread @thread (-1: every thread):
+ * 0 when the text is whole and the thread exists, else the failure, with
+ * @sql's text freed.
+ */
+int
+q_sql_ready(struct hwtr_q *q, struct q_str *sql, int64_t thread)
+{
+	int rc;
+
+	if (sql->err) {
+		free(sql->p);
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	}
+	if (thread >= 0 && (rc = q_check_thread(q, thread)) < 0) {
+		free(sql->p);
+		return (rc);
+	}
+	return (0);
 }

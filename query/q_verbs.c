@@ -276,14 +276,8 @@ q_branches(struct hwtr_q *q, const struct hwtr_q_req *req,
 	    "ORDER BY count DESC, br.from_ip, br.to_ip, br.kind");
 	free(from);
 	free(to);
-	if (sql.err) {
-		free(sql.p);
-		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	}
-	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0) {
-		free(sql.p);
+	if ((rc = q_sql_ready(q, &sql, req->thread)) < 0)
 		return (rc);
-	}
 	if (req->kind != NULL && req->thread >= 0)
 		rc = q_select(q, resp, sql.p, "si", req->kind, req->thread);
 	else if (req->kind != NULL)
@@ -387,10 +381,8 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 			sel++;
 		} else
 			q_str_add(&sql, sel, 1);
-	if (sql.err) {
-		free(sql.p);
-		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	}
+	if ((rc = q_sql_ready(q, &sql, -1)) < 0)
+		return (rc);
 	rc = r.on ? q_select(q, resp, sql.p, "iiii", r.thread, n, r.seq_lo,
 	    r.seq_hi) : q_select(q, resp, sql.p, "ii", req->thread, n);
 	free(sql.p);

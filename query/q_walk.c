@@ -45,10 +45,8 @@ q_walk_open(struct hwtr_q *q, struct q_walk *w, const char *cols,
 	if (cols != NULL && cols[0] != '\0')
 		q_str_printf(&sql, ", %s", cols);
 	q_str_puts(&sql, " FROM calls c " Q_WALK_WHERE);
-	if (sql.err) {
-		free(sql.p);
-		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	}
+	if ((rc = q_sql_ready(q, &sql, -1)) < 0)
+		return (rc);
 	rc = q_prepare(q, &w->st, sql.p);
 	free(sql.p);
 	if (rc < 0)
