@@ -7,7 +7,8 @@
 #   make fuzz       run the libFuzzer targets (archive reader, perf.data, importers)
 #   make bench      benchmarks (see docs/PERFORMANCE.md)
 #   make lint       mandoc -Tlint on every man page
-#   make layers     the module arrows hold (includes and calls); make
+#   make layers     the module arrows hold (includes and calls) and no
+#                   module's objects call each other in a circle; make
 #                   runs it too, when an object or a header changed
 #   make conform    the conformance matrix against callgrind, gdb, nm, addr2line
 #   make install    install under PREFIX (/usr/local), DESTDIR; make uninstall
@@ -157,12 +158,19 @@ deps:
 	@./install-deps.sh
 
 # The module arrows (USES_* and IFACE_* above) hold for includes and for
-# calls.  `make` checks them again only when an object, a header or the
-# check changed (the stamp $(B)/layers.ok); `make layers` always does.
+# calls, and no module's objects call each other in a circle.  `make`
+# checks them again only when an object, a header or the check changed
+# (the stamp $(B)/layers.ok); `make layers` always does.
+# LAYERS_ORDER=1 make layers prints each module's files in their order,
+# as README draws them.
 comma	:= ,
 empty	:=
 space	:= $(empty) $(empty)
-LAYERS_RUN = sh tests/layers.sh $(B) "$(CC)" $(foreach m,$(MODULES) cli,\
+# Modules whose circles are told, not refused (none: every module's
+# files call downward only).
+LAYERS_CIRCLE_EXEMPT =
+LAYERS_RUN = LAYERS_CIRCLE_EXEMPT="$(LAYERS_CIRCLE_EXEMPT)" \
+	    sh tests/layers.sh $(B) "$(CC)" $(foreach m,$(MODULES) cli,\
 	    $(m):$(subst $(space),$(comma),$(strip $(USES_$(m))))$(if \
 	    $(IFACE_$(m)),:$(subst $(space),$(comma),$(strip $(IFACE_$(m))))))
 layers: $(LIB_OBJ) $(CLI_OBJ)

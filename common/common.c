@@ -4,10 +4,16 @@
  * Copyright (c) 2026 The hwtrace authors
  */
 
-/* Error strings, time conversion and names shared by every module. */
+/*
+ * Error strings, time conversion, names and array growth shared by every
+ * module.
+ */
 
+#include <assert.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "hwtrace.h"
 #include "hwtr_common.h"
@@ -91,4 +97,26 @@ hwtr_logf(const struct hwtr_log *log, enum hwtr_log_level level,
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	log->fn(log->arg, level, buf);
+}
+
+int
+hwtr_grow(void *vp, size_t *capp, size_t need, size_t size)
+{
+	void **v = vp, *nv;
+	size_t cap;
+
+	assert(size > 0);
+	if (need <= *capp)
+		return (0);
+	cap = *capp ? *capp : 16;
+	while (cap < need) {
+		if (cap > SIZE_MAX / 2 / size)
+			return (-HWTR_E_NOMEM);
+		cap *= 2;
+	}
+	if ((nv = realloc(*v, cap * size)) == NULL)
+		return (-HWTR_E_NOMEM);
+	*v = nv;
+	*capp = cap;
+	return (0);
 }

@@ -21,6 +21,13 @@
 #define HWTR_NELEM(a)	(sizeof(a) / sizeof((a)[0]))
 
 /*
+ * Make room for @need elements of @size bytes in the array *@vp (a pointer
+ * to the array pointer) of capacity *@capp, doubling it (from 16): 0, or
+ * -HWTR_E_NOMEM with *@vp and *@capp unchanged.
+ */
+int hwtr_grow(void *vp, size_t *capp, size_t need, size_t size);
+
+/*
  * Text from an archive or a database (host names, command lines, paths,
  * symbol names) made safe for a terminal: control characters (C0, DEL,
  * C1) and bytes that are not valid UTF-8 become \n, \t, \r, \e or \xHH;
@@ -33,13 +40,6 @@
 #define HWTR_ESC_KEEP_NL	0x1
 char *hwtr_esc_dup(const char *s, int flags);
 int hwtr_esc_needed(const char *s, int flags);
-
-/*
- * Make room for @need elements of @elem bytes in the array *@p of *@cap
- * elements: at least double it (16 at first), realloc().  0, or
- * -HWTR_E_NOMEM with *@p and *@cap unchanged.
- */
-int hwtr_grow(void **p, size_t *cap, size_t need, size_t elem);
 
 /* Format a message and send it to @log (which may be NULL). */
 void hwtr_logf(const struct hwtr_log *log, enum hwtr_log_level level,

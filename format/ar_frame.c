@@ -12,6 +12,7 @@
  */
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,32 @@
 #include <zstd_errors.h>
 
 #include "ar_int.h"
+
+/* The reader's message (ar_err()): the bottom of the reader's files. */
+void
+ar_seterr(struct hwtr_ar *ar, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&ar->lock);
+	va_start(ap, fmt);
+	vsnprintf(ar->errmsg, sizeof(ar->errmsg), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&ar->lock);
+}
+
+/*
+ * The message and error of zstd's error @r in the frame of member @what
+ * at @off: a wrong checksum is HWTR_E_CHECKSUM, anything else a format
+ * error.
+ */
+static int
+ar_zerr(struct hwtr_ar *ar, size_t r, const char *what, uintmax_t off)
+{
+	return (ar_err(ar, ZSTD_getErrorCode(r) == ZSTD_error_checksum_wrong ?
+	    HWTR_E_CHECKSUM : HWTR_E_FORMAT, "member '%s': frame at 0x%jx: %s",
+	    what, off, ZSTD_getErrorName(r)));
+}
 
 int
 ar_pread_all(struct hwtr_ar *ar, void *buf, size_t len, uint64_t off,
@@ -154,11 +181,7 @@ decompress_frame(struct hwtr_ar *ar, const char *what, uint64_t off,
 			out.pos = 0;
 			r = ZSTD_decompressStream(d, &out, &in);
 			if (ZSTD_isError(r)) {
-				rc = ar_err(ar, ZSTD_getErrorCode(r) ==
-				    ZSTD_error_checksum_wrong ? HWTR_E_CHECKSUM :
-				    HWTR_E_FORMAT, "member '%s': frame at 0x%jx: "
-				    "%s", what, (uintmax_t)off,
-				    ZSTD_getErrorName(r));
+				rc = ar_zerr(ar, r, what, (uintmax_t)off);
 				goto out;
 			}
 			if (reg >= nreg && out.pos > 0) {
@@ -482,11 +505,8 @@ ar_read_member_stream(struct hwtr_ar *ar, const struct ar_member *m,
 			out.pos = 0;
 			r = ZSTD_decompressStream(d, &out, &in);
 			if (ZSTD_isError(r)) {
-				rc = ar_err(ar, ZSTD_getErrorCode(r) ==
-				    ZSTD_error_checksum_wrong ? HWTR_E_CHECKSUM :
-				    HWTR_E_FORMAT, "member '%s': frame at 0x%jx: "
-				    "%s", m->info.name, (uintmax_t)m->info.offset,
-				    ZSTD_getErrorName(r));
+				rc = ar_zerr(ar, r, m->info.name,
+				    (uintmax_t)m->info.offset);
 				goto out;
 			}
 			if (out.pos > total - pos) {

@@ -118,7 +118,6 @@ struct hwtr_ar {
 };
 
 /* archive_read.c */
-int	ar_grow(void *vp, size_t *capp, size_t n, size_t size);
 void	ar_seterr(struct hwtr_ar *ar, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 

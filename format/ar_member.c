@@ -323,7 +323,8 @@ mk_stream_desc(struct hwtr_ar *ar, struct mk_arg *a)
 	struct ar_stream *s;
 	int rc;
 
-	if ((rc = ar_grow(&ar->s, &ar->scap, ar->ns, sizeof(*ar->s))) < 0)
+	if ((rc = hwtr_grow(&ar->s, &ar->scap, ar->ns + 1,
+	    sizeof(*ar->s))) < 0)
 		return (rc);
 	s = &ar->s[ar->ns];
 	memset(s, 0, sizeof(*s));
@@ -394,7 +395,7 @@ mk_image_desc(struct hwtr_ar *ar, struct mk_arg *a)
 		return (ar_err(ar, HWTR_E_FORMAT, "%s: field 'key' is '%s', "
 		    "the member name says otherwise", m->info.name,
 		    d.key));
-	if ((rc = ar_grow(&ar->pending, &ar->pcap, ar->npending,
+	if ((rc = hwtr_grow(&ar->pending, &ar->pcap, ar->npending + 1,
 	    sizeof(*ar->pending))) < 0)
 		return (rc);
 	ar->pending[ar->npending].d = d;
@@ -421,7 +422,7 @@ mk_image(struct hwtr_ar *ar, struct mk_arg *a)
 		return (ar_err(ar, HWTR_E_FORMAT, "member '%s': %ju bytes, "
 		    "its description says %ju", m->info.name,
 		    (uintmax_t)m->size, (uintmax_t)pd->d.size));
-	if (ar_grow(&ar->img, &ar->icap, ar->ni, sizeof(*ar->img)) < 0)
+	if (hwtr_grow(&ar->img, &ar->icap, ar->ni + 1, sizeof(*ar->img)) < 0)
 		return (-HWTR_E_NOMEM);
 	ar->img[ar->ni].d = pd->d;
 	ar->img[ar->ni].member = a->idx;

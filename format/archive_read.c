@@ -42,36 +42,6 @@
 #include "ar_int.h"
 #include "hwtr_elf.h"
 
-/* Make room for one more element of @size in *@vp (doubling). */
-int
-ar_grow(void *vp, size_t *capp, size_t n, size_t size)
-{
-	void **v = vp, *nv;
-	size_t cap;
-
-	if (n < *capp)
-		return (0);
-	cap = *capp ? 2 * *capp : 16;
-	if ((nv = realloc(*v, cap * size)) == NULL)
-		return (-HWTR_E_NOMEM);
-	*v = nv;
-	*capp = cap;
-	return (0);
-}
-
-void
-ar_seterr(struct hwtr_ar *ar, const char *fmt, ...)
-{
-	va_list ap;
-
-	pthread_mutex_lock(&ar->lock);
-	va_start(ap, fmt);
-	vsnprintf(ar->errmsg, sizeof(ar->errmsg), fmt, ap);
-	va_end(ap);
-	pthread_mutex_unlock(&ar->lock);
-}
-
-
 static uint32_t
 le32(const uint8_t *p)
 {

@@ -5,83 +5,90 @@
  */
 
 /*
- * The importer table and its one driver.  An importer bids on a path
- * (how sure it is the path is its format) and loads it into a sink; the
- * driver picks the importer, owns the archive's name, and finishes or
- * removes the archive, so no importer opens, closes or cleans up a file
- * of its own.
+ * What every importer shares, at the bottom of the importers: the error
+ * message, the sink's archive opened once, the meta of an import, PT_LOAD
+ * flags as mapping protections, and a file range copied into a stream.
+ * The table of importers and the driver that runs them are in importers.c.
  */
 
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include "hwtrace.h"
 #include "hwtr_common.h"
+#include "hwtr_elf.h"
 #include "hwtr_import.h"
 
-static const struct hwtr_importer *const importers[] = {
-	&hwtr_importer_raw,
-	&hwtr_importer_lldb,
-	&hwtr_importer_cs,
-	&hwtr_importer_perf,
-	&hwtr_importer_hwt,
-};
+#define IMPORT_CHUNK	(4u << 20)	/* bytes per stream chunk */
 
-static const char *const names[] = {
-	"raw", "lldb", "coresight", "perf", "hwt", NULL
-};
-
-const char *const *
-hwtr_import_formats(void)
+void
+hwtr_import_err(char *errbuf, size_t errlen, const char *fmt, ...)
 {
-	return (names);
+	va_list ap;
+
+	if (errbuf == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(errbuf, errlen, fmt, ap);
+	va_end(ap);
 }
 
-/*
- * An input is a directory (a snapshot) or a regular file: a FIFO or a
- * device is refused before any importer opens it, so that none blocks.
- */
-static int
-input_kind_ok(const char *path)
+uint32_t
+hwtr_import_prot(uint32_t pflags)
 {
-	struct stat st;
+	uint32_t prot = 0;
 
-	return (stat(path, &st) != 0 || S_ISDIR(st.st_mode) ||
-	    S_ISREG(st.st_mode));
+	/* PF_R/W/X to PROT_READ/WRITE/EXEC, whose values differ. */
+	if (pflags & HWTR_ELF_PF_R)
+		prot |= 0x1;
+	if (pflags & HWTR_ELF_PF_W)
+		prot |= 0x2;
+	if (pflags & HWTR_ELF_PF_X)
+		prot |= 0x4;
+	return (prot);
 }
 
-static const struct hwtr_importer *
-best_bid(const char *path, int *bidp)
+/* Copy one PT file range into stream @id, chunk by chunk. */
+int
+hwtr_import_copy(struct hwtr_aw *aw, uint32_t id, int fd, const char *label,
+    const char *path, uint64_t from, uint64_t end, char *errbuf, size_t errlen)
 {
-	const struct hwtr_importer *best = NULL;
-	size_t i;
-	int b, top = 0;
+	uint64_t off = from;
+	size_t want;
+	ssize_t got;
+	void *buf;
+	int rc = 0;
 
-	for (i = 0; i < HWTR_NELEM(importers); i++) {
-		if (importers[i]->bid == NULL)
-			continue;
-		b = importers[i]->bid(path);
-		if (b > top) {
-			top = b;
-			best = importers[i];
-		}
+	if ((buf = malloc(IMPORT_CHUNK)) == NULL) {
+		hwtr_import_err(errbuf, errlen, "out of memory");
+		return (-HWTR_E_NOMEM);
 	}
-	*bidp = top;
-	return (best);
-}
-
-const char *
-hwtr_import_guess(const char *path)
-{
-	const struct hwtr_importer *imp;
-	int bid;
-
-	if (path == NULL || !input_kind_ok(path))
-		return (NULL);
-	imp = best_bid(path, &bid);
-	return (imp == NULL ? NULL : imp->name);
+	while (off < end) {
+		want = end - off > IMPORT_CHUNK ? IMPORT_CHUNK :
+		    (size_t)(end - off);
+		got = pread(fd, buf, want, (off_t)off);
+		if (got <= 0) {
+			hwtr_import_err(errbuf, errlen, "%s'%s': cannot "
+			    "read at offset 0x%" PRIx64 ": %s", label, path,
+			    off, got < 0 ? strerror(errno) : "file shrank");
+			rc = -HWTR_E_IO;
+			break;
+		}
+		rc = hwtr_aw_chunk(aw, id, HWTR_AW_APPEND, buf, (size_t)got);
+		if (rc < 0) {
+			hwtr_import_err(errbuf, errlen, "%s'%s': %s", label,
+			    path, hwtr_aw_errmsg(aw));
+			break;
+		}
+		off += (uint64_t)got;
+	}
+	free(buf);
+	return (rc);
 }
 
 int
@@ -107,35 +114,6 @@ hwtr_import_begin(struct hwtr_import_sink *sk,
 	return (rc);
 }
 
-/*
- * Close @aw (renaming its file to @out); on failure remove the partial
- * file too and say why in @errbuf.  Frees @aw.
- */
-static int
-import_close(struct hwtr_aw *aw, const char *out, char *errbuf,
-    size_t errlen)
-{
-	char ebuf[512], *tmp;
-	int rc;
-
-	/*
-	 * A capture keeps the partial file of a writer that fails to close
-	 * (what it holds is still readable); an import has its inputs and
-	 * leaves nothing behind.
-	 */
-	tmp = strdup(hwtr_aw_path(aw));
-	ebuf[0] = '\0';
-	rc = hwtr_aw_close(aw, ebuf, sizeof(ebuf));
-	if (rc < 0) {
-		hwtr_import_err(errbuf, errlen, "cannot finish '%s': %s", out,
-		    ebuf[0] ? ebuf : hwtr_errstr(rc));
-		if (tmp != NULL && strcmp(tmp, out) != 0)
-			unlink(tmp);
-	}
-	free(tmp);
-	return (rc);
-}
-
 void
 hwtr_import_meta_init(struct hwtr_capture_meta *meta, const char *source)
 {
@@ -143,118 +121,4 @@ hwtr_import_meta_init(struct hwtr_capture_meta *meta, const char *source)
 	meta->host = "unknown";
 	meta->source = source;
 	meta->sideband_origin = "import";
-}
-
-/*
- * The one write path: run @imp's loader into a fresh sink, then finish
- * the archive it opened (end record, close, rename) or remove it.  @base
- * and @end0 are a live capture's identity and exit status (NULL for an
- * import); the loader's loss is added to @end0's, and the end written is
- * returned in *@endp.
- */
-static int
-import_run(const struct hwtr_importer *imp, const char *path,
-    const struct hwtr_import_opts *o, const struct hwtr_capture_meta *base,
-    const struct hwtr_capture_end *end0, const char *out,
-    struct hwtr_capture_end *endp, uint64_t *trace_bytes, char *errbuf,
-    size_t errlen)
-{
-	struct hwtr_import_sink sk;
-	struct hwtr_capture_end own;
-	int rc;
-
-	if (endp == NULL)
-		endp = &own;
-	memset(&sk, 0, sizeof(sk));
-	sk.out = out;
-	sk.aw_opts = o->aw_opts;
-	sk.errbuf = errbuf;
-	sk.errlen = errlen;
-	sk.base = base;
-	sk.end.exit_kind = HWTR_EXIT_NONE;
-	if (errbuf != NULL && errlen > 0)
-		errbuf[0] = '\0';
-	rc = imp->load(path, o, &sk);
-	if (rc < 0) {
-		if (sk.aw != NULL)
-			hwtr_aw_abort(sk.aw, 0);
-		return (rc);
-	}
-	if (sk.aw == NULL) {
-		hwtr_import_err(errbuf, errlen, "%s importer wrote nothing",
-		    imp->name);
-		return (-HWTR_E_INVAL);
-	}
-	if (end0 != NULL) {
-		*endp = *end0;
-		endp->lost_bytes += sk.end.lost_bytes;
-		endp->lost_records += sk.end.lost_records;
-	} else
-		*endp = sk.end;
-	if (trace_bytes != NULL)
-		*trace_bytes = sk.trace_bytes;
-	hwtr_aw_set_end(sk.aw, endp);
-	rc = import_close(sk.aw, out, errbuf, errlen);
-	return (rc < 0 ? rc : 0);
-}
-
-int
-hwtr_import(const char *path, const struct hwtr_import_opts *o,
-    const char *out, char *errbuf, size_t errlen)
-{
-	static const struct hwtr_import_opts none;
-	const struct hwtr_importer *imp = NULL;
-	struct hwtr_capture_end end;
-	size_t i;
-	int bid;
-
-	if (o == NULL)
-		o = &none;
-	if (out == NULL || *out == '\0') {
-		hwtr_import_err(errbuf, errlen, "no output given");
-		return (-HWTR_E_INVAL);
-	}
-	if (path != NULL && !input_kind_ok(path)) {
-		hwtr_import_err(errbuf, errlen, "'%s' is not a regular file "
-		    "or a directory", path);
-		return (-HWTR_E_INVAL);
-	}
-	if (o->format != NULL) {
-		for (i = 0; i < HWTR_NELEM(importers); i++)
-			if (strcmp(importers[i]->name, o->format) == 0)
-				imp = importers[i];
-		if (imp == NULL) {
-			hwtr_import_err(errbuf, errlen, "no importer of "
-			    "format '%s' (raw, lldb, coresight, perf)",
-			    o->format);
-			return (-HWTR_E_INVAL);
-		}
-	} else {
-		if (path == NULL) {
-			hwtr_import_err(errbuf, errlen, "nothing to import");
-			return (-HWTR_E_INVAL);
-		}
-		if ((imp = best_bid(path, &bid)) == NULL) {
-			hwtr_import_err(errbuf, errlen, "'%s': not a format "
-			    "hwtrace imports (an LLDB trace bundle, a "
-			    "CoreSight snapshot directory or a perf.data "
-			    "file)", path);
-			return (-HWTR_E_FORMAT);
-		}
-	}
-	return (import_run(imp, path, o, NULL, NULL, out, &end, NULL, errbuf,
-	    errlen));
-}
-
-int
-hwtr_import_perf_capture(const char *recording,
-    const struct hwtr_import_opts *o, const struct hwtr_capture_meta *base,
-    struct hwtr_capture_end *end, const char *out, uint64_t *trace_bytes,
-    char *errbuf, size_t errlen)
-{
-	static const struct hwtr_import_opts none;
-
-	return (import_run(&hwtr_importer_perf, recording,
-	    o != NULL ? o : &none, base, end, out, end, trace_bytes, errbuf,
-	    errlen));
 }

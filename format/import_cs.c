@@ -205,7 +205,6 @@ ini_load(struct cs_snap *sn, struct ini *ini, const char *dir,
 	void *vbuf;
 	size_t len, cap = 0, scap = 0;
 	unsigned lineno = 0;
-	void *nv;
 
 	memset(ini, 0, sizeof(*ini));
 	if ((ini->path = path_join(dir, name)) == NULL)
@@ -259,13 +258,9 @@ ini_load(struct cs_snap *sn, struct ini *ini, const char *dir,
 			}
 			*e = '\0';
 			sec = trim(line + 1);
-			if (ini->nsecs == scap) {
-				scap = scap ? 2 * scap : 16;
-				if ((nv = realloc(ini->secs, scap *
-				    sizeof(*ini->secs))) == NULL)
-					goto nomem;
-				ini->secs = nv;
-			}
+			if (hwtr_grow(&ini->secs, &scap, ini->nsecs + 1,
+			    sizeof(*ini->secs)) < 0)
+				goto nomem;
 			ini->secs[ini->nsecs++] = sec;
 			continue;
 		}
@@ -281,13 +276,9 @@ ini_load(struct cs_snap *sn, struct ini *ini, const char *dir,
 			return (-HWTR_E_FORMAT);
 		}
 		*eq = '\0';
-		if (ini->nent == cap) {
-			cap = cap ? 2 * cap : 64;
-			if ((nv = realloc(ini->ent, cap * sizeof(*ini->ent))) ==
-			    NULL)
-				goto nomem;
-			ini->ent = nv;
-		}
+		if (hwtr_grow(&ini->ent, &cap, ini->nent + 1,
+		    sizeof(*ini->ent)) < 0)
+			goto nomem;
 		ini->ent[ini->nent].sec = sec;
 		ini->ent[ini->nent].key = trim(line);
 		ini->ent[ini->nent].val = trim(eq + 1);

@@ -765,7 +765,6 @@ static int
 read_switches(struct lldb_bundle *b, size_t ci)
 {
 	struct lldb_cpu *cp = &b->cpus[ci];
-	struct lldb_switch *nsw;
 	char ebuf[512];
 	uint8_t *buf;
 	size_t len, off = 0;
@@ -814,15 +813,10 @@ read_switches(struct lldb_bundle *b, size_t ci)
 		}
 		memcpy(u, buf + off + 8, sizeof(u));
 		memcpy(&t, buf + off + 24, 8);
-		if (b->nsw == b->csw) {
-			size_t n = b->csw ? 2 * b->csw : 256;
-
-			if ((nsw = realloc(b->sw, n * sizeof(*nsw))) == NULL) {
-				rc = -HWTR_E_NOMEM;
-				break;
-			}
-			b->sw = nsw;
-			b->csw = n;
+		if (hwtr_grow(&b->sw, &b->csw, b->nsw + 1,
+		    sizeof(*b->sw)) < 0) {
+			rc = -HWTR_E_NOMEM;
+			break;
 		}
 		b->sw[b->nsw].tsc = ns_to_tsc(b, t);
 		b->sw[b->nsw].pid = (int32_t)u[2];

@@ -18,19 +18,18 @@
  * AUX data, copies every payload byte for byte, stores the images it can
  * find by build-id, and writes the sideband in time order with the losses
  * perf recorded or the file betrays (AUX flags, LOST records, AUX data
- * announced but absent, a file cut short).
+ * announced but absent, a file cut short).  This file is the first pass;
+ * the second and the importer that runs both are in import_perf_write.c.
  */
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -148,23 +147,6 @@ hwtr_perf_caveat(struct hwtr_perf_data *pd, const char *fmt, ...)
 	return (0);
 }
 
-/* Grow *@vp (of *@np elements of @sz bytes) by one; NULL when out of memory. */
-static void *
-grow(void *vp, size_t *np, size_t *capp, size_t sz)
-{
-	void **v = vp, *nv;
-	size_t cap;
-
-	if (*np < *capp)
-		return ((char *)*v + *np * sz);
-	cap = *capp < 16 ? 16 : *capp * 2;
-	if ((nv = realloc(*v, cap * sz)) == NULL)
-		return (NULL);
-	*v = nv;
-	*capp = cap;
-	return ((char *)nv + *np * sz);
-}
-
 /* 1 when [@off, @off + @len) lies within the file. */
 static int
 in_file(const struct hwtr_perf_data *pd, uint64_t off, uint64_t len)
@@ -187,9 +169,9 @@ add_attr(struct hwtr_perf_data *pd, const uint8_t *a, size_t asz,
 		    "too short for its sample_type and flags", where, asz));
 	if (nids > PF_MAX_IDS)
 		return (fail(pd, -HWTR_E_LIMIT, "%s: %zu ids", where, nids));
-	if ((at = grow(&pd->attr, &pd->nattr, &pd->attrcap,
-	    sizeof(*at))) == NULL)
+	if (hwtr_grow(&pd->attr, &pd->attrcap, pd->nattr + 1, sizeof(*at)) < 0)
 		return (fail(pd, -HWTR_E_NOMEM, "out of memory"));
+	at = &pd->attr[pd->nattr];
 	memset(at, 0, sizeof(*at));
 	at->type = hwtr_perf_u32(a);
 	at->config = hwtr_perf_u64(a + 8);
@@ -293,9 +275,10 @@ feat_build_ids(struct hwtr_perf_data *pd, const uint8_t *p, size_t len)
 			pd->bad_bids++;
 			break;
 		}
-		if ((b = grow(&pd->bid, &pd->nbid, &pd->bidcap,
-		    sizeof(*b))) == NULL)
+		if (hwtr_grow(&pd->bid, &pd->bidcap, pd->nbid + 1,
+		    sizeof(*b)) < 0)
 			return (fail(pd, -HWTR_E_NOMEM, "out of memory"));
+		b = &pd->bid[pd->nbid];
 		memset(b, 0, sizeof(*b));
 		b->pid = (int32_t)hwtr_perf_u32(p + off + 8);
 		b->kernel = (misc & HWTR_PERF_MISC_CPUMODE) ==
@@ -363,9 +346,10 @@ note_aux(struct hwtr_perf_data *pd, const struct hwtr_perf_rec *r,
 {
 	struct hwtr_perf_auxrec *a;
 
-	if ((a = grow(&pd->auxrec, &pd->nauxrec, &pd->auxreccap,
-	    sizeof(*a))) == NULL)
+	if (hwtr_grow(&pd->auxrec, &pd->auxreccap, pd->nauxrec + 1,
+	    sizeof(*a)) < 0)
 		return (fail(pd, -HWTR_E_NOMEM, "out of memory"));
+	a = &pd->auxrec[pd->nauxrec];
 	a->file_off = off;
 	a->offset = r->u.aux.offset;
 	a->size = r->u.aux.size;
@@ -382,8 +366,9 @@ note_sb(struct hwtr_perf_data *pd, const struct hwtr_perf_rec *r, size_t off)
 {
 	struct hwtr_perf_sbrec *s;
 
-	if ((s = grow(&pd->sb, &pd->nsb, &pd->sbcap, sizeof(*s))) == NULL)
+	if (hwtr_grow(&pd->sb, &pd->sbcap, pd->nsb + 1, sizeof(*s)) < 0)
 		return (fail(pd, -HWTR_E_NOMEM, "out of memory"));
+	s = &pd->sb[pd->nsb];
 	s->file_off = off;
 	s->has_time = r->sid.has_time || r->type == HWTR_PERF_FORK ||
 	    r->type == HWTR_PERF_EXIT;
@@ -455,9 +440,10 @@ record(struct hwtr_perf_data *pd, const struct hwtr_perf_rec *r, size_t off,
 		    pd->info_npriv * 8);
 		return (0);
 	case HWTR_PERF_AUXTRACE:
-		if ((ax = grow(&pd->aux, &pd->naux, &pd->auxcap,
-		    sizeof(*ax))) == NULL)
+		if (hwtr_grow(&pd->aux, &pd->auxcap, pd->naux + 1,
+		    sizeof(*ax)) < 0)
 			return (fail(pd, -HWTR_E_NOMEM, "out of memory"));
+		ax = &pd->aux[pd->naux];
 		memset(ax, 0, sizeof(*ax));
 		ax->data_off = off + r->size;
 		ax->want = r->u.auxtrace.size;
@@ -646,76 +632,3 @@ hwtr_perf_scan(struct hwtr_perf_data *pd)
 	}
 	return (walk(pd, doff));
 }
-
-static int
-perf_bid(const char *path)
-{
-	uint8_t m[8];
-	ssize_t n;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
-		return (0);
-	n = read(fd, m, sizeof(m));
-	close(fd);
-	if (n == 8 && memcmp(m, "PERFILE2", 8) == 0)
-		return (100);
-	if (n == 8 && memcmp(m, "2ELIFREP", 8) == 0)
-		return (100);	/* big-endian: refused with the reason */
-	return (0);
-}
-
-static int
-perf_load(const char *path, const struct hwtr_import_opts *o,
-    struct hwtr_import_sink *sk)
-{
-	struct hwtr_perf_data pd;
-	struct stat st;
-	void *map = MAP_FAILED;
-	int fd, rc;
-
-	memset(&pd, 0, sizeof(pd));
-	pd.path = path;
-	pd.errbuf = sk->errbuf;
-	pd.errlen = sk->errlen;
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0 ||
-	    fstat(fd, &st) != 0) {
-		hwtr_import_err(sk->errbuf, sk->errlen, "cannot open '%s': %s",
-		    path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return (-HWTR_E_IO);
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		hwtr_import_err(sk->errbuf, sk->errlen, "'%s': not a regular "
-		    "file", path);
-		return (-HWTR_E_INVAL);
-	}
-	if (st.st_size > 0) {
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
-		    fd, 0);
-		if (map == MAP_FAILED) {
-			hwtr_import_err(sk->errbuf, sk->errlen, "cannot map "
-			    "'%s': %s", path, strerror(errno));
-			close(fd);
-			return (-HWTR_E_IO);
-		}
-	}
-	close(fd);
-	pd.buf = map == MAP_FAILED ? (const uint8_t *)"" : map;
-	pd.len = (size_t)st.st_size;
-	rc = hwtr_perf_scan(&pd);
-	if (rc >= 0)
-		rc = hwtr_perf_write(&pd, o, sk);
-	if (map != MAP_FAILED)
-		munmap(map, (size_t)st.st_size);
-	hwtr_perf_data_free(&pd);
-	return (rc);
-}
-
-const struct hwtr_importer hwtr_importer_perf = {
-	.name = "perf",
-	.bid = perf_bid,
-	.load = perf_load,
-};

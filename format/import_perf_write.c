@@ -8,7 +8,8 @@
  * The archive of a scanned perf.data file (see import_perf.c): the decoder
  * configuration from AUXTRACE_INFO, one stream per CPU or thread of AUX
  * data, images found by build-id, and the sideband in time order with
- * every loss stated.
+ * every loss stated.  The perf importer itself (hwtr_importer_perf: map
+ * the file, scan it, write it) is at the end, above both.
  */
 
 #include <archive.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -640,7 +642,7 @@ find_image(struct pw *w, const char *name, const uint8_t *id, size_t idlen)
 {
 	char hex[2 * HWTR_BUILD_ID_MAX + 1], cand[6][4400];
 	uint8_t got[HWTR_BUILD_ID_MAX];
-	struct pw_img *im = NULL, *nv;
+	struct pw_img *im = NULL;
 	size_t i, n = 0, gotlen;
 
 	for (i = 0; i < w->nimg; i++)
@@ -664,12 +666,8 @@ find_image(struct pw *w, const char *name, const uint8_t *id, size_t idlen)
 	}
 	if (w->aw != NULL)
 		return (NULL);	/* not seen before writing: cannot be */
-	if (w->nimg == w->imgcap) {
-		w->imgcap = w->imgcap ? w->imgcap * 2 : 16;
-		if ((nv = realloc(w->img, w->imgcap * sizeof(*nv))) == NULL)
-			return (NULL);
-		w->img = nv;
-	}
+	if (hwtr_grow(&w->img, &w->imgcap, w->nimg + 1, sizeof(*w->img)) < 0)
+		return (NULL);
 	im = &w->img[w->nimg];
 	memset(im, 0, sizeof(*im));
 	if ((im->name = strdup(name)) == NULL)
@@ -1445,3 +1443,78 @@ out:
 	free(w.cs.cpu);
 	return (rc);
 }
+
+/* --- the perf importer: the scan, then the archive ----------------------- */
+
+static int
+perf_bid(const char *path)
+{
+	uint8_t m[8];
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return (0);
+	n = read(fd, m, sizeof(m));
+	close(fd);
+	if (n == 8 && memcmp(m, "PERFILE2", 8) == 0)
+		return (100);
+	if (n == 8 && memcmp(m, "2ELIFREP", 8) == 0)
+		return (100);	/* big-endian: refused with the reason */
+	return (0);
+}
+
+static int
+perf_load(const char *path, const struct hwtr_import_opts *o,
+    struct hwtr_import_sink *sk)
+{
+	struct hwtr_perf_data pd;
+	struct stat st;
+	void *map = MAP_FAILED;
+	int fd, rc;
+
+	memset(&pd, 0, sizeof(pd));
+	pd.path = path;
+	pd.errbuf = sk->errbuf;
+	pd.errlen = sk->errlen;
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0 ||
+	    fstat(fd, &st) != 0) {
+		hwtr_import_err(sk->errbuf, sk->errlen, "cannot open '%s': %s",
+		    path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return (-HWTR_E_IO);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		hwtr_import_err(sk->errbuf, sk->errlen, "'%s': not a regular "
+		    "file", path);
+		return (-HWTR_E_INVAL);
+	}
+	if (st.st_size > 0) {
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+		    fd, 0);
+		if (map == MAP_FAILED) {
+			hwtr_import_err(sk->errbuf, sk->errlen, "cannot map "
+			    "'%s': %s", path, strerror(errno));
+			close(fd);
+			return (-HWTR_E_IO);
+		}
+	}
+	close(fd);
+	pd.buf = map == MAP_FAILED ? (const uint8_t *)"" : map;
+	pd.len = (size_t)st.st_size;
+	rc = hwtr_perf_scan(&pd);
+	if (rc >= 0)
+		rc = hwtr_perf_write(&pd, o, sk);
+	if (map != MAP_FAILED)
+		munmap(map, (size_t)st.st_size);
+	hwtr_perf_data_free(&pd);
+	return (rc);
+}
+
+const struct hwtr_importer hwtr_importer_perf = {
+	.name = "perf",
+	.bid = perf_bid,
+	.load = perf_load,
+};

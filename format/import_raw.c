@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,73 +31,7 @@
 #include "hwtr_elf.h"
 #include "hwtr_import.h"
 
-#define IMPORT_CHUNK	(4u << 20)	/* bytes per stream chunk */
 #define IMPORT_MAX_IMAGE (1ull << 30)	/* largest image read into memory */
-
-void
-hwtr_import_err(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errbuf == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(errbuf, errlen, fmt, ap);
-	va_end(ap);
-}
-
-uint32_t
-hwtr_import_prot(uint32_t pflags)
-{
-	uint32_t prot = 0;
-
-	/* PF_R/W/X to PROT_READ/WRITE/EXEC, whose values differ. */
-	if (pflags & HWTR_ELF_PF_R)
-		prot |= 0x1;
-	if (pflags & HWTR_ELF_PF_W)
-		prot |= 0x2;
-	if (pflags & HWTR_ELF_PF_X)
-		prot |= 0x4;
-	return (prot);
-}
-
-/* Copy one PT file range into stream @id, chunk by chunk. */
-int
-hwtr_import_copy(struct hwtr_aw *aw, uint32_t id, int fd, const char *label,
-    const char *path, uint64_t from, uint64_t end, char *errbuf, size_t errlen)
-{
-	uint64_t off = from;
-	size_t want;
-	ssize_t got;
-	void *buf;
-	int rc = 0;
-
-	if ((buf = malloc(IMPORT_CHUNK)) == NULL) {
-		hwtr_import_err(errbuf, errlen, "out of memory");
-		return (-HWTR_E_NOMEM);
-	}
-	while (off < end) {
-		want = end - off > IMPORT_CHUNK ? IMPORT_CHUNK :
-		    (size_t)(end - off);
-		got = pread(fd, buf, want, (off_t)off);
-		if (got <= 0) {
-			hwtr_import_err(errbuf, errlen, "%s'%s': cannot "
-			    "read at offset 0x%" PRIx64 ": %s", label, path,
-			    off, got < 0 ? strerror(errno) : "file shrank");
-			rc = -HWTR_E_IO;
-			break;
-		}
-		rc = hwtr_aw_chunk(aw, id, HWTR_AW_APPEND, buf, (size_t)got);
-		if (rc < 0) {
-			hwtr_import_err(errbuf, errlen, "%s'%s': %s", label,
-			    path, hwtr_aw_errmsg(aw));
-			break;
-		}
-		off += (uint64_t)got;
-	}
-	free(buf);
-	return (rc);
-}
 
 /* The last path component, for stream names. */
 static const char *
@@ -505,16 +438,3 @@ const struct hwtr_importer hwtr_importer_raw = {
 	.bid = NULL,		/* chosen by its options, never by a path */
 	.load = raw_load,
 };
-
-int
-hwtr_import_raw(const struct hwtr_import_raw_opts *o, const char *out,
-    char *errbuf, size_t errlen)
-{
-	struct hwtr_import_opts io;
-
-	memset(&io, 0, sizeof(io));
-	io.format = "raw";
-	io.raw = o;
-	io.aw_opts = o != NULL ? o->aw_opts : NULL;
-	return (hwtr_import(NULL, &io, out, errbuf, errlen));
-}

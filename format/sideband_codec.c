@@ -24,16 +24,10 @@
 void *
 hwtr_pool_alloc(struct hwtr_pool *p, size_t size)
 {
-	void **nv, *m;
-	size_t ncap;
+	void *m;
 
-	if (p->n == p->cap) {
-		ncap = p->cap ? 2 * p->cap : 64;
-		if ((nv = realloc(p->v, ncap * sizeof(*nv))) == NULL)
-			return (NULL);
-		p->v = nv;
-		p->cap = ncap;
-	}
+	if (hwtr_grow(&p->v, &p->cap, p->n + 1, sizeof(*p->v)) < 0)
+		return (NULL);
 	if ((m = calloc(1, size ? size : 1)) == NULL)
 		return (NULL);
 	p->v[p->n++] = m;
@@ -72,9 +66,8 @@ hwtr_pool_free(struct hwtr_pool *p)
 void
 hwtr_warn(struct hwtr_warnings *w, const char *fmt, ...)
 {
-	char buf[512], **nv, *s;
+	char buf[512], *s;
 	va_list ap;
-	size_t ncap;
 
 	/* A warning lost to out-of-memory is not worth failing a read over. */
 	if (w == NULL || w->n >= 10000)
@@ -82,13 +75,8 @@ hwtr_warn(struct hwtr_warnings *w, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (w->n == w->cap) {
-		ncap = w->cap ? 2 * w->cap : 16;
-		if ((nv = realloc(w->v, ncap * sizeof(*nv))) == NULL)
-			return;
-		w->v = nv;
-		w->cap = ncap;
-	}
+	if (hwtr_grow(&w->v, &w->cap, w->n + 1, sizeof(*w->v)) < 0)
+		return;
 	if ((s = strdup(buf)) != NULL)
 		w->v[w->n++] = s;
 }

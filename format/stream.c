@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "hwtrace.h"
+#include "hwtr_common.h"
 #include "hwtr_stream.h"
 
 /*
@@ -66,33 +67,12 @@ static const uint8_t psb_pattern[16] = {
 	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82
 };
 
-static int
-sv_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t n;
-	void *q;
-
-	if (need <= *cap)
-		return (0);
-	n = *cap ? *cap : 16;
-	while (n < need) {
-		if (n > SIZE_MAX / 2 / elem)
-			return (-HWTR_E_NOMEM);
-		n *= 2;
-	}
-	if ((q = realloc(*p, n * elem)) == NULL)
-		return (-HWTR_E_NOMEM);
-	*p = q;
-	*cap = n;
-	return (0);
-}
-
 static struct hwtr_sv_seg *
 new_seg(struct hwtr_sv *r, size_t s, size_t p, uint64_t start)
 {
 	struct hwtr_sv_seg *g;
 
-	if (sv_grow((void **)&r->segs, &r->csegs, r->nsegs + 1,
+	if (hwtr_grow(&r->segs, &r->csegs, r->nsegs + 1,
 	    sizeof(*g)) < 0)
 		return (NULL);
 	g = &r->segs[r->nsegs++];
@@ -417,7 +397,7 @@ plan_stream_tail(struct hwtr_sv *r, struct sv_ra *ra, size_t s, uint64_t want,
 		if (res->npieces == 0 || ci->offset != end) {
 			if (res->npieces > 0 && ci->offset > end)
 				res->gaps += ci->offset - end;
-			if (sv_grow((void **)&res->pieces, &res->cap_pieces,
+			if (hwtr_grow(&res->pieces, &res->cap_pieces,
 			    res->npieces + 1, sizeof(*p)) < 0) {
 				free(buf);
 				return (-HWTR_E_NOMEM);
@@ -530,7 +510,7 @@ split_long(struct hwtr_sv *r, size_t s)
 	}
 	if (extra == 0)
 		return (0);
-	if (sv_grow((void **)&r->segs, &r->csegs, r->nsegs + extra,
+	if (hwtr_grow(&r->segs, &r->csegs, r->nsegs + extra,
 	    sizeof(*r->segs)) < 0)
 		return (-HWTR_E_NOMEM);
 	/* From the back, each segment in its n parts. */

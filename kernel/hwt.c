@@ -115,16 +115,6 @@ static const char *const hwt_caveats[] = {
 	    "ordered by buffer position, not time"
 };
 
-void
-hwt_err(struct hwt_src *hs, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(hs->src->errmsg, sizeof(hs->src->errmsg), fmt, ap);
-	va_end(ap);
-}
-
 /* ------------------------------------------------------------------ */
 /* Options.                                                            */
 

@@ -16,6 +16,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #ifdef __FreeBSD__
@@ -153,3 +155,14 @@ hwtr_hwt_sys_default(int *native)
 }
 
 #endif /* __FreeBSD__ */
+
+/* The source's error message (at the bottom: every hwt file says it). */
+void
+hwt_err(struct hwt_src *hs, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(hs->src->errmsg, sizeof(hs->src->errmsg), fmt, ap);
+	va_end(ap);
+}

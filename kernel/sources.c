@@ -10,7 +10,6 @@
  */
 
 #include <string.h>
-#include <time.h>
 
 #include "hwtr_common.h"
 #include "sources.h"
@@ -34,13 +33,4 @@ hwtr_src_find(const char *name)
 		if (strcmp(sources[i]->name, name) == 0)
 			return (sources[i]);
 	return (NULL);
-}
-
-uint64_t
-hwtr_src_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 }

@@ -475,14 +475,8 @@ q_func(struct hwtr_q *q, const struct hwtr_q_req *req,
 	q_str_printf(&sql, "%s AND ?1 = ?1 AND ?2 = ?2 %s ORDER BY c.id", ids,
 	    req->thread >= 0 ? "AND c.thread = ?1" : "");
 	free(ids);
-	if (sql.err) {
-		free(sql.p);
-		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	}
-	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0) {
-		free(sql.p);
+	if ((rc = q_sql_ready(q, &sql, req->thread)) < 0)
 		return (rc);
-	}
 	rc = q_call_select(q, resp, sql.p, req->thread, 0, 0);
 	free(sql.p);
 	if (rc < 0)

@@ -112,7 +112,7 @@ cov_points(struct hwtr_q *q, struct cov *cv, int64_t image, int64_t thread,
     const struct q_rng *r)
 {
 	sqlite3_stmt *st;
-	struct cov_ev *ev = NULL, *nev;
+	struct cov_ev *ev = NULL;
 	size_t nev_ = 0, cap = 0, i, k;
 	int64_t cum = 0;
 	int rc;
@@ -130,15 +130,10 @@ cov_points(struct hwtr_q *q, struct cov *cv, int64_t image, int64_t thread,
 	sqlite3_bind_int64(st, 1, image);
 	cov_bind(st, thread, r);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (nev_ + 2 > cap) {
-			cap = cap ? cap * 2 : 1024;
-			if ((nev = realloc(ev, cap * sizeof(*ev))) == NULL) {
-				sqlite3_finalize(st);
-				free(ev);
-				return (q_fail(q, -HWTR_E_NOMEM,
-				    "out of memory"));
-			}
-			ev = nev;
+		if (hwtr_grow(&ev, &cap, nev_ + 2, sizeof(*ev)) < 0) {
+			sqlite3_finalize(st);
+			free(ev);
+			return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
 		}
 		ev[nev_].addr = sqlite3_column_int64(st, 0);
 		ev[nev_].delta = sqlite3_column_int64(st, 2);
@@ -246,16 +241,9 @@ cov_images(struct hwtr_q *q, const char *spec, struct hwtr_q_res **resp)
 static int
 cov_add_line(struct cov *cv, int64_t file, int64_t line, int64_t count)
 {
-	struct cov_line *nl;
-	size_t ncap;
-
-	if (cv->nlines == cv->caplines) {
-		ncap = cv->caplines ? cv->caplines * 2 : 256;
-		if ((nl = realloc(cv->lines, ncap * sizeof(*nl))) == NULL)
-			return (-HWTR_E_NOMEM);
-		cv->lines = nl;
-		cv->caplines = ncap;
-	}
+	if (hwtr_grow(&cv->lines, &cv->caplines, cv->nlines + 1,
+	    sizeof(*cv->lines)) < 0)
+		return (-HWTR_E_NOMEM);
 	cv->lines[cv->nlines].file = file;
 	cv->lines[cv->nlines].line = line;
 	cv->lines[cv->nlines].count = count;
@@ -269,15 +257,10 @@ cov_add_fn(struct cov *cv, int64_t file, int64_t line, int64_t entries,
     const char *name)
 {
 	struct cov_fn *nf;
-	size_t ncap;
 
-	if (cv->nfns == cv->capfns) {
-		ncap = cv->capfns ? cv->capfns * 2 : 64;
-		if ((nf = realloc(cv->fns, ncap * sizeof(*nf))) == NULL)
-			return (-HWTR_E_NOMEM);
-		cv->fns = nf;
-		cv->capfns = ncap;
-	}
+	if (hwtr_grow(&cv->fns, &cv->capfns, cv->nfns + 1,
+	    sizeof(*cv->fns)) < 0)
+		return (-HWTR_E_NOMEM);
 	nf = &cv->fns[cv->nfns];
 	nf->file = file;
 	nf->line = line;

@@ -41,18 +41,6 @@ hwtr_q_format_parse(const char *name, enum hwtr_q_format *fmtp)
 	return (-HWTR_E_INVAL);
 }
 
-/* Display width of UTF-8 text: code points, not bytes. */
-size_t
-q_dwidth(const char *s, size_t len)
-{
-	size_t w = 0, i;
-
-	for (i = 0; i < len; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80)
-			w++;
-	return (w);
-}
-
 /* Bytes of the first @w code points of @s. */
 static size_t
 q_dprefix(const char *s, size_t w)

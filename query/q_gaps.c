@@ -34,15 +34,6 @@
 /* Gaps kept for export --folded; the others are counted in the note. */
 #define Q_LOST_KEEP	4096
 
-void
-q_lost_clear(struct q_lost *l)
-{
-	free(l->gaps);
-	free(l->note);
-	free(l->before);
-	memset(l, 0, sizeof(*l));
-}
-
 /* Which verbs' answers depend on the whole trace (or their range of it). */
 static int
 q_lost_verb(enum hwtr_q_verb verb)

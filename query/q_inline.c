@@ -361,10 +361,8 @@ q_inl_blocks(struct hwtr_q *q, struct q_inl_ent *e, const char *names)
 	int rc;
 
 	q_str_printf(&sql, Q_INL_BLK_SQL, names);
-	if (sql.err) {
-		free(sql.p);
-		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	}
+	if ((rc = q_sql_ready(q, &sql, -1)) < 0)
+		return (rc);
 	rc = q_prepare(q, &st, sql.p);
 	free(sql.p);
 	if (rc < 0)
@@ -1054,11 +1052,7 @@ q_inl_hot(struct hwtr_q *q, struct hwtr_q_res **resp, int64_t thread,
 		rc |= q_res_push_int(*resp, r->insns);
 		rc |= q_res_pushf(*resp, HWTR_Q_REAL, "%.2f", total > 0 ?
 		    100.0 * (double)r->insns / (double)total : 0.0);
-		if (rc != 0) {
-			rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
-			goto out;
-		}
-		if ((rc = q_res_row_end(q, *resp)) < 0)
+		if ((rc = q_res_row_done(q, *resp, rc)) < 0)
 			goto out;
 	}
 	rc = 0;
@@ -1291,23 +1285,6 @@ nomem:
 	return (NULL);
 }
 
-static int
-ir_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 64;
-	void *n;
-
-	if (need <= *cap)
-		return (0);
-	while (c < need)
-		c *= 2;
-	if ((n = realloc(*p, c * size)) == NULL)
-		return (-1);
-	*p = n;
-	*cap = c;
-	return (0);
-}
-
 /*
  * Close the top frame's open runs at instruction position @at, those
  * not in @keep (@nkeep instances; NULL: all), outermost first (two runs
@@ -1369,7 +1346,7 @@ ir_push(struct ir *ir, int64_t id, int64_t depth, int64_t exit_seq,
 {
 	struct ir_frame *f;
 
-	if (ir_grow((void **)&ir->fr, &ir->capfr, ir->nfr + 1,
+	if (hwtr_grow(&ir->fr, &ir->capfr, ir->nfr + 1,
 	    sizeof(*ir->fr)) < 0)
 		return (q_fail(ir->q, -HWTR_E_NOMEM, "out of memory"));
 	f = &ir->fr[ir->nfr++];
@@ -1425,7 +1402,7 @@ ir_insn(struct ir *ir, const struct ir_blk *b, int64_t k, int64_t at,
 				break;
 		if (j < ir->nprev)
 			continue;
-		if (ir_grow((void **)&ir->open, &ir->capopen, ir->nopen + 1,
+		if (hwtr_grow(&ir->open, &ir->capopen, ir->nopen + 1,
 		    sizeof(*ir->open)) < 0)
 			return (q_fail(ir->q, -HWTR_E_NOMEM, "out of memory"));
 		ir->open[ir->nopen].k = ks[i - lo];
@@ -1434,7 +1411,7 @@ ir_insn(struct ir *ir, const struct ir_blk *b, int64_t k, int64_t at,
 		ir->nopen++;
 	}
 	f->known = 1;
-	if (ir_grow((void **)&ir->prev, &ir->capprev, f->poff + n,
+	if (hwtr_grow(&ir->prev, &ir->capprev, f->poff + n,
 	    sizeof(*ir->prev)) < 0)
 		return (q_fail(ir->q, -HWTR_E_NOMEM, "out of memory"));
 	if (n > 0)

@@ -5,12 +5,17 @@
  */
 
 /*
- * Private interfaces of the query module (query/ only).  q_core.c opens and
- * checks the database and owns results and their rendering; q_verbs.c
- * answers the verbs, mostly as SQL over hwtrace-db(5), and hands bt to
- * q_bt.c, calls and func to q_calls.c and sql to q_sql.c; q_range.c turns
- * --from and --to into a thread's positions; q_cov.c computes coverage
- * and writes lcov; q_tree.c builds call trees and the Perfetto export.
+ * Private interfaces of the query module (query/ only).  From the bottom:
+ * q_str.c (a handle's message, growable text, display width), q_res.c
+ * (results), q_fmt.c (their rendering), q_stmt.c (statements into
+ * results), q_db.c (one database opened and checked), q_lazy.c (an
+ * archive indexed on demand), q_core.c (opening, and the verbs' shared
+ * lookups).  q_verbs.c answers the verbs, mostly as SQL over
+ * hwtrace-db(5), and hands bt to q_bt.c, calls and func to q_calls.c and
+ * sql to q_sql.c; q_range.c turns --from and --to into a thread's
+ * positions; q_cov.c computes coverage and writes lcov; q_tree.c builds
+ * call trees and the Perfetto export.  No file calls one above it (make
+ * layers).
  */
 
 #ifndef HWTR_Q_INT_H
@@ -187,6 +192,8 @@ void q_res_stream(struct hwtr_q *q, struct hwtr_q_res *res);
 void q_res_hint(struct hwtr_q_res *res, size_t col, int64_t v);
 /* A row is complete: write the block if it is full (streamed results). */
 int q_res_row_end(struct hwtr_q *q, struct hwtr_q_res *res);
+/* The same after pushes whose or'ed results are @pushed (q_stmt.c). */
+int q_res_row_done(struct hwtr_q *q, struct hwtr_q_res *res, int pushed);
 
 /* Display width of @len bytes of UTF-8 text. */
 size_t q_dwidth(const char *s, size_t len);
@@ -268,6 +275,7 @@ uint64_t q_hash(const char *s, size_t len);
 
 /* Check that thread @id exists (-HWTR_E_NOENT naming the threads). */
 int q_check_thread(struct hwtr_q *q, int64_t id);
+int q_sql_ready(struct hwtr_q *q, struct q_str *sql, int64_t thread);
 
 /* Write @len bytes to @path through "@path.partial" and a rename. */
 int q_write_file(struct hwtr_q *q, const char *path, const char *buf,

@@ -107,7 +107,6 @@ q_lazy_open(struct hwtr_q *q)
 	sqlite3_stmt *st = NULL;
 	const char *v, *p;
 	char *end;
-	int64_t *nc;
 	unsigned long long sid;
 	size_t cap = 0;
 	int rc;
@@ -160,16 +159,12 @@ q_lazy_open(struct hwtr_q *q)
 		}
 		sqlite3_bind_int64(th, 1, (int64_t)sid);
 		while (sqlite3_step(th) == SQLITE_ROW) {
-			if (q->ncut == cap) {
-				cap = cap ? cap * 2 : 16;
-				if ((nc = realloc(q->cut, cap *
-				    sizeof(*nc))) == NULL) {
-					sqlite3_finalize(th);
-					sqlite3_finalize(st);
-					return (q_fail(q, -HWTR_E_NOMEM,
-					    "out of memory"));
-				}
-				q->cut = nc;
+			if (hwtr_grow(&q->cut, &cap, q->ncut + 1,
+			    sizeof(*q->cut)) < 0) {
+				sqlite3_finalize(th);
+				sqlite3_finalize(st);
+				return (q_fail(q, -HWTR_E_NOMEM,
+				    "out of memory"));
 			}
 			q->cut[q->ncut++] = sqlite3_column_int64(th, 0);
 		}

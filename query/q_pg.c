@@ -318,6 +318,23 @@ fail:
 	return (rc);
 }
 
+/*
+ * Roll back the open export (q_pgexport.c), if any: also what closing
+ * the connection in the middle of one does.
+ */
+void
+hwtr_pg_export_abort(struct hwtr_pg *pg)
+{
+	PGresult *r;
+
+	if (pg == NULL || !pg->in_tx)
+		return;
+	pg->in_tx = 0;
+	if (PQstatus(pg->conn) == CONNECTION_OK &&
+	    (r = PQexec(pg->conn, "ROLLBACK")) != NULL)
+		PQclear(r);
+}
+
 int
 hwtr_pg_close(struct hwtr_pg *pg)
 {

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,19 +76,6 @@ hwtr_pg_export_commit(struct hwtr_pg *pg)
 	rc = pg_cmd(pg, "cannot commit the export", "COMMIT", 0, NULL);
 	pg->in_tx = 0;
 	return (rc);
-}
-
-void
-hwtr_pg_export_abort(struct hwtr_pg *pg)
-{
-	PGresult *r;
-
-	if (pg == NULL || !pg->in_tx)
-		return;
-	pg->in_tx = 0;
-	if (PQstatus(pg->conn) == CONNECTION_OK &&
-	    (r = PQexec(pg->conn, "ROLLBACK")) != NULL)
-		PQclear(r);
 }
 
 /* One text value of the SQLite meta table, malloc'd, or NULL. */
@@ -273,6 +261,57 @@ ex_copy(struct ex *ex, const char *what, const char *sql, const char *copy,
 	return (pg_copy_end(&cp, rowsp));
 }
 
+/*
+ * The static rows of the images this run loads first, in this order: the
+ * SELECT of each names the local ids of those images (%1$s) and, for the
+ * files, the UNION that adds the call sites of inlines (%2$s); inlines
+ * only where the database has them (inl).
+ */
+static const struct {
+	const char	*what, *copy, *sig, *sel;
+	int		inl;
+} ex_static[] = {
+	{ "cannot copy symbols", "COPY hwtrace.symbols (image, name, addr, "
+	  "size, kind, bind, origin) FROM STDIN (FORMAT binary)", "Itllttt",
+	  "SELECT image, name, addr, size, kind, bind, origin FROM symbols "
+	  "WHERE image IN %1$s", 0 },
+	{ "cannot copy files", "COPY hwtrace.files (image, id, path) FROM "
+	  "STDIN (FORMAT binary)", "Ilt", "SELECT DISTINCT l.image, f.id, "
+	  "f.path FROM (SELECT image, file FROM lines%2$s) l JOIN files f ON "
+	  "f.id = l.file WHERE l.image IN %1$s", 0 },
+	{ "cannot copy lines", "COPY hwtrace.lines (image, addr, file, line, "
+	  "col, is_stmt, end_addr) FROM STDIN (FORMAT binary)", "Illllbl",
+	  "SELECT image, addr, file, line, col, is_stmt, end_addr FROM lines "
+	  "WHERE image IN %1$s", 0 },
+	{ "cannot copy inlines", "COPY hwtrace.inlines (image, lo, hi, entry, "
+	  "inst, depth, name, call_file, call_line, parent) FROM STDIN "
+	  "(FORMAT binary)", "Illllltlll", "SELECT image, lo, hi, entry, "
+	  "inst, depth, name, call_file, call_line, parent FROM inlines WHERE "
+	  "image IN %1$s", 1 },
+};
+
+/*
+ * ex_copy() of the SELECT @fmt makes (printf-like): the static rows of the
+ * images loaded by this run (ex_static), whose list of ids it names.
+ */
+static int
+ex_copyf(struct ex *ex, const char *what, const char *copy, const char *sig,
+    const char *fmt, ...)
+{
+	va_list ap;
+	char *sql;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vasprintf(&sql, fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		return (pg_fail(ex->pg, -HWTR_E_NOMEM, "out of memory"));
+	rc = ex_copy(ex, what, sql, copy, sig, NULL);
+	free(sql);
+	return (rc);
+}
+
 /* "(1,2,3)" of the first column of a result; "(NULL)" when empty. */
 static char *
 ex_idlist(PGresult *r)
@@ -317,6 +356,7 @@ ex_images(struct ex *ex, struct hwtr_pg_run *run)
 {
 	PGresult *r;
 	char *local = NULL, *shared = NULL, *sql = NULL;
+	size_t k;
 	int rc, inl;
 
 	if ((rc = pg_cmd(ex->pg, "cannot create a temporary table",
@@ -371,56 +411,14 @@ ex_images(struct ex *ex, struct hwtr_pg_run *run)
 		rc = pg_fail(ex->pg, -HWTR_E_NOMEM, "out of memory");
 		goto out;
 	}
-	if (asprintf(&sql, "SELECT image, name, addr, size, kind, bind, "
-	    "origin FROM symbols WHERE image IN %s", local) < 0) {
-		sql = NULL;
-		rc = pg_fail(ex->pg, -HWTR_E_NOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = ex_copy(ex, "cannot copy symbols", sql, "COPY "
-	    "hwtrace.symbols (image, name, addr, size, kind, bind, origin) "
-	    "FROM STDIN (FORMAT binary)", "Itllttt", NULL)) < 0)
-		goto out;
-	free(sql);
 	/* The files of the lines, and of the call sites of inlines. */
 	inl = ex_has_inlines(ex);
-	if (asprintf(&sql, "SELECT DISTINCT l.image, f.id, f.path FROM "
-	    "(SELECT image, file FROM lines%s) l JOIN files f ON f.id = "
-	    "l.file WHERE l.image IN %s", inl ? " UNION SELECT image, "
-	    "call_file FROM inlines" : "", local) < 0) {
-		sql = NULL;
-		rc = pg_fail(ex->pg, -HWTR_E_NOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = ex_copy(ex, "cannot copy files", sql, "COPY hwtrace.files "
-	    "(image, id, path) FROM STDIN (FORMAT binary)", "Ilt", NULL)) < 0)
-		goto out;
-	free(sql);
-	if (asprintf(&sql, "SELECT image, addr, file, line, col, is_stmt, "
-	    "end_addr FROM lines WHERE image IN %s", local) < 0) {
-		sql = NULL;
-		rc = pg_fail(ex->pg, -HWTR_E_NOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = ex_copy(ex, "cannot copy lines", sql, "COPY hwtrace.lines "
-	    "(image, addr, file, line, col, is_stmt, end_addr) FROM STDIN "
-	    "(FORMAT binary)", "Illllbl", NULL)) < 0)
-		goto out;
-	free(sql);
-	sql = NULL;
-	if (inl && asprintf(&sql, "SELECT image, lo, hi, entry, inst, depth, "
-	    "name, call_file, call_line, parent FROM inlines WHERE image IN "
-	    "%s", local) < 0) {
-		sql = NULL;
-		rc = pg_fail(ex->pg, -HWTR_E_NOMEM, "out of memory");
-		goto out;
-	}
-	if (inl && (rc = ex_copy(ex, "cannot copy inlines", sql, "COPY "
-	    "hwtrace.inlines (image, lo, hi, entry, inst, depth, name, "
-	    "call_file, call_line, parent) FROM STDIN (FORMAT binary)",
-	    "Illllltlll", NULL)) < 0)
-		goto out;
-	free(sql);
+	for (k = 0; k < HWTR_NELEM(ex_static); k++)
+		if ((!ex_static[k].inl || inl) && (rc = ex_copyf(ex,
+		    ex_static[k].what, ex_static[k].copy, ex_static[k].sig,
+		    ex_static[k].sel, local, inl ? " UNION SELECT image, "
+		    "call_file FROM inlines" : "")) < 0)
+			goto out;
 	if (asprintf(&sql, "UPDATE hwtrace.images SET loaded = true WHERE id "
 	    "IN %s", shared) < 0) {
 		sql = NULL;

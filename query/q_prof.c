@@ -475,10 +475,8 @@ p_blocks(struct hwtr_q *q, sqlite3_stmt **stp, int64_t thread,
 	    P_BLOCKS_ALL);
 	if (ids != NULL)
 		q_str_printf(&sql, " AND b.symbol IN %s", ids);
-	if (sql.err) {
-		free(sql.p);
-		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	}
+	if ((rc = q_sql_ready(q, &sql, -1)) < 0)
+		return (rc);
 	rc = q_prepare(q, stp, sql.p);
 	free(sql.p);
 	if (rc < 0)
@@ -559,11 +557,7 @@ q_hot_lines(struct hwtr_q *q, const struct hwtr_q_req *req,
 		rc |= q_res_push_int(*resp, e->count);
 		rc |= q_res_pushf(*resp, HWTR_Q_REAL, "%.2f",
 		    p_pct(e->insns, all));
-		if (rc != 0) {
-			rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
-			goto out;
-		}
-		if ((rc = q_res_row_end(q, *resp)) < 0)
+		if ((rc = q_res_row_done(q, *resp, rc)) < 0)
 			goto out;
 	}
 	rc = 0;
@@ -727,11 +721,7 @@ q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,
 		if (rc == 0 && !by_line &&
 		    (rc = p_inlined(q, &ist, *resp, inl, e->ip)) < 0)
 			goto out;
-		if (rc != 0 || text.err || place.err) {
-			rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
-			goto out;
-		}
-		if ((rc = q_res_row_end(q, *resp)) < 0)
+		if ((rc = q_res_row_done(q, *resp, (rc != 0 || text.err || place.err))) < 0)
 			goto out;
 	}
 	rc = 0;
@@ -857,14 +847,9 @@ q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
 			    "tree row %zu", r);
 			goto out;
 		}
-		if ((size_t)depth + 1 >= cap) {
-			size_t *np;
-
-			cap = (size_t)depth * 2 + 64;
-			if ((np = realloc(plen, cap * sizeof(*plen))) == NULL)
-				goto nomem;
-			plen = np;
-		}
+		if (hwtr_grow(&plen, &cap, (size_t)depth + 2,
+		    sizeof(*plen)) < 0)
+			goto nomem;
 		/* tree's function column is indented by its depth. */
 		while (*fn == ' ')
 			fn++;

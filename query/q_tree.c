@@ -1004,8 +1004,6 @@ q_export(struct hwtr_q *q, const struct hwtr_q_req *req,
 	int timed_range, rc;
 
 	*resp = NULL;
-	if (req->folded != NULL)
-		return (q_folded(q, req, resp));
 	if (req->perfetto == NULL)
 		return (q_fail(q, -HWTR_E_INVAL, "export: no output file"));
 	memset(&e, 0, sizeof(e));

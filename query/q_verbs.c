@@ -276,14 +276,8 @@ q_branches(struct hwtr_q *q, const struct hwtr_q_req *req,
 	    "ORDER BY count DESC, br.from_ip, br.to_ip, br.kind");
 	free(from);
 	free(to);
-	if (sql.err) {
-		free(sql.p);
-		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	}
-	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0) {
-		free(sql.p);
+	if ((rc = q_sql_ready(q, &sql, req->thread)) < 0)
 		return (rc);
-	}
 	if (req->kind != NULL && req->thread >= 0)
 		rc = q_select(q, resp, sql.p, "si", req->kind, req->thread);
 	else if (req->kind != NULL)
@@ -387,10 +381,8 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 			sel++;
 		} else
 			q_str_add(&sql, sel, 1);
-	if (sql.err) {
-		free(sql.p);
-		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	}
+	if ((rc = q_sql_ready(q, &sql, -1)) < 0)
+		return (rc);
 	rc = r.on ? q_select(q, resp, sql.p, "iiii", r.thread, n, r.seq_lo,
 	    r.seq_hi) : q_select(q, resp, sql.p, "ii", req->thread, n);
 	free(sql.p);
@@ -461,26 +453,6 @@ q_limit_end(struct hwtr_q *q)
 	if (q->db != NULL)
 		sqlite3_progress_handler(q->db, 0, NULL, NULL);
 	return (q->lim_expired);
-}
-
-const char *
-q_verb_name(enum hwtr_q_verb verb)
-{
-	static const char *const names[] = {
-		[HWTR_Q_SUMMARY] = "summary", [HWTR_Q_THREADS] = "threads",
-		[HWTR_Q_LAST] = "last", [HWTR_Q_CALLS] = "calls",
-		[HWTR_Q_TREE] = "tree", [HWTR_Q_FUNC] = "func",
-		[HWTR_Q_COVERAGE] = "coverage", [HWTR_Q_HOT] = "hot",
-		[HWTR_Q_BRANCHES] = "branches", [HWTR_Q_TIMELINE] = "timeline",
-		[HWTR_Q_INSNS] = "insns", [HWTR_Q_SQL] = "sql",
-		[HWTR_Q_EXPORT] = "export", [HWTR_Q_BT] = "bt",
-		[HWTR_Q_ANNOTATE] = "annotate",
-	};
-
-	if ((size_t)verb >= sizeof(names) / sizeof(names[0]) ||
-	    names[verb] == NULL)
-		return ("query");
-	return (names[verb]);
 }
 
 static int q_verb(struct hwtr_q *q, const struct hwtr_q_req *req,
@@ -585,6 +557,9 @@ q_verb(struct hwtr_q *q, const struct hwtr_q_req *req,
 	case HWTR_Q_SQL:
 		return (q_sql(q, req, resp));
 	case HWTR_Q_EXPORT:
+		/* --folded (q_prof.c) is made from tree's rows. */
+		if (req->folded != NULL)
+			return (q_folded(q, req, resp));
 		return (q_export(q, req, resp));
 	case HWTR_Q_BT:
 		return (q_bt(q, req, resp));

@@ -45,10 +45,8 @@ q_walk_open(struct hwtr_q *q, struct q_walk *w, const char *cols,
 	if (cols != NULL && cols[0] != '\0')
 		q_str_printf(&sql, ", %s", cols);
 	q_str_puts(&sql, " FROM calls c " Q_WALK_WHERE);
-	if (sql.err) {
-		free(sql.p);
-		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	}
+	if ((rc = q_sql_ready(q, &sql, -1)) < 0)
+		return (rc);
 	rc = q_prepare(q, &w->st, sql.p);
 	free(sql.p);
 	if (rc < 0)
@@ -138,7 +136,7 @@ q_walk_stack(struct hwtr_q *q, int64_t thread, int64_t seq, int64_t maxdepth,
     struct q_span **frp, size_t *np)
 {
 	sqlite3_stmt *st = NULL, *up = NULL, *s;
-	struct q_span f, *fr = NULL, *nf;
+	struct q_span f, *fr = NULL;
 	size_t n = 0, cap = 0;
 	int64_t parent;
 	int rc;
@@ -161,15 +159,9 @@ q_walk_stack(struct hwtr_q *q, int64_t thread, int64_t seq, int64_t maxdepth,
 		    sqlite3_column_int64(s, 4);
 		if (f.exit_seq > seq && f.entry_seq <= seq &&
 		    f.depth <= maxdepth) {
-			if (n == cap) {
-				cap = cap ? 2 * cap : 64;
-				if ((nf = realloc(fr, cap * sizeof(*fr))) ==
-				    NULL) {
-					rc = q_fail(q, -HWTR_E_NOMEM,
-					    "out of memory");
-					goto out;
-				}
-				fr = nf;
+			if (hwtr_grow(&fr, &cap, n + 1, sizeof(*fr)) < 0) {
+				rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+				goto out;
 			}
 			fr[n++] = f;
 		}

@@ -18,7 +18,14 @@
 #  2. no module source includes a private header of another module;
 #  3. no module source reaches around its paths (#include "../x/y.h");
 #  4. calls: every symbol an object of BUILD/obj/<module>/ needs from
-#     another module's objects is defined by a module it may use.
+#     another module's objects is defined by a module it may use;
+#  5. no circles: inside a module, no object uses (through a chain of
+#     others) a symbol of an object that uses one of its own.  A module
+#     named in the environment's LAYERS_CIRCLE_EXEMPT (space-separated)
+#     has its circles printed on stdout, not refused.  With LAYERS_ORDER
+#     set, each module without a circle has its files printed on stderr
+#     level by level, bottom first ("order m/: a.c b.c < c.c"; README
+#     draws them).
 
 set -u
 export LC_ALL=C
@@ -156,6 +163,173 @@ done > "$probe/calls"
 if [ -s "$probe/calls" ]; then
 	cat "$probe/calls" >&2
 	rc=1
+fi
+
+# 5. No circle of calls inside a module: the graph "object A uses a
+# symbol object B of the same module defines" has no cycle.  Each strongly
+# connected set of two or more objects is refused, with one circle
+# through it and the symbols on each of its edges.  The modules named in
+# LAYERS_CIRCLE_EXEMPT are told, not refused.
+for m in $mods; do
+	o=$(objs "$m")
+	[ -n "$o" ] || continue
+	# "symbol object" for every definition, then "user definer symbol".
+	nm -A -g --defined-only $o |
+	    awk 'NF == 3 { f = $1; sub(/:[^:]*$/, "", f); print $3, f }' |
+	    sort -u > "$probe/mdefs"
+	nm -A -u $o | awk '{ f = $1; sub(/:$/, "", f); print $NF, f }' |
+	    sort -u | join - "$probe/mdefs" |
+	    awk -v b="$B/obj/" '$2 != $3 {
+		u = substr($2, length(b) + 1); d = substr($3, length(b) + 1)
+		print u, d, $1 }' > "$probe/edges"
+	for f in $o; do echo "${f#$B/obj/}"; done > "$probe/nodes"
+	awk -v m="$m" -v order="${LAYERS_ORDER:-}" -f - "$probe/nodes" \
+	    "$probe/edges" <<'AWK'
+# Tarjan's strongly connected components over the edges "from to sym";
+# the objects alone first, so that one with no edge is a node too.
+NF == 1 {
+	node[$1]
+	next
+}
+{
+	k = $1 SUBSEP $2
+	if (!(k in sym)) {
+		nout[$1]++
+		out[$1, nout[$1]] = $2
+		sym[k] = $3
+	} else
+		sym[k] = sym[k] ", " $3
+	node[$1]; node[$2]
+}
+function visit(v,	i, w, c, n) {
+	idx[v] = low[v] = ++counter
+	stack[++sp] = v
+	on[v] = 1
+	for (i = 1; i <= nout[v]; i++) {
+		w = out[v, i]
+		if (!(w in idx)) {
+			visit(w)
+			if (low[w] < low[v])
+				low[v] = low[w]
+		} else if (on[w] && idx[w] < low[v])
+			low[v] = idx[w]
+	}
+	if (low[v] != idx[v])
+		return
+	n = 0
+	do {
+		w = stack[sp--]
+		on[w] = 0
+		comp[w] = v
+		n++
+	} while (w != v)
+	size[v] = n
+}
+# circle(s): the shortest way from s back to s inside its component.
+function circle(s,	q, head, tail, prev, seen, v, i, w, path, t) {
+	head = tail = 0
+	for (i = 1; i <= nout[s]; i++) {
+		w = out[s, i]
+		if (comp[w] == comp[s] && !(w in seen)) {
+			seen[w] = 1
+			prev[w] = s
+			q[tail++] = w
+		}
+	}
+	while (head < tail) {
+		v = q[head++]
+		if (v == s)
+			break
+		for (i = 1; i <= nout[v]; i++) {
+			w = out[v, i]
+			if (comp[w] == comp[s] && !(w in seen)) {
+				seen[w] = 1
+				prev[w] = v
+				q[tail++] = w
+			}
+		}
+	}
+	path = ""
+	v = s
+	do {
+		t = prev[v]
+		path = " -> " v " (" sym[t SUBSEP v] ")" path
+		v = t
+	} while (v != s)
+	return (s path)
+}
+END {
+	n = 0
+	for (v in node) {
+		for (j = ++n; j > 1 && names[j - 1] > v; j--)
+			names[j] = names[j - 1]
+		names[j] = v
+	}
+	for (i = 1; i <= n; i++)
+		if (!(names[i] in idx))
+			visit(names[i])
+	for (i = 1; i <= n; i++) {
+		r = comp[names[i]]
+		if (size[r] < 2 || (r in told))
+			continue
+		told[r] = 1
+		members = ""
+		for (j = 1; j <= n; j++)
+			if (comp[names[j]] == r)
+				members = members " " names[j]
+		printf "layers: %s/ has a circle of calls among %d objects:%s; " \
+		    "one circle: %s\n", m, size[r], members, circle(names[i])
+	}
+	if (order == "" || length(told) > 0)
+		exit
+	# LAYERS_ORDER: the objects level by level, bottom first (an
+	# object's level is one above the highest of those it uses).
+	top = 0
+	for (i = 1; i <= n; i++)
+		if (level(names[i]) > top)
+			top = level(names[i])
+	line = ""
+	for (l = 0; l <= top; l++) {
+		line = line (l ? " <" : "")
+		for (i = 1; i <= n; i++)
+			if (lev[names[i]] == l) {
+				f = names[i]
+				sub(/^.*\//, "", f)
+				sub(/\.o$/, ".c", f)
+				line = line " " f
+			}
+	}
+	printf "order %s/:%s\n", m, line > "/dev/stderr"
+}
+function level(v,	i, w, l) {
+	if (v in lev)
+		return (lev[v])
+	l = 0
+	for (i = 1; i <= nout[v]; i++) {
+		w = out[v, i]
+		if (level(w) + 1 > l)
+			l = level(w) + 1
+	}
+	lev[v] = l
+	return (l)
+}
+AWK
+	[ $? -eq 0 ] || echo "layers: $m/: the circle check itself failed"
+done > "$probe/circles"
+if [ -s "$probe/circles" ]; then
+	refused=0
+	while read -r line; do
+		m=${line#layers: }
+		m=${m%%/*}
+		case " ${LAYERS_CIRCLE_EXEMPT:-} " in
+		*" $m "*)
+			echo "$line (exempt: LAYERS_CIRCLE_EXEMPT)";;
+		*)
+			echo "$line" >&2
+			refused=1;;
+		esac
+	done < "$probe/circles"
+	[ $refused -eq 0 ] || rc=1
 fi
 [ $rc -eq 0 ] && echo "layers: every arrow holds ($(echo $ARROWS))"
 exit $rc

@@ -121,37 +121,14 @@ no_follow_body() {
 		atf_fail "following children: the child's image is missing"
 }
 
-# wait_for FILE PATTERN: up to 10 s for PATTERN to appear in FILE.
-wait_for() {
-	i=0
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 100 ] || atf_fail "timed out waiting for '$2' in $1"
-		sleep 0.1
-	done
-}
-
 atf_test_case sigint_writes_valid_archive
 sigint_writes_valid_archive_head() {
 	atf_set descr "SIGINT stops tracing, the archive is complete and no process is left"
 	atf_set timeout 60
 }
 sigint_writes_valid_archive_body() {
-	need_prog spin
-	"$HWTRACE" capture --source step -o int.hwtrace -- "$HWTRACE_PROGS/spin" >out 2>err &
-	hp=$!
-	wait_for out 'spin: running'
-	sleep 1
-	kill -INT $hp
-	wait $hp
-	rc=$?
-	[ $rc -eq 137 ] || [ $rc -eq 130 ] ||
-		atf_fail "expected 137 (spin killed) or 130, got $rc ($(oneline err))"
-	[ -f int.hwtrace ] || atf_fail "no archive after SIGINT: $(oneline err)"
-	members int.hwtrace | grep -q '^end.json$' ||
-		atf_fail "the archive after SIGINT is not complete"
-	members int.hwtrace | grep -q '^streams/0/.*\.chunk$' ||
-		atf_fail "the archive after SIGINT has no trace"
+	spin_capture int.hwtrace --source step
+	stop_complete int.hwtrace
 	pgrep -f "^$HWTRACE_PROGS/spin" >/dev/null && atf_fail "spin is still running"
 	return 0
 }
@@ -162,10 +139,7 @@ sigkill_leaves_readable_partial_head() {
 	atf_set timeout 60
 }
 sigkill_leaves_readable_partial_body() {
-	need_prog spin
-	"$HWTRACE" capture --source step -o kill.hwtrace -- "$HWTRACE_PROGS/spin" >out 2>err &
-	hp=$!
-	wait_for out 'spin: running'
+	spin_capture kill.hwtrace --source step
 	sleep 2.5
 	kill -KILL $hp
 	wait $hp
@@ -218,10 +192,7 @@ traced_program_sigkilled_head() {
 	atf_set timeout 60
 }
 traced_program_sigkilled_body() {
-	need_prog spin
-	"$HWTRACE" capture --source step -o k9.hwtrace -- "$HWTRACE_PROGS/spin" >out 2>err &
-	hp=$!
-	wait_for out 'spin: running'
+	spin_capture k9.hwtrace --source step
 	sp=$(pgrep -P $hp)
 	[ -n "$sp" ] || atf_fail "cannot find the traced spin"
 	sleep 0.5
@@ -421,11 +392,7 @@ sigusr2_snapshots_head() {
 	atf_set timeout 60
 }
 sigusr2_snapshots_body() {
-	need_prog spin
-	"$HWTRACE" capture --source step --mode ring --buffer 64K -o u.hwtrace -- \
-	    "$HWTRACE_PROGS/spin" >out 2>err &
-	hp=$!
-	wait_for out 'spin: running'
+	spin_capture u.hwtrace --source step --mode ring --buffer 64K
 	sleep 1
 	kill -USR2 $hp
 	sleep 1

@@ -9,33 +9,7 @@
 # programs these cases trace are built by the cases themselves.
 
 . "$(atf_get_srcdir)/../env.sh"
-
-members() {
-	tar -tf "$1" 2>/dev/null
-}
-
-oneline() {
-	tr '\n' ' ' <"$1" | cut -c1-600
-}
-
-need_valgrind() {
-	command -v valgrind.bin >/dev/null 2>&1 ||
-		atf_skip "valgrind is not installed"
-}
-
-need_cc() {
-	command -v cc >/dev/null 2>&1 || atf_skip "no C compiler (cc)"
-}
-
-# wait_for FILE PATTERN: up to 30 s for PATTERN to appear in FILE.
-wait_for() {
-	i=0
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 300 ] || atf_fail "'$2' never came in $1: $(oneline "$1")"
-		sleep 0.1
-	done
-}
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 # churn.c: a program that runs data-dependent branches in churn() for
 # two seconds, then loads libchurn2.so (a mapping made long after the
@@ -101,6 +75,18 @@ EOF
 		atf_fail "cannot compile churn.c"
 }
 
+# churn_capture ARCHIVE: capture churn (write_churn) under valgrind into
+# ARCHIVE in the background (hwtrace's pid in $hp) until the library is
+# loaded.
+churn_capture() {
+	need_valgrind
+	require_tools cc
+	write_churn
+	"$HWTRACE" capture --source valgrind -o "$1" -- ./churn >out 2>err &
+	hp=$!
+	wait_for out 'churn: loaded'
+}
+
 # nchunks ARCHIVE: how many trace chunks it holds.
 nchunks() {
 	members "$1" | grep -c '^streams/0/.*\.chunk$'
@@ -112,13 +98,7 @@ vg_sigkill_partial_decodes_head() {
 	atf_set timeout 120
 }
 vg_sigkill_partial_decodes_body() {
-	need_valgrind
-	need_cc
-	write_churn
-	"$HWTRACE" capture --source valgrind -o k.hwtrace -- ./churn \
-	    >out 2>err &
-	hp=$!
-	wait_for out 'churn: loaded'
+	churn_capture k.hwtrace
 	# Two trace chunks more in the file, then the kill.
 	n0=$(nchunks k.hwtrace.partial)
 	i=0
@@ -146,11 +126,6 @@ vg_sigkill_partial_decodes_body() {
 	c=$(awk -F, '$1 == "churn2" { print $3 }' hot)
 	[ -n "$c" ] && [ "$c" -gt 0 ] ||
 		atf_fail "expected instructions in churn2() (in the library loaded late), got '$c': $(oneline hot) (index: $(oneline ix); archive: $(members k.hwtrace.partial | tr "\n" " "))"
-}
-
-need_prog() {
-	[ -x "$HWTRACE_PROGS/$1" ] ||
-		atf_fail "fixture $HWTRACE_PROGS/$1 was not built"
 }
 
 atf_test_case step_full_disk_removes_partial
@@ -198,7 +173,7 @@ attach_sigkill_leaves_process_alive_head() {
 	atf_set timeout 120
 }
 attach_sigkill_leaves_process_alive_body() {
-	need_cc
+	require_tools cc
 	cat >sleeper.c <<'EOF'
 #include <stdio.h>
 #include <time.h>
@@ -260,7 +235,7 @@ vg_sigkill_forked_tree_goes_head() {
 }
 vg_sigkill_forked_tree_goes_body() {
 	need_valgrind
-	need_cc
+	require_tools cc
 	cat >forker.c <<'EOF'
 #include <stdio.h>
 #include <time.h>
@@ -374,13 +349,7 @@ vg_sigint_stops_cpu_bound_head() {
 	atf_set timeout 120
 }
 vg_sigint_stops_cpu_bound_body() {
-	need_valgrind
-	need_cc
-	write_churn
-	"$HWTRACE" capture --source valgrind -o i.hwtrace -- ./churn \
-	    >out 2>err &
-	hp=$!
-	wait_for out 'churn: loaded'
+	churn_capture i.hwtrace
 	sleep 1
 	kill -INT $hp
 	i=0

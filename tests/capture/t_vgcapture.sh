@@ -204,6 +204,15 @@ chased_branches_counted_body() {
 	done
 }
 
+# nm_range PROG SYM: $range is "LO:HI", function SYM of PROG by nm(1)
+# (its address and its address plus its size); fails without it.
+nm_range() {
+	lo=$(nm "$1" | awk -v s="$2" '$3 == s { print "0x" $1 }')
+	sz=$(nm -S "$1" | awk -v s="$2" '$4 == s { print "0x" $2 }')
+	[ -n "$lo" ] && [ -n "$sz" ] || atf_fail "no symbol '$2' in $1"
+	range="$lo:$((lo + sz))"
+}
+
 # vgexact MININSNS MINBRANCHES [-r LO:HI] OBJECT COMMAND...:
 # tests/tools/vgexact.sh (callgrind and the valgrind source on the same
 # run, per instruction and per conditional branch in OBJECT) finds no
@@ -250,10 +259,8 @@ chased_pair_exact_against_callgrind_head() {
 chased_pair_exact_against_callgrind_body() {
 	need_valgrind
 	need_prog chase
-	lo=$(nm "$HWTRACE_PROGS/chase" | awk '$3 == "pair" { print "0x" $1 }')
-	sz=$(nm -S "$HWTRACE_PROGS/chase" | awk '$4 == "pair" { print "0x" $2 }')
-	[ -n "$lo" ] && [ -n "$sz" ] || atf_fail "no symbol 'pair' in chase"
-	vgexact 12 3 -r "$lo:$((lo + sz))" "$HWTRACE_PROGS/chase" \
+	nm_range "$HWTRACE_PROGS/chase" pair
+	vgexact 12 3 -r "$range" "$HWTRACE_PROGS/chase" \
 	    "$HWTRACE_PROGS/chase"
 }
 
@@ -265,12 +272,10 @@ rep_exact_against_callgrind_head() {
 rep_exact_against_callgrind_body() {
 	need_valgrind
 	need_prog rep
-	lo=$(nm "$HWTRACE_PROGS/rep" | awk '$3 == "main" { print "0x" $1 }')
-	sz=$(nm -S "$HWTRACE_PROGS/rep" | awk '$4 == "main" { print "0x" $2 }')
-	[ -n "$lo" ] && [ -n "$sz" ] || atf_fail "no symbol 'main' in rep"
+	nm_range "$HWTRACE_PROGS/rep" main
 	# 72 instructions, 6 of them rep-prefixed (callgrind: 33, 17, 17,
 	# 5, 1 and 17 passes, each run once).
-	vgexact 60 1 -r "$lo:$((lo + sz))" "$HWTRACE_PROGS/rep" \
+	vgexact 60 1 -r "$range" "$HWTRACE_PROGS/rep" \
 	    "$HWTRACE_PROGS/rep"
 	grep -q "(6 rep-prefixed" vx ||
 		atf_fail "expected 6 rep-prefixed instructions compared; got: $(oneline vx)"
@@ -334,26 +339,8 @@ sigint_writes_valid_archive_head() {
 }
 sigint_writes_valid_archive_body() {
 	need_valgrind
-	need_prog spin
-	"$HWTRACE" capture --source valgrind -o int.hwtrace -- \
-	    "$HWTRACE_PROGS/spin" >out 2>err &
-	hp=$!
-	i=0
-	while ! grep -q 'spin: running' out 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 300 ] || atf_fail "spin did not start: $(oneline err)"
-		sleep 0.1
-	done
-	sleep 1
-	kill -INT $hp
-	wait $hp
-	rc=$?
-	[ $rc -eq 130 ] || [ $rc -eq 137 ] ||
-		atf_fail "expected 130 or 137, got $rc ($(oneline err))"
-	members int.hwtrace | grep -q '^end.json$' ||
-		atf_fail "the archive after SIGINT is not complete: $(oneline err)"
-	members int.hwtrace | grep -q '^streams/0/.*\.chunk$' ||
-		atf_fail "the archive after SIGINT has no trace"
+	spin_capture int.hwtrace --source valgrind
+	stop_complete int.hwtrace
 	sleep 0.3
 	# Only this build's spin: other worktrees run this test at the same time.
 	pgrep -f "tool=hwtrace.* $HWTRACE_PROGS/spin" >/dev/null &&

@@ -324,6 +324,15 @@ import_bad()
 	return $st
 }
 
+# refused HOW WHAT PATTERN: the perf.data $pf mutated by HOW (mutate) is
+# refused with an error matching PATTERN (grep); WHAT says what it holds.
+refused()
+{
+	mutate "$pf" m.data "$1"
+	import_bad m.data && atf_fail "$2 imported"
+	grep -q "$3" err || atf_fail "$2: expected an error matching '$3', got: $(oneline err)"
+}
+
 atf_test_case bad_input
 bad_input_head()
 {
@@ -364,32 +373,18 @@ bad_input_body()
 	    atf_fail "the 4 unknown records are not counted"
 	rm -f bad.hwtrace
 
-	mutate "$pf" m.data short-comm
-	import_bad m.data && atf_fail "a 16-byte COMM record imported"
-	grep -q "COMM record of size 16 is shorter than its fields" err || atf_fail "$(cat err)"
-	mutate "$pf" m.data zero-size
-	import_bad m.data && atf_fail "a record of size 0 imported"
-	grep -q "has size 0, below its 8-byte header" err || atf_fail "$(cat err)"
-	mutate "$pf" m.data past-end
-	import_bad m.data && atf_fail "a record past the data section imported"
-	grep -q "past the [0-9]* bytes left" err || atf_fail "$(cat err)"
-	mutate "$pf" m.data attr-size
-	import_bad m.data && atf_fail "40-byte attr entries imported"
-	grep -q "attr section of 512 bytes does not hold whole entries of 40 bytes" err || atf_fail "$(cat err)"
-	mutate "$pf" m.data attr-ids
-	import_bad m.data && atf_fail "ids past the end imported"
-	grep -q "attr 0: its ids .* lie past the end of the file" err || atf_fail "$(cat err)"
-	mutate "$pf" m.data attr-big
-	import_bad m.data && atf_fail "an attr larger than its entry imported"
-	grep -q "attr 0 says it has 4096 bytes, more than its 112-byte entry" err || atf_fail "$(cat err)"
+	refused short-comm "a 16-byte COMM record" "COMM record of size 16 is shorter than its fields"
+	refused zero-size "a record of size 0" "has size 0, below its 8-byte header"
+	refused past-end "a record past the data section" "past the [0-9]* bytes left"
+	refused attr-size "40-byte attr entries" "attr section of 512 bytes does not hold whole entries of 40 bytes"
+	refused attr-ids "ids past the end" "attr 0: its ids .* lie past the end of the file"
+	refused attr-big "an attr larger than its entry" "attr 0 says it has 4096 bytes, more than its 112-byte entry"
 	mutate "$pf" m.data aux-size
 	import_bad m.data || atf_fail "a lying AUXTRACE size refused: $(cat err)"
 	"$HWTRACE" info bad.hwtrace | grep -q "^  AUXTRACE buffer 0 (CPU 0) announces 1073741824 bytes; the file ends after " ||
 	    atf_fail "the AUXTRACE size is not stated as loss"
 	rm -f bad.hwtrace
-	mutate "$pf" m.data noname
-	import_bad m.data && atf_fail "an unterminated file name imported"
-	grep -q "MMAP2 file name is not terminated within its record" err || atf_fail "$(cat err)"
+	refused noname "an unterminated file name" "MMAP2 file name is not terminated within its record"
 	mutate "$pf" m.data magic
 	"$HWTRACE" import m.data -o bad.hwtrace >out 2>err && atf_fail "a wrong magic imported"
 	expect_no_output bad.hwtrace

@@ -8,6 +8,7 @@
 # warnings index prints.
 
 . "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 # calls is a virtual table: plain sqlite3 reads it with the extension.
 q()
@@ -70,8 +71,7 @@ times_body()
 	conv events tsc ns
 	[ ! -s bad ] || atf_fail "ns columns disagree with the conversion: $(tr '\n' '|' < bad)"
 
-	n=$(q $db "SELECT count(*) FROM timestamps")
-	[ "$n" -gt 0 ] || atf_fail "no timestamps rows"
+	expect_some $db "SELECT count(*) FROM timestamps" "no timestamps rows"
 	r=$(q $db "SELECT count(*) FROM threads WHERE first_tsc IS NULL OR last_tsc IS NULL OR first_ns IS NULL OR last_ns IS NULL")
 	[ "$r" = 0 ] || atf_fail "$r threads without first/last times although $n timestamps exist"
 	r=$(q $db "SELECT count(*) FROM threads t WHERE first_tsc > (SELECT min(tsc) FROM timestamps s WHERE s.thread = t.id) OR last_tsc < (SELECT max(tsc) FROM timestamps s WHERE s.thread = t.id)")

@@ -79,6 +79,18 @@ require_corpus()
 	fi
 }
 
+# --- databases -------------------------------------------------------
+
+# expect_some DB SQL WHAT: SQL's answer over the database DB (sqlite3,
+# hwtrace's SQL functions loaded) is a number above 0; else fail saying
+# WHAT was expected and what came.
+expect_some()
+{
+	some_n=$(sqlite3 -batch -noheader -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" "$1" "$2" 2>&1)
+	[ "$some_n" -gt 0 ] 2>/dev/null ||
+	    atf_fail "$3 (expected above 0 from '$2', got '$some_n')"
+}
+
 # --- ELF files, by readelf(1) ----------------------------------------
 
 # The GNU build-id of ELF file $1 as readelf(1) prints it.
@@ -163,6 +175,50 @@ need_gen()
 {
 	[ -x "$GEN" ] || atf_skip "$GEN not built"
 	[ -x "$PROG" ] || atf_skip "$PROG not built"
+}
+
+# --- processes in the background ---------------------------------------
+
+# wait_for FILE PATTERN: up to 30 s for a line of FILE to match PATTERN
+# (grep); fails naming both.
+wait_for()
+{
+	wait_i=0
+	while ! grep -q "$2" "$1" 2>/dev/null; do
+		wait_i=$((wait_i + 1))
+		[ $wait_i -lt 300 ] || atf_fail "'$2' never came in $1: $(oneline "$1")"
+		sleep 0.1
+	done
+}
+
+# spin_capture ARCHIVE ARG...: capture the fixture spin into ARCHIVE with
+# the options ARG... in the background (its output in ./out and ./err,
+# hwtrace's pid in $hp) and wait until spin runs.
+spin_capture()
+{
+	spin_a=$1
+	shift
+	need_prog spin
+	"$HWTRACE" capture "$@" -o "$spin_a" -- "$HWTRACE_PROGS/spin" >out 2>err &
+	hp=$!
+	wait_for out 'spin: running'
+}
+
+# stop_complete ARCHIVE: a second on, SIGINT to the capture spin_capture
+# started ($hp); it exits 130, or 137 when spin was killed first, and
+# leaves ARCHIVE complete (end.json) with trace (a chunk of stream 0).
+stop_complete()
+{
+	sleep 1
+	kill -INT $hp
+	wait $hp
+	stop_rc=$?
+	[ $stop_rc -eq 130 ] || [ $stop_rc -eq 137 ] ||
+	    atf_fail "expected exit status 130 or 137 (spin killed), got $stop_rc ($(oneline err))"
+	members "$1" | grep -q '^end.json$' ||
+	    atf_fail "the archive after SIGINT is not complete: $(oneline err)"
+	members "$1" | grep -q '^streams/0/.*\.chunk$' ||
+	    atf_fail "the archive after SIGINT has no trace"
 }
 
 # --- archives -----------------------------------------------------------

@@ -144,8 +144,70 @@ unusable_header_reachable_refused_body()
 	expect_line err "layers: side/ can include mid/hwtr_mid.h, but side may not use mid"
 }
 
+# fn FILE F [G]: append to FILE a function F returning G() (or 1).
+fn()
+{
+	if [ $# -gt 2 ]; then
+		printf 'int %s(void);\nint %s(void);\nint %s(void) { return (%s()); }\n' \
+		    "$3" "$2" "$2" "$3" >> "$1"
+	else
+		printf 'int %s(void);\nint %s(void) { return (1); }\n' \
+		    "$2" "$2" >> "$1"
+	fi
+}
+
+atf_test_case circle_refused
+circle_refused_head()
+{
+	atf_set descr "two objects of one module calling each other fail, naming both objects and the symbols of each edge; a chain passes; LAYERS_CIRCLE_EXEMPT tells the module's circle without failing"
+}
+circle_refused_body()
+{
+	fake_tree
+	# A chain inside low/: low_a.o uses low_b.o, low_b.o uses nothing.
+	fn low/low_a.c low_a1 low_b1
+	fn low/low_b.c low_b1
+	build_fake
+	layers 0
+	# LAYERS_ORDER: the files level by level, bottom first.
+	LAYERS_ORDER=1 layers 0
+	expect_line err "order low/: low.c low_b.c < low_a.c"
+	# low_b.o now uses low_a.o back: a circle of two.
+	fn low/low_a.c low_a2
+	fn low/low_b.c low_b2 low_a2
+	build_fake
+	layers 1
+	expect_line err "layers: low/ has a circle of calls among 2 objects: low/low_a.o low/low_b.o; one circle: low/low_a.o -> low/low_b.o (low_b1) -> low/low_a.o (low_a2)"
+	# Exempt: told on stdout, exit 0.
+	LAYERS_CIRCLE_EXEMPT="side low" layers 0
+	grep -qF "layers: low/ has a circle of calls among 2 objects" out ||
+	    atf_fail "expected the exempt circle told on stdout; got: $(oneline out)"
+	grep -qF "(exempt: LAYERS_CIRCLE_EXEMPT)" out ||
+	    atf_fail "expected the exemption named; got: $(oneline out)"
+	# A module named like a prefix of low is no exemption.
+	LAYERS_CIRCLE_EXEMPT="lo" layers 1
+}
+
+atf_test_case circle_of_three_refused
+circle_of_three_refused_head()
+{
+	atf_set descr "a circle through three objects (a -> b -> c -> a) fails; every object of it is named"
+}
+circle_of_three_refused_body()
+{
+	fake_tree
+	fn mid/mid_a.c mid_a mid_b
+	fn mid/mid_b.c mid_b mid_c
+	fn mid/mid_c.c mid_c mid_a
+	build_fake
+	layers 1
+	expect_line err "layers: mid/ has a circle of calls among 3 objects: mid/mid_a.o mid/mid_b.o mid/mid_c.o; one circle: mid/mid_a.o -> mid/mid_b.o (mid_b) -> mid/mid_c.o (mid_c) -> mid/mid_a.o (mid_a)"
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case circle_refused
+	atf_add_test_case circle_of_three_refused
 	atf_add_test_case clean_tree_passes
 	atf_add_test_case private_header_refused
 	atf_add_test_case call_against_arrow_refused

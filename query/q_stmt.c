@@ -1,0 +1,255 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * Statements: prepared, bound from a signature and stepped into a result
+ * (handing each full block of rows of a streamed result to the writer of
+ * q_fmt.c), or read as one integer; and the checks before a verb's
+ * statement runs (its text whole, its thread there).  Above the results
+ * (q_res.c) and their writer, below everything that asks the database.
+ */
+
+#include <sqlite3.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "q_int.h"
+
+/* --- a streamed result's full block, to the writer ----------------------- */
+
+int
+q_res_row_end(struct hwtr_q *q, struct hwtr_q_res *res)
+{
+	int rc;
+
+	if (res->out == NULL || res->ncols == 0 ||
+	    res->ncells < Q_BLOCK_ROWS * res->ncols)
+		return (0);
+	if ((rc = q_out_rows(res->out, res, 1)) < 0)
+		return (q_fail(q, rc, rc == -HWTR_E_IO ? "cannot write the "
+		    "answer" : "out of memory"));
+	return (0);
+}
+
+/*
+ * The end of a row: @pushed is the results of pushing its cells or'ed
+ * together (non-zero: one ran out of memory, which is the failure), else
+ * q_res_row_end().
+ */
+int
+q_res_row_done(struct hwtr_q *q, struct hwtr_q_res *res, int pushed)
+{
+	if (pushed != 0)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	return (q_res_row_end(q, res));
+}
+
+/* --- statements ----------------------------------------------------------- */
+
+int
+q_prepare(struct hwtr_q *q, sqlite3_stmt **stp, const char *sql)
+{
+	if (sqlite3_prepare_v2(q->db, sql, -1, stp, NULL) != SQLITE_OK) {
+		*stp = NULL;
+		return (q_dbfail(q, "cannot prepare a query"));
+	}
+	return (0);
+}
+
+int
+q_bindv(struct hwtr_q *q, sqlite3_stmt *st, const char *sig, va_list ap)
+{
+	int i, rc = SQLITE_OK;
+
+	for (i = 1; sig != NULL && *sig != '\0' && rc == SQLITE_OK; sig++, i++) {
+		switch (*sig) {
+		case 'i':
+			rc = sqlite3_bind_int64(st, i, va_arg(ap, int64_t));
+			break;
+		case 's':
+			rc = sqlite3_bind_text(st, i, va_arg(ap, const char *),
+			    -1, SQLITE_TRANSIENT);
+			break;
+		default:
+			rc = sqlite3_bind_null(st, i);
+			break;
+		}
+	}
+	if (rc != SQLITE_OK)
+		return (q_dbfail(q, "cannot bind a parameter"));
+	return (0);
+}
+
+/* Column @c of @st's row as a cell (text: SQLite gives its length). */
+static int
+q_res_push_col(struct hwtr_q_res *res, enum hwtr_q_type t, sqlite3_stmt *st,
+    int c)
+{
+	const char *s = (const char *)sqlite3_column_text(st, c);
+	size_t len;
+
+	if (s == NULL)
+		return (q_res_push_n(res, HWTR_Q_NULL, NULL, 0, 1));
+	len = strlen(s);
+	return (q_res_push_n(res, t, s, len, t == HWTR_Q_TEXT ?
+	    q_dwidth(s, len) : len));
+}
+
+int
+q_res_fill(struct hwtr_q *q, struct hwtr_q_res *res, sqlite3_stmt *st)
+{
+	enum hwtr_q_type t;
+	int c, rc, n = sqlite3_column_count(st);
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (c = 0; c < n; c++) {
+			switch (sqlite3_column_type(st, c)) {
+			case SQLITE_INTEGER:
+				t = HWTR_Q_INT;
+				break;
+			case SQLITE_FLOAT:
+				t = HWTR_Q_REAL;
+				break;
+			case SQLITE_NULL:
+				t = HWTR_Q_NULL;
+				break;
+			default:
+				t = HWTR_Q_TEXT;
+				break;
+			}
+			if (sqlite3_column_type(st, c) == SQLITE_BLOB) {
+				struct q_str hx = { 0 };
+				const unsigned char *b =
+				    sqlite3_column_blob(st, c);
+				int k, len = sqlite3_column_bytes(st, c);
+
+				q_str_puts(&hx, "x'");
+				for (k = 0; k < len; k++)
+					q_str_printf(&hx, "%02x", b[k]);
+				q_str_puts(&hx, "'");
+				rc = hx.err ? -HWTR_E_NOMEM :
+				    q_res_push(res, t, hx.p);
+				free(hx.p);
+			} else
+				rc = q_res_push_col(res, t, st, c);
+			if (rc < 0)
+				return (q_fail(q, rc, "out of memory"));
+		}
+		if ((rc = q_res_row_end(q, res)) < 0)
+			return (rc);
+	}
+	if (rc != SQLITE_DONE)
+		return (q_dbfail(q, "query failed"));
+	return (0);
+}
+
+int
+q_select(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
+    const char *sig, ...)
+{
+	sqlite3_stmt *st;
+	const char *names[64];
+	va_list ap;
+	int i, n, rc;
+
+	*resp = NULL;
+	if ((rc = q_prepare(q, &st, sql)) < 0)
+		return (rc);
+	va_start(ap, sig);
+	rc = q_bindv(q, st, sig, ap);
+	va_end(ap);
+	n = sqlite3_column_count(st);
+	if (rc == 0 && n > 64)
+		rc = q_fail(q, -HWTR_E_LIMIT, "too many columns (%d)", n);
+	if (rc == 0) {
+		for (i = 0; i < n; i++)
+			names[i] = sqlite3_column_name(st, i);
+		rc = q_res_new(resp, (size_t)n, names);
+		if (rc < 0)
+			q_fail(q, rc, "out of memory");
+	}
+	if (rc == 0)
+		rc = q_res_fill(q, *resp, st);
+	sqlite3_finalize(st);
+	if (rc < 0) {
+		hwtr_q_res_free(*resp);
+		*resp = NULL;
+	}
+	return (rc);
+}
+
+int
+q_int(struct hwtr_q *q, int64_t *vp, int64_t dflt, const char *sql,
+    const char *sig, ...)
+{
+	sqlite3_stmt *st;
+	va_list ap;
+	int rc;
+
+	*vp = dflt;
+	if ((rc = q_prepare(q, &st, sql)) < 0)
+		return (rc);
+	va_start(ap, sig);
+	rc = q_bindv(q, st, sig, ap);
+	va_end(ap);
+	if (rc == 0) {
+		switch (sqlite3_step(st)) {
+		case SQLITE_ROW:
+			if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+				*vp = sqlite3_column_int64(st, 0);
+			break;
+		case SQLITE_DONE:
+			break;
+		default:
+			rc = q_dbfail(q, "query failed");
+		}
+	}
+	sqlite3_finalize(st);
+	return (rc);
+}
+
+/* --- a thread named, a statement's text built ------------------------- */
+
+int
+q_check_thread(struct hwtr_q *q, int64_t id)
+{
+	int64_t n;
+	int rc;
+
+	if ((rc = q_int(q, &n, 0, "SELECT count(*) FROM threads WHERE id = ?",
+	    "i", id)) < 0)
+		return (rc);
+	if (n == 0) {
+		q_int(q, &n, 0, "SELECT max(id) FROM threads", NULL);
+		return (q_fail(q, -HWTR_E_NOENT,
+		    "no thread %lld (threads are numbered 1 to %lld; see "
+		    "'threads')", (long long)id, (long long)n));
+	}
+	return (0);
+}
+
+/*
+ * A statement's text @sql built, for thread @thread (-1: every thread):
+ * 0 when the text is whole and the thread exists, else the failure, with
+ * @sql's text freed.
+ */
+int
+q_sql_ready(struct hwtr_q *q, struct q_str *sql, int64_t thread)
+{
+	int rc;
+
+	if (sql->err) {
+		free(sql->p);
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	}
+	if (thread >= 0 && (rc = q_check_thread(q, thread)) < 0) {
+		free(sql->p);
+		return (rc);
+	}
+	return (0);
+}
