@@ -28,12 +28,9 @@ summary()
 	"$HWTRACE" query "$1" summary | awk -v k="$2" '$1 == k { print $2 }'
 }
 
-atf_test_case halves
-halves_head()
-{
-	atf_set descr "ETMv4 (juno_r1_1, a 64 KiB formatted buffer) indexed with segments of at most 32 KiB: blocks and instructions equal trc_pkt_lister's for the two halves of the buffer, with one decode error at the cut"
-}
-halves_body()
+# juno_buffer: name, buf and len (bytes) of juno_r1_1's ETMv4 buffer;
+# skips without the corpus or trc_pkt_lister.
+juno_buffer()
 {
 	name=juno_r1_1
 	buf=cstrace.bin
@@ -41,6 +38,16 @@ halves_body()
 	command -v trc_pkt_lister >/dev/null ||
 	    atf_skip "trc_pkt_lister (OpenCSD) not installed"
 	len=$(stat -c %s "$SNAPS/$name/$buf")
+}
+
+atf_test_case halves
+halves_head()
+{
+	atf_set descr "ETMv4 (juno_r1_1, a 64 KiB formatted buffer) indexed with segments of at most 32 KiB: blocks and instructions equal trc_pkt_lister's for the two halves of the buffer, with one decode error at the cut"
+}
+halves_body()
+{
+	juno_buffer
 	half=$((len / 2))
 	[ $((half % 512)) = 0 ] ||
 	    atf_fail "$buf: $len bytes, expected a multiple of 1024"
@@ -79,12 +86,7 @@ eighths_head()
 }
 eighths_body()
 {
-	name=juno_r1_1
-	buf=cstrace.bin
-	[ -d "$SNAPS/$name" ] || atf_skip "shared corpus not found at $SNAPS/$name"
-	command -v trc_pkt_lister >/dev/null ||
-	    atf_skip "trc_pkt_lister (OpenCSD) not installed"
-	len=$(stat -c %s "$SNAPS/$name/$buf")
+	juno_buffer
 	[ $len = 65536 ] || atf_fail "$buf: $len bytes, expected 65536"
 	want="0 0"
 	for k in 0 1 2 3 4 5 6 7; do
