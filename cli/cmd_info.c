@@ -21,6 +21,7 @@
 #include "hwtrace.h"
 #include "hwtr_common.h"
 #include "cli.h"
+#include "hwtr_jit.h"
 
 enum {
 	OPT_JSON = 'j'
@@ -243,6 +244,75 @@ debug_member(const struct hwtr_ar *ar, const struct hwtr_image_desc *img)
 	return (hwtr_ar_member(ar, i));
 }
 
+static void jkstr(FILE *, int *, const char *, const char *);
+static void jku(FILE *, int *, const char *, uint64_t);
+
+/*
+ * The JIT symbol files (members jit/..., hwtrace(5)), parsed again for
+ * their counts: text lines "  NAME: N symbols[, N code loads]" or, with
+ * @json, one array of objects.  A member that cannot be read is shown
+ * with its error (the reader checked it at open, so it is rare).
+ */
+static void
+print_jit(FILE *fp, struct info *in, int json)
+{
+	const struct hwtr_member_info *mi;
+	struct hwtr_jit_list l;
+	char err[256];
+	size_t i, n, count = 0;
+	void *buf;
+	size_t len;
+	int first = 1, g, rc;
+
+	n = hwtr_ar_nmembers(in->ar);
+	for (i = 0; i < n; i++)
+		if ((mi = hwtr_ar_member(in->ar, i)) != NULL &&
+		    mi->kind == HWTR_M_JIT)
+			count++;
+	if (json)
+		fputc('[', fp);
+	else
+		fprintf(fp, "jit files: %zu\n", count);
+	for (i = 0; i < n && count > 0; i++) {
+		if ((mi = hwtr_ar_member(in->ar, i)) == NULL ||
+		    mi->kind != HWTR_M_JIT)
+			continue;
+		memset(&l, 0, sizeof(l));
+		err[0] = '\0';
+		if ((rc = hwtr_ar_read_member(in->ar, i, &buf, &len)) == 0) {
+			rc = hwtr_jit_parse(&l, mi->name, buf, len, err,
+			    sizeof(err));
+			free(buf);
+		}
+		if (json) {
+			if (!first)
+				fputc(',', fp);
+			first = 0;
+			g = 1;
+			fputc('{', fp);
+			jkstr(fp, &g, "member", mi->name);
+			jkstr(fp, &g, "format", l.dump ? "jitdump" :
+			    "perf-map");
+			jku(fp, &g, "symbols", l.n);
+			jku(fp, &g, "code_loads", l.nloads);
+			jku(fp, &g, "moves", l.nmoves);
+			jkstr(fp, &g, "error", rc < 0 ? (err[0] ? err :
+			    hwtr_errstr(rc)) : NULL);
+			fputc('}', fp);
+		} else if (rc < 0)
+			fprintf(fp, "  %s: unreadable (%s)\n", mi->name,
+			    txt(in, err[0] ? err : hwtr_errstr(rc), ""));
+		else if (l.dump)
+			fprintf(fp, "  %s: %zu symbols, %zu code loads, %zu "
+			    "moves\n", mi->name, l.n, l.nloads, l.nmoves);
+		else
+			fprintf(fp, "  %s: %zu symbols\n", mi->name, l.n);
+		hwtr_jit_list_free(&l);
+	}
+	if (json)
+		fputc(']', fp);
+}
+
 static void
 print_text(FILE *fp, struct info *in)
 {
@@ -344,6 +414,7 @@ print_text(FILE *fp, struct info *in)
 	}
 	fprintf(fp, "images stored: %" PRIu64 " bytes, debug info %" PRIu64
 	    " bytes\n", istored, dstored);
+	print_jit(fp, in, 0);
 
 	fprintf(fp, "mappings: %zu\n", in->sbcount[HWTR_SB_MMAP]);
 	n = hwtr_ar_nsideband(in->ar);
@@ -642,6 +713,9 @@ print_json(FILE *fp, struct info *in)
 		fputc('}', fp);
 	}
 	fputc(']', fp);
+
+	jkey(fp, &f, "jit");
+	print_jit(fp, in, 1);
 
 	jkey(fp, &f, "mappings");
 	fputc('[', fp);
