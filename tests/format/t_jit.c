@@ -246,11 +246,64 @@ ATF_TC_BODY(hostile_map_lines, tc)
 	    !hwtr_jit_name_ok("jit-7.dump/x") && !hwtr_jit_name_ok("x"));
 }
 
+/*
+ * jit/ members: a good map is listed with its kind and read back as
+ * written; a bad one makes the reader refuse the archive, naming member
+ * and offset; bad names are refused by the writer.
+ */
+ATF_TC_WITHOUT_HEAD(archive_jit_member);
+ATF_TC_BODY(archive_jit_member, tc)
+{
+	static const char good[] = "1000 20 JS:*hot f.js:1\n", bad[] =
+	    "1000 20 ok\n1000 zz bad\n";
+	struct hwtr_capture_meta m;
+	struct hwtr_aw *aw;
+	struct hwtr_ar *ar;
+	const struct hwtr_member_info *mi;
+	char err[256];
+	void *buf;
+	size_t i, len;
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	m.host = "testhost";
+	m.source = "step";
+	ATF_REQUIRE_MSG(hwtr_aw_open(&aw, "g.hwtrace", &m, NULL, err,
+	    sizeof(err)) == 0, "open: %s", err);
+	ATF_CHECK(hwtr_aw_add_jit(aw, "perf-7.map", good, strlen(good)) == 0);
+	ATF_CHECK(hwtr_aw_add_jit(aw, "../x.map", good, 4) == -HWTR_E_INVAL);
+	ATF_CHECK(hwtr_aw_add_jit(aw, "perf-7.map", good, 4) ==
+	    -HWTR_E_EXISTS);
+	ATF_REQUIRE(hwtr_aw_close(aw, err, sizeof(err)) == 0);
+	ATF_REQUIRE_MSG(hwtr_ar_open(&ar, "g.hwtrace", NULL) == 0, "expected "
+	    "the archive to open, got: %s", hwtr_ar_errmsg(ar));
+	ATF_REQUIRE(hwtr_ar_find_member(ar, "jit/perf-7.map", &i) == 0);
+	mi = hwtr_ar_member(ar, i);
+	ATF_CHECK_MSG(mi->kind == HWTR_M_JIT, "expected kind %d, got %d",
+	    HWTR_M_JIT, mi->kind);
+	ATF_REQUIRE(hwtr_ar_read_member(ar, i, &buf, &len) == 0);
+	ATF_CHECK(len == strlen(good) && memcmp(buf, good, len) == 0);
+	free(buf);
+	hwtr_ar_close(ar);
+
+	ATF_REQUIRE(hwtr_aw_open(&aw, "b.hwtrace", &m, NULL, err,
+	    sizeof(err)) == 0);
+	ATF_CHECK(hwtr_aw_add_jit(aw, "perf-8.map", bad, strlen(bad)) == 0);
+	ATF_REQUIRE(hwtr_aw_close(aw, err, sizeof(err)) == 0);
+	rc = hwtr_ar_open(&ar, "b.hwtrace", NULL);
+	ATF_CHECK_MSG(rc == -HWTR_E_FORMAT && strstr(hwtr_ar_errmsg(ar),
+	    "jit/perf-8.map offset 0x10:") != NULL, "expected a format error "
+	    "naming jit/perf-8.map offset 0x10 (line 2 at 11, its SIZE 5 "
+	    "on), got %d '%s'", rc, hwtr_ar_errmsg(ar));
+	hwtr_ar_close(ar);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, node_perf_map_names_hot_function);
 	ATF_TP_ADD_TC(tp, node_jitdump_code_decodes_as_x86);
 	ATF_TP_ADD_TC(tp, hostile_jitdump_names_offset);
 	ATF_TP_ADD_TC(tp, hostile_map_lines);
+	ATF_TP_ADD_TC(tp, archive_jit_member);
 	return (atf_no_error());
 }
