@@ -110,6 +110,8 @@ hwtr_cap_sideband(struct cap *cap, const struct hwtr_sb_rec *rec)
 	if ((rc = hwtr_aw_sideband(cap->aw, rec)) < 0)
 		return (aw_fail(cap, rc, "writing sideband"));
 	cap->sb_pending = 1;
+	if (cap->jit != NULL && (rc = hwtr_jitc_note(cap->jit, rec)) < 0)
+		return (rc);
 	return (0);
 }
 
@@ -425,6 +427,8 @@ cap_open_archive(struct cap *cap, pid_t pid)
 		cap_err(cap, "images: %s", hwtr_errstr(rc));
 		return (rc);
 	}
+	if ((rc = hwtr_jitc_new(&cap->jit)) < 0)
+		return (rc);
 	return (0);
 }
 
@@ -847,6 +851,8 @@ cap_cleanup(struct cap *cap)
 	}
 	hwtr_img_free(cap->img);
 	cap->img = NULL;
+	hwtr_jitc_free(cap->jit);
+	cap->jit = NULL;
 	hwtr_sbc_close(cap->sbc);
 	cap->sbc = NULL;
 	free(cap->cmdargv);
@@ -1157,6 +1163,10 @@ cap_finish(struct cap *cap, int interrupted)
 	end.lost_bytes = res->lost_bytes;
 	end.lost_records = res->lost_records;
 	hwtr_aw_set_end(cap->aw, &end);
+	/* The program is done writing its JIT symbol files. */
+	if (cap->jit != NULL &&
+	    (rc = hwtr_jitc_store(cap->jit, cap->aw, &cfg->log)) < 0)
+		return (aw_fail(cap, rc, "storing JIT symbols"));
 	failed = res->exit_kind == HWTR_EXIT_SIGNAL ||
 	    (res->exit_kind == HWTR_EXIT_CODE && res->exit_value != 0);
 	if (cfg->keep_on_failure && !failed && !interrupted) {

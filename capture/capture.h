@@ -14,6 +14,7 @@
 #include "hwtrace.h"
 #include "hwtr_kernel.h"
 #include "hwtr_img.h"
+#include "hwtr_jitc.h"
 
 struct cap_thread;
 
@@ -28,6 +29,7 @@ struct cap {
 	struct cap_thread *threads;
 	struct hwtr_sbc	*sbc;		/* sideband collector */
 	struct hwtr_img	*img;		/* image collector */
+	struct hwtr_jitc *jit;		/* JIT symbol files */
 	pid_t		root;		/* the first process traced */
 	struct hwtr_capture_meta meta;	/* for the archive, opened late */
 	char		host[256];

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "ar_int.h"
+#include "hwtr_jit.h"
 
 /* ---- member table -------------------------------------------------------- */
 
@@ -109,6 +110,9 @@ classify(const char *name, uint32_t *idp, uint64_t *offp)
 		return (HWTR_M_END);
 	if (strncmp(name, "aux/", 4) == 0)
 		return (HWTR_M_AUX);
+	if (strncmp(name, HWTR_JIT_PREFIX, 4) == 0)
+		return (hwtr_jit_name_ok(name + 4) ? HWTR_M_JIT :
+		    HWTR_M_UNKNOWN);
 	if (strncmp(name, "sideband/", 9) == 0) {
 		p = name + 9;
 		n = strlen(p);
@@ -457,6 +461,28 @@ mk_aux(struct hwtr_ar *ar, struct mk_arg *a)
 	return (0);
 }
 
+/*
+ * A JIT symbol file: checked whole when the archive opens, so that the
+ * verbs that read it later (hwtr_jit_parse()) meet no surprise.
+ */
+static int
+mk_jit(struct hwtr_ar *ar, struct mk_arg *a)
+{
+	struct hwtr_jit_list l;
+	char why[256];
+	int rc;
+
+	memset(&l, 0, sizeof(l));
+	rc = hwtr_jit_parse(&l, a->m->info.name, a->buf, a->len, why,
+	    sizeof(why));
+	hwtr_jit_list_free(&l);
+	if (rc == -HWTR_E_NOMEM)
+		return (rc);
+	if (rc < 0)
+		return (ar_err(ar, -rc, "member %s", why));
+	return (0);
+}
+
 static int
 mk_end(struct hwtr_ar *ar, struct mk_arg *a)
 {
@@ -506,6 +532,7 @@ static const struct member_kind {
 	{ HWTR_M_SIDEBAND,	SB_MEMBER_LIMIT, mk_sideband_check, mk_sideband },
 	{ HWTR_M_AUX,		0,		NULL,	mk_aux },
 	{ HWTR_M_END,		JSON_MAX,	NULL,	mk_end },
+	{ HWTR_M_JIT,		HWTR_AR_MEM_MAX, NULL,	mk_jit },
 	{ HWTR_M_UNKNOWN,	0,		NULL,	mk_unknown },
 };
 

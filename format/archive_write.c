@@ -55,6 +55,7 @@
 #include "hwtr_common.h"
 #include "hwtr_elf.h"
 #include "hwtr_format.h"
+#include "hwtr_jit.h"
 
 #define MT_MIN		(1u << 20)	/* smallest member given to workers */
 #define AW_JOBS		2		/* chunks in flight, at most */
@@ -1296,6 +1297,24 @@ hwtr_aw_add_aux(struct hwtr_aw *aw, const char *name, const void *buf,
 	    !hwtr_name_ok(full))
 		return (aw_err(aw, HWTR_E_INVAL, "bad auxiliary member name "
 		    "'%s'", name));
+	for (i = 0; i < aw->ntoc; i++)
+		if (strcmp(aw->toc[i].name, full) == 0)
+			return (aw_err(aw, HWTR_E_EXISTS, "member '%s' exists",
+			    full));
+	return (put_member(aw, full, buf, len, 1, 1));
+}
+
+int
+hwtr_aw_add_jit(struct hwtr_aw *aw, const char *name, const void *buf,
+    size_t len)
+{
+	char full[64];
+	size_t i;
+
+	if (!hwtr_jit_name_ok(name))
+		return (aw_err(aw, HWTR_E_INVAL, "bad JIT member name '%s' "
+		    "(perf-PID.map or jit-PID.dump)", name));
+	snprintf(full, sizeof(full), "%s%s", HWTR_JIT_PREFIX, name);
 	for (i = 0; i < aw->ntoc; i++)
 		if (strcmp(aw->toc[i].name, full) == 0)
 			return (aw_err(aw, HWTR_E_EXISTS, "member '%s' exists",

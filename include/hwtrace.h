@@ -504,6 +504,14 @@ int hwtr_aw_flush(struct hwtr_aw *aw);
 int hwtr_aw_add_aux(struct hwtr_aw *aw, const char *name, const void *buf,
     size_t len);
 
+/*
+ * Store a JIT compiler's symbol file as member "jit/@name" (hwtrace(5)):
+ * @name is the file's base name, perf-PID.map or jit-PID.dump.  The bytes
+ * are stored as they are; readers check them when they open the archive.
+ */
+int hwtr_aw_add_jit(struct hwtr_aw *aw, const char *name, const void *buf,
+    size_t len);
+
 /* Set what the final member says. */
 void hwtr_aw_set_end(struct hwtr_aw *aw, const struct hwtr_capture_end *end);
 
@@ -706,6 +714,7 @@ enum hwtr_member_kind {
 	HWTR_M_SIDEBAND,
 	HWTR_M_AUX,
 	HWTR_M_END,
+	HWTR_M_JIT,		/* jit/perf-PID.map, jit/jit-PID.dump */
 	HWTR_M_UNKNOWN
 };
 

@@ -21,6 +21,7 @@
 
 #include "hwtrace.h"
 #include "hwtr_common.h"
+#include "hwtr_jit.h"
 #include "q_int.h"
 
 /* Everything both printers need, gathered once. */
@@ -272,10 +273,91 @@ text_capture(struct q_str *o, struct info *in,
 }
 
 /* The images, each with its debug file and what both cost, as text. */
+/*
+ * The JIT symbol files (members jit/..., hwtrace(5)): how many, and for
+ * each one parsed again its counts, or the error that stopped it (the
+ * reader checked each at open, so that is rare).  @fn is called once per
+ * member with the parsed list, the error (NULL when parsed) and @arg.
+ */
+static size_t
+jit_members(struct hwtr_ar *ar, void (*fn)(void *, const char *,
+    const struct hwtr_jit_list *, const char *), void *arg)
+{
+	const struct hwtr_member_info *mi;
+	struct hwtr_jit_list l;
+	char err[256];
+	size_t i, n, count = 0;
+	void *buf;
+	size_t len;
+	int rc;
+
+	n = hwtr_ar_nmembers(ar);
+	for (i = 0; i < n; i++) {
+		if ((mi = hwtr_ar_member(ar, i)) == NULL ||
+		    mi->kind != HWTR_M_JIT)
+			continue;
+		count++;
+		if (fn == NULL)
+			continue;
+		memset(&l, 0, sizeof(l));
+		err[0] = '\0';
+		if ((rc = hwtr_ar_read_member(ar, i, &buf, &len)) == 0) {
+			rc = hwtr_jit_parse(&l, mi->name, buf, len, err,
+			    sizeof(err));
+			free(buf);
+		}
+		fn(arg, mi->name, &l, rc < 0 ? (err[0] ? err :
+		    hwtr_errstr(rc)) : NULL);
+		hwtr_jit_list_free(&l);
+	}
+	return (count);
+}
+
+/* A line "  NAME: N symbols[, N code loads, N moves]" per JIT file. */
+struct jit_text {
+	struct info	*in;
+	struct q_str	*o;
+};
+
+static void
+text_jit_one(void *arg, const char *name, const struct hwtr_jit_list *l,
+    const char *err)
+{
+	struct jit_text *jt = arg;
+
+	if (err != NULL)
+		q_str_printf(jt->o, "  %s: unreadable (%s)\n",
+		    txt(jt->in, name, ""), txt(jt->in, err, ""));
+	else if (l->dump)
+		q_str_printf(jt->o, "  %s: %zu symbols, %zu code loads, %zu "
+		    "moves\n", txt(jt->in, name, ""), l->n, l->nloads,
+		    l->nmoves);
+	else
+		q_str_printf(jt->o, "  %s: %zu symbols\n",
+		    txt(jt->in, name, ""), l->n);
+}
+
+static void
+json_jit_one(void *arg, const char *name, const struct hwtr_jit_list *l,
+    const char *err)
+{
+	struct hwtr_jw *w = arg;
+
+	hwtr_jw_obj(w);
+	hwtr_jw_kstr(w, "member", name);
+	hwtr_jw_kstr(w, "format", l->dump ? "jitdump" : "perf-map");
+	hwtr_jw_ku64(w, "symbols", l->n);
+	hwtr_jw_ku64(w, "code_loads", l->nloads);
+	hwtr_jw_ku64(w, "moves", l->nmoves);
+	hwtr_jw_kstr(w, "error", err);
+	hwtr_jw_end(w);
+}
+
 static void
 text_images(struct q_str *o, struct info *in)
 {
 	const struct hwtr_image_desc *img;
+	struct jit_text jt;
 	const struct hwtr_member_info *dm, *im;
 	uint64_t istored = 0, dstored = 0;
 	size_t i, n;
@@ -302,6 +384,10 @@ text_images(struct q_str *o, struct info *in)
 	}
 	q_str_printf(o, "images stored: %" PRIu64 " bytes, debug info %"
 	    PRIu64 " bytes\n", istored, dstored);
+	jt.in = in;
+	jt.o = o;
+	q_str_printf(o, "jit files: %zu\n", jit_members(in->ar, NULL, NULL));
+	jit_members(in->ar, text_jit_one, &jt);
 }
 
 static void
@@ -680,6 +766,10 @@ print_json(struct q_str *o, struct info *in)
 			json_stream(&w, in->ar, i, sd);
 	hwtr_jw_end(&w);
 	json_images(&w, in->ar);
+	hwtr_jw_key(&w, "jit");
+	hwtr_jw_arr(&w);
+	jit_members(in->ar, json_jit_one, &w);
+	hwtr_jw_end(&w);
 	json_mappings(&w, in->ar);
 	json_end(&w, in);
 	hwtr_jw_end(&w);

@@ -81,7 +81,7 @@ def want(what, got, exp):
         sys.exit("%s: expected %r, got %r" % (what, exp, got))
 want("lines", text.count("\n"), 1)
 want("keys", sorted(d), sorted(["archive", "format", "complete", "file_size",
-    "valid_end", "truncated_why", "capture", "streams", "images", "mappings",
+    "valid_end", "truncated_why", "capture", "streams", "images", "jit", "mappings",
     "sideband", "lost", "exit", "warnings"]))
 want("format", d["format"], "1.0")
 want("complete", d["complete"], True)

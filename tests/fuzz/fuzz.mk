@@ -1,9 +1,10 @@
-# The archive reader's, the perf.data reader's and the LLDB bundle and
+# The archive reader's, the perf.data reader's, the perf map and jitdump
+# readers' and the LLDB bundle and
 # CoreSight snapshot importers' fuzzers (`make fuzz`) and the archive
 # reader's seed corpus.
 #
-#   make fuzz [FUZZ_SECONDS=120]  run the three fuzzers, that long each
-#   make fuzz-reader, make fuzz-perf, make fuzz-import  one of them
+#   make fuzz [FUZZ_SECONDS=120]  run the four fuzzers, that long each
+#   make fuzz-reader, make fuzz-perf, make fuzz-import, make fuzz-jit
 #
 #   fuzz-reader: build build-fuzz/fuzz_reader with clang
 #	(libFuzzer + ASan + UBSan, the library too) and run it for that long
@@ -51,9 +52,12 @@ fuzz-build:
 	clang -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -Iinclude \
 	    -fsanitize=fuzzer $(FUZZ_SAN) -o $(FUZZ_B)/fuzz_import \
 	    tests/fuzz/fuzz_import.c $(FUZZ_OBJ) $(LIBS)
+	clang -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -Iinclude -Iformat \
+	    -fsanitize=fuzzer $(FUZZ_SAN) -o $(FUZZ_B)/fuzz_jit \
+	    tests/fuzz/fuzz_jit.c $(FUZZ_OBJ) $(LIBS)
 
-.PHONY: fuzz-reader fuzz-perf fuzz-import
-fuzz: fuzz-reader fuzz-perf fuzz-import
+.PHONY: fuzz-reader fuzz-perf fuzz-import fuzz-jit
+fuzz: fuzz-reader fuzz-perf fuzz-import fuzz-jit
 
 # fuzz-perf: the perf.data reader and importer (tests/fuzz/fuzz_perf.c),
 # seeded with the shared corpus's real recordings when present (read
@@ -82,6 +86,25 @@ fuzz-import: deps fuzz-build
 	    -max_len=262144 -print_final_stats=1 \
 	    -artifact_prefix=$(FUZZ_B)/artifacts/import- $(FUZZ_FLAGS) \
 	    $(FUZZ_B)/corpus-import $(FUZZ_B)/seeds-import
+
+# fuzz-jit: the perf map and jitdump readers (tests/fuzz/fuzz_jit.c),
+# seeded with what node writes when it is installed (build-fuzz/seeds-jit/,
+# made here); what it finds goes to build-fuzz/corpus-jit/.
+fuzz-jit: deps fuzz-build
+	@mkdir -p $(FUZZ_B)/corpus-jit $(FUZZ_B)/seeds-jit $(FUZZ_B)/artifacts
+	-cd $(FUZZ_B)/seeds-jit && command -v node >/dev/null && \
+	    echo 'function f(a){return a*3|0} let s=0;' \
+	    'for(let i=0;i<99999;i++)s=f(s+i);' >seed.js && \
+	    node --perf-prof --no-turbo-inlining seed.js && \
+	    for f in jit-*.dump; do head -c 200000 $$f >$$f.seed; \
+	    rm $$f; done && rm -f isolate-*.log && \
+	    { node --perf-basic-prof seed.js & p=$$!; wait $$p; \
+	    head -c 65536 /tmp/perf-$$p.map >map.seed; rm /tmp/perf-$$p.map; }
+	$(FUZZ_ENV) $(FUZZ_B)/fuzz_jit -max_total_time=$(FUZZ_SECONDS) \
+	    -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
+	    -max_len=262144 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_B)/artifacts/jit- $(FUZZ_FLAGS) \
+	    $(FUZZ_B)/corpus-jit $(FUZZ_B)/seeds-jit
 
 fuzz-reader: deps fuzz-build
 	@mkdir -p $(FUZZ_B)/corpus $(FUZZ_B)/artifacts

@@ -39,6 +39,7 @@ outputs_and_status_body() {
 	run manycalls 0 "manycalls: 1588640880"
 	run tailplt 0 "tailplt: 17643 460"
 	run chase 0 "1000"
+	run selfmod 0 "selfmod: v1 24 v2 15"
 	run noplt 0 "plt: 1 1"
 	run plt-stripped 0 "plt: 1 1"
 	run plt-nocfi 0 "plt: 1 1"

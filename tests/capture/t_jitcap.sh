@@ -1,0 +1,64 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# Copyright (c) 2026 The hwtrace authors
+#
+# JIT symbol files collected at capture (issue 32): node, run under the
+# valgrind source with --perf-basic-prof, writes /tmp/perf-PID.map; the
+# archive must hold it byte for byte as member jit/perf-PID.map (read back
+# with tar, not hwtrace), and hwtrace info must count its lines as symbols.
+
+. "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
+
+need_node()
+{
+	command -v node >/dev/null 2>&1 ||
+	    atf_skip "node is not installed (Debian package nodejs)"
+}
+
+atf_test_case perf_map_stored
+perf_map_stored_head()
+{
+	atf_set descr "node's perf map is stored in the archive and counted"
+	atf_set timeout 300
+}
+perf_map_stored_body()
+{
+	need_valgrind
+	need_node
+	cat >hot.js <<'JS'
+function hotAdd(a, b) { return (a * 31 + b) | 0; }
+let s = 0;
+for (let i = 0; i < 2000; i++) s = hotAdd(s, i);
+console.log(s);
+JS
+	"$HWTRACE" capture --source valgrind -o j.hwtrace -- node \
+	    --perf-basic-prof --single-threaded hot.js >out 2>err ||
+		atf_fail "capture: expected exit 0, got $? ($(oneline err))"
+	grep -qx 765768680 out ||
+		atf_fail "node printed '$(oneline out)', expected 765768680"
+	m=$(members j.hwtrace | grep '^jit/perf-[0-9]*\.map$')
+	[ -n "$m" ] || atf_fail "expected a member jit/perf-PID.map, got: $(members j.hwtrace | grep -v "^streams/" | tr "\n" " " | head -c 400)"
+	map=/tmp/${m#jit/}
+	[ -f "$map" ] || atf_fail "expected $map, which node wrote, to exist"
+	tar -xOf j.hwtrace "$m" >stored 2>/dev/null ||
+		atf_fail "tar cannot extract $m"
+	cmp -s stored "$map" ||
+		atf_fail "$m differs from $map ($(wc -c <stored) vs $(wc -c <"$map") bytes)"
+	grep -q ' JS:[~^*]*hotAdd ' stored ||
+		atf_fail "expected hotAdd in the stored map"
+	lines=$(wc -l <"$map")
+	rm -f "$map"
+	"$HWTRACE" info j.hwtrace >info 2>&1 ||
+		atf_fail "info: expected exit 0 ($(oneline info))"
+	grep -qx "  $m: $lines symbols" info ||
+		atf_fail "info: expected '  $m: $lines symbols', got: $(grep -A2 '^jit' info | tr '\n' '|')"
+	grep -qx 'jit files: 1' info ||
+		atf_fail "info: expected 'jit files: 1', got: $(grep '^jit' info)"
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case perf_map_stored
+}
