@@ -32,4 +32,8 @@ fuzz-fpt: deps fuzz-fpt-build
 	    -artifact_prefix=$(FUZZ_B)/artifacts/fpt- $(FUZZ_FLAGS) \
 	    $(FUZZ_B)/corpus-fpt $(FUZZ_B)/seeds-fpt
 
-fuzz: fuzz-fpt
+# Not part of `make fuzz` yet: fpt is not used by any verb, and the
+# fuzzer still finds one known difference from libipt (a bad packet after
+# PSB+ fails libipt's sync while fpt has queued the PSB+'s status events;
+# issue 29).  `make fuzz` must stay clean for what hwtrace ships; run this
+# one by name until fpt agrees and `index --decoder fast` uses it.
