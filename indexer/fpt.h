@@ -69,6 +69,13 @@ struct fpt_config {
 	 * image; with one (the indexer) for good.  Non-zero: the latter.
 	 */
 	int		keep_cache;
+	/*
+	 * The address ranges (libipt's addr_filter): per range 0 off, 1
+	 * a filter (FilterEn inside), 2 a TraceStop region; A and B both
+	 * inclusive.  Used for SKL014 only.
+	 */
+	uint8_t		filter_cfg[4];
+	uint64_t	filter_a[4], filter_b[4];
 };
 
 /* Packet kinds (fpt_pkt.c). */

@@ -21,9 +21,8 @@
  * PIP and VMCS, PTWRITE, power events, TraceStop, MTC/CYC/TMA timing
  * (libipt's time estimate), BBP/BIP/BEP, packets other than TIP.PGE and
  * MODE.exec while tracing is off, a PSB+ with FUP while tracing is off
- * (but BDM70's: a PSB+ FUP right before a TIP.PGE, dropped), SKL014 (a
- * TIP.PGD without IP while filtering), SKD022 (a FUP on VMLAUNCH), an
- * event IP not reached without trace, bytes Zydis does not decode as an
+ * (but BDM70's: a PSB+ FUP right before a TIP.PGE, dropped), an event
+ * IP not reached without trace, bytes Zydis does not decode as an
  * instruction (libipt's length decoder may), an instruction across the
  * end of an image.
  */
@@ -145,12 +144,15 @@ static void	rs_push(struct fpt *, uint64_t);
 static void	call_push(struct fpt *, uint64_t, const struct hwtr_x86_insn *);
 static int	writes_cr3(struct fpt *, uint64_t);
 static int	is_xbegin(const uint8_t *, size_t, int);
+static void	vmx_far(const uint8_t *, size_t, int, struct hwtr_x86_insn *);
 static size_t	skip_prefixes(const uint8_t *, size_t, int);
 static int	fetch_event(struct fpt *);
 static int	error_item(struct fpt *, struct fpt_item *, int);
 static int	disabled_next(struct fpt *, struct fpt_item *);
 static int	block_next(struct fpt *, struct fpt_item *);
 static int	async_reached(struct fpt *);
+static int	filter_on(const struct fpt *, uint64_t);
+static int	at_vmentry(struct fpt *, uint64_t);
 
 int
 fpt_new(struct fpt **dp, const struct fpt_config *cfg)
@@ -442,8 +444,21 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
 
 	assert(d->async);
 	for (;;) {
-		if (d->ip == ev->ip && !(dis && ev->ip_suppressed))
-			return (async_reached(d));
+		if (d->ip == ev->ip && !(dis && ev->ip_suppressed)) {
+			if (ev->kind != FPT_EV_ASYNC_DISABLED || !d->skd022 ||
+			    !at_vmentry(d, d->ip))
+				return (async_reached(d));
+			/*
+			 * SKD022: a FUP on VMLAUNCH or VMRESUME may be wrong;
+			 * libipt takes the disable for a synchronous one at
+			 * the TIP.PGD's IP and goes on to it.
+			 */
+			ev->kind = FPT_EV_DISABLED;
+			ev->ip = ev->to;
+			ev->to = 0;
+			dis = 1;
+			continue;
+		}
 		if (b->ninsn == FPT_BLK_MAX)
 			return (0);
 		if ((rc = decode_at(d, d->ip, &insn, &isid)) < 0)
@@ -452,7 +467,16 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
 			return (0);
 		b->ninsn++;
 		b->end_ip = d->ip;
+		if (dis && ev->ip_suppressed && d->skl014 &&
+		    d->cfg.filtering && (insn.kind == HWTR_X86_CALL ||
+		    insn.kind == HWTR_X86_JMP) && !filter_on(d, insn.target)) {
+			/* SKL014: a direct branch out of the filter. */
+			call_push(d, d->ip, &insn);
+			return (async_reached(d));
+		}
 		if (needs_trace(insn.kind)) {
+			if (insn.kind == HWTR_X86_CALL_IND)
+				rs_push(d, d->ip + insn.len);
 			if (!dis)
 				return (unsupported(d, "an event IP not "
 				    "reached without trace"));
@@ -784,12 +808,41 @@ decode_at(struct fpt *d, uint64_t ip, struct hwtr_x86_insn *insn, int *isid)
 	 * PT reports as an event; libipt takes them for ordinary
 	 * instructions, hwtr_x86 (by Zydis's category) for branches.
 	 */
+	vmx_far(d->win + (ip - d->win_ip), (size_t)(d->win_ip + d->win_len -
+	    ip), d->mode, insn);
 	if (insn->kind != HWTR_X86_OTHER && is_xbegin(d->win + (ip - d->win_ip),
 	    (size_t)(d->win_ip + d->win_len - ip), d->mode)) {
 		insn->kind = HWTR_X86_OTHER;
 		insn->has_target = 0;
 	}
 	return (0);
+}
+
+/*
+ * VMCALL (0f 01 c1), VMLAUNCH, VMRESUME (c2, c3) and UIRET (ec) are far
+ * transfers to libipt's length decoder, plain instructions to Zydis's
+ * categories.
+ */
+static void
+vmx_far(const uint8_t *p, size_t n, int mode, struct hwtr_x86_insn *insn)
+{
+	size_t i = skip_prefixes(p, n, mode);
+
+	if (insn->kind != HWTR_X86_OTHER || i + 2 >= n || p[i] != 0x0f ||
+	    p[i + 1] != 0x01)
+		return;
+	switch (p[i + 2]) {
+	case 0xc1:
+		insn->kind = HWTR_X86_FAR;
+		insn->far = HWTR_X86_FAR_CALL;
+		break;
+	case 0xc2:
+	case 0xc3:
+	case 0xec:
+		insn->kind = HWTR_X86_FAR;
+		insn->far = HWTR_X86_FAR_RET;
+		break;
+	}
 }
 
 /* Whether @p (@n bytes) is an XBEGIN or XABORT, after its prefixes. */
@@ -860,6 +913,17 @@ call_push(struct fpt *d, uint64_t ip, const struct hwtr_x86_insn *insn)
 		rs_push(d, ip + insn->len);
 }
 
+/* Whether a VMLAUNCH or VMRESUME (0f 01 c2/c3) is at @ip. */
+static int
+at_vmentry(struct fpt *d, uint64_t ip)
+{
+	uint8_t c[3];
+	int id;
+
+	return (d->cfg.read_code(d->cfg.ctx, ip, c, 3, &id) == 3 &&
+	    c[0] == 0x0f && c[1] == 0x01 && (c[2] == 0xc2 || c[2] == 0xc3));
+}
+
 /* A mov to CR3 (0f 22 /r with reg 3) at @ip. */
 static int
 writes_cr3(struct fpt *d, uint64_t ip)
@@ -920,14 +984,6 @@ fetch_event(struct fpt *d)
 					    "suppressed IP"));
 				ev->to = ip;
 			} else if (pkt.kind == FPT_PKT_TIP_PGD) {
-				uint8_t c[3];
-				int id;
-
-				if (d->skd022 && d->cfg.read_code(d->cfg.ctx,
-				    ev->ip, c, 3, &id) == 3 && c[0] == 0x0f &&
-				    c[1] == 0x01 && (c[2] == 0xc2 || c[2] == 0xc3))
-					return (unsupported(d, "SKD022: a FUP "
-					    "on VMLAUNCH or VMRESUME"));
 				ev->kind = FPT_EV_ASYNC_DISABLED;
 				d->pos += pkt.size;
 				if (ip_update(d, &pkt, &ip) == 0)
@@ -961,9 +1017,6 @@ fetch_event(struct fpt *d)
 				ev->ip = ip;
 			else
 				ev->ip_suppressed = 1;
-			if (ev->ip_suppressed && d->cfg.filtering && d->skl014)
-				return (unsupported(d, "SKL014: a TIP.PGD "
-				    "without IP while filtering"));
 			d->async = 1;
 			return (0);
 		case FPT_PKT_TNT:
@@ -1375,6 +1428,31 @@ unsupported(struct fpt *d, const char *why)
 {
 	d->unsup = why;
 	return (-HWTR_E_UNSUPPORTED);
+}
+
+/*
+ * Whether tracing is on at @ip by the address ranges, as libipt's
+ * pt_filter_addr_check() says: off in a TraceStop region; with filter
+ * ranges only inside one.
+ */
+static int
+filter_on(const struct fpt *d, uint64_t ip)
+{
+	unsigned i;
+	int filters = 0;
+
+	for (i = 0; i < 4; i++)
+		if (d->cfg.filter_cfg[i] == 2 && d->cfg.filter_a[i] <= ip &&
+		    ip <= d->cfg.filter_b[i])
+			return (0);
+	for (i = 0; i < 4; i++) {
+		if (d->cfg.filter_cfg[i] != 1)
+			continue;
+		if (d->cfg.filter_a[i] <= ip && ip <= d->cfg.filter_b[i])
+			return (1);
+		filters = 1;
+	}
+	return (!filters);
 }
 
 /*

@@ -30,11 +30,60 @@
 #include "hwtr_test.h"
 #include "../lib/hwtr_test_fpt.h"
 
+#define NREASON	32
+
 struct tally {
 	unsigned	traces, equal, unsup, skipped, differ;
 	uint64_t	items, insns;
 	char		first[1024];
+	/* Unsupported, by reason. */
+	const char	*reason[NREASON];
+	unsigned	nreason[NREASON], nreasons;
+	/* Unsupported among the cases fpt must decode whole. */
+	unsigned	must, must_unsup;
+	char		must_first[512];
 };
+
+/*
+ * libipt cases (the name before "-ptxed") with what fpt decodes as
+ * libipt does, each for every CPU it is run with: unsupported there is a
+ * failure.
+ */
+static const char *const whole_cases[] = {
+	"skl014-call", "skl014-jmp",		/* SKL014 */
+	"skd022",				/* SKD022 */
+	NULL
+};
+
+static int
+must_whole(const char *name)
+{
+	size_t i, n;
+
+	for (i = 0; whole_cases[i] != NULL; i++) {
+		n = strlen(whole_cases[i]);
+		if (strncmp(name, whole_cases[i], n) == 0 &&
+		    strncmp(name + n, "-ptxed", 6) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+static void
+count_reason(struct tally *t, const char *why)
+{
+	unsigned i;
+
+	for (i = 0; i < t->nreasons; i++)
+		if (strcmp(t->reason[i], why) == 0)
+			break;
+	if (i == t->nreasons) {
+		if (t->nreasons == NREASON)
+			return;
+		t->reason[t->nreasons++] = why;
+	}
+	t->nreason[i]++;
+}
 
 /*
  * Decode @pt with both decoders over @im; count the outcome in @t.
@@ -97,11 +146,17 @@ diff_one(const char *what, const uint8_t *pt, size_t len,
 			    msg);
 	} else if (got.unsup != NULL) {
 		t->unsup++;
+		count_reason(t, got.unsup);
+		if (must_whole(what) && t->must_unsup++ == 0)
+			snprintf(t->must_first, sizeof(t->must_first),
+			    "%s: %s", what, got.unsup);
 		printf("%s: unsupported at offset %#" PRIx64 " after %zu of "
 		    "%zu items: %s\n", what, got.unsup_off, got.n, want.n,
 		    got.unsup);
 	} else
 		t->equal++;
+	if (must_whole(what))
+		t->must++;
 	t->items += got.n;
 	t->insns += got.insns;
 	tf_items_free(&want);
@@ -217,10 +272,14 @@ diff_cmd(const char *dir, const char *name, char *line, struct tally *t,
 			if (strcmp(tok + 15, "cfg") == 0) {
 				cfg.addr_filter.config.addr_cfg = v & 0xf;
 				fc.filtering = v != 0;
-			} else if (strcmp(tok + 15, "a") == 0)
+				fc.filter_cfg[0] = (uint8_t)(v & 0xf);
+			} else if (strcmp(tok + 15, "a") == 0) {
 				cfg.addr_filter.addr0_a = v;
-			else
+				fc.filter_a[0] = v;
+			} else {
 				cfg.addr_filter.addr0_b = v;
+				fc.filter_b[0] = v;
+			}
 		} else if (strcmp(tok, "--nom-freq") == 0) {
 			tok = strtok_r(NULL, " \t\n", &save);
 			cfg.nom_freq = (uint8_t)(tok ? atoi(tok) : 0);
@@ -253,10 +312,15 @@ out:
 static void
 report(const char *what, const struct tally *t)
 {
+	unsigned i;
+
 	printf("%s: %u traces: %u equal, %u unsupported, %u differ, %u "
 	    "skipped; %" PRIu64 " items, %" PRIu64 " instructions "
 	    "compared\n", what, t->traces, t->equal, t->unsup, t->differ,
 	    t->skipped, t->items, t->insns);
+	for (i = 0; i < t->nreasons; i++)
+		printf("%s: unsupported %u times: %s\n", what, t->nreason[i],
+		    t->reason[i]);
 	fflush(stdout);
 }
 
@@ -305,6 +369,11 @@ ATF_TC_BODY(libipt_corpus, tc)
 	if (t.differ > 0)
 		atf_tc_fail("%u of %u traces differ from libipt; first: %s",
 		    t.differ, t.traces, t.first);
+	ATF_CHECK_MSG(t.must > 0, "none of the cases fpt must decode whole "
+	    "was found");
+	ATF_CHECK_MSG(t.must_unsup == 0, "%u of %u cases fpt must decode "
+	    "whole were unsupported, expected none; first: %s", t.must_unsup,
+	    t.must, t.must_first);
 	ATF_CHECK_MSG(t.equal > 0, "no libipt case was decoded whole by fpt "
 	    "(expected some)");
 }

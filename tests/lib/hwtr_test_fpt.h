@@ -522,9 +522,13 @@ tf_archive_stream(struct hwtr_ar *ar, size_t s, const char *dir,
 	fc->family = cpu->family;
 	fc->model = cpu->model;
 	fc->stepping = cpu->stepping;
-	for (i = 0; i < sd->pt.nfilters; i++)
+	for (i = 0; i < sd->pt.nfilters && i < 4; i++) {
 		if (sd->pt.filter[i].cfg != 0)
 			fc->filtering = 1;
+		fc->filter_cfg[i] = (uint8_t)sd->pt.filter[i].cfg;
+		fc->filter_a[i] = sd->pt.filter[i].a;
+		fc->filter_b[i] = sd->pt.filter[i].b;
+	}
 	*bufp = buf;
 	*lenp = len;
 	return (0);
