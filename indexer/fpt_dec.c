@@ -1149,9 +1149,6 @@ end:
 		}
 		return (0);
 	}
-	if (!d->in_sync && fup)
-		return (unsupported(d, "a PSB+ with FUP while tracing is "
-		    "disabled"));
 	if (fup && pge_follows(d)) {
 		/* BDM70: the PSB+ before a TIP.PGE has a FUP it should not. */
 		if (!d->bdm70)

@@ -52,6 +52,8 @@ struct tally {
 static const char *const whole_cases[] = {
 	"skl014-call", "skl014-jmp",		/* SKL014 */
 	"skd022",				/* SKD022 */
+	"bdm70-tip_pgd-psb_fup-tip_pge",	/* PSB+ FUP, disabled */
+	"psb_nofup-psb",
 	NULL
 };
 
