@@ -91,6 +91,10 @@ struct fpt {
 	struct fpt_event more[FPT_MORE_MAX];	/* ... and those after it */
 	unsigned	nmore;
 
+	/* MWAIT, EXSTOP, PTWRITE waiting for the FUP that gives their IP. */
+	struct fpt_event fupq[FPT_MORE_MAX + 1];
+	unsigned	nfupq;
+
 	struct fpt_event evq[FPT_EVQ_MAX];
 	unsigned	evq_head, evq_n;
 
@@ -151,6 +155,8 @@ static int	error_item(struct fpt *, struct fpt_item *, int);
 static int	disabled_next(struct fpt *, struct fpt_item *);
 static int	block_next(struct fpt *, struct fpt_item *);
 static int	async_reached(struct fpt *);
+static int	power_event(struct fpt *, const struct fpt_pkt *);
+static int	fup_bound(struct fpt *, const struct fpt_pkt *);
 static int	filter_on(const struct fpt *, uint64_t);
 static int	at_vmentry(struct fpt *, uint64_t);
 
@@ -229,6 +235,7 @@ fpt_sync_forward(struct fpt *d)
 	d->evq_n = d->evq_head = 0;
 	d->async = 0;
 	d->nmore = 0;
+	d->nfupq = 0;
 	d->synced = 0;
 	if (off < 0) {
 		d->pos = d->cfg.end;
@@ -304,6 +311,7 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 	struct fpt_pkt pkt;
 	struct fpt_event ev;
 	uint64_t ip;
+	unsigned i;
 	int rc;
 
 	for (;;) {
@@ -351,9 +359,26 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 			if (d->evq_n > 0 || d->enabled)
 				return (fpt_next(d, it));
 			break;
+		case FPT_PKT_FUP:
+			/* Tracing is off: the events happen where they are. */
+			if (d->nfupq == 0)
+				return (unsupported(d, "a FUP while tracing is "
+				    "disabled"));
+			if ((rc = fup_bound(d, &pkt)) < 0)
+				return (error_item(d, it, rc));
+			for (i = 0; i < d->nfupq; i++)
+				ev_push(d, &d->fupq[i]);
+			d->nfupq = 0;
+			return (fpt_next(d, it));
 		default:
-			return (unsupported(d, "a packet other than TIP.PGE "
-			    "while tracing is disabled"));
+			if ((rc = power_event(d, &pkt)) < 0)
+				return (rc);
+			if (rc == 0)
+				return (unsupported(d, "a packet other than "
+				    "TIP.PGE while tracing is disabled"));
+			if (d->evq_n > 0)
+				return (fpt_next(d, it));
+			break;
 		}
 	}
 }
@@ -960,6 +985,7 @@ fetch_event(struct fpt *d)
 	struct fpt_pkt pkt;
 	struct fpt_event *ev = &d->async_ev;
 	uint64_t ip;
+	unsigned i;
 	int rc;
 
 	assert(d->ntnt == 0 && !d->async);
@@ -968,6 +994,21 @@ fetch_event(struct fpt *d)
 			return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
 		switch (pkt.kind) {
 		case FPT_PKT_FUP:
+			if (d->nfupq > 0) {
+				/* The events before bind to its IP. */
+				if ((rc = fup_bound(d, &pkt)) < 0)
+					return (rc);
+				if (d->fupq[0].ip_suppressed)
+					return (unsupported(d, "an event bound "
+					    "to a FUP without IP"));
+				d->async_ev = d->fupq[0];
+				for (i = 1; i < d->nfupq; i++)
+					d->more[i - 1] = d->fupq[i];
+				d->nmore = d->nfupq - 1;
+				d->nfupq = 0;
+				d->async = 1;
+				return (0);
+			}
 			ev_init(d, ev, FPT_EV_ASYNC_BRANCH, d->pos);
 			d->pos += pkt.size;
 			if ((rc = ip_update(d, &pkt, &ip)) < 0)
@@ -1023,10 +1064,100 @@ fetch_event(struct fpt *d)
 		case FPT_PKT_TIP:
 			return (0);
 		default:
-			return (unsupported(d, "an event packet this decoder "
-			    "does not handle yet"));
+			if (pkt.kind == FPT_PKT_STOP)
+				return (unsupported(d, "TraceStop while "
+				    "tracing"));
+			if (pkt.kind == FPT_PKT_PTW)
+				return (unsupported(d, "PTWRITE while "
+				    "tracing"));
+			if ((rc = power_event(d, &pkt)) < 0)
+				return (rc);
+			if (rc == 0)
+				return (unsupported(d, "an event packet this "
+				    "decoder does not handle yet"));
+			if (d->evq_n > 0)
+				return (0);
+			break;
 		}
 	}
+}
+
+/*
+ * The events that bind to no instruction or to the next FUP's IP:
+ * TraceStop, PWRE, PWRX, EXSTOP, MWAIT and PTWRITE, as libipt's query
+ * decoder makes them (only TraceStop carries the time).  The standalone
+ * ones go to the event queue, the others wait for their FUP (d->fupq).
+ * 1 when @pkt was one (and is consumed), 0 when not, or unsupported.
+ */
+static int
+power_event(struct fpt *d, const struct fpt_pkt *pkt)
+{
+	struct fpt_event ev;
+	int kind, fup = 0;
+
+	switch (pkt->kind) {
+	case FPT_PKT_STOP:
+		kind = FPT_EV_STOP;
+		break;
+	case FPT_PKT_PWRE:
+		kind = FPT_EV_PWRE;
+		break;
+	case FPT_PKT_PWRX:
+		kind = FPT_EV_PWRX;
+		break;
+	case FPT_PKT_EXSTOP:
+		kind = FPT_EV_EXSTOP;
+		fup = pkt->flags & 1;
+		break;
+	case FPT_PKT_MWAIT:
+		kind = FPT_EV_MWAIT;
+		fup = 1;
+		break;
+	case FPT_PKT_PTW:
+		kind = FPT_EV_PTWRITE;
+		fup = pkt->flags & 1;
+		break;
+	default:
+		return (0);
+	}
+	ev_init(d, &ev, kind, d->pos);
+	d->pos += pkt->size;
+	if (kind != FPT_EV_STOP) {
+		ev.has_tsc = 0;
+		ev.tsc = 0;
+	}
+	ev.payload = pkt->payload;
+	if (!fup) {
+		ev.ip_suppressed = kind == FPT_EV_EXSTOP ||
+		    kind == FPT_EV_PTWRITE;
+		ev_push(d, &ev);
+		return (1);
+	}
+	if (d->nfupq == FPT_MORE_MAX + 1)
+		return (unsupported(d, "too many events for one FUP"));
+	d->fupq[d->nfupq++] = ev;
+	return (1);
+}
+
+/*
+ * The FUP @pkt at d->pos gives the events waiting in d->fupq their IP
+ * (or says it is suppressed); it is consumed.
+ */
+static int
+fup_bound(struct fpt *d, const struct fpt_pkt *pkt)
+{
+	uint64_t ip = 0;
+	unsigned i;
+	int sup;
+
+	assert(d->nfupq > 0);
+	sup = ip_update(d, pkt, &ip) < 0;
+	d->pos += pkt->size;
+	for (i = 0; i < d->nfupq; i++) {
+		d->fupq[i].ip = sup ? 0 : ip;
+		d->fupq[i].ip_suppressed = (uint8_t)sup;
+	}
+	return (0);
 }
 
 /* The flow reached the pending event's IP: the event happens. */

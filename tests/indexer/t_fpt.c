@@ -54,6 +54,11 @@ static const char *const whole_cases[] = {
 	"skd022",				/* SKD022 */
 	"bdm70-tip_pgd-psb_fup-tip_pge",	/* PSB+ FUP, disabled */
 	"psb_nofup-psb",
+	/* TraceStop, power events, PTWRITE while tracing is off */
+	"exstop_ip-tip_pgd", "fup-tip_pgd-stop", "mwait-pwre-exstop_ip-pwrx",
+	"psb-exstop", "ptw", "ptw-fup", "pwre-exstop_ip-pwrx",
+	"tip_pgd-exstop-tip_pge", "tip_pgd-psb-stop", "tip_pgd-stop",
+	"tip_pge-exstop", "tip_pge-pwre-pwrx-tip_pgd",
 	NULL
 };
 
