@@ -157,6 +157,7 @@ static int	block_next(struct fpt *, struct fpt_item *);
 static int	async_reached(struct fpt *);
 static int	power_event(struct fpt *, const struct fpt_pkt *);
 static int	fup_bound(struct fpt *, const struct fpt_pkt *);
+static int	fup_consumed(const struct fpt *);
 static int	filter_on(const struct fpt *, uint64_t);
 static int	at_vmentry(struct fpt *, uint64_t);
 
@@ -996,8 +997,16 @@ fetch_event(struct fpt *d)
 		case FPT_PKT_FUP:
 			if (d->nfupq > 0) {
 				/* The events before bind to its IP. */
+				const uint8_t *at = d->pos;
+
 				if ((rc = fup_bound(d, &pkt)) < 0)
 					return (rc);
+				/*
+				 * A TSX abort leaves the FUP for the
+				 * asynchronous branch that follows.
+				 */
+				if (!fup_consumed(d))
+					d->pos = at;
 				if (d->fupq[0].ip_suppressed)
 					return (unsupported(d, "an event bound "
 					    "to a FUP without IP"));
@@ -1117,19 +1126,25 @@ power_event(struct fpt *d, const struct fpt_pkt *pkt)
 		kind = FPT_EV_PTWRITE;
 		fup = pkt->flags & 1;
 		break;
+	case FPT_PKT_MODE_TSX:
+		/* Standalone while tracing is off, else bound to a FUP. */
+		kind = FPT_EV_TSX;
+		fup = d->enabled;
+		break;
 	default:
 		return (0);
 	}
 	ev_init(d, &ev, kind, d->pos);
 	d->pos += pkt->size;
-	if (kind != FPT_EV_STOP) {
+	if (kind != FPT_EV_STOP && kind != FPT_EV_TSX) {
 		ev.has_tsc = 0;
 		ev.tsc = 0;
 	}
-	ev.payload = pkt->payload;
+	/* MODE.TSX: InTX and TXAbort. */
+	ev.payload = kind == FPT_EV_TSX ? pkt->flags & 3 : pkt->payload;
 	if (!fup) {
 		ev.ip_suppressed = kind == FPT_EV_EXSTOP ||
-		    kind == FPT_EV_PTWRITE;
+		    kind == FPT_EV_PTWRITE || kind == FPT_EV_TSX;
 		ev_push(d, &ev);
 		return (1);
 	}
@@ -1137,6 +1152,19 @@ power_event(struct fpt *d, const struct fpt_pkt *pkt)
 		return (unsupported(d, "too many events for one FUP"));
 	d->fupq[d->nfupq++] = ev;
 	return (1);
+}
+
+/* Whether the events waiting in d->fupq consume their FUP. */
+static int
+fup_consumed(const struct fpt *d)
+{
+	unsigned i;
+
+	for (i = 0; i < d->nfupq; i++)
+		if (d->fupq[i].kind != FPT_EV_TSX ||
+		    !(d->fupq[i].payload & 2))
+			return (1);
+	return (0);
 }
 
 /*

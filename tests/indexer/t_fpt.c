@@ -59,6 +59,11 @@ static const char *const whole_cases[] = {
 	"psb-exstop", "ptw", "ptw-fup", "pwre-exstop_ip-pwrx",
 	"tip_pgd-exstop-tip_pge", "tip_pgd-psb-stop", "tip_pgd-stop",
 	"tip_pge-exstop", "tip_pge-pwre-pwrx-tip_pgd",
+	/* MODE.TSX outside PSB+ */
+	"psb-tsx_abort", "psb-tsx_abort-tip-fup-tip_pgd",
+	"psb-tsx_abort-tip_pgd", "tip_pgd-tsx",
+	"tip_pge-tsx_abort-tip-fup-tip_pgd", "tip_pge-tsx_abort-tip_pgd",
+	"tsx-abort", "tsx-commit", "bdm64-tip-xabort",
 	NULL
 };
 
