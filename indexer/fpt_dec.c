@@ -158,6 +158,8 @@ static int	async_reached(struct fpt *);
 static int	power_event(struct fpt *, const struct fpt_pkt *);
 static int	fup_bound(struct fpt *, const struct fpt_pkt *);
 static int	fup_consumed(const struct fpt *);
+static int	overflow(struct fpt *);
+static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
 static int	filter_on(const struct fpt *, uint64_t);
 static int	at_vmentry(struct fpt *, uint64_t);
 
@@ -316,7 +318,9 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 	int rc;
 
 	for (;;) {
-		if ((rc = read_ahead(d)) < 0)
+		if ((rc = read_ahead(d)) == -HWTR_E_UNSUPPORTED)
+			return (rc);
+		if (rc < 0)
 			return (rc == -HWTR_E_TRUNCATED ? (d->eos = 1,
 			    FPT_EOS) : error_item(d, it, rc));
 		if (d->evq_n > 0)
@@ -370,6 +374,11 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 			for (i = 0; i < d->nfupq; i++)
 				ev_push(d, &d->fupq[i]);
 			d->nfupq = 0;
+			return (fpt_next(d, it));
+		case FPT_PKT_OVF:
+			if ((rc = overflow(d)) < 0)
+				return (rc == -HWTR_E_UNSUPPORTED ? rc :
+				    error_item(d, it, rc));
 			return (fpt_next(d, it));
 		default:
 			if ((rc = power_event(d, &pkt)) < 0)
@@ -1072,6 +1081,8 @@ fetch_event(struct fpt *d)
 		case FPT_PKT_TNT:
 		case FPT_PKT_TIP:
 			return (0);
+		case FPT_PKT_OVF:
+			return (overflow(d));
 		default:
 			if (pkt.kind == FPT_PKT_STOP)
 				return (unsupported(d, "TraceStop while "
@@ -1152,6 +1163,103 @@ power_event(struct fpt *d, const struct fpt_pkt *pkt)
 		return (unsupported(d, "too many events for one FUP"));
 	d->fupq[d->nfupq++] = ev;
 	return (1);
+}
+
+/*
+ * The OVF at d->pos, as libipt's query decoder takes it: the packet
+ * state is reset (the last IP, TNT bits, events waiting for a TIP or
+ * FUP) but for the time; if a FUP follows past timing packets, tracing
+ * resumes at its IP (an overflow event there), otherwise it is off (an
+ * overflow event without IP).  0, an error, or unsupported.
+ */
+static int
+overflow(struct fpt *d)
+{
+	struct fpt_event ev;
+	struct fpt_pkt pkt;
+	const uint8_t *fup;
+	uint64_t ip;
+	int rc;
+
+	assert(d->ntnt == 0 && !d->async);
+	ev_init(d, &ev, FPT_EV_OVERFLOW, d->pos);
+	d->pos += 2;
+	d->last_ip = 0;
+	d->have_ip = 0;
+	d->tnt = 0;
+	d->mode_pending = 0;
+	d->nfupq = 0;
+	d->enabled = 0;
+	rc = ovf_fup(d, d->pos, &fup);
+	if (rc <= 0 && d->skd010)
+		return (unsupported(d, "SKD010: an OVF whose FUP may be "
+		    "lost"));
+	if (rc < 0 && rc != -HWTR_E_TRUNCATED)
+		return (d->apl11 && rc == -HWTR_E_NOENT ? unsupported(d,
+		    "APL11: an OVF before a TIP.PGD") : -HWTR_E_DECODE);
+	if (rc <= 0) {
+		ev.ip_suppressed = 1;
+		d->ip = 0;
+		ev_push(d, &ev);
+		return (0);
+	}
+	if (d->apl12)
+		return (unsupported(d, "APL12: an OVF whose FUP may be "
+		    "wrong"));
+	/* The timing packets up to the FUP, then the FUP. */
+	if ((rc = read_ahead(d)) < 0)
+		return (rc);
+	assert(d->pos == fup);
+	if ((rc = peek(d, &pkt)) < 0)
+		return (rc);
+	d->pos += pkt.size;
+	if (ip_update(d, &pkt, &ip) < 0)
+		return (-HWTR_E_DECODE);
+	ev.ip = ip;
+	d->ip = ip;
+	d->enabled = 1;
+	ev_push(d, &ev);
+	return (0);
+}
+
+/*
+ * libipt's search for the FUP an OVF binds to, from @p: 1 with @fup at
+ * it, 0 when another packet says tracing is off, -HWTR_E_TRUNCATED at the
+ * end, -HWTR_E_NOENT for a packet that cannot follow an OVF (libipt's bad
+ * context), -HWTR_E_FORMAT for bytes that are no packet.
+ */
+static int
+ovf_fup(const struct fpt *d, const uint8_t *p, const uint8_t **fup)
+{
+	struct fpt_pkt pkt;
+	int rc;
+
+	for (;;) {
+		if ((rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) < 0)
+			return (rc);
+		switch (pkt.kind) {
+		case FPT_PKT_FUP:
+			*fup = p;
+			return (1);
+		case FPT_PKT_UNKNOWN:
+		case FPT_PKT_PAD:
+		case FPT_PKT_MNT:
+		case FPT_PKT_CBR:
+		case FPT_PKT_TSC:
+		case FPT_PKT_TMA:
+		case FPT_PKT_MTC:
+		case FPT_PKT_CYC:
+			p += pkt.size;
+			continue;
+		case FPT_PKT_PSBEND:
+		case FPT_PKT_TIP:
+		case FPT_PKT_TIP_PGD:
+		case FPT_PKT_TNT:
+			return (-HWTR_E_NOENT);
+		default:
+			return (0);
+		}
+	}
 }
 
 /* Whether the events waiting in d->fupq consume their FUP. */

@@ -64,6 +64,9 @@ static const char *const whole_cases[] = {
 	"psb-tsx_abort-tip_pgd", "tip_pgd-tsx",
 	"tip_pge-tsx_abort-tip-fup-tip_pgd", "tip_pge-tsx_abort-tip_pgd",
 	"tsx-abort", "tsx-commit", "bdm64-tip-xabort",
+	/* OVF, resolved with tracing on and off */
+	"ovf", "ovf-mnt-fup", "ovf-mnt-tip_pge", "ovf-pwre-pwrx-tip_pge",
+	"mwait-pwre-exstop_ip-fup-ovf", "mwait-pwre-exstop_ip-ovf",
 	NULL
 };
 
