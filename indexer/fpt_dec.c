@@ -1142,12 +1142,23 @@ power_event(struct fpt *d, const struct fpt_pkt *pkt)
 		kind = FPT_EV_TSX;
 		fup = d->enabled;
 		break;
+	case FPT_PKT_PIP:
+	case FPT_PKT_VMCS:
+		/*
+		 * While tracing they bind to the next far branch, MOV CR3
+		 * or VM entry, or to an asynchronous branch's TIP.
+		 */
+		if (d->enabled)
+			return (unsupported(d, "PIP or VMCS while tracing"));
+		kind = pkt->kind == FPT_PKT_PIP ? FPT_EV_PAGING : FPT_EV_VMCS;
+		break;
 	default:
 		return (0);
 	}
 	ev_init(d, &ev, kind, d->pos);
 	d->pos += pkt->size;
-	if (kind != FPT_EV_STOP && kind != FPT_EV_TSX) {
+	if (kind != FPT_EV_STOP && kind != FPT_EV_TSX &&
+	    kind != FPT_EV_PAGING && kind != FPT_EV_VMCS) {
 		ev.has_tsc = 0;
 		ev.tsc = 0;
 	}
@@ -1373,10 +1384,17 @@ read_psb_plus(struct fpt *d)
 			st[nst++].mode = (uint8_t)hmode;
 			break;
 		case FPT_PKT_MODE_TSX:
+		case FPT_PKT_PIP:
+		case FPT_PKT_VMCS:
 			if (nst > FPT_MORE_MAX)
 				return (unsupported(d, "a long PSB+"));
-			st[nst].kind = FPT_EV_TSX;
+			st[nst].kind = pkt.kind == FPT_PKT_MODE_TSX ?
+			    FPT_EV_TSX : pkt.kind == FPT_PKT_PIP ?
+			    FPT_EV_PAGING : FPT_EV_VMCS;
 			st[nst++].mode = 0;
+			break;
+		case FPT_PKT_MNT:
+			/* Its event is no status update; not reported. */
 			break;
 		case FPT_PKT_TSC:
 			d->tsc = pkt.payload;

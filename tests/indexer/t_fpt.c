@@ -67,6 +67,8 @@ static const char *const whole_cases[] = {
 	/* OVF, resolved with tracing on and off */
 	"ovf", "ovf-mnt-fup", "ovf-mnt-tip_pge", "ovf-pwre-pwrx-tip_pge",
 	"mwait-pwre-exstop_ip-fup-ovf", "mwait-pwre-exstop_ip-ovf",
+	/* PIP, VMCS, MNT in PSB+ and while tracing is off */
+	"psb-pip-psb", "psb-pip-tip_pge", "psb-mnt-fup-psbend",
 	NULL
 };
 
@@ -554,9 +556,72 @@ ATF_TC_BODY(valgrind_capture_dynamic, tc)
 	capture_case("valgrind", "plt");
 }
 
+/*
+ * A hand-built trace @pt over @code at @addr (written to code.bin for
+ * libipt), that fpt must decode whole and as libipt does.
+ */
+static void
+handmade(const char *what, const uint8_t *pt, size_t len,
+    const uint8_t *code, size_t clen, uint64_t addr)
+{
+	struct tf_img *im;
+	struct pt_config cfg;
+	struct fpt_config fc;
+	struct tally t;
+	FILE *fp;
+
+	ATF_REQUIRE((fp = fopen("code.bin", "wb")) != NULL);
+	ATF_REQUIRE(fwrite(code, 1, clen, fp) == clen && fclose(fp) == 0);
+	ATF_REQUIRE((im = calloc(1, sizeof(*im))) != NULL);
+	ATF_REQUIRE(tf_img_add(im, "code.bin", code, 0, clen, addr) == 0);
+	pt_config_init(&cfg);
+	memset(&fc, 0, sizeof(fc));
+	memset(&t, 0, sizeof(t));
+	diff_one(what, pt, len, im, &cfg, &fc, &t);
+	free(im);
+	report(what, &t);
+	if (t.differ > 0)
+		atf_tc_fail("%s", t.first);
+	ATF_CHECK_MSG(t.equal == 1, "%s: expected fpt to decode it whole, "
+	    "got %u unsupported", what, t.unsup);
+	ATF_CHECK_MSG(t.items >= 6, "%s: expected at least 6 items, got %"
+	    PRIu64, what, t.items);
+}
+
+/*
+ * PIP, VMCS and MNT in a PSB+ (status updates at the FUP's IP, the MNT
+ * not one), then VMCS and PIP while tracing is off (standalone events),
+ * each with the time of the TSC before.
+ */
+ATF_TC_WITHOUT_HEAD(psb_paging_vmcs);
+ATF_TC_BODY(psb_paging_vmcs, tc)
+{
+	static const uint8_t pt[] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,	/* PSB */
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x19, 0x56, 0x34, 0x12, 0, 0, 0, 0,		/* TSC */
+		0x02, 0x43, 0x00, 0x0a, 0, 0, 0, 0,		/* PIP */
+		0x02, 0xc8, 0x12, 0, 0, 0, 0,			/* VMCS */
+		0x99, 0x01,					/* MODE 64 */
+		0x7d, 0x00, 0x10, 0, 0, 0, 0,			/* FUP */
+		0x02, 0xc3, 0x88, 1, 2, 3, 4, 5, 6, 7, 8,	/* MNT */
+		0x02, 0x23,					/* PSBEND */
+		0x01,						/* TIP.PGD */
+		0x19, 0x78, 0x56, 0x34, 0x12, 0, 0, 0,		/* TSC */
+		0x02, 0xc8, 0x34, 0, 0, 0, 0,			/* VMCS */
+		0x02, 0x43, 0x00, 0x0b, 0, 0, 0, 0,		/* PIP */
+	};
+	/* nop; nop; ret: the TIP.PGD binds to the ret. */
+	static const uint8_t code[] = { 0x90, 0x90, 0xc3 };
+
+	handmade("psb_paging_vmcs", pt, sizeof(pt), code, sizeof(code),
+	    0x1000);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
+	ATF_TP_ADD_TC(tp, psb_paging_vmcs);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);

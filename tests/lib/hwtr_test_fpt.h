@@ -223,12 +223,18 @@ tf_from_pt_event(const struct pt_event *ev, struct fpt_item *it)
 		e->ip = ev->variant.tsx.ip;
 		break;
 	case ptev_paging:
-	case ptev_async_paging:
 		e->kind = FPT_EV_PAGING;
 		break;
+	case ptev_async_paging:
+		e->kind = FPT_EV_PAGING;
+		e->ip = ev->variant.async_paging.ip;
+		break;
 	case ptev_vmcs:
+		e->kind = FPT_EV_VMCS;
+		break;
 	case ptev_async_vmcs:
 		e->kind = FPT_EV_VMCS;
+		e->ip = ev->variant.async_vmcs.ip;
 		break;
 	case ptev_stop:
 		e->kind = FPT_EV_STOP;
