@@ -124,6 +124,8 @@ static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	read_ahead(struct fpt *);
 static int	peek(struct fpt *, struct fpt_pkt *);
 static int	ip_update(struct fpt *, const struct fpt_pkt *, uint64_t *);
+static inline int	is_tnt8(uint8_t);
+static inline int	tip_fast(struct fpt *, uint64_t *);
 static void	set_errata(struct fpt *);
 static int	query_cond(struct fpt *, int *);
 static int	query_indirect(struct fpt *, uint64_t *);
@@ -999,6 +1001,10 @@ fetch_event(struct fpt *d)
 	int rc;
 
 	assert(d->ntnt == 0 && !d->async);
+	/* The usual case: a TNT-8 or a TIP is next, no event. */
+	if (d->pos < d->cfg.end && (is_tnt8(*d->pos) ||
+	    (*d->pos & 0x1f) == 0x0d))
+		return (0);
 	for (;;) {
 		if ((rc = read_ahead(d)) < 0 || (rc = peek(d, &pkt)) < 0)
 			return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
@@ -1570,6 +1576,52 @@ peek(struct fpt *d, struct fpt_pkt *pkt)
 	return (rc);
 }
 
+/* Whether @b is a TNT-8 packet's header. */
+static inline int
+is_tnt8(uint8_t b)
+{
+	return ((b & 1) == 0 && b > 2);
+}
+
+/*
+ * The TIP at d->pos parsed here, the hot path: 1 with @to when it has an
+ * IP and fits, 0 to leave it to the packet parser.
+ */
+static inline int
+tip_fast(struct fpt *d, uint64_t *to)
+{
+	const uint8_t *p = d->pos;
+	uint64_t v = 0, m;
+	unsigned ipc = p[0] >> 5, n, i;
+
+	switch (ipc) {
+	case FPT_IPC_UPD16:
+		n = 2;
+		m = 0xffffull;
+		break;
+	case FPT_IPC_UPD32:
+		n = 4;
+		m = 0xffffffffull;
+		break;
+	case FPT_IPC_UPD48:
+		n = 6;
+		m = 0xffffffffffffull;
+		break;
+	default:
+		return (0);
+	}
+	if (d->cfg.end - p < 1 + (ptrdiff_t)n)
+		return (0);
+	for (i = n; i > 0; i--)
+		v = v << 8 | p[i];
+	v = (d->last_ip & ~m) | v;
+	d->last_ip = v;
+	d->have_ip = 1;
+	d->pos = p + 1 + n;
+	*to = v;
+	return (1);
+}
+
 /*
  * The IP of an IP packet, from its compressed payload and the last IP.
  * -HWTR_E_NOENT when it is suppressed.
@@ -1618,7 +1670,14 @@ query_cond(struct fpt *d, int *taken)
 	struct fpt_pkt pkt;
 	int rc;
 
-	if (d->ntnt == 0) {
+	if (d->ntnt == 0 && d->pos < d->cfg.end && is_tnt8(*d->pos)) {
+		/* The hot path: a TNT-8 next, parsed here. */
+		uint8_t b = *d->pos++;
+
+		d->ntnt = 31u - (unsigned)__builtin_clz(b) - 1;
+		d->tnt = (b >> 1) & ((1u << d->ntnt) - 1);
+		assert(d->ntnt > 0);
+	} else if (d->ntnt == 0) {
 		if ((rc = read_ahead(d)) < 0 || (rc = peek(d, &pkt)) < 0)
 			return (rc);
 		if (pkt.kind != FPT_PKT_TNT)
@@ -1646,6 +1705,9 @@ query_indirect(struct fpt *d, uint64_t *to)
 	int rc;
 
 	for (;;) {
+		if (d->pos < d->cfg.end && (*d->pos & 0x1f) == 0x0d &&
+		    !d->mode_pending && tip_fast(d, to))
+			return (0);
 		if ((rc = read_ahead(d)) < 0 || (rc = peek(d, &pkt)) < 0)
 			return (rc);
 		switch (pkt.kind) {
