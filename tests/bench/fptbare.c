@@ -43,36 +43,21 @@ cpu_ns(void)
 	return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
 }
 
+static int
+count_block(void *ctx, const struct pt_block *b)
+{
+	*(uint64_t *)ctx += b->ninsn;
+	return (0);
+}
+
 /* libipt's block decoder over the whole stream: instructions. */
 static uint64_t
 run_libipt(struct pt_block_decoder *d)
 {
-	struct pt_block b;
-	struct pt_event ev;
 	uint64_t n = 0;
-	int st;
+	struct tf_libipt_cb cb = { count_block, NULL, NULL, &n };
 
-	for (;;) {
-		st = pt_blk_sync_forward(d);
-		if (st < 0)
-			break;
-		for (;;) {
-			while (st & pts_event_pending) {
-				st = pt_blk_event(d, &ev, sizeof(ev));
-				if (st < 0)
-					break;
-			}
-			if (st < 0 || (st & pts_eos))
-				break;
-			b.ninsn = 0;
-			st = pt_blk_next(d, &b, sizeof(b));
-			n += b.ninsn;
-			if (st < 0)
-				break;
-		}
-		if (st == -pte_eos)
-			break;
-	}
+	tf_libipt_loop(d, &cb);
 	return (n);
 }
 
@@ -104,18 +89,22 @@ run_fpt(struct fpt *d, const char **why)
 
 struct total {
 	uint64_t	bytes, ninsn, fninsn, lns, fns;
+	int		runs;
 };
 
 static void
-bench_stream(const char *what, const uint8_t *buf, size_t len,
-    struct tf_img *im, struct pt_config *cfg, struct fpt_config *fc,
-    int runs, struct total *t)
+bench_stream(void *ctx, size_t s, const uint8_t *buf, size_t len,
+    struct tf_img *im, struct pt_config *cfg, struct fpt_config *fc)
 {
+	struct total *t = ctx;
+	int runs = t->runs;
+	char what[64];
 	uint64_t lns = UINT64_MAX, fns = UINT64_MAX, n = 0, fn = 0, t0, t1;
 	const char *why = NULL;
 	struct pt_image *img;
 	int r;
 
+	snprintf(what, sizeof(what), "stream %zu", s);
 	if ((img = tf_pt_image(im)) == NULL)
 		errx(1, "%s: cannot make libipt's image", what);
 	for (r = 0; r < runs; r++) {
@@ -160,14 +149,10 @@ bench_stream(const char *what, const uint8_t *buf, size_t len,
 int
 main(int argc, char **argv)
 {
-	struct hwtr_ar *ar;
 	struct total t;
-	size_t s, i, nimg;
-	void **bytes;
-	uint64_t *sizes;
-	char **files, emsg[256], tmpl[] = "/tmp/fptbare.XXXXXX";
+	char emsg[256], tmpl[] = "/tmp/fptbare.XXXXXX";
 	const char *path = NULL;
-	int c, runs = 3;
+	int c, runs = 3, rc;
 
 	while ((c = getopt(argc, argv, "a:r:")) != -1) {
 		switch (c) {
@@ -190,52 +175,18 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: fptbare [-r RUNS] -a ARCHIVE\n");
 		return (2);
 	}
-	if (hwtr_ar_open(&ar, path, NULL) < 0)
-		errx(1, "%s: cannot open the archive", path);
 	if (mkdtemp(tmpl) == NULL)
 		err(1, "mkdtemp");
-	nimg = hwtr_ar_nimages(ar);
-	bytes = calloc(nimg + 1, sizeof(*bytes));
-	sizes = calloc(nimg + 1, sizeof(*sizes));
-	files = calloc(nimg + 1, sizeof(*files));
-	if (bytes == NULL || sizes == NULL || files == NULL)
-		errx(1, "out of memory");
 	memset(&t, 0, sizeof(t));
-	for (s = 0; s < hwtr_ar_nstreams(ar); s++) {
-		struct tf_img *im;
-		struct pt_config cfg;
-		struct fpt_config fc;
-		uint8_t *buf;
-		size_t len;
-		char what[64];
-
-		if (hwtr_ar_stream(ar, s)->format != HWTR_TF_INTEL_PT)
-			continue;
-		if ((im = calloc(1, sizeof(*im))) == NULL)
-			errx(1, "out of memory");
-		if (tf_archive_stream(ar, s, tmpl, bytes, sizes, files, &buf,
-		    &len, im, &cfg, &fc, emsg, sizeof(emsg)) < 0)
-			errx(1, "%s: %s", path, emsg);
-		snprintf(what, sizeof(what), "stream %zu", s);
-		bench_stream(what, buf, len, im, &cfg, &fc, runs, &t);
-		free(im);
-		free(buf);
-	}
+	t.runs = runs;
+	rc = tf_archive_each(path, tmpl, bench_stream, &t, emsg, sizeof(emsg));
+	rmdir(tmpl);
+	if (rc < 0)
+		errx(1, "%s", emsg);
 	printf("total: %" PRIu64 " bytes, %" PRIu64 " instructions, libipt %"
 	    PRIu64 " ns, fpt %" PRIu64 " instructions %" PRIu64 " ns, "
 	    "ratio %.2f\n", t.bytes, t.ninsn, t.lns, t.fninsn, t.fns,
 	    t.fns && t.lns && t.ninsn ? ((double)t.fninsn / (double)t.fns) /
 	    ((double)t.ninsn / (double)t.lns) : 0.0);
-	for (i = 0; i < nimg; i++) {
-		free(bytes[i]);
-		if (files[i] != NULL)
-			unlink(files[i]);
-		free(files[i]);
-	}
-	rmdir(tmpl);
-	free(bytes);
-	free(sizes);
-	free(files);
-	hwtr_ar_close(ar);
 	return (0);
 }

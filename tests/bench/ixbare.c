@@ -46,8 +46,7 @@
 #include <intel-pt.h>
 
 #include "hwtrace.h"
-#include "../../indexer/hwtr_ix.h"
-#include "../../indexer/segout.h"
+#include "../lib/hwtr_test_fpt.h"
 
 static void *
 slurp(const char *path, size_t *lenp)
@@ -76,6 +75,35 @@ struct counts {
 	uint64_t	errors;
 };
 
+struct run {
+	const char	*what;
+	struct counts	*c;
+	int		verbose;
+};
+
+static int
+count_block(void *ctx, const struct pt_block *b)
+{
+	struct run *r = ctx;
+
+	if (b->ninsn > 0) {
+		r->c->blocks++;
+		r->c->insns += b->ninsn;
+	}
+	return (0);
+}
+
+static void
+count_error(void *ctx, int st, uint64_t off, const struct pt_block *b)
+{
+	struct run *r = ctx;
+
+	r->c->errors++;
+	if (r->verbose)
+		fprintf(stderr, "%s: offset %#" PRIx64 ", ip %#" PRIx64 ": %s\n",
+		    r->what, off, b->ip, pt_errstr(pt_errcode(st)));
+}
+
 /*
  * pt_blk_next until the end of the stream, events drained, nothing
  * stored; after an error, resume at the next PSB (ptxed's loop).
@@ -83,199 +111,80 @@ struct counts {
 static void
 decode(struct pt_block_decoder *d, const char *what, struct counts *c)
 {
-	struct pt_block b;
-	struct pt_event ev;
-	int st;
+	struct run r = { what, c, getenv("IXBARE_VERBOSE") != NULL };
+	struct tf_libipt_cb cb = { count_block, NULL, count_error, &r };
 
-	memset(&b, 0, sizeof(b));
-	for (;;) {
-		st = pt_blk_sync_forward(d);
-		if (st < 0)
-			break;
-		for (;;) {
-			while (st & pts_event_pending) {
-				st = pt_blk_event(d, &ev, sizeof(ev));
-				if (st < 0)
-					break;
-			}
-			if (st < 0 || (st & pts_eos))
-				break;
-			b.ninsn = 0;
-			st = pt_blk_next(d, &b, sizeof(b));
-			if (b.ninsn > 0) {
-				c->blocks++;
-				c->insns += b.ninsn;
-			}
-			if (st < 0)
-				break;
-		}
-		if (st < 0 && st != -pte_eos) {
-			uint64_t off = 0;
-
-			c->errors++;
-			pt_blk_get_offset(d, &off);
-			if (getenv("IXBARE_VERBOSE") != NULL)
-				fprintf(stderr, "%s: offset %#" PRIx64
-				    ", ip %#" PRIx64 ": %s\n", what, off, b.ip,
-				    pt_errstr(pt_errcode(st)));
-		}
-		if (st == -pte_eos)
-			break;
-	}
+	tf_libipt_loop(d, &cb);
 }
 
-/* Image @idx of @ar in a temporary file (made once), for libipt. */
-static const char *
-image_file(struct hwtr_ar *ar, size_t idx, char **files, uint64_t *sizes,
-    const char *tmpdir)
-{
-	void *p;
-	size_t len;
-	int fd;
+struct total {
+	struct counts	c;
+	uint64_t	bytes, ns;
+};
 
-	if (files[idx] != NULL)
-		return (files[idx]);
-	if (hwtr_ar_read_image(ar, idx, &p, &len) < 0)
-		errx(1, "image %zu: %s", idx, hwtr_ar_errmsg(ar));
-	if (asprintf(&files[idx], "%s/ixbare.%zu", tmpdir, idx) < 0)
-		errx(1, "out of memory");
-	fd = open(files[idx], O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0 || write(fd, p, len) != (ssize_t)len || close(fd) < 0)
-		err(1, "%s", files[idx]);
-	free(p);
-	sizes[idx] = len;
-	return (files[idx]);
+/* One stream of the archive, timed. */
+static void
+archive_stream(void *ctx, size_t s, const uint8_t *buf, size_t len,
+    struct tf_img *im, struct pt_config *cfg, struct fpt_config *fc)
+{
+	struct total *t = ctx;
+	struct counts cn = { 0, 0, 0 };
+	struct pt_block_decoder *d;
+	struct pt_image *img;
+	struct timespec t0, t1;
+	uint64_t ns;
+	char what[64];
+
+	(void)fc;
+	if ((img = tf_pt_image(im)) == NULL)
+		errx(1, "stream %zu: cannot make libipt's image", s);
+	if ((d = pt_blk_alloc_decoder(cfg)) == NULL)
+		errx(1, "cannot allocate a decoder");
+	pt_blk_set_image(d, img);
+	snprintf(what, sizeof(what), "stream %zu", s);
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	decode(d, what, &cn);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+
+	ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
+	    (t1.tv_nsec - t0.tv_nsec));
+	printf("stream %zu: %zu bytes, %" PRIu64 " blocks, %" PRIu64
+	    " instructions, %" PRIu64 " errors, %" PRIu64 " ns\n",
+	    s, len, cn.blocks, cn.insns, cn.errors, ns);
+	t->c.blocks += cn.blocks;
+	t->c.insns += cn.insns;
+	t->c.errors += cn.errors;
+	t->bytes += len;
+	t->ns += ns;
+	pt_blk_free_decoder(d);
+	pt_image_free(img);
 }
 
 static int
 archive(const char *path)
 {
-	struct hwtr_ar *ar;
-	const struct hwtr_cpu *cpu;
-	struct counts tot = { 0, 0, 0 };
-	uint64_t tbytes = 0, tns = 0;
+	struct total t;
 	const char *tdir = getenv("TMPDIR");
-	char *tmpl, **files;
-	uint64_t *sizes;
-	size_t s, c, i, nimg;
+	char *tmpl, emsg[256];
+	int rc;
 
-	if (hwtr_ar_open(&ar, path, NULL) < 0)
-		errx(1, "%s: cannot open the archive", path);
 	/* The images as files, where temporary files go. */
 	if (asprintf(&tmpl, "%s/ixbare.XXXXXX", tdir != NULL && *tdir != '\0' ?
 	    tdir : "/tmp") < 0)
 		errx(1, "out of memory");
 	if (mkdtemp(tmpl) == NULL)
 		err(1, "mkdtemp %s", tmpl);
-	nimg = hwtr_ar_nimages(ar);
-	files = calloc(nimg + 1, sizeof(*files));
-	sizes = calloc(nimg + 1, sizeof(*sizes));
-	if (files == NULL || sizes == NULL)
-		errx(1, "out of memory");
-	cpu = &hwtr_ar_meta(ar)->cpu;
-	for (s = 0; s < hwtr_ar_nstreams(ar); s++) {
-		const struct hwtr_stream_desc *sd = hwtr_ar_stream(ar, s);
-		struct counts cn = { 0, 0, 0 };
-		struct pt_config cfg;
-		struct pt_block_decoder *d;
-		struct pt_image *img;
-		struct timespec t0, t1;
-		uint8_t *buf = NULL;
-		size_t len = 0;
-		uint64_t ns;
-		char what[64];
-
-		if (sd->format != HWTR_TF_INTEL_PT)
-			continue;
-		/* The chunks, decompressed into one buffer. */
-		for (c = 0; c < hwtr_ar_nchunks(ar, s); c++) {
-			void *p;
-			uint8_t *nb;
-			size_t k;
-
-			if (hwtr_ar_read_chunk(ar, s, c, &p, &k) < 0)
-				errx(1, "stream %zu chunk %zu: %s", s, c,
-				    hwtr_ar_errmsg(ar));
-			if ((nb = realloc(buf, len + k + 1)) == NULL)
-				errx(1, "out of memory");
-			buf = nb;
-			memcpy(buf + len, p, k);
-			len += k;
-			free(p);
-		}
-		/* The stream's process image, as the sideband maps it. */
-		if ((img = pt_image_alloc(NULL)) == NULL)
-			errx(1, "out of memory");
-		for (i = 0; i < hwtr_ar_nsideband(ar); i++) {
-			const struct hwtr_sb_rec *r = hwtr_ar_sideband_rec(ar, i);
-			const char *f;
-			uint64_t size;
-			int idx;
-
-			if (sd->pid >= 0 && r->pid != sd->pid)
-				continue;
-			if (r->type == HWTR_SB_EXEC) {
-				pt_image_free(img);
-				if ((img = pt_image_alloc(NULL)) == NULL)
-					errx(1, "out of memory");
-				continue;
-			}
-			if (r->type != HWTR_SB_MMAP || r->u.mmap.image == NULL ||
-			    (r->u.mmap.prot != 0 &&
-			    !(r->u.mmap.prot & PROT_EXEC)) ||
-			    (idx = hwtr_ar_find_image(ar, r->u.mmap.image)) < 0)
-				continue;
-			f = image_file(ar, (size_t)idx, files, sizes, tmpl);
-			if (r->u.mmap.pgoff >= sizes[idx] || r->u.mmap.len == 0)
-				continue;
-			size = r->u.mmap.len;
-			if (size > sizes[idx] - r->u.mmap.pgoff)
-				size = sizes[idx] - r->u.mmap.pgoff;
-			if (pt_image_add_file(img, f, r->u.mmap.pgoff, size,
-			    NULL, r->u.mmap.addr) < 0)
-				errx(1, "cannot add %s at %#" PRIx64,
-				    r->u.mmap.path ? r->u.mmap.path : "?",
-				    r->u.mmap.addr);
-		}
-		pt_config_init(&cfg);
-		/* As the indexer does (its errata status is not needed). */
-		(void)ix_pt_config(&cfg, sd, cpu, buf, len);
-		if ((d = pt_blk_alloc_decoder(&cfg)) == NULL)
-			errx(1, "cannot allocate a decoder");
-		pt_blk_set_image(d, img);
-		snprintf(what, sizeof(what), "stream %zu", s);
-
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		decode(d, what, &cn);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-
-		ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
-		    (t1.tv_nsec - t0.tv_nsec));
-		printf("stream %zu: %zu bytes, %" PRIu64 " blocks, %" PRIu64
-		    " instructions, %" PRIu64 " errors, %" PRIu64 " ns\n",
-		    s, len, cn.blocks, cn.insns, cn.errors, ns);
-		tot.blocks += cn.blocks;
-		tot.insns += cn.insns;
-		tot.errors += cn.errors;
-		tbytes += len;
-		tns += ns;
-		pt_blk_free_decoder(d);
-		pt_image_free(img);
-		free(buf);
-	}
-	printf("total: %" PRIu64 " bytes, %" PRIu64 " blocks, %" PRIu64
-	    " instructions, %" PRIu64 " errors, %" PRIu64 " ns\n", tbytes,
-	    tot.blocks, tot.insns, tot.errors, tns);
-	for (i = 0; i < nimg; i++) {
-		if (files[i] != NULL)
-			unlink(files[i]);
-		free(files[i]);
-	}
+	memset(&t, 0, sizeof(t));
+	rc = tf_archive_each(path, tmpl, archive_stream, &t, emsg,
+	    sizeof(emsg));
 	rmdir(tmpl);
 	free(tmpl);
-	free(files);
-	free(sizes);
-	hwtr_ar_close(ar);
+	if (rc < 0)
+		errx(1, "%s", emsg);
+	printf("total: %" PRIu64 " bytes, %" PRIu64 " blocks, %" PRIu64
+	    " instructions, %" PRIu64 " errors, %" PRIu64 " ns\n", t.bytes,
+	    t.c.blocks, t.c.insns, t.c.errors, t.ns);
 	return (0);
 }
 

@@ -395,6 +395,22 @@ ATF_TC_BODY(libipt_corpus, tc)
 	    "(expected some)");
 }
 
+struct arctx {
+	const char	*path;
+	struct tally	*t;
+};
+
+static void
+diff_stream(void *ctx, size_t s, const uint8_t *buf, size_t len,
+    struct tf_img *im, struct pt_config *cfg, struct fpt_config *fc)
+{
+	struct arctx *a = ctx;
+	char what[1200];
+
+	snprintf(what, sizeof(what), "%s stream %zu", a->path, s);
+	diff_one(what, buf, len, im, cfg, fc, a->t);
+}
+
 /*
  * Every Intel PT stream of archive @path, with the images its sideband
  * maps into the stream's process, as ixbare -a and the indexer set them
@@ -403,48 +419,11 @@ ATF_TC_BODY(libipt_corpus, tc)
 static void
 diff_archive(const char *path, struct tally *t)
 {
-	struct hwtr_ar *ar;
-	size_t s, i, nimg;
-	void **bytes;
-	uint64_t *sizes;
-	char **files, err[256];
+	struct arctx a = { path, t };
+	char err[256];
 
-	ATF_REQUIRE_MSG(hwtr_ar_open(&ar, path, NULL) == 0, "cannot open %s",
-	    path);
-	nimg = hwtr_ar_nimages(ar);
-	bytes = calloc(nimg + 1, sizeof(*bytes));
-	sizes = calloc(nimg + 1, sizeof(*sizes));
-	files = calloc(nimg + 1, sizeof(*files));
-	ATF_REQUIRE(bytes != NULL && sizes != NULL && files != NULL);
-	for (s = 0; s < hwtr_ar_nstreams(ar); s++) {
-		struct tf_img *im;
-		struct pt_config cfg;
-		struct fpt_config fc;
-		uint8_t *buf;
-		size_t len;
-		char what[1200];
-
-		if (hwtr_ar_stream(ar, s)->format != HWTR_TF_INTEL_PT)
-			continue;
-		ATF_REQUIRE((im = calloc(1, sizeof(*im))) != NULL);
-		if (tf_archive_stream(ar, s, ".", bytes, sizes, files, &buf,
-		    &len, im, &cfg, &fc, err, sizeof(err)) < 0)
-			atf_tc_fail("%s: %s", path, err);
-		snprintf(what, sizeof(what), "%s stream %zu", path, s);
-		diff_one(what, buf, len, im, &cfg, &fc, t);
-		free(im);
-		free(buf);
-	}
-	for (i = 0; i < nimg; i++) {
-		free(bytes[i]);
-		if (files[i] != NULL)
-			unlink(files[i]);
-		free(files[i]);
-	}
-	free(bytes);
-	free(sizes);
-	free(files);
-	hwtr_ar_close(ar);
+	if (tf_archive_each(path, ".", diff_stream, &a, err, sizeof(err)) < 0)
+		atf_tc_fail("%s: %s", path, err);
 }
 
 static void

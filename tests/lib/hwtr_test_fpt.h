@@ -278,15 +278,32 @@ tf_error(struct tf_items *l, uint64_t off, int code)
 	tf_add(l, &it);
 }
 
-/* libipt's items: ptxed's loop (ixbare's), recorded. */
+/*
+ * What tf_libipt_loop() does with what libipt gives; each may be NULL.
+ * @block sees every block, empty ones too, and stops the run by returning
+ * non-zero; @error sees each error (libipt's status, the offset, the
+ * block that was being decoded).
+ */
+struct tf_libipt_cb {
+	int	(*block)(void *, const struct pt_block *);
+	void	(*event)(void *, const struct pt_event *);
+	void	(*error)(void *, int, uint64_t, const struct pt_block *);
+	void	*ctx;
+};
+
+/*
+ * libipt's block decoder run as ptxed runs it, the reference ixbare,
+ * fptbare and t_fpt all use: sync, events drained, pt_blk_next() to the
+ * end of the trace, after an error on at the next PSB.
+ */
 static inline void
-tf_run_libipt(struct pt_block_decoder *d, struct tf_items *l)
+tf_libipt_loop(struct pt_block_decoder *d, const struct tf_libipt_cb *cb)
 {
 	struct pt_block b;
 	struct pt_event ev;
-	struct fpt_item it;
 	int st;
 
+	memset(&b, 0, sizeof(b));
 	for (;;) {
 		st = pt_blk_sync_forward(d);
 		if (st < 0)
@@ -296,35 +313,72 @@ tf_run_libipt(struct pt_block_decoder *d, struct tf_items *l)
 				st = pt_blk_event(d, &ev, sizeof(ev));
 				if (st < 0)
 					break;
-				if (tf_from_pt_event(&ev, &it))
-					tf_add(l, &it);
+				if (cb->event != NULL)
+					cb->event(cb->ctx, &ev);
 			}
 			if (st < 0 || (st & pts_eos))
 				break;
-			memset(&b, 0, sizeof(b));
+			b.ninsn = 0;
 			st = pt_blk_next(d, &b, sizeof(b));
-			if (l->capped)
+			if (cb->block != NULL && cb->block(cb->ctx, &b) != 0)
 				return;
-			if (b.ninsn > 0) {
-				memset(&it, 0, sizeof(it));
-				it.kind = FPT_ITEM_BLOCK;
-				it.block.ip = b.ip;
-				it.block.end_ip = b.end_ip;
-				it.block.ninsn = b.ninsn;
-				tf_add(l, &it);
-			}
 			if (st < 0)
 				break;
 		}
-		if (st < 0 && st != -pte_eos) {
+		if (st < 0 && st != -pte_eos && cb->error != NULL) {
 			uint64_t off = 0;
 
 			pt_blk_get_offset(d, &off);
-			tf_error(l, off, pt_errcode(st));
+			cb->error(cb->ctx, st, off, &b);
 		}
 		if (st == -pte_eos)
 			break;
 	}
+}
+
+static inline int
+tf_rec_block(void *ctx, const struct pt_block *b)
+{
+	struct tf_items *l = ctx;
+	struct fpt_item it;
+
+	if (l->capped)
+		return (1);
+	if (b->ninsn > 0) {
+		memset(&it, 0, sizeof(it));
+		it.kind = FPT_ITEM_BLOCK;
+		it.block.ip = b->ip;
+		it.block.end_ip = b->end_ip;
+		it.block.ninsn = b->ninsn;
+		tf_add(l, &it);
+	}
+	return (0);
+}
+
+static inline void
+tf_rec_event(void *ctx, const struct pt_event *ev)
+{
+	struct fpt_item it;
+
+	if (tf_from_pt_event(ev, &it))
+		tf_add(ctx, &it);
+}
+
+static inline void
+tf_rec_error(void *ctx, int st, uint64_t off, const struct pt_block *b)
+{
+	(void)b;
+	tf_error(ctx, off, pt_errcode(st));
+}
+
+/* libipt's items: ptxed's loop (ixbare's), recorded. */
+static inline void
+tf_run_libipt(struct pt_block_decoder *d, struct tf_items *l)
+{
+	struct tf_libipt_cb cb = { tf_rec_block, tf_rec_event, tf_rec_error,
+	    l };
+
+	tf_libipt_loop(d, &cb);
 }
 
 /* fpt's items, the same loop; stops at the first unsupported segment. */
@@ -538,6 +592,72 @@ tf_archive_stream(struct hwtr_ar *ar, size_t s, const char *dir,
 	*bufp = buf;
 	*lenp = len;
 	return (0);
+}
+
+/* What tf_archive_each() gives for stream @s of the archive. */
+typedef void (*tf_stream_fn)(void *ctx, size_t s, const uint8_t *buf,
+    size_t len, struct tf_img *im, struct pt_config *cfg,
+    struct fpt_config *fc);
+
+/*
+ * Every Intel PT stream of archive @path set up as tf_archive_stream()
+ * sets it up (the images written to files under @dir, removed at the
+ * end), given to @fn: the setup ixbare, fptbare and t_fpt share.  0, or
+ * -1 with @err set.
+ */
+static inline int
+tf_archive_each(const char *path, const char *dir, tf_stream_fn fn,
+    void *ctx, char *err, size_t errlen)
+{
+	struct hwtr_ar *ar;
+	struct tf_img *im = NULL;
+	size_t s, i, nimg;
+	void **bytes;
+	uint64_t *sizes;
+	char **files;
+	int rc = 0;
+
+	if (hwtr_ar_open(&ar, path, NULL) < 0) {
+		snprintf(err, errlen, "%s: cannot open the archive", path);
+		return (-1);
+	}
+	nimg = hwtr_ar_nimages(ar);
+	bytes = calloc(nimg + 1, sizeof(*bytes));
+	sizes = calloc(nimg + 1, sizeof(*sizes));
+	files = calloc(nimg + 1, sizeof(*files));
+	im = calloc(1, sizeof(*im));
+	if (bytes == NULL || sizes == NULL || files == NULL || im == NULL) {
+		snprintf(err, errlen, "out of memory");
+		rc = -1;
+	}
+	for (s = 0; rc == 0 && s < hwtr_ar_nstreams(ar); s++) {
+		struct pt_config cfg;
+		struct fpt_config fc;
+		uint8_t *buf;
+		size_t len;
+
+		if (hwtr_ar_stream(ar, s)->format != HWTR_TF_INTEL_PT)
+			continue;
+		if (tf_archive_stream(ar, s, dir, bytes, sizes, files, &buf,
+		    &len, im, &cfg, &fc, err, errlen) < 0) {
+			rc = -1;
+			break;
+		}
+		fn(ctx, s, buf, len, im, &cfg, &fc);
+		free(buf);
+	}
+	for (i = 0; files != NULL && bytes != NULL && i < nimg; i++) {
+		free(bytes[i]);
+		if (files[i] != NULL)
+			unlink(files[i]);
+		free(files[i]);
+	}
+	free(im);
+	free(bytes);
+	free(sizes);
+	free(files);
+	hwtr_ar_close(ar);
+	return (rc);
 }
 
 #endif /* !HWTR_TEST_FPT_H */
