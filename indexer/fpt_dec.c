@@ -16,15 +16,16 @@
  * event packet are read ahead, and an event packet is only acted on once
  * the TNT bits before it are used up.
  *
- * What this first version does not decode as libipt does, it reports as
- * -HWTR_E_UNSUPPORTED rather than guess: OVF, MODE.TSX outside a PSB+,
- * PIP and VMCS, PTWRITE, power events, TraceStop, MTC/CYC/TMA timing
- * (libipt's time estimate), BBP/BIP/BEP, packets other than TIP.PGE and
- * MODE.exec while tracing is off, a PSB+ with FUP while tracing is off
- * (but BDM70's: a PSB+ FUP right before a TIP.PGE, dropped), an event
- * IP not reached without trace, bytes Zydis does not decode as an
- * instruction (libipt's length decoder may), an instruction across the
- * end of an image.
+ * What it does not decode as libipt does, it reports as
+ * -HWTR_E_UNSUPPORTED rather than guess: MTC/CYC/TMA timing (libipt's
+ * time estimate), BBP/BIP/BEP, PIP and VMCS while tracing (they bind to
+ * an instruction), PTWRITE while tracing, TraceStop while tracing, the
+ * OVF errata (SKD010, APL11, APL12), BDM64, an OVF or MNT inside a PSB+,
+ * a FUP without pending events while tracing is off, a FUP followed by
+ * neither TIP nor TIP.PGD, a PSB+ FUP right before a TIP.PGE on a CPU
+ * without BDM70, an event IP not reached without trace, bytes Zydis
+ * does not decode as an instruction (libipt's length decoder may), an
+ * instruction across the end of an image.
  */
 
 #include <assert.h>
@@ -33,100 +34,10 @@
 
 #include "hwtrace.h"
 #include "hwtr_x86.h"
-#include "fpt.h"
+#include "fpt_int.h"
 
-#define FPT_RS_MAX	64	/* libipt's return stack depth */
-#define FPT_EVQ_MAX	16
-#define FPT_MORE_MAX	3	/* status updates after the first */
-#define FPT_BLK_MAX	0xffff	/* libipt's pt_block.ninsn is 16 bits */
-#define FPT_CACHE_BITS	16
-#define FPT_FILL_STEPS	1024	/* libipt's bcache_fill_steps */
 
-/* A span of code in one image. */
-#define FPT_SPANS	4
-struct fpt_span {
-	uint64_t	lo, hi;
-	int		isid;
-};
-
-/* An instruction on a cache fill's way. */
-struct fpt_step {
-	uint64_t	ip, target;
-	uint8_t		kind, len;
-};
-
-struct fpt {
-	struct fpt_config cfg;
-	struct fpt_cache *cache;
-	const uint8_t	*pos;		/* the next packet */
-	const uint8_t	*sync;		/* the last PSB, NULL before one */
-	const char	*unsup;		/* why unsupported, NULL otherwise */
-	int		synced, eos, in_sync, cache_full;
-	int		cur_isid;	/* libipt's mapped section */
-
-	/* The packet layer. */
-	uint64_t	last_ip;
-	int		have_ip;
-	uint64_t	tnt;		/* the next bit is bit ntnt - 1 */
-	unsigned	ntnt;
-	uint64_t	tsc;
-	int		has_tsc;
-
-	/* The flow. */
-	int		enabled;
-	uint64_t	ip;
-	uint8_t		mode;		/* 16, 32, 64; 0 unknown */
-	int		mode_pending;	/* a MODE.exec waits for its TIP */
-	uint8_t		next_mode;
-	uint64_t	rs[FPT_RS_MAX];
-	unsigned	rs_top, rs_n;
-
-	/* The errata libipt works around for this CPU. */
-	unsigned	bdm70:1, bdm64:1, skd007:1, skd010:1, skd022:1,
-			skl014:1, apl11:1, apl12:1;
-
-	/* An event waiting for the flow to reach its IP (a FUP's). */
-	int		async;
-	struct fpt_event async_ev;
-	struct fpt_event more[FPT_MORE_MAX];	/* ... and those after it */
-	unsigned	nmore;
-
-	/* MWAIT, EXSTOP, PTWRITE waiting for the FUP that gives their IP. */
-	struct fpt_event fupq[FPT_MORE_MAX + 1];
-	unsigned	nfupq;
-
-	struct fpt_event evq[FPT_EVQ_MAX];
-	unsigned	evq_head, evq_n;
-
-	/* The last spans of code the map callback gave. */
-	struct fpt_span	span[FPT_SPANS];
-	unsigned	span_next;
-
-	/* The last packet parsed, at pk_pos. */
-	struct fpt_pkt	pk;
-	const uint8_t	*pk_pos;
-
-	/* The code window the last read_code gave. */
-	uint8_t		win[256];
-	uint64_t	win_ip;
-	size_t		win_len;
-	int		win_isid;
-
-	struct fpt_step	path[FPT_FILL_STEPS];
-};
-
-static int	unsupported(struct fpt *, const char *);
-static void	ev_push(struct fpt *, const struct fpt_event *);
-static void	ev_init(struct fpt *, struct fpt_event *, int, const uint8_t *);
-static int	read_psb_plus(struct fpt *);
-static int	pge_follows(struct fpt *);
-static int	is_status_hdr(const uint8_t *, const uint8_t *);
-static int	read_ahead(struct fpt *);
-static int	peek(struct fpt *, struct fpt_pkt *);
-static int	ip_update(struct fpt *, const struct fpt_pkt *, uint64_t *);
-static inline int	is_tnt8(uint8_t);
 static inline int	tip_fast(struct fpt *, uint64_t *);
-static void	set_errata(struct fpt *);
 static int	query_cond(struct fpt *, int *);
 static int	query_indirect(struct fpt *, uint64_t *);
 struct fpt_step;
@@ -152,17 +63,9 @@ static int	writes_cr3(struct fpt *, uint64_t);
 static int	is_xbegin(const uint8_t *, size_t, int);
 static void	vmx_far(const uint8_t *, size_t, int, struct hwtr_x86_insn *);
 static size_t	skip_prefixes(const uint8_t *, size_t, int);
-static int	fetch_event(struct fpt *);
 static int	error_item(struct fpt *, struct fpt_item *, int);
 static int	disabled_next(struct fpt *, struct fpt_item *);
 static int	block_next(struct fpt *, struct fpt_item *);
-static int	async_reached(struct fpt *);
-static int	power_event(struct fpt *, const struct fpt_pkt *);
-static int	fup_bound(struct fpt *, const struct fpt_pkt *);
-static int	fup_consumed(const struct fpt *);
-static int	overflow(struct fpt *);
-static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
-static int	filter_on(const struct fpt *, uint64_t);
 static int	at_vmentry(struct fpt *, uint64_t);
 
 int
@@ -183,7 +86,7 @@ fpt_new(struct fpt **dp, const struct fpt_config *cfg)
 		return (rc);
 	}
 	d->pos = cfg->begin;
-	set_errata(d);
+	fpti_set_errata(d);
 	*dp = d;
 	return (0);
 }
@@ -261,7 +164,7 @@ fpt_sync_forward(struct fpt *d)
 	d->has_tsc = 0;
 	d->synced = 1;
 	d->in_sync = 1;
-	rc = read_psb_plus(d);
+	rc = fpti_read_psb_plus(d);
 	d->in_sync = 0;
 	if (rc != 0)
 		return (rc);
@@ -269,16 +172,16 @@ fpt_sync_forward(struct fpt *d)
 	 * libipt reads on to the first packet that matters when it syncs: a
 	 * bad packet there fails the sync, status updates and all.
 	 */
-	if ((rc = read_ahead(d)) < 0 && rc != -HWTR_E_TRUNCATED) {
+	if ((rc = fpti_read_ahead(d)) < 0 && rc != -HWTR_E_TRUNCATED) {
 		struct fpt_event ev;
 
 		if (rc == -HWTR_E_UNSUPPORTED)
 			return (rc);
 		d->evq_n = d->evq_head = 0;
 		d->enabled = 0;
-		ev_init(d, &ev, FPT_EV_ERROR, d->pos);
+		fpti_ev_init(d, &ev, FPT_EV_ERROR, d->pos);
 		ev.error = rc;
-		ev_push(d, &ev);
+		fpti_ev_push(d, &ev);
 		d->synced = 0;
 	}
 	return (0);
@@ -320,20 +223,20 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 	int rc;
 
 	for (;;) {
-		if ((rc = read_ahead(d)) == -HWTR_E_UNSUPPORTED)
+		if ((rc = fpti_read_ahead(d)) == -HWTR_E_UNSUPPORTED)
 			return (rc);
 		if (rc < 0)
 			return (rc == -HWTR_E_TRUNCATED ? (d->eos = 1,
 			    FPT_EOS) : error_item(d, it, rc));
 		if (d->evq_n > 0)
 			return (fpt_next(d, it));
-		if ((rc = peek(d, &pkt)) < 0)
+		if ((rc = fpti_peek(d, &pkt)) < 0)
 			return (rc == -HWTR_E_TRUNCATED ? (d->eos = 1,
 			    FPT_EOS) : error_item(d, it, rc));
 		switch (pkt.kind) {
 		case FPT_PKT_TIP_PGE:
-			ev_init(d, &ev, FPT_EV_ENABLED, d->pos);
-			if ((rc = ip_update(d, &pkt, &ip)) < 0) {
+			fpti_ev_init(d, &ev, FPT_EV_ENABLED, d->pos);
+			if ((rc = fpti_ip_update(d, &pkt, &ip)) < 0) {
 				d->pos += pkt.size;
 				return (error_item(d, it, rc));
 			}
@@ -341,14 +244,14 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 			ev.ip = ip;
 			d->ip = ip;
 			d->enabled = 1;
-			ev_push(d, &ev);
+			fpti_ev_push(d, &ev);
 			if (d->mode_pending) {
-				ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
+				fpti_ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
 				ev.ip = ip;
 				ev.mode = d->next_mode;
 				d->mode = d->next_mode;
 				d->mode_pending = 0;
-				ev_push(d, &ev);
+				fpti_ev_push(d, &ev);
 			}
 			return (fpt_next(d, it));
 		case FPT_PKT_MODE_EXEC:
@@ -357,11 +260,11 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 			d->next_mode = (pkt.flags & 1) ? 64 :
 			    (pkt.flags & 2) ? 32 : 16;
 			if ((pkt.flags & 3) == 3)
-				return (unsupported(d, "MODE.exec with L and "
-				    "D set"));
+				return (fpti_unsupported(d, "MODE.exec with L "
+				    "and D set"));
 			break;
 		case FPT_PKT_PSB:
-			if ((rc = read_psb_plus(d)) != 0)
+			if ((rc = fpti_read_psb_plus(d)) != 0)
 				return (rc < 0 ? rc : FPT_EOS);
 			if (d->evq_n > 0 || d->enabled)
 				return (fpt_next(d, it));
@@ -369,25 +272,25 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 		case FPT_PKT_FUP:
 			/* Tracing is off: the events happen where they are. */
 			if (d->nfupq == 0)
-				return (unsupported(d, "a FUP while tracing is "
-				    "disabled"));
-			if ((rc = fup_bound(d, &pkt)) < 0)
+				return (fpti_unsupported(d, "a FUP while "
+				    "tracing is disabled"));
+			if ((rc = fpti_fup_bound(d, &pkt)) < 0)
 				return (error_item(d, it, rc));
 			for (i = 0; i < d->nfupq; i++)
-				ev_push(d, &d->fupq[i]);
+				fpti_ev_push(d, &d->fupq[i]);
 			d->nfupq = 0;
 			return (fpt_next(d, it));
 		case FPT_PKT_OVF:
-			if ((rc = overflow(d)) < 0)
+			if ((rc = fpti_overflow(d)) < 0)
 				return (rc == -HWTR_E_UNSUPPORTED ? rc :
 				    error_item(d, it, rc));
 			return (fpt_next(d, it));
 		default:
-			if ((rc = power_event(d, &pkt)) < 0)
+			if ((rc = fpti_power_event(d, &pkt)) < 0)
 				return (rc);
 			if (rc == 0)
-				return (unsupported(d, "a packet other than "
-				    "TIP.PGE while tracing is disabled"));
+				return (fpti_unsupported(d, "a packet other "
+				    "than TIP.PGE while tracing is disabled"));
 			if (d->evq_n > 0)
 				return (fpt_next(d, it));
 			break;
@@ -408,7 +311,7 @@ block_next(struct fpt *d, struct fpt_item *it)
 
 	if (d->ntnt == 0 && !d->async) {
 		/* At the end of the trace the flow goes on without it. */
-		if ((rc = fetch_event(d)) < 0)
+		if ((rc = fpti_fetch_event(d)) < 0)
 			return (rc == -HWTR_E_UNSUPPORTED ? rc :
 			    error_item(d, it, rc));
 		if (d->evq_n > 0 || !d->enabled)
@@ -426,7 +329,7 @@ block_next(struct fpt *d, struct fpt_item *it)
 	b->end = FPT_END_NONE;
 	b->mode = d->mode;
 	if (d->mode == 0)
-		return (unsupported(d, "an unknown execution mode"));
+		return (fpti_unsupported(d, "an unknown execution mode"));
 	rc = code_at(d, d->ip, &isid);
 	/*
 	 * libipt maps one section at a time where a block starts, and
@@ -454,10 +357,10 @@ block_next(struct fpt *d, struct fpt_item *it)
 	if (rc < 0) {
 		struct fpt_event ev;
 
-		ev_init(d, &ev, FPT_EV_ERROR, d->pos);
+		fpti_ev_init(d, &ev, FPT_EV_ERROR, d->pos);
 		ev.error = rc;
 		ev.ip = d->ip;
-		ev_push(d, &ev);
+		fpti_ev_push(d, &ev);
 		d->synced = 0;
 	}
 	if (b->ninsn == 0)
@@ -484,7 +387,7 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
 		if (d->ip == ev->ip && !(dis && ev->ip_suppressed)) {
 			if (ev->kind != FPT_EV_ASYNC_DISABLED || !d->skd022 ||
 			    !at_vmentry(d, d->ip))
-				return (async_reached(d));
+				return (fpti_async_reached(d));
 			/*
 			 * SKD022: a FUP on VMLAUNCH or VMRESUME may be wrong;
 			 * libipt takes the disable for a synchronous one at
@@ -506,26 +409,27 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
 		b->end_ip = d->ip;
 		if (dis && ev->ip_suppressed && d->skl014 &&
 		    d->cfg.filtering && (insn.kind == HWTR_X86_CALL ||
-		    insn.kind == HWTR_X86_JMP) && !filter_on(d, insn.target)) {
+		    insn.kind == HWTR_X86_JMP) &&
+		    !fpti_filter_on(d, insn.target)) {
 			/* SKL014: a direct branch out of the filter. */
 			call_push(d, d->ip, &insn);
-			return (async_reached(d));
+			return (fpti_async_reached(d));
 		}
 		if (needs_trace(insn.kind)) {
 			if (insn.kind == HWTR_X86_CALL_IND)
 				rs_push(d, d->ip + insn.len);
 			if (!dis)
-				return (unsupported(d, "an event IP not "
+				return (fpti_unsupported(d, "an event IP not "
 				    "reached without trace"));
 			/* Where tracing resumes (libipt's guess). */
 			d->ip = insn.kind == HWTR_X86_CALL_IND ||
 			    insn.far == HWTR_X86_FAR_CALL ? d->ip + insn.len :
 			    0;
 			ev->ip = ev->ip_suppressed ? 0 : ev->ip;
-			return (async_reached(d));
+			return (fpti_async_reached(d));
 		}
 		if (dis && ev->ip_suppressed && writes_cr3(d, d->ip))
-			return (async_reached(d));
+			return (fpti_async_reached(d));
 		switch (insn.kind) {
 		case HWTR_X86_CALL:
 			call_push(d, d->ip, &insn);
@@ -721,7 +625,7 @@ fill(struct fpt *d, struct fpt_block *b)
 		if (!link_entry(d, b, &path[j], path[j + 1].ip))
 			break;
 	if (d->cache_full)
-		return (unsupported(d, "the block cache is full"));
+		return (fpti_unsupported(d, "the block cache is full"));
 	return (0);
 }
 
@@ -830,14 +734,14 @@ decode_at(struct fpt *d, uint64_t ip, struct hwtr_x86_insn *insn, int *isid)
 	if (rc < 0 || insn->kind == HWTR_X86_BAD) {
 		if (d->win_ip + d->win_len - ip < 15 &&
 		    d->win_len < sizeof(d->win))
-			return (unsupported(d, "an instruction across the "
+			return (fpti_unsupported(d, "an instruction across the "
 			    "end of an image"));
 		/*
 		 * Zydis refuses what libipt's length decoder accepts (an
 		 * opcode invalid in 64-bit mode, as on a wrong branch into
 		 * the middle of an instruction): not the same error.
 		 */
-		return (unsupported(d, "an instruction hwtr_x86 does not "
+		return (fpti_unsupported(d, "an instruction hwtr_x86 does not "
 		    "decode"));
 	}
 	/*
@@ -986,604 +890,6 @@ rs_push(struct fpt *d, uint64_t ret)
 }
 
 /*
- * Events the flow must act on before it proceeds, once the TNT bits
- * before them are used up: a FUP (an asynchronous branch or disable at
- * its IP), a MODE.exec (for the next TIP), a PSB+.  TIP.PGD, TIP and TNT
- * are left to the block that needs them.  Returns 0, FPT_EOS or an error.
- */
-static int
-fetch_event(struct fpt *d)
-{
-	struct fpt_pkt pkt;
-	struct fpt_event *ev = &d->async_ev;
-	uint64_t ip;
-	unsigned i;
-	int rc;
-
-	assert(d->ntnt == 0 && !d->async);
-	/* The usual case: a TNT-8 or a TIP is next, no event. */
-	if (d->pos < d->cfg.end && (is_tnt8(*d->pos) ||
-	    (*d->pos & 0x1f) == 0x0d))
-		return (0);
-	for (;;) {
-		if ((rc = read_ahead(d)) < 0 || (rc = peek(d, &pkt)) < 0)
-			return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
-		switch (pkt.kind) {
-		case FPT_PKT_FUP:
-			if (d->nfupq > 0) {
-				/* The events before bind to its IP. */
-				const uint8_t *at = d->pos;
-
-				if ((rc = fup_bound(d, &pkt)) < 0)
-					return (rc);
-				/*
-				 * A TSX abort leaves the FUP for the
-				 * asynchronous branch that follows.
-				 */
-				if (!fup_consumed(d))
-					d->pos = at;
-				if (d->fupq[0].ip_suppressed)
-					return (unsupported(d, "an event bound "
-					    "to a FUP without IP"));
-				d->async_ev = d->fupq[0];
-				for (i = 1; i < d->nfupq; i++)
-					d->more[i - 1] = d->fupq[i];
-				d->nmore = d->nfupq - 1;
-				d->nfupq = 0;
-				d->async = 1;
-				return (0);
-			}
-			ev_init(d, ev, FPT_EV_ASYNC_BRANCH, d->pos);
-			d->pos += pkt.size;
-			if ((rc = ip_update(d, &pkt, &ip)) < 0)
-				return (unsupported(d, "a FUP without IP"));
-			ev->ip = ip;
-			if ((rc = read_ahead(d)) < 0 ||
-			    (rc = peek(d, &pkt)) < 0)
-				return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
-			if (pkt.kind == FPT_PKT_TIP) {
-				d->pos += pkt.size;
-				if (ip_update(d, &pkt, &ip) < 0)
-					return (unsupported(d, "an "
-					    "asynchronous branch to a "
-					    "suppressed IP"));
-				ev->to = ip;
-			} else if (pkt.kind == FPT_PKT_TIP_PGD) {
-				ev->kind = FPT_EV_ASYNC_DISABLED;
-				d->pos += pkt.size;
-				if (ip_update(d, &pkt, &ip) == 0)
-					ev->to = ip;
-				else
-					ev->ip_suppressed = 1;
-			} else
-				return (unsupported(d, "a FUP followed by "
-				    "neither TIP nor TIP.PGD"));
-			d->async = 1;
-			return (0);
-		case FPT_PKT_MODE_EXEC:
-			d->pos += pkt.size;
-			if ((pkt.flags & 3) == 3)
-				return (unsupported(d, "MODE.exec with L and "
-				    "D set"));
-			d->mode_pending = 1;
-			d->next_mode = (pkt.flags & 1) ? 64 :
-			    (pkt.flags & 2) ? 32 : 16;
-			break;
-		case FPT_PKT_PSB:
-			if ((rc = read_psb_plus(d)) != 0 || d->async ||
-			    d->evq_n > 0)
-				return (rc);
-			break;
-		case FPT_PKT_TIP_PGD:
-			/* Tracing stops at the branch that needs trace. */
-			ev_init(d, ev, FPT_EV_DISABLED, d->pos);
-			d->pos += pkt.size;
-			if (ip_update(d, &pkt, &ip) == 0)
-				ev->ip = ip;
-			else
-				ev->ip_suppressed = 1;
-			d->async = 1;
-			return (0);
-		case FPT_PKT_TNT:
-		case FPT_PKT_TIP:
-			return (0);
-		case FPT_PKT_OVF:
-			return (overflow(d));
-		default:
-			if (pkt.kind == FPT_PKT_STOP)
-				return (unsupported(d, "TraceStop while "
-				    "tracing"));
-			if (pkt.kind == FPT_PKT_PTW)
-				return (unsupported(d, "PTWRITE while "
-				    "tracing"));
-			if ((rc = power_event(d, &pkt)) < 0)
-				return (rc);
-			if (rc == 0)
-				return (unsupported(d, "an event packet this "
-				    "decoder does not handle yet"));
-			if (d->evq_n > 0)
-				return (0);
-			break;
-		}
-	}
-}
-
-/*
- * The events that bind to no instruction or to the next FUP's IP:
- * TraceStop, PWRE, PWRX, EXSTOP, MWAIT and PTWRITE, as libipt's query
- * decoder makes them (only TraceStop carries the time).  The standalone
- * ones go to the event queue, the others wait for their FUP (d->fupq).
- * 1 when @pkt was one (and is consumed), 0 when not, or unsupported.
- */
-static int
-power_event(struct fpt *d, const struct fpt_pkt *pkt)
-{
-	struct fpt_event ev;
-	int kind, fup = 0;
-
-	switch (pkt->kind) {
-	case FPT_PKT_STOP:
-		kind = FPT_EV_STOP;
-		break;
-	case FPT_PKT_PWRE:
-		kind = FPT_EV_PWRE;
-		break;
-	case FPT_PKT_PWRX:
-		kind = FPT_EV_PWRX;
-		break;
-	case FPT_PKT_EXSTOP:
-		kind = FPT_EV_EXSTOP;
-		fup = pkt->flags & 1;
-		break;
-	case FPT_PKT_MWAIT:
-		kind = FPT_EV_MWAIT;
-		fup = 1;
-		break;
-	case FPT_PKT_PTW:
-		kind = FPT_EV_PTWRITE;
-		fup = pkt->flags & 1;
-		break;
-	case FPT_PKT_MODE_TSX:
-		/* Standalone while tracing is off, else bound to a FUP. */
-		kind = FPT_EV_TSX;
-		fup = d->enabled;
-		break;
-	case FPT_PKT_PIP:
-	case FPT_PKT_VMCS:
-		/*
-		 * While tracing they bind to the next far branch, MOV CR3
-		 * or VM entry, or to an asynchronous branch's TIP.
-		 */
-		if (d->enabled)
-			return (unsupported(d, "PIP or VMCS while tracing"));
-		kind = pkt->kind == FPT_PKT_PIP ? FPT_EV_PAGING : FPT_EV_VMCS;
-		break;
-	default:
-		return (0);
-	}
-	ev_init(d, &ev, kind, d->pos);
-	d->pos += pkt->size;
-	if (kind != FPT_EV_STOP && kind != FPT_EV_TSX &&
-	    kind != FPT_EV_PAGING && kind != FPT_EV_VMCS) {
-		ev.has_tsc = 0;
-		ev.tsc = 0;
-	}
-	/* MODE.TSX: InTX and TXAbort. */
-	ev.payload = kind == FPT_EV_TSX ? pkt->flags & 3 : pkt->payload;
-	if (!fup) {
-		ev.ip_suppressed = kind == FPT_EV_EXSTOP ||
-		    kind == FPT_EV_PTWRITE || kind == FPT_EV_TSX;
-		ev_push(d, &ev);
-		return (1);
-	}
-	if (d->nfupq == FPT_MORE_MAX + 1)
-		return (unsupported(d, "too many events for one FUP"));
-	d->fupq[d->nfupq++] = ev;
-	return (1);
-}
-
-/*
- * The OVF at d->pos, as libipt's query decoder takes it: the packet
- * state is reset (the last IP, TNT bits, events waiting for a TIP or
- * FUP) but for the time; if a FUP follows past timing packets, tracing
- * resumes at its IP (an overflow event there), otherwise it is off (an
- * overflow event without IP).  0, an error, or unsupported.
- */
-static int
-overflow(struct fpt *d)
-{
-	struct fpt_event ev;
-	struct fpt_pkt pkt;
-	const uint8_t *fup;
-	uint64_t ip;
-	int rc;
-
-	assert(d->ntnt == 0 && !d->async);
-	ev_init(d, &ev, FPT_EV_OVERFLOW, d->pos);
-	d->pos += 2;
-	d->last_ip = 0;
-	d->have_ip = 0;
-	d->tnt = 0;
-	d->mode_pending = 0;
-	d->nfupq = 0;
-	d->enabled = 0;
-	rc = ovf_fup(d, d->pos, &fup);
-	if (rc <= 0 && d->skd010)
-		return (unsupported(d, "SKD010: an OVF whose FUP may be "
-		    "lost"));
-	if (rc < 0 && rc != -HWTR_E_TRUNCATED)
-		return (d->apl11 && rc == -HWTR_E_NOENT ? unsupported(d,
-		    "APL11: an OVF before a TIP.PGD") : -HWTR_E_DECODE);
-	if (rc <= 0) {
-		ev.ip_suppressed = 1;
-		d->ip = 0;
-		ev_push(d, &ev);
-		return (0);
-	}
-	if (d->apl12)
-		return (unsupported(d, "APL12: an OVF whose FUP may be "
-		    "wrong"));
-	/* The timing packets up to the FUP, then the FUP. */
-	if ((rc = read_ahead(d)) < 0)
-		return (rc);
-	assert(d->pos == fup);
-	if ((rc = peek(d, &pkt)) < 0)
-		return (rc);
-	d->pos += pkt.size;
-	if (ip_update(d, &pkt, &ip) < 0)
-		return (-HWTR_E_DECODE);
-	ev.ip = ip;
-	d->ip = ip;
-	d->enabled = 1;
-	ev_push(d, &ev);
-	return (0);
-}
-
-/*
- * libipt's search for the FUP an OVF binds to, from @p: 1 with @fup at
- * it, 0 when another packet says tracing is off, -HWTR_E_TRUNCATED at the
- * end, -HWTR_E_NOENT for a packet that cannot follow an OVF (libipt's bad
- * context), -HWTR_E_FORMAT for bytes that are no packet.
- */
-static int
-ovf_fup(const struct fpt *d, const uint8_t *p, const uint8_t **fup)
-{
-	struct fpt_pkt pkt;
-	int rc;
-
-	for (;;) {
-		if ((rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) < 0)
-			return (rc);
-		switch (pkt.kind) {
-		case FPT_PKT_FUP:
-			*fup = p;
-			return (1);
-		case FPT_PKT_UNKNOWN:
-		case FPT_PKT_PAD:
-		case FPT_PKT_MNT:
-		case FPT_PKT_CBR:
-		case FPT_PKT_TSC:
-		case FPT_PKT_TMA:
-		case FPT_PKT_MTC:
-		case FPT_PKT_CYC:
-			p += pkt.size;
-			continue;
-		case FPT_PKT_PSBEND:
-		case FPT_PKT_TIP:
-		case FPT_PKT_TIP_PGD:
-		case FPT_PKT_TNT:
-			return (-HWTR_E_NOENT);
-		default:
-			return (0);
-		}
-	}
-}
-
-/* Whether the events waiting in d->fupq consume their FUP. */
-static int
-fup_consumed(const struct fpt *d)
-{
-	unsigned i;
-
-	for (i = 0; i < d->nfupq; i++)
-		if (d->fupq[i].kind != FPT_EV_TSX ||
-		    !(d->fupq[i].payload & 2))
-			return (1);
-	return (0);
-}
-
-/*
- * The FUP @pkt at d->pos gives the events waiting in d->fupq their IP
- * (or says it is suppressed); it is consumed.
- */
-static int
-fup_bound(struct fpt *d, const struct fpt_pkt *pkt)
-{
-	uint64_t ip = 0;
-	unsigned i;
-	int sup;
-
-	assert(d->nfupq > 0);
-	sup = ip_update(d, pkt, &ip) < 0;
-	d->pos += pkt->size;
-	for (i = 0; i < d->nfupq; i++) {
-		d->fupq[i].ip = sup ? 0 : ip;
-		d->fupq[i].ip_suppressed = (uint8_t)sup;
-	}
-	return (0);
-}
-
-/* The flow reached the pending event's IP: the event happens. */
-static int
-async_reached(struct fpt *d)
-{
-	struct fpt_event ev;
-	unsigned i;
-
-	assert(d->async);
-	d->async = 0;
-	ev_push(d, &d->async_ev);
-	for (i = 0; i < d->nmore; i++)
-		ev_push(d, &d->more[i]);
-	d->nmore = 0;
-	switch (d->async_ev.kind) {
-	case FPT_EV_ASYNC_BRANCH:
-		d->ip = d->async_ev.to;
-		break;
-	case FPT_EV_DISABLED:
-	case FPT_EV_ASYNC_DISABLED:
-		d->enabled = 0;
-		break;
-	default:
-		break;
-	}
-	if (d->mode_pending && d->enabled) {
-		ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
-		ev.ip = d->ip;
-		ev.mode = d->next_mode;
-		d->mode = d->next_mode;
-		d->mode_pending = 0;
-		ev_push(d, &ev);
-	}
-	return (0);
-}
-
-/*
- * Read the PSB+ at d->pos (a PSB) up to its PSBEND: the IP, the mode and
- * the time it says.  0, FPT_EOS when it is cut short, or unsupported.
- */
-static int
-read_psb_plus(struct fpt *d)
-{
-	struct fpt_pkt pkt;
-	struct fpt_event st[FPT_MORE_MAX + 1];
-	uint64_t ip = 0;
-	int rc, fup = 0, hmode = 0;
-	unsigned i, nst = 0;
-	const uint8_t *at = d->pos;
-
-	if ((rc = peek(d, &pkt)) < 0 || pkt.kind != FPT_PKT_PSB)
-		return (rc == -HWTR_E_TRUNCATED ? (d->eos = 1, FPT_EOS) :
-		    -HWTR_E_DECODE);
-	d->pos += pkt.size;
-	for (;;) {
-		if ((rc = peek(d, &pkt)) < 0)
-			return (rc == -HWTR_E_TRUNCATED ? (d->eos = 1,
-			    FPT_EOS) : unsupported(d, "a bad packet in PSB+"));
-		d->pos += pkt.size;
-		switch (pkt.kind) {
-		case FPT_PKT_PSBEND:
-			goto end;
-		case FPT_PKT_FUP:
-			if (ip_update(d, &pkt, &ip) == 0)
-				fup = 1;
-			break;
-		case FPT_PKT_MODE_EXEC:
-			if ((pkt.flags & 3) == 3)
-				return (unsupported(d, "MODE.exec with L and "
-				    "D set"));
-			hmode = (pkt.flags & 1) ? 64 : (pkt.flags & 2) ? 32 :
-			    16;
-			if (nst > FPT_MORE_MAX)
-				return (unsupported(d, "a long PSB+"));
-			st[nst].kind = FPT_EV_EXEC_MODE;
-			st[nst++].mode = (uint8_t)hmode;
-			break;
-		case FPT_PKT_MODE_TSX:
-		case FPT_PKT_PIP:
-		case FPT_PKT_VMCS:
-			if (nst > FPT_MORE_MAX)
-				return (unsupported(d, "a long PSB+"));
-			st[nst].kind = pkt.kind == FPT_PKT_MODE_TSX ?
-			    FPT_EV_TSX : pkt.kind == FPT_PKT_PIP ?
-			    FPT_EV_PAGING : FPT_EV_VMCS;
-			st[nst++].mode = 0;
-			break;
-		case FPT_PKT_MNT:
-			/* Its event is no status update; not reported. */
-			break;
-		case FPT_PKT_TSC:
-			d->tsc = pkt.payload;
-			d->has_tsc = 1;
-			break;
-		case FPT_PKT_CBR:
-		case FPT_PKT_PAD:
-			break;
-		default:
-			return (unsupported(d, "a PSB+ packet this decoder "
-			    "does not handle yet"));
-		}
-	}
-end:
-	/* The status updates, in the order of their packets. */
-	for (i = 0; i < nst; i++) {
-		int kind = st[i].kind;
-		uint8_t mode = st[i].mode;
-
-		ev_init(d, &st[i], kind, at);
-		st[i].status_update = 1;
-		st[i].mode = mode;
-		st[i].ip = fup ? ip : 0;
-		st[i].ip_suppressed = !fup;
-	}
-	if (d->enabled) {
-		if (!fup)
-			return (unsupported(d, "a PSB+ without FUP while "
-			    "tracing"));
-		if (nst > 0) {
-			/* They happen when the flow reaches the FUP's IP. */
-			d->async_ev = st[0];
-			for (i = 1; i < nst; i++)
-				d->more[i - 1] = st[i];
-			d->nmore = nst - 1;
-			d->async = 1;
-		}
-		return (0);
-	}
-	if (fup && pge_follows(d)) {
-		/* BDM70: the PSB+ before a TIP.PGE has a FUP it should not. */
-		if (!d->bdm70)
-			return (unsupported(d, "a PSB+ with FUP right before "
-			    "a TIP.PGE"));
-		fup = 0;
-		for (i = 0; i < nst; i++) {
-			st[i].ip = 0;
-			st[i].ip_suppressed = 1;
-		}
-	}
-	if (hmode != 0)
-		d->mode = (uint8_t)hmode;
-	if (fup) {
-		d->enabled = 1;
-		d->ip = ip;
-	}
-	for (i = 0; i < nst; i++)
-		ev_push(d, &st[i]);
-	return (0);
-}
-
-/*
- * Whether the (cut) packet at @p is a status packet: not an IP packet,
- * not MODE, not TNT-64, PIP, VMCS, OVF, PTWRITE or a power event.
- */
-static int
-is_status_hdr(const uint8_t *p, const uint8_t *end)
-{
-	uint8_t b;
-
-	if (p >= end)
-		return (1);
-	b = p[0];
-	if ((b & 3) == 1 && ((b & 0x1f) == 0x0d || (b & 0x1f) == 0x11 ||
-	    (b & 0x1f) == 0x01 || (b & 0x1f) == 0x1d))
-		return (0);
-	if (b == 0x99)
-		return (0);
-	if (b == 0x02 && end - p >= 2) {
-		b = p[1];
-		if (b == 0x03 || b == 0x73 || b == 0xc3 || b == 0x23)
-			return (1);
-		return (0);
-	}
-	return (1);
-}
-
-/* Whether a TIP.PGE comes next, past timing packets. */
-static int
-pge_follows(struct fpt *d)
-{
-	const uint8_t *p = d->pos;
-	struct fpt_pkt pkt;
-
-	while (fpt_pkt_parse(p, d->cfg.end, &pkt) > 0) {
-		switch (pkt.kind) {
-		case FPT_PKT_PAD:
-		case FPT_PKT_TSC:
-		case FPT_PKT_CBR:
-		case FPT_PKT_MTC:
-		case FPT_PKT_CYC:
-		case FPT_PKT_TMA:
-		case FPT_PKT_MNT:
-			p += pkt.size;
-			continue;
-		case FPT_PKT_TIP_PGE:
-			return (1);
-		default:
-			return (0);
-		}
-	}
-	return (0);
-}
-
-/*
- * Status packets up to the next packet that matters to the flow (a TNT,
- * an IP packet, an event packet): what libipt's read-ahead decodes.
- */
-static int
-read_ahead(struct fpt *d)
-{
-	struct fpt_pkt pkt;
-	int rc;
-
-	for (;;) {
-		if ((rc = peek(d, &pkt)) < 0) {
-			/*
-			 * A status packet cut by the end of the trace is
-			 * dropped, as libipt drops it; a cut branch or event
-			 * packet stays for the query that needs it.
-			 */
-			if (rc == -HWTR_E_TRUNCATED && is_status_hdr(d->pos,
-			    d->cfg.end))
-				d->pos = d->cfg.end;
-			return (rc);
-		}
-		switch (pkt.kind) {
-		case FPT_PKT_PAD:
-		case FPT_PKT_CBR:
-		case FPT_PKT_MNT:
-			break;
-		case FPT_PKT_TSC:
-			d->tsc = pkt.payload;
-			d->has_tsc = 1;
-			break;
-		case FPT_PKT_MTC:
-		case FPT_PKT_CYC:
-		case FPT_PKT_TMA:
-			return (unsupported(d, "MTC, CYC or TMA timing (not "
-			    "yet estimated as libipt does)"));
-		default:
-			return (0);
-		}
-		d->pos += pkt.size;
-	}
-}
-
-/* The packet at d->pos, parsed once however often it is looked at. */
-static int
-peek(struct fpt *d, struct fpt_pkt *pkt)
-{
-	int rc;
-
-	if (d->pk_pos == d->pos && d->pos != NULL) {
-		*pkt = d->pk;
-		return (pkt->size);
-	}
-	rc = fpt_pkt_parse(d->pos, d->cfg.end, pkt);
-	if (rc > 0) {
-		d->pk = *pkt;
-		d->pk_pos = d->pos;
-	}
-	return (rc);
-}
-
-/* Whether @b is a TNT-8 packet's header. */
-static inline int
-is_tnt8(uint8_t b)
-{
-	return ((b & 1) == 0 && b > 2);
-}
-
-/*
  * The TIP at d->pos parsed here, the hot path: 1 with @to when it has an
  * IP and fits, 0 to leave it to the packet parser.
  */
@@ -1623,44 +929,6 @@ tip_fast(struct fpt *d, uint64_t *to)
 }
 
 /*
- * The IP of an IP packet, from its compressed payload and the last IP.
- * -HWTR_E_NOENT when it is suppressed.
- */
-static int
-ip_update(struct fpt *d, const struct fpt_pkt *pkt, uint64_t *ip)
-{
-	uint64_t v = pkt->payload;
-
-	switch (pkt->ipc) {
-	case FPT_IPC_SUPPRESSED:
-		return (-HWTR_E_NOENT);
-	case FPT_IPC_UPD16:
-		v = (d->last_ip & ~0xffffull) | (v & 0xffff);
-		break;
-	case FPT_IPC_UPD32:
-		v = (d->last_ip & ~0xffffffffull) | (v & 0xffffffff);
-		break;
-	case FPT_IPC_SEXT48:
-		v &= 0xffffffffffffull;
-		if (v & (1ull << 47))
-			v |= 0xffff000000000000ull;
-		break;
-	case FPT_IPC_UPD48:
-		v = (d->last_ip & ~0xffffffffffffull) |
-		    (v & 0xffffffffffffull);
-		break;
-	case FPT_IPC_FULL:
-		break;
-	default:
-		return (-HWTR_E_DECODE);
-	}
-	d->last_ip = v;
-	d->have_ip = 1;
-	*ip = v;
-	return (0);
-}
-
-/*
  * The next TNT bit.  -HWTR_E_NOENT when the next packet is not a TNT (a
  * TIP or an event: libipt's "bad query"), -HWTR_E_TRUNCATED at the end.
  */
@@ -1670,7 +938,7 @@ query_cond(struct fpt *d, int *taken)
 	struct fpt_pkt pkt;
 	int rc;
 
-	if (d->ntnt == 0 && d->pos < d->cfg.end && is_tnt8(*d->pos)) {
+	if (d->ntnt == 0 && d->pos < d->cfg.end && fpti_is_tnt8(*d->pos)) {
 		/* The hot path: a TNT-8 next, parsed here. */
 		uint8_t b = *d->pos++;
 
@@ -1678,7 +946,8 @@ query_cond(struct fpt *d, int *taken)
 		d->tnt = (b >> 1) & ((1u << d->ntnt) - 1);
 		assert(d->ntnt > 0);
 	} else if (d->ntnt == 0) {
-		if ((rc = read_ahead(d)) < 0 || (rc = peek(d, &pkt)) < 0)
+		if ((rc = fpti_read_ahead(d)) < 0 ||
+		    (rc = fpti_peek(d, &pkt)) < 0)
 			return (rc);
 		if (pkt.kind != FPT_PKT_TNT)
 			return (-HWTR_E_NOENT);
@@ -1708,7 +977,8 @@ query_indirect(struct fpt *d, uint64_t *to)
 		if (d->pos < d->cfg.end && (*d->pos & 0x1f) == 0x0d &&
 		    !d->mode_pending && tip_fast(d, to))
 			return (0);
-		if ((rc = read_ahead(d)) < 0 || (rc = peek(d, &pkt)) < 0)
+		if ((rc = fpti_read_ahead(d)) < 0 ||
+		    (rc = fpti_peek(d, &pkt)) < 0)
 			return (rc);
 		switch (pkt.kind) {
 		case FPT_PKT_TNT:
@@ -1720,15 +990,15 @@ query_indirect(struct fpt *d, uint64_t *to)
 			continue;
 		case FPT_PKT_TIP:
 			d->pos += pkt.size;
-			if (ip_update(d, &pkt, to) < 0)
+			if (fpti_ip_update(d, &pkt, to) < 0)
 				return (-HWTR_E_DECODE);
 			if (d->mode_pending) {
-				ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
+				fpti_ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
 				ev.ip = *to;
 				ev.mode = d->next_mode;
 				d->mode = d->next_mode;
 				d->mode_pending = 0;
-				ev_push(d, &ev);
+				fpti_ev_push(d, &ev);
 			}
 			return (0);
 		default:
@@ -1742,92 +1012,9 @@ error_item(struct fpt *d, struct fpt_item *it, int rc)
 {
 	memset(it, 0, sizeof(*it));
 	it->kind = FPT_ITEM_EVENT;
-	ev_init(d, &it->event, FPT_EV_ERROR, d->pos);
+	fpti_ev_init(d, &it->event, FPT_EV_ERROR, d->pos);
 	it->event.error = rc;
 	it->event.ip = d->ip;
 	d->synced = 0;
 	return (0);
-}
-
-static void
-ev_init(struct fpt *d, struct fpt_event *ev, int kind, const uint8_t *at)
-{
-	memset(ev, 0, sizeof(*ev));
-	ev->kind = (uint8_t)kind;
-	ev->tsc = d->tsc;
-	ev->has_tsc = (uint8_t)d->has_tsc;
-	ev->offset = (uint64_t)(at - d->cfg.begin);
-}
-
-static void
-ev_push(struct fpt *d, const struct fpt_event *ev)
-{
-	assert(d->evq_n < FPT_EVQ_MAX);
-	d->evq[(d->evq_head + d->evq_n) % FPT_EVQ_MAX] = *ev;
-	d->evq_n++;
-}
-
-static int
-unsupported(struct fpt *d, const char *why)
-{
-	d->unsup = why;
-	return (-HWTR_E_UNSUPPORTED);
-}
-
-/*
- * Whether tracing is on at @ip by the address ranges, as libipt's
- * pt_filter_addr_check() says: off in a TraceStop region; with filter
- * ranges only inside one.
- */
-static int
-filter_on(const struct fpt *d, uint64_t ip)
-{
-	unsigned i;
-	int filters = 0;
-
-	for (i = 0; i < 4; i++)
-		if (d->cfg.filter_cfg[i] == 2 && d->cfg.filter_a[i] <= ip &&
-		    ip <= d->cfg.filter_b[i])
-			return (0);
-	for (i = 0; i < 4; i++) {
-		if (d->cfg.filter_cfg[i] != 1)
-			continue;
-		if (d->cfg.filter_a[i] <= ip && ip <= d->cfg.filter_b[i])
-			return (1);
-		filters = 1;
-	}
-	return (!filters);
-}
-
-/*
- * The errata libipt's pt_cpu_errata() selects for a CPU (from libipt's
- * documentation of struct pt_errata and its model list).
- */
-static void
-set_errata(struct fpt *d)
-{
-	if (!d->cfg.intel || d->cfg.family != 6)
-		return;
-	switch (d->cfg.model) {
-	case 0x3d: case 0x47: case 0x4f: case 0x56:
-		d->bdm70 = d->bdm64 = 1;
-		break;
-	case 0x4e: case 0x5e: case 0x8e: case 0x9e: case 0xa5: case 0xa6:
-		d->bdm70 = d->skd007 = d->skd022 = d->skd010 = d->skl014 = 1;
-		break;
-	case 0x55: case 0x6a: case 0x6c: case 0x8f:
-	case 0x66: case 0x7d: case 0x7e: case 0x8c: case 0x8d: case 0xa7:
-	case 0xa8:
-		d->bdm70 = d->skl014 = d->skd022 = 1;
-		break;
-	case 0x97: case 0x9a: case 0xbf:
-		d->bdm70 = d->skl014 = d->skd022 = d->apl11 = 1;
-		break;
-	case 0x5c: case 0x5f:
-		d->apl12 = d->apl11 = 1;
-		break;
-	case 0x7a: case 0x86: case 0x96: case 0x9c:
-		d->apl11 = 1;
-		break;
-	}
 }

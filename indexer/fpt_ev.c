@@ -1,0 +1,741 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * fpt's events, as libipt's query and block decoders make them: the
+ * PSB+'s status updates, the events fetched once the TNT bits before
+ * them are used up (a FUP's asynchronous branch or disable, TIP.PGD,
+ * MODE), the events that bind to the next FUP's IP (MWAIT, EXSTOP,
+ * PTWRITE, MODE.TSX while tracing) or to nothing (TraceStop, PWRE, PWRX,
+ * PIP and VMCS while tracing is off), OVF, and the errata libipt works
+ * around for a CPU.
+ */
+
+#include <assert.h>
+#include <string.h>
+
+#include "hwtrace.h"
+#include "fpt_int.h"
+
+static int	fup_consumed(const struct fpt *);
+static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
+static int	pge_follows(struct fpt *);
+static int	is_status_hdr(const uint8_t *, const uint8_t *);
+
+/*
+ * Events the flow must act on before it proceeds, once the TNT bits
+ * before them are used up: a FUP (an asynchronous branch or disable at
+ * its IP), a MODE.exec (for the next TIP), a PSB+.  TIP.PGD, TIP and TNT
+ * are left to the block that needs them.  Returns 0, FPT_EOS or an error.
+ */
+int
+fpti_fetch_event(struct fpt *d)
+{
+	struct fpt_pkt pkt;
+	struct fpt_event *ev = &d->async_ev;
+	uint64_t ip;
+	unsigned i;
+	int rc;
+
+	assert(d->ntnt == 0 && !d->async);
+	/* The usual case: a TNT-8 or a TIP is next, no event. */
+	if (d->pos < d->cfg.end && (fpti_is_tnt8(*d->pos) ||
+	    (*d->pos & 0x1f) == 0x0d))
+		return (0);
+	for (;;) {
+		if ((rc = fpti_read_ahead(d)) < 0 ||
+		    (rc = fpti_peek(d, &pkt)) < 0)
+			return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
+		switch (pkt.kind) {
+		case FPT_PKT_FUP:
+			if (d->nfupq > 0) {
+				/* The events before bind to its IP. */
+				const uint8_t *at = d->pos;
+
+				if ((rc = fpti_fup_bound(d, &pkt)) < 0)
+					return (rc);
+				/*
+				 * A TSX abort leaves the FUP for the
+				 * asynchronous branch that follows.
+				 */
+				if (!fup_consumed(d))
+					d->pos = at;
+				if (d->fupq[0].ip_suppressed)
+					return (fpti_unsupported(d, "an event "
+					    "bound to a FUP without IP"));
+				d->async_ev = d->fupq[0];
+				for (i = 1; i < d->nfupq; i++)
+					d->more[i - 1] = d->fupq[i];
+				d->nmore = d->nfupq - 1;
+				d->nfupq = 0;
+				d->async = 1;
+				return (0);
+			}
+			fpti_ev_init(d, ev, FPT_EV_ASYNC_BRANCH, d->pos);
+			d->pos += pkt.size;
+			if ((rc = fpti_ip_update(d, &pkt, &ip)) < 0)
+				return (fpti_unsupported(d,
+				    "a FUP without IP"));
+			ev->ip = ip;
+			if ((rc = fpti_read_ahead(d)) < 0 ||
+			    (rc = fpti_peek(d, &pkt)) < 0)
+				return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
+			if (pkt.kind == FPT_PKT_TIP) {
+				d->pos += pkt.size;
+				if (fpti_ip_update(d, &pkt, &ip) < 0)
+					return (fpti_unsupported(d, "an "
+					    "asynchronous branch to a "
+					    "suppressed IP"));
+				ev->to = ip;
+			} else if (pkt.kind == FPT_PKT_TIP_PGD) {
+				ev->kind = FPT_EV_ASYNC_DISABLED;
+				d->pos += pkt.size;
+				if (fpti_ip_update(d, &pkt, &ip) == 0)
+					ev->to = ip;
+				else
+					ev->ip_suppressed = 1;
+			} else
+				return (fpti_unsupported(d, "a FUP followed by "
+				    "neither TIP nor TIP.PGD"));
+			d->async = 1;
+			return (0);
+		case FPT_PKT_MODE_EXEC:
+			d->pos += pkt.size;
+			if ((pkt.flags & 3) == 3)
+				return (fpti_unsupported(d, "MODE.exec with L "
+				    "and D set"));
+			d->mode_pending = 1;
+			d->next_mode = (pkt.flags & 1) ? 64 :
+			    (pkt.flags & 2) ? 32 : 16;
+			break;
+		case FPT_PKT_PSB:
+			if ((rc = fpti_read_psb_plus(d)) != 0 || d->async ||
+			    d->evq_n > 0)
+				return (rc);
+			break;
+		case FPT_PKT_TIP_PGD:
+			/* Tracing stops at the branch that needs trace. */
+			fpti_ev_init(d, ev, FPT_EV_DISABLED, d->pos);
+			d->pos += pkt.size;
+			if (fpti_ip_update(d, &pkt, &ip) == 0)
+				ev->ip = ip;
+			else
+				ev->ip_suppressed = 1;
+			d->async = 1;
+			return (0);
+		case FPT_PKT_TNT:
+		case FPT_PKT_TIP:
+			return (0);
+		case FPT_PKT_OVF:
+			return (fpti_overflow(d));
+		default:
+			if (pkt.kind == FPT_PKT_STOP)
+				return (fpti_unsupported(d, "TraceStop while "
+				    "tracing"));
+			if (pkt.kind == FPT_PKT_PTW)
+				return (fpti_unsupported(d, "PTWRITE while "
+				    "tracing"));
+			if ((rc = fpti_power_event(d, &pkt)) < 0)
+				return (rc);
+			if (rc == 0)
+				return (fpti_unsupported(d, "an event packet "
+				    "this decoder does not handle yet"));
+			if (d->evq_n > 0)
+				return (0);
+			break;
+		}
+	}
+}
+
+/*
+ * The events that bind to no instruction or to the next FUP's IP:
+ * TraceStop, PWRE, PWRX, EXSTOP, MWAIT and PTWRITE, as libipt's query
+ * decoder makes them (only TraceStop carries the time).  The standalone
+ * ones go to the event queue, the others wait for their FUP (d->fupq).
+ * 1 when @pkt was one (and is consumed), 0 when not, or unsupported.
+ */
+int
+fpti_power_event(struct fpt *d, const struct fpt_pkt *pkt)
+{
+	struct fpt_event ev;
+	int kind, fup = 0;
+
+	switch (pkt->kind) {
+	case FPT_PKT_STOP:
+		kind = FPT_EV_STOP;
+		break;
+	case FPT_PKT_PWRE:
+		kind = FPT_EV_PWRE;
+		break;
+	case FPT_PKT_PWRX:
+		kind = FPT_EV_PWRX;
+		break;
+	case FPT_PKT_EXSTOP:
+		kind = FPT_EV_EXSTOP;
+		fup = pkt->flags & 1;
+		break;
+	case FPT_PKT_MWAIT:
+		kind = FPT_EV_MWAIT;
+		fup = 1;
+		break;
+	case FPT_PKT_PTW:
+		kind = FPT_EV_PTWRITE;
+		fup = pkt->flags & 1;
+		break;
+	case FPT_PKT_MODE_TSX:
+		/* Standalone while tracing is off, else bound to a FUP. */
+		kind = FPT_EV_TSX;
+		fup = d->enabled;
+		break;
+	case FPT_PKT_PIP:
+	case FPT_PKT_VMCS:
+		/*
+		 * While tracing they bind to the next far branch, MOV CR3
+		 * or VM entry, or to an asynchronous branch's TIP.
+		 */
+		if (d->enabled)
+			return (fpti_unsupported(d,
+			    "PIP or VMCS while tracing"));
+		kind = pkt->kind == FPT_PKT_PIP ? FPT_EV_PAGING : FPT_EV_VMCS;
+		break;
+	default:
+		return (0);
+	}
+	fpti_ev_init(d, &ev, kind, d->pos);
+	d->pos += pkt->size;
+	if (kind != FPT_EV_STOP && kind != FPT_EV_TSX &&
+	    kind != FPT_EV_PAGING && kind != FPT_EV_VMCS) {
+		ev.has_tsc = 0;
+		ev.tsc = 0;
+	}
+	/* MODE.TSX: InTX and TXAbort. */
+	ev.payload = kind == FPT_EV_TSX ? pkt->flags & 3 : pkt->payload;
+	if (!fup) {
+		ev.ip_suppressed = kind == FPT_EV_EXSTOP ||
+		    kind == FPT_EV_PTWRITE || kind == FPT_EV_TSX;
+		fpti_ev_push(d, &ev);
+		return (1);
+	}
+	if (d->nfupq == FPT_MORE_MAX + 1)
+		return (fpti_unsupported(d, "too many events for one FUP"));
+	d->fupq[d->nfupq++] = ev;
+	return (1);
+}
+
+/*
+ * The OVF at d->pos, as libipt's query decoder takes it: the packet
+ * state is reset (the last IP, TNT bits, events waiting for a TIP or
+ * FUP) but for the time; if a FUP follows past timing packets, tracing
+ * resumes at its IP (an overflow event there), otherwise it is off (an
+ * overflow event without IP).  0, an error, or unsupported.
+ */
+int
+fpti_overflow(struct fpt *d)
+{
+	struct fpt_event ev;
+	struct fpt_pkt pkt;
+	const uint8_t *fup;
+	uint64_t ip;
+	int rc;
+
+	assert(d->ntnt == 0 && !d->async);
+	fpti_ev_init(d, &ev, FPT_EV_OVERFLOW, d->pos);
+	d->pos += 2;
+	d->last_ip = 0;
+	d->have_ip = 0;
+	d->tnt = 0;
+	d->mode_pending = 0;
+	d->nfupq = 0;
+	d->enabled = 0;
+	rc = ovf_fup(d, d->pos, &fup);
+	if (rc <= 0 && d->skd010)
+		return (fpti_unsupported(d, "SKD010: an OVF whose FUP may be "
+		    "lost"));
+	if (rc < 0 && rc != -HWTR_E_TRUNCATED)
+		return (d->apl11 && rc == -HWTR_E_NOENT ? fpti_unsupported(d,
+		    "APL11: an OVF before a TIP.PGD") : -HWTR_E_DECODE);
+	if (rc <= 0) {
+		ev.ip_suppressed = 1;
+		d->ip = 0;
+		fpti_ev_push(d, &ev);
+		return (0);
+	}
+	if (d->apl12)
+		return (fpti_unsupported(d, "APL12: an OVF whose FUP may be "
+		    "wrong"));
+	/* The timing packets up to the FUP, then the FUP. */
+	if ((rc = fpti_read_ahead(d)) < 0)
+		return (rc);
+	assert(d->pos == fup);
+	if ((rc = fpti_peek(d, &pkt)) < 0)
+		return (rc);
+	d->pos += pkt.size;
+	if (fpti_ip_update(d, &pkt, &ip) < 0)
+		return (-HWTR_E_DECODE);
+	ev.ip = ip;
+	d->ip = ip;
+	d->enabled = 1;
+	fpti_ev_push(d, &ev);
+	return (0);
+}
+
+/*
+ * libipt's search for the FUP an OVF binds to, from @p: 1 with @fup at
+ * it, 0 when another packet says tracing is off, -HWTR_E_TRUNCATED at the
+ * end, -HWTR_E_NOENT for a packet that cannot follow an OVF (libipt's bad
+ * context), -HWTR_E_FORMAT for bytes that are no packet.
+ */
+static int
+ovf_fup(const struct fpt *d, const uint8_t *p, const uint8_t **fup)
+{
+	struct fpt_pkt pkt;
+	int rc;
+
+	for (;;) {
+		if ((rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) < 0)
+			return (rc);
+		switch (pkt.kind) {
+		case FPT_PKT_FUP:
+			*fup = p;
+			return (1);
+		case FPT_PKT_UNKNOWN:
+		case FPT_PKT_PAD:
+		case FPT_PKT_MNT:
+		case FPT_PKT_CBR:
+		case FPT_PKT_TSC:
+		case FPT_PKT_TMA:
+		case FPT_PKT_MTC:
+		case FPT_PKT_CYC:
+			p += pkt.size;
+			continue;
+		case FPT_PKT_PSBEND:
+		case FPT_PKT_TIP:
+		case FPT_PKT_TIP_PGD:
+		case FPT_PKT_TNT:
+			return (-HWTR_E_NOENT);
+		default:
+			return (0);
+		}
+	}
+}
+
+/* Whether the events waiting in d->fupq consume their FUP. */
+static int
+fup_consumed(const struct fpt *d)
+{
+	unsigned i;
+
+	for (i = 0; i < d->nfupq; i++)
+		if (d->fupq[i].kind != FPT_EV_TSX ||
+		    !(d->fupq[i].payload & 2))
+			return (1);
+	return (0);
+}
+
+/*
+ * The FUP @pkt at d->pos gives the events waiting in d->fupq their IP
+ * (or says it is suppressed); it is consumed.
+ */
+int
+fpti_fup_bound(struct fpt *d, const struct fpt_pkt *pkt)
+{
+	uint64_t ip = 0;
+	unsigned i;
+	int sup;
+
+	assert(d->nfupq > 0);
+	sup = fpti_ip_update(d, pkt, &ip) < 0;
+	d->pos += pkt->size;
+	for (i = 0; i < d->nfupq; i++) {
+		d->fupq[i].ip = sup ? 0 : ip;
+		d->fupq[i].ip_suppressed = (uint8_t)sup;
+	}
+	return (0);
+}
+
+/* The flow reached the pending event's IP: the event happens. */
+int
+fpti_async_reached(struct fpt *d)
+{
+	struct fpt_event ev;
+	unsigned i;
+
+	assert(d->async);
+	d->async = 0;
+	fpti_ev_push(d, &d->async_ev);
+	for (i = 0; i < d->nmore; i++)
+		fpti_ev_push(d, &d->more[i]);
+	d->nmore = 0;
+	switch (d->async_ev.kind) {
+	case FPT_EV_ASYNC_BRANCH:
+		d->ip = d->async_ev.to;
+		break;
+	case FPT_EV_DISABLED:
+	case FPT_EV_ASYNC_DISABLED:
+		d->enabled = 0;
+		break;
+	default:
+		break;
+	}
+	if (d->mode_pending && d->enabled) {
+		fpti_ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
+		ev.ip = d->ip;
+		ev.mode = d->next_mode;
+		d->mode = d->next_mode;
+		d->mode_pending = 0;
+		fpti_ev_push(d, &ev);
+	}
+	return (0);
+}
+
+/*
+ * Read the PSB+ at d->pos (a PSB) up to its PSBEND: the IP, the mode and
+ * the time it says.  0, FPT_EOS when it is cut short, or unsupported.
+ */
+int
+fpti_read_psb_plus(struct fpt *d)
+{
+	struct fpt_pkt pkt;
+	struct fpt_event st[FPT_MORE_MAX + 1];
+	uint64_t ip = 0;
+	int rc, fup = 0, hmode = 0;
+	unsigned i, nst = 0;
+	const uint8_t *at = d->pos;
+
+	if ((rc = fpti_peek(d, &pkt)) < 0 || pkt.kind != FPT_PKT_PSB)
+		return (rc == -HWTR_E_TRUNCATED ? (d->eos = 1, FPT_EOS) :
+		    -HWTR_E_DECODE);
+	d->pos += pkt.size;
+	for (;;) {
+		if ((rc = fpti_peek(d, &pkt)) < 0)
+			return (rc == -HWTR_E_TRUNCATED ? (d->eos = 1,
+			FPT_EOS) : fpti_unsupported(d, "a bad packet in PSB+"));
+		d->pos += pkt.size;
+		switch (pkt.kind) {
+		case FPT_PKT_PSBEND:
+			goto end;
+		case FPT_PKT_FUP:
+			if (fpti_ip_update(d, &pkt, &ip) == 0)
+				fup = 1;
+			break;
+		case FPT_PKT_MODE_EXEC:
+			if ((pkt.flags & 3) == 3)
+				return (fpti_unsupported(d, "MODE.exec with L "
+				    "and D set"));
+			hmode = (pkt.flags & 1) ? 64 : (pkt.flags & 2) ? 32 :
+			    16;
+			if (nst > FPT_MORE_MAX)
+				return (fpti_unsupported(d, "a long PSB+"));
+			st[nst].kind = FPT_EV_EXEC_MODE;
+			st[nst++].mode = (uint8_t)hmode;
+			break;
+		case FPT_PKT_MODE_TSX:
+		case FPT_PKT_PIP:
+		case FPT_PKT_VMCS:
+			if (nst > FPT_MORE_MAX)
+				return (fpti_unsupported(d, "a long PSB+"));
+			st[nst].kind = pkt.kind == FPT_PKT_MODE_TSX ?
+			    FPT_EV_TSX : pkt.kind == FPT_PKT_PIP ?
+			    FPT_EV_PAGING : FPT_EV_VMCS;
+			st[nst++].mode = 0;
+			break;
+		case FPT_PKT_MNT:
+			/* Its event is no status update; not reported. */
+			break;
+		case FPT_PKT_TSC:
+			d->tsc = pkt.payload;
+			d->has_tsc = 1;
+			break;
+		case FPT_PKT_CBR:
+		case FPT_PKT_PAD:
+			break;
+		default:
+			return (fpti_unsupported(d, "a PSB+ packet this "
+			    "decoder does not handle yet"));
+		}
+	}
+end:
+	/* The status updates, in the order of their packets. */
+	for (i = 0; i < nst; i++) {
+		int kind = st[i].kind;
+		uint8_t mode = st[i].mode;
+
+		fpti_ev_init(d, &st[i], kind, at);
+		st[i].status_update = 1;
+		st[i].mode = mode;
+		st[i].ip = fup ? ip : 0;
+		st[i].ip_suppressed = !fup;
+	}
+	if (d->enabled) {
+		if (!fup)
+			return (fpti_unsupported(d, "a PSB+ without FUP while "
+			    "tracing"));
+		if (nst > 0) {
+			/* They happen when the flow reaches the FUP's IP. */
+			d->async_ev = st[0];
+			for (i = 1; i < nst; i++)
+				d->more[i - 1] = st[i];
+			d->nmore = nst - 1;
+			d->async = 1;
+		}
+		return (0);
+	}
+	if (fup && pge_follows(d)) {
+		/* BDM70: the PSB+ before a TIP.PGE has a FUP it should not. */
+		if (!d->bdm70)
+			return (fpti_unsupported(d, "a PSB+ with FUP right "
+			    "before a TIP.PGE"));
+		fup = 0;
+		for (i = 0; i < nst; i++) {
+			st[i].ip = 0;
+			st[i].ip_suppressed = 1;
+		}
+	}
+	if (hmode != 0)
+		d->mode = (uint8_t)hmode;
+	if (fup) {
+		d->enabled = 1;
+		d->ip = ip;
+	}
+	for (i = 0; i < nst; i++)
+		fpti_ev_push(d, &st[i]);
+	return (0);
+}
+
+/* Whether a TIP.PGE comes next, past timing packets. */
+static int
+pge_follows(struct fpt *d)
+{
+	const uint8_t *p = d->pos;
+	struct fpt_pkt pkt;
+
+	while (fpt_pkt_parse(p, d->cfg.end, &pkt) > 0) {
+		switch (pkt.kind) {
+		case FPT_PKT_PAD:
+		case FPT_PKT_TSC:
+		case FPT_PKT_CBR:
+		case FPT_PKT_MTC:
+		case FPT_PKT_CYC:
+		case FPT_PKT_TMA:
+		case FPT_PKT_MNT:
+			p += pkt.size;
+			continue;
+		case FPT_PKT_TIP_PGE:
+			return (1);
+		default:
+			return (0);
+		}
+	}
+	return (0);
+}
+
+/*
+ * Whether tracing is on at @ip by the address ranges, as libipt's
+ * pt_filter_addr_check() says: off in a TraceStop region; with filter
+ * ranges only inside one.
+ */
+int
+fpti_filter_on(const struct fpt *d, uint64_t ip)
+{
+	unsigned i;
+	int filters = 0;
+
+	for (i = 0; i < 4; i++)
+		if (d->cfg.filter_cfg[i] == 2 && d->cfg.filter_a[i] <= ip &&
+		    ip <= d->cfg.filter_b[i])
+			return (0);
+	for (i = 0; i < 4; i++) {
+		if (d->cfg.filter_cfg[i] != 1)
+			continue;
+		if (d->cfg.filter_a[i] <= ip && ip <= d->cfg.filter_b[i])
+			return (1);
+		filters = 1;
+	}
+	return (!filters);
+}
+
+/*
+ * The errata libipt's pt_cpu_errata() selects for a CPU (from libipt's
+ * documentation of struct pt_errata and its model list).
+ */
+void
+fpti_set_errata(struct fpt *d)
+{
+	if (!d->cfg.intel || d->cfg.family != 6)
+		return;
+	switch (d->cfg.model) {
+	case 0x3d: case 0x47: case 0x4f: case 0x56:
+		d->bdm70 = d->bdm64 = 1;
+		break;
+	case 0x4e: case 0x5e: case 0x8e: case 0x9e: case 0xa5: case 0xa6:
+		d->bdm70 = d->skd007 = d->skd022 = d->skd010 = d->skl014 = 1;
+		break;
+	case 0x55: case 0x6a: case 0x6c: case 0x8f:
+	case 0x66: case 0x7d: case 0x7e: case 0x8c: case 0x8d: case 0xa7:
+	case 0xa8:
+		d->bdm70 = d->skl014 = d->skd022 = 1;
+		break;
+	case 0x97: case 0x9a: case 0xbf:
+		d->bdm70 = d->skl014 = d->skd022 = d->apl11 = 1;
+		break;
+	case 0x5c: case 0x5f:
+		d->apl12 = d->apl11 = 1;
+		break;
+	case 0x7a: case 0x86: case 0x96: case 0x9c:
+		d->apl11 = 1;
+		break;
+	}
+}
+
+/*
+ * Whether the (cut) packet at @p is a status packet: not an IP packet,
+ * not MODE, not TNT-64, PIP, VMCS, OVF, PTWRITE or a power event.
+ */
+static int
+is_status_hdr(const uint8_t *p, const uint8_t *end)
+{
+	uint8_t b;
+
+	if (p >= end)
+		return (1);
+	b = p[0];
+	if ((b & 3) == 1 && ((b & 0x1f) == 0x0d || (b & 0x1f) == 0x11 ||
+	    (b & 0x1f) == 0x01 || (b & 0x1f) == 0x1d))
+		return (0);
+	if (b == 0x99)
+		return (0);
+	if (b == 0x02 && end - p >= 2) {
+		b = p[1];
+		if (b == 0x03 || b == 0x73 || b == 0xc3 || b == 0x23)
+			return (1);
+		return (0);
+	}
+	return (1);
+}
+
+/*
+ * Status packets up to the next packet that matters to the flow (a TNT,
+ * an IP packet, an event packet): what libipt's read-ahead decodes.
+ */
+int
+fpti_read_ahead(struct fpt *d)
+{
+	struct fpt_pkt pkt;
+	int rc;
+
+	for (;;) {
+		if ((rc = fpti_peek(d, &pkt)) < 0) {
+			/*
+			 * A status packet cut by the end of the trace is
+			 * dropped, as libipt drops it; a cut branch or event
+			 * packet stays for the query that needs it.
+			 */
+			if (rc == -HWTR_E_TRUNCATED && is_status_hdr(d->pos,
+			    d->cfg.end))
+				d->pos = d->cfg.end;
+			return (rc);
+		}
+		switch (pkt.kind) {
+		case FPT_PKT_PAD:
+		case FPT_PKT_CBR:
+		case FPT_PKT_MNT:
+			break;
+		case FPT_PKT_TSC:
+			d->tsc = pkt.payload;
+			d->has_tsc = 1;
+			break;
+		case FPT_PKT_MTC:
+		case FPT_PKT_CYC:
+		case FPT_PKT_TMA:
+			return (fpti_unsupported(d, "MTC, CYC or TMA timing "
+			    "(not yet estimated as libipt does)"));
+		default:
+			return (0);
+		}
+		d->pos += pkt.size;
+	}
+}
+
+/* The packet at d->pos, parsed once however often it is looked at. */
+int
+fpti_peek(struct fpt *d, struct fpt_pkt *pkt)
+{
+	int rc;
+
+	if (d->pk_pos == d->pos && d->pos != NULL) {
+		*pkt = d->pk;
+		return (pkt->size);
+	}
+	rc = fpt_pkt_parse(d->pos, d->cfg.end, pkt);
+	if (rc > 0) {
+		d->pk = *pkt;
+		d->pk_pos = d->pos;
+	}
+	return (rc);
+}
+
+/*
+ * The IP of an IP packet, from its compressed payload and the last IP.
+ * -HWTR_E_NOENT when it is suppressed.
+ */
+int
+fpti_ip_update(struct fpt *d, const struct fpt_pkt *pkt, uint64_t *ip)
+{
+	uint64_t v = pkt->payload;
+
+	switch (pkt->ipc) {
+	case FPT_IPC_SUPPRESSED:
+		return (-HWTR_E_NOENT);
+	case FPT_IPC_UPD16:
+		v = (d->last_ip & ~0xffffull) | (v & 0xffff);
+		break;
+	case FPT_IPC_UPD32:
+		v = (d->last_ip & ~0xffffffffull) | (v & 0xffffffff);
+		break;
+	case FPT_IPC_SEXT48:
+		v &= 0xffffffffffffull;
+		if (v & (1ull << 47))
+			v |= 0xffff000000000000ull;
+		break;
+	case FPT_IPC_UPD48:
+		v = (d->last_ip & ~0xffffffffffffull) |
+		    (v & 0xffffffffffffull);
+		break;
+	case FPT_IPC_FULL:
+		break;
+	default:
+		return (-HWTR_E_DECODE);
+	}
+	d->last_ip = v;
+	d->have_ip = 1;
+	*ip = v;
+	return (0);
+}
+
+void
+fpti_ev_init(struct fpt *d, struct fpt_event *ev, int kind, const uint8_t *at)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->kind = (uint8_t)kind;
+	ev->tsc = d->tsc;
+	ev->has_tsc = (uint8_t)d->has_tsc;
+	ev->offset = (uint64_t)(at - d->cfg.begin);
+}
+
+void
+fpti_ev_push(struct fpt *d, const struct fpt_event *ev)
+{
+	assert(d->evq_n < FPT_EVQ_MAX);
+	d->evq[(d->evq_head + d->evq_n) % FPT_EVQ_MAX] = *ev;
+	d->evq_n++;
+}
+
+int
+fpti_unsupported(struct fpt *d, const char *why)
+{
+	d->unsup = why;
+	return (-HWTR_E_UNSUPPORTED);
+}

@@ -1,0 +1,128 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * fpt's decoder state, shared by its two halves: fpt_dec.c (the flow:
+ * blocks over the block cache, trace queries) above fpt_ev.c (the
+ * packet layer's read-ahead, the event queue and the events: PSB+,
+ * FUP-bound and standalone events, OVF, the errata).  Not for use
+ * outside fpt.
+ */
+
+#ifndef HWTR_FPT_INT_H
+#define HWTR_FPT_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fpt.h"
+
+#define FPT_RS_MAX	64	/* libipt's return stack depth */
+#define FPT_EVQ_MAX	16
+#define FPT_MORE_MAX	3	/* status updates after the first */
+#define FPT_BLK_MAX	0xffff	/* libipt's pt_block.ninsn is 16 bits */
+#define FPT_CACHE_BITS	16
+#define FPT_FILL_STEPS	1024	/* libipt's bcache_fill_steps */
+
+/* A span of code in one image. */
+#define FPT_SPANS	4
+struct fpt_span {
+	uint64_t	lo, hi;
+	int		isid;
+};
+
+/* An instruction on a cache fill's way. */
+struct fpt_step {
+	uint64_t	ip, target;
+	uint8_t		kind, len;
+};
+
+struct fpt {
+	struct fpt_config cfg;
+	struct fpt_cache *cache;
+	const uint8_t	*pos;		/* the next packet */
+	const uint8_t	*sync;		/* the last PSB, NULL before one */
+	const char	*unsup;		/* why unsupported, NULL otherwise */
+	int		synced, eos, in_sync, cache_full;
+	int		cur_isid;	/* libipt's mapped section */
+
+	/* The packet layer. */
+	uint64_t	last_ip;
+	int		have_ip;
+	uint64_t	tnt;		/* the next bit is bit ntnt - 1 */
+	unsigned	ntnt;
+	uint64_t	tsc;
+	int		has_tsc;
+
+	/* The flow. */
+	int		enabled;
+	uint64_t	ip;
+	uint8_t		mode;		/* 16, 32, 64; 0 unknown */
+	int		mode_pending;	/* a MODE.exec waits for its TIP */
+	uint8_t		next_mode;
+	uint64_t	rs[FPT_RS_MAX];
+	unsigned	rs_top, rs_n;
+
+	/* The errata libipt works around for this CPU. */
+	unsigned	bdm70:1, bdm64:1, skd007:1, skd010:1, skd022:1,
+			skl014:1, apl11:1, apl12:1;
+
+	/* An event waiting for the flow to reach its IP (a FUP's). */
+	int		async;
+	struct fpt_event async_ev;
+	struct fpt_event more[FPT_MORE_MAX];	/* ... and those after it */
+	unsigned	nmore;
+
+	/* MWAIT, EXSTOP, PTWRITE waiting for the FUP that gives their IP. */
+	struct fpt_event fupq[FPT_MORE_MAX + 1];
+	unsigned	nfupq;
+
+	struct fpt_event evq[FPT_EVQ_MAX];
+	unsigned	evq_head, evq_n;
+
+	/* The last spans of code the map callback gave. */
+	struct fpt_span	span[FPT_SPANS];
+	unsigned	span_next;
+
+	/* The last packet parsed, at pk_pos. */
+	struct fpt_pkt	pk;
+	const uint8_t	*pk_pos;
+
+	/* The code window the last read_code gave. */
+	uint8_t		win[256];
+	uint64_t	win_ip;
+	size_t		win_len;
+	int		win_isid;
+
+	struct fpt_step	path[FPT_FILL_STEPS];
+};
+
+/* Whether @b is a TNT-8 packet's header. */
+static inline int
+fpti_is_tnt8(uint8_t b)
+{
+	return ((b & 1) == 0 && b > 2);
+}
+
+/* fpt_ev.c: the packet layer and the event queue. */
+int	fpti_read_ahead(struct fpt *);
+int	fpti_peek(struct fpt *, struct fpt_pkt *);
+int	fpti_ip_update(struct fpt *, const struct fpt_pkt *, uint64_t *);
+void	fpti_ev_init(struct fpt *, struct fpt_event *, int, const uint8_t *);
+void	fpti_ev_push(struct fpt *, const struct fpt_event *);
+int	fpti_unsupported(struct fpt *, const char *);
+
+/* fpt_ev.c: events. */
+int	fpti_fetch_event(struct fpt *);
+int	fpti_async_reached(struct fpt *);
+int	fpti_read_psb_plus(struct fpt *);
+int	fpti_power_event(struct fpt *, const struct fpt_pkt *);
+int	fpti_fup_bound(struct fpt *, const struct fpt_pkt *);
+int	fpti_overflow(struct fpt *);
+int	fpti_filter_on(const struct fpt *, uint64_t);
+void	fpti_set_errata(struct fpt *);
+
+#endif /* !HWTR_FPT_INT_H */
