@@ -817,6 +817,11 @@ code_at(struct fpt *d, uint64_t ip, int *isid)
 	unsigned i;
 	int rc;
 
+	/* Most blocks start in the span the block before started in. */
+	if (ip - d->last.lo < d->last.hi - d->last.lo) {
+		*isid = d->last.isid;
+		return (0);
+	}
 	if (d->win_len > 0 && ip >= d->win_ip &&
 	    ip < d->win_ip + d->win_len) {
 		*isid = d->win_isid;
@@ -825,6 +830,7 @@ code_at(struct fpt *d, uint64_t ip, int *isid)
 	for (i = 0; i < FPT_SPANS; i++)
 		if (ip >= d->span[i].lo && ip < d->span[i].hi) {
 			*isid = d->span[i].isid;
+			d->last = d->span[i];
 			return (0);
 		}
 	if (d->cfg.map != NULL) {
@@ -834,6 +840,7 @@ code_at(struct fpt *d, uint64_t ip, int *isid)
 			return (-HWTR_E_NOENT);
 		assert(sp->lo <= ip && ip < sp->hi);
 		sp->isid = *isid;
+		d->last = *sp;
 		d->span_next = (d->span_next + 1) % FPT_SPANS;
 		return (0);
 	}

@@ -86,6 +86,7 @@ struct fpt {
 	/* The last spans of code the map callback gave. */
 	struct fpt_span	span[FPT_SPANS];
 	unsigned	span_next;
+	struct fpt_span	last;		/* the span the last lookup hit */
 
 	/* The last packet parsed, at pk_pos. */
 	struct fpt_pkt	pk;
