@@ -213,7 +213,9 @@ int fpt_new(struct fpt **dp, const struct fpt_config *cfg);
 
 /*
  * Go to the next PSB after the current position (the first: from the
- * start) and read its PSB+.  0, or FPT_EOS when there is none.
+ * start) and read its PSB+.  0, or FPT_EOS when there is none, or
+ * -HWTR_E_DECODE when a bad packet follows the PSB+ (libipt's sync fails
+ * there; calling again goes on at the next PSB).
  */
 int fpt_sync_forward(struct fpt *d);
 

@@ -173,16 +173,12 @@ fpt_sync_forward(struct fpt *d)
 	 * bad packet there fails the sync, status updates and all.
 	 */
 	if ((rc = fpti_read_ahead(d)) < 0 && rc != -HWTR_E_TRUNCATED) {
-		struct fpt_event ev;
-
 		if (rc == -HWTR_E_UNSUPPORTED)
 			return (rc);
 		d->evq_n = d->evq_head = 0;
 		d->enabled = 0;
-		fpti_ev_init(d, &ev, FPT_EV_ERROR, d->pos);
-		ev.error = rc;
-		fpti_ev_push(d, &ev);
 		d->synced = 0;
+		return (-HWTR_E_DECODE);
 	}
 	return (0);
 }

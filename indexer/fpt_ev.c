@@ -141,8 +141,15 @@ fpti_fetch_event(struct fpt *d)
 			if ((rc = fpti_power_event(d, &pkt)) < 0)
 				return (rc);
 			if (rc == 0)
-				return (fpti_unsupported(d, "an event packet "
-				    "this decoder does not handle yet"));
+				return (fpti_unsupported(d,
+				    pkt.kind == FPT_PKT_TIP_PGE ?
+				    "a TIP.PGE while tracing" :
+				    pkt.kind == FPT_PKT_PSBEND ?
+				    "a PSBEND outside PSB+" :
+				    pkt.kind == FPT_PKT_UNKNOWN ?
+				    "a packet fpt_pkt does not know (BBP, BIP, "
+				    "BEP ...)" : "an event packet this decoder "
+				    "does not handle yet"));
 			if (d->evq_n > 0)
 				return (0);
 			break;
@@ -302,6 +309,8 @@ ovf_fup(const struct fpt *d, const uint8_t *p, const uint8_t **fup)
 			*fup = p;
 			return (1);
 		case FPT_PKT_UNKNOWN:
+			/* A bad opcode to libipt 2.0 (fpti_peek()). */
+			return (-HWTR_E_FORMAT);
 		case FPT_PKT_PAD:
 		case FPT_PKT_MNT:
 		case FPT_PKT_CBR:
@@ -670,6 +679,12 @@ fpti_peek(struct fpt *d, struct fpt_pkt *pkt)
 		return (pkt->size);
 	}
 	rc = fpt_pkt_parse(d->pos, d->cfg.end, pkt);
+	/*
+	 * libipt 2.0 knows no BBP, BEP, CFE or EVD: without a decode
+	 * callback they are bad opcodes to it.
+	 */
+	if (rc > 0 && pkt->kind == FPT_PKT_UNKNOWN)
+		return (-HWTR_E_FORMAT);
 	if (rc > 0) {
 		d->pk = *pkt;
 		d->pk_pos = d->pos;

@@ -541,7 +541,7 @@ ATF_TC_BODY(valgrind_capture_dynamic, tc)
  */
 static void
 handmade(const char *what, const uint8_t *pt, size_t len,
-    const uint8_t *code, size_t clen, uint64_t addr)
+    const uint8_t *code, size_t clen, uint64_t addr, unsigned nitems)
 {
 	struct tf_img *im;
 	struct pt_config cfg;
@@ -563,8 +563,8 @@ handmade(const char *what, const uint8_t *pt, size_t len,
 		atf_tc_fail("%s", t.first);
 	ATF_CHECK_MSG(t.equal == 1, "%s: expected fpt to decode it whole, "
 	    "got %u unsupported", what, t.unsup);
-	ATF_CHECK_MSG(t.items >= 6, "%s: expected at least 6 items, got %"
-	    PRIu64, what, t.items);
+	ATF_CHECK_MSG(t.items == nitems, "%s: expected %u items, got %"
+	    PRIu64, what, nitems, t.items);
 }
 
 /*
@@ -594,13 +594,46 @@ ATF_TC_BODY(psb_paging_vmcs, tc)
 	static const uint8_t code[] = { 0x90, 0x90, 0xc3 };
 
 	handmade("psb_paging_vmcs", pt, sizeof(pt), code, sizeof(code),
-	    0x1000);
+	    0x1000, 7);
+}
+
+/*
+ * BBP, an opcode libipt 2.0 does not know, right after a TIP: a decode
+ * error (libipt reads ahead past the TIP it returns), then on at the
+ * next PSB.  By construction: the PSB+'s mode at 0x1000; nop, jmp rax (2
+ * insns); the error; the second PSB+'s mode at 0x1003; the ret there (1
+ * insn) and the TIP.PGD's disable: 6 items.
+ */
+ATF_TC_WITHOUT_HEAD(unknown_opcode);
+ATF_TC_BODY(unknown_opcode, tc)
+{
+	static const uint8_t pt[] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,	/* PSB */
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x99, 0x01,					/* MODE 64 */
+		0x7d, 0x00, 0x10, 0, 0, 0, 0,			/* FUP */
+		0x02, 0x23,					/* PSBEND */
+		0x2d, 0x00, 0x10,				/* TIP */
+		0x02, 0x63, 0x00,				/* BBP */
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,	/* PSB */
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x99, 0x01,					/* MODE 64 */
+		0x7d, 0x03, 0x10, 0, 0, 0, 0,			/* FUP */
+		0x02, 0x23,					/* PSBEND */
+		0x01,						/* TIP.PGD */
+	};
+	/* nop; jmp rax; ret */
+	static const uint8_t code[] = { 0x90, 0xff, 0xe0, 0xc3 };
+
+	handmade("unknown_opcode", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 6);
 }
 
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
 	ATF_TP_ADD_TC(tp, psb_paging_vmcs);
+	ATF_TP_ADD_TC(tp, unknown_opcode);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);
