@@ -18,8 +18,8 @@
  *
  * What it does not decode as libipt does, it reports as
  * -HWTR_E_UNSUPPORTED rather than guess: MTC/CYC/TMA timing (libipt's
- * time estimate), BBP/BIP/BEP, PIP and VMCS while tracing (they bind to
- * an instruction), PTWRITE while tracing, TraceStop while tracing, the
+ * time estimate), PIP and VMCS bound to an asynchronous branch or with a
+ * disable after them, PTWRITE while tracing, TraceStop while tracing, the
  * OVF errata (SKD010, APL11, APL12), BDM64, an OVF or MNT inside a PSB+,
  * a FUP without pending events while tracing is off, a FUP followed by
  * neither TIP nor TIP.PGD, a PSB+ FUP right before a TIP.PGE on a CPU
@@ -43,6 +43,9 @@ static int	query_indirect(struct fpt *, uint64_t *);
 struct fpt_step;
 static int	proceed_to_async(struct fpt *, struct fpt_block *);
 static int	proceed_cached(struct fpt *, struct fpt_block *);
+static int	proceed_to_bound(struct fpt *, struct fpt_block *);
+static unsigned	binds(struct fpt *, const struct hwtr_x86_insn *);
+static int	post_next(struct fpt *);
 static int	trace_step(struct fpt *, struct fpt_block *, int, uint64_t,
 		    uint8_t, uint64_t);
 static int	needs_trace(int);
@@ -142,6 +145,7 @@ fpt_sync_forward(struct fpt *d)
 	d->unsup = NULL;
 	d->evq_n = d->evq_head = 0;
 	d->async = 0;
+	d->bind = d->post = 0;
 	d->nmore = 0;
 	d->nfupq = 0;
 	d->synced = 0;
@@ -305,6 +309,8 @@ block_next(struct fpt *d, struct fpt_item *it)
 	struct fpt_block *b = &it->block;
 	int rc, isid;
 
+	if (d->post && (rc = post_next(d)) != 0)
+		return (rc < 0 ? rc : fpt_next(d, it));
 	if (d->ntnt == 0 && !d->async) {
 		/* At the end of the trace the flow goes on without it. */
 		if ((rc = fpti_fetch_event(d)) < 0)
@@ -379,6 +385,8 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
 	int rc, isid, dis = ev->kind == FPT_EV_DISABLED;
 
 	assert(d->async);
+	if (d->bind)
+		return (proceed_to_bound(d, b));
 	for (;;) {
 		if (d->ip == ev->ip && !(dis && ev->ip_suppressed)) {
 			if (ev->kind != FPT_EV_ASYNC_DISABLED || !d->skd022 ||
@@ -438,6 +446,107 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
 			break;
 		}
 	}
+}
+
+/*
+ * A PIP or VMCS while tracing: step, as libipt's pt_blk_proceed_to_insn()
+ * does, to the first instruction it binds to (binds()); the block ends
+ * with it and the event happens there, the instruction is passed after
+ * the events bound to it (post_next()).  An instruction that needs trace
+ * on the way is libipt's "bad query", an error.
+ */
+static int
+proceed_to_bound(struct fpt *d, struct fpt_block *b)
+{
+	struct hwtr_x86_insn insn;
+	int rc, isid;
+
+	assert(d->bind && !d->post);
+	for (;;) {
+		if (b->ninsn == FPT_BLK_MAX)
+			return (0);
+		if ((rc = decode_at(d, d->ip, &insn, &isid)) < 0)
+			return (rc);
+		if (isid != b->isid)
+			return (0);
+		b->ninsn++;
+		b->end_ip = d->ip;
+		if (insn.kind == HWTR_X86_CALL_IND || insn.kind == HWTR_X86_CALL)
+			call_push(d, d->ip, &insn);
+		if ((binds(d, &insn) & d->bind) != 0) {
+			d->post = 1;
+			d->post_binds = binds(d, &insn);
+			d->post_bound = d->bind;
+			d->post_ip = d->ip;
+			d->post_kind = insn.kind;
+			d->post_len = insn.len;
+			d->post_target = insn.target;
+			d->bind = 0;
+			return (fpti_async_reached(d));
+		}
+		if (needs_trace(insn.kind))
+			return (-HWTR_E_DECODE);
+		d->ip = insn.kind == HWTR_X86_CALL || insn.kind == HWTR_X86_JMP ?
+		    insn.target : d->ip + insn.len;
+	}
+}
+
+/*
+ * What the instruction at d->ip (just decoded) binds: 1 a PIP (a far
+ * branch, MOV CR3, VM entry), 2 a VMCS (a far branch, VMPTRLD, VM
+ * entry), as libipt's pt_insn_binds_to_pip() and _vmcs() say.
+ */
+static unsigned
+binds(struct fpt *d, const struct hwtr_x86_insn *insn)
+{
+	const uint8_t *p;
+	size_t i, n;
+
+	if (insn->kind == HWTR_X86_FAR || insn->kind == HWTR_X86_SYSCALL)
+		return (3);
+	if (writes_cr3(d, d->ip))
+		return (1);
+	p = d->win + (d->ip - d->win_ip);
+	n = (size_t)(d->win_ip + d->win_len - d->ip);
+	i = skip_prefixes(p, n, d->mode);
+	/* VMPTRLD: 0f c7 /6 with a memory operand. */
+	if (i + 2 < n && p[i] == 0x0f && p[i + 1] == 0xc7 &&
+	    ((p[i + 2] >> 3) & 7) == 6 && (p[i + 2] >> 6) != 3)
+		return (2);
+	return (0);
+}
+
+/*
+ * The instruction a PIP or VMCS bound to: first the other of the two
+ * when it comes next and binds to it too (1: an event is queued), then
+ * past it, with trace when it needs some (0).
+ */
+static int
+post_next(struct fpt *d)
+{
+	struct fpt_block scratch;
+	struct fpt_pkt pkt;
+	unsigned bit;
+
+	assert(d->post && d->ntnt == 0);
+	if (fpti_read_ahead(d) == 0 && fpti_peek(d, &pkt) > 0 &&
+	    (pkt.kind == FPT_PKT_PIP || pkt.kind == FPT_PKT_VMCS)) {
+		bit = pkt.kind == FPT_PKT_PIP ? 1 : 2;
+		if ((d->post_binds & bit) && !(d->post_bound & bit))
+			return (fpti_power_event(d, &pkt) < 0 ?
+			    -HWTR_E_UNSUPPORTED : 1);
+	}
+	d->post = 0;
+	if (!needs_trace(d->post_kind)) {
+		d->ip = d->post_ip + d->post_len;
+		return (0);
+	}
+	memset(&scratch, 0, sizeof(scratch));
+	if (trace_step(d, &scratch, d->post_kind, d->post_ip, d->post_len,
+	    d->post_target) < 0)
+		return (fpti_unsupported(d, "no TIP after an instruction a "
+		    "PIP or VMCS bound to"));
+	return (0);
 }
 
 /*

@@ -150,7 +150,7 @@ fpti_fetch_event(struct fpt *d)
 				    "a packet fpt_pkt does not know (BBP, BIP, "
 				    "BEP ...)" : "an event packet this decoder "
 				    "does not handle yet"));
-			if (d->evq_n > 0)
+			if (d->evq_n > 0 || d->async)
 				return (0);
 			break;
 		}
@@ -169,6 +169,7 @@ fpti_power_event(struct fpt *d, const struct fpt_pkt *pkt)
 {
 	struct fpt_event ev;
 	int kind, fup = 0;
+	unsigned bind = 0;
 
 	switch (pkt->kind) {
 	case FPT_PKT_STOP:
@@ -201,12 +202,11 @@ fpti_power_event(struct fpt *d, const struct fpt_pkt *pkt)
 	case FPT_PKT_VMCS:
 		/*
 		 * While tracing they bind to the next far branch, MOV CR3
-		 * or VM entry, or to an asynchronous branch's TIP.
+		 * (PIP), VMPTRLD (VMCS) or VM entry: the one waiting to be
+		 * passed (d->post) or the next (d->bind).
 		 */
-		if (d->enabled)
-			return (fpti_unsupported(d,
-			    "PIP or VMCS while tracing"));
 		kind = pkt->kind == FPT_PKT_PIP ? FPT_EV_PAGING : FPT_EV_VMCS;
+		bind = d->enabled ? (kind == FPT_EV_PAGING ? 1 : 2) : 0;
 		break;
 	default:
 		return (0);
@@ -220,6 +220,22 @@ fpti_power_event(struct fpt *d, const struct fpt_pkt *pkt)
 	}
 	/* MODE.TSX: InTX and TXAbort. */
 	ev.payload = kind == FPT_EV_TSX ? pkt->flags & 3 : pkt->payload;
+	if (bind != 0 && d->post) {
+		assert((d->post_binds & bind) && !(d->post_bound & bind));
+		d->post_bound |= bind;
+		fpti_ev_push(d, &ev);
+		return (1);
+	}
+	if (bind != 0) {
+		if (d->async)
+			return (fpti_unsupported(d, "a PIP or VMCS while an "
+			    "event is pending"));
+		d->async_ev = ev;
+		d->nmore = 0;
+		d->async = 1;
+		d->bind = bind;
+		return (1);
+	}
 	if (!fup) {
 		ev.ip_suppressed = kind == FPT_EV_EXSTOP ||
 		    kind == FPT_EV_PTWRITE || kind == FPT_EV_TSX;

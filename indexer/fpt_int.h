@@ -72,6 +72,14 @@ struct fpt {
 
 	/* An event waiting for the flow to reach its IP (a FUP's). */
 	int		async;
+	/*
+	 * A PIP or VMCS while tracing binds to an instruction (@bind: 1
+	 * PIP, 2 VMCS); that instruction is then passed only after the
+	 * events bound to it (@post, libipt's postponed instruction).
+	 */
+	unsigned	bind, post, post_binds, post_bound;
+	uint64_t	post_ip, post_target;
+	uint8_t		post_kind, post_len;
 	struct fpt_event async_ev;
 	struct fpt_event more[FPT_MORE_MAX];	/* ... and those after it */
 	unsigned	nmore;

@@ -69,6 +69,9 @@ static const char *const whole_cases[] = {
 	"mwait-pwre-exstop_ip-fup-ovf", "mwait-pwre-exstop_ip-ovf",
 	/* PIP, VMCS, MNT in PSB+ and while tracing is off */
 	"psb-pip-psb", "psb-pip-tip_pge", "psb-mnt-fup-psbend",
+	/* PIP and VMCS while tracing: bound to an instruction */
+	"pip-far_call", "pip-pip_mov_cr3-fail", "pip_mov_cr3-pip_mov_cr3",
+	"vmcs-far_call",
 	NULL
 };
 
