@@ -471,7 +471,8 @@ proceed_to_bound(struct fpt *d, struct fpt_block *b)
 			return (0);
 		b->ninsn++;
 		b->end_ip = d->ip;
-		if (insn.kind == HWTR_X86_CALL_IND || insn.kind == HWTR_X86_CALL)
+		if (insn.kind == HWTR_X86_CALL_IND ||
+		    insn.kind == HWTR_X86_CALL)
 			call_push(d, d->ip, &insn);
 		if ((binds(d, &insn) & d->bind) != 0) {
 			d->post = 1;
@@ -486,8 +487,8 @@ proceed_to_bound(struct fpt *d, struct fpt_block *b)
 		}
 		if (needs_trace(insn.kind))
 			return (-HWTR_E_DECODE);
-		d->ip = insn.kind == HWTR_X86_CALL || insn.kind == HWTR_X86_JMP ?
-		    insn.target : d->ip + insn.len;
+		d->ip = insn.kind == HWTR_X86_CALL ||
+		    insn.kind == HWTR_X86_JMP ? insn.target : d->ip + insn.len;
 	}
 }
 

@@ -100,8 +100,8 @@ count_error(void *ctx, int st, uint64_t off, const struct pt_block *b)
 
 	r->c->errors++;
 	if (r->verbose)
-		fprintf(stderr, "%s: offset %#" PRIx64 ", ip %#" PRIx64 ": %s\n",
-		    r->what, off, b->ip, pt_errstr(pt_errcode(st)));
+		fprintf(stderr, "%s: offset %#" PRIx64 ", ip %#" PRIx64
+		    ": %s\n", r->what, off, b->ip, pt_errstr(pt_errcode(st)));
 }
 
 /*
