@@ -46,6 +46,18 @@ _Static_assert(sizeof(hwtr_cs_entry_kinds) / sizeof(hwtr_cs_entry_kinds[0]) ==
 _Static_assert(sizeof(hwtr_cs_exit_kinds) / sizeof(hwtr_cs_exit_kinds[0]) ==
     CS_NEXIT_KINDS + 1, "CS_NEXIT_KINDS");
 
+/*
+ * The per-value helpers are inlined into one loop per column, the column
+ * a constant there (cs_enc_cols(), cs_dec_cols()), so that the switch
+ * on the column is made once per column of a page, not once per value:
+ * a call and a switch per value were most of the codec's time.
+ */
+#if defined(__GNUC__)
+#define CS_HOT	inline __attribute__((always_inline))
+#else
+#define CS_HOT	inline
+#endif
+
 #define CS_RAW		1
 #define CS_ZSTD		2
 #define CS_ZLEVEL	3
@@ -165,7 +177,7 @@ cs_state_init(struct cs_state *st, int64_t id0, int64_t seq0)
 }
 
 /* The prediction for column @c of @r (from @r's earlier columns, @st). */
-static uint64_t
+static CS_HOT uint64_t
 cs_pred(int c, const struct hwtr_cs_row *r, const struct cs_state *st,
     int sym)
 {
@@ -219,7 +231,7 @@ cs_pred(int c, const struct hwtr_cs_row *r, const struct cs_state *st,
 }
 
 /* After column @c of @r is known: the state for the next row. */
-static void
+static CS_HOT void
 cs_advance(int c, const struct hwtr_cs_row *r, struct cs_state *st)
 {
 	switch (c) {
@@ -285,7 +297,7 @@ cs_advance(int c, const struct hwtr_cs_row *r, struct cs_state *st)
  * the others the zigzag of the difference from the prediction, plus 1 in
  * a nullable column (0: NULL).
  */
-static uint64_t
+static CS_HOT uint64_t
 cs_stored(int c, const struct hwtr_cs_row *r, const struct cs_state *st,
     const struct cs_layout *lo)
 {
@@ -320,13 +332,53 @@ cs_row_bad(const struct hwtr_cs_row *r, const struct cs_layout *lo)
 	    r->v[CS_EXIT_KIND] < 0 || r->v[CS_EXIT_KIND] >= CS_NEXIT_KINDS);
 }
 
+/* Column @c of @n rows into @p; the end of what was written. */
+static CS_HOT uint8_t *
+cs_enc_col(int c, const struct hwtr_cs_row *rows, size_t n, int64_t id0,
+    int64_t seq0, const struct cs_layout *lo, uint8_t *p)
+{
+	struct cs_state run;
+	size_t i;
+
+	cs_state_init(&run, id0, seq0);
+	for (i = 0; i < n; i++) {
+		p = cs_put(p, cs_stored(c, &rows[i], &run, lo));
+		cs_advance(c, &rows[i], &run);
+	}
+	return (p);
+}
+
+/* The same, one loop per column (a constant in each). */
+#define CS_COLUMN_CASES(X)						\
+	X(CS_ID) X(CS_PARENT) X(CS_DEPTH) X(CS_SYMBOL) X(CS_FUNC_IP)	\
+	X(CS_CALL_IP) X(CS_ENTRY_KIND) X(CS_EXIT_KIND) X(CS_ENTRY_SEQ)	\
+	X(CS_EXIT_SEQ) X(CS_ENTRY_INSN) X(CS_EXIT_INSN) X(CS_ENTRY_TSC)	\
+	X(CS_EXIT_TSC) X(CS_ENTRY_NS) X(CS_EXIT_NS) X(CS_INSNS)		\
+	X(CS_SELF_INSNS) X(CS_BLOCKS) X(CS_CALLER_SYMBOL) X(CS_CALLER_IP)
+
+static uint8_t *
+cs_enc_cols(int c, const struct hwtr_cs_row *rows, size_t n, int64_t id0,
+    int64_t seq0, const struct cs_layout *lo, uint8_t *p)
+{
+	assert(c >= 0 && c < CS_XNCOLS && c != CS_THREAD);
+	switch (c) {
+#define CS_ENC_CASE(C)							\
+	case C:								\
+		return (cs_enc_col(C, rows, n, id0, seq0, lo, p));
+	CS_COLUMN_CASES(CS_ENC_CASE)
+#undef CS_ENC_CASE
+	default:
+		return (cs_enc_col(c, rows, n, id0, seq0, lo, p));
+	}
+}
+
 /* The columns of @n rows, then the blob (raw or zstd) into *@outp. */
 static int
 cs_encode(const struct hwtr_cs_row *rows, size_t n, int64_t id0,
     int64_t seq0, const struct cs_layout *lo, uint8_t **outp, size_t *lenp)
 {
 	uint8_t *raw, *out, *p;
-	size_t i, rawlen, zlen, hdr;
+	size_t rawlen, zlen, hdr;
 	int k;
 
 	assert(n > 0 && n <= HWTR_CS_PAGE);
@@ -334,16 +386,8 @@ cs_encode(const struct hwtr_cs_row *rows, size_t n, int64_t id0,
 		return (-1);
 	/* Column-major: each column's state runs down the rows. */
 	p = raw;
-	for (k = 0; k < lo->ncols; k++) {
-		int c = lo->order[k];
-		struct cs_state run;
-
-		cs_state_init(&run, id0, seq0);
-		for (i = 0; i < n; i++) {
-			p = cs_put(p, cs_stored(c, &rows[i], &run, lo));
-			cs_advance(c, &rows[i], &run);
-		}
-	}
+	for (k = 0; k < lo->ncols; k++)
+		p = cs_enc_cols(lo->order[k], rows, n, id0, seq0, lo, p);
 	rawlen = (size_t)(p - raw);
 	/* A varint is at most 10 bytes: the columns fit what was allocated. */
 	assert(rawlen <= n * (size_t)lo->ncols * 10);
@@ -413,6 +457,88 @@ hwtr_cs_sym_encode(const struct hwtr_cs_row *rows, size_t n,
 }
 
 /*
+ * Column @c of @n rows from [*@qp, @qend) into @rows; 0, or -1 with
+ * *@whyp saying why.
+ */
+static CS_HOT int
+cs_dec_col(int c, const uint8_t **qp, const uint8_t *qend, int64_t id0,
+    int64_t seq0, int64_t n, const struct cs_layout *lo,
+    struct hwtr_cs_row *rows, const char **whyp)
+{
+	const uint8_t *q = *qp;
+	struct cs_state run;
+	uint64_t u;
+	int64_t i;
+
+	cs_state_init(&run, id0, seq0);
+	for (i = 0; i < n; i++) {
+		struct hwtr_cs_row *r = &rows[i];
+
+		*whyp = "truncated columns";
+		if (cs_get(&q, qend, &u) < 0)
+			return (-1);
+		if (c == CS_ENTRY_KIND || c == CS_EXIT_KIND) {
+			*whyp = "unknown call kind";
+			if (u >= (c == CS_ENTRY_KIND ?
+			    (uint64_t)CS_NENTRY_KINDS :
+			    (uint64_t)CS_NEXIT_KINDS))
+				return (-1);
+			r->v[c] = (int64_t)u;
+		} else if (c == CS_FUNC_IP && !lo->sym)
+			r->v[c] = (int64_t)u;
+		else if (c == CS_PARENT && lo->sym) {
+			*whyp = "no parent before";
+			if (u == 0)
+				r->nul |= 1u << c;
+			else if (u == 1 && !run.has_par)
+				return (-1);
+			else if (u == 1)
+				r->v[c] = (int64_t)run.par;
+			else
+				r->v[c] = (int64_t)(cs_unzz(u - 2) +
+				    cs_pred(c, r, &run, 1));
+		} else if ((lo->nullable >> c) & 1) {
+			if (u == 0)
+				r->nul |= 1u << c;
+			else
+				r->v[c] = (int64_t)(cs_unzz(u - 1) +
+				    cs_pred(c, r, &run, lo->sym));
+		} else
+			r->v[c] = (int64_t)(cs_unzz(u) +
+			    cs_pred(c, r, &run, lo->sym));
+		if (c == CS_ID) {
+			*whyp = "ids out of order or outside the page";
+			if (r->v[CS_ID] < id0 || (!lo->sym &&
+			    r->v[CS_ID] - id0 >= HWTR_CS_PAGE) ||
+			    (i > 0 && r->v[CS_ID] <= rows[i - 1].v[CS_ID]) ||
+			    (lo->sym && i == 0 && r->v[CS_ID] != id0))
+				return (-1);
+		}
+		cs_advance(c, r, &run);
+	}
+	*qp = q;
+	return (0);
+}
+
+static int
+cs_dec_cols(int c, const uint8_t **qp, const uint8_t *qend, int64_t id0,
+    int64_t seq0, int64_t n, const struct cs_layout *lo,
+    struct hwtr_cs_row *rows, const char **whyp)
+{
+	assert(c >= 0 && c < CS_XNCOLS && c != CS_THREAD);
+	switch (c) {
+#define CS_DEC_CASE(C)							\
+	case C:								\
+		return (cs_dec_col(C, qp, qend, id0, seq0, n, lo, rows,	\
+		    whyp));
+	CS_COLUMN_CASES(CS_DEC_CASE)
+#undef CS_DEC_CASE
+	default:
+		return (cs_dec_col(c, qp, qend, id0, seq0, n, lo, rows, whyp));
+	}
+}
+
+/*
  * The columns of a blob into @rows (@n of them, ids from @id0: in a page
  * below id0 + HWTR_CS_PAGE, in the symbol copy the first is id0).
  */
@@ -423,8 +549,7 @@ cs_decode(const uint8_t *blob, size_t len, int64_t id0, int64_t seq0,
 {
 	const uint8_t *p = blob, *end = blob + len, *q, *qend;
 	uint8_t *raw = NULL;
-	uint64_t u, nrows, rawlen;
-	int64_t i;
+	uint64_t nrows, rawlen;
 	int k, rc = -1;
 
 	*whyp = "truncated header";
@@ -459,58 +584,10 @@ cs_decode(const uint8_t *blob, size_t len, int64_t id0, int64_t seq0,
 		*whyp = "unknown page format";
 		goto bad;
 	}
-	for (k = 0; k < lo->ncols; k++) {
-		int c = lo->order[k];
-		struct cs_state run;
-
-		cs_state_init(&run, id0, seq0);
-		for (i = 0; i < n; i++) {
-			struct hwtr_cs_row *r = &rows[i];
-
-			*whyp = "truncated columns";
-			if (cs_get(&q, qend, &u) < 0)
-				goto bad;
-			if (c == CS_ENTRY_KIND || c == CS_EXIT_KIND) {
-				*whyp = "unknown call kind";
-				if (u >= (c == CS_ENTRY_KIND ?
-				    (uint64_t)CS_NENTRY_KINDS :
-				    (uint64_t)CS_NEXIT_KINDS))
-					goto bad;
-				r->v[c] = (int64_t)u;
-			} else if (c == CS_FUNC_IP && !lo->sym)
-				r->v[c] = (int64_t)u;
-			else if (c == CS_PARENT && lo->sym) {
-				*whyp = "no parent before";
-				if (u == 0)
-					r->nul |= 1u << c;
-				else if (u == 1 && !run.has_par)
-					goto bad;
-				else if (u == 1)
-					r->v[c] = (int64_t)run.par;
-				else
-					r->v[c] = (int64_t)(cs_unzz(u - 2) +
-					    cs_pred(c, r, &run, 1));
-			} else if ((lo->nullable >> c) & 1) {
-				if (u == 0)
-					r->nul |= 1u << c;
-				else
-					r->v[c] = (int64_t)(cs_unzz(u - 1) +
-					    cs_pred(c, r, &run, lo->sym));
-			} else
-				r->v[c] = (int64_t)(cs_unzz(u) +
-				    cs_pred(c, r, &run, lo->sym));
-			if (c == CS_ID) {
-				*whyp = "ids out of order or outside the page";
-				if (r->v[CS_ID] < id0 || (!lo->sym &&
-				    r->v[CS_ID] - id0 >= HWTR_CS_PAGE) ||
-				    (i > 0 && r->v[CS_ID] <=
-				    rows[i - 1].v[CS_ID]) ||
-				    (lo->sym && i == 0 && r->v[CS_ID] != id0))
-					goto bad;
-			}
-			cs_advance(c, r, &run);
-		}
-	}
+	for (k = 0; k < lo->ncols; k++)
+		if (cs_dec_cols(lo->order[k], &q, qend, id0, seq0, n, lo, rows,
+		    whyp) < 0)
+			goto bad;
 	*whyp = "bytes after the last column";
 	if (q != qend)
 		goto bad;

@@ -20,6 +20,7 @@
  * they are, so that memory stays bounded whatever the number of symbols.
  */
 
+#include <assert.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -167,6 +168,9 @@ sy_wr_complete(struct sy *s)
 	struct sy_wr *w = &s->wr[s->wr_head];
 	int rc = 0;
 
+	/* The oldest of the ring's pages, each of one symbol and thread. */
+	assert(s->wr_n > 0 && s->wr_n <= SY_AHEAD && s->wr_head < SY_AHEAD);
+	assert(w->n > 0 && w->n <= HWTR_CS_PAGE && w->rows != NULL);
 	ix_jobq_wait(s->jq, &w->job);
 	s->wr_head = (s->wr_head + 1) % SY_AHEAD;
 	s->wr_n--;
@@ -203,6 +207,9 @@ sy_flush(struct sy *s, struct sy_buf *b)
 
 	if (b->n == 0)
 		return (0);
+	/* A buffer is one page: of one thread, written when full. */
+	assert(b->n <= HWTR_CS_PAGE && b->n <= s->buffered &&
+	    b->rows[0].v[CS_THREAD] == b->rows[b->n - 1].v[CS_THREAD]);
 	if (s->wr_n == SY_AHEAD && (rc = sy_wr_complete(s)) < 0)
 		return (rc);
 	w = &s->wr[(s->wr_head + s->wr_n) % SY_AHEAD];
@@ -269,6 +276,9 @@ sy_add(struct sy *s, const struct hwtr_cs_row *r)
 		b->rows = p;
 		b->cap = cap;
 	}
+	/* Full buffers were written: room for this call, ids ascending. */
+	assert(b->n < b->cap && b->cap <= HWTR_CS_PAGE);
+	assert(b->n == 0 || b->rows[b->n - 1].v[CS_ID] < r->v[CS_ID]);
 	b->rows[b->n++] = *r;
 	s->buffered++;
 	if (b->n == HWTR_CS_PAGE && (rc = sy_flush(s, b)) < 0)
@@ -385,6 +395,9 @@ sy_caller(struct sy *s, struct hwtr_cs_row *r, const struct hwtr_cs_row *rows,
 		s->stk = ns;
 		s->nstk = ncap;
 	}
+	/* The stack covers every depth met; calls come in id order. */
+	assert((size_t)depth < s->nstk);
+	assert(s->stk[depth].id == INT64_MIN || s->stk[depth].id < r->v[CS_ID]);
 	f = &s->stk[depth];
 	f->id = r->v[CS_ID];
 	f->func_ip = r->v[CS_FUNC_IP];
@@ -501,6 +514,9 @@ hwtr_cs_sym_build(sqlite3 *db, struct ix_jobq *jq, char *err, size_t errlen)
 		}
 		rows = d->rows;
 		n = d->n;
+		/* A page decoded: its rows in id order, from its id0. */
+		assert(n > 0 && n <= HWTR_CS_PAGE && rows[0].v[CS_ID] >= d->id0 &&
+		    rows[n - 1].v[CS_ID] < d->id0 + HWTR_CS_PAGE);
 		for (i = 0; i < n; i++) {
 			if ((rc = sy_caller(&s, &rows[i], rows, n)) < 0 ||
 			    (!(rows[i].nul & (1u << CS_SYMBOL)) &&
