@@ -33,8 +33,7 @@ launched_process_named_body()
 {
 	vgcapture_status segv s.hwtrace
 	path=$(readlink -f "$HWTRACE_PROGS/segv")
-	"$HWTRACE" query s.hwtrace sql "SELECT path, comm FROM processes" --format tsv > p.tsv ||
-	    atf_fail "sql failed"
+	sql_tsv s.hwtrace p.tsv "SELECT path, comm FROM processes"
 	got=$(sed -n 2p p.tsv)
 	[ "$got" = "$(printf '%s\tsegv' "$path")" ] ||
 	    atf_fail "processes: expected '$path segv', got '$got'"
@@ -48,12 +47,10 @@ fork_inherits_comm_body()
 	vgcapture_status manyfork m.hwtrace
 	path=$(readlink -f "$HWTRACE_PROGS/manyfork")
 	# 20 children; 19 never exec (one execs a missing file: it fails).
-	"$HWTRACE" query m.hwtrace sql "SELECT count(*) FROM processes WHERE ppid = (SELECT pid FROM processes WHERE ppid NOT IN (SELECT pid FROM processes)) AND comm = 'manyfork' AND path = '$path'" --format tsv > n.tsv ||
-	    atf_fail "sql failed"
+	sql_tsv m.hwtrace n.tsv "SELECT count(*) FROM processes WHERE ppid = (SELECT pid FROM processes WHERE ppid NOT IN (SELECT pid FROM processes)) AND comm = 'manyfork' AND path = '$path'"
 	[ "$(sed -n 2p n.tsv)" -eq 20 ] ||
 	    atf_fail "expected 20 children named manyfork, got $(sed -n 2p n.tsv)"
-	"$HWTRACE" query m.hwtrace sql "SELECT count(*) FROM threads WHERE name IS NULL" --format tsv > t.tsv ||
-	    atf_fail "sql failed"
+	sql_tsv m.hwtrace t.tsv "SELECT count(*) FROM threads WHERE name IS NULL"
 	[ "$(sed -n 2p t.tsv)" -eq 0 ] || atf_fail "$(sed -n 2p t.tsv) threads have no name"
 }
 

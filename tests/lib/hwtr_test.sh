@@ -61,6 +61,14 @@ expect_first()
 	fi
 }
 
+# expect_same WANT GOT WHAT: files WANT and GOT are the same; else fail
+# saying WHAT differs, with the first lines diff(1) gives.
+expect_same()
+{
+	cmp -s "$1" "$2" ||
+	    atf_fail "$3 ($1 expected, $2 came): $(diff "$1" "$2" | head -n 3 | tr '\n' ' ')"
+}
+
 # Fail when any file matching the output name $1 (or its .partial) exists.
 expect_no_output()
 {
@@ -91,12 +99,33 @@ expect_some()
 	    atf_fail "$3 (expected above 0 from '$2', got '$some_n')"
 }
 
+# sql_tsv ARCHIVE OUT SQL: hwtrace query ARCHIVE sql SQL as TSV into
+# file OUT (its header first, the first row on line 2); fails when the
+# query does, with its message.
+sql_tsv()
+{
+	"$HWTRACE" query "$1" sql "$3" --format tsv > "$2" 2> "$2.err" ||
+	    atf_fail "sql failed: $3: $(oneline "$2.err")"
+}
+
 # --- ELF files, by readelf(1) ----------------------------------------
 
 # The GNU build-id of ELF file $1 as readelf(1) prints it.
 readelf_build_id()
 {
 	readelf -n "$1" | sed -n 's/^ *Build ID: *\([0-9a-f]*\).*/\1/p'
+}
+
+# debuglink_strip FILE SYMBOL: ELF file FILE stripped of its symbols and
+# DWARF (objcopy), which FILE.debug keeps, with a .gnu_debuglink to it;
+# fails if nm(1) still finds SYMBOL.  FILE's build-id (readelf) in $bid.
+debuglink_strip()
+{
+	objcopy --only-keep-debug "$1" "$1.debug" && objcopy --strip-all "$1" &&
+	    objcopy --add-gnu-debuglink="$1.debug" "$1" || atf_fail "objcopy failed"
+	! nm "$1" 2>/dev/null | grep -q "$2" || atf_fail "$1 still has symbols"
+	bid=$(readelf_build_id "$1")
+	[ -n "$bid" ] || atf_fail "readelf: $1 has no build-id"
 }
 
 # "vaddr offset filesz flags" of each PT_LOAD of ELF file $1, per readelf(1).
@@ -159,6 +188,16 @@ need_go()
 {
 	command -v go >/dev/null 2>&1 ||
 	    atf_skip "go is not installed (Debian's golang-go)"
+}
+
+# go_work OUT: tests/lib/work.go built into OUT by Go's toolchain (its
+# cache here); skips without Go (need_go).
+go_work()
+{
+	need_go
+	cp "$HWTRACE_SRC/tests/lib/work.go" main.go || atf_fail "cannot copy work.go"
+	HOME=$PWD GOCACHE=$PWD/gocache GO111MODULE=off go build -o "$1" main.go ||
+	    atf_fail "go build failed"
 }
 
 # need_prog PROG: fail unless the fixture program PROG was built (make

@@ -11,6 +11,7 @@
 # fixture's source.
 
 . "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 TAIL=2048
 
@@ -57,8 +58,7 @@ last_equals_full_index_head() { atf_set descr "last on a never-indexed archive d
 last_equals_full_index_body()
 {
 	capture_deep
-	command -v nm >/dev/null || atf_skip "nm (binutils) is not installed"
-	command -v sqlite3 >/dev/null || atf_skip "sqlite3 is not installed"
+	require_tools nm sqlite3
 	lazy d.hwtrace last -n 4 --format tsv > lazy.tsv 2> lazy.err ||
 	    atf_fail "lazy last failed: $(cat lazy.err)"
 	[ -f d.hwtrace.db.tail ] || atf_fail "no partial cache d.hwtrace.db.tail"
@@ -134,7 +134,7 @@ cache_reused_then_replaced_head() { atf_set descr "the partial cache answers the
 cache_reused_then_replaced_body()
 {
 	capture_deep
-	command -v sqlite3 >/dev/null || atf_skip "sqlite3 is not installed"
+	require_tools sqlite3
 	lazy d.hwtrace bt > /dev/null || atf_fail "lazy bt failed"
 	before=$(stat -c '%i %Y %s' d.hwtrace.db.tail) ||
 	    atf_fail "no partial cache"
