@@ -12,6 +12,7 @@
 # (default 8M) change the input size and the chunk size.
 
 set -eu
+. "$HWTRACE_SRC/tests/bench/lib.sh"
 size=${BENCH_PT_SIZE:-256M}
 chunk=${BENCH_CHUNK:-8M}
 in="$BENCH_DIR/pt-$size.bin"
@@ -29,15 +30,7 @@ bytes=$(stat -c %s "$in")
 cat "$in" > /dev/null	# into the page cache, as for every run below
 
 [ -x /usr/bin/time ] || { echo "bench_archive: /usr/bin/time is missing" >&2; exit 1; }
-now() { date +%s%N; }
 
-# best VAR VALUE: keep the smallest value in VAR.
-best() {
-	eval "cur=\${$1:-}"
-	if [ -z "$cur" ] || [ "$2" -lt "$cur" ]; then
-		eval "$1=$2"
-	fi
-}
 
 # timed KEY COMMAND...: run it, keep its best wall time (ns) in KEY_w and
 # its best CPU time (user + system, ms, all threads) in KEY_c; its wall

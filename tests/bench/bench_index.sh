@@ -17,19 +17,13 @@
 # LLDB captures of the corpus, compared with `ixbare -a`.
 
 set -eu
+. "$HWTRACE_SRC/tests/bench/lib.sh"
 insns=${BENCH_INDEX_INSNS:-40000000}
 prog="$HWTRACE_BUILD/progs/calls"
 gen="$BENCH_PROGS/ixgen"
 bare="$BENCH_PROGS/ixbare"
 [ -x "$prog" ] || { echo "bench_index: $prog not built" >&2; exit 1; }
 
-now() { date +%s%N; }
-best() {
-	eval "cur=\${$1:-}"
-	if [ -z "$cur" ] || [ "$2" -lt "$cur" ]; then
-		eval "$1=$2"
-	fi
-}
 # rss CMD...: peak resident set of CMD in KiB.
 rss() {
 	/usr/bin/time -f '%M' -o "$BENCH_DIR/rss" "$@" > /dev/null 2>&1
