@@ -62,11 +62,12 @@ expect_first()
 }
 
 # expect_same WANT GOT WHAT: files WANT and GOT are the same; else fail
-# saying WHAT differs, with the first lines diff(1) gives.
+# saying WHAT differs, with the line counts and the first lines diff(1)
+# gives (< what was expected, > what came).
 expect_same()
 {
 	cmp -s "$1" "$2" ||
-	    atf_fail "$3 ($1 expected, $2 came): $(diff "$1" "$2" | head -n 3 | tr '\n' ' ')"
+	    atf_fail "$3: expected $(wc -l < "$1") lines ($1), got $(wc -l < "$2") ($2); diff: $(diff "$1" "$2" | head -n 8 | tr '\n' ' ')"
 }
 
 # Fail when any file matching the output name $1 (or its .partial) exists.
