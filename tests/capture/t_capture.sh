@@ -46,18 +46,7 @@ GT_CASES="loop:0 recurse:0 calls:0 tailcall:0 switch:0 setjmp:0 signal:0
 timer:0 threads:0 forkexec:0 vfork:0 rep:0 syscalls:0 segv:139 exit3:3
 demo:139 dlopen:0 dynpie:0 except:0 manyfork:0 threxec:0"
 
-for c in $GT_CASES; do
-	p=${c%%:*} s=${c#*:}
-	eval "
-atf_test_case gt_$p
-gt_${p}_head() {
-	atf_set descr \"$p: libipt decodes the archive to exactly the instructions the tracer saw\"
-	atf_set timeout 120
-}
-gt_${p}_body() {
-	gt $p $s
-}"
-done
+gt_cases ": libipt decodes the archive to exactly the instructions the tracer saw" $GT_CASES
 
 atf_test_case exit_status_passthrough
 exit_status_passthrough_head() {
@@ -478,9 +467,7 @@ program_sigpipe_as_outside_body()
 }
 
 atf_init_test_cases() {
-	for c in $GT_CASES; do
-		atf_add_test_case gt_${c%%:*}
-	done
+	gt_add_cases $GT_CASES
 	atf_add_test_case exit_status_passthrough
 	atf_add_test_case program_sigpipe_as_outside
 	atf_add_test_case keep_on_failure

@@ -24,6 +24,23 @@ gzip_traced() {
 		atf_fail "expected more than $1 instructions traced, got '$n': $(oneline err)"
 }
 
+# gzip_input BYTES: ./input, the first BYTES of /usr/bin's programs, and
+# want.gz, gzip -1 of it; skips without Valgrind or gzip.
+gzip_input() {
+	need_valgrind
+	require_tools gzip
+	cat /usr/bin/* 2>/dev/null | head -c "$1" >input
+	gzip -1 -c input >want.gz
+}
+
+# small_tmpfs SIZE: ./small, a tmpfs of SIZE (mount -o size=); skips where
+# none can be mounted.  The test case's cleanup unmounts it.
+small_tmpfs() {
+	mkdir small
+	mount -t tmpfs -o size="$1" hwtrace-vgtest small 2>err ||
+		atf_skip "cannot mount a tmpfs here: $(oneline err)"
+}
+
 # gt PROG STATUS: capture PROG under valgrind with ground truth, expect its
 # exit status, a ground-truth member, and the checker's agreement.
 gt() {
@@ -53,18 +70,7 @@ GT_CASES="loop:0 recurse:0 calls:0 tailcall:0 switch:0 setjmp:0 signal:0
 timer:0 threads:0 forkexec:0 vfork:0 rep:0 syscalls:0 segv:139 exit3:3
 demo:139 dlopen:0 dynpie:0 except:0 midfault:0"
 
-for c in $GT_CASES; do
-	p=${c%%:*} s=${c#*:}
-	eval "
-atf_test_case gt_$p
-gt_${p}_head() {
-	atf_set descr \"$p under valgrind: exit status, ground truth, libipt's decode\"
-	atf_set timeout 120
-}
-gt_${p}_body() {
-	gt $p $s
-}"
-done
+gt_cases " under valgrind: exit status, ground truth, libipt's decode" $GT_CASES
 
 atf_test_case tool_image_is_the_page_run
 tool_image_is_the_page_run_head() {
@@ -406,13 +412,8 @@ event_files_use_bounded_disk_head() {
 	atf_set require.user root
 }
 event_files_use_bounded_disk_body() {
-	need_valgrind
-	command -v gzip >/dev/null 2>&1 || atf_skip "gzip is not installed"
-	mkdir small
-	mount -t tmpfs -o size=16m hwtrace-vgtest small 2>err ||
-		atf_skip "cannot mount a tmpfs here: $(oneline err)"
-	cat /usr/bin/* 2>/dev/null | head -c 1048576 >input
-	gzip -1 -c input >want.gz
+	gzip_input 1048576
+	small_tmpfs 16m
 	TMPDIR=$PWD/small "$HWTRACE" capture --source valgrind -o z.hwtrace \
 	    -- gzip -1 -c input >got.gz 2>err ||
 		atf_fail "capture with a 16 MiB TMPDIR failed: $(oneline err)"
@@ -430,10 +431,7 @@ ring_fork_child_while_parent_waits_head() {
 	atf_set timeout 300
 }
 ring_fork_child_while_parent_waits_body() {
-	need_valgrind
-	command -v gzip >/dev/null 2>&1 || atf_skip "gzip is not installed"
-	cat /usr/bin/* 2>/dev/null | head -c 1048576 >input
-	gzip -1 -c input >want.gz
+	gzip_input 1048576
 	"$HWTRACE" capture -v --source valgrind -o f.hwtrace -- \
 	    /bin/sh -c 'gzip -1 -c input >got.gz; echo done' >out 2>err ||
 		atf_fail "capture failed: $(oneline err)"
@@ -450,13 +448,8 @@ ring_falls_back_to_stream_head() {
 	atf_set require.user root
 }
 ring_falls_back_to_stream_body() {
-	need_valgrind
-	command -v gzip >/dev/null 2>&1 || atf_skip "gzip is not installed"
-	mkdir small
-	mount -t tmpfs -o size=4m hwtrace-vgtest small 2>err ||
-		atf_skip "cannot mount a tmpfs here: $(oneline err)"
-	cat /usr/bin/* 2>/dev/null | head -c 262144 >input
-	gzip -1 -c input >want.gz
+	gzip_input 262144
+	small_tmpfs 4m
 	TMPDIR=$PWD/small "$HWTRACE" capture -v --source valgrind \
 	    -o z.hwtrace -- gzip -1 -c input >got.gz 2>err ||
 		atf_fail "capture with a 4 MiB TMPDIR failed: $(oneline err)"
@@ -621,9 +614,7 @@ EOF
 }
 
 atf_init_test_cases() {
-	for c in $GT_CASES; do
-		atf_add_test_case gt_${c%%:*}
-	done
+	gt_add_cases $GT_CASES
 	atf_add_test_case info_names_source_and_caveats
 	atf_add_test_case tool_image_is_the_page_run
 	atf_add_test_case auto_picks_valgrind

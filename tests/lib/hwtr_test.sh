@@ -261,6 +261,37 @@ stop_complete()
 	    atf_fail "the archive after SIGINT has no trace"
 }
 
+# --- ground-truth test cases -------------------------------------------
+
+# gt_cases WHAT PROG:STATUS...: defines a test case gt_PROG a pair,
+# described as "PROG" then WHAT, whose body is the script's own
+# "gt PROG STATUS" (fixture PROG captured, exit status STATUS expected).
+gt_cases()
+{
+	gt_what=$1
+	shift
+	for c in "$@"; do
+		p=${c%%:*} s=${c#*:}
+		eval "
+atf_test_case gt_$p
+gt_${p}_head() {
+	atf_set descr \"$p$gt_what\"
+	atf_set timeout 120
+}
+gt_${p}_body() {
+	gt $p $s
+}"
+	done
+}
+
+# gt_add_cases PROG:STATUS...: adds the test cases gt_cases defined.
+gt_add_cases()
+{
+	for c in "$@"; do
+		atf_add_test_case "gt_${c%%:*}"
+	done
+}
+
 # --- archives -----------------------------------------------------------
 
 # ixgen_archive ARCHIVE ARG...: the synthetic archive $GEN (bench/ixgen)
