@@ -109,6 +109,29 @@ sql_tsv()
 	    atf_fail "sql failed: $3: $(oneline "$2.err")"
 }
 
+# term_while_locked LOCK WHAT CMD...: CMD runs in the background while
+# another process holds LOCK (flock(1)); a second on, SIGTERM to it.  It
+# must exit 1 and say 'interrupted' (stderr in err.t); a failure names
+# WHAT.
+term_while_locked()
+{
+	tl_lock=$1
+	tl_what=$2
+	shift 2
+	flock "$tl_lock" sleep 30 &
+	tl_holder=$!
+	sleep 0.5
+	timeout -s KILL 20 "$@" >/dev/null 2>err.t &
+	tl_waiter=$!
+	sleep 1
+	kill -TERM $tl_waiter
+	wait $tl_waiter
+	tl_got=$?
+	kill $tl_holder
+	[ "$tl_got" = 1 ] || atf_fail "$tl_what: expected exit status 1 on SIGTERM, got $tl_got (137: it kept waiting; 143: killed by the signal; 0: it did not wait)"
+	grep -q interrupted err.t || atf_fail "$tl_what: expected 'interrupted', got: $(cat err.t)"
+}
+
 # --- ELF files, by readelf(1) ----------------------------------------
 
 # The GNU build-id of ELF file $1 as readelf(1) prints it.
