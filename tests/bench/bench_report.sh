@@ -58,15 +58,5 @@ rc=0
 if capture gzip8m gzip -6 -c "$text"; then
 	measure gzip8m "gzip -6 8 MiB text" || rc=1
 fi
-# The interpreter itself, not a wrapper script (pyenv's shims run bash).
-py=/usr/bin/python3
-if [ -x "$py" ]; then
-	if capture python3 "$py" -c 's = 0
-for i in range(200000): s += i * i
-print(s)'; then
-		measure python3 "python3 loop of 200000" || rc=1
-	fi
-else
-	echo "bench_report: no $py: the python3 rows are skipped" >&2
-fi
+bench_python || rc=1
 exit $rc

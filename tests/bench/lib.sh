@@ -46,3 +46,28 @@ best() {
 		eval "$1=$2"
 	fi
 }
+
+# result CASE UNIT OURS REFERENCE REF-VALUE BETTER GOAL: one measurement,
+# the line run.sh reads (its protocol is described there).
+result() {
+	printf 'result\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@"
+}
+
+# mbs NS: MB/s of $bytes bytes in NS nanoseconds.
+mbs() { awk -v b="$bytes" -v ns="$1" 'BEGIN { printf "%.1f", b * 1000 / ns }'; }
+
+# bench_python: capture and measure (the script's measure NAME WHAT) a
+# python3 loop of 200000 rounds; 1 when measure fails.
+bench_python() {
+	# The interpreter itself, not a wrapper script (pyenv's shims run bash).
+	py=/usr/bin/python3
+	if [ ! -x "$py" ]; then
+		echo "$(basename "$0" .sh): no $py: the python3 rows are skipped" >&2
+		return 0
+	fi
+	if capture python3 "$py" -c 's = 0
+for i in range(200000): s += i * i
+print(s)'; then
+		measure python3 "python3 loop of 200000" || return 1
+	fi
+}
