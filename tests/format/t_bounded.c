@@ -382,6 +382,43 @@ check_signalled(const char *what, int sig, long ms, const char *const *args)
 	    "%d, took %.2f s", what, sig, secs);
 }
 
+/*
+ * check_signalled, then no database @db nor a temporary one left; @args
+ * are hwtrace's (@args[0] the verb), @what names the run.
+ */
+static void
+check_signalled_clean(const char *what, int sig, long ms, const char *db,
+    const char *const *args)
+{
+	char name[256];
+
+	check_signalled(what, sig, ms, args);
+	ATF_CHECK_MSG(!left_file(db, name, sizeof(name)), "%s: '%s' left "
+	    "after %s", args[0], name, sig == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+/*
+ * The signals every bomb takes, each @ms milliseconds in: SIGTERM to
+ * index -j 1 and SIGINT to index -j 2 of @base.hwtrace into @base.db,
+ * SIGTERM to query @base.hwtrace last; each ends as check_signalled_clean
+ * says.
+ */
+static void
+check_signals(const char *base, long ms)
+{
+	char arch[64], db[64], qdb[80];
+
+	snprintf(arch, sizeof(arch), "%s.hwtrace", base);
+	snprintf(db, sizeof(db), "%s.db", base);
+	snprintf(qdb, sizeof(qdb), "%s.db", arch);
+	check_signalled_clean("index -j 1", SIGTERM, ms, db, (const char *[]){
+	    "index", "-j", "1", "-o", db, arch, NULL });
+	check_signalled_clean("index -j 2", SIGINT, ms, db, (const char *[]){
+	    "index", "-j", "2", "-o", db, arch, NULL });
+	check_signalled_clean("query last", SIGTERM, ms, qdb, (const char *[]){
+	    "query", arch, "last", NULL });
+}
+
 ATF_TC(pad_bomb_signal);
 ATF_TC_HEAD(pad_bomb_signal, tc)
 {
@@ -392,25 +429,12 @@ ATF_TC_HEAD(pad_bomb_signal, tc)
 }
 ATF_TC_BODY(pad_bomb_signal, tc)
 {
-	char name[256];
-
 	/*
 	 * 256 chunks: an idle machine decodes 64 of them in under 1.5 s
 	 * at -j 2 (CI once saw index end before its signal).
 	 */
 	pad_bomb("p.hwtrace", 256);
-	check_signalled("index -j 1", SIGTERM, 700, (const char *[]){
-	    "index", "-j", "1", "-o", "p.db", "p.hwtrace", NULL });
-	ATF_CHECK_MSG(!left_file("p.db", name, sizeof(name)), "index: '%s' "
-	    "left after SIGTERM", name);
-	check_signalled("index -j 2", SIGINT, 700, (const char *[]){
-	    "index", "-j", "2", "-o", "p.db", "p.hwtrace", NULL });
-	ATF_CHECK_MSG(!left_file("p.db", name, sizeof(name)), "index: '%s' "
-	    "left after SIGINT", name);
-	check_signalled("query last", SIGTERM, 700, (const char *[]){
-	    "query", "p.hwtrace", "last", NULL });
-	ATF_CHECK_MSG(!left_file("p.hwtrace.db", name, sizeof(name)),
-	    "query: '%s' left after SIGTERM", name);
+	check_signals("p", 700);
 }
 
 /*
@@ -513,29 +537,15 @@ ATF_TC_HEAD(cs_bomb_signal, tc)
 }
 ATF_TC_BODY(cs_bomb_signal, tc)
 {
-	char name[256];
-
 	/*
 	 * 256 chunks take some 25 s to index on a 2-core machine: the scan
 	 * of the chunks is over well before 6 s, the decoding is not.
 	 */
 	cs_bomb("c.hwtrace", 256);
-	check_signalled("index -j 1 (scan)", SIGTERM, 700, (const char *[]){
-	    "index", "-j", "1", "-o", "c.db", "c.hwtrace", NULL });
-	ATF_CHECK_MSG(!left_file("c.db", name, sizeof(name)), "index: '%s' "
-	    "left after SIGTERM", name);
-	check_signalled("index -j 1", SIGTERM, 6000, (const char *[]){
-	    "index", "-j", "1", "-o", "c.db", "c.hwtrace", NULL });
-	ATF_CHECK_MSG(!left_file("c.db", name, sizeof(name)), "index: '%s' "
-	    "left after SIGTERM", name);
-	check_signalled("index -j 2", SIGINT, 6000, (const char *[]){
-	    "index", "-j", "2", "-o", "c.db", "c.hwtrace", NULL });
-	ATF_CHECK_MSG(!left_file("c.db", name, sizeof(name)), "index: '%s' "
-	    "left after SIGINT", name);
-	check_signalled("query last", SIGTERM, 6000, (const char *[]){
-	    "query", "c.hwtrace", "last", NULL });
-	ATF_CHECK_MSG(!left_file("c.hwtrace.db", name, sizeof(name)),
-	    "query: '%s' left after SIGTERM", name);
+	check_signalled_clean("index -j 1 (scan)", SIGTERM, 700, "c.db",
+	    (const char *[]){ "index", "-j", "1", "-o", "c.db", "c.hwtrace",
+	    NULL });
+	check_signals("c", 6000);
 }
 
 ATF_TC(cpu_bomb_signal);
@@ -549,21 +559,8 @@ ATF_TC_HEAD(cpu_bomb_signal, tc)
 }
 ATF_TC_BODY(cpu_bomb_signal, tc)
 {
-	char name[256];
-
 	pad_bomb_cpu("u.hwtrace", 384, 0);
-	check_signalled("index -j 1", SIGTERM, 1000, (const char *[]){
-	    "index", "-j", "1", "-o", "u.db", "u.hwtrace", NULL });
-	ATF_CHECK_MSG(!left_file("u.db", name, sizeof(name)), "index: '%s' "
-	    "left after SIGTERM", name);
-	check_signalled("index -j 2", SIGINT, 1000, (const char *[]){
-	    "index", "-j", "2", "-o", "u.db", "u.hwtrace", NULL });
-	ATF_CHECK_MSG(!left_file("u.db", name, sizeof(name)), "index: '%s' "
-	    "left after SIGINT", name);
-	check_signalled("query last", SIGTERM, 1000, (const char *[]){
-	    "query", "u.hwtrace", "last", NULL });
-	ATF_CHECK_MSG(!left_file("u.hwtrace.db", name, sizeof(name)),
-	    "query: '%s' left after SIGTERM", name);
+	check_signals("u", 1000);
 }
 
 /*
