@@ -52,7 +52,8 @@ craft_with(const char *path, const struct craft_member *extra, size_t n,
 	ATF_REQUIRE(n + 3 <= 16);
 	memset(m, 0, sizeof(m));
 	craft_set(&m[0], "hwtrace.json", man, strlen(man));
-	craft_set(&m[1], "streams/0/stream.json", CRAFT_STREAM0, strlen(CRAFT_STREAM0));
+	craft_set(&m[1], "streams/0/stream.json", CRAFT_STREAM0,
+	    strlen(CRAFT_STREAM0));
 	craft_set(&m[2], "streams/0/0000000000000000.chunk", "0123456789", 10);
 	for (i = 0; i < n; i++)
 		m[3 + i] = extra[i];
@@ -240,7 +241,8 @@ ATF_TC_BODY(duplicate_names_refused, tc)
 	struct craft_member x[1];
 
 	memset(x, 0, sizeof(x));
-	craft_set(&x[0], "streams/0/stream.json", CRAFT_STREAM0, strlen(CRAFT_STREAM0));
+	craft_set(&x[0], "streams/0/stream.json", CRAFT_STREAM0,
+	    strlen(CRAFT_STREAM0));
 	refused_with("dup.hwtrace", x, 1,
 	    "'streams/0/stream.json' at 0x");
 }
@@ -810,8 +812,10 @@ ATF_TC_BODY(chunk_without_content_size, tc)
 	for (k = 0; k < 2; k++) {
 		memset(m, 0, sizeof(m));
 		craft_set(&m[0], "hwtrace.json", man, strlen(man));
-		craft_set(&m[1], "streams/0/stream.json", stream, strlen(stream));
-		craft_set(&m[2], "streams/0/0000000000000000.chunk", psb, sizeof(psb));
+		craft_set(&m[1], "streams/0/stream.json", stream,
+		    strlen(stream));
+		craft_set(&m[2], "streams/0/0000000000000000.chunk", psb,
+		    sizeof(psb));
 		/* k == 1: streamed, a window and no content size. */
 		m[2].window_log = k == 1 ? 20 : 0;
 		craft(k ? "n.hwtrace" : "c.hwtrace", m, 3, &o);

@@ -386,6 +386,70 @@ compare(const struct lines *want, const struct lines *got, char *why,
 	return (0);
 }
 
+/* Snapshots tested, failed, and the failures' messages. */
+struct tally {
+	char	fails[4096];
+	int	tested;
+	int	failed;
+};
+
+/* Snapshot @name tested and failed, saying @why. */
+static void
+tally_fail(struct tally *t, const char *name, const char *why)
+{
+	size_t len = strlen(t->fails);
+
+	printf("%s: fail: %s\n", name, why);
+	snprintf(t->fails + len, sizeof(t->fails) - len, "%s%s: %s",
+	    t->failed ? "; " : "", name, why);
+	t->failed++;
+	t->tested++;
+}
+
+/* Fail the test case when a snapshot failed, naming them all. */
+static void
+tally_end(const struct tally *t)
+{
+	if (t->failed)
+		atf_tc_fail("%d of %d snapshots differ: %s", t->failed,
+		    t->tested, t->fails);
+}
+
+/* The corpus's OpenCSD snapshots directory, its path in @dir. */
+static DIR *
+snapshots_open(char *dir, size_t len)
+{
+	DIR *d;
+
+	HWTR_REQUIRE_CORPUS("opencsd/snapshots");
+	snprintf(dir, len, "%s/opencsd/snapshots", HWTR_TEST_CORPUS);
+	d = opendir(dir);
+	ATF_REQUIRE(d != NULL);
+	return (d);
+}
+
+/*
+ * The next snapshot of @d (NULL after the last), the path of what
+ * trc_pkt_lister printed for it in @ppl, @want and @got emptied.
+ */
+static const char *
+next_snapshot(DIR *d, char *ppl, size_t len, struct lines *want,
+    struct lines *got)
+{
+	struct dirent *de;
+
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		memset(want, 0, sizeof(*want));
+		memset(got, 0, sizeof(*got));
+		snprintf(ppl, len, "%s/opencsd/expected/%s.ppl",
+		    HWTR_TEST_CORPUS, de->d_name);
+		return (de->d_name);
+	}
+	return (NULL);
+}
+
 ATF_TC(snapshots);
 ATF_TC_HEAD(snapshots, tc)
 {
@@ -396,70 +460,51 @@ ATF_TC_HEAD(snapshots, tc)
 }
 ATF_TC_BODY(snapshots, tc)
 {
-	char dir[1024], ppl[1100], snap[1400], why[512], fails[4096] = "";
+	char dir[1024], ppl[1100], snap[1400], why[512];
 	char src[128];
-	struct dirent *de;
+	struct tally t = { "", 0, 0 };
 	struct lines want, got;
+	const char *name;
 	size_t nranges;
-	int decodable, tested = 0, failed = 0;
+	int decodable;
 	DIR *d;
 
-	HWTR_REQUIRE_CORPUS("opencsd/snapshots");
-	snprintf(dir, sizeof(dir), "%s/opencsd/snapshots", HWTR_TEST_CORPUS);
-	d = opendir(dir);
-	ATF_REQUIRE(d != NULL);
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		memset(&want, 0, sizeof(want));
-		memset(&got, 0, sizeof(got));
-		snprintf(ppl, sizeof(ppl), "%s/opencsd/expected/%s.ppl",
-		    HWTR_TEST_CORPUS, de->d_name);
-		snprintf(snap, sizeof(snap), "%s/%s", dir, de->d_name);
+	d = snapshots_open(dir, sizeof(dir));
+	while ((name = next_snapshot(d, ppl, sizeof(ppl), &want,
+	    &got)) != NULL) {
+		snprintf(snap, sizeof(snap), "%s/%s", dir, name);
 		if (expected(ppl, &want, src, sizeof(src)) < 0) {
-			printf("%s: skipped: no expected output\n", de->d_name);
+			printf("%s: skipped: no expected output\n", name);
 			continue;
 		}
 		if (want.n == 0) {
 			printf("%s: skipped: trc_pkt_lister printed no decoded "
-			    "elements\n", de->d_name);
+			    "elements\n", name);
 			free(want.v);
 			continue;
 		}
-		if (decode_snapshot(de->d_name, snap, src[0] != '\0' ? src :
-		    NULL, &got, &decodable, why, sizeof(why)) < 0) {
-			printf("%s: fail: %s\n", de->d_name, why);
-			snprintf(fails + strlen(fails), sizeof(fails) -
-			    strlen(fails), "%s%s: %s", failed ? "; " : "",
-			    de->d_name, why);
-			failed++;
-			tested++;
+		if (decode_snapshot(name, snap, src[0] != '\0' ? src : NULL,
+		    &got, &decodable, why, sizeof(why)) < 0) {
+			tally_fail(&t, name, why);
 		} else if (!decodable) {
 			printf("%s: skipped: no ETMv3/PTM/ETMv4/ETE source\n",
-			    de->d_name);
+			    name);
 		} else if (compare(&want, &got, why, sizeof(why),
 		    &nranges) < 0) {
-			printf("%s: fail: %s\n", de->d_name, why);
-			snprintf(fails + strlen(fails), sizeof(fails) -
-			    strlen(fails), "%s%s: %s", failed ? "; " : "",
-			    de->d_name, why);
-			failed++;
-			tested++;
+			tally_fail(&t, name, why);
 		} else {
-			printf("%s: pass (%zu elements, %zu ranges)\n",
-			    de->d_name, want.n, nranges);
-			tested++;
+			printf("%s: pass (%zu elements, %zu ranges)\n", name,
+			    want.n, nranges);
+			t.tested++;
 		}
 		fflush(stdout);
 		free(want.v);
 		free(got.v);
 	}
 	closedir(d);
-	ATF_REQUIRE_MSG(tested >= 8, "expected the corpus's ETMv3/PTM/ETMv4 "
-	    "snapshots, tested %d", tested);
-	if (failed)
-		atf_tc_fail("%d of %d snapshots differ: %s", failed, tested,
-		    fails);
+	ATF_REQUIRE_MSG(t.tested >= 8, "expected the corpus's ETMv3/PTM/ETMv4 "
+	    "snapshots, tested %d", t.tested);
+	tally_end(&t);
 }
 
 /*
@@ -824,27 +869,19 @@ ATF_TC_HEAD(cycle_counts, tc)
 }
 ATF_TC_BODY(cycle_counts, tc)
 {
-	char dir[1024], ppl[1100], cmd[2800], why[512], fails[4096] = "";
-	struct dirent *de;
+	char dir[1024], ppl[1100], cmd[2800], why[512];
+	struct tally t = { "", 0, 0 };
 	struct lines want, got;
+	const char *name;
 	size_t nranges;
 	long n;
-	int tested = 0, failed = 0;
 	DIR *d;
 
-	HWTR_REQUIRE_CORPUS("opencsd/snapshots");
-	snprintf(dir, sizeof(dir), "%s/opencsd/snapshots", HWTR_TEST_CORPUS);
-	d = opendir(dir);
-	ATF_REQUIRE(d != NULL);
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		memset(&want, 0, sizeof(want));
-		memset(&got, 0, sizeof(got));
-		snprintf(ppl, sizeof(ppl), "%s/opencsd/expected/%s.ppl",
-		    HWTR_TEST_CORPUS, de->d_name);
+	d = snapshots_open(dir, sizeof(dir));
+	while ((name = next_snapshot(d, ppl, sizeof(ppl), &want,
+	    &got)) != NULL) {
 		if ((n = expected_cc(ppl, &want)) <= 0) {
-			printf("%s: skipped: %s\n", de->d_name, n < 0 ?
+			printf("%s: skipped: %s\n", name, n < 0 ?
 			    "no expected output" : "no cycle counts in the "
 			    "expected output");
 			free(want.v);
@@ -852,29 +889,24 @@ ATF_TC_BODY(cycle_counts, tc)
 		}
 		snprintf(cmd, sizeof(cmd), "'%s' import '%s/%s' -o cc.hwtrace "
 		    "&& '%s' index -q -o cc.db cc.hwtrace", HWTR_TEST_HWTRACE,
-		    dir, de->d_name, HWTR_TEST_HWTRACE);
+		    dir, name, HWTR_TEST_HWTRACE);
 		if (system(cmd) != 0)
-			atf_tc_fail("%s: '%s' failed", de->d_name, cmd);
+			atf_tc_fail("%s: '%s' failed", name, cmd);
 		db_cc("cc.db", &got);
-		tested++;
-		if (compare(&want, &got, why, sizeof(why), &nranges) < 0) {
-			printf("%s: fail: %s\n", de->d_name, why);
-			snprintf(fails + strlen(fails), sizeof(fails) -
-			    strlen(fails), "%s%s: %s", failed ? "; " : "",
-			    de->d_name, why);
-			failed++;
-		} else
-			printf("%s: pass (%ld cycle counts)\n", de->d_name, n);
+		if (compare(&want, &got, why, sizeof(why), &nranges) < 0)
+			tally_fail(&t, name, why);
+		else {
+			printf("%s: pass (%ld cycle counts)\n", name, n);
+			t.tested++;
+		}
 		fflush(stdout);
 		free(want.v);
 		free(got.v);
 	}
 	closedir(d);
-	ATF_REQUIRE_MSG(tested >= 2, "expected the corpus's snapshots with "
-	    "cycle counts (TC2, Snowball), tested %d", tested);
-	if (failed)
-		atf_tc_fail("%d of %d snapshots differ: %s", failed, tested,
-		    fails);
+	ATF_REQUIRE_MSG(t.tested >= 2, "expected the corpus's snapshots with "
+	    "cycle counts (TC2, Snowball), tested %d", t.tested);
+	tally_end(&t);
 }
 
 ATF_TP_ADD_TCS(tp)

@@ -142,6 +142,24 @@ count_rows(const char *db, const char *table)
 	return (n);
 }
 
+/*
+ * hwtrace index -q of @archive into @db, saying how long it took to index
+ * @what: exit 0 within 30 s.
+ */
+static void
+index_in_seconds(const char *archive, const char *db, const char *what)
+{
+	char *argv[] = { "hwtrace", "index", "-q", "-o", (char *)db,
+	    (char *)archive, NULL };
+	double secs;
+	int rc;
+
+	rc = run(argv, &secs);
+	printf("index of %s: exit %d, %.2f s\n", what, rc, secs);
+	ATF_REQUIRE_EQ_MSG(rc, 0, "exit status %d", rc);
+	ATF_CHECK_MSG(secs < 30, "indexing took %.1f s", secs);
+}
+
 ATF_TC(many_mappings_in_seconds);
 ATF_TC_HEAD(many_mappings_in_seconds, tc)
 {
@@ -152,16 +170,8 @@ ATF_TC_HEAD(many_mappings_in_seconds, tc)
 }
 ATF_TC_BODY(many_mappings_in_seconds, tc)
 {
-	char *argv[] = { "hwtrace", "index", "-q", "-o", "m.db", "m.hwtrace",
-	    NULL };
-	double secs;
-	int rc;
-
 	many_maps("m.hwtrace", 200000);
-	rc = run(argv, &secs);
-	printf("index of 200,000 mappings: exit %d, %.2f s\n", rc, secs);
-	ATF_REQUIRE_EQ_MSG(rc, 0, "exit status %d", rc);
-	ATF_CHECK_MSG(secs < 30, "indexing took %.1f s", secs);
+	index_in_seconds("m.hwtrace", "m.db", "200,000 mappings");
 	ATF_CHECK_EQ(count_rows("m.db", "mappings"), 200000);
 }
 
@@ -175,13 +185,10 @@ ATF_TC_HEAD(many_processes_in_seconds, tc)
 }
 ATF_TC_BODY(many_processes_in_seconds, tc)
 {
-	char *argv[] = { "hwtrace", "index", "-q", "-o", "p.db", "p.hwtrace",
-	    NULL };
 	struct hwtr_aw *aw = writer("p.hwtrace");
 	struct hwtr_sb_rec r;
-	double secs;
 	int32_t pid;
-	int k, rc;
+	int k;
 
 	for (pid = 1; pid <= 50000; pid++) {
 		memset(&r, 0, sizeof(r));
@@ -203,10 +210,7 @@ ATF_TC_BODY(many_processes_in_seconds, tc)
 		}
 	}
 	finish(aw);
-	rc = run(argv, &secs);
-	printf("index of 50,000 processes: exit %d, %.2f s\n", rc, secs);
-	ATF_REQUIRE_EQ_MSG(rc, 0, "exit status %d", rc);
-	ATF_CHECK_MSG(secs < 30, "indexing took %.1f s", secs);
+	index_in_seconds("p.hwtrace", "p.db", "50,000 processes");
 	ATF_CHECK_EQ(count_rows("p.db", "processes"), 50000);
 	/* Two of process 1, inherited by each of the 49,999 others. */
 	ATF_CHECK_EQ(count_rows("p.db", "mappings"), 100000);
