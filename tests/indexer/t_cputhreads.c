@@ -320,6 +320,20 @@ q_int(sqlite3 *db, const char *sql, int64_t a)
 	return (v);
 }
 
+/*
+ * @sql's count for @thread (thread @tid) is 12, the fixture's number of
+ * @what for a worker.
+ */
+static void
+check_twelve(sqlite3 *db, int32_t tid, int64_t thread, const char *what,
+    const char *sql)
+{
+	int64_t n = q_int(db, sql, thread);
+
+	ATF_CHECK_MSG(n == 12, "tid %d: %jd %s, expected 12", tid,
+	    (intmax_t)n, what);
+}
+
 /* Thread @tid's own history against the tracer's: equal, in order. */
 static void
 check_thread(sqlite3 *db, struct hwtr_ar *gt, int32_t tid)
@@ -406,18 +420,16 @@ check_cpu_mode(int paired)
 		if (tid == hwtr_ar_stream(gt, s)->pid)
 			continue;
 		/* A worker: the fixture's counts. */
-		n = q_int(db, "SELECT count(*) FROM calls c JOIN symbols y ON "
-		    "y.id = c.symbol WHERE c.thread = ?1 AND y.name = 'work' "
-		    "AND c.exit_kind = 'return'", thread);
-		ATF_CHECK_MSG(n == 12, "tid %d: %jd calls of work() that "
-		    "return, expected 12", tid, (intmax_t)n);
-		n = q_int(db, "SELECT count(*) FROM calls c JOIN symbols y ON "
+		check_twelve(db, tid, thread, "calls of work() that return",
+		    "SELECT count(*) FROM calls c JOIN symbols y ON y.id = "
+		    "c.symbol WHERE c.thread = ?1 AND y.name = 'work' AND "
+		    "c.exit_kind = 'return'");
+		check_twelve(db, tid, thread, "calls of leaf() in work() that "
+		    "return", "SELECT count(*) FROM calls c JOIN symbols y ON "
 		    "y.id = c.symbol JOIN calls p ON p.id = c.parent JOIN "
 		    "symbols py ON py.id = p.symbol WHERE c.thread = ?1 AND "
 		    "y.name = 'leaf' AND py.name = 'work' AND p.thread = ?1 AND "
-		    "c.exit_kind = 'return'", thread);
-		ATF_CHECK_MSG(n == 12, "tid %d: %jd calls of leaf() in work() "
-		    "that return, expected 12", tid, (intmax_t)n);
+		    "c.exit_kind = 'return'");
 		/* Calls of work() that span a switch (a part's start). */
 		n = q_int(db, "SELECT count(*) FROM calls c JOIN symbols y ON "
 		    "y.id = c.symbol WHERE c.thread = ?1 AND y.name = 'work' "
