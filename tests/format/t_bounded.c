@@ -33,16 +33,15 @@
 #define RSS_LIMIT_KB	(512L * 1024)
 
 /*
- * Run hwtrace with @args (NULL-terminated, without argv[0]), stdout and
- * stderr to files; return the exit status, *@rss_kb its peak RSS.
+ * Start hwtrace with @args (NULL-terminated, without argv[0]), its stdout
+ * and stderr to the files out and err; its pid.
  */
-static int
-run(const char *const *args, long *rss_kb)
+static pid_t
+start(const char *const *args)
 {
 	char *argv[16];
-	struct rusage ru;
 	pid_t pid;
-	int st, i, fd;
+	int i, fd;
 
 	argv[0] = (char *)"hwtrace";
 	for (i = 0; args[i] != NULL && i < 14; i++)
@@ -58,6 +57,20 @@ run(const char *const *args, long *rss_kb)
 		execv(HWTR_TEST_HWTRACE, argv);
 		_exit(127);
 	}
+	return (pid);
+}
+
+/*
+ * Run hwtrace with @args (start); return the exit status, *@rss_kb its
+ * peak RSS.
+ */
+static int
+run(const char *const *args, long *rss_kb)
+{
+	struct rusage ru;
+	pid_t pid = start(args);
+	int st;
+
 	ATF_REQUIRE(wait4(pid, &st, 0, &ru) == pid);
 	*rss_kb = ru.ru_maxrss;
 	return (WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
@@ -335,25 +348,10 @@ left_file(const char *db, char *name, size_t len)
 static int
 run_signalled(const char *const *args, int sig, long ms, double *secs)
 {
-	char *argv[16];
 	struct timespec t0, t1, d = { ms / 1000, (ms % 1000) * 1000000 };
-	pid_t pid;
-	int st, i, fd;
+	pid_t pid = start(args);
+	int st;
 
-	argv[0] = (char *)"hwtrace";
-	for (i = 0; args[i] != NULL && i < 14; i++)
-		argv[i + 1] = (char *)args[i];
-	argv[i + 1] = NULL;
-	pid = fork();
-	ATF_REQUIRE(pid >= 0);
-	if (pid == 0) {
-		fd = open("out", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		dup2(fd, 1);
-		fd = open("err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		dup2(fd, 2);
-		execv(HWTR_TEST_HWTRACE, argv);
-		_exit(127);
-	}
 	nanosleep(&d, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ATF_REQUIRE(kill(pid, sig) == 0);

@@ -406,48 +406,68 @@ tally_fail(struct tally *t, const char *name, const char *why)
 	t->tested++;
 }
 
-/* Fail the test case when a snapshot failed, naming them all. */
-static void
-tally_end(const struct tally *t)
-{
-	if (t->failed)
-		atf_tc_fail("%d of %d snapshots differ: %s", t->failed,
-		    t->tested, t->fails);
-}
+/* What a snapshot's test found. */
+enum snap_result {
+	SNAP_SKIP,
+	SNAP_PASS,
+	SNAP_FAIL
+};
 
-/* The corpus's OpenCSD snapshots directory, its path in @dir. */
-static DIR *
-snapshots_open(char *dir, size_t len)
+/*
+ * A test of one snapshot @name of the corpus directory @dir, against what
+ * trc_pkt_lister printed into @ppl; @want and @got are empty, its to
+ * fill; a failure says why in @why.
+ */
+typedef enum snap_result snap_test(const char *dir, const char *name,
+    const char *ppl, struct lines *want, struct lines *got, char *why,
+    size_t whylen);
+
+/*
+ * @test on every OpenCSD snapshot of the corpus (skips without it): at
+ * least @min tested (@what, in the failure), and every one passes; the
+ * failures are named all together.
+ */
+static void
+each_snapshot(snap_test *test, int min, const char *what)
 {
+	char dir[1024], ppl[1100], why[512];
+	struct tally t = { "", 0, 0 };
+	struct lines want, got;
+	struct dirent *de;
 	DIR *d;
 
 	HWTR_REQUIRE_CORPUS("opencsd/snapshots");
-	snprintf(dir, len, "%s/opencsd/snapshots", HWTR_TEST_CORPUS);
+	snprintf(dir, sizeof(dir), "%s/opencsd/snapshots", HWTR_TEST_CORPUS);
 	d = opendir(dir);
 	ATF_REQUIRE(d != NULL);
-	return (d);
-}
-
-/*
- * The next snapshot of @d (NULL after the last), the path of what
- * trc_pkt_lister printed for it in @ppl, @want and @got emptied.
- */
-static const char *
-next_snapshot(DIR *d, char *ppl, size_t len, struct lines *want,
-    struct lines *got)
-{
-	struct dirent *de;
-
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;
-		memset(want, 0, sizeof(*want));
-		memset(got, 0, sizeof(*got));
-		snprintf(ppl, len, "%s/opencsd/expected/%s.ppl",
+		memset(&want, 0, sizeof(want));
+		memset(&got, 0, sizeof(got));
+		snprintf(ppl, sizeof(ppl), "%s/opencsd/expected/%s.ppl",
 		    HWTR_TEST_CORPUS, de->d_name);
-		return (de->d_name);
+		switch (test(dir, de->d_name, ppl, &want, &got, why,
+		    sizeof(why))) {
+		case SNAP_FAIL:
+			tally_fail(&t, de->d_name, why);
+			break;
+		case SNAP_PASS:
+			t.tested++;
+			break;
+		case SNAP_SKIP:
+			break;
+		}
+		fflush(stdout);
+		free(want.v);
+		free(got.v);
 	}
-	return (NULL);
+	closedir(d);
+	ATF_REQUIRE_MSG(t.tested >= min, "expected %s, tested %d", what,
+	    t.tested);
+	if (t.failed)
+		atf_tc_fail("%d of %d snapshots differ: %s", t.failed, t.tested,
+		    t.fails);
 }
 
 ATF_TC(snapshots);
@@ -458,53 +478,46 @@ ATF_TC_HEAD(snapshots, tc)
 	    "every ETMv3/PTM/ETMv4/ETE snapshot of the corpus");
 	atf_tc_set_md_var(tc, "timeout", "300");
 }
-ATF_TC_BODY(snapshots, tc)
+/*
+ * One snapshot's instruction ranges against trc_pkt_lister's: decoded
+ * from its directory as they are in @ppl's output.
+ */
+static enum snap_result
+snap_ranges(const char *dir, const char *name, const char *ppl,
+    struct lines *want, struct lines *got, char *why, size_t whylen)
 {
-	char dir[1024], ppl[1100], snap[1400], why[512];
-	char src[128];
-	struct tally t = { "", 0, 0 };
-	struct lines want, got;
-	const char *name;
+	char snap[1400], src[128];
 	size_t nranges;
 	int decodable;
-	DIR *d;
 
-	d = snapshots_open(dir, sizeof(dir));
-	while ((name = next_snapshot(d, ppl, sizeof(ppl), &want,
-	    &got)) != NULL) {
-		snprintf(snap, sizeof(snap), "%s/%s", dir, name);
-		if (expected(ppl, &want, src, sizeof(src)) < 0) {
-			printf("%s: skipped: no expected output\n", name);
-			continue;
-		}
-		if (want.n == 0) {
-			printf("%s: skipped: trc_pkt_lister printed no decoded "
-			    "elements\n", name);
-			free(want.v);
-			continue;
-		}
-		if (decode_snapshot(name, snap, src[0] != '\0' ? src : NULL,
-		    &got, &decodable, why, sizeof(why)) < 0) {
-			tally_fail(&t, name, why);
-		} else if (!decodable) {
-			printf("%s: skipped: no ETMv3/PTM/ETMv4/ETE source\n",
-			    name);
-		} else if (compare(&want, &got, why, sizeof(why),
-		    &nranges) < 0) {
-			tally_fail(&t, name, why);
-		} else {
-			printf("%s: pass (%zu elements, %zu ranges)\n", name,
-			    want.n, nranges);
-			t.tested++;
-		}
-		fflush(stdout);
-		free(want.v);
-		free(got.v);
+	snprintf(snap, sizeof(snap), "%s/%s", dir, name);
+	if (expected(ppl, want, src, sizeof(src)) < 0) {
+		printf("%s: skipped: no expected output\n", name);
+		return (SNAP_SKIP);
 	}
-	closedir(d);
-	ATF_REQUIRE_MSG(t.tested >= 8, "expected the corpus's ETMv3/PTM/ETMv4 "
-	    "snapshots, tested %d", t.tested);
-	tally_end(&t);
+	if (want->n == 0) {
+		printf("%s: skipped: trc_pkt_lister printed no decoded "
+		    "elements\n", name);
+		return (SNAP_SKIP);
+	}
+	if (decode_snapshot(name, snap, src[0] != '\0' ? src : NULL, got,
+	    &decodable, why, whylen) < 0)
+		return (SNAP_FAIL);
+	if (!decodable) {
+		printf("%s: skipped: no ETMv3/PTM/ETMv4/ETE source\n", name);
+		return (SNAP_SKIP);
+	}
+	if (compare(want, got, why, whylen, &nranges) < 0)
+		return (SNAP_FAIL);
+	printf("%s: pass (%zu elements, %zu ranges)\n", name, want->n,
+	    nranges);
+	return (SNAP_PASS);
+}
+
+ATF_TC_BODY(snapshots, tc)
+{
+	each_snapshot(snap_ranges, 8, "the corpus's ETMv3/PTM/ETMv4 "
+	    "snapshots");
 }
 
 /*
@@ -867,46 +880,39 @@ ATF_TC_HEAD(cycle_counts, tc)
 	    "with their elements at the positions of their ranges");
 	atf_tc_set_md_var(tc, "timeout", "300");
 }
-ATF_TC_BODY(cycle_counts, tc)
+/*
+ * One snapshot's cycle counts against trc_pkt_lister's: the cycles table
+ * of hwtrace index's database as @ppl's output has them.
+ */
+static enum snap_result
+snap_cycles(const char *dir, const char *name, const char *ppl,
+    struct lines *want, struct lines *got, char *why, size_t whylen)
 {
-	char dir[1024], ppl[1100], cmd[2800], why[512];
-	struct tally t = { "", 0, 0 };
-	struct lines want, got;
-	const char *name;
+	char cmd[2800];
 	size_t nranges;
 	long n;
-	DIR *d;
 
-	d = snapshots_open(dir, sizeof(dir));
-	while ((name = next_snapshot(d, ppl, sizeof(ppl), &want,
-	    &got)) != NULL) {
-		if ((n = expected_cc(ppl, &want)) <= 0) {
-			printf("%s: skipped: %s\n", name, n < 0 ?
-			    "no expected output" : "no cycle counts in the "
-			    "expected output");
-			free(want.v);
-			continue;
-		}
-		snprintf(cmd, sizeof(cmd), "'%s' import '%s/%s' -o cc.hwtrace "
-		    "&& '%s' index -q -o cc.db cc.hwtrace", HWTR_TEST_HWTRACE,
-		    dir, name, HWTR_TEST_HWTRACE);
-		if (system(cmd) != 0)
-			atf_tc_fail("%s: '%s' failed", name, cmd);
-		db_cc("cc.db", &got);
-		if (compare(&want, &got, why, sizeof(why), &nranges) < 0)
-			tally_fail(&t, name, why);
-		else {
-			printf("%s: pass (%ld cycle counts)\n", name, n);
-			t.tested++;
-		}
-		fflush(stdout);
-		free(want.v);
-		free(got.v);
+	if ((n = expected_cc(ppl, want)) <= 0) {
+		printf("%s: skipped: %s\n", name, n < 0 ? "no expected "
+		    "output" : "no cycle counts in the expected output");
+		return (SNAP_SKIP);
 	}
-	closedir(d);
-	ATF_REQUIRE_MSG(t.tested >= 2, "expected the corpus's snapshots with "
-	    "cycle counts (TC2, Snowball), tested %d", t.tested);
-	tally_end(&t);
+	snprintf(cmd, sizeof(cmd), "'%s' import '%s/%s' -o cc.hwtrace && "
+	    "'%s' index -q -o cc.db cc.hwtrace", HWTR_TEST_HWTRACE, dir, name,
+	    HWTR_TEST_HWTRACE);
+	if (system(cmd) != 0)
+		atf_tc_fail("%s: '%s' failed", name, cmd);
+	db_cc("cc.db", got);
+	if (compare(want, got, why, whylen, &nranges) < 0)
+		return (SNAP_FAIL);
+	printf("%s: pass (%ld cycle counts)\n", name, n);
+	return (SNAP_PASS);
+}
+
+ATF_TC_BODY(cycle_counts, tc)
+{
+	each_snapshot(snap_cycles, 2, "the corpus's snapshots with cycle "
+	    "counts (TC2, Snowball)");
 }
 
 ATF_TP_ADD_TCS(tp)

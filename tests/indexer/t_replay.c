@@ -264,6 +264,24 @@ interrupt(char *const *argv, int sig, double delay, double *stop_secs)
 	return (WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 }
 
+/*
+ * hwtrace @argv, sent @sig (named @signame) half a second in, exits 1
+ * within a second and leaves no temporary here or in ./tmp.
+ */
+static void
+stops(char *const *argv, int sig, const char *signame)
+{
+	double secs;
+	int rc;
+
+	rc = interrupt(argv, sig, 0.5, &secs);
+	printf("%s, %s: exit %d after %.2f s\n", argv[1], signame, rc, secs);
+	ATF_CHECK_EQ_MSG(rc, 1, "%s: exit status %d", argv[1], rc);
+	ATF_CHECK_MSG(secs < 1.0, "%s took %.2f s to stop", argv[1], secs);
+	no_leftovers(".");
+	no_leftovers("tmp");
+}
+
 ATF_TC(signals_stop_indexing);
 ATF_TC_HEAD(signals_stop_indexing, tc)
 {
@@ -282,9 +300,7 @@ ATF_TC_BODY(signals_stop_indexing, tc)
 	struct hwtr_aw *aw;
 	char key[HWTR_IMAGE_KEY_MAX];
 	uint8_t *b;
-	double secs;
 	size_t i;
-	int rc;
 
 	/*
 	 * Indexing this takes seconds: a 1 GiB image to write out (it
@@ -303,29 +319,12 @@ ATF_TC_BODY(signals_stop_indexing, tc)
 	finish(aw);
 	ATF_REQUIRE(mkdir("tmp", 0700) == 0);
 
-	rc = interrupt(ix, SIGTERM, 0.5, &secs);
-	printf("index, SIGTERM: exit %d after %.2f s\n", rc, secs);
-	ATF_CHECK_EQ_MSG(rc, 1, "index: exit status %d", rc);
-	ATF_CHECK_MSG(secs < 1.0, "index took %.2f s to stop", secs);
+	stops(ix, SIGTERM, "SIGTERM");
 	ATF_CHECK(atf_utils_grep_file("interrupted", "err"));
-	no_leftovers(".");
-	no_leftovers("tmp");
 	ATF_CHECK(access("s.db", F_OK) != 0);
-
-	rc = interrupt(q, SIGINT, 0.5, &secs);
-	printf("query, SIGINT: exit %d after %.2f s\n", rc, secs);
-	ATF_CHECK_EQ_MSG(rc, 1, "query: exit status %d", rc);
-	ATF_CHECK_MSG(secs < 1.0, "query took %.2f s to stop", secs);
-	no_leftovers(".");
-	no_leftovers("tmp");
+	stops(q, SIGINT, "SIGINT");
 	ATF_CHECK(access("s.hwtrace.db", F_OK) != 0);
-
-	rc = interrupt(q, SIGTERM, 0.5, &secs);
-	printf("query, SIGTERM: exit %d after %.2f s\n", rc, secs);
-	ATF_CHECK_EQ_MSG(rc, 1, "query: exit status %d", rc);
-	ATF_CHECK_MSG(secs < 1.0, "query took %.2f s to stop", secs);
-	no_leftovers(".");
-	no_leftovers("tmp");
+	stops(q, SIGTERM, "SIGTERM");
 }
 
 ATF_TP_ADD_TCS(tp)

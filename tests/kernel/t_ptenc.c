@@ -142,6 +142,22 @@ a_fixed(struct prog *p, enum kind k)
 	return (emit(p, k, enc[k].b, enc[k].n));
 }
 
+/*
+ * The loop the cases share: mov (the entry, returned), then nop; mov; je
+ * back to the nop, its conditional branch.
+ */
+static uint64_t
+a_loop(struct prog *p)
+{
+	uint64_t entry, top;
+
+	entry = a_mov(p);
+	top = a_nop(p);
+	a_mov(p);
+	a_rel(p, K_JCC, top);
+	return (entry);
+}
+
 static int
 readmem(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64_t ip,
     void *arg)
@@ -419,13 +435,10 @@ loop_case(uint32_t psb_period, long iters)
 	struct script sc = { .cond = cond_loop };
 	struct prog p;
 	struct run r;
-	uint64_t entry, top;
+	uint64_t entry;
 
 	prog_init(&p);
-	entry = a_mov(&p);
-	top = a_nop(&p);
-	a_mov(&p);
-	a_rel(&p, K_JCC, top);
+	entry = a_loop(&p);
 	a_nop(&p);
 	a_fixed(&p, K_END);
 	sc.counter[1] = iters;
@@ -582,13 +595,10 @@ ATF_TC_BODY(async_interrupts_decode_exactly, tc)
 	struct script sc = { .cond = cond_loop, .interrupt = interrupt_every };
 	struct prog p;
 	struct run r;
-	uint64_t entry, top;
+	uint64_t entry;
 
 	prog_init(&p);
-	entry = a_mov(&p);
-	top = a_nop(&p);
-	a_mov(&p);
-	a_rel(&p, K_JCC, top);
+	entry = a_loop(&p);
 	a_fixed(&p, K_SYSCALL);
 	a_fixed(&p, K_END);
 	/* The handler ends in a "sigreturn": a ret to the interrupted ip. */
