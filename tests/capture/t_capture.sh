@@ -15,16 +15,8 @@ PTCHECK=$HWTRACE_BUILD/tests/capture/ptcheck
 # gt PROG STATUS: capture PROG with ground truth, expect its exit status,
 # and have the checker compare libipt's decode with the ground truth.
 gt() {
-	prog=$1 want=$2
-	need_prog "$prog"
-	"$HWTRACE" capture --source step --ground-truth -o "$prog.hwtrace" -- \
-	    "$HWTRACE_PROGS/$prog" >out 2>err
-	rc=$?
-	[ "$rc" -eq "$want" ] ||
-		atf_fail "$prog: expected exit status $want, got $rc ($(oneline err))"
-	[ -f "$prog.hwtrace" ] || atf_fail "$prog: no archive written ($(oneline err))"
-	members "$prog.hwtrace" | grep -q '^aux/groundtruth/tid-' ||
-		atf_fail "$prog: no ground truth member in the archive"
+	prog=$1
+	gt_capture step "$prog" "$2"
 	if [ -x "$PTCHECK" ]; then
 		"$PTCHECK" "$prog.hwtrace" >check 2>&1 ||
 			atf_fail "$prog: libipt's decode differs from the ground truth: $(oneline check)"

@@ -534,6 +534,22 @@ stop_mode_body() {
 	no_recording_left
 }
 
+# attach_fresh ARG...: the fixture started anew (its pid in $fp, waiting
+# for ./go), then capture --source perf -p with ARGs attached to it in the
+# background (its pid in $hp, output in ./out and ./err), until the fake
+# perf says it is done (./done, 10 s at most).
+attach_fresh() {
+	rm -f done go log
+	"$PROG" "$PWD/go" &
+	fp=$!
+	sleep 0.1
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf -p $fp "$@" \
+	    >out 2>err &
+	hp=$!
+	i=0
+	while ! [ -e done ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+}
+
 atf_test_case attach
 attach_head() {
 	atf_set descr "-p PID: an event per thread of /proc/PID/task and CPU, enabled at the attach (not on exec), inherited, the other threads' redirected into the CPU's ring; SIGINT detaches leaving it running; its exit ends the capture"
@@ -588,15 +604,7 @@ attach_body() {
 		atf_fail "not said: $(oneline err)"
 	indexed_is a.hwtrace "$((2 * NINSN))"
 	# The process's exit ends the capture by itself.
-	rm -f done go log
-	"$PROG" "$PWD/go" &
-	fp=$!
-	sleep 0.1
-	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf -p $fp \
-	    -o b.hwtrace >out 2>err &
-	hp=$!
-	i=0
-	while ! [ -e done ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	attach_fresh -o b.hwtrace
 	touch go
 	wait $fp
 	i=0
@@ -608,15 +616,7 @@ attach_body() {
 	indexed_is b.hwtrace "$((2 * NINSN))"
 	# Attached, in ring mode with --trigger: a breakpoint per thread and
 	# CPU, enabled at the attach; each hit a snapshot.
-	rm -f done go log
-	"$PROG" "$PWD/go" &
-	fp=$!
-	sleep 0.1
-	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf -p $fp \
-	    --mode ring --trigger perfline_code -o c.hwtrace >out 2>err &
-	hp=$!
-	i=0
-	while ! [ -e done ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	attach_fresh --mode ring --trigger perfline_code -o c.hwtrace
 	touch go
 	wait $fp
 	wait $hp
@@ -645,7 +645,7 @@ cs_etm_body() {
 	BIN=$HWTRACE_CORPUS/perf-data/cs_etm/etm_test_loop
 	[ -e "$ETM" ] && [ -e "$BIN" ] ||
 		atf_skip "shared corpus not found at $HWTRACE_CORPUS/perf-data/cs_etm"
-	command -v perf >/dev/null 2>&1 || atf_skip "perf is not installed"
+	require_tools perf
 	perf report -D -i "$ETM" >dump 2>/dev/null
 	awk '/PERF_RECORD_AUXTRACE_INFO/ { on = 1 } on && NF == 0 { exit }
 	    on && $1 == "CPU" { c = $2 }

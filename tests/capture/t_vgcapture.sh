@@ -44,17 +44,9 @@ small_tmpfs() {
 # gt PROG STATUS: capture PROG under valgrind with ground truth, expect its
 # exit status, a ground-truth member, and the checker's agreement.
 gt() {
-	prog=$1 want=$2
+	prog=$1
 	need_valgrind
-	need_prog "$prog"
-	"$HWTRACE" capture --source valgrind --ground-truth -o "$prog.hwtrace" \
-	    -- "$HWTRACE_PROGS/$prog" >out 2>err
-	rc=$?
-	[ "$rc" -eq "$want" ] ||
-		atf_fail "$prog: expected exit status $want, got $rc ($(oneline err))"
-	[ -f "$prog.hwtrace" ] || atf_fail "$prog: no archive ($(oneline err))"
-	members "$prog.hwtrace" | grep -q '^aux/groundtruth/tid-' ||
-		atf_fail "$prog: no ground truth member in the archive"
+	gt_capture valgrind "$prog" "$2"
 	"$HWTRACE" info "$prog.hwtrace" >info 2>&1 ||
 		atf_fail "$prog: hwtrace info failed: $(oneline info)"
 	grep -q '^source: valgrind' info ||
@@ -226,7 +218,7 @@ nm_range() {
 vgexact() {
 	mi=$1 mb=$2
 	shift 2
-	command -v python3 >/dev/null 2>&1 || atf_skip "python3 is not installed"
+	require_tools python3
 	[ -x /usr/libexec/valgrind/callgrind-amd64-linux ] ||
 		atf_skip "callgrind is not installed"
 	HWTRACE="$HWTRACE" sh "$HWTRACE_SRC/tests/tools/vgexact.sh" -k vx.d \

@@ -16,8 +16,7 @@
 
 require_perf()
 {
-	command -v perf >/dev/null 2>&1 || atf_skip "perf (linux-perf) not installed"
-	command -v python3 >/dev/null 2>&1 || atf_skip "python3 not installed"
+	require_tools perf python3
 }
 
 # perf_aux FILE DIR: write each CPU's AUXTRACE payloads, concatenated in
@@ -321,7 +320,7 @@ bad_input_head()
 bad_input_body()
 {
 	require_corpus $PT
-	command -v python3 >/dev/null 2>&1 || atf_skip "python3 not installed"
+	require_tools python3
 	pf=$HWTRACE_CORPUS/$PT
 	size=$(wc -c <"$pf")
 

@@ -85,7 +85,7 @@ plt_calls_credited_body()
 # main) in gdb's backtrace at the N-th stop at BREAK.
 gdb_main_frame()
 {
-	command -v gdb >/dev/null 2>&1 || atf_skip "gdb is not installed"
+	require_tools gdb
 	cmds="-ex 'break $2' -ex run -ex bt"
 	i=1
 	while [ $i -lt $3 ]; do

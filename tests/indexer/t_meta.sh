@@ -58,7 +58,7 @@ atf_test_case syscall_one_name
 syscall_one_name_head() { atf_set descr "a block ending in a syscall instruction (objdump) is 'syscall' in last, blocks.last_class and branches alike"; }
 syscall_one_name_body()
 {
-	command -v objdump >/dev/null 2>&1 || atf_skip "objdump is not installed"
+	require_tools objdump
 	vgcapture_status calls c.hwtrace
 	"$HWTRACE" query c.hwtrace last -n 1 --format tsv > last.tsv || atf_fail "last failed"
 	[ "$(sed -n 2p last.tsv | awk -F '\t' '{print $NF}')" = syscall ] ||

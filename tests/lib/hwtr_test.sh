@@ -307,6 +307,22 @@ gt_${p}_body() {
 	done
 }
 
+# gt_capture SOURCE PROG STATUS: fixture PROG captured by SOURCE with
+# ground truth into PROG.hwtrace (its output in ./out and ./err): it
+# exits STATUS and the archive has a ground-truth member.
+gt_capture()
+{
+	need_prog "$2"
+	"$HWTRACE" capture --source "$1" --ground-truth -o "$2.hwtrace" -- \
+	    "$HWTRACE_PROGS/$2" >out 2>err
+	gc_rc=$?
+	[ "$gc_rc" -eq "$3" ] ||
+	    atf_fail "$2: expected exit status $3, got $gc_rc ($(oneline err))"
+	[ -f "$2.hwtrace" ] || atf_fail "$2: no archive written ($(oneline err))"
+	members "$2.hwtrace" | grep -q '^aux/groundtruth/tid-' ||
+	    atf_fail "$2: no ground truth member in the archive"
+}
+
 # gt_add_cases PROG:STATUS...: adds the test cases gt_cases defined.
 gt_add_cases()
 {

@@ -17,7 +17,7 @@ need()
 	[ -x "$HWTRACE_PROGS/inline" ] || atf_skip "fixture programs not built"
 	command -v valgrind.bin >/dev/null 2>&1 ||
 	    atf_skip "valgrind is not installed"
-	command -v gdb >/dev/null || atf_skip "gdb is not installed"
+	require_tools gdb
 }
 
 # build_inl CC WHAT FLAG...: ./inl, tests/progs/inline.c built by CC with
@@ -283,8 +283,7 @@ empty_instances_head() { atf_set descr "inlined instances without code (gcc: DW_
 empty_instances_body()
 {
 	need
-	command -v readelf >/dev/null || atf_skip "binutils are not installed"
-	command -v sqlite3 >/dev/null || atf_skip "sqlite3 is not installed"
+	require_tools readelf sqlite3
 	src=$HWTRACE_SRC/tests/progs/inlempty.c
 	rounds=$(sed -n 's/^#define ROUNDS[	 ]*\([0-9]*\)$/\1/p' "$src")
 	cc -std=gnu11 -O2 -g -static -o ie "$src" ||
@@ -351,7 +350,7 @@ perfetto_inlined_head() { atf_set descr "export --perfetto: one 'measure (inline
 perfetto_inlined_body()
 {
 	need
-	command -v python3 >/dev/null || atf_skip "python3 is not installed"
+	require_tools python3
 	prog=$HWTRACE_PROGS/inline
 	capture c "$prog" crash
 	m=$(gdb_hits "$prog" crash measure)
@@ -417,7 +416,7 @@ func_linespec_cxx_head() { atf_set descr "func finds an inlined C++ function as 
 func_linespec_cxx_body()
 {
 	need
-	command -v g++ >/dev/null || atf_skip "g++ is not installed"
+	require_tools g++
 	cat > sc.cc <<'X'
 namespace ns {
 inline __attribute__((always_inline)) int

@@ -41,7 +41,7 @@ bt_crash_matches_gdb_head() { atf_set descr "bt after a crash in strlen called b
 bt_crash_matches_gdb_body()
 {
 	need_valgrind
-	command -v gdb >/dev/null || atf_skip "gdb is not installed"
+	require_tools gdb
 	# Valgrind's report of the fault reaches stderr with --verbose.
 	CAPFLAGS=--verbose
 	capture c crash
@@ -76,7 +76,7 @@ bt_crash_matches_gdb_core_head() { atf_set descr "bt after the crash in strlen c
 bt_crash_matches_gdb_core_body()
 {
 	need_valgrind
-	command -v gdb >/dev/null || atf_skip "gdb is not installed"
+	require_tools gdb
 	# A native run leaves a core file where the kernel is told to
 	# (core_pattern): only a plain file name in this directory will do.
 	case $(cat /proc/sys/kernel/core_pattern 2>/dev/null) in
@@ -109,8 +109,7 @@ bt_first_insn_fault_head() { atf_set descr "bt when the callee faults at its fir
 bt_first_insn_fault_body()
 {
 	[ -x "$HWTRACE_PROGS/segv" ] || atf_skip "fixture programs not built"
-	command -v valgrind.bin >/dev/null 2>&1 || atf_skip "valgrind is not installed"
-	command -v gdb >/dev/null || atf_skip "gdb is not installed"
+	require_tools valgrind.bin gdb
 	"$HWTRACE" capture --source valgrind -o s.hwtrace -- "$HWTRACE_PROGS/segv" \
 	    > out 2> err
 	"$HWTRACE" index -q -o s.db s.hwtrace || atf_fail "index failed"
@@ -127,7 +126,7 @@ bt_at_matches_gdb_breakpoint_head() { atf_set descr "bt --at the first instructi
 bt_at_matches_gdb_breakpoint_body()
 {
 	need_valgrind
-	command -v gdb >/dev/null || atf_skip "gdb is not installed"
+	require_tools gdb
 	capture a a
 	# The position of lex's first instruction: where the first call of lex begins.
 	insn=$("$HWTRACE" query a.db func lex --format csv | awk -F, 'NR == 2 { print $8 }')
@@ -178,7 +177,7 @@ hot_by_line_matches_callgrind_head() { atf_set descr "hot --by line and annotate
 hot_by_line_matches_callgrind_body()
 {
 	need_valgrind
-	command -v callgrind_annotate >/dev/null || atf_skip "callgrind is not installed"
+	require_tools callgrind_annotate
 	capture a a
 	callgrind_counts
 	"$HWTRACE" query a.db hot --by line -n 100000 --format tsv > hot.tsv ||
@@ -212,8 +211,7 @@ annotate_insns_match_callgrind_head() { atf_set descr "annotate FUNC gives each 
 annotate_insns_match_callgrind_body()
 {
 	need_valgrind
-	command -v callgrind_annotate >/dev/null || atf_skip "callgrind is not installed"
-	command -v objdump >/dev/null || atf_skip "objdump is not installed"
+	require_tools callgrind_annotate objdump
 	capture a a
 	callgrind_counts
 	for f in lex main; do
@@ -247,7 +245,7 @@ folded_matches_callgrind_head() { atf_set descr "export --folded writes flamegra
 folded_matches_callgrind_body()
 {
 	need_valgrind
-	command -v callgrind_annotate >/dev/null || atf_skip "callgrind is not installed"
+	require_tools callgrind_annotate
 	capture a a
 	env -i valgrind --tool=callgrind --skip-plt=no \
 	    --callgrind-out-file=cg.out "$HWTRACE_PROGS/measure" a \

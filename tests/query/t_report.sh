@@ -116,8 +116,7 @@ report_crash_bt_body()
 {
 	need_prog
 	need_chromium
-	command -v gdb >/dev/null 2>&1 || atf_skip "gdb is not installed"
-	command -v python3 >/dev/null 2>&1 || atf_skip "python3 is not installed"
+	require_tools gdb python3
 	make_report
 	load_page
 	cat_tables_py
@@ -170,7 +169,7 @@ report_flame_matches_callgrind_body()
 {
 	need_prog
 	need_chromium
-	command -v valgrind >/dev/null 2>&1 || atf_skip "valgrind is not installed"
+	require_tools valgrind
 	command -v callgrind_annotate >/dev/null 2>&1 ||
 	    atf_skip "callgrind_annotate is not installed"
 	make_report
@@ -262,7 +261,7 @@ report_debug_info_body()
 {
 	[ -x "$HWTRACE_PROGS/dynpie" ] || atf_skip "fixture programs not built"
 	need_chromium
-	command -v python3 >/dev/null 2>&1 || atf_skip "python3 is not installed"
+	require_tools python3
 	cat_tables_py
 	for m in all own; do
 		"$HWTRACE" capture --debug-info=$m -o $m.hwtrace -- \
@@ -295,7 +294,7 @@ report_bounds_body()
 {
 	need_prog
 	need_chromium
-	command -v python3 >/dev/null 2>&1 || atf_skip "python3 is not installed"
+	require_tools python3
 	make_report
 	"$HWTRACE" report --columns 50 --depth 2 --top 5 -o dc.html dc.hwtrace \
 	    2> rep.err || atf_fail "report failed: $(cat rep.err)"
