@@ -23,6 +23,7 @@
 #include "hwtrace.h"
 #include "hwtr_kernel.h"
 #include "hwtr_test.h"
+#include "../lib/hwtr_test_tool.h"
 
 #define PTCHECK	HWTR_TEST_BUILD "/tests/capture/ptcheck"
 #define HWTR_NELEM_T(a)	(sizeof(a) / sizeof((a)[0]))
@@ -142,13 +143,8 @@ static void
 sb(struct arch *a, enum hwtr_sb_type type, uint64_t time, int32_t pid,
     const char *key, size_t len)
 {
-	struct hwtr_sb_rec r;
+	struct hwtr_sb_rec r = tool_sb(type, time, pid, pid);
 
-	memset(&r, 0, sizeof(r));
-	r.type = type;
-	r.time = time;
-	r.pid = pid;
-	r.tid = pid;
 	if (type == HWTR_SB_MMAP) {
 		r.u.mmap.addr = 0x400000;
 		r.u.mmap.len = len;

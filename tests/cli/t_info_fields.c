@@ -72,10 +72,7 @@ write_archive(void)
 	sd.name = "tid 43";
 	sd.pt.cyc_thresh = 1;
 	sd.pt.psb_freq = 2;
-	sd.pt.nfilters = 1;
-	sd.pt.filter[0].cfg = 1;
-	sd.pt.filter[0].a = 0x401000;
-	sd.pt.filter[0].b = 0x402000;
+	tool_pt_filter(&sd, 0x401000, 0x402000);
 	ATF_REQUIRE_EQ(hwtr_aw_add_stream(aw, &sd, &id), 0);
 	memset(buf, 0x55, sizeof(buf));
 	ATF_REQUIRE_EQ(hwtr_aw_chunk(aw, id, HWTR_AW_APPEND, buf, 600), 0);

@@ -29,6 +29,7 @@
 
 #include "hwtrace.h"
 #include "hwtr_test.h"
+#include "../lib/hwtr_test_tool.h"
 
 #define RSS_LIMIT_KB	(512L * 1024)
 
@@ -81,12 +82,7 @@ meta(struct hwtr_capture_meta *m)
 {
 	static const char *const argv[] = { "/bin/bomb" };
 
-	memset(m, 0, sizeof(*m));
-	m->host = "h";
-	m->source = "step";
-	m->cpu.vendor = HWTR_CPU_INTEL;
-	m->cpu.family = 6;
-	m->cpu.model = 0x55;
+	tool_intel_meta(m, "h", "step", 0x55);
 	m->argv = argv;
 	m->argc = 1;
 	m->start_ns = 1;
@@ -134,7 +130,6 @@ ATF_TC_BODY(image_bomb_bounded, tc)
 {
 	const size_t len = 768u << 20;
 	struct hwtr_capture_meta m;
-	struct hwtr_image_desc d;
 	struct hwtr_aw *aw;
 	struct hwtr_capture_end end;
 	char err[512], key[HWTR_IMAGE_KEY_MAX];
@@ -145,11 +140,8 @@ ATF_TC_BODY(image_bomb_bounded, tc)
 	meta(&m);
 	ATF_REQUIRE_EQ_MSG(hwtr_aw_open(&aw, "b.hwtrace", &m, NULL, err,
 	    sizeof(err)), 0, "%s", err);
-	memset(&d, 0, sizeof(d));
-	d.path = "/bomb";
-	d.kind = HWTR_IMG_MEMORY;
-	ATF_REQUIRE_EQ_MSG(hwtr_aw_add_image(aw, &d, b, len, key), 0, "%s",
-	    hwtr_aw_errmsg(aw));
+	ATF_REQUIRE_EQ_MSG(tool_memory_image(aw, "/bomb", b, len, key), 0,
+	    "%s", hwtr_aw_errmsg(aw));
 	free(b);
 	memset(&end, 0, sizeof(end));
 	hwtr_aw_set_end(aw, &end);
@@ -599,7 +591,6 @@ code_archive(const char *path, const uint8_t *pt, size_t ptlen,
 {
 	struct hwtr_capture_meta m;
 	struct hwtr_stream_desc sd;
-	struct hwtr_image_desc d;
 	struct hwtr_capture_end end;
 	struct hwtr_sb_rec r;
 	struct hwtr_aw *aw;
@@ -615,11 +606,8 @@ code_archive(const char *path, const uint8_t *pt, size_t ptlen,
 	meta(&m);
 	ATF_REQUIRE_EQ_MSG(hwtr_aw_open(&aw, path, &m, NULL, err,
 	    sizeof(err)), 0, "%s", err);
-	memset(&d, 0, sizeof(d));
-	d.path = "/code";
-	d.kind = HWTR_IMG_MEMORY;
-	ATF_REQUIRE_EQ_MSG(hwtr_aw_add_image(aw, &d, code, sizeof(code),
-	    key), 0, "%s", hwtr_aw_errmsg(aw));
+	ATF_REQUIRE_EQ_MSG(tool_memory_image(aw, "/code", code, sizeof(code), key), 0,
+	    "%s", hwtr_aw_errmsg(aw));
 	memset(&sd, 0, sizeof(sd));
 	sd.format = HWTR_TF_INTEL_PT;
 	sd.pid = sd.tid = 1;

@@ -70,6 +70,15 @@ refused_with(const char *path, const struct craft_member *extra, size_t n,
 	expect_refused(path, NULL, HWTR_E_FORMAT, what);
 }
 
+/* refused_with @path and the one member @x, first renamed @name. */
+static void
+renamed_refused(const char *path, struct craft_member *x, const char *name,
+    const char *what)
+{
+	x->name = name;
+	refused_with(path, x, 1, what);
+}
+
 /* craft @path of @m alone, then expect_refused: a format error, @what. */
 static void
 refused_crafted(const char *path, const struct craft_member *m, size_t n,
@@ -346,12 +355,10 @@ ATF_TC_BODY(bad_cross_references_refused, tc)
 	refused_with("x1.hwtrace", x, 1,
 	    "stream 7 has no stream.json before it");
 
-	x[0].name = "streams/0/0000000000000004.chunk";
-	refused_with("x2.hwtrace", x, 1,
+	renamed_refused("x2.hwtrace", x, "streams/0/0000000000000004.chunk",
 	    "stream offset 0x4 goes back before 0xa");
 
-	x[0].name = "images/bid-0011";
-	refused_with("x3.hwtrace", x, 1,
+	renamed_refused("x3.hwtrace", x, "images/bid-0011",
 	    "image without a description");
 
 	x[0].name = "images/bid-0011.json";
@@ -362,8 +369,7 @@ ATF_TC_BODY(bad_cross_references_refused, tc)
 	craft_set(&x[1], "images/bid-0011", "abc", 3);
 	refused_with("x6.hwtrace", x, 2,
 	    "'images/bid-0011': 3 bytes, its description says 5");
-	x[0].name = "images/bid-0022.json";
-	refused_with("x7.hwtrace", x, 1,
+	renamed_refused("x7.hwtrace", x, "images/bid-0022.json",
 	    "images/bid-0022.json: field 'key' is 'bid-0011'");
 	memset(x, 0, sizeof(x));
 

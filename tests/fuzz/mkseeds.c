@@ -389,10 +389,7 @@ seed_full(const char *name, int abort_early)
 	sd.name = "tid 101";
 	sd.pt.cyc_thresh = 1;
 	sd.pt.psb_freq = 0;
-	sd.pt.nfilters = 1;
-	sd.pt.filter[0].cfg = 1;
-	sd.pt.filter[0].a = 0x400000;
-	sd.pt.filter[0].b = 0x4fffff;
+	tool_pt_filter(&sd, 0x400000, 0x4fffff);
 	check(aw, hwtr_aw_add_stream(aw, &sd, &s0), "stream");
 	sd.tid = -1;
 	sd.cpu = 3;

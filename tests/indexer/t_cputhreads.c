@@ -35,6 +35,7 @@
 
 #include "hwtrace.h"
 #include "hwtr_test.h"
+#include "../lib/hwtr_test_tool.h"
 #include "../../indexer/hwtr_ix_sqlite.h"
 #include "../../indexer/colstore.h"
 
@@ -142,13 +143,8 @@ cut(size_t s, const struct hwtr_stream_desc *sd, const struct tstream *ts,
 static struct hwtr_sb_rec
 sw_rec(uint64_t t, int32_t pid, int32_t tid, int cpu, int out)
 {
-	struct hwtr_sb_rec r;
+	struct hwtr_sb_rec r = tool_sb(HWTR_SB_SWITCH, t, pid, tid);
 
-	memset(&r, 0, sizeof(r));
-	r.type = HWTR_SB_SWITCH;
-	r.time = t;
-	r.pid = pid;
-	r.tid = tid;
 	r.u.sw.cpu = cpu;
 	r.u.sw.out = (uint8_t)out;
 	return (r);

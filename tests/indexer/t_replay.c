@@ -28,6 +28,7 @@
 
 #include "hwtrace.h"
 #include "hwtr_test.h"
+#include "../lib/hwtr_test_tool.h"
 
 static double
 now(void)
@@ -46,11 +47,7 @@ writer(const char *path)
 	struct hwtr_aw *aw;
 	char err[512];
 
-	memset(&m, 0, sizeof(m));
-	m.host = "h";
-	m.source = "step";
-	m.cpu.vendor = HWTR_CPU_INTEL;
-	m.cpu.family = 6;
+	tool_intel_meta(&m, "h", "step", 0);
 	m.argv = argv;
 	m.argc = 1;
 	m.start_ns = 1;
@@ -104,13 +101,14 @@ many_maps(const char *path, size_t nmaps)
 	finish(aw);
 }
 
-/* Run hwtrace with @argv[1..]; the exit status and the wall time. */
-static int
-run(char *const *argv, double *secs)
+/*
+ * Start hwtrace with @argv[1..], its stderr to the file err, TMPDIR
+ * @tmpdir when not NULL; its pid.
+ */
+static pid_t
+start(char *const *argv, const char *tmpdir)
 {
-	double t0 = now();
 	pid_t pid;
-	int st;
 
 	pid = fork();
 	ATF_REQUIRE(pid >= 0);
@@ -118,9 +116,22 @@ run(char *const *argv, double *secs)
 		int fd = open("err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		dup2(fd, 2);
+		if (tmpdir != NULL)
+			setenv("TMPDIR", tmpdir, 1);
 		execv(HWTR_TEST_HWTRACE, argv);
 		_exit(127);
 	}
+	return (pid);
+}
+
+/* Run hwtrace with @argv[1..]; the exit status and the wall time. */
+static int
+run(char *const *argv, double *secs)
+{
+	double t0 = now();
+	pid_t pid = start(argv, NULL);
+	int st;
+
 	ATF_REQUIRE(waitpid(pid, &st, 0) == pid);
 	*secs = now() - t0;
 	return (WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
@@ -241,19 +252,9 @@ interrupt(char *const *argv, int sig, double delay, double *stop_secs)
 {
 	struct timespec ts;
 	double t0;
-	pid_t pid;
+	pid_t pid = start(argv, "tmp");
 	int st;
 
-	pid = fork();
-	ATF_REQUIRE(pid >= 0);
-	if (pid == 0) {
-		int fd = open("err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(fd, 2);
-		setenv("TMPDIR", "tmp", 1);
-		execv(HWTR_TEST_HWTRACE, argv);
-		_exit(127);
-	}
 	ts.tv_sec = (time_t)delay;
 	ts.tv_nsec = (long)((delay - (double)ts.tv_sec) * 1e9);
 	nanosleep(&ts, NULL);
@@ -296,7 +297,6 @@ ATF_TC_BODY(signals_stop_indexing, tc)
 	    NULL };
 	char *q[] = { "hwtrace", "query", "s.hwtrace", "summary", NULL };
 	const size_t len = 1024u << 20;
-	struct hwtr_image_desc d;
 	struct hwtr_aw *aw;
 	char key[HWTR_IMAGE_KEY_MAX];
 	uint8_t *b;
@@ -310,11 +310,8 @@ ATF_TC_BODY(signals_stop_indexing, tc)
 	ATF_REQUIRE((b = calloc(1, len)) != NULL);
 	for (i = 0; i < len; i += 16384)
 		b[i] = (uint8_t)(i >> 14 | 1);
-	memset(&d, 0, sizeof(d));
-	d.path = "/big";
-	d.kind = HWTR_IMG_MEMORY;
-	ATF_REQUIRE_EQ_MSG(hwtr_aw_add_image(aw, &d, b, len, key), 0, "%s",
-	    hwtr_aw_errmsg(aw));
+	ATF_REQUIRE_EQ_MSG(tool_memory_image(aw, "/big", b, len, key), 0,
+	    "%s", hwtr_aw_errmsg(aw));
 	free(b);
 	finish(aw);
 	ATF_REQUIRE(mkdir("tmp", 0700) == 0);

@@ -207,6 +207,14 @@ need_valgrind()
 	    atf_skip "valgrind is not installed"
 }
 
+# need_vg_fixture PROG: skip unless fixture PROG was built and Valgrind
+# is installed (need_valgrind).
+need_vg_fixture()
+{
+	[ -x "$HWTRACE_PROGS/$1" ] || atf_skip "fixture programs not built"
+	need_valgrind
+}
+
 # need_go: skip unless Go's toolchain is installed.
 need_go()
 {

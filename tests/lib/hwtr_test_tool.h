@@ -87,6 +87,46 @@ tool_pt_stream(struct hwtr_stream_desc *sd, int32_t pid, int32_t tid,
 	sd->pt.options = options;
 }
 
+/* @sd's one address filter: trace only in [@a, @b] (cfg 1, filter). */
+static inline void
+tool_pt_filter(struct hwtr_stream_desc *sd, uint64_t a, uint64_t b)
+{
+	sd->pt.nfilters = 1;
+	sd->pt.filter[0].cfg = 1;
+	sd->pt.filter[0].a = a;
+	sd->pt.filter[0].b = b;
+}
+
+/* A sideband record of @type at @time for thread @tid of process @pid. */
+static inline struct hwtr_sb_rec
+tool_sb(enum hwtr_sb_type type, uint64_t time, int32_t pid, int32_t tid)
+{
+	struct hwtr_sb_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = type;
+	r.time = time;
+	r.pid = pid;
+	r.tid = tid;
+	return (r);
+}
+
+/*
+ * Add to @aw a memory image (no file) named @path of the @len bytes at
+ * @b, its key into @key; what hwtr_aw_add_image returns.
+ */
+static inline int
+tool_memory_image(struct hwtr_aw *aw, const char *path, const void *b,
+    size_t len, char *key)
+{
+	struct hwtr_image_desc d;
+
+	memset(&d, 0, sizeof(d));
+	d.path = path;
+	d.kind = HWTR_IMG_MEMORY;
+	return (hwtr_aw_add_image(aw, &d, b, len, key));
+}
+
 /*
  * Stream @s of @ar, its chunks decompressed into one buffer of *@lenp
  * bytes and @pad more (zero), to free; exits on an error.

@@ -14,9 +14,7 @@
 
 need()
 {
-	[ -x "$HWTRACE_PROGS/inline" ] || atf_skip "fixture programs not built"
-	command -v valgrind.bin >/dev/null 2>&1 ||
-	    atf_skip "valgrind is not installed"
+	need_vg_fixture inline
 	require_tools gdb
 }
 

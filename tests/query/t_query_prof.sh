@@ -10,13 +10,6 @@
 . "$(atf_get_srcdir)/../env.sh"
 . "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
-need_valgrind()
-{
-	[ -x "$HWTRACE_PROGS/measure" ] || atf_skip "fixture programs not built"
-	command -v valgrind.bin >/dev/null 2>&1 ||
-	    atf_skip "valgrind is not installed"
-}
-
 # capture NAME ARG...: a valgrind capture of measure ARG... into NAME.db,
 # with an empty environment (so that two runs differ only by ARG).
 capture()
@@ -40,7 +33,7 @@ atf_test_case bt_crash_matches_gdb
 bt_crash_matches_gdb_head() { atf_set descr "bt after a crash in strlen called by measure: frame 0 as Valgrind reports the fault, the frames above it as gdb's bt (function and file:line)"; }
 bt_crash_matches_gdb_body()
 {
-	need_valgrind
+	need_vg_fixture measure
 	require_tools gdb
 	# Valgrind's report of the fault reaches stderr with --verbose.
 	CAPFLAGS=--verbose
@@ -75,7 +68,7 @@ atf_test_case bt_crash_matches_gdb_core
 bt_crash_matches_gdb_core_head() { atf_set descr "bt after the crash in strlen called by measure gives the frames gdb's bt reads from the core file of a native run of the same program (function and file:line), frame 0 in strlen"; }
 bt_crash_matches_gdb_core_body()
 {
-	need_valgrind
+	need_vg_fixture measure
 	require_tools gdb
 	# A native run leaves a core file where the kernel is told to
 	# (core_pattern): only a plain file name in this directory will do.
@@ -125,7 +118,7 @@ atf_test_case bt_at_matches_gdb_breakpoint
 bt_at_matches_gdb_breakpoint_head() { atf_set descr "bt --at the first instruction of lex's first call is gdb's bt at a breakpoint there; --at past the end is an error"; }
 bt_at_matches_gdb_breakpoint_body()
 {
-	need_valgrind
+	need_vg_fixture measure
 	require_tools gdb
 	capture a a
 	# The position of lex's first instruction: where the first call of lex begins.
@@ -176,7 +169,7 @@ atf_test_case hot_by_line_matches_callgrind
 hot_by_line_matches_callgrind_head() { atf_set descr "hot --by line and annotate --by line give each line of measure.c the instructions callgrind counts there"; }
 hot_by_line_matches_callgrind_body()
 {
-	need_valgrind
+	need_vg_fixture measure
 	require_tools callgrind_annotate
 	capture a a
 	callgrind_counts
@@ -210,7 +203,7 @@ atf_test_case annotate_insns_match_callgrind
 annotate_insns_match_callgrind_head() { atf_set descr "annotate FUNC gives each instruction of lex and main the execution count callgrind gives it, with its disassembly"; }
 annotate_insns_match_callgrind_body()
 {
-	need_valgrind
+	need_vg_fixture measure
 	require_tools callgrind_annotate objdump
 	capture a a
 	callgrind_counts
@@ -244,7 +237,7 @@ atf_test_case folded_matches_callgrind
 folded_matches_callgrind_head() { atf_set descr "export --folded writes flamegraph.pl's format, weights adding up to the trace's instructions, each of measure.c's functions weighing its callgrind self cost"; }
 folded_matches_callgrind_body()
 {
-	need_valgrind
+	need_vg_fixture measure
 	require_tools callgrind_annotate
 	capture a a
 	env -i valgrind --tool=callgrind --skip-plt=no \
@@ -280,7 +273,7 @@ atf_test_case diff_known_divergence
 diff_known_divergence_head() { atf_set descr "diff of measure a and measure b: they split at the DIVERGE line, a goes on in alpha and b in beta; alpha's and beta's functions and lines are each in one run only; a run against itself is the same"; }
 diff_known_divergence_body()
 {
-	need_valgrind
+	need_vg_fixture measure
 	capture a a
 	capture b b
 	"$HWTRACE" diff --first a.db b.db --format tsv > d.tsv || atf_fail "diff failed"
