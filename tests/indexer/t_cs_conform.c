@@ -414,13 +414,20 @@ enum snap_result {
 };
 
 /*
- * A test of one snapshot @name of the corpus directory @dir, against what
- * trc_pkt_lister printed into @ppl; @want and @got are empty, its to
+ * One snapshot @name of the corpus directory @dir, and the path of what
+ * trc_pkt_lister printed for it; @want and @got, empty, for its test to
  * fill; a failure says why in @why.
  */
-typedef enum snap_result snap_test(const char *dir, const char *name,
-    const char *ppl, struct lines *want, struct lines *got, char *why,
-    size_t whylen);
+struct snap {
+	const char	*dir;
+	const char	*name;
+	char		 ppl[1100];
+	struct lines	 want;
+	struct lines	 got;
+	char		 why[512];
+};
+
+typedef enum snap_result snap_test(struct snap *s);
 
 /*
  * @test on every OpenCSD snapshot of the corpus (skips without it): at
@@ -430,10 +437,10 @@ typedef enum snap_result snap_test(const char *dir, const char *name,
 static void
 each_snapshot(snap_test *test, int min, const char *what)
 {
-	char dir[1024], ppl[1100], why[512];
+	char dir[1024];
 	struct tally t = { "", 0, 0 };
-	struct lines want, got;
 	struct dirent *de;
+	struct snap sn;
 	DIR *d;
 
 	HWTR_REQUIRE_CORPUS("opencsd/snapshots");
@@ -443,14 +450,14 @@ each_snapshot(snap_test *test, int min, const char *what)
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;
-		memset(&want, 0, sizeof(want));
-		memset(&got, 0, sizeof(got));
-		snprintf(ppl, sizeof(ppl), "%s/opencsd/expected/%s.ppl",
+		memset(&sn, 0, sizeof(sn));
+		sn.dir = dir;
+		sn.name = de->d_name;
+		snprintf(sn.ppl, sizeof(sn.ppl), "%s/opencsd/expected/%s.ppl",
 		    HWTR_TEST_CORPUS, de->d_name);
-		switch (test(dir, de->d_name, ppl, &want, &got, why,
-		    sizeof(why))) {
+		switch (test(&sn)) {
 		case SNAP_FAIL:
-			tally_fail(&t, de->d_name, why);
+			tally_fail(&t, sn.name, sn.why);
 			break;
 		case SNAP_PASS:
 			t.tested++;
@@ -459,8 +466,8 @@ each_snapshot(snap_test *test, int min, const char *what)
 			break;
 		}
 		fflush(stdout);
-		free(want.v);
-		free(got.v);
+		free(sn.want.v);
+		free(sn.got.v);
 	}
 	closedir(d);
 	ATF_REQUIRE_MSG(t.tested >= min, "expected %s, tested %d", what,
@@ -470,6 +477,41 @@ each_snapshot(snap_test *test, int min, const char *what)
 		    t.fails);
 }
 
+/*
+ * One snapshot's instruction ranges against trc_pkt_lister's: decoded
+ * from its directory as they are in the expected output's output.
+ */
+static enum snap_result
+snap_ranges(struct snap *s)
+{
+	char snap[1400], src[128];
+	size_t nranges;
+	int decodable;
+
+	snprintf(snap, sizeof(snap), "%s/%s", s->dir, s->name);
+	if (expected(s->ppl, &s->want, src, sizeof(src)) < 0) {
+		printf("%s: skipped: no expected output\n", s->name);
+		return (SNAP_SKIP);
+	}
+	if (s->want.n == 0) {
+		printf("%s: skipped: trc_pkt_lister printed no decoded "
+		    "elements\n", s->name);
+		return (SNAP_SKIP);
+	}
+	if (decode_snapshot(s->name, snap, src[0] != '\0' ? src : NULL,
+	    &s->got, &decodable, s->why, sizeof(s->why)) < 0)
+		return (SNAP_FAIL);
+	if (!decodable) {
+		printf("%s: skipped: no ETMv3/PTM/ETMv4/ETE source\n", s->name);
+		return (SNAP_SKIP);
+	}
+	if (compare(&s->want, &s->got, s->why, sizeof(s->why), &nranges) < 0)
+		return (SNAP_FAIL);
+	printf("%s: pass (%zu elements, %zu ranges)\n", s->name, s->want.n,
+	    nranges);
+	return (SNAP_PASS);
+}
+
 ATF_TC(snapshots);
 ATF_TC_HEAD(snapshots, tc)
 {
@@ -477,41 +519,6 @@ ATF_TC_HEAD(snapshots, tc)
 	    "inaccessible addresses per trace ID equal trc_pkt_lister's for "
 	    "every ETMv3/PTM/ETMv4/ETE snapshot of the corpus");
 	atf_tc_set_md_var(tc, "timeout", "300");
-}
-/*
- * One snapshot's instruction ranges against trc_pkt_lister's: decoded
- * from its directory as they are in @ppl's output.
- */
-static enum snap_result
-snap_ranges(const char *dir, const char *name, const char *ppl,
-    struct lines *want, struct lines *got, char *why, size_t whylen)
-{
-	char snap[1400], src[128];
-	size_t nranges;
-	int decodable;
-
-	snprintf(snap, sizeof(snap), "%s/%s", dir, name);
-	if (expected(ppl, want, src, sizeof(src)) < 0) {
-		printf("%s: skipped: no expected output\n", name);
-		return (SNAP_SKIP);
-	}
-	if (want->n == 0) {
-		printf("%s: skipped: trc_pkt_lister printed no decoded "
-		    "elements\n", name);
-		return (SNAP_SKIP);
-	}
-	if (decode_snapshot(name, snap, src[0] != '\0' ? src : NULL, got,
-	    &decodable, why, whylen) < 0)
-		return (SNAP_FAIL);
-	if (!decodable) {
-		printf("%s: skipped: no ETMv3/PTM/ETMv4/ETE source\n", name);
-		return (SNAP_SKIP);
-	}
-	if (compare(want, got, why, whylen, &nranges) < 0)
-		return (SNAP_FAIL);
-	printf("%s: pass (%zu elements, %zu ranges)\n", name, want->n,
-	    nranges);
-	return (SNAP_PASS);
 }
 
 ATF_TC_BODY(snapshots, tc)
@@ -871,6 +878,34 @@ db_cc(const char *db, struct lines *l)
 	sqlite3_close(h);
 }
 
+/*
+ * One snapshot's cycle counts against trc_pkt_lister's: the cycles table
+ * of hwtrace index's database as the expected output's output has them.
+ */
+static enum snap_result
+snap_cycles(struct snap *s)
+{
+	char cmd[2800];
+	size_t nranges;
+	long n;
+
+	if ((n = expected_cc(s->ppl, &s->want)) <= 0) {
+		printf("%s: skipped: %s\n", s->name, n < 0 ? "no expected "
+		    "output" : "no cycle counts in the expected output");
+		return (SNAP_SKIP);
+	}
+	snprintf(cmd, sizeof(cmd), "'%s' import '%s/%s' -o cc.hwtrace && "
+	    "'%s' index -q -o cc.db cc.hwtrace", HWTR_TEST_HWTRACE, s->dir,
+	    s->name, HWTR_TEST_HWTRACE);
+	if (system(cmd) != 0)
+		atf_tc_fail("%s: '%s' failed", s->name, cmd);
+	db_cc("cc.db", &s->got);
+	if (compare(&s->want, &s->got, s->why, sizeof(s->why), &nranges) < 0)
+		return (SNAP_FAIL);
+	printf("%s: pass (%ld cycle counts)\n", s->name, n);
+	return (SNAP_PASS);
+}
+
 ATF_TC(cycle_counts);
 ATF_TC_HEAD(cycle_counts, tc)
 {
@@ -879,34 +914,6 @@ ATF_TC_HEAD(cycle_counts, tc)
 	    "database holds trc_pkt_lister's counts per trace ID, in order, "
 	    "with their elements at the positions of their ranges");
 	atf_tc_set_md_var(tc, "timeout", "300");
-}
-/*
- * One snapshot's cycle counts against trc_pkt_lister's: the cycles table
- * of hwtrace index's database as @ppl's output has them.
- */
-static enum snap_result
-snap_cycles(const char *dir, const char *name, const char *ppl,
-    struct lines *want, struct lines *got, char *why, size_t whylen)
-{
-	char cmd[2800];
-	size_t nranges;
-	long n;
-
-	if ((n = expected_cc(ppl, want)) <= 0) {
-		printf("%s: skipped: %s\n", name, n < 0 ? "no expected "
-		    "output" : "no cycle counts in the expected output");
-		return (SNAP_SKIP);
-	}
-	snprintf(cmd, sizeof(cmd), "'%s' import '%s/%s' -o cc.hwtrace && "
-	    "'%s' index -q -o cc.db cc.hwtrace", HWTR_TEST_HWTRACE, dir, name,
-	    HWTR_TEST_HWTRACE);
-	if (system(cmd) != 0)
-		atf_tc_fail("%s: '%s' failed", name, cmd);
-	db_cc("cc.db", got);
-	if (compare(want, got, why, whylen, &nranges) < 0)
-		return (SNAP_FAIL);
-	printf("%s: pass (%ld cycle counts)\n", name, n);
-	return (SNAP_PASS);
 }
 
 ATF_TC_BODY(cycle_counts, tc)

@@ -101,13 +101,9 @@ tool_pt_filter(struct hwtr_stream_desc *sd, uint64_t a, uint64_t b)
 static inline struct hwtr_sb_rec
 tool_sb(enum hwtr_sb_type type, uint64_t time, int32_t pid, int32_t tid)
 {
-	struct hwtr_sb_rec r;
+	struct hwtr_sb_rec r = { .type = type, .time = time, .pid = pid,
+	    .tid = tid };
 
-	memset(&r, 0, sizeof(r));
-	r.type = type;
-	r.time = time;
-	r.pid = pid;
-	r.tid = tid;
 	return (r);
 }
 
