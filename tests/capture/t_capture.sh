@@ -313,8 +313,7 @@ ring_keeps_last_bytes_and_records_loss_body() {
 	"$HWTRACE" capture --source step --mode ring --buffer 4K --psb-period 64 -o r.hwtrace \
 	    -- "$HWTRACE_PROGS/loop" >/dev/null 2>err ||
 		atf_fail "capture failed: $(oneline err)"
-	"$HWTRACE" info r.hwtrace >info
-	bytes=$(sed -n "s/^  stream 0 .* \([0-9][0-9]*\) bytes$/\1/p" info)
+	stream0_bytes r.hwtrace
 	[ -n "$bytes" ] && [ "$bytes" -le 4096 ] && [ "$bytes" -gt 1024 ] ||
 		atf_fail "expected 1K < kept bytes <= 4096, got '$bytes': $(oneline info)"
 	grep -q '^  lost: 1$' info || atf_fail "no lost record: $(oneline info)"
@@ -335,8 +334,7 @@ stop_mode_stops_and_records_it_body() {
 		atf_fail "capture failed: $(oneline err)"
 	grep -q 'loop: sum 6090 odd 14' out ||
 		atf_fail "the program did not finish: $(oneline out)"
-	"$HWTRACE" info s.hwtrace >info
-	bytes=$(sed -n "s/^  stream 0 .* \([0-9][0-9]*\) bytes$/\1/p" info)
+	stream0_bytes s.hwtrace
 	[ -n "$bytes" ] && [ "$bytes" -lt 2048 ] ||
 		atf_fail "expected about 1K of trace, got '$bytes' (a full trace is 2.3K)"
 	grep -q '^  lost: 1$' info || atf_fail "no lost record: $(oneline info)"

@@ -41,6 +41,23 @@ small_tmpfs() {
 		atf_skip "cannot mount a tmpfs here: $(oneline err)"
 }
 
+# small_capture SIZE ARG...: capture (with ARGs) by the valgrind source
+# of gzip -1 of ./input into z.hwtrace (its output in got.gz, stderr in
+# err), TMPDIR on ./small (small_tmpfs), a tmpfs of SIZE.
+small_capture() {
+	sc_size=$1
+	shift
+	TMPDIR=$PWD/small "$HWTRACE" capture "$@" --source valgrind \
+	    -o z.hwtrace -- gzip -1 -c input >got.gz 2>err ||
+		atf_fail "capture with a $sc_size TMPDIR failed: $(oneline err)"
+}
+
+# small_umount: the cleanup of a test case that mounted ./small.
+small_umount() {
+	umount small 2>/dev/null
+	return 0
+}
+
 # gt PROG STATUS: capture PROG under valgrind with ground truth, expect its
 # exit status, a ground-truth member, and the checker's agreement.
 gt() {
@@ -382,8 +399,7 @@ stop_mode_stops_and_records_it_body() {
 		atf_fail "capture failed: $(oneline err)"
 	grep -q 'loop: sum 6090 odd 14' out ||
 		atf_fail "the program did not finish: $(oneline out)"
-	"$HWTRACE" info s.hwtrace >info
-	bytes=$(sed -n "s/^  stream 0 .* \([0-9][0-9]*\) bytes$/\1/p" info)
+	stream0_bytes s.hwtrace
 	# The limit is checked every 16th superblock: a little overrun.
 	[ -n "$bytes" ] && [ "$bytes" -ge 1024 ] && [ "$bytes" -lt 1536 ] ||
 		atf_fail "expected 1K to 1.5K of trace, got '$bytes' (without a limit: $whole)"
@@ -406,15 +422,12 @@ event_files_use_bounded_disk_head() {
 event_files_use_bounded_disk_body() {
 	gzip_input 1048576
 	small_tmpfs 16m
-	TMPDIR=$PWD/small "$HWTRACE" capture --source valgrind -o z.hwtrace \
-	    -- gzip -1 -c input >got.gz 2>err ||
-		atf_fail "capture with a 16 MiB TMPDIR failed: $(oneline err)"
+	small_capture "16 MiB"
 	gzip_traced 100000000
 	[ -z "$(ls small)" ] || atf_fail "event files left behind: $(ls small)"
 }
 event_files_use_bounded_disk_cleanup() {
-	umount small 2>/dev/null
-	return 0
+	small_umount
 }
 
 atf_test_case ring_fork_child_while_parent_waits
@@ -442,17 +455,14 @@ ring_falls_back_to_stream_head() {
 ring_falls_back_to_stream_body() {
 	gzip_input 262144
 	small_tmpfs 4m
-	TMPDIR=$PWD/small "$HWTRACE" capture -v --source valgrind \
-	    -o z.hwtrace -- gzip -1 -c input >got.gz 2>err ||
-		atf_fail "capture with a 4 MiB TMPDIR failed: $(oneline err)"
+	small_capture "4 MiB" -v
 	gzip_traced 20000000
 	grep -q "is a stream" err ||
 		atf_fail "the event file was not a stream: $(oneline err)"
 	[ -z "$(ls small)" ] || atf_fail "event files left behind: $(ls small)"
 }
 ring_falls_back_to_stream_cleanup() {
-	umount small 2>/dev/null
-	return 0
+	small_umount
 }
 
 atf_test_case event_files_read_fallback

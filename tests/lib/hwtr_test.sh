@@ -364,6 +364,14 @@ vgcapture_status()
 	echo $? > capture.rc
 }
 
+# stream0_bytes ARCHIVE: hwtrace info of ARCHIVE into ./info, and the
+# bytes of its stream 0 (as info counts them) in $bytes.
+stream0_bytes()
+{
+	"$HWTRACE" info "$1" >info || atf_fail "hwtrace info $1 failed"
+	bytes=$(sed -n "s/^  stream 0 .* \([0-9][0-9]*\) bytes$/\1/p" info)
+}
+
 # members ARCHIVE: the archive's member names (tar reads the zstd frames).
 members()
 {
