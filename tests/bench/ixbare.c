@@ -48,7 +48,6 @@
 #include "hwtrace.h"
 #include "../../indexer/hwtr_ix.h"
 #include "../../indexer/segout.h"
-#include "../lib/hwtr_test_tool.h"
 
 static void *
 slurp(const char *path, size_t *lenp)
@@ -158,7 +157,7 @@ archive(const char *path)
 	const char *tdir = getenv("TMPDIR");
 	char *tmpl, **files;
 	uint64_t *sizes;
-	size_t s, i, nimg;
+	size_t s, c, i, nimg;
 
 	if (hwtr_ar_open(&ar, path, NULL) < 0)
 		errx(1, "%s: cannot open the archive", path);
@@ -181,15 +180,29 @@ archive(const char *path)
 		struct pt_block_decoder *d;
 		struct pt_image *img;
 		struct timespec t0, t1;
-		uint8_t *buf;
-		size_t len;
+		uint8_t *buf = NULL;
+		size_t len = 0;
 		uint64_t ns;
 		char what[64];
 
 		if (sd->format != HWTR_TF_INTEL_PT)
 			continue;
 		/* The chunks, decompressed into one buffer. */
-		buf = tool_stream_bytes(ar, s, 1, &len);
+		for (c = 0; c < hwtr_ar_nchunks(ar, s); c++) {
+			void *p;
+			uint8_t *nb;
+			size_t k;
+
+			if (hwtr_ar_read_chunk(ar, s, c, &p, &k) < 0)
+				errx(1, "stream %zu chunk %zu: %s", s, c,
+				    hwtr_ar_errmsg(ar));
+			if ((nb = realloc(buf, len + k + 1)) == NULL)
+				errx(1, "out of memory");
+			buf = nb;
+			memcpy(buf + len, p, k);
+			len += k;
+			free(p);
+		}
 		/* The stream's process image, as the sideband maps it. */
 		if ((img = pt_image_alloc(NULL)) == NULL)
 			errx(1, "out of memory");
