@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "hwtrace.h"
+#include "../lib/hwtr_test_tool.h"
 
 static void
 usage(void)
@@ -36,29 +37,6 @@ usage(void)
 	fprintf(stderr, "usage: bench_archive write [-c chunk] [-l level] "
 	    "[-t threads] in out\n"
 	    "       bench_archive read [-o out] archive\n");
-	exit(2);
-}
-
-static size_t
-number(const char *s, const char *what)
-{
-	char *end;
-	unsigned long long v;
-	size_t mult = 1;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (end == s || errno != 0)
-		goto bad;
-	if (*end == 'K' || *end == 'k')
-		mult = 1024, end++;
-	else if (*end == 'M' || *end == 'm')
-		mult = 1024 * 1024, end++;
-	if (*end != '\0' || v > SIZE_MAX / mult)
-		goto bad;
-	return ((size_t)v * mult);
-bad:
-	fprintf(stderr, "bench_archive: malformed %s '%s'\n", what, s);
 	exit(2);
 }
 
@@ -121,13 +99,16 @@ cmd_write(int argc, char **argv)
 	while ((c = getopt(argc, argv, "c:l:t:")) != -1) {
 		switch (c) {
 		case 'c':
-			chunk = number(optarg, "chunk size");
+			chunk = (size_t)tool_number("bench_archive", optarg,
+			    "chunk size", SIZE_MAX);
 			break;
 		case 'l':
-			opts.level = (int)number(optarg, "level");
+			opts.level = (int)tool_number("bench_archive", optarg,
+			    "level", INT_MAX);
 			break;
 		case 't':
-			opts.threads = (int)number(optarg, "thread count");
+			opts.threads = (int)tool_number("bench_archive", optarg,
+			    "thread count", INT_MAX);
 			break;
 		default:
 			usage();
@@ -142,28 +123,15 @@ cmd_write(int argc, char **argv)
 	if (buf == NULL)
 		err(1, "malloc");
 
-	memset(&meta, 0, sizeof(meta));
-	meta.host = "bench";
-	meta.source = "import-raw";
-	meta.cpu.vendor = HWTR_CPU_INTEL;
-	meta.cpu.family = 6;
-	meta.cpu.model = 0x8c;
+	tool_intel_meta(&meta, "bench", "import-raw", 0x8c);
 	meta.argv = argv0;
 	meta.argc = 1;
 	rc = hwtr_aw_open(&aw, argv[optind + 1], &meta, &opts, errbuf,
 	    sizeof(errbuf));
 	if (rc < 0)
 		errx(1, "%s: %s", argv[optind + 1], errbuf);
-	memset(&sd, 0, sizeof(sd));
-	sd.format = HWTR_TF_INTEL_PT;
-	sd.pid = sd.tid = 1;
-	sd.cpu = -1;
-	sd.pt.cpuid_15_eax = 2;
-	sd.pt.cpuid_15_ebx = 300;
-	sd.pt.nom_freq = 36;
-	sd.pt.mtc_freq = 3;
-	sd.pt.options = HWTR_PT_OPT_TSC | HWTR_PT_OPT_MTC | HWTR_PT_OPT_CYC |
-	    HWTR_PT_OPT_BRANCH | HWTR_PT_OPT_USER;
+	tool_pt_stream(&sd, 1, 1, 300, 36, HWTR_PT_OPT_TSC | HWTR_PT_OPT_MTC |
+	    HWTR_PT_OPT_CYC | HWTR_PT_OPT_BRANCH | HWTR_PT_OPT_USER);
 	rc = hwtr_aw_add_stream(aw, &sd, &id);
 	if (rc < 0)
 		errx(1, "add stream: %s", hwtr_aw_errmsg(aw));

@@ -12,6 +12,7 @@
 # (default 8M) change the input size and the chunk size.
 
 set -eu
+. "$HWTRACE_SRC/tests/bench/lib.sh"
 size=${BENCH_PT_SIZE:-256M}
 chunk=${BENCH_CHUNK:-8M}
 in="$BENCH_DIR/pt-$size.bin"
@@ -29,15 +30,7 @@ bytes=$(stat -c %s "$in")
 cat "$in" > /dev/null	# into the page cache, as for every run below
 
 [ -x /usr/bin/time ] || { echo "bench_archive: /usr/bin/time is missing" >&2; exit 1; }
-now() { date +%s%N; }
 
-# best VAR VALUE: keep the smallest value in VAR.
-best() {
-	eval "cur=\${$1:-}"
-	if [ -z "$cur" ] || [ "$2" -lt "$cur" ]; then
-		eval "$1=$2"
-	fi
-}
 
 # timed KEY COMMAND...: run it, keep its best wall time (ns) in KEY_w and
 # its best CPU time (user + system, ms, all threads) in KEY_c; its wall
@@ -76,19 +69,18 @@ asize=$(stat -c %s "$arch")
 zsize=$(stat -c %s "$zst")
 echo "  input $bytes bytes; archive $asize bytes; zstd $zsize bytes" >&2
 
-mbs() { awk -v b="$bytes" -v ns="$1" 'BEGIN { printf "%.1f", b * 1000 / ns }'; }
 mbcpu() { awk -v b="$bytes" -v ms="$1" 'BEGIN { printf "%.1f", (ms > 0 ? b / 1000 / ms : 0) }'; }
 ratio() { awk -v b="$bytes" -v s="$1" 'BEGIN { printf "%.3f", b / s }'; }
 mib=$((bytes / 1048576))
-printf 'result\twrite %s MiB PT\tMB/s\t%s\tzstd -T2 -3\t%s\thigher\t0.90\n' \
-    "$mib" "$(mbs "$hw_w")" "$(mbs "$zw_w")"
-printf 'result\tcompression %s MiB PT\tratio\t%s\tzstd -T2 -3\t%s\thigher\t0.95\n' \
-    "$mib" "$(ratio "$asize")" "$(ratio "$zsize")"
-printf 'result\tread %s MiB PT\tMB/s\t%s\tzstd -d\t%s\thigher\t0.90\n' \
-    "$mib" "$(mbs "$hr_w")" "$(mbs "$zr_w")"
+result "write $mib MiB PT" MB/s "$(mbs "$hw_w")" "zstd -T2 -3" "$(mbs "$zw_w")" \
+    higher 0.90
+result "compression $mib MiB PT" ratio "$(ratio "$asize")" "zstd -T2 -3" \
+    "$(ratio "$zsize")" higher 0.95
+result "read $mib MiB PT" MB/s "$(mbs "$hr_w")" "zstd -d" "$(mbs "$zr_w")" \
+    higher 0.90
 # CPU time (all threads): steadier than wall time on a loaded machine.
-printf 'result\twrite %s MiB PT, CPU time\tMB/CPU-s\t%s\tzstd -T2 -3\t%s\thigher\t-\n' \
-    "$mib" "$(mbcpu "$hw_c")" "$(mbcpu "$zw_c")"
-printf 'result\tread %s MiB PT, CPU time\tMB/CPU-s\t%s\tzstd -d\t%s\thigher\t-\n' \
-    "$mib" "$(mbcpu "$hr_c")" "$(mbcpu "$zr_c")"
+result "write $mib MiB PT, CPU time" MB/CPU-s "$(mbcpu "$hw_c")" "zstd -T2 -3" \
+    "$(mbcpu "$zw_c")" higher -
+result "read $mib MiB PT, CPU time" MB/CPU-s "$(mbcpu "$hr_c")" "zstd -d" \
+    "$(mbcpu "$zr_c")" higher -
 rm -f "$arch" "$zst"

@@ -11,11 +11,11 @@
 # average.  Protocol: tests/bench/run.sh.
 
 set -eu
+. "$HWTRACE_SRC/tests/bench/lib.sh"
 snap="$HWTRACE_SRC/../shared/corpus/opencsd/snapshots/bugfix-exact-match"
 [ -d "$snap" ] || { echo "bench_cs: corpus not found at $snap" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "bench_cs: /usr/bin/time is missing" >&2; exit 1; }
 bare="$BENCH_PROGS/csbare"
-now() { date +%s%N; }
 cpu() { awk '{ printf "%d", ($1 + $2) * 1000 }' "$BENCH_DIR/time"; }
 "$HWTRACE" import "$snap" -o "$BENCH_DIR/cs.hwtrace.new"
 mv "$BENCH_DIR/cs.hwtrace.new" "$BENCH_DIR/cs.hwtrace"

@@ -15,33 +15,12 @@
 set -eu
 ext="$HWTRACE_BUILD/hwtrace_sqlite"
 
-# The text: C headers, the same bytes on a given system.
-text="$BENCH_DIR/text-8m"
-if [ ! -s "$text" ]; then
-	cat /usr/include/*.h /usr/include/*/*.h /usr/include/*/*/*.h \
-	    2>/dev/null | head -c 8388608 > "$text" || true
-fi
-head -c 1048576 "$text" > "$BENCH_DIR/text-1m"
+. "$HWTRACE_SRC/tests/bench/lib.sh"
 
-# capture NAME CMD...: a valgrind capture into NAME.hwtrace, again when
-# hwtrace is newer; 1 when the capture failed (said on stderr).
-capture() {
-	cn=$1
-	shift
-	if [ ! -s "$BENCH_DIR/$cn.hwtrace" ] ||
-	    [ "$HWTRACE" -nt "$BENCH_DIR/$cn.hwtrace" ]; then
-		echo "  capturing $cn: $*" >&2
-		rm -f "$BENCH_DIR/$cn.hwtrace"
-		"$HWTRACE" capture --force --source valgrind \
-		    -o "$BENCH_DIR/$cn.hwtrace" -- "$@" > /dev/null \
-		    2> "$BENCH_DIR/$cn.err" || true
-	fi
-	if [ ! -s "$BENCH_DIR/$cn.hwtrace" ]; then
-		echo "bench_dbsize: capture of $cn failed:" \
-		    "$(head -3 "$BENCH_DIR/$cn.err" 2>/dev/null)" >&2
-		return 1
-	fi
-}
+# The text: C headers, the same bytes on a given system.
+bench_text
+text="$BENCH_DIR/text-8m"
+head -c 1048576 "$text" > "$BENCH_DIR/text-1m"
 
 # measure NAME WHAT: index NAME.hwtrace, print its rows.
 measure() {
@@ -80,15 +59,5 @@ if capture gzip8m gzip -6 -c "$text"; then
 	printf 'result\tpeak RSS of index, gzip -6 8 MiB\tKiB\t%s\t512 MiB limit\t524288\tlower\t1.00\n' \
 	    "$(cat "$BENCH_DIR/gzip8m.rss")"
 fi
-# The interpreter itself, not a wrapper script (pyenv's shims run bash).
-py=/usr/bin/python3
-if [ -x "$py" ]; then
-	if capture python3 "$py" -c 's = 0
-for i in range(200000): s += i * i
-print(s)'; then
-		measure python3 "python3 loop of 200000" || rc=1
-	fi
-else
-	echo "bench_dbsize: no $py: the python3 rows are skipped" >&2
-fi
+bench_python || rc=1
 exit $rc

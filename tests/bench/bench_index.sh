@@ -17,19 +17,13 @@
 # LLDB captures of the corpus, compared with `ixbare -a`.
 
 set -eu
+. "$HWTRACE_SRC/tests/bench/lib.sh"
 insns=${BENCH_INDEX_INSNS:-40000000}
 prog="$HWTRACE_BUILD/progs/calls"
 gen="$BENCH_PROGS/ixgen"
 bare="$BENCH_PROGS/ixbare"
 [ -x "$prog" ] || { echo "bench_index: $prog not built" >&2; exit 1; }
 
-now() { date +%s%N; }
-best() {
-	eval "cur=\${$1:-}"
-	if [ -z "$cur" ] || [ "$2" -lt "$cur" ]; then
-		eval "$1=$2"
-	fi
-}
 # rss CMD...: peak resident set of CMD in KiB.
 rss() {
 	/usr/bin/time -f '%M' -o "$BENCH_DIR/rss" "$@" > /dev/null 2>&1
@@ -103,20 +97,19 @@ rss_big=$(rss "$HWTRACE" index -q -j 2 -o "$BENCH_DIR/b.db" "$BENCH_DIR/big.hwtr
 bpb=$(sqlite3 "$BENCH_DIR/j1.db" "SELECT value FROM meta WHERE key = 'exec_bytes_per_block'")
 rm -f "$BENCH_DIR/s.db" "$BENCH_DIR/b.db" "$BENCH_DIR/j2.db"
 
-mbs() { awk -v b="$bytes" -v ns="$1" 'BEGIN { printf "%.1f", b * 1000 / ns }'; }
 mib=$((bytes / 1048576))
-printf 'result\tindex -j 1, %s MiB PT\tMB/s\t%s\tbare pt_blk_next loop\t%s\thigher\t0.50\n' \
-    "$mib" "$(mbs "$b1")" "$(mbs "$bb")"
-printf 'result\tindex -j 2, %s MiB PT\tMB/s\t%s\tbare pt_blk_next loop\t%s\thigher\t0.90\n' \
-    "$mib" "$(mbs "$b2")" "$(mbs "$bb")"
+result "index -j 1, $mib MiB PT" MB/s "$(mbs "$b1")" "bare pt_blk_next loop" \
+    "$(mbs "$bb")" higher 0.50
+result "index -j 2, $mib MiB PT" MB/s "$(mbs "$b2")" "bare pt_blk_next loop" \
+    "$(mbs "$bb")" higher 0.90
 # On a shared machine wall time also measures the neighbours: CPU time too.
-printf 'result\tindex -j 1 CPU time, %s MiB PT\tMB/CPU-s\t%s\tbare loop CPU time\t%s\thigher\t0.50\n' \
-    "$mib" "$(mbs "$c1")" "$(mbs "$cb")"
-printf 'result\tindex -j 2 lower bound on 2 CPUs, %s MiB PT\tMB/CPU-s\t%s\tbare loop CPU time\t%s\thigher\t-\n' \
-    "$mib" "$(mbs "$cpath")" "$(mbs "$cb")"
-printf 'result\tpeak RSS -j 2, %s MiB PT\tKiB\t%s\tsame, 10x smaller trace\t%s\tlower\t-\n' \
-    "$mib" "$rss_big" "$rss_small"
-printf 'result\texec order per block\tbytes\t%s\tissue 4 limit\t1.5\tlower\t1.00\n' "$bpb"
+result "index -j 1 CPU time, $mib MiB PT" MB/CPU-s "$(mbs "$c1")" \
+    "bare loop CPU time" "$(mbs "$cb")" higher 0.50
+result "index -j 2 lower bound on 2 CPUs, $mib MiB PT" MB/CPU-s \
+    "$(mbs "$cpath")" "bare loop CPU time" "$(mbs "$cb")" higher -
+result "peak RSS -j 2, $mib MiB PT" KiB "$rss_big" "same, 10x smaller trace" \
+    "$rss_small" lower -
+result "exec order per block" bytes "$bpb" "issue 4 limit" 1.5 lower 1.00
 
 # The same comparison on real captures (issue 4 item 11: "a large trace
 # captured by the Valgrind source ... and the corpus traces"): `hwtrace

@@ -15,6 +15,7 @@
 set -u
 : "${HWTRACE:?}" "${BENCH_DIR:?}" "${BENCH_RUNS:=3}"
 bigruns=${BENCH_LAZY_BIG_RUNS:-1}
+. "$HWTRACE_SRC/tests/bench/lib.sh"
 
 # timed VAR-WALL VAR-CPU CMD...: run CMD; the best wall and CPU (user +
 # system) milliseconds so far into VAR-WALL and VAR-CPU.
@@ -24,12 +25,6 @@ timed() {
 	/usr/bin/time -f '%e %U %S' -o "$BENCH_DIR/time" "$@" || return 1
 	best "$w" "$(awk '{ printf "%.0f", $1 * 1000 }' "$BENCH_DIR/time")"
 	best "$c" "$(awk '{ printf "%.0f", ($2 + $3) * 1000 }' "$BENCH_DIR/time")"
-}
-best() {
-	eval "cur=\${$1:-}"
-	if [ -z "$cur" ] || [ "$2" -lt "$cur" ]; then
-		eval "$1=$2"
-	fi
 }
 
 # capture NAME BYTES: gzip -6 of BYTES of executables under Valgrind.

@@ -24,6 +24,7 @@
 
 #include "hwtrace.h"
 #include "../../indexer/hwtr_ix.h"
+#include "../lib/hwtr_test_tool.h"
 
 static int
 count(void *arg, const struct ix_cs_elem *e)
@@ -41,7 +42,7 @@ main(int argc, char **argv)
 	struct ix_cs_mem *mem = NULL, *nm;
 	struct timespec t0, t1;
 	uint64_t n = 0, bytes = 0;
-	size_t i, s, c, nmem = 0;
+	size_t i, s, nmem = 0;
 	char err[256];
 	int idx;
 
@@ -69,26 +70,12 @@ main(int argc, char **argv)
 	}
 	for (s = 0; s < hwtr_ar_nstreams(ar); s++) {
 		const struct hwtr_stream_desc *sd = hwtr_ar_stream(ar, s);
-		uint8_t *buf = NULL;
-		size_t len = 0;
+		uint8_t *buf;
+		size_t len;
 
 		if (sd->format != HWTR_TF_CORESIGHT)
 			continue;
-		for (c = 0; c < hwtr_ar_nchunks(ar, s); c++) {
-			void *p;
-			uint8_t *nb;
-			size_t k;
-
-			if (hwtr_ar_read_chunk(ar, s, c, &p, &k) < 0)
-				errx(1, "stream %zu chunk %zu: %s", s, c,
-				    hwtr_ar_errmsg(ar));
-			if ((nb = realloc(buf, len + k)) == NULL)
-				errx(1, "out of memory");
-			buf = nb;
-			memcpy(buf + len, p, k);
-			len += k;
-			free(p);
-		}
+		buf = tool_stream_bytes(ar, s, 0, &len);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		if (ix_cs_decode(sd, buf, len, mem, nmem, count, &n, err,
 		    sizeof(err)) < 0) {

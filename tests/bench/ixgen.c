@@ -38,6 +38,7 @@
 #include "hwtrace.h"
 #include "hwtr_kernel.h"
 #include "../../indexer/hwtr_ix.h"
+#include "../lib/hwtr_test_tool.h"
 
 struct seg {
 	uint64_t	vaddr, off, filesz, memsz;
@@ -411,12 +412,7 @@ main(int argc, char **argv)
 				err(1, "%s", path);
 		}
 	}
-	memset(&meta, 0, sizeof(meta));
-	meta.host = "ixgen";
-	meta.source = "synthetic";
-	meta.cpu.vendor = HWTR_CPU_INTEL;
-	meta.cpu.family = 6;
-	meta.cpu.model = 158;
+	tool_intel_meta(&meta, "ixgen", "synthetic", 158);
 	meta.cpu.stepping = 10;
 	if (hwtr_aw_open(&aw, argv[optind + 1], &meta, NULL, errbuf,
 	    sizeof(errbuf)) < 0)

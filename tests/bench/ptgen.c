@@ -40,6 +40,8 @@
 
 #include <intel-pt.h>
 
+#include "../lib/hwtr_test_tool.h"
+
 #define NFUNC		4096
 #define MAXDEPTH	16
 #define BUFSZ		(1u << 20)
@@ -422,31 +424,6 @@ usage(void)
 	exit(2);
 }
 
-static uint64_t
-number(const char *s, const char *what)
-{
-	char *end;
-	unsigned long long v;
-	uint64_t mult = 1;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (end == s || errno != 0)
-		goto bad;
-	if (*end == 'K' || *end == 'k')
-		mult = 1024, end++;
-	else if (*end == 'M' || *end == 'm')
-		mult = 1024 * 1024, end++;
-	else if (*end == 'G' || *end == 'g')
-		mult = 1024 * 1024 * 1024, end++;
-	if (*end != '\0' || v > UINT64_MAX / mult)
-		goto bad;
-	return (v * mult);
-bad:
-	fprintf(stderr, "ptgen: malformed %s '%s'\n", what, s);
-	exit(2);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -467,13 +444,15 @@ main(int argc, char **argv)
 			out = optarg;
 			break;
 		case 'p':
-			g->psb_period = (uint32_t)number(optarg, "psb period");
+			g->psb_period = (uint32_t)tool_number("ptgen", optarg,
+			    "psb period", UINT32_MAX);
 			break;
 		case 's':
-			g->size = number(optarg, "size");
+			g->size = tool_number("ptgen", optarg, "size",
+			    UINT64_MAX);
 			break;
 		case 'S':
-			seed = number(optarg, "seed");
+			seed = tool_number("ptgen", optarg, "seed", UINT64_MAX);
 			break;
 		default:
 			usage();

@@ -325,6 +325,12 @@ set_config(struct check *c, const struct hwtr_stream_desc *sd,
     struct pt_config *cfg)
 {
 	const struct hwtr_capture_meta *meta = hwtr_ar_meta(c->ar);
+	uint64_t *fa[4] = { &cfg->addr_filter.addr0_a,
+	    &cfg->addr_filter.addr1_a, &cfg->addr_filter.addr2_a,
+	    &cfg->addr_filter.addr3_a };
+	uint64_t *fb[4] = { &cfg->addr_filter.addr0_b,
+	    &cfg->addr_filter.addr1_b, &cfg->addr_filter.addr2_b,
+	    &cfg->addr_filter.addr3_b };
 	size_t i;
 
 	if (meta != NULL && meta->cpu.vendor == HWTR_CPU_INTEL) {
@@ -345,21 +351,9 @@ set_config(struct check *c, const struct hwtr_stream_desc *sd,
 
 		cfg->addr_filter.config.addr_cfg |= cfgbits;
 	}
-	if (sd->pt.nfilters > 0) {
-		cfg->addr_filter.addr0_a = sd->pt.filter[0].a;
-		cfg->addr_filter.addr0_b = sd->pt.filter[0].b;
-	}
-	if (sd->pt.nfilters > 1) {
-		cfg->addr_filter.addr1_a = sd->pt.filter[1].a;
-		cfg->addr_filter.addr1_b = sd->pt.filter[1].b;
-	}
-	if (sd->pt.nfilters > 2) {
-		cfg->addr_filter.addr2_a = sd->pt.filter[2].a;
-		cfg->addr_filter.addr2_b = sd->pt.filter[2].b;
-	}
-	if (sd->pt.nfilters > 3) {
-		cfg->addr_filter.addr3_a = sd->pt.filter[3].a;
-		cfg->addr_filter.addr3_b = sd->pt.filter[3].b;
+	for (i = 0; i < sd->pt.nfilters && i < 4; i++) {
+		*fa[i] = sd->pt.filter[i].a;
+		*fb[i] = sd->pt.filter[i].b;
 	}
 }
 

@@ -15,16 +15,8 @@ PTCHECK=$HWTRACE_BUILD/tests/capture/ptcheck
 # gt PROG STATUS: capture PROG with ground truth, expect its exit status,
 # and have the checker compare libipt's decode with the ground truth.
 gt() {
-	prog=$1 want=$2
-	need_prog "$prog"
-	"$HWTRACE" capture --source step --ground-truth -o "$prog.hwtrace" -- \
-	    "$HWTRACE_PROGS/$prog" >out 2>err
-	rc=$?
-	[ "$rc" -eq "$want" ] ||
-		atf_fail "$prog: expected exit status $want, got $rc ($(oneline err))"
-	[ -f "$prog.hwtrace" ] || atf_fail "$prog: no archive written ($(oneline err))"
-	members "$prog.hwtrace" | grep -q '^aux/groundtruth/tid-' ||
-		atf_fail "$prog: no ground truth member in the archive"
+	prog=$1
+	gt_capture step "$prog" "$2"
 	if [ -x "$PTCHECK" ]; then
 		"$PTCHECK" "$prog.hwtrace" >check 2>&1 ||
 			atf_fail "$prog: libipt's decode differs from the ground truth: $(oneline check)"
@@ -46,18 +38,7 @@ GT_CASES="loop:0 recurse:0 calls:0 tailcall:0 switch:0 setjmp:0 signal:0
 timer:0 threads:0 forkexec:0 vfork:0 rep:0 syscalls:0 segv:139 exit3:3
 demo:139 dlopen:0 dynpie:0 except:0 manyfork:0 threxec:0"
 
-for c in $GT_CASES; do
-	p=${c%%:*} s=${c#*:}
-	eval "
-atf_test_case gt_$p
-gt_${p}_head() {
-	atf_set descr \"$p: libipt decodes the archive to exactly the instructions the tracer saw\"
-	atf_set timeout 120
-}
-gt_${p}_body() {
-	gt $p $s
-}"
-done
+gt_cases ": libipt decodes the archive to exactly the instructions the tracer saw" $GT_CASES
 
 atf_test_case exit_status_passthrough
 exit_status_passthrough_head() {
@@ -332,8 +313,7 @@ ring_keeps_last_bytes_and_records_loss_body() {
 	"$HWTRACE" capture --source step --mode ring --buffer 4K --psb-period 64 -o r.hwtrace \
 	    -- "$HWTRACE_PROGS/loop" >/dev/null 2>err ||
 		atf_fail "capture failed: $(oneline err)"
-	"$HWTRACE" info r.hwtrace >info
-	bytes=$(sed -n "s/^  stream 0 .* \([0-9][0-9]*\) bytes$/\1/p" info)
+	stream0_bytes r.hwtrace
 	[ -n "$bytes" ] && [ "$bytes" -le 4096 ] && [ "$bytes" -gt 1024 ] ||
 		atf_fail "expected 1K < kept bytes <= 4096, got '$bytes': $(oneline info)"
 	grep -q '^  lost: 1$' info || atf_fail "no lost record: $(oneline info)"
@@ -354,8 +334,7 @@ stop_mode_stops_and_records_it_body() {
 		atf_fail "capture failed: $(oneline err)"
 	grep -q 'loop: sum 6090 odd 14' out ||
 		atf_fail "the program did not finish: $(oneline out)"
-	"$HWTRACE" info s.hwtrace >info
-	bytes=$(sed -n "s/^  stream 0 .* \([0-9][0-9]*\) bytes$/\1/p" info)
+	stream0_bytes s.hwtrace
 	[ -n "$bytes" ] && [ "$bytes" -lt 2048 ] ||
 		atf_fail "expected about 1K of trace, got '$bytes' (a full trace is 2.3K)"
 	grep -q '^  lost: 1$' info || atf_fail "no lost record: $(oneline info)"
@@ -478,9 +457,7 @@ program_sigpipe_as_outside_body()
 }
 
 atf_init_test_cases() {
-	for c in $GT_CASES; do
-		atf_add_test_case gt_${c%%:*}
-	done
+	gt_add_cases $GT_CASES
 	atf_add_test_case exit_status_passthrough
 	atf_add_test_case program_sigpipe_as_outside
 	atf_add_test_case keep_on_failure

@@ -14,10 +14,8 @@
 
 need_tools()
 {
-	command -v valgrind.bin >/dev/null 2>&1 || atf_skip "valgrind is not installed"
-	command -v cc >/dev/null 2>&1 || atf_skip "no C compiler"
-	command -v objcopy >/dev/null 2>&1 && command -v readelf >/dev/null 2>&1 ||
-	    atf_skip "binutils are not installed"
+	need_valgrind
+	require_tools cc objcopy readelf nm
 }
 
 # prog: ./prog, a dynamic PIE whose count_to() is known by construction,
@@ -46,11 +44,7 @@ main(void)
 EOF
 	cc -g -O1 -fPIE -pie -Wl,--build-id=sha1 -o prog prog.c ||
 	    atf_fail "cannot compile prog.c"
-	objcopy --only-keep-debug prog prog.debug && objcopy --strip-all prog &&
-	    objcopy --add-gnu-debuglink=prog.debug prog || atf_fail "objcopy failed"
-	! nm prog 2>/dev/null | grep -q count_to || atf_fail "prog still has symbols"
-	bid=$(readelf -n prog | awk '/Build ID/ { print $3 }')
-	[ -n "$bid" ] || atf_fail "readelf: prog has no build-id"
+	debuglink_strip prog count_to
 }
 
 cap()

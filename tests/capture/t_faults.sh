@@ -173,35 +173,12 @@ attach_sigkill_leaves_process_alive_head() {
 	atf_set timeout 120
 }
 attach_sigkill_leaves_process_alive_body() {
-	require_tools cc
-	cat >sleeper.c <<'EOF'
-#include <stdio.h>
-#include <time.h>
-#include <unistd.h>
-
-int
-main(void)
-{
-	struct timespec ts = { 0, 10000000 };
-	volatile unsigned long x = 0;
-	int i;
-
-	printf("sleeper: running\n");
-	fflush(stdout);
-	while (access("stop", F_OK) != 0) {
-		for (i = 0; i < 100; i++)
-			x += (unsigned long)i;
-		nanosleep(&ts, NULL);
-	}
-	return (0);
-}
-EOF
-	cc -O1 -o sleeper sleeper.c || atf_fail "cannot compile sleeper.c"
+	need_prog spin
 	for run in 1 2 3 4 5; do
 		rm -f stop out.$run
-		./sleeper >out.$run &
+		"$HWTRACE_PROGS/spin" stop >out.$run &
 		sp=$!
-		wait_for out.$run 'sleeper: running'
+		wait_for out.$run 'spin: running'
 		"$HWTRACE" capture --source step -p $sp -o a.$run.hwtrace \
 		    >/dev/null 2>err.$run &
 		hp=$!

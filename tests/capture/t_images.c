@@ -156,6 +156,19 @@ log_stderr(void *arg, enum hwtr_log_level level, const char *msg)
 
 static const struct hwtr_log test_log = { log_stderr, NULL, HWTR_LOG_DEBUG };
 
+/* Free what a test case used: @img, @ar, @rs's records, @buf and @fbuf. */
+static void
+release(struct hwtr_img *img, struct hwtr_ar *ar, struct recs *rs,
+    void *buf, void *fbuf)
+{
+	free(buf);
+	free(fbuf);
+	hwtr_img_free(img);
+	hwtr_ar_close(ar);
+	free(rs->v);
+	free(rs->str);
+}
+
 static struct hwtr_aw *
 new_archive(const char *path)
 {
@@ -313,12 +326,7 @@ ATF_TC_BODY(replaced_file_stored_as_mapped, tc)
 	ATF_CHECK_MSG(len == flen && memcmp(buf, fbuf, len) == 0, "the image "
 	    "stored for the replaced %s is not the file that was mapped "
 	    "(hello, %zu bytes; got %zu)", copy, flen, len);
-	free(buf);
-	free(fbuf);
-	hwtr_img_free(img);
-	hwtr_ar_close(ar);
-	free(rs.v);
-	free(rs.str);
+	release(img, ar, &rs, buf, fbuf);
 }
 
 /*
@@ -379,12 +387,7 @@ ATF_TC_BODY(unknown_build_id_dumps_memory, tc)
 	len = pgoff + len <= flen ? len : flen - pgoff;
 	ATF_CHECK_MSG(memcmp(buf, (char *)fbuf + pgoff, len) == 0, "the memory"
 	    " image differs from %s at offset 0x%" PRIx64, hello, pgoff);
-	free(buf);
-	free(fbuf);
-	hwtr_img_free(img);
-	hwtr_ar_close(ar);
-	free(rs.v);
-	free(rs.str);
+	release(img, ar, &rs, buf, fbuf);
 }
 
 /*

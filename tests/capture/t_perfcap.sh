@@ -83,6 +83,19 @@ indexed() {
 	    sed -n 's/.* \([0-9][0-9]*\) instructions.*/\1/p'
 }
 
+# indexed_is ARCHIVE N [WHAT]: the index of ARCHIVE holds N instructions;
+# else fail, naming WHAT.
+indexed_is() {
+	ii_got=$(indexed "$1")
+	[ "$ii_got" = "$2" ] ||
+		atf_fail "${3:-$1}: expected $2 instructions in the index, got '$ii_got'"
+}
+
+# The AUX bytes the fake perf produced, by its log.
+aux_made() {
+	awk '/^aux span / { n += $3 } END { print n }' log
+}
+
 no_recording_left() {
 	[ "$(ls | grep -c '^hwtrace-perf-')" -eq 0 ] ||
 		atf_fail "the recording was left behind: $(ls | tr '\n' ' ')"
@@ -118,9 +131,7 @@ thread_mode_body() {
 		atf_fail "image $PROG (build-id $bid) not stored: $(oneline info)"
 	grep -q "time conversion: tsc-zero 0, ns-zero 5000000000, mult 512, shift 10" info ||
 		atf_fail "the mmap page's time conversion is not recorded: $(oneline info)"
-	got=$(indexed p.hwtrace)
-	[ "$got" = "$((2 * NINSN))" ] ||
-		atf_fail "expected 2 spans of $NINSN instructions, index says '$got'"
+	indexed_is p.hwtrace "$((2 * NINSN))" "2 spans of $NINSN instructions"
 	# Sideband times are perf clock ns; converted back with the mmap
 	# page's time_zero/mult/shift they are the simulated TSC (2000010).
 	t=$(sqlite3 p.hwtrace.db "select tsc from events where kind = 'mmap'")
@@ -138,7 +149,7 @@ split_packets_body() {
 	HWTRACE_FAKEPERF_SPANS=2 HWTRACE_FAKEPERF_SPLIT=1 capture --source perf \
 	    -o s.hwtrace
 	[ "$rc" -eq 3 ] || atf_fail "capture: $rc: $(oneline err)"
-	made=$(awk '/^aux span / { n += $3 } END { print n }' log)
+	made=$(aux_made)
 	"$HWTRACE" info s.hwtrace | grep -q "cpu 0, [0-9]* chunks*, $made bytes" ||
 		atf_fail "the stream is not the $made bytes produced: $("$HWTRACE" info s.hwtrace | grep stream | tr "\n" "|")"
 	"$HWTRACE" index -o s.db s.hwtrace 2>ierr >/dev/null ||
@@ -224,8 +235,7 @@ cpu_mode_body() {
 	grep -q '^ioctl ENABLE cpu=0' log || atf_fail "never enabled: $(oneline log)"
 	"$HWTRACE" info c.hwtrace | grep -q '^  switch: 1' ||
 		atf_fail "no context switch sideband: $("$HWTRACE" info c.hwtrace | tr '\n' '|')"
-	got=$(indexed c.hwtrace)
-	[ "$got" = "$((2 * NINSN))" ] || atf_fail "index says '$got' instructions"
+	indexed_is c.hwtrace "$((2 * NINSN))"
 	# Usage errors.
 	"$HWTRACE" capture -a --cpu 0 --source perf -o x.hwtrace -- /bin/true 2>err
 	[ $? -eq 2 ] || atf_fail "-a with --cpu accepted"
@@ -256,7 +266,7 @@ ring_mode_body() {
 		atf_fail "kept $kept bytes of a 4096-byte ring"
 	# What the simulated kernel wrote into the AUX area (its log); what
 	# was not kept is lost, counted once.
-	made=$(awk '/^aux span / { n += $3 } END { print n }' log)
+	made=$(aux_made)
 	[ "$(grep -c '^aux span ' log)" -eq 400 ] || atf_fail "the producer did not write 400 spans"
 	[ $((kept + lost)) -eq "$made" ] ||
 		atf_fail "kept $kept + lost $lost is not the $made bytes produced"
@@ -297,11 +307,10 @@ ring_sigusr2_body() {
 	seq=$(grep '^ioctl' log | awk '{ print $2 }' | uniq | tr '\n' ' ')
 	[ "$seq" = "DISABLE ENABLE DISABLE " ] ||
 		atf_fail "expected a snapshot at SIGUSR2, then the final one: $seq"
-	made=$(awk '/^aux span / { n += $3 } END { print n }' log)
+	made=$(aux_made)
 	"$HWTRACE" info u.hwtrace | grep -q "cpu 0, 1 chunk, $made bytes" ||
 		atf_fail "not the $made bytes produced, once: $("$HWTRACE" info u.hwtrace | grep stream | tr '\n' '|')"
-	got=$(indexed u.hwtrace)
-	[ "$got" = "$((2 * NINSN))" ] || atf_fail "index says '$got' instructions"
+	indexed_is u.hwtrace "$((2 * NINSN))"
 	no_recording_left
 }
 
@@ -413,11 +422,10 @@ ring_trigger_body() {
 		atf_fail "expected 3 trigger snapshots, then the final one: $seq"
 	[ "$(grep -c "trigger 'perfline_code' reached" err)" -eq 3 ] ||
 		atf_fail "the snapshots are not said: $(oneline err)"
-	made=$(awk '/^aux span / { n += $3 } END { print n }' log)
+	made=$(aux_made)
 	"$HWTRACE" info t.hwtrace | grep -q "cpu 0, [0-9]* chunks*, $made bytes" ||
 		atf_fail "not the $made bytes produced, once: $("$HWTRACE" info t.hwtrace | grep stream | tr '\n' '|')"
-	got=$(indexed t.hwtrace)
-	[ "$got" = "$((3 * NINSN))" ] || atf_fail "index says '$got' instructions"
+	indexed_is t.hwtrace "$((3 * NINSN))"
 	# CPU mode: the breakpoint follows the command, into the CPU's ring.
 	rm -f log
 	HWTRACE_FAKEPERF_SPANS=2 capture --source perf --cpu 0 --mode ring \
@@ -427,8 +435,7 @@ ring_trigger_body() {
 		atf_fail "CPU mode: no breakpoint for the command: $(oneline log)"
 	[ "$(grep -c '^snapshot after bp hit' log)" -eq 2 ] ||
 		atf_fail "CPU mode: expected 2 snapshots at hits: $(oneline log)"
-	got=$(indexed c.hwtrace)
-	[ "$got" = "$((2 * NINSN))" ] || atf_fail "CPU mode: index says '$got'"
+	indexed_is c.hwtrace "$((2 * NINSN))" "CPU mode"
 	# A PIE: the command stops at its exec (ptrace) until the breakpoint
 	# is set where the executable was loaded.
 	pie=$HWTRACE_PROGS/perfline-pie
@@ -452,8 +459,7 @@ ring_trigger_body() {
 			atf_fail "PIE: no breakpoint at $want (loaded at $base): $(oneline log)"
 		[ "$(grep -c '^snapshot after bp hit' log)" -eq 2 ] ||
 			atf_fail "PIE: expected 2 snapshots at hits: $(oneline log)"
-		got=$(indexed p.hwtrace)
-		[ "$got" = "$((2 * pn))" ] || atf_fail "PIE: index says '$got'"
+		indexed_is p.hwtrace "$((2 * pn))" "PIE"
 	fi
 	# main is not in the traced range: never reached, no snapshot.
 	rm -f log
@@ -490,11 +496,10 @@ ring_fatal_signal_body() {
 	"$HWTRACE" info s.hwtrace >info || atf_fail "info failed"
 	grep -q '^exit: signal 11' info || grep -q '^exit: .*SIGSEGV' info ||
 		atf_fail "the signal is not recorded: $(oneline info)"
-	made=$(awk '/^aux span / { n += $3 } END { print n }' log)
+	made=$(aux_made)
 	grep -q "cpu 0, 1 chunk, $made bytes" info ||
 		atf_fail "the ring ($made bytes) is not saved: $(oneline info)"
-	got=$(indexed s.hwtrace)
-	[ "$got" = "$((2 * NINSN))" ] || atf_fail "index says '$got' instructions"
+	indexed_is s.hwtrace "$((2 * NINSN))"
 	no_recording_left
 }
 
@@ -510,7 +515,7 @@ stop_mode_body() {
 	[ "$rc" -eq 3 ] || atf_fail "capture: $rc: $(oneline err)"
 	grep -q '^mmap aux cpu=[0-9]* len=4096 overwrite=0' log ||
 		atf_fail "the AUX area is not mapped for writing: $(oneline log)"
-	made=$(awk '/^aux span / { n += $3 } END { print n }' log)
+	made=$(aux_made)
 	[ "$made" -gt 4096 ] || atf_fail "the producer wrote only $made bytes"
 	"$HWTRACE" info -j st.hwtrace >j
 	kept=$(python3 -c 'import json; d=json.load(open("j")); print(sum(s["bytes"] for s in d["streams"]))')
@@ -527,6 +532,22 @@ stop_mode_body() {
 	n=$(sqlite3 st.hwtrace.db "select count(*) from events where kind = 'lost' and stream = 0")
 	[ "$n" -ge 1 ] || atf_fail "the cut is not stated as loss"
 	no_recording_left
+}
+
+# attach_fresh ARG...: the fixture started anew (its pid in $fp, waiting
+# for ./go), then capture --source perf -p with ARGs attached to it in the
+# background (its pid in $hp, output in ./out and ./err), until the fake
+# perf says it is done (./done, 10 s at most).
+attach_fresh() {
+	rm -f done go log
+	"$PROG" "$PWD/go" &
+	fp=$!
+	sleep 0.1
+	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf -p $fp "$@" \
+	    >out 2>err &
+	hp=$!
+	i=0
+	while ! [ -e done ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 }
 
 atf_test_case attach
@@ -581,18 +602,9 @@ attach_body() {
 		atf_fail "not every event disabled at the detach: $(oneline log)"
 	grep -q "attached to 2 threads of process $fp" err ||
 		atf_fail "not said: $(oneline err)"
-	got=$(indexed a.hwtrace)
-	[ "$got" = "$((2 * NINSN))" ] || atf_fail "index says '$got' instructions"
+	indexed_is a.hwtrace "$((2 * NINSN))"
 	# The process's exit ends the capture by itself.
-	rm -f done go log
-	"$PROG" "$PWD/go" &
-	fp=$!
-	sleep 0.1
-	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf -p $fp \
-	    -o b.hwtrace >out 2>err &
-	hp=$!
-	i=0
-	while ! [ -e done ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	attach_fresh -o b.hwtrace
 	touch go
 	wait $fp
 	i=0
@@ -601,19 +613,10 @@ attach_body() {
 	wait $hp
 	rc=$?
 	[ "$rc" -eq 0 ] || atf_fail "capture: $rc: $(oneline err)"
-	got=$(indexed b.hwtrace)
-	[ "$got" = "$((2 * NINSN))" ] || atf_fail "index says '$got' instructions"
+	indexed_is b.hwtrace "$((2 * NINSN))"
 	# Attached, in ring mode with --trigger: a breakpoint per thread and
 	# CPU, enabled at the attach; each hit a snapshot.
-	rm -f done go log
-	"$PROG" "$PWD/go" &
-	fp=$!
-	sleep 0.1
-	env LD_PRELOAD="$FAKE" "$HWTRACE" capture --source perf -p $fp \
-	    --mode ring --trigger perfline_code -o c.hwtrace >out 2>err &
-	hp=$!
-	i=0
-	while ! [ -e done ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	attach_fresh --mode ring --trigger perfline_code -o c.hwtrace
 	touch go
 	wait $fp
 	wait $hp
@@ -623,8 +626,7 @@ attach_body() {
 		atf_fail "ring, trigger: no breakpoint per CPU for $fp: $(oneline log)"
 	[ "$(grep -c '^snapshot after bp hit' log)" -eq 2 ] ||
 		atf_fail "ring, trigger: expected 2 snapshots at hits: $(oneline log)"
-	got=$(indexed c.hwtrace)
-	[ "$got" = "$((2 * NINSN))" ] || atf_fail "ring, trigger: index says '$got'"
+	indexed_is c.hwtrace "$((2 * NINSN))" "ring, trigger"
 	# A process that is not there.
 	capture_missing=$("$HWTRACE" capture --source perf -p 999999999 -o n.hwtrace 2>&1)
 	[ $? -eq 1 ] || atf_fail "a missing process: $capture_missing"
@@ -643,7 +645,7 @@ cs_etm_body() {
 	BIN=$HWTRACE_CORPUS/perf-data/cs_etm/etm_test_loop
 	[ -e "$ETM" ] && [ -e "$BIN" ] ||
 		atf_skip "shared corpus not found at $HWTRACE_CORPUS/perf-data/cs_etm"
-	command -v perf >/dev/null 2>&1 || atf_skip "perf is not installed"
+	require_tools perf
 	perf report -D -i "$ETM" >dump 2>/dev/null
 	awk '/PERF_RECORD_AUXTRACE_INFO/ { on = 1 } on && NF == 0 { exit }
 	    on && $1 == "CPU" { c = $2 }

@@ -23,6 +23,7 @@
 #include "hwtrace.h"
 #include "hwtr_kernel.h"
 #include "hwtr_test.h"
+#include "../lib/hwtr_test_tool.h"
 
 #define PTCHECK	HWTR_TEST_BUILD "/tests/capture/ptcheck"
 #define HWTR_NELEM_T(a)	(sizeof(a) / sizeof((a)[0]))
@@ -142,13 +143,8 @@ static void
 sb(struct arch *a, enum hwtr_sb_type type, uint64_t time, int32_t pid,
     const char *key, size_t len)
 {
-	struct hwtr_sb_rec r;
+	struct hwtr_sb_rec r = tool_sb(type, time, pid, pid);
 
-	memset(&r, 0, sizeof(r));
-	r.type = type;
-	r.time = time;
-	r.pid = pid;
-	r.tid = pid;
 	if (type == HWTR_SB_MMAP) {
 		r.u.mmap.addr = 0x400000;
 		r.u.mmap.len = len;
@@ -249,59 +245,62 @@ simple_truth(uint64_t *gt)
 	return (HWTR_NELEM_T(run_a) + 1);
 }
 
+/*
+ * make_simple of @path with @gt[0..@n) (@with_mmap), then ptcheck on it
+ * exits @rc and says @want.
+ */
+static void
+simple_says(const char *path, const uint64_t *gt, size_t n, int with_mmap,
+    int rc, const char *want)
+{
+	char out[4096];
+
+	make_simple(path, gt, n, with_mmap);
+	ATF_CHECK_EQ(run_ptcheck(path, out, sizeof(out)), rc);
+	ATF_CHECK_MSG(strstr(out, want) != NULL, "expected '%s', got '%s'",
+	    want, out);
+}
+
 ATF_TC_WITHOUT_HEAD(true_sequence_matches);
 ATF_TC_BODY(true_sequence_matches, tc)
 {
 	uint64_t gt[32];
-	char out[4096];
 	size_t n = simple_truth(gt);
 
-	make_simple("ok.hwtrace", gt, n, 1);
-	ATF_CHECK_EQ(run_ptcheck("ok.hwtrace", out, sizeof(out)), 0);
-	ATF_CHECK_MSG(strstr(out, "tid 100: 15 instructions match") != NULL,
-	    "expected 'tid 100: 15 instructions match', got '%s'", out);
+	simple_says("ok.hwtrace", gt, n, 1, 0,
+	    "tid 100: 15 instructions match");
 }
 
 ATF_TC_WITHOUT_HEAD(wrong_address_named);
 ATF_TC_BODY(wrong_address_named, tc)
 {
 	uint64_t gt[32];
-	char out[4096];
 	size_t n = simple_truth(gt);
 
 	gt[5] = 0x400009;	/* the tracer "saw" the loop exit early */
-	make_simple("wrong.hwtrace", gt, n, 1);
-	ATF_CHECK_EQ(run_ptcheck("wrong.hwtrace", out, sizeof(out)), 1);
-	ATF_CHECK_MSG(strstr(out, "tid 100: mismatch at instruction 5: "
-	    "decoded 0x400004, ground truth 0x400009") != NULL,
-	    "expected the mismatch at instruction 5 named, got '%s'", out);
+	simple_says("wrong.hwtrace", gt, n, 1, 1, "tid 100: mismatch at "
+	    "instruction 5: decoded 0x400004, ground truth 0x400009");
 }
 
 ATF_TC_WITHOUT_HEAD(short_ground_truth);
 ATF_TC_BODY(short_ground_truth, tc)
 {
 	uint64_t gt[32];
-	char out[4096];
 	size_t n = simple_truth(gt);
 
-	make_simple("short.hwtrace", gt, n - 2, 1);
-	ATF_CHECK_EQ(run_ptcheck("short.hwtrace", out, sizeof(out)), 1);
-	ATF_CHECK_MSG(strstr(out, "tid 100: decoded 15 instructions, ground "
-	    "truth has 13: first difference at instruction 13") != NULL,
-	    "expected the length difference named, got '%s'", out);
+	simple_says("short.hwtrace", gt, n - 2, 1, 1, "tid 100: decoded 15 "
+	    "instructions, ground truth has 13: first difference at "
+	    "instruction 13");
 }
 
 ATF_TC_WITHOUT_HEAD(unmapped_code_is_a_decode_error);
 ATF_TC_BODY(unmapped_code_is_a_decode_error, tc)
 {
 	uint64_t gt[32];
-	char out[4096];
 	size_t n = simple_truth(gt);
 
-	make_simple("nomap.hwtrace", gt, n, 0);
-	ATF_CHECK_EQ(run_ptcheck("nomap.hwtrace", out, sizeof(out)), 1);
-	ATF_CHECK_MSG(strstr(out, "tid 100: decode error at instruction 0") !=
-	    NULL, "expected a decode error at instruction 0, got '%s'", out);
+	simple_says("nomap.hwtrace", gt, n, 0, 1,
+	    "tid 100: decode error at instruction 0");
 }
 
 ATF_TC_WITHOUT_HEAD(missing_ground_truth);

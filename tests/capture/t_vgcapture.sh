@@ -24,20 +24,46 @@ gzip_traced() {
 		atf_fail "expected more than $1 instructions traced, got '$n': $(oneline err)"
 }
 
+# gzip_input BYTES: ./input, the first BYTES of /usr/bin's programs, and
+# want.gz, gzip -1 of it; skips without Valgrind or gzip.
+gzip_input() {
+	need_valgrind
+	require_tools gzip
+	cat /usr/bin/* 2>/dev/null | head -c "$1" >input
+	gzip -1 -c input >want.gz
+}
+
+# small_tmpfs SIZE: ./small, a tmpfs of SIZE (mount -o size=); skips where
+# none can be mounted.  The test case's cleanup unmounts it.
+small_tmpfs() {
+	mkdir small
+	mount -t tmpfs -o size="$1" hwtrace-vgtest small 2>err ||
+		atf_skip "cannot mount a tmpfs here: $(oneline err)"
+}
+
+# small_capture SIZE ARG...: capture (with ARGs) by the valgrind source
+# of gzip -1 of ./input into z.hwtrace (its output in got.gz, stderr in
+# err), TMPDIR on ./small (small_tmpfs), a tmpfs of SIZE.
+small_capture() {
+	sc_size=$1
+	shift
+	TMPDIR=$PWD/small "$HWTRACE" capture "$@" --source valgrind \
+	    -o z.hwtrace -- gzip -1 -c input >got.gz 2>err ||
+		atf_fail "capture with a $sc_size TMPDIR failed: $(oneline err)"
+}
+
+# small_umount: the cleanup of a test case that mounted ./small.
+small_umount() {
+	umount small 2>/dev/null
+	return 0
+}
+
 # gt PROG STATUS: capture PROG under valgrind with ground truth, expect its
 # exit status, a ground-truth member, and the checker's agreement.
 gt() {
-	prog=$1 want=$2
+	prog=$1
 	need_valgrind
-	need_prog "$prog"
-	"$HWTRACE" capture --source valgrind --ground-truth -o "$prog.hwtrace" \
-	    -- "$HWTRACE_PROGS/$prog" >out 2>err
-	rc=$?
-	[ "$rc" -eq "$want" ] ||
-		atf_fail "$prog: expected exit status $want, got $rc ($(oneline err))"
-	[ -f "$prog.hwtrace" ] || atf_fail "$prog: no archive ($(oneline err))"
-	members "$prog.hwtrace" | grep -q '^aux/groundtruth/tid-' ||
-		atf_fail "$prog: no ground truth member in the archive"
+	gt_capture valgrind "$prog" "$2"
 	"$HWTRACE" info "$prog.hwtrace" >info 2>&1 ||
 		atf_fail "$prog: hwtrace info failed: $(oneline info)"
 	grep -q '^source: valgrind' info ||
@@ -53,18 +79,7 @@ GT_CASES="loop:0 recurse:0 calls:0 tailcall:0 switch:0 setjmp:0 signal:0
 timer:0 threads:0 forkexec:0 vfork:0 rep:0 syscalls:0 segv:139 exit3:3
 demo:139 dlopen:0 dynpie:0 except:0 midfault:0"
 
-for c in $GT_CASES; do
-	p=${c%%:*} s=${c#*:}
-	eval "
-atf_test_case gt_$p
-gt_${p}_head() {
-	atf_set descr \"$p under valgrind: exit status, ground truth, libipt's decode\"
-	atf_set timeout 120
-}
-gt_${p}_body() {
-	gt $p $s
-}"
-done
+gt_cases " under valgrind: exit status, ground truth, libipt's decode" $GT_CASES
 
 atf_test_case tool_image_is_the_page_run
 tool_image_is_the_page_run_head() {
@@ -220,7 +235,7 @@ nm_range() {
 vgexact() {
 	mi=$1 mb=$2
 	shift 2
-	command -v python3 >/dev/null 2>&1 || atf_skip "python3 is not installed"
+	require_tools python3
 	[ -x /usr/libexec/valgrind/callgrind-amd64-linux ] ||
 		atf_skip "callgrind is not installed"
 	HWTRACE="$HWTRACE" sh "$HWTRACE_SRC/tests/tools/vgexact.sh" -k vx.d \
@@ -384,8 +399,7 @@ stop_mode_stops_and_records_it_body() {
 		atf_fail "capture failed: $(oneline err)"
 	grep -q 'loop: sum 6090 odd 14' out ||
 		atf_fail "the program did not finish: $(oneline out)"
-	"$HWTRACE" info s.hwtrace >info
-	bytes=$(sed -n "s/^  stream 0 .* \([0-9][0-9]*\) bytes$/\1/p" info)
+	stream0_bytes s.hwtrace
 	# The limit is checked every 16th superblock: a little overrun.
 	[ -n "$bytes" ] && [ "$bytes" -ge 1024 ] && [ "$bytes" -lt 1536 ] ||
 		atf_fail "expected 1K to 1.5K of trace, got '$bytes' (without a limit: $whole)"
@@ -406,22 +420,14 @@ event_files_use_bounded_disk_head() {
 	atf_set require.user root
 }
 event_files_use_bounded_disk_body() {
-	need_valgrind
-	command -v gzip >/dev/null 2>&1 || atf_skip "gzip is not installed"
-	mkdir small
-	mount -t tmpfs -o size=16m hwtrace-vgtest small 2>err ||
-		atf_skip "cannot mount a tmpfs here: $(oneline err)"
-	cat /usr/bin/* 2>/dev/null | head -c 1048576 >input
-	gzip -1 -c input >want.gz
-	TMPDIR=$PWD/small "$HWTRACE" capture --source valgrind -o z.hwtrace \
-	    -- gzip -1 -c input >got.gz 2>err ||
-		atf_fail "capture with a 16 MiB TMPDIR failed: $(oneline err)"
+	gzip_input 1048576
+	small_tmpfs 16m
+	small_capture "16 MiB"
 	gzip_traced 100000000
 	[ -z "$(ls small)" ] || atf_fail "event files left behind: $(ls small)"
 }
 event_files_use_bounded_disk_cleanup() {
-	umount small 2>/dev/null
-	return 0
+	small_umount
 }
 
 atf_test_case ring_fork_child_while_parent_waits
@@ -430,10 +436,7 @@ ring_fork_child_while_parent_waits_head() {
 	atf_set timeout 300
 }
 ring_fork_child_while_parent_waits_body() {
-	need_valgrind
-	command -v gzip >/dev/null 2>&1 || atf_skip "gzip is not installed"
-	cat /usr/bin/* 2>/dev/null | head -c 1048576 >input
-	gzip -1 -c input >want.gz
+	gzip_input 1048576
 	"$HWTRACE" capture -v --source valgrind -o f.hwtrace -- \
 	    /bin/sh -c 'gzip -1 -c input >got.gz; echo done' >out 2>err ||
 		atf_fail "capture failed: $(oneline err)"
@@ -450,24 +453,16 @@ ring_falls_back_to_stream_head() {
 	atf_set require.user root
 }
 ring_falls_back_to_stream_body() {
-	need_valgrind
-	command -v gzip >/dev/null 2>&1 || atf_skip "gzip is not installed"
-	mkdir small
-	mount -t tmpfs -o size=4m hwtrace-vgtest small 2>err ||
-		atf_skip "cannot mount a tmpfs here: $(oneline err)"
-	cat /usr/bin/* 2>/dev/null | head -c 262144 >input
-	gzip -1 -c input >want.gz
-	TMPDIR=$PWD/small "$HWTRACE" capture -v --source valgrind \
-	    -o z.hwtrace -- gzip -1 -c input >got.gz 2>err ||
-		atf_fail "capture with a 4 MiB TMPDIR failed: $(oneline err)"
+	gzip_input 262144
+	small_tmpfs 4m
+	small_capture "4 MiB" -v
 	gzip_traced 20000000
 	grep -q "is a stream" err ||
 		atf_fail "the event file was not a stream: $(oneline err)"
 	[ -z "$(ls small)" ] || atf_fail "event files left behind: $(ls small)"
 }
 ring_falls_back_to_stream_cleanup() {
-	umount small 2>/dev/null
-	return 0
+	small_umount
 }
 
 atf_test_case event_files_read_fallback
@@ -621,9 +616,7 @@ EOF
 }
 
 atf_init_test_cases() {
-	for c in $GT_CASES; do
-		atf_add_test_case gt_${c%%:*}
-	done
+	gt_add_cases $GT_CASES
 	atf_add_test_case info_names_source_and_caveats
 	atf_add_test_case tool_image_is_the_page_run
 	atf_add_test_case auto_picks_valgrind

@@ -1,17 +1,9 @@
 import re, struct, sys, os, json
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                '..', 'lib'))
+from perf_aux import aux_buffers
 pdata, script, dump, out = sys.argv[1:5]
-b = open(pdata, 'rb').read()
-doff, dsize = struct.unpack_from('<QQ', b, 40)
-off, end = doff, doff + dsize
-bufs = {}
-while off < end:
-    typ, misc, size = struct.unpack_from('<IHH', b, off)
-    if typ == 71:
-        sz, aoff, ref, idx, tid, cpu = struct.unpack_from('<QQQIII', b, off + 8)
-        bufs.setdefault(cpu, bytearray()).extend(b[off + size:off + size + sz])
-        off += size + sz
-    else:
-        off += size
+bufs = aux_buffers(pdata)
 tc = {}
 for line in open(dump):
     m = re.match(r'\.\.\. Time (Shift|Muliplier|Multiplier|Zero)\s+(\d+)', line)

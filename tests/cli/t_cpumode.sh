@@ -262,6 +262,16 @@ lldb_percpu_bad_body()
 	[ ! -e tz.hwtrace ] || atf_fail "a refused bundle left tz.hwtrace"
 }
 
+# pevent_switch_files: libipt's pevent-tip_pgd-switch-tsc-tip_pge test
+# files (its name in $n) copied here; skips without them or sqlite3.
+pevent_switch_files()
+{
+	n=pevent-tip_pgd-switch-tsc-tip_pge
+	require_corpus libipt-ptt/$n
+	command -v sqlite3 >/dev/null 2>&1 || atf_skip "sqlite3 not installed"
+	cp "$HWTRACE_CORPUS/libipt-ptt/$n"/* .
+}
+
 atf_test_case ptxed_switch
 ptxed_switch_head()
 {
@@ -269,11 +279,7 @@ ptxed_switch_head()
 }
 ptxed_switch_body()
 {
-	n=pevent-tip_pgd-switch-tsc-tip_pge
-	d=libipt-ptt/$n
-	require_corpus $d
-	command -v sqlite3 >/dev/null 2>&1 || atf_skip "sqlite3 not installed"
-	cp "$HWTRACE_CORPUS/$d"/* .
+	pevent_switch_files
 	# ptxed's command line, its decoding-only options left out.
 	set -- $(sed 's/^ptxed //; s/--sb:[a-z]*//g; s/--no-inst//; s/--check//' $n-ptxed.cmd)
 	"$HWTRACE" import "$@" -o pev.hwtrace 2>err ||
@@ -363,12 +369,8 @@ process_images_head()
 }
 process_images_body()
 {
-	n=pevent-tip_pgd-switch-tsc-tip_pge
-	d=libipt-ptt/$n
-	require_corpus $d
-	command -v sqlite3 >/dev/null 2>&1 || atf_skip "sqlite3 not installed"
 	command -v python3 >/dev/null 2>&1 || atf_skip "python3 not installed"
-	cp "$HWTRACE_CORPUS/$d"/* .
+	pevent_switch_files
 	# The sideband with one more MMAP: pid 1 maps the .bin from byte 2
 	# at 0x2000 (pid 1's first record, its address and pgoff changed),
 	# after pid 2's mapping there.

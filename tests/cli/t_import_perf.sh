@@ -6,7 +6,7 @@
 # hwtrace import of perf.data files recorded on real hardware (the shared
 # corpus): Linux perf's Intel PT per-CPU recording and simpleperf's ETM
 # recordings.  Stream bytes are checked against an independent reader
-# written here in python3 (perf_aux below) and against perf report -D;
+# in python3 (tests/lib/perf_aux.py) and against perf report -D;
 # configuration and record counts against perf report -D, perf evlist and
 # perf script; images against readelf.  Broken files are made here from
 # the real ones.
@@ -16,8 +16,7 @@
 
 require_perf()
 {
-	command -v perf >/dev/null 2>&1 || atf_skip "perf (linux-perf) not installed"
-	command -v python3 >/dev/null 2>&1 || atf_skip "python3 not installed"
+	require_tools perf python3
 }
 
 # perf_aux FILE DIR: write each CPU's AUXTRACE payloads, concatenated in
@@ -26,28 +25,8 @@ require_perf()
 # their 48-byte record).
 perf_aux()
 {
-	python3 - "$1" "$2" <<'EOF'
-import struct, sys, os
-f, out = sys.argv[1], sys.argv[2]
-b = open(f, 'rb').read()
-assert b[:8] == b'PERFILE2'
-doff, dsize = struct.unpack_from('<QQ', b, 40)
-off, end = doff, doff + dsize
-bufs = {}
-while off < end:
-    typ, misc, size = struct.unpack_from('<IHH', b, off)
-    if size < 8:
-        sys.exit('record of size %d at %d' % (size, off))
-    if typ == 71:
-        sz, aoff, ref, idx, tid, cpu = struct.unpack_from('<QQQIII', b, off + 8)
-        bufs.setdefault(cpu, bytearray()).extend(b[off + size:off + size + sz])
-        off += size + sz
-    else:
-        off += size
-os.makedirs(out, exist_ok=True)
-for cpu, data in bufs.items():
-    open(os.path.join(out, 'cpu%d' % cpu), 'wb').write(data)
-EOF
+	python3 "$HWTRACE_SRC/tests/lib/perf_aux.py" "$1" "$2" ||
+	    atf_fail "perf_aux.py could not read $1"
 }
 
 # import_perf NAME FILE [OPTIONS]: import FILE as NAME.hwtrace, unpack it
@@ -341,7 +320,7 @@ bad_input_head()
 bad_input_body()
 {
 	require_corpus $PT
-	command -v python3 >/dev/null 2>&1 || atf_skip "python3 not installed"
+	require_tools python3
 	pf=$HWTRACE_CORPUS/$PT
 	size=$(wc -c <"$pf")
 

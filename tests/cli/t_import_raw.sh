@@ -26,6 +26,22 @@ ptxed_import_opts()
 	}' "$1"
 }
 
+# ptxed_import WHAT DIR OUT: hwtrace import with the options $opts (of a
+# ptxed command, ptxed_import_opts) run in DIR, where their files are,
+# into OUT (an absolute path); stdout and stderr in ./out and ./err; a
+# failure names WHAT.
+ptxed_import()
+{
+	( cd "$2" && "$HWTRACE" import $opts -o "$3" ) > out 2> err ||
+	    atf_fail "$1: 'hwtrace import $opts' failed: $(cat err)"
+}
+
+# opt_of CMD OPTION: the values of OPTION in ptxed command file CMD.
+opt_of()
+{
+	awk -v o="$2" '{ for (i = 1; i < NF; i++) if ($i == o) print $(i + 1) }' "$1"
+}
+
 # Import case $1 of libipt's tests with the options of its ptxed command $2
 # (default $1-ptxed.cmd) and check the archive against its files.
 check_ptt_case()
@@ -36,17 +52,16 @@ check_ptt_case()
 	[ -r "$cmd" ] || atf_fail "no $cmd"
 	opts=$(ptxed_import_opts "$cmd")
 	out=$(pwd)/$t.hwtrace
-	( cd "$dir" && "$HWTRACE" import $opts -o "$out" ) > out 2> err ||
-	    atf_fail "$t: 'hwtrace import $opts' failed: $(cat err)"
+	ptxed_import "$t" "$dir" "$out"
 	run_status 0 "$HWTRACE" info "$t.hwtrace"
 	mv out info
-	pt=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--pt") print $(i + 1) }' "$cmd")
+	pt=$(opt_of "$cmd" --pt)
 	bytes=$(wc -c < "$dir/$pt")
 	grep -Eq "^  stream [0-9]+ 'pt $pt': intel-pt, pid -1, tid -1, cpu -1, [0-9]+ chunks?, $bytes bytes$" info ||
 	    atf_fail "$t: expected a stream of $bytes bytes from $pt; got: $(cat info)"
 	# One mapping per --raw, at its address, of its range.
 	nraw=0
-	for raw in $(awk '{ for (i = 1; i < NF; i++) if ($i == "--raw") print $(i + 1) }' "$cmd"); do
+	for raw in $(opt_of "$cmd" --raw); do
 		nraw=$((nraw + 1))
 		file=${raw%%:*}
 		rest=${raw#*:}
@@ -66,7 +81,7 @@ check_ptt_case()
 		expect_line info "  $key $file (memory, $size bytes)"
 	done
 	expect_line info "mappings: $nraw"
-	cpu=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--cpu") print $(i + 1) }' "$cmd")
+	cpu=$(opt_of "$cmd" --cpu)
 	if [ -n "$cpu" ]; then
 		f=${cpu%%/*}
 		m=${cpu#*/}
@@ -76,7 +91,7 @@ check_ptt_case()
 	else
 		expect_line info "cpu: unknown family 0 model 0 stepping 0"
 	fi
-	nom=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--nom-freq") print $(i + 1) }' "$cmd")
+	nom=$(opt_of "$cmd" --nom-freq)
 	grep -q "^    pt: .*nom-freq ${nom:-0}," info ||
 	    atf_fail "$t: expected nom-freq ${nom:-0}; got: $(cat info)"
 	run_status 0 "$HWTRACE" verify "$t.hwtrace"
@@ -113,8 +128,7 @@ libipt_all_cases_body()
 	for cmd in "$HWTRACE_CORPUS"/$PTT/*/*-ptxed*.cmd; do
 		dir=$(dirname "$cmd")
 		opts=$(ptxed_import_opts "$cmd")
-		( cd "$dir" && "$HWTRACE" import $opts -o "$w/x.hwtrace" ) > out 2> err ||
-		    atf_fail "$(basename "$cmd"): 'hwtrace import $opts' failed: $(cat err)"
+		ptxed_import "$(basename "$cmd")" "$dir" "$w/x.hwtrace"
 		"$HWTRACE" verify x.hwtrace > out 2> err ||
 		    atf_fail "$(basename "$cmd"): verify failed: $(cat err)"
 		n=$((n + 1))
@@ -135,8 +149,7 @@ elf_bases_body()
 	# The exact options of expected/multifile.ptxed.cmd.
 	opts=$(ptxed_import_opts "$HWTRACE_CORPUS/lldb-intelpt/expected/multifile.ptxed.cmd")
 	w=$(pwd)
-	( cd "$dir" && "$HWTRACE" import $opts -o "$w/m.hwtrace" ) > out 2> err ||
-	    atf_fail "'hwtrace import $opts' failed: $(cat err)"
+	ptxed_import multifile.ptxed.cmd "$dir" "$w/m.hwtrace"
 	run_status 0 "$HWTRACE" info m.hwtrace
 	mv out info
 	expect_line info "cpu: intel family 6 model 79 stepping 1"
@@ -175,11 +188,10 @@ filters_body()
 		opts=$(ptxed_import_opts "$cmd")
 		case $opts in *--filter:addr0_cfg*) ;; *) atf_fail "$cmd: no filter options" ;; esac
 		rm -f x.hwtrace x.db
-		( cd "$dir" && "$HWTRACE" import $opts -o "$w/x.hwtrace" ) > out 2> err ||
-		    atf_fail "$(basename "$cmd"): 'hwtrace import $opts' failed: $(cat err)"
-		cfg=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--filter:addr0_cfg") print $(i + 1) }' "$cmd")
-		a=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--filter:addr0_a") print $(i + 1) }' "$cmd")
-		b=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--filter:addr0_b") print $(i + 1) }' "$cmd")
+		ptxed_import "$(basename "$cmd")" "$dir" "$w/x.hwtrace"
+		cfg=$(opt_of "$cmd" --filter:addr0_cfg)
+		a=$(opt_of "$cmd" --filter:addr0_a)
+		b=$(opt_of "$cmd" --filter:addr0_b)
 		"$HWTRACE" info x.hwtrace > info
 		expect_line info "    pt filter 0: cfg $cfg, $(printf '0x%x-0x%x' $((a)) $((b)))"
 		"$HWTRACE" index -o x.db x.hwtrace > out 2> err ||
@@ -217,10 +229,9 @@ pevent_body()
 		opts=$(ptxed_import_opts "$cmd")
 		case $opts in *--pevent:primary*) ;; *) continue ;; esac
 		rm -f x.hwtrace
-		( cd "$dir" && "$HWTRACE" import $opts -o "$w/x.hwtrace" ) > out 2> err ||
-		    atf_fail "$name: 'hwtrace import $opts' failed: $(cat err)"
+		ptxed_import "$name" "$dir" "$w/x.hwtrace"
 		"$HWTRACE" info x.hwtrace > info
-		ks=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--pevent:kernel-start") print $(i + 1) }' "$cmd")
+		ks=$(opt_of "$cmd" --pevent:kernel-start)
 		# ptxed: "PERF_RECORD_MMAP pid/tid, addr, len, pgoff, file".
 		sed -n 's/.*PERF_RECORD_MMAP \([0-9]*\)\/[0-9]*, \([0-9a-f]*\), \([0-9a-f]*\), *\([0-9a-f]*\), \([^ ]*\) .*/\1 \2 \3 \4 \5/p' "$exp" |
 		    sort -u > mm

@@ -18,6 +18,7 @@
 
 #include "hwtrace.h"
 #include "hwtr_test.h"
+#include "../lib/hwtr_test_tool.h"
 
 #define ARCHIVE	"fields.hwtrace"
 
@@ -66,24 +67,12 @@ write_archive(void)
 	ATF_REQUIRE_MSG(hwtr_aw_open(&aw, ARCHIVE, &m, NULL, err,
 	    sizeof(err)) == 0, "hwtr_aw_open: %s", err);
 
-	memset(&sd, 0, sizeof(sd));
-	sd.format = HWTR_TF_INTEL_PT;
-	sd.pid = 42;
-	sd.tid = 43;
-	sd.cpu = -1;
+	tool_pt_stream(&sd, 42, 43, 200, 20, HWTR_PT_OPT_TSC |
+	    HWTR_PT_OPT_BRANCH | HWTR_PT_OPT_USER);
 	sd.name = "tid 43";
-	sd.pt.cpuid_15_eax = 2;
-	sd.pt.cpuid_15_ebx = 200;
-	sd.pt.nom_freq = 20;
-	sd.pt.mtc_freq = 3;
 	sd.pt.cyc_thresh = 1;
 	sd.pt.psb_freq = 2;
-	sd.pt.options = HWTR_PT_OPT_TSC | HWTR_PT_OPT_BRANCH |
-	    HWTR_PT_OPT_USER;
-	sd.pt.nfilters = 1;
-	sd.pt.filter[0].cfg = 1;
-	sd.pt.filter[0].a = 0x401000;
-	sd.pt.filter[0].b = 0x402000;
+	tool_pt_filter(&sd, 0x401000, 0x402000);
 	ATF_REQUIRE_EQ(hwtr_aw_add_stream(aw, &sd, &id), 0);
 	memset(buf, 0x55, sizeof(buf));
 	ATF_REQUIRE_EQ(hwtr_aw_chunk(aw, id, HWTR_AW_APPEND, buf, 600), 0);

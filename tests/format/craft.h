@@ -37,6 +37,16 @@ struct craft_member {
 					   2^window_log, no content size */
 };
 
+/* Member @m: @name holding the @len bytes at @data (borrowed). */
+static inline void
+craft_set(struct craft_member *m, const char *name, const void *data,
+    size_t len)
+{
+	m->name = name;
+	m->data = data;
+	m->len = len;
+}
+
 struct craft_opts {
 	int		window_log;	/* 0: default */
 	int		no_content_size;
@@ -72,14 +82,29 @@ craft_cb(struct archive *a, void *arg, const void *buf, size_t len)
 	return ((la_ssize_t)len);
 }
 
+/*
+ * One step of compression @op of @in by @c, its output appended to @f;
+ * what ZSTD_compressStream2 returns (0: the frame is done).
+ */
+static size_t
+craft_zstep(FILE *f, ZSTD_CCtx *c, ZSTD_inBuffer *in, ZSTD_EndDirective op)
+{
+	uint8_t out[1 << 16];
+	ZSTD_outBuffer ob = { out, sizeof(out), 0 };
+	size_t r;
+
+	r = ZSTD_compressStream2(c, &ob, in, op);
+	ATF_REQUIRE(!ZSTD_isError(r));
+	ATF_REQUIRE(fwrite(out, 1, ob.pos, f) == ob.pos);
+	return (r);
+}
+
 /* Compress @b as one frame and append it to @f. */
 static void
 craft_frame(FILE *f, struct craft_buf *b, const struct craft_opts *o)
 {
 	ZSTD_CCtx *c = ZSTD_createCCtx();
 	ZSTD_inBuffer in = { b->p, b->len, 0 };
-	uint8_t out[1 << 16];
-	ZSTD_outBuffer ob;
 	size_t r;
 
 	ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 3);
@@ -92,21 +117,11 @@ craft_frame(FILE *f, struct craft_buf *b, const struct craft_opts *o)
 	else {
 		/* Streamed with an unknown size: the header keeps the window. */
 		ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 0);
-		ob.dst = out;
-		ob.size = sizeof(out);
-		ob.pos = 0;
-		r = ZSTD_compressStream2(c, &ob, &in, ZSTD_e_continue);
-		ATF_REQUIRE(!ZSTD_isError(r));
-		ATF_REQUIRE(fwrite(out, 1, ob.pos, f) == ob.pos);
+		(void)craft_zstep(f, c, &in, ZSTD_e_continue);
 	}
-	do {
-		ob.dst = out;
-		ob.size = sizeof(out);
-		ob.pos = 0;
-		r = ZSTD_compressStream2(c, &ob, &in, ZSTD_e_end);
-		ATF_REQUIRE(!ZSTD_isError(r));
-		ATF_REQUIRE(fwrite(out, 1, ob.pos, f) == ob.pos);
-	} while (r != 0);
+	do
+		r = craft_zstep(f, c, &in, ZSTD_e_end);
+	while (r != 0);
 	ZSTD_freeCCtx(c);
 	b->len = 0;
 }

@@ -401,6 +401,25 @@ limit_file_size(void)
 	ATF_REQUIRE(setrlimit(RLIMIT_FSIZE, &rl) == 0);
 }
 
+/*
+ * A writer of @path (compression @level, @threads) with a PT stream, its
+ * file limited to 256 KiB (limit_file_size); in *@buf 1 MiB of fx_fill's
+ * bytes of @seed, to free.
+ */
+static struct hwtr_aw *
+limited_writer(const char *path, int level, int threads, uint32_t seed,
+    uint8_t **buf)
+{
+	struct hwtr_aw *aw;
+
+	ATF_REQUIRE((*buf = malloc(1 << 20)) != NULL);
+	fx_fill(*buf, 1 << 20, seed);
+	limit_file_size();
+	aw = open_writer(path, level, threads);
+	ATF_REQUIRE_EQ(add_pt_stream(aw), 0);
+	return (aw);
+}
+
 ATF_TC_WITHOUT_HEAD(background_failure_at_next_call);
 ATF_TC_BODY(background_failure_at_next_call, tc)
 {
@@ -409,11 +428,7 @@ ATF_TC_BODY(background_failure_at_next_call, tc)
 	char err[512];
 	int rc;
 
-	ATF_REQUIRE((b = malloc(1 << 20)) != NULL);
-	fx_fill(b, 1 << 20, 5);
-	limit_file_size();
-	aw = open_writer("f.hwtrace", 0, 0);
-	ATF_REQUIRE_EQ(add_pt_stream(aw), 0);
+	aw = limited_writer("f.hwtrace", 0, 0, 5, &b);
 	/* 100 KiB fit, 1 MiB (~650 KB compressed) does not. */
 	ATF_REQUIRE_EQ_MSG(hwtr_aw_chunk(aw, 0, HWTR_AW_APPEND, b, 100000),
 	    0, "%s", hwtr_aw_errmsg(aw));
@@ -445,11 +460,7 @@ ATF_TC_BODY(background_failure_at_close, tc)
 	char err[512];
 	int rc;
 
-	ATF_REQUIRE((b = malloc(1 << 20)) != NULL);
-	fx_fill(b, 1 << 20, 6);
-	limit_file_size();
-	aw = open_writer("g.hwtrace", 0, 0);
-	ATF_REQUIRE_EQ(add_pt_stream(aw), 0);
+	aw = limited_writer("g.hwtrace", 0, 0, 6, &b);
 	ATF_REQUIRE_EQ(hwtr_aw_chunk(aw, 0, HWTR_AW_APPEND, b, 1 << 20), 0);
 	rc = hwtr_aw_close(aw, err, sizeof(err));
 	ATF_CHECK_EQ_MSG(rc, -HWTR_E_IO, "close returned %d, expected "
@@ -471,11 +482,7 @@ ATF_TC_BODY(failure_without_threads_at_the_call, tc)
 	uint8_t *b;
 	int rc;
 
-	ATF_REQUIRE((b = malloc(1 << 20)) != NULL);
-	fx_fill(b, 1 << 20, 6);
-	limit_file_size();
-	aw = open_writer("h.hwtrace", 0, -1);
-	ATF_REQUIRE_EQ(add_pt_stream(aw), 0);
+	aw = limited_writer("h.hwtrace", 0, -1, 6, &b);
 	rc = hwtr_aw_chunk(aw, 0, HWTR_AW_APPEND, b, 1 << 20);
 	ATF_CHECK_EQ_MSG(rc, -HWTR_E_IO, "chunk returned %d", rc);
 	ATF_CHECK_MSG(strstr(hwtr_aw_errmsg(aw),
@@ -526,11 +533,7 @@ ATF_TC_BODY(failed_chunk_named_at_flush, tc)
 	char err[512];
 	int rc;
 
-	ATF_REQUIRE((b = malloc(1 << 20)) != NULL);
-	fx_fill(b, 1 << 20, 5);
-	limit_file_size();
-	aw = open_writer("f.hwtrace", 0, 2);
-	ATF_REQUIRE_EQ(add_pt_stream(aw), 0);
+	aw = limited_writer("f.hwtrace", 0, 2, 5, &b);
 	ATF_CHECK(hwtr_aw_failed_member(aw) == NULL);
 	ATF_REQUIRE_EQ_MSG(hwtr_aw_chunk(aw, 0, HWTR_AW_APPEND, b, 1 << 20),
 	    0, "%s", hwtr_aw_errmsg(aw));

@@ -29,20 +29,20 @@
 
 #include "hwtrace.h"
 #include "hwtr_test.h"
+#include "../lib/hwtr_test_tool.h"
 
 #define RSS_LIMIT_KB	(512L * 1024)
 
 /*
- * Run hwtrace with @args (NULL-terminated, without argv[0]), stdout and
- * stderr to files; return the exit status, *@rss_kb its peak RSS.
+ * Start hwtrace with @args (NULL-terminated, without argv[0]), its stdout
+ * and stderr to the files out and err; its pid.
  */
-static int
-run(const char *const *args, long *rss_kb)
+static pid_t
+start(const char *const *args)
 {
 	char *argv[16];
-	struct rusage ru;
 	pid_t pid;
-	int st, i, fd;
+	int i, fd;
 
 	argv[0] = (char *)"hwtrace";
 	for (i = 0; args[i] != NULL && i < 14; i++)
@@ -58,6 +58,20 @@ run(const char *const *args, long *rss_kb)
 		execv(HWTR_TEST_HWTRACE, argv);
 		_exit(127);
 	}
+	return (pid);
+}
+
+/*
+ * Run hwtrace with @args (start); return the exit status, *@rss_kb its
+ * peak RSS.
+ */
+static int
+run(const char *const *args, long *rss_kb)
+{
+	struct rusage ru;
+	pid_t pid = start(args);
+	int st;
+
 	ATF_REQUIRE(wait4(pid, &st, 0, &ru) == pid);
 	*rss_kb = ru.ru_maxrss;
 	return (WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
@@ -68,12 +82,7 @@ meta(struct hwtr_capture_meta *m)
 {
 	static const char *const argv[] = { "/bin/bomb" };
 
-	memset(m, 0, sizeof(*m));
-	m->host = "h";
-	m->source = "step";
-	m->cpu.vendor = HWTR_CPU_INTEL;
-	m->cpu.family = 6;
-	m->cpu.model = 0x55;
+	tool_intel_meta(m, "h", "step", 0x55);
 	m->argv = argv;
 	m->argc = 1;
 	m->start_ns = 1;
@@ -121,7 +130,6 @@ ATF_TC_BODY(image_bomb_bounded, tc)
 {
 	const size_t len = 768u << 20;
 	struct hwtr_capture_meta m;
-	struct hwtr_image_desc d;
 	struct hwtr_aw *aw;
 	struct hwtr_capture_end end;
 	char err[512], key[HWTR_IMAGE_KEY_MAX];
@@ -132,11 +140,8 @@ ATF_TC_BODY(image_bomb_bounded, tc)
 	meta(&m);
 	ATF_REQUIRE_EQ_MSG(hwtr_aw_open(&aw, "b.hwtrace", &m, NULL, err,
 	    sizeof(err)), 0, "%s", err);
-	memset(&d, 0, sizeof(d));
-	d.path = "/bomb";
-	d.kind = HWTR_IMG_MEMORY;
-	ATF_REQUIRE_EQ_MSG(hwtr_aw_add_image(aw, &d, b, len, key), 0, "%s",
-	    hwtr_aw_errmsg(aw));
+	ATF_REQUIRE_EQ_MSG(tool_memory_image(aw, "/bomb", b, len, key), 0,
+	    "%s", hwtr_aw_errmsg(aw));
 	free(b);
 	memset(&end, 0, sizeof(end));
 	hwtr_aw_set_end(aw, &end);
@@ -335,25 +340,10 @@ left_file(const char *db, char *name, size_t len)
 static int
 run_signalled(const char *const *args, int sig, long ms, double *secs)
 {
-	char *argv[16];
 	struct timespec t0, t1, d = { ms / 1000, (ms % 1000) * 1000000 };
-	pid_t pid;
-	int st, i, fd;
+	pid_t pid = start(args);
+	int st;
 
-	argv[0] = (char *)"hwtrace";
-	for (i = 0; args[i] != NULL && i < 14; i++)
-		argv[i + 1] = (char *)args[i];
-	argv[i + 1] = NULL;
-	pid = fork();
-	ATF_REQUIRE(pid >= 0);
-	if (pid == 0) {
-		fd = open("out", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		dup2(fd, 1);
-		fd = open("err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		dup2(fd, 2);
-		execv(HWTR_TEST_HWTRACE, argv);
-		_exit(127);
-	}
 	nanosleep(&d, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ATF_REQUIRE(kill(pid, sig) == 0);
@@ -382,6 +372,43 @@ check_signalled(const char *what, int sig, long ms, const char *const *args)
 	    "%d, took %.2f s", what, sig, secs);
 }
 
+/*
+ * check_signalled, then no database @db nor a temporary one left; @args
+ * are hwtrace's (@args[0] the verb), @what names the run.
+ */
+static void
+check_signalled_clean(const char *what, int sig, long ms, const char *db,
+    const char *const *args)
+{
+	char name[256];
+
+	check_signalled(what, sig, ms, args);
+	ATF_CHECK_MSG(!left_file(db, name, sizeof(name)), "%s: '%s' left "
+	    "after %s", args[0], name, sig == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+/*
+ * The signals every bomb takes, each @ms milliseconds in: SIGTERM to
+ * index -j 1 and SIGINT to index -j 2 of @base.hwtrace into @base.db,
+ * SIGTERM to query @base.hwtrace last; each ends as check_signalled_clean
+ * says.
+ */
+static void
+check_signals(const char *base, long ms)
+{
+	char arch[64], db[64], qdb[80];
+
+	snprintf(arch, sizeof(arch), "%s.hwtrace", base);
+	snprintf(db, sizeof(db), "%s.db", base);
+	snprintf(qdb, sizeof(qdb), "%s.db", arch);
+	check_signalled_clean("index -j 1", SIGTERM, ms, db, (const char *[]){
+	    "index", "-j", "1", "-o", db, arch, NULL });
+	check_signalled_clean("index -j 2", SIGINT, ms, db, (const char *[]){
+	    "index", "-j", "2", "-o", db, arch, NULL });
+	check_signalled_clean("query last", SIGTERM, ms, qdb, (const char *[]){
+	    "query", arch, "last", NULL });
+}
+
 ATF_TC(pad_bomb_signal);
 ATF_TC_HEAD(pad_bomb_signal, tc)
 {
@@ -392,25 +419,12 @@ ATF_TC_HEAD(pad_bomb_signal, tc)
 }
 ATF_TC_BODY(pad_bomb_signal, tc)
 {
-	char name[256];
-
 	/*
 	 * 256 chunks: an idle machine decodes 64 of them in under 1.5 s
 	 * at -j 2 (CI once saw index end before its signal).
 	 */
 	pad_bomb("p.hwtrace", 256);
-	check_signalled("index -j 1", SIGTERM, 700, (const char *[]){
-	    "index", "-j", "1", "-o", "p.db", "p.hwtrace", NULL });
-	ATF_CHECK_MSG(!left_file("p.db", name, sizeof(name)), "index: '%s' "
-	    "left after SIGTERM", name);
-	check_signalled("index -j 2", SIGINT, 700, (const char *[]){
-	    "index", "-j", "2", "-o", "p.db", "p.hwtrace", NULL });
-	ATF_CHECK_MSG(!left_file("p.db", name, sizeof(name)), "index: '%s' "
-	    "left after SIGINT", name);
-	check_signalled("query last", SIGTERM, 700, (const char *[]){
-	    "query", "p.hwtrace", "last", NULL });
-	ATF_CHECK_MSG(!left_file("p.hwtrace.db", name, sizeof(name)),
-	    "query: '%s' left after SIGTERM", name);
+	check_signals("p", 700);
 }
 
 /*
@@ -513,29 +527,15 @@ ATF_TC_HEAD(cs_bomb_signal, tc)
 }
 ATF_TC_BODY(cs_bomb_signal, tc)
 {
-	char name[256];
-
 	/*
 	 * 256 chunks take some 25 s to index on a 2-core machine: the scan
 	 * of the chunks is over well before 6 s, the decoding is not.
 	 */
 	cs_bomb("c.hwtrace", 256);
-	check_signalled("index -j 1 (scan)", SIGTERM, 700, (const char *[]){
-	    "index", "-j", "1", "-o", "c.db", "c.hwtrace", NULL });
-	ATF_CHECK_MSG(!left_file("c.db", name, sizeof(name)), "index: '%s' "
-	    "left after SIGTERM", name);
-	check_signalled("index -j 1", SIGTERM, 6000, (const char *[]){
-	    "index", "-j", "1", "-o", "c.db", "c.hwtrace", NULL });
-	ATF_CHECK_MSG(!left_file("c.db", name, sizeof(name)), "index: '%s' "
-	    "left after SIGTERM", name);
-	check_signalled("index -j 2", SIGINT, 6000, (const char *[]){
-	    "index", "-j", "2", "-o", "c.db", "c.hwtrace", NULL });
-	ATF_CHECK_MSG(!left_file("c.db", name, sizeof(name)), "index: '%s' "
-	    "left after SIGINT", name);
-	check_signalled("query last", SIGTERM, 6000, (const char *[]){
-	    "query", "c.hwtrace", "last", NULL });
-	ATF_CHECK_MSG(!left_file("c.hwtrace.db", name, sizeof(name)),
-	    "query: '%s' left after SIGTERM", name);
+	check_signalled_clean("index -j 1 (scan)", SIGTERM, 700, "c.db",
+	    (const char *[]){ "index", "-j", "1", "-o", "c.db", "c.hwtrace",
+	    NULL });
+	check_signals("c", 6000);
 }
 
 ATF_TC(cpu_bomb_signal);
@@ -549,21 +549,8 @@ ATF_TC_HEAD(cpu_bomb_signal, tc)
 }
 ATF_TC_BODY(cpu_bomb_signal, tc)
 {
-	char name[256];
-
 	pad_bomb_cpu("u.hwtrace", 384, 0);
-	check_signalled("index -j 1", SIGTERM, 1000, (const char *[]){
-	    "index", "-j", "1", "-o", "u.db", "u.hwtrace", NULL });
-	ATF_CHECK_MSG(!left_file("u.db", name, sizeof(name)), "index: '%s' "
-	    "left after SIGTERM", name);
-	check_signalled("index -j 2", SIGINT, 1000, (const char *[]){
-	    "index", "-j", "2", "-o", "u.db", "u.hwtrace", NULL });
-	ATF_CHECK_MSG(!left_file("u.db", name, sizeof(name)), "index: '%s' "
-	    "left after SIGINT", name);
-	check_signalled("query last", SIGTERM, 1000, (const char *[]){
-	    "query", "u.hwtrace", "last", NULL });
-	ATF_CHECK_MSG(!left_file("u.hwtrace.db", name, sizeof(name)),
-	    "query: '%s' left after SIGTERM", name);
+	check_signals("u", 1000);
 }
 
 /*
@@ -604,7 +591,6 @@ code_archive(const char *path, const uint8_t *pt, size_t ptlen,
 {
 	struct hwtr_capture_meta m;
 	struct hwtr_stream_desc sd;
-	struct hwtr_image_desc d;
 	struct hwtr_capture_end end;
 	struct hwtr_sb_rec r;
 	struct hwtr_aw *aw;
@@ -620,11 +606,8 @@ code_archive(const char *path, const uint8_t *pt, size_t ptlen,
 	meta(&m);
 	ATF_REQUIRE_EQ_MSG(hwtr_aw_open(&aw, path, &m, NULL, err,
 	    sizeof(err)), 0, "%s", err);
-	memset(&d, 0, sizeof(d));
-	d.path = "/code";
-	d.kind = HWTR_IMG_MEMORY;
-	ATF_REQUIRE_EQ_MSG(hwtr_aw_add_image(aw, &d, code, sizeof(code),
-	    key), 0, "%s", hwtr_aw_errmsg(aw));
+	ATF_REQUIRE_EQ_MSG(tool_memory_image(aw, "/code", code, sizeof(code), key), 0,
+	    "%s", hwtr_aw_errmsg(aw));
 	memset(&sd, 0, sizeof(sd));
 	sd.format = HWTR_TF_INTEL_PT;
 	sd.pid = sd.tid = 1;

@@ -51,19 +51,41 @@ craft_with(const char *path, const struct craft_member *extra, size_t n,
 
 	ATF_REQUIRE(n + 3 <= 16);
 	memset(m, 0, sizeof(m));
-	m[0].name = "hwtrace.json";
-	m[0].data = man;
-	m[0].len = strlen(man);
-	m[1].name = "streams/0/stream.json";
-	m[1].data = CRAFT_STREAM0;
-	m[1].len = strlen(CRAFT_STREAM0);
-	m[2].name = "streams/0/0000000000000000.chunk";
-	m[2].data = "0123456789";
-	m[2].len = 10;
+	craft_set(&m[0], "hwtrace.json", man, strlen(man));
+	craft_set(&m[1], "streams/0/stream.json", CRAFT_STREAM0,
+	    strlen(CRAFT_STREAM0));
+	craft_set(&m[2], "streams/0/0000000000000000.chunk", "0123456789", 10);
 	for (i = 0; i < n; i++)
 		m[3 + i] = extra[i];
 	craft(path, m, n + 3, o);
 	free(man);
+}
+
+/* craft_with @path and @extra, then expect_refused: a format error, @what. */
+static void
+refused_with(const char *path, const struct craft_member *extra, size_t n,
+    const char *what)
+{
+	craft_with(path, extra, n, NULL);
+	expect_refused(path, NULL, HWTR_E_FORMAT, what);
+}
+
+/* refused_with @path and the one member @x, first renamed @name. */
+static void
+renamed_refused(const char *path, struct craft_member *x, const char *name,
+    const char *what)
+{
+	x->name = name;
+	refused_with(path, x, 1, what);
+}
+
+/* craft @path of @m alone, then expect_refused: a format error, @what. */
+static void
+refused_crafted(const char *path, const struct craft_member *m, size_t n,
+    const char *what)
+{
+	craft(path, m, n, NULL);
+	expect_refused(path, NULL, HWTR_E_FORMAT, what);
 }
 
 ATF_TC_WITHOUT_HEAD(crafted_archive_opens);
@@ -96,9 +118,7 @@ ATF_TC_BODY(newer_major_refused_naming_both_versions, tc)
 
 	/* A newer major may change anything: nothing else is read. */
 	memset(m, 0, sizeof(m));
-	m[0].name = "hwtrace.json";
-	m[0].data = man;
-	m[0].len = strlen(man);
+	craft_set(&m[0], "hwtrace.json", man, strlen(man));
 	craft("v3.hwtrace", m, 1, NULL);
 	expect_refused("v3.hwtrace", NULL, HWTR_E_VERSION,
 	    "format version 3.0 is newer than this hwtrace (reads 1.x)");
@@ -130,18 +150,10 @@ ATF_TC_BODY(newer_minor_read_unknowns_skipped, tc)
 	n += sb_put(sb + n, 1, 4);
 
 	memset(m, 0, sizeof(m));
-	m[0].name = "hwtrace.json";
-	m[0].data = man;
-	m[0].len = strlen(man);
-	m[1].name = "streams/0/stream.json";
-	m[1].data = stream;
-	m[1].len = strlen(stream);
-	m[2].name = "future/thing.bin";
-	m[2].data = "zz";
-	m[2].len = 2;
-	m[3].name = "sideband/00000000.sb";
-	m[3].data = sb;
-	m[3].len = n;
+	craft_set(&m[0], "hwtrace.json", man, strlen(man));
+	craft_set(&m[1], "streams/0/stream.json", stream, strlen(stream));
+	craft_set(&m[2], "future/thing.bin", "zz", 2);
+	craft_set(&m[3], "sideband/00000000.sb", sb, n);
 	craft("v19.hwtrace", m, 4, NULL);
 	ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&ar, "v19.hwtrace", NULL), 0, "%s",
 	    hwtr_ar_errmsg(ar));
@@ -186,11 +198,8 @@ ATF_TC_BODY(sideband_record_past_member_end, tc)
 	n += sb_hdr(sb + n, 1, 200, 1, 1, 1);
 	n += sb_put(sb + n, 0, 4);
 	memset(x, 0, sizeof(x));
-	x[0].name = "sideband/00000000.sb";
-	x[0].data = sb;
-	x[0].len = n;
-	craft_with("sb.hwtrace", x, 1, NULL);
-	expect_refused("sb.hwtrace", NULL, HWTR_E_FORMAT,
+	craft_set(&x[0], "sideband/00000000.sb", sb, n);
+	refused_with("sb.hwtrace", x, 1,
 	    "'sideband/00000000.sb' offset 0x1c: record type 1 claims 200 bytes");
 }
 
@@ -205,11 +214,8 @@ ATF_TC_BODY(hostile_names_refused, tc)
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memset(x, 0, sizeof(x));
-		x[0].name = bad[i];
-		x[0].data = "x";
-		x[0].len = 1;
-		craft_with("name.hwtrace", x, 1, NULL);
-		expect_refused("name.hwtrace", NULL, HWTR_E_FORMAT,
+		craft_set(&x[0], bad[i], "x", 1);
+		refused_with("name.hwtrace", x, 1,
 		    "is absolute, has '..' or characters outside");
 	}
 }
@@ -227,8 +233,7 @@ ATF_TC_BODY(links_devices_dirs_fifos_refused, tc)
 		x[0].name = "aux/thing";
 		x[0].type = types[i];
 		x[0].link = "/etc/passwd";
-		craft_with("link.hwtrace", x, 1, NULL);
-		expect_refused("link.hwtrace", NULL, HWTR_E_FORMAT,
+		refused_with("link.hwtrace", x, 1,
 		    "not a regular file");
 	}
 	/* A hard link is a regular-file entry naming another file. */
@@ -245,11 +250,9 @@ ATF_TC_BODY(duplicate_names_refused, tc)
 	struct craft_member x[1];
 
 	memset(x, 0, sizeof(x));
-	x[0].name = "streams/0/stream.json";
-	x[0].data = CRAFT_STREAM0;
-	x[0].len = strlen(CRAFT_STREAM0);
-	craft_with("dup.hwtrace", x, 1, NULL);
-	expect_refused("dup.hwtrace", NULL, HWTR_E_FORMAT,
+	craft_set(&x[0], "streams/0/stream.json", CRAFT_STREAM0,
+	    strlen(CRAFT_STREAM0));
+	refused_with("dup.hwtrace", x, 1,
 	    "'streams/0/stream.json' at 0x");
 }
 
@@ -264,9 +267,7 @@ ATF_TC_BODY(size_and_count_limits, tc)
 	for (i = 0; i < 5000; i++)
 		big[i] = (uint8_t)(i * 7 + (i >> 5));
 	memset(x, 0, sizeof(x));
-	x[0].name = "aux/big";
-	x[0].data = big;
-	x[0].len = 5000;
+	craft_set(&x[0], "aux/big", big, 5000);
 	craft_with("big.hwtrace", x, 1, NULL);
 	memset(&o, 0, sizeof(o));
 	o.max_member_size = 4096;
@@ -279,9 +280,7 @@ ATF_TC_BODY(size_and_count_limits, tc)
 	n += sb_put(sb + n, 0, 4);
 	n += sb_hdr(sb + n, 1, 28, 1, 1, 1);
 	n += sb_put(sb + n, 0, 4);
-	x[0].name = "sideband/00000000.sb";
-	x[0].data = sb;
-	x[0].len = n;
+	craft_set(&x[0], "sideband/00000000.sb", sb, n);
 	craft_with("nsb.hwtrace", x, 1, NULL);
 	memset(&o, 0, sizeof(o));
 	o.max_sideband = 1;
@@ -298,9 +297,7 @@ ATF_TC_BODY(window_bomb_refused, tc)
 
 	/* No content size and a 1 GiB window: the frame header says so. */
 	memset(x, 0, sizeof(x));
-	x[0].name = "aux/w";
-	x[0].data = "window";
-	x[0].len = 6;
+	craft_set(&x[0], "aux/w", "window", 6);
 	craft_with("win.hwtrace", x, 1, &o);
 	expect_refused("win.hwtrace", NULL, HWTR_E_LIMIT,
 	    "exceeds the limit 2^27");
@@ -314,9 +311,7 @@ ATF_TC_BODY(ratio_bomb_refused, tc)
 	uint8_t *z = calloc(1, len);
 
 	memset(x, 0, sizeof(x));
-	x[0].name = "aux/zeros";
-	x[0].data = z;
-	x[0].len = len;
+	craft_set(&x[0], "aux/zeros", z, len);
 	craft_with("ratio.hwtrace", x, 1, NULL);
 	expect_refused("ratio.hwtrace", NULL, HWTR_E_LIMIT, "ratio limit 4096");
 	free(z);
@@ -335,20 +330,14 @@ ATF_TC_BODY(wrong_json_types_refused, tc)
 	bad = strdup(man);
 	memcpy(strstr(bad, "\"family\": 25"), "\"family\": [] ", 12);
 	memset(m, 0, sizeof(m));
-	m[0].name = "hwtrace.json";
-	m[0].data = bad;
-	m[0].len = strlen(bad);
-	craft("j1.hwtrace", m, 1, NULL);
-	expect_refused("j1.hwtrace", NULL, HWTR_E_FORMAT,
+	craft_set(&m[0], "hwtrace.json", bad, strlen(bad));
+	refused_crafted("j1.hwtrace", m, 1,
 	    "hwtrace.json: field 'cpu.family': expected an integer, got an array");
 
 	m[0].data = man;
 	m[0].len = strlen(man);
-	m[1].name = "streams/0/stream.json";
-	m[1].data = stream;
-	m[1].len = strlen(stream);
-	craft("j2.hwtrace", m, 2, NULL);
-	expect_refused("j2.hwtrace", NULL, HWTR_E_FORMAT,
+	craft_set(&m[1], "streams/0/stream.json", stream, strlen(stream));
+	refused_crafted("j2.hwtrace", m, 2,
 	    "streams/0/stream.json: field 'pid': expected an integer, got a string");
 	free(bad);
 	free(man);
@@ -362,21 +351,14 @@ ATF_TC_BODY(bad_cross_references_refused, tc)
 	size_t n;
 
 	memset(x, 0, sizeof(x));
-	x[0].name = "streams/7/0000000000000000.chunk";
-	x[0].data = "abc";
-	x[0].len = 3;
-	craft_with("x1.hwtrace", x, 1, NULL);
-	expect_refused("x1.hwtrace", NULL, HWTR_E_FORMAT,
+	craft_set(&x[0], "streams/7/0000000000000000.chunk", "abc", 3);
+	refused_with("x1.hwtrace", x, 1,
 	    "stream 7 has no stream.json before it");
 
-	x[0].name = "streams/0/0000000000000004.chunk";
-	craft_with("x2.hwtrace", x, 1, NULL);
-	expect_refused("x2.hwtrace", NULL, HWTR_E_FORMAT,
+	renamed_refused("x2.hwtrace", x, "streams/0/0000000000000004.chunk",
 	    "stream offset 0x4 goes back before 0xa");
 
-	x[0].name = "images/bid-0011";
-	craft_with("x3.hwtrace", x, 1, NULL);
-	expect_refused("x3.hwtrace", NULL, HWTR_E_FORMAT,
+	renamed_refused("x3.hwtrace", x, "images/bid-0011",
 	    "image without a description");
 
 	x[0].name = "images/bid-0011.json";
@@ -384,15 +366,10 @@ ATF_TC_BODY(bad_cross_references_refused, tc)
 	    "\"file\", \"build_id\": \"0011\", \"size\": 5, \"sha256\": "
 	    "\"0000000000000000000000000000000000000000000000000000000000000000\"}";
 	x[0].len = strlen(x[0].data);
-	x[1].name = "images/bid-0011";
-	x[1].data = "abc";
-	x[1].len = 3;
-	craft_with("x6.hwtrace", x, 2, NULL);
-	expect_refused("x6.hwtrace", NULL, HWTR_E_FORMAT,
+	craft_set(&x[1], "images/bid-0011", "abc", 3);
+	refused_with("x6.hwtrace", x, 2,
 	    "'images/bid-0011': 3 bytes, its description says 5");
-	x[0].name = "images/bid-0022.json";
-	craft_with("x7.hwtrace", x, 1, NULL);
-	expect_refused("x7.hwtrace", NULL, HWTR_E_FORMAT,
+	renamed_refused("x7.hwtrace", x, "images/bid-0022.json",
 	    "images/bid-0022.json: field 'key' is 'bid-0011'");
 	memset(x, 0, sizeof(x));
 
@@ -401,11 +378,8 @@ ATF_TC_BODY(bad_cross_references_refused, tc)
 	n += sb_put(sb + n, 1, 4);
 	n += sb_put(sb + n, 100, 8);
 	n += sb_put(sb + n, 0, 8);
-	x[0].name = "sideband/00000000.sb";
-	x[0].data = sb;
-	x[0].len = n;
-	craft_with("x4.hwtrace", x, 1, NULL);
-	expect_refused("x4.hwtrace", NULL, HWTR_E_FORMAT,
+	craft_set(&x[0], "sideband/00000000.sb", sb, n);
+	refused_with("x4.hwtrace", x, 1,
 	    "lost record names stream 9, which does not exist");
 
 	n = sb_hdr(sb, 7 /* mmap */, 0, 1, -1, -1);
@@ -422,8 +396,7 @@ ATF_TC_BODY(bad_cross_references_refused, tc)
 	n += 6;
 	sb_put(sb + 4, n, 4);
 	x[0].len = n;
-	craft_with("x5.hwtrace", x, 1, NULL);
-	expect_refused("x5.hwtrace", NULL, HWTR_E_FORMAT,
+	refused_with("x5.hwtrace", x, 1,
 	    "mmap record names image 'bid-99', which does not exist");
 }
 
@@ -438,11 +411,8 @@ ATF_TC_BODY(not_an_archive, tc)
 	fclose(f);
 	expect_refused("junk", NULL, HWTR_E_FORMAT, "not an hwtrace archive");
 	memset(m, 0, sizeof(m));
-	m[0].name = "aux/first";
-	m[0].data = "x";
-	m[0].len = 1;
-	craft("first.hwtrace", m, 1, NULL);
-	expect_refused("first.hwtrace", NULL, HWTR_E_FORMAT,
+	craft_set(&m[0], "aux/first", "x", 1);
+	refused_crafted("first.hwtrace", m, 1,
 	    "the first member is 'aux/first'");
 	expect_refused("/nonexistent/x", NULL, HWTR_E_NOENT, "/nonexistent/x");
 }
@@ -627,9 +597,7 @@ ATF_TC_BODY(toc_members_checked_like_scanned_ones, tc)
 	o.toc = 1;
 	/* The control: the same archive, opened through its table. */
 	memset(x, 0, sizeof(x));
-	x[0].name = "aux/thing";
-	x[0].data = "thing";
-	x[0].len = 5;
+	craft_set(&x[0], "aux/thing", "thing", 5);
 	craft_with("ok.hwtrace", x, 1, &o);
 	ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&ar, "ok.hwtrace", NULL), 0, "%s",
 	    hwtr_ar_errmsg(ar));
@@ -673,9 +641,7 @@ ATF_TC_BODY(toc_members_checked_like_scanned_ones, tc)
 	    "member 'aux/huge': the frame at 0x");
 	/* A 1 GiB window (the limit is 2^27). */
 	memset(x, 0, sizeof(x));
-	x[0].name = "aux/w";
-	x[0].data = "window";
-	x[0].len = 6;
+	craft_set(&x[0], "aux/w", "window", 6);
 	x[0].window_log = 30;
 	craft_with("window.hwtrace", x, 1, &o);
 	expect_refused("window.hwtrace", NULL, HWTR_E_LIMIT,
@@ -702,9 +668,7 @@ ATF_TC_BODY(malformed_stream_names_refused, tc)
 		o.toc = (int)k;
 		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 			memset(x, 0, sizeof(x));
-			x[0].name = bad[i];
-			x[0].data = "x";
-			x[0].len = 1;
+			craft_set(&x[0], bad[i], "x", 1);
 			craft_with("s.hwtrace", x, 1, &o);
 			expect_refused("s.hwtrace", NULL, HWTR_E_FORMAT,
 			    "not a stream member name");
@@ -752,13 +716,9 @@ ATF_TC_BODY(filter_cfg_out_of_range_refused, tc)
 
 	for (cfg = 2; cfg <= 7; cfg += 5) {
 		memset(m, 0, sizeof(m));
-		m[0].name = "hwtrace.json";
-		m[0].data = man;
-		m[0].len = strlen(man);
+		craft_set(&m[0], "hwtrace.json", man, strlen(man));
 		snprintf(js, sizeof(js), stream, cfg);
-		m[1].name = "streams/0/stream.json";
-		m[1].data = js;
-		m[1].len = strlen(js);
+		craft_set(&m[1], "streams/0/stream.json", js, strlen(js));
 		craft("f.hwtrace", m, 2, NULL);
 		if (cfg == 2)
 			expect_refused("f.hwtrace", NULL, 0, "");
@@ -793,12 +753,8 @@ ATF_TC_BODY(image_sha256_checked_on_read, tc)
 		snprintf(desc, sizeof(desc), "{\"key\": \"bid-0011\", "
 		    "\"path\": \"/lib/x\", \"kind\": \"file\", \"build_id\": "
 		    "\"0011\", \"size\": 3, \"sha256\": \"%s\"}", sha[k]);
-		x[0].name = "images/bid-0011.json";
-		x[0].data = desc;
-		x[0].len = strlen(desc);
-		x[1].name = "images/bid-0011";
-		x[1].data = "abc";
-		x[1].len = 3;
+		craft_set(&x[0], "images/bid-0011.json", desc, strlen(desc));
+		craft_set(&x[1], "images/bid-0011", "abc", 3);
 		craft_with("img.hwtrace", x, 2, NULL);
 		ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&ar, "img.hwtrace", NULL), 0,
 		    "%s", hwtr_ar_errmsg(ar));
@@ -861,15 +817,11 @@ ATF_TC_BODY(chunk_without_content_size, tc)
 	o.toc = 1;
 	for (k = 0; k < 2; k++) {
 		memset(m, 0, sizeof(m));
-		m[0].name = "hwtrace.json";
-		m[0].data = man;
-		m[0].len = strlen(man);
-		m[1].name = "streams/0/stream.json";
-		m[1].data = stream;
-		m[1].len = strlen(stream);
-		m[2].name = "streams/0/0000000000000000.chunk";
-		m[2].data = psb;
-		m[2].len = sizeof(psb);
+		craft_set(&m[0], "hwtrace.json", man, strlen(man));
+		craft_set(&m[1], "streams/0/stream.json", stream,
+		    strlen(stream));
+		craft_set(&m[2], "streams/0/0000000000000000.chunk", psb,
+		    sizeof(psb));
 		/* k == 1: streamed, a window and no content size. */
 		m[2].window_log = k == 1 ? 20 : 0;
 		craft(k ? "n.hwtrace" : "c.hwtrace", m, 3, &o);

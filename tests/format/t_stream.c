@@ -175,6 +175,25 @@ check_range(struct hwtr_sv *sv, size_t s, uint64_t from, uint64_t to)
 	free(copy);
 }
 
+/*
+ * Segment @i of a view, @g, is @w: piece, range, limit, first of its
+ * stream, and the loss before it.
+ */
+static void
+check_seg(const struct hwtr_sv_seg *g, const struct hwtr_sv_seg *w, size_t i)
+{
+	ATF_CHECK_EQ_MSG(g->piece, w->piece, "segment %zu", i);
+	ATF_CHECK_EQ_MSG(g->start, w->start, "segment %zu: start %ju", i,
+	    (uintmax_t)g->start);
+	ATF_CHECK_EQ_MSG(g->end, w->end, "segment %zu: end %ju", i,
+	    (uintmax_t)g->end);
+	ATF_CHECK_EQ_MSG(g->has_limit, w->has_limit, "segment %zu", i);
+	ATF_CHECK_EQ_MSG(g->first_of_stream, w->first_of_stream,
+	    "segment %zu", i);
+	ATF_CHECK_EQ_MSG(g->lost_before, w->lost_before, "segment %zu", i);
+	ATF_CHECK_EQ_MSG(g->lost_bytes, w->lost_bytes, "segment %zu", i);
+}
+
 ATF_TC_WITHOUT_HEAD(range_reads_across_chunks);
 ATF_TC_BODY(range_reads_across_chunks, tc)
 {
@@ -265,18 +284,7 @@ check_segments(size_t readahead)
 		const struct hwtr_sv_seg *w = &want_segs[i];
 
 		ATF_CHECK_EQ_MSG(g->stream, w->stream, "segment %zu", i);
-		ATF_CHECK_EQ_MSG(g->piece, w->piece, "segment %zu", i);
-		ATF_CHECK_EQ_MSG(g->start, w->start, "segment %zu: %ju", i,
-		    (uintmax_t)g->start);
-		ATF_CHECK_EQ_MSG(g->end, w->end, "segment %zu: %ju", i,
-		    (uintmax_t)g->end);
-		ATF_CHECK_EQ_MSG(g->has_limit, w->has_limit, "segment %zu", i);
-		ATF_CHECK_EQ_MSG(g->first_of_stream, w->first_of_stream,
-		    "segment %zu", i);
-		ATF_CHECK_EQ_MSG(g->lost_before, w->lost_before, "segment %zu",
-		    i);
-		ATF_CHECK_EQ_MSG(g->lost_bytes, w->lost_bytes, "segment %zu",
-		    i);
+		check_seg(g, w, i);
 	}
 	hwtr_sv_stream_segs(sv, 0, &first, &n);
 	ATF_CHECK_EQ(first, 0);
@@ -473,18 +481,7 @@ ATF_TC_BODY(long_segments_cut_blind, tc)
 		const struct hwtr_sv_seg *g = hwtr_sv_seg(sv, i);
 		const struct hwtr_sv_seg *w = &want_blind[i];
 
-		ATF_CHECK_EQ_MSG(g->piece, w->piece, "segment %zu", i);
-		ATF_CHECK_EQ_MSG(g->start, w->start, "segment %zu: start %ju",
-		    i, (uintmax_t)g->start);
-		ATF_CHECK_EQ_MSG(g->end, w->end, "segment %zu: end %ju", i,
-		    (uintmax_t)g->end);
-		ATF_CHECK_EQ_MSG(g->has_limit, w->has_limit, "segment %zu", i);
-		ATF_CHECK_EQ_MSG(g->first_of_stream, w->first_of_stream,
-		    "segment %zu", i);
-		ATF_CHECK_EQ_MSG(g->lost_before, w->lost_before, "segment %zu",
-		    i);
-		ATF_CHECK_EQ_MSG(g->lost_bytes, w->lost_bytes, "segment %zu",
-		    i);
+		check_seg(g, w, i);
 		ATF_CHECK_EQ_MSG(g->blind_start, w->blind_start, "segment %zu: "
 		    "blind_start %d", i, g->blind_start);
 		ATF_CHECK_EQ_MSG(g->blind_end, w->blind_end, "segment %zu: "

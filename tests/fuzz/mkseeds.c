@@ -34,6 +34,7 @@
 #include <zstd.h>
 
 #include "hwtrace.h"
+#include "../lib/hwtr_test_tool.h"
 
 struct blob {
 	uint8_t	*p;
@@ -204,12 +205,7 @@ open_writer(const char *name, const char *const *argv, size_t argc,
 	struct hwtr_aw *aw;
 	char path[4096], errbuf[256];
 
-	memset(&m, 0, sizeof(m));
-	m.host = "seedhost";
-	m.source = "import-raw";
-	m.cpu.vendor = HWTR_CPU_INTEL;
-	m.cpu.family = 6;
-	m.cpu.model = 79;
+	tool_intel_meta(&m, "seedhost", "import-raw", 79);
 	m.cpu.stepping = 1;
 	m.argv = argv;
 	m.argc = argc;
@@ -261,16 +257,8 @@ seed_pt(void)
 	int i;
 
 	aw = open_writer("ok-pt.hwtrace", argv, 2, 0);
-	memset(&sd, 0, sizeof(sd));
-	sd.format = HWTR_TF_INTEL_PT;
-	sd.pid = sd.tid = 4242;
-	sd.cpu = -1;
-	sd.pt.cpuid_15_eax = 2;
-	sd.pt.cpuid_15_ebx = 168;
-	sd.pt.nom_freq = 24;
-	sd.pt.mtc_freq = 3;
-	sd.pt.options = HWTR_PT_OPT_TSC | HWTR_PT_OPT_MTC |
-	    HWTR_PT_OPT_BRANCH | HWTR_PT_OPT_USER;
+	tool_pt_stream(&sd, 4242, 4242, 168, 24, HWTR_PT_OPT_TSC |
+	    HWTR_PT_OPT_MTC | HWTR_PT_OPT_BRANCH | HWTR_PT_OPT_USER);
 	check(aw, hwtr_aw_add_stream(aw, &sd, &sid), "stream");
 	for (i = 0; i < 3; i++) {
 		fill_pt(buf, sizeof(buf), (uint32_t)i);
@@ -395,24 +383,13 @@ seed_full(const char *name, int abort_early)
 	int i, t;
 
 	aw = open_writer(name, argv, 3, 0);
-	memset(&sd, 0, sizeof(sd));
-	sd.format = HWTR_TF_INTEL_PT;
-	sd.pid = 100;
-	sd.tid = 101;
-	sd.cpu = -1;
+	tool_pt_stream(&sd, 100, 101, 200, 30, HWTR_PT_OPT_TSC |
+	    HWTR_PT_OPT_MTC | HWTR_PT_OPT_CYC | HWTR_PT_OPT_BRANCH |
+	    HWTR_PT_OPT_USER);
 	sd.name = "tid 101";
-	sd.pt.cpuid_15_eax = 2;
-	sd.pt.cpuid_15_ebx = 200;
-	sd.pt.nom_freq = 30;
-	sd.pt.mtc_freq = 3;
 	sd.pt.cyc_thresh = 1;
 	sd.pt.psb_freq = 0;
-	sd.pt.options = HWTR_PT_OPT_TSC | HWTR_PT_OPT_MTC | HWTR_PT_OPT_CYC |
-	    HWTR_PT_OPT_BRANCH | HWTR_PT_OPT_USER;
-	sd.pt.nfilters = 1;
-	sd.pt.filter[0].cfg = 1;
-	sd.pt.filter[0].a = 0x400000;
-	sd.pt.filter[0].b = 0x4fffff;
+	tool_pt_filter(&sd, 0x400000, 0x4fffff);
 	check(aw, hwtr_aw_add_stream(aw, &sd, &s0), "stream");
 	sd.tid = -1;
 	sd.cpu = 3;

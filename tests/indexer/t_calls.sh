@@ -85,7 +85,7 @@ plt_calls_credited_body()
 # main) in gdb's backtrace at the N-th stop at BREAK.
 gdb_main_frame()
 {
-	command -v gdb >/dev/null 2>&1 || atf_skip "gdb is not installed"
+	require_tools gdb
 	cmds="-ex 'break $2' -ex run -ex bt"
 	i=1
 	while [ $i -lt $3 ]; do
@@ -120,6 +120,19 @@ same_depth()
 	    atf_fail "$3 #${6:-$5}: gdb has main $want frames up, hwtrace's depth is main's + $got"
 }
 
+# func_kinds ARCHIVE FUNC FIELDS WANT: the invocations of FUNC (query
+# func, TSV) counted by the values of their FIELDS (cut -f: 14 entry_kind,
+# 15 exit_kind), "COUNT VALUE..." a line, are WANT; nothing on stderr.
+func_kinds()
+{
+	"$HWTRACE" query "$1" func "$2" --format tsv > fk.tsv 2> fk.err ||
+	    atf_fail "query $1 func $2 failed: $(oneline fk.err)"
+	[ ! -s fk.err ] || atf_fail "query $1 func $2: expected nothing on stderr, got $(oneline fk.err)"
+	fk_got=$(tail -n +2 fk.tsv | cut -f"$3" | sort | uniq -c | awk '{ $1 = $1; print }')
+	[ "$fk_got" = "$4" ] ||
+	    atf_fail "func $2 in $1: expected '$4' (invocations by fields $3), got '$fk_got'"
+}
+
 atf_test_case exceptions_close_frames
 exceptions_close_frames_head() { atf_set descr "frames left by a C++ exception (throw, cleanup pads, _Unwind_Resume, rethrow) are closed: depths below main agree with gdb's backtraces"; }
 exceptions_close_frames_body()
@@ -135,8 +148,7 @@ exceptions_close_frames_body()
 	same_depth ex.hwtrace except rethrower rethrower 1
 	same_depth ex.hwtrace except printf printf 1
 	# Every frame a throw left is closed by an unwind, not at the end.
-	atf_check -s exit:0 -o inline:"8 unwind\n" sh -c \
-	    "'$HWTRACE' query ex.hwtrace func thrower --format tsv | tail -n +2 | cut -f15 | sort | uniq -c | awk '{print \$1, \$2}'"
+	func_kinds ex.hwtrace thrower 15 "8 unwind"
 }
 
 atf_test_case longjmp_closes_frames
@@ -146,8 +158,7 @@ longjmp_closes_frames_body()
 	vgcapture setjmp sj.hwtrace
 	same_depth sj.hwtrace setjmp printf printf 1
 	# deep(6..0) and deep(7..0): 15 invocations, every one left by longjmp.
-	atf_check -s exit:0 -o inline:"15 unwind\n" sh -c \
-	    "'$HWTRACE' query sj.hwtrace func deep --format tsv | tail -n +2 | cut -f15 | sort | uniq -c | awk '{print \$1, \$2}'"
+	func_kinds sj.hwtrace deep 15 "15 unwind"
 }
 
 atf_test_case signal_handlers_framed
@@ -157,8 +168,7 @@ signal_handlers_framed_body()
 	vgcapture signal sg.hwtrace
 	same_depth sg.hwtrace signal printf printf 1
 	# kill(SIGUSR1) three times, and once more from the SIGUSR2 handler.
-	atf_check -s exit:0 -o inline:"4 signal return\n" sh -c \
-	    "'$HWTRACE' query sg.hwtrace func on_usr1 --format tsv | tail -n +2 | cut -f14,15 | sort | uniq -c | awk '{print \$1, \$2, \$3}'"
+	func_kinds sg.hwtrace on_usr1 14,15 "4 signal return"
 	atf_check -s exit:0 -o inline:"return\n" sh -c \
 	    "'$HWTRACE' query sg.hwtrace func main --format tsv | tail -n +2 | cut -f15"
 }
@@ -174,8 +184,7 @@ cancellation_closes_frames_body()
 	[ "$got" -eq "$want" ] ||
 	    atf_fail "__nptl_deallocate_tsd: gdb has start_thread $want frames up, hwtrace's depth is start_thread's + $got"
 	# spin(2), spin(1), spin(0): each left by the unwind.
-	atf_check -s exit:0 -o inline:"3 unwind\n" sh -c \
-	    "'$HWTRACE' query cn.hwtrace func spin --format tsv | tail -n +2 | cut -f15 | sort | uniq -c | awk '{print \$1, \$2}'"
+	func_kinds cn.hwtrace spin 15 "3 unwind"
 }
 
 atf_test_case exec_starts_a_root
@@ -191,17 +200,14 @@ exec_starts_a_root_body()
 	*) atf_fail "gdb: _start is not hello's outermost frame: $(cat gdb.out)" ;;
 	esac
 	# The child (the thread named hello): _start at depth 0, started.
-	"$HWTRACE" query fx.hwtrace sql "SELECT c.depth, c.entry_kind FROM calls c JOIN threads t ON t.id = c.thread JOIN symbols s ON s.id = c.symbol WHERE t.name = 'hello' AND s.name = '_start'" --format tsv > st.tsv ||
-	    atf_fail "sql failed"
+	sql_tsv fx.hwtrace st.tsv "SELECT c.depth, c.entry_kind FROM calls c JOIN threads t ON t.id = c.thread JOIN symbols s ON s.id = c.symbol WHERE t.name = 'hello' AND s.name = '_start'"
 	[ "$(sed -n 2p st.tsv)" = "$(printf '0\tstart')" ] ||
 	    atf_fail "hello's _start: expected depth 0 entered at its start, got '$(sed -n 2p st.tsv)'"
-	"$HWTRACE" query fx.hwtrace sql "SELECT c.depth FROM calls c JOIN threads t ON t.id = c.thread JOIN symbols s ON s.id = c.symbol WHERE t.name = 'hello' AND s.name = '__libc_start_main'" --format tsv > lm.tsv ||
-	    atf_fail "sql failed"
+	sql_tsv fx.hwtrace lm.tsv "SELECT c.depth FROM calls c JOIN threads t ON t.id = c.thread JOIN symbols s ON s.id = c.symbol WHERE t.name = 'hello' AND s.name = '__libc_start_main'"
 	[ "$(sed -n 2p lm.tsv)" = "$want" ] ||
 	    atf_fail "hello's __libc_start_main: gdb has it $want frames below _start, hwtrace at depth $(sed -n 2p lm.tsv)"
 	# The old program's frames end at the exec.
-	"$HWTRACE" query fx.hwtrace sql "SELECT c.exit_kind FROM calls c JOIN threads t ON t.id = c.thread JOIN symbols s ON s.id = c.symbol WHERE t.name = 'hello' AND s.name = '__execve'" --format tsv > ex.tsv ||
-	    atf_fail "sql failed"
+	sql_tsv fx.hwtrace ex.tsv "SELECT c.exit_kind FROM calls c JOIN threads t ON t.id = c.thread JOIN symbols s ON s.id = c.symbol WHERE t.name = 'hello' AND s.name = '__execve'"
 	[ "$(sed -n 2p ex.tsv)" = end ] || atf_fail "__execve's frame: expected exit end, got $(cat ex.tsv)"
 }
 
@@ -277,8 +283,7 @@ stripped_functions_named_body()
 	recovered_names plt-stripped
 	# Nothing of the program's own functions is left without a name
 	# (the C start-up files' code has no unwind table: it may be).
-	"$HWTRACE" query s.hwtrace sql "SELECT count(*) FROM blocks b JOIN images i ON i.id = b.image WHERE b.symbol IS NULL AND i.path GLOB '*/plt-stripped' AND (b.image_addr BETWEEN 0x$(nm_addr plt main) AND 0x$(nm_addr plt main) + 64 OR b.image_addr BETWEEN 0x$(nm_addr plt one) AND 0x$(nm_addr plt two) + 16)" --format tsv > n.tsv ||
-	    atf_fail "sql failed"
+	sql_tsv s.hwtrace n.tsv "SELECT count(*) FROM blocks b JOIN images i ON i.id = b.image WHERE b.symbol IS NULL AND i.path GLOB '*/plt-stripped' AND (b.image_addr BETWEEN 0x$(nm_addr plt main) AND 0x$(nm_addr plt main) + 64 OR b.image_addr BETWEEN 0x$(nm_addr plt one) AND 0x$(nm_addr plt two) + 16)"
 	[ "$(sed -n 2p n.tsv)" -eq 0 ] || atf_fail "$(sed -n 2p n.tsv) blocks of main, one, two have no symbol"
 }
 

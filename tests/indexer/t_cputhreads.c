@@ -35,6 +35,7 @@
 
 #include "hwtrace.h"
 #include "hwtr_test.h"
+#include "../lib/hwtr_test_tool.h"
 #include "../../indexer/hwtr_ix_sqlite.h"
 #include "../../indexer/colstore.h"
 
@@ -142,13 +143,8 @@ cut(size_t s, const struct hwtr_stream_desc *sd, const struct tstream *ts,
 static struct hwtr_sb_rec
 sw_rec(uint64_t t, int32_t pid, int32_t tid, int cpu, int out)
 {
-	struct hwtr_sb_rec r;
+	struct hwtr_sb_rec r = tool_sb(HWTR_SB_SWITCH, t, pid, tid);
 
-	memset(&r, 0, sizeof(r));
-	r.type = HWTR_SB_SWITCH;
-	r.time = t;
-	r.pid = pid;
-	r.tid = tid;
 	r.u.sw.cpu = cpu;
 	r.u.sw.out = (uint8_t)out;
 	return (r);
@@ -320,6 +316,20 @@ q_int(sqlite3 *db, const char *sql, int64_t a)
 	return (v);
 }
 
+/*
+ * @sql's count for @thread (thread @tid) is 12, the fixture's number of
+ * @what for a worker.
+ */
+static void
+check_twelve(sqlite3 *db, int32_t tid, int64_t thread, const char *what,
+    const char *sql)
+{
+	int64_t n = q_int(db, sql, thread);
+
+	ATF_CHECK_MSG(n == 12, "tid %d: %jd %s, expected 12", tid,
+	    (intmax_t)n, what);
+}
+
 /* Thread @tid's own history against the tracer's: equal, in order. */
 static void
 check_thread(sqlite3 *db, struct hwtr_ar *gt, int32_t tid)
@@ -406,18 +416,16 @@ check_cpu_mode(int paired)
 		if (tid == hwtr_ar_stream(gt, s)->pid)
 			continue;
 		/* A worker: the fixture's counts. */
-		n = q_int(db, "SELECT count(*) FROM calls c JOIN symbols y ON "
-		    "y.id = c.symbol WHERE c.thread = ?1 AND y.name = 'work' "
-		    "AND c.exit_kind = 'return'", thread);
-		ATF_CHECK_MSG(n == 12, "tid %d: %jd calls of work() that "
-		    "return, expected 12", tid, (intmax_t)n);
-		n = q_int(db, "SELECT count(*) FROM calls c JOIN symbols y ON "
+		check_twelve(db, tid, thread, "calls of work() that return",
+		    "SELECT count(*) FROM calls c JOIN symbols y ON y.id = "
+		    "c.symbol WHERE c.thread = ?1 AND y.name = 'work' AND "
+		    "c.exit_kind = 'return'");
+		check_twelve(db, tid, thread, "calls of leaf() in work() that "
+		    "return", "SELECT count(*) FROM calls c JOIN symbols y ON "
 		    "y.id = c.symbol JOIN calls p ON p.id = c.parent JOIN "
 		    "symbols py ON py.id = p.symbol WHERE c.thread = ?1 AND "
 		    "y.name = 'leaf' AND py.name = 'work' AND p.thread = ?1 AND "
-		    "c.exit_kind = 'return'", thread);
-		ATF_CHECK_MSG(n == 12, "tid %d: %jd calls of leaf() in work() "
-		    "that return, expected 12", tid, (intmax_t)n);
+		    "c.exit_kind = 'return'");
 		/* Calls of work() that span a switch (a part's start). */
 		n = q_int(db, "SELECT count(*) FROM calls c JOIN symbols y ON "
 		    "y.id = c.symbol WHERE c.thread = ?1 AND y.name = 'work' "

@@ -386,22 +386,61 @@ compare(const struct lines *want, const struct lines *got, char *why,
 	return (0);
 }
 
-ATF_TC(snapshots);
-ATF_TC_HEAD(snapshots, tc)
+/* Snapshots tested, failed, and the failures' messages. */
+struct tally {
+	char	fails[4096];
+	int	tested;
+	int	failed;
+};
+
+/* Snapshot @name tested and failed, saying @why. */
+static void
+tally_fail(struct tally *t, const char *name, const char *why)
 {
-	atf_tc_set_md_var(tc, "descr", "instruction ranges, exceptions and "
-	    "inaccessible addresses per trace ID equal trc_pkt_lister's for "
-	    "every ETMv3/PTM/ETMv4/ETE snapshot of the corpus");
-	atf_tc_set_md_var(tc, "timeout", "300");
+	size_t len = strlen(t->fails);
+
+	printf("%s: fail: %s\n", name, why);
+	snprintf(t->fails + len, sizeof(t->fails) - len, "%s%s: %s",
+	    t->failed ? "; " : "", name, why);
+	t->failed++;
+	t->tested++;
 }
-ATF_TC_BODY(snapshots, tc)
+
+/* What a snapshot's test found. */
+enum snap_result {
+	SNAP_SKIP,
+	SNAP_PASS,
+	SNAP_FAIL
+};
+
+/*
+ * One snapshot @name of the corpus directory @dir, and the path of what
+ * trc_pkt_lister printed for it; @want and @got, empty, for its test to
+ * fill; a failure says why in @why.
+ */
+struct snap {
+	const char	*dir;
+	const char	*name;
+	char		 ppl[1100];
+	struct lines	 want;
+	struct lines	 got;
+	char		 why[512];
+};
+
+typedef enum snap_result snap_test(struct snap *s);
+
+/*
+ * @test on every OpenCSD snapshot of the corpus (skips without it): at
+ * least @min tested (@what, in the failure), and every one passes; the
+ * failures are named all together.
+ */
+static void
+each_snapshot(snap_test *test, int min, const char *what)
 {
-	char dir[1024], ppl[1100], snap[1400], why[512], fails[4096] = "";
-	char src[128];
+	char dir[1024];
+	struct tally t = { "", 0, 0 };
 	struct dirent *de;
-	struct lines want, got;
-	size_t nranges;
-	int decodable, tested = 0, failed = 0;
+	struct snap sn;
 	DIR *d;
 
 	HWTR_REQUIRE_CORPUS("opencsd/snapshots");
@@ -411,55 +450,81 @@ ATF_TC_BODY(snapshots, tc)
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;
-		memset(&want, 0, sizeof(want));
-		memset(&got, 0, sizeof(got));
-		snprintf(ppl, sizeof(ppl), "%s/opencsd/expected/%s.ppl",
+		memset(&sn, 0, sizeof(sn));
+		sn.dir = dir;
+		sn.name = de->d_name;
+		snprintf(sn.ppl, sizeof(sn.ppl), "%s/opencsd/expected/%s.ppl",
 		    HWTR_TEST_CORPUS, de->d_name);
-		snprintf(snap, sizeof(snap), "%s/%s", dir, de->d_name);
-		if (expected(ppl, &want, src, sizeof(src)) < 0) {
-			printf("%s: skipped: no expected output\n", de->d_name);
-			continue;
-		}
-		if (want.n == 0) {
-			printf("%s: skipped: trc_pkt_lister printed no decoded "
-			    "elements\n", de->d_name);
-			free(want.v);
-			continue;
-		}
-		if (decode_snapshot(de->d_name, snap, src[0] != '\0' ? src :
-		    NULL, &got, &decodable, why, sizeof(why)) < 0) {
-			printf("%s: fail: %s\n", de->d_name, why);
-			snprintf(fails + strlen(fails), sizeof(fails) -
-			    strlen(fails), "%s%s: %s", failed ? "; " : "",
-			    de->d_name, why);
-			failed++;
-			tested++;
-		} else if (!decodable) {
-			printf("%s: skipped: no ETMv3/PTM/ETMv4/ETE source\n",
-			    de->d_name);
-		} else if (compare(&want, &got, why, sizeof(why),
-		    &nranges) < 0) {
-			printf("%s: fail: %s\n", de->d_name, why);
-			snprintf(fails + strlen(fails), sizeof(fails) -
-			    strlen(fails), "%s%s: %s", failed ? "; " : "",
-			    de->d_name, why);
-			failed++;
-			tested++;
-		} else {
-			printf("%s: pass (%zu elements, %zu ranges)\n",
-			    de->d_name, want.n, nranges);
-			tested++;
+		switch (test(&sn)) {
+		case SNAP_FAIL:
+			tally_fail(&t, sn.name, sn.why);
+			break;
+		case SNAP_PASS:
+			t.tested++;
+			break;
+		case SNAP_SKIP:
+			break;
 		}
 		fflush(stdout);
-		free(want.v);
-		free(got.v);
+		free(sn.want.v);
+		free(sn.got.v);
 	}
 	closedir(d);
-	ATF_REQUIRE_MSG(tested >= 8, "expected the corpus's ETMv3/PTM/ETMv4 "
-	    "snapshots, tested %d", tested);
-	if (failed)
-		atf_tc_fail("%d of %d snapshots differ: %s", failed, tested,
-		    fails);
+	ATF_REQUIRE_MSG(t.tested >= min, "expected %s, tested %d", what,
+	    t.tested);
+	if (t.failed)
+		atf_tc_fail("%d of %d snapshots differ: %s", t.failed, t.tested,
+		    t.fails);
+}
+
+/*
+ * One snapshot's instruction ranges against trc_pkt_lister's: decoded
+ * from its directory as they are in the expected output's output.
+ */
+static enum snap_result
+snap_ranges(struct snap *s)
+{
+	char snap[1400], src[128];
+	size_t nranges;
+	int decodable;
+
+	snprintf(snap, sizeof(snap), "%s/%s", s->dir, s->name);
+	if (expected(s->ppl, &s->want, src, sizeof(src)) < 0) {
+		printf("%s: skipped: no expected output\n", s->name);
+		return (SNAP_SKIP);
+	}
+	if (s->want.n == 0) {
+		printf("%s: skipped: trc_pkt_lister printed no decoded "
+		    "elements\n", s->name);
+		return (SNAP_SKIP);
+	}
+	if (decode_snapshot(s->name, snap, src[0] != '\0' ? src : NULL,
+	    &s->got, &decodable, s->why, sizeof(s->why)) < 0)
+		return (SNAP_FAIL);
+	if (!decodable) {
+		printf("%s: skipped: no ETMv3/PTM/ETMv4/ETE source\n", s->name);
+		return (SNAP_SKIP);
+	}
+	if (compare(&s->want, &s->got, s->why, sizeof(s->why), &nranges) < 0)
+		return (SNAP_FAIL);
+	printf("%s: pass (%zu elements, %zu ranges)\n", s->name, s->want.n,
+	    nranges);
+	return (SNAP_PASS);
+}
+
+ATF_TC(snapshots);
+ATF_TC_HEAD(snapshots, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "instruction ranges, exceptions and "
+	    "inaccessible addresses per trace ID equal trc_pkt_lister's for "
+	    "every ETMv3/PTM/ETMv4/ETE snapshot of the corpus");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+
+ATF_TC_BODY(snapshots, tc)
+{
+	each_snapshot(snap_ranges, 8, "the corpus's ETMv3/PTM/ETMv4 "
+	    "snapshots");
 }
 
 /*
@@ -813,6 +878,34 @@ db_cc(const char *db, struct lines *l)
 	sqlite3_close(h);
 }
 
+/*
+ * One snapshot's cycle counts against trc_pkt_lister's: the cycles table
+ * of hwtrace index's database as the expected output's output has them.
+ */
+static enum snap_result
+snap_cycles(struct snap *s)
+{
+	char cmd[2800];
+	size_t nranges;
+	long n;
+
+	if ((n = expected_cc(s->ppl, &s->want)) <= 0) {
+		printf("%s: skipped: %s\n", s->name, n < 0 ? "no expected "
+		    "output" : "no cycle counts in the expected output");
+		return (SNAP_SKIP);
+	}
+	snprintf(cmd, sizeof(cmd), "'%s' import '%s/%s' -o cc.hwtrace && "
+	    "'%s' index -q -o cc.db cc.hwtrace", HWTR_TEST_HWTRACE, s->dir,
+	    s->name, HWTR_TEST_HWTRACE);
+	if (system(cmd) != 0)
+		atf_tc_fail("%s: '%s' failed", s->name, cmd);
+	db_cc("cc.db", &s->got);
+	if (compare(&s->want, &s->got, s->why, sizeof(s->why), &nranges) < 0)
+		return (SNAP_FAIL);
+	printf("%s: pass (%ld cycle counts)\n", s->name, n);
+	return (SNAP_PASS);
+}
+
 ATF_TC(cycle_counts);
 ATF_TC_HEAD(cycle_counts, tc)
 {
@@ -822,59 +915,11 @@ ATF_TC_HEAD(cycle_counts, tc)
 	    "with their elements at the positions of their ranges");
 	atf_tc_set_md_var(tc, "timeout", "300");
 }
+
 ATF_TC_BODY(cycle_counts, tc)
 {
-	char dir[1024], ppl[1100], cmd[2800], why[512], fails[4096] = "";
-	struct dirent *de;
-	struct lines want, got;
-	size_t nranges;
-	long n;
-	int tested = 0, failed = 0;
-	DIR *d;
-
-	HWTR_REQUIRE_CORPUS("opencsd/snapshots");
-	snprintf(dir, sizeof(dir), "%s/opencsd/snapshots", HWTR_TEST_CORPUS);
-	d = opendir(dir);
-	ATF_REQUIRE(d != NULL);
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		memset(&want, 0, sizeof(want));
-		memset(&got, 0, sizeof(got));
-		snprintf(ppl, sizeof(ppl), "%s/opencsd/expected/%s.ppl",
-		    HWTR_TEST_CORPUS, de->d_name);
-		if ((n = expected_cc(ppl, &want)) <= 0) {
-			printf("%s: skipped: %s\n", de->d_name, n < 0 ?
-			    "no expected output" : "no cycle counts in the "
-			    "expected output");
-			free(want.v);
-			continue;
-		}
-		snprintf(cmd, sizeof(cmd), "'%s' import '%s/%s' -o cc.hwtrace "
-		    "&& '%s' index -q -o cc.db cc.hwtrace", HWTR_TEST_HWTRACE,
-		    dir, de->d_name, HWTR_TEST_HWTRACE);
-		if (system(cmd) != 0)
-			atf_tc_fail("%s: '%s' failed", de->d_name, cmd);
-		db_cc("cc.db", &got);
-		tested++;
-		if (compare(&want, &got, why, sizeof(why), &nranges) < 0) {
-			printf("%s: fail: %s\n", de->d_name, why);
-			snprintf(fails + strlen(fails), sizeof(fails) -
-			    strlen(fails), "%s%s: %s", failed ? "; " : "",
-			    de->d_name, why);
-			failed++;
-		} else
-			printf("%s: pass (%ld cycle counts)\n", de->d_name, n);
-		fflush(stdout);
-		free(want.v);
-		free(got.v);
-	}
-	closedir(d);
-	ATF_REQUIRE_MSG(tested >= 2, "expected the corpus's snapshots with "
-	    "cycle counts (TC2, Snowball), tested %d", tested);
-	if (failed)
-		atf_tc_fail("%d of %d snapshots differ: %s", failed, tested,
-		    fails);
+	each_snapshot(snap_cycles, 2, "the corpus's snapshots with cycle "
+	    "counts (TC2, Snowball)");
 }
 
 ATF_TP_ADD_TCS(tp)

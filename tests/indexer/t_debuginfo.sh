@@ -11,13 +11,13 @@
 # nm) and against the same program captured unstripped.
 
 . "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 need_tools()
 {
 	[ -x "$HWTRACE_PROGS/switch" ] || atf_skip "fixture programs not built"
-	command -v valgrind.bin >/dev/null 2>&1 || atf_skip "valgrind is not installed"
-	command -v objcopy >/dev/null 2>&1 && command -v readelf >/dev/null 2>&1 ||
-	    atf_skip "binutils are not installed"
+	need_valgrind
+	require_tools objcopy readelf nm
 }
 
 # strip_to_debuglink: ./sw, switch stripped of symbols and DWARF, with a
@@ -25,11 +25,7 @@ need_tools()
 strip_to_debuglink()
 {
 	cp "$HWTRACE_PROGS/switch" sw || atf_fail "cp failed"
-	objcopy --only-keep-debug sw sw.debug && objcopy --strip-all sw &&
-	    objcopy --add-gnu-debuglink=sw.debug sw || atf_fail "objcopy failed"
-	! nm sw 2>/dev/null | grep -q classify || atf_fail "sw still has symbols"
-	bid=$(readelf -n sw | awk '/Build ID/ {print $3}')
-	[ -n "$bid" ] || atf_fail "readelf: sw has no build-id"
+	debuglink_strip sw classify
 }
 
 # cov_rows ARCHIVE IMAGE: coverage rows of classify and main, without the

@@ -12,6 +12,7 @@
 # loader's entry, an untyped label, named as nm names it.
 
 . "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 # The program: twice() runs 10 times, thrice() 7 and libtwice() (in
 # liblk.so when built with -DWITH_LIB) 5, whatever the arguments.
@@ -49,9 +50,8 @@ EOF
 
 need_tools()
 {
-	command -v valgrind.bin >/dev/null 2>&1 || atf_skip "valgrind is not installed"
-	command -v cc >/dev/null 2>&1 || atf_skip "no C compiler"
-	command -v addr2line >/dev/null 2>&1 || atf_skip "binutils are not installed"
+	need_valgrind
+	require_tools cc addr2line
 	write_sources
 }
 

@@ -33,8 +33,7 @@ launched_process_named_body()
 {
 	vgcapture_status segv s.hwtrace
 	path=$(readlink -f "$HWTRACE_PROGS/segv")
-	"$HWTRACE" query s.hwtrace sql "SELECT path, comm FROM processes" --format tsv > p.tsv ||
-	    atf_fail "sql failed"
+	sql_tsv s.hwtrace p.tsv "SELECT path, comm FROM processes"
 	got=$(sed -n 2p p.tsv)
 	[ "$got" = "$(printf '%s\tsegv' "$path")" ] ||
 	    atf_fail "processes: expected '$path segv', got '$got'"
@@ -48,12 +47,10 @@ fork_inherits_comm_body()
 	vgcapture_status manyfork m.hwtrace
 	path=$(readlink -f "$HWTRACE_PROGS/manyfork")
 	# 20 children; 19 never exec (one execs a missing file: it fails).
-	"$HWTRACE" query m.hwtrace sql "SELECT count(*) FROM processes WHERE ppid = (SELECT pid FROM processes WHERE ppid NOT IN (SELECT pid FROM processes)) AND comm = 'manyfork' AND path = '$path'" --format tsv > n.tsv ||
-	    atf_fail "sql failed"
+	sql_tsv m.hwtrace n.tsv "SELECT count(*) FROM processes WHERE ppid = (SELECT pid FROM processes WHERE ppid NOT IN (SELECT pid FROM processes)) AND comm = 'manyfork' AND path = '$path'"
 	[ "$(sed -n 2p n.tsv)" -eq 20 ] ||
 	    atf_fail "expected 20 children named manyfork, got $(sed -n 2p n.tsv)"
-	"$HWTRACE" query m.hwtrace sql "SELECT count(*) FROM threads WHERE name IS NULL" --format tsv > t.tsv ||
-	    atf_fail "sql failed"
+	sql_tsv m.hwtrace t.tsv "SELECT count(*) FROM threads WHERE name IS NULL"
 	[ "$(sed -n 2p t.tsv)" -eq 0 ] || atf_fail "$(sed -n 2p t.tsv) threads have no name"
 }
 
@@ -61,7 +58,7 @@ atf_test_case syscall_one_name
 syscall_one_name_head() { atf_set descr "a block ending in a syscall instruction (objdump) is 'syscall' in last, blocks.last_class and branches alike"; }
 syscall_one_name_body()
 {
-	command -v objdump >/dev/null 2>&1 || atf_skip "objdump is not installed"
+	require_tools objdump
 	vgcapture_status calls c.hwtrace
 	"$HWTRACE" query c.hwtrace last -n 1 --format tsv > last.tsv || atf_fail "last failed"
 	[ "$(sed -n 2p last.tsv | awk -F '\t' '{print $NF}')" = syscall ] ||

@@ -28,6 +28,7 @@
 
 #include "hwtrace.h"
 #include "hwtr_test.h"
+#include "../lib/hwtr_test_tool.h"
 
 static double
 now(void)
@@ -46,11 +47,7 @@ writer(const char *path)
 	struct hwtr_aw *aw;
 	char err[512];
 
-	memset(&m, 0, sizeof(m));
-	m.host = "h";
-	m.source = "step";
-	m.cpu.vendor = HWTR_CPU_INTEL;
-	m.cpu.family = 6;
+	tool_intel_meta(&m, "h", "step", 0);
 	m.argv = argv;
 	m.argc = 1;
 	m.start_ns = 1;
@@ -104,13 +101,14 @@ many_maps(const char *path, size_t nmaps)
 	finish(aw);
 }
 
-/* Run hwtrace with @argv[1..]; the exit status and the wall time. */
-static int
-run(char *const *argv, double *secs)
+/*
+ * Start hwtrace with @argv[1..], its stderr to the file err, TMPDIR
+ * @tmpdir when not NULL; its pid.
+ */
+static pid_t
+start(char *const *argv, const char *tmpdir)
 {
-	double t0 = now();
 	pid_t pid;
-	int st;
 
 	pid = fork();
 	ATF_REQUIRE(pid >= 0);
@@ -118,9 +116,22 @@ run(char *const *argv, double *secs)
 		int fd = open("err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		dup2(fd, 2);
+		if (tmpdir != NULL)
+			setenv("TMPDIR", tmpdir, 1);
 		execv(HWTR_TEST_HWTRACE, argv);
 		_exit(127);
 	}
+	return (pid);
+}
+
+/* Run hwtrace with @argv[1..]; the exit status and the wall time. */
+static int
+run(char *const *argv, double *secs)
+{
+	double t0 = now();
+	pid_t pid = start(argv, NULL);
+	int st;
+
 	ATF_REQUIRE(waitpid(pid, &st, 0) == pid);
 	*secs = now() - t0;
 	return (WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
@@ -142,6 +153,24 @@ count_rows(const char *db, const char *table)
 	return (n);
 }
 
+/*
+ * hwtrace index -q of @archive into @db, saying how long it took to index
+ * @what: exit 0 within 30 s.
+ */
+static void
+index_in_seconds(const char *archive, const char *db, const char *what)
+{
+	char *argv[] = { "hwtrace", "index", "-q", "-o", (char *)db,
+	    (char *)archive, NULL };
+	double secs;
+	int rc;
+
+	rc = run(argv, &secs);
+	printf("index of %s: exit %d, %.2f s\n", what, rc, secs);
+	ATF_REQUIRE_EQ_MSG(rc, 0, "exit status %d", rc);
+	ATF_CHECK_MSG(secs < 30, "indexing took %.1f s", secs);
+}
+
 ATF_TC(many_mappings_in_seconds);
 ATF_TC_HEAD(many_mappings_in_seconds, tc)
 {
@@ -152,16 +181,8 @@ ATF_TC_HEAD(many_mappings_in_seconds, tc)
 }
 ATF_TC_BODY(many_mappings_in_seconds, tc)
 {
-	char *argv[] = { "hwtrace", "index", "-q", "-o", "m.db", "m.hwtrace",
-	    NULL };
-	double secs;
-	int rc;
-
 	many_maps("m.hwtrace", 200000);
-	rc = run(argv, &secs);
-	printf("index of 200,000 mappings: exit %d, %.2f s\n", rc, secs);
-	ATF_REQUIRE_EQ_MSG(rc, 0, "exit status %d", rc);
-	ATF_CHECK_MSG(secs < 30, "indexing took %.1f s", secs);
+	index_in_seconds("m.hwtrace", "m.db", "200,000 mappings");
 	ATF_CHECK_EQ(count_rows("m.db", "mappings"), 200000);
 }
 
@@ -175,13 +196,10 @@ ATF_TC_HEAD(many_processes_in_seconds, tc)
 }
 ATF_TC_BODY(many_processes_in_seconds, tc)
 {
-	char *argv[] = { "hwtrace", "index", "-q", "-o", "p.db", "p.hwtrace",
-	    NULL };
 	struct hwtr_aw *aw = writer("p.hwtrace");
 	struct hwtr_sb_rec r;
-	double secs;
 	int32_t pid;
-	int k, rc;
+	int k;
 
 	for (pid = 1; pid <= 50000; pid++) {
 		memset(&r, 0, sizeof(r));
@@ -203,10 +221,7 @@ ATF_TC_BODY(many_processes_in_seconds, tc)
 		}
 	}
 	finish(aw);
-	rc = run(argv, &secs);
-	printf("index of 50,000 processes: exit %d, %.2f s\n", rc, secs);
-	ATF_REQUIRE_EQ_MSG(rc, 0, "exit status %d", rc);
-	ATF_CHECK_MSG(secs < 30, "indexing took %.1f s", secs);
+	index_in_seconds("p.hwtrace", "p.db", "50,000 processes");
 	ATF_CHECK_EQ(count_rows("p.db", "processes"), 50000);
 	/* Two of process 1, inherited by each of the 49,999 others. */
 	ATF_CHECK_EQ(count_rows("p.db", "mappings"), 100000);
@@ -237,19 +252,9 @@ interrupt(char *const *argv, int sig, double delay, double *stop_secs)
 {
 	struct timespec ts;
 	double t0;
-	pid_t pid;
+	pid_t pid = start(argv, "tmp");
 	int st;
 
-	pid = fork();
-	ATF_REQUIRE(pid >= 0);
-	if (pid == 0) {
-		int fd = open("err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(fd, 2);
-		setenv("TMPDIR", "tmp", 1);
-		execv(HWTR_TEST_HWTRACE, argv);
-		_exit(127);
-	}
 	ts.tv_sec = (time_t)delay;
 	ts.tv_nsec = (long)((delay - (double)ts.tv_sec) * 1e9);
 	nanosleep(&ts, NULL);
@@ -258,6 +263,24 @@ interrupt(char *const *argv, int sig, double delay, double *stop_secs)
 	ATF_REQUIRE(waitpid(pid, &st, 0) == pid);
 	*stop_secs = now() - t0;
 	return (WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+}
+
+/*
+ * hwtrace @argv, sent @sig (named @signame) half a second in, exits 1
+ * within a second and leaves no temporary here or in ./tmp.
+ */
+static void
+stops(char *const *argv, int sig, const char *signame)
+{
+	double secs;
+	int rc;
+
+	rc = interrupt(argv, sig, 0.5, &secs);
+	printf("%s, %s: exit %d after %.2f s\n", argv[1], signame, rc, secs);
+	ATF_CHECK_EQ_MSG(rc, 1, "%s: exit status %d", argv[1], rc);
+	ATF_CHECK_MSG(secs < 1.0, "%s took %.2f s to stop", argv[1], secs);
+	no_leftovers(".");
+	no_leftovers("tmp");
 }
 
 ATF_TC(signals_stop_indexing);
@@ -274,13 +297,10 @@ ATF_TC_BODY(signals_stop_indexing, tc)
 	    NULL };
 	char *q[] = { "hwtrace", "query", "s.hwtrace", "summary", NULL };
 	const size_t len = 1024u << 20;
-	struct hwtr_image_desc d;
 	struct hwtr_aw *aw;
 	char key[HWTR_IMAGE_KEY_MAX];
 	uint8_t *b;
-	double secs;
 	size_t i;
-	int rc;
 
 	/*
 	 * Indexing this takes seconds: a 1 GiB image to write out (it
@@ -290,38 +310,18 @@ ATF_TC_BODY(signals_stop_indexing, tc)
 	ATF_REQUIRE((b = calloc(1, len)) != NULL);
 	for (i = 0; i < len; i += 16384)
 		b[i] = (uint8_t)(i >> 14 | 1);
-	memset(&d, 0, sizeof(d));
-	d.path = "/big";
-	d.kind = HWTR_IMG_MEMORY;
-	ATF_REQUIRE_EQ_MSG(hwtr_aw_add_image(aw, &d, b, len, key), 0, "%s",
-	    hwtr_aw_errmsg(aw));
+	ATF_REQUIRE_EQ_MSG(tool_memory_image(aw, "/big", b, len, key), 0,
+	    "%s", hwtr_aw_errmsg(aw));
 	free(b);
 	finish(aw);
 	ATF_REQUIRE(mkdir("tmp", 0700) == 0);
 
-	rc = interrupt(ix, SIGTERM, 0.5, &secs);
-	printf("index, SIGTERM: exit %d after %.2f s\n", rc, secs);
-	ATF_CHECK_EQ_MSG(rc, 1, "index: exit status %d", rc);
-	ATF_CHECK_MSG(secs < 1.0, "index took %.2f s to stop", secs);
+	stops(ix, SIGTERM, "SIGTERM");
 	ATF_CHECK(atf_utils_grep_file("interrupted", "err"));
-	no_leftovers(".");
-	no_leftovers("tmp");
 	ATF_CHECK(access("s.db", F_OK) != 0);
-
-	rc = interrupt(q, SIGINT, 0.5, &secs);
-	printf("query, SIGINT: exit %d after %.2f s\n", rc, secs);
-	ATF_CHECK_EQ_MSG(rc, 1, "query: exit status %d", rc);
-	ATF_CHECK_MSG(secs < 1.0, "query took %.2f s to stop", secs);
-	no_leftovers(".");
-	no_leftovers("tmp");
+	stops(q, SIGINT, "SIGINT");
 	ATF_CHECK(access("s.hwtrace.db", F_OK) != 0);
-
-	rc = interrupt(q, SIGTERM, 0.5, &secs);
-	printf("query, SIGTERM: exit %d after %.2f s\n", rc, secs);
-	ATF_CHECK_EQ_MSG(rc, 1, "query: exit status %d", rc);
-	ATF_CHECK_MSG(secs < 1.0, "query took %.2f s to stop", secs);
-	no_leftovers(".");
-	no_leftovers("tmp");
+	stops(q, SIGTERM, "SIGTERM");
 }
 
 ATF_TP_ADD_TCS(tp)

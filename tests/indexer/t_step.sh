@@ -16,6 +16,14 @@ q()
 	sqlite3 -batch -noheader -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" "$@"
 }
 
+# q_none DB WHAT SQL: SQL's count over DB is 0; else fail with the count
+# and WHAT.
+q_none()
+{
+	none_n=$(q "$1" "$3")
+	[ "$none_n" = 0 ] || atf_fail "$none_n $2"
+}
+
 # capture PROG: a step capture of a fixture program, indexed into PROG.db.
 capture()
 {
@@ -72,17 +80,17 @@ times_body()
 	[ ! -s bad ] || atf_fail "ns columns disagree with the conversion: $(tr '\n' '|' < bad)"
 
 	expect_some $db "SELECT count(*) FROM timestamps" "no timestamps rows"
-	r=$(q $db "SELECT count(*) FROM threads WHERE first_tsc IS NULL OR last_tsc IS NULL OR first_ns IS NULL OR last_ns IS NULL")
-	[ "$r" = 0 ] || atf_fail "$r threads without first/last times although $n timestamps exist"
-	r=$(q $db "SELECT count(*) FROM threads t WHERE first_tsc > (SELECT min(tsc) FROM timestamps s WHERE s.thread = t.id) OR last_tsc < (SELECT max(tsc) FROM timestamps s WHERE s.thread = t.id)")
-	[ "$r" = 0 ] || atf_fail "$r threads whose first/last tsc do not cover their timestamps"
-	r=$(q $db "SELECT count(*) FROM calls WHERE exit_ns < entry_ns OR exit_tsc < entry_tsc")
-	[ "$r" = 0 ] || atf_fail "$r calls with a negative duration"
-	r=$(q $db "SELECT count(*) FROM (SELECT entry_tsc FROM calls WHERE entry_tsc IS NOT NULL GROUP BY entry_tsc HAVING count(DISTINCT entry_ns) > 1)")
-	[ "$r" = 0 ] || atf_fail "$r entry_tsc values with several entry_ns"
+	q_none $db "threads without first/last times although $n timestamps exist" \
+	    "SELECT count(*) FROM threads WHERE first_tsc IS NULL OR last_tsc IS NULL OR first_ns IS NULL OR last_ns IS NULL"
+	q_none $db "threads whose first/last tsc do not cover their timestamps" \
+	    "SELECT count(*) FROM threads t WHERE first_tsc > (SELECT min(tsc) FROM timestamps s WHERE s.thread = t.id) OR last_tsc < (SELECT max(tsc) FROM timestamps s WHERE s.thread = t.id)"
+	q_none $db "calls with a negative duration" \
+	    "SELECT count(*) FROM calls WHERE exit_ns < entry_ns OR exit_tsc < entry_tsc"
+	q_none $db "entry_tsc values with several entry_ns" \
+	    "SELECT count(*) FROM (SELECT entry_tsc FROM calls WHERE entry_tsc IS NOT NULL GROUP BY entry_tsc HAVING count(DISTINCT entry_ns) > 1)"
 	# The tracer's own clock readings bracket every decoded time.
-	r=$(q $db "SELECT count(*) FROM (SELECT ns FROM timestamps UNION ALL SELECT first_ns FROM threads UNION ALL SELECT last_ns FROM threads UNION ALL SELECT entry_ns FROM calls UNION ALL SELECT exit_ns FROM calls) WHERE ns IS NOT NULL AND (ns < $t0 - 1000000 OR ns > $t1)")
-	[ "$r" = 0 ] || atf_fail "$r times outside the capture's [start_ns, end_ns] = [$t0, $t1]"
+	q_none $db "times outside the capture's [start_ns, end_ns] = [$t0, $t1]" \
+	    "SELECT count(*) FROM (SELECT ns FROM timestamps UNION ALL SELECT first_ns FROM threads UNION ALL SELECT last_ns FROM threads UNION ALL SELECT entry_ns FROM calls UNION ALL SELECT exit_ns FROM calls) WHERE ns IS NOT NULL AND (ns < $t0 - 1000000 OR ns > $t1)"
 }
 
 atf_test_case lines_vs_addr2line
@@ -117,8 +125,8 @@ lines_vs_addr2line_body()
 	    atf_fail "expected blocks both with and without lines, got $some with and $none without"
 	# The symptom: hwtrace query's last instructions show no
 	# fixture line for libc code.
-	r=$(q $db "SELECT count(*) FROM blocks b JOIN symbols s ON s.id = b.symbol WHERE b.image = $img AND s.name LIKE '\_IO\_%' ESCAPE '\\' AND b.file IS NOT NULL")
-	[ "$r" = 0 ] || atf_fail "$r blocks of _IO_* functions (no line info) carry a source line"
+	q_none $db "blocks of _IO_* functions (no line info) carry a source line" \
+	    "SELECT count(*) FROM blocks b JOIN symbols s ON s.id = b.symbol WHERE b.image = $img AND s.name LIKE '\_IO\_%' ESCAPE '\\' AND b.file IS NOT NULL"
 }
 
 atf_test_case no_vsyscall_warning

@@ -11,13 +11,12 @@
 # section that does not decompress is a warning, never a crash.
 
 . "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 need_tools()
 {
-	command -v valgrind.bin >/dev/null 2>&1 || atf_skip "valgrind is not installed"
-	command -v cc >/dev/null 2>&1 || atf_skip "no C compiler"
-	command -v addr2line >/dev/null 2>&1 && command -v objcopy >/dev/null 2>&1 ||
-	    atf_skip "binutils are not installed"
+	need_valgrind
+	require_tools cc addr2line objcopy readelf
 	cat > zd.c <<'EOF'
 #include <stdio.h>
 __attribute__((noinline)) int twice(int x) { return 2 * x + (x & 3); }
@@ -62,6 +61,25 @@ lines()
 	"$HWTRACE" query $1.db sql "SELECT printf('0x%x', l.addr), l.line
 	    FROM lines l JOIN images i ON i.id = l.image WHERE i.path LIKE
 	    '%/$1' ORDER BY l.addr" --format tsv | tail -n +2
+}
+
+# section_span PROG NAME [TAIL]: "OFFSET SIZE" (hex) of PROGBITS section
+# NAME (a sed pattern) of PROG, as readelf -S prints it, on a line that
+# ends with TAIL (a sed pattern: " C " for a compressed one).
+section_span()
+{
+	readelf -SW "$1" | sed -n "s/.*\] $2  *PROGBITS  *[0-9a-f]*  *\([0-9a-f]*\)  *\([0-9a-f]*\) .*$3.*/\1 \2/p"
+}
+
+# index_warns PROG WANT WHAT: PROG, captured by the step source, indexes
+# with a warning matching WANT (grep) that names WHAT, and its 10 calls of
+# twice are still counted.
+index_warns()
+{
+	capture_index "$1" step
+	grep -q "$2" "$1.err" ||
+	    atf_fail "index did not name the unreadable $3: '$(cat "$1.err")'"
+	twice_ten "$1"
 }
 
 atf_test_case compressed_lines
@@ -111,7 +129,7 @@ corrupt_section_warns_body()
 	# Static, for the step source: Valgrind reads the program's DWARF
 	# too, and stops at the corrupt section.
 	cc -O1 -g -gz=zlib -static -o zbad zd.c || atf_fail "cc -gz=zlib -static failed"
-	set -- $(readelf -SW zbad | sed -n 's/.*\] \.debug_line  *PROGBITS  *[0-9a-f]*  *\([0-9a-f]*\)  *\([0-9a-f]*\) .* C .*/\1 \2/p')
+	set -- $(section_span zbad '\.debug_line' ' C ')
 	[ $# -eq 2 ] || atf_fail "readelf: no compressed .debug_line in zbad"
 	# Past the 24-byte compression header, into the zlib stream.
 	off=$(( 0x$1 + 24 + 4 ))
@@ -119,10 +137,7 @@ corrupt_section_warns_body()
 	[ $n -gt 0 ] || atf_fail ".debug_line too small to corrupt"
 	head -c $n /dev/zero | tr '\0' '\377' |
 	    dd of=zbad bs=1 seek=$off conv=notrunc 2> /dev/null || atf_fail "dd failed"
-	capture_index zbad step
-	grep -q "'\.debug_line'" zbad.err ||
-	    atf_fail "index did not name the unreadable .debug_line: '$(cat zbad.err)'"
-	twice_ten zbad
+	index_warns zbad "'\.debug_line'" .debug_line
 }
 
 atf_test_case corrupt_unit_warns
@@ -131,17 +146,14 @@ corrupt_unit_warns_body()
 {
 	need_tools
 	cc -O1 -g -static -o zcu zd.c || atf_fail "cc -static failed"
-	set -- $(readelf -SW zcu | sed -n 's/.*\] \.debug_info  *PROGBITS  *[0-9a-f]*  *\([0-9a-f]*\)  *\([0-9a-f]*\) .*/\1 \2/p')
+	set -- $(section_span zcu '\.debug_info')
 	[ $# -eq 2 ] || atf_fail "readelf: no .debug_info in zcu"
 	# The first unit's version, after its 4-byte length.
 	printf '\143\000' | dd of=zcu bs=1 seek=$(( 0x$1 + 4 )) conv=notrunc \
 	    2> /dev/null || atf_fail "dd failed"
 	readelf --debug-dump=info zcu 2>&1 | grep -q "version number: 99" ||
 	    atf_fail "readelf does not see the corrupt unit"
-	capture_index zcu step
-	grep -q "compilation unit at 0 of .debug_info" zcu.err ||
-	    atf_fail "index did not name the unreadable unit: '$(cat zcu.err)'"
-	twice_ten zcu
+	index_warns zcu "compilation unit at 0 of .debug_info" unit
 }
 
 atf_test_case go_binary
@@ -149,25 +161,7 @@ go_binary_head() { atf_set descr "a Go program (its DWARF compressed by the Go l
 go_binary_body()
 {
 	need_tools
-	need_go
-	cat > main.go <<'EOF'
-package main
-
-import "fmt"
-
-//go:noinline
-func work(i int) int { return i*3 + 1 }
-
-func main() {
-	s := 0
-	for i := 0; i < 6; i++ {
-		s += work(i)
-	}
-	fmt.Println(s)
-}
-EOF
-	HOME=$PWD GOCACHE=$PWD/gocache GO111MODULE=off go build -o gop main.go ||
-	    atf_fail "go build failed"
+	go_work gop
 	readelf -SW gop | grep -q "zdebug\|debug_line .* C " ||
 	    echo "this Go does not compress its DWARF" >&2
 	capture_index gop

@@ -290,16 +290,25 @@ aux_span(struct fev *e, uint64_t from, uint64_t to, uint64_t tsc,
 /* ------------------------------------------------------------------ */
 /* The producer.                                                       */
 
+/* /proc/@pid/@file, open for reading, or NULL. */
+static FILE *
+proc_open(pid_t pid, const char *file)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	return (fopen(path, "re"));
+}
+
 /* 1 when /proc/@pid/maps maps @path. */
 static int
 has_map(pid_t pid, const char *path)
 {
-	char name[64], line[1024];
+	char line[1024];
 	FILE *fp;
 	int found = 0;
 
-	snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
-	if ((fp = fopen(name, "re")) == NULL)
+	if ((fp = proc_open(pid, "maps")) == NULL)
 		return (0);
 	while (!found && fgets(line, sizeof(line), fp) != NULL)
 		found = strstr(line, path) != NULL;
@@ -315,12 +324,11 @@ has_map(pid_t pid, const char *path)
 static int
 has_xmap(pid_t pid, const char *path)
 {
-	char name[64], line[PATH_MAX + 256], perm[8], file[PATH_MAX];
+	char line[PATH_MAX + 256], perm[8], file[PATH_MAX];
 	FILE *fp;
 	int found = 0;
 
-	snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
-	if ((fp = fopen(name, "re")) == NULL)
+	if ((fp = proc_open(pid, "maps")) == NULL)
 		return (0);
 	while (!found && fgets(line, sizeof(line), fp) != NULL)
 		found = sscanf(line, "%*x-%*x %7s %*x %*x:%*x %*u %4095s",
@@ -375,12 +383,11 @@ find_exe(const char *exe)
 static int
 traced(pid_t pid)
 {
-	char path[64], line[256];
+	char line[256];
 	FILE *fp;
 	int tr = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((fp = fopen(path, "re")) == NULL)
+	if ((fp = proc_open(pid, "status")) == NULL)
 		return (0);
 	while (fgets(line, sizeof(line), fp) != NULL)
 		if (sscanf(line, "TracerPid: %d", &tr) == 1)
@@ -393,13 +400,12 @@ traced(pid_t pid)
 static uint64_t
 exe_base(pid_t pid, const char *exe)
 {
-	char path[64], line[PATH_MAX + 256], file[PATH_MAX];
+	char line[PATH_MAX + 256], file[PATH_MAX];
 	unsigned long long lo, hi, off;
 	uint64_t base = 0;
 	FILE *fp;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if ((fp = fopen(path, "re")) == NULL)
+	if ((fp = proc_open(pid, "maps")) == NULL)
 		return (0);
 	while (base == 0 && fgets(line, sizeof(line), fp) != NULL)
 		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &lo, &hi,
@@ -412,14 +418,13 @@ exe_base(pid_t pid, const char *exe)
 static void
 mmap2_records(struct fev *e, pid_t pid, uint64_t tsc)
 {
-	char path[64], line[PATH_MAX + 256], perm[8], file[PATH_MAX];
+	char line[PATH_MAX + 256], perm[8], file[PATH_MAX];
 	unsigned long long lo, hi, off, ino;
 	unsigned maj, mnr;
 	uint8_t body[PATH_MAX + 128];
 	FILE *fp;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if ((fp = fopen(path, "re")) == NULL)
+	if ((fp = proc_open(pid, "maps")) == NULL)
 		return;
 	while (fgets(line, sizeof(line), fp) != NULL) {
 		struct {

@@ -116,54 +116,46 @@ patch_rel(struct prog *p, uint64_t at, uint64_t target)
 	put32(p->code + off + n - 4, (int64_t)(target - (at + n)));
 }
 
+/*
+ * One instruction of kind @k in its fixed encoding: call *%rax, jmp *%rax,
+ * ret, syscall, ljmp *(%rax) (a far jump through memory, to 32- or 64-bit
+ * code) and hlt, the K_END byte where the simulation stops (never
+ * decoded).
+ */
 static uint64_t
-a_icall(struct prog *p)
+a_fixed(struct prog *p, enum kind k)
 {
-	static const uint8_t b[] = { 0xff, 0xd0 };	/* call *%rax */
+	static const struct {
+		uint8_t	n;
+		uint8_t	b[2];
+	} enc[] = {
+		[K_ICALL] = { 2, { 0xff, 0xd0 } },
+		[K_IJMP] = { 2, { 0xff, 0xe0 } },
+		[K_RET] = { 1, { 0xc3 } },
+		[K_SYSCALL] = { 2, { 0x0f, 0x05 } },
+		[K_FAR] = { 2, { 0xff, 0x28 } },
+		[K_END] = { 1, { 0xf4 } },
+	};
 
-	return (emit(p, K_ICALL, b, 2));
+	ATF_REQUIRE((size_t)k < sizeof(enc) / sizeof(enc[0]) &&
+	    enc[k].n != 0);
+	return (emit(p, k, enc[k].b, enc[k].n));
 }
 
+/*
+ * The loop the cases share: mov (the entry, returned), then nop; mov; je
+ * back to the nop, its conditional branch.
+ */
 static uint64_t
-a_ijmp(struct prog *p)
+a_loop(struct prog *p)
 {
-	static const uint8_t b[] = { 0xff, 0xe0 };	/* jmp *%rax */
+	uint64_t entry, top;
 
-	return (emit(p, K_IJMP, b, 2));
-}
-
-static uint64_t
-a_ret(struct prog *p)
-{
-	static const uint8_t b[] = { 0xc3 };
-
-	return (emit(p, K_RET, b, 1));
-}
-
-static uint64_t
-a_syscall(struct prog *p)
-{
-	static const uint8_t b[] = { 0x0f, 0x05 };
-
-	return (emit(p, K_SYSCALL, b, 2));
-}
-
-/* ljmp *(%rax): a far jump through memory, to 32- or 64-bit code. */
-static uint64_t
-a_far(struct prog *p)
-{
-	static const uint8_t b[] = { 0xff, 0x28 };
-
-	return (emit(p, K_FAR, b, 2));
-}
-
-/* The simulation stops when it reaches an K_END byte (never decoded). */
-static uint64_t
-a_end(struct prog *p)
-{
-	static const uint8_t b[] = { 0xf4 };
-
-	return (emit(p, K_END, b, 1));
+	entry = a_mov(p);
+	top = a_nop(p);
+	a_mov(p);
+	a_rel(p, K_JCC, top);
+	return (entry);
 }
 
 static int
@@ -443,15 +435,12 @@ loop_case(uint32_t psb_period, long iters)
 	struct script sc = { .cond = cond_loop };
 	struct prog p;
 	struct run r;
-	uint64_t entry, top;
+	uint64_t entry;
 
 	prog_init(&p);
-	entry = a_mov(&p);
-	top = a_nop(&p);
-	a_mov(&p);
-	a_rel(&p, K_JCC, top);
+	entry = a_loop(&p);
 	a_nop(&p);
-	a_end(&p);
+	a_fixed(&p, K_END);
 	sc.counter[1] = iters;
 	simulate(&p, entry, &sc, &o, &r);
 	check_decode(&p, &r);
@@ -490,32 +479,32 @@ calls_case(int noretcomp, long depth, uint32_t psb_period)
 	prog_init(&p);
 	entry = a_mov(&p);
 	call_f = a_rel(&p, K_CALL, 0);
-	c1 = a_icall(&p);		/* call *%rax through the table */
+	c1 = a_fixed(&p, K_ICALL);	/* call *%rax through the table */
 	(void)c1;
-	a_icall(&p);
-	a_icall(&p);
+	a_fixed(&p, K_ICALL);
+	a_fixed(&p, K_ICALL);
 	pic = a_rel(&p, K_CALL, 0);	/* call next: the PIC idiom */
 	patch_rel(&p, pic, here(&p));
 	a_mov(&p);
-	a_syscall(&p);
+	a_fixed(&p, K_SYSCALL);
 	a_nop(&p);
-	a_end(&p);
+	a_fixed(&p, K_END);
 
 	/* f: recurse while counter[0] < depth, then return. */
 	f = a_mov(&p);
 	f_base = a_rel(&p, K_JCC, 0);
 	a_rel(&p, K_CALL, f);
 	patch_rel(&p, f_base, here(&p));
-	a_ret(&p);
+	a_fixed(&p, K_RET);
 	patch_rel(&p, call_f, f);
 
 	/* Three targets of the indirect calls, one jumps through a table. */
 	t[0] = a_nop(&p);
-	a_ret(&p);
+	a_fixed(&p, K_RET);
 	t[1] = a_mov(&p);
-	a_ret(&p);
+	a_fixed(&p, K_RET);
 	t[2] = a_nop(&p);
-	ij = a_ijmp(&p);
+	ij = a_fixed(&p, K_IJMP);
 	(void)ij;
 	sc.addr[0] = t[0];
 	sc.addr[1] = t[1];
@@ -574,12 +563,12 @@ ATF_TC_BODY(return_to_unexpected_address, tc)
 	sc.addr[4] = a_nop(&p);		/* the longjmp lands here */
 	a_rel(&p, K_CALL, 0);
 	a_nop(&p);
-	a_end(&p);
+	a_fixed(&p, K_END);
 	g = a_nop(&p);
 	a_rel(&p, K_CALL, 0);
-	a_ret(&p);
+	a_fixed(&p, K_RET);
 	h = a_mov(&p);
-	a_ret(&p);
+	a_fixed(&p, K_RET);
 	patch_rel(&p, c, g);
 	patch_rel(&p, sc.addr[4] + 1, g);
 	patch_rel(&p, g + 1, h);
@@ -606,19 +595,16 @@ ATF_TC_BODY(async_interrupts_decode_exactly, tc)
 	struct script sc = { .cond = cond_loop, .interrupt = interrupt_every };
 	struct prog p;
 	struct run r;
-	uint64_t entry, top;
+	uint64_t entry;
 
 	prog_init(&p);
-	entry = a_mov(&p);
-	top = a_nop(&p);
-	a_mov(&p);
-	a_rel(&p, K_JCC, top);
-	a_syscall(&p);
-	a_end(&p);
+	entry = a_loop(&p);
+	a_fixed(&p, K_SYSCALL);
+	a_fixed(&p, K_END);
 	/* The handler ends in a "sigreturn": a ret to the interrupted ip. */
 	sc.addr[5] = a_nop(&p);
 	a_mov(&p);
-	a_ret(&p);
+	a_fixed(&p, K_RET);
 	sc.addr[6] = here(&p);
 	sc.counter[1] = 300;
 	simulate(&p, entry, &sc, &o, &r);
@@ -664,16 +650,16 @@ ATF_TC_BODY(far_jumps_switch_modes, tc)
 	entry = a_mov(&p);
 	back = a_nop(&p);	/* 64-bit: loop, far jump to 32-bit */
 	a_mov(&p);
-	a_far(&p);
+	a_fixed(&p, K_FAR);
 	/* 32-bit code: a loop, then back to 64-bit */
 	sc.addr[6] = here(&p);
 	sc.addr[0] = a_nop(&p);
 	top = a_mov(&p);
 	a_rel(&p, K_JCC, top);
-	a_far(&p);
+	a_fixed(&p, K_FAR);
 	sc.addr[7] = here(&p);
 	sc.addr[1] = back + 1;	/* after the nop: mov, far */
-	sc.addr[3] = a_end(&p);	/* 64-bit code */
+	sc.addr[3] = a_fixed(&p, K_END);	/* 64-bit code */
 	sc.counter[1] = 20;
 	simulate(&p, entry, &sc, &o, &r);
 	check_decode(&p, &r);
@@ -724,7 +710,7 @@ ATF_TC_BODY(psb_plus_contents, tc)
 	entry = a_mov(&p);
 	top = a_nop(&p);
 	a_rel(&p, K_JCC, top);
-	a_end(&p);
+	a_fixed(&p, K_END);
 	sc.counter[1] = 2000;
 	simulate(&p, entry, &sc, &o, &r);
 
@@ -804,13 +790,13 @@ ATF_TC_BODY(decode_from_any_psb, tc)
 	prog_init(&p);
 	entry = a_mov(&p);
 	c = a_rel(&p, K_CALL, 0);
-	a_end(&p);
+	a_fixed(&p, K_END);
 	/* f: a loop calling itself */
 	f = a_nop(&p);
 	tail = a_rel(&p, K_JCC, 0);
 	a_rel(&p, K_CALL, f);
 	patch_rel(&p, tail, here(&p));
-	a_ret(&p);
+	a_fixed(&p, K_RET);
 	patch_rel(&p, c, f);
 	sc.counter[1] = 500;
 	simulate(&p, entry, &sc, &o, &r);

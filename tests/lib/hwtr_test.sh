@@ -61,6 +61,15 @@ expect_first()
 	fi
 }
 
+# expect_same WANT GOT WHAT: files WANT and GOT are the same; else fail
+# saying WHAT differs, with the line counts and the first lines diff(1)
+# gives (< what was expected, > what came).
+expect_same()
+{
+	cmp -s "$1" "$2" ||
+	    atf_fail "$3: expected $(wc -l < "$1") lines ($1), got $(wc -l < "$2") ($2); diff: $(diff "$1" "$2" | head -n 8 | tr '\n' ' ')"
+}
+
 # Fail when any file matching the output name $1 (or its .partial) exists.
 expect_no_output()
 {
@@ -91,12 +100,56 @@ expect_some()
 	    atf_fail "$3 (expected above 0 from '$2', got '$some_n')"
 }
 
+# sql_tsv ARCHIVE OUT SQL: hwtrace query ARCHIVE sql SQL as TSV into
+# file OUT (its header first, the first row on line 2); fails when the
+# query does, with its message.
+sql_tsv()
+{
+	"$HWTRACE" query "$1" sql "$3" --format tsv > "$2" 2> "$2.err" ||
+	    atf_fail "sql failed: $3: $(oneline "$2.err")"
+}
+
+# term_while_locked LOCK WHAT CMD...: CMD runs in the background while
+# another process holds LOCK (flock(1)); a second on, SIGTERM to it.  It
+# must exit 1 and say 'interrupted' (stderr in err.t); a failure names
+# WHAT.
+term_while_locked()
+{
+	tl_lock=$1
+	tl_what=$2
+	shift 2
+	flock "$tl_lock" sleep 30 &
+	tl_holder=$!
+	sleep 0.5
+	timeout -s KILL 20 "$@" >/dev/null 2>err.t &
+	tl_waiter=$!
+	sleep 1
+	kill -TERM $tl_waiter
+	wait $tl_waiter
+	tl_got=$?
+	kill $tl_holder
+	[ "$tl_got" = 1 ] || atf_fail "$tl_what: expected exit status 1 on SIGTERM, got $tl_got (137: it kept waiting; 143: killed by the signal; 0: it did not wait)"
+	grep -q interrupted err.t || atf_fail "$tl_what: expected 'interrupted', got: $(cat err.t)"
+}
+
 # --- ELF files, by readelf(1) ----------------------------------------
 
 # The GNU build-id of ELF file $1 as readelf(1) prints it.
 readelf_build_id()
 {
 	readelf -n "$1" | sed -n 's/^ *Build ID: *\([0-9a-f]*\).*/\1/p'
+}
+
+# debuglink_strip FILE SYMBOL: ELF file FILE stripped of its symbols and
+# DWARF (objcopy), which FILE.debug keeps, with a .gnu_debuglink to it;
+# fails if nm(1) still finds SYMBOL.  FILE's build-id (readelf) in $bid.
+debuglink_strip()
+{
+	objcopy --only-keep-debug "$1" "$1.debug" && objcopy --strip-all "$1" &&
+	    objcopy --add-gnu-debuglink="$1.debug" "$1" || atf_fail "objcopy failed"
+	! nm "$1" 2>/dev/null | grep -q "$2" || atf_fail "$1 still has symbols"
+	bid=$(readelf_build_id "$1")
+	[ -n "$bid" ] || atf_fail "readelf: $1 has no build-id"
 }
 
 # "vaddr offset filesz flags" of each PT_LOAD of ELF file $1, per readelf(1).
@@ -154,11 +207,29 @@ need_valgrind()
 	    atf_skip "valgrind is not installed"
 }
 
+# need_vg_fixture PROG: skip unless fixture PROG was built and Valgrind
+# is installed (need_valgrind).
+need_vg_fixture()
+{
+	[ -x "$HWTRACE_PROGS/$1" ] || atf_skip "fixture programs not built"
+	need_valgrind
+}
+
 # need_go: skip unless Go's toolchain is installed.
 need_go()
 {
 	command -v go >/dev/null 2>&1 ||
 	    atf_skip "go is not installed (Debian's golang-go)"
+}
+
+# go_work OUT: tests/lib/work.go built into OUT by Go's toolchain (its
+# cache here); skips without Go (need_go).
+go_work()
+{
+	need_go
+	cp "$HWTRACE_SRC/tests/lib/work.go" main.go || atf_fail "cannot copy work.go"
+	HOME=$PWD GOCACHE=$PWD/gocache GO111MODULE=off go build -o "$1" main.go ||
+	    atf_fail "go build failed"
 }
 
 # need_prog PROG: fail unless the fixture program PROG was built (make
@@ -221,6 +292,53 @@ stop_complete()
 	    atf_fail "the archive after SIGINT has no trace"
 }
 
+# --- ground-truth test cases -------------------------------------------
+
+# gt_cases WHAT PROG:STATUS...: defines a test case gt_PROG a pair,
+# described as "PROG" then WHAT, whose body is the script's own
+# "gt PROG STATUS" (fixture PROG captured, exit status STATUS expected).
+gt_cases()
+{
+	gt_what=$1
+	shift
+	for c in "$@"; do
+		p=${c%%:*} s=${c#*:}
+		eval "
+atf_test_case gt_$p
+gt_${p}_head() {
+	atf_set descr \"$p$gt_what\"
+	atf_set timeout 120
+}
+gt_${p}_body() {
+	gt $p $s
+}"
+	done
+}
+
+# gt_capture SOURCE PROG STATUS: fixture PROG captured by SOURCE with
+# ground truth into PROG.hwtrace (its output in ./out and ./err): it
+# exits STATUS and the archive has a ground-truth member.
+gt_capture()
+{
+	need_prog "$2"
+	"$HWTRACE" capture --source "$1" --ground-truth -o "$2.hwtrace" -- \
+	    "$HWTRACE_PROGS/$2" >out 2>err
+	gc_rc=$?
+	[ "$gc_rc" -eq "$3" ] ||
+	    atf_fail "$2: expected exit status $3, got $gc_rc ($(oneline err))"
+	[ -f "$2.hwtrace" ] || atf_fail "$2: no archive written ($(oneline err))"
+	members "$2.hwtrace" | grep -q '^aux/groundtruth/tid-' ||
+	    atf_fail "$2: no ground truth member in the archive"
+}
+
+# gt_add_cases PROG:STATUS...: adds the test cases gt_cases defined.
+gt_add_cases()
+{
+	for c in "$@"; do
+		atf_add_test_case "gt_${c%%:*}"
+	done
+}
+
 # --- archives -----------------------------------------------------------
 
 # ixgen_archive ARCHIVE ARG...: the synthetic archive $GEN (bench/ixgen)
@@ -244,6 +362,14 @@ vgcapture_status()
 	"$HWTRACE" capture --source valgrind -o "$2" -- "$HWTRACE_PROGS/$1" \
 	    > capture.out 2> capture.err
 	echo $? > capture.rc
+}
+
+# stream0_bytes ARCHIVE: hwtrace info of ARCHIVE into ./info, and the
+# bytes of its stream 0 (as info counts them) in $bytes.
+stream0_bytes()
+{
+	"$HWTRACE" info "$1" >info || atf_fail "hwtrace info $1 failed"
+	bytes=$(sed -n "s/^  stream 0 .* \([0-9][0-9]*\) bytes$/\1/p" info)
 }
 
 # members ARCHIVE: the archive's member names (tar reads the zstd frames).

@@ -121,6 +121,18 @@ col()
 	awk -F'\t' -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next } { print $k }' "$1"
 }
 
+# diff_tsv A B [ARG...]: hwtrace diff of A.db and B.db (with ARGs) as
+# TSV in d.tsv, its rows of the program group in prog.tsv.
+diff_tsv()
+{
+	diff_a=$1
+	diff_b=$2
+	shift 2
+	"$HWTRACE" diff "$diff_a.db" "$diff_b.db" "$@" --format tsv > d.tsv 2> d.err ||
+	    atf_fail "diff failed: $(tr '\n' ' ' < d.err)"
+	awk -F'\t' 'NR > 1 && $2 == "program"' d.tsv > prog.tsv
+}
+
 atf_test_case three_regions
 three_regions_head()
 {
@@ -132,9 +144,7 @@ three_regions_body()
 	build_div
 	run a 0
 	run b 7
-	"$HWTRACE" diff a.db b.db --format tsv > d.tsv 2> d.err ||
-	    atf_fail "diff failed: $(tr '\n' ' ' < d.err)"
-	awk -F'\t' 'NR > 1 && $2 == "program"' d.tsv > prog.tsv
+	diff_tsv a b
 	[ "$(wc -l < prog.tsv)" -eq 3 ] ||
 	    atf_fail "expected 3 program regions, got $(wc -l < prog.tsv): $(cut -f1-10 prog.tsv | tr '\n' '|')"
 	# Ordered by size, largest first, numbered from 1.
@@ -207,8 +217,7 @@ identical_runs_body()
 	build_div
 	run a 0
 	run e 0 HWTRACE_DIFF_PADDING="$(printf '%0300d' 0)" LC_ALL=C TZ=UTC
-	"$HWTRACE" diff a.db e.db --format tsv > d.tsv 2> d.err ||
-	    atf_fail "diff failed: $(tr '\n' ' ' < d.err)"
+	diff_tsv a e
 	awk -F'\t' 'NR > 1 && $2 != "environment"' d.tsv > other.tsv
 	[ ! -s other.tsv ] ||
 	    atf_fail "expected no region outside the environment group, got: $(cut -f1-10 other.tsv | tr '\n' '|')"
@@ -233,9 +242,7 @@ crash_open_region_body()
 	run a 0
 	run c 8
 	[ "$(cat c.rc)" = 139 ] || atf_fail "div 8 should die of SIGSEGV (139), got $(cat c.rc)"
-	"$HWTRACE" diff a.db c.db --list 0 --format tsv > d.tsv 2> d.err ||
-	    atf_fail "diff failed: $(tr '\n' ' ' < d.err)"
-	awk -F'\t' 'NR > 1 && $2 == "program"' d.tsv > prog.tsv
+	diff_tsv a c --list 0
 	[ "$(wc -l < prog.tsv)" -eq 1 ] ||
 	    atf_fail "expected one program region, got: $(cut -f1-10 prog.tsv | tr '\n' '|')"
 	line=$(cut -f6 prog.tsv | sed 's|.*/||')
@@ -265,9 +272,7 @@ long_loop_body()
 	# 00 and 16: the same number of digits to parse.
 	run a 00
 	run l 16
-	"$HWTRACE" diff a.db l.db --format tsv > d.tsv 2> d.err ||
-	    atf_fail "diff failed: $(tr '\n' ' ' < d.err)"
-	awk -F'\t' 'NR > 1 && $2 == "program"' d.tsv > prog.tsv
+	diff_tsv a l
 	[ "$(wc -l < prog.tsv)" -eq 1 ] ||
 	    atf_fail "expected one program region, got: $(cut -f1-10 prog.tsv | tr '\n' '|')"
 	[ "$(cut -f6 prog.tsv | sed 's|.*/||')" = "div.c:$(mark LOOP)" ] ||

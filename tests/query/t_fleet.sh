@@ -465,7 +465,7 @@ inlines_across_runs_head() { atf_set descr "export --postgres stores an image's 
 inlines_across_runs_body()
 {
 	pg_start
-	command -v gdb >/dev/null || atf_skip "gdb is not installed"
+	require_tools gdb
 	prog=$HWTRACE_PROGS/inline
 	[ -x "$prog" ] || atf_skip "fixture programs not built"
 	for a in ok crash; do

@@ -163,34 +163,7 @@ go_packages_head() { atf_set descr "Go: 'main.work' as Go prints it, 'work' in a
 go_packages_body()
 {
 	need_valgrind
-	need_go
-	cat > main.go <<'EOF'
-package main
-
-import "fmt"
-
-type Acc struct{ n int }
-
-//go:noinline
-func (a *Acc) Add(i int) { a.n += i }
-
-//go:noinline
-func work(i int) int { return i*3 + 1 }
-
-func main() {
-	s := 0
-	a := &Acc{}
-	for i := 0; i < 6; i++ {
-		s += work(i)
-	}
-	for i := 0; i < 4; i++ {
-		a.Add(i)
-	}
-	fmt.Println(s, a.n)
-}
-EOF
-	HOME=$PWD GOCACHE=$PWD/gocache GO111MODULE=off go build -o gop main.go ||
-	    atf_fail "go build failed"
+	go_work gop
 	has_names gop "main.work" "main.(*Acc).Add"
 	capture gop
 	expect gop.hwtrace main.work "main.work=6"

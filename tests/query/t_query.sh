@@ -36,12 +36,20 @@ q()
 	atf_check -s exit:0 -o file:"$exp" -e empty "$HWTRACE" query fix.db "$@"
 }
 
+# qn ARG...: q with the expected output on stdin and the loss note after.
+qn()
+{
+	cat > exp
+	fixnote >> exp
+	q exp "$@"
+}
+
 atf_test_case summary_counts
 summary_counts_head() { atf_set descr "summary counts streams, threads, instructions, errors and loss of the fixture"; }
 summary_counts_body()
 {
 	mkfix
-	cat > exp <<'X'
+	qn summary <<'X'
 item              value
 source            step
 command           /usr/local/bin/fix
@@ -63,8 +71,6 @@ undecoded_bytes   16
 lost_bytes        128
 lost_events       1
 X
-	fixnote >> exp
-	q exp summary
 }
 
 atf_test_case threads_formats
@@ -138,7 +144,7 @@ calls_and_tree_head() { atf_set descr "calls lists invocations with caller and d
 calls_and_tree_body()
 {
 	mkfix
-	cat > exp <<'X'
+	qn calls <<'X'
 call  thread  depth  function  caller  call_site  seq  insn  start_ns  duration_ns  insns  self_insns  blocks  entry_kind  exit_kind
    1       1      0  main      -       -            0     0         0         1000     25           3       9  start       return
    2       1      1  sum       main    0x401035     1     2         0         1000     22          16       7  call        return
@@ -146,22 +152,18 @@ call  thread  depth  function  caller  call_site  seq  insn  start_ns  duration_
    4       1      2  sq        sum     0x401016     5    15       500            0      3           3       1  call        return
    5       2      0  sq        -       -            0     0       200            0      3           3       1  start       end
 X
-	fixnote >> exp
-	q exp calls
 	head -3 exp > exp1
 	q exp1 calls --thread 1 --depth 1
 	head -2 exp > exp2
 	fixnote >> exp2
 	q exp2 calls -n 1
-	cat > exp <<'X'
+	qn tree <<'X'
 thread  depth  function  calls  insns  self_insns  duration_ns  path
      1      0  main          1     25           3         1000  main
      1      1    sum         1     22          16         1000  main/sum
      1      2      sq        2      6           6            0  main/sum/sq
      2      0  sq            1      3           3            0  sq
 X
-	fixnote >> exp
-	q exp tree
 	head -3 exp > exp1
 	q exp1 tree --thread 1 --depth 1
 }
@@ -171,14 +173,12 @@ func_invocations_head() { atf_set descr "func lists every invocation of a name o
 func_invocations_body()
 {
 	mkfix
-	cat > exp <<'X'
+	qn func sq <<'X'
 call  thread  depth  function  caller  call_site  seq  insn  start_ns  duration_ns  insns  self_insns  blocks  entry_kind  exit_kind
    3       1      2  sq        sum     0x401016     2     6         0            0      3           3       1  call        return
    4       1      2  sq        sum     0x401016     5    15       500            0      3           3       1  call        return
    5       2      0  sq        -       -            0     0       200            0      3           3       1  start       end
 X
-	fixnote >> exp
-	q exp func sq
 	cat > exp <<'X'
 call,thread,depth,function,caller,call_site,seq,insn,start_ns,duration_ns,insns,self_insns,blocks,entry_kind,exit_kind
 2,1,1,sum,main,0x401035,1,2,0,1000,22,16,7,call,return
@@ -201,15 +201,13 @@ coverage_lcov_genhtml_head() { atf_set descr "coverage counts functions and line
 coverage_lcov_genhtml_body()
 {
 	mkfix
-	cat > exp <<'X'
+	qn coverage --image fix --lcov cov.info <<'X'
 image               function  address   line      entries  insns  lines_hit  lines_total
 /usr/local/bin/fix  sq        0x401000  fix.c:5         3      9          2            2
 /usr/local/bin/fix  sum       0x401010  fix.c:10        1     16          5            5
 /usr/local/bin/fix  main      0x401030  fix.c:24        1      3          2            2
 /usr/local/bin/fix  unused    0x401040  fix.c:19        0      0          0            2
 X
-	fixnote >> exp
-	q exp coverage --image fix --lcov cov.info
 	test ! -e cov.info.partial || atf_fail "cov.info.partial left behind"
 	cat > exp <<'X'
 TN:
@@ -256,30 +254,24 @@ hot_by_head() { atf_set descr "hot by function, block and edge"; }
 hot_by_body()
 {
 	mkfix
-	cat > exp <<'X'
+	qn hot <<'X'
 function  image               insns  blocks  percent
 sum       /usr/local/bin/fix     16       5    57.14
 sq        /usr/local/bin/fix      9       3    32.14
 main      /usr/local/bin/fix      3       2    10.71
 X
-	fixnote >> exp
-	q exp hot
-	cat > exp <<'X'
+	qn hot --by block -n 2 <<'X'
 address   function  line      count  block_insns  insns  percent
 0x401000  sq        fix.c:5       3            3      9    32.14
 0x40101b  sum+0xb   fix.c:12      2            4      8    28.57
 X
-	fixnote >> exp
-	q exp hot --by block -n 2
-	cat > exp <<'X'
+	qn hot --by edge -n 1 <<'X'
 from    to       kind    count  from_address  to_address
 sq+0x5  sum+0xb  return      2  0x401005      0x40101b
 X
-	fixnote >> exp
-	q exp hot --by edge -n 1
 	# By line, from the walk in fixture.sql: sum's loop (line 11: 1 + 3
 	# twice), sq's body (line 5: 2 instructions, 3 runs), and so on.
-	cat > exp <<'X'
+	qn hot --by line <<'X'
 line      function  insns  count  percent
 fix.c:11  sum           7      2    25.00
 fix.c:5   sq            6      3    21.43
@@ -291,14 +283,10 @@ fix.c:13  sum           1      1     3.57
 fix.c:15  sum           1      1     3.57
 fix.c:25  main          1      1     3.57
 X
-	fixnote >> exp
-	q exp hot --by line
-	cat > exp <<'X'
+	qn hot --by image <<'X'
 image               insns  blocks  percent
 /usr/local/bin/fix     28      10    100.0
 X
-	fixnote >> exp
-	q exp hot --by image
 	atf_check -s exit:2 -o empty -e match:"not function, inline, line, image, block or edge" \
 	    "$HWTRACE" query fix.db hot --by source
 }
@@ -308,7 +296,7 @@ branches_filters_head() { atf_set descr "branches with counts, filtered by sourc
 branches_filters_body()
 {
 	mkfix
-	cat > exp <<'X'
+	qn branches <<'X'
 from      to        kind            count  from_address  to_address
 sq+0x5    sum+0xb   return              2  0x401005      0x40101b
 sum+0x6   sq        call                2  0x401016      0x401000
@@ -317,20 +305,14 @@ sum+0x12  sum+0x14  cond-not-taken      1  0x401022      0x401024
 sum+0x16  main+0xa  return              1  0x401026      0x40103a
 main+0x5  sum       call                1  0x401035      0x401010
 X
-	fixnote >> exp
-	q exp branches
-	cat > exp <<'X'
+	qn branches --to sq --kind call <<'X'
 from     to  kind  count  from_address  to_address
 sum+0x6  sq  call      2  0x401016      0x401000
 X
-	fixnote >> exp
-	q exp branches --to sq --kind call
-	cat > exp <<'X'
+	qn branches --from sum --to sum --kind cond-taken <<'X'
 from      to       kind        count  from_address  to_address
 sum+0x12  sum+0x4  cond-taken      1  0x401022      0x401014
 X
-	fixnote >> exp
-	q exp branches --from sum --to sum --kind cond-taken
 	atf_check -s exit:1 -o empty -e match:"unknown kind 'taken' \(kinds: cond-taken, cond-not-taken," \
 	    "$HWTRACE" query fix.db branches --kind taken
 	atf_check -s exit:1 -o empty -e match:"branches --from: no symbol matches 'man'; did you mean 'main'" \
@@ -521,12 +503,10 @@ export_perfetto_head() { atf_set descr "export --perfetto writes trace-event JSO
 export_perfetto_body()
 {
 	mkfix
-	cat > exp <<'X'
+	qn export --perfetto p.json <<'X'
 file    threads  events  time_axis
 p.json        2       8  ns
 X
-	fixnote >> exp
-	q exp export --perfetto p.json
 	test ! -e p.json.partial || atf_fail "p.json.partial left behind"
 	cat > check.py <<'X'
 import json

@@ -10,13 +10,27 @@
 # with the fixture built by clang and with -gsplit-dwarf.
 
 . "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 need()
 {
-	[ -x "$HWTRACE_PROGS/inline" ] || atf_skip "fixture programs not built"
-	command -v valgrind.bin >/dev/null 2>&1 ||
-	    atf_skip "valgrind is not installed"
-	command -v gdb >/dev/null || atf_skip "gdb is not installed"
+	need_vg_fixture inline
+	require_tools gdb
+}
+
+# build_inl CC WHAT FLAG...: ./inl, tests/progs/inline.c built by CC with
+# FLAGs, static, -O2 -g (need first); skips without CC, or when CC cannot
+# build it, saying it cannot WHAT.
+build_inl()
+{
+	inl_cc=$1
+	inl_what=$2
+	shift 2
+	need
+	require_tools "$inl_cc"
+	cp "$HWTRACE_SRC/tests/progs/inline.c" .
+	"$inl_cc" -std=gnu11 -O2 -g "$@" -static -o inl inline.c ||
+	    atf_skip "$inl_cc cannot $inl_what"
 }
 
 # capture NAME PROG ARG...: a capture of PROG ARG... into NAME.db, by
@@ -223,11 +237,7 @@ atf_test_case clang_matches_gdb
 clang_matches_gdb_head() { atf_set descr "the fixture built by clang -O2 (inlined ranges without DW_AT_entry_pc): bt's frames and func's entries of measure and twice as gdb gives them"; }
 clang_matches_gdb_body()
 {
-	need
-	command -v clang >/dev/null || atf_skip "clang is not installed"
-	cp "$HWTRACE_SRC/tests/progs/inline.c" .
-	clang -std=gnu11 -O2 -g -static -o inl inline.c ||
-	    atf_skip "clang cannot build a static program here"
+	build_inl clang "build a static program here"
 	capture c "$PWD/inl" crash
 	gdb_frames "$PWD/inl" crash
 	grep -q "^1 measure " gdb.frames ||
@@ -246,11 +256,7 @@ atf_test_case split_dwarf
 split_dwarf_head() { atf_set descr "-gsplit-dwarf: inlined frames come from the .dwo when it is there; without it index warns at most and does not crash"; }
 split_dwarf_body()
 {
-	need
-	command -v cc >/dev/null || atf_skip "no C compiler"
-	cp "$HWTRACE_SRC/tests/progs/inline.c" .
-	cc -std=gnu11 -O2 -g -gsplit-dwarf -static -o inl inline.c ||
-	    atf_skip "cc cannot build with -gsplit-dwarf"
+	build_inl cc "build with -gsplit-dwarf" -gsplit-dwarf
 	ls ./*.dwo > /dev/null 2>&1 || atf_skip "no .dwo written"
 	# Valgrind's own DWARF reader gives up on some split-DWARF binaries
 	# ("Possibly corrupted debuginfo file"): the step source reads none.
@@ -275,8 +281,7 @@ empty_instances_head() { atf_set descr "inlined instances without code (gcc: DW_
 empty_instances_body()
 {
 	need
-	command -v readelf >/dev/null || atf_skip "binutils are not installed"
-	command -v sqlite3 >/dev/null || atf_skip "sqlite3 is not installed"
+	require_tools readelf sqlite3
 	src=$HWTRACE_SRC/tests/progs/inlempty.c
 	rounds=$(sed -n 's/^#define ROUNDS[	 ]*\([0-9]*\)$/\1/p' "$src")
 	cc -std=gnu11 -O2 -g -static -o ie "$src" ||
@@ -343,7 +348,7 @@ perfetto_inlined_head() { atf_set descr "export --perfetto: one 'measure (inline
 perfetto_inlined_body()
 {
 	need
-	command -v python3 >/dev/null || atf_skip "python3 is not installed"
+	require_tools python3
 	prog=$HWTRACE_PROGS/inline
 	capture c "$prog" crash
 	m=$(gdb_hits "$prog" crash measure)
@@ -409,7 +414,7 @@ func_linespec_cxx_head() { atf_set descr "func finds an inlined C++ function as 
 func_linespec_cxx_body()
 {
 	need
-	command -v g++ >/dev/null || atf_skip "g++ is not installed"
+	require_tools g++
 	cat > sc.cc <<'X'
 namespace ns {
 inline __attribute__((always_inline)) int

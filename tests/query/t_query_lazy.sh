@@ -11,6 +11,7 @@
 # fixture's source.
 
 . "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 TAIL=2048
 
@@ -57,8 +58,7 @@ last_equals_full_index_head() { atf_set descr "last on a never-indexed archive d
 last_equals_full_index_body()
 {
 	capture_deep
-	command -v nm >/dev/null || atf_skip "nm (binutils) is not installed"
-	command -v sqlite3 >/dev/null || atf_skip "sqlite3 is not installed"
+	require_tools nm sqlite3
 	lazy d.hwtrace last -n 4 --format tsv > lazy.tsv 2> lazy.err ||
 	    atf_fail "lazy last failed: $(cat lazy.err)"
 	[ -f d.hwtrace.db.tail ] || atf_fail "no partial cache d.hwtrace.db.tail"
@@ -75,8 +75,7 @@ last_equals_full_index_body()
 	    atf_fail "last on the full index failed"
 	cut -f 1,3- lazy.tsv > lazy.cols
 	cut -f 1,3- full.tsv > full.cols
-	cmp -s lazy.cols full.cols ||
-	    atf_fail "lazy last differs from the full index's: $(diff full.cols lazy.cols | tr '\n' ' ')"
+	expect_same full.cols lazy.cols "lazy last differs from the full index's"
 	# seq counts from the thread's start: unknown in a window.
 	[ "$(tail -n +2 lazy.tsv | cut -f 2 | sort -u)" = "" ] ||
 	    atf_fail "lazy last shows seq numbers: $(cut -f 2 lazy.tsv | tr '\n' ' ')"
@@ -119,8 +118,7 @@ bt_partial_stack_body()
 	# Those frames are the full index's, address and line included.
 	tail -n +2 lazy.tsv | head -n 5 | cut -f 1-5 > lazy.cols
 	tail -n +2 full.tsv | head -n 5 | cut -f 1-5 > full.cols
-	cmp -s lazy.cols full.cols ||
-	    atf_fail "lazy bt differs from the full index's: $(diff full.cols lazy.cols | tr '\n' ' ')"
+	expect_same full.cols lazy.cols "lazy bt differs from the full index's"
 	# The full stack goes on to _start (nm's entry point).
 	[ "$(tail -n 1 full.tsv | cut -f 3)" = "_start" ] ||
 	    atf_fail "full bt does not end at _start: $(cut -f 3 full.tsv | tr '\n' ' ')"
@@ -134,7 +132,7 @@ cache_reused_then_replaced_head() { atf_set descr "the partial cache answers the
 cache_reused_then_replaced_body()
 {
 	capture_deep
-	command -v sqlite3 >/dev/null || atf_skip "sqlite3 is not installed"
+	require_tools sqlite3
 	lazy d.hwtrace bt > /dev/null || atf_fail "lazy bt failed"
 	before=$(stat -c '%i %Y %s' d.hwtrace.db.tail) ||
 	    atf_fail "no partial cache"

@@ -8,13 +8,7 @@
 # line and per instruction, and divergences known by construction.
 
 . "$(atf_get_srcdir)/../env.sh"
-
-need_valgrind()
-{
-	[ -x "$HWTRACE_PROGS/measure" ] || atf_skip "fixture programs not built"
-	command -v valgrind.bin >/dev/null 2>&1 ||
-	    atf_skip "valgrind is not installed"
-}
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 # capture NAME ARG...: a valgrind capture of measure ARG... into NAME.db,
 # with an empty environment (so that two runs differ only by ARG).
@@ -39,8 +33,8 @@ atf_test_case bt_crash_matches_gdb
 bt_crash_matches_gdb_head() { atf_set descr "bt after a crash in strlen called by measure: frame 0 as Valgrind reports the fault, the frames above it as gdb's bt (function and file:line)"; }
 bt_crash_matches_gdb_body()
 {
-	need_valgrind
-	command -v gdb >/dev/null || atf_skip "gdb is not installed"
+	need_vg_fixture measure
+	require_tools gdb
 	# Valgrind's report of the fault reaches stderr with --verbose.
 	CAPFLAGS=--verbose
 	capture c crash
@@ -74,8 +68,8 @@ atf_test_case bt_crash_matches_gdb_core
 bt_crash_matches_gdb_core_head() { atf_set descr "bt after the crash in strlen called by measure gives the frames gdb's bt reads from the core file of a native run of the same program (function and file:line), frame 0 in strlen"; }
 bt_crash_matches_gdb_core_body()
 {
-	need_valgrind
-	command -v gdb >/dev/null || atf_skip "gdb is not installed"
+	need_vg_fixture measure
+	require_tools gdb
 	# A native run leaves a core file where the kernel is told to
 	# (core_pattern): only a plain file name in this directory will do.
 	case $(cat /proc/sys/kernel/core_pattern 2>/dev/null) in
@@ -108,8 +102,7 @@ bt_first_insn_fault_head() { atf_set descr "bt when the callee faults at its fir
 bt_first_insn_fault_body()
 {
 	[ -x "$HWTRACE_PROGS/segv" ] || atf_skip "fixture programs not built"
-	command -v valgrind.bin >/dev/null 2>&1 || atf_skip "valgrind is not installed"
-	command -v gdb >/dev/null || atf_skip "gdb is not installed"
+	require_tools valgrind.bin gdb
 	"$HWTRACE" capture --source valgrind -o s.hwtrace -- "$HWTRACE_PROGS/segv" \
 	    > out 2> err
 	"$HWTRACE" index -q -o s.db s.hwtrace || atf_fail "index failed"
@@ -125,8 +118,8 @@ atf_test_case bt_at_matches_gdb_breakpoint
 bt_at_matches_gdb_breakpoint_head() { atf_set descr "bt --at the first instruction of lex's first call is gdb's bt at a breakpoint there; --at past the end is an error"; }
 bt_at_matches_gdb_breakpoint_body()
 {
-	need_valgrind
-	command -v gdb >/dev/null || atf_skip "gdb is not installed"
+	need_vg_fixture measure
+	require_tools gdb
 	capture a a
 	# The position of lex's first instruction: where the first call of lex begins.
 	insn=$("$HWTRACE" query a.db func lex --format csv | awk -F, 'NR == 2 { print $8 }')
@@ -176,8 +169,8 @@ atf_test_case hot_by_line_matches_callgrind
 hot_by_line_matches_callgrind_head() { atf_set descr "hot --by line and annotate --by line give each line of measure.c the instructions callgrind counts there"; }
 hot_by_line_matches_callgrind_body()
 {
-	need_valgrind
-	command -v callgrind_annotate >/dev/null || atf_skip "callgrind is not installed"
+	need_vg_fixture measure
+	require_tools callgrind_annotate
 	capture a a
 	callgrind_counts
 	"$HWTRACE" query a.db hot --by line -n 100000 --format tsv > hot.tsv ||
@@ -210,9 +203,8 @@ atf_test_case annotate_insns_match_callgrind
 annotate_insns_match_callgrind_head() { atf_set descr "annotate FUNC gives each instruction of lex and main the execution count callgrind gives it, with its disassembly"; }
 annotate_insns_match_callgrind_body()
 {
-	need_valgrind
-	command -v callgrind_annotate >/dev/null || atf_skip "callgrind is not installed"
-	command -v objdump >/dev/null || atf_skip "objdump is not installed"
+	need_vg_fixture measure
+	require_tools callgrind_annotate objdump
 	capture a a
 	callgrind_counts
 	for f in lex main; do
@@ -245,8 +237,8 @@ atf_test_case folded_matches_callgrind
 folded_matches_callgrind_head() { atf_set descr "export --folded writes flamegraph.pl's format, weights adding up to the trace's instructions, each of measure.c's functions weighing its callgrind self cost"; }
 folded_matches_callgrind_body()
 {
-	need_valgrind
-	command -v callgrind_annotate >/dev/null || atf_skip "callgrind is not installed"
+	need_vg_fixture measure
+	require_tools callgrind_annotate
 	capture a a
 	env -i valgrind --tool=callgrind --skip-plt=no \
 	    --callgrind-out-file=cg.out "$HWTRACE_PROGS/measure" a \
@@ -281,7 +273,7 @@ atf_test_case diff_known_divergence
 diff_known_divergence_head() { atf_set descr "diff of measure a and measure b: they split at the DIVERGE line, a goes on in alpha and b in beta; alpha's and beta's functions and lines are each in one run only; a run against itself is the same"; }
 diff_known_divergence_body()
 {
-	need_valgrind
+	need_vg_fixture measure
 	capture a a
 	capture b b
 	"$HWTRACE" diff --first a.db b.db --format tsv > d.tsv || atf_fail "diff failed"
@@ -322,27 +314,49 @@ fixture_db()
 	    atf_fail "cannot make the fixture database"
 }
 
+# fix_rows ERR WANT FIELDS ARG...: hwtrace query fix.db ARG... --format
+# csv exits 0, its rows (the header left out) cut to FIELDS are WANT (a
+# printf format) and its stderr is empty (ERR "-") or matches ERR (grep
+# -E).
+fix_rows()
+{
+	fr_err=$1
+	fr_want=$2
+	fr_fields=$3
+	shift 3
+	"$HWTRACE" query fix.db "$@" --format csv > fr.csv 2> fr.err
+	fr_rc=$?
+	[ "$fr_rc" -eq 0 ] ||
+	    atf_fail "query $*: expected exit status 0, got $fr_rc: $(oneline fr.err)"
+	tail -n +2 fr.csv | cut -d, -f"$fr_fields" > fr.got
+	printf "$fr_want" > fr.want
+	expect_same fr.want fr.got "query $* --format csv, fields $fr_fields"
+	if [ "$fr_err" = - ]; then
+		[ ! -s fr.err ] ||
+		    atf_fail "query $*: expected nothing on stderr, got $(oneline fr.err)"
+	else
+		grep -Eq -- "$fr_err" fr.err ||
+		    atf_fail "query $*: expected stderr matching '$fr_err', got $(oneline fr.err)"
+	fi
+}
+
 atf_test_case range_filters
 range_filters_head() { atf_set descr "--from/--to on calls, tree, hot, annotate, coverage and export --folded keep what the fixture's hand-written walk ran between those instructions or times; --thread on coverage; --from after --to is a usage error"; }
 range_filters_body()
 {
 	fixture_db
 	# Calls entered at instructions 3 to 15: the two calls of sq (6, 15).
-	atf_check -s exit:0 -o inline:"3,6\n4,15\n" sh -c \
-	    "'$HWTRACE' query fix.db calls --from 3 --to 15 --thread 1 --format csv | tail -n +2 | cut -d, -f1,8"
+	fix_rows "-" "3,6\n4,15\n" 1,8 calls --from 3 --to 15 --thread 1
 	# Thread 1 is the default; 7 to 14 holds no entry.
 	atf_check -s exit:0 -o inline:"call\n" sh -c \
 	    "'$HWTRACE' query fix.db calls --from 7 --to 14 --format csv | cut -d, -f1"
-	atf_check -s exit:0 -o inline:"1,0,sq,2,6,6,0,sq\n" sh -c \
-	    "'$HWTRACE' query fix.db tree --from 6 --to 15 --format csv | tail -n +2"
+	fix_rows "-" "1,0,sq,2,6,6,0,sq\n" 1- tree --from 6 --to 15
 	# sq's block alone (6-8): 3 instructions, all of the range.
 	atf_check -s exit:0 -o match:"^sq +/usr/local/bin/fix +3 +1 +100" \
 	    "$HWTRACE" query fix.db hot --from 6 --to 8 --thread 1
 	# sum+0xb (9-12) once: add on line 12, inc cmp jl on line 11.
-	atf_check -s exit:0 -o inline:"fix.c:11,sum,3,1,75.00\nfix.c:12,sum,1,1,25.00\n" sh -c \
-	    "'$HWTRACE' query fix.db hot --by line --from 9 --to 12 --format csv | tail -n +2"
-	atf_check -s exit:0 -o inline:"fix.c:11,3\nfix.c:12,1\n" sh -c \
-	    "'$HWTRACE' query fix.db annotate sum --by line --from 9 --to 12 --format csv | tail -n +2 | cut -d, -f1,2"
+	fix_rows "-" "fix.c:11,sum,3,1,75.00\nfix.c:12,sum,1,1,25.00\n" 1- hot --by line --from 9 --to 12
+	fix_rows "-" "fix.c:11,3\nfix.c:12,1\n" 1,2 annotate sum --by line --from 9 --to 12
 	# sum's invocation (2-23) as folded stacks: 16 of its own, 6 in sq.
 	"$HWTRACE" query fix.db export --folded r.folded --from 2 --to 23 > /dev/null ||
 	    atf_fail "export --folded with a range failed"
@@ -355,25 +369,20 @@ range_filters_body()
 	atf_check -s exit:0 -o inline:"thread 1;main;sum 1000\nthread 2;sq;[gap] 1\n" cat t.folded
 	atf_check -s exit:0 -o match:"t.folded +2 +1000 +ns" cat out
 	# Thread 2 ran sq once (3 instructions) and nothing else.
-	atf_check -s exit:0 -e match:"counts are lower bounds" -o inline:"sq,1,3\nsum,0,0\nmain,0,0\nunused,0,0\n" sh -c \
-	    "'$HWTRACE' query fix.db coverage --thread 2 --format csv | tail -n +2 | cut -d, -f2,5,6"
+	fix_rows "counts are lower bounds" "sq,1,3\nsum,0,0\nmain,0,0\nunused,0,0\n" 2,5,6 coverage --thread 2
 	# Times (fixture.sql: thread 1's tsc 1000 at block 0, 1500 at block 5,
 	# 2000 at block 8; the trace starts at tsc 1000): 400 to 600 ns after
 	# the start is blocks 5 to 7, sq (3 instructions) and sum (4 + 2).
-	atf_check -s exit:0 -o inline:"4,sq,15\n" sh -c \
-	    "'$HWTRACE' query fix.db calls --from 400ns --to 0.6us --format csv | tail -n +2 | cut -d, -f1,4,8"
-	atf_check -s exit:0 -o inline:"sum,6\nsq,3\n" sh -c \
-	    "'$HWTRACE' query fix.db hot --from 400ns --to 600ns --format csv | tail -n +2 | cut -d, -f1,3"
+	fix_rows "-" "4,sq,15\n" 1,4,8 calls --from 400ns --to 0.6us
+	fix_rows "-" "sum,6\nsq,3\n" 1,3 hot --from 400ns --to 600ns
 	atf_check -s exit:2 -e match:"both as instruction numbers or both as times" \
 	    "$HWTRACE" query fix.db calls --from 5 --to 1ms
 	atf_check -s exit:2 -e match:"--from \\(2000 ns\\) is after --to \\(1000 ns\\)" \
 	    "$HWTRACE" query fix.db tree --from 2us --to 1us
 	# Coverage of instructions 6 to 17 (sq twice, sum+0xb, sum+0x4) and
 	# of 400 to 600 ns (sq once, sum+0xb, sum+0x14).
-	atf_check -s exit:0 -o inline:"sq,2,6,2\nsum,0,6,2\nmain,0,0,0\nunused,0,0,0\n" sh -c \
-	    "'$HWTRACE' query fix.db coverage --from 6 --to 17 --format csv | tail -n +2 | cut -d, -f2,5,6,7"
-	atf_check -s exit:0 -o inline:"sq,1,3,2\nsum,0,6,4\nmain,0,0,0\nunused,0,0,0\n" sh -c \
-	    "'$HWTRACE' query fix.db coverage --from 400ns --to 600ns --format csv | tail -n +2 | cut -d, -f2,5,6,7"
+	fix_rows "-" "sq,2,6,2\nsum,0,6,2\nmain,0,0,0\nunused,0,0,0\n" 2,5,6,7 coverage --from 6 --to 17
+	fix_rows "-" "sq,1,3,2\nsum,0,6,4\nmain,0,0,0\nunused,0,0,0\n" 2,5,6,7 coverage --from 400ns --to 600ns
 	for v in calls tree hot "annotate sum" coverage "export --folded x.folded"; do
 		atf_check -s exit:2 -e match:"--from 9 is after --to 3" \
 		    "$HWTRACE" query fix.db $v --from 9 --to 3
@@ -395,43 +404,32 @@ depth_filters_body()
 	# Depth 0 is the roots' own code: main's blocks 0 and 8 (2 + 1
 	# instructions) of thread 1, and thread 2's sq (a root, 3).
 	# Thread 2 lost data (fixture.sql): CSV says so on stderr.
-	atf_check -s exit:0 -o inline:"main,3\nsq,3\n" \
-	    -e match:"^hwtrace query: counts are lower bounds: the trace lost data in 2 places" sh -c \
-	    "'$HWTRACE' query fix.db hot --depth 0 --format csv | tail -n +2 | cut -d, -f1,3"
+	fix_rows "^hwtrace query: counts are lower bounds: the trace lost data in 2 places" \
+	    "main,3\nsq,3\n" 1,3 hot --depth 0
 	# Depth 1 adds sum's own 16 (its blocks less sq's); depth 2 all.
-	atf_check -s exit:0 -e match:"counts are lower bounds" -o inline:"sum,16,72.73\nmain,3,13.64\nsq,3,13.64\n" sh -c \
-	    "'$HWTRACE' query fix.db hot --depth 1 --format csv | tail -n +2 | cut -d, -f1,3,5"
-	atf_check -s exit:0 -e match:"counts are lower bounds" -o inline:"sum,16\nsq,9\nmain,3\n" sh -c \
-	    "'$HWTRACE' query fix.db hot --depth 2 --format csv | tail -n +2 | cut -d, -f1,3"
+	fix_rows "counts are lower bounds" "sum,16,72.73\nmain,3,13.64\nsq,3,13.64\n" 1,3,5 hot --depth 1
+	fix_rows "counts are lower bounds" "sum,16\nsq,9\nmain,3\n" 1,3 hot --depth 2
 	# Instructions 6 to 20 start inside sq (depth 2): from its return,
 	# sum+0xb, sum+0x4, (sq skipped), sum+0xb: 4 + 2 + 4.
-	atf_check -s exit:0 -o inline:"sum,10\n" sh -c \
-	    "'$HWTRACE' query fix.db hot --depth 1 --from 6 --to 20 --format csv | tail -n +2 | cut -d, -f1,3"
-	atf_check -s exit:0 -o inline:"fix.c:24,main,2\nfix.c:25,main,1\n" sh -c \
-	    "'$HWTRACE' query fix.db hot --by line --depth 0 --thread 1 --format csv | tail -n +2 | cut -d, -f1-3"
+	fix_rows "-" "sum,10\n" 1,3 hot --depth 1 --from 6 --to 20
+	fix_rows "-" "fix.c:24,main,2\nfix.c:25,main,1\n" 1-3 hot --by line --depth 0 --thread 1
 	atf_check -s exit:0 -o inline:"0x401030,2\n0x40103a,1\n" sh -c \
 	    "'$HWTRACE' query fix.db hot --by block --depth 0 --thread 1 --format csv | tail -n +2 | cut -d, -f1,6 | sort"
 	atf_check -s exit:1 -e match:"not by depth" \
 	    "$HWTRACE" query fix.db hot --by edge --depth 0
 	# Coverage at depth 0 of thread 1: main alone (entered once, 3
 	# instructions, lines 24 and 25).
-	atf_check -s exit:0 -o inline:"sq,0,0,0\nsum,0,0,0\nmain,1,3,2\nunused,0,0,0\n" sh -c \
-	    "'$HWTRACE' query fix.db coverage --depth 0 --thread 1 --format csv | tail -n +2 | cut -d, -f2,5,6,7"
-	atf_check -s exit:0 -e match:"counts are lower bounds" -o inline:"sq,1,3,2\nsum,1,16,5\nmain,1,3,2\nunused,0,0,0\n" sh -c \
-	    "'$HWTRACE' query fix.db coverage --depth 1 --format csv | tail -n +2 | cut -d, -f2,5,6,7"
+	fix_rows "-" "sq,0,0,0\nsum,0,0,0\nmain,1,3,2\nunused,0,0,0\n" 2,5,6,7 coverage --depth 0 --thread 1
+	fix_rows "counts are lower bounds" "sq,1,3,2\nsum,1,16,5\nmain,1,3,2\nunused,0,0,0\n" 2,5,6,7 coverage --depth 1
 	# timeline --depth: the calls at most that deep, events kept.
 	atf_check -s exit:0 -o inline:"1,main,0\n2,sq,0\n" sh -c \
 	    "'$HWTRACE' query fix.db timeline --depth 0 --format csv | awk -F, '\$4 == \"call\" { print \$2 \",\" \$5 \",\" \$6 }'"
-	atf_check -s exit:0 -o inline:"enabled,\ncall,main\ncall,sum\ndisabled,\n" sh -c \
-	    "'$HWTRACE' query fix.db timeline --depth 1 --thread 1 --format csv | tail -n +2 | cut -d, -f4,5"
+	fix_rows "-" "enabled,\ncall,main\ncall,sum\ndisabled,\n" 4,5 timeline --depth 1 --thread 1
 	# timeline over instructions 3 to 15 of thread 1 (the default): the
 	# calls entered there (sq at 6 and 15, seq 2 and 5), no event.
-	atf_check -s exit:0 -o inline:"2,sq,2\n5,sq,2\n" sh -c \
-	    "'$HWTRACE' query fix.db timeline --from 3 --to 15 --format csv | tail -n +2 | cut -d, -f3,5,6"
-	atf_check -s exit:0 -o inline:"0,enabled,\n0,call,main\n" sh -c \
-	    "'$HWTRACE' query fix.db timeline --from 0 --to 1 --thread 1 --format csv | tail -n +2 | cut -d, -f3-5"
-	atf_check -s exit:0 -o inline:"5,sq\n" sh -c \
-	    "'$HWTRACE' query fix.db timeline --from 7 --to 20 --depth 2 --format csv | tail -n +2 | cut -d, -f3,5"
+	fix_rows "-" "2,sq,2\n5,sq,2\n" 3,5,6 timeline --from 3 --to 15
+	fix_rows "-" "0,enabled,\n0,call,main\n" 3-5 timeline --from 0 --to 1 --thread 1
+	fix_rows "-" "5,sq\n" 3,5 timeline --from 7 --to 20 --depth 2
 	# export --perfetto over instruction 7 (inside the first sq): main,
 	# sum and that sq; at instruction 16 at most 1 deep: main and sum.
 	"$HWTRACE" query fix.db export --perfetto a.json --from 7 --to 7 > /dev/null ||

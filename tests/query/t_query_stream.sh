@@ -10,6 +10,7 @@
 # goes away (| head) ends the command quietly, as it ends cat(1).
 
 . "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
 
 mkbig()
 {
@@ -53,8 +54,7 @@ same()
 	{ echo "$HDR"; cat rows; } > exp
 	n=$(wc -l < rows)
 	[ "$n" -gt 1024 ] || atf_fail "$what: only $n rows, not a long answer"
-	cmp -s exp got || atf_fail "$what: differs from SQLite's answer" \
-	    "($n rows expected); first difference: $(diff exp got | head -n 3 | tr "\n" " ")"
+	expect_same exp got "$what: differs from SQLite's answer ($n rows expected)"
 }
 
 atf_test_case calls_long_matches_sql
@@ -74,8 +74,7 @@ calls_long_matches_sql_body()
 	"$HWTRACE" query big.db calls --thread 1 --format tsv |
 	    sed 's/\t\t/\t-\t/g; s/\t\t/\t-\t/g' | tr '\t' ' ' > exp
 	awk '{ $1 = $1; print }' table > got
-	cmp -s exp got || atf_fail "the table's cells differ from the TSV's:" \
-	    "$(diff exp got | head -n 3 | tr "\n" " ")"
+	expect_same exp got "the table's cells differ from the TSV's"
 	[ "$(grep -c '^call ' table)" = 1 ] ||
 	    atf_fail "expected one header line in the streamed table"
 	# Aligned throughout: the numeric columns are as wide as their bounds
@@ -117,8 +116,7 @@ tree_matches_sql_body()
 	    atf_fail "the SQL reference failed"
 	[ "$(wc -l < exp)" = 64 ] || atf_fail "expected 64 callees of main," \
 	    "SQL gives $(wc -l < exp)"
-	cmp -s exp got || atf_fail "tree differs from SQL:" \
-	    "$(diff exp got | head -n 3 | tr "\n" " ")"
+	expect_same exp got "tree differs from SQL"
 }
 
 atf_test_case roots_match_sql
@@ -181,8 +179,7 @@ roots_match_sql_body()
 		    c.id" | tail -n +2 > exp ||
 			atf_fail "the SQL reference failed"
 		[ "$(wc -l < exp)" -ge 600 ] || atf_fail "few roots: $(wc -l < exp)"
-		cmp -s exp got || atf_fail "calls $th --depth 0 differs from" \
-		    "parent IS NULL: $(diff exp got | head -n 3 | tr '\n' ' ')"
+		expect_same exp got "calls $th --depth 0 differs from parent IS NULL"
 	done
 	"$HWTRACE" query fix.db tree --depth 0 --format tsv | tail -n +2 |
 	    cut -f 1,4 > got || atf_fail "tree --depth 0 failed"
@@ -190,8 +187,7 @@ roots_match_sql_body()
 	    FROM calls c WHERE c.parent IS NULL GROUP BY c.thread, c.symbol
 	    ORDER BY c.thread, min(c.id)" | tail -n +2 > exp ||
 		atf_fail "the SQL reference failed"
-	cmp -s exp got || atf_fail "tree --depth 0 differs from parent IS" \
-	    "NULL: $(diff exp got | head -n 3 | tr '\n' ' ')"
+	expect_same exp got "tree --depth 0 differs from parent IS NULL"
 }
 
 atf_test_case windows_across_chunks
@@ -211,8 +207,7 @@ windows_across_chunks_body()
 	    e.thread + 0 = 1 AND e.insn + 0 >= $((b - 3)) AND
 	    e.insn + 0 < $((b + 4)) ORDER BY e.insn" > exp
 	[ "$(wc -l < exp)" = 8 ] || atf_fail "expected 7 instructions from SQL"
-	cmp -s exp got || atf_fail "insns across a chunk boundary:" \
-	    "$(diff exp got | tr "\n" " ")"
+	expect_same exp got "insns across a chunk boundary"
 	"$HWTRACE" query big.db sql --format csv "SELECT e.seq, e.block FROM
 	    exec_order e WHERE e.thread = 1 AND e.seq >= 4090 AND e.seq < 4100
 	    ORDER BY e.seq" > got || atf_fail "exec_order window failed"
@@ -220,8 +215,7 @@ windows_across_chunks_body()
 	    exec_order e WHERE e.thread + 0 = 1 AND e.seq + 0 >= 4090 AND
 	    e.seq + 0 < 4100 ORDER BY e.seq" > exp
 	[ "$(wc -l < exp)" = 11 ] || atf_fail "expected 10 blocks from SQL"
-	cmp -s exp got || atf_fail "exec_order across a chunk boundary:" \
-	    "$(diff exp got | tr "\n" " ")"
+	expect_same exp got "exec_order across a chunk boundary"
 }
 
 atf_test_case insns_first_rows_at_once
@@ -248,8 +242,7 @@ insns_first_rows_at_once_body()
 	    e.thread + 0 = 1 AND e.insn + 0 >= 1000 AND e.insn + 0 < 6000
 	    ORDER BY e.insn + 0" > exp
 	[ "$(wc -l < exp)" = 5001 ] || atf_fail "expected 5000 instructions from SQL"
-	cmp -s exp got || atf_fail "insns differs from SQLite's order:" \
-	    "$(diff exp got | head -n 3 | tr "\n" " ")"
+	expect_same exp got "insns differs from SQLite's order"
 }
 
 atf_test_case reader_gone_quiet

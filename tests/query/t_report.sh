@@ -116,8 +116,7 @@ report_crash_bt_body()
 {
 	need_prog
 	need_chromium
-	command -v gdb >/dev/null 2>&1 || atf_skip "gdb is not installed"
-	command -v python3 >/dev/null 2>&1 || atf_skip "python3 is not installed"
+	require_tools gdb python3
 	make_report
 	load_page
 	cat_tables_py
@@ -170,7 +169,7 @@ report_flame_matches_callgrind_body()
 {
 	need_prog
 	need_chromium
-	command -v valgrind >/dev/null 2>&1 || atf_skip "valgrind is not installed"
+	require_tools valgrind
 	command -v callgrind_annotate >/dev/null 2>&1 ||
 	    atf_skip "callgrind_annotate is not installed"
 	make_report
@@ -262,7 +261,7 @@ report_debug_info_body()
 {
 	[ -x "$HWTRACE_PROGS/dynpie" ] || atf_skip "fixture programs not built"
 	need_chromium
-	command -v python3 >/dev/null 2>&1 || atf_skip "python3 is not installed"
+	require_tools python3
 	cat_tables_py
 	for m in all own; do
 		"$HWTRACE" capture --debug-info=$m -o $m.hwtrace -- \
@@ -295,7 +294,7 @@ report_bounds_body()
 {
 	need_prog
 	need_chromium
-	command -v python3 >/dev/null 2>&1 || atf_skip "python3 is not installed"
+	require_tools python3
 	make_report
 	"$HWTRACE" report --columns 50 --depth 2 --top 5 -o dc.html dc.hwtrace \
 	    2> rep.err || atf_fail "report failed: $(cat rep.err)"
@@ -361,18 +360,8 @@ report_sigterm_while_indexing_body()
 	need_prog
 	"$HWTRACE" capture -o dc.hwtrace -- "$PROG" > cap.out 2> cap.err
 	[ $? -eq 139 ] || atf_fail "capture of deepcrash: expected exit 139, got: $(cat cap.err)"
-	flock dc.hwtrace.db.lock sleep 30 &
-	holder=$!
-	sleep 0.5
-	timeout -s KILL 20 "$HWTRACE" report -o dc.html dc.hwtrace 2>err.t &
-	waiter=$!
-	sleep 1
-	kill -TERM $waiter
-	wait $waiter
-	got=$?
-	kill $holder
-	[ "$got" = 1 ] || atf_fail "expected exit status 1 on SIGTERM, got $got (137: it kept waiting; 143: killed by the signal)"
-	grep -q interrupted err.t || atf_fail "expected 'interrupted', got: $(cat err.t)"
+	term_while_locked dc.hwtrace.db.lock "a waiting report" \
+	    "$HWTRACE" report -o dc.html dc.hwtrace
 	[ ! -e dc.html ] || atf_fail "dc.html was written after SIGTERM"
 }
 
