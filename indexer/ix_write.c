@@ -1319,19 +1319,14 @@ ix_db_open(struct run *r, const char *tmp, int fd)
 int
 ix_db_prepare(struct run *r)
 {
-	struct ix_sink sink;
+	struct ix_sink sink = {
+		.arg = r, .block = sink_block, .func_start = sink_func_start,
+		.chunk = sink_chunk, .ts = sink_ts, .call = sink_call,
+		.event = sink_event, .cycles = sink_cycles
+	};
 	size_t i;
 	int rc;
 
-	memset(&sink, 0, sizeof(sink));
-	sink.arg = r;
-	sink.block = sink_block;
-	sink.func_start = sink_func_start;
-	sink.chunk = sink_chunk;
-	sink.ts = sink_ts;
-	sink.call = sink_call;
-	sink.event = sink_event;
-	sink.cycles = sink_cycles;
 	ix_stitch_init(&r->st, &sink);
 	r->wr->call_base = 1;
 	rc = write_static(r);

@@ -354,7 +354,11 @@ run_tool(char *const argv[])
 static void
 convert(struct ctx *c)
 {
-	struct vgconv_cb cb;
+	struct vgconv_cb cb = {
+		.arg = c, .thread_start = cb_thread_start,
+		.thread_exit = cb_thread_exit, .groundtruth = cb_gt,
+		.code = cb_code, .proc_start = cb_proc_start
+	};
 	struct vgconv *cv;
 	struct dirent *de;
 	char *names[256], path[512];
@@ -364,13 +368,6 @@ convert(struct ctx *c)
 	uint8_t *buf;
 	long len, used;
 
-	memset(&cb, 0, sizeof(cb));
-	cb.arg = c;
-	cb.thread_start = cb_thread_start;
-	cb.thread_exit = cb_thread_exit;
-	cb.groundtruth = cb_gt;
-	cb.code = cb_code;
-	cb.proc_start = cb_proc_start;
 	if (getenv("HWTR_VGDEBUG") != NULL)
 		cb.walked = cb_walked;
 	ATF_REQUIRE(vgconv_new(&cv, &cb, NULL) == 0);
