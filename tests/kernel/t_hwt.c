@@ -95,6 +95,20 @@ fk_setup(struct fakehwt *fk, const struct prog *p, int spans)
 	(void)unlink("done");
 }
 
+/*
+ * The start of most cases: perfline's code, a simulated kernel tracing
+ * @spans spans of it, a configuration of @bufsize bytes per buffer.
+ */
+static void
+case_start(struct prog *p, struct fakehwt *fk, int spans,
+    struct hwtr_src_config *cfg, size_t bufsize)
+{
+	prog_load(p);
+	fk_setup(fk, p, spans);
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->buffer_size = bufsize;
+}
+
 struct run {
 	int		rc;		/* the source's (or the import's) */
 	char		err[512];
@@ -228,13 +242,10 @@ ATF_TC_BODY(wrap_between_reads, tc)
 	struct prog p;
 	struct run r;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 300);
+	case_start(&p, &fk, 300, &cfg, 8192);
 	fk.pad = 30;
 	fk.pace = 1;
 	fk.switch_out = 1;	/* reads end mid-page: copies cross the end */
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 8192;
 	capture(&fk, &cfg, "w.hwtrace", &r);
 	require_ok(&r, &fk);
 	ATF_REQUIRE_MSG(strstr(fk.log, "alloc bufsize=8192 mode=1 pid=") &&
@@ -272,12 +283,9 @@ ATF_TC_BODY(lap_lost, tc)
 	long want = 0;
 	int i;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 20);
+	case_start(&p, &fk, 20, &cfg, 8192);
 	fk.pad = 1000;
 	fk.burst = 1;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 8192;
 	capture(&fk, &cfg, "l.hwtrace", &r);
 	require_ok(&r, &fk);
 	ATF_REQUIRE_MSG(fk.first_seen > 8192, "the reader saw %ju first: no "
@@ -310,10 +318,7 @@ ATF_TC_BODY(stop_without_record, tc)
 	struct prog p;
 	struct run r;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 3);
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 65536;
+	case_start(&p, &fk, 3, &cfg, 65536);
 	capture(&fk, &cfg, "s.hwtrace", &r);
 	require_ok(&r, &fk);
 	ATF_REQUIRE_MSG(fk.nbuffer_recs == 0 && fk.dev[0].written > 0 &&
@@ -343,11 +348,8 @@ ATF_TC_BODY(ring_mode, tc)
 	long want = 0;
 	int i;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 20);
+	case_start(&p, &fk, 20, &cfg, 8192);
 	fk.pad = 1000;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 8192;
 	cfg.mode = HWTR_CAP_RING;
 	capture(&fk, &cfg, "r.hwtrace", &r);
 	require_ok(&r, &fk);
@@ -380,12 +382,9 @@ ATF_TC_BODY(stop_mode, tc)
 	long whole = 0, got;
 	int i;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 20);
+	case_start(&p, &fk, 20, &cfg, 8192);
 	fk.pad = 1000;
 	fk.pace = 1;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 8192;
 	cfg.mode = HWTR_CAP_STOP;
 	capture(&fk, &cfg, "p.hwtrace", &r);
 	require_ok(&r, &fk);
@@ -419,12 +418,9 @@ ATF_TC_BODY(thread_create, tc)
 	struct prog p;
 	struct run r;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 5);
+	case_start(&p, &fk, 5, &cfg, 16384);
 	fk.new_thread_at = 2;
 	fk.pace = 1;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 16384;
 	capture(&fk, &cfg, "t.hwtrace", &r);
 	require_ok(&r, &fk);
 	ATF_REQUIRE_MSG(strstr(fk.log, "open /dev/hwt_7_1 | ") &&
@@ -453,14 +449,11 @@ ATF_TC_BODY(filter_pause_on_mmap, tc)
 	char want[256];
 	long long size;
 
-	prog_load(&p);
+	case_start(&p, &fk, 2, &cfg, 16384);
 	if (access(PROGPIE, R_OK) != 0)
 		atf_tc_skip("fixture %s not built", PROGPIE);
-	fk_setup(&fk, &p, 2);
 	fk.mmap_path = PROGPIE;
 	fk.mmap_addr = 0x7f0000000000ULL;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 16384;
 	cfg.filter = "perfline_code";
 	capture(&fk, &cfg, "f.hwtrace", &r);
 	require_ok(&r, &fk);
@@ -498,10 +491,7 @@ ATF_TC_BODY(filter_not_found, tc)
 	struct prog p;
 	struct run r;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 1);
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 16384;
+	case_start(&p, &fk, 1, &cfg, 16384);
 	cfg.filter = "no_such_function";
 	capture(&fk, &cfg, "n.hwtrace", &r);
 	ATF_REQUIRE_MSG(r.rc < 0 && strstr(r.err, "no_such_function"),
@@ -522,10 +512,8 @@ alloc_fails(int e, const char *words)
 	struct run r;
 	int st;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 1);
+	case_start(&p, &fk, 1, &cfg, 0);
 	fk.alloc_errno = e;
-	memset(&cfg, 0, sizeof(cfg));
 	capture(&fk, &cfg, "e.hwtrace", &r);
 	ATF_REQUIRE_MSG(r.rc < 0, "ALLOC failing with %s: the capture "
 	    "succeeded", strerror(e));
@@ -570,12 +558,9 @@ ATF_TC_BODY(device_gone, tc)
 	struct prog p;
 	struct run r;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 5);
+	case_start(&p, &fk, 5, &cfg, 16384);
 	fk.gone_after = 3;
 	fk.pace = 1;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 16384;
 	capture(&fk, &cfg, "g.hwtrace", &r);
 	require_ok(&r, &fk);
 	ATF_REQUIRE_MSG(strstr(fk.log, "device 0 gone after 3 spans") &&
@@ -601,15 +586,12 @@ ATF_TC_BODY(cpu_mode_kernel, tc)
 	struct prog p;
 	struct run r;
 
-	prog_load(&p);
+	case_start(&p, &fk, 4, &cfg, 16384);
 	if (access(PROGPIE, R_OK) != 0)
 		atf_tc_skip("fixture %s not built", PROGPIE);
-	fk_setup(&fk, &p, 4);
 	fk.kpath = PROGPIE;
 	fk.kaddr = 0xffffffff80200000ULL;
 	fk.pace = 1;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 16384;
 	cfg.cpus = "0,1";
 	capture(&fk, &cfg, "c.hwtrace", &r);
 	require_ok(&r, &fk);
@@ -640,11 +622,9 @@ ATF_TC_BODY(coresight_refused, tc)
 	struct prog p;
 	struct run r;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 1);
+	case_start(&p, &fk, 1, &cfg, 0);
 	fk.backend = "coresight";
 	ATF_REQUIRE(setenv("HWTRACE_HWT_BACKEND", "coresight", 1) == 0);
-	memset(&cfg, 0, sizeof(cfg));
 	capture(&fk, &cfg, "cs.hwtrace", &r);
 	ATF_REQUIRE_MSG(r.rc == -HWTR_E_UNSUPPORTED && strstr(r.err,
 	    "coresight") && strstr(r.err, "ETM ID registers"), "expected the "
@@ -668,9 +648,7 @@ ATF_TC_BODY(exec_fails, tc)
 	struct prog p;
 	struct run r;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 1);
-	memset(&cfg, 0, sizeof(cfg));
+	case_start(&p, &fk, 1, &cfg, 0);
 	cfg.argv = argv;
 	capture(&fk, &cfg, "x.hwtrace", &r);
 	ATF_REQUIRE_MSG(r.rc < 0 && strstr(r.err, "cannot run "
