@@ -366,6 +366,64 @@ ATF_TC_BODY(ring_mode, tc)
 	require_insns("r.hwtrace", want, &fk);
 }
 
+ATF_TC(ring_snapshot);
+ATF_TC_HEAD(ring_snapshot, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "--mode ring and SIGUSR2 mid-run: the "
+	    "snapshot keeps the ring's last --buffer less a page bytes before "
+	    "the position then, the end the whole ring; the rest is recorded "
+	    "lost, exactly");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(ring_snapshot, tc)
+{
+	static volatile int usr2;
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	uint64_t snap_from, end_from, lost;
+	long want = 0, in_snap = 0;
+	int i;
+
+	case_start(&p, &fk, 20, &cfg, 8192);
+	fk.pad = 1000;
+	fk.snap_at = 10;
+	fk.snap_ctr = &usr2;
+	cfg.mode = HWTR_CAP_RING;
+	cfg.snapshot = &usr2;
+	capture(&fk, &cfg, "n.hwtrace", &r);
+	require_ok(&r, &fk);
+	ATF_REQUIRE_MSG(strstr(fk.log, "no snapshot taken") == NULL &&
+	    fk.first_seen == fk.snap_pos && fk.snap_pos >= 8192, "the "
+	    "snapshot did not read the position %ju (first read: %ju): %s",
+	    (uintmax_t)fk.snap_pos, (uintmax_t)fk.first_seen, fk.log);
+	/* The snapshot: [pos - 4 KiB, pos); the end: the last 8 KiB. */
+	snap_from = fk.snap_pos - 4096;
+	end_from = fk.dev[0].written - 8192;
+	ATF_REQUIRE_MSG(end_from >= fk.snap_pos, "the two windows overlap");
+	for (i = 0; i < fk.nspans; i++) {
+		/* A span is its trace, then fk.pad PADs. */
+		if (fk.span_at[i] >= snap_from && i + 1 < fk.nspans &&
+		    fk.span_at[i] < fk.snap_pos) {
+			ATF_REQUIRE_MSG(fk.span_at[i + 1] - 1000 <=
+			    fk.snap_pos, "the snapshot cuts span %d's trace, "
+			    "[%ju, %ju)", i, (uintmax_t)fk.span_at[i],
+			    (uintmax_t)(fk.span_at[i + 1] - 1000));
+			want += p.ninsn;
+			in_snap++;
+		} else if (fk.span_at[i] >= end_from)
+			want += p.ninsn;
+	}
+	ATF_REQUIRE_MSG(in_snap > 0, "no whole span in the snapshot's window "
+	    "[%ju, %ju)", (uintmax_t)snap_from, (uintmax_t)fk.snap_pos);
+	lost = snap_from + (end_from - fk.snap_pos);
+	ATF_REQUIRE_MSG(r.end.lost_bytes == lost, "expected %ju bytes lost, "
+	    "the archive says %ju", (uintmax_t)lost,
+	    (uintmax_t)r.end.lost_bytes);
+	require_insns("n.hwtrace", want, &fk);
+}
+
 ATF_TC(stop_mode);
 ATF_TC_HEAD(stop_mode, tc)
 {
@@ -757,6 +815,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, stop_without_record);
 	ATF_TP_ADD_TC(tp, thread_create);
 	ATF_TP_ADD_TC(tp, ring_mode);
+	ATF_TP_ADD_TC(tp, ring_snapshot);
 	ATF_TP_ADD_TC(tp, stop_mode);
 	ATF_TP_ADD_TC(tp, filter_pause_on_mmap);
 	ATF_TP_ADD_TC(tp, filter_not_found);
