@@ -666,6 +666,118 @@ ATF_TC_BODY(cpu_mode_kernel, tc)
 	require_insns("c.hwtrace", 4 * p.ninsn, &fk);
 }
 
+/* -p's process, reaped as soon as it exits (as its parent would). */
+struct attached {
+	pid_t		pid;
+	int		status;
+};
+
+static void *
+reaper(void *arg)
+{
+	struct attached *a = arg;
+
+	while (waitpid(a->pid, &a->status, 0) < 0 && errno == EINTR)
+		;
+	return (NULL);
+}
+
+ATF_TC(attach_pid);
+ATF_TC_HEAD(attach_pid, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "-p PID: the context is allocated for "
+	    "a process already running, nothing is launched, the capture "
+	    "ends when it exits and its trace decodes");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(attach_pid, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	struct attached a;
+	pthread_t t;
+	char want[64];
+	int i;
+
+	case_start(&p, &fk, 3, &cfg, 16384);
+	fk.pace = 1;
+	a.status = -1;
+	ATF_REQUIRE((a.pid = fork()) >= 0);
+	if (a.pid == 0) {
+		execl(PROG, PROG, "done", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 2000 && !fk_execd(a.pid, PROG); i++)
+		usleep(2000);
+	ATF_REQUIRE_MSG(fk_execd(a.pid, PROG), "%s never ran", PROG);
+	ATF_REQUIRE(pthread_create(&t, NULL, reaper, &a) == 0);
+	cfg.pid = a.pid;
+	capture(&fk, &cfg, "a.hwtrace", &r);
+	pthread_join(t, NULL);
+	ATF_REQUIRE_MSG(r.rc == 0, "capture failed (%d): %s; kernel log: %s",
+	    r.rc, r.err, fk.log);
+	ATF_REQUIRE_MSG(WIFEXITED(a.status) && WEXITSTATUS(a.status) == 3,
+	    "the attached process did not exit 3 (status %#x)", a.status);
+	snprintf(want, sizeof(want), "alloc bufsize=16384 mode=1 pid=%d ",
+	    (int)a.pid);
+	ATF_REQUIRE_MSG(strstr(fk.log, want), "no thread mode context for "
+	    "pid %d: %s", (int)a.pid, fk.log);
+	ATF_REQUIRE_MSG(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD,
+	    "the source launched a process of its own");
+	require_insns("a.hwtrace", 3 * p.ninsn, &fk);
+}
+
+ATF_TC(all_cpus);
+ATF_TC_HEAD(all_cpus, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "-a: a CPU mode context over every "
+	    "CPU getconf counts, a device per CPU, KERNEL records' images, "
+	    "and the spans written round the CPUs decode");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(all_cpus, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	char want[64];
+	long ncpu;
+	int i;
+
+	ncpu = (long)sh_num("getconf _NPROCESSORS_CONF", 10);
+	if (ncpu < 1 || ncpu > FK_DEVS)
+		atf_tc_skip("%ld CPUs: the simulated kernel models 1 to %d",
+		    ncpu, FK_DEVS);
+	case_start(&p, &fk, 2 * (int)ncpu, &cfg, 16384);
+	if (access(PROGPIE, R_OK) != 0)
+		atf_tc_skip("fixture %s not built", PROGPIE);
+	fk.kpath = PROGPIE;
+	fk.kaddr = 0xffffffff80200000ULL;
+	fk.pace = 1;
+	cfg.all_cpus = 1;
+	capture(&fk, &cfg, "all.hwtrace", &r);
+	require_ok(&r, &fk);
+	ATF_REQUIRE_MSG(strstr(fk.log, "mode=2"), "not a CPU mode context: "
+	    "%s", fk.log);
+	for (i = 0; i < ncpu; i++) {
+		snprintf(want, sizeof(want), "open /dev/hwt_7_%d | ", i);
+		ATF_REQUIRE_MSG(strstr(fk.log, want), "CPU %d's device not "
+		    "opened: %s", i, fk.log);
+		snprintf(want, sizeof(want), "pid -1, tid -1, cpu %d", i);
+		ATF_REQUIRE_MSG(info_has("all.hwtrace", want), "no stream "
+		    "for CPU %d", i);
+	}
+	snprintf(want, sizeof(want), "open /dev/hwt_7_%ld | ", ncpu);
+	ATF_REQUIRE_MSG(strstr(fk.log, want) == NULL, "a device past the "
+	    "%ld CPUs: %s", ncpu, fk.log);
+	ATF_REQUIRE_MSG(info_has("all.hwtrace", PROGPIE), "the KERNEL "
+	    "record's image is not in the archive");
+	require_insns("all.hwtrace", 2 * ncpu * p.ninsn, &fk);
+}
+
 ATF_TC(coresight_refused);
 ATF_TC_HEAD(coresight_refused, tc)
 {
@@ -822,6 +934,8 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, alloc_errors);
 	ATF_TP_ADD_TC(tp, device_gone);
 	ATF_TP_ADD_TC(tp, cpu_mode_kernel);
+	ATF_TP_ADD_TC(tp, attach_pid);
+	ATF_TP_ADD_TC(tp, all_cpus);
 	ATF_TP_ADD_TC(tp, coresight_refused);
 	ATF_TP_ADD_TC(tp, exec_fails);
 	ATF_TP_ADD_TC(tp, not_freebsd);
