@@ -24,6 +24,17 @@ void hwtr_import_err(char *errbuf, size_t errlen, const char *fmt, ...)
 /* ELF segment flags (HWTR_ELF_PF_*) to mmap protection (PROT_*). */
 uint32_t hwtr_import_prot(uint32_t pflags);
 
+struct hwtr_elf_info;
+
+/*
+ * Fill @r with the MMAP record (pid and tid -1) of @ei's PT_LOAD segment
+ * @j placed at its p_vaddr plus @slide: the image @path, whose key in the
+ * archive is @key.
+ */
+void hwtr_import_seg_mmap(struct hwtr_sb_rec *r,
+    const struct hwtr_elf_info *ei, size_t j, uint64_t slide,
+    const char *path, const char *key);
+
 /*
  * Copy bytes @from..@end of the open file @fd into stream @id of @aw in
  * chunks.  @label and @path name the input in messages ("--pt 'x.pt'").
@@ -45,6 +56,10 @@ hwtr_import_wraps(uint64_t base, uint64_t rel, uint64_t len)
  */
 void hwtr_import_meta_init(struct hwtr_capture_meta *meta,
     const char *source);
+
+/* The CPU of @meta as --cpu said: @cpu as given, the host's, or none. */
+void hwtr_import_meta_cpu(struct hwtr_capture_meta *meta,
+    enum hwtr_import_cpu mode, const struct hwtr_cpu *cpu);
 
 /*
  * Where a loader puts what it read.  The driver (format/import.c) fills

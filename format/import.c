@@ -11,6 +11,7 @@
  * The table of importers and the driver that runs them are in importers.c.
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -51,6 +52,24 @@ hwtr_import_prot(uint32_t pflags)
 	if (pflags & HWTR_ELF_PF_X)
 		prot |= 0x4;
 	return (prot);
+}
+
+void
+hwtr_import_seg_mmap(struct hwtr_sb_rec *r, const struct hwtr_elf_info *ei,
+    size_t j, uint64_t slide, const char *path, const char *key)
+{
+	assert(j < ei->nload && ei->build_id_len <= HWTR_BUILD_ID_MAX);
+	memset(r, 0, sizeof(*r));
+	r->type = HWTR_SB_MMAP;
+	r->pid = r->tid = -1;
+	r->u.mmap.addr = ei->load[j].vaddr + slide;
+	r->u.mmap.len = ei->load[j].filesz;
+	r->u.mmap.pgoff = ei->load[j].offset;
+	r->u.mmap.prot = hwtr_import_prot(ei->load[j].flags);
+	r->u.mmap.path = path;
+	r->u.mmap.image = key;
+	memcpy(r->u.mmap.build_id, ei->build_id, ei->build_id_len);
+	r->u.mmap.build_id_len = (uint8_t)ei->build_id_len;
 }
 
 /* Copy one PT file range into stream @id, chunk by chunk. */
@@ -121,4 +140,14 @@ hwtr_import_meta_init(struct hwtr_capture_meta *meta, const char *source)
 	meta->host = "unknown";
 	meta->source = source;
 	meta->sideband_origin = "import";
+}
+
+void
+hwtr_import_meta_cpu(struct hwtr_capture_meta *meta,
+    enum hwtr_import_cpu mode, const struct hwtr_cpu *cpu)
+{
+	if (mode == HWTR_IMPORT_CPU_GIVEN)
+		meta->cpu = *cpu;
+	else if (mode == HWTR_IMPORT_CPU_AUTO)
+		hwtr_cpu_host(&meta->cpu);
 }

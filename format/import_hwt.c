@@ -110,17 +110,7 @@ hwt_elf(struct hwtr_aw *aw, const struct hwtr_import_file *f, char *errbuf,
 			rc = -HWTR_E_INVAL;
 			goto out;
 		}
-		memset(&r, 0, sizeof(r));
-		r.type = HWTR_SB_MMAP;
-		r.pid = r.tid = -1;
-		r.u.mmap.addr = ei->load[j].vaddr + slide;
-		r.u.mmap.len = ei->load[j].filesz;
-		r.u.mmap.pgoff = ei->load[j].offset;
-		r.u.mmap.prot = hwtr_import_prot(ei->load[j].flags);
-		r.u.mmap.path = f->path;
-		r.u.mmap.image = key;
-		memcpy(r.u.mmap.build_id, ei->build_id, ei->build_id_len);
-		r.u.mmap.build_id_len = (uint8_t)ei->build_id_len;
+		hwtr_import_seg_mmap(&r, ei, j, slide, f->path, key);
 		if ((rc = hwtr_aw_sideband(aw, &r)) < 0) {
 			hwtr_import_err(errbuf, errlen, "--elf '%s': %s",
 			    f->path, hwtr_aw_errmsg(aw));
@@ -176,10 +166,7 @@ hwt_load(const char *path, const struct hwtr_import_opts *io,
 	meta.source_version = "raw dump (hwt -r)";
 	meta.caveats = caveats;
 	meta.ncaveats = HWTR_NELEM(caveats);
-	if (o->cpu_mode == HWTR_IMPORT_CPU_GIVEN)
-		meta.cpu = o->cpu;
-	else if (o->cpu_mode == HWTR_IMPORT_CPU_AUTO)
-		hwtr_cpu_host(&meta.cpu);
+	hwtr_import_meta_cpu(&meta, o->cpu_mode, &o->cpu);
 	memset(&sd, 0, sizeof(sd));
 	sd.format = HWTR_TF_INTEL_PT;
 	sd.pid = sd.tid = sd.cpu = -1;

@@ -360,17 +360,7 @@ raw_write_elf(struct raw_in *in, struct hwtr_aw *aw, size_t i)
 	for (j = 0; j < ei->nload; j++) {
 		if (ei->load[j].filesz == 0)
 			continue;
-		memset(&r, 0, sizeof(r));
-		r.type = HWTR_SB_MMAP;
-		r.pid = r.tid = -1;
-		r.u.mmap.addr = ei->load[j].vaddr + slide;
-		r.u.mmap.len = ei->load[j].filesz;
-		r.u.mmap.pgoff = ei->load[j].offset;
-		r.u.mmap.prot = hwtr_import_prot(ei->load[j].flags);
-		r.u.mmap.path = o->elf[i].path;
-		r.u.mmap.image = key;
-		memcpy(r.u.mmap.build_id, ei->build_id, ei->build_id_len);
-		r.u.mmap.build_id_len = (uint8_t)ei->build_id_len;
+		hwtr_import_seg_mmap(&r, ei, j, slide, o->elf[i].path, key);
 		if ((rc = hwtr_aw_sideband(aw, &r)) < 0) {
 			hwtr_import_err(in->errbuf, in->errlen, "--elf '%s': "
 			    "%s", o->elf[i].path, hwtr_aw_errmsg(aw));
@@ -396,10 +386,7 @@ raw_write(struct raw_in *in, struct hwtr_import_sink *sk)
 	hwtr_import_meta_init(&meta, "import-raw");
 	meta.caveats = caveats;
 	meta.ncaveats = HWTR_NELEM(caveats);
-	if (o->cpu_mode == HWTR_IMPORT_CPU_GIVEN)
-		meta.cpu = o->cpu;
-	else if (o->cpu_mode == HWTR_IMPORT_CPU_AUTO)
-		hwtr_cpu_host(&meta.cpu);
+	hwtr_import_meta_cpu(&meta, o->cpu_mode, &o->cpu);
 	if ((rc = hwtr_import_begin(sk, &meta)) < 0 ||
 	    (rc = raw_write_pt(in, sk->aw)) < 0 ||
 	    (rc = raw_write_raws(in, sk->aw)) < 0)

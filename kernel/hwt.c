@@ -51,9 +51,13 @@
  * rest of its trace is recorded as lost.
  *
  * --mode stop: a buffer is read until --buffer bytes were taken, the rest
- * is recorded lost.  --mode ring: nothing is read while the command runs;
- * at the end each buffer's last --buffer bytes (the whole ring) are kept,
- * what came before them is recorded lost.  --trigger is refused.
+ * is recorded lost.  --mode ring: nothing is read while the command runs
+ * but at a snapshot (SIGUSR2: each buffer's bytes before its position
+ * that the hardware is sure not to be writing over, --buffer less a
+ * page) and at the end (each buffer's last --buffer bytes, the whole
+ * ring); what came before them is recorded lost.  --trigger is refused:
+ * hwt(4) has no breakpoint to fire it (perf uses a hardware breakpoint
+ * event), and hwtrace does not ptrace the command for one.
  *
  * --filter FUNC|START-END[,...]: at most the backend's two IP ranges.  An
  * address range goes into the first SET_CONFIG.  A function name is
@@ -104,7 +108,7 @@
 static int hwt_start_ctx(struct hwt_src *hs);
 static int hwt_finish(struct hwt_src *hs);
 static int hwt_records(struct hwt_src *hs);
-static int hwt_drain(struct hwt_src *hs, int final);
+static int hwt_drain(struct hwt_src *hs, int final, int snap);
 static int hwt_ioctl(struct hwt_src *hs, int fd, unsigned long req,
     void *arg, const char *what);
 
@@ -666,8 +670,16 @@ hwt_backend_read(struct hwtr_src *src)
 		return (1);
 	(void)hs->sys->kwait(hs->sys->arg, hs->kq, HWT_WAIT_MS);
 	done = reap(hs, 0);
-	if ((rc = hwt_records(hs)) < 0 || (rc = hwt_drain(hs, 0)) < 0)
+	if ((rc = hwt_records(hs)) < 0 || (rc = hwt_drain(hs, 0, 0)) < 0)
 		return (rc);
+	if (src->cfg.mode == HWTR_CAP_RING && src->cfg.snapshot != NULL &&
+	    *src->cfg.snapshot != hs->snap_seen) {
+		hs->snap_seen = *src->cfg.snapshot;
+		hwtr_logf(&src->cfg.log, HWTR_LOG_INFO, "SIGUSR2: snapshot of "
+		    "%d hwt(4) buffers", hs->nbufs);
+		if ((rc = hwt_drain(hs, 0, 1)) < 0)
+			return (rc);
+	}
 	if (!done)
 		return (0);
 	if ((rc = hwt_finish(hs)) < 0)
@@ -778,7 +790,7 @@ hwt_finish(struct hwt_src *hs)
 		(void)reap(hs, 1);
 	}
 	/* STOP queues no record: the tails are at BUFPTR_GET's positions. */
-	if ((rc = hwt_records(hs)) < 0 || (rc = hwt_drain(hs, 1)) < 0)
+	if ((rc = hwt_records(hs)) < 0 || (rc = hwt_drain(hs, 1, 0)) < 0)
 		return (rc);
 	if (hs->src->exec_errno != 0) {
 		hwt_err(hs, "cannot run '%s': %s", hs->src->cfg.argv[0],
@@ -1163,17 +1175,17 @@ give_up(struct hwt_src *hs, struct hwt_buf *b, uint64_t pos)
 }
 
 /*
- * Read every buffer to its write position.  @final: after STOP (ring
- * mode reads only then).
+ * Read every buffer to its write position.  @final: after STOP; @snap: a
+ * ring mode snapshot (ring mode reads only then and after STOP).
  */
 static int
-hwt_drain(struct hwt_src *hs, int final)
+hwt_drain(struct hwt_src *hs, int final, int snap)
 {
 	struct hwt_buf *b;
 	uint64_t pos;
 	int i, rc;
 
-	if (hs->src->cfg.mode == HWTR_CAP_RING && !final)
+	if (hs->src->cfg.mode == HWTR_CAP_RING && !final && !snap)
 		return (0);
 	for (i = 0; i < hs->nbufs; i++) {
 		b = &hs->bufs[i];

@@ -115,6 +115,7 @@ struct hwt_src {
 	size_t		npaths, pathcap;
 	uint64_t	bytes, lost;
 	int		finished;
+	int		snap_seen;	/* SIGUSR2 count at the last snapshot */
 };
 
 /* hwt_rec.c: the recording. */

@@ -32,6 +32,7 @@
 
 #include "hwtr_common.h"
 #include "hwtr_elf.h"
+#include "perf_bid.h"
 #include "perf_record.h"
 #include "hwt_int.h"
 
@@ -317,33 +318,14 @@ hwt_rec_aux(struct hwt_src *hs, const struct hwt_buf *b, uint64_t offset,
 static void
 build_ids(struct hwt_src *hs)
 {
-	static const uint8_t zero[8];
-	uint8_t id[HWTR_BUILD_ID_MAX], bid[24];
-	size_t i, idlen, n, pad;
-	int fd, rc;
+	uint8_t rec[HWTR_PERF_BID_REC_MAX];
+	size_t i, n;
 
 	for (i = 0; i < hs->npaths; i++) {
-		if ((fd = open(hs->paths[i].path, O_RDONLY | O_CLOEXEC)) < 0)
-			continue;
-		idlen = 0;
-		rc = hwtr_elf_build_id_fd(fd, id, &idlen);
-		close(fd);
-		if (rc < 0 || idlen == 0 || idlen > 20)
-			continue;
-		memset(bid, 0, sizeof(bid));
-		memcpy(bid, id, idlen);
-		bid[20] = (uint8_t)idlen;
-		n = strlen(hs->paths[i].path) + 1;
-		pad = (n + 7) & ~(size_t)7;
-		if (36 + pad > 65528)
-			continue;
-		/* MISC_BUILD_ID_SIZE | KERNEL or USER */
-		hdr(hs, HWTR_PERF_HEADER_BUILD_ID, 0x8000 |
-		    (hs->paths[i].kernel ? 1 : 2), 8 + 4 + 24 + pad);
-		put32(hs, (uint32_t)hs->paths[i].pid);
-		put(hs, bid, sizeof(bid));
-		put(hs, hs->paths[i].path, n);
-		put(hs, zero, pad - n);
+		n = hwtr_perf_build_id_rec(hs->paths[i].path,
+		    (int32_t)hs->paths[i].pid, hs->paths[i].kernel, rec,
+		    sizeof(rec));
+		put(hs, rec, n);
 	}
 }
 

@@ -15,6 +15,7 @@
 
 #include <sys/mman.h>
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -23,7 +24,9 @@
 #include <unistd.h>
 
 #include "hwtr_common.h"
+#include "perf_bid.h"
 #include "perf_int.h"
+#include "perf_record.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -231,34 +234,58 @@ perf_note_path(struct perf_src *ps, uint32_t type, uint16_t misc,
 void
 perf_rec_build_ids(struct perf_src *ps)
 {
-	static const uint8_t zero[8];
-	uint8_t id[HWTR_BUILD_ID_MAX], bid[24];
-	size_t i, idlen, n, padded;
-	int fd, rc;
+	uint8_t rec[HWTR_PERF_BID_REC_MAX];
+	size_t i, n;
 
 	for (i = 0; i < ps->npaths; i++) {
-		if ((fd = open(ps->paths[i].path, O_RDONLY | O_CLOEXEC)) < 0)
-			continue;
-		idlen = 0;
-		rc = hwtr_elf_build_id_fd(fd, id, &idlen);
-		close(fd);
-		if (rc < 0 || idlen == 0 || idlen > 20)
-			continue;
-		memset(bid, 0, sizeof(bid));
-		memcpy(bid, id, idlen);
-		bid[20] = (uint8_t)idlen;
-		n = strlen(ps->paths[i].path) + 1;
-		padded = (n + 7) & ~(size_t)7;
-		if (36 + padded > 65535)
-			continue;
-		/* MISC_USER | MISC_BUILD_ID_SIZE */
-		perf_rec_hdr(ps, HWTR_PERF_HEADER_BUILD_ID, 0x8002,
-		    8 + 4 + 24 + padded);
-		perf_rec_put(ps, &ps->paths[i].pid, 4);
-		perf_rec_put(ps, bid, sizeof(bid));
-		perf_rec_put(ps, ps->paths[i].path, n);
-		perf_rec_put(ps, zero, padded - n);
+		n = hwtr_perf_build_id_rec(ps->paths[i].path, ps->paths[i].pid,
+		    0, rec, sizeof(rec));
+		perf_rec_put(ps, rec, n);
 	}
 }
 
 #endif /* __linux__ */
+
+/*
+ * The HEADER_BUILD_ID record of the image at @path mapped by @pid
+ * (@kernel: a kernel image), built into @out (@cap bytes): its size, or 0
+ * when the image cannot be read, has no build-id perf can carry (at most
+ * 20 bytes) or the record would not fit.
+ */
+size_t
+hwtr_perf_build_id_rec(const char *path, int32_t pid, int kernel,
+    uint8_t *out, size_t cap)
+{
+	uint8_t id[HWTR_BUILD_ID_MAX], bid[24];
+	uint32_t type = HWTR_PERF_HEADER_BUILD_ID;
+	uint16_t misc, size;
+	size_t idlen, n, pad;
+	int fd, rc;
+
+	assert(path != NULL && out != NULL);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return (0);
+	idlen = 0;
+	rc = hwtr_elf_build_id_fd(fd, id, &idlen);
+	close(fd);
+	if (rc < 0 || idlen == 0 || idlen > 20)
+		return (0);
+	n = strlen(path) + 1;
+	pad = (n + 7) & ~(size_t)7;
+	if (36 + pad > 65528 || 36 + pad > cap)
+		return (0);
+	memset(bid, 0, sizeof(bid));
+	memcpy(bid, id, idlen);
+	bid[20] = (uint8_t)idlen;
+	/* MISC_BUILD_ID_SIZE | MISC_KERNEL or MISC_USER */
+	misc = (uint16_t)(0x8000 | (kernel ? 1 : 2));
+	size = (uint16_t)(36 + pad);
+	memcpy(out, &type, 4);
+	memcpy(out + 4, &misc, 2);
+	memcpy(out + 6, &size, 2);
+	memcpy(out + 8, &pid, 4);
+	memcpy(out + 12, bid, sizeof(bid));
+	memset(out + 36, 0, pad);
+	memcpy(out + 36, path, n);
+	return (36 + pad);
+}

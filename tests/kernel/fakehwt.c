@@ -42,7 +42,10 @@
  *   the lock, so the reader can only miss laps.  fk->new_thread_at: from
  *   that span on the spans go to a new thread (THREAD_CREATE, device 1).
  *   fk->gone_after: after that many spans the position is published
- *   whole, read, and the device destroyed (its ioctls: ENXIO).  CPU mode:
+ *   whole, read, and the device destroyed (its ioctls: ENXIO).
+ *   fk->snap_at: before that span *fk->snap_ctr is bumped (SIGUSR2 in
+ *   the session) and the producer waits until the reader has read device
+ *   0's position, fk->snap_pos (page-granular, as the backend's).  CPU mode:
  *   span i goes to the (i mod n)-th CPU's buffer.
  * When done it creates fk->done (the fixture waits for it) and logs
  * each span's start in its buffer (fk->span_at, fk->span_dev).
@@ -93,6 +96,9 @@ struct fakehwt {
 	uint64_t	from, to;
 	int		spans, pad, pace, burst, switch_out;
 	int		new_thread_at, gone_after;
+	int		snap_at;	/* before that span: SIGUSR2 */
+	volatile int	*snap_ctr;	/* the counter it bumps */
+	uint64_t	snap_pos;	/* device 0's position then */
 	int		alloc_errno;
 	/* State. */
 	pthread_mutex_t	mtx;
@@ -140,7 +146,7 @@ fk_init(struct fakehwt *fk)
 	pthread_mutex_init(&fk->mtx, NULL);
 	pthread_cond_init(&fk->cv, NULL);
 	fk->backend = "pt";
-	fk->new_thread_at = fk->gone_after = -1;
+	fk->new_thread_at = fk->gone_after = fk->snap_at = -1;
 	fk->spans = 2;
 }
 
@@ -348,6 +354,14 @@ fk_producer(void *arg)
 				    "device went", (uintmax_t)fk->dev[0].visible);
 			fk->dev[0].exists = 0;
 			fk_log(fk, "device 0 gone after %d spans", i);
+		}
+		if (i == fk->snap_at && fk->snap_ctr != NULL) {
+			/* SIGUSR2 now; wait until the reader looked. */
+			fk->snap_pos = fk->dev[0].visible;
+			(*fk->snap_ctr)++;
+			fk_log(fk, "SIGUSR2 at %ju", (uintmax_t)fk->snap_pos);
+			if (FK_WAIT(fk, fk->dev[0].seen >= fk->snap_pos))
+				fk_log(fk, "no snapshot taken");
 		}
 		if (!fk->dev[n].exists)
 			continue;

@@ -95,6 +95,20 @@ fk_setup(struct fakehwt *fk, const struct prog *p, int spans)
 	(void)unlink("done");
 }
 
+/*
+ * The start of most cases: perfline's code, a simulated kernel tracing
+ * @spans spans of it, a configuration of @bufsize bytes per buffer.
+ */
+static void
+case_start(struct prog *p, struct fakehwt *fk, int spans,
+    struct hwtr_src_config *cfg, size_t bufsize)
+{
+	prog_load(p);
+	fk_setup(fk, p, spans);
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->buffer_size = bufsize;
+}
+
 struct run {
 	int		rc;		/* the source's (or the import's) */
 	char		err[512];
@@ -228,13 +242,10 @@ ATF_TC_BODY(wrap_between_reads, tc)
 	struct prog p;
 	struct run r;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 300);
+	case_start(&p, &fk, 300, &cfg, 8192);
 	fk.pad = 30;
 	fk.pace = 1;
 	fk.switch_out = 1;	/* reads end mid-page: copies cross the end */
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 8192;
 	capture(&fk, &cfg, "w.hwtrace", &r);
 	require_ok(&r, &fk);
 	ATF_REQUIRE_MSG(strstr(fk.log, "alloc bufsize=8192 mode=1 pid=") &&
@@ -272,12 +283,9 @@ ATF_TC_BODY(lap_lost, tc)
 	long want = 0;
 	int i;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 20);
+	case_start(&p, &fk, 20, &cfg, 8192);
 	fk.pad = 1000;
 	fk.burst = 1;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 8192;
 	capture(&fk, &cfg, "l.hwtrace", &r);
 	require_ok(&r, &fk);
 	ATF_REQUIRE_MSG(fk.first_seen > 8192, "the reader saw %ju first: no "
@@ -310,10 +318,7 @@ ATF_TC_BODY(stop_without_record, tc)
 	struct prog p;
 	struct run r;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 3);
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 65536;
+	case_start(&p, &fk, 3, &cfg, 65536);
 	capture(&fk, &cfg, "s.hwtrace", &r);
 	require_ok(&r, &fk);
 	ATF_REQUIRE_MSG(fk.nbuffer_recs == 0 && fk.dev[0].written > 0 &&
@@ -343,11 +348,8 @@ ATF_TC_BODY(ring_mode, tc)
 	long want = 0;
 	int i;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 20);
+	case_start(&p, &fk, 20, &cfg, 8192);
 	fk.pad = 1000;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 8192;
 	cfg.mode = HWTR_CAP_RING;
 	capture(&fk, &cfg, "r.hwtrace", &r);
 	require_ok(&r, &fk);
@@ -362,6 +364,64 @@ ATF_TC_BODY(ring_mode, tc)
 	    "the archive says %ju", (uintmax_t)kept,
 	    (uintmax_t)r.end.lost_bytes);
 	require_insns("r.hwtrace", want, &fk);
+}
+
+ATF_TC(ring_snapshot);
+ATF_TC_HEAD(ring_snapshot, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "--mode ring and SIGUSR2 mid-run: the "
+	    "snapshot keeps the ring's last --buffer less a page bytes before "
+	    "the position then, the end the whole ring; the rest is recorded "
+	    "lost, exactly");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(ring_snapshot, tc)
+{
+	static volatile int usr2;
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	uint64_t snap_from, end_from, lost;
+	long want = 0, in_snap = 0;
+	int i;
+
+	case_start(&p, &fk, 20, &cfg, 8192);
+	fk.pad = 1000;
+	fk.snap_at = 10;
+	fk.snap_ctr = &usr2;
+	cfg.mode = HWTR_CAP_RING;
+	cfg.snapshot = &usr2;
+	capture(&fk, &cfg, "n.hwtrace", &r);
+	require_ok(&r, &fk);
+	ATF_REQUIRE_MSG(strstr(fk.log, "no snapshot taken") == NULL &&
+	    fk.first_seen == fk.snap_pos && fk.snap_pos >= 8192, "the "
+	    "snapshot did not read the position %ju (first read: %ju): %s",
+	    (uintmax_t)fk.snap_pos, (uintmax_t)fk.first_seen, fk.log);
+	/* The snapshot: [pos - 4 KiB, pos); the end: the last 8 KiB. */
+	snap_from = fk.snap_pos - 4096;
+	end_from = fk.dev[0].written - 8192;
+	ATF_REQUIRE_MSG(end_from >= fk.snap_pos, "the two windows overlap");
+	for (i = 0; i < fk.nspans; i++) {
+		/* A span is its trace, then fk.pad PADs. */
+		if (fk.span_at[i] >= snap_from && i + 1 < fk.nspans &&
+		    fk.span_at[i] < fk.snap_pos) {
+			ATF_REQUIRE_MSG(fk.span_at[i + 1] - 1000 <=
+			    fk.snap_pos, "the snapshot cuts span %d's trace, "
+			    "[%ju, %ju)", i, (uintmax_t)fk.span_at[i],
+			    (uintmax_t)(fk.span_at[i + 1] - 1000));
+			want += p.ninsn;
+			in_snap++;
+		} else if (fk.span_at[i] >= end_from)
+			want += p.ninsn;
+	}
+	ATF_REQUIRE_MSG(in_snap > 0, "no whole span in the snapshot's window "
+	    "[%ju, %ju)", (uintmax_t)snap_from, (uintmax_t)fk.snap_pos);
+	lost = snap_from + (end_from - fk.snap_pos);
+	ATF_REQUIRE_MSG(r.end.lost_bytes == lost, "expected %ju bytes lost, "
+	    "the archive says %ju", (uintmax_t)lost,
+	    (uintmax_t)r.end.lost_bytes);
+	require_insns("n.hwtrace", want, &fk);
 }
 
 ATF_TC(stop_mode);
@@ -380,12 +440,9 @@ ATF_TC_BODY(stop_mode, tc)
 	long whole = 0, got;
 	int i;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 20);
+	case_start(&p, &fk, 20, &cfg, 8192);
 	fk.pad = 1000;
 	fk.pace = 1;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 8192;
 	cfg.mode = HWTR_CAP_STOP;
 	capture(&fk, &cfg, "p.hwtrace", &r);
 	require_ok(&r, &fk);
@@ -419,12 +476,9 @@ ATF_TC_BODY(thread_create, tc)
 	struct prog p;
 	struct run r;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 5);
+	case_start(&p, &fk, 5, &cfg, 16384);
 	fk.new_thread_at = 2;
 	fk.pace = 1;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 16384;
 	capture(&fk, &cfg, "t.hwtrace", &r);
 	require_ok(&r, &fk);
 	ATF_REQUIRE_MSG(strstr(fk.log, "open /dev/hwt_7_1 | ") &&
@@ -453,14 +507,11 @@ ATF_TC_BODY(filter_pause_on_mmap, tc)
 	char want[256];
 	long long size;
 
-	prog_load(&p);
+	case_start(&p, &fk, 2, &cfg, 16384);
 	if (access(PROGPIE, R_OK) != 0)
 		atf_tc_skip("fixture %s not built", PROGPIE);
-	fk_setup(&fk, &p, 2);
 	fk.mmap_path = PROGPIE;
 	fk.mmap_addr = 0x7f0000000000ULL;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 16384;
 	cfg.filter = "perfline_code";
 	capture(&fk, &cfg, "f.hwtrace", &r);
 	require_ok(&r, &fk);
@@ -498,10 +549,7 @@ ATF_TC_BODY(filter_not_found, tc)
 	struct prog p;
 	struct run r;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 1);
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 16384;
+	case_start(&p, &fk, 1, &cfg, 16384);
 	cfg.filter = "no_such_function";
 	capture(&fk, &cfg, "n.hwtrace", &r);
 	ATF_REQUIRE_MSG(r.rc < 0 && strstr(r.err, "no_such_function"),
@@ -522,10 +570,8 @@ alloc_fails(int e, const char *words)
 	struct run r;
 	int st;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 1);
+	case_start(&p, &fk, 1, &cfg, 0);
 	fk.alloc_errno = e;
-	memset(&cfg, 0, sizeof(cfg));
 	capture(&fk, &cfg, "e.hwtrace", &r);
 	ATF_REQUIRE_MSG(r.rc < 0, "ALLOC failing with %s: the capture "
 	    "succeeded", strerror(e));
@@ -570,12 +616,9 @@ ATF_TC_BODY(device_gone, tc)
 	struct prog p;
 	struct run r;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 5);
+	case_start(&p, &fk, 5, &cfg, 16384);
 	fk.gone_after = 3;
 	fk.pace = 1;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 16384;
 	capture(&fk, &cfg, "g.hwtrace", &r);
 	require_ok(&r, &fk);
 	ATF_REQUIRE_MSG(strstr(fk.log, "device 0 gone after 3 spans") &&
@@ -601,15 +644,12 @@ ATF_TC_BODY(cpu_mode_kernel, tc)
 	struct prog p;
 	struct run r;
 
-	prog_load(&p);
+	case_start(&p, &fk, 4, &cfg, 16384);
 	if (access(PROGPIE, R_OK) != 0)
 		atf_tc_skip("fixture %s not built", PROGPIE);
-	fk_setup(&fk, &p, 4);
 	fk.kpath = PROGPIE;
 	fk.kaddr = 0xffffffff80200000ULL;
 	fk.pace = 1;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.buffer_size = 16384;
 	cfg.cpus = "0,1";
 	capture(&fk, &cfg, "c.hwtrace", &r);
 	require_ok(&r, &fk);
@@ -626,6 +666,118 @@ ATF_TC_BODY(cpu_mode_kernel, tc)
 	require_insns("c.hwtrace", 4 * p.ninsn, &fk);
 }
 
+/* -p's process, reaped as soon as it exits (as its parent would). */
+struct attached {
+	pid_t		pid;
+	int		status;
+};
+
+static void *
+reaper(void *arg)
+{
+	struct attached *a = arg;
+
+	while (waitpid(a->pid, &a->status, 0) < 0 && errno == EINTR)
+		;
+	return (NULL);
+}
+
+ATF_TC(attach_pid);
+ATF_TC_HEAD(attach_pid, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "-p PID: the context is allocated for "
+	    "a process already running, nothing is launched, the capture "
+	    "ends when it exits and its trace decodes");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(attach_pid, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	struct attached a;
+	pthread_t t;
+	char want[64];
+	int i;
+
+	case_start(&p, &fk, 3, &cfg, 16384);
+	fk.pace = 1;
+	a.status = -1;
+	ATF_REQUIRE((a.pid = fork()) >= 0);
+	if (a.pid == 0) {
+		execl(PROG, PROG, "done", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 2000 && !fk_execd(a.pid, PROG); i++)
+		usleep(2000);
+	ATF_REQUIRE_MSG(fk_execd(a.pid, PROG), "%s never ran", PROG);
+	ATF_REQUIRE(pthread_create(&t, NULL, reaper, &a) == 0);
+	cfg.pid = a.pid;
+	capture(&fk, &cfg, "a.hwtrace", &r);
+	pthread_join(t, NULL);
+	ATF_REQUIRE_MSG(r.rc == 0, "capture failed (%d): %s; kernel log: %s",
+	    r.rc, r.err, fk.log);
+	ATF_REQUIRE_MSG(WIFEXITED(a.status) && WEXITSTATUS(a.status) == 3,
+	    "the attached process did not exit 3 (status %#x)", a.status);
+	snprintf(want, sizeof(want), "alloc bufsize=16384 mode=1 pid=%d ",
+	    (int)a.pid);
+	ATF_REQUIRE_MSG(strstr(fk.log, want), "no thread mode context for "
+	    "pid %d: %s", (int)a.pid, fk.log);
+	ATF_REQUIRE_MSG(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD,
+	    "the source launched a process of its own");
+	require_insns("a.hwtrace", 3 * p.ninsn, &fk);
+}
+
+ATF_TC(all_cpus);
+ATF_TC_HEAD(all_cpus, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "-a: a CPU mode context over every "
+	    "CPU getconf counts, a device per CPU, KERNEL records' images, "
+	    "and the spans written round the CPUs decode");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(all_cpus, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	char want[64];
+	long ncpu;
+	int i;
+
+	ncpu = (long)sh_num("getconf _NPROCESSORS_CONF", 10);
+	if (ncpu < 1 || ncpu > FK_DEVS)
+		atf_tc_skip("%ld CPUs: the simulated kernel models 1 to %d",
+		    ncpu, FK_DEVS);
+	case_start(&p, &fk, 2 * (int)ncpu, &cfg, 16384);
+	if (access(PROGPIE, R_OK) != 0)
+		atf_tc_skip("fixture %s not built", PROGPIE);
+	fk.kpath = PROGPIE;
+	fk.kaddr = 0xffffffff80200000ULL;
+	fk.pace = 1;
+	cfg.all_cpus = 1;
+	capture(&fk, &cfg, "all.hwtrace", &r);
+	require_ok(&r, &fk);
+	ATF_REQUIRE_MSG(strstr(fk.log, "mode=2"), "not a CPU mode context: "
+	    "%s", fk.log);
+	for (i = 0; i < ncpu; i++) {
+		snprintf(want, sizeof(want), "open /dev/hwt_7_%d | ", i);
+		ATF_REQUIRE_MSG(strstr(fk.log, want), "CPU %d's device not "
+		    "opened: %s", i, fk.log);
+		snprintf(want, sizeof(want), "pid -1, tid -1, cpu %d", i);
+		ATF_REQUIRE_MSG(info_has("all.hwtrace", want), "no stream "
+		    "for CPU %d", i);
+	}
+	snprintf(want, sizeof(want), "open /dev/hwt_7_%ld | ", ncpu);
+	ATF_REQUIRE_MSG(strstr(fk.log, want) == NULL, "a device past the "
+	    "%ld CPUs: %s", ncpu, fk.log);
+	ATF_REQUIRE_MSG(info_has("all.hwtrace", PROGPIE), "the KERNEL "
+	    "record's image is not in the archive");
+	require_insns("all.hwtrace", 2 * ncpu * p.ninsn, &fk);
+}
+
 ATF_TC(coresight_refused);
 ATF_TC_HEAD(coresight_refused, tc)
 {
@@ -640,11 +792,9 @@ ATF_TC_BODY(coresight_refused, tc)
 	struct prog p;
 	struct run r;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 1);
+	case_start(&p, &fk, 1, &cfg, 0);
 	fk.backend = "coresight";
 	ATF_REQUIRE(setenv("HWTRACE_HWT_BACKEND", "coresight", 1) == 0);
-	memset(&cfg, 0, sizeof(cfg));
 	capture(&fk, &cfg, "cs.hwtrace", &r);
 	ATF_REQUIRE_MSG(r.rc == -HWTR_E_UNSUPPORTED && strstr(r.err,
 	    "coresight") && strstr(r.err, "ETM ID registers"), "expected the "
@@ -668,9 +818,7 @@ ATF_TC_BODY(exec_fails, tc)
 	struct prog p;
 	struct run r;
 
-	prog_load(&p);
-	fk_setup(&fk, &p, 1);
-	memset(&cfg, 0, sizeof(cfg));
+	case_start(&p, &fk, 1, &cfg, 0);
 	cfg.argv = argv;
 	capture(&fk, &cfg, "x.hwtrace", &r);
 	ATF_REQUIRE_MSG(r.rc < 0 && strstr(r.err, "cannot run "
@@ -779,12 +927,15 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, stop_without_record);
 	ATF_TP_ADD_TC(tp, thread_create);
 	ATF_TP_ADD_TC(tp, ring_mode);
+	ATF_TP_ADD_TC(tp, ring_snapshot);
 	ATF_TP_ADD_TC(tp, stop_mode);
 	ATF_TP_ADD_TC(tp, filter_pause_on_mmap);
 	ATF_TP_ADD_TC(tp, filter_not_found);
 	ATF_TP_ADD_TC(tp, alloc_errors);
 	ATF_TP_ADD_TC(tp, device_gone);
 	ATF_TP_ADD_TC(tp, cpu_mode_kernel);
+	ATF_TP_ADD_TC(tp, attach_pid);
+	ATF_TP_ADD_TC(tp, all_cpus);
 	ATF_TP_ADD_TC(tp, coresight_refused);
 	ATF_TP_ADD_TC(tp, exec_fails);
 	ATF_TP_ADD_TC(tp, not_freebsd);
