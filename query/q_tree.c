@@ -536,7 +536,7 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 	struct hwtr_q_res *res = NULL;
 	sqlite3_stmt *st = NULL;
 	size_t node, parent, c, root = 0;
-	int64_t lo, hi, id, thread, cur = -1, depth;
+	int64_t lo, hi, id, thread, cur = -1, depth, cdepth;
 	size_t *roots = NULL, nroots = 0, rcap = 0, len;
 	struct tstack open = { 0 };
 	struct q_names names = { 0 };
@@ -610,10 +610,11 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 			cur = thread;
 			open.n = 0;
 		}
-		depth = sqlite3_column_int64(rs, k + 3);
+		/* The call's caller: among the calls still open. */
+		cdepth = sqlite3_column_int64(rs, k + 3);
 		parent = tstack_parent(&open, sqlite3_column_type(rs, k + 2) !=
-		    SQLITE_NULL, sqlite3_column_int64(rs, k + 2), depth, root);
-		if (id >= lo && id <= hi && tstack_push(&open, id, depth,
+		    SQLITE_NULL, sqlite3_column_int64(rs, k + 2), cdepth, root);
+		if (id >= lo && id <= hi && tstack_push(&open, id, cdepth,
 		    SIZE_MAX) < 0)
 			goto nomem;
 		if (ti.on && sqlite3_column_type(rs, k + 9) != SQLITE_NULL &&
