@@ -422,7 +422,7 @@ struct q_walk {
 	struct hwtr_q	*q;
 	sqlite3_stmt	*st;	/* id, depth, entry_seq, exit_seq, cols... */
 	int64_t		thread, maxdepth, seq_hi;
-	int		skip;	/* seek past the last row at the next step */
+	int		skip;	/* seek past the last row if the next is in it */
 	int64_t		skip_seq, skip_es, skip_id;
 	int64_t		nseek;	/* seeks made (tests, figures) */
 };

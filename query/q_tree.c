@@ -322,6 +322,54 @@ tinl_path(struct hwtr_q *q, struct tinl *ti, struct tree *t, size_t parent,
 	return (parent);
 }
 
+/*
+ * The open calls of the thread being read, outermost first: the rows come
+ * in entry order, the call tree depth first, so a call's caller, when the
+ * tree read it, is one of them.  Their depths increase, so there are at
+ * most as many as the deepest nesting: the heap does not grow with the
+ * number of calls (a map from every id to its node did, 8 bytes a call).
+ */
+struct topen {
+	int64_t		id, depth;
+	size_t		node;
+};
+
+struct tstack {
+	struct topen	*o;
+	size_t		n, cap;
+};
+
+/*
+ * The node of the caller @pid (if @has_pid) of a call @depth deep, @root
+ * if the tree did not read it; the calls that returned before it leave @s.
+ */
+static size_t
+tstack_parent(struct tstack *s, int has_pid, int64_t pid, int64_t depth,
+    size_t root)
+{
+	size_t i;
+
+	while (s->n > 0 && s->o[s->n - 1].depth >= depth)
+		s->n--;
+	for (i = s->n; has_pid && i > 0; i--)
+		if (s->o[i - 1].id == pid)
+			return (s->o[i - 1].node);
+	return (root);
+}
+
+static int
+tstack_push(struct tstack *s, int64_t id, int64_t depth, size_t node)
+{
+	if (hwtr_grow(&s->o, &s->cap, s->n + 1, sizeof(*s->o)) < 0)
+		return (-1);
+	assert(s->n == 0 || s->o[s->n - 1].depth < depth);
+	s->o[s->n].id = id;
+	s->o[s->n].depth = depth;
+	s->o[s->n].node = node;
+	s->n++;
+	return (0);
+}
+
 /* Names come from a cache of symbols by id, not a join per call. */
 #define Q_TREE_LIST							\
 	"c.id, c.thread, c.parent, c.depth, c.symbol, "			\
@@ -487,9 +535,10 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 	struct tree t = { 0 };
 	struct hwtr_q_res *res = NULL;
 	sqlite3_stmt *st = NULL;
-	size_t *map = NULL, node, parent, c, root = 0;
-	int64_t lo, hi, id, pid, thread, cur = -1, depth;
-	size_t *roots = NULL, nroots = 0, len;
+	size_t node, parent, c, root = 0;
+	int64_t lo, hi, id, thread, cur = -1, depth, cdepth;
+	size_t *roots = NULL, nroots = 0, rcap = 0, len;
+	struct tstack open = { 0 };
 	struct q_names names = { 0 };
 	const struct q_name *nm;
 	const char *name;
@@ -520,11 +569,8 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 		*resp = res;
 		return (0);
 	}
-	map = calloc((size_t)(hi - lo + 1), sizeof(*map));
-	roots = calloc((size_t)(hi - lo + 2), sizeof(*roots));
 	/* Node 0 stands for "none" in first/next: a placeholder. */
-	if (map == NULL || roots == NULL || tree_child(&t, (size_t)-1, -1,
-	    "", 0, 0, -1) == SIZE_MAX) {
+	if (tree_child(&t, (size_t)-1, -1, "", 0, 0, -1) == SIZE_MAX) {
 		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -557,17 +603,20 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 		if (thread != cur) {
 			/* A pseudo root per thread holds its roots. */
 			root = tree_child(&t, (size_t)-1, thread, "", 0, 0, -1);
-			if (root == SIZE_MAX)
+			if (root == SIZE_MAX || hwtr_grow(&roots, &rcap,
+			    nroots + 1, sizeof(*roots)) < 0)
 				goto nomem;
 			roots[nroots++] = root;
 			cur = thread;
+			open.n = 0;
 		}
-		parent = root;
-		if (sqlite3_column_type(rs, k + 2) != SQLITE_NULL) {
-			pid = sqlite3_column_int64(rs, k + 2);
-			if (pid >= lo && pid <= hi && map[pid - lo] != 0)
-				parent = map[pid - lo];
-		}
+		/* The call's caller: among the calls still open. */
+		cdepth = sqlite3_column_int64(rs, k + 3);
+		parent = tstack_parent(&open, sqlite3_column_type(rs, k + 2) !=
+		    SQLITE_NULL, sqlite3_column_int64(rs, k + 2), cdepth, root);
+		if (id >= lo && id <= hi && tstack_push(&open, id, cdepth,
+		    SIZE_MAX) < 0)
+			goto nomem;
 		if (ti.on && sqlite3_column_type(rs, k + 9) != SQLITE_NULL &&
 		    (parent = tinl_path(q, &ti, &t, parent, thread,
 		    (uint64_t)sqlite3_column_int64(rs, k + 9),
@@ -580,7 +629,7 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 		    depth)) == SIZE_MAX)
 			goto nomem;
 		if (id >= lo && id <= hi)
-			map[id - lo] = node;
+			open.o[open.n - 1].node = node;
 		t.n[node].count++;
 		t.n[node].insns += sqlite3_column_int64(rs, k + 6);
 		t.n[node].self += sqlite3_column_int64(rs, k + 7);
@@ -611,7 +660,7 @@ out:
 	hwtr_q_res_free(res);
 	tree_free(&t);
 	tinl_free(&ti);
-	free(map);
+	free(open.o);
 	free(roots);
 	return (rc);
 }

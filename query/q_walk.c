@@ -86,10 +86,6 @@ q_walk_step(struct q_walk *w)
 
 	if (w->st == NULL)
 		return (0);
-	if (w->skip) {
-		w->skip = 0;
-		q_walk_seek(w, w->skip_seq, w->skip_es, w->skip_id);
-	}
 	for (;;) {
 		rc = sqlite3_step(w->st);
 		if (rc == SQLITE_DONE)
@@ -100,6 +96,20 @@ q_walk_step(struct q_walk *w)
 		depth = sqlite3_column_int64(w->st, 1);
 		es = sqlite3_column_int64(w->st, 2);
 		xs = sqlite3_column_int64(w->st, 3);
+		if (w->skip) {
+			/*
+			 * The seek past the call at the bound is made only
+			 * when the next row is inside it: a call with no
+			 * callees (most) costs no seek.  A row at or past its
+			 * exit is the one the seek would have found first.
+			 */
+			w->skip = 0;
+			if (es < w->skip_seq) {
+				q_walk_seek(w, w->skip_seq, w->skip_es,
+				    w->skip_id);
+				continue;
+			}
+		}
 		if (depth > w->maxdepth) {
 			/* Entered inside a call the walk did not see. */
 			if (xs > es)
