@@ -18,13 +18,8 @@ set -u
 : "${BENCH_BOUNDED_MIB:=8}"
 
 [ -x /usr/bin/time ] || { echo "bench_bounded: needs /usr/bin/time" >&2; exit 1; }
-db=$BENCH_DIR/q10m.db
-if [ ! -f "$db" ] || [ "$BENCH_PROGS/qmkdb" -nt "$db" ]; then
-	echo "bench_bounded: synthesizing $db (10M blocks)" >&2
-	rm -f "$db.tmp"
-	"$BENCH_PROGS/qmkdb" -s 10000000 "$db.tmp" >&2 &&
-	    mv "$db.tmp" "$db" || exit 1
-fi
+. "$HWTRACE_SRC/tests/bench/lib.sh"
+q10m_db bench_bounded
 gz=$BENCH_DIR/gz$BENCH_BOUNDED_MIB
 if [ ! -s "$gz.hwtrace" ]; then
 	echo "bench_bounded: capturing gzip -6 of $BENCH_BOUNDED_MIB MiB" >&2

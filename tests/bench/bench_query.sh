@@ -31,13 +31,8 @@
 set -u
 : "${HWTRACE:?}" "${BENCH_PROGS:?}" "${BENCH_DIR:?}" "${BENCH_RUNS:=3}"
 
-db=$BENCH_DIR/q10m.db
-if [ ! -f "$db" ] || [ "$BENCH_PROGS/qmkdb" -nt "$db" ]; then
-	echo "bench_query: synthesizing $db (10M blocks)" >&2
-	rm -f "$db.tmp"
-	"$BENCH_PROGS/qmkdb" -s 10000000 "$db.tmp" >&2 &&
-	    mv "$db.tmp" "$db" || exit 1
-fi
+. "$HWTRACE_SRC/tests/bench/lib.sh"
+q10m_db bench_query
 
 cat > "$BENCH_DIR/measure.py" <<'X'
 # measure.py RUNS HEAD ARGS...: best wall and CPU time of ARGS over RUNS

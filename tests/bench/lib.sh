@@ -71,3 +71,16 @@ print(s)'; then
 		measure python3 "python3 loop of 200000" || return 1
 	fi
 }
+
+# q10m_db NAME: "$BENCH_DIR/q10m.db", the 10 M-block database qmkdb makes,
+# made again when qmkdb is newer; NAME says who asks.  Sets $db.
+q10m_db()
+{
+	db=$BENCH_DIR/q10m.db
+	if [ ! -f "$db" ] || [ "$BENCH_PROGS/qmkdb" -nt "$db" ]; then
+		echo "$1: synthesizing $db (10M blocks)" >&2
+		rm -f "$db.tmp"
+		"$BENCH_PROGS/qmkdb" -s 10000000 "$db.tmp" >&2 &&
+		    mv "$db.tmp" "$db" || exit 1
+	fi
+}
