@@ -112,6 +112,7 @@ classify(const char *name, uint32_t *idp, uint64_t *offp)
 		return (HWTR_M_AUX);
 	if (strncmp(name, HWTR_JIT_PREFIX, 4) == 0)
 		return (hwtr_jit_name_ok(name + 4) ? HWTR_M_JIT :
+		    hwtr_code_name_ok(name + 4, NULL) ? HWTR_M_CODE :
 		    HWTR_M_UNKNOWN);
 	if (strncmp(name, "sideband/", 9) == 0) {
 		p = name + 9;
@@ -484,6 +485,24 @@ mk_jit(struct hwtr_ar *ar, struct mk_arg *a)
 }
 
 static int
+mk_code(struct hwtr_ar *ar, struct mk_arg *a)
+{
+	struct hwtr_code_list l;
+	char why[256];
+	int rc;
+
+	memset(&l, 0, sizeof(l));
+	rc = hwtr_code_parse(&l, a->m->info.name, a->buf, a->len, why,
+	    sizeof(why));
+	hwtr_code_list_free(&l);
+	if (rc == -HWTR_E_NOMEM)
+		return (rc);
+	if (rc < 0)
+		return (ar_err(ar, -rc, "member %s", why));
+	return (0);
+}
+
+static int
 mk_end(struct hwtr_ar *ar, struct mk_arg *a)
 {
 	int rc;
@@ -533,6 +552,7 @@ static const struct member_kind {
 	{ HWTR_M_AUX,		0,		NULL,	mk_aux },
 	{ HWTR_M_END,		JSON_MAX,	NULL,	mk_end },
 	{ HWTR_M_JIT,		HWTR_AR_MEM_MAX, NULL,	mk_jit },
+	{ HWTR_M_CODE,		HWTR_AR_MEM_MAX, NULL,	mk_code },
 	{ HWTR_M_UNKNOWN,	0,		NULL,	mk_unknown },
 };
 

@@ -1311,9 +1311,9 @@ hwtr_aw_add_jit(struct hwtr_aw *aw, const char *name, const void *buf,
 	char full[64];
 	size_t i;
 
-	if (!hwtr_jit_name_ok(name))
+	if (!hwtr_jit_name_ok(name) && !hwtr_code_name_ok(name, NULL))
 		return (aw_err(aw, HWTR_E_INVAL, "bad JIT member name '%s' "
-		    "(perf-PID.map or jit-PID.dump)", name));
+		    "(perf-PID.map, jit-PID.dump or code-PID.bin)", name));
 	snprintf(full, sizeof(full), "%s%s", HWTR_JIT_PREFIX, name);
 	for (i = 0; i < aw->ntoc; i++)
 		if (strcmp(aw->toc[i].name, full) == 0)

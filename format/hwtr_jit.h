@@ -79,4 +79,53 @@ int hwtr_jit_parse_dump(struct hwtr_jit_list *l, const char *file,
 /* Frees what @l holds (not @l); accepts an empty list. */
 void hwtr_jit_list_free(struct hwtr_jit_list *l);
 
+/*
+ * Code regions (hwtrace(5) member jit/code-PID.bin): the bytes of code in
+ * anonymous executable memory of process PID, each version with the time
+ * range in which it was the code at its address.  Little-endian: a
+ * 16-byte header, "HWTRCODE", u32 version (1), u32 0; then records of a
+ * 32-byte head, u64 address, u64 from, u64 until (UINT64_MAX: still
+ * valid at the end), u32 length (1 .. HWTR_CODE_MAX_LEN), u32 flags (0),
+ * followed by length code bytes.  Times are the capture's (tsc, or a
+ * sequence number when the source has no clock); from <= until.
+ */
+#define HWTR_CODE_MAGIC		"HWTRCODE"
+#define HWTR_CODE_HDR		16
+#define HWTR_CODE_REC		32
+#define HWTR_CODE_MAX_LEN	(1u << 20)
+#define HWTR_CODE_MAX_REGIONS	(1u << 22)
+
+struct hwtr_code_region {
+	uint64_t	addr;
+	uint64_t	from;
+	uint64_t	until;
+	uint32_t	len;
+	const uint8_t	*bytes;		/* @len bytes in the parsed buffer */
+};
+
+struct hwtr_code_list {
+	struct hwtr_code_region *v;
+	size_t		n;
+	size_t		cap;
+};
+
+/* 1 when @name (after "jit/") is code-N.bin; the pid in *pidp if not NULL. */
+int hwtr_code_name_ok(const char *name, uint32_t *pidp);
+
+/*
+ * Parse a code-region file of @len bytes at @buf named @file, appending
+ * to @l; the regions' bytes point into @buf.  0, or -HWTR_E_FORMAT /
+ * -HWTR_E_LIMIT with "FILE offset 0xN: why" in @err, or -HWTR_E_NOMEM.
+ */
+int hwtr_code_parse(struct hwtr_code_list *l, const char *file,
+    const void *buf, size_t len, char *err, size_t errlen);
+
+/* Encoders for writers: 16 and 32 bytes; the code bytes follow a record. */
+void hwtr_code_put_hdr(uint8_t *out);
+void hwtr_code_put_rec(uint8_t *out, uint64_t addr, uint64_t from,
+    uint64_t until, uint32_t len);
+
+/* Frees what @l holds (not @l); accepts an empty list. */
+void hwtr_code_list_free(struct hwtr_code_list *l);
+
 #endif /* !HWTR_JIT_H */

@@ -496,3 +496,138 @@ rd64(const struct jd *j, size_t off)
 	memcpy(&v, j->p + off, 8);
 	return (j->swap ? __builtin_bswap64(v) : v);
 }
+
+/* ---- code regions (jit/code-PID.bin) ---------------------------------- */
+
+int
+hwtr_code_name_ok(const char *name, uint32_t *pidp)
+{
+	unsigned long long v;
+	size_t n;
+
+	if (strncmp(name, "code-", 5) != 0)
+		return (0);
+	for (n = 0; name[5 + n] >= '0' && name[5 + n] <= '9'; n++)
+		;
+	if (n == 0 || n > 10 || (n > 1 && name[5] == '0') ||
+	    strcmp(name + 5 + n, ".bin") != 0)
+		return (0);
+	v = strtoull(name + 5, NULL, 10);
+	if (v > UINT32_MAX)
+		return (0);
+	if (pidp != NULL)
+		*pidp = (uint32_t)v;
+	return (1);
+}
+
+static uint64_t
+le_get(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return (v);
+}
+
+static void
+le_put(uint8_t *p, uint64_t v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+void
+hwtr_code_put_hdr(uint8_t *out)
+{
+	memcpy(out, HWTR_CODE_MAGIC, 8);
+	le_put(out + 8, 1, 4);
+	le_put(out + 12, 0, 4);
+}
+
+void
+hwtr_code_put_rec(uint8_t *out, uint64_t addr, uint64_t from, uint64_t until,
+    uint32_t len)
+{
+	le_put(out, addr, 8);
+	le_put(out + 8, from, 8);
+	le_put(out + 16, until, 8);
+	le_put(out + 24, len, 4);
+	le_put(out + 28, 0, 4);
+}
+
+int
+hwtr_code_parse(struct hwtr_code_list *l, const char *file, const void *buf,
+    size_t len, char *err, size_t errlen)
+{
+	const uint8_t *p = buf;
+	struct hwtr_code_region r, *nv;
+	size_t off, cap;
+	uint64_t ver;
+
+	if (len < HWTR_CODE_HDR || memcmp(p, HWTR_CODE_MAGIC, 8) != 0)
+		return (jit_err(err, errlen, HWTR_E_FORMAT, file, 0,
+		    "not a code-region file (no %s header of %d bytes)",
+		    HWTR_CODE_MAGIC, HWTR_CODE_HDR));
+	if ((ver = le_get(p + 8, 4)) != 1 || le_get(p + 12, 4) != 0)
+		return (jit_err(err, errlen, HWTR_E_FORMAT, file, 8,
+		    "version %ju with reserved %ju, expected 1 and 0",
+		    (uintmax_t)ver, (uintmax_t)le_get(p + 12, 4)));
+	for (off = HWTR_CODE_HDR; off < len; off += HWTR_CODE_REC + r.len) {
+		if (len - off < HWTR_CODE_REC)
+			return (jit_err(err, errlen, HWTR_E_FORMAT, file, off,
+			    "record head of %d bytes cut short at %zu",
+			    HWTR_CODE_REC, len - off));
+		r.addr = le_get(p + off, 8);
+		r.from = le_get(p + off + 8, 8);
+		r.until = le_get(p + off + 16, 8);
+		r.len = (uint32_t)le_get(p + off + 24, 4);
+		if (le_get(p + off + 28, 4) != 0)
+			return (jit_err(err, errlen, HWTR_E_FORMAT, file,
+			    off + 28, "flags 0x%jx, expected 0",
+			    (uintmax_t)le_get(p + off + 28, 4)));
+		if (r.len == 0 || r.len > HWTR_CODE_MAX_LEN)
+			return (jit_err(err, errlen, r.len == 0 ?
+			    HWTR_E_FORMAT : HWTR_E_LIMIT, file, off + 24,
+			    "region length %u not in 1..%u", r.len,
+			    HWTR_CODE_MAX_LEN));
+		if (r.addr > UINT64_MAX - r.len)
+			return (jit_err(err, errlen, HWTR_E_FORMAT, file, off,
+			    "region 0x%jx + %u passes the address space",
+			    (uintmax_t)r.addr, r.len));
+		if (r.from > r.until)
+			return (jit_err(err, errlen, HWTR_E_FORMAT, file,
+			    off + 8, "valid from %ju after until %ju",
+			    (uintmax_t)r.from, (uintmax_t)r.until));
+		if (len - off - HWTR_CODE_REC < r.len)
+			return (jit_err(err, errlen, HWTR_E_FORMAT, file,
+			    off + 24, "region of %u bytes, %zu left", r.len,
+			    len - off - HWTR_CODE_REC));
+		if (l->n >= HWTR_CODE_MAX_REGIONS)
+			return (jit_err(err, errlen, HWTR_E_LIMIT, file, off,
+			    "more than %u regions", HWTR_CODE_MAX_REGIONS));
+		if (l->n == l->cap) {
+			cap = l->cap ? 2 * l->cap : 16;
+			if ((nv = realloc(l->v, cap * sizeof(*nv))) == NULL)
+				return (-HWTR_E_NOMEM);
+			l->v = nv;
+			l->cap = cap;
+		}
+		r.bytes = p + off + HWTR_CODE_REC;
+		assert(l->n < l->cap);
+		l->v[l->n++] = r;
+	}
+	return (0);
+}
+
+void
+hwtr_code_list_free(struct hwtr_code_list *l)
+{
+	if (l == NULL)
+		return;
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}

@@ -506,7 +506,8 @@ int hwtr_aw_add_aux(struct hwtr_aw *aw, const char *name, const void *buf,
 
 /*
  * Store a JIT compiler's symbol file as member "jit/@name" (hwtrace(5)):
- * @name is the file's base name, perf-PID.map or jit-PID.dump.  The bytes
+ * @name is the file's base name, perf-PID.map or jit-PID.dump; or the
+ * code regions of process PID (hwtr_jit.h), code-PID.bin.  The bytes
  * are stored as they are; readers check them when they open the archive.
  */
 int hwtr_aw_add_jit(struct hwtr_aw *aw, const char *name, const void *buf,
@@ -715,6 +716,7 @@ enum hwtr_member_kind {
 	HWTR_M_AUX,
 	HWTR_M_END,
 	HWTR_M_JIT,		/* jit/perf-PID.map, jit/jit-PID.dump */
+	HWTR_M_CODE,		/* jit/code-PID.bin: code regions */
 	HWTR_M_UNKNOWN
 };
 

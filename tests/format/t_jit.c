@@ -298,6 +298,145 @@ ATF_TC_BODY(archive_jit_member, tc)
 	hwtr_ar_close(ar);
 }
 
+/* Little-endian @v in @n bytes at @p, written here, not by the library. */
+static void
+put_le(uint8_t *p, uint64_t v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/*
+ * A code-region file laid out by hand (hwtrace(5)): two versions of the
+ * code at one address, the second valid from where the first ends.
+ * Returns its length in @b (at least 128 bytes).
+ */
+static size_t
+code_file(uint8_t *b)
+{
+	memset(b, 0, 128);
+	memcpy(b, "HWTRCODE", 8);
+	put_le(b + 8, 1, 4);
+	put_le(b + 16, 0x7f0000001000, 8);	/* region 1 */
+	put_le(b + 24, 100, 8);
+	put_le(b + 32, 200, 8);
+	put_le(b + 40, 3, 4);
+	memcpy(b + 48, "\x31\xc0\xc3", 3);	/* xor eax,eax; ret */
+	put_le(b + 51, 0x7f0000001000, 8);	/* region 2 */
+	put_le(b + 59, 200, 8);
+	put_le(b + 67, UINT64_MAX, 8);
+	put_le(b + 75, 1, 4);
+	b[83] = 0xc3;
+	return (84);
+}
+
+ATF_TC_WITHOUT_HEAD(code_regions_parse);
+ATF_TC_BODY(code_regions_parse, tc)
+{
+	/* Offset to damage, value, width, offset the error must name. */
+	static const struct { size_t at; uint64_t v; int w; size_t eoff;
+	    size_t len; } bad[] = {
+		{ 0, 'X', 1, 0, 84 },		/* magic */
+		{ 8, 2, 4, 8, 84 },		/* version */
+		{ 44, 1, 4, 44, 84 },		/* flags */
+		{ 40, 0, 4, 40, 84 },		/* empty region */
+		{ 40, (1u << 20) + 1, 4, 40, 84 },	/* over the limit */
+		{ 40, 4, 4, 40, 50 },		/* bytes cut short */
+		{ 16, UINT64_MAX - 1, 8, 16, 84 },	/* wraps */
+		{ 24, 201, 8, 24, 84 },		/* from > until */
+		{ 0, 'H', 1, 51, 60 },		/* second head cut short */
+	};
+	struct hwtr_code_list l;
+	uint8_t b[128];
+	char err[256], want[64];
+	size_t i, len;
+	int rc;
+
+	len = code_file(b);
+	memset(&l, 0, sizeof(l));
+	rc = hwtr_code_parse(&l, "code-5.bin", b, len, err, sizeof(err));
+	ATF_REQUIRE_MSG(rc == 0 && l.n == 2, "expected 2 regions, got %d %zu "
+	    "'%s'", rc, l.n, rc ? err : "");
+	ATF_CHECK(l.v[0].addr == 0x7f0000001000 && l.v[0].from == 100 &&
+	    l.v[0].until == 200 && l.v[0].len == 3 && l.v[0].bytes == b + 48);
+	ATF_CHECK(l.v[1].addr == 0x7f0000001000 && l.v[1].from == 200 &&
+	    l.v[1].until == UINT64_MAX && l.v[1].len == 1 &&
+	    l.v[1].bytes[0] == 0xc3);
+	hwtr_code_list_free(&l);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		len = code_file(b);
+		put_le(b + bad[i].at, bad[i].v, bad[i].w);
+		memset(&l, 0, sizeof(l));
+		rc = hwtr_code_parse(&l, "code-5.bin", b, bad[i].len, err,
+		    sizeof(err));
+		snprintf(want, sizeof(want), "code-5.bin offset 0x%zx:",
+		    bad[i].eoff);
+		ATF_CHECK_MSG(rc < 0 && strncmp(err, want, strlen(want)) == 0,
+		    "case %zu: expected an error starting '%s', got %d '%s'",
+		    i, want, rc, rc ? err : "");
+		hwtr_code_list_free(&l);
+	}
+	ATF_CHECK(hwtr_code_name_ok("code-42.bin", NULL) &&
+	    !hwtr_code_name_ok("code-042.bin", NULL) &&
+	    !hwtr_code_name_ok("code-4294967296.bin", NULL) &&
+	    !hwtr_code_name_ok("code-.bin", NULL) &&
+	    !hwtr_code_name_ok("code-1.bin/x", NULL));
+}
+
+/*
+ * jit/code-PID.bin members: listed with their own kind and read back as
+ * written; one with a damaged record makes the reader refuse the archive,
+ * naming the member and the offset.
+ */
+ATF_TC_WITHOUT_HEAD(archive_code_member);
+ATF_TC_BODY(archive_code_member, tc)
+{
+	struct hwtr_capture_meta m;
+	struct hwtr_aw *aw;
+	struct hwtr_ar *ar;
+	const struct hwtr_member_info *mi;
+	uint8_t b[128];
+	char err[256];
+	void *buf;
+	size_t i, len, blen;
+	int rc;
+
+	blen = code_file(b);
+	memset(&m, 0, sizeof(m));
+	m.host = "testhost";
+	m.source = "valgrind";
+	ATF_REQUIRE_MSG(hwtr_aw_open(&aw, "g.hwtrace", &m, NULL, err,
+	    sizeof(err)) == 0, "open: %s", err);
+	ATF_CHECK(hwtr_aw_add_jit(aw, "code-9.bin", b, blen) == 0);
+	ATF_CHECK(hwtr_aw_add_jit(aw, "code-09.bin", b, blen) ==
+	    -HWTR_E_INVAL);
+	ATF_REQUIRE(hwtr_aw_close(aw, err, sizeof(err)) == 0);
+	ATF_REQUIRE_MSG(hwtr_ar_open(&ar, "g.hwtrace", NULL) == 0, "expected "
+	    "the archive to open, got: %s", hwtr_ar_errmsg(ar));
+	ATF_REQUIRE(hwtr_ar_find_member(ar, "jit/code-9.bin", &i) == 0);
+	mi = hwtr_ar_member(ar, i);
+	ATF_CHECK_MSG(mi->kind == HWTR_M_CODE, "expected kind %d, got %d",
+	    HWTR_M_CODE, mi->kind);
+	ATF_REQUIRE(hwtr_ar_read_member(ar, i, &buf, &len) == 0);
+	ATF_CHECK(len == blen && memcmp(buf, b, len) == 0);
+	free(buf);
+	hwtr_ar_close(ar);
+
+	put_le(b + 75, 2, 4);		/* region 2 claims a byte past the end */
+	ATF_REQUIRE(hwtr_aw_open(&aw, "b.hwtrace", &m, NULL, err,
+	    sizeof(err)) == 0);
+	ATF_CHECK(hwtr_aw_add_jit(aw, "code-9.bin", b, blen) == 0);
+	ATF_REQUIRE(hwtr_aw_close(aw, err, sizeof(err)) == 0);
+	rc = hwtr_ar_open(&ar, "b.hwtrace", NULL);
+	ATF_CHECK_MSG(rc == -HWTR_E_FORMAT && strstr(hwtr_ar_errmsg(ar),
+	    "jit/code-9.bin offset 0x4b:") != NULL, "expected a format error "
+	    "naming jit/code-9.bin offset 0x4b, got %d '%s'", rc,
+	    hwtr_ar_errmsg(ar));
+	hwtr_ar_close(ar);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, node_perf_map_names_hot_function);
@@ -305,5 +444,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, hostile_jitdump_names_offset);
 	ATF_TP_ADD_TC(tp, hostile_map_lines);
 	ATF_TP_ADD_TC(tp, archive_jit_member);
+	ATF_TP_ADD_TC(tp, code_regions_parse);
+	ATF_TP_ADD_TC(tp, archive_code_member);
 	return (atf_no_error());
 }

@@ -89,11 +89,15 @@ fuzz-import: deps fuzz-build
 	    -artifact_prefix=$(FUZZ_B)/artifacts/import- $(FUZZ_FLAGS) \
 	    $(FUZZ_B)/corpus-import $(FUZZ_B)/seeds-import
 
-# fuzz-jit: the perf map and jitdump readers (tests/fuzz/fuzz_jit.c),
-# seeded with what node writes when it is installed (build-fuzz/seeds-jit/,
-# made here); what it finds goes to build-fuzz/corpus-jit/.
+# fuzz-jit: the perf map, jitdump and code-region readers
+# (tests/fuzz/fuzz_jit.c), seeded with a two-region code file and with
+# what node writes when it is installed (build-fuzz/seeds-jit/, made
+# here); what it finds goes to build-fuzz/corpus-jit/.
+FUZZ_CODE_SEED = import struct, sys; sys.stdout.buffer.write(b"HWTRCODE" + \
+	struct.pack("<IIQQQII", 1, 0, 0x1000, 1, 2, 1, 0) + b"\xc3")
 fuzz-jit: deps fuzz-build
 	@mkdir -p $(FUZZ_B)/corpus-jit $(FUZZ_B)/seeds-jit $(FUZZ_B)/artifacts
+	python3 -c '$(FUZZ_CODE_SEED)' >$(FUZZ_B)/seeds-jit/code.seed
 	-cd $(FUZZ_B)/seeds-jit && command -v node >/dev/null && \
 	    echo 'function f(a){return a*3|0} let s=0;' \
 	    'for(let i=0;i<99999;i++)s=f(s+i);' >seed.js && \
