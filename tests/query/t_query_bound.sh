@@ -25,10 +25,16 @@ mkhuge()
 	    atf_fail "expected mkdb's counts (over 1 M calls), got: $(cat mk)"
 }
 
-# Run "$@" with the heap limited to 12 MB; its status in $st.
+# Run "$@" with the heap limited to 12 MB; its status in $st.  A
+# sanitizer build (make sanitize) maps its shadow memory at start and
+# cannot load under any such limit: there only the answers are checked.
 bounded()
 {
-	( ulimit -d 12000 && exec "$@" ) > out 2> err
+	if ldd "$HWTRACE" 2>/dev/null | grep -q libasan; then
+		"$@" > out 2> err
+	else
+		( ulimit -d 12000 && exec "$@" ) > out 2> err
+	fi
 	st=$?
 }
 
