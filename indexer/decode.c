@@ -42,6 +42,7 @@
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
 #include "hwtr_stream.h"
+#include "fpt.h"
 #include "segdec.h"
 #include "segout.h"
 
@@ -97,7 +98,27 @@ struct dec {
 	uint64_t	limit;
 	int		own_psb;	/* draining the synced PSB+'s events */
 	int		seen_disable;	/* libipt knows where it stopped */
+	/*
+	 * ix_segdec_fast: fpt instead of libipt's block decoder (@blk
+	 * NULL), its next item read ahead (@pk_state 1; 2: the end) to say
+	 * what libipt's status flags say; the maps of the current image for
+	 * its code reads; @bail: why it gave up (1 unsupported, 2 a decode
+	 * error), the segment going to libipt.
+	 */
+	int		fast;
+	struct fpt	*fp;
+	struct fpt_item	pk;
+	int		pk_state;
+	int		bail;
+	const char	*bail_why;
+	int		have_dis_ip;
+	uint64_t	dis_ip;
+	uint64_t	evoff;		/* the last event's packet */
+	size_t		*act;
+	size_t		nact, cact;
 };
+
+static int src_offset(struct dec *d, uint64_t *off);
 
 /* Shorthands for this decoder's writer (segout.h). */
 static inline int
@@ -157,7 +178,7 @@ add_event(struct dec *d, const char *kind, int has_ip, uint64_t ip,
 {
 	uint64_t off;
 
-	if (d->blk != NULL && pt_blk_get_offset(d->blk, &off) >= 0)
+	if (src_offset(d, &off) >= 0)
 		return (add_event_at(d, kind, has_ip, ip, detail, 1,
 		    d->base + off));
 	return (add_event_at(d, kind, has_ip, ip, detail, 0, 0));
@@ -204,6 +225,12 @@ set_image(struct dec *d, int known, uint64_t t)
 	img = pt_image_alloc(NULL);
 	if (img == NULL)
 		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+	if (hwtr_grow((void **)&d->act, &d->cact, d->w.in->nmaps + 1,
+	    sizeof(*d->act)) < 0) {
+		pt_image_free(img);
+		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
+	}
+	d->nact = 0;
 	d->have_next = 0;
 	owner = known ? owner_at(d, t) : -1;
 	for (i = 0; i < d->w.in->nmaps; i++) {
@@ -231,6 +258,7 @@ set_image(struct dec *d, int known, uint64_t t)
 			active = !m->has_to;
 		if (!active || m->isid <= 0)
 			continue;
+		d->act[d->nact++] = i;
 		rc = pt_image_add_cached(img, d->isc, m->isid, NULL);
 		if (rc < 0) {
 			pt_image_free(img);
@@ -267,7 +295,10 @@ update_time(struct dec *d)
 	uint32_t lost_mtc, lost_cyc;
 	int rc;
 
-	if (pt_blk_time(d->blk, &tsc, &lost_mtc, &lost_cyc) < 0)
+	if (d->fp != NULL) {
+		if (fpt_time(d->fp, &tsc) < 0)
+			return (0);
+	} else if (pt_blk_time(d->blk, &tsc, &lost_mtc, &lost_cyc) < 0)
 		return (0);
 	if (!d->have_tsc || tsc != d->tsc) {
 		d->have_tsc = 1;
@@ -619,13 +650,303 @@ event_kind(const struct pt_event *ev)
 	}
 }
 
+/*
+ * ix_segdec_fast: fpt in place of libipt's block decoder.  What libipt
+ * says in its status flags (an event pending, the end) fpt says by its
+ * next item, read ahead here.  A decode error or a trace fpt does not
+ * decode exactly as libipt does ends the decoding (@bail) and the segment
+ * goes to libipt from its start (fast_decode()), so that every output is
+ * libipt's, decode errors' wording included.
+ */
+static int
+fast_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n, int *isid)
+{
+	struct dec *d = ctx;
+	size_t i;
+
+	/* A section added later hides those before it, as in libipt. */
+	for (i = d->nact; i-- > 0;) {
+		const struct ix_map *m = d->w.in->maps[d->act[i]];
+		uint64_t size;
+
+		if (m->image < 0 || d->w.in->img[m->image] == NULL ||
+		    m->pgoff >= d->w.in->img_len[m->image])
+			continue;
+		size = m->end - m->start;
+		if (size > d->w.in->img_len[m->image] - m->pgoff)
+			size = d->w.in->img_len[m->image] - m->pgoff;
+		if (ip < m->start || ip >= m->start + size)
+			continue;
+		*isid = m->isid;
+		if (n == 0)
+			return (0);
+		return ((int)read_code(d, m->isid, ip, buf, n));
+	}
+	return (-1);
+}
+
+static void
+fast_bail(struct dec *d, int why, const char *what)
+{
+	if (d->bail == 0) {
+		d->bail = why;
+		d->bail_why = what;
+	}
+}
+
+/* libipt's status flags for fpt's next item. */
+static int
+fast_peek(struct dec *d)
+{
+	int rc;
+
+	if (d->bail != 0)
+		return (-pte_eos);
+	if (d->pk_state == 0) {
+		rc = fpt_next(d->fp, &d->pk);
+		if (rc == FPT_EOS)
+			d->pk_state = 2;
+		else if (rc == -HWTR_E_UNSUPPORTED) {
+			fast_bail(d, 1, fpt_unsupported(d->fp));
+			return (-pte_eos);
+		} else if (rc < 0) {
+			fast_bail(d, 2, "fpt failed");
+			return (-pte_eos);
+		} else if (d->pk.kind == FPT_ITEM_EVENT &&
+		    d->pk.event.kind == FPT_EV_ERROR) {
+			fast_bail(d, 2, "a decode error");
+			return (-pte_eos);
+		} else
+			d->pk_state = 1;
+	}
+	if (d->pk_state == 2)
+		return (pts_eos);
+	return (d->pk.kind == FPT_ITEM_EVENT ? pts_event_pending : 0);
+}
+
+static enum pt_exec_mode
+fast_mode(uint8_t bits)
+{
+	return (bits == 16 ? ptem_16bit : bits == 32 ? ptem_32bit :
+	    ptem_64bit);
+}
+
+static int
+src_next(struct dec *d, struct pt_block *b)
+{
+	const struct fpt_block *fb = &d->pk.block;
+	int status;
+
+	if (d->fp == NULL)
+		return (pt_blk_next(d->blk, b, sizeof(*b)));
+	status = fast_peek(d);
+	if (status < 0 || (status & pts_event_pending))
+		return (status < 0 ? status : -pte_event_ignored);
+	if (status & pts_eos)
+		return (-pte_eos);
+	memset(b, 0, sizeof(*b));
+	b->ip = fb->ip;
+	b->end_ip = fb->end_ip;
+	b->ninsn = fb->ninsn;
+	b->isid = fb->isid;
+	b->mode = fast_mode(fb->mode);
+	switch (fb->end) {
+	case FPT_END_COND_TAKEN:
+	case FPT_END_COND_NOT_TAKEN:
+		b->iclass = ptic_cond_jump;
+		break;
+	case FPT_END_INDIRECT:
+		b->iclass = ptic_jump;
+		break;
+	case FPT_END_CALL_IND:
+		b->iclass = ptic_call;
+		break;
+	case FPT_END_RET:
+		b->iclass = ptic_return;
+		break;
+	default:
+		/* The class of the block's last instruction, decoded. */
+		b->iclass = ptic_error;
+		break;
+	}
+	d->pk_state = 0;
+	return (fast_peek(d));
+}
+
+static void
+fast_event(struct dec *d, const struct fpt_event *fe, struct pt_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->ip_suppressed = fe->ip_suppressed;
+	ev->status_update = fe->status_update;
+	ev->has_tsc = fe->has_tsc;
+	ev->tsc = fe->tsc;
+	switch (fe->kind) {
+	case FPT_EV_ENABLED:
+		ev->type = ptev_enabled;
+		ev->variant.enabled.ip = fe->ip;
+		ev->variant.enabled.resumed = d->have_dis_ip &&
+		    d->dis_ip == fe->ip;
+		d->have_dis_ip = 0;
+		break;
+	case FPT_EV_DISABLED:
+		ev->type = ptev_disabled;
+		ev->variant.disabled.ip = fe->ip;
+		d->have_dis_ip = !fe->ip_suppressed;
+		d->dis_ip = fe->ip;
+		break;
+	case FPT_EV_ASYNC_DISABLED:
+		ev->type = ptev_async_disabled;
+		ev->variant.async_disabled.at = fe->ip;
+		ev->variant.async_disabled.ip = fe->to;
+		d->have_dis_ip = 1;
+		d->dis_ip = fe->ip;
+		break;
+	case FPT_EV_ASYNC_BRANCH:
+		ev->type = ptev_async_branch;
+		ev->variant.async_branch.from = fe->ip;
+		ev->variant.async_branch.to = fe->to;
+		break;
+	case FPT_EV_EXEC_MODE:
+		ev->type = ptev_exec_mode;
+		ev->variant.exec_mode.ip = fe->ip;
+		ev->variant.exec_mode.mode = fast_mode(fe->mode);
+		break;
+	case FPT_EV_OVERFLOW:
+		ev->type = ptev_overflow;
+		ev->variant.overflow.ip = fe->ip;
+		d->have_dis_ip = 0;
+		break;
+	case FPT_EV_TSX:
+		ev->type = ptev_tsx;
+		break;
+	case FPT_EV_PAGING:
+		ev->type = ptev_paging;
+		ev->variant.paging.cr3 = fe->payload;
+		break;
+	case FPT_EV_VMCS:
+		ev->type = ptev_vmcs;
+		ev->variant.vmcs.base = fe->payload;
+		break;
+	case FPT_EV_PTWRITE:
+		ev->type = ptev_ptwrite;
+		ev->variant.ptwrite.payload = fe->payload;
+		break;
+	case FPT_EV_PWRE:
+		ev->type = ptev_pwre;
+		break;
+	case FPT_EV_PWRX:
+		ev->type = ptev_pwrx;
+		break;
+	case FPT_EV_EXSTOP:
+		ev->type = ptev_exstop;
+		break;
+	case FPT_EV_MWAIT:
+		ev->type = ptev_mwait;
+		break;
+	default:
+		ev->type = ptev_stop;
+		break;
+	}
+}
+
+static int
+src_event(struct dec *d, struct pt_event *ev)
+{
+	int status;
+
+	if (d->fp == NULL)
+		return (pt_blk_event(d->blk, ev, sizeof(*ev)));
+	status = fast_peek(d);
+	if (status < 0 || !(status & pts_event_pending))
+		return (status < 0 ? status : -pte_bad_query);
+	fast_event(d, &d->pk.event, ev);
+	d->evoff = d->pk.event.offset;
+	d->pk_state = 0;
+	return (fast_peek(d));
+}
+
+static int
+src_sync_forward(struct dec *d)
+{
+	int rc;
+
+	if (d->fp == NULL)
+		return (pt_blk_sync_forward(d->blk));
+	if (d->bail != 0)
+		return (-pte_eos);
+	d->pk_state = 0;
+	d->have_dis_ip = 0;
+	rc = fpt_sync_forward(d->fp);
+	if (rc == FPT_EOS)
+		return (-pte_eos);
+	if (rc < 0) {
+		fast_bail(d, rc == -HWTR_E_UNSUPPORTED ? 1 : 2,
+		    rc == -HWTR_E_UNSUPPORTED ? fpt_unsupported(d->fp) :
+		    "no sync");
+		return (-pte_eos);
+	}
+	return (fast_peek(d));
+}
+
+static int
+src_offset(struct dec *d, uint64_t *off)
+{
+	if (d->fp != NULL) {
+		*off = fpt_offset(d->fp);
+		return (0);
+	}
+	if (d->blk == NULL)
+		return (-1);
+	return (pt_blk_get_offset(d->blk, off));
+}
+
+static int
+src_sync_offset(struct dec *d, uint64_t *off)
+{
+	if (d->fp != NULL) {
+		*off = fpt_sync_offset(d->fp);
+		return (0);
+	}
+	return (pt_blk_get_sync_offset(d->blk, off));
+}
+
+static int
+fast_new(struct dec *d, const uint8_t *buf, size_t len)
+{
+	const struct hwtr_cpu *cpu = d->w.in->cpu;
+	const struct hwtr_stream_desc *sd = d->w.in->desc;
+	struct fpt_config fc;
+	unsigned i;
+	int rc;
+
+	memset(&fc, 0, sizeof(fc));
+	fc.begin = buf;
+	fc.end = buf + len;
+	fc.read_code = fast_read;
+	fc.ctx = d;
+	if (cpu != NULL && cpu->vendor == HWTR_CPU_INTEL) {
+		fc.intel = 1;
+		fc.family = cpu->family;
+		fc.model = cpu->model;
+		fc.stepping = cpu->stepping;
+	}
+	for (i = 0; i < sd->pt.nfilters && i < 4; i++)
+		if ((sd->pt.filter[i].cfg & 0xf) != 0)
+			fc.filtering = 1;
+	fc.keep_cache = 1;
+	if ((rc = fpt_new(&d->fp, &fc)) < 0)
+		return (fail(d, rc, "cannot allocate a decoder", NULL));
+	return (0);
+}
+
 /* The decoder has read past the start of the next segment. */
 static int
 past_limit(struct dec *d)
 {
 	uint64_t off;
 
-	return (d->has_limit && pt_blk_get_offset(d->blk, &off) >= 0 &&
+	return (d->has_limit && src_offset(d, &off) >= 0 &&
 	    off > d->limit);
 }
 
@@ -643,7 +964,7 @@ drain_events(struct dec *d, int status)
 	int rc;
 
 	while (status & pts_event_pending) {
-		status = pt_blk_event(d->blk, &ev, sizeof(ev));
+		status = src_event(d, &ev);
 		if (status < 0)
 			return (status);
 		/*
@@ -652,7 +973,9 @@ drain_events(struct dec *d, int status)
 		 * before them are this segment's, even when libipt read
 		 * ahead past the PSB to deliver them.
 		 */
-		if (ev.status_update && !d->own_psb && past_limit(d))
+		if (ev.status_update && !d->own_psb && (d->fp != NULL ?
+		    d->has_limit && d->evoff >= d->limit :
+		    past_limit(d)))
 			return (IX_STOP);
 		if (ev.has_tsc && (rc = note_tsc(d, ev.tsc)) < 0)
 			return (rc);
@@ -737,7 +1060,7 @@ progress(struct dec *d)
 {
 	uint64_t off;
 
-	if (d->w.in->progress != NULL && pt_blk_get_offset(d->blk, &off) >= 0)
+	if (d->w.in->progress != NULL && src_offset(d, &off) >= 0)
 		__atomic_store_n(d->w.in->progress, off, __ATOMIC_RELAXED);
 }
 
@@ -850,7 +1173,7 @@ decode_blocks(struct dec *d, int *statusp, struct pt_block *b,
 			break;
 		}
 		b->ninsn = 0;
-		status = pt_blk_next(d->blk, b, sizeof(*b));
+		status = src_next(d, b);
 		if (b->ninsn > 0 && (rc = add_block(d, b)) < 0)
 			return (rc);
 		if (status < 0)
@@ -866,7 +1189,7 @@ decode_blocks(struct dec *d, int *statusp, struct pt_block *b,
 		if (d->w.in->cancel != NULL && *d->w.in->cancel)
 			return (fail(d, -HWTR_E_INTR, "interrupted", NULL));
 		off = 0;
-		(void)pt_blk_get_offset(d->blk, &off);
+		(void)src_offset(d, &off);
 		if (off != sk->off) {
 			sk->off = off;
 			sk->count = 0;
@@ -898,16 +1221,21 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 	rc = ix_pt_config(&cfg, d->w.in->desc, d->w.in->cpu, buf, len);
 	if ((rc = start_errors(d, rc)) < 0)
 		return (rc);
-	d->blk = pt_blk_alloc_decoder(&cfg);
-	if (d->blk == NULL)
-		return (fail(d, -HWTR_E_NOMEM, "cannot allocate a decoder",
-		    NULL));
-	pt_blk_set_image(d->blk, d->img);
+	if (d->fast) {
+		if ((rc = fast_new(d, buf, len)) < 0)
+			return (rc);
+	} else {
+		d->blk = pt_blk_alloc_decoder(&cfg);
+		if (d->blk == NULL)
+			return (fail(d, -HWTR_E_NOMEM,
+			    "cannot allocate a decoder", NULL));
+		pt_blk_set_image(d->blk, d->img);
+	}
 	for (;;) {
 		if (d->w.in->cancel != NULL && *d->w.in->cancel)
 			return (fail(d, -HWTR_E_INTR, "interrupted", NULL));
 		memset(&b, 0, sizeof(b));
-		status = pt_blk_sync_forward(d->blk);
+		status = src_sync_forward(d);
 		/*
 		 * The bytes before the first PSB are not decoded: none when
 		 * the segment starts at one, as all but a piece's first do;
@@ -915,7 +1243,7 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 		 */
 		if (first) {
 			first = 0;
-			if (pt_blk_get_sync_offset(d->blk, &newsync) < 0 ||
+			if (src_sync_offset(d, &newsync) < 0 ||
 			    newsync > end)
 				newsync = end;
 			if (newsync > 0 && (rc = op1(d, IX_OP_UNDECODED,
@@ -931,7 +1259,7 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 				break;
 			}
 			/* Failing at the next segment's PSB: its error. */
-			if (d->has_limit && pt_blk_get_offset(d->blk,
+			if (d->has_limit && src_offset(d,
 			    &newsync) >= 0 && newsync >= d->limit)
 				break;
 			if ((rc = op(d, IX_OP_ERROR)) < 0 ||
@@ -939,13 +1267,13 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 			    (rc = add_event(d, "decode-error", 0, 0,
 			    pt_errstr(pt_errcode(status)))) < 0)
 				return (rc);
-			if (pt_blk_get_offset(d->blk, &newsync) < 0 ||
+			if (src_offset(d, &newsync) < 0 ||
 			    newsync <= sync)
 				break;
 			sync = newsync;
 			continue;
 		}
-		if (pt_blk_get_sync_offset(d->blk, &newsync) >= 0 &&
+		if (src_sync_offset(d, &newsync) >= 0 &&
 		    d->has_limit && newsync >= d->limit) {
 			/* Resynchronized at or past the next segment. */
 			if (in_error && d->limit > erroff &&
@@ -954,7 +1282,7 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 				return (rc);
 			break;
 		}
-		if (in_error && pt_blk_get_sync_offset(d->blk, &newsync) >= 0 &&
+		if (in_error && src_sync_offset(d, &newsync) >= 0 &&
 		    newsync > erroff && (rc = op1(d, IX_OP_UNDECODED,
 		    newsync - erroff)) < 0)
 			return (rc);
@@ -979,15 +1307,17 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 		sk.count = 0;
 		if (rc < 0)
 			return (rc);
-		if (pt_blk_get_offset(d->blk, &erroff) < 0)
+		if (src_offset(d, &erroff) < 0)
 			erroff = 0;
 		in_error = 1;
-		if (pt_blk_get_offset(d->blk, &newsync) >= 0)
+		if (src_offset(d, &newsync) >= 0)
 			sync = newsync;
 	}
 	progress(d);
 	pt_blk_free_decoder(d->blk);
 	d->blk = NULL;
+	fpt_free(d->fp);
+	d->fp = NULL;
 	return (0);
 }
 
@@ -1009,7 +1339,7 @@ failed_bytes(struct dec *d)
 		return;
 	end = in->has_limit && in->limit - in->base < in->len ?
 	    in->limit - in->base : in->len;
-	if (d->blk != NULL && pt_blk_get_offset(d->blk, &off) < 0)
+	if (src_offset(d, &off) < 0)
 		off = 0;
 	/* put() keeps the first failure: only memory can fail these. */
 	(void)op(d, IX_OP_ERROR);
@@ -1023,6 +1353,8 @@ dec_clear(struct dec *d)
 {
 	if (d->blk != NULL)
 		pt_blk_free_decoder(d->blk);
+	fpt_free(d->fp);
+	free(d->act);
 	pt_image_free(d->img);
 	ix_segw_free(&d->w);
 	free(d->lb);
@@ -1054,15 +1386,16 @@ pt_free(void *state)
 	free(d);
 }
 
+/* Decode @in into @out: with fpt when d->fast (it may bail). */
 static void
-pt_decode(void *state, const struct ix_seg_in *in, struct ix_seg_out *out)
+seg_decode(struct dec *d, const struct ix_seg_in *in, struct ix_seg_out *out,
+    int fast)
 {
-	struct dec *d = state;
 	char det[64];
 
-	assert(d != NULL && in->desc->format == HWTR_TF_INTEL_PT);
 	memset(out, 0, sizeof(*out));
 	dec_clear(d);
+	d->fast = fast;
 	d->w.in = in;
 	d->w.out = out;
 	d->isc = in->iscache;
@@ -1082,6 +1415,41 @@ pt_decode(void *state, const struct ix_seg_in *in, struct ix_seg_out *out)
 	(void)decode_buf(d, in->buf, in->len);
 done:
 	failed_bytes(d);
+}
+
+static void
+pt_decode(void *state, const struct ix_seg_in *in, struct ix_seg_out *out)
+{
+	struct dec *d = state;
+
+	assert(d != NULL && in->desc->format == HWTR_TF_INTEL_PT);
+	seg_decode(d, in, out, 0);
+	dec_clear(d);
+}
+
+/*
+ * ix_segdec_fast: fpt, and libipt from the segment's start when fpt gave
+ * up, the output saying so (the index's fallback statistics).
+ */
+static void
+fast_decode(void *state, const struct ix_seg_in *in, struct ix_seg_out *out)
+{
+	struct dec *d = state;
+	const char *why;
+	int bail;
+
+	assert(d != NULL && in->desc->format == HWTR_TF_INTEL_PT);
+	seg_decode(d, in, out, 1);
+	bail = d->bail;
+	why = d->bail_why;
+	if (bail != 0 && out->rc != -HWTR_E_INTR) {
+		ix_seg_out_free(out);
+		seg_decode(d, in, out, 0);
+		out->fallback = bail;
+		out->fb_why = why;
+		out->fb_bytes = in->has_limit && in->limit - in->base <
+		    in->len ? in->limit - in->base : in->len;
+	}
 	dec_clear(d);
 }
 
@@ -1090,5 +1458,13 @@ const struct ix_segdec_ops ix_segdec_libipt = {
 	.fmt_ok = pt_fmt_ok,
 	.new = pt_new,
 	.decode = pt_decode,
+	.free = pt_free,
+};
+
+const struct ix_segdec_ops ix_segdec_fast = {
+	.name = "fast",
+	.fmt_ok = pt_fmt_ok,
+	.new = pt_new,
+	.decode = fast_decode,
 	.free = pt_free,
 };
