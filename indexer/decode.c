@@ -111,9 +111,14 @@ struct dec {
 	int		pk_state;
 	int		bail;
 	const char	*bail_why;
-	int		have_dis_ip;
+	int		have_dis_ip;	/* libipt's decoder->ip, for "resumed" */
 	uint64_t	dis_ip;
+	struct fpt_block last;		/* the last block given */
 	uint64_t	evoff;		/* the last event's packet */
+	/* fpt's offset after the item read ahead, and the last taken. */
+	uint64_t	pk_off, cur_off;
+	const uint8_t	*fbuf;		/* fpt's trace */
+	size_t		flen;
 	size_t		*act;
 	size_t		nact, cact;
 };
@@ -704,6 +709,7 @@ fast_peek(struct dec *d)
 		return (-pte_eos);
 	if (d->pk_state == 0) {
 		rc = fpt_next(d->fp, &d->pk);
+		d->pk_off = fpt_offset(d->fp);
 		if (rc == FPT_EOS)
 			d->pk_state = 2;
 		else if (rc == -HWTR_E_UNSUPPORTED) {
@@ -769,8 +775,39 @@ src_next(struct dec *d, struct pt_block *b)
 		b->iclass = ptic_error;
 		break;
 	}
+	d->last = *fb;
 	d->pk_state = 0;
+	d->cur_off = d->pk_off;
 	return (fast_peek(d));
+}
+
+/*
+ * Where libipt's decoder expects tracing to resume after a TIP.PGD
+ * without an IP: the instruction after the last block's, or the target
+ * of its conditional branch taken; 0 when not known.
+ */
+static int
+fast_next_ip(struct dec *d, uint64_t *ip)
+{
+	const struct fpt_block *b = &d->last;
+	struct hwtr_x86_insn x;
+	uint8_t buf[16];
+	int n, isid;
+
+	if (b->ninsn == 0 || (b->end != FPT_END_NONE &&
+	    b->end != FPT_END_COND_TAKEN && b->end != FPT_END_COND_NOT_TAKEN))
+		return (0);
+	n = fast_read(d, b->end_ip, buf, 15, &isid);
+	if (n <= 0 || hwtr_x86_decode(buf, (size_t)n, b->end_ip, b->mode,
+	    &x) < 0)
+		return (0);
+	if (b->end == FPT_END_COND_TAKEN || (b->end == FPT_END_NONE &&
+	    x.has_target && (x.kind == HWTR_X86_JMP ||
+	    x.kind == HWTR_X86_CALL)))
+		*ip = x.target;
+	else
+		*ip = b->end_ip + x.len;
+	return (1);
 }
 
 static void
@@ -794,6 +831,8 @@ fast_event(struct dec *d, const struct fpt_event *fe, struct pt_event *ev)
 		ev->variant.disabled.ip = fe->ip;
 		d->have_dis_ip = !fe->ip_suppressed;
 		d->dis_ip = fe->ip;
+		if (fe->ip_suppressed)
+			d->have_dis_ip = fast_next_ip(d, &d->dis_ip);
 		break;
 	case FPT_EV_ASYNC_DISABLED:
 		ev->type = ptev_async_disabled;
@@ -806,6 +845,7 @@ fast_event(struct dec *d, const struct fpt_event *fe, struct pt_event *ev)
 		ev->type = ptev_async_branch;
 		ev->variant.async_branch.from = fe->ip;
 		ev->variant.async_branch.to = fe->to;
+		d->have_dis_ip = 0;
 		break;
 	case FPT_EV_EXEC_MODE:
 		ev->type = ptev_exec_mode;
@@ -863,6 +903,7 @@ src_event(struct dec *d, struct pt_event *ev)
 	fast_event(d, &d->pk.event, ev);
 	d->evoff = d->pk.event.offset;
 	d->pk_state = 0;
+	d->cur_off = d->pk_off;
 	return (fast_peek(d));
 }
 
@@ -878,6 +919,7 @@ src_sync_forward(struct dec *d)
 	d->pk_state = 0;
 	d->have_dis_ip = 0;
 	rc = fpt_sync_forward(d->fp);
+	d->cur_off = fpt_offset(d->fp);
 	if (rc == FPT_EOS)
 		return (-pte_eos);
 	if (rc < 0) {
@@ -889,11 +931,41 @@ src_sync_forward(struct dec *d)
 	return (fast_peek(d));
 }
 
+/* The PSBEND of the PSB+ at @from, or @dflt when no PSB+ is there. */
+static uint64_t
+fast_psbend(struct dec *d, uint64_t from, uint64_t dflt)
+{
+	struct fpt_pkt pkt;
+	const uint8_t *p = d->fbuf + from, *end = d->fbuf + d->flen;
+	int n;
+
+	if (from >= d->flen || fpt_pkt_parse(p, end, &pkt) <= 0 ||
+	    pkt.kind != FPT_PKT_PSB)
+		return (dflt);
+	while ((n = fpt_pkt_parse(p, end, &pkt)) > 0) {
+		if (pkt.kind == FPT_PKT_PSBEND)
+			return ((uint64_t)(p - d->fbuf));
+		p += n;
+	}
+	return (dflt);
+}
+
 static int
 src_offset(struct dec *d, uint64_t *off)
 {
 	if (d->fp != NULL) {
-		*off = fpt_offset(d->fp);
+		/*
+		 * libipt has read the packets of the events pending, not
+		 * those of the block that comes next.
+		 */
+		*off = d->pk_state == 2 || (d->pk_state == 1 &&
+		    d->pk.kind == FPT_ITEM_EVENT) ? d->pk_off : d->cur_off;
+		/*
+		 * libipt reads a PSB+ whole, when it reads ahead to one
+		 * too, its events then pending.
+		 */
+		if (d->pk_state == 1 && d->pk.kind == FPT_ITEM_EVENT)
+			*off = fast_psbend(d, *off, *off);
 		return (0);
 	}
 	if (d->blk == NULL)
@@ -921,6 +993,8 @@ fast_new(struct dec *d, const uint8_t *buf, size_t len)
 	int rc;
 
 	memset(&fc, 0, sizeof(fc));
+	d->fbuf = buf;
+	d->flen = len;
 	fc.begin = buf;
 	fc.end = buf + len;
 	fc.read_code = fast_read;
