@@ -121,6 +121,8 @@ struct dec {
 	size_t		flen;
 	size_t		*act;
 	size_t		nact, cact;
+	int		act_known;
+	uint64_t	act_t;
 };
 
 static int src_offset(struct dec *d, uint64_t *off);
@@ -193,8 +195,8 @@ add_event(struct dec *d, const char *kind, int has_ip, uint64_t ip,
  * CPU mode: the process that owns the CPU at @t (-1: not known), and the
  * next change of owner as a time at which the image is made again.
  */
-static int32_t
-owner_at(struct dec *d, uint64_t t)
+static size_t
+owner_idx(const struct dec *d, uint64_t t)
 {
 	const struct ix_owner *o = d->w.in->owners;
 	size_t lo = 0, hi = d->w.in->nowners, mid;
@@ -206,6 +208,15 @@ owner_at(struct dec *d, uint64_t t)
 		else
 			hi = mid;
 	}
+	return (lo);
+}
+
+static int32_t
+owner_at(struct dec *d, uint64_t t)
+{
+	const struct ix_owner *o = d->w.in->owners;
+	size_t lo = owner_idx(d, t);
+
 	if (lo < d->w.in->nowners && (!d->have_next ||
 	    o[lo].start_tsc < d->next_change)) {
 		d->have_next = 1;
@@ -230,12 +241,6 @@ set_image(struct dec *d, int known, uint64_t t)
 	img = pt_image_alloc(NULL);
 	if (img == NULL)
 		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-	if (hwtr_grow((void **)&d->act, &d->cact, d->w.in->nmaps + 1,
-	    sizeof(*d->act)) < 0) {
-		pt_image_free(img);
-		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-	}
-	d->nact = 0;
 	d->have_next = 0;
 	owner = known ? owner_at(d, t) : -1;
 	for (i = 0; i < d->w.in->nmaps; i++) {
@@ -263,7 +268,6 @@ set_image(struct dec *d, int known, uint64_t t)
 			active = !m->has_to;
 		if (!active || m->isid <= 0)
 			continue;
-		d->act[d->nact++] = i;
 		rc = pt_image_add_cached(img, d->isc, m->isid, NULL);
 		if (rc < 0) {
 			pt_image_free(img);
@@ -663,29 +667,71 @@ event_kind(const struct pt_event *ev)
  * goes to libipt from its start (fast_decode()), so that every output is
  * libipt's, decode errors' wording included.
  */
+/*
+ * The maps of the image libipt has for time @t (@known; otherwise the
+ * end of the capture), as set_image() chooses them, for fast_read().
+ */
+static int
+fast_maps(struct dec *d, int known, uint64_t t)
+{
+	const struct ix_owner *o = d->w.in->owners;
+	size_t i, k;
+	int32_t owner = -1;
+
+	if (hwtr_grow((void **)&d->act, &d->cact, d->w.in->nmaps + 1,
+	    sizeof(*d->act)) < 0)
+		return (-1);
+	if (known && (k = owner_idx(d, t)) > 0)
+		owner = o[k - 1].pid;
+	d->nact = 0;
+	for (i = 0; i < d->w.in->nmaps; i++) {
+		const struct ix_map *m = d->w.in->maps[i];
+		int active;
+
+		if (owner >= 0 && m->pid >= 0 && m->pid != owner)
+			continue;
+		if (known)
+			active = (!m->has_from || m->from_tsc <= t) &&
+			    (!m->has_to || t < m->to_tsc);
+		else
+			active = !m->has_to;
+		if (active && m->isid > 0)
+			d->act[d->nact++] = i;
+	}
+	d->act_known = known;
+	d->act_t = t;
+	return (0);
+}
+
 static int
 fast_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n, int *isid)
 {
 	struct dec *d = ctx;
 	size_t i;
+	uint64_t t;
+
+	/* The image libipt has when it decodes at fpt's time. */
+	if (fpt_time(d->fp, &t) == 0) {
+		if ((!d->act_known || t != d->act_t) && fast_maps(d, 1, t) < 0)
+			return (-1);
+	} else if (d->act == NULL && fast_maps(d, 0, 0) < 0)
+		return (-1);
 
 	/* A section added later hides those before it, as in libipt. */
 	for (i = d->nact; i-- > 0;) {
 		const struct ix_map *m = d->w.in->maps[d->act[i]];
-		uint64_t size;
+		int rc;
 
-		if (m->image < 0 || d->w.in->img[m->image] == NULL ||
-		    m->pgoff >= d->w.in->img_len[m->image])
-			continue;
-		size = m->end - m->start;
-		if (size > d->w.in->img_len[m->image] - m->pgoff)
-			size = d->w.in->img_len[m->image] - m->pgoff;
-		if (ip < m->start || ip >= m->start + size)
+		if (ip < m->start || ip >= m->end)
 			continue;
 		*isid = m->isid;
 		if (n == 0)
 			return (0);
-		return ((int)read_code(d, m->isid, ip, buf, n));
+		/* The section libipt reads, from the same cache. */
+		if (n > m->end - ip)
+			n = (size_t)(m->end - ip);
+		rc = pt_iscache_read(d->isc, buf, n, m->isid, ip);
+		return (rc > 0 ? rc : -1);
 	}
 	return (-1);
 }
@@ -720,7 +766,7 @@ fast_peek(struct dec *d)
 			return (-pte_eos);
 		} else if (d->pk.kind == FPT_ITEM_EVENT &&
 		    d->pk.event.kind == FPT_EV_ERROR) {
-			fast_bail(d, 2, "a decode error");
+			fast_bail(d, 2, hwtr_errstr(d->pk.event.error));
 			return (-pte_eos);
 		} else
 			d->pk_state = 1;
@@ -951,6 +997,50 @@ fast_psbend(struct dec *d, uint64_t from, uint64_t dflt)
 }
 
 static int
+fast_timing(const struct fpt_pkt *pkt)
+{
+	switch (pkt->kind) {
+	case FPT_PKT_PAD:
+	case FPT_PKT_TSC:
+	case FPT_PKT_MTC:
+	case FPT_PKT_CYC:
+	case FPT_PKT_TMA:
+	case FPT_PKT_CBR:
+		return (1);
+	default:
+		return (0);
+	}
+}
+
+/*
+ * Where libipt's reading stops before a block: when the packet at @from
+ * (after timing packets) is an event's rather than a branch's, libipt
+ * has fetched that event already, and the timing packets after it.
+ */
+static uint64_t
+fast_evpkt(struct dec *d, uint64_t from)
+{
+	struct fpt_pkt pkt;
+	const uint8_t *p = d->fbuf + from, *end = d->fbuf + d->flen;
+	int n, seen = 0;
+
+	while (p < end && (n = fpt_pkt_parse(p, end, &pkt)) > 0) {
+		if (fast_timing(&pkt)) {
+			p += n;
+			continue;
+		}
+		if (seen || (pkt.kind != FPT_PKT_TIP_PGD &&
+		    pkt.kind != FPT_PKT_TIP_PGE && pkt.kind != FPT_PKT_FUP &&
+		    pkt.kind != FPT_PKT_MODE_EXEC &&
+		    pkt.kind != FPT_PKT_MODE_TSX))
+			break;
+		seen = 1;
+		p += n;
+	}
+	return (seen ? (uint64_t)(p - d->fbuf) : from);
+}
+
+static int
 src_offset(struct dec *d, uint64_t *off)
 {
 	if (d->fp != NULL) {
@@ -966,6 +1056,8 @@ src_offset(struct dec *d, uint64_t *off)
 		 */
 		if (d->pk_state == 1 && d->pk.kind == FPT_ITEM_EVENT)
 			*off = fast_psbend(d, *off, *off);
+		else if (d->pk_state == 1)
+			*off = fast_evpkt(d, *off);
 		return (0);
 	}
 	if (d->blk == NULL)
