@@ -783,6 +783,32 @@ fast_mode(uint8_t bits)
 	    ptem_64bit);
 }
 
+/* libipt's class of a block's last instruction that needed no trace. */
+static enum pt_insn_class
+fast_iclass(struct dec *d, const struct fpt_block *fb)
+{
+	struct hwtr_x86_insn x;
+	uint8_t buf[16];
+	int n, isid;
+
+	n = fast_read(d, fb->end_ip, buf, 15, &isid);
+	if (n <= 0 || hwtr_x86_decode(buf, (size_t)n, fb->end_ip, fb->mode,
+	    &x) < 0)
+		return (ptic_error);
+	switch (x.kind) {
+	case HWTR_X86_OTHER:
+		return (ptic_other);
+	case HWTR_X86_JCC:
+		return (ptic_cond_jump);
+	case HWTR_X86_JMP:
+		return (ptic_jump);
+	case HWTR_X86_CALL:
+		return (ptic_call);
+	default:
+		return (ptic_error);
+	}
+}
+
 static int
 src_next(struct dec *d, struct pt_block *b)
 {
@@ -817,8 +843,7 @@ src_next(struct dec *d, struct pt_block *b)
 		b->iclass = ptic_return;
 		break;
 	default:
-		/* The class of the block's last instruction, decoded. */
-		b->iclass = ptic_error;
+		b->iclass = fast_iclass(d, fb);
 		break;
 	}
 	d->last = *fb;
