@@ -46,86 +46,8 @@
 #include "segdec.h"
 #include "segout.h"
 
-/*
- * A libipt block, as split into contiguous runs (split_block()): the
- * operations that say its runs ran, encoded once (IX_LB_INLINE bytes or
- * fewer in @inl, more at @first in dec.runs), so that a block seen again
- * costs a copy of a few bytes.
- */
-#define IX_LB_INLINE	8
-struct ix_lblock {
-	uint64_t	ip, end_ip;
-	int		isid;
-	uint16_t	ninsn;
-	uint8_t		mode;
-	uint32_t	first, nenc;	/* bytes in dec.runs */
-	/*
-	 * The last two successors' indexes + 1, the latest first: a
-	 * conditional branch has two, and most blocks follow one of them.
-	 */
-	uint32_t	next[2];
-	uint8_t		inl[IX_LB_INLINE];
-};
+#include "decode_int.h"
 
-/* A worker's decoder of one segment (ix_segdec_libipt). */
-struct dec {
-	struct ix_segw	w;		/* its output */
-	struct pt_image_section_cache *isc;
-	struct pt_block_decoder *blk;
-	struct pt_image	*img;
-	uint64_t	base;		/* stream offset of the current buffer */
-	/* libipt blocks seen, and their runs' operations (encoded). */
-	struct ix_lblock *lb;
-	size_t		nlb, clb;
-	uint32_t	*ltab;
-	size_t		lcap;
-	uint8_t		*runs;
-	size_t		nruns, cruns;
-	uint32_t	prev_lb;	/* index + 1 of the last libipt block */
-	uint32_t	pnext[2];	/* a copy of its next[] */
-	/*
-	 * The time as this segment knows it: a time is written when it
-	 * differs from this (the stitcher checks again against the stream's).
-	 */
-	int		have_tsc;
-	uint64_t	tsc;
-	/* Which mapping state the image reflects. */
-	int		img_known;	/* built for a known time */
-	int		have_next;
-	uint64_t	next_change;
-	/* Where the next segment starts, relative to the buffer. */
-	int		has_limit;
-	uint64_t	limit;
-	int		own_psb;	/* draining the synced PSB+'s events */
-	int		seen_disable;	/* libipt knows where it stopped */
-	/*
-	 * ix_segdec_fast: fpt instead of libipt's block decoder (@blk
-	 * NULL), its next item read ahead (@pk_state 1; 2: the end) to say
-	 * what libipt's status flags say; the maps of the current image for
-	 * its code reads; @bail: why it gave up (1 unsupported, 2 a decode
-	 * error), the segment going to libipt.
-	 */
-	int		fast;
-	struct fpt	*fp;
-	struct fpt_item	pk;
-	int		pk_state;
-	int		bail;
-	const char	*bail_why;
-	int		have_dis_ip;	/* libipt's decoder->ip, for "resumed" */
-	uint64_t	dis_ip;
-	struct fpt_block last;		/* the last block given */
-	uint64_t	evoff;		/* the last event's packet */
-	/* fpt's offset after the item read ahead, and the last taken. */
-	uint64_t	pk_off, cur_off;
-	const uint8_t	*fbuf;		/* fpt's trace */
-	size_t		flen;
-	size_t		*act;
-	size_t		nact, cact;
-	int		act_known;
-	uint64_t	act_t;
-};
-
-static int src_offset(struct dec *d, uint64_t *off);
 
 /* Shorthands for this decoder's writer (segout.h). */
 static inline int
@@ -185,7 +107,7 @@ add_event(struct dec *d, const char *kind, int has_ip, uint64_t ip,
 {
 	uint64_t off;
 
-	if (src_offset(d, &off) >= 0)
+	if (ix_src_offset(d, &off) >= 0)
 		return (add_event_at(d, kind, has_ip, ip, detail, 1,
 		    d->base + off));
 	return (add_event_at(d, kind, has_ip, ip, detail, 0, 0));
@@ -195,27 +117,11 @@ add_event(struct dec *d, const char *kind, int has_ip, uint64_t ip,
  * CPU mode: the process that owns the CPU at @t (-1: not known), and the
  * next change of owner as a time at which the image is made again.
  */
-static size_t
-owner_idx(const struct dec *d, uint64_t t)
-{
-	const struct ix_owner *o = d->w.in->owners;
-	size_t lo = 0, hi = d->w.in->nowners, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (!o[mid].has_start || o[mid].start_tsc <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (lo);
-}
-
 static int32_t
 owner_at(struct dec *d, uint64_t t)
 {
 	const struct ix_owner *o = d->w.in->owners;
-	size_t lo = owner_idx(d, t);
+	size_t lo = ix_dec_owner_idx(d, t);
 
 	if (lo < d->w.in->nowners && (!d->have_next ||
 	    o[lo].start_tsc < d->next_change)) {
@@ -382,37 +288,6 @@ add_run_id(struct dec *d, struct ix_lblock *lb, int64_t id)
 	return (0);
 }
 
-/* Up to @n code bytes at @vaddr in section @isid; how many were read. */
-static size_t
-read_code(struct dec *d, int isid, uint64_t vaddr, uint8_t *buf, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < d->w.in->nmaps; i++) {
-		const struct ix_map *m = d->w.in->maps[i];
-		const uint8_t *img;
-		uint64_t size, off, avail;
-
-		if (m->isid != isid || m->image < 0 ||
-		    (img = d->w.in->img[m->image]) == NULL)
-			continue;
-		if (m->pgoff >= d->w.in->img_len[m->image])
-			continue;
-		size = m->end - m->start;
-		if (size > d->w.in->img_len[m->image] - m->pgoff)
-			size = d->w.in->img_len[m->image] - m->pgoff;
-		if (vaddr < m->start || vaddr >= m->start + size)
-			continue;
-		off = m->pgoff + (vaddr - m->start);
-		avail = m->start + size - vaddr;
-		if (avail < n)
-			n = (size_t)avail;
-		memcpy(buf, img + off, n);
-		return (n);
-	}
-	return (0);
-}
-
 /*
  * Split a libipt block into contiguous runs.  libipt's block decoder
  * follows direct jumps and calls inside a block ("users are expected to
@@ -445,7 +320,7 @@ split_block(struct dec *d, struct ix_lblock *lb, const struct pt_block *b)
 	for (k = 0; k < b->ninsn; k++) {
 		int last = k + 1 == b->ninsn;
 
-		n = (int)read_code(d, b->isid, cur, buf, 15);
+		n = (int)ix_dec_read_code(d, b->isid, cur, buf, 15);
 		if (last && b->truncated && cur == b->end_ip) {
 			memcpy(buf, b->raw, b->size);
 			n = b->size;
@@ -659,485 +534,13 @@ event_kind(const struct pt_event *ev)
 	}
 }
 
-/*
- * ix_segdec_fast: fpt in place of libipt's block decoder.  What libipt
- * says in its status flags (an event pending, the end) fpt says by its
- * next item, read ahead here.  A decode error or a trace fpt does not
- * decode exactly as libipt does ends the decoding (@bail) and the segment
- * goes to libipt from its start (fast_decode()), so that every output is
- * libipt's, decode errors' wording included.
- */
-/*
- * The maps of the image libipt has for time @t (@known; otherwise the
- * end of the capture), as set_image() chooses them, for fast_read().
- */
-static int
-fast_maps(struct dec *d, int known, uint64_t t)
-{
-	const struct ix_owner *o = d->w.in->owners;
-	size_t i, k;
-	int32_t owner = -1;
-
-	if (hwtr_grow((void **)&d->act, &d->cact, d->w.in->nmaps + 1,
-	    sizeof(*d->act)) < 0)
-		return (-1);
-	if (known && (k = owner_idx(d, t)) > 0)
-		owner = o[k - 1].pid;
-	d->nact = 0;
-	for (i = 0; i < d->w.in->nmaps; i++) {
-		const struct ix_map *m = d->w.in->maps[i];
-		int active;
-
-		if (owner >= 0 && m->pid >= 0 && m->pid != owner)
-			continue;
-		if (known)
-			active = (!m->has_from || m->from_tsc <= t) &&
-			    (!m->has_to || t < m->to_tsc);
-		else
-			active = !m->has_to;
-		if (active && m->isid > 0)
-			d->act[d->nact++] = i;
-	}
-	d->act_known = known;
-	d->act_t = t;
-	return (0);
-}
-
-static int
-fast_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n, int *isid)
-{
-	struct dec *d = ctx;
-	size_t i;
-	uint64_t t;
-
-	/* The image libipt has when it decodes at fpt's time. */
-	if (fpt_time(d->fp, &t) == 0) {
-		if ((!d->act_known || t != d->act_t) && fast_maps(d, 1, t) < 0)
-			return (-1);
-	} else if (d->act == NULL && fast_maps(d, 0, 0) < 0)
-		return (-1);
-
-	/* A section added later hides those before it, as in libipt. */
-	for (i = d->nact; i-- > 0;) {
-		const struct ix_map *m = d->w.in->maps[d->act[i]];
-		int rc;
-
-		if (ip < m->start || ip >= m->end)
-			continue;
-		*isid = m->isid;
-		if (n == 0)
-			return (0);
-		/* The section libipt reads, from the same cache. */
-		if (n > m->end - ip)
-			n = (size_t)(m->end - ip);
-		rc = pt_iscache_read(d->isc, buf, n, m->isid, ip);
-		return (rc > 0 ? rc : -1);
-	}
-	return (-1);
-}
-
-static void
-fast_bail(struct dec *d, int why, const char *what)
-{
-	if (d->bail == 0) {
-		d->bail = why;
-		d->bail_why = what;
-	}
-}
-
-/* libipt's status flags for fpt's next item. */
-static int
-fast_peek(struct dec *d)
-{
-	int rc;
-
-	if (d->bail != 0)
-		return (-pte_eos);
-	if (d->pk_state == 0) {
-		rc = fpt_next(d->fp, &d->pk);
-		d->pk_off = fpt_offset(d->fp);
-		if (rc == FPT_EOS)
-			d->pk_state = 2;
-		else if (rc == -HWTR_E_UNSUPPORTED) {
-			fast_bail(d, 1, fpt_unsupported(d->fp));
-			return (-pte_eos);
-		} else if (rc < 0) {
-			fast_bail(d, 2, "fpt failed");
-			return (-pte_eos);
-		} else if (d->pk.kind == FPT_ITEM_EVENT &&
-		    d->pk.event.kind == FPT_EV_ERROR) {
-			fast_bail(d, 2, hwtr_errstr(d->pk.event.error));
-			return (-pte_eos);
-		} else
-			d->pk_state = 1;
-	}
-	if (d->pk_state == 2)
-		return (pts_eos);
-	return (d->pk.kind == FPT_ITEM_EVENT ? pts_event_pending : 0);
-}
-
-static enum pt_exec_mode
-fast_mode(uint8_t bits)
-{
-	return (bits == 16 ? ptem_16bit : bits == 32 ? ptem_32bit :
-	    ptem_64bit);
-}
-
-/* libipt's class of a block's last instruction that needed no trace. */
-static enum pt_insn_class
-fast_iclass(struct dec *d, const struct fpt_block *fb)
-{
-	struct hwtr_x86_insn x;
-	uint8_t buf[16];
-	int n, isid;
-
-	n = fast_read(d, fb->end_ip, buf, 15, &isid);
-	if (n <= 0 || hwtr_x86_decode(buf, (size_t)n, fb->end_ip, fb->mode,
-	    &x) < 0)
-		return (ptic_error);
-	switch (x.kind) {
-	case HWTR_X86_OTHER:
-		return (ptic_other);
-	case HWTR_X86_JCC:
-		return (ptic_cond_jump);
-	case HWTR_X86_JMP:
-		return (ptic_jump);
-	case HWTR_X86_CALL:
-		return (ptic_call);
-	default:
-		return (ptic_error);
-	}
-}
-
-static int
-src_next(struct dec *d, struct pt_block *b)
-{
-	const struct fpt_block *fb = &d->pk.block;
-	int status;
-
-	if (d->fp == NULL)
-		return (pt_blk_next(d->blk, b, sizeof(*b)));
-	status = fast_peek(d);
-	if (status < 0 || (status & pts_event_pending))
-		return (status < 0 ? status : -pte_event_ignored);
-	if (status & pts_eos)
-		return (-pte_eos);
-	memset(b, 0, sizeof(*b));
-	b->ip = fb->ip;
-	b->end_ip = fb->end_ip;
-	b->ninsn = fb->ninsn;
-	b->isid = fb->isid;
-	b->mode = fast_mode(fb->mode);
-	switch (fb->end) {
-	case FPT_END_COND_TAKEN:
-	case FPT_END_COND_NOT_TAKEN:
-		b->iclass = ptic_cond_jump;
-		break;
-	case FPT_END_INDIRECT:
-		b->iclass = ptic_jump;
-		break;
-	case FPT_END_CALL_IND:
-		b->iclass = ptic_call;
-		break;
-	case FPT_END_RET:
-		b->iclass = ptic_return;
-		break;
-	default:
-		b->iclass = fast_iclass(d, fb);
-		break;
-	}
-	d->last = *fb;
-	d->pk_state = 0;
-	d->cur_off = d->pk_off;
-	return (fast_peek(d));
-}
-
-/*
- * Where libipt's decoder expects tracing to resume after a TIP.PGD
- * without an IP: the instruction after the last block's, or the target
- * of its conditional branch taken; 0 when not known.
- */
-static int
-fast_next_ip(struct dec *d, uint64_t *ip)
-{
-	const struct fpt_block *b = &d->last;
-	struct hwtr_x86_insn x;
-	uint8_t buf[16];
-	int n, isid;
-
-	if (b->ninsn == 0 || (b->end != FPT_END_NONE &&
-	    b->end != FPT_END_COND_TAKEN && b->end != FPT_END_COND_NOT_TAKEN))
-		return (0);
-	n = fast_read(d, b->end_ip, buf, 15, &isid);
-	if (n <= 0 || hwtr_x86_decode(buf, (size_t)n, b->end_ip, b->mode,
-	    &x) < 0)
-		return (0);
-	if (b->end == FPT_END_COND_TAKEN || (b->end == FPT_END_NONE &&
-	    x.has_target && (x.kind == HWTR_X86_JMP ||
-	    x.kind == HWTR_X86_CALL)))
-		*ip = x.target;
-	else
-		*ip = b->end_ip + x.len;
-	return (1);
-}
-
-static void
-fast_event(struct dec *d, const struct fpt_event *fe, struct pt_event *ev)
-{
-	memset(ev, 0, sizeof(*ev));
-	ev->ip_suppressed = fe->ip_suppressed;
-	ev->status_update = fe->status_update;
-	ev->has_tsc = fe->has_tsc;
-	ev->tsc = fe->tsc;
-	switch (fe->kind) {
-	case FPT_EV_ENABLED:
-		ev->type = ptev_enabled;
-		ev->variant.enabled.ip = fe->ip;
-		ev->variant.enabled.resumed = d->have_dis_ip &&
-		    d->dis_ip == fe->ip;
-		d->have_dis_ip = 0;
-		break;
-	case FPT_EV_DISABLED:
-		ev->type = ptev_disabled;
-		ev->variant.disabled.ip = fe->ip;
-		d->have_dis_ip = !fe->ip_suppressed;
-		d->dis_ip = fe->ip;
-		if (fe->ip_suppressed)
-			d->have_dis_ip = fast_next_ip(d, &d->dis_ip);
-		break;
-	case FPT_EV_ASYNC_DISABLED:
-		ev->type = ptev_async_disabled;
-		ev->variant.async_disabled.at = fe->ip;
-		ev->variant.async_disabled.ip = fe->to;
-		d->have_dis_ip = 1;
-		d->dis_ip = fe->ip;
-		break;
-	case FPT_EV_ASYNC_BRANCH:
-		ev->type = ptev_async_branch;
-		ev->variant.async_branch.from = fe->ip;
-		ev->variant.async_branch.to = fe->to;
-		d->have_dis_ip = 0;
-		break;
-	case FPT_EV_EXEC_MODE:
-		ev->type = ptev_exec_mode;
-		ev->variant.exec_mode.ip = fe->ip;
-		ev->variant.exec_mode.mode = fast_mode(fe->mode);
-		break;
-	case FPT_EV_OVERFLOW:
-		ev->type = ptev_overflow;
-		ev->variant.overflow.ip = fe->ip;
-		d->have_dis_ip = 0;
-		break;
-	case FPT_EV_TSX:
-		ev->type = ptev_tsx;
-		break;
-	case FPT_EV_PAGING:
-		ev->type = ptev_paging;
-		ev->variant.paging.cr3 = fe->payload;
-		break;
-	case FPT_EV_VMCS:
-		ev->type = ptev_vmcs;
-		ev->variant.vmcs.base = fe->payload;
-		break;
-	case FPT_EV_PTWRITE:
-		ev->type = ptev_ptwrite;
-		ev->variant.ptwrite.payload = fe->payload;
-		break;
-	case FPT_EV_PWRE:
-		ev->type = ptev_pwre;
-		break;
-	case FPT_EV_PWRX:
-		ev->type = ptev_pwrx;
-		break;
-	case FPT_EV_EXSTOP:
-		ev->type = ptev_exstop;
-		break;
-	case FPT_EV_MWAIT:
-		ev->type = ptev_mwait;
-		break;
-	default:
-		ev->type = ptev_stop;
-		break;
-	}
-}
-
-static int
-src_event(struct dec *d, struct pt_event *ev)
-{
-	int status;
-
-	if (d->fp == NULL)
-		return (pt_blk_event(d->blk, ev, sizeof(*ev)));
-	status = fast_peek(d);
-	if (status < 0 || !(status & pts_event_pending))
-		return (status < 0 ? status : -pte_bad_query);
-	fast_event(d, &d->pk.event, ev);
-	d->evoff = d->pk.event.offset;
-	d->pk_state = 0;
-	d->cur_off = d->pk_off;
-	return (fast_peek(d));
-}
-
-static int
-src_sync_forward(struct dec *d)
-{
-	int rc;
-
-	if (d->fp == NULL)
-		return (pt_blk_sync_forward(d->blk));
-	if (d->bail != 0)
-		return (-pte_eos);
-	d->pk_state = 0;
-	d->have_dis_ip = 0;
-	rc = fpt_sync_forward(d->fp);
-	d->cur_off = fpt_offset(d->fp);
-	if (rc == FPT_EOS)
-		return (-pte_eos);
-	if (rc < 0) {
-		fast_bail(d, rc == -HWTR_E_UNSUPPORTED ? 1 : 2,
-		    rc == -HWTR_E_UNSUPPORTED ? fpt_unsupported(d->fp) :
-		    "no sync");
-		return (-pte_eos);
-	}
-	return (fast_peek(d));
-}
-
-/* The PSBEND of the PSB+ at @from, or @dflt when no PSB+ is there. */
-static uint64_t
-fast_psbend(struct dec *d, uint64_t from, uint64_t dflt)
-{
-	struct fpt_pkt pkt;
-	const uint8_t *p = d->fbuf + from, *end = d->fbuf + d->flen;
-	int n;
-
-	if (from >= d->flen || fpt_pkt_parse(p, end, &pkt) <= 0 ||
-	    pkt.kind != FPT_PKT_PSB)
-		return (dflt);
-	while ((n = fpt_pkt_parse(p, end, &pkt)) > 0) {
-		if (pkt.kind == FPT_PKT_PSBEND)
-			return ((uint64_t)(p - d->fbuf));
-		p += n;
-	}
-	return (dflt);
-}
-
-static int
-fast_timing(const struct fpt_pkt *pkt)
-{
-	switch (pkt->kind) {
-	case FPT_PKT_PAD:
-	case FPT_PKT_TSC:
-	case FPT_PKT_MTC:
-	case FPT_PKT_CYC:
-	case FPT_PKT_TMA:
-	case FPT_PKT_CBR:
-		return (1);
-	default:
-		return (0);
-	}
-}
-
-/*
- * Where libipt's reading stops before a block: when the packet at @from
- * (after timing packets) is an event's rather than a branch's, libipt
- * has fetched that event already, and the timing packets after it.
- */
-static uint64_t
-fast_evpkt(struct dec *d, uint64_t from)
-{
-	struct fpt_pkt pkt;
-	const uint8_t *p = d->fbuf + from, *end = d->fbuf + d->flen;
-	int n, seen = 0;
-
-	while (p < end && (n = fpt_pkt_parse(p, end, &pkt)) > 0) {
-		if (fast_timing(&pkt)) {
-			p += n;
-			continue;
-		}
-		if (seen || (pkt.kind != FPT_PKT_TIP_PGD &&
-		    pkt.kind != FPT_PKT_TIP_PGE && pkt.kind != FPT_PKT_FUP &&
-		    pkt.kind != FPT_PKT_MODE_EXEC &&
-		    pkt.kind != FPT_PKT_MODE_TSX))
-			break;
-		seen = 1;
-		p += n;
-	}
-	return (seen ? (uint64_t)(p - d->fbuf) : from);
-}
-
-static int
-src_offset(struct dec *d, uint64_t *off)
-{
-	if (d->fp != NULL) {
-		/*
-		 * libipt has read the packets of the events pending, not
-		 * those of the block that comes next.
-		 */
-		*off = d->pk_state == 2 || (d->pk_state == 1 &&
-		    d->pk.kind == FPT_ITEM_EVENT) ? d->pk_off : d->cur_off;
-		/*
-		 * libipt reads a PSB+ whole, when it reads ahead to one
-		 * too, its events then pending.
-		 */
-		if (d->pk_state == 1 && d->pk.kind == FPT_ITEM_EVENT)
-			*off = fast_psbend(d, *off, *off);
-		else if (d->pk_state == 1)
-			*off = fast_evpkt(d, *off);
-		return (0);
-	}
-	if (d->blk == NULL)
-		return (-1);
-	return (pt_blk_get_offset(d->blk, off));
-}
-
-static int
-src_sync_offset(struct dec *d, uint64_t *off)
-{
-	if (d->fp != NULL) {
-		*off = fpt_sync_offset(d->fp);
-		return (0);
-	}
-	return (pt_blk_get_sync_offset(d->blk, off));
-}
-
-static int
-fast_new(struct dec *d, const uint8_t *buf, size_t len)
-{
-	const struct hwtr_cpu *cpu = d->w.in->cpu;
-	const struct hwtr_stream_desc *sd = d->w.in->desc;
-	struct fpt_config fc;
-	unsigned i;
-	int rc;
-
-	memset(&fc, 0, sizeof(fc));
-	d->fbuf = buf;
-	d->flen = len;
-	fc.begin = buf;
-	fc.end = buf + len;
-	fc.read_code = fast_read;
-	fc.ctx = d;
-	if (cpu != NULL && cpu->vendor == HWTR_CPU_INTEL) {
-		fc.intel = 1;
-		fc.family = cpu->family;
-		fc.model = cpu->model;
-		fc.stepping = cpu->stepping;
-	}
-	for (i = 0; i < sd->pt.nfilters && i < 4; i++)
-		if ((sd->pt.filter[i].cfg & 0xf) != 0)
-			fc.filtering = 1;
-	fc.keep_cache = 1;
-	if ((rc = fpt_new(&d->fp, &fc)) < 0)
-		return (fail(d, rc, "cannot allocate a decoder", NULL));
-	return (0);
-}
-
 /* The decoder has read past the start of the next segment. */
 static int
 past_limit(struct dec *d)
 {
 	uint64_t off;
 
-	return (d->has_limit && src_offset(d, &off) >= 0 &&
+	return (d->has_limit && ix_src_offset(d, &off) >= 0 &&
 	    off > d->limit);
 }
 
@@ -1155,7 +558,7 @@ drain_events(struct dec *d, int status)
 	int rc;
 
 	while (status & pts_event_pending) {
-		status = src_event(d, &ev);
+		status = ix_src_event(d, &ev);
 		if (status < 0)
 			return (status);
 		/*
@@ -1251,7 +654,7 @@ progress(struct dec *d)
 {
 	uint64_t off;
 
-	if (d->w.in->progress != NULL && src_offset(d, &off) >= 0)
+	if (d->w.in->progress != NULL && ix_src_offset(d, &off) >= 0)
 		__atomic_store_n(d->w.in->progress, off, __ATOMIC_RELAXED);
 }
 
@@ -1364,7 +767,7 @@ decode_blocks(struct dec *d, int *statusp, struct pt_block *b,
 			break;
 		}
 		b->ninsn = 0;
-		status = src_next(d, b);
+		status = ix_src_next(d, b);
 		if (b->ninsn > 0 && (rc = add_block(d, b)) < 0)
 			return (rc);
 		if (status < 0)
@@ -1380,7 +783,7 @@ decode_blocks(struct dec *d, int *statusp, struct pt_block *b,
 		if (d->w.in->cancel != NULL && *d->w.in->cancel)
 			return (fail(d, -HWTR_E_INTR, "interrupted", NULL));
 		off = 0;
-		(void)src_offset(d, &off);
+		(void)ix_src_offset(d, &off);
 		if (off != sk->off) {
 			sk->off = off;
 			sk->count = 0;
@@ -1413,7 +816,7 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 	if ((rc = start_errors(d, rc)) < 0)
 		return (rc);
 	if (d->fast) {
-		if ((rc = fast_new(d, buf, len)) < 0)
+		if ((rc = ix_fast_new(d, buf, len)) < 0)
 			return (rc);
 	} else {
 		d->blk = pt_blk_alloc_decoder(&cfg);
@@ -1426,7 +829,7 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 		if (d->w.in->cancel != NULL && *d->w.in->cancel)
 			return (fail(d, -HWTR_E_INTR, "interrupted", NULL));
 		memset(&b, 0, sizeof(b));
-		status = src_sync_forward(d);
+		status = ix_src_sync_forward(d);
 		/*
 		 * The bytes before the first PSB are not decoded: none when
 		 * the segment starts at one, as all but a piece's first do;
@@ -1434,7 +837,7 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 		 */
 		if (first) {
 			first = 0;
-			if (src_sync_offset(d, &newsync) < 0 ||
+			if (ix_src_sync_offset(d, &newsync) < 0 ||
 			    newsync > end)
 				newsync = end;
 			if (newsync > 0 && (rc = op1(d, IX_OP_UNDECODED,
@@ -1450,7 +853,7 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 				break;
 			}
 			/* Failing at the next segment's PSB: its error. */
-			if (d->has_limit && src_offset(d,
+			if (d->has_limit && ix_src_offset(d,
 			    &newsync) >= 0 && newsync >= d->limit)
 				break;
 			if ((rc = op(d, IX_OP_ERROR)) < 0 ||
@@ -1458,13 +861,13 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 			    (rc = add_event(d, "decode-error", 0, 0,
 			    pt_errstr(pt_errcode(status)))) < 0)
 				return (rc);
-			if (src_offset(d, &newsync) < 0 ||
+			if (ix_src_offset(d, &newsync) < 0 ||
 			    newsync <= sync)
 				break;
 			sync = newsync;
 			continue;
 		}
-		if (src_sync_offset(d, &newsync) >= 0 &&
+		if (ix_src_sync_offset(d, &newsync) >= 0 &&
 		    d->has_limit && newsync >= d->limit) {
 			/* Resynchronized at or past the next segment. */
 			if (in_error && d->limit > erroff &&
@@ -1473,7 +876,7 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 				return (rc);
 			break;
 		}
-		if (in_error && src_sync_offset(d, &newsync) >= 0 &&
+		if (in_error && ix_src_sync_offset(d, &newsync) >= 0 &&
 		    newsync > erroff && (rc = op1(d, IX_OP_UNDECODED,
 		    newsync - erroff)) < 0)
 			return (rc);
@@ -1498,10 +901,10 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 		sk.count = 0;
 		if (rc < 0)
 			return (rc);
-		if (src_offset(d, &erroff) < 0)
+		if (ix_src_offset(d, &erroff) < 0)
 			erroff = 0;
 		in_error = 1;
-		if (src_offset(d, &newsync) >= 0)
+		if (ix_src_offset(d, &newsync) >= 0)
 			sync = newsync;
 	}
 	progress(d);
@@ -1530,7 +933,7 @@ failed_bytes(struct dec *d)
 		return;
 	end = in->has_limit && in->limit - in->base < in->len ?
 	    in->limit - in->base : in->len;
-	if (src_offset(d, &off) < 0)
+	if (ix_src_offset(d, &off) < 0)
 		off = 0;
 	/* put() keeps the first failure: only memory can fail these. */
 	(void)op(d, IX_OP_ERROR);
