@@ -286,24 +286,43 @@ fast_next_ip(struct dec *d, uint64_t *ip)
 	return (1);
 }
 
+/* libipt's event types by fpt's kinds (FPT_EV_ERROR never gets here). */
+static const enum pt_event_type fast_evtypes[] = {
+	[FPT_EV_ENABLED] = ptev_enabled,
+	[FPT_EV_DISABLED] = ptev_disabled,
+	[FPT_EV_ASYNC_DISABLED] = ptev_async_disabled,
+	[FPT_EV_ASYNC_BRANCH] = ptev_async_branch,
+	[FPT_EV_EXEC_MODE] = ptev_exec_mode,
+	[FPT_EV_OVERFLOW] = ptev_overflow,
+	[FPT_EV_TSX] = ptev_tsx,
+	[FPT_EV_PAGING] = ptev_paging,
+	[FPT_EV_VMCS] = ptev_vmcs,
+	[FPT_EV_PTWRITE] = ptev_ptwrite,
+	[FPT_EV_PWRE] = ptev_pwre,
+	[FPT_EV_PWRX] = ptev_pwrx,
+	[FPT_EV_EXSTOP] = ptev_exstop,
+	[FPT_EV_MWAIT] = ptev_mwait,
+	[FPT_EV_STOP] = ptev_stop,
+};
+
 static void
 fast_event(struct dec *d, const struct fpt_event *fe, struct pt_event *ev)
 {
 	memset(ev, 0, sizeof(*ev));
+	assert(fe->kind < sizeof(fast_evtypes) / sizeof(fast_evtypes[0]));
+	ev->type = fast_evtypes[fe->kind];
 	ev->ip_suppressed = fe->ip_suppressed;
 	ev->status_update = fe->status_update;
 	ev->has_tsc = fe->has_tsc;
 	ev->tsc = fe->tsc;
 	switch (fe->kind) {
 	case FPT_EV_ENABLED:
-		ev->type = ptev_enabled;
 		ev->variant.enabled.ip = fe->ip;
 		ev->variant.enabled.resumed = d->have_dis_ip &&
 		    d->dis_ip == fe->ip;
 		d->have_dis_ip = 0;
 		break;
 	case FPT_EV_DISABLED:
-		ev->type = ptev_disabled;
 		ev->variant.disabled.ip = fe->ip;
 		d->have_dis_ip = !fe->ip_suppressed;
 		d->dis_ip = fe->ip;
@@ -311,57 +330,34 @@ fast_event(struct dec *d, const struct fpt_event *fe, struct pt_event *ev)
 			d->have_dis_ip = fast_next_ip(d, &d->dis_ip);
 		break;
 	case FPT_EV_ASYNC_DISABLED:
-		ev->type = ptev_async_disabled;
 		ev->variant.async_disabled.at = fe->ip;
 		ev->variant.async_disabled.ip = fe->to;
 		d->have_dis_ip = 1;
 		d->dis_ip = fe->ip;
 		break;
 	case FPT_EV_ASYNC_BRANCH:
-		ev->type = ptev_async_branch;
 		ev->variant.async_branch.from = fe->ip;
 		ev->variant.async_branch.to = fe->to;
 		d->have_dis_ip = 0;
 		break;
 	case FPT_EV_EXEC_MODE:
-		ev->type = ptev_exec_mode;
 		ev->variant.exec_mode.ip = fe->ip;
 		ev->variant.exec_mode.mode = fast_mode(fe->mode);
 		break;
 	case FPT_EV_OVERFLOW:
-		ev->type = ptev_overflow;
 		ev->variant.overflow.ip = fe->ip;
 		d->have_dis_ip = 0;
 		break;
-	case FPT_EV_TSX:
-		ev->type = ptev_tsx;
-		break;
 	case FPT_EV_PAGING:
-		ev->type = ptev_paging;
 		ev->variant.paging.cr3 = fe->payload;
 		break;
 	case FPT_EV_VMCS:
-		ev->type = ptev_vmcs;
 		ev->variant.vmcs.base = fe->payload;
 		break;
 	case FPT_EV_PTWRITE:
-		ev->type = ptev_ptwrite;
 		ev->variant.ptwrite.payload = fe->payload;
 		break;
-	case FPT_EV_PWRE:
-		ev->type = ptev_pwre;
-		break;
-	case FPT_EV_PWRX:
-		ev->type = ptev_pwrx;
-		break;
-	case FPT_EV_EXSTOP:
-		ev->type = ptev_exstop;
-		break;
-	case FPT_EV_MWAIT:
-		ev->type = ptev_mwait;
-		break;
 	default:
-		ev->type = ptev_stop;
 		break;
 	}
 }

@@ -243,14 +243,16 @@ lldb_body()
 {
 	dir="$HWTRACE_CORPUS/lldb-intelpt"
 	[ -d "$dir" ] || atf_skip "corpus not found at $dir"
-	for b in intelpt-trace/trace.json \
-	    intelpt-trace-multi-file/multi-file-no-ld.json; do
-		"$HWTRACE" import --lldb -o l.hwtrace "$dir/$b" 2>err ||
-		    atf_fail "import $b failed: $(tr '\n' '|' <err)"
-		referee l.hwtrace -j 2
-		HWTRACE_IX_SEGMENT=4096 referee l.hwtrace -j 2
-		rm -f l.hwtrace
-	done
+	# One thread in one image; one thread across three images.
+	printf '%s\n' "intelpt-trace/trace.json one" \
+	    "intelpt-trace-multi-file/multi-file-no-ld.json multi" >bundles
+	while read -r bundle name; do
+		"$HWTRACE" import --lldb -o $name.hwtrace "$dir/$bundle" \
+		    2>$name.ierr ||
+		    atf_fail "import $bundle failed: $(tr '\n' '|' <$name.ierr)"
+		referee $name.hwtrace -j 2
+		HWTRACE_IX_SEGMENT=4096 referee $name.hwtrace -j 2
+	done <bundles
 }
 
 atf_test_case perf
