@@ -487,51 +487,40 @@ add_block(struct dec *d, const struct pt_block *b)
 	return (0);
 }
 
+/* The events table's kinds by libipt's event types ("enabled": below). */
+static const char *const event_kinds[] = {
+	[ptev_disabled] = "disabled",
+	[ptev_async_disabled] = "async-disabled",
+	[ptev_async_branch] = "async-branch",
+	[ptev_paging] = "paging",
+	[ptev_async_paging] = "paging",
+	[ptev_overflow] = "overflow",
+	[ptev_exec_mode] = "exec-mode",
+	[ptev_tsx] = "tsx",
+	[ptev_stop] = "stop",
+	[ptev_vmcs] = "vmcs",
+	[ptev_async_vmcs] = "vmcs",
+	[ptev_exstop] = "exstop",
+	[ptev_mwait] = "mwait",
+	[ptev_pwre] = "pwre",
+	[ptev_pwrx] = "pwrx",
+	[ptev_ptwrite] = "ptwrite",
+	[ptev_tick] = "tick",
+	[ptev_cbr] = "cbr",
+	[ptev_mnt] = "mnt",
+};
+
 static const char *
 event_kind(const struct pt_event *ev)
 {
-	switch (ev->type) {
-	case ptev_enabled:
+	size_t t = (size_t)ev->type;
+
+	if (ev->type == ptev_enabled)
 		return (ev->variant.enabled.resumed ? "resumed" : "enabled");
-	case ptev_disabled:
-		return ("disabled");
-	case ptev_async_disabled:
-		return ("async-disabled");
-	case ptev_async_branch:
-		return ("async-branch");
-	case ptev_paging:
-	case ptev_async_paging:
-		return ("paging");
-	case ptev_overflow:
-		return ("overflow");
-	case ptev_exec_mode:
-		return ("exec-mode");
-	case ptev_tsx:
-		return ("tsx");
-	case ptev_stop:
-		return ("stop");
-	case ptev_vmcs:
-	case ptev_async_vmcs:
-		return ("vmcs");
-	case ptev_exstop:
-		return ("exstop");
-	case ptev_mwait:
-		return ("mwait");
-	case ptev_pwre:
-		return ("pwre");
-	case ptev_pwrx:
-		return ("pwrx");
-	case ptev_ptwrite:
-		return ("ptwrite");
-	case ptev_tick:
-		return ("tick");
-	case ptev_cbr:
-		return ("cbr");
-	case ptev_mnt:
-		return ("mnt");
-	default:
-		return ("unknown");
-	}
+	if (t < sizeof(event_kinds) / sizeof(event_kinds[0]) &&
+	    event_kinds[t] != NULL)
+		return (event_kinds[t]);
+	return ("unknown");
 }
 
 /* The decoder has read past the start of the next segment. */
