@@ -17,6 +17,9 @@
 #include "cli.h"
 
 static const struct cli_opt index_opts[] = {
+	{ "decoder", 'D', "NAME", "Intel PT decoder: libipt (default) or "
+	    "fast, which hands to libipt what it cannot decode as libipt "
+	    "does" },
 	{ "jobs", 'j', "N", "work on N threads in all, the writer's included "
 	    "(default: number of cores; 6 at most)" },
 	{ "output", 'o', "DB", "write the database to DB (default: FILE "
@@ -27,7 +30,7 @@ static const struct cli_opt index_opts[] = {
 
 static const struct cli_cmd index_cmd = {
 	.verb = "index",
-	.usage = "[-q] [-j N] [-o DB] FILE",
+	.usage = "[-q] [-D NAME] [-j N] [-o DB] FILE",
 	.summary = "Decode every trace stream of archive FILE into an SQLite "
 	    "database (hwtrace-db(5)).",
 	.opts = index_opts,
@@ -60,7 +63,7 @@ cmd_index(int argc, char **argv)
 	struct cli_progress prog;
 	const struct hwtr_ix_stats *st;
 	struct cli_operands ops = { { NULL }, 0 };
-	const char *arg, *file = NULL, *out = NULL;
+	const char *arg, *file = NULL, *out = NULL, *decoder = NULL;
 	char *dbname = NULL;
 	long jobs = 0;
 	int c, rc, quiet = 0;
@@ -73,6 +76,14 @@ cmd_index(int argc, char **argv)
 	while ((c = cli_getopt_ops(&index_cmd, argc, argv, &arg, &ops)) !=
 	    -1) {
 		switch (c) {
+		case 'D':
+			if (strcmp(arg, "fast") != 0 &&
+			    strcmp(arg, "libipt") != 0)
+				return (cli_usage_error(&index_cmd,
+				    "unknown decoder '%s' (fast or libipt)",
+				    arg));
+			decoder = arg;
+			break;
 		case 'j':
 			if (cli_parse_int(arg, 1, 1024, &jobs) < 0)
 				return (cli_usage_error(&index_cmd,
@@ -110,6 +121,7 @@ cmd_index(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	memset(&prog, 0, sizeof(prog));
 	o.jobs = (int)jobs;
+	o.decoder = decoder;
 	o.log.fn = log_stderr;
 	o.log.level = HWTR_LOG_WARN;
 	o.cancel = &index_cancel;
@@ -160,6 +172,15 @@ cmd_index(int argc, char **argv)
 		    (double)st->decode_cpu_ns / 1e9,
 		    (double)st->write_cpu_ns / 1e9,
 		    (double)st->index_ns / 1e9);
+	if (!quiet && st->fallback_segments > 0)
+		cli_warnx("index", "fast decoder: %llu segments (%llu bytes) "
+		    "decoded by libipt: %llu unsupported packets, %llu decode "
+		    "errors; last: %s",
+		    (unsigned long long)st->fallback_segments,
+		    (unsigned long long)st->fallback_bytes,
+		    (unsigned long long)st->fallback_unsupported,
+		    (unsigned long long)st->fallback_errors,
+		    st->fallback_why != NULL ? st->fallback_why : "?");
 	hwtr_ix_free(ix);
 	free(dbname);
 	return (0);

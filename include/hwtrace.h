@@ -987,6 +987,13 @@ struct hwtr_ix_opts {
 	 * units' .dwo files by their paths here); hwtrace verify --decode.
 	 */
 	int		archive_only;
+	/*
+	 * The Intel PT segment decoder by name (hwtrace-index(1)
+	 * --decoder): "libipt" (NULL: the default) or "fast", the indexer's
+	 * own, which hands a segment it cannot decode exactly as libipt
+	 * does to libipt (fallback_* below).
+	 */
+	const char	*decoder;
 };
 
 struct hwtr_ix_stats {
@@ -1004,6 +1011,17 @@ struct hwtr_ix_stats {
 	uint64_t	decode_cpu_ns;	/* CPU time of the decoding threads */
 	uint64_t	write_cpu_ns;	/* of the thread that stitches and writes */
 	uint64_t	index_ns;	/* wall time of the final index build */
+	/*
+	 * --decoder fast: the segments (and their bytes) decoded again by
+	 * libipt, because the trace holds packets the fast decoder does not
+	 * decode (fallback_unsupported) or has a decode error, which libipt
+	 * words (fallback_errors); fallback_why: the last reason given.
+	 */
+	uint64_t	fallback_segments;
+	uint64_t	fallback_bytes;
+	uint64_t	fallback_unsupported;
+	uint64_t	fallback_errors;
+	const char	*fallback_why;	/* static; NULL: none */
 };
 
 int hwtr_ix_new(struct hwtr_ix **ixp, const struct hwtr_ix_opts *opts);

@@ -42,62 +42,12 @@
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
 #include "hwtr_stream.h"
+#include "fpt.h"
 #include "segdec.h"
 #include "segout.h"
 
-/*
- * A libipt block, as split into contiguous runs (split_block()): the
- * operations that say its runs ran, encoded once (IX_LB_INLINE bytes or
- * fewer in @inl, more at @first in dec.runs), so that a block seen again
- * costs a copy of a few bytes.
- */
-#define IX_LB_INLINE	8
-struct ix_lblock {
-	uint64_t	ip, end_ip;
-	int		isid;
-	uint16_t	ninsn;
-	uint8_t		mode;
-	uint32_t	first, nenc;	/* bytes in dec.runs */
-	/*
-	 * The last two successors' indexes + 1, the latest first: a
-	 * conditional branch has two, and most blocks follow one of them.
-	 */
-	uint32_t	next[2];
-	uint8_t		inl[IX_LB_INLINE];
-};
+#include "decode_int.h"
 
-/* A worker's decoder of one segment (ix_segdec_libipt). */
-struct dec {
-	struct ix_segw	w;		/* its output */
-	struct pt_image_section_cache *isc;
-	struct pt_block_decoder *blk;
-	struct pt_image	*img;
-	uint64_t	base;		/* stream offset of the current buffer */
-	/* libipt blocks seen, and their runs' operations (encoded). */
-	struct ix_lblock *lb;
-	size_t		nlb, clb;
-	uint32_t	*ltab;
-	size_t		lcap;
-	uint8_t		*runs;
-	size_t		nruns, cruns;
-	uint32_t	prev_lb;	/* index + 1 of the last libipt block */
-	uint32_t	pnext[2];	/* a copy of its next[] */
-	/*
-	 * The time as this segment knows it: a time is written when it
-	 * differs from this (the stitcher checks again against the stream's).
-	 */
-	int		have_tsc;
-	uint64_t	tsc;
-	/* Which mapping state the image reflects. */
-	int		img_known;	/* built for a known time */
-	int		have_next;
-	uint64_t	next_change;
-	/* Where the next segment starts, relative to the buffer. */
-	int		has_limit;
-	uint64_t	limit;
-	int		own_psb;	/* draining the synced PSB+'s events */
-	int		seen_disable;	/* libipt knows where it stopped */
-};
 
 /* Shorthands for this decoder's writer (segout.h). */
 static inline int
@@ -157,7 +107,7 @@ add_event(struct dec *d, const char *kind, int has_ip, uint64_t ip,
 {
 	uint64_t off;
 
-	if (d->blk != NULL && pt_blk_get_offset(d->blk, &off) >= 0)
+	if (ix_src_offset(d, &off) >= 0)
 		return (add_event_at(d, kind, has_ip, ip, detail, 1,
 		    d->base + off));
 	return (add_event_at(d, kind, has_ip, ip, detail, 0, 0));
@@ -171,15 +121,8 @@ static int32_t
 owner_at(struct dec *d, uint64_t t)
 {
 	const struct ix_owner *o = d->w.in->owners;
-	size_t lo = 0, hi = d->w.in->nowners, mid;
+	size_t lo = ix_dec_owner_idx(d, t);
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (!o[mid].has_start || o[mid].start_tsc <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo < d->w.in->nowners && (!d->have_next ||
 	    o[lo].start_tsc < d->next_change)) {
 		d->have_next = 1;
@@ -267,7 +210,10 @@ update_time(struct dec *d)
 	uint32_t lost_mtc, lost_cyc;
 	int rc;
 
-	if (pt_blk_time(d->blk, &tsc, &lost_mtc, &lost_cyc) < 0)
+	if (d->fp != NULL) {
+		if (fpt_time(d->fp, &tsc) < 0)
+			return (0);
+	} else if (pt_blk_time(d->blk, &tsc, &lost_mtc, &lost_cyc) < 0)
 		return (0);
 	if (!d->have_tsc || tsc != d->tsc) {
 		d->have_tsc = 1;
@@ -342,37 +288,6 @@ add_run_id(struct dec *d, struct ix_lblock *lb, int64_t id)
 	return (0);
 }
 
-/* Up to @n code bytes at @vaddr in section @isid; how many were read. */
-static size_t
-read_code(struct dec *d, int isid, uint64_t vaddr, uint8_t *buf, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < d->w.in->nmaps; i++) {
-		const struct ix_map *m = d->w.in->maps[i];
-		const uint8_t *img;
-		uint64_t size, off, avail;
-
-		if (m->isid != isid || m->image < 0 ||
-		    (img = d->w.in->img[m->image]) == NULL)
-			continue;
-		if (m->pgoff >= d->w.in->img_len[m->image])
-			continue;
-		size = m->end - m->start;
-		if (size > d->w.in->img_len[m->image] - m->pgoff)
-			size = d->w.in->img_len[m->image] - m->pgoff;
-		if (vaddr < m->start || vaddr >= m->start + size)
-			continue;
-		off = m->pgoff + (vaddr - m->start);
-		avail = m->start + size - vaddr;
-		if (avail < n)
-			n = (size_t)avail;
-		memcpy(buf, img + off, n);
-		return (n);
-	}
-	return (0);
-}
-
 /*
  * Split a libipt block into contiguous runs.  libipt's block decoder
  * follows direct jumps and calls inside a block ("users are expected to
@@ -405,7 +320,7 @@ split_block(struct dec *d, struct ix_lblock *lb, const struct pt_block *b)
 	for (k = 0; k < b->ninsn; k++) {
 		int last = k + 1 == b->ninsn;
 
-		n = (int)read_code(d, b->isid, cur, buf, 15);
+		n = (int)ix_dec_read_code(d, b->isid, cur, buf, 15);
 		if (last && b->truncated && cur == b->end_ip) {
 			memcpy(buf, b->raw, b->size);
 			n = b->size;
@@ -572,51 +487,40 @@ add_block(struct dec *d, const struct pt_block *b)
 	return (0);
 }
 
+/* The events table's kinds by libipt's event types ("enabled": below). */
+static const char *const event_kinds[] = {
+	[ptev_disabled] = "disabled",
+	[ptev_async_disabled] = "async-disabled",
+	[ptev_async_branch] = "async-branch",
+	[ptev_paging] = "paging",
+	[ptev_async_paging] = "paging",
+	[ptev_overflow] = "overflow",
+	[ptev_exec_mode] = "exec-mode",
+	[ptev_tsx] = "tsx",
+	[ptev_stop] = "stop",
+	[ptev_vmcs] = "vmcs",
+	[ptev_async_vmcs] = "vmcs",
+	[ptev_exstop] = "exstop",
+	[ptev_mwait] = "mwait",
+	[ptev_pwre] = "pwre",
+	[ptev_pwrx] = "pwrx",
+	[ptev_ptwrite] = "ptwrite",
+	[ptev_tick] = "tick",
+	[ptev_cbr] = "cbr",
+	[ptev_mnt] = "mnt",
+};
+
 static const char *
 event_kind(const struct pt_event *ev)
 {
-	switch (ev->type) {
-	case ptev_enabled:
+	size_t t = (size_t)ev->type;
+
+	if (ev->type == ptev_enabled)
 		return (ev->variant.enabled.resumed ? "resumed" : "enabled");
-	case ptev_disabled:
-		return ("disabled");
-	case ptev_async_disabled:
-		return ("async-disabled");
-	case ptev_async_branch:
-		return ("async-branch");
-	case ptev_paging:
-	case ptev_async_paging:
-		return ("paging");
-	case ptev_overflow:
-		return ("overflow");
-	case ptev_exec_mode:
-		return ("exec-mode");
-	case ptev_tsx:
-		return ("tsx");
-	case ptev_stop:
-		return ("stop");
-	case ptev_vmcs:
-	case ptev_async_vmcs:
-		return ("vmcs");
-	case ptev_exstop:
-		return ("exstop");
-	case ptev_mwait:
-		return ("mwait");
-	case ptev_pwre:
-		return ("pwre");
-	case ptev_pwrx:
-		return ("pwrx");
-	case ptev_ptwrite:
-		return ("ptwrite");
-	case ptev_tick:
-		return ("tick");
-	case ptev_cbr:
-		return ("cbr");
-	case ptev_mnt:
-		return ("mnt");
-	default:
-		return ("unknown");
-	}
+	if (t < sizeof(event_kinds) / sizeof(event_kinds[0]) &&
+	    event_kinds[t] != NULL)
+		return (event_kinds[t]);
+	return ("unknown");
 }
 
 /* The decoder has read past the start of the next segment. */
@@ -625,7 +529,7 @@ past_limit(struct dec *d)
 {
 	uint64_t off;
 
-	return (d->has_limit && pt_blk_get_offset(d->blk, &off) >= 0 &&
+	return (d->has_limit && ix_src_offset(d, &off) >= 0 &&
 	    off > d->limit);
 }
 
@@ -643,7 +547,7 @@ drain_events(struct dec *d, int status)
 	int rc;
 
 	while (status & pts_event_pending) {
-		status = pt_blk_event(d->blk, &ev, sizeof(ev));
+		status = ix_src_event(d, &ev);
 		if (status < 0)
 			return (status);
 		/*
@@ -652,7 +556,9 @@ drain_events(struct dec *d, int status)
 		 * before them are this segment's, even when libipt read
 		 * ahead past the PSB to deliver them.
 		 */
-		if (ev.status_update && !d->own_psb && past_limit(d))
+		if (ev.status_update && !d->own_psb && (d->fp != NULL ?
+		    d->has_limit && d->evoff >= d->limit :
+		    past_limit(d)))
 			return (IX_STOP);
 		if (ev.has_tsc && (rc = note_tsc(d, ev.tsc)) < 0)
 			return (rc);
@@ -737,7 +643,7 @@ progress(struct dec *d)
 {
 	uint64_t off;
 
-	if (d->w.in->progress != NULL && pt_blk_get_offset(d->blk, &off) >= 0)
+	if (d->w.in->progress != NULL && ix_src_offset(d, &off) >= 0)
 		__atomic_store_n(d->w.in->progress, off, __ATOMIC_RELAXED);
 }
 
@@ -850,7 +756,7 @@ decode_blocks(struct dec *d, int *statusp, struct pt_block *b,
 			break;
 		}
 		b->ninsn = 0;
-		status = pt_blk_next(d->blk, b, sizeof(*b));
+		status = ix_src_next(d, b);
 		if (b->ninsn > 0 && (rc = add_block(d, b)) < 0)
 			return (rc);
 		if (status < 0)
@@ -866,7 +772,7 @@ decode_blocks(struct dec *d, int *statusp, struct pt_block *b,
 		if (d->w.in->cancel != NULL && *d->w.in->cancel)
 			return (fail(d, -HWTR_E_INTR, "interrupted", NULL));
 		off = 0;
-		(void)pt_blk_get_offset(d->blk, &off);
+		(void)ix_src_offset(d, &off);
 		if (off != sk->off) {
 			sk->off = off;
 			sk->count = 0;
@@ -898,16 +804,21 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 	rc = ix_pt_config(&cfg, d->w.in->desc, d->w.in->cpu, buf, len);
 	if ((rc = start_errors(d, rc)) < 0)
 		return (rc);
-	d->blk = pt_blk_alloc_decoder(&cfg);
-	if (d->blk == NULL)
-		return (fail(d, -HWTR_E_NOMEM, "cannot allocate a decoder",
-		    NULL));
-	pt_blk_set_image(d->blk, d->img);
+	if (d->fast) {
+		if ((rc = ix_fast_new(d, buf, len)) < 0)
+			return (rc);
+	} else {
+		d->blk = pt_blk_alloc_decoder(&cfg);
+		if (d->blk == NULL)
+			return (fail(d, -HWTR_E_NOMEM,
+			    "cannot allocate a decoder", NULL));
+		pt_blk_set_image(d->blk, d->img);
+	}
 	for (;;) {
 		if (d->w.in->cancel != NULL && *d->w.in->cancel)
 			return (fail(d, -HWTR_E_INTR, "interrupted", NULL));
 		memset(&b, 0, sizeof(b));
-		status = pt_blk_sync_forward(d->blk);
+		status = ix_src_sync_forward(d);
 		/*
 		 * The bytes before the first PSB are not decoded: none when
 		 * the segment starts at one, as all but a piece's first do;
@@ -915,7 +826,7 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 		 */
 		if (first) {
 			first = 0;
-			if (pt_blk_get_sync_offset(d->blk, &newsync) < 0 ||
+			if (ix_src_sync_offset(d, &newsync) < 0 ||
 			    newsync > end)
 				newsync = end;
 			if (newsync > 0 && (rc = op1(d, IX_OP_UNDECODED,
@@ -931,7 +842,7 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 				break;
 			}
 			/* Failing at the next segment's PSB: its error. */
-			if (d->has_limit && pt_blk_get_offset(d->blk,
+			if (d->has_limit && ix_src_offset(d,
 			    &newsync) >= 0 && newsync >= d->limit)
 				break;
 			if ((rc = op(d, IX_OP_ERROR)) < 0 ||
@@ -939,13 +850,13 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 			    (rc = add_event(d, "decode-error", 0, 0,
 			    pt_errstr(pt_errcode(status)))) < 0)
 				return (rc);
-			if (pt_blk_get_offset(d->blk, &newsync) < 0 ||
+			if (ix_src_offset(d, &newsync) < 0 ||
 			    newsync <= sync)
 				break;
 			sync = newsync;
 			continue;
 		}
-		if (pt_blk_get_sync_offset(d->blk, &newsync) >= 0 &&
+		if (ix_src_sync_offset(d, &newsync) >= 0 &&
 		    d->has_limit && newsync >= d->limit) {
 			/* Resynchronized at or past the next segment. */
 			if (in_error && d->limit > erroff &&
@@ -954,7 +865,7 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 				return (rc);
 			break;
 		}
-		if (in_error && pt_blk_get_sync_offset(d->blk, &newsync) >= 0 &&
+		if (in_error && ix_src_sync_offset(d, &newsync) >= 0 &&
 		    newsync > erroff && (rc = op1(d, IX_OP_UNDECODED,
 		    newsync - erroff)) < 0)
 			return (rc);
@@ -979,15 +890,17 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 		sk.count = 0;
 		if (rc < 0)
 			return (rc);
-		if (pt_blk_get_offset(d->blk, &erroff) < 0)
+		if (ix_src_offset(d, &erroff) < 0)
 			erroff = 0;
 		in_error = 1;
-		if (pt_blk_get_offset(d->blk, &newsync) >= 0)
+		if (ix_src_offset(d, &newsync) >= 0)
 			sync = newsync;
 	}
 	progress(d);
 	pt_blk_free_decoder(d->blk);
 	d->blk = NULL;
+	fpt_free(d->fp);
+	d->fp = NULL;
 	return (0);
 }
 
@@ -1009,7 +922,7 @@ failed_bytes(struct dec *d)
 		return;
 	end = in->has_limit && in->limit - in->base < in->len ?
 	    in->limit - in->base : in->len;
-	if (d->blk != NULL && pt_blk_get_offset(d->blk, &off) < 0)
+	if (ix_src_offset(d, &off) < 0)
 		off = 0;
 	/* put() keeps the first failure: only memory can fail these. */
 	(void)op(d, IX_OP_ERROR);
@@ -1023,6 +936,8 @@ dec_clear(struct dec *d)
 {
 	if (d->blk != NULL)
 		pt_blk_free_decoder(d->blk);
+	fpt_free(d->fp);
+	free(d->act);
 	pt_image_free(d->img);
 	ix_segw_free(&d->w);
 	free(d->lb);
@@ -1054,15 +969,16 @@ pt_free(void *state)
 	free(d);
 }
 
+/* Decode @in into @out: with fpt when d->fast (it may bail). */
 static void
-pt_decode(void *state, const struct ix_seg_in *in, struct ix_seg_out *out)
+seg_decode(struct dec *d, const struct ix_seg_in *in, struct ix_seg_out *out,
+    int fast)
 {
-	struct dec *d = state;
 	char det[64];
 
-	assert(d != NULL && in->desc->format == HWTR_TF_INTEL_PT);
 	memset(out, 0, sizeof(*out));
 	dec_clear(d);
+	d->fast = fast;
 	d->w.in = in;
 	d->w.out = out;
 	d->isc = in->iscache;
@@ -1082,6 +998,41 @@ pt_decode(void *state, const struct ix_seg_in *in, struct ix_seg_out *out)
 	(void)decode_buf(d, in->buf, in->len);
 done:
 	failed_bytes(d);
+}
+
+static void
+pt_decode(void *state, const struct ix_seg_in *in, struct ix_seg_out *out)
+{
+	struct dec *d = state;
+
+	assert(d != NULL && in->desc->format == HWTR_TF_INTEL_PT);
+	seg_decode(d, in, out, 0);
+	dec_clear(d);
+}
+
+/*
+ * ix_segdec_fast: fpt, and libipt from the segment's start when fpt gave
+ * up, the output saying so (the index's fallback statistics).
+ */
+static void
+fast_decode(void *state, const struct ix_seg_in *in, struct ix_seg_out *out)
+{
+	struct dec *d = state;
+	const char *why;
+	int bail;
+
+	assert(d != NULL && in->desc->format == HWTR_TF_INTEL_PT);
+	seg_decode(d, in, out, 1);
+	bail = d->bail;
+	why = d->bail_why;
+	if (bail != 0 && out->rc != -HWTR_E_INTR) {
+		ix_seg_out_free(out);
+		seg_decode(d, in, out, 0);
+		out->fallback = bail;
+		out->fb_why = why;
+		out->fb_bytes = in->has_limit && in->limit - in->base <
+		    in->len ? in->limit - in->base : in->len;
+	}
 	dec_clear(d);
 }
 
@@ -1090,5 +1041,13 @@ const struct ix_segdec_ops ix_segdec_libipt = {
 	.fmt_ok = pt_fmt_ok,
 	.new = pt_new,
 	.decode = pt_decode,
+	.free = pt_free,
+};
+
+const struct ix_segdec_ops ix_segdec_fast = {
+	.name = "fast",
+	.fmt_ok = pt_fmt_ok,
+	.new = pt_new,
+	.decode = fast_decode,
 	.free = pt_free,
 };

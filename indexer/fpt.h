@@ -230,6 +230,12 @@ int fpt_next(struct fpt *d, struct fpt_item *it);
 uint64_t fpt_offset(const struct fpt *d);
 uint64_t fpt_sync_offset(const struct fpt *d);
 
+/*
+ * The last TSC read (libipt's pt_blk_time() without MTC and CYC, which
+ * fpt does not decode): 0, or -1 before any.
+ */
+int fpt_time(const struct fpt *d, uint64_t *tsc);
+
 /* Why the last -HWTR_E_UNSUPPORTED: a static string. */
 const char *fpt_unsupported(const struct fpt *d);
 

@@ -109,6 +109,15 @@ fpt_offset(const struct fpt *d)
 	return ((uint64_t)(d->pos - d->cfg.begin));
 }
 
+int
+fpt_time(const struct fpt *d, uint64_t *tsc)
+{
+	if (!d->has_tsc)
+		return (-1);
+	*tsc = d->tsc;
+	return (0);
+}
+
 uint64_t
 fpt_sync_offset(const struct fpt *d)
 {

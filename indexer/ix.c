@@ -41,6 +41,7 @@
 #include "ix_image.h"
 #include "ix_pipeline.h"
 #include "ix_write.h"
+#include "segdec.h"
 #include "ix_cputhread.h"
 
 int
@@ -54,6 +55,10 @@ hwtr_ix_new(struct hwtr_ix **ixp, const struct hwtr_ix_opts *opts)
 		return (-HWTR_E_NOMEM);
 	if (opts != NULL)
 		ix->opts = *opts;
+	if (ix->opts.decoder != NULL && !ix_segdec_known(ix->opts.decoder)) {
+		free(ix);
+		return (-HWTR_E_INVAL);
+	}
 	*ixp = ix;
 	return (0);
 }

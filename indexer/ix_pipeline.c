@@ -281,6 +281,21 @@ decode_with(const struct ix_segdec_ops *ops, const struct ix_seg_in *in,
 	ops->free(st);
 }
 
+/* The fast decoder handed a segment to libipt (hwtr_ix_stats). */
+static void
+count_fallback(struct run *r, const struct ix_seg_out *out)
+{
+	struct hwtr_ix_stats *st = &r->ix->stats;
+
+	st->fallback_segments++;
+	st->fallback_bytes += out->fb_bytes;
+	if (out->fallback == 1)
+		st->fallback_unsupported++;
+	else
+		st->fallback_errors++;
+	st->fallback_why = out->fb_why;
+}
+
 /*
  * Decode segment @i (worker @w; @own: on the writer's thread, whose
  * CoreSight batches cannot wait for itself).
@@ -416,7 +431,8 @@ decode_one(struct run *r, size_t w, size_t i, int own)
 		    "cache");
 	}
 	if (rc == 0)
-		decode_with(ix_segdec_pick(in.desc->format), &in, out);
+		decode_with(ix_segdec_named(r->ix->opts.decoder,
+		    in.desc->format), &in, out);
 	else {
 		out->rc = rc;
 		snprintf(out->err, sizeof(out->err), "%s", err[0] ? err :
@@ -726,6 +742,8 @@ stitch_unit(struct run *r, size_t u, int may_defer, int *deferred)
 				return (-HWTR_E_NOMEM);
 			out = &g->outs[u - r->ufirst[s] < g->nouts ?
 			    u - r->ufirst[s] : 0];
+			if (out->fallback != 0)
+				count_fallback(r, out);
 			if (out->rc == -HWTR_E_INTR)
 				rc = -HWTR_E_INTR;
 			else if (out->rc < 0 && o->rc == 0) {

@@ -12,6 +12,9 @@
  * stitcher and the writer only read the outputs.
  *
  *   libipt   Intel PT, libipt's block decoder (decode.c)
+ *   fast     Intel PT, fpt (fpt.h) in decode.c's segment loop (fpt_seg.c); a
+ *            segment fpt cannot decode exactly as libipt does is decoded
+ *            again by libipt (ix_seg_out's fallback)
  *   opencsd  ARM CoreSight ETM/PTM/ETE, OpenCSD (cs_segment.c over
  *            cs_decode.c); one output per trace ID of the buffer
  *
@@ -49,8 +52,19 @@ struct ix_segdec_ops {
 
 extern const struct ix_segdec_ops ix_segdec_libipt;	/* decode.c */
 extern const struct ix_segdec_ops ix_segdec_opencsd;	/* cs_segment.c */
+extern const struct ix_segdec_ops ix_segdec_fast;	/* decode.c */
 
 /* The decoder of streams of format @f, NULL: none. */
 const struct ix_segdec_ops *ix_segdec_pick(enum hwtr_trace_format f);
+
+/*
+ * The decoder named @name (NULL: the default) for format @f: the default
+ * one of @f when the one named does not read @f.
+ */
+const struct ix_segdec_ops *ix_segdec_named(const char *name,
+    enum hwtr_trace_format f);
+
+/* Whether a decoder is named @name. */
+int ix_segdec_known(const char *name);
 
 #endif /* !HWTR_IX_SEGDEC_H */

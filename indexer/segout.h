@@ -122,6 +122,14 @@ struct ix_seg_out {
 	unsigned	isa_seen;	/* 1 A64, 2 A32, 4 T32 */
 	uint64_t	nocode;		/* blocks whose bytes are not known */
 	int		borrowed;	/* a batch: blocks' lens, code not ours */
+	/*
+	 * The fast Intel PT decoder handed this segment to libipt
+	 * (1: unsupported packets, 2: a decode error), @fb_bytes of trace,
+	 * @fb_why saying why (static).
+	 */
+	int		fallback;
+	uint64_t	fb_bytes;
+	const char	*fb_why;
 };
 
 /*

@@ -5,8 +5,9 @@
 # build-fuzz/corpus-fpt/.  Built with clang like the other fuzzers, from
 # common/ and fpt's own sources only.
 
-FUZZ_FPT_OBJ = $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(wildcard common/*.c \
-	  indexer/fpt*.c))
+# fpt_seg.c is the indexer's adapter (over segout.c), not fpt's.
+FUZZ_FPT_OBJ = $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(wildcard common/*.c) \
+	  $(filter-out indexer/fpt_seg.c,$(wildcard indexer/fpt*.c)))
 FUZZ_FPT_PROG = $(abspath $(B))/progs/calls
 
 .PHONY: fuzz-fpt fuzz-fpt-build

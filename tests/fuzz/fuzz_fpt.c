@@ -27,7 +27,7 @@
 #include <intel-pt.h>
 
 #include "hwtrace.h"
-#include "../lib/hwtr_test_fpt.h"
+#include "../lib/hwtr_test_fptboth.h"
 
 #ifndef FUZZ_FPT_PROG
 #define FUZZ_FPT_PROG	"build/progs/calls"
@@ -85,28 +85,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pt_config cfg;
 	struct fpt_config fc;
-	struct pt_block_decoder *bd;
-	struct pt_image *img;
-	struct fpt *f;
 	struct tf_items want, got;
+	const char *why;
 	char msg[512];
 
-	memset(&want, 0, sizeof(want));
-	memset(&got, 0, sizeof(got));
-	/* Code that loops without trace gives blocks for ever. */
-	want.max = got.max = 100000;
-	want.max_insns = got.max_insns = 2000000;
 	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)(uintptr_t)data;
-	cfg.end = (uint8_t *)(uintptr_t)data + size;
 	cfg.cpu.vendor = pcv_intel;
 	cfg.cpu.family = 6;
 	cfg.cpu.model = 158;
 	cfg.cpu.stepping = 10;
 	pt_cpu_errata(&cfg.errata, &cfg.cpu);
 	memset(&fc, 0, sizeof(fc));
-	fc.begin = data;
-	fc.end = data + size;
 	fc.read_code = tf_read_code;
 	fc.map = tf_map;
 	fc.ctx = &prog.im;
@@ -114,18 +103,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fc.family = 6;
 	fc.model = 158;
 	fc.stepping = 10;
-
-	if ((img = tf_pt_image(&prog.im)) == NULL ||
-	    (bd = pt_blk_alloc_decoder(&cfg)) == NULL)
+	if (tf_run_both(data, size, &prog.im, &cfg, &fc, 100000, 2000000,
+	    &want, &got, &why) < 0) {
+		fprintf(stderr, "fuzz_fpt: %s failed\n", why);
 		abort();
-	pt_blk_set_image(bd, img);
-	tf_run_libipt(bd, &want);
-	pt_blk_free_decoder(bd);
-	pt_image_free(img);
-	if (fpt_new(&f, &fc) < 0)
-		abort();
-	tf_run_fpt(f, &got);
-	fpt_free(f);
+	}
 	if (getenv("FUZZ_FPT_DUMP") != NULL) {
 		size_t i;
 		char a[160];

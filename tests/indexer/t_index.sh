@@ -27,7 +27,7 @@ usage_errors_head()
 usage_errors_body()
 {
 	run_status 0 "$HWTRACE" index --help
-	grep -q '^usage: hwtrace index \[-q\] \[-j N\] \[-o DB\] FILE$' out ||
+	grep -q '^usage: hwtrace index \[-q\] \[-D NAME\] \[-j N\] \[-o DB\] FILE$' out ||
 	    atf_fail "--help: unexpected synopsis: $(head -1 out)"
 	run_status 2 "$HWTRACE" index
 	run_status 2 "$HWTRACE" index --bogus x.hwtrace

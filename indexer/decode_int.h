@@ -1,0 +1,116 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The Intel PT segment decoder's state (decode.c), shared with the code
+ * that puts fpt in the place of libipt's block decoder (fpt_seg.c): the
+ * ix_src_* calls are libipt's pt_blk_* ones when @blk is set, fpt's
+ * otherwise.
+ */
+
+#ifndef HWTR_IX_DECODE_INT_H
+#define HWTR_IX_DECODE_INT_H
+
+#include <intel-pt.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fpt.h"
+#include "segout.h"
+
+/*
+ * A libipt block, as split into contiguous runs (split_block()): the
+ * operations that say its runs ran, encoded once (IX_LB_INLINE bytes or
+ * fewer in @inl, more at @first in dec.runs), so that a block seen again
+ * costs a copy of a few bytes.
+ */
+#define IX_LB_INLINE	8
+struct ix_lblock {
+	uint64_t	ip, end_ip;
+	int		isid;
+	uint16_t	ninsn;
+	uint8_t		mode;
+	uint32_t	first, nenc;	/* bytes in dec.runs */
+	/*
+	 * The last two successors' indexes + 1, the latest first: a
+	 * conditional branch has two, and most blocks follow one of them.
+	 */
+	uint32_t	next[2];
+	uint8_t		inl[IX_LB_INLINE];
+};
+
+/* A worker's decoder of one segment (ix_segdec_libipt). */
+struct dec {
+	struct ix_segw	w;		/* its output */
+	struct pt_image_section_cache *isc;
+	struct pt_block_decoder *blk;
+	struct pt_image	*img;
+	uint64_t	base;		/* stream offset of the current buffer */
+	/* libipt blocks seen, and their runs' operations (encoded). */
+	struct ix_lblock *lb;
+	size_t		nlb, clb;
+	uint32_t	*ltab;
+	size_t		lcap;
+	uint8_t		*runs;
+	size_t		nruns, cruns;
+	uint32_t	prev_lb;	/* index + 1 of the last libipt block */
+	uint32_t	pnext[2];	/* a copy of its next[] */
+	/*
+	 * The time as this segment knows it: a time is written when it
+	 * differs from this (the stitcher checks again against the stream's).
+	 */
+	int		have_tsc;
+	uint64_t	tsc;
+	/* Which mapping state the image reflects. */
+	int		img_known;	/* built for a known time */
+	int		have_next;
+	uint64_t	next_change;
+	/* Where the next segment starts, relative to the buffer. */
+	int		has_limit;
+	uint64_t	limit;
+	int		own_psb;	/* draining the synced PSB+'s events */
+	int		seen_disable;	/* libipt knows where it stopped */
+	/*
+	 * ix_segdec_fast: fpt instead of libipt's block decoder (@blk
+	 * NULL), its next item read ahead (@pk_state 1; 2: the end) to say
+	 * what libipt's status flags say; the maps of the current image for
+	 * its code reads; @bail: why it gave up (1 unsupported, 2 a decode
+	 * error), the segment going to libipt.
+	 */
+	int		fast;
+	struct fpt	*fp;
+	struct fpt_item	pk;
+	int		pk_state;
+	int		bail;
+	const char	*bail_why;
+	int		have_dis_ip;	/* libipt's decoder->ip, for "resumed" */
+	uint64_t	dis_ip;
+	struct fpt_block last;		/* the last block given */
+	uint64_t	evoff;		/* the last event's packet */
+	/* fpt's offset after the item read ahead, and the last taken. */
+	uint64_t	pk_off, cur_off;
+	const uint8_t	*fbuf;		/* fpt's trace */
+	size_t		flen;
+	size_t		*act;
+	size_t		nact, cact;
+	int		act_known;
+	uint64_t	act_t;
+};
+
+/* fpt_seg.c: helpers of both. */
+size_t ix_dec_owner_idx(const struct dec *d, uint64_t t);
+size_t ix_dec_read_code(struct dec *d, int isid, uint64_t vaddr,
+    uint8_t *buf, size_t n);
+
+/* libipt's calls, or fpt's in their place. */
+int ix_src_next(struct dec *d, struct pt_block *b);
+int ix_src_event(struct dec *d, struct pt_event *ev);
+int ix_src_sync_forward(struct dec *d);
+int ix_src_offset(struct dec *d, uint64_t *off);
+int ix_src_sync_offset(struct dec *d, uint64_t *off);
+int ix_fast_new(struct dec *d, const uint8_t *buf, size_t len);
+
+#endif /* !HWTR_IX_DECODE_INT_H */

@@ -1,0 +1,535 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+#include <assert.h>
+#include <intel-pt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwtr_common.h"
+#include "hwtr_ix.h"
+#include "hwtr_x86.h"
+#include "decode_int.h"
+#include "fpt.h"
+
+/* The owner of the CPU at @t: index + 1 in in->owners, 0: none. */
+size_t
+ix_dec_owner_idx(const struct dec *d, uint64_t t)
+{
+	const struct ix_owner *o = d->w.in->owners;
+	size_t lo = 0, hi = d->w.in->nowners, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (!o[mid].has_start || o[mid].start_tsc <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (lo);
+}
+
+/* Up to @n code bytes at @vaddr in section @isid; how many were read. */
+size_t
+ix_dec_read_code(struct dec *d, int isid, uint64_t vaddr, uint8_t *buf,
+    size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < d->w.in->nmaps; i++) {
+		const struct ix_map *m = d->w.in->maps[i];
+		const uint8_t *img;
+		uint64_t size, off, avail;
+
+		if (m->isid != isid || m->image < 0 ||
+		    (img = d->w.in->img[m->image]) == NULL)
+			continue;
+		if (m->pgoff >= d->w.in->img_len[m->image])
+			continue;
+		size = m->end - m->start;
+		if (size > d->w.in->img_len[m->image] - m->pgoff)
+			size = d->w.in->img_len[m->image] - m->pgoff;
+		if (vaddr < m->start || vaddr >= m->start + size)
+			continue;
+		off = m->pgoff + (vaddr - m->start);
+		avail = m->start + size - vaddr;
+		if (avail < n)
+			n = (size_t)avail;
+		memcpy(buf, img + off, n);
+		return (n);
+	}
+	return (0);
+}
+
+/*
+ * ix_segdec_fast: fpt in place of libipt's block decoder.  What libipt
+ * says in its status flags (an event pending, the end) fpt says by its
+ * next item, read ahead here.  A decode error or a trace fpt does not
+ * decode exactly as libipt does ends the decoding (@bail) and the segment
+ * goes to libipt from its start (fast_decode()), so that every output is
+ * libipt's, decode errors' wording included.
+ */
+/*
+ * The maps of the image libipt has for time @t (@known; otherwise the
+ * end of the capture), as set_image() chooses them, for fast_read().
+ */
+static int
+fast_maps(struct dec *d, int known, uint64_t t)
+{
+	const struct ix_owner *o = d->w.in->owners;
+	size_t i, k;
+	int32_t owner = -1;
+
+	if (hwtr_grow((void **)&d->act, &d->cact, d->w.in->nmaps + 1,
+	    sizeof(*d->act)) < 0)
+		return (-1);
+	if (known && (k = ix_dec_owner_idx(d, t)) > 0)
+		owner = o[k - 1].pid;
+	d->nact = 0;
+	for (i = 0; i < d->w.in->nmaps; i++) {
+		const struct ix_map *m = d->w.in->maps[i];
+		int active;
+
+		if (owner >= 0 && m->pid >= 0 && m->pid != owner)
+			continue;
+		if (known)
+			active = (!m->has_from || m->from_tsc <= t) &&
+			    (!m->has_to || t < m->to_tsc);
+		else
+			active = !m->has_to;
+		if (active && m->isid > 0)
+			d->act[d->nact++] = i;
+	}
+	d->act_known = known;
+	d->act_t = t;
+	return (0);
+}
+
+static int
+fast_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n, int *isid)
+{
+	struct dec *d = ctx;
+	size_t i;
+	uint64_t t;
+
+	/* The image libipt has when it decodes at fpt's time. */
+	if (fpt_time(d->fp, &t) == 0) {
+		if ((!d->act_known || t != d->act_t) && fast_maps(d, 1, t) < 0)
+			return (-1);
+	} else if (d->act == NULL && fast_maps(d, 0, 0) < 0)
+		return (-1);
+
+	/* A section added later hides those before it, as in libipt. */
+	for (i = d->nact; i-- > 0;) {
+		const struct ix_map *m = d->w.in->maps[d->act[i]];
+		int rc;
+
+		if (ip < m->start || ip >= m->end)
+			continue;
+		*isid = m->isid;
+		if (n == 0)
+			return (0);
+		/* The section libipt reads, from the same cache. */
+		if (n > m->end - ip)
+			n = (size_t)(m->end - ip);
+		rc = pt_iscache_read(d->isc, buf, n, m->isid, ip);
+		return (rc > 0 ? rc : -1);
+	}
+	return (-1);
+}
+
+static void
+fast_bail(struct dec *d, int why, const char *what)
+{
+	if (d->bail == 0) {
+		d->bail = why;
+		d->bail_why = what;
+	}
+}
+
+/* libipt's status flags for fpt's next item. */
+static int
+fast_peek(struct dec *d)
+{
+	int rc;
+
+	if (d->bail != 0)
+		return (-pte_eos);
+	if (d->pk_state == 0) {
+		rc = fpt_next(d->fp, &d->pk);
+		d->pk_off = fpt_offset(d->fp);
+		if (rc == FPT_EOS)
+			d->pk_state = 2;
+		else if (rc == -HWTR_E_UNSUPPORTED) {
+			fast_bail(d, 1, fpt_unsupported(d->fp));
+			return (-pte_eos);
+		} else if (rc < 0) {
+			fast_bail(d, 2, "fpt failed");
+			return (-pte_eos);
+		} else if (d->pk.kind == FPT_ITEM_EVENT &&
+		    d->pk.event.kind == FPT_EV_ERROR) {
+			fast_bail(d, 2, hwtr_errstr(d->pk.event.error));
+			return (-pte_eos);
+		} else
+			d->pk_state = 1;
+	}
+	if (d->pk_state == 2)
+		return (pts_eos);
+	return (d->pk.kind == FPT_ITEM_EVENT ? pts_event_pending : 0);
+}
+
+static enum pt_exec_mode
+fast_mode(uint8_t bits)
+{
+	return (bits == 16 ? ptem_16bit : bits == 32 ? ptem_32bit :
+	    ptem_64bit);
+}
+
+/* libipt's class of a block's last instruction that needed no trace. */
+static enum pt_insn_class
+fast_iclass(struct dec *d, const struct fpt_block *fb)
+{
+	struct hwtr_x86_insn x;
+	uint8_t buf[16];
+	int n, isid;
+
+	n = fast_read(d, fb->end_ip, buf, 15, &isid);
+	if (n <= 0 || hwtr_x86_decode(buf, (size_t)n, fb->end_ip, fb->mode,
+	    &x) < 0)
+		return (ptic_error);
+	switch (x.kind) {
+	case HWTR_X86_OTHER:
+		return (ptic_other);
+	case HWTR_X86_JCC:
+		return (ptic_cond_jump);
+	case HWTR_X86_JMP:
+		return (ptic_jump);
+	case HWTR_X86_CALL:
+		return (ptic_call);
+	default:
+		return (ptic_error);
+	}
+}
+
+int
+ix_src_next(struct dec *d, struct pt_block *b)
+{
+	const struct fpt_block *fb = &d->pk.block;
+	int status;
+
+	if (d->fp == NULL)
+		return (pt_blk_next(d->blk, b, sizeof(*b)));
+	status = fast_peek(d);
+	if (status < 0 || (status & pts_event_pending))
+		return (status < 0 ? status : -pte_event_ignored);
+	if (status & pts_eos)
+		return (-pte_eos);
+	memset(b, 0, sizeof(*b));
+	b->ip = fb->ip;
+	b->end_ip = fb->end_ip;
+	b->ninsn = fb->ninsn;
+	b->isid = fb->isid;
+	b->mode = fast_mode(fb->mode);
+	switch (fb->end) {
+	case FPT_END_COND_TAKEN:
+	case FPT_END_COND_NOT_TAKEN:
+		b->iclass = ptic_cond_jump;
+		break;
+	case FPT_END_INDIRECT:
+		b->iclass = ptic_jump;
+		break;
+	case FPT_END_CALL_IND:
+		b->iclass = ptic_call;
+		break;
+	case FPT_END_RET:
+		b->iclass = ptic_return;
+		break;
+	default:
+		b->iclass = fast_iclass(d, fb);
+		break;
+	}
+	d->last = *fb;
+	d->pk_state = 0;
+	d->cur_off = d->pk_off;
+	return (fast_peek(d));
+}
+
+/*
+ * Where libipt's decoder expects tracing to resume after a TIP.PGD
+ * without an IP: the instruction after the last block's, or the target
+ * of its conditional branch taken; 0 when not known.
+ */
+static int
+fast_next_ip(struct dec *d, uint64_t *ip)
+{
+	const struct fpt_block *b = &d->last;
+	struct hwtr_x86_insn x;
+	uint8_t buf[16];
+	int n, isid;
+
+	if (b->ninsn == 0 || (b->end != FPT_END_NONE &&
+	    b->end != FPT_END_COND_TAKEN && b->end != FPT_END_COND_NOT_TAKEN))
+		return (0);
+	n = fast_read(d, b->end_ip, buf, 15, &isid);
+	if (n <= 0 || hwtr_x86_decode(buf, (size_t)n, b->end_ip, b->mode,
+	    &x) < 0)
+		return (0);
+	if (b->end == FPT_END_COND_TAKEN || (b->end == FPT_END_NONE &&
+	    x.has_target && (x.kind == HWTR_X86_JMP ||
+	    x.kind == HWTR_X86_CALL)))
+		*ip = x.target;
+	else
+		*ip = b->end_ip + x.len;
+	return (1);
+}
+
+/* libipt's event types by fpt's kinds (FPT_EV_ERROR never gets here). */
+static const enum pt_event_type fast_evtypes[] = {
+	[FPT_EV_ENABLED] = ptev_enabled,
+	[FPT_EV_DISABLED] = ptev_disabled,
+	[FPT_EV_ASYNC_DISABLED] = ptev_async_disabled,
+	[FPT_EV_ASYNC_BRANCH] = ptev_async_branch,
+	[FPT_EV_EXEC_MODE] = ptev_exec_mode,
+	[FPT_EV_OVERFLOW] = ptev_overflow,
+	[FPT_EV_TSX] = ptev_tsx,
+	[FPT_EV_PAGING] = ptev_paging,
+	[FPT_EV_VMCS] = ptev_vmcs,
+	[FPT_EV_PTWRITE] = ptev_ptwrite,
+	[FPT_EV_PWRE] = ptev_pwre,
+	[FPT_EV_PWRX] = ptev_pwrx,
+	[FPT_EV_EXSTOP] = ptev_exstop,
+	[FPT_EV_MWAIT] = ptev_mwait,
+	[FPT_EV_STOP] = ptev_stop,
+};
+
+static void
+fast_event(struct dec *d, const struct fpt_event *fe, struct pt_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	assert(fe->kind < sizeof(fast_evtypes) / sizeof(fast_evtypes[0]));
+	ev->type = fast_evtypes[fe->kind];
+	ev->ip_suppressed = fe->ip_suppressed;
+	ev->status_update = fe->status_update;
+	ev->has_tsc = fe->has_tsc;
+	ev->tsc = fe->tsc;
+	switch (fe->kind) {
+	case FPT_EV_ENABLED:
+		ev->variant.enabled.ip = fe->ip;
+		ev->variant.enabled.resumed = d->have_dis_ip &&
+		    d->dis_ip == fe->ip;
+		d->have_dis_ip = 0;
+		break;
+	case FPT_EV_DISABLED:
+		ev->variant.disabled.ip = fe->ip;
+		d->have_dis_ip = !fe->ip_suppressed;
+		d->dis_ip = fe->ip;
+		if (fe->ip_suppressed)
+			d->have_dis_ip = fast_next_ip(d, &d->dis_ip);
+		break;
+	case FPT_EV_ASYNC_DISABLED:
+		ev->variant.async_disabled.at = fe->ip;
+		ev->variant.async_disabled.ip = fe->to;
+		d->have_dis_ip = 1;
+		d->dis_ip = fe->ip;
+		break;
+	case FPT_EV_ASYNC_BRANCH:
+		ev->variant.async_branch.from = fe->ip;
+		ev->variant.async_branch.to = fe->to;
+		d->have_dis_ip = 0;
+		break;
+	case FPT_EV_EXEC_MODE:
+		ev->variant.exec_mode.ip = fe->ip;
+		ev->variant.exec_mode.mode = fast_mode(fe->mode);
+		break;
+	case FPT_EV_OVERFLOW:
+		ev->variant.overflow.ip = fe->ip;
+		d->have_dis_ip = 0;
+		break;
+	case FPT_EV_PAGING:
+		ev->variant.paging.cr3 = fe->payload;
+		break;
+	case FPT_EV_VMCS:
+		ev->variant.vmcs.base = fe->payload;
+		break;
+	case FPT_EV_PTWRITE:
+		ev->variant.ptwrite.payload = fe->payload;
+		break;
+	default:
+		break;
+	}
+}
+
+int
+ix_src_event(struct dec *d, struct pt_event *ev)
+{
+	int status;
+
+	if (d->fp == NULL)
+		return (pt_blk_event(d->blk, ev, sizeof(*ev)));
+	status = fast_peek(d);
+	if (status < 0 || !(status & pts_event_pending))
+		return (status < 0 ? status : -pte_bad_query);
+	fast_event(d, &d->pk.event, ev);
+	d->evoff = d->pk.event.offset;
+	d->pk_state = 0;
+	d->cur_off = d->pk_off;
+	return (fast_peek(d));
+}
+
+int
+ix_src_sync_forward(struct dec *d)
+{
+	int rc;
+
+	if (d->fp == NULL)
+		return (pt_blk_sync_forward(d->blk));
+	if (d->bail != 0)
+		return (-pte_eos);
+	d->pk_state = 0;
+	d->have_dis_ip = 0;
+	rc = fpt_sync_forward(d->fp);
+	d->cur_off = fpt_offset(d->fp);
+	if (rc == FPT_EOS)
+		return (-pte_eos);
+	if (rc < 0) {
+		fast_bail(d, rc == -HWTR_E_UNSUPPORTED ? 1 : 2,
+		    rc == -HWTR_E_UNSUPPORTED ? fpt_unsupported(d->fp) :
+		    "no sync");
+		return (-pte_eos);
+	}
+	return (fast_peek(d));
+}
+
+/* The PSBEND of the PSB+ at @from, or @dflt when no PSB+ is there. */
+static uint64_t
+fast_psbend(struct dec *d, uint64_t from, uint64_t dflt)
+{
+	struct fpt_pkt pkt;
+	const uint8_t *p = d->fbuf + from, *end = d->fbuf + d->flen;
+	int n;
+
+	if (from >= d->flen || fpt_pkt_parse(p, end, &pkt) <= 0 ||
+	    pkt.kind != FPT_PKT_PSB)
+		return (dflt);
+	while ((n = fpt_pkt_parse(p, end, &pkt)) > 0) {
+		if (pkt.kind == FPT_PKT_PSBEND)
+			return ((uint64_t)(p - d->fbuf));
+		p += n;
+	}
+	return (dflt);
+}
+
+static int
+fast_timing(const struct fpt_pkt *pkt)
+{
+	switch (pkt->kind) {
+	case FPT_PKT_PAD:
+	case FPT_PKT_TSC:
+	case FPT_PKT_MTC:
+	case FPT_PKT_CYC:
+	case FPT_PKT_TMA:
+	case FPT_PKT_CBR:
+		return (1);
+	default:
+		return (0);
+	}
+}
+
+/*
+ * Where libipt's reading stops before a block: when the packet at @from
+ * (after timing packets) is an event's rather than a branch's, libipt
+ * has fetched that event already, and the timing packets after it.
+ */
+static uint64_t
+fast_evpkt(struct dec *d, uint64_t from)
+{
+	struct fpt_pkt pkt;
+	const uint8_t *p = d->fbuf + from, *end = d->fbuf + d->flen;
+	int n, seen = 0;
+
+	while (p < end && (n = fpt_pkt_parse(p, end, &pkt)) > 0) {
+		if (fast_timing(&pkt)) {
+			p += n;
+			continue;
+		}
+		if (seen || (pkt.kind != FPT_PKT_TIP_PGD &&
+		    pkt.kind != FPT_PKT_TIP_PGE && pkt.kind != FPT_PKT_FUP &&
+		    pkt.kind != FPT_PKT_MODE_EXEC &&
+		    pkt.kind != FPT_PKT_MODE_TSX))
+			break;
+		seen = 1;
+		p += n;
+	}
+	return (seen ? (uint64_t)(p - d->fbuf) : from);
+}
+
+int
+ix_src_offset(struct dec *d, uint64_t *off)
+{
+	if (d->fp != NULL) {
+		/*
+		 * libipt has read the packets of the events pending, not
+		 * those of the block that comes next.
+		 */
+		*off = d->pk_state == 2 || (d->pk_state == 1 &&
+		    d->pk.kind == FPT_ITEM_EVENT) ? d->pk_off : d->cur_off;
+		/*
+		 * libipt reads a PSB+ whole, when it reads ahead to one
+		 * too, its events then pending.
+		 */
+		if (d->pk_state == 1 && d->pk.kind == FPT_ITEM_EVENT)
+			*off = fast_psbend(d, *off, *off);
+		else if (d->pk_state == 1)
+			*off = fast_evpkt(d, *off);
+		return (0);
+	}
+	if (d->blk == NULL)
+		return (-1);
+	return (pt_blk_get_offset(d->blk, off));
+}
+
+int
+ix_src_sync_offset(struct dec *d, uint64_t *off)
+{
+	if (d->fp != NULL) {
+		*off = fpt_sync_offset(d->fp);
+		return (0);
+	}
+	return (pt_blk_get_sync_offset(d->blk, off));
+}
+
+int
+ix_fast_new(struct dec *d, const uint8_t *buf, size_t len)
+{
+	const struct hwtr_cpu *cpu = d->w.in->cpu;
+	const struct hwtr_stream_desc *sd = d->w.in->desc;
+	struct fpt_config fc;
+	unsigned i;
+	int rc;
+
+	memset(&fc, 0, sizeof(fc));
+	d->fbuf = buf;
+	d->flen = len;
+	fc.begin = buf;
+	fc.end = buf + len;
+	fc.read_code = fast_read;
+	fc.ctx = d;
+	if (cpu != NULL && cpu->vendor == HWTR_CPU_INTEL) {
+		fc.intel = 1;
+		fc.family = cpu->family;
+		fc.model = cpu->model;
+		fc.stepping = cpu->stepping;
+	}
+	for (i = 0; i < sd->pt.nfilters && i < 4; i++)
+		if ((sd->pt.filter[i].cfg & 0xf) != 0)
+			fc.filtering = 1;
+	fc.keep_cache = 1;
+	if ((rc = fpt_new(&d->fp, &fc)) < 0)
+		return (ix_segw_fail(&d->w, rc, "cannot allocate a decoder",
+		    NULL));
+	return (0);
+}
+

@@ -1,0 +1,284 @@
+#! /usr/bin/env atf-sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# libipt as the referee of the fast Intel PT decoder on whole databases
+# (issue 29 item 2): every trace is indexed twice, --decoder libipt and
+# --decoder fast, and every table of the two databases, the calls virtual
+# table included, must hold the same rows.  No row is left out: the
+# fallback counts are in index's summary on stderr, not in the database.
+# Traces: ixgen's generated ones (clean, several threads, damaged, cut
+# into small segments), step and valgrind captures of the fixture
+# programs and of conformance programs, and the corpus: libipt's test
+# cases with their code, the LLDB captures and a perf.data recording.
+
+. "$(atf_get_srcdir)/../env.sh"
+. "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
+
+GEN="$HWTRACE_BUILD/bench/ixgen"
+PROG="$HWTRACE_PROGS/calls"
+
+# dump DB OUT: every table's rows as SQL literals, sorted, table by table.
+dump()
+{
+	: >"$2"
+	for t in $(sqlite3 -batch -noheader "$1" "SELECT name FROM \
+	    sqlite_master WHERE type = 'table' ORDER BY name"); do
+		echo "== $t" >>"$2"
+		sqlite3 -batch -noheader -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" \
+		    -cmd ".mode quote" "$1" "SELECT * FROM \"$t\"" | sort >>"$2" ||
+		    atf_fail "$1: cannot read table $t"
+	done
+}
+
+# referee ARCHIVE [INDEX OPTIONS]: both databases, the same rows.  The
+# fast run's summary is kept in ARCHIVE.fast.err; the number of segments
+# in ARCHIVE.segs, of those handed to libipt in ARCHIVE.fb.
+referee()
+{
+	a=$1
+	shift
+	"$HWTRACE" index -D libipt "$@" -o "$a.lib.db" "$a" 2>"$a.lib.err" ||
+	    atf_fail "index -D libipt $a failed: $(tr '\n' '|' <"$a.lib.err")"
+	"$HWTRACE" index -D fast "$@" -o "$a.fast.db" "$a" 2>"$a.fast.err" ||
+	    atf_fail "index -D fast $a failed: $(tr '\n' '|' <"$a.fast.err")"
+	dump "$a.lib.db" "$a.lib.dump"
+	dump "$a.fast.db" "$a.fast.dump"
+	if ! cmp -s "$a.lib.dump" "$a.fast.dump"; then
+		diff "$a.lib.dump" "$a.fast.dump" | head -8 >"$a.diff"
+		# Collecting the differing cases (ptt): named at the end.
+		if [ -n "${DIFFERING:-}" ]; then
+			echo "$a: $(tr '\n' '|' <"$a.diff")" >>"$DIFFERING"
+			return
+		fi
+		atf_fail "$a: the fast decoder's database differs from libipt's (< libipt, > fast): $(tr '\n' '|' <"$a.diff")"
+	fi
+	sed -n 's/.*, \([0-9]*\) segments;.*/\1/p' "$a.fast.err" >"$a.segs"
+	sed -n 's/.*fast decoder: \([0-9]*\) segments .*/\1/p' \
+	    "$a.fast.err" >"$a.fb"
+	[ -s "$a.fb" ] || echo 0 >"$a.fb"
+	echo "$a: $(cat "$a.fb") of $(cat "$a.segs") segments to libipt"
+	rm -f "$a.lib.db" "$a.fast.db" "$a.lib.dump" "$a.fast.dump"
+}
+
+# fast_did ARCHIVE: the fast decoder decoded some segment itself, so that
+# the comparison compared something.
+fast_did()
+{
+	[ "$(cat "$1.fb")" -lt "$(cat "$1.segs")" ] ||
+	    atf_fail "$1: every one of $(cat "$1.segs") segments went to libipt: $(tr '\n' '|' <"$1.fast.err")"
+}
+
+atf_test_case usage
+usage_head()
+{
+	atf_set descr "--decoder takes fast or libipt; another name is a usage error (2)"
+}
+usage_body()
+{
+	run_status 2 "$HWTRACE" index -D bogus x.hwtrace
+	grep -q "unknown decoder 'bogus'" err ||
+	    atf_fail "expected \"unknown decoder 'bogus'\", got: $(cat err)"
+	run_status 0 "$HWTRACE" index --help
+	grep -q -- '--decoder NAME' out ||
+	    atf_fail "--help does not list --decoder: $(cat out)"
+}
+
+atf_test_case ixgen
+ixgen_head()
+{
+	atf_set descr "ixgen traces (one and three threads, 4 KiB segments, -j 1 and 2): the same database from both decoders"
+}
+ixgen_body()
+{
+	need_gen
+	"$GEN" -n 200000 -t 1 "$PROG" one.hwtrace || atf_fail "ixgen failed"
+	"$GEN" -n 300000 -t 3 -s 7 "$PROG" three.hwtrace ||
+	    atf_fail "ixgen failed"
+	# ixgen ends a trace with a decode error: its segment goes to libipt.
+	referee one.hwtrace -j 1
+	HWTRACE_IX_SEGMENT=4096 referee one.hwtrace -j 1
+	fast_did one.hwtrace
+	referee three.hwtrace -j 2
+	HWTRACE_IX_SEGMENT=4096 referee three.hwtrace -j 2
+	fast_did three.hwtrace
+	[ "$(cat three.hwtrace.segs)" -gt 10 ] ||
+	    atf_fail "4 KiB segments: expected more than 10, got $(cat three.hwtrace.segs)"
+}
+
+atf_test_case ixgen_damaged
+ixgen_damaged_head()
+{
+	atf_set descr "damaged ixgen traces (flipped bits, truncated, garbage, lost data): the same database from both decoders"
+}
+ixgen_damaged_body()
+{
+	need_gen
+	for c in flip truncate garbage; do
+		"$GEN" -n 300000 -t 2 -c $c "$PROG" $c.hwtrace ||
+		    atf_fail "ixgen -c $c failed"
+		HWTRACE_IX_SEGMENT=4096 referee $c.hwtrace -j 2
+		fast_did $c.hwtrace
+	done
+	"$GEN" -n 300000 -t 2 -m "$PROG" m.hwtrace || atf_fail "ixgen -m failed"
+	referee m.hwtrace -j 2
+}
+
+# capture SOURCE PROG: a capture of fixture PROG with SOURCE, refereed.
+capture()
+{
+	[ -x "$HWTRACE_PROGS/$2" ] ||
+	    atf_skip "fixture $HWTRACE_PROGS/$2 is not built"
+	"$HWTRACE" capture --source "$1" -o "$1-$2.hwtrace" -- \
+	    "$HWTRACE_PROGS/$2" >out 2>err
+	[ -f "$1-$2.hwtrace" ] ||
+	    atf_skip "$1 capture of $2 unavailable: $(tr '\n' '|' <err)"
+	referee "$1-$2.hwtrace" -j 2
+	HWTRACE_IX_SEGMENT=4096 referee "$1-$2.hwtrace" -j 2
+	fast_did "$1-$2.hwtrace"
+}
+
+atf_test_case step
+step_head()
+{
+	atf_set descr "step captures of fixture programs (calls, threads, dynpie, except, dlopen): the same database from both decoders"
+}
+step_body()
+{
+	for p in calls threads dynpie except dlopen; do
+		capture step $p
+	done
+}
+
+atf_test_case valgrind
+valgrind_head()
+{
+	atf_set descr "valgrind captures of fixture programs (calls, threads, dynpie): the same database from both decoders"
+	atf_set timeout 600
+}
+valgrind_body()
+{
+	need_valgrind
+	for p in calls threads dynpie; do
+		capture valgrind $p
+	done
+}
+
+atf_test_case conform
+conform_head()
+{
+	atf_set descr "step captures of the conformance programs loop.c, crash.c and inl.c, built at -O0 and -O2: the same database from both decoders"
+}
+conform_body()
+{
+	require_tools cc
+	for s in loop crash inl; do
+		for o in 0 2; do
+			cc -g -O$o -o $s$o "$HWTRACE_SRC/tests/conform/$s.c" \
+			    2>cc.err || atf_fail "cc $s.c: $(cat cc.err)"
+			"$HWTRACE" capture --source step -o $s$o.hwtrace -- \
+			    ./$s$o >out 2>err
+			[ -f $s$o.hwtrace ] ||
+			    atf_skip "step capture unavailable: $(tr '\n' '|' <err)"
+			HWTRACE_IX_SEGMENT=4096 referee $s$o.hwtrace -j 2
+		done
+	done
+}
+
+# The libipt-ptt cases known to differ still (issue 29): event offsets
+# after FUP and TIP.PGD pairs, where libipt reads further ahead than
+# decode.c models, and the pevent cases, whose images change with the
+# sideband's time at points fpt and libipt do not see alike.  Any other
+# case differing fails; one of these agreeing is said in ptt.log.
+PTT_KNOWN="fup-tip fup-tip_pgd-tip_pge_other_ip int-iret-cpl_3
+pevent-comm_exec-mmap-tsc-iret pevent-fork pevent-mmap_secondary-tsc
+pevent-split pevent-tip_pgd-comm_exec-mmap-tsc-tip_pge
+pevent-tip_pgd-switch-tsc-tip_pge syscall-sysret-cpl_3
+sysenter-sysexit-cpl_3 tip_pge-fup-tip_pgd-tip_pge tip_pge-fup-tip_pgd"
+
+atf_test_case ptt
+ptt_head()
+{
+	atf_set descr "libipt's test cases with their code (import --raw with the options of their ptxed command): the same database from both decoders but for 13 known cases"
+}
+ptt_body()
+{
+	dir="$HWTRACE_CORPUS/libipt-ptt"
+	[ -d "$dir" ] || atf_skip "corpus not found at $dir"
+	n=0
+	for c in "$dir"/*/; do
+		c=${c%/}
+		t=${c##*/}
+		[ -f "$c/$t-ptxed.cmd" ] || continue
+		# Only the options import takes, with their arguments.
+		opts=$(awk '{
+			for (i = 2; i <= NF; i++)
+				if ($i ~ /^--(raw|pt|cpu|mtc-freq|nom-freq|cpuid-0x15\.e[ab]x|filter:addr[0-3]_(cfg|a|b)|pevent:[a-z0-9-]+)$/) {
+					printf "%s %s ", $i, $(i + 1)
+					i++
+				}
+		}' "$c/$t-ptxed.cmd")
+		case "$opts" in *--raw*) ;; *) continue ;; esac
+		(cd "$c" && "$HWTRACE" import $opts -o "$OLDPWD/$t.hwtrace") \
+		    >/dev/null 2>&1 || continue
+		case " $(echo $PTT_KNOWN) " in
+		*" $t "*) DIFFERING=known ;;
+		*) DIFFERING=differ ;;
+		esac
+		DIFFERING=$DIFFERING referee "$t.hwtrace" -j 1 >>ptt.log
+		rm -f "$t.hwtrace"*
+		n=$((n + 1))
+	done
+	[ "$n" -gt 100 ] || atf_fail "expected more than 100 cases imported, got $n"
+	[ ! -s differ ] ||
+	    atf_fail "$(wc -l <differ) of $n cases differ: $(cut -c1-300 differ | tr '\n' '#')"
+	echo "$(cat known 2>/dev/null | wc -l) of $n cases differ as known" >>ptt.log
+}
+
+atf_test_case lldb
+lldb_head()
+{
+	atf_set descr "the LLDB corpus captures: the same database from both decoders"
+}
+lldb_body()
+{
+	dir="$HWTRACE_CORPUS/lldb-intelpt"
+	[ -d "$dir" ] || atf_skip "corpus not found at $dir"
+	# One thread in one image; one thread across three images.
+	printf '%s\n' "intelpt-trace/trace.json one" \
+	    "intelpt-trace-multi-file/multi-file-no-ld.json multi" >bundles
+	while read -r bundle name; do
+		"$HWTRACE" import --lldb -o $name.hwtrace "$dir/$bundle" \
+		    2>$name.ierr ||
+		    atf_fail "import $bundle failed: $(tr '\n' '|' <$name.ierr)"
+		referee $name.hwtrace -j 2
+		HWTRACE_IX_SEGMENT=4096 referee $name.hwtrace -j 2
+	done <bundles
+}
+
+atf_test_case perf
+perf_head()
+{
+	atf_set descr "the corpus's Intel PT perf.data recording: the same database from both decoders"
+}
+perf_body()
+{
+	f="$HWTRACE_CORPUS/perf-data/intel_pt/perf.data.intel_pt-4.14"
+	[ -f "$f" ] || atf_skip "corpus not found at $f"
+	"$HWTRACE" import "$f" -o p.hwtrace >/dev/null 2>err ||
+	    atf_fail "import $f failed: $(tr '\n' '|' <err)"
+	referee p.hwtrace -j 2
+	HWTRACE_IX_SEGMENT=4096 referee p.hwtrace -j 2
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case usage
+	atf_add_test_case ixgen
+	atf_add_test_case ixgen_damaged
+	atf_add_test_case step
+	atf_add_test_case valgrind
+	atf_add_test_case conform
+	atf_add_test_case ptt
+	atf_add_test_case lldb
+	atf_add_test_case perf
+}
