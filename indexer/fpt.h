@@ -231,6 +231,13 @@ uint64_t fpt_offset(const struct fpt *d);
 uint64_t fpt_sync_offset(const struct fpt *d);
 
 /*
+ * How many MNT packets fpt has passed over.  libipt reports each as an
+ * event (ptev_mnt) that fpt does not give: a caller that must equal
+ * libipt's events hands such a trace to libipt.
+ */
+uint64_t fpt_mnt_count(const struct fpt *d);
+
+/*
  * The last TSC read (libipt's pt_blk_time() without MTC and CYC, which
  * fpt does not decode): 0, or -1 before any.
  */

@@ -104,6 +104,12 @@ fpt_free(struct fpt *d)
 }
 
 uint64_t
+fpt_mnt_count(const struct fpt *d)
+{
+	return (d->nmnt);
+}
+
+uint64_t
 fpt_offset(const struct fpt *d)
 {
 	return ((uint64_t)(d->pos - d->cfg.begin));

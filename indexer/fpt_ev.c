@@ -469,6 +469,7 @@ fpti_read_psb_plus(struct fpt *d)
 			break;
 		case FPT_PKT_MNT:
 			/* Its event is no status update; not reported. */
+			d->nmnt++;
 			break;
 		case FPT_PKT_TSC:
 			d->tsc = pkt.payload;
@@ -545,7 +546,10 @@ pge_follows(struct fpt *d)
 		case FPT_PKT_MTC:
 		case FPT_PKT_CYC:
 		case FPT_PKT_TMA:
+			p += pkt.size;
+			continue;
 		case FPT_PKT_MNT:
+			d->nmnt++;
 			p += pkt.size;
 			continue;
 		case FPT_PKT_TIP_PGE:
@@ -664,9 +668,11 @@ fpti_read_ahead(struct fpt *d)
 			return (rc);
 		}
 		switch (pkt.kind) {
+		case FPT_PKT_MNT:
+			d->nmnt++;
+			break;
 		case FPT_PKT_PAD:
 		case FPT_PKT_CBR:
-		case FPT_PKT_MNT:
 			break;
 		case FPT_PKT_TSC:
 			d->tsc = pkt.payload;

@@ -46,6 +46,7 @@ struct fpt {
 	const uint8_t	*pos;		/* the next packet */
 	const uint8_t	*sync;		/* the last PSB, NULL before one */
 	const char	*unsup;		/* why unsupported, NULL otherwise */
+	uint64_t	nmnt;		/* MNT packets passed over */
 	int		synced, eos, in_sync, cache_full;
 	int		cur_isid;	/* libipt's mapped section */
 

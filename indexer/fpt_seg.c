@@ -150,10 +150,36 @@ fast_bail(struct dec *d, int why, const char *what)
 	}
 }
 
+/*
+ * Why an event fpt gives is not yet one the referee (t_fastdec) holds
+ * equal to libipt's in the database, NULL when it is.  fpt decodes more
+ * (power, TSX, paging, VMCS, overflow, PTWRITE, TraceStop, a PSB+ that
+ * turns tracing on), but where libipt records these events, at which
+ * offset, is not yet what libipt says: such a segment goes to libipt.
+ */
+static const char *
+fast_unproved(const struct fpt_event *ev)
+{
+	switch (ev->kind) {
+	case FPT_EV_ENABLED:
+		return (ev->status_update ? "tracing enabled by a PSB+" :
+		    NULL);
+	case FPT_EV_DISABLED:
+	case FPT_EV_ASYNC_DISABLED:
+	case FPT_EV_ASYNC_BRANCH:
+	case FPT_EV_EXEC_MODE:
+		return (NULL);
+	default:
+		return ("an event whose offset fast does not yet give as "
+		    "libipt does");
+	}
+}
+
 /* libipt's status flags for fpt's next item. */
 static int
 fast_peek(struct dec *d)
 {
+	const char *why;
 	int rc;
 
 	if (d->bail != 0)
@@ -172,6 +198,14 @@ fast_peek(struct dec *d)
 		} else if (d->pk.kind == FPT_ITEM_EVENT &&
 		    d->pk.event.kind == FPT_EV_ERROR) {
 			fast_bail(d, 2, hwtr_errstr(d->pk.event.error));
+			return (-pte_eos);
+		} else if (fpt_mnt_count(d->fp) != 0) {
+			fast_bail(d, 1, "an MNT packet (libipt reports an "
+			    "event fast does not give)");
+			return (-pte_eos);
+		} else if (d->pk.kind == FPT_ITEM_EVENT &&
+		    (why = fast_unproved(&d->pk.event)) != NULL) {
+			fast_bail(d, 1, why);
 			return (-pte_eos);
 		} else
 			d->pk_state = 1;
