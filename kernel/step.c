@@ -84,17 +84,10 @@ step_backend_deinit(struct hwtr_src *src)
 	(void)src;
 }
 
-const struct hwtr_src_ops hwtr_step_ops = {
-	.name = "step",
-	.init = step_backend_init,
-	.configure = step_backend_configure,
-	.enable = step_backend_fail,
-	.read = step_backend_fail,
-	.disable = step_backend_fail,
-	.thread_alloc = step_backend_thread_alloc,
-	.thread_free = step_backend_thread_free,
-	.deinit = step_backend_deinit,
-};
+/* Starting, reading and stopping fail as configuring does. */
+#define	step_backend_enable	step_backend_fail
+#define	step_backend_read	step_backend_fail
+#define	step_backend_disable	step_backend_fail
 
 #else /* Linux on x86-64 */
 
@@ -693,6 +686,8 @@ step_backend_deinit(struct hwtr_src *src)
 	src->priv = NULL;
 }
 
+#endif /* Linux on x86-64 */
+
 const struct hwtr_src_ops hwtr_step_ops = {
 	.name = "step",
 	.init = step_backend_init,
@@ -704,6 +699,3 @@ const struct hwtr_src_ops hwtr_step_ops = {
 	.thread_free = step_backend_thread_free,
 	.deinit = step_backend_deinit,
 };
-
-#endif /* Linux on x86-64 */
-
