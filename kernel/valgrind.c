@@ -654,6 +654,17 @@ evfile_errno(struct vgsrc *vs, const struct vg_evfile *ef)
 }
 
 /*
+ * Whether a pump of @ef stops here: nothing came (@idle), the file waits
+ * for its parent's, or this turn's budget is spent.
+ */
+static int
+evfile_pause(const struct vg_evfile *ef, int idle)
+{
+	return (idle || vgconv_file_waiting(ef->f) ||
+	    ef->fed >= VG_PUMP_BUDGET);
+}
+
+/*
  * Convert what @ef gained, through read(): 1 when something was read or
  * converted, 0 when nothing new came, or an error.
  */
@@ -679,8 +690,7 @@ evfile_read(struct vgsrc *vs, struct vg_evfile *ef)
 		memmove(ef->buf, ef->buf + used, ef->have);
 		if (n > 0 || used > 0)
 			progress = 1;
-		if (n == 0 || vgconv_file_waiting(ef->f) ||
-		    ef->fed >= VG_PUMP_BUDGET)
+		if (evfile_pause(ef, n == 0))
 			break;
 	}
 	return (progress);
@@ -752,8 +762,7 @@ evfile_map(struct vgsrc *vs, struct vg_evfile *ef)
 		if (used > 0)
 			progress = 1;
 		/* Nothing more to take until the file grows (or the parent). */
-		if (used == 0 || vgconv_file_waiting(ef->f) ||
-		    ef->fed >= VG_PUMP_BUDGET)
+		if (evfile_pause(ef, used == 0))
 			break;
 	}
 	return (progress);
@@ -864,8 +873,7 @@ evfile_ring(struct vgsrc *vs, struct vg_evfile *ef)
 		    cons + (uint64_t)used, __ATOMIC_RELEASE);
 		if (used > 0)
 			progress = 1;
-		if (used == 0 || vgconv_file_waiting(ef->f) ||
-		    ef->fed >= VG_PUMP_BUDGET)
+		if (evfile_pause(ef, used == 0))
 			break;
 	}
 	return (progress);
