@@ -983,47 +983,19 @@ rm_dir(struct vgsrc *vs)
 static void
 sweep_stale(struct vgsrc *vs, const char *parent)
 {
-	char path[PATH_MAX + 300];
-	struct dirent *de, *fe;
-	struct stat st;
-	DIR *d, *sub;
-	time_t now = time(NULL);
-	int fd;
+	struct dirent *de;
+	DIR *d;
 
 	if ((d = opendir(parent)) == NULL)
 		return;
-	while ((de = readdir(d)) != NULL) {
+	while ((de = readdir(d)) != NULL)
 		if (strncmp(de->d_name, VG_DIR_PREFIX,
-		    sizeof(VG_DIR_PREFIX) - 1) != 0 ||
-		    strlen(de->d_name) != sizeof(VG_DIR_PREFIX) - 1 + 6)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", parent, de->d_name);
-		if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) ||
-		    st.st_uid != geteuid() || st.st_mtime > now - VG_STALE_S)
-			continue;
-		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		    O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-			close(fd);	/* a capture that runs */
-			continue;
-		}
-		if ((sub = fdopendir(fd)) == NULL) {
-			close(fd);
-			continue;
-		}
-		/* Through the descriptor checked above, not the path. */
-		while ((fe = readdir(sub)) != NULL)
-			if (strcmp(fe->d_name, ".") != 0 &&
-			    strcmp(fe->d_name, "..") != 0)
-				(void)unlinkat(dirfd(sub), fe->d_name, 0);
-		if (rmdir(path) == 0)
+		    sizeof(VG_DIR_PREFIX) - 1) == 0 &&
+		    strlen(de->d_name) == sizeof(VG_DIR_PREFIX) - 1 + 6 &&
+		    hwtr_stale_rmdir(dirfd(d), de->d_name, VG_STALE_S))
 			hwtr_logf(&vs->src->cfg.log, HWTR_LOG_INFO,
-			    "valgrind: removed '%s', left by a capture that "
-			    "did not end", path);
-		closedir(sub);		/* and the lock */
-	}
+			    "valgrind: removed '%s/%s', left by a capture that "
+			    "did not end", parent, de->d_name);
 	closedir(d);
 }
 
