@@ -65,6 +65,8 @@ void hwtr_sha256(const void *data, size_t len, uint8_t out[32]);
 /* Numbers and bytes to and from text (common/strconv.c). */
 /* @len bytes as 2 * @len lowercase hex digits and a NUL. */
 void hwtr_hex(char *out, const uint8_t *p, size_t len);
+/* The value of hex digit @c (either case), or -1. */
+int hwtr_hexdigit(int c);
 /*
  * The inverse: an even number of lowercase hex digits, at most @max bytes,
  * into @out and *@lenp.  Returns 0 or -HWTR_E_INVAL.
