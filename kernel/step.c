@@ -72,13 +72,6 @@ step_backend_thread_alloc(struct hwtr_src *src, struct hwtr_src_thread *thr)
 }
 
 static void
-step_backend_thread_free(struct hwtr_src *src, struct hwtr_src_thread *thr)
-{
-	(void)src;
-	(void)thr;
-}
-
-static void
 step_backend_deinit(struct hwtr_src *src)
 {
 	(void)src;
@@ -659,13 +652,6 @@ step_backend_thread_alloc(struct hwtr_src *src, struct hwtr_src_thread *thr)
 }
 
 static void
-step_backend_thread_free(struct hwtr_src *src, struct hwtr_src_thread *thr)
-{
-	(void)src;
-	(void)thr;
-}
-
-static void
 step_backend_deinit(struct hwtr_src *src)
 {
 	struct step *st = src->priv;
@@ -687,6 +673,14 @@ step_backend_deinit(struct hwtr_src *src)
 }
 
 #endif /* Linux on x86-64 */
+
+/* A thread holds nothing of its own on either side. */
+static void
+step_backend_thread_free(struct hwtr_src *src, struct hwtr_src_thread *thr)
+{
+	(void)src;
+	(void)thr;
+}
 
 const struct hwtr_src_ops hwtr_step_ops = {
 	.name = "step",

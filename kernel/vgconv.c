@@ -451,6 +451,20 @@ vgconv_feed(struct vgconv_file *f, const uint8_t *buf, size_t len)
 	return ((long)off);
 }
 
+/* @f's own memory, its definitions' references dropped. */
+static void
+file_free(struct vgconv_file *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->cap; i++)
+		vgc_def_unref(f->defs[i]);
+	free(f->defs);
+	free(f->exe);
+	free(f->name);
+	free(f);
+}
+
 int
 vgconv_file_end(struct vgconv_file *f, size_t leftover)
 {
@@ -491,12 +505,7 @@ vgconv_file_end(struct vgconv_file *f, size_t leftover)
 		if (r2 < 0 && rc == 0)
 			rc = r2;
 	}
-	for (i = 0; i < f->cap; i++)
-		vgc_def_unref(f->defs[i]);
-	free(f->defs);
-	free(f->exe);
-	free(f->name);
-	free(f);
+	file_free(f);
 	return (rc);
 }
 
@@ -528,12 +537,7 @@ vgconv_file_abandon(struct vgconv_file *f)
 	for (i = 0; i < f->cv->nthr; i++)
 		if (f->cv->thr[i]->file == f)
 			f->cv->thr[i]->file = NULL;
-	for (i = 0; i < f->cap; i++)
-		vgc_def_unref(f->defs[i]);
-	free(f->defs);
-	free(f->exe);
-	free(f->name);
-	free(f);
+	file_free(f);
 }
 
 void
