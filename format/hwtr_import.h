@@ -25,6 +25,15 @@ void hwtr_import_err(char *errbuf, size_t errlen, const char *fmt, ...)
 uint32_t hwtr_import_prot(uint32_t pflags);
 
 /*
+ * Fill @r as the mapping of PT_LOAD segment @j of @ei moved by @slide, for
+ * any process: the file @path, the archive image @key.
+ */
+struct hwtr_elf_info;
+void hwtr_import_elf_mmap(struct hwtr_sb_rec *r,
+    const struct hwtr_elf_info *ei, size_t j, uint64_t slide,
+    const char *path, const char *key);
+
+/*
  * Copy bytes @from..@end of the open file @fd into stream @id of @aw in
  * chunks.  @label and @path name the input in messages ("--pt 'x.pt'").
  */

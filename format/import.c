@@ -11,6 +11,7 @@
  * The table of importers and the driver that runs them are in importers.c.
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -36,6 +37,25 @@ hwtr_import_err(char *errbuf, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(errbuf, errlen, fmt, ap);
 	va_end(ap);
+}
+
+void
+hwtr_import_elf_mmap(struct hwtr_sb_rec *r, const struct hwtr_elf_info *ei,
+    size_t j, uint64_t slide, const char *path, const char *key)
+{
+	assert(j < ei->nload);
+	assert(ei->build_id_len <= sizeof(r->u.mmap.build_id));
+	memset(r, 0, sizeof(*r));
+	r->type = HWTR_SB_MMAP;
+	r->pid = r->tid = -1;
+	r->u.mmap.addr = ei->load[j].vaddr + slide;
+	r->u.mmap.len = ei->load[j].filesz;
+	r->u.mmap.pgoff = ei->load[j].offset;
+	r->u.mmap.prot = hwtr_import_prot(ei->load[j].flags);
+	r->u.mmap.path = path;
+	r->u.mmap.image = key;
+	memcpy(r->u.mmap.build_id, ei->build_id, ei->build_id_len);
+	r->u.mmap.build_id_len = (uint8_t)ei->build_id_len;
 }
 
 uint32_t

@@ -360,17 +360,7 @@ raw_write_elf(struct raw_in *in, struct hwtr_aw *aw, size_t i)
 	for (j = 0; j < ei->nload; j++) {
 		if (ei->load[j].filesz == 0)
 			continue;
-		memset(&r, 0, sizeof(r));
-		r.type = HWTR_SB_MMAP;
-		r.pid = r.tid = -1;
-		r.u.mmap.addr = ei->load[j].vaddr + slide;
-		r.u.mmap.len = ei->load[j].filesz;
-		r.u.mmap.pgoff = ei->load[j].offset;
-		r.u.mmap.prot = hwtr_import_prot(ei->load[j].flags);
-		r.u.mmap.path = o->elf[i].path;
-		r.u.mmap.image = key;
-		memcpy(r.u.mmap.build_id, ei->build_id, ei->build_id_len);
-		r.u.mmap.build_id_len = (uint8_t)ei->build_id_len;
+		hwtr_import_elf_mmap(&r, ei, j, slide, o->elf[i].path, key);
 		if ((rc = hwtr_aw_sideband(aw, &r)) < 0) {
 			hwtr_import_err(in->errbuf, in->errlen, "--elf '%s': "
 			    "%s", o->elf[i].path, hwtr_aw_errmsg(aw));
