@@ -54,6 +54,9 @@ hwtr_import_wraps(uint64_t base, uint64_t rel, uint64_t len)
  */
 void hwtr_import_meta_init(struct hwtr_capture_meta *meta,
     const char *source);
+/* The CPU of a raw import's --cpu (given, the host's, or none) in @meta. */
+void hwtr_import_meta_cpu(struct hwtr_capture_meta *meta,
+    const struct hwtr_import_raw_opts *o);
 
 /*
  * Where a loader puts what it read.  The driver (format/import.c) fills

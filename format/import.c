@@ -142,3 +142,13 @@ hwtr_import_meta_init(struct hwtr_capture_meta *meta, const char *source)
 	meta->source = source;
 	meta->sideband_origin = "import";
 }
+
+void
+hwtr_import_meta_cpu(struct hwtr_capture_meta *meta,
+    const struct hwtr_import_raw_opts *o)
+{
+	if (o->cpu_mode == HWTR_IMPORT_CPU_GIVEN)
+		meta->cpu = o->cpu;
+	else if (o->cpu_mode == HWTR_IMPORT_CPU_AUTO)
+		hwtr_cpu_host(&meta->cpu);
+}

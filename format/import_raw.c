@@ -386,10 +386,7 @@ raw_write(struct raw_in *in, struct hwtr_import_sink *sk)
 	hwtr_import_meta_init(&meta, "import-raw");
 	meta.caveats = caveats;
 	meta.ncaveats = HWTR_NELEM(caveats);
-	if (o->cpu_mode == HWTR_IMPORT_CPU_GIVEN)
-		meta.cpu = o->cpu;
-	else if (o->cpu_mode == HWTR_IMPORT_CPU_AUTO)
-		hwtr_cpu_host(&meta.cpu);
+	hwtr_import_meta_cpu(&meta, o);
 	if ((rc = hwtr_import_begin(sk, &meta)) < 0 ||
 	    (rc = raw_write_pt(in, sk->aw)) < 0 ||
 	    (rc = raw_write_raws(in, sk->aw)) < 0)
