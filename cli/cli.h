@@ -113,6 +113,13 @@ int cli_parse_size(const char *s, uint64_t *vp);
 void cli_warnx(const char *verb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/*
+ * Write @res as @fmt on stdout; 0, or -1 said (out of memory, a write
+ * error; nothing when the reader went away).
+ */
+int cli_print_res(const char *verb, const struct hwtr_q_res *res,
+    enum hwtr_q_format fmt);
+
 /* The verbs. */
 int cmd_info(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

@@ -59,8 +59,7 @@ cmd_diff(int argc, char **argv)
 	enum hwtr_q_format fmt = HWTR_Q_FMT_TABLE;
 	struct cli_operands ops = { { NULL }, 0 };
 	const char *arg;
-	char errbuf[1024], *buf = NULL;
-	size_t len = 0;
+	char errbuf[1024];
 	long n;
 	int c, ex = 1;
 
@@ -122,17 +121,10 @@ cmd_diff(int argc, char **argv)
 		cli_warnx("diff", "%s", hwtr_q_errmsg(qa));
 		goto out;
 	}
-	if (hwtr_q_res_format(res, fmt, 0, &buf, &len) < 0) {
-		cli_warnx("diff", "out of memory");
+	if (cli_print_res("diff", res, fmt) < 0)
 		goto out;
-	}
-	if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
-		cli_warnx("diff", "cannot write the answer");
-		goto out;
-	}
 	ex = 0;
 out:
-	free(buf);
 	hwtr_q_res_free(res);
 	hwtr_q_close(qa);
 	hwtr_q_close(qb);

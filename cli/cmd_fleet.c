@@ -85,8 +85,8 @@ cmd_fleet(int argc, char **argv)
 	enum hwtr_q_format fmt = HWTR_Q_FMT_TABLE;
 	struct cli_operands ops = { { NULL }, 0 };
 	const char *arg, *url, *fmtname = NULL;
-	char errbuf[1024], *buf = NULL;
-	size_t len, nlabels = 0;
+	char errbuf[1024];
+	size_t nlabels = 0;
 	int c, rc, ex = 1, vargc;
 	char **vargv;
 
@@ -183,19 +183,10 @@ cmd_fleet(int argc, char **argv)
 		cli_warnx("fleet", "%s", hwtr_pg_errmsg(pg));
 		goto out;
 	}
-	if (hwtr_q_res_format(res, fmt, 0, &buf, &len) < 0) {
-		cli_warnx("fleet", "out of memory");
+	if (cli_print_res("fleet", res, fmt) < 0)
 		goto out;
-	}
-	if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
-		if (errno != EPIPE)
-			cli_warnx("fleet", "cannot write the answer: %s",
-			    strerror(errno));
-		goto out;
-	}
 	ex = 0;
 out:
-	free(buf);
 	hwtr_q_res_free(res);
 	hwtr_pg_close(pg);
 	free(labels);

@@ -256,3 +256,25 @@ cli_parse_size(const char *s, uint64_t *vp)
 	*vp = (uint64_t)v << shift;
 	return (0);
 }
+
+int
+cli_print_res(const char *verb, const struct hwtr_q_res *res,
+    enum hwtr_q_format fmt)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = 0;
+
+	if (hwtr_q_res_format(res, fmt, 0, &buf, &len) < 0) {
+		cli_warnx(verb, "out of memory");
+		return (-1);
+	}
+	if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
+		if (errno != EPIPE)
+			cli_warnx(verb, "cannot write the answer: %s",
+			    strerror(errno));
+		rc = -1;
+	}
+	free(buf);
+	return (rc);
+}

@@ -65,6 +65,8 @@ void hwtr_sha256(const void *data, size_t len, uint8_t out[32]);
 /* Numbers and bytes to and from text (common/strconv.c). */
 /* @len bytes as 2 * @len lowercase hex digits and a NUL. */
 void hwtr_hex(char *out, const uint8_t *p, size_t len);
+/* The value of hex digit @c (either case), or -1. */
+int hwtr_hexdigit(int c);
 /*
  * The inverse: an even number of lowercase hex digits, at most @max bytes,
  * into @out and *@lenp.  Returns 0 or -HWTR_E_INVAL.
@@ -127,6 +129,20 @@ int hwtr_elf_build_id_mem(const void *buf, size_t len, uint8_t *id,
  * hwtr_out_commit() copies into it.  hwtr_out_is_stream() says whether
  * @path is such an output.
  */
+/*
+ * Leftovers of runs that were killed (common/outfile.c): a run holds a
+ * flock(2) on its temporary file or directory, so one of ours that nobody
+ * holds and that is older than @age_s seconds is left over.
+ * hwtr_stale_open() says whether @name in @dfd is such a leftover (a
+ * directory when @isdir, else a regular file); then its descriptor,
+ * locked, is in *@fdp.  hwtr_stale_rmdir() removes such a directory and
+ * the files in it, through the descriptor checked and locked rather than
+ * the path: 1 when removed, 0 when not.
+ */
+int hwtr_stale_open(int dfd, const char *name, int isdir, int age_s,
+    int *fdp);
+int hwtr_stale_rmdir(int dfd, const char *name, int age_s);
+
 /* Receives @len bytes of output (hwtr_json_quote()). */
 typedef void (*hwtr_put_fn)(void *arg, const char *p, size_t len);
 /*

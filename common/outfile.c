@@ -24,6 +24,7 @@
  * once complete.
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include "hwtr_common.h"
@@ -267,4 +269,49 @@ hwtr_out_commit(const char *tmp, const char *path)
 		return (out_copy(tmp, path, kind));
 	/* rename() replaces a link at @path; it never writes through it. */
 	return (rename(tmp, path));
+}
+
+int
+hwtr_stale_open(int dfd, const char *name, int isdir, int age_s, int *fdp)
+{
+	struct stat st;
+	mode_t type = isdir ? S_IFDIR : S_IFREG;
+	int fd;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    (st.st_mode & S_IFMT) != type || st.st_uid != geteuid() ||
+	    st.st_mtime > time(NULL) - age_s)
+		return (0);
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+	    (isdir ? O_DIRECTORY : 0));
+	if (fd < 0)
+		return (0);
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		close(fd);	/* a run that goes on */
+		return (0);
+	}
+	*fdp = fd;
+	return (1);
+}
+
+int
+hwtr_stale_rmdir(int dfd, const char *name, int age_s)
+{
+	struct dirent *fe;
+	DIR *sub;
+	int fd, rc;
+
+	if (!hwtr_stale_open(dfd, name, 1, age_s, &fd))
+		return (0);
+	if ((sub = fdopendir(fd)) == NULL) {
+		close(fd);
+		return (0);
+	}
+	while ((fe = readdir(sub)) != NULL)
+		if (strcmp(fe->d_name, ".") != 0 &&
+		    strcmp(fe->d_name, "..") != 0)
+			(void)unlinkat(dirfd(sub), fe->d_name, 0);
+	rc = unlinkat(dfd, name, AT_REMOVEDIR) == 0;
+	closedir(sub);		/* and the lock */
+	return (rc);
 }

@@ -29,14 +29,23 @@ hwtr_hex(char *out, const uint8_t *p, size_t len)
 	out[2 * len] = '\0';
 }
 
-static int
-hexdigit(int c)
+int
+hwtr_hexdigit(int c)
 {
 	if (c >= '0' && c <= '9')
 		return (c - '0');
 	if (c >= 'a' && c <= 'f')
 		return (c - 'a' + 10);
+	if (c >= 'A' && c <= 'F')
+		return (c - 'A' + 10);
 	return (-1);
+}
+
+/* hwtr_unhex() takes lowercase only. */
+static int
+hexdigit(int c)
+{
+	return (c >= 'A' && c <= 'F' ? -1 : hwtr_hexdigit(c));
 }
 
 int

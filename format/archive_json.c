@@ -387,14 +387,7 @@ jhexv(struct jp *p, json_t *o, const char *path, const char *key,
 	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
 		return (jerr(p, path, key, "'%.40s' is not \"0x\" and hex", s));
 	for (s += 2; *s != '\0'; s++, nd++) {
-		c = *s;
-		if (c >= '0' && c <= '9')
-			c -= '0';
-		else if (c >= 'a' && c <= 'f')
-			c -= 'a' - 10;
-		else if (c >= 'A' && c <= 'F')
-			c -= 'A' - 10;
-		else
+		if ((c = hwtr_hexdigit((unsigned char)*s)) < 0)
 			return (jerr(p, path, key, "bad hex digit '%c'", *s));
 		if (nd >= 16 && x >> 60 != 0)
 			return (jerr(p, path, key, "more than 64 bits"));

@@ -56,7 +56,6 @@ hwtr_import_wraps(uint64_t base, uint64_t rel, uint64_t len)
  */
 void hwtr_import_meta_init(struct hwtr_capture_meta *meta,
     const char *source);
-
 /* The CPU of @meta as --cpu said: @cpu as given, the host's, or none. */
 void hwtr_import_meta_cpu(struct hwtr_capture_meta *meta,
     enum hwtr_import_cpu mode, const struct hwtr_cpu *cpu);

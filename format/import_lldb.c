@@ -392,13 +392,7 @@ parse_uuid(const char *s, uint8_t *out, size_t *lenp)
 	for (; *s != '\0'; s++) {
 		if (*s == '-' && hi < 0)
 			continue;
-		if (*s >= '0' && *s <= '9')
-			d = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			d = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			d = *s - 'A' + 10;
-		else
+		if ((d = hwtr_hexdigit((unsigned char)*s)) < 0)
 			return (-1);
 		if (hi < 0) {
 			hi = d;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "hwtrace.h"
+#include "hwtr_common.h"
 #include "hwtr_jit.h"
 
 #define JD_MAGIC	0x4A695444u	/* "JiTD" in the writer's byte order */
@@ -93,14 +94,7 @@ hex_field(const char *s, size_t n, size_t *endp, uint64_t *vp)
 	if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
 		i = 2;
 	for (; i < n; i++, d++) {
-		c = (unsigned char)s[i];
-		if (c >= '0' && c <= '9')
-			c -= '0';
-		else if (c >= 'a' && c <= 'f')
-			c -= 'a' - 10;
-		else if (c >= 'A' && c <= 'F')
-			c -= 'A' - 10;
-		else
+		if ((c = hwtr_hexdigit((unsigned char)s[i])) < 0)
 			break;
 		if (d == 16)
 			return (-1);

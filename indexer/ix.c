@@ -177,63 +177,23 @@ run_free(struct run *r)
 #define IX_PARTIAL	".partial."
 #define IX_STALE_S	10
 
-/*
- * Whether @name in @dfd is a stale leftover of type @type (S_IFDIR,
- * S_IFREG): ours, old, unlocked.  Then its descriptor, locked, in *@fdp.
- */
-static int
-stale_open(int dfd, const char *name, mode_t type, int *fdp)
-{
-	struct stat st;
-	int fd;
-
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-	    (st.st_mode & S_IFMT) != type || st.st_uid != geteuid() ||
-	    st.st_mtime > time(NULL) - IX_STALE_S)
-		return (0);
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
-	    (type == S_IFDIR ? O_DIRECTORY : 0));
-	if (fd < 0)
-		return (0);
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		close(fd);	/* a run that goes on */
-		return (0);
-	}
-	*fdp = fd;
-	return (1);
-}
-
 /* Remove stale "hwtrace-ix.XXXXXX" directories from @parent. */
 static void
 sweep_tmpdirs(struct hwtr_ix *ix, const char *parent)
 {
-	struct dirent *de, *fe;
-	DIR *d, *sub;
-	int fd;
+	struct dirent *de;
+	DIR *d;
 
 	if ((d = opendir(parent)) == NULL)
 		return;
-	while ((de = readdir(d)) != NULL) {
+	while ((de = readdir(d)) != NULL)
 		if (strncmp(de->d_name, IX_TMP_PREFIX,
-		    sizeof(IX_TMP_PREFIX) - 1) != 0 ||
-		    strlen(de->d_name) != sizeof(IX_TMP_PREFIX) - 1 + 6 ||
-		    !stale_open(dirfd(d), de->d_name, S_IFDIR, &fd))
-			continue;
-		if ((sub = fdopendir(fd)) == NULL) {
-			close(fd);
-			continue;
-		}
-		/* Through the descriptor checked and locked, not the path. */
-		while ((fe = readdir(sub)) != NULL)
-			if (strcmp(fe->d_name, ".") != 0 &&
-			    strcmp(fe->d_name, "..") != 0)
-				(void)unlinkat(dirfd(sub), fe->d_name, 0);
-		if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) == 0)
+		    sizeof(IX_TMP_PREFIX) - 1) == 0 &&
+		    strlen(de->d_name) == sizeof(IX_TMP_PREFIX) - 1 + 6 &&
+		    hwtr_stale_rmdir(dirfd(d), de->d_name, IX_STALE_S))
 			hwtr_logf(&ix->opts.log, HWTR_LOG_INFO, "removed "
 			    "'%s/%s', left by an index run that did not end",
 			    parent, de->d_name);
-		closedir(sub);		/* and the lock */
-	}
 	closedir(d);
 }
 
@@ -265,7 +225,7 @@ sweep_partials(struct hwtr_ix *ix, const char *db)
 		    strncmp(de->d_name + blen, IX_PARTIAL,
 		    sizeof(IX_PARTIAL) - 1) != 0 ||
 		    strlen(de->d_name) != blen + sizeof(IX_PARTIAL) - 1 + 6 ||
-		    !stale_open(dirfd(d), de->d_name, S_IFREG, &fd))
+		    !hwtr_stale_open(dirfd(d), de->d_name, 0, IX_STALE_S, &fd))
 			continue;
 		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
 			hwtr_logf(&ix->opts.log, HWTR_LOG_INFO, "removed "

@@ -71,6 +71,24 @@ sv_problem(void *arg, size_t s, uint64_t off, const char *why)
 }
 
 /*
+ * Threads for -j N: N, or one a processor online when N is 0; @max at
+ * the most.
+ */
+static size_t
+pl_jobs(const struct run *r, size_t max)
+{
+	size_t nj;
+	long ncpu;
+
+	nj = r->ix->opts.jobs > 0 ? (size_t)r->ix->opts.jobs : 0;
+	if (nj == 0) {
+		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		nj = ncpu > 0 ? (size_t)ncpu : 1;
+	}
+	return (nj > max ? max : nj);
+}
+
+/*
  * Cut the streams into segments (the stream view), and give each stream
  * the mappings its segments' decoders see.
  */
@@ -81,7 +99,6 @@ ix_plan(struct run *r)
 	struct hwtr_sv_opts so;
 	size_t s, k, i, nj, nun;
 	uint64_t unread;
-	long ncpu;
 	const char *e = getenv("HWTRACE_IX_SEGMENT");
 	char *endp;
 	unsigned long long v;
@@ -111,13 +128,7 @@ ix_plan(struct run *r)
 	 * IX_RA_MAX at most: a few keep up with the scan, and each one
 	 * holds a chunk.
 	 */
-	nj = r->ix->opts.jobs > 0 ? (size_t)r->ix->opts.jobs : 0;
-	if (nj == 0) {
-		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-		nj = ncpu > 0 ? (size_t)ncpu : 1;
-	}
-	if (nj > IX_RA_MAX)
-		nj = IX_RA_MAX;
+	nj = pl_jobs(r, IX_RA_MAX);
 	memset(&so, 0, sizeof(so));
 	/* For tests: a small maximum cuts small CoreSight buffers. */
 	if ((e = getenv("HWTRACE_IX_SEG_MAX")) != NULL) {
@@ -855,16 +866,9 @@ ix_run_pipeline(struct run *r)
 	struct wctx *wc;
 	struct timespec t0, t1;
 	size_t nj, i, started = 0;
-	long ncpu;
 	int rc;
 
-	nj = r->ix->opts.jobs > 0 ? (size_t)r->ix->opts.jobs : 0;
-	if (nj == 0) {
-		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-		nj = ncpu > 0 ? (size_t)ncpu : 1;
-	}
-	if (nj > IX_JOBS_MAX)
-		nj = IX_JOBS_MAX;
+	nj = pl_jobs(r, IX_JOBS_MAX);
 	if (nj > r->pl->nsegs)
 		nj = r->pl->nsegs > 0 ? r->pl->nsegs : 1;
 	r->pl->window = 2 * nj + 1;

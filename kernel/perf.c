@@ -1037,17 +1037,6 @@ perf_backend_disable(struct hwtr_src *src)
 	return (perf_finish(ps));
 }
 
-static int
-perf_backend_thread_alloc(struct hwtr_src *src, struct hwtr_src_thread *thr)
-{
-	return (0);
-}
-
-static void
-perf_backend_thread_free(struct hwtr_src *src, struct hwtr_src_thread *thr)
-{
-}
-
 static void
 perf_backend_deinit(struct hwtr_src *src)
 {
@@ -1129,6 +1118,14 @@ perf_backend_disable(struct hwtr_src *src)
 	return (0);
 }
 
+static void
+perf_backend_deinit(struct hwtr_src *src)
+{
+}
+
+#endif /* __linux__ */
+
+/* Threads need nothing of their own on either side. */
 static int
 perf_backend_thread_alloc(struct hwtr_src *src, struct hwtr_src_thread *thr)
 {
@@ -1139,13 +1136,6 @@ static void
 perf_backend_thread_free(struct hwtr_src *src, struct hwtr_src_thread *thr)
 {
 }
-
-static void
-perf_backend_deinit(struct hwtr_src *src)
-{
-}
-
-#endif /* __linux__ */
 
 const struct hwtr_src_ops hwtr_perf_ops = {
 	.name = "perf",

@@ -72,29 +72,15 @@ step_backend_thread_alloc(struct hwtr_src *src, struct hwtr_src_thread *thr)
 }
 
 static void
-step_backend_thread_free(struct hwtr_src *src, struct hwtr_src_thread *thr)
-{
-	(void)src;
-	(void)thr;
-}
-
-static void
 step_backend_deinit(struct hwtr_src *src)
 {
 	(void)src;
 }
 
-const struct hwtr_src_ops hwtr_step_ops = {
-	.name = "step",
-	.init = step_backend_init,
-	.configure = step_backend_configure,
-	.enable = step_backend_fail,
-	.read = step_backend_fail,
-	.disable = step_backend_fail,
-	.thread_alloc = step_backend_thread_alloc,
-	.thread_free = step_backend_thread_free,
-	.deinit = step_backend_deinit,
-};
+/* Starting, reading and stopping fail as configuring does. */
+#define	step_backend_enable	step_backend_fail
+#define	step_backend_read	step_backend_fail
+#define	step_backend_disable	step_backend_fail
 
 #else /* Linux on x86-64 */
 
@@ -597,6 +583,28 @@ step_backend_read(struct hwtr_src *src)
 }
 
 /*
+ * Handle the threads' stops without waiting for one, every 2 ms, until
+ * none is left or @tries rounds have gone by.
+ */
+static void
+step_reap(struct step *st, int tries)
+{
+	struct timespec ts = { 0, 2000000 };
+	int status;
+	pid_t w;
+
+	for (; st->nthreads > 0 && tries > 0; tries--) {
+		w = waitpid(-1, &status, __WALL | WNOHANG);
+		if (w > 0)
+			(void)step_handle(st, w, status);
+		else if (w < 0 && errno != EINTR)
+			break;
+		else
+			nanosleep(&ts, NULL);
+	}
+}
+
+/*
  * Stop tracing.  Launched processes are killed (PTRACE_O_EXITKILL would do
  * it anyway when hwtrace exits); attached ones are interrupted, their
  * traces ended and the threads detached, so they keep running.
@@ -607,8 +615,7 @@ step_backend_disable(struct hwtr_src *src)
 	struct step *st = src->priv;
 	struct step_thread *t;
 	struct step_proc *p;
-	struct timespec ts = { 0, 2000000 };
-	int status, i, tries;
+	int status, i;
 	pid_t w;
 
 	if (st->nthreads == 0)
@@ -618,15 +625,7 @@ step_backend_disable(struct hwtr_src *src)
 		for (i = 0; i < STEP_HASH; i++)
 			for (t = st->threads[i]; t != NULL; t = t->next)
 				(void)ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
-		for (tries = 0; st->nthreads > 0 && tries < 2000; tries++) {
-			w = waitpid(-1, &status, __WALL | WNOHANG);
-			if (w > 0)
-				(void)step_handle(st, w, status);
-			else if (w < 0 && errno != EINTR)
-				break;
-			else
-				nanosleep(&ts, NULL);
-		}
+		step_reap(st, 2000);
 		return (0);
 	}
 	/*
@@ -634,15 +633,7 @@ step_backend_disable(struct hwtr_src *src)
 	 * of it, so its own status is the one reported; then kill the rest.
 	 */
 	st->detaching = 0;
-	for (tries = 0; st->nthreads > 0 && tries < 100; tries++) {
-		w = waitpid(-1, &status, __WALL | WNOHANG);
-		if (w > 0)
-			(void)step_handle(st, w, status);
-		else if (w < 0 && errno != EINTR)
-			break;
-		else
-			nanosleep(&ts, NULL);
-	}
+	step_reap(st, 100);
 	for (p = st->procs; p != NULL; p = p->next)
 		kill(p->pid, SIGKILL);
 	while (st->nthreads > 0) {
@@ -666,13 +657,6 @@ step_backend_thread_alloc(struct hwtr_src *src, struct hwtr_src_thread *thr)
 }
 
 static void
-step_backend_thread_free(struct hwtr_src *src, struct hwtr_src_thread *thr)
-{
-	(void)src;
-	(void)thr;
-}
-
-static void
 step_backend_deinit(struct hwtr_src *src)
 {
 	struct step *st = src->priv;
@@ -693,6 +677,16 @@ step_backend_deinit(struct hwtr_src *src)
 	src->priv = NULL;
 }
 
+#endif /* Linux on x86-64 */
+
+/* A thread holds nothing of its own on either side. */
+static void
+step_backend_thread_free(struct hwtr_src *src, struct hwtr_src_thread *thr)
+{
+	(void)src;
+	(void)thr;
+}
+
 const struct hwtr_src_ops hwtr_step_ops = {
 	.name = "step",
 	.init = step_backend_init,
@@ -704,6 +698,3 @@ const struct hwtr_src_ops hwtr_step_ops = {
 	.thread_free = step_backend_thread_free,
 	.deinit = step_backend_deinit,
 };
-
-#endif /* Linux on x86-64 */
-

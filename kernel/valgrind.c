@@ -654,6 +654,17 @@ evfile_errno(struct vgsrc *vs, const struct vg_evfile *ef)
 }
 
 /*
+ * Whether a pump of @ef stops here: nothing came (@idle), the file waits
+ * for its parent's, or this turn's budget is spent.
+ */
+static int
+evfile_pause(const struct vg_evfile *ef, int idle)
+{
+	return (idle || vgconv_file_waiting(ef->f) ||
+	    ef->fed >= VG_PUMP_BUDGET);
+}
+
+/*
  * Convert what @ef gained, through read(): 1 when something was read or
  * converted, 0 when nothing new came, or an error.
  */
@@ -679,8 +690,7 @@ evfile_read(struct vgsrc *vs, struct vg_evfile *ef)
 		memmove(ef->buf, ef->buf + used, ef->have);
 		if (n > 0 || used > 0)
 			progress = 1;
-		if (n == 0 || vgconv_file_waiting(ef->f) ||
-		    ef->fed >= VG_PUMP_BUDGET)
+		if (evfile_pause(ef, n == 0))
 			break;
 	}
 	return (progress);
@@ -752,8 +762,7 @@ evfile_map(struct vgsrc *vs, struct vg_evfile *ef)
 		if (used > 0)
 			progress = 1;
 		/* Nothing more to take until the file grows (or the parent). */
-		if (used == 0 || vgconv_file_waiting(ef->f) ||
-		    ef->fed >= VG_PUMP_BUDGET)
+		if (evfile_pause(ef, used == 0))
 			break;
 	}
 	return (progress);
@@ -864,8 +873,7 @@ evfile_ring(struct vgsrc *vs, struct vg_evfile *ef)
 		    cons + (uint64_t)used, __ATOMIC_RELEASE);
 		if (used > 0)
 			progress = 1;
-		if (used == 0 || vgconv_file_waiting(ef->f) ||
-		    ef->fed >= VG_PUMP_BUDGET)
+		if (evfile_pause(ef, used == 0))
 			break;
 	}
 	return (progress);
@@ -975,47 +983,19 @@ rm_dir(struct vgsrc *vs)
 static void
 sweep_stale(struct vgsrc *vs, const char *parent)
 {
-	char path[PATH_MAX + 300];
-	struct dirent *de, *fe;
-	struct stat st;
-	DIR *d, *sub;
-	time_t now = time(NULL);
-	int fd;
+	struct dirent *de;
+	DIR *d;
 
 	if ((d = opendir(parent)) == NULL)
 		return;
-	while ((de = readdir(d)) != NULL) {
+	while ((de = readdir(d)) != NULL)
 		if (strncmp(de->d_name, VG_DIR_PREFIX,
-		    sizeof(VG_DIR_PREFIX) - 1) != 0 ||
-		    strlen(de->d_name) != sizeof(VG_DIR_PREFIX) - 1 + 6)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", parent, de->d_name);
-		if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) ||
-		    st.st_uid != geteuid() || st.st_mtime > now - VG_STALE_S)
-			continue;
-		fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		    O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-			close(fd);	/* a capture that runs */
-			continue;
-		}
-		if ((sub = fdopendir(fd)) == NULL) {
-			close(fd);
-			continue;
-		}
-		/* Through the descriptor checked above, not the path. */
-		while ((fe = readdir(sub)) != NULL)
-			if (strcmp(fe->d_name, ".") != 0 &&
-			    strcmp(fe->d_name, "..") != 0)
-				(void)unlinkat(dirfd(sub), fe->d_name, 0);
-		if (rmdir(path) == 0)
+		    sizeof(VG_DIR_PREFIX) - 1) == 0 &&
+		    strlen(de->d_name) == sizeof(VG_DIR_PREFIX) - 1 + 6 &&
+		    hwtr_stale_rmdir(dirfd(d), de->d_name, VG_STALE_S))
 			hwtr_logf(&vs->src->cfg.log, HWTR_LOG_INFO,
-			    "valgrind: removed '%s', left by a capture that "
-			    "did not end", path);
-		closedir(sub);		/* and the lock */
-	}
+			    "valgrind: removed '%s/%s', left by a capture that "
+			    "did not end", parent, de->d_name);
 	closedir(d);
 }
 

@@ -135,6 +135,22 @@ snap_adopt(struct vgconv_file *f)
 	return (1);
 }
 
+/*
+ * A record's path of @n bytes at @p as a string in @buf (of @size bytes);
+ * an error naming @what when it does not fit.
+ */
+static int
+rec_path(struct vgconv *cv, const uint8_t *p, uint32_t n, char *buf,
+    size_t size, const char *what)
+{
+	if (n >= size)
+		return (vgc_err(cv, HWTR_E_FORMAT, "%s of %u bytes (at most "
+		    "%zu)", what, n, size - 1));
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	return (0);
+}
+
 /* The header record: the process image the file is about. */
 static int
 rec_hdr(struct vgconv_file *f, const uint8_t *p, uint32_t len)
@@ -154,11 +170,9 @@ rec_hdr(struct vgconv_file *f, const uint8_t *p, uint32_t len)
 	f->ppid = (int32_t)rd32(p + 8);
 	f->time = rd64(p + 12);
 	n = rd16(p + 20);
-	if (n >= sizeof(exe))
-		return (vgc_err(cv, HWTR_E_FORMAT, "header: executable path "
-		    "of %u bytes (at most %zu)", n, sizeof(exe) - 1));
-	memcpy(exe, p + 22, n);
-	exe[n] = '\0';
+	if ((rc = rec_path(cv, p + 22, n, exe, sizeof(exe),
+	    "header: executable path")) < 0)
+		return (rc);
 	free(f->exe);
 	if ((f->exe = strdup(exe)) == NULL)
 		return (-HWTR_E_NOMEM);
@@ -281,11 +295,9 @@ tagged(struct vgconv_file *f, uint8_t tag, const uint8_t *p, uint32_t len)
 		if (cv->cb.mmap == NULL)
 			return (0);
 		n = rd16(p + 36);
-		if (n >= sizeof(exe))
-			return (vgc_err(cv, HWTR_E_FORMAT, "mapping: path of "
-			    "%u bytes (at most %zu)", n, sizeof(exe) - 1));
-		memcpy(exe, p + 38, n);
-		exe[n] = '\0';
+		if ((rc = rec_path(cv, p + 38, n, exe, sizeof(exe),
+		    "mapping: path")) < 0)
+			return (rc);
 		return (cv->cb.mmap(cv->cb.arg, f->pid, rd64(p), rd64(p + 8),
 		    rd64(p + 16), rd32(p + 24), exe, f->time));
 	case HWVG_REC_MUNMAP:
@@ -439,6 +451,20 @@ vgconv_feed(struct vgconv_file *f, const uint8_t *buf, size_t len)
 	return ((long)off);
 }
 
+/* @f's own memory, its definitions' references dropped. */
+static void
+file_free(struct vgconv_file *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->cap; i++)
+		vgc_def_unref(f->defs[i]);
+	free(f->defs);
+	free(f->exe);
+	free(f->name);
+	free(f);
+}
+
 int
 vgconv_file_end(struct vgconv_file *f, size_t leftover)
 {
@@ -479,12 +505,7 @@ vgconv_file_end(struct vgconv_file *f, size_t leftover)
 		if (r2 < 0 && rc == 0)
 			rc = r2;
 	}
-	for (i = 0; i < f->cap; i++)
-		vgc_def_unref(f->defs[i]);
-	free(f->defs);
-	free(f->exe);
-	free(f->name);
-	free(f);
+	file_free(f);
 	return (rc);
 }
 
@@ -516,12 +537,7 @@ vgconv_file_abandon(struct vgconv_file *f)
 	for (i = 0; i < f->cv->nthr; i++)
 		if (f->cv->thr[i]->file == f)
 			f->cv->thr[i]->file = NULL;
-	for (i = 0; i < f->cap; i++)
-		vgc_def_unref(f->defs[i]);
-	free(f->defs);
-	free(f->exe);
-	free(f->name);
-	free(f);
+	file_free(f);
 }
 
 void

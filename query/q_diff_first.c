@@ -337,6 +337,35 @@ out:
 }
 
 /*
+ * The next @nnext blocks of one side (@side, query @q, thread @t) from its
+ * first that differs (at @seq; cursor @c on it when @r is 1, past the end
+ * when 0), as rows of @res through @qa.
+ */
+static int
+d_next_rows(struct hwtr_q *qa, struct hwtr_q *q, struct hwtr_q_res *res,
+    const char *side, int64_t t, struct d_cur *c, int r, int64_t seq,
+    int64_t nnext)
+{
+	int64_t k;
+	int rc = 0;
+
+	for (k = 0; k < nnext; k++) {
+		if (k > 0 && r && (r = d_cur_next(q, c)) < 0)
+			return (q == qa ? r : q_fail(qa, r, "%s: %s", side,
+			    hwtr_q_errmsg(q)));
+		if (r)
+			rc = d_block_row(q, qa, res, "next", side, t, c->seq,
+			    c->block, 0);
+		else
+			rc = d_row(qa, res, "next", side, t, seq + k,
+			    "(end of thread)", NULL, -1);
+		if (rc < 0 || !r)
+			break;
+	}
+	return (rc);
+}
+
+/*
  * Thread @ta of A against @tb of B: the first block that differs, the
  * block both ran just before it (where the paths split), and the next
  * @nnext blocks of each side.
@@ -347,7 +376,7 @@ d_diverge(struct hwtr_q *qa, struct hwtr_q *qb, struct hwtr_q_res *res,
     int64_t tb, int64_t nnext)
 {
 	struct d_cur ca, cb;
-	int64_t prev, seq, k, split;
+	int64_t prev, seq, split;
 	int ra, rb, rc;
 	char msg[96];
 
@@ -387,36 +416,10 @@ d_diverge(struct hwtr_q *qa, struct hwtr_q *qb, struct hwtr_q_res *res,
 	    split, prev, 1)) < 0)
 		goto out;
 	/* The next blocks of each side, from the first that differs. */
-	for (k = 0; k < nnext; k++) {
-		if (k > 0 && ra && (ra = d_cur_next(qa, &ca)) < 0) {
-			rc = ra;
-			goto out;
-		}
-		if (ra)
-			rc = d_block_row(qa, qa, res, "next", "A", ta, ca.seq,
-			    ca.block, 0);
-		else
-			rc = d_row(qa, res, "next", "A", ta, seq + k,
-			    "(end of thread)", NULL, -1);
-		if (rc < 0 || !ra)
-			break;
-	}
-	if (rc < 0)
+	if ((rc = d_next_rows(qa, qa, res, "A", ta, &ca, ra, seq,
+	    nnext)) < 0)
 		goto out;
-	for (k = 0; k < nnext; k++) {
-		if (k > 0 && rb && (rb = d_cur_next(qb, &cb)) < 0) {
-			rc = q_fail(qa, rb, "B: %s", hwtr_q_errmsg(qb));
-			goto out;
-		}
-		if (rb)
-			rc = d_block_row(qb, qa, res, "next", "B", tb, cb.seq,
-			    cb.block, 0);
-		else
-			rc = d_row(qa, res, "next", "B", tb, seq + k,
-			    "(end of thread)", NULL, -1);
-		if (rc < 0 || !rb)
-			break;
-	}
+	rc = d_next_rows(qa, qb, res, "B", tb, &cb, rb, seq, nnext);
 out:
 	sqlite3_finalize(ca.st);
 	sqlite3_finalize(cb.st);

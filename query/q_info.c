@@ -202,27 +202,18 @@ print_cs(struct q_str *o, struct info *in, const struct hwtr_cs_config *cs)
 	}
 }
 
-/* The member holding @img's bytes (hwtrace(5)), or NULL. */
+/*
+ * The member under @dir holding @img: its bytes under "images/", its
+ * separate debug file under "aux/debug/" (hwtrace(5)); or NULL.
+ */
 static const struct hwtr_member_info *
-image_member(const struct hwtr_ar *ar, const struct hwtr_image_desc *img)
+image_member(const struct hwtr_ar *ar, const char *dir,
+    const struct hwtr_image_desc *img)
 {
 	char name[HWTR_IMAGE_KEY_MAX + 16];
 	size_t i;
 
-	snprintf(name, sizeof(name), "images/%s", img->key);
-	if (hwtr_ar_find_member(ar, name, &i) < 0)
-		return (NULL);
-	return (hwtr_ar_member(ar, i));
-}
-
-/* The member holding @img's separate debug file (hwtrace(5)), or NULL. */
-static const struct hwtr_member_info *
-debug_member(const struct hwtr_ar *ar, const struct hwtr_image_desc *img)
-{
-	char name[HWTR_IMAGE_KEY_MAX + 16];
-	size_t i;
-
-	snprintf(name, sizeof(name), "aux/debug/%s", img->key);
+	snprintf(name, sizeof(name), "%s%s", dir, img->key);
 	if (hwtr_ar_find_member(ar, name, &i) < 0)
 		return (NULL);
 	return (hwtr_ar_member(ar, i));
@@ -371,11 +362,11 @@ text_images(struct q_str *o, struct info *in)
 		    txt(in, img->path, "unknown"),
 		    img->kind == HWTR_IMG_MEMORY ? "memory" : "file",
 		    img->size);
-		if ((dm = debug_member(in->ar, img)) != NULL)
+		if ((dm = image_member(in->ar, "aux/debug/", img)) != NULL)
 			q_str_printf(o, "    debug file %s (%" PRIu64
 			    " bytes)\n", dm->name, dm->usize);
 		/* What the image costs in the archive, compressed. */
-		im = image_member(in->ar, img);
+		im = image_member(in->ar, "images/", img);
 		q_str_printf(o, "    stored: image %" PRIu64 " bytes, debug "
 		    "info %" PRIu64 " bytes\n", im != NULL ? im->csize : 0,
 		    dm != NULL ? dm->csize : 0);
@@ -649,11 +640,11 @@ json_images(struct hwtr_jw *w, struct hwtr_ar *ar)
 		hwtr_jw_ku64(w, "size", img->size);
 		hwtr_hex(buf, img->build_id, img->build_id_len);
 		hwtr_jw_kstr(w, "build_id", img->build_id_len ? buf : NULL);
-		dm = debug_member(ar, img);
+		dm = image_member(ar, "aux/debug/", img);
 		hwtr_jw_kstr(w, "debug_file", dm != NULL ? dm->name : NULL);
 		if (dm != NULL)
 			hwtr_jw_ku64(w, "debug_size", dm->usize);
-		im = image_member(ar, img);
+		im = image_member(ar, "images/", img);
 		hwtr_jw_ku64(w, "stored_size", im != NULL ? im->csize : 0);
 		hwtr_jw_ku64(w, "debug_stored_size",
 		    dm != NULL ? dm->csize : 0);
