@@ -386,6 +386,26 @@ block_next(struct fpt *d, struct fpt_item *it)
 }
 
 /*
+ * Take the instruction at d->ip into @b: 1, or 0 when @b ends before it
+ * (full, or the code is another image's), or < 0 when it cannot be read.
+ */
+static inline int
+block_take(struct fpt *d, struct fpt_block *b, struct hwtr_x86_insn *insn)
+{
+	int rc, isid;
+
+	if (b->ninsn == FPT_BLK_MAX)
+		return (0);
+	if ((rc = decode_at(d, d->ip, insn, &isid)) < 0)
+		return (rc);
+	if (isid != b->isid)
+		return (0);
+	b->ninsn++;
+	b->end_ip = d->ip;
+	return (1);
+}
+
+/*
  * Step to where the pending event binds, one instruction at a time and
  * without trace, as libipt's event flow does (pt_blk_proceed_to_ip(),
  * pt_blk_proceed_to_disabled()): its IP; for a TIP.PGD without IP the
@@ -397,7 +417,7 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
 {
 	struct fpt_event *ev = &d->async_ev;
 	struct hwtr_x86_insn insn;
-	int rc, isid, dis = ev->kind == FPT_EV_DISABLED;
+	int rc, dis = ev->kind == FPT_EV_DISABLED;
 
 	assert(d->async);
 	if (d->bind)
@@ -418,14 +438,8 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
 			dis = 1;
 			continue;
 		}
-		if (b->ninsn == FPT_BLK_MAX)
-			return (0);
-		if ((rc = decode_at(d, d->ip, &insn, &isid)) < 0)
+		if ((rc = block_take(d, b, &insn)) <= 0)
 			return (rc);
-		if (isid != b->isid)
-			return (0);
-		b->ninsn++;
-		b->end_ip = d->ip;
 		if (dis && ev->ip_suppressed && d->skl014 &&
 		    d->cfg.filtering && (insn.kind == HWTR_X86_CALL ||
 		    insn.kind == HWTR_X86_JMP) &&
@@ -474,18 +488,12 @@ static int
 proceed_to_bound(struct fpt *d, struct fpt_block *b)
 {
 	struct hwtr_x86_insn insn;
-	int rc, isid;
+	int rc;
 
 	assert(d->bind && !d->post);
 	for (;;) {
-		if (b->ninsn == FPT_BLK_MAX)
-			return (0);
-		if ((rc = decode_at(d, d->ip, &insn, &isid)) < 0)
+		if ((rc = block_take(d, b, &insn)) <= 0)
 			return (rc);
-		if (isid != b->isid)
-			return (0);
-		b->ninsn++;
-		b->end_ip = d->ip;
 		if (insn.kind == HWTR_X86_CALL_IND ||
 		    insn.kind == HWTR_X86_CALL)
 			call_push(d, d->ip, &insn);
