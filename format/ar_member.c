@@ -462,6 +462,17 @@ mk_aux(struct hwtr_ar *ar, struct mk_arg *a)
 	return (0);
 }
 
+/* A member checked whole by its parser: @rc, and @why when it failed. */
+static int
+mk_checked(struct hwtr_ar *ar, int rc, const char *why)
+{
+	if (rc == -HWTR_E_NOMEM)
+		return (rc);
+	if (rc < 0)
+		return (ar_err(ar, -rc, "member %s", why));
+	return (0);
+}
+
 /*
  * A JIT symbol file: checked whole when the archive opens, so that the
  * verbs that read it later (hwtr_jit_parse()) meet no surprise.
@@ -477,13 +488,10 @@ mk_jit(struct hwtr_ar *ar, struct mk_arg *a)
 	rc = hwtr_jit_parse(&l, a->m->info.name, a->buf, a->len, why,
 	    sizeof(why));
 	hwtr_jit_list_free(&l);
-	if (rc == -HWTR_E_NOMEM)
-		return (rc);
-	if (rc < 0)
-		return (ar_err(ar, -rc, "member %s", why));
-	return (0);
+	return (mk_checked(ar, rc, why));
 }
 
+/* Code regions: checked whole when the archive opens, as JIT symbols. */
 static int
 mk_code(struct hwtr_ar *ar, struct mk_arg *a)
 {
@@ -495,11 +503,7 @@ mk_code(struct hwtr_ar *ar, struct mk_arg *a)
 	rc = hwtr_code_parse(&l, a->m->info.name, a->buf, a->len, why,
 	    sizeof(why));
 	hwtr_code_list_free(&l);
-	if (rc == -HWTR_E_NOMEM)
-		return (rc);
-	if (rc < 0)
-		return (ar_err(ar, -rc, "member %s", why));
-	return (0);
+	return (mk_checked(ar, rc, why));
 }
 
 static int
