@@ -1065,6 +1065,24 @@ tip_fast(struct fpt *d, uint64_t *to)
 }
 
 /*
+ * After a TNT packet libipt reads ahead over the status packets that
+ * follow, and a bad packet there fails the query that took the TNT, its
+ * bits unused; the end of the trace does not.  A TNT-8 or a TIP next (the
+ * common case) needs no look.
+ */
+static int
+tnt_read_ahead(struct fpt *d)
+{
+	int rc;
+
+	if (d->pos >= d->cfg.end || fpti_is_tnt8(*d->pos) ||
+	    (*d->pos & 0x1f) == 0x0d)
+		return (0);
+	rc = fpti_read_ahead(d);
+	return (rc == -HWTR_E_TRUNCATED ? 0 : rc);
+}
+
+/*
  * The next TNT bit.  -HWTR_E_NOENT when the next packet is not a TNT (a
  * TIP or an event: libipt's "bad query"), -HWTR_E_TRUNCATED at the end.
  */
@@ -1081,6 +1099,8 @@ query_cond(struct fpt *d, int *taken)
 		d->ntnt = 31u - (unsigned)__builtin_clz(b) - 1;
 		d->tnt = (b >> 1) & ((1u << d->ntnt) - 1);
 		assert(d->ntnt > 0);
+		if ((rc = tnt_read_ahead(d)) < 0)
+			return (rc);
 	} else if (d->ntnt == 0) {
 		if ((rc = fpti_read_ahead(d)) < 0 ||
 		    (rc = fpti_peek(d, &pkt)) < 0)
@@ -1091,6 +1111,8 @@ query_cond(struct fpt *d, int *taken)
 		d->tnt = pkt.payload;
 		d->ntnt = pkt.ntnt;
 		assert(d->ntnt > 0);
+		if ((rc = tnt_read_ahead(d)) < 0)
+			return (rc);
 	}
 	d->ntnt--;
 	*taken = (int)((d->tnt >> d->ntnt) & 1);

@@ -33,8 +33,10 @@ fuzz-fpt: deps fuzz-fpt-build
 	    -artifact_prefix=$(FUZZ_B)/artifacts/fpt- $(FUZZ_FLAGS) \
 	    $(FUZZ_B)/corpus-fpt $(FUZZ_B)/seeds-fpt
 
-# Not part of `make fuzz` yet: fpt is not used by any verb, and the
-# fuzzer still finds one known difference from libipt (a bad packet after
-# PSB+ fails libipt's sync while fpt has queued the PSB+'s status events;
-# issue 29).  `make fuzz` must stay clean for what hwtrace ships; run this
-# one by name until fpt agrees and `index --decoder fast` uses it.
+# Not part of `make fuzz` yet: fpt is used only by `index --decoder
+# fast` (not the default), and the fuzzer still finds one known
+# difference from libipt: libipt fetches the event after the one it
+# returns (a PSB+'s status event, say) and a bad packet while reading on
+# from that next event fails the one returned, while fpt returns it
+# first (issue 29).  `make fuzz` must stay clean for what hwtrace ships;
+# run this one by name until fpt agrees.

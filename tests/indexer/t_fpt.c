@@ -632,11 +632,46 @@ ATF_TC_BODY(unknown_opcode, tc)
 	    0x1000, 6);
 }
 
+/*
+ * A bad packet right after a long TNT: libipt reads ahead over what
+ * follows a TNT when it takes it, so the conditional branch's query fails
+ * there with the TNT's bit unused; fpt must fail at the same branch, not
+ * one block later.  Then on at the next PSB.  By construction: the
+ * PSB+'s mode; the first jz (1 insn) and the error at the bad PSB; the
+ * second PSB+'s mode; the ret (1 insn) and the TIP.PGD's disable: 6
+ * items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_after_tnt);
+ATF_TC_BODY(bad_after_tnt, tc)
+{
+	static const uint8_t pt[] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,	/* PSB */
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x99, 0x01,					/* MODE 64 */
+		0x7d, 0x00, 0x10, 0, 0, 0, 0,			/* FUP */
+		0x02, 0x23,					/* PSBEND */
+		0x02, 0xa3, 0x04, 0, 0, 0, 0, 0,		/* LTNT: N N */
+		0x02, 0x82, 0x02, 0x82, 0x19,			/* bad PSB */
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,	/* PSB */
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x99, 0x01,					/* MODE 64 */
+		0x7d, 0x04, 0x10, 0, 0, 0, 0,			/* FUP */
+		0x02, 0x23,					/* PSBEND */
+		0x01,						/* TIP.PGD */
+	};
+	/* jz +0; jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0x74, 0x00, 0xc3 };
+
+	handmade("bad_after_tnt", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 6);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
 	ATF_TP_ADD_TC(tp, psb_paging_vmcs);
 	ATF_TP_ADD_TC(tp, unknown_opcode);
+	ATF_TP_ADD_TC(tp, bad_after_tnt);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);
