@@ -263,19 +263,62 @@ text_capture(struct q_str *o, struct info *in,
 	}
 }
 
-/* The images, each with its debug file and what both cost, as text. */
 /*
- * The JIT symbol files (members jit/..., hwtrace(5)): how many, and for
- * each one parsed again its counts, or the error that stopped it (the
- * reader checked each at open, so that is rare).  @fn is called once per
- * member with the parsed list, the error (NULL when parsed) and @arg.
+ * What a member under jit/ holds (hwtrace(5)), parsed again: a symbol
+ * file's counts, or a code-region file's regions and bytes.
+ */
+struct jit_sum {
+	int		code;		/* HWTR_M_CODE, else HWTR_M_JIT */
+	int		dump;		/* a jitdump, not a perf map */
+	size_t		n;		/* symbols, or code regions */
+	size_t		nloads;
+	size_t		nmoves;
+	uint64_t	bytes;		/* code bytes of the regions */
+};
+
+static int
+jit_sum(struct jit_sum *js, const struct hwtr_member_info *mi,
+    const void *buf, size_t len, char *err, size_t errlen)
+{
+	struct hwtr_jit_list l;
+	struct hwtr_code_list cl;
+	size_t i;
+	int rc;
+
+	memset(js, 0, sizeof(*js));
+	if (mi->kind == HWTR_M_CODE) {
+		memset(&cl, 0, sizeof(cl));
+		js->code = 1;
+		rc = hwtr_code_parse(&cl, mi->name, buf, len, err, errlen);
+		js->n = cl.n;
+		for (i = 0; i < cl.n; i++)
+			js->bytes += cl.v[i].len;
+		hwtr_code_list_free(&cl);
+		return (rc);
+	}
+	memset(&l, 0, sizeof(l));
+	rc = hwtr_jit_parse(&l, mi->name, buf, len, err, errlen);
+	js->dump = l.dump;
+	js->n = l.n;
+	js->nloads = l.nloads;
+	js->nmoves = l.nmoves;
+	hwtr_jit_list_free(&l);
+	return (rc);
+}
+
+/*
+ * The members of kind @kind under jit/ (HWTR_M_JIT symbol files or
+ * HWTR_M_CODE code regions): how many, and for each one parsed again
+ * its counts, or the error that stopped it (the reader checked each at
+ * open, so that is rare).  @fn is called once per member with the
+ * counts, the error (NULL when parsed) and @arg.
  */
 static size_t
-jit_members(struct hwtr_ar *ar, void (*fn)(void *, const char *,
-    const struct hwtr_jit_list *, const char *), void *arg)
+jit_members(struct hwtr_ar *ar, int kind, void (*fn)(void *, const char *,
+    const struct jit_sum *, const char *), void *arg)
 {
 	const struct hwtr_member_info *mi;
-	struct hwtr_jit_list l;
+	struct jit_sum js;
 	char err[256];
 	size_t i, n, count = 0;
 	void *buf;
@@ -285,33 +328,34 @@ jit_members(struct hwtr_ar *ar, void (*fn)(void *, const char *,
 	n = hwtr_ar_nmembers(ar);
 	for (i = 0; i < n; i++) {
 		if ((mi = hwtr_ar_member(ar, i)) == NULL ||
-		    mi->kind != HWTR_M_JIT)
+		    (int)mi->kind != kind)
 			continue;
 		count++;
 		if (fn == NULL)
 			continue;
-		memset(&l, 0, sizeof(l));
+		memset(&js, 0, sizeof(js));
 		err[0] = '\0';
 		if ((rc = hwtr_ar_read_member(ar, i, &buf, &len)) == 0) {
-			rc = hwtr_jit_parse(&l, mi->name, buf, len, err,
-			    sizeof(err));
+			rc = jit_sum(&js, mi, buf, len, err, sizeof(err));
 			free(buf);
 		}
-		fn(arg, mi->name, &l, rc < 0 ? (err[0] ? err :
+		fn(arg, mi->name, &js, rc < 0 ? (err[0] ? err :
 		    hwtr_errstr(rc)) : NULL);
-		hwtr_jit_list_free(&l);
 	}
 	return (count);
 }
 
-/* A line "  NAME: N symbols[, N code loads, N moves]" per JIT file. */
+/*
+ * A line per JIT member: "  NAME: N symbols[, N code loads, N moves]",
+ * or "  NAME: N code regions, N bytes".
+ */
 struct jit_text {
 	struct info	*in;
 	struct q_str	*o;
 };
 
 static void
-text_jit_one(void *arg, const char *name, const struct hwtr_jit_list *l,
+text_jit_one(void *arg, const char *name, const struct jit_sum *js,
     const char *err)
 {
 	struct jit_text *jt = arg;
@@ -319,31 +363,40 @@ text_jit_one(void *arg, const char *name, const struct hwtr_jit_list *l,
 	if (err != NULL)
 		q_str_printf(jt->o, "  %s: unreadable (%s)\n",
 		    txt(jt->in, name, ""), txt(jt->in, err, ""));
-	else if (l->dump)
+	else if (js->code)
+		q_str_printf(jt->o, "  %s: %zu code regions, %" PRIu64
+		    " bytes\n", txt(jt->in, name, ""), js->n, js->bytes);
+	else if (js->dump)
 		q_str_printf(jt->o, "  %s: %zu symbols, %zu code loads, %zu "
-		    "moves\n", txt(jt->in, name, ""), l->n, l->nloads,
-		    l->nmoves);
+		    "moves\n", txt(jt->in, name, ""), js->n, js->nloads,
+		    js->nmoves);
 	else
 		q_str_printf(jt->o, "  %s: %zu symbols\n",
-		    txt(jt->in, name, ""), l->n);
+		    txt(jt->in, name, ""), js->n);
 }
 
 static void
-json_jit_one(void *arg, const char *name, const struct hwtr_jit_list *l,
+json_jit_one(void *arg, const char *name, const struct jit_sum *js,
     const char *err)
 {
 	struct hwtr_jw *w = arg;
 
 	hwtr_jw_obj(w);
 	hwtr_jw_kstr(w, "member", name);
-	hwtr_jw_kstr(w, "format", l->dump ? "jitdump" : "perf-map");
-	hwtr_jw_ku64(w, "symbols", l->n);
-	hwtr_jw_ku64(w, "code_loads", l->nloads);
-	hwtr_jw_ku64(w, "moves", l->nmoves);
+	if (js->code) {
+		hwtr_jw_ku64(w, "regions", js->n);
+		hwtr_jw_ku64(w, "bytes", js->bytes);
+	} else {
+		hwtr_jw_kstr(w, "format", js->dump ? "jitdump" : "perf-map");
+		hwtr_jw_ku64(w, "symbols", js->n);
+		hwtr_jw_ku64(w, "code_loads", js->nloads);
+		hwtr_jw_ku64(w, "moves", js->nmoves);
+	}
 	hwtr_jw_kstr(w, "error", err);
 	hwtr_jw_end(w);
 }
 
+/* The images, each with its debug file and what both cost, as text. */
 static void
 text_images(struct q_str *o, struct info *in)
 {
@@ -377,8 +430,12 @@ text_images(struct q_str *o, struct info *in)
 	    PRIu64 " bytes\n", istored, dstored);
 	jt.in = in;
 	jt.o = o;
-	q_str_printf(o, "jit files: %zu\n", jit_members(in->ar, NULL, NULL));
-	jit_members(in->ar, text_jit_one, &jt);
+	q_str_printf(o, "jit files: %zu\n", jit_members(in->ar, HWTR_M_JIT,
+	    NULL, NULL));
+	jit_members(in->ar, HWTR_M_JIT, text_jit_one, &jt);
+	q_str_printf(o, "code region files: %zu\n", jit_members(in->ar,
+	    HWTR_M_CODE, NULL, NULL));
+	jit_members(in->ar, HWTR_M_CODE, text_jit_one, &jt);
 }
 
 static void
@@ -759,7 +816,11 @@ print_json(struct q_str *o, struct info *in)
 	json_images(&w, in->ar);
 	hwtr_jw_key(&w, "jit");
 	hwtr_jw_arr(&w);
-	jit_members(in->ar, json_jit_one, &w);
+	jit_members(in->ar, HWTR_M_JIT, json_jit_one, &w);
+	hwtr_jw_end(&w);
+	hwtr_jw_key(&w, "code");
+	hwtr_jw_arr(&w);
+	jit_members(in->ar, HWTR_M_CODE, json_jit_one, &w);
 	hwtr_jw_end(&w);
 	json_mappings(&w, in->ar);
 	json_end(&w, in);

@@ -398,7 +398,7 @@ ATF_TC_BODY(archive_code_member, tc)
 	struct hwtr_ar *ar;
 	const struct hwtr_member_info *mi;
 	uint8_t b[128];
-	char err[256];
+	char err[256], *txt;
 	void *buf;
 	size_t i, len, blen;
 	int rc;
@@ -422,6 +422,20 @@ ATF_TC_BODY(archive_code_member, tc)
 	ATF_REQUIRE(hwtr_ar_read_member(ar, i, &buf, &len) == 0);
 	ATF_CHECK(len == blen && memcmp(buf, b, len) == 0);
 	free(buf);
+	/* info counts them: code_file() wrote 2 regions of 3 and 1 bytes. */
+	ATF_REQUIRE(hwtr_q_info(ar, "g.hwtrace", HWTR_Q_FMT_TABLE, &txt,
+	    &len) == 0);
+	ATF_CHECK_MSG(strstr(txt, "\ncode region files: 1\n  jit/code-9.bin: "
+	    "2 code regions, 4 bytes\n") != NULL, "info: expected 'code region "
+	    "files: 1' then '  jit/code-9.bin: 2 code regions, 4 bytes', got: "
+	    "%s", txt);
+	free(txt);
+	ATF_REQUIRE(hwtr_q_info(ar, "g.hwtrace", HWTR_Q_FMT_JSON, &txt,
+	    &len) == 0);
+	ATF_CHECK_MSG(strstr(txt, "\"code\":[{\"member\":\"jit/code-9.bin\","
+	    "\"regions\":2,\"bytes\":4,") != NULL, "info --json: expected "
+	    "code [{member jit/code-9.bin, regions 2, bytes 4}], got: %s", txt);
+	free(txt);
 	hwtr_ar_close(ar);
 
 	put_le(b + 75, 2, 4);		/* region 2 claims a byte past the end */
