@@ -81,11 +81,12 @@ def want(what, got, exp):
         sys.exit("%s: expected %r, got %r" % (what, exp, got))
 want("lines", text.count("\n"), 1)
 want("keys", sorted(d), sorted(["archive", "format", "complete", "file_size",
-    "valid_end", "truncated_why", "capture", "streams", "images", "jit", "mappings",
-    "sideband", "lost", "exit", "warnings"]))
+    "valid_end", "truncated_why", "capture", "streams", "images", "jit",
+    "code", "mappings", "sideband", "lost", "exit", "warnings"]))
 want("format", d["format"], "1.0")
 want("complete", d["complete"], True)
 want("truncated_why", d["truncated_why"], None)
+want("jit and code members (an import of raw files has none)", (d["jit"], d["code"]), ([], []))
 c = d["capture"]
 want("source", c["source"], "import-raw")
 want("cpu", c["cpu"]["vendor"] + "/%d/%d/%d" % (c["cpu"]["family"], c["cpu"]["model"], c["cpu"]["stepping"]), "intel/6/79/1")
