@@ -180,11 +180,15 @@ $(B)/layers.ok: $(LIB_OBJ) $(CLI_OBJ) tests/layers.sh Makefile \
     $(wildcard include/*.h $(addsuffix /*.h,$(MODULES) cli))
 	@$(LAYERS_RUN) >/dev/null && touch $@
 
-# Runs the whole suite; fails on any failed or broken case.
+# Runs the whole suite; fails on any failed or broken case.  Cases run
+# CHECK_JOBS at a time (one per CPU by default): each has its own work
+# directory, and most wait on child processes more than they compute.
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 check: deps
 	@$(MAKE) --no-print-directory all layers
 	@rm -f $(B)/kyua.db
-	cd $(B)/tests && kyua test -r ../kyua.db; rc=$$?; \
+	cd $(B)/tests && kyua -v parallelism=$(CHECK_JOBS) test -r ../kyua.db; \
+	    rc=$$?; \
 	    if [ $$rc -ne 0 ]; then kyua report -r ../kyua.db --verbose \
 	        --results-filter=broken,failed; fi; exit $$rc
 
