@@ -120,6 +120,13 @@ void cli_warnx(const char *verb, const char *fmt, ...)
 int cli_print_res(const char *verb, const struct hwtr_q_res *res,
     enum hwtr_q_format fmt);
 
+/*
+ * A verb's answer: @rc < 0 says @errmsg (the library's message for the
+ * failed call), else @res is written as @fmt.  The exit status, 0 or 1.
+ */
+int cli_answer(const char *verb, int rc, const char *errmsg,
+    const struct hwtr_q_res *res, enum hwtr_q_format fmt);
+
 /* The verbs. */
 int cmd_info(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

@@ -61,7 +61,7 @@ cmd_diff(int argc, char **argv)
 	const char *arg;
 	char errbuf[1024];
 	long n;
-	int c, ex = 1;
+	int c, rc, ex = 1;
 
 	/* Options may come before, between or after A and B. */
 	while ((c = cli_getopt_ops(&diff_cmd, argc, argv, &arg, &ops)) != -1) {
@@ -117,13 +117,8 @@ cmd_diff(int argc, char **argv)
 		cli_warnx("diff", "%s", errbuf);
 		goto out;
 	}
-	if (hwtr_q_diff(qa, qb, &dopts, &res) < 0) {
-		cli_warnx("diff", "%s", hwtr_q_errmsg(qa));
-		goto out;
-	}
-	if (cli_print_res("diff", res, fmt) < 0)
-		goto out;
-	ex = 0;
+	rc = hwtr_q_diff(qa, qb, &dopts, &res);
+	ex = cli_answer("diff", rc, hwtr_q_errmsg(qa), res, fmt);
 out:
 	hwtr_q_res_free(res);
 	hwtr_q_close(qa);

@@ -179,13 +179,8 @@ cmd_fleet(int argc, char **argv)
 		cli_warnx("fleet", "%s", errbuf);
 		goto out;
 	}
-	if (hwtr_pg_fleet(pg, &req, &res) < 0) {
-		cli_warnx("fleet", "%s", hwtr_pg_errmsg(pg));
-		goto out;
-	}
-	if (cli_print_res("fleet", res, fmt) < 0)
-		goto out;
-	ex = 0;
+	rc = hwtr_pg_fleet(pg, &req, &res);
+	ex = cli_answer("fleet", rc, hwtr_pg_errmsg(pg), res, fmt);
 out:
 	hwtr_q_res_free(res);
 	hwtr_pg_close(pg);

@@ -278,3 +278,14 @@ cli_print_res(const char *verb, const struct hwtr_q_res *res,
 	free(buf);
 	return (rc);
 }
+
+int
+cli_answer(const char *verb, int rc, const char *errmsg,
+    const struct hwtr_q_res *res, enum hwtr_q_format fmt)
+{
+	if (rc < 0) {
+		cli_warnx(verb, "%s", errmsg);
+		return (1);
+	}
+	return (cli_print_res(verb, res, fmt) < 0 ? 1 : 0);
+}
