@@ -205,10 +205,18 @@ fpt_sync_forward(struct fpt *d)
 int
 fpt_next(struct fpt *d, struct fpt_item *it)
 {
+	int rc;
+
 	it->kind = 0;
 	if (d->unsup != NULL)
 		return (-HWTR_E_UNSUPPORTED);
 	if (d->evq_n > 0) {
+		/* The last event waiting: does libipt's next fetch fail it? */
+		if (d->evq_n == 1 && d->synced && !d->eos &&
+		    (rc = fpti_trail_error(d)) < 0) {
+			d->evq_n = d->evq_head = 0;
+			return (error_item(d, it, rc));
+		}
 		it->kind = FPT_ITEM_EVENT;
 		it->event = d->evq[d->evq_head];
 		d->evq_head = (d->evq_head + 1) % FPT_EVQ_MAX;

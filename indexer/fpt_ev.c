@@ -776,3 +776,94 @@ fpti_unsupported(struct fpt *d, const char *why)
 	d->unsup = why;
 	return (-HWTR_E_UNSUPPORTED);
 }
+
+/*
+ * What the next event's packets do when libipt fetches them (a dry run
+ * of its pt_qry_event from d->pos): 1 the event is complete, 0 it waits
+ * for a TIP (@tip) or a FUP (@fup) that follows, -1 this is no event
+ * packet there.
+ */
+static int
+trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int *tip, int *fup)
+{
+	switch (pkt->kind) {
+	case FPT_PKT_TIP_PGE:
+	case FPT_PKT_TIP_PGD:
+	case FPT_PKT_OVF:
+	case FPT_PKT_STOP:
+	case FPT_PKT_PWRE:
+	case FPT_PKT_PWRX:
+		return (1);
+	case FPT_PKT_TIP:
+		return (*tip ? 1 : -1);
+	case FPT_PKT_FUP:
+		return (*fup ? 1 : -1);
+	case FPT_PKT_MODE_EXEC:
+		*tip = 1;
+		return (0);
+	case FPT_PKT_MODE_TSX:
+	case FPT_PKT_MWAIT:
+		*fup = 1;
+		return (0);
+	case FPT_PKT_PTW:
+	case FPT_PKT_EXSTOP:
+		if (pkt->flags == 0)
+			return (1);
+		*fup = 1;
+		return (0);
+	case FPT_PKT_PIP:
+	case FPT_PKT_VMCS:
+		if (!d->enabled)
+			return (1);
+		*tip = 1;
+		return (0);
+	default:
+		return (-1);
+	}
+}
+
+/*
+ * libipt hands over an event and then fetches the one after it, when an
+ * event packet is next (pt_blk_event's trailing event); a bad packet
+ * while it decodes that one, or while it reads on after it, fails the
+ * event already handed over.  Returns that error with d->pos at the bad
+ * packet, or 0 with the decoder as it was (the next event's packets are
+ * decoded for real when the flow reaches them).
+ */
+int
+fpti_trail_error(struct fpt *d)
+{
+	const uint8_t *pos = d->pos, *pk_pos = d->pk_pos;
+	const char *unsup = d->unsup;
+	struct fpt_pkt pkt, pk = d->pk;
+	uint64_t tsc = d->tsc, nmnt = d->nmnt;
+	int has_tsc = d->has_tsc, tip = 0, fup = 0, rc, done = 0, step;
+
+	if (d->ntnt > 0 || d->async || d->post)
+		return (0);
+	for (;;) {
+		if ((rc = fpti_read_ahead(d)) == 0)
+			rc = fpti_peek(d, &pkt);
+		if (rc < 0)
+			break;
+		/* Read on to a packet that is no part of it: done. */
+		if (done || (step = trail_step(d, &pkt, &tip, &fup)) < 0)
+			goto restore;
+		d->pos += pkt.size;
+		done = step;
+	}
+	/* The end of the trace, or what fpt leaves to libipt: not here. */
+	if (rc == -HWTR_E_TRUNCATED || rc == -HWTR_E_UNSUPPORTED)
+		goto restore;
+	d->unsup = unsup;
+	return (rc);
+restore:
+	d->pos = pos;
+	d->pk_pos = pk_pos;
+	d->pk = pk;
+	d->tsc = tsc;
+	d->has_tsc = has_tsc;
+	d->nmnt = nmnt;
+	d->unsup = unsup;
+	return (0);
+}

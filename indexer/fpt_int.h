@@ -119,6 +119,7 @@ fpti_is_tnt8(uint8_t b)
 
 /* fpt_ev.c: the packet layer and the event queue. */
 int	fpti_read_ahead(struct fpt *);
+int	fpti_trail_error(struct fpt *);
 int	fpti_peek(struct fpt *, struct fpt_pkt *);
 int	fpti_ip_update(struct fpt *, const struct fpt_pkt *, uint64_t *);
 void	fpti_ev_init(struct fpt *, struct fpt_event *, int, const uint8_t *);

@@ -34,9 +34,8 @@ fuzz-fpt: deps fuzz-fpt-build
 	    $(FUZZ_B)/corpus-fpt $(FUZZ_B)/seeds-fpt
 
 # Not part of `make fuzz` yet: fpt is used only by `index --decoder
-# fast` (not the default), and the fuzzer still finds one known
-# difference from libipt: libipt fetches the event after the one it
-# returns (a PSB+'s status event, say) and a bad packet while reading on
-# from that next event fails the one returned, while fpt returns it
-# first (issue 29).  `make fuzz` must stay clean for what hwtrace ships;
-# run this one by name until fpt agrees.
+# fast` (not the default), and the fuzzer still finds differences from
+# libipt on damaged traces (the latest: after a bad packet near the end
+# of a trace, fpt decodes one block more than libipt; issue 29).  `make
+# fuzz` must stay clean for what hwtrace ships; run this one by name
+# until fpt agrees.

@@ -658,12 +658,40 @@ ATF_TC_BODY(bad_after_tnt, tc)
 	    0x1000, 6);
 }
 
+/*
+ * A bad packet right after the TIP.PGE that follows a PSB+: libipt hands
+ * over the PSB+'s mode event and then fetches the next one (its trailing
+ * event), whose read on fails; so the mode event is lost and the error
+ * comes first.  Then on at the next PSB.  By construction: the error at
+ * the bad PSB; the second PSB+'s mode; the ret (1 insn) and the
+ * TIP.PGD's disable: 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_after_trailing_event);
+ATF_TC_BODY(bad_after_trailing_event, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x99, 0x01,					/* MODE 64 */
+		0x02, 0x23,					/* PSBEND */
+		0x71, 0x00, 0x10, 0, 0, 0, 0,			/* TIP.PGE */
+		0x02, 0x82, 0x02, 0x82, 0x19,			/* bad PSB */
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x01,						/* TIP.PGD */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	handmade("bad_after_trailing_event", pt, sizeof(pt), code,
+	    sizeof(code), 0x1000, 4);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
 	ATF_TP_ADD_TC(tp, psb_paging_vmcs);
 	ATF_TP_ADD_TC(tp, unknown_opcode);
 	ATF_TP_ADD_TC(tp, bad_after_tnt);
+	ATF_TP_ADD_TC(tp, bad_after_trailing_event);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);
