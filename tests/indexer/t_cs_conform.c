@@ -161,6 +161,29 @@ range_class(const char *t)
 }
 
 /*
+ * The number in @base right after @key in @p, part of @line of the
+ * decoder's output @path; the test fails when there is none.
+ */
+static unsigned long long
+num_after(const char *path, const char *line, const char *p,
+    const char *key, int base)
+{
+	const char *q = strstr(p, key);
+	char *end;
+	unsigned long long v;
+
+	if (q == NULL)
+		atf_tc_fail("%s: unparsed line, expected '%s': %s", path, key,
+		    line);
+	q += strlen(key);
+	v = strtoull(q, &end, base);
+	if (end == q)
+		atf_tc_fail("%s: unparsed line, expected a number after "
+		    "'%s': %s", path, key, line);
+	return (v);
+}
+
+/*
  * The elements trc_pkt_lister printed, from @path or @path.xz, and into
  * @src (when not NULL) the trace buffer it decoded: of a snapshot with
  * several buffers it decodes only the one it names ("Using ETB_1 as trace
@@ -199,9 +222,7 @@ expected(const char *ppl, struct lines *l, char *src, size_t srclen)
 			    "%c %s", a, b, n, isa, q[2], range_class(q + 3));
 		} else if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_EXCEPTION(")) !=
 		    NULL) {
-			if ((q = strstr(p, "excep num (")) == NULL ||
-			    sscanf(q, "excep num (%x)", &n) != 1)
-				atf_tc_fail("%s: unparsed line: %s", path, buf);
+			n = (unsigned)num_after(path, buf, p, "excep num (", 16);
 			if ((q = strstr(p, "pref ret addr:")) != NULL &&
 			    sscanf(q, "pref ret addr:%llx", &a) == 1)
 				snprintf(s, sizeof(s), "exception 0x%x ret "
@@ -215,9 +236,7 @@ expected(const char *ppl, struct lines *l, char *src, size_t srclen)
 			snprintf(s, sizeof(s), "no-sync");
 		else if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_TIMESTAMP(")) !=
 		    NULL) {
-			if ((q = strstr(p, "TS=")) == NULL ||
-			    sscanf(q, "TS=%llx", &a) != 1)
-				atf_tc_fail("%s: unparsed line: %s", path, buf);
+			a = num_after(path, buf, p, "TS=", 16);
 			snprintf(s, sizeof(s), "timestamp 0x%llx", a);
 		} else if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_MEMTRANS(")) !=
 		    NULL) {
@@ -228,15 +247,13 @@ expected(const char *ppl, struct lines *l, char *src, size_t srclen)
 			    strncasecmp(p, "fail", 4) == 0 ? "fail" : "init");
 		} else if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_SYNC_MARKER(")) !=
 		    NULL) {
-			if ((q = strstr(p, "Timestamp marker(")) == NULL ||
-			    sscanf(q, "Timestamp marker(%x)", &n) != 1)
-				atf_tc_fail("%s: unparsed line: %s", path, buf);
+			n = (unsigned)num_after(path, buf, p,
+			    "Timestamp marker(", 16);
 			snprintf(s, sizeof(s), "ts-marker 0x%x", n);
 		} else if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_ADDR_NACC(")) !=
 		    NULL) {
-			if (sscanf(p, "OCSD_GEN_TRC_ELEM_ADDR_NACC( 0x%llx", &a)
-			    != 1)
-				atf_tc_fail("%s: unparsed line: %s", path, buf);
+			a = num_after(path, buf, p,
+			    "OCSD_GEN_TRC_ELEM_ADDR_NACC(", 16);
 			snprintf(s, sizeof(s), "nacc 0x%llx", a);
 		} else
 			continue;
@@ -802,7 +819,7 @@ expected_cc(const char *ppl, struct lines *l)
 	};
 	static uint64_t nr[256], ni[256];
 	char path[1024], buf[4096], s[96];
-	const char *p, *q, *el;
+	const char *p, *el;
 	unsigned id, n, cc;
 	long total = 0;
 	size_t k;
@@ -824,18 +841,15 @@ expected_cc(const char *ppl, struct lines *l)
 			if (strncmp(p, names[k][0], strlen(names[k][0])) == 0 &&
 			    p[strlen(names[k][0])] == '(')
 				el = names[k][1];
-		if ((q = strstr(p, "[CC=")) != NULL) {
-			if (sscanf(q, "[CC=%u]", &cc) != 1)
-				atf_tc_fail("%s: unparsed line: %s", path, buf);
+		if (strstr(p, "[CC=") != NULL) {
+			cc = (unsigned)num_after(path, buf, p, "[CC=", 10);
 			snprintf(s, sizeof(s), "seq=%" PRIu64 " insn=%" PRIu64
 			    " cc=%u %s", nr[id], ni[id], cc, el);
 			lines_add(l, id, s);
 			total++;
 		}
 		if (strcmp(el, "range") == 0) {
-			if ((q = strstr(p, "num_i(")) == NULL ||
-			    sscanf(q, "num_i(%u)", &n) != 1)
-				atf_tc_fail("%s: unparsed line: %s", path, buf);
+			n = (unsigned)num_after(path, buf, p, "num_i(", 10);
 			nr[id]++;
 			ni[id] += n;
 		}
