@@ -580,6 +580,29 @@ check_against(const char *label, const char *snapdir, const char *ppl,
 	free(got.v);
 }
 
+/* Skip the test case unless trc_pkt_lister is installed. */
+static void
+need_lister(void)
+{
+	if (system("command -v trc_pkt_lister > /dev/null") != 0)
+		atf_tc_skip("trc_pkt_lister (libopencsd-bin) is not installed");
+}
+
+/*
+ * Copy the corpus's snapshot @snap into ./@dir and run the shell command
+ * @edit on the copy; the test fails if either fails.
+ */
+static void
+snap_copy(const char *snap, const char *dir, const char *edit)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd), "cp -R '%s/opencsd/snapshots/%s' '%s' && "
+	    "%s", HWTR_TEST_CORPUS, snap, dir, edit);
+	ATF_REQUIRE_MSG(system(cmd) == 0, "cannot make the copy %s of %s: %s",
+	    dir, snap, cmd);
+}
+
 /*
  * ETE on a larger trace than the corpus's real ETE snapshots (which the
  * snapshots case checks): ETE's packets are ETMv4's with additions, so
@@ -598,19 +621,15 @@ ATF_TC_HEAD(ete_as_trc_pkt_lister, tc)
 }
 ATF_TC_BODY(ete_as_trc_pkt_lister, tc)
 {
-	char cmd[2048];
-
 	HWTR_REQUIRE_CORPUS("opencsd/snapshots/juno_r1_1");
-	if (system("command -v trc_pkt_lister > /dev/null") != 0)
-		atf_tc_skip("trc_pkt_lister (libopencsd-bin) is not installed");
-	snprintf(cmd, sizeof(cmd), "cp -R '%s/opencsd/snapshots/juno_r1_1' "
-	    "ete && for f in ete/device_*.ini; do grep -q '^type=ETM4$' "
-	    "\"$f\" || continue; sed -i -e 's/^type=ETM4$/type=ETE/' -e "
+	need_lister();
+	snap_copy("juno_r1_1", "ete", "for f in ete/device_*.ini; do "
+	    "grep -q '^type=ETM4$' \"$f\" || continue; sed -i -e "
+	    "'s/^type=ETM4$/type=ETE/' -e "
 	    "'s/^\\(TRCIDR1([^)]*)=0x[0-9A-Fa-f]*\\)4\\([0-9A-Fa-f]\\)"
 	    "\\([0-9A-Fa-f]\\)$/\\15\\2\\3/' -e "
 	    "'s/^\\[regs\\]$/[regs]\\nTRCDEVARCH(0x3EF)=0x47725A13/' "
-	    "\"$f\"; done", HWTR_TEST_CORPUS);
-	ATF_REQUIRE_MSG(system(cmd) == 0, "cannot make the ETE copy: %s", cmd);
+	    "\"$f\"; done");
 	ATF_REQUIRE_MSG(system("test \"$(grep -l '^type=ETE$' ete/*.ini | "
 	    "wc -l)\" -ge 1 && ! grep -q '^type=ETM4$' ete/*.ini && "
 	    "grep -q '^TRCIDR1(0x079)=0x4100F502$' ete/device_*.ini") == 0,
@@ -648,8 +667,7 @@ ATF_TC_BODY(ete_second_buffer, tc)
 
 	HWTR_REQUIRE_CORPUS("opencsd/snapshots/s_9001");
 	HWTR_REQUIRE_CORPUS("opencsd/snapshots/ete-wfet");
-	if (system("command -v trc_pkt_lister > /dev/null") != 0)
-		atf_tc_skip("trc_pkt_lister (libopencsd-bin) is not installed");
+	need_lister();
 	for (i = 0; i < sizeof(snaps) / sizeof(snaps[0]); i++) {
 		snprintf(snap, sizeof(snap), "%s/opencsd/snapshots/%s",
 		    HWTR_TEST_CORPUS, snaps[i].name);
@@ -688,17 +706,13 @@ ATF_TC_HEAD(ete_ite_as_trc_pkt_lister, tc)
 ATF_TC_BODY(ete_ite_as_trc_pkt_lister, tc)
 {
 	static const uint8_t ite[10] = { 0x09, 0x01, 1, 2, 3, 4, 5, 6, 7, 8 };
-	char cmd[2048];
 	uint8_t buf[4096];
 	size_t n;
 	FILE *f;
 
 	HWTR_REQUIRE_CORPUS("opencsd/snapshots/tme_simple");
-	if (system("command -v trc_pkt_lister > /dev/null") != 0)
-		atf_tc_skip("trc_pkt_lister (libopencsd-bin) is not installed");
-	snprintf(cmd, sizeof(cmd), "cp -R '%s/opencsd/snapshots/tme_simple' "
-	    "ite && chmod -R u+w ite", HWTR_TEST_CORPUS);
-	ATF_REQUIRE(system(cmd) == 0);
+	need_lister();
+	snap_copy("tme_simple", "ite", "chmod -R u+w ite");
 	ATF_REQUIRE((f = fopen("ite/session1.bin", "rb")) != NULL);
 	n = fread(buf, 1, sizeof(buf), f);
 	fclose(f);
@@ -737,8 +751,7 @@ ATF_TC_BODY(dstream_as_trc_pkt_lister, tc)
 	char cmd[2048], snap[1100];
 
 	HWTR_REQUIRE_CORPUS("opencsd/snapshots/a55-test-tpiu");
-	if (system("command -v trc_pkt_lister > /dev/null") != 0)
-		atf_tc_skip("trc_pkt_lister (libopencsd-bin) is not installed");
+	need_lister();
 	snprintf(snap, sizeof(snap), "%s/opencsd/snapshots/a55-test-tpiu",
 	    HWTR_TEST_CORPUS);
 	snprintf(cmd, sizeof(cmd), "trc_pkt_lister -ss_dir '%s' "
@@ -764,22 +777,17 @@ ATF_TC_HEAD(tpiu_as_trc_pkt_lister, tc)
 ATF_TC_BODY(tpiu_as_trc_pkt_lister, tc)
 {
 	static const uint8_t fsync[4] = { 0xff, 0xff, 0xff, 0x7f };
-	char cmd[2048];
 	uint8_t frame[16];
 	size_t n, k = 0;
 	FILE *in, *out;
 
 	HWTR_REQUIRE_CORPUS("opencsd/snapshots/juno_r1_1");
-	if (system("command -v trc_pkt_lister > /dev/null") != 0)
-		atf_tc_skip("trc_pkt_lister (libopencsd-bin) is not installed");
-	snprintf(cmd, sizeof(cmd), "cp -R '%s/opencsd/snapshots/juno_r1_1' "
-	    "tpiu && sed -i -e '0,/^format=coresight$/s//format=tpiu/' -e "
+	need_lister();
+	snap_copy("juno_r1_1", "tpiu", "sed -i -e "
+	    "'0,/^format=coresight$/s//format=tpiu/' -e "
 	    "'s/^buffers=buffer0,buffer1$/buffers=buffer0/' -e "
 	    "'/^STM_12=ETB_1$/d' tpiu/trace.ini && grep -q '^format=tpiu$' "
-	    "tpiu/trace.ini && ! grep -q '^STM_12=' tpiu/trace.ini",
-	    HWTR_TEST_CORPUS);
-	ATF_REQUIRE_MSG(system(cmd) == 0, "cannot make the TPIU copy: %s",
-	    cmd);
+	    "tpiu/trace.ini && ! grep -q '^STM_12=' tpiu/trace.ini");
 	ATF_REQUIRE((in = fopen("tpiu/cstrace.bin", "rb")) != NULL);
 	ATF_REQUIRE((out = fopen("tpiu/cstrace.tpiu", "wb")) != NULL);
 	while ((n = fread(frame, 1, sizeof(frame), in)) > 0) {
