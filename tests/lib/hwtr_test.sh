@@ -292,6 +292,14 @@ stop_complete()
 	    atf_fail "the archive after SIGINT has no trace"
 }
 
+# expect_no_archive ARCHIVE WHY: fail, saying WHY, if ARCHIVE or
+# ARCHIVE.partial exists.
+expect_no_archive()
+{
+	[ ! -e "$1" ] && [ ! -e "$1.partial" ] ||
+	    atf_fail "$2: expected no $1 and no $1.partial, found: $(ls -d "$1" "$1.partial" 2>/dev/null | tr '\n' ' ')"
+}
+
 # --- ground-truth test cases -------------------------------------------
 
 # gt_cases WHAT PROG:STATUS...: defines a test case gt_PROG a pair,
