@@ -109,6 +109,14 @@ sql_tsv()
 	    atf_fail "sql failed: $3: $(oneline "$2.err")"
 }
 
+# sql_row ARCHIVE SQL: the first row of SQL's answer (sql_tsv into
+# ./row.tsv), tab-separated, in $row.
+sql_row()
+{
+	sql_tsv "$1" row.tsv "$2"
+	row=$(sed -n 2p row.tsv)
+}
+
 # term_while_locked LOCK WHAT CMD...: CMD runs in the background while
 # another process holds LOCK (flock(1)); a second on, SIGTERM to it.  It
 # must exit 1 and say 'interrupted' (stderr in err.t); a failure names
