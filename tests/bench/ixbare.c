@@ -48,24 +48,14 @@
 #include "hwtrace.h"
 #include "../lib/hwtr_test_fpt.h"
 
-static void *
+/* The whole of @path, or exit. */
+static uint8_t *
 slurp(const char *path, size_t *lenp)
 {
-	FILE *fp = fopen(path, "rb");
-	void *buf;
-	long n;
+	uint8_t *buf = tf_slurp(path, lenp);
 
-	if (fp == NULL)
+	if (buf == NULL)
 		err(1, "%s", path);
-	fseek(fp, 0, SEEK_END);
-	n = ftell(fp);
-	rewind(fp);
-	buf = calloc(1, n > 0 ? (size_t)n : 1);
-	if (buf == NULL || (n > 0 && fread(buf, 1, (size_t)n, fp) !=
-	    (size_t)n))
-		err(1, "%s", path);
-	fclose(fp);
-	*lenp = (size_t)n;
 	return (buf);
 }
 

@@ -66,8 +66,7 @@ keep_on_failure_body() {
 	    "$HWTRACE_PROGS/hello" >/dev/null 2>err
 	rc=$?
 	[ $rc -eq 0 ] || atf_fail "hello: expected 0, got $rc ($(oneline err))"
-	[ ! -e ok.hwtrace ] && [ ! -e ok.hwtrace.partial ] ||
-		atf_fail "an archive was kept although the command succeeded"
+	expect_no_archive ok.hwtrace "the command succeeded"
 	"$HWTRACE" capture --source step --keep-on-failure -o bad.hwtrace -- \
 	    "$HWTRACE_PROGS/exit3" >/dev/null 2>err
 	[ $? -eq 3 ] || atf_fail "exit3: wrong exit status"
@@ -222,8 +221,7 @@ command_not_found_body() {
 	atf_check -s exit:127 -o empty \
 	    -e match:"^hwtrace capture: cannot run 'no-such-command-xyz': command not found" \
 	    "$HWTRACE" capture --source step -o x.hwtrace -- no-such-command-xyz
-	[ ! -e x.hwtrace ] && [ ! -e x.hwtrace.partial ] ||
-		atf_fail "an archive was left for a command that never ran"
+	expect_no_archive x.hwtrace "the command never ran"
 }
 
 atf_test_case output_not_writable
@@ -281,8 +279,7 @@ attach_refused_body() {
 	[ $rc -eq 1 ] || atf_fail "expected exit status 1, got $rc ($(oneline err))"
 	grep -q "^hwtrace capture: cannot attach to process $sp: ptrace refused: Operation not permitted" err ||
 		atf_fail "unexpected message: $(oneline err)"
-	[ ! -e nobody.hwtrace ] && [ ! -e nobody.hwtrace.partial ] ||
-		atf_fail "an archive was left behind"
+	expect_no_archive nobody.hwtrace "the attach was refused"
 }
 
 atf_test_case attach_missing_process

@@ -15,6 +15,7 @@
 
 #include <sys/wait.h>
 
+#include <assert.h>
 #include <atf-c.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,71 +237,72 @@ make_simple(const char *path, const uint64_t *gt, size_t n, int with_mmap)
 	free(b.p);
 }
 
-/* A's run, the syscall, then the nop at 0x400013. */
-static size_t
-simple_truth(uint64_t *gt)
-{
-	memcpy(gt, run_a, sizeof(run_a));
-	gt[HWTR_NELEM_T(run_a)] = 0x400013;
-	return (HWTR_NELEM_T(run_a) + 1);
-}
-
 /*
- * make_simple of @path with @gt[0..@n) (@with_mmap), then ptcheck on it
- * exits @rc and says @want.
+ * One case on make_simple's archive: its ground truth is A's run, the
+ * syscall, then the nop at 0x400013, less its last @cut entries, with
+ * entry @at replaced by @ip when @ip is not 0.
  */
+struct simple_case {
+	const char	*path;
+	int		 with_mmap;
+	size_t		 cut;
+	size_t		 at;
+	uint64_t	 ip;
+	int		 rc;		/* ptcheck's expected exit status */
+	const char	*want;		/* and what it says */
+};
+
 static void
-simple_says(const char *path, const uint64_t *gt, size_t n, int with_mmap,
-    int rc, const char *want)
+simple_says(const struct simple_case *c)
 {
+	uint64_t gt[HWTR_NELEM_T(run_a) + 1];
+	size_t n = HWTR_NELEM_T(gt);
 	char out[4096];
 
-	make_simple(path, gt, n, with_mmap);
-	ATF_CHECK_EQ(run_ptcheck(path, out, sizeof(out)), rc);
-	ATF_CHECK_MSG(strstr(out, want) != NULL, "expected '%s', got '%s'",
-	    want, out);
+	memcpy(gt, run_a, sizeof(run_a));
+	gt[n - 1] = 0x400013;
+	assert(c->cut <= n && c->at < n);
+	if (c->ip != 0)
+		gt[c->at] = c->ip;
+	make_simple(c->path, gt, n - c->cut, c->with_mmap);
+	ATF_CHECK_EQ(run_ptcheck(c->path, out, sizeof(out)), c->rc);
+	ATF_CHECK_MSG(strstr(out, c->want) != NULL, "expected '%s', got '%s'",
+	    c->want, out);
 }
 
 ATF_TC_WITHOUT_HEAD(true_sequence_matches);
 ATF_TC_BODY(true_sequence_matches, tc)
 {
-	uint64_t gt[32];
-	size_t n = simple_truth(gt);
-
-	simple_says("ok.hwtrace", gt, n, 1, 0,
-	    "tid 100: 15 instructions match");
+	simple_says(&(struct simple_case){ .path = "ok.hwtrace",
+	    .with_mmap = 1, .rc = 0,
+	    .want = "tid 100: 15 instructions match" });
 }
 
 ATF_TC_WITHOUT_HEAD(wrong_address_named);
 ATF_TC_BODY(wrong_address_named, tc)
 {
-	uint64_t gt[32];
-	size_t n = simple_truth(gt);
-
-	gt[5] = 0x400009;	/* the tracer "saw" the loop exit early */
-	simple_says("wrong.hwtrace", gt, n, 1, 1, "tid 100: mismatch at "
-	    "instruction 5: decoded 0x400004, ground truth 0x400009");
+	/* The tracer "saw" the loop exit early. */
+	simple_says(&(struct simple_case){ .path = "wrong.hwtrace",
+	    .with_mmap = 1, .at = 5, .ip = 0x400009, .rc = 1,
+	    .want = "tid 100: mismatch at instruction 5: decoded 0x400004, "
+	    "ground truth 0x400009" });
 }
 
 ATF_TC_WITHOUT_HEAD(short_ground_truth);
 ATF_TC_BODY(short_ground_truth, tc)
 {
-	uint64_t gt[32];
-	size_t n = simple_truth(gt);
-
-	simple_says("short.hwtrace", gt, n - 2, 1, 1, "tid 100: decoded 15 "
-	    "instructions, ground truth has 13: first difference at "
-	    "instruction 13");
+	simple_says(&(struct simple_case){ .path = "short.hwtrace",
+	    .with_mmap = 1, .cut = 2, .rc = 1,
+	    .want = "tid 100: decoded 15 instructions, ground truth has 13: "
+	    "first difference at instruction 13" });
 }
 
 ATF_TC_WITHOUT_HEAD(unmapped_code_is_a_decode_error);
 ATF_TC_BODY(unmapped_code_is_a_decode_error, tc)
 {
-	uint64_t gt[32];
-	size_t n = simple_truth(gt);
-
-	simple_says("nomap.hwtrace", gt, n, 0, 1,
-	    "tid 100: decode error at instruction 0");
+	simple_says(&(struct simple_case){ .path = "nomap.hwtrace",
+	    .with_mmap = 0, .rc = 1,
+	    .want = "tid 100: decode error at instruction 0" });
 }
 
 ATF_TC_WITHOUT_HEAD(missing_ground_truth);

@@ -24,6 +24,20 @@ gzip_traced() {
 		atf_fail "expected more than $1 instructions traced, got '$n': $(oneline err)"
 }
 
+# vg_indexed PROG NAME [WHY]: the fixture PROG captured with the valgrind
+# source into NAME.hwtrace (its output in ./out) and indexed into NAME.db;
+# fails naming the step that failed (the capture's with WHY).  Skips
+# without Valgrind.
+vg_indexed() {
+	need_valgrind
+	need_prog "$1"
+	"$HWTRACE" capture --source valgrind -o "$2.hwtrace" \
+	    -- "$HWTRACE_PROGS/$1" >out 2>err ||
+		atf_fail "capture of $1 failed$3: $(oneline err)"
+	"$HWTRACE" index -o "$2.db" "$2.hwtrace" >/dev/null 2>err ||
+		atf_fail "index of $2.hwtrace failed: $(oneline err)"
+}
+
 # gzip_input BYTES: ./input, the first BYTES of /usr/bin's programs, and
 # want.gz, gzip -1 of it; skips without Valgrind or gzip.
 gzip_input() {
@@ -198,14 +212,8 @@ chased_branches_counted_head() {
 	atf_set timeout 120
 }
 chased_branches_counted_body() {
-	need_valgrind
-	need_prog chase
-	"$HWTRACE" capture --source valgrind -o c.hwtrace \
-	    -- "$HWTRACE_PROGS/chase" >out 2>err ||
-		atf_fail "capture failed: $(oneline err)"
+	vg_indexed chase c
 	[ "$(cat out)" = 1000 ] || atf_fail "chase printed '$(cat out)'"
-	"$HWTRACE" index -o c.db c.hwtrace >/dev/null 2>err ||
-		atf_fail "index failed: $(oneline err)"
 	"$HWTRACE" query --format csv c.db branches --from pair >br 2>err ||
 		atf_fail "branches failed: $(oneline err)"
 	# from,to,kind,count: the counts chase.c's comment derives.
@@ -302,13 +310,7 @@ child_exit_status_recorded_head() {
 	atf_set timeout 60
 }
 child_exit_status_recorded_body() {
-	need_valgrind
-	need_prog forkexit
-	"$HWTRACE" capture --source valgrind -o f.hwtrace \
-	    -- "$HWTRACE_PROGS/forkexit" >out 2>err ||
-		atf_fail "capture failed (the parent saw no 5): $(oneline err)"
-	"$HWTRACE" index -o f.db f.hwtrace >/dev/null 2>err ||
-		atf_fail "index failed: $(oneline err)"
+	vg_indexed forkexit f " (the parent saw no 5)"
 	"$HWTRACE" query --format csv f.db threads >th 2>err ||
 		atf_fail "threads failed: $(oneline err)"
 	# thread,pid,...,exit: the parent ends with 0, the child with 5.

@@ -200,15 +200,15 @@ exec_starts_a_root_body()
 	*) atf_fail "gdb: _start is not hello's outermost frame: $(cat gdb.out)" ;;
 	esac
 	# The child (the thread named hello): _start at depth 0, started.
-	sql_tsv fx.hwtrace st.tsv "SELECT c.depth, c.entry_kind FROM calls c JOIN threads t ON t.id = c.thread JOIN symbols s ON s.id = c.symbol WHERE t.name = 'hello' AND s.name = '_start'"
-	[ "$(sed -n 2p st.tsv)" = "$(printf '0\tstart')" ] ||
-	    atf_fail "hello's _start: expected depth 0 entered at its start, got '$(sed -n 2p st.tsv)'"
-	sql_tsv fx.hwtrace lm.tsv "SELECT c.depth FROM calls c JOIN threads t ON t.id = c.thread JOIN symbols s ON s.id = c.symbol WHERE t.name = 'hello' AND s.name = '__libc_start_main'"
-	[ "$(sed -n 2p lm.tsv)" = "$want" ] ||
-	    atf_fail "hello's __libc_start_main: gdb has it $want frames below _start, hwtrace at depth $(sed -n 2p lm.tsv)"
+	sql_row fx.hwtrace "SELECT c.depth, c.entry_kind FROM calls c JOIN threads t ON t.id = c.thread JOIN symbols s ON s.id = c.symbol WHERE t.name = 'hello' AND s.name = '_start'"
+	[ "$row" = "$(printf '0\tstart')" ] ||
+	    atf_fail "hello's _start: expected depth 0 entered at its start, got '$row'"
+	sql_row fx.hwtrace "SELECT c.depth FROM calls c JOIN threads t ON t.id = c.thread JOIN symbols s ON s.id = c.symbol WHERE t.name = 'hello' AND s.name = '__libc_start_main'"
+	[ "$row" = "$want" ] ||
+	    atf_fail "hello's __libc_start_main: gdb has it $want frames below _start, hwtrace at depth $row"
 	# The old program's frames end at the exec.
-	sql_tsv fx.hwtrace ex.tsv "SELECT c.exit_kind FROM calls c JOIN threads t ON t.id = c.thread JOIN symbols s ON s.id = c.symbol WHERE t.name = 'hello' AND s.name = '__execve'"
-	[ "$(sed -n 2p ex.tsv)" = end ] || atf_fail "__execve's frame: expected exit end, got $(cat ex.tsv)"
+	sql_row fx.hwtrace "SELECT c.exit_kind FROM calls c JOIN threads t ON t.id = c.thread JOIN symbols s ON s.id = c.symbol WHERE t.name = 'hello' AND s.name = '__execve'"
+	[ "$row" = end ] || atf_fail "__execve's frame: expected exit end, got $(oneline row.tsv)"
 }
 
 atf_test_case names_demangled
@@ -283,8 +283,8 @@ stripped_functions_named_body()
 	recovered_names plt-stripped
 	# Nothing of the program's own functions is left without a name
 	# (the C start-up files' code has no unwind table: it may be).
-	sql_tsv s.hwtrace n.tsv "SELECT count(*) FROM blocks b JOIN images i ON i.id = b.image WHERE b.symbol IS NULL AND i.path GLOB '*/plt-stripped' AND (b.image_addr BETWEEN 0x$(nm_addr plt main) AND 0x$(nm_addr plt main) + 64 OR b.image_addr BETWEEN 0x$(nm_addr plt one) AND 0x$(nm_addr plt two) + 16)"
-	[ "$(sed -n 2p n.tsv)" -eq 0 ] || atf_fail "$(sed -n 2p n.tsv) blocks of main, one, two have no symbol"
+	sql_row s.hwtrace "SELECT count(*) FROM blocks b JOIN images i ON i.id = b.image WHERE b.symbol IS NULL AND i.path GLOB '*/plt-stripped' AND (b.image_addr BETWEEN 0x$(nm_addr plt main) AND 0x$(nm_addr plt main) + 64 OR b.image_addr BETWEEN 0x$(nm_addr plt one) AND 0x$(nm_addr plt two) + 16)"
+	[ "$row" -eq 0 ] || atf_fail "expected every block of main, one, two to have a symbol, $row have none"
 }
 
 atf_test_case call_targets_named

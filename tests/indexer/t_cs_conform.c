@@ -161,6 +161,29 @@ range_class(const char *t)
 }
 
 /*
+ * The number in @base right after @key in @p, part of @line of the
+ * decoder's output @path; the test fails when there is none.
+ */
+static unsigned long long
+num_after(const char *path, const char *line, const char *p,
+    const char *key, int base)
+{
+	const char *q = strstr(p, key);
+	char *end;
+	unsigned long long v;
+
+	if (q == NULL)
+		atf_tc_fail("%s: unparsed line, expected '%s': %s", path, key,
+		    line);
+	q += strlen(key);
+	v = strtoull(q, &end, base);
+	if (end == q)
+		atf_tc_fail("%s: unparsed line, expected a number after "
+		    "'%s': %s", path, key, line);
+	return (v);
+}
+
+/*
  * The elements trc_pkt_lister printed, from @path or @path.xz, and into
  * @src (when not NULL) the trace buffer it decoded: of a snapshot with
  * several buffers it decodes only the one it names ("Using ETB_1 as trace
@@ -199,9 +222,7 @@ expected(const char *ppl, struct lines *l, char *src, size_t srclen)
 			    "%c %s", a, b, n, isa, q[2], range_class(q + 3));
 		} else if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_EXCEPTION(")) !=
 		    NULL) {
-			if ((q = strstr(p, "excep num (")) == NULL ||
-			    sscanf(q, "excep num (%x)", &n) != 1)
-				atf_tc_fail("%s: unparsed line: %s", path, buf);
+			n = (unsigned)num_after(path, buf, p, "excep num (", 16);
 			if ((q = strstr(p, "pref ret addr:")) != NULL &&
 			    sscanf(q, "pref ret addr:%llx", &a) == 1)
 				snprintf(s, sizeof(s), "exception 0x%x ret "
@@ -215,9 +236,7 @@ expected(const char *ppl, struct lines *l, char *src, size_t srclen)
 			snprintf(s, sizeof(s), "no-sync");
 		else if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_TIMESTAMP(")) !=
 		    NULL) {
-			if ((q = strstr(p, "TS=")) == NULL ||
-			    sscanf(q, "TS=%llx", &a) != 1)
-				atf_tc_fail("%s: unparsed line: %s", path, buf);
+			a = num_after(path, buf, p, "TS=", 16);
 			snprintf(s, sizeof(s), "timestamp 0x%llx", a);
 		} else if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_MEMTRANS(")) !=
 		    NULL) {
@@ -228,15 +247,13 @@ expected(const char *ppl, struct lines *l, char *src, size_t srclen)
 			    strncasecmp(p, "fail", 4) == 0 ? "fail" : "init");
 		} else if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_SYNC_MARKER(")) !=
 		    NULL) {
-			if ((q = strstr(p, "Timestamp marker(")) == NULL ||
-			    sscanf(q, "Timestamp marker(%x)", &n) != 1)
-				atf_tc_fail("%s: unparsed line: %s", path, buf);
+			n = (unsigned)num_after(path, buf, p,
+			    "Timestamp marker(", 16);
 			snprintf(s, sizeof(s), "ts-marker 0x%x", n);
 		} else if ((p = strstr(buf, "OCSD_GEN_TRC_ELEM_ADDR_NACC(")) !=
 		    NULL) {
-			if (sscanf(p, "OCSD_GEN_TRC_ELEM_ADDR_NACC( 0x%llx", &a)
-			    != 1)
-				atf_tc_fail("%s: unparsed line: %s", path, buf);
+			a = num_after(path, buf, p,
+			    "OCSD_GEN_TRC_ELEM_ADDR_NACC(", 16);
 			snprintf(s, sizeof(s), "nacc 0x%llx", a);
 		} else
 			continue;
@@ -563,6 +580,29 @@ check_against(const char *label, const char *snapdir, const char *ppl,
 	free(got.v);
 }
 
+/* Skip the test case unless trc_pkt_lister is installed. */
+static void
+need_lister(void)
+{
+	if (system("command -v trc_pkt_lister > /dev/null") != 0)
+		atf_tc_skip("trc_pkt_lister (libopencsd-bin) is not installed");
+}
+
+/*
+ * Copy the corpus's snapshot @snap into ./@dir and run the shell command
+ * @edit on the copy; the test fails if either fails.
+ */
+static void
+snap_copy(const char *snap, const char *dir, const char *edit)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd), "cp -R '%s/opencsd/snapshots/%s' '%s' && "
+	    "%s", HWTR_TEST_CORPUS, snap, dir, edit);
+	ATF_REQUIRE_MSG(system(cmd) == 0, "cannot make the copy %s of %s: %s",
+	    dir, snap, cmd);
+}
+
 /*
  * ETE on a larger trace than the corpus's real ETE snapshots (which the
  * snapshots case checks): ETE's packets are ETMv4's with additions, so
@@ -581,19 +621,15 @@ ATF_TC_HEAD(ete_as_trc_pkt_lister, tc)
 }
 ATF_TC_BODY(ete_as_trc_pkt_lister, tc)
 {
-	char cmd[2048];
-
 	HWTR_REQUIRE_CORPUS("opencsd/snapshots/juno_r1_1");
-	if (system("command -v trc_pkt_lister > /dev/null") != 0)
-		atf_tc_skip("trc_pkt_lister (libopencsd-bin) is not installed");
-	snprintf(cmd, sizeof(cmd), "cp -R '%s/opencsd/snapshots/juno_r1_1' "
-	    "ete && for f in ete/device_*.ini; do grep -q '^type=ETM4$' "
-	    "\"$f\" || continue; sed -i -e 's/^type=ETM4$/type=ETE/' -e "
+	need_lister();
+	snap_copy("juno_r1_1", "ete", "for f in ete/device_*.ini; do "
+	    "grep -q '^type=ETM4$' \"$f\" || continue; sed -i -e "
+	    "'s/^type=ETM4$/type=ETE/' -e "
 	    "'s/^\\(TRCIDR1([^)]*)=0x[0-9A-Fa-f]*\\)4\\([0-9A-Fa-f]\\)"
 	    "\\([0-9A-Fa-f]\\)$/\\15\\2\\3/' -e "
 	    "'s/^\\[regs\\]$/[regs]\\nTRCDEVARCH(0x3EF)=0x47725A13/' "
-	    "\"$f\"; done", HWTR_TEST_CORPUS);
-	ATF_REQUIRE_MSG(system(cmd) == 0, "cannot make the ETE copy: %s", cmd);
+	    "\"$f\"; done");
 	ATF_REQUIRE_MSG(system("test \"$(grep -l '^type=ETE$' ete/*.ini | "
 	    "wc -l)\" -ge 1 && ! grep -q '^type=ETM4$' ete/*.ini && "
 	    "grep -q '^TRCIDR1(0x079)=0x4100F502$' ete/device_*.ini") == 0,
@@ -631,8 +667,7 @@ ATF_TC_BODY(ete_second_buffer, tc)
 
 	HWTR_REQUIRE_CORPUS("opencsd/snapshots/s_9001");
 	HWTR_REQUIRE_CORPUS("opencsd/snapshots/ete-wfet");
-	if (system("command -v trc_pkt_lister > /dev/null") != 0)
-		atf_tc_skip("trc_pkt_lister (libopencsd-bin) is not installed");
+	need_lister();
 	for (i = 0; i < sizeof(snaps) / sizeof(snaps[0]); i++) {
 		snprintf(snap, sizeof(snap), "%s/opencsd/snapshots/%s",
 		    HWTR_TEST_CORPUS, snaps[i].name);
@@ -671,17 +706,13 @@ ATF_TC_HEAD(ete_ite_as_trc_pkt_lister, tc)
 ATF_TC_BODY(ete_ite_as_trc_pkt_lister, tc)
 {
 	static const uint8_t ite[10] = { 0x09, 0x01, 1, 2, 3, 4, 5, 6, 7, 8 };
-	char cmd[2048];
 	uint8_t buf[4096];
 	size_t n;
 	FILE *f;
 
 	HWTR_REQUIRE_CORPUS("opencsd/snapshots/tme_simple");
-	if (system("command -v trc_pkt_lister > /dev/null") != 0)
-		atf_tc_skip("trc_pkt_lister (libopencsd-bin) is not installed");
-	snprintf(cmd, sizeof(cmd), "cp -R '%s/opencsd/snapshots/tme_simple' "
-	    "ite && chmod -R u+w ite", HWTR_TEST_CORPUS);
-	ATF_REQUIRE(system(cmd) == 0);
+	need_lister();
+	snap_copy("tme_simple", "ite", "chmod -R u+w ite");
 	ATF_REQUIRE((f = fopen("ite/session1.bin", "rb")) != NULL);
 	n = fread(buf, 1, sizeof(buf), f);
 	fclose(f);
@@ -720,8 +751,7 @@ ATF_TC_BODY(dstream_as_trc_pkt_lister, tc)
 	char cmd[2048], snap[1100];
 
 	HWTR_REQUIRE_CORPUS("opencsd/snapshots/a55-test-tpiu");
-	if (system("command -v trc_pkt_lister > /dev/null") != 0)
-		atf_tc_skip("trc_pkt_lister (libopencsd-bin) is not installed");
+	need_lister();
 	snprintf(snap, sizeof(snap), "%s/opencsd/snapshots/a55-test-tpiu",
 	    HWTR_TEST_CORPUS);
 	snprintf(cmd, sizeof(cmd), "trc_pkt_lister -ss_dir '%s' "
@@ -747,22 +777,17 @@ ATF_TC_HEAD(tpiu_as_trc_pkt_lister, tc)
 ATF_TC_BODY(tpiu_as_trc_pkt_lister, tc)
 {
 	static const uint8_t fsync[4] = { 0xff, 0xff, 0xff, 0x7f };
-	char cmd[2048];
 	uint8_t frame[16];
 	size_t n, k = 0;
 	FILE *in, *out;
 
 	HWTR_REQUIRE_CORPUS("opencsd/snapshots/juno_r1_1");
-	if (system("command -v trc_pkt_lister > /dev/null") != 0)
-		atf_tc_skip("trc_pkt_lister (libopencsd-bin) is not installed");
-	snprintf(cmd, sizeof(cmd), "cp -R '%s/opencsd/snapshots/juno_r1_1' "
-	    "tpiu && sed -i -e '0,/^format=coresight$/s//format=tpiu/' -e "
+	need_lister();
+	snap_copy("juno_r1_1", "tpiu", "sed -i -e "
+	    "'0,/^format=coresight$/s//format=tpiu/' -e "
 	    "'s/^buffers=buffer0,buffer1$/buffers=buffer0/' -e "
 	    "'/^STM_12=ETB_1$/d' tpiu/trace.ini && grep -q '^format=tpiu$' "
-	    "tpiu/trace.ini && ! grep -q '^STM_12=' tpiu/trace.ini",
-	    HWTR_TEST_CORPUS);
-	ATF_REQUIRE_MSG(system(cmd) == 0, "cannot make the TPIU copy: %s",
-	    cmd);
+	    "tpiu/trace.ini && ! grep -q '^STM_12=' tpiu/trace.ini");
 	ATF_REQUIRE((in = fopen("tpiu/cstrace.bin", "rb")) != NULL);
 	ATF_REQUIRE((out = fopen("tpiu/cstrace.tpiu", "wb")) != NULL);
 	while ((n = fread(frame, 1, sizeof(frame), in)) > 0) {
@@ -802,7 +827,7 @@ expected_cc(const char *ppl, struct lines *l)
 	};
 	static uint64_t nr[256], ni[256];
 	char path[1024], buf[4096], s[96];
-	const char *p, *q, *el;
+	const char *p, *el;
 	unsigned id, n, cc;
 	long total = 0;
 	size_t k;
@@ -824,18 +849,15 @@ expected_cc(const char *ppl, struct lines *l)
 			if (strncmp(p, names[k][0], strlen(names[k][0])) == 0 &&
 			    p[strlen(names[k][0])] == '(')
 				el = names[k][1];
-		if ((q = strstr(p, "[CC=")) != NULL) {
-			if (sscanf(q, "[CC=%u]", &cc) != 1)
-				atf_tc_fail("%s: unparsed line: %s", path, buf);
+		if (strstr(p, "[CC=") != NULL) {
+			cc = (unsigned)num_after(path, buf, p, "[CC=", 10);
 			snprintf(s, sizeof(s), "seq=%" PRIu64 " insn=%" PRIu64
 			    " cc=%u %s", nr[id], ni[id], cc, el);
 			lines_add(l, id, s);
 			total++;
 		}
 		if (strcmp(el, "range") == 0) {
-			if ((q = strstr(p, "num_i(")) == NULL ||
-			    sscanf(q, "num_i(%u)", &n) != 1)
-				atf_tc_fail("%s: unparsed line: %s", path, buf);
+			n = (unsigned)num_after(path, buf, p, "num_i(", 10);
 			nr[id]++;
 			ni[id] += n;
 		}

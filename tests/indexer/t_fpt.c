@@ -192,28 +192,6 @@ diff_one(const char *what, const uint8_t *pt, size_t len,
 	tf_items_free(&got);
 }
 
-static void *
-slurp(const char *path, size_t *lenp)
-{
-	FILE *fp = fopen(path, "rb");
-	uint8_t *buf;
-	long n;
-
-	if (fp == NULL)
-		return (NULL);
-	fseek(fp, 0, SEEK_END);
-	n = ftell(fp);
-	rewind(fp);
-	buf = malloc(n > 0 ? (size_t)n : 1);
-	if (buf != NULL && n > 0 && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(fp);
-	*lenp = n > 0 ? (size_t)n : 0;
-	return (buf);
-}
-
 /*
  * One ptxed command line of a libipt case: its --raw images, --pt, --cpu
  * and filter.  Returns 0, or -1 (with @why) for commands whose options
@@ -260,7 +238,7 @@ diff_cmd(const char *dir, const char *name, char *line, struct tally *t,
 			} else
 				addr = strtoull(c1, NULL, 0);
 			snprintf(path, sizeof(path), "%s/%s", dir, arg);
-			if ((files[nf] = slurp(path, &flen)) == NULL) {
+			if ((files[nf] = tf_slurp(path, &flen)) == NULL) {
 				*why = "a --raw file is missing";
 				goto out;
 			}
@@ -321,7 +299,7 @@ diff_cmd(const char *dir, const char *name, char *line, struct tally *t,
 			goto out;
 		}
 	}
-	if (pt == NULL || (trace = slurp(pt, &len)) == NULL) {
+	if (pt == NULL || (trace = tf_slurp(pt, &len)) == NULL) {
 		*why = "no trace";
 		goto out;
 	}

@@ -33,10 +33,9 @@ launched_process_named_body()
 {
 	vgcapture_status segv s.hwtrace
 	path=$(readlink -f "$HWTRACE_PROGS/segv")
-	sql_tsv s.hwtrace p.tsv "SELECT path, comm FROM processes"
-	got=$(sed -n 2p p.tsv)
-	[ "$got" = "$(printf '%s\tsegv' "$path")" ] ||
-	    atf_fail "processes: expected '$path segv', got '$got'"
+	sql_row s.hwtrace "SELECT path, comm FROM processes"
+	[ "$row" = "$(printf '%s\tsegv' "$path")" ] ||
+	    atf_fail "processes: expected '$path segv', got '$row'"
 	atf_check -s exit:0 -o match:"	segv	" "$HWTRACE" query s.hwtrace threads --format tsv
 }
 
@@ -47,11 +46,11 @@ fork_inherits_comm_body()
 	vgcapture_status manyfork m.hwtrace
 	path=$(readlink -f "$HWTRACE_PROGS/manyfork")
 	# 20 children; 19 never exec (one execs a missing file: it fails).
-	sql_tsv m.hwtrace n.tsv "SELECT count(*) FROM processes WHERE ppid = (SELECT pid FROM processes WHERE ppid NOT IN (SELECT pid FROM processes)) AND comm = 'manyfork' AND path = '$path'"
-	[ "$(sed -n 2p n.tsv)" -eq 20 ] ||
-	    atf_fail "expected 20 children named manyfork, got $(sed -n 2p n.tsv)"
-	sql_tsv m.hwtrace t.tsv "SELECT count(*) FROM threads WHERE name IS NULL"
-	[ "$(sed -n 2p t.tsv)" -eq 0 ] || atf_fail "$(sed -n 2p t.tsv) threads have no name"
+	sql_row m.hwtrace "SELECT count(*) FROM processes WHERE ppid = (SELECT pid FROM processes WHERE ppid NOT IN (SELECT pid FROM processes)) AND comm = 'manyfork' AND path = '$path'"
+	[ "$row" -eq 20 ] ||
+	    atf_fail "expected 20 children named manyfork, got $row"
+	sql_row m.hwtrace "SELECT count(*) FROM threads WHERE name IS NULL"
+	[ "$row" -eq 0 ] || atf_fail "expected every thread named, $row have no name"
 }
 
 atf_test_case syscall_one_name

@@ -109,6 +109,14 @@ sql_tsv()
 	    atf_fail "sql failed: $3: $(oneline "$2.err")"
 }
 
+# sql_row ARCHIVE SQL: the first row of SQL's answer (sql_tsv into
+# ./row.tsv), tab-separated, in $row.
+sql_row()
+{
+	sql_tsv "$1" row.tsv "$2"
+	row=$(sed -n 2p row.tsv)
+}
+
 # term_while_locked LOCK WHAT CMD...: CMD runs in the background while
 # another process holds LOCK (flock(1)); a second on, SIGTERM to it.  It
 # must exit 1 and say 'interrupted' (stderr in err.t); a failure names
@@ -290,6 +298,14 @@ stop_complete()
 	    atf_fail "the archive after SIGINT is not complete: $(oneline err)"
 	members "$1" | grep -q '^streams/0/.*\.chunk$' ||
 	    atf_fail "the archive after SIGINT has no trace"
+}
+
+# expect_no_archive ARCHIVE WHY: fail, saying WHY, if ARCHIVE or
+# ARCHIVE.partial exists.
+expect_no_archive()
+{
+	[ ! -e "$1" ] && [ ! -e "$1.partial" ] ||
+	    atf_fail "$2: expected no $1 and no $1.partial, found: $(ls -d "$1" "$1.partial" 2>/dev/null | tr '\n' ' ')"
 }
 
 # --- ground-truth test cases -------------------------------------------

@@ -45,6 +45,32 @@ struct tf_img {
 	size_t		n;
 };
 
+/*
+ * The whole of @path in a buffer of at least one byte (to free), its
+ * length in *@lenp; NULL (errno set) if it cannot be read.
+ */
+static inline uint8_t *
+tf_slurp(const char *path, size_t *lenp)
+{
+	FILE *fp = fopen(path, "rb");
+	uint8_t *buf;
+	long n;
+
+	if (fp == NULL)
+		return (NULL);
+	fseek(fp, 0, SEEK_END);
+	n = ftell(fp);
+	rewind(fp);
+	buf = malloc(n > 0 ? (size_t)n : 1);
+	if (buf != NULL && n > 0 && fread(buf, 1, (size_t)n, fp) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(fp);
+	*lenp = n > 0 ? (size_t)n : 0;
+	return (buf);
+}
+
 /* Add @size bytes of @buf at file offset @off of @path, at @addr. */
 static inline int
 tf_img_add(struct tf_img *im, const char *path, const uint8_t *buf,

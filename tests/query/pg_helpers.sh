@@ -60,6 +60,13 @@ pg_start()
 # (a command, not a function, so that atf_check can run it).
 PSQL="psql -X -q -A -t -v ON_ERROR_STOP=1"
 
+# pg_is WANT SQL: SQL's answer in the database $URL, as $PSQL prints it,
+# is the line WANT (atf_check shows both when it is not).
+pg_is()
+{
+	atf_check -s exit:0 -o inline:"$1\n" $PSQL "$URL" -c "$2"
+}
+
 pg_stop()
 {
 	[ -f pgdir ] || return 0

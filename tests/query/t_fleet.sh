@@ -83,7 +83,7 @@ runs_identity_body()
 	    $PSQL "$URL" -c "SELECT (extract(epoch FROM captured) * 1000000)::bigint FROM hwtrace.runs WHERE id = 1"
 	# Declarative partitioning: one partition per run of each bulk table.
 	for t in threads block_counts branches calls func_counts; do
-		atf_check -s exit:0 -o inline:"p 3\n" $PSQL "$URL" -c \
+		pg_is "p 3" \
 		    "SELECT c.relkind::text || ' ' || (SELECT count(*) FROM pg_inherits WHERE inhparent = c.oid) FROM pg_class c WHERE c.oid = 'hwtrace.$t'::regclass"
 	done
 }
@@ -98,10 +98,10 @@ static_data_once_body()
 	key=$(sqlite3 c1.hwtrace.db "SELECT key FROM images WHERE path LIKE '%/calls'")
 	[ -n "$key" ] || atf_fail "no image of calls in c1's database"
 	want=$(sqlite3 c1.hwtrace.db "SELECT count(*) FROM symbols s JOIN images i ON i.id = s.image WHERE i.key = '$key'")
-	atf_check -s exit:0 -o inline:"1 $want\n" $PSQL "$URL" -c \
+	pg_is "1 $want" \
 	    "SELECT count(*) || ' ' || (SELECT count(*) FROM hwtrace.symbols s JOIN hwtrace.images i ON i.id = s.image WHERE i.key = '$key') FROM hwtrace.images WHERE key = '$key'"
 	want=$(sqlite3 c1.hwtrace.db "SELECT count(*) FROM lines l JOIN images i ON i.id = l.image WHERE i.key = '$key'")
-	atf_check -s exit:0 -o inline:"$want\n" $PSQL "$URL" -c \
+	pg_is "$want" \
 	    "SELECT count(*) FROM hwtrace.lines l JOIN hwtrace.images i ON i.id = l.image WHERE i.key = '$key'"
 	# Blocks: the distinct static blocks of both runs of calls.
 	for n in c1 c2; do
@@ -121,7 +121,7 @@ static_data_once_body()
 	    "$HWTRACE" export --postgres "$URL" c2.hwtrace.db
 	table_counts > after
 	cmp -s before after || atf_fail "a second export changed rows: $(diff before after | tr '\n' ' ')"
-	atf_check -s exit:0 -o inline:"fail\n" $PSQL "$URL" -c "SELECT value FROM hwtrace.labels WHERE run = 1 AND key = 'result'"
+	pg_is "fail" "SELECT value FROM hwtrace.labels WHERE run = 1 AND key = 'result'"
 	# A database whose archive is gone cannot say which run it is.
 	mv c1.hwtrace gone.hwtrace
 	cp c1.hwtrace.db alone.db
@@ -158,7 +158,7 @@ func_and_coverage_match_sqlite_body()
 	# LIKE's own wildcards are plain characters of a glob.
 	atf_check -s exit:1 -e match:"no run called a function matching 'a%\\*'" "$HWTRACE" fleet "$URL" func 'a%*'
 	atf_check -s exit:1 -e match:"no run called a function matching 'a_d\\*'" "$HWTRACE" fleet "$URL" func 'a_d*'
-	atf_check -s exit:0 -o inline:"30\n" $PSQL "$URL" -c \
+	pg_is "30" \
 	    "SELECT sum(f.calls) FROM hwtrace.func_counts f JOIN hwtrace.symbols s ON s.id = f.symbol WHERE s.name = 'add'"
 	atf_check -s exit:1 -o empty -e match:"no run called a function matching 'no_such_fn'" \
 	    "$HWTRACE" fleet "$URL" func no_such_fn
@@ -238,7 +238,7 @@ hostile_labels_body()
 	    $PSQL "$URL" -c "SELECT encode(convert_to(key, 'UTF8'), 'hex') FROM hwtrace.labels WHERE run = 1 AND key <> 'empty'"
 	atf_check -s exit:0 -o inline:"$(printf '%s' "$v" | hex)\n" \
 	    $PSQL "$URL" -c "SELECT encode(convert_to(value, 'UTF8'), 'hex') FROM hwtrace.labels WHERE run = 1 AND key <> 'empty'"
-	atf_check -s exit:0 -o inline:"0\n" $PSQL "$URL" -c "SELECT length(value) FROM hwtrace.labels WHERE key = 'empty'"
+	pg_is "0" "SELECT length(value) FROM hwtrace.labels WHERE key = 'empty'"
 	# Returned as they are (JSON of the labels, in JSON output).
 	"$HWTRACE" fleet --format json "$URL" runs --label "$k=$v" > runs.json 2> err ||
 	    atf_fail "fleet runs --label: $(oneline err)"
@@ -251,7 +251,7 @@ assert labels == {os.environ["K"]: os.environ["V"], "empty": ""}, labels
 ' || atf_fail "labels not returned exactly: $(oneline runs.json)"
 	atf_check -s exit:0 -o inline:"run\n" sh -c \
 	    "'$HWTRACE' fleet --format csv '$URL' runs --label \"\$1\" | cut -d, -f1" sh "$k=${v}x"
-	atf_check -s exit:0 -o inline:"1\n" $PSQL "$URL" -c "SELECT count(*) FROM hwtrace.runs"
+	pg_is "1" "SELECT count(*) FROM hwtrace.runs"
 }
 hostile_labels_cleanup() { pg_stop; }
 
@@ -288,7 +288,7 @@ refusals_body()
 	    env PGPASSWORD=Wrong-Pa55word "$HWTRACE" export --postgres "user=pw dbname=hwtr host=$PGDIR" h1.hwtrace
 	atf_check -s exit:1 -o empty -e match:"password authentication failed" -e not-match:"Wrong-Pa55word" \
 	    "$HWTRACE" fleet "host=$PGDIR dbname=hwtr user=pw password=Wrong-Pa55word" runs
-	atf_check -s exit:0 -o inline:"0\n" $PSQL "$URL" -c "SELECT count(*) FROM pg_namespace WHERE nspname = 'hwtrace'"
+	pg_is "0" "SELECT count(*) FROM pg_namespace WHERE nspname = 'hwtrace'"
 	# The right password: from the URL, from ~/.pgpass.
 	atf_check -s exit:0 -o match:"^run 1:" -e empty \
 	    "$HWTRACE" export --postgres "postgresql://pw:Right-Pa55word@/hwtr?host=$PGDIR" h1.hwtrace
@@ -346,7 +346,7 @@ server_gone_mid_export_body()
 	# And the export, done again, is whole.
 	atf_check -s exit:0 -o match:"^run [0-9]*: 'big.hwtrace' exported .*: $calls calls" \
 	    "$HWTRACE" export --postgres "$URL" --label big=1 big.hwtrace
-	atf_check -s exit:0 -o inline:"$calls\n" $PSQL "$URL" -c \
+	pg_is "$calls" \
 	    "SELECT count(*) FROM hwtrace.calls c JOIN hwtrace.labels l ON l.run = c.run WHERE l.key = 'big'"
 }
 server_gone_mid_export_cleanup() { pg_stop; }
@@ -363,7 +363,7 @@ drop_old_runs_body()
 	$PSQL "$URL" -c "UPDATE hwtrace.runs SET exported = now() - interval '100 days' WHERE id = 1" > /dev/null
 	atf_check -s exit:0 $PSQL "$URL" -f drop.sql
 	atf_check -s exit:0 -o inline:"run\n2\n3\n" sh -c "'$HWTRACE' fleet --format csv '$URL' runs | cut -d, -f1"
-	atf_check -s exit:0 -o inline:"0 0 5\n" $PSQL "$URL" -c \
+	pg_is "0 0 5" \
 	    "SELECT (SELECT count(*) FROM pg_class WHERE relname LIKE '%\\_r1') || ' ' || (SELECT count(*) FROM hwtrace.labels WHERE run = 1) || ' ' || (SELECT count(*) FROM pg_class WHERE relname LIKE '%\\_r2' AND relnamespace = 'hwtrace'::regnamespace)"
 	atf_check -s exit:0 -o inline:"2,add,15\n" sh -c \
 	    "'$HWTRACE' fleet '$URL' func add --format csv | tail -n +2 | cut -d, -f1,2,4"
@@ -387,9 +387,9 @@ concurrent_exports_body()
 	done
 	key=$(sqlite3 c1.hwtrace.db "SELECT key FROM images WHERE path LIKE '%/calls'")
 	want=$(sqlite3 c1.hwtrace.db "SELECT count(*) FROM symbols s JOIN images i ON i.id = s.image WHERE i.key = '$key'")
-	atf_check -s exit:0 -o inline:"3 1 $want\n" $PSQL "$URL" -c \
+	pg_is "3 1 $want" \
 	    "SELECT (SELECT count(*) FROM hwtrace.runs) || ' ' || (SELECT count(*) FROM hwtrace.images WHERE key = '$key') || ' ' || (SELECT count(*) FROM hwtrace.symbols s JOIN hwtrace.images i ON i.id = s.image WHERE i.key = '$key')"
-	atf_check -s exit:0 -o inline:"0\n" $PSQL "$URL" -c \
+	pg_is "0" \
 	    "SELECT count(*) FROM (SELECT image, addr, size, mode FROM hwtrace.blocks WHERE image IS NOT NULL GROUP BY 1, 2, 3, 4 HAVING count(*) > 1) d"
 	atf_check -s exit:0 -o inline:"1,add,15\n2,add,15\n" sh -c \
 	    "'$HWTRACE' fleet '$URL' func add --format csv | tail -n +2 | cut -d, -f2,4 | sort | awk '{ print NR \",\" \$0 }'"
@@ -408,12 +408,12 @@ symbols_come_later_body()
 	sqlite3 -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" bare.db "UPDATE images SET present = 0, has_symbols = 0, has_lines = 0 WHERE path LIKE '%/calls'; UPDATE blocks SET symbol = NULL, sym_offset = NULL WHERE image = (SELECT id FROM images WHERE path LIKE '%/calls'); UPDATE calls SET symbol = NULL; DELETE FROM lines; DELETE FROM symbols WHERE image = (SELECT id FROM images WHERE path LIKE '%/calls')" ||
 	    atf_fail "cannot strip bare.db"
 	atf_check -s exit:0 -o match:"^run 1: 'bare.db' exported" "$HWTRACE" export --postgres "$URL" bare.db
-	atf_check -s exit:0 -o inline:"0\n" $PSQL "$URL" -c \
+	pg_is "0" \
 	    "SELECT count(*) FROM hwtrace.blocks b JOIN hwtrace.symbols s ON s.id = b.symbol WHERE s.name = 'add'"
 	atf_check -s exit:0 -o match:"^run 2: 'c2.hwtrace' exported" "$HWTRACE" export --postgres "$URL" c2.hwtrace
 	# add's blocks as c1 ran them (its own database) are now named.
 	want=$(sqlite3 c1.hwtrace.db "SELECT sum(b.exec_count * b.ninsns) FROM blocks b JOIN symbols s ON s.id = b.symbol WHERE s.name = 'add'")
-	atf_check -s exit:0 -o inline:"$want\n" $PSQL "$URL" -c \
+	pg_is "$want" \
 	    "SELECT sum(c.count * b.ninsns) FROM hwtrace.block_counts c JOIN hwtrace.blocks b ON b.id = c.block JOIN hwtrace.symbols s ON s.id = b.symbol WHERE c.run = 1 AND s.name = 'add'"
 }
 symbols_come_later_cleanup() { pg_stop; }
@@ -534,7 +534,7 @@ inlines_across_runs_body()
 	atf_check -s exit:1 -e match:"no run called a function matching 'measure'" \
 	    "$HWTRACE" fleet "$URL" func measure
 	atf_check -s exit:0 -o ignore "$HWTRACE" export --postgres "$URL" ok.hwtrace.db
-	atf_check -s exit:0 -o inline:"t\n" $PSQL "$URL" -c \
+	pg_is "t" \
 	    "SELECT to_regclass('hwtrace.inlines') IS NOT NULL"
 }
 inlines_across_runs_cleanup() { pg_stop; }
