@@ -914,7 +914,9 @@ ix_add_sections(struct ix_images *im)
 		if (m->image < 0 || !im->imgs[m->image].present)
 			continue;
 		ig = &im->imgs[m->image];
-		if (!ig->elf.elf || m->end <= m->start ||
+		if (ig->jit)
+			m->bias = 0;	/* run-time addresses (ix_jit.c) */
+		else if (!ig->elf.elf || m->end <= m->start ||
 		    ix_elf_map_bias(&ig->elf, m->start, m->end - m->start,
 		    m->pgoff, m->prot, &m->bias) < 0)
 			m->bias = (int64_t)(m->start - m->pgoff);

@@ -1,0 +1,35 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * Code in no file (ix_jit.c, issue 32): the archive's code regions and
+ * JIT symbol files as an image "[jit]" per process, after the archive's
+ * images, with a mapping per region over the time it was valid.
+ */
+
+#ifndef HWTR_IX_JIT_H
+#define HWTR_IX_JIT_H
+
+#include "ix_run.h"
+
+/*
+ * After the sideband replay, before ix_add_sections(): the images and
+ * mappings of every process with jit/ members.  Members that cannot be
+ * parsed are problems; 0 or -HWTR_E_NOMEM / -HWTR_E_IO.
+ */
+int	ix_jit_load(struct ix_images *im, const char *tmpdir);
+/* Image @i's description: the archive's, or the "[jit]" one's. */
+const struct hwtr_image_desc *ix_img_desc(const struct ix_images *im,
+	    struct hwtr_ar *ar, size_t i);
+/*
+ * When image @image is a "[jit]" one: "[anon]+0xOFF" for @addr in @buf
+ * (OFF from the start of the anonymous mapping holding it, or of its
+ * page) and 1; else 0.
+ */
+int	ix_jit_anon_name(const struct ix_images *im, size_t image,
+	    uint64_t addr, char *buf, size_t len);
+
+#endif /* !HWTR_IX_JIT_H */
