@@ -1134,6 +1134,7 @@ ix_images_free(struct ix_images *im)
 		if (im->imgs[i].bytes != NULL && im->imgs[i].size > 0)
 			munmap(im->imgs[i].bytes, im->imgs[i].size);
 		free(im->imgs[i].file_ids);
+		free(im->imgs[i].jit_t);
 	}
 	free(im->imgs);
 	free(im->img_bytes);

@@ -35,11 +35,18 @@
 #include "ix_image.h"
 #include "ix_jit.h"
 
+/* A symbol and when it names its code. */
+struct jit_sym {
+	struct ix_sym	s;
+	uint64_t	from, until;
+	size_t		seq;		/* order read: the later wins a tie */
+};
+
 /* What one process has: its regions and its symbols. */
 struct jit_proc {
 	int32_t		pid;
 	struct hwtr_code_list code;
-	struct ix_sym	*syms;
+	struct jit_sym	*syms;
 	size_t		nsyms, csyms;
 };
 
@@ -94,8 +101,11 @@ add_syms(struct jit_proc *p, const struct hwtr_jit_list *l, int dump)
 		if (hwtr_grow((void **)&p->syms, &p->csyms, p->nsyms + 1,
 		    sizeof(*p->syms)) < 0)
 			return (-HWTR_E_NOMEM);
-		s = &p->syms[p->nsyms];
-		memset(s, 0, sizeof(*s));
+		memset(&p->syms[p->nsyms], 0, sizeof(p->syms[p->nsyms]));
+		p->syms[p->nsyms].from = j->timestamp;
+		p->syms[p->nsyms].until = j->until;
+		p->syms[p->nsyms].seq = p->nsyms;
+		s = &p->syms[p->nsyms].s;
 		if ((s->name = strdup(j->name != NULL ? j->name : "?")) ==
 		    NULL)
 			return (-HWTR_E_NOMEM);
@@ -173,11 +183,43 @@ read_member(struct ix_images *im, struct jit_all *a, size_t i)
 static int
 cmp_sym(const void *x, const void *y)
 {
-	const struct ix_sym *a = x, *b = y;
+	const struct jit_sym *a = x, *b = y;
 
-	if (a->addr != b->addr)
-		return (a->addr < b->addr ? -1 : 1);
-	return (strcmp(a->name, b->name));
+	if (a->s.addr != b->s.addr)
+		return (a->s.addr < b->s.addr ? -1 : 1);
+	if (a->from != b->from)
+		return (a->from < b->from ? -1 : 1);
+	return (a->seq < b->seq ? -1 : a->seq > b->seq);
+}
+
+/*
+ * @p's symbols, sorted by address then time, as image @ig's: a symbol
+ * ends where a later one at its address begins (a JIT that loads new
+ * code at an address frees the old; in a perf map, the later line).
+ */
+static int
+take_syms(struct ix_img *ig, struct jit_proc *p)
+{
+	size_t i;
+
+	if (p->nsyms == 0)
+		return (0);
+	qsort(p->syms, p->nsyms, sizeof(*p->syms), cmp_sym);
+	if ((ig->elf.syms = calloc(p->nsyms, sizeof(*ig->elf.syms))) ==
+	    NULL || (ig->jit_t = calloc(2 * p->nsyms,
+	    sizeof(*ig->jit_t))) == NULL)
+		return (-HWTR_E_NOMEM);
+	for (i = 0; i < p->nsyms; i++) {
+		if (i + 1 < p->nsyms && p->syms[i + 1].s.addr ==
+		    p->syms[i].s.addr && p->syms[i + 1].from < p->syms[i].until)
+			p->syms[i].until = p->syms[i + 1].from;
+		ig->elf.syms[i] = p->syms[i].s;
+		ig->jit_t[2 * i] = p->syms[i].from;
+		ig->jit_t[2 * i + 1] = p->syms[i].until;
+		p->syms[i].s.name = NULL;	/* the image's now */
+		ig->elf.nsyms++;
+	}
+	return (0);
 }
 
 /* Room for one more image in @im (imgs, img_bytes, img_len). */
@@ -294,12 +336,8 @@ add_proc(struct ix_images *im, struct jit_proc *p, const char *tmpdir)
 	ig->present = 1;
 	im->img_bytes[im->nimgs - 1] = ig->bytes;
 	im->img_len[im->nimgs - 1] = ig->size;
-	if (p->nsyms > 1)
-		qsort(p->syms, p->nsyms, sizeof(*p->syms), cmp_sym);
-	ig->elf.syms = p->syms;
-	ig->elf.nsyms = p->nsyms;
-	p->syms = NULL;
-	p->nsyms = p->csyms = 0;
+	if ((rc = take_syms(ig, p)) < 0)
+		return (rc);
 	for (i = 0; i < p->code.n; i++) {
 		const struct hwtr_code_region *c = &p->code.v[i];
 
@@ -346,7 +384,7 @@ ix_jit_load(struct ix_images *im, const char *tmpdir)
 		size_t k;
 
 		for (k = 0; k < a.v[i].nsyms; k++)
-			free(a.v[i].syms[k].name);
+			free(a.v[i].syms[k].s.name);
 		free(a.v[i].syms);
 		hwtr_code_list_free(&a.v[i].code);
 	}
@@ -385,4 +423,44 @@ ix_jit_anon_name(const struct ix_images *im, size_t image, uint64_t addr,
 	snprintf(buf, len, "[anon]+0x%" PRIx64, best != NULL ?
 	    addr - best->start : addr & 0xfff);
 	return (1);
+}
+
+const struct ix_sym *
+ix_jit_func(const struct ix_images *im, const struct ix_map *m,
+    uint64_t addr)
+{
+	const struct ix_img *ig;
+	const struct ix_sym *best = NULL;
+	uint64_t mfrom, mto, bfrom = 0;
+	size_t lo, hi, k, steps;
+
+	assert(m->image >= 0 && (size_t)m->image < im->nimgs);
+	ig = &im->imgs[m->image];
+	assert(ig->jit);
+	mfrom = m->has_from ? m->from_tsc : 0;
+	mto = m->has_to ? m->to_tsc : UINT64_MAX;
+	/* The last symbol at or below @addr, then down to those covering it. */
+	lo = 0;
+	hi = ig->elf.nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ig->elf.syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (k = lo, steps = 0; k > 0 && steps < 64; k--, steps++) {
+		const struct ix_sym *s = &ig->elf.syms[k - 1];
+		uint64_t f = ig->jit_t[2 * (k - 1)];
+		uint64_t u = ig->jit_t[2 * (k - 1) + 1];
+
+		/* Valid while this code was: the latest such load. */
+		if (addr < s->reach && f < mto && u > mfrom && f < u &&
+		    (best == NULL || f > bfrom)) {
+			best = s;
+			bfrom = f;
+		}
+	}
+	return (best);
 }

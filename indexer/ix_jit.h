@@ -31,5 +31,12 @@ const struct hwtr_image_desc *ix_img_desc(const struct ix_images *im,
  */
 int	ix_jit_anon_name(const struct ix_images *im, size_t image,
 	    uint64_t addr, char *buf, size_t len);
+/*
+ * The symbol of "[jit]" mapping @m's image naming @addr while @m's code
+ * was there (a JIT symbol is valid from its load until it moves or a
+ * later load at its address), or NULL.
+ */
+const struct ix_sym *ix_jit_func(const struct ix_images *im,
+	    const struct ix_map *m, uint64_t addr);
 
 #endif /* !HWTR_IX_JIT_H */

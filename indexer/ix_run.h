@@ -82,6 +82,7 @@ struct ix_img {
 	int		jit;		/* "[jit]" of process jit_pid (ix_jit.c) */
 	int32_t		jit_pid;
 	struct hwtr_image_desc jdesc;	/* its description */
+	uint64_t	*jit_t;		/* per symbol: valid from, until */
 };
 
 /* What a global block is in the images (symbolize()). */

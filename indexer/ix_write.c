@@ -115,7 +115,8 @@ symbolize(struct run *r, struct ix_sblock *b, struct ix_gsym *g)
 	g->has_image = 1;
 	g->image = m->image + 1;
 	g->image_addr = b->ip - (uint64_t)m->bias;
-	s = ix_elf_func(&im->elf, g->image_addr);
+	s = im->jit ? ix_jit_func(r->im, m, g->image_addr) :
+	    ix_elf_func(&im->elf, g->image_addr);
 	if (s != NULL) {
 		g->symbol = im->sym_base + (s - im->elf.syms);
 		g->sym_offset = g->image_addr - s->addr;

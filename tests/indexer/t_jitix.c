@@ -138,10 +138,61 @@ disassemble(struct ver *v)
 	ATF_REQUIRE_MSG(v->ninsn > 0, "objdump found no instruction");
 }
 
+static size_t
+put_le(uint8_t *p, uint64_t v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+	return ((size_t)n);
+}
+
+/*
+ * A jitdump of @pid loading version 1 as "fn_v1" at its time, then
+ * version 2 at the same address as "fn_v2" at its own (little-endian,
+ * perf's jitdump format: a 40-byte header, code load records).
+ */
+static size_t
+make_jitdump(uint8_t *b, int32_t pid, const struct ver *v)
+{
+	size_t n = 0, i, r;
+	char name[8];
+
+	n += put_le(b + n, 0x4A695444u, 4);	/* magic */
+	n += put_le(b + n, 1, 4);		/* version */
+	n += put_le(b + n, 40, 4);		/* header size */
+	n += put_le(b + n, 62, 4);		/* EM_X86_64 */
+	n += put_le(b + n, 0, 4);
+	n += put_le(b + n, (uint32_t)pid, 4);
+	n += put_le(b + n, v[0].from, 8);
+	n += put_le(b + n, 0, 8);		/* flags */
+	for (i = 0; i < 2; i++) {
+		snprintf(name, sizeof(name), "fn_v%zu", i + 1);
+		r = n;
+		n += put_le(b + n, 0, 4);	/* JIT_CODE_LOAD */
+		n += put_le(b + n, 16 + 40 + strlen(name) + 1 + v[i].len, 4);
+		n += put_le(b + n, v[i].from, 8);
+		n += put_le(b + n, (uint32_t)pid, 4);
+		n += put_le(b + n, (uint32_t)pid, 4);
+		n += put_le(b + n, v[i].addr, 8);	/* vma */
+		n += put_le(b + n, v[i].addr, 8);	/* code_addr */
+		n += put_le(b + n, v[i].len, 8);
+		n += put_le(b + n, i + 1, 8);		/* code_index */
+		memcpy(b + n, name, strlen(name) + 1);
+		n += strlen(name) + 1;
+		memcpy(b + n, v[i].code, v[i].len);
+		n += v[i].len;
+		ATF_REQUIRE(n - r == 16 + 40 + strlen(name) + 1 + v[i].len);
+	}
+	return (n);
+}
+
 /*
  * s.hwtrace without the memory images of anonymous memory (and the
  * mappings' references to them) as @out, with a code-region member for
- * @pid when @code, and a perf map naming the page when @map.
+ * @pid when @code, and a perf map naming the page when @map is 1, a
+ * jitdump naming each version when 2.
  */
 static void
 rewrite(const char *out, int32_t pid, const struct ver *v, int code, int map)
@@ -149,7 +200,7 @@ rewrite(const char *out, int32_t pid, const struct ver *v, int code, int map)
 	struct hwtr_ar *ar;
 	struct hwtr_aw *aw;
 	char err[512], key[HWTR_IMAGE_KEY_MAX], name[64], text[128];
-	uint8_t buf[2 * (HWTR_CODE_REC + 64) + HWTR_CODE_HDR];
+	uint8_t buf[512];
 	void *b;
 	size_t i, c, len, n;
 	uint32_t id;
@@ -197,7 +248,11 @@ rewrite(const char *out, int32_t pid, const struct ver *v, int code, int map)
 		snprintf(name, sizeof(name), "code-%" PRId32 ".bin", pid);
 		ATF_REQUIRE(hwtr_aw_add_jit(aw, name, buf, n) == 0);
 	}
-	if (map) {
+	if (map == 2) {
+		snprintf(name, sizeof(name), "jit-%" PRId32 ".dump", pid);
+		n = make_jitdump(buf, pid, v);
+		ATF_REQUIRE(hwtr_aw_add_jit(aw, name, buf, n) == 0);
+	} else if (map) {
 		snprintf(name, sizeof(name), "perf-%" PRId32 ".map", pid);
 		n = (size_t)snprintf(text, sizeof(text), "%" PRIx64 " 40 "
 		    "jitted_fn\n", v[0].addr);
@@ -239,10 +294,10 @@ errors_of(const char *db)
 
 /*
  * The instructions of @db at the page, against objdump's: 3 runs of
- * version 1 then 3 of version 2, each named @fname (+0xOFF inside).
+ * version 1 then 3 of version 2, named @fn[0] and @fn[1] (+0xOFF inside).
  */
 static void
-check_insns(const char *db, const struct ver *v, const char *fname)
+check_insns(const char *db, const struct ver *v, const char *const *fn2)
 {
 	char cmd[512], line[512], want[128];
 	unsigned long long ip;
@@ -294,9 +349,9 @@ check_insns(const char *db, const struct ver *v, const char *fname)
 		    "instruction %zu at %#llx: expected objdump's '%s', "
 		    "got '%s'", seen, ip, cv->mn[want_i], ins);
 		if (cv->off[want_i] == 0)
-			snprintf(want, sizeof(want), "%s", fname);
+			snprintf(want, sizeof(want), "%s", fn2[run_]);
 		else
-			snprintf(want, sizeof(want), "%s+%#" PRIx64, fname,
+			snprintf(want, sizeof(want), "%s+%#" PRIx64, fn2[run_],
 			    cv->off[want_i]);
 		ATF_CHECK_MSG(strcmp(fn, want) == 0, "instruction %zu at "
 		    "%#llx: expected function '%s', got '%s'", seen, ip,
@@ -335,6 +390,7 @@ ATF_TC_HEAD(anon_regions, tc)
 }
 ATF_TC_BODY(anon_regions, tc)
 {
+	static const char *const anon[2] = { "[anon]+0x0", "[anon]+0x0" };
 	struct ver v[2];
 	int32_t pid;
 	int64_t e;
@@ -352,8 +408,8 @@ ATF_TC_BODY(anon_regions, tc)
 	    "decode errors, got %jd", (intmax_t)e);
 	ATF_CHECK_MSG((e = errors_of("fast.db")) == 0, "fast: expected 0 "
 	    "decode errors, got %jd", (intmax_t)e);
-	check_insns("code.db", v, "[anon]+0x0");
-	check_insns("fast.db", v, "[anon]+0x0");
+	check_insns("code.db", v, anon);
+	check_insns("fast.db", v, anon);
 }
 
 ATF_TC(perf_map_names);
@@ -365,6 +421,7 @@ ATF_TC_HEAD(perf_map_names, tc)
 }
 ATF_TC_BODY(perf_map_names, tc)
 {
+	static const char *const fn[2] = { "jitted_fn", "jitted_fn" };
 	struct ver v[2];
 	sqlite3 *d;
 	int32_t pid;
@@ -373,7 +430,7 @@ ATF_TC_BODY(perf_map_names, tc)
 	setup(v, &pid);
 	rewrite("map.hwtrace", pid, v, 1, 1);
 	run(HWTR_TEST_HWTRACE " index -q -o map.db map.hwtrace");
-	check_insns("map.db", v, "jitted_fn");
+	check_insns("map.db", v, fn);
 	ATF_REQUIRE(sqlite3_open_v2("map.db", &d, SQLITE_OPEN_READONLY,
 	    NULL) == SQLITE_OK);
 	n = q_int(d, "SELECT count(*) FROM symbols s JOIN images i ON "
@@ -387,9 +444,32 @@ ATF_TC_BODY(perf_map_names, tc)
 	    "{ echo 'func jitted_fn: expected 6 calls' >&2; exit 1; }");
 }
 
+ATF_TC(jitdump_by_time);
+ATF_TC_HEAD(jitdump_by_time, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "a jitdump loading selfmod's two "
+	    "versions at the same address at their times names each run by "
+	    "the load valid when it ran, by both decoders");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(jitdump_by_time, tc)
+{
+	static const char *const fn[2] = { "fn_v1", "fn_v2" };
+	struct ver v[2];
+	int32_t pid;
+
+	setup(v, &pid);
+	rewrite("dump.hwtrace", pid, v, 1, 2);
+	run(HWTR_TEST_HWTRACE " index -q -D libipt -o dump.db dump.hwtrace");
+	run(HWTR_TEST_HWTRACE " index -q -D fast -o dfast.db dump.hwtrace");
+	check_insns("dump.db", v, fn);
+	check_insns("dfast.db", v, fn);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, anon_regions);
 	ATF_TP_ADD_TC(tp, perf_map_names);
+	ATF_TP_ADD_TC(tp, jitdump_by_time);
 	return (atf_no_error());
 }
