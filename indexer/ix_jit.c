@@ -402,40 +402,20 @@ ix_img_desc(const struct ix_images *im, struct hwtr_ar *ar, size_t i)
 	return (im->imgs[i].jit ? &im->imgs[i].jdesc : hwtr_ar_image(ar, i));
 }
 
-int
-ix_jit_anon_name(const struct ix_images *im, size_t image, uint64_t addr,
-    char *buf, size_t len)
+/*
+ * The symbol of "[jit]" image @ig naming @addr while @m's code was there:
+ * of those whose time overlaps @m's, the one valid when @m begins (the
+ * latest load before it), else the first loaded after.  A mapping of a
+ * snapshot of anonymous memory begins after the code was written and may
+ * end well after it was replaced (at the next mprotect).
+ */
+static const struct ix_sym *
+jit_func(const struct ix_img *ig, const struct ix_map *m, uint64_t addr)
 {
-	const struct ix_img *ig;
-	const struct ix_map *m, *best = NULL;
-	size_t i;
-
-	if (image >= im->nimgs || !im->imgs[image].jit)
-		return (0);
-	ig = &im->imgs[image];
-	/* The anonymous mapping holding it, the latest made. */
-	for (i = 0; i < im->nmaps; i++) {
-		m = &im->maps[i];
-		if (m->pid == ig->jit_pid && m->image < 0 &&
-		    addr >= m->start && addr < m->end)
-			best = m;
-	}
-	snprintf(buf, len, "[anon]+0x%" PRIx64, best != NULL ?
-	    addr - best->start : addr & 0xfff);
-	return (1);
-}
-
-const struct ix_sym *
-ix_jit_func(const struct ix_images *im, const struct ix_map *m,
-    uint64_t addr)
-{
-	const struct ix_img *ig;
-	const struct ix_sym *best = NULL;
-	uint64_t mfrom, mto, bfrom = 0;
+	const struct ix_sym *before = NULL, *after = NULL;
+	uint64_t mfrom, mto, bf = 0, af = 0;
 	size_t lo, hi, k, steps;
 
-	assert(m->image >= 0 && (size_t)m->image < im->nimgs);
-	ig = &im->imgs[m->image];
 	assert(ig->jit);
 	mfrom = m->has_from ? m->from_tsc : 0;
 	mto = m->has_to ? m->to_tsc : UINT64_MAX;
@@ -455,12 +435,84 @@ ix_jit_func(const struct ix_images *im, const struct ix_map *m,
 		uint64_t f = ig->jit_t[2 * (k - 1)];
 		uint64_t u = ig->jit_t[2 * (k - 1) + 1];
 
-		/* Valid while this code was: the latest such load. */
-		if (addr < s->reach && f < mto && u > mfrom && f < u &&
-		    (best == NULL || f > bfrom)) {
-			best = s;
-			bfrom = f;
+		if (addr >= s->reach || f >= mto || u <= mfrom || f >= u)
+			continue;
+		if (f <= mfrom && (before == NULL || f > bf)) {
+			before = s;
+			bf = f;
+		} else if (f > mfrom && (after == NULL || f < af)) {
+			after = s;
+			af = f;
 		}
 	}
-	return (best);
+	return (before != NULL ? before : after);
+}
+
+/* Is image @i a memory image of anonymous memory (the step source's)? */
+static int
+anon_image(const struct ix_images *im, int i)
+{
+	const struct hwtr_image_desc *d;
+
+	if (i < 0 || (size_t)i >= im->nimgs || im->imgs[i].jit)
+		return (0);
+	d = hwtr_ar_image(im->ar, (size_t)i);
+	return (d != NULL && d->kind == HWTR_IMG_MEMORY && d->path != NULL &&
+	    strcmp(d->path, "//anon") == 0);
+}
+
+int
+ix_jit_anon_name(const struct ix_images *im, size_t image, uint64_t addr,
+    char *buf, size_t len)
+{
+	const struct ix_img *ig;
+	const struct ix_map *m, *best = NULL;
+	size_t i;
+
+	if (anon_image(im, (int)image)) {
+		/* Its address is the offset in the mapping (no ELF). */
+		snprintf(buf, len, "[anon]+0x%" PRIx64, addr);
+		return (1);
+	}
+	if (image >= im->nimgs || !im->imgs[image].jit)
+		return (0);
+	ig = &im->imgs[image];
+	/* The anonymous mapping holding it, the latest made. */
+	for (i = 0; i < im->nmaps; i++) {
+		m = &im->maps[i];
+		if (m->pid == ig->jit_pid && (m->image < 0 ||
+		    anon_image(im, m->image)) && addr >= m->start &&
+		    addr < m->end)
+			best = m;
+	}
+	snprintf(buf, len, "[anon]+0x%" PRIx64, best != NULL ?
+	    addr - best->start : addr & 0xfff);
+	return (1);
+}
+
+int
+ix_jit_other(const struct ix_images *im, const struct ix_map *m, uint64_t ip,
+    size_t *imagep, const struct ix_sym **symp)
+{
+	size_t i;
+
+	if (!anon_image(im, m->image))
+		return (0);
+	for (i = 0; i < im->nimgs; i++)
+		if (im->imgs[i].jit && im->imgs[i].jit_pid == m->pid)
+			break;
+	if (i == im->nimgs ||
+	    (*symp = jit_func(&im->imgs[i], m, ip)) == NULL)
+		return (0);
+	*imagep = i;
+	return (1);
+}
+
+
+const struct ix_sym *
+ix_jit_func(const struct ix_images *im, const struct ix_map *m,
+    uint64_t addr)
+{
+	assert(m->image >= 0 && (size_t)m->image < im->nimgs);
+	return (jit_func(&im->imgs[m->image], m, addr));
 }

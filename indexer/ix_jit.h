@@ -25,9 +25,9 @@ int	ix_jit_load(struct ix_images *im, const char *tmpdir);
 const struct hwtr_image_desc *ix_img_desc(const struct ix_images *im,
 	    struct hwtr_ar *ar, size_t i);
 /*
- * When image @image is a "[jit]" one: "[anon]+0xOFF" for @addr in @buf
- * (OFF from the start of the anonymous mapping holding it, or of its
- * page) and 1; else 0.
+ * When image @image is a "[jit]" one or a memory image of anonymous
+ * memory: "[anon]+0xOFF" for @addr in @buf (OFF from the start of the
+ * anonymous mapping holding it, or of its page) and 1; else 0.
  */
 int	ix_jit_anon_name(const struct ix_images *im, size_t image,
 	    uint64_t addr, char *buf, size_t len);
@@ -38,5 +38,12 @@ int	ix_jit_anon_name(const struct ix_images *im, size_t image,
  */
 const struct ix_sym *ix_jit_func(const struct ix_images *im,
 	    const struct ix_map *m, uint64_t addr);
+/*
+ * When mapping @m is of a memory image of anonymous memory (the step
+ * source's) and the JIT symbols of its process name @ip while @m was
+ * mapped: 1, the "[jit]" image in *@imagep, the symbol in *@symp.
+ */
+int	ix_jit_other(const struct ix_images *im, const struct ix_map *m,
+	    uint64_t ip, size_t *imagep, const struct ix_sym **symp);
 
 #endif /* !HWTR_IX_JIT_H */

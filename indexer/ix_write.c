@@ -103,6 +103,7 @@ symbolize(struct run *r, struct ix_sblock *b, struct ix_gsym *g)
 	const struct ix_img *im;
 	const struct ix_sym *s;
 	const struct ix_line *l;
+	size_t ji;
 
 	memset(g, 0, sizeof(*g));
 	b->bflags = 0;
@@ -117,6 +118,11 @@ symbolize(struct run *r, struct ix_sblock *b, struct ix_gsym *g)
 	g->image_addr = b->ip - (uint64_t)m->bias;
 	s = im->jit ? ix_jit_func(r->im, m, g->image_addr) :
 	    ix_elf_func(&im->elf, g->image_addr);
+	if (s == NULL && ix_jit_other(r->im, m, b->ip, &ji, &s)) {
+		im = &r->im->imgs[ji];
+		g->image = (int64_t)ji + 1;
+		g->image_addr = b->ip;
+	}
 	if (s != NULL) {
 		g->symbol = im->sym_base + (s - im->elf.syms);
 		g->sym_offset = g->image_addr - s->addr;

@@ -17,8 +17,9 @@
  * decoder, the instructions at the page must be, in order, 3 times those
  * objdump finds in version 1's bytes, then 3 times those of version 2's
  * (9 and 15 instructions), named "[anon]+0x0" (no map) or by the map's
- * name with an image "[jit]"; without the code member they cannot be
- * decoded (decode errors).
+ * name with an image "[jit]", or by the jitdump load valid when each ran;
+ * without the code member they cannot be decoded (decode errors).  The
+ * step source's own snapshots of the page (kept) name it the same way.
  */
 
 #include <atf-c.h>
@@ -192,10 +193,11 @@ make_jitdump(uint8_t *b, int32_t pid, const struct ver *v)
  * s.hwtrace without the memory images of anonymous memory (and the
  * mappings' references to them) as @out, with a code-region member for
  * @pid when @code, and a perf map naming the page when @map is 1, a
- * jitdump naming each version when 2.
+ * jitdump naming each version when 2; @keep keeps the memory images.
  */
 static void
-rewrite(const char *out, int32_t pid, const struct ver *v, int code, int map)
+rewrite(const char *out, int32_t pid, const struct ver *v, int code, int map,
+    int keep)
 {
 	struct hwtr_ar *ar;
 	struct hwtr_aw *aw;
@@ -212,7 +214,7 @@ rewrite(const char *out, int32_t pid, const struct ver *v, int code, int map)
 	for (i = 0; i < hwtr_ar_nimages(ar); i++) {
 		const struct hwtr_image_desc *d = hwtr_ar_image(ar, i);
 
-		if (d->kind == HWTR_IMG_MEMORY && d->path != NULL &&
+		if (!keep && d->kind == HWTR_IMG_MEMORY && d->path != NULL &&
 		    strcmp(d->path, "//anon") == 0)
 			continue;
 		ATF_REQUIRE(hwtr_ar_read_image(ar, i, &b, &len) == 0);
@@ -222,7 +224,7 @@ rewrite(const char *out, int32_t pid, const struct ver *v, int code, int map)
 	for (i = 0; i < hwtr_ar_nsideband(ar); i++) {
 		struct hwtr_sb_rec r = *hwtr_ar_sideband_rec(ar, i);
 
-		if (r.type == HWTR_SB_MMAP && r.u.mmap.path != NULL &&
+		if (!keep && r.type == HWTR_SB_MMAP && r.u.mmap.path != NULL &&
 		    strcmp(r.u.mmap.path, "//anon") == 0) {
 			r.u.mmap.image = NULL;
 			r.u.mmap.build_id_len = 0;
@@ -396,8 +398,8 @@ ATF_TC_BODY(anon_regions, tc)
 	int64_t e;
 
 	setup(v, &pid);
-	rewrite("none.hwtrace", pid, v, 0, 0);
-	rewrite("code.hwtrace", pid, v, 1, 0);
+	rewrite("none.hwtrace", pid, v, 0, 0, 0);
+	rewrite("code.hwtrace", pid, v, 1, 0, 0);
 	run(HWTR_TEST_HWTRACE " index -q -o none.db none.hwtrace");
 	e = errors_of("none.db");
 	ATF_CHECK_MSG(e > 0, "without code regions: expected decode errors at "
@@ -428,7 +430,7 @@ ATF_TC_BODY(perf_map_names, tc)
 	int64_t n;
 
 	setup(v, &pid);
-	rewrite("map.hwtrace", pid, v, 1, 1);
+	rewrite("map.hwtrace", pid, v, 1, 1, 0);
 	run(HWTR_TEST_HWTRACE " index -q -o map.db map.hwtrace");
 	check_insns("map.db", v, fn);
 	ATF_REQUIRE(sqlite3_open_v2("map.db", &d, SQLITE_OPEN_READONLY,
@@ -459,11 +461,36 @@ ATF_TC_BODY(jitdump_by_time, tc)
 	int32_t pid;
 
 	setup(v, &pid);
-	rewrite("dump.hwtrace", pid, v, 1, 2);
+	rewrite("dump.hwtrace", pid, v, 1, 2, 0);
 	run(HWTR_TEST_HWTRACE " index -q -D libipt -o dump.db dump.hwtrace");
 	run(HWTR_TEST_HWTRACE " index -q -D fast -o dfast.db dump.hwtrace");
 	check_insns("dump.db", v, fn);
 	check_insns("dfast.db", v, fn);
+}
+
+ATF_TC(step_snapshots);
+ATF_TC_HEAD(step_snapshots, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "the step source's snapshots of "
+	    "anonymous memory (no code regions): its code is named "
+	    "[anon]+0x0, and by a jitdump's loads when the archive has one");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(step_snapshots, tc)
+{
+	static const char *const anon[2] = { "[anon]+0x0", "[anon]+0x0" };
+	static const char *const fn[2] = { "fn_v1", "fn_v2" };
+	struct ver v[2];
+	int32_t pid;
+
+	setup(v, &pid);
+	run(HWTR_TEST_HWTRACE " index -q -o s.db s.hwtrace");
+	check_insns("s.db", v, anon);
+	rewrite("sdump.hwtrace", pid, v, 0, 2, 1);
+	run(HWTR_TEST_HWTRACE " index -q -D libipt -o sdump.db sdump.hwtrace");
+	run(HWTR_TEST_HWTRACE " index -q -D fast -o sfast.db sdump.hwtrace");
+	check_insns("sdump.db", v, fn);
+	check_insns("sfast.db", v, fn);
 }
 
 ATF_TP_ADD_TCS(tp)
@@ -471,5 +498,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, anon_regions);
 	ATF_TP_ADD_TC(tp, perf_map_names);
 	ATF_TP_ADD_TC(tp, jitdump_by_time);
+	ATF_TP_ADD_TC(tp, step_snapshots);
 	return (atf_no_error());
 }
