@@ -311,6 +311,55 @@ write_file(struct ix_images *im, struct ix_img *ig, const struct jit_proc *p,
 	return (0);
 }
 
+static void
+sha_u64(struct hwtr_sha256 *sh, uint64_t v)
+{
+	uint8_t b[8];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+	hwtr_sha256_update(sh, b, sizeof(b));
+}
+
+/*
+ * The image's key: "jit-" and the SHA-256 (as much as fits) of what it
+ * is, its regions and symbols with their times, not the pid, so that
+ * export's images (merged by key across runs) differ when they differ.
+ */
+static void
+make_key(char *key, size_t len, const struct jit_proc *p)
+{
+	struct hwtr_sha256 sh;
+	uint8_t d[32];
+	size_t i, n;
+
+	assert(len > 5);
+	hwtr_sha256_init(&sh);
+	for (i = 0; i < p->code.n; i++) {
+		const struct hwtr_code_region *c = &p->code.v[i];
+
+		sha_u64(&sh, c->addr);
+		sha_u64(&sh, c->from);
+		sha_u64(&sh, c->until);
+		sha_u64(&sh, c->len);
+		hwtr_sha256_update(&sh, c->bytes, c->len);
+	}
+	for (i = 0; i < p->nsyms; i++) {
+		const struct jit_sym *j = &p->syms[i];
+
+		sha_u64(&sh, j->s.addr);
+		sha_u64(&sh, j->s.size);
+		sha_u64(&sh, j->from);
+		sha_u64(&sh, j->until);
+		hwtr_sha256_update(&sh, j->s.name, strlen(j->s.name) + 1);
+	}
+	hwtr_sha256_final(&sh, d);
+	snprintf(key, len, "jit-");
+	for (i = 0, n = 4; i < sizeof(d) && n + 3 <= len; i++, n += 2)
+		snprintf(key + n, 3, "%02x", d[i]);
+}
+
 /* Process @p's image and its regions' mappings. */
 static int
 add_proc(struct ix_images *im, struct jit_proc *p, const char *tmpdir)
@@ -326,8 +375,7 @@ add_proc(struct ix_images *im, struct jit_proc *p, const char *tmpdir)
 	ig->jit = 1;
 	ig->jit_pid = p->pid;
 	im->nimgs++;
-	snprintf(ig->jdesc.key, sizeof(ig->jdesc.key), "jit-%" PRId32,
-	    p->pid);
+	make_key(ig->jdesc.key, sizeof(ig->jdesc.key), p);
 	ig->jdesc.path = "[jit]";
 	ig->jdesc.kind = HWTR_IMG_MEMORY;
 	if ((rc = write_file(im, ig, p, tmpdir)) < 0)
