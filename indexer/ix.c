@@ -39,6 +39,7 @@
 #include "hwtr_stream.h"
 #include "ix_run.h"
 #include "ix_image.h"
+#include "ix_jit.h"
 #include "ix_pipeline.h"
 #include "ix_write.h"
 #include "segdec.h"
@@ -340,6 +341,7 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 	if ((rc = ix_make_units(&r)) < 0 ||
 	    (rc = ix_load_images(r.im, r.tmpdir)) < 0 ||
 	    (rc = ix_replay_sideband(r.im, r.nunits, r.ustream)) < 0 ||
+	    (rc = ix_jit_load(r.im, r.tmpdir)) < 0 ||
 	    (rc = cpu_split(&r)) < 0 ||
 	    (rc = ix_add_sections(r.im)) < 0 || (rc = ix_plan(&r)) < 0)
 		goto out;

@@ -914,7 +914,9 @@ ix_add_sections(struct ix_images *im)
 		if (m->image < 0 || !im->imgs[m->image].present)
 			continue;
 		ig = &im->imgs[m->image];
-		if (!ig->elf.elf || m->end <= m->start ||
+		if (ig->jit)
+			m->bias = 0;	/* run-time addresses (ix_jit.c) */
+		else if (!ig->elf.elf || m->end <= m->start ||
 		    ix_elf_map_bias(&ig->elf, m->start, m->end - m->start,
 		    m->pgoff, m->prot, &m->bias) < 0)
 			m->bias = (int64_t)(m->start - m->pgoff);
@@ -1132,6 +1134,7 @@ ix_images_free(struct ix_images *im)
 		if (im->imgs[i].bytes != NULL && im->imgs[i].size > 0)
 			munmap(im->imgs[i].bytes, im->imgs[i].size);
 		free(im->imgs[i].file_ids);
+		free(im->imgs[i].jit_t);
 	}
 	free(im->imgs);
 	free(im->img_bytes);

@@ -79,6 +79,10 @@ struct ix_img {
 	struct ix_elf	elf;
 	int64_t		sym_base;	/* symbols.id of elf.syms[0] */
 	int64_t		*file_ids;	/* files.id of elf.files[i] */
+	int		jit;		/* "[jit]" of process jit_pid (ix_jit.c) */
+	int32_t		jit_pid;
+	struct hwtr_image_desc jdesc;	/* its description */
+	uint64_t	*jit_t;		/* per symbol: valid from, until */
 };
 
 /* What a global block is in the images (symbolize()). */

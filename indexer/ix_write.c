@@ -31,6 +31,7 @@
 #include "hwtr_stream.h"
 #include "ix_run.h"
 #include "ix_image.h"
+#include "ix_jit.h"
 #include "ix_write.h"
 #include "elfinline.h"
 #include "hwtr_ix_sqlite.h"
@@ -102,6 +103,7 @@ symbolize(struct run *r, struct ix_sblock *b, struct ix_gsym *g)
 	const struct ix_img *im;
 	const struct ix_sym *s;
 	const struct ix_line *l;
+	size_t ji;
 
 	memset(g, 0, sizeof(*g));
 	b->bflags = 0;
@@ -114,7 +116,13 @@ symbolize(struct run *r, struct ix_sblock *b, struct ix_gsym *g)
 	g->has_image = 1;
 	g->image = m->image + 1;
 	g->image_addr = b->ip - (uint64_t)m->bias;
-	s = ix_elf_func(&im->elf, g->image_addr);
+	s = im->jit ? ix_jit_func(r->im, m, g->image_addr) :
+	    ix_elf_func(&im->elf, g->image_addr);
+	if (s == NULL && ix_jit_other(r->im, m, b->ip, &ji, &s)) {
+		im = &r->im->imgs[ji];
+		g->image = (int64_t)ji + 1;
+		g->image_addr = b->ip;
+	}
 	if (s != NULL) {
 		g->symbol = im->sym_base + (s - im->elf.syms);
 		g->sym_offset = g->image_addr - s->addr;
@@ -566,7 +574,8 @@ write_images(struct run *r)
 	    "(?,?,?,?,?,?,?,?,?,?,?)")) < 0)
 		return (rc);
 	for (i = 0; i < r->im->nimgs && rc == 0; i++) {
-		const struct hwtr_image_desc *id = hwtr_ar_image(r->ar, i);
+		const struct hwtr_image_desc *id = ix_img_desc(r->im, r->ar,
+		    i);
 		const struct ix_img *im = &r->im->imgs[i];
 
 		for (j = 0; j < id->build_id_len && j < HWTR_BUILD_ID_MAX; j++)
@@ -880,11 +889,14 @@ sink_func_start(void *arg, int64_t gid)
 		if (wr->ct_key[i] == 0)
 			break;
 	}
-	id = hwtr_ar_image(r->ar, (size_t)(g->image - 1));
+	id = ix_img_desc(r->im, r->ar, (size_t)(g->image - 1));
 	base = id != NULL && id->path != NULL ? strrchr(id->path, '/') : NULL;
 	base = base != NULL ? base + 1 : id != NULL && id->path != NULL ?
 	    id->path : "image";
-	snprintf(name, sizeof(name), "%s+%#" PRIx64, base, g->image_addr);
+	if (!ix_jit_anon_name(r->im, (size_t)(g->image - 1), g->image_addr,
+	    name, sizeof(name)))
+		snprintf(name, sizeof(name), "%s+%#" PRIx64, base,
+		    g->image_addr);
 	if (wr->s_sy.st == NULL && (rc = st_prep(r, &wr->s_sy, "INSERT INTO "
 	    "symbols VALUES (?,?,?,?,?,?,?,?,?)")) < 0)
 		return (rc);

@@ -16,9 +16,12 @@
  * prints "selfmod: v1 24 v2 15".
  */
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 static const unsigned char v1[] = {
@@ -58,9 +61,42 @@ run3(unsigned char *page)
 	return (sum);
 }
 
+/*
+ * SELFMOD_DUMP=FILE: each version's code as a line "ADDR FROM UNTIL HEX"
+ * (hex address; CLOCK_MONOTONIC ns before it was written and before the
+ * next version was, 0: to the end; its bytes), for tests that give the
+ * archive its code regions.
+ */
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+}
+
+static void
+dump(FILE *fp, const unsigned char *page, const unsigned char *code,
+    size_t len, uint64_t from, uint64_t until)
+{
+	size_t i;
+
+	if (fp == NULL)
+		return;
+	fprintf(fp, "%#lx %llu %llu ", (unsigned long)(uintptr_t)page,
+	    (unsigned long long)from, (unsigned long long)until);
+	for (i = 0; i < len; i++)
+		fprintf(fp, "%02x", code[i]);
+	fprintf(fp, "\n");
+}
+
 int
 main(void)
 {
+	const char *dpath = getenv("SELFMOD_DUMP");
+	FILE *dfp = dpath != NULL ? fopen(dpath, "w") : NULL;
+	uint64_t t0, t1;
 	long pgsz = sysconf(_SC_PAGESIZE);
 	unsigned char *page;
 	int s1, s2;
@@ -71,16 +107,22 @@ main(void)
 		perror("selfmod: mmap");
 		return (1);
 	}
+	t0 = now_ns();
 	if (put(page, pgsz, v1, sizeof(v1)) != 0) {
 		perror("selfmod: mprotect");
 		return (1);
 	}
 	s1 = run3(page);
+	t1 = now_ns();
 	if (put(page, pgsz, v2, sizeof(v2)) != 0) {
 		perror("selfmod: mprotect");
 		return (1);
 	}
 	s2 = run3(page);
+	dump(dfp, page, v1, sizeof(v1), t0, t1);
+	dump(dfp, page, v2, sizeof(v2), t1, 0);
+	if (dfp != NULL)
+		fclose(dfp);
 	printf("selfmod: v1 %d v2 %d\n", s1, s2);
 	return (0);
 }
