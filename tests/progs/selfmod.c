@@ -14,9 +14,14 @@
  *
  * Each runs for x = 0, 1, 2: sums 7+8+9 = 24 and 0+5+10 = 15, so it
  * prints "selfmod: v1 24 v2 15".
+ *
+ * selfmod -d PREFIX also writes what a test checks a capture against:
+ * PREFIX.v1 and PREFIX.v2, the two versions' bytes, and PREFIX.addr,
+ * the page's address (0x%lx).
  */
 
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -46,6 +51,25 @@ put(unsigned char *page, long pgsz, const unsigned char *code, size_t len)
 	return (mprotect(page, (size_t)pgsz, PROT_READ | PROT_EXEC));
 }
 
+/* PREFIX.SUFFIX holds @len bytes at @p; 0 or -1. */
+static int
+dump(const char *prefix, const char *suffix, const void *p, size_t len)
+{
+	char path[4096];
+	FILE *fp;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s.%s", prefix, suffix);
+	if ((fp = fopen(path, "w")) == NULL) {
+		perror(path);
+		return (-1);
+	}
+	rc = fwrite(p, 1, len, fp) == len ? 0 : -1;
+	if (fclose(fp) != 0)
+		rc = -1;
+	return (rc);
+}
+
 static int
 run3(unsigned char *page)
 {
@@ -59,18 +83,31 @@ run3(unsigned char *page)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	long pgsz = sysconf(_SC_PAGESIZE);
+	const char *prefix = NULL;
 	unsigned char *page;
+	char addr[32];
 	int s1, s2;
 
+	if (argc == 3 && strcmp(argv[1], "-d") == 0)
+		prefix = argv[2];
+	else if (argc != 1) {
+		fprintf(stderr, "usage: selfmod [-d prefix]\n");
+		return (2);
+	}
 	page = mmap(NULL, (size_t)pgsz, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (page == MAP_FAILED) {
 		perror("selfmod: mmap");
 		return (1);
 	}
+	snprintf(addr, sizeof(addr), "0x%lx\n", (unsigned long)(uintptr_t)page);
+	if (prefix != NULL && (dump(prefix, "v1", v1, sizeof(v1)) != 0 ||
+	    dump(prefix, "v2", v2, sizeof(v2)) != 0 ||
+	    dump(prefix, "addr", addr, strlen(addr)) != 0))
+		return (1);
 	if (put(page, pgsz, v1, sizeof(v1)) != 0) {
 		perror("selfmod: mprotect");
 		return (1);
