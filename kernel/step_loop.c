@@ -300,6 +300,11 @@ begin(struct step *st, struct step_thread *t, const struct user_regs_struct *reg
 		hwtr_logf(&st->src->cfg.log, HWTR_LOG_WARN,
 		    "step: tid %d: cannot decode the instruction at %#" PRIx64,
 		    (int)t->tid, r);
+	/* Code in no file: its bytes, valid from now (the session dedups). */
+	if (t->proc->anon && st->src->sink->code != NULL &&
+	    (rc = st->src->sink->code(st->src->sink->arg, t->proc->pid, r,
+	    t->proc->abuf, (uint32_t)t->proc->alen, now)) < 0)
+		return (rc);
 	t->pip = r;
 	t->pmode64 = mode64;
 	t->psysno = regs->rax;

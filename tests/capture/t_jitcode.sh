@@ -177,5 +177,6 @@ no_anon_code_body()
 atf_init_test_cases()
 {
 	atf_add_test_case valgrind_versions
+	atf_add_test_case step_versions
 	atf_add_test_case no_anon_code
 }
