@@ -7,9 +7,11 @@
 # a function into an anonymous page, runs it, rewrites it and runs it
 # again.  The archive must hold jit/code-PID.bin (read back with tar and
 # od, not hwtrace) with both versions at the page's address: their bytes
-# those selfmod -d wrote (and so objdump's instructions), the first
-# ending where the second starts, the second valid to the end.  A program
-# without such code gets no member.
+# those selfmod wrote to $SELFMOD_DUMP (and so objdump's instructions),
+# the first starting after selfmod's clock read before writing it and
+# ending where the second starts, after selfmod's clock read between the
+# two; the second valid to the end.  A program without such code gets no
+# member.
 
 . "$(atf_get_srcdir)/../env.sh"
 . "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
@@ -60,12 +62,6 @@ regions()
 	}' bytes.txt
 }
 
-# hexof FILE: FILE's bytes as hex, no spaces.
-hexof()
-{
-	od -An -v -tx1 "$1" | tr -d ' \n'
-}
-
 # insns HEX: the instructions objdump decodes in bytes HEX, one a line.
 insns()
 {
@@ -74,15 +70,15 @@ insns()
 	    sed -n 's/^ *[0-9a-f]*:\t[0-9a-f ]*\t//p'
 }
 
-# check_selfmod SOURCE: capture selfmod -d sm with SOURCE and check the
+# check_selfmod SOURCE: capture selfmod with SOURCE and check the
 # code regions as said above.  A version's bytes must start the region at
 # the page's address (step reads on to the page's end).
 check_selfmod()
 {
 	need_prog selfmod
 	require_tools objdump xxd
-	"$HWTRACE" capture --source "$1" -o s.hwtrace -- \
-	    "$HWTRACE_PROGS/selfmod" -d sm >out 2>err ||
+	SELFMOD_DUMP=$PWD/sm.txt "$HWTRACE" capture --source "$1" \
+	    -o s.hwtrace -- "$HWTRACE_PROGS/selfmod" >out 2>err ||
 		atf_fail "capture: expected exit 0, got $? ($(oneline err))"
 	grep -qx 'selfmod: v1 24 v2 15' out ||
 		atf_fail "selfmod printed '$(oneline out)', expected 'selfmod: v1 24 v2 15'"
@@ -93,9 +89,12 @@ check_selfmod()
 		atf_fail "tar cannot extract $m"
 	regions code.bin >regions.txt 2>rerr ||
 		atf_fail "$m does not parse: $(oneline rerr)"
-	addr=$(printf '%016x' "$(cat sm.addr)")
-	v1=$(hexof sm.v1)
-	v2=$(hexof sm.v2)
+	[ "$(wc -l <sm.txt)" -eq 2 ] ||
+		atf_fail "expected selfmod to dump 2 versions, got: $(oneline sm.txt)"
+	set -- $(sed -n 1p sm.txt)
+	addr=$(printf '%016x' "$1") t0=$2 v1=$4
+	set -- $(sed -n 2p sm.txt)
+	t1=$2 v2=$4
 	# The records at the page's address, in the order recorded.
 	awk -v a="$addr" '$1 == a' regions.txt >at.txt
 	[ "$(wc -l <at.txt)" -eq 2 ] ||
@@ -128,8 +127,12 @@ check_selfmod()
 		atf_fail "expected v1's until ($until1) to equal v2's from ($from2)"
 	[ "$until2" = ffffffffffffffff ] ||
 		atf_fail "expected v2's until ffffffffffffffff (valid at the end), got $until2"
-	[ "$(printf '%d' "0x$from1")" -le "$(printf '%d' "0x$from2")" ] ||
-		atf_fail "expected v1's from ($from1) <= v2's ($from2)"
+	from1=$(printf '%d' "0x$from1")
+	from2=$(printf '%d' "0x$from2")
+	[ "$t0" -le "$from1" ] && [ "$from1" -le "$t1" ] ||
+		atf_fail "expected v1's from between selfmod's clock before writing it and before v2 ($t0 <= $from1 <= $t1)"
+	[ "$t1" -le "$from2" ] ||
+		atf_fail "expected v2's from after selfmod's clock before writing it ($t1 <= $from2)"
 }
 
 atf_test_case valgrind_versions

@@ -14,16 +14,14 @@
  *
  * Each runs for x = 0, 1, 2: sums 7+8+9 = 24 and 0+5+10 = 15, so it
  * prints "selfmod: v1 24 v2 15".
- *
- * selfmod -d PREFIX also writes what a test checks a capture against:
- * PREFIX.v1 and PREFIX.v2, the two versions' bytes, and PREFIX.addr,
- * the page's address (0x%lx).
  */
 
-#include <stdio.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 static const unsigned char v1[] = {
@@ -51,25 +49,6 @@ put(unsigned char *page, long pgsz, const unsigned char *code, size_t len)
 	return (mprotect(page, (size_t)pgsz, PROT_READ | PROT_EXEC));
 }
 
-/* PREFIX.SUFFIX holds @len bytes at @p; 0 or -1. */
-static int
-dump(const char *prefix, const char *suffix, const void *p, size_t len)
-{
-	char path[4096];
-	FILE *fp;
-	int rc;
-
-	snprintf(path, sizeof(path), "%s.%s", prefix, suffix);
-	if ((fp = fopen(path, "w")) == NULL) {
-		perror(path);
-		return (-1);
-	}
-	rc = fwrite(p, 1, len, fp) == len ? 0 : -1;
-	if (fclose(fp) != 0)
-		rc = -1;
-	return (rc);
-}
-
 static int
 run3(unsigned char *page)
 {
@@ -82,42 +61,68 @@ run3(unsigned char *page)
 	return (sum);
 }
 
-int
-main(int argc, char **argv)
+/*
+ * SELFMOD_DUMP=FILE: each version's code as a line "ADDR FROM UNTIL HEX"
+ * (hex address; CLOCK_MONOTONIC ns before it was written and before the
+ * next version was, 0: to the end; its bytes), for tests that give the
+ * archive its code regions.
+ */
+static uint64_t
+now_ns(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+}
+
+static void
+dump(FILE *fp, const unsigned char *page, const unsigned char *code,
+    size_t len, uint64_t from, uint64_t until)
+{
+	size_t i;
+
+	if (fp == NULL)
+		return;
+	fprintf(fp, "%#lx %llu %llu ", (unsigned long)(uintptr_t)page,
+	    (unsigned long long)from, (unsigned long long)until);
+	for (i = 0; i < len; i++)
+		fprintf(fp, "%02x", code[i]);
+	fprintf(fp, "\n");
+}
+
+int
+main(void)
+{
+	const char *dpath = getenv("SELFMOD_DUMP");
+	FILE *dfp = dpath != NULL ? fopen(dpath, "w") : NULL;
+	uint64_t t0, t1;
 	long pgsz = sysconf(_SC_PAGESIZE);
-	const char *prefix = NULL;
 	unsigned char *page;
-	char addr[32];
 	int s1, s2;
 
-	if (argc == 3 && strcmp(argv[1], "-d") == 0)
-		prefix = argv[2];
-	else if (argc != 1) {
-		fprintf(stderr, "usage: selfmod [-d prefix]\n");
-		return (2);
-	}
 	page = mmap(NULL, (size_t)pgsz, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (page == MAP_FAILED) {
 		perror("selfmod: mmap");
 		return (1);
 	}
-	snprintf(addr, sizeof(addr), "0x%lx\n", (unsigned long)(uintptr_t)page);
-	if (prefix != NULL && (dump(prefix, "v1", v1, sizeof(v1)) != 0 ||
-	    dump(prefix, "v2", v2, sizeof(v2)) != 0 ||
-	    dump(prefix, "addr", addr, strlen(addr)) != 0))
-		return (1);
+	t0 = now_ns();
 	if (put(page, pgsz, v1, sizeof(v1)) != 0) {
 		perror("selfmod: mprotect");
 		return (1);
 	}
 	s1 = run3(page);
+	t1 = now_ns();
 	if (put(page, pgsz, v2, sizeof(v2)) != 0) {
 		perror("selfmod: mprotect");
 		return (1);
 	}
 	s2 = run3(page);
+	dump(dfp, page, v1, sizeof(v1), t0, t1);
+	dump(dfp, page, v2, sizeof(v2), t1, 0);
+	if (dfp != NULL)
+		fclose(dfp);
 	printf("selfmod: v1 %d v2 %d\n", s1, s2);
 	return (0);
 }
