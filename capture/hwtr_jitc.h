@@ -38,7 +38,8 @@ int hwtr_jitc_note(struct hwtr_jitc *jc, const struct hwtr_sb_rec *rec);
  * The same bytes again add nothing; a version that differs from a
  * recorded one where they overlap ends that one at @time.  Beyond the
  * limits (HWTR_CODE_MAX_LEN, HWTR_CODE_MAX_REGIONS, a member's size)
- * recording stops with one warning on @log.  0, or -HWTR_E_NOMEM.
+ * recording stops with one warning on @log.  1 when a new version was
+ * recorded, 0 when not, or -HWTR_E_NOMEM.
  */
 int hwtr_jitc_code(struct hwtr_jitc *jc, const struct hwtr_log *log,
     int32_t pid, uint64_t addr, const uint8_t *bytes, uint32_t len,

@@ -290,7 +290,7 @@ hwtr_jitc_code(struct hwtr_jitc *jc, const struct hwtr_log *log,
 	if (len > p->maxlen)
 		p->maxlen = len;
 	p->size += HWTR_CODE_REC + len;
-	return (0);
+	return (1);
 }
 
 /* jit/code-PID.bin of one process, its regions in the order recorded. */

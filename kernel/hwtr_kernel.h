@@ -219,7 +219,11 @@ struct hwtr_src_sink {
 	 * From @time (trace time) on, @pid's code at [@addr, @addr + @len)
 	 * is @bytes (borrowed): code in anonymous memory, which no file
 	 * holds (issue 32).  Sources report it before the first trace time
-	 * it runs at, once per version; the session keeps the versions.
+	 * it runs at, once per version; the session keeps the versions and
+	 * returns 1 when these bytes are a new one, 0 when it had them.
+	 * After a 1 the source puts a timestamp (PSB, TSC >= @time) in the
+	 * trace before the code runs: a decoder's time is that of the last
+	 * timestamp, and must tell the versions apart.
 	 */
 	int	(*code)(void *arg, int32_t pid, uint64_t addr,
 		    const uint8_t *bytes, uint32_t len, uint64_t time);

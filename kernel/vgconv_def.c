@@ -104,6 +104,34 @@ fmap_covers(const struct vgconv_file *f, uint64_t lo, uint64_t hi)
 }
 
 /*
+ * A new version of code starts at f->time: a decoder's time is its last
+ * timestamp's, so every thread of the process gets a PSB with at least
+ * that time where it stands, before it runs more code.  Valgrind runs one
+ * thread at a time: all of them are past f->time.
+ */
+static int
+anon_psb(struct vgconv_file *f)
+{
+	struct vgconv *cv = f->cv;
+	struct vg_thr *t;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < cv->nthr; i++) {
+		t = cv->thr[i];
+		if (t->pid != f->pid || !t->known || ENC(t) == NULL ||
+		    !hwtr_ptenc_enabled(ENC(t)))
+			continue;
+		if (t->time < f->time)
+			t->time = f->time;
+		hwtr_ptenc_want_psb(ENC(t));
+		if ((rc = hwtr_ptenc_at(ENC(t), t->pos, t->time)) < 0)
+			return (rc);
+	}
+	return (0);
+}
+
+/*
  * The superblock record at @p (checked already) does not lie in one file
  * mapping: report the bytes of its instructions outside every file
  * mapping, adjacent ones together.
@@ -116,7 +144,7 @@ def_anon(struct vgconv_file *f, const uint8_t *p, uint16_t ninsn)
 	uint64_t start = 0, a;
 	size_t off = 22, n = 0, i;
 	uint8_t l;
-	int rc;
+	int rc, fresh = 0;
 
 	for (i = 0; i <= ninsn; i++) {
 		if (i < ninsn) {
@@ -133,6 +161,7 @@ def_anon(struct vgconv_file *f, const uint8_t *p, uint16_t ninsn)
 			if ((rc = cv->cb.anon(cv->cb.arg, f->pid, start, buf,
 			    (uint32_t)n, f->time)) < 0)
 				return (rc);
+			fresh |= rc > 0;
 			n = 0;
 		}
 		if (l == 0)
@@ -143,7 +172,7 @@ def_anon(struct vgconv_file *f, const uint8_t *p, uint16_t ninsn)
 		n += l;
 		off += 9 + l;
 	}
-	return (0);
+	return (fresh ? anon_psb(f) : 0);
 }
 
 /* ---- superblock descriptions ----------------------------------------- */

@@ -8,7 +8,8 @@
  * The session's code-region versions (hwtr_jitc_code, issue 32): what a
  * sequence of reports leaves in jit/code-PID.bin, read back from a real
  * archive with the format's parser.  The expected regions follow from
- * the reports by construction.
+ * the reports by construction, and so does each report's result (1: a
+ * new version, 0: known).
  */
 
 #include <atf-c.h>
@@ -99,15 +100,15 @@ ATF_TC_BODY(versions, tc)
 	memset(&log, 0, sizeof(log));
 	ATF_REQUIRE(hwtr_jitc_new(&jc) == 0);
 	/* v1, then the same again and a part of it: one region. */
-	ATF_REQUIRE(hwtr_jitc_code(jc, &log, 7, 0x1000, A, sizeof(A), 10) == 0);
-	ATF_REQUIRE(hwtr_jitc_code(jc, &log, 7, 0x1000, A, sizeof(A), 11) == 0);
-	ATF_REQUIRE(hwtr_jitc_code(jc, &log, 7, 0x1002, A + 2, 3, 12) == 0);
+	ATF_REQUIRE_EQ(hwtr_jitc_code(jc, &log, 7, 0x1000, A, sizeof(A), 10), 1);
+	ATF_REQUIRE_EQ(hwtr_jitc_code(jc, &log, 7, 0x1000, A, sizeof(A), 11), 0);
+	ATF_REQUIRE_EQ(hwtr_jitc_code(jc, &log, 7, 0x1002, A + 2, 3, 12), 0);
 	/* Code elsewhere, beside it: a region of its own, v1 stays. */
-	ATF_REQUIRE(hwtr_jitc_code(jc, &log, 7, 0x1006, B, sizeof(B), 13) == 0);
+	ATF_REQUIRE_EQ(hwtr_jitc_code(jc, &log, 7, 0x1006, B, sizeof(B), 13), 1);
 	/* The rewrite: v1 ends at 20, where v2 starts. */
-	ATF_REQUIRE(hwtr_jitc_code(jc, &log, 7, 0x1000, B, sizeof(B), 20) == 0);
+	ATF_REQUIRE_EQ(hwtr_jitc_code(jc, &log, 7, 0x1000, B, sizeof(B), 20), 1);
 	/* Another process's code at the same address is its own. */
-	ATF_REQUIRE(hwtr_jitc_code(jc, &log, 8, 0x1000, A, sizeof(A), 21) == 0);
+	ATF_REQUIRE_EQ(hwtr_jitc_code(jc, &log, 8, 0x1000, A, sizeof(A), 21), 1);
 	store_and_read(jc, "v.hwtrace", 7, &g);
 	ATF_REQUIRE_MSG(g.present, "expected jit/code-7.bin");
 	ATF_CHECK_EQ_MSG(g.l.n, 3, "expected 3 regions, got %zu", g.l.n);
@@ -138,17 +139,18 @@ ATF_TC_BODY(consistent_overlap, tc)
 	memset(&log, 0, sizeof(log));
 	ATF_REQUIRE(hwtr_jitc_new(&jc) == 0);
 	/* Bytes that agree where they overlap: both stay valid. */
-	ATF_REQUIRE(hwtr_jitc_code(jc, &log, 5, 0x2000, page, 16, 1) == 0);
-	ATF_REQUIRE(hwtr_jitc_code(jc, &log, 5, 0x2008, page + 8, 24, 2) == 0);
+	ATF_REQUIRE_EQ(hwtr_jitc_code(jc, &log, 5, 0x2000, page, 16, 1), 1);
+	ATF_REQUIRE_EQ(hwtr_jitc_code(jc, &log, 5, 0x2008, page + 8, 24, 2), 1);
 	/* Inside the two together but in neither alone: a third. */
-	ATF_REQUIRE(hwtr_jitc_code(jc, &log, 5, 0x200c, page + 12, 8, 3) == 0);
+	ATF_REQUIRE_EQ(hwtr_jitc_code(jc, &log, 5, 0x2004, page + 4, 16, 3), 1);
 	/* Inside the second: nothing. */
-	ATF_REQUIRE(hwtr_jitc_code(jc, &log, 5, 0x2010, page + 16, 16, 4) == 0);
+	ATF_REQUIRE_EQ(hwtr_jitc_code(jc, &log, 5, 0x2010, page + 16, 16, 4), 0);
 	store_and_read(jc, "c.hwtrace", 5, &g);
 	ATF_REQUIRE(g.present);
-	ATF_CHECK_EQ_MSG(g.l.n, 2, "expected 2 regions, got %zu", g.l.n);
+	ATF_CHECK_EQ_MSG(g.l.n, 3, "expected 3 regions, got %zu", g.l.n);
 	check(&g, 0, 0x2000, 1, UINT64_MAX, page, 16);
 	check(&g, 1, 0x2008, 2, UINT64_MAX, page + 8, 24);
+	check(&g, 2, 0x2004, 3, UINT64_MAX, page + 4, 16);
 	got_free(&g);
 	hwtr_jitc_free(jc);
 }
@@ -184,8 +186,8 @@ ATF_TC_BODY(too_long, tc)
 	}
 	memset(&log, 0, sizeof(log));
 	ATF_REQUIRE(hwtr_jitc_new(&jc) == 0);
-	ATF_REQUIRE(hwtr_jitc_code(jc, &log, 3, 0x10000, big,
-	    HWTR_CODE_MAX_LEN + 100, 1) == 0);
+	ATF_REQUIRE_EQ(hwtr_jitc_code(jc, &log, 3, 0x10000, big,
+	    HWTR_CODE_MAX_LEN + 100, 1), 1);
 	store_and_read(jc, "t.hwtrace", 3, &g);
 	ATF_REQUIRE(g.present);
 	ATF_REQUIRE_EQ(g.l.n, 1);
