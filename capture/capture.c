@@ -711,6 +711,18 @@ sink_lost(void *arg, struct hwtr_src_thread *thr, enum hwtr_lost_reason why,
 }
 
 static int
+sink_code(void *arg, int32_t pid, uint64_t addr, const uint8_t *bytes,
+    uint32_t len, uint64_t time)
+{
+	struct cap *cap = arg;
+
+	if (cap->jit == NULL)
+		return (0);
+	return (hwtr_jitc_code(cap->jit, &cap->cfg->log, pid, addr, bytes,
+	    len, time));
+}
+
+static int
 snapshot_all(struct cap *cap)
 {
 	struct cap_thread *ct;
@@ -1204,7 +1216,8 @@ hwtr_cap_run(const struct hwtr_cap_config *cfg, struct hwtr_cap_result *res)
 {
 	static const struct hwtr_src_sink sink_ops = {
 		NULL, sink_thread_start, sink_thread_exit, sink_proc,
-		sink_sideband, sink_groundtruth, sink_trigger, sink_lost
+		sink_sideband, sink_groundtruth, sink_trigger, sink_lost,
+		sink_code
 	};
 	struct hwtr_src_sink sink = sink_ops;
 	const char *source = cfg->source;

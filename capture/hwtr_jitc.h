@@ -13,6 +13,8 @@
  *
  *   1) hwtr_jitc_new(&jc).
  *   2) hwtr_jitc_note(jc, rec) for every sideband record.
+ *   2') hwtr_jitc_code(jc, log, pid, addr, bytes, len, time) for every
+ *      piece of code in anonymous memory a source reports.
  *   3) hwtr_jitc_store(jc, aw, log) before the archive is closed.
  *   4) hwtr_jitc_free(jc).
  */
@@ -32,7 +34,20 @@ void hwtr_jitc_free(struct hwtr_jitc *jc);
 int hwtr_jitc_note(struct hwtr_jitc *jc, const struct hwtr_sb_rec *rec);
 
 /*
- * Store the files found into @aw (borrowed).  A file that is absent is no
+ * From @time on, @pid's code at [@addr, @addr + @len) is @bytes (copied).
+ * The same bytes again add nothing; a version that differs from a
+ * recorded one where they overlap ends that one at @time.  Beyond the
+ * limits (HWTR_CODE_MAX_LEN, HWTR_CODE_MAX_REGIONS, a member's size)
+ * recording stops with one warning on @log.  1 when a new version was
+ * recorded, 0 when not, or -HWTR_E_NOMEM.
+ */
+int hwtr_jitc_code(struct hwtr_jitc *jc, const struct hwtr_log *log,
+    int32_t pid, uint64_t addr, const uint8_t *bytes, uint32_t len,
+    uint64_t time);
+
+/*
+ * Store the files found, and one jit/code-PID.bin per process with code
+ * regions, into @aw (borrowed).  A file that is absent is no
  * error; one that does not parse is left out with a warning on @log.
  * 0, or -HWTR_E_* from the archive writer or memory.
  */

@@ -29,7 +29,34 @@
 /* Larger files are left out: the reader refuses members above this. */
 #define JITC_FILE_MAX	HWTR_AR_MEM_MAX
 
+/* One version of a piece of code (hwtr_jitc_code). */
+struct jc_reg {
+	uint64_t	addr;
+	uint64_t	from;
+	uint64_t	until;		/* UINT64_MAX while current */
+	int32_t		pid;
+	uint32_t	len;
+	uint8_t		*bytes;
+};
+
+/* A process's current versions, sorted by address. */
+struct jc_proc {
+	int32_t		pid;
+	uint32_t	maxlen;		/* longest region ever current */
+	struct jc_reg	**live;
+	size_t		nlive;
+	size_t		lcap;
+	uint64_t	size;		/* its member's size so far */
+};
+
 struct hwtr_jitc {
+	struct jc_reg	**regs;		/* every version, in order */
+	size_t		nregs;
+	size_t		rcap;
+	struct jc_proc	*procs;
+	size_t		nprocs;
+	size_t		prcap;
+	int		code_full;	/* a limit was reached */
 	int32_t		*pids;
 	size_t		npids;
 	size_t		pcap;
@@ -59,6 +86,14 @@ hwtr_jitc_free(struct hwtr_jitc *jc)
 	for (i = 0; i < jc->ndumps; i++)
 		free(jc->dumps[i]);
 	free(jc->dumps);
+	for (i = 0; i < jc->nregs; i++) {
+		free(jc->regs[i]->bytes);
+		free(jc->regs[i]);
+	}
+	free(jc->regs);
+	for (i = 0; i < jc->nprocs; i++)
+		free(jc->procs[i].live);
+	free(jc->procs);
 	free(jc->pids);
 	free(jc);
 }
@@ -105,6 +140,190 @@ hwtr_jitc_note(struct hwtr_jitc *jc, const struct hwtr_sb_rec *rec)
 		return (-HWTR_E_NOMEM);
 	jc->ndumps++;
 	return (0);
+}
+
+/* ---- code regions ---------------------------------------------------- */
+
+static struct jc_proc *
+code_proc(struct hwtr_jitc *jc, int32_t pid)
+{
+	struct jc_proc *n;
+	size_t i, cap;
+
+	for (i = jc->nprocs; i > 0; i--)
+		if (jc->procs[i - 1].pid == pid)
+			return (&jc->procs[i - 1]);
+	if (jc->nprocs == jc->prcap) {
+		cap = jc->prcap ? 2 * jc->prcap : 4;
+		if ((n = realloc(jc->procs, cap * sizeof(*n))) == NULL)
+			return (NULL);
+		jc->procs = n;
+		jc->prcap = cap;
+	}
+	n = &jc->procs[jc->nprocs++];
+	memset(n, 0, sizeof(*n));
+	n->pid = pid;
+	n->size = HWTR_CODE_HDR;
+	return (n);
+}
+
+/* Index of the first current region of @p at or above @addr. */
+static size_t
+code_lower(const struct jc_proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nlive, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (p->live[mid]->addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (lo);
+}
+
+/*
+ * Compare the new bytes with the current regions they overlap: 1 when
+ * one of them holds them all already; otherwise those that differ are
+ * ended at @time and no longer current.
+ */
+static int
+code_overlaps(struct jc_proc *p, uint64_t addr, const uint8_t *bytes,
+    uint32_t len, uint64_t time)
+{
+	struct jc_reg *r;
+	uint64_t end = addr + len, lo, hi;
+	size_t i, j, first;
+
+	first = code_lower(p, addr > p->maxlen ? addr - p->maxlen : 0);
+	for (i = first; i < p->nlive && p->live[i]->addr < end; i++) {
+		r = p->live[i];
+		if (r->addr + r->len <= addr)
+			continue;
+		lo = r->addr > addr ? r->addr : addr;
+		hi = r->addr + r->len < end ? r->addr + r->len : end;
+		if (memcmp(r->bytes + (lo - r->addr), bytes + (lo - addr),
+		    (size_t)(hi - lo)) != 0)
+			continue;
+		if (r->addr <= addr && r->addr + r->len >= end)
+			return (1);
+	}
+	for (i = j = first; i < p->nlive; i++) {
+		r = p->live[i];
+		if (r->addr < end && r->addr + r->len > addr) {
+			lo = r->addr > addr ? r->addr : addr;
+			hi = r->addr + r->len < end ? r->addr + r->len : end;
+			if (memcmp(r->bytes + (lo - r->addr),
+			    bytes + (lo - addr), (size_t)(hi - lo)) != 0) {
+				r->until = time > r->from ? time : r->from;
+				continue;
+			}
+		}
+		p->live[j++] = r;
+	}
+	p->nlive = j;
+	return (0);
+}
+
+int
+hwtr_jitc_code(struct hwtr_jitc *jc, const struct hwtr_log *log,
+    int32_t pid, uint64_t addr, const uint8_t *bytes, uint32_t len,
+    uint64_t time)
+{
+	struct jc_proc *p;
+	struct jc_reg *r;
+	size_t i, cap;
+	void *n;
+
+	assert(jc != NULL && (bytes != NULL || len == 0));
+	if (len == 0 || jc->code_full)
+		return (0);
+	if (len > HWTR_CODE_MAX_LEN)
+		len = HWTR_CODE_MAX_LEN;
+	if (addr > UINT64_MAX - len)
+		len = (uint32_t)(UINT64_MAX - addr);
+	if ((p = code_proc(jc, pid)) == NULL)
+		return (-HWTR_E_NOMEM);
+	if (code_overlaps(p, addr, bytes, len, time))
+		return (0);
+	if (jc->nregs >= HWTR_CODE_MAX_REGIONS ||
+	    p->size + HWTR_CODE_REC + len > JITC_FILE_MAX) {
+		hwtr_logf(log, HWTR_LOG_WARN, "process %d: more JIT code than "
+		    "%u regions or %llu bytes; the code of anonymous memory "
+		    "is no longer recorded from here on", (int)pid,
+		    HWTR_CODE_MAX_REGIONS, (unsigned long long)JITC_FILE_MAX);
+		jc->code_full = 1;
+		return (0);
+	}
+	if (jc->nregs == jc->rcap) {
+		cap = jc->rcap ? 2 * jc->rcap : 64;
+		if ((n = realloc(jc->regs, cap * sizeof(*jc->regs))) == NULL)
+			return (-HWTR_E_NOMEM);
+		jc->regs = n;
+		jc->rcap = cap;
+	}
+	if (p->nlive == p->lcap) {
+		cap = p->lcap ? 2 * p->lcap : 64;
+		if ((n = realloc(p->live, cap * sizeof(*p->live))) == NULL)
+			return (-HWTR_E_NOMEM);
+		p->live = n;
+		p->lcap = cap;
+	}
+	if ((r = malloc(sizeof(*r))) == NULL ||
+	    (r->bytes = malloc(len)) == NULL) {
+		free(r);
+		return (-HWTR_E_NOMEM);
+	}
+	memcpy(r->bytes, bytes, len);
+	r->addr = addr;
+	r->from = time;
+	r->until = UINT64_MAX;
+	r->pid = pid;
+	r->len = len;
+	jc->regs[jc->nregs++] = r;
+	i = code_lower(p, addr);
+	memmove(&p->live[i + 1], &p->live[i], (p->nlive - i) *
+	    sizeof(*p->live));
+	p->live[i] = r;
+	p->nlive++;
+	if (len > p->maxlen)
+		p->maxlen = len;
+	p->size += HWTR_CODE_REC + len;
+	return (1);
+}
+
+/* jit/code-PID.bin of one process, its regions in the order recorded. */
+static int
+code_store(struct hwtr_jitc *jc, struct hwtr_aw *aw, const struct jc_proc *p)
+{
+	const struct jc_reg *r;
+	char name[32];
+	uint8_t *buf;
+	size_t i, off;
+	int rc;
+
+	if (p->size <= HWTR_CODE_HDR)
+		return (0);
+	if ((buf = malloc((size_t)p->size)) == NULL)
+		return (-HWTR_E_NOMEM);
+	hwtr_code_put_hdr(buf);
+	off = HWTR_CODE_HDR;
+	for (i = 0; i < jc->nregs; i++) {
+		r = jc->regs[i];
+		if (r->pid != p->pid)
+			continue;
+		assert(off + HWTR_CODE_REC + r->len <= p->size);
+		hwtr_code_put_rec(buf + off, r->addr, r->from, r->until,
+		    r->len);
+		memcpy(buf + off + HWTR_CODE_REC, r->bytes, r->len);
+		off += HWTR_CODE_REC + r->len;
+	}
+	assert(off == p->size);
+	snprintf(name, sizeof(name), "code-%d.bin", (int)p->pid);
+	rc = hwtr_aw_add_jit(aw, name, buf, off);
+	free(buf);
+	return (rc);
 }
 
 /* One file: read, checked, stored; absent or malformed ones skipped. */
@@ -160,6 +379,9 @@ hwtr_jitc_store(struct hwtr_jitc *jc, struct hwtr_aw *aw,
 	}
 	for (i = 0; i < jc->ndumps; i++)
 		if ((rc = store_one(aw, log, jc->dumps[i])) < 0)
+			return (rc);
+	for (i = 0; i < jc->nprocs; i++)
+		if ((rc = code_store(jc, aw, &jc->procs[i])) < 0)
 			return (rc);
 	return (0);
 }

@@ -215,6 +215,18 @@ struct hwtr_src_sink {
 	 */
 	int	(*lost)(void *arg, struct hwtr_src_thread *thr,
 		    enum hwtr_lost_reason why, uint64_t bytes, uint64_t time);
+	/*
+	 * From @time (trace time) on, @pid's code at [@addr, @addr + @len)
+	 * is @bytes (borrowed): code in anonymous memory, which no file
+	 * holds (issue 32).  Sources report it before the first trace time
+	 * it runs at, once per version; the session keeps the versions and
+	 * returns 1 when these bytes are a new one, 0 when it had them.
+	 * After a 1 the source puts a timestamp (PSB, TSC >= @time) in the
+	 * trace before the code runs: a decoder's time is that of the last
+	 * timestamp, and must tell the versions apart.
+	 */
+	int	(*code)(void *arg, int32_t pid, uint64_t addr,
+		    const uint8_t *bytes, uint32_t len, uint64_t time);
 };
 
 /* What a session asks of its source. */

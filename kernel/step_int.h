@@ -62,9 +62,28 @@ struct step_icache {
 	struct hwtr_x86_insn insn;
 };
 
+/* A mapping of a file, [lo, hi): its code is in an image. */
+struct step_fmap {
+	uint64_t	lo;
+	uint64_t	hi;
+};
+
 struct step_proc {
 	pid_t		pid;
 	int		memfd;
+	/*
+	 * Code outside files (issue 32): the file mappings, read from
+	 * /proc/PID/maps again after step_proc_invalidate(); and, when the
+	 * last step_proc_decode() was of code outside them (@anon), the
+	 * bytes read at its address, up to the page's end (at least 15).
+	 */
+	struct step_fmap *fmaps;
+	size_t		nfmaps;
+	size_t		fmcap;
+	int		fmaps_stale;
+	int		anon;
+	size_t		alen;
+	uint8_t		abuf[4096 + 16];
 	int		nthreads;
 	int		first;		/* the launched / attached process */
 	int		exited;

@@ -291,15 +291,27 @@ begin(struct step *st, struct step_thread *t, const struct user_regs_struct *reg
 		return (0);
 	}
 	now = hwtr_src_now();
+	if (step_proc_decode(t->proc, r, mode64, &t->pinsn) < 0)
+		hwtr_logf(&st->src->cfg.log, HWTR_LOG_WARN,
+		    "step: tid %d: cannot decode the instruction at %#" PRIx64,
+		    (int)t->tid, r);
+	/*
+	 * Code in no file: its bytes, valid from now (the session dedups);
+	 * a new version gets a PSB with this time before it runs.
+	 */
+	if (t->proc->anon && st->src->sink->code != NULL) {
+		if ((rc = st->src->sink->code(st->src->sink->arg,
+		    t->proc->pid, r, t->proc->abuf, (uint32_t)t->proc->alen,
+		    now)) < 0)
+			return (rc);
+		if (rc > 0)
+			hwtr_ptenc_want_psb(enc);
+	}
 	if (!hwtr_ptenc_enabled(enc)) {
 		if ((rc = hwtr_ptenc_enable(enc, r, mode64, now)) < 0)
 			return (rc);
 	} else if ((rc = hwtr_ptenc_at(enc, r, now)) < 0)
 		return (rc);
-	if (step_proc_decode(t->proc, r, mode64, &t->pinsn) < 0)
-		hwtr_logf(&st->src->cfg.log, HWTR_LOG_WARN,
-		    "step: tid %d: cannot decode the instruction at %#" PRIx64,
-		    (int)t->tid, r);
 	t->pip = r;
 	t->pmode64 = mode64;
 	t->psysno = regs->rax;

@@ -11,6 +11,8 @@
 
 #if defined(__linux__) && defined(__x86_64__)
 
+#include <assert.h>
+
 #include "step_int.h"
 
 /* ------------------------------------------------------------------ */
@@ -59,6 +61,7 @@ step_proc_invalidate(struct step_proc *p)
 	for (i = 0; i < STEP_PAGES; i++)
 		p->pages[i].addr = UINT64_MAX;
 	memset(p->icache, 0, STEP_ICACHE * sizeof(*p->icache));
+	p->fmaps_stale = 1;
 }
 
 int
@@ -111,7 +114,96 @@ step_proc_free(struct step *st, struct step_proc *p)
 		close(p->memfd);
 	free(p->pages);
 	free(p->icache);
+	free(p->fmaps);
 	free(p);
+}
+
+/*
+ * The file mappings of @p from /proc/PID/maps.  memfd files count as
+ * anonymous memory: no path reaches them.  [vdso] and [vsyscall] are
+ * images too.  -HWTR_E_* only for memory; an unreadable file leaves
+ * none (all code is then reported: more bytes, never fewer).
+ */
+static int
+fmaps_load(struct step_proc *p)
+{
+	char path[64], line[4096 + 128], *name;
+	struct step_fmap *n;
+	uint64_t lo, hi;
+	size_t cap;
+	FILE *fp;
+
+	p->nfmaps = 0;
+	p->fmaps_stale = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return (0);
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		if ((name = strchr(line, '/')) == NULL &&
+		    (name = strchr(line, '[')) == NULL)
+			continue;
+		if (strncmp(name, "/memfd:", 7) == 0 || (name[0] == '[' &&
+		    strncmp(name, "[vdso]", 6) != 0 &&
+		    strncmp(name, "[vsyscall]", 10) != 0))
+			continue;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &lo, &hi) != 2)
+			continue;
+		if (p->nfmaps == p->fmcap) {
+			cap = p->fmcap ? 2 * p->fmcap : 32;
+			if ((n = realloc(p->fmaps, cap * sizeof(*n))) == NULL) {
+				fclose(fp);
+				p->fmaps_stale = 1;
+				return (-HWTR_E_NOMEM);
+			}
+			p->fmaps = n;
+			p->fmcap = cap;
+		}
+		p->fmaps[p->nfmaps].lo = lo;
+		p->fmaps[p->nfmaps].hi = hi;
+		p->nfmaps++;
+	}
+	fclose(fp);
+	return (0);
+}
+
+/* 1 when @ip of @p lies in a file mapping (or that cannot be known). */
+static int
+in_file(struct step_proc *p, uint64_t ip)
+{
+	size_t i;
+
+	if (p->fmaps_stale && fmaps_load(p) < 0)
+		return (1);
+	for (i = 0; i < p->nfmaps; i++)
+		if (p->fmaps[i].lo <= ip && ip < p->fmaps[i].hi)
+			return (1);
+	return (0);
+}
+
+/*
+ * Code outside files: read afresh at every stop (a JIT may rewrite it
+ * without a system call), never cached; the bytes up to the page's end
+ * stay in p->abuf for the source to report.
+ */
+static int
+anon_decode(struct step_proc *p, uint64_t ip, int mode64,
+    struct hwtr_x86_insn *insn)
+{
+	size_t want = 4096 - (ip & 4095);
+	ssize_t n;
+
+	if (want < 15)
+		want = 15;
+	assert(want <= sizeof(p->abuf));
+	n = p->memfd >= 0 ? pread(p->memfd, p->abuf, want, (off_t)ip) : -1;
+	if (n <= 0) {
+		insn->kind = HWTR_X86_BAD;
+		return (-HWTR_E_IO);
+	}
+	p->alen = (size_t)n;
+	p->anon = 1;
+	return (hwtr_x86_decode(p->abuf, p->alen < 15 ? p->alen : 15, ip,
+	    mode64 ? 64 : 32, insn));
 }
 
 static const struct step_page *
@@ -145,10 +237,13 @@ step_proc_decode(struct step_proc *p, uint64_t ip, int mode64,
 	size_t off = ip & 4095, n;
 	int rc;
 
+	p->anon = 0;
 	if (ic->valid && ic->ip == ip && ic->mode64 == mode64) {
 		*insn = ic->insn;
 		return (0);
 	}
+	if (!in_file(p, ip))
+		return (anon_decode(p, ip, mode64, insn));
 	if ((pg = proc_page(p, page)) == NULL || off >= pg->len) {
 		insn->kind = HWTR_X86_BAD;
 		return (-HWTR_E_IO);

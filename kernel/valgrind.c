@@ -417,6 +417,17 @@ cb_mmap(void *arg, int32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff,
 	return (vs->src->sink->sideband(vs->src->sink->arg, &rec));
 }
 
+/* Code outside the files mapped (issue 32): the session keeps it. */
+static int
+cb_anon(void *arg, int32_t pid, uint64_t addr, const uint8_t *bytes,
+    uint32_t len, uint64_t time)
+{
+	struct vgsrc *vs = arg;
+	const struct hwtr_src_sink *sk = vs->src->sink;
+
+	return (sk->code(sk->arg, pid, addr, bytes, len, time));
+}
+
 static int
 cb_munmap(void *arg, int32_t pid, uint64_t addr, uint64_t len, uint64_t time)
 {
@@ -1206,6 +1217,8 @@ valgrind_backend_enable(struct hwtr_src *src)
 	cb.groundtruth = cb_groundtruth;
 	cb.trigger = cb_trigger;
 	cb.stop_limit = cb_stop_limit;
+	if (src->sink->code != NULL)
+		cb.anon = cb_anon;
 	if ((rc = vgconv_new(&vs->cv, &cb, &src->cfg.log)) < 0)
 		return (rc);
 	/* --trigger: its address (a PIE's is known at its first mapping). */

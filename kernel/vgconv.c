@@ -108,6 +108,18 @@ snap_take(struct vgconv_file *f, int32_t pid)
 			if (s->defs[i] != NULL)
 				s->defs[i]->refs++;
 	}
+	s->fmaps = NULL;
+	s->nfmaps = f->nfmaps;
+	if (f->nfmaps > 0) {
+		if ((s->fmaps = malloc(f->nfmaps * sizeof(*s->fmaps))) ==
+		    NULL) {
+			for (i = 0; i < s->cap; i++)
+				vgc_def_unref(s->defs[i]);
+			free(s->defs);
+			return (-HWTR_E_NOMEM);
+		}
+		memcpy(s->fmaps, f->fmaps, f->nfmaps * sizeof(*s->fmaps));
+	}
 	cv->nsnap++;
 	return (0);
 }
@@ -131,6 +143,9 @@ snap_adopt(struct vgconv_file *f)
 	f->defs = cv->snap[i].defs;
 	f->cap = cv->snap[i].cap;
 	f->ndefs = cv->snap[i].ndefs;
+	free(f->fmaps);
+	f->fmaps = cv->snap[i].fmaps;
+	f->nfmaps = f->fmcap = cv->snap[i].nfmaps;
 	cv->snap[i] = cv->snap[--cv->nsnap];
 	return (1);
 }
@@ -292,9 +307,12 @@ tagged(struct vgconv_file *f, uint8_t tag, const uint8_t *p, uint32_t len)
 		if (len < 38 || len < 38u + rd16(p + 36))
 			break;
 		f->time = rd64(p + 28);
+		n = rd16(p + 36);
+		if (cv->cb.anon != NULL && (rc = vgc_fmap_set(f, rd64(p),
+		    rd64(p + 8), n > 0)) < 0)
+			return (rc);
 		if (cv->cb.mmap == NULL)
 			return (0);
-		n = rd16(p + 36);
 		if ((rc = rec_path(cv, p + 38, n, exe, sizeof(exe),
 		    "mapping: path")) < 0)
 			return (rc);
@@ -304,6 +322,9 @@ tagged(struct vgconv_file *f, uint8_t tag, const uint8_t *p, uint32_t len)
 		if (len < 24)
 			break;
 		f->time = rd64(p + 16);
+		if (cv->cb.anon != NULL && (rc = vgc_fmap_set(f, rd64(p),
+		    rd64(p + 8), 0)) < 0)
+			return (rc);
 		if (cv->cb.munmap == NULL)
 			return (0);
 		return (cv->cb.munmap(cv->cb.arg, f->pid, rd64(p), rd64(p + 8),
@@ -460,6 +481,7 @@ file_free(struct vgconv_file *f)
 	for (i = 0; i < f->cap; i++)
 		vgc_def_unref(f->defs[i]);
 	free(f->defs);
+	free(f->fmaps);
 	free(f->exe);
 	free(f->name);
 	free(f);
@@ -554,6 +576,7 @@ vgconv_free(struct vgconv *cv)
 		for (i = 0; i < sn->cap; i++)
 			vgc_def_unref(sn->defs[i]);
 		free(sn->defs);
+		free(sn->fmaps);
 	}
 	free(cv->snap);
 	free(cv->thr);

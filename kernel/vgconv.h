@@ -77,6 +77,16 @@ struct vgconv_cb {
 	 */
 	void	(*stop_limit)(void *arg, void *tok, uint64_t *limitp,
 		    int **fullp);
+	/*
+	 * Code outside every file mapping of @pid (NULL: not wanted): from
+	 * @time, the last record's, its bytes at [@addr, @addr + @len), one
+	 * call per run of adjacent instructions of each superblock
+	 * translated (a retranslation reports its bytes again).  1: a new
+	 * version, whose time the converter then puts in the trace (a PSB
+	 * in every thread of the process) before it runs; 0: not new.
+	 */
+	int	(*anon)(void *arg, int32_t pid, uint64_t addr,
+		    const uint8_t *bytes, uint32_t len, uint64_t time);
 };
 
 int	vgconv_new(struct vgconv **cvp, const struct vgconv_cb *cb,

@@ -48,6 +48,133 @@ vgc_err(struct vgconv *cv, int err, const char *fmt, ...)
 	return (-err);
 }
 
+/* ---- file mappings (code outside them is reported) ------------------- */
+
+int
+vgc_fmap_set(struct vgconv_file *f, uint64_t addr, uint64_t len, int file)
+{
+	struct vg_fmap *m, *n;
+	uint64_t end = addr + len < addr ? UINT64_MAX : addr + len;
+	size_t i, cap;
+
+	/* One hole may split a mapping in two: room for one more. */
+	if (f->nfmaps + 2 > f->fmcap) {
+		cap = f->fmcap ? 2 * f->fmcap : 16;
+		if ((n = realloc(f->fmaps, cap * sizeof(*n))) == NULL)
+			return (-HWTR_E_NOMEM);
+		f->fmaps = n;
+		f->fmcap = cap;
+	}
+	for (i = 0; i < f->nfmaps; i++) {
+		m = &f->fmaps[i];
+		if (m->hi <= addr || m->lo >= end)
+			continue;
+		if (m->lo < addr && m->hi > end) {
+			f->fmaps[f->nfmaps].lo = end;
+			f->fmaps[f->nfmaps].hi = m->hi;
+			f->nfmaps++;
+			m->hi = addr;
+		} else if (m->lo < addr)
+			m->hi = addr;
+		else if (m->hi > end)
+			m->lo = end;
+		else {
+			*m = f->fmaps[--f->nfmaps];
+			i--;
+		}
+	}
+	if (file && len > 0) {
+		f->fmaps[f->nfmaps].lo = addr;
+		f->fmaps[f->nfmaps].hi = end;
+		f->nfmaps++;
+	}
+	return (0);
+}
+
+/* 1 when [lo, hi) lies in one file mapping of @f. */
+static int
+fmap_covers(const struct vgconv_file *f, uint64_t lo, uint64_t hi)
+{
+	size_t i;
+
+	for (i = 0; i < f->nfmaps; i++)
+		if (f->fmaps[i].lo <= lo && hi <= f->fmaps[i].hi)
+			return (1);
+	return (0);
+}
+
+/*
+ * A new version of code starts at f->time: a decoder's time is its last
+ * timestamp's, so every thread of the process gets a PSB with at least
+ * that time where it stands, before it runs more code.  Valgrind runs one
+ * thread at a time: all of them are past f->time.
+ */
+static int
+anon_psb(struct vgconv_file *f)
+{
+	struct vgconv *cv = f->cv;
+	struct vg_thr *t;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < cv->nthr; i++) {
+		t = cv->thr[i];
+		if (t->pid != f->pid || !t->known || ENC(t) == NULL ||
+		    !hwtr_ptenc_enabled(ENC(t)))
+			continue;
+		if (t->time < f->time)
+			t->time = f->time;
+		hwtr_ptenc_want_psb(ENC(t));
+		if ((rc = hwtr_ptenc_at(ENC(t), t->pos, t->time)) < 0)
+			return (rc);
+	}
+	return (0);
+}
+
+/*
+ * The superblock record at @p (checked already) does not lie in one file
+ * mapping: report the bytes of its instructions outside every file
+ * mapping, adjacent ones together.
+ */
+static int
+def_anon(struct vgconv_file *f, const uint8_t *p, uint16_t ninsn)
+{
+	struct vgconv *cv = f->cv;
+	uint8_t buf[4096];
+	uint64_t start = 0, a;
+	size_t off = 22, n = 0, i;
+	uint8_t l;
+	int rc, fresh = 0;
+
+	for (i = 0; i <= ninsn; i++) {
+		if (i < ninsn) {
+			a = rd64(p + off);
+			l = p[off + 8];
+			if (fmap_covers(f, a, a + l)) {
+				off += 9 + l;
+				l = 0;
+			}
+		} else
+			l = 0;
+		if (n > 0 && (l == 0 || a != start + n ||
+		    n + l > sizeof(buf))) {
+			if ((rc = cv->cb.anon(cv->cb.arg, f->pid, start, buf,
+			    (uint32_t)n, f->time)) < 0)
+				return (rc);
+			fresh |= rc > 0;
+			n = 0;
+		}
+		if (l == 0)
+			continue;
+		if (n == 0)
+			start = a;
+		memcpy(buf + n, p + off + 9, l);
+		n += l;
+		off += 9 + l;
+	}
+	return (fresh ? anon_psb(f) : 0);
+}
+
 /* ---- superblock descriptions ----------------------------------------- */
 
 static size_t
@@ -233,6 +360,7 @@ vgc_parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 	struct vg_def *d;
 	struct vg_hothdr *hot;
 	size_t need, off, i;
+	uint64_t lo = UINT64_MAX, hi = 0;
 	uint16_t ninsn, nexits;
 	const uint8_t *q;
 	int rc;
@@ -284,6 +412,10 @@ vgc_parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 			return (rc);
 		}
 		off += 9 + q[8];
+		if (d->insn[i].addr < lo)
+			lo = d->insn[i].addr;
+		if (d->insn[i].addr + q[8] > hi)
+			hi = d->insn[i].addr + q[8];
 		if (d->insn[i].cls != CLS_OTHER && d->insn[i].cls != CLS_JMP)
 			d->ev[d->nev++] = (uint16_t)i;
 	}
@@ -333,6 +465,12 @@ vgc_parse_def(struct vgconv_file *f, const uint8_t *p, size_t len)
 		h->flags = (pa->fast ? HOT_FAST : 0) |
 		    (pa->ncall > 0 || pa->xcall ? HOT_CALLS : 0) |
 		    (pa->xind ? HOT_XIND : 0);
+	}
+	/* Code in a file: nothing more to do (the common case). */
+	if (cv->cb.anon != NULL && !fmap_covers(f, lo, hi) &&
+	    (rc = def_anon(f, p, ninsn)) < 0) {
+		free(hot);
+		return (rc);
 	}
 	cv->st.defs++;
 	return (def_put(f, d));

@@ -182,6 +182,12 @@ struct vg_thr {
 	uint16_t	flt_lo, flt_hi;
 };
 
+/* An executable mapping of a file: [lo, hi). */
+struct vg_fmap {
+	uint64_t	lo;
+	uint64_t	hi;
+};
+
 struct vgconv_file {
 	struct vgconv	*cv;
 	char		*name;
@@ -201,6 +207,9 @@ struct vgconv_file {
 	size_t		cap;
 	uint64_t	time;
 	uint64_t	gen;		/* changes whenever a description does */
+	struct vg_fmap	*fmaps;		/* file mappings (cb.anon only) */
+	size_t		nfmaps;
+	size_t		fmcap;
 };
 
 /* The superblocks a fork child inherited, until its file shows up. */
@@ -209,6 +218,8 @@ struct vg_snap {
 	struct vg_def	**defs;
 	size_t		ndefs;
 	size_t		cap;
+	struct vg_fmap	*fmaps;		/* and its file mappings */
+	size_t		nfmaps;
 };
 
 struct vgconv {
@@ -271,6 +282,8 @@ int	vgc_err(struct vgconv *cv, int err, const char *fmt, ...)
 struct vg_def *vgc_def_find(const struct vgconv_file *f, uint64_t addr);
 void	vgc_def_unref(struct vg_def *d);
 int	vgc_parse_def(struct vgconv_file *f, const uint8_t *p, size_t len);
+int	vgc_fmap_set(struct vgconv_file *f, uint64_t addr, uint64_t len,
+	    int file);
 
 /* vgconv_run.c */
 struct vg_thr *vgc_thr_find(struct vgconv *cv, int32_t tid);
