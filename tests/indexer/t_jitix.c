@@ -65,9 +65,9 @@ have(const char *tool)
 	return (system(cmd) == 0);
 }
 
-/* Capture selfmod; its two versions in @v; its pid. */
+/* Capture selfmod with @source; its two versions in @v; its pid. */
 static int32_t
-capture(struct ver *v)
+capture(struct ver *v, const char *source)
 {
 	struct hwtr_ar *ar;
 	FILE *f;
@@ -75,9 +75,12 @@ capture(struct ver *v)
 	size_t i, k;
 	unsigned long long a, from, until;
 	int32_t pid;
+	char cmd[512];
 
-	run("SELFMOD_DUMP=dump " HWTR_TEST_HWTRACE " capture --source step "
-	    "-o s.hwtrace -- " PROG " >out 2>err");
+	snprintf(cmd, sizeof(cmd), "SELFMOD_DUMP=dump " HWTR_TEST_HWTRACE
+	    " capture --source %s -o s.hwtrace -- " PROG " >out 2>err",
+	    source);
+	run(cmd);
 	run("grep -qx 'selfmod: v1 24 v2 15' out");
 	ATF_REQUIRE((f = fopen("dump", "r")) != NULL);
 	for (i = 0; i < 2; i++) {
@@ -367,18 +370,24 @@ check_insns(const char *db, const struct ver *v, const char *const *fn2)
 }
 
 static void
-setup(struct ver *v, int32_t *pid)
+setup_from(struct ver *v, int32_t *pid, const char *source)
 {
 	if (!have("objdump"))
 		atf_tc_skip("objdump is not installed (Debian package "
 		    "binutils)");
-	*pid = capture(v);
+	*pid = capture(v, source);
 	disassemble(&v[0]);
 	disassemble(&v[1]);
 	/* By construction: mov, add, ret; imul, nop x3, ret. */
 	ATF_REQUIRE_MSG(v[0].ninsn == 3 && v[1].ninsn == 5, "objdump: "
 	    "expected 3 and 5 instructions, got %zu and %zu", v[0].ninsn,
 	    v[1].ninsn);
+}
+
+static void
+setup(struct ver *v, int32_t *pid)
+{
+	setup_from(v, pid, "step");
 }
 
 ATF_TC(anon_regions);
@@ -498,11 +507,66 @@ ATF_TC_BODY(step_snapshots, tc)
 	check_insns("sfast.db", v, fn);
 }
 
+/*
+ * End to end (issue 32 item 1): the code regions the capture itself
+ * records, with no help from the test, decode selfmod's two versions
+ * instruction for instruction as objdump reads the bytes selfmod wrote,
+ * with both decoders and no decode error.
+ */
+static void
+captured(const char *source)
+{
+	static const char *const anon[2] = { "[anon]+0x0", "[anon]+0x0" };
+	struct ver v[2];
+	int32_t pid;
+	int64_t e;
+
+	setup_from(v, &pid, source);
+	run("tar -tf s.hwtrace | grep -q '^jit/code-[0-9]*\\.bin$'");
+	run(HWTR_TEST_HWTRACE " index -q -D libipt -o c.db s.hwtrace");
+	run(HWTR_TEST_HWTRACE " index -q -D fast -o f.db s.hwtrace");
+	ATF_CHECK_MSG((e = errors_of("c.db")) == 0, "%s, libipt: expected 0 "
+	    "decode errors, got %jd", source, (intmax_t)e);
+	ATF_CHECK_MSG((e = errors_of("f.db")) == 0, "%s, fast: expected 0 "
+	    "decode errors, got %jd", source, (intmax_t)e);
+	check_insns("c.db", v, anon);
+	check_insns("f.db", v, anon);
+}
+
+ATF_TC(captured_valgrind);
+ATF_TC_HEAD(captured_valgrind, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "selfmod captured by the valgrind "
+	    "source: its own code regions decode both versions");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(captured_valgrind, tc)
+{
+	if (!have("valgrind"))
+		atf_tc_skip("valgrind is not installed (Debian package "
+		    "valgrind)");
+	captured("valgrind");
+}
+
+ATF_TC(captured_step);
+ATF_TC_HEAD(captured_step, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "selfmod captured by the step "
+	    "source: its own code regions decode both versions");
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(captured_step, tc)
+{
+	captured("step");
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, anon_regions);
 	ATF_TP_ADD_TC(tp, perf_map_names);
 	ATF_TP_ADD_TC(tp, jitdump_by_time);
 	ATF_TP_ADD_TC(tp, step_snapshots);
+	ATF_TP_ADD_TC(tp, captured_valgrind);
+	ATF_TP_ADD_TC(tp, captured_step);
 	return (atf_no_error());
 }
