@@ -15,7 +15,9 @@
 
 #include <sys/ioctl.h>
 
+#include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -385,49 +387,63 @@ struct qline {
 	enum hwtr_q_format fmt;
 };
 
-/* --by, --weight, --timeout and --max-length: checked words and sizes. */
-static int
-verb_opt_word(struct qline *ql, int c, const char *arg)
-{
-	struct hwtr_q_req *req = &ql->req;
-	int annotate = ql->v->verb == HWTR_Q_ANNOTATE;
-	uint64_t len;
-	long sec;
+/*
+ * The options that only fill a field of the request: a string, a flag, or
+ * a number parsed as an id, an instruction number or a time.
+ */
+enum qkind { QK_STR, QK_FLAG, QK_ID, QK_TIME };
 
-	switch (c) {
-	case O_BY:
-		if (annotate ? strcmp(arg, "insn") != 0 &&
-		    strcmp(arg, "line") != 0 :
-		    strcmp(arg, "func") != 0 &&
-		    strcmp(arg, "function") != 0 &&
-		    strcmp(arg, "inline") != 0 &&
-		    strcmp(arg, "line") != 0 &&
-		    strcmp(arg, "image") != 0 &&
-		    strcmp(arg, "block") != 0 &&
-		    strcmp(arg, "edge") != 0)
-			return (cli_usage_error(&ql->vcmd, "--by: '%s' is not "
-			    "%s", arg, annotate ? "insn or line" : "function, "
-			    "inline, line, image, block or edge"));
-		req->by = arg;
+static const struct qfield {
+	int		c;
+	const char	*word;		/* in messages */
+	enum qkind	kind;
+	size_t		off;		/* in struct hwtr_q_req */
+} qfields[] = {
+	{ O_INSNS, "--insns", QK_FLAG, offsetof(struct hwtr_q_req, insns) },
+	{ O_DEPTH, "--depth", QK_ID, offsetof(struct hwtr_q_req, depth) },
+	{ O_IMAGE, "--image", QK_STR, offsetof(struct hwtr_q_req, image) },
+	{ O_LCOV, "--lcov", QK_STR, offsetof(struct hwtr_q_req, lcov) },
+	{ O_BY, "--by", QK_STR, offsetof(struct hwtr_q_req, by) },
+	{ O_WEIGHT, "--weight", QK_STR, offsetof(struct hwtr_q_req, weight) },
+	{ O_KIND, "--kind", QK_STR, offsetof(struct hwtr_q_req, kind) },
+	{ O_COUNT, "--count", QK_ID, offsetof(struct hwtr_q_req, count) },
+	{ O_PERFETTO, "--perfetto", QK_STR,
+	    offsetof(struct hwtr_q_req, perfetto) },
+	{ O_MIN_DUR, "--min-dur", QK_TIME,
+	    offsetof(struct hwtr_q_req, min_dur) },
+	{ O_MAX_DEPTH, "--max-depth", QK_ID,
+	    offsetof(struct hwtr_q_req, max_depth) },
+	{ O_FOLDED, "--folded", QK_STR, offsetof(struct hwtr_q_req, folded) },
+	{ 0, NULL, QK_STR, 0 }
+};
+
+/* Option @c of the table into its field; 1 when @c is not there. */
+static int
+verb_opt_field(struct qline *ql, int c, const char *arg, int *rcp)
+{
+	const struct qfield *f;
+	char *p;
+
+	for (f = qfields; f->word != NULL && f->c != c; f++)
+		;
+	if (f->word == NULL)
+		return (1);
+	p = (char *)&ql->req + f->off;
+	*rcp = 0;
+	switch (f->kind) {
+	case QK_STR:
+		memcpy(p, &arg, sizeof(arg));
 		break;
-	case O_WEIGHT:
-		if (strcmp(arg, "insns") != 0 && strcmp(arg, "time") != 0)
-			return (cli_usage_error(&ql->vcmd, "--weight: '%s' is "
-			    "not insns or time", arg));
-		req->weight = arg;
+	case QK_FLAG:
+		*(int *)(void *)p = 1;
 		break;
-	case O_TIMEOUT:
-		if (cli_parse_int(arg, 0, 1000000, &sec) < 0)
-			return (cli_usage_error(&ql->vcmd, "--timeout: '%s' is "
-			    "not a number of seconds (0 to 1000000)", arg));
-		req->sql_timeout_ms = (int64_t)sec * 1000;
+	case QK_ID:
+		*rcp = parse_id(&ql->vcmd, f->word, arg, (int64_t *)(void *)p);
 		break;
-	default:	/* O_MAXLEN */
-		if (cli_parse_size(arg, &len) < 0 || len == 0 ||
-		    len > 0x7fffffff)
-			return (cli_usage_error(&ql->vcmd, "--max-length: '%s' "
-			    "is not a size from 1 to 2G-1", arg));
-		req->sql_max_length = (int64_t)len;
+	default:
+		assert(f->kind == QK_TIME);
+		*rcp = parse_time(&ql->vcmd, f->word, arg,
+		    (int64_t *)(void *)p);
 		break;
 	}
 	return (0);
@@ -466,13 +482,21 @@ verb_opt(struct qline *ql, int c, const char *arg)
 {
 	struct hwtr_q_req *req = &ql->req;
 	const struct cli_cmd *vcmd = &ql->vcmd;
+	uint64_t len;
+	long sec;
+	int rc;
 
+	if (verb_opt_field(ql, c, arg, &rc) == 0)
+		return (rc);
 	switch (c) {
 	case O_DB:
 		ql->dbopt = arg;
 		break;
 	case O_FORMAT:
 		ql->fmtname = arg;
+		break;
+	case O_FILE:
+		ql->file = arg;
 		break;
 	case O_THREAD:
 		/* A thread's number, or tid:N (the thread whose tid is N). */
@@ -484,43 +508,22 @@ verb_opt(struct qline *ql, int c, const char *arg)
 		/* insns keeps its count apart from --from. */
 		return (parse_id(vcmd, "-n", arg, ql->v->verb == HWTR_Q_INSNS ?
 		    &req->count : &req->n));
-	case O_INSNS:
-		req->insns = 1;
-		break;
-	case O_DEPTH:
-		return (parse_id(vcmd, "--depth", arg, &req->depth));
-	case O_IMAGE:
-		req->image = arg;
-		break;
-	case O_LCOV:
-		req->lcov = arg;
-		break;
 	case O_AT:
 	case O_FROM:
 	case O_TO:
 		return (verb_opt_pos(ql, c, arg));
-	case O_BY:
-	case O_WEIGHT:
 	case O_TIMEOUT:
+		if (cli_parse_int(arg, 0, 1000000, &sec) < 0)
+			return (cli_usage_error(vcmd, "--timeout: '%s' is "
+			    "not a number of seconds (0 to 1000000)", arg));
+		req->sql_timeout_ms = (int64_t)sec * 1000;
+		break;
 	case O_MAXLEN:
-		return (verb_opt_word(ql, c, arg));
-	case O_KIND:
-		req->kind = arg;
-		break;
-	case O_COUNT:
-		return (parse_id(vcmd, "--count", arg, &req->count));
-	case O_FILE:
-		ql->file = arg;
-		break;
-	case O_PERFETTO:
-		req->perfetto = arg;
-		break;
-	case O_MIN_DUR:
-		return (parse_time(vcmd, "--min-dur", arg, &req->min_dur));
-	case O_MAX_DEPTH:
-		return (parse_id(vcmd, "--max-depth", arg, &req->max_depth));
-	case O_FOLDED:
-		req->folded = arg;
+		if (cli_parse_size(arg, &len) < 0 || len == 0 ||
+		    len > 0x7fffffff)
+			return (cli_usage_error(vcmd, "--max-length: '%s' "
+			    "is not a size from 1 to 2G-1", arg));
+		req->sql_max_length = (int64_t)len;
 		break;
 	default:
 		return (cli_usage_error(vcmd, "unexpected option"));
@@ -528,35 +531,25 @@ verb_opt(struct qline *ql, int c, const char *arg)
 	return (0);
 }
 
-/* The options together: ranges in one unit and in order, the format. */
+/* The options together (hwtr_q_req_check()), and the format. */
 static int
 check_opts(struct qline *ql)
 {
-	const struct hwtr_q_req *req = &ql->req;
-	const struct cli_cmd *vcmd = &ql->vcmd;
+	char errbuf[256];
 
-	/* A range is of instructions or of times, and ends after it starts. */
-	if ((req->from >= 0 || req->to >= 0) && ql->v->verb != HWTR_Q_INSNS &&
-	    (req->t_from >= 0 || req->t_to >= 0))
-		return (cli_usage_error(vcmd, "--from and --to: give both as "
-		    "instruction numbers or both as times"));
-	if (req->from >= 0 && req->to >= 0 && req->from > req->to)
-		return (cli_usage_error(vcmd, "--from %lld is after --to %lld",
-		    (long long)req->from, (long long)req->to));
-	if (req->t_from >= 0 && req->t_to >= 0 && req->t_from > req->t_to)
-		return (cli_usage_error(vcmd, "--from (%lld ns) is after --to "
-		    "(%lld ns)", (long long)req->t_from, (long long)req->t_to));
+	if (hwtr_q_req_check(&ql->req, errbuf, sizeof(errbuf)) != 0)
+		return (cli_usage_error(&ql->vcmd, "%s", errbuf));
 	if (ql->fmtname != NULL &&
 	    hwtr_q_format_parse(ql->fmtname, &ql->fmt) < 0)
-		return (cli_usage_error(vcmd, "--format: '%s' is not table, "
-		    "csv, tsv or json", ql->fmtname));
+		return (cli_usage_error(&ql->vcmd, "--format: '%s' is not "
+		    "table, csv, tsv or json", ql->fmtname));
 	return (0);
 }
 
 /*
- * The verb's operands (PATTERN, QUERY) and the options that exclude each
- * other.  0, a usage error's exit status, or -1 when --file cannot be
- * read (said here; *sqlbufp holds what was read).
+ * The verb's operands (PATTERN, QUERY).  0, a usage error's exit status,
+ * or -1 when --file cannot be read (said here; *sqlbufp holds what was
+ * read).
  */
 static int
 take_operands(struct qline *ql, const struct cli_operands *ops,
@@ -584,19 +577,7 @@ take_operands(struct qline *ql, const struct cli_operands *ops,
 			return (-1);
 		} else
 			req->sql = *sqlbufp;
-	} else if (verb == HWTR_Q_EXPORT &&
-	    (req->perfetto == NULL) == (req->folded == NULL))
-		return (cli_usage_error(vcmd, req->perfetto == NULL ?
-		    "no --perfetto OUT given (or --folded OUT)" : "give one "
-		    "of --perfetto OUT and --folded OUT, not both"));
-	else if (verb == HWTR_Q_EXPORT && req->perfetto != NULL &&
-	    (req->depth >= 0 || req->weight != NULL))
-		return (cli_usage_error(vcmd, "--depth and --weight apply to "
-		    "--folded only (--perfetto has --max-depth)"));
-	else if (verb == HWTR_Q_EXPORT && req->folded != NULL &&
-	    (req->min_dur >= 0 || req->max_depth >= 0))
-		return (cli_usage_error(vcmd, "--min-dur and --max-depth apply "
-		    "to --perfetto only (--folded has --depth)"));
+	}
 	if (i < ops->n)
 		return (cli_usage_error(vcmd, "unexpected argument '%s'",
 		    ops->v[i]));

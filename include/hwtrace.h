@@ -1224,6 +1224,15 @@ const char *hwtr_q_errmsg(const struct hwtr_q *q);
 
 void hwtr_q_req_init(struct hwtr_q_req *req, enum hwtr_q_verb verb);
 /*
+ * Whether @req is a request hwtr_q_run() can answer as far as its fields
+ * alone tell (query/q_req.c): the verb's --by and --weight words, a range
+ * in one unit that ends after it starts, export's one output with its own
+ * options.  0, or -HWTR_E_INVAL with the reason in @errbuf, which names the
+ * options as hwtrace-query(1) does.
+ */
+int hwtr_q_req_check(const struct hwtr_q_req *req, char *errbuf,
+    size_t errlen);
+/*
  * Answer @req.  On success *resp is a result the caller frees.  Failures:
  * -HWTR_E_NOENT (unknown symbol, thread or image: the message suggests close
  * names), -HWTR_E_INVAL (a bad argument), -HWTR_E_DB (SQLite's message),
