@@ -14,7 +14,6 @@
 
 #include <assert.h>
 #include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,23 +60,6 @@ split_suffix(char *s)
 	return (c + 1);
 }
 
-/* A number of strtol()'s syntax between @min and @max; 0 or -1. */
-static int
-parse_long(const char *s, long min, long max, long *vp)
-{
-	long v;
-	char *end;
-
-	if (*s == '\0')
-		return (-1);
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
-		return (-1);
-	*vp = v;
-	return (0);
-}
-
 int
 hwtr_import_parse_cpu(const char *s, struct hwtr_import_raw_opts *o)
 {
@@ -100,9 +82,9 @@ hwtr_import_parse_cpu(const char *s, struct hwtr_import_raw_opts *o)
 	*m++ = '\0';
 	if ((st = strchr(m, '/')) != NULL)
 		*st++ = '\0';
-	if (parse_long(buf, 0, 0xffff, &fam) != 0 ||
-	    parse_long(m, 0, 0xff, &mod) != 0 ||
-	    (st != NULL && parse_long(st, 0, 0xff, &step) != 0))
+	if (hwtr_parse_long(buf, 0, 0xffff, &fam) != 0 ||
+	    hwtr_parse_long(m, 0, 0xff, &mod) != 0 ||
+	    (st != NULL && hwtr_parse_long(st, 0, 0xff, &step) != 0))
 		return (-HWTR_E_INVAL);
 	o->cpu_mode = HWTR_IMPORT_CPU_GIVEN;
 	o->cpu.vendor = HWTR_CPU_INTEL;
