@@ -13,7 +13,6 @@
  * snapshot directories, perf.data files.  This file only parses options.
  */
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,107 +158,11 @@ static const struct cli_cmd import_cmd = {
 	.opts = import_opts,
 };
 
-struct files {
-	struct hwtr_import_file *v;
-	size_t		n;
-};
-
-static int
-files_add(struct files *f, const struct hwtr_import_file *x)
-{
-	struct hwtr_import_file *nv;
-
-	nv = realloc(f->v, (f->n + 1) * sizeof(*nv));
-	if (nv == NULL)
-		return (-1);
-	f->v = nv;
-	f->v[f->n++] = *x;
-	return (0);
-}
-
-/*
- * "FROM" or "FROM-TO", strictly.  TO must be above FROM.  Returns 0, or -1
- * for a malformed range.
- */
-static int
-parse_range(char *s, struct hwtr_import_file *f)
-{
-	char *dash;
-
-	dash = strchr(s, '-');
-	if (dash != NULL)
-		*dash = '\0';
-	if (hwtr_parse_u64(s, &f->from) != 0)
-		return (-1);
-	if (dash != NULL) {
-		if (hwtr_parse_u64(dash + 1, &f->to) != 0 || f->to <= f->from)
-			return (-1);
-	}
-	return (0);
-}
-
-/*
- * Split an optional ":SUFFIX" off @s when SUFFIX starts with a digit, as
- * ptxed does (a ':' followed by anything else belongs to the file name).
- * Returns the suffix or NULL.
- */
-static char *
-split_suffix(char *s)
-{
-	char *c;
-
-	c = strrchr(s, ':');
-	if (c == NULL || c == s || !isdigit((unsigned char)c[1]))
-		return (NULL);
-	*c = '\0';
-	return (c + 1);
-}
-
-/* "F/M[/S]", "auto" or "none" into @o. */
-static int
-parse_cpu(const char *s, struct hwtr_import_raw_opts *o)
-{
-	char buf[64], *m, *st;
-	long fam, mod, step = 0;
-
-	if (strcmp(s, "none") == 0) {
-		o->cpu_mode = HWTR_IMPORT_CPU_NONE;
-		return (0);
-	}
-	if (strcmp(s, "auto") == 0) {
-		o->cpu_mode = HWTR_IMPORT_CPU_AUTO;
-		return (0);
-	}
-	if (strlen(s) >= sizeof(buf))
-		return (-1);
-	strcpy(buf, s);
-	if ((m = strchr(buf, '/')) == NULL)
-		return (-1);
-	*m++ = '\0';
-	if ((st = strchr(m, '/')) != NULL)
-		*st++ = '\0';
-	if (cli_parse_int(buf, 0, 0xffff, &fam) != 0 ||
-	    cli_parse_int(m, 0, 0xff, &mod) != 0 ||
-	    (st != NULL && cli_parse_int(st, 0, 0xff, &step) != 0))
-		return (-1);
-	o->cpu_mode = HWTR_IMPORT_CPU_GIVEN;
-	o->cpu.vendor = HWTR_CPU_INTEL;
-	o->cpu.family = (uint16_t)fam;
-	o->cpu.model = (uint8_t)mod;
-	o->cpu.stepping = (uint8_t)step;
-	return (0);
-}
-
 /* What the command line of one import says. */
 struct imp {
-	struct hwtr_import_raw_opts o;
-	struct hwtr_import_opts io;
-	struct hwtr_aw_opts ao;
-	struct files	pt, raw, elf, pev;
-	size_t		npevopt;
+	struct hwtr_import_req r;
 	const char	*out;
 	struct cli_operands ops;
-	int		lldb;
 };
 
 /* --filter:addrN_cfg|a|b (ptxed's IA32_RTIT_ADDRn_A/B and ADDRn_CFG). */
@@ -267,7 +170,7 @@ static int
 opt_filter(struct imp *im, int c, const char *arg)
 {
 	int n = (c - OPT_FILTER) / 3, k = (c - OPT_FILTER) % 3;
-	struct hwtr_pt_filter *pf = &im->o.pt_config.filter[n];
+	struct hwtr_pt_filter *pf = &im->r.raw.pt_config.filter[n];
 	uint64_t u;
 
 	if (hwtr_parse_u64(arg, &u) != 0 || (k == 0 && u > 0xf))
@@ -281,8 +184,8 @@ opt_filter(struct imp *im, int c, const char *arg)
 		pf->a = u;
 	else
 		pf->b = u;
-	if ((uint32_t)n + 1 > im->o.pt_config.nfilters)
-		im->o.pt_config.nfilters = (uint32_t)n + 1;
+	if ((uint32_t)n + 1 > im->r.raw.pt_config.nfilters)
+		im->r.raw.pt_config.nfilters = (uint32_t)n + 1;
 	return (0);
 }
 
@@ -290,7 +193,7 @@ opt_filter(struct imp *im, int c, const char *arg)
 static int
 opt_pevent_num(struct imp *im, int c, const char *arg)
 {
-	struct hwtr_import_raw_opts *o = &im->o;
+	struct hwtr_import_raw_opts *o = &im->r.raw;
 	uint64_t u;
 
 	if (hwtr_parse_u64(arg, &u) != 0 ||
@@ -310,7 +213,7 @@ opt_pevent_num(struct imp *im, int c, const char *arg)
 		o->pevent_time_shift = (uint32_t)u;
 	else
 		o->pevent_time_mult = (uint32_t)u;
-	im->npevopt++;
+	im->r.npevopt++;
 	return (0);
 }
 
@@ -318,13 +221,13 @@ opt_pevent_num(struct imp *im, int c, const char *arg)
 static int
 opt_cpu(struct imp *im, int c, const char *arg)
 {
-	struct hwtr_pt_config *pc = &im->o.pt_config;
+	struct hwtr_pt_config *pc = &im->r.raw.pt_config;
 	uint64_t u;
 	long v;
 
 	switch (c) {
 	case OPT_CPU:
-		if (parse_cpu(arg, &im->o) != 0)
+		if (hwtr_import_parse_cpu(arg, &im->r.raw) != 0)
 			return (cli_usage_error(&import_cmd, "malformed "
 			    "--cpu '%s': want F/M[/S], auto or none", arg));
 		break;
@@ -363,71 +266,16 @@ opt_cpu(struct imp *im, int c, const char *arg)
 static int
 opt_file(struct imp *im, int c, const char *arg)
 {
-	struct hwtr_import_file f;
-	struct files *to;
-	char *copy, *sfx;
-	int rc = 0;
+	char errbuf[512];
+	int rc;
 
-	memset(&f, 0, sizeof(f));
-	if ((copy = strdup(arg)) == NULL)
-		return (-1);
-	if (c == OPT_PEV_PRIMARY || c == OPT_PEV_SECONDARY) {
-		sfx = split_suffix(copy);
-		if (sfx != NULL && parse_range(sfx, &f) != 0) {
-			rc = cli_usage_error(&import_cmd, "--pevent:%s '%s': "
-			    "malformed range (FROM or FROM-TO, TO above "
-			    "FROM)", c == OPT_PEV_PRIMARY ? "primary" :
-			    "secondary", arg);
-			goto out;
-		}
-		to = &im->pev;
-		goto add;
-	}
-	if (c == OPT_RAW) {
-		/* The load address is not optional. */
-		sfx = strrchr(copy, ':');
-		if (sfx == NULL || sfx == copy) {
-			rc = cli_usage_error(&import_cmd, "--raw '%s': no "
-			    "load address (FILE[:FROM[-TO]]:VADDR)", arg);
-			goto out;
-		}
-		*sfx++ = '\0';
-		if (hwtr_parse_u64(sfx, &f.addr) != 0) {
-			rc = cli_usage_error(&import_cmd, "--raw '%s': "
-			    "malformed load address '%s'", arg, sfx);
-			goto out;
-		}
-		f.has_addr = 1;
-	}
-	sfx = split_suffix(copy);
-	if (sfx != NULL && c == OPT_ELF) {
-		if (hwtr_parse_u64(sfx, &f.addr) != 0) {
-			rc = cli_usage_error(&import_cmd, "--elf '%s': "
-			    "malformed base '%s'", arg, sfx);
-			goto out;
-		}
-		f.has_addr = 1;
-	} else if (sfx != NULL && parse_range(sfx, &f) != 0) {
-		rc = cli_usage_error(&import_cmd, "--%s '%s': malformed "
-		    "range (FROM or FROM-TO, TO above FROM)",
-		    c == OPT_PT ? "pt" : "raw", arg);
-		goto out;
-	}
-	if (*copy == '\0') {
-		rc = cli_usage_error(&import_cmd, "--%s '%s': no file name",
-		    c == OPT_PT ? "pt" : c == OPT_RAW ? "raw" : "elf", arg);
-		goto out;
-	}
-	to = c == OPT_PT ? &im->pt : c == OPT_RAW ? &im->raw : &im->elf;
-add:
-	f.path = copy;
-	if (files_add(to, &f) != 0)
-		rc = -1;
-	else
-		copy = NULL;
-out:
-	free(copy);
-	return (rc);
+	rc = hwtr_import_req_file(&im->r, c == OPT_PT ? HWTR_IMPORT_PT :
+	    c == OPT_RAW ? HWTR_IMPORT_RAW : c == OPT_ELF ? HWTR_IMPORT_ELF :
+	    c == OPT_PEV_PRIMARY ? HWTR_IMPORT_PEV_PRIMARY :
+	    HWTR_IMPORT_PEV_SECONDARY, arg, errbuf, sizeof(errbuf));
+	if (rc == -HWTR_E_INVAL)
+		return (cli_usage_error(&import_cmd, "%s", errbuf));
+	return (rc < 0 ? -1 : 0);
 }
 
 /* One option; 0, a usage error's exit status, or -1 out of memory. */
@@ -441,19 +289,19 @@ import_opt(struct imp *im, int c, const char *arg, const char *word)
 		im->out = arg;
 		break;
 	case OPT_LLDB:
-		im->lldb = 1;
+		im->r.lldb = 1;
 		break;
 	case OPT_DEBUG_DIR:
 		if (*arg == '\0')
 			return (cli_usage_error(&import_cmd,
 			    "empty --debug-dir"));
-		im->ao.debug_dir = arg;
+		im->r.aw.debug_dir = arg;
 		break;
 	case OPT_NO_DEBUG_INFO:
-		im->ao.debug_info = -1;
+		im->r.aw.debug_info = -1;
 		break;
 	case OPT_ALLOW_OUTSIDE:
-		im->io.allow_outside = 1;
+		im->r.opts.allow_outside = 1;
 		break;
 	case OPT_PEV_SAMPLE_TYPE:
 	case OPT_PEV_TIME_ZERO:
@@ -463,30 +311,30 @@ import_opt(struct imp *im, int c, const char *arg, const char *word)
 	case OPT_PEV_TIME_MULT:
 		return (opt_pevent_num(im, c, arg));
 	case OPT_PEV_SYSROOT:
-		im->o.pevent_sysroot = arg;
-		im->npevopt++;
+		im->r.raw.pevent_sysroot = arg;
+		im->r.npevopt++;
 		break;
 	case OPT_PEV_VDSO_X64:
-		im->o.pevent_vdso_x64 = arg;
-		im->npevopt++;
+		im->r.raw.pevent_vdso_x64 = arg;
+		im->r.npevopt++;
 		break;
 	case OPT_SB_PRINT:
 		/* ptxed's printing of sideband: nothing to keep. */
 		break;
 	case OPT_BUILDID_DIR:
-		im->io.buildid_dir = arg;
+		im->r.opts.buildid_dir = arg;
 		break;
 	case OPT_SYMFS:
-		im->io.symfs = arg;
+		im->r.opts.symfs = arg;
 		break;
 	case OPT_PERF_ARCHIVE:
-		im->io.perf_archive = arg;
+		im->r.opts.perf_archive = arg;
 		break;
 	case OPT_KCORE:
-		im->io.kcore = arg;
+		im->r.opts.kcore = arg;
 		break;
 	case OPT_VMLINUX:
-		im->io.vmlinux = arg;
+		im->r.opts.vmlinux = arg;
 		break;
 	case OPT_CPU:
 	case OPT_CPUID_EAX:
@@ -505,120 +353,6 @@ import_opt(struct imp *im, int c, const char *arg, const char *word)
 		    "'%s'", word));
 	}
 	return (0);
-}
-
-/* --pt, --raw, --elf: a raw import. */
-static int
-import_raw_files(struct imp *im, char *errbuf, size_t errlen)
-{
-	struct hwtr_import_raw_opts *o = &im->o;
-
-	if (!im->lldb && im->ops.n == 1 && im->pt.n + im->raw.n == 0)
-		return (cli_usage_error(&import_cmd, "'%s' is not a hwt(8) "
-		    "raw dump (it does not start with a PSB packet); other "
-		    "raw Intel PT goes with --pt", im->ops.v[0]));
-	if (im->lldb || im->ops.n != 0)
-		return (cli_usage_error(&import_cmd, "raw files "
-		    "(--pt, --raw, --elf) and a trace bundle cannot "
-		    "be imported together"));
-	if (im->pt.n == 0)
-		return (cli_usage_error(&import_cmd, "no trace given "
-		    "(--pt FILE)"));
-	o->pt = im->pt.v;
-	o->npt = im->pt.n;
-	o->raw = im->raw.v;
-	o->nraw = im->raw.n;
-	o->elf = im->elf.v;
-	o->nelf = im->elf.n;
-	o->aw_opts = &im->ao;
-	o->pevent = im->pev.v;
-	o->npevent = im->pev.n;
-	if (hwtr_import_raw(o, im->out, errbuf, errlen) < 0) {
-		cli_warnx("import", "%s", errbuf);
-		return (1);
-	}
-	return (0);
-}
-
-/* One operand that is hwt(8)'s raw dump (format/import_hwt.c). */
-static int
-hwt_dump(const struct imp *im)
-{
-	const char *g;
-
-	if (im->ops.n != 1 || im->lldb || im->pt.n + im->raw.n > 0)
-		return (0);
-	g = hwtr_import_guess(im->ops.v[0]);
-	return (g != NULL && strcmp(g, "hwt") == 0);
-}
-
-/* hwt(8)'s raw dump with the images of --elf and the raw CPU options. */
-static int
-import_hwt_dump(struct imp *im, char *errbuf, size_t errlen)
-{
-	im->o.elf = im->elf.v;
-	im->o.nelf = im->elf.n;
-	im->o.aw_opts = &im->ao;
-	im->io.format = "hwt";
-	im->io.raw = &im->o;
-	im->io.aw_opts = &im->ao;
-	if (hwtr_import(im->ops.v[0], &im->io, im->out, errbuf, errlen) < 0) {
-		cli_warnx("import", "%s", errbuf);
-		return (1);
-	}
-	return (0);
-}
-
-/* One operand: a trace bundle, snapshot directory or perf.data file. */
-static int
-import_bundle(struct imp *im, char *errbuf, size_t errlen)
-{
-	const struct hwtr_import_raw_opts *o = &im->o;
-	struct hwtr_import_opts *io = &im->io;
-	const char *g;
-
-	if (im->ops.n != 1)
-		return (cli_usage_error(&import_cmd, im->ops.n == 0 ?
-		    "nothing to import (--pt FILE or TRACE.JSON)" :
-		    "more than one trace bundle given"));
-	if (hwt_dump(im))
-		return (import_hwt_dump(im, errbuf, errlen));
-	if (o->cpu_mode != HWTR_IMPORT_CPU_NONE ||
-	    o->pt_config.cpuid_15_eax != 0 ||
-	    o->pt_config.cpuid_15_ebx != 0 ||
-	    o->pt_config.mtc_freq != 0 || o->pt_config.nom_freq != 0)
-		return (cli_usage_error(&import_cmd, "--cpu, --cpuid-*, "
-		    "--mtc-freq and --nom-freq apply to raw imports; "
-		    "a trace bundle carries its own"));
-	if (im->pev.n != 0 || im->npevopt != 0)
-		return (cli_usage_error(&import_cmd, "--pevent:* apply to "
-		    "raw imports"));
-	if (o->pt_config.nfilters != 0)
-		return (cli_usage_error(&import_cmd, "--filter:* apply to "
-		    "raw imports; a trace bundle carries its own"));
-	io->format = im->lldb ? "lldb" : NULL;
-	g = io->format == NULL ? hwtr_import_guess(im->ops.v[0]) : NULL;
-	if (g != NULL && strcmp(g, "perf") != 0 &&
-	    (io->buildid_dir != NULL || io->symfs != NULL ||
-	    io->perf_archive != NULL || io->kcore != NULL ||
-	    io->vmlinux != NULL))
-		return (cli_usage_error(&import_cmd, "--buildid-dir, "
-		    "--symfs, --perf-archive, --kcore and --vmlinux "
-		    "apply to perf.data imports"));
-	io->aw_opts = &im->ao;
-	if (hwtr_import(im->ops.v[0], io, im->out, errbuf, errlen) < 0) {
-		cli_warnx("import", "%s", errbuf);
-		return (1);
-	}
-	return (0);
-}
-
-static void
-files_free(struct files *fs)
-{
-	while (fs->n > 0)
-		free((char *)fs->v[--fs->n].path);
-	free(fs->v);
 }
 
 int
@@ -645,19 +379,21 @@ cmd_import(int argc, char **argv)
 		rc = cli_usage_error(&import_cmd, "empty output name");
 	else {
 		errbuf[0] = '\0';
-		if (im.pt.n + im.raw.n + im.elf.n > 0 && !hwt_dump(&im))
-			rc = import_raw_files(&im, errbuf, sizeof(errbuf));
-		else
-			rc = import_bundle(&im, errbuf, sizeof(errbuf));
+		im.r.ops = im.ops.v;
+		im.r.nops = (size_t)im.ops.n;
+		if (hwtr_import_req_check(&im.r, errbuf, sizeof(errbuf)) != 0)
+			rc = cli_usage_error(&import_cmd, "%s", errbuf);
+		else if (hwtr_import_req_run(&im.r, im.out, errbuf,
+		    sizeof(errbuf)) < 0) {
+			cli_warnx("import", "%s", errbuf);
+			rc = 1;
+		}
 	}
 out:
 	if (rc < 0) {
 		cli_warnx("import", "out of memory");
 		rc = 1;
 	}
-	files_free(&im.pt);
-	files_free(&im.raw);
-	files_free(&im.elf);
-	files_free(&im.pev);
+	hwtr_import_req_free(&im.r);
 	return (rc);
 }

@@ -9,8 +9,7 @@
  * (hwtr_q_*), write the answer as it comes (hwtr_q_stream: a long answer
  * in blocks, a short one at once).  When the reader goes away (| head) the
  * command ends quietly as other filters do, by SIGPIPE.  Each verb has its own
- * option table; the SYNOPSIS of its --help is generated from that table so
- * that help, getopt and hwtrace-query(1) say the same thing.
+ * option table (cli/cmd_query_verbs.c).
  */
 
 #include <sys/ioctl.h>
@@ -25,248 +24,7 @@
 
 #include "hwtrace.h"
 #include "cli.h"
-
-enum {
-	O_DB = 0x100, O_FORMAT, O_THREAD, O_INSNS, O_DEPTH, O_IMAGE, O_LCOV,
-	O_BY, O_FROM, O_TO, O_KIND, O_COUNT, O_FILE, O_PERFETTO, O_MIN_DUR,
-	O_MAX_DEPTH, O_AT, O_FOLDED, O_WEIGHT, O_TIMEOUT, O_MAXLEN
-};
-
-#define OPT_DB	{ "db", O_DB, "PATH", "database to use for an archive (default: ARCHIVE.db)" }
-#define OPT_FMT	{ "format", O_FORMAT, "FMT", "table, csv, tsv or json (default: table)" }
-#define OPT_THR	{ "thread", O_THREAD, "T", "only thread T (see 'threads')" }
-#define OPT_FROM	{ "from", O_FROM, "N", "only from instruction N of the thread (--thread, default the first), or time N with ns, us, ms or s" }
-#define OPT_TO	{ "to", O_TO, "N", "only up to instruction or time N (included)" }
-#define OPT_TMO	{ "timeout", O_TIMEOUT, "SECONDS", "stop after SECONDS of CPU time (default 60 and 1 per MiB of database; 0: no limit)" }
-#define OPT_END	{ NULL, 0, NULL, NULL }
-
-static const struct cli_opt o_plain[] = { OPT_DB, OPT_FMT, OPT_TMO, OPT_END };
-static const struct cli_opt o_last[] = { OPT_DB, OPT_FMT,
-	{ "insns", O_INSNS, NULL, "instructions with disassembly, not blocks" },
-	{ "count", 'n', "N", "how many per thread (default: 10)" },
-	OPT_THR, OPT_TMO, OPT_END };
-static const struct cli_opt o_calls[] = { OPT_DB,
-	{ "depth", O_DEPTH, "D", "only calls nested at most D deep (0: roots)" },
-	OPT_FMT, OPT_FROM,
-	{ "count", 'n', "N", "only the first N calls (default: all)" },
-	OPT_THR, OPT_TMO, OPT_TO, OPT_END };
-static const struct cli_opt o_tree[] = { OPT_DB,
-	{ "depth", O_DEPTH, "D", "only calls nested at most D deep (0: roots)" },
-	OPT_FMT, OPT_FROM, OPT_THR, OPT_TMO, OPT_TO, OPT_END };
-static const struct cli_opt o_func[] = { OPT_DB, OPT_FMT, OPT_THR, OPT_TMO, OPT_END };
-static const struct cli_opt o_cov[] = { OPT_DB,
-	{ "depth", O_DEPTH, "D", "only code run at most D calls deep, not in deeper callees (0: the roots' own)" },
-	OPT_FMT, OPT_FROM,
-	{ "image", O_IMAGE, "I", "only image I (id, path or file name)" },
-	{ "lcov", O_LCOV, "FILE", "also write an lcov tracefile (for genhtml)" },
-	OPT_THR, OPT_TMO, OPT_TO, OPT_END };
-static const struct cli_opt o_hot[] = {
-	{ "by", O_BY, "WHAT", "function (or func), inline, line, image, block or edge (default: function)" },
-	OPT_DB,
-	{ "depth", O_DEPTH, "D", "only code run at most D calls deep, not in deeper callees (0: the roots' own)" },
-	OPT_FMT, OPT_FROM,
-	{ "count", 'n', "N", "how many (default: 20)" },
-	OPT_THR, OPT_TMO, OPT_TO, OPT_END };
-static const struct cli_opt o_branches[] = { OPT_DB, OPT_FMT,
-	{ "from", O_FROM, "SYM", "only branches from function SYM (a glob)" },
-	{ "kind", O_KIND, "K", "only branches of kind K (see hwtrace-db(5))" },
-	OPT_THR, OPT_TMO,
-	{ "to", O_TO, "SYM", "only branches to function SYM (a glob)" },
-	OPT_END };
-static const struct cli_opt o_timeline[] = { OPT_DB,
-	{ "depth", O_DEPTH, "D", "only calls nested at most D deep (0: roots)" },
-	OPT_FMT,
-	{ "from", O_FROM, "X", "from time X after the trace start (with ns, us, ms or s), or from instruction X of the thread (--thread, default the first)" },
-	OPT_THR, OPT_TMO,
-	{ "to", O_TO, "X", "up to time or instruction X (included), as --from" },
-	OPT_END };
-static const struct cli_opt o_insns[] = {
-	OPT_DB, OPT_FMT,
-	{ "from", O_FROM, "N", "from instruction N (default: the last ones)" },
-	{ "count", 'n', "N", "how many instructions (default: 20)" },
-	{ "thread", O_THREAD, "T", "thread T (default: the first)" },
-	OPT_TMO, OPT_END };
-static const struct cli_opt o_bt[] = {
-	{ "at", O_AT, "INSN", "the stack at instruction INSN of the thread (default: its end)" },
-	OPT_DB, OPT_FMT,
-	{ "thread", O_THREAD, "T", "only thread T (with --at: default the first)" },
-	OPT_TMO, OPT_END };
-static const struct cli_opt o_annotate[] = {
-	{ "by", O_BY, "WHAT", "insn or line (default: insn)" },
-	OPT_DB, OPT_FMT, OPT_FROM, OPT_THR, OPT_TMO, OPT_TO, OPT_END };
-static const struct cli_opt o_sql[] = { OPT_DB,
-	{ "file", O_FILE, "F", "read the statements from file F" },
-	OPT_FMT,
-	{ "max-length", O_MAXLEN, "SIZE", "longest string or blob a statement may make (K, M, G; default 64M)" },
-	{ "timeout", O_TIMEOUT, "SECONDS", "stop after SECONDS of CPU time (default 10; 0: no limit)" },
-	OPT_END };
-static const struct cli_opt o_export[] = { OPT_DB,
-	{ "depth", O_DEPTH, "D", "--folded: only frames nested at most D deep" },
-	{ "folded", O_FOLDED, "OUT", "write folded stacks (flame graphs) to OUT" },
-	OPT_FMT,
-	{ "from", O_FROM, "X", "only from X: instruction X of the thread (--thread, default the first), or time X with ns, us, ms or s" },
-	{ "max-depth", O_MAX_DEPTH, "D", "--perfetto: only calls nested at most D deep (0: roots)" },
-	{ "min-dur", O_MIN_DUR, "T", "--perfetto: only calls that last at least T" },
-	{ "perfetto", O_PERFETTO, "OUT", "write the call trees as Chrome/Perfetto trace JSON to OUT" },
-	OPT_THR, OPT_TMO,
-	{ "to", O_TO, "X", "only up to X, as --from" },
-	{ "weight", O_WEIGHT, "W", "--folded: weigh frames by insns (default) or time" },
-	OPT_END };
-
-struct qverb {
-	const char		*name;
-	enum hwtr_q_verb	verb;
-	const char		*operand;	/* NULL: none */
-	const struct cli_opt	*opts;
-	const char		*summary;
-	const char		*required;	/* an option that must be given */
-};
-
-static const struct qverb qverbs[] = {
-	{ "summary", HWTR_Q_SUMMARY, NULL, o_plain,
-	  "Streams, processes, threads, images, instructions, blocks, time span, decode errors and lost data.", NULL },
-	{ "threads", HWTR_Q_THREADS, NULL, o_plain,
-	  "One line per thread of the trace.", NULL },
-	{ "last", HWTR_Q_LAST, NULL, o_last,
-	  "The last blocks (or instructions) each thread ran: what ran just before the end or the crash.", NULL },
-	{ "calls", HWTR_Q_CALLS, NULL, o_calls,
-	  "Every function invocation, in order, with caller, duration and instruction counts.", NULL },
-	{ "tree", HWTR_Q_TREE, NULL, o_tree,
-	  "The call tree of each thread, invocations of one call path merged.", NULL },
-	{ "func", HWTR_Q_FUNC, "PATTERN", o_func,
-	  "Every invocation of the functions matching PATTERN (a name in any "
-	  "scope, as gdb matches it, or a glob).", NULL },
-	{ "coverage", HWTR_Q_COVERAGE, NULL, o_cov,
-	  "Functions and source lines executed.", NULL },
-	{ "hot", HWTR_Q_HOT, NULL, o_hot,
-	  "Where the instructions went: by function, block or branch edge.", NULL },
-	{ "branches", HWTR_Q_BRANCHES, NULL, o_branches,
-	  "Branch edges with their kinds and counts.", NULL },
-	{ "timeline", HWTR_Q_TIMELINE, NULL, o_timeline,
-	  "What ran when: calls and events by time.", NULL },
-	{ "insns", HWTR_Q_INSNS, NULL, o_insns,
-	  "Instruction history with disassembly, like gdb's record instruction-history.", NULL },
-	{ "sql", HWTR_Q_SQL, "[QUERY]", o_sql,
-	  "Any read-only SQL over the database (hwtrace-db(5)); one of QUERY and --file.", NULL },
-	{ "bt", HWTR_Q_BT, NULL, o_bt,
-	  "The call stack of each thread at its end (the crash) or at an instruction, innermost frame first.", NULL },
-	{ "annotate", HWTR_Q_ANNOTATE, "FUNC", o_annotate,
-	  "Execution counts per instruction or source line of the functions matching FUNC, with the source text.", NULL },
-	{ "export", HWTR_Q_EXPORT, NULL, o_export,
-	  "Export the call trees as a Chrome/Perfetto trace (ui.perfetto.dev, chrome://tracing), or as folded stacks for flame graphs.",
-	  NULL },
-	{ NULL, 0, NULL, NULL, NULL, NULL }
-};
-
-static const struct cli_cmd top_cmd = {
-	"query", "[--db PATH] [--format FMT] DB|ARCHIVE VERB [options]",
-	"Answer questions over an execution history.  VERB is one of: summary, "
-	"threads, last, calls, tree,\nfunc, coverage, hot, branches, timeline, "
-	"insns, sql, export, bt, annotate;\n'hwtrace query DB VERB --help' "
-	"describes one.",
-	o_plain
-};
-
-/* "DB|ARCHIVE last [--db PATH] [--format FMT] [--insns] [-n N] ..." */
-static char *
-verb_usage(const struct qverb *v)
-{
-	const struct cli_opt *o;
-	size_t len = 0, cap = 512;
-	char *s;
-
-	if ((s = malloc(cap)) == NULL)
-		return (NULL);
-	len = (size_t)snprintf(s, cap, "DB|ARCHIVE %s", v->name);
-	if (v->operand != NULL)
-		len += (size_t)snprintf(s + len, cap - len, " %s", v->operand);
-	for (o = v->opts; o->lname != NULL && len < cap; o++) {
-		if (v->required != NULL && strcmp(o->lname, v->required) == 0)
-			len += (size_t)snprintf(s + len, cap - len, " --%s %s",
-			    o->lname, o->arg);
-		else if (o->sname > 0 && o->sname < 256)
-			len += (size_t)snprintf(s + len, cap - len, " [-%c%s%s]",
-			    o->sname, o->arg ? " " : "", o->arg ? o->arg : "");
-		else
-			len += (size_t)snprintf(s + len, cap - len,
-			    " [--%s%s%s]", o->lname, o->arg ? " " : "",
-			    o->arg ? o->arg : "");
-	}
-	return (s);
-}
-
-static int
-parse_id(const struct cli_cmd *cmd, const char *opt, const char *s,
-    int64_t *vp)
-{
-	long v;
-
-	if (cli_parse_int(s, 0, INT32_MAX, &v) != 0)
-		return (cli_usage_error(cmd, "%s: '%s' is not a number", opt,
-		    s));
-	*vp = v;
-	return (0);
-}
-
-/* An instruction number: 0 up to INT64_MAX. */
-static int
-parse_pos(const struct cli_cmd *cmd, const char *opt, const char *s,
-    int64_t *vp)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	if (*s >= '0' && *s <= '9') {
-		v = strtoull(s, &end, 10);
-		if (errno == 0 && *end == '\0' && v <= INT64_MAX) {
-			*vp = (int64_t)v;
-			return (0);
-		}
-	}
-	return (cli_usage_error(cmd, "%s: '%s' is not an instruction number",
-	    opt, s));
-}
-
-/* A time: a number of ns, or with a unit ns, us, ms, s. */
-static int
-parse_time(const struct cli_cmd *cmd, const char *opt, const char *s,
-    int64_t *vp)
-{
-	static const struct { const char *u; double m; } units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
-		{ "", 1 } };
-	char *end;
-	double v;
-	size_t i;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (end != s && errno == 0 && v >= 0)
-		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (strcmp(end, units[i].u) == 0 &&
-			    v * units[i].m < 9e18) {
-				*vp = (int64_t)(v * units[i].m + 0.5);
-				return (0);
-			}
-	return (cli_usage_error(cmd, "%s: '%s' is not a time (a number with "
-	    "ns, us, ms or s)", opt, s));
-}
-
-/*
- * A bound of a range: an instruction number, or a time when it ends in a
- * unit (ns, us, ms, s).
- */
-static int
-parse_range(const struct cli_cmd *cmd, const char *opt, const char *s,
-    int64_t *posp, int64_t *timep)
-{
-	size_t n = strlen(s);
-
-	if (n > 0 && s[n - 1] == 's')
-		return (parse_time(cmd, opt, s, timep));
-	return (parse_pos(cmd, opt, s, posp));
-}
+#include "cmd_query.h"
 
 static char *
 slurp(const char *path)
@@ -376,187 +134,25 @@ out_write(void *arg, const char *buf, size_t len)
 	return (0);
 }
 
-/* The command line of one query, after "DB VERB". */
-struct qline {
-	const struct qverb *v;
-	struct cli_cmd	vcmd;
-	struct hwtr_q_req req;
-	const char	*dbopt, *fmtname, *file;
-	enum hwtr_q_format fmt;
-};
-
-/* --by, --weight, --timeout and --max-length: checked words and sizes. */
-static int
-verb_opt_word(struct qline *ql, int c, const char *arg)
-{
-	struct hwtr_q_req *req = &ql->req;
-	int annotate = ql->v->verb == HWTR_Q_ANNOTATE;
-	uint64_t len;
-	long sec;
-
-	switch (c) {
-	case O_BY:
-		if (annotate ? strcmp(arg, "insn") != 0 &&
-		    strcmp(arg, "line") != 0 :
-		    strcmp(arg, "func") != 0 &&
-		    strcmp(arg, "function") != 0 &&
-		    strcmp(arg, "inline") != 0 &&
-		    strcmp(arg, "line") != 0 &&
-		    strcmp(arg, "image") != 0 &&
-		    strcmp(arg, "block") != 0 &&
-		    strcmp(arg, "edge") != 0)
-			return (cli_usage_error(&ql->vcmd, "--by: '%s' is not "
-			    "%s", arg, annotate ? "insn or line" : "function, "
-			    "inline, line, image, block or edge"));
-		req->by = arg;
-		break;
-	case O_WEIGHT:
-		if (strcmp(arg, "insns") != 0 && strcmp(arg, "time") != 0)
-			return (cli_usage_error(&ql->vcmd, "--weight: '%s' is "
-			    "not insns or time", arg));
-		req->weight = arg;
-		break;
-	case O_TIMEOUT:
-		if (cli_parse_int(arg, 0, 1000000, &sec) < 0)
-			return (cli_usage_error(&ql->vcmd, "--timeout: '%s' is "
-			    "not a number of seconds (0 to 1000000)", arg));
-		req->sql_timeout_ms = (int64_t)sec * 1000;
-		break;
-	default:	/* O_MAXLEN */
-		if (cli_parse_size(arg, &len) < 0 || len == 0 ||
-		    len > 0x7fffffff)
-			return (cli_usage_error(&ql->vcmd, "--max-length: '%s' "
-			    "is not a size from 1 to 2G-1", arg));
-		req->sql_max_length = (int64_t)len;
-		break;
-	}
-	return (0);
-}
-
-/* --at, --from and --to: positions, instruction numbers or times. */
-static int
-verb_opt_pos(struct qline *ql, int c, const char *arg)
-{
-	struct hwtr_q_req *req = &ql->req;
-	enum hwtr_q_verb verb = ql->v->verb;
-
-	if (c == O_AT)
-		return (parse_pos(&ql->vcmd, "--at", arg, &req->at));
-	if (c == O_FROM) {
-		if (verb == HWTR_Q_BRANCHES) {
-			req->from_sym = arg;
-			return (0);
-		}
-		if (verb == HWTR_Q_INSNS)
-			return (parse_id(&ql->vcmd, "--from", arg,
-			    &req->from));
-		return (parse_range(&ql->vcmd, "--from", arg, &req->from,
-		    &req->t_from));
-	}
-	if (verb == HWTR_Q_BRANCHES) {
-		req->to_sym = arg;
-		return (0);
-	}
-	return (parse_range(&ql->vcmd, "--to", arg, &req->to, &req->t_to));
-}
-
-/* One option of the verb; 0 or a usage error's exit status. */
-static int
-verb_opt(struct qline *ql, int c, const char *arg)
-{
-	struct hwtr_q_req *req = &ql->req;
-	const struct cli_cmd *vcmd = &ql->vcmd;
-
-	switch (c) {
-	case O_DB:
-		ql->dbopt = arg;
-		break;
-	case O_FORMAT:
-		ql->fmtname = arg;
-		break;
-	case O_THREAD:
-		/* A thread's number, or tid:N (the thread whose tid is N). */
-		if (strncmp(arg, "tid:", 4) == 0)
-			return (parse_id(vcmd, "--thread", arg + 4,
-			    &req->tid));
-		return (parse_id(vcmd, "--thread", arg, &req->thread));
-	case 'n':
-		/* insns keeps its count apart from --from. */
-		return (parse_id(vcmd, "-n", arg, ql->v->verb == HWTR_Q_INSNS ?
-		    &req->count : &req->n));
-	case O_INSNS:
-		req->insns = 1;
-		break;
-	case O_DEPTH:
-		return (parse_id(vcmd, "--depth", arg, &req->depth));
-	case O_IMAGE:
-		req->image = arg;
-		break;
-	case O_LCOV:
-		req->lcov = arg;
-		break;
-	case O_AT:
-	case O_FROM:
-	case O_TO:
-		return (verb_opt_pos(ql, c, arg));
-	case O_BY:
-	case O_WEIGHT:
-	case O_TIMEOUT:
-	case O_MAXLEN:
-		return (verb_opt_word(ql, c, arg));
-	case O_KIND:
-		req->kind = arg;
-		break;
-	case O_COUNT:
-		return (parse_id(vcmd, "--count", arg, &req->count));
-	case O_FILE:
-		ql->file = arg;
-		break;
-	case O_PERFETTO:
-		req->perfetto = arg;
-		break;
-	case O_MIN_DUR:
-		return (parse_time(vcmd, "--min-dur", arg, &req->min_dur));
-	case O_MAX_DEPTH:
-		return (parse_id(vcmd, "--max-depth", arg, &req->max_depth));
-	case O_FOLDED:
-		req->folded = arg;
-		break;
-	default:
-		return (cli_usage_error(vcmd, "unexpected option"));
-	}
-	return (0);
-}
-
-/* The options together: ranges in one unit and in order, the format. */
+/* The options together (hwtr_q_req_check()), and the format. */
 static int
 check_opts(struct qline *ql)
 {
-	const struct hwtr_q_req *req = &ql->req;
-	const struct cli_cmd *vcmd = &ql->vcmd;
+	char errbuf[256];
 
-	/* A range is of instructions or of times, and ends after it starts. */
-	if ((req->from >= 0 || req->to >= 0) && ql->v->verb != HWTR_Q_INSNS &&
-	    (req->t_from >= 0 || req->t_to >= 0))
-		return (cli_usage_error(vcmd, "--from and --to: give both as "
-		    "instruction numbers or both as times"));
-	if (req->from >= 0 && req->to >= 0 && req->from > req->to)
-		return (cli_usage_error(vcmd, "--from %lld is after --to %lld",
-		    (long long)req->from, (long long)req->to));
-	if (req->t_from >= 0 && req->t_to >= 0 && req->t_from > req->t_to)
-		return (cli_usage_error(vcmd, "--from (%lld ns) is after --to "
-		    "(%lld ns)", (long long)req->t_from, (long long)req->t_to));
+	if (hwtr_q_req_check(&ql->req, errbuf, sizeof(errbuf)) != 0)
+		return (cli_usage_error(&ql->vcmd, "%s", errbuf));
 	if (ql->fmtname != NULL &&
 	    hwtr_q_format_parse(ql->fmtname, &ql->fmt) < 0)
-		return (cli_usage_error(vcmd, "--format: '%s' is not table, "
-		    "csv, tsv or json", ql->fmtname));
+		return (cli_usage_error(&ql->vcmd, "--format: '%s' is not "
+		    "table, csv, tsv or json", ql->fmtname));
 	return (0);
 }
 
 /*
- * The verb's operands (PATTERN, QUERY) and the options that exclude each
- * other.  0, a usage error's exit status, or -1 when --file cannot be
- * read (said here; *sqlbufp holds what was read).
+ * The verb's operands (PATTERN, QUERY).  0, a usage error's exit status,
+ * or -1 when --file cannot be read (said here; *sqlbufp holds what was
+ * read).
  */
 static int
 take_operands(struct qline *ql, const struct cli_operands *ops,
@@ -584,19 +180,7 @@ take_operands(struct qline *ql, const struct cli_operands *ops,
 			return (-1);
 		} else
 			req->sql = *sqlbufp;
-	} else if (verb == HWTR_Q_EXPORT &&
-	    (req->perfetto == NULL) == (req->folded == NULL))
-		return (cli_usage_error(vcmd, req->perfetto == NULL ?
-		    "no --perfetto OUT given (or --folded OUT)" : "give one "
-		    "of --perfetto OUT and --folded OUT, not both"));
-	else if (verb == HWTR_Q_EXPORT && req->perfetto != NULL &&
-	    (req->depth >= 0 || req->weight != NULL))
-		return (cli_usage_error(vcmd, "--depth and --weight apply to "
-		    "--folded only (--perfetto has --max-depth)"));
-	else if (verb == HWTR_Q_EXPORT && req->folded != NULL &&
-	    (req->min_dur >= 0 || req->max_depth >= 0))
-		return (cli_usage_error(vcmd, "--min-dur and --max-depth apply "
-		    "to --perfetto only (--folded has --depth)"));
+	}
 	if (i < ops->n)
 		return (cli_usage_error(vcmd, "unexpected argument '%s'",
 		    ops->v[i]));
@@ -690,11 +274,12 @@ cmd_query(int argc, char **argv)
 	struct cli_operands ops = { { NULL }, 0 };
 	const char *arg, *path;
 	char *usage = NULL, *sqlbuf = NULL, **verbv;
+	const struct cli_cmd *top = query_top_cmd();
 	int c, rc, vargc;
 
 	memset(&ql, 0, sizeof(ql));
 	ql.fmt = HWTR_Q_FMT_TABLE;
-	while ((c = cli_getopt(&top_cmd, argc, argv, &arg)) != -1) {
+	while ((c = cli_getopt(top, argc, argv, &arg)) != -1) {
 		switch (c) {
 		case O_DB:
 			ql.dbopt = arg;
@@ -703,20 +288,17 @@ cmd_query(int argc, char **argv)
 			ql.fmtname = arg;
 			break;
 		default:
-			return (cli_usage_error(&top_cmd, "unexpected option"));
+			return (cli_usage_error(top, "unexpected option"));
 		}
 	}
 	if (argc - optind < 2)
-		return (cli_usage_error(&top_cmd, argc - optind == 0 ?
+		return (cli_usage_error(top, argc - optind == 0 ?
 		    "no database or archive given" : "no verb given"));
 	path = argv[optind];
-	for (ql.v = qverbs; ql.v->name != NULL; ql.v++)
-		if (strcmp(ql.v->name, argv[optind + 1]) == 0)
-			break;
-	if (ql.v->name == NULL)
-		return (cli_usage_error(&top_cmd, "unknown verb '%s'",
+	if ((ql.v = query_verb(argv[optind + 1])) == NULL)
+		return (cli_usage_error(top, "unknown verb '%s'",
 		    argv[optind + 1]));
-	if ((usage = verb_usage(ql.v)) == NULL) {
+	if ((usage = query_verb_usage(ql.v)) == NULL) {
 		cli_warnx("query", "out of memory");
 		return (1);
 	}
@@ -734,7 +316,7 @@ cmd_query(int argc, char **argv)
 	rc = 0;
 	while (rc == 0 && (c = cli_getopt_ops(&ql.vcmd, vargc, verbv, &arg,
 	    &ops)) != -1)
-		rc = verb_opt(&ql, c, arg);
+		rc = query_verb_opt(&ql, c, arg);
 	if (rc == 0 && ops.n > 2)
 		rc = cli_usage_error(&ql.vcmd, "unexpected argument '%s'",
 		    ops.v[2]);

@@ -201,17 +201,7 @@ cli_getopt_ops(const struct cli_cmd *cmd, int argc, char **argv,
 int
 cli_parse_int(const char *s, long min, long max, long *vp)
 {
-	long v;
-	char *end;
-
-	if (s == NULL || *s == '\0')
-		return (-1);
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
-		return (-1);
-	*vp = v;
-	return (0);
+	return (hwtr_parse_long(s, min, max, vp) == 0 ? 0 : -1);
 }
 
 int

@@ -78,6 +78,11 @@ int hwtr_unhex(const char *s, uint8_t *out, size_t max, size_t *lenp);
  * Returns 0 or -HWTR_E_INVAL.
  */
 int hwtr_parse_u64(const char *s, uint64_t *vp);
+/*
+ * A whole number in strtol()'s syntax (base 0) from @min to @max into
+ * *@vp; 0 or -HWTR_E_INVAL.
+ */
+int hwtr_parse_long(const char *s, long min, long max, long *vp);
 
 /*
  * The GNU build-id of an ELF image (common/elfnote.c).  @id receives up to

@@ -83,3 +83,19 @@ hwtr_parse_u64(const char *s, uint64_t *vp)
 	*vp = v;
 	return (0);
 }
+
+int
+hwtr_parse_long(const char *s, long min, long max, long *vp)
+{
+	long v;
+	char *end;
+
+	if (s == NULL || *s == '\0')
+		return (-HWTR_E_INVAL);
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return (-HWTR_E_INVAL);
+	*vp = v;
+	return (0);
+}

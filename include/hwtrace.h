@@ -676,6 +676,52 @@ const char *hwtr_import_guess(const char *path);
 /* Importer names in table order, NULL-terminated (static). */
 const char *const *hwtr_import_formats(void);
 
+/*
+ * An import as a command line states it (format/import_req.c): ptxed's
+ * raw files, the options of every importer and at most one operand.
+ * hwtr_import_req_file() adds the FILE[:SUFFIX] of --pt, --raw, --elf,
+ * --pevent:primary or --pevent:secondary; hwtr_import_req_check() says
+ * whether the options make one import; hwtr_import_req_run() runs it
+ * (hwtr_import_raw() or hwtr_import()).  The first two return 0,
+ * -HWTR_E_INVAL with the reason in @errbuf (the command line is wrong),
+ * or -HWTR_E_NOMEM.  hwtr_import_req_free() frees the files.
+ */
+enum hwtr_import_list {
+	HWTR_IMPORT_PT,			/* --pt FILE[:FROM[-TO]] */
+	HWTR_IMPORT_RAW,		/* --raw FILE[:FROM[-TO]]:VADDR */
+	HWTR_IMPORT_ELF,		/* --elf FILE[:BASE] */
+	HWTR_IMPORT_PEV_PRIMARY,	/* --pevent:primary FILE[:FROM[-TO]] */
+	HWTR_IMPORT_PEV_SECONDARY	/* --pevent:secondary, same */
+};
+
+struct hwtr_import_files {
+	struct hwtr_import_file *v;
+	size_t		n;
+};
+
+struct hwtr_import_req {
+	struct hwtr_import_raw_opts raw;	/* all but the file lists */
+	struct hwtr_import_opts opts;		/* all but format, aw_opts */
+	struct hwtr_aw_opts aw;
+	struct hwtr_import_files pt, rawf, elf, pev;
+	size_t		npevopt;	/* --pevent:OPTION values given */
+	const char *const *ops;		/* the operands */
+	size_t		nops;
+	int		lldb;		/* the operand is an LLDB bundle */
+};
+
+int hwtr_import_req_file(struct hwtr_import_req *r,
+    enum hwtr_import_list which, const char *arg, char *errbuf,
+    size_t errlen);
+int hwtr_import_req_check(const struct hwtr_import_req *r, char *errbuf,
+    size_t errlen);
+int hwtr_import_req_run(struct hwtr_import_req *r, const char *out,
+    char *errbuf, size_t errlen);
+void hwtr_import_req_free(struct hwtr_import_req *r);
+
+/* "F/M[/S]", "auto" or "none" (--cpu) into @o; 0 or -HWTR_E_INVAL. */
+int hwtr_import_parse_cpu(const char *s, struct hwtr_import_raw_opts *o);
+
 /* ===================================================================== */
 /* 5. Archive reader                                                      */
 /* ===================================================================== */
@@ -1177,6 +1223,15 @@ int hwtr_q_close(struct hwtr_q *q);
 const char *hwtr_q_errmsg(const struct hwtr_q *q);
 
 void hwtr_q_req_init(struct hwtr_q_req *req, enum hwtr_q_verb verb);
+/*
+ * Whether @req is a request hwtr_q_run() can answer as far as its fields
+ * alone tell (query/q_req.c): the verb's --by and --weight words, a range
+ * in one unit that ends after it starts, export's one output with its own
+ * options.  0, or -HWTR_E_INVAL with the reason in @errbuf, which names the
+ * options as hwtrace-query(1) does.
+ */
+int hwtr_q_req_check(const struct hwtr_q_req *req, char *errbuf,
+    size_t errlen);
 /*
  * Answer @req.  On success *resp is a result the caller frees.  Failures:
  * -HWTR_E_NOENT (unknown symbol, thread or image: the message suggests close

@@ -432,14 +432,21 @@ p_place(struct hwtr_q *q, sqlite3_stmt **stp, struct q_str *o, int64_t file,
 	return (o->err ? NULL : o->p);
 }
 
+/* (@a1, @a2) against (@b1, @b2), the first key first: -1, 0 or 1. */
+static int
+p_cmp2(int64_t a1, int64_t b1, int64_t a2, int64_t b2)
+{
+	if (a1 != b1)
+		return (a1 < b1 ? -1 : 1);
+	return (a2 < b2 ? -1 : a2 > b2);
+}
+
 static int
 p_ent_by_addr(const void *a, const void *b)
 {
 	const struct p_ent *x = a, *y = b;
 
-	if (x->ip != y->ip)
-		return (x->ip < y->ip ? -1 : 1);
-	return (x->image < y->image ? -1 : x->image > y->image);
+	return (p_cmp2(x->ip, y->ip, x->image, y->image));
 }
 
 static int
@@ -447,18 +454,17 @@ p_ent_by_line(const void *a, const void *b)
 {
 	const struct p_ent *x = a, *y = b;
 
-	if (x->k1 != y->k1)
-		return (x->k1 < y->k1 ? -1 : 1);
-	return (x->k2 < y->k2 ? -1 : x->k2 > y->k2);
+	return (p_cmp2(x->k1, y->k1, x->k2, y->k2));
 }
 
+/* The most instructions first, then by line. */
 static int
 p_ent_by_insns(const void *a, const void *b)
 {
 	const struct p_ent *x = a, *y = b;
 
 	if (x->insns != y->insns)
-		return (x->insns > y->insns ? -1 : 1);
+		return (p_cmp2(y->insns, x->insns, 0, 0));
 	return (p_ent_by_line(a, b));
 }
 
