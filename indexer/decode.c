@@ -542,7 +542,7 @@ drain_events(struct dec *d, int status)
 	struct pt_event ev;
 	char detail[64];
 	const char *kind, *det;
-	int has_ip, resume;
+	int has_ip, resume, gap;
 	uint64_t ip;
 	int rc;
 
@@ -570,6 +570,7 @@ drain_events(struct dec *d, int status)
 		det = NULL;
 		rc = 0;
 		resume = 0;
+		gap = 0;
 		switch (ev.type) {
 		case ptev_enabled:
 			has_ip = 1;
@@ -585,14 +586,12 @@ drain_events(struct dec *d, int status)
 		case ptev_disabled:
 			has_ip = !ev.ip_suppressed;
 			ip = ev.variant.disabled.ip;
-			rc = op(d, IX_OP_GAP);
-			d->seen_disable = 1;
+			gap = 1;
 			break;
 		case ptev_async_disabled:
 			has_ip = 1;
 			ip = ev.variant.async_disabled.at;
-			rc = op(d, IX_OP_GAP);
-			d->seen_disable = 1;
+			gap = 1;
 			break;
 		case ptev_async_branch:
 			has_ip = 1;
@@ -602,8 +601,7 @@ drain_events(struct dec *d, int status)
 		case ptev_overflow:
 			has_ip = !ev.ip_suppressed;
 			ip = ev.variant.overflow.ip;
-			rc = op(d, IX_OP_GAP);
-			d->seen_disable = 1;
+			gap = 1;
 			break;
 		case ptev_exec_mode:
 			has_ip = !ev.ip_suppressed;
@@ -628,6 +626,11 @@ drain_events(struct dec *d, int status)
 			continue;
 		default:
 			break;
+		}
+		/* Tracing stopped (disabled or overflow): the flow has a gap. */
+		if (gap) {
+			rc = op(d, IX_OP_GAP);
+			d->seen_disable = 1;
 		}
 		if (rc < 0 || (rc = add_event(d, kind, has_ip, ip, det)) < 0)
 			return (rc);

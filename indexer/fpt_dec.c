@@ -767,25 +767,40 @@ fill(struct fpt *d, struct fpt_block *b)
 }
 
 /* Cache the one-instruction entry of @p, a decision point. */
+/* A one-instruction entry @q at @p, in @b's image and the current mode. */
+static void
+one_insn_entry(struct fpt_cache_entry *e, const struct fpt *d,
+    const struct fpt_block *b, const struct fpt_step *p, uint8_t q)
+{
+	memset(e, 0, sizeof(*e));
+	e->ip = p->ip;
+	e->isid = b->isid;
+	e->mode = d->mode;
+	e->q = q;
+	e->ninsn = 1;
+}
+
+/* Insert @e in @d's cache; a full cache is only remembered. */
+static void
+cache_put(struct fpt *d, const struct fpt_cache_entry *e)
+{
+	if (fpt_cache_insert(d->cache, e) < 0)
+		d->cache_full = 1;
+}
+
 static void
 step_entry(struct fpt *d, const struct fpt_block *b, const struct fpt_step *p,
     uint8_t q, int next_in)
 {
 	struct fpt_cache_entry e;
 
-	memset(&e, 0, sizeof(e));
-	e.ip = p->ip;
-	e.isid = b->isid;
-	e.mode = d->mode;
-	e.q = q;
-	e.ninsn = 1;
+	one_insn_entry(&e, d, b, p, q);
 	e.dip = p->ip;
 	e.dkind = p->kind;
 	e.dlen = p->len;
 	e.dtarget = p->target;
 	e.dnext_in = (uint8_t)next_in;
-	if (fpt_cache_insert(d->cache, &e) < 0)
-		d->cache_full = 1;
+	cache_put(d, &e);
 }
 
 /*
@@ -804,15 +819,9 @@ trampoline(struct fpt *d, const struct fpt_block *b, const struct fpt_step *p,
 		step_entry(d, b, p, FPT_Q_DECODE, 1);
 		return;
 	}
-	memset(&e, 0, sizeof(e));
-	e.ip = p->ip;
-	e.isid = b->isid;
-	e.mode = d->mode;
-	e.q = FPT_Q_AGAIN;
-	e.ninsn = 1;
+	one_insn_entry(&e, d, b, p, FPT_Q_AGAIN);
 	e.dip = next;
-	if (fpt_cache_insert(d->cache, &e) < 0)
-		d->cache_full = 1;
+	cache_put(d, &e);
 }
 
 /*
@@ -839,8 +848,7 @@ link_entry(struct fpt *d, const struct fpt_block *b, const struct fpt_step *p,
 	if (e.ninsn > 255 || disp < INT16_MIN || disp > INT16_MAX)
 		trampoline(d, b, p, next);
 	else
-		if (fpt_cache_insert(d->cache, &e) < 0)
-		d->cache_full = 1;
+		cache_put(d, &e);
 	return (1);
 }
 

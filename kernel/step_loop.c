@@ -335,6 +335,19 @@ resume(struct step *st, struct step_thread *t, int sig)
 	(void)ptrace(req, t->tid, 0, (void *)(uintptr_t)sig);
 }
 
+/* Begin at @regs (see begin()) and let @t execute that instruction. */
+static int
+begin_resume(struct step *st, struct step_thread *t,
+    const struct user_regs_struct *regs)
+{
+	int rc;
+
+	if ((rc = begin(st, t, regs)) < 0)
+		return (rc);
+	resume(st, t, 0);
+	return (0);
+}
+
 /* The runtime address of the trigger in process @p (after its exec). */
 void
 step_trigger_resolve(struct step *st, struct step_proc *p)
@@ -593,10 +606,7 @@ step_handle(struct step *st, pid_t tid, int status)
 		t->state = STEP_T_RUN;
 		if (st->detaching)
 			goto detach;
-		if ((rc = begin(st, t, &regs)) < 0)
-			return (rc);
-		resume(st, t, 0);
-		return (0);
+		return (begin_resume(st, t, &regs));
 	}
 	if (t->state == STEP_T_DONE) {
 		resume(st, t, event == 0 && sig != SIGTRAP && sig != SIGSTOP ?
@@ -639,10 +649,7 @@ step_handle(struct step *st, pid_t tid, int status)
 		}
 		if (st->detaching)
 			goto detach;
-		if ((rc = begin(st, t, &regs)) < 0)
-			return (rc);
-		resume(st, t, 0);
-		return (0);
+		return (begin_resume(st, t, &regs));
 	}
 
 	/* A signal for the program. */
