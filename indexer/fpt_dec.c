@@ -766,7 +766,6 @@ fill(struct fpt *d, struct fpt_block *b)
 	return (0);
 }
 
-/* Cache the one-instruction entry of @p, a decision point. */
 /* A one-instruction entry @q at @p, in @b's image and the current mode. */
 static void
 one_insn_entry(struct fpt_cache_entry *e, const struct fpt *d,
@@ -788,6 +787,7 @@ cache_put(struct fpt *d, const struct fpt_cache_entry *e)
 		d->cache_full = 1;
 }
 
+/* Cache the one-instruction entry of @p, a decision point. */
 static void
 step_entry(struct fpt *d, const struct fpt_block *b, const struct fpt_step *p,
     uint8_t q, int next_in)
