@@ -19,6 +19,7 @@
  * and whose addresses nm gives.
  */
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <atf-c.h>
@@ -922,6 +923,101 @@ ATF_TC_BODY(coresight_cpu, tc)
 	require_insns("cs.hwtrace", (long)spans * fk.cs_atoms * per, &fk);
 }
 
+/* Write @len bytes of @p to @path. */
+static void
+put_file(const char *path, const void *p, size_t len)
+{
+	FILE *fp;
+
+	ATF_REQUIRE_MSG((fp = fopen(path, "wb")) != NULL, "%s", path);
+	ATF_REQUIRE(len == 0 || fwrite(p, 1, len, fp) == len);
+	ATF_REQUIRE(fclose(fp) == 0);
+}
+
+ATF_TC(coresight_opencsd);
+ATF_TC_HEAD(coresight_opencsd, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "The simulated kernel's CoreSight "
+	    "frames, as an OpenCSD snapshot, decode with OpenCSD's own "
+	    "trc_pkt_lister to the instructions counted by construction "
+	    "(a check of the producer independent of hwtrace)");
+}
+ATF_TC_BODY(coresight_opencsd, tc)
+{
+	static const char *const ini[] = {
+	    "snapshot.ini", "[snapshot]\nversion=1.0\n\n[device_list]\n"
+	    "device0=cpu_0.ini\ndevice1=cpu_1.ini\ndevice2=etm_0.ini\n"
+	    "device3=etm_1.ini\n\n[trace]\nmetadata=trace.ini\n",
+	    "trace.ini", "[trace_buffers]\nbuffers=buffer0\n\n[buffer0]\n"
+	    "name=ETR_0\nfile=cstrace.bin\nformat=coresight\n\n"
+	    "[source_buffers]\nETM_0=ETR_0\nETM_1=ETR_0\n\n"
+	    "[core_trace_sources]\ncpu_0=ETM_0\ncpu_1=ETM_1\n",
+	};
+	char path[64], body[512], cmd[512];
+	uint8_t code[4 * (CS_NOPS + 1)];
+	struct fakehwt fk;
+	FILE *fp;
+	long got, want;
+	int i;
+
+	if (system("command -v trc_pkt_lister >/dev/null 2>&1") != 0)
+		atf_tc_skip("OpenCSD's trc_pkt_lister is not installed");
+	ATF_REQUIRE(mkdir("snap", 0755) == 0);
+	cs_image("snap/cs.elf");
+	ATF_REQUIRE((fp = fopen("snap/cs.elf", "rb")) != NULL);
+	ATF_REQUIRE(fseek(fp, CS_OFF, SEEK_SET) == 0);
+	ATF_REQUIRE(fread(code, 1, sizeof(code), fp) == sizeof(code));
+	fclose(fp);
+	put_file("snap/code.bin", code, sizeof(code));
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "snap/%s", ini[2 * i]);
+		put_file(path, ini[2 * i + 1], strlen(ini[2 * i + 1]));
+		snprintf(path, sizeof(path), "snap/cpu_%d.ini", i);
+		snprintf(body, sizeof(body), "[device]\nname=cpu_%d\n"
+		    "class=core\ntype=Cortex-A57\n\n[regs]\nPC(size:64)="
+		    "0x%jx\nSP(size:64)=0\nSCTLR_EL1=0x1007\nCPSR=0x1C5\n\n"
+		    "[dump1]\nfile=code.bin\naddress=0x%jx\nlength=0x%zx\n",
+		    i, (uintmax_t)CS_CODE, (uintmax_t)CS_CODE, sizeof(code));
+		put_file(path, body, strlen(body));
+		snprintf(path, sizeof(path), "snap/etm_%d.ini", i);
+		/* The registers fk_sysctl answers; TRCCONFIGR as hwt(8)'s. */
+		snprintf(body, sizeof(body), "[device]\nname=ETM_%d\n"
+		    "class=trace_source\ntype=ETM4\n\n[regs]\n"
+		    "TRCCONFIGR(0x004)=0x%x\nTRCTRACEIDR(0x010)=0x%x\n"
+		    "TRCAUTHSTATUS(0x3EE)=0x000000CC\n"
+		    "TRCIDR0(0x078)=0x28000EA1\nTRCIDR1(0x079)=0x4100F402\n"
+		    "TRCIDR2(0x07A)=0x00000488\nTRCIDR8(0x060)=0x0\n"
+		    "TRCIDR9(0x061)=0x0\nTRCIDR10(0x062)=0x0\n"
+		    "TRCIDR11(0x063)=0x0\nTRCIDR12(0x064)=0x0\n"
+		    "TRCIDR13(0x065)=0x0\n", i, HWT_CS_TRCCONFIGR, i + 1);
+		put_file(path, body, strlen(body));
+	}
+	/* Two spans of the simulated kernel, CPU 0's then CPU 1's. */
+	fk_init(&fk);
+	fk.backend = "coresight";
+	fk.bufsize = 65536;
+	fk.from = CS_CODE;
+	fk.cs_atoms = 50;
+	fk.dev[0].fk = &fk;
+	ATF_REQUIRE(fk_mkdev(&fk, 0) == 0);
+	fk_cs_span(&fk, 0, 0);
+	fk_cs_span(&fk, 0, 1);
+	ATF_REQUIRE(fk.dev[0].written % 16 == 0 &&
+	    fk.dev[0].written < fk.bufsize);
+	put_file("snap/cstrace.bin", fk.dev[0].ring,
+	    (size_t)fk.dev[0].written);
+	fk_fini(&fk);
+	snprintf(cmd, sizeof(cmd), "trc_pkt_lister -ss_dir snap -decode_only "
+	    "-logstdout 2>&1 | tee lister.out | grep INSTR_RANGE | "
+	    "sed -n 's/.*num_i(\\([0-9]*\\)).*/\\1/p' | "
+	    "awk '{ n += $1 } END { print n + 0 }'");
+	got = (long)sh_num(cmd, 10);
+	want = 2L * 50 * (CS_NOPS + 1);
+	ATF_REQUIRE_MSG(got == want, "expected OpenCSD to decode %ld "
+	    "instructions from both trace IDs, it decoded %ld (its output "
+	    "is in lister.out)", want, got);
+}
+
 ATF_TC(exec_fails);
 ATF_TC_HEAD(exec_fails, tc)
 {
@@ -1056,6 +1152,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, attach_pid);
 	ATF_TP_ADD_TC(tp, all_cpus);
 	ATF_TP_ADD_TC(tp, coresight_cpu);
+	ATF_TP_ADD_TC(tp, coresight_opencsd);
 	ATF_TP_ADD_TC(tp, exec_fails);
 	ATF_TP_ADD_TC(tp, not_freebsd);
 	ATF_TP_ADD_TC(tp, import_dump);
