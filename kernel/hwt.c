@@ -131,6 +131,14 @@ static const char *const hwt_caveats[] = {
 	    "ordered by buffer position, not time"
 };
 
+static const char *const hwt_cs_caveats[] = {
+	"hwt(4) names threads by index: thread 0 is the process's pid, "
+	    "thread N > 0 is tid N in this archive",
+	"hwt(4)'s CoreSight trace is not placed in time (its timestamps "
+	    "have no conversion): trace and sideband are ordered by buffer "
+	    "position; one ETR buffer holds every traced CPU's trace"
+};
+
 /* ------------------------------------------------------------------ */
 /* Options.                                                            */
 
@@ -370,10 +378,11 @@ hwt_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
 		return (errno == EACCES || errno == EPERM ? -HWTR_E_PERM :
 		    -HWTR_E_UNSUPPORTED);
 	}
-	src->caveats = hwt_caveats;
+	src->caveats = hs->coresight ? hwt_cs_caveats : hwt_caveats;
 	src->ncaveats = hs->cpu_mode ? 1 : 2;
 	if (hs->cpu_mode)
-		src->caveats = hwt_caveats + 1;
+		src->caveats = hs->coresight ? hwt_cs_caveats + 1 :
+		    hwt_caveats + 1;
 	src->version = hs->backend;
 	return (0);
 }

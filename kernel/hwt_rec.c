@@ -18,6 +18,9 @@
  * (CLOCK_MONOTONIC ns) and CPU.  The attr and AUXTRACE_INFO describe
  * Intel PT as the FreeBSD backend configures it: IA32_RTIT_CTL is perf's
  * intel_pt config word bit for bit, and the backend never sets TSCEN.
+ * With the coresight backend AUXTRACE_INFO is cs_etm's: each ETM's ID
+ * registers (read by sysctl, hwt.c) and trace ID, so that the importer
+ * describes the formatted frames' sources as it does for perf's.
  */
 
 #include <sys/mman.h>

@@ -917,9 +917,13 @@ ATF_TC_BODY(coresight_cpu, tc)
 	ATF_REQUIRE_MSG(fk.dev[0].written > fk.bufsize, "the ring did not "
 	    "wrap: %ju bytes in %zu", (uintmax_t)fk.dev[0].written,
 	    fk.bufsize);
-	ATF_REQUIRE_MSG(info_has("cs.hwtrace", "0x28000ea1") ||
-	    info_has("cs.hwtrace", "28000ea1"), "TRCIDR0 is not in the "
-	    "archive's sources");
+	ATF_REQUIRE_MSG(info_has("cs.hwtrace", "TRCIDR0 = 0x28000ea1") &&
+	    info_has("cs.hwtrace", "etmv4, trace id 0x01") &&
+	    info_has("cs.hwtrace", "etmv4, trace id 0x02"), "the archive's "
+	    "sources are not the two ETMs with fk_sysctl's TRCIDR0 and "
+	    "trace IDs 1 and 2");
+	ATF_REQUIRE_MSG(info_has("cs.hwtrace", "CoreSight trace is not "
+	    "placed in time"), "the coresight caveat is not in the archive");
 	require_insns("cs.hwtrace", (long)spans * fk.cs_atoms * per, &fk);
 }
 
