@@ -69,12 +69,24 @@
  * START, and WAKEUP resumes the thread.  An image without it is woken up
  * at once.
  *
- * CoreSight (arm64) would take the same ioctls (BUFPTR_GET giving the
- * ETR's write position, the buffers the ETR's formatted 16-byte frames),
- * but the recording would need each ETM's ID registers and trace ID in a
- * cs_etm AUXTRACE_INFO, which this source does not read yet: the
- * coresight backend is refused with a message that says so.
- *
+ * CoreSight (arm64), as hwt(8) records it (usr.sbin/hwt/hwt_coresight.c):
+ * the funnels bring every ETM's trace to one ETR, whose buffer is the
+ * first device's (the first CPU's in CPU mode; the others are not
+ * opened); the buffer holds the formatter's 16-byte frames, each ETM's
+ * trace under its trace ID (the CPU + 1; 1 for thread 0 in thread
+ * mode).  BUFPTR_GET gives the ETR's write offset in the ring without
+ * the laps: an offset below the last one is a lap, and a whole lap
+ * between two reads cannot be seen (no overflow is known then).  Each
+ * ETM's ID registers TRCIDR0 to 13 come from sysctl
+ * dev.coresight_etm4x.<cpu>.idr<n> (unit 0's when the CPU's own are
+ * absent, as hwt(8) reads unit 0's for all); the recording's cs_etm
+ * AUXTRACE_INFO carries them with the trace IDs and TRCCONFIGR as
+ * hwt(8) configures it (hwt_int.h), which the perf importer turns into
+ * the stream's sources.  SET_CONFIG goes without the backend's struct
+ * etmv4_config (the kernel's defaults), so --filter is refused with
+ * coresight.  HWT_IOC_SVC_BUF is not used: hwt(8) uses it for SPE's
+ * double buffer only; the CoreSight backend has nothing to service.
+
  * Nothing here has run on FreeBSD: it is tested against a simulated
  * kernel only.  HWTRACE_HWT_BACKEND names the backend ("pt" on amd64,
  * "coresight" on arm64, by default).
@@ -117,6 +129,14 @@ static const char *const hwt_caveats[] = {
 	    "thread N > 0 is tid N in this archive",
 	"hwt(4)'s Intel PT backend writes no TSC: trace and sideband are "
 	    "ordered by buffer position, not time"
+};
+
+static const char *const hwt_cs_caveats[] = {
+	"hwt(4) names threads by index: thread 0 is the process's pid, "
+	    "thread N > 0 is tid N in this archive",
+	"hwt(4)'s CoreSight trace is not placed in time (its timestamps "
+	    "have no conversion): trace and sideband are ordered by buffer "
+	    "position; one ETR buffer holds every traced CPU's trace"
 };
 
 /* ------------------------------------------------------------------ */
@@ -299,16 +319,14 @@ hwt_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
 		return (-HWTR_E_INVAL);
 	}
 	hs->coresight = strcmp(hs->backend, "coresight") == 0;
-	if (hs->coresight) {
+	if (hs->coresight && cfg->filter != NULL) {
 		/*
-		 * The recording would need each ETM's ID registers
-		 * (dev.coresight_etm4x.N.idrM, as hwt(8) reads them) and the
-		 * trace IDs in a cs_etm AUXTRACE_INFO: not written yet, and an
-		 * archive the decoder cannot read is worse than none.
+		 * The ETM's address comparators go in the backend's struct
+		 * etmv4_config, whose layout this source does not declare.
 		 */
-		hwt_err(hs, "hwt(4)'s coresight backend is not supported by "
-		    "the hwt source yet (its recording lacks the ETM ID "
-		    "registers); on FreeBSD, record with hwt(8)");
+		hwt_err(hs, "--filter with hwt(4)'s coresight backend: the "
+		    "ETM's address ranges are not supported by the hwt "
+		    "source");
 		return (-HWTR_E_UNSUPPORTED);
 	}
 	if (cfg->trigger_name != NULL) {
@@ -360,10 +378,11 @@ hwt_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
 		return (errno == EACCES || errno == EPERM ? -HWTR_E_PERM :
 		    -HWTR_E_UNSUPPORTED);
 	}
-	src->caveats = hwt_caveats;
+	src->caveats = hs->coresight ? hwt_cs_caveats : hwt_caveats;
 	src->ncaveats = hs->cpu_mode ? 1 : 2;
 	if (hs->cpu_mode)
-		src->caveats = hwt_caveats + 1;
+		src->caveats = hs->coresight ? hwt_cs_caveats + 1 :
+		    hwt_caveats + 1;
 	src->version = hs->backend;
 	return (0);
 }
@@ -560,12 +579,74 @@ alloc_ctx(struct hwt_src *hs)
 	return (0);
 }
 
+/*
+ * One ETM's ID registers, TRCIDR0 to TRCIDR13, as hwt(8) reads them:
+ * sysctl dev.coresight_etm4x.<unit>.idr<n>, 32 bits each.
+ */
+static int
+read_etm(struct hwt_src *hs, int unit, struct hwt_etm *e)
+{
+	char name[64];
+	size_t len;
+	int i;
+
+	for (i = 0; i < HWT_ETM_NIDR; i++) {
+		snprintf(name, sizeof(name), "dev.coresight_etm4x.%d.idr%d",
+		    unit, i);
+		len = sizeof(e->idr[i]);
+		if (hs->sys->sysctl(hs->sys->arg, name, &e->idr[i],
+		    &len) < 0 || len != sizeof(e->idr[i]))
+			return (-1);
+	}
+	return (0);
+}
+
+/*
+ * The ETMs the recording describes: in CPU mode one per CPU, trace ID
+ * CPU + 1 (the backend's), its ID registers from its own unit or, as
+ * hwt(8) does for all, unit 0's; in thread mode one, unit 0's, trace ID
+ * 1 (thread 0's + 1, as hwt(8) decodes it).
+ */
+static int
+read_etms(struct hwt_src *hs)
+{
+	struct hwt_etm *e;
+	int i, n = hs->cpu_mode ? hs->ncpus : 1;
+
+	assert(n > 0);
+	if ((hs->etm = calloc((size_t)n, sizeof(*hs->etm))) == NULL)
+		return (-HWTR_E_NOMEM);
+	for (i = 0; i < HWT_MAX_CPUS && hs->netm < n; i++) {
+		if (hs->cpu_mode && !hs->cpus[i])
+			continue;
+		e = &hs->etm[hs->netm];
+		e->cpu = i;
+		e->trace_id = (uint8_t)(i + 1);
+		if (read_etm(hs, i, e) < 0 && (i == 0 ||
+		    read_etm(hs, 0, e) < 0)) {
+			hwt_err(hs, "cannot read the ETM's ID registers "
+			    "(sysctl dev.coresight_etm4x.%d.idr0 to idr%d): "
+			    "%s", i, HWT_ETM_NIDR - 1, strerror(errno));
+			return (-HWTR_E_UNSUPPORTED);
+		}
+		if (e->trace_id > 0x6f) {
+			hwt_err(hs, "CPU %d: its trace ID %d is beyond "
+			    "CoreSight's 0x6f", i, e->trace_id);
+			return (-HWTR_E_INVAL);
+		}
+		hs->netm++;
+	}
+	return (0);
+}
+
 static int
 hwt_backend_enable(struct hwtr_src *src)
 {
 	struct hwt_src *hs = src->priv;
 	int i, rc;
 
+	if (hs->coresight && (rc = read_etms(hs)) < 0)
+		return (rc);
 	if ((rc = hwt_rec_open(hs)) < 0)
 		return (rc);
 	hwt_rec_start(hs);
@@ -580,9 +661,19 @@ hwt_backend_enable(struct hwtr_src *src)
 	if ((rc = alloc_ctx(hs)) < 0)
 		return (rc);
 	if (hs->cpu_mode) {
-		for (i = 0; i < HWT_MAX_CPUS; i++)
-			if (hs->cpus[i] && (rc = add_buf(hs, i)) < 0)
+		/*
+		 * CoreSight: the funnels bring every ETM's trace to the one
+		 * ETR, whose buffer the first CPU's device maps (hwt(8)
+		 * reads that one only); the trace IDs tell the CPUs apart.
+		 */
+		for (i = 0; i < HWT_MAX_CPUS; i++) {
+			if (!hs->cpus[i])
+				continue;
+			if ((rc = add_buf(hs, i)) < 0)
 				return (rc);
+			if (hs->coresight)
+				break;
+		}
 	} else {
 		/* ALLOC queued a THREAD_CREATE per thread; 0 is the first. */
 		if ((rc = hwt_records(hs)) < 0 || (rc = add_buf(hs, 0)) < 0)
@@ -749,6 +840,7 @@ hwt_backend_deinit(struct hwtr_src *src)
 	/* The session imported the recording before this. */
 	hwt_rec_close(hs);
 	src->recording = NULL;
+	free(hs->etm);
 	free(hs);
 	src->priv = NULL;
 }
@@ -1088,6 +1180,23 @@ bufpos(struct hwt_src *hs, struct hwt_buf *b, uint64_t *pos)
 		return (-HWTR_E_FORMAT);
 	}
 	*pos = (uint64_t)page * HWTR_HWT_PAGE + off;
+	if (hs->coresight) {
+		/*
+		 * The ETR's write offset in the ring, laps not counted: a
+		 * lower offset than the last one is a lap (hwt(8) reads it
+		 * so); a whole lap between two reads cannot be seen.
+		 */
+		if (*pos >= hs->bufsize) {
+			hwt_err(hs, "hwt(4) /dev/hwt_%d_%d: BUFPTR_GET says "
+			    "offset %" PRIu64 " in a ring of %" PRIu64,
+			    hs->ident, b->id, *pos, hs->bufsize);
+			return (-HWTR_E_FORMAT);
+		}
+		if (*pos < b->cs_raw)
+			b->cs_laps++;
+		b->cs_raw = *pos;
+		*pos += b->cs_laps * hs->bufsize;
+	}
 	return (0);
 }
 

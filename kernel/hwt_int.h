@@ -32,7 +32,8 @@
  * returns (-1 and errno on failure; @mmap MAP_FAILED).  @mmap maps @len
  * bytes of @fd at offset 0, shared, with @prot; @kwait waits at most @ms
  * milliseconds for an event on the kqueue @kq (kevent(2)): 1 when one
- * came, 0 on timeout.
+ * came, 0 on timeout.  @sysctl reads the value of @name into @old
+ * (sysctlbyname(3) without a new value): the ETMs' ID registers.
  */
 struct hwtr_hwt_sys {
 	void	*arg;
@@ -43,6 +44,8 @@ struct hwtr_hwt_sys {
 	int	(*close)(void *arg, int fd);
 	int	(*kqueue)(void *arg);
 	int	(*kwait)(void *arg, int kq, int ms);
+	int	(*sysctl)(void *arg, const char *name, void *old,
+		    size_t *oldlen);
 };
 
 /*
@@ -72,6 +75,24 @@ struct hwt_buf {
 	int		cpu;		/* -1 per thread */
 	int		gone;		/* the device went away */
 	uint64_t	lost;
+	uint64_t	cs_raw;		/* CoreSight: the last ring offset */
+	uint64_t	cs_laps;	/* and the laps counted from it */
+};
+
+/* CoreSight: one ETM, its ID registers as sysctl dev.coresight_etm4x. */
+#define HWT_ETM_NIDR	14
+/*
+ * TRCCONFIGR as hwt(8) configures the ETM (usr.sbin/hwt/hwt_coresight.c:
+ * RS, TS, CID, VMID; no cycle counts, branch broadcast or conditional
+ * trace), which the recording states for the decoder.  ETMv4's bits:
+ * RS 12, TS 11, VMID 7, CID 6.
+ */
+#define HWT_CS_TRCCONFIGR	((1u << 12) | (1u << 11) | (1u << 7) | \
+	(1u << 6))
+struct hwt_etm {
+	int		cpu;
+	uint8_t		trace_id;
+	uint32_t	idr[HWT_ETM_NIDR];	/* TRCIDR0 to TRCIDR13 */
 };
 
 struct hwt_path {
@@ -116,6 +137,9 @@ struct hwt_src {
 	uint64_t	bytes, lost;
 	int		finished;
 	int		snap_seen;	/* SIGUSR2 count at the last snapshot */
+	/* CoreSight. */
+	struct hwt_etm	*etm;
+	int		netm;
 };
 
 /* hwt_rec.c: the recording. */

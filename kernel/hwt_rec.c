@@ -18,6 +18,9 @@
  * (CLOCK_MONOTONIC ns) and CPU.  The attr and AUXTRACE_INFO describe
  * Intel PT as the FreeBSD backend configures it: IA32_RTIT_CTL is perf's
  * intel_pt config word bit for bit, and the backend never sets TSCEN.
+ * With the coresight backend AUXTRACE_INFO is cs_etm's: each ETM's ID
+ * registers (read by sysctl, hwt.c) and trace ID, so that the importer
+ * describes the formatted frames' sources as it does for perf's.
  */
 
 #include <sys/mman.h>
@@ -125,7 +128,42 @@ hwt_rec_open(struct hwt_src *hs)
 	return (0);
 }
 
-/* The first records: the attr, AUXTRACE_INFO (Intel PT), TIME_CONV. */
+/*
+ * CoreSight's AUXTRACE_INFO as perf's cs_etm writes it (header version
+ * 1): version, CPU count and PMU type, snapshot mode, then per ETM its
+ * magic, CPU, parameter count and the seven ETMv4 parameters:
+ * TRCCONFIGR, TRCTRACEIDR, TRCIDR0, 1, 2, 8 and TRCAUTHSTATUS.
+ */
+static void
+cs_info(struct hwt_src *hs)
+{
+	const struct hwt_etm *e;
+	int i;
+
+	assert(hs->netm > 0);
+	hdr(hs, HWTR_PERF_AUXTRACE_INFO, 0, 16 + 8 * (3 + 10 *
+	    (size_t)hs->netm));
+	put32(hs, 3);			/* PERF_AUXTRACE_CS_ETM */
+	put32(hs, 0);
+	put64(hs, 1);			/* CS_HEADER_VERSION_1 */
+	put64(hs, ((uint64_t)REC_PMU_TYPE << 32) | (uint64_t)hs->netm);
+	put64(hs, 0);			/* not snapshot mode */
+	for (i = 0; i < hs->netm; i++) {
+		e = &hs->etm[i];
+		put64(hs, CS_MAGIC_ETMV4);
+		put64(hs, (uint64_t)e->cpu);
+		put64(hs, 7);
+		put64(hs, HWT_CS_TRCCONFIGR);
+		put64(hs, e->trace_id);
+		put64(hs, e->idr[0]);
+		put64(hs, e->idr[1]);
+		put64(hs, e->idr[2]);
+		put64(hs, e->idr[8]);
+		put64(hs, 0);		/* TRCAUTHSTATUS: not read */
+	}
+}
+
+/* The first records: the attr, AUXTRACE_INFO, TIME_CONV. */
 void
 hwt_rec_start(struct hwt_src *hs)
 {
@@ -154,6 +192,10 @@ hwt_rec_start(struct hwt_src *hs)
 	memcpy(attr + 40, &v, 8);
 	hdr(hs, HWTR_PERF_HEADER_ATTR, 0, 8 + sizeof(attr));
 	put(hs, attr, sizeof(attr));
+	if (hs->coresight) {
+		cs_info(hs);
+		goto time_conv;
+	}
 	memset(priv, 0, sizeof(priv));
 	priv[PT_PMU_TYPE] = REC_PMU_TYPE;
 	priv[PT_TSC_BIT] = 1ULL << 10;
@@ -167,6 +209,7 @@ hwt_rec_start(struct hwt_src *hs)
 	put32(hs, 1);			/* PERF_AUXTRACE_INTEL_PT */
 	put32(hs, 0);
 	put(hs, priv, sizeof(priv));
+time_conv:
 	/* No time conversion: FreeBSD's PT backend writes no TSC. */
 	hdr(hs, HWTR_PERF_TIME_CONV, 0, 32);
 	put64(hs, 0);

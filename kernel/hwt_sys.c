@@ -22,6 +22,7 @@
 
 #ifdef __FreeBSD__
 #include <sys/event.h>
+#include <sys/sysctl.h>
 #include <sys/time.h>
 #endif
 
@@ -79,9 +80,15 @@ sys_kwait(void *arg, int kq, int ms)
 	return (n < 0 ? -1 : n > 0);
 }
 
+static int
+sys_sysctl(void *arg, const char *name, void *old, size_t *oldlen)
+{
+	return (sysctlbyname(name, old, oldlen, NULL, 0));
+}
+
 static const struct hwtr_hwt_sys native_sys = {
 	NULL, sys_open, sys_ioctl, sys_mmap, sys_munmap, sys_close,
-	sys_kqueue, sys_kwait
+	sys_kqueue, sys_kwait, sys_sysctl
 };
 
 const struct hwtr_hwt_sys *
@@ -142,9 +149,16 @@ none_kwait(void *arg, int kq, int ms)
 	return (-1);
 }
 
+static int
+none_sysctl(void *arg, const char *name, void *old, size_t *oldlen)
+{
+	errno = ENOSYS;
+	return (-1);
+}
+
 static const struct hwtr_hwt_sys none_sys = {
 	NULL, none_open, none_ioctl, none_mmap, none_munmap, none_close,
-	none_kqueue, none_kwait
+	none_kqueue, none_kwait, none_sysctl
 };
 
 const struct hwtr_hwt_sys *

@@ -47,10 +47,19 @@
  *   the session) and the producer waits until the reader has read device
  *   0's position, fk->snap_pos (page-granular, as the backend's).  CPU mode:
  *   span i goes to the (i mod n)-th CPU's buffer.
+ * - The coresight backend (fk->backend "coresight"): the ETR's ring is
+ *   the first CPU's device; a span is an ETMv4 trace made here by
+ *   construction (A-Sync, an empty Trace Info, an Address with Context
+ *   packet of fk->from at EL1 in AArch64, fk->cs_atoms E atoms), in
+ *   16-byte formatter frames under trace ID CPU + 1, span i from the
+ *   (i mod n)-th CPU.  BUFPTR_GET says the ETR's write offset in the ring
+ *   (laps not counted), exact after each span.  sysctl answers
+ *   dev.coresight_etm4x.N.idrM for each CPU N of the context.
  * When done it creates fk->done (the fixture waits for it) and logs
  * each span's start in its buffer (fk->span_at, fk->span_dev).
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -100,6 +109,8 @@ struct fakehwt {
 	volatile int	*snap_ctr;	/* the counter it bumps */
 	uint64_t	snap_pos;	/* device 0's position then */
 	int		alloc_errno;
+	int		cs_atoms;	/* coresight: E atoms per span */
+	int		nsysctl;
 	/* State. */
 	pthread_mutex_t	mtx;
 	pthread_cond_t	cv;
@@ -275,6 +286,72 @@ fk_span(struct fakehwt *fk, int n)
 		    sizeof(pad));
 }
 
+/* The formatter's frames of @len bytes of trace ID @id into @d. */
+static void
+fk_frames(struct fk_dev *d, int id, const uint8_t *p, size_t len)
+{
+	uint8_t f[16];
+	size_t k = 0;
+	int e;
+
+	while (k < len) {
+		memset(f, 0, sizeof(f));
+		f[0] = (uint8_t)(id << 1 | 1);	/* ID now, byte 1 is its */
+		f[1] = p[k++];
+		for (e = 2; e <= 14; e += 2) {
+			if (k == len) {
+				f[e] = 0x01;	/* ID 0: null to the end */
+				break;
+			}
+			if (k + 1 == len && e < 14) {
+				/* ID 0 after the last byte, at e + 1. */
+				f[e] = 0x01;
+				f[15] |= (uint8_t)(1 << (e / 2));
+				f[e + 1] = p[k++];
+				break;
+			}
+			f[e] = p[k] & 0xfe;
+			f[15] |= (uint8_t)((p[k] & 1) << (e / 2));
+			k++;
+			if (e < 14)
+				f[e + 1] = p[k++];
+		}
+		(void)fk_write(d, f, sizeof(f));
+	}
+}
+
+/* One CoreSight span of CPU @cpu into device @n (the lock held). */
+static void
+fk_cs_span(struct fakehwt *fk, int n, int cpu)
+{
+	struct fk_dev *d = &fk->dev[n];
+	uint8_t pk[64 + FK_SPANS];
+	size_t len = 0;
+	int i;
+
+	assert(fk->cs_atoms > 0 && fk->cs_atoms <= FK_SPANS);
+	for (i = 0; i < 11; i++)		/* A-Sync */
+		pk[len++] = 0x00;
+	pk[len++] = 0x80;
+	pk[len++] = 0x01;			/* Trace Info, no sections */
+	pk[len++] = 0x00;
+	pk[len++] = 0x85;	/* Address with Context, 64-bit, IS0 */
+	pk[len++] = (uint8_t)((fk->from >> 2) & 0x7f);
+	pk[len++] = (uint8_t)((fk->from >> 9) & 0x7f);
+	for (i = 2; i < 8; i++)
+		pk[len++] = (uint8_t)(fk->from >> (8 * i));
+	pk[len++] = 0x31;			/* EL1, SF (AArch64), NS */
+	for (i = 0; i < fk->cs_atoms; i++)
+		pk[len++] = 0xf7;		/* Atom format 1: E */
+	if (fk->nspans < FK_SPANS) {
+		fk->span_at[fk->nspans] = d->written;
+		fk->span_dev[fk->nspans] = n;
+		fk->nspans++;
+	}
+	fk_frames(d, cpu + 1, pk, len);
+	d->visible = d->written;		/* the ETR's RWP */
+}
+
 /* 1 once /proc/@pid/exe is @exe (the launched command exec'd). */
 static int
 fk_execd(pid_t pid, const char *exe)
@@ -365,7 +442,10 @@ fk_producer(void *arg)
 		}
 		if (!fk->dev[n].exists)
 			continue;
-		fk_span(fk, n);
+		if (strcmp(fk->backend, "coresight") == 0)
+			fk_cs_span(fk, cpus[0], n);
+		else
+			fk_span(fk, n);
 		/* Switched out: pt_cpu_stop() updates the offset, no record. */
 		if (fk->switch_out)
 			fk->dev[n].visible = fk->dev[n].written;
@@ -470,6 +550,7 @@ fk_dev_ioctl(struct fakehwt *fk, struct fk_dev *d, unsigned long req,
 	struct hwtr_hwt_set_config *sc;
 	struct hwtr_hwt_record_get *rg;
 	struct hwtr_hwt_bufptr_get *bg;
+	uint64_t pos;
 	int n;
 
 	switch (req) {
@@ -517,10 +598,13 @@ fk_dev_ioctl(struct fakehwt *fk, struct fk_dev *d, unsigned long req,
 		return (0);
 	case HWTR_HWT_IOC_BUFPTR_GET:
 		bg = data;
+		pos = d->visible;
+		if (strcmp(fk->backend, "coresight") == 0)
+			pos %= fk->bufsize;	/* the ETR's offset */
 		if (bg->ident != NULL)
-			*bg->ident = (int)(d->visible / HWTR_HWT_PAGE);
+			*bg->ident = (int)(pos / HWTR_HWT_PAGE);
 		if (bg->offset != NULL)
-			*bg->offset = (uintptr_t)(d->visible % HWTR_HWT_PAGE);
+			*bg->offset = (uintptr_t)(pos % HWTR_HWT_PAGE);
 		if (bg->data != NULL)
 			*bg->data = 0;
 		d->seen = d->visible;
@@ -630,6 +714,42 @@ fk_kwait(void *arg, int kq, int ms)
 	return (got);
 }
 
+/*
+ * sysctl dev.coresight_etm4x.N.idrM of the coresight backend: a
+ * Cortex-A57's ETMv4.0 (the values of the OpenCSD juno_r1_1 snapshot's
+ * ETM): TRCIDR0 0x28000ea1, TRCIDR1 0x4100f402, TRCIDR2 0x488 (64-bit
+ * addresses, 32-bit context IDs), the others 0.
+ */
+static int
+fk_sysctl(void *arg, const char *name, void *old, size_t *oldlen)
+{
+	static const uint32_t idr[3] = { 0x28000ea1, 0x4100f402, 0x488 };
+	struct fakehwt *fk = arg;
+	uint32_t v;
+	int unit, m, e = 0;
+	char c;
+
+	pthread_mutex_lock(&fk->mtx);
+	fk->nsysctl++;
+	if (strcmp(fk->backend, "coresight") != 0 || sscanf(name,
+	    "dev.coresight_etm4x.%d.idr%d%c", &unit, &m, &c) != 2 ||
+	    unit < 0 || unit >= FK_DEVS || m < 0 || m > 13)
+		e = ENOENT;
+	else if (old == NULL || *oldlen < sizeof(v))
+		e = ENOMEM;
+	else {
+		v = m < 3 ? idr[m] : 0;
+		memcpy(old, &v, sizeof(v));
+		*oldlen = sizeof(v);
+	}
+	pthread_mutex_unlock(&fk->mtx);
+	if (e != 0) {
+		errno = e;
+		return (-1);
+	}
+	return (0);
+}
+
 /* The system call table of @fk. */
 static void
 fk_sys(struct fakehwt *fk, struct hwtr_hwt_sys *sys)
@@ -642,6 +762,7 @@ fk_sys(struct fakehwt *fk, struct hwtr_hwt_sys *sys)
 	sys->close = fk_close;
 	sys->kqueue = fk_kqueue;
 	sys->kwait = fk_kwait;
+	sys->sysctl = fk_sysctl;
 }
 
 /* Stop the producer and free the rings. */

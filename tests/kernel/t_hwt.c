@@ -19,6 +19,7 @@
  * and whose addresses nm gives.
  */
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <atf-c.h>
@@ -778,29 +779,245 @@ ATF_TC_BODY(all_cpus, tc)
 	require_insns("all.hwtrace", 2 * ncpu * p.ninsn, &fk);
 }
 
-ATF_TC(coresight_refused);
-ATF_TC_HEAD(coresight_refused, tc)
+/*
+ * An AArch64 ELF executable made by construction: a PT_LOAD at CS_VADDR
+ * of the whole file, a PT_NOTE with a GNU build-id, and at CS_CODE the
+ * code: CS_NOPS NOPs and a B back to the first, so that every E atom
+ * from there is CS_NOPS + 1 instructions.
+ */
+#define CS_VADDR	0xffff000008000000ULL
+#define CS_OFF		0x100
+#define CS_CODE		(CS_VADDR + CS_OFF)
+#define CS_NOPS		9
+
+static void
+put_le(uint8_t *p, uint64_t v, int n)
 {
-	atf_tc_set_md_var(tc, "descr", "The coresight backend, which the "
-	    "source cannot record yet, is refused before anything runs, "
-	    "saying why");
+	int i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
 }
-ATF_TC_BODY(coresight_refused, tc)
+
+/* A program header at @p. */
+static void
+cs_phdr(uint8_t *p, uint32_t type, uint32_t flags, uint64_t off,
+    uint64_t size, uint64_t align)
+{
+	put_le(p, type, 4);
+	put_le(p + 4, flags, 4);
+	put_le(p + 8, off, 8);
+	put_le(p + 16, CS_VADDR + off, 8);	/* p_vaddr */
+	put_le(p + 24, CS_VADDR + off, 8);	/* p_paddr */
+	put_le(p + 32, size, 8);		/* p_filesz */
+	put_le(p + 40, size, 8);		/* p_memsz */
+	put_le(p + 48, align, 8);
+}
+
+static void
+cs_image(const char *path)
+{
+	uint8_t img[CS_OFF + 4 * (CS_NOPS + 1)];
+	uint32_t insn;
+	FILE *fp;
+	int i;
+
+	memset(img, 0, sizeof(img));
+	memcpy(img, "\177ELF\2\1\1", 7);	/* 64-bit, little-endian */
+	put_le(img + 16, 2, 2);			/* ET_EXEC */
+	put_le(img + 18, 183, 2);		/* EM_AARCH64 */
+	put_le(img + 20, 1, 4);
+	put_le(img + 24, CS_CODE, 8);		/* e_entry */
+	put_le(img + 32, 64, 8);		/* e_phoff */
+	put_le(img + 52, 64, 2);		/* e_ehsize */
+	put_le(img + 54, 56, 2);		/* e_phentsize */
+	put_le(img + 56, 2, 2);			/* e_phnum */
+	put_le(img + 58, 64, 2);		/* e_shentsize */
+	cs_phdr(img + 64, 1, 5, 0, sizeof(img), 0x1000); /* PT_LOAD, R X */
+	cs_phdr(img + 120, 4, 4, 0xb0, 36, 4);	/* PT_NOTE */
+	put_le(img + 0xb0, 4, 4);		/* namesz */
+	put_le(img + 0xb4, 20, 4);		/* descsz */
+	put_le(img + 0xb8, 3, 4);		/* NT_GNU_BUILD_ID */
+	memcpy(img + 0xbc, "GNU", 4);
+	for (i = 0; i < 20; i++)
+		img[0xc0 + i] = (uint8_t)(0xc5 + i);
+	for (i = 0; i <= CS_NOPS; i++) {
+		insn = i < CS_NOPS ? 0xd503201fu :	/* NOP */
+		    0x14000000u | ((uint32_t)-CS_NOPS & 0x3ffffffu); /* B */
+		put_le(img + CS_OFF + 4 * i, insn, 4);
+	}
+	ATF_REQUIRE((fp = fopen(path, "wb")) != NULL);
+	ATF_REQUIRE(fwrite(img, 1, sizeof(img), fp) == sizeof(img));
+	ATF_REQUIRE(fclose(fp) == 0);
+}
+
+/*
+ * The instructions llvm-mc disassembles in @path's code that are the
+ * loop's (NOPs, and a B back to the first): CS_NOPS + 1.
+ */
+static long
+cs_disasm(const char *path)
+{
+	char cmd[PATH_MAX + 512];
+
+	snprintf(cmd, sizeof(cmd), "od -An -v -tx1 -j%d -N%d %s | "
+	    "sed 's/\\([0-9a-f][0-9a-f]\\)/0x\\1/g' | "
+	    "llvm-mc --disassemble -triple=aarch64 2>/dev/null | "
+	    "grep -cE '^[[:space:]]+(nop|b[[:space:]]+#-%d)$'", CS_OFF,
+	    4 * (CS_NOPS + 1), path, 4 * CS_NOPS);
+	return ((long)sh_num(cmd, 10));
+}
+
+ATF_TC(coresight_cpu);
+ATF_TC_HEAD(coresight_cpu, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "The coresight backend in CPU mode: "
+	    "the ETMs' ID registers read by sysctl, the first CPU's ETR "
+	    "ring read by BUFPTR_GET across its wrap, its formatted frames "
+	    "of two trace IDs decode to the E atoms the simulated kernel "
+	    "wrote times the instructions of the loop");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(coresight_cpu, tc)
 {
 	struct hwtr_src_config cfg;
 	struct fakehwt fk;
 	struct prog p;
 	struct run r;
+	char img[PATH_MAX + 16], cwd[PATH_MAX];
+	long per;
+	int spans = 40;
 
-	case_start(&p, &fk, 1, &cfg, 0);
+	case_start(&p, &fk, spans, &cfg, 8192);
+	ATF_REQUIRE(getcwd(cwd, sizeof(cwd)) != NULL);
+	snprintf(img, sizeof(img), "%s/cs.elf", cwd);
+	cs_image(img);
+	if (system("llvm-mc --version >/dev/null 2>&1") != 0)
+		atf_tc_skip("llvm-mc, to disassemble AArch64, is not "
+		    "installed");
+	per = cs_disasm(img);
+	ATF_REQUIRE_MSG(per == CS_NOPS + 1, "llvm-mc sees %ld instructions "
+	    "in the loop, expected %d", per, CS_NOPS + 1);
 	fk.backend = "coresight";
+	fk.from = CS_CODE;
+	fk.cs_atoms = 200;
+	fk.kpath = img;
+	fk.kaddr = CS_VADDR;
+	fk.pace = 1;
+	cfg.cpus = "0,1";
 	ATF_REQUIRE(setenv("HWTRACE_HWT_BACKEND", "coresight", 1) == 0);
 	capture(&fk, &cfg, "cs.hwtrace", &r);
-	ATF_REQUIRE_MSG(r.rc == -HWTR_E_UNSUPPORTED && strstr(r.err,
-	    "coresight") && strstr(r.err, "ETM ID registers"), "expected the "
-	    "coresight backend refused, got %d: %s", r.rc, r.err);
-	ATF_REQUIRE_MSG(strstr(fk.log, "alloc") == NULL, "a context was "
-	    "allocated: %s", fk.log);
+	require_ok(&r, &fk);
+	ATF_REQUIRE_MSG(strstr(fk.log, "backend=coresight") &&
+	    strstr(fk.log, "open /dev/hwt_7_0 | ") &&
+	    !strstr(fk.log, "open /dev/hwt_7_1"), "expected a coresight "
+	    "context read through CPU 0's device only: %s", fk.log);
+	ATF_REQUIRE_MSG(fk.nsysctl == 2 * 14, "expected 28 sysctl reads "
+	    "(idr0 to idr13 of two ETMs), got %d", fk.nsysctl);
+	ATF_REQUIRE_MSG(fk.dev[0].written > fk.bufsize, "the ring did not "
+	    "wrap: %ju bytes in %zu", (uintmax_t)fk.dev[0].written,
+	    fk.bufsize);
+	ATF_REQUIRE_MSG(info_has("cs.hwtrace", "TRCIDR0 = 0x28000ea1") &&
+	    info_has("cs.hwtrace", "etmv4, trace id 0x01") &&
+	    info_has("cs.hwtrace", "etmv4, trace id 0x02"), "the archive's "
+	    "sources are not the two ETMs with fk_sysctl's TRCIDR0 and "
+	    "trace IDs 1 and 2");
+	require_insns("cs.hwtrace", (long)spans * fk.cs_atoms * per, &fk);
+}
+
+/* Write @len bytes of @p to @path. */
+static void
+put_file(const char *path, const void *p, size_t len)
+{
+	FILE *fp;
+
+	ATF_REQUIRE_MSG((fp = fopen(path, "wb")) != NULL, "%s", path);
+	ATF_REQUIRE(len == 0 || fwrite(p, 1, len, fp) == len);
+	ATF_REQUIRE(fclose(fp) == 0);
+}
+
+ATF_TC(coresight_opencsd);
+ATF_TC_HEAD(coresight_opencsd, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "The simulated kernel's CoreSight "
+	    "frames, as an OpenCSD snapshot, decode with OpenCSD's own "
+	    "trc_pkt_lister to the instructions counted by construction "
+	    "(a check of the producer independent of hwtrace)");
+}
+ATF_TC_BODY(coresight_opencsd, tc)
+{
+	static const char *const ini[] = {
+	    "snapshot.ini", "[snapshot]\nversion=1.0\n\n[device_list]\n"
+	    "device0=cpu_0.ini\ndevice1=cpu_1.ini\ndevice2=etm_0.ini\n"
+	    "device3=etm_1.ini\n\n[trace]\nmetadata=trace.ini\n",
+	    "trace.ini", "[trace_buffers]\nbuffers=buffer0\n\n[buffer0]\n"
+	    "name=ETR_0\nfile=cstrace.bin\nformat=coresight\n\n"
+	    "[source_buffers]\nETM_0=ETR_0\nETM_1=ETR_0\n\n"
+	    "[core_trace_sources]\ncpu_0=ETM_0\ncpu_1=ETM_1\n",
+	};
+	char path[64], body[512], cmd[512];
+	uint8_t code[4 * (CS_NOPS + 1)];
+	struct fakehwt fk;
+	FILE *fp;
+	long got, want;
+	int i;
+
+	if (system("command -v trc_pkt_lister >/dev/null 2>&1") != 0)
+		atf_tc_skip("OpenCSD's trc_pkt_lister is not installed");
+	ATF_REQUIRE(mkdir("snap", 0755) == 0);
+	cs_image("snap/cs.elf");
+	ATF_REQUIRE((fp = fopen("snap/cs.elf", "rb")) != NULL);
+	ATF_REQUIRE(fseek(fp, CS_OFF, SEEK_SET) == 0);
+	ATF_REQUIRE(fread(code, 1, sizeof(code), fp) == sizeof(code));
+	fclose(fp);
+	put_file("snap/code.bin", code, sizeof(code));
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "snap/%s", ini[2 * i]);
+		put_file(path, ini[2 * i + 1], strlen(ini[2 * i + 1]));
+		snprintf(path, sizeof(path), "snap/cpu_%d.ini", i);
+		snprintf(body, sizeof(body), "[device]\nname=cpu_%d\n"
+		    "class=core\ntype=Cortex-A57\n\n[regs]\nPC(size:64)="
+		    "0x%jx\nSP(size:64)=0\nSCTLR_EL1=0x1007\nCPSR=0x1C5\n\n"
+		    "[dump1]\nfile=code.bin\naddress=0x%jx\nlength=0x%zx\n",
+		    i, (uintmax_t)CS_CODE, (uintmax_t)CS_CODE, sizeof(code));
+		put_file(path, body, strlen(body));
+		snprintf(path, sizeof(path), "snap/etm_%d.ini", i);
+		/* The registers fk_sysctl answers; TRCCONFIGR as hwt(8)'s. */
+		snprintf(body, sizeof(body), "[device]\nname=ETM_%d\n"
+		    "class=trace_source\ntype=ETM4\n\n[regs]\n"
+		    "TRCCONFIGR(0x004)=0x%x\nTRCTRACEIDR(0x010)=0x%x\n"
+		    "TRCAUTHSTATUS(0x3EE)=0x000000CC\n"
+		    "TRCIDR0(0x078)=0x28000EA1\nTRCIDR1(0x079)=0x4100F402\n"
+		    "TRCIDR2(0x07A)=0x00000488\nTRCIDR8(0x060)=0x0\n"
+		    "TRCIDR9(0x061)=0x0\nTRCIDR10(0x062)=0x0\n"
+		    "TRCIDR11(0x063)=0x0\nTRCIDR12(0x064)=0x0\n"
+		    "TRCIDR13(0x065)=0x0\n", i, HWT_CS_TRCCONFIGR, i + 1);
+		put_file(path, body, strlen(body));
+	}
+	/* Two spans of the simulated kernel, CPU 0's then CPU 1's. */
+	fk_init(&fk);
+	fk.backend = "coresight";
+	fk.bufsize = 65536;
+	fk.from = CS_CODE;
+	fk.cs_atoms = 50;
+	fk.dev[0].fk = &fk;
+	ATF_REQUIRE(fk_mkdev(&fk, 0) == 0);
+	fk_cs_span(&fk, 0, 0);
+	fk_cs_span(&fk, 0, 1);
+	ATF_REQUIRE(fk.dev[0].written % 16 == 0 &&
+	    fk.dev[0].written < fk.bufsize);
+	put_file("snap/cstrace.bin", fk.dev[0].ring,
+	    (size_t)fk.dev[0].written);
+	fk_fini(&fk);
+	snprintf(cmd, sizeof(cmd), "trc_pkt_lister -ss_dir snap -decode_only "
+	    "-logstdout 2>&1 | tee lister.out | grep INSTR_RANGE | "
+	    "sed -n 's/.*num_i(\\([0-9]*\\)).*/\\1/p' | "
+	    "awk '{ n += $1 } END { print n + 0 }'");
+	got = (long)sh_num(cmd, 10);
+	want = 2L * 50 * (CS_NOPS + 1);
+	ATF_REQUIRE_MSG(got == want, "expected OpenCSD to decode %ld "
+	    "instructions from both trace IDs, it decoded %ld (its output "
+	    "is in lister.out)", want, got);
 }
 
 ATF_TC(exec_fails);
@@ -936,7 +1153,8 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, cpu_mode_kernel);
 	ATF_TP_ADD_TC(tp, attach_pid);
 	ATF_TP_ADD_TC(tp, all_cpus);
-	ATF_TP_ADD_TC(tp, coresight_refused);
+	ATF_TP_ADD_TC(tp, coresight_cpu);
+	ATF_TP_ADD_TC(tp, coresight_opencsd);
 	ATF_TP_ADD_TC(tp, exec_fails);
 	ATF_TP_ADD_TC(tp, not_freebsd);
 	ATF_TP_ADD_TC(tp, import_dump);
