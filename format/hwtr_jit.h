@@ -49,6 +49,7 @@ struct hwtr_jit_list {
 	int		dump;		/* 1: read from a jitdump */
 	uint32_t	pid;		/* jitdump header's; maps: 0 */
 	uint32_t	elf_mach;	/* jitdump header's */
+	uint64_t	flags;		/* jitdump header's: HWTR_JIT_F_* */
 	size_t		nloads;		/* jitdump records of each type */
 	size_t		nmoves;
 	size_t		ndebug;
@@ -56,6 +57,9 @@ struct hwtr_jit_list {
 	size_t		nunknown;	/* records of types after UNWINDING_INFO */
 	int		closed;		/* a JIT_CODE_CLOSE was read */
 };
+
+/* jitdump header flag: timestamps are the CPU's counter (TSC). */
+#define HWTR_JIT_F_ARCH_TIMESTAMP	1u
 
 /* Most symbols one file may hold. */
 #define HWTR_JIT_MAX_SYMS	(1u << 24)

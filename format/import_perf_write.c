@@ -90,6 +90,8 @@ struct pw {
 	uint64_t	pz, pmask;
 	uint32_t	pmult, pshift;
 	int		pt;		/* Intel PT, else CoreSight */
+	int		notrace;	/* no AUX trace: sideband alone */
+	struct hwtr_perf_jit *jit;	/* the JIT code it names */
 	uint64_t	lost_bytes, lost_records;
 	uint64_t	img_missing, img_nobid, img_stored, img_mismatch;
 	uint64_t	kernel_maps;
@@ -404,7 +406,7 @@ cpu_identity(struct pw *w, struct hwtr_cpu *c)
 	char v[32];
 
 	memset(c, 0, sizeof(*c));
-	if (!w->pt)
+	if (!w->pt && !w->notrace)
 		c->vendor = HWTR_CPU_ARM;
 	if (pd->cpuid != NULL && sscanf(pd->cpuid, "%31[^,],%u,%u,%u", v, &f,
 	    &m, &s) == 4) {
@@ -466,6 +468,13 @@ short_counter(struct pw *w, const struct hwtr_perf_data *pd)
 	w->tc.tsc_zero = z & pd->tc_mask;
 	w->tc.ns_zero = (int64_t)(pd->tc_zero + (z >> w->pshift) *
 	    (uint64_t)w->pmult);
+}
+
+/* The JIT code's times, as the sideband's (hwtr_perf_jit_clock). */
+static uint64_t
+jit_ns(const void *arg, uint64_t ns)
+{
+	return (ns_to_tsc(arg, ns));
 }
 
 static int
@@ -854,7 +863,8 @@ resolve_images(struct pw *w)
 		    "[kernel.kallsyms]", 17) == 0 &&
 		    (rc = kernel_check(w, &pr)) < 0)
 			return (rc);
-		if (!maps_file_code(&pr))
+		if (!maps_file_code(&pr) ||
+		    hwtr_perf_jit_skip(w->jit, pr.u.mmap.filename))
 			continue;
 		mmap_bid(w, &pr, id, &len);
 		find_image(w, pr.u.mmap.filename, id, len);
@@ -1075,6 +1085,8 @@ convert(struct pw *w, const struct hwtr_perf_rec *pr, uint64_t time)
 		    !(pr->u.mmap.prot & PROT_X) :
 		    (pr->misc & HWTR_PERF_MISC_MMAP_DATA) != 0)
 			return (0);	/* not code */
+		if (hwtr_perf_jit_skip(w->jit, pr->u.mmap.filename))
+			return (0);	/* its code regions replace it */
 		kernel = (pr->misc & HWTR_PERF_MISC_CPUMODE) ==
 		    HWTR_PERF_MISC_KERNEL;
 		if (kernel && strncmp(pr->u.mmap.filename,
@@ -1336,6 +1348,7 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 	    "from perf clock time; the time conversion gives perf clock "
 	    "time, not wall-clock time";
 	struct hwtr_capture_meta meta;
+	struct hwtr_perf_jit_clock jc;
 	struct pw w;
 	const char *home;
 	size_t i;
@@ -1345,11 +1358,18 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 	w.pd = pd;
 	w.o = o;
 	w.sk = sk;
-	if (pd->info_priv == NULL)
+	/* Without any AUX data: the sideband and the JIT code alone. */
+	w.notrace = pd->info_priv == NULL && pd->naux == 0 &&
+	    pd->nauxrec == 0;
+	if (pd->info_priv == NULL && !w.notrace)
 		return (werr(&w, -HWTR_E_FORMAT, "no AUXTRACE_INFO record: "
 		    "not a recording of Intel PT or CoreSight ETM (perf "
 		    "record -e intel_pt// or -e cs_etm//)"));
-	if (pd->info_type == 1)
+	if (w.notrace)
+		hwtr_perf_caveat(pd, "no trace: the recording holds no AUX "
+		    "area trace (Intel PT, CoreSight ETM); the archive has "
+		    "its sideband, images and JIT code only");
+	else if (pd->info_type == 1)
 		w.pt = 1;
 	else if (pd->info_type != 3)
 		return (werr(&w, -HWTR_E_FORMAT, "AUXTRACE_INFO type %u (%s) "
@@ -1363,24 +1383,28 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 	else if ((home = getenv("HOME")) != NULL)
 		snprintf(w.buildid_dir, sizeof(w.buildid_dir), "%s/.debug",
 		    home);
-	if (!w.pt && (rc = cs_sources(&w)) < 0)
+	if (!w.pt && !w.notrace && (rc = cs_sources(&w)) < 0)
 		goto out;
 	if ((rc = plan_streams(&w)) < 0) {
 		werr(&w, rc, "out of memory");
 		goto out;
 	}
-	if (w.nst == 0 && sk->base == NULL) {
+	if (w.nst == 0 && sk->base == NULL && !w.notrace) {
 		rc = werr(&w, -HWTR_E_FORMAT, "no AUX area data: neither "
 		    "AUXTRACE nor AUX records");
 		goto out;
 	}
 	/* A live capture whose program made no trace still has its end. */
-	if (w.nst == 0)
+	if (w.nst == 0 && !w.notrace)
 		hwtr_perf_caveat(pd, "the trace hardware wrote no trace: "
 		    "the program ran no traced code (address filters, CPUs "
 		    "not traced) or ended before its exec");
 
 	time_conv(&w);
+	jc.ns = jit_ns;
+	jc.arg = &w;
+	jc.tsc = w.pt && w.tc.valid;
+	jc.tsc_mask = w.pmask;
 
 	fill_meta(&w, &meta);
 	if (w.tc.valid)
@@ -1398,7 +1422,8 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 	if (o->perf_archive != NULL &&
 	    (rc = unpack_archive(&w, o->perf_archive)) < 0)
 		goto out;
-	if ((rc = resolve_images(&w)) < 0)
+	if ((rc = hwtr_perf_jit_find(pd, o, &jc, &w.jit)) < 0 ||
+	    (rc = resolve_images(&w)) < 0)
 		goto out;
 	caveats(&w);
 	meta.caveats = (const char *const *)pd->caveat;
@@ -1411,7 +1436,8 @@ hwtr_perf_write(struct hwtr_perf_data *pd, const struct hwtr_import_opts *o,
 			goto out;
 	if ((rc = copy_aux(&w)) < 0)
 		goto out;
-	if ((rc = write_sideband(&w)) < 0)
+	if ((rc = write_sideband(&w)) < 0 ||
+	    (rc = hwtr_perf_jit_write(w.jit, w.aw, &jc)) < 0)
 		goto out;
 	/*
 	 * AUX data the kernel announced and the file does not hold, less
@@ -1441,6 +1467,7 @@ out:
 	free(w.cs.src);
 	free(w.cs.regs);
 	free(w.cs.cpu);
+	hwtr_perf_jit_free(w.jit);
 	return (rc);
 }
 

@@ -371,6 +371,7 @@ hwtr_jit_parse_dump(struct hwtr_jit_list *l, const char *file,
 	l->dump = 1;
 	l->elf_mach = rd32(&j, 12);
 	l->pid = rd32(&j, 20);
+	l->flags = rd64(&j, 32);
 	for (off = hsize; off < len && rc == 0 && !l->closed; off += rlen) {
 		if (len - off < JD_REC_HDR)
 			return (jit_err(err, errlen, HWTR_E_FORMAT, file, off,

@@ -150,4 +150,33 @@ int hwtr_perf_write(struct hwtr_perf_data *pd,
 
 void hwtr_perf_data_free(struct hwtr_perf_data *pd);
 
+/*
+ * The JIT code of a recording (import_perf_jit.c): the jitdump files its
+ * MMAP records name (a JIT agent's marker mapping of jit-PID.dump, or the
+ * jitted-PID-N.so files perf inject --jit writes beside it), found and
+ * read by hwtr_perf_jit_find() before the archive is begun, written by
+ * hwtr_perf_jit_write() as jit/jit-PID.dump and jit/code-PID.bin.
+ */
+struct hwtr_perf_jit;
+
+/* How the archive keeps time: perf clock ns through @ns, or the TSC. */
+struct hwtr_perf_jit_clock {
+	uint64_t	(*ns)(const void *arg, uint64_t ns);
+	const void	*arg;
+	int		tsc;		/* the archive's times are TSC values */
+	uint64_t	tsc_mask;	/* 0, or the counter bits kept */
+};
+
+/* 0 and *@jp (free it), or -HWTR_E_* with pd->errbuf. */
+int hwtr_perf_jit_find(struct hwtr_perf_data *pd,
+    const struct hwtr_import_opts *o, const struct hwtr_perf_jit_clock *clk,
+    struct hwtr_perf_jit **jp);
+/* 1 when @path is a jitted-PID-N.so whose process's dump was read. */
+int hwtr_perf_jit_skip(const struct hwtr_perf_jit *j, const char *path);
+int hwtr_perf_jit_write(struct hwtr_perf_jit *j, struct hwtr_aw *aw,
+    const struct hwtr_perf_jit_clock *clk);
+/* The code regions found. */
+size_t hwtr_perf_jit_regions(const struct hwtr_perf_jit *j);
+void hwtr_perf_jit_free(struct hwtr_perf_jit *j);
+
 #endif /* !HWTR_PERF_FILE_H */
