@@ -113,6 +113,7 @@ struct hwtr_ar {
 	struct hwtr_sb_rec *sb;
 	size_t		nsb, sbcap;
 	uint64_t	sb_bytes;	/* sideband member bytes read */
+	uint64_t	ratio_used;	/* content above the ratio so far */
 	uint8_t		sb_unknown[8192];	/* bitmap of warned types */
 	uint8_t		sb_extra[HWTR_SB_MAX];
 };

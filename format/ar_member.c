@@ -637,11 +637,22 @@ ar_add_member(struct hwtr_ar *ar, const char *name, uint64_t off, uint64_t csize
 		return (ar_err(ar, HWTR_E_FORMAT, "member '%s' at 0x%jx: frame "
 		    "content of %ju bytes does not fit %ju data bytes",
 		    name, (uintmax_t)off, (uintmax_t)usize, (uintmax_t)size));
-	if (usize / csize > ar->opts.max_ratio)
-		return (ar_err(ar, HWTR_E_LIMIT, "member '%s' at 0x%jx: "
-		    "%ju bytes from %ju compressed exceeds the ratio limit "
-		    "%ju", name, (uintmax_t)off, (uintmax_t)usize,
-		    (uintmax_t)csize, (uintmax_t)ar->opts.max_ratio));
+	/*
+	 * Frames that expand more than max_ratio times (a 16 MiB array of
+	 * zeros in a small program's .data does) share one allowance, so
+	 * that what a hostile archive makes us inflate stays bounded by
+	 * its size times the ratio plus the allowance.
+	 */
+	if (usize / csize > ar->opts.max_ratio) {
+		if (usize > ar->opts.ratio_allowance - ar->ratio_used)
+			return (ar_err(ar, HWTR_E_LIMIT, "member '%s' at "
+			    "0x%jx: %ju bytes from %ju compressed exceeds the "
+			    "ratio limit %ju, beyond the %ju bytes allowed in "
+			    "all", name, (uintmax_t)off, (uintmax_t)usize,
+			    (uintmax_t)csize, (uintmax_t)ar->opts.max_ratio,
+			    (uintmax_t)ar->opts.ratio_allowance));
+		ar->ratio_used += usize;
+	}
 	if (ar->nm == ar->mcap) {
 		cap = ar->mcap ? 2 * ar->mcap : 64;
 		if ((nm = realloc(ar->m, cap * sizeof(*nm))) == NULL)

@@ -304,11 +304,7 @@ scan_frames(struct hwtr_ar *ar)
 			    (uintmax_t)off, why);
 			return (0);
 		}
-		if (fcs / csize > ar->opts.max_ratio)
-			return (ar_err(ar, HWTR_E_LIMIT, "frame at 0x%jx: %ju "
-			    "bytes from %ju compressed exceeds the ratio limit "
-			    "%ju", (uintmax_t)off, (uintmax_t)fcs,
-			    (uintmax_t)csize, (uintmax_t)ar->opts.max_ratio));
+		/* ar_add_member() checks the ratio. */
 		if (fcs > ar->opts.max_member_size + HDR_PREFIX + 512)
 			return (ar_err(ar, HWTR_E_LIMIT, "frame at 0x%jx: %ju "
 			    "bytes exceeds the member size limit %ju",
@@ -562,6 +558,7 @@ reset_view(struct hwtr_ar *ar)
 	ar->sb = NULL;
 	ar->nsb = ar->sbcap = 0;
 	ar->sb_bytes = 0;
+	ar->ratio_used = 0;
 	free(ar->m);
 	ar->m = NULL;
 	ar->nm = ar->mcap = 0;
@@ -603,6 +600,8 @@ hwtr_ar_open(struct hwtr_ar **arp, const char *path,
 		ar->opts.max_sideband = 1ULL << 20;
 	if (ar->opts.max_ratio == 0)
 		ar->opts.max_ratio = 4096;
+	if (ar->opts.ratio_allowance == 0)
+		ar->opts.ratio_allowance = 1ULL << 30;
 	if ((ar->path = strdup(path)) == NULL)
 		return (ar_err(ar, HWTR_E_NOMEM, "out of memory"));
 	/* A FIFO or a device is refused at once, never waited for. */

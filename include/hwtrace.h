@@ -748,6 +748,8 @@ struct hwtr_ar_opts {
 	uint64_t	max_members;		/* 0: default 1,000,000 */
 	uint64_t	max_sideband;		/* records; 0: default 1M */
 	uint64_t	max_ratio;		/* decompressed/compressed; 0: default 4096 */
+	/* Content of frames above max_ratio, in all; 0: default 1 GiB. */
+	uint64_t	ratio_allowance;
 	/* Non-zero (set by a signal handler): long reads stop, -HWTR_E_INTR. */
 	const volatile int *cancel;
 };

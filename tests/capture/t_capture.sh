@@ -36,7 +36,7 @@ gt() {
 # One test case per fixture: name, exit status.
 GT_CASES="loop:0 recurse:0 calls:0 tailcall:0 switch:0 setjmp:0 signal:0
 timer:0 threads:0 forkexec:0 vfork:0 rep:0 syscalls:0 segv:139 exit3:3
-demo:139 dlopen:0 dynpie:0 except:0 manyfork:0 threxec:0"
+demo:139 dlopen:0 dynpie:0 except:0 manyfork:0 threxec:0 bigdata:0"
 
 gt_cases ": libipt decodes the archive to exactly the instructions the tracer saw" $GT_CASES
 
@@ -338,6 +338,32 @@ stop_mode_stops_and_records_it_body() {
 	decodes s.hwtrace
 }
 
+atf_test_case image_beyond_ratio
+image_beyond_ratio_head() {
+	atf_set descr "an image that compresses more than 4096 times (16 MiB of .data zeros) is written, read and decoded"
+	atf_set require.progs objdump
+}
+image_beyond_ratio_body() {
+	need_prog bigdata
+	"$HWTRACE" capture --source step -o big.hwtrace -- \
+	    "$HWTRACE_PROGS/bigdata" >out 2>err ||
+		atf_fail "capture of bigdata failed: $(oneline err)"
+	"$HWTRACE" info big.hwtrace >info 2>err ||
+		atf_fail "info refuses the archive capture wrote: $(oneline err)"
+	"$HWTRACE" index -o big.db big.hwtrace >ix 2>&1 ||
+		atf_fail "index refuses the archive capture wrote: $(oneline ix)"
+	# Every instruction of _start runs once: objdump's listing of .text.
+	objdump -d -j .text "$HWTRACE_PROGS/bigdata" |
+	    awk -F'\t' '/^ *[0-9a-f]+:\t/ && NF >= 3 { print $3 }' |
+	    sed 's/ .*//' >want
+	[ "$(wc -l <want)" -eq 5 ] ||
+		atf_fail "objdump lists $(wc -l <want) instructions in bigdata's .text, expected 5: $(oneline want)"
+	"$HWTRACE" query big.db insns --count 100 --format csv | sed 1d >got ||
+		atf_fail "query insns failed"
+	[ "$(wc -l <got)" -eq 5 ] ||
+		atf_fail "decoded $(wc -l <got) instructions, objdump lists 5: $(oneline got)"
+}
+
 atf_test_case trigger_snapshots
 trigger_snapshots_head() {
 	atf_set descr "--trigger SYMBOL writes a ring snapshot each time the program reaches it"
@@ -456,6 +482,7 @@ program_sigpipe_as_outside_body()
 atf_init_test_cases() {
 	gt_add_cases $GT_CASES
 	atf_add_test_case exit_status_passthrough
+	atf_add_test_case image_beyond_ratio
 	atf_add_test_case program_sigpipe_as_outside
 	atf_add_test_case keep_on_failure
 	atf_add_test_case no_follow

@@ -303,17 +303,53 @@ ATF_TC_BODY(window_bomb_refused, tc)
 	    "exceeds the limit 2^27");
 }
 
+/*
+ * 16 MiB of zeros compress some 5000 times: a small program's .data can do
+ * that, so such a member opens as long as the content above the ratio
+ * stays within the allowance (1 GiB by default), and is refused beyond it.
+ */
 ATF_TC_WITHOUT_HEAD(ratio_bomb_refused);
 ATF_TC_BODY(ratio_bomb_refused, tc)
 {
-	struct craft_member x[1];
+	struct hwtr_ar_opts o;
+	struct craft_member x[2];
+	struct hwtr_ar *ar;
 	size_t len = 16u << 20;
 	uint8_t *z = calloc(1, len);
+	void *buf;
+	size_t blen, mi;
 
+	ATF_REQUIRE(z != NULL);
 	memset(x, 0, sizeof(x));
 	craft_set(&x[0], "aux/zeros", z, len);
+	craft_set(&x[1], "aux/zeros2", z, len);
 	craft_with("ratio.hwtrace", x, 1, NULL);
-	expect_refused("ratio.hwtrace", NULL, HWTR_E_LIMIT, "ratio limit 4096");
+	ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&ar, "ratio.hwtrace", NULL), 0,
+	    "16 MiB of zeros refused by default: %s", hwtr_ar_errmsg(ar));
+	ATF_REQUIRE_EQ(hwtr_ar_find_member(ar, "aux/zeros", &mi), 0);
+	ATF_REQUIRE_EQ(hwtr_ar_read_member(ar, mi, &buf, &blen), 0);
+	ATF_CHECK_MSG(blen == len && memcmp(buf, z, len) == 0,
+	    "aux/zeros: %zu bytes read back, expected %zu zeros", blen, len);
+	free(buf);
+	hwtr_ar_close(ar);
+
+	memset(&o, 0, sizeof(o));
+	o.ratio_allowance = len - 1;
+	expect_refused("ratio.hwtrace", &o, HWTR_E_LIMIT, "ratio limit 4096");
+
+	/*
+	 * Two such members: the allowance is for all of them together
+	 * (each frame holds its tar header too, 512 bytes).
+	 */
+	craft_with("ratio2.hwtrace", x, 2, NULL);
+	o.ratio_allowance = 2 * len + 4096;
+	ATF_REQUIRE_EQ_MSG(hwtr_ar_open(&ar, "ratio2.hwtrace", &o), 0,
+	    "two members within the allowance refused: %s",
+	    hwtr_ar_errmsg(ar));
+	hwtr_ar_close(ar);
+	o.ratio_allowance = 3 * len / 2;
+	expect_refused("ratio2.hwtrace", &o, HWTR_E_LIMIT,
+	    "member 'aux/zeros2' at 0x");
 	free(z);
 }
 

@@ -19,9 +19,10 @@ PROGS_LAZY = plt noplt plt-stripped plt-nocfi tailplt
 PROGS_CXX = except
 PROGS_LIBS = libdlfix.so
 PROGS_LATE = late_a late_b late_c late_d late_e
+PROGS_ASM = bigdata
 
 PROGS_BIN = $(addprefix $(B)/progs/,$(PROGS_STATIC) $(PROGS_DYNAMIC) \
-	$(PROGS_LAZY) $(PROGS_CXX) $(PROGS_LIBS) $(PROGS_LATE))
+	$(PROGS_LAZY) $(PROGS_CXX) $(PROGS_LIBS) $(PROGS_LATE) $(PROGS_ASM))
 
 CXX	?= g++
 PROGS_WARN = -Wall -Wextra -Werror -Wno-unused-parameter
@@ -78,6 +79,12 @@ $(addprefix $(B)/progs/,$(PROGS_LATE)): $(B)/progs/late_%: \
     tests/progs/lateasm.S tests/progs/progs.mk
 	@mkdir -p $(dir $@)
 	$(CC) -DCASE_$* -nostdlib -static $(PROGS_LDFLAGS) -o $@ $<
+
+# Libc-free, from tests/progs/NAME.S.
+$(addprefix $(B)/progs/,$(PROGS_ASM)): $(B)/progs/%: tests/progs/%.S \
+    tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(CC) -nostdlib -static $(PROGS_LDFLAGS) -o $@ $<
 
 $(B)/progs/libdlfix.so: tests/progs/libdlfix.c tests/progs/progs.mk
 	@mkdir -p $(dir $@)
