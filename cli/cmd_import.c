@@ -125,7 +125,7 @@ static const struct cli_opt import_opts[] = {
 	{ "sb:verbose", OPT_SB_PRINT, NULL, "accepted; ptxed printing only" },
 	{ "sb:warn", OPT_SB_PRINT, NULL, "accepted; ptxed printing only" },
 	{ "symfs", OPT_SYMFS, "DIR",
-	    "look recorded paths up under DIR" },
+	    "look recorded paths (images, jitdumps) up under DIR" },
 	{ "vmlinux", OPT_VMLINUX, "FILE", "the kernel image (ELF)" },
 	{ NULL, 0, NULL, NULL }
 };
@@ -153,8 +153,8 @@ static const struct cli_cmd import_cmd = {
 	    "PT files with ptxed's\noptions, an LLDB Intel PT trace bundle, "
 	    "an ARM CoreSight trace snapshot\ndirectory (one holding "
 	    "snapshot.ini), a perf.data file of Linux perf or\n"
-	    "simpleperf with Intel PT or CoreSight ETM trace, or FreeBSD "
-	    "hwt(8)'s raw dump.",
+	    "simpleperf with Intel PT or CoreSight ETM trace (and the "
+	    "jitdump it names),\nor FreeBSD hwt(8)'s raw dump.",
 	.opts = import_opts,
 };
 
