@@ -346,17 +346,22 @@ env_u64(const char *name, int base)
 	return (v != NULL ? strtoull(v, NULL, base) : 0);
 }
 
-/* The process running @exe (after its exec), or -1. */
+/*
+ * The process running @exe (after its exec) in our working directory, or
+ * -1: tests run in parallel, each in its own directory, and may run the
+ * same fixture at the same time.
+ */
 static pid_t
 find_exe(const char *exe)
 {
-	char path[300], got[PATH_MAX];
+	char path[300], got[PATH_MAX], cwd[PATH_MAX], pcwd[PATH_MAX];
 	struct dirent *d;
 	pid_t pid = -1;
 	ssize_t n;
 	DIR *dir;
 
-	if ((dir = opendir("/proc")) == NULL)
+	if (getcwd(cwd, sizeof(cwd)) == NULL ||
+	    (dir = opendir("/proc")) == NULL)
 		return (-1);
 	while ((d = readdir(dir)) != NULL) {
 		if (d->d_name[0] < '0' || d->d_name[0] > '9')
@@ -366,7 +371,12 @@ find_exe(const char *exe)
 		if (n <= 0)
 			continue;
 		got[n] = '\0';
-		if (strcmp(got, exe) == 0) {
+		snprintf(path, sizeof(path), "/proc/%s/cwd", d->d_name);
+		n = readlink(path, pcwd, sizeof(pcwd) - 1);
+		if (n <= 0)
+			continue;
+		pcwd[n] = '\0';
+		if (strcmp(got, exe) == 0 && strcmp(pcwd, cwd) == 0) {
 			pid = (pid_t)atoi(d->d_name);
 			break;
 		}
