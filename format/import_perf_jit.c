@@ -19,6 +19,9 @@
  * the very bytes of the loads; when the dump of their process is
  * imported, their mappings are left out of the sideband (see
  * hwtr_perf_jit_skip()) so that the code is in the archive once.
+ * A process that mapped anonymous executable memory may have written a
+ * perf map instead (node --perf-basic-prof): it is stored as
+ * jit/perf-PID.map, its names only.
  */
 
 #include <assert.h>
@@ -61,10 +64,19 @@ struct pj_dump {
 	size_t		nreg;
 };
 
+/* One perf map (perf-PID.map) found for a process with anonymous code. */
+struct pj_map {
+	uint32_t	pid;
+	void		*buf;		/* NULL: looked for, not stored */
+	size_t		len;
+};
+
 struct hwtr_perf_jit {
 	struct hwtr_perf_data *pd;
 	struct pj_dump	*d;
 	size_t		nd, dcap;
+	struct pj_map	*map;
+	size_t		nmap, mapcap;
 	uint32_t	*missing;	/* pids whose dump was not found */
 	size_t		nmissing, mcap;
 };
@@ -72,6 +84,7 @@ struct hwtr_perf_jit {
 static int pj_err(const struct hwtr_perf_data *, int, const char *, ...)
     __attribute__((format(printf, 3, 4)));
 static int jitted_pid(const char *, uint32_t *);
+static int anon_code(const char *);
 static const char *base_name(const char *);
 
 /*
@@ -211,6 +224,62 @@ read_dump(struct hwtr_perf_jit *j, const struct hwtr_import_opts *o,
 	return (0);
 }
 
+/*
+ * The perf map of process @pid, which ran anonymous code: under --symfs
+ * (DIR/tmp/perf-PID.map), beside the perf.data file, then where the
+ * runtime wrote it, /tmp (as perf report looks).  One that does not parse
+ * is left out with a caveat; none found is not an error (most processes
+ * with anonymous code write no map).
+ */
+static int
+read_map(struct hwtr_perf_jit *j, const struct hwtr_import_opts *o,
+    uint32_t pid)
+{
+	struct hwtr_perf_data *pd = j->pd;
+	struct hwtr_jit_list l;
+	struct pj_map *m;
+	char cand[3][4400], ebuf[256];
+	const char *slash;
+	size_t i, n = 0;
+	int rc;
+
+	for (i = 0; i < j->nmap; i++)
+		if (j->map[i].pid == pid)
+			return (0);
+	if (hwtr_grow(&j->map, &j->mapcap, j->nmap + 1, sizeof(*j->map)) < 0)
+		return (pj_err(pd, -HWTR_E_NOMEM, "out of memory"));
+	m = &j->map[j->nmap++];
+	memset(m, 0, sizeof(*m));
+	m->pid = pid;
+	if (o->symfs != NULL)
+		snprintf(cand[n++], sizeof(cand[0]), "%s/tmp/perf-%" PRIu32
+		    ".map", o->symfs, pid);
+	slash = strrchr(pd->path, '/');
+	snprintf(cand[n++], sizeof(cand[0]), "%.*sperf-%" PRIu32 ".map",
+	    slash != NULL ? (int)(slash - pd->path + 1) : 0, pd->path, pid);
+	snprintf(cand[n++], sizeof(cand[0]), "/tmp/perf-%" PRIu32 ".map", pid);
+	for (i = 0; i < n; i++)
+		if (hwtr_read_file(cand[i], HWTR_AR_MEM_MAX, &m->buf, &m->len,
+		    ebuf, sizeof(ebuf)) == 0)
+			break;
+	if (i == n)
+		return (0);
+	memset(&l, 0, sizeof(l));
+	rc = hwtr_jit_parse_map(&l, cand[i], m->buf, m->len, ebuf,
+	    sizeof(ebuf));
+	hwtr_jit_list_free(&l);
+	if (rc == -HWTR_E_NOMEM)
+		return (pj_err(pd, rc, "out of memory"));
+	if (rc < 0) {
+		free(m->buf);
+		m->buf = NULL;
+		if (hwtr_perf_caveat(pd, "process %" PRIu32 ": perf map left "
+		    "out: %s", pid, ebuf) < 0)
+			return (pj_err(pd, -HWTR_E_NOMEM, "out of memory"));
+	}
+	return (0);
+}
+
 int
 hwtr_perf_jit_find(struct hwtr_perf_data *pd,
     const struct hwtr_import_opts *o, const struct hwtr_perf_jit_clock *clk,
@@ -237,7 +306,9 @@ hwtr_perf_jit_find(struct hwtr_perf_data *pd,
 		    pr.type != HWTR_PERF_MMAP2))
 			continue;
 		b = base_name(pr.u.mmap.filename);
-		if (strncmp(b, "jit-", 4) == 0 && hwtr_jit_name_ok(b)) {
+		if (anon_code(pr.u.mmap.filename)) {
+			rc = read_map(j, o, pr.u.mmap.pid);
+		} else if (strncmp(b, "jit-", 4) == 0 && hwtr_jit_name_ok(b)) {
 			/* The marker: the agent's own mapping of the dump. */
 			rc = read_dump(j, o, pr.u.mmap.pid, pr.u.mmap.filename);
 		} else if (jitted_pid(b, &pid) && pid == pr.u.mmap.pid) {
@@ -357,6 +428,16 @@ hwtr_perf_jit_write(struct hwtr_perf_jit *j, struct hwtr_aw *aw,
 	size_t i;
 	int rc;
 
+	for (i = 0; j != NULL && i < j->nmap; i++) {
+		if (j->map[i].buf == NULL)
+			continue;
+		snprintf(name, sizeof(name), "perf-%" PRIu32 ".map",
+		    j->map[i].pid);
+		if ((rc = hwtr_aw_add_jit(aw, name, j->map[i].buf,
+		    j->map[i].len)) < 0)
+			return (pj_err(j->pd, rc, "member jit/%s: %s", name,
+			    hwtr_aw_errmsg(aw)));
+	}
 	for (i = 0; j != NULL && i < j->nd; i++) {
 		dm = &j->d[i];
 		snprintf(name, sizeof(name), "jit-%" PRIu32 ".dump", dm->pid);
@@ -393,6 +474,9 @@ hwtr_perf_jit_free(struct hwtr_perf_jit *j)
 		free(j->d[i].path);
 	}
 	free(j->d);
+	for (i = 0; i < j->nmap; i++)
+		free(j->map[i].buf);
+	free(j->map);
 	free(j->missing);
 	free(j);
 }
@@ -470,4 +554,12 @@ base_name(const char *path)
 	const char *s = strrchr(path, '/');
 
 	return (s != NULL ? s + 1 : path);
+}
+
+/* A mapping of anonymous memory as perf names it (JIT code lives there). */
+static int
+anon_code(const char *path)
+{
+	return (strcmp(path, "//anon") == 0 || strncmp(path, "[anon", 5) == 0 ||
+	    strncmp(path, "/memfd:", 7) == 0);
 }

@@ -297,8 +297,42 @@ EOF
 	fi
 }
 
+atf_test_case perf_map
+perf_map_head()
+{
+	atf_set descr "perf record of node --perf-basic-prof: the perf map of the process with anonymous code is stored as jit/perf-PID.map, from /tmp or beside the perf.data file"
+	atf_set timeout 300
+}
+perf_map_body()
+{
+	require_tools perf node tar
+	echo 'function hot(n) { let s = 0; for (let i = 0; i < n; i++) s = (s * 31 + i) % 1000003; return s; }
+let t = 0; for (let k = 0; k < 300; k++) t += hot(20000); console.log(t);' >hot.js
+	perf record -k 1 -e cpu-clock -o p.data node --perf-basic-prof \
+	    hot.js >node.out 2>perf.err ||
+	    atf_skip "perf record failed: $(oneline perf.err)"
+	# The process perf saw mapping anonymous executable memory.
+	pid=$(perf script -i p.data --show-mmap-events 2>/dev/null |
+	    sed -n 's|.*PERF_RECORD_MMAP2 \([0-9]*\)/[0-9]*: .* //anon$|\1|p' |
+	    head -n 1)
+	[ -n "$pid" ] || atf_fail "perf script shows no //anon mapping in p.data"
+	map=/tmp/perf-$pid.map
+	[ -s "$map" ] || atf_skip "node --perf-basic-prof wrote no $map"
+	cp "$map" want.map || atf_fail "cp $map"
+	import_x p p.data
+	cmp -s "p.x/jit/perf-$pid.map" want.map ||
+	    atf_fail "expected jit/perf-$pid.map to be node's $map, got: $(ls p.x/jit 2>&1 | tr '\n' ' ')"
+	expect_line p.info "  jit/perf-$pid.map: $(grep -c . want.map) symbols"
+	# Moved beside the perf.data file: found there.
+	mv "$map" "perf-$pid.map" || atf_fail "mv $map"
+	import_x b p.data
+	cmp -s "b.x/jit/perf-$pid.map" want.map ||
+	    atf_fail "expected jit/perf-$pid.map from beside p.data, got: $(ls b.x/jit 2>&1 | tr '\n' ' ')"
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case perf_map
 	atf_add_test_case injected
 	atf_add_test_case marker
 	atf_add_test_case reload
