@@ -167,6 +167,55 @@ put_member(struct blob *b, const char *name, char type, const void *data,
 	free(m.p);
 }
 
+/* A member @name of @size zero bytes, compressed as one frame. */
+static void
+put_zeros(struct blob *b, const char *name, size_t size)
+{
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+	ZSTD_inBuffer in;
+	ZSTD_outBuffer out;
+	uint8_t *zero = calloc(1, 1u << 20), h[512];
+	uint8_t *obuf = malloc(1u << 20);
+	size_t left = size, r;
+
+	if (c == NULL || zero == NULL || obuf == NULL)
+		errx(1, "out of memory");
+	ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+	ZSTD_CCtx_setPledgedSrcSize(c, 512 + left);
+	tar_header(h, name, '0', left, NULL);
+	in.src = h;
+	in.size = 512;
+	in.pos = 0;
+	do {
+		out.dst = obuf;
+		out.size = 1u << 20;
+		out.pos = 0;
+		r = ZSTD_compressStream2(c, &out, &in, ZSTD_e_continue);
+		if (ZSTD_isError(r))
+			errx(1, "zstd: %s", ZSTD_getErrorName(r));
+		put(b, obuf, out.pos);
+	} while (in.pos < in.size);
+	while (left > 0) {
+		in.src = zero;
+		in.size = left < (1u << 20) ? left : (1u << 20);
+		in.pos = 0;
+		left -= in.size;
+		do {
+			out.dst = obuf;
+			out.size = 1u << 20;
+			out.pos = 0;
+			r = ZSTD_compressStream2(c, &out, &in,
+			    left == 0 ? ZSTD_e_end : ZSTD_e_continue);
+			if (ZSTD_isError(r))
+				errx(1, "zstd: %s", ZSTD_getErrorName(r));
+			put(b, obuf, out.pos);
+		} while (in.pos < in.size || (left == 0 && r != 0));
+	}
+	free(zero);
+	free(obuf);
+	ZSTD_freeCCtx(c);
+}
+
 static void
 put_eof(struct blob *b)
 {
@@ -582,58 +631,23 @@ seed_hostile(void)
 	free(b.p);
 
 	/*
-	 * A ratio bomb: a member claiming 256 MiB of zeros, which zstd packs
-	 * into a few kilobytes of RLE blocks.
+	 * A ratio bomb: five members claiming 256 MiB of zeros each, which
+	 * zstd packs into a few kilobytes of RLE blocks: past the reader's
+	 * allowance of 1 GiB for frames beyond its ratio.
 	 */
 	{
-		ZSTD_CCtx *c = ZSTD_createCCtx();
-		ZSTD_inBuffer in;
-		ZSTD_outBuffer out;
-		uint8_t *zero = calloc(1, 1u << 20), h[512];
-		uint8_t *obuf = malloc(1u << 20);
-		size_t left = 256u << 20, r;
+		char name[16];
+		int k;
 
 		memset(&b, 0, sizeof(b));
 		put(&b, ok.p, f0);
-		ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
-		ZSTD_CCtx_setPledgedSrcSize(c, 512 + left);
-		tar_header(h, "aux/bomb", '0', left, NULL);
-		in.src = h;
-		in.size = 512;
-		in.pos = 0;
-		do {
-			out.dst = obuf;
-			out.size = 1u << 20;
-			out.pos = 0;
-			r = ZSTD_compressStream2(c, &out, &in,
-			    ZSTD_e_continue);
-			if (ZSTD_isError(r))
-				errx(1, "zstd: %s", ZSTD_getErrorName(r));
-			put(&b, obuf, out.pos);
-		} while (in.pos < in.size);
-		while (left > 0) {
-			in.src = zero;
-			in.size = left < (1u << 20) ? left : (1u << 20);
-			in.pos = 0;
-			left -= in.size;
-			do {
-				out.dst = obuf;
-				out.size = 1u << 20;
-				out.pos = 0;
-				r = ZSTD_compressStream2(c, &out, &in,
-				    left == 0 ? ZSTD_e_end : ZSTD_e_continue);
-				if (ZSTD_isError(r))
-					errx(1, "zstd: %s",
-					    ZSTD_getErrorName(r));
-				put(&b, obuf, out.pos);
-			} while (in.pos < in.size || (left == 0 && r != 0));
+		for (k = 0; k < 5; k++) {
+			snprintf(name, sizeof(name), "aux/bomb%d", k);
+			put_zeros(&b, name, 256u << 20);
 		}
 		put_eof(&b);
 		save("bad-ratio-bomb.hwtrace", b.p, b.len);
 		free(b.p);
-		free(zero);
-		free(obuf);
-		ZSTD_freeCCtx(c);
 	}
 
 	/* Not an archive at all. */
