@@ -16,6 +16,7 @@
  */
 
 #include <assert.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -527,9 +528,13 @@ tree_src_open(struct hwtr_q *q, const struct hwtr_q_req *req,
 }
 
 /*
- * Whether call_paths (indexer/colpath.c) holds every call: it is absent
+ * Whether call_paths (indexer/colpath.c) holds every call (its number of
+ * rows, else 0): it is absent
  * from databases written before it, and empty when the indexer found too
- * many paths; calls written with SQL (calls_rows) are not in it.
+ * many paths; calls written with SQL (calls_rows) are not in it.  Its
+ * ids are 1..N as the indexer numbers them (tree_paths() maps them in an
+ * array); a table that is not so was not written by hwtrace and is not
+ * read.
  */
 static int
 tree_paths_on(struct hwtr_q *q)
@@ -540,11 +545,13 @@ tree_paths_on(struct hwtr_q *q)
 	if ((rc = q_int(q, &n, 0, "SELECT count(*) FROM sqlite_master WHERE "
 	    "type = 'table' AND name = 'call_paths'", NULL)) < 0 || n == 0)
 		return (rc);
-	if ((rc = q_int(q, &n, 0, "SELECT (SELECT sum(calls) FROM call_paths) "
-	    "= (SELECT sum(n) FROM calls_pages) AND NOT EXISTS (SELECT 1 FROM "
-	    "calls_rows)", NULL)) < 0)
+	if ((rc = q_int(q, &n, 0, "SELECT CASE WHEN (SELECT sum(calls) FROM "
+	    "call_paths) = (SELECT sum(n) FROM calls_pages) AND (SELECT max(id) "
+	    "= count(*) AND min(id) = 1 FROM call_paths) AND NOT EXISTS (SELECT "
+	    "1 FROM calls_rows) THEN (SELECT count(*) FROM call_paths) ELSE 0 "
+	    "END", NULL)) < 0)
 		return (rc);
-	return (n != 0);
+	return (n > 0 && n < INT_MAX ? (int)n : 0);
 }
 
 /* Where tree puts what it reads: the tree, its roots, the names. */
@@ -564,7 +571,7 @@ struct tree_out {
  */
 static int
 tree_paths(struct hwtr_q *q, const struct hwtr_q_req *req, int64_t rthread,
-    struct tree_out *to)
+    int64_t npaths, struct tree_out *to)
 {
 	struct tree *t = to->t;
 	sqlite3_stmt *st = NULL;
@@ -586,6 +593,12 @@ tree_paths(struct hwtr_q *q, const struct hwtr_q_req *req, int64_t rthread,
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		id = sqlite3_column_int64(st, 0);
 		thread = sqlite3_column_int64(st, 1);
+		if (id < 1 || id > npaths) {
+			rc = q_fail(q, -HWTR_E_FORMAT, "call_paths: id %lld "
+			    "is not in 1..%lld", (long long)id,
+			    (long long)npaths);
+			goto out;
+		}
 		nm = NULL;
 		if (sqlite3_column_type(st, 3) != SQLITE_NULL &&
 		    (nm = q_name_get(q, to->names, sqlite3_column_int64(st,
@@ -629,7 +642,7 @@ tree_paths(struct hwtr_q *q, const struct hwtr_q_req *req, int64_t rthread,
 		ocap = mcap;
 		if ((node = tree_child(t, parent, thread, name, len, hash,
 		    t->n[parent].depth + 1)) == SIZE_MAX ||
-		    id < 1 || hwtr_grow(&map, &mcap, (size_t)id + 1,
+		    hwtr_grow(&map, &mcap, (size_t)id + 1,
 		    sizeof(*map)) < 0)
 			goto nomem;
 		if (mcap > ocap)
@@ -707,7 +720,7 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 		struct tree_out to = { &t, NULL, 0, 0, &names, &ti };
 
 		if (rc > 0)
-			rc = tree_paths(q, req, rthread, &to);
+			rc = tree_paths(q, req, rthread, rc, &to);
 		roots = to.roots;
 		nroots = to.nroots;
 		if (rc < 0)

@@ -160,8 +160,31 @@ paths_same_answers_body()
 	done
 }
 
+atf_test_case paths_damaged_not_read
+paths_damaged_not_read_head() { atf_set descr "a call_paths table whose calls do not add up to the calls, or whose ids are not 1..N, is not read: tree answers from the calls"; }
+paths_damaged_not_read_body()
+{
+	mkdir a b
+	vgdb threads
+	cp threads.db nopaths.db
+	q nopaths.db "DELETE FROM call_paths" > /dev/null
+	# Answers from the calls (nopaths.db), then from damaged tables.
+	cp threads.db sums.db
+	q sums.db "UPDATE call_paths SET calls = calls + 1 WHERE id = 2" \
+	    > /dev/null
+	cp threads.db ids.db
+	q ids.db "UPDATE call_paths SET id = (SELECT max(id) + 5 FROM
+	    call_paths) WHERE id = 2" > /dev/null
+	for d in sums.db ids.db; do
+		same $d "damaged $d" tree
+		same $d "damaged $d" tree --depth 1
+		same $d "damaged $d" export --folded f
+	done
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case paths_damaged_not_read
 	atf_add_test_case paths_synthetic
 	atf_add_test_case paths_threads
 	atf_add_test_case paths_recurse
