@@ -37,11 +37,16 @@
 
 #define CP_MAX		(512 * 1024)
 
+/*
+ * A path: its key (parent is the caller's node + 1, 0 at a root; nul has
+ * the CS_SYMBOL and CS_CALL_IP bits of the key, CP_NODUR when no call had
+ * a time) and its sums.
+ */
 struct cp_node {
-	int64_t		thread, parent, depth;	/* parent: node + 1, 0: root */
+	int64_t		thread, parent, depth;
 	int64_t		symbol, func_ip, call_ip;
 	int64_t		calls, insns, self, dur;
-	uint32_t	nul;			/* CS_SYMBOL, CS_CALL_IP, dur */
+	uint32_t	nul;
 	uint64_t	hash;
 };
 
@@ -55,11 +60,11 @@ struct cp_open {
 struct hwtr_cs_paths {
 	struct cp_node	*n;
 	size_t		len, cap;
-	size_t		*ht;			/* node + 1; 0: empty */
+	size_t		*ht;		/* node + 1; 0: empty */
 	size_t		htcap;
 	struct cp_open	*o;
 	size_t		no, ocap;
-	int64_t		thread, ncalls;
+	int64_t		thread;
 	int		started, over;
 };
 
@@ -179,7 +184,6 @@ hwtr_cs_paths_add(struct hwtr_cs_paths *p, const struct hwtr_cs_row *r)
 
 	if (p->over)
 		return (0);
-	p->ncalls++;
 	if (!p->started || r->v[CS_THREAD] != p->thread) {
 		p->started = 1;
 		p->thread = r->v[CS_THREAD];

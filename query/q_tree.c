@@ -546,10 +546,10 @@ tree_paths_on(struct hwtr_q *q)
 	    "type = 'table' AND name = 'call_paths'", NULL)) < 0 || n == 0)
 		return (rc);
 	if ((rc = q_int(q, &n, 0, "SELECT CASE WHEN (SELECT sum(calls) FROM "
-	    "call_paths) = (SELECT sum(n) FROM calls_pages) AND (SELECT max(id) "
-	    "= count(*) AND min(id) = 1 FROM call_paths) AND NOT EXISTS (SELECT "
-	    "1 FROM calls_rows) THEN (SELECT count(*) FROM call_paths) ELSE 0 "
-	    "END", NULL)) < 0)
+	    "call_paths) = (SELECT sum(n) FROM calls_pages) AND (SELECT "
+	    "max(id) = count(*) AND min(id) = 1 FROM call_paths) AND NOT "
+	    "EXISTS (SELECT 1 FROM calls_rows) THEN (SELECT count(*) FROM "
+	    "call_paths) ELSE 0 END", NULL)) < 0)
 		return (rc);
 	return (n > 0 && n < INT_MAX ? (int)n : 0);
 }
