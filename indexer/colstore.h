@@ -187,6 +187,20 @@ int hwtr_cs_sym_build(struct sqlite3 *db, struct ix_jobq *jq, char *err,
     size_t errlen);
 
 /*
+ * colpath.c: the call paths (call_paths, hwtrace-db(5)) of the calls
+ * given in id order, made by hwtr_cs_sym_build() as it reads them.
+ * hwtr_cs_paths_add(): 0, or -1 (out of memory); hwtr_cs_paths_write():
+ * the rows into @db's call_paths (none when there were too many paths),
+ * 0, or -1 with what failed in @err.
+ */
+struct hwtr_cs_paths;
+int hwtr_cs_paths_new(struct hwtr_cs_paths **pp);
+int hwtr_cs_paths_add(struct hwtr_cs_paths *p, const struct hwtr_cs_row *r);
+int hwtr_cs_paths_write(struct hwtr_cs_paths *p, struct sqlite3 *db,
+    char *err, size_t errlen);
+void hwtr_cs_paths_free(struct hwtr_cs_paths *p);
+
+/*
  * calls_write.c: the stitcher's call number @idx of thread @thread (ids
  * from @id_base) into @w; @symbol 0 when none, @tc NULL without a time
  * conversion.  0 or -HWTR_E_*.

@@ -459,6 +459,7 @@ hwtr_cs_sym_build(sqlite3 *db, struct ix_jobq *jq, char *err, size_t errlen)
 	sqlite3_stmt *scan = NULL;
 	struct sy_rd rd[SY_AHEAD], *d;
 	struct hwtr_cs_row *rows;
+	struct hwtr_cs_paths *paths = NULL;
 	int64_t i, n;
 	size_t k, rd_head = 0, rd_n = 0;
 	int rc, more = 1;
@@ -474,7 +475,7 @@ hwtr_cs_sym_build(sqlite3 *db, struct ix_jobq *jq, char *err, size_t errlen)
 		rd[k].rows = malloc(HWTR_CS_PAGE * sizeof(*rd[k].rows));
 	for (k = 0; k < SY_AHEAD && rd[k].rows != NULL; k++)
 		;
-	if (k < SY_AHEAD || s.prow == NULL) {
+	if (k < SY_AHEAD || s.prow == NULL || hwtr_cs_paths_new(&paths) < 0) {
 		rc = sy_fail(&s, "calls: out of memory");
 		goto out;
 	}
@@ -518,6 +519,10 @@ hwtr_cs_sym_build(sqlite3 *db, struct ix_jobq *jq, char *err, size_t errlen)
 		assert(n > 0 && n <= HWTR_CS_PAGE && rows[0].v[CS_ID] >= d->id0 &&
 		    rows[n - 1].v[CS_ID] < d->id0 + HWTR_CS_PAGE);
 		for (i = 0; i < n; i++) {
+			if (hwtr_cs_paths_add(paths, &rows[i]) < 0) {
+				rc = sy_fail(&s, "calls: out of memory");
+				goto out;
+			}
 			if ((rc = sy_caller(&s, &rows[i], rows, n)) < 0 ||
 			    (!(rows[i].nul & (1u << CS_SYMBOL)) &&
 			    (rc = sy_add(&s, &rows[i])) < 0))
@@ -530,7 +535,11 @@ hwtr_cs_sym_build(sqlite3 *db, struct ix_jobq *jq, char *err, size_t errlen)
 			rc = sy_flush(&s, &s.tab[k]);
 	while (s.wr_n > 0 && rc == 0)
 		rc = sy_wr_complete(&s);
+	/* The call paths, from the same pages (colpath.c). */
+	if (rc == 0)
+		rc = hwtr_cs_paths_write(paths, db, err, errlen);
 out:
+	hwtr_cs_paths_free(paths);
 	/* Jobs still queued or running use the slots. */
 	for (; rd_n > 0; rd_n--, rd_head = (rd_head + 1) % SY_AHEAD)
 		ix_jobq_wait(jq, &rd[rd_head].job);

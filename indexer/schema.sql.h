@@ -217,6 +217,19 @@
 "  PRIMARY KEY (thread, from_block, to_block)\n"			\
 ") WITHOUT ROWID;\n"							\
 "CREATE VIRTUAL TABLE calls USING hwtr_calls;\n"			\
+"CREATE TABLE call_paths (\n"					\
+"  id INTEGER PRIMARY KEY,\n"						\
+"  thread INTEGER NOT NULL REFERENCES threads(id),\n"			\
+"  parent INTEGER REFERENCES call_paths(id),\n"				\
+"  depth INTEGER NOT NULL,\n"						\
+"  symbol INTEGER REFERENCES symbols(id),\n"				\
+"  func_ip INTEGER NOT NULL,\n"						\
+"  call_ip INTEGER,\n"							\
+"  calls INTEGER NOT NULL,\n"						\
+"  insns INTEGER NOT NULL,\n"						\
+"  self_insns INTEGER NOT NULL,\n"					\
+"  duration_ns INTEGER\n"						\
+");\n"									\
 "CREATE TABLE events (\n"						\
 "  id INTEGER PRIMARY KEY,\n"						\
 "  thread INTEGER REFERENCES threads(id),\n"				\

@@ -16,6 +16,7 @@
  */
 
 #include <assert.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,7 +297,7 @@ tinl_get(struct hwtr_q *q, struct tinl *ti, uint64_t ip)
  */
 static size_t
 tinl_path(struct hwtr_q *q, struct tinl *ti, struct tree *t, size_t parent,
-    int64_t thread, uint64_t ip, int64_t insns)
+    int64_t thread, uint64_t ip, int64_t ncalls, int64_t insns)
 {
 	const struct tinl_ent *e;
 	const char *nm[32];
@@ -316,7 +317,7 @@ tinl_path(struct hwtr_q *q, struct tinl *ti, struct tree *t, size_t parent,
 			q_fail(q, -HWTR_E_NOMEM, "out of memory");
 			return (SIZE_MAX);
 		}
-		t->n[parent].count++;
+		t->n[parent].count += ncalls;
 		t->n[parent].insns += insns;
 	}
 	return (parent);
@@ -526,6 +527,146 @@ tree_src_open(struct hwtr_q *q, const struct hwtr_q_req *req,
 	return (0);
 }
 
+/*
+ * Whether call_paths (indexer/colpath.c) holds every call (its number of
+ * rows, else 0): it is absent
+ * from databases written before it, and empty when the indexer found too
+ * many paths; calls written with SQL (calls_rows) are not in it.  Its
+ * ids are 1..N as the indexer numbers them (tree_paths() maps them in an
+ * array); a table that is not so was not written by hwtrace and is not
+ * read.
+ */
+static int
+tree_paths_on(struct hwtr_q *q)
+{
+	int64_t n = 0;
+	int rc;
+
+	if ((rc = q_int(q, &n, 0, "SELECT count(*) FROM sqlite_master WHERE "
+	    "type = 'table' AND name = 'call_paths'", NULL)) < 0 || n == 0)
+		return (rc);
+	if ((rc = q_int(q, &n, 0, "SELECT CASE WHEN (SELECT sum(calls) FROM "
+	    "call_paths) = (SELECT sum(n) FROM calls_pages) AND (SELECT "
+	    "max(id) = count(*) AND min(id) = 1 FROM call_paths) AND NOT "
+	    "EXISTS (SELECT 1 FROM calls_rows) THEN (SELECT count(*) FROM "
+	    "call_paths) ELSE 0 END", NULL)) < 0)
+		return (rc);
+	return (n > 0 && n < INT_MAX ? (int)n : 0);
+}
+
+/* Where tree puts what it reads: the tree, its roots, the names. */
+struct tree_out {
+	struct tree	*t;
+	size_t		*roots, nroots, rcap;
+	struct q_names	*names;
+	struct tinl	*ti;
+};
+
+/*
+ * The tree of every call of thread @rthread (-1: all) at most --depth
+ * deep from call_paths: each row a path's calls at once, in the order of
+ * the paths' first calls, so that the nodes (the paths merged by name)
+ * come in the order tree's one row per call gives them.  A path's
+ * caller is an earlier row: @map takes a row id to its node.
+ */
+static int
+tree_paths(struct hwtr_q *q, const struct hwtr_q_req *req, int64_t rthread,
+    int64_t npaths, struct tree_out *to)
+{
+	struct tree *t = to->t;
+	sqlite3_stmt *st = NULL;
+	const struct q_name *nm;
+	size_t *map = NULL, mcap = 0, ocap, root = 0, parent, node, len;
+	int64_t id, pid, thread, cur = -1, calls;
+	const char *name;
+	char hex[24];
+	uint64_t hash;
+	int rc;
+
+	if ((rc = q_prepare(q, &st, "SELECT id, thread, parent, symbol, "
+	    "func_ip, call_ip, calls, insns, self_insns, duration_ns FROM "
+	    "call_paths WHERE (?1 < 0 OR thread = ?1) AND depth <= ?2 "
+	    "ORDER BY id")) < 0)
+		return (rc);
+	sqlite3_bind_int64(st, 1, rthread);
+	sqlite3_bind_int64(st, 2, req->depth >= 0 ? req->depth : INT64_MAX);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		id = sqlite3_column_int64(st, 0);
+		thread = sqlite3_column_int64(st, 1);
+		if (id < 1 || id > npaths) {
+			rc = q_fail(q, -HWTR_E_FORMAT, "call_paths: id %lld "
+			    "is not in 1..%lld", (long long)id,
+			    (long long)npaths);
+			goto out;
+		}
+		nm = NULL;
+		if (sqlite3_column_type(st, 3) != SQLITE_NULL &&
+		    (nm = q_name_get(q, to->names, sqlite3_column_int64(st,
+		    3))) == NULL) {
+			rc = -HWTR_E_DB;
+			goto out;
+		}
+		if (nm != NULL && nm->name != NULL) {
+			name = nm->name;
+			len = nm->len;
+			hash = nm->hash;
+		} else {
+			len = q_fmt_hex(hex, (uint64_t)sqlite3_column_int64(st,
+			    4));
+			name = hex;
+			hash = q_hash(hex, len);
+		}
+		if (thread != cur) {
+			/* A pseudo root per thread holds its roots. */
+			root = tree_child(t, (size_t)-1, thread, "", 0, 0, -1);
+			if (root == SIZE_MAX || hwtr_grow(&to->roots,
+			    &to->rcap, to->nroots + 1, sizeof(*to->roots)) < 0)
+				goto nomem;
+			to->roots[to->nroots++] = root;
+			cur = thread;
+		}
+		/* The caller's path came before (colpath.c). */
+		parent = root;
+		pid = sqlite3_column_int64(st, 2);
+		if (sqlite3_column_type(st, 2) != SQLITE_NULL && pid > 0 &&
+		    pid < id && (size_t)pid < mcap && map[pid] != 0)
+			parent = map[pid] - 1;
+		calls = sqlite3_column_int64(st, 6);
+		if (to->ti->on && sqlite3_column_type(st, 5) != SQLITE_NULL &&
+		    (parent = tinl_path(q, to->ti, t, parent, thread,
+		    (uint64_t)sqlite3_column_int64(st, 5), calls,
+		    sqlite3_column_int64(st, 7))) == SIZE_MAX) {
+			rc = -HWTR_E_DB;	/* q->msg says what */
+			goto out;
+		}
+		ocap = mcap;
+		if ((node = tree_child(t, parent, thread, name, len, hash,
+		    t->n[parent].depth + 1)) == SIZE_MAX ||
+		    hwtr_grow(&map, &mcap, (size_t)id + 1,
+		    sizeof(*map)) < 0)
+			goto nomem;
+		if (mcap > ocap)
+			memset(map + ocap, 0, (mcap - ocap) * sizeof(*map));
+		map[id] = node + 1;
+		t->n[node].count += calls;
+		t->n[node].insns += sqlite3_column_int64(st, 7);
+		t->n[node].self += sqlite3_column_int64(st, 8);
+		if (sqlite3_column_type(st, 9) != SQLITE_NULL) {
+			t->n[node].dur += sqlite3_column_int64(st, 9);
+			t->n[node].dur_known = 1;
+		}
+	}
+	rc = rc == SQLITE_DONE ? 0 : q_dbfail(q, "tree: cannot read "
+	    "call_paths");
+	goto out;
+nomem:
+	rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+out:
+	sqlite3_finalize(st);
+	free(map);
+	return (rc);
+}
+
 int
 q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
     struct hwtr_q_res **resp)
@@ -574,6 +715,18 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 		goto out;
 	}
+	/* The whole tree, or below the roots: a row per path (colpath.c). */
+	if (req->depth != 0 && !r.on && (rc = tree_paths_on(q)) != 0) {
+		struct tree_out to = { &t, NULL, 0, 0, &names, &ti };
+
+		if (rc > 0)
+			rc = tree_paths(q, req, rthread, rc, &to);
+		roots = to.roots;
+		nroots = to.nroots;
+		if (rc < 0)
+			goto out;
+		goto emit;
+	}
 	if ((rc = tree_src_open(q, req, &r, rthread, lo, hi, &ts, &st)) < 0)
 		goto out;
 	ts.st = st;
@@ -619,7 +772,7 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 			goto nomem;
 		if (ti.on && sqlite3_column_type(rs, k + 9) != SQLITE_NULL &&
 		    (parent = tinl_path(q, &ti, &t, parent, thread,
-		    (uint64_t)sqlite3_column_int64(rs, k + 9),
+		    (uint64_t)sqlite3_column_int64(rs, k + 9), 1,
 		    sqlite3_column_int64(rs, k + 6))) == SIZE_MAX) {
 			rc = -HWTR_E_DB;	/* q->msg says what */
 			goto out;
@@ -642,6 +795,7 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 		rc = q_dbfail(q, "tree: cannot read calls");
 		goto out;
 	}
+emit:
 	rc = 0;
 	for (c = 0; c < nroots && rc == 0; c++)
 		rc = tree_emit(q, &t, roots[c], res);

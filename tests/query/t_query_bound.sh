@@ -9,7 +9,8 @@
 # tree node (16 bytes a call, 23 MB) ran out of memory.  What they answer
 # is checked against the counts mkdb made by construction: main calls
 # w0..w63 in turn, wJ calls w(J+1) when J is a multiple of 8; mkdb prints
-# the instructions and calls it wrote.
+# the instructions and calls it wrote.  They also answer within 1 s of CPU
+# time, reading a row per call path (call_paths) instead of one per call.
 
 . "$(atf_get_srcdir)/../env.sh"
 
@@ -87,8 +88,40 @@ tree_depth1_bounded_heap_body()
 	    "differs from the first two levels of tree --depth 2"
 }
 
+# Run "$@" with 1 s of CPU time (ulimit -t: SIGXCPU past it); its status
+# in $st.
+cpu1()
+{
+	( ulimit -t 1 && exec "$@" ) > out 2> err
+	st=$?
+	[ "$st" -gt 128 ] && echo "killed by signal $((st - 128)) (the CPU" \
+	    "limit)" >> err
+}
+
+atf_test_case tree_folded_within_1s_cpu
+tree_folded_within_1s_cpu_head() { atf_set descr "tree --depth 1 and export --folded over 1.4 M calls within 1 s of CPU time (issue 29 item 6: they read a row per call path, not per call), answering mkdb's counts"; }
+tree_folded_within_1s_cpu_body()
+{
+	mkhuge
+	cpu1 "$HWTRACE" query huge.db tree --depth 1 --format csv
+	[ "$st" = 0 ] || atf_fail "tree --depth 1 within 1 s of CPU: expected" \
+	    "exit 0, got $st: $(cat err)"
+	main=$(awk -F, '$2 == 0 { print $4 " " $5 }' out)
+	[ "$main" = "1 $insns" ] || atf_fail "expected main called once with" \
+	    "$insns instructions (mkdb), got '$main'"
+	n=$(awk -F, '$2 == 1' out | wc -l)
+	[ "$n" = 64 ] || atf_fail "expected 64 functions under main, got $n"
+	cpu1 "$HWTRACE" query huge.db export --folded f.txt
+	[ "$st" = 0 ] || atf_fail "export --folded within 1 s of CPU: expected" \
+	    "exit 0, got $st: $(cat err)"
+	sum=$(awk '{ s += $NF } END { printf "%d", s }' f.txt)
+	[ "$sum" = "$insns" ] || atf_fail "expected weights adding up to" \
+	    "$insns instructions (mkdb), got $sum"
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case folded_bounded_heap
 	atf_add_test_case tree_depth1_bounded_heap
+	atf_add_test_case tree_folded_within_1s_cpu
 }
