@@ -43,6 +43,7 @@ SQLITE_EXTENSION_INIT3
 #include <string.h>
 
 #include "colstore.h"
+#include "hwtr_common.h"
 
 /* Plans (idxNum & 7), and the order bit. */
 #define CV_SCAN		0
@@ -658,19 +659,21 @@ cv_find(struct cv_cursor *c, int64_t id, struct cv_page **pgp)
 	return (rc);
 }
 
+static int
+cv_id_below(const void *id, const void *rows, size_t i)
+{
+	const struct hwtr_cs_row *r = rows;
+
+	return (r[i].v[CS_ID] < *(const int64_t *)id);
+}
+
 /* Index of id @id in page @pg, or -1. */
 static int64_t
 cv_index(const struct cv_page *pg, int64_t id)
 {
-	int64_t lo = 0, hi = pg->n, mid;
+	int64_t lo;
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (pg->rows[mid].v[CS_ID] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = (int64_t)hwtr_bsearch(&id, pg->rows, (size_t)pg->n, cv_id_below);
 	return (lo < pg->n && pg->rows[lo].v[CS_ID] == id ? lo : -1);
 }
 
@@ -696,22 +699,24 @@ cv_row_ok(const struct cv_cursor *c, const struct hwtr_cs_row *r)
  * descending the last at or below the upper ones; a bisection, so that a
  * walk seeking in a thread does not test the rows before.
  */
+static int
+cv_start_below(const void *cursor, const void *rows, size_t i)
+{
+	const struct cv_cursor *c = cursor;
+	const struct hwtr_cs_row *r = (const struct hwtr_cs_row *)rows + i;
+
+	return (c->desc ? r->v[CS_ID] <= c->id_hi &&
+	    r->v[CS_ENTRY_SEQ] <= c->seq_hi : r->v[CS_ID] < c->id_lo ||
+	    r->v[CS_ENTRY_SEQ] < c->seq_lo);
+}
+
 static int64_t
 cv_start(const struct cv_cursor *c, const struct cv_page *pg)
 {
-	int64_t lo = 0, hi = pg->n, mid;
-	const struct hwtr_cs_row *r;
+	int64_t lo;
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		r = &pg->rows[mid];
-		if (c->desc ? r->v[CS_ID] <= c->id_hi &&
-		    r->v[CS_ENTRY_SEQ] <= c->seq_hi : r->v[CS_ID] < c->id_lo ||
-		    r->v[CS_ENTRY_SEQ] < c->seq_lo)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = (int64_t)hwtr_bsearch(c, pg->rows, (size_t)pg->n,
+	    cv_start_below);
 	return (c->desc ? lo - 1 : lo);
 }
 
