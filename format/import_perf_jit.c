@@ -36,6 +36,9 @@
 #include "perf_file.h"
 #include "perf_record.h"
 
+/* This file's failures, through the importer's formatter (import_perf.c). */
+#define pj_err	hwtr_perf_fail
+
 /* Largest jitdump read, and largest code-region member written. */
 #define PJ_DUMP_MAX	(1ULL << 30)
 #define PJ_CODE_MAX	(1ULL << 30)
@@ -93,7 +96,7 @@ make_regions(struct hwtr_perf_jit *j, struct pj_dump *dm, size_t *bigp)
 	if (dm->l.n == 0)
 		return (0);
 	if ((dm->reg = calloc(dm->l.n, sizeof(*dm->reg))) == NULL)
-		return (hwtr_perf_fail(j->pd, -HWTR_E_NOMEM, "out of memory"));
+		return (pj_err(j->pd, -HWTR_E_NOMEM, "out of memory"));
 	for (i = 0; i < dm->l.n; i++) {
 		s = &dm->l.v[i];
 		if (s->code == NULL || s->size == 0)
@@ -112,7 +115,7 @@ make_regions(struct hwtr_perf_jit *j, struct pj_dump *dm, size_t *bigp)
 		r->seq = dm->nreg++;
 	}
 	if (dm->nreg > HWTR_CODE_MAX_REGIONS)
-		return (hwtr_perf_fail(j->pd, -HWTR_E_LIMIT, "jitdump '%s': %zu code "
+		return (pj_err(j->pd, -HWTR_E_LIMIT, "jitdump '%s': %zu code "
 		    "loads, more than the %u code regions an archive holds",
 		    dm->path, dm->nreg, HWTR_CODE_MAX_REGIONS));
 	qsort(dm->reg, dm->nreg, sizeof(*dm->reg), reg_cmp_time);
@@ -129,7 +132,7 @@ make_regions(struct hwtr_perf_jit *j, struct pj_dump *dm, size_t *bigp)
 		if (tsearch(r, &root, reg_cmp_live) == NULL) {
 			for (i = 0; i < dm->nreg; i++)
 				tdelete(&dm->reg[i], &root, reg_cmp_live);
-			return (hwtr_perf_fail(j->pd, -HWTR_E_NOMEM, "out of memory"));
+			return (pj_err(j->pd, -HWTR_E_NOMEM, "out of memory"));
 		}
 	}
 	for (i = 0; i < dm->nreg; i++)
@@ -170,7 +173,7 @@ read_dump(struct hwtr_perf_jit *j, const struct hwtr_import_opts *o,
 	    slash != NULL ? (int)(slash - pd->path + 1) : 0, pd->path,
 	    base_name(recorded));
 	if (hwtr_grow(&j->d, &j->dcap, j->nd + 1, sizeof(*j->d)) < 0)
-		return (hwtr_perf_fail(pd, -HWTR_E_NOMEM, "out of memory"));
+		return (pj_err(pd, -HWTR_E_NOMEM, "out of memory"));
 	dm = &j->d[j->nd];
 	memset(dm, 0, sizeof(*dm));
 	for (i = 0; i < n; i++)
@@ -180,7 +183,7 @@ read_dump(struct hwtr_perf_jit *j, const struct hwtr_import_opts *o,
 	if (i == n) {
 		if (hwtr_grow(&j->missing, &j->mcap, j->nmissing + 1,
 		    sizeof(*j->missing)) < 0)
-			return (hwtr_perf_fail(pd, -HWTR_E_NOMEM, "out of memory"));
+			return (pj_err(pd, -HWTR_E_NOMEM, "out of memory"));
 		j->missing[j->nmissing++] = pid;
 		return (hwtr_perf_caveat(pd, "process %" PRIu32 ": its "
 		    "jitdump '%s' was not found (--symfs, the recorded path, "
@@ -190,13 +193,13 @@ read_dump(struct hwtr_perf_jit *j, const struct hwtr_import_opts *o,
 	j->nd++;
 	dm->pid = pid;
 	if ((dm->path = strdup(cand[i])) == NULL)
-		return (hwtr_perf_fail(pd, -HWTR_E_NOMEM, "out of memory"));
+		return (pj_err(pd, -HWTR_E_NOMEM, "out of memory"));
 	if ((rc = hwtr_jit_parse_dump(&dm->l, dm->path, dm->buf, dm->len,
 	    ebuf, sizeof(ebuf))) < 0)
-		return (hwtr_perf_fail(pd, rc, "jitdump %s", rc == -HWTR_E_NOMEM ?
+		return (pj_err(pd, rc, "jitdump %s", rc == -HWTR_E_NOMEM ?
 		    "out of memory" : ebuf));
 	if (dm->l.pid != pid)
-		return (hwtr_perf_fail(pd, -HWTR_E_FORMAT, "jitdump '%s' is of "
+		return (pj_err(pd, -HWTR_E_FORMAT, "jitdump '%s' is of "
 		    "process %" PRIu32 ", the recording maps it in process %"
 		    PRIu32, dm->path, dm->l.pid, pid));
 	if ((rc = make_regions(j, dm, &big)) < 0)
@@ -204,7 +207,7 @@ read_dump(struct hwtr_perf_jit *j, const struct hwtr_import_opts *o,
 	if (big > 0 && hwtr_perf_caveat(pd, "jitdump '%s': %zu code loads "
 	    "larger than %u bytes are not stored as code regions", dm->path,
 	    big, HWTR_CODE_MAX_LEN) < 0)
-		return (hwtr_perf_fail(pd, -HWTR_E_NOMEM, "out of memory"));
+		return (pj_err(pd, -HWTR_E_NOMEM, "out of memory"));
 	return (0);
 }
 
@@ -223,7 +226,7 @@ hwtr_perf_jit_find(struct hwtr_perf_data *pd,
 
 	*jp = NULL;
 	if ((j = calloc(1, sizeof(*j))) == NULL)
-		return (hwtr_perf_fail(pd, -HWTR_E_NOMEM, "out of memory"));
+		return (pj_err(pd, -HWTR_E_NOMEM, "out of memory"));
 	j->pd = pd;
 	for (i = 0; i < pd->nsb && rc >= 0; i++) {
 		const uint8_t *p = pd->buf + pd->sb[i].file_off;
@@ -248,7 +251,7 @@ hwtr_perf_jit_find(struct hwtr_perf_data *pd,
 	for (i = 0; i < j->nd && rc >= 0; i++)
 		if ((j->d[i].l.flags & HWTR_JIT_F_ARCH_TIMESTAMP) &&
 		    !clk->tsc && !pd->has_tc)
-			rc = hwtr_perf_fail(pd, -HWTR_E_FORMAT, "jitdump '%s' has TSC "
+			rc = pj_err(pd, -HWTR_E_FORMAT, "jitdump '%s' has TSC "
 			    "timestamps (JITDUMP_FLAGS_ARCH_TIMESTAMP) and the "
 			    "recording has no TIME_CONV record to convert them "
 			    "to perf clock time (record with -k 1 and an agent "
@@ -316,12 +319,12 @@ write_code(struct hwtr_perf_jit *j, struct pj_dump *dm, struct hwtr_aw *aw,
 	for (i = 0; i < dm->nreg; i++) {
 		total += HWTR_CODE_REC + dm->reg[i].len;
 		if (total > PJ_CODE_MAX)
-			return (hwtr_perf_fail(j->pd, -HWTR_E_LIMIT, "jitdump '%s': "
+			return (pj_err(j->pd, -HWTR_E_LIMIT, "jitdump '%s': "
 			    "its code regions pass %llu bytes", dm->path,
 			    (unsigned long long)PJ_CODE_MAX));
 	}
 	if ((buf = malloc((size_t)total)) == NULL)
-		return (hwtr_perf_fail(j->pd, -HWTR_E_NOMEM, "out of memory"));
+		return (pj_err(j->pd, -HWTR_E_NOMEM, "out of memory"));
 	hwtr_code_put_hdr(buf);
 	p = buf + HWTR_CODE_HDR;
 	for (i = 0; i < dm->nreg; i++) {
@@ -340,7 +343,7 @@ write_code(struct hwtr_perf_jit *j, struct pj_dump *dm, struct hwtr_aw *aw,
 	rc = hwtr_aw_add_jit(aw, name, buf, (size_t)total);
 	free(buf);
 	if (rc < 0)
-		return (hwtr_perf_fail(j->pd, rc, "member jit/%s: %s", name,
+		return (pj_err(j->pd, rc, "member jit/%s: %s", name,
 		    hwtr_aw_errmsg(aw)));
 	return (0);
 }
@@ -358,7 +361,7 @@ hwtr_perf_jit_write(struct hwtr_perf_jit *j, struct hwtr_aw *aw,
 		dm = &j->d[i];
 		snprintf(name, sizeof(name), "jit-%" PRIu32 ".dump", dm->pid);
 		if ((rc = hwtr_aw_add_jit(aw, name, dm->buf, dm->len)) < 0)
-			return (hwtr_perf_fail(j->pd, rc, "member jit/%s: %s", name,
+			return (pj_err(j->pd, rc, "member jit/%s: %s", name,
 			    hwtr_aw_errmsg(aw)));
 		if (dm->nreg > 0 && (rc = write_code(j, dm, aw, clk)) < 0)
 			return (rc);
