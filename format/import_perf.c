@@ -104,6 +104,9 @@ hwtr_perf_data_free(struct hwtr_perf_data *pd)
 	memset(pd, 0, sizeof(*pd));
 }
 
+/* hwtr_perf_fail, shared with import_perf_jit.c; fail() in this file. */
+#define fail	hwtr_perf_fail
+
 int
 hwtr_perf_fail(const struct hwtr_perf_data *pd, int rc, const char *fmt, ...)
 {
@@ -158,15 +161,15 @@ add_attr(struct hwtr_perf_data *pd, const uint8_t *a, size_t asz,
 	uint64_t flags;
 
 	if (pd->nattr >= PF_MAX_ATTRS)
-		return (hwtr_perf_fail(pd, -HWTR_E_LIMIT, "%s: more than %d attrs",
+		return (fail(pd, -HWTR_E_LIMIT, "%s: more than %d attrs",
 		    where, PF_MAX_ATTRS));
 	if (asz < 48)
-		return (hwtr_perf_fail(pd, -HWTR_E_FORMAT, "%s: attr of %zu bytes, "
+		return (fail(pd, -HWTR_E_FORMAT, "%s: attr of %zu bytes, "
 		    "too short for its sample_type and flags", where, asz));
 	if (nids > PF_MAX_IDS)
-		return (hwtr_perf_fail(pd, -HWTR_E_LIMIT, "%s: %zu ids", where, nids));
+		return (fail(pd, -HWTR_E_LIMIT, "%s: %zu ids", where, nids));
 	if (hwtr_grow(&pd->attr, &pd->attrcap, pd->nattr + 1, sizeof(*at)) < 0)
-		return (hwtr_perf_fail(pd, -HWTR_E_NOMEM, "out of memory"));
+		return (fail(pd, -HWTR_E_NOMEM, "out of memory"));
 	at = &pd->attr[pd->nattr];
 	memset(at, 0, sizeof(*at));
 	at->type = hwtr_perf_u32(a);
@@ -177,7 +180,7 @@ add_attr(struct hwtr_perf_data *pd, const uint8_t *a, size_t asz,
 	at->sample_id_all = (flags >> 18) & 1;
 	if (nids > 0) {
 		if ((at->ids = malloc(nids * 8)) == NULL)
-			return (hwtr_perf_fail(pd, -HWTR_E_NOMEM, "out of memory"));
+			return (fail(pd, -HWTR_E_NOMEM, "out of memory"));
 		memcpy(at->ids, ids, nids * 8);
 		at->nids = nids;
 	}
@@ -273,7 +276,7 @@ feat_build_ids(struct hwtr_perf_data *pd, const uint8_t *p, size_t len)
 		}
 		if (hwtr_grow(&pd->bid, &pd->bidcap, pd->nbid + 1,
 		    sizeof(*b)) < 0)
-			return (hwtr_perf_fail(pd, -HWTR_E_NOMEM, "out of memory"));
+			return (fail(pd, -HWTR_E_NOMEM, "out of memory"));
 		b = &pd->bid[pd->nbid];
 		memset(b, 0, sizeof(*b));
 		b->pid = (int32_t)hwtr_perf_u32(p + off + 8);
@@ -291,7 +294,7 @@ feat_build_ids(struct hwtr_perf_data *pd, const uint8_t *p, size_t len)
 		n = sz - 36;
 		b->name = strndup((const char *)p + off + 36, n);
 		if (b->name == NULL)
-			return (hwtr_perf_fail(pd, -HWTR_E_NOMEM, "out of memory"));
+			return (fail(pd, -HWTR_E_NOMEM, "out of memory"));
 		pd->nbid++;
 		off += sz;
 	}
@@ -344,7 +347,7 @@ note_aux(struct hwtr_perf_data *pd, const struct hwtr_perf_rec *r,
 
 	if (hwtr_grow(&pd->auxrec, &pd->auxreccap, pd->nauxrec + 1,
 	    sizeof(*a)) < 0)
-		return (hwtr_perf_fail(pd, -HWTR_E_NOMEM, "out of memory"));
+		return (fail(pd, -HWTR_E_NOMEM, "out of memory"));
 	a = &pd->auxrec[pd->nauxrec];
 	a->file_off = off;
 	a->offset = r->u.aux.offset;
@@ -363,7 +366,7 @@ note_sb(struct hwtr_perf_data *pd, const struct hwtr_perf_rec *r, size_t off)
 	struct hwtr_perf_sbrec *s;
 
 	if (hwtr_grow(&pd->sb, &pd->sbcap, pd->nsb + 1, sizeof(*s)) < 0)
-		return (hwtr_perf_fail(pd, -HWTR_E_NOMEM, "out of memory"));
+		return (fail(pd, -HWTR_E_NOMEM, "out of memory"));
 	s = &pd->sb[pd->nsb];
 	s->file_off = off;
 	s->has_time = r->sid.has_time || r->type == HWTR_PERF_FORK ||
@@ -431,14 +434,14 @@ record(struct hwtr_perf_data *pd, const struct hwtr_perf_rec *r, size_t off,
 		pd->info_type = r->u.auxtrace_info.type;
 		pd->info_npriv = r->u.auxtrace_info.npriv;
 		if ((pd->info_priv = calloc(pd->info_npriv + 1, 8)) == NULL)
-			return (hwtr_perf_fail(pd, -HWTR_E_NOMEM, "out of memory"));
+			return (fail(pd, -HWTR_E_NOMEM, "out of memory"));
 		memcpy(pd->info_priv, r->u.auxtrace_info.priv,
 		    pd->info_npriv * 8);
 		return (0);
 	case HWTR_PERF_AUXTRACE:
 		if (hwtr_grow(&pd->aux, &pd->auxcap, pd->naux + 1,
 		    sizeof(*ax)) < 0)
-			return (hwtr_perf_fail(pd, -HWTR_E_NOMEM, "out of memory"));
+			return (fail(pd, -HWTR_E_NOMEM, "out of memory"));
 		ax = &pd->aux[pd->naux];
 		memset(ax, 0, sizeof(*ax));
 		ax->data_off = off + r->size;
@@ -502,7 +505,7 @@ walk(struct hwtr_perf_data *pd, size_t off)
 				pd->cut = 1;
 				return (0);
 			}
-			return (hwtr_perf_fail(pd, -HWTR_E_FORMAT, "record %" PRIu64
+			return (fail(pd, -HWTR_E_FORMAT, "record %" PRIu64
 			    " at byte %zu: %s", nrec, off, ebuf));
 		}
 		if ((rc = record(pd, &r, off, &skip)) < 0)
@@ -525,14 +528,14 @@ hwtr_perf_scan(struct hwtr_perf_data *pd)
 	int rc;
 
 	if (pd->len < 16)
-		return (hwtr_perf_fail(pd, -HWTR_E_FORMAT, "%zu bytes, too short for "
+		return (fail(pd, -HWTR_E_FORMAT, "%zu bytes, too short for "
 		    "a perf.data header", pd->len));
 	magic = hwtr_perf_u64(p);
 	if (magic == PF_MAGIC_SWAP)
-		return (hwtr_perf_fail(pd, -HWTR_E_FORMAT, "a big-endian perf.data "
+		return (fail(pd, -HWTR_E_FORMAT, "a big-endian perf.data "
 		    "file; only little-endian files are read"));
 	if (magic != PF_MAGIC)
-		return (hwtr_perf_fail(pd, -HWTR_E_FORMAT, "not a perf.data file (no "
+		return (fail(pd, -HWTR_E_FORMAT, "not a perf.data file (no "
 		    "PERFILE2 magic)"));
 	hsz = hwtr_perf_u64(p + 8);
 	if (hsz == PF_PIPE_HDR) {
@@ -541,7 +544,7 @@ hwtr_perf_scan(struct hwtr_perf_data *pd)
 		return (walk(pd, PF_PIPE_HDR));
 	}
 	if (hsz < PF_HDR_SIZE || hsz > pd->len)
-		return (hwtr_perf_fail(pd, -HWTR_E_FORMAT, "header size %" PRIu64
+		return (fail(pd, -HWTR_E_FORMAT, "header size %" PRIu64
 		    " is neither 16 (pipe mode) nor 104 within the %zu-byte "
 		    "file", hsz, pd->len));
 	asz = hwtr_perf_u64(p + 16);
@@ -553,11 +556,11 @@ hwtr_perf_scan(struct hwtr_perf_data *pd)
 	/* The attr section: each entry an attr, then its ids' section. */
 	if (alen > 0) {
 		if (asz < 48 + 16 || alen % asz != 0)
-			return (hwtr_perf_fail(pd, -HWTR_E_FORMAT, "attr section of "
+			return (fail(pd, -HWTR_E_FORMAT, "attr section of "
 			    "%" PRIu64 " bytes does not hold whole entries of "
 			    "%" PRIu64 " bytes", alen, asz));
 		if (!in_file(pd, aoff, alen))
-			return (hwtr_perf_fail(pd, -HWTR_E_FORMAT, "attr section "
+			return (fail(pd, -HWTR_E_FORMAT, "attr section "
 			    "(%" PRIu64 " bytes at %" PRIu64 ") lies past the "
 			    "end of the %zu-byte file", alen, aoff, pd->len));
 	}
@@ -570,13 +573,13 @@ hwtr_perf_scan(struct hwtr_perf_data *pd)
 		if (sz == 0)
 			sz = 64;	/* PERF_ATTR_SIZE_VER0 */
 		if (sz > asz - 16)
-			return (hwtr_perf_fail(pd, -HWTR_E_FORMAT, "%s says it has %u "
+			return (fail(pd, -HWTR_E_FORMAT, "%s says it has %u "
 			    "bytes, more than its %" PRIu64 "-byte entry",
 			    where, sz, asz - 16));
 		ioff = hwtr_perf_u64(a + asz - 16);
 		ilen = hwtr_perf_u64(a + asz - 8);
 		if (ilen % 8 != 0 || !in_file(pd, ioff, ilen))
-			return (hwtr_perf_fail(pd, -HWTR_E_FORMAT, "%s: its ids "
+			return (fail(pd, -HWTR_E_FORMAT, "%s: its ids "
 			    "(%" PRIu64 " bytes at %" PRIu64 ") lie past the "
 			    "end of the file or are not whole u64s", where,
 			    ilen, ioff));
@@ -587,7 +590,7 @@ hwtr_perf_scan(struct hwtr_perf_data *pd)
 
 	/* The data section; a file cut short is read as far as it goes. */
 	if (doff < hsz || doff > pd->len)
-		return (hwtr_perf_fail(pd, -HWTR_E_FORMAT, "data section at byte "
+		return (fail(pd, -HWTR_E_FORMAT, "data section at byte "
 		    "%" PRIu64 " lies outside the %zu-byte file", doff,
 		    pd->len));
 	pd->data_off = doff;
