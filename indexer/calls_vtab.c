@@ -1523,9 +1523,9 @@ cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 		id = sqlite3_value_int64(argv[1]);
 	else {
 		if ((rc = cv_prep_vt(vt, &st, "SELECT max(coalesce((SELECT "
-		    "max(id) FROM \"%1$s_rows\"), 0), coalesce((SELECT max(id0) + "
-		    "n - 1 FROM \"%1$s_pages\" WHERE id0 = (SELECT max(id0) FROM "
-		    "\"%1$s_pages\")), 0)) + 1")) != SQLITE_OK)
+		    "max(id) FROM \"%1$s_rows\"), 0), coalesce((SELECT "
+		    "max(id0) + n - 1 FROM \"%1$s_pages\" WHERE id0 = (SELECT "
+		    "max(id0) FROM \"%1$s_pages\")), 0)) + 1")) != SQLITE_OK)
 			return (rc);
 		rc = sqlite3_step(st);
 		id = sqlite3_column_int64(st, 0);
@@ -1542,8 +1542,8 @@ cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 		return (SQLITE_CONSTRAINT);
 	}
 	if ((rc = cv_prep_vt(vt, &st, "INSERT INTO \"%1$s_rows\" VALUES (?1, "
-	    "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
-	    "?17, ?18, ?19, ?20)")) != SQLITE_OK)
+	    "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+	    "?16, ?17, ?18, ?19, ?20)")) != SQLITE_OK)
 		return (rc);
 	sqlite3_bind_int64(st, 1, id);
 	for (i = 1; i < CS_NCOLS; i++)

@@ -246,7 +246,7 @@ struct cs_proto {
 	const char		*decoder;	/* OpenCSD's builtin name */
 	const char *const	*regs;
 	size_t			 nregs;
-	size_t			 size, traceid, arch, prof;	/* of the config */
+	size_t			 size, traceid, arch, prof;	/* in the cfg */
 };
 
 #define CS_PROTO(tf, dcd, T, id, regs) { HWTR_TF_ ## tf,		\
