@@ -167,20 +167,19 @@ code_proc(struct hwtr_jitc *jc, int32_t pid)
 	return (n);
 }
 
+static int
+code_below(const void *addr, const void *live, size_t i)
+{
+	const struct jc_reg *const *r = live;
+
+	return (r[i]->addr < *(const uint64_t *)addr);
+}
+
 /* Index of the first current region of @p at or above @addr. */
 static size_t
 code_lower(const struct jc_proc *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nlive, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (p->live[mid]->addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (lo);
+	return (hwtr_bsearch(&addr, p->live, p->nlive, code_below));
 }
 
 /*

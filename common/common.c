@@ -5,8 +5,8 @@
  */
 
 /*
- * Error strings, time conversion, names and array growth shared by every
- * module.
+ * Error strings, time conversion, names, array growth and binary search
+ * shared by every module.
  */
 
 #include <assert.h>
@@ -119,4 +119,22 @@ hwtr_grow(void *vp, size_t *capp, size_t need, size_t size)
 	*v = nv;
 	*capp = cap;
 	return (0);
+}
+
+size_t
+hwtr_bsearch(const void *key, const void *base, size_t n,
+    int (*below)(const void *key, const void *base, size_t i))
+{
+	size_t lo = 0, hi = n, mid;
+
+	assert(below != NULL);
+	/* Invariant: below() holds before lo and does not from hi on. */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (below(key, base, mid))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (lo);
 }

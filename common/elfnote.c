@@ -14,7 +14,9 @@
  * belongs to the indexer.
  */
 
+#include <assert.h>
 #include <elf.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -97,67 +99,73 @@ scan_notes(const uint8_t *p, size_t len, uint64_t align, uint8_t *id,
 	return (0);
 }
 
+/*
+ * Where the fields the build-id walk reads sit in the ELF header and in a
+ * program header of each class, [0] ELFCLASS32 and [1] ELFCLASS64: the one
+ * walk below reads both, by these offsets and the width of an offset.
+ */
+struct elf_layout {
+	size_t	ehsize, e_phoff, e_phentsize, e_phnum;
+	size_t	phsize, p_type, p_offset, p_filesz, p_align;
+	size_t	word;		/* bytes of an offset or a size: 4 or 8 */
+};
+
+#define ELF_LAYOUT(E, P) {						\
+	sizeof(E), offsetof(E, e_phoff), offsetof(E, e_phentsize),	\
+	offsetof(E, e_phnum), sizeof(P), offsetof(P, p_type),		\
+	offsetof(P, p_offset), offsetof(P, p_filesz),			\
+	offsetof(P, p_align), sizeof(((P *)0)->p_offset) }
+
+static const struct elf_layout elf_layout[2] = {
+	ELF_LAYOUT(Elf32_Ehdr, Elf32_Phdr),
+	ELF_LAYOUT(Elf64_Ehdr, Elf64_Phdr),
+};
+
+/* The little-endian unsigned integer of @n (at most 8) bytes at @p. */
+static uint64_t
+rdle(const uint8_t *p, size_t n)
+{
+	uint64_t v = 0;
+
+	assert(n <= 8);
+	while (n-- > 0)
+		v = v << 8 | p[n];
+	return (v);
+}
+
 int
 hwtr_elf_build_id(hwtr_elf_read_fn rd, void *arg, uint8_t *id, size_t *idlen)
 {
-	unsigned char ident[EI_NIDENT];
+	uint8_t eh[sizeof(Elf64_Ehdr)], ph[sizeof(Elf64_Phdr)];
+	const struct elf_layout *l;
 	uint64_t phoff, poff, psz, palign;
-	unsigned int phnum, phentsize, i, ptype;
-	int is64, rc;
+	unsigned int phnum, phentsize, i;
 	uint8_t *seg;
-	union {
-		Elf64_Ehdr e64;
-		Elf32_Ehdr e32;
-		Elf64_Phdr p64;
-		Elf32_Phdr p32;
-	} u;
+	int rc;
 
 	*idlen = 0;
-	if (rd(arg, 0, ident, sizeof(ident)) != (ssize_t)sizeof(ident) ||
-	    memcmp(ident, ELFMAG, SELFMAG) != 0 ||
-	    ident[EI_DATA] != ELFDATA2LSB)
+	if (rd(arg, 0, eh, EI_NIDENT) != EI_NIDENT ||
+	    memcmp(eh, ELFMAG, SELFMAG) != 0 || eh[EI_DATA] != ELFDATA2LSB ||
+	    (eh[EI_CLASS] != ELFCLASS64 && eh[EI_CLASS] != ELFCLASS32))
 		return (0);
-	is64 = ident[EI_CLASS] == ELFCLASS64;
-	if (!is64 && ident[EI_CLASS] != ELFCLASS32)
+	l = &elf_layout[eh[EI_CLASS] == ELFCLASS64];
+	assert(l->ehsize <= sizeof(eh) && l->phsize <= sizeof(ph));
+	if (rd(arg, 0, eh, l->ehsize) != (ssize_t)l->ehsize)
 		return (0);
-	if (is64) {
-		if (rd(arg, 0, &u.e64, sizeof(u.e64)) != (ssize_t)sizeof(u.e64))
-			return (0);
-		phoff = u.e64.e_phoff;
-		phnum = u.e64.e_phnum;
-		phentsize = u.e64.e_phentsize;
-		if (phentsize < sizeof(Elf64_Phdr))
-			return (0);
-	} else {
-		if (rd(arg, 0, &u.e32, sizeof(u.e32)) != (ssize_t)sizeof(u.e32))
-			return (0);
-		phoff = u.e32.e_phoff;
-		phnum = u.e32.e_phnum;
-		phentsize = u.e32.e_phentsize;
-		if (phentsize < sizeof(Elf32_Phdr))
-			return (0);
-	}
-	if (phnum > 4096)
+	phoff = rdle(eh + l->e_phoff, l->word);
+	phnum = (unsigned int)rdle(eh + l->e_phnum, 2);
+	phentsize = (unsigned int)rdle(eh + l->e_phentsize, 2);
+	if (phentsize < l->phsize || phnum > 4096)
 		return (0);
 	for (i = 0; i < phnum; i++) {
-		if (is64) {
-			if (rd(arg, phoff + (uint64_t)i * phentsize, &u.p64,
-			    sizeof(u.p64)) != (ssize_t)sizeof(u.p64))
-				return (0);
-			ptype = u.p64.p_type;
-			poff = u.p64.p_offset;
-			psz = u.p64.p_filesz;
-			palign = u.p64.p_align;
-		} else {
-			if (rd(arg, phoff + (uint64_t)i * phentsize, &u.p32,
-			    sizeof(u.p32)) != (ssize_t)sizeof(u.p32))
-				return (0);
-			ptype = u.p32.p_type;
-			poff = u.p32.p_offset;
-			psz = u.p32.p_filesz;
-			palign = u.p32.p_align;
-		}
-		if (ptype != PT_NOTE || psz == 0 || psz > NOTE_SEG_MAX)
+		if (rd(arg, phoff + (uint64_t)i * phentsize, ph, l->phsize) !=
+		    (ssize_t)l->phsize)
+			return (0);
+		poff = rdle(ph + l->p_offset, l->word);
+		psz = rdle(ph + l->p_filesz, l->word);
+		palign = rdle(ph + l->p_align, l->word);
+		if (rdle(ph + l->p_type, 4) != PT_NOTE || psz == 0 ||
+		    psz > NOTE_SEG_MAX)
 			continue;
 		if ((seg = malloc(psz)) == NULL)
 			return (-HWTR_E_NOMEM);

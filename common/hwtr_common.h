@@ -28,6 +28,18 @@
 int hwtr_grow(void *vp, size_t *capp, size_t need, size_t size);
 
 /*
+ * Binary search, as bsearch(3) is given a key and an array, but over
+ * @n elements of @base that only @below(@key, @base, i) looks at (an
+ * array of pointers, a column of rows): the least i in [0, @n] for which
+ * @below is false, @below being true for a prefix of the indices and
+ * false for the rest.  For "the first at or above the key", @below says
+ * "element i < key"; for "the last at or below it", "element i <= key",
+ * and the answer is the index after it (0: none).
+ */
+size_t hwtr_bsearch(const void *key, const void *base, size_t n,
+    int (*below)(const void *key, const void *base, size_t i));
+
+/*
  * Text from an archive or a database (host names, command lines, paths,
  * symbol names) made safe for a terminal: control characters (C0, DEL,
  * C1) and bytes that are not valid UTF-8 become \n, \t, \r, \e or \xHH;

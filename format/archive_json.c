@@ -500,8 +500,13 @@ jcount(const char *s, size_t len)
 	return (n);
 }
 
+/*
+ * Parse member @buf into *@rootp, an object, and warn about its fields not
+ * in @known (NULL: the caller looks later): 0, or an error in p->err.
+ */
 static int
-jload(struct jp *p, const void *buf, size_t len, json_t **rootp)
+jload(struct jp *p, const void *buf, size_t len, const char *const *known,
+    json_t **rootp)
 {
 	json_error_t je;
 	json_t *root;
@@ -525,6 +530,8 @@ jload(struct jp *p, const void *buf, size_t len, json_t **rootp)
 		json_decref(root);
 		return (-HWTR_E_FORMAT);
 	}
+	if (known != NULL)
+		junknown(p, root, "", known);
 	*rootp = root;
 	return (0);
 }
@@ -570,7 +577,7 @@ hwtr_json_parse_meta(const char *member, const void *buf, size_t len,
 	int rc, vi;
 
 	memset(m, 0, sizeof(*m));
-	if ((rc = jload(&p, buf, len, &root)) < 0)
+	if ((rc = jload(&p, buf, len, NULL, &root)) < 0)
 		return (rc);
 	/* The version first: a newer major may change every other field. */
 	TRY(jstr(&p, root, "", "format", 0, &ver));
@@ -778,9 +785,8 @@ hwtr_json_parse_stream(const char *member, const void *buf, size_t len,
 	int rc, x;
 
 	memset(d, 0, sizeof(*d));
-	if ((rc = jload(&p, buf, len, &root)) < 0)
+	if ((rc = jload(&p, buf, len, known, &root)) < 0)
 		return (rc);
-	junknown(&p, root, "", known);
 	TRY(jint(&p, root, "", "id", 0, UINT32_MAX - 1, &v));
 	d->id = (uint32_t)v;
 	TRY(jstr(&p, root, "", "name", 0, &d->name));
@@ -826,9 +832,8 @@ hwtr_json_parse_image(const char *member, const void *buf, size_t len,
 	int rc, x;
 
 	memset(d, 0, sizeof(*d));
-	if ((rc = jload(&p, buf, len, &root)) < 0)
+	if ((rc = jload(&p, buf, len, known, &root)) < 0)
 		return (rc);
-	junknown(&p, root, "", known);
 	TRY(jstr(&p, root, "", "key", 0, &s));
 	if (strlen(s) >= sizeof(d->key) || !hwtr_name_ok(s) ||
 	    strchr(s, '/') != NULL) {
@@ -884,9 +889,8 @@ hwtr_json_parse_end(const char *member, const void *buf, size_t len,
 	memset(e, 0, sizeof(*e));
 	*tocp = NULL;
 	*ntocp = 0;
-	if ((rc = jload(&p, buf, len, &root)) < 0)
+	if ((rc = jload(&p, buf, len, known, &root)) < 0)
 		return (rc);
-	junknown(&p, root, "", known);
 	TRY(jint(&p, root, "", "end_ns", INT64_MIN, INT64_MAX, &e->end_ns));
 	TRY(jobj(&p, root, "", "exit", JSON_OBJECT, 0, &x));
 	junknown(&p, x, "exit.", kx);

@@ -104,12 +104,11 @@ hwtr_perf_data_free(struct hwtr_perf_data *pd)
 	memset(pd, 0, sizeof(*pd));
 }
 
-static int
-fail(struct hwtr_perf_data *pd, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* hwtr_perf_fail, shared with import_perf_jit.c; fail() in this file. */
+#define fail	hwtr_perf_fail
 
-static int
-fail(struct hwtr_perf_data *pd, int rc, const char *fmt, ...)
+int
+hwtr_perf_fail(const struct hwtr_perf_data *pd, int rc, const char *fmt, ...)
 {
 	va_list ap;
 	int n;

@@ -27,7 +27,6 @@
 #include <assert.h>
 #include <inttypes.h>
 #include <search.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +38,9 @@
 #include "hwtr_jit.h"
 #include "perf_file.h"
 #include "perf_record.h"
+
+/* This file's failures, through the importer's formatter (import_perf.c). */
+#define pj_err	hwtr_perf_fail
 
 /* Largest jitdump read, and largest code-region member written. */
 #define PJ_DUMP_MAX	(1ULL << 30)
@@ -81,8 +83,6 @@ struct hwtr_perf_jit {
 	size_t		nmissing, mcap;
 };
 
-static int pj_err(const struct hwtr_perf_data *, int, const char *, ...)
-    __attribute__((format(printf, 3, 4)));
 static int jitted_pid(const char *, uint32_t *);
 static int anon_code(const char *);
 static const char *base_name(const char *);
@@ -482,23 +482,6 @@ hwtr_perf_jit_free(struct hwtr_perf_jit *j)
 }
 
 /* ---- helpers --------------------------------------------------------- */
-
-static int
-pj_err(const struct hwtr_perf_data *pd, int rc, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (pd->errbuf == NULL || pd->errlen == 0)
-		return (rc);
-	n = snprintf(pd->errbuf, pd->errlen, "'%s': ", pd->path);
-	if (n < 0 || (size_t)n >= pd->errlen)
-		return (rc);
-	va_start(ap, fmt);
-	vsnprintf(pd->errbuf + n, pd->errlen - (size_t)n, fmt, ap);
-	va_end(ap);
-	return (rc);
-}
 
 /* Live regions by address; overlapping ones compare equal. */
 static int

@@ -338,18 +338,13 @@ int
 hwtr_jit_parse_dump(struct hwtr_jit_list *l, const char *file,
     const void *buf, size_t len, char *err, size_t errlen)
 {
-	struct jd j;
+	struct jd j = { .p = buf, .len = len, .file = file, .err = err,
+	    .errlen = errlen };
 	uint32_t magic, hsize, id, rlen;
 	uint64_t ts;
 	size_t off;
 	int rc = 0;
 
-	memset(&j, 0, sizeof(j));
-	j.p = buf;
-	j.len = len;
-	j.file = file;
-	j.err = err;
-	j.errlen = errlen;
 	if (len < JD_HDR_SIZE)
 		return (jit_err(err, errlen, HWTR_E_FORMAT, file, 0, "a jitdump "
 		    "header needs %d bytes, the file has %zu", JD_HDR_SIZE,

@@ -140,6 +140,13 @@ int hwtr_perf_scan(struct hwtr_perf_data *pd);
 const struct hwtr_perf_idlayout *hwtr_perf_layout(struct hwtr_perf_data *pd,
     const uint8_t *rec, size_t len);
 
+/*
+ * Say what is wrong with the file in pd->errbuf, after its name
+ * (printf-like), and return @rc.
+ */
+int hwtr_perf_fail(const struct hwtr_perf_data *pd, int rc, const char *fmt,
+    ...) __attribute__((format(printf, 3, 4)));
+
 /* Add a caveat (printf-like). */
 int hwtr_perf_caveat(struct hwtr_perf_data *pd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -918,13 +918,20 @@ hwtr_sv_seg_top(const struct hwtr_sv *r, size_t i, uint64_t *top)
 	return (seg_range(r, &r->segs[i], top));
 }
 
+static int
+piece_starts_by(const void *from, const void *pieces, size_t i)
+{
+	return (((const struct hwtr_sv_piece *)pieces)[i].off <=
+	    *(const uint64_t *)from);
+}
+
 int
 hwtr_sv_read(struct hwtr_sv *r, size_t s, uint64_t from, uint64_t to,
     const uint8_t **dstp, uint8_t **copyp, char *err, size_t errlen)
 {
 	static const struct hwtr_sv_piece none;
 	const struct hwtr_sv_piece *p = &none;
-	size_t lo = 0, hi, mid;
+	size_t lo;
 
 	*dstp = NULL;
 	*copyp = NULL;
@@ -934,14 +941,8 @@ hwtr_sv_read(struct hwtr_sv *r, size_t s, uint64_t from, uint64_t to,
 		return (-HWTR_E_INVAL);
 	}
 	/* The piece that holds @from: the last one starting at or before. */
-	hi = r->res[s].npieces;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (r->res[s].pieces[mid].off <= from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = hwtr_bsearch(&from, r->res[s].pieces, r->res[s].npieces,
+	    piece_starts_by);
 	if (lo > 0 && from < r->res[s].pieces[lo - 1].off +
 	    r->res[s].pieces[lo - 1].len)
 		p = &r->res[s].pieces[lo - 1];

@@ -43,6 +43,7 @@ SQLITE_EXTENSION_INIT3
 #include <string.h>
 
 #include "colstore.h"
+#include "hwtr_common.h"
 
 /* Plans (idxNum & 7), and the order bit. */
 #define CV_SCAN		0
@@ -658,19 +659,21 @@ cv_find(struct cv_cursor *c, int64_t id, struct cv_page **pgp)
 	return (rc);
 }
 
+static int
+cv_id_below(const void *id, const void *rows, size_t i)
+{
+	const struct hwtr_cs_row *r = rows;
+
+	return (r[i].v[CS_ID] < *(const int64_t *)id);
+}
+
 /* Index of id @id in page @pg, or -1. */
 static int64_t
 cv_index(const struct cv_page *pg, int64_t id)
 {
-	int64_t lo = 0, hi = pg->n, mid;
+	int64_t lo;
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (pg->rows[mid].v[CS_ID] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = (int64_t)hwtr_bsearch(&id, pg->rows, (size_t)pg->n, cv_id_below);
 	return (lo < pg->n && pg->rows[lo].v[CS_ID] == id ? lo : -1);
 }
 
@@ -696,22 +699,24 @@ cv_row_ok(const struct cv_cursor *c, const struct hwtr_cs_row *r)
  * descending the last at or below the upper ones; a bisection, so that a
  * walk seeking in a thread does not test the rows before.
  */
+static int
+cv_start_below(const void *cursor, const void *rows, size_t i)
+{
+	const struct cv_cursor *c = cursor;
+	const struct hwtr_cs_row *r = (const struct hwtr_cs_row *)rows + i;
+
+	return (c->desc ? r->v[CS_ID] <= c->id_hi &&
+	    r->v[CS_ENTRY_SEQ] <= c->seq_hi : r->v[CS_ID] < c->id_lo ||
+	    r->v[CS_ENTRY_SEQ] < c->seq_lo);
+}
+
 static int64_t
 cv_start(const struct cv_cursor *c, const struct cv_page *pg)
 {
-	int64_t lo = 0, hi = pg->n, mid;
-	const struct hwtr_cs_row *r;
+	int64_t lo;
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		r = &pg->rows[mid];
-		if (c->desc ? r->v[CS_ID] <= c->id_hi &&
-		    r->v[CS_ENTRY_SEQ] <= c->seq_hi : r->v[CS_ID] < c->id_lo ||
-		    r->v[CS_ENTRY_SEQ] < c->seq_lo)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = (int64_t)hwtr_bsearch(c, pg->rows, (size_t)pg->n,
+	    cv_start_below);
 	return (c->desc ? lo - 1 : lo);
 }
 
@@ -1036,6 +1041,40 @@ cv_constrain(struct cv_cursor *c, const char *idxstr, int argc,
 	return (c->id_lo > c->id_hi || c->seq_lo > c->seq_hi);
 }
 
+/*
+ * The statements over the pages, by id0 range (?1, ?2) and of a symbol's
+ * copy (?1), ascending and descending.
+ */
+static const char *const cv_pages_sql[2][2] = {
+	{ "SELECT id0, thread, n, seq0, data FROM \"%1$s_pages\" WHERE id0 "
+	  "BETWEEN ?1 AND ?2 ORDER BY id0",
+	  "SELECT id0, thread, n, seq0, data FROM \"%1$s_pages\" WHERE id0 "
+	  "BETWEEN ?1 AND ?2 ORDER BY id0 DESC" },
+	{ "SELECT id0, thread, n, data FROM \"%1$s_bysym\" WHERE symbol = ?1 "
+	  "ORDER BY symbol, id0",
+	  "SELECT id0, thread, n, data FROM \"%1$s_bysym\" WHERE symbol = ?1 "
+	  "ORDER BY symbol DESC, id0 DESC" },
+};
+
+/*
+ * Pages statement @sql (held in *@stp) bound to @a (and @b when it has a
+ * ?2), on its first page.
+ */
+static int
+cv_pages_of(struct cv_cursor *c, sqlite3_stmt **stp, const char *sql,
+    int64_t a, int64_t b)
+{
+	int rc;
+
+	if ((rc = cv_prep(c, stp, sql)) != SQLITE_OK)
+		return (rc);
+	c->pages = *stp;
+	sqlite3_bind_int64(c->pages, 1, a);
+	if (sqlite3_bind_parameter_count(c->pages) >= 2)
+		sqlite3_bind_int64(c->pages, 2, b);
+	return (cv_page_next(c));
+}
+
 /* The pages statement of the cursor's plan, on its first page. */
 static int
 cv_open_pages(struct cv_cursor *c)
@@ -1078,30 +1117,11 @@ cv_open_pages(struct cv_cursor *c)
 			return (rc);
 		cv_hi(&phi, c->id_hi);
 range:
-		if ((rc = cv_prep(c, &c->s_range[c->desc], c->desc ?
-		    "SELECT id0, thread, n, seq0, data FROM \"%1$s_pages\" "
-		    "WHERE id0 BETWEEN ?1 AND ?2 ORDER BY id0 DESC" :
-		    "SELECT id0, thread, n, seq0, data FROM \"%1$s_pages\" "
-		    "WHERE id0 BETWEEN ?1 AND ?2 ORDER BY id0")) != SQLITE_OK)
-			return (rc);
-		c->pages = c->s_range[c->desc];
-		sqlite3_bind_int64(c->pages, 1, plo);
-		sqlite3_bind_int64(c->pages, 2, phi);
-		if ((rc = cv_page_next(c)) != SQLITE_OK)
-			return (rc);
-		break;
+		return (cv_pages_of(c, &c->s_range[c->desc],
+		    cv_pages_sql[0][c->desc], plo, phi));
 	case CV_SYM:
-		if ((rc = cv_prep(c, &c->s_sym[c->desc], c->desc ?
-		    "SELECT id0, thread, n, data FROM \"%1$s_bysym\" WHERE "
-		    "symbol = ?1 ORDER BY symbol DESC, id0 DESC" :
-		    "SELECT id0, thread, n, data FROM \"%1$s_bysym\" WHERE "
-		    "symbol = ?1 ORDER BY symbol, id0")) != SQLITE_OK)
-			return (rc);
-		c->pages = c->s_sym[c->desc];
-		sqlite3_bind_int64(c->pages, 1, c->symbol);
-		if ((rc = cv_page_next(c)) != SQLITE_OK)
-			return (rc);
-		break;
+		return (cv_pages_of(c, &c->s_sym[c->desc],
+		    cv_pages_sql[1][c->desc], c->symbol, 0));
 	default:
 		break;
 	}
@@ -1277,28 +1297,6 @@ cv_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 	return (SQLITE_OK);
 }
 
-/* Run @sql (table name substituted) with ?1 = @id; 1 when it gave a row. */
-static int
-cv_exec_id(struct cv_vtab *vt, const char *sql, int64_t id, int *rowp)
-{
-	sqlite3_stmt *st;
-	char *s;
-	int rc;
-
-	if ((s = cv_subst(sql, vt->name)) == NULL)
-		return (SQLITE_NOMEM);
-	rc = sqlite3_prepare_v2(vt->db, s, -1, &st, NULL);
-	sqlite3_free(s);
-	if (rc != SQLITE_OK)
-		return (rc);
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rowp != NULL)
-		*rowp = rc == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return (rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc);
-}
-
 /* Prepare @sql (table name substituted) on @vt's database into *@stp. */
 static int
 cv_prep_vt(struct cv_vtab *vt, sqlite3_stmt **stp, const char *sql)
@@ -1311,6 +1309,33 @@ cv_prep_vt(struct cv_vtab *vt, sqlite3_stmt **stp, const char *sql)
 	rc = sqlite3_prepare_v2(vt->db, s, -1, stp, NULL);
 	sqlite3_free(s);
 	return (rc);
+}
+
+/* Run @st to its end: SQLITE_OK, or its error. */
+static int
+cv_step_done(sqlite3_stmt *st)
+{
+	int rc;
+
+	rc = sqlite3_step(st);
+	return (rc == SQLITE_DONE ? SQLITE_OK : rc);
+}
+
+/* Run @sql (table name substituted) with ?1 = @id; 1 when it gave a row. */
+static int
+cv_exec_id(struct cv_vtab *vt, const char *sql, int64_t id, int *rowp)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((rc = cv_prep_vt(vt, &st, sql)) != SQLITE_OK)
+		return (rc);
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rowp != NULL)
+		*rowp = rc == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return (rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc);
 }
 
 /*
@@ -1375,8 +1400,7 @@ cv_delete_sym(struct cv_vtab *vt, const struct hwtr_cs_row *r)
 		sqlite3_bind_int64(up, 3, n);
 		sqlite3_bind_blob(up, 4, blob, (int)len, SQLITE_STATIC);
 	}
-	rc = sqlite3_step(up);
-	rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+	rc = cv_step_done(up);
 out:
 	sqlite3_finalize(st);
 	sqlite3_finalize(up);
@@ -1399,7 +1423,6 @@ cv_delete(struct cv_vtab *vt, int64_t id)
 	size_t len;
 	int64_t k;
 	int rc, had;
-	char *s;
 
 	if ((rc = cv_exec_id(vt, "DELETE FROM \"%1$s_rows\" WHERE id = ?1 "
 	    "RETURNING id", id, &had)) != SQLITE_OK || had)
@@ -1438,22 +1461,15 @@ cv_delete(struct cv_vtab *vt, int64_t id)
 		rc = SQLITE_NOMEM;
 		goto out;
 	}
-	if ((s = cv_subst("UPDATE \"%1$s_pages\" SET n = ?2, seq0 = ?3, "
-	    "seq1 = ?4, data = ?5 WHERE id0 = ?1", vt->name)) == NULL) {
-		rc = SQLITE_NOMEM;
-		goto out;
-	}
-	rc = sqlite3_prepare_v2(vt->db, s, -1, &st, NULL);
-	sqlite3_free(s);
-	if (rc != SQLITE_OK)
+	if ((rc = cv_prep_vt(vt, &st, "UPDATE \"%1$s_pages\" SET n = ?2, "
+	    "seq0 = ?3, seq1 = ?4, data = ?5 WHERE id0 = ?1")) != SQLITE_OK)
 		goto out;
 	sqlite3_bind_int64(st, 1, pg->id0);
 	sqlite3_bind_int64(st, 2, pg->n);
 	sqlite3_bind_int64(st, 3, pg->rows[0].v[CS_ENTRY_SEQ]);
 	sqlite3_bind_int64(st, 4, pg->rows[pg->n - 1].v[CS_ENTRY_SEQ]);
 	sqlite3_bind_blob(st, 5, blob, (int)len, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+	rc = cv_step_done(st);
 out:
 	sqlite3_finalize(st);
 	free(blob);
@@ -1493,7 +1509,6 @@ cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 	sqlite3_stmt *st = NULL;
 	int64_t id;
 	int rc, i, yes;
-	char *s;
 
 	vt->gen++;
 	if (sqlite3_value_type(argv[0]) != SQLITE_NULL &&
@@ -1507,14 +1522,10 @@ cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 	else if (sqlite3_value_type(argv[1]) != SQLITE_NULL)
 		id = sqlite3_value_int64(argv[1]);
 	else {
-		if ((s = cv_subst("SELECT max(coalesce((SELECT max(id) FROM "
-		    "\"%1$s_rows\"), 0), coalesce((SELECT max(id0) + n - 1 FROM "
-		    "\"%1$s_pages\" WHERE id0 = (SELECT max(id0) FROM "
-		    "\"%1$s_pages\")), 0)) + 1", vt->name)) == NULL)
-			return (SQLITE_NOMEM);
-		rc = sqlite3_prepare_v2(vt->db, s, -1, &st, NULL);
-		sqlite3_free(s);
-		if (rc != SQLITE_OK)
+		if ((rc = cv_prep_vt(vt, &st, "SELECT max(coalesce((SELECT "
+		    "max(id) FROM \"%1$s_rows\"), 0), coalesce((SELECT "
+		    "max(id0) + n - 1 FROM \"%1$s_pages\" WHERE id0 = (SELECT "
+		    "max(id0) FROM \"%1$s_pages\")), 0)) + 1")) != SQLITE_OK)
 			return (rc);
 		rc = sqlite3_step(st);
 		id = sqlite3_column_int64(st, 0);
@@ -1530,13 +1541,9 @@ cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 		    vt->name, (long long)id);
 		return (SQLITE_CONSTRAINT);
 	}
-	if ((s = cv_subst("INSERT INTO \"%1$s_rows\" VALUES (?1, ?2, ?3, ?4, "
-	    "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
-	    "?19, ?20)", vt->name)) == NULL)
-		return (SQLITE_NOMEM);
-	rc = sqlite3_prepare_v2(vt->db, s, -1, &st, NULL);
-	sqlite3_free(s);
-	if (rc != SQLITE_OK)
+	if ((rc = cv_prep_vt(vt, &st, "INSERT INTO \"%1$s_rows\" VALUES (?1, "
+	    "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+	    "?16, ?17, ?18, ?19, ?20)")) != SQLITE_OK)
 		return (rc);
 	sqlite3_bind_int64(st, 1, id);
 	for (i = 1; i < CS_NCOLS; i++)

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "colstore.h"
+#include "hwtr_common.h"
 #include "ix_jobs.h"
 
 #define SY_BUFFERED	(64 * 1024)	/* calls waiting, at most */
@@ -288,19 +289,21 @@ sy_add(struct sy *s, const struct hwtr_cs_row *r)
 	return (0);
 }
 
+static int
+sy_below(const void *id, const void *rows, size_t i)
+{
+	return (((const struct hwtr_cs_row *)rows)[i].v[CS_ID] <
+	    *(const int64_t *)id);
+}
+
 /* Row @id in @rows (@n, ascending ids), or NULL. */
 static const struct hwtr_cs_row *
 sy_search(const struct hwtr_cs_row *rows, int64_t n, int64_t id)
 {
-	int64_t lo = 0, hi = n, mid;
+	int64_t lo;
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (rows[mid].v[CS_ID] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	assert(n >= 0);
+	lo = (int64_t)hwtr_bsearch(&id, rows, (size_t)n, sy_below);
 	return (lo < n && rows[lo].v[CS_ID] == id ? &rows[lo] : NULL);
 }
 

@@ -9,6 +9,7 @@
  * context-switch sideband (hwtr_cpusplit.h says how and why).
  */
 
+#include <assert.h>
 #include <inttypes.h>
 #include <intel-pt.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hwtr_common.h"
 #include "hwtr_cpusplit.h"
 
 /* A switch record of one CPU, in time order. */
@@ -138,27 +140,28 @@ full_tsc(const struct ix_cpusplit *cs, size_t p0, size_t p1, uint64_t tsc)
 	return (t);
 }
 
+static int
+part_started(const void *tsc, const void *parts, size_t i)
+{
+	const struct ix_cpart *p = (const struct ix_cpart *)parts + i;
+
+	return (!p->has_start || p->start_tsc <= *(const uint64_t *)tsc);
+}
+
 /* The part of stream @s's parts [p0, p1) that owns @tsc, or NULL. */
 struct ix_cpart *
 ix_cpusplit_part_at(struct ix_cpusplit *cs, size_t p0, size_t p1,
     uint64_t tsc)
 {
-	size_t lo = p0, hi = p1, mid;
+	size_t n;
 
+	assert(p0 <= p1 && p1 <= cs->nparts);
 	tsc = full_tsc(cs, p0, p1, tsc);
-
 	/* The last part that starts at or before @tsc. */
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (!cs->parts[mid].has_start ||
-		    cs->parts[mid].start_tsc <= tsc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == p0)
+	n = hwtr_bsearch(&tsc, cs->parts + p0, p1 - p0, part_started);
+	if (n == 0)
 		return (NULL);
-	return (&cs->parts[lo - 1]);
+	return (&cs->parts[p0 + n - 1]);
 }
 
 static void

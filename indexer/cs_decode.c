@@ -18,7 +18,9 @@
  * per third-party header).
  */
 
+#include <assert.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,82 +228,79 @@ elem_in(const void *p_context, const ocsd_trc_index_t index_sop,
 	return (OCSD_RESP_CONT);
 }
 
+/*
+ * The decoders OpenCSD builds from a snapshot's registers.  Each one's
+ * configuration starts with its registers as uint32_t fields, in the order
+ * named here, then the trace ID register, then the architecture and the
+ * core profile; ETMv3 and PTM read the same registers.
+ */
+static const char *const etmv4_regs[] = { "TRCIDR0", "TRCIDR1", "TRCIDR2",
+    "TRCIDR8", "TRCIDR9", "TRCIDR10", "TRCIDR11", "TRCIDR12", "TRCIDR13",
+    "TRCCONFIGR" };
+static const char *const ete_regs[] = { "TRCIDR0", "TRCIDR1", "TRCIDR2",
+    "TRCIDR8", "TRCDEVARCH", "TRCCONFIGR" };
+static const char *const etmv3_regs[] = { "ETMIDR", "ETMCR", "ETMCCER" };
+
+struct cs_proto {
+	enum hwtr_trace_format	 tf;
+	const char		*decoder;	/* OpenCSD's builtin name */
+	const char *const	*regs;
+	size_t			 nregs;
+	size_t			 size, traceid, arch, prof;	/* in the cfg */
+};
+
+#define CS_PROTO(tf, dcd, T, id, regs) { HWTR_TF_ ## tf,		\
+	OCSD_BUILTIN_DCD_ ## dcd, regs, HWTR_NELEM(regs), sizeof(T),	\
+	offsetof(T, id), offsetof(T, arch_ver), offsetof(T, core_prof) }
+
+static const struct cs_proto cs_protos[] = {
+	CS_PROTO(ETMV4, ETMV4I, ocsd_etmv4_cfg, reg_traceidr, etmv4_regs),
+	CS_PROTO(ETE, ETE, ocsd_ete_cfg, reg_traceidr, ete_regs),
+	CS_PROTO(ETMV3, ETMV3, ocsd_etmv3_cfg, reg_trc_id, etmv3_regs),
+	CS_PROTO(PTM, PTM, ocsd_ptm_cfg, reg_trc_id, etmv3_regs),
+};
+
 static int
 add_decoder(dcd_tree_handle_t t, const struct hwtr_cs_source *s,
     char *err, size_t errlen)
 {
-	ocsd_etmv4_cfg v4;
-	ocsd_etmv3_cfg v3;
-	ocsd_ptm_cfg ptm;
-	ocsd_ete_cfg ete;
+	union {
+		ocsd_etmv4_cfg v4;
+		ocsd_ete_cfg ete;
+		ocsd_etmv3_cfg v3;
+		ocsd_ptm_cfg ptm;
+	} u;
+	unsigned char *cfg = (unsigned char *)&u;
+	const struct cs_proto *p = NULL;
 	ocsd_arch_version_t arch;
 	ocsd_core_profile_t prof;
 	const char *name;
-	const void *cfg;
 	unsigned char csid;
+	uint32_t v;
 	ocsd_err_t oe;
+	size_t i;
 
-	core_arch(s->core, &arch, &prof);
-	switch (s->protocol) {
-	case HWTR_TF_ETMV4:
-		memset(&v4, 0, sizeof(v4));
-		v4.reg_idr0 = (uint32_t)reg(s, "TRCIDR0");
-		v4.reg_idr1 = (uint32_t)reg(s, "TRCIDR1");
-		v4.reg_idr2 = (uint32_t)reg(s, "TRCIDR2");
-		v4.reg_idr8 = (uint32_t)reg(s, "TRCIDR8");
-		v4.reg_idr9 = (uint32_t)reg(s, "TRCIDR9");
-		v4.reg_idr10 = (uint32_t)reg(s, "TRCIDR10");
-		v4.reg_idr11 = (uint32_t)reg(s, "TRCIDR11");
-		v4.reg_idr12 = (uint32_t)reg(s, "TRCIDR12");
-		v4.reg_idr13 = (uint32_t)reg(s, "TRCIDR13");
-		v4.reg_configr = (uint32_t)reg(s, "TRCCONFIGR");
-		v4.reg_traceidr = s->trace_id;
-		v4.arch_ver = arch;
-		v4.core_prof = prof;
-		name = OCSD_BUILTIN_DCD_ETMV4I;
-		cfg = &v4;
-		break;
-	case HWTR_TF_ETE:
-		memset(&ete, 0, sizeof(ete));
-		ete.reg_idr0 = (uint32_t)reg(s, "TRCIDR0");
-		ete.reg_idr1 = (uint32_t)reg(s, "TRCIDR1");
-		ete.reg_idr2 = (uint32_t)reg(s, "TRCIDR2");
-		ete.reg_idr8 = (uint32_t)reg(s, "TRCIDR8");
-		ete.reg_devarch = (uint32_t)reg(s, "TRCDEVARCH");
-		ete.reg_configr = (uint32_t)reg(s, "TRCCONFIGR");
-		ete.reg_traceidr = s->trace_id;
-		ete.arch_ver = ARCH_AA64;
-		ete.core_prof = prof;
-		name = OCSD_BUILTIN_DCD_ETE;
-		cfg = &ete;
-		break;
-	case HWTR_TF_ETMV3:
-		memset(&v3, 0, sizeof(v3));
-		v3.reg_idr = (uint32_t)reg(s, "ETMIDR");
-		v3.reg_ctrl = (uint32_t)reg(s, "ETMCR");
-		v3.reg_ccer = (uint32_t)reg(s, "ETMCCER");
-		v3.reg_trc_id = s->trace_id;
-		v3.arch_ver = arch;
-		v3.core_prof = prof;
-		name = OCSD_BUILTIN_DCD_ETMV3;
-		cfg = &v3;
-		break;
-	case HWTR_TF_PTM:
-		memset(&ptm, 0, sizeof(ptm));
-		ptm.reg_idr = (uint32_t)reg(s, "ETMIDR");
-		ptm.reg_ctrl = (uint32_t)reg(s, "ETMCR");
-		ptm.reg_ccer = (uint32_t)reg(s, "ETMCCER");
-		ptm.reg_trc_id = s->trace_id;
-		ptm.arch_ver = arch;
-		ptm.core_prof = prof;
-		name = OCSD_BUILTIN_DCD_PTM;
-		cfg = &ptm;
-		break;
-	default:
+	for (i = 0; i < HWTR_NELEM(cs_protos); i++)
+		if (cs_protos[i].tf == s->protocol)
+			p = &cs_protos[i];
+	if (p == NULL)
 		return (0);	/* STM: not decoded, the caller says so */
+	assert(p->size <= sizeof(u) && p->traceid == p->nregs * sizeof(v));
+	memset(&u, 0, sizeof(u));
+	for (i = 0; i < p->nregs; i++) {
+		v = (uint32_t)reg(s, p->regs[i]);
+		memcpy(cfg + i * sizeof(v), &v, sizeof(v));
 	}
+	v = s->trace_id;
+	memcpy(cfg + p->traceid, &v, sizeof(v));
+	core_arch(s->core, &arch, &prof);
+	if (p->tf == HWTR_TF_ETE)
+		arch = ARCH_AA64;
+	memcpy(cfg + p->arch, &arch, sizeof(arch));
+	memcpy(cfg + p->prof, &prof, sizeof(prof));
+	name = p->decoder;
 	oe = ocsd_dt_create_decoder(t, name, OCSD_CREATE_FLG_FULL_DECODER,
-	    cfg, &csid);
+	    &u, &csid);
 	if (oe != OCSD_OK) {
 		snprintf(err, errlen, "trace ID 0x%02x: OpenCSD refuses the %s "
 		    "decoder (error %d)", s->trace_id, name, (int)oe);

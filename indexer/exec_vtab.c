@@ -33,6 +33,7 @@ SQLITE_EXTENSION_INIT1
 #include "hwtr_ix_sqlite.h"
 #endif
 #include "colstore.h"
+#include "hwtr_common.h"
 
 enum { XO_THREAD, XO_SEQ, XO_BLOCK, XO_INSN, XO_TSC, XO_IP };
 
@@ -917,11 +918,16 @@ xt_load(sqlite3 *db, struct xt_clock *ck, int64_t thread, int tsc)
  * NULL (a NULL argument, no reading) or an error was set.
  */
 static int
+xt_insn_by(const void *x, const void *insn, size_t i)
+{
+	return (((const int64_t *)insn)[i] <= *(const int64_t *)x);
+}
+
+static int
 xt_find(sqlite3_context *ctx, int argc, sqlite3_value **argv,
     struct xt_clock **ckp, size_t *lop, int64_t *xp)
 {
 	struct xt_clock *ck = sqlite3_user_data(ctx);
-	size_t lo = 0, hi, mid;
 	const char *clock;
 	int64_t x;
 	int rc, tsc = 0;
@@ -949,15 +955,8 @@ xt_find(sqlite3_context *ctx, int argc, sqlite3_value **argv,
 	if (ck->n == 0)
 		return (-1);
 	x = sqlite3_value_int64(argv[1]);
-	for (hi = ck->n; lo < hi; ) {
-		mid = lo + (hi - lo) / 2;
-		if (ck->insn[mid] <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	*ckp = ck;
-	*lop = lo;
+	*lop = hwtr_bsearch(&x, ck->insn, ck->n, xt_insn_by);
 	*xp = x;
 	return (0);
 }

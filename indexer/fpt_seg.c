@@ -15,21 +15,20 @@
 #include "decode_int.h"
 #include "fpt.h"
 
+static int
+owner_started(const void *t, const void *owners, size_t i)
+{
+	const struct ix_owner *o = (const struct ix_owner *)owners + i;
+
+	return (!o->has_start || o->start_tsc <= *(const uint64_t *)t);
+}
+
 /* The owner of the CPU at @t: index + 1 in in->owners, 0: none. */
 size_t
 ix_dec_owner_idx(const struct dec *d, uint64_t t)
 {
-	const struct ix_owner *o = d->w.in->owners;
-	size_t lo = 0, hi = d->w.in->nowners, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (!o[mid].has_start || o[mid].start_tsc <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (lo);
+	return (hwtr_bsearch(&t, d->w.in->owners, d->w.in->nowners,
+	    owner_started));
 }
 
 /* Up to @n code bytes at @vaddr in section @isid; how many were read. */

@@ -3,11 +3,12 @@
 # Built without sanitizers: it is loaded into programs that have none.
 
 # It reads the calls column store too (colstore.c's codec, zstd through
-# format/zbuf.c).
+# format/zbuf.c), and searches with common/'s hwtr_bsearch.
 HWTR_SQLITE_SO_SRC = indexer/exec_vtab.c indexer/calls_vtab.c \
-	indexer/colstore.c format/zbuf.c
+	indexer/colstore.c format/zbuf.c common/common.c
 $(B)/hwtrace_sqlite.so: $(HWTR_SQLITE_SO_SRC) indexer/hwtr_ix_sqlite.h \
-    indexer/colstore.h format/hwtr_zbuf.h include/hwtrace.h
+    indexer/colstore.h format/hwtr_zbuf.h common/hwtr_common.h \
+    include/hwtrace.h
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out $(SAN),$(CFLAGS_BASE)) $(call MODULE_INC,indexer) \
 	    -Iindexer -DHWTR_SQLITE_EXTENSION \

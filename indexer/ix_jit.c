@@ -457,27 +457,25 @@ ix_img_desc(const struct ix_images *im, struct hwtr_ar *ar, size_t i)
  * snapshot of anonymous memory begins after the code was written and may
  * end well after it was replaced (at the next mprotect).
  */
+static int
+sym_starts_by(const void *addr, const void *syms, size_t i)
+{
+	return (((const struct ix_sym *)syms)[i].addr <=
+	    *(const uint64_t *)addr);
+}
+
 static const struct ix_sym *
 jit_func(const struct ix_img *ig, const struct ix_map *m, uint64_t addr)
 {
 	const struct ix_sym *before = NULL, *after = NULL;
 	uint64_t mfrom, mto, bf = 0, af = 0;
-	size_t lo, hi, k, steps;
+	size_t lo, k, steps;
 
 	assert(ig->jit);
 	mfrom = m->has_from ? m->from_tsc : 0;
 	mto = m->has_to ? m->to_tsc : UINT64_MAX;
 	/* The last symbol at or below @addr, then down to those covering it. */
-	lo = 0;
-	hi = ig->elf.nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ig->elf.syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = hwtr_bsearch(&addr, ig->elf.syms, ig->elf.nsyms, sym_starts_by);
 	for (k = lo, steps = 0; k > 0 && steps < 64; k--, steps++) {
 		const struct ix_sym *s = &ig->elf.syms[k - 1];
 		uint64_t f = ig->jit_t[2 * (k - 1)];

@@ -1537,13 +1537,9 @@ int
 q_inl_runs(struct hwtr_q *q, int64_t thread, int64_t seq_lo, int64_t seq_hi,
     int (*fn)(void *, const struct q_inl_run *), void *arg)
 {
-	struct ir ir;
+	struct ir ir = { .q = q, .fn = fn, .arg = arg };
 	int rc;
 
-	memset(&ir, 0, sizeof(ir));
-	ir.q = q;
-	ir.fn = fn;
-	ir.arg = arg;
 	if (!q_inl_on(q))
 		return (0);
 	if ((rc = q_inl_hot_load(q, &ir.h)) < 0 ||

@@ -218,6 +218,11 @@ int q_select(struct hwtr_q *q, struct hwtr_q_res **resp, const char *sql,
 /* Append the rows of @st (already bound) to @res; steps to the end. */
 int q_res_fill(struct hwtr_q *q, struct hwtr_q_res *res, sqlite3_stmt *st);
 int q_prepare(struct hwtr_q *q, sqlite3_stmt **stp, const char *sql);
+/*
+ * Reset @st, bind ?1 = @a and ?2 = @b (a thread and a position in it, as
+ * the probes of a search), and step it once: sqlite3_step()'s result.
+ */
+int q_step2(sqlite3_stmt *st, int64_t a, int64_t b);
 int q_bindv(struct hwtr_q *q, sqlite3_stmt *st, const char *sig, va_list ap);
 /* One integer from @sql (first column of the first row), or @dflt. */
 int q_thread_of_tid(struct hwtr_q *q, int64_t tid, int64_t *idp);

@@ -503,6 +503,57 @@ p_pct(int64_t part, int64_t total)
 }
 
 /*
+ * What hot --by line, annotate and the report's lines share: the blocks
+ * walked into their instructions (ins) and, by line, into lines; the
+ * caches that name a line (fst, place) and a function (names).
+ */
+struct p_prof {
+	struct p_linec	lc;
+	struct p_tab	ins, lines;
+	size_t		nins, nlines;	/* packed */
+	int64_t		total;		/* instructions walked */
+	struct q_names	names;
+	struct q_str	place;
+	sqlite3_stmt	*st, *fst;
+};
+
+#define P_PROF_INIT	{ .lc = { .image = -1 } }
+
+/*
+ * Walk the blocks of @thread (-1: all; of functions @ids and range @r when
+ * not NULL) into pp->ins, and with @by_line into pp->lines: 0 or an error.
+ */
+static int
+p_prof_walk(struct hwtr_q *q, struct p_prof *pp, int64_t thread,
+    const char *ids, const struct q_rng *r, int by_line)
+{
+	int rc;
+
+	if ((rc = p_blocks(q, &pp->st, thread, ids, r)) < 0 ||
+	    (rc = p_walk(q, pp->st, &pp->lc, &pp->ins, &pp->total)) < 0)
+		return (rc);
+	pp->nins = pp->ins.cap > 0 ? p_pack(&pp->ins) : 0;
+	if (!by_line)
+		return (0);
+	if ((rc = p_by_line(q, pp->ins.e, pp->nins, &pp->lines)) < 0)
+		return (rc);
+	pp->nlines = pp->lines.cap > 0 ? p_pack(&pp->lines) : 0;
+	return (0);
+}
+
+static void
+p_prof_free(struct p_prof *pp)
+{
+	sqlite3_finalize(pp->st);
+	sqlite3_finalize(pp->fst);
+	sqlite3_finalize(pp->lc.st);
+	q_names_free(&pp->names);
+	free(pp->lines.e);
+	free(pp->ins.e);
+	free(pp->place.p);
+}
+
+/*
  * hot --by line: where the instructions went, by source line, the most
  * first.  Code without a line is one row per function.
  */
@@ -512,13 +563,9 @@ q_hot_lines(struct hwtr_q *q, const struct hwtr_q_req *req,
 {
 	static const char *const cols[] = { "line", "function", "insns",
 	    "count", "percent" };
-	struct p_linec lc = { .image = -1 };
-	struct p_tab lines = { 0 }, ins = { 0 };
-	struct q_names names = { 0 };
-	struct q_str place = { 0 };
-	sqlite3_stmt *st = NULL, *fst = NULL;
-	int64_t n = req->n >= 0 ? req->n : 20, total = 0, all;
-	size_t i, nl, ni;
+	struct p_prof pp = P_PROF_INIT;
+	int64_t n = req->n >= 0 ? req->n : 20, all;
+	size_t i;
 	struct q_rng r;
 	int rc;
 
@@ -527,32 +574,28 @@ q_hot_lines(struct hwtr_q *q, const struct hwtr_q_req *req,
 		return (rc);
 	if ((rc = q_range_depth(q, req, "hot", &r, 0)) < 0)
 		return (rc);
-	if ((rc = p_blocks(q, &st, req->thread, NULL, &r)) < 0 ||
-	    (rc = p_walk(q, st, &lc, &ins, &total)) < 0)
-		goto out;
-	ni = ins.cap > 0 ? p_pack(&ins) : 0;
-	if ((rc = p_by_line(q, ins.e, ni, &lines)) < 0)
+	if ((rc = p_prof_walk(q, &pp, req->thread, NULL, &r, 1)) < 0)
 		goto out;
 	if (r.on)
-		all = total;
+		all = pp.total;
 	else if ((rc = q_int(q, &all, 0, "SELECT sum(insns) FROM threads "
 	    "WHERE ?1 < 0 OR id = ?1", "i", req->thread)) < 0)
 		goto out;
-	nl = lines.cap > 0 ? p_pack(&lines) : 0;
-	if (nl > 0)
-		qsort(lines.e, nl, sizeof(*lines.e), p_ent_by_insns);
+	if (pp.nlines > 0)
+		qsort(pp.lines.e, pp.nlines, sizeof(*pp.lines.e),
+		    p_ent_by_insns);
 	if ((rc = q_res_new(resp, HWTR_NELEM(cols), cols)) < 0) {
 		rc = q_fail(q, rc, "out of memory");
 		goto out;
 	}
-	for (i = 0; i < nl && (int64_t)i < n; i++) {
-		struct p_ent *e = &lines.e[i];
+	for (i = 0; i < pp.nlines && (int64_t)i < n; i++) {
+		struct p_ent *e = &pp.lines.e[i];
 		const struct q_name *nm = NULL;
 		const char *pl;
 
-		pl = p_place(q, &fst, &place, e->file, e->line);
+		pl = p_place(q, &pp.fst, &pp.place, e->file, e->line);
 		rc = q_res_push(*resp, pl ? HWTR_Q_TEXT : HWTR_Q_NULL, pl);
-		if (e->has_sym && (nm = q_name_get(q, &names, e->symbol)) ==
+		if (e->has_sym && (nm = q_name_get(q, &pp.names, e->symbol)) ==
 		    NULL) {
 			rc = -HWTR_E_DB;
 			goto out;
@@ -568,13 +611,7 @@ q_hot_lines(struct hwtr_q *q, const struct hwtr_q_req *req,
 	}
 	rc = 0;
 out:
-	sqlite3_finalize(st);
-	sqlite3_finalize(fst);
-	sqlite3_finalize(lc.st);
-	q_names_free(&names);
-	free(lines.e);
-	free(ins.e);
-	free(place.p);
+	p_prof_free(&pp);
 	if (rc < 0) {
 		hwtr_q_res_free(*resp);
 		*resp = NULL;
@@ -623,13 +660,12 @@ q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,
 	    "percent", "line", "instruction", "source", "inlined" };
 	static const char *const lcols[] = { "line", "insns", "count",
 	    "percent", "source" };
-	struct p_linec lc = { .image = -1 };
-	struct p_tab tab = { 0 }, ins = { 0 };
+	struct p_prof pp = P_PROF_INIT;
 	struct p_src src = { .file = -2 };
-	struct q_names names = { 0 };
-	struct q_str place = { 0 }, text = { 0 };
-	sqlite3_stmt *st = NULL, *fst = NULL, *ist = NULL;
-	int64_t total = 0, pfile = -2, pline = -1;
+	struct q_str text = { 0 };
+	const struct p_tab *tab;
+	sqlite3_stmt *ist = NULL;
+	int64_t pfile = -2, pline = -1;
 	int by_line = req->by != NULL && strcmp(req->by, "line") == 0;
 	int inl = !by_line && q_inl_on(q);
 	char *ids = NULL, dis[160];
@@ -649,20 +685,12 @@ q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,
 		return (rc);
 	if ((rc = q_sym_ids(q, "annotate", req->pattern, &ids)) < 0)
 		return (rc);
-	if ((rc = p_blocks(q, &st, req->thread, ids, &r)) < 0 ||
-	    (rc = p_walk(q, st, &lc, &ins, &total)) < 0)
+	if ((rc = p_prof_walk(q, &pp, req->thread, ids, &r, by_line)) < 0)
 		goto out;
-	ne = ins.cap > 0 ? p_pack(&ins) : 0;
-	if (by_line) {
-		if ((rc = p_by_line(q, ins.e, ne, &tab)) < 0)
-			goto out;
-		ne = tab.cap > 0 ? p_pack(&tab) : 0;
-	} else {
-		tab = ins;
-		ins.e = NULL;
-	}
+	tab = by_line ? &pp.lines : &pp.ins;
+	ne = by_line ? pp.nlines : pp.nins;
 	if (ne > 0)
-		qsort(tab.e, ne, sizeof(*tab.e), by_line ? p_ent_by_line :
+		qsort(tab->e, ne, sizeof(*tab->e), by_line ? p_ent_by_line :
 		    p_ent_by_addr);
 	if ((rc = q_res_new(resp, by_line ? HWTR_NELEM(lcols) :
 	    HWTR_NELEM(icols), by_line ? lcols : icols)) < 0) {
@@ -670,11 +698,11 @@ q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,
 		goto out;
 	}
 	for (i = 0; i < ne; i++) {
-		struct p_ent *e = &tab.e[i];
+		struct p_ent *e = &tab->e[i];
 		const char *pl, *s = NULL;
 
 		rc = 0;
-		pl = p_place(q, &fst, &place, e->file, e->line);
+		pl = p_place(q, &pp.fst, &pp.place, e->file, e->line);
 		if (by_line || e->file != pfile || e->line != pline)
 			s = p_src_line(q, &src, e->file, e->line);
 		pfile = e->file;
@@ -687,14 +715,14 @@ q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,
 			rc |= q_res_push_int(*resp, e->insns);
 			rc |= q_res_push_int(*resp, e->count);
 			rc |= q_res_pushf(*resp, HWTR_Q_REAL, "%.2f",
-			    p_pct(e->insns, total));
+			    p_pct(e->insns, pp.total));
 		} else {
 			const struct q_name *nm = NULL;
 			int64_t saddr;
 
 			rc |= q_res_pushf(*resp, HWTR_Q_TEXT, "%#llx",
 			    (unsigned long long)e->ip);
-			if (e->has_sym && (nm = q_name_get(q, &names,
+			if (e->has_sym && (nm = q_name_get(q, &pp.names,
 			    e->symbol)) == NULL) {
 				rc = -HWTR_E_DB;
 				goto out;
@@ -712,7 +740,7 @@ q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,
 				    NULL);
 			rc |= q_res_push_int(*resp, e->count);
 			rc |= q_res_pushf(*resp, HWTR_Q_REAL, "%.2f",
-			    p_pct(e->insns, total));
+			    p_pct(e->insns, pp.total));
 			rc |= q_res_push(*resp, pl ? HWTR_Q_TEXT : HWTR_Q_NULL,
 			    pl);
 			if (e->has_code && hwtr_x86_disasm(e->code,
@@ -727,21 +755,16 @@ q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,
 		if (rc == 0 && !by_line &&
 		    (rc = p_inlined(q, &ist, *resp, inl, e->ip)) < 0)
 			goto out;
-		if ((rc = q_res_row_done(q, *resp, (rc != 0 || text.err || place.err))) < 0)
+		if ((rc = q_res_row_done(q, *resp, (rc != 0 || text.err ||
+		    pp.place.err))) < 0)
 			goto out;
 	}
 	rc = 0;
 out:
 	free(ids);
-	sqlite3_finalize(st);
-	sqlite3_finalize(fst);
+	p_prof_free(&pp);
 	sqlite3_finalize(ist);
-	sqlite3_finalize(lc.st);
 	p_src_free(&src);
-	q_names_free(&names);
-	free(tab.e);
-	free(ins.e);
-	free(place.p);
 	free(text.p);
 	if (rc < 0) {
 		hwtr_q_res_free(*resp);
@@ -937,40 +960,31 @@ int
 q_prof_lines(struct hwtr_q *q, int64_t thread, struct q_pline **plp,
     size_t *np)
 {
-	struct p_linec lc = { .image = -1 };
-	struct p_tab lines = { 0 }, ins = { 0 };
-	struct q_names names = { 0 };
-	struct q_str place = { 0 };
+	struct p_prof pp = P_PROF_INIT;
 	struct q_pline *pl = NULL;
-	sqlite3_stmt *st = NULL, *fst = NULL;
-	int64_t total = 0;
-	size_t i, ni, nl, n = 0;
+	size_t i, n = 0;
 	int rc;
 
 	*plp = NULL;
 	*np = 0;
-	if ((rc = p_blocks(q, &st, thread, NULL, NULL)) < 0 ||
-	    (rc = p_walk(q, st, &lc, &ins, &total)) < 0)
+	if ((rc = p_prof_walk(q, &pp, thread, NULL, NULL, 1)) < 0)
 		goto out;
-	ni = ins.cap > 0 ? p_pack(&ins) : 0;
-	if ((rc = p_by_line(q, ins.e, ni, &lines)) < 0)
-		goto out;
-	nl = lines.cap > 0 ? p_pack(&lines) : 0;
-	if (nl > 0 && (pl = calloc(nl, sizeof(*pl))) == NULL)
+	if (pp.nlines > 0 && (pl = calloc(pp.nlines, sizeof(*pl))) == NULL)
 		goto nomem;
-	for (i = 0; i < nl; i++) {
+	for (i = 0; i < pp.nlines; i++) {
+		const struct p_ent *e = &pp.lines.e[i];
 		const struct q_name *nm = NULL;
 		const char *s;
 
-		if ((s = p_place(q, &fst, &place, lines.e[i].file,
-		    lines.e[i].line)) == NULL)
+		if ((s = p_place(q, &pp.fst, &pp.place, e->file, e->line)) ==
+		    NULL)
 			continue;
-		if (lines.e[i].has_sym && (nm = q_name_get(q, &names,
-		    lines.e[i].symbol)) == NULL) {
+		if (e->has_sym && (nm = q_name_get(q, &pp.names, e->symbol)) ==
+		    NULL) {
 			rc = -HWTR_E_DB;
 			goto out;
 		}
-		pl[n].insns = lines.e[i].insns;
+		pl[n].insns = e->insns;
 		pl[n].place = strdup(s);
 		pl[n].func = nm != NULL && nm->name != NULL ? strdup(nm->name) :
 		    NULL;
@@ -988,12 +1002,6 @@ nomem:
 	rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 out:
 	q_plines_free(pl, n);
-	sqlite3_finalize(st);
-	sqlite3_finalize(fst);
-	sqlite3_finalize(lc.st);
-	q_names_free(&names);
-	free(lines.e);
-	free(ins.e);
-	free(place.p);
+	p_prof_free(&pp);
 	return (rc);
 }

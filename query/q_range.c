@@ -30,10 +30,7 @@ q_ts_seq(struct hwtr_q *q, sqlite3_stmt *st, int64_t thread, int64_t nblocks,
 	/* The least s whose first timestamp at or after it is at >= t. */
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, thread);
-		sqlite3_bind_int64(st, 2, mid);
-		rc = sqlite3_step(st);
+		rc = q_step2(st, thread, mid);
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 			return (q_dbfail(q, "cannot read timestamps"));
 		if (rc == SQLITE_DONE || sqlite3_column_int64(st, 1) >= t)
@@ -41,10 +38,7 @@ q_ts_seq(struct hwtr_q *q, sqlite3_stmt *st, int64_t thread, int64_t nblocks,
 		else
 			lo = mid + 1;
 	}
-	sqlite3_reset(st);
-	sqlite3_bind_int64(st, 1, thread);
-	sqlite3_bind_int64(st, 2, lo);
-	rc = sqlite3_step(st);
+	rc = q_step2(st, thread, lo);
 	if (rc == SQLITE_ROW && sqlite3_column_int64(st, 1) >= t)
 		*seqp = sqlite3_column_int64(st, 0);
 	else if (rc != SQLITE_ROW && rc != SQLITE_DONE)

@@ -12,6 +12,7 @@
  * (q_res.c) and their writer, below everything that asks the database.
  */
 
+#include <assert.h>
 #include <sqlite3.h>
 
 #include <stdio.h>
@@ -59,6 +60,16 @@ q_prepare(struct hwtr_q *q, sqlite3_stmt **stp, const char *sql)
 		return (q_dbfail(q, "cannot prepare a query"));
 	}
 	return (0);
+}
+
+int
+q_step2(sqlite3_stmt *st, int64_t a, int64_t b)
+{
+	assert(st != NULL);
+	sqlite3_reset(st);
+	sqlite3_bind_int64(st, 1, a);
+	sqlite3_bind_int64(st, 2, b);
+	return (sqlite3_step(st));
 }
 
 int

@@ -217,10 +217,7 @@ tl_seek(struct tl *tl, sqlite3_stmt *probe, int64_t thread, int64_t t,
 	/* Invariant: calls before lo are earlier than t; from hi on, not. */
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		sqlite3_reset(probe);
-		sqlite3_bind_int64(probe, 1, thread);
-		sqlite3_bind_int64(probe, 2, mid);
-		rc = sqlite3_step(probe);
+		rc = q_step2(probe, thread, mid);
 		if (rc == SQLITE_DONE) {
 			hi = mid;
 			continue;
