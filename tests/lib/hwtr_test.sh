@@ -117,6 +117,16 @@ sql_row()
 	row=$(sed -n 2p row.tsv)
 }
 
+# expect_row ARCHIVE SQL WANT WHAT: the first row of SQL's answer
+# (sql_row, tab-separated) is exactly WANT; else fail saying WHAT was
+# expected and what came.
+expect_row()
+{
+	sql_row "$1" "$2"
+	[ "$row" = "$3" ] ||
+	    atf_fail "$4: expected '$3', got '$row'"
+}
+
 # term_while_locked LOCK WHAT CMD...: CMD runs in the background while
 # another process holds LOCK (flock(1)); a second on, SIGTERM to it.  It
 # must exit 1 and say 'interrupted' (stderr in err.t); a failure names
