@@ -112,14 +112,16 @@ intel_pt_config_body()
 	fam=$(echo "$cpuid" | cut -d, -f2)
 	mod=$(echo "$cpuid" | cut -d, -f3)
 	step=$(echo "$cpuid" | cut -d, -f4)
-	grep -q "^cpu: intel family $fam model $mod stepping $step " pt.info ||
-	    atf_fail "cpu is not $cpuid: $(grep ^cpu pt.info)"
-	shift=$(awk '/Time Shift/ { print $3 }' dump)
-	mult=$(awk '/Time Muliplier/ { print $3 }' dump)
-	grep -q "^time conversion: tsc-zero 0, ns-zero .*, mult $mult, shift $shift$" pt.info ||
-	    atf_fail "time conversion is not perf's: $(grep ^time pt.info)"
-	grep -q "^  kernel code is not in the archive" pt.info ||
-	    atf_fail "the missing kernel image is not a caveat"
+	expect_match pt.info "^cpu: intel family $fam model $mod stepping $step " \
+	    "perf's cpuid $cpuid"
+	# perf -D prints each twice, "... Time Shift  31" and "Time Shift  31":
+	# the first number.
+	shift=$(awk '/Time Shift/ && $NF ~ /^[0-9]+$/ { print $NF; exit }' dump)
+	mult=$(awk '/Time Muliplier/ && $NF ~ /^[0-9]+$/ { print $NF; exit }' dump)
+	expect_match pt.info "^time conversion: tsc-zero 0, ns-zero .*, mult $mult, shift $shift$" \
+	    "perf's time conversion"
+	expect_match pt.info "^  kernel code is not in the archive" \
+	    "the missing kernel image as a caveat"
 }
 
 atf_test_case intel_pt_sideband

@@ -44,6 +44,14 @@ expect_line()
 	fi
 }
 
+# expect_match FILE RE WHAT: a line of FILE matches the basic regular
+# expression RE (grep); else fail saying WHAT was expected, with FILE.
+expect_match()
+{
+	grep -q -- "$2" "$1" ||
+	    atf_fail "expected $3 (a line matching '$2') in $1; got: $(oneline "$1")"
+}
+
 # expect_lines FILE WANT: every line of file WANT is a line of FILE.
 expect_lines()
 {
