@@ -29,20 +29,12 @@ perf_aux()
 	    atf_fail "perf_aux.py could not read $1"
 }
 
-# import_perf NAME FILE [OPTIONS]: import FILE as NAME.hwtrace, unpack it
-# in NAME.x, describe it in NAME.info.
+# import_perf NAME FILE [OPTIONS]: import_unpack, and the import says
+# nothing on stderr.
 import_perf()
 {
-	ip_n=$1
-	ip_f=$2
-	shift 2
-	"$HWTRACE" import "$@" "$ip_f" -o "$ip_n.hwtrace" >out 2>err ||
-	    atf_fail "import of $ip_f failed: $(cat err)"
-	! [ -s err ] || atf_fail "import of $ip_f wrote to stderr: $(cat err)"
-	mkdir "$ip_n.x" && tar -xf "$ip_n.hwtrace" -C "$ip_n.x" ||
-	    atf_fail "$ip_n.hwtrace does not unpack with tar"
-	"$HWTRACE" info "$ip_n.hwtrace" >"$ip_n.info" 2>&1 ||
-	    atf_fail "hwtrace info $ip_n.hwtrace failed: $(cat "$ip_n.info")"
+	import_unpack "$@"
+	! [ -s err ] || atf_fail "import of $2 wrote to stderr: $(oneline err)"
 }
 
 # stream_bytes DIR I: stream I's chunks, in offset order.

@@ -88,6 +88,23 @@ expect_no_output()
 	done
 }
 
+# import_unpack NAME FILE [OPTIONS]: hwtrace import OPTIONS FILE into
+# NAME.hwtrace (its output in ./out and ./err), unpacked by tar(1) in
+# NAME.x and described by hwtrace info in NAME.info; a failure says which
+# step failed.
+import_unpack()
+{
+	iu_n=$1
+	iu_f=$2
+	shift 2
+	"$HWTRACE" import "$@" "$iu_f" -o "$iu_n.hwtrace" >out 2>err ||
+	    atf_fail "import of $iu_f failed: $(oneline err)"
+	mkdir "$iu_n.x" && tar -xf "$iu_n.hwtrace" -C "$iu_n.x" ||
+	    atf_fail "$iu_n.hwtrace does not unpack with tar"
+	"$HWTRACE" info "$iu_n.hwtrace" >"$iu_n.info" 2>&1 ||
+	    atf_fail "hwtrace info $iu_n.hwtrace failed: $(oneline "$iu_n.info")"
+}
+
 # Skip unless the shared corpus has $1.
 require_corpus()
 {
