@@ -161,7 +161,7 @@ injected_body()
 	record_node
 	perf inject --jit -i p.data -o pj.data >inject.out 2>&1 ||
 	    atf_fail "perf inject --jit failed: $(oneline inject.out)"
-	import_unpack pj pj.data
+	import_x pj pj.data
 	check_regions pj
 	so_text
 	[ "$(wc -l <so_text)" -eq "$(wc -l <loads)" ] ||
@@ -186,16 +186,16 @@ marker_body()
 	perf script -i p.data --show-mmap-events 2>/dev/null |
 	    grep -q "PERF_RECORD_MMAP2.* /.*/jit-$(cat pid)\.dump$" ||
 	    atf_fail "perf script shows no marker MMAP2 of jit-$(cat pid).dump in p.data"
-	import_unpack p p.data
+	import_x p p.data
 	check_regions p
 	# Moved with its perf.data: found beside it.
 	mkdir moved && mv p.data jit-$(cat pid).dump moved/ || atf_fail "mv"
-	import_unpack m moved/p.data
+	import_x m moved/p.data
 	mv moved/jit-$(cat pid).dump . || atf_fail "mv back"
 	check_regions m
 	# Gone: a caveat names it, the import goes on.
 	mv jit-$(cat pid).dump gone.dump
-	import_unpack g moved/p.data
+	import_x g moved/p.data
 	grep -q "^  process $(cat pid): its jitdump '.*/jit-$(cat pid)\.dump' was not found (--symfs, the recorded path, beside the perf.data file): its JIT code is not in the archive$" g.info ||
 	    atf_fail "expected a caveat naming the missing jitdump, got: $(oneline g.info)"
 	[ ! -e g.x/jit ] || atf_fail "expected no jit/ members without the dump, got $(ls g.x/jit)"
@@ -233,7 +233,7 @@ rec[nul + 1] ^= 0xff
 open(sys.argv[2], 'wb').write(bytes(d) + bytes(rec))
 open('expect', 'w').write('%x %d %d\n' % (struct.unpack_from('<Q', rec, 32)[0], t0, last + 1000))
 EOF
-	import_unpack r p.data
+	import_x r p.data
 	nl=$(jd_loads jit-$pid.dump)
 	nr=$(regions r.x/jit/code-$pid.bin)
 	[ "$nr" -eq "$nl" ] || atf_fail "expected $nl regions, got $nr"
@@ -273,7 +273,7 @@ struct.pack_into('<Q', d, 32, 1)
 open(sys.argv[2], 'wb').write(d)
 EOF
 	if perf report -D -i p.data 2>/dev/null | grep -q PERF_RECORD_TIME_CONV; then
-		import_unpack t p.data
+		import_x t p.data
 	else
 		"$HWTRACE" import p.data -o bad.hwtrace >out 2>err &&
 		    atf_fail "a TSC-stamped jitdump imported without TIME_CONV"

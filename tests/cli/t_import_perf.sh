@@ -29,11 +29,11 @@ perf_aux()
 	    atf_fail "perf_aux.py could not read $1"
 }
 
-# import_perf NAME FILE [OPTIONS]: import_unpack, and the import says
+# import_perf NAME FILE [OPTIONS]: import_x, and the import says
 # nothing on stderr.
 import_perf()
 {
-	import_unpack "$@"
+	import_x "$@"
 	! [ -s err ] || atf_fail "import of $2 wrote to stderr: $(oneline err)"
 }
 

@@ -88,11 +88,11 @@ expect_no_output()
 	done
 }
 
-# import_unpack NAME FILE [OPTIONS]: hwtrace import OPTIONS FILE into
-# NAME.hwtrace (its output in ./out and ./err), unpacked by tar(1) in
+# import_x NAME FILE [OPTIONS]: hwtrace import OPTIONS FILE into
+# NAME.hwtrace (its output in ./out and ./err), extracted by tar(1) into
 # NAME.x and described by hwtrace info in NAME.info; a failure says which
 # step failed.
-import_unpack()
+import_x()
 {
 	iu_n=$1
 	iu_f=$2
