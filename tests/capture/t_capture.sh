@@ -33,6 +33,33 @@ gt() {
 	fi
 }
 
+# spin_gone WHAT: no spin fixture is left running; else fail saying WHAT.
+spin_gone() {
+	! pgrep -f "^$HWTRACE_PROGS/spin" >/dev/null || atf_fail "$1"
+}
+
+# attach_spin ARG...: start the fixture spin ($sp) and, once it runs,
+# hwtrace capture --source step -p $sp ARG... in the background ($hp, its
+# stderr in ./err); return 1.5 s later.
+attach_spin() {
+	need_prog spin
+	"$HWTRACE_PROGS/spin" >out &
+	sp=$!
+	wait_for out 'spin: running'
+	"$HWTRACE" capture --source step -p $sp "$@" 2>err &
+	hp=$!
+	sleep 1.5
+}
+
+# spin_state: the attached spin's state ($st) and tracer ($tr) as
+# /proc/PID/status gives them (empty when it is gone); then spin is
+# killed.
+spin_state() {
+	st=$(awk '/^State:/ { print $2 }' /proc/$sp/status 2>/dev/null)
+	tr=$(awk '/^TracerPid:/ { print $2 }' /proc/$sp/status 2>/dev/null)
+	kill $sp 2>/dev/null
+}
+
 # One test case per fixture: name, exit status.
 GT_CASES="loop:0 recurse:0 calls:0 tailcall:0 switch:0 setjmp:0 signal:0
 timer:0 threads:0 forkexec:0 vfork:0 rep:0 syscalls:0 segv:139 exit3:3
@@ -109,8 +136,7 @@ sigint_writes_valid_archive_head() {
 sigint_writes_valid_archive_body() {
 	spin_capture int.hwtrace --source step
 	stop_complete int.hwtrace
-	pgrep -f "^$HWTRACE_PROGS/spin" >/dev/null && atf_fail "spin is still running"
-	return 0
+	spin_gone "spin is still running"
 }
 
 atf_test_case sigkill_leaves_readable_partial
@@ -130,8 +156,7 @@ sigkill_leaves_readable_partial_body() {
 	grep -q '^streams/0/.*\.chunk$' m ||
 		atf_fail "no chunk flushed in 2.5 s (flushes are due every second): $(oneline m)"
 	# PTRACE_O_EXITKILL took the traced program with hwtrace.
-	pgrep -f "^$HWTRACE_PROGS/spin" >/dev/null && atf_fail "spin survived its tracer"
-	return 0
+	spin_gone "spin survived its tracer"
 }
 
 atf_test_case attach_sigusr2_detaches
@@ -140,13 +165,7 @@ attach_sigusr2_detaches_head() {
 	atf_set timeout 60
 }
 attach_sigusr2_detaches_body() {
-	need_prog spin
-	"$HWTRACE_PROGS/spin" >out &
-	sp=$!
-	wait_for out 'spin: running'
-	"$HWTRACE" capture --source step -p $sp --mode ring -o a2.hwtrace 2>err &
-	hp=$!
-	sleep 1.5
+	attach_spin --mode ring -o a2.hwtrace
 	kill -USR2 $hp
 	i=0
 	while kill -0 $hp 2>/dev/null; do
@@ -156,9 +175,7 @@ attach_sigusr2_detaches_body() {
 	done
 	wait $hp
 	rc=$?
-	tr=$(awk '/^TracerPid:/ { print $2 }' /proc/$sp/status 2>/dev/null)
-	st=$(awk '/^State:/ { print $2 }' /proc/$sp/status 2>/dev/null)
-	kill $sp 2>/dev/null
+	spin_state
 	[ $rc -eq 0 ] || atf_fail "expected 0, got $rc ($(oneline err))"
 	[ -n "$st" ] && [ "$st" != T ] && [ "$st" != t ] ||
 		atf_fail "the process died or was left stopped ('$st')"
@@ -191,21 +208,13 @@ attach_leaves_process_running_head() {
 	atf_set timeout 60
 }
 attach_leaves_process_running_body() {
-	need_prog spin
-	"$HWTRACE_PROGS/spin" >out &
-	sp=$!
-	wait_for out 'spin: running'
-	"$HWTRACE" capture --source step -p $sp -o att.hwtrace 2>err &
-	hp=$!
-	sleep 1.5
+	attach_spin -o att.hwtrace
 	kill -INT $hp
 	wait $hp
 	rc=$?
 	[ $rc -eq 0 ] || atf_fail "expected 0, got $rc ($(oneline err))"
 	sleep 0.3
-	st=$(awk '/^State:/ { print $2 }' /proc/$sp/status 2>/dev/null)
-	tr=$(awk '/^TracerPid:/ { print $2 }' /proc/$sp/status 2>/dev/null)
-	kill $sp 2>/dev/null
+	spin_state
 	[ -n "$st" ] || atf_fail "the attached process died"
 	[ "$st" != T ] && [ "$st" != t ] || atf_fail "the process was left stopped ($st)"
 	[ "$tr" = 0 ] || atf_fail "the process is still traced by $tr"

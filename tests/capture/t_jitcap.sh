@@ -19,6 +19,23 @@ need_node()
 	    atf_skip "node is not installed (Debian package nodejs)"
 }
 
+# node_capture NODEOPT... <SCRIPT: hot.js, the function hotAdd(a, b) then
+# the lines SCRIPT, run by node --perf-basic-prof --single-threaded
+# NODEOPT... under capture --source valgrind into j.hwtrace; node's
+# output in ./out.  Skips without Valgrind or node.
+node_capture()
+{
+	need_valgrind
+	need_node
+	{
+		echo 'function hotAdd(a, b) { return (a * 31 + b) | 0; }'
+		cat
+	} >hot.js
+	"$HWTRACE" capture --source valgrind -o j.hwtrace -- node \
+	    --perf-basic-prof --single-threaded "$@" hot.js >out 2>err ||
+		atf_fail "capture: expected exit 0, got $? ($(oneline err))"
+}
+
 atf_test_case perf_map_stored
 perf_map_stored_head()
 {
@@ -27,17 +44,11 @@ perf_map_stored_head()
 }
 perf_map_stored_body()
 {
-	need_valgrind
-	need_node
-	cat >hot.js <<'JS'
-function hotAdd(a, b) { return (a * 31 + b) | 0; }
+	node_capture <<'JS'
 let s = 0;
 for (let i = 0; i < 2000; i++) s = hotAdd(s, i);
 console.log(s);
 JS
-	"$HWTRACE" capture --source valgrind -o j.hwtrace -- node \
-	    --perf-basic-prof --single-threaded hot.js >out 2>err ||
-		atf_fail "capture: expected exit 0, got $? ($(oneline err))"
 	grep -qx 765768680 out ||
 		atf_fail "node printed '$(oneline out)', expected 765768680"
 	m=$(members j.hwtrace | grep '^jit/perf-[0-9]*\.map$')
@@ -68,22 +79,16 @@ node_func_count_head()
 }
 node_func_count_body()
 {
-	need_valgrind
-	need_node
 	# V8 keeps hotAdd in its interpreter (--no-opt --no-sparkplug), and
 	# --interpreted-frames-native-stack gives it its own copy of the
 	# interpreter's entry in anonymous memory, named in the perf map:
 	# each call of hotAdd enters that code once.
-	cat >hot.js <<'JS'
-function hotAdd(a, b) { return (a * 31 + b) | 0; }
+	node_capture --no-opt --no-sparkplug \
+	    --interpreted-frames-native-stack <<'JS'
 let s = 0, n = 0;
 for (let i = 0; i < 2000; i++) { s = hotAdd(s, i); n++; }
 console.log(s, n);
 JS
-	"$HWTRACE" capture --source valgrind -o j.hwtrace -- node \
-	    --perf-basic-prof --single-threaded --no-opt --no-sparkplug \
-	    --interpreted-frames-native-stack hot.js >out 2>err ||
-		atf_fail "capture: expected exit 0, got $? ($(oneline err))"
 	n=$(awk '{print $2}' out)
 	[ "$n" = 2000 ] || atf_fail "node printed '$(oneline out)', expected a count of 2000"
 	m=$(members j.hwtrace | grep '^jit/perf-[0-9]*\.map$')

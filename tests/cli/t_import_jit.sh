@@ -124,21 +124,6 @@ with open('so_text', 'w') as out:
 EOF
 }
 
-# import_x NAME FILE [OPTIONS]: import FILE as NAME.hwtrace, unpacked in
-# NAME.x, described in NAME.info.
-import_x()
-{
-	ix_n=$1
-	ix_f=$2
-	shift 2
-	"$HWTRACE" import "$@" "$ix_f" -o "$ix_n.hwtrace" >out 2>err ||
-	    atf_fail "import of $ix_f failed: $(oneline err)"
-	mkdir "$ix_n.x" && tar -xf "$ix_n.hwtrace" -C "$ix_n.x" ||
-	    atf_fail "$ix_n.hwtrace does not unpack with tar"
-	"$HWTRACE" info "$ix_n.hwtrace" >"$ix_n.info" 2>&1 ||
-	    atf_fail "hwtrace info $ix_n.hwtrace failed: $(oneline "$ix_n.info")"
-}
-
 # check_regions NAME: NAME.x holds jit/code-PID.bin with one region per
 # code load of the dump (count, address, time, size), and info names the
 # dump with that count.

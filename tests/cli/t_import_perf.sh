@@ -29,20 +29,12 @@ perf_aux()
 	    atf_fail "perf_aux.py could not read $1"
 }
 
-# import_perf NAME FILE [OPTIONS]: import FILE as NAME.hwtrace, unpack it
-# in NAME.x, describe it in NAME.info.
+# import_perf NAME FILE [OPTIONS]: import_x, and the import says
+# nothing on stderr.
 import_perf()
 {
-	ip_n=$1
-	ip_f=$2
-	shift 2
-	"$HWTRACE" import "$@" "$ip_f" -o "$ip_n.hwtrace" >out 2>err ||
-	    atf_fail "import of $ip_f failed: $(cat err)"
-	! [ -s err ] || atf_fail "import of $ip_f wrote to stderr: $(cat err)"
-	mkdir "$ip_n.x" && tar -xf "$ip_n.hwtrace" -C "$ip_n.x" ||
-	    atf_fail "$ip_n.hwtrace does not unpack with tar"
-	"$HWTRACE" info "$ip_n.hwtrace" >"$ip_n.info" 2>&1 ||
-	    atf_fail "hwtrace info $ip_n.hwtrace failed: $(cat "$ip_n.info")"
+	import_x "$@"
+	! [ -s err ] || atf_fail "import of $2 wrote to stderr: $(oneline err)"
 }
 
 # stream_bytes DIR I: stream I's chunks, in offset order.
@@ -112,14 +104,16 @@ intel_pt_config_body()
 	fam=$(echo "$cpuid" | cut -d, -f2)
 	mod=$(echo "$cpuid" | cut -d, -f3)
 	step=$(echo "$cpuid" | cut -d, -f4)
-	grep -q "^cpu: intel family $fam model $mod stepping $step " pt.info ||
-	    atf_fail "cpu is not $cpuid: $(grep ^cpu pt.info)"
-	shift=$(awk '/Time Shift/ { print $3 }' dump)
-	mult=$(awk '/Time Muliplier/ { print $3 }' dump)
-	grep -q "^time conversion: tsc-zero 0, ns-zero .*, mult $mult, shift $shift$" pt.info ||
-	    atf_fail "time conversion is not perf's: $(grep ^time pt.info)"
-	grep -q "^  kernel code is not in the archive" pt.info ||
-	    atf_fail "the missing kernel image is not a caveat"
+	expect_match pt.info "^cpu: intel family $fam model $mod stepping $step " \
+	    "perf's cpuid $cpuid"
+	# perf -D prints each twice, "... Time Shift  31" and "Time Shift  31":
+	# the first number.
+	shift=$(awk '/Time Shift/ && $NF ~ /^[0-9]+$/ { print $NF; exit }' dump)
+	mult=$(awk '/Time Muliplier/ && $NF ~ /^[0-9]+$/ { print $NF; exit }' dump)
+	expect_match pt.info "^time conversion: tsc-zero 0, ns-zero .*, mult $mult, shift $shift$" \
+	    "perf's time conversion"
+	expect_match pt.info "^  kernel code is not in the archive" \
+	    "the missing kernel image as a caveat"
 }
 
 atf_test_case intel_pt_sideband

@@ -28,12 +28,25 @@ ptxed_import_opts()
 
 # ptxed_import WHAT DIR OUT: hwtrace import with the options $opts (of a
 # ptxed command, ptxed_import_opts) run in DIR, where their files are,
-# into OUT (an absolute path); stdout and stderr in ./out and ./err; a
-# failure names WHAT.
+# into OUT (a path from here; an earlier OUT is removed first); stdout and
+# stderr in ./out and ./err; a failure names WHAT.
 ptxed_import()
 {
-	( cd "$2" && "$HWTRACE" import $opts -o "$3" ) > out 2> err ||
+	rm -f "$3"
+	pi_out=$(pwd)/$3
+	( cd "$2" && "$HWTRACE" import $opts -o "$pi_out" ) > out 2> err ||
 	    atf_fail "$1: 'hwtrace import $opts' failed: $(cat err)"
+}
+
+# ptxed_cmd CMD: of ptxed command file CMD, $dir (its directory, where its
+# files are), $name (its file name), $exp (ptxed's expected output) and
+# $opts (ptxed_import_opts).
+ptxed_cmd()
+{
+	dir=$(dirname "$1")
+	name=$(basename "$1")
+	exp=${1%.cmd}.exp
+	opts=$(ptxed_import_opts "$1")
 }
 
 # opt_of CMD OPTION: the values of OPTION in ptxed command file CMD.
@@ -51,8 +64,7 @@ check_ptt_case()
 	cmd=$dir/${2:-$t-ptxed.cmd}
 	[ -r "$cmd" ] || atf_fail "no $cmd"
 	opts=$(ptxed_import_opts "$cmd")
-	out=$(pwd)/$t.hwtrace
-	ptxed_import "$t" "$dir" "$out"
+	ptxed_import "$t" "$dir" "$t.hwtrace"
 	run_status 0 "$HWTRACE" info "$t.hwtrace"
 	mv out info
 	pt=$(opt_of "$cmd" --pt)
@@ -123,17 +135,14 @@ libipt_all_cases_head()
 libipt_all_cases_body()
 {
 	require_corpus $PTT
-	n=0
-	w=$(pwd)
-	for cmd in "$HWTRACE_CORPUS"/$PTT/*/*-ptxed*.cmd; do
-		dir=$(dirname "$cmd")
-		opts=$(ptxed_import_opts "$cmd")
-		ptxed_import "$(basename "$cmd")" "$dir" "$w/x.hwtrace"
+	set -- "$HWTRACE_CORPUS"/$PTT/*/*-ptxed*.cmd
+	[ $# -ge 100 ] || atf_fail "expected at least 100 ptxed commands in the corpus, found $#"
+	for cmd; do
+		ptxed_cmd "$cmd"
+		ptxed_import "$name" "$dir" x.hwtrace
 		"$HWTRACE" verify x.hwtrace > out 2> err ||
-		    atf_fail "$(basename "$cmd"): verify failed: $(cat err)"
-		n=$((n + 1))
+		    atf_fail "$name: verify failed: $(cat err)"
 	done
-	[ $n -ge 100 ] || atf_fail "expected at least 100 ptxed commands in the corpus, found $n"
 }
 
 atf_test_case elf_bases
@@ -148,8 +157,7 @@ elf_bases_body()
 	dir=$HWTRACE_CORPUS/lldb-intelpt/intelpt-trace-multi-file
 	# The exact options of expected/multifile.ptxed.cmd.
 	opts=$(ptxed_import_opts "$HWTRACE_CORPUS/lldb-intelpt/expected/multifile.ptxed.cmd")
-	w=$(pwd)
-	ptxed_import multifile.ptxed.cmd "$dir" "$w/m.hwtrace"
+	ptxed_import multifile.ptxed.cmd "$dir" m.hwtrace
 	run_status 0 "$HWTRACE" info m.hwtrace
 	mv out info
 	expect_line info "cpu: intel family 6 model 79 stepping 1"
@@ -179,37 +187,33 @@ filters_head()
 filters_body()
 {
 	require_corpus $PTT/skl014-call
-	n=0
-	w=$(pwd)
-	for cmd in "$HWTRACE_CORPUS"/$PTT/skl014-call/*-ptxed-*.cmd \
-	    "$HWTRACE_CORPUS"/$PTT/skl014-jmp/*-ptxed-*.cmd; do
-		dir=$(dirname "$cmd")
-		exp=${cmd%.cmd}.exp
-		opts=$(ptxed_import_opts "$cmd")
+	set -- "$HWTRACE_CORPUS"/$PTT/skl014-call/*-ptxed-*.cmd \
+	    "$HWTRACE_CORPUS"/$PTT/skl014-jmp/*-ptxed-*.cmd
+	[ $# -ge 2 ] || atf_fail "expected the skl014 ptxed commands, found $#"
+	for cmd; do
+		ptxed_cmd "$cmd"
 		case $opts in *--filter:addr0_cfg*) ;; *) atf_fail "$cmd: no filter options" ;; esac
-		rm -f x.hwtrace x.db
-		ptxed_import "$(basename "$cmd")" "$dir" "$w/x.hwtrace"
+		rm -f x.db
+		ptxed_import "$name" "$dir" x.hwtrace
 		cfg=$(opt_of "$cmd" --filter:addr0_cfg)
 		a=$(opt_of "$cmd" --filter:addr0_a)
 		b=$(opt_of "$cmd" --filter:addr0_b)
 		"$HWTRACE" info x.hwtrace > info
 		expect_line info "    pt filter 0: cfg $cfg, $(printf '0x%x-0x%x' $((a)) $((b)))"
 		"$HWTRACE" index -o x.db x.hwtrace > out 2> err ||
-		    atf_fail "$(basename "$cmd"): index failed: $(cat err)"
+		    atf_fail "$name: index failed: $(cat err)"
 		grep -q ", 0 decode errors" err out ||
-		    atf_fail "$(basename "$cmd"): decode errors: $(cat err)"
+		    atf_fail "$name: decode errors: $(cat err)"
 		# ptxed's addresses in order, and whether it says [disabled].
 		grep '^[0-9a-f]\{16\}$' "$exp" | sed 's/^0*//' > want
 		sqlite3 x.db "select printf('%x', start_ip), ninsns from blocks order by id" |
 		    awk -F'|' '$2 == 1 { print $1 } $2 != 1 { print "block of " $2 }' > got
-		cmp -s want got || atf_fail "$(basename "$cmd"): addresses $(cat got) are not ptxed's $(cat want)"
+		cmp -s want got || atf_fail "$name: addresses $(cat got) are not ptxed's $(cat want)"
 		if grep -q '^\[disabled\]$' "$exp"; then
 			[ "$(sqlite3 x.db "select count(*) from events where kind = 'disabled'")" -ge 1 ] ||
-			    atf_fail "$(basename "$cmd"): ptxed says [disabled], the index has no such event"
+			    atf_fail "$name: ptxed says [disabled], the index has no such event"
 		fi
-		n=$((n + 1))
 	done
-	[ $n -ge 2 ] || atf_fail "expected the skl014 ptxed commands, found $n"
 }
 
 atf_test_case pevent
@@ -221,15 +225,10 @@ pevent_body()
 {
 	require_corpus $PTT/pevent-fork
 	n=0
-	w=$(pwd)
 	for cmd in "$HWTRACE_CORPUS"/$PTT/pevent-*/*-ptxed*.cmd; do
-		dir=$(dirname "$cmd")
-		exp=${cmd%.cmd}.exp
-		name=$(basename "$cmd")
-		opts=$(ptxed_import_opts "$cmd")
+		ptxed_cmd "$cmd"
 		case $opts in *--pevent:primary*) ;; *) continue ;; esac
-		rm -f x.hwtrace
-		ptxed_import "$name" "$dir" "$w/x.hwtrace"
+		ptxed_import "$name" "$dir" x.hwtrace
 		"$HWTRACE" info x.hwtrace > info
 		ks=$(opt_of "$cmd" --pevent:kernel-start)
 		# ptxed: "PERF_RECORD_MMAP pid/tid, addr, len, pgoff, file".

@@ -1,5 +1,4 @@
 /* Conformance fixture: work() runs exactly 100 times. */
-#include <stdio.h>
 
 __attribute__((noinline)) int
 work(int i)
@@ -7,14 +6,4 @@ work(int i)
 	return (i * 3 + 1);
 }
 
-int
-main(void)
-{
-	volatile int s = 0;
-	int i;
-
-	for (i = 0; i < 100; i++)
-		s += work(i);
-	printf("%d\n", s);
-	return (0);
-}
+#include "work100.h"

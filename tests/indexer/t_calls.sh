@@ -133,6 +133,17 @@ func_kinds()
 	    atf_fail "func $2 in $1: expected '$4' (invocations by fields $3), got '$fk_got'"
 }
 
+# frames_closed PROG ARCHIVE FUNC FIELDS WANT: PROG captured into ARCHIVE
+# calls printf once, after leaving frames in some way: it is main's child
+# as gdb's backtrace at printf says, and FUNC's invocations counted by
+# their FIELDS are WANT (func_kinds).
+frames_closed()
+{
+	vgcapture "$1" "$2"
+	same_depth "$2" "$1" printf printf 1
+	func_kinds "$2" "$3" "$4" "$5"
+}
+
 atf_test_case exceptions_close_frames
 exceptions_close_frames_head() { atf_set descr "frames left by a C++ exception (throw, cleanup pads, _Unwind_Resume, rethrow) are closed: depths below main agree with gdb's backtraces"; }
 exceptions_close_frames_body()
@@ -155,20 +166,16 @@ atf_test_case longjmp_closes_frames
 longjmp_closes_frames_head() { atf_set descr "frames left by longjmp are closed: printf after two longjmps is main's child, as gdb's backtrace says"; }
 longjmp_closes_frames_body()
 {
-	vgcapture setjmp sj.hwtrace
-	same_depth sj.hwtrace setjmp printf printf 1
 	# deep(6..0) and deep(7..0): 15 invocations, every one left by longjmp.
-	func_kinds sj.hwtrace deep 15 "15 unwind"
+	frames_closed setjmp sj.hwtrace deep 15 "15 unwind"
 }
 
 atf_test_case signal_handlers_framed
 signal_handlers_framed_head() { atf_set descr "signal handlers get frames of their own that their return closes: on_usr1 runs 4 times, and printf after them is main's child as gdb's backtrace says"; }
 signal_handlers_framed_body()
 {
-	vgcapture signal sg.hwtrace
-	same_depth sg.hwtrace signal printf printf 1
 	# kill(SIGUSR1) three times, and once more from the SIGUSR2 handler.
-	func_kinds sg.hwtrace on_usr1 14,15 "4 signal return"
+	frames_closed signal sg.hwtrace on_usr1 14,15 "4 signal return"
 	atf_check -s exit:0 -o inline:"return\n" sh -c \
 	    "'$HWTRACE' query sg.hwtrace func main --format tsv | tail -n +2 | cut -f15"
 }

@@ -299,11 +299,14 @@ errors_of(const char *db)
 
 /*
  * The instructions of @db at the page, against objdump's: 3 runs of
- * version 1 then 3 of version 2, named @fn[0] and @fn[1] (+0xOFF inside).
+ * version 1 then 3 of version 2, named @names[0] and @names[1] (+0xOFF
+ * inside); both "[anon]+0x0" when @names is NULL.
  */
 static void
-check_insns(const char *db, const struct ver *v, const char *const *fn2)
+check_insns(const char *db, const struct ver *v, const char *const *names)
 {
+	static const char *const anon[2] = { "[anon]+0x0", "[anon]+0x0" };
+	const char *const *fn2 = names != NULL ? names : anon;
 	char cmd[512], line[512], want[128];
 	unsigned long long ip;
 	unsigned thr;
@@ -390,6 +393,46 @@ setup(struct ver *v, int32_t *pid)
 	setup_from(v, pid, "step");
 }
 
+/* What both_decoders() checks besides the instructions. */
+#define BD_CLEAN	0x1	/* no decode error in either database */
+#define BD_OWN		0x2	/* fast hands nothing to libipt */
+
+/*
+ * Index @archive with libipt into @base-l.db and with fast into
+ * @base-f.db, and check both against objdump (check_insns: names @fn,
+ * NULL for "[anon]+0x0"); @flags (BD_*) adds checks.  A failure names
+ * @what.
+ */
+static void
+both_decoders(const char *archive, const char *base, const struct ver *v,
+    const char *const *fn, int flags, const char *what)
+{
+	static const char *const dec[2] = { "libipt", "fast" };
+	char cmd[1024], db[2][128];
+	int64_t e;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(db[i], sizeof(db[i]), "%s-%c.db", base, dec[i][0]);
+		snprintf(cmd, sizeof(cmd), HWTR_TEST_HWTRACE " index -D %s "
+		    "-o %s %s 2>%s.err", dec[i], db[i], archive, db[i]);
+		run(cmd);
+	}
+	/* fpt itself read the regions: nothing was handed to libipt. */
+	if (flags & BD_OWN) {
+		snprintf(cmd, sizeof(cmd), "! grep 'decoded by libipt' "
+		    "%s.err >&2", db[1]);
+		run(cmd);
+	}
+	for (i = 0; i < 2; i++) {
+		if (flags & BD_CLEAN)
+			ATF_CHECK_MSG((e = errors_of(db[i])) == 0, "%s, %s: "
+			    "expected 0 decode errors, got %jd", what, dec[i],
+			    (intmax_t)e);
+		check_insns(db[i], v, fn);
+	}
+}
+
 ATF_TC(anon_regions);
 ATF_TC_HEAD(anon_regions, tc)
 {
@@ -401,7 +444,6 @@ ATF_TC_HEAD(anon_regions, tc)
 }
 ATF_TC_BODY(anon_regions, tc)
 {
-	static const char *const anon[2] = { "[anon]+0x0", "[anon]+0x0" };
 	struct ver v[2];
 	int32_t pid;
 	int64_t e;
@@ -413,17 +455,8 @@ ATF_TC_BODY(anon_regions, tc)
 	e = errors_of("none.db");
 	ATF_CHECK_MSG(e > 0, "without code regions: expected decode errors at "
 	    "the anonymous page, got %jd", (intmax_t)e);
-	run(HWTR_TEST_HWTRACE " index -q -D libipt -o code.db code.hwtrace");
-	run(HWTR_TEST_HWTRACE " index -D fast -o fast.db code.hwtrace "
-	    "2>fast.err");
-	/* fpt itself read the regions: nothing was handed to libipt. */
-	run("! grep 'decoded by libipt' fast.err >&2");
-	ATF_CHECK_MSG((e = errors_of("code.db")) == 0, "libipt: expected 0 "
-	    "decode errors, got %jd", (intmax_t)e);
-	ATF_CHECK_MSG((e = errors_of("fast.db")) == 0, "fast: expected 0 "
-	    "decode errors, got %jd", (intmax_t)e);
-	check_insns("code.db", v, anon);
-	check_insns("fast.db", v, anon);
+	both_decoders("code.hwtrace", "code", v, NULL, BD_CLEAN | BD_OWN,
+	    "with code regions");
 }
 
 ATF_TC(perf_map_names);
@@ -474,12 +507,7 @@ ATF_TC_BODY(jitdump_by_time, tc)
 
 	setup(v, &pid);
 	rewrite("dump.hwtrace", pid, v, 1, 2, 0);
-	run(HWTR_TEST_HWTRACE " index -q -D libipt -o dump.db dump.hwtrace");
-	run(HWTR_TEST_HWTRACE " index -D fast -o dfast.db dump.hwtrace "
-	    "2>dfast.err");
-	run("! grep 'decoded by libipt' dfast.err >&2");
-	check_insns("dump.db", v, fn);
-	check_insns("dfast.db", v, fn);
+	both_decoders("dump.hwtrace", "dump", v, fn, BD_OWN, "jitdump");
 }
 
 ATF_TC(step_snapshots);
@@ -492,19 +520,15 @@ ATF_TC_HEAD(step_snapshots, tc)
 }
 ATF_TC_BODY(step_snapshots, tc)
 {
-	static const char *const anon[2] = { "[anon]+0x0", "[anon]+0x0" };
 	static const char *const fn[2] = { "fn_v1", "fn_v2" };
 	struct ver v[2];
 	int32_t pid;
 
 	setup(v, &pid);
 	run(HWTR_TEST_HWTRACE " index -q -o s.db s.hwtrace");
-	check_insns("s.db", v, anon);
+	check_insns("s.db", v, NULL);
 	rewrite("sdump.hwtrace", pid, v, 0, 2, 1);
-	run(HWTR_TEST_HWTRACE " index -q -D libipt -o sdump.db sdump.hwtrace");
-	run(HWTR_TEST_HWTRACE " index -q -D fast -o sfast.db sdump.hwtrace");
-	check_insns("sdump.db", v, fn);
-	check_insns("sfast.db", v, fn);
+	both_decoders("sdump.hwtrace", "sdump", v, fn, 0, "step, jitdump");
 }
 
 /*
@@ -516,21 +540,12 @@ ATF_TC_BODY(step_snapshots, tc)
 static void
 captured(const char *source)
 {
-	static const char *const anon[2] = { "[anon]+0x0", "[anon]+0x0" };
 	struct ver v[2];
 	int32_t pid;
-	int64_t e;
 
 	setup_from(v, &pid, source);
 	run("tar -tf s.hwtrace | grep -q '^jit/code-[0-9]*\\.bin$'");
-	run(HWTR_TEST_HWTRACE " index -q -D libipt -o c.db s.hwtrace");
-	run(HWTR_TEST_HWTRACE " index -q -D fast -o f.db s.hwtrace");
-	ATF_CHECK_MSG((e = errors_of("c.db")) == 0, "%s, libipt: expected 0 "
-	    "decode errors, got %jd", source, (intmax_t)e);
-	ATF_CHECK_MSG((e = errors_of("f.db")) == 0, "%s, fast: expected 0 "
-	    "decode errors, got %jd", source, (intmax_t)e);
-	check_insns("c.db", v, anon);
-	check_insns("f.db", v, anon);
+	both_decoders("s.hwtrace", "c", v, NULL, BD_CLEAN, source);
 }
 
 ATF_TC(captured_valgrind);

@@ -32,10 +32,9 @@ launched_process_named_head() { atf_set descr "the valgrind source names the pro
 launched_process_named_body()
 {
 	vgcapture_status segv s.hwtrace
-	path=$(readlink -f "$HWTRACE_PROGS/segv")
-	sql_row s.hwtrace "SELECT path, comm FROM processes"
-	[ "$row" = "$(printf '%s\tsegv' "$path")" ] ||
-	    atf_fail "processes: expected '$path segv', got '$row'"
+	expect_row s.hwtrace "SELECT path, comm FROM processes" \
+	    "$(printf '%s\tsegv' "$(readlink -f "$HWTRACE_PROGS/segv")")" \
+	    "processes: path and comm"
 	atf_check -s exit:0 -o match:"	segv	" "$HWTRACE" query s.hwtrace threads --format tsv
 }
 
@@ -46,11 +45,10 @@ fork_inherits_comm_body()
 	vgcapture_status manyfork m.hwtrace
 	path=$(readlink -f "$HWTRACE_PROGS/manyfork")
 	# 20 children; 19 never exec (one execs a missing file: it fails).
-	sql_row m.hwtrace "SELECT count(*) FROM processes WHERE ppid = (SELECT pid FROM processes WHERE ppid NOT IN (SELECT pid FROM processes)) AND comm = 'manyfork' AND path = '$path'"
-	[ "$row" -eq 20 ] ||
-	    atf_fail "expected 20 children named manyfork, got $row"
-	sql_row m.hwtrace "SELECT count(*) FROM threads WHERE name IS NULL"
-	[ "$row" -eq 0 ] || atf_fail "expected every thread named, $row have no name"
+	expect_row m.hwtrace "SELECT count(*) FROM processes WHERE ppid = (SELECT pid FROM processes WHERE ppid NOT IN (SELECT pid FROM processes)) AND comm = 'manyfork' AND path = '$path'" \
+	    20 "children named manyfork"
+	expect_row m.hwtrace "SELECT count(*) FROM threads WHERE name IS NULL" \
+	    0 "threads without a name"
 }
 
 atf_test_case syscall_one_name

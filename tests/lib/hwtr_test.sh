@@ -44,6 +44,14 @@ expect_line()
 	fi
 }
 
+# expect_match FILE RE WHAT: a line of FILE matches the basic regular
+# expression RE (grep); else fail saying WHAT was expected, with FILE.
+expect_match()
+{
+	grep -q -- "$2" "$1" ||
+	    atf_fail "expected $3 (a line matching '$2') in $1; got: $(oneline "$1")"
+}
+
 # expect_lines FILE WANT: every line of file WANT is a line of FILE.
 expect_lines()
 {
@@ -78,6 +86,23 @@ expect_no_output()
 			atf_fail "'$f' was left behind after a failed import"
 		fi
 	done
+}
+
+# import_x NAME FILE [OPTIONS]: hwtrace import OPTIONS FILE into
+# NAME.hwtrace (its output in ./out and ./err), extracted by tar(1) into
+# NAME.x and described by hwtrace info in NAME.info; a failure says which
+# step failed.
+import_x()
+{
+	iu_n=$1
+	iu_f=$2
+	shift 2
+	"$HWTRACE" import "$@" "$iu_f" -o "$iu_n.hwtrace" >out 2>err ||
+	    atf_fail "import of $iu_f failed: $(oneline err)"
+	mkdir "$iu_n.x" && tar -xf "$iu_n.hwtrace" -C "$iu_n.x" ||
+	    atf_fail "$iu_n.hwtrace does not unpack with tar"
+	"$HWTRACE" info "$iu_n.hwtrace" >"$iu_n.info" 2>&1 ||
+	    atf_fail "hwtrace info $iu_n.hwtrace failed: $(oneline "$iu_n.info")"
 }
 
 # Skip unless the shared corpus has $1.
@@ -115,6 +140,16 @@ sql_row()
 {
 	sql_tsv "$1" row.tsv "$2"
 	row=$(sed -n 2p row.tsv)
+}
+
+# expect_row ARCHIVE SQL WANT WHAT: the first row of SQL's answer
+# (sql_row, tab-separated) is exactly WANT; else fail saying WHAT was
+# expected and what came.
+expect_row()
+{
+	sql_row "$1" "$2"
+	[ "$row" = "$3" ] ||
+	    atf_fail "$4: expected '$3', got '$row'"
 }
 
 # term_while_locked LOCK WHAT CMD...: CMD runs in the background while

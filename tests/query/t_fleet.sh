@@ -45,6 +45,15 @@ three_runs()
 	    --label test=t1 h1.hwtrace
 }
 
+# fleet_func_is PATTERN FIELDS WANT: hwtrace fleet func PATTERN's rows
+# (CSV, no header) cut to FIELDS (cut -f) are WANT (an atf_check inline
+# text, \n between lines).
+fleet_func_is()
+{
+	atf_check -s exit:0 -o inline:"$3" sh -c \
+	    "'$HWTRACE' fleet '$URL' func '$1' --format csv | tail -n +2 | cut -d, -f$2"
+}
+
 # Row counts of every table of the schema, one line each.
 table_counts()
 {
@@ -151,10 +160,8 @@ func_and_coverage_match_sqlite_body()
 		cmp -s want got || atf_fail "func $f: expected $(oneline want), got $(oneline got)"
 	done
 	# The fixture's own counts: add 15 times per run of calls.
-	atf_check -s exit:0 -o inline:"1,add,15\n2,add,15\n" sh -c \
-	    "'$HWTRACE' fleet '$URL' func 'ad?' --format csv | tail -n +2 | cut -d, -f1,2,4"
-	atf_check -s exit:0 -o inline:"1,add,15\n2,add,15\n" sh -c \
-	    "'$HWTRACE' fleet '$URL' func '[a]d*' --format csv | tail -n +2 | cut -d, -f1,2,4"
+	fleet_func_is 'ad?' 1,2,4 "1,add,15\n2,add,15\n"
+	fleet_func_is '[a]d*' 1,2,4 "1,add,15\n2,add,15\n"
 	# LIKE's own wildcards are plain characters of a glob.
 	atf_check -s exit:1 -e match:"no run called a function matching 'a%\\*'" "$HWTRACE" fleet "$URL" func 'a%*'
 	atf_check -s exit:1 -e match:"no run called a function matching 'a_d\\*'" "$HWTRACE" fleet "$URL" func 'a_d*'
@@ -365,8 +372,7 @@ drop_old_runs_body()
 	atf_check -s exit:0 -o inline:"run\n2\n3\n" sh -c "'$HWTRACE' fleet --format csv '$URL' runs | cut -d, -f1"
 	pg_is "0 0 5" \
 	    "SELECT (SELECT count(*) FROM pg_class WHERE relname LIKE '%\\_r1') || ' ' || (SELECT count(*) FROM hwtrace.labels WHERE run = 1) || ' ' || (SELECT count(*) FROM pg_class WHERE relname LIKE '%\\_r2' AND relnamespace = 'hwtrace'::regnamespace)"
-	atf_check -s exit:0 -o inline:"2,add,15\n" sh -c \
-	    "'$HWTRACE' fleet '$URL' func add --format csv | tail -n +2 | cut -d, -f1,2,4"
+	fleet_func_is add 1,2,4 "2,add,15\n"
 }
 drop_old_runs_cleanup() { pg_stop; }
 
@@ -391,8 +397,7 @@ concurrent_exports_body()
 	    "SELECT (SELECT count(*) FROM hwtrace.runs) || ' ' || (SELECT count(*) FROM hwtrace.images WHERE key = '$key') || ' ' || (SELECT count(*) FROM hwtrace.symbols s JOIN hwtrace.images i ON i.id = s.image WHERE i.key = '$key')"
 	pg_is "0" \
 	    "SELECT count(*) FROM (SELECT image, addr, size, mode FROM hwtrace.blocks WHERE image IS NOT NULL GROUP BY 1, 2, 3, 4 HAVING count(*) > 1) d"
-	atf_check -s exit:0 -o inline:"1,add,15\n2,add,15\n" sh -c \
-	    "'$HWTRACE' fleet '$URL' func add --format csv | tail -n +2 | cut -d, -f2,4 | sort | awk '{ print NR \",\" \$0 }'"
+	fleet_func_is add 2,4 "add,15\nadd,15\n"
 }
 concurrent_exports_cleanup() { pg_stop; }
 

@@ -57,6 +57,15 @@ gdb_frames()
 	    gdb.out > gdb.frames
 }
 
+# bt_frame_is FUNC WANT: FUNC's row of bt.tsv, its frame number and
+# inlined flag ("1 1": frame 1, inlined), is WANT.
+bt_frame_is()
+{
+	got=$(awk -F'\t' -v f="$1" '$3 == f { print $2, $8 }' bt.tsv)
+	[ "$got" = "$2" ] ||
+	    atf_fail "expected $1's frame and inlined flag '$2', got '$got': $(oneline bt.tsv)"
+}
+
 # check_bt DB [base]: bt's frames 1 and up with a line agree with
 # gdb.frames (with "base", by file name alone: gdb prints a split unit's
 # file as compiled, the line table has it joined to the directory), and
@@ -75,12 +84,8 @@ check_bt()
 	fi
 	diff -u gdb.frames hw.frames > frames.diff ||
 	    atf_fail "bt disagrees with gdb: $(tr '\n' ' ' < frames.diff)"
-	got=$(awk -F'\t' '$3 == "measure" { print $2, $8 }' bt.tsv)
-	[ "$got" = "1 1" ] ||
-	    atf_fail "expected measure as frame 1, inlined (1 1), got '$got': $(cat bt.tsv)"
-	got=$(awk -F'\t' '$3 == "main" { print $2, $8 }' bt.tsv)
-	[ "$got" = "2 0" ] ||
-	    atf_fail "expected main as frame 2, not inlined (2 0), got '$got': $(cat bt.tsv)"
+	bt_frame_is measure "1 1"
+	bt_frame_is main "2 0"
 }
 
 atf_test_case bt_inlined_matches_gdb
