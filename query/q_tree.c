@@ -563,6 +563,33 @@ struct tree_out {
 };
 
 /*
+ * The name of the symbol in column @col of @st, or when it has none the
+ * address in column @col + 1 written in hex into @hex (24 bytes): into
+ * *@namep, *@lenp and *@hashp.  -HWTR_E_DB when the name is not there.
+ */
+static int
+row_name(struct hwtr_q *q, struct q_names *names, sqlite3_stmt *st, int col,
+    char *hex, const char **namep, size_t *lenp, uint64_t *hashp)
+{
+	const struct q_name *nm = NULL;
+
+	if (sqlite3_column_type(st, col) != SQLITE_NULL &&
+	    (nm = q_name_get(q, names, sqlite3_column_int64(st, col))) == NULL)
+		return (-HWTR_E_DB);
+	if (nm != NULL && nm->name != NULL) {
+		*namep = nm->name;
+		*lenp = nm->len;
+		*hashp = nm->hash;
+	} else {
+		*lenp = q_fmt_hex(hex, (uint64_t)sqlite3_column_int64(st,
+		    col + 1));
+		*namep = hex;
+		*hashp = q_hash(hex, *lenp);
+	}
+	return (0);
+}
+
+/*
  * The tree of every call of thread @rthread (-1: all) at most --depth
  * deep from call_paths: each row a path's calls at once, in the order of
  * the paths' first calls, so that the nodes (the paths merged by name)
@@ -575,7 +602,6 @@ tree_paths(struct hwtr_q *q, const struct hwtr_q_req *req, int64_t rthread,
 {
 	struct tree *t = to->t;
 	sqlite3_stmt *st = NULL;
-	const struct q_name *nm;
 	size_t *map = NULL, mcap = 0, ocap, root = 0, parent, node, len;
 	int64_t id, pid, thread, cur = -1, calls;
 	const char *name;
@@ -599,23 +625,9 @@ tree_paths(struct hwtr_q *q, const struct hwtr_q_req *req, int64_t rthread,
 			    (long long)npaths);
 			goto out;
 		}
-		nm = NULL;
-		if (sqlite3_column_type(st, 3) != SQLITE_NULL &&
-		    (nm = q_name_get(q, to->names, sqlite3_column_int64(st,
-		    3))) == NULL) {
-			rc = -HWTR_E_DB;
+		if ((rc = row_name(q, to->names, st, 3, hex, &name, &len,
+		    &hash)) < 0)
 			goto out;
-		}
-		if (nm != NULL && nm->name != NULL) {
-			name = nm->name;
-			len = nm->len;
-			hash = nm->hash;
-		} else {
-			len = q_fmt_hex(hex, (uint64_t)sqlite3_column_int64(st,
-			    4));
-			name = hex;
-			hash = q_hash(hex, len);
-		}
 		if (thread != cur) {
 			/* A pseudo root per thread holds its roots. */
 			root = tree_child(t, (size_t)-1, thread, "", 0, 0, -1);
@@ -681,7 +693,6 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 	size_t *roots = NULL, nroots = 0, rcap = 0, len;
 	struct tstack open = { 0 };
 	struct q_names names = { 0 };
-	const struct q_name *nm;
 	const char *name;
 	char hex[24];
 	uint64_t hash;
@@ -736,23 +747,9 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 
 		id = sqlite3_column_int64(rs, k + 0);
 		thread = sqlite3_column_int64(rs, k + 1);
-		nm = NULL;
-		if (sqlite3_column_type(rs, k + 4) != SQLITE_NULL &&
-		    (nm = q_name_get(q, &names, sqlite3_column_int64(rs,
-		    k + 4))) == NULL) {
-			rc = -HWTR_E_DB;
+		if ((rc = row_name(q, &names, rs, k + 4, hex, &name, &len,
+		    &hash)) < 0)
 			goto out;
-		}
-		if (nm != NULL && nm->name != NULL) {
-			name = nm->name;
-			len = nm->len;
-			hash = nm->hash;
-		} else {
-			len = q_fmt_hex(hex, (uint64_t)sqlite3_column_int64(rs,
-			    k + 5));
-			name = hex;
-			hash = q_hash(hex, len);
-		}
 		if (thread != cur) {
 			/* A pseudo root per thread holds its roots. */
 			root = tree_child(&t, (size_t)-1, thread, "", 0, 0, -1);
