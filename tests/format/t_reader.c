@@ -311,13 +311,12 @@ ATF_TC_BODY(window_bomb_refused, tc)
 ATF_TC_WITHOUT_HEAD(ratio_bomb_refused);
 ATF_TC_BODY(ratio_bomb_refused, tc)
 {
+	size_t len = 16u << 20, blen, mi;
+	uint8_t *z = calloc(1, len);
 	struct hwtr_ar_opts o;
 	struct craft_member x[2];
 	struct hwtr_ar *ar;
-	size_t len = 16u << 20;
-	uint8_t *z = calloc(1, len);
 	void *buf;
-	size_t blen, mi;
 
 	ATF_REQUIRE(z != NULL);
 	memset(x, 0, sizeof(x));

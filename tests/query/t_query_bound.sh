@@ -62,6 +62,17 @@ folded_bounded_heap_body()
 	    "$(diff exp got | head -n 4 | tr "\n" " ")"
 }
 
+# depth1_is FILE: FILE, tree --depth 1 --format csv of huge.db, has main
+# called once with mkdb's instructions and 64 functions under it.
+depth1_is()
+{
+	main=$(awk -F, '$2 == 0 { print $4 " " $5 }' "$1")
+	[ "$main" = "1 $insns" ] || atf_fail "expected main called once with" \
+	    "$insns instructions (mkdb), got '$main'"
+	n=$(awk -F, '$2 == 1' "$1" | wc -l)
+	[ "$n" = 64 ] || atf_fail "expected 64 functions under main, got $n"
+}
+
 atf_test_case tree_depth1_bounded_heap
 tree_depth1_bounded_heap_head() { atf_set descr "tree --depth 1 over 1.4 M calls in a 12 MB heap: main with all the instructions mkdb wrote, w0..w63 under it, and with tree --depth 2 every call counted once"; }
 tree_depth1_bounded_heap_body()
@@ -71,11 +82,7 @@ tree_depth1_bounded_heap_body()
 	[ "$st" = 0 ] || atf_fail "tree --depth 1 in a 12 MB heap: expected" \
 	    "exit 0, got $st: $(cat err)"
 	mv out t1
-	main=$(awk -F, '$2 == 0 { print $4 " " $5 }' t1)
-	[ "$main" = "1 $insns" ] || atf_fail "expected main called once with" \
-	    "$insns instructions (mkdb), got '$main'"
-	n=$(awk -F, '$2 == 1' t1 | wc -l)
-	[ "$n" = 64 ] || atf_fail "expected 64 functions under main, got $n"
+	depth1_is t1
 	d1=$(awk -F, '$2 == 1 { s += $4 } END { printf "%d", s }' t1)
 	bounded "$HWTRACE" query huge.db tree --depth 2 --format csv
 	[ "$st" = 0 ] || atf_fail "tree --depth 2: expected exit 0, got $st"
@@ -106,11 +113,7 @@ tree_folded_within_1s_cpu_body()
 	cpu1 "$HWTRACE" query huge.db tree --depth 1 --format csv
 	[ "$st" = 0 ] || atf_fail "tree --depth 1 within 1 s of CPU: expected" \
 	    "exit 0, got $st: $(cat err)"
-	main=$(awk -F, '$2 == 0 { print $4 " " $5 }' out)
-	[ "$main" = "1 $insns" ] || atf_fail "expected main called once with" \
-	    "$insns instructions (mkdb), got '$main'"
-	n=$(awk -F, '$2 == 1' out | wc -l)
-	[ "$n" = 64 ] || atf_fail "expected 64 functions under main, got $n"
+	depth1_is out
 	cpu1 "$HWTRACE" query huge.db export --folded f.txt
 	[ "$st" = 0 ] || atf_fail "export --folded within 1 s of CPU: expected" \
 	    "exit 0, got $st: $(cat err)"
