@@ -59,7 +59,8 @@
  *   PT_ATTACH (fails with fk->tr_errno when set) stops it with SIGSTOP;
  *   the other requests want it stopped and that stop reported (else
  *   EBUSY).  Traced, it stops with SIGTRAP after its exec (its debug
- *   registers cleared, as exec does).  amd64's debug registers are kept
+ *   registers cleared, as exec does), unless it exec'd before ALLOC
+ *   (-p).  amd64's debug registers are kept
  *   (PT_GETDBREGS, PT_SETDBREGS): after span i of fk->trig_after[] the
  *   program reaches fk->trig_pc; when DR7 enables breakpoint 0 for
  *   execution (L0, R/W0 and LEN0 00) at that address, the thread stops
@@ -154,6 +155,7 @@ struct fakehwt {
 	int		span_dev[FK_SPANS];
 	int		nspans;
 	uint64_t	first_seen;	/* first non-zero BUFPTR_GET of dev 0 */
+	int		execd_before;	/* -p: exec'd before ALLOC */
 	pid_t		tr_pid;		/* traced */
 	int		tr_stopped, tr_pending, at_bp;
 	struct hwtr_dbreg_amd64 dbr;
@@ -482,7 +484,8 @@ fk_producer(void *arg)
 			    fk->mmap_addr, 0, 0);
 			fk_pause(fk);
 		}
-		if (fk->tr_pid == fk->pid && fk->pid > 0) {
+		if (fk->tr_pid == fk->pid && fk->pid > 0 &&
+		    !fk->execd_before) {
 			/* The exec of a traced process: SIGTRAP. */
 			memset(&fk->dbr, 0, sizeof(fk->dbr));
 			fk_stop(fk, SIGTRAP);
@@ -600,6 +603,8 @@ fk_alloc(struct fakehwt *fk, struct hwtr_hwt_alloc *a)
 		if (fk->alloc_errno != 0)
 			return (fk->alloc_errno);
 		fk->pid = a->pid;
+		fk->execd_before = fk->exe != NULL &&
+		    fk_execd(a->pid, fk->exe);
 		if (fk_mkdev(fk, 0) != 0)
 			return (ENOMEM);
 		fk_queue_thread(fk, 0);

@@ -1223,6 +1223,61 @@ ATF_TC_BODY(trigger_pie, tc)
 	require_insns("i.hwtrace", want, &fk);
 }
 
+ATF_TC(trigger_attach_pid);
+ATF_TC_HEAD(trigger_attach_pid, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "-p PID --trigger: the running process "
+	    "is attached, the breakpoint set at the attach stop (no exec "
+	    "stop comes), and its 3 hits are snapshots");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(trigger_attach_pid, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	struct attached a;
+	pthread_t t;
+	char want[128];
+	uint64_t lost;
+	long insns;
+	int i;
+
+	trig_start(&p, &fk, &cfg);
+	a.status = -1;
+	ATF_REQUIRE((a.pid = fork()) >= 0);
+	if (a.pid == 0) {
+		execl(PROG, PROG, "done", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 2000 && !fk_execd(a.pid, PROG); i++)
+		usleep(2000);
+	ATF_REQUIRE_MSG(fk_execd(a.pid, PROG), "%s never ran", PROG);
+	ATF_REQUIRE(pthread_create(&t, NULL, reaper, &a) == 0);
+	fk.external = a.pid;
+	cfg.pid = a.pid;
+	capture(&fk, &cfg, "q.hwtrace", &r);
+	pthread_join(t, NULL);
+	ATF_REQUIRE_MSG(r.rc == 0, "capture failed (%d): %s; kernel log: %s",
+	    r.rc, r.err, fk.log);
+	ATF_REQUIRE_MSG(WIFEXITED(a.status) && WEXITSTATUS(a.status) == 3,
+	    "the attached process did not exit 3 (status %#x)", a.status);
+	snprintf(want, sizeof(want), "attach | dbregs dr0=%#jx dr7=0x1 | ",
+	    (uintmax_t)p.to);
+	ATF_REQUIRE_MSG(strstr(fk.log, want) != NULL && strstr(fk.log,
+	    "exec stop") == NULL, "expected the breakpoint set at the attach "
+	    "stop: %s", fk.log);
+	ATF_REQUIRE_MSG(fk.nhits == 3 && fk.hit_read[0] && fk.hit_read[1] &&
+	    fk.hit_read[2], "expected 3 hits read at their stops, got %d: %s",
+	    fk.nhits, fk.log);
+	trig_expect(&fk, &p, 8192, &insns, &lost);
+	ATF_REQUIRE_MSG(r.end.lost_bytes == lost, "expected %ju bytes lost, "
+	    "the archive says %ju", (uintmax_t)lost,
+	    (uintmax_t)r.end.lost_bytes);
+	require_insns("q.hwtrace", insns, &fk);
+}
+
 ATF_TC(trigger_ptrace_refused);
 ATF_TC_HEAD(trigger_ptrace_refused, tc)
 {
@@ -1444,6 +1499,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, trigger_snapshots);
 	ATF_TP_ADD_TC(tp, trigger_not_reached);
 	ATF_TP_ADD_TC(tp, trigger_pie);
+	ATF_TP_ADD_TC(tp, trigger_attach_pid);
 	ATF_TP_ADD_TC(tp, trigger_ptrace_refused);
 	ATF_TP_ADD_TC(tp, trigger_refused);
 	return (0);
