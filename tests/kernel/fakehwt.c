@@ -60,7 +60,8 @@
  *   the other requests want it stopped and that stop reported (else
  *   EBUSY).  Traced, it stops with SIGTRAP after its exec (its debug
  *   registers cleared, as exec does), unless it exec'd before ALLOC
- *   (-p).  amd64's debug registers are kept
+ *   (-p); in CPU mode with fk->cpu_exec_wait, the spans wait for the
+ *   traced command's exec and its stop.  amd64's debug registers are kept
  *   (PT_GETDBREGS, PT_SETDBREGS): after span i of fk->trig_after[] the
  *   program reaches fk->trig_pc; when DR7 enables breakpoint 0 for
  *   execution (L0, R/W0 and LEN0 00) at that address, the thread stops
@@ -136,6 +137,7 @@ struct fakehwt {
 	int		trig_after[16];	/* these spans */
 	int		ntrig_after;
 	pid_t		external;	/* -p's process: not reaped here */
+	int		cpu_exec_wait;	/* CPU mode: spans after the exec */
 	/* State. */
 	pthread_mutex_t	mtx;
 	pthread_cond_t	cv;
@@ -424,6 +426,17 @@ fk_stop(struct fakehwt *fk, int sig)
 	pthread_cond_broadcast(&fk->cv);
 }
 
+/* The exec of a traced process (the lock held): SIGTRAP, until resumed. */
+static void
+fk_exec_stop(struct fakehwt *fk)
+{
+	memset(&fk->dbr, 0, sizeof(fk->dbr));
+	fk_stop(fk, SIGTRAP);
+	fk_log(fk, "exec stop");
+	if (FK_WAIT(fk, !fk->tr_stopped) != 0)
+		fk_log(fk, "never continued after the exec");
+}
+
 /* Breakpoint 0 set for execution at @pc (the lock held). */
 static int
 fk_armed(const struct fakehwt *fk, uint64_t pc)
@@ -485,14 +498,22 @@ fk_producer(void *arg)
 			fk_pause(fk);
 		}
 		if (fk->tr_pid == fk->pid && fk->pid > 0 &&
-		    !fk->execd_before) {
-			/* The exec of a traced process: SIGTRAP. */
-			memset(&fk->dbr, 0, sizeof(fk->dbr));
-			fk_stop(fk, SIGTRAP);
-			fk_log(fk, "exec stop");
-			if (FK_WAIT(fk, !fk->tr_stopped) != 0)
-				fk_log(fk, "never continued after the exec");
+		    !fk->execd_before)
+			fk_exec_stop(fk);
+	} else if (fk->cpu_exec_wait) {
+		/* CPU mode: the traced command's exec comes first. */
+		for (i = 0; i < 5000; i++) {
+			pthread_mutex_lock(&fk->mtx);
+			n = fk->quit || (fk->tr_pid > 0 &&
+			    fk_execd(fk->tr_pid, fk->exe));
+			pthread_mutex_unlock(&fk->mtx);
+			if (n)
+				break;
+			nanosleep(&ms, NULL);
 		}
+		pthread_mutex_lock(&fk->mtx);
+		if (fk->tr_pid > 0)
+			fk_exec_stop(fk);
 	} else
 		pthread_mutex_lock(&fk->mtx);
 	for (j = 0; j < FK_DEVS; j++)

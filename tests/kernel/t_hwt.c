@@ -1278,6 +1278,39 @@ ATF_TC_BODY(trigger_attach_pid, tc)
 	require_insns("q.hwtrace", insns, &fk);
 }
 
+ATF_TC(trigger_cpu_mode);
+ATF_TC_HEAD(trigger_cpu_mode, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "--cpu 0 --trigger with a COMMAND: the "
+	    "command is attached and its exec stop sets the breakpoint (no "
+	    "EXECUTABLE record is needed: not a PIE); its 3 hits snapshot "
+	    "the CPU's buffer");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(trigger_cpu_mode, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	uint64_t lost;
+	long want;
+
+	trig_start(&p, &fk, &cfg);
+	fk.cpu_exec_wait = 1;
+	cfg.cpus = "0";
+	capture(&fk, &cfg, "m.hwtrace", &r);
+	require_ok(&r, &fk);
+	ATF_REQUIRE_MSG(strstr(fk.log, "mode=2 pid=0") != NULL, "no CPU mode "
+	    "context: %s", fk.log);
+	require_hits(&fk, 3, p.to);
+	trig_expect(&fk, &p, 8192, &want, &lost);
+	ATF_REQUIRE_MSG(r.end.lost_bytes == lost, "expected %ju bytes lost, "
+	    "the archive says %ju", (uintmax_t)lost,
+	    (uintmax_t)r.end.lost_bytes);
+	require_insns("m.hwtrace", want, &fk);
+}
+
 ATF_TC(trigger_ptrace_refused);
 ATF_TC_HEAD(trigger_ptrace_refused, tc)
 {
@@ -1500,6 +1533,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, trigger_not_reached);
 	ATF_TP_ADD_TC(tp, trigger_pie);
 	ATF_TP_ADD_TC(tp, trigger_attach_pid);
+	ATF_TP_ADD_TC(tp, trigger_cpu_mode);
 	ATF_TP_ADD_TC(tp, trigger_ptrace_refused);
 	ATF_TP_ADD_TC(tp, trigger_refused);
 	return (0);
