@@ -55,9 +55,10 @@
  * but at a snapshot (SIGUSR2: each buffer's bytes before its position
  * that the hardware is sure not to be writing over, --buffer less a
  * page) and at the end (each buffer's last --buffer bytes, the whole
- * ring); what came before them is recorded lost.  --trigger is refused:
- * hwt(4) has no breakpoint to fire it (perf uses a hardware breakpoint
- * event), and hwtrace does not ptrace the command for one.
+ * ring); what came before them is recorded lost.  --trigger adds a
+ * snapshot at each stop on a debug register breakpoint set through
+ * ptrace(2) (hwt_trig.c; hwt(4) has none): the stops are seen where the
+ * command's end is, in reap(), through the system calls' table.
  *
  * --filter FUNC|START-END[,...]: at most the backend's two IP ranges.  An
  * address range goes into the first SET_CONFIG.  A function name is
@@ -120,6 +121,7 @@
 static int hwt_start_ctx(struct hwt_src *hs);
 static int hwt_finish(struct hwt_src *hs);
 static int hwt_records(struct hwt_src *hs);
+static void hwt_ended(struct hwt_src *hs, int st);
 static int hwt_drain(struct hwt_src *hs, int final, int snap);
 static int hwt_ioctl(struct hwt_src *hs, int fd, unsigned long req,
     void *arg, const char *what);
@@ -329,10 +331,6 @@ hwt_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
 		    "source");
 		return (-HWTR_E_UNSUPPORTED);
 	}
-	if (cfg->trigger_name != NULL) {
-		hwt_err(hs, "--trigger is not supported by the hwt source");
-		return (-HWTR_E_UNSUPPORTED);
-	}
 	hs->bufsize = cfg->buffer_size != 0 ? cfg->buffer_size :
 	    HWT_DEFAULT_BUF;
 	if (hs->bufsize % HWTR_HWT_PAGE != 0 || hs->bufsize > (1ULL << 35) ||
@@ -360,6 +358,8 @@ hwt_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
 		return (-HWTR_E_INVAL);
 	}
 	if (cfg->filter != NULL && (rc = parse_filter(hs, cfg->filter)) < 0)
+		return (rc);
+	if ((rc = hwt_trig_check(hs)) < 0)
 		return (rc);
 	if (hs->filter_wait && (hs->cpu_mode || cfg->pid > 0)) {
 		hwt_err(hs, "--filter %s: a function is found at its exec or "
@@ -689,6 +689,12 @@ hwt_backend_enable(struct hwtr_src *src)
 		    src->cfg.argv[0], 1);
 		hwt_rec_image(hs, src->first_pid, 0, src->cfg.argv[0], 0);
 	}
+	if ((rc = hwt_trig_attach(hs)) < 0)
+		return (rc);
+	if (hs->trig_ended) {
+		hs->trig_ended = 0;
+		hwt_ended(hs, hs->trig_status);
+	}
 	if (hs->go_fd >= 0) {
 		if (write(hs->go_fd, "g", 1) != 1) {
 			hwt_err(hs, "cannot release '%s': %s",
@@ -715,21 +721,75 @@ hwt_start_ctx(struct hwt_src *hs)
 	return (0);
 }
 
-/* Record the launched command's end; 1 when it ended. */
+/*
+ * A stop of the process --trigger traces: the records at its exec (the
+ * EXECUTABLE record gives a PIE's base), the snapshot at a hit.
+ */
+static int
+trig_stop(struct hwt_src *hs, int sig)
+{
+	int rc;
+
+	rc = hwt_trig_stopped(hs, sig);
+	if (rc == HWT_TRIG_AT_EXEC) {
+		if ((rc = hwt_records(hs)) == 0)
+			rc = hwt_trig_exec(hs);
+	} else if (rc == HWT_TRIG_AT_HIT) {
+		hwtr_logf(&hs->src->cfg.log, HWTR_LOG_INFO, "trigger '%s' "
+		    "reached (hit %d): snapshot of %d hwt(4) buffers",
+		    hs->src->cfg.trigger_name, hs->trig_hits, hs->nbufs);
+		if ((rc = hwt_drain(hs, 0, 1)) == 0)
+			rc = hwt_trig_step(hs);
+	}
+	if (hs->trig_ended) {
+		hs->trig_ended = 0;
+		hwt_ended(hs, hs->trig_status);
+	}
+	return (rc);
+}
+
+/*
+ * Record the launched command's end; 1 when it ended (or the process of
+ * -p did), 0 not yet, -HWTR_E_* when a --trigger stop failed.  The
+ * stops of a traced process (--trigger) are handled on the way.
+ */
 static int
 reap(struct hwt_src *hs, int block)
 {
-	int st;
-	pid_t r;
+	pid_t r, pid = hs->child > 0 ? hs->child : hs->trig_pid;
+	int st, rc;
 
 	if (hs->reaped)
 		return (1);
+	while (pid > 0) {
+		r = hs->sys->waitpid(hs->sys->arg, pid, &st,
+		    block ? 0 : WNOHANG);
+		if (r != pid)
+			break;
+		if (!WIFSTOPPED(st)) {
+			hwt_ended(hs, st);
+			return (1);
+		}
+		/* Being killed (@block): its last stops do not matter. */
+		if (!block && hs->trig &&
+		    (rc = trig_stop(hs, WSTOPSIG(st))) < 0)
+			return (rc);
+		if (hs->reaped)
+			return (1);
+	}
 	if (hs->child <= 0)
 		return (hs->src->cfg.pid > 0 && kill(hs->src->cfg.pid, 0) < 0 &&
 		    errno == ESRCH);
-	r = waitpid(hs->child, &st, block ? 0 : WNOHANG);
-	if (r != hs->child)
-		return (0);
+	return (0);
+}
+
+/* The traced or launched process ended with wait status @st. */
+static void
+hwt_ended(struct hwt_src *hs, int st)
+{
+	hs->trig_state = HWT_TRIG_DONE;
+	if (hs->child <= 0)
+		return;		/* -p: its parent has its status */
 	hs->reaped = 1;
 	if (hs->ef_fd >= 0) {
 		int e = 0;
@@ -748,7 +808,6 @@ reap(struct hwt_src *hs, int block)
 		hs->src->exit_kind = HWTR_EXIT_SIGNAL;
 		hs->src->exit_value = WTERMSIG(st);
 	}
-	return (1);
 }
 
 static int
@@ -760,7 +819,8 @@ hwt_backend_read(struct hwtr_src *src)
 	if (hs->finished)
 		return (1);
 	(void)hs->sys->kwait(hs->sys->arg, hs->kq, HWT_WAIT_MS);
-	done = reap(hs, 0);
+	if ((done = reap(hs, 0)) < 0)
+		return (done);
 	if ((rc = hwt_records(hs)) < 0 || (rc = hwt_drain(hs, 0, 0)) < 0)
 		return (rc);
 	if (src->cfg.mode == HWTR_CAP_RING && src->cfg.snapshot != NULL &&
@@ -870,6 +930,7 @@ hwt_finish(struct hwt_src *hs)
 	if (hs->finished)
 		return (0);
 	hs->finished = 1;
+	hwt_trig_detach(hs);
 	if (hs->started && hs->nbufs > 0 && !hs->bufs[0].gone) {
 		memset(&st, 0, sizeof(st));
 		if (hs->sys->ioctl(hs->sys->arg, hs->bufs[0].fd,
@@ -1069,6 +1130,8 @@ one_record(struct hwt_src *hs, const struct hwtr_hwt_record_user_entry *r,
 		base = strrchr(path, '/');
 		hwt_rec_comm(hs, pid, pid, base != NULL ? base + 1 : path, 1);
 		hwt_rec_image(hs, pid, r->u.img.addr, path, 0);
+		hs->exec_base = r->u.img.addr;
+		hs->have_exec = 1;
 		if (r->u.img.baseaddr != 0 &&
 		    elf_interp(path, interp, sizeof(interp)))
 			hwt_rec_image(hs, pid, r->u.img.baseaddr, interp, 0);

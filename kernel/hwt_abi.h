@@ -170,6 +170,59 @@ struct hwtr_hwt_pt_config {
 #define HWTR_HWT_IOC_SVC_BUF	HWTR_HWT_IOW(HWTR_HWT_MAGIC, 0x07, \
 	struct hwtr_hwt_svc_buf)
 
+
+/*
+ * ptrace(2) as the --trigger breakpoint uses it: the requests of
+ * sys/sys/ptrace.h (FreeBSD 15.0, main) and the debug registers of
+ * struct dbreg.
+ */
+#define HWTR_PT_CONTINUE	7	/* PT_CONTINUE */
+#define HWTR_PT_STEP		9	/* PT_STEP */
+#define HWTR_PT_ATTACH		10	/* PT_ATTACH */
+#define HWTR_PT_DETACH		11	/* PT_DETACH */
+#define HWTR_PT_GETDBREGS	37	/* PT_GETDBREGS */
+#define HWTR_PT_SETDBREGS	38	/* PT_SETDBREGS */
+
+/*
+ * amd64's struct dbreg (sys/x86/include/reg.h, struct __dbreg64): the
+ * sixteen debug registers DR0 to DR15, 64 bits each.  DR0 holds the
+ * breakpoint's address; DR7's bit 0 (L0) enables it locally, and its
+ * bits 16-19 (R/W0 and LEN0) left 00 make it an execution breakpoint of
+ * one byte (Intel SDM vol. 3B, 17.2.4); DR6's bit 0 (B0) says that
+ * breakpoint 0 fired, bit 14 (BS) a single step.
+ */
+struct hwtr_dbreg_amd64 {
+	uint64_t	dr[16];		/* dr[16] */
+};
+#define HWTR_DR7_L0		0x1ULL
+#define HWTR_DR7_RWLEN0		(0xfULL << 16)
+#define HWTR_DR6_B0		0x1ULL
+
+/*
+ * arm64's struct dbreg (sys/arm64/include/reg.h): the debug
+ * architecture's version and counts, then sixteen breakpoint and sixteen
+ * watchpoint pairs of an address and a control word.  DBGBCR<n> (Arm ARM
+ * D13.3): E (bit 0) enables, PMC (bits 1-2) 0b10 matches at EL0, BAS
+ * (bits 5-8) 0b1111 for an A64 instruction.
+ */
+struct hwtr_dbreg_arm64 {
+	uint8_t		db_debug_ver;	/* db_debug_ver */
+	uint8_t		db_nbkpts;	/* db_nbkpts */
+	uint8_t		db_nwtpts;	/* db_nwtpts */
+	uint8_t		db_pad[5];	/* db_pad */
+	struct {
+		uint64_t	dbr_addr;	/* dbr_addr */
+		uint32_t	dbr_ctrl;	/* dbr_ctrl */
+		uint32_t	dbr_pad;	/* dbr_pad */
+	} db_breakregs[16];		/* db_breakregs */
+	struct {
+		uint64_t	dbw_addr;	/* dbw_addr */
+		uint32_t	dbw_ctrl;	/* dbw_ctrl */
+		uint32_t	dbw_pad;	/* dbw_pad */
+	} db_watchregs[16];		/* db_watchregs */
+};
+#define HWTR_DBGBCR_EXEC_EL0	(0x1u | (0x2u << 1) | (0xfu << 5))
+
 #if defined(__x86_64__) || defined(__aarch64__)
 /*
  * amd64 and arm64 (LP64, 16-byte alignment honoured), computed by hand
@@ -240,6 +293,12 @@ _Static_assert(HWTR_HWT_IOC_SET_CONFIG == 0x80204205UL,
     "HWT_IOC_SET_CONFIG");
 _Static_assert(HWTR_HWT_IOC_WAKEUP == 0x80104206UL, "HWT_IOC_WAKEUP");
 _Static_assert(HWTR_HWT_IOC_SVC_BUF == 0x80204207UL, "HWT_IOC_SVC_BUF");
+_Static_assert(sizeof(struct hwtr_dbreg_amd64) == 128, "amd64 dbreg size");
+_Static_assert(sizeof(struct hwtr_dbreg_arm64) == 520, "arm64 dbreg size");
+_Static_assert(offsetof(struct hwtr_dbreg_arm64, db_breakregs) == 8,
+    "db_breakregs");
+_Static_assert(offsetof(struct hwtr_dbreg_arm64, db_watchregs) == 264,
+    "db_watchregs");
 #endif
 
 #if defined(__FreeBSD__) && defined(__has_include)
@@ -291,6 +350,23 @@ _Static_assert(HWT_RECORD_BUFFER == HWTR_HWT_RECORD_BUFFER,
 _Static_assert(HWT_MODE_CPU == HWTR_HWT_MODE_CPU, "HWT_MODE_CPU");
 #undef HWTR_HWT_SAME
 #undef HWTR_HWT_AT
+#endif
+#include <sys/ptrace.h>
+#include <machine/reg.h>
+_Static_assert(PT_CONTINUE == HWTR_PT_CONTINUE, "PT_CONTINUE");
+_Static_assert(PT_STEP == HWTR_PT_STEP, "PT_STEP");
+_Static_assert(PT_ATTACH == HWTR_PT_ATTACH, "PT_ATTACH");
+_Static_assert(PT_DETACH == HWTR_PT_DETACH, "PT_DETACH");
+_Static_assert(PT_GETDBREGS == HWTR_PT_GETDBREGS, "PT_GETDBREGS");
+_Static_assert(PT_SETDBREGS == HWTR_PT_SETDBREGS, "PT_SETDBREGS");
+#if defined(__amd64__)
+_Static_assert(sizeof(struct dbreg) == sizeof(struct hwtr_dbreg_amd64),
+    "struct dbreg differs");
+#elif defined(__aarch64__)
+_Static_assert(sizeof(struct dbreg) == sizeof(struct hwtr_dbreg_arm64),
+    "struct dbreg differs");
+_Static_assert(offsetof(struct dbreg, db_breakregs) ==
+    offsetof(struct hwtr_dbreg_arm64, db_breakregs), "db_breakregs");
 #endif
 #endif
 

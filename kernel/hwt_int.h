@@ -12,6 +12,7 @@
  *              perf.data importer turns into the archive (so that the
  *              archive of a hwt capture has the streams, loss and
  *              sideband the perf source's has);
+ *   hwt_trig.c --trigger: a debug register breakpoint through ptrace(2);
  *   hwt_sys.c  the system calls' table: FreeBSD's, or one that fails.
  * The table is all the source knows of the kernel: the tests hand it a
  * simulated hwt(4) (tests/kernel/fakehwt.c) through hwtr_hwt_init_sys().
@@ -23,6 +24,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "hwt_abi.h"
 #include "sources.h"
@@ -34,6 +36,8 @@
  * milliseconds for an event on the kqueue @kq (kevent(2)): 1 when one
  * came, 0 on timeout.  @sysctl reads the value of @name into @old
  * (sysctlbyname(3) without a new value): the ETMs' ID registers.
+ * @ptrace is ptrace(2) (the --trigger breakpoint, hwt_trig.c) and
+ * @waitpid waitpid(2) on the traced command, stops included.
  */
 struct hwtr_hwt_sys {
 	void	*arg;
@@ -46,6 +50,9 @@ struct hwtr_hwt_sys {
 	int	(*kwait)(void *arg, int kq, int ms);
 	int	(*sysctl)(void *arg, const char *name, void *old,
 		    size_t *oldlen);
+	int	(*ptrace)(void *arg, int req, pid_t pid, void *addr,
+		    int data);
+	pid_t	(*waitpid)(void *arg, pid_t pid, int *status, int options);
 };
 
 /*
@@ -140,7 +147,23 @@ struct hwt_src {
 	/* CoreSight. */
 	struct hwt_etm	*etm;
 	int		netm;
+	/* --trigger (hwt_trig.c). */
+	int		trig;		/* a trigger is set */
+	int		trig_state;	/* HWT_TRIG_* */
+	pid_t		trig_pid;	/* the traced process */
+	uint64_t	trig_addr;	/* its runtime address, 0 unknown */
+	uint64_t	exec_base;	/* the EXECUTABLE record's address */
+	int		have_exec;
+	int		trig_hits;
+	int		trig_ended;	/* it ended while waited for */
+	int		trig_status;	/* its wait status then */
 };
+
+/* Where the --trigger breakpoint is (hwt_src.trig_state). */
+#define HWT_TRIG_NONE		0	/* not traced */
+#define HWT_TRIG_EXEC		1	/* traced, waiting for the exec stop */
+#define HWT_TRIG_ARMED		2	/* the breakpoint is set */
+#define HWT_TRIG_DONE		3	/* detached, or the process ended */
 
 /* hwt_rec.c: the recording. */
 int hwt_rec_open(struct hwt_src *hs);
@@ -159,6 +182,22 @@ void hwt_rec_aux(struct hwt_src *hs, const struct hwt_buf *b,
     uint64_t offset, uint64_t size, uint64_t flags);
 int hwt_rec_finish(struct hwt_src *hs);
 void hwt_rec_close(struct hwt_src *hs);
+
+/*
+ * hwt_trig.c: --trigger.  hwt_trig_stopped() says what a stop needs of
+ * the caller: at the exec (HWT_TRIG_AT_EXEC) the records read, then
+ * hwt_trig_exec(); at a hit (HWT_TRIG_AT_HIT) the snapshot, then
+ * hwt_trig_step().  When the process ended while waited for, trig_ended
+ * is set and trig_status holds its wait status.
+ */
+#define HWT_TRIG_AT_EXEC	1
+#define HWT_TRIG_AT_HIT		2
+int hwt_trig_check(struct hwt_src *hs);
+int hwt_trig_attach(struct hwt_src *hs);
+int hwt_trig_stopped(struct hwt_src *hs, int sig);
+int hwt_trig_exec(struct hwt_src *hs);
+int hwt_trig_step(struct hwt_src *hs);
+void hwt_trig_detach(struct hwt_src *hs);
 
 /* hwt.c: the message of a failure, into the source's errmsg. */
 void hwt_err(struct hwt_src *hs, const char *fmt, ...)

@@ -20,7 +20,10 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #ifdef __FreeBSD__
+#include <sys/ptrace.h>
 #include <sys/event.h>
 #include <sys/sysctl.h>
 #include <sys/time.h>
@@ -28,6 +31,13 @@
 
 #include "hwtr_common.h"
 #include "hwt_int.h"
+
+/* waitpid(2), the same everywhere. */
+static pid_t
+sys_waitpid(void *arg, pid_t pid, int *status, int options)
+{
+	return (waitpid(pid, status, options));
+}
 
 #ifdef __FreeBSD__
 
@@ -86,9 +96,15 @@ sys_sysctl(void *arg, const char *name, void *old, size_t *oldlen)
 	return (sysctlbyname(name, old, oldlen, NULL, 0));
 }
 
+static int
+sys_ptrace(void *arg, int req, pid_t pid, void *addr, int data)
+{
+	return (ptrace(req, pid, (caddr_t)addr, data));
+}
+
 static const struct hwtr_hwt_sys native_sys = {
 	NULL, sys_open, sys_ioctl, sys_mmap, sys_munmap, sys_close,
-	sys_kqueue, sys_kwait, sys_sysctl
+	sys_kqueue, sys_kwait, sys_sysctl, sys_ptrace, sys_waitpid
 };
 
 const struct hwtr_hwt_sys *
@@ -156,9 +172,16 @@ none_sysctl(void *arg, const char *name, void *old, size_t *oldlen)
 	return (-1);
 }
 
+static int
+none_ptrace(void *arg, int req, pid_t pid, void *addr, int data)
+{
+	errno = ENOSYS;
+	return (-1);
+}
+
 static const struct hwtr_hwt_sys none_sys = {
 	NULL, none_open, none_ioctl, none_mmap, none_munmap, none_close,
-	none_kqueue, none_kwait, none_sysctl
+	none_kqueue, none_kwait, none_sysctl, none_ptrace, sys_waitpid
 };
 
 const struct hwtr_hwt_sys *

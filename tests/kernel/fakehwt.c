@@ -55,6 +55,24 @@
  *   (i mod n)-th CPU.  BUFPTR_GET says the ETR's write offset in the ring
  *   (laps not counted), exact after each span.  sysctl answers
  *   dev.coresight_etm4x.N.idrM for each CPU N of the context.
+ * - ptrace(2) and waitpid(2) on the process (the --trigger breakpoint):
+ *   PT_ATTACH (fails with fk->tr_errno when set) stops it with SIGSTOP;
+ *   the other requests want it stopped and that stop reported (else
+ *   EBUSY).  Traced, it stops with SIGTRAP after its exec (its debug
+ *   registers cleared, as exec does), unless it exec'd before ALLOC
+ *   (-p); in CPU mode with fk->cpu_exec_wait, the spans wait for the
+ *   traced command's exec and its stop.  amd64's debug registers are kept
+ *   (PT_GETDBREGS, PT_SETDBREGS): after span i of fk->trig_after[] the
+ *   program reaches fk->trig_pc; when DR7 enables breakpoint 0 for
+ *   execution (L0, R/W0 and LEN0 00) at that address, the thread stops
+ *   there (switched out: the exact position published; DR6.B0 set) and
+ *   waitpid reports SIGTRAP; it goes on at PT_CONTINUE.  At the
+ *   breakpoint, PT_STEP or PT_CONTINUE with it still enabled fires it
+ *   again, as the fault-type breakpoint does; PT_STEP with it disabled
+ *   stops after one instruction (DR6.BS).  Each hit logs whether the
+ *   reader had read the stop's position (fk->hit_read[]).  waitpid
+ *   reports these stops and otherwise is the system's, but for
+ *   fk->external (a process of -p, whose parent reaps it).
  * When done it creates fk->done (the fixture waits for it) and logs
  * each span's start in its buffer (fk->span_at, fk->span_dev).
  */
@@ -66,7 +84,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -111,6 +131,13 @@ struct fakehwt {
 	int		alloc_errno;
 	int		cs_atoms;	/* coresight: E atoms per span */
 	int		nsysctl;
+	uint64_t	exe_addr;	/* the EXECUTABLE record's address */
+	int		tr_errno;	/* PT_ATTACH fails so */
+	uint64_t	trig_pc;	/* the program reaches it after */
+	int		trig_after[16];	/* these spans */
+	int		ntrig_after;
+	pid_t		external;	/* -p's process: not reaped here */
+	int		cpu_exec_wait;	/* CPU mode: spans after the exec */
 	/* State. */
 	pthread_mutex_t	mtx;
 	pthread_cond_t	cv;
@@ -130,6 +157,14 @@ struct fakehwt {
 	int		span_dev[FK_SPANS];
 	int		nspans;
 	uint64_t	first_seen;	/* first non-zero BUFPTR_GET of dev 0 */
+	int		execd_before;	/* -p: exec'd before ALLOC */
+	pid_t		tr_pid;		/* traced */
+	int		tr_stopped, tr_pending, at_bp;
+	struct hwtr_dbreg_amd64 dbr;
+	int		nhits;
+	uint64_t	hit_pos[16];	/* device 0's position at each hit */
+	int		hit_read[16];	/* read before it went on */
+	int		hit_dev;
 	char		log[8192];
 };
 
@@ -382,6 +417,60 @@ fk_pause(struct fakehwt *fk)
 	fk->sleeping = 0;
 }
 
+/* The traced process stops with @sig (the lock held). */
+static void
+fk_stop(struct fakehwt *fk, int sig)
+{
+	fk->tr_stopped = 1;
+	fk->tr_pending = sig;
+	pthread_cond_broadcast(&fk->cv);
+}
+
+/* The exec of a traced process (the lock held): SIGTRAP, until resumed. */
+static void
+fk_exec_stop(struct fakehwt *fk)
+{
+	memset(&fk->dbr, 0, sizeof(fk->dbr));
+	fk_stop(fk, SIGTRAP);
+	fk_log(fk, "exec stop");
+	if (FK_WAIT(fk, !fk->tr_stopped) != 0)
+		fk_log(fk, "never continued after the exec");
+}
+
+/* Breakpoint 0 set for execution at @pc (the lock held). */
+static int
+fk_armed(const struct fakehwt *fk, uint64_t pc)
+{
+	return ((fk->dbr.dr[7] & HWTR_DR7_L0) != 0 &&
+	    (fk->dbr.dr[7] & HWTR_DR7_RWLEN0) == 0 && fk->dbr.dr[0] == pc);
+}
+
+/*
+ * After span @i on device @n: the program reaches fk->trig_pc when @i is
+ * in fk->trig_after; the breakpoint there stops it until PT_CONTINUE.
+ */
+static void
+fk_reach(struct fakehwt *fk, int i, int n)
+{
+	int k, at = 0;
+
+	for (k = 0; k < fk->ntrig_after; k++)
+		at |= fk->trig_after[k] == i;
+	if (!at || fk->tr_pid == 0 || !fk_armed(fk, fk->trig_pc) ||
+	    fk->nhits == 16)
+		return;
+	/* Stopped, so switched out: the exact position. */
+	fk->dev[n].visible = fk->dev[n].written;
+	fk->hit_dev = n;
+	fk->hit_pos[fk->nhits++] = fk->dev[n].visible;
+	fk->dbr.dr[6] |= HWTR_DR6_B0;
+	fk->at_bp = 1;
+	fk_log(fk, "hit %d at %ju", fk->nhits, (uintmax_t)fk->dev[n].visible);
+	fk_stop(fk, SIGTRAP);
+	if (FK_WAIT(fk, !fk->tr_stopped) != 0)
+		fk_log(fk, "never continued after hit %d", fk->nhits);
+}
+
 static void *
 fk_producer(void *arg)
 {
@@ -400,13 +489,31 @@ fk_producer(void *arg)
 			nanosleep(&ms, NULL);
 		}
 		pthread_mutex_lock(&fk->mtx);
-		fk_queue_img(fk, HWTR_HWT_RECORD_EXECUTABLE, fk->exe, 0, 0, 0);
+		fk_queue_img(fk, HWTR_HWT_RECORD_EXECUTABLE, fk->exe,
+		    fk->exe_addr, 0, 0);
 		fk_pause(fk);
 		if (fk->mmap_path != NULL) {
 			fk_queue_img(fk, HWTR_HWT_RECORD_MMAP, fk->mmap_path,
 			    fk->mmap_addr, 0, 0);
 			fk_pause(fk);
 		}
+		if (fk->tr_pid == fk->pid && fk->pid > 0 &&
+		    !fk->execd_before)
+			fk_exec_stop(fk);
+	} else if (fk->cpu_exec_wait) {
+		/* CPU mode: the traced command's exec comes first. */
+		for (i = 0; i < 5000; i++) {
+			pthread_mutex_lock(&fk->mtx);
+			n = fk->quit || (fk->tr_pid > 0 &&
+			    fk_execd(fk->tr_pid, fk->exe));
+			pthread_mutex_unlock(&fk->mtx);
+			if (n)
+				break;
+			nanosleep(&ms, NULL);
+		}
+		pthread_mutex_lock(&fk->mtx);
+		if (fk->tr_pid > 0)
+			fk_exec_stop(fk);
 	} else
 		pthread_mutex_lock(&fk->mtx);
 	for (j = 0; j < FK_DEVS; j++)
@@ -449,6 +556,7 @@ fk_producer(void *arg)
 		/* Switched out: pt_cpu_stop() updates the offset, no record. */
 		if (fk->switch_out)
 			fk->dev[n].visible = fk->dev[n].written;
+		fk_reach(fk, i, n);
 		if (fk->pace && !fk->burst) {
 			struct fk_dev *d = &fk->dev[n];
 
@@ -516,6 +624,8 @@ fk_alloc(struct fakehwt *fk, struct hwtr_hwt_alloc *a)
 		if (fk->alloc_errno != 0)
 			return (fk->alloc_errno);
 		fk->pid = a->pid;
+		fk->execd_before = fk->exe != NULL &&
+		    fk_execd(a->pid, fk->exe);
 		if (fk_mkdev(fk, 0) != 0)
 			return (ENOMEM);
 		fk_queue_thread(fk, 0);
@@ -750,6 +860,114 @@ fk_sysctl(void *arg, const char *name, void *old, size_t *oldlen)
 	return (0);
 }
 
+static int
+fk_ptrace_req(struct fakehwt *fk, int req, pid_t pid, void *addr, int data)
+{
+	int k;
+
+	if (req == HWTR_PT_ATTACH) {
+		if (fk->tr_errno != 0)
+			return (fk->tr_errno);
+		if (fk->tr_pid != 0)
+			return (EBUSY);
+		fk->tr_pid = pid;
+		fk_stop(fk, SIGSTOP);
+		fk_log(fk, "attach");
+		return (0);
+	}
+	if (pid != fk->tr_pid || pid == 0)
+		return (ESRCH);
+	if (!fk->tr_stopped || fk->tr_pending != 0)
+		return (EBUSY);
+	switch (req) {
+	case HWTR_PT_GETDBREGS:
+		memcpy(addr, &fk->dbr, sizeof(fk->dbr));
+		return (0);
+	case HWTR_PT_SETDBREGS:
+		memcpy(&fk->dbr, addr, sizeof(fk->dbr));
+		fk_log(fk, "dbregs dr0=%#jx dr7=%#jx",
+		    (uintmax_t)fk->dbr.dr[0], (uintmax_t)fk->dbr.dr[7]);
+		return (0);
+	case HWTR_PT_STEP:
+		if (fk->at_bp && fk_armed(fk, fk->trig_pc)) {
+			fk->dbr.dr[6] |= HWTR_DR6_B0;
+			fk_log(fk, "step onto the enabled breakpoint: again");
+		} else {
+			fk->at_bp = 0;
+			fk->dbr.dr[6] |= 1ULL << 14;	/* BS */
+			fk_log(fk, "step");
+		}
+		fk_stop(fk, SIGTRAP);
+		return (0);
+	case HWTR_PT_CONTINUE:
+		if (fk->at_bp && fk_armed(fk, fk->trig_pc)) {
+			fk->dbr.dr[6] |= HWTR_DR6_B0;
+			fk_log(fk, "continued onto the enabled breakpoint: "
+			    "again");
+			fk_stop(fk, SIGTRAP);
+			return (0);
+		}
+		fk->at_bp = 0;
+		k = fk->nhits;
+		if (k > 0 && !fk->hit_read[k - 1]) {
+			fk->hit_read[k - 1] = fk->dev[fk->hit_dev].seen ==
+			    fk->hit_pos[k - 1];
+			fk_log(fk, "continue after hit %d: %s", k,
+			    fk->hit_read[k - 1] ? "read" : "not read");
+		}
+		if (data != 0)
+			fk_log(fk, "continue with signal %d", data);
+		fk->tr_stopped = 0;
+		return (0);
+	case HWTR_PT_DETACH:
+		fk->tr_pid = 0;
+		fk->tr_stopped = 0;
+		fk_log(fk, "detach");
+		return (0);
+	default:
+		return (EINVAL);
+	}
+}
+
+static int
+fk_ptrace(void *arg, int req, pid_t pid, void *addr, int data)
+{
+	struct fakehwt *fk = arg;
+	int e;
+
+	pthread_mutex_lock(&fk->mtx);
+	e = fk_ptrace_req(fk, req, pid, addr, data);
+	pthread_cond_broadcast(&fk->cv);
+	pthread_mutex_unlock(&fk->mtx);
+	if (e != 0) {
+		errno = e;
+		return (-1);
+	}
+	return (0);
+}
+
+/* The stop not yet reported, else the system's waitpid(2). */
+static pid_t
+fk_waitpid(void *arg, pid_t pid, int *status, int options)
+{
+	struct fakehwt *fk = arg;
+
+	pthread_mutex_lock(&fk->mtx);
+	if (pid == fk->tr_pid && fk->tr_pending != 0) {
+		*status = fk->tr_pending << 8 | 0x7f;	/* W_STOPCODE */
+		fk->tr_pending = 0;
+		pthread_mutex_unlock(&fk->mtx);
+		return (pid);
+	}
+	if ((pid == fk->tr_pid && fk->tr_stopped && (options & WNOHANG)) ||
+	    (pid == fk->external && pid > 0)) {
+		pthread_mutex_unlock(&fk->mtx);
+		return (0);
+	}
+	pthread_mutex_unlock(&fk->mtx);
+	return (waitpid(pid, status, options));
+}
+
 /* The system call table of @fk. */
 static void
 fk_sys(struct fakehwt *fk, struct hwtr_hwt_sys *sys)
@@ -763,6 +981,8 @@ fk_sys(struct fakehwt *fk, struct hwtr_hwt_sys *sys)
 	sys->kqueue = fk_kqueue;
 	sys->kwait = fk_kwait;
 	sys->sysctl = fk_sysctl;
+	sys->ptrace = fk_ptrace;
+	sys->waitpid = fk_waitpid;
 }
 
 /* Stop the producer and free the rings. */

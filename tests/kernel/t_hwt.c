@@ -1020,6 +1020,377 @@ ATF_TC_BODY(coresight_opencsd, tc)
 	    "is in lister.out)", want, got);
 }
 
+/*
+ * What --mode ring with --trigger keeps of device 0, by the man page's
+ * rule: at each hit the bytes before the stop's (exact) position that
+ * are sure, --buffer less a page; at the end the whole ring; each window
+ * from where the last one ended at most.  Into @want the instructions of
+ * the spans wholly inside a window, into @lost what no window has.
+ */
+static void
+trig_expect(const struct fakehwt *fk, const struct prog *p, uint64_t bufsize,
+    long *want, uint64_t *lost)
+{
+	uint64_t from[17], to[17], last = 0, start, end, room;
+	int nw = 0, i, k;
+
+	*want = 0;
+	*lost = 0;
+	for (k = 0; k <= fk->nhits; k++) {
+		end = k < fk->nhits ? fk->hit_pos[k] : fk->dev[0].written;
+		room = k < fk->nhits ? bufsize - HWTR_HWT_PAGE : bufsize;
+		start = end > room ? end - room : 0;
+		if (start < last)
+			start = last;
+		*lost += start - last;
+		from[nw] = start;
+		to[nw++] = end;
+		last = end;
+	}
+	for (i = 0; i < fk->nspans; i++) {
+		end = (i + 1 < fk->nspans ? fk->span_at[i + 1] :
+		    fk->dev[0].written) - (uint64_t)fk->pad;
+		for (k = 0; k < nw; k++)
+			if (fk->span_at[i] >= from[k] && end <= to[k])
+				*want += p->ninsn;
+	}
+}
+
+/* A trigger case: ring mode, 8 KiB, 24 spans of 1000 PADs each. */
+static void
+trig_start(struct prog *p, struct fakehwt *fk, struct hwtr_src_config *cfg)
+{
+	case_start(p, fk, 24, cfg, 8192);
+	fk->pad = 1000;
+	fk->trig_pc = p->to;
+	fk->trig_after[0] = 4;
+	fk->trig_after[1] = 10;
+	fk->trig_after[2] = 16;
+	fk->ntrig_after = 3;
+	cfg->mode = HWTR_CAP_RING;
+	cfg->trigger_name = "perfline_end";
+	cfg->trigger_vaddr = p->to;
+}
+
+/* Each hit was read at its stop, the breakpoint stepped over cleanly. */
+static void
+require_hits(const struct fakehwt *fk, int n, uint64_t addr)
+{
+	char want[128];
+	int k;
+
+	ATF_REQUIRE_MSG(fk->nhits == n, "expected the breakpoint reached %d "
+	    "times, it was %d times: %s", n, fk->nhits, fk->log);
+	for (k = 0; k < n; k++)
+		ATF_REQUIRE_MSG(fk->hit_read[k], "hit %d: the ring was not read "
+		    "at the stop's position %ju before the process went on: "
+		    "%s", k + 1, (uintmax_t)fk->hit_pos[k], fk->log);
+	snprintf(want, sizeof(want), "dbregs dr0=%#jx dr7=0x1 | ",
+	    (uintmax_t)addr);
+	ATF_REQUIRE_MSG(strstr(fk->log, "exec stop | ") != NULL &&
+	    strstr(fk->log, want) != NULL, "no execution breakpoint at %#jx "
+	    "after the exec stop: %s", (uintmax_t)addr, fk->log);
+	ATF_REQUIRE_MSG(strstr(fk->log, "again") == NULL &&
+	    strstr(fk->log, "never continued") == NULL &&
+	    strstr(fk->log, "continue with signal") == NULL, "the breakpoint "
+	    "was not stepped over cleanly: %s", fk->log);
+}
+
+ATF_TC(trigger_snapshots);
+ATF_TC_HEAD(trigger_snapshots, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "--mode ring --trigger: the program "
+	    "reaches the function 3 times (by construction); each time the "
+	    "debug register breakpoint stops it, the rings are read at the "
+	    "exact stop position (the last --buffer less a page bytes), the "
+	    "breakpoint is stepped over and the program goes on; the archive "
+	    "holds the 3 snapshots and the end, the rest recorded lost, "
+	    "exactly");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(trigger_snapshots, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	uint64_t lost;
+	long want;
+
+	trig_start(&p, &fk, &cfg);
+	capture(&fk, &cfg, "t.hwtrace", &r);
+	require_ok(&r, &fk);
+	require_hits(&fk, 3, p.to);
+	ATF_REQUIRE_MSG(fk.first_seen == fk.hit_pos[0], "the first read was "
+	    "at %ju, not at the first hit's %ju", (uintmax_t)fk.first_seen,
+	    (uintmax_t)fk.hit_pos[0]);
+	trig_expect(&fk, &p, 8192, &want, &lost);
+	ATF_REQUIRE_MSG(want > 0 && want < 24 * p.ninsn, "%ld instructions "
+	    "expected: not a partial capture", want);
+	ATF_REQUIRE_MSG(r.end.lost_bytes == lost, "expected %ju bytes lost, "
+	    "the archive says %ju", (uintmax_t)lost,
+	    (uintmax_t)r.end.lost_bytes);
+	require_insns("t.hwtrace", want, &fk);
+}
+
+ATF_TC(trigger_not_reached);
+ATF_TC_HEAD(trigger_not_reached, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "--trigger main: the breakpoint is set "
+	    "but the program never reaches it after the exec: no snapshot, "
+	    "the ring is read at the end only");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(trigger_not_reached, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	uint64_t lost, main_addr;
+	long want;
+
+	trig_start(&p, &fk, &cfg);
+	main_addr = (uint64_t)sh_num("nm " PROG " | awk '/ T main$/ "
+	    "{ print $1 }'", 16);
+	ATF_REQUIRE_MSG(main_addr > 0 && main_addr != p.to, "nm gave main "
+	    "%#jx", (uintmax_t)main_addr);
+	cfg.trigger_name = "main";
+	cfg.trigger_vaddr = main_addr;
+	capture(&fk, &cfg, "u.hwtrace", &r);
+	require_ok(&r, &fk);
+	require_hits(&fk, 0, main_addr);
+	ATF_REQUIRE_MSG(fk.first_seen == fk.dev[0].written, "the ring was "
+	    "read at %ju before STOP (%ju written)",
+	    (uintmax_t)fk.first_seen, (uintmax_t)fk.dev[0].written);
+	trig_expect(&fk, &p, 8192, &want, &lost);
+	ATF_REQUIRE_MSG(r.end.lost_bytes == lost && lost ==
+	    fk.dev[0].written - 8192, "expected %ju bytes lost, the archive "
+	    "says %ju", (uintmax_t)lost, (uintmax_t)r.end.lost_bytes);
+	require_insns("u.hwtrace", want, &fk);
+}
+
+ATF_TC(trigger_pie);
+ATF_TC_HEAD(trigger_pie, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "--trigger in a position-independent "
+	    "executable: the breakpoint goes at the symbol's value plus the "
+	    "load address of hwt(4)'s EXECUTABLE record, read at the exec "
+	    "stop; the 3 hits are snapshots that decode");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(trigger_pie, tc)
+{
+	const uint64_t base = 0x555555554000ULL;
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	uint64_t lost, code, end;
+	long want;
+
+	if (access(PROGPIE, X_OK) != 0)
+		atf_tc_skip("fixture %s not built", PROGPIE);
+	trig_start(&p, &fk, &cfg);
+	code = (uint64_t)sh_num("nm " PROGPIE " | awk '/ perfline_code$/ "
+	    "{ print $1 }'", 16);
+	end = (uint64_t)sh_num("nm " PROGPIE " | awk '/ perfline_end$/ "
+	    "{ print $1 }'", 16);
+	ATF_REQUIRE_MSG(code > 0 && end > code && end < 0x100000, "nm gave "
+	    "perfline_code %#jx, perfline_end %#jx in the PIE",
+	    (uintmax_t)code, (uintmax_t)end);
+	ATF_REQUIRE_MSG(end - code == p.to - p.from, "the PIE's code is not "
+	    "perfline's");
+	fk.exe = PROGPIE;
+	fk.exe_addr = base;
+	fk.from = base + code;
+	fk.to = base + end;
+	fk.trig_pc = base + end;
+	cfg.trigger_vaddr = end;
+	cfg.trigger_pie = 1;
+	{
+		static char *argv[] = { (char *)PROGPIE, (char *)"done", NULL };
+
+		cfg.argv = argv;
+	}
+	capture(&fk, &cfg, "i.hwtrace", &r);
+	require_ok(&r, &fk);
+	require_hits(&fk, 3, base + end);
+	trig_expect(&fk, &p, 8192, &want, &lost);
+	ATF_REQUIRE_MSG(r.end.lost_bytes == lost, "expected %ju bytes lost, "
+	    "the archive says %ju", (uintmax_t)lost,
+	    (uintmax_t)r.end.lost_bytes);
+	require_insns("i.hwtrace", want, &fk);
+}
+
+ATF_TC(trigger_attach_pid);
+ATF_TC_HEAD(trigger_attach_pid, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "-p PID --trigger: the running process "
+	    "is attached, the breakpoint set at the attach stop (no exec "
+	    "stop comes), and its 3 hits are snapshots");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(trigger_attach_pid, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	struct attached a;
+	pthread_t t;
+	char want[128];
+	uint64_t lost;
+	long insns;
+	int i;
+
+	trig_start(&p, &fk, &cfg);
+	a.status = -1;
+	ATF_REQUIRE((a.pid = fork()) >= 0);
+	if (a.pid == 0) {
+		execl(PROG, PROG, "done", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 2000 && !fk_execd(a.pid, PROG); i++)
+		usleep(2000);
+	ATF_REQUIRE_MSG(fk_execd(a.pid, PROG), "%s never ran", PROG);
+	ATF_REQUIRE(pthread_create(&t, NULL, reaper, &a) == 0);
+	fk.external = a.pid;
+	cfg.pid = a.pid;
+	capture(&fk, &cfg, "q.hwtrace", &r);
+	pthread_join(t, NULL);
+	ATF_REQUIRE_MSG(r.rc == 0, "capture failed (%d): %s; kernel log: %s",
+	    r.rc, r.err, fk.log);
+	ATF_REQUIRE_MSG(WIFEXITED(a.status) && WEXITSTATUS(a.status) == 3,
+	    "the attached process did not exit 3 (status %#x)", a.status);
+	snprintf(want, sizeof(want), "attach | dbregs dr0=%#jx dr7=0x1 | ",
+	    (uintmax_t)p.to);
+	ATF_REQUIRE_MSG(strstr(fk.log, want) != NULL && strstr(fk.log,
+	    "exec stop") == NULL, "expected the breakpoint set at the attach "
+	    "stop: %s", fk.log);
+	ATF_REQUIRE_MSG(fk.nhits == 3 && fk.hit_read[0] && fk.hit_read[1] &&
+	    fk.hit_read[2], "expected 3 hits read at their stops, got %d: %s",
+	    fk.nhits, fk.log);
+	trig_expect(&fk, &p, 8192, &insns, &lost);
+	ATF_REQUIRE_MSG(r.end.lost_bytes == lost, "expected %ju bytes lost, "
+	    "the archive says %ju", (uintmax_t)lost,
+	    (uintmax_t)r.end.lost_bytes);
+	require_insns("q.hwtrace", insns, &fk);
+}
+
+ATF_TC(trigger_cpu_mode);
+ATF_TC_HEAD(trigger_cpu_mode, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "--cpu 0 --trigger with a COMMAND: the "
+	    "command is attached and its exec stop sets the breakpoint (no "
+	    "EXECUTABLE record is needed: not a PIE); its 3 hits snapshot "
+	    "the CPU's buffer");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(trigger_cpu_mode, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+	uint64_t lost;
+	long want;
+
+	trig_start(&p, &fk, &cfg);
+	fk.cpu_exec_wait = 1;
+	cfg.cpus = "0";
+	capture(&fk, &cfg, "m.hwtrace", &r);
+	require_ok(&r, &fk);
+	ATF_REQUIRE_MSG(strstr(fk.log, "mode=2 pid=0") != NULL, "no CPU mode "
+	    "context: %s", fk.log);
+	require_hits(&fk, 3, p.to);
+	trig_expect(&fk, &p, 8192, &want, &lost);
+	ATF_REQUIRE_MSG(r.end.lost_bytes == lost, "expected %ju bytes lost, "
+	    "the archive says %ju", (uintmax_t)lost,
+	    (uintmax_t)r.end.lost_bytes);
+	require_insns("m.hwtrace", want, &fk);
+}
+
+ATF_TC(trigger_ptrace_refused);
+ATF_TC_HEAD(trigger_ptrace_refused, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "--trigger when ptrace(2) refuses to "
+	    "attach (EPERM): the capture fails naming the process, the "
+	    "request and the error");
+	atf_tc_set_md_var(tc, "timeout", "60");
+}
+ATF_TC_BODY(trigger_ptrace_refused, tc)
+{
+	struct hwtr_src_config cfg;
+	struct fakehwt fk;
+	struct prog p;
+	struct run r;
+
+	trig_start(&p, &fk, &cfg);
+	fk.tr_errno = EPERM;
+	capture(&fk, &cfg, "e.hwtrace", &r);
+	ATF_REQUIRE_MSG(r.rc == -HWTR_E_PERM && strstr(r.err, "--trigger "
+	    "perfline_end: cannot trace process") != NULL &&
+	    strstr(r.err, "PT_ATTACH") != NULL &&
+	    strstr(r.err, strerror(EPERM)) != NULL, "expected a permission "
+	    "error naming PT_ATTACH, got %d: %s", r.rc, r.err);
+}
+
+/* configure() alone with @cfg: its rc, its message into @err. */
+static int
+configure_only(struct hwtr_src_config *cfg, char *err, size_t len)
+{
+	struct hwtr_src src;
+	struct hwtr_hwt_sys sys;
+	struct fakehwt fk;
+	int rc;
+
+	fk_init(&fk);
+	memset(&src, 0, sizeof(src));
+	src.ops = &hwtr_hwt_ops;
+	fk_sys(&fk, &sys);
+	ATF_REQUIRE(hwtr_hwt_init_sys(&src, &sys) == 0);
+	rc = src.ops->configure(&src, cfg);
+	snprintf(err, len, "%s", src.errmsg);
+	src.ops->deinit(&src);
+	fk_fini(&fk);
+	return (rc);
+}
+
+ATF_TC(trigger_refused);
+ATF_TC_HEAD(trigger_refused, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "--trigger in CPU mode without a "
+	    "process to watch, or outside ring mode, is refused saying why; "
+	    "CPU mode with a COMMAND is accepted");
+}
+ATF_TC_BODY(trigger_refused, tc)
+{
+	static char *argv[] = { (char *)PROG, NULL };
+	struct hwtr_src_config cfg;
+	char err[512];
+	int rc;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.mode = HWTR_CAP_RING;
+	cfg.cpus = "0";
+	cfg.trigger_name = "perfline_end";
+	cfg.trigger_vaddr = 0x401000;
+	rc = configure_only(&cfg, err, sizeof(err));
+	ATF_REQUIRE_MSG(rc == -HWTR_E_INVAL && strstr(err, "CPU mode: no "
+	    "process to watch"), "CPU mode without a process: expected it "
+	    "refused, got %d: %s", rc, err);
+	cfg.argv = argv;
+	rc = configure_only(&cfg, err, sizeof(err));
+	ATF_REQUIRE_MSG(rc == 0, "CPU mode with a COMMAND: expected it "
+	    "accepted, got %d: %s", rc, err);
+	cfg.cpus = NULL;
+	cfg.mode = HWTR_CAP_STOP;
+	rc = configure_only(&cfg, err, sizeof(err));
+	ATF_REQUIRE_MSG(rc == -HWTR_E_INVAL && strstr(err, "needs --mode "
+	    "ring"), "--mode stop: expected it refused, got %d: %s", rc, err);
+}
+
 ATF_TC(exec_fails);
 ATF_TC_HEAD(exec_fails, tc)
 {
@@ -1158,5 +1529,12 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, exec_fails);
 	ATF_TP_ADD_TC(tp, not_freebsd);
 	ATF_TP_ADD_TC(tp, import_dump);
+	ATF_TP_ADD_TC(tp, trigger_snapshots);
+	ATF_TP_ADD_TC(tp, trigger_not_reached);
+	ATF_TP_ADD_TC(tp, trigger_pie);
+	ATF_TP_ADD_TC(tp, trigger_attach_pid);
+	ATF_TP_ADD_TC(tp, trigger_cpu_mode);
+	ATF_TP_ADD_TC(tp, trigger_ptrace_refused);
+	ATF_TP_ADD_TC(tp, trigger_refused);
 	return (0);
 }
