@@ -140,8 +140,8 @@ $(B)/tests/%: tests/%.c $(B)/libhwtrace.a tests/common/hwtr_test.h \
     $(wildcard tests/lib/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests/common -DHWTR_TEST_BUILD='"$(abspath $(B))"' \
-	    -DHWTR_TEST_SRC='"$(abspath .)"' -o $@ $< $(B)/libhwtrace.a \
-	    $(LDFLAGS_ALL) -latf-c $(LIBS)
+	    -DHWTR_TEST_SRC='"$(abspath .)"' -MMD -MP -MF $@.d -o $@ $< \
+	    $(B)/libhwtrace.a $(LDFLAGS_ALL) -latf-c $(LIBS)
 
 $(B)/tests/%: tests/%.sh
 	@mkdir -p $(dir $@)
@@ -236,7 +236,7 @@ lint:
 clean:
 	rm -rf build build-asan build-clang build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_C_BIN:=.d)
 
 # The indexer's SQLite extension (after the default goal on purpose).
 -include indexer/indexer.mk
