@@ -74,6 +74,29 @@ put(struct hwtr_cs_paths *p, int64_t id, int64_t thread, int64_t parent,
 	ATF_REQUIRE_EQ(hwtr_cs_paths_add(p, &r), 0);
 }
 
+/* A new set of paths, or the test fails. */
+static struct hwtr_cs_paths *
+paths_new(void)
+{
+	struct hwtr_cs_paths *p;
+
+	ATF_REQUIRE_EQ(hwtr_cs_paths_new(&p), 0);
+	return (p);
+}
+
+/* A database with the schema and @p's call_paths written; @p freed. */
+static sqlite3 *
+written(struct hwtr_cs_paths *p)
+{
+	sqlite3 *db = schema_db();
+	char err[256] = "";
+
+	ATF_REQUIRE_MSG(hwtr_cs_paths_write(p, db, err, sizeof(err)) == 0,
+	    "write: %s", err);
+	hwtr_cs_paths_free(p);
+	return (db);
+}
+
 /* call_paths as "id thread parent depth symbol call_ip calls ... dur;". */
 static void
 rows_eq(sqlite3 *db, const char *want)
@@ -105,11 +128,9 @@ rows_eq(sqlite3 *db, const char *want)
 ATF_TC_WITHOUT_HEAD(paths_merge_by_caller_path);
 ATF_TC_BODY(paths_merge_by_caller_path, tc)
 {
-	struct hwtr_cs_paths *p;
-	sqlite3 *db = schema_db();
-	char err[256] = "";
+	struct hwtr_cs_paths *p = paths_new();
+	sqlite3 *db;
 
-	ATF_REQUIRE_EQ(hwtr_cs_paths_new(&p), 0);
 	/*
 	 * Thread 1: main(1) calls f(2) twice from one site, each calling
 	 * g(3); then h(4) from main, which calls g(3) (another path); a
@@ -125,8 +146,7 @@ ATF_TC_BODY(paths_merge_by_caller_path, tc)
 	put(p, 7, 1, 6, 2, 3, 0x40, 7, 7, -1);
 	put(p, 8, 1, 0, 0, 1, 0, 5, 5, 1);
 	put(p, 9, 2, 1, 0, 1, 0, 9, 9, -1);
-	ATF_REQUIRE_MSG(hwtr_cs_paths_write(p, db, err, sizeof(err)) == 0,
-	    "write: %s", err);
+	db = written(p);
 	rows_eq(db,
 	    "1 1 - 0 1 - 2 105 15 51;"
 	    "2 1 1 1 2 16 2 70 45 30;"
@@ -134,18 +154,15 @@ ATF_TC_BODY(paths_merge_by_caller_path, tc)
 	    "4 1 1 1 4 48 1 20 13 -;"
 	    "5 1 4 2 3 64 1 7 7 -;"
 	    "6 2 - 0 1 - 1 9 9 -;");
-	hwtr_cs_paths_free(p);
 	sqlite3_close(db);
 }
 
 ATF_TC_WITHOUT_HEAD(paths_caller_among_open_calls);
 ATF_TC_BODY(paths_caller_among_open_calls, tc)
 {
-	struct hwtr_cs_paths *p;
-	sqlite3 *db = schema_db();
-	char err[256] = "";
+	struct hwtr_cs_paths *p = paths_new();
+	sqlite3 *db;
 
-	ATF_REQUIRE_EQ(hwtr_cs_paths_new(&p), 0);
 	/*
 	 * a(1) calls b(2); c(3) names b as its caller at depth 1, where b
 	 * is no longer open (c's depth closes it): a root, as the query's
@@ -155,32 +172,27 @@ ATF_TC_BODY(paths_caller_among_open_calls, tc)
 	put(p, 2, 1, 1, 1, 2, 0x10, 2, 2, -1);
 	put(p, 3, 1, 2, 1, 3, 0x10, 3, 3, -1);
 	put(p, 4, 1, 1, 1, 4, 0x10, 4, 4, -1);
-	ATF_REQUIRE_MSG(hwtr_cs_paths_write(p, db, err, sizeof(err)) == 0,
-	    "write: %s", err);
+	db = written(p);
 	rows_eq(db,
 	    "1 1 - 0 1 - 1 10 1 -;"
 	    "2 1 1 1 2 16 1 2 2 -;"
 	    "3 1 - 1 3 16 1 3 3 -;"
 	    "4 1 1 1 4 16 1 4 4 -;");
-	hwtr_cs_paths_free(p);
 	sqlite3_close(db);
 }
 
 ATF_TC_WITHOUT_HEAD(paths_too_many_none_written);
 ATF_TC_BODY(paths_too_many_none_written, tc)
 {
-	struct hwtr_cs_paths *p;
-	sqlite3 *db = schema_db();
+	struct hwtr_cs_paths *p = paths_new();
+	sqlite3 *db;
 	sqlite3_stmt *st;
-	char err[256] = "";
 	int64_t i, n = 600000;
 
-	ATF_REQUIRE_EQ(hwtr_cs_paths_new(&p), 0);
 	/* 600,000 roots of distinct symbols: as many paths, over the limit. */
 	for (i = 1; i <= n; i++)
 		put(p, i, 1, 0, 0, i, 0, 1, 1, -1);
-	ATF_REQUIRE_MSG(hwtr_cs_paths_write(p, db, err, sizeof(err)) == 0,
-	    "write: %s", err);
+	db = written(p);
 	ATF_REQUIRE_EQ(sqlite3_prepare_v2(db, "SELECT count(*) FROM "
 	    "call_paths", -1, &st, NULL), SQLITE_OK);
 	ATF_REQUIRE_EQ(sqlite3_step(st), SQLITE_ROW);
@@ -188,7 +200,6 @@ ATF_TC_BODY(paths_too_many_none_written, tc)
 	    "for %lld paths, got %lld", (long long)n,
 	    (long long)sqlite3_column_int64(st, 0));
 	sqlite3_finalize(st);
-	hwtr_cs_paths_free(p);
 	sqlite3_close(db);
 }
 

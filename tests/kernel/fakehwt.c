@@ -732,6 +732,17 @@ fk_dev_ioctl(struct fakehwt *fk, struct fk_dev *d, unsigned long req,
 	}
 }
 
+/* A system call's result: 0, or -1 with errno @e. */
+static int
+fk_errno(int e)
+{
+	if (e != 0) {
+		errno = e;
+		return (-1);
+	}
+	return (0);
+}
+
 static int
 fk_ioctl(void *arg, int fd, unsigned long req, void *data)
 {
@@ -748,11 +759,7 @@ fk_ioctl(void *arg, int fd, unsigned long req, void *data)
 		e = ENXIO;
 	pthread_cond_broadcast(&fk->cv);
 	pthread_mutex_unlock(&fk->mtx);
-	if (e != 0) {
-		errno = e;
-		return (-1);
-	}
-	return (0);
+	return (fk_errno(e));
 }
 
 static void *
@@ -853,11 +860,7 @@ fk_sysctl(void *arg, const char *name, void *old, size_t *oldlen)
 		*oldlen = sizeof(v);
 	}
 	pthread_mutex_unlock(&fk->mtx);
-	if (e != 0) {
-		errno = e;
-		return (-1);
-	}
-	return (0);
+	return (fk_errno(e));
 }
 
 static int
@@ -939,11 +942,7 @@ fk_ptrace(void *arg, int req, pid_t pid, void *addr, int data)
 	e = fk_ptrace_req(fk, req, pid, addr, data);
 	pthread_cond_broadcast(&fk->cv);
 	pthread_mutex_unlock(&fk->mtx);
-	if (e != 0) {
-		errno = e;
-		return (-1);
-	}
-	return (0);
+	return (fk_errno(e));
 }
 
 /* The stop not yet reported, else the system's waitpid(2). */

@@ -62,6 +62,16 @@ folded_bounded_heap_body()
 	    "$(diff exp got | head -n 4 | tr "\n" " ")"
 }
 
+# tree_depth1 LIMIT WHAT: huge.db made, tree --depth 1 of it run by
+# LIMIT (bounded: heap, cpu1: CPU time) into ./out; it exits 0.
+tree_depth1()
+{
+	mkhuge
+	"$1" "$HWTRACE" query huge.db tree --depth 1 --format csv
+	[ "$st" = 0 ] || atf_fail "tree --depth 1 $2: expected exit 0, got" \
+	    "$st: $(cat err)"
+}
+
 # depth1_is FILE: FILE, tree --depth 1 --format csv of huge.db, has main
 # called once with mkdb's instructions and 64 functions under it.
 depth1_is()
@@ -77,10 +87,7 @@ atf_test_case tree_depth1_bounded_heap
 tree_depth1_bounded_heap_head() { atf_set descr "tree --depth 1 over 1.4 M calls in a 12 MB heap: main with all the instructions mkdb wrote, w0..w63 under it, and with tree --depth 2 every call counted once"; }
 tree_depth1_bounded_heap_body()
 {
-	mkhuge
-	bounded "$HWTRACE" query huge.db tree --depth 1 --format csv
-	[ "$st" = 0 ] || atf_fail "tree --depth 1 in a 12 MB heap: expected" \
-	    "exit 0, got $st: $(cat err)"
+	tree_depth1 bounded "in a 12 MB heap"
 	mv out t1
 	depth1_is t1
 	d1=$(awk -F, '$2 == 1 { s += $4 } END { printf "%d", s }' t1)
@@ -109,10 +116,7 @@ atf_test_case tree_folded_within_1s_cpu
 tree_folded_within_1s_cpu_head() { atf_set descr "tree --depth 1 and export --folded over 1.4 M calls within 1 s of CPU time (issue 29 item 6: they read a row per call path, not per call), answering mkdb's counts"; }
 tree_folded_within_1s_cpu_body()
 {
-	mkhuge
-	cpu1 "$HWTRACE" query huge.db tree --depth 1 --format csv
-	[ "$st" = 0 ] || atf_fail "tree --depth 1 within 1 s of CPU: expected" \
-	    "exit 0, got $st: $(cat err)"
+	tree_depth1 cpu1 "within 1 s of CPU"
 	depth1_is out
 	cpu1 "$HWTRACE" query huge.db export --folded f.txt
 	[ "$st" = 0 ] || atf_fail "export --folded within 1 s of CPU: expected" \
