@@ -42,7 +42,7 @@ static int	query_cond(struct fpt *, int *);
 static int	query_indirect(struct fpt *, uint64_t *);
 struct fpt_step;
 static int	proceed_to_async(struct fpt *, struct fpt_block *);
-static int	proceed_cached(struct fpt *, struct fpt_block *);
+static inline int	proceed_cached(struct fpt *, struct fpt_block *);
 static int	proceed_to_bound(struct fpt *, struct fpt_block *);
 static unsigned	binds(struct fpt *, const struct hwtr_x86_insn *);
 static int	post_next(struct fpt *);
@@ -69,6 +69,8 @@ static size_t	skip_prefixes(const uint8_t *, size_t, int);
 static int	error_item(struct fpt *, struct fpt_item *, int);
 static int	disabled_next(struct fpt *, struct fpt_item *);
 static int	block_next(struct fpt *, struct fpt_item *);
+static inline int	fast_ready(const struct fpt *);
+static inline int	block_run(struct fpt *, struct fpt_item *, int);
 static int	at_vmentry(struct fpt *, uint64_t);
 
 int
@@ -208,6 +210,8 @@ fpt_next(struct fpt *d, struct fpt_item *it)
 	int rc;
 
 	it->kind = 0;
+	if (fast_ready(d))
+		return (block_run(d, it, d->last.isid));
 	if (d->unsup != NULL)
 		return (-HWTR_E_UNSUPPORTED);
 	if (d->evq_n > 0) {
@@ -230,6 +234,23 @@ fpt_next(struct fpt *d, struct fpt_item *it)
 	if (!d->enabled)
 		return (disabled_next(d, it));
 	return (block_next(d, it));
+}
+
+/*
+ * Whether the next block needs none of block_next()'s preliminaries: no
+ * event waits or is due (the TNT bits go on, or a TNT-8 or TIP comes
+ * next, as in fpti_fetch_event()'s usual case), and d->ip is in the span
+ * of the last lookup, the image whose block cache is current.
+ */
+static inline int
+fast_ready(const struct fpt *d)
+{
+	return (d->unsup == NULL && d->evq_n == 0 && d->synced &&
+	    !d->eos && d->enabled && !d->post && !d->async && d->mode != 0 &&
+	    (d->ntnt > 0 || (d->pos < d->cfg.end && (fpti_is_tnt8(*d->pos) ||
+	    (*d->pos & 0x1f) == 0x0d))) &&
+	    d->ip - d->last.lo < d->last.hi - d->last.lo &&
+	    (d->cfg.keep_cache || d->last.isid == d->cur_isid));
 }
 
 /*
@@ -329,7 +350,6 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 static int
 block_next(struct fpt *d, struct fpt_item *it)
 {
-	struct fpt_block *b = &it->block;
 	int rc, isid;
 
 	if (d->post && (rc = post_next(d)) != 0)
@@ -347,12 +367,6 @@ block_next(struct fpt *d, struct fpt_item *it)
 			return (FPT_EOS);
 		}
 	}
-	it->kind = FPT_ITEM_BLOCK;
-	b->ip = d->ip;
-	b->end_ip = d->ip;
-	b->ninsn = 0;
-	b->end = FPT_END_NONE;
-	b->mode = d->mode;
 	if (d->mode == 0)
 		return (fpti_unsupported(d, "an unknown execution mode"));
 	rc = code_at(d, d->ip, &isid);
@@ -368,11 +382,32 @@ block_next(struct fpt *d, struct fpt_item *it)
 	}
 	if (rc < 0)
 		return (error_item(d, it, -HWTR_E_NOENT));
+	return (block_run(d, it, isid));
+}
+
+/*
+ * The block from d->ip in image @isid, once the events before it are
+ * fetched and the cache flushed if need be.
+ */
+static inline int
+block_run(struct fpt *d, struct fpt_item *it, int isid)
+{
+	struct fpt_block *b = &it->block;
+	int rc;
+
+	it->kind = FPT_ITEM_BLOCK;
+	b->ip = d->ip;
+	b->end_ip = d->ip;
+	b->ninsn = 0;
+	b->end = FPT_END_NONE;
+	b->mode = d->mode;
 	b->isid = isid;
 	if (d->async)
 		rc = proceed_to_async(d, b);
 	else
 		rc = proceed_cached(d, b);
+	if (__builtin_expect(rc == 0 && b->ninsn > 0, 1))
+		return (0);
 	if (rc == -HWTR_E_UNSUPPORTED)
 		return (rc);
 	if (rc == -HWTR_E_TRUNCATED) {
@@ -587,13 +622,13 @@ post_next(struct fpt *d)
  * decision point that needs trace or at a direct call or jump whose
  * entry says so; a miss fills the cache (fill()) and ends the block.
  */
-static int
+static inline int
 proceed_cached(struct fpt *d, struct fpt_block *b)
 {
 	const struct fpt_cache_entry *e;
 
 	for (;;) {
-		e = fpt_cache_lookup(d->cache, d->ip, b->isid, d->mode);
+		e = fpti_cache_find(d->cache, d->ip, b->isid, d->mode);
 		if (e == NULL)
 			return (fill(d, b));
 		if (b->ninsn + e->ninsn > FPT_BLK_MAX)
@@ -601,6 +636,18 @@ proceed_cached(struct fpt *d, struct fpt_block *b)
 		b->ninsn += e->ninsn;
 		b->end_ip = e->dip;
 		d->ip = e->dip;
+		/* The hot path: a conditional branch, its bit at hand. */
+		if (e->q == FPT_Q_COND && d->ntnt > 0) {
+			d->ntnt--;
+			if ((d->tnt >> d->ntnt) & 1) {
+				d->ip = e->dtarget;
+				b->end = FPT_END_COND_TAKEN;
+			} else {
+				d->ip = e->dip + e->dlen;
+				b->end = FPT_END_COND_NOT_TAKEN;
+			}
+			return (0);
+		}
 		switch (e->q) {
 		case FPT_Q_AGAIN:
 			continue;
