@@ -70,6 +70,10 @@ static int	error_item(struct fpt *, struct fpt_item *, int);
 static int	disabled_next(struct fpt *, struct fpt_item *);
 static int	block_next(struct fpt *, struct fpt_item *);
 static inline int	fast_ready(const struct fpt *);
+static inline int	hot_ready(const struct fpt *);
+static inline int	tnt_at_hand(struct fpt *);
+static inline int	hot_block(struct fpt *, struct fpt_item *);
+static int	next_item(struct fpt *, struct fpt_item *);
 static inline int	block_run(struct fpt *, struct fpt_item *, int);
 static int	at_vmentry(struct fpt *, uint64_t);
 
@@ -160,6 +164,7 @@ fpt_sync_forward(struct fpt *d)
 		from = d->cfg.end;
 	off = fpt_pkt_find_psb(d->cfg.begin, from, d->cfg.end);
 	d->unsup = NULL;
+	d->hot = 0;
 	d->evq_n = d->evq_head = 0;
 	d->async = 0;
 	d->bind = d->post = 0;
@@ -204,14 +209,141 @@ fpt_sync_forward(struct fpt *d)
 	return (0);
 }
 
+/*
+ * Small on purpose: most calls end in hot_block(), and the rest of the
+ * decoder (next_item()) stays out of line with its register saves.
+ */
 int
 fpt_next(struct fpt *d, struct fpt_item *it)
+{
+	if (!d->hot)
+		d->hot = fast_ready(d);
+	if (d->hot && hot_block(d, it))
+		return (0);
+	return (next_item(d, it));
+}
+
+#define HOT_CALLS	4	/* direct calls a hot block may pass */
+
+/*
+ * The hot path of fpt_next() while nothing but TNT and TIP packets comes
+ * (d->hot): a block over cache entries, as proceed_cached() follows them,
+ * that ends at a TNT bit or a TIP at hand (as trace_step() would take
+ * them), or where a DECODE entry ends it.  1 with it in @it; 0, nothing
+ * changed, when anything else comes (a miss, an error, another packet):
+ * next_item() decodes that block.
+ */
+static inline int
+hot_block(struct fpt *d, struct fpt_item *it)
+{
+	const struct fpt_cache_entry *e;
+	struct fpt_block *b = &it->block;
+	uint64_t ip = d->ip, to, ret[HOT_CALLS];
+	unsigned ninsn = 0, ncall = 0, i, bit, pop = 0;
+	int isid = d->last.isid;
+	uint8_t end;
+
+	assert(d->hot);
+	if (!hot_ready(d))
+		return (0);
+	for (;;) {
+		e = fpti_cache_find(d->cache, ip, isid, d->mode);
+		if (e == NULL || ninsn + e->ninsn > FPT_BLK_MAX)
+			return (0);
+		ninsn += e->ninsn;
+		if (e->q == FPT_Q_AGAIN) {
+			ip = e->dip;
+			continue;
+		}
+		if (e->q != FPT_Q_DECODE)
+			break;
+		if (e->dkind == HWTR_X86_CALL &&
+		    e->dtarget != e->dip + e->dlen) {
+			if (ncall == HOT_CALLS)
+				return (0);
+			ret[ncall++] = e->dip + e->dlen;
+		}
+		ip = e->dkind == HWTR_X86_CALL || e->dkind == HWTR_X86_JMP ?
+		    e->dtarget : e->dip + e->dlen;
+		if (!e->dnext_in) {
+			end = FPT_END_NONE;
+			to = ip;
+			goto done;
+		}
+	}
+	switch (e->q) {
+	case FPT_Q_COND:
+		if (!tnt_at_hand(d))
+			return (0);
+		d->ntnt--;
+		if ((d->tnt >> d->ntnt) & 1) {
+			to = e->dtarget;
+			end = FPT_END_COND_TAKEN;
+		} else {
+			to = e->dip + e->dlen;
+			end = FPT_END_COND_NOT_TAKEN;
+		}
+		break;
+	case FPT_Q_RETURN:
+		end = FPT_END_RET;
+		if (d->ntnt > 0) {
+			/* A compressed return: taken, to the stack's top. */
+			bit = (unsigned)(d->tnt >> (d->ntnt - 1)) & 1;
+			if (!bit || d->rs_n + ncall == 0)
+				return (0);
+			d->ntnt--;
+			pop = 1;
+			to = 0;
+			break;
+		}
+		/* FALLTHROUGH */
+	default:
+		/* A TIP next is the query's answer whatever the TNT bits. */
+		if ((e->q == FPT_Q_IND_CALL && ncall == HOT_CALLS) ||
+		    d->pos >= d->cfg.end || (*d->pos & 0x1f) != 0x0d ||
+		    d->mode_pending || !tip_fast(d, &to))
+			return (0);
+		if (e->q == FPT_Q_IND_CALL) {
+			ret[ncall++] = e->dip + e->dlen;
+			end = FPT_END_CALL_IND;
+		} else if (e->q == FPT_Q_INDIRECT)
+			end = e->dkind == HWTR_X86_JMP_IND ? FPT_END_INDIRECT :
+			    FPT_END_FAR;
+		break;
+	}
+done:
+	for (i = 0; i < ncall; i++)
+		rs_push(d, ret[i]);
+	if (pop) {
+		assert(d->rs_n > 0);
+		to = d->rs[d->rs_top];
+		d->rs_top = (d->rs_top + FPT_RS_MAX - 1) % FPT_RS_MAX;
+		d->rs_n--;
+	}
+	it->kind = FPT_ITEM_BLOCK;
+	b->ip = d->ip;
+	b->end_ip = e->dip;
+	b->ninsn = ninsn;
+	b->mode = d->mode;
+	b->end = end;
+	b->isid = isid;
+	d->ip = to;
+	return (1);
+}
+
+/* fpt_next() but for its hot path. */
+static int __attribute__((noinline))
+next_item(struct fpt *d, struct fpt_item *it)
 {
 	int rc;
 
 	it->kind = 0;
-	if (fast_ready(d))
-		return (block_run(d, it, d->last.isid));
+	/* fpt_next() tried the hot path already. */
+	if (d->hot) {
+		d->hot = 0;
+		if (hot_ready(d))
+			return (block_run(d, it, d->last.isid));
+	}
 	if (d->unsup != NULL)
 		return (-HWTR_E_UNSUPPORTED);
 	if (d->evq_n > 0) {
@@ -247,10 +379,39 @@ fast_ready(const struct fpt *d)
 {
 	return (d->unsup == NULL && d->evq_n == 0 && d->synced &&
 	    !d->eos && d->enabled && !d->post && !d->async && d->mode != 0 &&
-	    (d->ntnt > 0 || (d->pos < d->cfg.end && (fpti_is_tnt8(*d->pos) ||
-	    (*d->pos & 0x1f) == 0x0d))) &&
+	    hot_ready(d));
+}
+
+/* fast_ready()'s checks of what a hot block may have changed. */
+static inline int
+hot_ready(const struct fpt *d)
+{
+	return ((d->ntnt > 0 || (d->pos < d->cfg.end &&
+	    (fpti_is_tnt8(*d->pos) || (*d->pos & 0x1f) == 0x0d))) &&
 	    d->ip - d->last.lo < d->last.hi - d->last.lo &&
 	    (d->cfg.keep_cache || d->last.isid == d->cur_isid));
+}
+
+/*
+ * Whether a TNT bit is at hand without the packet layer: bits left, or
+ * a TNT-8 next (taken here) followed by a TNT-8 or a TIP, after which
+ * libipt reads nothing ahead (tnt_read_ahead()).
+ */
+static inline int
+tnt_at_hand(struct fpt *d)
+{
+	const uint8_t *p = d->pos;
+
+	if (d->ntnt > 0)
+		return (1);
+	if (d->cfg.end - p < 2 || !fpti_is_tnt8(p[0]) ||
+	    !(fpti_is_tnt8(p[1]) || (p[1] & 0x1f) == 0x0d))
+		return (0);
+	d->ntnt = 31u - (unsigned)__builtin_clz(p[0]) - 1;
+	d->tnt = (p[0] >> 1) & ((1u << d->ntnt) - 1);
+	d->pos = p + 1;
+	assert(d->ntnt > 0);
+	return (1);
 }
 
 /*
@@ -637,7 +798,8 @@ proceed_cached(struct fpt *d, struct fpt_block *b)
 		b->end_ip = e->dip;
 		d->ip = e->dip;
 		/* The hot path: a conditional branch, its bit at hand. */
-		if (e->q == FPT_Q_COND && d->ntnt > 0) {
+		if (e->q == FPT_Q_COND && tnt_at_hand(d)) {
+			d->hot = 1;
 			d->ntnt--;
 			if ((d->tnt >> d->ntnt) & 1) {
 				d->ip = e->dtarget;

@@ -48,6 +48,13 @@ struct fpt {
 	const char	*unsup;		/* why unsupported, NULL otherwise */
 	uint64_t	nmnt;		/* MNT packets passed over */
 	int		synced, eos, in_sync, cache_full;
+	/*
+	 * fpt_next()'s hot path may run: fast_ready() held, or a block
+	 * ended on a TNT bit at hand, and since then only TNT-8 and TIP
+	 * packets were read, so that of its checks only hot_ready()'s
+	 * need doing again.  Cleared whenever anything else runs.
+	 */
+	int		hot;
 	int		cur_isid;	/* libipt's mapped section */
 
 	/* The packet layer. */
