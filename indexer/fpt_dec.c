@@ -72,6 +72,11 @@ static int	block_next(struct fpt *, struct fpt_item *);
 static inline int	fast_ready(const struct fpt *);
 static inline int	hot_ready(const struct fpt *);
 static inline int	tnt_at_hand(struct fpt *);
+static int	tnt_refill(struct fpt *);
+static inline int	long_tnt(const uint8_t *, const uint8_t *, uint64_t *,
+		    unsigned *);
+static inline int	tnt_or_tip(const uint8_t *, const uint8_t *);
+static int	tnt_next(const struct fpt *);
 static inline int	hot_block(struct fpt *, struct fpt_item *);
 static int	next_item(struct fpt *, struct fpt_item *);
 static inline int	block_run(struct fpt *, struct fpt_item *, int);
@@ -387,15 +392,59 @@ static inline int
 hot_ready(const struct fpt *d)
 {
 	return ((d->ntnt > 0 || (d->pos < d->cfg.end &&
-	    (fpti_is_tnt8(*d->pos) || (*d->pos & 0x1f) == 0x0d))) &&
+	    (fpti_is_tnt8(*d->pos) || (*d->pos & 0x1f) == 0x0d)) ||
+	    tnt_next(d)) &&
 	    d->ip - d->last.lo < d->last.hi - d->last.lo &&
 	    (d->cfg.keep_cache || d->last.isid == d->cur_isid));
 }
 
 /*
+ * Whether the long TNT at @p (before @end) is whole and has bits: 1 with
+ * them in @tnt (the next one at bit *@n - 1) and *@n.
+ */
+static inline int
+long_tnt(const uint8_t *p, const uint8_t *end, uint64_t *tnt, unsigned *n)
+{
+	uint64_t v = 0;
+	unsigned i;
+
+	if (end - p < 8 || p[0] != 0x02 || p[1] != 0xa3)
+		return (0);
+	for (i = 7; i >= 2; i--)
+		v = v << 8 | p[i];
+	if (v <= 1)
+		return (0);
+	*n = 63u - (unsigned)__builtin_clzll(v);
+	*tnt = v & ((1ull << *n) - 1);
+	return (1);
+}
+
+/*
+ * Whether a TNT-8, a TIP or a good long TNT is at @p: the packets after
+ * which the packet layer reads nothing ahead and finds no event
+ * (fpti_fetch_event(), tnt_read_ahead()).
+ */
+static inline int
+tnt_or_tip(const uint8_t *p, const uint8_t *end)
+{
+	uint64_t tnt;
+	unsigned n;
+
+	return (p < end && (fpti_is_tnt8(*p) || (*p & 0x1f) == 0x0d ||
+	    long_tnt(p, end, &tnt, &n)));
+}
+
+/* tnt_or_tip() at d->pos, out of the hot path's way. */
+static int __attribute__((noinline))
+tnt_next(const struct fpt *d)
+{
+	return (tnt_or_tip(d->pos, d->cfg.end));
+}
+
+/*
  * Whether a TNT bit is at hand without the packet layer: bits left, or
- * a TNT-8 next (taken here) followed by a TNT-8 or a TIP, after which
- * libipt reads nothing ahead (tnt_read_ahead()).
+ * a TNT packet next (taken here) followed by one of tnt_or_tip()'s, as
+ * query_cond() would take it.
  */
 static inline int
 tnt_at_hand(struct fpt *d)
@@ -404,13 +453,40 @@ tnt_at_hand(struct fpt *d)
 
 	if (d->ntnt > 0)
 		return (1);
+	/* The usual case inline: a TNT-8 then a TNT-8 or a TIP. */
 	if (d->cfg.end - p < 2 || !fpti_is_tnt8(p[0]) ||
 	    !(fpti_is_tnt8(p[1]) || (p[1] & 0x1f) == 0x0d))
-		return (0);
+		return (tnt_refill(d));
 	d->ntnt = 31u - (unsigned)__builtin_clz(p[0]) - 1;
 	d->tnt = (p[0] >> 1) & ((1u << d->ntnt) - 1);
 	d->pos = p + 1;
 	assert(d->ntnt > 0);
+	return (1);
+}
+
+/* tnt_at_hand() when the bits are used up: the next TNT packet's. */
+static int __attribute__((noinline))
+tnt_refill(struct fpt *d)
+{
+	const uint8_t *p = d->pos;
+	uint64_t tnt;
+	unsigned n;
+
+	assert(d->ntnt == 0);
+	if (p < d->cfg.end && fpti_is_tnt8(p[0])) {
+		n = 31u - (unsigned)__builtin_clz(p[0]) - 1;
+		tnt = (p[0] >> 1) & ((1u << n) - 1);
+		p++;
+	} else if (long_tnt(p, d->cfg.end, &tnt, &n))
+		p += 8;
+	else
+		return (0);
+	if (!tnt_or_tip(p, d->cfg.end))
+		return (0);
+	assert(n > 0);
+	d->ntnt = n;
+	d->tnt = tnt;
+	d->pos = p;
 	return (1);
 }
 
