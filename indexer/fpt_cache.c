@@ -25,26 +25,10 @@
 #include <stdlib.h>
 
 #include "hwtrace.h"
-#include "fpt.h"
+#include "fpt_int.h"
 
 #define FPT_CACHE_MAX	(1u << 22)	/* entries: 168 MB of table */
-
-struct fpt_cache {
-	struct fpt_cache_entry *slot;
-	uint64_t	mask;
-	size_t		n;
-	uint32_t	gen;		/* entries of another one are stale */
-};
-
-static uint64_t
-slot_of(uint64_t mask, uint64_t ip, int isid, uint8_t mode)
-{
-	uint64_t h = ip ^ ((uint64_t)(unsigned)isid << 40) ^
-	    ((uint64_t)mode << 56);
-
-	h *= 0x9e3779b97f4a7c15ull;
-	return ((h >> 24) & mask);
-}
+#define slot_of		fpti_cache_slot
 
 int
 fpt_cache_new(struct fpt_cache **cp, unsigned bits)

@@ -42,7 +42,7 @@ static int	query_cond(struct fpt *, int *);
 static int	query_indirect(struct fpt *, uint64_t *);
 struct fpt_step;
 static int	proceed_to_async(struct fpt *, struct fpt_block *);
-static int	proceed_cached(struct fpt *, struct fpt_block *);
+static inline int	proceed_cached(struct fpt *, struct fpt_block *);
 static int	proceed_to_bound(struct fpt *, struct fpt_block *);
 static unsigned	binds(struct fpt *, const struct hwtr_x86_insn *);
 static int	post_next(struct fpt *);
@@ -69,6 +69,17 @@ static size_t	skip_prefixes(const uint8_t *, size_t, int);
 static int	error_item(struct fpt *, struct fpt_item *, int);
 static int	disabled_next(struct fpt *, struct fpt_item *);
 static int	block_next(struct fpt *, struct fpt_item *);
+static inline int	fast_ready(const struct fpt *);
+static inline int	hot_ready(const struct fpt *);
+static inline int	tnt_at_hand(struct fpt *);
+static int	tnt_refill(struct fpt *);
+static inline int	long_tnt(const uint8_t *, const uint8_t *, uint64_t *,
+		    unsigned *);
+static inline int	tnt_or_tip(const uint8_t *, const uint8_t *);
+static int	tnt_next(const struct fpt *);
+static inline int	hot_block(struct fpt *, struct fpt_item *);
+static int	next_item(struct fpt *, struct fpt_item *);
+static inline int	block_run(struct fpt *, struct fpt_item *, int);
 static int	at_vmentry(struct fpt *, uint64_t);
 
 int
@@ -158,6 +169,7 @@ fpt_sync_forward(struct fpt *d)
 		from = d->cfg.end;
 	off = fpt_pkt_find_psb(d->cfg.begin, from, d->cfg.end);
 	d->unsup = NULL;
+	d->hot = 0;
 	d->evq_n = d->evq_head = 0;
 	d->async = 0;
 	d->bind = d->post = 0;
@@ -202,12 +214,141 @@ fpt_sync_forward(struct fpt *d)
 	return (0);
 }
 
+/*
+ * Small on purpose: most calls end in hot_block(), and the rest of the
+ * decoder (next_item()) stays out of line with its register saves.
+ */
 int
 fpt_next(struct fpt *d, struct fpt_item *it)
+{
+	if (!d->hot)
+		d->hot = fast_ready(d);
+	if (d->hot && hot_block(d, it))
+		return (0);
+	return (next_item(d, it));
+}
+
+#define HOT_CALLS	4	/* direct calls a hot block may pass */
+
+/*
+ * The hot path of fpt_next() while nothing but TNT and TIP packets comes
+ * (d->hot): a block over cache entries, as proceed_cached() follows them,
+ * that ends at a TNT bit or a TIP at hand (as trace_step() would take
+ * them), or where a DECODE entry ends it.  1 with it in @it; 0, nothing
+ * changed, when anything else comes (a miss, an error, another packet):
+ * next_item() decodes that block.
+ */
+static inline int
+hot_block(struct fpt *d, struct fpt_item *it)
+{
+	const struct fpt_cache_entry *e;
+	struct fpt_block *b = &it->block;
+	uint64_t ip = d->ip, to, ret[HOT_CALLS];
+	unsigned ninsn = 0, ncall = 0, i, bit, pop = 0;
+	int isid = d->last.isid;
+	uint8_t end;
+
+	assert(d->hot);
+	if (!hot_ready(d))
+		return (0);
+	for (;;) {
+		e = fpti_cache_find(d->cache, ip, isid, d->mode);
+		if (e == NULL || ninsn + e->ninsn > FPT_BLK_MAX)
+			return (0);
+		ninsn += e->ninsn;
+		if (e->q == FPT_Q_AGAIN) {
+			ip = e->dip;
+			continue;
+		}
+		if (e->q != FPT_Q_DECODE)
+			break;
+		if (e->dkind == HWTR_X86_CALL &&
+		    e->dtarget != e->dip + e->dlen) {
+			if (ncall == HOT_CALLS)
+				return (0);
+			ret[ncall++] = e->dip + e->dlen;
+		}
+		ip = e->dkind == HWTR_X86_CALL || e->dkind == HWTR_X86_JMP ?
+		    e->dtarget : e->dip + e->dlen;
+		if (!e->dnext_in) {
+			end = FPT_END_NONE;
+			to = ip;
+			goto done;
+		}
+	}
+	switch (e->q) {
+	case FPT_Q_COND:
+		if (!tnt_at_hand(d))
+			return (0);
+		d->ntnt--;
+		if ((d->tnt >> d->ntnt) & 1) {
+			to = e->dtarget;
+			end = FPT_END_COND_TAKEN;
+		} else {
+			to = e->dip + e->dlen;
+			end = FPT_END_COND_NOT_TAKEN;
+		}
+		break;
+	case FPT_Q_RETURN:
+		end = FPT_END_RET;
+		if (d->ntnt > 0) {
+			/* A compressed return: taken, to the stack's top. */
+			bit = (unsigned)(d->tnt >> (d->ntnt - 1)) & 1;
+			if (!bit || d->rs_n + ncall == 0)
+				return (0);
+			d->ntnt--;
+			pop = 1;
+			to = 0;
+			break;
+		}
+		/* FALLTHROUGH */
+	default:
+		/* A TIP next is the query's answer whatever the TNT bits. */
+		if ((e->q == FPT_Q_IND_CALL && ncall == HOT_CALLS) ||
+		    d->pos >= d->cfg.end || (*d->pos & 0x1f) != 0x0d ||
+		    d->mode_pending || !tip_fast(d, &to))
+			return (0);
+		if (e->q == FPT_Q_IND_CALL) {
+			ret[ncall++] = e->dip + e->dlen;
+			end = FPT_END_CALL_IND;
+		} else if (e->q == FPT_Q_INDIRECT)
+			end = e->dkind == HWTR_X86_JMP_IND ? FPT_END_INDIRECT :
+			    FPT_END_FAR;
+		break;
+	}
+done:
+	for (i = 0; i < ncall; i++)
+		rs_push(d, ret[i]);
+	if (pop) {
+		assert(d->rs_n > 0);
+		to = d->rs[d->rs_top];
+		d->rs_top = (d->rs_top + FPT_RS_MAX - 1) % FPT_RS_MAX;
+		d->rs_n--;
+	}
+	it->kind = FPT_ITEM_BLOCK;
+	b->ip = d->ip;
+	b->end_ip = e->dip;
+	b->ninsn = ninsn;
+	b->mode = d->mode;
+	b->end = end;
+	b->isid = isid;
+	d->ip = to;
+	return (1);
+}
+
+/* fpt_next() but for its hot path. */
+static int __attribute__((noinline))
+next_item(struct fpt *d, struct fpt_item *it)
 {
 	int rc;
 
 	it->kind = 0;
+	/* fpt_next() tried the hot path already. */
+	if (d->hot) {
+		d->hot = 0;
+		if (hot_ready(d))
+			return (block_run(d, it, d->last.isid));
+	}
 	if (d->unsup != NULL)
 		return (-HWTR_E_UNSUPPORTED);
 	if (d->evq_n > 0) {
@@ -230,6 +371,123 @@ fpt_next(struct fpt *d, struct fpt_item *it)
 	if (!d->enabled)
 		return (disabled_next(d, it));
 	return (block_next(d, it));
+}
+
+/*
+ * Whether the next block needs none of block_next()'s preliminaries: no
+ * event waits or is due (the TNT bits go on, or a TNT-8 or TIP comes
+ * next, as in fpti_fetch_event()'s usual case), and d->ip is in the span
+ * of the last lookup, the image whose block cache is current.
+ */
+static inline int
+fast_ready(const struct fpt *d)
+{
+	return (d->unsup == NULL && d->evq_n == 0 && d->synced &&
+	    !d->eos && d->enabled && !d->post && !d->async && d->mode != 0 &&
+	    hot_ready(d));
+}
+
+/* fast_ready()'s checks of what a hot block may have changed. */
+static inline int
+hot_ready(const struct fpt *d)
+{
+	return ((d->ntnt > 0 || (d->pos < d->cfg.end &&
+	    (fpti_is_tnt8(*d->pos) || (*d->pos & 0x1f) == 0x0d)) ||
+	    tnt_next(d)) &&
+	    d->ip - d->last.lo < d->last.hi - d->last.lo &&
+	    (d->cfg.keep_cache || d->last.isid == d->cur_isid));
+}
+
+/*
+ * Whether the long TNT at @p (before @end) is whole and has bits: 1 with
+ * them in @tnt (the next one at bit *@n - 1) and *@n.
+ */
+static inline int
+long_tnt(const uint8_t *p, const uint8_t *end, uint64_t *tnt, unsigned *n)
+{
+	uint64_t v = 0;
+	unsigned i;
+
+	if (end - p < 8 || p[0] != 0x02 || p[1] != 0xa3)
+		return (0);
+	for (i = 7; i >= 2; i--)
+		v = v << 8 | p[i];
+	if (v <= 1)
+		return (0);
+	*n = 63u - (unsigned)__builtin_clzll(v);
+	*tnt = v & ((1ull << *n) - 1);
+	return (1);
+}
+
+/*
+ * Whether a TNT-8, a TIP or a good long TNT is at @p: the packets after
+ * which the packet layer reads nothing ahead and finds no event
+ * (fpti_fetch_event(), tnt_read_ahead()).
+ */
+static inline int
+tnt_or_tip(const uint8_t *p, const uint8_t *end)
+{
+	uint64_t tnt;
+	unsigned n;
+
+	return (p < end && (fpti_is_tnt8(*p) || (*p & 0x1f) == 0x0d ||
+	    long_tnt(p, end, &tnt, &n)));
+}
+
+/* tnt_or_tip() at d->pos, out of the hot path's way. */
+static int __attribute__((noinline))
+tnt_next(const struct fpt *d)
+{
+	return (tnt_or_tip(d->pos, d->cfg.end));
+}
+
+/*
+ * Whether a TNT bit is at hand without the packet layer: bits left, or
+ * a TNT packet next (taken here) followed by one of tnt_or_tip()'s, as
+ * query_cond() would take it.
+ */
+static inline int
+tnt_at_hand(struct fpt *d)
+{
+	const uint8_t *p = d->pos;
+
+	if (d->ntnt > 0)
+		return (1);
+	/* The usual case inline: a TNT-8 then a TNT-8 or a TIP. */
+	if (d->cfg.end - p < 2 || !fpti_is_tnt8(p[0]) ||
+	    !(fpti_is_tnt8(p[1]) || (p[1] & 0x1f) == 0x0d))
+		return (tnt_refill(d));
+	d->ntnt = 31u - (unsigned)__builtin_clz(p[0]) - 1;
+	d->tnt = (p[0] >> 1) & ((1u << d->ntnt) - 1);
+	d->pos = p + 1;
+	assert(d->ntnt > 0);
+	return (1);
+}
+
+/* tnt_at_hand() when the bits are used up: the next TNT packet's. */
+static int __attribute__((noinline))
+tnt_refill(struct fpt *d)
+{
+	const uint8_t *p = d->pos;
+	uint64_t tnt;
+	unsigned n;
+
+	assert(d->ntnt == 0);
+	if (p < d->cfg.end && fpti_is_tnt8(p[0])) {
+		n = 31u - (unsigned)__builtin_clz(p[0]) - 1;
+		tnt = (p[0] >> 1) & ((1u << n) - 1);
+		p++;
+	} else if (long_tnt(p, d->cfg.end, &tnt, &n))
+		p += 8;
+	else
+		return (0);
+	if (!tnt_or_tip(p, d->cfg.end))
+		return (0);
+	assert(n > 0);
+	d->ntnt = n;
+	d->tnt = tnt;
+	d->pos = p;
+	return (1);
 }
 
 /*
@@ -329,7 +587,6 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 static int
 block_next(struct fpt *d, struct fpt_item *it)
 {
-	struct fpt_block *b = &it->block;
 	int rc, isid;
 
 	if (d->post && (rc = post_next(d)) != 0)
@@ -347,12 +604,6 @@ block_next(struct fpt *d, struct fpt_item *it)
 			return (FPT_EOS);
 		}
 	}
-	it->kind = FPT_ITEM_BLOCK;
-	b->ip = d->ip;
-	b->end_ip = d->ip;
-	b->ninsn = 0;
-	b->end = FPT_END_NONE;
-	b->mode = d->mode;
 	if (d->mode == 0)
 		return (fpti_unsupported(d, "an unknown execution mode"));
 	rc = code_at(d, d->ip, &isid);
@@ -368,11 +619,32 @@ block_next(struct fpt *d, struct fpt_item *it)
 	}
 	if (rc < 0)
 		return (error_item(d, it, -HWTR_E_NOENT));
+	return (block_run(d, it, isid));
+}
+
+/*
+ * The block from d->ip in image @isid, once the events before it are
+ * fetched and the cache flushed if need be.
+ */
+static inline int
+block_run(struct fpt *d, struct fpt_item *it, int isid)
+{
+	struct fpt_block *b = &it->block;
+	int rc;
+
+	it->kind = FPT_ITEM_BLOCK;
+	b->ip = d->ip;
+	b->end_ip = d->ip;
+	b->ninsn = 0;
+	b->end = FPT_END_NONE;
+	b->mode = d->mode;
 	b->isid = isid;
 	if (d->async)
 		rc = proceed_to_async(d, b);
 	else
 		rc = proceed_cached(d, b);
+	if (__builtin_expect(rc == 0 && b->ninsn > 0, 1))
+		return (0);
 	if (rc == -HWTR_E_UNSUPPORTED)
 		return (rc);
 	if (rc == -HWTR_E_TRUNCATED) {
@@ -587,13 +859,13 @@ post_next(struct fpt *d)
  * decision point that needs trace or at a direct call or jump whose
  * entry says so; a miss fills the cache (fill()) and ends the block.
  */
-static int
+static inline int
 proceed_cached(struct fpt *d, struct fpt_block *b)
 {
 	const struct fpt_cache_entry *e;
 
 	for (;;) {
-		e = fpt_cache_lookup(d->cache, d->ip, b->isid, d->mode);
+		e = fpti_cache_find(d->cache, d->ip, b->isid, d->mode);
 		if (e == NULL)
 			return (fill(d, b));
 		if (b->ninsn + e->ninsn > FPT_BLK_MAX)
@@ -601,6 +873,19 @@ proceed_cached(struct fpt *d, struct fpt_block *b)
 		b->ninsn += e->ninsn;
 		b->end_ip = e->dip;
 		d->ip = e->dip;
+		/* The hot path: a conditional branch, its bit at hand. */
+		if (e->q == FPT_Q_COND && tnt_at_hand(d)) {
+			d->hot = 1;
+			d->ntnt--;
+			if ((d->tnt >> d->ntnt) & 1) {
+				d->ip = e->dtarget;
+				b->end = FPT_END_COND_TAKEN;
+			} else {
+				d->ip = e->dip + e->dlen;
+				b->end = FPT_END_COND_NOT_TAKEN;
+			}
+			return (0);
+		}
 		switch (e->q) {
 		case FPT_Q_AGAIN:
 			continue;

@@ -48,6 +48,13 @@ struct fpt {
 	const char	*unsup;		/* why unsupported, NULL otherwise */
 	uint64_t	nmnt;		/* MNT packets passed over */
 	int		synced, eos, in_sync, cache_full;
+	/*
+	 * fpt_next()'s hot path may run: fast_ready() held, or a block
+	 * ended on a TNT bit at hand, and since then only TNT-8 and TIP
+	 * packets were read, so that of its checks only hot_ready()'s
+	 * need doing again.  Cleared whenever anything else runs.
+	 */
+	int		hot;
 	int		cur_isid;	/* libipt's mapped section */
 
 	/* The packet layer. */
@@ -109,6 +116,41 @@ struct fpt {
 
 	struct fpt_step	path[FPT_FILL_STEPS];
 };
+
+/* The block cache's table (fpt_cache.c), open for its inline lookup. */
+struct fpt_cache {
+	struct fpt_cache_entry *slot;
+	uint64_t	mask;
+	size_t		n;
+	uint32_t	gen;		/* entries of another one are stale */
+};
+
+/* Where the probe for a key starts in a table of @mask + 1 slots. */
+static inline uint64_t
+fpti_cache_slot(uint64_t mask, uint64_t ip, int isid, uint8_t mode)
+{
+	uint64_t h = ip ^ ((uint64_t)(unsigned)isid << 40) ^
+	    ((uint64_t)mode << 56);
+
+	h *= 0x9e3779b97f4a7c15ull;
+	return ((h >> 24) & mask);
+}
+
+/*
+ * fpt_cache_lookup(), its first probe inline: most lookups hit there.
+ */
+static inline const struct fpt_cache_entry *
+fpti_cache_find(const struct fpt_cache *c, uint64_t ip, int isid,
+    uint8_t mode)
+{
+	const struct fpt_cache_entry *e;
+
+	e = &c->slot[fpti_cache_slot(c->mask, ip, isid, mode)];
+	if (e->ip == ip && e->isid == isid && e->mode == mode &&
+	    e->gen == c->gen)
+		return (e);
+	return (fpt_cache_lookup(c, ip, isid, mode));
+}
 
 /* Whether @b is a TNT-8 packet's header. */
 static inline int

@@ -12,9 +12,10 @@
  * stored; setup (reading the archive, the images, allocating the
  * decoders) is not timed.  Each decoder runs @runs times (-r, default 3)
  * and the best run counts.  A stream fpt says is unsupported is counted
- * and its time still measured up to that point, and said.
+ * and its time still measured up to that point, and said.  -F runs fpt
+ * alone (for a profiler; no ratio then).
  *
- * fptbare [-r RUNS] -a ARCHIVE
+ * fptbare [-F] [-r RUNS] -a ARCHIVE
  * Prints per stream and in total:
  *   stream S: BYTES bytes, I instructions, libipt NS ns (IPS/s),
  *     fpt NS ns (IPS/s), ratio R[, unsupported: WHY]
@@ -89,7 +90,7 @@ run_fpt(struct fpt *d, const char **why)
 
 struct total {
 	uint64_t	bytes, ninsn, fninsn, lns, fns;
-	int		runs;
+	int		runs, fpt_only;
 };
 
 static void
@@ -113,11 +114,13 @@ bench_stream(void *ctx, size_t s, const uint8_t *buf, size_t len,
 
 		if (d == NULL || pt_blk_set_image(d, img) < 0)
 			errx(1, "%s: cannot allocate libipt's decoder", what);
-		t0 = cpu_ns();
-		n = run_libipt(d);
-		t1 = cpu_ns();
-		if (t1 - t0 < lns)
-			lns = t1 - t0;
+		if (!t->fpt_only) {
+			t0 = cpu_ns();
+			n = run_libipt(d);
+			t1 = cpu_ns();
+			if (t1 - t0 < lns)
+				lns = t1 - t0;
+		}
 		pt_blk_free_decoder(d);
 		if (fpt_new(&f, fc) < 0)
 			errx(1, "%s: cannot allocate fpt", what);
@@ -129,6 +132,8 @@ bench_stream(void *ctx, size_t s, const uint8_t *buf, size_t len,
 		fpt_free(f);
 	}
 	pt_image_free(img);
+	if (t->fpt_only)
+		lns = 0;
 	if (lns == 0)
 		lns = 1;
 	if (fns == 0)
@@ -137,7 +142,7 @@ bench_stream(void *ctx, size_t s, const uint8_t *buf, size_t len,
 	    " ns (%.0f/s), fpt %" PRIu64 " instructions %" PRIu64
 	    " ns (%.0f/s), ratio %.2f%s%s\n", what, len, n, lns,
 	    n * 1e9 / (double)lns, fn, fns, fn * 1e9 / (double)fns,
-	    ((double)fn / (double)fns) / ((double)(n ? n : 1) /
+	    n == 0 ? 0.0 : ((double)fn / (double)fns) / ((double)n /
 	    (double)lns), why ? ", unsupported: " : "", why ? why : "");
 	t->bytes += len;
 	t->ninsn += n;
@@ -154,8 +159,12 @@ main(int argc, char **argv)
 	const char *path = NULL;
 	int c, runs = 3, rc;
 
-	while ((c = getopt(argc, argv, "a:r:")) != -1) {
+	memset(&t, 0, sizeof(t));
+	while ((c = getopt(argc, argv, "Fa:r:")) != -1) {
 		switch (c) {
+		case 'F':
+			t.fpt_only = 1;
+			break;
 		case 'a':
 			path = optarg;
 			break;
@@ -166,18 +175,18 @@ main(int argc, char **argv)
 				    "'%s'", optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: fptbare [-r RUNS] -a "
+			fprintf(stderr, "usage: fptbare [-F] [-r RUNS] -a "
 			    "ARCHIVE\n");
 			return (2);
 		}
 	}
 	if (path == NULL || optind != argc) {
-		fprintf(stderr, "usage: fptbare [-r RUNS] -a ARCHIVE\n");
+		fprintf(stderr, "usage: fptbare [-F] [-r RUNS] -a "
+		    "ARCHIVE\n");
 		return (2);
 	}
 	if (mkdtemp(tmpl) == NULL)
 		err(1, "mkdtemp");
-	memset(&t, 0, sizeof(t));
 	t.runs = runs;
 	rc = tf_archive_each(path, tmpl, bench_stream, &t, emsg, sizeof(emsg));
 	rmdir(tmpl);
