@@ -621,7 +621,9 @@ fpti_set_errata(struct fpt *d)
 
 /*
  * Whether the (cut) packet at @p is a status packet: not an IP packet,
- * not MODE, not TNT-64, PIP, VMCS, OVF, PTWRITE or a power event.
+ * not MODE, not TNT-64, PIP, VMCS, OVF, PTWRITE or a power event.  A PSB
+ * is one too: libipt's read-ahead decodes it (its PSB+ is no event), so
+ * a PSB cut by the end of the trace ends the trace there.
  */
 static int
 is_status_hdr(const uint8_t *p, const uint8_t *end)
@@ -638,7 +640,8 @@ is_status_hdr(const uint8_t *p, const uint8_t *end)
 		return (0);
 	if (b == 0x02 && end - p >= 2) {
 		b = p[1];
-		if (b == 0x03 || b == 0x73 || b == 0xc3 || b == 0x23)
+		if (b == 0x03 || b == 0x73 || b == 0xc3 || b == 0x23 ||
+		    b == 0x82)
 			return (1);
 		return (0);
 	}

@@ -527,11 +527,13 @@ ATF_TC_BODY(valgrind_capture_dynamic, tc)
 
 /*
  * A hand-built trace @pt over @code at @addr (written to code.bin for
- * libipt), that fpt must decode whole and as libipt does.
+ * libipt), that fpt must decode as libipt does: whole with @nitems items,
+ * or, with @unsup, handing it to libipt after @nitems items.
  */
 static void
-handmade(const char *what, const uint8_t *pt, size_t len,
-    const uint8_t *code, size_t clen, uint64_t addr, unsigned nitems)
+handmade_as(const char *what, const uint8_t *pt, size_t len,
+    const uint8_t *code, size_t clen, uint64_t addr, unsigned nitems,
+    int unsup)
 {
 	struct tf_img *im;
 	struct pt_config cfg;
@@ -551,10 +553,21 @@ handmade(const char *what, const uint8_t *pt, size_t len,
 	report(what, &t);
 	if (t.differ > 0)
 		atf_tc_fail("%s", t.first);
-	ATF_CHECK_MSG(t.equal == 1, "%s: expected fpt to decode it whole, "
-	    "got %u unsupported", what, t.unsup);
+	if (unsup)
+		ATF_CHECK_MSG(t.unsup == 1, "%s: expected fpt to hand it to "
+		    "libipt, got %u whole", what, t.equal);
+	else
+		ATF_CHECK_MSG(t.equal == 1, "%s: expected fpt to decode it "
+		    "whole, got %u unsupported", what, t.unsup);
 	ATF_CHECK_MSG(t.items == nitems, "%s: expected %u items, got %"
 	    PRIu64, what, nitems, t.items);
+}
+
+static void
+handmade(const char *what, const uint8_t *pt, size_t len,
+    const uint8_t *code, size_t clen, uint64_t addr, unsigned nitems)
+{
+	handmade_as(what, pt, len, code, clen, addr, nitems, 0);
 }
 
 /*
@@ -663,6 +676,28 @@ ATF_TC_BODY(bad_after_trailing_event, tc)
 	    sizeof(code), 0x1000, 4);
 }
 
+/*
+ * A PSB cut by the end of the trace right after a TIP: libipt's read on
+ * after the TIP decodes it (a PSB+ is no event to it), meets the end and
+ * ends the trace there, before the TIP's target is decoded; fpt must not
+ * decode one block more (found by fuzz_fpt).  By construction: the PSB+'s
+ * mode at 0x1000; nop, jmp rax (2 insns); the end: 2 items.
+ */
+ATF_TC_WITHOUT_HEAD(cut_psb_after_tip);
+ATF_TC_BODY(cut_psb_after_tip, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x2d, 0x03, 0x10,				/* TIP 0x1003 */
+		0x02, 0x82, 0x19,				/* cut PSB */
+	};
+	/* nop; jmp rax; jz +0; ret */
+	static const uint8_t code[] = { 0x90, 0xff, 0xe0, 0x74, 0x00, 0xc3 };
+
+	handmade("cut_psb_after_tip", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 2);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -670,6 +705,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, unknown_opcode);
 	ATF_TP_ADD_TC(tp, bad_after_tnt);
 	ATF_TP_ADD_TC(tp, bad_after_trailing_event);
+	ATF_TP_ADD_TC(tp, cut_psb_after_tip);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);
