@@ -214,6 +214,8 @@ fpt_next(struct fpt *d, struct fpt_item *it)
 		/* The last event waiting: does libipt's next fetch fail it? */
 		if (d->evq_n == 1 && d->synced && !d->eos &&
 		    (rc = fpti_trail_error(d)) < 0) {
+			if (rc == -HWTR_E_UNSUPPORTED)
+				return (rc);
 			d->evq_n = d->evq_head = 0;
 			return (error_item(d, it, rc));
 		}

@@ -831,7 +831,7 @@ trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int *tip, int *fup)
  * while it decodes that one, or while it reads on after it, fails the
  * event already handed over.  Returns that error with d->pos at the bad
  * packet, or 0 with the decoder as it was (the next event's packets are
- * decoded for real when the flow reaches them).
+ * decoded for real when the flow reaches them), or unsupported.
  */
 int
 fpti_trail_error(struct fpt *d)
@@ -855,9 +855,15 @@ fpti_trail_error(struct fpt *d)
 		d->pos += pkt.size;
 		done = step;
 	}
-	/* The end of the trace, or what fpt leaves to libipt: not here. */
-	if (rc == -HWTR_E_TRUNCATED || rc == -HWTR_E_UNSUPPORTED)
+	/* The end of the trace: not here. */
+	if (rc == -HWTR_E_TRUNCATED)
 		goto restore;
+	/*
+	 * What fpt leaves to libipt (MTC, CYC ...) may hide a bad packet
+	 * that fails the event: the segment goes to libipt before it.
+	 */
+	if (rc == -HWTR_E_UNSUPPORTED)
+		return (rc);
 	d->unsup = unsup;
 	return (rc);
 restore:

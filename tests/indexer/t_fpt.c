@@ -698,6 +698,33 @@ ATF_TC_BODY(cut_psb_after_tip, tc)
 	    0x1000, 2);
 }
 
+/*
+ * bad_after_trailing_event with a CYC (which fpt leaves to libipt)
+ * before the bad packet: libipt's read on after the TIP.PGE passes the
+ * CYC and fails at the bad packet, so the PSB+'s mode event is lost; fpt
+ * must not hand that event over before it says unsupported (found by
+ * fuzz_fpt).  By construction: unsupported before any item.
+ */
+ATF_TC_WITHOUT_HEAD(cyc_before_bad_after_event);
+ATF_TC_BODY(cyc_before_bad_after_event, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x99, 0x01,					/* MODE 64 */
+		0x02, 0x23,					/* PSBEND */
+		0x71, 0x00, 0x10, 0, 0, 0, 0,			/* TIP.PGE */
+		0x03,						/* CYC */
+		0x02, 0x82, 0x02, 0x82, 0x19,			/* bad PSB */
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x01,						/* TIP.PGD */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	handmade_as("cyc_before_bad_after_event", pt, sizeof(pt), code,
+	    sizeof(code), 0x1000, 0, 1);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -706,6 +733,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, bad_after_tnt);
 	ATF_TP_ADD_TC(tp, bad_after_trailing_event);
 	ATF_TP_ADD_TC(tp, cut_psb_after_tip);
+	ATF_TP_ADD_TC(tp, cyc_before_bad_after_event);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);
