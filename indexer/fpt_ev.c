@@ -784,13 +784,15 @@ fpti_unsupported(struct fpt *d, const char *why)
  * What the next event's packets do when libipt fetches them (a dry run
  * of its pt_qry_event from d->pos): 1 the event is complete, 0 it waits
  * for a TIP (@tip) or a FUP (@fup) that follows, -1 this is no event
- * packet there.
+ * packet there, -2 libipt fails it (a bad packet).
  */
 static int
 trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int *tip, int *fup)
 {
 	switch (pkt->kind) {
 	case FPT_PKT_TIP_PGE:
+		/* libipt's enabled event cannot do without its IP. */
+		return (pkt->ipc == FPT_IPC_SUPPRESSED ? -2 : 1);
 	case FPT_PKT_TIP_PGD:
 	case FPT_PKT_OVF:
 	case FPT_PKT_STOP:
@@ -850,8 +852,12 @@ fpti_trail_error(struct fpt *d)
 		if (rc < 0)
 			break;
 		/* Read on to a packet that is no part of it: done. */
-		if (done || (step = trail_step(d, &pkt, &tip, &fup)) < 0)
+		if (done || (step = trail_step(d, &pkt, &tip, &fup)) == -1)
 			goto restore;
+		if (step < 0) {
+			rc = -HWTR_E_FORMAT;
+			break;
+		}
 		d->pos += pkt.size;
 		done = step;
 	}

@@ -725,6 +725,33 @@ ATF_TC_BODY(cyc_before_bad_after_event, tc)
 	    sizeof(code), 0x1000, 0, 1);
 }
 
+/*
+ * A TIP.PGE without IP right after another: libipt hands over the first
+ * one's enabled event, then fetches the next event (its trailing event),
+ * which cannot do without its IP; so the enabled event is lost and the
+ * error comes in its place (found by fuzz_fpt).  Then on at the next
+ * PSB.  By construction: the first PSB+'s mode; the error; the second
+ * PSB+'s mode; the ret (1 insn) and the TIP.PGD's disable: 5 items.
+ */
+ATF_TC_WITHOUT_HEAD(pge_without_ip_trailing);
+ATF_TC_BODY(pge_without_ip_trailing, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x99, 0x01,					/* MODE 64 */
+		0x02, 0x23,					/* PSBEND */
+		0x71, 0x00, 0x10, 0, 0, 0, 0,			/* TIP.PGE */
+		0x11,						/* TIP.PGE, no IP */
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x01,						/* TIP.PGD */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	handmade("pge_without_ip_trailing", pt, sizeof(pt), code,
+	    sizeof(code), 0x1000, 5);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -734,6 +761,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, bad_after_trailing_event);
 	ATF_TP_ADD_TC(tp, cut_psb_after_tip);
 	ATF_TP_ADD_TC(tp, cyc_before_bad_after_event);
+	ATF_TP_ADD_TC(tp, pge_without_ip_trailing);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);
