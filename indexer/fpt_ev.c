@@ -827,6 +827,43 @@ trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int *tip, int *fup)
 	}
 }
 
+/* What a packet's header is to libipt's read-ahead (its pt_df_fetch). */
+enum { HDR_STATUS, HDR_TNT, HDR_TIP, HDR_EVENT };
+
+static int
+hdr_class(const uint8_t *p, const uint8_t *end)
+{
+	uint8_t b;
+
+	if (p >= end)
+		return (HDR_STATUS);
+	b = p[0];
+	if (b == 0x02) {
+		if (end - p < 2)
+			return (HDR_STATUS);
+		b = p[1];
+		if (b == 0xa3)
+			return (HDR_TNT);
+		if ((b & 0x1f) == 0x12 || b == 0x43 || b == 0xf3 ||
+		    b == 0x83 || b == 0xc8 || b == 0xc3 || b == 0x62 ||
+		    b == 0xe2 || b == 0xc2 || b == 0x22 || b == 0xa2 ||
+		    b == 0x03)
+			return (HDR_EVENT);
+		return (HDR_STATUS);
+	}
+	if (b == 0x99)
+		return (HDR_EVENT);
+	if (fpti_is_tnt8(b))
+		return (HDR_TNT);
+	if ((b & 3) != 1)
+		return (HDR_STATUS);
+	if ((b & 0x1f) == 0x0d)
+		return (HDR_TIP);
+	if ((b & 0x1f) == 0x11 || (b & 0x1f) == 0x01)
+		return (HDR_EVENT);
+	return (HDR_STATUS);
+}
+
 /*
  * libipt hands over an event and then fetches the one after it, when an
  * event packet is next (pt_blk_event's trailing event); a bad packet
@@ -842,7 +879,7 @@ fpti_trail_error(struct fpt *d)
 	const char *unsup = d->unsup;
 	struct fpt_pkt pkt, pk = d->pk;
 	uint64_t tsc = d->tsc, nmnt = d->nmnt;
-	int has_tsc = d->has_tsc, tip = 0, fup = 0, rc, done = 0, step;
+	int has_tsc = d->has_tsc, tip = 0, fup = 0, rc, done = 0, step, cls;
 
 	if (d->ntnt > 0 || d->async || d->post)
 		return (0);
@@ -863,6 +900,15 @@ fpti_trail_error(struct fpt *d)
 	}
 	/* The end of the trace: not here. */
 	if (rc == -HWTR_E_TRUNCATED)
+		goto restore;
+	/*
+	 * libipt's read-ahead stops before a TNT, a TIP or an event packet
+	 * without decoding it: a bad one fails the event only when it is
+	 * that event's, and otherwise waits for the flow.
+	 */
+	if (rc == -HWTR_E_FORMAT && (cls = hdr_class(d->pos,
+	    d->cfg.end)) != HDR_STATUS && (done || cls == HDR_TNT ||
+	    (cls == HDR_TIP && !tip)))
 		goto restore;
 	/*
 	 * What fpt leaves to libipt (MTC, CYC ...) may hide a bad packet

@@ -752,6 +752,34 @@ ATF_TC_BODY(pge_without_ip_trailing, tc)
 	    sizeof(code), 0x1000, 5);
 }
 
+/*
+ * A TIP with reserved IP bytes right after a TIP.PGE: libipt's read on
+ * after the enabled event stops before a TIP without decoding it, so the
+ * enabled event stands and the error comes where the flow needs the TIP;
+ * fpt must not fail the enabled event there (found by fuzz_fpt).  Then on
+ * at the next PSB.  By construction: the first PSB+'s mode; the enabled
+ * event at 0x1000; the jmp rax (1 insn); the error; the second PSB+'s
+ * mode; the ret (1 insn) and the TIP.PGD's disable: 7 items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_tip_after_enable);
+ATF_TC_BODY(bad_tip_after_enable, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x99, 0x01,					/* MODE 64 */
+		0x02, 0x23,					/* PSBEND */
+		0x71, 0x00, 0x10, 0, 0, 0, 0,			/* TIP.PGE */
+		0xed,						/* bad TIP */
+		PSB_PLUS_64(0x02),				/* PSB+ at 0x1002 */
+		0x01,						/* TIP.PGD */
+	};
+	/* jmp rax; ret */
+	static const uint8_t code[] = { 0xff, 0xe0, 0xc3 };
+
+	handmade("bad_tip_after_enable", pt, sizeof(pt), code,
+	    sizeof(code), 0x1000, 7);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -762,6 +790,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, cut_psb_after_tip);
 	ATF_TP_ADD_TC(tp, cyc_before_bad_after_event);
 	ATF_TP_ADD_TC(tp, pge_without_ip_trailing);
+	ATF_TP_ADD_TC(tp, bad_tip_after_enable);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);
