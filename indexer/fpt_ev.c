@@ -24,6 +24,10 @@ static int	fup_consumed(const struct fpt *);
 static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
 static int	pge_follows(struct fpt *);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
+static int	hdr_class(const uint8_t *, const uint8_t *);
+
+/* What a packet's header is to libipt's read-ahead (its pt_df_fetch). */
+enum { HDR_STATUS, HDR_TNT, HDR_TIP, HDR_EVENT };
 
 /*
  * Events the flow must act on before it proceeds, once the TNT bits
@@ -668,6 +672,14 @@ fpti_read_ahead(struct fpt *d)
 			if (rc == -HWTR_E_TRUNCATED && is_status_hdr(d->pos,
 			    d->cfg.end))
 				d->pos = d->cfg.end;
+			/*
+			 * libipt stops before a TNT, a TIP or an event
+			 * packet on its header alone: a bad one fails
+			 * whoever decodes it next, not the read-ahead.
+			 */
+			if (rc == -HWTR_E_FORMAT && hdr_class(d->pos,
+			    d->cfg.end) != HDR_STATUS)
+				return (0);
 			return (rc);
 		}
 		switch (pkt.kind) {
@@ -826,9 +838,6 @@ trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int *tip, int *fup)
 		return (-1);
 	}
 }
-
-/* What a packet's header is to libipt's read-ahead (its pt_df_fetch). */
-enum { HDR_STATUS, HDR_TNT, HDR_TIP, HDR_EVENT };
 
 static int
 hdr_class(const uint8_t *p, const uint8_t *end)

@@ -780,6 +780,33 @@ ATF_TC_BODY(bad_tip_after_enable, tc)
 	    sizeof(code), 0x1000, 7);
 }
 
+/*
+ * A TIP.PGE with reserved IP bytes right after a TNT: libipt's read on
+ * after the TNT stops before the event packet without decoding it, so
+ * the TNT's bits are all used before the flow meets the error; fpt must
+ * not fail at the first bit (found by fuzz_fpt).  Then on at the next
+ * PSB.  By construction: the PSB+'s mode; the three jz (1 insn each); the
+ * error at the ret, which needs trace; the second PSB+'s mode; the ret (1
+ * insn) and the TIP.PGD's disable: 8 items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_event_after_tnt);
+ATF_TC_BODY(bad_event_after_tnt, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x10,						/* TNT: N N N */
+		0xb1,						/* bad TIP.PGE */
+		PSB_PLUS_64(0x06),				/* PSB+ at 0x1006 */
+		0x01,						/* TIP.PGD */
+	};
+	/* jz +0; jz +0; jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0x74, 0x00, 0x74, 0x00,
+	    0xc3 };
+
+	handmade("bad_event_after_tnt", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 8);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -791,6 +818,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, cyc_before_bad_after_event);
 	ATF_TP_ADD_TC(tp, pge_without_ip_trailing);
 	ATF_TP_ADD_TC(tp, bad_tip_after_enable);
+	ATF_TP_ADD_TC(tp, bad_event_after_tnt);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);
