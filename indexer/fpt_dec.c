@@ -213,10 +213,14 @@ fpt_next(struct fpt *d, struct fpt_item *it)
 	if (d->evq_n > 0) {
 		/* The last event waiting: does libipt's next fetch fail it? */
 		if (d->evq_n == 1 && d->synced && !d->eos &&
-		    (rc = fpti_trail_error(d)) < 0) {
+		    (rc = fpti_trail_error(d)) != 0) {
 			if (rc == -HWTR_E_UNSUPPORTED)
 				return (rc);
 			d->evq_n = d->evq_head = 0;
+			if (rc == FPT_EOS) {
+				d->eos = 1;
+				return (FPT_EOS);
+			}
 			return (error_item(d, it, rc));
 		}
 		it->kind = FPT_ITEM_EVENT;

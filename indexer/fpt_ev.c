@@ -879,7 +879,8 @@ hdr_class(const uint8_t *p, const uint8_t *end)
  * while it decodes that one, or while it reads on after it, fails the
  * event already handed over.  Returns that error with d->pos at the bad
  * packet, or 0 with the decoder as it was (the next event's packets are
- * decoded for real when the flow reaches them), or unsupported.
+ * decoded for real when the flow reaches them), or FPT_EOS when the
+ * trace ends in the next event's packets, or unsupported.
  */
 int
 fpti_trail_error(struct fpt *d)
@@ -889,6 +890,7 @@ fpti_trail_error(struct fpt *d)
 	struct fpt_pkt pkt, pk = d->pk;
 	uint64_t tsc = d->tsc, nmnt = d->nmnt;
 	int has_tsc = d->has_tsc, tip = 0, fup = 0, rc, done = 0, step, cls;
+	int begun = 0;
 
 	if (d->ntnt > 0 || d->async || d->post)
 		return (0);
@@ -905,11 +907,27 @@ fpti_trail_error(struct fpt *d)
 			break;
 		}
 		d->pos += pkt.size;
+		/*
+		 * libipt's query gives a PIP, a VMCS and a MODE.TSX while
+		 * tracing is off at once; the others wait in its queue.
+		 */
+		if (step == 0 && pkt.kind != FPT_PKT_PIP &&
+		    pkt.kind != FPT_PKT_VMCS &&
+		    (pkt.kind != FPT_PKT_MODE_TSX || d->enabled))
+			begun = 1;
 		done = step;
 	}
-	/* The end of the trace: not here. */
-	if (rc == -HWTR_E_TRUNCATED)
+	/*
+	 * The end of the trace: once the next event's packets have begun,
+	 * libipt's fetch of it fails there (pt_qry_event's -pte_eos), which
+	 * loses the event handed over and ends the trace; before, not here.
+	 */
+	if (rc == -HWTR_E_TRUNCATED) {
+		if (!done && (begun || hdr_class(d->pos, d->cfg.end) ==
+		    HDR_EVENT))
+			return (FPT_EOS);
 		goto restore;
+	}
 	/*
 	 * libipt's read-ahead stops before a TNT, a TIP or an event packet
 	 * without decoding it: a bad one fails the event only when it is
