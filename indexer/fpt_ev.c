@@ -874,6 +874,44 @@ hdr_class(const uint8_t *p, const uint8_t *end)
 }
 
 /*
+ * libipt's read-ahead decodes a PSB+ whole (pt_qry_read_psb_header); a
+ * packet there that is no PSB+ packet, or a bad one, fails the read.  The
+ * PSB+ after the PSB that ends before @p: 0 when fpti_read_psb_plus()
+ * reads it too, -HWTR_E_TRUNCATED
+ * when the trace ends in it, unsupported otherwise (as fpt's own read of
+ * it would be).
+ */
+static int
+psb_plus_ok(struct fpt *d, const uint8_t *p)
+{
+	struct fpt_pkt pkt;
+	int rc;
+
+	for (;; p += pkt.size) {
+		if ((rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) < 0)
+			return (rc == -HWTR_E_TRUNCATED ? rc :
+			    fpti_unsupported(d, "a bad packet in PSB+"));
+		switch (pkt.kind) {
+		case FPT_PKT_PSBEND:
+			return (0);
+		case FPT_PKT_PAD:
+		case FPT_PKT_FUP:
+		case FPT_PKT_PIP:
+		case FPT_PKT_MODE_EXEC:
+		case FPT_PKT_MODE_TSX:
+		case FPT_PKT_TSC:
+		case FPT_PKT_CBR:
+		case FPT_PKT_VMCS:
+		case FPT_PKT_MNT:
+			break;
+		default:
+			return (fpti_unsupported(d, "a PSB+ packet this "
+			    "decoder does not handle yet"));
+		}
+	}
+}
+
+/*
  * libipt hands over an event and then fetches the one after it, when an
  * event packet is next (pt_blk_event's trailing event); a bad packet
  * while it decodes that one, or while it reads on after it, fails the
@@ -897,6 +935,8 @@ fpti_trail_error(struct fpt *d)
 	for (;;) {
 		if ((rc = fpti_read_ahead(d)) == 0)
 			rc = fpti_peek(d, &pkt);
+		if (rc > 0 && pkt.kind == FPT_PKT_PSB)
+			rc = psb_plus_ok(d, d->pos + pkt.size);
 		if (rc < 0)
 			break;
 		/* Read on to a packet that is no part of it: done. */
