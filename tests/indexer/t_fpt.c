@@ -860,6 +860,35 @@ ATF_TC_BODY(tnt_in_psb_after_enable, tc)
 	    sizeof(code), 0x1000, 0, 1);
 }
 
+/*
+ * A bad CYC (a payload over 64 bits) right after a TIP taken while TNT
+ * bits are left: libipt reads ahead over the status packets after a TIP
+ * and fails the query that took it, so the jmp's target is never
+ * reached; fpt must not go on with the bits left (found by fuzz_fpt).
+ * Then on at the next PSB.  By construction: the PSB+'s mode; the jz (1
+ * insn); the jmp rax (1 insn) and the error; the second PSB+'s mode; the
+ * ret (1 insn) and the TIP.PGD's disable: 7 items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_cyc_after_tip);
+ATF_TC_BODY(bad_cyc_after_tip, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x08,						/* TNT: N N */
+		0x2d, 0x04, 0x10,				/* TIP 0x1004 */
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,	/* bad CYC */
+		0xff, 0xff, 0x02,
+		PSB_PLUS_64(0x06),				/* PSB+ at 0x1006 */
+		0x01,						/* TIP.PGD */
+	};
+	/* jz +0; jmp rax; jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0xff, 0xe0, 0x74, 0x00,
+	    0xc3 };
+
+	handmade("bad_cyc_after_tip", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 7);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -874,6 +903,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, bad_event_after_tnt);
 	ATF_TP_ADD_TC(tp, end_in_event_after_enable);
 	ATF_TP_ADD_TC(tp, tnt_in_psb_after_enable);
+	ATF_TP_ADD_TC(tp, bad_cyc_after_tip);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);
