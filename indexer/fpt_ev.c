@@ -25,6 +25,8 @@ static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
 static int	pge_follows(struct fpt *);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	hdr_class(const uint8_t *, const uint8_t *);
+static int	psb_plus_ok(struct fpt *, const uint8_t *);
+static int	event_read_ahead(struct fpt *);
 
 /* What a packet's header is to libipt's read-ahead (its pt_df_fetch). */
 enum { HDR_STATUS, HDR_TNT, HDR_TIP, HDR_EVENT };
@@ -105,7 +107,7 @@ fpti_fetch_event(struct fpt *d)
 				return (fpti_unsupported(d, "a FUP followed by "
 				    "neither TIP nor TIP.PGD"));
 			d->async = 1;
-			return (0);
+			return (event_read_ahead(d));
 		case FPT_PKT_MODE_EXEC:
 			d->pos += pkt.size;
 			if ((pkt.flags & 3) == 3)
@@ -129,7 +131,7 @@ fpti_fetch_event(struct fpt *d)
 			else
 				ev->ip_suppressed = 1;
 			d->async = 1;
-			return (0);
+			return (event_read_ahead(d));
 		case FPT_PKT_TNT:
 		case FPT_PKT_TIP:
 			return (0);
@@ -159,6 +161,25 @@ fpti_fetch_event(struct fpt *d)
 			break;
 		}
 	}
+}
+
+/*
+ * libipt's query reads ahead after the packet that completes an event,
+ * when the block decoder fetches it, before the flow goes to the event's
+ * IP: a bad status packet there, or a PSB+ libipt fails in, fails the
+ * fetch, the block before the event and all.  0, or that error (or
+ * unsupported); the end of the trace is no error here.
+ */
+static int
+event_read_ahead(struct fpt *d)
+{
+	struct fpt_pkt pkt;
+	int rc;
+
+	if ((rc = fpti_read_ahead(d)) == 0 && fpti_peek(d, &pkt) > 0 &&
+	    pkt.kind == FPT_PKT_PSB)
+		rc = psb_plus_ok(d, d->pos + pkt.size);
+	return (rc == -HWTR_E_TRUNCATED ? 0 : rc);
 }
 
 /*

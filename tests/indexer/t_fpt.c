@@ -889,6 +889,33 @@ ATF_TC_BODY(bad_cyc_after_tip, tc)
 	    0x1000, 7);
 }
 
+/*
+ * An unknown opcode after a TIP.PGD that binds to the next branch:
+ * libipt fetches the disable event before that block and reads ahead
+ * after it, where it fails; so the block to the disable is never given.
+ * fpt must fail there too, not after the block (found by fuzz_fpt).  Then
+ * on at the next PSB.  By construction: the PSB+'s mode; the jz (1
+ * insn); the error; the second PSB+'s mode; the ret (1 insn) and the
+ * TIP.PGD's disable: 6 items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_after_pgd);
+ATF_TC_BODY(bad_after_pgd, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x04,						/* TNT: N */
+		0x01,						/* TIP.PGD */
+		0x02, 0x00,					/* bad opcode */
+		PSB_PLUS_64(0x02),				/* PSB+ at 0x1002 */
+		0x01,						/* TIP.PGD */
+	};
+	/* jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0xc3 };
+
+	handmade("bad_after_pgd", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 6);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -904,6 +931,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, end_in_event_after_enable);
 	ATF_TP_ADD_TC(tp, tnt_in_psb_after_enable);
 	ATF_TP_ADD_TC(tp, bad_cyc_after_tip);
+	ATF_TP_ADD_TC(tp, bad_after_pgd);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);
