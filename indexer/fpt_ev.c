@@ -53,8 +53,14 @@ fpti_fetch_event(struct fpt *d)
 		return (0);
 	for (;;) {
 		if ((rc = fpti_read_ahead(d)) < 0 ||
-		    (rc = fpti_peek(d, &pkt)) < 0)
+		    (rc = fpti_peek(d, &pkt)) < 0) {
+			/* A bad TNT or TIP is the query's to meet. */
+			if (rc == -HWTR_E_FORMAT && (hdr_class(d->pos,
+			    d->cfg.end) == HDR_TNT || hdr_class(d->pos,
+			    d->cfg.end) == HDR_TIP))
+				return (0);
 			return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
+		}
 		switch (pkt.kind) {
 		case FPT_PKT_FUP:
 			if (d->nfupq > 0) {

@@ -916,6 +916,33 @@ ATF_TC_BODY(bad_after_pgd, tc)
 	    0x1000, 6);
 }
 
+/*
+ * A TNT-64 without bits (a bad packet) after a TIP: libipt's read on
+ * after the TIP stops before a TNT without decoding it, and the next
+ * block fetches no event, so the flow runs to the conditional branch
+ * whose query meets the error; fpt must not fail before that block
+ * (found by fuzz_fpt).  Then on at the next PSB.  By construction: the
+ * PSB+'s mode; the jmp rax (1 insn); nop, jz (2 insns) and the error;
+ * the second PSB+'s mode; the ret (1 insn) and the TIP.PGD's disable: 7
+ * items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_tnt64_after_tip);
+ATF_TC_BODY(bad_tnt64_after_tip, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x2d, 0x02, 0x10,				/* TIP 0x1002 */
+		0x02, 0xa3, 0, 0, 0, 0, 0, 0,			/* bad LTNT */
+		PSB_PLUS_64(0x05),				/* PSB+ at 0x1005 */
+		0x01,						/* TIP.PGD */
+	};
+	/* jmp rax; nop; jz +0; ret */
+	static const uint8_t code[] = { 0xff, 0xe0, 0x90, 0x74, 0x00, 0xc3 };
+
+	handmade("bad_tnt64_after_tip", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 7);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -932,6 +959,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, tnt_in_psb_after_enable);
 	ATF_TP_ADD_TC(tp, bad_cyc_after_tip);
 	ATF_TP_ADD_TC(tp, bad_after_pgd);
+	ATF_TP_ADD_TC(tp, bad_tnt64_after_tip);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);
