@@ -1127,7 +1127,8 @@ query_cond(struct fpt *d, int *taken)
 	} else if (d->ntnt == 0) {
 		if ((rc = fpti_read_ahead(d)) < 0 ||
 		    (rc = fpti_peek(d, &pkt)) < 0)
-			return (rc);
+			return (rc == -HWTR_E_TRUNCATED ? fpti_cut_query(d, 1) :
+			    rc);
 		if (pkt.kind != FPT_PKT_TNT)
 			return (-HWTR_E_NOENT);
 		d->pos += pkt.size;
@@ -1160,7 +1161,8 @@ query_indirect(struct fpt *d, uint64_t *to)
 			return (d->ntnt > 0 ? tnt_read_ahead(d) : 0);
 		if ((rc = fpti_read_ahead(d)) < 0 ||
 		    (rc = fpti_peek(d, &pkt)) < 0)
-			return (rc);
+			return (rc == -HWTR_E_TRUNCATED ? fpti_cut_query(d, 0) :
+			    rc);
 		switch (pkt.kind) {
 		case FPT_PKT_TNT:
 			if (d->ntnt > 0)

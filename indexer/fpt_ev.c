@@ -939,6 +939,24 @@ psb_plus_ok(struct fpt *d, const uint8_t *p)
 }
 
 /*
+ * A query (@cond: a TNT bit, else a TIP) meets a packet cut by the end of
+ * the trace at d->pos.  libipt looks at its header first: an event or,
+ * for a TNT bit, a TIP (or for a TIP a TNT while bits are left) is a bad
+ * query (-HWTR_E_NOENT); what it decodes is the end of the trace
+ * (-HWTR_E_TRUNCATED).
+ */
+int
+fpti_cut_query(const struct fpt *d, int cond)
+{
+	int cls = hdr_class(d->pos, d->cfg.end);
+
+	if (cls == HDR_EVENT || (cond && cls == HDR_TIP) ||
+	    (!cond && cls == HDR_TNT && d->ntnt > 0))
+		return (-HWTR_E_NOENT);
+	return (-HWTR_E_TRUNCATED);
+}
+
+/*
  * libipt hands over an event and then fetches the one after it, when an
  * event packet is next (pt_blk_event's trailing event); a bad packet
  * while it decodes that one, or while it reads on after it, fails the

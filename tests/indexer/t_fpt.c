@@ -943,6 +943,27 @@ ATF_TC_BODY(bad_tnt64_after_tip, tc)
 	    0x1000, 7);
 }
 
+/*
+ * A TIP cut by the end of the trace where a conditional branch needs a
+ * TNT bit: libipt's query looks at the header before decoding and calls
+ * a TIP there a bad query, an error, not the end of the trace (found by
+ * fuzz_fpt).  By construction: the PSB+'s mode; the jz (1 insn) and the
+ * error: 3 items.
+ */
+ATF_TC_WITHOUT_HEAD(cut_tip_at_cond);
+ATF_TC_BODY(cut_tip_at_cond, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x2d, 0x02,					/* cut TIP */
+	};
+	/* jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0xc3 };
+
+	handmade("cut_tip_at_cond", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 3);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -960,6 +981,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, bad_cyc_after_tip);
 	ATF_TP_ADD_TC(tp, bad_after_pgd);
 	ATF_TP_ADD_TC(tp, bad_tnt64_after_tip);
+	ATF_TP_ADD_TC(tp, cut_tip_at_cond);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);
