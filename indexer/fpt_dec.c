@@ -1087,11 +1087,10 @@ tip_fast(struct fpt *d, uint64_t *to)
 }
 
 /*
- * After a TNT or a TIP packet libipt reads ahead over the status packets
- * that follow, and a bad packet there fails the query that took the TNT
- * (its bits unused) or the TIP; the end of the trace does not.  A TNT-8
- * or a TIP next (the common case) needs no look; nor does a TIP with no
- * TNT bits left, as the next block's event fetch reads ahead first.
+ * After a TNT packet libipt reads ahead over the status packets that
+ * follow, and a bad packet there fails the query that took the TNT, its
+ * bits unused; the end of the trace does not.  A TNT-8 or a TIP next (the
+ * common case) needs no look.
  */
 static int
 tnt_read_ahead(struct fpt *d)
@@ -1158,7 +1157,7 @@ query_indirect(struct fpt *d, uint64_t *to)
 	for (;;) {
 		if (d->pos < d->cfg.end && (*d->pos & 0x1f) == 0x0d &&
 		    !d->mode_pending && tip_fast(d, to))
-			return (d->ntnt > 0 ? tnt_read_ahead(d) : 0);
+			return (d->ntnt > 0 ? fpti_check_ahead(d) : 0);
 		if ((rc = fpti_read_ahead(d)) < 0 ||
 		    (rc = fpti_peek(d, &pkt)) < 0)
 			return (rc == -HWTR_E_TRUNCATED ? fpti_cut_query(d, 0) :
@@ -1183,7 +1182,7 @@ query_indirect(struct fpt *d, uint64_t *to)
 				d->mode_pending = 0;
 				fpti_ev_push(d, &ev);
 			}
-			return (d->ntnt > 0 ? tnt_read_ahead(d) : 0);
+			return (d->ntnt > 0 ? fpti_check_ahead(d) : 0);
 		default:
 			return (-HWTR_E_NOENT);
 		}

@@ -26,7 +26,6 @@ static int	pge_follows(struct fpt *);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	hdr_class(const uint8_t *, const uint8_t *);
 static int	psb_plus_ok(struct fpt *, const uint8_t *);
-static int	event_read_ahead(struct fpt *);
 
 /* What a packet's header is to libipt's read-ahead (its pt_df_fetch). */
 enum { HDR_STATUS, HDR_TNT, HDR_TIP, HDR_EVENT };
@@ -113,7 +112,7 @@ fpti_fetch_event(struct fpt *d)
 				return (fpti_unsupported(d, "a FUP followed by "
 				    "neither TIP nor TIP.PGD"));
 			d->async = 1;
-			return (event_read_ahead(d));
+			return (fpti_check_ahead(d));
 		case FPT_PKT_MODE_EXEC:
 			d->pos += pkt.size;
 			if ((pkt.flags & 3) == 3)
@@ -137,7 +136,7 @@ fpti_fetch_event(struct fpt *d)
 			else
 				ev->ip_suppressed = 1;
 			d->async = 1;
-			return (event_read_ahead(d));
+			return (fpti_check_ahead(d));
 		case FPT_PKT_TNT:
 		case FPT_PKT_TIP:
 			return (0);
@@ -170,22 +169,39 @@ fpti_fetch_event(struct fpt *d)
 }
 
 /*
- * libipt's query reads ahead after the packet that completes an event,
- * when the block decoder fetches it, before the flow goes to the event's
- * IP: a bad status packet there, or a PSB+ libipt fails in, fails the
- * fetch, the block before the event and all.  0, or that error (or
- * unsupported); the end of the trace is no error here.
+ * libipt's query reads ahead after the packet that completes an event
+ * (when the block decoder fetches it, before the flow goes to the
+ * event's IP) and after a TIP: a bad status packet there, or a PSB+
+ * libipt fails in, fails that fetch or query.  A dry run of that read:
+ * 0 with the decoder as it was (what it reads is read for real later, so
+ * that the time stays the event's, as libipt's last_time does), or the
+ * error with d->pos at the bad packet, or unsupported; the end of the
+ * trace is no error here.
  */
-static int
-event_read_ahead(struct fpt *d)
+int
+fpti_check_ahead(struct fpt *d)
 {
-	struct fpt_pkt pkt;
-	int rc;
+	const uint8_t *pos = d->pos, *pk_pos = d->pk_pos;
+	struct fpt_pkt pkt, pk = d->pk;
+	uint64_t tsc = d->tsc, nmnt = d->nmnt;
+	int has_tsc = d->has_tsc, rc;
 
+	/* The common case: a TNT-8 or a TIP next, nothing to read. */
+	if (d->pos < d->cfg.end && (fpti_is_tnt8(*d->pos) ||
+	    (*d->pos & 0x1f) == 0x0d))
+		return (0);
 	if ((rc = fpti_read_ahead(d)) == 0 && fpti_peek(d, &pkt) > 0 &&
 	    pkt.kind == FPT_PKT_PSB)
 		rc = psb_plus_ok(d, d->pos + pkt.size);
-	return (rc == -HWTR_E_TRUNCATED ? 0 : rc);
+	if (rc < 0 && rc != -HWTR_E_TRUNCATED)
+		return (rc);
+	d->pos = pos;
+	d->pk_pos = pk_pos;
+	d->pk = pk;
+	d->tsc = tsc;
+	d->has_tsc = has_tsc;
+	d->nmnt = nmnt;
+	return (0);
 }
 
 /*
