@@ -47,7 +47,7 @@ fpti_fetch_event(struct fpt *d)
 
 	assert(d->ntnt == 0 && !d->async);
 	/* The usual case: a TNT-8 or a TIP is next, no event. */
-	if (d->pos < d->cfg.end && (fpti_is_tnt8(*d->pos) ||
+	if (d->nfupq == 0 && d->pos < d->cfg.end && (fpti_is_tnt8(*d->pos) ||
 	    (*d->pos & 0x1f) == 0x0d))
 		return (0);
 	for (;;) {
@@ -139,7 +139,11 @@ fpti_fetch_event(struct fpt *d)
 			return (fpti_check_ahead(d));
 		case FPT_PKT_TNT:
 		case FPT_PKT_TIP:
-			return (0);
+			/*
+			 * libipt's event fetch goes on to the FUP that events
+			 * wait for: a TNT or a TIP first is a bad query.
+			 */
+			return (d->nfupq > 0 ? -HWTR_E_NOENT : 0);
 		case FPT_PKT_OVF:
 			return (fpti_overflow(d));
 		default:

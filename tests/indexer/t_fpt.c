@@ -964,6 +964,32 @@ ATF_TC_BODY(cut_tip_at_cond, tc)
 	    0x1000, 3);
 }
 
+/*
+ * A MODE.TSX while tracing (it waits for a FUP) and then a TNT: libipt's
+ * fetch of the TSX event goes on to its FUP and meets the TNT first, a
+ * bad query; fpt must not go on with the TNT (found by fuzz_fpt).  Then
+ * on at the next PSB.  By construction: the PSB+'s mode; the first jz (1
+ * insn); the error; the second PSB+'s mode; the ret (1 insn) and the
+ * TIP.PGD's disable: 6 items.
+ */
+ATF_TC_WITHOUT_HEAD(tnt_before_tsx_fup);
+ATF_TC_BODY(tnt_before_tsx_fup, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x04,						/* TNT: N */
+		0x99, 0x20,					/* MODE.TSX */
+		0x04,						/* TNT: N */
+		PSB_PLUS_64(0x04),				/* PSB+ at 0x1004 */
+		0x01,						/* TIP.PGD */
+	};
+	/* jz +0; jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0x74, 0x00, 0xc3 };
+
+	handmade("tnt_before_tsx_fup", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 6);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -982,6 +1008,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, bad_after_pgd);
 	ATF_TP_ADD_TC(tp, bad_tnt64_after_tip);
 	ATF_TP_ADD_TC(tp, cut_tip_at_cond);
+	ATF_TP_ADD_TC(tp, tnt_before_tsx_fup);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);
