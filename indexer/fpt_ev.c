@@ -819,7 +819,8 @@ fpti_ev_init(struct fpt *d, struct fpt_event *ev, int kind, const uint8_t *at)
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->kind = (uint8_t)kind;
-	ev->tsc = d->tsc;
+	/* Without a TSC since the sync libipt's event time is 0. */
+	ev->tsc = d->has_tsc ? d->tsc : 0;
 	ev->has_tsc = (uint8_t)d->has_tsc;
 	ev->offset = (uint64_t)(at - d->cfg.begin);
 }

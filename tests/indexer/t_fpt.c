@@ -990,6 +990,35 @@ ATF_TC_BODY(tnt_before_tsx_fup, tc)
 	    0x1000, 6);
 }
 
+/*
+ * A TSC, an error, a resync at a PSB+ without TSC: libipt's time starts
+ * over at the sync, so the second PSB+'s event has no time and its TSC
+ * field is 0; fpt must not keep the old TSC there (found by fuzz_fpt).
+ * By construction: the first PSB+'s mode (TSC 0x123456); the jz (1
+ * insn) and the error; the second PSB+'s mode (no TSC); the ret (1
+ * insn) and the TIP.PGD's disable: 6 items.
+ */
+ATF_TC_WITHOUT_HEAD(no_tsc_after_resync);
+ATF_TC_BODY(no_tsc_after_resync, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x19, 0x56, 0x34, 0x12, 0, 0, 0, 0,		/* TSC */
+		0x99, 0x01,					/* MODE 64 */
+		0x7d, 0x00, 0x10, 0, 0, 0, 0,			/* FUP */
+		0x02, 0x23,					/* PSBEND */
+		0x04,						/* TNT: N */
+		0x02, 0x00,					/* bad opcode */
+		PSB_PLUS_64(0x02),				/* PSB+ at 0x1002 */
+		0x01,						/* TIP.PGD */
+	};
+	/* jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0xc3 };
+
+	handmade("no_tsc_after_resync", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 6);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -1009,6 +1038,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, bad_tnt64_after_tip);
 	ATF_TP_ADD_TC(tp, cut_tip_at_cond);
 	ATF_TP_ADD_TC(tp, tnt_before_tsx_fup);
+	ATF_TP_ADD_TC(tp, no_tsc_after_resync);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);
