@@ -26,6 +26,7 @@ static int	pge_follows(struct fpt *);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	hdr_class(const uint8_t *, const uint8_t *);
 static int	psb_plus_ok(struct fpt *, const uint8_t *);
+static int	fup_ahead(struct fpt *, const struct fpt_pkt *);
 
 /* What a packet's header is to libipt's read-ahead (its pt_df_fetch). */
 enum { HDR_STATUS, HDR_TNT, HDR_TIP, HDR_EVENT };
@@ -745,10 +746,53 @@ fpti_read_ahead(struct fpt *d)
 		case FPT_PKT_TMA:
 			return (fpti_unsupported(d, "MTC, CYC or TMA timing "
 			    "(not yet estimated as libipt does)"));
+		case FPT_PKT_FUP:
+			return (d->nfupq == 0 ? fup_ahead(d, &pkt) : 0);
 		default:
 			return (0);
 		}
 		d->pos += pkt.size;
+	}
+}
+
+/*
+ * A FUP no event waits for is an asynchronous branch's first half, which
+ * libipt's read-ahead decodes (it needs the IP) and reads on after, over
+ * the status packets to the TIP.  A dry run of that from @pkt at d->pos:
+ * 0, or the error libipt's read-ahead fails with, or unsupported.
+ */
+static int
+fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
+{
+	struct fpt_pkt next;
+	const uint8_t *p;
+	int rc;
+
+	if (pkt->ipc == FPT_IPC_SUPPRESSED)
+		return (-HWTR_E_FORMAT);
+	for (p = d->pos + pkt->size;; p += next.size) {
+		if ((rc = fpt_pkt_parse(p, d->cfg.end, &next)) < 0)
+			return (rc == -HWTR_E_FORMAT && hdr_class(p,
+			    d->cfg.end) == HDR_STATUS ? rc : 0);
+		switch (next.kind) {
+		case FPT_PKT_MNT:
+		case FPT_PKT_PAD:
+		case FPT_PKT_CBR:
+		case FPT_PKT_TSC:
+			break;
+		case FPT_PKT_MTC:
+		case FPT_PKT_CYC:
+		case FPT_PKT_TMA:
+			return (fpti_unsupported(d, "MTC, CYC or TMA timing "
+			    "(not yet estimated as libipt does)"));
+		case FPT_PKT_PSB:
+			rc = psb_plus_ok(d, p + next.size);
+			return (rc == -HWTR_E_TRUNCATED ? 0 : rc);
+		case FPT_PKT_UNKNOWN:
+			return (-HWTR_E_FORMAT);
+		default:
+			return (0);
+		}
 	}
 }
 

@@ -1019,6 +1019,32 @@ ATF_TC_BODY(no_tsc_after_resync, tc)
 	    0x1000, 6);
 }
 
+/*
+ * bad_after_tnt with a FUP between the TNT and the bad packet: a FUP no
+ * event waits for is decoded by libipt's read-ahead (an asynchronous
+ * branch's first half), which reads on to the bad packet, so the query
+ * that took the TNT still fails with its bits unused; fpt must not stop
+ * looking at the FUP (found by fuzz_fpt).  By construction, as there: 6
+ * items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_after_tnt_fup);
+ATF_TC_BODY(bad_after_tnt_fup, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x02, 0xa3, 0x04, 0, 0, 0, 0, 0,		/* LTNT: N N */
+		0x3d, 0x04, 0x10,				/* FUP 0x1004 */
+		0x02, 0x82, 0x02, 0x82, 0x19,			/* bad PSB */
+		PSB_PLUS_64(0x04),				/* PSB+ at 0x1004 */
+		0x01,						/* TIP.PGD */
+	};
+	/* jz +0; jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0x74, 0x00, 0xc3 };
+
+	handmade("bad_after_tnt_fup", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 6);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -1039,6 +1065,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, cut_tip_at_cond);
 	ATF_TP_ADD_TC(tp, tnt_before_tsx_fup);
 	ATF_TP_ADD_TC(tp, no_tsc_after_resync);
+	ATF_TP_ADD_TC(tp, bad_after_tnt_fup);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);
