@@ -1045,6 +1045,32 @@ ATF_TC_BODY(bad_after_tnt_fup, tc)
 	    0x1000, 6);
 }
 
+/*
+ * A run of PSB payload longer than a PSB (ten pairs): libipt's sync goes
+ * to the end of the run and syncs at its last 16 bytes, where a PSB+
+ * follows; fpt must sync there too, not at the run's start, where the
+ * rest of the run reads as a bad PSB (found by fuzz_fpt).  By
+ * construction: the PSB+'s mode; the enabled event at 0x1000; the ret (1
+ * insn) and the TIP.PGD's disable: 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(psb_run);
+ATF_TC_BODY(psb_run, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x02, 0x82, 0x02, 0x82,				/* 2 pairs more */
+		0x99, 0x01,					/* MODE 64 */
+		0x02, 0x23,					/* PSBEND */
+		0x71, 0x00, 0x10, 0, 0, 0, 0,			/* TIP.PGE */
+		0x01,						/* TIP.PGD */
+		0x00, 0x00,					/* PAD */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	handmade("psb_run", pt, sizeof(pt), code, sizeof(code), 0x1000, 4);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -1066,6 +1092,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, tnt_before_tsx_fup);
 	ATF_TP_ADD_TC(tp, no_tsc_after_resync);
 	ATF_TP_ADD_TC(tp, bad_after_tnt_fup);
+	ATF_TP_ADD_TC(tp, psb_run);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);
