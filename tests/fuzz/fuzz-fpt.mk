@@ -38,7 +38,7 @@ fuzz-fpt: deps fuzz-fpt-build
 
 # Not part of `make fuzz` yet: fpt is used only by `index --decoder
 # fast` (not the default), and the fuzzer still finds differences from
-# libipt on damaged traces (the latest: after a bad packet near the end
-# of a trace, fpt decodes one block more than libipt; issue 29).  `make
-# fuzz` must stay clean for what hwtrace ships; run this one by name
-# until fpt agrees.
+# libipt on damaged traces, a new one every few minutes (issue 29; each
+# found so far is a hand-built case in tests/indexer/t_fpt.c and an input
+# in tests/fuzz/corpus-fpt/).  `make fuzz` must stay clean for what
+# hwtrace ships; run this one by name until it runs clean for 600 s.

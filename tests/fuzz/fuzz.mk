@@ -6,7 +6,7 @@
 #   make fuzz [FUZZ_SECONDS=120]  run the four fuzzers, that long each
 #   make fuzz-reader, make fuzz-perf, make fuzz-import, make fuzz-jit
 #   make fuzz-fpt    fpt against libipt (tests/fuzz/fuzz-fpt.mk; not in
-#                    make fuzz while it still finds a known difference)
+#                    make fuzz while it still finds differences)
 #
 #   fuzz-reader: build build-fuzz/fuzz_reader with clang
 #	(libFuzzer + ASan + UBSan, the library too) and run it for that long
