@@ -199,6 +199,22 @@ fpt_sync_forward(struct fpt *d)
 		d->synced = 0;
 		return (-HWTR_E_DECODE);
 	}
+	/*
+	 * After a PSB+ without status updates libipt's sync fetches the
+	 * first event itself: the end of the trace or a bad packet in that
+	 * fetch fails the sync.
+	 */
+	if (d->evq_n == 0 && (rc = fpti_trail_error(d)) != 0) {
+		if (rc == -HWTR_E_UNSUPPORTED)
+			return (rc);
+		d->enabled = 0;
+		d->synced = 0;
+		if (rc == FPT_EOS) {
+			d->eos = 1;
+			return (FPT_EOS);
+		}
+		return (-HWTR_E_DECODE);
+	}
 	return (0);
 }
 

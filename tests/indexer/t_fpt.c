@@ -1071,6 +1071,32 @@ ATF_TC_BODY(psb_run, tc)
 	handmade("psb_run", pt, sizeof(pt), code, sizeof(code), 0x1000, 4);
 }
 
+/*
+ * A PSB+ without status updates, a TIP.PGE and a bad CYC: libipt's sync
+ * fetches the first event itself, and the read on after the TIP.PGE fails
+ * the sync, after which ptxed's loop gives up; fpt's sync must fail too,
+ * not give an error item later (found by fuzz_fpt).  By construction: no
+ * item.
+ */
+ATF_TC_WITHOUT_HEAD(bad_in_first_event);
+ATF_TC_BODY(bad_in_first_event, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x02, 0x23,					/* PSBEND */
+		0x71, 0x00, 0x10, 0, 0, 0, 0,			/* TIP.PGE */
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,	/* bad CYC */
+		0xff, 0xff, 0x02,
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x01,						/* TIP.PGD */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	handmade("bad_in_first_event", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -1093,6 +1119,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, no_tsc_after_resync);
 	ATF_TP_ADD_TC(tp, bad_after_tnt_fup);
 	ATF_TP_ADD_TC(tp, psb_run);
+	ATF_TP_ADD_TC(tp, bad_in_first_event);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);
