@@ -192,11 +192,27 @@ fpt_sync_forward(struct fpt *d)
 	 * bad packet there fails the sync, status updates and all.
 	 */
 	if ((rc = fpti_read_ahead(d)) < 0 && rc != -HWTR_E_TRUNCATED) {
+		unsigned nst = d->async ? 1 + d->nmore : d->evq_n;
+
 		if (rc == -HWTR_E_UNSUPPORTED)
 			return (rc);
 		d->evq_n = d->evq_head = 0;
+		d->async = 0;
+		d->nmore = 0;
 		d->enabled = 0;
 		d->synced = 0;
+		/*
+		 * With two status updates or more the sync hands over the
+		 * first and the fetch of the second fails: an error item.
+		 */
+		if (nst >= 2) {
+			struct fpt_event ev;
+
+			fpti_ev_init(d, &ev, FPT_EV_ERROR, d->pos);
+			ev.error = -HWTR_E_DECODE;
+			fpti_ev_push(d, &ev);
+			return (0);
+		}
 		return (-HWTR_E_DECODE);
 	}
 	/*

@@ -1097,6 +1097,34 @@ ATF_TC_BODY(bad_in_first_event, tc)
 	    0x1000, 0);
 }
 
+/*
+ * A PSB+ with two status updates and a bad packet after it: libipt's
+ * sync hands over the first update, and the fetch of the second, which
+ * reads on to the bad packet, fails (an error item) where one update
+ * alone fails the sync; fpt must not fail the sync here (found by
+ * fuzz_fpt).  Then on at the next PSB.  By construction: the error; the
+ * second PSB+'s mode; the ret (1 insn) and the TIP.PGD's disable: 4
+ * items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_after_two_updates);
+ATF_TC_BODY(bad_after_two_updates, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x99, 0x01,					/* MODE 64 */
+		0x99, 0x01,					/* MODE 64 */
+		0x02, 0x23,					/* PSBEND */
+		0x02, 0x00,					/* bad opcode */
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x01,						/* TIP.PGD */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	handmade("bad_after_two_updates", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 4);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -1120,6 +1148,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, bad_after_tnt_fup);
 	ATF_TP_ADD_TC(tp, psb_run);
 	ATF_TP_ADD_TC(tp, bad_in_first_event);
+	ATF_TP_ADD_TC(tp, bad_after_two_updates);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);
