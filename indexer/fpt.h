@@ -137,7 +137,10 @@ struct fpt_pkt {
  */
 int fpt_pkt_parse(const uint8_t *p, const uint8_t *end, struct fpt_pkt *pkt);
 
-/* The offset of the first PSB at or after @from, or -1. */
+/*
+ * The offset of the first PSB at or after @from, or -1; in a run of PSB
+ * payload longer than a PSB, of the run's last 16 bytes (libipt's sync).
+ */
 ptrdiff_t fpt_pkt_find_psb(const uint8_t *begin, const uint8_t *from,
     const uint8_t *end);
 

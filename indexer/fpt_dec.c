@@ -204,11 +204,43 @@ fpt_sync_forward(struct fpt *d)
 	 * bad packet there fails the sync, status updates and all.
 	 */
 	if ((rc = fpti_read_ahead(d)) < 0 && rc != -HWTR_E_TRUNCATED) {
+		unsigned nst = d->async ? 1 + d->nmore : d->evq_n;
+
 		if (rc == -HWTR_E_UNSUPPORTED)
 			return (rc);
 		d->evq_n = d->evq_head = 0;
+		d->async = 0;
+		d->nmore = 0;
 		d->enabled = 0;
 		d->synced = 0;
+		/*
+		 * With two status updates or more the sync hands over the
+		 * first and the fetch of the second fails: an error item.
+		 */
+		if (nst >= 2) {
+			struct fpt_event ev;
+
+			fpti_ev_init(d, &ev, FPT_EV_ERROR, d->pos);
+			ev.error = -HWTR_E_DECODE;
+			fpti_ev_push(d, &ev);
+			return (0);
+		}
+		return (-HWTR_E_DECODE);
+	}
+	/*
+	 * After a PSB+ without status updates libipt's sync fetches the
+	 * first event itself: the end of the trace or a bad packet in that
+	 * fetch fails the sync.
+	 */
+	if (d->evq_n == 0 && (rc = fpti_trail_error(d)) != 0) {
+		if (rc == -HWTR_E_UNSUPPORTED)
+			return (rc);
+		d->enabled = 0;
+		d->synced = 0;
+		if (rc == FPT_EOS) {
+			d->eos = 1;
+			return (FPT_EOS);
+		}
 		return (-HWTR_E_DECODE);
 	}
 	return (0);
@@ -354,8 +386,14 @@ next_item(struct fpt *d, struct fpt_item *it)
 	if (d->evq_n > 0) {
 		/* The last event waiting: does libipt's next fetch fail it? */
 		if (d->evq_n == 1 && d->synced && !d->eos &&
-		    (rc = fpti_trail_error(d)) < 0) {
+		    (rc = fpti_trail_error(d)) != 0) {
+			if (rc == -HWTR_E_UNSUPPORTED)
+				return (rc);
 			d->evq_n = d->evq_head = 0;
+			if (rc == FPT_EOS) {
+				d->eos = 1;
+				return (FPT_EOS);
+			}
 			return (error_item(d, it, rc));
 		}
 		it->kind = FPT_ITEM_EVENT;
@@ -1405,7 +1443,8 @@ query_cond(struct fpt *d, int *taken)
 	} else if (d->ntnt == 0) {
 		if ((rc = fpti_read_ahead(d)) < 0 ||
 		    (rc = fpti_peek(d, &pkt)) < 0)
-			return (rc);
+			return (rc == -HWTR_E_TRUNCATED ? fpti_cut_query(d, 1) :
+			    rc);
 		if (pkt.kind != FPT_PKT_TNT)
 			return (-HWTR_E_NOENT);
 		d->pos += pkt.size;
@@ -1435,10 +1474,11 @@ query_indirect(struct fpt *d, uint64_t *to)
 	for (;;) {
 		if (d->pos < d->cfg.end && (*d->pos & 0x1f) == 0x0d &&
 		    !d->mode_pending && tip_fast(d, to))
-			return (0);
+			return (d->ntnt > 0 ? fpti_check_ahead(d) : 0);
 		if ((rc = fpti_read_ahead(d)) < 0 ||
 		    (rc = fpti_peek(d, &pkt)) < 0)
-			return (rc);
+			return (rc == -HWTR_E_TRUNCATED ? fpti_cut_query(d, 0) :
+			    rc);
 		switch (pkt.kind) {
 		case FPT_PKT_TNT:
 			if (d->ntnt > 0)
@@ -1459,7 +1499,7 @@ query_indirect(struct fpt *d, uint64_t *to)
 				d->mode_pending = 0;
 				fpti_ev_push(d, &ev);
 			}
-			return (0);
+			return (d->ntnt > 0 ? fpti_check_ahead(d) : 0);
 		default:
 			return (-HWTR_E_NOENT);
 		}

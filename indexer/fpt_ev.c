@@ -24,6 +24,12 @@ static int	fup_consumed(const struct fpt *);
 static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
 static int	pge_follows(struct fpt *);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
+static int	hdr_class(const uint8_t *, const uint8_t *);
+static int	psb_plus_ok(struct fpt *, const uint8_t *);
+static int	fup_ahead(struct fpt *, const struct fpt_pkt *);
+
+/* What a packet's header is to libipt's read-ahead (its pt_df_fetch). */
+enum { HDR_STATUS, HDR_TNT, HDR_TIP, HDR_EVENT };
 
 /*
  * Events the flow must act on before it proceeds, once the TNT bits
@@ -42,13 +48,19 @@ fpti_fetch_event(struct fpt *d)
 
 	assert(d->ntnt == 0 && !d->async);
 	/* The usual case: a TNT-8 or a TIP is next, no event. */
-	if (d->pos < d->cfg.end && (fpti_is_tnt8(*d->pos) ||
+	if (d->nfupq == 0 && d->pos < d->cfg.end && (fpti_is_tnt8(*d->pos) ||
 	    (*d->pos & 0x1f) == 0x0d))
 		return (0);
 	for (;;) {
 		if ((rc = fpti_read_ahead(d)) < 0 ||
-		    (rc = fpti_peek(d, &pkt)) < 0)
+		    (rc = fpti_peek(d, &pkt)) < 0) {
+			/* A bad TNT or TIP is the query's to meet. */
+			if (rc == -HWTR_E_FORMAT && (hdr_class(d->pos,
+			    d->cfg.end) == HDR_TNT || hdr_class(d->pos,
+			    d->cfg.end) == HDR_TIP))
+				return (0);
 			return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
+		}
 		switch (pkt.kind) {
 		case FPT_PKT_FUP:
 			if (d->nfupq > 0) {
@@ -101,7 +113,7 @@ fpti_fetch_event(struct fpt *d)
 				return (fpti_unsupported(d, "a FUP followed by "
 				    "neither TIP nor TIP.PGD"));
 			d->async = 1;
-			return (0);
+			return (fpti_check_ahead(d));
 		case FPT_PKT_MODE_EXEC:
 			d->pos += pkt.size;
 			if ((pkt.flags & 3) == 3)
@@ -125,10 +137,14 @@ fpti_fetch_event(struct fpt *d)
 			else
 				ev->ip_suppressed = 1;
 			d->async = 1;
-			return (0);
+			return (fpti_check_ahead(d));
 		case FPT_PKT_TNT:
 		case FPT_PKT_TIP:
-			return (0);
+			/*
+			 * libipt's event fetch goes on to the FUP that events
+			 * wait for: a TNT or a TIP first is a bad query.
+			 */
+			return (d->nfupq > 0 ? -HWTR_E_NOENT : 0);
 		case FPT_PKT_OVF:
 			return (fpti_overflow(d));
 		default:
@@ -155,6 +171,42 @@ fpti_fetch_event(struct fpt *d)
 			break;
 		}
 	}
+}
+
+/*
+ * libipt's query reads ahead after the packet that completes an event
+ * (when the block decoder fetches it, before the flow goes to the
+ * event's IP) and after a TIP: a bad status packet there, or a PSB+
+ * libipt fails in, fails that fetch or query.  A dry run of that read:
+ * 0 with the decoder as it was (what it reads is read for real later, so
+ * that the time stays the event's, as libipt's last_time does), or the
+ * error with d->pos at the bad packet, or unsupported; the end of the
+ * trace is no error here.
+ */
+int
+fpti_check_ahead(struct fpt *d)
+{
+	const uint8_t *pos = d->pos, *pk_pos = d->pk_pos;
+	struct fpt_pkt pkt, pk = d->pk;
+	uint64_t tsc = d->tsc, nmnt = d->nmnt;
+	int has_tsc = d->has_tsc, rc;
+
+	/* The common case: a TNT-8 or a TIP next, nothing to read. */
+	if (d->pos < d->cfg.end && (fpti_is_tnt8(*d->pos) ||
+	    (*d->pos & 0x1f) == 0x0d))
+		return (0);
+	if ((rc = fpti_read_ahead(d)) == 0 && fpti_peek(d, &pkt) > 0 &&
+	    pkt.kind == FPT_PKT_PSB)
+		rc = psb_plus_ok(d, d->pos + pkt.size);
+	if (rc < 0 && rc != -HWTR_E_TRUNCATED)
+		return (rc);
+	d->pos = pos;
+	d->pk_pos = pk_pos;
+	d->pk = pk;
+	d->tsc = tsc;
+	d->has_tsc = has_tsc;
+	d->nmnt = nmnt;
+	return (0);
 }
 
 /*
@@ -621,7 +673,9 @@ fpti_set_errata(struct fpt *d)
 
 /*
  * Whether the (cut) packet at @p is a status packet: not an IP packet,
- * not MODE, not TNT-64, PIP, VMCS, OVF, PTWRITE or a power event.
+ * not MODE, not TNT-64, PIP, VMCS, OVF, PTWRITE or a power event.  A PSB
+ * is one too: libipt's read-ahead decodes it (its PSB+ is no event), so
+ * a PSB cut by the end of the trace ends the trace there.
  */
 static int
 is_status_hdr(const uint8_t *p, const uint8_t *end)
@@ -638,7 +692,8 @@ is_status_hdr(const uint8_t *p, const uint8_t *end)
 		return (0);
 	if (b == 0x02 && end - p >= 2) {
 		b = p[1];
-		if (b == 0x03 || b == 0x73 || b == 0xc3 || b == 0x23)
+		if (b == 0x03 || b == 0x73 || b == 0xc3 || b == 0x23 ||
+		    b == 0x82)
 			return (1);
 		return (0);
 	}
@@ -665,6 +720,14 @@ fpti_read_ahead(struct fpt *d)
 			if (rc == -HWTR_E_TRUNCATED && is_status_hdr(d->pos,
 			    d->cfg.end))
 				d->pos = d->cfg.end;
+			/*
+			 * libipt stops before a TNT, a TIP or an event
+			 * packet on its header alone: a bad one fails
+			 * whoever decodes it next, not the read-ahead.
+			 */
+			if (rc == -HWTR_E_FORMAT && hdr_class(d->pos,
+			    d->cfg.end) != HDR_STATUS)
+				return (0);
 			return (rc);
 		}
 		switch (pkt.kind) {
@@ -683,10 +746,53 @@ fpti_read_ahead(struct fpt *d)
 		case FPT_PKT_TMA:
 			return (fpti_unsupported(d, "MTC, CYC or TMA timing "
 			    "(not yet estimated as libipt does)"));
+		case FPT_PKT_FUP:
+			return (d->nfupq == 0 ? fup_ahead(d, &pkt) : 0);
 		default:
 			return (0);
 		}
 		d->pos += pkt.size;
+	}
+}
+
+/*
+ * A FUP no event waits for is an asynchronous branch's first half, which
+ * libipt's read-ahead decodes (it needs the IP) and reads on after, over
+ * the status packets to the TIP.  A dry run of that from @pkt at d->pos:
+ * 0, or the error libipt's read-ahead fails with, or unsupported.
+ */
+static int
+fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
+{
+	struct fpt_pkt next;
+	const uint8_t *p;
+	int rc;
+
+	if (pkt->ipc == FPT_IPC_SUPPRESSED)
+		return (-HWTR_E_FORMAT);
+	for (p = d->pos + pkt->size;; p += next.size) {
+		if ((rc = fpt_pkt_parse(p, d->cfg.end, &next)) < 0)
+			return (rc == -HWTR_E_FORMAT && hdr_class(p,
+			    d->cfg.end) == HDR_STATUS ? rc : 0);
+		switch (next.kind) {
+		case FPT_PKT_MNT:
+		case FPT_PKT_PAD:
+		case FPT_PKT_CBR:
+		case FPT_PKT_TSC:
+			break;
+		case FPT_PKT_MTC:
+		case FPT_PKT_CYC:
+		case FPT_PKT_TMA:
+			return (fpti_unsupported(d, "MTC, CYC or TMA timing "
+			    "(not yet estimated as libipt does)"));
+		case FPT_PKT_PSB:
+			rc = psb_plus_ok(d, p + next.size);
+			return (rc == -HWTR_E_TRUNCATED ? 0 : rc);
+		case FPT_PKT_UNKNOWN:
+			return (-HWTR_E_FORMAT);
+		default:
+			return (0);
+		}
 	}
 }
 
@@ -757,7 +863,8 @@ fpti_ev_init(struct fpt *d, struct fpt_event *ev, int kind, const uint8_t *at)
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->kind = (uint8_t)kind;
-	ev->tsc = d->tsc;
+	/* Without a TSC since the sync libipt's event time is 0. */
+	ev->tsc = d->has_tsc ? d->tsc : 0;
 	ev->has_tsc = (uint8_t)d->has_tsc;
 	ev->offset = (uint64_t)(at - d->cfg.begin);
 }
@@ -781,13 +888,15 @@ fpti_unsupported(struct fpt *d, const char *why)
  * What the next event's packets do when libipt fetches them (a dry run
  * of its pt_qry_event from d->pos): 1 the event is complete, 0 it waits
  * for a TIP (@tip) or a FUP (@fup) that follows, -1 this is no event
- * packet there.
+ * packet there, -2 libipt fails it (a bad packet).
  */
 static int
 trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int *tip, int *fup)
 {
 	switch (pkt->kind) {
 	case FPT_PKT_TIP_PGE:
+		/* libipt's enabled event cannot do without its IP. */
+		return (pkt->ipc == FPT_IPC_SUPPRESSED ? -2 : 1);
 	case FPT_PKT_TIP_PGD:
 	case FPT_PKT_OVF:
 	case FPT_PKT_STOP:
@@ -822,13 +931,104 @@ trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int *tip, int *fup)
 	}
 }
 
+static int
+hdr_class(const uint8_t *p, const uint8_t *end)
+{
+	uint8_t b;
+
+	if (p >= end)
+		return (HDR_STATUS);
+	b = p[0];
+	if (b == 0x02) {
+		if (end - p < 2)
+			return (HDR_STATUS);
+		b = p[1];
+		if (b == 0xa3)
+			return (HDR_TNT);
+		if ((b & 0x1f) == 0x12 || b == 0x43 || b == 0xf3 ||
+		    b == 0x83 || b == 0xc8 || b == 0xc3 || b == 0x62 ||
+		    b == 0xe2 || b == 0xc2 || b == 0x22 || b == 0xa2 ||
+		    b == 0x03)
+			return (HDR_EVENT);
+		return (HDR_STATUS);
+	}
+	if (b == 0x99)
+		return (HDR_EVENT);
+	if (fpti_is_tnt8(b))
+		return (HDR_TNT);
+	if ((b & 3) != 1)
+		return (HDR_STATUS);
+	if ((b & 0x1f) == 0x0d)
+		return (HDR_TIP);
+	if ((b & 0x1f) == 0x11 || (b & 0x1f) == 0x01)
+		return (HDR_EVENT);
+	return (HDR_STATUS);
+}
+
+/*
+ * libipt's read-ahead decodes a PSB+ whole (pt_qry_read_psb_header); a
+ * packet there that is no PSB+ packet, or a bad one, fails the read.  The
+ * PSB+ after the PSB that ends before @p: 0 when fpti_read_psb_plus()
+ * reads it too, -HWTR_E_TRUNCATED
+ * when the trace ends in it, unsupported otherwise (as fpt's own read of
+ * it would be).
+ */
+static int
+psb_plus_ok(struct fpt *d, const uint8_t *p)
+{
+	struct fpt_pkt pkt;
+	int rc;
+
+	for (;; p += pkt.size) {
+		if ((rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) < 0)
+			return (rc == -HWTR_E_TRUNCATED ? rc :
+			    fpti_unsupported(d, "a bad packet in PSB+"));
+		switch (pkt.kind) {
+		case FPT_PKT_PSBEND:
+			return (0);
+		case FPT_PKT_PAD:
+		case FPT_PKT_FUP:
+		case FPT_PKT_PIP:
+		case FPT_PKT_MODE_EXEC:
+		case FPT_PKT_MODE_TSX:
+		case FPT_PKT_TSC:
+		case FPT_PKT_CBR:
+		case FPT_PKT_VMCS:
+		case FPT_PKT_MNT:
+			break;
+		default:
+			return (fpti_unsupported(d, "a PSB+ packet this "
+			    "decoder does not handle yet"));
+		}
+	}
+}
+
+/*
+ * A query (@cond: a TNT bit, else a TIP) meets a packet cut by the end of
+ * the trace at d->pos.  libipt looks at its header first: an event or,
+ * for a TNT bit, a TIP (or for a TIP a TNT while bits are left) is a bad
+ * query (-HWTR_E_NOENT); what it decodes is the end of the trace
+ * (-HWTR_E_TRUNCATED).
+ */
+int
+fpti_cut_query(const struct fpt *d, int cond)
+{
+	int cls = hdr_class(d->pos, d->cfg.end);
+
+	if (cls == HDR_EVENT || (cond && cls == HDR_TIP) ||
+	    (!cond && cls == HDR_TNT && d->ntnt > 0))
+		return (-HWTR_E_NOENT);
+	return (-HWTR_E_TRUNCATED);
+}
+
 /*
  * libipt hands over an event and then fetches the one after it, when an
  * event packet is next (pt_blk_event's trailing event); a bad packet
  * while it decodes that one, or while it reads on after it, fails the
  * event already handed over.  Returns that error with d->pos at the bad
  * packet, or 0 with the decoder as it was (the next event's packets are
- * decoded for real when the flow reaches them).
+ * decoded for real when the flow reaches them), or FPT_EOS when the
+ * trace ends in the next event's packets, or unsupported.
  */
 int
 fpti_trail_error(struct fpt *d)
@@ -837,24 +1037,62 @@ fpti_trail_error(struct fpt *d)
 	const char *unsup = d->unsup;
 	struct fpt_pkt pkt, pk = d->pk;
 	uint64_t tsc = d->tsc, nmnt = d->nmnt;
-	int has_tsc = d->has_tsc, tip = 0, fup = 0, rc, done = 0, step;
+	int has_tsc = d->has_tsc, tip = 0, fup = 0, rc, done = 0, step, cls;
+	int begun = 0;
 
 	if (d->ntnt > 0 || d->async || d->post)
 		return (0);
 	for (;;) {
 		if ((rc = fpti_read_ahead(d)) == 0)
 			rc = fpti_peek(d, &pkt);
+		if (rc > 0 && pkt.kind == FPT_PKT_PSB)
+			rc = psb_plus_ok(d, d->pos + pkt.size);
 		if (rc < 0)
 			break;
 		/* Read on to a packet that is no part of it: done. */
-		if (done || (step = trail_step(d, &pkt, &tip, &fup)) < 0)
+		if (done || (step = trail_step(d, &pkt, &tip, &fup)) == -1)
 			goto restore;
+		if (step < 0) {
+			rc = -HWTR_E_FORMAT;
+			break;
+		}
 		d->pos += pkt.size;
+		/*
+		 * libipt's query gives a PIP, a VMCS and a MODE.TSX while
+		 * tracing is off at once; the others wait in its queue.
+		 */
+		if (step == 0 && pkt.kind != FPT_PKT_PIP &&
+		    pkt.kind != FPT_PKT_VMCS &&
+		    (pkt.kind != FPT_PKT_MODE_TSX || d->enabled))
+			begun = 1;
 		done = step;
 	}
-	/* The end of the trace, or what fpt leaves to libipt: not here. */
-	if (rc == -HWTR_E_TRUNCATED || rc == -HWTR_E_UNSUPPORTED)
+	/*
+	 * The end of the trace: once the next event's packets have begun,
+	 * libipt's fetch of it fails there (pt_qry_event's -pte_eos), which
+	 * loses the event handed over and ends the trace; before, not here.
+	 */
+	if (rc == -HWTR_E_TRUNCATED) {
+		if (!done && (begun || hdr_class(d->pos, d->cfg.end) ==
+		    HDR_EVENT))
+			return (FPT_EOS);
 		goto restore;
+	}
+	/*
+	 * libipt's read-ahead stops before a TNT, a TIP or an event packet
+	 * without decoding it: a bad one fails the event only when it is
+	 * that event's, and otherwise waits for the flow.
+	 */
+	if (rc == -HWTR_E_FORMAT && (cls = hdr_class(d->pos,
+	    d->cfg.end)) != HDR_STATUS && (done || cls == HDR_TNT ||
+	    (cls == HDR_TIP && !tip)))
+		goto restore;
+	/*
+	 * What fpt leaves to libipt (MTC, CYC ...) may hide a bad packet
+	 * that fails the event: the segment goes to libipt before it.
+	 */
+	if (rc == -HWTR_E_UNSUPPORTED)
+		return (rc);
 	d->unsup = unsup;
 	return (rc);
 restore:

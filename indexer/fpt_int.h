@@ -167,6 +167,8 @@ int	fpti_ip_update(struct fpt *, const struct fpt_pkt *, uint64_t *);
 void	fpti_ev_init(struct fpt *, struct fpt_event *, int, const uint8_t *);
 void	fpti_ev_push(struct fpt *, const struct fpt_event *);
 int	fpti_unsupported(struct fpt *, const char *);
+int	fpti_cut_query(const struct fpt *, int);
+int	fpti_check_ahead(struct fpt *);
 
 /* fpt_ev.c: events. */
 int	fpti_fetch_event(struct fpt *);

@@ -289,8 +289,16 @@ fpt_pkt_find_psb(const uint8_t *begin, const uint8_t *from,
 		p = memchr(p, 0x02, (size_t)(end - p - (PSB_LEN - 1)));
 		if (p == NULL)
 			break;
-		if (memcmp(p, psb, PSB_LEN) == 0)
-			return (p - begin);
+		if (memcmp(p, psb, PSB_LEN) == 0) {
+			/*
+			 * libipt's pt_find_psb() goes to the end of a run of
+			 * PSB payload and syncs at the last 16 bytes of it.
+			 */
+			for (p += PSB_LEN; end - p >= 2 && p[0] == 0x02 &&
+			    p[1] == 0x82; p += 2)
+				;
+			return (p - PSB_LEN - begin);
+		}
 	}
 	return (-1);
 }

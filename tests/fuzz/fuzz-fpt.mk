@@ -1,9 +1,12 @@
 # fuzz-fpt: fpt, the indexer's own Intel PT decoder, against libipt's
 # block decoder on mutated traces over the calls fixture
 # (tests/fuzz/fuzz_fpt.c).  Seeded with ixgen walks over the same program
-# made here (build-fuzz/seeds-fpt/); what it finds goes to
-# build-fuzz/corpus-fpt/.  Built with clang like the other fuzzers, from
-# common/ and fpt's own sources only.
+# made here (build-fuzz/seeds-fpt/) and with the inputs it once found fpt
+# differing on (tests/fuzz/corpus-fpt/, read only; add such an input
+# there as reg-<what>, with a hand-built case in tests/indexer/t_fpt.c);
+# what it finds goes to build-fuzz/corpus-fpt/.  tests/fuzz/t_fpt_seeds
+# runs the walks and tests/fuzz/corpus-fpt/ in make check.  Built with
+# clang like the other fuzzers, from common/ and fpt's own sources only.
 
 # fpt_seg.c is the indexer's adapter (over segout.c), not fpt's.
 FUZZ_FPT_OBJ = $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(wildcard common/*.c) \
@@ -31,11 +34,11 @@ fuzz-fpt: deps fuzz-fpt-build
 	    -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
 	    -max_len=65536 -print_final_stats=1 \
 	    -artifact_prefix=$(FUZZ_B)/artifacts/fpt- $(FUZZ_FLAGS) \
-	    $(FUZZ_B)/corpus-fpt $(FUZZ_B)/seeds-fpt
+	    $(FUZZ_B)/corpus-fpt $(FUZZ_B)/seeds-fpt tests/fuzz/corpus-fpt
 
 # Not part of `make fuzz` yet: fpt is used only by `index --decoder
 # fast` (not the default), and the fuzzer still finds differences from
-# libipt on damaged traces (the latest: after a bad packet near the end
-# of a trace, fpt decodes one block more than libipt; issue 29).  `make
-# fuzz` must stay clean for what hwtrace ships; run this one by name
-# until fpt agrees.
+# libipt on damaged traces, a new one every few minutes (issue 29; each
+# found so far is a hand-built case in tests/indexer/t_fpt.c and an input
+# in tests/fuzz/corpus-fpt/).  `make fuzz` must stay clean for what
+# hwtrace ships; run this one by name until it runs clean for 600 s.

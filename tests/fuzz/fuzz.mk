@@ -6,7 +6,7 @@
 #   make fuzz [FUZZ_SECONDS=120]  run the four fuzzers, that long each
 #   make fuzz-reader, make fuzz-perf, make fuzz-import, make fuzz-jit
 #   make fuzz-fpt    fpt against libipt (tests/fuzz/fuzz-fpt.mk; not in
-#                    make fuzz while it still finds a known difference)
+#                    make fuzz while it still finds differences)
 #
 #   fuzz-reader: build build-fuzz/fuzz_reader with clang
 #	(libFuzzer + ASan + UBSan, the library too) and run it for that long
@@ -31,6 +31,8 @@ FUZZ_ENV = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
 
 # The seed-corpus test needs the walker it shares with the fuzzer.
 $(B)/tests/fuzz/t_corpus: tests/fuzz/fuzz_walk.h
+# fpt's seed test shares the fuzzer's check of one input.
+$(B)/tests/fuzz/t_fpt_seeds: tests/fuzz/fpt_one.h
 
 $(B)/fuzz/mkseeds: tests/fuzz/mkseeds.c $(B)/libhwtrace.a
 	@mkdir -p $(dir $@)

@@ -527,11 +527,13 @@ ATF_TC_BODY(valgrind_capture_dynamic, tc)
 
 /*
  * A hand-built trace @pt over @code at @addr (written to code.bin for
- * libipt), that fpt must decode whole and as libipt does.
+ * libipt), that fpt must decode as libipt does: whole with @nitems items,
+ * or, with @unsup, handing it to libipt after @nitems items.
  */
 static void
-handmade(const char *what, const uint8_t *pt, size_t len,
-    const uint8_t *code, size_t clen, uint64_t addr, unsigned nitems)
+handmade_as(const char *what, const uint8_t *pt, size_t len,
+    const uint8_t *code, size_t clen, uint64_t addr, unsigned nitems,
+    int unsup)
 {
 	struct tf_img *im;
 	struct pt_config cfg;
@@ -551,10 +553,21 @@ handmade(const char *what, const uint8_t *pt, size_t len,
 	report(what, &t);
 	if (t.differ > 0)
 		atf_tc_fail("%s", t.first);
-	ATF_CHECK_MSG(t.equal == 1, "%s: expected fpt to decode it whole, "
-	    "got %u unsupported", what, t.unsup);
+	if (unsup)
+		ATF_CHECK_MSG(t.unsup == 1, "%s: expected fpt to hand it to "
+		    "libipt, got %u whole", what, t.equal);
+	else
+		ATF_CHECK_MSG(t.equal == 1, "%s: expected fpt to decode it "
+		    "whole, got %u unsupported", what, t.unsup);
 	ATF_CHECK_MSG(t.items == nitems, "%s: expected %u items, got %"
 	    PRIu64, what, nitems, t.items);
+}
+
+static void
+handmade(const char *what, const uint8_t *pt, size_t len,
+    const uint8_t *code, size_t clen, uint64_t addr, unsigned nitems)
+{
+	handmade_as(what, pt, len, code, clen, addr, nitems, 0);
 }
 
 /*
@@ -663,6 +676,455 @@ ATF_TC_BODY(bad_after_trailing_event, tc)
 	    sizeof(code), 0x1000, 4);
 }
 
+/*
+ * A PSB cut by the end of the trace right after a TIP: libipt's read on
+ * after the TIP decodes it (a PSB+ is no event to it), meets the end and
+ * ends the trace there, before the TIP's target is decoded; fpt must not
+ * decode one block more (found by fuzz_fpt).  By construction: the PSB+'s
+ * mode at 0x1000; nop, jmp rax (2 insns); the end: 2 items.
+ */
+ATF_TC_WITHOUT_HEAD(cut_psb_after_tip);
+ATF_TC_BODY(cut_psb_after_tip, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x2d, 0x03, 0x10,				/* TIP 0x1003 */
+		0x02, 0x82, 0x19,				/* cut PSB */
+	};
+	/* nop; jmp rax; jz +0; ret */
+	static const uint8_t code[] = { 0x90, 0xff, 0xe0, 0x74, 0x00, 0xc3 };
+
+	handmade("cut_psb_after_tip", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 2);
+}
+
+/*
+ * bad_after_trailing_event with a CYC (which fpt leaves to libipt)
+ * before the bad packet: libipt's read on after the TIP.PGE passes the
+ * CYC and fails at the bad packet, so the PSB+'s mode event is lost; fpt
+ * must not hand that event over before it says unsupported (found by
+ * fuzz_fpt).  By construction: unsupported before any item.
+ */
+ATF_TC_WITHOUT_HEAD(cyc_before_bad_after_event);
+ATF_TC_BODY(cyc_before_bad_after_event, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x99, 0x01,					/* MODE 64 */
+		0x02, 0x23,					/* PSBEND */
+		0x71, 0x00, 0x10, 0, 0, 0, 0,			/* TIP.PGE */
+		0x03,						/* CYC */
+		0x02, 0x82, 0x02, 0x82, 0x19,			/* bad PSB */
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x01,						/* TIP.PGD */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	handmade_as("cyc_before_bad_after_event", pt, sizeof(pt), code,
+	    sizeof(code), 0x1000, 0, 1);
+}
+
+/*
+ * A TIP.PGE without IP right after another: libipt hands over the first
+ * one's enabled event, then fetches the next event (its trailing event),
+ * which cannot do without its IP; so the enabled event is lost and the
+ * error comes in its place (found by fuzz_fpt).  Then on at the next
+ * PSB.  By construction: the first PSB+'s mode; the error; the second
+ * PSB+'s mode; the ret (1 insn) and the TIP.PGD's disable: 5 items.
+ */
+ATF_TC_WITHOUT_HEAD(pge_without_ip_trailing);
+ATF_TC_BODY(pge_without_ip_trailing, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x99, 0x01,					/* MODE 64 */
+		0x02, 0x23,					/* PSBEND */
+		0x71, 0x00, 0x10, 0, 0, 0, 0,			/* TIP.PGE */
+		0x11,						/* TIP.PGE, no IP */
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x01,						/* TIP.PGD */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	handmade("pge_without_ip_trailing", pt, sizeof(pt), code,
+	    sizeof(code), 0x1000, 5);
+}
+
+/*
+ * A TIP with reserved IP bytes right after a TIP.PGE: libipt's read on
+ * after the enabled event stops before a TIP without decoding it, so the
+ * enabled event stands and the error comes where the flow needs the TIP;
+ * fpt must not fail the enabled event there (found by fuzz_fpt).  Then on
+ * at the next PSB.  By construction: the first PSB+'s mode; the enabled
+ * event at 0x1000; the jmp rax (1 insn); the error; the second PSB+'s
+ * mode; the ret (1 insn) and the TIP.PGD's disable: 7 items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_tip_after_enable);
+ATF_TC_BODY(bad_tip_after_enable, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x99, 0x01,					/* MODE 64 */
+		0x02, 0x23,					/* PSBEND */
+		0x71, 0x00, 0x10, 0, 0, 0, 0,			/* TIP.PGE */
+		0xed,						/* bad TIP */
+		PSB_PLUS_64(0x02),				/* PSB+ at 0x1002 */
+		0x01,						/* TIP.PGD */
+	};
+	/* jmp rax; ret */
+	static const uint8_t code[] = { 0xff, 0xe0, 0xc3 };
+
+	handmade("bad_tip_after_enable", pt, sizeof(pt), code,
+	    sizeof(code), 0x1000, 7);
+}
+
+/*
+ * A TIP.PGE with reserved IP bytes right after a TNT: libipt's read on
+ * after the TNT stops before the event packet without decoding it, so
+ * the TNT's bits are all used before the flow meets the error; fpt must
+ * not fail at the first bit (found by fuzz_fpt).  Then on at the next
+ * PSB.  By construction: the PSB+'s mode; the three jz (1 insn each); the
+ * error at the ret, which needs trace; the second PSB+'s mode; the ret (1
+ * insn) and the TIP.PGD's disable: 8 items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_event_after_tnt);
+ATF_TC_BODY(bad_event_after_tnt, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x10,						/* TNT: N N N */
+		0xb1,						/* bad TIP.PGE */
+		PSB_PLUS_64(0x06),				/* PSB+ at 0x1006 */
+		0x01,						/* TIP.PGD */
+	};
+	/* jz +0; jz +0; jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0x74, 0x00, 0x74, 0x00,
+	    0xc3 };
+
+	handmade("bad_event_after_tnt", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 8);
+}
+
+/*
+ * The trace ends in the middle of the event after a TIP.PGE (a MODE.exec
+ * waiting for its TIP): libipt hands over the enabled event, then its
+ * fetch of the next event meets the end (-pte_eos), which loses the
+ * enabled event and ends the trace; fpt must not give it (found by
+ * fuzz_fpt).  By construction: the PSB+'s mode event only: 1 item.
+ */
+ATF_TC_WITHOUT_HEAD(end_in_event_after_enable);
+ATF_TC_BODY(end_in_event_after_enable, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x99, 0x01,					/* MODE 64 */
+		0x02, 0x23,					/* PSBEND */
+		0x71, 0x00, 0x10, 0, 0, 0, 0,			/* TIP.PGE */
+		0x99, 0x01,					/* MODE 64 */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	handmade("end_in_event_after_enable", pt, sizeof(pt), code,
+	    sizeof(code), 0x1000, 1);
+}
+
+/*
+ * A PSB+ holding a TNT right after a TIP.PGE: libipt's read on after the
+ * enabled event decodes the PSB+ whole and fails in it (bad context), so
+ * the PSB+'s mode event before is lost and the error comes first.  fpt
+ * does not decode a PSB+ with such a packet: it must hand the trace to
+ * libipt before giving the mode event (found by fuzz_fpt).  By
+ * construction: unsupported before any item.
+ */
+ATF_TC_WITHOUT_HEAD(tnt_in_psb_after_enable);
+ATF_TC_BODY(tnt_in_psb_after_enable, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x99, 0x01,					/* MODE 64 */
+		0x02, 0x23,					/* PSBEND */
+		0x71, 0x00, 0x10, 0, 0, 0, 0,			/* TIP.PGE */
+		PSB_BYTES,
+		0x04,						/* TNT: N */
+		0x02, 0x23,					/* PSBEND */
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x01,						/* TIP.PGD */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	handmade_as("tnt_in_psb_after_enable", pt, sizeof(pt), code,
+	    sizeof(code), 0x1000, 0, 1);
+}
+
+/*
+ * A bad CYC (a payload over 64 bits) right after a TIP taken while TNT
+ * bits are left: libipt reads ahead over the status packets after a TIP
+ * and fails the query that took it, so the jmp's target is never
+ * reached; fpt must not go on with the bits left (found by fuzz_fpt).
+ * Then on at the next PSB.  By construction: the PSB+'s mode; the jz (1
+ * insn); the jmp rax (1 insn) and the error; the second PSB+'s mode; the
+ * ret (1 insn) and the TIP.PGD's disable: 7 items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_cyc_after_tip);
+ATF_TC_BODY(bad_cyc_after_tip, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x08,						/* TNT: N N */
+		0x2d, 0x04, 0x10,				/* TIP 0x1004 */
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,	/* bad CYC */
+		0xff, 0xff, 0x02,
+		PSB_PLUS_64(0x06),				/* PSB+ at 0x1006 */
+		0x01,						/* TIP.PGD */
+	};
+	/* jz +0; jmp rax; jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0xff, 0xe0, 0x74, 0x00,
+	    0xc3 };
+
+	handmade("bad_cyc_after_tip", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 7);
+}
+
+/*
+ * An unknown opcode after a TIP.PGD that binds to the next branch:
+ * libipt fetches the disable event before that block and reads ahead
+ * after it, where it fails; so the block to the disable is never given.
+ * fpt must fail there too, not after the block (found by fuzz_fpt).  Then
+ * on at the next PSB.  By construction: the PSB+'s mode; the jz (1
+ * insn); the error; the second PSB+'s mode; the ret (1 insn) and the
+ * TIP.PGD's disable: 6 items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_after_pgd);
+ATF_TC_BODY(bad_after_pgd, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x04,						/* TNT: N */
+		0x01,						/* TIP.PGD */
+		0x02, 0x00,					/* bad opcode */
+		PSB_PLUS_64(0x02),				/* PSB+ at 0x1002 */
+		0x01,						/* TIP.PGD */
+	};
+	/* jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0xc3 };
+
+	handmade("bad_after_pgd", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 6);
+}
+
+/*
+ * A TNT-64 without bits (a bad packet) after a TIP: libipt's read on
+ * after the TIP stops before a TNT without decoding it, and the next
+ * block fetches no event, so the flow runs to the conditional branch
+ * whose query meets the error; fpt must not fail before that block
+ * (found by fuzz_fpt).  Then on at the next PSB.  By construction: the
+ * PSB+'s mode; the jmp rax (1 insn); nop, jz (2 insns) and the error;
+ * the second PSB+'s mode; the ret (1 insn) and the TIP.PGD's disable: 7
+ * items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_tnt64_after_tip);
+ATF_TC_BODY(bad_tnt64_after_tip, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x2d, 0x02, 0x10,				/* TIP 0x1002 */
+		0x02, 0xa3, 0, 0, 0, 0, 0, 0,			/* bad LTNT */
+		PSB_PLUS_64(0x05),				/* PSB+ at 0x1005 */
+		0x01,						/* TIP.PGD */
+	};
+	/* jmp rax; nop; jz +0; ret */
+	static const uint8_t code[] = { 0xff, 0xe0, 0x90, 0x74, 0x00, 0xc3 };
+
+	handmade("bad_tnt64_after_tip", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 7);
+}
+
+/*
+ * A TIP cut by the end of the trace where a conditional branch needs a
+ * TNT bit: libipt's query looks at the header before decoding and calls
+ * a TIP there a bad query, an error, not the end of the trace (found by
+ * fuzz_fpt).  By construction: the PSB+'s mode; the jz (1 insn) and the
+ * error: 3 items.
+ */
+ATF_TC_WITHOUT_HEAD(cut_tip_at_cond);
+ATF_TC_BODY(cut_tip_at_cond, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x2d, 0x02,					/* cut TIP */
+	};
+	/* jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0xc3 };
+
+	handmade("cut_tip_at_cond", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 3);
+}
+
+/*
+ * A MODE.TSX while tracing (it waits for a FUP) and then a TNT: libipt's
+ * fetch of the TSX event goes on to its FUP and meets the TNT first, a
+ * bad query; fpt must not go on with the TNT (found by fuzz_fpt).  Then
+ * on at the next PSB.  By construction: the PSB+'s mode; the first jz (1
+ * insn); the error; the second PSB+'s mode; the ret (1 insn) and the
+ * TIP.PGD's disable: 6 items.
+ */
+ATF_TC_WITHOUT_HEAD(tnt_before_tsx_fup);
+ATF_TC_BODY(tnt_before_tsx_fup, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x04,						/* TNT: N */
+		0x99, 0x20,					/* MODE.TSX */
+		0x04,						/* TNT: N */
+		PSB_PLUS_64(0x04),				/* PSB+ at 0x1004 */
+		0x01,						/* TIP.PGD */
+	};
+	/* jz +0; jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0x74, 0x00, 0xc3 };
+
+	handmade("tnt_before_tsx_fup", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 6);
+}
+
+/*
+ * A TSC, an error, a resync at a PSB+ without TSC: libipt's time starts
+ * over at the sync, so the second PSB+'s event has no time and its TSC
+ * field is 0; fpt must not keep the old TSC there (found by fuzz_fpt).
+ * By construction: the first PSB+'s mode (TSC 0x123456); the jz (1
+ * insn) and the error; the second PSB+'s mode (no TSC); the ret (1
+ * insn) and the TIP.PGD's disable: 6 items.
+ */
+ATF_TC_WITHOUT_HEAD(no_tsc_after_resync);
+ATF_TC_BODY(no_tsc_after_resync, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x19, 0x56, 0x34, 0x12, 0, 0, 0, 0,		/* TSC */
+		0x99, 0x01,					/* MODE 64 */
+		0x7d, 0x00, 0x10, 0, 0, 0, 0,			/* FUP */
+		0x02, 0x23,					/* PSBEND */
+		0x04,						/* TNT: N */
+		0x02, 0x00,					/* bad opcode */
+		PSB_PLUS_64(0x02),				/* PSB+ at 0x1002 */
+		0x01,						/* TIP.PGD */
+	};
+	/* jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0xc3 };
+
+	handmade("no_tsc_after_resync", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 6);
+}
+
+/*
+ * bad_after_tnt with a FUP between the TNT and the bad packet: a FUP no
+ * event waits for is decoded by libipt's read-ahead (an asynchronous
+ * branch's first half), which reads on to the bad packet, so the query
+ * that took the TNT still fails with its bits unused; fpt must not stop
+ * looking at the FUP (found by fuzz_fpt).  By construction, as there: 6
+ * items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_after_tnt_fup);
+ATF_TC_BODY(bad_after_tnt_fup, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x02, 0xa3, 0x04, 0, 0, 0, 0, 0,		/* LTNT: N N */
+		0x3d, 0x04, 0x10,				/* FUP 0x1004 */
+		0x02, 0x82, 0x02, 0x82, 0x19,			/* bad PSB */
+		PSB_PLUS_64(0x04),				/* PSB+ at 0x1004 */
+		0x01,						/* TIP.PGD */
+	};
+	/* jz +0; jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0x74, 0x00, 0xc3 };
+
+	handmade("bad_after_tnt_fup", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 6);
+}
+
+/*
+ * A run of PSB payload longer than a PSB (ten pairs): libipt's sync goes
+ * to the end of the run and syncs at its last 16 bytes, where a PSB+
+ * follows; fpt must sync there too, not at the run's start, where the
+ * rest of the run reads as a bad PSB (found by fuzz_fpt).  By
+ * construction: the PSB+'s mode; the enabled event at 0x1000; the ret (1
+ * insn) and the TIP.PGD's disable: 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(psb_run);
+ATF_TC_BODY(psb_run, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x02, 0x82, 0x02, 0x82,				/* 2 pairs more */
+		0x99, 0x01,					/* MODE 64 */
+		0x02, 0x23,					/* PSBEND */
+		0x71, 0x00, 0x10, 0, 0, 0, 0,			/* TIP.PGE */
+		0x01,						/* TIP.PGD */
+		0x00, 0x00,					/* PAD */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	handmade("psb_run", pt, sizeof(pt), code, sizeof(code), 0x1000, 4);
+}
+
+/*
+ * A PSB+ without status updates, a TIP.PGE and a bad CYC: libipt's sync
+ * fetches the first event itself, and the read on after the TIP.PGE fails
+ * the sync, after which ptxed's loop gives up; fpt's sync must fail too,
+ * not give an error item later (found by fuzz_fpt).  By construction: no
+ * item.
+ */
+ATF_TC_WITHOUT_HEAD(bad_in_first_event);
+ATF_TC_BODY(bad_in_first_event, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x02, 0x23,					/* PSBEND */
+		0x71, 0x00, 0x10, 0, 0, 0, 0,			/* TIP.PGE */
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,	/* bad CYC */
+		0xff, 0xff, 0x02,
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x01,						/* TIP.PGD */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	handmade("bad_in_first_event", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 0);
+}
+
+/*
+ * A PSB+ with two status updates and a bad packet after it: libipt's
+ * sync hands over the first update, and the fetch of the second, which
+ * reads on to the bad packet, fails (an error item) where one update
+ * alone fails the sync; fpt must not fail the sync here (found by
+ * fuzz_fpt).  Then on at the next PSB.  By construction: the error; the
+ * second PSB+'s mode; the ret (1 insn) and the TIP.PGD's disable: 4
+ * items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_after_two_updates);
+ATF_TC_BODY(bad_after_two_updates, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x99, 0x01,					/* MODE 64 */
+		0x99, 0x01,					/* MODE 64 */
+		0x02, 0x23,					/* PSBEND */
+		0x02, 0x00,					/* bad opcode */
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x01,						/* TIP.PGD */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	handmade("bad_after_two_updates", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 4);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -670,6 +1132,23 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, unknown_opcode);
 	ATF_TP_ADD_TC(tp, bad_after_tnt);
 	ATF_TP_ADD_TC(tp, bad_after_trailing_event);
+	ATF_TP_ADD_TC(tp, cut_psb_after_tip);
+	ATF_TP_ADD_TC(tp, cyc_before_bad_after_event);
+	ATF_TP_ADD_TC(tp, pge_without_ip_trailing);
+	ATF_TP_ADD_TC(tp, bad_tip_after_enable);
+	ATF_TP_ADD_TC(tp, bad_event_after_tnt);
+	ATF_TP_ADD_TC(tp, end_in_event_after_enable);
+	ATF_TP_ADD_TC(tp, tnt_in_psb_after_enable);
+	ATF_TP_ADD_TC(tp, bad_cyc_after_tip);
+	ATF_TP_ADD_TC(tp, bad_after_pgd);
+	ATF_TP_ADD_TC(tp, bad_tnt64_after_tip);
+	ATF_TP_ADD_TC(tp, cut_tip_at_cond);
+	ATF_TP_ADD_TC(tp, tnt_before_tsx_fup);
+	ATF_TP_ADD_TC(tp, no_tsc_after_resync);
+	ATF_TP_ADD_TC(tp, bad_after_tnt_fup);
+	ATF_TP_ADD_TC(tp, psb_run);
+	ATF_TP_ADD_TC(tp, bad_in_first_event);
+	ATF_TP_ADD_TC(tp, bad_after_two_updates);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);

@@ -1,0 +1,140 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * fpt_one.h: one input of fpt's differential fuzzer, an Intel PT trace
+ * over the executable segments of a real program, through libipt's block
+ * decoder and through fpt (hwtr_test_fptboth.h), and their comparison.
+ * Shared by the libFuzzer target (fuzz_fpt.c) and the seed-corpus test
+ * (t_fpt_seeds.c), so that what the fuzzer checks is what the suite
+ * replays.
+ */
+
+#ifndef HWTR_FPT_ONE_H
+#define HWTR_FPT_ONE_H
+
+#include <elf.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <intel-pt.h>
+
+#include "hwtrace.h"
+#include "../lib/hwtr_test_fptboth.h"
+
+/* The program's bytes and its executable segments. */
+struct fpt_one_prog {
+	uint8_t		*elf;
+	size_t		len;
+	struct tf_img	im;
+};
+
+/*
+ * Read the ELF file @path into @p with its executable PT_LOAD segments.
+ * 0, or -1 with @err saying why.
+ */
+static inline int
+fpt_one_load(struct fpt_one_prog *p, const char *path, char *err,
+    size_t errlen)
+{
+	const Elf64_Ehdr *eh;
+	const Elf64_Phdr *ph;
+	size_t i;
+
+	memset(p, 0, sizeof(*p));
+	if ((p->elf = tf_slurp(path, &p->len)) == NULL || p->len == 0) {
+		snprintf(err, errlen, "%s: cannot read it", path);
+		return (-1);
+	}
+	eh = (const Elf64_Ehdr *)p->elf;
+	if (p->len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phoff > p->len || eh->e_phentsize < sizeof(*ph) ||
+	    (p->len - eh->e_phoff) / eh->e_phentsize < eh->e_phnum) {
+		snprintf(err, errlen, "%s: not a 64-bit ELF file", path);
+		return (-1);
+	}
+	for (i = 0; i < eh->e_phnum; i++) {
+		ph = (const Elf64_Phdr *)(p->elf + eh->e_phoff +
+		    i * eh->e_phentsize);
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+		    ph->p_offset <= p->len &&
+		    ph->p_filesz <= p->len - ph->p_offset)
+			(void)tf_img_add(&p->im, path, p->elf, ph->p_offset,
+			    ph->p_filesz, ph->p_vaddr);
+	}
+	if (p->im.n == 0) {
+		snprintf(err, errlen, "%s: no executable segment", path);
+		return (-1);
+	}
+	return (0);
+}
+
+static inline void
+fpt_one_free(struct fpt_one_prog *p)
+{
+	free(p->elf);
+	memset(p, 0, sizeof(*p));
+}
+
+/*
+ * Decode @data with both decoders over @p's code, as a Kaby Lake (6/158/10)
+ * with its errata, in ptxed's loop; with @dump each side's items go to
+ * stderr.  0 when fpt gives libipt's items (or a prefix of them and says
+ * unsupported), 1 when they differ (@msg says where), -1 when a decoder
+ * cannot be made (@msg says which).
+ */
+static inline int
+fpt_one_run(struct fpt_one_prog *p, const uint8_t *data, size_t size,
+    int dump, char *msg, size_t len)
+{
+	struct pt_config cfg;
+	struct fpt_config fc;
+	struct tf_items want, got;
+	const char *why;
+	char a[160];
+	size_t i;
+	int rc;
+
+	pt_config_init(&cfg);
+	cfg.cpu.vendor = pcv_intel;
+	cfg.cpu.family = 6;
+	cfg.cpu.model = 158;
+	cfg.cpu.stepping = 10;
+	pt_cpu_errata(&cfg.errata, &cfg.cpu);
+	memset(&fc, 0, sizeof(fc));
+	fc.read_code = tf_read_code;
+	fc.map = tf_map;
+	fc.ctx = &p->im;
+	fc.intel = 1;
+	fc.family = 6;
+	fc.model = 158;
+	fc.stepping = 10;
+	/*
+	 * Code that loops without trace gives blocks for ever, as many with
+	 * either decoder: 300,000 instructions (about a second under the
+	 * sanitizers) is where both stop.
+	 */
+	if (tf_run_both(data, size, &p->im, &cfg, &fc, 100000, 300000,
+	    &want, &got, &why) < 0) {
+		snprintf(msg, len, "%s failed", why);
+		return (-1);
+	}
+	for (i = 0; dump && (i < want.n || i < got.n); i++) {
+		tf_fmt(i < want.n ? &want.v[i] : NULL, a, sizeof(a));
+		fprintf(stderr, "%zu libipt %s\n", i, a);
+		tf_fmt(i < got.n ? &got.v[i] : NULL, a, sizeof(a));
+		fprintf(stderr, "%zu fpt    %s\n", i, a);
+	}
+	rc = tf_compare(&want, &got, msg, len);
+	tf_items_free(&want);
+	tf_items_free(&got);
+	return (rc);
+}
+
+#endif /* !HWTR_FPT_ONE_H */

@@ -1,0 +1,117 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * fpt's differential fuzzer's inputs through the check the fuzzer makes
+ * (fpt_one.h): libipt's block decoder and fpt over the calls fixture must
+ * give the same blocks and events, or fpt must say unsupported with
+ * libipt's items until then.  The inputs are the fuzzer's seeds (ixgen
+ * walks over the fixture, made here as tests/fuzz/fuzz-fpt.mk makes
+ * them) and the inputs on which it found fpt differing
+ * (tests/fuzz/corpus-fpt/reg-*; each also a hand-built case in
+ * tests/indexer/t_fpt.c, which does not depend on the fixture's layout).
+ */
+
+#include <sys/stat.h>
+
+#include <atf-c.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwtrace.h"
+#include "hwtr_test.h"
+#include "fpt_one.h"
+
+#define FPT_CORPUS	HWTR_TEST_SRC "/tests/fuzz/corpus-fpt"
+#define FPT_PROG	HWTR_TEST_PROGS "/calls"
+#define IXGEN		HWTR_TEST_BUILD "/bench/ixgen"
+
+static void
+load_prog(struct fpt_one_prog *p)
+{
+	struct stat st;
+	char err[512];
+
+	if (stat(FPT_PROG, &st) != 0)
+		atf_tc_skip("the calls fixture is not built: %s", FPT_PROG);
+	ATF_REQUIRE_MSG(fpt_one_load(p, FPT_PROG, err, sizeof(err)) == 0,
+	    "%s", err);
+}
+
+/* One input file through both decoders; 1 if it was there. */
+static int
+check_file(struct fpt_one_prog *p, const char *name, const char *path)
+{
+	uint8_t *buf;
+	size_t len;
+	char msg[512];
+	int rc;
+
+	buf = tf_slurp(path, &len);
+	ATF_REQUIRE_MSG(buf != NULL, "%s: cannot read it", path);
+	rc = fpt_one_run(p, buf, len, getenv("T_FPT_SEEDS_DUMP") != NULL,
+	    msg, sizeof(msg));
+	free(buf);
+	ATF_CHECK_MSG(rc == 0, "%s: expected fpt to give libipt's items, "
+	    "got %s: %s", name, rc < 0 ? "no run" : "a difference", msg);
+	return (1);
+}
+
+ATF_TC_WITHOUT_HEAD(found_inputs_agree);
+ATF_TC_BODY(found_inputs_agree, tc)
+{
+	struct fpt_one_prog p;
+	struct dirent *de;
+	char path[4096];
+	DIR *d;
+	int n = 0;
+
+	load_prog(&p);
+	d = opendir(FPT_CORPUS);
+	ATF_REQUIRE_MSG(d != NULL, "cannot open %s", FPT_CORPUS);
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", FPT_CORPUS, de->d_name);
+		n += check_file(&p, de->d_name, path);
+	}
+	closedir(d);
+	fpt_one_free(&p);
+	ATF_REQUIRE_MSG(n >= 5, "expected the 5 found inputs in %s, got %d",
+	    FPT_CORPUS, n);
+}
+
+ATF_TC_WITHOUT_HEAD(seed_walks_agree);
+ATF_TC_BODY(seed_walks_agree, tc)
+{
+	struct fpt_one_prog p;
+	struct stat st;
+	char cmd[2048], name[64];
+	int s;
+
+	load_prog(&p);
+	if (stat(IXGEN, &st) != 0)
+		atf_tc_skip("ixgen is not built: %s", IXGEN);
+	for (s = 1; s <= 4; s++) {
+		snprintf(cmd, sizeof(cmd), "%s -n 3000 -t 1 -s %d -p walk%d "
+		    "%s walk%d.hwtrace", IXGEN, s, s, FPT_PROG, s);
+		ATF_REQUIRE_MSG(system(cmd) == 0, "ixgen failed: %s", cmd);
+		snprintf(name, sizeof(name), "walk%d.0", s);
+		ATF_REQUIRE_MSG(stat(name, &st) == 0 && st.st_size > 0,
+		    "ixgen wrote no trace %s", name);
+		check_file(&p, name, name);
+	}
+	fpt_one_free(&p);
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, found_inputs_agree);
+	ATF_TP_ADD_TC(tp, seed_walks_agree);
+	return (atf_no_error());
+}
