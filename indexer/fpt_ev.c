@@ -173,6 +173,36 @@ fpti_fetch_event(struct fpt *d)
 	}
 }
 
+/* The reader's state a dry run changes, to put it back after. */
+struct ahead_mark {
+	const uint8_t	*pos, *pk_pos;
+	struct fpt_pkt	pk;
+	uint64_t	tsc, nmnt;
+	int		has_tsc;
+};
+
+static void
+mark_save(const struct fpt *d, struct ahead_mark *m)
+{
+	m->pos = d->pos;
+	m->pk_pos = d->pk_pos;
+	m->pk = d->pk;
+	m->tsc = d->tsc;
+	m->nmnt = d->nmnt;
+	m->has_tsc = d->has_tsc;
+}
+
+static void
+mark_back(struct fpt *d, const struct ahead_mark *m)
+{
+	d->pos = m->pos;
+	d->pk_pos = m->pk_pos;
+	d->pk = m->pk;
+	d->tsc = m->tsc;
+	d->nmnt = m->nmnt;
+	d->has_tsc = m->has_tsc;
+}
+
 /*
  * libipt's query reads ahead after the packet that completes an event
  * (when the block decoder fetches it, before the flow goes to the
@@ -186,26 +216,21 @@ fpti_fetch_event(struct fpt *d)
 int
 fpti_check_ahead(struct fpt *d)
 {
-	const uint8_t *pos = d->pos, *pk_pos = d->pk_pos;
-	struct fpt_pkt pkt, pk = d->pk;
-	uint64_t tsc = d->tsc, nmnt = d->nmnt;
-	int has_tsc = d->has_tsc, rc;
+	struct ahead_mark m;
+	struct fpt_pkt pkt;
+	int rc;
 
 	/* The common case: a TNT-8 or a TIP next, nothing to read. */
 	if (d->pos < d->cfg.end && (fpti_is_tnt8(*d->pos) ||
 	    (*d->pos & 0x1f) == 0x0d))
 		return (0);
+	mark_save(d, &m);
 	if ((rc = fpti_read_ahead(d)) == 0 && fpti_peek(d, &pkt) > 0 &&
 	    pkt.kind == FPT_PKT_PSB)
 		rc = psb_plus_ok(d, d->pos + pkt.size);
 	if (rc < 0 && rc != -HWTR_E_TRUNCATED)
 		return (rc);
-	d->pos = pos;
-	d->pk_pos = pk_pos;
-	d->pk = pk;
-	d->tsc = tsc;
-	d->has_tsc = has_tsc;
-	d->nmnt = nmnt;
+	mark_back(d, &m);
 	return (0);
 }
 
@@ -1033,15 +1058,15 @@ fpti_cut_query(const struct fpt *d, int cond)
 int
 fpti_trail_error(struct fpt *d)
 {
-	const uint8_t *pos = d->pos, *pk_pos = d->pk_pos;
 	const char *unsup = d->unsup;
-	struct fpt_pkt pkt, pk = d->pk;
-	uint64_t tsc = d->tsc, nmnt = d->nmnt;
-	int has_tsc = d->has_tsc, tip = 0, fup = 0, rc, done = 0, step, cls;
+	struct ahead_mark m;
+	struct fpt_pkt pkt;
+	int tip = 0, fup = 0, rc, done = 0, step, cls;
 	int begun = 0;
 
 	if (d->ntnt > 0 || d->async || d->post)
 		return (0);
+	mark_save(d, &m);
 	for (;;) {
 		if ((rc = fpti_read_ahead(d)) == 0)
 			rc = fpti_peek(d, &pkt);
@@ -1096,12 +1121,7 @@ fpti_trail_error(struct fpt *d)
 	d->unsup = unsup;
 	return (rc);
 restore:
-	d->pos = pos;
-	d->pk_pos = pk_pos;
-	d->pk = pk;
-	d->tsc = tsc;
-	d->has_tsc = has_tsc;
-	d->nmnt = nmnt;
+	mark_back(d, &m);
 	d->unsup = unsup;
 	return (0);
 }

@@ -683,6 +683,40 @@ reaper(void *arg)
 	return (NULL);
 }
 
+/*
+ * -p PID: run PROG "done" as a process of the test's own (its status in
+ * @a once it exits, it exits 3), capture it attached into @out and
+ * require that the capture succeeded.  @external: the simulated kernel
+ * takes it as a process the source did not launch (ptrace stops).
+ */
+static void
+capture_attached(struct fakehwt *fk, struct hwtr_src_config *cfg,
+    const char *out, struct run *r, struct attached *a, int external)
+{
+	pthread_t t;
+	int i;
+
+	a->status = -1;
+	ATF_REQUIRE((a->pid = fork()) >= 0);
+	if (a->pid == 0) {
+		execl(PROG, PROG, "done", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 2000 && !fk_execd(a->pid, PROG); i++)
+		usleep(2000);
+	ATF_REQUIRE_MSG(fk_execd(a->pid, PROG), "%s never ran", PROG);
+	ATF_REQUIRE(pthread_create(&t, NULL, reaper, a) == 0);
+	if (external)
+		fk->external = a->pid;
+	cfg->pid = a->pid;
+	capture(fk, cfg, out, r);
+	pthread_join(t, NULL);
+	ATF_REQUIRE_MSG(r->rc == 0, "capture failed (%d): %s; kernel log: %s",
+	    r->rc, r->err, fk->log);
+	ATF_REQUIRE_MSG(WIFEXITED(a->status) && WEXITSTATUS(a->status) == 3,
+	    "the attached process did not exit 3 (status %#x)", a->status);
+}
+
 ATF_TC(attach_pid);
 ATF_TC_HEAD(attach_pid, tc)
 {
@@ -698,29 +732,11 @@ ATF_TC_BODY(attach_pid, tc)
 	struct prog p;
 	struct run r;
 	struct attached a;
-	pthread_t t;
 	char want[64];
-	int i;
 
 	case_start(&p, &fk, 3, &cfg, 16384);
 	fk.pace = 1;
-	a.status = -1;
-	ATF_REQUIRE((a.pid = fork()) >= 0);
-	if (a.pid == 0) {
-		execl(PROG, PROG, "done", (char *)NULL);
-		_exit(127);
-	}
-	for (i = 0; i < 2000 && !fk_execd(a.pid, PROG); i++)
-		usleep(2000);
-	ATF_REQUIRE_MSG(fk_execd(a.pid, PROG), "%s never ran", PROG);
-	ATF_REQUIRE(pthread_create(&t, NULL, reaper, &a) == 0);
-	cfg.pid = a.pid;
-	capture(&fk, &cfg, "a.hwtrace", &r);
-	pthread_join(t, NULL);
-	ATF_REQUIRE_MSG(r.rc == 0, "capture failed (%d): %s; kernel log: %s",
-	    r.rc, r.err, fk.log);
-	ATF_REQUIRE_MSG(WIFEXITED(a.status) && WEXITSTATUS(a.status) == 3,
-	    "the attached process did not exit 3 (status %#x)", a.status);
+	capture_attached(&fk, &cfg, "a.hwtrace", &r, &a, 0);
 	snprintf(want, sizeof(want), "alloc bufsize=16384 mode=1 pid=%d ",
 	    (int)a.pid);
 	ATF_REQUIRE_MSG(strstr(fk.log, want), "no thread mode context for "
@@ -1238,31 +1254,12 @@ ATF_TC_BODY(trigger_attach_pid, tc)
 	struct prog p;
 	struct run r;
 	struct attached a;
-	pthread_t t;
 	char want[128];
 	uint64_t lost;
 	long insns;
-	int i;
 
 	trig_start(&p, &fk, &cfg);
-	a.status = -1;
-	ATF_REQUIRE((a.pid = fork()) >= 0);
-	if (a.pid == 0) {
-		execl(PROG, PROG, "done", (char *)NULL);
-		_exit(127);
-	}
-	for (i = 0; i < 2000 && !fk_execd(a.pid, PROG); i++)
-		usleep(2000);
-	ATF_REQUIRE_MSG(fk_execd(a.pid, PROG), "%s never ran", PROG);
-	ATF_REQUIRE(pthread_create(&t, NULL, reaper, &a) == 0);
-	fk.external = a.pid;
-	cfg.pid = a.pid;
-	capture(&fk, &cfg, "q.hwtrace", &r);
-	pthread_join(t, NULL);
-	ATF_REQUIRE_MSG(r.rc == 0, "capture failed (%d): %s; kernel log: %s",
-	    r.rc, r.err, fk.log);
-	ATF_REQUIRE_MSG(WIFEXITED(a.status) && WEXITSTATUS(a.status) == 3,
-	    "the attached process did not exit 3 (status %#x)", a.status);
+	capture_attached(&fk, &cfg, "q.hwtrace", &r, &a, 1);
 	snprintf(want, sizeof(want), "attach | dbregs dr0=%#jx dr7=0x1 | ",
 	    (uintmax_t)p.to);
 	ATF_REQUIRE_MSG(strstr(fk.log, want) != NULL && strstr(fk.log,
