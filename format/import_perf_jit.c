@@ -86,6 +86,8 @@ struct hwtr_perf_jit {
 static int jitted_pid(const char *, uint32_t *);
 static int anon_code(const char *);
 static const char *base_name(const char *);
+static void beside(const struct hwtr_perf_data *, const char *, char *,
+    size_t);
 
 /*
  * Regions of @dm's code loads (and moves, which jitmap.c makes a new
@@ -166,7 +168,6 @@ read_dump(struct hwtr_perf_jit *j, const struct hwtr_import_opts *o,
 	struct hwtr_perf_data *pd = j->pd;
 	struct pj_dump *dm;
 	char cand[3][4400], ebuf[256];
-	const char *slash;
 	size_t i, n = 0, big;
 	int rc;
 
@@ -181,10 +182,7 @@ read_dump(struct hwtr_perf_jit *j, const struct hwtr_import_opts *o,
 		    recorded);
 	if (recorded[0] == '/')
 		snprintf(cand[n++], sizeof(cand[0]), "%s", recorded);
-	slash = strrchr(pd->path, '/');
-	snprintf(cand[n++], sizeof(cand[0]), "%.*s%s",
-	    slash != NULL ? (int)(slash - pd->path + 1) : 0, pd->path,
-	    base_name(recorded));
+	beside(pd, base_name(recorded), cand[n++], sizeof(cand[0]));
 	if (hwtr_grow(&j->d, &j->dcap, j->nd + 1, sizeof(*j->d)) < 0)
 		return (pj_err(pd, -HWTR_E_NOMEM, "out of memory"));
 	dm = &j->d[j->nd];
@@ -239,7 +237,7 @@ read_map(struct hwtr_perf_jit *j, const struct hwtr_import_opts *o,
 	struct hwtr_jit_list l;
 	struct pj_map *m;
 	char cand[3][4400], ebuf[256];
-	const char *slash;
+	char name[32];
 	size_t i, n = 0;
 	int rc;
 
@@ -254,9 +252,8 @@ read_map(struct hwtr_perf_jit *j, const struct hwtr_import_opts *o,
 	if (o->symfs != NULL)
 		snprintf(cand[n++], sizeof(cand[0]), "%s/tmp/perf-%" PRIu32
 		    ".map", o->symfs, pid);
-	slash = strrchr(pd->path, '/');
-	snprintf(cand[n++], sizeof(cand[0]), "%.*sperf-%" PRIu32 ".map",
-	    slash != NULL ? (int)(slash - pd->path + 1) : 0, pd->path, pid);
+	snprintf(name, sizeof(name), "perf-%" PRIu32 ".map", pid);
+	beside(pd, name, cand[n++], sizeof(cand[0]));
 	snprintf(cand[n++], sizeof(cand[0]), "/tmp/perf-%" PRIu32 ".map", pid);
 	for (i = 0; i < n; i++)
 		if (hwtr_read_file(cand[i], HWTR_AR_MEM_MAX, &m->buf, &m->len,
@@ -545,4 +542,15 @@ anon_code(const char *path)
 {
 	return (strcmp(path, "//anon") == 0 || strncmp(path, "[anon", 5) == 0 ||
 	    strncmp(path, "/memfd:", 7) == 0);
+}
+
+/* @name in the directory of the perf.data file, into @buf. */
+static void
+beside(const struct hwtr_perf_data *pd, const char *name, char *buf,
+    size_t len)
+{
+	const char *slash = strrchr(pd->path, '/');
+
+	snprintf(buf, len, "%.*s%s", slash != NULL ?
+	    (int)(slash - pd->path + 1) : 0, pd->path, name);
 }
