@@ -20,6 +20,10 @@
 #include "hwtrace.h"
 #include "fpt_int.h"
 
+/* Why a segment with timing packets goes to libipt. */
+#define TIMING_UNSUPPORTED \
+	"MTC, CYC or TMA timing (not yet estimated as libipt does)"
+
 static int	fup_consumed(const struct fpt *);
 static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
 static int	pge_follows(struct fpt *);
@@ -769,8 +773,7 @@ fpti_read_ahead(struct fpt *d)
 		case FPT_PKT_MTC:
 		case FPT_PKT_CYC:
 		case FPT_PKT_TMA:
-			return (fpti_unsupported(d, "MTC, CYC or TMA timing "
-			    "(not yet estimated as libipt does)"));
+			return (fpti_unsupported(d, TIMING_UNSUPPORTED));
 		case FPT_PKT_FUP:
 			return (d->nfupq == 0 ? fup_ahead(d, &pkt) : 0);
 		default:
@@ -808,8 +811,7 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 		case FPT_PKT_MTC:
 		case FPT_PKT_CYC:
 		case FPT_PKT_TMA:
-			return (fpti_unsupported(d, "MTC, CYC or TMA timing "
-			    "(not yet estimated as libipt does)"));
+			return (fpti_unsupported(d, TIMING_UNSUPPORTED));
 		case FPT_PKT_PSB:
 			rc = psb_plus_ok(d, p + next.size);
 			return (rc == -HWTR_E_TRUNCATED ? 0 : rc);
