@@ -1072,6 +1072,25 @@ trig_expect(const struct fakehwt *fk, const struct prog *p, uint64_t bufsize,
 	}
 }
 
+/*
+ * A ring of 8192 bytes with --trigger: the archive @out records the
+ * bytes no snapshot kept as lost and decodes to the instructions of the
+ * spans the snapshots hold (trig_expect()).
+ */
+static void
+trig_decodes(const struct fakehwt *fk, const struct prog *p,
+    const struct run *r, const char *out)
+{
+	uint64_t lost;
+	long want;
+
+	trig_expect(fk, p, 8192, &want, &lost);
+	ATF_REQUIRE_MSG(r->end.lost_bytes == lost, "expected %ju bytes lost, "
+	    "the archive says %ju", (uintmax_t)lost,
+	    (uintmax_t)r->end.lost_bytes);
+	require_insns(out, want, fk);
+}
+
 /* A trigger case: ring mode, 8 KiB, 24 spans of 1000 PADs each. */
 static void
 trig_start(struct prog *p, struct fakehwt *fk, struct hwtr_src_config *cfg)
@@ -1202,8 +1221,7 @@ ATF_TC_BODY(trigger_pie, tc)
 	struct fakehwt fk;
 	struct prog p;
 	struct run r;
-	uint64_t lost, code, end;
-	long want;
+	uint64_t code, end;
 
 	if (access(PROGPIE, X_OK) != 0)
 		atf_tc_skip("fixture %s not built", PROGPIE);
@@ -1232,11 +1250,7 @@ ATF_TC_BODY(trigger_pie, tc)
 	capture(&fk, &cfg, "i.hwtrace", &r);
 	require_ok(&r, &fk);
 	require_hits(&fk, 3, base + end);
-	trig_expect(&fk, &p, 8192, &want, &lost);
-	ATF_REQUIRE_MSG(r.end.lost_bytes == lost, "expected %ju bytes lost, "
-	    "the archive says %ju", (uintmax_t)lost,
-	    (uintmax_t)r.end.lost_bytes);
-	require_insns("i.hwtrace", want, &fk);
+	trig_decodes(&fk, &p, &r, "i.hwtrace");
 }
 
 ATF_TC(trigger_attach_pid);
@@ -1255,8 +1269,6 @@ ATF_TC_BODY(trigger_attach_pid, tc)
 	struct run r;
 	struct attached a;
 	char want[128];
-	uint64_t lost;
-	long insns;
 
 	trig_start(&p, &fk, &cfg);
 	capture_attached(&fk, &cfg, "q.hwtrace", &r, &a, 1);
@@ -1268,11 +1280,7 @@ ATF_TC_BODY(trigger_attach_pid, tc)
 	ATF_REQUIRE_MSG(fk.nhits == 3 && fk.hit_read[0] && fk.hit_read[1] &&
 	    fk.hit_read[2], "expected 3 hits read at their stops, got %d: %s",
 	    fk.nhits, fk.log);
-	trig_expect(&fk, &p, 8192, &insns, &lost);
-	ATF_REQUIRE_MSG(r.end.lost_bytes == lost, "expected %ju bytes lost, "
-	    "the archive says %ju", (uintmax_t)lost,
-	    (uintmax_t)r.end.lost_bytes);
-	require_insns("q.hwtrace", insns, &fk);
+	trig_decodes(&fk, &p, &r, "q.hwtrace");
 }
 
 ATF_TC(trigger_cpu_mode);
@@ -1290,8 +1298,6 @@ ATF_TC_BODY(trigger_cpu_mode, tc)
 	struct fakehwt fk;
 	struct prog p;
 	struct run r;
-	uint64_t lost;
-	long want;
 
 	trig_start(&p, &fk, &cfg);
 	fk.cpu_exec_wait = 1;
@@ -1301,11 +1307,7 @@ ATF_TC_BODY(trigger_cpu_mode, tc)
 	ATF_REQUIRE_MSG(strstr(fk.log, "mode=2 pid=0") != NULL, "no CPU mode "
 	    "context: %s", fk.log);
 	require_hits(&fk, 3, p.to);
-	trig_expect(&fk, &p, 8192, &want, &lost);
-	ATF_REQUIRE_MSG(r.end.lost_bytes == lost, "expected %ju bytes lost, "
-	    "the archive says %ju", (uintmax_t)lost,
-	    (uintmax_t)r.end.lost_bytes);
-	require_insns("m.hwtrace", want, &fk);
+	trig_decodes(&fk, &p, &r, "m.hwtrace");
 }
 
 ATF_TC(trigger_ptrace_refused);
