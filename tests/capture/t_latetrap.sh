@@ -143,7 +143,7 @@ probe_recorded_body() {
 	"$HWTRACE" info --json a.hwtrace >info.json ||
 		atf_fail "info --json failed"
 	grep -q '"notes":\["step: single-step trap probe: late after cpuid' info.json ||
-		atf_fail "info's JSON has no notes: $(head -c 400 info.json)"
+		atf_fail "info's JSON has no notes: $(oneline info.json 400)"
 }
 
 atf_test_case unresolved_is_a_gap

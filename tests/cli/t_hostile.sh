@@ -26,7 +26,7 @@ plant_secret()
 no_secret()
 {
 	! grep -q H0stileSecretHash "$1" ||
-	    atf_fail "$2 shows the secret file's text: $(head -c 600 "$1")"
+	    atf_fail "$2 shows the secret file's text: $(oneline "$1" 600)"
 }
 
 # refuse_import WHAT EXPECTED ARGS...: the import fails with status 1
@@ -39,9 +39,9 @@ refuse_import()
 	rm -f o.hwtrace
 	timeout 20 "$HWTRACE" import "$@" -o o.hwtrace >out 2>err
 	got=$?
-	[ "$got" = 1 ] || atf_fail "$what: expected exit status 1, got $got; stderr: $(head -c 800 err)"
+	[ "$got" = 1 ] || atf_fail "$what: expected exit status 1, got $got; stderr: $(oneline err 800)"
 	grep -qF -- "$want" err ||
-	    atf_fail "$what: expected '$want' in the message, got: $(head -c 800 err)"
+	    atf_fail "$what: expected '$want' in the message, got: $(oneline err 800)"
 	no_secret err "$what"
 	[ ! -e o.hwtrace ] || atf_fail "$what: o.hwtrace was written"
 }
@@ -261,7 +261,7 @@ outputs_into_fifos_body()
 	"$HWTRACE" query a.hwtrace export --folded - > folded 2>err ||
 	    atf_fail "export --folded - failed: $(cat err)"
 	grep -q '^[^ ]* [0-9][0-9]*$' folded ||
-	    atf_fail "export --folded - printed no folded line: $(head -c 300 folded)"
+	    atf_fail "export --folded - printed no folded line: $(oneline folded 300)"
 	[ ! -e ./- ] || atf_fail "export --folded - created a file named '-'"
 	# A FIFO nobody reads: SIGTERM still stops the writer at once.
 	mkfifo q
@@ -284,9 +284,9 @@ refuse_fifo()
 	shift
 	timeout -s KILL 10 "$HWTRACE" "$@" >out 2>err
 	got=$?
-	[ "$got" = 1 ] || atf_fail "$what on a FIFO: expected exit status 1 at once, got $got (137: still blocked after 10 s); stderr: $(head -c 500 err)"
+	[ "$got" = 1 ] || atf_fail "$what on a FIFO: expected exit status 1 at once, got $got (137: still blocked after 10 s); stderr: $(oneline err 500)"
 	grep -q "not a regular file" err ||
-	    atf_fail "$what on a FIFO: expected 'not a regular file', got: $(head -c 500 err)"
+	    atf_fail "$what on a FIFO: expected 'not a regular file', got: $(oneline err 500)"
 }
 
 atf_test_case fifo_operands_refused

@@ -101,7 +101,7 @@ so_text()
 	    grep 'PERF_RECORD_MMAP2.*/jitted-[0-9]*-[0-9]*\.so$' >mmaps ||
 	    atf_fail "perf script lists no MMAP2 record of a jitted .so in pj.data"
 	awk '{ print $NF }' mmaps | xargs readelf -S -W >sections 2>&1 ||
-	    atf_fail "readelf -S failed on the jitted .so files: $(head -c 500 sections)"
+	    atf_fail "readelf -S failed on the jitted .so files: $(oneline sections 500)"
 	python3 - <<'EOF' || atf_fail "could not read perf script's MMAP2 lines or readelf's sections"
 import hashlib, re
 text, cur = {}, None

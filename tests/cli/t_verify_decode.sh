@@ -60,7 +60,7 @@ capture()
 	shift
 	"$HWTRACE" capture --source valgrind --force -o "$a" "$@" -- ./prog \
 	    > capture.out 2> capture.err ||
-	    atf_fail "capture $a failed: $(head -c 600 capture.err)"
+	    atf_fail "capture $a failed: $(oneline capture.err 600)"
 }
 
 atf_test_case debug_left_out_named

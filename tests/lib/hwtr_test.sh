@@ -14,11 +14,12 @@
 
 # --- messages ---------------------------------------------------------
 
-# oneline FILE: FILE's lines joined by '|', at most 3000 bytes, for a
-# one-line failure message.
+# oneline FILE [N]: FILE's lines joined by '|', at most N bytes (3000),
+# for a failure message: atf-sh takes one line, and kyua reports a
+# multi-line reason as a broken test instead of the failure it is.
 oneline()
 {
-	tr '\n' '|' <"$1" | head -c 3000
+	tr '\n' '|' <"$1" | head -c "${2:-3000}"
 }
 
 # --- exit status and output -------------------------------------------
@@ -32,7 +33,7 @@ run_status()
 	"$@" >out 2>err
 	got=$?
 	if [ "$got" -ne "$want" ]; then
-		atf_fail "'$*': expected exit status $want, got $got; stdout: $(head -c 2000 out); stderr: $(head -c 2000 err)"
+		atf_fail "'$*': expected exit status $want, got $got; stdout: $(oneline out 2000); stderr: $(oneline err 2000)"
 	fi
 }
 
@@ -40,7 +41,7 @@ run_status()
 expect_line()
 {
 	if ! grep -qxF -- "$2" "$1"; then
-		atf_fail "expected the line '$2' in $1; got: $(head -c 3000 "$1")"
+		atf_fail "expected the line '$2' in $1; got: $(oneline "$1")"
 	fi
 }
 
@@ -65,7 +66,7 @@ expect_first()
 {
 	first=$(head -n 1 "$1")
 	if [ "$first" != "$2" ]; then
-		atf_fail "expected first line '$2' in $1, got '$first'; all: $(head -c 2000 "$1")"
+		atf_fail "expected first line '$2' in $1, got '$first'; all: $(oneline "$1" 2000)"
 	fi
 }
 

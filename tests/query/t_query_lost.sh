@@ -64,7 +64,7 @@ capture()
 	shift
 	"$HWTRACE" capture --source valgrind --force -o "$a" "$@" \
 	    > capture.out 2> capture.err ||
-	    atf_fail "capture $a failed: $(head -c 600 capture.err)"
+	    atf_fail "capture $a failed: $(oneline capture.err 600)"
 }
 
 # fcount ARCHIVE: f's invocations (func, CSV rows).
@@ -192,7 +192,7 @@ truncated_archive_lost_end_body()
 	nf=$(grep -c '"call": [0-9]' bt.json)
 	nb=$(grep -c '"gaps": 1, "before_gap": true}' bt.json)
 	[ "$nf" -gt 0 ] && [ "$nb" -eq "$nf" ] ||
-	    atf_fail "bt json: expected all $nf frames with before_gap, got $nb: $(head -c 400 bt.json)"
+	    atf_fail "bt json: expected all $nf frames with before_gap, got $nb: $(oneline bt.json 400)"
 	"$HWTRACE" query cut.hwtrace last -n 3 > l.out
 	has_note l.out "may not .* be the last"
 	# The whole archive says nothing.

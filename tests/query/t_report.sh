@@ -182,7 +182,7 @@ report_flame_matches_callgrind_body()
 	cg_work=$(awk '$0 ~ /:work(\.[a-z]+\.[0-9]+)* \[/ { gsub(",", "", $1); print $1; exit }' cg.txt)
 	cg_total=$(awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }' cg.txt)
 	[ -n "$cg_work" ] && [ -n "$cg_total" ] ||
-	    atf_fail "no inclusive count of work in callgrind's profile: $(head -c 2000 cg.txt)"
+	    atf_fail "no inclusive count of work in callgrind's profile: $(oneline cg.txt 2000)"
 	# The drawn frames: <g ... width="W" name="NAME" class="frame"> and
 	# the root's <title>all threads: N instructions ...</title>.
 	python3 - > flame.txt <<'EOF' || atf_fail "cannot read the flame graph: $(cat flame.txt)"
