@@ -45,6 +45,11 @@ if [ ! -s "$input" ]; then
 fi
 [ "$(stat -c %s "$input")" -eq 8388608 ] ||
     skip "could not make 8 MiB of input from /usr/bin"
+"$HWTRACE" capture --force --source valgrind -o "$BENCH_DIR/probe.hwtrace" \
+    -- /bin/true > /dev/null 2> "$BENCH_DIR/probe.err" ||
+    skip "hwtrace capture --source valgrind does not run here:" \
+    "$(head -3 "$BENCH_DIR/probe.err")"
+rm -f "$BENCH_DIR/probe.hwtrace"
 ar="$BENCH_DIR/gzip8m.hwtrace"
 j1="$BENCH_DIR/j1.db"
 j2="$BENCH_DIR/j2.db"
