@@ -233,3 +233,5 @@ echo "  top 10, callgrind (Ir) | hot (instructions):" >&2
 paste "$BENCH_DIR/cg.top" "$BENCH_DIR/hot.top" | sed 's/^/    /' >&2
 result "hot's top 10 functions in callgrind_annotate's top 10, gzip -6 8 MiB" \
     functions "$both" "callgrind_annotate top 10 by Ir" 10 higher -
+# The databases (about 160 MB each) and the profile are not kept.
+rm -f "$j1" "$j2" "$BENCH_DIR/cg.prof"
