@@ -38,9 +38,6 @@ const char *const hwtr_cs_entry_kinds[] = { "call", "start", "return",
     "signal", "tail", NULL };
 const char *const hwtr_cs_exit_kinds[] = { "return", "unwind", "end", "tail",
     NULL };
-/* How many of each (the lists above less their NULL). */
-#define CS_NENTRY_KINDS	5
-#define CS_NEXIT_KINDS	4
 _Static_assert(sizeof(hwtr_cs_entry_kinds) / sizeof(hwtr_cs_entry_kinds[0]) ==
     CS_NENTRY_KINDS + 1, "CS_NENTRY_KINDS");
 _Static_assert(sizeof(hwtr_cs_exit_kinds) / sizeof(hwtr_cs_exit_kinds[0]) ==

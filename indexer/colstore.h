@@ -76,6 +76,9 @@ struct hwtr_cs_row {
 
 extern const char *const hwtr_cs_entry_kinds[];	/* NULL-terminated */
 extern const char *const hwtr_cs_exit_kinds[];
+/* How many of each (the lists above less their NULL). */
+#define CS_NENTRY_KINDS	5
+#define CS_NEXIT_KINDS	4
 
 /* Index of @name in @kinds (NULL-terminated), or -1. */
 int hwtr_cs_kind(const char *const *kinds, const char *name);

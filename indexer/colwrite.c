@@ -56,6 +56,7 @@ struct hwtr_cs_writer {
 	int64_t		thread, base;
 	int		in_thread;
 	struct cs_pend	pend[CS_WINDOW];
+	struct cs_pend	*hint;		/* where the last row went, or NULL */
 	uint8_t		*written;	/* bitmap by page number */
 	size_t		cwritten;
 	struct hwtr_cs_row *late;
@@ -449,7 +450,13 @@ hwtr_cs_writer_put(struct hwtr_cs_writer *w, const struct hwtr_cs_row *r)
 		w->late[w->nlate++] = *r;
 		return (w->nlate == CS_LATE_MAX ? cs_flush_late(w) : 0);
 	}
-	for (i = 0; i < CS_WINDOW; i++) {
+	/*
+	 * Most rows go to the page the row before went to: try it before
+	 * searching the window (the search was half of this function).
+	 */
+	if (w->hint != NULL && w->hint->pno == pno)
+		pe = w->hint;
+	for (i = 0; pe == NULL && i < CS_WINDOW; i++) {
 		if (w->pend[i].pno == pno) {
 			pe = &w->pend[i];
 			break;
@@ -485,6 +492,7 @@ hwtr_cs_writer_put(struct hwtr_cs_writer *w, const struct hwtr_cs_row *r)
 		    (long long)r->v[CS_ID]));
 	pe->rows[i] = *r;
 	pe->have[i] = 1;
+	w->hint = pe;
 	if (++pe->n == HWTR_CS_PAGE)
 		return (cs_flush_pend(w, pe));
 	return (0);

@@ -318,6 +318,34 @@ unknown_per_image_body()
 	cmp -s want got || atf_fail "hot's [unknown] rows '$(cat got | tr '\n' ';')', the blocks say '$(cat want | tr '\n' ';')'"
 }
 
+atf_test_case symbol_copy_callers
+symbol_copy_callers_head() { atf_set descr "the caller every call has in the symbol copy (what func shows) is its parent's row, also for calls made while their parent was a PLT stub's frame that the lazy binding resolver later turned into the function it called (_dl_fixup returns before its caller's function is known): the copy must take the parent's final values"; }
+symbol_copy_callers_body()
+{
+	require_tools sqlite3
+	vgcapture plt plt.hwtrace
+	"$HWTRACE" index -q -o plt.db plt.hwtrace || atf_fail "index failed"
+	sq() { sqlite3 -batch -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" plt.db "$1"; }
+	# The case is there: _dl_fixup called from a frame that became the
+	# function its stub leads to (getenv), not the stub nor the resolver.
+	n=$(sq "SELECT count(*) FROM calls c JOIN symbols s ON s.id = c.symbol JOIN calls p ON p.id = c.parent JOIN symbols ps ON ps.id = p.symbol WHERE s.name = '_dl_fixup' AND ps.name = 'getenv'")
+	[ "${n:-0}" -ge 1 ] ||
+	    atf_fail "expected a call of _dl_fixup under getenv's frame, got ${n:-none}: $(sq "SELECT ps.name, count(*) FROM calls c JOIN symbols s ON s.id = c.symbol LEFT JOIN calls p ON p.id = c.parent LEFT JOIN symbols ps ON ps.id = p.symbol WHERE s.name = '_dl_fixup' GROUP BY 1" | tr '\n' ';')"
+	# Each function's calls through its copy (index 2), every one.
+	plan=$(sq "EXPLAIN QUERY PLAN SELECT c.id FROM symbols s CROSS JOIN calls c ON c.symbol = s.id" | tr "\n" " ")
+	case $plan in
+	*"VIRTUAL TABLE INDEX 2:"*) ;;
+	*) atf_fail "expected the calls of each symbol from the symbol copy (INDEX 2), got: $plan" ;;
+	esac
+	all=$(sq "SELECT count(*) FROM calls WHERE symbol IS NOT NULL")
+	n=$(sq "SELECT count(*) FROM symbols s CROSS JOIN calls c ON c.symbol = s.id")
+	[ "$n" = "$all" ] ||
+	    atf_fail "expected the copy to hold the $all calls that have a symbol, it has $n"
+	bad=$(sq "SELECT count(*) FROM symbols s CROSS JOIN calls c ON c.symbol = s.id LEFT JOIN calls p ON p.id = c.parent WHERE c.caller_symbol IS NOT p.symbol OR c.caller_ip IS NOT p.func_ip")
+	[ "$bad" = 0 ] ||
+	    atf_fail "expected every caller of the copy to be its parent's symbol and func_ip; $bad of $all differ: $(sq "SELECT s.name, c.id, c.caller_symbol, p.symbol, c.caller_ip, p.func_ip FROM symbols s CROSS JOIN calls c ON c.symbol = s.id LEFT JOIN calls p ON p.id = c.parent WHERE c.caller_symbol IS NOT p.symbol OR c.caller_ip IS NOT p.func_ip LIMIT 3" | tr '\n' ';')"
+}
+
 atf_test_case calls_counted_by_construction
 calls_counted_by_construction_head() { atf_set descr "the calls virtual table, read by plain sqlite3 with the extension, has the 30000 calls of mid and 60000 of leaf manycalls makes by construction, with their callers, in at most 16 bytes a call (indexes included); func and a thread's range agree, and func's rows are those of a scan of calls"; atf_set require.progs "sqlite3"; }
 calls_counted_by_construction_body()
@@ -376,4 +404,5 @@ atf_init_test_cases()
 	atf_add_test_case cancellation_closes_frames
 	atf_add_test_case exec_starts_a_root
 	atf_add_test_case names_demangled
+	atf_add_test_case symbol_copy_callers
 }

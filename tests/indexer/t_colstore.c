@@ -29,6 +29,7 @@
 #include "hwtr_ix_sqlite.h"
 #include "../../indexer/schema.sql.h"
 #include "../../indexer/colstore.h"
+#include "../../indexer/hwtr_ix.h"
 
 #define MAXCALLS	60000
 
@@ -655,6 +656,33 @@ ATF_TC_BODY(exec_chunks_pack, tc)
 	ATF_REQUIRE(raw == NULL);
 }
 
+/*
+ * calls_write.c stores the stitcher's kind numbers as they are: the two
+ * lists must name the same kinds in the same order.
+ */
+ATF_TC_WITHOUT_HEAD(call_kinds_agree);
+ATF_TC_BODY(call_kinds_agree, tc)
+{
+	int i;
+
+	for (i = 0; i < CS_NENTRY_KINDS; i++)
+		ATF_REQUIRE_MSG(hwtr_cs_entry_kinds[i] != NULL &&
+		    strcmp(hwtr_cs_entry_kinds[i], ix_call_entry_kinds[i]) == 0,
+		    "entry kind %d: stitcher says '%s', column store '%s'", i,
+		    ix_call_entry_kinds[i], hwtr_cs_entry_kinds[i] ?
+		    hwtr_cs_entry_kinds[i] : "(end of list)");
+	ATF_REQUIRE_MSG(hwtr_cs_entry_kinds[CS_NENTRY_KINDS] == NULL,
+	    "expected %d entry kinds, the list has more", CS_NENTRY_KINDS);
+	for (i = 0; i < CS_NEXIT_KINDS; i++)
+		ATF_REQUIRE_MSG(hwtr_cs_exit_kinds[i] != NULL &&
+		    strcmp(hwtr_cs_exit_kinds[i], ix_call_exit_kinds[i]) == 0,
+		    "exit kind %d: stitcher says '%s', column store '%s'", i,
+		    ix_call_exit_kinds[i], hwtr_cs_exit_kinds[i] ?
+		    hwtr_cs_exit_kinds[i] : "(end of list)");
+	ATF_REQUIRE_MSG(hwtr_cs_exit_kinds[CS_NEXIT_KINDS] == NULL,
+	    "expected %d exit kinds, the list has more", CS_NEXIT_KINDS);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, rows_read_back);
@@ -663,5 +691,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, symbol_copy);
 	ATF_TP_ADD_TC(tp, sql_writes_merge);
 	ATF_TP_ADD_TC(tp, exec_chunks_pack);
+	ATF_TP_ADD_TC(tp, call_kinds_agree);
 	return (atf_no_error());
 }
