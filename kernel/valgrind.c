@@ -1165,13 +1165,11 @@ vg_args(struct vgsrc *vs, struct hwtr_src *src, char *outdir, size_t outlen,
 	 */
 	args[n++] = "--vgdb=no";
 	/*
-	 * No chasing: VEX joins "jcc X; B; jcc X" into one superblock with
-	 * the first branch's exit dropped and B's instructions guarded by
-	 * it (its &&-idiom), so the superblock's exits no longer say which
-	 * way the first branch went, nor whether B ran.  The tool records
-	 * exits; it needs every conditional branch to end a superblock.
+	 * Chasing stays on (VEX's default): where it joins "jcc X; B;
+	 * jcc X" into one superblock (its &&-idiom), the tool's record says
+	 * whether B ran, and a superblock it cannot describe so is made
+	 * again without chasing (kernel/vgtool/hw_main.c, hw_unchased()).
 	 */
-	args[n++] = "--vex-guest-chase=no";
 	/*
 	 * Valgrind's own messages (its ten-line report of a crash) go to a
 	 * file unless --verbose; vg_log_replay() says what matters.

@@ -287,6 +287,57 @@ chased_pair_exact_against_callgrind_body() {
 	    "$HWTRACE_PROGS/chase"
 }
 
+# vg_stats COMMAND...: COMMAND run by the hwtrace Valgrind tool itself
+# (event files into ./ev) with --hw-stats=yes; $nchase and $nredo, the
+# superblocks it recorded with a chase and made again unchased.
+vg_stats() {
+	mkdir -p ev
+	VALGRIND_LIB=$HWTRACE_BUILD/valgrind-lib valgrind.bin --tool=hwtrace \
+	    --out-dir="$PWD/ev" --ring=no --hw-stats=yes "$@" >stats.out \
+	    2>stats.err || atf_fail "the tool failed on $1: $(oneline stats.err)"
+	nchase=$(sed -n 's/.* \([0-9]*\) with a chase recorded.*/\1/p' \
+	    stats.err)
+	nredo=$(sed -n 's/.* \([0-9]*\) made again unchased$/\1/p' stats.err)
+	[ -n "$nchase" ] && [ -n "$nredo" ] ||
+		atf_fail "expected the tool's counts; got: $(oneline stats.err)"
+	rm -rf ev
+}
+
+atf_test_case chase_recorded
+chase_recorded_head() {
+	atf_set descr "Valgrind chases (VEX's &&-idiom) under the tool: the pair of tests/progs/chase.c is one superblock whose record says whether its second block ran, and the trace equals the ground truth"
+	atf_set timeout 120
+}
+chase_recorded_body() {
+	need_valgrind
+	need_prog chase
+	vg_stats "$HWTRACE_PROGS/chase"
+	[ "$nchase" -ge 1 ] ||
+		atf_fail "expected at least 1 superblock with a chase; got $nchase"
+	gt chase 0
+}
+
+atf_test_case unchased_again_exact
+unchased_again_exact_head() {
+	atf_set descr "a superblock whose record cannot say which way its chased branches went (a loop iropt unrolled, a chase in each copy) is made again without chasing; ls -l of itself, which has such loops in Debian 12, equals the ground truth"
+	atf_set timeout 300
+}
+unchased_again_exact_body() {
+	need_valgrind
+	ls=$(command -v ls) || atf_skip "ls is not installed"
+	vg_stats "$ls" -l "$ls"
+	[ "$nredo" -ge 1 ] ||
+		atf_skip "this ls has no superblock made again unchased"
+	"$HWTRACE" capture --source valgrind --ground-truth -o ls.hwtrace \
+	    -- "$ls" -l "$ls" >out 2>err ||
+		atf_fail "capture of ls failed: $(oneline err)"
+	if [ -x "$PTCHECK" ]; then
+		"$PTCHECK" ls.hwtrace >check 2>&1 ||
+			atf_fail "libipt's decode differs from the ground truth: $(oneline check)"
+	fi
+	gt_by_index ls.hwtrace
+}
+
 atf_test_case rep_exact_against_callgrind
 rep_exact_against_callgrind_head() {
 	atf_set descr "main of tests/progs/rep.c: a rep-prefixed instruction counts once per execution, as callgrind's passes less its jumps back to itself say"
@@ -625,6 +676,8 @@ atf_init_test_cases() {
 	atf_add_test_case exit_status_and_keep_on_failure
 	atf_add_test_case chased_branches_counted
 	atf_add_test_case chased_pair_exact_against_callgrind
+	atf_add_test_case chase_recorded
+	atf_add_test_case unchased_again_exact
 	atf_add_test_case exact_against_callgrind
 	atf_add_test_case rep_exact_against_callgrind
 	atf_add_test_case child_exit_status_recorded
