@@ -12,6 +12,7 @@
  * that the compiler can inline the replay's steps into both.
  */
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,6 +153,8 @@ thr_def(struct vg_thr *t)
 				HOT_PATH(ph)[k].succ = NULL;
 			for (k = 0; k < VG_PAIRS; k++)
 				HOT_PAIR(ph, 0, k)->succ = NULL;
+			for (k = 0; k < VG_QUADS; k++)
+				HOT_QUAD(ph)[k].succ = NULL;
 			ph->succ_gen = f->gen;
 		}
 		HOT_PATH(ph)[t->prev_slot].succ = d->hot;
@@ -683,6 +686,25 @@ fast_pair(const struct vg_hothdr *ph, unsigned pslot,
 }
 
 /*
+ * fast_run() took a pair at @qh (entry @qpp, index @qi), then a pair at its
+ * end (entry @pp, index @pi): remember the four steps as one (see struct
+ * vg_hot), its index the four record bytes as bits, the first highest.
+ */
+static inline __attribute__((always_inline)) void
+fast_quad(const struct vg_hothdr *qh, unsigned qi, const struct vg_hot *qpp,
+    size_t pi, const struct vg_hot *pp)
+{
+	struct vg_hot *np = &HOT_QUAD((struct vg_hothdr *)qh)[qi * 4 + pi];
+
+	assert(qi < 4 && pi < 4 && qpp->succ != NULL && pp->succ != NULL);
+	np->bits = qpp->bits << pp->nbits | pp->bits;
+	np->nbits = (uint8_t)(qpp->nbits + pp->nbits);
+	np->ninsn = (uint16_t)(qpp->ninsn + pp->ninsn);
+	np->flags = HOT_FAST;
+	np->succ = pp->succ;
+}
+
+/*
  * fast_run()'s counters back to the thread and the statistics; @h (NULL:
  * the thread's @pos has no description) is the superblock it stopped at.
  */
@@ -719,12 +741,13 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 	struct vg_thr *t = f->cur;
 	struct hwtr_ptenc *e;
 	struct vg_def *d;
-	const struct vg_hothdr *h, *nh, *ph = NULL;
-	const struct vg_hot *hp, *php = NULL, *pp;
+	const struct vg_hothdr *h, *nh, *ph = NULL, *qh = NULL;
+	const struct vg_hot *hp, *php = NULL, *pp, *qpp = NULL;
 	const uint8_t *bp = buf, *end = buf + len;
 	uint64_t bits = 0, ninsn = 0, gen;
 	uint32_t nblk, nblk0;
-	unsigned nb = 0, walk = 0, s2, pslot = 0;
+	unsigned nb = 0, walk = 0, s2, pslot = 0, qi = 0;
+	uint32_t w4;
 	long left = -1;
 	size_t slot;
 	int rc = 0, have_def = 1;
@@ -758,11 +781,43 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 				    &ninsn, &nblk, rd64(bp) >> 8, &left)) < 0)
 					break;
 				bp += 8;
-				ph = NULL;
+				ph = qh = NULL;
 				if (rc == 0) {
 					have_def = 0;
 					break;
 				}
+				continue;
+			}
+			/*
+			 * Four superblocks in one step (see struct vg_hot),
+			 * unless one after the first is where a PSB+ may go.
+			 */
+			if (end - bp > 3 && ((w4 = rd32(bp)) & 0xfefefefeu) ==
+			    0 && (nblk & 15) <= 12 &&
+			    (pp = &HOT_QUAD(h)[(uint32_t)(w4 * 0x08040201u) >>
+			    24])->succ != NULL &&
+			    __builtin_expect(h->succ_gen == gen, 1)) {
+				if (__builtin_expect((nblk & 15) == 0, 0) &&
+				    e != NULL && (rc = fast_sync(cv, t, &e,
+				    &bits, &nb, &ninsn, h->def->addr,
+				    &left)) < 0)
+					break;
+				nblk += 4;
+				if (__builtin_expect(nb > 64 - VG_PATH_BITS,
+				    0)) {
+					if (e != NULL && (rc = hwtr_ptenc_tnt(e,
+					    bits, nb)) < 0)
+						break;
+					left -= nb;
+					bits = 0;
+					nb = 0;
+				}
+				bits = bits << pp->nbits | pp->bits;
+				nb += pp->nbits;
+				ninsn += pp->ninsn;
+				bp += 4;
+				h = pp->succ;
+				ph = qh = NULL;
 				continue;
 			}
 			/*
@@ -792,6 +847,17 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 				nb += pp->nbits;
 				ninsn += pp->ninsn;
 				bp += 2;
+				/*
+				 * This pair right after another makes a quad
+				 * of the superblock where that one started.
+				 */
+				if (qh != NULL && qpp->nbits + pp->nbits <=
+				    VG_PATH_BITS && qpp->ninsn + pp->ninsn <=
+				    0xffff)
+					fast_quad(qh, qi, qpp, slot * 2 + s2, pp);
+				qh = h;
+				qi = (unsigned)(slot * 2 + s2);
+				qpp = pp;
 				h = pp->succ;
 				ph = NULL;
 				continue;
@@ -857,6 +923,7 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 			pslot = (unsigned)slot;
 		} else
 			ph = NULL;
+		qh = NULL;
 		h = nh;
 	}
 	if (rc >= 0 && nb > 0 && e != NULL)
