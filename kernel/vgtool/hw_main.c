@@ -84,6 +84,9 @@
 
 /* VEX's control, read at each translation (hw_unchased()). */
 extern VexControl vex_control;
+/* Not in the pub_tool headers (pub_core_transtab.h): see hw_stop_client_code(). */
+extern void VG_(discard_translations)(Addr start, ULong range,
+    const HChar *who);
 /* Not in the pub_tool headers: moves an fd above the client's range. */
 extern Int VG_(safe_fd)(Int oldfd);
 /* Not in the pub_tool headers either (pub_core_aspacemgr.h, _syscall.h). */
@@ -97,6 +100,7 @@ extern SysRes VG_(do_syscall)(UWord sysno, RegWord a1, RegWord a2,
 #define HW_MAX_THREADS	4096
 #define HW_GT_MAX	(64u << 10)	/* ground-truth entries per flush */
 #define HW_RING_SIZE	(8u << 20)	/* power of two, >= the largest record */
+#define HW_CHASE_AFTER	5000000ull	/* superblocks run before chasing */
 
 struct hw_thread {
 	Int	ostid;		/* kernel thread id; 0 before it first ran */
@@ -129,10 +133,12 @@ static struct {
 	ULong	bytes;
 	ULong	nchase;		/* translations with a chase recorded */
 	ULong	nredo;		/* superblocks translated again unchased */
+	ULong	chase_after;	/* --chase-after=N superblocks run */
+	Bool	chasing;	/* VEX chases (hw_stop_client_code()) */
 	Bool	stats;		/* --hw-stats=yes */
 	Bool	unchased;	/* the next translation is made unchased */
 	struct hw_thread th[HW_MAX_THREADS];
-} hw = { .fd = -1 };
+} hw = { .fd = -1, .chase_after = HW_CHASE_AFTER };
 
 /*
  * Time stamps are CLOCK_MONOTONIC in ns, hwtrace's time for software
@@ -465,6 +471,31 @@ hw_open(void)
 	}
 }
 
+/*
+ * Chasing (struct hw_chase) makes larger superblocks: the program's hot
+ * loops run fewer of them, and records and the converter's steps with
+ * them (gzip of 8 MiB: 12-14% less CPU for the capture), but VEX takes
+ * longer to make each, which a short program pays and never gets back
+ * (ls -l /usr/bin: 8% more).  So the program starts unchased, and once it
+ * has run --chase-after superblocks (5 M, a few hundredths of a second;
+ * ls -l /usr/bin runs 2 M, gzip of 8 MiB 144 M) every
+ * translation is discarded, to be made again chased as it runs.  Done
+ * when a thread stops running client code: the scheduler discards
+ * translations there itself (Ijk_InvalICache), and it has not yet looked
+ * up the next one (it has at start_client_code).
+ */
+static void
+hw_stop_client_code(ThreadId tid, ULong blocks)
+{
+	(void)tid;
+	if (hw.chasing || blocks < hw.chase_after)
+		return;
+	hw.chasing = True;
+	vex_control.guest_chase = True;
+	VG_(discard_translations)((Addr)0, (ULong)1 << 47,
+	    "hwtrace: chasing on");
+}
+
 /* A thread starts running client code: the resume point. */
 static void
 hw_start_client_code(ThreadId tid, ULong blocks)
@@ -703,6 +734,8 @@ hw_process_cmd_line_option(const HChar *arg)
 	if VG_STR_CLO(arg, "--out-dir", hw.dir) {}
 	else if VG_BOOL_CLO(arg, "--ground-truth", hw.gt) {}
 	else if VG_BOOL_CLO(arg, "--hw-stats", hw.stats) {}
+	else if VG_BINT_CLO(arg, "--chase-after", hw.chase_after, 0,
+	    1000000000000000LL) {}
 	else if (VG_(strcmp)(arg, "--ring=no") == 0)
 		hw.noring = True;
 	else if (VG_(strcmp)(arg, "--ring=yes") == 0)
@@ -720,6 +753,8 @@ hw_print_usage(void)
 	    "    --ground-truth=yes|no    also record every instruction [no]\n"
 	    "    --ring=yes|no            event files are rings shared with\n"
 	    "                             hwtrace, not streams [yes]\n"
+	    "    --chase-after=N          chase branches once N superblocks\n"
+	    "                             ran (0: from the start) [5000000]\n"
 	    "    --hw-stats=yes|no        print translation counts at exit\n"
 	    "                             (chased, made again unchased) [no]\n");
 }
@@ -737,6 +772,9 @@ hw_post_clo_init(void)
 	hw.buf = VG_(malloc)("hwtrace.buf", HW_BUF_SIZE);
 	hw.cur = hw.buf;
 	hw.lim = hw.buf + HW_BUF_SIZE - HW_BUF_ROOM;
+	/* VEX takes its control from here at its first translation. */
+	hw.chasing = hw.chase_after == 0;
+	VG_(clo_vex_control).guest_chase = hw.chasing;
 	hw_open();
 }
 
@@ -1104,14 +1142,6 @@ hw_unchased(VgCallbackClosure *closure, IRSB *in,
 {
 	IRSB *out;
 
-	if (hw.unchased) {
-		HChar m[200];
-
-		VG_(snprintf)(m, sizeof(m), "superblock 0x%lx: a conditional "
-		    "branch at 0x%lx without an exit (%s), with chasing off",
-		    (unsigned long)closure->nraddr, (unsigned long)ch->at, why);
-		hw_die(m);
-	}
 	if (hw.stats)
 		VG_(umsg)("hwtrace tool: superblock 0x%lx made again unchased: "
 		    "branch at 0x%lx, %s\n", (unsigned long)closure->nraddr,
@@ -1216,6 +1246,7 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 	IRTemp tcur = IRTemp_INVALID;
 	Int byte = -1;			/* the value at tcur now */
 	const HChar *why;
+	Bool chased;
 
 	(void)archinfo;
 	if (gWordTy != Ity_I64 || hWordTy != Ity_I64)
@@ -1226,15 +1257,22 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 	 * One made unchased must have no chase: else VEX did not read the
 	 * control, and the tool stops rather than record a wrong path.
 	 */
-	why = hw_find_chase(in, &ch);
-	if (hw.unchased && ch.stmt < 0 && vge->n_used == 1) {
-		why = NULL;
+	chased = vex_control.guest_chase;	/* as this one was made */
+	if (hw.unchased) {
 		hw.unchased = False;
-		vex_control.guest_chase = True;
+		vex_control.guest_chase = hw.chasing;
 	}
-	if (why != NULL || hw.unchased)
-		return (hw_unchased(closure, in, vge, &ch, why != NULL ? why :
-		    "a chase"));
+	why = hw_find_chase(in, &ch);
+	if (!chased && ch.stmt >= 0) {
+		HChar m[200];
+
+		VG_(snprintf)(m, sizeof(m), "superblock 0x%lx: VEX chased the "
+		    "branch at 0x%lx with chasing off",
+		    (unsigned long)closure->nraddr, (unsigned long)ch.at);
+		hw_die(m);
+	}
+	if (chased && why != NULL)
+		return (hw_unchased(closure, in, vge, &ch, why));
 
 	for (i = 0; i < (UInt)in->stmts_used; i++) {
 		if (in->stmts[i]->tag == Ist_IMark) {
@@ -1372,6 +1410,7 @@ hw_pre_clo_init(void)
 	    hw_print_usage, hw_print_debug_usage);
 	VG_(needs_syscall_wrapper)(hw_pre_syscall, hw_post_syscall);
 	VG_(track_start_client_code)(hw_start_client_code);
+	VG_(track_stop_client_code)(hw_stop_client_code);
 	VG_(track_pre_deliver_signal)(hw_pre_deliver_signal);
 	VG_(track_pre_thread_ll_exit)(hw_thread_exit);
 	VG_(track_new_mem_startup)(hw_new_mem_startup);
