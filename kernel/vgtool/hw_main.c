@@ -84,7 +84,7 @@
 
 /* VEX's control, read at each translation (hw_unchased()). */
 extern VexControl vex_control;
-/* Not in the pub_tool headers (pub_core_transtab.h): see hw_stop_client_code(). */
+/* Not in pub_tool_transtab.h (pub_core_transtab.h): hw_stop_client_code(). */
 extern void VG_(discard_translations)(Addr start, ULong range,
     const HChar *who);
 /* Not in the pub_tool headers: moves an fd above the client's range. */
