@@ -119,6 +119,7 @@ struct vgsrc {
 	uint64_t	gt_lost;
 	int		keep;		/* HWTRACE_VALGRIND_KEEP: debugging */
 	int		readonly;	/* HWTRACE_VALGRIND_READ: no mmap */
+	char		chasearg[40];	/* HWTRACE_VALGRIND_CHASE_AFTER */
 };
 
 static const char *const vg_caveats[] = {
@@ -1136,6 +1137,30 @@ vg_event_dir(struct vgsrc *vs, struct hwtr_src *src)
 }
 
 /*
+ * HWTRACE_VALGRIND_CHASE_AFTER=N: the tool's --chase-after (when its
+ * translator starts to chase branches, in superblocks run; 0 from the
+ * start), for tests that need chased superblocks in short programs.
+ */
+static int
+vg_chase_after(struct vgsrc *vs)
+{
+	const char *v = getenv("HWTRACE_VALGRIND_CHASE_AFTER");
+	size_t n;
+
+	vs->chasearg[0] = '\0';
+	if (v == NULL)
+		return (0);
+	n = strspn(v, "0123456789");
+	if (n == 0 || n > 15 || v[n] != '\0') {
+		vg_err(vs, "HWTRACE_VALGRIND_CHASE_AFTER: expected a number of "
+		    "superblocks (at most 15 digits), got '%s'", v);
+		return (-HWTR_E_INVAL);
+	}
+	snprintf(vs->chasearg, sizeof(vs->chasearg), "--chase-after=%s", v);
+	return (0);
+}
+
+/*
  * valgrind.bin's arguments: the tool's options, then the program's
  * (@outdir and @logarg: buffers for two of them).  NULL: out of memory.
  */
@@ -1165,13 +1190,13 @@ vg_args(struct vgsrc *vs, struct hwtr_src *src, char *outdir, size_t outlen,
 	 */
 	args[n++] = "--vgdb=no";
 	/*
-	 * No chasing: VEX joins "jcc X; B; jcc X" into one superblock with
-	 * the first branch's exit dropped and B's instructions guarded by
-	 * it (its &&-idiom), so the superblock's exits no longer say which
-	 * way the first branch went, nor whether B ran.  The tool records
-	 * exits; it needs every conditional branch to end a superblock.
+	 * Chasing is the tool's to set (kernel/vgtool/hw_main.c): where VEX
+	 * joins "jcc X; B; jcc X" into one superblock (its &&-idiom), the
+	 * tool's record says whether B ran, and a superblock it cannot
+	 * describe so is made again without chasing (hw_unchased()); it
+	 * turns chasing on once the program has run a while
+	 * (hw_stop_client_code()).
 	 */
-	args[n++] = "--vex-guest-chase=no";
 	/*
 	 * Valgrind's own messages (its ten-line report of a crash) go to a
 	 * file unless --verbose; vg_log_replay() says what matters.
@@ -1183,6 +1208,8 @@ vg_args(struct vgsrc *vs, struct hwtr_src *src, char *outdir, size_t outlen,
 	}
 	if (src->cfg.ground_truth)
 		args[n++] = "--ground-truth=yes";
+	if (vs->chasearg[0] != '\0')
+		args[n++] = vs->chasearg;
 	/* Kept event files are for tests/bench/vgconv: streams. */
 	if (vs->keep || vs->readonly)
 		args[n++] = "--ring=no";
@@ -1206,6 +1233,8 @@ valgrind_backend_enable(struct hwtr_src *src)
 
 	if (src->cfg.argv == NULL || (cmd = src->cfg.argv[0]) == NULL)
 		return (-HWTR_E_INVAL);
+	if ((rc = vg_chase_after(vs)) < 0)
+		return (rc);
 	memset(&cb, 0, sizeof(cb));
 	cb.arg = vs;
 	cb.thread_start = cb_thread_start;

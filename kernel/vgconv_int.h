@@ -90,7 +90,10 @@ struct vg_path {
  * then its successor left by slot s2 < 2 (the next record byte), with
  * both paths' TNT bits, instruction counts and the second successor; it
  * is filled when the two steps were taken one by one.  gzip's superblocks
- * have one side exit (slots 0 and 1) more often than not.
+ * have one side exit (slots 0 and 1) more often than not.  A quad entry,
+ * after the slots' (VG_QUADS of them, HOT_QUAD()), is four steps in one:
+ * two pairs taken one after the other, indexed by the four record bytes
+ * (each < 2) as the bits of a number, the first byte the highest.
  */
 struct vg_hot {
 	uint32_t	bits;		/* path's TNT bits */
@@ -121,8 +124,10 @@ struct vg_hothdr {
 #define HOT_PAIR(h, s1, s2) \
 	((struct vg_hot *)((h) + 1) + (s1) * 2 + (s2))
 #define HOT_PATH(h)	((struct vg_hot *)((h) + 1) + VG_PAIRS)
+#define VG_QUADS	16		/* four slots < 2 */
+#define HOT_QUAD(h)	(HOT_PATH(h) + (h)->nexits + 1)
 #define HOT_SIZE(nexits) \
-	((sizeof(struct vg_hothdr) + (VG_PAIRS + (nexits) + 1u) * \
+	((sizeof(struct vg_hothdr) + (VG_PAIRS + (nexits) + 1u + VG_QUADS) * \
 	sizeof(struct vg_hot) + 63) & ~(size_t)63)
 
 struct vg_def {

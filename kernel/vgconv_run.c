@@ -12,6 +12,7 @@
  * that the compiler can inline the replay's steps into both.
  */
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,6 +153,8 @@ thr_def(struct vg_thr *t)
 				HOT_PATH(ph)[k].succ = NULL;
 			for (k = 0; k < VG_PAIRS; k++)
 				HOT_PAIR(ph, 0, k)->succ = NULL;
+			for (k = 0; k < VG_QUADS; k++)
+				HOT_QUAD(ph)[k].succ = NULL;
 			ph->succ_gen = f->gen;
 		}
 		HOT_PATH(ph)[t->prev_slot].succ = d->hot;
@@ -645,6 +648,41 @@ fast_xind(struct vgconv_file *f, struct vg_thr *t, struct hwtr_ptenc **ep,
 }
 
 /*
+ * fast_run()'s step over @n superblocks at once, from superblock @h by its
+ * path, pair or quad entry @pp (see struct vg_hot): the PSB+ check at the
+ * first (the caller made sure none falls on the others), the TNT bits
+ * gathered, the counters.  Always inlined, so that they stay in
+ * registers.  Returns < 0 on an error.
+ */
+static inline __attribute__((always_inline)) int
+fast_multi(struct vgconv *cv, struct vg_thr *t, struct hwtr_ptenc **ep,
+    const struct vg_hothdr *h, const struct vg_hot *pp, unsigned n,
+    uint64_t *bits, unsigned *nb, uint64_t *ninsn, uint32_t *nblk,
+    long *left)
+{
+	int rc;
+
+	assert(n == 1 || n == 2 || n == 4);
+	if (__builtin_expect((*nblk & 15) == 0, 0) && *ep != NULL &&
+	    (rc = fast_sync(cv, t, ep, bits, nb, ninsn, h->def->addr,
+	    left)) < 0)
+		return (rc);
+	*nblk += n;
+	/* An entry has at most VG_PATH_BITS (32) bits. */
+	if (__builtin_expect(*nb > 64 - VG_PATH_BITS, 0)) {
+		if (*ep != NULL && (rc = hwtr_ptenc_tnt(*ep, *bits, *nb)) < 0)
+			return (rc);
+		*left -= *nb;
+		*bits = 0;
+		*nb = 0;
+	}
+	*bits = *bits << pp->nbits | pp->bits;
+	*nb += pp->nbits;
+	*ninsn += pp->ninsn;
+	return (0);
+}
+
+/*
  * fast_run()'s way to the successor of superblock @h left by @slot when
  * none is cached: thr_def() looks it up and caches it as @h's successor.
  * NULL when it has no description (@t is left at its address).
@@ -680,6 +718,41 @@ fast_pair(const struct vg_hothdr *ph, unsigned pslot,
 	np->ninsn = (uint16_t)(php->ninsn + hp->ninsn);
 	np->flags = HOT_FAST;
 	np->succ = (struct vg_hothdr *)nh;
+}
+
+/*
+ * The quad entry of superblock @h for the next four record bytes @w (the
+ * first the lowest), if they are all < 2 and it was filled; else NULL.
+ */
+static inline __attribute__((always_inline)) const struct vg_hot *
+fast_quad_at(const struct vg_hothdr *h, uint32_t w)
+{
+	const struct vg_hot *pp;
+
+	if ((w & 0xfefefefeu) != 0)
+		return (NULL);
+	/* Bytes b0..b3 (each 0 or 1) to b0 << 3 | b1 << 2 | b2 << 1 | b3. */
+	pp = &HOT_QUAD(h)[(uint32_t)(w * 0x08040201u) >> 24];
+	return (pp->succ != NULL ? pp : NULL);
+}
+
+/*
+ * fast_run() took a pair at @qh (entry @qpp, index @qi), then a pair at its
+ * end (entry @pp, index @pi): remember the four steps as one (see struct
+ * vg_hot), its index the four record bytes as bits, the first highest.
+ */
+static inline __attribute__((always_inline)) void
+fast_quad(const struct vg_hothdr *qh, unsigned qi, const struct vg_hot *qpp,
+    size_t pi, const struct vg_hot *pp)
+{
+	struct vg_hot *np = &HOT_QUAD((struct vg_hothdr *)qh)[qi * 4 + pi];
+
+	assert(qi < 4 && pi < 4 && qpp->succ != NULL && pp->succ != NULL);
+	np->bits = qpp->bits << pp->nbits | pp->bits;
+	np->nbits = (uint8_t)(qpp->nbits + pp->nbits);
+	np->ninsn = (uint16_t)(qpp->ninsn + pp->ninsn);
+	np->flags = HOT_FAST;
+	np->succ = pp->succ;
 }
 
 /*
@@ -719,12 +792,12 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 	struct vg_thr *t = f->cur;
 	struct hwtr_ptenc *e;
 	struct vg_def *d;
-	const struct vg_hothdr *h, *nh, *ph = NULL;
-	const struct vg_hot *hp, *php = NULL, *pp;
+	const struct vg_hothdr *h, *nh, *ph = NULL, *qh = NULL;
+	const struct vg_hot *hp, *php = NULL, *pp, *qpp = NULL;
 	const uint8_t *bp = buf, *end = buf + len;
 	uint64_t bits = 0, ninsn = 0, gen;
 	uint32_t nblk, nblk0;
-	unsigned nb = 0, walk = 0, s2, pslot = 0;
+	unsigned nb = 0, walk = 0, s2, pslot = 0, qi = 0;
 	long left = -1;
 	size_t slot;
 	int rc = 0, have_def = 1;
@@ -758,11 +831,26 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 				    &ninsn, &nblk, rd64(bp) >> 8, &left)) < 0)
 					break;
 				bp += 8;
-				ph = NULL;
+				ph = qh = NULL;
 				if (rc == 0) {
 					have_def = 0;
 					break;
 				}
+				continue;
+			}
+			/*
+			 * Four superblocks in one step (see struct vg_hot),
+			 * unless one after the first is where a PSB+ may go.
+			 */
+			if (end - bp > 3 && (nblk & 15) <= 12 &&
+			    (pp = fast_quad_at(h, rd32(bp))) != NULL &&
+			    __builtin_expect(h->succ_gen == gen, 1)) {
+				if ((rc = fast_multi(cv, t, &e, h, pp, 4, &bits,
+				    &nb, &ninsn, &nblk, &left)) < 0)
+					break;
+				bp += 4;
+				h = pp->succ;
+				ph = qh = NULL;
 				continue;
 			}
 			/*
@@ -773,25 +861,21 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 			    (pp = HOT_PAIR(h, slot, s2))->succ != NULL &&
 			    __builtin_expect(h->succ_gen == gen, 1) &&
 			    (nblk & 15) != 15) {
-				if (__builtin_expect((nblk & 15) == 0, 0) &&
-				    e != NULL && (rc = fast_sync(cv, t, &e,
-				    &bits, &nb, &ninsn, h->def->addr,
-				    &left)) < 0)
+				if ((rc = fast_multi(cv, t, &e, h, pp, 2, &bits,
+				    &nb, &ninsn, &nblk, &left)) < 0)
 					break;
-				nblk += 2;
-				if (__builtin_expect(nb > 64 - VG_PATH_BITS,
-				    0)) {
-					if (e != NULL && (rc = hwtr_ptenc_tnt(e,
-					    bits, nb)) < 0)
-						break;
-					left -= nb;
-					bits = 0;
-					nb = 0;
-				}
-				bits = bits << pp->nbits | pp->bits;
-				nb += pp->nbits;
-				ninsn += pp->ninsn;
 				bp += 2;
+				/*
+				 * This pair right after another makes a quad
+				 * of the superblock where that one started.
+				 */
+				if (qh != NULL && qpp->nbits + pp->nbits <=
+				    VG_PATH_BITS && qpp->ninsn + pp->ninsn <=
+				    0xffff)
+					fast_quad(qh, qi, qpp, slot * 2 + s2, pp);
+				qh = h;
+				qi = (unsigned)(slot * 2 + s2);
+				qpp = pp;
 				h = pp->succ;
 				ph = NULL;
 				continue;
@@ -812,24 +896,12 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 		if (__builtin_expect(hp->flags != HOT_FAST, 0) &&
 		    !(hp->flags & HOT_FAST))
 			break;
-		if (__builtin_expect((nblk++ & 15) == 0, 0) && e != NULL &&
-		    (rc = fast_sync(cv, t, &e, &bits, &nb, &ninsn,
-		    h->def->addr, &left)) < 0)
+		/* Direct calls push return addresses only: after the bits. */
+		if ((rc = fast_multi(cv, t, &e, h, hp, 1, &bits, &nb, &ninsn,
+		    &nblk, &left)) < 0 ||
+		    (__builtin_expect(hp->flags != HOT_FAST, 0) && e != NULL &&
+		    (rc = path_calls(e, h->def, &h->def->path[slot], slot)) < 0))
 			break;
-		/* A path has at most VG_PATH_BITS (32) bits. */
-		if (__builtin_expect(nb > 64 - VG_PATH_BITS, 0)) {
-			if (e != NULL && (rc = hwtr_ptenc_tnt(e, bits, nb)) < 0)
-				break;
-			left -= nb;
-			bits = 0;
-			nb = 0;
-		}
-		bits = bits << hp->nbits | hp->bits;
-		nb += hp->nbits;
-		if (__builtin_expect(hp->flags != HOT_FAST, 0) && e != NULL &&
-		    (rc = path_calls(e, h->def, &h->def->path[slot], slot)) < 0)
-			break;
-		ninsn += hp->ninsn;
 		bp += h->need;
 		/*
 		 * A fast path's target is static, so a successor cached in
@@ -857,6 +929,7 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 			pslot = (unsigned)slot;
 		} else
 			ph = NULL;
+		qh = NULL;
 		h = nh;
 	}
 	if (rc >= 0 && nb > 0 && e != NULL)

@@ -78,9 +78,15 @@
 #include "pub_tool_transtab.h"
 #include "pub_tool_vki.h"
 #include "pub_tool_vkiscnums.h"
+#include "libvex_guest_amd64.h"
 
 #include "hwtr_vgevents.h"
 
+/* VEX's control, read at each translation (hw_unchased()). */
+extern VexControl vex_control;
+/* Not in pub_tool_transtab.h (pub_core_transtab.h): hw_stop_client_code(). */
+extern void VG_(discard_translations)(Addr start, ULong range,
+    const HChar *who);
 /* Not in the pub_tool headers: moves an fd above the client's range. */
 extern Int VG_(safe_fd)(Int oldfd);
 /* Not in the pub_tool headers either (pub_core_aspacemgr.h, _syscall.h). */
@@ -94,6 +100,7 @@ extern SysRes VG_(do_syscall)(UWord sysno, RegWord a1, RegWord a2,
 #define HW_MAX_THREADS	4096
 #define HW_GT_MAX	(64u << 10)	/* ground-truth entries per flush */
 #define HW_RING_SIZE	(8u << 20)	/* power of two, >= the largest record */
+#define HW_CHASE_AFTER	5000000ull	/* superblocks run before chasing */
 
 struct hw_thread {
 	Int	ostid;		/* kernel thread id; 0 before it first ran */
@@ -124,8 +131,14 @@ static struct {
 	ULong	last_flush;	/* time of the last flush; 0: never */
 	ULong	fork_time;	/* time of the last fork, taken before it */
 	ULong	bytes;
+	ULong	nchase;		/* translations with a chase recorded */
+	ULong	nredo;		/* superblocks translated again unchased */
+	ULong	chase_after;	/* --chase-after=N superblocks run */
+	Bool	chasing;	/* VEX chases (hw_stop_client_code()) */
+	Bool	stats;		/* --hw-stats=yes */
+	Bool	unchased;	/* the next translation is made unchased */
 	struct hw_thread th[HW_MAX_THREADS];
-} hw = { .fd = -1 };
+} hw = { .fd = -1, .chase_after = HW_CHASE_AFTER };
 
 /*
  * Time stamps are CLOCK_MONOTONIC in ns, hwtrace's time for software
@@ -458,6 +471,31 @@ hw_open(void)
 	}
 }
 
+/*
+ * Chasing (struct hw_chase) makes larger superblocks: the program's hot
+ * loops run fewer of them, and records and the converter's steps with
+ * them (gzip of 8 MiB: 12-14% less CPU for the capture), but VEX takes
+ * longer to make each, which a short program pays and never gets back
+ * (ls -l /usr/bin: 8% more).  So the program starts unchased, and once it
+ * has run --chase-after superblocks (5 M, a few hundredths of a second;
+ * ls -l /usr/bin runs 2 M, gzip of 8 MiB 144 M) every
+ * translation is discarded, to be made again chased as it runs.  Done
+ * when a thread stops running client code: the scheduler discards
+ * translations there itself (Ijk_InvalICache), and it has not yet looked
+ * up the next one (it has at start_client_code).
+ */
+static void
+hw_stop_client_code(ThreadId tid, ULong blocks)
+{
+	(void)tid;
+	if (hw.chasing || blocks < hw.chase_after)
+		return;
+	hw.chasing = True;
+	vex_control.guest_chase = True;
+	VG_(discard_translations)((Addr)0, (ULong)1 << 47,
+	    "hwtrace: chasing on");
+}
+
 /* A thread starts running client code: the resume point. */
 static void
 hw_start_client_code(ThreadId tid, ULong blocks)
@@ -695,6 +733,9 @@ hw_process_cmd_line_option(const HChar *arg)
 {
 	if VG_STR_CLO(arg, "--out-dir", hw.dir) {}
 	else if VG_BOOL_CLO(arg, "--ground-truth", hw.gt) {}
+	else if VG_BOOL_CLO(arg, "--hw-stats", hw.stats) {}
+	else if VG_BINT_CLO(arg, "--chase-after", hw.chase_after, 0,
+	    1000000000000000LL) {}
 	else if (VG_(strcmp)(arg, "--ring=no") == 0)
 		hw.noring = True;
 	else if (VG_(strcmp)(arg, "--ring=yes") == 0)
@@ -711,7 +752,11 @@ hw_print_usage(void)
 	    "    --out-dir=DIR            write event files into DIR (required)\n"
 	    "    --ground-truth=yes|no    also record every instruction [no]\n"
 	    "    --ring=yes|no            event files are rings shared with\n"
-	    "                             hwtrace, not streams [yes]\n");
+	    "                             hwtrace, not streams [yes]\n"
+	    "    --chase-after=N          chase branches once N superblocks\n"
+	    "                             ran (0: from the start) [5000000]\n"
+	    "    --hw-stats=yes|no        print translation counts at exit\n"
+	    "                             (chased, made again unchased) [no]\n");
 }
 
 static void
@@ -727,12 +772,197 @@ hw_post_clo_init(void)
 	hw.buf = VG_(malloc)("hwtrace.buf", HW_BUF_SIZE);
 	hw.cur = hw.buf;
 	hw.lim = hw.buf + HW_BUF_SIZE - HW_BUF_ROOM;
+	/* VEX takes its control from here at its first translation. */
+	hw.chasing = hw.chase_after == 0;
+	VG_(clo_vex_control).guest_chase = hw.chasing;
 	hw_open();
+}
+
+/*
+ * A conditional branch VEX chased.  Since Valgrind 3.17, VEX recognises
+ * an "A && B" condition spread over two basic blocks: where a block ends
+ * with a conditional branch and one of its successors (B, up to three
+ * instructions that cannot fault) ends with a conditional branch to the
+ * other successor, it appends B to the superblock, guards B's statements
+ * by the first branch's condition, drops the first branch's exit and
+ * guards B's exit by And1(B's condition, the first branch's)
+ * (guest_generic_bb_to_IR.c, its "&&-idiom").  The superblock's final
+ * exit goes where the first branch goes when B does not run, so its
+ * exits no longer say whether B ran.
+ * The tool leaves the IR's control flow alone (iropt has already moved
+ * the first block's register writes into B's guarded ones, so an exit
+ * added before B would leave with stale registers) and makes the record
+ * say it: the DEF lists a side exit at the first branch to the final
+ * exit's destination, and at the final exit the block stores that side
+ * exit's number where B did not run, the final exit's where it did.  VEX
+ * makes at most one such chase per superblock, as its last extension, so
+ * one record per run of the superblock says it; where iropt unrolled a
+ * loop with a chase (a chase in every copy), or anything else does not
+ * look as expected, the superblock is made again unchased
+ * (hw_unchased()).
+ */
+struct hw_chase {
+	Int	stmt;		/* B's first IMark in the IR; -1: no chase */
+	Int	bexit;		/* B's exit */
+	UInt	insn;		/* the chased branch's instruction index */
+	Addr	dst;		/* where it goes when B does not run */
+	IRTemp	went_on;	/* Ity_I1: it went on into B */
+	Addr	at;		/* the branch (for messages) */
+};
+
+/*
+ * Is the instruction at @a (@len bytes) a conditional direct branch (jcc,
+ * loop, loope, loopne, jrcxz)?  Its taken destination is set.
+ */
+static Bool
+hw_cond_branch(Addr a, UInt len, Addr *taken)
+{
+	const UChar *b = (const UChar *)a;
+	UInt i = 0;
+	Int d;
+
+	/* Branch hints, bnd, address size (loop, jrcxz), REX. */
+	while (i < len && (b[i] == 0x2e || b[i] == 0x3e || b[i] == 0xf2 ||
+	    b[i] == 0x67 || (b[i] & 0xf0) == 0x40))
+		i++;
+	if (i + 2 == len && ((b[i] & 0xf0) == 0x70 ||
+	    (b[i] >= 0xe0 && b[i] <= 0xe3))) {
+		*taken = a + len + (Long)(Char)b[i + 1];
+		return (True);
+	}
+	if (i + 6 == len && b[i] == 0x0f && (b[i + 1] & 0xf0) == 0x80) {
+		VG_(memcpy)(&d, b + i + 2, 4);
+		*taken = a + len + (Long)d;
+		return (True);
+	}
+	return (False);
+}
+
+/* The expression temp @t is set to before statement @before, or NULL. */
+static const IRExpr *
+hw_tmp_def(const IRSB *sb, Int before, IRTemp t)
+{
+	Int i;
+
+	for (i = before - 1; i >= 0; i--) {
+		const IRStmt *st = sb->stmts[i];
+
+		if (st->tag == Ist_WrTmp && st->Ist.WrTmp.tmp == t)
+			return (st->Ist.WrTmp.data);
+	}
+	return (NULL);
+}
+
+/*
+ * The condition under which B, which starts at statement @b0 and ends
+ * with the exit at @x, ran: the second operand of the And1 that guards
+ * that exit, set before B.  IRTemp_INVALID: not a chase.
+ */
+static IRTemp
+hw_chase_cond(const IRSB *sb, Int b0, Int x)
+{
+	const IRExpr *g = sb->stmts[x]->Ist.Exit.guard;
+	const IRExpr *c;
+
+	if (g->tag != Iex_RdTmp ||
+	    (g = hw_tmp_def(sb, x, g->Iex.RdTmp.tmp)) == NULL)
+		return (IRTemp_INVALID);
+	if (g->tag != Iex_Binop || g->Iex.Binop.op != Iop_And1)
+		return (IRTemp_INVALID);
+	c = g->Iex.Binop.arg2;
+	if (c->tag != Iex_RdTmp || hw_tmp_def(sb, b0, c->Iex.RdTmp.tmp) == NULL)
+		return (IRTemp_INVALID);
+	return (c->Iex.RdTmp.tmp);
+}
+
+/*
+ * Find the conditional branch VEX chased in @sb, if any (ch->stmt is -1
+ * if none): a conditional branch without an exit, whose next instruction
+ * in the superblock is one of its destinations, and whose B (up to three
+ * instructions) ends with an exit guarded as hw_chase_cond() says; B
+ * ends the superblock, whose final exit goes to the branch's other
+ * destination.  Every other conditional branch has an exit of its own,
+ * or ends the superblock: the tool checks that, and stops on anything
+ * else rather than record a path that did not run.
+ */
+static const HChar *
+hw_find_chase(const IRSB *sb, struct hw_chase *ch)
+{
+	Int i, prev = -1, b0 = -1;
+	Bool prev_exit = False;
+	UInt insn = 0, ninb = 0, j = 0;
+	Addr a, taken, other = 0;
+	IRTemp c;
+
+	ch->stmt = ch->bexit = -1;
+	ch->at = 0;
+	ch->insn = 0;
+	ch->dst = 0;
+	ch->went_on = IRTemp_INVALID;
+	for (i = 0; i < sb->stmts_used; i++) {
+		const IRStmt *st = sb->stmts[i];
+
+		if (st->tag == Ist_Exit && prev >= 0) {
+			prev_exit = True;
+			if (b0 < 0)
+				continue;
+			if ((c = hw_chase_cond(sb, b0, i)) == IRTemp_INVALID)
+				return ("not VEX's &&-idiom");
+			if (ch->stmt >= 0)
+				return ("a second chase");
+			ch->stmt = b0;
+			ch->bexit = i;
+			ch->insn = j;
+			ch->dst = other;
+			ch->went_on = c;
+			b0 = -1;
+			continue;
+		}
+		if (st->tag != Ist_IMark)
+			continue;
+		a = (Addr)st->Ist.IMark.addr;
+		if (prev >= 0 && !prev_exit) {
+			const IRStmt *pm = sb->stmts[prev];
+			Addr ft = (Addr)pm->Ist.IMark.addr + pm->Ist.IMark.len;
+
+			if (hw_cond_branch((Addr)pm->Ist.IMark.addr,
+			    pm->Ist.IMark.len, &taken) && taken != ft) {
+				if (b0 >= 0)
+					return ("another inside");
+				ch->at = (Addr)pm->Ist.IMark.addr;
+				if (a != taken && a != ft)
+					return ("not followed by "
+					    "a destination");
+				b0 = i;
+				j = insn - 1;
+				other = a == taken ? ft : taken;
+				ninb = 0;
+			}
+		}
+		if (b0 >= 0 && ++ninb > 3)
+			return ("followed by more than three");
+		prev = i;
+		prev_exit = False;
+		insn++;
+	}
+	if (b0 >= 0)
+		return ("no exit after it");
+	if (ch->stmt < 0)
+		return (NULL);
+	for (i = ch->bexit + 1; i < sb->stmts_used; i++)
+		if (sb->stmts[i]->tag == Ist_Exit ||
+		    sb->stmts[i]->tag == Ist_IMark)
+			return ("not at the end");
+	if (sb->next->tag != Iex_Const || sb->jumpkind != Ijk_Boring ||
+	    sb->next->Iex.Const.con->Ico.U64 != ch->dst)
+		return ("the superblock goes elsewhere");
+	return (NULL);
 }
 
 /* Write the DEF record of a superblock about to be instrumented. */
 static void
-hw_def(IRSB *sb, Addr base, UInt ninsn, UInt nexits)
+hw_def(IRSB *sb, Addr base, UInt ninsn, UInt nexits,
+    const struct hw_chase *ch)
 {
 	UInt i, len, k;
 	Int cur_insn = -1;
@@ -775,6 +1005,12 @@ hw_def(IRSB *sb, Addr base, UInt ninsn, UInt nexits)
 	for (i = 0; i < (UInt)sb->stmts_used; i++) {
 		IRStmt *st = sb->stmts[i];
 
+		if ((Int)i == ch->stmt) {
+			hw_put16((UShort)ch->insn);
+			hw_put8((UChar)(Ijk_Boring - Ijk_INVALID));
+			hw_put64(ch->dst);
+			k++;
+		}
 		if (st->tag == Ist_IMark)
 			cur_insn++;
 		if (st->tag != Ist_Exit || cur_insn < 0)
@@ -888,6 +1124,99 @@ hw_store_byte(IRSB *out, IRTemp tcur, UChar v)
 }
 
 /*
+ * A superblock whose record could not say which way a chased branch went
+ * (hw_find_chase() says why: mostly a loop that iropt unrolled, each copy
+ * with a chase of its own) is made again without chasing, which is exact
+ * as every conditional branch then has its exit.  VEX reads its control
+ * (vex_control, its global, linked into this tool) at each translation,
+ * and the tool gets the IR after iropt: so this translation does nothing
+ * but ask the scheduler to discard it (Ijk_InvalICache on the guest
+ * range it covers, as self-modified code does) and to go on at the same
+ * address, which VEX then translates with chasing off for that one
+ * translation (hw_instrument() turns it on again).  It runs no guest
+ * instruction and writes nothing, so the converter never hears of it.
+ */
+static IRSB *
+hw_unchased(VgCallbackClosure *closure, IRSB *in,
+    const VexGuestExtents *vge, const struct hw_chase *ch, const HChar *why)
+{
+	IRSB *out;
+
+	if (hw.stats)
+		VG_(umsg)("hwtrace tool: superblock 0x%lx made again unchased: "
+		    "branch at 0x%lx, %s\n", (unsigned long)closure->nraddr,
+		    (unsigned long)ch->at, why);
+	tl_assert(vge->n_used >= 1);
+	out = deepCopyIRSBExceptStmts(in);
+	addStmtToIRSB(out, IRStmt_Put(offsetof(VexGuestAMD64State,
+	    guest_CMSTART), mkIRExpr_HWord((HWord)vge->base[0])));
+	addStmtToIRSB(out, IRStmt_Put(offsetof(VexGuestAMD64State,
+	    guest_CMLEN), mkIRExpr_HWord((HWord)(vge->len[0] > 0 ?
+	    vge->len[0] : 1))));
+	out->next = mkIRExpr_HWord((HWord)closure->nraddr);
+	out->jumpkind = Ijk_InvalICache;
+	vex_control.guest_chase = False;
+	hw.unchased = True;
+	hw.nredo++;
+	return (out);
+}
+
+/*
+ * hw_instrument()'s end: the record of the final exit into @out (@tcur
+ * holds the cursor, @byte what is stored there, or -1; @kv the chase's
+ * side exit, if @ch has one).
+ */
+static void
+hw_final_exit(IRSB *out, IRTemp tcur, Int byte, UInt nexits,
+    const struct hw_chase *ch, UInt kv)
+{
+	IRDirty *d;
+
+	if (out->next->tag == Iex_Const && ch->stmt >= 0) {
+		IRTemp t = newIRTemp(out->tyenv, Ity_I8);
+
+		tl_assert(tcur != IRTemp_INVALID && kv < nexits);
+		addStmtToIRSB(out, IRStmt_WrTmp(t, IRExpr_ITE(
+		    IRExpr_RdTmp(ch->went_on), IRExpr_Const(IRConst_U8(
+		    (UChar)nexits)), IRExpr_Const(IRConst_U8((UChar)kv)))));
+		addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(tcur),
+		    IRExpr_RdTmp(t)));
+	} else if (out->next->tag == Iex_Const && nexits > 0 &&
+	    byte != (Int)nexits)
+		hw_store_byte(out, tcur, (UChar)nexits);
+	if (out->next->tag == Iex_Const) {
+		if (hw.gt) {
+			d = unsafeIRDirty_0_N(1, "hw_gt_exit",
+			    VG_(fnptr_to_fnentry)(&hw_gt_exit),
+			    mkIRExprVec_1(mkIRExpr_HWord(
+			    (HWord)out->next->Iex.Const.con->Ico.U64)));
+			addStmtToIRSB(out, IRStmt_Dirty(d));
+		}
+	} else {
+		IRExpr *nx = hw_atom(out, out->next);
+		IRExpr *w;
+
+		out->next = nx;
+		w = hw_atom(out, IRExpr_Binop(Iop_Shl64, nx,
+		    IRExpr_Const(IRConst_U8(8))));
+		w = hw_atom(out, IRExpr_Binop(Iop_Or64, w,
+		    mkIRExpr_HWord(HWVG_INLINE_WIDE | nexits)));
+		if (tcur != IRTemp_INVALID) {
+			addStmtToIRSB(out, IRStmt_Store(Iend_LE,
+			    IRExpr_RdTmp(tcur), w));
+			hw_set_cur(out, tcur, mkIRExpr_HWord(8));
+		} else
+			hw_emit_store(out, w, mkIRExpr_HWord(8));
+		if (hw.gt) {
+			d = unsafeIRDirty_0_N(1, "hw_gt_exit",
+			    VG_(fnptr_to_fnentry)(&hw_gt_exit),
+			    mkIRExprVec_1(mkIRExpr_HWord(1)));
+			addStmtToIRSB(out, IRStmt_Dirty(d));
+		}
+	}
+}
+
+/*
  * The inline record of a superblock with side exits takes one cursor
  * update: at the first side exit the cursor is loaded into a temp and
  * advanced by one, and from there on the byte at the old cursor always
@@ -908,18 +1237,42 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
     const VexArchInfo *archinfo, IRType gWordTy, IRType hWordTy)
 {
 	IRSB *out;
-	UInt i, ninsn = 0, nexits = 0, k = 0;
+	struct hw_chase ch;
+	UInt i, ninsn = 0, nexits = 0, k = 0, kv = 0;
 	Bool seen_imark = False;
 	Addr cur_addr = 0;
 	UInt cur_len = 0;
 	IRDirty *d;
 	IRTemp tcur = IRTemp_INVALID;
 	Int byte = -1;			/* the value at tcur now */
+	const HChar *why;
+	Bool chased;
 
-	(void)vge;
 	(void)archinfo;
 	if (gWordTy != Ity_I64 || hWordTy != Ity_I64)
 		hw_die("only amd64 guests are supported");
+	/*
+	 * Chased superblocks, where the record can say whether the chased
+	 * block ran, else the superblock again unchased (hw_unchased()).
+	 * One made unchased must have no chase: else VEX did not read the
+	 * control, and the tool stops rather than record a wrong path.
+	 */
+	chased = vex_control.guest_chase;	/* as this one was made */
+	if (hw.unchased) {
+		hw.unchased = False;
+		vex_control.guest_chase = hw.chasing;
+	}
+	why = hw_find_chase(in, &ch);
+	if (!chased && ch.stmt >= 0) {
+		HChar m[200];
+
+		VG_(snprintf)(m, sizeof(m), "superblock 0x%lx: VEX chased the "
+		    "branch at 0x%lx with chasing off",
+		    (unsigned long)closure->nraddr, (unsigned long)ch.at);
+		hw_die(m);
+	}
+	if (chased && why != NULL)
+		return (hw_unchased(closure, in, vge, &ch, why));
 
 	for (i = 0; i < (UInt)in->stmts_used; i++) {
 		if (in->stmts[i]->tag == Ist_IMark) {
@@ -928,15 +1281,21 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 		} else if (in->stmts[i]->tag == Ist_Exit && seen_imark)
 			nexits++;
 	}
+	if (ch.stmt >= 0) {
+		nexits++;
+		hw.nchase++;
+	}
 	if (nexits >= HWVG_MAX_EXITS)
 		hw_die("superblock with too many exits");
-	hw_def(in, (Addr)closure->nraddr, ninsn, nexits);
+	hw_def(in, (Addr)closure->nraddr, ninsn, nexits, &ch);
 
 	out = deepCopyIRSBExceptStmts(in);
 	seen_imark = False;
 	for (i = 0; i < (UInt)in->stmts_used; i++) {
 		IRStmt *st = in->stmts[i];
 
+		if ((Int)i == ch.stmt)
+			kv = k++;	/* the chased branch's: no IR exit */
 		if (st == NULL || st->tag == Ist_NoOp)
 			continue;
 		if (st->tag == Ist_IMark) {
@@ -959,6 +1318,10 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 				d = unsafeIRDirty_0_N(1, "hw_gt_insn",
 				    VG_(fnptr_to_fnentry)(&hw_gt_insn),
 				    mkIRExprVec_1(mkIRExpr_HWord(cur_addr)));
+				/* B's instructions ran only if it went on. */
+				if (ch.stmt >= 0 && (Int)i >= ch.stmt &&
+				    (Int)i < ch.bexit)
+					d->guard = IRExpr_RdTmp(ch.went_on);
 				addStmtToIRSB(out, IRStmt_Dirty(d));
 			}
 			continue;
@@ -993,39 +1356,7 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 		addStmtToIRSB(out, st);
 	}
 
-	/* The final exit. */
-	if (out->next->tag == Iex_Const) {
-		if (nexits > 0 && byte != (Int)nexits)
-			hw_store_byte(out, tcur, (UChar)nexits);
-		if (hw.gt) {
-			d = unsafeIRDirty_0_N(1, "hw_gt_exit",
-			    VG_(fnptr_to_fnentry)(&hw_gt_exit),
-			    mkIRExprVec_1(mkIRExpr_HWord(
-			    (HWord)out->next->Iex.Const.con->Ico.U64)));
-			addStmtToIRSB(out, IRStmt_Dirty(d));
-		}
-	} else {
-		IRExpr *nx = hw_atom(out, out->next);
-		IRExpr *w;
-
-		out->next = nx;
-		w = hw_atom(out, IRExpr_Binop(Iop_Shl64, nx,
-		    IRExpr_Const(IRConst_U8(8))));
-		w = hw_atom(out, IRExpr_Binop(Iop_Or64, w,
-		    mkIRExpr_HWord(HWVG_INLINE_WIDE | nexits)));
-		if (tcur != IRTemp_INVALID) {
-			addStmtToIRSB(out, IRStmt_Store(Iend_LE,
-			    IRExpr_RdTmp(tcur), w));
-			hw_set_cur(out, tcur, mkIRExpr_HWord(8));
-		} else
-			hw_emit_store(out, w, mkIRExpr_HWord(8));
-		if (hw.gt) {
-			d = unsafeIRDirty_0_N(1, "hw_gt_exit",
-			    VG_(fnptr_to_fnentry)(&hw_gt_exit),
-			    mkIRExprVec_1(mkIRExpr_HWord(1)));
-			addStmtToIRSB(out, IRStmt_Dirty(d));
-		}
-	}
+	hw_final_exit(out, tcur, byte, nexits, &ch, kv);
 	return (out);
 }
 
@@ -1050,6 +1381,10 @@ hw_fini(Int exitcode)
 		hw_put64(hw_tsc());
 		hw_put32((UInt)exitcode);
 	}
+	if (hw.stats)
+		VG_(umsg)("hwtrace tool: %llu superblocks described, %llu with "
+		    "a chase recorded, %llu made again unchased\n",
+		    hw.nblocks_def, hw.nchase, hw.nredo);
 	hw_tag(HWVG_REC_END, 8 + 8 + 4);
 	hw_put64(hw.nblocks_def);
 	hw_put64(hw_tsc());
@@ -1075,6 +1410,7 @@ hw_pre_clo_init(void)
 	    hw_print_usage, hw_print_debug_usage);
 	VG_(needs_syscall_wrapper)(hw_pre_syscall, hw_post_syscall);
 	VG_(track_start_client_code)(hw_start_client_code);
+	VG_(track_stop_client_code)(hw_stop_client_code);
 	VG_(track_pre_deliver_signal)(hw_pre_deliver_signal);
 	VG_(track_pre_thread_ll_exit)(hw_thread_exit);
 	VG_(track_new_mem_startup)(hw_new_mem_startup);

@@ -77,6 +77,9 @@ small_umount() {
 gt() {
 	prog=$1
 	need_valgrind
+	# Chased superblocks from the start, not only after 5 M of them.
+	HWTRACE_VALGRIND_CHASE_AFTER=0
+	export HWTRACE_VALGRIND_CHASE_AFTER
 	gt_capture valgrind "$prog" "$2"
 	"$HWTRACE" info "$prog.hwtrace" >info 2>&1 ||
 		atf_fail "$prog: hwtrace info failed: $(oneline info)"
@@ -247,7 +250,7 @@ vgexact() {
 	[ -x /usr/libexec/valgrind/callgrind-amd64-linux ] ||
 		atf_skip "callgrind is not installed"
 	HWTRACE="$HWTRACE" sh "$HWTRACE_SRC/tests/tools/vgexact.sh" -k vx.d \
-	    "$@" >vx 2>vx.err
+	    -e HWTRACE_VALGRIND_CHASE_AFTER=0 "$@" >vx 2>vx.err
 	rc=$?
 	[ $rc -ne 2 ] || atf_fail "vgexact.sh failed: $(oneline vx.err)"
 	[ $rc -eq 0 ] || atf_fail "expected every instruction and branch" \
@@ -285,6 +288,94 @@ chased_pair_exact_against_callgrind_body() {
 	nm_range "$HWTRACE_PROGS/chase" pair
 	vgexact 12 3 -r "$range" "$HWTRACE_PROGS/chase" \
 	    "$HWTRACE_PROGS/chase"
+}
+
+# vg_stats AFTER COMMAND...: COMMAND run by the hwtrace Valgrind tool
+# itself (event files into ./ev) with --hw-stats=yes, chasing after
+# AFTER superblocks; $nchase and $nredo, the superblocks it recorded
+# with a chase and made again unchased.
+vg_stats() {
+	mkdir -p ev
+	after=$1
+	shift
+	VALGRIND_LIB=$HWTRACE_BUILD/valgrind-lib valgrind.bin --tool=hwtrace \
+	    --out-dir="$PWD/ev" --ring=no --hw-stats=yes \
+	    --chase-after="$after" "$@" >stats.out \
+	    2>stats.err || atf_fail "the tool failed on $1: $(oneline stats.err)"
+	nchase=$(sed -n 's/.* \([0-9]*\) with a chase recorded.*/\1/p' \
+	    stats.err)
+	nredo=$(sed -n 's/.* \([0-9]*\) made again unchased$/\1/p' stats.err)
+	[ -n "$nchase" ] && [ -n "$nredo" ] ||
+		atf_fail "expected the tool's counts; got: $(oneline stats.err)"
+	rm -rf ev
+}
+
+atf_test_case chase_recorded
+chase_recorded_head() {
+	atf_set descr "Valgrind chases (VEX's &&-idiom) under the tool: the pair of tests/progs/chase.c is one superblock whose record says whether its second block ran, and the trace equals the ground truth"
+	atf_set timeout 120
+}
+chase_recorded_body() {
+	need_valgrind
+	need_prog chase
+	vg_stats 0 "$HWTRACE_PROGS/chase"
+	[ "$nchase" -ge 1 ] ||
+		atf_fail "expected at least 1 superblock with a chase; got $nchase"
+	gt chase 0
+}
+
+atf_test_case unchased_again_exact
+unchased_again_exact_head() {
+	atf_set descr "a superblock whose record cannot say which way its chased branches went (a loop iropt unrolled, a chase in each copy) is made again without chasing; ls -l of itself, which has such loops in Debian 12, equals the ground truth"
+	atf_set timeout 300
+}
+unchased_again_exact_body() {
+	need_valgrind
+	ls=$(command -v ls) || atf_skip "ls is not installed"
+	vg_stats 0 "$ls" -l "$ls"
+	[ "$nredo" -ge 1 ] ||
+		atf_skip "this ls has no superblock made again unchased"
+	HWTRACE_VALGRIND_CHASE_AFTER=0 "$HWTRACE" capture --source valgrind \
+	    --ground-truth -o ls.hwtrace -- "$ls" -l "$ls" >out 2>err ||
+		atf_fail "capture of ls failed: $(oneline err)"
+	if [ -x "$PTCHECK" ]; then
+		"$PTCHECK" ls.hwtrace >check 2>&1 ||
+			atf_fail "libipt's decode differs from the ground truth: $(oneline check)"
+	fi
+	gt_by_index ls.hwtrace
+}
+
+atf_test_case chasing_switched_on_exact
+chasing_switched_on_exact_head() {
+	atf_set descr "the tool starts unchased and, after a number of superblocks, discards every translation to make them again chased: gzip -6 of 16 KiB switched after 50,000 superblocks chases, and its trace equals the ground truth; an unusable HWTRACE_VALGRIND_CHASE_AFTER is refused"
+	atf_set timeout 300
+}
+chasing_switched_on_exact_body() {
+	need_valgrind
+	require_tools gzip
+	cat /usr/bin/* 2>/dev/null | head -c 16384 >in
+	vg_stats 5000000 gzip -6 -c in
+	[ "$nchase" -eq 0 ] ||
+		atf_fail "expected no chase before 5 M superblocks; got $nchase"
+	vg_stats 50000 gzip -6 -c in
+	[ "$nchase" -ge 1 ] ||
+		atf_fail "expected chases after 50,000 superblocks; got $nchase"
+	HWTRACE_VALGRIND_CHASE_AFTER=50000 "$HWTRACE" capture \
+	    --source valgrind --ground-truth -o gz.hwtrace -- gzip -6 -c in \
+	    >got.gz 2>err || atf_fail "capture of gzip failed: $(oneline err)"
+	gzip -6 -c in | cmp -s - got.gz ||
+		atf_fail "gzip's output under the capture differs"
+	if [ -x "$PTCHECK" ]; then
+		"$PTCHECK" gz.hwtrace >check 2>&1 ||
+			atf_fail "libipt's decode differs from the ground truth: $(oneline check)"
+	fi
+	gt_by_index gz.hwtrace
+	HWTRACE_VALGRIND_CHASE_AFTER=soon "$HWTRACE" capture \
+	    --source valgrind -o bad.hwtrace -- true >out 2>err
+	[ $? -eq 1 ] || atf_fail "expected exit status 1 for a bad" \
+	    "HWTRACE_VALGRIND_CHASE_AFTER, got $?: $(oneline err)"
+	grep -q "HWTRACE_VALGRIND_CHASE_AFTER: expected a number" err ||
+		atf_fail "expected the variable named; got: $(oneline err)"
 }
 
 atf_test_case rep_exact_against_callgrind
@@ -625,6 +716,9 @@ atf_init_test_cases() {
 	atf_add_test_case exit_status_and_keep_on_failure
 	atf_add_test_case chased_branches_counted
 	atf_add_test_case chased_pair_exact_against_callgrind
+	atf_add_test_case chase_recorded
+	atf_add_test_case unchased_again_exact
+	atf_add_test_case chasing_switched_on_exact
 	atf_add_test_case exact_against_callgrind
 	atf_add_test_case rep_exact_against_callgrind
 	atf_add_test_case child_exit_status_recorded
