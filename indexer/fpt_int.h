@@ -125,15 +125,18 @@ struct fpt_cache {
 	uint32_t	gen;		/* entries of another one are stale */
 };
 
-/* Where the probe for a key starts in a table of @mask + 1 slots. */
+/*
+ * Where the probe for a key starts in a table of @mask + 1 slots: the
+ * address's low bits, which the hot path has at once (a hash on the
+ * critical path of every block costs more than the rare collisions of
+ * code 2^n bytes apart; isid and mode seldom differ at one address).
+ */
 static inline uint64_t
 fpti_cache_slot(uint64_t mask, uint64_t ip, int isid, uint8_t mode)
 {
-	uint64_t h = ip ^ ((uint64_t)(unsigned)isid << 40) ^
-	    ((uint64_t)mode << 56);
-
-	h *= 0x9e3779b97f4a7c15ull;
-	return ((h >> 24) & mask);
+	(void)isid;
+	(void)mode;
+	return (ip & mask);
 }
 
 /*
