@@ -99,6 +99,12 @@ fpt_new(struct fpt **dp, const struct fpt_config *cfg)
 		free(d);
 		return (rc);
 	}
+	if ((d->icache = calloc(1u << FPT_ICACHE_BITS,
+	    sizeof(*d->icache))) == NULL) {
+		fpt_cache_free(d->cache);
+		free(d);
+		return (-HWTR_E_NOMEM);
+	}
 	d->pos = cfg->begin;
 	fpti_set_errata(d);
 	*dp = d;
@@ -111,6 +117,7 @@ fpt_free(struct fpt *d)
 	if (d == NULL)
 		return;
 	fpt_cache_free(d->cache);
+	free(d->icache);
 	free(d);
 }
 
@@ -1183,6 +1190,7 @@ link_entry(struct fpt *d, const struct fpt_block *b, const struct fpt_step *p,
 static int
 decode_at(struct fpt *d, uint64_t ip, struct hwtr_x86_insn *insn, int *isid)
 {
+	struct fpt_icache *ic;
 	int rc;
 
 	if (ip < d->win_ip || ip + 15 > d->win_ip + d->win_len ||
@@ -1197,6 +1205,12 @@ decode_at(struct fpt *d, uint64_t ip, struct hwtr_x86_insn *insn, int *isid)
 		d->win_len = (size_t)rc;
 	}
 	*isid = d->win_isid;
+	/* Stepping passes the same code again and again (events' IPs). */
+	ic = &d->icache[ip & ((1u << FPT_ICACHE_BITS) - 1)];
+	if (ic->ip == ip && ic->isid == d->win_isid && ic->mode == d->mode) {
+		*insn = ic->insn;
+		return (0);
+	}
 	rc = hwtr_x86_decode(d->win + (ip - d->win_ip), (size_t)(d->win_ip +
 	    d->win_len - ip), ip, d->mode, insn);
 	if (rc < 0 || insn->kind == HWTR_X86_BAD) {
@@ -1224,6 +1238,11 @@ decode_at(struct fpt *d, uint64_t ip, struct hwtr_x86_insn *insn, int *isid)
 		insn->kind = HWTR_X86_OTHER;
 		insn->has_target = 0;
 	}
+	assert(d->win_isid > 0);
+	ic->ip = ip;
+	ic->isid = d->win_isid;
+	ic->mode = d->mode;
+	ic->insn = *insn;
 	return (0);
 }
 

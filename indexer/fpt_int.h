@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "fpt.h"
+#include "hwtr_x86.h"
 
 #define FPT_RS_MAX	64	/* libipt's return stack depth */
 #define FPT_EVQ_MAX	16
@@ -32,6 +33,18 @@
 struct fpt_span {
 	uint64_t	lo, hi;
 	int		isid;
+};
+
+/*
+ * A decoded instruction, remembered by (ip, isid, mode): decode_at()'s
+ * answer, which depends on nothing else (an isid names the code).
+ */
+#define FPT_ICACHE_BITS	12
+struct fpt_icache {
+	uint64_t	ip;
+	int		isid;		/* 0: empty */
+	uint8_t		mode;
+	struct hwtr_x86_insn insn;
 };
 
 /* An instruction on a cache fill's way. */
@@ -115,6 +128,7 @@ struct fpt {
 	int		win_isid;
 
 	struct fpt_step	path[FPT_FILL_STEPS];
+	struct fpt_icache *icache;	/* 2^FPT_ICACHE_BITS slots */
 };
 
 /* The block cache's table (fpt_cache.c), open for its inline lookup. */
