@@ -78,6 +78,8 @@ static inline int	long_tnt(const uint8_t *, const uint8_t *, uint64_t *,
 static inline int	tnt_or_tip(const uint8_t *, const uint8_t *);
 static int	tnt_next(const struct fpt *);
 static inline int	hot_block(struct fpt *, struct fpt_item *);
+static int	hot_run(struct fpt *, struct fpt_item *);
+static int	next_hot(struct fpt *, struct fpt_item *);
 static int	next_item(struct fpt *, struct fpt_item *);
 static inline int	block_run(struct fpt *, struct fpt_item *, int);
 static int	at_vmentry(struct fpt *, uint64_t);
@@ -100,8 +102,10 @@ fpt_new(struct fpt **dp, const struct fpt_config *cfg)
 		return (rc);
 	}
 	if ((d->icache = calloc(1u << FPT_ICACHE_BITS,
-	    sizeof(*d->icache))) == NULL) {
+	    sizeof(*d->icache))) == NULL ||
+	    (d->runs = calloc(1u << FPT_RUN_BITS, sizeof(*d->runs))) == NULL) {
 		fpt_cache_free(d->cache);
+		free(d->icache);
 		free(d);
 		return (-HWTR_E_NOMEM);
 	}
@@ -118,6 +122,7 @@ fpt_free(struct fpt *d)
 		return;
 	fpt_cache_free(d->cache);
 	free(d->icache);
+	free(d->runs);
 	free(d);
 }
 
@@ -166,6 +171,7 @@ fpt_sync_forward(struct fpt *d)
 	ptrdiff_t off;
 	int rc;
 
+	d->run = NULL;
 	if (d->sync != NULL && from <= d->sync)
 		from = d->sync + 16;
 	/* A PSB partly consumed by the packet before is still found. */
@@ -254,11 +260,26 @@ fpt_sync_forward(struct fpt *d)
 }
 
 /*
- * Small on purpose: most calls end in hot_block(), and the rest of the
- * decoder (next_item()) stays out of line with its register saves.
+ * Small on purpose: most calls give the next block of a memoized run
+ * (hot_run()), with no register to save; the hot path (next_hot()) and
+ * the rest of the decoder (next_item()) stay out of line.
  */
 int
 fpt_next(struct fpt *d, struct fpt_item *it)
+{
+	if (d->run != NULL) {
+		it->kind = FPT_ITEM_BLOCK;
+		it->block = d->run->b[d->run_i++];
+		if (d->run_i == d->run->nb)
+			d->run = NULL;
+		return (0);
+	}
+	return (next_hot(d, it));
+}
+
+/* fpt_next() but for the blocks of a run: the hot block, or the rest. */
+static int __attribute__((noinline))
+next_hot(struct fpt *d, struct fpt_item *it)
 {
 	if (!d->hot)
 		d->hot = fast_ready(d);
@@ -290,6 +311,8 @@ hot_block(struct fpt *d, struct fpt_item *it)
 	assert(d->hot);
 	if (!hot_ready(d))
 		return (0);
+	if (d->ntnt > 0 && hot_run(d, it))
+		return (1);
 	for (;;) {
 		e = fpti_cache_find(d->cache, ip, isid, d->mode);
 		if (e == NULL || ninsn + e->ninsn > FPT_BLK_MAX)
@@ -372,6 +395,32 @@ done:
 	b->end = end;
 	b->isid = isid;
 	d->ip = to;
+	return (1);
+}
+
+/*
+ * hot_block() over a memoized run (fpti_run()) when its blocks all start
+ * in the span hot_ready() holds d->ip to: 1 with the first in @it, the
+ * others given by fpt_next() from d->run.
+ */
+static int __attribute__((noinline))
+hot_run(struct fpt *d, struct fpt_item *it)
+{
+	const struct fpt_run *r = fpti_run(d);
+	uint64_t span = d->last.hi - d->last.lo;
+
+	if (r->nb == 0 || (r->nb > 1 && (r->lo - d->last.lo >= span ||
+	    r->hi - d->last.lo >= span)))
+		return (0);
+	assert(r->nb <= d->ntnt && r->b[0].ip == d->ip);
+	d->ip = r->to;
+	d->ntnt -= r->nb;
+	it->kind = FPT_ITEM_BLOCK;
+	it->block = r->b[0];
+	if (r->nb > 1) {
+		d->run = r;
+		d->run_i = 1;
+	}
 	return (1);
 }
 

@@ -47,6 +47,26 @@ struct fpt_icache {
 	struct hwtr_x86_insn insn;
 };
 
+/*
+ * A run of hot blocks memoized (fpt_cache.c): from @ip with the TNT bits
+ * @tstate ((1 << ntnt) | the bits, ntnt <= FPT_RUN_MAX), the blocks the
+ * hot path makes while they all end at a conditional branch, each taking
+ * one bit: so that a TNT packet's bits over a loop are one look-up.
+ */
+#define FPT_RUN_MAX	8
+#define FPT_RUN_BITS	11
+struct fpt_run {
+	uint64_t	ip;		/* key */
+	int		isid;		/* key */
+	uint32_t	gen;		/* key: the block cache's */
+	uint16_t	tstate;		/* key; 0: an empty slot */
+	uint8_t		mode;		/* key */
+	uint8_t		nb;		/* blocks; 0 when the first is none */
+	uint64_t	lo, hi;		/* the least, greatest start of b[1..] */
+	uint64_t	to;		/* where the last goes */
+	struct fpt_block b[FPT_RUN_MAX];
+};
+
 /* An instruction on a cache fill's way. */
 struct fpt_step {
 	uint64_t	ip, target;
@@ -69,6 +89,14 @@ struct fpt {
 	 */
 	int		hot;
 	int		cur_isid;	/* libipt's mapped section */
+	/*
+	 * A run being given (d->run->b[run_i] next); the state is as after
+	 * its last block.  The runs only take TNT bits at hand: the
+	 * position, the time, the events do not move during one.
+	 */
+	const struct fpt_run *run;
+	unsigned	run_i;
+	struct fpt_run	*runs;		/* 2^FPT_RUN_BITS slots */
 
 	/* The packet layer. */
 	uint64_t	last_ip;
@@ -168,6 +196,8 @@ fpti_cache_find(const struct fpt_cache *c, uint64_t ip, int isid,
 		return (e);
 	return (fpt_cache_lookup(c, ip, isid, mode));
 }
+
+const struct fpt_run *fpti_run(struct fpt *);
 
 /* Whether @b is a TNT-8 packet's header. */
 static inline int
