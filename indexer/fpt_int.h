@@ -54,7 +54,7 @@ struct fpt_icache {
  * one bit: so that a TNT packet's bits over a loop are one look-up.
  */
 #define FPT_RUN_MAX	8
-#define FPT_RUN_BITS	11
+#define FPT_RUN_BITS	13
 struct fpt_run {
 	uint64_t	ip;		/* key */
 	int		isid;		/* key */
