@@ -409,11 +409,22 @@ hot_run(struct fpt *d, struct fpt_item *it)
 	const struct fpt_run *r = fpti_run(d);
 	uint64_t span = d->last.hi - d->last.lo;
 
+	unsigned i;
+
 	if (r->nb == 0 || (r->nb > 1 && (r->lo - d->last.lo >= span ||
-	    r->hi - d->last.lo >= span)))
+	    r->hi - d->last.lo >= span)) ||
+	    (r->pop && d->rs_n + r->npush == 0))
 		return (0);
 	assert(r->nb <= d->ntnt && r->b[0].ip == d->ip);
+	for (i = 0; i < r->npush; i++)
+		rs_push(d, r->push[i]);
 	d->ip = r->to;
+	if (r->pop) {
+		assert(d->rs_n > 0);
+		d->ip = d->rs[d->rs_top];
+		d->rs_top = (d->rs_top + FPT_RS_MAX - 1) % FPT_RS_MAX;
+		d->rs_n--;
+	}
 	d->ntnt -= r->nb;
 	it->kind = FPT_ITEM_BLOCK;
 	it->block = r->b[0];

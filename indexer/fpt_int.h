@@ -50,10 +50,13 @@ struct fpt_icache {
 /*
  * A run of hot blocks memoized (fpt_cache.c): from @ip with the TNT bits
  * @tstate ((1 << ntnt) | the bits, ntnt <= FPT_RUN_MAX), the blocks the
- * hot path makes while they all end at a conditional branch, each taking
- * one bit: so that a TNT packet's bits over a loop are one look-up.
+ * hot path makes while they end at a conditional branch, each taking one
+ * bit, the last maybe at a compressed return: so that a TNT packet's bits
+ * over a loop are one look-up.  The calls on the way push @push, in order,
+ * before the return pops.
  */
 #define FPT_RUN_MAX	8
+#define FPT_RUN_PUSH	4
 #define FPT_RUN_BITS	13
 struct fpt_run {
 	uint64_t	ip;		/* key */
@@ -62,8 +65,11 @@ struct fpt_run {
 	uint16_t	tstate;		/* key; 0: an empty slot */
 	uint8_t		mode;		/* key */
 	uint8_t		nb;		/* blocks; 0 when the first is none */
+	uint8_t		npush;		/* return addresses the calls push */
+	uint8_t		pop;		/* the last is a compressed return */
 	uint64_t	lo, hi;		/* the least, greatest start of b[1..] */
-	uint64_t	to;		/* where the last goes */
+	uint64_t	to;		/* where the last goes, but for @pop */
+	uint64_t	push[FPT_RUN_PUSH];
 	struct fpt_block b[FPT_RUN_MAX];
 };
 
