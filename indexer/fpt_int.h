@@ -80,6 +80,14 @@ struct fpt_step {
 };
 
 struct fpt {
+	/*
+	 * A run being given (d->run->b[run_i] next); the state is as after
+	 * its last block.  The runs only take TNT bits at hand: the
+	 * position, the time, the events do not move during one.
+	 */
+	const struct fpt_run *run;
+	unsigned	run_i;
+	struct fpt_run	*runs;		/* 2^FPT_RUN_BITS slots */
 	struct fpt_config cfg;
 	struct fpt_cache *cache;
 	const uint8_t	*pos;		/* the next packet */
@@ -95,14 +103,6 @@ struct fpt {
 	 */
 	int		hot;
 	int		cur_isid;	/* libipt's mapped section */
-	/*
-	 * A run being given (d->run->b[run_i] next); the state is as after
-	 * its last block.  The runs only take TNT bits at hand: the
-	 * position, the time, the events do not move during one.
-	 */
-	const struct fpt_run *run;
-	unsigned	run_i;
-	struct fpt_run	*runs;		/* 2^FPT_RUN_BITS slots */
 
 	/* The packet layer. */
 	uint64_t	last_ip;
