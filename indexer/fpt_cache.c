@@ -26,6 +26,7 @@
 
 #include "hwtrace.h"
 #include "fpt_int.h"
+#include "hwtr_x86.h"
 
 #define FPT_CACHE_MAX	(1u << 22)	/* entries: 168 MB of table */
 #define slot_of		fpti_cache_slot
@@ -128,4 +129,105 @@ fpt_cache_free(struct fpt_cache *c)
 		return;
 	free(c->slot);
 	free(c);
+}
+
+/*
+ * The run of hot blocks from d->ip with the next d->ntnt bits of d->tnt
+ * at hand (FPT_RUN_MAX at most), found or made (over a slot of another
+ * key).  Its blocks are the ones fpt_dec.c's hot_block() makes one at a
+ * time while they take a TNT bit each, up to a compressed return, and
+ * pass at most FPT_RUN_PUSH calls that push: cache entries only (a miss ends the run), so the run stays what they
+ * say as long as the cache's generation does.  Whether each block starts
+ * in the span the hot path stays in is the caller's check (lo, hi).
+ */
+const struct fpt_run *
+fpti_run(struct fpt *d)
+{
+	const struct fpt_cache_entry *e;
+	struct fpt_run *r;
+	struct fpt_block *b;
+	uint64_t ip = d->ip, start, tnt;
+	unsigned n = d->ntnt, ninsn, np;
+	uint16_t ts;
+
+	/* The next FPT_RUN_MAX bits at most (a long TNT has up to 47). */
+	assert(n > 0);
+	if (n > FPT_RUN_MAX)
+		n = FPT_RUN_MAX;
+	tnt = (d->tnt >> (d->ntnt - n)) & ((1u << n) - 1);
+	ts = (uint16_t)((1u << n) | tnt);
+	r = &d->runs[(ip ^ ((uint64_t)ts << 5)) &
+	    ((1u << FPT_RUN_BITS) - 1)];
+	if (r->ip == ip && r->tstate == ts && r->isid == d->last.isid &&
+	    r->mode == d->mode && r->gen == d->cache->gen)
+		return (r);
+	r->ip = ip;
+	r->tstate = ts;
+	r->isid = d->last.isid;
+	r->mode = d->mode;
+	r->gen = d->cache->gen;
+	r->nb = 0;
+	r->npush = 0;
+	r->pop = 0;
+	r->lo = UINT64_MAX;
+	r->hi = 0;
+	while (n > 0 && r->nb < FPT_RUN_MAX) {
+		start = ip;
+		ninsn = 0;
+		np = r->npush;
+		for (;;) {
+			e = fpti_cache_find(d->cache, ip, r->isid, r->mode);
+			if (e == NULL || ninsn + e->ninsn > FPT_BLK_MAX)
+				return (r);
+			ninsn += e->ninsn;
+			if (e->q == FPT_Q_AGAIN) {
+				ip = e->dip;
+				continue;
+			}
+			if (e->q != FPT_Q_DECODE)
+				break;
+			if (!e->dnext_in)
+				return (r);
+			if (e->dkind == HWTR_X86_CALL &&
+			    e->dtarget != e->dip + e->dlen) {
+				/* As many as hot_block()'s HOT_CALLS. */
+				if (np == FPT_RUN_PUSH)
+					return (r);
+				r->push[np++] = e->dip + e->dlen;
+			}
+			ip = e->dkind == HWTR_X86_CALL ||
+			    e->dkind == HWTR_X86_JMP ? e->dtarget :
+			    e->dip + e->dlen;
+		}
+		/* A compressed return: its bit taken (else libipt errs). */
+		if (e->q == FPT_Q_RETURN && ((tnt >> (n - 1)) & 1))
+			r->pop = 1;
+		else if (e->q != FPT_Q_COND)
+			return (r);
+		n--;
+		b = &r->b[r->nb];
+		b->ip = start;
+		b->end_ip = e->dip;
+		b->ninsn = ninsn;
+		b->mode = r->mode;
+		b->isid = r->isid;
+		r->npush = (uint8_t)np;
+		if (r->pop)
+			b->end = FPT_END_RET;
+		else if ((tnt >> n) & 1) {
+			b->end = FPT_END_COND_TAKEN;
+			ip = e->dtarget;
+		} else {
+			b->end = FPT_END_COND_NOT_TAKEN;
+			ip = e->dip + e->dlen;
+		}
+		if (r->nb++ > 0) {
+			r->lo = start < r->lo ? start : r->lo;
+			r->hi = start > r->hi ? start : r->hi;
+		}
+		r->to = ip;
+		if (r->pop)
+			break;
+	}
+	return (r);
 }

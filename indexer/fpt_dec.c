@@ -78,6 +78,8 @@ static inline int	long_tnt(const uint8_t *, const uint8_t *, uint64_t *,
 static inline int	tnt_or_tip(const uint8_t *, const uint8_t *);
 static int	tnt_next(const struct fpt *);
 static inline int	hot_block(struct fpt *, struct fpt_item *);
+static int	hot_run(struct fpt *, struct fpt_item *);
+static int	next_hot(struct fpt *, struct fpt_item *);
 static int	next_item(struct fpt *, struct fpt_item *);
 static inline int	block_run(struct fpt *, struct fpt_item *, int);
 static int	at_vmentry(struct fpt *, uint64_t);
@@ -99,6 +101,14 @@ fpt_new(struct fpt **dp, const struct fpt_config *cfg)
 		free(d);
 		return (rc);
 	}
+	if ((d->icache = calloc(1u << FPT_ICACHE_BITS,
+	    sizeof(*d->icache))) == NULL ||
+	    (d->runs = calloc(1u << FPT_RUN_BITS, sizeof(*d->runs))) == NULL) {
+		fpt_cache_free(d->cache);
+		free(d->icache);
+		free(d);
+		return (-HWTR_E_NOMEM);
+	}
 	d->pos = cfg->begin;
 	fpti_set_errata(d);
 	*dp = d;
@@ -111,6 +121,8 @@ fpt_free(struct fpt *d)
 	if (d == NULL)
 		return;
 	fpt_cache_free(d->cache);
+	free(d->icache);
+	free(d->runs);
 	free(d);
 }
 
@@ -159,6 +171,7 @@ fpt_sync_forward(struct fpt *d)
 	ptrdiff_t off;
 	int rc;
 
+	d->run = NULL;
 	if (d->sync != NULL && from <= d->sync)
 		from = d->sync + 16;
 	/* A PSB partly consumed by the packet before is still found. */
@@ -247,11 +260,26 @@ fpt_sync_forward(struct fpt *d)
 }
 
 /*
- * Small on purpose: most calls end in hot_block(), and the rest of the
- * decoder (next_item()) stays out of line with its register saves.
+ * Small on purpose: most calls give the next block of a memoized run
+ * (hot_run()), with no register to save; the hot path (next_hot()) and
+ * the rest of the decoder (next_item()) stay out of line.
  */
 int
 fpt_next(struct fpt *d, struct fpt_item *it)
+{
+	if (d->run != NULL) {
+		it->kind = FPT_ITEM_BLOCK;
+		it->block = d->run->b[d->run_i++];
+		if (d->run_i == d->run->nb)
+			d->run = NULL;
+		return (0);
+	}
+	return (next_hot(d, it));
+}
+
+/* fpt_next() but for the blocks of a run: the hot block, or the rest. */
+static int __attribute__((noinline))
+next_hot(struct fpt *d, struct fpt_item *it)
 {
 	if (!d->hot)
 		d->hot = fast_ready(d);
@@ -283,6 +311,8 @@ hot_block(struct fpt *d, struct fpt_item *it)
 	assert(d->hot);
 	if (!hot_ready(d))
 		return (0);
+	if (d->ntnt > 0 && hot_run(d, it))
+		return (1);
 	for (;;) {
 		e = fpti_cache_find(d->cache, ip, isid, d->mode);
 		if (e == NULL || ninsn + e->ninsn > FPT_BLK_MAX)
@@ -365,6 +395,43 @@ done:
 	b->end = end;
 	b->isid = isid;
 	d->ip = to;
+	return (1);
+}
+
+/*
+ * hot_block() over a memoized run (fpti_run()) when its blocks all start
+ * in the span hot_ready() holds d->ip to: 1 with the first in @it, the
+ * others given by fpt_next() from d->run.
+ */
+static int __attribute__((noinline))
+hot_run(struct fpt *d, struct fpt_item *it)
+{
+	const struct fpt_run *r = fpti_run(d);
+	uint64_t span = d->last.hi - d->last.lo;
+
+	unsigned i;
+
+	if (r->nb == 0 || (r->nb > 1 && (r->lo - d->last.lo >= span ||
+	    r->hi - d->last.lo >= span)) ||
+	    (r->pop && d->rs_n + r->npush == 0))
+		return (0);
+	assert(r->nb <= d->ntnt && r->b[0].ip == d->ip);
+	for (i = 0; i < r->npush; i++)
+		rs_push(d, r->push[i]);
+	d->ip = r->to;
+	if (r->pop) {
+		assert(d->rs_n > 0);
+		d->ip = d->rs[d->rs_top];
+		d->rs_top = (d->rs_top + FPT_RS_MAX - 1) % FPT_RS_MAX;
+		d->rs_n--;
+	}
+	d->ntnt -= r->nb;
+	it->kind = FPT_ITEM_BLOCK;
+	it->block = r->b[0];
+	if (r->nb > 1) {
+		d->run = r;
+		d->run_i = 1;
+	}
 	return (1);
 }
 
@@ -1183,6 +1250,7 @@ link_entry(struct fpt *d, const struct fpt_block *b, const struct fpt_step *p,
 static int
 decode_at(struct fpt *d, uint64_t ip, struct hwtr_x86_insn *insn, int *isid)
 {
+	struct fpt_icache *ic;
 	int rc;
 
 	if (ip < d->win_ip || ip + 15 > d->win_ip + d->win_len ||
@@ -1197,6 +1265,12 @@ decode_at(struct fpt *d, uint64_t ip, struct hwtr_x86_insn *insn, int *isid)
 		d->win_len = (size_t)rc;
 	}
 	*isid = d->win_isid;
+	/* Stepping passes the same code again and again (events' IPs). */
+	ic = &d->icache[ip & ((1u << FPT_ICACHE_BITS) - 1)];
+	if (ic->ip == ip && ic->isid == d->win_isid && ic->mode == d->mode) {
+		*insn = ic->insn;
+		return (0);
+	}
 	rc = hwtr_x86_decode(d->win + (ip - d->win_ip), (size_t)(d->win_ip +
 	    d->win_len - ip), ip, d->mode, insn);
 	if (rc < 0 || insn->kind == HWTR_X86_BAD) {
@@ -1224,6 +1298,11 @@ decode_at(struct fpt *d, uint64_t ip, struct hwtr_x86_insn *insn, int *isid)
 		insn->kind = HWTR_X86_OTHER;
 		insn->has_target = 0;
 	}
+	assert(d->win_isid > 0);
+	ic->ip = ip;
+	ic->isid = d->win_isid;
+	ic->mode = d->mode;
+	ic->insn = *insn;
 	return (0);
 }
 

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "fpt.h"
+#include "hwtr_x86.h"
 
 #define FPT_RS_MAX	64	/* libipt's return stack depth */
 #define FPT_EVQ_MAX	16
@@ -34,6 +35,44 @@ struct fpt_span {
 	int		isid;
 };
 
+/*
+ * A decoded instruction, remembered by (ip, isid, mode): decode_at()'s
+ * answer, which depends on nothing else (an isid names the code).
+ */
+#define FPT_ICACHE_BITS	12
+struct fpt_icache {
+	uint64_t	ip;
+	int		isid;		/* 0: empty */
+	uint8_t		mode;
+	struct hwtr_x86_insn insn;
+};
+
+/*
+ * A run of hot blocks memoized (fpt_cache.c): from @ip with the TNT bits
+ * @tstate ((1 << ntnt) | the bits, ntnt <= FPT_RUN_MAX), the blocks the
+ * hot path makes while they end at a conditional branch, each taking one
+ * bit, the last maybe at a compressed return: so that a TNT packet's bits
+ * over a loop are one look-up.  The calls on the way push @push, in order,
+ * before the return pops.
+ */
+#define FPT_RUN_MAX	8
+#define FPT_RUN_PUSH	4
+#define FPT_RUN_BITS	13
+struct fpt_run {
+	uint64_t	ip;		/* key */
+	int		isid;		/* key */
+	uint32_t	gen;		/* key: the block cache's */
+	uint16_t	tstate;		/* key; 0: an empty slot */
+	uint8_t		mode;		/* key */
+	uint8_t		nb;		/* blocks; 0 when the first is none */
+	uint8_t		npush;		/* return addresses the calls push */
+	uint8_t		pop;		/* the last is a compressed return */
+	uint64_t	lo, hi;		/* the least, greatest start of b[1..] */
+	uint64_t	to;		/* where the last goes, but for @pop */
+	uint64_t	push[FPT_RUN_PUSH];
+	struct fpt_block b[FPT_RUN_MAX];
+};
+
 /* An instruction on a cache fill's way. */
 struct fpt_step {
 	uint64_t	ip, target;
@@ -41,6 +80,14 @@ struct fpt_step {
 };
 
 struct fpt {
+	/*
+	 * A run being given (d->run->b[run_i] next); the state is as after
+	 * its last block.  The runs only take TNT bits at hand: the
+	 * position, the time, the events do not move during one.
+	 */
+	const struct fpt_run *run;
+	unsigned	run_i;
+	struct fpt_run	*runs;		/* 2^FPT_RUN_BITS slots */
 	struct fpt_config cfg;
 	struct fpt_cache *cache;
 	const uint8_t	*pos;		/* the next packet */
@@ -115,6 +162,7 @@ struct fpt {
 	int		win_isid;
 
 	struct fpt_step	path[FPT_FILL_STEPS];
+	struct fpt_icache *icache;	/* 2^FPT_ICACHE_BITS slots */
 };
 
 /* The block cache's table (fpt_cache.c), open for its inline lookup. */
@@ -125,15 +173,18 @@ struct fpt_cache {
 	uint32_t	gen;		/* entries of another one are stale */
 };
 
-/* Where the probe for a key starts in a table of @mask + 1 slots. */
+/*
+ * Where the probe for a key starts in a table of @mask + 1 slots: the
+ * address's low bits, which the hot path has at once (a hash on the
+ * critical path of every block costs more than the rare collisions of
+ * code 2^n bytes apart; isid and mode seldom differ at one address).
+ */
 static inline uint64_t
 fpti_cache_slot(uint64_t mask, uint64_t ip, int isid, uint8_t mode)
 {
-	uint64_t h = ip ^ ((uint64_t)(unsigned)isid << 40) ^
-	    ((uint64_t)mode << 56);
-
-	h *= 0x9e3779b97f4a7c15ull;
-	return ((h >> 24) & mask);
+	(void)isid;
+	(void)mode;
+	return (ip & mask);
 }
 
 /*
@@ -151,6 +202,8 @@ fpti_cache_find(const struct fpt_cache *c, uint64_t ip, int isid,
 		return (e);
 	return (fpt_cache_lookup(c, ip, isid, mode));
 }
+
+const struct fpt_run *fpti_run(struct fpt *);
 
 /* Whether @b is a TNT-8 packet's header. */
 static inline int
