@@ -320,23 +320,15 @@ fast_iclass(struct dec *d, const struct fpt_block *fb)
 	}
 }
 
-int
-ix_src_next(struct dec *d, struct pt_block *b)
+/* fpt's block @fb as libipt gives it. */
+void
+ix_fast_pt_block(struct dec *d, const struct fpt_block *fb,
+    struct pt_block *b)
 {
-	const struct fpt_block *fb = &d->pk.block;
-	int status;
-
-	if (d->fp == NULL)
-		return (pt_blk_next(d->blk, b, sizeof(*b)));
-	status = fast_peek(d);
-	if (status < 0 || (status & pts_event_pending))
-		return (status < 0 ? status : -pte_event_ignored);
-	if (status & pts_eos)
-		return (-pte_eos);
 	memset(b, 0, sizeof(*b));
 	b->ip = fb->ip;
 	b->end_ip = fb->end_ip;
-	b->ninsn = fb->ninsn;
+	b->ninsn = (uint16_t)fb->ninsn;
 	b->isid = fb->isid;
 	b->mode = fast_mode(fb->mode);
 	switch (fb->end) {
@@ -357,7 +349,28 @@ ix_src_next(struct dec *d, struct pt_block *b)
 		b->iclass = fast_iclass(d, fb);
 		break;
 	}
-	d->last = *fb;
+}
+
+int
+ix_fast_peek(struct dec *d)
+{
+	return (fast_peek(d));
+}
+
+int
+ix_src_next(struct dec *d, struct pt_block *b)
+{
+	int status;
+
+	if (d->fp == NULL)
+		return (pt_blk_next(d->blk, b, sizeof(*b)));
+	status = fast_peek(d);
+	if (status < 0 || (status & pts_event_pending))
+		return (status < 0 ? status : -pte_event_ignored);
+	if (status & pts_eos)
+		return (-pte_eos);
+	ix_fast_pt_block(d, &d->pk.block, b);
+	d->last = d->pk.block;
 	d->pk_state = 0;
 	d->cur_off = d->pk_off;
 	return (fast_peek(d));
