@@ -102,6 +102,14 @@ struct dec {
 	uint64_t	act_t;
 };
 
+/*
+ * segimage.c: the image for time @t (@known; otherwise the state at the
+ * end of the capture), and the time read (switching images when the
+ * mapping state changed).
+ */
+int ix_dec_set_image(struct dec *d, int known, uint64_t t);
+int ix_dec_update_time(struct dec *d);
+
 /* lblock.c: the blocks seen (struct ix_lblock). */
 struct ix_lblock *ix_dec_lblock_probe(struct dec *d, uint64_t ip,
     uint64_t end_ip, uint16_t ninsn, int isid, uint8_t mode);
@@ -203,9 +211,8 @@ void ix_fast_pt_block(struct dec *d, const struct fpt_block *fb,
 
 /*
  * segfast.c: fpt's blocks from the one read ahead (d->pk) while no event
- * comes and fpt's time stays the one written, as operations; *@statusp
- * as libipt's after the last, *@nblocks counted up to the next multiple
- * of 4096 at most.
+ * comes, as operations; *@statusp as libipt's after the last, *@nblocks
+ * counted up to the next multiple of 4096 at most.
  */
 int ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks);
 

@@ -23,9 +23,7 @@
  *
  * The operations are those decode.c's loop writes for the same blocks, in
  * the same order: a time (IX_OP_TIME) read after fpt read the block ahead,
- * then the block's runs; the database is the same byte for byte.  The
- * time is decode.c's to write: the loop returns there when fpt's
- * changed, as for an event.
+ * then the block's runs; the database is the same byte for byte.
  */
 
 #include <assert.h>
@@ -59,18 +57,20 @@ fast_block(struct dec *d, const struct fpt_block *fb)
 }
 
 /*
- * Whether decode.c's update_time() would do anything: fpt's time is not
- * the one written last, or the image is not that time's.
+ * ix_dec_update_time() when it would do anything: fpt's time is not the
+ * one written last, or the image is not that time's.
  */
 static inline int
-fast_time_moved(struct dec *d)
+fast_time(struct dec *d)
 {
 	uint64_t t;
 
 	if (fpt_time(d->fp, &t) < 0)
 		return (0);
-	return (!d->have_tsc || t != d->tsc || !d->img_known ||
-	    (d->have_next && t >= d->next_change));
+	if (d->have_tsc && t == d->tsc && d->img_known &&
+	    !(d->have_next && t >= d->next_change))
+		return (0);
+	return (ix_dec_update_time(d));
 }
 
 int
@@ -92,13 +92,15 @@ ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks)
 		/*
 		 * An event, the end, fpt giving up; a segment cut without a
 		 * PSB, whose limit decode.c checks after each block; the
-		 * progress and cancel checks every 4096 blocks; a time to
-		 * write (update_time()), all decode.c's.
+		 * progress and cancel checks every 4096 blocks: decode.c's.
 		 */
 		if (status != 0 || d->w.in->blind_end ||
-		    (*nblocks & 4095) == 0 || fast_time_moved(d))
+		    (*nblocks & 4095) == 0)
 			break;
 		assert(d->pk_state == 1 && d->pk.kind == FPT_ITEM_BLOCK);
+		/* As decode.c's loop before each block. */
+		if ((rc = fast_time(d)) < 0)
+			return (rc);
 	}
 	*statusp = status;
 	return (0);
