@@ -82,11 +82,6 @@ add_event_at(struct dec *d, const char *kind, int has_ip, uint64_t ip,
 	    off));
 }
 
-static inline int64_t
-run_id(struct dec *d, const struct ix_sblock *proto)
-{
-	return (ix_segw_run_id(&d->w, proto));
-}
 
 
 
@@ -114,82 +109,6 @@ add_event(struct dec *d, const char *kind, int has_ip, uint64_t ip,
 }
 
 /*
- * CPU mode: the process that owns the CPU at @t (-1: not known), and the
- * next change of owner as a time at which the image is made again.
- */
-static int32_t
-owner_at(struct dec *d, uint64_t t)
-{
-	const struct ix_owner *o = d->w.in->owners;
-	size_t lo = ix_dec_owner_idx(d, t);
-
-	if (lo < d->w.in->nowners && (!d->have_next ||
-	    o[lo].start_tsc < d->next_change)) {
-		d->have_next = 1;
-		d->next_change = o[lo].start_tsc;
-	}
-	return (lo == 0 ? -1 : o[lo - 1].pid);
-}
-
-/*
- * Build the memory image for time @t (@known: the decoder knows the time;
- * otherwise the state at the end of the capture is used) and tell when it
- * changes next.
- */
-static int
-set_image(struct dec *d, int known, uint64_t t)
-{
-	struct pt_image *img;
-	size_t i;
-	int32_t owner;
-	int rc;
-
-	img = pt_image_alloc(NULL);
-	if (img == NULL)
-		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-	d->have_next = 0;
-	owner = known ? owner_at(d, t) : -1;
-	for (i = 0; i < d->w.in->nmaps; i++) {
-		const struct ix_map *m = d->w.in->maps[i];
-		int active;
-
-		/* CPU mode: another process's mapping is not there. */
-		if (owner >= 0 && m->pid >= 0 && m->pid != owner)
-			continue;
-
-		if (known) {
-			active = (!m->has_from || m->from_tsc <= t) &&
-			    (!m->has_to || t < m->to_tsc);
-			if (m->has_from && m->from_tsc > t && (!d->have_next ||
-			    m->from_tsc < d->next_change)) {
-				d->have_next = 1;
-				d->next_change = m->from_tsc;
-			}
-			if (m->has_to && m->to_tsc > t && (!d->have_next ||
-			    m->to_tsc < d->next_change)) {
-				d->have_next = 1;
-				d->next_change = m->to_tsc;
-			}
-		} else
-			active = !m->has_to;
-		if (!active || m->isid <= 0)
-			continue;
-		rc = pt_image_add_cached(img, d->isc, m->isid, NULL);
-		if (rc < 0) {
-			pt_image_free(img);
-			return (fail(d, -HWTR_E_DECODE, "adding a section",
-			    pt_errstr(pt_errcode(rc))));
-		}
-	}
-	if (d->blk != NULL)
-		pt_blk_set_image(d->blk, img);
-	pt_image_free(d->img);
-	d->img = img;
-	d->img_known = known;
-	return (0);
-}
-
-/*
  * Every TSC the decoder learns from an event goes through here, so that
  * the stream's first and last time cover all of them (a step capture's
  * times all arrive with events).
@@ -202,289 +121,16 @@ note_tsc(struct dec *d, uint64_t tsc)
 	return (op1(d, IX_OP_TSC, tsc));
 }
 
-/* Read the time; switch images when the mapping state changed. */
-static int
-update_time(struct dec *d)
-{
-	uint64_t tsc;
-	uint32_t lost_mtc, lost_cyc;
-	int rc;
-
-	if (d->fp != NULL) {
-		if (fpt_time(d->fp, &tsc) < 0)
-			return (0);
-	} else if (pt_blk_time(d->blk, &tsc, &lost_mtc, &lost_cyc) < 0)
-		return (0);
-	if (!d->have_tsc || tsc != d->tsc) {
-		d->have_tsc = 1;
-		d->tsc = tsc;
-		if ((rc = op1(d, IX_OP_TIME, tsc)) < 0)
-			return (rc);
-	}
-	if (!d->img_known || (d->have_next && d->tsc >= d->next_change))
-		return (set_image(d, 1, d->tsc));
-	return (0);
-}
-
-
-static int
-map_iclass(enum pt_insn_class c, int ild_cls)
-{
-	switch (c) {
-	case ptic_cond_jump:
-		return (HWTR_IC_COND);
-	case ptic_call:
-		return (ild_cls == HWTR_IC_CALL_IND ? HWTR_IC_CALL_IND :
-		    HWTR_IC_CALL);
-	case ptic_return:
-		return (HWTR_IC_RET);
-	case ptic_jump:
-		return (ild_cls == HWTR_IC_JUMP_IND ? HWTR_IC_JUMP_IND :
-		    HWTR_IC_JUMP);
-	case ptic_far_call:
-		return (HWTR_IC_FAR_CALL);
-	case ptic_far_return:
-		return (HWTR_IC_FAR_RET);
-	case ptic_far_jump:
-		return (HWTR_IC_FAR_JUMP);
-	case ptic_other:
-	case ptic_ptwrite:
-		return (HWTR_IC_OTHER);
-	default:
-		return (ild_cls >= 0 ? ild_cls : HWTR_IC_UNKNOWN);
-	}
-}
-
-static int
-mode_bits(enum pt_exec_mode m)
-{
-	switch (m) {
-	case ptem_16bit:
-		return (16);
-	case ptem_32bit:
-		return (32);
-	default:
-		return (64);
-	}
-}
-
-
-/* Append "run @id ran" to @lb's operations. */
-static int
-add_run_id(struct dec *d, struct ix_lblock *lb, int64_t id)
-{
-	uint64_t v = (uint64_t)id << 1;
-
-	if (id < 0)
-		return ((int)id);
-	if (hwtr_grow((void **)&d->runs, &d->cruns, d->nruns + 10, 1) < 0)
-		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-	while (v >= 0x80) {
-		d->runs[d->nruns++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	d->runs[d->nruns++] = (uint8_t)v;
-	lb->nenc = (uint32_t)(d->nruns - lb->first);
-	return (0);
-}
-
-/*
- * Split a libipt block into contiguous runs.  libipt's block decoder
- * follows direct jumps and calls inside a block ("users are expected to
- * follow direct branches"); the database wants blocks whose instructions
- * are contiguous (so that lengths give addresses) and calls that show up
- * as transitions, so each direct jump or call ends a run here.  When the
- * bytes cannot be read or decoded, the block stays one run whose layout
- * is unknown (insn_lens NULL).
- */
-static int
-split_block(struct dec *d, struct ix_lblock *lb, const struct pt_block *b)
-{
-	uint8_t lens[4096], code[4096 * 2], buf[16];
-	struct ix_sblock run;
-	struct hwtr_x86_insn x;
-	int cls;
-	uint64_t cur = b->ip;
-	size_t ncode = 0, nlens = 0;
-	uint16_t k;
-	int mode = mode_bits(b->mode), rc, n;
-
-	lb->first = (uint32_t)d->nruns;
-	lb->nenc = 0;
-	memset(&run, 0, sizeof(run));
-	run.ip = cur;
-	run.isid = b->isid;
-	run.mode = (uint8_t)mode;
-	if (b->isid <= 0 || b->ninsn > sizeof(lens))
-		goto fallback;
-	for (k = 0; k < b->ninsn; k++) {
-		int last = k + 1 == b->ninsn;
-
-		n = (int)ix_dec_read_code(d, b->isid, cur, buf, 15);
-		if (last && b->truncated && cur == b->end_ip) {
-			memcpy(buf, b->raw, b->size);
-			n = b->size;
-		}
-		if (n <= 0 || hwtr_x86_decode(buf, (size_t)n, cur, mode,
-		    &x) < 0 || ncode + (size_t)x.len > sizeof(code))
-			goto fallback;
-		if (last && cur != b->end_ip)
-			goto fallback;
-		cls = hwtr_ic_of_x86(&x);
-		lens[nlens++] = x.len;
-		memcpy(code + ncode, buf, (size_t)x.len);
-		ncode += (size_t)x.len;
-		if (last || ((cls == HWTR_IC_JUMP || cls == HWTR_IC_CALL) &&
-		    x.has_target)) {
-			run.end_ip = cur;
-			run.ninsn = (uint16_t)nlens;
-			run.size = (uint32_t)ncode;
-			run.lens = lens;
-			run.code = code;
-			run.cls = (uint8_t)(last ? map_iclass(b->iclass, cls) :
-			    cls);
-			if ((rc = add_run_id(d, lb, run_id(d, &run))) < 0)
-				return (rc);
-			cur = x.has_target && !last ? x.target :
-			    cur + (uint64_t)x.len;
-			nlens = ncode = 0;
-			run.ip = cur;
-		} else
-			cur += (uint64_t)x.len;
-	}
-	return (0);
-fallback:
-	/* Forget runs made so far: the whole block is one unknown run. */
-	d->nruns = lb->first;
-	lb->nenc = 0;
-	memset(&run, 0, sizeof(run));
-	run.ip = b->ip;
-	run.end_ip = b->end_ip;
-	run.isid = b->isid;
-	run.ninsn = b->ninsn;
-	run.mode = (uint8_t)mode;
-	run.cls = (uint8_t)map_iclass(b->iclass, -1);
-	return (add_run_id(d, lb, run_id(d, &run)));
-}
-
-/* The runs of libipt block @b, split once and cached. */
-static struct ix_lblock *
-lblock_get(struct dec *d, const struct pt_block *b)
-{
-	struct ix_lblock *lb;
-	uint64_t h;
-	size_t i;
-	uint8_t mode = (uint8_t)mode_bits(b->mode);
-
-	/*
-	 * Most blocks follow the block before them as one of the last two
-	 * times: no hashing.
-	 */
-	if (d->pnext[0] != 0) {
-		struct ix_lblock *c0 = &d->lb[d->pnext[0] - 1];
-
-		/* The candidate chosen without a branch to mispredict. */
-		lb = d->pnext[1] != 0 && c0->ip != b->ip ?
-		    &d->lb[d->pnext[1] - 1] : c0;
-		if (lb->ip == b->ip && lb->end_ip == b->end_ip &&
-		    lb->ninsn == b->ninsn && lb->isid == b->isid &&
-		    lb->mode == mode)
-			return (lb);
-	}
-	if (d->nlb * 2 >= d->lcap) {
-		size_t n = d->lcap ? d->lcap * 2 : 4096;
-		uint32_t *t = calloc(n, sizeof(*t));
-
-		if (t == NULL) {
-			fail(d, -HWTR_E_NOMEM, "out of memory", NULL);
-			return (NULL);
-		}
-		for (i = 0; i < d->nlb; i++) {
-			lb = &d->lb[i];
-			h = ix_hash64(ix_hash64(lb->ip) ^ lb->end_ip ^
-			    ((uint64_t)lb->ninsn << 48) ^
-			    ((uint64_t)(uint32_t)lb->isid << 32));
-			while (t[h & (n - 1)] != 0)
-				h++;
-			t[h & (n - 1)] = (uint32_t)i + 1;
-		}
-		free(d->ltab);
-		d->ltab = t;
-		d->lcap = n;
-	}
-	/* ip ^ end_ip alone would collide for every block of a size. */
-	h = ix_hash64(ix_hash64(b->ip) ^ b->end_ip ^ ((uint64_t)b->ninsn << 48) ^
-	    ((uint64_t)(uint32_t)b->isid << 32));
-	for (;; h++) {
-		uint32_t v = d->ltab[h & (d->lcap - 1)];
-
-		if (v == 0 || d->lb == NULL)
-			break;
-		lb = &d->lb[v - 1];
-		if (lb->ip == b->ip && lb->end_ip == b->end_ip &&
-		    lb->ninsn == b->ninsn && lb->isid == b->isid &&
-		    lb->mode == mode)
-			return (lb);
-	}
-	if (hwtr_grow((void **)&d->lb, &d->clb, d->nlb + 1, sizeof(*lb)) < 0) {
-		fail(d, -HWTR_E_NOMEM, "out of memory", NULL);
-		return (NULL);
-	}
-	lb = &d->lb[d->nlb];
-	memset(lb, 0, sizeof(*lb));
-	lb->ip = b->ip;
-	lb->end_ip = b->end_ip;
-	lb->isid = b->isid;
-	lb->ninsn = b->ninsn;
-	lb->mode = mode;
-	if (split_block(d, lb, b) < 0)
-		return (NULL);
-	if (lb->nenc <= IX_LB_INLINE)
-		memcpy(lb->inl, d->runs + lb->first, lb->nenc);
-	d->ltab[h & (d->lcap - 1)] = (uint32_t)d->nlb + 1;
-	d->nlb++;
-	return (lb);
-}
-
 static int
 add_block(struct dec *d, const struct pt_block *b)
 {
 	struct ix_lblock *lb;
-	struct ix_buf *ops = &d->w.out->ops;
-	uint32_t id;
 
-	lb = lblock_get(d, b);
-	if (lb == NULL)
+	lb = ix_dec_lblock_find(d, b->ip, b->end_ip, b->ninsn, b->isid,
+	    (uint8_t)ix_dec_mode_bits(b->mode));
+	if (lb == NULL && (lb = ix_dec_lblock_new(d, b)) == NULL)
 		return (d->w.out->rc < 0 ? d->w.out->rc : -HWTR_E_NOMEM);
-	id = (uint32_t)(lb - d->lb) + 1;
-	if (d->prev_lb != 0 && d->pnext[0] != id) {
-		uint32_t *nx = d->lb[d->prev_lb - 1].next;
-
-		nx[1] = d->pnext[0];
-		nx[0] = id;
-	}
-	d->prev_lb = id;
-	d->pnext[0] = lb->next[0];
-	d->pnext[1] = lb->next[1];
-	/*
-	 * The next block is most likely one of these: fetch them while
-	 * libipt decodes it, rather than wait for them after.
-	 */
-	if (lb->next[0] != 0)
-		__builtin_prefetch(&d->lb[lb->next[0] - 1]);
-	if (lb->next[1] != 0)
-		__builtin_prefetch(&d->lb[lb->next[1] - 1]);
-	/* Room for IX_LB_INLINE bytes more, so that a copy is one store. */
-	if (ops->cap - ops->len < lb->nenc + IX_LB_INLINE &&
-	    hwtr_grow((void **)&ops->p, &ops->cap, ops->len + lb->nenc +
-	    IX_LB_INLINE, 1) < 0)
-		return (fail(d, -HWTR_E_NOMEM, "out of memory", NULL));
-	if (lb->nenc <= IX_LB_INLINE)
-		memcpy(ops->p + ops->len, lb->inl, IX_LB_INLINE);
-	else
-		memcpy(ops->p + ops->len, d->runs + lb->first, lb->nenc);
-	ops->len += lb->nenc;
-	return (0);
+	return (ix_dec_lblock_ran(d, lb));
 }
 
 /* The events table's kinds by libipt's event types ("enabled": below). */
@@ -752,16 +398,23 @@ decode_blocks(struct dec *d, int *statusp, struct pt_block *b,
 		d->own_psb = 0;
 		if (status < 0 || status == IX_STOP)
 			break;
-		if ((rc = update_time(d)) < 0)
+		if ((rc = ix_dec_update_time(d)) < 0)
 			return (rc);
 		if (status & pts_eos) {
 			status = -pte_eos;
 			break;
 		}
-		b->ninsn = 0;
-		status = ix_src_next(d, b);
-		if (b->ninsn > 0 && (rc = add_block(d, b)) < 0)
-			return (rc);
+		if (d->fp != NULL) {
+			/* fpt: its blocks up to an event (fpt_ops.c). */
+			if ((rc = ix_fast_blocks(d, &status, &sk->n)) < 0)
+				return (rc);
+		} else {
+			b->ninsn = 0;
+			status = ix_src_next(d, b);
+			if (b->ninsn > 0 && (rc = add_block(d, b)) < 0)
+				return (rc);
+			sk->n++;
+		}
 		if (status < 0)
 			break;
 		/* Cut without a PSB: the next segment's bytes. */
@@ -769,7 +422,7 @@ decode_blocks(struct dec *d, int *statusp, struct pt_block *b,
 			status = IX_STOP;
 			break;
 		}
-		if ((++sk->n & 4095) != 0)
+		if ((sk->n & 4095) != 0)
 			continue;
 		progress(d);
 		if (d->w.in->cancel != NULL && *d->w.in->cancel)
@@ -985,7 +638,7 @@ seg_decode(struct dec *d, const struct ix_seg_in *in, struct ix_seg_out *out,
 	d->w.in = in;
 	d->w.out = out;
 	d->isc = in->iscache;
-	if (set_image(d, 0, 0) < 0)
+	if (ix_dec_set_image(d, 0, 0) < 0)
 		goto done;
 	d->base = in->base;
 	if (in->lost_before) {

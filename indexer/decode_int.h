@@ -17,7 +17,9 @@
 #include <intel-pt.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "hwtr_common.h"
 #include "fpt.h"
 #include "segout.h"
 
@@ -100,6 +102,96 @@ struct dec {
 	uint64_t	act_t;
 };
 
+/*
+ * segimage.c: the image for time @t (@known; otherwise the state at the
+ * end of the capture), and the time read (switching images when the
+ * mapping state changed).
+ */
+int ix_dec_set_image(struct dec *d, int known, uint64_t t);
+int ix_dec_update_time(struct dec *d);
+
+/* lblock.c: the blocks seen (struct ix_lblock). */
+struct ix_lblock *ix_dec_lblock_probe(struct dec *d, uint64_t ip,
+    uint64_t end_ip, uint16_t ninsn, int isid, uint8_t mode);
+/* Block @b, not seen before: split into runs and added to the table. */
+struct ix_lblock *ix_dec_lblock_new(struct dec *d, const struct pt_block *b);
+
+static inline int
+ix_dec_mode_bits(enum pt_exec_mode m)
+{
+	switch (m) {
+	case ptem_16bit:
+		return (16);
+	case ptem_32bit:
+		return (32);
+	default:
+		return (64);
+	}
+}
+
+/*
+ * The block seen before with this key, or NULL.  Inline, for both
+ * decoders' loops: most blocks follow the block before them as one of
+ * the last two times, which needs no hashing.
+ */
+static inline struct ix_lblock *
+ix_dec_lblock_find(struct dec *d, uint64_t ip, uint64_t end_ip,
+    uint16_t ninsn, int isid, uint8_t mode)
+{
+	struct ix_lblock *lb, *c0;
+
+	if (d->pnext[0] != 0) {
+		c0 = &d->lb[d->pnext[0] - 1];
+		/* The candidate chosen without a branch to mispredict. */
+		lb = d->pnext[1] != 0 && c0->ip != ip ?
+		    &d->lb[d->pnext[1] - 1] : c0;
+		if (lb->ip == ip && lb->end_ip == end_ip &&
+		    lb->ninsn == ninsn && lb->isid == isid &&
+		    lb->mode == mode)
+			return (lb);
+	}
+	return (ix_dec_lblock_probe(d, ip, end_ip, ninsn, isid, mode));
+}
+
+/* Block @lb ran: its operations, and it is the one before the next. */
+static inline int
+ix_dec_lblock_ran(struct dec *d, struct ix_lblock *lb)
+{
+	struct ix_buf *ops = &d->w.out->ops;
+	uint32_t id;
+
+	id = (uint32_t)(lb - d->lb) + 1;
+	if (d->prev_lb != 0 && d->pnext[0] != id) {
+		uint32_t *nx = d->lb[d->prev_lb - 1].next;
+
+		nx[1] = d->pnext[0];
+		nx[0] = id;
+	}
+	d->prev_lb = id;
+	d->pnext[0] = lb->next[0];
+	d->pnext[1] = lb->next[1];
+	/*
+	 * The next block is most likely one of these: fetch them while
+	 * the decoder decodes it, rather than wait for them after.
+	 */
+	if (lb->next[0] != 0)
+		__builtin_prefetch(&d->lb[lb->next[0] - 1]);
+	if (lb->next[1] != 0)
+		__builtin_prefetch(&d->lb[lb->next[1] - 1]);
+	/* Room for IX_LB_INLINE bytes more, so that a copy is one store. */
+	if (ops->cap - ops->len < lb->nenc + IX_LB_INLINE &&
+	    hwtr_grow((void **)&ops->p, &ops->cap, ops->len + lb->nenc +
+	    IX_LB_INLINE, 1) < 0)
+		return (ix_segw_fail(&d->w, -HWTR_E_NOMEM, "out of memory",
+		    NULL));
+	if (lb->nenc <= IX_LB_INLINE)
+		memcpy(ops->p + ops->len, lb->inl, IX_LB_INLINE);
+	else
+		memcpy(ops->p + ops->len, d->runs + lb->first, lb->nenc);
+	ops->len += lb->nenc;
+	return (0);
+}
+
 /* fpt_seg.c: helpers of both. */
 size_t ix_dec_owner_idx(const struct dec *d, uint64_t t);
 size_t ix_dec_read_code(struct dec *d, int isid, uint64_t vaddr,
@@ -112,5 +204,16 @@ int ix_src_sync_forward(struct dec *d);
 int ix_src_offset(struct dec *d, uint64_t *off);
 int ix_src_sync_offset(struct dec *d, uint64_t *off);
 int ix_fast_new(struct dec *d, const uint8_t *buf, size_t len);
+/* fpt_seg.c: fpt's next item read ahead; its block as libipt's. */
+int ix_fast_peek(struct dec *d);
+void ix_fast_pt_block(struct dec *d, const struct fpt_block *fb,
+    struct pt_block *b);
+
+/*
+ * segfast.c: fpt's blocks from the one read ahead (d->pk) while no event
+ * comes, as operations; *@statusp as libipt's after the last, *@nblocks
+ * counted up to the next multiple of 4096 at most.
+ */
+int ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks);
 
 #endif /* !HWTR_IX_DECODE_INT_H */

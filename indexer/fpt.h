@@ -246,6 +246,13 @@ uint64_t fpt_mnt_count(const struct fpt *d);
  */
 int fpt_time(const struct fpt *d, uint64_t *tsc);
 
+/*
+ * The code the callbacks give has changed (the caller's image did):
+ * forget the spans and the code bytes kept from them.  The block cache
+ * stays, keyed by image.
+ */
+void fpt_code_changed(struct fpt *d);
+
 /* Why the last -HWTR_E_UNSUPPORTED: a static string. */
 const char *fpt_unsupported(const struct fpt *d);
 

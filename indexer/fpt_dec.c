@@ -147,6 +147,16 @@ fpt_time(const struct fpt *d, uint64_t *tsc)
 	return (0);
 }
 
+void
+fpt_code_changed(struct fpt *d)
+{
+	memset(d->span, 0, sizeof(d->span));
+	memset(&d->last, 0, sizeof(d->last));
+	d->span_next = 0;
+	d->win_len = 0;
+	d->hot = 0;
+}
+
 uint64_t
 fpt_sync_offset(const struct fpt *d)
 {

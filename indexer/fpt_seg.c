@@ -73,21 +73,23 @@ ix_dec_read_code(struct dec *d, int isid, uint64_t vaddr, uint8_t *buf,
  */
 /*
  * The maps of the image libipt has for time @t (@known; otherwise the
- * end of the capture), as set_image() chooses them, for fast_read().
+ * end of the capture), as set_image() chooses them, for fast_read() and
+ * fast_map().  When they are not those of before, fpt forgets the spans
+ * of code it kept, and 1 is returned.
  */
 static int
 fast_maps(struct dec *d, int known, uint64_t t)
 {
 	const struct ix_owner *o = d->w.in->owners;
-	size_t i, k;
+	size_t i, k, n = 0;
 	int32_t owner = -1;
+	int changed = 0;
 
 	if (hwtr_grow((void **)&d->act, &d->cact, d->w.in->nmaps + 1,
 	    sizeof(*d->act)) < 0)
 		return (-1);
 	if (known && (k = ix_dec_owner_idx(d, t)) > 0)
 		owner = o[k - 1].pid;
-	d->nact = 0;
 	for (i = 0; i < d->w.in->nmaps; i++) {
 		const struct ix_map *m = d->w.in->maps[i];
 		int active;
@@ -99,11 +101,34 @@ fast_maps(struct dec *d, int known, uint64_t t)
 			    (!m->has_to || t < m->to_tsc);
 		else
 			active = !m->has_to;
-		if (active && m->isid > 0)
-			d->act[d->nact++] = i;
+		if (!active || m->isid <= 0)
+			continue;
+		/* In place: entry n of the old list is not read after. */
+		if (n >= d->nact || d->act[n] != i)
+			changed = 1;
+		d->act[n++] = i;
 	}
+	if (n != d->nact)
+		changed = 1;
+	d->nact = n;
 	d->act_known = known;
 	d->act_t = t;
+	if (changed && d->fp != NULL)
+		fpt_code_changed(d->fp);
+	return (changed);
+}
+
+/*
+ * The image libipt has when it decodes at fpt's time (the last one when
+ * fpt has none since its sync): 1 when it is another one than before.
+ */
+static int
+fast_now(struct dec *d)
+{
+	uint64_t t;
+
+	if (fpt_time(d->fp, &t) == 0 && (!d->act_known || t != d->act_t))
+		return (fast_maps(d, 1, t));
 	return (0);
 }
 
@@ -112,15 +137,9 @@ fast_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n, int *isid)
 {
 	struct dec *d = ctx;
 	size_t i;
-	uint64_t t;
 
-	/* The image libipt has when it decodes at fpt's time. */
-	if (fpt_time(d->fp, &t) == 0) {
-		if ((!d->act_known || t != d->act_t) && fast_maps(d, 1, t) < 0)
-			return (-1);
-	} else if (d->act == NULL && fast_maps(d, 0, 0) < 0)
+	if (fast_now(d) < 0)
 		return (-1);
-
 	/* A section added later hides those before it, as in libipt. */
 	for (i = d->nact; i-- > 0;) {
 		const struct ix_map *m = d->w.in->maps[d->act[i]];
@@ -138,6 +157,40 @@ fast_read(void *ctx, uint64_t ip, uint8_t *buf, size_t n, int *isid)
 		return (rc > 0 ? rc : -1);
 	}
 	return (-1);
+}
+
+/*
+ * fpt's map callback: the span around @ip that the section fast_read()
+ * reads there covers, the sections added after it cut off.
+ */
+static int
+fast_map(void *ctx, uint64_t ip, uint64_t *lo, uint64_t *hi, int *isid)
+{
+	struct dec *d = ctx;
+	const struct ix_map *m = NULL, *h;
+	size_t i, j;
+
+	if (fast_now(d) < 0)
+		return (-1);
+	for (i = d->nact; i-- > 0;) {
+		m = d->w.in->maps[d->act[i]];
+		if (ip >= m->start && ip < m->end)
+			break;
+	}
+	if (i == (size_t)-1)
+		return (-1);
+	assert(m != NULL);
+	*lo = m->start;
+	*hi = m->end;
+	for (j = i + 1; j < d->nact; j++) {
+		h = d->w.in->maps[d->act[j]];
+		if (h->end <= ip && h->end > *lo)
+			*lo = h->end;
+		else if (h->start > ip && h->start < *hi)
+			*hi = h->start;
+	}
+	*isid = m->isid;
+	return (0);
 }
 
 static void
@@ -174,18 +227,38 @@ fast_unproved(const struct fpt_event *ev)
 	}
 }
 
+/*
+ * fpt read a time that changed the image while it read block @b, which
+ * may have started in a span of code kept from before: whether the block
+ * does not start in the image it names.
+ */
+static int
+fast_moved(struct dec *d, const struct fpt_block *b)
+{
+	int isid;
+
+	return (fast_read(d, b->ip, NULL, 0, &isid) < 0 || isid != b->isid);
+}
+
 /* libipt's status flags for fpt's next item. */
 static int
 fast_peek(struct dec *d)
 {
 	const char *why;
-	int rc;
+	int rc, ch;
 
 	if (d->bail != 0)
 		return (-pte_eos);
 	if (d->pk_state == 0) {
 		rc = fpt_next(d->fp, &d->pk);
 		d->pk_off = fpt_offset(d->fp);
+		if ((ch = fast_now(d)) != 0 && (ch < 0 || (rc == 0 &&
+		    d->pk.kind == FPT_ITEM_BLOCK && fast_moved(d,
+		    &d->pk.block)))) {
+			fast_bail(d, 1, "an image change within a block fast "
+			    "reads ahead");
+			return (-pte_eos);
+		}
 		if (rc == FPT_EOS)
 			d->pk_state = 2;
 		else if (rc == -HWTR_E_UNSUPPORTED) {
@@ -247,23 +320,15 @@ fast_iclass(struct dec *d, const struct fpt_block *fb)
 	}
 }
 
-int
-ix_src_next(struct dec *d, struct pt_block *b)
+/* fpt's block @fb as libipt gives it. */
+void
+ix_fast_pt_block(struct dec *d, const struct fpt_block *fb,
+    struct pt_block *b)
 {
-	const struct fpt_block *fb = &d->pk.block;
-	int status;
-
-	if (d->fp == NULL)
-		return (pt_blk_next(d->blk, b, sizeof(*b)));
-	status = fast_peek(d);
-	if (status < 0 || (status & pts_event_pending))
-		return (status < 0 ? status : -pte_event_ignored);
-	if (status & pts_eos)
-		return (-pte_eos);
 	memset(b, 0, sizeof(*b));
 	b->ip = fb->ip;
 	b->end_ip = fb->end_ip;
-	b->ninsn = fb->ninsn;
+	b->ninsn = (uint16_t)fb->ninsn;
 	b->isid = fb->isid;
 	b->mode = fast_mode(fb->mode);
 	switch (fb->end) {
@@ -284,7 +349,28 @@ ix_src_next(struct dec *d, struct pt_block *b)
 		b->iclass = fast_iclass(d, fb);
 		break;
 	}
-	d->last = *fb;
+}
+
+int
+ix_fast_peek(struct dec *d)
+{
+	return (fast_peek(d));
+}
+
+int
+ix_src_next(struct dec *d, struct pt_block *b)
+{
+	int status;
+
+	if (d->fp == NULL)
+		return (pt_blk_next(d->blk, b, sizeof(*b)));
+	status = fast_peek(d);
+	if (status < 0 || (status & pts_event_pending))
+		return (status < 0 ? status : -pte_event_ignored);
+	if (status & pts_eos)
+		return (-pte_eos);
+	ix_fast_pt_block(d, &d->pk.block, b);
+	d->last = d->pk.block;
 	d->pk_state = 0;
 	d->cur_off = d->pk_off;
 	return (fast_peek(d));
@@ -549,6 +635,7 @@ ix_fast_new(struct dec *d, const uint8_t *buf, size_t len)
 	fc.begin = buf;
 	fc.end = buf + len;
 	fc.read_code = fast_read;
+	fc.map = fast_map;
 	fc.ctx = d;
 	if (cpu != NULL && cpu->vendor == HWTR_CPU_INTEL) {
 		fc.intel = 1;
@@ -563,6 +650,8 @@ ix_fast_new(struct dec *d, const uint8_t *buf, size_t len)
 	if ((rc = fpt_new(&d->fp, &fc)) < 0)
 		return (ix_segw_fail(&d->w, rc, "cannot allocate a decoder",
 		    NULL));
-	return (0);
+	/* Before any time, the image of the capture's end. */
+	return (fast_maps(d, 0, 0) < 0 ? ix_segw_fail(&d->w, -HWTR_E_NOMEM,
+	    "out of memory", NULL) : 0);
 }
 

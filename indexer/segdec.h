@@ -12,7 +12,8 @@
  * stitcher and the writer only read the outputs.
  *
  *   libipt   Intel PT, libipt's block decoder (decode.c)
- *   fast     Intel PT, fpt (fpt.h) in decode.c's segment loop (fpt_seg.c); a
+ *   fast     Intel PT, fpt (fpt.h) in decode.c's segment loop (fpt_seg.c),
+ *            its blocks written by a loop of their own (segfast.c); a
  *            segment fpt cannot decode exactly as libipt does is decoded
  *            again by libipt (ix_seg_out's fallback)
  *   opencsd  ARM CoreSight ETM/PTM/ETE, OpenCSD (cs_segment.c over

@@ -1,0 +1,107 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The fast Intel PT decoder's block loop (ix_segdec_fast): fpt's blocks
+ * written as the indexer's operations directly, between the events that
+ * decode.c's loop handles for both decoders.
+ *
+ * decode.c's loop, made for libipt, does per block what libipt's API
+ * asks: the time read and compared, libipt's status flags emulated (an
+ * event pending, the end), a struct pt_block filled in, whose last
+ * instruction's class fpt_seg.c decodes again from the image when fpt's
+ * end kind does not give it, then the block looked up in the blocks seen
+ * (struct ix_lblock, lblock.c) and its operations copied.  Here a block
+ * seen before costs the lookup (most blocks follow one of the last two
+ * successors of the block before them: no hashing) and the copy; the
+ * time is compared only; a struct pt_block, and with it the class of the
+ * last instruction, is made only for a block not seen before, which
+ * lblock.c splits into runs once.
+ *
+ * The operations are those decode.c's loop writes for the same blocks, in
+ * the same order: a time (IX_OP_TIME) read after fpt read the block ahead,
+ * then the block's runs; the database is the same byte for byte.
+ */
+
+#include <assert.h>
+#include <intel-pt.h>
+#include <stdint.h>
+
+#include "hwtr_common.h"
+#include "hwtr_ix.h"
+#include "fpt.h"
+#include "segout.h"
+
+#include "decode_int.h"
+
+/* Block @fb ran: its operations. */
+static int
+fast_block(struct dec *d, const struct fpt_block *fb)
+{
+	struct ix_lblock *lb;
+	struct pt_block b;
+
+	assert(fb->ninsn > 0 && fb->ninsn <= UINT16_MAX);
+	lb = ix_dec_lblock_find(d, fb->ip, fb->end_ip, (uint16_t)fb->ninsn,
+	    fb->isid, fb->mode);
+	if (lb == NULL) {
+		ix_fast_pt_block(d, fb, &b);
+		if ((lb = ix_dec_lblock_new(d, &b)) == NULL)
+			return (d->w.out->rc < 0 ? d->w.out->rc :
+			    -HWTR_E_NOMEM);
+	}
+	return (ix_dec_lblock_ran(d, lb));
+}
+
+/*
+ * ix_dec_update_time() when it would do anything: fpt's time is not the
+ * one written last, or the image is not that time's.
+ */
+static inline int
+fast_time(struct dec *d)
+{
+	uint64_t t;
+
+	if (fpt_time(d->fp, &t) < 0)
+		return (0);
+	if (d->have_tsc && t == d->tsc && d->img_known &&
+	    !(d->have_next && t >= d->next_change))
+		return (0);
+	return (ix_dec_update_time(d));
+}
+
+int
+ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks)
+{
+	int status, rc;
+
+	/* decode.c's loop comes here when fpt read a block ahead. */
+	assert(d->fp != NULL && d->pk_state == 1 &&
+	    d->pk.kind == FPT_ITEM_BLOCK);
+	for (;;) {
+		if ((rc = fast_block(d, &d->pk.block)) < 0)
+			return (rc);
+		d->last = d->pk.block;
+		d->pk_state = 0;
+		d->cur_off = d->pk_off;
+		status = ix_fast_peek(d);
+		++*nblocks;
+		/*
+		 * An event, the end, fpt giving up; a segment cut without a
+		 * PSB, whose limit decode.c checks after each block; the
+		 * progress and cancel checks every 4096 blocks: decode.c's.
+		 */
+		if (status != 0 || d->w.in->blind_end ||
+		    (*nblocks & 4095) == 0)
+			break;
+		assert(d->pk_state == 1 && d->pk.kind == FPT_ITEM_BLOCK);
+		/* As decode.c's loop before each block. */
+		if ((rc = fast_time(d)) < 0)
+			return (rc);
+	}
+	*statusp = status;
+	return (0);
+}
