@@ -248,8 +248,9 @@ int fpt_time(const struct fpt *d, uint64_t *tsc);
 
 /*
  * The code the callbacks give has changed (the caller's image did):
- * forget the spans and the code bytes kept from them.  The block cache
- * stays, keyed by image.
+ * forget the spans and the code bytes kept from them, and take back the
+ * blocks of a memoized run not given yet, so that the next block starts
+ * in the new image.  The block cache stays, keyed by image.
  */
 void fpt_code_changed(struct fpt *d);
 

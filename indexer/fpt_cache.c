@@ -212,6 +212,7 @@ fpti_run(struct fpt *d)
 		b->mode = r->mode;
 		b->isid = r->isid;
 		r->npush = (uint8_t)np;
+		r->pushed[r->nb] = (uint8_t)np;
 		if (r->pop)
 			b->end = FPT_END_RET;
 		else if ((tnt >> n) & 1) {
@@ -230,4 +231,37 @@ fpti_run(struct fpt *d)
 			break;
 	}
 	return (r);
+}
+
+/*
+ * Take back the blocks of the run fpt_next() has not given yet
+ * (d->run_i on): hot_run() took their TNT bits, pushed their calls'
+ * returns and moved d->ip past them at once.  After it, the decoder is
+ * where it would be had it made them one at a time, before the first of
+ * them, so that a caller's new image (fpt_code_changed()) applies to it.
+ * Return addresses a push dropped off the full stack stay dropped.
+ */
+void
+fpti_run_undo(struct fpt *d)
+{
+	const struct fpt_run *r = d->run;
+	unsigned k;
+
+	if (r == NULL)
+		return;
+	assert(d->run_i > 0 && d->run_i < r->nb);
+	if (r->pop) {
+		/* The popped address is still in its slot. */
+		d->rs_top = (d->rs_top + 1) % FPT_RS_MAX;
+		if (d->rs_n < FPT_RS_MAX)
+			d->rs_n++;
+	}
+	for (k = r->npush - r->pushed[d->run_i - 1]; k > 0; k--) {
+		d->rs_top = (d->rs_top + FPT_RS_MAX - 1) % FPT_RS_MAX;
+		if (d->rs_n > 0)
+			d->rs_n--;
+	}
+	d->ntnt += r->nb - d->run_i;
+	d->ip = r->b[d->run_i].ip;
+	d->run = NULL;
 }

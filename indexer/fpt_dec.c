@@ -150,6 +150,7 @@ fpt_time(const struct fpt *d, uint64_t *tsc)
 void
 fpt_code_changed(struct fpt *d)
 {
+	fpti_run_undo(d);
 	memset(d->span, 0, sizeof(d->span));
 	memset(&d->last, 0, sizeof(d->last));
 	d->span_next = 0;

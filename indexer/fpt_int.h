@@ -66,6 +66,7 @@ struct fpt_run {
 	uint8_t		mode;		/* key */
 	uint8_t		nb;		/* blocks; 0 when the first is none */
 	uint8_t		npush;		/* return addresses the calls push */
+	uint8_t		pushed[FPT_RUN_MAX];	/* of them, by b[0..i] */
 	uint8_t		pop;		/* the last is a compressed return */
 	uint64_t	lo, hi;		/* the least, greatest start of b[1..] */
 	uint64_t	to;		/* where the last goes, but for @pop */
@@ -204,6 +205,7 @@ fpti_cache_find(const struct fpt_cache *c, uint64_t ip, int isid,
 }
 
 const struct fpt_run *fpti_run(struct fpt *);
+void		fpti_run_undo(struct fpt *);
 
 /* Whether @b is a TNT-8 packet's header. */
 static inline int
