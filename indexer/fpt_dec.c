@@ -1053,8 +1053,14 @@ fill(struct fpt *d, struct fpt_block *b)
 		if (needs_trace(insn.kind)) {
 			step_entry(d, b, p, q_of(insn.kind), 0);
 			d->ip = ip;
+			/*
+			 * libipt's query reads on after the TIP (and
+			 * the TNT) it takes; a bad packet there fails
+			 * the fill before the entries on the way.
+			 */
 			if ((rc = trace_step(d, b, insn.kind, ip, insn.len,
-			    insn.target)) < 0)
+			    insn.target)) < 0 || (d->ntnt == 0 &&
+			    (rc = fpti_check_ahead(d)) < 0))
 				return (rc);
 			break;
 		}
