@@ -27,6 +27,7 @@
 static int	fup_consumed(const struct fpt *);
 static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
 static int	pge_follows(struct fpt *);
+static int	bdm70_pge(struct fpt *, const uint8_t *);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	hdr_class(const uint8_t *, const uint8_t *);
 static int	psb_plus_ok(struct fpt *, const uint8_t *);
@@ -524,6 +525,16 @@ fpti_read_psb_plus(struct fpt *d)
 		case FPT_PKT_PSBEND:
 			goto end;
 		case FPT_PKT_FUP:
+			/*
+			 * BDM70: while tracing is off, a FUP a TIP.PGE
+			 * follows is one the PSB+ should not have.
+			 */
+			if (d->bdm70 && !d->enabled && !fup &&
+			    (rc = bdm70_pge(d, d->pos)) != 0) {
+				if (rc < 0)
+					return (rc);
+				break;
+			}
 			if (fpti_ip_update(d, &pkt, &ip) == 0)
 				fup = 1;
 			break;
@@ -590,17 +601,14 @@ end:
 		}
 		return (0);
 	}
-	if (fup && pge_follows(d)) {
-		/* BDM70: the PSB+ before a TIP.PGE has a FUP it should not. */
-		if (!d->bdm70)
-			return (fpti_unsupported(d, "a PSB+ with FUP right "
-			    "before a TIP.PGE"));
-		fup = 0;
-		for (i = 0; i < nst; i++) {
-			st[i].ip = 0;
-			st[i].ip_suppressed = 1;
-		}
-	}
+	/*
+	 * A TIP.PGE after a PSB+ that turned tracing on (without BDM70,
+	 * or with a FUP before the last): libipt's enabled event while
+	 * enabled, which fpt does not follow.
+	 */
+	if (fup && pge_follows(d))
+		return (fpti_unsupported(d, "a PSB+ with FUP right before a "
+		    "TIP.PGE"));
 	if (hmode != 0)
 		d->mode = (uint8_t)hmode;
 	if (fup) {
@@ -610,6 +618,48 @@ end:
 	for (i = 0; i < nst; i++)
 		fpti_ev_push(d, &st[i]);
 	return (0);
+}
+
+/*
+ * libipt's BDM70 check of a FUP in PSB+ that ends before @p: 1 when a
+ * TIP.PGE follows past the packets it skips (the PSBEND among them), 0
+ * when another packet or the end of the trace comes first, unsupported
+ * for a bad packet (libipt's header read fails there).
+ */
+static int
+bdm70_pge(struct fpt *d, const uint8_t *p)
+{
+	struct fpt_pkt pkt;
+	int rc;
+
+	for (;; p += pkt.size) {
+		if ((rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) < 0)
+			return (rc == -HWTR_E_TRUNCATED ? 0 :
+			    fpti_unsupported(d, "a bad packet after a FUP in "
+			    "PSB+"));
+		switch (pkt.kind) {
+		case FPT_PKT_TIP_PGE:
+			return (1);
+		case FPT_PKT_PAD:
+		case FPT_PKT_TSC:
+		case FPT_PKT_CBR:
+		case FPT_PKT_PSBEND:
+		case FPT_PKT_PIP:
+		case FPT_PKT_MODE_EXEC:
+		case FPT_PKT_MODE_TSX:
+		case FPT_PKT_VMCS:
+		case FPT_PKT_TMA:
+		case FPT_PKT_MTC:
+		case FPT_PKT_CYC:
+		case FPT_PKT_MNT:
+			break;
+		case FPT_PKT_UNKNOWN:
+			return (fpti_unsupported(d, "a bad packet after a FUP "
+			    "in PSB+"));
+		default:
+			return (0);
+		}
+	}
 }
 
 /* Whether a TIP.PGE comes next, past timing packets. */
@@ -1076,8 +1126,19 @@ fpti_trail_error(struct fpt *d)
 			rc = psb_plus_ok(d, d->pos + pkt.size);
 		if (rc < 0)
 			break;
+		if (done)
+			goto restore;
+		/*
+		 * An event begun waits for its TIP or FUP: a TNT, or a TIP
+		 * no event waits for, is libipt's bad query in that fetch.
+		 */
+		if (begun && (pkt.kind == FPT_PKT_TNT ||
+		    (pkt.kind == FPT_PKT_TIP && !tip))) {
+			rc = -HWTR_E_NOENT;
+			break;
+		}
 		/* Read on to a packet that is no part of it: done. */
-		if (done || (step = trail_step(d, &pkt, &tip, &fup)) == -1)
+		if ((step = trail_step(d, &pkt, &tip, &fup)) == -1)
 			goto restore;
 		if (step < 0) {
 			rc = -HWTR_E_FORMAT;
@@ -1112,8 +1173,12 @@ fpti_trail_error(struct fpt *d)
 	 */
 	if (rc == -HWTR_E_FORMAT && (cls = hdr_class(d->pos,
 	    d->cfg.end)) != HDR_STATUS && (done || cls == HDR_TNT ||
-	    (cls == HDR_TIP && !tip)))
+	    (cls == HDR_TIP && !tip))) {
+		/* ... but an event begun meets it as a bad query. */
+		if (!done && begun && cls != HDR_EVENT)
+			return (-HWTR_E_NOENT);
 		goto restore;
+	}
 	/*
 	 * What fpt leaves to libipt (MTC, CYC ...) may hide a bad packet
 	 * that fails the event: the segment goes to libipt before it.
