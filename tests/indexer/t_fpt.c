@@ -650,6 +650,29 @@ ATF_TC_BODY(bad_after_tnt, tc)
 }
 
 /*
+ * A long TNT with no bit but its stop bit: a bad packet to libipt, which
+ * fails the conditional branch's query (fpt once asserted there).  Then
+ * on at the next PSB.  By construction: the PSB+'s mode; the jz (1 insn)
+ * and the error; the second PSB+'s mode; the ret (1 insn) and the
+ * TIP.PGD's disable: 6 items.
+ */
+ATF_TC_WITHOUT_HEAD(tnt64_no_bits);
+ATF_TC_BODY(tnt64_no_bits, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x02, 0xa3, 0x01, 0, 0, 0, 0, 0,		/* LTNT: none */
+		PSB_PLUS_64(0x02),				/* PSB+ at 0x1002 */
+		0x01,						/* TIP.PGD */
+	};
+	/* jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0xc3 };
+
+	handmade("tnt64_no_bits", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 6);
+}
+
+/*
  * A bad packet right after the TIP.PGE that follows a PSB+: libipt hands
  * over the PSB+'s mode event and then fetches the next one (its trailing
  * event), whose read on fails; so the mode event is lost and the error
@@ -1131,6 +1154,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, psb_paging_vmcs);
 	ATF_TP_ADD_TC(tp, unknown_opcode);
 	ATF_TP_ADD_TC(tp, bad_after_tnt);
+	ATF_TP_ADD_TC(tp, tnt64_no_bits);
 	ATF_TP_ADD_TC(tp, bad_after_trailing_event);
 	ATF_TP_ADD_TC(tp, cut_psb_after_tip);
 	ATF_TP_ADD_TC(tp, cyc_before_bad_after_event);
