@@ -1423,6 +1423,9 @@ tnt_read_ahead(struct fpt *d)
 	if (d->pos >= d->cfg.end || fpti_is_tnt8(*d->pos) ||
 	    (*d->pos & 0x1f) == 0x0d)
 		return (0);
+	/* A PSB+ next is read whole: a bad one fails the query too. */
+	if ((rc = fpti_check_ahead(d)) < 0)
+		return (rc);
 	rc = fpti_read_ahead(d);
 	return (rc == -HWTR_E_TRUNCATED ? 0 : rc);
 }
