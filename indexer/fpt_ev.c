@@ -815,6 +815,11 @@ fpti_read_ahead(struct fpt *d)
 			break;
 		case FPT_PKT_PAD:
 		case FPT_PKT_CBR:
+		/*
+		 * fpti_read_psb_plus() takes a PSB+'s PSBEND: one met here
+		 * stands alone, and libipt passes over it.
+		 */
+		case FPT_PKT_PSBEND:
 			break;
 		case FPT_PKT_TSC:
 			d->tsc = pkt.payload;
@@ -857,6 +862,7 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 		case FPT_PKT_PAD:
 		case FPT_PKT_CBR:
 		case FPT_PKT_TSC:
+		case FPT_PKT_PSBEND:
 			break;
 		case FPT_PKT_MTC:
 		case FPT_PKT_CYC:
