@@ -204,7 +204,7 @@ fpt_sync_forward(struct fpt *d)
 	 * bad packet there fails the sync, status updates and all.
 	 */
 	if ((rc = fpti_read_ahead(d)) < 0 && rc != -HWTR_E_TRUNCATED) {
-		unsigned nst = d->async ? 1 + d->nmore : d->evq_n;
+		unsigned nst = (d->async ? 1 + d->nmore : 0) + d->evq_n;
 
 		if (rc == -HWTR_E_UNSUPPORTED)
 			return (rc);

@@ -28,6 +28,8 @@ static int	fup_consumed(const struct fpt *);
 static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
 static int	pge_follows(struct fpt *);
 static int	bdm70_pge(struct fpt *, const uint8_t *);
+static int	psb_ev_kind(int);
+static int	standalone_ahead(struct fpt *, struct fpt_pkt *);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	hdr_class(const uint8_t *, const uint8_t *);
 static int	psb_plus_ok(struct fpt *, const uint8_t *);
@@ -97,8 +99,7 @@ fpti_fetch_event(struct fpt *d)
 				return (fpti_unsupported(d,
 				    "a FUP without IP"));
 			ev->ip = ip;
-			if ((rc = fpti_read_ahead(d)) < 0 ||
-			    (rc = fpti_peek(d, &pkt)) < 0)
+			if ((rc = standalone_ahead(d, &pkt)) < 0)
 				return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
 			if (pkt.kind == FPT_PKT_TIP) {
 				d->pos += pkt.size;
@@ -175,6 +176,28 @@ fpti_fetch_event(struct fpt *d)
 				return (0);
 			break;
 		}
+	}
+}
+
+/*
+ * Read ahead to the next packet that matters, as fpti_read_ahead(), with
+ * the CBR and MNT packets on the way as their events (libipt gives them
+ * while an event waits for its TIP or FUP); that packet into @pkt.  Its
+ * size, or fpti_read_ahead()'s or fpti_peek()'s error.
+ */
+static int
+standalone_ahead(struct fpt *d, struct fpt_pkt *pkt)
+{
+	int rc;
+
+	for (;;) {
+		if ((rc = fpti_read_ahead(d)) < 0 ||
+		    (rc = fpti_peek(d, pkt)) < 0)
+			return (rc);
+		if (pkt->kind != FPT_PKT_CBR && pkt->kind != FPT_PKT_MNT)
+			return (rc);
+		rc = fpti_power_event(d, pkt);
+		assert(rc == 1);
 	}
 }
 
@@ -263,6 +286,13 @@ fpti_power_event(struct fpt *d, const struct fpt_pkt *pkt)
 	case FPT_PKT_PWRX:
 		kind = FPT_EV_PWRX;
 		break;
+	case FPT_PKT_CBR:
+		kind = FPT_EV_CBR;
+		break;
+	case FPT_PKT_MNT:
+		kind = FPT_EV_MNT;
+		d->nmnt++;
+		break;
 	case FPT_PKT_EXSTOP:
 		kind = FPT_EV_EXSTOP;
 		fup = pkt->flags & 1;
@@ -296,7 +326,8 @@ fpti_power_event(struct fpt *d, const struct fpt_pkt *pkt)
 	fpti_ev_init(d, &ev, kind, d->pos);
 	d->pos += pkt->size;
 	if (kind != FPT_EV_STOP && kind != FPT_EV_TSX &&
-	    kind != FPT_EV_PAGING && kind != FPT_EV_VMCS) {
+	    kind != FPT_EV_PAGING && kind != FPT_EV_VMCS &&
+	    kind != FPT_EV_CBR && kind != FPT_EV_MNT) {
 		ev.has_tsc = 0;
 		ev.tsc = 0;
 	}
@@ -371,12 +402,13 @@ fpti_overflow(struct fpt *d)
 	if (d->apl12)
 		return (fpti_unsupported(d, "APL12: an OVF whose FUP may be "
 		    "wrong"));
-	/* The timing packets up to the FUP, then the FUP. */
-	if ((rc = fpti_read_ahead(d)) < 0)
+	/*
+	 * The timing packets up to the FUP (CBR and MNT events before the
+	 * overflow, as libipt's fetch gives them), then the FUP.
+	 */
+	if ((rc = standalone_ahead(d, &pkt)) < 0)
 		return (rc);
 	assert(d->pos == fup);
-	if ((rc = fpti_peek(d, &pkt)) < 0)
-		return (rc);
 	d->pos += pkt.size;
 	if (fpti_ip_update(d, &pkt, &ip) < 0)
 		return (-HWTR_E_DECODE);
@@ -512,6 +544,7 @@ fpti_read_psb_plus(struct fpt *d)
 	unsigned i, nst = 0;
 	const uint8_t *at = d->pos;
 
+	memset(st, 0, sizeof(st));
 	if ((rc = fpti_peek(d, &pkt)) < 0 || pkt.kind != FPT_PKT_PSB)
 		return (rc == -HWTR_E_TRUNCATED ? (d->eos = 1, FPT_EOS) :
 		    -HWTR_E_DECODE);
@@ -552,22 +585,21 @@ fpti_read_psb_plus(struct fpt *d)
 		case FPT_PKT_MODE_TSX:
 		case FPT_PKT_PIP:
 		case FPT_PKT_VMCS:
+		case FPT_PKT_CBR:
+		case FPT_PKT_MNT:
 			if (nst > FPT_MORE_MAX)
 				return (fpti_unsupported(d, "a long PSB+"));
-			st[nst].kind = pkt.kind == FPT_PKT_MODE_TSX ?
-			    FPT_EV_TSX : pkt.kind == FPT_PKT_PIP ?
-			    FPT_EV_PAGING : FPT_EV_VMCS;
+			st[nst].kind = psb_ev_kind(pkt.kind);
+			st[nst].payload = pkt.kind == FPT_PKT_MODE_TSX ?
+			    pkt.flags & 3 : pkt.payload;
 			st[nst++].mode = 0;
-			break;
-		case FPT_PKT_MNT:
-			/* Its event is no status update; not reported. */
-			d->nmnt++;
+			if (pkt.kind == FPT_PKT_MNT)
+				d->nmnt++;
 			break;
 		case FPT_PKT_TSC:
 			d->tsc = pkt.payload;
 			d->has_tsc = 1;
 			break;
-		case FPT_PKT_CBR:
 		case FPT_PKT_PAD:
 			break;
 		default:
@@ -580,10 +612,18 @@ end:
 	for (i = 0; i < nst; i++) {
 		int kind = st[i].kind;
 		uint8_t mode = st[i].mode;
+		uint64_t payload = st[i].payload;
 
 		fpti_ev_init(d, &st[i], kind, at);
-		st[i].status_update = 1;
 		st[i].mode = mode;
+		st[i].payload = payload;
+		/*
+		 * libipt gives CBR and MNT no IP, and an MNT is no status
+		 * update even in PSB+.
+		 */
+		st[i].status_update = kind != FPT_EV_MNT;
+		if (kind == FPT_EV_CBR || kind == FPT_EV_MNT)
+			continue;
 		st[i].ip = fup ? ip : 0;
 		st[i].ip_suppressed = !fup;
 	}
@@ -591,12 +631,19 @@ end:
 		if (!fup)
 			return (fpti_unsupported(d, "a PSB+ without FUP while "
 			    "tracing"));
-		if (nst > 0) {
-			/* They happen when the flow reaches the FUP's IP. */
-			d->async_ev = st[0];
-			for (i = 1; i < nst; i++)
-				d->more[i - 1] = st[i];
-			d->nmore = nst - 1;
+		/*
+		 * CBR and MNT bind to no instruction: those before the
+		 * first that does happen at once, the others when the flow
+		 * reaches the FUP's IP.
+		 */
+		for (i = 0; i < nst && (st[i].kind == FPT_EV_CBR ||
+		    st[i].kind == FPT_EV_MNT); i++)
+			fpti_ev_push(d, &st[i]);
+		if (i < nst) {
+			d->async_ev = st[i];
+			d->nmore = 0;
+			for (i++; i < nst; i++)
+				d->more[d->nmore++] = st[i];
 			d->async = 1;
 		}
 		return (0);
@@ -659,6 +706,25 @@ bdm70_pge(struct fpt *d, const uint8_t *p)
 		default:
 			return (0);
 		}
+	}
+}
+
+/* The event of a packet in PSB+ (a status update but for MNT). */
+static int
+psb_ev_kind(int kind)
+{
+	switch (kind) {
+	case FPT_PKT_MODE_TSX:
+		return (FPT_EV_TSX);
+	case FPT_PKT_PIP:
+		return (FPT_EV_PAGING);
+	case FPT_PKT_VMCS:
+		return (FPT_EV_VMCS);
+	case FPT_PKT_CBR:
+		return (FPT_EV_CBR);
+	default:
+		assert(kind == FPT_PKT_MNT);
+		return (FPT_EV_MNT);
 	}
 }
 
@@ -771,8 +837,7 @@ is_status_hdr(const uint8_t *p, const uint8_t *end)
 		return (0);
 	if (b == 0x02 && end - p >= 2) {
 		b = p[1];
-		if (b == 0x03 || b == 0x73 || b == 0xc3 || b == 0x23 ||
-		    b == 0x82)
+		if (b == 0x73 || b == 0x23 || b == 0x82)
 			return (1);
 		return (0);
 	}
@@ -810,11 +875,7 @@ fpti_read_ahead(struct fpt *d)
 			return (rc);
 		}
 		switch (pkt.kind) {
-		case FPT_PKT_MNT:
-			d->nmnt++;
-			break;
 		case FPT_PKT_PAD:
-		case FPT_PKT_CBR:
 		/*
 		 * fpti_read_psb_plus() takes a PSB+'s PSBEND: one met here
 		 * stands alone, and libipt passes over it.
@@ -858,9 +919,7 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 			return (rc == -HWTR_E_FORMAT && hdr_class(p,
 			    d->cfg.end) == HDR_STATUS ? rc : 0);
 		switch (next.kind) {
-		case FPT_PKT_MNT:
 		case FPT_PKT_PAD:
-		case FPT_PKT_CBR:
 		case FPT_PKT_TSC:
 		case FPT_PKT_PSBEND:
 			break;
@@ -985,6 +1044,8 @@ trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int *tip, int *fup)
 	case FPT_PKT_STOP:
 	case FPT_PKT_PWRE:
 	case FPT_PKT_PWRX:
+	case FPT_PKT_CBR:
+	case FPT_PKT_MNT:
 		return (1);
 	case FPT_PKT_TIP:
 		return (*tip ? 1 : -1);
