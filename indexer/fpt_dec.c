@@ -1191,6 +1191,13 @@ decode_at(struct fpt *d, uint64_t ip, struct hwtr_x86_insn *insn, int *isid)
 {
 	int rc;
 
+	/*
+	 * hwtr_x86 wraps a branch target to the mode's addresses, libipt
+	 * does not: 16-bit code, and 32-bit code above 4 GiB, go to libipt.
+	 */
+	if (d->mode == 16 || (d->mode == 32 && ip > 0xffffffffull))
+		return (fpti_unsupported(d, "16-bit code, or 32-bit code "
+		    "above 4 GiB"));
 	if (ip < d->win_ip || ip + 15 > d->win_ip + d->win_len ||
 	    d->win_len == 0) {
 		rc = d->cfg.read_code(d->cfg.ctx, ip, d->win,
