@@ -30,6 +30,7 @@ static int	pge_follows(struct fpt *);
 static int	bdm70_pge(struct fpt *, const uint8_t *);
 static int	psb_ev_kind(int);
 static int	standalone_ahead(struct fpt *, struct fpt_pkt *);
+static int	psb_hdr_ok(const uint8_t *, const uint8_t *);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	hdr_class(const uint8_t *, const uint8_t *);
 static int	psb_plus_ok(struct fpt *, const uint8_t *);
@@ -551,8 +552,9 @@ fpti_read_psb_plus(struct fpt *d)
 	d->pos += pkt.size;
 	for (;;) {
 		if ((rc = fpti_peek(d, &pkt)) < 0)
-			return (rc == -HWTR_E_TRUNCATED ? (d->eos = 1,
-			FPT_EOS) : fpti_unsupported(d, "a bad packet in PSB+"));
+			return (rc == -HWTR_E_TRUNCATED && psb_hdr_ok(d->pos,
+			    d->cfg.end) ? (d->eos = 1, FPT_EOS) :
+			    fpti_unsupported(d, "a bad packet in PSB+"));
 		d->pos += pkt.size;
 		switch (pkt.kind) {
 		case FPT_PKT_PSBEND:
@@ -1110,6 +1112,34 @@ hdr_class(const uint8_t *p, const uint8_t *end)
 }
 
 /*
+ * Whether the packet cut by the end of the trace at @p is one libipt's
+ * PSB+ reader takes (it has a header function, or is the PSBEND), so
+ * that the cut ends the trace; any other is its bad context, whole or
+ * not.
+ */
+static int
+psb_hdr_ok(const uint8_t *p, const uint8_t *end)
+{
+	if (p >= end)
+		return (1);
+	switch (p[0]) {
+	case 0x00:	/* PAD */
+	case 0x19:	/* TSC */
+	case 0x59:	/* MTC */
+	case 0x99:	/* MODE */
+		return (1);
+	case 0x02:
+		if (end - p < 2)
+			return (1);
+		return (p[1] == 0x23 || p[1] == 0x43 || p[1] == 0x03 ||
+		    p[1] == 0x73 || p[1] == 0xc8 || p[1] == 0xc3);
+	default:
+		/* FUP, CYC. */
+		return ((p[0] & 0x1f) == 0x1d || (p[0] & 3) == 3);
+	}
+}
+
+/*
  * libipt's read-ahead decodes a PSB+ whole (pt_qry_read_psb_header); a
  * packet there that is no PSB+ packet, or a bad one, fails the read.  The
  * PSB+ after the PSB that ends before @p: 0 when fpti_read_psb_plus()
@@ -1125,8 +1155,9 @@ psb_plus_ok(struct fpt *d, const uint8_t *p)
 
 	for (;; p += pkt.size) {
 		if ((rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) < 0)
-			return (rc == -HWTR_E_TRUNCATED ? rc :
-			    fpti_unsupported(d, "a bad packet in PSB+"));
+			return (rc == -HWTR_E_TRUNCATED && psb_hdr_ok(p,
+			    d->cfg.end) ? rc : fpti_unsupported(d, "a bad "
+			    "packet in PSB+"));
 		switch (pkt.kind) {
 		case FPT_PKT_PSBEND:
 			return (0);
