@@ -544,6 +544,15 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 	for (;;) {
 		if ((rc = fpti_read_ahead(d)) == -HWTR_E_UNSUPPORTED)
 			return (rc);
+		/*
+		 * A TIP or long TNT cut by the end is no end to libipt
+		 * (only its header is looked at): with tracing off and no
+		 * event it is libipt's "no enable" error.
+		 */
+		if (rc == -HWTR_E_TRUNCATED && d->pos < d->cfg.end &&
+		    ((*d->pos & 0x1f) == 0x0d || (*d->pos == 0x02 &&
+		    d->cfg.end - d->pos >= 2 && d->pos[1] == 0xa3)))
+			return (error_item(d, it, -HWTR_E_DECODE));
 		if (rc < 0)
 			return (rc == -HWTR_E_TRUNCATED ? (d->eos = 1,
 			    FPT_EOS) : error_item(d, it, rc));
