@@ -1242,6 +1242,13 @@ fpti_trail_error(struct fpt *d)
 			rc = -HWTR_E_FORMAT;
 			break;
 		}
+		/*
+		 * A TIP or TIP.PGE a MODE.exec (PIP, VMCS) waits for stays
+		 * for the flow: libipt reads nothing past it.
+		 */
+		if (step == 1 && tip && (pkt.kind == FPT_PKT_TIP ||
+		    pkt.kind == FPT_PKT_TIP_PGE))
+			goto restore;
 		d->pos += pkt.size;
 		/*
 		 * libipt's query gives a PIP, a VMCS and a MODE.TSX while
