@@ -934,6 +934,13 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 			return (rc == -HWTR_E_TRUNCATED ? 0 : rc);
 		case FPT_PKT_UNKNOWN:
 			return (-HWTR_E_FORMAT);
+		case FPT_PKT_FUP:
+			/*
+			 * libipt queues an asynchronous branch per FUP, six
+			 * at most, and fails the read on the seventh.
+			 */
+			return (fpti_unsupported(d, "a FUP after a FUP no "
+			    "event waits for"));
 		default:
 			return (0);
 		}
