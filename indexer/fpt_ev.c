@@ -52,7 +52,7 @@ fpti_fetch_event(struct fpt *d)
 	struct fpt_event *ev = &d->async_ev;
 	uint64_t ip;
 	unsigned i;
-	int rc;
+	int rc, mode_here = 0;
 
 	assert(d->ntnt == 0 && !d->async);
 	/* The usual case: a TNT-8 or a TIP is next, no event. */
@@ -129,6 +129,7 @@ fpti_fetch_event(struct fpt *d)
 			d->mode_pending = 1;
 			d->next_mode = (pkt.flags & 1) ? 64 :
 			    (pkt.flags & 2) ? 32 : 16;
+			mode_here = 1;
 			break;
 		case FPT_PKT_PSB:
 			if ((rc = fpti_read_psb_plus(d)) != 0 || d->async ||
@@ -149,9 +150,11 @@ fpti_fetch_event(struct fpt *d)
 		case FPT_PKT_TIP:
 			/*
 			 * libipt's event fetch goes on to the FUP that events
-			 * wait for: a TNT or a TIP first is a bad query.
+			 * wait for, or from a MODE.exec to its TIP: a TNT (or
+			 * a TIP before the FUP) is a bad query.
 			 */
-			return (d->nfupq > 0 ? -HWTR_E_NOENT : 0);
+			return (d->nfupq > 0 || (mode_here &&
+			    pkt.kind == FPT_PKT_TNT) ? -HWTR_E_NOENT : 0);
 		case FPT_PKT_OVF:
 			return (fpti_overflow(d));
 		default:
