@@ -1226,7 +1226,7 @@ fpti_trail_error(struct fpt *d)
 	struct ahead_mark m;
 	struct fpt_pkt pkt;
 	int tip = 0, fup = 0, rc, done = 0, step, cls;
-	int begun = 0;
+	int begun = 0, asy = 0;
 
 	if (d->ntnt > 0 || d->async || d->post)
 		return (0);
@@ -1249,6 +1249,16 @@ fpti_trail_error(struct fpt *d)
 			rc = -HWTR_E_NOENT;
 			break;
 		}
+		/*
+		 * A FUP no event waits for: libipt's read-ahead takes it
+		 * for an asynchronous branch that its TIP completes (and
+		 * consumes); the next event is that one.
+		 */
+		if (pkt.kind == FPT_PKT_FUP && !fup && !tip) {
+			tip = asy = 1;
+			d->pos += pkt.size;
+			continue;
+		}
 		/* Read on to a packet that is no part of it: done. */
 		if ((step = trail_step(d, &pkt, &tip, &fup)) == -1)
 			goto restore;
@@ -1260,7 +1270,7 @@ fpti_trail_error(struct fpt *d)
 		 * A TIP or TIP.PGE a MODE.exec (PIP, VMCS) waits for stays
 		 * for the flow: libipt reads nothing past it.
 		 */
-		if (step == 1 && tip && (pkt.kind == FPT_PKT_TIP ||
+		if (step == 1 && tip && !asy && (pkt.kind == FPT_PKT_TIP ||
 		    pkt.kind == FPT_PKT_TIP_PGE))
 			goto restore;
 		d->pos += pkt.size;
