@@ -863,11 +863,13 @@ fpti_read_ahead(struct fpt *d)
 		if ((rc = fpti_peek(d, &pkt)) < 0) {
 			/*
 			 * A status packet cut by the end of the trace is
-			 * dropped, as libipt drops it; a cut branch or event
-			 * packet stays for the query that needs it.
+			 * dropped, as libipt drops it (a FUP no event waits
+			 * for is one to its read-ahead); a cut branch or
+			 * event packet stays for the query that needs it.
 			 */
-			if (rc == -HWTR_E_TRUNCATED && is_status_hdr(d->pos,
-			    d->cfg.end))
+			if (rc == -HWTR_E_TRUNCATED && (is_status_hdr(d->pos,
+			    d->cfg.end) || (d->nfupq == 0 &&
+			    (*d->pos & 0x1f) == 0x1d)))
 				d->pos = d->cfg.end;
 			/*
 			 * libipt stops before a TNT, a TIP or an event
