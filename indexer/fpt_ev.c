@@ -1292,8 +1292,9 @@ fpti_trail_error(struct fpt *d)
 	 * loses the event handed over and ends the trace; before, not here.
 	 */
 	if (rc == -HWTR_E_TRUNCATED) {
-		if (!done && (begun || hdr_class(d->pos, d->cfg.end) ==
-		    HDR_EVENT))
+		cls = hdr_class(d->pos, d->cfg.end);
+		if (!done && (begun || cls == HDR_EVENT || (asy &&
+		    cls == HDR_TIP)))
 			return (FPT_EOS);
 		goto restore;
 	}
