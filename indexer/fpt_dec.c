@@ -701,6 +701,7 @@ block_run(struct fpt *d, struct fpt_item *it, int isid)
 	if (rc < 0) {
 		struct fpt_event ev;
 
+		fpti_error_at(d);
 		fpti_ev_init(d, &ev, FPT_EV_ERROR, d->pos);
 		ev.error = rc;
 		ev.ip = d->ip;
@@ -1536,6 +1537,7 @@ error_item(struct fpt *d, struct fpt_item *it, int rc)
 {
 	memset(it, 0, sizeof(*it));
 	it->kind = FPT_ITEM_EVENT;
+	fpti_error_at(d);
 	fpti_ev_init(d, &it->event, FPT_EV_ERROR, d->pos);
 	it->event.error = rc;
 	it->event.ip = d->ip;

@@ -1156,6 +1156,47 @@ psb_hdr_ok(const uint8_t *p, const uint8_t *end)
 }
 
 /*
+ * libipt's read-ahead takes a PSB+ whole, up to the PSBEND its status
+ * events wait at: an error met with d->pos at such a PSB is at that
+ * PSBEND to libipt, its offset and where its sync goes on from.  Moves
+ * d->pos there, or leaves it.
+ */
+void
+fpti_error_at(struct fpt *d)
+{
+	struct fpt_pkt pkt;
+	const uint8_t *p = d->pos;
+	int st = 0;
+
+	if (p == NULL || fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0 ||
+	    pkt.kind != FPT_PKT_PSB)
+		return;
+	for (p += pkt.size; fpt_pkt_parse(p, d->cfg.end, &pkt) > 0;
+	    p += pkt.size) {
+		switch (pkt.kind) {
+		case FPT_PKT_PSBEND:
+			if (st)
+				d->pos = p;
+			return;
+		case FPT_PKT_MODE_EXEC:
+		case FPT_PKT_MODE_TSX:
+		case FPT_PKT_PIP:
+		case FPT_PKT_VMCS:
+		case FPT_PKT_CBR:
+		case FPT_PKT_MNT:
+			st = 1;
+			break;
+		case FPT_PKT_PAD:
+		case FPT_PKT_FUP:
+		case FPT_PKT_TSC:
+			break;
+		default:
+			return;
+		}
+	}
+}
+
+/*
  * libipt's read-ahead decodes a PSB+ whole (pt_qry_read_psb_header); a
  * packet there that is no PSB+ packet, or a bad one, fails the read.  The
  * PSB+ after the PSB that ends before @p: 0 when fpti_read_psb_plus()
