@@ -121,6 +121,9 @@ parse_ext(const uint8_t *p, const uint8_t *end, struct fpt_pkt *pkt)
 		NEED(4);
 		pkt->kind = FPT_PKT_CBR;
 		pkt->payload = p[2];
+		/* libipt's query fails a ratio of 0 (pt_time_update_cbr). */
+		if (pkt->payload == 0)
+			return (-HWTR_E_FORMAT);
 		break;
 	case 0xc8:
 		NEED(7);
