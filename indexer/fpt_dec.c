@@ -580,6 +580,18 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 				d->mode = d->next_mode;
 				d->mode_pending = 0;
 				fpti_ev_push(d, &ev);
+				/*
+				 * libipt fetches the mode's event as the
+				 * enabled one's trailing event, reading on
+				 * past the TIP.PGE: a bad packet there loses
+				 * both.
+				 */
+				if ((rc = fpti_check_ahead(d)) < 0) {
+					if (rc == -HWTR_E_UNSUPPORTED)
+						return (rc);
+					d->evq_n = d->evq_head = 0;
+					return (error_item(d, it, rc));
+				}
 			}
 			return (fpt_next(d, it));
 		case FPT_PKT_MODE_EXEC:
