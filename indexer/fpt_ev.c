@@ -1157,9 +1157,10 @@ psb_hdr_ok(const uint8_t *p, const uint8_t *end)
 
 /*
  * libipt's read-ahead takes a PSB+ whole, up to the PSBEND its status
- * events wait at: an error met with d->pos at such a PSB is at that
- * PSBEND to libipt, its offset and where its sync goes on from.  Moves
- * d->pos there, or leaves it.
+ * events wait at (past it, to the next packet that matters, without
+ * any): an error met with d->pos at such a PSB is there to libipt, its
+ * offset and where its sync goes on from.  Moves d->pos there, or leaves
+ * it.
  */
 void
 fpti_error_at(struct fpt *d)
@@ -1175,8 +1176,10 @@ fpti_error_at(struct fpt *d)
 	    p += pkt.size) {
 		switch (pkt.kind) {
 		case FPT_PKT_PSBEND:
-			if (st)
-				d->pos = p;
+			/* Without them, libipt reads on past the PSBEND. */
+			d->pos = st ? p : p + pkt.size;
+			if (!st)
+				(void)fpti_read_ahead(d);
 			return;
 		case FPT_PKT_MODE_EXEC:
 		case FPT_PKT_MODE_TSX:
