@@ -596,6 +596,10 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 			return (fpt_next(d, it));
 		case FPT_PKT_MODE_EXEC:
 			d->pos += pkt.size;
+			/* libipt gives an event for each: fpt keeps one. */
+			if (d->mode_pending)
+				return (fpti_unsupported(d, "two MODE.exec "
+				    "for one TIP"));
 			d->mode_pending = 1;
 			d->next_mode = (pkt.flags & 1) ? 64 :
 			    (pkt.flags & 2) ? 32 : 16;

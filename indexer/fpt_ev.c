@@ -126,6 +126,10 @@ fpti_fetch_event(struct fpt *d)
 			if ((pkt.flags & 3) == 3)
 				return (fpti_unsupported(d, "MODE.exec with L "
 				    "and D set"));
+			/* libipt gives an event for each: fpt keeps one. */
+			if (d->mode_pending)
+				return (fpti_unsupported(d, "two MODE.exec "
+				    "for one TIP"));
 			d->mode_pending = 1;
 			d->next_mode = (pkt.flags & 1) ? 64 :
 			    (pkt.flags & 2) ? 32 : 16;
