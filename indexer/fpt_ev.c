@@ -1318,10 +1318,11 @@ fpti_trail_error(struct fpt *d)
 		}
 		/*
 		 * A TIP or TIP.PGE a MODE.exec (PIP, VMCS) waits for stays
-		 * for the flow: libipt reads nothing past it.
+		 * for the flow, a TIP.PGE whatever waits: libipt reads
+		 * nothing past it.
 		 */
-		if (step == 1 && tip && !asy && (pkt.kind == FPT_PKT_TIP ||
-		    pkt.kind == FPT_PKT_TIP_PGE))
+		if (step == 1 && tip && (pkt.kind == FPT_PKT_TIP_PGE ||
+		    (pkt.kind == FPT_PKT_TIP && !asy)))
 			goto restore;
 		d->pos += pkt.size;
 		/*
