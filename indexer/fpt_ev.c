@@ -31,6 +31,7 @@ static int	bdm70_pge(struct fpt *, const uint8_t *);
 static int	psb_ev_kind(int);
 static int	standalone_ahead(struct fpt *, struct fpt_pkt *);
 static int	psb_hdr_ok(const uint8_t *, const uint8_t *);
+static int	ovf_check(struct fpt *);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	hdr_class(const uint8_t *, const uint8_t *);
 static int	psb_plus_ok(struct fpt *, const uint8_t *);
@@ -467,6 +468,33 @@ ovf_fup(const struct fpt *d, const uint8_t *p, const uint8_t **fup)
 			return (0);
 		}
 	}
+}
+
+/*
+ * What libipt's decode of the OVF at d->pos says, as fpti_overflow()
+ * takes it, without decoding it: 0 fine, unsupported where fpt hands
+ * the OVF over, or -HWTR_E_DECODE with d->pos past the OVF (where libipt
+ * fails: its search for the FUP meets a packet that cannot follow).
+ */
+static int
+ovf_check(struct fpt *d)
+{
+	const uint8_t *fup;
+	int rc;
+
+	rc = ovf_fup(d, d->pos + 2, &fup);
+	if (rc <= 0 && d->skd010)
+		return (fpti_unsupported(d, "SKD010: an OVF whose FUP may be "
+		    "lost"));
+	if (rc > 0 && d->apl12)
+		return (fpti_unsupported(d, "APL12: an OVF whose FUP may be "
+		    "wrong"));
+	if (rc >= 0 || rc == -HWTR_E_TRUNCATED)
+		return (0);
+	if (d->apl11 && rc == -HWTR_E_NOENT)
+		return (fpti_unsupported(d, "APL11: an OVF before a TIP.PGD"));
+	d->pos += 2;
+	return (-HWTR_E_DECODE);
 }
 
 /* Whether the events waiting in d->fupq consume their FUP. */
@@ -1309,6 +1337,9 @@ fpti_trail_error(struct fpt *d)
 			d->pos += pkt.size;
 			continue;
 		}
+		/* An OVF libipt cannot bind fails that fetch. */
+		if (pkt.kind == FPT_PKT_OVF && (rc = ovf_check(d)) != 0)
+			break;
 		/* Read on to a packet that is no part of it: done. */
 		if ((step = trail_step(d, &pkt, &tip, &fup)) == -1)
 			goto restore;
