@@ -1332,7 +1332,7 @@ fpti_trail_error(struct fpt *d)
 		 * for an asynchronous branch that its TIP completes (and
 		 * consumes); the next event is that one.
 		 */
-		if (pkt.kind == FPT_PKT_FUP && !fup && !tip) {
+		if (pkt.kind == FPT_PKT_FUP && !fup && (!tip || asy)) {
 			tip = asy = 1;
 			d->pos += pkt.size;
 			continue;
