@@ -67,7 +67,6 @@ static int	is_xbegin(const uint8_t *, size_t, int);
 static void	vmx_far(const uint8_t *, size_t, int, struct hwtr_x86_insn *);
 static size_t	skip_prefixes(const uint8_t *, size_t, int);
 static int	error_item(struct fpt *, struct fpt_item *, int);
-static int	fup_then_end(const struct fpt *, const struct fpt_pkt *);
 static int	disabled_next(struct fpt *, struct fpt_item *);
 static int	block_next(struct fpt *, struct fpt_item *);
 static inline int	fast_ready(const struct fpt *);
@@ -1536,7 +1535,7 @@ query_indirect(struct fpt *d, uint64_t *to)
 			 * as an asynchronous branch, whose TIP is its own:
 			 * a bad query, or the end if the trace ends first.
 			 */
-			return (d->nfupq == 0 && fup_then_end(d, &pkt) ?
+			return (d->nfupq == 0 && fpti_fup_then_end(d, &pkt) ?
 			    -HWTR_E_TRUNCATED : -HWTR_E_NOENT);
 		case FPT_PKT_TIP:
 			d->pos += pkt.size;
@@ -1554,36 +1553,6 @@ query_indirect(struct fpt *d, uint64_t *to)
 		default:
 			return (-HWTR_E_NOENT);
 		}
-	}
-}
-
-/*
- * Whether the trace ends after the FUP @pkt at d->pos, past the status
- * packets libipt's read-ahead passes over (a status packet cut by the
- * end, a PSB among them, ends it too).
- */
-static int
-fup_then_end(const struct fpt *d, const struct fpt_pkt *pkt)
-{
-	const uint8_t *p = d->pos + pkt->size;
-	struct fpt_pkt next;
-	int rc;
-
-	for (;; p += next.size) {
-		if (p >= d->cfg.end)
-			return (1);
-		rc = fpt_pkt_parse(p, d->cfg.end, &next);
-		if (rc == -HWTR_E_TRUNCATED)
-			return (!fpti_is_tnt8(*p) && (*p & 0x1f) != 0x0d &&
-			    (*p & 0x1f) != 0x1d && (*p & 0x1f) != 0x11 &&
-			    (*p & 0x1f) != 0x01 && *p != 0x99 &&
-			    (*p != 0x02 || d->cfg.end - p < 2 ||
-			    p[1] == 0x82 || p[1] == 0x23));
-		if (rc < 0)
-			return (0);
-		if (next.kind != FPT_PKT_PAD && next.kind != FPT_PKT_TSC &&
-		    next.kind != FPT_PKT_PSBEND)
-			return (0);
 	}
 }
 

@@ -988,6 +988,36 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 	}
 }
 
+/*
+ * Whether the trace ends after the FUP @pkt at d->pos, past the status
+ * packets libipt's read-ahead passes over (a status packet cut by the
+ * end, a PSB among them, ends it too).
+ */
+int
+fpti_fup_then_end(const struct fpt *d, const struct fpt_pkt *pkt)
+{
+	const uint8_t *p = d->pos + pkt->size;
+	struct fpt_pkt next;
+	int rc;
+
+	for (;; p += next.size) {
+		if (p >= d->cfg.end)
+			return (1);
+		rc = fpt_pkt_parse(p, d->cfg.end, &next);
+		if (rc == -HWTR_E_TRUNCATED)
+			return (!fpti_is_tnt8(*p) && (*p & 0x1f) != 0x0d &&
+			    (*p & 0x1f) != 0x1d && (*p & 0x1f) != 0x11 &&
+			    (*p & 0x1f) != 0x01 && *p != 0x99 &&
+			    (*p != 0x02 || d->cfg.end - p < 2 ||
+			    p[1] == 0x82 || p[1] == 0x23));
+		if (rc < 0)
+			return (0);
+		if (next.kind != FPT_PKT_PAD && next.kind != FPT_PKT_TSC &&
+		    next.kind != FPT_PKT_PSBEND)
+			return (0);
+	}
+}
+
 /* The packet at d->pos, parsed once however often it is looked at. */
 int
 fpti_peek(struct fpt *d, struct fpt_pkt *pkt)
