@@ -32,6 +32,7 @@ static int	psb_ev_kind(int);
 static int	standalone_ahead(struct fpt *, struct fpt_pkt *);
 static int	psb_hdr_ok(const uint8_t *, const uint8_t *);
 static int	ovf_check(struct fpt *);
+static int	psb_events(struct fpt *, const uint8_t **);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	hdr_class(const uint8_t *, const uint8_t *);
 static int	psb_plus_ok(struct fpt *, const uint8_t *);
@@ -1190,6 +1191,41 @@ hdr_class(const uint8_t *p, const uint8_t *end)
 }
 
 /*
+ * The PSB+ at *@pp (whole, as psb_plus_ok() found it): how many events
+ * libipt queues for its PSBEND; *@pp goes past the PSBEND.
+ */
+static int
+psb_events(struct fpt *d, const uint8_t **pp)
+{
+	struct fpt_pkt pkt;
+	const uint8_t *p = *pp;
+	int n = 0;
+
+	for (;;) {
+		if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0) {
+			assert(!"psb_events: a PSB+ psb_plus_ok() did not pass");
+			return (2);
+		}
+		p += pkt.size;
+		switch (pkt.kind) {
+		case FPT_PKT_PSBEND:
+			*pp = p;
+			return (n);
+		case FPT_PKT_MODE_EXEC:
+		case FPT_PKT_MODE_TSX:
+		case FPT_PKT_PIP:
+		case FPT_PKT_VMCS:
+		case FPT_PKT_CBR:
+		case FPT_PKT_MNT:
+			n++;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/*
  * Whether the packet cut by the end of the trace at @p is one libipt's
  * PSB+ reader takes (it has a header function, or is the PSBEND), so
  * that the cut ends the trace; any other is its bad context, whole or
@@ -1348,6 +1384,17 @@ fpti_trail_error(struct fpt *d)
 			break;
 		if (done)
 			goto restore;
+		/*
+		 * A PSB+'s status events are the next: with one, its fetch
+		 * reads on past the PSBEND; with more, it stays there;
+		 * with none, libipt's read-ahead passes over the PSB+.
+		 */
+		if (pkt.kind == FPT_PKT_PSB) {
+			if ((step = psb_events(d, &d->pos)) > 1)
+				goto restore;
+			done = step;
+			continue;
+		}
 		/*
 		 * An event begun waits for its TIP or FUP: a TNT, or a TIP
 		 * no event waits for, is libipt's bad query in that fetch.
