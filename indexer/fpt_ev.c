@@ -1370,7 +1370,7 @@ fpti_trail_error(struct fpt *d)
 	struct ahead_mark m;
 	struct fpt_pkt pkt;
 	int tip = 0, fup = 0, rc, done = 0, step, cls;
-	int begun = 0, asy = 0;
+	int begun = 0, asy = 0, modew = 0;
 
 	if (d->ntnt > 0 || d->async || d->post)
 		return (0);
@@ -1410,13 +1410,21 @@ fpti_trail_error(struct fpt *d)
 		 * consumes); the next event is that one.
 		 */
 		if (pkt.kind == FPT_PKT_FUP && !fup && (!tip || asy)) {
-			tip = asy = 1;
+			tip = 1;
+			asy++;
 			d->pos += pkt.size;
 			continue;
 		}
 		/* An OVF libipt cannot bind fails that fetch. */
 		if (pkt.kind == FPT_PKT_OVF && (rc = ovf_check(d)) != 0)
 			break;
+		/*
+		 * A TIP is consumed by the fetch only when it is the one
+		 * branch's that alone waits for it.
+		 */
+		if (pkt.kind == FPT_PKT_MODE_EXEC || ((pkt.kind ==
+		    FPT_PKT_PIP || pkt.kind == FPT_PKT_VMCS) && d->enabled))
+			modew = 1;
 		/* Read on to a packet that is no part of it: done. */
 		if ((step = trail_step(d, &pkt, &tip, &fup)) == -1)
 			goto restore;
@@ -1430,7 +1438,7 @@ fpti_trail_error(struct fpt *d)
 		 * nothing past it.
 		 */
 		if (step == 1 && tip && (pkt.kind == FPT_PKT_TIP_PGE ||
-		    (pkt.kind == FPT_PKT_TIP && !asy)))
+		    (pkt.kind == FPT_PKT_TIP && (asy != 1 || modew))))
 			goto restore;
 		d->pos += pkt.size;
 		/*
