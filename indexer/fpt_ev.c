@@ -1409,7 +1409,7 @@ fpti_trail_error(struct fpt *d)
 		 * for an asynchronous branch that its TIP completes (and
 		 * consumes); the next event is that one.
 		 */
-		if (pkt.kind == FPT_PKT_FUP && !fup && (!tip || asy)) {
+		if (pkt.kind == FPT_PKT_FUP && !fup) {
 			tip = 1;
 			asy++;
 			d->pos += pkt.size;
