@@ -1136,6 +1136,11 @@ trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int *tip, int *fup)
 		*tip = 1;
 		return (0);
 	case FPT_PKT_MODE_TSX:
+		/* Standalone while tracing is off. */
+		if (!d->enabled)
+			return (1);
+		*fup = 1;
+		return (0);
 	case FPT_PKT_MWAIT:
 		*fup = 1;
 		return (0);
