@@ -69,6 +69,13 @@ fpti_fetch_event(struct fpt *d)
 			    d->cfg.end) == HDR_TNT || hdr_class(d->pos,
 			    d->cfg.end) == HDR_TIP))
 				return (0);
+			/*
+			 * An event packet cut by the end: libipt's fetch of
+			 * it meets the end, and so does the flow.
+			 */
+			if (rc == -HWTR_E_TRUNCATED && hdr_class(d->pos,
+			    d->cfg.end) == HDR_EVENT)
+				d->pos = d->cfg.end;
 			return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
 		}
 		switch (pkt.kind) {
