@@ -180,7 +180,9 @@ enum fpt_ev_kind {
 	FPT_EV_EXSTOP,
 	FPT_EV_MWAIT,
 	FPT_EV_STOP,
-	FPT_EV_ERROR		/* decode error at @offset (@error) */
+	FPT_EV_ERROR,		/* decode error at @offset (@error) */
+	FPT_EV_CBR,		/* core:bus ratio @payload (CBR) */
+	FPT_EV_MNT		/* maintenance, @payload (MNT) */
 };
 
 struct fpt_event {
@@ -234,9 +236,9 @@ uint64_t fpt_offset(const struct fpt *d);
 uint64_t fpt_sync_offset(const struct fpt *d);
 
 /*
- * How many MNT packets fpt has passed over.  libipt reports each as an
- * event (ptev_mnt) that fpt does not give: a caller that must equal
- * libipt's events hands such a trace to libipt.
+ * How many MNT packets fpt has passed over.  Each is an FPT_EV_MNT
+ * event too, as libipt's ptev_mnt; a caller that does not record them as
+ * libipt's path does hands such a trace to libipt.
  */
 uint64_t fpt_mnt_count(const struct fpt *d);
 

@@ -228,7 +228,7 @@ fpt_sync_forward(struct fpt *d)
 	 * bad packet there fails the sync, status updates and all.
 	 */
 	if ((rc = fpti_read_ahead(d)) < 0 && rc != -HWTR_E_TRUNCATED) {
-		unsigned nst = d->async ? 1 + d->nmore : d->evq_n;
+		unsigned nst = (d->async ? 1 + d->nmore : 0) + d->evq_n;
 
 		if (rc == -HWTR_E_UNSUPPORTED)
 			return (rc);
@@ -622,6 +622,15 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 	for (;;) {
 		if ((rc = fpti_read_ahead(d)) == -HWTR_E_UNSUPPORTED)
 			return (rc);
+		/*
+		 * A TIP or long TNT cut by the end is no end to libipt
+		 * (only its header is looked at): with tracing off and no
+		 * event it is libipt's "no enable" error.
+		 */
+		if (rc == -HWTR_E_TRUNCATED && d->pos < d->cfg.end &&
+		    ((*d->pos & 0x1f) == 0x0d || (*d->pos == 0x02 &&
+		    d->cfg.end - d->pos >= 2 && d->pos[1] == 0xa3)))
+			return (error_item(d, it, -HWTR_E_DECODE));
 		if (rc < 0)
 			return (rc == -HWTR_E_TRUNCATED ? (d->eos = 1,
 			    FPT_EOS) : error_item(d, it, rc));
@@ -649,10 +658,26 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 				d->mode = d->next_mode;
 				d->mode_pending = 0;
 				fpti_ev_push(d, &ev);
+				/*
+				 * libipt fetches the mode's event as the
+				 * enabled one's trailing event, reading on
+				 * past the TIP.PGE: a bad packet there loses
+				 * both.
+				 */
+				if ((rc = fpti_check_ahead(d)) < 0) {
+					if (rc == -HWTR_E_UNSUPPORTED)
+						return (rc);
+					d->evq_n = d->evq_head = 0;
+					return (error_item(d, it, rc));
+				}
 			}
 			return (fpt_next(d, it));
 		case FPT_PKT_MODE_EXEC:
 			d->pos += pkt.size;
+			/* libipt gives an event for each: fpt keeps one. */
+			if (d->mode_pending)
+				return (fpti_unsupported(d, "two MODE.exec "
+				    "for one TIP"));
 			d->mode_pending = 1;
 			d->next_mode = (pkt.flags & 1) ? 64 :
 			    (pkt.flags & 2) ? 32 : 16;
@@ -770,6 +795,7 @@ block_run(struct fpt *d, struct fpt_item *it, int isid)
 	if (rc < 0) {
 		struct fpt_event ev;
 
+		fpti_error_at(d);
 		fpti_ev_init(d, &ev, FPT_EV_ERROR, d->pos);
 		ev.error = rc;
 		ev.ip = d->ip;
@@ -1131,8 +1157,14 @@ fill(struct fpt *d, struct fpt_block *b)
 		if (needs_trace(insn.kind)) {
 			step_entry(d, b, p, q_of(insn.kind), 0);
 			d->ip = ip;
+			/*
+			 * libipt's query reads on after the TIP (and
+			 * the TNT) it takes; a bad packet there fails
+			 * the fill before the entries on the way.
+			 */
 			if ((rc = trace_step(d, b, insn.kind, ip, insn.len,
-			    insn.target)) < 0)
+			    insn.target)) < 0 || (d->ntnt == 0 &&
+			    (rc = fpti_check_ahead(d)) < 0))
 				return (rc);
 			break;
 		}
@@ -1264,6 +1296,13 @@ decode_at(struct fpt *d, uint64_t ip, struct hwtr_x86_insn *insn, int *isid)
 	struct fpt_icache *ic;
 	int rc;
 
+	/*
+	 * hwtr_x86 wraps a branch target to the mode's addresses, libipt
+	 * does not: 16-bit code, and 32-bit code above 4 GiB, go to libipt.
+	 */
+	if (d->mode == 16 || (d->mode == 32 && ip > 0xffffffffull))
+		return (fpti_unsupported(d, "16-bit code, or 32-bit code "
+		    "above 4 GiB"));
 	if (ip < d->win_ip || ip + 15 > d->win_ip + d->win_len ||
 	    d->win_len == 0) {
 		rc = d->cfg.read_code(d->cfg.ctx, ip, d->win,
@@ -1507,6 +1546,9 @@ tnt_read_ahead(struct fpt *d)
 	if (d->pos >= d->cfg.end || fpti_is_tnt8(*d->pos) ||
 	    (*d->pos & 0x1f) == 0x0d)
 		return (0);
+	/* A PSB+ next is read whole: a bad one fails the query too. */
+	if ((rc = fpti_check_ahead(d)) < 0)
+		return (rc);
 	rc = fpti_read_ahead(d);
 	return (rc == -HWTR_E_TRUNCATED ? 0 : rc);
 }
@@ -1577,6 +1619,14 @@ query_indirect(struct fpt *d, uint64_t *to)
 			d->tnt = pkt.payload;
 			d->ntnt = pkt.ntnt;
 			continue;
+		case FPT_PKT_FUP:
+			/*
+			 * libipt's read-ahead took a FUP no event waits for
+			 * as an asynchronous branch, whose TIP is its own:
+			 * a bad query, or the end if the trace ends first.
+			 */
+			return (d->nfupq == 0 && fpti_fup_then_end(d, &pkt) ?
+			    -HWTR_E_TRUNCATED : -HWTR_E_NOENT);
 		case FPT_PKT_TIP:
 			d->pos += pkt.size;
 			if (fpti_ip_update(d, &pkt, to) < 0)
@@ -1601,6 +1651,7 @@ error_item(struct fpt *d, struct fpt_item *it, int rc)
 {
 	memset(it, 0, sizeof(*it));
 	it->kind = FPT_ITEM_EVENT;
+	fpti_error_at(d);
 	fpti_ev_init(d, &it->event, FPT_EV_ERROR, d->pos);
 	it->event.error = rc;
 	it->event.ip = d->ip;

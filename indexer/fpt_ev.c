@@ -27,6 +27,12 @@
 static int	fup_consumed(const struct fpt *);
 static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
 static int	pge_follows(struct fpt *);
+static int	bdm70_pge(struct fpt *, const uint8_t *);
+static int	psb_ev_kind(int);
+static int	standalone_ahead(struct fpt *, struct fpt_pkt *);
+static int	psb_hdr_ok(const uint8_t *, const uint8_t *);
+static int	ovf_check(struct fpt *);
+static int	psb_events(struct fpt *, const uint8_t **);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	hdr_class(const uint8_t *, const uint8_t *);
 static int	psb_plus_ok(struct fpt *, const uint8_t *);
@@ -48,7 +54,7 @@ fpti_fetch_event(struct fpt *d)
 	struct fpt_event *ev = &d->async_ev;
 	uint64_t ip;
 	unsigned i;
-	int rc;
+	int rc, mode_here = 0;
 
 	assert(d->ntnt == 0 && !d->async);
 	/* The usual case: a TNT-8 or a TIP is next, no event. */
@@ -63,6 +69,13 @@ fpti_fetch_event(struct fpt *d)
 			    d->cfg.end) == HDR_TNT || hdr_class(d->pos,
 			    d->cfg.end) == HDR_TIP))
 				return (0);
+			/*
+			 * An event packet cut by the end: libipt's fetch of
+			 * it meets the end, and so does the flow.
+			 */
+			if (rc == -HWTR_E_TRUNCATED && hdr_class(d->pos,
+			    d->cfg.end) == HDR_EVENT)
+				d->pos = d->cfg.end;
 			return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
 		}
 		switch (pkt.kind) {
@@ -96,8 +109,7 @@ fpti_fetch_event(struct fpt *d)
 				return (fpti_unsupported(d,
 				    "a FUP without IP"));
 			ev->ip = ip;
-			if ((rc = fpti_read_ahead(d)) < 0 ||
-			    (rc = fpti_peek(d, &pkt)) < 0)
+			if ((rc = standalone_ahead(d, &pkt)) < 0)
 				return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
 			if (pkt.kind == FPT_PKT_TIP) {
 				d->pos += pkt.size;
@@ -123,9 +135,14 @@ fpti_fetch_event(struct fpt *d)
 			if ((pkt.flags & 3) == 3)
 				return (fpti_unsupported(d, "MODE.exec with L "
 				    "and D set"));
+			/* libipt gives an event for each: fpt keeps one. */
+			if (d->mode_pending)
+				return (fpti_unsupported(d, "two MODE.exec "
+				    "for one TIP"));
 			d->mode_pending = 1;
 			d->next_mode = (pkt.flags & 1) ? 64 :
 			    (pkt.flags & 2) ? 32 : 16;
+			mode_here = 1;
 			break;
 		case FPT_PKT_PSB:
 			if ((rc = fpti_read_psb_plus(d)) != 0 || d->async ||
@@ -146,9 +163,11 @@ fpti_fetch_event(struct fpt *d)
 		case FPT_PKT_TIP:
 			/*
 			 * libipt's event fetch goes on to the FUP that events
-			 * wait for: a TNT or a TIP first is a bad query.
+			 * wait for, or from a MODE.exec to its TIP: a TNT (or
+			 * a TIP before the FUP) is a bad query.
 			 */
-			return (d->nfupq > 0 ? -HWTR_E_NOENT : 0);
+			return (d->nfupq > 0 || (mode_here &&
+			    pkt.kind == FPT_PKT_TNT) ? -HWTR_E_NOENT : 0);
 		case FPT_PKT_OVF:
 			return (fpti_overflow(d));
 		default:
@@ -174,6 +193,28 @@ fpti_fetch_event(struct fpt *d)
 				return (0);
 			break;
 		}
+	}
+}
+
+/*
+ * Read ahead to the next packet that matters, as fpti_read_ahead(), with
+ * the CBR and MNT packets on the way as their events (libipt gives them
+ * while an event waits for its TIP or FUP); that packet into @pkt.  Its
+ * size, or fpti_read_ahead()'s or fpti_peek()'s error.
+ */
+static int
+standalone_ahead(struct fpt *d, struct fpt_pkt *pkt)
+{
+	int rc;
+
+	for (;;) {
+		if ((rc = fpti_read_ahead(d)) < 0 ||
+		    (rc = fpti_peek(d, pkt)) < 0)
+			return (rc);
+		if (pkt->kind != FPT_PKT_CBR && pkt->kind != FPT_PKT_MNT)
+			return (rc);
+		rc = fpti_power_event(d, pkt);
+		assert(rc == 1);
 	}
 }
 
@@ -262,6 +303,13 @@ fpti_power_event(struct fpt *d, const struct fpt_pkt *pkt)
 	case FPT_PKT_PWRX:
 		kind = FPT_EV_PWRX;
 		break;
+	case FPT_PKT_CBR:
+		kind = FPT_EV_CBR;
+		break;
+	case FPT_PKT_MNT:
+		kind = FPT_EV_MNT;
+		d->nmnt++;
+		break;
 	case FPT_PKT_EXSTOP:
 		kind = FPT_EV_EXSTOP;
 		fup = pkt->flags & 1;
@@ -295,7 +343,8 @@ fpti_power_event(struct fpt *d, const struct fpt_pkt *pkt)
 	fpti_ev_init(d, &ev, kind, d->pos);
 	d->pos += pkt->size;
 	if (kind != FPT_EV_STOP && kind != FPT_EV_TSX &&
-	    kind != FPT_EV_PAGING && kind != FPT_EV_VMCS) {
+	    kind != FPT_EV_PAGING && kind != FPT_EV_VMCS &&
+	    kind != FPT_EV_CBR && kind != FPT_EV_MNT) {
 		ev.has_tsc = 0;
 		ev.tsc = 0;
 	}
@@ -370,12 +419,13 @@ fpti_overflow(struct fpt *d)
 	if (d->apl12)
 		return (fpti_unsupported(d, "APL12: an OVF whose FUP may be "
 		    "wrong"));
-	/* The timing packets up to the FUP, then the FUP. */
-	if ((rc = fpti_read_ahead(d)) < 0)
+	/*
+	 * The timing packets up to the FUP (CBR and MNT events before the
+	 * overflow, as libipt's fetch gives them), then the FUP.
+	 */
+	if ((rc = standalone_ahead(d, &pkt)) < 0)
 		return (rc);
 	assert(d->pos == fup);
-	if ((rc = fpti_peek(d, &pkt)) < 0)
-		return (rc);
 	d->pos += pkt.size;
 	if (fpti_ip_update(d, &pkt, &ip) < 0)
 		return (-HWTR_E_DECODE);
@@ -426,6 +476,33 @@ ovf_fup(const struct fpt *d, const uint8_t *p, const uint8_t **fup)
 			return (0);
 		}
 	}
+}
+
+/*
+ * What libipt's decode of the OVF at d->pos says, as fpti_overflow()
+ * takes it, without decoding it: 0 fine, unsupported where fpt hands
+ * the OVF over, or -HWTR_E_DECODE with d->pos past the OVF (where libipt
+ * fails: its search for the FUP meets a packet that cannot follow).
+ */
+static int
+ovf_check(struct fpt *d)
+{
+	const uint8_t *fup;
+	int rc;
+
+	rc = ovf_fup(d, d->pos + 2, &fup);
+	if (rc <= 0 && d->skd010)
+		return (fpti_unsupported(d, "SKD010: an OVF whose FUP may be "
+		    "lost"));
+	if (rc > 0 && d->apl12)
+		return (fpti_unsupported(d, "APL12: an OVF whose FUP may be "
+		    "wrong"));
+	if (rc >= 0 || rc == -HWTR_E_TRUNCATED)
+		return (0);
+	if (d->apl11 && rc == -HWTR_E_NOENT)
+		return (fpti_unsupported(d, "APL11: an OVF before a TIP.PGD"));
+	d->pos += 2;
+	return (-HWTR_E_DECODE);
 }
 
 /* Whether the events waiting in d->fupq consume their FUP. */
@@ -511,19 +588,31 @@ fpti_read_psb_plus(struct fpt *d)
 	unsigned i, nst = 0;
 	const uint8_t *at = d->pos;
 
+	memset(st, 0, sizeof(st));
 	if ((rc = fpti_peek(d, &pkt)) < 0 || pkt.kind != FPT_PKT_PSB)
 		return (rc == -HWTR_E_TRUNCATED ? (d->eos = 1, FPT_EOS) :
 		    -HWTR_E_DECODE);
 	d->pos += pkt.size;
 	for (;;) {
 		if ((rc = fpti_peek(d, &pkt)) < 0)
-			return (rc == -HWTR_E_TRUNCATED ? (d->eos = 1,
-			FPT_EOS) : fpti_unsupported(d, "a bad packet in PSB+"));
+			return (rc == -HWTR_E_TRUNCATED && psb_hdr_ok(d->pos,
+			    d->cfg.end) ? (d->eos = 1, FPT_EOS) :
+			    fpti_unsupported(d, "a bad packet in PSB+"));
 		d->pos += pkt.size;
 		switch (pkt.kind) {
 		case FPT_PKT_PSBEND:
 			goto end;
 		case FPT_PKT_FUP:
+			/*
+			 * BDM70: while tracing is off, a FUP a TIP.PGE
+			 * follows is one the PSB+ should not have.
+			 */
+			if (d->bdm70 && !d->enabled && !fup &&
+			    (rc = bdm70_pge(d, d->pos)) != 0) {
+				if (rc < 0)
+					return (rc);
+				break;
+			}
 			if (fpti_ip_update(d, &pkt, &ip) == 0)
 				fup = 1;
 			break;
@@ -541,22 +630,21 @@ fpti_read_psb_plus(struct fpt *d)
 		case FPT_PKT_MODE_TSX:
 		case FPT_PKT_PIP:
 		case FPT_PKT_VMCS:
+		case FPT_PKT_CBR:
+		case FPT_PKT_MNT:
 			if (nst > FPT_MORE_MAX)
 				return (fpti_unsupported(d, "a long PSB+"));
-			st[nst].kind = pkt.kind == FPT_PKT_MODE_TSX ?
-			    FPT_EV_TSX : pkt.kind == FPT_PKT_PIP ?
-			    FPT_EV_PAGING : FPT_EV_VMCS;
+			st[nst].kind = psb_ev_kind(pkt.kind);
+			st[nst].payload = pkt.kind == FPT_PKT_MODE_TSX ?
+			    pkt.flags & 3 : pkt.payload;
 			st[nst++].mode = 0;
-			break;
-		case FPT_PKT_MNT:
-			/* Its event is no status update; not reported. */
-			d->nmnt++;
+			if (pkt.kind == FPT_PKT_MNT)
+				d->nmnt++;
 			break;
 		case FPT_PKT_TSC:
 			d->tsc = pkt.payload;
 			d->has_tsc = 1;
 			break;
-		case FPT_PKT_CBR:
 		case FPT_PKT_PAD:
 			break;
 		default:
@@ -569,10 +657,18 @@ end:
 	for (i = 0; i < nst; i++) {
 		int kind = st[i].kind;
 		uint8_t mode = st[i].mode;
+		uint64_t payload = st[i].payload;
 
 		fpti_ev_init(d, &st[i], kind, at);
-		st[i].status_update = 1;
 		st[i].mode = mode;
+		st[i].payload = payload;
+		/*
+		 * libipt gives CBR and MNT no IP, and an MNT is no status
+		 * update even in PSB+.
+		 */
+		st[i].status_update = kind != FPT_EV_MNT;
+		if (kind == FPT_EV_CBR || kind == FPT_EV_MNT)
+			continue;
 		st[i].ip = fup ? ip : 0;
 		st[i].ip_suppressed = !fup;
 	}
@@ -580,27 +676,31 @@ end:
 		if (!fup)
 			return (fpti_unsupported(d, "a PSB+ without FUP while "
 			    "tracing"));
-		if (nst > 0) {
-			/* They happen when the flow reaches the FUP's IP. */
-			d->async_ev = st[0];
-			for (i = 1; i < nst; i++)
-				d->more[i - 1] = st[i];
-			d->nmore = nst - 1;
+		/*
+		 * CBR and MNT bind to no instruction: those before the
+		 * first that does happen at once, the others when the flow
+		 * reaches the FUP's IP.
+		 */
+		for (i = 0; i < nst && (st[i].kind == FPT_EV_CBR ||
+		    st[i].kind == FPT_EV_MNT); i++)
+			fpti_ev_push(d, &st[i]);
+		if (i < nst) {
+			d->async_ev = st[i];
+			d->nmore = 0;
+			for (i++; i < nst; i++)
+				d->more[d->nmore++] = st[i];
 			d->async = 1;
 		}
 		return (0);
 	}
-	if (fup && pge_follows(d)) {
-		/* BDM70: the PSB+ before a TIP.PGE has a FUP it should not. */
-		if (!d->bdm70)
-			return (fpti_unsupported(d, "a PSB+ with FUP right "
-			    "before a TIP.PGE"));
-		fup = 0;
-		for (i = 0; i < nst; i++) {
-			st[i].ip = 0;
-			st[i].ip_suppressed = 1;
-		}
-	}
+	/*
+	 * A TIP.PGE after a PSB+ that turned tracing on (without BDM70,
+	 * or with a FUP before the last): libipt's enabled event while
+	 * enabled, which fpt does not follow.
+	 */
+	if (fup && pge_follows(d))
+		return (fpti_unsupported(d, "a PSB+ with FUP right before a "
+		    "TIP.PGE"));
 	if (hmode != 0)
 		d->mode = (uint8_t)hmode;
 	if (fup) {
@@ -610,6 +710,67 @@ end:
 	for (i = 0; i < nst; i++)
 		fpti_ev_push(d, &st[i]);
 	return (0);
+}
+
+/*
+ * libipt's BDM70 check of a FUP in PSB+ that ends before @p: 1 when a
+ * TIP.PGE follows past the packets it skips (the PSBEND among them), 0
+ * when another packet or the end of the trace comes first, unsupported
+ * for a bad packet (libipt's header read fails there).
+ */
+static int
+bdm70_pge(struct fpt *d, const uint8_t *p)
+{
+	struct fpt_pkt pkt;
+	int rc;
+
+	for (;; p += pkt.size) {
+		if ((rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) < 0)
+			return (rc == -HWTR_E_TRUNCATED ? 0 :
+			    fpti_unsupported(d, "a bad packet after a FUP in "
+			    "PSB+"));
+		switch (pkt.kind) {
+		case FPT_PKT_TIP_PGE:
+			return (1);
+		case FPT_PKT_PAD:
+		case FPT_PKT_TSC:
+		case FPT_PKT_CBR:
+		case FPT_PKT_PSBEND:
+		case FPT_PKT_PIP:
+		case FPT_PKT_MODE_EXEC:
+		case FPT_PKT_MODE_TSX:
+		case FPT_PKT_VMCS:
+		case FPT_PKT_TMA:
+		case FPT_PKT_MTC:
+		case FPT_PKT_CYC:
+		case FPT_PKT_MNT:
+			break;
+		case FPT_PKT_UNKNOWN:
+			return (fpti_unsupported(d, "a bad packet after a FUP "
+			    "in PSB+"));
+		default:
+			return (0);
+		}
+	}
+}
+
+/* The event of a packet in PSB+ (a status update but for MNT). */
+static int
+psb_ev_kind(int kind)
+{
+	switch (kind) {
+	case FPT_PKT_MODE_TSX:
+		return (FPT_EV_TSX);
+	case FPT_PKT_PIP:
+		return (FPT_EV_PAGING);
+	case FPT_PKT_VMCS:
+		return (FPT_EV_VMCS);
+	case FPT_PKT_CBR:
+		return (FPT_EV_CBR);
+	default:
+		assert(kind == FPT_PKT_MNT);
+		return (FPT_EV_MNT);
+	}
 }
 
 /* Whether a TIP.PGE comes next, past timing packets. */
@@ -721,8 +882,7 @@ is_status_hdr(const uint8_t *p, const uint8_t *end)
 		return (0);
 	if (b == 0x02 && end - p >= 2) {
 		b = p[1];
-		if (b == 0x03 || b == 0x73 || b == 0xc3 || b == 0x23 ||
-		    b == 0x82)
+		if (b == 0x73 || b == 0x23 || b == 0x82)
 			return (1);
 		return (0);
 	}
@@ -743,11 +903,13 @@ fpti_read_ahead(struct fpt *d)
 		if ((rc = fpti_peek(d, &pkt)) < 0) {
 			/*
 			 * A status packet cut by the end of the trace is
-			 * dropped, as libipt drops it; a cut branch or event
-			 * packet stays for the query that needs it.
+			 * dropped, as libipt drops it (a FUP no event waits
+			 * for is one to its read-ahead); a cut branch or
+			 * event packet stays for the query that needs it.
 			 */
-			if (rc == -HWTR_E_TRUNCATED && is_status_hdr(d->pos,
-			    d->cfg.end))
+			if (rc == -HWTR_E_TRUNCATED && (is_status_hdr(d->pos,
+			    d->cfg.end) || (d->nfupq == 0 &&
+			    (*d->pos & 0x1f) == 0x1d)))
 				d->pos = d->cfg.end;
 			/*
 			 * libipt stops before a TNT, a TIP or an event
@@ -760,11 +922,12 @@ fpti_read_ahead(struct fpt *d)
 			return (rc);
 		}
 		switch (pkt.kind) {
-		case FPT_PKT_MNT:
-			d->nmnt++;
-			break;
 		case FPT_PKT_PAD:
-		case FPT_PKT_CBR:
+		/*
+		 * fpti_read_psb_plus() takes a PSB+'s PSBEND: one met here
+		 * stands alone, and libipt passes over it.
+		 */
+		case FPT_PKT_PSBEND:
 			break;
 		case FPT_PKT_TSC:
 			d->tsc = pkt.payload;
@@ -794,7 +957,7 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 {
 	struct fpt_pkt next;
 	const uint8_t *p;
-	int rc;
+	int rc, nfup = 0;
 
 	if (pkt->ipc == FPT_IPC_SUPPRESSED)
 		return (-HWTR_E_FORMAT);
@@ -803,10 +966,9 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 			return (rc == -HWTR_E_FORMAT && hdr_class(p,
 			    d->cfg.end) == HDR_STATUS ? rc : 0);
 		switch (next.kind) {
-		case FPT_PKT_MNT:
 		case FPT_PKT_PAD:
-		case FPT_PKT_CBR:
 		case FPT_PKT_TSC:
+		case FPT_PKT_PSBEND:
 			break;
 		case FPT_PKT_MTC:
 		case FPT_PKT_CYC:
@@ -817,9 +979,50 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 			return (rc == -HWTR_E_TRUNCATED ? 0 : rc);
 		case FPT_PKT_UNKNOWN:
 			return (-HWTR_E_FORMAT);
+		case FPT_PKT_FUP:
+			/*
+			 * libipt queues an asynchronous branch per FUP, six
+			 * at most, and fails the read on the seventh.  Two
+			 * FUPs in a row come of a dry run that took an event's
+			 * FUP for none's; three are no hardware's.
+			 */
+			if (++nfup == 2)
+				return (fpti_unsupported(d, "three FUPs in a "
+				    "row"));
+			break;
 		default:
 			return (0);
 		}
+	}
+}
+
+/*
+ * Whether the trace ends after the FUP @pkt at d->pos, past the status
+ * packets libipt's read-ahead passes over (a status packet cut by the
+ * end, a PSB among them, ends it too).
+ */
+int
+fpti_fup_then_end(const struct fpt *d, const struct fpt_pkt *pkt)
+{
+	const uint8_t *p = d->pos + pkt->size;
+	struct fpt_pkt next;
+	int rc;
+
+	for (;; p += next.size) {
+		if (p >= d->cfg.end)
+			return (1);
+		rc = fpt_pkt_parse(p, d->cfg.end, &next);
+		if (rc == -HWTR_E_TRUNCATED)
+			return (!fpti_is_tnt8(*p) && (*p & 0x1f) != 0x0d &&
+			    (*p & 0x1f) != 0x1d && (*p & 0x1f) != 0x11 &&
+			    (*p & 0x1f) != 0x01 && *p != 0x99 &&
+			    (*p != 0x02 || d->cfg.end - p < 2 ||
+			    p[1] == 0x82 || p[1] == 0x23));
+		if (rc < 0)
+			return (0);
+		if (next.kind != FPT_PKT_PAD && next.kind != FPT_PKT_TSC &&
+		    next.kind != FPT_PKT_PSBEND)
+			return (0);
 	}
 }
 
@@ -929,6 +1132,8 @@ trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int *tip, int *fup)
 	case FPT_PKT_STOP:
 	case FPT_PKT_PWRE:
 	case FPT_PKT_PWRX:
+	case FPT_PKT_CBR:
+	case FPT_PKT_MNT:
 		return (1);
 	case FPT_PKT_TIP:
 		return (*tip ? 1 : -1);
@@ -938,6 +1143,11 @@ trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int *tip, int *fup)
 		*tip = 1;
 		return (0);
 	case FPT_PKT_MODE_TSX:
+		/* Standalone while tracing is off. */
+		if (!d->enabled)
+			return (1);
+		*fup = 1;
+		return (0);
 	case FPT_PKT_MWAIT:
 		*fup = 1;
 		return (0);
@@ -993,6 +1203,113 @@ hdr_class(const uint8_t *p, const uint8_t *end)
 }
 
 /*
+ * The PSB+ at *@pp (whole, as psb_plus_ok() found it): how many events
+ * libipt queues for its PSBEND; *@pp goes past the PSBEND.
+ */
+static int
+psb_events(struct fpt *d, const uint8_t **pp)
+{
+	struct fpt_pkt pkt;
+	const uint8_t *p = *pp;
+	int n = 0;
+
+	for (;;) {
+		if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0) {
+			assert(!"psb_events: a PSB+ psb_plus_ok() did not pass");
+			return (2);
+		}
+		p += pkt.size;
+		switch (pkt.kind) {
+		case FPT_PKT_PSBEND:
+			*pp = p;
+			return (n);
+		case FPT_PKT_MODE_EXEC:
+		case FPT_PKT_MODE_TSX:
+		case FPT_PKT_PIP:
+		case FPT_PKT_VMCS:
+		case FPT_PKT_CBR:
+		case FPT_PKT_MNT:
+			n++;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/*
+ * Whether the packet cut by the end of the trace at @p is one libipt's
+ * PSB+ reader takes (it has a header function, or is the PSBEND), so
+ * that the cut ends the trace; any other is its bad context, whole or
+ * not.
+ */
+static int
+psb_hdr_ok(const uint8_t *p, const uint8_t *end)
+{
+	if (p >= end)
+		return (1);
+	switch (p[0]) {
+	case 0x00:	/* PAD */
+	case 0x19:	/* TSC */
+	case 0x59:	/* MTC */
+	case 0x99:	/* MODE */
+		return (1);
+	case 0x02:
+		if (end - p < 2)
+			return (1);
+		return (p[1] == 0x23 || p[1] == 0x43 || p[1] == 0x03 ||
+		    p[1] == 0x73 || p[1] == 0xc8 || p[1] == 0xc3);
+	default:
+		/* FUP, CYC. */
+		return ((p[0] & 0x1f) == 0x1d || (p[0] & 3) == 3);
+	}
+}
+
+/*
+ * libipt's read-ahead takes a PSB+ whole, up to the PSBEND its status
+ * events wait at (past it, to the next packet that matters, without
+ * any): an error met with d->pos at such a PSB is there to libipt, its
+ * offset and where its sync goes on from.  Moves d->pos there, or leaves
+ * it.
+ */
+void
+fpti_error_at(struct fpt *d)
+{
+	struct fpt_pkt pkt;
+	const uint8_t *p = d->pos;
+	int st = 0;
+
+	if (p == NULL || fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0 ||
+	    pkt.kind != FPT_PKT_PSB)
+		return;
+	for (p += pkt.size; fpt_pkt_parse(p, d->cfg.end, &pkt) > 0;
+	    p += pkt.size) {
+		switch (pkt.kind) {
+		case FPT_PKT_PSBEND:
+			/* Without them, libipt reads on past the PSBEND. */
+			d->pos = st ? p : p + pkt.size;
+			if (!st)
+				(void)fpti_read_ahead(d);
+			return;
+		case FPT_PKT_MODE_EXEC:
+		case FPT_PKT_MODE_TSX:
+		case FPT_PKT_PIP:
+		case FPT_PKT_VMCS:
+		case FPT_PKT_CBR:
+		case FPT_PKT_MNT:
+			st = 1;
+			break;
+		case FPT_PKT_PAD:
+		case FPT_PKT_FUP:
+		case FPT_PKT_TSC:
+			break;
+		default:
+			return;
+		}
+	}
+}
+
+/*
  * libipt's read-ahead decodes a PSB+ whole (pt_qry_read_psb_header); a
  * packet there that is no PSB+ packet, or a bad one, fails the read.  The
  * PSB+ after the PSB that ends before @p: 0 when fpti_read_psb_plus()
@@ -1008,8 +1325,9 @@ psb_plus_ok(struct fpt *d, const uint8_t *p)
 
 	for (;; p += pkt.size) {
 		if ((rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) < 0)
-			return (rc == -HWTR_E_TRUNCATED ? rc :
-			    fpti_unsupported(d, "a bad packet in PSB+"));
+			return (rc == -HWTR_E_TRUNCATED && psb_hdr_ok(p,
+			    d->cfg.end) ? rc : fpti_unsupported(d, "a bad "
+			    "packet in PSB+"));
 		switch (pkt.kind) {
 		case FPT_PKT_PSBEND:
 			return (0);
@@ -1064,7 +1382,7 @@ fpti_trail_error(struct fpt *d)
 	struct ahead_mark m;
 	struct fpt_pkt pkt;
 	int tip = 0, fup = 0, rc, done = 0, step, cls;
-	int begun = 0;
+	int begun = 0, asy = 0, modew = 0;
 
 	if (d->ntnt > 0 || d->async || d->post)
 		return (0);
@@ -1076,13 +1394,64 @@ fpti_trail_error(struct fpt *d)
 			rc = psb_plus_ok(d, d->pos + pkt.size);
 		if (rc < 0)
 			break;
+		if (done)
+			goto restore;
+		/*
+		 * A PSB+'s status events are the next: with one, its fetch
+		 * reads on past the PSBEND; with more, it stays there;
+		 * with none, libipt's read-ahead passes over the PSB+.
+		 */
+		if (pkt.kind == FPT_PKT_PSB) {
+			if ((step = psb_events(d, &d->pos)) > 1)
+				goto restore;
+			done = step;
+			continue;
+		}
+		/*
+		 * An event begun waits for its TIP or FUP: a TNT, or a TIP
+		 * no event waits for, is libipt's bad query in that fetch.
+		 */
+		if (begun && (pkt.kind == FPT_PKT_TNT ||
+		    (pkt.kind == FPT_PKT_TIP && !tip))) {
+			rc = -HWTR_E_NOENT;
+			break;
+		}
+		/*
+		 * A FUP no event waits for: libipt's read-ahead takes it
+		 * for an asynchronous branch that its TIP completes (and
+		 * consumes); the next event is that one.
+		 */
+		if (pkt.kind == FPT_PKT_FUP && !fup) {
+			tip = 1;
+			asy++;
+			d->pos += pkt.size;
+			continue;
+		}
+		/* An OVF libipt cannot bind fails that fetch. */
+		if (pkt.kind == FPT_PKT_OVF && (rc = ovf_check(d)) != 0)
+			break;
+		/*
+		 * A TIP is consumed by the fetch only when it is the one
+		 * branch's that alone waits for it.
+		 */
+		if (pkt.kind == FPT_PKT_MODE_EXEC || ((pkt.kind ==
+		    FPT_PKT_PIP || pkt.kind == FPT_PKT_VMCS) && d->enabled))
+			modew = 1;
 		/* Read on to a packet that is no part of it: done. */
-		if (done || (step = trail_step(d, &pkt, &tip, &fup)) == -1)
+		if ((step = trail_step(d, &pkt, &tip, &fup)) == -1)
 			goto restore;
 		if (step < 0) {
 			rc = -HWTR_E_FORMAT;
 			break;
 		}
+		/*
+		 * A TIP or TIP.PGE a MODE.exec (PIP, VMCS) waits for stays
+		 * for the flow, a TIP.PGE whatever waits: libipt reads
+		 * nothing past it.
+		 */
+		if (step == 1 && tip && (pkt.kind == FPT_PKT_TIP_PGE ||
+		    (pkt.kind == FPT_PKT_TIP && (asy != 1 || modew))))
+			goto restore;
 		d->pos += pkt.size;
 		/*
 		 * libipt's query gives a PIP, a VMCS and a MODE.TSX while
@@ -1100,8 +1469,9 @@ fpti_trail_error(struct fpt *d)
 	 * loses the event handed over and ends the trace; before, not here.
 	 */
 	if (rc == -HWTR_E_TRUNCATED) {
-		if (!done && (begun || hdr_class(d->pos, d->cfg.end) ==
-		    HDR_EVENT))
+		cls = hdr_class(d->pos, d->cfg.end);
+		if (!done && (begun || cls == HDR_EVENT || (asy &&
+		    cls == HDR_TIP)))
 			return (FPT_EOS);
 		goto restore;
 	}
@@ -1112,8 +1482,12 @@ fpti_trail_error(struct fpt *d)
 	 */
 	if (rc == -HWTR_E_FORMAT && (cls = hdr_class(d->pos,
 	    d->cfg.end)) != HDR_STATUS && (done || cls == HDR_TNT ||
-	    (cls == HDR_TIP && !tip)))
+	    (cls == HDR_TIP && !tip))) {
+		/* ... but an event begun meets it as a bad query. */
+		if (!done && begun && cls != HDR_EVENT)
+			return (-HWTR_E_NOENT);
 		goto restore;
+	}
 	/*
 	 * What fpt leaves to libipt (MTC, CYC ...) may hide a bad packet
 	 * that fails the event: the segment goes to libipt before it.

@@ -224,6 +224,8 @@ void	fpti_ev_push(struct fpt *, const struct fpt_event *);
 int	fpti_unsupported(struct fpt *, const char *);
 int	fpti_cut_query(const struct fpt *, int);
 int	fpti_check_ahead(struct fpt *);
+void	fpti_error_at(struct fpt *);
+int	fpti_fup_then_end(const struct fpt *, const struct fpt_pkt *);
 
 /* fpt_ev.c: events. */
 int	fpti_fetch_event(struct fpt *);

@@ -99,7 +99,8 @@ parse_ext(const uint8_t *p, const uint8_t *end, struct fpt_pkt *pkt)
 	case 0xa3:
 		NEED(8);
 		pkt->payload = le(p + 2, 6);
-		if (pkt->payload == 0)
+		/* No bit but the stop bit is a bad packet to libipt too. */
+		if (pkt->payload <= 1)
 			return (-HWTR_E_FORMAT);
 		pkt->kind = FPT_PKT_TNT;
 		pkt->ntnt = (uint8_t)top_bit(pkt->payload);
@@ -120,6 +121,9 @@ parse_ext(const uint8_t *p, const uint8_t *end, struct fpt_pkt *pkt)
 		NEED(4);
 		pkt->kind = FPT_PKT_CBR;
 		pkt->payload = p[2];
+		/* libipt's query fails a ratio of 0 (pt_time_update_cbr). */
+		if (pkt->payload == 0)
+			return (-HWTR_E_FORMAT);
 		break;
 	case 0xc8:
 		NEED(7);

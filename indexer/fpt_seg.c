@@ -221,6 +221,9 @@ fast_unproved(const struct fpt_event *ev)
 	case FPT_EV_ASYNC_BRANCH:
 	case FPT_EV_EXEC_MODE:
 		return (NULL);
+	case FPT_EV_CBR:
+		/* Left out of the database on both paths (decode.c). */
+		return (NULL);
 	default:
 		return ("an event whose offset fast does not yet give as "
 		    "libipt does");
@@ -422,6 +425,8 @@ static const enum pt_event_type fast_evtypes[] = {
 	[FPT_EV_EXSTOP] = ptev_exstop,
 	[FPT_EV_MWAIT] = ptev_mwait,
 	[FPT_EV_STOP] = ptev_stop,
+	[FPT_EV_CBR] = ptev_cbr,
+	[FPT_EV_MNT] = ptev_mnt,
 };
 
 static void
@@ -475,6 +480,12 @@ fast_event(struct dec *d, const struct fpt_event *fe, struct pt_event *ev)
 		break;
 	case FPT_EV_PTWRITE:
 		ev->variant.ptwrite.payload = fe->payload;
+		break;
+	case FPT_EV_CBR:
+		ev->variant.cbr.ratio = (uint16_t)fe->payload;
+		break;
+	case FPT_EV_MNT:
+		ev->variant.mnt.payload = fe->payload;
 		break;
 	default:
 		break;

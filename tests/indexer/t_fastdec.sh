@@ -8,8 +8,9 @@
 # fallback counts are in index's summary on stderr, not in the database.
 # Traces: ixgen's generated ones (clean, several threads, damaged, cut
 # into small segments), step and valgrind captures of the fixture
-# programs and of conformance programs, and the corpus: libipt's test
-# cases with their code, the LLDB captures and a perf.data recording.
+# programs and of conformance programs, valgrind captures of the bench's
+# gzip and python3 made small, and the corpus: libipt's test cases with
+# their code, the LLDB captures and a perf.data recording.
 
 . "$(atf_get_srcdir)/../env.sh"
 . "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
@@ -184,6 +185,36 @@ conform_body()
 	done
 }
 
+atf_test_case bench
+bench_head()
+{
+	atf_set descr "valgrind captures of the bench's programs made small, gzip -6 of 28 KiB of text and a python3 loop: the same database from both decoders"
+	atf_set timeout 600
+}
+bench_body()
+{
+	need_valgrind
+	require_tools gzip seq
+	seq 1 6000 >in.txt
+	"$HWTRACE" capture --source valgrind -o gzip.hwtrace -- \
+	    gzip -6 -c in.txt >out 2>err
+	[ -f gzip.hwtrace ] ||
+	    atf_fail "valgrind capture of gzip failed: $(tr '\n' '|' <err)"
+	referee gzip.hwtrace -j 2
+	HWTRACE_IX_SEGMENT=4096 referee gzip.hwtrace -j 2
+	fast_did gzip.hwtrace
+	# The interpreter itself, as the bench runs it (not a wrapper).
+	[ -x /usr/bin/python3 ] || atf_skip "/usr/bin/python3 is not installed"
+	"$HWTRACE" capture --source valgrind -o py.hwtrace -- /usr/bin/python3 \
+	    -c 's = 0
+for i in range(2000): s += i * i
+print(s)' >out 2>err
+	[ -f py.hwtrace ] ||
+	    atf_fail "valgrind capture of python3 failed: $(tr '\n' '|' <err)"
+	referee py.hwtrace -j 2
+	fast_did py.hwtrace
+}
+
 # The libipt-ptt cases known to differ still (issue 29): event offsets
 # after FUP and TIP.PGD pairs, where libipt reads further ahead than
 # decode.c models, and the pevent cases, whose images change with the
@@ -278,6 +309,7 @@ atf_init_test_cases()
 	atf_add_test_case step
 	atf_add_test_case valgrind
 	atf_add_test_case conform
+	atf_add_test_case bench
 	atf_add_test_case ptt
 	atf_add_test_case lldb
 	atf_add_test_case perf

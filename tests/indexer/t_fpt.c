@@ -573,7 +573,9 @@ handmade(const char *what, const uint8_t *pt, size_t len,
 /*
  * PIP, VMCS and MNT in a PSB+ (status updates at the FUP's IP, the MNT
  * not one), then VMCS and PIP while tracing is off (standalone events),
- * each with the time of the TSC before.
+ * each with the time of the TSC before.  By construction: the three
+ * status updates and the MNT's event, the block to the ret (3 insns),
+ * the disable, the VMCS and the PIP: 8 items.
  */
 ATF_TC_WITHOUT_HEAD(psb_paging_vmcs);
 ATF_TC_BODY(psb_paging_vmcs, tc)
@@ -596,7 +598,54 @@ ATF_TC_BODY(psb_paging_vmcs, tc)
 	static const uint8_t code[] = { 0x90, 0x90, 0xc3 };
 
 	handmade("psb_paging_vmcs", pt, sizeof(pt), code, sizeof(code),
-	    0x1000, 7);
+	    0x1000, 8);
+}
+
+/*
+ * A CBR between a TNT whose second bit is still unused and a TIP: CBR is
+ * an event to libipt (ptev_cbr), so its read on stops there and the
+ * indirect jump's query is a bad one; fpt once passed over the CBR to the
+ * TIP.  By construction: the PSB+'s mode; the jz (1 insn); the jmp rax
+ * (1 insn) and the error: 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(cbr_before_tip_with_bits);
+ATF_TC_BODY(cbr_before_tip_with_bits, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x08,						/* TNT: N N */
+		0x02, 0x03, 0x20, 0x00,				/* CBR */
+		0x2d, 0x00, 0x10,				/* TIP 0x1000 */
+	};
+	/* jz +0; jmp rax */
+	static const uint8_t code[] = { 0x74, 0x00, 0xff, 0xe0 };
+
+	handmade("cbr_before_tip_with_bits", pt, sizeof(pt), code,
+	    sizeof(code), 0x1000, 4);
+}
+
+/*
+ * A CBR and an MNT while tracing is on, after the PSB+: two events to
+ * libipt (ptev_cbr, ptev_mnt) before the next block, bound to no
+ * instruction.  By construction: the PSB+'s mode, the CBR and the MNT;
+ * nop, nop, jmp rax (3 insns) twice, the TIP.PGD at the second jmp, and
+ * the disable: 6 items.
+ */
+ATF_TC_WITHOUT_HEAD(cbr_mnt_while_tracing);
+ATF_TC_BODY(cbr_mnt_while_tracing, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x02, 0x03, 0x20, 0x00,				/* CBR */
+		0x02, 0xc3, 0x88, 1, 2, 3, 4, 5, 6, 7, 8,	/* MNT */
+		0x2d, 0x00, 0x10,				/* TIP 0x1000 */
+		0x01,						/* TIP.PGD */
+	};
+	/* nop; nop; jmp rax */
+	static const uint8_t code[] = { 0x90, 0x90, 0xff, 0xe0 };
+
+	handmade("cbr_mnt_while_tracing", pt, sizeof(pt), code,
+	    sizeof(code), 0x1000, 6);
 }
 
 /*
@@ -646,6 +695,29 @@ ATF_TC_BODY(bad_after_tnt, tc)
 	static const uint8_t code[] = { 0x74, 0x00, 0x74, 0x00, 0xc3 };
 
 	handmade("bad_after_tnt", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 6);
+}
+
+/*
+ * A long TNT with no bit but its stop bit: a bad packet to libipt, which
+ * fails the conditional branch's query (fpt once asserted there).  Then
+ * on at the next PSB.  By construction: the PSB+'s mode; the jz (1 insn)
+ * and the error; the second PSB+'s mode; the ret (1 insn) and the
+ * TIP.PGD's disable: 6 items.
+ */
+ATF_TC_WITHOUT_HEAD(tnt64_no_bits);
+ATF_TC_BODY(tnt64_no_bits, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x02, 0xa3, 0x01, 0, 0, 0, 0, 0,		/* LTNT: none */
+		PSB_PLUS_64(0x02),				/* PSB+ at 0x1002 */
+		0x01,						/* TIP.PGD */
+	};
+	/* jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0xc3 };
+
+	handmade("tnt64_no_bits", pt, sizeof(pt), code, sizeof(code),
 	    0x1000, 6);
 }
 
@@ -1131,6 +1203,9 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, psb_paging_vmcs);
 	ATF_TP_ADD_TC(tp, unknown_opcode);
 	ATF_TP_ADD_TC(tp, bad_after_tnt);
+	ATF_TP_ADD_TC(tp, tnt64_no_bits);
+	ATF_TP_ADD_TC(tp, cbr_before_tip_with_bits);
+	ATF_TP_ADD_TC(tp, cbr_mnt_while_tracing);
 	ATF_TP_ADD_TC(tp, bad_after_trailing_event);
 	ATF_TP_ADD_TC(tp, cut_psb_after_tip);
 	ATF_TP_ADD_TC(tp, cyc_before_bad_after_event);

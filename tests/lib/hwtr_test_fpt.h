@@ -279,6 +279,12 @@ tf_from_pt_event(const struct pt_event *ev, struct fpt_item *it)
 	case ptev_pwrx:
 		e->kind = FPT_EV_PWRX;
 		break;
+	case ptev_cbr:
+		e->kind = FPT_EV_CBR;
+		break;
+	case ptev_mnt:
+		e->kind = FPT_EV_MNT;
+		break;
 	case ptev_ptwrite:
 		e->kind = FPT_EV_PTWRITE;
 		e->ip = ev->variant.ptwrite.ip;
