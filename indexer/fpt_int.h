@@ -206,6 +206,11 @@ fpti_cache_find(const struct fpt_cache *c, uint64_t ip, int isid,
 
 const struct fpt_run *fpti_run(struct fpt *);
 void		fpti_run_undo(struct fpt *);
+/* fpt_insn.c */
+int		fpti_decode_at(struct fpt *, uint64_t, struct hwtr_x86_insn *,
+		    int *);
+unsigned	fpti_binds(struct fpt *, const struct hwtr_x86_insn *);
+int		fpti_writes_cr3(struct fpt *, uint64_t);
 
 /* Whether @b is a TNT-8 packet's header. */
 static inline int

@@ -1,0 +1,187 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * fpt's instructions: decoding one at an address through the code window
+ * and the memo of decoded instructions, and what libipt's length decoder
+ * says of some that Zydis's categories say otherwise (far transfers,
+ * XBEGIN, what binds a PIP or a VMCS).  Split out of fpt_dec.c.
+ */
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwtrace.h"
+#include "hwtr_x86.h"
+#include "fpt_int.h"
+
+static int	is_xbegin(const uint8_t *, size_t, int);
+static void	vmx_far(const uint8_t *, size_t, int, struct hwtr_x86_insn *);
+static size_t	skip_prefixes(const uint8_t *, size_t, int);
+
+/*
+ * Decode the instruction at @ip in the current mode; @isid its image.
+ * -HWTR_E_NOENT when nothing is mapped there, -HWTR_E_DECODE when it is
+ * no instruction.
+ */
+int
+fpti_decode_at(struct fpt *d, uint64_t ip, struct hwtr_x86_insn *insn,
+    int *isid)
+{
+	struct fpt_icache *ic;
+	int rc;
+
+	/*
+	 * hwtr_x86 wraps a branch target to the mode's addresses, libipt
+	 * does not: 16-bit code, and 32-bit code above 4 GiB, go to libipt.
+	 */
+	if (d->mode == 16 || (d->mode == 32 && ip > 0xffffffffull))
+		return (fpti_unsupported(d, "16-bit code, or 32-bit code "
+		    "above 4 GiB"));
+	if (ip < d->win_ip || ip + 15 > d->win_ip + d->win_len ||
+	    d->win_len == 0) {
+		rc = d->cfg.read_code(d->cfg.ctx, ip, d->win,
+		    sizeof(d->win), &d->win_isid);
+		if (rc <= 0) {
+			d->win_len = 0;
+			return (-HWTR_E_NOENT);
+		}
+		d->win_ip = ip;
+		d->win_len = (size_t)rc;
+	}
+	*isid = d->win_isid;
+	/* Stepping passes the same code again and again (events' IPs). */
+	ic = &d->icache[ip & ((1u << FPT_ICACHE_BITS) - 1)];
+	if (ic->ip == ip && ic->isid == d->win_isid && ic->mode == d->mode) {
+		*insn = ic->insn;
+		return (0);
+	}
+	rc = hwtr_x86_decode(d->win + (ip - d->win_ip), (size_t)(d->win_ip +
+	    d->win_len - ip), ip, d->mode, insn);
+	if (rc < 0 || insn->kind == HWTR_X86_BAD) {
+		if (d->win_ip + d->win_len - ip < 15 &&
+		    d->win_len < sizeof(d->win))
+			return (fpti_unsupported(d, "an instruction across the "
+			    "end of an image"));
+		/*
+		 * Zydis refuses what libipt's length decoder accepts (an
+		 * opcode invalid in 64-bit mode, as on a wrong branch into
+		 * the middle of an instruction): not the same error.
+		 */
+		return (fpti_unsupported(d, "an instruction hwtr_x86 does not "
+		    "decode"));
+	}
+	/*
+	 * XBEGIN (c7 f8) and XABORT (c6 f8) branch only on an abort, which
+	 * PT reports as an event; libipt takes them for ordinary
+	 * instructions, hwtr_x86 (by Zydis's category) for branches.
+	 */
+	vmx_far(d->win + (ip - d->win_ip), (size_t)(d->win_ip + d->win_len -
+	    ip), d->mode, insn);
+	if (insn->kind != HWTR_X86_OTHER && is_xbegin(d->win + (ip - d->win_ip),
+	    (size_t)(d->win_ip + d->win_len - ip), d->mode)) {
+		insn->kind = HWTR_X86_OTHER;
+		insn->has_target = 0;
+	}
+	assert(d->win_isid > 0);
+	ic->ip = ip;
+	ic->isid = d->win_isid;
+	ic->mode = d->mode;
+	ic->insn = *insn;
+	return (0);
+}
+
+/*
+ * What the instruction at d->ip (just decoded) binds: 1 a PIP (a far
+ * branch, MOV CR3, VM entry), 2 a VMCS (a far branch, VMPTRLD, VM
+ * entry), as libipt's pt_insn_binds_to_pip() and _vmcs() say.
+ */
+unsigned
+fpti_binds(struct fpt *d, const struct hwtr_x86_insn *insn)
+{
+	const uint8_t *p;
+	size_t i, n;
+
+	if (insn->kind == HWTR_X86_FAR || insn->kind == HWTR_X86_SYSCALL)
+		return (3);
+	if (fpti_writes_cr3(d, d->ip))
+		return (1);
+	p = d->win + (d->ip - d->win_ip);
+	n = (size_t)(d->win_ip + d->win_len - d->ip);
+	i = skip_prefixes(p, n, d->mode);
+	/* VMPTRLD: 0f c7 /6 with a memory operand. */
+	if (i + 2 < n && p[i] == 0x0f && p[i + 1] == 0xc7 &&
+	    ((p[i + 2] >> 3) & 7) == 6 && (p[i + 2] >> 6) != 3)
+		return (2);
+	return (0);
+}
+
+/* A mov to CR3 (0f 22 /r with reg 3) at @ip. */
+int
+fpti_writes_cr3(struct fpt *d, uint64_t ip)
+{
+	const uint8_t *p;
+	size_t i, n;
+
+	assert(ip >= d->win_ip && ip < d->win_ip + d->win_len);
+	p = d->win + (ip - d->win_ip);
+	n = (size_t)(d->win_ip + d->win_len - ip);
+	i = skip_prefixes(p, n, d->mode);
+	return (i + 2 < n && p[i] == 0x0f && p[i + 1] == 0x22 &&
+	    ((p[i + 2] >> 3) & 7) == 3);
+}
+
+/*
+ * VMCALL (0f 01 c1), VMLAUNCH, VMRESUME (c2, c3) and UIRET (ec) are far
+ * transfers to libipt's length decoder, plain instructions to Zydis's
+ * categories.
+ */
+static void
+vmx_far(const uint8_t *p, size_t n, int mode, struct hwtr_x86_insn *insn)
+{
+	size_t i = skip_prefixes(p, n, mode);
+
+	if (insn->kind != HWTR_X86_OTHER || i + 2 >= n || p[i] != 0x0f ||
+	    p[i + 1] != 0x01)
+		return;
+	switch (p[i + 2]) {
+	case 0xc1:
+		insn->kind = HWTR_X86_FAR;
+		insn->far = HWTR_X86_FAR_CALL;
+		break;
+	case 0xc2:
+	case 0xc3:
+	case 0xec:
+		insn->kind = HWTR_X86_FAR;
+		insn->far = HWTR_X86_FAR_RET;
+		break;
+	}
+}
+
+/* Whether @p (@n bytes) is an XBEGIN or XABORT, after its prefixes. */
+static int
+is_xbegin(const uint8_t *p, size_t n, int mode)
+{
+	size_t i = skip_prefixes(p, n, mode);
+
+	return (i + 1 < n && (p[i] == 0xc7 || p[i] == 0xc6) &&
+	    p[i + 1] == 0xf8);
+}
+
+/* The length of the legacy and REX prefixes at @p. */
+static size_t
+skip_prefixes(const uint8_t *p, size_t n, int mode)
+{
+	size_t i = 0;
+
+	while (i < n && i < 14 && (p[i] == 0x66 || p[i] == 0x67 ||
+	    p[i] == 0xf0 || p[i] == 0xf2 || p[i] == 0xf3 || p[i] == 0x2e ||
+	    p[i] == 0x36 || p[i] == 0x3e || p[i] == 0x26 || p[i] == 0x64 ||
+	    p[i] == 0x65 || (mode == 64 && (p[i] & 0xf0) == 0x40)))
+		i++;
+	return (i);
+}
