@@ -82,6 +82,28 @@ next_block(struct fpt *d, struct fpt_block *b, const char *what)
 	atf_tc_fail("%s: expected a block within 16 items, got none", what);
 }
 
+/*
+ * Blocks @from to @to - 1 are "nop; jnz 0x1000" at 0x1000-0x1001, two
+ * instructions each, in image @isid.
+ */
+static void
+check_blocks(struct fpt *d, int from, int to, int isid, const char *when)
+{
+	struct fpt_block b;
+	int i;
+
+	for (i = from; i < to; i++) {
+		next_block(d, &b, when);
+		ATF_CHECK_MSG(b.ip == CODE_AT && b.end_ip == CODE_AT + 1 &&
+		    b.ninsn == 2, "block %d %s: expected 0x1000-0x1001, 2 "
+		    "instructions, got %#llx-%#llx, %u", i, when,
+		    (unsigned long long)b.ip, (unsigned long long)b.end_ip,
+		    b.ninsn);
+		ATF_CHECK_MSG(b.isid == isid, "block %d %s: expected image "
+		    "%d, got %d", i, when, isid, b.isid);
+	}
+}
+
 ATF_TC_WITHOUT_HEAD(image_change);
 ATF_TC_BODY(image_change, tc)
 {
@@ -94,10 +116,8 @@ ATF_TC_BODY(image_change, tc)
 		0xfe,				/* TNT-8: 6 taken */
 	};
 	struct fpt_config fc;
-	struct fpt_block b;
 	struct image im = { 1, 0, 0 };
 	struct fpt *d;
-	int i;
 
 	memset(&fc, 0, sizeof(fc));
 	fc.begin = pt;
@@ -110,29 +130,11 @@ ATF_TC_BODY(image_change, tc)
 	ATF_REQUIRE_MSG(fpt_sync_forward(d) == 0, "expected a sync at the "
 	    "PSB");
 	/* Three blocks in image 1. */
-	for (i = 0; i < 3; i++) {
-		next_block(d, &b, "before the change");
-		ATF_CHECK_MSG(b.ip == CODE_AT && b.end_ip == CODE_AT + 1 &&
-		    b.ninsn == 2, "block %d: expected 0x1000-0x1001, 2 "
-		    "instructions, got %#llx-%#llx, %u", i,
-		    (unsigned long long)b.ip, (unsigned long long)b.end_ip,
-		    b.ninsn);
-		ATF_CHECK_MSG(b.isid == 1, "block %d before the change: "
-		    "expected image 1, got %d", i, b.isid);
-	}
+	check_blocks(d, 0, 3, 1, "before the change");
 	/* The image changes: the next blocks are in image 2. */
 	im.isid = 2;
 	fpt_code_changed(d);
-	for (i = 3; i < 6; i++) {
-		next_block(d, &b, "after the change");
-		ATF_CHECK_MSG(b.ip == CODE_AT && b.end_ip == CODE_AT + 1 &&
-		    b.ninsn == 2, "block %d: expected 0x1000-0x1001, 2 "
-		    "instructions, got %#llx-%#llx, %u", i,
-		    (unsigned long long)b.ip, (unsigned long long)b.end_ip,
-		    b.ninsn);
-		ATF_CHECK_MSG(b.isid == 2, "block %d after the change: "
-		    "expected image 2, got %d", i, b.isid);
-	}
+	check_blocks(d, 3, 6, 2, "after the change");
 	/* The span was asked for once per image, not per block. */
 	ATF_CHECK_MSG(im.nmap == 2, "expected the map callback asked 2 "
 	    "times (once per image), got %u", im.nmap);
