@@ -306,9 +306,10 @@ hot_block(struct fpt *d, struct fpt_item *it)
 {
 	const struct fpt_cache_entry *e;
 	struct fpt_block *b = &it->block;
-	uint64_t ip = d->ip, to, ret[HOT_CALLS];
+	const uint8_t *tip_at;
+	uint64_t ip = d->ip, to, ret[HOT_CALLS], tip_last;
 	unsigned ninsn = 0, ncall = 0, i, bit, pop = 0;
-	int isid = d->last.isid;
+	int isid = d->last.isid, tip_have;
 	uint8_t end;
 
 	assert(d->hot);
@@ -371,8 +372,25 @@ hot_block(struct fpt *d, struct fpt_item *it)
 		/* A TIP next is the query's answer whatever the TNT bits. */
 		if ((e->q == FPT_Q_IND_CALL && ncall == HOT_CALLS) ||
 		    d->pos >= d->cfg.end || (*d->pos & 0x1f) != 0x0d ||
-		    d->mode_pending || !tip_fast(d, &to))
+		    d->mode_pending)
 			return (0);
+		tip_at = d->pos;
+		tip_last = d->last_ip;
+		tip_have = d->have_ip;
+		if (!tip_fast(d, &to))
+			return (0);
+		/*
+		 * With TNT bits left libipt reads ahead after the TIP, and a
+		 * bad packet there fails this query (fpti_check_ahead()):
+		 * here only its common case, a TNT-8 or a TIP next.
+		 */
+		if (d->ntnt > 0 && (d->pos >= d->cfg.end ||
+		    (!fpti_is_tnt8(*d->pos) && (*d->pos & 0x1f) != 0x0d))) {
+			d->pos = tip_at;
+			d->last_ip = tip_last;
+			d->have_ip = tip_have;
+			return (0);
+		}
 		if (e->q == FPT_Q_IND_CALL) {
 			ret[ncall++] = e->dip + e->dlen;
 			end = FPT_END_CALL_IND;
