@@ -143,8 +143,11 @@ int hwtr_elf_build_id_mem(const void *buf, size_t len, uint8_t *id,
  * replaced: hwtr_out_create() then opens it and sets *@tmpp to NULL (the
  * writer writes it directly; hwtr_out_commit(NULL, ...) does nothing), or
  * with HWTR_OUT_SEEKABLE creates a temporary file in TMPDIR that
- * hwtr_out_commit() copies into it.  hwtr_out_is_stream() says whether
- * @path is such an output.
+ * hwtr_out_commit() copies into it.  hwtr_out_commit_cancel() is
+ * hwtr_out_commit() that gives up with EINTR as soon as *@cancel is
+ * non-zero while it waits for a FIFO's reader or for room in the FIFO
+ * (the flag a SIGINT/SIGTERM handler sets, whichever thread ran it).
+ * hwtr_out_is_stream() says whether @path is such an output.
  */
 /*
  * Leftovers of runs that were killed (common/outfile.c): a run holds a
@@ -234,6 +237,8 @@ int hwtr_cpu_host_id(char vendor[13], unsigned *family, unsigned *model,
 #define HWTR_OUT_SEEKABLE 0x2
 int hwtr_out_create(const char *path, int flags, char **tmpp);
 int hwtr_out_commit(const char *tmp, const char *path);
+int hwtr_out_commit_cancel(const char *tmp, const char *path,
+    const volatile int *cancel);
 int hwtr_out_is_stream(const char *path);
 
 /*

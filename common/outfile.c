@@ -27,6 +27,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,11 +93,15 @@ hwtr_out_is_stream(const char *path)
  * since out_kind() looked is refused (EEXIST), never written over.  A
  * FIFO without a reader yet is waited for by polling, not in a blocking
  * open(2) that a signal handler installed with SA_RESTART could never
- * interrupt: any signal caught ends the wait (EINTR), so SIGINT and
- * SIGTERM stop a writer whose reader never comes.
+ * interrupt: any signal caught during a pause ends the wait (EINTR), and
+ * so does @cancel (when not NULL) becoming non-zero, which is how a
+ * signal caught between two pauses, or by another thread, is seen.  So
+ * SIGINT and SIGTERM stop a writer whose reader never comes.  With
+ * @keepnb the descriptor stays non-blocking (out_copy() polls it).
  */
 static int
-out_open_stream(const char *path, int kind)
+out_open_stream(const char *path, int kind, const volatile int *cancel,
+    int keepnb)
 {
 	struct timespec ts = { 0, 50 * 1000 * 1000 };
 	struct stat st;
@@ -105,6 +110,10 @@ out_open_stream(const char *path, int kind)
 	if (strcmp(path, "-") == 0)
 		return (fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0));
 	for (;;) {
+		if (cancel != NULL && *cancel) {
+			errno = EINTR;
+			return (-1);
+		}
 		fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
 		    (kind == OUT_LINKED ? 0 : O_NOFOLLOW));
 		if (fd >= 0 || (errno != ENXIO && errno != EINTR))
@@ -122,8 +131,8 @@ out_open_stream(const char *path, int kind)
 		errno = EEXIST;
 		return (-1);
 	}
-	if ((fl = fcntl(fd, F_GETFL)) < 0 ||
-	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+	if (!keepnb && ((fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)) {
 		close(fd);
 		return (-1);
 	}
@@ -176,7 +185,7 @@ hwtr_out_create(const char *path, int flags, char **tmpp)
 	*tmpp = NULL;
 	if ((kind = out_kind(path)) != OUT_FILE)
 		return ((flags & HWTR_OUT_SEEKABLE) ? out_tmpdir(tmpp) :
-		    out_open_stream(path, kind));
+		    out_open_stream(path, kind, NULL, 0));
 	if (flags & HWTR_OUT_RANDOM)
 		return (out_mktemp(tmpp, path, ".partial.XXXXXX"));
 	if (asprintf(&tmp, "%s.partial", path) < 0) {
@@ -209,18 +218,58 @@ hwtr_out_create(const char *path, int flags, char **tmpp)
 	return (-1);
 }
 
-/* Copy the file @tmp into the stream @path, then remove @tmp. */
+/*
+ * Write @len bytes of @buf into the non-blocking @fd; while it is full
+ * (a reader that stopped reading), wait in pauses of 50 ms that @cancel
+ * (when not NULL) or a signal caught ends.  Returns 0 or an errno.
+ */
 static int
-out_copy(const char *tmp, const char *path, int kind)
+out_write_all(int fd, const char *buf, size_t len,
+    const volatile int *cancel)
+{
+	struct pollfd pfd;
+	ssize_t w;
+	size_t off = 0;
+
+	while (off < len) {
+		if (cancel != NULL && *cancel)
+			return (EINTR);
+		w = write(fd, buf + off, len - off);
+		if (w > 0) {
+			off += (size_t)w;
+			continue;
+		}
+		if (w == 0)
+			return (EIO);
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return (errno);
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		if (poll(&pfd, 1, 50) < 0 && errno != EINTR)
+			return (errno);
+		if (pfd.revents & (POLLERR | POLLNVAL))
+			return (EPIPE);
+	}
+	return (0);
+}
+
+/*
+ * Copy the file @tmp into the stream @path, then remove @tmp; @cancel
+ * as hwtr_out_commit_cancel() says.
+ */
+static int
+out_copy(const char *tmp, const char *path, int kind,
+    const volatile int *cancel)
 {
 	char buf[65536];
-	ssize_t n, w;
-	size_t off;
+	ssize_t n;
 	int in, out, e = 0;
 
 	if ((in = open(tmp, O_RDONLY | O_CLOEXEC)) < 0)
 		return (-1);
-	if ((out = out_open_stream(path, kind)) < 0) {
+	if ((out = out_open_stream(path, kind, cancel, 1)) < 0) {
 		e = errno;
 		close(in);
 		errno = e;
@@ -234,18 +283,7 @@ out_copy(const char *tmp, const char *path, int kind)
 			e = n < 0 ? errno : 0;
 			break;
 		}
-		for (off = 0; off < (size_t)n; off += (size_t)w) {
-			w = write(out, buf + off, (size_t)n - off);
-			if (w < 0 && errno == EINTR) {
-				w = 0;
-				continue;
-			}
-			if (w <= 0) {
-				e = w < 0 ? errno : EIO;
-				break;
-			}
-		}
-		if (e != 0)
+		if ((e = out_write_all(out, buf, (size_t)n, cancel)) != 0)
 			break;
 	}
 	close(in);
@@ -260,13 +298,20 @@ out_copy(const char *tmp, const char *path, int kind)
 int
 hwtr_out_commit(const char *tmp, const char *path)
 {
+	return (hwtr_out_commit_cancel(tmp, path, NULL));
+}
+
+int
+hwtr_out_commit_cancel(const char *tmp, const char *path,
+    const volatile int *cancel)
+{
 	int kind;
 
 	/* Written straight into a device or a FIFO: nothing to do. */
 	if (tmp == NULL)
 		return (0);
 	if ((kind = out_kind(path)) != OUT_FILE)
-		return (out_copy(tmp, path, kind));
+		return (out_copy(tmp, path, kind, cancel));
 	/* rename() replaces a link at @path; it never writes through it. */
 	return (rename(tmp, path));
 }

@@ -365,7 +365,8 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 	rc = write_db(&r, tmp, fd);
 	if (rc == 0 && ix->opts.cancel != NULL && *ix->opts.cancel)
 		rc = -HWTR_E_INTR;
-	if (rc == 0 && hwtr_out_commit(tmp, db) != 0) {
+	if (rc == 0 &&
+	    hwtr_out_commit_cancel(tmp, db, ix->opts.cancel) != 0) {
 		ix_err(ix, "cannot move '%s' to '%s': %s", tmp, db,
 		    strerror(errno));
 		rc = -HWTR_E_IO;
