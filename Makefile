@@ -29,6 +29,16 @@ CFLAGS_BASE = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) \
 LIBS	= -larchive -lzstd -lz -ljansson -lipt -lopencsd_c_api -lopencsd \
 	  -lsqlite3 -lpq -ldw -lelf -lZydis -liberty -ldebuginfod -llzma -lpthread -lm
 LDFLAGS_ALL = -pthread $(SAN) $(LDFLAGS)
+# Link-time optimisation of the indexer into hwtrace (gcc, no sanitizer):
+# the decoder's per-block calls cross files (fpt_next, fpt_time and
+# fpt_offset from fpt_seg.c, the block loop in segfast.c), and only LTO
+# inlines them (index -j 1 on the gzip capture: about 17% less decode
+# CPU).  The objects are fat: the tests, tools and libhwtrace.a's users
+# link their plain code.  LTO= turns it off.
+LTO	?= $(if $(SAN),,$(if $(filter cc gcc,$(notdir $(CC))),\
+	    -flto=auto -ffat-lto-objects))
+LTO_indexer = $(LTO)
+LTO_LINK = $(if $(strip $(LTO)),$(LTO) $(OPT))
 
 MODULES	= common format kernel capture indexer query
 
@@ -76,7 +86,8 @@ all: $(B)/hwtrace $(B)/libhwtrace.a tests $(B)/layers.ok
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) $(call MODULE_INC,$(firstword $(subst /, ,$*))) \
+	$(CC) $(CFLAGS_BASE) $(LTO_$(firstword $(subst /, ,$*))) \
+	    $(call MODULE_INC,$(firstword $(subst /, ,$*))) \
 	    -MMD -MP -c -o $@ $<
 
 # hwtrace report's script, embedded into the binary (query/q_report_asset.c,
@@ -120,7 +131,8 @@ $(B)/libhwtrace.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(B)/hwtrace: $(CLI_OBJ) $(B)/libhwtrace.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJ) $(B)/libhwtrace.a $(LIBS)
+	$(CC) $(LDFLAGS_ALL) $(LTO_LINK) -o $@ $(CLI_OBJ) $(B)/libhwtrace.a \
+	    $(LIBS)
 
 # --- tests ---------------------------------------------------------------
 .PHONY: tests
