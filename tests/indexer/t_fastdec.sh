@@ -18,17 +18,22 @@
 GEN="$HWTRACE_BUILD/bench/ixgen"
 PROG="$HWTRACE_PROGS/calls"
 
-# dump DB OUT: every table's rows as SQL literals, sorted, table by table.
+# dump DB OUT [TABLE]: the tables' names, then every table's rows (or
+# TABLE's) as SQL literals after the table's name, sorted; one sqlite3
+# run reads them all.
 dump()
 {
-	: >"$2"
-	for t in $(sqlite3 -batch -noheader "$1" "SELECT name FROM \
-	    sqlite_master WHERE type = 'table' ORDER BY name"); do
-		echo "== $t" >>"$2"
-		sqlite3 -batch -noheader -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" \
-		    -cmd ".mode quote" "$1" "SELECT * FROM \"$t\"" | sort >>"$2" ||
-		    atf_fail "$1: cannot read table $t"
-	done
+	sqlite3 -batch -noheader "$1" "SELECT 'SELECT ''=='', ' || \
+	    quote(name) || ';' || char(10) || 'SELECT ' || quote(name) || \
+	    ', * FROM \"' || name || '\";' FROM sqlite_master WHERE \
+	    type = 'table' AND name LIKE '${3:-%}' ORDER BY name" >"$2.sql" ||
+	    atf_fail "$1: cannot read its tables"
+	sqlite3 -batch -noheader -bail \
+	    -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" -cmd ".mode quote" \
+	    "$1" <"$2.sql" >"$2.rows" ||
+	    atf_fail "$1: cannot read its tables' rows"
+	LC_ALL=C sort "$2.rows" >"$2"
+	rm -f "$2.sql" "$2.rows"
 }
 
 # referee ARCHIVE [INDEX OPTIONS]: both databases, the same rows.  The
@@ -215,6 +220,21 @@ print(s)' >out 2>err
 	fast_did py.hwtrace
 }
 
+# ptt_opts CMD: the options of the ptxed or ptdump command in file CMD
+# that import takes, with their arguments (ptdump's --raw is a flag of
+# its own: left out).
+ptt_opts()
+{
+	awk '{
+		for (i = 2; i <= NF; i++)
+			if ($i ~ /^--(raw|pt|cpu|mtc-freq|nom-freq|cpuid-0x15\.e[ab]x|filter:addr[0-3]_(cfg|a|b)|pevent:[a-z0-9-]+)$/) {
+				if ($1 != "ptdump" || $i != "--raw")
+					printf "%s %s ", $i, $(i + 1)
+				i++
+			}
+	}' "$1"
+}
+
 # The libipt-ptt cases known to differ still (issue 29): event offsets
 # after FUP and TIP.PGD pairs, where libipt reads further ahead than
 # decode.c models, and the pevent cases, whose images change with the
@@ -240,14 +260,7 @@ ptt_body()
 		c=${c%/}
 		t=${c##*/}
 		[ -f "$c/$t-ptxed.cmd" ] || continue
-		# Only the options import takes, with their arguments.
-		opts=$(awk '{
-			for (i = 2; i <= NF; i++)
-				if ($i ~ /^--(raw|pt|cpu|mtc-freq|nom-freq|cpuid-0x15\.e[ab]x|filter:addr[0-3]_(cfg|a|b)|pevent:[a-z0-9-]+)$/) {
-					printf "%s %s ", $i, $(i + 1)
-					i++
-				}
-		}' "$c/$t-ptxed.cmd")
+		opts=$(ptt_opts "$c/$t-ptxed.cmd")
 		case "$opts" in *--raw*) ;; *) continue ;; esac
 		(cd "$c" && "$HWTRACE" import $opts -o "$OLDPWD/$t.hwtrace") \
 		    >/dev/null 2>&1 || continue
