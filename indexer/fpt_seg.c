@@ -530,7 +530,13 @@ ix_src_sync_forward(struct dec *d)
 		    "no sync");
 		return (-pte_eos);
 	}
-	return (fast_peek(d));
+	/*
+	 * libipt's sync reads ahead past the PSB+ to the next packet that
+	 * decides anything; when the trace ends first it fails at the end
+	 * and gives no time: nothing after the PSB+ is nothing decoded.
+	 */
+	rc = fast_peek(d);
+	return (rc == pts_eos ? -pte_eos : rc);
 }
 
 /* The PSBEND of the PSB+ at @from, or @dflt when no PSB+ is there. */

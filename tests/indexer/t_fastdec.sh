@@ -278,6 +278,29 @@ ptt_body()
 	echo "$(cat known 2>/dev/null | wc -l) of $n cases differ as known" >>ptt.log
 }
 
+atf_test_case sync_eos
+sync_eos_head()
+{
+	atf_set descr "a PSB+ and nothing after it that decides anything (a TSC, a PAD, a PSB+ again): no time, as libipt's sync fails at the end"
+}
+sync_eos_body()
+{
+	psb='\002\202\002\202\002\202\002\202\002\202\002\202\002\202\002\202'
+	tsc='\031\002\000\000\000\000\000\000'
+	psbend='\002\043'
+	printf "$psb$tsc$psbend" >a.pt
+	printf "$psb$tsc$psbend\000" >pad.pt
+	printf "$psb$tsc$psbend$tsc" >tsc.pt
+	printf "$psb$tsc$psbend$psb$tsc$psbend" >psb.pt
+	for t in a pad tsc psb; do
+		"$HWTRACE" import --pt $t.pt -o $t.hwtrace >/dev/null 2>err ||
+		    atf_fail "import $t.pt: $(cat err)"
+		referee $t.hwtrace -j 1
+		[ "$(cat $t.hwtrace.fb)" -eq 0 ] ||
+		    atf_fail "$t: the fast decoder gave the segment to libipt"
+	done
+}
+
 atf_test_case lldb
 lldb_head()
 {
@@ -324,6 +347,7 @@ atf_init_test_cases()
 	atf_add_test_case conform
 	atf_add_test_case bench
 	atf_add_test_case ptt
+	atf_add_test_case sync_eos
 	atf_add_test_case lldb
 	atf_add_test_case perf
 }
