@@ -309,6 +309,8 @@ fast_iclass(struct dec *d, const struct fpt_block *fb)
 	if (n <= 0 || hwtr_x86_decode(buf, (size_t)n, fb->end_ip, fb->mode,
 	    &x) < 0)
 		return (ptic_error);
+	/* VMX far transfers, XBEGIN: libipt's classes, not Zydis's. */
+	fpt_x86_libipt(buf, (size_t)n, fb->mode, &x);
 	switch (x.kind) {
 	case HWTR_X86_OTHER:
 		return (ptic_other);
@@ -318,6 +320,11 @@ fast_iclass(struct dec *d, const struct fpt_block *fb)
 		return (ptic_jump);
 	case HWTR_X86_CALL:
 		return (ptic_call);
+	case HWTR_X86_SYSCALL:
+	case HWTR_X86_FAR:
+		return (x.far == HWTR_X86_FAR_RET ? ptic_far_return :
+		    x.far == HWTR_X86_FAR_JUMP ? ptic_far_jump :
+		    ptic_far_call);
 	default:
 		return (ptic_error);
 	}
