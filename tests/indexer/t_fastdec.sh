@@ -9,8 +9,11 @@
 # Traces: ixgen's generated ones (clean, several threads, damaged, cut
 # into small segments), step and valgrind captures of the fixture
 # programs and of conformance programs, valgrind captures of the bench's
-# gzip and python3 made small, and the corpus: libipt's test cases with
-# their code, the LLDB captures and a perf.data recording.
+# gzip and python3 made small, and the corpus: all 155 of libipt's test
+# cases (those with a ptxed command, each CPU's of the errata ones, the
+# ptdump ones with their code where they have some), the LLDB captures
+# and a perf.data recording.  The conformance matrix referees its cells'
+# captures too (tests/conform/conform.sh, fast-libipt).
 
 . "$(atf_get_srcdir)/../env.sh"
 . "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
@@ -320,6 +323,41 @@ ptt_cpu_body()
 	[ "$n" -ge 150 ] || atf_fail "expected 150 CPUs' cases or more, got $n"
 }
 
+atf_test_case ptt_dump
+ptt_dump_head()
+{
+	atf_set descr "libipt's test cases made for ptdump (timing, sideband, packets), with their code where they have some: the same database from both decoders"
+}
+ptt_dump_body()
+{
+	dir="$HWTRACE_CORPUS/libipt-ptt"
+	[ -d "$dir" ] || atf_skip "corpus not found at $dir"
+	n=0
+	for c in "$dir"/*/; do
+		c=${c%/}
+		t=${c##*/}
+		# Only those without a ptxed command (the ptt case's).
+		for f in "$c/$t"-ptxed*.cmd; do
+			[ -f "$f" ] && continue 2
+		done
+		org=$(awk '$1 == "org" { print $2; exit }' "$c/$t.ptt")
+		for f in "$c/$t"-ptdump*.cmd; do
+			[ -f "$f" ] || continue
+			v=${f##*/}
+			v=${v%.cmd}
+			raw=
+			[ -s "$c/$t.bin" ] && raw="--raw $t.bin:$org"
+			(cd "$c" && "$HWTRACE" import $raw $(ptt_opts "$f") \
+			    --pt "$t.pt" -o "$OLDPWD/$v.hwtrace") >/dev/null \
+			    2>err || atf_fail "import $v failed: $(tr '\n' '|' <err)"
+			referee $v.hwtrace -j 1 >>ptt.log
+			rm -f $v.*
+			n=$((n + 1))
+		done
+	done
+	[ "$n" -ge 40 ] || atf_fail "expected 40 cases or more, got $n"
+}
+
 atf_test_case sync_eos
 sync_eos_head()
 {
@@ -390,6 +428,7 @@ atf_init_test_cases()
 	atf_add_test_case bench
 	atf_add_test_case ptt
 	atf_add_test_case ptt_cpu
+	atf_add_test_case ptt_dump
 	atf_add_test_case sync_eos
 	atf_add_test_case lldb
 	atf_add_test_case perf
