@@ -12,8 +12,9 @@
 # gzip and python3 made small, and the corpus: all 155 of libipt's test
 # cases (those with a ptxed command, each CPU's of the errata ones, the
 # ptdump ones with their code where they have some), the LLDB captures
-# and a perf.data recording.  The conformance matrix referees its cells'
-# captures too (tests/conform/conform.sh, fast-libipt).
+# and a perf.data recording; the suite's own archives (the fuzzers' seed
+# corpus), refused alike when they are refused.  The conformance matrix
+# referees its cells' captures too (tests/conform/conform.sh).
 
 . "$(atf_get_srcdir)/../env.sh"
 . "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
@@ -384,6 +385,37 @@ sync_eos_body()
 	done
 }
 
+atf_test_case fixtures
+fixtures_head()
+{
+	atf_set descr "the suite's own archives (tests/fuzz/corpus): the same database from both decoders, or the same refusal"
+}
+fixtures_body()
+{
+	n=0
+	for f in "$HWTRACE_SRC"/tests/fuzz/corpus/*.hwtrace; do
+		[ -f "$f" ] || continue
+		a=${f##*/}
+		cp "$f" "$a"
+		n=$((n + 1))
+		if "$HWTRACE" index -D libipt -o l.db "$a" >/dev/null 2>l.err
+		then
+			referee "$a" -j 2 >>fixtures.log
+			continue
+		fi
+		# Refused: by fast too, with the same words.
+		if "$HWTRACE" index -D fast -o f.db "$a" >/dev/null 2>f.err; then
+			atf_fail "$a: libipt's index failed ($(cat l.err)), fast's did not"
+		fi
+		sed 's/l\.db/X/g' l.err >l.msg
+		sed 's/f\.db/X/g' f.err >f.msg
+		cmp -s l.msg f.msg ||
+		    atf_fail "$a: refused in other words: libipt '$(cat l.msg)', fast '$(cat f.msg)'"
+		rm -f l.db f.db
+	done
+	[ "$n" -ge 100 ] || atf_fail "expected 100 archives or more, got $n"
+}
+
 atf_test_case lldb
 lldb_head()
 {
@@ -433,6 +465,7 @@ atf_init_test_cases()
 	atf_add_test_case ptt_cpu
 	atf_add_test_case ptt_dump
 	atf_add_test_case sync_eos
+	atf_add_test_case fixtures
 	atf_add_test_case lldb
 	atf_add_test_case perf
 }
