@@ -36,6 +36,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct hwtr_x86_insn;
+
 /*
  * Read up to @n bytes of code at @ip into @buf; returns the bytes read
  * (> 0) and sets @isid (> 0) to the image they belong to, or < 0 when
@@ -258,6 +260,15 @@ void fpt_code_changed(struct fpt *d);
 
 /* Why the last -HWTR_E_UNSUPPORTED: a static string. */
 const char *fpt_unsupported(const struct fpt *d);
+
+/*
+ * Make @insn, which hwtr_x86_decode() decoded from @p (@n bytes, @mode
+ * 16, 32 or 64), what libipt's length decoder says of it: VMCALL,
+ * VMLAUNCH, VMRESUME and UIRET far transfers, XBEGIN and XABORT plain
+ * instructions.
+ */
+void fpt_x86_libipt(const uint8_t *p, size_t n, int mode,
+    struct hwtr_x86_insn *insn);
 
 void fpt_free(struct fpt *d);
 

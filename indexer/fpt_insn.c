@@ -162,6 +162,17 @@ vmx_far(const uint8_t *p, size_t n, int mode, struct hwtr_x86_insn *insn)
 	}
 }
 
+void
+fpt_x86_libipt(const uint8_t *p, size_t n, int mode,
+    struct hwtr_x86_insn *insn)
+{
+	vmx_far(p, n, mode, insn);
+	if (insn->kind != HWTR_X86_OTHER && is_xbegin(p, n, mode)) {
+		insn->kind = HWTR_X86_OTHER;
+		insn->has_target = 0;
+	}
+}
+
 /* Whether @p (@n bytes) is an XBEGIN or XABORT, after its prefixes. */
 static int
 is_xbegin(const uint8_t *p, size_t n, int mode)

@@ -309,6 +309,8 @@ fast_iclass(struct dec *d, const struct fpt_block *fb)
 	if (n <= 0 || hwtr_x86_decode(buf, (size_t)n, fb->end_ip, fb->mode,
 	    &x) < 0)
 		return (ptic_error);
+	/* VMX far transfers, XBEGIN: libipt's classes, not Zydis's. */
+	fpt_x86_libipt(buf, (size_t)n, fb->mode, &x);
 	switch (x.kind) {
 	case HWTR_X86_OTHER:
 		return (ptic_other);
@@ -318,6 +320,11 @@ fast_iclass(struct dec *d, const struct fpt_block *fb)
 		return (ptic_jump);
 	case HWTR_X86_CALL:
 		return (ptic_call);
+	case HWTR_X86_SYSCALL:
+	case HWTR_X86_FAR:
+		return (x.far == HWTR_X86_FAR_RET ? ptic_far_return :
+		    x.far == HWTR_X86_FAR_JUMP ? ptic_far_jump :
+		    ptic_far_call);
 	default:
 		return (ptic_error);
 	}
@@ -530,7 +537,13 @@ ix_src_sync_forward(struct dec *d)
 		    "no sync");
 		return (-pte_eos);
 	}
-	return (fast_peek(d));
+	/*
+	 * libipt's sync reads ahead past the PSB+ to the next packet that
+	 * decides anything; when the trace ends first it fails at the end
+	 * and gives no time: nothing after the PSB+ is nothing decoded.
+	 */
+	rc = fast_peek(d);
+	return (rc == pts_eos ? -pte_eos : rc);
 }
 
 /* The PSBEND of the PSB+ at @from, or @dflt when no PSB+ is there. */

@@ -9,8 +9,12 @@
 # Traces: ixgen's generated ones (clean, several threads, damaged, cut
 # into small segments), step and valgrind captures of the fixture
 # programs and of conformance programs, valgrind captures of the bench's
-# gzip and python3 made small, and the corpus: libipt's test cases with
-# their code, the LLDB captures and a perf.data recording.
+# gzip and python3 made small, and the corpus: all 155 of libipt's test
+# cases (those with a ptxed command, each CPU's of the errata ones, the
+# ptdump ones with their code where they have some), the LLDB captures
+# and a perf.data recording; the suite's own archives (the fuzzers' seed
+# corpus), refused alike when they are refused.  The conformance matrix
+# referees its cells' captures too (tests/conform/conform.sh).
 
 . "$(atf_get_srcdir)/../env.sh"
 . "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
@@ -18,17 +22,22 @@
 GEN="$HWTRACE_BUILD/bench/ixgen"
 PROG="$HWTRACE_PROGS/calls"
 
-# dump DB OUT: every table's rows as SQL literals, sorted, table by table.
+# dump DB OUT [TABLE]: the tables' names, then every table's rows (or
+# TABLE's) as SQL literals after the table's name, sorted; one sqlite3
+# run reads them all.
 dump()
 {
-	: >"$2"
-	for t in $(sqlite3 -batch -noheader "$1" "SELECT name FROM \
-	    sqlite_master WHERE type = 'table' ORDER BY name"); do
-		echo "== $t" >>"$2"
-		sqlite3 -batch -noheader -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" \
-		    -cmd ".mode quote" "$1" "SELECT * FROM \"$t\"" | sort >>"$2" ||
-		    atf_fail "$1: cannot read table $t"
-	done
+	sqlite3 -batch -noheader "$1" "SELECT 'SELECT ''=='', ' || \
+	    quote(name) || ';' || char(10) || 'SELECT ' || quote(name) || \
+	    ', * FROM \"' || name || '\";' FROM sqlite_master WHERE \
+	    type = 'table' AND name LIKE '${3:-%}' ORDER BY name" >"$2.sql" ||
+	    atf_fail "$1: cannot read its tables"
+	sqlite3 -batch -noheader -bail \
+	    -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" -cmd ".mode quote" \
+	    "$1" <"$2.sql" >"$2.rows" ||
+	    atf_fail "$1: cannot read its tables' rows"
+	LC_ALL=C sort "$2.rows" >"$2"
+	rm -f "$2.sql" "$2.rows"
 }
 
 # referee ARCHIVE [INDEX OPTIONS]: both databases, the same rows.  The
@@ -42,9 +51,12 @@ referee()
 	    atf_fail "index -D libipt $a failed: $(tr '\n' '|' <"$a.lib.err")"
 	"$HWTRACE" index -D fast "$@" -o "$a.fast.db" "$a" 2>"$a.fast.err" ||
 	    atf_fail "index -D fast $a failed: $(tr '\n' '|' <"$a.fast.err")"
-	dump "$a.lib.db" "$a.lib.dump"
-	dump "$a.fast.db" "$a.fast.dump"
-	if ! cmp -s "$a.lib.dump" "$a.fast.dump"; then
+	# Byte for byte the same databases (the usual case) hold the same
+	# rows; others are compared row by row.
+	cmp -s "$a.lib.db" "$a.fast.db" || dump "$a.lib.db" "$a.lib.dump"
+	cmp -s "$a.lib.db" "$a.fast.db" || dump "$a.fast.db" "$a.fast.dump"
+	if ! cmp -s "$a.lib.db" "$a.fast.db" &&
+	    ! cmp -s "$a.lib.dump" "$a.fast.dump"; then
 		diff "$a.lib.dump" "$a.fast.dump" | head -8 >"$a.diff"
 		# Collecting the differing cases (ptt): named at the end.
 		if [ -n "${DIFFERING:-}" ]; then
@@ -215,6 +227,21 @@ print(s)' >out 2>err
 	fast_did py.hwtrace
 }
 
+# ptt_opts CMD: the options of the ptxed or ptdump command in file CMD
+# that import takes, with their arguments (ptdump's --raw is a flag of
+# its own: left out).
+ptt_opts()
+{
+	awk '{
+		for (i = 2; i <= NF; i++)
+			if ($i ~ /^--(raw|pt|cpu|mtc-freq|nom-freq|cpuid-0x15\.e[ab]x|filter:addr[0-3]_(cfg|a|b)|pevent:[a-z0-9-]+)$/) {
+				if ($1 != "ptdump" || $i != "--raw")
+					printf "%s %s ", $i, $(i + 1)
+				i++
+			}
+	}' "$1"
+}
+
 # The libipt-ptt cases known to differ still (issue 29): event offsets
 # after FUP and TIP.PGD pairs, where libipt reads further ahead than
 # decode.c models, and the pevent cases, whose images change with the
@@ -240,14 +267,7 @@ ptt_body()
 		c=${c%/}
 		t=${c##*/}
 		[ -f "$c/$t-ptxed.cmd" ] || continue
-		# Only the options import takes, with their arguments.
-		opts=$(awk '{
-			for (i = 2; i <= NF; i++)
-				if ($i ~ /^--(raw|pt|cpu|mtc-freq|nom-freq|cpuid-0x15\.e[ab]x|filter:addr[0-3]_(cfg|a|b)|pevent:[a-z0-9-]+)$/) {
-					printf "%s %s ", $i, $(i + 1)
-					i++
-				}
-		}' "$c/$t-ptxed.cmd")
+		opts=$(ptt_opts "$c/$t-ptxed.cmd")
 		case "$opts" in *--raw*) ;; *) continue ;; esac
 		(cd "$c" && "$HWTRACE" import $opts -o "$OLDPWD/$t.hwtrace") \
 		    >/dev/null 2>&1 || continue
@@ -263,6 +283,137 @@ ptt_body()
 	[ ! -s differ ] ||
 	    atf_fail "$(wc -l <differ) of $n cases differ: $(cut -c1-300 differ | tr '\n' '#')"
 	echo "$(cat known 2>/dev/null | wc -l) of $n cases differ as known" >>ptt.log
+}
+
+atf_test_case ptt_cpu
+ptt_cpu_head()
+{
+	atf_set descr "libipt's test cases of errata, one ptxed command per CPU: each CPU's the same database from both decoders (skd022's blocks only)"
+}
+ptt_cpu_body()
+{
+	dir="$HWTRACE_CORPUS/libipt-ptt"
+	[ -d "$dir" ] || atf_skip "corpus not found at $dir"
+	n=0
+	for f in "$dir"/*/*-ptxed-cpu_*.cmd; do
+		[ -f "$f" ] || continue
+		c=${f%/*}
+		t=${c##*/}
+		v=${f##*-ptxed-}
+		v=$t-${v%.cmd}
+		(cd "$c" && "$HWTRACE" import $(ptt_opts "$f") \
+		    -o "$OLDPWD/$v.hwtrace") >/dev/null 2>err ||
+		    atf_fail "import $v failed: $(tr '\n' '|' <err)"
+		case $t in
+		skd022)
+			# The event offsets after FUP + TIP.PGD differ
+			# (PTT_KNOWN); the blocks' classes must not.
+			for d in libipt fast; do
+				"$HWTRACE" index -D $d -j 1 -o $v.$d.db \
+				    $v.hwtrace 2>err ||
+				    atf_fail "index -D $d $v: $(cat err)"
+				dump $v.$d.db $v.$d.dump blocks
+			done
+			cmp -s $v.libipt.dump $v.fast.dump ||
+			    atf_fail "$v: the blocks differ (< libipt, > fast): $(diff $v.libipt.dump $v.fast.dump | tr '\n' '|')"
+			;;
+		*)
+			referee $v.hwtrace -j 1 >>ptt.log
+			;;
+		esac
+		rm -f $v.*
+		n=$((n + 1))
+	done
+	[ "$n" -ge 150 ] || atf_fail "expected 150 CPUs' cases or more, got $n"
+}
+
+atf_test_case ptt_dump
+ptt_dump_head()
+{
+	atf_set descr "libipt's test cases made for ptdump (timing, sideband, packets), with their code where they have some: the same database from both decoders"
+}
+ptt_dump_body()
+{
+	dir="$HWTRACE_CORPUS/libipt-ptt"
+	[ -d "$dir" ] || atf_skip "corpus not found at $dir"
+	n=0
+	for c in "$dir"/*/; do
+		c=${c%/}
+		t=${c##*/}
+		# Only those without a ptxed command (the ptt case's).
+		for f in "$c/$t"-ptxed*.cmd; do
+			[ -f "$f" ] && continue 2
+		done
+		org=$(awk '$1 == "org" { print $2; exit }' "$c/$t.ptt")
+		for f in "$c/$t"-ptdump*.cmd; do
+			[ -f "$f" ] || continue
+			v=${f##*/}
+			v=${v%.cmd}
+			raw=
+			[ -s "$c/$t.bin" ] && raw="--raw $t.bin:$org"
+			(cd "$c" && "$HWTRACE" import $raw $(ptt_opts "$f") \
+			    --pt "$t.pt" -o "$OLDPWD/$v.hwtrace") >/dev/null \
+			    2>err || atf_fail "import $v failed: $(tr '\n' '|' <err)"
+			referee $v.hwtrace -j 1 >>ptt.log
+			rm -f $v.*
+			n=$((n + 1))
+		done
+	done
+	[ "$n" -ge 40 ] || atf_fail "expected 40 cases or more, got $n"
+}
+
+atf_test_case sync_eos
+sync_eos_head()
+{
+	atf_set descr "a PSB+ and nothing after it that decides anything (a TSC, a PAD, a PSB+ again): no time, as libipt's sync fails at the end"
+}
+sync_eos_body()
+{
+	psb='\002\202\002\202\002\202\002\202\002\202\002\202\002\202\002\202'
+	tsc='\031\002\000\000\000\000\000\000'
+	psbend='\002\043'
+	printf "$psb$tsc$psbend" >a.pt
+	printf "$psb$tsc$psbend\000" >pad.pt
+	printf "$psb$tsc$psbend$tsc" >tsc.pt
+	printf "$psb$tsc$psbend$psb$tsc$psbend" >psb.pt
+	for t in a pad tsc psb; do
+		"$HWTRACE" import --pt $t.pt -o $t.hwtrace >/dev/null 2>err ||
+		    atf_fail "import $t.pt: $(cat err)"
+		referee $t.hwtrace -j 1
+		[ "$(cat $t.hwtrace.fb)" -eq 0 ] ||
+		    atf_fail "$t: the fast decoder gave the segment to libipt"
+	done
+}
+
+atf_test_case fixtures
+fixtures_head()
+{
+	atf_set descr "the suite's own archives (tests/fuzz/corpus): the same database from both decoders, or the same refusal"
+}
+fixtures_body()
+{
+	n=0
+	for f in "$HWTRACE_SRC"/tests/fuzz/corpus/*.hwtrace; do
+		[ -f "$f" ] || continue
+		a=${f##*/}
+		cp "$f" "$a"
+		n=$((n + 1))
+		if "$HWTRACE" index -D libipt -o l.db "$a" >/dev/null 2>l.err
+		then
+			referee "$a" -j 2 >>fixtures.log
+			continue
+		fi
+		# Refused: by fast too, with the same words.
+		if "$HWTRACE" index -D fast -o f.db "$a" >/dev/null 2>f.err; then
+			atf_fail "$a: libipt's index failed ($(cat l.err)), fast's did not"
+		fi
+		sed 's/l\.db/X/g' l.err >l.msg
+		sed 's/f\.db/X/g' f.err >f.msg
+		cmp -s l.msg f.msg ||
+		    atf_fail "$a: refused in other words: libipt '$(cat l.msg)', fast '$(cat f.msg)'"
+		rm -f l.db f.db
+	done
+	[ "$n" -ge 100 ] || atf_fail "expected 100 archives or more, got $n"
 }
 
 atf_test_case lldb
@@ -311,6 +462,10 @@ atf_init_test_cases()
 	atf_add_test_case conform
 	atf_add_test_case bench
 	atf_add_test_case ptt
+	atf_add_test_case ptt_cpu
+	atf_add_test_case ptt_dump
+	atf_add_test_case sync_eos
+	atf_add_test_case fixtures
 	atf_add_test_case lldb
 	atf_add_test_case perf
 }
