@@ -552,68 +552,116 @@ fast_psbend(struct dec *d, uint64_t from, uint64_t dflt)
 	return (dflt);
 }
 
-static int
-fast_timing(const struct fpt_pkt *pkt)
-{
-	switch (pkt->kind) {
-	case FPT_PKT_PAD:
-	case FPT_PKT_TSC:
-	case FPT_PKT_MTC:
-	case FPT_PKT_CYC:
-	case FPT_PKT_TMA:
-	case FPT_PKT_CBR:
-		return (1);
-	default:
-		return (0);
-	}
-}
-
 /*
- * Where libipt's reading stops before a block: when the packet at @from
- * (after timing packets) is an event's rather than a branch's, libipt
- * has fetched that event already, and the timing packets after it.
+ * libipt's read-ahead (pt_qry_read_ahead) from @from: it decodes timing
+ * packets, and a FUP no event waits for (the asynchronous branch it
+ * starts then waits for a TIP: ++*@ntip), up to a packet of a branch or
+ * of an event, where it stops.  A PSB+ it reads to its PSBEND, whose
+ * status events are then pending.  Where it stops.
  */
 static uint64_t
-fast_evpkt(struct dec *d, uint64_t from)
+fast_ahead(struct dec *d, uint64_t from, int *ntip)
 {
 	struct fpt_pkt pkt;
 	const uint8_t *p = d->fbuf + from, *end = d->fbuf + d->flen;
-	int n, seen = 0;
+	uint64_t at;
+	int n;
 
 	while (p < end && (n = fpt_pkt_parse(p, end, &pkt)) > 0) {
-		if (fast_timing(&pkt)) {
-			p += n;
-			continue;
-		}
-		if (seen || (pkt.kind != FPT_PKT_TIP_PGD &&
-		    pkt.kind != FPT_PKT_TIP_PGE && pkt.kind != FPT_PKT_FUP &&
-		    pkt.kind != FPT_PKT_MODE_EXEC &&
-		    pkt.kind != FPT_PKT_MODE_TSX))
+		at = (uint64_t)(p - d->fbuf);
+		switch (pkt.kind) {
+		case FPT_PKT_PSB:
+			return (fast_psbend(d, at, at));
+		case FPT_PKT_FUP:
+			++*ntip;
 			break;
-		seen = 1;
+		case FPT_PKT_PAD:
+		case FPT_PKT_TSC:
+		case FPT_PKT_MTC:
+		case FPT_PKT_CYC:
+		case FPT_PKT_TMA:
+			break;
+		default:
+			/* CBR is an event's packet to libipt. */
+			return (at);
+		}
 		p += n;
 	}
-	return (seen ? (uint64_t)(p - d->fbuf) : from);
+	return ((uint64_t)(p - d->fbuf));
+}
+
+/*
+ * Where libipt's query decoder is after it fetched the event whose first
+ * packet it read ahead to at @at (its pt_qry_event), @ntip events
+ * waiting for a TIP: past the packet that completes the event, and read
+ * ahead after it.  A TIP, TIP.PGE or TIP.PGD that more events wait for
+ * is not passed yet.  @at itself when no event is there.
+ */
+static uint64_t
+fast_fetched(struct dec *d, uint64_t at, int ntip)
+{
+	struct fpt_pkt pkt;
+	const uint8_t *end = d->fbuf + d->flen;
+	uint64_t p = at;
+	int n;
+
+	while (p < d->flen &&
+	    (n = fpt_pkt_parse(d->fbuf + p, end, &pkt)) > 0) {
+		switch (pkt.kind) {
+		case FPT_PKT_MODE_EXEC:
+			/* Its event waits for the TIP after it. */
+			ntip++;
+			p = fast_ahead(d, p + (uint64_t)n, &ntip);
+			continue;
+		case FPT_PKT_TIP:
+			if (ntip == 0)
+				return (at);
+			/* FALLTHROUGH */
+		case FPT_PKT_TIP_PGD:
+			if (ntip > 1)
+				return (p);
+			break;
+		case FPT_PKT_TIP_PGE:
+			/* The enabled event first, then those waiting. */
+			if (ntip > 0)
+				return (p);
+			break;
+		case FPT_PKT_TNT:
+		case FPT_PKT_PSB:
+		case FPT_PKT_PSBEND:
+			return (at);
+		default:
+			break;
+		}
+		ntip = 0;
+		return (fast_ahead(d, p + (uint64_t)n, &ntip));
+	}
+	return (p);
 }
 
 int
 ix_src_offset(struct dec *d, uint64_t *off)
 {
+	uint64_t at;
+	int ntip = 0;
+
 	if (d->fp != NULL) {
 		/*
 		 * libipt has read the packets of the events pending, not
-		 * those of the block that comes next.
+		 * those of the block that comes next, and read ahead after
+		 * them; it has fetched the event after the one it gave last
+		 * when that one's packets come next, even when the event
+		 * waits for a block to complete first.
 		 */
-		*off = d->pk_state == 2 || (d->pk_state == 1 &&
-		    d->pk.kind == FPT_ITEM_EVENT) ? d->pk_off : d->cur_off;
-		/*
-		 * libipt reads a PSB+ whole, when it reads ahead to one
-		 * too, its events then pending.
-		 */
-		if (d->pk_state == 1 && d->pk.kind == FPT_ITEM_EVENT)
-			*off = fast_psbend(d, *off, *off);
-		else if (d->pk_state == 1)
-			*off = fast_evpkt(d, *off);
+		if (d->pk_state == 2)
+			*off = d->pk_off;
+		else if (d->pk_state == 1 && d->pk.kind == FPT_ITEM_EVENT)
+			*off = fast_ahead(d, d->pk_off, &ntip);
+		else if (d->pk_state == 1) {
+			at = fast_ahead(d, d->cur_off, &ntip);
+			*off = fast_fetched(d, at, ntip);
+		} else
+			*off = d->cur_off;
 		return (0);
 	}
 	if (d->blk == NULL)
