@@ -231,17 +231,15 @@ print(s)' >out 2>err
 	fast_did py.hwtrace
 }
 
-# The libipt-ptt cases known to differ still (issue 29): the pevent
-# cases, whose images change with the sideband's time at points fpt and
-# libipt do not see alike.  Any other case differing fails; one of these
-# agreeing is said in ptt.log.
-PTT_KNOWN="pevent-comm_exec-mmap-tsc-iret pevent-fork pevent-mmap_secondary-tsc
-pevent-split"
+# The libipt-ptt cases known to differ still (issue 29): none.  A case
+# named here is said in ptt.log when it differs; any other case differing
+# fails.
+PTT_KNOWN=""
 
 atf_test_case ptt
 ptt_head()
 {
-	atf_set descr "libipt's test cases with their code (import --raw with the options of their ptxed command): the same database from both decoders but for 4 known cases"
+	atf_set descr "libipt's test cases with their code (import --raw with the options of their ptxed command): the same database from both decoders, the pevent cases (images changing with the sideband's time) included"
 }
 ptt_body()
 {
