@@ -206,6 +206,21 @@ int ix_src_sync_offset(struct dec *d, uint64_t *off);
 int ix_fast_new(struct dec *d, const uint8_t *buf, size_t len);
 /* fpt_seg.c: fpt's next item read ahead; its block as libipt's. */
 int ix_fast_peek(struct dec *d);
+int ix_fast_time_ahead(struct dec *d, uint64_t *t);
+
+/*
+ * fpt's time as libipt's pt_blk_time() gives it before fpt's next item;
+ * -1 before any.  Inline for segfast.c's loop: the usual case is that
+ * no TSC was read ahead after the last item.
+ */
+static inline int
+ix_fast_time(struct dec *d, uint64_t *t)
+{
+	int rc, ahead;
+
+	rc = fpt_time_at(d->fp, d->cur_off, t, &ahead);
+	return (ahead ? ix_fast_time_ahead(d, t) : rc);
+}
 void ix_fast_pt_block(struct dec *d, const struct fpt_block *fb,
     struct pt_block *b);
 

@@ -245,10 +245,17 @@ uint64_t fpt_sync_offset(const struct fpt *d);
 uint64_t fpt_mnt_count(const struct fpt *d);
 
 /*
- * The last TSC read (libipt's pt_blk_time() without MTC and CYC, which
- * fpt does not decode): 0, or -1 before any.
+ * The time as libipt's pt_blk_time() gives it (without MTC and CYC,
+ * which fpt does not decode): the last TSC before the last packet a
+ * query decoded, not one its read-ahead passed since.  0, or -1 before
+ * any.  fpt_time_at(): the same had the decoder decoded up to offset
+ * @off, from the last TSC read ahead on; *@ahead (unless NULL) says
+ * whether @off is before the packet that read-ahead stopped at, the
+ * time then the one before that TSC.
  */
 int fpt_time(const struct fpt *d, uint64_t *tsc);
+int fpt_time_at(const struct fpt *d, uint64_t off, uint64_t *tsc,
+    int *ahead);
 
 /*
  * The code the callbacks give has changed (the caller's image did):
@@ -257,6 +264,12 @@ int fpt_time(const struct fpt *d, uint64_t *tsc);
  * in the new image.  The block cache stays, keyed by image.
  */
 void fpt_code_changed(struct fpt *d);
+/*
+ * fpt_code_changed() where a section is mapped over part of another:
+ * libipt maps what is left of that one as a section of its own, whose
+ * block cache starts empty; fpt forgets its cached blocks too.
+ */
+void fpt_code_cut(struct fpt *d);
 
 /* Why the last -HWTR_E_UNSUPPORTED: a static string. */
 const char *fpt_unsupported(const struct fpt *d);

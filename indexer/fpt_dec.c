@@ -133,9 +133,20 @@ fpt_offset(const struct fpt *d)
 int
 fpt_time(const struct fpt *d, uint64_t *tsc)
 {
-	if (!d->has_tsc)
+	return (fpt_time_at(d, (uint64_t)(d->pos - d->cfg.begin), tsc, NULL));
+}
+
+int
+fpt_time_at(const struct fpt *d, uint64_t off, uint64_t *tsc, int *ahead)
+{
+	int before = d->tsc_stop != NULL &&
+	    d->cfg.begin + off <= d->tsc_stop;
+
+	if (ahead != NULL)
+		*ahead = before;
+	if (before ? !d->has_tsc_prev : !d->has_tsc)
 		return (-1);
-	*tsc = d->tsc;
+	*tsc = before ? d->tsc_prev : d->tsc;
 	return (0);
 }
 
@@ -148,6 +159,13 @@ fpt_code_changed(struct fpt *d)
 	d->span_next = 0;
 	d->win_len = 0;
 	d->hot = 0;
+}
+
+void
+fpt_code_cut(struct fpt *d)
+{
+	fpt_code_changed(d);
+	fpt_cache_flush(d->cache);
 }
 
 uint64_t
@@ -209,6 +227,7 @@ fpt_sync_forward(struct fpt *d)
 	d->enabled = 0;
 	d->mode = 0;
 	d->has_tsc = 0;
+	d->tsc_stop = NULL;
 	d->synced = 1;
 	d->in_sync = 1;
 	rc = fpti_read_psb_plus(d);

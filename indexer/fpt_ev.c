@@ -222,8 +222,9 @@ standalone_ahead(struct fpt *d, struct fpt_pkt *pkt)
 struct ahead_mark {
 	const uint8_t	*pos, *pk_pos;
 	struct fpt_pkt	pk;
-	uint64_t	tsc, nmnt;
-	int		has_tsc;
+	const uint8_t	*tsc_stop;
+	uint64_t	tsc, nmnt, tsc_prev;
+	int		has_tsc, has_tsc_prev;
 };
 
 static void
@@ -235,6 +236,9 @@ mark_save(const struct fpt *d, struct ahead_mark *m)
 	m->tsc = d->tsc;
 	m->nmnt = d->nmnt;
 	m->has_tsc = d->has_tsc;
+	m->tsc_stop = d->tsc_stop;
+	m->tsc_prev = d->tsc_prev;
+	m->has_tsc_prev = d->has_tsc_prev;
 }
 
 static void
@@ -246,6 +250,9 @@ mark_back(struct fpt *d, const struct ahead_mark *m)
 	d->tsc = m->tsc;
 	d->nmnt = m->nmnt;
 	d->has_tsc = m->has_tsc;
+	d->tsc_stop = m->tsc_stop;
+	d->tsc_prev = m->tsc_prev;
+	d->has_tsc_prev = m->has_tsc_prev;
 }
 
 /*
@@ -642,6 +649,8 @@ fpti_read_psb_plus(struct fpt *d)
 				d->nmnt++;
 			break;
 		case FPT_PKT_TSC:
+			/* libipt's time once it fetches the PSB+'s events. */
+			d->tsc_stop = NULL;
 			d->tsc = pkt.payload;
 			d->has_tsc = 1;
 			break;
@@ -930,6 +939,12 @@ fpti_read_ahead(struct fpt *d)
 		case FPT_PKT_PSBEND:
 			break;
 		case FPT_PKT_TSC:
+			/* The time before it stays libipt's to its stop. */
+			if (d->tsc_stop == NULL || d->pos > d->tsc_stop) {
+				d->tsc_prev = d->tsc;
+				d->has_tsc_prev = d->has_tsc;
+			}
+			d->tsc_stop = d->pos;
 			d->tsc = pkt.payload;
 			d->has_tsc = 1;
 			break;
@@ -942,6 +957,9 @@ fpti_read_ahead(struct fpt *d)
 		default:
 			return (0);
 		}
+		/* The stop of a TSC read in this read-ahead moves on. */
+		if (d->tsc_stop == d->pos)
+			d->tsc_stop += pkt.size;
 		d->pos += pkt.size;
 	}
 }

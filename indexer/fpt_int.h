@@ -112,6 +112,14 @@ struct fpt {
 	unsigned	ntnt;
 	uint64_t	tsc;
 	int		has_tsc;
+	/*
+	 * libipt's time for the flow (its last_time) is that of the last
+	 * packet a query decoded: a TSC read ahead counts from the packet
+	 * the read-ahead stopped at (@tsc_stop) on, @tsc_prev before.
+	 */
+	const uint8_t	*tsc_stop;
+	uint64_t	tsc_prev;
+	int		has_tsc_prev;
 
 	/* The flow. */
 	int		enabled;

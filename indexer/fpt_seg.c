@@ -77,6 +77,24 @@ ix_dec_read_code(struct dec *d, int isid, uint64_t vaddr, uint8_t *buf,
  * fast_map().  When they are not those of before, fpt forgets the spans
  * of code it kept, and 1 is returned.
  */
+/* Whether an active map hides part of one mapped before it. */
+static int
+fast_cut(const struct dec *d)
+{
+	const struct ix_map *a, *b;
+	size_t i, j;
+
+	for (i = 0; i < d->nact; i++) {
+		a = d->w.in->maps[d->act[i]];
+		for (j = i + 1; j < d->nact; j++) {
+			b = d->w.in->maps[d->act[j]];
+			if (b->start < a->end && b->end > a->start)
+				return (1);
+		}
+	}
+	return (0);
+}
+
 static int
 fast_maps(struct dec *d, int known, uint64_t t)
 {
@@ -113,8 +131,12 @@ fast_maps(struct dec *d, int known, uint64_t t)
 	d->nact = n;
 	d->act_known = known;
 	d->act_t = t;
-	if (changed && d->fp != NULL)
-		fpt_code_changed(d->fp);
+	if (changed && d->fp != NULL) {
+		if (fast_cut(d))
+			fpt_code_cut(d->fp);
+		else
+			fpt_code_changed(d->fp);
+	}
 	return (changed);
 }
 
@@ -262,7 +284,7 @@ fast_peek(struct dec *d)
 			    "reads ahead");
 			return (-pte_eos);
 		}
-		if (rc == FPT_EOS)
+			if (rc == FPT_EOS)
 			d->pk_state = 2;
 		else if (rc == -HWTR_E_UNSUPPORTED) {
 			fast_bail(d, 1, fpt_unsupported(d->fp));
@@ -565,68 +587,141 @@ fast_psbend(struct dec *d, uint64_t from, uint64_t dflt)
 	return (dflt);
 }
 
-static int
-fast_timing(const struct fpt_pkt *pkt)
-{
-	switch (pkt->kind) {
-	case FPT_PKT_PAD:
-	case FPT_PKT_TSC:
-	case FPT_PKT_MTC:
-	case FPT_PKT_CYC:
-	case FPT_PKT_TMA:
-	case FPT_PKT_CBR:
-		return (1);
-	default:
-		return (0);
-	}
-}
-
 /*
- * Where libipt's reading stops before a block: when the packet at @from
- * (after timing packets) is an event's rather than a branch's, libipt
- * has fetched that event already, and the timing packets after it.
+ * libipt's read-ahead (pt_qry_read_ahead) from @from: it decodes timing
+ * packets, and a FUP no event waits for (the asynchronous branch it
+ * starts then waits for a TIP: ++*@ntip), up to a packet of a branch or
+ * of an event, where it stops.  A PSB+ it reads to its PSBEND, whose
+ * status events are then pending.  Where it stops.
  */
 static uint64_t
-fast_evpkt(struct dec *d, uint64_t from)
+fast_ahead(struct dec *d, uint64_t from, int *ntip)
 {
 	struct fpt_pkt pkt;
 	const uint8_t *p = d->fbuf + from, *end = d->fbuf + d->flen;
-	int n, seen = 0;
+	uint64_t at;
+	int n;
 
 	while (p < end && (n = fpt_pkt_parse(p, end, &pkt)) > 0) {
-		if (fast_timing(&pkt)) {
-			p += n;
-			continue;
-		}
-		if (seen || (pkt.kind != FPT_PKT_TIP_PGD &&
-		    pkt.kind != FPT_PKT_TIP_PGE && pkt.kind != FPT_PKT_FUP &&
-		    pkt.kind != FPT_PKT_MODE_EXEC &&
-		    pkt.kind != FPT_PKT_MODE_TSX))
+		at = (uint64_t)(p - d->fbuf);
+		switch (pkt.kind) {
+		case FPT_PKT_PSB:
+			return (fast_psbend(d, at, at));
+		case FPT_PKT_FUP:
+			++*ntip;
 			break;
-		seen = 1;
+		case FPT_PKT_PAD:
+		case FPT_PKT_TSC:
+		case FPT_PKT_MTC:
+		case FPT_PKT_CYC:
+		case FPT_PKT_TMA:
+			break;
+		default:
+			/* CBR is an event's packet to libipt. */
+			return (at);
+		}
 		p += n;
 	}
-	return (seen ? (uint64_t)(p - d->fbuf) : from);
+	return ((uint64_t)(p - d->fbuf));
+}
+
+/*
+ * libipt's fetch of the event whose first packet it read ahead to at @at
+ * (its pt_qry_event), @ntip events waiting for a TIP: where the packets
+ * it decodes end, the one that completes the event included, before it
+ * reads ahead again.  A TIP, TIP.PGE or TIP.PGD that more events wait
+ * for is not passed yet.  @at itself when no event is there.
+ */
+static uint64_t
+fast_fetched(struct dec *d, uint64_t at, int ntip)
+{
+	struct fpt_pkt pkt;
+	const uint8_t *end = d->fbuf + d->flen;
+	uint64_t p = at;
+	int n;
+
+	while (p < d->flen &&
+	    (n = fpt_pkt_parse(d->fbuf + p, end, &pkt)) > 0) {
+		switch (pkt.kind) {
+		case FPT_PKT_MODE_EXEC:
+			/* Its event waits for the TIP after it. */
+			ntip++;
+			p = fast_ahead(d, p + (uint64_t)n, &ntip);
+			continue;
+		case FPT_PKT_TIP:
+			if (ntip == 0)
+				return (at);
+			/* FALLTHROUGH */
+		case FPT_PKT_TIP_PGD:
+			if (ntip > 1)
+				return (p);
+			break;
+		case FPT_PKT_TIP_PGE:
+			/* The enabled event first, then those waiting. */
+			if (ntip > 0)
+				return (p);
+			break;
+		case FPT_PKT_TNT:
+		case FPT_PKT_PSB:
+		case FPT_PKT_PSBEND:
+			return (at);
+		default:
+			break;
+		}
+		return (p + (uint64_t)n);
+	}
+	return (p);
+}
+
+/*
+ * Where libipt's query decoder has decoded the trace to when it gives
+ * what fpt gave last (*@dec; what it read ahead after is not decoded) and
+ * where it stands (*@at).  It has fetched the event after the one it
+ * gave last when that one's packets come next, even when the event waits
+ * for a block to complete first; after it and after the branch that ends
+ * a block it reads ahead.
+ */
+static void
+fast_lib_pos(struct dec *d, uint64_t *dec, uint64_t *at)
+{
+	uint64_t ra, e;
+	int ntip = 0;
+
+	if (d->pk_state == 1 && d->pk.kind == FPT_ITEM_EVENT) {
+		*dec = d->pk_off;
+		*at = fast_ahead(d, d->pk_off, &ntip);
+	} else if (d->pk_state == 1) {
+		ra = fast_ahead(d, d->cur_off, &ntip);
+		e = fast_fetched(d, ra, ntip);
+		*dec = e == ra ? d->cur_off : e;
+		ntip = 0;
+		*at = e == ra ? ra : fast_ahead(d, e, &ntip);
+	} else
+		*dec = *at = d->pk_state == 2 ? d->pk_off : d->cur_off;
+}
+
+/*
+ * ix_fast_time() when a TSC fpt read ahead is after where fpt's last
+ * item ended: the time libipt gives before fpt's next block or event is
+ * that of the packets it has decoded by then, not of those fpt read for
+ * that block.
+ */
+int
+ix_fast_time_ahead(struct dec *d, uint64_t *t)
+{
+	uint64_t dec, at;
+
+	fast_lib_pos(d, &dec, &at);
+	return (fpt_time_at(d->fp, dec, t, NULL));
 }
 
 int
 ix_src_offset(struct dec *d, uint64_t *off)
 {
+	uint64_t dec;
+
 	if (d->fp != NULL) {
-		/*
-		 * libipt has read the packets of the events pending, not
-		 * those of the block that comes next.
-		 */
-		*off = d->pk_state == 2 || (d->pk_state == 1 &&
-		    d->pk.kind == FPT_ITEM_EVENT) ? d->pk_off : d->cur_off;
-		/*
-		 * libipt reads a PSB+ whole, when it reads ahead to one
-		 * too, its events then pending.
-		 */
-		if (d->pk_state == 1 && d->pk.kind == FPT_ITEM_EVENT)
-			*off = fast_psbend(d, *off, *off);
-		else if (d->pk_state == 1)
-			*off = fast_evpkt(d, *off);
+		fast_lib_pos(d, &dec, off);
 		return (0);
 	}
 	if (d->blk == NULL)

@@ -65,7 +65,7 @@ fast_time(struct dec *d)
 {
 	uint64_t t;
 
-	if (fpt_time(d->fp, &t) < 0)
+	if (ix_fast_time(d, &t) < 0)
 		return (0);
 	if (d->have_tsc && t == d->tsc && d->img_known &&
 	    !(d->have_next && t >= d->next_change))

@@ -108,7 +108,7 @@ ix_dec_update_time(struct dec *d)
 	int rc;
 
 	if (d->fp != NULL) {
-		if (fpt_time(d->fp, &tsc) < 0)
+		if (ix_fast_time(d, &tsc) < 0)
 			return (0);
 	} else if (pt_blk_time(d->blk, &tsc, &lost_mtc, &lost_cyc) < 0)
 		return (0);
