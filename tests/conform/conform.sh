@@ -369,13 +369,10 @@ check_names() {	# name hwinsns
 # table of the two databases (the calls virtual table included) holding
 # the same rows as libipt's, the referee (issue 29; t_fastdec.sh).  The
 # segments the fast decoder gave to libipt are said, not counted.
-# FAST_KNOWN: cells whose capture ends in a SIGSEGV handler's return and
-# the fault again, and Go's step cell (its runtime's signals): a FUP and
-# TIP.PGD disabling tracing is at the FUP in the fast decoder's database,
-# at the TIP.PGD in libipt's, and the TIP.PGE after it at the packet
-# before it (issue 29).
-FAST_KNOWN="crashsig-gcc-O1-pie-vg crashsig-clang-O2-nopie-step
-crash-rust-O2-pie-vg crash-rust-O0-pie-step go-N-static-step"
+# FAST_KNOWN: Go's step cell (its runtime's signals): the offset of a
+# TIP.PGE that enables tracing again after a signal's FUP + TIP.PGD is
+# two bytes before libipt's in the fast decoder's database (issue 29).
+FAST_KNOWN="go-N-static-step"
 FAST_KNOWN=$(echo $FAST_KNOWN)
 dump_db() {	# db out
 	: >"$2"
