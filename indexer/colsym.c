@@ -986,6 +986,18 @@ hwtr_cs_sym_stream_put(struct hwtr_cs_sym_stream *ss,
 			ss->s.broken = 1;
 		else if ((rc = ss_fill_hole(ss, i - 1, r)) < 0)
 			return (rc);
+	} else if (r->v[CS_ID] == ss->next && ss->nheap == 0) {
+		/*
+		 * Its turn, nothing before it waiting (most calls, leaves
+		 * after their first sibling): taken at once.  No call began
+		 * since it ended, so no later one can be taken yet.
+		 */
+		struct hwtr_cs_row t = *r;
+		size_t node;
+
+		if ((rc = ss_take(ss, &t, &node, 0)) < 0)
+			return (rc);
+		hwtr_cs_paths_sum(ss->paths, node, &t);
 	} else {
 		if (hwtr_grow((void **)&ss->heap, &ss->cheap, ss->nheap + 1,
 		    sizeof(*ss->heap)) < 0)
