@@ -176,12 +176,14 @@ cp_drop(struct hwtr_cs_paths *p)
 }
 
 int
-hwtr_cs_paths_add(struct hwtr_cs_paths *p, const struct hwtr_cs_row *r)
+hwtr_cs_paths_key(struct hwtr_cs_paths *p, const struct hwtr_cs_row *r,
+    size_t *nodep)
 {
 	struct cp_node k;
 	size_t i, node;
 	int64_t depth = r->v[CS_DEPTH];
 
+	*nodep = 0;
 	if (p->over)
 		return (0);
 	if (!p->started || r->v[CS_THREAD] != p->thread) {
@@ -211,13 +213,6 @@ hwtr_cs_paths_add(struct hwtr_cs_paths *p, const struct hwtr_cs_row *r)
 		cp_drop(p);
 		return (0);
 	}
-	p->n[node].calls++;
-	p->n[node].insns += r->v[CS_INSNS];
-	p->n[node].self += r->v[CS_SELF_INSNS];
-	if (!(r->nul & ((1u << CS_ENTRY_NS) | (1u << CS_EXIT_NS)))) {
-		p->n[node].dur += r->v[CS_EXIT_NS] - r->v[CS_ENTRY_NS];
-		p->n[node].nul &= ~CP_NODUR;
-	}
 	if (hwtr_grow(&p->o, &p->ocap, p->no + 1, sizeof(*p->o)) < 0)
 		return (-1);
 	assert(p->no == 0 || p->o[p->no - 1].depth < depth);
@@ -225,6 +220,38 @@ hwtr_cs_paths_add(struct hwtr_cs_paths *p, const struct hwtr_cs_row *r)
 	p->o[p->no].depth = depth;
 	p->o[p->no].node = node;
 	p->no++;
+	*nodep = node + 1;
+	return (0);
+}
+
+void
+hwtr_cs_paths_sum(struct hwtr_cs_paths *p, size_t node,
+    const struct hwtr_cs_row *r)
+{
+	struct cp_node *n;
+
+	if (p->over || node == 0)
+		return;
+	/* A node given by hwtr_cs_paths_key() since the paths were dropped. */
+	assert(node <= p->len);
+	n = &p->n[node - 1];
+	n->calls++;
+	n->insns += r->v[CS_INSNS];
+	n->self += r->v[CS_SELF_INSNS];
+	if (!(r->nul & ((1u << CS_ENTRY_NS) | (1u << CS_EXIT_NS)))) {
+		n->dur += r->v[CS_EXIT_NS] - r->v[CS_ENTRY_NS];
+		n->nul &= ~CP_NODUR;
+	}
+}
+
+int
+hwtr_cs_paths_add(struct hwtr_cs_paths *p, const struct hwtr_cs_row *r)
+{
+	size_t node;
+
+	if (hwtr_cs_paths_key(p, r, &node) < 0)
+		return (-1);
+	hwtr_cs_paths_sum(p, node, r);
 	return (0);
 }
 

@@ -171,6 +171,20 @@ int hwtr_cs_writer_open(struct sqlite3 *db, struct hwtr_cs_writer **wp);
  */
 struct ix_jobq;
 void hwtr_cs_writer_jobs(struct hwtr_cs_writer *w, struct ix_jobq *q);
+/*
+ * The calls still open, for the symbol copy made as the rows come
+ * (colsym.c): @fn(@arg, @id, @r) fills @r's id, thread, parent, depth,
+ * symbol, func_ip and call_ip (and their bits of nul) of call @id, still
+ * open, and returns 1 when they are those its row will have; else 0 (not
+ * begun, or its symbol may change).  Without it, or when the calls do not
+ * allow it (hwtr_cs_sym_stream_put()), the copy is made from the pages at
+ * the end.
+ */
+typedef int hwtr_cs_open_fn(void *arg, int64_t id, struct hwtr_cs_row *r);
+void hwtr_cs_writer_open_calls(struct hwtr_cs_writer *w, hwtr_cs_open_fn *fn,
+    void *arg);
+/* After finish: 1 when the symbol copy was made as the rows came. */
+int hwtr_cs_writer_streamed(const struct hwtr_cs_writer *w);
 /* Rows of thread @thread follow, ids from @id_base (the thread's first). */
 int hwtr_cs_writer_thread(struct hwtr_cs_writer *w, int64_t thread,
     int64_t id_base);
@@ -190,6 +204,28 @@ int hwtr_cs_sym_build(struct sqlite3 *db, struct ix_jobq *jq, char *err,
     size_t errlen);
 
 /*
+ * colsym.c: the same symbol copy and call paths made as the rows come,
+ * in any order (exit order): rows are taken in id order, a call still
+ * open (@fn, as hwtr_cs_writer_open_calls()) standing for its row until
+ * it comes.  hwtr_cs_sym_stream_put() and _thread() (rows of a thread
+ * whose ids start at @id_base follow): 0, or -1 with what failed in @err;
+ * when the calls come in a way the stream cannot follow within its
+ * memory, it stops and _finish() makes the copy as hwtr_cs_sym_build()
+ * does (0, or -1).
+ */
+struct hwtr_cs_sym_stream;
+int hwtr_cs_sym_stream_new(struct sqlite3 *db, struct ix_jobq *jq,
+    hwtr_cs_open_fn *fn, void *arg, char *err, size_t errlen,
+    struct hwtr_cs_sym_stream **sp);
+int hwtr_cs_sym_stream_thread(struct hwtr_cs_sym_stream *s, int64_t id_base);
+int hwtr_cs_sym_stream_put(struct hwtr_cs_sym_stream *s,
+    const struct hwtr_cs_row *r);
+int hwtr_cs_sym_stream_finish(struct hwtr_cs_sym_stream *s);
+/* Whether the stream gave up (the copy made at the end; for tests). */
+int hwtr_cs_sym_stream_fell_back(const struct hwtr_cs_sym_stream *s);
+void hwtr_cs_sym_stream_free(struct hwtr_cs_sym_stream *s);
+
+/*
  * colpath.c: the call paths (call_paths, hwtrace-db(5)) of the calls
  * given in id order, made by hwtr_cs_sym_build() as it reads them.
  * hwtr_cs_paths_add(): 0, or -1 (out of memory); hwtr_cs_paths_write():
@@ -199,6 +235,16 @@ int hwtr_cs_sym_build(struct sqlite3 *db, struct ix_jobq *jq, char *err,
 struct hwtr_cs_paths;
 int hwtr_cs_paths_new(struct hwtr_cs_paths **pp);
 int hwtr_cs_paths_add(struct hwtr_cs_paths *p, const struct hwtr_cs_row *r);
+/*
+ * hwtr_cs_paths_add() in two steps, for a call still open when it is
+ * met: its path from @r's key columns (id, thread, parent, depth, symbol,
+ * func_ip, call_ip), *@nodep set for hwtr_cs_paths_sum() (0: none), 0 or
+ * -1 (out of memory); then its sums, once its row is final.
+ */
+int hwtr_cs_paths_key(struct hwtr_cs_paths *p, const struct hwtr_cs_row *r,
+    size_t *nodep);
+void hwtr_cs_paths_sum(struct hwtr_cs_paths *p, size_t node,
+    const struct hwtr_cs_row *r);
 int hwtr_cs_paths_write(struct hwtr_cs_paths *p, struct sqlite3 *db,
     char *err, size_t errlen);
 void hwtr_cs_paths_free(struct hwtr_cs_paths *p);

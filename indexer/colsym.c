@@ -12,8 +12,11 @@
  * the pages of that function only, instead of a page of all calls per
  * call, and needs no lookup of each call's parent for its caller.
  *
- * Made once the pages are written: they are read in id order (entry order
- * per thread), so that a call's parent is met before it; callers come
+ * Made as the rows come when the writer knows the calls still open
+ * (hwtr_cs_sym_stream_*(), at the end of this file), else once the pages
+ * are written (hwtr_cs_sym_build()), the same either way: calls are taken
+ * in id order (entry order per thread), so that a call's parent is met
+ * before it; callers come
  * from a stack of the last call met at each depth, or else from the
  * parent's page.  Calls wait in a buffer per symbol until a page is full;
  * when more than SY_BUFFERED wait, the fullest buffers are written as
@@ -37,7 +40,15 @@ struct sy_buf {
 	int64_t		symbol;
 	int		used;
 	size_t		n, cap;
+	size_t		holes;		/* rows of calls still open */
 	struct hwtr_cs_row *rows;
+};
+
+/* A page written with calls still open (streaming): it waits for them. */
+struct sy_wait {
+	int64_t		symbol;
+	size_t		n, holes;
+	struct hwtr_cs_row *rows;	/* owned */
 };
 
 struct sy_frame {
@@ -86,6 +97,10 @@ struct sy {
 	int64_t		pid0, pn;
 	char		*err;
 	size_t		errlen;
+	int		stream;		/* rows as they come: no pages to read */
+	int		broken;		/* the stream cannot go on */
+	struct sy_wait	*wait;
+	size_t		nwait, cwait, nwaiting;
 };
 
 static int
@@ -199,31 +214,58 @@ sy_wr_complete(struct sy *s)
 	return (rc);
 }
 
-/* Write the calls waiting in @b as one page (a job); its memory goes. */
+/* The page of @n @rows (owned) of @symbol to encode (a job). */
 static int
-sy_flush(struct sy *s, struct sy_buf *b)
+sy_submit(struct sy *s, int64_t symbol, struct hwtr_cs_row *rows, size_t n)
 {
 	struct sy_wr *w;
 	int rc;
+
+	if (s->wr_n == SY_AHEAD && (rc = sy_wr_complete(s)) < 0) {
+		free(rows);
+		return (rc);
+	}
+	w = &s->wr[(s->wr_head + s->wr_n) % SY_AHEAD];
+	w->symbol = symbol;
+	w->rows = rows;
+	w->n = n;
+	w->job.fn = sy_wr_job;
+	s->wr_n++;
+	ix_jobq_submit(s->jq, &w->job);
+	return (0);
+}
+
+/*
+ * Write the calls waiting in @b as one page (a job), or, when some of
+ * them are still open, leave it to wait for them; its memory goes.
+ */
+static int
+sy_flush(struct sy *s, struct sy_buf *b)
+{
+	struct sy_wait *wt;
+	int rc = 0;
 
 	if (b->n == 0)
 		return (0);
 	/* A buffer is one page: of one thread, written when full. */
 	assert(b->n <= HWTR_CS_PAGE && b->n <= s->buffered &&
 	    b->rows[0].v[CS_THREAD] == b->rows[b->n - 1].v[CS_THREAD]);
-	if (s->wr_n == SY_AHEAD && (rc = sy_wr_complete(s)) < 0)
-		return (rc);
-	w = &s->wr[(s->wr_head + s->wr_n) % SY_AHEAD];
-	w->symbol = b->symbol;
-	w->rows = b->rows;
-	w->n = b->n;
-	w->job.fn = sy_wr_job;
-	s->wr_n++;
-	ix_jobq_submit(s->jq, &w->job);
+	if (b->holes > 0) {
+		if (hwtr_grow((void **)&s->wait, &s->cwait, s->nwait + 1,
+		    sizeof(*s->wait)) < 0)
+			return (sy_fail(s, "calls: out of memory"));
+		wt = &s->wait[s->nwait++];
+		wt->symbol = b->symbol;
+		wt->rows = b->rows;
+		wt->n = b->n;
+		wt->holes = b->holes;
+		s->nwaiting += b->n;
+	} else
+		rc = sy_submit(s, b->symbol, b->rows, b->n);
 	s->buffered -= b->n;
 	b->rows = NULL;
-	b->n = b->cap = 0;
-	return (0);
+	b->n = b->cap = b->holes = 0;
+	return (rc);
 }
 
 static int
@@ -255,8 +297,9 @@ sy_flush_fullest(struct sy *s)
 	return (rc);
 }
 
+/* @r into its symbol's buffer; @hole: it stands for a call still open. */
 static int
-sy_add(struct sy *s, const struct hwtr_cs_row *r)
+sy_add(struct sy *s, const struct hwtr_cs_row *r, int hole)
 {
 	struct sy_buf *b;
 	int rc;
@@ -281,6 +324,7 @@ sy_add(struct sy *s, const struct hwtr_cs_row *r)
 	assert(b->n < b->cap && b->cap <= HWTR_CS_PAGE);
 	assert(b->n == 0 || b->rows[b->n - 1].v[CS_ID] < r->v[CS_ID]);
 	b->rows[b->n++] = *r;
+	b->holes += hole != 0;
 	s->buffered++;
 	if (b->n == HWTR_CS_PAGE && (rc = sy_flush(s, b)) < 0)
 		return (rc);
@@ -367,6 +411,9 @@ sy_caller(struct sy *s, struct hwtr_cs_row *r, const struct hwtr_cs_row *rows,
 				r->nul &= ~(1u << CS_CALLER_SYMBOL);
 				r->v[CS_CALLER_SYMBOL] = f->symbol;
 			}
+		} else if (s->stream) {
+			/* Its parent is not where the stream keeps it. */
+			s->broken = 1;
 		} else {
 			if (pid >= rows[0].v[CS_ID] && pid <= rows[n - 1].v[CS_ID])
 				p = sy_search(rows, n, pid);
@@ -528,7 +575,7 @@ hwtr_cs_sym_build(sqlite3 *db, struct ix_jobq *jq, char *err, size_t errlen)
 			}
 			if ((rc = sy_caller(&s, &rows[i], rows, n)) < 0 ||
 			    (!(rows[i].nul & (1u << CS_SYMBOL)) &&
-			    (rc = sy_add(&s, &rows[i])) < 0))
+			    (rc = sy_add(&s, &rows[i], 0)) < 0))
 				goto out;
 		}
 	}
@@ -564,4 +611,462 @@ out:
 	free(s.stk);
 	free(s.prow);
 	return (rc);
+}
+
+/*
+ * The same copy made as the rows come (hwtr_cs_sym_stream_*(), colstore.h),
+ * so that no page is read back: rows are taken in id order as above, from
+ * a heap of those that came before their turn; a call still open when its
+ * turn comes (the open-calls callback says what its row will hold) stands
+ * in its buffer and on the stack as a hole, filled when its row comes,
+ * its page written once its holes are.  The rows that come are checked
+ * against what the callback said; when they differ, or more than
+ * SY_STREAM_MAX rows would wait, the stream stops and the copy is made
+ * from the pages at the end (hwtr_cs_sym_build()): the result is the same.
+ */
+#define SY_STREAM_MAX	(256 * 1024)
+
+struct sy_hole {
+	int64_t		id, symbol;
+	int		has_sym;
+	size_t		node;			/* its call path, + 1 */
+	struct hwtr_cs_row key;			/* what the callback said */
+};
+
+struct hwtr_cs_sym_stream {
+	struct sy	s;
+	hwtr_cs_open_fn	*fn;
+	void		*arg;
+	struct hwtr_cs_paths *paths;
+	int64_t		next;			/* the id whose turn it is */
+	struct hwtr_cs_row *heap;		/* rows before their turn */
+	size_t		nheap, cheap;
+	struct sy_hole	*holes;			/* ids ascending */
+	size_t		nholes, choles;
+	int		fell_back;
+};
+
+static void
+ss_heap_push(struct hwtr_cs_sym_stream *ss, const struct hwtr_cs_row *r)
+{
+	struct hwtr_cs_row t;
+	size_t i = ss->nheap++, p;
+
+	ss->heap[i] = *r;
+	while (i > 0) {
+		p = (i - 1) / 2;
+		if (ss->heap[p].v[CS_ID] <= ss->heap[i].v[CS_ID])
+			break;
+		t = ss->heap[p];
+		ss->heap[p] = ss->heap[i];
+		ss->heap[i] = t;
+		i = p;
+	}
+}
+
+static void
+ss_heap_pop(struct hwtr_cs_sym_stream *ss, struct hwtr_cs_row *r)
+{
+	struct hwtr_cs_row t;
+	size_t i = 0, c;
+
+	assert(ss->nheap > 0);
+	*r = ss->heap[0];
+	ss->heap[0] = ss->heap[--ss->nheap];
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= ss->nheap)
+			break;
+		if (c + 1 < ss->nheap &&
+		    ss->heap[c + 1].v[CS_ID] < ss->heap[c].v[CS_ID])
+			c++;
+		if (ss->heap[i].v[CS_ID] <= ss->heap[c].v[CS_ID])
+			break;
+		t = ss->heap[c];
+		ss->heap[c] = ss->heap[i];
+		ss->heap[i] = t;
+		i = c;
+	}
+}
+
+/* Row @r (a whole one, or a hole's stand-in) in its turn. */
+static int
+ss_take(struct hwtr_cs_sym_stream *ss, struct hwtr_cs_row *r, size_t *nodep,
+    int hole)
+{
+	struct sy *s = &ss->s;
+	int rc;
+
+	if (hwtr_cs_paths_key(ss->paths, r, nodep) < 0)
+		return (sy_fail(s, "calls: out of memory"));
+	if ((rc = sy_caller(s, r, r, 1)) < 0)
+		return (rc);
+	if (!(r->nul & (1u << CS_SYMBOL)) && (rc = sy_add(s, r, hole)) < 0)
+		return (rc);
+	ss->next = r->v[CS_ID] + 1;
+	return (0);
+}
+
+/* Call @key (open) in its turn: a hole. */
+static int
+ss_take_open(struct hwtr_cs_sym_stream *ss, const struct hwtr_cs_row *key)
+{
+	struct sy_hole *h;
+	struct hwtr_cs_row r = *key;
+	size_t node;
+	int rc;
+
+	if (hwtr_grow((void **)&ss->holes, &ss->choles, ss->nholes + 1,
+	    sizeof(*ss->holes)) < 0)
+		return (sy_fail(&ss->s, "calls: out of memory"));
+	if ((rc = ss_take(ss, &r, &node, 1)) < 0)
+		return (rc);
+	h = &ss->holes[ss->nholes++];
+	h->id = key->v[CS_ID];
+	h->has_sym = !(key->nul & (1u << CS_SYMBOL));
+	h->symbol = key->v[CS_SYMBOL];
+	h->node = node;
+	h->key = *key;
+	return (0);
+}
+
+/* The columns the callback gives, the same in @a and @b. */
+static int
+ss_same_key(const struct hwtr_cs_row *a, const struct hwtr_cs_row *b)
+{
+	static const int col[] = { CS_ID, CS_THREAD, CS_PARENT, CS_DEPTH,
+	    CS_SYMBOL, CS_FUNC_IP, CS_CALL_IP };
+	size_t i;
+	int c;
+
+	for (i = 0; i < sizeof(col) / sizeof(col[0]); i++) {
+		c = col[i];
+		if (((a->nul ^ b->nul) >> c) & 1)
+			return (0);
+		if (!((a->nul >> c) & 1) && a->v[c] != b->v[c])
+			return (0);
+	}
+	return (1);
+}
+
+/* Put @r over its stand-in @ph, whose caller columns stay. */
+static void
+ss_fill(struct hwtr_cs_row *ph, const struct hwtr_cs_row *r)
+{
+	uint32_t m = (1u << CS_CALLER_SYMBOL) | (1u << CS_CALLER_IP);
+	int64_t cs = ph->v[CS_CALLER_SYMBOL], ci = ph->v[CS_CALLER_IP];
+	uint32_t nul = ph->nul & m;
+
+	*ph = *r;
+	ph->nul = (r->nul & ~m) | nul;
+	ph->v[CS_CALLER_SYMBOL] = cs;
+	ph->v[CS_CALLER_IP] = ci;
+}
+
+/* The row of hole @h (the last one with its id) has come. */
+static int
+ss_fill_hole(struct hwtr_cs_sym_stream *ss, size_t hi,
+    const struct hwtr_cs_row *r)
+{
+	struct sy *s = &ss->s;
+	struct sy_hole h = ss->holes[hi];
+	struct hwtr_cs_row *ph;
+	struct sy_buf *b;
+	size_t i;
+	int64_t id = h.id;
+
+	if (!ss_same_key(&h.key, r)) {
+		s->broken = 1;
+		return (0);
+	}
+	memmove(&ss->holes[hi], &ss->holes[hi + 1],
+	    (ss->nholes - hi - 1) * sizeof(*ss->holes));
+	ss->nholes--;
+	hwtr_cs_paths_sum(ss->paths, h.node, r);
+	if (!h.has_sym)
+		return (0);
+	b = sy_buf_of(s, h.symbol);
+	if (b == NULL)
+		return (sy_fail(s, "calls: out of memory"));
+	if (b->n > 0 && id >= b->rows[0].v[CS_ID] &&
+	    id <= b->rows[b->n - 1].v[CS_ID] &&
+	    (ph = (struct hwtr_cs_row *)sy_search(b->rows, (int64_t)b->n,
+	    id)) != NULL) {
+		assert(b->holes > 0);
+		ss_fill(ph, r);
+		b->holes--;
+		return (0);
+	}
+	for (i = s->nwait; i > 0; i--) {
+		struct sy_wait *wt = &s->wait[i - 1];
+
+		if (wt->symbol != h.symbol || id < wt->rows[0].v[CS_ID] ||
+		    id > wt->rows[wt->n - 1].v[CS_ID] ||
+		    (ph = (struct hwtr_cs_row *)sy_search(wt->rows,
+		    (int64_t)wt->n, id)) == NULL)
+			continue;
+		ss_fill(ph, r);
+		if (--wt->holes > 0)
+			return (0);
+		/* Its last hole: the page goes to be written. */
+		{
+			struct sy_wait done = *wt;
+
+			s->nwaiting -= done.n;
+			memmove(wt, wt + 1, (s->nwait - i) * sizeof(*wt));
+			s->nwait--;
+			return (sy_submit(s, done.symbol, done.rows, done.n));
+		}
+	}
+	s->broken = 1;
+	return (0);
+}
+
+/* Take every row whose turn has come. */
+static int
+ss_advance(struct hwtr_cs_sym_stream *ss)
+{
+	struct hwtr_cs_row r;
+	size_t node;
+	int rc;
+
+	while (!ss->s.broken) {
+		if (ss->nheap > 0 && ss->heap[0].v[CS_ID] < ss->next) {
+			/* Given twice, or a hole's row given twice. */
+			ss->s.broken = 1;
+			break;
+		}
+		if (ss->nheap > 0 && ss->heap[0].v[CS_ID] == ss->next) {
+			ss_heap_pop(ss, &r);
+			if ((rc = ss_take(ss, &r, &node, 0)) < 0)
+				return (rc);
+			hwtr_cs_paths_sum(ss->paths, node, &r);
+			continue;
+		}
+		memset(&r, 0, sizeof(r));
+		if (ss->fn(ss->arg, ss->next, &r) != 1)
+			break;
+		if (r.v[CS_ID] != ss->next) {
+			ss->s.broken = 1;
+			break;
+		}
+		if ((rc = ss_take_open(ss, &r)) < 0)
+			return (rc);
+	}
+	if (ss->nheap + ss->s.nwaiting > SY_STREAM_MAX)
+		ss->s.broken = 1;
+	return (0);
+}
+
+/* Take what is left, in id order (ids never given are skipped). */
+static int
+ss_drain(struct hwtr_cs_sym_stream *ss)
+{
+	struct hwtr_cs_row r;
+	size_t node;
+	int rc;
+
+	if (ss->nholes > 0)
+		ss->s.broken = 1;
+	while (!ss->s.broken && ss->nheap > 0) {
+		ss_heap_pop(ss, &r);
+		if (r.v[CS_ID] < ss->next) {
+			ss->s.broken = 1;
+			break;
+		}
+		if ((rc = ss_take(ss, &r, &node, 0)) < 0)
+			return (rc);
+		hwtr_cs_paths_sum(ss->paths, node, &r);
+	}
+	return (0);
+}
+
+/* Stop streaming: what it holds goes, the copy is made at the end. */
+static void
+ss_stop(struct hwtr_cs_sym_stream *ss)
+{
+	struct sy *s = &ss->s;
+	size_t k;
+
+	if (ss->fell_back)
+		return;
+	ss->fell_back = 1;
+	s->broken = 1;
+	for (; s->wr_n > 0; s->wr_n--, s->wr_head = (s->wr_head + 1) %
+	    SY_AHEAD) {
+		ix_jobq_wait(s->jq, &s->wr[s->wr_head].job);
+		free(s->wr[s->wr_head].blob);
+		s->wr[s->wr_head].blob = NULL;
+		free(s->wr[s->wr_head].rows);
+		s->wr[s->wr_head].rows = NULL;
+	}
+	for (k = 0; k < s->nwait; k++)
+		free(s->wait[k].rows);
+	s->nwait = s->nwaiting = 0;
+	for (k = 0; k < s->ntab; k++)
+		free(s->tab[k].rows);
+	free(s->tab);
+	s->tab = NULL;
+	s->ntab = s->nused = s->buffered = 0;
+	free(ss->heap);
+	ss->heap = NULL;
+	ss->nheap = ss->cheap = 0;
+	ss->nholes = 0;
+	hwtr_cs_paths_free(ss->paths);
+	ss->paths = NULL;
+}
+
+int
+hwtr_cs_sym_stream_new(sqlite3 *db, struct ix_jobq *jq, hwtr_cs_open_fn *fn,
+    void *arg, char *err, size_t errlen, struct hwtr_cs_sym_stream **sp)
+{
+	struct hwtr_cs_sym_stream *ss;
+
+	if ((*sp = ss = calloc(1, sizeof(*ss))) == NULL) {
+		snprintf(err, errlen, "calls: out of memory");
+		return (-1);
+	}
+	ss->s.db = db;
+	ss->s.jq = jq;
+	ss->s.err = err;
+	ss->s.errlen = errlen;
+	ss->s.stream = 1;
+	ss->fn = fn;
+	ss->arg = arg;
+	ss->next = INT64_MIN;
+	if (hwtr_cs_paths_new(&ss->paths) < 0)
+		return (sy_fail(&ss->s, "calls: out of memory"));
+	if (sqlite3_prepare_v2(db, "INSERT INTO calls_bysym (symbol, id0, "
+	    "thread, n, data) VALUES (?1, ?2, ?3, ?4, ?5)", -1, &ss->s.put,
+	    NULL) != SQLITE_OK)
+		return (sy_dbfail(&ss->s, "cannot prepare the symbol copy"));
+	return (0);
+}
+
+int
+hwtr_cs_sym_stream_fell_back(const struct hwtr_cs_sym_stream *ss)
+{
+	return (ss->fell_back);
+}
+
+int
+hwtr_cs_sym_stream_thread(struct hwtr_cs_sym_stream *ss, int64_t id_base)
+{
+	int rc;
+
+	if (ss->fell_back)
+		return (0);
+	if ((rc = ss_drain(ss)) < 0)
+		return (rc);
+	/* Ids ascend from thread to thread, as the pages' scan takes them. */
+	if (id_base < ss->next)
+		ss->s.broken = 1;
+	else
+		ss->next = id_base;
+	if (ss->s.broken)
+		ss_stop(ss);
+	return (0);
+}
+
+int
+hwtr_cs_sym_stream_put(struct hwtr_cs_sym_stream *ss,
+    const struct hwtr_cs_row *r)
+{
+	size_t i;
+	int rc;
+
+	if (ss->fell_back)
+		return (0);
+	if (r->v[CS_ID] < ss->next) {
+		/* A hole's row; holes close in about the reverse order. */
+		for (i = ss->nholes; i > 0; i--)
+			if (ss->holes[i - 1].id == r->v[CS_ID])
+				break;
+		if (i == 0)
+			ss->s.broken = 1;
+		else if ((rc = ss_fill_hole(ss, i - 1, r)) < 0)
+			return (rc);
+	} else if (r->v[CS_ID] == ss->next && ss->nheap == 0) {
+		/*
+		 * Its turn, nothing before it waiting (most calls, leaves
+		 * after their first sibling): taken at once.  No call began
+		 * since it ended, so no later one can be taken yet.
+		 */
+		struct hwtr_cs_row t = *r;
+		size_t node;
+
+		if ((rc = ss_take(ss, &t, &node, 0)) < 0)
+			return (rc);
+		hwtr_cs_paths_sum(ss->paths, node, &t);
+	} else {
+		if (hwtr_grow((void **)&ss->heap, &ss->cheap, ss->nheap + 1,
+		    sizeof(*ss->heap)) < 0)
+			return (sy_fail(&ss->s, "calls: out of memory"));
+		ss_heap_push(ss, r);
+		if ((rc = ss_advance(ss)) < 0)
+			return (rc);
+	}
+	if (ss->s.broken)
+		ss_stop(ss);
+	return (0);
+}
+
+int
+hwtr_cs_sym_stream_finish(struct hwtr_cs_sym_stream *ss)
+{
+	struct sy *s = &ss->s;
+	size_t k;
+	int rc = 0;
+
+	if (!ss->fell_back && (rc = ss_drain(ss)) < 0)
+		return (rc);
+	if (!ss->fell_back && (s->broken || s->nwait > 0))
+		ss_stop(ss);
+	if (ss->fell_back) {
+		if (sqlite3_exec(s->db, "DELETE FROM calls_bysym", NULL, NULL,
+		    NULL) != SQLITE_OK)
+			return (sy_dbfail(s, "cannot clear the symbol copy"));
+		return (hwtr_cs_sym_build(s->db, s->jq, s->err, s->errlen));
+	}
+	for (k = 0; k < s->ntab && rc == 0; k++)
+		if (s->tab[k].used)
+			rc = sy_flush(s, &s->tab[k]);
+	while (s->wr_n > 0 && rc == 0)
+		rc = sy_wr_complete(s);
+	/* No call is open at the end: nothing waits. */
+	assert(rc < 0 || s->nwait == 0);
+	if (rc == 0)
+		rc = hwtr_cs_paths_write(ss->paths, s->db, s->err, s->errlen);
+	return (rc);
+}
+
+void
+hwtr_cs_sym_stream_free(struct hwtr_cs_sym_stream *ss)
+{
+	struct sy *s;
+	size_t k;
+
+	if (ss == NULL)
+		return;
+	s = &ss->s;
+	for (; s->wr_n > 0; s->wr_n--, s->wr_head = (s->wr_head + 1) %
+	    SY_AHEAD) {
+		ix_jobq_wait(s->jq, &s->wr[s->wr_head].job);
+		free(s->wr[s->wr_head].blob);
+		free(s->wr[s->wr_head].rows);
+	}
+	for (k = 0; k < s->nwait; k++)
+		free(s->wait[k].rows);
+	free(s->wait);
+	for (k = 0; k < s->ntab; k++)
+		free(s->tab[k].rows);
+	free(s->tab);
+	free(s->stk);
+	free(s->prow);
+	sqlite3_finalize(s->put);
+	sqlite3_finalize(s->find);
+	free(ss->heap);
+	free(ss->holes);
+	hwtr_cs_paths_free(ss->paths);
+	free(ss);
 }

@@ -7,8 +7,10 @@
 /*
  * The calls column store's writer (colstore.h): rows in, pages of
  * HWTR_CS_PAGE calls encoded (colstore.c's codec) by jobs into
- * calls_pages, then the symbol copy (colsym.c).  Not in the loadable
- * extension, which only reads.
+ * calls_pages, and the symbol copy (colsym.c): as the rows come when the
+ * writer is told the calls still open (hwtr_cs_writer_open_calls()), else
+ * from the pages at the end.  Not in the loadable extension, which only
+ * reads.
  */
 
 #include <assert.h>
@@ -62,6 +64,9 @@ struct hwtr_cs_writer {
 	struct hwtr_cs_row *late;
 	size_t		nlate;
 	struct hwtr_cs_row *tmp;	/* a page's rows, for merging */
+	hwtr_cs_open_fn	*open_fn;
+	void		*open_arg;
+	struct hwtr_cs_sym_stream *sym;	/* the symbol copy, as rows come */
 	char		err[256];
 };
 
@@ -133,12 +138,27 @@ hwtr_cs_writer_jobs(struct hwtr_cs_writer *w, struct ix_jobq *q)
 }
 
 void
+hwtr_cs_writer_open_calls(struct hwtr_cs_writer *w, hwtr_cs_open_fn *fn,
+    void *arg)
+{
+	w->open_fn = fn;
+	w->open_arg = arg;
+}
+
+int
+hwtr_cs_writer_streamed(const struct hwtr_cs_writer *w)
+{
+	return (w->sym != NULL && !hwtr_cs_sym_stream_fell_back(w->sym));
+}
+
+void
 hwtr_cs_writer_close(struct hwtr_cs_writer *w)
 {
 	int i;
 
 	if (w == NULL)
 		return;
+	hwtr_cs_sym_stream_free(w->sym);
 	/* Jobs still encoding pages (after a failure) use the slots. */
 	for (; w->pw_n > 0; w->pw_n--) {
 		struct cs_pw *pw = &w->pw[w->pw_head];
@@ -427,6 +447,12 @@ hwtr_cs_writer_thread(struct hwtr_cs_writer *w, int64_t thread,
 
 	if ((rc = cs_end_thread(w)) < 0)
 		return (rc);
+	if (w->open_fn != NULL && w->sym == NULL &&
+	    hwtr_cs_sym_stream_new(w->db, w->jq, w->open_fn, w->open_arg,
+	    w->err, sizeof(w->err), &w->sym) < 0)
+		return (-1);
+	if (w->sym != NULL && hwtr_cs_sym_stream_thread(w->sym, id_base) < 0)
+		return (-1);
 	w->thread = thread;
 	w->base = id_base;
 	w->in_thread = 1;
@@ -443,6 +469,8 @@ hwtr_cs_writer_put(struct hwtr_cs_writer *w, const struct hwtr_cs_row *r)
 	if (!w->in_thread || idx < 0 || r->v[CS_THREAD] != w->thread)
 		return (cs_fail(w, "calls: row %lld is not one of thread %lld",
 		    (long long)r->v[CS_ID], (long long)w->thread));
+	if (w->sym != NULL && hwtr_cs_sym_stream_put(w->sym, r) < 0)
+		return (-1);
 	pno = idx / HWTR_CS_PAGE;
 	/* Late rows are merged as soon as CS_LATE_MAX wait. */
 	assert(w->nlate < CS_LATE_MAX);
@@ -505,5 +533,7 @@ hwtr_cs_writer_finish(struct hwtr_cs_writer *w)
 
 	if ((rc = cs_end_thread(w)) < 0)
 		return (rc);
+	if (w->sym != NULL)
+		return (hwtr_cs_sym_stream_finish(w->sym));
 	return (hwtr_cs_sym_build(w->db, w->jq, w->err, sizeof(w->err)));
 }

@@ -334,6 +334,13 @@ void ix_stitch_free(struct ix_stitch *st);
 void ix_stitch_begin(struct ix_stitch *st);
 int ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg);
 int ix_stitch_end(struct ix_stitch *st);
+/*
+ * Call @idx of the current stream if it is still open, else NULL;
+ * *@finalp says whether its entry block and func_ip are final (not a
+ * frame in a PLT stub, which becomes the function the stub leads to).
+ */
+const struct ix_call *ix_stitch_open_call(const struct ix_stitch *st,
+    int64_t idx, int *finalp);
 
 /* Grow *@p to hold at least @need elements of @elem bytes (doubling). */
 int ix_grow(void **p, size_t *cap, size_t need, size_t elem);

@@ -1060,6 +1060,43 @@ sink_call(void *arg, int64_t idx, const struct ix_call *c)
 	return (rc);
 }
 
+/*
+ * The calls still open, for the symbol copy made as the rows come
+ * (hwtr_cs_writer_open_calls()): a call's symbol and func_ip are those of
+ * its row unless it is in a PLT stub (it becomes the function the stub
+ * leads to) or its entry block has no symbol yet (a later call to the
+ * block may name it).
+ */
+static int
+open_call(void *arg, int64_t id, struct hwtr_cs_row *row)
+{
+	struct run *r = arg;
+	struct ix_writer *wr = r->wr;
+	const struct ix_call *c;
+	int64_t symbol;
+	int final;
+
+	c = ix_stitch_open_call(&r->st, id - wr->call_base, &final);
+	if (c == NULL || !final ||
+	    (symbol = wr->gs[c->entry_block].symbol) == 0)
+		return (0);
+	row->nul = 0;
+	row->v[CS_ID] = id;
+	row->v[CS_THREAD] = cur_thread(r);
+	if (c->parent >= 0)
+		row->v[CS_PARENT] = wr->call_base + c->parent;
+	else
+		row->nul |= 1u << CS_PARENT;
+	row->v[CS_DEPTH] = c->depth;
+	row->v[CS_SYMBOL] = symbol;
+	row->v[CS_FUNC_IP] = (int64_t)c->func_ip;
+	if (c->has_call_ip)
+		row->v[CS_CALL_IP] = (int64_t)c->call_ip;
+	else
+		row->nul |= 1u << CS_CALL_IP;
+	return (1);
+}
+
 static int
 sink_event(void *arg, const struct ix_event *e)
 {
@@ -1360,8 +1397,10 @@ ix_db_prepare(struct run *r)
 		rc = -HWTR_E_DB;
 	}
 	/* Pages are encoded on the pipeline's threads. */
-	if (rc == 0)
+	if (rc == 0) {
 		hwtr_cs_writer_jobs(r->wr->csw, &r->pl->jq);
+		hwtr_cs_writer_open_calls(r->wr->csw, open_call, r);
+	}
 	if (rc == 0)
 		rc = st_prep(r, &r->wr->s_ev, "INSERT INTO events VALUES "
 		    "(?,?,?,?,?,?,?,?,?,?,?,?)");

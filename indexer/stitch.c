@@ -412,6 +412,26 @@ pop_call(struct ix_stitch *st, int kind)
 	return (0);
 }
 
+const struct ix_call *
+ix_stitch_open_call(const struct ix_stitch *st, int64_t idx, int *finalp)
+{
+	size_t lo = 0, hi = st->nstack, m;
+
+	*finalp = 0;
+	/* The stack's calls were pushed in turn: indexes ascend. */
+	while (lo < hi) {
+		m = lo + (hi - lo) / 2;
+		if (st->stack[m].idx < idx)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	if (lo == st->nstack || st->stack[lo].idx != idx)
+		return (NULL);
+	*finalp = st->stack[lo].tramp == IX_TR_NONE;
+	return (&st->stack[lo].c);
+}
+
 /* The kind of the branch from block @a into block @b. */
 static uint8_t
 branch_kind(const struct ix_stitch *st, const struct ix_sblock *a,
