@@ -982,10 +982,13 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 		case FPT_PKT_FUP:
 			/*
 			 * libipt queues an asynchronous branch per FUP, six
-			 * at most, and fails the read on the seventh.  Two
-			 * FUPs in a row come of a dry run that took an event's
+			 * at most, and fails the read on the seventh, or on
+			 * one without IP (no event waits for it).  Two FUPs
+			 * in a row come of a dry run that took an event's
 			 * FUP for none's; three are no hardware's.
 			 */
+			if (next.ipc == FPT_IPC_SUPPRESSED)
+				return (-HWTR_E_FORMAT);
 			if (++nfup == 2)
 				return (fpti_unsupported(d, "three FUPs in a "
 				    "row"));
