@@ -1271,9 +1271,9 @@ psb_hdr_ok(const uint8_t *p, const uint8_t *end)
 /*
  * libipt's read-ahead takes a PSB+ whole, up to the PSBEND its status
  * events wait at (past it, to the next packet that matters, without
- * any): an error met with d->pos at such a PSB is there to libipt, its
- * offset and where its sync goes on from.  Moves d->pos there, or leaves
- * it.
+ * any): an error met with d->pos at such a PSB, or at the PADs, TSCs and
+ * stray PSBENDs it reads over before one, is there to libipt, its offset
+ * and where its sync goes on from.  Moves d->pos there, or leaves it.
  */
 void
 fpti_error_at(struct fpt *d)
@@ -1282,7 +1282,13 @@ fpti_error_at(struct fpt *d)
 	const uint8_t *p = d->pos;
 	int st = 0;
 
-	if (p == NULL || fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0 ||
+	if (p == NULL)
+		return;
+	while (fpt_pkt_parse(p, d->cfg.end, &pkt) > 0 &&
+	    (pkt.kind == FPT_PKT_PAD || pkt.kind == FPT_PKT_TSC ||
+	    pkt.kind == FPT_PKT_PSBEND))
+		p += pkt.size;
+	if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0 ||
 	    pkt.kind != FPT_PKT_PSB)
 		return;
 	for (p += pkt.size; fpt_pkt_parse(p, d->cfg.end, &pkt) > 0;
