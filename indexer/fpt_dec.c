@@ -217,9 +217,12 @@ fpt_sync_forward(struct fpt *d)
 		return (rc);
 	/*
 	 * libipt reads on to the first packet that matters when it syncs: a
-	 * bad packet there fails the sync, status updates and all.
+	 * bad packet there fails the sync, status updates and all, and so
+	 * does a PSB+ there that it cannot read.
 	 */
-	if ((rc = fpti_read_ahead(d)) < 0 && rc != -HWTR_E_TRUNCATED) {
+	if ((rc = fpti_read_ahead(d)) == 0)
+		rc = fpti_check_ahead(d);
+	if (rc < 0 && rc != -HWTR_E_TRUNCATED) {
 		unsigned nst = (d->async ? 1 + d->nmore : 0) + d->evq_n;
 
 		if (rc == -HWTR_E_UNSUPPORTED)
