@@ -150,6 +150,14 @@ fpti_fetch_event(struct fpt *d)
 				return (rc);
 			break;
 		case FPT_PKT_TIP_PGD:
+			/*
+			 * libipt binds a MODE.exec to the TIP.PGD after it and
+			 * gives its event alone (IP suppressed, at once):
+			 * tracing goes on, with no disabled event.
+			 */
+			if (d->mode_pending)
+				return (fpti_unsupported(d, "a MODE.exec "
+				    "before TIP.PGD"));
 			/* Tracing stops at the branch that needs trace. */
 			fpti_ev_init(d, ev, FPT_EV_DISABLED, d->pos);
 			d->pos += pkt.size;
