@@ -666,6 +666,8 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 			fpti_ev_push(d, &ev);
 			if (d->mode_pending) {
 				fpti_ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
+				ev.tsc = d->mode_tsc;
+				ev.has_tsc = (uint8_t)d->mode_has_tsc;
 				ev.ip = ip;
 				ev.mode = d->next_mode;
 				d->mode = d->next_mode;
@@ -694,6 +696,8 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 			d->mode_pending = 1;
 			d->next_mode = (pkt.flags & 1) ? 64 :
 			    (pkt.flags & 2) ? 32 : 16;
+			d->mode_has_tsc = d->has_tsc;
+			d->mode_tsc = d->has_tsc ? d->tsc : 0;
 			if ((pkt.flags & 3) == 3)
 				return (fpti_unsupported(d, "MODE.exec with L "
 				    "and D set"));
@@ -1484,6 +1488,8 @@ query_indirect(struct fpt *d, uint64_t *to)
 				return (-HWTR_E_DECODE);
 			if (d->mode_pending) {
 				fpti_ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
+				ev.tsc = d->mode_tsc;
+				ev.has_tsc = (uint8_t)d->mode_has_tsc;
 				ev.ip = *to;
 				ev.mode = d->next_mode;
 				d->mode = d->next_mode;

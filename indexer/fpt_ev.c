@@ -142,6 +142,8 @@ fpti_fetch_event(struct fpt *d)
 			d->mode_pending = 1;
 			d->next_mode = (pkt.flags & 1) ? 64 :
 			    (pkt.flags & 2) ? 32 : 16;
+			d->mode_has_tsc = d->has_tsc;
+			d->mode_tsc = d->has_tsc ? d->tsc : 0;
 			mode_here = 1;
 			break;
 		case FPT_PKT_PSB:
@@ -573,6 +575,8 @@ fpti_async_reached(struct fpt *d)
 	}
 	if (d->mode_pending && d->enabled) {
 		fpti_ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
+		ev.tsc = d->mode_tsc;
+		ev.has_tsc = (uint8_t)d->mode_has_tsc;
 		ev.ip = d->ip;
 		ev.mode = d->next_mode;
 		d->mode = d->next_mode;
