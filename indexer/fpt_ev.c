@@ -109,7 +109,17 @@ fpti_fetch_event(struct fpt *d)
 				return (fpti_unsupported(d,
 				    "a FUP without IP"));
 			ev->ip = ip;
-			if ((rc = standalone_ahead(d, &pkt)) < 0)
+			/*
+			 * The end of the trace in the TIP or event packet
+			 * after it fails libipt's fetch of the event, and the
+			 * flow with it; a cut TNT is no event's, and the flow
+			 * goes on to it.
+			 */
+			rc = standalone_ahead(d, &pkt);
+			if (rc == -HWTR_E_TRUNCATED &&
+			    hdr_class(d->pos, d->cfg.end) != HDR_TNT)
+				d->pos = d->cfg.end;
+			if (rc < 0)
 				return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
 			if (pkt.kind == FPT_PKT_TIP) {
 				d->pos += pkt.size;
