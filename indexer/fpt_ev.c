@@ -923,6 +923,7 @@ int
 fpti_read_ahead(struct fpt *d)
 {
 	struct fpt_pkt pkt;
+	const char *unsup;
 	int rc;
 
 	for (;;) {
@@ -965,6 +966,18 @@ fpti_read_ahead(struct fpt *d)
 			return (fpti_unsupported(d, TIMING_UNSUPPORTED));
 		case FPT_PKT_FUP:
 			return (d->nfupq == 0 ? fup_ahead(d, &pkt) : 0);
+		case FPT_PKT_PSB:
+			/*
+			 * libipt's read-ahead decodes a PSB+ whole: cut by
+			 * the end, it is a status packet cut there.  What
+			 * else is wrong with it is for its reader to say.
+			 */
+			unsup = d->unsup;
+			rc = psb_plus_ok(d, d->pos + pkt.size);
+			d->unsup = unsup;
+			if (rc == -HWTR_E_TRUNCATED)
+				d->pos = d->cfg.end;
+			return (rc == -HWTR_E_TRUNCATED ? rc : 0);
 		default:
 			return (0);
 		}
