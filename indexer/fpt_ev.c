@@ -1495,10 +1495,12 @@ fpti_trail_error(struct fpt *d)
 		/*
 		 * A TIP or TIP.PGE a MODE.exec (PIP, VMCS) waits for stays
 		 * for the flow, a TIP.PGE whatever waits: libipt reads
-		 * nothing past it.
+		 * nothing past it.  A TIP.PGD stays while another event
+		 * waits for it after the first.
 		 */
 		if (step == 1 && tip && (pkt.kind == FPT_PKT_TIP_PGE ||
-		    (pkt.kind == FPT_PKT_TIP && (asy != 1 || modew))))
+		    (pkt.kind == FPT_PKT_TIP && (asy != 1 || modew)) ||
+		    (pkt.kind == FPT_PKT_TIP_PGD && asy + modew > 1)))
 			goto restore;
 		d->pos += pkt.size;
 		/*
