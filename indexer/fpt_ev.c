@@ -1480,11 +1480,11 @@ fpti_trail_error(struct fpt *d)
 			break;
 		/*
 		 * A TIP is consumed by the fetch only when it is the one
-		 * branch's that alone waits for it.
+		 * branch's that alone waits for it: count the others.
 		 */
 		if (pkt.kind == FPT_PKT_MODE_EXEC || ((pkt.kind ==
 		    FPT_PKT_PIP || pkt.kind == FPT_PKT_VMCS) && d->enabled))
-			modew = 1;
+			modew++;
 		/* Read on to a packet that is no part of it: done. */
 		if ((step = trail_step(d, &pkt, &tip, &fup)) == -1)
 			goto restore;
