@@ -203,6 +203,13 @@ fpti_fetch_event(struct fpt *d)
 				    "tracing"));
 			if ((rc = fpti_power_event(d, &pkt)) < 0)
 				return (rc);
+			/*
+			 * A PIP or VMCS while tracing is libipt's event at
+			 * once, and its read-ahead after it can fail it.
+			 */
+			if (rc == 1 && d->async && (pkt.kind == FPT_PKT_PIP ||
+			    pkt.kind == FPT_PKT_VMCS))
+				return (fpti_check_ahead(d));
 			if (rc == 0)
 				return (fpti_unsupported(d,
 				    pkt.kind == FPT_PKT_TIP_PGE ?
