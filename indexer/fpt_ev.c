@@ -1527,6 +1527,10 @@ fpti_trail_error(struct fpt *d)
 	 */
 	if (rc == -HWTR_E_TRUNCATED) {
 		cls = hdr_class(d->pos, d->cfg.end);
+		/* libipt's query looks at the header first, as above. */
+		if (!done && begun && (cls == HDR_TNT ||
+		    (cls == HDR_TIP && !tip)))
+			return (-HWTR_E_NOENT);
 		if (!done && (begun || cls == HDR_EVENT || (asy &&
 		    cls == HDR_TIP)))
 			return (FPT_EOS);
