@@ -1487,6 +1487,12 @@ query_indirect(struct fpt *d, uint64_t *to)
 			if (fpti_ip_update(d, &pkt, to) < 0)
 				return (-HWTR_E_DECODE);
 			if (d->mode_pending) {
+				/*
+				 * libipt's fetch of the mode's event reads on
+				 * past the TIP: a bad packet there fails it.
+				 */
+				if ((rc = fpti_check_ahead(d)) < 0)
+					return (rc);
 				fpti_ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
 				ev.tsc = d->mode_tsc;
 				ev.has_tsc = (uint8_t)d->mode_has_tsc;
