@@ -227,14 +227,20 @@ fpt_sync_forward(struct fpt *d)
 
 		if (rc == -HWTR_E_UNSUPPORTED)
 			return (rc);
-		d->evq_n = d->evq_head = 0;
+		/*
+		 * libipt fetches each event as it hands over the one before:
+		 * of n status updates the first n - 2 go out, and the fetch
+		 * of the last fails while the one before it is handed over.
+		 * Those in the queue (tracing off) are in order.
+		 */
+		d->evq_n = !d->async && nst > 2 ? nst - 2 : 0;
 		d->async = 0;
 		d->nmore = 0;
 		d->enabled = 0;
 		d->synced = 0;
 		/*
-		 * With two status updates or more the sync hands over the
-		 * first and the fetch of the second fails: an error item.
+		 * With two status updates or more the sync itself holds:
+		 * the failed fetch is an error item after those.
 		 */
 		if (nst >= 2) {
 			struct fpt_event ev;
@@ -705,6 +711,22 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 		case FPT_PKT_PSB:
 			if ((rc = fpti_read_psb_plus(d)) != 0)
 				return (rc < 0 ? rc : FPT_EOS);
+			/*
+			 * libipt reads on past the PSBEND as it fetches the
+			 * last of two status updates or more (handing over
+			 * the one before): a bad packet there, as in the
+			 * sync, leaves the first n - 2 and an error.
+			 */
+			if (!d->enabled && d->evq_n >= 2 &&
+			    (rc = fpti_check_ahead(d)) < 0) {
+				if (rc == -HWTR_E_UNSUPPORTED)
+					return (rc);
+				d->evq_n -= 2;
+				fpti_ev_init(d, &ev, FPT_EV_ERROR, d->pos);
+				ev.error = rc;
+				fpti_ev_push(d, &ev);
+				d->synced = 0;
+			}
 			if (d->evq_n > 0 || d->enabled)
 				return (fpt_next(d, it));
 			break;
