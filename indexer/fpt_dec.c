@@ -786,6 +786,13 @@ block_next(struct fpt *d, struct fpt_item *it)
 	}
 	if (d->mode == 0)
 		return (fpti_unsupported(d, "an unknown execution mode"));
+	/*
+	 * An event at d->ip itself needs no code there: libipt's proceed to
+	 * its IP ends before the first instruction.
+	 */
+	if (d->async && !d->bind && d->ip == d->async_ev.ip &&
+	    !(d->async_ev.kind == FPT_EV_DISABLED && d->async_ev.ip_suppressed))
+		return (block_run(d, it, d->cur_isid));
 	rc = code_at(d, d->ip, &isid);
 	/*
 	 * libipt maps one section at a time where a block starts, and

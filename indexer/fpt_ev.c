@@ -131,8 +131,8 @@ fpti_fetch_event(struct fpt *d)
 			} else if (pkt.kind == FPT_PKT_TIP_PGD) {
 				/* libipt gives the mode's event first. */
 				if (d->mode_pending)
-					return (fpti_unsupported(d, "a MODE.exec "
-					    "before TIP.PGD"));
+					return (fpti_unsupported(d, "a "
+					    "MODE.exec before TIP.PGD"));
 				ev->kind = FPT_EV_ASYNC_DISABLED;
 				d->pos += pkt.size;
 				if (fpti_ip_update(d, &pkt, &ip) == 0)
