@@ -1449,19 +1449,21 @@ fpti_trail_error(struct fpt *d)
 			rc = psb_plus_ok(d, d->pos + pkt.size);
 		if (rc < 0)
 			break;
-		if (done)
-			goto restore;
 		/*
 		 * A PSB+'s status events are the next: with one, its fetch
 		 * reads on past the PSBEND; with more, it stays there;
-		 * with none, libipt's read-ahead passes over the PSB+.
+		 * with none, libipt's read-ahead passes over the PSB+, also
+		 * after the event is complete.
 		 */
 		if (pkt.kind == FPT_PKT_PSB) {
-			if ((step = psb_events(d, &d->pos)) > 1)
+			if ((step = psb_events(d, &d->pos)) > 1 ||
+			    (done && step > 0))
 				goto restore;
-			done = step;
+			done = done || step;
 			continue;
 		}
+		if (done)
+			goto restore;
 		/*
 		 * An event begun waits for its TIP or FUP: a TNT, or a TIP
 		 * no event waits for, is libipt's bad query in that fetch.
