@@ -236,21 +236,30 @@ fpt_sync_forward(struct fpt *d)
 		return (rc);
 	/*
 	 * libipt reads on to the first packet that matters when it syncs: a
-	 * bad packet there fails the sync, status updates and all.
+	 * bad packet there fails the sync, status updates and all, and so
+	 * does a PSB+ there that it cannot read.
 	 */
-	if ((rc = fpti_read_ahead(d)) < 0 && rc != -HWTR_E_TRUNCATED) {
+	if ((rc = fpti_read_ahead(d)) == 0)
+		rc = fpti_check_ahead(d);
+	if (rc < 0 && rc != -HWTR_E_TRUNCATED) {
 		unsigned nst = (d->async ? 1 + d->nmore : 0) + d->evq_n;
 
 		if (rc == -HWTR_E_UNSUPPORTED)
 			return (rc);
-		d->evq_n = d->evq_head = 0;
+		/*
+		 * libipt fetches each event as it hands over the one before:
+		 * of n status updates the first n - 2 go out, and the fetch
+		 * of the last fails while the one before it is handed over.
+		 * Those in the queue (tracing off) are in order.
+		 */
+		d->evq_n = !d->async && nst > 2 ? nst - 2 : 0;
 		d->async = 0;
 		d->nmore = 0;
 		d->enabled = 0;
 		d->synced = 0;
 		/*
-		 * With two status updates or more the sync hands over the
-		 * first and the fetch of the second fails: an error item.
+		 * With two status updates or more the sync itself holds:
+		 * the failed fetch is an error item after those.
 		 */
 		if (nst >= 2) {
 			struct fpt_event ev;
@@ -682,6 +691,8 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 			fpti_ev_push(d, &ev);
 			if (d->mode_pending) {
 				fpti_ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
+				ev.tsc = d->mode_tsc;
+				ev.has_tsc = (uint8_t)d->mode_has_tsc;
 				ev.ip = ip;
 				ev.mode = d->next_mode;
 				d->mode = d->next_mode;
@@ -710,6 +721,8 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 			d->mode_pending = 1;
 			d->next_mode = (pkt.flags & 1) ? 64 :
 			    (pkt.flags & 2) ? 32 : 16;
+			d->mode_has_tsc = d->has_tsc;
+			d->mode_tsc = d->has_tsc ? d->tsc : 0;
 			if ((pkt.flags & 3) == 3)
 				return (fpti_unsupported(d, "MODE.exec with L "
 				    "and D set"));
@@ -717,6 +730,22 @@ disabled_next(struct fpt *d, struct fpt_item *it)
 		case FPT_PKT_PSB:
 			if ((rc = fpti_read_psb_plus(d)) != 0)
 				return (rc < 0 ? rc : FPT_EOS);
+			/*
+			 * libipt reads on past the PSBEND as it fetches the
+			 * last of two status updates or more (handing over
+			 * the one before): a bad packet there, as in the
+			 * sync, leaves the first n - 2 and an error.
+			 */
+			if (!d->enabled && d->evq_n >= 2 &&
+			    (rc = fpti_check_ahead(d)) < 0) {
+				if (rc == -HWTR_E_UNSUPPORTED)
+					return (rc);
+				d->evq_n -= 2;
+				fpti_ev_init(d, &ev, FPT_EV_ERROR, d->pos);
+				ev.error = rc;
+				fpti_ev_push(d, &ev);
+				d->synced = 0;
+			}
 			if (d->evq_n > 0 || d->enabled)
 				return (fpt_next(d, it));
 			break;
@@ -776,6 +805,13 @@ block_next(struct fpt *d, struct fpt_item *it)
 	}
 	if (d->mode == 0)
 		return (fpti_unsupported(d, "an unknown execution mode"));
+	/*
+	 * An event at d->ip itself needs no code there: libipt's proceed to
+	 * its IP ends before the first instruction.
+	 */
+	if (d->async && !d->bind && d->ip == d->async_ev.ip &&
+	    !(d->async_ev.kind == FPT_EV_DISABLED && d->async_ev.ip_suppressed))
+		return (block_run(d, it, d->cur_isid));
 	rc = code_at(d, d->ip, &isid);
 	/*
 	 * libipt maps one section at a time where a block starts, and
@@ -1499,7 +1535,15 @@ query_indirect(struct fpt *d, uint64_t *to)
 			if (fpti_ip_update(d, &pkt, to) < 0)
 				return (-HWTR_E_DECODE);
 			if (d->mode_pending) {
+				/*
+				 * libipt's fetch of the mode's event reads on
+				 * past the TIP: a bad packet there fails it.
+				 */
+				if ((rc = fpti_check_ahead(d)) < 0)
+					return (rc);
 				fpti_ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
+				ev.tsc = d->mode_tsc;
+				ev.has_tsc = (uint8_t)d->mode_has_tsc;
 				ev.ip = *to;
 				ev.mode = d->next_mode;
 				d->mode = d->next_mode;

@@ -109,7 +109,17 @@ fpti_fetch_event(struct fpt *d)
 				return (fpti_unsupported(d,
 				    "a FUP without IP"));
 			ev->ip = ip;
-			if ((rc = standalone_ahead(d, &pkt)) < 0)
+			/*
+			 * The end of the trace in the TIP or event packet
+			 * after it fails libipt's fetch of the event, and the
+			 * flow with it; a cut TNT is no event's, and the flow
+			 * goes on to it.
+			 */
+			rc = standalone_ahead(d, &pkt);
+			if (rc == -HWTR_E_TRUNCATED &&
+			    hdr_class(d->pos, d->cfg.end) != HDR_TNT)
+				d->pos = d->cfg.end;
+			if (rc < 0)
 				return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
 			if (pkt.kind == FPT_PKT_TIP) {
 				d->pos += pkt.size;
@@ -119,6 +129,10 @@ fpti_fetch_event(struct fpt *d)
 					    "suppressed IP"));
 				ev->to = ip;
 			} else if (pkt.kind == FPT_PKT_TIP_PGD) {
+				/* libipt gives the mode's event first. */
+				if (d->mode_pending)
+					return (fpti_unsupported(d, "a "
+					    "MODE.exec before TIP.PGD"));
 				ev->kind = FPT_EV_ASYNC_DISABLED;
 				d->pos += pkt.size;
 				if (fpti_ip_update(d, &pkt, &ip) == 0)
@@ -142,6 +156,8 @@ fpti_fetch_event(struct fpt *d)
 			d->mode_pending = 1;
 			d->next_mode = (pkt.flags & 1) ? 64 :
 			    (pkt.flags & 2) ? 32 : 16;
+			d->mode_has_tsc = d->has_tsc;
+			d->mode_tsc = d->has_tsc ? d->tsc : 0;
 			mode_here = 1;
 			break;
 		case FPT_PKT_PSB:
@@ -150,6 +166,14 @@ fpti_fetch_event(struct fpt *d)
 				return (rc);
 			break;
 		case FPT_PKT_TIP_PGD:
+			/*
+			 * libipt binds a MODE.exec to the TIP.PGD after it and
+			 * gives its event alone (IP suppressed, at once):
+			 * tracing goes on, with no disabled event.
+			 */
+			if (d->mode_pending)
+				return (fpti_unsupported(d, "a MODE.exec "
+				    "before TIP.PGD"));
 			/* Tracing stops at the branch that needs trace. */
 			fpti_ev_init(d, ev, FPT_EV_DISABLED, d->pos);
 			d->pos += pkt.size;
@@ -179,6 +203,13 @@ fpti_fetch_event(struct fpt *d)
 				    "tracing"));
 			if ((rc = fpti_power_event(d, &pkt)) < 0)
 				return (rc);
+			/*
+			 * A PIP or VMCS while tracing is libipt's event at
+			 * once, and its read-ahead after it can fail it.
+			 */
+			if (rc == 1 && d->async && (pkt.kind == FPT_PKT_PIP ||
+			    pkt.kind == FPT_PKT_VMCS))
+				return (fpti_check_ahead(d));
 			if (rc == 0)
 				return (fpti_unsupported(d,
 				    pkt.kind == FPT_PKT_TIP_PGE ?
@@ -572,6 +603,8 @@ fpti_async_reached(struct fpt *d)
 	}
 	if (d->mode_pending && d->enabled) {
 		fpti_ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
+		ev.tsc = d->mode_tsc;
+		ev.has_tsc = (uint8_t)d->mode_has_tsc;
 		ev.ip = d->ip;
 		ev.mode = d->next_mode;
 		d->mode = d->next_mode;
@@ -906,6 +939,7 @@ int
 fpti_read_ahead(struct fpt *d)
 {
 	struct fpt_pkt pkt;
+	const char *unsup;
 	int rc;
 
 	for (;;) {
@@ -954,6 +988,18 @@ fpti_read_ahead(struct fpt *d)
 			return (fpti_unsupported(d, TIMING_UNSUPPORTED));
 		case FPT_PKT_FUP:
 			return (d->nfupq == 0 ? fup_ahead(d, &pkt) : 0);
+		case FPT_PKT_PSB:
+			/*
+			 * libipt's read-ahead decodes a PSB+ whole: cut by
+			 * the end, it is a status packet cut there.  What
+			 * else is wrong with it is for its reader to say.
+			 */
+			unsup = d->unsup;
+			rc = psb_plus_ok(d, d->pos + pkt.size);
+			d->unsup = unsup;
+			if (rc == -HWTR_E_TRUNCATED)
+				d->pos = d->cfg.end;
+			return (rc == -HWTR_E_TRUNCATED ? rc : 0);
 		default:
 			return (0);
 		}
@@ -1000,10 +1046,13 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 		case FPT_PKT_FUP:
 			/*
 			 * libipt queues an asynchronous branch per FUP, six
-			 * at most, and fails the read on the seventh.  Two
-			 * FUPs in a row come of a dry run that took an event's
+			 * at most, and fails the read on the seventh, or on
+			 * one without IP (no event waits for it).  Two FUPs
+			 * in a row come of a dry run that took an event's
 			 * FUP for none's; three are no hardware's.
 			 */
+			if (next.ipc == FPT_IPC_SUPPRESSED)
+				return (-HWTR_E_FORMAT);
 			if (++nfup == 2)
 				return (fpti_unsupported(d, "three FUPs in a "
 				    "row"));
@@ -1286,9 +1335,9 @@ psb_hdr_ok(const uint8_t *p, const uint8_t *end)
 /*
  * libipt's read-ahead takes a PSB+ whole, up to the PSBEND its status
  * events wait at (past it, to the next packet that matters, without
- * any): an error met with d->pos at such a PSB is there to libipt, its
- * offset and where its sync goes on from.  Moves d->pos there, or leaves
- * it.
+ * any): an error met with d->pos at such a PSB, or at the PADs, TSCs and
+ * stray PSBENDs it reads over before one, is there to libipt, its offset
+ * and where its sync goes on from.  Moves d->pos there, or leaves it.
  */
 void
 fpti_error_at(struct fpt *d)
@@ -1297,7 +1346,13 @@ fpti_error_at(struct fpt *d)
 	const uint8_t *p = d->pos;
 	int st = 0;
 
-	if (p == NULL || fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0 ||
+	if (p == NULL)
+		return;
+	while (fpt_pkt_parse(p, d->cfg.end, &pkt) > 0 &&
+	    (pkt.kind == FPT_PKT_PAD || pkt.kind == FPT_PKT_TSC ||
+	    pkt.kind == FPT_PKT_PSBEND))
+		p += pkt.size;
+	if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0 ||
 	    pkt.kind != FPT_PKT_PSB)
 		return;
 	for (p += pkt.size; fpt_pkt_parse(p, d->cfg.end, &pkt) > 0;
@@ -1412,19 +1467,21 @@ fpti_trail_error(struct fpt *d)
 			rc = psb_plus_ok(d, d->pos + pkt.size);
 		if (rc < 0)
 			break;
-		if (done)
-			goto restore;
 		/*
 		 * A PSB+'s status events are the next: with one, its fetch
 		 * reads on past the PSBEND; with more, it stays there;
-		 * with none, libipt's read-ahead passes over the PSB+.
+		 * with none, libipt's read-ahead passes over the PSB+, also
+		 * after the event is complete.
 		 */
 		if (pkt.kind == FPT_PKT_PSB) {
-			if ((step = psb_events(d, &d->pos)) > 1)
+			if ((step = psb_events(d, &d->pos)) > 1 ||
+			    (done && step > 0))
 				goto restore;
-			done = step;
+			done = done || step;
 			continue;
 		}
+		if (done)
+			goto restore;
 		/*
 		 * An event begun waits for its TIP or FUP: a TNT, or a TIP
 		 * no event waits for, is libipt's bad query in that fetch.
@@ -1450,11 +1507,11 @@ fpti_trail_error(struct fpt *d)
 			break;
 		/*
 		 * A TIP is consumed by the fetch only when it is the one
-		 * branch's that alone waits for it.
+		 * branch's that alone waits for it: count the others.
 		 */
 		if (pkt.kind == FPT_PKT_MODE_EXEC || ((pkt.kind ==
 		    FPT_PKT_PIP || pkt.kind == FPT_PKT_VMCS) && d->enabled))
-			modew = 1;
+			modew++;
 		/* Read on to a packet that is no part of it: done. */
 		if ((step = trail_step(d, &pkt, &tip, &fup)) == -1)
 			goto restore;
@@ -1465,10 +1522,12 @@ fpti_trail_error(struct fpt *d)
 		/*
 		 * A TIP or TIP.PGE a MODE.exec (PIP, VMCS) waits for stays
 		 * for the flow, a TIP.PGE whatever waits: libipt reads
-		 * nothing past it.
+		 * nothing past it.  A TIP.PGD stays while another event
+		 * waits for it after the first.
 		 */
 		if (step == 1 && tip && (pkt.kind == FPT_PKT_TIP_PGE ||
-		    (pkt.kind == FPT_PKT_TIP && (asy != 1 || modew))))
+		    (pkt.kind == FPT_PKT_TIP && (asy != 1 || modew)) ||
+		    (pkt.kind == FPT_PKT_TIP_PGD && asy + modew > 1)))
 			goto restore;
 		d->pos += pkt.size;
 		/*
@@ -1488,6 +1547,10 @@ fpti_trail_error(struct fpt *d)
 	 */
 	if (rc == -HWTR_E_TRUNCATED) {
 		cls = hdr_class(d->pos, d->cfg.end);
+		/* libipt's query looks at the header first, as above. */
+		if (!done && begun && (cls == HDR_TNT ||
+		    (cls == HDR_TIP && !tip)))
+			return (-HWTR_E_NOENT);
 		if (!done && (begun || cls == HDR_EVENT || (asy &&
 		    cls == HDR_TIP)))
 			return (FPT_EOS);

@@ -127,6 +127,8 @@ struct fpt {
 	uint8_t		mode;		/* 16, 32, 64; 0 unknown */
 	int		mode_pending;	/* a MODE.exec waits for its TIP */
 	uint8_t		next_mode;
+	int		mode_has_tsc;	/* the time at the MODE.exec, its */
+	uint64_t	mode_tsc;	/* event's in libipt */
 	uint64_t	rs[FPT_RS_MAX];
 	unsigned	rs_top, rs_n;
 

@@ -83,6 +83,33 @@ fpt_one_free(struct fpt_one_prog *p)
 }
 
 /*
+ * A libipt 2.0 bug the comparison skips: a TIP without IP for an
+ * indirect branch is -pte_noip in pt_blk_proceed_with_trace(), but
+ * pt_blk_proceed_no_event_cached() (ptbq_indirect, the uncompressed
+ * return) ignores the pts_ip_suppressed its query answers and goes on
+ * from the IP it had, so what libipt gives there depends on its block
+ * cache.  fpt gives the error always.  1 when the first difference is
+ * fpt's error right after such a TIP (the one byte 0x0d): past it the
+ * two are not compared.
+ */
+static inline int
+fpt_one_noip_bug(const struct tf_items *want, const struct tf_items *got,
+    const uint8_t *data, size_t size)
+{
+	const struct fpt_event *e;
+	size_t i;
+
+	for (i = 0; i < want->n && i < got->n; i++)
+		if (!tf_same(&want->v[i], &got->v[i]))
+			break;
+	if (i >= got->n || got->v[i].kind != FPT_ITEM_EVENT)
+		return (0);
+	e = &got->v[i].event;
+	return (e->kind == FPT_EV_ERROR && e->offset >= 1 &&
+	    e->offset <= size && data[e->offset - 1] == 0x0d);
+}
+
+/*
  * Decode @data with both decoders over @p's code, as a Kaby Lake (6/158/10)
  * with its errata, in ptxed's loop; with @dump each side's items go to
  * stderr.  0 when fpt gives libipt's items (or a prefix of them and says
@@ -132,6 +159,8 @@ fpt_one_run(struct fpt_one_prog *p, const uint8_t *data, size_t size,
 		fprintf(stderr, "%zu fpt    %s\n", i, a);
 	}
 	rc = tf_compare(&want, &got, msg, len);
+	if (rc == 1 && fpt_one_noip_bug(&want, &got, data, size))
+		rc = 0;
 	tf_items_free(&want);
 	tf_items_free(&got);
 	return (rc);
