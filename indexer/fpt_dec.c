@@ -69,8 +69,8 @@ static inline int	long_tnt(const uint8_t *, const uint8_t *, uint64_t *,
 		    unsigned *);
 static inline int	tnt_or_tip(const uint8_t *, const uint8_t *);
 static int	tnt_next(const struct fpt *);
-static inline int	hot_block(struct fpt *, struct fpt_item *);
-static int	hot_run(struct fpt *, struct fpt_item *);
+static int	hot_block(struct fpt *, struct fpt_item *);
+static inline int	hot_run(struct fpt *, struct fpt_item *);
 static int	next_hot(struct fpt *, struct fpt_item *);
 static int	next_item(struct fpt *, struct fpt_item *);
 static inline int	block_run(struct fpt *, struct fpt_item *, int);
@@ -174,7 +174,7 @@ fpt_sync_forward(struct fpt *d)
 	ptrdiff_t off;
 	int rc;
 
-	d->run = NULL;
+	d->run_b = NULL;
 	if (d->sync != NULL && from <= d->sync)
 		from = d->sync + 16;
 	/* A PSB partly consumed by the packet before is still found. */
@@ -270,23 +270,28 @@ fpt_sync_forward(struct fpt *d)
 int
 fpt_next(struct fpt *d, struct fpt_item *it)
 {
-	if (d->run != NULL) {
+	const struct fpt_block *b = d->run_b, *end = d->run_end;
+
+	if (b != NULL) {
 		it->kind = FPT_ITEM_BLOCK;
-		it->block = d->run->b[d->run_i++];
-		if (d->run_i == d->run->nb)
-			d->run = NULL;
+		it->block = *b++;
+		d->run_b = b != end ? b : NULL;
 		return (0);
 	}
 	return (next_hot(d, it));
 }
 
-/* fpt_next() but for the blocks of a run: the hot block, or the rest. */
+/*
+ * fpt_next() but for the blocks of a run: the next run (hot_run()), the
+ * hot block, or the rest.
+ */
 static int __attribute__((noinline))
 next_hot(struct fpt *d, struct fpt_item *it)
 {
 	if (!d->hot)
 		d->hot = fast_ready(d);
-	if (d->hot && hot_block(d, it))
+	if (d->hot && hot_ready(d) && ((d->ntnt > 0 && hot_run(d, it)) ||
+	    hot_block(d, it)))
 		return (0);
 	return (next_item(d, it));
 }
@@ -295,13 +300,13 @@ next_hot(struct fpt *d, struct fpt_item *it)
 
 /*
  * The hot path of fpt_next() while nothing but TNT and TIP packets comes
- * (d->hot): a block over cache entries, as proceed_cached() follows them,
+ * (d->hot, and hot_ready() held): a block over cache entries, as proceed_cached() follows them,
  * that ends at a TNT bit or a TIP at hand (as trace_step() would take
  * them), or where a DECODE entry ends it.  1 with it in @it; 0, nothing
  * changed, when anything else comes (a miss, an error, another packet):
  * next_item() decodes that block.
  */
-static inline int
+static int __attribute__((noinline))
 hot_block(struct fpt *d, struct fpt_item *it)
 {
 	const struct fpt_cache_entry *e;
@@ -313,10 +318,6 @@ hot_block(struct fpt *d, struct fpt_item *it)
 	uint8_t end;
 
 	assert(d->hot);
-	if (!hot_ready(d))
-		return (0);
-	if (d->ntnt > 0 && hot_run(d, it))
-		return (1);
 	for (;;) {
 		e = fpti_cache_find(d->cache, ip, isid, d->mode);
 		if (e == NULL || ninsn + e->ninsn > FPT_BLK_MAX)
@@ -422,9 +423,9 @@ done:
 /*
  * hot_block() over a memoized run (fpti_run()) when its blocks all start
  * in the span hot_ready() holds d->ip to: 1 with the first in @it, the
- * others given by fpt_next() from d->run.
+ * others given by fpt_next() from d->run_b.
  */
-static int __attribute__((noinline))
+static inline int
 hot_run(struct fpt *d, struct fpt_item *it)
 {
 	const struct fpt_run *r = fpti_run(d);
@@ -436,7 +437,6 @@ hot_run(struct fpt *d, struct fpt_item *it)
 	    r->hi - d->last.lo >= span)) ||
 	    (r->pop && d->rs_n + r->npush == 0))
 		return (0);
-	assert(r->nb <= d->ntnt && r->b[0].ip == d->ip);
 	for (i = 0; i < r->npush; i++)
 		rs_push(d, r->push[i]);
 	d->ip = r->to;
@@ -447,11 +447,15 @@ hot_run(struct fpt *d, struct fpt_item *it)
 		d->rs_n--;
 	}
 	d->ntnt -= r->nb;
+	/* The next run's slot, while this one's blocks are given. */
+	if (d->ntnt > 0)
+		__builtin_prefetch(fpti_run_slot(d, d->ip, fpti_run_key(d)));
 	it->kind = FPT_ITEM_BLOCK;
 	it->block = r->b[0];
 	if (r->nb > 1) {
 		d->run = r;
-		d->run_i = 1;
+		d->run_b = &r->b[1];
+		d->run_end = &r->b[r->nb];
 	}
 	return (1);
 }
