@@ -298,9 +298,10 @@ next_hot(struct fpt *d, struct fpt_item *it)
 }
 
 /*
- * hot_block()'s commonest blocks, in fewer steps: one cache entry to a
- * conditional branch, or with no TNT bit left to an indirect branch, a
- * far transfer, an indirect call or a return, and its TIP next.  1 with
+ * hot_block()'s commonest blocks, in fewer steps: one cache entry, or a
+ * direct call's or jump's and the next, to a conditional branch, or with
+ * no TNT bit left to an indirect branch, a far transfer, an indirect call
+ * or a return, and its TIP next.  1 with
  * the block in @it; 0, nothing changed, for hot_block() to try.
  */
 static inline int
@@ -308,12 +309,31 @@ hot_one(struct fpt *d, struct fpt_item *it)
 {
 	const struct fpt_cache_entry *e;
 	struct fpt_block *b = &it->block;
-	uint64_t to;
+	uint64_t to, ret = 0;
+	unsigned ninsn;
+	int call = 0;
 	uint8_t end;
 
 	e = fpti_cache_find(d->cache, d->ip, d->last.isid, d->mode);
 	if (e == NULL)
 		return (0);
+	ninsn = e->ninsn;
+	if (e->q == FPT_Q_DECODE) {
+		/* A direct call or jump to the entry that ends the block. */
+		if (!e->dnext_in)
+			return (0);
+		if (e->dkind == HWTR_X86_CALL &&
+		    e->dtarget != e->dip + e->dlen) {
+			call = 1;
+			ret = e->dip + e->dlen;
+		}
+		to = e->dkind == HWTR_X86_CALL || e->dkind == HWTR_X86_JMP ?
+		    e->dtarget : e->dip + e->dlen;
+		if ((e = fpti_cache_find(d->cache, to, d->last.isid,
+		    d->mode)) == NULL)
+			return (0);
+		ninsn += e->ninsn;
+	}
 	switch (e->q) {
 	case FPT_Q_COND:
 		if (!tnt_at_hand(d))
@@ -336,6 +356,9 @@ hot_one(struct fpt *d, struct fpt_item *it)
 		    !tip_fast(d, &to))
 			return (0);
 		if (e->q == FPT_Q_IND_CALL) {
+			if (call)
+				rs_push(d, ret);
+			call = 0;
 			rs_push(d, e->dip + e->dlen);
 			end = FPT_END_CALL_IND;
 		} else if (e->q == FPT_Q_RETURN)
@@ -347,10 +370,12 @@ hot_one(struct fpt *d, struct fpt_item *it)
 	default:
 		return (0);
 	}
+	if (call)
+		rs_push(d, ret);
 	it->kind = FPT_ITEM_BLOCK;
 	b->ip = d->ip;
 	b->end_ip = e->dip;
-	b->ninsn = e->ninsn;
+	b->ninsn = ninsn;
 	b->mode = d->mode;
 	b->end = end;
 	b->isid = d->last.isid;
