@@ -36,7 +36,6 @@
 #include "hwtr_x86.h"
 #include "fpt_int.h"
 
-static inline int	tip_fast(struct fpt *, uint64_t *);
 static int	query_cond(struct fpt *, int *);
 static int	query_indirect(struct fpt *, uint64_t *);
 struct fpt_step;
@@ -353,7 +352,7 @@ hot_one(struct fpt *d, struct fpt_item *it)
 		/* hot_block()'s TIP, when no TNT bit is left to check. */
 		if (d->ntnt > 0 || d->pos >= d->cfg.end ||
 		    (*d->pos & 0x1f) != 0x0d || d->mode_pending ||
-		    !tip_fast(d, &to))
+		    !fpti_tip_fast(d, &to))
 			return (0);
 		if (e->q == FPT_Q_IND_CALL) {
 			if (call)
@@ -389,9 +388,9 @@ hot_one(struct fpt *d, struct fpt_item *it)
  * The hot path of fpt_next() while nothing but TNT and TIP packets comes
  * (d->hot, and hot_ready() held): a block over cache entries, as
  * proceed_cached() follows them, that ends at a TNT bit or a TIP at hand
- * (as trace_step() would take them), or where a DECODE entry ends it.  1 with it in @it; 0, nothing
- * changed, when anything else comes (a miss, an error, another packet):
- * next_item() decodes that block.
+ * (as trace_step() would take them), or where a DECODE entry ends it.
+ * 1 with it in @it; 0, nothing changed, when anything else comes (a
+ * miss, an error, another packet): next_item() decodes that block.
  */
 static int __attribute__((noinline))
 hot_block(struct fpt *d, struct fpt_item *it)
@@ -465,7 +464,7 @@ hot_block(struct fpt *d, struct fpt_item *it)
 		tip_at = d->pos;
 		tip_last = d->last_ip;
 		tip_have = d->have_ip;
-		if (!tip_fast(d, &to))
+		if (!fpti_tip_fast(d, &to))
 			return (0);
 		/*
 		 * With TNT bits left libipt reads ahead after the TIP, and a
@@ -1434,55 +1433,6 @@ rs_push(struct fpt *d, uint64_t ret)
 }
 
 /*
- * The TIP at d->pos parsed here, the hot path: 1 with @to when it has an
- * IP and fits, 0 to leave it to the packet parser.
- */
-static inline int
-tip_fast(struct fpt *d, uint64_t *to)
-{
-	const uint8_t *p = d->pos;
-	ptrdiff_t left = d->cfg.end - p;
-	uint64_t v, m;
-	unsigned n;
-
-	/* Each as one expression, which the compiler makes a load or two. */
-	switch (p[0] >> 5) {
-	case FPT_IPC_UPD16:
-		if (left < 3)
-			return (0);
-		n = 2;
-		m = 0xffffull;
-		v = (uint64_t)p[1] | (uint64_t)p[2] << 8;
-		break;
-	case FPT_IPC_UPD32:
-		if (left < 5)
-			return (0);
-		n = 4;
-		m = 0xffffffffull;
-		v = (uint64_t)p[1] | (uint64_t)p[2] << 8 |
-		    (uint64_t)p[3] << 16 | (uint64_t)p[4] << 24;
-		break;
-	case FPT_IPC_UPD48:
-		if (left < 7)
-			return (0);
-		n = 6;
-		m = 0xffffffffffffull;
-		v = (uint64_t)p[1] | (uint64_t)p[2] << 8 |
-		    (uint64_t)p[3] << 16 | (uint64_t)p[4] << 24 |
-		    (uint64_t)p[5] << 32 | (uint64_t)p[6] << 40;
-		break;
-	default:
-		return (0);
-	}
-	v = (d->last_ip & ~m) | v;
-	d->last_ip = v;
-	d->have_ip = 1;
-	d->pos = p + 1 + n;
-	*to = v;
-	return (1);
-}
-
-/*
  * After a TNT packet libipt reads ahead over the status packets that
  * follow, and a bad packet there fails the query that took the TNT, its
  * bits unused; the end of the trace does not.  A TNT-8 or a TIP next (the
@@ -1555,7 +1505,7 @@ query_indirect(struct fpt *d, uint64_t *to)
 
 	for (;;) {
 		if (d->pos < d->cfg.end && (*d->pos & 0x1f) == 0x0d &&
-		    !d->mode_pending && tip_fast(d, to))
+		    !d->mode_pending && fpti_tip_fast(d, to))
 			return (d->ntnt > 0 ? fpti_check_ahead(d) : 0);
 		if ((rc = fpti_read_ahead(d)) < 0 ||
 		    (rc = fpti_peek(d, &pkt)) < 0)
