@@ -132,41 +132,34 @@ fpt_cache_free(struct fpt_cache *c)
 }
 
 /*
- * The run of hot blocks from d->ip with the next d->ntnt bits of d->tnt
- * at hand (FPT_RUN_MAX at most), found or made (over a slot of another
- * key).  Its blocks are the ones fpt_dec.c's hot_block() makes one at a
- * time while they take a TNT bit each, up to a compressed return, and
- * pass at most FPT_RUN_PUSH calls that push: cache entries only (a miss ends the run), so the run stays what they
- * say as long as the cache's generation does.  Whether each block starts
- * in the span the hot path stays in is the caller's check (lo, hi).
+ * Make the run of hot blocks from d->ip with the TNT state @ts
+ * (fpti_run_key(): the next d->ntnt bits at hand, FPT_RUN_MAX at most)
+ * over @r, a slot of another key or a stale one.  Its blocks are the ones
+ * fpt_dec.c's hot_block() makes one at a time while they take a TNT bit
+ * each, up to a compressed return, and pass at most FPT_RUN_PUSH calls
+ * that push: cache entries only (a miss ends the run, and marks it to be
+ * made again), so the run stays what they say as long as the cache's
+ * generation does.  Whether each block starts in the span the hot path
+ * stays in is the caller's check (lo, hi).
  */
 const struct fpt_run *
-fpti_run(struct fpt *d)
+fpti_run_make(struct fpt *d, struct fpt_run *r, uint16_t ts)
 {
 	const struct fpt_cache_entry *e;
-	struct fpt_run *r;
 	struct fpt_block *b;
 	uint64_t ip = d->ip, start, tnt;
-	unsigned n = d->ntnt, ninsn, np;
-	uint16_t ts;
+	unsigned n, ninsn, np;
 
-	/* The next FPT_RUN_MAX bits at most (a long TNT has up to 47). */
-	assert(n > 0);
-	if (n > FPT_RUN_MAX)
-		n = FPT_RUN_MAX;
-	tnt = (d->tnt >> (d->ntnt - n)) & ((1u << n) - 1);
-	ts = (uint16_t)((1u << n) | tnt);
-	r = &d->runs[(ip ^ ((uint64_t)ts << 5)) &
-	    ((1u << FPT_RUN_BITS) - 1)];
-	if (r->ip == ip && r->tstate == ts && r->isid == d->last.isid &&
-	    r->mode == d->mode && r->gen == d->cache->gen)
-		return (r);
+	assert(d->ntnt > 0 && ts > 1);
+	n = 31u - (unsigned)__builtin_clz(ts);
+	tnt = ts & ((1u << n) - 1);
 	r->ip = ip;
 	r->tstate = ts;
 	r->isid = d->last.isid;
 	r->mode = d->mode;
 	r->gen = d->cache->gen;
 	r->nb = 0;
+	r->missed = 0;
 	r->npush = 0;
 	r->pop = 0;
 	r->lo = UINT64_MAX;
@@ -177,7 +170,11 @@ fpti_run(struct fpt *d)
 		np = r->npush;
 		for (;;) {
 			e = fpti_cache_find(d->cache, ip, r->isid, r->mode);
-			if (e == NULL || ninsn + e->ninsn > FPT_BLK_MAX)
+			if (e == NULL) {
+				r->missed = 1;
+				return (r);
+			}
+			if (ninsn + e->ninsn > FPT_BLK_MAX)
 				return (r);
 			ninsn += e->ninsn;
 			if (e->q == FPT_Q_AGAIN) {
@@ -235,7 +232,7 @@ fpti_run(struct fpt *d)
 
 /*
  * Take back the blocks of the run fpt_next() has not given yet
- * (d->run_i on): hot_run() took their TNT bits, pushed their calls'
+ * (d->run_b on): hot_run() took their TNT bits, pushed their calls'
  * returns and moved d->ip past them at once.  After it, the decoder is
  * where it would be had it made them one at a time, before the first of
  * them, so that a caller's new image (fpt_code_changed()) applies to it.
@@ -245,23 +242,24 @@ void
 fpti_run_undo(struct fpt *d)
 {
 	const struct fpt_run *r = d->run;
-	unsigned k;
+	unsigned k, i;
 
-	if (r == NULL)
+	if (d->run_b == NULL)
 		return;
-	assert(d->run_i > 0 && d->run_i < r->nb);
+	i = (unsigned)(d->run_b - r->b);
+	assert(i > 0 && i < r->nb);
 	if (r->pop) {
 		/* The popped address is still in its slot. */
 		d->rs_top = (d->rs_top + 1) % FPT_RS_MAX;
 		if (d->rs_n < FPT_RS_MAX)
 			d->rs_n++;
 	}
-	for (k = r->npush - r->pushed[d->run_i - 1]; k > 0; k--) {
+	for (k = r->npush - r->pushed[i - 1]; k > 0; k--) {
 		d->rs_top = (d->rs_top + FPT_RS_MAX - 1) % FPT_RS_MAX;
 		if (d->rs_n > 0)
 			d->rs_n--;
 	}
-	d->ntnt += r->nb - d->run_i;
-	d->ip = r->b[d->run_i].ip;
-	d->run = NULL;
+	d->ntnt += r->nb - i;
+	d->ip = r->b[i].ip;
+	d->run_b = NULL;
 }

@@ -36,7 +36,6 @@
 #include "hwtr_x86.h"
 #include "fpt_int.h"
 
-static inline int	tip_fast(struct fpt *, uint64_t *);
 static int	query_cond(struct fpt *, int *);
 static int	query_indirect(struct fpt *, uint64_t *);
 struct fpt_step;
@@ -69,8 +68,9 @@ static inline int	long_tnt(const uint8_t *, const uint8_t *, uint64_t *,
 		    unsigned *);
 static inline int	tnt_or_tip(const uint8_t *, const uint8_t *);
 static int	tnt_next(const struct fpt *);
-static inline int	hot_block(struct fpt *, struct fpt_item *);
-static int	hot_run(struct fpt *, struct fpt_item *);
+static int	hot_block(struct fpt *, struct fpt_item *);
+static inline int	hot_run(struct fpt *, struct fpt_item *);
+static inline int	hot_one(struct fpt *, struct fpt_item *);
 static int	next_hot(struct fpt *, struct fpt_item *);
 static int	next_item(struct fpt *, struct fpt_item *);
 static inline int	block_run(struct fpt *, struct fpt_item *, int);
@@ -192,7 +192,7 @@ fpt_sync_forward(struct fpt *d)
 	ptrdiff_t off;
 	int rc;
 
-	d->run = NULL;
+	d->run_b = NULL;
 	if (d->sync != NULL && from <= d->sync)
 		from = d->sync + 16;
 	/* A PSB partly consumed by the packet before is still found. */
@@ -298,38 +298,129 @@ fpt_sync_forward(struct fpt *d)
 int
 fpt_next(struct fpt *d, struct fpt_item *it)
 {
-	if (d->run != NULL) {
+	const struct fpt_block *b = d->run_b, *end = d->run_end;
+
+	if (b != NULL) {
 		it->kind = FPT_ITEM_BLOCK;
-		it->block = d->run->b[d->run_i++];
-		if (d->run_i == d->run->nb)
-			d->run = NULL;
+		it->block = *b++;
+		d->run_b = b != end ? b : NULL;
 		return (0);
 	}
 	return (next_hot(d, it));
 }
 
-/* fpt_next() but for the blocks of a run: the hot block, or the rest. */
+/*
+ * fpt_next() but for the blocks of a run: the next run (hot_run()), the
+ * hot block, or the rest.
+ */
 static int __attribute__((noinline))
 next_hot(struct fpt *d, struct fpt_item *it)
 {
 	if (!d->hot)
 		d->hot = fast_ready(d);
-	if (d->hot && hot_block(d, it))
+	if (d->hot && hot_ready(d) && ((d->ntnt > 0 && hot_run(d, it)) ||
+	    hot_one(d, it) || hot_block(d, it)))
 		return (0);
 	return (next_item(d, it));
+}
+
+/*
+ * hot_block()'s commonest blocks, in fewer steps: one cache entry, or a
+ * direct call's or jump's and the next, to a conditional branch, or with
+ * no TNT bit left to an indirect branch, a far transfer, an indirect call
+ * or a return, and its TIP next.  1 with
+ * the block in @it; 0, nothing changed, for hot_block() to try.
+ */
+static inline int
+hot_one(struct fpt *d, struct fpt_item *it)
+{
+	const struct fpt_cache_entry *e;
+	struct fpt_block *b = &it->block;
+	uint64_t to, ret = 0;
+	unsigned ninsn;
+	int call = 0;
+	uint8_t end;
+
+	e = fpti_cache_find(d->cache, d->ip, d->last.isid, d->mode);
+	if (e == NULL)
+		return (0);
+	ninsn = e->ninsn;
+	if (e->q == FPT_Q_DECODE) {
+		/* A direct call or jump to the entry that ends the block. */
+		if (!e->dnext_in)
+			return (0);
+		if (e->dkind == HWTR_X86_CALL &&
+		    e->dtarget != e->dip + e->dlen) {
+			call = 1;
+			ret = e->dip + e->dlen;
+		}
+		to = e->dkind == HWTR_X86_CALL || e->dkind == HWTR_X86_JMP ?
+		    e->dtarget : e->dip + e->dlen;
+		if ((e = fpti_cache_find(d->cache, to, d->last.isid,
+		    d->mode)) == NULL)
+			return (0);
+		ninsn += e->ninsn;
+	}
+	switch (e->q) {
+	case FPT_Q_COND:
+		if (!tnt_at_hand(d))
+			return (0);
+		d->ntnt--;
+		if ((d->tnt >> d->ntnt) & 1) {
+			to = e->dtarget;
+			end = FPT_END_COND_TAKEN;
+		} else {
+			to = e->dip + e->dlen;
+			end = FPT_END_COND_NOT_TAKEN;
+		}
+		break;
+	case FPT_Q_INDIRECT:
+	case FPT_Q_IND_CALL:
+	case FPT_Q_RETURN:
+		/* hot_block()'s TIP, when no TNT bit is left to check. */
+		if (d->ntnt > 0 || d->pos >= d->cfg.end ||
+		    (*d->pos & 0x1f) != 0x0d || d->mode_pending ||
+		    !fpti_tip_fast(d, &to))
+			return (0);
+		if (e->q == FPT_Q_IND_CALL) {
+			if (call)
+				rs_push(d, ret);
+			call = 0;
+			rs_push(d, e->dip + e->dlen);
+			end = FPT_END_CALL_IND;
+		} else if (e->q == FPT_Q_RETURN)
+			end = FPT_END_RET;
+		else
+			end = e->dkind == HWTR_X86_JMP_IND ? FPT_END_INDIRECT :
+			    FPT_END_FAR;
+		break;
+	default:
+		return (0);
+	}
+	if (call)
+		rs_push(d, ret);
+	it->kind = FPT_ITEM_BLOCK;
+	b->ip = d->ip;
+	b->end_ip = e->dip;
+	b->ninsn = ninsn;
+	b->mode = d->mode;
+	b->end = end;
+	b->isid = d->last.isid;
+	d->ip = to;
+	return (1);
 }
 
 #define HOT_CALLS	4	/* direct calls a hot block may pass */
 
 /*
  * The hot path of fpt_next() while nothing but TNT and TIP packets comes
- * (d->hot): a block over cache entries, as proceed_cached() follows them,
- * that ends at a TNT bit or a TIP at hand (as trace_step() would take
- * them), or where a DECODE entry ends it.  1 with it in @it; 0, nothing
- * changed, when anything else comes (a miss, an error, another packet):
- * next_item() decodes that block.
+ * (d->hot, and hot_ready() held): a block over cache entries, as
+ * proceed_cached() follows them, that ends at a TNT bit or a TIP at hand
+ * (as trace_step() would take them), or where a DECODE entry ends it.
+ * 1 with it in @it; 0, nothing changed, when anything else comes (a
+ * miss, an error, another packet): next_item() decodes that block.
  */
-static inline int
+static int __attribute__((noinline))
 hot_block(struct fpt *d, struct fpt_item *it)
 {
 	const struct fpt_cache_entry *e;
@@ -341,10 +432,6 @@ hot_block(struct fpt *d, struct fpt_item *it)
 	uint8_t end;
 
 	assert(d->hot);
-	if (!hot_ready(d))
-		return (0);
-	if (d->ntnt > 0 && hot_run(d, it))
-		return (1);
 	for (;;) {
 		e = fpti_cache_find(d->cache, ip, isid, d->mode);
 		if (e == NULL || ninsn + e->ninsn > FPT_BLK_MAX)
@@ -405,7 +492,7 @@ hot_block(struct fpt *d, struct fpt_item *it)
 		tip_at = d->pos;
 		tip_last = d->last_ip;
 		tip_have = d->have_ip;
-		if (!tip_fast(d, &to))
+		if (!fpti_tip_fast(d, &to))
 			return (0);
 		/*
 		 * With TNT bits left libipt reads ahead after the TIP, and a
@@ -450,9 +537,9 @@ done:
 /*
  * hot_block() over a memoized run (fpti_run()) when its blocks all start
  * in the span hot_ready() holds d->ip to: 1 with the first in @it, the
- * others given by fpt_next() from d->run.
+ * others given by fpt_next() from d->run_b.
  */
-static int __attribute__((noinline))
+static inline int
 hot_run(struct fpt *d, struct fpt_item *it)
 {
 	const struct fpt_run *r = fpti_run(d);
@@ -464,7 +551,6 @@ hot_run(struct fpt *d, struct fpt_item *it)
 	    r->hi - d->last.lo >= span)) ||
 	    (r->pop && d->rs_n + r->npush == 0))
 		return (0);
-	assert(r->nb <= d->ntnt && r->b[0].ip == d->ip);
 	for (i = 0; i < r->npush; i++)
 		rs_push(d, r->push[i]);
 	d->ip = r->to;
@@ -475,11 +561,15 @@ hot_run(struct fpt *d, struct fpt_item *it)
 		d->rs_n--;
 	}
 	d->ntnt -= r->nb;
+	/* The next run's slot, while this one's blocks are given. */
+	if (d->ntnt > 0)
+		__builtin_prefetch(fpti_run_slot(d, d->ip, fpti_run_key(d)));
 	it->kind = FPT_ITEM_BLOCK;
 	it->block = r->b[0];
 	if (r->nb > 1) {
 		d->run = r;
-		d->run_i = 1;
+		d->run_b = &r->b[1];
+		d->run_end = &r->b[r->nb];
 	}
 	return (1);
 }
@@ -559,13 +649,14 @@ hot_ready(const struct fpt *d)
 static inline int
 long_tnt(const uint8_t *p, const uint8_t *end, uint64_t *tnt, unsigned *n)
 {
-	uint64_t v = 0;
-	unsigned i;
+	uint64_t v;
 
 	if (end - p < 8 || p[0] != 0x02 || p[1] != 0xa3)
 		return (0);
-	for (i = 7; i >= 2; i--)
-		v = v << 8 | p[i];
+	/* One expression, which the compiler makes a load or two. */
+	v = (uint64_t)p[2] | (uint64_t)p[3] << 8 | (uint64_t)p[4] << 16 |
+	    (uint64_t)p[5] << 24 | (uint64_t)p[6] << 32 |
+	    (uint64_t)p[7] << 40;
 	if (v <= 1)
 		return (0);
 	*n = 63u - (unsigned)__builtin_clzll(v);
@@ -1397,45 +1488,6 @@ rs_push(struct fpt *d, uint64_t ret)
 }
 
 /*
- * The TIP at d->pos parsed here, the hot path: 1 with @to when it has an
- * IP and fits, 0 to leave it to the packet parser.
- */
-static inline int
-tip_fast(struct fpt *d, uint64_t *to)
-{
-	const uint8_t *p = d->pos;
-	uint64_t v = 0, m;
-	unsigned ipc = p[0] >> 5, n, i;
-
-	switch (ipc) {
-	case FPT_IPC_UPD16:
-		n = 2;
-		m = 0xffffull;
-		break;
-	case FPT_IPC_UPD32:
-		n = 4;
-		m = 0xffffffffull;
-		break;
-	case FPT_IPC_UPD48:
-		n = 6;
-		m = 0xffffffffffffull;
-		break;
-	default:
-		return (0);
-	}
-	if (d->cfg.end - p < 1 + (ptrdiff_t)n)
-		return (0);
-	for (i = n; i > 0; i--)
-		v = v << 8 | p[i];
-	v = (d->last_ip & ~m) | v;
-	d->last_ip = v;
-	d->have_ip = 1;
-	d->pos = p + 1 + n;
-	*to = v;
-	return (1);
-}
-
-/*
  * After a TNT packet libipt reads ahead over the status packets that
  * follow, and a bad packet there fails the query that took the TNT, its
  * bits unused; the end of the trace does not.  A TNT-8 or a TIP next (the
@@ -1508,7 +1560,7 @@ query_indirect(struct fpt *d, uint64_t *to)
 
 	for (;;) {
 		if (d->pos < d->cfg.end && (*d->pos & 0x1f) == 0x0d &&
-		    !d->mode_pending && tip_fast(d, to))
+		    !d->mode_pending && fpti_tip_fast(d, to))
 			return (d->ntnt > 0 ? fpti_check_ahead(d) : 0);
 		if ((rc = fpti_read_ahead(d)) < 0 ||
 		    (rc = fpti_peek(d, &pkt)) < 0)

@@ -65,6 +65,7 @@ struct fpt_run {
 	uint16_t	tstate;		/* key; 0: an empty slot */
 	uint8_t		mode;		/* key */
 	uint8_t		nb;		/* blocks; 0 when the first is none */
+	uint8_t		missed;		/* cut by a block cache miss */
 	uint8_t		npush;		/* return addresses the calls push */
 	uint8_t		pushed[FPT_RUN_MAX];	/* of them, by b[0..i] */
 	uint8_t		pop;		/* the last is a compressed return */
@@ -82,12 +83,13 @@ struct fpt_step {
 
 struct fpt {
 	/*
-	 * A run being given (d->run->b[run_i] next); the state is as after
-	 * its last block.  The runs only take TNT bits at hand: the
-	 * position, the time, the events do not move during one.
+	 * A run being given (@run_b next, up to @run_end; NULL when none);
+	 * the state is as after its last block.  The runs only take TNT
+	 * bits at hand: the position, the time, the events do not move
+	 * during one.
 	 */
+	const struct fpt_block *run_b, *run_end;
 	const struct fpt_run *run;
-	unsigned	run_i;
 	struct fpt_run	*runs;		/* 2^FPT_RUN_BITS slots */
 	struct fpt_config cfg;
 	struct fpt_cache *cache;
@@ -214,7 +216,49 @@ fpti_cache_find(const struct fpt_cache *c, uint64_t ip, int isid,
 	return (fpt_cache_lookup(c, ip, isid, mode));
 }
 
-const struct fpt_run *fpti_run(struct fpt *);
+/*
+ * The slot of the run from @ip with the TNT state @ts (fpti_run_key()).
+ */
+static inline struct fpt_run *
+fpti_run_slot(const struct fpt *d, uint64_t ip, uint16_t ts)
+{
+	return (&d->runs[(ip ^ ((uint64_t)ts << 5)) &
+	    ((1u << FPT_RUN_BITS) - 1)]);
+}
+
+/*
+ * The TNT state of a run from the next bits at hand: (1 << n) | the next
+ * n bits, n = d->ntnt but at most FPT_RUN_MAX; 0 when none is at hand.
+ */
+static inline uint16_t
+fpti_run_key(const struct fpt *d)
+{
+	unsigned n = d->ntnt < FPT_RUN_MAX ? d->ntnt : FPT_RUN_MAX;
+
+	return ((uint16_t)((1u << n) |
+	    ((d->tnt >> (d->ntnt - n)) & ((1u << n) - 1))));
+}
+
+const struct fpt_run *fpti_run_make(struct fpt *, struct fpt_run *,
+		    uint16_t);
+
+/*
+ * The run of hot blocks from d->ip with the next bits at hand (d->ntnt
+ * > 0): found, or made over its slot (fpti_run_make()).  A run a cache
+ * miss cut short is made again: the miss is filled by now, most likely.
+ */
+static inline const struct fpt_run *
+fpti_run(struct fpt *d)
+{
+	uint16_t ts = fpti_run_key(d);
+	struct fpt_run *r = fpti_run_slot(d, d->ip, ts);
+
+	if (r->ip == d->ip && r->tstate == ts && r->isid == d->last.isid &&
+	    r->mode == d->mode && r->gen == d->cache->gen && !r->missed)
+		return (r);
+	return (fpti_run_make(d, r, ts));
+}
+
 void		fpti_run_undo(struct fpt *);
 /* fpt_insn.c */
 int		fpti_decode_at(struct fpt *, uint64_t, struct hwtr_x86_insn *,
@@ -227,6 +271,55 @@ static inline int
 fpti_is_tnt8(uint8_t b)
 {
 	return ((b & 1) == 0 && b > 2);
+}
+
+/*
+ * The TIP at d->pos parsed in fpt_dec.c's hot path: 1 with @to when it
+ * has an IP and fits, 0 to leave it to the packet parser.
+ */
+static inline int
+fpti_tip_fast(struct fpt *d, uint64_t *to)
+{
+	const uint8_t *p = d->pos;
+	ptrdiff_t left = d->cfg.end - p;
+	uint64_t v, m;
+	unsigned n;
+
+	/* Each as one expression, which the compiler makes a load or two. */
+	switch (p[0] >> 5) {
+	case FPT_IPC_UPD16:
+		if (left < 3)
+			return (0);
+		n = 2;
+		m = 0xffffull;
+		v = (uint64_t)p[1] | (uint64_t)p[2] << 8;
+		break;
+	case FPT_IPC_UPD32:
+		if (left < 5)
+			return (0);
+		n = 4;
+		m = 0xffffffffull;
+		v = (uint64_t)p[1] | (uint64_t)p[2] << 8 |
+		    (uint64_t)p[3] << 16 | (uint64_t)p[4] << 24;
+		break;
+	case FPT_IPC_UPD48:
+		if (left < 7)
+			return (0);
+		n = 6;
+		m = 0xffffffffffffull;
+		v = (uint64_t)p[1] | (uint64_t)p[2] << 8 |
+		    (uint64_t)p[3] << 16 | (uint64_t)p[4] << 24 |
+		    (uint64_t)p[5] << 32 | (uint64_t)p[6] << 40;
+		break;
+	default:
+		return (0);
+	}
+	v = (d->last_ip & ~m) | v;
+	d->last_ip = v;
+	d->have_ip = 1;
+	d->pos = p + 1 + n;
+	*to = v;
+	return (1);
 }
 
 /* fpt_ev.c: the packet layer and the event queue. */

@@ -531,9 +531,9 @@ ATF_TC_BODY(valgrind_capture_dynamic, tc)
  * or, with @unsup, handing it to libipt after @nitems items.
  */
 static void
-handmade_as(const char *what, const uint8_t *pt, size_t len,
+handmade_map_as(const char *what, const uint8_t *pt, size_t len,
     const uint8_t *code, size_t clen, uint64_t addr, unsigned nitems,
-    int unsup)
+    int unsup, int map)
 {
 	struct tf_img *im;
 	struct pt_config cfg;
@@ -547,6 +547,8 @@ handmade_as(const char *what, const uint8_t *pt, size_t len,
 	ATF_REQUIRE(tf_img_add(im, "code.bin", code, 0, clen, addr) == 0);
 	pt_config_init(&cfg);
 	memset(&fc, 0, sizeof(fc));
+	if (map)
+		fc.map = tf_map;
 	memset(&t, 0, sizeof(t));
 	diff_one(what, pt, len, im, &cfg, &fc, &t);
 	free(im);
@@ -561,6 +563,14 @@ handmade_as(const char *what, const uint8_t *pt, size_t len,
 		    "whole, got %u unsupported", what, t.unsup);
 	ATF_CHECK_MSG(t.items == nitems, "%s: expected %u items, got %"
 	    PRIu64, what, nitems, t.items);
+}
+
+static void
+handmade_as(const char *what, const uint8_t *pt, size_t len,
+    const uint8_t *code, size_t clen, uint64_t addr, unsigned nitems,
+    int unsup)
+{
+	handmade_map_as(what, pt, len, code, clen, addr, nitems, unsup, 0);
 }
 
 static void
@@ -1118,6 +1128,50 @@ ATF_TC_BODY(bad_after_tnt_fup, tc)
 }
 
 /*
+ * A direct call, then an indirect call in the same block, three times
+ * over: from the second time on the blocks come from fpt's hot path over
+ * cached entries (hot_one(): the call's entry and the next; the hot path
+ * needs fpt's map callback), which pushes
+ * both return addresses, the direct call's first; the two compressed
+ * returns after it pop them in the other order, and a wrong order sends
+ * the flow elsewhere.  By construction, as libipt gives them
+ * (T_FPT_DUMP=call_then): the PSB+'s mode; 5 blocks the first round (the
+ * cache fill ends a block at the call: call; call rax; ret; ret; jmp
+ * rax), 4 in each of the two others (call and call rax in one block);
+ * the call block again, the TIP.PGD binding to its call rax; the
+ * disable: 16 items.
+ */
+ATF_TC_WITHOUT_HEAD(call_then_ind_call);
+ATF_TC_BODY(call_then_ind_call, tc)
+{
+#define ROUND \
+		0x2d, 0x20, 0x10,		/* TIP 0x1020 */ \
+		0x0e,				/* TNT: T T */ \
+		0x2d, 0x00, 0x10		/* TIP 0x1000 */
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		ROUND, ROUND, ROUND,
+		0x01,						/* TIP.PGD */
+	};
+#undef ROUND
+	/*
+	 * 0x1000 call 0x1010; jmp rax; 0x1010 call rax; ret; 0x1020 ret
+	 * (nops between).
+	 */
+	static const uint8_t code[] = {
+		0xe8, 0x0b, 0x00, 0x00, 0x00, 0xff, 0xe0, 0x90,
+		0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+		0xff, 0xd0, 0xc3, 0x90, 0x90, 0x90, 0x90, 0x90,
+		0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+		0xc3,
+	};
+
+	/* With a map callback, as the indexer gives: the hot path runs. */
+	handmade_map_as("call_then_ind_call", pt, sizeof(pt), code,
+	    sizeof(code), 0x1000, 16, 0, 1);
+}
+
+/*
  * A run of PSB payload longer than a PSB (ten pairs): libipt's sync goes
  * to the end of the run and syncs at its last 16 bytes, where a PSB+
  * follows; fpt must sync there too, not at the run's start, where the
@@ -1221,6 +1275,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, tnt_before_tsx_fup);
 	ATF_TP_ADD_TC(tp, no_tsc_after_resync);
 	ATF_TP_ADD_TC(tp, bad_after_tnt_fup);
+	ATF_TP_ADD_TC(tp, call_then_ind_call);
 	ATF_TP_ADD_TC(tp, psb_run);
 	ATF_TP_ADD_TC(tp, bad_in_first_event);
 	ATF_TP_ADD_TC(tp, bad_after_two_updates);
