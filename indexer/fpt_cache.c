@@ -23,6 +23,7 @@
 
 #include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hwtrace.h"
 #include "fpt_int.h"
@@ -262,4 +263,92 @@ fpti_run_undo(struct fpt *d)
 	d->ntnt += r->nb - i;
 	d->ip = r->b[i].ip;
 	d->run_b = NULL;
+}
+
+/* The entries fill() (fpt_dec.c) caches for the path it walked. */
+
+/* A one-instruction entry @q at @p, in @b's image and the current mode. */
+static void
+one_insn_entry(struct fpt_cache_entry *e, const struct fpt *d,
+    const struct fpt_block *b, const struct fpt_step *p, uint8_t q)
+{
+	memset(e, 0, sizeof(*e));
+	e->ip = p->ip;
+	e->isid = b->isid;
+	e->mode = d->mode;
+	e->q = q;
+	e->ninsn = 1;
+}
+
+/* Insert @e in @d's cache; a full cache is only remembered. */
+static void
+cache_put(struct fpt *d, const struct fpt_cache_entry *e)
+{
+	if (fpt_cache_insert(d->cache, e) < 0)
+		d->cache_full = 1;
+}
+
+/* Cache the one-instruction entry of @p, a decision point. */
+void
+fpti_step_entry(struct fpt *d, const struct fpt_block *b, const struct fpt_step *p,
+    uint8_t q, int next_in)
+{
+	struct fpt_cache_entry e;
+
+	one_insn_entry(&e, d, b, p, q);
+	e.dip = p->ip;
+	e.dkind = p->kind;
+	e.dlen = p->len;
+	e.dtarget = p->target;
+	e.dnext_in = (uint8_t)next_in;
+	cache_put(d, &e);
+}
+
+/*
+ * Cache @p's entry as "one instruction, then go on at @next", or, when
+ * @next is too far for libipt's 16-bit displacement, as a DECODE entry of
+ * @p itself.
+ */
+void
+fpti_trampoline(struct fpt *d, const struct fpt_block *b, const struct fpt_step *p,
+    uint64_t next)
+{
+	struct fpt_cache_entry e;
+	int64_t disp = (int64_t)(next - p->ip);
+
+	if (disp < INT16_MIN || disp > INT16_MAX) {
+		fpti_step_entry(d, b, p, FPT_Q_DECODE, 1);
+		return;
+	}
+	one_insn_entry(&e, d, b, p, FPT_Q_AGAIN);
+	e.dip = next;
+	cache_put(d, &e);
+}
+
+/*
+ * Cache @p's entry from its successor's at @next: one more instruction
+ * to the same decision point, or a trampoline when libipt's entry would
+ * overflow (255 instructions, 16-bit displacement).  0 when the
+ * successor has no entry.
+ */
+int
+fpti_link_entry(struct fpt *d, const struct fpt_block *b, const struct fpt_step *p,
+    uint64_t next)
+{
+	const struct fpt_cache_entry *nx;
+	struct fpt_cache_entry e;
+	int64_t disp;
+
+	nx = fpt_cache_lookup(d->cache, next, b->isid, d->mode);
+	if (nx == NULL)
+		return (0);
+	e = *nx;
+	e.ip = p->ip;
+	e.ninsn++;
+	disp = (int64_t)(e.dip - p->ip);
+	if (e.ninsn > 255 || disp < INT16_MIN || disp > INT16_MAX)
+		fpti_trampoline(d, b, p, next);
+	else
+		cache_put(d, &e);
+	return (1);
 }

@@ -48,12 +48,6 @@ static int	trace_step(struct fpt *, struct fpt_block *, int, uint64_t,
 static int	needs_trace(int);
 static uint8_t	q_of(int);
 static int	fill(struct fpt *, struct fpt_block *);
-static void	step_entry(struct fpt *, const struct fpt_block *,
-		    const struct fpt_step *, uint8_t, int);
-static void	trampoline(struct fpt *, const struct fpt_block *,
-		    const struct fpt_step *, uint64_t);
-static int	link_entry(struct fpt *, const struct fpt_block *,
-		    const struct fpt_step *, uint64_t);
 static int	code_at(struct fpt *, uint64_t, int *);
 static void	rs_push(struct fpt *, uint64_t);
 static void	call_push(struct fpt *, uint64_t, const struct hwtr_x86_insn *);
@@ -1286,7 +1280,7 @@ fill(struct fpt *d, struct fpt_block *b)
 		p->len = insn.len;
 		p->target = insn.target;
 		if (needs_trace(insn.kind)) {
-			step_entry(d, b, p, q_of(insn.kind), 0);
+			fpti_step_entry(d, b, p, q_of(insn.kind), 0);
 			d->ip = ip;
 			/*
 			 * libipt's query reads on after the TIP (and
@@ -1307,113 +1301,27 @@ fill(struct fpt *d, struct fpt_block *b)
 		in = code_at(d, nip, &isid) >= 0 && isid == b->isid;
 		if (insn.kind == HWTR_X86_CALL || !in ||
 		    (insn.kind == HWTR_X86_JMP && nip < ip + insn.len)) {
-			step_entry(d, b, p, FPT_Q_DECODE, in);
+			fpti_step_entry(d, b, p, FPT_Q_DECODE, in);
 			break;
 		}
 		if (fpt_cache_lookup(d->cache, nip, b->isid, d->mode) !=
 		    NULL) {
-			link_entry(d, b, p, nip);
+			fpti_link_entry(d, b, p, nip);
 			break;
 		}
 		if (n == FPT_FILL_STEPS) {
-			trampoline(d, b, p, nip);
+			fpti_trampoline(d, b, p, nip);
 			break;
 		}
 		ip = nip;
 	}
 	/* Each instruction's entry from its successor's, back to the first. */
 	for (j = n - 1; j-- > 0;)
-		if (!link_entry(d, b, &path[j], path[j + 1].ip))
+		if (!fpti_link_entry(d, b, &path[j], path[j + 1].ip))
 			break;
 	if (d->cache_full)
 		return (fpti_unsupported(d, "the block cache is full"));
 	return (0);
-}
-
-/* A one-instruction entry @q at @p, in @b's image and the current mode. */
-static void
-one_insn_entry(struct fpt_cache_entry *e, const struct fpt *d,
-    const struct fpt_block *b, const struct fpt_step *p, uint8_t q)
-{
-	memset(e, 0, sizeof(*e));
-	e->ip = p->ip;
-	e->isid = b->isid;
-	e->mode = d->mode;
-	e->q = q;
-	e->ninsn = 1;
-}
-
-/* Insert @e in @d's cache; a full cache is only remembered. */
-static void
-cache_put(struct fpt *d, const struct fpt_cache_entry *e)
-{
-	if (fpt_cache_insert(d->cache, e) < 0)
-		d->cache_full = 1;
-}
-
-/* Cache the one-instruction entry of @p, a decision point. */
-static void
-step_entry(struct fpt *d, const struct fpt_block *b, const struct fpt_step *p,
-    uint8_t q, int next_in)
-{
-	struct fpt_cache_entry e;
-
-	one_insn_entry(&e, d, b, p, q);
-	e.dip = p->ip;
-	e.dkind = p->kind;
-	e.dlen = p->len;
-	e.dtarget = p->target;
-	e.dnext_in = (uint8_t)next_in;
-	cache_put(d, &e);
-}
-
-/*
- * Cache @p's entry as "one instruction, then go on at @next", or, when
- * @next is too far for libipt's 16-bit displacement, as a DECODE entry of
- * @p itself.
- */
-static void
-trampoline(struct fpt *d, const struct fpt_block *b, const struct fpt_step *p,
-    uint64_t next)
-{
-	struct fpt_cache_entry e;
-	int64_t disp = (int64_t)(next - p->ip);
-
-	if (disp < INT16_MIN || disp > INT16_MAX) {
-		step_entry(d, b, p, FPT_Q_DECODE, 1);
-		return;
-	}
-	one_insn_entry(&e, d, b, p, FPT_Q_AGAIN);
-	e.dip = next;
-	cache_put(d, &e);
-}
-
-/*
- * Cache @p's entry from its successor's at @next: one more instruction
- * to the same decision point, or a trampoline when libipt's entry would
- * overflow (255 instructions, 16-bit displacement).  0 when the
- * successor has no entry.
- */
-static int
-link_entry(struct fpt *d, const struct fpt_block *b, const struct fpt_step *p,
-    uint64_t next)
-{
-	const struct fpt_cache_entry *nx;
-	struct fpt_cache_entry e;
-	int64_t disp;
-
-	nx = fpt_cache_lookup(d->cache, next, b->isid, d->mode);
-	if (nx == NULL)
-		return (0);
-	e = *nx;
-	e.ip = p->ip;
-	e.ninsn++;
-	disp = (int64_t)(e.dip - p->ip);
-	if (e.ninsn > 255 || disp < INT16_MIN || disp > INT16_MAX)
-		trampoline(d, b, p, next);
-	else
-		cache_put(d, &e);
-	return (1);
 }
 
 /* The image of @ip, or -HWTR_E_NOENT. */

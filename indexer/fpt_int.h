@@ -260,6 +260,12 @@ fpti_run(struct fpt *d)
 }
 
 void		fpti_run_undo(struct fpt *);
+void		fpti_step_entry(struct fpt *, const struct fpt_block *,
+		    const struct fpt_step *, uint8_t, int);
+void		fpti_trampoline(struct fpt *, const struct fpt_block *,
+		    const struct fpt_step *, uint64_t);
+int		fpti_link_entry(struct fpt *, const struct fpt_block *,
+		    const struct fpt_step *, uint64_t);
 /* fpt_insn.c */
 int		fpti_decode_at(struct fpt *, uint64_t, struct hwtr_x86_insn *,
 		    int *);
