@@ -57,6 +57,8 @@ static int	block_next(struct fpt *, struct fpt_item *);
 static inline int	fast_ready(const struct fpt *);
 static inline int	hot_ready(const struct fpt *);
 static inline int	tnt_at_hand(struct fpt *);
+static inline int	cond_take(struct fpt *, const struct fpt_cache_entry *,
+			    uint64_t *, uint8_t *);
 static int	tnt_refill(struct fpt *);
 static inline int	long_tnt(const uint8_t *, const uint8_t *, uint64_t *,
 		    unsigned *);
@@ -357,16 +359,8 @@ hot_one(struct fpt *d, struct fpt_item *it)
 	}
 	switch (e->q) {
 	case FPT_Q_COND:
-		if (!tnt_at_hand(d))
+		if (!cond_take(d, e, &to, &end))
 			return (0);
-		d->ntnt--;
-		if ((d->tnt >> d->ntnt) & 1) {
-			to = e->dtarget;
-			end = FPT_END_COND_TAKEN;
-		} else {
-			to = e->dip + e->dlen;
-			end = FPT_END_COND_NOT_TAKEN;
-		}
 		break;
 	case FPT_Q_INDIRECT:
 	case FPT_Q_IND_CALL:
@@ -453,16 +447,8 @@ hot_block(struct fpt *d, struct fpt_item *it)
 	}
 	switch (e->q) {
 	case FPT_Q_COND:
-		if (!tnt_at_hand(d))
+		if (!cond_take(d, e, &to, &end))
 			return (0);
-		d->ntnt--;
-		if ((d->tnt >> d->ntnt) & 1) {
-			to = e->dtarget;
-			end = FPT_END_COND_TAKEN;
-		} else {
-			to = e->dip + e->dlen;
-			end = FPT_END_COND_NOT_TAKEN;
-		}
 		break;
 	case FPT_Q_RETURN:
 		end = FPT_END_RET;
@@ -700,6 +686,27 @@ tnt_at_hand(struct fpt *d)
 	d->tnt = (p[0] >> 1) & ((1u << d->ntnt) - 1);
 	d->pos = p + 1;
 	assert(d->ntnt > 0);
+	return (1);
+}
+
+/*
+ * The conditional branch of entry @e takes the next TNT bit: where it
+ * goes (*@to) and how the block ends (*@end); 0 with no bit at hand.
+ */
+static inline int
+cond_take(struct fpt *d, const struct fpt_cache_entry *e, uint64_t *to,
+    uint8_t *end)
+{
+	if (!tnt_at_hand(d))
+		return (0);
+	d->ntnt--;
+	if ((d->tnt >> d->ntnt) & 1) {
+		*to = e->dtarget;
+		*end = FPT_END_COND_TAKEN;
+	} else {
+		*to = e->dip + e->dlen;
+		*end = FPT_END_COND_NOT_TAKEN;
+	}
 	return (1);
 }
 
