@@ -370,12 +370,11 @@ check_names() {	# name hwinsns
 # the same rows as libipt's, the referee (issue 29; t_fastdec.sh).  The
 # segments the fast decoder gave to libipt are said, not counted.
 # FAST_KNOWN: cells whose capture ends in a SIGSEGV handler's return and
-# the fault again, and Go's step cell (its runtime's signals): a FUP and
-# TIP.PGD disabling tracing is at the FUP in the fast decoder's database,
-# at the TIP.PGD in libipt's, and the TIP.PGE after it at the packet
-# before it (issue 29).
+# the fault again: a FUP and TIP.PGD disabling tracing is at the FUP in
+# the fast decoder's database, at the TIP.PGD in libipt's, and the
+# TIP.PGE after it at the packet before it (issue 29).
 FAST_KNOWN="crashsig-gcc-O1-pie-vg crashsig-clang-O2-nopie-step
-crash-rust-O2-pie-vg crash-rust-O0-pie-step go-N-static-step"
+crash-rust-O2-pie-vg crash-rust-O0-pie-step"
 FAST_KNOWN=$(echo $FAST_KNOWN)
 dump_db() {	# db out
 	: >"$2"
