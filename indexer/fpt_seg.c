@@ -568,22 +568,39 @@ ix_src_sync_forward(struct dec *d)
 	return (rc == pts_eos ? -pte_eos : rc);
 }
 
-/* The PSBEND of the PSB+ at @from, or @dflt when no PSB+ is there. */
+/*
+ * The PSBEND of the PSB+ at @from, or @dflt when no PSB+ is there; *@nev
+ * the status events libipt queues for that PSBEND.
+ */
 static uint64_t
-fast_psbend(struct dec *d, uint64_t from, uint64_t dflt)
+fast_psbend(struct dec *d, uint64_t from, uint64_t dflt, int *nev)
 {
 	struct fpt_pkt pkt;
 	const uint8_t *p = d->fbuf + from, *end = d->fbuf + d->flen;
 	int n;
 
+	*nev = 0;
 	if (from >= d->flen || fpt_pkt_parse(p, end, &pkt) <= 0 ||
 	    pkt.kind != FPT_PKT_PSB)
 		return (dflt);
 	while ((n = fpt_pkt_parse(p, end, &pkt)) > 0) {
-		if (pkt.kind == FPT_PKT_PSBEND)
+		switch (pkt.kind) {
+		case FPT_PKT_PSBEND:
 			return ((uint64_t)(p - d->fbuf));
+		case FPT_PKT_MODE_EXEC:
+		case FPT_PKT_MODE_TSX:
+		case FPT_PKT_PIP:
+		case FPT_PKT_VMCS:
+		case FPT_PKT_CBR:
+		case FPT_PKT_MNT:
+			++*nev;
+			break;
+		default:
+			break;
+		}
 		p += n;
 	}
+	*nev = 0;
 	return (dflt);
 }
 
@@ -592,21 +609,27 @@ fast_psbend(struct dec *d, uint64_t from, uint64_t dflt)
  * packets, and a FUP no event waits for (the asynchronous branch it
  * starts then waits for a TIP: ++*@ntip), up to a packet of a branch or
  * of an event, where it stops.  A PSB+ it reads to its PSBEND, whose
- * status events are then pending.  Where it stops.
+ * status events are then pending (*@npsb of them, when not NULL; 0
+ * where it stops elsewhere).  Where it stops.
  */
 static uint64_t
-fast_ahead(struct dec *d, uint64_t from, int *ntip)
+fast_ahead(struct dec *d, uint64_t from, int *ntip, int *npsb)
 {
 	struct fpt_pkt pkt;
 	const uint8_t *p = d->fbuf + from, *end = d->fbuf + d->flen;
 	uint64_t at;
-	int n;
+	int n, nev;
 
+	if (npsb != NULL)
+		*npsb = 0;
 	while (p < end && (n = fpt_pkt_parse(p, end, &pkt)) > 0) {
 		at = (uint64_t)(p - d->fbuf);
 		switch (pkt.kind) {
 		case FPT_PKT_PSB:
-			return (fast_psbend(d, at, at));
+			at = fast_psbend(d, at, at, &nev);
+			if (npsb != NULL)
+				*npsb = nev;
+			return (at);
 		case FPT_PKT_FUP:
 			++*ntip;
 			break;
@@ -633,7 +656,7 @@ fast_ahead(struct dec *d, uint64_t from, int *ntip)
  * for is not passed yet.  @at itself when no event is there.
  */
 static uint64_t
-fast_fetched(struct dec *d, uint64_t at, int ntip)
+fast_fetched(struct dec *d, uint64_t at, int ntip, int npsb)
 {
 	struct fpt_pkt pkt;
 	const uint8_t *end = d->fbuf + d->flen;
@@ -646,7 +669,7 @@ fast_fetched(struct dec *d, uint64_t at, int ntip)
 		case FPT_PKT_MODE_EXEC:
 			/* Its event waits for the TIP after it. */
 			ntip++;
-			p = fast_ahead(d, p + (uint64_t)n, &ntip);
+			p = fast_ahead(d, p + (uint64_t)n, &ntip, NULL);
 			continue;
 		case FPT_PKT_TIP:
 			if (ntip == 0)
@@ -661,9 +684,17 @@ fast_fetched(struct dec *d, uint64_t at, int ntip)
 			if (ntip > 0)
 				return (p);
 			break;
+		case FPT_PKT_PSBEND:
+			/*
+			 * Its fetch dequeues the first status event of the
+			 * PSB+: the last one, and the read-ahead after it
+			 * passes the PSBEND; more, and it stays there.
+			 */
+			if (p == at && npsb == 1)
+				break;
+			return (at);
 		case FPT_PKT_TNT:
 		case FPT_PKT_PSB:
-		case FPT_PKT_PSBEND:
 			return (at);
 		default:
 			break;
@@ -685,17 +716,17 @@ static void
 fast_lib_pos(struct dec *d, uint64_t *dec, uint64_t *at)
 {
 	uint64_t ra, e;
-	int ntip = 0;
+	int ntip = 0, npsb;
 
 	if (d->pk_state == 1 && d->pk.kind == FPT_ITEM_EVENT) {
 		*dec = d->pk_off;
-		*at = fast_ahead(d, d->pk_off, &ntip);
+		*at = fast_ahead(d, d->pk_off, &ntip, NULL);
 	} else if (d->pk_state == 1) {
-		ra = fast_ahead(d, d->cur_off, &ntip);
-		e = fast_fetched(d, ra, ntip);
+		ra = fast_ahead(d, d->cur_off, &ntip, &npsb);
+		e = fast_fetched(d, ra, ntip, npsb);
 		*dec = e == ra ? d->cur_off : e;
 		ntip = 0;
-		*at = e == ra ? ra : fast_ahead(d, e, &ntip);
+		*at = e == ra ? ra : fast_ahead(d, e, &ntip, NULL);
 	} else
 		*dec = *at = d->pk_state == 2 ? d->pk_off : d->cur_off;
 }

@@ -178,6 +178,42 @@ signal_body()
 	[ "$n" -gt 0 ] || atf_fail "no async-disabled event in the capture"
 }
 
+atf_test_case psb_after_pge
+psb_after_pge_head()
+{
+	atf_set descr "a TIP.PGE, then a PSB+ with one status event (MODE.exec) before the block's TIP: the enabled event's offset is past the PSBEND, as libipt's fetch of that status event reads on past it"
+}
+psb_after_pge_body()
+{
+	psb='\002\202\002\202\002\202\002\202\002\202\002\202\002\202\002\202'
+	psbend='\002\043'
+	mode='\231\001'			# MODE.exec, 64-bit
+	fup='\175\000\020\000\000\000\000'	# FUP 0x1000
+	fup1='\175\001\020\000\000\000\000'	# FUP 0x1001
+	tsc='\031\002\000\000\000\000\000\000'
+	tsc3='\031\003\000\000\000\000\000\000'
+	pgd='\001'				# TIP.PGD, no IP
+	pge='\161\000\020\000\000\000\000'	# TIP.PGE 0x1000
+	tip='\155\000\020\000\000\000\000'	# TIP 0x1000
+	# At 0x1000: nop, nop, ret.  The PSBEND is at offset 76, the TIP
+	# after it at 78.
+	printf '\220\220\303' >code.bin
+	printf "$psb$mode$fup$psbend$pgd$tsc$pge$psb$tsc3$mode$fup1$psbend" >a.pt
+	printf "$tip$pgd" >>a.pt
+	"$HWTRACE" import --raw code.bin:0x1000 --pt a.pt -o a.hwtrace \
+	    >/dev/null 2>err || atf_fail "import a.pt: $(cat err)"
+	"$HWTRACE" index -D libipt -o l.db a.hwtrace 2>err ||
+	    atf_fail "index failed: $(cat err)"
+	# The case is that of libipt's enabled event past the PSBEND.
+	off=$(sqlite3 -batch -noheader l.db "SELECT offset FROM events \
+	    WHERE kind = 'enabled'")
+	[ "$off" = 78 ] ||
+	    atf_fail "libipt's enabled event at '$off', expected 78"
+	referee a.hwtrace -j 1
+	[ "$(cat a.hwtrace.fb)" -eq 0 ] ||
+	    atf_fail "the fast decoder gave the segment to libipt"
+}
+
 atf_test_case valgrind
 valgrind_head()
 {
@@ -453,6 +489,7 @@ atf_init_test_cases()
 	atf_add_test_case ixgen_damaged
 	atf_add_test_case step
 	atf_add_test_case signal
+	atf_add_test_case psb_after_pge
 	atf_add_test_case valgrind
 	atf_add_test_case conform
 	atf_add_test_case bench
