@@ -617,6 +617,27 @@ ATF_TC_BODY(symbol_copy, tc)
 }
 
 /* The rows of @sql (one column) of @a and @b are the same. */
+/*
+ * Column @c of @x's and @y's rows: the same type and bytes (a NULL or
+ * empty value has no bytes to compare, and memcmp() may not be given a
+ * null pointer).
+ */
+static int
+same_value(sqlite3_stmt *x, sqlite3_stmt *y, int c)
+{
+	int n = sqlite3_column_bytes(x, c);
+	const void *p, *q;
+
+	if (sqlite3_column_type(x, c) != sqlite3_column_type(y, c) ||
+	    n != sqlite3_column_bytes(y, c))
+		return (0);
+	if (n == 0)
+		return (1);
+	p = sqlite3_column_blob(x, c);
+	q = sqlite3_column_blob(y, c);
+	return (p != NULL && q != NULL && memcmp(p, q, (size_t)n) == 0);
+}
+
 static void
 same_rows(sqlite3 *a, sqlite3 *b, const char *sql)
 {
@@ -634,10 +655,7 @@ same_rows(sqlite3 *a, sqlite3 *b, const char *sql)
 		if (rx != SQLITE_ROW)
 			break;
 		for (c = 0; c < sqlite3_column_count(x); c++)
-			ATF_REQUIRE_MSG(sqlite3_column_bytes(x, c) ==
-			    sqlite3_column_bytes(y, c) && memcmp(
-			    sqlite3_column_blob(x, c), sqlite3_column_blob(y, c),
-			    (size_t)sqlite3_column_bytes(x, c)) == 0,
+			ATF_REQUIRE_MSG(same_value(x, y, c),
 			    "%s: row %lld column %d differs", sql, (long long)n,
 			    c);
 		n++;
