@@ -140,6 +140,27 @@ struct fpt_pkt {
 int fpt_pkt_parse(const uint8_t *p, const uint8_t *end, struct fpt_pkt *pkt);
 
 /*
+ * Whether a packet of @kind, inside a PSB+, is a status update that
+ * libipt hands over as an event at the PSBEND (MODE.exec, MODE.tsx, PIP,
+ * VMCS, CBR, MNT).
+ */
+static inline int
+fpt_pkt_psb_status(int kind)
+{
+	switch (kind) {
+	case FPT_PKT_MODE_EXEC:
+	case FPT_PKT_MODE_TSX:
+	case FPT_PKT_PIP:
+	case FPT_PKT_VMCS:
+	case FPT_PKT_CBR:
+	case FPT_PKT_MNT:
+		return (1);
+	default:
+		return (0);
+	}
+}
+
+/*
  * The offset of the first PSB at or after @from, or -1; in a run of PSB
  * payload longer than a PSB, of the run's last 16 bytes (libipt's sync).
  */

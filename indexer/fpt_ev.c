@@ -1286,21 +1286,11 @@ psb_events(struct fpt *d, const uint8_t **pp)
 			return (2);
 		}
 		p += pkt.size;
-		switch (pkt.kind) {
-		case FPT_PKT_PSBEND:
+		if (pkt.kind == FPT_PKT_PSBEND) {
 			*pp = p;
 			return (n);
-		case FPT_PKT_MODE_EXEC:
-		case FPT_PKT_MODE_TSX:
-		case FPT_PKT_PIP:
-		case FPT_PKT_VMCS:
-		case FPT_PKT_CBR:
-		case FPT_PKT_MNT:
-			n++;
-			break;
-		default:
-			break;
 		}
+		n += fpt_pkt_psb_status(pkt.kind);
 	}
 }
 

@@ -584,20 +584,9 @@ fast_psbend(struct dec *d, uint64_t from, uint64_t dflt, int *nev)
 	    pkt.kind != FPT_PKT_PSB)
 		return (dflt);
 	while ((n = fpt_pkt_parse(p, end, &pkt)) > 0) {
-		switch (pkt.kind) {
-		case FPT_PKT_PSBEND:
+		if (pkt.kind == FPT_PKT_PSBEND)
 			return ((uint64_t)(p - d->fbuf));
-		case FPT_PKT_MODE_EXEC:
-		case FPT_PKT_MODE_TSX:
-		case FPT_PKT_PIP:
-		case FPT_PKT_VMCS:
-		case FPT_PKT_CBR:
-		case FPT_PKT_MNT:
-			++*nev;
-			break;
-		default:
-			break;
-		}
+		*nev += fpt_pkt_psb_status(pkt.kind);
 		p += n;
 	}
 	*nev = 0;
