@@ -78,6 +78,13 @@ struct fpt_config {
 	 */
 	uint8_t		filter_cfg[4];
 	uint64_t	filter_a[4], filter_b[4];
+	/*
+	 * The timing configuration libipt estimates time with (its
+	 * pt_config's): the MTC period exponent, the nominal frequency
+	 * (/ 100 MHz; 0 unknown) and CPUID leaf 0x15's TSC:crystal ratio.
+	 */
+	uint8_t		mtc_freq, nom_freq;
+	uint32_t	cpuid_15_eax, cpuid_15_ebx;
 };
 
 /* Packet kinds (fpt_pkt.c). */
@@ -266,13 +273,13 @@ uint64_t fpt_sync_offset(const struct fpt *d);
 uint64_t fpt_mnt_count(const struct fpt *d);
 
 /*
- * The time as libipt's pt_blk_time() gives it (without MTC and CYC,
- * which fpt does not decode): the last TSC before the last packet a
- * query decoded, not one its read-ahead passed since.  0, or -1 before
- * any.  fpt_time_at(): the same had the decoder decoded up to offset
- * @off, from the last TSC read ahead on; *@ahead (unless NULL) says
- * whether @off is before the packet that read-ahead stopped at, the
- * time then the one before that TSC.
+ * The time as libipt's pt_blk_time() gives it: its estimate from the
+ * TSC, TMA, MTC, CYC and CBR packets (fpt_time.c) up to the last packet
+ * a query decoded, not those its read-ahead passed since.  0, or -1
+ * before any.  fpt_time_at(): the same had the decoder decoded up to
+ * offset @off, from the last timing packets read ahead on; *@ahead
+ * (unless NULL) says whether @off is before the packet that read-ahead
+ * stopped at, the time then the one before those packets.
  */
 int fpt_time(const struct fpt *d, uint64_t *tsc);
 int fpt_time_at(const struct fpt *d, uint64_t off, uint64_t *tsc,

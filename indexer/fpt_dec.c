@@ -17,15 +17,15 @@
  * the TNT bits before it are used up.
  *
  * What it does not decode as libipt does, it reports as
- * -HWTR_E_UNSUPPORTED rather than guess: MTC/CYC/TMA timing (libipt's
- * time estimate), PIP and VMCS bound to an asynchronous branch or with a
- * disable after them, PTWRITE while tracing, TraceStop while tracing, the
- * OVF errata (SKD010, APL11, APL12), BDM64, an OVF or MNT inside a PSB+,
- * a FUP without pending events while tracing is off, a FUP followed by
- * neither TIP nor TIP.PGD, a PSB+ FUP right before a TIP.PGE on a CPU
- * without BDM70, an event IP not reached without trace, bytes Zydis
- * does not decode as an instruction (libipt's length decoder may), an
- * instruction across the end of an image.
+ * -HWTR_E_UNSUPPORTED rather than guess: timing libipt fails or works
+ * around (fpt_time.c), PIP and VMCS bound to an asynchronous branch or
+ * with a disable after them, PTWRITE while tracing, TraceStop while
+ * tracing, the OVF errata (SKD010, APL11, APL12), BDM64, an OVF or MNT
+ * inside a PSB+, a FUP without pending events while tracing is off, a
+ * FUP followed by neither TIP nor TIP.PGD, a PSB+ FUP right before a
+ * TIP.PGE on a CPU without BDM70, an event IP not reached without
+ * trace, bytes Zydis does not decode as an instruction (libipt's length
+ * decoder may), an instruction across the end of an image.
  */
 
 #include <assert.h>
@@ -126,26 +126,6 @@ fpt_offset(const struct fpt *d)
 	return ((uint64_t)(d->pos - d->cfg.begin));
 }
 
-int
-fpt_time(const struct fpt *d, uint64_t *tsc)
-{
-	return (fpt_time_at(d, (uint64_t)(d->pos - d->cfg.begin), tsc, NULL));
-}
-
-int
-fpt_time_at(const struct fpt *d, uint64_t off, uint64_t *tsc, int *ahead)
-{
-	int before = d->tsc_stop != NULL &&
-	    d->cfg.begin + off <= d->tsc_stop;
-
-	if (ahead != NULL)
-		*ahead = before;
-	if (before ? !d->has_tsc_prev : !d->has_tsc)
-		return (-1);
-	*tsc = before ? d->tsc_prev : d->tsc;
-	return (0);
-}
-
 void
 fpt_code_changed(struct fpt *d)
 {
@@ -222,8 +202,7 @@ fpt_sync_forward(struct fpt *d)
 	d->mode_pending = 0;
 	d->enabled = 0;
 	d->mode = 0;
-	d->has_tsc = 0;
-	d->tsc_stop = NULL;
+	fpti_time_reset(d);
 	d->synced = 1;
 	d->in_sync = 1;
 	rc = fpti_read_psb_plus(d);

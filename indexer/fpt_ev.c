@@ -20,10 +20,6 @@
 #include "hwtrace.h"
 #include "fpt_int.h"
 
-/* Why a segment with timing packets goes to libipt. */
-#define TIMING_UNSUPPORTED \
-	"MTC, CYC or TMA timing (not yet estimated as libipt does)"
-
 static int	fup_consumed(const struct fpt *);
 static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
 static int	pge_follows(struct fpt *);
@@ -253,9 +249,9 @@ standalone_ahead(struct fpt *d, struct fpt_pkt *pkt)
 struct ahead_mark {
 	const uint8_t	*pos, *pk_pos;
 	struct fpt_pkt	pk;
-	const uint8_t	*tsc_stop;
-	uint64_t	tsc, nmnt, tsc_prev;
-	int		has_tsc, has_tsc_prev;
+	uint64_t	tsc, nmnt;
+	int		has_tsc;
+	struct fpt_timing tm;
 };
 
 static void
@@ -267,9 +263,7 @@ mark_save(const struct fpt *d, struct ahead_mark *m)
 	m->tsc = d->tsc;
 	m->nmnt = d->nmnt;
 	m->has_tsc = d->has_tsc;
-	m->tsc_stop = d->tsc_stop;
-	m->tsc_prev = d->tsc_prev;
-	m->has_tsc_prev = d->has_tsc_prev;
+	m->tm = d->tm;
 }
 
 static void
@@ -281,9 +275,7 @@ mark_back(struct fpt *d, const struct ahead_mark *m)
 	d->tsc = m->tsc;
 	d->nmnt = m->nmnt;
 	d->has_tsc = m->has_tsc;
-	d->tsc_stop = m->tsc_stop;
-	d->tsc_prev = m->tsc_prev;
-	d->has_tsc_prev = m->has_tsc_prev;
+	d->tm = m->tm;
 }
 
 /*
@@ -328,7 +320,7 @@ int
 fpti_power_event(struct fpt *d, const struct fpt_pkt *pkt)
 {
 	struct fpt_event ev;
-	int kind, fup = 0;
+	int kind, fup = 0, rc;
 	unsigned bind = 0;
 
 	switch (pkt->kind) {
@@ -342,6 +334,9 @@ fpti_power_event(struct fpt *d, const struct fpt_pkt *pkt)
 		kind = FPT_EV_PWRX;
 		break;
 	case FPT_PKT_CBR:
+		/* libipt's time calibrates again: the frequency changed. */
+		if ((rc = fpti_time_packet(d, d->pos, pkt, 0)) < 0)
+			return (rc);
 		kind = FPT_EV_CBR;
 		break;
 	case FPT_PKT_MNT:
@@ -435,6 +430,7 @@ fpti_overflow(struct fpt *d)
 	assert(d->ntnt == 0 && !d->async);
 	fpti_ev_init(d, &ev, FPT_EV_OVERFLOW, d->pos);
 	d->pos += 2;
+	fpti_time_ovf(d);
 	d->last_ip = 0;
 	d->have_ip = 0;
 	d->tnt = 0;
@@ -632,6 +628,7 @@ fpti_read_psb_plus(struct fpt *d)
 	if ((rc = fpti_peek(d, &pkt)) < 0 || pkt.kind != FPT_PKT_PSB)
 		return (rc == -HWTR_E_TRUNCATED ? (d->eos = 1, FPT_EOS) :
 		    -HWTR_E_DECODE);
+	fpti_time_psb(d);
 	d->pos += pkt.size;
 	for (;;) {
 		if ((rc = fpti_peek(d, &pkt)) < 0)
@@ -672,6 +669,9 @@ fpti_read_psb_plus(struct fpt *d)
 		case FPT_PKT_VMCS:
 		case FPT_PKT_CBR:
 		case FPT_PKT_MNT:
+			if (pkt.kind == FPT_PKT_CBR && (rc = fpti_time_packet(d,
+			    d->pos - pkt.size, &pkt, 1)) < 0)
+				return (rc);
 			if (nst > FPT_MORE_MAX)
 				return (fpti_unsupported(d, "a long PSB+"));
 			st[nst].kind = psb_ev_kind(pkt.kind);
@@ -682,10 +682,14 @@ fpti_read_psb_plus(struct fpt *d)
 				d->nmnt++;
 			break;
 		case FPT_PKT_TSC:
+		case FPT_PKT_TMA:
+		case FPT_PKT_MTC:
+		case FPT_PKT_CYC:
 			/* libipt's time once it fetches the PSB+'s events. */
-			d->tsc_stop = NULL;
-			d->tsc = pkt.payload;
-			d->has_tsc = 1;
+			if ((rc = fpti_time_packet(d, d->pos - pkt.size, &pkt,
+			    1)) < 0)
+				return (rc);
+			d->tm.n = 0;
 			break;
 		case FPT_PKT_PAD:
 			break;
@@ -885,8 +889,11 @@ fpti_set_errata(struct fpt *d)
 		break;
 	case 0x4e: case 0x5e: case 0x8e: case 0x9e: case 0xa5: case 0xa6:
 		d->bdm70 = d->skd007 = d->skd022 = d->skd010 = d->skl014 = 1;
+		d->skl168 = 1;
 		break;
 	case 0x55: case 0x6a: case 0x6c: case 0x8f:
+		d->bdm70 = d->skl014 = d->skd022 = d->skz84 = 1;
+		break;
 	case 0x66: case 0x7d: case 0x7e: case 0x8c: case 0x8d: case 0xa7:
 	case 0xa8:
 		d->bdm70 = d->skl014 = d->skd022 = 1;
@@ -962,6 +969,10 @@ fpti_read_ahead(struct fpt *d)
 			if (rc == -HWTR_E_FORMAT && hdr_class(d->pos,
 			    d->cfg.end) != HDR_STATUS)
 				return (0);
+			/* A corrupt TMA that SKZ84 has libipt skip. */
+			if (rc == -HWTR_E_FORMAT &&
+			    fpti_time_skip(d, d->pos, NULL) < 0)
+				return (-HWTR_E_UNSUPPORTED);
 			return (rc);
 		}
 		switch (pkt.kind) {
@@ -973,19 +984,13 @@ fpti_read_ahead(struct fpt *d)
 		case FPT_PKT_PSBEND:
 			break;
 		case FPT_PKT_TSC:
-			/* The time before it stays libipt's to its stop. */
-			if (d->tsc_stop == NULL || d->pos > d->tsc_stop) {
-				d->tsc_prev = d->tsc;
-				d->has_tsc_prev = d->has_tsc;
-			}
-			d->tsc_stop = d->pos;
-			d->tsc = pkt.payload;
-			d->has_tsc = 1;
-			break;
 		case FPT_PKT_MTC:
 		case FPT_PKT_CYC:
 		case FPT_PKT_TMA:
-			return (fpti_unsupported(d, TIMING_UNSUPPORTED));
+			/* The time before them stays libipt's to their stop. */
+			if ((rc = fpti_time_ahead(d, &pkt)) < 0)
+				return (rc);
+			break;
 		case FPT_PKT_FUP:
 			return (d->nfupq == 0 ? fup_ahead(d, &pkt) : 0);
 		case FPT_PKT_PSB:
@@ -1003,9 +1008,8 @@ fpti_read_ahead(struct fpt *d)
 		default:
 			return (0);
 		}
-		/* The stop of a TSC read in this read-ahead moves on. */
-		if (d->tsc_stop == d->pos)
-			d->tsc_stop += pkt.size;
+		/* The stop of timing packets read in this read-ahead moves on. */
+		fpti_time_pass(d, pkt.size);
 		d->pos += pkt.size;
 	}
 }
@@ -1026,18 +1030,24 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 	if (pkt->ipc == FPT_IPC_SUPPRESSED)
 		return (-HWTR_E_FORMAT);
 	for (p = d->pos + pkt->size;; p += next.size) {
-		if ((rc = fpt_pkt_parse(p, d->cfg.end, &next)) < 0)
+		if ((rc = fpt_pkt_parse(p, d->cfg.end, &next)) < 0) {
+			if (rc == -HWTR_E_FORMAT &&
+			    fpti_time_skip(d, p, NULL) < 0)
+				return (-HWTR_E_UNSUPPORTED);
 			return (rc == -HWTR_E_FORMAT && hdr_class(p,
 			    d->cfg.end) == HDR_STATUS ? rc : 0);
+		}
 		switch (next.kind) {
 		case FPT_PKT_PAD:
-		case FPT_PKT_TSC:
 		case FPT_PKT_PSBEND:
 			break;
+		case FPT_PKT_TSC:
 		case FPT_PKT_MTC:
 		case FPT_PKT_CYC:
 		case FPT_PKT_TMA:
-			return (fpti_unsupported(d, TIMING_UNSUPPORTED));
+			if ((rc = fpti_time_skip(d, p, &next)) < 0)
+				return (rc);
+			break;
 		case FPT_PKT_PSB:
 			rc = psb_plus_ok(d, p + next.size);
 			return (rc == -HWTR_E_TRUNCATED ? 0 : rc);
@@ -1084,11 +1094,12 @@ fpti_fup_then_end(const struct fpt *d, const struct fpt_pkt *pkt)
 			    (*p & 0x1f) != 0x1d && (*p & 0x1f) != 0x11 &&
 			    (*p & 0x1f) != 0x01 && *p != 0x99 &&
 			    (*p != 0x02 || d->cfg.end - p < 2 ||
-			    p[1] == 0x82 || p[1] == 0x23));
+			    p[1] == 0x82 || p[1] == 0x23 || p[1] == 0x73));
 		if (rc < 0)
 			return (0);
 		if (next.kind != FPT_PKT_PAD && next.kind != FPT_PKT_TSC &&
-		    next.kind != FPT_PKT_PSBEND)
+		    next.kind != FPT_PKT_PSBEND && next.kind != FPT_PKT_MTC &&
+		    next.kind != FPT_PKT_CYC && next.kind != FPT_PKT_TMA)
 			return (0);
 	}
 }
@@ -1340,7 +1351,8 @@ fpti_error_at(struct fpt *d)
 		return;
 	while (fpt_pkt_parse(p, d->cfg.end, &pkt) > 0 &&
 	    (pkt.kind == FPT_PKT_PAD || pkt.kind == FPT_PKT_TSC ||
-	    pkt.kind == FPT_PKT_PSBEND))
+	    pkt.kind == FPT_PKT_MTC || pkt.kind == FPT_PKT_CYC ||
+	    pkt.kind == FPT_PKT_TMA || pkt.kind == FPT_PKT_PSBEND))
 		p += pkt.size;
 	if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0 ||
 	    pkt.kind != FPT_PKT_PSB)
@@ -1365,6 +1377,9 @@ fpti_error_at(struct fpt *d)
 		case FPT_PKT_PAD:
 		case FPT_PKT_FUP:
 		case FPT_PKT_TSC:
+		case FPT_PKT_TMA:
+		case FPT_PKT_MTC:
+		case FPT_PKT_CYC:
 			break;
 		default:
 			return;
@@ -1403,6 +1418,12 @@ psb_plus_ok(struct fpt *d, const uint8_t *p)
 		case FPT_PKT_CBR:
 		case FPT_PKT_VMCS:
 		case FPT_PKT_MNT:
+			break;
+		case FPT_PKT_TMA:
+		case FPT_PKT_MTC:
+		case FPT_PKT_CYC:
+			if ((rc = fpti_time_skip(d, p, &pkt)) < 0)
+				return (rc);
 			break;
 		default:
 			return (fpti_unsupported(d, "a PSB+ packet this "

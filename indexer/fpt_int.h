@@ -75,6 +75,43 @@ struct fpt_run {
 	struct fpt_block b[FPT_RUN_MAX];
 };
 
+/*
+ * libipt's time estimate (fpt_time.c): its struct pt_time but for the
+ * estimate itself (struct fpt's @tsc, @has_tsc), and its calibration,
+ * struct pt_time_cal (the cal_ fields).
+ */
+struct fpt_clock {
+	uint64_t	base;		/* from TSC, TMA, MTC */
+	uint64_t	fc;		/* the fast counter, from CYC */
+	uint32_t	ctc;		/* the last CTC (MTC, TMA) */
+	uint32_t	ctc_cyc;	/* the CTC when @fc was cleared */
+	uint32_t	lost_cyc;
+	uint8_t		have_tma, have_mtc;
+	uint8_t		cal_have_mtc, cal_skl168;
+	uint32_t	cal_ctc;
+	uint64_t	fcr, min_fcr, max_fcr;	/* cycles to fast counter */
+	uint64_t	cal_tsc, cyc_tsc, cyc_mtc;
+};
+
+/*
+ * A run of timing packets libipt's read-ahead decodes at once, whose
+ * time is libipt's only once a query decodes the packet after it (at
+ * @stop, the packet the read-ahead stopped at): the time before them.
+ */
+#define FPT_TRUN_MAX	8	/* a power of 2 */
+struct fpt_trun {
+	const uint8_t	*stop;
+	uint64_t	tsc;
+	int		has_tsc;
+};
+
+/* The time's state, as a dry run saves it. */
+struct fpt_timing {
+	struct fpt_clock clk;
+	struct fpt_trun	run[FPT_TRUN_MAX];	/* the last first */
+	unsigned	head, n;
+};
+
 /* An instruction on a cache fill's way. */
 struct fpt_step {
 	uint64_t	ip, target;
@@ -112,16 +149,15 @@ struct fpt {
 	int		have_ip;
 	uint64_t	tnt;		/* the next bit is bit ntnt - 1 */
 	unsigned	ntnt;
-	uint64_t	tsc;
+	uint64_t	tsc;		/* libipt's time estimate */
 	int		has_tsc;
 	/*
 	 * libipt's time for the flow (its last_time) is that of the last
-	 * packet a query decoded: a TSC read ahead counts from the packet
-	 * the read-ahead stopped at (@tsc_stop) on, @tsc_prev before.
+	 * packet a query decoded: timing packets read ahead count from
+	 * the packet the read-ahead stopped at on (@tm.run, the last runs
+	 * of them read ahead).
 	 */
-	const uint8_t	*tsc_stop;
-	uint64_t	tsc_prev;
-	int		has_tsc_prev;
+	struct fpt_timing tm;
 
 	/* The flow. */
 	int		enabled;
@@ -136,7 +172,7 @@ struct fpt {
 
 	/* The errata libipt works around for this CPU. */
 	unsigned	bdm70:1, bdm64:1, skd007:1, skd010:1, skd022:1,
-			skl014:1, apl11:1, apl12:1;
+			skl014:1, apl11:1, apl12:1, skl168:1, skz84:1;
 
 	/* An event waiting for the flow to reach its IP (a FUP's). */
 	int		async;
@@ -326,6 +362,31 @@ fpti_tip_fast(struct fpt *d, uint64_t *to)
 	d->pos = p + 1 + n;
 	*to = v;
 	return (1);
+}
+
+/* fpt_time.c: libipt's time estimate. */
+void	fpti_time_reset(struct fpt *);
+void	fpti_time_ovf(struct fpt *);
+void	fpti_time_psb(struct fpt *);
+int	fpti_time_packet(struct fpt *, const uint8_t *, const struct fpt_pkt *,
+	    int);
+int	fpti_time_ahead(struct fpt *, const struct fpt_pkt *);
+int	fpti_time_skip(struct fpt *, const uint8_t *, const struct fpt_pkt *);
+
+/*
+ * A packet of @size at d->pos passed in a read-ahead: the run of timing
+ * packets being read, if any, stops after it.
+ */
+static inline void
+fpti_time_pass(struct fpt *d, unsigned size)
+{
+	struct fpt_trun *r;
+
+	if (d->tm.n == 0)
+		return;
+	r = &d->tm.run[(d->tm.head + d->tm.n - 1) & (FPT_TRUN_MAX - 1)];
+	if (r->stop == d->pos)
+		r->stop += size;
 }
 
 /* fpt_ev.c: the packet layer and the event queue. */

@@ -134,7 +134,10 @@ parse_ext(const uint8_t *p, const uint8_t *end, struct fpt_pkt *pkt)
 		NEED(7);
 		pkt->kind = FPT_PKT_TMA;
 		pkt->payload = le(p + 2, 2);		/* CTC */
-		pkt->payload2 = le(p + 5, 2) & 0x1ff;	/* FC */
+		pkt->payload2 = le(p + 5, 2);		/* FC */
+		/* Reserved bits set: a bad packet to libipt. */
+		if (p[4] != 0 || pkt->payload2 > 0x1ff)
+			return (-HWTR_E_FORMAT);
 		break;
 	case 0x83:
 		NEED(2);

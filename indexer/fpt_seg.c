@@ -712,7 +712,16 @@ fast_lib_pos(struct dec *d, uint64_t *dec, uint64_t *at)
 		*at = fast_ahead(d, d->pk_off, &ntip, NULL);
 	} else if (d->pk_state == 1) {
 		ra = fast_ahead(d, d->cur_off, &ntip, &npsb);
-		e = fast_fetched(d, ra, ntip, npsb);
+		/*
+		 * A block that takes a TNT bit fpt had at hand (it read no
+		 * packet for it): libipt too had bits left after the last
+		 * item, and fetches no event before they are used up.
+		 */
+		e = d->pk_off == d->cur_off &&
+		    (d->pk.block.end == FPT_END_COND_TAKEN ||
+		    d->pk.block.end == FPT_END_COND_NOT_TAKEN ||
+		    d->pk.block.end == FPT_END_RET) ? ra :
+		    fast_fetched(d, ra, ntip, npsb);
 		*dec = e == ra ? d->cur_off : e;
 		ntip = 0;
 		*at = e == ra ? ra : fast_ahead(d, e, &ntip, NULL);
@@ -785,6 +794,10 @@ ix_fast_new(struct dec *d, const uint8_t *buf, size_t len)
 	for (i = 0; i < sd->pt.nfilters && i < 4; i++)
 		if ((sd->pt.filter[i].cfg & 0xf) != 0)
 			fc.filtering = 1;
+	fc.mtc_freq = sd->pt.mtc_freq;
+	fc.nom_freq = sd->pt.nom_freq;
+	fc.cpuid_15_eax = sd->pt.cpuid_15_eax;
+	fc.cpuid_15_ebx = sd->pt.cpuid_15_ebx;
 	fc.keep_cache = 1;
 	if ((rc = fpt_new(&d->fp, &fc)) < 0)
 		return (ix_segw_fail(&d->w, rc, "cannot allocate a decoder",

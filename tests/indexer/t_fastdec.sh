@@ -415,6 +415,68 @@ sync_eos_body()
 	done
 }
 
+# timing_trace: t.pt, the trace of a loop calling a function over
+# t.bin (call f; jnz back; jmp rax; f: ret, at 0x1000) with MTC, CYC,
+# TMA, CBR and TSC packets between its TNT bits and TIPs, in and out of
+# PSB+: each call's entry and exit get a time in the database.  Two
+# TNTs with timing packets after each (libipt's time is that of the
+# first until the second is decoded), timing before a TIP and a
+# TIP.PGD, MTCs wrapping, a CBR (calibrating again) and a TSC (MTCs
+# passed over until the TMA) outside PSB+, a PSB+ with CYC and MTC.
+timing_trace()
+{
+	psb='\002\202\002\202\002\202\002\202\002\202\002\202\002\202\002\202'
+	tsc1='\031\000\000\020\000\000\000\000'
+	tsc2='\031\000\100\020\000\000\000\000'
+	tsc3='\031\000\200\020\000\000\000\000'
+	tma1='\002\163\002\001\000\005\000'
+	tma2='\002\163\377\007\000\020\000'
+	mode='\231\001'
+	fup='\175\000\020\000\000\000\000'
+	psbend='\002\043'
+	T='\006' N='\004' TT='\016' TN='\014'
+	tip='\055\000\020' pge='\061\000\020' pgd='\001'
+	# cbr R, cyc N (N < 32), cycx N (N < 4096), mtc CTC
+	cbr() { printf '\\002\\003\\%03o\\000' "$1"; }
+	cyc() { printf '\\%03o' $((($1 << 3) | 3)); }
+	cycx() { printf '\\%03o\\%03o' $(((($1 & 31) << 3) | 7)) \
+	    $((($1 >> 5) << 1)); }
+	mtc() { printf '\\131\\%03o' "$1"; }
+	a="$(mtc 1)$TT$(cyc 5)$T$(cyc 7)$(mtc 2)$T$(cyc 3)$TT$T$(cyc 2)$N"
+	a="$a$(cyc 4)$tip$(cyc 9)$TT$(mtc 3)$(cyc 4)$(cyc 1)$T$T$TN$tip$TT"
+	a="$a$(cyc 6)$T$(cyc 1)$T$(cyc 2)$T$(cyc 3)$N$(mtc 4)$pgd"
+	b="$psb$tsc2$tma2$(cyc 3)$(mtc 9)$mode$psbend$(mtc 10)$pge"
+	b="$b$(cycx 300)$TT$(mtc 250)$T$(cyc 8)$(mtc 3)$T$(cbr 24)$(cyc 12)"
+	b="$b$TT$tsc3$(mtc 4)$(cyc 2)$T$tma1$(mtc 5)$T$(cycx 100)$TT$TN"
+	b="$b$(cyc 1)$pgd"
+	printf "$psb$tsc1$tma1$(cbr 32)$mode$fup$psbend$a$b" >t.pt
+	printf '\350\004\000\000\000\165\371\377\340\303' >t.bin
+}
+
+atf_test_case timing
+timing_head()
+{
+	atf_set descr "MTC, CYC, TMA and CBR timing (libipt's estimate of the time at each call) decoded by the fast decoder itself, the same database as libipt's"
+}
+timing_body()
+{
+	timing_trace
+	"$HWTRACE" import --pt t.pt --raw t.bin:0x1000 --mtc-freq 3 \
+	    --nom-freq 8 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 100 \
+	    -o t.hwtrace >/dev/null 2>err ||
+	    atf_fail "import failed: $(tr '\n' '|' <err)"
+	referee t.hwtrace -j 1
+	[ "$(cat t.hwtrace.fb)" -eq 0 ] ||
+	    atf_fail "expected the fast decoder to decode it, got: $(tr '\n' '|' <t.hwtrace.fast.err)"
+	# The calls have times that change (the estimate is used).
+	"$HWTRACE" index -D libipt -o c.db t.hwtrace 2>/dev/null ||
+	    atf_fail "index -D libipt failed"
+	n=$(sqlite3 -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" c.db \
+	    "SELECT count(DISTINCT entry_tsc) FROM calls" 2>/dev/null) || n=0
+	[ "${n:-0}" -ge 10 ] ||
+	    atf_fail "expected 10 call times or more, got '$n'"
+}
+
 atf_test_case fixtures
 fixtures_head()
 {
@@ -497,6 +559,7 @@ atf_init_test_cases()
 	atf_add_test_case ptt_cpu
 	atf_add_test_case ptt_dump
 	atf_add_test_case sync_eos
+	atf_add_test_case timing
 	atf_add_test_case fixtures
 	atf_add_test_case lldb
 	atf_add_test_case perf
