@@ -219,6 +219,7 @@ struct fpt_event {
 	uint8_t		kind;		/* enum fpt_ev_kind */
 	uint8_t		ip_suppressed;
 	uint8_t		status_update;	/* from a PSB+ */
+	uint8_t		psb_left;	/* the PSB+'s events after it */
 	uint8_t		has_tsc;
 	uint8_t		mode;		/* FPT_EV_EXEC_MODE */
 	int		error;		/* FPT_EV_ERROR: -HWTR_E_* */

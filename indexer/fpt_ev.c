@@ -713,6 +713,7 @@ end:
 		 * update even in PSB+.
 		 */
 		st[i].status_update = kind != FPT_EV_MNT;
+		st[i].psb_left = (uint8_t)(nst - 1 - i);
 		if (kind == FPT_EV_CBR || kind == FPT_EV_MNT)
 			continue;
 		st[i].ip = fup ? ip : 0;

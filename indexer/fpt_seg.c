@@ -246,6 +246,15 @@ fast_unproved(const struct fpt_event *ev)
 	case FPT_EV_CBR:
 		/* Left out of the database on both paths (decode.c). */
 		return (NULL);
+	case FPT_EV_TSX:
+	case FPT_EV_PAGING:
+	case FPT_EV_VMCS:
+		/*
+		 * A PSB+'s status updates: only their time goes into the
+		 * database (decode.c), as the MODE.exec's does.
+		 */
+		return (ev->status_update ? NULL : "an event whose offset "
+		    "fast does not yet give as libipt does");
 	default:
 		return ("an event whose offset fast does not yet give as "
 		    "libipt does");
@@ -709,7 +718,15 @@ fast_lib_pos(struct dec *d, uint64_t *dec, uint64_t *at)
 
 	if (d->pk_state == 1 && d->pk.kind == FPT_ITEM_EVENT) {
 		*dec = d->pk_off;
-		*at = fast_ahead(d, d->pk_off, &ntip, NULL);
+		/*
+		 * A PSB+'s event that more of its events follow: libipt's
+		 * fetch of it stays at the PSBEND.
+		 */
+		if (d->pk.event.psb_left > 0)
+			*at = fast_psbend(d, d->pk.event.offset, d->pk_off,
+			    &npsb);
+		else
+			*at = fast_ahead(d, d->pk_off, &ntip, NULL);
 	} else if (d->pk_state == 1) {
 		ra = fast_ahead(d, d->cur_off, &ntip, &npsb);
 		/*
