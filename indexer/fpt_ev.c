@@ -10,8 +10,8 @@
  * them are used up (a FUP's asynchronous branch or disable, TIP.PGD,
  * MODE), the events that bind to the next FUP's IP (MWAIT, EXSTOP,
  * PTWRITE, MODE.TSX while tracing) or to nothing (TraceStop, PWRE, PWRX,
- * PIP and VMCS while tracing is off), OVF, and the errata libipt works
- * around for a CPU.
+ * PIP and VMCS while tracing is off), OVF, and libipt's workarounds of
+ * the CPU's errata (fpti_set_errata() says which apply).
  */
 
 #include <assert.h>
@@ -634,7 +634,9 @@ fpti_read_psb_plus(struct fpt *d)
 		if ((rc = fpti_peek(d, &pkt)) < 0)
 			return (rc == -HWTR_E_TRUNCATED && psb_hdr_ok(d->pos,
 			    d->cfg.end) ? (d->eos = 1, FPT_EOS) :
-			    fpti_unsupported(d, "a bad packet in PSB+"));
+			    fpti_time_skip(d, d->pos, NULL) < 0 ?
+			    -HWTR_E_UNSUPPORTED : fpti_unsupported(d, "a bad "
+			    "packet in PSB+"));
 		d->pos += pkt.size;
 		switch (pkt.kind) {
 		case FPT_PKT_PSBEND:
@@ -774,8 +776,9 @@ bdm70_pge(struct fpt *d, const uint8_t *p)
 	for (;; p += pkt.size) {
 		if ((rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) < 0)
 			return (rc == -HWTR_E_TRUNCATED ? 0 :
-			    fpti_unsupported(d, "a bad packet after a FUP in "
-			    "PSB+"));
+			    fpti_time_skip(d, p, NULL) < 0 ?
+			    -HWTR_E_UNSUPPORTED : fpti_unsupported(d, "a bad "
+			    "packet after a FUP in PSB+"));
 		switch (pkt.kind) {
 		case FPT_PKT_TIP_PGE:
 			return (1);
@@ -848,67 +851,6 @@ pge_follows(struct fpt *d)
 		}
 	}
 	return (0);
-}
-
-/*
- * Whether tracing is on at @ip by the address ranges, as libipt's
- * pt_filter_addr_check() says: off in a TraceStop region; with filter
- * ranges only inside one.
- */
-int
-fpti_filter_on(const struct fpt *d, uint64_t ip)
-{
-	unsigned i;
-	int filters = 0;
-
-	for (i = 0; i < 4; i++)
-		if (d->cfg.filter_cfg[i] == 2 && d->cfg.filter_a[i] <= ip &&
-		    ip <= d->cfg.filter_b[i])
-			return (0);
-	for (i = 0; i < 4; i++) {
-		if (d->cfg.filter_cfg[i] != 1)
-			continue;
-		if (d->cfg.filter_a[i] <= ip && ip <= d->cfg.filter_b[i])
-			return (1);
-		filters = 1;
-	}
-	return (!filters);
-}
-
-/*
- * The errata libipt's pt_cpu_errata() selects for a CPU (from libipt's
- * documentation of struct pt_errata and its model list).
- */
-void
-fpti_set_errata(struct fpt *d)
-{
-	if (!d->cfg.intel || d->cfg.family != 6)
-		return;
-	switch (d->cfg.model) {
-	case 0x3d: case 0x47: case 0x4f: case 0x56:
-		d->bdm70 = d->bdm64 = 1;
-		break;
-	case 0x4e: case 0x5e: case 0x8e: case 0x9e: case 0xa5: case 0xa6:
-		d->bdm70 = d->skd007 = d->skd022 = d->skd010 = d->skl014 = 1;
-		d->skl168 = 1;
-		break;
-	case 0x55: case 0x6a: case 0x6c: case 0x8f:
-		d->bdm70 = d->skl014 = d->skd022 = d->skz84 = 1;
-		break;
-	case 0x66: case 0x7d: case 0x7e: case 0x8c: case 0x8d: case 0xa7:
-	case 0xa8:
-		d->bdm70 = d->skl014 = d->skd022 = 1;
-		break;
-	case 0x97: case 0x9a: case 0xbf:
-		d->bdm70 = d->skl014 = d->skd022 = d->apl11 = 1;
-		break;
-	case 0x5c: case 0x5f:
-		d->apl12 = d->apl11 = 1;
-		break;
-	case 0x7a: case 0x86: case 0x96: case 0x9c:
-		d->apl11 = 1;
-		break;
-	}
 }
 
 /*

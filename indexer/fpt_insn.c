@@ -8,7 +8,9 @@
  * fpt's instructions: decoding one at an address through the code window
  * and the memo of decoded instructions, and what libipt's length decoder
  * says of some that Zydis's categories say otherwise (far transfers,
- * XBEGIN, what binds a PIP or a VMCS).  Split out of fpt_dec.c.
+ * XBEGIN, what binds a PIP or a VMCS), whether the address filters let a
+ * branch's target be traced, and the errata libipt works around for the
+ * CPU.  Split out of fpt_dec.c and fpt_ev.c.
  */
 
 #include <assert.h>
@@ -195,4 +197,65 @@ skip_prefixes(const uint8_t *p, size_t n, int mode)
 	    p[i] == 0x65 || (mode == 64 && (p[i] & 0xf0) == 0x40)))
 		i++;
 	return (i);
+}
+
+/*
+ * Whether tracing is on at @ip by the address ranges, as libipt's
+ * pt_filter_addr_check() says: off in a TraceStop region; with filter
+ * ranges only inside one.
+ */
+int
+fpti_filter_on(const struct fpt *d, uint64_t ip)
+{
+	unsigned i;
+	int filters = 0;
+
+	for (i = 0; i < 4; i++)
+		if (d->cfg.filter_cfg[i] == 2 && d->cfg.filter_a[i] <= ip &&
+		    ip <= d->cfg.filter_b[i])
+			return (0);
+	for (i = 0; i < 4; i++) {
+		if (d->cfg.filter_cfg[i] != 1)
+			continue;
+		if (d->cfg.filter_a[i] <= ip && ip <= d->cfg.filter_b[i])
+			return (1);
+		filters = 1;
+	}
+	return (!filters);
+}
+
+/*
+ * The errata libipt's pt_cpu_errata() selects for a CPU (from libipt's
+ * documentation of struct pt_errata and its model list).
+ */
+void
+fpti_set_errata(struct fpt *d)
+{
+	if (!d->cfg.intel || d->cfg.family != 6)
+		return;
+	switch (d->cfg.model) {
+	case 0x3d: case 0x47: case 0x4f: case 0x56:
+		d->bdm70 = d->bdm64 = 1;
+		break;
+	case 0x4e: case 0x5e: case 0x8e: case 0x9e: case 0xa5: case 0xa6:
+		d->bdm70 = d->skd007 = d->skd022 = d->skd010 = d->skl014 = 1;
+		d->skl168 = 1;
+		break;
+	case 0x55: case 0x6a: case 0x6c: case 0x8f:
+		d->bdm70 = d->skl014 = d->skd022 = d->skz84 = 1;
+		break;
+	case 0x66: case 0x7d: case 0x7e: case 0x8c: case 0x8d: case 0xa7:
+	case 0xa8:
+		d->bdm70 = d->skl014 = d->skd022 = 1;
+		break;
+	case 0x97: case 0x9a: case 0xbf:
+		d->bdm70 = d->skl014 = d->skd022 = d->apl11 = 1;
+		break;
+	case 0x5c: case 0x5f:
+		d->apl12 = d->apl11 = 1;
+		break;
+	case 0x7a: case 0x86: case 0x96: case 0x9c:
+		d->apl11 = 1;
+		break;
+	}
 }

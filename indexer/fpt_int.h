@@ -307,6 +307,8 @@ int		fpti_decode_at(struct fpt *, uint64_t, struct hwtr_x86_insn *,
 		    int *);
 unsigned	fpti_binds(struct fpt *, const struct hwtr_x86_insn *);
 int		fpti_writes_cr3(struct fpt *, uint64_t);
+int		fpti_filter_on(const struct fpt *, uint64_t);
+void		fpti_set_errata(struct fpt *);
 
 /* Whether @b is a TNT-8 packet's header. */
 static inline int
@@ -409,7 +411,5 @@ int	fpti_read_psb_plus(struct fpt *);
 int	fpti_power_event(struct fpt *, const struct fpt_pkt *);
 int	fpti_fup_bound(struct fpt *, const struct fpt_pkt *);
 int	fpti_overflow(struct fpt *);
-int	fpti_filter_on(const struct fpt *, uint64_t);
-void	fpti_set_errata(struct fpt *);
 
 #endif /* !HWTR_FPT_INT_H */

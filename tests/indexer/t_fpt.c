@@ -781,11 +781,13 @@ ATF_TC_BODY(cut_psb_after_tip, tc)
 }
 
 /*
- * bad_after_trailing_event with a CYC (which fpt leaves to libipt)
- * before the bad packet: libipt's read on after the TIP.PGE passes the
- * CYC and fails at the bad packet, so the PSB+'s mode event is lost; fpt
- * must not hand that event over before it says unsupported (found by
- * fuzz_fpt).  By construction: unsupported before any item.
+ * bad_after_trailing_event with a CYC before the bad packet: libipt's
+ * read on after the TIP.PGE passes the CYC (a timing update) and fails
+ * at the bad packet, so the PSB+'s mode event is lost; fpt must not hand
+ * that event over (found by fuzz_fpt, when fpt still handed CYC to
+ * libipt).  Then on at the next PSB.  By construction: the error; the
+ * second PSB+'s mode; the ret (1 insn) and the TIP.PGD's disable: 4
+ * items.
  */
 ATF_TC_WITHOUT_HEAD(cyc_before_bad_after_event);
 ATF_TC_BODY(cyc_before_bad_after_event, tc)
@@ -803,8 +805,8 @@ ATF_TC_BODY(cyc_before_bad_after_event, tc)
 	/* ret */
 	static const uint8_t code[] = { 0xc3 };
 
-	handmade_as("cyc_before_bad_after_event", pt, sizeof(pt), code,
-	    sizeof(code), 0x1000, 0, 1);
+	handmade("cyc_before_bad_after_event", pt, sizeof(pt), code,
+	    sizeof(code), 0x1000, 4);
 }
 
 /*
