@@ -69,6 +69,31 @@ const char *const ix_call_exit_kinds[] = { "return", "unwind", "end",
 enum { CE_CALL, CE_START, CE_RETURN, CE_SIGNAL, CE_TAIL };
 enum { CX_RETURN, CX_UNWIND, CX_END, CX_TAIL };
 
+/*
+ * What the per-block path needs of a global block, in one place (two to a
+ * cache line) rather than in the block and three arrays: its two latest
+ * successors (id + 1, 0: none) and their branches' indexes, its count in
+ * the current stream, its length, what a branch out of it does (HF_*) and
+ * whether a jump into it may enter a function (IX_BF_FSTART or
+ * IX_BF_PLT, which func_start may set later).
+ */
+struct ix_hot {
+	uint32_t	to[2];
+	uint32_t	br[2];
+	uint64_t	count;
+	uint16_t	ninsn;
+	uint8_t		flow;
+	uint8_t		entry;
+};
+
+/*
+ * What a branch out of a block does beyond its count, by the block's
+ * class: nothing; a conditional branch's is a tail call when it is taken
+ * into a function's entry; a direct jump's only into an entry or in a
+ * frame inside a PLT stub; the rest always work on the call stack.
+ */
+enum { HF_NONE, HF_COND, HF_JUMP, HF_STACK };
+
 static uint64_t
 bhash(const struct ix_sblock *b)
 {
@@ -95,9 +120,8 @@ ix_stitch_free(struct ix_stitch *st)
 	}
 	free(st->g);
 	free(st->gtab);
+	free(st->hot);
 	free(st->scount);
-	free(st->slast_to);
-	free(st->slast_br);
 	free(st->touched);
 	free(st->branches);
 	free(st->btab);
@@ -118,8 +142,8 @@ ix_stitch_begin(struct ix_stitch *st)
 	for (i = 0; i < st->ntouched; i++) {
 		size_t id = (size_t)st->touched[i];
 
-		st->scount[id] = 0;
-		st->slast_to[2 * id] = st->slast_to[2 * id + 1] = 0;
+		st->hot[id].count = 0;
+		st->hot[id].to[0] = st->hot[id].to[1] = 0;
 	}
 	st->ntouched = 0;
 	st->nbranches = 0;
@@ -191,6 +215,34 @@ brhash(const struct ix_stitch *st, size_t i)
 	return (ix_hash64(((uint64_t)br->from << 32) | br->to));
 }
 
+/* Block @id's facts in st->hot, after the sink set its flags. */
+static void
+hot_set(struct ix_stitch *st, size_t id)
+{
+	const struct ix_sblock *g = &st->g[id];
+	struct ix_hot *h = &st->hot[id];
+
+	h->ninsn = g->ninsn;
+	h->entry = (g->bflags & (IX_BF_FSTART | IX_BF_PLT)) != 0;
+	switch (g->cls) {
+	case HWTR_IC_COND:
+		h->flow = HF_COND;
+		break;
+	case HWTR_IC_JUMP:
+		h->flow = HF_JUMP;
+		break;
+	case HWTR_IC_JUMP_IND:
+	case HWTR_IC_CALL:
+	case HWTR_IC_CALL_IND:
+	case HWTR_IC_RET:
+		h->flow = HF_STACK;
+		break;
+	default:
+		h->flow = HF_NONE;
+		break;
+	}
+}
+
 /* The global id of a block; its bytes are copied when new. */
 static int64_t
 global_block(struct ix_stitch *st, const struct ix_sblock *b)
@@ -220,20 +272,16 @@ global_block(struct ix_stitch *st, const struct ix_sblock *b)
 	if (st->ng + 1 > st->cs) {
 		size_t n = st->cs ? st->cs * 2 : 4096;
 		uint64_t *c = realloc(st->scount, n * sizeof(*c));
-		uint32_t *t, *r;
+		struct ix_hot *t;
 
 		if (c == NULL)
 			return (-HWTR_E_NOMEM);
 		st->scount = c;
-		if ((t = realloc(st->slast_to, 2 * n * sizeof(*t))) == NULL)
+		if ((t = realloc(st->hot, n * sizeof(*t))) == NULL)
 			return (-HWTR_E_NOMEM);
-		st->slast_to = t;
-		if ((r = realloc(st->slast_br, 2 * n * sizeof(*r))) == NULL)
-			return (-HWTR_E_NOMEM);
-		st->slast_br = r;
+		st->hot = t;
 		memset(c + st->cs, 0, (n - st->cs) * sizeof(*c));
-		memset(t + 2 * st->cs, 0, 2 * (n - st->cs) * sizeof(*t));
-		memset(r + 2 * st->cs, 0, 2 * (n - st->cs) * sizeof(*r));
+		memset(t + st->cs, 0, (n - st->cs) * sizeof(*t));
 		st->cs = n;
 	}
 	g = &st->g[st->ng];
@@ -264,6 +312,7 @@ global_block(struct ix_stitch *st, const struct ix_sblock *b)
 	if (st->sink.block != NULL &&
 	    (rc = st->sink.block(st->sink.arg, (int64_t)st->ng - 1)) < 0)
 		return (rc);
+	hot_set(st, st->ng - 1);
 	return ((int64_t)st->ng - 1);
 }
 
@@ -271,13 +320,12 @@ global_block(struct ix_stitch *st, const struct ix_sblock *b)
 static inline void
 note_succ(struct ix_stitch *st, uint32_t from, uint32_t to, uint32_t bi)
 {
-	uint32_t *t = &st->slast_to[2 * (size_t)from];
-	uint32_t *r = &st->slast_br[2 * (size_t)from];
+	struct ix_hot *h = &st->hot[from];
 
-	t[1] = t[0];
-	r[1] = r[0];
-	t[0] = to + 1;
-	r[0] = bi;
+	h->to[1] = h->to[0];
+	h->br[1] = h->br[0];
+	h->to[0] = to + 1;
+	h->br[0] = bi;
 }
 
 static int
@@ -350,6 +398,7 @@ push_call(struct ix_stitch *st, int64_t entry, uint64_t ip, int kind,
 
 		if (rc < 0)
 			return (rc);
+		hot_set(st, (size_t)entry);
 	}
 	oc->tramp = (st->g[entry].bflags & IX_BF_PLT) ? IX_TR_STUB : IX_TR_NONE;
 	c = &oc->c;
@@ -673,36 +722,17 @@ do_jump(struct ix_stitch *st, const struct ix_sblock *a, uint32_t id)
 }
 
 /*
- * The control transfer from the previous block into block @id, done for
- * every executed block.  A branch row is keyed by its two blocks, so its
- * count goes to the row whatever the kind this time (the row keeps the
- * kind it was first seen with); the kind is only worked out for a new
- * row.  The two latest successors of every block are remembered: a
- * conditional branch's two ways then need no hash probe (one slot left
- * a fifth of the blocks to the hash table).
+ * What the branch from the previous block into block @id does to the call
+ * stack (none when it is asynchronous).
  */
-static IX_HOT int
-transition(struct ix_stitch *st, uint32_t id)
+static int
+follow(struct ix_stitch *st, uint32_t id)
 {
 	const struct ix_sblock *a = &st->g[st->prev];
-	const struct ix_sblock *b;
-	uint32_t from = (uint32_t)st->prev;
-	const uint32_t *t = &st->slast_to[2 * (size_t)from];
+	const struct ix_sblock *b = &st->g[id];
 	uint64_t ret = 0;
-	int rc, flow;
+	int flow = class_flow[a->cls];
 
-	assert((size_t)from < st->ng && id < st->ng);
-	if (t[0] == id + 1)
-		st->branches[st->slast_br[2 * (size_t)from]].count++;
-	else if (t[1] == id + 1)
-		st->branches[st->slast_br[2 * (size_t)from + 1]].count++;
-	else if ((rc = add_branch(st, from, id,
-	    branch_kind(st, a, &st->g[id]))) < 0)
-		return (rc);
-	if (st->async)
-		return (0);
-	flow = class_flow[a->cls];
-	b = &st->g[id];
 	if (flow == FL_NONE) {
 		if (a->cls == HWTR_IC_JUMP_IND || a->cls == HWTR_IC_JUMP)
 			return (do_jump(st, a, id));
@@ -719,6 +749,35 @@ transition(struct ix_stitch *st, uint32_t id)
 	if (a->lens != NULL && a->size != 0)
 		ret = a->ip + a->size;
 	return (push_call(st, id, b->ip, CE_CALL, 1, a->end_ip, ret));
+}
+
+/*
+ * The control transfer from the previous block into block @id, done for
+ * every executed block.  A branch row is keyed by its two blocks, so its
+ * count goes to the row whatever the kind this time (the row keeps the
+ * kind it was first seen with); the kind is only worked out for a new
+ * row.  The two latest successors of every block are remembered: a
+ * conditional branch's two ways then need no hash probe (one slot left
+ * a fifth of the blocks to the hash table).
+ */
+static IX_HOT int
+transition(struct ix_stitch *st, uint32_t id)
+{
+	uint32_t from = (uint32_t)st->prev;
+	const struct ix_hot *h = &st->hot[from];
+	int rc;
+
+	assert((size_t)from < st->ng && id < st->ng);
+	if (h->to[0] == id + 1)
+		st->branches[h->br[0]].count++;
+	else if (h->to[1] == id + 1)
+		st->branches[h->br[1]].count++;
+	else if ((rc = add_branch(st, from, id,
+	    branch_kind(st, &st->g[from], &st->g[id]))) < 0)
+		return (rc);
+	if (st->async)
+		return (0);
+	return (follow(st, id));
 }
 
 /*
@@ -835,6 +894,17 @@ new_chunk(struct ix_stitch *st)
 	return (0);
 }
 
+/* Block @id runs for the first time in the stream. */
+static int
+touch(struct ix_stitch *st, int64_t id)
+{
+	if (hwtr_grow((void **)&st->touched, &st->ctouched, st->ntouched + 1,
+	    sizeof(*st->touched)) < 0)
+		return (-HWTR_E_NOMEM);
+	st->touched[st->ntouched++] = id;
+	return (0);
+}
+
 /*
  * Block @id ran: the per-block path (tens of millions of times), kept
  * short.  The counts that are sums of per-block values are made once at
@@ -881,12 +951,8 @@ add_run(struct ix_stitch *st, int64_t id)
 	st->chunk_prev = id;
 	ch->nblocks++;
 	ch->ninsns += b->ninsn;
-	if (st->scount[id]++ == 0) {
-		if (hwtr_grow((void **)&st->touched, &st->ctouched,
-		    st->ntouched + 1, sizeof(*st->touched)) < 0)
-			return (-HWTR_E_NOMEM);
-		st->touched[st->ntouched++] = id;
-	}
+	if (st->hot[id].count++ == 0 && (rc = touch(st, id)) < 0)
+		return (rc);
 	st->seq++;
 	st->insn += b->ninsn;
 	st->prev = id;
@@ -937,6 +1003,18 @@ apply_time(struct ix_stitch *st, int op, uint64_t a)
 	return (rc);
 }
 
+/*
+ * Whether a segment's block may be continued by the next (set_cont()):
+ * its lmap entry is then -2 - its global id, which keeps it out of
+ * run_fast().
+ */
+static int
+may_cont(const struct ix_stitch *st, const struct ix_sblock *b)
+{
+	return (st->merge && b->cls == HWTR_IC_OTHER && b->lens != NULL &&
+	    b->size != 0);
+}
+
 /* The global id of the block held back, new to its segment or own. */
 static int64_t
 pend_global(struct ix_stitch *st)
@@ -950,7 +1028,7 @@ pend_global(struct ix_stitch *st)
 		tmp.code = NULL;
 	id = global_block(st, &tmp);
 	if (id >= 0 && st->pend_lid >= 0)
-		st->lmap[st->pend_lid] = id;
+		st->lmap[st->pend_lid] = may_cont(st, st->pend) ? -2 - id : id;
 	return (id);
 }
 
@@ -984,8 +1062,10 @@ flush_pend(struct ix_stitch *st)
 		return (0);
 	st->have_pend = 0;
 	st->pend_cont = 0;
-	if ((st->pend_lid < 0 || (id = st->lmap[st->pend_lid]) < 0) &&
-	    (id = pend_global(st)) < 0)
+	if (st->pend_lid >= 0 && (id = st->lmap[st->pend_lid]) != -1) {
+		if (id < 0)
+			id = -2 - id;
+	} else if ((id = pend_global(st)) < 0)
 		return ((int)id);
 	if ((rc = add_run(st, id)) < 0)
 		return (rc);
@@ -1198,6 +1278,154 @@ replay_event(struct ix_stitch *st, const uint8_t *p, size_t len, size_t *pos)
 	return (rc);
 }
 
+/* The per-block path's state, in registers while run_fast() runs. */
+struct fast {
+	uint8_t		*out;		/* the chunk's data, where it ends */
+	uint32_t	nblk;		/* blocks in the chunk */
+	uint32_t	prev;
+	int64_t		ninsns;		/* instructions in the chunk */
+	int64_t		cprev;		/* chunk_prev */
+	int64_t		seq, insn;
+};
+
+static IX_HOT void
+fast_load(const struct ix_stitch *st, struct fast *f)
+{
+	f->out = st->chunk.data.p + st->chunk.data.len;
+	f->nblk = st->chunk.nblocks;
+	f->prev = (uint32_t)st->prev;
+	f->ninsns = st->chunk.ninsns;
+	f->cprev = st->chunk_prev;
+	f->seq = st->seq;
+	f->insn = st->insn;
+}
+
+static IX_HOT void
+fast_save(struct ix_stitch *st, const struct fast *f)
+{
+	st->chunk.data.len = (size_t)(f->out - st->chunk.data.p);
+	st->chunk.nblocks = f->nblk;
+	st->prev = f->prev;
+	st->chunk.ninsns = f->ninsns;
+	st->chunk_prev = f->cprev;
+	st->seq = f->seq;
+	st->insn = f->insn;
+}
+
+/*
+ * Whether the next blocks may go through run_fast(): the block held back
+ * is a segment's whose global id is known and which nothing continues, no
+ * times wait for it, and add_run() would find nothing to do but count it
+ * (a previous block, no asynchronous branch or resume, a frame, a chunk).
+ */
+static inline int
+fast_ok(const struct ix_stitch *st)
+{
+	return (st->have_pend && st->pend_lid >= 0 && !st->pend_cont &&
+	    st->lmap[st->pend_lid] >= 0 && st->nptime == 0 && st->have_prev &&
+	    !st->async && !st->resumed_elsewhere && st->nstack > 0 &&
+	    st->have_chunk);
+}
+
+/*
+ * The common case of flush_pend() and next_run(), for as long as it lasts
+ * (fast_ok() holds when it starts): the next operation is a block of the
+ * segment whose global id is known and which nothing may continue, so the
+ * block held back is counted (add_run()) and the new one held back in its
+ * place.  The state add_run() changes stays in registers and goes back
+ * into @st before anything that reads it (a branch that works on the call
+ * stack, a new chunk, a new branch row), and at the end.  Returns at the
+ * first operation or block left to the general path, at *@posp.
+ */
+static int
+run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
+{
+	const uint8_t *p = seg->ops.p;
+	const int64_t *lmap = st->lmap;
+	struct ix_hot *hot = st->hot;
+	size_t len = seg->ops.len, nb = seg->nblocks, pos = *posp, lid, nl;
+	uint32_t cur;
+	struct fast f;
+	int rc = 0;
+
+	lid = (size_t)st->pend_lid;
+	cur = (uint32_t)lmap[lid];
+	fast_load(st, &f);
+	for (;;) {
+		const struct ix_hot *h;
+		struct ix_hot *hc;
+		uint64_t v;
+		int64_t g, d;
+		unsigned c;
+		size_t n;
+
+		/* The next operation: a block of one or two bytes. */
+		if (pos >= len || ((c = p[pos]) & 1))
+			break;
+		if (c < 0x80) {
+			nl = c >> 1;
+			n = 1;
+		} else if (pos + 1 < len && p[pos + 1] < 0x80) {
+			nl = ((c & 0x7f) | (size_t)p[pos + 1] << 7) >> 1;
+			n = 2;
+		} else
+			break;
+		if (nl >= nb || (g = lmap[nl]) < 0)
+			break;
+		pos += n;
+
+		/* Block cur ran: the branch into it, transition()'s. */
+		h = &hot[f.prev];
+		hc = &hot[cur];
+		if (h->to[0] == cur + 1)
+			st->branches[h->br[0]].count++;
+		else if (h->to[1] == cur + 1)
+			st->branches[h->br[1]].count++;
+		else if ((rc = add_branch(st, f.prev, cur, branch_kind(st,
+		    &st->g[f.prev], &st->g[cur]))) < 0)
+			break;
+		if (h->flow != HF_NONE && (h->flow == HF_STACK || hc->entry ||
+		    (h->flow == HF_JUMP &&
+		    st->stack[st->nstack - 1].tramp != IX_TR_NONE))) {
+			fast_save(st, &f);
+			if ((rc = follow(st, cur)) < 0 || (st->nstack == 0 &&
+			    (rc = push_call(st, cur, st->g[cur].ip, CE_START,
+			    0, 0, 0)) < 0))
+				break;
+		}
+		if (f.nblk == IX_CHUNK_BLOCKS) {
+			fast_save(st, &f);
+			if ((rc = new_chunk(st)) < 0)
+				break;
+			fast_load(st, &f);
+		}
+		/* The zigzag varint of the id's distance, as add_run(). */
+		d = (int64_t)cur - (f.cprev + 1);
+		v = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+		while (v >= 0x80) {
+			*f.out++ = (uint8_t)(v | 0x80);
+			v >>= 7;
+		}
+		*f.out++ = (uint8_t)v;
+		f.cprev = cur;
+		f.nblk++;
+		f.ninsns += hc->ninsn;
+		f.seq++;
+		f.insn += hc->ninsn;
+		if (hc->count++ == 0 && (rc = touch(st, cur)) < 0)
+			break;
+		f.prev = cur;
+		/* Block nl is held back in its place. */
+		cur = (uint32_t)g;
+		lid = nl;
+	}
+	fast_save(st, &f);
+	st->pend_lid = (int64_t)lid;
+	st->pend = &seg->blocks[lid];
+	*posp = pos;
+	return (rc);
+}
+
 int
 ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 {
@@ -1213,6 +1441,12 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 	for (i = 0; i < seg->nblocks; i++)
 		st->lmap[i] = -1;
 	while (pos < len && rc >= 0) {
+		if (fast_ok(st)) {
+			if ((rc = run_fast(st, seg, &pos)) < 0)
+				return (rc);
+			if (pos >= len)
+				break;
+		}
 		if (get(p, len, &pos, &v) < 0)
 			return (-HWTR_E_FORMAT);
 		if (!(v & 1)) {
@@ -1314,8 +1548,12 @@ ix_stitch_end(struct ix_stitch *st)
 		st->have_pend_ts = 0;
 	}
 	/* The sums add_run() leaves to the end. */
-	for (i = 0; i < st->ntouched; i++)
-		st->g[st->touched[i]].count += st->scount[st->touched[i]];
+	for (i = 0; i < st->ntouched; i++) {
+		size_t id = (size_t)st->touched[i];
+
+		st->scount[id] = st->hot[id].count;
+		st->g[id].count += st->hot[id].count;
+	}
 	st->exec_blocks = st->seq;
 	st->exec_insns = st->insn;
 	return (rc);
