@@ -44,6 +44,7 @@
 #define IX_TS_EVERY	64	/* at most one timestamp row per so many blocks */
 #define IX_RET_SEARCH	64	/* frames searched for a return's target */
 #define IX_VARINT_MAX	10	/* bytes of a 64-bit varint */
+#define IX_LID_FAST	8192	/* segment-local ids of at most two bytes */
 
 /*
  * The per-block path (add_run() and what it calls) is inlined where it
@@ -51,8 +52,10 @@
  */
 #if defined(__GNUC__)
 #define IX_HOT	inline __attribute__((always_inline))
+#define IX_APART __attribute__((noinline))
 #else
 #define IX_HOT	inline
+#define IX_APART
 #endif
 
 const char *const ix_branch_kinds[] = {
@@ -1278,45 +1281,12 @@ replay_event(struct ix_stitch *st, const uint8_t *p, size_t len, size_t *pos)
 	return (rc);
 }
 
-/* The per-block path's state, in registers while run_fast() runs. */
-struct fast {
-	uint8_t		*out;		/* the chunk's data, where it ends */
-	uint32_t	nblk;		/* blocks in the chunk */
-	uint32_t	prev;
-	int64_t		ninsns;		/* instructions in the chunk */
-	int64_t		cprev;		/* chunk_prev */
-	int64_t		seq, insn;
-};
-
-static IX_HOT void
-fast_load(const struct ix_stitch *st, struct fast *f)
-{
-	f->out = st->chunk.data.p + st->chunk.data.len;
-	f->nblk = st->chunk.nblocks;
-	f->prev = (uint32_t)st->prev;
-	f->ninsns = st->chunk.ninsns;
-	f->cprev = st->chunk_prev;
-	f->seq = st->seq;
-	f->insn = st->insn;
-}
-
-static IX_HOT void
-fast_save(struct ix_stitch *st, const struct fast *f)
-{
-	st->chunk.data.len = (size_t)(f->out - st->chunk.data.p);
-	st->chunk.nblocks = f->nblk;
-	st->prev = f->prev;
-	st->chunk.ninsns = f->ninsns;
-	st->chunk_prev = f->cprev;
-	st->seq = f->seq;
-	st->insn = f->insn;
-}
-
 /*
  * Whether the next blocks may go through run_fast(): the block held back
  * is a segment's whose global id is known and which nothing continues, no
  * times wait for it, and add_run() would find nothing to do but count it
- * (a previous block, no asynchronous branch or resume, a frame, a chunk).
+ * (a previous block, the last of the chunk, no asynchronous branch or
+ * resume, a frame).
  */
 static inline int
 fast_ok(const struct ix_stitch *st)
@@ -1324,106 +1294,100 @@ fast_ok(const struct ix_stitch *st)
 	return (st->have_pend && st->pend_lid >= 0 && !st->pend_cont &&
 	    st->lmap[st->pend_lid] >= 0 && st->nptime == 0 && st->have_prev &&
 	    !st->async && !st->resumed_elsewhere && st->nstack > 0 &&
-	    st->have_chunk);
+	    st->have_chunk && st->chunk.nblocks > 0 &&
+	    st->chunk_prev == st->prev);
 }
 
 /*
- * The common case of flush_pend() and next_run(), for as long as it lasts
- * (fast_ok() holds when it starts): the next operation is a block of the
- * segment whose global id is known and which nothing may continue, so the
- * block held back is counted (add_run()) and the new one held back in its
- * place.  The state add_run() changes stays in registers and goes back
- * into @st before anything that reads it (a branch that works on the call
- * stack, a new chunk, a new branch row), and at the end.  Returns at the
- * first operation or block left to the general path, at *@posp.
+ * The common case of next_run(), flush_pend() and add_run(), for as long
+ * as it lasts (fast_ok() holds when it starts): the next operation is a
+ * block of the segment whose global id is known and which nothing may
+ * continue, the block held back runs after the previous one as it did
+ * before (a successor remembered), into a branch that does nothing to the
+ * call stack, not for the first time in the stream, and its chunk has
+ * room.  It is counted and the new block held back in its place.  Returns
+ * before anything else, at *@posp, for the general path to do: so that
+ * nothing here calls a function and every variable stays in a register.
+ * A chunk starts at the position it is made at: its blocks and
+ * instructions are the position less its start.
  */
-static int
+static IX_APART void
 run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
 {
-	const uint8_t *p = seg->ops.p;
+	const uint8_t *p = seg->ops.p + *posp, *end = seg->ops.p + seg->ops.len;
 	const int64_t *lmap = st->lmap;
 	struct ix_hot *hot = st->hot;
-	size_t len = seg->ops.len, nb = seg->nblocks, pos = *posp, lid, nl;
-	uint32_t cur;
-	struct fast f;
-	int rc = 0;
+	struct ix_branch *br = st->branches;
+	struct ix_chunk *ch = &st->chunk;
+	uint8_t *out = ch->data.p + ch->data.len;
+	int64_t seq = st->seq, insn = st->insn;
+	int64_t cend = ch->seq + IX_CHUNK_BLOCKS;
+	uint32_t prev = (uint32_t)st->prev;
+	size_t lid = (size_t)st->pend_lid, nl;
+	uint32_t cur = (uint32_t)lmap[lid];
 
-	lid = (size_t)st->pend_lid;
-	cur = (uint32_t)lmap[lid];
-	fast_load(st, &f);
 	for (;;) {
-		const struct ix_hot *h;
-		struct ix_hot *hc;
+		const struct ix_hot *h = &hot[prev];
+		struct ix_hot *hc = &hot[cur];
+		uint32_t slot;
 		uint64_t v;
 		int64_t g, d;
 		unsigned c;
-		size_t n;
 
-		/* The next operation: a block of one or two bytes. */
-		if (pos >= len || ((c = p[pos]) & 1))
+		/*
+		 * The next operation: a block of one or two bytes (lmap has
+		 * -1 past the segment's blocks for the ids of two bytes).
+		 */
+		if (p >= end || ((c = p[0]) & 1))
 			break;
-		if (c < 0x80) {
+		if (c < 0x80)
 			nl = c >> 1;
-			n = 1;
-		} else if (pos + 1 < len && p[pos + 1] < 0x80) {
-			nl = ((c & 0x7f) | (size_t)p[pos + 1] << 7) >> 1;
-			n = 2;
-		} else
+		else if (p + 1 < end && p[1] < 0x80)
+			nl = ((c & 0x7f) | (size_t)p[1] << 7) >> 1;
+		else
 			break;
-		if (nl >= nb || (g = lmap[nl]) < 0)
+		if ((g = lmap[nl]) < 0)
 			break;
-		pos += n;
 
-		/* Block cur ran: the branch into it, transition()'s. */
-		h = &hot[f.prev];
-		hc = &hot[cur];
+		/* Block cur: what add_run() would do, or leave it. */
 		if (h->to[0] == cur + 1)
-			st->branches[h->br[0]].count++;
+			slot = h->br[0];
 		else if (h->to[1] == cur + 1)
-			st->branches[h->br[1]].count++;
-		else if ((rc = add_branch(st, f.prev, cur, branch_kind(st,
-		    &st->g[f.prev], &st->g[cur]))) < 0)
+			slot = h->br[1];
+		else
 			break;
 		if (h->flow != HF_NONE && (h->flow == HF_STACK || hc->entry ||
 		    (h->flow == HF_JUMP &&
-		    st->stack[st->nstack - 1].tramp != IX_TR_NONE))) {
-			fast_save(st, &f);
-			if ((rc = follow(st, cur)) < 0 || (st->nstack == 0 &&
-			    (rc = push_call(st, cur, st->g[cur].ip, CE_START,
-			    0, 0, 0)) < 0))
-				break;
-		}
-		if (f.nblk == IX_CHUNK_BLOCKS) {
-			fast_save(st, &f);
-			if ((rc = new_chunk(st)) < 0)
-				break;
-			fast_load(st, &f);
-		}
-		/* The zigzag varint of the id's distance, as add_run(). */
-		d = (int64_t)cur - (f.cprev + 1);
+		    st->stack[st->nstack - 1].tramp != IX_TR_NONE)))
+			break;
+		if (seq == cend || hc->count == 0)
+			break;
+		p += 1 + (c >> 7);
+		br[slot].count++;
+		d = (int64_t)cur - prev - 1;
 		v = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
 		while (v >= 0x80) {
-			*f.out++ = (uint8_t)(v | 0x80);
+			*out++ = (uint8_t)(v | 0x80);
 			v >>= 7;
 		}
-		*f.out++ = (uint8_t)v;
-		f.cprev = cur;
-		f.nblk++;
-		f.ninsns += hc->ninsn;
-		f.seq++;
-		f.insn += hc->ninsn;
-		if (hc->count++ == 0 && (rc = touch(st, cur)) < 0)
-			break;
-		f.prev = cur;
+		*out++ = (uint8_t)v;
+		seq++;
+		insn += hc->ninsn;
+		hc->count++;
+		prev = cur;
 		/* Block nl is held back in its place. */
 		cur = (uint32_t)g;
 		lid = nl;
 	}
-	fast_save(st, &f);
+	ch->data.len = (size_t)(out - ch->data.p);
+	ch->nblocks = (uint32_t)(seq - ch->seq);
+	ch->ninsns = insn - ch->insn;
+	st->chunk_prev = st->prev = prev;
+	st->seq = seq;
+	st->insn = insn;
 	st->pend_lid = (int64_t)lid;
 	st->pend = &seg->blocks[lid];
-	*posp = pos;
-	return (rc);
+	*posp = (size_t)(p - seg->ops.p);
 }
 
 int
@@ -1431,19 +1395,20 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 {
 	const uint8_t *p = seg->ops.p;
 	struct ix_cycles cy;
-	size_t len = seg->ops.len, pos = 0, i;
+	size_t len = seg->ops.len, pos = 0, i, n;
 	uint64_t v, a;
 	int rc = 0;
 
-	if (hwtr_grow((void **)&st->lmap, &st->clmap, seg->nblocks + 1,
+	/* Room for the ids of one and two bytes: run_fast() reads those. */
+	n = seg->nblocks > IX_LID_FAST ? seg->nblocks : IX_LID_FAST;
+	if (hwtr_grow((void **)&st->lmap, &st->clmap, n + 1,
 	    sizeof(*st->lmap)) < 0)
 		return (-HWTR_E_NOMEM);
-	for (i = 0; i < seg->nblocks; i++)
+	for (i = 0; i < n; i++)
 		st->lmap[i] = -1;
 	while (pos < len && rc >= 0) {
 		if (fast_ok(st)) {
-			if ((rc = run_fast(st, seg, &pos)) < 0)
-				return (rc);
+			run_fast(st, seg, &pos);
 			if (pos >= len)
 				break;
 		}
