@@ -76,9 +76,8 @@ enum { CX_RETURN, CX_UNWIND, CX_END, CX_TAIL };
  * What the per-block path needs of a global block, in one place (two to a
  * cache line) rather than in the block and three arrays: its two latest
  * successors (id + 1, 0: none) and their branches' indexes, its count in
- * the current stream, its length, what a branch out of it does (HF_*) and
- * whether a jump into it may enter a function (IX_BF_FSTART or
- * IX_BF_PLT, which func_start may set later).
+ * the current stream, its length, what a branch out of it does (flow) and
+ * which of those a branch into it makes work on the call stack (emask).
  */
 struct ix_hot {
 	uint32_t	to[2];
@@ -86,16 +85,18 @@ struct ix_hot {
 	uint64_t	count;
 	uint16_t	ninsn;
 	uint8_t		flow;
-	uint8_t		entry;
+	uint8_t		emask;
 };
 
 /*
  * What a branch out of a block does beyond its count, by the block's
- * class: nothing; a conditional branch's is a tail call when it is taken
- * into a function's entry; a direct jump's only into an entry or in a
- * frame inside a PLT stub; the rest always work on the call stack.
+ * class (flow): a conditional branch or a direct jump works on the call
+ * stack only into a function's entry (IX_BF_FSTART or IX_BF_PLT, which
+ * func_start may set later: emask has both then), or for a jump, in a
+ * frame inside a PLT stub; the rest always do.  Blocks of other classes
+ * have none.
  */
-enum { HF_NONE, HF_COND, HF_JUMP, HF_STACK };
+enum { HF_COND = 1, HF_JUMP = 2, HF_STACK = 4 };
 
 static uint64_t
 bhash(const struct ix_sblock *b)
@@ -226,7 +227,8 @@ hot_set(struct ix_stitch *st, size_t id)
 	struct ix_hot *h = &st->hot[id];
 
 	h->ninsn = g->ninsn;
-	h->entry = (g->bflags & (IX_BF_FSTART | IX_BF_PLT)) != 0;
+	h->emask = (g->bflags & (IX_BF_FSTART | IX_BF_PLT)) ?
+	    HF_COND | HF_JUMP : 0;
 	switch (g->cls) {
 	case HWTR_IC_COND:
 		h->flow = HF_COND;
@@ -241,7 +243,7 @@ hot_set(struct ix_stitch *st, size_t id)
 		h->flow = HF_STACK;
 		break;
 	default:
-		h->flow = HF_NONE;
+		h->flow = 0;
 		break;
 	}
 }
@@ -1286,7 +1288,7 @@ replay_event(struct ix_stitch *st, const uint8_t *p, size_t len, size_t *pos)
  * is a segment's whose global id is known and which nothing continues, no
  * times wait for it, and add_run() would find nothing to do but count it
  * (a previous block, the last of the chunk, no asynchronous branch or
- * resume, a frame).
+ * resume, a frame not in a PLT stub).
  */
 static inline int
 fast_ok(const struct ix_stitch *st)
@@ -1294,6 +1296,7 @@ fast_ok(const struct ix_stitch *st)
 	return (st->have_pend && st->pend_lid >= 0 && !st->pend_cont &&
 	    st->lmap[st->pend_lid] >= 0 && st->nptime == 0 && st->have_prev &&
 	    !st->async && !st->resumed_elsewhere && st->nstack > 0 &&
+	    st->stack[st->nstack - 1].tramp == IX_TR_NONE &&
 	    st->have_chunk && st->chunk.nblocks > 0 &&
 	    st->chunk_prev == st->prev);
 }
@@ -1305,7 +1308,7 @@ fast_ok(const struct ix_stitch *st)
  * continue, the block held back runs after the previous one as it did
  * before (a successor remembered), into a branch that does nothing to the
  * call stack, not for the first time in the stream, and its chunk has
- * room.  It is counted and the new block held back in its place.  Returns
+ * room.  It is counted and the new one held back in its place.  Returns
  * before anything else, at *@posp, for the general path to do: so that
  * nothing here calls a function and every variable stays in a register.
  * A chunk starts at the position it is made at: its blocks and
@@ -1314,56 +1317,51 @@ fast_ok(const struct ix_stitch *st)
 static IX_APART void
 run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
 {
-	const uint8_t *p = seg->ops.p + *posp, *end = seg->ops.p + seg->ops.len;
+	const uint8_t *p0 = seg->ops.p + *posp, *p = p0;
+	const uint8_t *end = seg->ops.p + seg->ops.len;
 	const int64_t *lmap = st->lmap;
 	struct ix_hot *hot = st->hot;
 	struct ix_branch *br = st->branches;
 	struct ix_chunk *ch = &st->chunk;
 	uint8_t *out = ch->data.p + ch->data.len;
-	int64_t seq = st->seq, insn = st->insn;
-	int64_t cend = ch->seq + IX_CHUNK_BLOCKS;
+	int64_t insn = st->insn, room = ch->seq + IX_CHUNK_BLOCKS - st->seq;
 	uint32_t prev = (uint32_t)st->prev;
-	size_t lid = (size_t)st->pend_lid, nl;
-	uint32_t cur = (uint32_t)lmap[lid];
+	uint32_t cur = (uint32_t)lmap[st->pend_lid];
+	const struct ix_hot *h = &hot[prev];
+	struct ix_hot *hc = &hot[cur];
 
-	for (;;) {
-		const struct ix_hot *h = &hot[prev];
-		struct ix_hot *hc = &hot[cur];
-		uint32_t slot;
+	/* The last byte goes to the general path: an id's two bytes read. */
+	while (p + 1 < end) {
 		uint64_t v;
 		int64_t g, d;
-		unsigned c;
+		size_t nl;
 
 		/*
 		 * The next operation: a block of one or two bytes (lmap has
 		 * -1 past the segment's blocks for the ids of two bytes).
 		 */
-		if (p >= end || ((c = p[0]) & 1))
+		if (p[0] & 1)
 			break;
-		if (c < 0x80)
-			nl = c >> 1;
-		else if (p + 1 < end && p[1] < 0x80)
-			nl = ((c & 0x7f) | (size_t)p[1] << 7) >> 1;
+		if (p[0] < 0x80)
+			nl = p[0] >> 1;
+		else if (p[1] < 0x80)
+			nl = ((p[0] & 0x7f) | (size_t)p[1] << 7) >> 1;
 		else
 			break;
 		if ((g = lmap[nl]) < 0)
 			break;
 
 		/* Block cur: what add_run() would do, or leave it. */
+		if ((h->flow & (HF_STACK | hc->emask)) != 0 || room == 0 ||
+		    hc->count == 0)
+			break;
 		if (h->to[0] == cur + 1)
-			slot = h->br[0];
+			br[h->br[0]].count++;
 		else if (h->to[1] == cur + 1)
-			slot = h->br[1];
+			br[h->br[1]].count++;
 		else
 			break;
-		if (h->flow != HF_NONE && (h->flow == HF_STACK || hc->entry ||
-		    (h->flow == HF_JUMP &&
-		    st->stack[st->nstack - 1].tramp != IX_TR_NONE)))
-			break;
-		if (seq == cend || hc->count == 0)
-			break;
-		p += 1 + (c >> 7);
-		br[slot].count++;
+		p += 1 + (p[0] >> 7);
 		d = (int64_t)cur - prev - 1;
 		v = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
 		while (v >= 0x80) {
@@ -1371,22 +1369,32 @@ run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
 			v >>= 7;
 		}
 		*out++ = (uint8_t)v;
-		seq++;
+		room--;
 		insn += hc->ninsn;
 		hc->count++;
-		prev = cur;
 		/* Block nl is held back in its place. */
+		prev = cur;
 		cur = (uint32_t)g;
-		lid = nl;
+		h = hc;
+		hc = &hot[cur];
 	}
-	ch->data.len = (size_t)(out - ch->data.p);
-	ch->nblocks = (uint32_t)(seq - ch->seq);
-	ch->ninsns = insn - ch->insn;
-	st->chunk_prev = st->prev = prev;
-	st->seq = seq;
+	st->seq = ch->seq + IX_CHUNK_BLOCKS - room;
 	st->insn = insn;
-	st->pend_lid = (int64_t)lid;
-	st->pend = &seg->blocks[lid];
+	st->chunk_prev = st->prev = prev;
+	ch->data.len = (size_t)(out - ch->data.p);
+	ch->nblocks = (uint32_t)(st->seq - ch->seq);
+	ch->ninsns = insn - ch->insn;
+	/*
+	 * The block now held back is the last one read: an id's second
+	 * byte follows a byte with its top bit set, which ends no varint.
+	 */
+	if (p > p0) {
+		if (p - p0 >= 2 && p[-2] >= 0x80)
+			st->pend_lid = ((p[-2] & 0x7f) | p[-1] << 7) >> 1;
+		else
+			st->pend_lid = p[-1] >> 1;
+		st->pend = &seg->blocks[st->pend_lid];
+	}
 	*posp = (size_t)(p - seg->ops.p);
 }
 
