@@ -267,12 +267,12 @@ struct ix_stitch {
 	uint32_t	*gtab;
 	size_t		gcap;
 	/*
-	 * Per global block, for the current stream: its count, its two
-	 * latest successors (id + 1, 0: none) and their branches' indexes
-	 * (two slots per block).
+	 * Per global block, for the current stream: what the per-block
+	 * path reads (stitch.c: its count, its two latest successors and
+	 * their branches), and its count once the stream ends (scount).
 	 */
+	struct ix_hot	*hot;
 	uint64_t	*scount;
-	uint32_t	*slast_to, *slast_br;
 	size_t		cs;
 	/* The current stream: blocks in order of first execution there. */
 	int64_t		*touched;
@@ -303,7 +303,11 @@ struct ix_stitch {
 	int		has_first, has_last;
 	uint64_t	first_tsc, last_tsc;
 	uint64_t	exec_bytes;
-	/* Segment-local to global ids of the segment being replayed. */
+	/*
+	 * Segment-local to global ids of the segment being replayed (-1:
+	 * not known yet; stitch.c says how a block that may be continued
+	 * is marked).
+	 */
 	int64_t		*lmap;
 	size_t		clmap;
 	/*

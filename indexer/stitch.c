@@ -44,6 +44,7 @@
 #define IX_TS_EVERY	64	/* at most one timestamp row per so many blocks */
 #define IX_RET_SEARCH	64	/* frames searched for a return's target */
 #define IX_VARINT_MAX	10	/* bytes of a 64-bit varint */
+#define IX_LID_FAST	8192	/* segment-local ids of at most two bytes */
 
 /*
  * The per-block path (add_run() and what it calls) is inlined where it
@@ -51,8 +52,10 @@
  */
 #if defined(__GNUC__)
 #define IX_HOT	inline __attribute__((always_inline))
+#define IX_APART __attribute__((noinline))
 #else
 #define IX_HOT	inline
+#define IX_APART
 #endif
 
 const char *const ix_branch_kinds[] = {
@@ -68,6 +71,32 @@ const char *const ix_call_exit_kinds[] = { "return", "unwind", "end",
 	"tail" };
 enum { CE_CALL, CE_START, CE_RETURN, CE_SIGNAL, CE_TAIL };
 enum { CX_RETURN, CX_UNWIND, CX_END, CX_TAIL };
+
+/*
+ * What the per-block path needs of a global block, in one place (two to a
+ * cache line) rather than in the block and three arrays: its two latest
+ * successors (id + 1, 0: none) and their branches' indexes, its count in
+ * the current stream, its length, what a branch out of it does (flow) and
+ * which of those a branch into it makes work on the call stack (emask).
+ */
+struct ix_hot {
+	uint32_t	to[2];
+	uint32_t	br[2];
+	uint64_t	count;
+	uint16_t	ninsn;
+	uint8_t		flow;
+	uint8_t		emask;
+};
+
+/*
+ * What a branch out of a block does beyond its count, by the block's
+ * class (flow): a conditional branch or a direct jump works on the call
+ * stack only into a function's entry (IX_BF_FSTART or IX_BF_PLT, which
+ * func_start may set later: emask has both then), or for a jump, in a
+ * frame inside a PLT stub; the rest always do.  Blocks of other classes
+ * have none.
+ */
+enum { HF_COND = 1, HF_JUMP = 2, HF_STACK = 4 };
 
 static uint64_t
 bhash(const struct ix_sblock *b)
@@ -95,9 +124,8 @@ ix_stitch_free(struct ix_stitch *st)
 	}
 	free(st->g);
 	free(st->gtab);
+	free(st->hot);
 	free(st->scount);
-	free(st->slast_to);
-	free(st->slast_br);
 	free(st->touched);
 	free(st->branches);
 	free(st->btab);
@@ -118,8 +146,8 @@ ix_stitch_begin(struct ix_stitch *st)
 	for (i = 0; i < st->ntouched; i++) {
 		size_t id = (size_t)st->touched[i];
 
-		st->scount[id] = 0;
-		st->slast_to[2 * id] = st->slast_to[2 * id + 1] = 0;
+		st->hot[id].count = 0;
+		st->hot[id].to[0] = st->hot[id].to[1] = 0;
 	}
 	st->ntouched = 0;
 	st->nbranches = 0;
@@ -191,6 +219,35 @@ brhash(const struct ix_stitch *st, size_t i)
 	return (ix_hash64(((uint64_t)br->from << 32) | br->to));
 }
 
+/* Block @id's facts in st->hot, after the sink set its flags. */
+static void
+hot_set(struct ix_stitch *st, size_t id)
+{
+	const struct ix_sblock *g = &st->g[id];
+	struct ix_hot *h = &st->hot[id];
+
+	h->ninsn = g->ninsn;
+	h->emask = (g->bflags & (IX_BF_FSTART | IX_BF_PLT)) ?
+	    HF_COND | HF_JUMP : 0;
+	switch (g->cls) {
+	case HWTR_IC_COND:
+		h->flow = HF_COND;
+		break;
+	case HWTR_IC_JUMP:
+		h->flow = HF_JUMP;
+		break;
+	case HWTR_IC_JUMP_IND:
+	case HWTR_IC_CALL:
+	case HWTR_IC_CALL_IND:
+	case HWTR_IC_RET:
+		h->flow = HF_STACK;
+		break;
+	default:
+		h->flow = 0;
+		break;
+	}
+}
+
 /* The global id of a block; its bytes are copied when new. */
 static int64_t
 global_block(struct ix_stitch *st, const struct ix_sblock *b)
@@ -220,20 +277,16 @@ global_block(struct ix_stitch *st, const struct ix_sblock *b)
 	if (st->ng + 1 > st->cs) {
 		size_t n = st->cs ? st->cs * 2 : 4096;
 		uint64_t *c = realloc(st->scount, n * sizeof(*c));
-		uint32_t *t, *r;
+		struct ix_hot *t;
 
 		if (c == NULL)
 			return (-HWTR_E_NOMEM);
 		st->scount = c;
-		if ((t = realloc(st->slast_to, 2 * n * sizeof(*t))) == NULL)
+		if ((t = realloc(st->hot, n * sizeof(*t))) == NULL)
 			return (-HWTR_E_NOMEM);
-		st->slast_to = t;
-		if ((r = realloc(st->slast_br, 2 * n * sizeof(*r))) == NULL)
-			return (-HWTR_E_NOMEM);
-		st->slast_br = r;
+		st->hot = t;
 		memset(c + st->cs, 0, (n - st->cs) * sizeof(*c));
-		memset(t + 2 * st->cs, 0, 2 * (n - st->cs) * sizeof(*t));
-		memset(r + 2 * st->cs, 0, 2 * (n - st->cs) * sizeof(*r));
+		memset(t + st->cs, 0, (n - st->cs) * sizeof(*t));
 		st->cs = n;
 	}
 	g = &st->g[st->ng];
@@ -264,6 +317,7 @@ global_block(struct ix_stitch *st, const struct ix_sblock *b)
 	if (st->sink.block != NULL &&
 	    (rc = st->sink.block(st->sink.arg, (int64_t)st->ng - 1)) < 0)
 		return (rc);
+	hot_set(st, st->ng - 1);
 	return ((int64_t)st->ng - 1);
 }
 
@@ -271,13 +325,12 @@ global_block(struct ix_stitch *st, const struct ix_sblock *b)
 static inline void
 note_succ(struct ix_stitch *st, uint32_t from, uint32_t to, uint32_t bi)
 {
-	uint32_t *t = &st->slast_to[2 * (size_t)from];
-	uint32_t *r = &st->slast_br[2 * (size_t)from];
+	struct ix_hot *h = &st->hot[from];
 
-	t[1] = t[0];
-	r[1] = r[0];
-	t[0] = to + 1;
-	r[0] = bi;
+	h->to[1] = h->to[0];
+	h->br[1] = h->br[0];
+	h->to[0] = to + 1;
+	h->br[0] = bi;
 }
 
 static int
@@ -350,6 +403,7 @@ push_call(struct ix_stitch *st, int64_t entry, uint64_t ip, int kind,
 
 		if (rc < 0)
 			return (rc);
+		hot_set(st, (size_t)entry);
 	}
 	oc->tramp = (st->g[entry].bflags & IX_BF_PLT) ? IX_TR_STUB : IX_TR_NONE;
 	c = &oc->c;
@@ -673,36 +727,17 @@ do_jump(struct ix_stitch *st, const struct ix_sblock *a, uint32_t id)
 }
 
 /*
- * The control transfer from the previous block into block @id, done for
- * every executed block.  A branch row is keyed by its two blocks, so its
- * count goes to the row whatever the kind this time (the row keeps the
- * kind it was first seen with); the kind is only worked out for a new
- * row.  The two latest successors of every block are remembered: a
- * conditional branch's two ways then need no hash probe (one slot left
- * a fifth of the blocks to the hash table).
+ * What the branch from the previous block into block @id does to the call
+ * stack (none when it is asynchronous).
  */
-static IX_HOT int
-transition(struct ix_stitch *st, uint32_t id)
+static int
+follow(struct ix_stitch *st, uint32_t id)
 {
 	const struct ix_sblock *a = &st->g[st->prev];
-	const struct ix_sblock *b;
-	uint32_t from = (uint32_t)st->prev;
-	const uint32_t *t = &st->slast_to[2 * (size_t)from];
+	const struct ix_sblock *b = &st->g[id];
 	uint64_t ret = 0;
-	int rc, flow;
+	int flow = class_flow[a->cls];
 
-	assert((size_t)from < st->ng && id < st->ng);
-	if (t[0] == id + 1)
-		st->branches[st->slast_br[2 * (size_t)from]].count++;
-	else if (t[1] == id + 1)
-		st->branches[st->slast_br[2 * (size_t)from + 1]].count++;
-	else if ((rc = add_branch(st, from, id,
-	    branch_kind(st, a, &st->g[id]))) < 0)
-		return (rc);
-	if (st->async)
-		return (0);
-	flow = class_flow[a->cls];
-	b = &st->g[id];
 	if (flow == FL_NONE) {
 		if (a->cls == HWTR_IC_JUMP_IND || a->cls == HWTR_IC_JUMP)
 			return (do_jump(st, a, id));
@@ -719,6 +754,35 @@ transition(struct ix_stitch *st, uint32_t id)
 	if (a->lens != NULL && a->size != 0)
 		ret = a->ip + a->size;
 	return (push_call(st, id, b->ip, CE_CALL, 1, a->end_ip, ret));
+}
+
+/*
+ * The control transfer from the previous block into block @id, done for
+ * every executed block.  A branch row is keyed by its two blocks, so its
+ * count goes to the row whatever the kind this time (the row keeps the
+ * kind it was first seen with); the kind is only worked out for a new
+ * row.  The two latest successors of every block are remembered: a
+ * conditional branch's two ways then need no hash probe (one slot left
+ * a fifth of the blocks to the hash table).
+ */
+static IX_HOT int
+transition(struct ix_stitch *st, uint32_t id)
+{
+	uint32_t from = (uint32_t)st->prev;
+	const struct ix_hot *h = &st->hot[from];
+	int rc;
+
+	assert((size_t)from < st->ng && id < st->ng);
+	if (h->to[0] == id + 1)
+		st->branches[h->br[0]].count++;
+	else if (h->to[1] == id + 1)
+		st->branches[h->br[1]].count++;
+	else if ((rc = add_branch(st, from, id,
+	    branch_kind(st, &st->g[from], &st->g[id]))) < 0)
+		return (rc);
+	if (st->async)
+		return (0);
+	return (follow(st, id));
 }
 
 /*
@@ -835,6 +899,17 @@ new_chunk(struct ix_stitch *st)
 	return (0);
 }
 
+/* Block @id runs for the first time in the stream. */
+static int
+touch(struct ix_stitch *st, int64_t id)
+{
+	if (hwtr_grow((void **)&st->touched, &st->ctouched, st->ntouched + 1,
+	    sizeof(*st->touched)) < 0)
+		return (-HWTR_E_NOMEM);
+	st->touched[st->ntouched++] = id;
+	return (0);
+}
+
 /*
  * Block @id ran: the per-block path (tens of millions of times), kept
  * short.  The counts that are sums of per-block values are made once at
@@ -881,12 +956,8 @@ add_run(struct ix_stitch *st, int64_t id)
 	st->chunk_prev = id;
 	ch->nblocks++;
 	ch->ninsns += b->ninsn;
-	if (st->scount[id]++ == 0) {
-		if (hwtr_grow((void **)&st->touched, &st->ctouched,
-		    st->ntouched + 1, sizeof(*st->touched)) < 0)
-			return (-HWTR_E_NOMEM);
-		st->touched[st->ntouched++] = id;
-	}
+	if (st->hot[id].count++ == 0 && (rc = touch(st, id)) < 0)
+		return (rc);
 	st->seq++;
 	st->insn += b->ninsn;
 	st->prev = id;
@@ -937,6 +1008,18 @@ apply_time(struct ix_stitch *st, int op, uint64_t a)
 	return (rc);
 }
 
+/*
+ * Whether a segment's block may be continued by the next (set_cont()):
+ * its lmap entry is then -2 - its global id, which keeps it out of
+ * run_fast().
+ */
+static int
+may_cont(const struct ix_stitch *st, const struct ix_sblock *b)
+{
+	return (st->merge && b->cls == HWTR_IC_OTHER && b->lens != NULL &&
+	    b->size != 0);
+}
+
 /* The global id of the block held back, new to its segment or own. */
 static int64_t
 pend_global(struct ix_stitch *st)
@@ -950,7 +1033,7 @@ pend_global(struct ix_stitch *st)
 		tmp.code = NULL;
 	id = global_block(st, &tmp);
 	if (id >= 0 && st->pend_lid >= 0)
-		st->lmap[st->pend_lid] = id;
+		st->lmap[st->pend_lid] = may_cont(st, st->pend) ? -2 - id : id;
 	return (id);
 }
 
@@ -984,8 +1067,10 @@ flush_pend(struct ix_stitch *st)
 		return (0);
 	st->have_pend = 0;
 	st->pend_cont = 0;
-	if ((st->pend_lid < 0 || (id = st->lmap[st->pend_lid]) < 0) &&
-	    (id = pend_global(st)) < 0)
+	if (st->pend_lid >= 0 && (id = st->lmap[st->pend_lid]) != -1) {
+		if (id < 0)
+			id = -2 - id;
+	} else if ((id = pend_global(st)) < 0)
 		return ((int)id);
 	if ((rc = add_run(st, id)) < 0)
 		return (rc);
@@ -1198,21 +1283,143 @@ replay_event(struct ix_stitch *st, const uint8_t *p, size_t len, size_t *pos)
 	return (rc);
 }
 
+/*
+ * Whether the next blocks may go through run_fast(): the block held back
+ * is a segment's whose global id is known and which nothing continues, no
+ * times wait for it, and add_run() would find nothing to do but count it
+ * (a previous block, the last of the chunk, no asynchronous branch or
+ * resume, a frame not in a PLT stub).
+ */
+static inline int
+fast_ok(const struct ix_stitch *st)
+{
+	return (st->have_pend && st->pend_lid >= 0 && !st->pend_cont &&
+	    st->lmap[st->pend_lid] >= 0 && st->nptime == 0 && st->have_prev &&
+	    !st->async && !st->resumed_elsewhere && st->nstack > 0 &&
+	    st->stack[st->nstack - 1].tramp == IX_TR_NONE &&
+	    st->have_chunk && st->chunk.nblocks > 0 &&
+	    st->chunk_prev == st->prev);
+}
+
+/*
+ * The common case of next_run(), flush_pend() and add_run(), for as long
+ * as it lasts (fast_ok() holds when it starts): the next operation is a
+ * block of the segment whose global id is known and which nothing may
+ * continue, the block held back runs after the previous one as it did
+ * before (a successor remembered), into a branch that does nothing to the
+ * call stack, not for the first time in the stream, and its chunk has
+ * room.  It is counted and the new one held back in its place.  Returns
+ * before anything else, at *@posp, for the general path to do: so that
+ * nothing here calls a function and every variable stays in a register.
+ * A chunk starts at the position it is made at: its blocks and
+ * instructions are the position less its start.
+ */
+static IX_APART void
+run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
+{
+	const uint8_t *p0 = seg->ops.p + *posp, *p = p0;
+	const uint8_t *end = seg->ops.p + seg->ops.len;
+	const int64_t *lmap = st->lmap;
+	struct ix_hot *hot = st->hot;
+	struct ix_branch *br = st->branches;
+	struct ix_chunk *ch = &st->chunk;
+	uint8_t *out = ch->data.p + ch->data.len;
+	int64_t insn = st->insn, room = ch->seq + IX_CHUNK_BLOCKS - st->seq;
+	uint32_t prev = (uint32_t)st->prev;
+	uint32_t cur = (uint32_t)lmap[st->pend_lid];
+	const struct ix_hot *h = &hot[prev];
+	struct ix_hot *hc = &hot[cur];
+
+	/* The last byte goes to the general path: an id's two bytes read. */
+	while (p + 1 < end) {
+		uint64_t v;
+		int64_t g, d;
+		size_t nl;
+
+		/*
+		 * The next operation: a block of one or two bytes (lmap has
+		 * -1 past the segment's blocks for the ids of two bytes).
+		 */
+		if (p[0] & 1)
+			break;
+		if (p[0] < 0x80)
+			nl = p[0] >> 1;
+		else if (p[1] < 0x80)
+			nl = ((p[0] & 0x7f) | (size_t)p[1] << 7) >> 1;
+		else
+			break;
+		if ((g = lmap[nl]) < 0)
+			break;
+
+		/* Block cur: what add_run() would do, or leave it. */
+		if ((h->flow & (HF_STACK | hc->emask)) != 0 || room == 0 ||
+		    hc->count == 0)
+			break;
+		if (h->to[0] == cur + 1)
+			br[h->br[0]].count++;
+		else if (h->to[1] == cur + 1)
+			br[h->br[1]].count++;
+		else
+			break;
+		p += 1 + (p[0] >> 7);
+		d = (int64_t)cur - prev - 1;
+		v = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+		while (v >= 0x80) {
+			*out++ = (uint8_t)(v | 0x80);
+			v >>= 7;
+		}
+		*out++ = (uint8_t)v;
+		room--;
+		insn += hc->ninsn;
+		hc->count++;
+		/* Block nl is held back in its place. */
+		prev = cur;
+		cur = (uint32_t)g;
+		h = hc;
+		hc = &hot[cur];
+	}
+	st->seq = ch->seq + IX_CHUNK_BLOCKS - room;
+	st->insn = insn;
+	st->chunk_prev = st->prev = prev;
+	ch->data.len = (size_t)(out - ch->data.p);
+	ch->nblocks = (uint32_t)(st->seq - ch->seq);
+	ch->ninsns = insn - ch->insn;
+	/*
+	 * The block now held back is the last one read: an id's second
+	 * byte follows a byte with its top bit set, which ends no varint.
+	 */
+	if (p > p0) {
+		if (p - p0 >= 2 && p[-2] >= 0x80)
+			st->pend_lid = ((p[-2] & 0x7f) | p[-1] << 7) >> 1;
+		else
+			st->pend_lid = p[-1] >> 1;
+		st->pend = &seg->blocks[st->pend_lid];
+	}
+	*posp = (size_t)(p - seg->ops.p);
+}
+
 int
 ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 {
 	const uint8_t *p = seg->ops.p;
 	struct ix_cycles cy;
-	size_t len = seg->ops.len, pos = 0, i;
+	size_t len = seg->ops.len, pos = 0, i, n;
 	uint64_t v, a;
 	int rc = 0;
 
-	if (hwtr_grow((void **)&st->lmap, &st->clmap, seg->nblocks + 1,
+	/* Room for the ids of one and two bytes: run_fast() reads those. */
+	n = seg->nblocks > IX_LID_FAST ? seg->nblocks : IX_LID_FAST;
+	if (hwtr_grow((void **)&st->lmap, &st->clmap, n + 1,
 	    sizeof(*st->lmap)) < 0)
 		return (-HWTR_E_NOMEM);
-	for (i = 0; i < seg->nblocks; i++)
+	for (i = 0; i < n; i++)
 		st->lmap[i] = -1;
 	while (pos < len && rc >= 0) {
+		if (fast_ok(st)) {
+			run_fast(st, seg, &pos);
+			if (pos >= len)
+				break;
+		}
 		if (get(p, len, &pos, &v) < 0)
 			return (-HWTR_E_FORMAT);
 		if (!(v & 1)) {
@@ -1314,8 +1521,12 @@ ix_stitch_end(struct ix_stitch *st)
 		st->have_pend_ts = 0;
 	}
 	/* The sums add_run() leaves to the end. */
-	for (i = 0; i < st->ntouched; i++)
-		st->g[st->touched[i]].count += st->scount[st->touched[i]];
+	for (i = 0; i < st->ntouched; i++) {
+		size_t id = (size_t)st->touched[i];
+
+		st->scount[id] = st->hot[id].count;
+		st->g[id].count += st->hot[id].count;
+	}
 	st->exec_blocks = st->seq;
 	st->exec_insns = st->insn;
 	return (rc);

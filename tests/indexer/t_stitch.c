@@ -178,10 +178,230 @@ ATF_TC_BODY(code_without_lens_across_segments, tc)
 	}
 }
 
+/*
+ * A long walk over many blocks, built here with every count known: the
+ * order blocks ran in, each block's runs, each branch's, the calls.  Each
+ * block has three usual successors and now and then goes anywhere, so
+ * that branches are seen again, as one of a block's two latest successors
+ * or not, and new; the walk is cut into segments at random, each with its
+ * blocks numbered in its own order of first run (ids of one and two
+ * bytes); operations come between blocks now and then.  Blocks of every
+ * kind the per-block path tells apart: conditional branches and jumps,
+ * some into a function's first block (a sink flag), calls (a frame each),
+ * blocks that end without a branch (held back in case the next one
+ * continues them, which none does).  The chunk rows are decoded back into
+ * the walk.
+ */
+#define WALK_BLOCKS	200
+#define WALK_LEN	40000
+
+struct walk {
+	struct ix_stitch *st;
+	struct ix_sblock b[WALK_BLOCKS];
+	uint32_t	seq[WALK_LEN];		/* test block of each run */
+	int		nobr[WALK_LEN];		/* no branch into run i */
+	uint64_t	runs[WALK_BLOCKS];
+	uint64_t	br[WALK_BLOCKS][WALK_BLOCKS];
+	int64_t		*gids;			/* decoded from chunk rows */
+	size_t		ngids;
+	int64_t		insns;			/* the walk's, up to ngids */
+	int		bad_chunk;
+};
+
+static uint32_t
+walk_rand(uint32_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 17;
+	*x ^= *x << 5;
+	return (*x);
+}
+
+/* The test block at @ip. */
+static size_t
+walk_index(uint64_t ip)
+{
+	return ((size_t)(ip - 0x10000) / 0x100);
+}
+
+static int
+walk_block(void *arg, int64_t gid)
+{
+	struct walk *w = arg;
+	struct ix_sblock *g = &w->st->g[gid];
+
+	if (walk_index(g->ip) % 7 == 0)
+		g->bflags |= IX_BF_FSTART;
+	return (0);
+}
+
+static int
+walk_chunk(void *arg, const struct ix_chunk *ch)
+{
+	struct walk *w = arg;
+	const uint8_t *p = ch->data.p, *end = p + ch->data.len;
+	int64_t prev = -1, ninsns = 0;
+	uint32_t k;
+
+	if (ch->seq != (int64_t)w->ngids || ch->insn != w->insns)
+		w->bad_chunk = 1;
+	for (k = 0; k < ch->nblocks; k++) {
+		uint64_t v = 0;
+		int shift = 0;
+
+		do {
+			if (p >= end || w->ngids >= WALK_LEN) {
+				w->bad_chunk = 1;
+				return (0);
+			}
+			v |= (uint64_t)(*p & 0x7f) << shift;
+			shift += 7;
+		} while (*p++ & 0x80);
+		prev += 1 + (int64_t)((v >> 1) ^ (0 - (v & 1)));
+		w->gids[w->ngids] = prev;
+		ninsns += w->b[w->seq[w->ngids++]].ninsn;
+	}
+	if (p != end || ninsns != ch->ninsns)
+		w->bad_chunk = 1;
+	w->insns += ninsns;
+	return (0);
+}
+
+ATF_TC_WITHOUT_HEAD(walk_counts_as_built);
+ATF_TC_BODY(walk_counts_as_built, tc)
+{
+	static struct walk w;
+	static uint32_t lid[WALK_BLOCKS];
+	struct ix_sblock seg_b[WALK_BLOCKS];
+	struct ix_stitch st;
+	struct ix_sink sink;
+	struct ix_seg_out seg;
+	uint64_t ncall = 0, nbr = 0, errors = 0;
+	uint32_t x = 0x2545f491, cur = 0, i, j;
+	int64_t insns = 0;
+	size_t k, at = 0;
+
+	memset(&w, 0, sizeof(w));
+	w.st = &st;
+	ATF_REQUIRE((w.gids = calloc(WALK_LEN, sizeof(*w.gids))) != NULL);
+	for (i = 0; i < WALK_BLOCKS; i++) {
+		static const int cls[6] = { HWTR_IC_COND, HWTR_IC_COND,
+		    HWTR_IC_COND, HWTR_IC_JUMP, HWTR_IC_OTHER, HWTR_IC_CALL };
+
+		w.b[i] = ixt_blk(0x10000 + 0x100 * (uint64_t)i,
+		    (uint16_t)(1 + i % 5), cls[i % 6], lens4, NULL);
+	}
+	for (k = 0; k < WALK_LEN; k++) {
+		uint32_t r = walk_rand(&x);
+
+		if (k > 0)
+			cur = r % 50 == 0 ? (r >> 8) % WALK_BLOCKS :
+			    (cur * 7 + 1 + (r >> 8) % 3 * 31) % WALK_BLOCKS;
+		w.seq[k] = cur;
+		w.nobr[k] = k == 0 || (r >> 20) % 400 == 0;
+		w.runs[cur]++;
+		insns += w.b[cur].ninsn;
+		if (!w.nobr[k]) {
+			if (w.br[w.seq[k - 1]][cur]++ == 0)
+				nbr++;
+			if (w.b[w.seq[k - 1]].cls == HWTR_IC_CALL)
+				ncall++;
+		}
+	}
+
+	memset(&sink, 0, sizeof(sink));
+	sink.arg = &w;
+	sink.block = walk_block;
+	sink.chunk = walk_chunk;
+	ix_stitch_init(&st, &sink);
+	st.merge = 1;
+	ix_stitch_begin(&st);
+	while (at < WALK_LEN) {
+		size_t n = 1 + walk_rand(&x) % 6000;
+
+		if (n > WALK_LEN - at)
+			n = WALK_LEN - at;
+		memset(&seg, 0, sizeof(seg));
+		memset(lid, 0, sizeof(lid));
+		seg.blocks = seg_b;
+		seg.borrowed = 1;
+		for (k = at; k < at + n; k++) {
+			uint32_t r = walk_rand(&x);
+
+			if (lid[w.seq[k]] == 0) {
+				seg_b[seg.nblocks] = w.b[w.seq[k]];
+				lid[w.seq[k]] = (uint32_t)++seg.nblocks;
+			}
+			if (w.nobr[k] && k > 0)
+				ATF_REQUIRE(ix_buf_varint(&seg.ops,
+				    IX_OP_NOPREV << 1 | 1) >= 0);
+			if (r % 300 == 0) {
+				ATF_REQUIRE(ix_buf_varint(&seg.ops,
+				    IX_OP_ERROR << 1 | 1) >= 0);
+				errors++;
+			}
+			if (r % 500 == 1)
+				ATF_REQUIRE(ix_buf_varint(&seg.ops,
+				    IX_OP_TIME << 1 | 1) >= 0 &&
+				    ix_buf_varint(&seg.ops, k) >= 0);
+			ATF_REQUIRE(ix_buf_varint(&seg.ops,
+			    (uint64_t)(lid[w.seq[k]] - 1) << 1) >= 0);
+		}
+		seg.cblocks = seg.nblocks;
+		ATF_REQUIRE_EQ(ix_stitch_segment(&st, &seg), 0);
+		free(seg.ops.p);
+		at += n;
+	}
+	ATF_REQUIRE_EQ(ix_stitch_end(&st), 0);
+
+	ATF_CHECK_EQ(st.exec_blocks, WALK_LEN);
+	ATF_CHECK_EQ(st.exec_insns, insns);
+	ATF_CHECK_EQ(st.errors, (int64_t)errors);
+	ATF_CHECK_EQ_MSG(st.ncalls, (int64_t)ncall + 1, "%jd calls, "
+	    "expected %ju (a frame per call and the first)",
+	    (intmax_t)st.ncalls, (uintmax_t)ncall + 1);
+	ATF_CHECK_EQ(st.ng, WALK_BLOCKS);
+	for (k = 0; k < st.ng; k++) {
+		i = (uint32_t)walk_index(st.g[k].ip);
+		ATF_REQUIRE(i < WALK_BLOCKS);
+		ATF_CHECK_MSG(st.g[k].count == w.runs[i] &&
+		    st.scount[k] == w.runs[i], "block %u ran %ju times, "
+		    "counted %ju (stream %ju)", i, (uintmax_t)w.runs[i],
+		    (uintmax_t)st.g[k].count, (uintmax_t)st.scount[k]);
+	}
+	ATF_CHECK_EQ_MSG(st.nbranches, nbr, "%zu branches, expected %ju",
+	    st.nbranches, (uintmax_t)nbr);
+	for (k = 0; k < st.nbranches; k++) {
+		i = (uint32_t)walk_index(st.g[st.branches[k].from].ip);
+		j = (uint32_t)walk_index(st.g[st.branches[k].to].ip);
+		ATF_CHECK_MSG(st.branches[k].count == w.br[i][j], "branch "
+		    "%u -> %u taken %ju times, counted %ju", i, j,
+		    (uintmax_t)w.br[i][j], (uintmax_t)st.branches[k].count);
+	}
+	ATF_CHECK_MSG(!w.bad_chunk, "a chunk row's position, instructions "
+	    "or data do not add up");
+	ATF_CHECK_EQ(w.ngids, WALK_LEN);
+	for (k = 0; k < w.ngids; k++)
+		if (w.gids[k] < 0 || (size_t)w.gids[k] >= st.ng ||
+		    walk_index(st.g[w.gids[k]].ip) != w.seq[k]) {
+			ATF_REQUIRE_MSG(w.gids[k] >= 0 &&
+			    (size_t)w.gids[k] < st.ng, "run %zu: chunk rows "
+			    "say block %jd of %zu", k, (intmax_t)w.gids[k],
+			    st.ng);
+			ATF_CHECK_MSG(0, "run %zu: chunk rows say block %zu, "
+			    "the walk block %u", k,
+			    walk_index(st.g[w.gids[k]].ip), w.seq[k]);
+			break;
+		}
+	free(w.gids);
+	ix_stitch_free(&st);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, lens_without_code);
 	ATF_TP_ADD_TC(tp, merged_code_less_part);
 	ATF_TP_ADD_TC(tp, code_without_lens_across_segments);
+	ATF_TP_ADD_TC(tp, walk_counts_as_built);
 	return (atf_no_error());
 }
