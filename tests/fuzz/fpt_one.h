@@ -101,12 +101,13 @@ fpt_one_first_diff(const struct tf_items *want, const struct tf_items *got)
  * mode (block->mode = the entry's), so that after a resync into another
  * mode (a MODE.exec in the PSB+) it decodes the code as it was decoded
  * before: instruction lengths that the mode (CS.L, CS.D) no longer
- * gives.  Its own fill then fails with -pte_internal where the two
- * modes meet.  fpt decodes in the mode the trace says.  1 when, before
- * the first difference or at it, libipt gave a block in a mode other
- * than that of its last MODE.exec event since the last error: from
- * there on libipt's blocks, and its block cache, are not the trace's,
- * and the two are not compared.
+ * gives.  Its own fill fails with -pte_internal where it meets such an
+ * entry.  fpt decodes in the mode the trace says.  1 when, before the
+ * first difference or at it, libipt gave a block in a mode other than
+ * that of its last MODE.exec event since the last error, or when its
+ * item there (or the one after a block there) is that -pte_internal:
+ * from there on libipt's blocks, and its block cache, are not the
+ * trace's, and the two are not compared.
  */
 static inline int
 fpt_one_mode_bug(const struct tf_items *want, const struct tf_items *got)
@@ -125,6 +126,10 @@ fpt_one_mode_bug(const struct tf_items *want, const struct tf_items *got)
 		else if (it->event.kind == FPT_EV_ERROR)
 			mode = 0;
 	}
+	for (i = n; i < want->n && i <= n + 1; i++)
+		if (want->v[i].kind == FPT_ITEM_EVENT)
+			return (want->v[i].event.kind == FPT_EV_ERROR &&
+			    want->v[i].event.error == pte_internal);
 	return (0);
 }
 

@@ -136,7 +136,8 @@ add_item(struct tf_items *l, int ev, uint64_t ip, uint32_t ninsn,
 /*
  * The two libipt bugs the comparison skips, skipped only where they
  * are: a block libipt decoded in a stale mode at or before the first
- * difference; fpt's error right after a TIP without IP.
+ * difference, or its -pte_internal there; fpt's error right after a
+ * TIP without IP.
  */
 ATF_TC_WITHOUT_HEAD(skips_are_narrow);
 ATF_TC_BODY(skips_are_narrow, tc)
@@ -169,6 +170,12 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	want.v[3] = want.v[2];
 	want.v[4].block.mode = 32;
 	got.v[3] = want.v[2];
+	ATF_CHECK(fpt_one_mode_bug(&want, &got) == 0);
+	/* libipt's -pte_internal after the block that differs, no other. */
+	add_item(&want, 1, 0x20, 0, 0);
+	want.v[5].event.error = pte_internal;
+	ATF_CHECK(fpt_one_mode_bug(&want, &got) == 1);
+	want.v[5].event.error = pte_bad_opc;
 	ATF_CHECK(fpt_one_mode_bug(&want, &got) == 0);
 
 	/* fpt's error right after a one-byte TIP, and only there. */
