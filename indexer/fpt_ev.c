@@ -1472,7 +1472,7 @@ fpti_trail_error(struct fpt *d)
 		return (0);
 	/* A MODE.exec read before waits in libipt's queue for its TIP. */
 	if (d->mode_pending)
-		tip = begun = modew = 1;
+		tip = modew = 1;
 	mark_save(d, &m);
 	for (;;) {
 		if ((rc = fpti_read_ahead(d)) == 0)
