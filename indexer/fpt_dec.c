@@ -207,6 +207,7 @@ fpt_sync_forward(struct fpt *d)
 	d->nmore = 0;
 	d->nfupq = 0;
 	d->synced = 0;
+	d->sync_ahead = NULL;
 	if (off < 0) {
 		d->pos = d->cfg.end;
 		d->eos = 1;
@@ -238,6 +239,8 @@ fpt_sync_forward(struct fpt *d)
 	 */
 	if ((rc = fpti_read_ahead(d)) == 0)
 		rc = fpti_check_ahead(d);
+	/* libipt's sync reads on into a PSB+ next, and takes its FUP. */
+	d->sync_ahead = !d->enabled && d->evq_n == 0 ? d->pos : NULL;
 	if (rc < 0 && rc != -HWTR_E_TRUNCATED) {
 		unsigned nst = (d->async ? 1 + d->nmore : 0) + d->evq_n;
 

@@ -626,7 +626,7 @@ fpti_read_psb_plus(struct fpt *d)
 	struct fpt_pkt pkt;
 	struct fpt_event st[FPT_MORE_MAX + 1];
 	uint64_t ip = 0;
-	int rc, fup = 0, hmode = 0;
+	int rc, fup = 0, hmode = 0, syncing;
 	unsigned i, nst = 0, cur;
 	const uint8_t *at = d->pos;
 
@@ -717,7 +717,8 @@ end:
 		st[i].ip_suppressed = !fup;
 	}
 	/* libipt, tracing, fails a status update that changes its mode. */
-	for (i = 0, cur = d->mode; fup && (d->enabled || d->in_sync) &&
+	syncing = d->in_sync || at == d->sync_ahead;
+	for (i = 0, cur = d->mode; fup && (d->enabled || syncing) &&
 	    i < nst; i++) {
 		if (st[i].kind == FPT_EV_EXEC_MODE && cur != 0 &&
 		    st[i].mode != cur)
@@ -755,7 +756,7 @@ end:
 		return (fpti_unsupported(d, "a PSB+ with FUP right before a "
 		    "TIP.PGE"));
 	/* Past the sync, it turns on libipt's query decoder alone. */
-	if (fup && !d->in_sync)
+	if (fup && !syncing)
 		return (fpti_unsupported(d, "a PSB+ with FUP while off"));
 	if (hmode != 0)
 		d->mode = (uint8_t)hmode;
@@ -1346,9 +1347,10 @@ psb_hdr_ok(const uint8_t *p, const uint8_t *end)
 /*
  * libipt's read-ahead takes a PSB+ whole, up to the PSBEND its status
  * events wait at (past it, to the next packet that matters, without
- * any): an error met with d->pos at such a PSB, or at the PADs, TSCs and
- * stray PSBENDs it reads over before one, is there to libipt, its offset
- * and where its sync goes on from.  Moves d->pos there, or leaves it.
+ * any): an error met with d->pos at such a PSB, or at the PADs, TSCs,
+ * FUPs and stray PSBENDs it reads over before one, is there to libipt,
+ * its offset and where its sync goes on from.  Moves d->pos there, or
+ * leaves it.
  */
 void
 fpti_error_at(struct fpt *d)
@@ -1361,7 +1363,8 @@ fpti_error_at(struct fpt *d)
 		return;
 	while (fpt_pkt_parse(p, d->cfg.end, &pkt) > 0 &&
 	    (pkt.kind == FPT_PKT_PAD || pkt.kind == FPT_PKT_TSC ||
-	    pkt.kind == FPT_PKT_PSBEND))
+	    pkt.kind == FPT_PKT_PSBEND || (pkt.kind == FPT_PKT_FUP &&
+	    pkt.ipc != FPT_IPC_SUPPRESSED && d->nfupq == 0)))
 		p += pkt.size;
 	if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0 ||
 	    pkt.kind != FPT_PKT_PSB)
@@ -1465,14 +1468,12 @@ fpti_trail_error(struct fpt *d)
 	const char *unsup = d->unsup;
 	struct ahead_mark m;
 	struct fpt_pkt pkt;
-	int tip = 0, fup = 0, rc, done = 0, step, cls;
-	int begun = 0, asy = 0, modew = 0;
+	/* A MODE.exec read before waits in libipt's queue for its TIP. */
+	int tip = d->mode_pending, fup = 0, rc, done = 0, step, cls;
+	int begun = 0, asy = 0, modew = d->mode_pending;
 
 	if (d->ntnt > 0 || d->async || d->post)
 		return (0);
-	/* A MODE.exec read before waits in libipt's queue for its TIP. */
-	if (d->mode_pending)
-		tip = modew = 1;
 	mark_save(d, &m);
 	for (;;) {
 		if ((rc = fpti_read_ahead(d)) == 0)
