@@ -42,6 +42,7 @@ struct fpt_step;
 static int	proceed_to_async(struct fpt *, struct fpt_block *);
 static inline int	proceed_cached(struct fpt *, struct fpt_block *);
 static int	proceed_to_bound(struct fpt *, struct fpt_block *);
+static int	proceed_to_mode(struct fpt *, struct fpt_block *);
 static int	post_next(struct fpt *);
 static int	trace_step(struct fpt *, struct fpt_block *, int, uint64_t,
 		    uint8_t, uint64_t);
@@ -186,6 +187,7 @@ fpt_sync_forward(struct fpt *d)
 	d->nmore = 0;
 	d->nfupq = 0;
 	d->synced = 0;
+	d->sync_ahead = NULL;
 	if (off < 0) {
 		d->pos = d->cfg.end;
 		d->eos = 1;
@@ -216,6 +218,8 @@ fpt_sync_forward(struct fpt *d)
 	 */
 	if ((rc = fpti_read_ahead(d)) == 0)
 		rc = fpti_check_ahead(d);
+	/* libipt's sync reads on into a PSB+ next, and takes its FUP. */
+	d->sync_ahead = !d->enabled && d->evq_n == 0 ? d->pos : NULL;
 	if (rc < 0 && rc != -HWTR_E_TRUNCATED) {
 		unsigned nst = (d->async ? 1 + d->nmore : 0) + d->evq_n;
 
@@ -918,6 +922,8 @@ block_run(struct fpt *d, struct fpt_item *it, int isid)
 	b->isid = isid;
 	if (d->async)
 		rc = proceed_to_async(d, b);
+	else if (__builtin_expect(d->mode_pending, 0))
+		rc = proceed_to_mode(d, b);
 	else
 		rc = proceed_cached(d, b);
 	if (__builtin_expect(rc == 0 && b->ninsn > 0, 1))
@@ -1032,6 +1038,44 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
 			d->ip += insn.len;
 			break;
 		}
+	}
+}
+
+/*
+ * A MODE.exec before the TIP at hand: libipt fetched its event (at the
+ * TIP's IP) before this block and steps to that IP without its block
+ * cache (pt_blk_proceed_to_ip_with_trace()), through direct jumps and
+ * calls, to the first instruction that needs trace: that one takes the
+ * TIP and gives the event (query_indirect()).
+ */
+static int
+proceed_to_mode(struct fpt *d, struct fpt_block *b)
+{
+	struct hwtr_x86_insn insn;
+	struct fpt_pkt pkt;
+	uint64_t to, last = d->last_ip;
+	int rc, have = d->have_ip;
+
+	if (fpti_peek(d, &pkt) <= 0 || pkt.kind != FPT_PKT_TIP)
+		return (proceed_cached(d, b));
+	rc = fpti_ip_update(d, &pkt, &to);
+	d->last_ip = last;
+	d->have_ip = have;
+	for (;;) {
+		/* libipt gives the event there, the TIP still to take. */
+		if (rc < 0 || d->ip == to)
+			return (fpti_unsupported(d, "a MODE.exec's TIP without "
+			    "IP or reached without trace"));
+		if ((rc = block_take(d, b, &insn)) <= 0)
+			return (rc < 0 ? rc : fpti_unsupported(d, "a MODE.exec's "
+			    "TIP past the end of a block"));
+		if (needs_trace(insn.kind))
+			return (trace_step(d, b, insn.kind, d->ip, insn.len,
+			    insn.target));
+		if (insn.kind == HWTR_X86_CALL)
+			call_push(d, d->ip, &insn);
+		d->ip = insn.kind == HWTR_X86_OTHER ? d->ip + insn.len :
+		    insn.target;
 	}
 }
 

@@ -66,11 +66,13 @@ fpti_fetch_event(struct fpt *d)
 			    d->cfg.end) == HDR_TIP))
 				return (0);
 			/*
-			 * An event packet cut by the end: libipt's fetch of
-			 * it meets the end, and so does the flow.
+			 * An event packet cut by the end, or the TIP a
+			 * MODE.exec waits for: libipt's fetch of it meets
+			 * the end, and so does the flow.
 			 */
-			if (rc == -HWTR_E_TRUNCATED && hdr_class(d->pos,
-			    d->cfg.end) == HDR_EVENT)
+			if (rc == -HWTR_E_TRUNCATED && (hdr_class(d->pos,
+			    d->cfg.end) == HDR_EVENT || (d->mode_pending &&
+			    hdr_class(d->pos, d->cfg.end) == HDR_TIP)))
 				d->pos = d->cfg.end;
 			return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
 		}
@@ -620,8 +622,8 @@ fpti_read_psb_plus(struct fpt *d)
 	struct fpt_pkt pkt;
 	struct fpt_event st[FPT_MORE_MAX + 1];
 	uint64_t ip = 0;
-	int rc, fup = 0, hmode = 0;
-	unsigned i, nst = 0;
+	int rc, fup = 0, hmode = 0, syncing;
+	unsigned i, nst = 0, cur;
 	const uint8_t *at = d->pos;
 
 	memset(st, 0, sizeof(st));
@@ -721,6 +723,16 @@ end:
 		st[i].ip = fup ? ip : 0;
 		st[i].ip_suppressed = !fup;
 	}
+	/* libipt, tracing, fails a status update that changes its mode. */
+	syncing = d->in_sync || at == d->sync_ahead;
+	for (i = 0, cur = d->mode; fup && (d->enabled || syncing) &&
+	    i < nst; i++) {
+		if (st[i].kind == FPT_EV_EXEC_MODE && cur != 0 &&
+		    st[i].mode != cur)
+			return (fpti_unsupported(d, "a PSB+ with a new mode"));
+		if (st[i].kind == FPT_EV_EXEC_MODE)
+			cur = st[i].mode;
+	}
 	if (d->enabled) {
 		if (!fup)
 			return (fpti_unsupported(d, "a PSB+ without FUP while "
@@ -750,6 +762,9 @@ end:
 	if (fup && pge_follows(d))
 		return (fpti_unsupported(d, "a PSB+ with FUP right before a "
 		    "TIP.PGE"));
+	/* Past the sync, it turns on libipt's query decoder alone. */
+	if (fup && !syncing)
+		return (fpti_unsupported(d, "a PSB+ with FUP while off"));
 	if (hmode != 0)
 		d->mode = (uint8_t)hmode;
 	if (fup) {
@@ -967,12 +982,12 @@ static int
 fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 {
 	struct fpt_pkt next;
-	const uint8_t *p;
+	const uint8_t *p, *q;
 	int rc, nfup = 0;
 
 	if (pkt->ipc == FPT_IPC_SUPPRESSED)
 		return (-HWTR_E_FORMAT);
-	for (p = d->pos + pkt->size;; p += next.size) {
+	for (p = d->pos + pkt->size;;) {
 		if ((rc = fpt_pkt_parse(p, d->cfg.end, &next)) < 0) {
 			if (rc == -HWTR_E_FORMAT &&
 			    fpti_time_skip(d, p, NULL) < 0)
@@ -992,8 +1007,12 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 				return (rc);
 			break;
 		case FPT_PKT_PSB:
-			rc = psb_plus_ok(d, p + next.size);
-			return (rc == -HWTR_E_TRUNCATED ? 0 : rc);
+			/* Read past when it has no status update. */
+			q = p + next.size;
+			if ((rc = psb_plus_ok(d, q)) != 0 || psb_events(d, &q))
+				return (rc == -HWTR_E_TRUNCATED ? 0 : rc);
+			p = q;
+			continue;
 		case FPT_PKT_UNKNOWN:
 			return (-HWTR_E_FORMAT);
 		case FPT_PKT_FUP:
@@ -1013,13 +1032,15 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 		default:
 			return (0);
 		}
+		p += next.size;
 	}
 }
 
 /*
  * Whether the trace ends after the FUP @pkt at d->pos, past the status
  * packets libipt's read-ahead passes over (a status packet cut by the
- * end, a PSB among them, ends it too).
+ * end, a PSB among them, ends it too) and the FUPs with IP it takes for
+ * more asynchronous branches (fup_ahead() allows two in a row).
  */
 int
 fpti_fup_then_end(const struct fpt *d, const struct fpt_pkt *pkt)
@@ -1034,15 +1055,17 @@ fpti_fup_then_end(const struct fpt *d, const struct fpt_pkt *pkt)
 		rc = fpt_pkt_parse(p, d->cfg.end, &next);
 		if (rc == -HWTR_E_TRUNCATED)
 			return (!fpti_is_tnt8(*p) && (*p & 0x1f) != 0x0d &&
-			    (*p & 0x1f) != 0x1d && (*p & 0x1f) != 0x11 &&
-			    (*p & 0x1f) != 0x01 && *p != 0x99 &&
+			    (*p & 0x1f) != 0x11 && (*p & 0x1f) != 0x01 &&
+			    *p != 0x99 &&
 			    (*p != 0x02 || d->cfg.end - p < 2 ||
 			    p[1] == 0x82 || p[1] == 0x23 || p[1] == 0x73));
-		if (rc < 0)
+		if (rc < 0 || (next.kind == FPT_PKT_FUP &&
+		    next.ipc == FPT_IPC_SUPPRESSED))
 			return (0);
 		if (next.kind != FPT_PKT_PAD && next.kind != FPT_PKT_TSC &&
 		    next.kind != FPT_PKT_PSBEND && next.kind != FPT_PKT_MTC &&
-		    next.kind != FPT_PKT_CYC && next.kind != FPT_PKT_TMA)
+		    next.kind != FPT_PKT_CYC && next.kind != FPT_PKT_TMA &&
+		    next.kind != FPT_PKT_FUP)
 			return (0);
 	}
 }
@@ -1279,9 +1302,10 @@ psb_hdr_ok(const uint8_t *p, const uint8_t *end)
 /*
  * libipt's read-ahead takes a PSB+ whole, up to the PSBEND its status
  * events wait at (past it, to the next packet that matters, without
- * any): an error met with d->pos at such a PSB, or at the PADs, TSCs and
- * stray PSBENDs it reads over before one, is there to libipt, its offset
- * and where its sync goes on from.  Moves d->pos there, or leaves it.
+ * any): an error met with d->pos at such a PSB, or at the PADs, TSCs,
+ * FUPs and stray PSBENDs it reads over before one, is there to libipt,
+ * its offset and where its sync goes on from.  Moves d->pos there, or
+ * leaves it.
  */
 void
 fpti_error_at(struct fpt *d)
@@ -1295,7 +1319,9 @@ fpti_error_at(struct fpt *d)
 	while (fpt_pkt_parse(p, d->cfg.end, &pkt) > 0 &&
 	    (pkt.kind == FPT_PKT_PAD || pkt.kind == FPT_PKT_TSC ||
 	    pkt.kind == FPT_PKT_MTC || pkt.kind == FPT_PKT_CYC ||
-	    pkt.kind == FPT_PKT_TMA || pkt.kind == FPT_PKT_PSBEND))
+	    pkt.kind == FPT_PKT_TMA || pkt.kind == FPT_PKT_PSBEND ||
+	    (pkt.kind == FPT_PKT_FUP && pkt.ipc != FPT_IPC_SUPPRESSED &&
+	    d->nfupq == 0)))
 		p += pkt.size;
 	if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0 ||
 	    pkt.kind != FPT_PKT_PSB)
@@ -1408,8 +1434,9 @@ fpti_trail_error(struct fpt *d)
 	const char *unsup = d->unsup;
 	struct ahead_mark m;
 	struct fpt_pkt pkt;
-	int tip = 0, fup = 0, rc, done = 0, step, cls;
-	int begun = 0, asy = 0, modew = 0;
+	/* A MODE.exec read before waits in libipt's queue for its TIP. */
+	int tip = d->mode_pending, fup = 0, rc, done = 0, step, cls;
+	int begun = 0, asy = 0, modew = d->mode_pending;
 
 	if (d->ntnt > 0 || d->async || d->post)
 		return (0);

@@ -132,6 +132,7 @@ struct fpt {
 	struct fpt_cache *cache;
 	const uint8_t	*pos;		/* the next packet */
 	const uint8_t	*sync;		/* the last PSB, NULL before one */
+	const uint8_t	*sync_ahead;	/* a PSB+ there is the sync's too */
 	const char	*unsup;		/* why unsupported, NULL otherwise */
 	uint64_t	nmnt;		/* MNT packets passed over */
 	int		synced, eos, in_sync, cache_full;

@@ -82,6 +82,57 @@ fpt_one_free(struct fpt_one_prog *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/* The first item where libipt's @want and fpt's @got differ. */
+static inline size_t
+fpt_one_first_diff(const struct tf_items *want, const struct tf_items *got)
+{
+	size_t i;
+
+	for (i = 0; i < want->n && i < got->n; i++)
+		if (!tf_same(&want->v[i], &got->v[i]))
+			break;
+	return (i);
+}
+
+/*
+ * Another libipt 2.0 bug the comparison skips: its block cache belongs
+ * to the image section, not to an execution mode, and
+ * pt_blk_proceed_no_event_cached() follows an entry filled in another
+ * mode (block->mode = the entry's), so that after a resync into another
+ * mode (a MODE.exec in the PSB+) it decodes the code as it was decoded
+ * before: instruction lengths that the mode (CS.L, CS.D) no longer
+ * gives.  Its own fill fails with -pte_internal where it meets such an
+ * entry.  fpt decodes in the mode the trace says.  1 when, before the
+ * first difference or at it, libipt gave a block in a mode other than
+ * that of its last MODE.exec event since the last error, or when its
+ * item there (or the one after a block there) is that -pte_internal:
+ * from there on libipt's blocks, and its block cache, are not the
+ * trace's, and the two are not compared.
+ */
+static inline int
+fpt_one_mode_bug(const struct tf_items *want, const struct tf_items *got)
+{
+	size_t i, n = fpt_one_first_diff(want, got);
+	unsigned mode = 0;
+
+	for (i = 0; i <= n && i < want->n; i++) {
+		const struct fpt_item *it = &want->v[i];
+
+		if (it->kind == FPT_ITEM_BLOCK) {
+			if (mode != 0 && it->block.mode != mode)
+				return (1);
+		} else if (it->event.kind == FPT_EV_EXEC_MODE)
+			mode = it->event.mode;
+		else if (it->event.kind == FPT_EV_ERROR)
+			mode = 0;
+	}
+	for (i = n; i < want->n && i <= n + 1; i++)
+		if (want->v[i].kind == FPT_ITEM_EVENT)
+			return (want->v[i].event.kind == FPT_EV_ERROR &&
+			    want->v[i].event.error == pte_internal);
+	return (0);
+}
+
 /*
  * A libipt 2.0 bug the comparison skips: a TIP without IP for an
  * indirect branch is -pte_noip in pt_blk_proceed_with_trace(), but
@@ -97,11 +148,8 @@ fpt_one_noip_bug(const struct tf_items *want, const struct tf_items *got,
     const uint8_t *data, size_t size)
 {
 	const struct fpt_event *e;
-	size_t i;
+	size_t i = fpt_one_first_diff(want, got);
 
-	for (i = 0; i < want->n && i < got->n; i++)
-		if (!tf_same(&want->v[i], &got->v[i]))
-			break;
 	if (i >= got->n || got->v[i].kind != FPT_ITEM_EVENT)
 		return (0);
 	e = &got->v[i].event;
@@ -159,7 +207,8 @@ fpt_one_run(struct fpt_one_prog *p, const uint8_t *data, size_t size,
 		fprintf(stderr, "%zu fpt    %s\n", i, a);
 	}
 	rc = tf_compare(&want, &got, msg, len);
-	if (rc == 1 && fpt_one_noip_bug(&want, &got, data, size))
+	if (rc == 1 && (fpt_one_noip_bug(&want, &got, data, size) ||
+	    fpt_one_mode_bug(&want, &got)))
 		rc = 0;
 	tf_items_free(&want);
 	tf_items_free(&got);

@@ -36,9 +36,8 @@ fuzz-fpt: deps fuzz-fpt-build
 	    -artifact_prefix=$(FUZZ_B)/artifacts/fpt- $(FUZZ_FLAGS) \
 	    $(FUZZ_B)/corpus-fpt $(FUZZ_B)/seeds-fpt tests/fuzz/corpus-fpt
 
-# Not part of `make fuzz` yet: fpt is used only by `index --decoder
-# fast` (not the default), and the fuzzer still finds differences from
-# libipt on damaged traces, a new one every few minutes (issue 29; each
-# found so far is a hand-built case in tests/indexer/t_fpt.c and an input
-# in tests/fuzz/corpus-fpt/).  `make fuzz` must stay clean for what
-# hwtrace ships; run this one by name until it runs clean for 600 s.
+# Part of `make fuzz` (tests/fuzz/fuzz.mk).  Each difference it found is
+# an input in tests/fuzz/corpus-fpt/ (reg-*) that make check replays,
+# most also a hand-built case in tests/indexer/t_fpt.c; the libipt bugs
+# the comparison skips are in tests/fuzz/fpt_one.h.  A run with another
+# seed: make fuzz-fpt FUZZ_FLAGS=-seed=N.

@@ -1,12 +1,11 @@
 # The archive reader's, the perf.data reader's, the perf map and jitdump
-# readers' and the LLDB bundle and
-# CoreSight snapshot importers' fuzzers (`make fuzz`) and the archive
-# reader's seed corpus.
+# readers', the LLDB bundle and CoreSight snapshot importers' and fpt's
+# differential fuzzers (`make fuzz`) and the archive reader's seed
+# corpus.
 #
-#   make fuzz [FUZZ_SECONDS=120]  run the four fuzzers, that long each
+#   make fuzz [FUZZ_SECONDS=120]  run the five fuzzers, that long each
 #   make fuzz-reader, make fuzz-perf, make fuzz-import, make fuzz-jit
-#   make fuzz-fpt    fpt against libipt (tests/fuzz/fuzz-fpt.mk; not in
-#                    make fuzz while it still finds differences)
+#   make fuzz-fpt    fpt against libipt (tests/fuzz/fuzz-fpt.mk)
 #
 #   fuzz-reader: build build-fuzz/fuzz_reader with clang
 #	(libFuzzer + ASan + UBSan, the library too) and run it for that long
@@ -61,7 +60,7 @@ fuzz-build:
 	    tests/fuzz/fuzz_jit.c $(FUZZ_OBJ) $(LIBS)
 
 .PHONY: fuzz-reader fuzz-perf fuzz-import fuzz-jit
-fuzz: fuzz-reader fuzz-perf fuzz-import fuzz-jit
+fuzz: fuzz-reader fuzz-perf fuzz-import fuzz-jit fuzz-fpt
 
 # fuzz-perf: the perf.data reader and importer (tests/fuzz/fuzz_perf.c),
 # seeded with the shared corpus's real recordings when present (read

@@ -109,9 +109,89 @@ ATF_TC_BODY(seed_walks_agree, tc)
 	fpt_one_free(&p);
 }
 
+/* Append a block, an exec mode event or an error to @l. */
+static void
+add_item(struct tf_items *l, int ev, uint64_t ip, uint32_t ninsn,
+    uint8_t mode)
+{
+	struct fpt_item it;
+
+	memset(&it, 0, sizeof(it));
+	it.kind = ev ? FPT_ITEM_EVENT : FPT_ITEM_BLOCK;
+	if (!ev) {
+		it.block.ip = it.block.end_ip = ip;
+		it.block.ninsn = ninsn;
+		it.block.mode = mode;
+	} else if (mode != 0) {
+		it.event.kind = FPT_EV_EXEC_MODE;
+		it.event.mode = mode;
+		it.event.ip_suppressed = 1;
+	} else {
+		it.event.kind = FPT_EV_ERROR;
+		it.event.offset = ip;
+	}
+	tf_add(l, &it);
+}
+
+/*
+ * The two libipt bugs the comparison skips, skipped only where they
+ * are: a block libipt decoded in a stale mode at or before the first
+ * difference, or its -pte_internal there; fpt's error right after a
+ * TIP without IP.
+ */
+ATF_TC_WITHOUT_HEAD(skips_are_narrow);
+ATF_TC_BODY(skips_are_narrow, tc)
+{
+	static const uint8_t tip[] = { 0x0d, 0x00 };
+	struct tf_items want, got;
+
+	memset(&want, 0, sizeof(want));
+	memset(&got, 0, sizeof(got));
+	/* 32-bit, a block, an error, 64-bit and a block cached as 32-bit. */
+	add_item(&want, 1, 0, 0, 32);
+	add_item(&want, 0, 0x1000, 4, 32);
+	add_item(&want, 1, 0x10, 0, 0);
+	add_item(&want, 1, 0, 0, 64);
+	add_item(&want, 0, 0x1000, 5, 32);
+	add_item(&got, 1, 0, 0, 32);
+	add_item(&got, 0, 0x1000, 4, 32);
+	add_item(&got, 1, 0x10, 0, 0);
+	add_item(&got, 1, 0, 0, 64);
+	add_item(&got, 0, 0x1000, 3, 64);
+	ATF_CHECK(fpt_one_mode_bug(&want, &got) == 1);
+	/* A difference before the stale block is one. */
+	got.v[1].block.ninsn = 3;
+	ATF_CHECK(fpt_one_mode_bug(&want, &got) == 0);
+	got.v[1].block.ninsn = 4;
+	/* A block in the mode libipt was in is no stale one. */
+	want.v[4].block.mode = 64;
+	ATF_CHECK(fpt_one_mode_bug(&want, &got) == 0);
+	/* ... nor one after an error, before the next mode. */
+	want.v[3] = want.v[2];
+	want.v[4].block.mode = 32;
+	got.v[3] = want.v[2];
+	ATF_CHECK(fpt_one_mode_bug(&want, &got) == 0);
+	/* libipt's -pte_internal after the block that differs, no other. */
+	add_item(&want, 1, 0x20, 0, 0);
+	want.v[5].event.error = pte_internal;
+	ATF_CHECK(fpt_one_mode_bug(&want, &got) == 1);
+	want.v[5].event.error = pte_bad_opc;
+	ATF_CHECK(fpt_one_mode_bug(&want, &got) == 0);
+
+	/* fpt's error right after a one-byte TIP, and only there. */
+	got.v[4] = want.v[2];
+	got.v[4].event.offset = 1;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, tip, sizeof(tip)) == 1);
+	got.v[4].event.offset = 2;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, tip, sizeof(tip)) == 0);
+	tf_items_free(&want);
+	tf_items_free(&got);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, found_inputs_agree);
 	ATF_TP_ADD_TC(tp, seed_walks_agree);
+	ATF_TP_ADD_TC(tp, skips_are_narrow);
 	return (atf_no_error());
 }

@@ -1253,6 +1253,77 @@ ATF_TC_BODY(bad_after_two_updates, tc)
 	    0x1000, 4);
 }
 
+/*
+ * A PSB+ without FUP (tracing off), then one with a FUP and no TIP.PGE:
+ * past the sync the FUP turns only libipt's query decoder on; its block
+ * decoder, still off, steps from the IP it had (none) to the status
+ * update's and fails; fpt, which took the FUP for tracing on, must hand
+ * the segment to libipt (found by fuzz_fpt).  By construction: the first
+ * PSB+'s mode, then libipt's error: 1 item before fpt says unsupported.
+ */
+ATF_TC_WITHOUT_HEAD(psb_fup_while_disabled);
+ATF_TC_BODY(psb_fup_while_disabled, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES, 0x99, 0x01, 0x02, 0x23,		/* PSB+, off */
+		PSB_PLUS_64(0x00),				/* FUP 0x1000 */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	handmade_as("psb_fup_while_disabled", pt, sizeof(pt), code,
+	    sizeof(code), 0x1000, 1, 1);
+}
+
+/*
+ * A MODE.exec and its TIP after the last TNT bit: libipt fetches the
+ * mode's event (at the TIP's IP) before the next block and steps to it
+ * without its block cache, through the backward jmp a cache fill would
+ * end a block at, to the jmp rax that takes the TIP (found by fuzz_fpt).
+ * By construction: the PSB+'s mode; the jz (1 insn); xor, jmp, nop, jmp
+ * rax (4 insns, one block); the mode's event at 0x1000; then the jz
+ * again meets the end of the trace: 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(mode_tip_past_backward_jmp);
+ATF_TC_BODY(mode_tip_past_backward_jmp, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* FUP 0x1000 */
+		0x06,						/* TNT: T */
+		0x99, 0x01,					/* MODE 64 */
+		0x2d, 0x00, 0x10,				/* TIP 0x1000 */
+	};
+	/* jz 0x1006; nop; jmp rax; nop; xor edx, edx; jmp 0x1002 */
+	static const uint8_t code[] = { 0x74, 0x04, 0x90, 0xff, 0xe0, 0x90,
+	    0x31, 0xd2, 0xeb, 0xf8 };
+
+	handmade("mode_tip_past_backward_jmp", pt, sizeof(pt), code,
+	    sizeof(code), 0x1000, 4);
+}
+
+/*
+ * Two FUPs no event waits for, then the end of the trace, where a jmp rax
+ * wants its TIP, a TNT bit still unused: libipt's read-ahead takes each
+ * FUP for an asynchronous branch's first half and meets the end, the end
+ * of the flow, not an error (found by fuzz_fpt).  By construction: the
+ * PSB+'s mode; the jz (1 insn); the jmp rax (1 insn): 3 items.
+ */
+ATF_TC_WITHOUT_HEAD(two_fups_then_end);
+ATF_TC_BODY(two_fups_then_end, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* FUP 0x1000 */
+		0x08,						/* TNT: N N */
+		0x3d, 0x00, 0x10,				/* FUP 0x1000 */
+		0x3d, 0x00, 0x10,				/* FUP 0x1000 */
+	};
+	/* jz +0; jmp rax */
+	static const uint8_t code[] = { 0x74, 0x00, 0xff, 0xe0 };
+
+	handmade("two_fups_then_end", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 3);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -1281,6 +1352,9 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, psb_run);
 	ATF_TP_ADD_TC(tp, bad_in_first_event);
 	ATF_TP_ADD_TC(tp, bad_after_two_updates);
+	ATF_TP_ADD_TC(tp, psb_fup_while_disabled);
+	ATF_TP_ADD_TC(tp, mode_tip_past_backward_jmp);
+	ATF_TP_ADD_TC(tp, two_fups_then_end);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, ixgen_garbage);

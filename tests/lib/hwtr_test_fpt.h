@@ -382,6 +382,9 @@ tf_rec_block(void *ctx, const struct pt_block *b)
 		it.block.ip = b->ip;
 		it.block.end_ip = b->end_ip;
 		it.block.ninsn = b->ninsn;
+		/* Not compared; fpt_one.h looks for libipt's stale modes. */
+		it.block.mode = b->mode == ptem_64bit ? 64 :
+		    b->mode == ptem_32bit ? 32 : b->mode == ptem_16bit ? 16 : 0;
 		tf_add(l, &it);
 	}
 	return (0);
