@@ -56,6 +56,7 @@ static int	disabled_next(struct fpt *, struct fpt_item *);
 static int	block_next(struct fpt *, struct fpt_item *);
 static inline int	fast_ready(const struct fpt *);
 static inline int	hot_ready(const struct fpt *);
+static inline int	hot_span(const struct fpt *);
 static inline int	tnt_at_hand(struct fpt *);
 static inline int	cond_take(struct fpt *, const struct fpt_cache_entry *,
 			    uint64_t *, uint8_t *);
@@ -68,6 +69,7 @@ static int	hot_block(struct fpt *, struct fpt_item *);
 static inline int	hot_run(struct fpt *, struct fpt_item *);
 static inline int	hot_one(struct fpt *, struct fpt_item *);
 static int	next_hot(struct fpt *, struct fpt_item *);
+static int	next_warm(struct fpt *, struct fpt_item *);
 static int	next_item(struct fpt *, struct fpt_item *);
 static inline int	block_run(struct fpt *, struct fpt_item *, int);
 static int	at_vmentry(struct fpt *, uint64_t);
@@ -306,38 +308,53 @@ fpt_next(struct fpt *d, struct fpt_item *it)
 }
 
 /*
- * fpt_next() but for the blocks of a run: the next run (hot_run()), the
- * hot block, or the rest.
+ * fpt_next() but for the blocks of a run: the next run (hot_run()) or
+ * hot_one(), without hot_ready()'s packet checks, which theirs imply:
+ * with no TNT bit left hot_one() takes a TNT or a TIP packet at d->pos,
+ * or nothing.
  */
 static int __attribute__((noinline))
 next_hot(struct fpt *d, struct fpt_item *it)
 {
+	if (d->hot && hot_span(d) && ((d->ntnt > 0 && hot_run(d, it)) ||
+	    hot_one(d, it)))
+		return (0);
+	return (next_warm(d, it));
+}
+
+/* next_hot() but for its quick ways: the hot block, or the rest. */
+static int __attribute__((noinline))
+next_warm(struct fpt *d, struct fpt_item *it)
+{
 	if (!d->hot)
 		d->hot = fast_ready(d);
-	if (d->hot && hot_ready(d) && ((d->ntnt > 0 && hot_run(d, it)) ||
-	    hot_one(d, it) || hot_block(d, it)))
+	if (d->hot && hot_ready(d) && hot_block(d, it))
 		return (0);
 	return (next_item(d, it));
 }
 
 /*
- * hot_block()'s commonest blocks, in fewer steps: one cache entry, or a
- * direct call's or jump's and the next, to a conditional branch, or with
- * no TNT bit left to an indirect branch, a far transfer, an indirect call
- * or a return, and its TIP next.  1 with
- * the block in @it; 0, nothing changed, for hot_block() to try.
+ * hot_block()'s commonest blocks, in fewer steps and without a call: one
+ * cache entry, or a direct call's or jump's and the next, each found at
+ * its first probe, to a conditional branch with a bit left or a TNT-8
+ * next (then a TNT-8 or a TIP, as tnt_at_hand() takes it), or with no
+ * TNT bit left to an indirect branch, a far transfer, an indirect call
+ * or a return, and its TIP next.  1 with the block in @it; 0, nothing
+ * changed, for hot_block() to try.
  */
-static inline int
+static inline __attribute__((always_inline)) int
 hot_one(struct fpt *d, struct fpt_item *it)
 {
+	const struct fpt_cache *c = d->cache;
 	const struct fpt_cache_entry *e;
 	struct fpt_block *b = &it->block;
+	const uint8_t *p;
 	uint64_t to, ret = 0;
-	unsigned ninsn;
+	unsigned ninsn, n;
 	int call = 0;
 	uint8_t end;
 
-	e = fpti_cache_find(d->cache, d->ip, d->last.isid, d->mode);
+	e = fpti_cache_first(c, d->ip, d->last.isid, d->mode);
 	if (e == NULL)
 		return (0);
 	ninsn = e->ninsn;
@@ -352,23 +369,35 @@ hot_one(struct fpt *d, struct fpt_item *it)
 		}
 		to = e->dkind == HWTR_X86_CALL || e->dkind == HWTR_X86_JMP ?
 		    e->dtarget : e->dip + e->dlen;
-		if ((e = fpti_cache_find(d->cache, to, d->last.isid,
+		if ((e = fpti_cache_first(c, to, d->last.isid,
 		    d->mode)) == NULL)
 			return (0);
 		ninsn += e->ninsn;
 	}
-	switch (e->q) {
-	case FPT_Q_COND:
-		if (!cond_take(d, e, &to, &end))
-			return (0);
-		break;
-	case FPT_Q_INDIRECT:
-	case FPT_Q_IND_CALL:
-	case FPT_Q_RETURN:
+	p = d->pos;
+	if (e->q == FPT_Q_COND) {
+		if (d->ntnt == 0) {
+			/* tnt_at_hand()'s usual case; the rest is hot_block's. */
+			if (d->cfg.end - p < 2 || !fpti_is_tnt8(p[0]) ||
+			    !(fpti_is_tnt8(p[1]) || (p[1] & 0x1f) == 0x0d))
+				return (0);
+			n = 31u - (unsigned)__builtin_clz(p[0]) - 1;
+			d->tnt = (p[0] >> 1) & ((1u << n) - 1);
+			d->ntnt = n;
+			d->pos = p + 1;
+		}
+		d->ntnt--;
+		if ((d->tnt >> d->ntnt) & 1) {
+			to = e->dtarget;
+			end = FPT_END_COND_TAKEN;
+		} else {
+			to = e->dip + e->dlen;
+			end = FPT_END_COND_NOT_TAKEN;
+		}
+	} else if (e->q >= FPT_Q_IND_CALL) {
 		/* hot_block()'s TIP, when no TNT bit is left to check. */
-		if (d->ntnt > 0 || d->pos >= d->cfg.end ||
-		    (*d->pos & 0x1f) != 0x0d || d->mode_pending ||
-		    !fpti_tip_fast(d, &to))
+		if (d->ntnt > 0 || p >= d->cfg.end || (*p & 0x1f) != 0x0d ||
+		    d->mode_pending || !fpti_tip_fast(d, &to))
 			return (0);
 		if (e->q == FPT_Q_IND_CALL) {
 			if (call)
@@ -381,10 +410,8 @@ hot_one(struct fpt *d, struct fpt_item *it)
 		else
 			end = e->dkind == HWTR_X86_JMP_IND ? FPT_END_INDIRECT :
 			    FPT_END_FAR;
-		break;
-	default:
+	} else
 		return (0);
-	}
 	if (call)
 		rs_push(d, ret);
 	it->kind = FPT_ITEM_BLOCK;
@@ -617,8 +644,14 @@ hot_ready(const struct fpt *d)
 {
 	return ((d->ntnt > 0 || (d->pos < d->cfg.end &&
 	    (fpti_is_tnt8(*d->pos) || (*d->pos & 0x1f) == 0x0d)) ||
-	    tnt_next(d)) &&
-	    d->ip - d->last.lo < d->last.hi - d->last.lo &&
+	    tnt_next(d)) && hot_span(d));
+}
+
+/* hot_ready()'s checks of d->ip: in the last span, its cache current. */
+static inline int
+hot_span(const struct fpt *d)
+{
+	return (d->ip - d->last.lo < d->last.hi - d->last.lo &&
 	    (d->cfg.keep_cache || d->last.isid == d->cur_isid));
 }
 

@@ -200,6 +200,20 @@ fpti_cache_slot(uint64_t mask, uint64_t ip, int isid, uint8_t mode)
 	return (ip & mask);
 }
 
+/* The entry for a key at its first probe, or NULL. */
+static inline const struct fpt_cache_entry *
+fpti_cache_first(const struct fpt_cache *c, uint64_t ip, int isid,
+    uint8_t mode)
+{
+	const struct fpt_cache_entry *e;
+
+	e = &c->slot[fpti_cache_slot(c->mask, ip, isid, mode)];
+	if (e->ip == ip && e->isid == isid && e->mode == mode &&
+	    e->gen == c->gen)
+		return (e);
+	return (NULL);
+}
+
 /*
  * fpt_cache_lookup(), its first probe inline: most lookups hit there.
  */
