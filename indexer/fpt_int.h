@@ -305,7 +305,19 @@ fpti_tip_fast(struct fpt *d, uint64_t *to)
 	uint64_t v, m;
 	unsigned n;
 
-	/* Each as one expression, which the compiler makes a load or two. */
+	/*
+	 * Each as one expression, which the compiler makes a load or two;
+	 * a 16-bit update, the commonest, tested first.
+	 */
+	if (__builtin_expect(p[0] >> 5 == FPT_IPC_UPD16, 1) && left >= 3) {
+		v = (uint64_t)p[1] | (uint64_t)p[2] << 8;
+		v = (d->last_ip & ~0xffffull) | v;
+		d->last_ip = v;
+		d->have_ip = 1;
+		d->pos = p + 3;
+		*to = v;
+		return (1);
+	}
 	switch (p[0] >> 5) {
 	case FPT_IPC_UPD16:
 		if (left < 3)
