@@ -143,7 +143,7 @@ fpt_cache_free(struct fpt_cache *c)
  * generation does.  Whether each block starts in the span the hot path
  * stays in is the caller's check (lo, hi).
  */
-const struct fpt_run *
+const struct fpt_run * __attribute__((noinline))
 fpti_run_make(struct fpt *d, struct fpt_run *r, uint16_t ts)
 {
 	const struct fpt_cache_entry *e;

@@ -57,6 +57,7 @@ static int	disabled_next(struct fpt *, struct fpt_item *);
 static int	block_next(struct fpt *, struct fpt_item *);
 static inline int	fast_ready(const struct fpt *);
 static inline int	hot_ready(const struct fpt *);
+static inline int	hot_span(const struct fpt *);
 static inline int	tnt_at_hand(struct fpt *);
 static inline int	cond_take(struct fpt *, const struct fpt_cache_entry *,
 			    uint64_t *, uint8_t *);
@@ -67,8 +68,10 @@ static inline int	tnt_or_tip(const uint8_t *, const uint8_t *);
 static int	tnt_next(const struct fpt *);
 static int	hot_block(struct fpt *, struct fpt_item *);
 static inline int	hot_run(struct fpt *, struct fpt_item *);
-static inline int	hot_one(struct fpt *, struct fpt_item *);
+static inline int	hot_one(struct fpt *, struct fpt_item *, int);
 static int	next_hot(struct fpt *, struct fpt_item *);
+static int	next_run(struct fpt *, struct fpt_item *);
+static int	next_warm(struct fpt *, struct fpt_item *);
 static int	next_item(struct fpt *, struct fpt_item *);
 static inline int	block_run(struct fpt *, struct fpt_item *, int);
 static int	at_vmentry(struct fpt *, uint64_t);
@@ -289,16 +292,39 @@ fpt_next(struct fpt *d, struct fpt_item *it)
 }
 
 /*
- * fpt_next() but for the blocks of a run: the next run (hot_run()), the
- * hot block, or the rest.
+ * fpt_next() but for the blocks of a run: with a TNT bit at hand the next
+ * run (next_run()), with none hot_one(), without hot_ready()'s packet
+ * checks, which its own imply: it takes a TNT or a TIP packet at d->pos,
+ * or nothing.  Both without a call, and this function without a frame.
  */
 static int __attribute__((noinline))
 next_hot(struct fpt *d, struct fpt_item *it)
 {
-	if (!d->hot)
-		d->hot = fast_ready(d);
-	if (d->hot && hot_ready(d) && ((d->ntnt > 0 && hot_run(d, it)) ||
-	    hot_one(d, it) || hot_block(d, it)))
+	if (d->hot && hot_span(d)) {
+		if (d->ntnt > 0)
+			return (next_run(d, it));
+		if (hot_one(d, it, 0))
+			return (0);
+	}
+	return (next_warm(d, it));
+}
+
+/* next_hot() with a TNT bit at hand: the run, or hot_one(). */
+static int __attribute__((noinline))
+next_run(struct fpt *d, struct fpt_item *it)
+{
+	if (hot_run(d, it) || hot_one(d, it, 1))
+		return (0);
+	return (next_warm(d, it));
+}
+
+/* next_hot() the long way: the hot block, or the rest. */
+static int __attribute__((noinline))
+next_warm(struct fpt *d, struct fpt_item *it)
+{
+	if (!d->hot && (d->hot = fast_ready(d)) != 0)
+		return (next_hot(d, it));
+	if (d->hot && hot_ready(d) && hot_block(d, it))
 		return (0);
 	return (next_item(d, it));
 }
@@ -307,20 +333,24 @@ next_hot(struct fpt *d, struct fpt_item *it)
  * hot_block()'s commonest blocks, in fewer steps: one cache entry, or a
  * direct call's or jump's and the next, to a conditional branch, or with
  * no TNT bit left to an indirect branch, a far transfer, an indirect call
- * or a return, and its TIP next.  1 with
- * the block in @it; 0, nothing changed, for hot_block() to try.
+ * or a return, and its TIP next.  1 with the block in @it; 0, nothing
+ * changed, for hot_block() to try.  Unless @full, without a call: the
+ * entries found at their first probe.
  */
-static inline int
-hot_one(struct fpt *d, struct fpt_item *it)
+static inline __attribute__((always_inline)) int
+hot_one(struct fpt *d, struct fpt_item *it, int full)
 {
+	const struct fpt_cache *c = d->cache;
 	const struct fpt_cache_entry *e;
 	struct fpt_block *b = &it->block;
-	uint64_t to, ret = 0;
-	unsigned ninsn;
+	const uint8_t *p;
+	uint64_t to, ret = 0, bit, tnt;
+	unsigned ninsn, n;
 	int call = 0;
 	uint8_t end;
 
-	e = fpti_cache_find(d->cache, d->ip, d->last.isid, d->mode);
+	e = full ? fpti_cache_find(c, d->ip, d->last.isid, d->mode) :
+	    fpti_cache_first(c, d->ip, d->last.isid, d->mode);
 	if (e == NULL)
 		return (0);
 	ninsn = e->ninsn;
@@ -335,23 +365,43 @@ hot_one(struct fpt *d, struct fpt_item *it)
 		}
 		to = e->dkind == HWTR_X86_CALL || e->dkind == HWTR_X86_JMP ?
 		    e->dtarget : e->dip + e->dlen;
-		if ((e = fpti_cache_find(d->cache, to, d->last.isid,
-		    d->mode)) == NULL)
+		e = full ? fpti_cache_find(c, to, d->last.isid, d->mode) :
+		    fpti_cache_first(c, to, d->last.isid, d->mode);
+		if (e == NULL)
 			return (0);
 		ninsn += e->ninsn;
 	}
-	switch (e->q) {
-	case FPT_Q_COND:
-		if (!cond_take(d, e, &to, &end))
-			return (0);
-		break;
-	case FPT_Q_INDIRECT:
-	case FPT_Q_IND_CALL:
-	case FPT_Q_RETURN:
+	p = d->pos;
+	if (e->q == FPT_Q_COND) {
+		if (d->ntnt == 0) {
+			/* tnt_at_hand() but for its call: TNT-8 or long. */
+			if (d->cfg.end - p >= 2 && fpti_is_tnt8(p[0]) &&
+			    (fpti_is_tnt8(p[1]) || (p[1] & 0x1f) == 0x0d)) {
+				n = 31u - (unsigned)__builtin_clz(p[0]) - 1;
+				tnt = (p[0] >> 1) & ((1u << n) - 1);
+				p++;
+			} else if (long_tnt(p, d->cfg.end, &tnt, &n) &&
+			    tnt_or_tip(p + 8, d->cfg.end))
+				p += 8;
+			else
+				return (0);
+			d->tnt = tnt;
+			d->ntnt = n;
+			d->pos = p;
+		}
+		d->ntnt--;
+		/*
+		 * Without a branch: a random walk's bits are what a branch
+		 * predictor cannot guess.
+		 */
+		bit = (d->tnt >> d->ntnt) & 1;
+		to = e->dip + e->dlen;
+		to ^= (to ^ e->dtarget) & (0 - bit);
+		end = (uint8_t)(FPT_END_COND_NOT_TAKEN - bit);
+	} else if (e->q >= FPT_Q_IND_CALL) {
 		/* hot_block()'s TIP, when no TNT bit is left to check. */
-		if (d->ntnt > 0 || d->pos >= d->cfg.end ||
-		    (*d->pos & 0x1f) != 0x0d || d->mode_pending ||
-		    !fpti_tip_fast(d, &to))
+		if (d->ntnt > 0 || p >= d->cfg.end || (*p & 0x1f) != 0x0d ||
+		    d->mode_pending || !fpti_tip_fast(d, &to))
 			return (0);
 		if (e->q == FPT_Q_IND_CALL) {
 			if (call)
@@ -364,10 +414,8 @@ hot_one(struct fpt *d, struct fpt_item *it)
 		else
 			end = e->dkind == HWTR_X86_JMP_IND ? FPT_END_INDIRECT :
 			    FPT_END_FAR;
-		break;
-	default:
+	} else
 		return (0);
-	}
 	if (call)
 		rs_push(d, ret);
 	it->kind = FPT_ITEM_BLOCK;
@@ -380,6 +428,9 @@ hot_one(struct fpt *d, struct fpt_item *it)
 	d->ip = to;
 	return (1);
 }
+
+_Static_assert(FPT_END_COND_NOT_TAKEN == FPT_END_COND_TAKEN + 1,
+    "hot_one() makes a conditional branch's end from its bit");
 
 #define HOT_CALLS	4	/* direct calls a hot block may pass */
 
@@ -600,8 +651,14 @@ hot_ready(const struct fpt *d)
 {
 	return ((d->ntnt > 0 || (d->pos < d->cfg.end &&
 	    (fpti_is_tnt8(*d->pos) || (*d->pos & 0x1f) == 0x0d)) ||
-	    tnt_next(d)) &&
-	    d->ip - d->last.lo < d->last.hi - d->last.lo &&
+	    tnt_next(d)) && hot_span(d));
+}
+
+/* hot_ready()'s checks of d->ip: in the last span, its cache current. */
+static inline int
+hot_span(const struct fpt *d)
+{
+	return (d->ip - d->last.lo < d->last.hi - d->last.lo &&
 	    (d->cfg.keep_cache || d->last.isid == d->cur_isid));
 }
 

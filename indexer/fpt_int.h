@@ -237,6 +237,20 @@ fpti_cache_slot(uint64_t mask, uint64_t ip, int isid, uint8_t mode)
 	return (ip & mask);
 }
 
+/* The entry for a key at its first probe, or NULL. */
+static inline const struct fpt_cache_entry *
+fpti_cache_first(const struct fpt_cache *c, uint64_t ip, int isid,
+    uint8_t mode)
+{
+	const struct fpt_cache_entry *e;
+
+	e = &c->slot[fpti_cache_slot(c->mask, ip, isid, mode)];
+	if (e->ip == ip && e->isid == isid && e->mode == mode &&
+	    e->gen == c->gen)
+		return (e);
+	return (NULL);
+}
+
 /*
  * fpt_cache_lookup(), its first probe inline: most lookups hit there.
  */
@@ -330,7 +344,19 @@ fpti_tip_fast(struct fpt *d, uint64_t *to)
 	uint64_t v, m;
 	unsigned n;
 
-	/* Each as one expression, which the compiler makes a load or two. */
+	/*
+	 * Each as one expression, which the compiler makes a load or two;
+	 * a 16-bit update, the commonest, tested first.
+	 */
+	if (__builtin_expect(p[0] >> 5 == FPT_IPC_UPD16, 1) && left >= 3) {
+		v = (uint64_t)p[1] | (uint64_t)p[2] << 8;
+		v = (d->last_ip & ~0xffffull) | v;
+		d->last_ip = v;
+		d->have_ip = 1;
+		d->pos = p + 3;
+		*to = v;
+		return (1);
+	}
 	switch (p[0] >> 5) {
 	case FPT_IPC_UPD16:
 		if (left < 3)
