@@ -254,6 +254,18 @@ int fpt_sync_forward(struct fpt *d);
  */
 int fpt_next(struct fpt *d, struct fpt_item *it);
 
+/*
+ * The blocks fpt_next() gives next without reading trace or changing
+ * anything else (the rest of a memoized run): how many, the first at
+ * *@bp (valid until fpt_run_take() or another call); 0 when none.
+ * fpt_run_take() takes the first @n of them, as @n fpt_next() calls
+ * would.  For a caller that wants a block at a time without the checks
+ * each fpt_next() item needs: the position, the time, the image, the
+ * events stay as they are over these blocks.
+ */
+size_t fpt_run_rest(const struct fpt *d, const struct fpt_block **bp);
+void fpt_run_take(struct fpt *d, size_t n);
+
 /* The trace offset of the current position and of the last sync. */
 uint64_t fpt_offset(const struct fpt *d);
 uint64_t fpt_sync_offset(const struct fpt *d);

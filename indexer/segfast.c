@@ -73,6 +73,38 @@ fast_time(struct dec *d)
 	return (ix_dec_update_time(d));
 }
 
+/*
+ * The rest of the run fpt gave the block before from (fpt_run_rest()),
+ * at most up to the next multiple of 4096 blocks: fpt's position, time,
+ * image and events do not move over them, so that fast_peek() would give
+ * each with no event and the time before each but the first is the one
+ * compared already.  How many, or < 0 on a failure.
+ */
+static int
+fast_run(struct dec *d, uint32_t *nblocks)
+{
+	const struct fpt_block *rb;
+	size_t n, i;
+	int rc;
+
+	n = fpt_run_rest(d->fp, &rb);
+	if (n == 0)
+		return (0);
+	if (n > 4096 - (*nblocks & 4095))
+		n = 4096 - (*nblocks & 4095);
+	if ((rc = fast_time(d)) < 0)
+		return (rc);
+	for (i = 0; i < n; i++)
+		if ((rc = fast_block(d, &rb[i])) < 0)
+			return (rc);
+	/* Nothing the blocks did took the run back. */
+	assert(fpt_run_rest(d->fp, &rb) >= n);
+	d->last = rb[n - 1];
+	fpt_run_take(d->fp, n);
+	*nblocks += (uint32_t)n;
+	return ((int)n);
+}
+
 int
 ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks)
 {
@@ -87,8 +119,15 @@ ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks)
 		d->last = d->pk.block;
 		d->pk_state = 0;
 		d->cur_off = d->pk_off;
-		status = ix_fast_peek(d);
 		++*nblocks;
+		/*
+		 * A segment cut without a PSB, whose limit decode.c checks
+		 * after each block, takes them one at a time.
+		 */
+		if ((*nblocks & 4095) != 0 && !d->w.in->blind_end &&
+		    (rc = fast_run(d, nblocks)) < 0)
+			return (rc);
+		status = ix_fast_peek(d);
 		/*
 		 * An event, the end, fpt giving up; a segment cut without a
 		 * PSB, whose limit decode.c checks after each block; the
