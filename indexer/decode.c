@@ -599,6 +599,7 @@ dec_clear(struct dec *d)
 	free(d->lb);
 	free(d->ltab);
 	free(d->runs);
+	free(d->rmemo);
 	memset(d, 0, sizeof(*d));
 }
 

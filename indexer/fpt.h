@@ -258,12 +258,15 @@ int fpt_next(struct fpt *d, struct fpt_item *it);
  * The blocks fpt_next() gives next without reading trace or changing
  * anything else (the rest of a memoized run): how many, the first at
  * *@bp (valid until fpt_run_take() or another call); 0 when none.
+ * *@serial names the run: the same blocks from the same *@bp while it
+ * is the same (it is never 0, nor the same for two runs of a decoder).
  * fpt_run_take() takes the first @n of them, as @n fpt_next() calls
  * would.  For a caller that wants a block at a time without the checks
  * each fpt_next() item needs: the position, the time, the image, the
  * events stay as they are over these blocks.
  */
-size_t fpt_run_rest(const struct fpt *d, const struct fpt_block **bp);
+size_t fpt_run_rest(const struct fpt *d, const struct fpt_block **bp,
+    uint64_t *serial);
 void fpt_run_take(struct fpt *d, size_t n);
 
 /* The trace offset of the current position and of the last sync. */

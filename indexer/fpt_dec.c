@@ -306,11 +306,13 @@ fpt_next(struct fpt *d, struct fpt_item *it)
 }
 
 size_t
-fpt_run_rest(const struct fpt *d, const struct fpt_block **bp)
+fpt_run_rest(const struct fpt *d, const struct fpt_block **bp,
+    uint64_t *serial)
 {
 	if (d->run_b == NULL)
 		return (0);
 	*bp = d->run_b;
+	*serial = d->run->serial;
 	return ((size_t)(d->run_end - d->run_b));
 }
 

@@ -29,6 +29,8 @@
 #include <assert.h>
 #include <intel-pt.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
@@ -78,27 +80,64 @@ fast_time(struct dec *d)
  * at most up to the next multiple of 4096 blocks: fpt's position, time,
  * image and events do not move over them, so that fast_peek() would give
  * each with no event and the time before each but the first is the one
- * compared already.  How many, or < 0 on a failure.
+ * compared already.  Their operations are those of the same run's rest
+ * the last time, a copy, when that is in the memo (d->rmemo).  How many
+ * blocks, or < 0 on a failure.
  */
 static int
 fast_run(struct dec *d, uint32_t *nblocks)
 {
-	const struct fpt_block *rb;
-	size_t n, i;
+	const struct fpt_block *rb, *rb2;
+	struct ix_buf *ops = &d->w.out->ops;
+	struct ix_runmemo *m;
+	const struct ix_lblock *lb;
+	uint64_t serial, serial2;
+	size_t n, i, at;
 	int rc;
 
-	n = fpt_run_rest(d->fp, &rb);
+	n = fpt_run_rest(d->fp, &rb, &serial);
 	if (n == 0)
 		return (0);
 	if (n > 4096 - (*nblocks & 4095))
 		n = 4096 - (*nblocks & 4095);
 	if ((rc = fast_time(d)) < 0)
 		return (rc);
-	for (i = 0; i < n; i++)
-		if ((rc = fast_block(d, &rb[i])) < 0)
-			return (rc);
-	/* Nothing the blocks did took the run back. */
-	assert(fpt_run_rest(d->fp, &rb) >= n);
+	if (d->rmemo == NULL && (d->rmemo = calloc((size_t)1 << IX_RM_BITS,
+	    sizeof(*d->rmemo))) == NULL)
+		return (ix_segw_fail(&d->w, -HWTR_E_NOMEM, "out of memory",
+		    NULL));
+	m = &d->rmemo[(serial * 0x9e3779b97f4a7c15ull) >> (64 - IX_RM_BITS)];
+	if (m->serial == serial && m->rb == rb && m->n == n) {
+		/* Room for IX_RM_OPS bytes: the copy is a few stores. */
+		if (ops->cap - ops->len < IX_RM_OPS &&
+		    hwtr_grow((void **)&ops->p, &ops->cap, ops->len +
+		    IX_RM_OPS, 1) < 0)
+			return (ix_segw_fail(&d->w, -HWTR_E_NOMEM,
+			    "out of memory", NULL));
+		memcpy(ops->p + ops->len, m->ops, IX_RM_OPS);
+		ops->len += m->len;
+		/* As ix_dec_lblock_ran() leaves it after the last. */
+		lb = &d->lb[m->last - 1];
+		d->prev_lb = m->last;
+		d->pnext[0] = lb->next[0];
+		d->pnext[1] = lb->next[1];
+	} else {
+		at = ops->len;
+		for (i = 0; i < n; i++)
+			if ((rc = fast_block(d, &rb[i])) < 0)
+				return (rc);
+		/* Nothing the blocks did took the run back. */
+		assert(fpt_run_rest(d->fp, &rb2, &serial2) >= n &&
+		    rb2 == rb && serial2 == serial);
+		if (ops->len - at <= IX_RM_OPS && n <= UINT8_MAX) {
+			m->serial = serial;
+			m->rb = rb;
+			m->n = (uint8_t)n;
+			m->len = (uint8_t)(ops->len - at);
+			m->last = d->prev_lb;
+			memcpy(m->ops, ops->p + at, m->len);
+		}
+	}
 	d->last = rb[n - 1];
 	fpt_run_take(d->fp, n);
 	*nblocks += (uint32_t)n;
