@@ -59,55 +59,73 @@ fast_block(struct dec *d, const struct fpt_block *fb)
 }
 
 /*
- * ix_dec_update_time() when it would do anything: fpt's time is not the
- * one written last, or the image is not that time's.
+ * Whether ix_dec_update_time() would do nothing: fpt's time is the one
+ * written last and the image is that time's.
  */
 static inline int
-fast_time(struct dec *d)
+fast_time_same(struct dec *d)
 {
 	uint64_t t;
 
 	if (ix_fast_time(d, &t) < 0)
-		return (0);
-	if (d->have_tsc && t == d->tsc && d->img_known &&
-	    !(d->have_next && t >= d->next_change))
-		return (0);
-	return (ix_dec_update_time(d));
+		return (1);
+	return (d->have_tsc && t == d->tsc && d->img_known &&
+	    !(d->have_next && t >= d->next_change));
+}
+
+/* ix_dec_update_time() when it would do anything. */
+static inline int
+fast_time(struct dec *d)
+{
+	return (fast_time_same(d) ? 0 : ix_dec_update_time(d));
+}
+
+/* The memo's slot for fpt's run @serial. */
+static inline struct ix_runmemo *
+memo_slot(struct dec *d, uint64_t serial)
+{
+	return (&d->rmemo[(serial * 0x9e3779b97f4a7c15ull) >>
+	    (64 - IX_RM_BITS)]);
 }
 
 /*
- * The rest of the run fpt gave the block before from (fpt_run_rest()),
- * at most up to the next multiple of 4096 blocks: fpt's position, time,
- * image and events do not move over them, so that fast_peek() would give
- * each with no event and the time before each but the first is the one
- * compared already.  Their operations are those of the same run's rest
- * the last time, a copy, when that is in the memo (d->rmemo).  How many
- * blocks, or < 0 on a failure.
+ * Block d->pk, taken, and when fpt gave it from a memoized run, the
+ * run's rest (fpt_run_rest()), at most up to the next multiple of 4096
+ * blocks: fpt's position, time, image and events do not move over them,
+ * so that fast_peek() would give each with no event, and the time
+ * before each but the first is the one compared already.  When that
+ * time is the one written last, the operations of these blocks are
+ * those of the same blocks the last time: a copy from the memo
+ * (d->rmemo), kept the first time.  0, or < 0 on a failure.
  */
 static int
 fast_run(struct dec *d, uint32_t *nblocks)
 {
-	const struct fpt_block *rb, *rb2;
+	const struct fpt_block *rb = NULL, *rb2;
 	struct ix_buf *ops = &d->w.out->ops;
 	struct ix_runmemo *m;
 	const struct ix_lblock *lb;
-	uint64_t serial, serial2;
-	size_t n, i, at;
-	int rc;
+	uint64_t serial = 0, serial2;
+	size_t n, lim, i, at;
+	int rc, same;
 
-	n = fpt_run_rest(d->fp, &rb, &serial);
-	if (n == 0)
-		return (0);
-	if (n > 4096 - (*nblocks & 4095))
-		n = 4096 - (*nblocks & 4095);
-	if ((rc = fast_time(d)) < 0)
-		return (rc);
+	n = d->w.in->blind_end ? 0 : fpt_run_rest(d->fp, &rb, &serial);
+	/* The blocks after d->pk up to decode.c's next check. */
+	lim = 4095 - (*nblocks & 4095);
+	if (n > lim)
+		n = lim;
+	if (n == 0) {
+		++*nblocks;
+		d->last = d->pk.block;
+		return (fast_block(d, &d->pk.block));
+	}
 	if (d->rmemo == NULL && (d->rmemo = calloc((size_t)1 << IX_RM_BITS,
 	    sizeof(*d->rmemo))) == NULL)
 		return (ix_segw_fail(&d->w, -HWTR_E_NOMEM, "out of memory",
 		    NULL));
-	m = &d->rmemo[(serial * 0x9e3779b97f4a7c15ull) >> (64 - IX_RM_BITS)];
-	if (m->serial == serial && m->rb == rb && m->n == n) {
+	m = memo_slot(d, serial);
+	same = fast_time_same(d);
+	if (same && m->serial == serial && m->rb == rb && m->n == n) {
 		/* Room for IX_RM_OPS bytes: the copy is a few stores. */
 		if (ops->cap - ops->len < IX_RM_OPS &&
 		    hwtr_grow((void **)&ops->p, &ops->cap, ops->len +
@@ -123,13 +141,16 @@ fast_run(struct dec *d, uint32_t *nblocks)
 		d->pnext[1] = lb->next[1];
 	} else {
 		at = ops->len;
+		if ((rc = fast_block(d, &d->pk.block)) < 0 ||
+		    (!same && (rc = ix_dec_update_time(d)) < 0))
+			return (rc);
 		for (i = 0; i < n; i++)
 			if ((rc = fast_block(d, &rb[i])) < 0)
 				return (rc);
 		/* Nothing the blocks did took the run back. */
 		assert(fpt_run_rest(d->fp, &rb2, &serial2) >= n &&
 		    rb2 == rb && serial2 == serial);
-		if (ops->len - at <= IX_RM_OPS && n <= UINT8_MAX) {
+		if (same && ops->len - at <= IX_RM_OPS && n <= UINT8_MAX) {
 			m->serial = serial;
 			m->rb = rb;
 			m->n = (uint8_t)n;
@@ -140,31 +161,24 @@ fast_run(struct dec *d, uint32_t *nblocks)
 	}
 	d->last = rb[n - 1];
 	fpt_run_take(d->fp, n);
-	*nblocks += (uint32_t)n;
-	return ((int)n);
+	*nblocks += (uint32_t)n + 1;
+	return (0);
 }
 
 int
 ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks)
 {
+	const struct fpt_block *rb;
+	uint64_t serial;
 	int status, rc;
 
 	/* decode.c's loop comes here when fpt read a block ahead. */
 	assert(d->fp != NULL && d->pk_state == 1 &&
 	    d->pk.kind == FPT_ITEM_BLOCK);
 	for (;;) {
-		if ((rc = fast_block(d, &d->pk.block)) < 0)
-			return (rc);
-		d->last = d->pk.block;
 		d->pk_state = 0;
 		d->cur_off = d->pk_off;
-		++*nblocks;
-		/*
-		 * A segment cut without a PSB, whose limit decode.c checks
-		 * after each block, takes them one at a time.
-		 */
-		if ((*nblocks & 4095) != 0 && !d->w.in->blind_end &&
-		    (rc = fast_run(d, nblocks)) < 0)
+		if ((rc = fast_run(d, nblocks)) < 0)
 			return (rc);
 		status = ix_fast_peek(d);
 		/*
@@ -176,6 +190,9 @@ ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks)
 		    (*nblocks & 4095) == 0)
 			break;
 		assert(d->pk_state == 1 && d->pk.kind == FPT_ITEM_BLOCK);
+		/* A run's memo, fetched while the time is compared. */
+		if (d->rmemo != NULL && fpt_run_rest(d->fp, &rb, &serial) > 0)
+			__builtin_prefetch(memo_slot(d, serial));
 		/* As decode.c's loop before each block. */
 		if ((rc = fast_time(d)) < 0)
 			return (rc);
