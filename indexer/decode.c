@@ -599,7 +599,6 @@ dec_clear(struct dec *d)
 	free(d->lb);
 	free(d->ltab);
 	free(d->runs);
-	free(d->rmemo);
 	memset(d, 0, sizeof(*d));
 }
 

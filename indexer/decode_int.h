@@ -44,22 +44,6 @@ struct ix_lblock {
 	uint8_t		inl[IX_LB_INLINE];
 };
 
-/*
- * segfast.c: the operations of the rest of a memoized fpt run
- * (fpt_run_rest()), written block by block the first time, copied as
- * one string after; by the run's serial, in a table of 2^IX_RM_BITS.
- */
-#define IX_RM_BITS	12
-#define IX_RM_OPS	40
-struct ix_runmemo {
-	uint64_t	serial;		/* fpt's run; 0: an empty slot */
-	const struct fpt_block *rb;	/* the rest's first block */
-	uint32_t	last;		/* the last block's index + 1 */
-	uint8_t		n;		/* blocks */
-	uint8_t		len;		/* bytes of @ops */
-	uint8_t		ops[IX_RM_OPS];
-};
-
 /* A worker's decoder of one segment (ix_segdec_libipt). */
 struct dec {
 	struct ix_segw	w;		/* its output */
@@ -76,7 +60,6 @@ struct dec {
 	size_t		nruns, cruns;
 	uint32_t	prev_lb;	/* index + 1 of the last libipt block */
 	uint32_t	pnext[2];	/* a copy of its next[] */
-	struct ix_runmemo *rmemo;	/* fast: runs' operations, or NULL */
 	/*
 	 * The time as this segment knows it: a time is written when it
 	 * differs from this (the stitcher checks again against the stream's).

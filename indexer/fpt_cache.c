@@ -159,7 +159,7 @@ fpti_run_make(struct fpt *d, struct fpt_run *r, uint16_t ts)
 	r->isid = d->last.isid;
 	r->mode = d->mode;
 	r->gen = d->cache->gen;
-	r->serial = ++d->run_serial;
+	memset(&r->memo, 0, sizeof(r->memo));
 	r->nb = 0;
 	r->missed = 0;
 	r->npush = 0;

@@ -306,13 +306,13 @@ fpt_next(struct fpt *d, struct fpt_item *it)
 }
 
 size_t
-fpt_run_rest(const struct fpt *d, const struct fpt_block **bp,
-    uint64_t *serial)
+fpt_run_rest(struct fpt *d, const struct fpt_block **bp,
+    struct fpt_memo **memo)
 {
 	if (d->run_b == NULL)
 		return (0);
 	*bp = d->run_b;
-	*serial = d->run->serial;
+	*memo = &d->runs[d->run - d->runs].memo;
 	return ((size_t)(d->run_end - d->run_b));
 }
 

@@ -70,7 +70,7 @@ struct fpt_run {
 	uint8_t		pushed[FPT_RUN_MAX];	/* of them, by b[0..i] */
 	uint8_t		pop;		/* the last is a compressed return */
 	uint64_t	lo, hi;		/* the least, greatest start of b[1..] */
-	uint64_t	serial;		/* which make of the slot: d->run_serial */
+	struct fpt_memo	memo;		/* the caller's: fpt_run_rest() */
 	uint64_t	to;		/* where the last goes, but for @pop */
 	uint64_t	push[FPT_RUN_PUSH];
 	struct fpt_block b[FPT_RUN_MAX];
@@ -98,7 +98,6 @@ struct fpt {
 	const uint8_t	*sync;		/* the last PSB, NULL before one */
 	const char	*unsup;		/* why unsupported, NULL otherwise */
 	uint64_t	nmnt;		/* MNT packets passed over */
-	uint64_t	run_serial;	/* runs made so far */
 	int		synced, eos, in_sync, cache_full;
 	/*
 	 * fpt_next()'s hot path may run: fast_ready() held, or a block

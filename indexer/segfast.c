@@ -29,7 +29,6 @@
 #include <assert.h>
 #include <intel-pt.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "hwtr_common.h"
@@ -80,14 +79,6 @@ fast_time(struct dec *d)
 	return (fast_time_same(d) ? 0 : ix_dec_update_time(d));
 }
 
-/* The memo's slot for fpt's run @serial. */
-static inline struct ix_runmemo *
-memo_slot(struct dec *d, uint64_t serial)
-{
-	return (&d->rmemo[(serial * 0x9e3779b97f4a7c15ull) >>
-	    (64 - IX_RM_BITS)]);
-}
-
 /*
  * Block d->pk, taken, and when fpt gave it from a memoized run, the
  * run's rest (fpt_run_rest()), at most up to the next multiple of 4096
@@ -95,21 +86,21 @@ memo_slot(struct dec *d, uint64_t serial)
  * so that fast_peek() would give each with no event, and the time
  * before each but the first is the one compared already.  When that
  * time is the one written last, the operations of these blocks are
- * those of the same blocks the last time: a copy from the memo
- * (d->rmemo), kept the first time.  0, or < 0 on a failure.
+ * those of the same blocks the last time: a copy from the run's memo
+ * (struct fpt_memo: @tag the last block's index + 1, @bytes the
+ * operations), kept the first time.  0, or < 0 on a failure.
  */
 static int
 fast_run(struct dec *d, uint32_t *nblocks)
 {
 	const struct fpt_block *rb = NULL, *rb2;
 	struct ix_buf *ops = &d->w.out->ops;
-	struct ix_runmemo *m;
+	struct fpt_memo *m = NULL, *m2;
 	const struct ix_lblock *lb;
-	uint64_t serial = 0, serial2;
 	size_t n, lim, i, at;
 	int rc, same;
 
-	n = d->w.in->blind_end ? 0 : fpt_run_rest(d->fp, &rb, &serial);
+	n = d->w.in->blind_end ? 0 : fpt_run_rest(d->fp, &rb, &m);
 	/* The blocks after d->pk up to decode.c's next check. */
 	lim = 4095 - (*nblocks & 4095);
 	if (n > lim)
@@ -119,24 +110,19 @@ fast_run(struct dec *d, uint32_t *nblocks)
 		d->last = d->pk.block;
 		return (fast_block(d, &d->pk.block));
 	}
-	if (d->rmemo == NULL && (d->rmemo = calloc((size_t)1 << IX_RM_BITS,
-	    sizeof(*d->rmemo))) == NULL)
-		return (ix_segw_fail(&d->w, -HWTR_E_NOMEM, "out of memory",
-		    NULL));
-	m = memo_slot(d, serial);
 	same = fast_time_same(d);
-	if (same && m->serial == serial && m->rb == rb && m->n == n) {
-		/* Room for IX_RM_OPS bytes: the copy is a few stores. */
-		if (ops->cap - ops->len < IX_RM_OPS &&
+	if (same && m->rb == rb && m->n == n) {
+		/* Room for the whole memo: the copy is two stores. */
+		if (ops->cap - ops->len < FPT_MEMO_BYTES &&
 		    hwtr_grow((void **)&ops->p, &ops->cap, ops->len +
-		    IX_RM_OPS, 1) < 0)
+		    FPT_MEMO_BYTES, 1) < 0)
 			return (ix_segw_fail(&d->w, -HWTR_E_NOMEM,
 			    "out of memory", NULL));
-		memcpy(ops->p + ops->len, m->ops, IX_RM_OPS);
+		memcpy(ops->p + ops->len, m->bytes, FPT_MEMO_BYTES);
 		ops->len += m->len;
 		/* As ix_dec_lblock_ran() leaves it after the last. */
-		lb = &d->lb[m->last - 1];
-		d->prev_lb = m->last;
+		lb = &d->lb[m->tag - 1];
+		d->prev_lb = m->tag;
 		d->pnext[0] = lb->next[0];
 		d->pnext[1] = lb->next[1];
 	} else {
@@ -148,15 +134,15 @@ fast_run(struct dec *d, uint32_t *nblocks)
 			if ((rc = fast_block(d, &rb[i])) < 0)
 				return (rc);
 		/* Nothing the blocks did took the run back. */
-		assert(fpt_run_rest(d->fp, &rb2, &serial2) >= n &&
-		    rb2 == rb && serial2 == serial);
-		if (same && ops->len - at <= IX_RM_OPS && n <= UINT8_MAX) {
-			m->serial = serial;
+		assert(fpt_run_rest(d->fp, &rb2, &m2) >= n && rb2 == rb &&
+		    m2 == m);
+		if (same && ops->len - at <= FPT_MEMO_BYTES &&
+		    n <= UINT8_MAX) {
 			m->rb = rb;
 			m->n = (uint8_t)n;
 			m->len = (uint8_t)(ops->len - at);
-			m->last = d->prev_lb;
-			memcpy(m->ops, ops->p + at, m->len);
+			m->tag = d->prev_lb;
+			memcpy(m->bytes, ops->p + at, m->len);
 		}
 	}
 	d->last = rb[n - 1];
@@ -168,8 +154,6 @@ fast_run(struct dec *d, uint32_t *nblocks)
 int
 ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks)
 {
-	const struct fpt_block *rb;
-	uint64_t serial;
 	int status, rc;
 
 	/* decode.c's loop comes here when fpt read a block ahead. */
@@ -190,9 +174,6 @@ ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks)
 		    (*nblocks & 4095) == 0)
 			break;
 		assert(d->pk_state == 1 && d->pk.kind == FPT_ITEM_BLOCK);
-		/* A run's memo, fetched while the time is compared. */
-		if (d->rmemo != NULL && fpt_run_rest(d->fp, &rb, &serial) > 0)
-			__builtin_prefetch(memo_slot(d, serial));
 		/* As decode.c's loop before each block. */
 		if ((rc = fast_time(d)) < 0)
 			return (rc);
