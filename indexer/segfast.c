@@ -19,7 +19,10 @@
  * successors of the block before them: no hashing) and the copy; the
  * time is compared only; a struct pt_block, and with it the class of the
  * last instruction, is made only for a block not seen before, which
- * lblock.c splits into runs once.
+ * lblock.c splits into runs once.  Most blocks come from fpt's memoized
+ * runs (fpt_run_rest()): those after a run's first are taken without
+ * a peek each, and the operations of a run's blocks are copied at once
+ * from the memo fpt keeps beside the run (fast_run()).
  *
  * The operations are those decode.c's loop writes for the same blocks, in
  * the same order: a time (IX_OP_TIME) read after fpt read the block ahead,
