@@ -244,6 +244,19 @@ struct fpt_item {
 
 struct fpt;
 
+/*
+ * What a caller (the indexer's segfast.c) made of a run's blocks, kept
+ * beside the run (fpt_run_rest()), where it is at hand when the run is:
+ * fpt zeroes it when it makes the run again and never reads it.
+ */
+#define FPT_MEMO_BYTES	32
+struct fpt_memo {
+	const struct fpt_block *rb;	/* of the rest from there; NULL */
+	uint32_t	tag;
+	uint8_t		n, len;		/* blocks, bytes */
+	uint8_t		bytes[FPT_MEMO_BYTES];
+};
+
 /* A decoder over @cfg (copied; the trace and ctx are borrowed). */
 int fpt_new(struct fpt **dp, const struct fpt_config *cfg);
 
@@ -261,6 +274,21 @@ int fpt_sync_forward(struct fpt *d);
  * says why), or -HWTR_E_* for misuse.  Decode errors are items.
  */
 int fpt_next(struct fpt *d, struct fpt_item *it);
+
+/*
+ * The blocks fpt_next() gives next without reading trace or changing
+ * anything else (the rest of a memoized run): how many, the first at
+ * *@bp (valid until fpt_run_take() or another call); 0 when none.
+ * *@memo: the caller's memo of the run (struct fpt_memo), which stays
+ * while the run gives the same blocks from the same places.
+ * fpt_run_take() takes the first @n of them, as @n fpt_next() calls
+ * would.  For a caller that wants a block at a time without the checks
+ * each fpt_next() item needs: the position, the time, the image, the
+ * events stay as they are over these blocks.
+ */
+size_t fpt_run_rest(struct fpt *d, const struct fpt_block **bp,
+    struct fpt_memo **memo);
+void fpt_run_take(struct fpt *d, size_t n);
 
 /* The trace offset of the current position and of the last sync. */
 uint64_t fpt_offset(const struct fpt *d);

@@ -159,6 +159,7 @@ fpti_run_make(struct fpt *d, struct fpt_run *r, uint16_t ts)
 	r->isid = d->last.isid;
 	r->mode = d->mode;
 	r->gen = d->cache->gen;
+	memset(&r->memo, 0, sizeof(r->memo));
 	r->nb = 0;
 	r->missed = 0;
 	r->npush = 0;

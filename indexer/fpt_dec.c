@@ -291,6 +291,28 @@ fpt_next(struct fpt *d, struct fpt_item *it)
 	return (next_hot(d, it));
 }
 
+size_t
+fpt_run_rest(struct fpt *d, const struct fpt_block **bp,
+    struct fpt_memo **memo)
+{
+	if (d->run_b == NULL)
+		return (0);
+	*bp = d->run_b;
+	*memo = &d->runs[d->run - d->runs].memo;
+	return ((size_t)(d->run_end - d->run_b));
+}
+
+void
+fpt_run_take(struct fpt *d, size_t n)
+{
+	if (n == 0)
+		return;
+	assert(d->run_b != NULL && n <= (size_t)(d->run_end - d->run_b));
+	d->run_b += n;
+	if (d->run_b == d->run_end)
+		d->run_b = NULL;
+}
+
 /*
  * fpt_next() but for the blocks of a run: with a TNT bit at hand the next
  * run (next_run()), with none hot_one(), without hot_ready()'s packet

@@ -70,6 +70,7 @@ struct fpt_run {
 	uint8_t		pushed[FPT_RUN_MAX];	/* of them, by b[0..i] */
 	uint8_t		pop;		/* the last is a compressed return */
 	uint64_t	lo, hi;		/* the least, greatest start of b[1..] */
+	struct fpt_memo	memo;		/* the caller's: fpt_run_rest() */
 	uint64_t	to;		/* where the last goes, but for @pop */
 	uint64_t	push[FPT_RUN_PUSH];
 	struct fpt_block b[FPT_RUN_MAX];

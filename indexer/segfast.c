@@ -19,7 +19,10 @@
  * successors of the block before them: no hashing) and the copy; the
  * time is compared only; a struct pt_block, and with it the class of the
  * last instruction, is made only for a block not seen before, which
- * lblock.c splits into runs once.
+ * lblock.c splits into runs once.  Most blocks come from fpt's memoized
+ * runs (fpt_run_rest()): those after a run's first are taken without
+ * a peek each, and the operations of a run's blocks are copied at once
+ * from the memo fpt keeps beside the run (fast_run()).
  *
  * The operations are those decode.c's loop writes for the same blocks, in
  * the same order: a time (IX_OP_TIME) read after fpt read the block ahead,
@@ -29,6 +32,7 @@
 #include <assert.h>
 #include <intel-pt.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
@@ -57,20 +61,97 @@ fast_block(struct dec *d, const struct fpt_block *fb)
 }
 
 /*
- * ix_dec_update_time() when it would do anything: fpt's time is not the
- * one written last, or the image is not that time's.
+ * Whether ix_dec_update_time() would do nothing: fpt's time is the one
+ * written last and the image is that time's.
  */
 static inline int
-fast_time(struct dec *d)
+fast_time_same(struct dec *d)
 {
 	uint64_t t;
 
 	if (ix_fast_time(d, &t) < 0)
-		return (0);
-	if (d->have_tsc && t == d->tsc && d->img_known &&
-	    !(d->have_next && t >= d->next_change))
-		return (0);
-	return (ix_dec_update_time(d));
+		return (1);
+	return (d->have_tsc && t == d->tsc && d->img_known &&
+	    !(d->have_next && t >= d->next_change));
+}
+
+/* ix_dec_update_time() when it would do anything. */
+static inline int
+fast_time(struct dec *d)
+{
+	return (fast_time_same(d) ? 0 : ix_dec_update_time(d));
+}
+
+/*
+ * Block d->pk, taken, and when fpt gave it from a memoized run, the
+ * run's rest (fpt_run_rest()), at most up to the next multiple of 4096
+ * blocks: fpt's position, time, image and events do not move over them,
+ * so that fast_peek() would give each with no event, and the time
+ * before each but the first is the one compared already.  When that
+ * time is the one written last, the operations of these blocks are
+ * those of the same blocks the last time: a copy from the run's memo
+ * (struct fpt_memo: @tag the last block's index + 1, @bytes the
+ * operations), kept the first time.  0, or < 0 on a failure.
+ */
+static int
+fast_run(struct dec *d, uint32_t *nblocks)
+{
+	const struct fpt_block *rb = NULL, *rb2;
+	struct ix_buf *ops = &d->w.out->ops;
+	struct fpt_memo *m = NULL, *m2;
+	const struct ix_lblock *lb;
+	size_t n, lim, i, at;
+	int rc, same;
+
+	n = d->w.in->blind_end ? 0 : fpt_run_rest(d->fp, &rb, &m);
+	/* The blocks after d->pk up to decode.c's next check. */
+	lim = 4095 - (*nblocks & 4095);
+	if (n > lim)
+		n = lim;
+	if (n == 0) {
+		++*nblocks;
+		d->last = d->pk.block;
+		return (fast_block(d, &d->pk.block));
+	}
+	same = fast_time_same(d);
+	if (same && m->rb == rb && m->n == n) {
+		/* Room for the whole memo: the copy is two stores. */
+		if (ops->cap - ops->len < FPT_MEMO_BYTES &&
+		    hwtr_grow((void **)&ops->p, &ops->cap, ops->len +
+		    FPT_MEMO_BYTES, 1) < 0)
+			return (ix_segw_fail(&d->w, -HWTR_E_NOMEM,
+			    "out of memory", NULL));
+		memcpy(ops->p + ops->len, m->bytes, FPT_MEMO_BYTES);
+		ops->len += m->len;
+		/* As ix_dec_lblock_ran() leaves it after the last. */
+		lb = &d->lb[m->tag - 1];
+		d->prev_lb = m->tag;
+		d->pnext[0] = lb->next[0];
+		d->pnext[1] = lb->next[1];
+	} else {
+		at = ops->len;
+		if ((rc = fast_block(d, &d->pk.block)) < 0 ||
+		    (!same && (rc = ix_dec_update_time(d)) < 0))
+			return (rc);
+		for (i = 0; i < n; i++)
+			if ((rc = fast_block(d, &rb[i])) < 0)
+				return (rc);
+		/* Nothing the blocks did took the run back. */
+		assert(fpt_run_rest(d->fp, &rb2, &m2) >= n && rb2 == rb &&
+		    m2 == m);
+		if (same && ops->len - at <= FPT_MEMO_BYTES &&
+		    n <= UINT8_MAX) {
+			m->rb = rb;
+			m->n = (uint8_t)n;
+			m->len = (uint8_t)(ops->len - at);
+			m->tag = d->prev_lb;
+			memcpy(m->bytes, ops->p + at, m->len);
+		}
+	}
+	d->last = rb[n - 1];
+	fpt_run_take(d->fp, n);
+	*nblocks += (uint32_t)n + 1;
+	return (0);
 }
 
 int
@@ -82,13 +163,11 @@ ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks)
 	assert(d->fp != NULL && d->pk_state == 1 &&
 	    d->pk.kind == FPT_ITEM_BLOCK);
 	for (;;) {
-		if ((rc = fast_block(d, &d->pk.block)) < 0)
-			return (rc);
-		d->last = d->pk.block;
 		d->pk_state = 0;
 		d->cur_off = d->pk_off;
+		if ((rc = fast_run(d, nblocks)) < 0)
+			return (rc);
 		status = ix_fast_peek(d);
-		++*nblocks;
 		/*
 		 * An event, the end, fpt giving up; a segment cut without a
 		 * PSB, whose limit decode.c checks after each block; the
