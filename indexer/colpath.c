@@ -52,9 +52,14 @@ struct cp_node {
 
 #define CP_NODUR	(1u << CS_NCOLS)
 
+/*
+ * A call still open: its id, depth and path, and the path its last
+ * callee took (node + 1, 0: none yet), tried first for the next callee:
+ * calls from a loop go the same way, and this skips the hash table.
+ */
 struct cp_open {
 	int64_t		id, depth;
-	size_t		node;
+	size_t		node, last;
 };
 
 struct hwtr_cs_paths {
@@ -64,6 +69,7 @@ struct hwtr_cs_paths {
 	size_t		htcap;
 	struct cp_open	*o;
 	size_t		no, ocap;
+	size_t		root_last;	/* cp_open.last for the roots */
 	int64_t		thread;
 	int		started, over;
 };
@@ -108,16 +114,23 @@ cp_hash(const struct cp_node *k)
 	return (h * 0x9e3779b97f4a7c15ULL);
 }
 
+/* Whether @a and @b are the same path (their hashes aside). */
 static int
-cp_same(const struct cp_node *a, const struct cp_node *b)
+cp_same_key(const struct cp_node *a, const struct cp_node *b)
 {
 	uint32_t m = (1u << CS_SYMBOL) | (1u << CS_CALL_IP);
 
-	return (a->hash == b->hash && a->thread == b->thread &&
+	return (a->thread == b->thread &&
 	    a->parent == b->parent && a->depth == b->depth &&
 	    (a->nul & m) == (b->nul & m) && a->func_ip == b->func_ip &&
 	    ((a->nul & (1u << CS_SYMBOL)) || a->symbol == b->symbol) &&
 	    ((a->nul & (1u << CS_CALL_IP)) || a->call_ip == b->call_ip));
+}
+
+static int
+cp_same(const struct cp_node *a, const struct cp_node *b)
+{
+	return (a->hash == b->hash && cp_same_key(a, b));
 }
 
 static int
@@ -172,7 +185,7 @@ cp_drop(struct hwtr_cs_paths *p)
 	p->n = NULL;
 	p->ht = NULL;
 	p->o = NULL;
-	p->len = p->cap = p->htcap = p->no = p->ocap = 0;
+	p->len = p->cap = p->htcap = p->no = p->ocap = p->root_last = 0;
 }
 
 int
@@ -180,7 +193,7 @@ hwtr_cs_paths_key(struct hwtr_cs_paths *p, const struct hwtr_cs_row *r,
     size_t *nodep)
 {
 	struct cp_node k;
-	size_t i, node;
+	size_t i, node, *lastp;
 	int64_t depth = r->v[CS_DEPTH];
 
 	*nodep = 0;
@@ -190,15 +203,18 @@ hwtr_cs_paths_key(struct hwtr_cs_paths *p, const struct hwtr_cs_row *r,
 		p->started = 1;
 		p->thread = r->v[CS_THREAD];
 		p->no = 0;
+		p->root_last = 0;
 	}
 	memset(&k, 0, sizeof(k));
 	k.thread = p->thread;
+	lastp = &p->root_last;
 	/* The caller: among the calls still open, as q_tree.c finds it. */
 	while (p->no > 0 && p->o[p->no - 1].depth >= depth)
 		p->no--;
 	for (i = p->no; !(r->nul & (1u << CS_PARENT)) && i > 0; i--)
 		if (p->o[i - 1].id == r->v[CS_PARENT]) {
 			k.parent = (int64_t)p->o[i - 1].node + 1;
+			lastp = &p->o[i - 1].last;
 			break;
 		}
 	k.depth = depth;
@@ -207,18 +223,23 @@ hwtr_cs_paths_key(struct hwtr_cs_paths *p, const struct hwtr_cs_row *r,
 	k.call_ip = k.nul & (1u << CS_CALL_IP) ? 0 : r->v[CS_CALL_IP];
 	k.func_ip = r->v[CS_FUNC_IP];
 	k.nul |= CP_NODUR;
-	if ((node = cp_node_of(p, &k)) == SIZE_MAX)
+	/* The caller's last callee's path, else the table's. */
+	if (*lastp != 0 && cp_same_key(&p->n[*lastp - 1], &k))
+		node = *lastp - 1;
+	else if ((node = cp_node_of(p, &k)) == SIZE_MAX)
 		return (-1);
 	if (p->len > CP_MAX) {
 		cp_drop(p);
 		return (0);
 	}
+	*lastp = node + 1;
 	if (hwtr_grow(&p->o, &p->ocap, p->no + 1, sizeof(*p->o)) < 0)
 		return (-1);
 	assert(p->no == 0 || p->o[p->no - 1].depth < depth);
 	p->o[p->no].id = r->v[CS_ID];
 	p->o[p->no].depth = depth;
 	p->o[p->no].node = node;
+	p->o[p->no].last = 0;
 	p->no++;
 	*nodep = node + 1;
 	return (0);

@@ -44,10 +44,10 @@ _Static_assert(sizeof(hwtr_cs_exit_kinds) / sizeof(hwtr_cs_exit_kinds[0]) ==
     CS_NEXIT_KINDS + 1, "CS_NEXIT_KINDS");
 
 /*
- * The per-value helpers are inlined into one loop per column, the column
- * a constant there (cs_enc_cols(), cs_dec_cols()), so that the switch
- * on the column is made once per column of a page, not once per value:
- * a call and a switch per value were most of the codec's time.
+ * The per-value helpers are inlined with the column a constant (the
+ * encoder's one pass down the rows, cs_enc_rows(); the decoder's loop per
+ * column, cs_dec_cols()), so that no switch on the column is made per
+ * value: a call and a switch per value were most of the codec's time.
  */
 #if defined(__GNUC__)
 #define CS_HOT	inline __attribute__((always_inline))
@@ -57,7 +57,15 @@ _Static_assert(sizeof(hwtr_cs_exit_kinds) / sizeof(hwtr_cs_exit_kinds[0]) ==
 
 #define CS_RAW		1
 #define CS_ZSTD		2
-#define CS_ZLEVEL	3
+/*
+ * zstd levels: the calls pages 1, the execution order -1.  Measured on
+ * the gz8 capture's 102,691 chunks (421.5 MB) and 17,679 pages (430 MB),
+ * each compressed alone as the writer does (docs/PERFORMANCE.md, Index):
+ * level 3 took 2.6 CPU-s for 133.7 MB; these 1.9 s for 141.8 MB.  Any
+ * level makes the same kind of frame: readers do not know it.
+ */
+#define CS_ZLEVEL	1
+#define CS_XO_ZLEVEL	(-1)
 /* The nullable columns, in the bits of hwtr_cs_row.nul. */
 #define CS_NULLABLE	((1u << CS_PARENT) | (1u << CS_SYMBOL) |	\
 			 (1u << CS_CALL_IP) | (1u << CS_ENTRY_TSC) |	\
@@ -140,20 +148,34 @@ struct cs_layout {
 	uint32_t	nullable;
 };
 
-static const int cs_order[] = {
-	CS_ID, CS_ENTRY_SEQ, CS_BLOCKS, CS_EXIT_SEQ, CS_ENTRY_INSN, CS_INSNS,
-	CS_EXIT_INSN, CS_SELF_INSNS, CS_DEPTH, CS_PARENT, CS_SYMBOL,
-	CS_FUNC_IP, CS_CALL_IP, CS_ENTRY_KIND, CS_ENTRY_TSC, CS_EXIT_TSC,
-	CS_ENTRY_NS, CS_EXIT_NS, CS_EXIT_KIND
-};
+/*
+ * The columns of a page and of the symbol copy (no thread nor symbol:
+ * its row's; the callers), in the order they are stored: X(k, column)
+ * for the k-th.  The encoder goes down the rows once, a constant column
+ * in each step (cs_enc_rows()).
+ */
+#define CS_PAGE_COLS(X)							\
+	X(0, CS_ID) X(1, CS_ENTRY_SEQ) X(2, CS_BLOCKS) X(3, CS_EXIT_SEQ)	\
+	X(4, CS_ENTRY_INSN) X(5, CS_INSNS) X(6, CS_EXIT_INSN)		\
+	X(7, CS_SELF_INSNS) X(8, CS_DEPTH) X(9, CS_PARENT)		\
+	X(10, CS_SYMBOL) X(11, CS_FUNC_IP) X(12, CS_CALL_IP)		\
+	X(13, CS_ENTRY_KIND) X(14, CS_ENTRY_TSC) X(15, CS_EXIT_TSC)	\
+	X(16, CS_ENTRY_NS) X(17, CS_EXIT_NS) X(18, CS_EXIT_KIND)
+#define CS_SYM_COLS(X)							\
+	X(0, CS_ID) X(1, CS_ENTRY_SEQ) X(2, CS_BLOCKS) X(3, CS_EXIT_SEQ)	\
+	X(4, CS_ENTRY_INSN) X(5, CS_INSNS) X(6, CS_EXIT_INSN)		\
+	X(7, CS_SELF_INSNS) X(8, CS_DEPTH) X(9, CS_PARENT)		\
+	X(10, CS_FUNC_IP) X(11, CS_CALL_IP) X(12, CS_CALLER_SYMBOL)	\
+	X(13, CS_CALLER_IP) X(14, CS_ENTRY_KIND) X(15, CS_ENTRY_TSC)	\
+	X(16, CS_EXIT_TSC) X(17, CS_ENTRY_NS) X(18, CS_EXIT_NS)		\
+	X(19, CS_EXIT_KIND)
+#define CS_ORDER_ENTRY(K, C)	C,
+#define CS_MAXCOLS	20
 
-/* The symbol copy: no thread nor symbol (its row's), the callers. */
-static const int cs_sym_order[] = {
-	CS_ID, CS_ENTRY_SEQ, CS_BLOCKS, CS_EXIT_SEQ, CS_ENTRY_INSN, CS_INSNS,
-	CS_EXIT_INSN, CS_SELF_INSNS, CS_DEPTH, CS_PARENT, CS_FUNC_IP,
-	CS_CALL_IP, CS_CALLER_SYMBOL, CS_CALLER_IP, CS_ENTRY_KIND,
-	CS_ENTRY_TSC, CS_EXIT_TSC, CS_ENTRY_NS, CS_EXIT_NS, CS_EXIT_KIND
-};
+static const int cs_order[] = { CS_PAGE_COLS(CS_ORDER_ENTRY) };
+static const int cs_sym_order[] = { CS_SYM_COLS(CS_ORDER_ENTRY) };
+_Static_assert(sizeof(cs_sym_order) / sizeof(cs_sym_order[0]) ==
+    CS_MAXCOLS && sizeof(cs_order) <= sizeof(cs_sym_order), "CS_MAXCOLS");
 
 static const struct cs_layout cs_page_layout = {
 	(int)(sizeof(cs_order) / sizeof(cs_order[0])), 0, cs_order,
@@ -329,23 +351,45 @@ cs_row_bad(const struct hwtr_cs_row *r, const struct cs_layout *lo)
 	    r->v[CS_EXIT_KIND] < 0 || r->v[CS_EXIT_KIND] >= CS_NEXIT_KINDS);
 }
 
-/* Column @c of @n rows into @p; the end of what was written. */
-static CS_HOT uint8_t *
-cs_enc_col(int c, const struct hwtr_cs_row *rows, size_t n, int64_t id0,
-    int64_t seq0, const struct cs_layout *lo, uint8_t *p)
+/*
+ * The columns of @n rows, column k into [@col[k], ...), each advanced
+ * past what was written: one pass down the rows, every column's step
+ * inlined with the column a constant.  A column's prediction reads only
+ * the state its own step advances (cs_pred(), cs_advance()), so one
+ * state serves them all and the bytes are those of a pass per column;
+ * a pass per column went down the rows (184 bytes each) 19-20 times.
+ */
+#define CS_ENC_STEP(K, C, LO)						\
+	do {								\
+		col[K] = cs_put(col[K], cs_stored(C, r, &run, LO));	\
+		cs_advance(C, r, &run);					\
+	} while (0);
+#define CS_ENC_PAGE(K, C)	CS_ENC_STEP(K, C, &cs_page_layout)
+#define CS_ENC_SYM(K, C)	CS_ENC_STEP(K, C, &cs_sym_layout)
+
+static void
+cs_enc_rows(const struct hwtr_cs_row *rows, size_t n, int64_t id0,
+    int64_t seq0, const struct cs_layout *lo, uint8_t **col)
 {
+	const struct hwtr_cs_row *r;
 	struct cs_state run;
 	size_t i;
 
 	cs_state_init(&run, id0, seq0);
-	for (i = 0; i < n; i++) {
-		p = cs_put(p, cs_stored(c, &rows[i], &run, lo));
-		cs_advance(c, &rows[i], &run);
+	if (lo->sym) {
+		for (i = 0; i < n; i++) {
+			r = &rows[i];
+			CS_SYM_COLS(CS_ENC_SYM)
+		}
+	} else {
+		for (i = 0; i < n; i++) {
+			r = &rows[i];
+			CS_PAGE_COLS(CS_ENC_PAGE)
+		}
 	}
-	return (p);
 }
 
-/* The same, one loop per column (a constant in each). */
+/* The same list of cases for the decoder (one loop per column). */
 #define CS_COLUMN_CASES(X)						\
 	X(CS_ID) X(CS_PARENT) X(CS_DEPTH) X(CS_SYMBOL) X(CS_FUNC_IP)	\
 	X(CS_CALL_IP) X(CS_ENTRY_KIND) X(CS_EXIT_KIND) X(CS_ENTRY_SEQ)	\
@@ -353,38 +397,34 @@ cs_enc_col(int c, const struct hwtr_cs_row *rows, size_t n, int64_t id0,
 	X(CS_EXIT_TSC) X(CS_ENTRY_NS) X(CS_EXIT_NS) X(CS_INSNS)		\
 	X(CS_SELF_INSNS) X(CS_BLOCKS) X(CS_CALLER_SYMBOL) X(CS_CALLER_IP)
 
-static uint8_t *
-cs_enc_cols(int c, const struct hwtr_cs_row *rows, size_t n, int64_t id0,
-    int64_t seq0, const struct cs_layout *lo, uint8_t *p)
-{
-	assert(c >= 0 && c < CS_XNCOLS && c != CS_THREAD);
-	switch (c) {
-#define CS_ENC_CASE(C)							\
-	case C:								\
-		return (cs_enc_col(C, rows, n, id0, seq0, lo, p));
-	CS_COLUMN_CASES(CS_ENC_CASE)
-#undef CS_ENC_CASE
-	default:
-		return (cs_enc_col(c, rows, n, id0, seq0, lo, p));
-	}
-}
-
 /* The columns of @n rows, then the blob (raw or zstd) into *@outp. */
 static int
 cs_encode(const struct hwtr_cs_row *rows, size_t n, int64_t id0,
     int64_t seq0, const struct cs_layout *lo, uint8_t **outp, size_t *lenp)
 {
-	uint8_t *raw, *out, *p;
+	uint8_t *raw, *out, *p, *col[CS_MAXCOLS];
 	size_t rawlen, zlen, hdr;
 	int k;
 
-	assert(n > 0 && n <= HWTR_CS_PAGE);
+	assert(n > 0 && n <= HWTR_CS_PAGE && lo->ncols <= CS_MAXCOLS);
+	/*
+	 * Column k is written from raw + k * 10 n (a varint is at most 10
+	 * bytes), then the columns are moved together.
+	 */
 	if ((raw = malloc(n * (size_t)lo->ncols * 10 + 1)) == NULL)
 		return (-1);
-	/* Column-major: each column's state runs down the rows. */
-	p = raw;
 	for (k = 0; k < lo->ncols; k++)
-		p = cs_enc_cols(lo->order[k], rows, n, id0, seq0, lo, p);
+		col[k] = raw + (size_t)k * n * 10;
+	cs_enc_rows(rows, n, id0, seq0, lo, col);
+	p = col[0];
+	for (k = 1; k < lo->ncols; k++) {
+		size_t clen = (size_t)(col[k] - (raw + (size_t)k * n * 10));
+
+		/* Column k starts after the columns before it end. */
+		assert(p <= raw + (size_t)k * n * 10);
+		memmove(p, raw + (size_t)k * n * 10, clen);
+		p += clen;
+	}
 	rawlen = (size_t)(p - raw);
 	/* A varint is at most 10 bytes: the columns fit what was allocated. */
 	assert(rawlen <= n * (size_t)lo->ncols * 10);
@@ -639,7 +679,7 @@ hwtr_xo_pack(const uint8_t *p, size_t len, int64_t nblocks, uint8_t **outp,
 		return (0);
 	if ((out = malloc(cap)) == NULL)
 		return (-1);
-	n = hwtr_zbuf_compress(out, cap, p, len, CS_ZLEVEL);
+	n = hwtr_zbuf_compress(out, cap, p, len, CS_XO_ZLEVEL);
 	if (n == 0 || n >= (size_t)nblocks) {
 		free(out);
 		return (0);

@@ -11,7 +11,8 @@
  * ids in the order of each path's first call; a thread's calls never
  * under another thread's; a caller that is not among the calls still
  * open makes a root, as the query's tree makes one; call sites split the
- * paths; and a history of more paths than the limit gets no rows.
+ * paths; callees taken in turn keep their paths apart; and a history of
+ * more paths than the limit gets no rows.
  */
 
 #include <atf-c.h>
@@ -181,6 +182,41 @@ ATF_TC_BODY(paths_caller_among_open_calls, tc)
 	sqlite3_close(db);
 }
 
+ATF_TC_WITHOUT_HEAD(paths_callees_in_turn);
+ATF_TC_BODY(paths_callees_in_turn, tc)
+{
+	struct hwtr_cs_paths *p = paths_new();
+	sqlite3 *db;
+
+	/*
+	 * A caller's next callee is tried against its last one first
+	 * (colpath.c): main(1) calls f(2) and g(3) in turn, g twice in a
+	 * row, f from a second site (another path), f under g, then f from
+	 * main again after g's f; two roots main of thread 1, one of thread
+	 * 2 (another path).
+	 */
+	put(p, 1, 1, 0, 0, 1, 0, 100, 10, -1);
+	put(p, 2, 1, 1, 1, 2, 0x10, 10, 10, -1);
+	put(p, 3, 1, 1, 1, 3, 0x20, 20, 20, -1);
+	put(p, 4, 1, 1, 1, 2, 0x10, 10, 10, -1);
+	put(p, 5, 1, 1, 1, 3, 0x20, 20, 20, -1);
+	put(p, 6, 1, 1, 1, 3, 0x20, 20, 19, -1);
+	put(p, 7, 1, 6, 2, 2, 0x10, 1, 1, -1);
+	put(p, 8, 1, 1, 1, 2, 0x11, 4, 4, -1);
+	put(p, 9, 1, 1, 1, 2, 0x10, 10, 10, -1);
+	put(p, 10, 1, 0, 0, 1, 0, 50, 50, -1);
+	put(p, 11, 2, 0, 0, 1, 0, 7, 7, -1);
+	db = written(p);
+	rows_eq(db,
+	    "1 1 - 0 1 - 2 150 60 -;"
+	    "2 1 1 1 2 16 3 30 30 -;"
+	    "3 1 1 1 3 32 3 60 59 -;"
+	    "4 1 3 2 2 16 1 1 1 -;"
+	    "5 1 1 1 2 17 1 4 4 -;"
+	    "6 2 - 0 1 - 1 7 7 -;");
+	sqlite3_close(db);
+}
+
 ATF_TC_WITHOUT_HEAD(paths_too_many_none_written);
 ATF_TC_BODY(paths_too_many_none_written, tc)
 {
@@ -207,6 +243,7 @@ ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, paths_merge_by_caller_path);
 	ATF_TP_ADD_TC(tp, paths_caller_among_open_calls);
+	ATF_TP_ADD_TC(tp, paths_callees_in_turn);
 	ATF_TP_ADD_TC(tp, paths_too_many_none_written);
 	return (atf_no_error());
 }
