@@ -17,9 +17,9 @@
 #include "cli.h"
 
 static const struct cli_opt index_opts[] = {
-	{ "decoder", 'D', "NAME", "Intel PT decoder: libipt (default) or "
-	    "fast, which hands to libipt what it cannot decode as libipt "
-	    "does" },
+	{ "decoder", 'D', "NAME", "Intel PT decoder: fast (default), the "
+	    "indexer's own, which hands to libipt what it cannot decode as "
+	    "libipt does, or libipt" },
 	{ "jobs", 'j', "N", "work on N threads in all, the writer's included "
 	    "(default: number of cores; 6 at most)" },
 	{ "output", 'o', "DB", "write the database to DB (default: FILE "

@@ -12,10 +12,15 @@
 #include "hwtr_ix.h"
 #include "segdec.h"
 
+/*
+ * The first entry that takes a format is its default: for Intel PT the
+ * indexer's own decoder, which hands to libipt whatever it cannot decode
+ * as libipt does (issue 29 item 1); libipt by name (`index -D libipt`).
+ */
 static const struct ix_segdec_ops *const segdecs[] = {
+	&ix_segdec_fast,
 	&ix_segdec_libipt,
 	&ix_segdec_opencsd,
-	&ix_segdec_fast,
 };
 
 const struct ix_segdec_ops *

@@ -96,6 +96,29 @@ usage_body()
 	    atf_fail "--help does not list --decoder: $(cat out)"
 }
 
+atf_test_case default
+default_head()
+{
+	atf_set descr "index without --decoder decodes Intel PT with fast: a segment fast hands to libipt (a decode error) is counted in the summary, as with -D fast, and not with -D libipt"
+}
+default_body()
+{
+	psb='\002\202\002\202\002\202\002\202\002\202\002\202\002\202\002\202'
+	tsc='\031\002\000\000\000\000\000\000'
+	psbend='\002\043'
+	printf "$psb$tsc$psbend\002\377\377\377" >bad.pt
+	"$HWTRACE" import --pt bad.pt -o bad.hwtrace >/dev/null 2>&1 ||
+	    atf_fail "import bad.pt failed"
+	"$HWTRACE" index -o d.db bad.hwtrace 2>d.err ||
+	    atf_fail "index failed: $(cat d.err)"
+	grep -q "fast decoder: 1 segments (30 bytes) decoded by libipt" d.err ||
+	    atf_fail "the default decoder is not fast: $(tr '\n' '|' <d.err)"
+	"$HWTRACE" index -D libipt -o l.db bad.hwtrace 2>l.err ||
+	    atf_fail "index -D libipt failed: $(cat l.err)"
+	! grep -q "fast decoder" l.err ||
+	    atf_fail "-D libipt used fast: $(tr '\n' '|' <l.err)"
+}
+
 atf_test_case ixgen
 ixgen_head()
 {
@@ -551,6 +574,7 @@ perf_body()
 atf_init_test_cases()
 {
 	atf_add_test_case usage
+	atf_add_test_case default
 	atf_add_test_case ixgen
 	atf_add_test_case ixgen_damaged
 	atf_add_test_case step
