@@ -259,13 +259,9 @@ static inline const struct fpt_cache_entry *
 fpti_cache_find(const struct fpt_cache *c, uint64_t ip, int isid,
     uint8_t mode)
 {
-	const struct fpt_cache_entry *e;
+	const struct fpt_cache_entry *e = fpti_cache_first(c, ip, isid, mode);
 
-	e = &c->slot[fpti_cache_slot(c->mask, ip, isid, mode)];
-	if (e->ip == ip && e->isid == isid && e->mode == mode &&
-	    e->gen == c->gen)
-		return (e);
-	return (fpt_cache_lookup(c, ip, isid, mode));
+	return (e != NULL ? e : fpt_cache_lookup(c, ip, isid, mode));
 }
 
 /*

@@ -177,46 +177,39 @@ rest_check(struct fpt_memo *m, const struct fpt_block *rb, size_t n)
 	rest_checked++;
 }
 
-/* tf_run_fpt(), a run's rest taken 1, 2, 3 ... blocks at a time. */
+/*
+ * After each item of tf_run_fpt_with(): a block's run, its rest taken 1,
+ * 2, 3 ... blocks at a time (*@arg counts the steps).
+ */
+static int
+take_rest(struct fpt *d, struct tf_items *l, const struct fpt_item *it,
+    void *arg)
+{
+	const struct fpt_block *rb;
+	struct fpt_memo *m;
+	size_t *step = arg, n, k, i;
+
+	while (it->kind == FPT_ITEM_BLOCK &&
+	    (n = fpt_run_rest(d, &rb, &m)) > 0) {
+		rest_check(m, rb, n);
+		k = 1 + (*step)++ % n;
+		for (i = 0; i < k; i++)
+			rest_add(l, &rb[i]);
+		fpt_run_take(d, k);
+		rest_taken += k;
+		if (l->capped)
+			return (1);
+	}
+	return (0);
+}
+
+/* tf_run_fpt(), a run's rest taken as segfast.c takes it. */
 static void
 run_fpt_rest(struct fpt *d, struct tf_items *l)
 {
-	const struct fpt_block *rb;
-	struct fpt_item it;
-	struct fpt_memo *m;
-	size_t n, k, i, step = 0;
-	int rc;
+	size_t step = 0;
 
-	rc = fpt_sync_forward(d);
-	while (rc == 0 || rc == -HWTR_E_UNSUPPORTED) {
-		if (rc == 0)
-			rc = fpt_next(d, &it);
-		if (rc == -HWTR_E_UNSUPPORTED) {
-			l->unsup = fpt_unsupported(d);
-			l->unsup_off = fpt_offset(d);
-			return;
-		}
-		if (rc != 0)
-			break;
-		if (it.kind == FPT_ITEM_BLOCK && it.block.ninsn == 0)
-			continue;
-		tf_add(l, &it);
-		if (l->capped)
-			return;
-		if (it.kind == FPT_ITEM_EVENT && it.event.kind == FPT_EV_ERROR)
-			rc = fpt_sync_forward(d);
-		while (it.kind == FPT_ITEM_BLOCK &&
-		    (n = fpt_run_rest(d, &rb, &m)) > 0) {
-			rest_check(m, rb, n);
-			k = 1 + step++ % n;
-			for (i = 0; i < k; i++)
-				rest_add(l, &rb[i]);
-			fpt_run_take(d, k);
-			rest_taken += k;
-			if (l->capped)
-				return;
-		}
-	}
+	tf_run_fpt_with(d, l, take_rest, &step);
 }
 
 /*

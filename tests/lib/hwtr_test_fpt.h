@@ -416,9 +416,15 @@ tf_run_libipt(struct pt_block_decoder *d, struct tf_items *l)
 	tf_libipt_loop(d, &cb);
 }
 
-/* fpt's items, the same loop; stops at the first unsupported segment. */
+/*
+ * fpt's items, the same loop; stops at the first unsupported segment.
+ * @after, when not NULL, is called after each item is added (t_fpt takes
+ * a block's run from there) and stops the loop by returning nonzero.
+ */
 static inline void
-tf_run_fpt(struct fpt *d, struct tf_items *l)
+tf_run_fpt_with(struct fpt *d, struct tf_items *l,
+    int (*after)(struct fpt *, struct tf_items *, const struct fpt_item *,
+    void *), void *arg)
 {
 	struct fpt_item it;
 	int rc;
@@ -441,7 +447,15 @@ tf_run_fpt(struct fpt *d, struct tf_items *l)
 			return;
 		if (it.kind == FPT_ITEM_EVENT && it.event.kind == FPT_EV_ERROR)
 			rc = fpt_sync_forward(d);
+		if (after != NULL && after(d, l, &it, arg) != 0)
+			return;
 	}
+}
+
+static inline void
+tf_run_fpt(struct fpt *d, struct tf_items *l)
+{
+	tf_run_fpt_with(d, l, NULL, NULL);
 }
 
 static inline void
