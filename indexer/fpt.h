@@ -290,9 +290,12 @@ size_t fpt_run_rest(struct fpt *d, const struct fpt_block **bp,
     struct fpt_memo **memo);
 void fpt_run_take(struct fpt *d, size_t n);
 
-/* The trace offset of the current position and of the last sync. */
+/*
+ * The trace offset of the current position; of the last sync in *@off,
+ * or -HWTR_E_NOENT when fpt never synced (libipt's -pte_nosync).
+ */
 uint64_t fpt_offset(const struct fpt *d);
-uint64_t fpt_sync_offset(const struct fpt *d);
+int fpt_sync_offset(const struct fpt *d, uint64_t *off);
 
 /*
  * How many MNT packets fpt has passed over.  Each is an FPT_EV_MNT

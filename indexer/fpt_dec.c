@@ -148,10 +148,13 @@ fpt_code_cut(struct fpt *d)
 	fpt_cache_flush(d->cache);
 }
 
-uint64_t
-fpt_sync_offset(const struct fpt *d)
+int
+fpt_sync_offset(const struct fpt *d, uint64_t *off)
 {
-	return (d->sync != NULL ? (uint64_t)(d->sync - d->cfg.begin) : 0);
+	if (d->sync == NULL)
+		return (-HWTR_E_NOENT);
+	*off = (uint64_t)(d->sync - d->cfg.begin);
+	return (0);
 }
 
 const char *

@@ -778,10 +778,8 @@ ix_src_offset(struct dec *d, uint64_t *off)
 int
 ix_src_sync_offset(struct dec *d, uint64_t *off)
 {
-	if (d->fp != NULL) {
-		*off = fpt_sync_offset(d->fp);
-		return (0);
-	}
+	if (d->fp != NULL)
+		return (fpt_sync_offset(d->fp, off));
 	return (pt_blk_get_sync_offset(d->blk, off));
 }
 

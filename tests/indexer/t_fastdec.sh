@@ -500,6 +500,23 @@ timing_body()
 	    atf_fail "expected 10 call times or more, got '$n'"
 }
 
+atf_test_case no_psb
+no_psb_head()
+{
+	atf_set descr "a trace without a PSB (padding only): nothing decoded and every byte counted as not decoded, as libipt never syncs"
+}
+no_psb_body()
+{
+	head -c 65536 /dev/zero >z.pt
+	"$HWTRACE" import --pt z.pt -o z.hwtrace >/dev/null 2>err ||
+	    atf_fail "import z.pt: $(cat err)"
+	referee z.hwtrace -j 1
+	[ "$(cat z.hwtrace.fb)" -eq 0 ] ||
+	    atf_fail "the fast decoder gave the segment to libipt"
+	grep -q "(65536 of 65536 bytes not decoded)" z.hwtrace.fast.err ||
+	    atf_fail "fast: $(tr '\n' '|' <z.hwtrace.fast.err)"
+}
+
 atf_test_case fixtures
 fixtures_head()
 {
@@ -588,6 +605,7 @@ atf_init_test_cases()
 	atf_add_test_case ptt_dump
 	atf_add_test_case sync_eos
 	atf_add_test_case timing
+	atf_add_test_case no_psb
 	atf_add_test_case fixtures
 	atf_add_test_case lldb
 	atf_add_test_case perf
