@@ -156,6 +156,16 @@ cmd_index(int argc, char **argv)
 		return (1);
 	}
 	st = hwtr_ix_stats(ix);
+	/* Before the summary, which stays the last line. */
+	if (!quiet && st->fallback_segments > 0)
+		cli_warnx("index", "fast decoder: %llu segments (%llu bytes) "
+		    "decoded by libipt: %llu unsupported packets, %llu decode "
+		    "errors; last: %s",
+		    (unsigned long long)st->fallback_segments,
+		    (unsigned long long)st->fallback_bytes,
+		    (unsigned long long)st->fallback_unsupported,
+		    (unsigned long long)st->fallback_errors,
+		    st->fallback_why != NULL ? st->fallback_why : "?");
 	if (!quiet || st->errors > 0)
 		cli_warnx("index", "'%s': %llu streams, %llu blocks, %llu "
 		    "instructions, %llu decode errors (%llu of %llu bytes not "
@@ -172,15 +182,6 @@ cmd_index(int argc, char **argv)
 		    (double)st->decode_cpu_ns / 1e9,
 		    (double)st->write_cpu_ns / 1e9,
 		    (double)st->index_ns / 1e9);
-	if (!quiet && st->fallback_segments > 0)
-		cli_warnx("index", "fast decoder: %llu segments (%llu bytes) "
-		    "decoded by libipt: %llu unsupported packets, %llu decode "
-		    "errors; last: %s",
-		    (unsigned long long)st->fallback_segments,
-		    (unsigned long long)st->fallback_bytes,
-		    (unsigned long long)st->fallback_unsupported,
-		    (unsigned long long)st->fallback_errors,
-		    st->fallback_why != NULL ? st->fallback_why : "?");
 	hwtr_ix_free(ix);
 	free(dbname);
 	return (0);
