@@ -1272,6 +1272,30 @@ psb_events(struct fpt *d, const uint8_t **pp)
 }
 
 /*
+ * A query meets the PSB @pkt at d->pos: libipt's read-ahead, after the packet
+ * before, decoded its PSB+ whole as a status packet.  With no status
+ * update in it, nothing waits at its PSBEND and the query goes on past
+ * it.  1 when it was read so, 0 when it has events (libipt's bad query)
+ * or an event waits, or fpti_read_psb_plus()'s error or unsupported.
+ */
+int
+fpti_psb_pass(struct fpt *d, const struct fpt_pkt *pkt)
+{
+	const uint8_t *p = d->pos + pkt->size;
+	int rc;
+
+	if (d->nfupq > 0 || d->mode_pending || d->async || d->evq_n > 0)
+		return (0);
+	if ((rc = psb_plus_ok(d, p)) < 0)
+		return (rc);
+	if (psb_events(d, &p) > 0)
+		return (0);
+	/* As fpti_fetch_event() does (no FUP while tracing: unsupported). */
+	rc = fpti_read_psb_plus(d);
+	return (rc < 0 ? rc : 1);
+}
+
+/*
  * Whether the packet cut by the end of the trace at @p is one libipt's
  * PSB+ reader takes (it has a header function, or is the PSBEND), so
  * that the cut ends the trace; any other is its bad context, whole or
