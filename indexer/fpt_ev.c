@@ -295,6 +295,7 @@ fpti_check_ahead(struct fpt *d)
 {
 	struct ahead_mark m;
 	struct fpt_pkt pkt;
+	const uint8_t *p;
 	int rc;
 
 	/* The common case: a TNT-8 or a TIP next, nothing to read. */
@@ -302,9 +303,14 @@ fpti_check_ahead(struct fpt *d)
 	    (*d->pos & 0x1f) == 0x0d))
 		return (0);
 	mark_save(d, &m);
-	if ((rc = fpti_read_ahead(d)) == 0 && fpti_peek(d, &pkt) > 0 &&
-	    pkt.kind == FPT_PKT_PSB)
-		rc = psb_plus_ok(d, d->pos + pkt.size);
+	/* It reads on past a PSB+ without status events (fpti_psb_pass()). */
+	while ((rc = fpti_read_ahead(d)) == 0 && fpti_peek(d, &pkt) > 0 &&
+	    pkt.kind == FPT_PKT_PSB) {
+		p = d->pos + pkt.size;
+		if ((rc = psb_plus_ok(d, p)) < 0 || psb_events(d, &p) > 0)
+			break;
+		d->pos = p;
+	}
 	if (rc < 0 && rc != -HWTR_E_TRUNCATED)
 		return (rc);
 	mark_back(d, &m);
