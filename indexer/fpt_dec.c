@@ -1511,6 +1511,13 @@ query_indirect(struct fpt *d, uint64_t *to)
 				fpti_ev_push(d, &ev);
 			}
 			return (d->ntnt > 0 ? fpti_check_ahead(d) : 0);
+		case FPT_PKT_PSB:
+			/* A PSB+ without events: libipt reads on past it. */
+			if ((rc = fpti_psb_pass(d, &pkt)) < 0)
+				return (rc);
+			if (rc == 0)
+				return (-HWTR_E_NOENT);
+			continue;
 		default:
 			return (-HWTR_E_NOENT);
 		}

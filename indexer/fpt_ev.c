@@ -295,6 +295,7 @@ fpti_check_ahead(struct fpt *d)
 {
 	struct ahead_mark m;
 	struct fpt_pkt pkt;
+	const uint8_t *p;
 	int rc;
 
 	/* The common case: a TNT-8 or a TIP next, nothing to read. */
@@ -302,9 +303,14 @@ fpti_check_ahead(struct fpt *d)
 	    (*d->pos & 0x1f) == 0x0d))
 		return (0);
 	mark_save(d, &m);
-	if ((rc = fpti_read_ahead(d)) == 0 && fpti_peek(d, &pkt) > 0 &&
-	    pkt.kind == FPT_PKT_PSB)
-		rc = psb_plus_ok(d, d->pos + pkt.size);
+	/* It reads on past a PSB+ without status events (fpti_psb_pass()). */
+	while ((rc = fpti_read_ahead(d)) == 0 && fpti_peek(d, &pkt) > 0 &&
+	    pkt.kind == FPT_PKT_PSB) {
+		p = d->pos + pkt.size;
+		if ((rc = psb_plus_ok(d, p)) < 0 || psb_events(d, &p) > 0)
+			break;
+		d->pos = p;
+	}
 	if (rc < 0 && rc != -HWTR_E_TRUNCATED)
 		return (rc);
 	mark_back(d, &m);
@@ -1269,6 +1275,30 @@ psb_events(struct fpt *d, const uint8_t **pp)
 		}
 		n += fpt_pkt_psb_status(pkt.kind);
 	}
+}
+
+/*
+ * A query meets the PSB @pkt at d->pos: libipt's read-ahead, after the packet
+ * before, decoded its PSB+ whole as a status packet.  With no status
+ * update in it, nothing waits at its PSBEND and the query goes on past
+ * it.  1 when it was read so, 0 when it has events (libipt's bad query)
+ * or an event waits, or fpti_read_psb_plus()'s error or unsupported.
+ */
+int
+fpti_psb_pass(struct fpt *d, const struct fpt_pkt *pkt)
+{
+	const uint8_t *p = d->pos + pkt->size;
+	int rc;
+
+	if (d->nfupq > 0 || d->mode_pending || d->async || d->evq_n > 0)
+		return (0);
+	if ((rc = psb_plus_ok(d, p)) < 0)
+		return (rc);
+	if (psb_events(d, &p) > 0)
+		return (0);
+	/* As fpti_fetch_event() does (no FUP while tracing: unsupported). */
+	rc = fpti_read_psb_plus(d);
+	return (rc < 0 ? rc : 1);
 }
 
 /*

@@ -432,6 +432,7 @@ int	fpti_fup_then_end(const struct fpt *, const struct fpt_pkt *);
 int	fpti_fetch_event(struct fpt *);
 int	fpti_async_reached(struct fpt *);
 int	fpti_read_psb_plus(struct fpt *);
+int	fpti_psb_pass(struct fpt *, const struct fpt_pkt *);
 int	fpti_power_event(struct fpt *, const struct fpt_pkt *);
 int	fpti_fup_bound(struct fpt *, const struct fpt_pkt *);
 int	fpti_overflow(struct fpt *);
