@@ -1365,14 +1365,6 @@ fpti_error_at(struct fpt *d)
 			if (!st)
 				(void)fpti_read_ahead(d);
 			return;
-		case FPT_PKT_MODE_EXEC:
-		case FPT_PKT_MODE_TSX:
-		case FPT_PKT_PIP:
-		case FPT_PKT_VMCS:
-		case FPT_PKT_CBR:
-		case FPT_PKT_MNT:
-			st = 1;
-			break;
 		case FPT_PKT_PAD:
 		case FPT_PKT_FUP:
 		case FPT_PKT_TSC:
@@ -1381,7 +1373,11 @@ fpti_error_at(struct fpt *d)
 		case FPT_PKT_CYC:
 			break;
 		default:
-			return;
+			/* A status update libipt hands over at the PSBEND. */
+			if (!fpt_pkt_psb_status(pkt.kind))
+				return;
+			st = 1;
+			break;
 		}
 	}
 }
