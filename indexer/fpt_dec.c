@@ -164,6 +164,27 @@ fpt_unsupported(const struct fpt *d)
 }
 
 /*
+ * @it, the block from d->ip to @e's last instruction, @ninsn long and
+ * ending as @end; the flow goes on at @to.
+ */
+static inline void
+block_out(struct fpt *d, struct fpt_item *it,
+    const struct fpt_cache_entry *e, unsigned ninsn, uint8_t end, int isid,
+    uint64_t to)
+{
+	struct fpt_block *b = &it->block;
+
+	it->kind = FPT_ITEM_BLOCK;
+	b->ip = d->ip;
+	b->end_ip = e->dip;
+	b->ninsn = ninsn;
+	b->mode = d->mode;
+	b->end = end;
+	b->isid = isid;
+	d->ip = to;
+}
+
+/*
  * Small on purpose: most calls give the next block of a memoized run
  * (hot_run()), with no register to save; the hot path (next_hot()) and
  * the rest of the decoder (next_item()) stay out of line.
@@ -255,7 +276,6 @@ hot_one(struct fpt *d, struct fpt_item *it, int full)
 {
 	const struct fpt_cache *c = d->cache;
 	const struct fpt_cache_entry *e;
-	struct fpt_block *b = &it->block;
 	const uint8_t *p;
 	uint64_t to, ret = 0, bit, tnt;
 	unsigned ninsn, n;
@@ -331,14 +351,7 @@ hot_one(struct fpt *d, struct fpt_item *it, int full)
 		return (0);
 	if (call)
 		rs_push(d, ret);
-	it->kind = FPT_ITEM_BLOCK;
-	b->ip = d->ip;
-	b->end_ip = e->dip;
-	b->ninsn = ninsn;
-	b->mode = d->mode;
-	b->end = end;
-	b->isid = d->last.isid;
-	d->ip = to;
+	block_out(d, it, e, ninsn, end, d->last.isid, to);
 	return (1);
 }
 
@@ -359,7 +372,6 @@ static int __attribute__((noinline))
 hot_block(struct fpt *d, struct fpt_item *it)
 {
 	const struct fpt_cache_entry *e;
-	struct fpt_block *b = &it->block;
 	const uint8_t *tip_at;
 	uint64_t ip = d->ip, to, ret[HOT_CALLS], tip_last;
 	unsigned ninsn = 0, ncall = 0, i, bit, pop = 0;
@@ -450,14 +462,7 @@ done:
 		d->rs_top = (d->rs_top + FPT_RS_MAX - 1) % FPT_RS_MAX;
 		d->rs_n--;
 	}
-	it->kind = FPT_ITEM_BLOCK;
-	b->ip = d->ip;
-	b->end_ip = e->dip;
-	b->ninsn = ninsn;
-	b->mode = d->mode;
-	b->end = end;
-	b->isid = isid;
-	d->ip = to;
+	block_out(d, it, e, ninsn, end, isid, to);
 	return (1);
 }
 
