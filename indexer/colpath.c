@@ -48,18 +48,15 @@ struct cp_node {
 	int64_t		calls, insns, self, dur;
 	uint32_t	nul;
 	uint64_t	hash;
+	size_t		kid;		/* its last callee's path + 1, 0: none */
 };
 
 #define CP_NODUR	(1u << CS_NCOLS)
 
-/*
- * A call still open: its id, depth and path, and the path its last
- * callee took (node + 1, 0: none yet), tried first for the next callee:
- * calls from a loop go the same way, and this skips the hash table.
- */
+/* A call still open: its id, depth and path. */
 struct cp_open {
 	int64_t		id, depth;
-	size_t		node, last;
+	size_t		node;
 };
 
 struct hwtr_cs_paths {
@@ -69,7 +66,7 @@ struct hwtr_cs_paths {
 	size_t		htcap;
 	struct cp_open	*o;
 	size_t		no, ocap;
-	size_t		root_last;	/* cp_open.last for the roots */
+	size_t		root_last;	/* cp_node.kid for the roots */
 	int64_t		thread;
 	int		started, over;
 };
@@ -115,7 +112,7 @@ cp_hash(const struct cp_node *k)
 }
 
 /* Whether @a and @b are the same path (their hashes aside). */
-static int
+static inline int
 cp_same_key(const struct cp_node *a, const struct cp_node *b)
 {
 	uint32_t m = (1u << CS_SYMBOL) | (1u << CS_CALL_IP);
@@ -193,7 +190,7 @@ hwtr_cs_paths_key(struct hwtr_cs_paths *p, const struct hwtr_cs_row *r,
     size_t *nodep)
 {
 	struct cp_node k;
-	size_t i, node, *lastp;
+	size_t i, no, node, last, caller = 0;
 	int64_t depth = r->v[CS_DEPTH];
 
 	*nodep = 0;
@@ -205,42 +202,51 @@ hwtr_cs_paths_key(struct hwtr_cs_paths *p, const struct hwtr_cs_row *r,
 		p->no = 0;
 		p->root_last = 0;
 	}
-	memset(&k, 0, sizeof(k));
-	k.thread = p->thread;
-	lastp = &p->root_last;
 	/* The caller: among the calls still open, as q_tree.c finds it. */
-	while (p->no > 0 && p->o[p->no - 1].depth >= depth)
-		p->no--;
-	for (i = p->no; !(r->nul & (1u << CS_PARENT)) && i > 0; i--)
+	for (no = p->no; no > 0 && p->o[no - 1].depth >= depth; no--)
+		;
+	p->no = no;
+	for (i = no; !(r->nul & (1u << CS_PARENT)) && i > 0; i--)
 		if (p->o[i - 1].id == r->v[CS_PARENT]) {
-			k.parent = (int64_t)p->o[i - 1].node + 1;
-			lastp = &p->o[i - 1].last;
+			caller = p->o[i - 1].node + 1;
 			break;
 		}
+	k.thread = p->thread;
+	k.parent = (int64_t)caller;
 	k.depth = depth;
 	k.nul = r->nul & ((1u << CS_SYMBOL) | (1u << CS_CALL_IP));
 	k.symbol = k.nul & (1u << CS_SYMBOL) ? 0 : r->v[CS_SYMBOL];
 	k.call_ip = k.nul & (1u << CS_CALL_IP) ? 0 : r->v[CS_CALL_IP];
 	k.func_ip = r->v[CS_FUNC_IP];
 	k.nul |= CP_NODUR;
-	/* The caller's last callee's path, else the table's. */
-	if (*lastp != 0 && cp_same_key(&p->n[*lastp - 1], &k))
-		node = *lastp - 1;
+	k.calls = k.insns = k.self = k.dur = 0;
+	k.hash = 0;
+	k.kid = 0;
+	/*
+	 * The path the caller's path last led to (calls from a loop, or
+	 * from each call of a function, go the same way), else the table's.
+	 */
+	last = caller != 0 ? p->n[caller - 1].kid : p->root_last;
+	if (last != 0 && cp_same_key(&p->n[last - 1], &k))
+		node = last - 1;
 	else if ((node = cp_node_of(p, &k)) == SIZE_MAX)
 		return (-1);
 	if (p->len > CP_MAX) {
 		cp_drop(p);
 		return (0);
 	}
-	*lastp = node + 1;
-	if (hwtr_grow(&p->o, &p->ocap, p->no + 1, sizeof(*p->o)) < 0)
+	if (caller != 0)
+		p->n[caller - 1].kid = node + 1;
+	else
+		p->root_last = node + 1;
+	if (no == p->ocap &&
+	    hwtr_grow(&p->o, &p->ocap, no + 1, sizeof(*p->o)) < 0)
 		return (-1);
-	assert(p->no == 0 || p->o[p->no - 1].depth < depth);
-	p->o[p->no].id = r->v[CS_ID];
-	p->o[p->no].depth = depth;
-	p->o[p->no].node = node;
-	p->o[p->no].last = 0;
-	p->no++;
+	assert(no == 0 || p->o[no - 1].depth < depth);
+	p->o[no].id = r->v[CS_ID];
+	p->o[no].depth = depth;
+	p->o[no].node = node;
+	p->no = no + 1;
 	*nodep = node + 1;
 	return (0);
 }

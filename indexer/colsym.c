@@ -35,10 +35,18 @@
 #include "ix_jobs.h"
 
 #define SY_BUFFERED	(64 * 1024)	/* calls waiting, at most */
+/*
+ * A symbol that filled a page gets its next page's rows at once (no
+ * growth by doubling, which copied about a row a call), from a pool of
+ * the pages written: at most SY_BIG such buffers, SY_POOL pages kept.
+ */
+#define SY_BIG		64
+#define SY_POOL		16
 
 struct sy_buf {
 	int64_t		symbol;
 	int		used;
+	int		hot;		/* it filled a page */
 	size_t		n, cap;
 	size_t		holes;		/* rows of calls still open */
 	struct hwtr_cs_row *rows;
@@ -101,6 +109,9 @@ struct sy {
 	int		broken;		/* the stream cannot go on */
 	struct sy_wait	*wait;
 	size_t		nwait, cwait, nwaiting;
+	size_t		nbig;		/* buffers of HWTR_CS_PAGE rows */
+	struct hwtr_cs_row *pool[SY_POOL];	/* rows of pages written */
+	size_t		npool;
 };
 
 static int
@@ -167,6 +178,32 @@ sy_buf_of(struct sy *s, int64_t symbol)
 	return (b);
 }
 
+/* The rows of a page, from the pool when it has some. */
+static struct hwtr_cs_row *
+sy_page_rows(struct sy *s)
+{
+	if (s->npool > 0)
+		return (s->pool[--s->npool]);
+	return (malloc(HWTR_CS_PAGE * sizeof(struct hwtr_cs_row)));
+}
+
+/* The @n rows of a page written: a full page's back to the pool. */
+static void
+sy_recycle(struct sy *s, struct hwtr_cs_row *rows, size_t n)
+{
+	if (rows != NULL && n == HWTR_CS_PAGE && s->npool < SY_POOL)
+		s->pool[s->npool++] = rows;
+	else
+		free(rows);
+}
+
+static void
+sy_pool_free(struct sy *s)
+{
+	while (s->npool > 0)
+		free(s->pool[--s->npool]);
+}
+
 /* The job of a symbol page: its blob. */
 static void
 sy_wr_job(struct ix_job *j)
@@ -209,7 +246,7 @@ sy_wr_complete(struct sy *s)
 	}
 	free(w->blob);
 	w->blob = NULL;
-	free(w->rows);
+	sy_recycle(s, w->rows, w->n);
 	w->rows = NULL;
 	return (rc);
 }
@@ -263,6 +300,10 @@ sy_flush(struct sy *s, struct sy_buf *b)
 	} else
 		rc = sy_submit(s, b->symbol, b->rows, b->n);
 	s->buffered -= b->n;
+	if (b->n == HWTR_CS_PAGE)
+		b->hot = 1;
+	if (b->cap == HWTR_CS_PAGE)
+		s->nbig--;
 	b->rows = NULL;
 	b->n = b->cap = b->holes = 0;
 	return (rc);
@@ -297,33 +338,59 @@ sy_flush_fullest(struct sy *s)
 	return (rc);
 }
 
-/* @r into its symbol's buffer; @hole: it stands for a call still open. */
-static int
-sy_add(struct sy *s, const struct hwtr_cs_row *r, int hole)
+/*
+ * Room in the buffer of @r's symbol for @r (a call of @r's thread): the
+ * buffer, or NULL (s->err says why).
+ */
+static struct sy_buf *
+sy_room(struct sy *s, const struct hwtr_cs_row *r)
 {
 	struct sy_buf *b;
-	int rc;
+	struct hwtr_cs_row *p;
+	size_t cap;
 
-	if ((b = sy_buf_of(s, r->v[CS_SYMBOL])) == NULL)
-		return (sy_fail(s, "calls: out of memory"));
+	if ((b = sy_buf_of(s, r->v[CS_SYMBOL])) == NULL) {
+		sy_fail(s, "calls: out of memory");
+		return (NULL);
+	}
 	if (b->n > 0 && b->rows[0].v[CS_THREAD] != r->v[CS_THREAD] &&
-	    (rc = sy_flush(s, b)) < 0)
-		return (rc);
+	    sy_flush(s, b) < 0)
+		return (NULL);
 	if (b->n == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 16;
-		struct hwtr_cs_row *p;
-
-		if (cap > HWTR_CS_PAGE)
+		if (b->cap == 0 && b->hot && s->nbig < SY_BIG) {
 			cap = HWTR_CS_PAGE;
-		if ((p = realloc(b->rows, cap * sizeof(*p))) == NULL)
-			return (sy_fail(s, "calls: out of memory"));
+			p = sy_page_rows(s);
+		} else {
+			cap = b->cap ? 2 * b->cap : 16;
+			if (cap > HWTR_CS_PAGE)
+				cap = HWTR_CS_PAGE;
+			p = realloc(b->rows, cap * sizeof(*p));
+		}
+		if (p == NULL) {
+			sy_fail(s, "calls: out of memory");
+			return (NULL);
+		}
 		b->rows = p;
 		b->cap = cap;
+		if (cap == HWTR_CS_PAGE)
+			s->nbig++;
 	}
 	/* Full buffers were written: room for this call, ids ascending. */
 	assert(b->n < b->cap && b->cap <= HWTR_CS_PAGE);
 	assert(b->n == 0 || b->rows[b->n - 1].v[CS_ID] < r->v[CS_ID]);
-	b->rows[b->n++] = *r;
+	return (b);
+}
+
+/*
+ * The row put in @b's next slot is in; @hole: it stands for a call still
+ * open.
+ */
+static int
+sy_added(struct sy *s, struct sy_buf *b, int hole)
+{
+	int rc;
+
+	b->n++;
 	b->holes += hole != 0;
 	s->buffered++;
 	if (b->n == HWTR_CS_PAGE && (rc = sy_flush(s, b)) < 0)
@@ -331,6 +398,18 @@ sy_add(struct sy *s, const struct hwtr_cs_row *r, int hole)
 	if (s->buffered >= SY_BUFFERED)
 		return (sy_flush_fullest(s));
 	return (0);
+}
+
+/* @r into its symbol's buffer; @hole: it stands for a call still open. */
+static int
+sy_add(struct sy *s, const struct hwtr_cs_row *r, int hole)
+{
+	struct sy_buf *b;
+
+	if ((b = sy_room(s, r)) == NULL)
+		return (-1);
+	b->rows[b->n] = *r;
+	return (sy_added(s, b, hole));
 }
 
 static int
@@ -387,29 +466,31 @@ sy_lookup(struct sy *s, int64_t id, const struct hwtr_cs_row **rp)
 }
 
 /*
- * The caller columns of @r (in the page @rows, @n of them): from the
- * stack, else from the page, else from the parent's page; then @r is the
- * last call met at its depth.
+ * The caller columns of @r (in the page @rows, @n of them) into @out
+ * (may be @r; NULL: none wanted): from the stack, else from the page,
+ * else from the parent's page; then @r is the last call met at its
+ * depth.
  */
 static int
-sy_caller(struct sy *s, struct hwtr_cs_row *r, const struct hwtr_cs_row *rows,
-    int64_t n)
+sy_caller(struct sy *s, const struct hwtr_cs_row *r, struct hwtr_cs_row *out,
+    const struct hwtr_cs_row *rows, int64_t n)
 {
 	const struct hwtr_cs_row *p = NULL;
 	int64_t pid = r->v[CS_PARENT], depth = r->v[CS_DEPTH];
+	int64_t csym = 0, cip = 0;
+	uint32_t cnul = (1u << CS_CALLER_SYMBOL) | (1u << CS_CALLER_IP);
 	struct sy_frame *f;
 	int rc;
 
-	r->nul |= (1u << CS_CALLER_SYMBOL) | (1u << CS_CALLER_IP);
 	if (!(r->nul & (1u << CS_PARENT))) {
 		if (depth >= 1 && (uint64_t)depth - 1 < s->nstk &&
 		    s->stk[depth - 1].id == pid) {
 			f = &s->stk[depth - 1];
-			r->nul &= ~(1u << CS_CALLER_IP);
-			r->v[CS_CALLER_IP] = f->func_ip;
+			cnul &= ~(1u << CS_CALLER_IP);
+			cip = f->func_ip;
 			if (f->has_sym) {
-				r->nul &= ~(1u << CS_CALLER_SYMBOL);
-				r->v[CS_CALLER_SYMBOL] = f->symbol;
+				cnul &= ~(1u << CS_CALLER_SYMBOL);
+				csym = f->symbol;
 			}
 		} else if (s->stream) {
 			/* Its parent is not where the stream keeps it. */
@@ -420,15 +501,23 @@ sy_caller(struct sy *s, struct hwtr_cs_row *r, const struct hwtr_cs_row *rows,
 			else if ((rc = sy_lookup(s, pid, &p)) < 0)
 				return (rc);
 			if (p != NULL) {
-				r->nul &= ~(1u << CS_CALLER_IP);
-				r->v[CS_CALLER_IP] = p->v[CS_FUNC_IP];
+				cnul &= ~(1u << CS_CALLER_IP);
+				cip = p->v[CS_FUNC_IP];
 				if (!(p->nul & (1u << CS_SYMBOL))) {
-					r->nul &= ~(1u << CS_CALLER_SYMBOL);
-					r->v[CS_CALLER_SYMBOL] =
-					    p->v[CS_SYMBOL];
+					cnul &= ~(1u << CS_CALLER_SYMBOL);
+					csym = p->v[CS_SYMBOL];
 				}
 			}
 		}
+	}
+	if (out != NULL) {
+		/* A NULL column's value is never stored: left as it was. */
+		out->nul = (out->nul & ~((1u << CS_CALLER_SYMBOL) |
+		    (1u << CS_CALLER_IP))) | cnul;
+		if (!(cnul & (1u << CS_CALLER_IP)))
+			out->v[CS_CALLER_IP] = cip;
+		if (!(cnul & (1u << CS_CALLER_SYMBOL)))
+			out->v[CS_CALLER_SYMBOL] = csym;
 	}
 	if (depth < 0 || depth >= (1 << 24))
 		return (0);
@@ -573,7 +662,8 @@ hwtr_cs_sym_build(sqlite3 *db, struct ix_jobq *jq, char *err, size_t errlen)
 				rc = sy_fail(&s, "calls: out of memory");
 				goto out;
 			}
-			if ((rc = sy_caller(&s, &rows[i], rows, n)) < 0 ||
+			if ((rc = sy_caller(&s, &rows[i], &rows[i], rows,
+			    n)) < 0 ||
 			    (!(rows[i].nul & (1u << CS_SYMBOL)) &&
 			    (rc = sy_add(&s, &rows[i], 0)) < 0))
 				goto out;
@@ -610,6 +700,7 @@ out:
 	free(s.tab);
 	free(s.stk);
 	free(s.prow);
+	sy_pool_free(&s);
 	return (rc);
 }
 
@@ -689,20 +780,33 @@ ss_heap_pop(struct hwtr_cs_sym_stream *ss, struct hwtr_cs_row *r)
 	}
 }
 
-/* Row @r (a whole one, or a hole's stand-in) in its turn. */
+/*
+ * Row @r (a whole one, or a hole's stand-in) in its turn: put in its
+ * symbol's buffer as it is, its caller columns set there.
+ */
 static int
-ss_take(struct hwtr_cs_sym_stream *ss, struct hwtr_cs_row *r, size_t *nodep,
-    int hole)
+ss_take(struct hwtr_cs_sym_stream *ss, const struct hwtr_cs_row *r,
+    size_t *nodep, int hole)
 {
 	struct sy *s = &ss->s;
+	struct sy_buf *b;
+	struct hwtr_cs_row *slot;
 	int rc;
 
 	if (hwtr_cs_paths_key(ss->paths, r, nodep) < 0)
 		return (sy_fail(s, "calls: out of memory"));
-	if ((rc = sy_caller(s, r, r, 1)) < 0)
-		return (rc);
-	if (!(r->nul & (1u << CS_SYMBOL)) && (rc = sy_add(s, r, hole)) < 0)
-		return (rc);
+	if (r->nul & (1u << CS_SYMBOL)) {
+		if ((rc = sy_caller(s, r, NULL, r, 1)) < 0)
+			return (rc);
+	} else {
+		if ((b = sy_room(s, r)) == NULL)
+			return (-1);
+		slot = &b->rows[b->n];
+		*slot = *r;
+		if ((rc = sy_caller(s, r, slot, r, 1)) < 0 ||
+		    (rc = sy_added(s, b, hole)) < 0)
+			return (rc);
+	}
 	ss->next = r->v[CS_ID] + 1;
 	return (0);
 }
@@ -907,7 +1011,8 @@ ss_stop(struct hwtr_cs_sym_stream *ss)
 		free(s->tab[k].rows);
 	free(s->tab);
 	s->tab = NULL;
-	s->ntab = s->nused = s->buffered = 0;
+	s->ntab = s->nused = s->buffered = s->nbig = 0;
+	sy_pool_free(s);
 	free(ss->heap);
 	ss->heap = NULL;
 	ss->nheap = ss->cheap = 0;
@@ -992,12 +1097,11 @@ hwtr_cs_sym_stream_put(struct hwtr_cs_sym_stream *ss,
 		 * after their first sibling): taken at once.  No call began
 		 * since it ended, so no later one can be taken yet.
 		 */
-		struct hwtr_cs_row t = *r;
 		size_t node;
 
-		if ((rc = ss_take(ss, &t, &node, 0)) < 0)
+		if ((rc = ss_take(ss, r, &node, 0)) < 0)
 			return (rc);
-		hwtr_cs_paths_sum(ss->paths, node, &t);
+		hwtr_cs_paths_sum(ss->paths, node, r);
 	} else {
 		if (hwtr_grow((void **)&ss->heap, &ss->cheap, ss->nheap + 1,
 		    sizeof(*ss->heap)) < 0)
@@ -1063,6 +1167,7 @@ hwtr_cs_sym_stream_free(struct hwtr_cs_sym_stream *ss)
 	free(s->tab);
 	free(s->stk);
 	free(s->prow);
+	sy_pool_free(s);
 	sqlite3_finalize(s->put);
 	sqlite3_finalize(s->find);
 	free(ss->heap);

@@ -322,9 +322,18 @@ cs_flush_pend(struct hwtr_cs_writer *w, struct cs_pend *pe)
 	assert(pe->pno >= 0 && pe->n <= HWTR_CS_PAGE);
 	if (pe->n > 0 && (pw = cs_pw_slot(w)) == NULL)
 		rc = -1;
-	for (i = 0; pw != NULL && i < HWTR_CS_PAGE; i++)
-		if (pe->have[i])
-			pw->rows[n++] = pe->rows[i];
+	if (pw != NULL && pe->n == HWTR_CS_PAGE) {
+		/* A full page's rows are in order: the two swap buffers. */
+		struct hwtr_cs_row *t = pw->rows;
+
+		pw->rows = pe->rows;
+		pe->rows = t;
+		n = HWTR_CS_PAGE;
+	} else {
+		for (i = 0; pw != NULL && i < HWTR_CS_PAGE; i++)
+			if (pe->have[i])
+				pw->rows[n++] = pe->rows[i];
+	}
 	/* The page's fill is the count of its present rows. */
 	assert(pw == NULL || n == pe->n);
 	if (n > 0)
