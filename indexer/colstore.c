@@ -195,6 +195,23 @@ cs_state_init(struct cs_state *st, int64_t id0, int64_t seq0)
 	st->seq = (uint64_t)seq0;
 }
 
+/*
+ * @a @b / @c (@c > 0), the quotient in 128 bits: without a 128-bit
+ * division when the product fits in 64 (it nearly always does), nor any
+ * when @a is @c (calls as far apart as the two before).
+ */
+static inline uint64_t
+cs_scale(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t m;
+
+	if (a == c)
+		return (b);
+	if (!__builtin_mul_overflow(a, b, &m))
+		return (m / c);
+	return ((uint64_t)((unsigned __int128)a * b / c));
+}
+
 /* The prediction for column @c of @r (from @r's earlier columns, @st). */
 static CS_HOT uint64_t
 cs_pred(int c, const struct hwtr_cs_row *r, const struct cs_state *st,
@@ -214,9 +231,8 @@ cs_pred(int c, const struct hwtr_cs_row *r, const struct cs_state *st,
 		 */
 		if (sym && st->dseq > 0 && U(r, CS_ENTRY_SEQ) > st->iseq &&
 		    st->dins < (1ULL << 40))
-			return (st->insn + (uint64_t)((unsigned __int128)
-			    (U(r, CS_ENTRY_SEQ) - st->iseq) * st->dins /
-			    st->dseq));
+			return (st->insn + cs_scale(U(r, CS_ENTRY_SEQ) -
+			    st->iseq, st->dins, st->dseq));
 		return (st->insn);
 	case CS_EXIT_INSN:
 		return (U(r, CS_ENTRY_INSN) + U(r, CS_INSNS));

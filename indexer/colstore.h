@@ -190,6 +190,15 @@ int hwtr_cs_writer_thread(struct hwtr_cs_writer *w, int64_t thread,
     int64_t id_base);
 /* One row of the current thread, in any order of ids. */
 int hwtr_cs_writer_put(struct hwtr_cs_writer *w, const struct hwtr_cs_row *r);
+/*
+ * The same in place: hwtr_cs_writer_slot() gives where row @id goes,
+ * the caller fills all of its columns (id @id) and nul, then
+ * hwtr_cs_writer_commit() takes it as hwtr_cs_writer_put() would (0 or
+ * -1), with no copy of the row on the way.
+ */
+struct hwtr_cs_row *hwtr_cs_writer_slot(struct hwtr_cs_writer *w,
+    int64_t id);
+int hwtr_cs_writer_commit(struct hwtr_cs_writer *w);
 /* Write what is left and the symbol index. */
 int hwtr_cs_writer_finish(struct hwtr_cs_writer *w);
 const char *hwtr_cs_writer_error(const struct hwtr_cs_writer *w);

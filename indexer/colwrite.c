@@ -64,6 +64,14 @@ struct hwtr_cs_writer {
 	struct hwtr_cs_row *late;
 	size_t		nlate;
 	struct hwtr_cs_row *tmp;	/* a page's rows, for merging */
+	/*
+	 * The slot hwtr_cs_writer_slot() gave: in pending page sl_pe at
+	 * sl_i, or late (sl_pe NULL, sl_late), or else the scratch row.
+	 */
+	struct cs_pend	*sl_pe;
+	size_t		sl_i;
+	int		sl_late;
+	struct hwtr_cs_row scratch;
 	hwtr_cs_open_fn	*open_fn;
 	void		*open_arg;
 	struct hwtr_cs_sym_stream *sym;	/* the symbol copy, as rows come */
@@ -529,6 +537,77 @@ hwtr_cs_writer_put(struct hwtr_cs_writer *w, const struct hwtr_cs_row *r)
 		    (long long)r->v[CS_ID]));
 	pe->rows[i] = *r;
 	pe->have[i] = 1;
+	w->hint = pe;
+	if (++pe->n == HWTR_CS_PAGE)
+		return (cs_flush_pend(w, pe));
+	return (0);
+}
+
+struct hwtr_cs_row *
+hwtr_cs_writer_slot(struct hwtr_cs_writer *w, int64_t id)
+{
+	struct cs_pend *pe = NULL, *fr = NULL;
+	int64_t idx = id - w->base, pno;
+	int i;
+
+	w->sl_pe = NULL;
+	w->sl_late = 0;
+	/* Anything but a row of a page in the window or late: as put. */
+	if (!w->in_thread || idx < 0)
+		return (&w->scratch);
+	pno = idx / HWTR_CS_PAGE;
+	if (cs_is_written(w, pno)) {
+		assert(w->nlate < CS_LATE_MAX);
+		w->sl_late = 1;
+		return (&w->late[w->nlate]);
+	}
+	if (w->hint != NULL && w->hint->pno == pno)
+		pe = w->hint;
+	for (i = 0; pe == NULL && i < CS_WINDOW; i++) {
+		if (w->pend[i].pno == pno)
+			pe = &w->pend[i];
+		else if (w->pend[i].pno < 0)
+			fr = &w->pend[i];
+	}
+	/* A full window writes a page first: put does it in its order. */
+	if (pe == NULL && fr == NULL)
+		return (&w->scratch);
+	if (pe == NULL) {
+		pe = fr;
+		pe->pno = pno;
+	}
+	w->sl_i = (size_t)(idx % HWTR_CS_PAGE);
+	if (pe->have[w->sl_i])
+		return (&w->scratch);
+	w->sl_pe = pe;
+	return (&pe->rows[w->sl_i]);
+}
+
+int
+hwtr_cs_writer_commit(struct hwtr_cs_writer *w)
+{
+	struct cs_pend *pe = w->sl_pe;
+	const struct hwtr_cs_row *r;
+
+	if (pe == NULL && !w->sl_late)
+		return (hwtr_cs_writer_put(w, &w->scratch));
+	r = pe != NULL ? &pe->rows[w->sl_i] : &w->late[w->nlate];
+	if (r->v[CS_THREAD] != w->thread) {
+		/* Not taken: a page taken for it stays empty until used. */
+		return (cs_fail(w, "calls: row %lld is not one of thread %lld",
+		    (long long)r->v[CS_ID], (long long)w->thread));
+	}
+	if (w->sym != NULL && hwtr_cs_sym_stream_put(w->sym, r) < 0)
+		return (-1);
+	if (pe == NULL) {
+		w->nlate++;
+		return (w->nlate == CS_LATE_MAX ? cs_flush_late(w) : 0);
+	}
+	/* Where put would have put it: a pending page with room. */
+	assert(pe->n < HWTR_CS_PAGE && !pe->have[w->sl_i]);
+	assert(r->v[CS_ID] - w->base ==
+	    pe->pno * HWTR_CS_PAGE + (int64_t)w->sl_i);
+	pe->have[w->sl_i] = 1;
 	w->hint = pe;
 	if (++pe->n == HWTR_CS_PAGE)
 		return (cs_flush_pend(w, pe));
