@@ -48,7 +48,6 @@ struct cp_node {
 	int64_t		calls, insns, self, dur;
 	uint32_t	nul;
 	uint64_t	hash;
-	size_t		kid;		/* its last callee's path + 1, 0: none */
 };
 
 #define CP_NODUR	(1u << CS_NCOLS)
@@ -59,14 +58,21 @@ struct cp_open {
 	size_t		node;
 };
 
+/*
+ * The paths met last, by caller's path and func_ip (node + 1, 0: none):
+ * calls from a loop or from each call of a function go the same way, and
+ * this skips the hash of the whole key and the table.
+ */
+#define CP_MEMO_BITS	12
+
 struct hwtr_cs_paths {
+	uint32_t	memo[1u << CP_MEMO_BITS];
 	struct cp_node	*n;
 	size_t		len, cap;
 	size_t		*ht;		/* node + 1; 0: empty */
 	size_t		htcap;
 	struct cp_open	*o;
 	size_t		no, ocap;
-	size_t		root_last;	/* cp_node.kid for the roots */
 	int64_t		thread;
 	int		started, over;
 };
@@ -182,7 +188,21 @@ cp_drop(struct hwtr_cs_paths *p)
 	p->n = NULL;
 	p->ht = NULL;
 	p->o = NULL;
-	p->len = p->cap = p->htcap = p->no = p->ocap = p->root_last = 0;
+	p->len = p->cap = p->htcap = p->no = p->ocap = 0;
+}
+
+/* Whether node @n is the path of @r under the path @caller (node + 1). */
+static inline int
+cp_is(const struct cp_node *n, const struct hwtr_cs_row *r, int64_t thread,
+    size_t caller)
+{
+	uint32_t m = (1u << CS_SYMBOL) | (1u << CS_CALL_IP);
+
+	return (n->parent == (int64_t)caller && n->func_ip == r->v[CS_FUNC_IP] &&
+	    n->depth == r->v[CS_DEPTH] && n->thread == thread &&
+	    (n->nul & m) == (r->nul & m) &&
+	    ((r->nul & (1u << CS_SYMBOL)) || n->symbol == r->v[CS_SYMBOL]) &&
+	    ((r->nul & (1u << CS_CALL_IP)) || n->call_ip == r->v[CS_CALL_IP]));
 }
 
 int
@@ -190,8 +210,9 @@ hwtr_cs_paths_key(struct hwtr_cs_paths *p, const struct hwtr_cs_row *r,
     size_t *nodep)
 {
 	struct cp_node k;
-	size_t i, no, node, last, caller = 0;
+	size_t i, no, node, caller = 0;
 	int64_t depth = r->v[CS_DEPTH];
+	uint32_t *memo, m;
 
 	*nodep = 0;
 	if (p->over)
@@ -200,7 +221,6 @@ hwtr_cs_paths_key(struct hwtr_cs_paths *p, const struct hwtr_cs_row *r,
 		p->started = 1;
 		p->thread = r->v[CS_THREAD];
 		p->no = 0;
-		p->root_last = 0;
 	}
 	/* The caller: among the calls still open, as q_tree.c finds it. */
 	for (no = p->no; no > 0 && p->o[no - 1].depth >= depth; no--)
@@ -211,34 +231,31 @@ hwtr_cs_paths_key(struct hwtr_cs_paths *p, const struct hwtr_cs_row *r,
 			caller = p->o[i - 1].node + 1;
 			break;
 		}
-	k.thread = p->thread;
-	k.parent = (int64_t)caller;
-	k.depth = depth;
-	k.nul = r->nul & ((1u << CS_SYMBOL) | (1u << CS_CALL_IP));
-	k.symbol = k.nul & (1u << CS_SYMBOL) ? 0 : r->v[CS_SYMBOL];
-	k.call_ip = k.nul & (1u << CS_CALL_IP) ? 0 : r->v[CS_CALL_IP];
-	k.func_ip = r->v[CS_FUNC_IP];
-	k.nul |= CP_NODUR;
-	k.calls = k.insns = k.self = k.dur = 0;
-	k.hash = 0;
-	k.kid = 0;
-	/*
-	 * The path the caller's path last led to (calls from a loop, or
-	 * from each call of a function, go the same way), else the table's.
-	 */
-	last = caller != 0 ? p->n[caller - 1].kid : p->root_last;
-	if (last != 0 && cp_same_key(&p->n[last - 1], &k))
-		node = last - 1;
-	else if ((node = cp_node_of(p, &k)) == SIZE_MAX)
-		return (-1);
-	if (p->len > CP_MAX) {
-		cp_drop(p);
-		return (0);
+	memo = &p->memo[(((uint64_t)caller * 0x9e3779b97f4a7c15ULL) ^
+	    (uint64_t)r->v[CS_FUNC_IP]) * 0xff51afd7ed558ccdULL >>
+	    (64 - CP_MEMO_BITS)];
+	m = *memo;
+	if (m != 0 && cp_is(&p->n[m - 1], r, p->thread, caller))
+		node = m - 1;
+	else {
+		k.thread = p->thread;
+		k.parent = (int64_t)caller;
+		k.depth = depth;
+		k.nul = r->nul & ((1u << CS_SYMBOL) | (1u << CS_CALL_IP));
+		k.symbol = k.nul & (1u << CS_SYMBOL) ? 0 : r->v[CS_SYMBOL];
+		k.call_ip = k.nul & (1u << CS_CALL_IP) ? 0 : r->v[CS_CALL_IP];
+		k.func_ip = r->v[CS_FUNC_IP];
+		k.nul |= CP_NODUR;
+		k.calls = k.insns = k.self = k.dur = 0;
+		k.hash = 0;
+		if ((node = cp_node_of(p, &k)) == SIZE_MAX)
+			return (-1);
+		if (p->len > CP_MAX) {
+			cp_drop(p);
+			return (0);
+		}
+		*memo = (uint32_t)node + 1;
 	}
-	if (caller != 0)
-		p->n[caller - 1].kid = node + 1;
-	else
-		p->root_last = node + 1;
 	if (no == p->ocap &&
 	    hwtr_grow(&p->o, &p->ocap, no + 1, sizeof(*p->o)) < 0)
 		return (-1);
