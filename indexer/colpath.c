@@ -59,9 +59,9 @@ struct cp_open {
 };
 
 /*
- * The paths met last, by caller's path and func_ip (node + 1, 0: none):
- * calls from a loop or from each call of a function go the same way, and
- * this skips the hash of the whole key and the table.
+ * The paths met last, by the caller's path, func_ip and call_ip (node +
+ * 1, 0: none): calls from a loop or from each call of a function go the
+ * same way, and this skips the hash of the whole key and the table.
  */
 #define CP_MEMO_BITS	12
 
@@ -232,7 +232,8 @@ hwtr_cs_paths_key(struct hwtr_cs_paths *p, const struct hwtr_cs_row *r,
 			break;
 		}
 	memo = &p->memo[(((uint64_t)caller * 0x9e3779b97f4a7c15ULL) ^
-	    (uint64_t)r->v[CS_FUNC_IP]) * 0xff51afd7ed558ccdULL >>
+	    (uint64_t)r->v[CS_FUNC_IP] ^ ((r->nul & (1u << CS_CALL_IP)) ? 0 :
+	    (uint64_t)r->v[CS_CALL_IP] << 17)) * 0xff51afd7ed558ccdULL >>
 	    (64 - CP_MEMO_BITS)];
 	m = *memo;
 	if (m != 0 && cp_is(&p->n[m - 1], r, p->thread, caller))
