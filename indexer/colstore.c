@@ -51,8 +51,10 @@ _Static_assert(sizeof(hwtr_cs_exit_kinds) / sizeof(hwtr_cs_exit_kinds[0]) ==
  */
 #if defined(__GNUC__)
 #define CS_HOT	inline __attribute__((always_inline))
+#define CS_LIKELY(x)	__builtin_expect(!!(x), 1)
 #else
 #define CS_HOT	inline
+#define CS_LIKELY(x)	(x)
 #endif
 
 #define CS_RAW		1
@@ -98,6 +100,14 @@ cs_unzz(uint64_t u)
 static inline uint8_t *
 cs_put(uint8_t *p, uint64_t u)
 {
+	/*
+	 * Most values are one byte: that path falls through (gcc had put
+	 * it out of line, two jumps a value).
+	 */
+	if (CS_LIKELY(u < 0x80)) {
+		*p = (uint8_t)u;
+		return (p + 1);
+	}
 	while (u >= 0x80) {
 		*p++ = (uint8_t)(u | 0x80);
 		u >>= 7;
