@@ -69,6 +69,7 @@ static int	tnt_next(const struct fpt *);
 static int	hot_block(struct fpt *, struct fpt_item *);
 static inline int	hot_run(struct fpt *, struct fpt_item *);
 static inline int	hot_one(struct fpt *, struct fpt_item *, int);
+static inline int	hot_start(struct fpt *);
 static int	next_hot(struct fpt *, struct fpt_item *);
 static int	next_run(struct fpt *, struct fpt_item *);
 static int	next_warm(struct fpt *, struct fpt_item *);
@@ -176,7 +177,7 @@ block_out(struct fpt *d, struct fpt_item *it,
 
 	it->kind = FPT_ITEM_BLOCK;
 	b->ip = d->ip;
-	b->end_ip = e->dip;
+	b->end_ip = fpt_cache_dip(e);
 	b->ninsn = ninsn;
 	b->mode = d->mode;
 	b->end = end;
@@ -234,7 +235,7 @@ fpt_run_take(struct fpt *d, size_t n)
 static int __attribute__((noinline))
 next_hot(struct fpt *d, struct fpt_item *it)
 {
-	if (d->hot && hot_span(d)) {
+	if (d->hot && d->ip - d->last.lo < d->last.hi - d->last.lo) {
 		if (d->ntnt > 0)
 			return (next_run(d, it));
 		if (hot_one(d, it, 0))
@@ -256,7 +257,7 @@ next_run(struct fpt *d, struct fpt_item *it)
 static int __attribute__((noinline))
 next_warm(struct fpt *d, struct fpt_item *it)
 {
-	if (!d->hot && (d->hot = fast_ready(d)) != 0)
+	if (!d->hot && fast_ready(d) && hot_start(d))
 		return (next_hot(d, it));
 	if (d->hot && hot_ready(d) && hot_block(d, it))
 		return (0);
@@ -264,89 +265,128 @@ next_warm(struct fpt *d, struct fpt_item *it)
 }
 
 /*
+ * Set d->hot where the hot path may run, with what it takes for granted
+ * until it is cleared (struct fpt): no MODE.exec waiting for its TIP, the
+ * block cache the last span's, and d->htag.
+ */
+static inline int
+hot_start(struct fpt *d)
+{
+	d->htag = fpt_cache_tag(d->last.isid, d->mode, d->cache->gen);
+	d->hot = !d->mode_pending &&
+	    (d->cfg.keep_cache || d->last.isid == d->cur_isid);
+	return (d->hot);
+}
+
+/*
+ * The entry for @ip: unless @full, only at its first probe, its key
+ * compared as one tag (d->hot's), without a call.
+ */
+static inline __attribute__((always_inline)) const struct fpt_cache_entry *
+hot_find(const struct fpt *d, uint64_t ip, int full)
+{
+	const struct fpt_cache_entry *e;
+
+	if (full)
+		return (fpti_cache_find(d->cache, ip, d->last.isid, d->mode));
+	e = &d->cache->slot[ip & d->cache->mask];
+	return (e->ip == ip && e->tag == d->htag ? e : NULL);
+}
+
+/*
  * hot_block()'s commonest blocks, in fewer steps: one cache entry, or a
  * direct call's or jump's and the next, to a conditional branch, or with
  * no TNT bit left to an indirect branch, a far transfer, an indirect call
  * or a return, and its TIP next.  1 with the block in @it; 0, nothing
- * changed, for hot_block() to try.  Unless @full, without a call: the
- * entries found at their first probe.
+ * changed, for hot_block() to try.  Unless @full, without a call, and
+ * with no TNT bit at hand (next_hot()).
  */
 static inline __attribute__((always_inline)) int
 hot_one(struct fpt *d, struct fpt_item *it, int full)
 {
-	const struct fpt_cache *c = d->cache;
 	const struct fpt_cache_entry *e;
-	const uint8_t *p;
-	uint64_t to, ret = 0, bit, tnt;
+	const uint8_t *p, *pend = d->cfg.end;
+	uint64_t to, ret = 0, bit, tnt, fall;
 	unsigned ninsn, n;
 	int call = 0;
 	uint8_t end;
 
-	e = full ? fpti_cache_find(c, d->ip, d->last.isid, d->mode) :
-	    fpti_cache_first(c, d->ip, d->last.isid, d->mode);
-	if (e == NULL)
+	if ((e = hot_find(d, d->ip, full)) == NULL)
 		return (0);
 	ninsn = e->ninsn;
 	if (e->q == FPT_Q_DECODE) {
 		/* A direct call or jump to the entry that ends the block. */
 		if (!e->dnext_in)
 			return (0);
-		if (e->dkind == HWTR_X86_CALL &&
-		    e->dtarget != e->dip + e->dlen) {
+		fall = fpt_cache_dip(e) + e->dlen;
+		if (e->dkind == HWTR_X86_CALL && e->dtarget != fall) {
 			call = 1;
-			ret = e->dip + e->dlen;
+			ret = fall;
 		}
 		to = e->dkind == HWTR_X86_CALL || e->dkind == HWTR_X86_JMP ?
-		    e->dtarget : e->dip + e->dlen;
-		e = full ? fpti_cache_find(c, to, d->last.isid, d->mode) :
-		    fpti_cache_first(c, to, d->last.isid, d->mode);
-		if (e == NULL)
+		    e->dtarget : fall;
+		if ((e = hot_find(d, to, full)) == NULL)
 			return (0);
 		ninsn += e->ninsn;
 	}
 	p = d->pos;
 	if (e->q == FPT_Q_COND) {
-		if (d->ntnt == 0) {
-			/* tnt_at_hand() but for its call: TNT-8 or long. */
-			if (d->cfg.end - p >= 2 && fpti_is_tnt8(p[0]) &&
-			    (fpti_is_tnt8(p[1]) || (p[1] & 0x1f) == 0x0d)) {
-				n = 31u - (unsigned)__builtin_clz(p[0]) - 1;
-				tnt = (p[0] >> 1) & ((1u << n) - 1);
-				p++;
-			} else if (long_tnt(p, d->cfg.end, &tnt, &n) &&
-			    tnt_or_tip(p + 8, d->cfg.end))
-				p += 8;
-			else
-				return (0);
-			d->tnt = tnt;
-			d->ntnt = n;
-			d->pos = p;
+		if ((!full || d->ntnt == 0) && pend - p >= 2 &&
+		    (p[0] & 0xfd) == 4 &&
+		    (fpti_is_tnt8(p[1]) || (p[1] & 0x1f) == 0x0d)) {
+			/* A TNT-8 of one bit, a random walk's: none left. */
+			bit = (p[0] >> 1) & 1;
+			d->pos = p + 1;
+		} else {
+			if (!full || d->ntnt == 0) {
+				/* tnt_at_hand() but for its call. */
+				if (pend - p >= 2 && fpti_is_tnt8(p[0]) &&
+				    (fpti_is_tnt8(p[1]) ||
+				    (p[1] & 0x1f) == 0x0d)) {
+					n = 31u -
+					    (unsigned)__builtin_clz(p[0]) - 1;
+					tnt = (p[0] >> 1) & ((1u << n) - 1);
+					p++;
+				} else if (long_tnt(p, pend, &tnt, &n) &&
+				    tnt_or_tip(p + 8, pend))
+					p += 8;
+				else
+					return (0);
+				d->tnt = tnt;
+				d->ntnt = n;
+				d->pos = p;
+			}
+			d->ntnt--;
+			bit = (d->tnt >> d->ntnt) & 1;
 		}
-		d->ntnt--;
 		/*
 		 * Without a branch: a random walk's bits are what a branch
 		 * predictor cannot guess.
 		 */
-		bit = (d->tnt >> d->ntnt) & 1;
-		to = e->dip + e->dlen;
+		to = fpt_cache_dip(e) + e->dlen;
 		to ^= (to ^ e->dtarget) & (0 - bit);
 		end = (uint8_t)(FPT_END_COND_NOT_TAKEN - bit);
 	} else if (e->q >= FPT_Q_IND_CALL) {
 		/* hot_block()'s TIP, when no TNT bit is left to check. */
-		if (d->ntnt > 0 || p >= d->cfg.end || (*p & 0x1f) != 0x0d ||
-		    d->mode_pending || !fpti_tip_fast(d, &to))
+		if (full && d->ntnt > 0)
+			return (0);
+		if (pend - p >= 3 && p[0] == FPT_TIP16) {
+			/* fpti_tip_fast()'s commonest, at once. */
+			to = (d->last_ip & ~0xffffull) | p[1] |
+			    (uint64_t)p[2] << 8;
+			d->last_ip = to;
+			d->have_ip = 1;
+			d->pos = p + 3;
+		} else if (p >= pend || (*p & 0x1f) != 0x0d ||
+		    !fpti_tip_fast(d, &to))
 			return (0);
 		if (e->q == FPT_Q_IND_CALL) {
 			if (call)
 				rs_push(d, ret);
 			call = 0;
-			rs_push(d, e->dip + e->dlen);
-			end = FPT_END_CALL_IND;
-		} else if (e->q == FPT_Q_RETURN)
-			end = FPT_END_RET;
-		else
-			end = e->dkind == HWTR_X86_JMP_IND ? FPT_END_INDIRECT :
-			    FPT_END_FAR;
+			rs_push(d, fpt_cache_dip(e) + e->dlen);
+		}
+		end = e->dend;
 	} else
 		return (0);
 	if (call)
@@ -385,19 +425,19 @@ hot_block(struct fpt *d, struct fpt_item *it)
 			return (0);
 		ninsn += e->ninsn;
 		if (e->q == FPT_Q_AGAIN) {
-			ip = e->dip;
+			ip = fpt_cache_dip(e);
 			continue;
 		}
 		if (e->q != FPT_Q_DECODE)
 			break;
 		if (e->dkind == HWTR_X86_CALL &&
-		    e->dtarget != e->dip + e->dlen) {
+		    e->dtarget != fpt_cache_dip(e) + e->dlen) {
 			if (ncall == HOT_CALLS)
 				return (0);
-			ret[ncall++] = e->dip + e->dlen;
+			ret[ncall++] = fpt_cache_dip(e) + e->dlen;
 		}
 		ip = e->dkind == HWTR_X86_CALL || e->dkind == HWTR_X86_JMP ?
-		    e->dtarget : e->dip + e->dlen;
+		    e->dtarget : fpt_cache_dip(e) + e->dlen;
 		if (!e->dnext_in) {
 			end = FPT_END_NONE;
 			to = ip;
@@ -446,7 +486,7 @@ hot_block(struct fpt *d, struct fpt_item *it)
 			return (0);
 		}
 		if (e->q == FPT_Q_IND_CALL) {
-			ret[ncall++] = e->dip + e->dlen;
+			ret[ncall++] = fpt_cache_dip(e) + e->dlen;
 			end = FPT_END_CALL_IND;
 		} else if (e->q == FPT_Q_INDIRECT)
 			end = e->dkind == HWTR_X86_JMP_IND ? FPT_END_INDIRECT :
@@ -662,7 +702,7 @@ cond_take(struct fpt *d, const struct fpt_cache_entry *e, uint64_t *to,
 		*to = e->dtarget;
 		*end = FPT_END_COND_TAKEN;
 	} else {
-		*to = e->dip + e->dlen;
+		*to = fpt_cache_dip(e) + e->dlen;
 		*end = FPT_END_COND_NOT_TAKEN;
 	}
 	return (1);
@@ -1143,17 +1183,17 @@ proceed_cached(struct fpt *d, struct fpt_block *b)
 		if (b->ninsn + e->ninsn > FPT_BLK_MAX)
 			return (0);
 		b->ninsn += e->ninsn;
-		b->end_ip = e->dip;
-		d->ip = e->dip;
+		b->end_ip = fpt_cache_dip(e);
+		d->ip = fpt_cache_dip(e);
 		/* The hot path: a conditional branch, its bit at hand. */
 		if (e->q == FPT_Q_COND && tnt_at_hand(d)) {
-			d->hot = 1;
+			hot_start(d);
 			d->ntnt--;
 			if ((d->tnt >> d->ntnt) & 1) {
 				d->ip = e->dtarget;
 				b->end = FPT_END_COND_TAKEN;
 			} else {
-				d->ip = e->dip + e->dlen;
+				d->ip = fpt_cache_dip(e) + e->dlen;
 				b->end = FPT_END_COND_NOT_TAKEN;
 			}
 			return (0);
@@ -1163,17 +1203,17 @@ proceed_cached(struct fpt *d, struct fpt_block *b)
 			continue;
 		case FPT_Q_DECODE:
 			if (e->dkind == HWTR_X86_CALL &&
-			    e->dtarget != e->dip + e->dlen)
-				rs_push(d, e->dip + e->dlen);
+			    e->dtarget != fpt_cache_dip(e) + e->dlen)
+				rs_push(d, fpt_cache_dip(e) + e->dlen);
 			d->ip = e->dkind == HWTR_X86_CALL ||
 			    e->dkind == HWTR_X86_JMP ? e->dtarget :
-			    e->dip + e->dlen;
+			    fpt_cache_dip(e) + e->dlen;
 			if (!e->dnext_in)
 				return (0);
 			continue;
 		default:
-			return (trace_step(d, b, e->dkind, e->dip, e->dlen,
-			    e->dtarget));
+			return (trace_step(d, b, e->dkind, fpt_cache_dip(e),
+			    e->dlen, e->dtarget));
 		}
 	}
 }

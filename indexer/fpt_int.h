@@ -141,9 +141,13 @@ struct fpt {
 	 * fpt_next()'s hot path may run: fast_ready() held, or a block
 	 * ended on a TNT bit at hand, and since then only TNT-8 and TIP
 	 * packets were read, so that of its checks only hot_ready()'s
-	 * need doing again.  Cleared whenever anything else runs.
+	 * need doing again.  Cleared whenever anything else runs.  Set
+	 * only while no MODE.exec waits and the block cache is the last
+	 * span's (fpt_dec.c's hot_start()), with @htag the tag its entries
+	 * have: neither changes before it is cleared.
 	 */
 	int		hot;
+	uint64_t	htag;
 	int		cur_isid;	/* libipt's mapped section */
 
 	/* The packet layer. */
@@ -246,8 +250,7 @@ fpti_cache_first(const struct fpt_cache *c, uint64_t ip, int isid,
 	const struct fpt_cache_entry *e;
 
 	e = &c->slot[fpti_cache_slot(c->mask, ip, isid, mode)];
-	if (e->ip == ip && e->isid == isid && e->mode == mode &&
-	    e->gen == c->gen)
+	if (e->ip == ip && e->tag == fpt_cache_tag(isid, mode, c->gen))
 		return (e);
 	return (NULL);
 }
@@ -321,6 +324,9 @@ unsigned	fpti_binds(struct fpt *, const struct hwtr_x86_insn *);
 int		fpti_writes_cr3(struct fpt *, uint64_t);
 int		fpti_filter_on(const struct fpt *, uint64_t);
 void		fpti_set_errata(struct fpt *);
+
+/* A TIP with a 16-bit IP update: its header. */
+#define FPT_TIP16	(FPT_IPC_UPD16 << 5 | 0x0d)
 
 /* Whether @b is a TNT-8 packet's header. */
 static inline int
