@@ -380,7 +380,9 @@ struct fpt_cache_entry {
 	uint8_t		dlen;
 	uint8_t		dnext_in;	/* DECODE: its successor is in the isid */
 	uint8_t		dend;		/* IND_CALL, RETURN, INDIRECT: the
-					   block's end (enum fpt_end) */
+					   block's end (enum fpt_end);
+					   DECODE: 1 to go on at @dtarget
+					   with nothing to push */
 };
 
 /*

@@ -335,6 +335,11 @@ fpti_step_entry(struct fpt *d, const struct fpt_block *b, const struct fpt_step 
 		e.dend = p->kind == HWTR_X86_JMP_IND ? FPT_END_INDIRECT :
 		    FPT_END_FAR;
 		break;
+	case FPT_Q_DECODE:
+		/* Whether the hot path follows it to @dtarget, no push. */
+		e.dend = next_in && (p->kind == HWTR_X86_JMP ||
+		    (p->kind == HWTR_X86_CALL && p->target == p->ip + p->len));
+		break;
 	default:
 		break;
 	}

@@ -144,10 +144,14 @@ struct fpt {
 	 * need doing again.  Cleared whenever anything else runs.  Set
 	 * only while no MODE.exec waits and the block cache is the last
 	 * span's (fpt_dec.c's hot_start()), with @htag the tag its entries
-	 * have: neither changes before it is cleared.
+	 * have, and the table (@hslot, @hmask), which grows only on a miss:
+	 * none changes before it is cleared.  When set, the width of the
+	 * last span.
 	 */
-	int		hot;
+	uint64_t	hot;
 	uint64_t	htag;
+	const struct fpt_cache_entry *hslot;
+	uint64_t	hmask;
 	int		cur_isid;	/* libipt's mapped section */
 
 	/* The packet layer. */
@@ -333,6 +337,65 @@ static inline int
 fpti_is_tnt8(uint8_t b)
 {
 	return ((b & 1) == 0 && b > 2);
+}
+
+/*
+ * Whether the long TNT at @p (before @end) is whole and has bits: 1 with
+ * them in @tnt (the next one at bit *@n - 1) and *@n.
+ */
+static inline int
+fpti_long_tnt(const uint8_t *p, const uint8_t *end, uint64_t *tnt,
+    unsigned *n)
+{
+	uint64_t v;
+
+	if (end - p < 8 || p[0] != 0x02 || p[1] != 0xa3)
+		return (0);
+	/* One expression, which the compiler makes a load or two. */
+	v = (uint64_t)p[2] | (uint64_t)p[3] << 8 | (uint64_t)p[4] << 16 |
+	    (uint64_t)p[5] << 24 | (uint64_t)p[6] << 32 |
+	    (uint64_t)p[7] << 40;
+	if (v <= 1)
+		return (0);
+	*n = 63u - (unsigned)__builtin_clzll(v);
+	*tnt = v & ((1ull << *n) - 1);
+	return (1);
+}
+
+/*
+ * Whether a TNT-8, a TIP or a good long TNT is at @p: the packets after
+ * which the packet layer reads nothing ahead and finds no event
+ * (fpti_fetch_event(), tnt_read_ahead()).
+ */
+static inline int
+fpti_tnt_or_tip(const uint8_t *p, const uint8_t *end)
+{
+	uint64_t tnt;
+	unsigned n;
+
+	return (p < end && (fpti_is_tnt8(*p) || (*p & 0x1f) == 0x0d ||
+	    fpti_long_tnt(p, end, &tnt, &n)));
+}
+
+/*
+ * @it, the block from d->ip to @e's last instruction, @ninsn long and
+ * ending as @end; the flow goes on at @to.
+ */
+static inline void
+fpti_block_out(struct fpt *d, struct fpt_item *it,
+    const struct fpt_cache_entry *e, unsigned ninsn, uint8_t end, int isid,
+    uint64_t to)
+{
+	struct fpt_block *b = &it->block;
+
+	it->kind = FPT_ITEM_BLOCK;
+	b->ip = d->ip;
+	b->end_ip = fpt_cache_dip(e);
+	b->ninsn = ninsn;
+	b->mode = d->mode;
+	b->end = end;
+	b->isid = isid;
+	d->ip = to;
 }
 
 /*
