@@ -66,13 +66,10 @@ static int	tnt_next(const struct fpt *);
 static int	hot_block(struct fpt *, struct fpt_item *);
 static inline int	hot_run(struct fpt *, struct fpt_item *);
 static inline int	hot_one(struct fpt *, struct fpt_item *, int);
-static inline const struct fpt_cache_entry *hot_find(const struct fpt *,
-		    uint64_t, int);
 static inline int	hot_from(struct fpt *, struct fpt_item *,
 			    const struct fpt_cache_entry *, int);
 static int	next_hot1(struct fpt *, struct fpt_item *,
 		    const struct fpt_cache_entry *);
-static inline int	hot_start(struct fpt *);
 static int	next_hot(struct fpt *, struct fpt_item *);
 static int	next_run(struct fpt *, struct fpt_item *);
 static int	next_warm(struct fpt *, struct fpt_item *);
@@ -227,18 +224,18 @@ next_hot(struct fpt *d, struct fpt_item *it)
 	unsigned ninsn;
 	uint8_t end;
 
-	/* d->hot is the span's width (hot_start()). */
+	/* d->hot is the span's width (fpti_hot_start()). */
 	if (d->ip - d->last.lo >= d->hot)
 		return (next_warm(d, it));
 	if (d->ntnt > 0)
 		return (next_run(d, it));
-	if ((e = first = hot_find(d, d->ip, 0)) == NULL)
+	if ((e = first = fpti_hot_find(d, d->ip, 0)) == NULL)
 		return (next_warm(d, it));
 	ninsn = e->ninsn;
 	if (e->q == FPT_Q_DECODE) {
 		if (!e->dend)
 			return (next_hot1(d, it, first));
-		if ((e = hot_find(d, e->dtarget, 0)) == NULL)
+		if ((e = fpti_hot_find(d, e->dtarget, 0)) == NULL)
 			return (next_warm(d, it));
 		ninsn += e->ninsn;
 	}
@@ -299,44 +296,11 @@ next_run(struct fpt *d, struct fpt_item *it)
 static int __attribute__((noinline))
 next_warm(struct fpt *d, struct fpt_item *it)
 {
-	if (!d->hot && fast_ready(d) && hot_start(d))
+	if (!d->hot && fast_ready(d) && fpti_hot_start(d))
 		return (next_hot(d, it));
 	if (d->hot && hot_ready(d) && hot_block(d, it))
 		return (0);
 	return (next_item(d, it));
-}
-
-/*
- * Set d->hot where the hot path may run, with what it takes for granted
- * until it is cleared (struct fpt): no MODE.exec waiting for its TIP, the
- * block cache the last span's, and d->htag.  It is the span's width,
- * never 0 (code_at()), so that one compare checks it and the span.
- */
-static inline int
-hot_start(struct fpt *d)
-{
-	d->htag = fpt_cache_tag(d->last.isid, d->mode, d->cache->gen);
-	d->hslot = d->cache->slot;
-	d->hmask = d->cache->mask;
-	d->hot = !d->mode_pending &&
-	    (d->cfg.keep_cache || d->last.isid == d->cur_isid) ?
-	    d->last.hi - d->last.lo : 0;
-	return (d->hot != 0);
-}
-
-/*
- * The entry for @ip: unless @full, only at its first probe, its key
- * compared as one tag (d->hot's), without a call.
- */
-static inline __attribute__((always_inline)) const struct fpt_cache_entry *
-hot_find(const struct fpt *d, uint64_t ip, int full)
-{
-	const struct fpt_cache_entry *e;
-
-	if (full)
-		return (fpti_cache_find(d->cache, ip, d->last.isid, d->mode));
-	e = &d->hslot[ip & d->hmask];
-	return (e->ip == ip && e->tag == d->htag ? e : NULL);
 }
 
 /*
@@ -350,7 +314,7 @@ hot_find(const struct fpt *d, uint64_t ip, int full)
 static inline __attribute__((always_inline)) int
 hot_one(struct fpt *d, struct fpt_item *it, int full)
 {
-	const struct fpt_cache_entry *e = hot_find(d, d->ip, full);
+	const struct fpt_cache_entry *e = fpti_hot_find(d, d->ip, full);
 
 	return (e != NULL && hot_from(d, it, e, full));
 }
@@ -378,7 +342,7 @@ hot_from(struct fpt *d, struct fpt_item *it, const struct fpt_cache_entry *e,
 		}
 		to = e->dkind == HWTR_X86_CALL || e->dkind == HWTR_X86_JMP ?
 		    e->dtarget : fall;
-		if ((e = hot_find(d, to, full)) == NULL)
+		if ((e = fpti_hot_find(d, to, full)) == NULL)
 			return (0);
 		ninsn += e->ninsn;
 	}
@@ -1203,7 +1167,7 @@ proceed_cached(struct fpt *d, struct fpt_block *b)
 		d->ip = fpt_cache_dip(e);
 		/* The hot path: a conditional branch, its bit at hand. */
 		if (e->q == FPT_Q_COND && tnt_at_hand(d)) {
-			hot_start(d);
+			fpti_hot_start(d);
 			d->ntnt--;
 			if ((d->tnt >> d->ntnt) & 1) {
 				d->ip = e->dtarget;
@@ -1326,7 +1290,7 @@ fill(struct fpt *d, struct fpt_block *b)
 	size_t n = 0, j;
 	int rc, isid, in;
 
-	/* The hot path's copy of the table stays right (hot_start()). */
+	/* The hot path's copy of the table stays right (fpti_hot_start()). */
 	assert(!d->hot);
 	for (;;) {
 		if (b->ninsn == FPT_BLK_MAX)

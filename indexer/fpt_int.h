@@ -143,7 +143,7 @@ struct fpt {
 	 * packets were read, so that of its checks only hot_ready()'s
 	 * need doing again.  Cleared whenever anything else runs.  Set
 	 * only while no MODE.exec waits and the block cache is the last
-	 * span's (fpt_dec.c's hot_start()), with @htag the tag its entries
+	 * span's (fpti_hot_start()), with @htag the tag its entries
 	 * have, and the table (@hslot, @hmask), which grows only on a miss:
 	 * none changes before it is cleared.  When set, the width of the
 	 * last span.
@@ -396,6 +396,40 @@ fpti_block_out(struct fpt *d, struct fpt_item *it,
 	b->end = end;
 	b->isid = isid;
 	d->ip = to;
+}
+
+/*
+ * Set d->hot where the hot path may run, with what it takes for granted
+ * until it is cleared (struct fpt): no MODE.exec waiting for its TIP, the
+ * block cache the last span's, and d->htag.  It is the span's width,
+ * never 0 (fpt_dec.c's code_at()), so that one compare checks it and
+ * the span.
+ */
+static inline int
+fpti_hot_start(struct fpt *d)
+{
+	d->htag = fpt_cache_tag(d->last.isid, d->mode, d->cache->gen);
+	d->hslot = d->cache->slot;
+	d->hmask = d->cache->mask;
+	d->hot = !d->mode_pending &&
+	    (d->cfg.keep_cache || d->last.isid == d->cur_isid) ?
+	    d->last.hi - d->last.lo : 0;
+	return (d->hot != 0);
+}
+
+/*
+ * The entry for @ip: unless @full, only at its first probe, its key
+ * compared as one tag (d->hot's), without a call.
+ */
+static inline __attribute__((always_inline)) const struct fpt_cache_entry *
+fpti_hot_find(const struct fpt *d, uint64_t ip, int full)
+{
+	const struct fpt_cache_entry *e;
+
+	if (full)
+		return (fpti_cache_find(d->cache, ip, d->last.isid, d->mode));
+	e = &d->hslot[ip & d->hmask];
+	return (e->ip == ip && e->tag == d->htag ? e : NULL);
 }
 
 /*
