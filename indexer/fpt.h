@@ -364,20 +364,46 @@ enum fpt_q {
 	FPT_Q_INDIRECT		/* an indirect jump or a far transfer */
 };
 
+/*
+ * 32 bytes, the hot fields first, so that an entry is one half of a cache
+ * line: the key is @ip and @tag, one compare each.
+ */
 struct fpt_cache_entry {
 	uint64_t	ip;		/* key */
-	int		isid;		/* key */
-	uint8_t		mode;		/* key */
+	uint64_t	tag;		/* key: fpt_cache_tag(); 0: empty */
+	uint64_t	dtarget;	/* @dip's direct target */
+	int16_t		ddisp;		/* @dip - @ip: the decision point */
+	uint8_t		ninsn;		/* from @ip, with @dip's but for AGAIN */
 	uint8_t		q;		/* enum fpt_q */
-	uint16_t	ninsn;		/* from @ip, with @dip's but for AGAIN */
-	uint64_t	dip;
 	/* The instruction at @dip (not for FPT_Q_AGAIN). */
 	uint8_t		dkind;		/* enum hwtr_x86_kind */
 	uint8_t		dlen;
-	uint8_t		dnext_in;	/* DECODE: its successor is in @isid */
-	uint64_t	dtarget;	/* its direct target */
-	uint32_t	gen;		/* fpt_cache_flush() generation */
+	uint8_t		dnext_in;	/* DECODE: its successor is in the isid */
+	uint8_t		dend;		/* IND_CALL, RETURN, INDIRECT: the
+					   block's end (enum fpt_end);
+					   DECODE: 1 to go on at @dtarget
+					   with nothing to push */
 };
+
+/*
+ * An entry's key beside its address and its generation: the isid in the
+ * low 32 bits, the mode (16, 32, 64) above, the generation's low 24 bits
+ * on top (fpt_cache_flush() empties the table when they wrap).
+ */
+#define FPT_TAG_KEY	0xffffffffffull		/* isid and mode */
+static inline uint64_t
+fpt_cache_tag(int isid, uint8_t mode, uint32_t gen)
+{
+	return ((uint64_t)(uint32_t)isid | (uint64_t)mode << 32 |
+	    (uint64_t)(gen & 0xffffff) << 40);
+}
+
+/* The decision point of @e. */
+static inline uint64_t
+fpt_cache_dip(const struct fpt_cache_entry *e)
+{
+	return (e->ip + (uint64_t)(int64_t)e->ddisp);
+}
 
 struct fpt_cache;
 

@@ -29,8 +29,23 @@
 #include "fpt_int.h"
 #include "hwtr_x86.h"
 
-#define FPT_CACHE_MAX	(1u << 22)	/* entries: 168 MB of table */
+#define FPT_CACHE_MAX	(1u << 22)	/* entries: 128 MB of table */
 #define slot_of		fpti_cache_slot
+
+_Static_assert(sizeof(struct fpt_cache_entry) == 32,
+    "a block cache entry is half a cache line");
+
+/* An empty table of @n slots, aligned to the cache line. */
+static struct fpt_cache_entry *
+table_new(uint64_t n)
+{
+	struct fpt_cache_entry *t;
+
+	if ((t = aligned_alloc(64, (size_t)n * sizeof(*t))) == NULL)
+		return (NULL);
+	memset(t, 0, (size_t)n * sizeof(*t));
+	return (t);
+}
 
 int
 fpt_cache_new(struct fpt_cache **cp, unsigned bits)
@@ -42,9 +57,8 @@ fpt_cache_new(struct fpt_cache **cp, unsigned bits)
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return (-HWTR_E_NOMEM);
 	c->mask = (1ull << bits) - 1;
-	/* isid 0 is never a valid one: it marks an empty slot. */
-	if ((c->slot = calloc((size_t)c->mask + 1, sizeof(*c->slot))) ==
-	    NULL) {
+	/* isid 0 is never a valid one: a tag of 0 marks an empty slot. */
+	if ((c->slot = table_new(c->mask + 1)) == NULL) {
 		free(c);
 		return (-HWTR_E_NOMEM);
 	}
@@ -57,14 +71,15 @@ fpt_cache_lookup(const struct fpt_cache *c, uint64_t ip, int isid,
     uint8_t mode)
 {
 	uint64_t i = slot_of(c->mask, ip, isid, mode);
+	uint64_t tag = fpt_cache_tag(isid, mode, c->gen);
 	const struct fpt_cache_entry *e;
 
 	for (;; i = (i + 1) & c->mask) {
 		e = &c->slot[i];
-		if (e->isid == 0)
+		if (e->tag == 0)
 			return (NULL);
-		if (e->ip == ip && e->isid == isid && e->mode == mode)
-			return (e->gen == c->gen ? e : NULL);
+		if (e->ip == ip && ((e->tag ^ tag) & FPT_TAG_KEY) == 0)
+			return (e->tag == tag ? e : NULL);
 	}
 }
 
@@ -73,15 +88,16 @@ static void
 put(struct fpt_cache_entry *slot, uint64_t mask,
     const struct fpt_cache_entry *e, size_t *n)
 {
-	uint64_t i = slot_of(mask, e->ip, e->isid, e->mode);
+	uint64_t i = slot_of(mask, e->ip, (int)(uint32_t)e->tag,
+	    (uint8_t)(e->tag >> 32));
 
 	for (;; i = (i + 1) & mask) {
-		if (slot[i].isid == 0) {
+		if (slot[i].tag == 0) {
 			(*n)++;
 			break;
 		}
-		if (slot[i].ip == e->ip && slot[i].isid == e->isid &&
-		    slot[i].mode == e->mode)
+		if (slot[i].ip == e->ip &&
+		    ((slot[i].tag ^ e->tag) & FPT_TAG_KEY) == 0)
 			break;
 	}
 	slot[i] = *e;
@@ -95,18 +111,22 @@ fpt_cache_insert(struct fpt_cache *c, const struct fpt_cache_entry *e)
 	size_t n = 0;
 
 	struct fpt_cache_entry ce = *e;
+	uint64_t tag;
 
-	assert(e->isid > 0 && e->ninsn > 0);
-	ce.gen = c->gen;
+	tag = fpt_cache_tag((int)(uint32_t)e->tag, (uint8_t)(e->tag >> 32),
+	    c->gen);
+	assert((int)(uint32_t)e->tag > 0 && e->ninsn > 0);
+	ce.tag = tag;
 	if ((c->n + 1) * 2 > c->mask + 1) {
 		if (c->mask + 1 >= 2 * (uint64_t)FPT_CACHE_MAX)
 			return (-HWTR_E_LIMIT);
 		nmask = c->mask * 2 + 1;
-		if ((ns = calloc((size_t)nmask + 1, sizeof(*ns))) == NULL)
+		if ((ns = table_new(nmask + 1)) == NULL)
 			return (-HWTR_E_NOMEM);
 		/* Stale entries are left behind. */
 		for (i = 0; i <= c->mask; i++)
-			if (c->slot[i].isid != 0 && c->slot[i].gen == c->gen)
+			if (c->slot[i].tag != 0 &&
+			    (c->slot[i].tag ^ tag) >> 40 == 0)
 				put(ns, nmask, &c->slot[i], &n);
 		free(c->slot);
 		c->slot = ns;
@@ -120,7 +140,11 @@ fpt_cache_insert(struct fpt_cache *c, const struct fpt_cache_entry *e)
 void
 fpt_cache_flush(struct fpt_cache *c)
 {
-	c->gen++;
+	/* Entries of a generation 2^24 back would look current again. */
+	if ((++c->gen & 0xffffff) == 0) {
+		memset(c->slot, 0, (size_t)(c->mask + 1) * sizeof(*c->slot));
+		c->n = 0;
+	}
 }
 
 void
@@ -180,7 +204,7 @@ fpti_run_make(struct fpt *d, struct fpt_run *r, uint16_t ts)
 				return (r);
 			ninsn += e->ninsn;
 			if (e->q == FPT_Q_AGAIN) {
-				ip = e->dip;
+				ip = fpt_cache_dip(e);
 				continue;
 			}
 			if (e->q != FPT_Q_DECODE)
@@ -188,15 +212,15 @@ fpti_run_make(struct fpt *d, struct fpt_run *r, uint16_t ts)
 			if (!e->dnext_in)
 				return (r);
 			if (e->dkind == HWTR_X86_CALL &&
-			    e->dtarget != e->dip + e->dlen) {
+			    e->dtarget != fpt_cache_dip(e) + e->dlen) {
 				/* As many as hot_block()'s HOT_CALLS. */
 				if (np == FPT_RUN_PUSH)
 					return (r);
-				r->push[np++] = e->dip + e->dlen;
+				r->push[np++] = fpt_cache_dip(e) + e->dlen;
 			}
 			ip = e->dkind == HWTR_X86_CALL ||
 			    e->dkind == HWTR_X86_JMP ? e->dtarget :
-			    e->dip + e->dlen;
+			    fpt_cache_dip(e) + e->dlen;
 		}
 		/* A compressed return: its bit taken (else libipt errs). */
 		if (e->q == FPT_Q_RETURN && ((tnt >> (n - 1)) & 1))
@@ -206,7 +230,7 @@ fpti_run_make(struct fpt *d, struct fpt_run *r, uint16_t ts)
 		n--;
 		b = &r->b[r->nb];
 		b->ip = start;
-		b->end_ip = e->dip;
+		b->end_ip = fpt_cache_dip(e);
 		b->ninsn = ninsn;
 		b->mode = r->mode;
 		b->isid = r->isid;
@@ -219,7 +243,7 @@ fpti_run_make(struct fpt *d, struct fpt_run *r, uint16_t ts)
 			ip = e->dtarget;
 		} else {
 			b->end = FPT_END_COND_NOT_TAKEN;
-			ip = e->dip + e->dlen;
+			ip = fpt_cache_dip(e) + e->dlen;
 		}
 		if (r->nb++ > 0) {
 			r->lo = start < r->lo ? start : r->lo;
@@ -275,8 +299,7 @@ one_insn_entry(struct fpt_cache_entry *e, const struct fpt *d,
 {
 	memset(e, 0, sizeof(*e));
 	e->ip = p->ip;
-	e->isid = b->isid;
-	e->mode = d->mode;
+	e->tag = fpt_cache_tag(b->isid, d->mode, 0);
 	e->q = q;
 	e->ninsn = 1;
 }
@@ -297,11 +320,29 @@ fpti_step_entry(struct fpt *d, const struct fpt_block *b, const struct fpt_step 
 	struct fpt_cache_entry e;
 
 	one_insn_entry(&e, d, b, p, q);
-	e.dip = p->ip;
 	e.dkind = p->kind;
 	e.dlen = p->len;
 	e.dtarget = p->target;
 	e.dnext_in = (uint8_t)next_in;
+	switch (q) {
+	case FPT_Q_IND_CALL:
+		e.dend = FPT_END_CALL_IND;
+		break;
+	case FPT_Q_RETURN:
+		e.dend = FPT_END_RET;
+		break;
+	case FPT_Q_INDIRECT:
+		e.dend = p->kind == HWTR_X86_JMP_IND ? FPT_END_INDIRECT :
+		    FPT_END_FAR;
+		break;
+	case FPT_Q_DECODE:
+		/* Whether the hot path follows it to @dtarget, no push. */
+		e.dend = next_in && (p->kind == HWTR_X86_JMP ||
+		    (p->kind == HWTR_X86_CALL && p->target == p->ip + p->len));
+		break;
+	default:
+		break;
+	}
 	cache_put(d, &e);
 }
 
@@ -322,7 +363,7 @@ fpti_trampoline(struct fpt *d, const struct fpt_block *b, const struct fpt_step 
 		return;
 	}
 	one_insn_entry(&e, d, b, p, FPT_Q_AGAIN);
-	e.dip = next;
+	e.ddisp = (int16_t)disp;
 	cache_put(d, &e);
 }
 
@@ -345,11 +386,13 @@ fpti_link_entry(struct fpt *d, const struct fpt_block *b, const struct fpt_step 
 		return (0);
 	e = *nx;
 	e.ip = p->ip;
-	e.ninsn++;
-	disp = (int64_t)(e.dip - p->ip);
-	if (e.ninsn > 255 || disp < INT16_MIN || disp > INT16_MAX)
+	disp = (int64_t)(fpt_cache_dip(nx) - p->ip);
+	if (e.ninsn == 255 || disp < INT16_MIN || disp > INT16_MAX)
 		fpti_trampoline(d, b, p, next);
-	else
+	else {
+		e.ninsn++;
+		e.ddisp = (int16_t)disp;
 		cache_put(d, &e);
+	}
 	return (1);
 }

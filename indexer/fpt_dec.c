@@ -62,13 +62,14 @@ static inline int	tnt_at_hand(struct fpt *);
 static inline int	cond_take(struct fpt *, const struct fpt_cache_entry *,
 			    uint64_t *, uint8_t *);
 static int	tnt_refill(struct fpt *);
-static inline int	long_tnt(const uint8_t *, const uint8_t *, uint64_t *,
-		    unsigned *);
-static inline int	tnt_or_tip(const uint8_t *, const uint8_t *);
 static int	tnt_next(const struct fpt *);
 static int	hot_block(struct fpt *, struct fpt_item *);
 static inline int	hot_run(struct fpt *, struct fpt_item *);
 static inline int	hot_one(struct fpt *, struct fpt_item *, int);
+static inline int	hot_from(struct fpt *, struct fpt_item *,
+			    const struct fpt_cache_entry *, int);
+static int	next_hot1(struct fpt *, struct fpt_item *,
+		    const struct fpt_cache_entry *);
 static int	next_hot(struct fpt *, struct fpt_item *);
 static int	next_run(struct fpt *, struct fpt_item *);
 static int	next_warm(struct fpt *, struct fpt_item *);
@@ -164,27 +165,6 @@ fpt_unsupported(const struct fpt *d)
 }
 
 /*
- * @it, the block from d->ip to @e's last instruction, @ninsn long and
- * ending as @end; the flow goes on at @to.
- */
-static inline void
-block_out(struct fpt *d, struct fpt_item *it,
-    const struct fpt_cache_entry *e, unsigned ninsn, uint8_t end, int isid,
-    uint64_t to)
-{
-	struct fpt_block *b = &it->block;
-
-	it->kind = FPT_ITEM_BLOCK;
-	b->ip = d->ip;
-	b->end_ip = e->dip;
-	b->ninsn = ninsn;
-	b->mode = d->mode;
-	b->end = end;
-	b->isid = isid;
-	d->ip = to;
-}
-
-/*
  * Small on purpose: most calls give the next block of a memoized run
  * (hot_run()), with no register to save; the hot path (next_hot()) and
  * the rest of the decoder (next_item()) stay out of line.
@@ -230,16 +210,76 @@ fpt_run_take(struct fpt *d, size_t n)
  * run (next_run()), with none hot_one(), without hot_ready()'s packet
  * checks, which its own imply: it takes a TNT or a TIP packet at d->pos,
  * or nothing.  Both without a call, and this function without a frame.
+ * A random walk's blocks first (ixgen's), in the fewest steps and
+ * registers: an entry, or a direct jump's and the next, to a conditional
+ * branch and a TNT-8 of one bit, or to an indirect transfer and a TIP of
+ * 16 bits; hot_one() the rest.
  */
 static int __attribute__((noinline))
 next_hot(struct fpt *d, struct fpt_item *it)
 {
-	if (d->hot && hot_span(d)) {
-		if (d->ntnt > 0)
-			return (next_run(d, it));
-		if (hot_one(d, it, 0))
-			return (0);
+	const struct fpt_cache_entry *e, *first;
+	const uint8_t *p = d->pos;
+	uint64_t to, bit;
+	unsigned ninsn;
+	uint8_t end;
+
+	/* d->hot is the span's width (fpti_hot_start()). */
+	if (d->ip - d->last.lo >= d->hot)
+		return (next_warm(d, it));
+	if (d->ntnt > 0)
+		return (next_run(d, it));
+	if ((e = first = fpti_hot_find(d, d->ip, 0)) == NULL)
+		return (next_warm(d, it));
+	ninsn = e->ninsn;
+	if (e->q == FPT_Q_DECODE) {
+		if (!e->dend)
+			return (next_hot1(d, it, first));
+		if ((e = fpti_hot_find(d, e->dtarget, 0)) == NULL)
+			return (next_warm(d, it));
+		ninsn += e->ninsn;
 	}
+	if (e->q == FPT_Q_COND && d->cfg.end - p >= 2 &&
+	    (p[0] & 0xfd) == 4 && (fpti_is_tnt8(p[1]) ||
+	    (p[1] & 0x1f) == 0x0d || (p[1] & 0x0f) == 0x01)) {
+		/*
+		 * No bit left: the TNT state stays empty.  A TIP.PGD or
+		 * TIP.PGE next stops libipt's read-ahead at once, as a TIP
+		 * does: tnt_read_ahead() would read nothing (a syscall's
+		 * exit from a user-only trace).
+		 */
+		bit = (p[0] >> 1) & 1;
+		d->pos = p + 1;
+		/*
+		 * Without a branch: a random walk's bits are what a branch
+		 * predictor cannot guess.
+		 */
+		to = fpt_cache_dip(e) + e->dlen;
+		to ^= (to ^ e->dtarget) & (0 - bit);
+		end = (uint8_t)(FPT_END_COND_NOT_TAKEN - bit);
+	} else if (e->q >= FPT_Q_IND_CALL && d->cfg.end - p >= 3 &&
+	    p[0] == FPT_TIP16) {
+		/* fpti_tip_fast()'s commonest. */
+		to = (d->last_ip & ~0xffffull) | p[1] | (uint64_t)p[2] << 8;
+		d->last_ip = to;
+		d->have_ip = 1;
+		d->pos = p + 3;
+		if (e->q == FPT_Q_IND_CALL)
+			rs_push(d, fpt_cache_dip(e) + e->dlen);
+		end = e->dend;
+	} else
+		return (next_hot1(d, it, first));
+	fpti_block_out(d, it, e, ninsn, end, d->last.isid, to);
+	return (0);
+}
+
+/* next_hot() past its commonest blocks, from the first entry @e. */
+static int __attribute__((noinline))
+next_hot1(struct fpt *d, struct fpt_item *it,
+    const struct fpt_cache_entry *e)
+{
+	if (hot_from(d, it, e, 0))
+		return (0);
 	return (next_warm(d, it));
 }
 
@@ -256,7 +296,7 @@ next_run(struct fpt *d, struct fpt_item *it)
 static int __attribute__((noinline))
 next_warm(struct fpt *d, struct fpt_item *it)
 {
-	if (!d->hot && (d->hot = fast_ready(d)) != 0)
+	if (!d->hot && fast_ready(d) && fpti_hot_start(d))
 		return (next_hot(d, it));
 	if (d->hot && hot_ready(d) && hot_block(d, it))
 		return (0);
@@ -268,90 +308,107 @@ next_warm(struct fpt *d, struct fpt_item *it)
  * direct call's or jump's and the next, to a conditional branch, or with
  * no TNT bit left to an indirect branch, a far transfer, an indirect call
  * or a return, and its TIP next.  1 with the block in @it; 0, nothing
- * changed, for hot_block() to try.  Unless @full, without a call: the
- * entries found at their first probe.
+ * changed, for hot_block() to try.  Unless @full, without a call, and
+ * with no TNT bit at hand (next_hot()).
  */
 static inline __attribute__((always_inline)) int
 hot_one(struct fpt *d, struct fpt_item *it, int full)
 {
-	const struct fpt_cache *c = d->cache;
-	const struct fpt_cache_entry *e;
-	const uint8_t *p;
-	uint64_t to, ret = 0, bit, tnt;
+	const struct fpt_cache_entry *e = fpti_hot_find(d, d->ip, full);
+
+	return (e != NULL && hot_from(d, it, e, full));
+}
+
+/* hot_one() from the entry @e for d->ip. */
+static inline __attribute__((always_inline)) int
+hot_from(struct fpt *d, struct fpt_item *it, const struct fpt_cache_entry *e,
+    int full)
+{
+	const uint8_t *p, *pend = d->cfg.end;
+	uint64_t to, ret = 0, bit, tnt, fall;
 	unsigned ninsn, n;
 	int call = 0;
 	uint8_t end;
 
-	e = full ? fpti_cache_find(c, d->ip, d->last.isid, d->mode) :
-	    fpti_cache_first(c, d->ip, d->last.isid, d->mode);
-	if (e == NULL)
-		return (0);
 	ninsn = e->ninsn;
 	if (e->q == FPT_Q_DECODE) {
 		/* A direct call or jump to the entry that ends the block. */
 		if (!e->dnext_in)
 			return (0);
-		if (e->dkind == HWTR_X86_CALL &&
-		    e->dtarget != e->dip + e->dlen) {
+		fall = fpt_cache_dip(e) + e->dlen;
+		if (e->dkind == HWTR_X86_CALL && e->dtarget != fall) {
 			call = 1;
-			ret = e->dip + e->dlen;
+			ret = fall;
 		}
 		to = e->dkind == HWTR_X86_CALL || e->dkind == HWTR_X86_JMP ?
-		    e->dtarget : e->dip + e->dlen;
-		e = full ? fpti_cache_find(c, to, d->last.isid, d->mode) :
-		    fpti_cache_first(c, to, d->last.isid, d->mode);
-		if (e == NULL)
+		    e->dtarget : fall;
+		if ((e = fpti_hot_find(d, to, full)) == NULL)
 			return (0);
 		ninsn += e->ninsn;
 	}
 	p = d->pos;
 	if (e->q == FPT_Q_COND) {
-		if (d->ntnt == 0) {
-			/* tnt_at_hand() but for its call: TNT-8 or long. */
-			if (d->cfg.end - p >= 2 && fpti_is_tnt8(p[0]) &&
-			    (fpti_is_tnt8(p[1]) || (p[1] & 0x1f) == 0x0d)) {
-				n = 31u - (unsigned)__builtin_clz(p[0]) - 1;
-				tnt = (p[0] >> 1) & ((1u << n) - 1);
-				p++;
-			} else if (long_tnt(p, d->cfg.end, &tnt, &n) &&
-			    tnt_or_tip(p + 8, d->cfg.end))
-				p += 8;
-			else
-				return (0);
-			d->tnt = tnt;
-			d->ntnt = n;
-			d->pos = p;
+		if ((!full || d->ntnt == 0) && pend - p >= 2 &&
+		    (p[0] & 0xfd) == 4 &&
+		    (fpti_is_tnt8(p[1]) || (p[1] & 0x1f) == 0x0d)) {
+			/* A TNT-8 of one bit, a random walk's: none left. */
+			bit = (p[0] >> 1) & 1;
+			d->pos = p + 1;
+		} else {
+			if (!full || d->ntnt == 0) {
+				/* tnt_at_hand() but for its call. */
+				if (pend - p >= 2 && fpti_is_tnt8(p[0]) &&
+				    (fpti_is_tnt8(p[1]) ||
+				    (p[1] & 0x1f) == 0x0d)) {
+					n = 31u -
+					    (unsigned)__builtin_clz(p[0]) - 1;
+					tnt = (p[0] >> 1) & ((1u << n) - 1);
+					p++;
+				} else if (fpti_long_tnt(p, pend, &tnt, &n) &&
+				    fpti_tnt_or_tip(p + 8, pend))
+					p += 8;
+				else
+					return (0);
+				d->tnt = tnt;
+				d->ntnt = n;
+				d->pos = p;
+			}
+			d->ntnt--;
+			bit = (d->tnt >> d->ntnt) & 1;
 		}
-		d->ntnt--;
 		/*
 		 * Without a branch: a random walk's bits are what a branch
 		 * predictor cannot guess.
 		 */
-		bit = (d->tnt >> d->ntnt) & 1;
-		to = e->dip + e->dlen;
+		to = fpt_cache_dip(e) + e->dlen;
 		to ^= (to ^ e->dtarget) & (0 - bit);
 		end = (uint8_t)(FPT_END_COND_NOT_TAKEN - bit);
 	} else if (e->q >= FPT_Q_IND_CALL) {
 		/* hot_block()'s TIP, when no TNT bit is left to check. */
-		if (d->ntnt > 0 || p >= d->cfg.end || (*p & 0x1f) != 0x0d ||
-		    d->mode_pending || !fpti_tip_fast(d, &to))
+		if (full && d->ntnt > 0)
+			return (0);
+		if (pend - p >= 3 && p[0] == FPT_TIP16) {
+			/* fpti_tip_fast()'s commonest, at once. */
+			to = (d->last_ip & ~0xffffull) | p[1] |
+			    (uint64_t)p[2] << 8;
+			d->last_ip = to;
+			d->have_ip = 1;
+			d->pos = p + 3;
+		} else if (p >= pend || (*p & 0x1f) != 0x0d ||
+		    !fpti_tip_fast(d, &to))
 			return (0);
 		if (e->q == FPT_Q_IND_CALL) {
 			if (call)
 				rs_push(d, ret);
 			call = 0;
-			rs_push(d, e->dip + e->dlen);
-			end = FPT_END_CALL_IND;
-		} else if (e->q == FPT_Q_RETURN)
-			end = FPT_END_RET;
-		else
-			end = e->dkind == HWTR_X86_JMP_IND ? FPT_END_INDIRECT :
-			    FPT_END_FAR;
+			rs_push(d, fpt_cache_dip(e) + e->dlen);
+		}
+		end = e->dend;
 	} else
 		return (0);
 	if (call)
 		rs_push(d, ret);
-	block_out(d, it, e, ninsn, end, d->last.isid, to);
+	fpti_block_out(d, it, e, ninsn, end, d->last.isid, to);
 	return (1);
 }
 
@@ -385,19 +442,19 @@ hot_block(struct fpt *d, struct fpt_item *it)
 			return (0);
 		ninsn += e->ninsn;
 		if (e->q == FPT_Q_AGAIN) {
-			ip = e->dip;
+			ip = fpt_cache_dip(e);
 			continue;
 		}
 		if (e->q != FPT_Q_DECODE)
 			break;
 		if (e->dkind == HWTR_X86_CALL &&
-		    e->dtarget != e->dip + e->dlen) {
+		    e->dtarget != fpt_cache_dip(e) + e->dlen) {
 			if (ncall == HOT_CALLS)
 				return (0);
-			ret[ncall++] = e->dip + e->dlen;
+			ret[ncall++] = fpt_cache_dip(e) + e->dlen;
 		}
 		ip = e->dkind == HWTR_X86_CALL || e->dkind == HWTR_X86_JMP ?
-		    e->dtarget : e->dip + e->dlen;
+		    e->dtarget : fpt_cache_dip(e) + e->dlen;
 		if (!e->dnext_in) {
 			end = FPT_END_NONE;
 			to = ip;
@@ -446,7 +503,7 @@ hot_block(struct fpt *d, struct fpt_item *it)
 			return (0);
 		}
 		if (e->q == FPT_Q_IND_CALL) {
-			ret[ncall++] = e->dip + e->dlen;
+			ret[ncall++] = fpt_cache_dip(e) + e->dlen;
 			end = FPT_END_CALL_IND;
 		} else if (e->q == FPT_Q_INDIRECT)
 			end = e->dkind == HWTR_X86_JMP_IND ? FPT_END_INDIRECT :
@@ -462,7 +519,7 @@ done:
 		d->rs_top = (d->rs_top + FPT_RS_MAX - 1) % FPT_RS_MAX;
 		d->rs_n--;
 	}
-	block_out(d, it, e, ninsn, end, isid, to);
+	fpti_block_out(d, it, e, ninsn, end, isid, to);
 	return (1);
 }
 
@@ -580,54 +637,17 @@ hot_span(const struct fpt *d)
 	    (d->cfg.keep_cache || d->last.isid == d->cur_isid));
 }
 
-/*
- * Whether the long TNT at @p (before @end) is whole and has bits: 1 with
- * them in @tnt (the next one at bit *@n - 1) and *@n.
- */
-static inline int
-long_tnt(const uint8_t *p, const uint8_t *end, uint64_t *tnt, unsigned *n)
-{
-	uint64_t v;
-
-	if (end - p < 8 || p[0] != 0x02 || p[1] != 0xa3)
-		return (0);
-	/* One expression, which the compiler makes a load or two. */
-	v = (uint64_t)p[2] | (uint64_t)p[3] << 8 | (uint64_t)p[4] << 16 |
-	    (uint64_t)p[5] << 24 | (uint64_t)p[6] << 32 |
-	    (uint64_t)p[7] << 40;
-	if (v <= 1)
-		return (0);
-	*n = 63u - (unsigned)__builtin_clzll(v);
-	*tnt = v & ((1ull << *n) - 1);
-	return (1);
-}
-
-/*
- * Whether a TNT-8, a TIP or a good long TNT is at @p: the packets after
- * which the packet layer reads nothing ahead and finds no event
- * (fpti_fetch_event(), tnt_read_ahead()).
- */
-static inline int
-tnt_or_tip(const uint8_t *p, const uint8_t *end)
-{
-	uint64_t tnt;
-	unsigned n;
-
-	return (p < end && (fpti_is_tnt8(*p) || (*p & 0x1f) == 0x0d ||
-	    long_tnt(p, end, &tnt, &n)));
-}
-
-/* tnt_or_tip() at d->pos, out of the hot path's way. */
+/* fpti_tnt_or_tip() at d->pos, out of the hot path's way. */
 static int __attribute__((noinline))
 tnt_next(const struct fpt *d)
 {
-	return (tnt_or_tip(d->pos, d->cfg.end));
+	return (fpti_tnt_or_tip(d->pos, d->cfg.end));
 }
 
 /*
  * Whether a TNT bit is at hand without the packet layer: bits left, or
- * a TNT packet next (taken here) followed by one of tnt_or_tip()'s, as
- * query_cond() would take it.
+ * a TNT packet next (taken here) followed by one of fpti_tnt_or_tip()'s,
+ * as query_cond() would take it.
  */
 static inline int
 tnt_at_hand(struct fpt *d)
@@ -662,7 +682,7 @@ cond_take(struct fpt *d, const struct fpt_cache_entry *e, uint64_t *to,
 		*to = e->dtarget;
 		*end = FPT_END_COND_TAKEN;
 	} else {
-		*to = e->dip + e->dlen;
+		*to = fpt_cache_dip(e) + e->dlen;
 		*end = FPT_END_COND_NOT_TAKEN;
 	}
 	return (1);
@@ -681,11 +701,11 @@ tnt_refill(struct fpt *d)
 		n = 31u - (unsigned)__builtin_clz(p[0]) - 1;
 		tnt = (p[0] >> 1) & ((1u << n) - 1);
 		p++;
-	} else if (long_tnt(p, d->cfg.end, &tnt, &n))
+	} else if (fpti_long_tnt(p, d->cfg.end, &tnt, &n))
 		p += 8;
 	else
 		return (0);
-	if (!tnt_or_tip(p, d->cfg.end))
+	if (!fpti_tnt_or_tip(p, d->cfg.end))
 		return (0);
 	assert(n > 0);
 	d->ntnt = n;
@@ -1143,17 +1163,17 @@ proceed_cached(struct fpt *d, struct fpt_block *b)
 		if (b->ninsn + e->ninsn > FPT_BLK_MAX)
 			return (0);
 		b->ninsn += e->ninsn;
-		b->end_ip = e->dip;
-		d->ip = e->dip;
+		b->end_ip = fpt_cache_dip(e);
+		d->ip = fpt_cache_dip(e);
 		/* The hot path: a conditional branch, its bit at hand. */
 		if (e->q == FPT_Q_COND && tnt_at_hand(d)) {
-			d->hot = 1;
+			fpti_hot_start(d);
 			d->ntnt--;
 			if ((d->tnt >> d->ntnt) & 1) {
 				d->ip = e->dtarget;
 				b->end = FPT_END_COND_TAKEN;
 			} else {
-				d->ip = e->dip + e->dlen;
+				d->ip = fpt_cache_dip(e) + e->dlen;
 				b->end = FPT_END_COND_NOT_TAKEN;
 			}
 			return (0);
@@ -1163,17 +1183,17 @@ proceed_cached(struct fpt *d, struct fpt_block *b)
 			continue;
 		case FPT_Q_DECODE:
 			if (e->dkind == HWTR_X86_CALL &&
-			    e->dtarget != e->dip + e->dlen)
-				rs_push(d, e->dip + e->dlen);
+			    e->dtarget != fpt_cache_dip(e) + e->dlen)
+				rs_push(d, fpt_cache_dip(e) + e->dlen);
 			d->ip = e->dkind == HWTR_X86_CALL ||
 			    e->dkind == HWTR_X86_JMP ? e->dtarget :
-			    e->dip + e->dlen;
+			    fpt_cache_dip(e) + e->dlen;
 			if (!e->dnext_in)
 				return (0);
 			continue;
 		default:
-			return (trace_step(d, b, e->dkind, e->dip, e->dlen,
-			    e->dtarget));
+			return (trace_step(d, b, e->dkind, fpt_cache_dip(e),
+			    e->dlen, e->dtarget));
 		}
 	}
 }
@@ -1270,6 +1290,8 @@ fill(struct fpt *d, struct fpt_block *b)
 	size_t n = 0, j;
 	int rc, isid, in;
 
+	/* The hot path's copy of the table stays right (fpti_hot_start()). */
+	assert(!d->hot);
 	for (;;) {
 		if (b->ninsn == FPT_BLK_MAX)
 			return (0);

@@ -141,9 +141,17 @@ struct fpt {
 	 * fpt_next()'s hot path may run: fast_ready() held, or a block
 	 * ended on a TNT bit at hand, and since then only TNT-8 and TIP
 	 * packets were read, so that of its checks only hot_ready()'s
-	 * need doing again.  Cleared whenever anything else runs.
+	 * need doing again.  Cleared whenever anything else runs.  Set
+	 * only while no MODE.exec waits and the block cache is the last
+	 * span's (fpti_hot_start()), with @htag the tag its entries
+	 * have, and the table (@hslot, @hmask), which grows only on a miss:
+	 * none changes before it is cleared.  When set, the width of the
+	 * last span.
 	 */
-	int		hot;
+	uint64_t	hot;
+	uint64_t	htag;
+	const struct fpt_cache_entry *hslot;
+	uint64_t	hmask;
 	int		cur_isid;	/* libipt's mapped section */
 
 	/* The packet layer. */
@@ -246,8 +254,7 @@ fpti_cache_first(const struct fpt_cache *c, uint64_t ip, int isid,
 	const struct fpt_cache_entry *e;
 
 	e = &c->slot[fpti_cache_slot(c->mask, ip, isid, mode)];
-	if (e->ip == ip && e->isid == isid && e->mode == mode &&
-	    e->gen == c->gen)
+	if (e->ip == ip && e->tag == fpt_cache_tag(isid, mode, c->gen))
 		return (e);
 	return (NULL);
 }
@@ -322,11 +329,107 @@ int		fpti_writes_cr3(struct fpt *, uint64_t);
 int		fpti_filter_on(const struct fpt *, uint64_t);
 void		fpti_set_errata(struct fpt *);
 
+/* A TIP with a 16-bit IP update: its header. */
+#define FPT_TIP16	(FPT_IPC_UPD16 << 5 | 0x0d)
+
 /* Whether @b is a TNT-8 packet's header. */
 static inline int
 fpti_is_tnt8(uint8_t b)
 {
 	return ((b & 1) == 0 && b > 2);
+}
+
+/*
+ * Whether the long TNT at @p (before @end) is whole and has bits: 1 with
+ * them in @tnt (the next one at bit *@n - 1) and *@n.
+ */
+static inline int
+fpti_long_tnt(const uint8_t *p, const uint8_t *end, uint64_t *tnt,
+    unsigned *n)
+{
+	uint64_t v;
+
+	if (end - p < 8 || p[0] != 0x02 || p[1] != 0xa3)
+		return (0);
+	/* One expression, which the compiler makes a load or two. */
+	v = (uint64_t)p[2] | (uint64_t)p[3] << 8 | (uint64_t)p[4] << 16 |
+	    (uint64_t)p[5] << 24 | (uint64_t)p[6] << 32 |
+	    (uint64_t)p[7] << 40;
+	if (v <= 1)
+		return (0);
+	*n = 63u - (unsigned)__builtin_clzll(v);
+	*tnt = v & ((1ull << *n) - 1);
+	return (1);
+}
+
+/*
+ * Whether a TNT-8, a TIP or a good long TNT is at @p: the packets after
+ * which the packet layer reads nothing ahead and finds no event
+ * (fpti_fetch_event(), tnt_read_ahead()).
+ */
+static inline int
+fpti_tnt_or_tip(const uint8_t *p, const uint8_t *end)
+{
+	uint64_t tnt;
+	unsigned n;
+
+	return (p < end && (fpti_is_tnt8(*p) || (*p & 0x1f) == 0x0d ||
+	    fpti_long_tnt(p, end, &tnt, &n)));
+}
+
+/*
+ * @it, the block from d->ip to @e's last instruction, @ninsn long and
+ * ending as @end; the flow goes on at @to.
+ */
+static inline void
+fpti_block_out(struct fpt *d, struct fpt_item *it,
+    const struct fpt_cache_entry *e, unsigned ninsn, uint8_t end, int isid,
+    uint64_t to)
+{
+	struct fpt_block *b = &it->block;
+
+	it->kind = FPT_ITEM_BLOCK;
+	b->ip = d->ip;
+	b->end_ip = fpt_cache_dip(e);
+	b->ninsn = ninsn;
+	b->mode = d->mode;
+	b->end = end;
+	b->isid = isid;
+	d->ip = to;
+}
+
+/*
+ * Set d->hot where the hot path may run, with what it takes for granted
+ * until it is cleared (struct fpt): no MODE.exec waiting for its TIP, the
+ * block cache the last span's, and d->htag.  It is the span's width,
+ * never 0 (fpt_dec.c's code_at()), so that one compare checks it and
+ * the span.
+ */
+static inline int
+fpti_hot_start(struct fpt *d)
+{
+	d->htag = fpt_cache_tag(d->last.isid, d->mode, d->cache->gen);
+	d->hslot = d->cache->slot;
+	d->hmask = d->cache->mask;
+	d->hot = !d->mode_pending &&
+	    (d->cfg.keep_cache || d->last.isid == d->cur_isid) ?
+	    d->last.hi - d->last.lo : 0;
+	return (d->hot != 0);
+}
+
+/*
+ * The entry for @ip: unless @full, only at its first probe, its key
+ * compared as one tag (d->hot's), without a call.
+ */
+static inline __attribute__((always_inline)) const struct fpt_cache_entry *
+fpti_hot_find(const struct fpt *d, uint64_t ip, int full)
+{
+	const struct fpt_cache_entry *e;
+
+	if (full)
+		return (fpti_cache_find(d->cache, ip, d->last.isid, d->mode));
+	e = &d->hslot[ip & d->hmask];
+	return (e->ip == ip && e->tag == d->htag ? e : NULL);
 }
 
 /*
