@@ -28,8 +28,8 @@ SQLITE_EXTENSION_INIT1
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef HWTR_SQLITE_EXTENSION
 #include "hwtrace.h"
+#ifndef HWTR_SQLITE_EXTENSION
 #include "hwtr_ix_sqlite.h"
 #endif
 #include "colstore.h"
@@ -472,7 +472,8 @@ xo_next_chunk(struct xo_cursor *c)
 	n = sqlite3_column_int64(c->chunks, 2);
 	c->insn = sqlite3_column_int64(c->chunks, 3);
 	/* A database is input: counts that cannot be, or would overflow. */
-	if (c->seq < 0 || n < 0 || c->insn < 0 || c->seq > INT64_MAX - n)
+	if (c->seq < 0 || n < 0 || n > HWTR_DB_CHUNK_BLOCKS || c->insn < 0 ||
+	    c->seq > INT64_MAX - n)
 		return (xo_corrupt(c, "seq, nblocks or insn out of range"));
 	c->end_seq = c->seq + n;
 	c->dlen = sqlite3_column_bytes(c->chunks, 4);
@@ -701,9 +702,10 @@ xo_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 	sqlite3_finalize(c->chunks);
 	c->chunks = NULL;
 	/*
-	 * A chunk holds at most 4096 blocks, so the chunk holding block
-	 * seq_lo starts after seq_lo - 4096.  For instruction bounds the
-	 * insn index is searched instead.  One thread is asked for with
+	 * A chunk holds at most HWTR_DB_CHUNK_BLOCKS blocks (?5), so the
+	 * chunk holding block seq_lo starts after seq_lo - ?5.  For
+	 * instruction bounds the insn index is searched instead.  One
+	 * thread is asked for with
 	 * "thread = ?1": SQLite uses the second column of a key only after an
 	 * equality on the first, and a range on thread would read every chunk
 	 * of the thread.  Its first chunk for instruction bounds is the last
@@ -725,11 +727,11 @@ xo_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 	} else {
 		rc = sqlite3_prepare_v2(c->vt->db, tlo == thi ?
 		    "SELECT thread, seq, nblocks, insn, data FROM exec_chunks "
-		    "WHERE thread = ?1 AND ?2 = ?1 AND seq > ?3 - 4096 "
+		    "WHERE thread = ?1 AND ?2 = ?1 AND seq > ?3 - ?5 "
 		    "AND seq + nblocks > ?3 AND seq <= ?4 "
 		    "ORDER BY thread, seq" :
 		    "SELECT thread, seq, nblocks, insn, data FROM exec_chunks "
-		    "WHERE thread >= ?1 AND thread <= ?2 AND seq > ?3 - 4096 "
+		    "WHERE thread >= ?1 AND thread <= ?2 AND seq > ?3 - ?5 "
 		    "AND seq + nblocks > ?3 AND seq <= ?4 ORDER BY thread, seq",
 		    -1, &c->chunks, NULL);
 		clo = c->seq_lo;
@@ -741,6 +743,8 @@ xo_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 	sqlite3_bind_int64(c->chunks, 2, thi);
 	sqlite3_bind_int64(c->chunks, 3, clo);
 	sqlite3_bind_int64(c->chunks, 4, chi);
+	if (c->insn_lo <= 0)
+		sqlite3_bind_int64(c->chunks, 5, HWTR_DB_CHUNK_BLOCKS);
 	c->eof = 0;
 	c->thread = INT64_MIN;
 	c->end_seq = 0;

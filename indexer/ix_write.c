@@ -413,7 +413,8 @@ write_meta(struct run *r)
 		    meta->tconv.shift);
 	}
 	rc = rc < 0 ? rc : write_tail_meta(r, &s);
-	rc = rc < 0 ? rc : meta_int(r, &s, "chunk_blocks", 4096);
+	rc = rc < 0 ? rc : meta_int(r, &s, "chunk_blocks",
+	    HWTR_DB_CHUNK_BLOCKS);
 	rc = rc < 0 ? rc : meta_put(r, &s, "exec_encoding",
 	    "delta-zigzag-varint-zstd");
 	if (rc == 0 && r->ix->stats.blocks > 0) {

@@ -194,10 +194,15 @@ atf_test_case windows_across_chunks
 windows_across_chunks_head() { atf_set descr "insns --from and last windows across an exec_chunks boundary equal the whole expansion filtered by SQLite"; }
 windows_across_chunks_body()
 {
-	mkbig
-	# Where the second chunk starts (blocks 4096 on; hwtrace-db(5)).
+	# More blocks than a chunk holds (chunk_blocks, hwtrace-db(5)).
+	"$HWTRACE_BUILD/bench/qmkdb" -s 150000 big.db >/dev/null 2>&1 ||
+	    atf_fail "cannot make the synthetic database"
+	c=$("$HWTRACE" query big.db sql --format csv "SELECT value FROM meta
+	    WHERE key = 'chunk_blocks'" | tail -n 1)
+	[ "$c" = 65536 ] || atf_fail "chunk_blocks is $c, not 65536"
+	# Where the second chunk starts (blocks $c on).
 	b=$("$HWTRACE" query big.db sql --format csv "SELECT insn FROM
-	    exec_chunks WHERE thread = 1 AND seq = 4096" | tail -n 1)
+	    exec_chunks WHERE thread = 1 AND seq = $c" | tail -n 1)
 	[ -n "$b" ] && [ "$b" -gt 10 ] || atf_fail "no second chunk ($b)"
 	"$HWTRACE" query big.db insns --thread 1 --from $((b - 3)) --count 7 \
 	    --format csv | cut -d, -f2,3 > got || atf_fail "insns failed"
@@ -209,11 +214,12 @@ windows_across_chunks_body()
 	[ "$(wc -l < exp)" = 8 ] || atf_fail "expected 7 instructions from SQL"
 	expect_same exp got "insns across a chunk boundary"
 	"$HWTRACE" query big.db sql --format csv "SELECT e.seq, e.block FROM
-	    exec_order e WHERE e.thread = 1 AND e.seq >= 4090 AND e.seq < 4100
-	    ORDER BY e.seq" > got || atf_fail "exec_order window failed"
+	    exec_order e WHERE e.thread = 1 AND e.seq >= $((c - 6)) AND
+	    e.seq < $((c + 4)) ORDER BY e.seq" > got ||
+		atf_fail "exec_order window failed"
 	"$HWTRACE" query big.db sql --format csv "SELECT e.seq, e.block FROM
-	    exec_order e WHERE e.thread + 0 = 1 AND e.seq + 0 >= 4090 AND
-	    e.seq + 0 < 4100 ORDER BY e.seq" > exp
+	    exec_order e WHERE e.thread + 0 = 1 AND e.seq + 0 >= $((c - 6)) AND
+	    e.seq + 0 < $((c + 4)) ORDER BY e.seq" > exp
 	[ "$(wc -l < exp)" = 11 ] || atf_fail "expected 10 blocks from SQL"
 	expect_same exp got "exec_order across a chunk boundary"
 }
