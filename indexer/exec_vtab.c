@@ -581,6 +581,77 @@ xo_step_block(struct xo_cursor *c, int first)
 	}
 }
 
+/*
+ * The current block lies wholly before the cursor's lower bounds: pass
+ * the blocks of its chunk up to the first one that does not (or to the
+ * chunk's last), as xo_step_block() and xo_move() would, the time
+ * looked up once after them.  A chunk holds up to HWTR_DB_CHUNK_BLOCKS
+ * blocks, and a search for one position passes half of them on average.
+ * Stops before what xo_step_block() would not take as a block of this
+ * chunk.  Sets *@movedp when it moved.
+ */
+static int
+xo_skip(struct xo_cursor *c, int *movedp)
+{
+	int64_t at = c->seq, insn = c->insn, prev = c->prev;
+	struct xo_binfo *bi = c->bi, *e;
+	const uint8_t *d = c->data;
+	int n = c->dlen, i = c->dpos, rc = SQLITE_OK;
+	uint64_t v;
+	uint32_t h;
+
+	*movedp = 0;
+	while (at + 1 < c->end_seq) {
+		int shift = 0, j = i;
+
+		/* The next varint, or leave it to xo_step_block(). */
+		v = 0;
+		while (j < n && shift < 64 && (d[j] & 0x80) != 0) {
+			v |= (uint64_t)(d[j++] & 0x7f) << shift;
+			shift += 7;
+		}
+		if (j >= n || shift >= 64)
+			break;
+		v |= (uint64_t)d[j++] << shift;
+		i = j;
+		at++;
+		insn += bi->ninsns;
+		prev = (int64_t)((uint64_t)prev + 1 +
+		    (uint64_t)((int64_t)(v >> 1) ^ -(int64_t)(v & 1)));
+		/* xo_block()'s cache, its first slot; else xo_block(). */
+		h = (uint32_t)((uint64_t)prev * 0x9e3779b97f4a7c15ULL >> 32) &
+		    (c->ncache - 1);
+		e = &c->cache[h];
+		if (e->id != prev && (rc = xo_block(c, prev, &e)) != SQLITE_OK)
+			break;
+		bi = e;
+		*movedp = 1;
+		if (insn > INT64_MAX - (int64_t)bi->ninsns) {
+			rc = xo_corrupt(c, "instruction count overflows");
+			break;
+		}
+		/* exec_insns has no row for a block without instructions. */
+		if (at >= c->seq_lo && insn + (int64_t)bi->ninsns > c->insn_lo &&
+		    (!c->vt->insns || bi->ninsns > 0))
+			break;
+	}
+	c->seq = at;
+	c->insn = insn;
+	c->block = c->prev = prev;
+	c->dpos = i;
+	c->bi = bi;
+	if (rc != SQLITE_OK)
+		return (rc);
+	while (c->its < c->nts && c->ts[c->its][0] <= c->seq) {
+		c->have_tsc = 1;
+		c->tsc = c->ts[c->its][1];
+		c->its++;
+	}
+	c->k = 0;
+	c->ip = c->bi->start_ip;
+	return (SQLITE_OK);
+}
+
 /* Is the current row inside the bounds?  1 yes, 0 skip, 2 past the end. */
 static int
 xo_in_bounds(struct xo_cursor *c)
@@ -621,7 +692,7 @@ static int
 xo_advance(struct xo_cursor *c, int first)
 {
 	int64_t t;
-	int rc, in;
+	int rc, in, moved;
 
 	rc = xo_move(c, first);
 	for (;;) {
@@ -631,7 +702,15 @@ xo_advance(struct xo_cursor *c, int first)
 		if (in == 1)
 			return (SQLITE_OK);
 		if (in == 0) {
-			rc = xo_move(c, 0);
+			/* A whole block before the bounds: pass its like. */
+			moved = 0;
+			if ((c->seq < c->seq_lo || c->insn +
+			    (int64_t)c->bi->ninsns <= c->insn_lo) &&
+			    (rc = xo_skip(c, &moved)) != SQLITE_OK)
+				return (rc);
+			/* xo_move() rests on no block without instructions. */
+			if (!moved || (c->vt->insns && c->bi->ninsns == 0))
+				rc = xo_move(c, 0);
 			continue;
 		}
 		/* Past the bounds in this thread: go on with the next one. */
