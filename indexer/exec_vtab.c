@@ -23,6 +23,7 @@ SQLITE_EXTENSION_INIT1
 #include <sqlite3.h>
 #endif
 
+#include <assert.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -600,6 +601,8 @@ xo_skip(struct xo_cursor *c, int *movedp)
 	uint64_t v;
 	uint32_t h;
 
+	/* On a block (xo_move() put it there), so the cache is made. */
+	assert(bi != NULL && c->ncache > 0);
 	*movedp = 0;
 	while (at + 1 < c->end_seq) {
 		int shift = 0, j = i;
