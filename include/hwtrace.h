@@ -1008,7 +1008,13 @@ int hwtr_cap_exit_status(const struct hwtr_cap_result *res);
  * calls virtual table to a plain sqlite3 connection that reads such a
  * database.
  */
-#define HWTR_DB_SCHEMA_VERSION	5
+#define HWTR_DB_SCHEMA_VERSION	6
+/*
+ * Blocks per exec_chunks row at most (hwtrace-db(5) EXECUTION ORDER):
+ * readers look for the chunk holding a block no further back than this.
+ * Schema version 6 made it 65536 (5: 4096).
+ */
+#define HWTR_DB_CHUNK_BLOCKS	65536
 #define HWTR_DB_APPLICATION_ID	0x68777472	/* "hwtr" */
 
 struct hwtr_ix;

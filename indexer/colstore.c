@@ -60,14 +60,16 @@ _Static_assert(sizeof(hwtr_cs_exit_kinds) / sizeof(hwtr_cs_exit_kinds[0]) ==
 #define CS_RAW		1
 #define CS_ZSTD		2
 /*
- * zstd levels: the calls pages 1, the execution order -1.  Measured on
+ * zstd levels: the calls pages 1, the execution order 1.  Measured on
  * the gz8 capture's 102,691 chunks (421.5 MB) and 17,679 pages (430 MB),
  * each compressed alone as the writer does (docs/PERFORMANCE.md, Index):
- * level 3 took 2.6 CPU-s for 133.7 MB; these 1.9 s for 141.8 MB.  Any
- * level makes the same kind of frame: readers do not know it.
+ * level 3 took 2.6 CPU-s for 133.7 MB; 1 and -1 1.9 s for 141.8 MB.
+ * In chunks of 65536 blocks (6,419 frames) -5, -3 and -1 are no faster
+ * than 1 (0.80-0.92 CPU-s each), and larger: 49.6, 44.1, 42.2 MB against
+ * 39.1.  Any level makes the same kind of frame: readers do not know it.
  */
 #define CS_ZLEVEL	1
-#define CS_XO_ZLEVEL	(-1)
+#define CS_XO_ZLEVEL	1
 /* The nullable columns, in the bits of hwtr_cs_row.nul. */
 #define CS_NULLABLE	((1u << CS_PARENT) | (1u << CS_SYMBOL) |	\
 			 (1u << CS_CALL_IP) | (1u << CS_ENTRY_TSC) |	\

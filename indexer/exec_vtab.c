@@ -23,13 +23,14 @@ SQLITE_EXTENSION_INIT1
 #include <sqlite3.h>
 #endif
 
+#include <assert.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef HWTR_SQLITE_EXTENSION
 #include "hwtrace.h"
+#ifndef HWTR_SQLITE_EXTENSION
 #include "hwtr_ix_sqlite.h"
 #endif
 #include "colstore.h"
@@ -472,7 +473,8 @@ xo_next_chunk(struct xo_cursor *c)
 	n = sqlite3_column_int64(c->chunks, 2);
 	c->insn = sqlite3_column_int64(c->chunks, 3);
 	/* A database is input: counts that cannot be, or would overflow. */
-	if (c->seq < 0 || n < 0 || c->insn < 0 || c->seq > INT64_MAX - n)
+	if (c->seq < 0 || n < 0 || n > HWTR_DB_CHUNK_BLOCKS || c->insn < 0 ||
+	    c->seq > INT64_MAX - n)
 		return (xo_corrupt(c, "seq, nblocks or insn out of range"));
 	c->end_seq = c->seq + n;
 	c->dlen = sqlite3_column_bytes(c->chunks, 4);
@@ -580,6 +582,79 @@ xo_step_block(struct xo_cursor *c, int first)
 	}
 }
 
+/*
+ * The current block lies wholly before the cursor's lower bounds: pass
+ * the blocks of its chunk up to the first one that does not (or to the
+ * chunk's last), as xo_step_block() and xo_move() would, the time
+ * looked up once after them.  A chunk holds up to HWTR_DB_CHUNK_BLOCKS
+ * blocks, and a search for one position passes half of them on average.
+ * Stops before what xo_step_block() would not take as a block of this
+ * chunk.  Sets *@movedp when it moved.
+ */
+static int
+xo_skip(struct xo_cursor *c, int *movedp)
+{
+	int64_t at = c->seq, insn = c->insn, prev = c->prev;
+	struct xo_binfo *bi = c->bi, *e;
+	const uint8_t *d = c->data;
+	int n = c->dlen, i = c->dpos, rc = SQLITE_OK;
+	uint64_t v;
+	uint32_t h;
+
+	/* On a block (xo_move() put it there), so the cache is made. */
+	assert(bi != NULL && c->ncache > 0);
+	*movedp = 0;
+	while (at + 1 < c->end_seq) {
+		int shift = 0, j = i;
+
+		/* The next varint, or leave it to xo_step_block(). */
+		v = 0;
+		while (j < n && shift < 64 && (d[j] & 0x80) != 0) {
+			v |= (uint64_t)(d[j++] & 0x7f) << shift;
+			shift += 7;
+		}
+		if (j >= n || shift >= 64)
+			break;
+		v |= (uint64_t)d[j++] << shift;
+		i = j;
+		at++;
+		insn += bi->ninsns;
+		prev = (int64_t)((uint64_t)prev + 1 +
+		    (uint64_t)((int64_t)(v >> 1) ^ -(int64_t)(v & 1)));
+		/* xo_block()'s cache, its first slot; else xo_block(). */
+		h = (uint32_t)((uint64_t)prev * 0x9e3779b97f4a7c15ULL >> 32) &
+		    (c->ncache - 1);
+		e = &c->cache[h];
+		if (e->id != prev && (rc = xo_block(c, prev, &e)) != SQLITE_OK)
+			break;
+		bi = e;
+		*movedp = 1;
+		if (insn > INT64_MAX - (int64_t)bi->ninsns) {
+			rc = xo_corrupt(c, "instruction count overflows");
+			break;
+		}
+		/* exec_insns has no row for a block without instructions. */
+		if (at >= c->seq_lo && insn + (int64_t)bi->ninsns > c->insn_lo &&
+		    (!c->vt->insns || bi->ninsns > 0))
+			break;
+	}
+	c->seq = at;
+	c->insn = insn;
+	c->block = c->prev = prev;
+	c->dpos = i;
+	c->bi = bi;
+	if (rc != SQLITE_OK)
+		return (rc);
+	while (c->its < c->nts && c->ts[c->its][0] <= c->seq) {
+		c->have_tsc = 1;
+		c->tsc = c->ts[c->its][1];
+		c->its++;
+	}
+	c->k = 0;
+	c->ip = c->bi->start_ip;
+	return (SQLITE_OK);
+}
+
 /* Is the current row inside the bounds?  1 yes, 0 skip, 2 past the end. */
 static int
 xo_in_bounds(struct xo_cursor *c)
@@ -620,7 +695,7 @@ static int
 xo_advance(struct xo_cursor *c, int first)
 {
 	int64_t t;
-	int rc, in;
+	int rc, in, moved;
 
 	rc = xo_move(c, first);
 	for (;;) {
@@ -630,7 +705,15 @@ xo_advance(struct xo_cursor *c, int first)
 		if (in == 1)
 			return (SQLITE_OK);
 		if (in == 0) {
-			rc = xo_move(c, 0);
+			/* A whole block before the bounds: pass its like. */
+			moved = 0;
+			if ((c->seq < c->seq_lo || c->insn +
+			    (int64_t)c->bi->ninsns <= c->insn_lo) &&
+			    (rc = xo_skip(c, &moved)) != SQLITE_OK)
+				return (rc);
+			/* xo_move() rests on no block without instructions. */
+			if (!moved || (c->vt->insns && c->bi->ninsns == 0))
+				rc = xo_move(c, 0);
 			continue;
 		}
 		/* Past the bounds in this thread: go on with the next one. */
@@ -701,9 +784,10 @@ xo_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 	sqlite3_finalize(c->chunks);
 	c->chunks = NULL;
 	/*
-	 * A chunk holds at most 4096 blocks, so the chunk holding block
-	 * seq_lo starts after seq_lo - 4096.  For instruction bounds the
-	 * insn index is searched instead.  One thread is asked for with
+	 * A chunk holds at most HWTR_DB_CHUNK_BLOCKS blocks (?5), so the
+	 * chunk holding block seq_lo starts after seq_lo - ?5.  For
+	 * instruction bounds the insn index is searched instead.  One
+	 * thread is asked for with
 	 * "thread = ?1": SQLite uses the second column of a key only after an
 	 * equality on the first, and a range on thread would read every chunk
 	 * of the thread.  Its first chunk for instruction bounds is the last
@@ -725,11 +809,11 @@ xo_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 	} else {
 		rc = sqlite3_prepare_v2(c->vt->db, tlo == thi ?
 		    "SELECT thread, seq, nblocks, insn, data FROM exec_chunks "
-		    "WHERE thread = ?1 AND ?2 = ?1 AND seq > ?3 - 4096 "
+		    "WHERE thread = ?1 AND ?2 = ?1 AND seq > ?3 - ?5 "
 		    "AND seq + nblocks > ?3 AND seq <= ?4 "
 		    "ORDER BY thread, seq" :
 		    "SELECT thread, seq, nblocks, insn, data FROM exec_chunks "
-		    "WHERE thread >= ?1 AND thread <= ?2 AND seq > ?3 - 4096 "
+		    "WHERE thread >= ?1 AND thread <= ?2 AND seq > ?3 - ?5 "
 		    "AND seq + nblocks > ?3 AND seq <= ?4 ORDER BY thread, seq",
 		    -1, &c->chunks, NULL);
 		clo = c->seq_lo;
@@ -741,6 +825,8 @@ xo_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 	sqlite3_bind_int64(c->chunks, 2, thi);
 	sqlite3_bind_int64(c->chunks, 3, clo);
 	sqlite3_bind_int64(c->chunks, 4, chi);
+	if (c->insn_lo <= 0)
+		sqlite3_bind_int64(c->chunks, 5, HWTR_DB_CHUNK_BLOCKS);
 	c->eof = 0;
 	c->thread = INT64_MIN;
 	c->end_seq = 0;

@@ -47,51 +47,6 @@ hwtr_ix_view_sql(void)
 /* ----------------------------------------------------------------- */
 /* Symbols                                                            */
 
-static int64_t
-file_id(struct run *r, const char *path)
-{
-	uint64_t h = 1469598103934665603ULL;
-	const char *p;
-	size_t i;
-
-	if (r->wr->nfiles * 2 >= r->wr->fcap) {
-		size_t n = r->wr->fcap ? r->wr->fcap * 2 : 1024;
-		uint32_t *t = calloc(n, sizeof(*t));
-
-		if (t == NULL)
-			return (-HWTR_E_NOMEM);
-		for (i = 0; i < r->wr->nfiles; i++) {
-			uint64_t hh = 1469598103934665603ULL;
-
-			for (p = r->wr->files[i]; *p; p++)
-				hh = (hh ^ (uint8_t)*p) * 1099511628211ULL;
-			while (t[hh & (n - 1)] != 0)
-				hh++;
-			t[hh & (n - 1)] = (uint32_t)i + 1;
-		}
-		free(r->wr->ftab);
-		r->wr->ftab = t;
-		r->wr->fcap = n;
-	}
-	for (p = path; *p; p++)
-		h = (h ^ (uint8_t)*p) * 1099511628211ULL;
-	for (;; h++) {
-		uint32_t v = r->wr->ftab[h & (r->wr->fcap - 1)];
-
-		if (v == 0)
-			break;
-		if (strcmp(r->wr->files[v - 1], path) == 0)
-			return ((int64_t)v);
-	}
-	if (hwtr_grow((void **)&r->wr->files, &r->wr->cfiles, r->wr->nfiles + 1,
-	    sizeof(*r->wr->files)) < 0)
-		return (-HWTR_E_NOMEM);
-	if ((r->wr->files[r->wr->nfiles] = strdup(path)) == NULL)
-		return (-HWTR_E_NOMEM);
-	r->wr->ftab[h & (r->wr->fcap - 1)] = (uint32_t)r->wr->nfiles + 1;
-	return ((int64_t)++r->wr->nfiles);
-}
-
 /*
  * What global block @b is in the images: @g, and the block's bflags and
  * fkey for the stitcher.
@@ -239,7 +194,7 @@ st_done(struct stmt *s)
 
 /*
  * The inlines table (elfinline.h): one row per range of an inlined
- * instance; its call file was interned with the files (file_id()).
+ * instance; its call file was interned with the files (ix_file_id()).
  */
 static int
 write_inlines(struct run *r)
@@ -257,7 +212,7 @@ write_inlines(struct run *r)
 		for (j = 0; j < e->ninls && rc == 0; j++) {
 			const struct ix_inl *n = &e->inls[j];
 			int64_t f = n->call_file >= 0 ?
-			    file_id(r, e->ifiles[n->call_file]) : 0;
+			    ix_file_id(r, e->ifiles[n->call_file]) : 0;
 
 			if (f < 0)
 				rc = (int)f;
@@ -413,7 +368,8 @@ write_meta(struct run *r)
 		    meta->tconv.shift);
 	}
 	rc = rc < 0 ? rc : write_tail_meta(r, &s);
-	rc = rc < 0 ? rc : meta_int(r, &s, "chunk_blocks", 4096);
+	rc = rc < 0 ? rc : meta_int(r, &s, "chunk_blocks",
+	    HWTR_DB_CHUNK_BLOCKS);
 	rc = rc < 0 ? rc : meta_put(r, &s, "exec_encoding",
 	    "delta-zigzag-varint-zstd");
 	if (rc == 0 && r->ix->stats.blocks > 0) {
@@ -669,68 +625,6 @@ write_symbols(struct run *r)
 	return (0);
 }
 
-/* The global file names, then every image's line table. */
-static int
-write_files_lines(struct run *r)
-{
-	struct stmt s;
-	size_t i, j;
-	int rc;
-
-	for (i = 0; i < r->im->nimgs; i++) {
-		struct ix_img *im = &r->im->imgs[i];
-
-		if (im->elf.nfiles == 0)
-			continue;
-		im->file_ids = calloc(im->elf.nfiles, sizeof(*im->file_ids));
-		if (im->file_ids == NULL)
-			return (-HWTR_E_NOMEM);
-		for (j = 0; j < im->elf.nfiles; j++) {
-			int64_t f = file_id(r, im->elf.files[j]);
-
-			if (f < 0)
-				return ((int)f);
-			im->file_ids[j] = f;
-		}
-	}
-	/* The call sites' files of inlined subroutines (write_inlines()). */
-	for (i = 0; i < r->im->nimgs; i++)
-		for (j = 0; j < r->im->imgs[i].elf.nifiles; j++)
-			if ((rc = (int)file_id(r,
-			    r->im->imgs[i].elf.ifiles[j])) < 0)
-				return (rc);
-	if ((rc = st_prep(r, &s, "INSERT INTO files VALUES (?,?)")) < 0)
-		return (rc);
-	for (i = 0; i < r->wr->nfiles && rc == 0; i++) {
-		b_int(&s, (int64_t)i + 1);
-		b_text(&s, r->wr->files[i]);
-		rc = st_exec(r, &s, "files");
-	}
-	st_done(&s);
-	if (rc < 0)
-		return (rc);
-	if ((rc = st_prep(r, &s, "INSERT INTO lines VALUES (?,?,?,?,?,?,?)")) < 0)
-		return (rc);
-	for (i = 0; i < r->im->nimgs && rc == 0; i++) {
-		const struct ix_img *im = &r->im->imgs[i];
-
-		for (j = 0; j < im->elf.nlines && rc == 0; j++) {
-			const struct ix_line *l = &im->elf.lines[j];
-
-			b_int(&s, (int64_t)i + 1);
-			b_int(&s, (int64_t)l->addr);
-			b_int(&s, im->file_ids[l->file]);
-			b_int(&s, l->line);
-			b_int(&s, l->col);
-			b_int(&s, l->is_stmt);
-			b_int(&s, (int64_t)l->end);
-			rc = st_exec(r, &s, "lines");
-		}
-	}
-	st_done(&s);
-	return (rc);
-}
-
 static int
 write_static(struct run *r)
 {
@@ -738,7 +632,7 @@ write_static(struct run *r)
 
 	if ((rc = write_processes(r)) < 0 || (rc = write_images(r)) < 0 ||
 	    (rc = write_mappings(r)) < 0 || (rc = write_symbols(r)) < 0 ||
-	    (rc = write_files_lines(r)) < 0)
+	    (rc = ix_write_files_lines(r)) < 0)
 		return (rc);
 	return (write_inlines(r));
 }

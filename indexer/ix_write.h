@@ -40,4 +40,11 @@ int	ix_end_stream(struct run *r);
 /* A history's calls and totals counted (its stitcher @st is done). */
 void	ix_count_history(struct run *r, const struct ix_stitch *st);
 
+/*
+ * ix_lines.c: the files and lines tables (ix_db_prepare()); the files.id
+ * of @path, interned (< 0 on a failure).
+ */
+int	ix_write_files_lines(struct run *r);
+int64_t	ix_file_id(struct run *r, const char *path);
+
 #endif /* !HWTR_IX_WRITE_H */

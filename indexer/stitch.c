@@ -40,7 +40,7 @@
 #include "hwtr_ix.h"
 #include "segout.h"
 
-#define IX_CHUNK_BLOCKS	4096	/* blocks per exec_chunks row */
+#define IX_CHUNK_BLOCKS	HWTR_DB_CHUNK_BLOCKS	/* blocks per exec_chunks row */
 #define IX_TS_EVERY	64	/* at most one timestamp row per so many blocks */
 #define IX_RET_SEARCH	64	/* frames searched for a return's target */
 #define IX_VARINT_MAX	10	/* bytes of a 64-bit varint */

@@ -33,7 +33,9 @@
 
 #define NF	64		/* worker functions */
 #define BASE	0x401000LL
-#define CHUNK	4096
+#define CHUNK	HWTR_DB_CHUNK_BLOCKS
+#define STR_(x)	#x
+#define STR(x)	STR_(x)
 
 static sqlite3 *db;
 
@@ -284,7 +286,8 @@ synth(int64_t target)
 	exec("INSERT INTO meta VALUES ('schema_version', '1'), "
 	    "('hwtrace_version', '" HWTRACE_VERSION "'), "
 	    "('capture_source', 'synthetic'), ('argv', 'synth'), "
-	    "('archive_complete', '1'), ('chunk_blocks', '4096'), "
+	    "('archive_complete', '1'), "
+	    "('chunk_blocks', '" STR(HWTR_DB_CHUNK_BLOCKS) "'), "
 	    "('exec_encoding', 'delta-zigzag-varint');"
 	    "INSERT INTO streams VALUES (1, 'tid 1000', 'intel-pt', 1000, "
 	    "1000, NULL, 0, 0, 0, 0, 'ok');"

@@ -537,7 +537,7 @@ X
 }
 
 atf_test_case bad_databases
-bad_databases_head() { atf_set descr "a file that is not a hwtrace database, or has a newer schema, gets a clear error and no output"; }
+bad_databases_head() { atf_set descr "a file that is not a hwtrace database, or has a newer or older schema, gets a clear error and no output"; }
 bad_databases_body()
 {
 	mkfix
@@ -548,9 +548,14 @@ bad_databases_body()
 	atf_check -s exit:1 -o empty -e inline:"hwtrace query: 'other.db' is not a hwtrace database (SQLite application_id 0, hwtrace writes 0x68777472)\n" \
 	    "$HWTRACE" query other.db summary
 	cp fix.db new.db
-	sqlite3 new.db "PRAGMA user_version = 6" || atf_fail "sqlite3 failed"
-	atf_check -s exit:1 -o empty -e inline:"hwtrace query: 'new.db' has database schema version 6, newer than this hwtrace reads (5); use a newer hwtrace\n" \
+	sqlite3 new.db "PRAGMA user_version = 7" || atf_fail "sqlite3 failed"
+	atf_check -s exit:1 -o empty -e inline:"hwtrace query: 'new.db' has database schema version 7, newer than this hwtrace reads (6); use a newer hwtrace\n" \
 	    "$HWTRACE" query new.db summary
+	# Version 5 kept the execution order in chunks of 4096 blocks.
+	cp fix.db old.db
+	sqlite3 old.db "PRAGMA user_version = 5" || atf_fail "sqlite3 failed"
+	atf_check -s exit:1 -o empty -e inline:"hwtrace query: 'old.db' has database schema version 5, older than this hwtrace reads (6); index its archive again\n" \
+	    "$HWTRACE" query old.db summary
 	atf_check -s exit:1 -o empty -e inline:"hwtrace query: cannot open 'nosuch.db': No such file or directory\n" \
 	    "$HWTRACE" query nosuch.db summary
 }

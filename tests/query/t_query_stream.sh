@@ -194,10 +194,15 @@ atf_test_case windows_across_chunks
 windows_across_chunks_head() { atf_set descr "insns --from and last windows across an exec_chunks boundary equal the whole expansion filtered by SQLite"; }
 windows_across_chunks_body()
 {
-	mkbig
-	# Where the second chunk starts (blocks 4096 on; hwtrace-db(5)).
+	# More blocks than a chunk holds (chunk_blocks, hwtrace-db(5)).
+	"$HWTRACE_BUILD/bench/qmkdb" -s 150000 big.db >/dev/null 2>&1 ||
+	    atf_fail "cannot make the synthetic database"
+	c=$("$HWTRACE" query big.db sql --format csv "SELECT value FROM meta
+	    WHERE key = 'chunk_blocks'" | tail -n 1)
+	[ "$c" = 65536 ] || atf_fail "chunk_blocks is $c, not 65536"
+	# Where the second chunk starts (blocks $c on).
 	b=$("$HWTRACE" query big.db sql --format csv "SELECT insn FROM
-	    exec_chunks WHERE thread = 1 AND seq = 4096" | tail -n 1)
+	    exec_chunks WHERE thread = 1 AND seq = $c" | tail -n 1)
 	[ -n "$b" ] && [ "$b" -gt 10 ] || atf_fail "no second chunk ($b)"
 	"$HWTRACE" query big.db insns --thread 1 --from $((b - 3)) --count 7 \
 	    --format csv | cut -d, -f2,3 > got || atf_fail "insns failed"
@@ -209,13 +214,37 @@ windows_across_chunks_body()
 	[ "$(wc -l < exp)" = 8 ] || atf_fail "expected 7 instructions from SQL"
 	expect_same exp got "insns across a chunk boundary"
 	"$HWTRACE" query big.db sql --format csv "SELECT e.seq, e.block FROM
-	    exec_order e WHERE e.thread = 1 AND e.seq >= 4090 AND e.seq < 4100
-	    ORDER BY e.seq" > got || atf_fail "exec_order window failed"
+	    exec_order e WHERE e.thread = 1 AND e.seq >= $((c - 6)) AND
+	    e.seq < $((c + 4)) ORDER BY e.seq" > got ||
+		atf_fail "exec_order window failed"
 	"$HWTRACE" query big.db sql --format csv "SELECT e.seq, e.block FROM
-	    exec_order e WHERE e.thread + 0 = 1 AND e.seq + 0 >= 4090 AND
-	    e.seq + 0 < 4100 ORDER BY e.seq" > exp
+	    exec_order e WHERE e.thread + 0 = 1 AND e.seq + 0 >= $((c - 6)) AND
+	    e.seq + 0 < $((c + 4)) ORDER BY e.seq" > exp
 	[ "$(wc -l < exp)" = 11 ] || atf_fail "expected 10 blocks from SQL"
 	expect_same exp got "exec_order across a chunk boundary"
+	# Inside the second chunk, by seq and by instruction: the blocks
+	# before the bound are passed without a row (exec_vtab.c xo_skip()).
+	# exec_order by instruction gives the blocks holding one in the range.
+	lo=$((b + 99997)) hi=$((b + 100003))
+	for w in "exec_order seq 100000 100004" "exec_insns seq 100000 100001" \
+	    "exec_insns insn $lo $hi" "exec_order insn $lo $hi"; do
+		set -- $w
+		"$HWTRACE" query big.db sql --format csv "SELECT e.seq, e.block,
+		    e.insn FROM $1 e WHERE e.thread = 1 AND e.$2 >= $3 AND
+		    e.$2 <= $4 ORDER BY e.seq, e.insn" > got ||
+			atf_fail "$1 window by $2 failed"
+		if [ "$1 $2" = "exec_order insn" ]; then
+			cond="e.insn + 0 + b.ninsns > $3 AND e.insn + 0 <= $4"
+		else
+			cond="e.$2 + 0 >= $3 AND e.$2 + 0 <= $4"
+		fi
+		"$HWTRACE" query big.db sql --format csv "SELECT e.seq, e.block,
+		    e.insn FROM $1 e JOIN blocks b ON b.id = e.block WHERE
+		    e.thread + 0 = 1 AND $cond ORDER BY e.seq, e.insn" > exp
+		[ "$(wc -l < exp)" -gt 2 ] ||
+		    atf_fail "$1 by $2: expected rows from SQL"
+		expect_same exp got "$1 by $2 inside a chunk"
+	done
 }
 
 atf_test_case insns_first_rows_at_once
