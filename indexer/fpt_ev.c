@@ -824,7 +824,8 @@ fpti_fup_then_end(const struct fpt *d, const struct fpt_pkt *pkt)
  * packet there, -2 libipt fails it (a bad packet).
  */
 static int
-trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int *tip, int *fup)
+trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int asy, int *tip,
+    int *fup)
 {
 	switch (pkt->kind) {
 	case FPT_PKT_TIP_PGE:
@@ -862,7 +863,12 @@ trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int *tip, int *fup)
 		return (0);
 	case FPT_PKT_PIP:
 	case FPT_PKT_VMCS:
-		if (!d->enabled)
+		/*
+		 * They wait for the TIP of an asynchronous branch begun in
+		 * this fetch (@asy, its FUPs); without one they are events
+		 * of their own, also while tracing (pt_qry_decode_pip).
+		 */
+		if (!d->enabled || asy == 0)
 			return (1);
 		*tip = 1;
 		return (0);
@@ -995,7 +1001,7 @@ fpti_trail_error(struct fpt *d)
 	int tip = d->mode_pending, fup = 0, rc, done = 0, step, cls;
 	int begun = 0, asy = 0, modew = d->mode_pending;
 
-	if (d->ntnt > 0 || d->async || d->post)
+	if (d->ntnt > 0 || d->async)
 		return (0);
 	mark_save(d, &m);
 	for (;;) {
@@ -1048,10 +1054,11 @@ fpti_trail_error(struct fpt *d)
 		 * branch's that alone waits for it: count the others.
 		 */
 		if (pkt.kind == FPT_PKT_MODE_EXEC || ((pkt.kind ==
-		    FPT_PKT_PIP || pkt.kind == FPT_PKT_VMCS) && d->enabled))
+		    FPT_PKT_PIP || pkt.kind == FPT_PKT_VMCS) && d->enabled &&
+		    asy > 0))
 			modew++;
 		/* Read on to a packet that is no part of it: done. */
-		if ((step = trail_step(d, &pkt, &tip, &fup)) == -1)
+		if ((step = trail_step(d, &pkt, asy, &tip, &fup)) == -1)
 			goto restore;
 		if (step < 0) {
 			rc = -HWTR_E_FORMAT;

@@ -1443,6 +1443,38 @@ ATF_TC_BODY(two_fups_then_end, tc)
 	    0x1000, 3);
 }
 
+/*
+ * A PIP right after a TIP.PGE, then a TIP.PGD and a bad packet: while
+ * tracing, libipt's PIP is an event of its own (it waits for a TIP only
+ * with an asynchronous branch in flight), so the fetch after the enabled
+ * event ends at the PIP, and the bad packet fails only the fetch after
+ * the paging event (found by fuzz_fpt: fpt took the PIP for one waiting
+ * for a TIP, read on past the TIP.PGD and lost the enabled event).  By
+ * construction: the PSB+'s mode; the enabled event; the mov cr3 (1 insn)
+ * the PIP binds to; the error in place of the paging event; at the next
+ * PSB+ its mode, the mov cr3 and ret (2 insns) and the disable: 7 items.
+ */
+ATF_TC_WITHOUT_HEAD(pip_after_pge_then_bad);
+ATF_TC_BODY(pip_after_pge_then_bad, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x99, 0x01,					/* MODE 64 */
+		0x02, 0x23,					/* PSBEND */
+		0x71, 0x00, 0x10, 0, 0, 0, 0,			/* TIP.PGE */
+		0x02, 0x43, 0x00, 0x20, 0, 0, 0, 0,		/* PIP */
+		0x01,						/* TIP.PGD */
+		0x02, 0x82, 0x02, 0x82, 0x19,			/* bad PSB */
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x01,						/* TIP.PGD */
+	};
+	/* mov cr3, rax; ret */
+	static const uint8_t code[] = { 0x0f, 0x22, 0xd8, 0xc3 };
+
+	handmade("pip_after_pge_then_bad", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 7);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -1474,6 +1506,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, psb_fup_while_disabled);
 	ATF_TP_ADD_TC(tp, mode_tip_past_backward_jmp);
 	ATF_TP_ADD_TC(tp, two_fups_then_end);
+	ATF_TP_ADD_TC(tp, pip_after_pge_then_bad);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, run_rest);
