@@ -42,6 +42,14 @@ fpti_read_psb_plus(struct fpt *d)
 		    -HWTR_E_DECODE);
 	fpti_time_psb(d);
 	d->pos += pkt.size;
+	/*
+	 * The last IP is zero at a PSB (the SDM's IP compression, under
+	 * "Target IP (TIP) Packet"), and libipt's PSB+ reader clears it
+	 * (pt_qry_read_psb_header()): a compressed FUP here, or IP packet
+	 * after, takes no bytes from an IP before the PSB.
+	 */
+	d->last_ip = 0;
+	d->have_ip = 0;
 	for (;;) {
 		if ((rc = fpti_peek(d, &pkt)) < 0)
 			return (rc == -HWTR_E_TRUNCATED && psb_hdr_ok(d->pos,

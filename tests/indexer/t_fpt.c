@@ -1475,6 +1475,39 @@ ATF_TC_BODY(pip_after_pge_then_bad, tc)
 	    0x1000, 7);
 }
 
+/*
+ * A TIP.PGE with a 16-bit compressed IP after a PSB+: the last IP is
+ * zero at a PSB (the SDM's IP compression; libipt clears it as it reads
+ * the PSB+), so its upper bytes are not those of the TIP.PGE before the
+ * PSB: 0xfff8, not 0x1fff8.  By construction: the first PSB+'s mode,
+ * the enabled event at 0x10000, its ret (1 insn), the TIP.PGD's
+ * disable; the same again from the second PSB+ at 0xfff8: 8 items.
+ */
+ATF_TC_WITHOUT_HEAD(psb_resets_last_ip);
+ATF_TC_BODY(psb_resets_last_ip, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x99, 0x01,					/* MODE 64 */
+		0x02, 0x23,					/* PSBEND */
+		0x71, 0x00, 0x00, 0x01, 0, 0, 0,		/* TIP.PGE */
+		0x01,						/* TIP.PGD */
+		PSB_BYTES,
+		0x99, 0x01,					/* MODE 64 */
+		0x02, 0x23,					/* PSBEND */
+		0x31, 0xf8, 0xff,				/* TIP.PGE */
+		0x01,						/* TIP.PGD */
+	};
+	/* At 0xfff0: 8 nops, ret at 0xfff8, 7 nops, ret at 0x10000. */
+	static const uint8_t code[] = {
+		0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0xc3,
+		0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0xc3,
+	};
+
+	handmade("psb_resets_last_ip", pt, sizeof(pt), code, sizeof(code),
+	    0xfff0, 8);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -1507,6 +1540,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, mode_tip_past_backward_jmp);
 	ATF_TP_ADD_TC(tp, two_fups_then_end);
 	ATF_TP_ADD_TC(tp, pip_after_pge_then_bad);
+	ATF_TP_ADD_TC(tp, psb_resets_last_ip);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, run_rest);
