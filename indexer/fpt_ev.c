@@ -635,7 +635,9 @@ is_status_hdr(const uint8_t *p, const uint8_t *end)
 		return (0);
 	if (b == 0x02 && end - p >= 2) {
 		b = p[1];
-		if (b == 0x73 || b == 0x23 || b == 0x82)
+		/* libipt's fetch needs MNT's third byte too. */
+		if (b == 0x73 || b == 0x23 || b == 0x82 ||
+		    (b == 0xc3 && end - p < 3))
 			return (1);
 		return (0);
 	}
@@ -805,7 +807,8 @@ fpti_fup_then_end(const struct fpt *d, const struct fpt_pkt *pkt)
 			    (*p & 0x1f) != 0x11 && (*p & 0x1f) != 0x01 &&
 			    *p != 0x99 &&
 			    (*p != 0x02 || d->cfg.end - p < 2 ||
-			    p[1] == 0x82 || p[1] == 0x23 || p[1] == 0x73));
+			    p[1] == 0x82 || p[1] == 0x23 || p[1] == 0x73 ||
+			    (p[1] == 0xc3 && d->cfg.end - p < 3)));
 		if (rc < 0 || (next.kind == FPT_PKT_FUP &&
 		    next.ipc == FPT_IPC_SUPPRESSED))
 			return (0);
@@ -891,8 +894,15 @@ hdr_class(const uint8_t *p, const uint8_t *end)
 		b = p[1];
 		if (b == 0xa3)
 			return (HDR_TNT);
+		/*
+		 * 02 c3 is MNT, an event, by its third byte (88); with any
+		 * other it is a bad opcode, and cut before it the end.
+		 */
+		if (b == 0xc3)
+			return (end - p >= 3 && p[2] == 0x88 ? HDR_EVENT :
+			    HDR_STATUS);
 		if ((b & 0x1f) == 0x12 || b == 0x43 || b == 0xf3 ||
-		    b == 0x83 || b == 0xc8 || b == 0xc3 || b == 0x62 ||
+		    b == 0x83 || b == 0xc8 || b == 0x62 ||
 		    b == 0xe2 || b == 0xc2 || b == 0x22 || b == 0xa2 ||
 		    b == 0x03)
 			return (HDR_EVENT);

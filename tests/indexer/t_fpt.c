@@ -1444,23 +1444,18 @@ ATF_TC_BODY(two_fups_then_end, tc)
 }
 
 /*
- * A PIP right after a TIP.PGE, then a TIP.PGD and a bad packet: while
- * tracing, libipt's PIP is an event of its own (it waits for a TIP only
- * with an asynchronous branch in flight), so the fetch after the enabled
- * event ends at the PIP, and the bad packet fails only the fetch after
- * the paging event (found by fuzz_fpt: fpt took the PIP for one waiting
- * for a TIP, read on past the TIP.PGD and lost the enabled event).  By
- * construction: the PSB+'s mode; the enabled event; the mov cr3 (1 insn)
- * the PIP binds to; the error in place of the paging event; at the next
- * PSB+ its mode, the mov cr3 and ret (2 insns) and the disable: 7 items.
+ * TIP.PGE, PIP, TIP.PGD, a bad PSB: libipt's PIP while tracing waits for
+ * no TIP (no FUP before it), so the fetch after the enabled event ends at
+ * the PIP, and the bad PSB fails the paging event instead (fuzz_fpt).
+ * By construction: the mode; the enabled event; the mov cr3 the PIP binds
+ * to (1 insn); the error; the next PSB+'s mode, mov cr3 and ret (2
+ * insns), the disable: 7 items.
  */
 ATF_TC_WITHOUT_HEAD(pip_after_pge_then_bad);
 ATF_TC_BODY(pip_after_pge_then_bad, tc)
 {
 	static const uint8_t pt[] = {
-		PSB_BYTES,
-		0x99, 0x01,					/* MODE 64 */
-		0x02, 0x23,					/* PSBEND */
+		PSB_BYTES, 0x99, 0x01, 0x02, 0x23,		/* MODE 64 */
 		0x71, 0x00, 0x10, 0, 0, 0, 0,			/* TIP.PGE */
 		0x02, 0x43, 0x00, 0x20, 0, 0, 0, 0,		/* PIP */
 		0x01,						/* TIP.PGD */
@@ -1468,7 +1463,6 @@ ATF_TC_BODY(pip_after_pge_then_bad, tc)
 		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
 		0x01,						/* TIP.PGD */
 	};
-	/* mov cr3, rax; ret */
 	static const uint8_t code[] = { 0x0f, 0x22, 0xd8, 0xc3 };
 
 	handmade("pip_after_pge_then_bad", pt, sizeof(pt), code, sizeof(code),
@@ -1476,25 +1470,19 @@ ATF_TC_BODY(pip_after_pge_then_bad, tc)
 }
 
 /*
- * A TIP.PGE with a 16-bit compressed IP after a PSB+: the last IP is
- * zero at a PSB (the SDM's IP compression; libipt clears it as it reads
- * the PSB+), so its upper bytes are not those of the TIP.PGE before the
- * PSB: 0xfff8, not 0x1fff8.  By construction: the first PSB+'s mode,
- * the enabled event at 0x10000, its ret (1 insn), the TIP.PGD's
- * disable; the same again from the second PSB+ at 0xfff8: 8 items.
+ * The last IP is zero at a PSB (the SDM; libipt clears it reading a
+ * PSB+): a 16-bit TIP.PGE after one is at 0xfff8, not 0x1fff8 with the
+ * upper bytes from before.  By construction: mode, enabled at 0x10000,
+ * ret (1 insn), disable; the same from the second PSB+ at 0xfff8: 8.
  */
 ATF_TC_WITHOUT_HEAD(psb_resets_last_ip);
 ATF_TC_BODY(psb_resets_last_ip, tc)
 {
 	static const uint8_t pt[] = {
-		PSB_BYTES,
-		0x99, 0x01,					/* MODE 64 */
-		0x02, 0x23,					/* PSBEND */
+		PSB_BYTES, 0x99, 0x01, 0x02, 0x23,		/* MODE 64 */
 		0x71, 0x00, 0x00, 0x01, 0, 0, 0,		/* TIP.PGE */
 		0x01,						/* TIP.PGD */
-		PSB_BYTES,
-		0x99, 0x01,					/* MODE 64 */
-		0x02, 0x23,					/* PSBEND */
+		PSB_BYTES, 0x99, 0x01, 0x02, 0x23,		/* MODE 64 */
 		0x31, 0xf8, 0xff,				/* TIP.PGE */
 		0x01,						/* TIP.PGD */
 	};
@@ -1506,6 +1494,25 @@ ATF_TC_BODY(psb_resets_last_ip, tc)
 
 	handmade("psb_resets_last_ip", pt, sizeof(pt), code, sizeof(code),
 	    0xfff0, 8);
+}
+
+/*
+ * 02 c3 not followed by 88 is no MNT, however short: libipt's read on
+ * after the TIP fails there with a bad opcode, not at the end (fuzz_fpt).
+ * By construction: the mode; nop, jmp rax (2 insns); the error: 3 items.
+ */
+ATF_TC_WITHOUT_HEAD(cut_bad_mnt_after_tip);
+ATF_TC_BODY(cut_bad_mnt_after_tip, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x2d, 0x00, 0x10,				/* TIP */
+		0x02, 0xc3, 0x02,				/* no MNT */
+	};
+	static const uint8_t code[] = { 0x90, 0xff, 0xe0 };
+
+	handmade("cut_bad_mnt_after_tip", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 3);
 }
 
 ATF_TP_ADD_TCS(tp)
@@ -1541,6 +1548,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, two_fups_then_end);
 	ATF_TP_ADD_TC(tp, pip_after_pge_then_bad);
 	ATF_TP_ADD_TC(tp, psb_resets_last_ip);
+	ATF_TP_ADD_TC(tp, cut_bad_mnt_after_tip);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, run_rest);
