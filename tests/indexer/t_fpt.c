@@ -1515,6 +1515,25 @@ ATF_TC_BODY(cut_bad_mnt_after_tip, tc)
 	    0x1000, 3);
 }
 
+/*
+ * BOUND (62 outside 64-bit mode) is no branch to libipt, an interrupt to
+ * Zydis's categories (fuzz_fpt).  By construction: the mode (32), the
+ * enabled event, bound and ret (2 insns), the disable: 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(bound_is_no_branch);
+ATF_TC_BODY(bound_is_no_branch, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES, 0x99, 0x02, 0x02, 0x23,		/* MODE 32 */
+		0x71, 0x00, 0x10, 0, 0, 0, 0,			/* TIP.PGE */
+		0x01,						/* TIP.PGD */
+	};
+	static const uint8_t code[] = { 0x62, 0x0a, 0xc3 };
+
+	handmade("bound_is_no_branch", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 4);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -1549,6 +1568,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, pip_after_pge_then_bad);
 	ATF_TP_ADD_TC(tp, psb_resets_last_ip);
 	ATF_TP_ADD_TC(tp, cut_bad_mnt_after_tip);
+	ATF_TP_ADD_TC(tp, bound_is_no_branch);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, run_rest);
