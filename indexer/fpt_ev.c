@@ -868,10 +868,10 @@ trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int asy, int *tip,
 	case FPT_PKT_VMCS:
 		/*
 		 * They wait for the TIP of an asynchronous branch begun in
-		 * this fetch (@asy, its FUPs); without one they are events
-		 * of their own, also while tracing (pt_qry_decode_pip).
+		 * this fetch (@asy, its FUPs), tracing or not; without one
+		 * they are events of their own (pt_qry_decode_pip).
 		 */
-		if (!d->enabled || asy == 0)
+		if (asy == 0)
 			return (1);
 		*tip = 1;
 		return (0);
@@ -1064,8 +1064,7 @@ fpti_trail_error(struct fpt *d)
 		 * branch's that alone waits for it: count the others.
 		 */
 		if (pkt.kind == FPT_PKT_MODE_EXEC || ((pkt.kind ==
-		    FPT_PKT_PIP || pkt.kind == FPT_PKT_VMCS) && d->enabled &&
-		    asy > 0))
+		    FPT_PKT_PIP || pkt.kind == FPT_PKT_VMCS) && asy > 0))
 			modew++;
 		/* Read on to a packet that is no part of it: done. */
 		if ((step = trail_step(d, &pkt, asy, &tip, &fup)) == -1)
@@ -1086,12 +1085,11 @@ fpti_trail_error(struct fpt *d)
 			goto restore;
 		d->pos += pkt.size;
 		/*
-		 * libipt's query gives a PIP, a VMCS and a MODE.TSX while
-		 * tracing is off at once; the others wait in its queue.
+		 * What waits in libipt's queue (a PIP or VMCS behind an
+		 * asynchronous branch too) has begun the next event; what
+		 * it gives at once is that event.
 		 */
-		if (step == 0 && pkt.kind != FPT_PKT_PIP &&
-		    pkt.kind != FPT_PKT_VMCS &&
-		    (pkt.kind != FPT_PKT_MODE_TSX || d->enabled))
+		if (step == 0)
 			begun = 1;
 		done = step;
 	}

@@ -1463,10 +1463,21 @@ ATF_TC_BODY(pip_after_pge_then_bad, tc)
 		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
 		0x01,						/* TIP.PGD */
 	};
+	/*
+	 * Behind a FUP's asynchronous branch, tracing or not, it waits: its
+	 * fetch meets the end and loses the mode event: 0 items.
+	 */
+	static const uint8_t pt2[] = {
+		PSB_BYTES, 0x99, 0x01, 0x02, 0x23,		/* MODE 64 */
+		0x3d, 0x00, 0x10,				/* FUP */
+		0x02, 0x43, 0x00, 0x20, 0, 0, 0, 0,		/* PIP */
+	};
 	static const uint8_t code[] = { 0x0f, 0x22, 0xd8, 0xc3 };
 
 	handmade("pip_after_pge_then_bad", pt, sizeof(pt), code, sizeof(code),
 	    0x1000, 7);
+	handmade("fup_pip_then_end", pt2, sizeof(pt2), code, sizeof(code),
+	    0x1000, 0);
 }
 
 /*
