@@ -1010,12 +1010,22 @@ fpti_trail_error(struct fpt *d)
 	/* A MODE.exec read before waits in libipt's queue for its TIP. */
 	int tip = d->mode_pending, fup = 0, rc, done = 0, step, cls;
 	int begun = 0, asy = 0, modew = d->mode_pending;
+	unsigned nfupq;
 
 	if (d->ntnt > 0 || d->async)
 		return (0);
 	mark_save(d, &m);
 	for (;;) {
-		if ((rc = fpti_read_ahead(d)) == 0)
+		/*
+		 * With an event waiting for a FUP (@fup), libipt's read-ahead
+		 * stops at the FUP, as fpt's does for those in d->fupq.
+		 */
+		nfupq = d->nfupq;
+		if (fup && nfupq == 0)
+			d->nfupq = 1;
+		rc = fpti_read_ahead(d);
+		d->nfupq = nfupq;
+		if (rc == 0)
 			rc = fpti_peek(d, &pkt);
 		if (rc > 0 && pkt.kind == FPT_PKT_PSB)
 			rc = fpti_psb_plus_ok(d, d->pos + pkt.size);
