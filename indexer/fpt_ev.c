@@ -44,7 +44,7 @@ fpti_fetch_event(struct fpt *d)
 	struct fpt_pkt pkt;
 	struct fpt_event *ev = &d->async_ev;
 	uint64_t ip;
-	unsigned i;
+	unsigned i, nfupq = d->nfupq;
 	int rc, mode_here = 0;
 
 	assert(d->ntnt == 0 && !d->async);
@@ -180,10 +180,12 @@ fpti_fetch_event(struct fpt *d)
 		case FPT_PKT_TIP:
 			/*
 			 * libipt's event fetch goes on to the FUP that events
-			 * wait for, or from a MODE.exec to its TIP: a TNT (or
-			 * a TIP before the FUP) is a bad query.
+			 * it queued wait for, or from a MODE.exec to its TIP:
+			 * a TNT (or a TIP before the FUP) is a bad query.
+			 * Events queued by a fetch before wait for their FUP
+			 * while the flow takes TNT and TIP.
 			 */
-			return (d->nfupq > 0 || (mode_here &&
+			return (d->nfupq > nfupq || (mode_here &&
 			    pkt.kind == FPT_PKT_TNT) ? -HWTR_E_NOENT : 0);
 		case FPT_PKT_OVF:
 			return (fpti_overflow(d));
