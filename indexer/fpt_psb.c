@@ -376,7 +376,7 @@ int
 fpti_psb_plus_ok(struct fpt *d, const uint8_t *p)
 {
 	struct fpt_pkt pkt;
-	int rc;
+	int rc, fup = 0;
 
 	for (;; p += pkt.size) {
 		if ((rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) < 0)
@@ -386,8 +386,20 @@ fpti_psb_plus_ok(struct fpt *d, const uint8_t *p)
 		switch (pkt.kind) {
 		case FPT_PKT_PSBEND:
 			return (0);
-		case FPT_PKT_PAD:
 		case FPT_PKT_FUP:
+			/*
+			 * libipt's BDM70 look past a FUP while tracing is off
+			 * fails the read at a bad packet, as in fpt's own.
+			 */
+			if (d->bdm70 && !d->enabled && !fup &&
+			    (rc = bdm70_pge(d, p + pkt.size)) != 0) {
+				if (rc < 0)
+					return (rc);
+				break;
+			}
+			fup = pkt.ipc != FPT_IPC_SUPPRESSED;
+			break;
+		case FPT_PKT_PAD:
 		case FPT_PKT_PIP:
 		case FPT_PKT_MODE_EXEC:
 		case FPT_PKT_MODE_TSX:
