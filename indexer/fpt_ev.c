@@ -1012,7 +1012,7 @@ fpti_trail_error(struct fpt *d)
 	/* A MODE.exec read before waits in libipt's queue for its TIP. */
 	int tip = d->mode_pending, fup = 0, rc, done = 0, step, cls;
 	int begun = 0, asy = 0, modew = d->mode_pending;
-	unsigned nfupq;
+	unsigned nfupq, nfw = 0;
 
 	if (d->ntnt > 0 || d->async)
 		return (0);
@@ -1095,6 +1095,15 @@ fpti_trail_error(struct fpt *d)
 		    (pkt.kind == FPT_PKT_TIP && (asy != 1 || modew)) ||
 		    (pkt.kind == FPT_PKT_TIP_PGD && asy + modew > 1)))
 			goto restore;
+		/*
+		 * A FUP more than one event waits for stays for the others
+		 * (pt_qry_decode_fup), and the read-ahead stops at it.
+		 */
+		if (step == 1 && pkt.kind == FPT_PKT_FUP && nfw > 1)
+			goto restore;
+		if (step == 0 && pkt.kind != FPT_PKT_MODE_EXEC &&
+		    pkt.kind != FPT_PKT_PIP && pkt.kind != FPT_PKT_VMCS)
+			nfw++;
 		d->pos += pkt.size;
 		/*
 		 * What waits in libipt's queue (a PIP or VMCS behind an
