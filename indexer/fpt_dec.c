@@ -591,6 +591,15 @@ next_item(struct fpt *d, struct fpt_item *it)
 			}
 			return (error_item(d, it, rc));
 		}
+		/*
+		 * libipt passes the instruction a PIP or VMCS bound to as it
+		 * hands over the last event: where it cannot, that event is
+		 * lost; fpt hands the segment over before it.
+		 */
+		if (d->evq_n == 1 && d->post && d->ntnt == 0 && d->synced &&
+		    !d->eos && (rc = post_next(d)) < 0)
+			return (fpti_unsupported(d, "no trace to pass the "
+			    "instruction a PIP or VMCS bound to"));
 		it->kind = FPT_ITEM_EVENT;
 		it->event = d->evq[d->evq_head];
 		d->evq_head = (d->evq_head + 1) % FPT_EVQ_MAX;

@@ -5,13 +5,14 @@
  */
 
 /*
- * fpt's events, as libipt's query and block decoders make them: the
- * PSB+'s status updates, the events fetched once the TNT bits before
- * them are used up (a FUP's asynchronous branch or disable, TIP.PGD,
- * MODE), the events that bind to the next FUP's IP (MWAIT, EXSTOP,
- * PTWRITE, MODE.TSX while tracing) or to nothing (TraceStop, PWRE, PWRX,
- * PIP and VMCS while tracing is off), OVF, and libipt's workarounds of
- * the CPU's errata (fpti_set_errata() says which apply).
+ * fpt's events, as libipt's query and block decoders make them (the
+ * PSB+'s status updates are fpt_psb.c's): the events fetched once the
+ * TNT bits before them are used up (a FUP's asynchronous branch or
+ * disable, TIP.PGD, MODE), the events that bind to the next FUP's IP
+ * (MWAIT, EXSTOP, PTWRITE, MODE.TSX while tracing) or to nothing
+ * (TraceStop, PWRE, PWRX, PIP and VMCS while tracing is off), OVF, and
+ * libipt's workarounds of the CPU's errata (fpti_set_errata() says which
+ * apply).
  */
 
 #include <assert.h>
@@ -22,16 +23,10 @@
 
 static int	fup_consumed(const struct fpt *);
 static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
-static int	pge_follows(struct fpt *);
-static int	bdm70_pge(struct fpt *, const uint8_t *);
-static int	psb_ev_kind(int);
 static int	standalone_ahead(struct fpt *, struct fpt_pkt *);
-static int	psb_hdr_ok(const uint8_t *, const uint8_t *);
 static int	ovf_check(struct fpt *);
-static int	psb_events(struct fpt *, const uint8_t **);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	hdr_class(const uint8_t *, const uint8_t *);
-static int	psb_plus_ok(struct fpt *, const uint8_t *);
 static int	fup_ahead(struct fpt *, const struct fpt_pkt *);
 
 /* What a packet's header is to libipt's read-ahead (its pt_df_fetch). */
@@ -49,7 +44,7 @@ fpti_fetch_event(struct fpt *d)
 	struct fpt_pkt pkt;
 	struct fpt_event *ev = &d->async_ev;
 	uint64_t ip;
-	unsigned i;
+	unsigned i, nfupq = d->nfupq;
 	int rc, mode_here = 0;
 
 	assert(d->ntnt == 0 && !d->async);
@@ -185,10 +180,12 @@ fpti_fetch_event(struct fpt *d)
 		case FPT_PKT_TIP:
 			/*
 			 * libipt's event fetch goes on to the FUP that events
-			 * wait for, or from a MODE.exec to its TIP: a TNT (or
-			 * a TIP before the FUP) is a bad query.
+			 * it queued wait for, or from a MODE.exec to its TIP:
+			 * a TNT (or a TIP before the FUP) is a bad query.
+			 * Events queued by a fetch before wait for their FUP
+			 * while the flow takes TNT and TIP.
 			 */
-			return (d->nfupq > 0 || (mode_here &&
+			return (d->nfupq > nfupq || (mode_here &&
 			    pkt.kind == FPT_PKT_TNT) ? -HWTR_E_NOENT : 0);
 		case FPT_PKT_OVF:
 			return (fpti_overflow(d));
@@ -307,7 +304,8 @@ fpti_check_ahead(struct fpt *d)
 	while ((rc = fpti_read_ahead(d)) == 0 && fpti_peek(d, &pkt) > 0 &&
 	    pkt.kind == FPT_PKT_PSB) {
 		p = d->pos + pkt.size;
-		if ((rc = psb_plus_ok(d, p)) < 0 || psb_events(d, &p) > 0)
+		if ((rc = fpti_psb_plus_ok(d, p)) < 0 ||
+		    fpti_psb_events(d, &p) > 0)
 			break;
 		d->pos = p;
 	}
@@ -619,262 +617,6 @@ fpti_async_reached(struct fpt *d)
 }
 
 /*
- * Read the PSB+ at d->pos (a PSB) up to its PSBEND: the IP, the mode and
- * the time it says.  0, FPT_EOS when it is cut short, or unsupported.
- */
-int
-fpti_read_psb_plus(struct fpt *d)
-{
-	struct fpt_pkt pkt;
-	struct fpt_event st[FPT_MORE_MAX + 1];
-	uint64_t ip = 0;
-	int rc, fup = 0, hmode = 0, syncing;
-	unsigned i, nst = 0, cur;
-	const uint8_t *at = d->pos;
-
-	memset(st, 0, sizeof(st));
-	if ((rc = fpti_peek(d, &pkt)) < 0 || pkt.kind != FPT_PKT_PSB)
-		return (rc == -HWTR_E_TRUNCATED ? (d->eos = 1, FPT_EOS) :
-		    -HWTR_E_DECODE);
-	fpti_time_psb(d);
-	d->pos += pkt.size;
-	for (;;) {
-		if ((rc = fpti_peek(d, &pkt)) < 0)
-			return (rc == -HWTR_E_TRUNCATED && psb_hdr_ok(d->pos,
-			    d->cfg.end) ? (d->eos = 1, FPT_EOS) :
-			    fpti_time_skip(d, d->pos, NULL) < 0 ?
-			    -HWTR_E_UNSUPPORTED : fpti_unsupported(d, "a bad "
-			    "packet in PSB+"));
-		d->pos += pkt.size;
-		switch (pkt.kind) {
-		case FPT_PKT_PSBEND:
-			goto end;
-		case FPT_PKT_FUP:
-			/*
-			 * BDM70: while tracing is off, a FUP a TIP.PGE
-			 * follows is one the PSB+ should not have.
-			 */
-			if (d->bdm70 && !d->enabled && !fup &&
-			    (rc = bdm70_pge(d, d->pos)) != 0) {
-				if (rc < 0)
-					return (rc);
-				break;
-			}
-			if (fpti_ip_update(d, &pkt, &ip) == 0)
-				fup = 1;
-			break;
-		case FPT_PKT_MODE_EXEC:
-			if ((pkt.flags & 3) == 3)
-				return (fpti_unsupported(d, "MODE.exec with L "
-				    "and D set"));
-			hmode = (pkt.flags & 1) ? 64 : (pkt.flags & 2) ? 32 :
-			    16;
-			if (nst > FPT_MORE_MAX)
-				return (fpti_unsupported(d, "a long PSB+"));
-			st[nst].kind = FPT_EV_EXEC_MODE;
-			st[nst++].mode = (uint8_t)hmode;
-			break;
-		case FPT_PKT_MODE_TSX:
-		case FPT_PKT_PIP:
-		case FPT_PKT_VMCS:
-		case FPT_PKT_CBR:
-		case FPT_PKT_MNT:
-			if (pkt.kind == FPT_PKT_CBR && (rc = fpti_time_packet(d,
-			    d->pos - pkt.size, &pkt, 1)) < 0)
-				return (rc);
-			if (nst > FPT_MORE_MAX)
-				return (fpti_unsupported(d, "a long PSB+"));
-			st[nst].kind = psb_ev_kind(pkt.kind);
-			st[nst].payload = pkt.kind == FPT_PKT_MODE_TSX ?
-			    pkt.flags & 3 : pkt.payload;
-			st[nst++].mode = 0;
-			if (pkt.kind == FPT_PKT_MNT)
-				d->nmnt++;
-			break;
-		case FPT_PKT_TSC:
-		case FPT_PKT_TMA:
-		case FPT_PKT_MTC:
-		case FPT_PKT_CYC:
-			/* libipt's time once it fetches the PSB+'s events. */
-			if ((rc = fpti_time_packet(d, d->pos - pkt.size, &pkt,
-			    1)) < 0)
-				return (rc);
-			d->tm.n = 0;
-			break;
-		case FPT_PKT_PAD:
-			break;
-		default:
-			return (fpti_unsupported(d, "a PSB+ packet this "
-			    "decoder does not handle yet"));
-		}
-	}
-end:
-	/* The status updates, in the order of their packets. */
-	for (i = 0; i < nst; i++) {
-		int kind = st[i].kind;
-		uint8_t mode = st[i].mode;
-		uint64_t payload = st[i].payload;
-
-		fpti_ev_init(d, &st[i], kind, at);
-		st[i].mode = mode;
-		st[i].payload = payload;
-		/*
-		 * libipt gives CBR and MNT no IP, and an MNT is no status
-		 * update even in PSB+.
-		 */
-		st[i].status_update = kind != FPT_EV_MNT;
-		st[i].psb_left = (uint8_t)(nst - 1 - i);
-		if (kind == FPT_EV_CBR || kind == FPT_EV_MNT)
-			continue;
-		st[i].ip = fup ? ip : 0;
-		st[i].ip_suppressed = !fup;
-	}
-	/* libipt, tracing, fails a status update that changes its mode. */
-	syncing = d->in_sync || at == d->sync_ahead;
-	for (i = 0, cur = d->mode; fup && (d->enabled || syncing) &&
-	    i < nst; i++) {
-		if (st[i].kind == FPT_EV_EXEC_MODE && cur != 0 &&
-		    st[i].mode != cur)
-			return (fpti_unsupported(d, "a PSB+ with a new mode"));
-		if (st[i].kind == FPT_EV_EXEC_MODE)
-			cur = st[i].mode;
-	}
-	if (d->enabled) {
-		if (!fup)
-			return (fpti_unsupported(d, "a PSB+ without FUP while "
-			    "tracing"));
-		/*
-		 * CBR and MNT bind to no instruction: those before the
-		 * first that does happen at once, the others when the flow
-		 * reaches the FUP's IP.
-		 */
-		for (i = 0; i < nst && (st[i].kind == FPT_EV_CBR ||
-		    st[i].kind == FPT_EV_MNT); i++)
-			fpti_ev_push(d, &st[i]);
-		if (i < nst) {
-			d->async_ev = st[i];
-			d->nmore = 0;
-			for (i++; i < nst; i++)
-				d->more[d->nmore++] = st[i];
-			d->async = 1;
-		}
-		return (0);
-	}
-	/*
-	 * A TIP.PGE after a PSB+ that turned tracing on (without BDM70,
-	 * or with a FUP before the last): libipt's enabled event while
-	 * enabled, which fpt does not follow.
-	 */
-	if (fup && pge_follows(d))
-		return (fpti_unsupported(d, "a PSB+ with FUP right before a "
-		    "TIP.PGE"));
-	/* Past the sync, it turns on libipt's query decoder alone. */
-	if (fup && !syncing)
-		return (fpti_unsupported(d, "a PSB+ with FUP while off"));
-	if (hmode != 0)
-		d->mode = (uint8_t)hmode;
-	if (fup) {
-		d->enabled = 1;
-		d->ip = ip;
-	}
-	for (i = 0; i < nst; i++)
-		fpti_ev_push(d, &st[i]);
-	return (0);
-}
-
-/*
- * libipt's BDM70 check of a FUP in PSB+ that ends before @p: 1 when a
- * TIP.PGE follows past the packets it skips (the PSBEND among them), 0
- * when another packet or the end of the trace comes first, unsupported
- * for a bad packet (libipt's header read fails there).
- */
-static int
-bdm70_pge(struct fpt *d, const uint8_t *p)
-{
-	struct fpt_pkt pkt;
-	int rc;
-
-	for (;; p += pkt.size) {
-		if ((rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) < 0)
-			return (rc == -HWTR_E_TRUNCATED ? 0 :
-			    fpti_time_skip(d, p, NULL) < 0 ?
-			    -HWTR_E_UNSUPPORTED : fpti_unsupported(d, "a bad "
-			    "packet after a FUP in PSB+"));
-		switch (pkt.kind) {
-		case FPT_PKT_TIP_PGE:
-			return (1);
-		case FPT_PKT_PAD:
-		case FPT_PKT_TSC:
-		case FPT_PKT_CBR:
-		case FPT_PKT_PSBEND:
-		case FPT_PKT_PIP:
-		case FPT_PKT_MODE_EXEC:
-		case FPT_PKT_MODE_TSX:
-		case FPT_PKT_VMCS:
-		case FPT_PKT_TMA:
-		case FPT_PKT_MTC:
-		case FPT_PKT_CYC:
-		case FPT_PKT_MNT:
-			break;
-		case FPT_PKT_UNKNOWN:
-			return (fpti_unsupported(d, "a bad packet after a FUP "
-			    "in PSB+"));
-		default:
-			return (0);
-		}
-	}
-}
-
-/* The event of a packet in PSB+ (a status update but for MNT). */
-static int
-psb_ev_kind(int kind)
-{
-	switch (kind) {
-	case FPT_PKT_MODE_TSX:
-		return (FPT_EV_TSX);
-	case FPT_PKT_PIP:
-		return (FPT_EV_PAGING);
-	case FPT_PKT_VMCS:
-		return (FPT_EV_VMCS);
-	case FPT_PKT_CBR:
-		return (FPT_EV_CBR);
-	default:
-		assert(kind == FPT_PKT_MNT);
-		return (FPT_EV_MNT);
-	}
-}
-
-/* Whether a TIP.PGE comes next, past timing packets. */
-static int
-pge_follows(struct fpt *d)
-{
-	const uint8_t *p = d->pos;
-	struct fpt_pkt pkt;
-
-	while (fpt_pkt_parse(p, d->cfg.end, &pkt) > 0) {
-		switch (pkt.kind) {
-		case FPT_PKT_PAD:
-		case FPT_PKT_TSC:
-		case FPT_PKT_CBR:
-		case FPT_PKT_MTC:
-		case FPT_PKT_CYC:
-		case FPT_PKT_TMA:
-			p += pkt.size;
-			continue;
-		case FPT_PKT_MNT:
-			d->nmnt++;
-			p += pkt.size;
-			continue;
-		case FPT_PKT_TIP_PGE:
-			return (1);
-		default:
-			return (0);
-		}
-	}
-	return (0);
-}
-
-/*
  * Whether the (cut) packet at @p is a status packet: not an IP packet,
  * not MODE, not TNT-64, PIP, VMCS, OVF, PTWRITE or a power event.  A PSB
  * is one too: libipt's read-ahead decodes it (its PSB+ is no event), so
@@ -895,7 +637,9 @@ is_status_hdr(const uint8_t *p, const uint8_t *end)
 		return (0);
 	if (b == 0x02 && end - p >= 2) {
 		b = p[1];
-		if (b == 0x73 || b == 0x23 || b == 0x82)
+		/* libipt's fetch needs MNT's third byte too. */
+		if (b == 0x73 || b == 0x23 || b == 0x82 ||
+		    (b == 0xc3 && end - p < 3))
 			return (1);
 		return (0);
 	}
@@ -964,7 +708,7 @@ fpti_read_ahead(struct fpt *d)
 			 * else is wrong with it is for its reader to say.
 			 */
 			unsup = d->unsup;
-			rc = psb_plus_ok(d, d->pos + pkt.size);
+			rc = fpti_psb_plus_ok(d, d->pos + pkt.size);
 			d->unsup = unsup;
 			if (rc == -HWTR_E_TRUNCATED)
 				d->pos = d->cfg.end;
@@ -1015,7 +759,8 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 		case FPT_PKT_PSB:
 			/* Read past when it has no status update. */
 			q = p + next.size;
-			if ((rc = psb_plus_ok(d, q)) != 0 || psb_events(d, &q))
+			if ((rc = fpti_psb_plus_ok(d, q)) != 0 ||
+			    fpti_psb_events(d, &q))
 				return (rc == -HWTR_E_TRUNCATED ? 0 : rc);
 			p = q;
 			continue;
@@ -1064,7 +809,8 @@ fpti_fup_then_end(const struct fpt *d, const struct fpt_pkt *pkt)
 			    (*p & 0x1f) != 0x11 && (*p & 0x1f) != 0x01 &&
 			    *p != 0x99 &&
 			    (*p != 0x02 || d->cfg.end - p < 2 ||
-			    p[1] == 0x82 || p[1] == 0x23 || p[1] == 0x73));
+			    p[1] == 0x82 || p[1] == 0x23 || p[1] == 0x73 ||
+			    (p[1] == 0xc3 && d->cfg.end - p < 3)));
 		if (rc < 0 || (next.kind == FPT_PKT_FUP &&
 		    next.ipc == FPT_IPC_SUPPRESSED))
 			return (0);
@@ -1076,94 +822,6 @@ fpti_fup_then_end(const struct fpt *d, const struct fpt_pkt *pkt)
 	}
 }
 
-/* The packet at d->pos, parsed once however often it is looked at. */
-int
-fpti_peek(struct fpt *d, struct fpt_pkt *pkt)
-{
-	int rc;
-
-	if (d->pk_pos == d->pos && d->pos != NULL) {
-		*pkt = d->pk;
-		return (pkt->size);
-	}
-	rc = fpt_pkt_parse(d->pos, d->cfg.end, pkt);
-	/*
-	 * libipt 2.0 knows no BBP, BEP, CFE or EVD: without a decode
-	 * callback they are bad opcodes to it.
-	 */
-	if (rc > 0 && pkt->kind == FPT_PKT_UNKNOWN)
-		return (-HWTR_E_FORMAT);
-	if (rc > 0) {
-		d->pk = *pkt;
-		d->pk_pos = d->pos;
-	}
-	return (rc);
-}
-
-/*
- * The IP of an IP packet, from its compressed payload and the last IP.
- * -HWTR_E_NOENT when it is suppressed.
- */
-int
-fpti_ip_update(struct fpt *d, const struct fpt_pkt *pkt, uint64_t *ip)
-{
-	uint64_t v = pkt->payload;
-
-	switch (pkt->ipc) {
-	case FPT_IPC_SUPPRESSED:
-		return (-HWTR_E_NOENT);
-	case FPT_IPC_UPD16:
-		v = (d->last_ip & ~0xffffull) | (v & 0xffff);
-		break;
-	case FPT_IPC_UPD32:
-		v = (d->last_ip & ~0xffffffffull) | (v & 0xffffffff);
-		break;
-	case FPT_IPC_SEXT48:
-		v &= 0xffffffffffffull;
-		if (v & (1ull << 47))
-			v |= 0xffff000000000000ull;
-		break;
-	case FPT_IPC_UPD48:
-		v = (d->last_ip & ~0xffffffffffffull) |
-		    (v & 0xffffffffffffull);
-		break;
-	case FPT_IPC_FULL:
-		break;
-	default:
-		return (-HWTR_E_DECODE);
-	}
-	d->last_ip = v;
-	d->have_ip = 1;
-	*ip = v;
-	return (0);
-}
-
-void
-fpti_ev_init(struct fpt *d, struct fpt_event *ev, int kind, const uint8_t *at)
-{
-	memset(ev, 0, sizeof(*ev));
-	ev->kind = (uint8_t)kind;
-	/* Without a TSC since the sync libipt's event time is 0. */
-	ev->tsc = d->has_tsc ? d->tsc : 0;
-	ev->has_tsc = (uint8_t)d->has_tsc;
-	ev->offset = (uint64_t)(at - d->cfg.begin);
-}
-
-void
-fpti_ev_push(struct fpt *d, const struct fpt_event *ev)
-{
-	assert(d->evq_n < FPT_EVQ_MAX);
-	d->evq[(d->evq_head + d->evq_n) % FPT_EVQ_MAX] = *ev;
-	d->evq_n++;
-}
-
-int
-fpti_unsupported(struct fpt *d, const char *why)
-{
-	d->unsup = why;
-	return (-HWTR_E_UNSUPPORTED);
-}
-
 /*
  * What the next event's packets do when libipt fetches them (a dry run
  * of its pt_qry_event from d->pos): 1 the event is complete, 0 it waits
@@ -1171,7 +829,8 @@ fpti_unsupported(struct fpt *d, const char *why)
  * packet there, -2 libipt fails it (a bad packet).
  */
 static int
-trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int *tip, int *fup)
+trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int asy, int *tip,
+    int *fup)
 {
 	switch (pkt->kind) {
 	case FPT_PKT_TIP_PGE:
@@ -1209,7 +868,12 @@ trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int *tip, int *fup)
 		return (0);
 	case FPT_PKT_PIP:
 	case FPT_PKT_VMCS:
-		if (!d->enabled)
+		/*
+		 * They wait for the TIP of an asynchronous branch begun in
+		 * this fetch (@asy, its FUPs), tracing or not; without one
+		 * they are events of their own (pt_qry_decode_pip).
+		 */
+		if (asy == 0)
 			return (1);
 		*tip = 1;
 		return (0);
@@ -1232,8 +896,15 @@ hdr_class(const uint8_t *p, const uint8_t *end)
 		b = p[1];
 		if (b == 0xa3)
 			return (HDR_TNT);
+		/*
+		 * 02 c3 is MNT, an event, by its third byte (88); with any
+		 * other it is a bad opcode, and cut before it the end.
+		 */
+		if (b == 0xc3)
+			return (end - p >= 3 && p[2] == 0x88 ? HDR_EVENT :
+			    HDR_STATUS);
 		if ((b & 0x1f) == 0x12 || b == 0x43 || b == 0xf3 ||
-		    b == 0x83 || b == 0xc8 || b == 0xc3 || b == 0x62 ||
+		    b == 0x83 || b == 0xc8 || b == 0x62 ||
 		    b == 0xe2 || b == 0xc2 || b == 0x22 || b == 0xa2 ||
 		    b == 0x03)
 			return (HDR_EVENT);
@@ -1250,83 +921,6 @@ hdr_class(const uint8_t *p, const uint8_t *end)
 	if ((b & 0x1f) == 0x11 || (b & 0x1f) == 0x01)
 		return (HDR_EVENT);
 	return (HDR_STATUS);
-}
-
-/*
- * The PSB+ at *@pp (whole, as psb_plus_ok() found it): how many events
- * libipt queues for its PSBEND; *@pp goes past the PSBEND.
- */
-static int
-psb_events(struct fpt *d, const uint8_t **pp)
-{
-	struct fpt_pkt pkt;
-	const uint8_t *p = *pp;
-	int n = 0;
-
-	for (;;) {
-		if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0) {
-			assert(!"psb_events: a PSB+ psb_plus_ok() did not pass");
-			return (2);
-		}
-		p += pkt.size;
-		if (pkt.kind == FPT_PKT_PSBEND) {
-			*pp = p;
-			return (n);
-		}
-		n += fpt_pkt_psb_status(pkt.kind);
-	}
-}
-
-/*
- * A query meets the PSB @pkt at d->pos: libipt's read-ahead, after the packet
- * before, decoded its PSB+ whole as a status packet.  With no status
- * update in it, nothing waits at its PSBEND and the query goes on past
- * it.  1 when it was read so, 0 when it has events (libipt's bad query)
- * or an event waits, or fpti_read_psb_plus()'s error or unsupported.
- */
-int
-fpti_psb_pass(struct fpt *d, const struct fpt_pkt *pkt)
-{
-	const uint8_t *p = d->pos + pkt->size;
-	int rc;
-
-	if (d->nfupq > 0 || d->mode_pending || d->async || d->evq_n > 0)
-		return (0);
-	if ((rc = psb_plus_ok(d, p)) < 0)
-		return (rc);
-	if (psb_events(d, &p) > 0)
-		return (0);
-	/* As fpti_fetch_event() does (no FUP while tracing: unsupported). */
-	rc = fpti_read_psb_plus(d);
-	return (rc < 0 ? rc : 1);
-}
-
-/*
- * Whether the packet cut by the end of the trace at @p is one libipt's
- * PSB+ reader takes (it has a header function, or is the PSBEND), so
- * that the cut ends the trace; any other is its bad context, whole or
- * not.
- */
-static int
-psb_hdr_ok(const uint8_t *p, const uint8_t *end)
-{
-	if (p >= end)
-		return (1);
-	switch (p[0]) {
-	case 0x00:	/* PAD */
-	case 0x19:	/* TSC */
-	case 0x59:	/* MTC */
-	case 0x99:	/* MODE */
-		return (1);
-	case 0x02:
-		if (end - p < 2)
-			return (1);
-		return (p[1] == 0x23 || p[1] == 0x43 || p[1] == 0x03 ||
-		    p[1] == 0x73 || p[1] == 0xc8 || p[1] == 0xc3);
-	default:
-		/* FUP, CYC. */
-		return ((p[0] & 0x1f) == 0x1d || (p[0] & 3) == 3);
-	}
 }
 
 /*
@@ -1383,51 +977,6 @@ fpti_error_at(struct fpt *d)
 }
 
 /*
- * libipt's read-ahead decodes a PSB+ whole (pt_qry_read_psb_header); a
- * packet there that is no PSB+ packet, or a bad one, fails the read.  The
- * PSB+ after the PSB that ends before @p: 0 when fpti_read_psb_plus()
- * reads it too, -HWTR_E_TRUNCATED
- * when the trace ends in it, unsupported otherwise (as fpt's own read of
- * it would be).
- */
-static int
-psb_plus_ok(struct fpt *d, const uint8_t *p)
-{
-	struct fpt_pkt pkt;
-	int rc;
-
-	for (;; p += pkt.size) {
-		if ((rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) < 0)
-			return (rc == -HWTR_E_TRUNCATED && psb_hdr_ok(p,
-			    d->cfg.end) ? rc : fpti_unsupported(d, "a bad "
-			    "packet in PSB+"));
-		switch (pkt.kind) {
-		case FPT_PKT_PSBEND:
-			return (0);
-		case FPT_PKT_PAD:
-		case FPT_PKT_FUP:
-		case FPT_PKT_PIP:
-		case FPT_PKT_MODE_EXEC:
-		case FPT_PKT_MODE_TSX:
-		case FPT_PKT_TSC:
-		case FPT_PKT_CBR:
-		case FPT_PKT_VMCS:
-		case FPT_PKT_MNT:
-			break;
-		case FPT_PKT_TMA:
-		case FPT_PKT_MTC:
-		case FPT_PKT_CYC:
-			if ((rc = fpti_time_skip(d, p, &pkt)) < 0)
-				return (rc);
-			break;
-		default:
-			return (fpti_unsupported(d, "a PSB+ packet this "
-			    "decoder does not handle yet"));
-		}
-	}
-}
-
-/*
  * A query (@cond: a TNT bit, else a TIP) meets a packet cut by the end of
  * the trace at d->pos.  libipt looks at its header first: an event or,
  * for a TNT bit, a TIP (or for a TIP a TNT while bits are left) is a bad
@@ -1463,15 +1012,25 @@ fpti_trail_error(struct fpt *d)
 	/* A MODE.exec read before waits in libipt's queue for its TIP. */
 	int tip = d->mode_pending, fup = 0, rc, done = 0, step, cls;
 	int begun = 0, asy = 0, modew = d->mode_pending;
+	unsigned nfupq, nfw = 0;
 
-	if (d->ntnt > 0 || d->async || d->post)
+	if (d->ntnt > 0 || d->async)
 		return (0);
 	mark_save(d, &m);
 	for (;;) {
-		if ((rc = fpti_read_ahead(d)) == 0)
+		/*
+		 * With an event waiting for a FUP (@fup), libipt's read-ahead
+		 * stops at the FUP, as fpt's does for those in d->fupq.
+		 */
+		nfupq = d->nfupq;
+		if (fup && nfupq == 0)
+			d->nfupq = 1;
+		rc = fpti_read_ahead(d);
+		d->nfupq = nfupq;
+		if (rc == 0)
 			rc = fpti_peek(d, &pkt);
 		if (rc > 0 && pkt.kind == FPT_PKT_PSB)
-			rc = psb_plus_ok(d, d->pos + pkt.size);
+			rc = fpti_psb_plus_ok(d, d->pos + pkt.size);
 		if (rc < 0)
 			break;
 		/*
@@ -1481,7 +1040,7 @@ fpti_trail_error(struct fpt *d)
 		 * after the event is complete.
 		 */
 		if (pkt.kind == FPT_PKT_PSB) {
-			if ((step = psb_events(d, &d->pos)) > 1 ||
+			if ((step = fpti_psb_events(d, &d->pos)) > 1 ||
 			    (done && step > 0))
 				goto restore;
 			done = done || step;
@@ -1517,10 +1076,10 @@ fpti_trail_error(struct fpt *d)
 		 * branch's that alone waits for it: count the others.
 		 */
 		if (pkt.kind == FPT_PKT_MODE_EXEC || ((pkt.kind ==
-		    FPT_PKT_PIP || pkt.kind == FPT_PKT_VMCS) && d->enabled))
+		    FPT_PKT_PIP || pkt.kind == FPT_PKT_VMCS) && asy > 0))
 			modew++;
 		/* Read on to a packet that is no part of it: done. */
-		if ((step = trail_step(d, &pkt, &tip, &fup)) == -1)
+		if ((step = trail_step(d, &pkt, asy, &tip, &fup)) == -1)
 			goto restore;
 		if (step < 0) {
 			rc = -HWTR_E_FORMAT;
@@ -1536,14 +1095,22 @@ fpti_trail_error(struct fpt *d)
 		    (pkt.kind == FPT_PKT_TIP && (asy != 1 || modew)) ||
 		    (pkt.kind == FPT_PKT_TIP_PGD && asy + modew > 1)))
 			goto restore;
+		/*
+		 * A FUP more than one event waits for stays for the others
+		 * (pt_qry_decode_fup), and the read-ahead stops at it.
+		 */
+		if (step == 1 && pkt.kind == FPT_PKT_FUP && nfw > 1)
+			goto restore;
+		if (step == 0 && pkt.kind != FPT_PKT_MODE_EXEC &&
+		    pkt.kind != FPT_PKT_PIP && pkt.kind != FPT_PKT_VMCS)
+			nfw++;
 		d->pos += pkt.size;
 		/*
-		 * libipt's query gives a PIP, a VMCS and a MODE.TSX while
-		 * tracing is off at once; the others wait in its queue.
+		 * What waits in libipt's queue (a PIP or VMCS behind an
+		 * asynchronous branch too) has begun the next event; what
+		 * it gives at once is that event.
 		 */
-		if (step == 0 && pkt.kind != FPT_PKT_PIP &&
-		    pkt.kind != FPT_PKT_VMCS &&
-		    (pkt.kind != FPT_PKT_MODE_TSX || d->enabled))
+		if (step == 0)
 			begun = 1;
 		done = step;
 	}

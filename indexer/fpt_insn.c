@@ -21,7 +21,7 @@
 #include "hwtr_x86.h"
 #include "fpt_int.h"
 
-static int	is_xbegin(const uint8_t *, size_t, int);
+static int	is_other(const uint8_t *, size_t, int);
 static void	vmx_far(const uint8_t *, size_t, int, struct hwtr_x86_insn *);
 static size_t	skip_prefixes(const uint8_t *, size_t, int);
 
@@ -82,13 +82,8 @@ fpti_decode_at(struct fpt *d, uint64_t ip, struct hwtr_x86_insn *insn,
 	 * PT reports as an event; libipt takes them for ordinary
 	 * instructions, hwtr_x86 (by Zydis's category) for branches.
 	 */
-	vmx_far(d->win + (ip - d->win_ip), (size_t)(d->win_ip + d->win_len -
-	    ip), d->mode, insn);
-	if (insn->kind != HWTR_X86_OTHER && is_xbegin(d->win + (ip - d->win_ip),
-	    (size_t)(d->win_ip + d->win_len - ip), d->mode)) {
-		insn->kind = HWTR_X86_OTHER;
-		insn->has_target = 0;
-	}
+	fpt_x86_libipt(d->win + (ip - d->win_ip), (size_t)(d->win_ip +
+	    d->win_len - ip), d->mode, insn);
 	assert(d->win_isid > 0);
 	ic->ip = ip;
 	ic->isid = d->win_isid;
@@ -169,18 +164,28 @@ fpt_x86_libipt(const uint8_t *p, size_t n, int mode,
     struct hwtr_x86_insn *insn)
 {
 	vmx_far(p, n, mode, insn);
-	if (insn->kind != HWTR_X86_OTHER && is_xbegin(p, n, mode)) {
+	if (insn->kind != HWTR_X86_OTHER && is_other(p, n, mode)) {
 		insn->kind = HWTR_X86_OTHER;
+		insn->far = HWTR_X86_FAR_NONE;
+		insn->is_int = 0;
 		insn->has_target = 0;
 	}
 }
 
-/* Whether @p (@n bytes) is an XBEGIN or XABORT, after its prefixes. */
+/*
+ * Whether @p (@n bytes) is, after its prefixes, an instruction libipt's
+ * length decoder takes for no branch that Zydis's categories make one:
+ * XBEGIN or XABORT; BOUND (62 outside 64-bit mode but for EVEX, whose
+ * second byte has its top two bits set), an "interrupt" to Zydis.
+ */
 static int
-is_xbegin(const uint8_t *p, size_t n, int mode)
+is_other(const uint8_t *p, size_t n, int mode)
 {
 	size_t i = skip_prefixes(p, n, mode);
 
+	if (mode != 64 && i + 1 < n && p[i] == 0x62 &&
+	    (p[i + 1] & 0xc0) != 0xc0)
+		return (1);
 	return (i + 1 < n && (p[i] == 0xc7 || p[i] == 0xc6) &&
 	    p[i + 1] == 0xf8);
 }

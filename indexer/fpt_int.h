@@ -5,11 +5,11 @@
  */
 
 /*
- * fpt's decoder state, shared by its two halves: fpt_dec.c (the flow:
+ * fpt's decoder state, shared by its parts: fpt_dec.c (the flow:
  * blocks over the block cache, trace queries) above fpt_ev.c (the
- * packet layer's read-ahead, the event queue and the events: PSB+,
- * FUP-bound and standalone events, OVF, the errata).  Not for use
- * outside fpt.
+ * packet layer's read-ahead and the events: FUP-bound and standalone
+ * events, OVF) above fpt_psb.c (PSB+) above fpt_evq.c (the packet at the
+ * position, the IP, the event queue).  Not for use outside fpt.
  */
 
 #ifndef HWTR_FPT_INT_H
@@ -518,14 +518,16 @@ fpti_time_pass(struct fpt *d, unsigned size)
 		r->stop += size;
 }
 
-/* fpt_ev.c: the packet layer and the event queue. */
-int	fpti_read_ahead(struct fpt *);
-int	fpti_trail_error(struct fpt *);
+/* fpt_evq.c: the packet at the position, the IP, the event queue. */
 int	fpti_peek(struct fpt *, struct fpt_pkt *);
 int	fpti_ip_update(struct fpt *, const struct fpt_pkt *, uint64_t *);
 void	fpti_ev_init(struct fpt *, struct fpt_event *, int, const uint8_t *);
 void	fpti_ev_push(struct fpt *, const struct fpt_event *);
 int	fpti_unsupported(struct fpt *, const char *);
+
+/* fpt_ev.c: the packet layer's read-ahead. */
+int	fpti_read_ahead(struct fpt *);
+int	fpti_trail_error(struct fpt *);
 int	fpti_cut_query(const struct fpt *, int);
 int	fpti_check_ahead(struct fpt *);
 void	fpti_error_at(struct fpt *);
@@ -534,10 +536,14 @@ int	fpti_fup_then_end(const struct fpt *, const struct fpt_pkt *);
 /* fpt_ev.c: events. */
 int	fpti_fetch_event(struct fpt *);
 int	fpti_async_reached(struct fpt *);
-int	fpti_read_psb_plus(struct fpt *);
-int	fpti_psb_pass(struct fpt *, const struct fpt_pkt *);
 int	fpti_power_event(struct fpt *, const struct fpt_pkt *);
 int	fpti_fup_bound(struct fpt *, const struct fpt_pkt *);
 int	fpti_overflow(struct fpt *);
+
+/* fpt_psb.c: PSB+ (below fpt_ev.c, which reads over them). */
+int	fpti_read_psb_plus(struct fpt *);
+int	fpti_psb_pass(struct fpt *, const struct fpt_pkt *);
+int	fpti_psb_plus_ok(struct fpt *, const uint8_t *);
+int	fpti_psb_events(struct fpt *, const uint8_t **);
 
 #endif /* !HWTR_FPT_INT_H */

@@ -144,9 +144,14 @@ parse_ext(const uint8_t *p, const uint8_t *end, struct fpt_pkt *pkt)
 		pkt->kind = FPT_PKT_STOP;
 		break;
 	case 0xc3:
-		NEED(11);
+		/*
+		 * The third byte says MNT (libipt's pt_df_fetch() looks at it
+		 * first): any other is a bad packet, however short.
+		 */
+		NEED(3);
 		if (p[2] != 0x88)
 			return (-HWTR_E_FORMAT);
+		NEED(11);
 		pkt->kind = FPT_PKT_MNT;
 		pkt->payload = le(p + 3, 8);
 		break;

@@ -1443,6 +1443,108 @@ ATF_TC_BODY(two_fups_then_end, tc)
 	    0x1000, 3);
 }
 
+/*
+ * TIP.PGE, PIP, TIP.PGD, a bad PSB: libipt's PIP while tracing waits for
+ * no TIP (no FUP before it), so the fetch after the enabled event ends at
+ * the PIP, and the bad PSB fails the paging event instead (fuzz_fpt).
+ * By construction: the mode; the enabled event; the mov cr3 the PIP binds
+ * to (1 insn); the error; the next PSB+'s mode, mov cr3 and ret (2
+ * insns), the disable: 7 items.
+ */
+ATF_TC_WITHOUT_HEAD(pip_after_pge_then_bad);
+ATF_TC_BODY(pip_after_pge_then_bad, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES, 0x99, 0x01, 0x02, 0x23,		/* MODE 64 */
+		0x71, 0x00, 0x10, 0, 0, 0, 0,			/* TIP.PGE */
+		0x02, 0x43, 0x00, 0x20, 0, 0, 0, 0,		/* PIP */
+		0x01,						/* TIP.PGD */
+		0x02, 0x82, 0x02, 0x82, 0x19,			/* bad PSB */
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x01,						/* TIP.PGD */
+	};
+	/*
+	 * Behind a FUP's asynchronous branch, tracing or not, it waits: its
+	 * fetch meets the end and loses the mode event: 0 items.
+	 */
+	static const uint8_t pt2[] = {
+		PSB_BYTES, 0x99, 0x01, 0x02, 0x23,		/* MODE 64 */
+		0x3d, 0x00, 0x10,				/* FUP */
+		0x02, 0x43, 0x00, 0x20, 0, 0, 0, 0,		/* PIP */
+	};
+	static const uint8_t code[] = { 0x0f, 0x22, 0xd8, 0xc3 };
+
+	handmade("pip_after_pge_then_bad", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 7);
+	handmade("fup_pip_then_end", pt2, sizeof(pt2), code, sizeof(code),
+	    0x1000, 0);
+}
+
+/*
+ * The last IP is zero at a PSB (the SDM; libipt clears it reading a
+ * PSB+): a 16-bit TIP.PGE after one is at 0xfff8, not 0x1fff8 with the
+ * upper bytes from before.  By construction: mode, enabled at 0x10000,
+ * ret (1 insn), disable; the same from the second PSB+ at 0xfff8: 8.
+ */
+ATF_TC_WITHOUT_HEAD(psb_resets_last_ip);
+ATF_TC_BODY(psb_resets_last_ip, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES, 0x99, 0x01, 0x02, 0x23,		/* MODE 64 */
+		0x71, 0x00, 0x00, 0x01, 0, 0, 0,		/* TIP.PGE */
+		0x01,						/* TIP.PGD */
+		PSB_BYTES, 0x99, 0x01, 0x02, 0x23,		/* MODE 64 */
+		0x31, 0xf8, 0xff,				/* TIP.PGE */
+		0x01,						/* TIP.PGD */
+	};
+	/* At 0xfff0: 8 nops, ret at 0xfff8, 7 nops, ret at 0x10000. */
+	static const uint8_t code[] = {
+		0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0xc3,
+		0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0xc3,
+	};
+
+	handmade("psb_resets_last_ip", pt, sizeof(pt), code, sizeof(code),
+	    0xfff0, 8);
+}
+
+/*
+ * 02 c3 not followed by 88 is no MNT, however short: libipt's read on
+ * after the TIP fails there with a bad opcode, not at the end (fuzz_fpt).
+ * By construction: the mode; nop, jmp rax (2 insns); the error: 3 items.
+ */
+ATF_TC_WITHOUT_HEAD(cut_bad_mnt_after_tip);
+ATF_TC_BODY(cut_bad_mnt_after_tip, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_64(0x00),				/* PSB+ at 0x1000 */
+		0x2d, 0x00, 0x10,				/* TIP */
+		0x02, 0xc3, 0x02,				/* no MNT */
+	};
+	static const uint8_t code[] = { 0x90, 0xff, 0xe0 };
+
+	handmade("cut_bad_mnt_after_tip", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 3);
+}
+
+/*
+ * BOUND (62 outside 64-bit mode) is no branch to libipt, an interrupt to
+ * Zydis's categories (fuzz_fpt).  By construction: the mode (32), the
+ * enabled event, bound and ret (2 insns), the disable: 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(bound_is_no_branch);
+ATF_TC_BODY(bound_is_no_branch, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES, 0x99, 0x02, 0x02, 0x23,		/* MODE 32 */
+		0x71, 0x00, 0x10, 0, 0, 0, 0,			/* TIP.PGE */
+		0x01,						/* TIP.PGD */
+	};
+	static const uint8_t code[] = { 0x62, 0x0a, 0xc3 };
+
+	handmade("bound_is_no_branch", pt, sizeof(pt), code, sizeof(code),
+	    0x1000, 4);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, libipt_corpus);
@@ -1474,6 +1576,10 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, psb_fup_while_disabled);
 	ATF_TP_ADD_TC(tp, mode_tip_past_backward_jmp);
 	ATF_TP_ADD_TC(tp, two_fups_then_end);
+	ATF_TP_ADD_TC(tp, pip_after_pge_then_bad);
+	ATF_TP_ADD_TC(tp, psb_resets_last_ip);
+	ATF_TP_ADD_TC(tp, cut_bad_mnt_after_tip);
+	ATF_TP_ADD_TC(tp, bound_is_no_branch);
 	ATF_TP_ADD_TC(tp, ixgen_whole);
 	ATF_TP_ADD_TC(tp, ixgen_flipped);
 	ATF_TP_ADD_TC(tp, run_rest);
