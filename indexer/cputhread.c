@@ -419,6 +419,11 @@ demux(struct run *r, struct ix_csplit *sp, const struct ix_seg_out *seg)
 		case IX_OP_ASYNC:
 		case IX_OP_RESET:
 			break;
+		case IX_OP_MEMO:
+			/* A hint on the segment's ids: the blocks follow. */
+			if ((rc = getv(p, len, &pos, &a)) == 0)
+				rc = getv(p, len, &pos, &a);
+			continue;
 		default:
 			rc = -HWTR_E_FORMAT;
 			break;

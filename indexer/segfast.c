@@ -101,6 +101,8 @@ fast_run(struct dec *d, uint32_t *nblocks)
 	struct fpt_memo *m = NULL, *m2;
 	const struct ix_lblock *lb;
 	size_t n, lim, i, at;
+	uint64_t v;
+	uint8_t *o;
 	int rc, same;
 
 	n = d->w.in->blind_end ? 0 : fpt_run_rest(d->fp, &rb, &m);
@@ -116,13 +118,25 @@ fast_run(struct dec *d, uint32_t *nblocks)
 	same = fast_time_same(d);
 	if (same && m->rb == rb && m->n == n) {
 		/* Room for the whole memo: the copy is two stores. */
-		if (ops->cap - ops->len < FPT_MEMO_BYTES &&
+		if (ops->cap - ops->len < FPT_MEMO_BYTES + IX_MEMO_HEAD &&
 		    hwtr_grow((void **)&ops->p, &ops->cap, ops->len +
-		    FPT_MEMO_BYTES, 1) < 0)
+		    FPT_MEMO_BYTES + IX_MEMO_HEAD, 1) < 0)
 			return (ix_segw_fail(&d->w, -HWTR_E_NOMEM,
 			    "out of memory", NULL));
-		memcpy(ops->p + ops->len, m->bytes, FPT_MEMO_BYTES);
-		ops->len += m->len;
+		o = ops->p + ops->len;
+		if (m->k >= 3) {
+			/* Said to be memo m->id, for the stitcher. */
+			*o++ = IX_MEMO_BYTE;
+			for (v = (uint64_t)m->id << 1 | m->fresh; v >= 0x80;
+			    v >>= 7)
+				*o++ = (uint8_t)(v | 0x80);
+			*o++ = (uint8_t)v;
+			if (m->fresh)
+				*o++ = m->len;
+			m->fresh = 0;
+		}
+		memcpy(o, m->bytes, FPT_MEMO_BYTES);
+		ops->len = (size_t)(o - ops->p) + m->len;
 		/* As ix_dec_lblock_ran() leaves it after the last. */
 		lb = &d->lb[m->tag - 1];
 		d->prev_lb = m->tag;
@@ -140,12 +154,18 @@ fast_run(struct dec *d, uint32_t *nblocks)
 		assert(fpt_run_rest(d->fp, &rb2, &m2) >= n && rb2 == rb &&
 		    m2 == m);
 		if (same && ops->len - at <= FPT_MEMO_BYTES &&
-		    n <= UINT8_MAX) {
+		    n <= UINT8_MAX && m->id < UINT32_MAX) {
 			m->rb = rb;
 			m->n = (uint8_t)n;
 			m->len = (uint8_t)(ops->len - at);
 			m->tag = d->prev_lb;
 			memcpy(m->bytes, ops->p + at, m->len);
+			/* Its blocks: the varints' last bytes. */
+			for (m->k = 0, i = 0; i < m->len; i++)
+				m->k += m->bytes[i] < 0x80;
+			m->fresh = 1;
+			if (m->id >= d->w.out->nmemo)
+				d->w.out->nmemo = m->id + 1;
 		}
 	}
 	d->last = rb[n - 1];

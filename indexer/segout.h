@@ -130,6 +130,7 @@ struct ix_seg_out {
 	int		fallback;
 	uint64_t	fb_bytes;
 	const char	*fb_why;
+	uint32_t	nmemo;		/* IX_OP_MEMO's ids are below */
 };
 
 /*
@@ -149,10 +150,22 @@ enum ix_op {
 	IX_OP_ASYNC,		/* an asynchronous branch into the next block */
 	IX_OP_UNDECODED,	/* n: bytes that could not be decoded */
 	IX_OP_RESET,		/* CoreSight trace ID: close frames, no time */
-	IX_OP_CYCLES		/* count, flags (element << 1 | cumulative):
+	IX_OP_CYCLES,		/* count, flags (element << 1 | cumulative):
 				   a CoreSight cycle count (a row of cycles
 				   at the current position) */
+	IX_OP_MEMO		/* id << 1 | new, [len when new]: the next
+				   len bytes are block operations only, the
+				   same each time memo id (< nmemo) comes,
+				   until it comes new again */
 };
+
+/*
+ * IX_OP_MEMO as a byte: a hint for the stitcher, which may apply a memo's
+ * blocks at once (stitch_fast.c) and otherwise skips it and replays the
+ * blocks that follow one by one.
+ */
+#define IX_MEMO_BYTE	((IX_OP_MEMO << 1) | 1)
+#define IX_MEMO_HEAD	7	/* its bytes at most: 32-bit id, len < 0x80 */
 
 #define IX_NEVENT_KINDS 33
 extern const char *const ix_event_kinds[IX_NEVENT_KINDS + 1];

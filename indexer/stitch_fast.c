@@ -1,0 +1,424 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The stitcher's common block (stitch.c), and the memos of fpt's runs:
+ * most of a trace's blocks go through here.
+ *
+ * run_fast() counts a block for as long as it is the common case: a
+ * block of the segment whose global id is known, after the previous one
+ * as it ran before, into a branch that does nothing to the call stack.
+ * The fast decoder says when the operations that follow are those of a
+ * memo (IX_OP_MEMO, segfast.c): the same blocks each time in the
+ * segment.  Once their ids and branches are known (memo_check()), the
+ * blocks inside a memo are counted at once rather than one by one: their
+ * exec-order bytes are fixed (each id's distance from the one before
+ * it), and so are their branches; their counts are added once per
+ * segment (ix_stitch_memo_sum()), which nothing reads before: a block
+ * inside a memo ran before, so that no count goes from 0 to 1 there.
+ */
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwtr_common.h"
+#include "hwtr_ix.h"
+#include "segout.h"
+
+#include "stitch_int.h"
+
+#define IX_MEMO_MAX	64	/* bytes of a memo's operations, at most */
+#define IX_MEMO_TRIES	4	/* checks before a memo is given up */
+#define IX_MEMO_COPY	32	/* exec bytes copied as one */
+
+int
+ix_stitch_memo_begin(struct ix_stitch *st, const struct ix_seg_out *seg)
+{
+	if (seg->nmemo == 0)
+		return (0);
+	if (hwtr_grow((void **)&st->memo, &st->cmemo, seg->nmemo,
+	    sizeof(*st->memo)) < 0)
+		return (-HWTR_E_NOMEM);
+	memset(st->memo, 0, seg->nmemo * sizeof(*st->memo));
+	st->nmpool = st->nmx = 0;
+	return (0);
+}
+
+/* The counts memo @m left to add. */
+static void
+memo_sum(struct ix_stitch *st, struct ix_smemo *m)
+{
+	const uint32_t *g = st->mpool + m->pool;
+	size_t j;
+
+	for (j = 1; j + 1 < m->k; j++) {
+		st->hot[g[j]].count += m->uses;
+		st->branches[g[m->k + j - 1]].count += m->uses;
+	}
+	m->uses = 0;
+}
+
+void
+ix_stitch_memo_sum(struct ix_stitch *st, const struct ix_seg_out *seg)
+{
+	size_t i;
+
+	for (i = 0; i < seg->nmemo; i++)
+		if (st->memo[i].uses != 0)
+			memo_sum(st, &st->memo[i]);
+}
+
+/* Memo @m is new, its operations @len bytes: what was known goes. */
+static IX_APART void
+memo_new(struct ix_stitch *st, struct ix_smemo *m, uint8_t len)
+{
+	if (m->uses != 0)
+		memo_sum(st, m);
+	memset(m, 0, sizeof(*m));
+	m->len = len;
+}
+
+int
+ix_stitch_memo_op(struct ix_stitch *st, const struct ix_seg_out *seg,
+    size_t *posp)
+{
+	const uint8_t *p = seg->ops.p + *posp, *end = seg->ops.p + seg->ops.len;
+	struct ix_smemo *m;
+	uint64_t v = 0;
+	int sh;
+
+	for (sh = 0; p < end && *p >= 0x80 && sh < 28; p++, sh += 7)
+		v |= (uint64_t)(*p & 0x7f) << sh;
+	if (p >= end || *p >= 0x80)
+		return (-HWTR_E_FORMAT);
+	v |= (uint64_t)*p++ << sh;
+	if ((v >> 1) >= seg->nmemo)
+		return (-HWTR_E_FORMAT);
+	m = &st->memo[v >> 1];
+	if (v & 1) {
+		if (p >= end || *p == 0 || *p > IX_MEMO_MAX)
+			return (-HWTR_E_FORMAT);
+		memo_new(st, m, *p++);
+	}
+	/* Its blocks follow, replayed one by one. */
+	if (m->len == 0 || m->len > end - p)
+		return (-HWTR_E_FORMAT);
+	*posp = (size_t)(p - seg->ops.p);
+	return (0);
+}
+
+/* The index of branch @from -> @to, or -1 when it never ran. */
+static int64_t
+branch_find(const struct ix_stitch *st, uint32_t from, uint32_t to)
+{
+	const struct ix_hot *h = &st->hot[from];
+	const struct ix_branch *br;
+	uint64_t hash;
+
+	if (h->to[0] == to + 1)
+		return (h->br[0]);
+	if (h->to[1] == to + 1)
+		return (h->br[1]);
+	if (st->bcap == 0)
+		return (-1);
+	for (hash = ix_hash64(((uint64_t)from << 32) | to);; hash++) {
+		uint32_t v = st->btab[hash & (st->bcap - 1)];
+
+		if (v == 0)
+			return (-1);
+		br = &st->branches[v - 1];
+		if (br->from == from && br->to == to)
+			return ((int64_t)v - 1);
+	}
+}
+
+/*
+ * The ids of memo @m's blocks (its @len bytes at @q) into st->mpool, its
+ * exec bytes into st->mx: 1; 0 when not yet, -1 never.
+ */
+static int
+memo_fill(struct ix_stitch *st, const struct ix_seg_out *seg,
+    const uint8_t *q, size_t len, struct ix_smemo *m)
+{
+	uint32_t g[IX_MEMO_MAX], bi[IX_MEMO_MAX];
+	uint8_t x[IX_MEMO_MAX * 5];
+	size_t pos = 0, k = 0, nx = 0, i;
+	int64_t id, b, insn = 0;
+	uint64_t v;
+
+	while (pos < len) {
+		/* Blocks only, of ids run_fast() reads (two bytes). */
+		if (q[pos] & 1)
+			return (-1);
+		if (q[pos] < 0x80)
+			v = q[pos++];
+		else if (pos + 1 < len && q[pos + 1] < 0x80) {
+			v = (q[pos] & 0x7f) | (uint64_t)q[pos + 1] << 7;
+			pos += 2;
+		} else
+			return (-1);
+		if ((v >> 1) >= seg->nblocks)
+			return (-1);
+		if ((id = st->lmap[v >> 1]) == -1)
+			return (0);
+		/* A block that may be continued (stitch.c's may_cont()). */
+		if (id < 0)
+			return (-1);
+		if (k == 1)
+			m->off1 = (uint8_t)(pos - (v >= 0x80 ? 2 : 1));
+		g[k++] = (uint32_t)id;
+	}
+	if (k < 3)
+		return (-1);
+	for (i = 1; i + 1 < k; i++) {
+		if (st->hot[g[i]].count == 0 ||
+		    (b = branch_find(st, g[i - 1], g[i])) < 0)
+			return (0);
+		bi[i - 1] = (uint32_t)b;
+		insn += st->hot[g[i]].ninsn;
+		/* As add_run() writes it. */
+		v = (uint64_t)((int64_t)g[i] - g[i - 1] - 1);
+		v = (v << 1) ^ (uint64_t)((int64_t)v >> 63);
+		while (v >= 0x80) {
+			x[nx++] = (uint8_t)(v | 0x80);
+			v >>= 7;
+		}
+		x[nx++] = (uint8_t)v;
+	}
+	if (hwtr_grow((void **)&st->mpool, &st->cmpool, st->nmpool + 2 * k,
+	    sizeof(*st->mpool)) < 0 ||
+	    hwtr_grow((void **)&st->mx, &st->cmx, st->nmx + nx + IX_MEMO_COPY,
+	    1) < 0)
+		return (-1);
+	m->pool = (uint32_t)st->nmpool;
+	memcpy(st->mpool + st->nmpool, g, k * sizeof(*g));
+	memcpy(st->mpool + st->nmpool + k, bi, (k - 2) * sizeof(*bi));
+	st->nmpool += 2 * k;
+	m->xoff = (uint32_t)st->nmx;
+	memcpy(st->mx + st->nmx, x, nx);
+	memset(st->mx + st->nmx + nx, 0, IX_MEMO_COPY);
+	st->nmx += nx;
+	m->xlen = (uint8_t)nx;
+	m->insn = insn;
+	m->k = (uint16_t)k;
+	m->g0 = g[0];
+	m->g1 = g[1];
+	m->gpre = g[k - 2];
+	m->glast = g[k - 1];
+	m->filled = 1;
+	return (1);
+}
+
+/*
+ * Whether memo @m (its bytes at @q) may be applied at once: its state,
+ * worked out when unknown or when a block's emask changed since.
+ */
+static IX_APART int
+memo_check(struct ix_stitch *st, const struct ix_seg_out *seg,
+    const uint8_t *q, struct ix_smemo *m)
+{
+	const uint32_t *g;
+	int rc;
+	uint16_t i;
+
+	if (m->state == IX_SM_NEVER)
+		return (0);
+	if (!m->filled) {
+		if ((rc = memo_fill(st, seg, q, m->len, m)) <= 0) {
+			if (rc < 0 || ++m->tries >= IX_MEMO_TRIES)
+				m->state = IX_SM_NEVER;
+			return (0);
+		}
+	}
+	/* Nothing on the way works on the call stack. */
+	g = st->mpool + m->pool;
+	for (i = 1; i + 1 < m->k; i++)
+		if ((st->hot[g[i - 1]].flow & (HF_STACK |
+		    st->hot[g[i]].emask)) != 0) {
+			m->state = IX_SM_NEVER;
+			return (0);
+		}
+	m->state = IX_SM_OK;
+	m->gen = st->hot_gen;
+	return (1);
+}
+
+/*
+ * The common case of stitch.c's next_run(), flush_pend() and add_run(),
+ * for as long as it lasts (fast_ok() holds when it starts): the next
+ * operation is a block of the segment whose global id is known and which
+ * nothing may continue, the block held back runs after the previous one
+ * as it did before (a successor remembered), into a branch that does
+ * nothing to the call stack, not for the first time in the stream, and
+ * its chunk has room.  It is counted and the new one held back in its
+ * place.  Returns before anything else, at *@posp, for the general path
+ * to do: so that nothing here calls a function and every variable stays
+ * in a register.  A chunk starts at the position it is made at: its
+ * blocks and instructions are the position less its start.
+ */
+struct fast {
+	uint8_t		*out;
+	int64_t		insn, room;
+	uint32_t	prev, cur;
+	const struct ix_hot *h;
+	struct ix_hot	*hc;
+};
+
+/* Block f->cur counted, block @g held back in its place: 0; or -1. */
+static IX_HOT int
+fast_step(struct fast *f, struct ix_hot *hot, struct ix_branch *br,
+    uint32_t g)
+{
+	const struct ix_hot *h = f->h;
+	struct ix_hot *hc = f->hc;
+	uint64_t v;
+	int64_t d;
+
+	if ((h->flow & (HF_STACK | hc->emask)) != 0 || f->room == 0 ||
+	    hc->count == 0)
+		return (-1);
+	if (h->to[0] == f->cur + 1)
+		br[h->br[0]].count++;
+	else if (h->to[1] == f->cur + 1)
+		br[h->br[1]].count++;
+	else
+		return (-1);
+	d = (int64_t)f->cur - f->prev - 1;
+	v = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+	while (v >= 0x80) {
+		*f->out++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*f->out++ = (uint8_t)v;
+	f->room--;
+	f->insn += hc->ninsn;
+	hc->count++;
+	f->prev = f->cur;
+	f->cur = g;
+	f->h = hc;
+	f->hc = &hot[g];
+	return (0);
+}
+
+void
+ix_stitch_run_fast(struct ix_stitch *st, const struct ix_seg_out *seg,
+    size_t *posp, int64_t cblocks)
+{
+	const uint8_t *p0 = seg->ops.p + *posp, *p = p0, *pl = NULL;
+	const uint8_t *end = seg->ops.p + seg->ops.len, *q;
+	const int64_t *lmap = st->lmap;
+	struct ix_hot *hot = st->hot;
+	struct ix_branch *br = st->branches;
+	struct ix_chunk *ch = &st->chunk;
+	struct ix_smemo *m;
+	struct fast f;
+	uint32_t gen = st->hot_gen;
+
+	f.out = ch->data.p + ch->data.len;
+	f.insn = st->insn;
+	f.room = ch->seq + cblocks - st->seq;
+	f.prev = (uint32_t)st->prev;
+	f.cur = (uint32_t)lmap[st->pend_lid];
+	f.h = &hot[f.prev];
+	f.hc = &hot[f.cur];
+	/* The last byte goes to the general path: an id's two bytes read. */
+	while (p + 1 < end) {
+		uint64_t id;
+		int64_t g;
+		size_t nl;
+
+		if (p[0] == IX_MEMO_BYTE) {
+			/* id << 1 | new, [len]: the memo's bytes at q. */
+			for (q = p + 1, id = 0, nl = 0; q < end && *q >= 0x80 &&
+			    nl < 28; q++, nl += 7)
+				id |= (uint64_t)(*q & 0x7f) << nl;
+			if (q + 1 >= end || *q >= 0x80)
+				break;
+			id |= (uint64_t)*q++ << nl;
+			if ((id >> 1) >= seg->nmemo)
+				break;
+			m = &st->memo[id >> 1];
+			if (id & 1) {
+				if (*q == 0 || *q > IX_MEMO_MAX)
+					break;
+				memo_new(st, m, *q++);
+			}
+			if (m->len == 0 || (size_t)(end - q) < m->len)
+				break;
+			if ((m->state != IX_SM_OK || m->gen != gen) &&
+			    !memo_check(st, seg, q, m)) {
+				/* Its blocks one by one. */
+				p = q;
+				continue;
+			}
+			if (f.room < m->k) {
+				p = q;
+				continue;
+			}
+			/* b0 and b1 as any, then the rest at once. */
+			if (fast_step(&f, hot, br, m->g0) < 0)
+				break;
+			pl = p = q + m->off1;
+			if (fast_step(&f, hot, br, m->g1) < 0)
+				break;
+			assert(f.out + IX_MEMO_COPY <= ch->data.p +
+			    ch->data.cap);
+			if (m->xlen <= IX_MEMO_COPY)
+				memcpy(f.out, st->mx + m->xoff, IX_MEMO_COPY);
+			else
+				memcpy(f.out, st->mx + m->xoff, m->xlen);
+			f.out += m->xlen;
+			f.room -= m->k - 2;
+			f.insn += m->insn;
+			m->uses++;
+			f.prev = m->gpre;
+			f.cur = m->glast;
+			f.h = &hot[f.prev];
+			f.hc = &hot[f.cur];
+			pl = p = q + m->len;
+			continue;
+		}
+		/*
+		 * The next operation: a block of one or two bytes (lmap has
+		 * -1 past the segment's blocks for the ids of two bytes).
+		 */
+		if (p[0] & 1)
+			break;
+		if (p[0] < 0x80)
+			nl = p[0] >> 1;
+		else if (p[1] < 0x80)
+			nl = ((p[0] & 0x7f) | (size_t)p[1] << 7) >> 1;
+		else
+			break;
+		if ((g = lmap[nl]) < 0)
+			break;
+		/* Block cur: what add_run() would do, or leave it. */
+		if (fast_step(&f, hot, br, (uint32_t)g) < 0)
+			break;
+		p += 1 + (p[0] >> 7);
+		pl = p;
+	}
+	st->seq = ch->seq + cblocks - f.room;
+	st->insn = f.insn;
+	st->chunk_prev = st->prev = f.prev;
+	ch->data.len = (size_t)(f.out - ch->data.p);
+	ch->nblocks = (uint32_t)(st->seq - ch->seq);
+	ch->ninsns = f.insn - ch->insn;
+	/*
+	 * The block now held back is the last one read (it ends at @pl):
+	 * an id's second byte follows a byte with its top bit set, which
+	 * ends no varint.
+	 */
+	if (pl != NULL) {
+		if (pl - p0 >= 2 && pl[-2] >= 0x80)
+			st->pend_lid = ((pl[-2] & 0x7f) | pl[-1] << 7) >> 1;
+		else
+			st->pend_lid = pl[-1] >> 1;
+		st->pend = &seg->blocks[st->pend_lid];
+	}
+	*posp = (size_t)(p - seg->ops.p);
+}
