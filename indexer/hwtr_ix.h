@@ -338,6 +338,10 @@ struct ix_stitch {
 	 */
 	struct ix_smemo	*memo;
 	size_t		cmemo;
+	uint8_t		*mbytes;	/* their operations */
+	size_t		cmbytes;
+	const uint8_t	*mq;		/* a memo's blocks left to replay */
+	size_t		mqn;
 	uint32_t	*mpool;
 	size_t		nmpool, cmpool;
 	uint8_t		*mx;

@@ -125,18 +125,33 @@ fast_run(struct dec *d, uint32_t *nblocks)
 			    "out of memory", NULL));
 		o = ops->p + ops->len;
 		if (m->k >= 3) {
-			/* Said to be memo m->id, for the stitcher. */
+			/*
+			 * Memo m->id, whose operations the stitcher keeps
+			 * when they are new.
+			 */
 			*o++ = IX_MEMO_BYTE;
-			for (v = (uint64_t)m->id << 1 | m->fresh; v >= 0x80;
-			    v >>= 7)
-				*o++ = (uint8_t)(v | 0x80);
-			*o++ = (uint8_t)v;
-			if (m->fresh)
+			v = (uint64_t)m->id << 1 | m->fresh;
+			if (v < 0x4000) {
+				/* Two bytes always: the stitcher reads so. */
+				o[0] = (uint8_t)(v | 0x80);
+				o[1] = (uint8_t)(v >> 7);
+				o += 2;
+			} else {
+				for (; v >= 0x80; v >>= 7)
+					*o++ = (uint8_t)(v | 0x80);
+				*o++ = (uint8_t)v;
+			}
+			if (m->fresh) {
 				*o++ = m->len;
+				memcpy(o, m->bytes, FPT_MEMO_BYTES);
+				o += m->len;
+			}
 			m->fresh = 0;
+			ops->len = (size_t)(o - ops->p);
+		} else {
+			memcpy(o, m->bytes, FPT_MEMO_BYTES);
+			ops->len += m->len;
 		}
-		memcpy(o, m->bytes, FPT_MEMO_BYTES);
-		ops->len = (size_t)(o - ops->p) + m->len;
 		/* As ix_dec_lblock_ran() leaves it after the last. */
 		lb = &d->lb[m->tag - 1];
 		d->prev_lb = m->tag;

@@ -153,19 +153,21 @@ enum ix_op {
 	IX_OP_CYCLES,		/* count, flags (element << 1 | cumulative):
 				   a CoreSight cycle count (a row of cycles
 				   at the current position) */
-	IX_OP_MEMO		/* id << 1 | new, [len when new]: the next
-				   len bytes are block operations only, the
-				   same each time memo id (< nmemo) comes,
+	IX_OP_MEMO		/* id << 1 | new, [len, bytes when new]:
+				   memo id's blocks ran; its bytes (block
+				   operations) given when it is new, kept
 				   until it comes new again */
 };
 
 /*
- * IX_OP_MEMO as a byte: a hint for the stitcher, which may apply a memo's
- * blocks at once (stitch_fast.c) and otherwise skips it and replays the
- * blocks that follow one by one.
+ * IX_OP_MEMO as a byte: the blocks of a run of fpt's that the fast
+ * decoder saw before in the segment (segfast.c), which the stitcher
+ * applies at once where it can (stitch_fast.c) and otherwise replays
+ * one by one.  An id below nmemo; a memo's bytes, IX_MEMO_HEAD bytes
+ * for the rest and FPT_MEMO_BYTES for the bytes.
  */
 #define IX_MEMO_BYTE	((IX_OP_MEMO << 1) | 1)
-#define IX_MEMO_HEAD	7	/* its bytes at most: 32-bit id, len < 0x80 */
+#define IX_MEMO_HEAD	7	/* 32-bit id, len < 0x80 */
 
 #define IX_NEVENT_KINDS 33
 extern const char *const ix_event_kinds[IX_NEVENT_KINDS + 1];

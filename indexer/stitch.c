@@ -100,6 +100,7 @@ ix_stitch_free(struct ix_stitch *st)
 	free(st->pend_own.lens);
 	free(st->pend_own.code);
 	free(st->memo);
+	free(st->mbytes);
 	free(st->mpool);
 	free(st->mx);
 	memset(st, 0, sizeof(*st));
@@ -1294,12 +1295,21 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 		st->lmap[i] = -1;
 	if (ix_stitch_memo_begin(st, seg) < 0)
 		return (-HWTR_E_NOMEM);
-	while (pos < len && rc >= 0) {
-		if (fast_ok(st)) {
+	while (rc >= 0) {
+		if ((pos < len || st->mqn != 0) && fast_ok(st))
 			ix_stitch_run_fast(st, seg, &pos, IX_CHUNK_BLOCKS);
-			if (pos >= len)
-				break;
+		if (st->mqn != 0) {
+			/* A memo's blocks (ix_stitch_memo_op() checked). */
+			i = 0;
+			if (get(st->mq, st->mqn, &i, &v) < 0)
+				return (-HWTR_E_FORMAT);
+			st->mq += i;
+			st->mqn -= i;
+			rc = next_run(st, seg, (int64_t)(v >> 1));
+			continue;
 		}
+		if (pos >= len)
+			break;
 		if (get(p, len, &pos, &v) < 0)
 			return (-HWTR_E_FORMAT);
 		if (!(v & 1)) {
@@ -1309,7 +1319,7 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 			continue;
 		}
 		if ((v >> 1) == IX_OP_MEMO) {
-			/* A hint: its blocks follow, one by one here. */
+			/* Its blocks, one by one here. */
 			if (ix_stitch_memo_op(st, seg, &pos) < 0)
 				return (-HWTR_E_FORMAT);
 			continue;
@@ -1379,6 +1389,7 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 		}
 	}
 	/* The counts left by memos, the block held back: for later. */
+	assert(rc < 0 || st->mqn == 0);
 	ix_stitch_memo_sum(st, seg);
 	if (rc >= 0 && (rc = own_pend(st)) >= 0 && st->have_pend)
 		set_cont(st);

@@ -31,17 +31,20 @@
 
 #include "stitch_int.h"
 
-#define IX_MEMO_MAX	64	/* bytes of a memo's operations, at most */
+#define IX_MEMO_MAX	48	/* bytes of a memo's operations, at most */
+#define IX_MEMO_STRIDE	64	/* bytes kept per memo */
 #define IX_MEMO_TRIES	4	/* checks before a memo is given up */
 #define IX_MEMO_COPY	32	/* exec bytes copied as one */
 
 int
 ix_stitch_memo_begin(struct ix_stitch *st, const struct ix_seg_out *seg)
 {
+	st->mqn = 0;
 	if (seg->nmemo == 0)
 		return (0);
 	if (hwtr_grow((void **)&st->memo, &st->cmemo, seg->nmemo,
-	    sizeof(*st->memo)) < 0)
+	    sizeof(*st->memo)) < 0 || hwtr_grow((void **)&st->mbytes,
+	    &st->cmbytes, (size_t)seg->nmemo * IX_MEMO_STRIDE, 1) < 0)
 		return (-HWTR_E_NOMEM);
 	memset(st->memo, 0, seg->nmemo * sizeof(*st->memo));
 	st->nmpool = st->nmx = 0;
@@ -82,6 +85,39 @@ memo_new(struct ix_stitch *st, struct ix_smemo *m, uint8_t len)
 	m->len = len;
 }
 
+/*
+ * A new memo's len and bytes at *@qp, kept (block operations only, of
+ * blocks of the segment): 0 with *@qp past them, or -HWTR_E_FORMAT.
+ */
+static IX_APART int
+memo_take(struct ix_stitch *st, const struct ix_seg_out *seg,
+    const uint8_t **qp, struct ix_smemo *m)
+{
+	const uint8_t *q = *qp, *end = seg->ops.p + seg->ops.len;
+	uint8_t *mb = st->mbytes + (size_t)(m - st->memo) * IX_MEMO_STRIDE;
+	size_t len, pos = 0;
+	uint64_t v;
+	int sh;
+
+	if (q >= end || *q == 0 || *q > IX_MEMO_MAX || *q > end - q - 1)
+		return (-HWTR_E_FORMAT);
+	len = *q++;
+	while (pos < len) {
+		for (v = 0, sh = 0; pos < len && q[pos] >= 0x80 && sh < 28;
+		    pos++, sh += 7)
+			v |= (uint64_t)(q[pos] & 0x7f) << sh;
+		if (pos >= len || q[pos] >= 0x80)
+			return (-HWTR_E_FORMAT);
+		v |= (uint64_t)q[pos++] << sh;
+		if ((v & 1) || (v >> 1) >= seg->nblocks)
+			return (-HWTR_E_FORMAT);
+	}
+	memo_new(st, m, (uint8_t)len);
+	memcpy(mb, q, len);
+	*qp = q + len;
+	return (0);
+}
+
 int
 ix_stitch_memo_op(struct ix_stitch *st, const struct ix_seg_out *seg,
     size_t *posp)
@@ -89,7 +125,7 @@ ix_stitch_memo_op(struct ix_stitch *st, const struct ix_seg_out *seg,
 	const uint8_t *p = seg->ops.p + *posp, *end = seg->ops.p + seg->ops.len;
 	struct ix_smemo *m;
 	uint64_t v = 0;
-	int sh;
+	int sh, rc;
 
 	for (sh = 0; p < end && *p >= 0x80 && sh < 28; p++, sh += 7)
 		v |= (uint64_t)(*p & 0x7f) << sh;
@@ -99,14 +135,13 @@ ix_stitch_memo_op(struct ix_stitch *st, const struct ix_seg_out *seg,
 	if ((v >> 1) >= seg->nmemo)
 		return (-HWTR_E_FORMAT);
 	m = &st->memo[v >> 1];
-	if (v & 1) {
-		if (p >= end || *p == 0 || *p > IX_MEMO_MAX)
-			return (-HWTR_E_FORMAT);
-		memo_new(st, m, *p++);
-	}
-	/* Its blocks follow, replayed one by one. */
-	if (m->len == 0 || m->len > end - p)
+	if ((v & 1) && (rc = memo_take(st, seg, &p, m)) < 0)
+		return (rc);
+	if (m->len == 0)
 		return (-HWTR_E_FORMAT);
+	/* Its blocks, for the general path to replay one by one. */
+	st->mq = st->mbytes + (size_t)(v >> 1) * IX_MEMO_STRIDE;
+	st->mqn = m->len;
 	*posp = (size_t)(p - seg->ops.p);
 	return (0);
 }
@@ -168,8 +203,11 @@ memo_fill(struct ix_stitch *st, const struct ix_seg_out *seg,
 		/* A block that may be continued (stitch.c's may_cont()). */
 		if (id < 0)
 			return (-1);
+		if (k == 0)
+			m->l0 = (uint16_t)(v >> 1);
 		if (k == 1)
 			m->off1 = (uint8_t)(pos - (v >= 0x80 ? 2 : 1));
+		m->llast = (uint16_t)(v >> 1);
 		g[k++] = (uint32_t)id;
 	}
 	if (k < 3)
@@ -308,8 +346,9 @@ void
 ix_stitch_run_fast(struct ix_stitch *st, const struct ix_seg_out *seg,
     size_t *posp, int64_t cblocks)
 {
-	const uint8_t *p0 = seg->ops.p + *posp, *p = p0, *pl = NULL;
-	const uint8_t *end = seg->ops.p + seg->ops.len, *q;
+	const uint8_t *p = seg->ops.p + *posp, *q;
+	const uint8_t *end = seg->ops.p + seg->ops.len, *lim = end - 1;
+	const uint8_t *sp = NULL, *mb;
 	const int64_t *lmap = st->lmap;
 	struct ix_hot *hot = st->hot;
 	struct ix_branch *br = st->branches;
@@ -317,6 +356,7 @@ ix_stitch_run_fast(struct ix_stitch *st, const struct ix_seg_out *seg,
 	struct ix_smemo *m;
 	struct fast f;
 	uint32_t gen = st->hot_gen;
+	size_t held = SIZE_MAX;		/* the local id now held back */
 
 	f.out = ch->data.p + ch->data.len;
 	f.insn = st->insn;
@@ -325,46 +365,80 @@ ix_stitch_run_fast(struct ix_stitch *st, const struct ix_seg_out *seg,
 	f.cur = (uint32_t)lmap[st->pend_lid];
 	f.h = &hot[f.prev];
 	f.hc = &hot[f.cur];
-	/* The last byte goes to the general path: an id's two bytes read. */
-	while (p + 1 < end) {
+	/* A memo's blocks left by the general path: them first. */
+	if (st->mqn != 0) {
+		sp = p;
+		p = st->mq;
+		lim = end = p + st->mqn;
+	}
+	/*
+	 * The segment's last byte goes to the general path: an id's two
+	 * bytes read.  A memo's bytes (@sp: where the segment's go on) are
+	 * whole blocks.
+	 */
+	for (;;) {
 		uint64_t id;
 		int64_t g;
 		size_t nl;
 
-		if (p[0] == IX_MEMO_BYTE) {
-			/* id << 1 | new, [len]: the memo's bytes at q. */
-			for (q = p + 1, id = 0, nl = 0; q < end && *q >= 0x80 &&
-			    nl < 28; q++, nl += 7)
-				id |= (uint64_t)(*q & 0x7f) << nl;
-			if (q + 1 >= end || *q >= 0x80)
+		if (p >= lim) {
+			if (sp == NULL)
 				break;
-			id |= (uint64_t)*q++ << nl;
+			p = sp;
+			sp = NULL;
+			end = seg->ops.p + seg->ops.len;
+			lim = end - 1;
+			continue;
+		}
+		if (p[0] == IX_MEMO_BYTE) {
+			/* id << 1 | new, [len, bytes]: ids of two bytes. */
+			if (p[1] < 0x80) {
+				id = p[1];
+				q = p + 2;
+			} else if (p + 2 < end && p[2] < 0x80) {
+				id = (p[1] & 0x7f) | (uint64_t)p[2] << 7;
+				q = p + 3;
+			} else
+				break;
 			if ((id >> 1) >= seg->nmemo)
 				break;
 			m = &st->memo[id >> 1];
-			if (id & 1) {
-				if (*q == 0 || *q > IX_MEMO_MAX)
-					break;
-				memo_new(st, m, *q++);
-			}
-			if (m->len == 0 || (size_t)(end - q) < m->len)
+			if ((id & 1) && memo_take(st, seg, &q, m) < 0)
 				break;
+			if (m->len == 0)
+				break;
+			/* The memo's bytes; the segment's go on at q. */
+			mb = st->mbytes + (size_t)(id >> 1) * IX_MEMO_STRIDE;
 			if ((m->state != IX_SM_OK || m->gen != gen) &&
-			    !memo_check(st, seg, q, m)) {
+			    (m->state == IX_SM_NEVER ||
+			    !memo_check(st, seg, mb, m))) {
 				/* Its blocks one by one. */
-				p = q;
+				sp = q;
+				p = mb;
+				lim = end = mb + m->len;
 				continue;
 			}
 			if (f.room < m->k) {
-				p = q;
+				/* Its blocks one by one. */
+				sp = q;
+				p = mb;
+				lim = end = mb + m->len;
 				continue;
 			}
+			if (fast_step(&f, hot, br, m->g0) < 0) {
+				sp = q;
+				p = mb;
+				end = mb + m->len;
+				break;
+			}
 			/* b0 and b1 as any, then the rest at once. */
-			if (fast_step(&f, hot, br, m->g0) < 0)
+			if (fast_step(&f, hot, br, m->g1) < 0) {
+				sp = q;
+				p = mb + m->off1;
+				end = mb + m->len;
+				held = m->l0;
 				break;
-			pl = p = q + m->off1;
-			if (fast_step(&f, hot, br, m->g1) < 0)
-				break;
+			}
 			assert(f.out + IX_MEMO_COPY <= ch->data.p +
 			    ch->data.cap);
 			if (m->xlen <= IX_MEMO_COPY)
@@ -379,7 +453,8 @@ ix_stitch_run_fast(struct ix_stitch *st, const struct ix_seg_out *seg,
 			f.cur = m->glast;
 			f.h = &hot[f.prev];
 			f.hc = &hot[f.cur];
-			pl = p = q + m->len;
+			held = m->llast;
+			p = q;
 			continue;
 		}
 		/*
@@ -400,7 +475,7 @@ ix_stitch_run_fast(struct ix_stitch *st, const struct ix_seg_out *seg,
 		if (fast_step(&f, hot, br, (uint32_t)g) < 0)
 			break;
 		p += 1 + (p[0] >> 7);
-		pl = p;
+		held = nl;
 	}
 	st->seq = ch->seq + cblocks - f.room;
 	st->insn = f.insn;
@@ -408,17 +483,17 @@ ix_stitch_run_fast(struct ix_stitch *st, const struct ix_seg_out *seg,
 	ch->data.len = (size_t)(f.out - ch->data.p);
 	ch->nblocks = (uint32_t)(st->seq - ch->seq);
 	ch->ninsns = f.insn - ch->insn;
-	/*
-	 * The block now held back is the last one read (it ends at @pl):
-	 * an id's second byte follows a byte with its top bit set, which
-	 * ends no varint.
-	 */
-	if (pl != NULL) {
-		if (pl - p0 >= 2 && pl[-2] >= 0x80)
-			st->pend_lid = ((pl[-2] & 0x7f) | pl[-1] << 7) >> 1;
-		else
-			st->pend_lid = pl[-1] >> 1;
-		st->pend = &seg->blocks[st->pend_lid];
+	/* The block now held back is the last one read. */
+	if (held != SIZE_MAX) {
+		st->pend_lid = (int64_t)held;
+		st->pend = &seg->blocks[held];
 	}
+	/* In a memo: the rest of it for the general path first. */
+	if (sp != NULL) {
+		st->mq = p;
+		st->mqn = (size_t)(end - p);
+		p = sp;
+	} else
+		st->mqn = 0;
 	*posp = (size_t)(p - seg->ops.p);
 }

@@ -75,6 +75,7 @@ struct ix_smemo {
 	uint32_t	g0, g1, gpre, glast;	/* b0, b1, b(k-2), b(k-1) */
 	uint32_t	pool, xoff, gen;
 	uint16_t	k;
+	uint16_t	l0, llast;	/* local ids of b0, b(k-1) */
 	uint8_t		state, tries, filled;
 	uint8_t		xlen, off1;	/* b1's offset in the bytes */
 	uint8_t		len;		/* of its operations; 0: none */
