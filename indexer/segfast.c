@@ -21,12 +21,15 @@
  * last instruction, is made only for a block not seen before, which
  * lblock.c splits into runs once.  Most blocks come from fpt's memoized
  * runs (fpt_run_rest()): those after a run's first are taken without
- * a peek each, and the operations of a run's blocks are copied at once
- * from the memo fpt keeps beside the run (fast_run()).
+ * a peek each, and the operations of a run's blocks, kept in the memo
+ * fpt keeps beside the run (fast_run()), are written once a segment;
+ * after that the memo's id (IX_OP_MEMO) stands for them, which lets the
+ * stitcher count the blocks inside at once (stitch_fast.c).
  *
  * The operations are those decode.c's loop writes for the same blocks, in
- * the same order: a time (IX_OP_TIME) read after fpt read the block ahead,
- * then the block's runs; the database is the same byte for byte.
+ * the same order (a memo's as the stitcher replays them): a time
+ * (IX_OP_TIME) read after fpt read the block ahead, then the block's
+ * runs; the database is the same byte for byte.
  */
 
 #include <assert.h>
@@ -89,9 +92,11 @@ fast_time(struct dec *d)
  * so that fast_peek() would give each with no event, and the time
  * before each but the first is the one compared already.  When that
  * time is the one written last, the operations of these blocks are
- * those of the same blocks the last time: a copy from the run's memo
- * (struct fpt_memo: @tag the last block's index + 1, @bytes the
- * operations), kept the first time.  0, or < 0 on a failure.
+ * those of the same blocks the last time, kept in the run's memo the
+ * first time (struct fpt_memo: @tag the last block's index + 1, @bytes
+ * the operations): a copy, or for three blocks or more the memo's id,
+ * with the bytes the first time it is said (@fresh).  0, or < 0 on a
+ * failure.
  */
 static int
 fast_run(struct dec *d, uint32_t *nblocks)

@@ -163,8 +163,8 @@ enum ix_op {
  * IX_OP_MEMO as a byte: the blocks of a run of fpt's that the fast
  * decoder saw before in the segment (segfast.c), which the stitcher
  * applies at once where it can (stitch_fast.c) and otherwise replays
- * one by one.  An id below nmemo; a memo's bytes, IX_MEMO_HEAD bytes
- * for the rest and FPT_MEMO_BYTES for the bytes.
+ * one by one.  At most IX_MEMO_HEAD bytes with the op, then the bytes
+ * when new (48 at most).
  */
 #define IX_MEMO_BYTE	((IX_OP_MEMO << 1) | 1)
 #define IX_MEMO_HEAD	7	/* 32-bit id, len < 0x80 */

@@ -1305,12 +1305,9 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 				return (-HWTR_E_FORMAT);
 			st->mq += i;
 			st->mqn -= i;
-			rc = next_run(st, seg, (int64_t)(v >> 1));
-			continue;
-		}
-		if (pos >= len)
+		} else if (pos >= len)
 			break;
-		if (get(p, len, &pos, &v) < 0)
+		else if (get(p, len, &pos, &v) < 0)
 			return (-HWTR_E_FORMAT);
 		if (!(v & 1)) {
 			if ((v >> 1) >= seg->nblocks)

@@ -11,14 +11,17 @@
  * run_fast() counts a block for as long as it is the common case: a
  * block of the segment whose global id is known, after the previous one
  * as it ran before, into a branch that does nothing to the call stack.
- * The fast decoder says when the operations that follow are those of a
- * memo (IX_OP_MEMO, segfast.c): the same blocks each time in the
- * segment.  Once their ids and branches are known (memo_check()), the
- * blocks inside a memo are counted at once rather than one by one: their
- * exec-order bytes are fixed (each id's distance from the one before
- * it), and so are their branches; their counts are added once per
- * segment (ix_stitch_memo_sum()), which nothing reads before: a block
- * inside a memo ran before, so that no count goes from 0 to 1 there.
+ * The fast decoder names the blocks of a run of fpt's it saw before by
+ * the run's memo (IX_OP_MEMO, segfast.c), whose operations come once,
+ * when the memo is new, and are kept here (st->mbytes).  Once their ids
+ * and branches are known (memo_check()), the blocks inside a memo are
+ * counted at once rather than one by one: their exec-order bytes are
+ * fixed (each id's distance from the one before it), and so are their
+ * branches; their counts are added once per segment
+ * (ix_stitch_memo_sum()), which nothing reads before: a block inside a
+ * memo ran before, so that no count goes from 0 to 1 there.  Where that
+ * does not hold, the memo's blocks are replayed one by one from the
+ * bytes kept, here or by the general path (st->mq).
  */
 
 #include <assert.h>
@@ -34,7 +37,6 @@
 #define IX_MEMO_MAX	48	/* bytes of a memo's operations, at most */
 #define IX_MEMO_STRIDE	64	/* bytes kept per memo */
 #define IX_MEMO_TRIES	4	/* checks before a memo is given up */
-#define IX_MEMO_COPY	32	/* exec bytes copied as one */
 
 int
 ix_stitch_memo_begin(struct ix_stitch *st, const struct ix_seg_out *seg)
@@ -42,17 +44,36 @@ ix_stitch_memo_begin(struct ix_stitch *st, const struct ix_seg_out *seg)
 	st->mqn = 0;
 	if (seg->nmemo == 0)
 		return (0);
-	if (hwtr_grow((void **)&st->memo, &st->cmemo, seg->nmemo,
-	    sizeof(*st->memo)) < 0 || hwtr_grow((void **)&st->mbytes,
-	    &st->cmbytes, (size_t)seg->nmemo * IX_MEMO_STRIDE, 1) < 0)
+	if (seg->nmemo > st->cmemo) {
+		/* A cache line each, from a line's start. */
+		free(st->memo);
+		st->cmemo = 0;
+		st->memo = aligned_alloc(64, (size_t)seg->nmemo *
+		    sizeof(*st->memo));
+		if (st->memo == NULL)
+			return (-HWTR_E_NOMEM);
+		st->cmemo = seg->nmemo;
+	}
+	if (hwtr_grow((void **)&st->mbytes, &st->cmbytes,
+	    (size_t)seg->nmemo * IX_MEMO_STRIDE, 1) < 0)
 		return (-HWTR_E_NOMEM);
 	memset(st->memo, 0, seg->nmemo * sizeof(*st->memo));
 	st->nmpool = st->nmx = 0;
 	return (0);
 }
 
+/* Where memo @m's exec bytes are in st->mx (more than IX_SMEMO_X). */
+static uint32_t
+memo_xoff(const struct ix_smemo *m)
+{
+	uint32_t xoff;
+
+	memcpy(&xoff, m->x, sizeof(xoff));
+	return (xoff);
+}
+
 /* The counts memo @m left to add. */
-static void
+static IX_APART void
 memo_sum(struct ix_stitch *st, struct ix_smemo *m)
 {
 	const uint32_t *g = st->mpool + m->pool;
@@ -182,6 +203,7 @@ memo_fill(struct ix_stitch *st, const struct ix_seg_out *seg,
 	uint32_t g[IX_MEMO_MAX], bi[IX_MEMO_MAX];
 	uint8_t x[IX_MEMO_MAX * 5];
 	size_t pos = 0, k = 0, nx = 0, i;
+	uint32_t xoff;
 	int64_t id, b, insn = 0;
 	uint64_t v;
 
@@ -228,20 +250,24 @@ memo_fill(struct ix_stitch *st, const struct ix_seg_out *seg,
 		x[nx++] = (uint8_t)v;
 	}
 	if (hwtr_grow((void **)&st->mpool, &st->cmpool, st->nmpool + 2 * k,
-	    sizeof(*st->mpool)) < 0 ||
-	    hwtr_grow((void **)&st->mx, &st->cmx, st->nmx + nx + IX_MEMO_COPY,
-	    1) < 0)
+	    sizeof(*st->mpool)) < 0 || (nx > IX_SMEMO_X &&
+	    hwtr_grow((void **)&st->mx, &st->cmx, st->nmx + nx, 1) < 0))
 		return (-1);
 	m->pool = (uint32_t)st->nmpool;
 	memcpy(st->mpool + st->nmpool, g, k * sizeof(*g));
 	memcpy(st->mpool + st->nmpool + k, bi, (k - 2) * sizeof(*bi));
 	st->nmpool += 2 * k;
-	m->xoff = (uint32_t)st->nmx;
-	memcpy(st->mx + st->nmx, x, nx);
-	memset(st->mx + st->nmx + nx, 0, IX_MEMO_COPY);
-	st->nmx += nx;
+	memset(m->x, 0, sizeof(m->x));
+	if (nx <= IX_SMEMO_X)
+		memcpy(m->x, x, nx);
+	else {
+		xoff = (uint32_t)st->nmx;
+		memcpy(m->x, &xoff, sizeof(xoff));
+		memcpy(st->mx + st->nmx, x, nx);
+		st->nmx += nx;
+	}
 	m->xlen = (uint8_t)nx;
-	m->insn = insn;
+	m->insn = (uint32_t)insn;
 	m->k = (uint16_t)k;
 	m->g0 = g[0];
 	m->g1 = g[1];
@@ -403,6 +429,13 @@ ix_stitch_run_fast(struct ix_stitch *st, const struct ix_seg_out *seg,
 			if ((id >> 1) >= seg->nmemo)
 				break;
 			m = &st->memo[id >> 1];
+			/* The next memo's line, while this one is applied. */
+			if (q + 2 < end && q[0] == IX_MEMO_BYTE) {
+				nl = q[1] < 0x80 ? q[1] :
+				    (q[1] & 0x7f) | (size_t)q[2] << 7;
+				if ((nl >> 1) < seg->nmemo)
+					__builtin_prefetch(&st->memo[nl >> 1]);
+			}
 			if ((id & 1) && memo_take(st, seg, &q, m) < 0)
 				break;
 			if (m->len == 0)
@@ -439,16 +472,17 @@ ix_stitch_run_fast(struct ix_stitch *st, const struct ix_seg_out *seg,
 				held = m->l0;
 				break;
 			}
-			assert(f.out + IX_MEMO_COPY <= ch->data.p +
+			assert(f.out + IX_SMEMO_X <= ch->data.p +
 			    ch->data.cap);
-			if (m->xlen <= IX_MEMO_COPY)
-				memcpy(f.out, st->mx + m->xoff, IX_MEMO_COPY);
+			if (m->xlen <= IX_SMEMO_X)
+				memcpy(f.out, m->x, IX_SMEMO_X);
 			else
-				memcpy(f.out, st->mx + m->xoff, m->xlen);
+				memcpy(f.out, st->mx + memo_xoff(m), m->xlen);
 			f.out += m->xlen;
 			f.room -= m->k - 2;
 			f.insn += m->insn;
-			m->uses++;
+			if (++m->uses == UINT32_MAX)
+				memo_sum(st, m);
 			f.prev = m->gpre;
 			f.cur = m->glast;
 			f.h = &hot[f.prev];

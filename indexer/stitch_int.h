@@ -63,22 +63,25 @@ enum { HF_COND = 1, HF_JUMP = 2, HF_STACK = 4 };
  * the branches b0 -> b1 ... b(k-3) -> b(k-2) exist and do nothing to
  * the call stack (as of hot_gen @gen), and b1..b(k-2) ran before in the
  * stream.  run_fast() then counts b0 and the block before it as any,
- * and b1..b(k-2) at once: their exec bytes copied (@xlen at mx + @xoff),
- * their instructions added (@insn), their counts and those of the
- * branches into them left to ix_stitch_memo_sum() (@uses times; the ids
- * at mpool + @pool, then the branches').  b(k-1) is held back.
+ * and b1..b(k-2) at once: their exec bytes copied (@xlen of them), their
+ * instructions added (@insn), their counts and those of the branches
+ * into them left to ix_stitch_memo_sum() (@uses times; the ids at
+ * mpool + @pool, then the branches').  b(k-1) is held back.  One cache
+ * line each (st->memo is aligned): the memo's first load is most of
+ * what applying it costs.
  */
 enum { IX_SM_UNKNOWN, IX_SM_OK, IX_SM_NEVER };
+#define IX_SMEMO_X	20
 struct ix_smemo {
-	uint64_t	uses;
-	int64_t		insn;
 	uint32_t	g0, g1, gpre, glast;	/* b0, b1, b(k-2), b(k-1) */
-	uint32_t	pool, xoff, gen;
+	uint32_t	insn, gen, pool, uses;
 	uint16_t	k;
 	uint16_t	l0, llast;	/* local ids of b0, b(k-1) */
 	uint8_t		state, tries, filled;
 	uint8_t		xlen, off1;	/* b1's offset in the bytes */
 	uint8_t		len;		/* of its operations; 0: none */
+	/* The exec bytes, or past IX_SMEMO_X their offset in st->mx. */
+	uint8_t		x[IX_SMEMO_X];
 };
 
 /*
