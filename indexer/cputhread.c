@@ -69,8 +69,6 @@ struct frag {
 	size_t		nlids, clids;
 	struct ix_buf	ops;
 	struct ix_buf	out;		/* serialized */
-	/* The segment's memos (IX_OP_MEMO): 64 bytes each, length first. */
-	uint8_t		*memo;
 };
 
 static int
@@ -213,48 +211,6 @@ static int
 put_v(struct ix_buf *b, uint64_t v)
 {
 	return (ix_buf_varint(b, v));
-}
-
-/*
- * IX_OP_MEMO's arguments at *@pos: the memo's blocks into the fragment,
- * its bytes kept when they come (new).
- */
-static int
-demux_memo(struct frag *f, const uint8_t *p, size_t len, size_t *pos)
-{
-	const struct ix_seg_out *seg = f->seg;
-	uint64_t v, n, fid;
-	uint8_t *mb;
-	size_t i;
-	int rc;
-
-	if ((rc = getv(p, len, pos, &v)) < 0)
-		return (rc);
-	if ((v >> 1) >= seg->nmemo || f->memo == NULL)
-		return (-HWTR_E_FORMAT);
-	mb = f->memo + (size_t)(v >> 1) * 64;
-	if (v & 1) {
-		if ((rc = getv(p, len, pos, &n)) < 0)
-			return (rc);
-		if (n == 0 || n > 63 || n > len - *pos)
-			return (-HWTR_E_FORMAT);
-		mb[0] = (uint8_t)n;
-		memcpy(mb + 1, p + *pos, n);
-		*pos += n;
-	}
-	if (mb[0] == 0)
-		return (-HWTR_E_FORMAT);
-	for (i = 0; i < mb[0];) {
-		if ((rc = getv(mb + 1, mb[0], &i, &v)) < 0)
-			return (rc);
-		if ((v & 1) || (v >> 1) >= seg->nblocks)
-			return (-HWTR_E_FORMAT);
-		if ((rc = frag_block(f, v >> 1, &fid)) < 0)
-			return (rc);
-		if (put_v(&f->ops, fid << 1) < 0)
-			return (-HWTR_E_NOMEM);
-	}
-	return (0);
 }
 
 /*
@@ -407,11 +363,6 @@ demux(struct run *r, struct ix_csplit *sp, const struct ix_seg_out *seg)
 		return (-HWTR_E_NOMEM);
 	for (i = 0; i < seg->nblocks; i++)
 		f.fmap[i] = -1;
-	if (seg->nmemo != 0 &&
-	    (f.memo = calloc(seg->nmemo, 64)) == NULL) {
-		free(f.fmap);
-		return (-HWTR_E_NOMEM);
-	}
 	while (pos < len && rc == 0) {
 		at = pos;
 		if ((rc = getv(p, len, &pos, &v)) < 0)
@@ -468,9 +419,6 @@ demux(struct run *r, struct ix_csplit *sp, const struct ix_seg_out *seg)
 		case IX_OP_ASYNC:
 		case IX_OP_RESET:
 			break;
-		case IX_OP_MEMO:
-			rc = demux_memo(&f, p, len, &pos);
-			continue;
 		default:
 			rc = -HWTR_E_FORMAT;
 			break;
@@ -481,7 +429,6 @@ demux(struct run *r, struct ix_csplit *sp, const struct ix_seg_out *seg)
 	if (rc == 0)
 		rc = frag_close(r, sp, &f, sp->cur);
 	free(f.fmap);
-	free(f.memo);
 	free(f.lids);
 	free(f.ops.p);
 	free(f.out.p);

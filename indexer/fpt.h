@@ -247,16 +247,13 @@ struct fpt;
 /*
  * What a caller (the indexer's segfast.c) made of a run's blocks, kept
  * beside the run (fpt_run_rest()), where it is at hand when the run is:
- * fpt zeroes it when it makes the run again and never reads it, but for
- * @id, which names the run's slot (a small number: runs made again in
- * the slot are named alike).
+ * fpt zeroes it when it makes the run again and never reads it.
  */
 #define FPT_MEMO_BYTES	32
 struct fpt_memo {
 	const struct fpt_block *rb;	/* of the rest from there; NULL */
-	uint32_t	tag, id;
-	uint8_t		n, len, k;	/* blocks, bytes, caller's blocks */
-	uint8_t		fresh;		/* the caller's: not said yet */
+	uint32_t	tag;
+	uint8_t		n, len;		/* blocks, bytes */
 	uint8_t		bytes[FPT_MEMO_BYTES];
 };
 

@@ -160,7 +160,6 @@ fpti_run_make(struct fpt *d, struct fpt_run *r, uint16_t ts)
 	r->mode = d->mode;
 	r->gen = d->cache->gen;
 	memset(&r->memo, 0, sizeof(r->memo));
-	r->memo.id = (uint32_t)(r - d->runs);
 	r->nb = 0;
 	r->missed = 0;
 	r->npush = 0;

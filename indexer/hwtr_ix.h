@@ -331,22 +331,6 @@ struct ix_stitch {
 		uint64_t	tsc;
 	}		*ptime;
 	size_t		nptime, cptime;
-	/*
-	 * The memos of the segment being replayed (IX_OP_MEMO): their
-	 * state, their blocks' ids and branches, their exec bytes
-	 * (stitch_fast.c); @hot_gen counts the changes of a block's emask.
-	 */
-	struct ix_smemo	*memo;
-	size_t		cmemo;
-	uint8_t		*mbytes;	/* their operations */
-	size_t		cmbytes;
-	const uint8_t	*mq;		/* a memo's blocks left to replay */
-	size_t		mqn;
-	uint32_t	*mpool;
-	size_t		nmpool, cmpool;
-	uint8_t		*mx;
-	size_t		nmx, cmx;
-	uint32_t	hot_gen;
 };
 
 void ix_stitch_init(struct ix_stitch *st, const struct ix_sink *sink);

@@ -21,15 +21,12 @@
  * last instruction, is made only for a block not seen before, which
  * lblock.c splits into runs once.  Most blocks come from fpt's memoized
  * runs (fpt_run_rest()): those after a run's first are taken without
- * a peek each, and the operations of a run's blocks, kept in the memo
- * fpt keeps beside the run (fast_run()), are written once a segment;
- * after that the memo's id (IX_OP_MEMO) stands for them, which lets the
- * stitcher count the blocks inside at once (stitch_fast.c).
+ * a peek each, and the operations of a run's blocks are copied at once
+ * from the memo fpt keeps beside the run (fast_run()).
  *
  * The operations are those decode.c's loop writes for the same blocks, in
- * the same order (a memo's as the stitcher replays them): a time
- * (IX_OP_TIME) read after fpt read the block ahead, then the block's
- * runs; the database is the same byte for byte.
+ * the same order: a time (IX_OP_TIME) read after fpt read the block ahead,
+ * then the block's runs; the database is the same byte for byte.
  */
 
 #include <assert.h>
@@ -92,11 +89,9 @@ fast_time(struct dec *d)
  * so that fast_peek() would give each with no event, and the time
  * before each but the first is the one compared already.  When that
  * time is the one written last, the operations of these blocks are
- * those of the same blocks the last time, kept in the run's memo the
- * first time (struct fpt_memo: @tag the last block's index + 1, @bytes
- * the operations): a copy, or for three blocks or more the memo's id,
- * with the bytes the first time it is said (@fresh).  0, or < 0 on a
- * failure.
+ * those of the same blocks the last time: a copy from the run's memo
+ * (struct fpt_memo: @tag the last block's index + 1, @bytes the
+ * operations), kept the first time.  0, or < 0 on a failure.
  */
 static int
 fast_run(struct dec *d, uint32_t *nblocks)
@@ -106,8 +101,6 @@ fast_run(struct dec *d, uint32_t *nblocks)
 	struct fpt_memo *m = NULL, *m2;
 	const struct ix_lblock *lb;
 	size_t n, lim, i, at;
-	uint64_t v;
-	uint8_t *o;
 	int rc, same;
 
 	n = d->w.in->blind_end ? 0 : fpt_run_rest(d->fp, &rb, &m);
@@ -123,40 +116,13 @@ fast_run(struct dec *d, uint32_t *nblocks)
 	same = fast_time_same(d);
 	if (same && m->rb == rb && m->n == n) {
 		/* Room for the whole memo: the copy is two stores. */
-		if (ops->cap - ops->len < FPT_MEMO_BYTES + IX_MEMO_HEAD &&
+		if (ops->cap - ops->len < FPT_MEMO_BYTES &&
 		    hwtr_grow((void **)&ops->p, &ops->cap, ops->len +
-		    FPT_MEMO_BYTES + IX_MEMO_HEAD, 1) < 0)
+		    FPT_MEMO_BYTES, 1) < 0)
 			return (ix_segw_fail(&d->w, -HWTR_E_NOMEM,
 			    "out of memory", NULL));
-		o = ops->p + ops->len;
-		if (m->k >= 3) {
-			/*
-			 * Memo m->id, whose operations the stitcher keeps
-			 * when they are new.
-			 */
-			*o++ = IX_MEMO_BYTE;
-			v = (uint64_t)m->id << 1 | m->fresh;
-			if (v < 0x4000) {
-				/* Two bytes always: the stitcher reads so. */
-				o[0] = (uint8_t)(v | 0x80);
-				o[1] = (uint8_t)(v >> 7);
-				o += 2;
-			} else {
-				for (; v >= 0x80; v >>= 7)
-					*o++ = (uint8_t)(v | 0x80);
-				*o++ = (uint8_t)v;
-			}
-			if (m->fresh) {
-				*o++ = m->len;
-				memcpy(o, m->bytes, FPT_MEMO_BYTES);
-				o += m->len;
-			}
-			m->fresh = 0;
-			ops->len = (size_t)(o - ops->p);
-		} else {
-			memcpy(o, m->bytes, FPT_MEMO_BYTES);
-			ops->len += m->len;
-		}
+		memcpy(ops->p + ops->len, m->bytes, FPT_MEMO_BYTES);
+		ops->len += m->len;
 		/* As ix_dec_lblock_ran() leaves it after the last. */
 		lb = &d->lb[m->tag - 1];
 		d->prev_lb = m->tag;
@@ -174,18 +140,12 @@ fast_run(struct dec *d, uint32_t *nblocks)
 		assert(fpt_run_rest(d->fp, &rb2, &m2) >= n && rb2 == rb &&
 		    m2 == m);
 		if (same && ops->len - at <= FPT_MEMO_BYTES &&
-		    n <= UINT8_MAX && m->id < UINT32_MAX) {
+		    n <= UINT8_MAX) {
 			m->rb = rb;
 			m->n = (uint8_t)n;
 			m->len = (uint8_t)(ops->len - at);
 			m->tag = d->prev_lb;
 			memcpy(m->bytes, ops->p + at, m->len);
-			/* Its blocks: the varints' last bytes. */
-			for (m->k = 0, i = 0; i < m->len; i++)
-				m->k += m->bytes[i] < 0x80;
-			m->fresh = 1;
-			if (m->id >= d->w.out->nmemo)
-				d->w.out->nmemo = m->id + 1;
 		}
 	}
 	d->last = rb[n - 1];

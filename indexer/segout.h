@@ -130,7 +130,6 @@ struct ix_seg_out {
 	int		fallback;
 	uint64_t	fb_bytes;
 	const char	*fb_why;
-	uint32_t	nmemo;		/* IX_OP_MEMO's ids are below */
 };
 
 /*
@@ -150,24 +149,10 @@ enum ix_op {
 	IX_OP_ASYNC,		/* an asynchronous branch into the next block */
 	IX_OP_UNDECODED,	/* n: bytes that could not be decoded */
 	IX_OP_RESET,		/* CoreSight trace ID: close frames, no time */
-	IX_OP_CYCLES,		/* count, flags (element << 1 | cumulative):
+	IX_OP_CYCLES		/* count, flags (element << 1 | cumulative):
 				   a CoreSight cycle count (a row of cycles
 				   at the current position) */
-	IX_OP_MEMO		/* id << 1 | new, [len, bytes when new]:
-				   memo id's blocks ran; its bytes (block
-				   operations) given when it is new, kept
-				   until it comes new again */
 };
-
-/*
- * IX_OP_MEMO as a byte: the blocks of a run of fpt's that the fast
- * decoder saw before in the segment (segfast.c), which the stitcher
- * applies at once where it can (stitch_fast.c) and otherwise replays
- * one by one.  At most IX_MEMO_HEAD bytes with the op, then the bytes
- * when new (48 at most).
- */
-#define IX_MEMO_BYTE	((IX_OP_MEMO << 1) | 1)
-#define IX_MEMO_HEAD	7	/* 32-bit id, len < 0x80 */
 
 #define IX_NEVENT_KINDS 33
 extern const char *const ix_event_kinds[IX_NEVENT_KINDS + 1];

@@ -40,13 +40,23 @@
 #include "hwtr_ix.h"
 #include "segout.h"
 
-#include "stitch_int.h"
-
 #define IX_CHUNK_BLOCKS	4096	/* blocks per exec_chunks row */
 #define IX_TS_EVERY	64	/* at most one timestamp row per so many blocks */
 #define IX_RET_SEARCH	64	/* frames searched for a return's target */
 #define IX_VARINT_MAX	10	/* bytes of a 64-bit varint */
 #define IX_LID_FAST	8192	/* segment-local ids of at most two bytes */
+
+/*
+ * The per-block path (add_run() and what it calls) is inlined where it
+ * is used: a call per executed block was a tenth of the stitcher.
+ */
+#if defined(__GNUC__)
+#define IX_HOT	inline __attribute__((always_inline))
+#define IX_APART __attribute__((noinline))
+#else
+#define IX_HOT	inline
+#define IX_APART
+#endif
 
 const char *const ix_branch_kinds[] = {
 	"cond-taken", "cond-not-taken", "jump", "jump-indirect", "call",
@@ -61,6 +71,32 @@ const char *const ix_call_exit_kinds[] = { "return", "unwind", "end",
 	"tail" };
 enum { CE_CALL, CE_START, CE_RETURN, CE_SIGNAL, CE_TAIL };
 enum { CX_RETURN, CX_UNWIND, CX_END, CX_TAIL };
+
+/*
+ * What the per-block path needs of a global block, in one place (two to a
+ * cache line) rather than in the block and three arrays: its two latest
+ * successors (id + 1, 0: none) and their branches' indexes, its count in
+ * the current stream, its length, what a branch out of it does (flow) and
+ * which of those a branch into it makes work on the call stack (emask).
+ */
+struct ix_hot {
+	uint32_t	to[2];
+	uint32_t	br[2];
+	uint64_t	count;
+	uint16_t	ninsn;
+	uint8_t		flow;
+	uint8_t		emask;
+};
+
+/*
+ * What a branch out of a block does beyond its count, by the block's
+ * class (flow): a conditional branch or a direct jump works on the call
+ * stack only into a function's entry (IX_BF_FSTART or IX_BF_PLT, which
+ * func_start may set later: emask has both then), or for a jump, in a
+ * frame inside a PLT stub; the rest always do.  Blocks of other classes
+ * have none.
+ */
+enum { HF_COND = 1, HF_JUMP = 2, HF_STACK = 4 };
 
 static uint64_t
 bhash(const struct ix_sblock *b)
@@ -99,10 +135,6 @@ ix_stitch_free(struct ix_stitch *st)
 	free(st->ptime);
 	free(st->pend_own.lens);
 	free(st->pend_own.code);
-	free(st->memo);
-	free(st->mbytes);
-	free(st->mpool);
-	free(st->mx);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -189,7 +221,7 @@ brhash(const struct ix_stitch *st, size_t i)
 
 /* Block @id's facts in st->hot, after the sink set its flags. */
 static void
-hot_fill(struct ix_stitch *st, size_t id)
+hot_set(struct ix_stitch *st, size_t id)
 {
 	const struct ix_sblock *g = &st->g[id];
 	struct ix_hot *h = &st->hot[id];
@@ -214,14 +246,6 @@ hot_fill(struct ix_stitch *st, size_t id)
 		h->flow = 0;
 		break;
 	}
-}
-
-/* The same when they may have changed: memos check theirs again. */
-static void
-hot_set(struct ix_stitch *st, size_t id)
-{
-	hot_fill(st, id);
-	st->hot_gen++;
 }
 
 /* The global id of a block; its bytes are copied when new. */
@@ -293,7 +317,7 @@ global_block(struct ix_stitch *st, const struct ix_sblock *b)
 	if (st->sink.block != NULL &&
 	    (rc = st->sink.block(st->sink.arg, (int64_t)st->ng - 1)) < 0)
 		return (rc);
-	hot_fill(st, st->ng - 1);
+	hot_set(st, st->ng - 1);
 	return ((int64_t)st->ng - 1);
 }
 
@@ -1277,6 +1301,103 @@ fast_ok(const struct ix_stitch *st)
 	    st->chunk_prev == st->prev);
 }
 
+/*
+ * The common case of next_run(), flush_pend() and add_run(), for as long
+ * as it lasts (fast_ok() holds when it starts): the next operation is a
+ * block of the segment whose global id is known and which nothing may
+ * continue, the block held back runs after the previous one as it did
+ * before (a successor remembered), into a branch that does nothing to the
+ * call stack, not for the first time in the stream, and its chunk has
+ * room.  It is counted and the new one held back in its place.  Returns
+ * before anything else, at *@posp, for the general path to do: so that
+ * nothing here calls a function and every variable stays in a register.
+ * A chunk starts at the position it is made at: its blocks and
+ * instructions are the position less its start.
+ */
+static IX_APART void
+run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
+{
+	const uint8_t *p0 = seg->ops.p + *posp, *p = p0;
+	const uint8_t *end = seg->ops.p + seg->ops.len;
+	const int64_t *lmap = st->lmap;
+	struct ix_hot *hot = st->hot;
+	struct ix_branch *br = st->branches;
+	struct ix_chunk *ch = &st->chunk;
+	uint8_t *out = ch->data.p + ch->data.len;
+	int64_t insn = st->insn, room = ch->seq + IX_CHUNK_BLOCKS - st->seq;
+	uint32_t prev = (uint32_t)st->prev;
+	uint32_t cur = (uint32_t)lmap[st->pend_lid];
+	const struct ix_hot *h = &hot[prev];
+	struct ix_hot *hc = &hot[cur];
+
+	/* The last byte goes to the general path: an id's two bytes read. */
+	while (p + 1 < end) {
+		uint64_t v;
+		int64_t g, d;
+		size_t nl;
+
+		/*
+		 * The next operation: a block of one or two bytes (lmap has
+		 * -1 past the segment's blocks for the ids of two bytes).
+		 */
+		if (p[0] & 1)
+			break;
+		if (p[0] < 0x80)
+			nl = p[0] >> 1;
+		else if (p[1] < 0x80)
+			nl = ((p[0] & 0x7f) | (size_t)p[1] << 7) >> 1;
+		else
+			break;
+		if ((g = lmap[nl]) < 0)
+			break;
+
+		/* Block cur: what add_run() would do, or leave it. */
+		if ((h->flow & (HF_STACK | hc->emask)) != 0 || room == 0 ||
+		    hc->count == 0)
+			break;
+		if (h->to[0] == cur + 1)
+			br[h->br[0]].count++;
+		else if (h->to[1] == cur + 1)
+			br[h->br[1]].count++;
+		else
+			break;
+		p += 1 + (p[0] >> 7);
+		d = (int64_t)cur - prev - 1;
+		v = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+		while (v >= 0x80) {
+			*out++ = (uint8_t)(v | 0x80);
+			v >>= 7;
+		}
+		*out++ = (uint8_t)v;
+		room--;
+		insn += hc->ninsn;
+		hc->count++;
+		/* Block nl is held back in its place. */
+		prev = cur;
+		cur = (uint32_t)g;
+		h = hc;
+		hc = &hot[cur];
+	}
+	st->seq = ch->seq + IX_CHUNK_BLOCKS - room;
+	st->insn = insn;
+	st->chunk_prev = st->prev = prev;
+	ch->data.len = (size_t)(out - ch->data.p);
+	ch->nblocks = (uint32_t)(st->seq - ch->seq);
+	ch->ninsns = insn - ch->insn;
+	/*
+	 * The block now held back is the last one read: an id's second
+	 * byte follows a byte with its top bit set, which ends no varint.
+	 */
+	if (p > p0) {
+		if (p - p0 >= 2 && p[-2] >= 0x80)
+			st->pend_lid = ((p[-2] & 0x7f) | p[-1] << 7) >> 1;
+		else
+			st->pend_lid = p[-1] >> 1;
+		st->pend = &seg->blocks[st->pend_lid];
+	}
+	*posp = (size_t)(p - seg->ops.p);
+}
+
 int
 ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 {
@@ -1293,32 +1414,18 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 		return (-HWTR_E_NOMEM);
 	for (i = 0; i < n; i++)
 		st->lmap[i] = -1;
-	if (ix_stitch_memo_begin(st, seg) < 0)
-		return (-HWTR_E_NOMEM);
-	while (rc >= 0) {
-		if ((pos < len || st->mqn != 0) && fast_ok(st))
-			ix_stitch_run_fast(st, seg, &pos, IX_CHUNK_BLOCKS);
-		if (st->mqn != 0) {
-			/* A memo's blocks (ix_stitch_memo_op() checked). */
-			i = 0;
-			if (get(st->mq, st->mqn, &i, &v) < 0)
-				return (-HWTR_E_FORMAT);
-			st->mq += i;
-			st->mqn -= i;
-		} else if (pos >= len)
-			break;
-		else if (get(p, len, &pos, &v) < 0)
+	while (pos < len && rc >= 0) {
+		if (fast_ok(st)) {
+			run_fast(st, seg, &pos);
+			if (pos >= len)
+				break;
+		}
+		if (get(p, len, &pos, &v) < 0)
 			return (-HWTR_E_FORMAT);
 		if (!(v & 1)) {
 			if ((v >> 1) >= seg->nblocks)
 				return (-HWTR_E_FORMAT);
 			rc = next_run(st, seg, (int64_t)(v >> 1));
-			continue;
-		}
-		if ((v >> 1) == IX_OP_MEMO) {
-			/* Its blocks, one by one here. */
-			if (ix_stitch_memo_op(st, seg, &pos) < 0)
-				return (-HWTR_E_FORMAT);
 			continue;
 		}
 		/* Anything else ends the block held back. */
@@ -1385,9 +1492,7 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 			return (-HWTR_E_FORMAT);
 		}
 	}
-	/* The counts left by memos, the block held back: for later. */
-	assert(rc < 0 || st->mqn == 0);
-	ix_stitch_memo_sum(st, seg);
+	/* The block held back outlives its segment. */
 	if (rc >= 0 && (rc = own_pend(st)) >= 0 && st->have_pend)
 		set_cont(st);
 	return (rc);

@@ -267,58 +267,6 @@ walk_chunk(void *arg, const struct ix_chunk *ch)
 	return (0);
 }
 
-/* What the stitcher made of walk @w, against what the walk was. */
-static void
-walk_check(struct walk *w, uint64_t ncall, uint64_t nbr, uint64_t errors,
-    int64_t insns)
-{
-	struct ix_stitch *st = w->st;
-	uint32_t i, j;
-	size_t k;
-
-	ATF_CHECK_EQ(st->exec_blocks, WALK_LEN);
-	ATF_CHECK_EQ(st->exec_insns, insns);
-	ATF_CHECK_EQ(st->errors, (int64_t)errors);
-	ATF_CHECK_EQ_MSG(st->ncalls, (int64_t)ncall + 1, "%jd calls, "
-	    "expected %ju (a frame per call and the first)",
-	    (intmax_t)st->ncalls, (uintmax_t)ncall + 1);
-	ATF_CHECK_EQ(st->ng, WALK_BLOCKS);
-	for (k = 0; k < st->ng; k++) {
-		i = (uint32_t)walk_index(st->g[k].ip);
-		ATF_REQUIRE(i < WALK_BLOCKS);
-		ATF_CHECK_MSG(st->g[k].count == w->runs[i] &&
-		    st->scount[k] == w->runs[i], "block %u ran %ju times, "
-		    "counted %ju (stream %ju)", i, (uintmax_t)w->runs[i],
-		    (uintmax_t)st->g[k].count, (uintmax_t)st->scount[k]);
-	}
-	ATF_CHECK_EQ_MSG(st->nbranches, nbr, "%zu branches, expected %ju",
-	    st->nbranches, (uintmax_t)nbr);
-	for (k = 0; k < st->nbranches; k++) {
-		i = (uint32_t)walk_index(st->g[st->branches[k].from].ip);
-		j = (uint32_t)walk_index(st->g[st->branches[k].to].ip);
-		ATF_CHECK_MSG(st->branches[k].count == w->br[i][j], "branch "
-		    "%u -> %u taken %ju times, counted %ju", i, j,
-		    (uintmax_t)w->br[i][j], (uintmax_t)st->branches[k].count);
-	}
-	ATF_CHECK_MSG(!w->bad_chunk, "a chunk row's position, instructions "
-	    "or data do not add up");
-	ATF_CHECK_EQ(w->ngids, WALK_LEN);
-	for (k = 0; k < w->ngids; k++)
-		if (w->gids[k] < 0 || (size_t)w->gids[k] >= st->ng ||
-		    walk_index(st->g[w->gids[k]].ip) != w->seq[k]) {
-			ATF_REQUIRE_MSG(w->gids[k] >= 0 &&
-			    (size_t)w->gids[k] < st->ng, "run %zu: chunk rows "
-			    "say block %jd of %zu", k, (intmax_t)w->gids[k],
-			    st->ng);
-			ATF_CHECK_MSG(0, "run %zu: chunk rows say block %zu, "
-			    "the walk block %u", k,
-			    walk_index(st->g[w->gids[k]].ip), w->seq[k]);
-			break;
-		}
-	free(w->gids);
-	ix_stitch_free(st);
-}
-
 ATF_TC_WITHOUT_HEAD(walk_counts_as_built);
 ATF_TC_BODY(walk_counts_as_built, tc)
 {
@@ -329,7 +277,7 @@ ATF_TC_BODY(walk_counts_as_built, tc)
 	struct ix_sink sink;
 	struct ix_seg_out seg;
 	uint64_t ncall = 0, nbr = 0, errors = 0;
-	uint32_t x = 0x2545f491, cur = 0, i;
+	uint32_t x = 0x2545f491, cur = 0, i, j;
 	int64_t insns = 0;
 	size_t k, at = 0;
 
@@ -405,168 +353,48 @@ ATF_TC_BODY(walk_counts_as_built, tc)
 		at += n;
 	}
 	ATF_REQUIRE_EQ(ix_stitch_end(&st), 0);
-	walk_check(&w, ncall, nbr, errors, insns);
-}
 
-/*
- * The same walk made of runs the fast decoder memoizes: a few dozen
- * patterns of 3 to 10 blocks, each a memo (IX_OP_MEMO) of a slot that
- * patterns share, so that a memo is said new again in its segment; the
- * first time in a segment its bytes come with it, later it comes alone,
- * or now and then its blocks come plainly.  Patterns are mostly of
- * conditional branches and jumps, so that the stitcher counts their
- * inner blocks at once, and some have a call, a block held back or a
- * function's entry, which it replays one by one.  The counts, chunk rows
- * and calls are the walk's, as above.
- */
-#define MEMO_PATS	40
-#define MEMO_SLOTS	80
-
-ATF_TC_WITHOUT_HEAD(walk_memos_as_built);
-ATF_TC_BODY(walk_memos_as_built, tc)
-{
-	static struct walk w;
-	static uint32_t lid[WALK_BLOCKS];
-	static uint32_t pat[MEMO_PATS][10];
-	/* Run k: starts pattern unit[k] - 1, is alone (0), or neither. */
-	static size_t unit[WALK_LEN];
-	uint32_t patn[MEMO_PATS];
-	int slot_pat[MEMO_SLOTS];
-	struct ix_sblock seg_b[WALK_BLOCKS];
-	struct ix_stitch st;
-	struct ix_sink sink;
-	struct ix_seg_out seg;
-	uint64_t ncall = 0, nbr = 0, errors = 0;
-	uint32_t x = 0x9e3779b9, cur = 0, i, r;
-	int64_t insns = 0;
-	size_t k, at = 0, n, q;
-
-	memset(&w, 0, sizeof(w));
-	w.st = &st;
-	ATF_REQUIRE((w.gids = calloc(WALK_LEN, sizeof(*w.gids))) != NULL);
-	for (i = 0; i < WALK_BLOCKS; i++) {
-		static const int cls[6] = { HWTR_IC_COND, HWTR_IC_COND,
-		    HWTR_IC_COND, HWTR_IC_JUMP, HWTR_IC_OTHER, HWTR_IC_CALL };
-
-		w.b[i] = ixt_blk(0x10000 + 0x100 * (uint64_t)i,
-		    (uint16_t)(1 + i % 5), cls[i % 6], lens4, NULL);
+	ATF_CHECK_EQ(st.exec_blocks, WALK_LEN);
+	ATF_CHECK_EQ(st.exec_insns, insns);
+	ATF_CHECK_EQ(st.errors, (int64_t)errors);
+	ATF_CHECK_EQ_MSG(st.ncalls, (int64_t)ncall + 1, "%jd calls, "
+	    "expected %ju (a frame per call and the first)",
+	    (intmax_t)st.ncalls, (uintmax_t)ncall + 1);
+	ATF_CHECK_EQ(st.ng, WALK_BLOCKS);
+	for (k = 0; k < st.ng; k++) {
+		i = (uint32_t)walk_index(st.g[k].ip);
+		ATF_REQUIRE(i < WALK_BLOCKS);
+		ATF_CHECK_MSG(st.g[k].count == w.runs[i] &&
+		    st.scount[k] == w.runs[i], "block %u ran %ju times, "
+		    "counted %ju (stream %ju)", i, (uintmax_t)w.runs[i],
+		    (uintmax_t)st.g[k].count, (uintmax_t)st.scount[k]);
 	}
-	/* Patterns: four in five blocks a branch or a jump. */
-	for (q = 0; q < MEMO_PATS; q++) {
-		patn[q] = 3 + walk_rand(&x) % 8;
-		for (i = 0; i < patn[q]; i++) {
-			do
-				r = walk_rand(&x) % WALK_BLOCKS;
-			while (r % 6 >= 4 && walk_rand(&x) % 5 != 0);
-			pat[q][i] = r;
+	ATF_CHECK_EQ_MSG(st.nbranches, nbr, "%zu branches, expected %ju",
+	    st.nbranches, (uintmax_t)nbr);
+	for (k = 0; k < st.nbranches; k++) {
+		i = (uint32_t)walk_index(st.g[st.branches[k].from].ip);
+		j = (uint32_t)walk_index(st.g[st.branches[k].to].ip);
+		ATF_CHECK_MSG(st.branches[k].count == w.br[i][j], "branch "
+		    "%u -> %u taken %ju times, counted %ju", i, j,
+		    (uintmax_t)w.br[i][j], (uintmax_t)st.branches[k].count);
+	}
+	ATF_CHECK_MSG(!w.bad_chunk, "a chunk row's position, instructions "
+	    "or data do not add up");
+	ATF_CHECK_EQ(w.ngids, WALK_LEN);
+	for (k = 0; k < w.ngids; k++)
+		if (w.gids[k] < 0 || (size_t)w.gids[k] >= st.ng ||
+		    walk_index(st.g[w.gids[k]].ip) != w.seq[k]) {
+			ATF_REQUIRE_MSG(w.gids[k] >= 0 &&
+			    (size_t)w.gids[k] < st.ng, "run %zu: chunk rows "
+			    "say block %jd of %zu", k, (intmax_t)w.gids[k],
+			    st.ng);
+			ATF_CHECK_MSG(0, "run %zu: chunk rows say block %zu, "
+			    "the walk block %u", k,
+			    walk_index(st.g[w.gids[k]].ip), w.seq[k]);
+			break;
 		}
-	}
-	/* The walk: patterns (a few often), and blocks alone between. */
-	for (k = 0; k < WALK_LEN;) {
-		r = walk_rand(&x);
-		if (r % 10 < 7) {
-			q = (r >> 8) % 4 != 0 ? (r >> 12) % 6 :
-			    (r >> 12) % MEMO_PATS;
-			if (k + patn[q] > WALK_LEN)
-				q = SIZE_MAX;
-		} else
-			q = SIZE_MAX;
-		n = q == SIZE_MAX ? 1 : patn[q];
-		for (i = 0; i < n; i++, k++) {
-			cur = q == SIZE_MAX ? (r >> 8) % WALK_BLOCKS :
-			    pat[q][i];
-			w.seq[k] = cur;
-			unit[k] = q == SIZE_MAX ? 0 : i == 0 ? q + 1 :
-			    SIZE_MAX;
-			/* No branch into a pattern's first block, at times. */
-			w.nobr[k] = k == 0 || (i == 0 &&
-			    (walk_rand(&x) >> 20) % 100 == 0);
-			w.runs[cur]++;
-			insns += w.b[cur].ninsn;
-			if (!w.nobr[k]) {
-				if (w.br[w.seq[k - 1]][cur]++ == 0)
-					nbr++;
-				if (w.b[w.seq[k - 1]].cls == HWTR_IC_CALL)
-					ncall++;
-			}
-		}
-	}
-
-	memset(&sink, 0, sizeof(sink));
-	sink.arg = &w;
-	sink.block = walk_block;
-	sink.chunk = walk_chunk;
-	ix_stitch_init(&st, &sink);
-	st.merge = 1;
-	ix_stitch_begin(&st);
-	while (at < WALK_LEN) {
-		n = 1 + walk_rand(&x) % 6000;
-		if (n > WALK_LEN - at)
-			n = WALK_LEN - at;
-		/* Cut before a pattern or a block alone. */
-		while (at + n < WALK_LEN && unit[at + n] == SIZE_MAX)
-			n++;
-		memset(&seg, 0, sizeof(seg));
-		memset(lid, 0, sizeof(lid));
-		for (q = 0; q < MEMO_SLOTS; q++)
-			slot_pat[q] = -1;
-		seg.blocks = seg_b;
-		seg.borrowed = 1;
-		seg.nmemo = MEMO_SLOTS;
-		for (k = at; k < at + n; k++) {
-			struct ix_buf mb;
-			size_t pq = unit[k] != 0 ? unit[k] - 1 : SIZE_MAX;
-			size_t sl, j;
-			int how;
-
-			if (w.nobr[k] && k > 0)
-				ATF_REQUIRE(ix_buf_varint(&seg.ops,
-				    IX_OP_NOPREV << 1 | 1) >= 0);
-			r = walk_rand(&x);
-			if (r % 300 == 0 && pq == SIZE_MAX) {
-				ATF_REQUIRE(ix_buf_varint(&seg.ops,
-				    IX_OP_ERROR << 1 | 1) >= 0);
-				errors++;
-			}
-			/* A pattern's blocks in one go. */
-			j = pq == SIZE_MAX ? 1 : patn[pq];
-			memset(&mb, 0, sizeof(mb));
-			for (i = 0; i < j; i++) {
-				uint32_t b = w.seq[k + i];
-
-				if (lid[b] == 0) {
-					seg_b[seg.nblocks] = w.b[b];
-					lid[b] = (uint32_t)++seg.nblocks;
-				}
-				ATF_REQUIRE(ix_buf_varint(&mb,
-				    (uint64_t)(lid[b] - 1) << 1) >= 0);
-			}
-			how = pq == SIZE_MAX || (r >> 8) % 8 == 0 ? 0 : 1;
-			sl = pq == SIZE_MAX ? 0 : (pq % 16) * 5;
-			if (how == 0)
-				ATF_REQUIRE(ix_buf_put(&seg.ops, mb.p,
-				    mb.len) >= 0);
-			else if (slot_pat[sl] != (int)pq) {
-				slot_pat[sl] = (int)pq;
-				ATF_REQUIRE(ix_buf_varint(&seg.ops,
-				    IX_MEMO_BYTE) >= 0 &&
-				    ix_buf_varint(&seg.ops, sl << 1 | 1) >= 0 &&
-				    ix_buf_varint(&seg.ops, mb.len) >= 0 &&
-				    ix_buf_put(&seg.ops, mb.p, mb.len) >= 0);
-			} else
-				ATF_REQUIRE(ix_buf_varint(&seg.ops,
-				    IX_MEMO_BYTE) >= 0 &&
-				    ix_buf_varint(&seg.ops, sl << 1) >= 0);
-			free(mb.p);
-			k += j - 1;
-		}
-		seg.cblocks = seg.nblocks;
-		ATF_REQUIRE_EQ(ix_stitch_segment(&st, &seg), 0);
-		free(seg.ops.p);
-		at += n;
-	}
-	ATF_REQUIRE_EQ(ix_stitch_end(&st), 0);
-	walk_check(&w, ncall, nbr, errors, insns);
+	free(w.gids);
+	ix_stitch_free(&st);
 }
 
 ATF_TP_ADD_TCS(tp)
@@ -575,6 +403,5 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, merged_code_less_part);
 	ATF_TP_ADD_TC(tp, code_without_lens_across_segments);
 	ATF_TP_ADD_TC(tp, walk_counts_as_built);
-	ATF_TP_ADD_TC(tp, walk_memos_as_built);
 	return (atf_no_error());
 }
