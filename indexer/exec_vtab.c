@@ -536,6 +536,23 @@ xo_next_chunk(struct xo_cursor *c)
 }
 
 /*
+ * The cursor has just reached block c->seq (c->bi): the time of the
+ * last timestamp at or before it, and its first instruction.
+ */
+static int
+xo_enter(struct xo_cursor *c)
+{
+	while (c->its < c->nts && c->ts[c->its][0] <= c->seq) {
+		c->have_tsc = 1;
+		c->tsc = c->ts[c->its][1];
+		c->its++;
+	}
+	c->k = 0;
+	c->ip = c->bi->start_ip;
+	return (SQLITE_OK);
+}
+
+/*
  * Step to the next block of the current chunk, or of the next chunk.
  * c->seq and c->insn then describe the block in c->block.
  */
@@ -571,14 +588,7 @@ xo_step_block(struct xo_cursor *c, int first)
 		 */
 		if (c->insn > INT64_MAX - (int64_t)c->bi->ninsns)
 			return (xo_corrupt(c, "instruction count overflows"));
-		while (c->its < c->nts && c->ts[c->its][0] <= c->seq) {
-			c->have_tsc = 1;
-			c->tsc = c->ts[c->its][1];
-			c->its++;
-		}
-		c->k = 0;
-		c->ip = c->bi->start_ip;
-		return (SQLITE_OK);
+		return (xo_enter(c));
 	}
 }
 
@@ -645,14 +655,7 @@ xo_skip(struct xo_cursor *c, int *movedp)
 	c->bi = bi;
 	if (rc != SQLITE_OK)
 		return (rc);
-	while (c->its < c->nts && c->ts[c->its][0] <= c->seq) {
-		c->have_tsc = 1;
-		c->tsc = c->ts[c->its][1];
-		c->its++;
-	}
-	c->k = 0;
-	c->ip = c->bi->start_ip;
-	return (SQLITE_OK);
+	return (xo_enter(c));
 }
 
 /* Is the current row inside the bounds?  1 yes, 0 skip, 2 past the end. */
