@@ -112,6 +112,14 @@ fpti_fetch_event(struct fpt *d)
 			if (rc == -HWTR_E_TRUNCATED &&
 			    hdr_class(d->pos, d->cfg.end) != HDR_TNT)
 				d->pos = d->cfg.end;
+			/*
+			 * A bad TNT after it: libipt's read-ahead stops at
+			 * its header with the branch waiting for a TIP, and
+			 * the flow goes on to the query that decodes it.
+			 */
+			if (rc == -HWTR_E_FORMAT &&
+			    hdr_class(d->pos, d->cfg.end) == HDR_TNT)
+				return (0);
 			if (rc < 0)
 				return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
 			if (pkt.kind == FPT_PKT_TIP) {
