@@ -1020,7 +1020,7 @@ fpti_trail_error(struct fpt *d)
 	/* A MODE.exec read before waits in libipt's queue for its TIP. */
 	int tip = d->mode_pending, fup = 0, rc, done = 0, step, cls;
 	int begun = 0, asy = 0, modew = d->mode_pending;
-	unsigned nfupq, nfw = 0;
+	unsigned nfupq, nfw = 0, nfc = 0;
 
 	if (d->ntnt > 0 || d->async)
 		return (0);
@@ -1109,9 +1109,24 @@ fpti_trail_error(struct fpt *d)
 		 */
 		if (step == 1 && pkt.kind == FPT_PKT_FUP && nfw > 1)
 			goto restore;
+		/*
+		 * A TSX abort's FUP stays for the asynchronous branch it
+		 * begins: libipt's read-ahead after the event decodes it as
+		 * one (a dry run, fup_ahead) and fails the fetch on a bad
+		 * packet after it.
+		 */
+		if (step == 1 && pkt.kind == FPT_PKT_FUP && nfc == 0) {
+			fup = 0;
+			done = 1;
+			continue;
+		}
 		if (step == 0 && pkt.kind != FPT_PKT_MODE_EXEC &&
-		    pkt.kind != FPT_PKT_PIP && pkt.kind != FPT_PKT_VMCS)
+		    pkt.kind != FPT_PKT_PIP && pkt.kind != FPT_PKT_VMCS) {
 			nfw++;
+			/* Only an aborted MODE.TSX leaves its FUP. */
+			if (pkt.kind != FPT_PKT_MODE_TSX || !(pkt.flags & 2))
+				nfc++;
+		}
 		d->pos += pkt.size;
 		/*
 		 * What waits in libipt's queue (a PIP or VMCS behind an
