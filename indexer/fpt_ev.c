@@ -1024,6 +1024,15 @@ fpti_trail_error(struct fpt *d)
 
 	if (d->ntnt > 0 || d->async)
 		return (0);
+	/*
+	 * Events a fetch before queued for a FUP (a MWAIT before the
+	 * TIP.PGE) are this fetch's: their FUP completes it.
+	 */
+	if (d->nfupq > 0) {
+		fup = 1;
+		nfw = d->nfupq;
+		nfc = fup_consumed(d);
+	}
 	mark_save(d, &m);
 	for (;;) {
 		/*
