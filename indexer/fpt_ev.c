@@ -123,6 +123,14 @@ fpti_fetch_event(struct fpt *d)
 			if (rc < 0)
 				return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
 			if (pkt.kind == FPT_PKT_TIP) {
+				/*
+				 * A MODE.exec before the FUP: libipt gives
+				 * the mode's event first, at the TIP's IP,
+				 * and the flow goes there before the branch.
+				 */
+				if (d->mode_pending)
+					return (fpti_unsupported(d, "a "
+					    "MODE.exec before a FUP and TIP"));
 				d->pos += pkt.size;
 				if (fpti_ip_update(d, &pkt, &ip) < 0)
 					return (fpti_unsupported(d, "an "
