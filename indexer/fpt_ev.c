@@ -112,9 +112,25 @@ fpti_fetch_event(struct fpt *d)
 			if (rc == -HWTR_E_TRUNCATED &&
 			    hdr_class(d->pos, d->cfg.end) != HDR_TNT)
 				d->pos = d->cfg.end;
+			/*
+			 * A bad TNT after it: libipt's read-ahead stops at
+			 * its header with the branch waiting for a TIP, and
+			 * the flow goes on to the query that decodes it.
+			 */
+			if (rc == -HWTR_E_FORMAT &&
+			    hdr_class(d->pos, d->cfg.end) == HDR_TNT)
+				return (0);
 			if (rc < 0)
 				return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
 			if (pkt.kind == FPT_PKT_TIP) {
+				/*
+				 * A MODE.exec before the FUP: libipt gives
+				 * the mode's event first, at the TIP's IP,
+				 * and the flow goes there before the branch.
+				 */
+				if (d->mode_pending)
+					return (fpti_unsupported(d, "a "
+					    "MODE.exec before a FUP and TIP"));
 				d->pos += pkt.size;
 				if (fpti_ip_update(d, &pkt, &ip) < 0)
 					return (fpti_unsupported(d, "an "
@@ -1012,10 +1028,19 @@ fpti_trail_error(struct fpt *d)
 	/* A MODE.exec read before waits in libipt's queue for its TIP. */
 	int tip = d->mode_pending, fup = 0, rc, done = 0, step, cls;
 	int begun = 0, asy = 0, modew = d->mode_pending;
-	unsigned nfupq, nfw = 0;
+	unsigned nfupq, nfw = 0, nfc = 0;
 
 	if (d->ntnt > 0 || d->async)
 		return (0);
+	/*
+	 * Events a fetch before queued for a FUP (a MWAIT before the
+	 * TIP.PGE) are this fetch's: their FUP completes it.
+	 */
+	if (d->nfupq > 0) {
+		fup = 1;
+		nfw = d->nfupq;
+		nfc = fup_consumed(d);
+	}
 	mark_save(d, &m);
 	for (;;) {
 		/*
@@ -1101,9 +1126,24 @@ fpti_trail_error(struct fpt *d)
 		 */
 		if (step == 1 && pkt.kind == FPT_PKT_FUP && nfw > 1)
 			goto restore;
+		/*
+		 * A TSX abort's FUP stays for the asynchronous branch it
+		 * begins: libipt's read-ahead after the event decodes it as
+		 * one (a dry run, fup_ahead) and fails the fetch on a bad
+		 * packet after it.
+		 */
+		if (step == 1 && pkt.kind == FPT_PKT_FUP && nfc == 0) {
+			fup = 0;
+			done = 1;
+			continue;
+		}
 		if (step == 0 && pkt.kind != FPT_PKT_MODE_EXEC &&
-		    pkt.kind != FPT_PKT_PIP && pkt.kind != FPT_PKT_VMCS)
+		    pkt.kind != FPT_PKT_PIP && pkt.kind != FPT_PKT_VMCS) {
 			nfw++;
+			/* Only an aborted MODE.TSX leaves its FUP. */
+			if (pkt.kind != FPT_PKT_MODE_TSX || !(pkt.flags & 2))
+				nfc++;
+		}
 		d->pos += pkt.size;
 		/*
 		 * What waits in libipt's queue (a PIP or VMCS behind an
