@@ -476,10 +476,39 @@ hwtr_cs_writer_thread(struct hwtr_cs_writer *w, int64_t thread,
 	return (0);
 }
 
+/*
+ * The pending page of page number @pno, or NULL with @frp the last free
+ * slot of the window (NULL: none) and @lop its oldest page.  Most rows
+ * go to the page the row before went to: it is tried before the window
+ * is searched (the search was half of hwtr_cs_writer_put()).
+ */
+static struct cs_pend *
+cs_pend_of(struct hwtr_cs_writer *w, int64_t pno, struct cs_pend **frp,
+    struct cs_pend **lop)
+{
+	struct cs_pend *fr = NULL, *lo = NULL;
+	int i;
+
+	*frp = *lop = NULL;
+	if (w->hint != NULL && w->hint->pno == pno)
+		return (w->hint);
+	for (i = 0; i < CS_WINDOW; i++) {
+		if (w->pend[i].pno == pno)
+			return (&w->pend[i]);
+		if (w->pend[i].pno < 0)
+			fr = &w->pend[i];
+		else if (lo == NULL || w->pend[i].pno < lo->pno)
+			lo = &w->pend[i];
+	}
+	*frp = fr;
+	*lop = lo;
+	return (NULL);
+}
+
 int
 hwtr_cs_writer_put(struct hwtr_cs_writer *w, const struct hwtr_cs_row *r)
 {
-	struct cs_pend *pe = NULL, *lo = NULL, *fr = NULL;
+	struct cs_pend *pe, *lo, *fr;
 	int64_t idx = r->v[CS_ID] - w->base, pno;
 	int i, rc;
 
@@ -495,22 +524,7 @@ hwtr_cs_writer_put(struct hwtr_cs_writer *w, const struct hwtr_cs_row *r)
 		w->late[w->nlate++] = *r;
 		return (w->nlate == CS_LATE_MAX ? cs_flush_late(w) : 0);
 	}
-	/*
-	 * Most rows go to the page the row before went to: try it before
-	 * searching the window (the search was half of this function).
-	 */
-	if (w->hint != NULL && w->hint->pno == pno)
-		pe = w->hint;
-	for (i = 0; pe == NULL && i < CS_WINDOW; i++) {
-		if (w->pend[i].pno == pno) {
-			pe = &w->pend[i];
-			break;
-		}
-		if (w->pend[i].pno < 0)
-			fr = &w->pend[i];
-		else if (lo == NULL || w->pend[i].pno < lo->pno)
-			lo = &w->pend[i];
-	}
+	pe = cs_pend_of(w, pno, &fr, &lo);
 	if (pe == NULL) {
 		if (fr == NULL) {
 			/*
@@ -546,9 +560,8 @@ hwtr_cs_writer_put(struct hwtr_cs_writer *w, const struct hwtr_cs_row *r)
 struct hwtr_cs_row *
 hwtr_cs_writer_slot(struct hwtr_cs_writer *w, int64_t id)
 {
-	struct cs_pend *pe = NULL, *fr = NULL;
+	struct cs_pend *pe, *fr, *lo;
 	int64_t idx = id - w->base, pno;
-	int i;
 
 	w->sl_pe = NULL;
 	w->sl_late = 0;
@@ -561,14 +574,7 @@ hwtr_cs_writer_slot(struct hwtr_cs_writer *w, int64_t id)
 		w->sl_late = 1;
 		return (&w->late[w->nlate]);
 	}
-	if (w->hint != NULL && w->hint->pno == pno)
-		pe = w->hint;
-	for (i = 0; pe == NULL && i < CS_WINDOW; i++) {
-		if (w->pend[i].pno == pno)
-			pe = &w->pend[i];
-		else if (w->pend[i].pno < 0)
-			fr = &w->pend[i];
-	}
+	pe = cs_pend_of(w, pno, &fr, &lo);
 	/* A full window writes a page first: put does it in its order. */
 	if (pe == NULL && fr == NULL)
 		return (&w->scratch);
