@@ -482,6 +482,7 @@ file_free(struct vgconv_file *f)
 		vgc_def_unref(f->defs[i]);
 	free(f->defs);
 	free(f->fmaps);
+	free(f->octs);
 	free(f->exe);
 	free(f->name);
 	free(f);

@@ -662,7 +662,7 @@ fast_multi(struct vgconv *cv, struct vg_thr *t, struct hwtr_ptenc **ep,
 {
 	int rc;
 
-	assert(n == 1 || n == 2 || n == 4);
+	assert(n == 1 || n == 2 || n == 4 || n == 8);
 	if (__builtin_expect((*nblk & 15) == 0, 0) && *ep != NULL &&
 	    (rc = fast_sync(cv, t, ep, bits, nb, ninsn, h->def->addr,
 	    left)) < 0)
@@ -756,6 +756,80 @@ fast_quad(const struct vg_hothdr *qh, unsigned qi, const struct vg_hot *qpp,
 }
 
 /*
+ * May fast_run() take @n superblocks in one step by entry @pp from block
+ * number @nblk?  fast_multi() takes the PSB+ check of the first block;
+ * one that falls on a later block is allowed where fast_sync() would skip
+ * it: the bits gathered (@nb) and the entry's fit in what is @left, and
+ * the owner has not asked to stop (the flag is read at the step, as it
+ * would be there: no owner sets it while the encoder takes bits).
+ */
+static inline __attribute__((always_inline)) int
+fast_fits(const struct vg_thr *t, uint32_t nblk, unsigned n, unsigned nb,
+    const struct vg_hot *pp, long left)
+{
+	if ((nblk & 15) == 0 || (nblk & 15) + n <= 16)
+		return (1);
+	return ((long)(nb + pp->nbits) <= left &&
+	    (t->fullp == NULL || !*t->fullp));
+}
+
+/* The slot of @f's oct table for superblock @h and record bytes @w. */
+static inline __attribute__((always_inline)) struct vg_oct *
+fast_oct_slot(const struct vgconv_file *f, const struct vg_hothdr *h,
+    uint64_t w)
+{
+	uint64_t k = ((uint64_t)(uintptr_t)h ^ w) * 0x9e3779b97f4a7c15ull;
+
+	return (&f->octs[k >> (64 - VG_OCTS_LOG)]);
+}
+
+/*
+ * The oct entry of superblock @h for the next eight record bytes @w, if
+ * they are all < 2 and one was made in generation @gen; else NULL.
+ */
+static inline __attribute__((always_inline)) const struct vg_hot *
+fast_oct_at(const struct vgconv_file *f, const struct vg_hothdr *h,
+    uint64_t w, uint64_t gen)
+{
+	const struct vg_oct *o;
+
+	if (f->octs == NULL || (w & 0xfefefefefefefefeull) != 0)
+		return (NULL);
+	o = fast_oct_slot(f, h, w);
+	return (o->h == h && o->w == w && o->gen == gen ? &o->e : NULL);
+}
+
+/*
+ * fast_run() took a quad at @oh (record bytes @ow, entry @opp), then one at
+ * its end (bytes @w, entry @pp), both in generation @gen: remember the
+ * eight steps as one (struct vg_oct), in place of what held the slot.
+ */
+static void
+fast_oct(struct vgconv_file *f, const struct vg_hothdr *oh, uint32_t ow,
+    const struct vg_hot *opp, uint32_t w, const struct vg_hot *pp,
+    uint64_t gen)
+{
+	uint64_t key = (uint64_t)ow | (uint64_t)w << 32;
+	struct vg_oct *o;
+
+	if (opp->nbits + pp->nbits > VG_PATH_BITS ||
+	    opp->ninsn + pp->ninsn > 0xffff)
+		return;
+	if (f->octs == NULL && (f->octs = calloc((size_t)1 << VG_OCTS_LOG,
+	    sizeof(*f->octs))) == NULL)
+		return;			/* an optimisation only */
+	o = fast_oct_slot(f, oh, key);
+	o->h = oh;
+	o->w = key;
+	o->gen = gen;
+	o->e.bits = opp->bits << pp->nbits | pp->bits;
+	o->e.nbits = (uint8_t)(opp->nbits + pp->nbits);
+	o->e.ninsn = (uint16_t)(opp->ninsn + pp->ninsn);
+	o->e.flags = HOT_FAST;
+	o->e.succ = pp->succ;
+}
+
+/*
  * fast_run()'s counters back to the thread and the statistics; @h (NULL:
  * the thread's @pos has no description) is the superblock it stopped at.
  */
@@ -792,12 +866,13 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 	struct vg_thr *t = f->cur;
 	struct hwtr_ptenc *e;
 	struct vg_def *d;
-	const struct vg_hothdr *h, *nh, *ph = NULL, *qh = NULL;
-	const struct vg_hot *hp, *php = NULL, *pp, *qpp = NULL;
+	const struct vg_hothdr *h, *nh, *ph = NULL, *qh = NULL, *oh = NULL;
+	const struct vg_hot *hp, *php = NULL, *pp, *qpp = NULL, *opp = NULL;
 	const uint8_t *bp = buf, *end = buf + len;
 	uint64_t bits = 0, ninsn = 0, gen;
 	uint32_t nblk, nblk0;
 	unsigned nb = 0, walk = 0, s2, pslot = 0, qi = 0;
+	uint32_t ow = 0, w;
 	long left = -1;
 	size_t slot;
 	int rc = 0, have_def = 1;
@@ -831,7 +906,7 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 				    &ninsn, &nblk, rd64(bp) >> 8, &left)) < 0)
 					break;
 				bp += 8;
-				ph = qh = NULL;
+				ph = qh = oh = NULL;
 				if (rc == 0) {
 					have_def = 0;
 					break;
@@ -839,16 +914,35 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 				continue;
 			}
 			/*
-			 * Four superblocks in one step (see struct vg_hot),
-			 * unless one after the first is where a PSB+ may go.
+			 * Eight superblocks in one step (struct vg_oct), or
+			 * four (struct vg_hot), unless a PSB+ may go at one
+			 * after the first (fast_fits()).
 			 */
-			if (end - bp > 3 && (nblk & 15) <= 12 &&
-			    (pp = fast_quad_at(h, rd32(bp))) != NULL &&
-			    __builtin_expect(h->succ_gen == gen, 1)) {
+			if (end - bp > 7 && (pp = fast_oct_at(f, h, rd64(bp),
+			    gen)) != NULL && fast_fits(t, nblk, 8, nb, pp,
+			    left)) {
+				if ((rc = fast_multi(cv, t, &e, h, pp, 8, &bits,
+				    &nb, &ninsn, &nblk, &left)) < 0)
+					break;
+				bp += 8;
+				h = pp->succ;
+				ph = qh = oh = NULL;
+				continue;
+			}
+			if (end - bp > 3 &&
+			    (pp = fast_quad_at(h, w = rd32(bp))) != NULL &&
+			    __builtin_expect(h->succ_gen == gen, 1) &&
+			    fast_fits(t, nblk, 4, nb, pp, left)) {
 				if ((rc = fast_multi(cv, t, &e, h, pp, 4, &bits,
 				    &nb, &ninsn, &nblk, &left)) < 0)
 					break;
 				bp += 4;
+				/* This quad right after another makes an oct. */
+				if (oh != NULL)
+					fast_oct(f, oh, ow, opp, w, pp, gen);
+				oh = h;
+				ow = w;
+				opp = pp;
 				h = pp->succ;
 				ph = qh = NULL;
 				continue;
@@ -860,7 +954,7 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 			if (slot < 2 && end - bp > 1 && (s2 = bp[1]) < 2 &&
 			    (pp = HOT_PAIR(h, slot, s2))->succ != NULL &&
 			    __builtin_expect(h->succ_gen == gen, 1) &&
-			    (nblk & 15) != 15) {
+			    fast_fits(t, nblk, 2, nb, pp, left)) {
 				if ((rc = fast_multi(cv, t, &e, h, pp, 2, &bits,
 				    &nb, &ninsn, &nblk, &left)) < 0)
 					break;
@@ -877,7 +971,7 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 				qi = (unsigned)(slot * 2 + s2);
 				qpp = pp;
 				h = pp->succ;
-				ph = NULL;
+				ph = oh = NULL;
 				continue;
 			}
 		} else {
@@ -929,7 +1023,7 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 			pslot = (unsigned)slot;
 		} else
 			ph = NULL;
-		qh = NULL;
+		qh = oh = NULL;
 		h = nh;
 	}
 	if (rc >= 0 && nb > 0 && e != NULL)
