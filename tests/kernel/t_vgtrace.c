@@ -305,6 +305,17 @@ cb_walked(void *arg, void *tok, const uint64_t *ip, size_t n)
 	return (0);
 }
 
+/* Asks the converter to take every superblock by the slow path. */
+static int
+cb_nowalk(void *arg, void *tok, const uint64_t *ip, size_t n)
+{
+	(void)arg;
+	(void)tok;
+	(void)ip;
+	(void)n;
+	return (0);
+}
+
 static int
 evt_cmp(const void *a, const void *b)
 {
@@ -351,8 +362,12 @@ run_tool(char *const argv[])
 	return (st);
 }
 
+/*
+ * Convert the event files in ./evt into @c's threads; @slow: with a
+ * walked callback, which keeps the converter off its fast path.
+ */
 static void
-convert(struct ctx *c)
+convert(struct ctx *c, int slow)
 {
 	struct vgconv_cb cb = {
 		.arg = c, .thread_start = cb_thread_start,
@@ -370,6 +385,8 @@ convert(struct ctx *c)
 
 	if (getenv("HWTR_VGDEBUG") != NULL)
 		cb.walked = cb_walked;
+	else if (slow)
+		cb.walked = cb_nowalk;
 	ATF_REQUIRE(vgconv_new(&cv, &cb, NULL) == 0);
 	ATF_REQUIRE((d = opendir("evt")) != NULL);
 	while ((de = readdir(d)) != NULL && nn < 256)
@@ -543,7 +560,7 @@ trace_and_check(char *const argv[])
 		    VG_LIB "/hwtrace-amd64-linux");
 	memset(&c, 0, sizeof(c));
 	(void)run_tool(argv);
-	convert(&c);
+	convert(&c, 0);
 	check(&c);
 	ctx_free(&c);
 }
@@ -737,6 +754,71 @@ ATF_TC_BODY(ls_exact, tc)
 	trace_and_check(argv);
 }
 
+/*
+ * The fast path (vgc_fast_run(): pairs, quads and octs of superblocks,
+ * TNT bits batched, PSB+ checks skipped where none can fall) must write
+ * the very bytes of the slow path, which replays superblock by superblock
+ * and asks for a PSB+ at every 16th: same packets, PSB+ at the same
+ * places.  gzip's loops take every kind of step many times over about 30
+ * PSB+ periods.
+ */
+ATF_TC_WITHOUT_HEAD(fast_path_same_pt);
+ATF_TC_BODY(fast_path_same_pt, tc)
+{
+	char *argv[] = { "/bin/gzip", "-6", "-k", "-f", "in", NULL };
+	struct ctx fast, slow;
+	struct tthr *a, *b;
+	uint32_t x = 1;
+	size_t i, k, n;
+	int sg;
+	FILE *fp;
+
+	if (access(VG_LIB "/hwtrace-amd64-linux", X_OK) != 0)
+		atf_tc_fail("the Valgrind tool was not built: %s",
+		    VG_LIB "/hwtrace-amd64-linux");
+	if (access(argv[0], X_OK) != 0)
+		atf_tc_skip("%s is not installed", argv[0]);
+	/* 16 KiB of words from a small vocabulary: compressible. */
+	ATF_REQUIRE((fp = fopen("in", "w")) != NULL);
+	for (n = 0; n < 16384; n += 4) {
+		x = x * 1103515245u + 12345u;
+		fputs((const char *[]){ "abc ", "xyz\n", "fooo", "bar " }
+		    [x >> 30], fp);
+	}
+	ATF_REQUIRE(fclose(fp) == 0);
+	memset(&fast, 0, sizeof(fast));
+	memset(&slow, 0, sizeof(slow));
+	(void)run_tool(argv);
+	convert(&fast, 0);
+	convert(&slow, 1);
+	ATF_REQUIRE_EQ_MSG(fast.nthr, slow.nthr, "fast path: %zu threads, "
+	    "slow path: %zu", fast.nthr, slow.nthr);
+	for (i = 0; i < fast.nthr; i++) {
+		a = fast.thr[i];
+		b = slow.thr[i];
+		ATF_REQUIRE_EQ(a->nseg, b->nseg);
+		for (sg = 0; sg < a->nseg; sg++) {
+			n = a->seg[sg].n < b->seg[sg].n ? a->seg[sg].n :
+			    b->seg[sg].n;
+			for (k = 0; k < n; k++)
+				if (a->seg[sg].b[k] != b->seg[sg].b[k])
+					break;
+			ATF_CHECK_MSG(k == a->seg[sg].n && k == b->seg[sg].n,
+			    "tid %d: the fast path's PT (%zu bytes) differs "
+			    "from the slow path's (%zu bytes) at offset %zu",
+			    a->tid, a->seg[sg].n, b->seg[sg].n, k);
+		}
+		ATF_CHECK_EQ_MSG(a->ninsn, b->ninsn, "tid %d: %" PRIu64
+		    " instructions on the fast path, %" PRIu64 " on the slow",
+		    a->tid, a->ninsn, b->ninsn);
+	}
+	ATF_CHECK_MSG(fast.nthr > 0 && fast.thr[0]->seg[0].n > 64 * 1024,
+	    "expected over 64 KiB of PT, got %zu bytes", fast.nthr > 0 ?
+	    fast.thr[0]->seg[0].n : 0);
+	ctx_free(&fast);
+	ctx_free(&slow);
+}
+
 ATF_TC_WITHOUT_HEAD(shell_pipe_fork_exec_exact);
 ATF_TC_BODY(shell_pipe_fork_exec_exact, tc)
 {
@@ -779,6 +861,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, true_exact);
 	ATF_TP_ADD_TC(tp, ls_exact);
 	ATF_TP_ADD_TC(tp, shell_pipe_fork_exec_exact);
+	ATF_TP_ADD_TC(tp, fast_path_same_pt);
 	ATF_TP_ADD_TC(tp, prog_loop);
 	ATF_TP_ADD_TC(tp, prog_recurse);
 	ATF_TP_ADD_TC(tp, prog_calls);
