@@ -662,7 +662,7 @@ fast_multi(struct vgconv *cv, struct vg_thr *t, struct hwtr_ptenc **ep,
 {
 	int rc;
 
-	assert(n == 1 || n == 2 || n == 4 || n == 8);
+	assert(n >= 1 && n <= 16);
 	if (__builtin_expect((*nblk & 15) == 0, 0) && *ep != NULL &&
 	    (rc = fast_sync(cv, t, ep, bits, nb, ninsn, h->def->addr,
 	    left)) < 0)
@@ -767,7 +767,7 @@ static inline __attribute__((always_inline)) int
 fast_fits(const struct vg_thr *t, uint32_t nblk, unsigned n, unsigned nb,
     const struct vg_hot *pp, long left)
 {
-	if ((nblk & 15) == 0 || (nblk & 15) + n <= 16)
+	if (n <= (~nblk & 15) + 1u)	/* none after the first */
 		return (1);
 	return ((long)(nb + pp->nbits) <= left &&
 	    (t->fullp == NULL || !*t->fullp));
@@ -785,48 +785,80 @@ fast_oct_slot(const struct vgconv_file *f, const struct vg_hothdr *h,
 
 /*
  * The oct entry of superblock @h for the next eight record bytes @w, if
- * they are all < 2 and one was made in generation @gen; else NULL.
+ * one was made in generation @gen; else NULL.
  */
-static inline __attribute__((always_inline)) const struct vg_hot *
+static inline __attribute__((always_inline)) const struct vg_oct *
 fast_oct_at(const struct vgconv_file *f, const struct vg_hothdr *h,
     uint64_t w, uint64_t gen)
 {
 	const struct vg_oct *o;
 
-	if (f->octs == NULL || (w & 0xfefefefefefefefeull) != 0)
+	if (f->octs == NULL || (w & 0x8080808080808080ull) != 0)
 		return (NULL);
 	o = fast_oct_slot(f, h, w);
-	return (o->h == h && o->w == w && o->gen == gen ? &o->e : NULL);
+	return (o->h == h && o->w == w && o->gen == gen ? o : NULL);
 }
 
 /*
- * fast_run() took a quad at @oh (record bytes @ow, entry @opp), then one at
- * its end (bytes @w, entry @pp), both in generation @gen: remember the
- * eight steps as one (struct vg_oct), in place of what held the slot.
+ * The window of record bytes fast_run() is taking step by step, to be
+ * kept as an oct entry once it holds eight.
  */
-static void
-fast_oct(struct vgconv_file *f, const struct vg_hothdr *oh, uint32_t ow,
-    const struct vg_hot *opp, uint32_t w, const struct vg_hot *pp,
-    uint64_t gen)
+struct vg_win {
+	const struct vg_hothdr *h;	/* where it starts; NULL: none */
+	const uint8_t	*bp;		/* its first byte */
+	uint64_t	bits;
+	unsigned	nbits, ninsn, nblk;
+};
+
+/*
+ * fast_run() took @n superblocks from @h (record bytes from @bp up to
+ * @nbp) by entry @pp to @nh, nothing but TNT bits, in generation @gen: add
+ * them to the window @r, and keep it as an oct entry (in place of what
+ * held its slot) when it has eight bytes.  A window starts at a
+ * superblock with a record; one that would go past eight bytes, 16
+ * superblocks or VG_PATH_BITS bits is dropped.
+ */
+static inline __attribute__((always_inline)) void
+fast_win(struct vgconv_file *f, struct vg_win *r, const struct vg_hothdr *h,
+    const uint8_t *bp, const struct vg_hot *pp, unsigned n,
+    const uint8_t *nbp, const struct vg_hothdr *nh, uint64_t gen)
 {
-	uint64_t key = (uint64_t)ow | (uint64_t)w << 32;
 	struct vg_oct *o;
 
-	if (opp->nbits + pp->nbits > VG_PATH_BITS ||
-	    opp->ninsn + pp->ninsn > 0xffff)
+	if (r->h == NULL) {
+		if (!h->need)
+			return;
+		r->h = h;
+		r->bp = bp;
+		r->bits = 0;
+		r->nbits = r->ninsn = r->nblk = 0;
+	}
+	r->nbits += pp->nbits;
+	if (r->nbits > VG_PATH_BITS) {
+		r->h = NULL;
 		return;
-	if (f->octs == NULL && (f->octs = calloc((size_t)1 << VG_OCTS_LOG,
-	    sizeof(*f->octs))) == NULL)
-		return;			/* an optimisation only */
-	o = fast_oct_slot(f, oh, key);
-	o->h = oh;
-	o->w = key;
-	o->gen = gen;
-	o->e.bits = opp->bits << pp->nbits | pp->bits;
-	o->e.nbits = (uint8_t)(opp->nbits + pp->nbits);
-	o->e.ninsn = (uint16_t)(opp->ninsn + pp->ninsn);
-	o->e.flags = HOT_FAST;
-	o->e.succ = pp->succ;
+	}
+	r->bits = r->bits << pp->nbits | pp->bits;
+	r->ninsn += pp->ninsn;
+	r->nblk += n;
+	if (nbp - r->bp < 8 && r->nblk < 16)
+		return;
+	if (nbp - r->bp == 8 && r->ninsn <= 0xffff && r->nblk <= 16 &&
+	    (f->octs != NULL ||
+	    (f->octs = calloc((size_t)1 << VG_OCTS_LOG,
+	    sizeof(*f->octs))) != NULL)) {
+		o = fast_oct_slot(f, r->h, rd64(r->bp));
+		o->h = r->h;
+		o->w = rd64(r->bp);
+		o->gen = gen;
+		o->e.bits = (uint32_t)r->bits;
+		o->e.nbits = (uint8_t)r->nbits;
+		o->e.ninsn = (uint16_t)r->ninsn;
+		o->e.flags = HOT_FAST;
+		o->e.succ = (struct vg_hothdr *)nh;
+		o->nblk = r->nblk;
+	}
+	r->h = NULL;
 }
 
 /*
@@ -866,13 +898,14 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 	struct vg_thr *t = f->cur;
 	struct hwtr_ptenc *e;
 	struct vg_def *d;
-	const struct vg_hothdr *h, *nh, *ph = NULL, *qh = NULL, *oh = NULL;
-	const struct vg_hot *hp, *php = NULL, *pp, *qpp = NULL, *opp = NULL;
+	const struct vg_hothdr *h, *nh, *ph = NULL, *qh = NULL;
+	const struct vg_hot *hp, *php = NULL, *pp, *qpp = NULL;
+	const struct vg_oct *o;
+	struct vg_win win = { NULL, NULL, 0, 0, 0, 0 };
 	const uint8_t *bp = buf, *end = buf + len;
 	uint64_t bits = 0, ninsn = 0, gen;
 	uint32_t nblk, nblk0;
 	unsigned nb = 0, walk = 0, s2, pslot = 0, qi = 0;
-	uint32_t ow = 0, w;
 	long left = -1;
 	size_t slot;
 	int rc = 0, have_def = 1;
@@ -906,7 +939,8 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 				    &ninsn, &nblk, rd64(bp) >> 8, &left)) < 0)
 					break;
 				bp += 8;
-				ph = qh = oh = NULL;
+				ph = qh = NULL;
+				win.h = NULL;
 				if (rc == 0) {
 					have_def = 0;
 					break;
@@ -914,35 +948,34 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 				continue;
 			}
 			/*
-			 * Eight superblocks in one step (struct vg_oct), or
-			 * four (struct vg_hot), unless a PSB+ may go at one
-			 * after the first (fast_fits()).
+			 * Eight records in one step (struct vg_oct), or four
+			 * (struct vg_hot), unless a PSB+ may go at a
+			 * superblock after the first (fast_fits()).  The
+			 * steps that follow make the next oct (fast_win()).
 			 */
-			if (end - bp > 7 && (pp = fast_oct_at(f, h, rd64(bp),
-			    gen)) != NULL && fast_fits(t, nblk, 8, nb, pp,
-			    left)) {
-				if ((rc = fast_multi(cv, t, &e, h, pp, 8, &bits,
-				    &nb, &ninsn, &nblk, &left)) < 0)
+			if (end - bp > 7 && (o = fast_oct_at(f, h, rd64(bp),
+			    gen)) != NULL && fast_fits(t, nblk, o->nblk, nb,
+			    &o->e, left)) {
+				if ((rc = fast_multi(cv, t, &e, h, &o->e,
+				    o->nblk, &bits, &nb, &ninsn, &nblk,
+				    &left)) < 0)
 					break;
 				bp += 8;
-				h = pp->succ;
-				ph = qh = oh = NULL;
+				h = o->e.succ;
+				ph = qh = NULL;
+				win.h = NULL;
 				continue;
 			}
 			if (end - bp > 3 &&
-			    (pp = fast_quad_at(h, w = rd32(bp))) != NULL &&
+			    (pp = fast_quad_at(h, rd32(bp))) != NULL &&
 			    __builtin_expect(h->succ_gen == gen, 1) &&
 			    fast_fits(t, nblk, 4, nb, pp, left)) {
 				if ((rc = fast_multi(cv, t, &e, h, pp, 4, &bits,
 				    &nb, &ninsn, &nblk, &left)) < 0)
 					break;
+				fast_win(f, &win, h, bp, pp, 4, bp + 4,
+				    pp->succ, gen);
 				bp += 4;
-				/* This quad right after another makes an oct. */
-				if (oh != NULL)
-					fast_oct(f, oh, ow, opp, w, pp, gen);
-				oh = h;
-				ow = w;
-				opp = pp;
 				h = pp->succ;
 				ph = qh = NULL;
 				continue;
@@ -958,6 +991,8 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 				if ((rc = fast_multi(cv, t, &e, h, pp, 2, &bits,
 				    &nb, &ninsn, &nblk, &left)) < 0)
 					break;
+				fast_win(f, &win, h, bp, pp, 2, bp + 2,
+				    pp->succ, gen);
 				bp += 2;
 				/*
 				 * This pair right after another makes a quad
@@ -971,7 +1006,7 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 				qi = (unsigned)(slot * 2 + s2);
 				qpp = pp;
 				h = pp->succ;
-				ph = oh = NULL;
+				ph = NULL;
 				continue;
 			}
 		} else {
@@ -1023,7 +1058,11 @@ vgc_fast_run(struct vgconv_file *f, const uint8_t *buf, size_t len)
 			pslot = (unsigned)slot;
 		} else
 			ph = NULL;
-		qh = oh = NULL;
+		if (hp->flags == HOT_FAST)
+			fast_win(f, &win, h, bp - h->need, hp, 1, bp, nh, gen);
+		else
+			win.h = NULL;
+		qh = NULL;
 		h = nh;
 	}
 	if (rc >= 0 && nb > 0 && e != NULL)
