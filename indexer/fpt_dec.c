@@ -292,13 +292,19 @@ next_run(struct fpt *d, struct fpt_item *it)
 	return (next_warm(d, it));
 }
 
-/* next_hot() the long way: the hot block, or the rest. */
+/*
+ * next_hot() the long way: the hot block, a syscall's exit (a TIP.PGD
+ * without IP) the short way (fpti_exit()), or the rest.
+ */
 static int __attribute__((noinline))
 next_warm(struct fpt *d, struct fpt_item *it)
 {
 	if (!d->hot && fast_ready(d) && fpti_hot_start(d))
 		return (next_hot(d, it));
 	if (d->hot && hot_ready(d) && hot_block(d, it))
+		return (0);
+	if (d->hot && d->pos < d->cfg.end && *d->pos == 0x01 &&
+	    fpti_exit(d, it))
 		return (0);
 	return (next_item(d, it));
 }
@@ -581,7 +587,7 @@ next_item(struct fpt *d, struct fpt_item *it)
 	if (d->evq_n > 0) {
 		/* The last event waiting: does libipt's next fetch fail it? */
 		if (d->evq_n == 1 && d->synced && !d->eos &&
-		    (rc = fpti_trail_error(d)) != 0) {
+		    !fpti_trail_known(d) && (rc = fpti_trail_error(d)) != 0) {
 			if (rc == -HWTR_E_UNSUPPORTED)
 				return (rc);
 			d->evq_n = d->evq_head = 0;
@@ -611,7 +617,7 @@ next_item(struct fpt *d, struct fpt_item *it)
 	if (d->eos)
 		return (FPT_EOS);
 	if (!d->enabled)
-		return (disabled_next(d, it));
+		return (fpti_enter(d, it) ? 0 : disabled_next(d, it));
 	return (block_next(d, it));
 }
 
@@ -986,6 +992,8 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
 	struct fpt_event *ev = &d->async_ev;
 	struct hwtr_x86_insn insn;
 	int rc, dis = ev->kind == FPT_EV_DISABLED;
+	/* A syscall's exit pushing nothing is memoized (fpti_exit()). */
+	int memo = dis && ev->ip_suppressed && b->ninsn == 0;
 
 	assert(d->async);
 	if (d->bind)
@@ -1027,6 +1035,8 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
 			    insn.far == HWTR_X86_FAR_CALL ? d->ip + insn.len :
 			    0;
 			ev->ip = ev->ip_suppressed ? 0 : ev->ip;
+			if (memo && insn.kind != HWTR_X86_CALL_IND)
+				fpti_exit_put(d, b);
 			return (fpti_async_reached(d));
 		}
 		if (dis && ev->ip_suppressed && fpti_writes_cr3(d, d->ip))
@@ -1034,6 +1044,7 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
 		switch (insn.kind) {
 		case HWTR_X86_CALL:
 			call_push(d, d->ip, &insn);
+			memo = 0;
 			/* FALLTHROUGH */
 		case HWTR_X86_JMP:
 			d->ip = insn.target;

@@ -77,6 +77,22 @@ struct fpt_run {
 };
 
 /*
+ * A syscall's exit from a user-only trace (fpt_exit.c): from @ip, with no
+ * TNT bit left and a TIP.PGD without IP next, the block libipt's
+ * proceed to the disable makes (proceed_to_async()), one instruction at a
+ * time, to the first that needs trace; memoized by the key of the code
+ * it steps over (an isid names the code; @tag, fpt_cache_tag() of
+ * generation 0, 0 when empty): @ninsn up to @end_ip, the flow on at
+ * @resume, no return address pushed.
+ */
+#define FPT_EXIT_BITS	6
+struct fpt_exit {
+	uint64_t	ip, tag;	/* key */
+	uint64_t	end_ip, resume;
+	uint32_t	ninsn;
+};
+
+/*
  * libipt's time estimate (fpt_time.c): its struct pt_time but for the
  * estimate itself (struct fpt's @tsc, @has_tsc), and its calibration,
  * struct pt_time_cal (the cal_ fields).
@@ -222,6 +238,14 @@ struct fpt {
 
 	struct fpt_step	path[FPT_FILL_STEPS];
 	struct fpt_icache *icache;	/* 2^FPT_ICACHE_BITS slots */
+
+	/*
+	 * The exits memoized, and where fpti_trail_error() is known to
+	 * find nothing (fpti_exit()), while no TNT bit, FUP, MODE.exec or
+	 * event waits.
+	 */
+	struct fpt_exit	exit[1u << FPT_EXIT_BITS];
+	const uint8_t	*trail_ok[2];
 };
 
 /* The block cache's table (fpt_cache.c), open for its inline lookup. */
@@ -516,6 +540,22 @@ fpti_time_pass(struct fpt *d, unsigned size)
 	r = &d->tm.run[(d->tm.head + d->tm.n - 1) & (FPT_TRUN_MAX - 1)];
 	if (r->stop == d->pos)
 		r->stop += size;
+}
+
+/* fpt_exit.c: a syscall's exit, the short way. */
+int	fpti_exit(struct fpt *, struct fpt_item *);
+int	fpti_enter(struct fpt *, struct fpt_item *);
+void	fpti_exit_put(struct fpt *, const struct fpt_block *);
+
+/*
+ * Whether fpti_trail_error() at d->pos is known to find nothing, the
+ * trail there read already (fpti_exit()).
+ */
+static inline int
+fpti_trail_known(const struct fpt *d)
+{
+	return ((d->pos == d->trail_ok[0] || d->pos == d->trail_ok[1]) &&
+	    d->ntnt == 0 && !d->async && d->nfupq == 0 && !d->mode_pending);
 }
 
 /* fpt_evq.c: the packet at the position, the IP, the event queue. */
