@@ -39,6 +39,42 @@ exit_slot(struct fpt *d, uint64_t ip)
 	    (ip >> (2 * FPT_EXIT_BITS))) & ((1u << FPT_EXIT_BITS) - 1)]);
 }
 
+/* @n bytes at @p, little-endian. */
+static uint64_t
+le(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	while (n-- > 0)
+		v = v << 8 | p[n];
+	return (v);
+}
+
+_Static_assert(sizeof(struct fpt_event) == 56,
+    "exit_event() sets every field of an event");
+
+/*
+ * fpti_ev_init() field by field: its memset of the whole event is a
+ * slow string instruction to gcc, twice an exit.
+ */
+static void
+exit_event(const struct fpt *d, struct fpt_event *ev, uint8_t kind,
+    const uint8_t *at)
+{
+	ev->kind = kind;
+	ev->ip_suppressed = 0;
+	ev->status_update = 0;
+	ev->psb_left = 0;
+	ev->has_tsc = (uint8_t)d->has_tsc;
+	ev->mode = 0;
+	ev->error = 0;
+	ev->ip = 0;
+	ev->to = 0;
+	ev->tsc = d->has_tsc ? d->tsc : 0;
+	ev->offset = (uint64_t)(at - d->cfg.begin);
+	ev->payload = 0;
+}
+
 /*
  * The size of the TIP.PGE at @p (before @end) when it is whole and has
  * an IP (a 16-, 32- or 48-bit update, a sign-extended 48-bit or a full
@@ -67,8 +103,8 @@ fpti_exit(struct fpt *d, struct fpt_item *it)
 {
 	const uint8_t *p = d->pos, *end = d->cfg.end, *q;
 	const struct fpt_exit *x;
-	struct fpt_event *ev = &d->async_ev;
 	struct fpt_block *b = &it->block;
+	struct fpt_event *ev;
 	unsigned n;
 
 	assert(d->hot && p < end && *p == FPT_PGD_NOIP);
@@ -100,8 +136,14 @@ fpti_exit(struct fpt *d, struct fpt_item *it)
 	x = exit_slot(d, d->ip);
 	if (x->ip != d->ip || x->tag != fpt_cache_tag(d->last.isid, d->mode, 0))
 		return (0);
-	/* fpti_fetch_event()'s TIP.PGD: the disable waits for the flow. */
-	fpti_ev_init(d, ev, FPT_EV_DISABLED, p);
+	/*
+	 * fpti_fetch_event()'s TIP.PGD: the disable waits for the flow
+	 * (d->async_ev, read only while d->async, which is left unset:
+	 * the event goes to the queue at once).
+	 */
+	assert(d->evq_n == 0);
+	ev = &d->evq[d->evq_head];
+	exit_event(d, ev, FPT_EV_DISABLED, p);
 	ev->ip_suppressed = 1;
 	d->pos = p + 1;
 	/* block_run() and proceed_to_async(), memoized. */
@@ -114,7 +156,7 @@ fpti_exit(struct fpt *d, struct fpt_item *it)
 	b->isid = d->last.isid;
 	d->ip = x->resume;
 	/* fpti_async_reached(): the disable happens. */
-	fpti_ev_push(d, ev);
+	d->evq_n = 1;
 	d->enabled = 0;
 	/* next_item()'s, which the next calls go to. */
 	d->hot = 0;
@@ -132,31 +174,44 @@ fpti_exit(struct fpt *d, struct fpt_item *it)
 int
 fpti_enter(struct fpt *d, struct fpt_item *it)
 {
+	const uint8_t *p = d->pos;
 	struct fpt_event *ev = &it->event;
 	struct fpt_pkt pkt;
 	uint64_t ip;
 	int rc;
 
-	if (d->pos != d->trail_ok[0] || d->mode_pending || d->nfupq > 0 ||
+	if (p != d->trail_ok[0] || d->mode_pending || d->nfupq > 0 ||
 	    d->evq_n > 0)
 		return (0);
-	/* fpti_read_ahead(): a TSC, then it stops at the TIP.PGE. */
-	if (fpti_peek(d, &pkt) == FPT_TSC_SIZE && pkt.kind == FPT_PKT_TSC) {
+	/*
+	 * fpti_read_ahead(): a TSC, then it stops at the TIP.PGE; the
+	 * packets parsed here as fpt_pkt_parse() does, fpti_exit() having
+	 * seen them whole.
+	 */
+	pkt.flags = pkt.ntnt = pkt.ipc = 0;
+	pkt.payload2 = 0;
+	if (*p == FPT_TSC_HDR) {
+		pkt.kind = FPT_PKT_TSC;
+		pkt.size = FPT_TSC_SIZE;
+		pkt.payload = le(p + 1, FPT_TSC_SIZE - 1);
 		rc = fpti_time_ahead(d, &pkt);
 		/* A TSC's update fails only in a PSB+. */
 		assert(rc == 0);
 		(void)rc;
 		fpti_time_pass(d, pkt.size);
-		d->pos += pkt.size;
+		d->pos = p += FPT_TSC_SIZE;
 	}
-	rc = fpti_peek(d, &pkt);
-	assert(rc > 0 && pkt.kind == FPT_PKT_TIP_PGE);
 	/* disabled_next()'s TIP.PGE, handed over at once. */
+	pkt.kind = FPT_PKT_TIP_PGE;
+	pkt.size = (uint8_t)pge_size(p, d->cfg.end);
+	pkt.ipc = *p >> 5;
+	pkt.payload = le(p + 1, pkt.size - 1u);
+	assert(pkt.size > 0 && p + pkt.size == d->trail_ok[1]);
 	it->kind = FPT_ITEM_EVENT;
-	fpti_ev_init(d, ev, FPT_EV_ENABLED, d->pos);
+	exit_event(d, ev, FPT_EV_ENABLED, p);
 	rc = fpti_ip_update(d, &pkt, &ip);
-	assert(rc == 0 && d->pos + pkt.size == d->trail_ok[1]);
-	d->pos += pkt.size;
+	assert(rc == 0);
+	d->pos = p + pkt.size;
 	ev->ip = ip;
 	d->ip = ip;
 	d->enabled = 1;
