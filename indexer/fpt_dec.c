@@ -36,8 +36,6 @@
 #include "hwtr_x86.h"
 #include "fpt_int.h"
 
-static int	query_cond(struct fpt *, int *);
-static int	query_indirect(struct fpt *, uint64_t *);
 struct fpt_step;
 static int	proceed_to_async(struct fpt *, struct fpt_block *);
 static inline int	proceed_cached(struct fpt *, struct fpt_block *);
@@ -245,8 +243,8 @@ next_hot(struct fpt *d, struct fpt_item *it)
 		/*
 		 * No bit left: the TNT state stays empty.  A TIP.PGD or
 		 * TIP.PGE next stops libipt's read-ahead at once, as a TIP
-		 * does: tnt_read_ahead() would read nothing (a syscall's
-		 * exit from a user-only trace).
+		 * does: tnt_read_ahead() (fpt_query.c) would read nothing
+		 * (a syscall's exit from a user-only trace).
 		 */
 		bit = (p[0] >> 1) & 1;
 		d->pos = p + 1;
@@ -662,7 +660,7 @@ tnt_next(const struct fpt *d)
 /*
  * Whether a TNT bit is at hand without the packet layer: bits left, or
  * a TNT packet next (taken here) followed by one of fpti_tnt_or_tip()'s,
- * as query_cond() would take it.
+ * as fpti_query_cond() would take it.
  */
 static inline int
 tnt_at_hand(struct fpt *d)
@@ -1061,7 +1059,7 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
  * TIP's IP) before this block and steps to that IP without its block
  * cache (pt_blk_proceed_to_ip_with_trace()), through direct jumps and
  * calls, to the first instruction that needs trace: that one takes the
- * TIP and gives the event (query_indirect()).
+ * TIP and gives the event (fpti_query_indirect()).
  */
 static int
 proceed_to_mode(struct fpt *d, struct fpt_block *b)
@@ -1231,14 +1229,14 @@ trace_step(struct fpt *d, struct fpt_block *b, int kind, uint64_t ip,
 
 	switch (kind) {
 	case HWTR_X86_JCC:
-		if ((rc = query_cond(d, &taken)) < 0)
+		if ((rc = fpti_query_cond(d, &taken)) < 0)
 			return (rc == -HWTR_E_NOENT ? -HWTR_E_DECODE : rc);
 		d->ip = taken ? target : ip + len;
 		b->end = taken ? FPT_END_COND_TAKEN : FPT_END_COND_NOT_TAKEN;
 		return (0);
 	case HWTR_X86_RET:
 		b->end = FPT_END_RET;
-		rc = query_cond(d, &taken);
+		rc = fpti_query_cond(d, &taken);
 		if (rc == 0) {
 			if (!taken || d->rs_n == 0)
 				return (-HWTR_E_DECODE);
@@ -1261,7 +1259,7 @@ trace_step(struct fpt *d, struct fpt_block *b, int kind, uint64_t ip,
 		b->end = FPT_END_FAR;
 		break;
 	}
-	rc = query_indirect(d, &to);
+	rc = fpti_query_indirect(d, &to);
 	if (rc < 0)
 		return (rc == -HWTR_E_NOENT ? -HWTR_E_DECODE : rc);
 	if (rc == 0)
@@ -1440,135 +1438,6 @@ rs_push(struct fpt *d, uint64_t ret)
 	d->rs[d->rs_top] = ret;
 	if (d->rs_n < FPT_RS_MAX)
 		d->rs_n++;
-}
-
-/*
- * After a TNT packet libipt reads ahead over the status packets that
- * follow, and a bad packet there fails the query that took the TNT, its
- * bits unused; the end of the trace does not.  A TNT-8 or a TIP next (the
- * common case) needs no look.
- */
-static int
-tnt_read_ahead(struct fpt *d)
-{
-	int rc;
-
-	if (d->pos >= d->cfg.end || fpti_is_tnt8(*d->pos) ||
-	    (*d->pos & 0x1f) == 0x0d)
-		return (0);
-	/* A PSB+ next is read whole: a bad one fails the query too. */
-	if ((rc = fpti_check_ahead(d)) < 0)
-		return (rc);
-	rc = fpti_read_ahead(d);
-	return (rc == -HWTR_E_TRUNCATED ? 0 : rc);
-}
-
-/*
- * The next TNT bit.  -HWTR_E_NOENT when the next packet is not a TNT (a
- * TIP or an event: libipt's "bad query"), -HWTR_E_TRUNCATED at the end.
- */
-static int
-query_cond(struct fpt *d, int *taken)
-{
-	struct fpt_pkt pkt;
-	int rc;
-
-	if (d->ntnt == 0 && d->pos < d->cfg.end && fpti_is_tnt8(*d->pos)) {
-		/* The hot path: a TNT-8 next, parsed here. */
-		uint8_t b = *d->pos++;
-
-		d->ntnt = 31u - (unsigned)__builtin_clz(b) - 1;
-		d->tnt = (b >> 1) & ((1u << d->ntnt) - 1);
-		assert(d->ntnt > 0);
-		if ((rc = tnt_read_ahead(d)) < 0)
-			return (rc);
-	} else if (d->ntnt == 0) {
-		if ((rc = fpti_read_ahead(d)) < 0 ||
-		    (rc = fpti_peek(d, &pkt)) < 0)
-			return (rc == -HWTR_E_TRUNCATED ? fpti_cut_query(d, 1) :
-			    rc);
-		if (pkt.kind != FPT_PKT_TNT)
-			return (-HWTR_E_NOENT);
-		d->pos += pkt.size;
-		d->tnt = pkt.payload;
-		d->ntnt = pkt.ntnt;
-		assert(d->ntnt > 0);
-		if ((rc = tnt_read_ahead(d)) < 0)
-			return (rc);
-	}
-	d->ntnt--;
-	*taken = (int)((d->tnt >> d->ntnt) & 1);
-	return (0);
-}
-
-/*
- * The target of an indirect transfer: its TIP.  An event packet before
- * it is libipt's "bad query" (-HWTR_E_NOENT): events are fetched before
- * a block starts, once the TNT bits before them are used up.
- */
-static int
-query_indirect(struct fpt *d, uint64_t *to)
-{
-	struct fpt_pkt pkt;
-	struct fpt_event ev;
-	int rc;
-
-	for (;;) {
-		if (d->pos < d->cfg.end && (*d->pos & 0x1f) == 0x0d &&
-		    !d->mode_pending && fpti_tip_fast(d, to))
-			return (d->ntnt > 0 ? fpti_check_ahead(d) : 0);
-		if ((rc = fpti_read_ahead(d)) < 0 ||
-		    (rc = fpti_peek(d, &pkt)) < 0)
-			return (rc == -HWTR_E_TRUNCATED ? fpti_cut_query(d, 0) :
-			    rc);
-		switch (pkt.kind) {
-		case FPT_PKT_TNT:
-			if (d->ntnt > 0)
-				return (-HWTR_E_NOENT);
-			d->pos += pkt.size;
-			d->tnt = pkt.payload;
-			d->ntnt = pkt.ntnt;
-			continue;
-		case FPT_PKT_FUP:
-			/*
-			 * libipt's read-ahead took a FUP no event waits for
-			 * as an asynchronous branch, whose TIP is its own:
-			 * a bad query, or the end if the trace ends first.
-			 */
-			return (d->nfupq == 0 && fpti_fup_then_end(d, &pkt) ?
-			    -HWTR_E_TRUNCATED : -HWTR_E_NOENT);
-		case FPT_PKT_TIP:
-			d->pos += pkt.size;
-			if (fpti_ip_update(d, &pkt, to) < 0)
-				return (-HWTR_E_DECODE);
-			if (d->mode_pending) {
-				/*
-				 * libipt's fetch of the mode's event reads on
-				 * past the TIP: a bad packet there fails it.
-				 */
-				if ((rc = fpti_check_ahead(d)) < 0)
-					return (rc);
-				fpti_ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
-				ev.tsc = d->mode_tsc;
-				ev.has_tsc = (uint8_t)d->mode_has_tsc;
-				ev.ip = *to;
-				ev.mode = d->next_mode;
-				d->mode = d->next_mode;
-				d->mode_pending = 0;
-				fpti_ev_push(d, &ev);
-			}
-			return (d->ntnt > 0 ? fpti_check_ahead(d) : 0);
-		case FPT_PKT_PSB:
-			/* A PSB+ without events: libipt reads on past it. */
-			if ((rc = fpti_psb_pass(d, &pkt)) < 0)
-				return (rc);
-			if (rc == 0)
-				return (-HWTR_E_NOENT);
-			continue;
-		default:
-			return (-HWTR_E_NOENT);
-		}
-	}
 }
 
 static int

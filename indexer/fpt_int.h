@@ -6,7 +6,8 @@
 
 /*
  * fpt's decoder state, shared by its parts: fpt_dec.c (the flow:
- * blocks over the block cache, trace queries) above fpt_ev.c (the
+ * blocks over the block cache; fpt_query.c its trace queries,
+ * fpt_exit.c a syscall's exit the short way) above fpt_ev.c (the
  * packet layer's read-ahead and the events: FUP-bound and standalone
  * events, OVF) above fpt_psb.c (PSB+) above fpt_evq.c (the packet at the
  * position, the IP, the event queue).  Not for use outside fpt.
@@ -541,6 +542,10 @@ fpti_time_pass(struct fpt *d, unsigned size)
 	if (r->stop == d->pos)
 		r->stop += size;
 }
+
+/* fpt_query.c: the trace queries. */
+int	fpti_query_cond(struct fpt *, int *);
+int	fpti_query_indirect(struct fpt *, uint64_t *);
 
 /* fpt_exit.c: a syscall's exit, the short way. */
 int	fpti_exit(struct fpt *, struct fpt_item *);
