@@ -204,6 +204,20 @@ fpt_run_take(struct fpt *d, size_t n)
 }
 
 /*
+ * Whether a TNT-8 of one bit followed by @b is taken at once by
+ * next_hot(): a TNT-8, a TIP, a TIP.PGD or TIP.PGE header (b & 0x0f is
+ * 0x01: 0x01 or 0x11 under the IP compression), as one load.
+ */
+#define TL(b)	((((b) & 1) == 0 && (b) > 2) || ((b) & 0x1f) == 0x0d ||	\
+		    ((b) & 0x0f) == 0x01)
+#define TL4(b)	TL(b), TL((b) + 1), TL((b) + 2), TL((b) + 3)
+#define TL16(b)	TL4(b), TL4((b) + 4), TL4((b) + 8), TL4((b) + 12)
+#define TL64(b)	TL16(b), TL16((b) + 16), TL16((b) + 32), TL16((b) + 48)
+static const uint8_t tnt_last[256] = {
+	TL64(0), TL64(64), TL64(128), TL64(192)
+};
+
+/*
  * fpt_next() but for the blocks of a run: with a TNT bit at hand the next
  * run (next_run()), with none hot_one(), without hot_ready()'s packet
  * checks, which its own imply: it takes a TNT or a TIP packet at d->pos,
@@ -238,8 +252,7 @@ next_hot(struct fpt *d, struct fpt_item *it)
 		ninsn += e->ninsn;
 	}
 	if (e->q == FPT_Q_COND && d->cfg.end - p >= 2 &&
-	    (p[0] & 0xfd) == 4 && (fpti_is_tnt8(p[1]) ||
-	    (p[1] & 0x1f) == 0x0d || (p[1] & 0x0f) == 0x01)) {
+	    (p[0] & 0xfd) == 4 && tnt_last[p[1]]) {
 		/*
 		 * No bit left: the TNT state stays empty.  A TIP.PGD or
 		 * TIP.PGE next stops libipt's read-ahead at once, as a TIP
