@@ -36,8 +36,6 @@
 #include "hwtr_x86.h"
 #include "fpt_int.h"
 
-static int	query_cond(struct fpt *, int *);
-static int	query_indirect(struct fpt *, uint64_t *);
 struct fpt_step;
 static int	proceed_to_async(struct fpt *, struct fpt_block *);
 static inline int	proceed_cached(struct fpt *, struct fpt_block *);
@@ -206,6 +204,20 @@ fpt_run_take(struct fpt *d, size_t n)
 }
 
 /*
+ * Whether a TNT-8 of one bit followed by @b is taken at once by
+ * next_hot(): a TNT-8, a TIP, a TIP.PGD or TIP.PGE header (b & 0x0f is
+ * 0x01: 0x01 or 0x11 under the IP compression), as one load.
+ */
+#define TL(b)	((((b) & 1) == 0 && (b) > 2) || ((b) & 0x1f) == 0x0d ||	\
+		    ((b) & 0x0f) == 0x01)
+#define TL4(b)	TL(b), TL((b) + 1), TL((b) + 2), TL((b) + 3)
+#define TL16(b)	TL4(b), TL4((b) + 4), TL4((b) + 8), TL4((b) + 12)
+#define TL64(b)	TL16(b), TL16((b) + 16), TL16((b) + 32), TL16((b) + 48)
+static const uint8_t tnt_last[256] = {
+	TL64(0), TL64(64), TL64(128), TL64(192)
+};
+
+/*
  * fpt_next() but for the blocks of a run: with a TNT bit at hand the next
  * run (next_run()), with none hot_one(), without hot_ready()'s packet
  * checks, which its own imply: it takes a TNT or a TIP packet at d->pos,
@@ -240,13 +252,12 @@ next_hot(struct fpt *d, struct fpt_item *it)
 		ninsn += e->ninsn;
 	}
 	if (e->q == FPT_Q_COND && d->cfg.end - p >= 2 &&
-	    (p[0] & 0xfd) == 4 && (fpti_is_tnt8(p[1]) ||
-	    (p[1] & 0x1f) == 0x0d || (p[1] & 0x0f) == 0x01)) {
+	    (p[0] & 0xfd) == 4 && tnt_last[p[1]]) {
 		/*
 		 * No bit left: the TNT state stays empty.  A TIP.PGD or
 		 * TIP.PGE next stops libipt's read-ahead at once, as a TIP
-		 * does: tnt_read_ahead() would read nothing (a syscall's
-		 * exit from a user-only trace).
+		 * does: tnt_read_ahead() (fpt_query.c) would read nothing
+		 * (a syscall's exit from a user-only trace).
 		 */
 		bit = (p[0] >> 1) & 1;
 		d->pos = p + 1;
@@ -292,13 +303,19 @@ next_run(struct fpt *d, struct fpt_item *it)
 	return (next_warm(d, it));
 }
 
-/* next_hot() the long way: the hot block, or the rest. */
+/*
+ * next_hot() the long way: the hot block, a syscall's exit (a TIP.PGD
+ * without IP) the short way (fpti_exit()), or the rest.
+ */
 static int __attribute__((noinline))
 next_warm(struct fpt *d, struct fpt_item *it)
 {
 	if (!d->hot && fast_ready(d) && fpti_hot_start(d))
 		return (next_hot(d, it));
 	if (d->hot && hot_ready(d) && hot_block(d, it))
+		return (0);
+	if (d->hot && d->pos < d->cfg.end && *d->pos == 0x01 &&
+	    fpti_exit(d, it))
 		return (0);
 	return (next_item(d, it));
 }
@@ -581,7 +598,7 @@ next_item(struct fpt *d, struct fpt_item *it)
 	if (d->evq_n > 0) {
 		/* The last event waiting: does libipt's next fetch fail it? */
 		if (d->evq_n == 1 && d->synced && !d->eos &&
-		    (rc = fpti_trail_error(d)) != 0) {
+		    !fpti_trail_known(d) && (rc = fpti_trail_error(d)) != 0) {
 			if (rc == -HWTR_E_UNSUPPORTED)
 				return (rc);
 			d->evq_n = d->evq_head = 0;
@@ -611,7 +628,7 @@ next_item(struct fpt *d, struct fpt_item *it)
 	if (d->eos)
 		return (FPT_EOS);
 	if (!d->enabled)
-		return (disabled_next(d, it));
+		return (fpti_enter(d, it) ? 0 : disabled_next(d, it));
 	return (block_next(d, it));
 }
 
@@ -656,7 +673,7 @@ tnt_next(const struct fpt *d)
 /*
  * Whether a TNT bit is at hand without the packet layer: bits left, or
  * a TNT packet next (taken here) followed by one of fpti_tnt_or_tip()'s,
- * as query_cond() would take it.
+ * as fpti_query_cond() would take it.
  */
 static inline int
 tnt_at_hand(struct fpt *d)
@@ -986,6 +1003,8 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
 	struct fpt_event *ev = &d->async_ev;
 	struct hwtr_x86_insn insn;
 	int rc, dis = ev->kind == FPT_EV_DISABLED;
+	/* A syscall's exit pushing nothing is memoized (fpti_exit()). */
+	int memo = dis && ev->ip_suppressed && b->ninsn == 0;
 
 	assert(d->async);
 	if (d->bind)
@@ -1027,6 +1046,8 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
 			    insn.far == HWTR_X86_FAR_CALL ? d->ip + insn.len :
 			    0;
 			ev->ip = ev->ip_suppressed ? 0 : ev->ip;
+			if (memo && insn.kind != HWTR_X86_CALL_IND)
+				fpti_exit_put(d, b);
 			return (fpti_async_reached(d));
 		}
 		if (dis && ev->ip_suppressed && fpti_writes_cr3(d, d->ip))
@@ -1034,6 +1055,7 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
 		switch (insn.kind) {
 		case HWTR_X86_CALL:
 			call_push(d, d->ip, &insn);
+			memo = 0;
 			/* FALLTHROUGH */
 		case HWTR_X86_JMP:
 			d->ip = insn.target;
@@ -1050,7 +1072,7 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
  * TIP's IP) before this block and steps to that IP without its block
  * cache (pt_blk_proceed_to_ip_with_trace()), through direct jumps and
  * calls, to the first instruction that needs trace: that one takes the
- * TIP and gives the event (query_indirect()).
+ * TIP and gives the event (fpti_query_indirect()).
  */
 static int
 proceed_to_mode(struct fpt *d, struct fpt_block *b)
@@ -1220,14 +1242,14 @@ trace_step(struct fpt *d, struct fpt_block *b, int kind, uint64_t ip,
 
 	switch (kind) {
 	case HWTR_X86_JCC:
-		if ((rc = query_cond(d, &taken)) < 0)
+		if ((rc = fpti_query_cond(d, &taken)) < 0)
 			return (rc == -HWTR_E_NOENT ? -HWTR_E_DECODE : rc);
 		d->ip = taken ? target : ip + len;
 		b->end = taken ? FPT_END_COND_TAKEN : FPT_END_COND_NOT_TAKEN;
 		return (0);
 	case HWTR_X86_RET:
 		b->end = FPT_END_RET;
-		rc = query_cond(d, &taken);
+		rc = fpti_query_cond(d, &taken);
 		if (rc == 0) {
 			if (!taken || d->rs_n == 0)
 				return (-HWTR_E_DECODE);
@@ -1250,7 +1272,7 @@ trace_step(struct fpt *d, struct fpt_block *b, int kind, uint64_t ip,
 		b->end = FPT_END_FAR;
 		break;
 	}
-	rc = query_indirect(d, &to);
+	rc = fpti_query_indirect(d, &to);
 	if (rc < 0)
 		return (rc == -HWTR_E_NOENT ? -HWTR_E_DECODE : rc);
 	if (rc == 0)
@@ -1429,135 +1451,6 @@ rs_push(struct fpt *d, uint64_t ret)
 	d->rs[d->rs_top] = ret;
 	if (d->rs_n < FPT_RS_MAX)
 		d->rs_n++;
-}
-
-/*
- * After a TNT packet libipt reads ahead over the status packets that
- * follow, and a bad packet there fails the query that took the TNT, its
- * bits unused; the end of the trace does not.  A TNT-8 or a TIP next (the
- * common case) needs no look.
- */
-static int
-tnt_read_ahead(struct fpt *d)
-{
-	int rc;
-
-	if (d->pos >= d->cfg.end || fpti_is_tnt8(*d->pos) ||
-	    (*d->pos & 0x1f) == 0x0d)
-		return (0);
-	/* A PSB+ next is read whole: a bad one fails the query too. */
-	if ((rc = fpti_check_ahead(d)) < 0)
-		return (rc);
-	rc = fpti_read_ahead(d);
-	return (rc == -HWTR_E_TRUNCATED ? 0 : rc);
-}
-
-/*
- * The next TNT bit.  -HWTR_E_NOENT when the next packet is not a TNT (a
- * TIP or an event: libipt's "bad query"), -HWTR_E_TRUNCATED at the end.
- */
-static int
-query_cond(struct fpt *d, int *taken)
-{
-	struct fpt_pkt pkt;
-	int rc;
-
-	if (d->ntnt == 0 && d->pos < d->cfg.end && fpti_is_tnt8(*d->pos)) {
-		/* The hot path: a TNT-8 next, parsed here. */
-		uint8_t b = *d->pos++;
-
-		d->ntnt = 31u - (unsigned)__builtin_clz(b) - 1;
-		d->tnt = (b >> 1) & ((1u << d->ntnt) - 1);
-		assert(d->ntnt > 0);
-		if ((rc = tnt_read_ahead(d)) < 0)
-			return (rc);
-	} else if (d->ntnt == 0) {
-		if ((rc = fpti_read_ahead(d)) < 0 ||
-		    (rc = fpti_peek(d, &pkt)) < 0)
-			return (rc == -HWTR_E_TRUNCATED ? fpti_cut_query(d, 1) :
-			    rc);
-		if (pkt.kind != FPT_PKT_TNT)
-			return (-HWTR_E_NOENT);
-		d->pos += pkt.size;
-		d->tnt = pkt.payload;
-		d->ntnt = pkt.ntnt;
-		assert(d->ntnt > 0);
-		if ((rc = tnt_read_ahead(d)) < 0)
-			return (rc);
-	}
-	d->ntnt--;
-	*taken = (int)((d->tnt >> d->ntnt) & 1);
-	return (0);
-}
-
-/*
- * The target of an indirect transfer: its TIP.  An event packet before
- * it is libipt's "bad query" (-HWTR_E_NOENT): events are fetched before
- * a block starts, once the TNT bits before them are used up.
- */
-static int
-query_indirect(struct fpt *d, uint64_t *to)
-{
-	struct fpt_pkt pkt;
-	struct fpt_event ev;
-	int rc;
-
-	for (;;) {
-		if (d->pos < d->cfg.end && (*d->pos & 0x1f) == 0x0d &&
-		    !d->mode_pending && fpti_tip_fast(d, to))
-			return (d->ntnt > 0 ? fpti_check_ahead(d) : 0);
-		if ((rc = fpti_read_ahead(d)) < 0 ||
-		    (rc = fpti_peek(d, &pkt)) < 0)
-			return (rc == -HWTR_E_TRUNCATED ? fpti_cut_query(d, 0) :
-			    rc);
-		switch (pkt.kind) {
-		case FPT_PKT_TNT:
-			if (d->ntnt > 0)
-				return (-HWTR_E_NOENT);
-			d->pos += pkt.size;
-			d->tnt = pkt.payload;
-			d->ntnt = pkt.ntnt;
-			continue;
-		case FPT_PKT_FUP:
-			/*
-			 * libipt's read-ahead took a FUP no event waits for
-			 * as an asynchronous branch, whose TIP is its own:
-			 * a bad query, or the end if the trace ends first.
-			 */
-			return (d->nfupq == 0 && fpti_fup_then_end(d, &pkt) ?
-			    -HWTR_E_TRUNCATED : -HWTR_E_NOENT);
-		case FPT_PKT_TIP:
-			d->pos += pkt.size;
-			if (fpti_ip_update(d, &pkt, to) < 0)
-				return (-HWTR_E_DECODE);
-			if (d->mode_pending) {
-				/*
-				 * libipt's fetch of the mode's event reads on
-				 * past the TIP: a bad packet there fails it.
-				 */
-				if ((rc = fpti_check_ahead(d)) < 0)
-					return (rc);
-				fpti_ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
-				ev.tsc = d->mode_tsc;
-				ev.has_tsc = (uint8_t)d->mode_has_tsc;
-				ev.ip = *to;
-				ev.mode = d->next_mode;
-				d->mode = d->next_mode;
-				d->mode_pending = 0;
-				fpti_ev_push(d, &ev);
-			}
-			return (d->ntnt > 0 ? fpti_check_ahead(d) : 0);
-		case FPT_PKT_PSB:
-			/* A PSB+ without events: libipt reads on past it. */
-			if ((rc = fpti_psb_pass(d, &pkt)) < 0)
-				return (rc);
-			if (rc == 0)
-				return (-HWTR_E_NOENT);
-			continue;
-		default:
-			return (-HWTR_E_NOENT);
-		}
-	}
 }
 
 static int

@@ -6,7 +6,8 @@
 
 /*
  * fpt's decoder state, shared by its parts: fpt_dec.c (the flow:
- * blocks over the block cache, trace queries) above fpt_ev.c (the
+ * blocks over the block cache; fpt_query.c its trace queries,
+ * fpt_exit.c a syscall's exit the short way) above fpt_ev.c (the
  * packet layer's read-ahead and the events: FUP-bound and standalone
  * events, OVF) above fpt_psb.c (PSB+) above fpt_evq.c (the packet at the
  * position, the IP, the event queue).  Not for use outside fpt.
@@ -74,6 +75,22 @@ struct fpt_run {
 	uint64_t	to;		/* where the last goes, but for @pop */
 	uint64_t	push[FPT_RUN_PUSH];
 	struct fpt_block b[FPT_RUN_MAX];
+};
+
+/*
+ * A syscall's exit from a user-only trace (fpt_exit.c): from @ip, with no
+ * TNT bit left and a TIP.PGD without IP next, the block libipt's
+ * proceed to the disable makes (proceed_to_async()), one instruction at a
+ * time, to the first that needs trace; memoized by the key of the code
+ * it steps over (an isid names the code; @tag, fpt_cache_tag() of
+ * generation 0, 0 when empty): @ninsn up to @end_ip, the flow on at
+ * @resume, no return address pushed.
+ */
+#define FPT_EXIT_BITS	6
+struct fpt_exit {
+	uint64_t	ip, tag;	/* key */
+	uint64_t	end_ip, resume;
+	uint32_t	ninsn;
 };
 
 /*
@@ -222,6 +239,14 @@ struct fpt {
 
 	struct fpt_step	path[FPT_FILL_STEPS];
 	struct fpt_icache *icache;	/* 2^FPT_ICACHE_BITS slots */
+
+	/*
+	 * The exits memoized, and where fpti_trail_error() is known to
+	 * find nothing (fpti_exit()), while no TNT bit, FUP, MODE.exec or
+	 * event waits.
+	 */
+	struct fpt_exit	exit[1u << FPT_EXIT_BITS];
+	const uint8_t	*trail_ok[2];
 };
 
 /* The block cache's table (fpt_cache.c), open for its inline lookup. */
@@ -516,6 +541,26 @@ fpti_time_pass(struct fpt *d, unsigned size)
 	r = &d->tm.run[(d->tm.head + d->tm.n - 1) & (FPT_TRUN_MAX - 1)];
 	if (r->stop == d->pos)
 		r->stop += size;
+}
+
+/* fpt_query.c: the trace queries. */
+int	fpti_query_cond(struct fpt *, int *);
+int	fpti_query_indirect(struct fpt *, uint64_t *);
+
+/* fpt_exit.c: a syscall's exit, the short way. */
+int	fpti_exit(struct fpt *, struct fpt_item *);
+int	fpti_enter(struct fpt *, struct fpt_item *);
+void	fpti_exit_put(struct fpt *, const struct fpt_block *);
+
+/*
+ * Whether fpti_trail_error() at d->pos is known to find nothing, the
+ * trail there read already (fpti_exit()).
+ */
+static inline int
+fpti_trail_known(const struct fpt *d)
+{
+	return ((d->pos == d->trail_ok[0] || d->pos == d->trail_ok[1]) &&
+	    d->ntnt == 0 && !d->async && d->nfupq == 0 && !d->mode_pending);
 }
 
 /* fpt_evq.c: the packet at the position, the IP, the event queue. */
