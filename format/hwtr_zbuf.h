@@ -29,6 +29,13 @@ size_t hwtr_zbuf_compress(void *dst, size_t cap, const void *src, size_t n,
     int level);
 
 /*
+ * hwtr_zbuf_compress() with zstd's shortest match also set (3 to 7; 0:
+ * the level's own).  The same kind of frame: any reader decodes it.
+ */
+size_t hwtr_zbuf_compress_mm(void *dst, size_t cap, const void *src,
+    size_t n, int level, int min_match);
+
+/*
  * Decompress the frame of @n bytes at @src into @dst, which must be
  * exactly @want bytes long: returns 0 when the frame holds exactly @want
  * bytes, -1 when it is not a valid frame or holds another size.

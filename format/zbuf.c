@@ -77,6 +77,30 @@ hwtr_zbuf_compress(void *dst, size_t cap, const void *src, size_t n,
 	return (ZSTD_isError(r) ? 0 : r);
 }
 
+size_t
+hwtr_zbuf_compress_mm(void *dst, size_t cap, const void *src, size_t n,
+    int level, int min_match)
+{
+	ZSTD_CCtx *c = NULL, *own = NULL;
+	size_t r;
+
+#ifndef HWTR_SQLITE_EXTENSION
+	c = zb_cctx();
+#endif
+	if (c == NULL && (c = own = ZSTD_createCCtx()) == NULL)
+		return (0);
+	/* The parameters stick to the context: set both every time. */
+	r = ZSTD_CCtx_reset(c, ZSTD_reset_session_and_parameters);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(c, ZSTD_c_minMatch, min_match);
+	if (!ZSTD_isError(r))
+		r = ZSTD_compress2(c, dst, cap, src, n);
+	ZSTD_freeCCtx(own);
+	return (ZSTD_isError(r) ? 0 : r);
+}
+
 long long
 hwtr_zbuf_size(const void *src, size_t n)
 {

@@ -45,17 +45,30 @@ enum { XO_THREAD, XO_SEQ, XO_BLOCK, XO_INSN, XO_TSC, XO_IP };
 #define XF_INSN_LO	0x08
 #define XF_INSN_HI	0x10
 
-struct xo_vtab {
-	sqlite3_vtab	base;
-	sqlite3		*db;
-	int		insns;		/* exec_insns: one row per instruction */
-};
-
 struct xo_binfo {
 	int64_t		id;		/* -1: empty slot */
 	int64_t		start_ip;
 	uint32_t	ninsns;
 	uint8_t		*lens;		/* ninsns bytes, or NULL */
+};
+
+/*
+ * The block facts a closed cursor had, for the next one (a search is a
+ * statement of its own: bt's sites, a call's entry block), while the
+ * database is as it was then (xo_stamp()).
+ */
+struct xo_spare {
+	struct xo_binfo	*cache;
+	uint32_t	ncache, ucache;
+	sqlite3_int64	changes;
+	unsigned int	version;
+};
+
+struct xo_vtab {
+	sqlite3_vtab	base;
+	sqlite3		*db;
+	int		insns;		/* exec_insns: one row per instruction */
+	struct xo_spare	spare;		/* cache NULL: none */
 };
 
 struct xo_cursor {
@@ -122,9 +135,35 @@ xo_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 	return (SQLITE_OK);
 }
 
+static void
+xo_spare_free(struct xo_spare *sp)
+{
+	uint32_t i;
+
+	for (i = 0; i < sp->ncache; i++)
+		sqlite3_free(sp->cache[i].lens);
+	sqlite3_free(sp->cache);
+	memset(sp, 0, sizeof(*sp));
+}
+
+/*
+ * What tells whether the blocks table may have changed: this
+ * connection's changes and the main database's data version (another
+ * connection's commits).  -1 when the version cannot be had.
+ */
+static int
+xo_stamp(sqlite3 *db, sqlite3_int64 *changesp, unsigned int *versionp)
+{
+	*changesp = sqlite3_total_changes64(db);
+	*versionp = 0;
+	return (sqlite3_file_control(db, "main", SQLITE_FCNTL_DATA_VERSION,
+	    versionp) == SQLITE_OK ? 0 : -1);
+}
+
 static int
 xo_disconnect(sqlite3_vtab *vtab)
 {
+	xo_spare_free(&((struct xo_vtab *)vtab)->spare);
 	sqlite3_free(vtab);
 	return (SQLITE_OK);
 }
@@ -252,6 +291,21 @@ xo_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **curp)
 	memset(c, 0, sizeof(*c));
 	c->vt = (struct xo_vtab *)vtab;
 	c->eof = 1;
+	/* The last cursor's block facts, if the database is unchanged. */
+	if (c->vt->spare.cache != NULL) {
+		struct xo_spare *sp = &c->vt->spare;
+		sqlite3_int64 changes;
+		unsigned int version;
+
+		if (xo_stamp(c->vt->db, &changes, &version) == 0 &&
+		    changes == sp->changes && version == sp->version) {
+			c->cache = sp->cache;
+			c->ncache = sp->ncache;
+			c->ucache = sp->ucache;
+			memset(sp, 0, sizeof(*sp));
+		} else
+			xo_spare_free(sp);
+	}
 	*curp = &c->base;
 	return (SQLITE_OK);
 }
@@ -278,6 +332,20 @@ xo_close(sqlite3_vtab_cursor *cur)
 	sqlite3_finalize(c->tstmt);
 	sqlite3_free(c->dcopy);
 	sqlite3_free(c->ts);
+	/*
+	 * Its block facts go to the next cursor (xo_open()), unless read
+	 * inside a transaction that wrote, which may yet be rolled back.
+	 */
+	if (c->cache != NULL && c->vt->spare.cache == NULL &&
+	    sqlite3_txn_state(c->vt->db, NULL) != SQLITE_TXN_WRITE &&
+	    xo_stamp(c->vt->db, &c->vt->spare.changes,
+	    &c->vt->spare.version) == 0) {
+		c->vt->spare.cache = c->cache;
+		c->vt->spare.ncache = c->ncache;
+		c->vt->spare.ucache = c->ucache;
+		c->cache = NULL;
+		c->ncache = c->ucache = 0;
+	}
 	xo_cache_clear(c);
 	sqlite3_free(c);
 	return (SQLITE_OK);

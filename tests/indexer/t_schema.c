@@ -183,10 +183,60 @@ ATF_TC_BODY(exec_order_expands_chunks, tc)
 	sqlite3_close(db);
 }
 
+/*
+ * A cursor hands its block facts to the next (exec_vtab.c xo_open()):
+ * a block changed in between, by this connection or another, is read
+ * again.  Block 1 runs at seq 1 and 5, block 0 at 0, 3 and 4; the
+ * instruction counts follow from ninsns by construction.
+ */
+ATF_TC_WITHOUT_HEAD(exec_order_rereads_changed_blocks);
+ATF_TC_BODY(exec_order_rereads_changed_blocks, tc)
+{
+	const char *q = "SELECT insn FROM exec_order WHERE thread = 1";
+	sqlite3 *db, *other;
+	char *err = NULL;
+
+	ATF_REQUIRE_EQ(sqlite3_open("x.db", &db), SQLITE_OK);
+	ATF_REQUIRE_EQ(hwtr_ix_sqlite_register(db), 0);
+	if (sqlite3_exec(db, HWTR_IX_SCHEMA_SQL HWTR_IX_INDEX_SQL
+	    "INSERT INTO blocks (id, start_ip, last_ip, size, ninsns, mode, "
+	    "last_class, exec_count, insn_lens) VALUES "
+	    "(0, 4096, 4100, 6, 2, 64, 'other', 3, x'0402'),"
+	    "(1, 4102, 4102, 2, 1, 64, 'cond', 4, x'02'),"
+	    "(2, 4200, 4208, 9, 3, 64, 'jump', 2, x'030501');"
+	    "INSERT INTO exec_chunks VALUES "
+	    "(1, 0, 4, 0, 8, NULL, x'00000005'),"
+	    "(1, 4, 3, 8, 6, NULL, x'000000');", NULL, NULL, &err) !=
+	    SQLITE_OK)
+		atf_tc_fail("schema or insert: %s", err);
+	query_eq(db, q, "0;2;3;6;8;10;11;");
+	query_eq(db, q, "0;2;3;6;8;10;11;");
+	/* Inside this connection's transaction, then another's commit. */
+	ATF_REQUIRE_EQ(sqlite3_exec(db, "BEGIN; UPDATE blocks SET ninsns = 4 "
+	    "WHERE id = 1", NULL, NULL, NULL), SQLITE_OK);
+	query_eq(db, q, "0;2;6;9;8;10;14;");
+	ATF_REQUIRE_EQ(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL),
+	    SQLITE_OK);
+	ATF_REQUIRE_EQ(sqlite3_open("x.db", &other), SQLITE_OK);
+	ATF_REQUIRE_EQ(sqlite3_exec(other, "UPDATE blocks SET ninsns = 1 "
+	    "WHERE id = 0", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(other);
+	query_eq(db, q, "0;1;5;8;8;9;13;");
+	/* What a transaction rolled back made is forgotten. */
+	ATF_REQUIRE_EQ(sqlite3_exec(db, "BEGIN; UPDATE blocks SET ninsns = 2 "
+	    "WHERE id = 2", NULL, NULL, NULL), SQLITE_OK);
+	query_eq(db, q, "0;1;5;7;8;9;13;");
+	ATF_REQUIRE_EQ(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL),
+	    SQLITE_OK);
+	query_eq(db, q, "0;1;5;8;8;9;13;");
+	sqlite3_close(db);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, manual_documents_every_column);
 	ATF_TP_ADD_TC(tp, schema_sets_version_and_application_id);
 	ATF_TP_ADD_TC(tp, exec_order_expands_chunks);
+	ATF_TP_ADD_TC(tp, exec_order_rereads_changed_blocks);
 	return (atf_no_error());
 }
