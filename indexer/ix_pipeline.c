@@ -308,6 +308,17 @@ count_fallback(struct run *r, const struct ix_seg_out *out)
 }
 
 /*
+ * A worker decoding a segment, every 4096 blocks: the writer's jobs
+ * queued meanwhile.  Each waits at most a few exec chunks or calls pages
+ * later (IX_XQ, CS_PW); when still queued then, the writer runs it itself.
+ */
+static void
+worker_yield(void *arg)
+{
+	ix_jobq_help(arg);
+}
+
+/*
  * Decode segment @i (worker @w; @own: on the writer's thread, whose
  * CoreSight batches cannot wait for itself).
  */
@@ -370,6 +381,10 @@ decode_one(struct run *r, size_t w, size_t i, int own)
 	in.img_len = r->im->img_len;
 	in.cancel = r->ix->opts.cancel;
 	in.progress = &r->pl->wprogress[w];
+	if (!own) {
+		in.yield = worker_yield;
+		in.yield_arg = &r->pl->jq;
+	}
 	err[0] = '\0';
 	if (in.desc->format == HWTR_TF_CORESIGHT &&
 	    hwtr_sv_seg_top(r->pl->sv, i, &to) == 0) {
