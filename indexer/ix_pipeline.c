@@ -308,6 +308,31 @@ count_fallback(struct run *r, const struct ix_seg_out *out)
 }
 
 /*
+ * A worker decoding a segment, every 4096 blocks: the writer's jobs
+ * queued meanwhile, when the writer has a segment before this one to
+ * stitch.  Each job waits at most a few exec chunks or calls pages later
+ * (IX_XQ, CS_PW); when still queued then, the writer runs it itself.  A
+ * worker decoding the segment the writer waits for leaves them to the
+ * writer, which runs them while it waits: taken here they would delay
+ * that segment and cost more (their data is in the writer's cache).
+ */
+static void
+worker_yield(void *arg)
+{
+	struct pubctx *pc = arg;
+	struct ix_pipe *pl = pc->r->pl;
+	int ahead;
+
+	if (!__atomic_load_n(&pl->jq.queued, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&pl->lock);
+	ahead = pc->seg > pl->stitched;
+	pthread_mutex_unlock(&pl->lock);
+	if (ahead)
+		ix_jobq_help(&pl->jq);
+}
+
+/*
  * Decode segment @i (worker @w; @own: on the writer's thread, whose
  * CoreSight batches cannot wait for itself).
  */
@@ -370,6 +395,10 @@ decode_one(struct run *r, size_t w, size_t i, int own)
 	in.img_len = r->im->img_len;
 	in.cancel = r->ix->opts.cancel;
 	in.progress = &r->pl->wprogress[w];
+	if (!own) {
+		in.yield = worker_yield;
+		in.yield_arg = &pc;
+	}
 	err[0] = '\0';
 	if (in.desc->format == HWTR_TF_CORESIGHT &&
 	    hwtr_sv_seg_top(r->pl->sv, i, &to) == 0) {
