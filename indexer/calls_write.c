@@ -67,7 +67,11 @@ ix_calls_put(struct hwtr_cs_writer *w, int64_t thread, int64_t id_base,
 		nul |= (1u << CS_ENTRY_TSC) | (1u << CS_ENTRY_NS);
 	if (c->has_exit_tsc) {
 		r->v[CS_EXIT_TSC] = (int64_t)c->exit_tsc;
-		if (tc != NULL)
+		/* Most calls begin and end at one time (one timestamp). */
+		if (tc != NULL && c->has_entry_tsc &&
+		    c->exit_tsc == c->entry_tsc)
+			r->v[CS_EXIT_NS] = r->v[CS_ENTRY_NS];
+		else if (tc != NULL)
 			r->v[CS_EXIT_NS] = hwtr_tsc_to_ns(tc, c->exit_tsc);
 		else
 			nul |= 1u << CS_EXIT_NS;
