@@ -27,6 +27,7 @@ static int	standalone_ahead(struct fpt *, struct fpt_pkt *);
 static int	ovf_check(struct fpt *);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	hdr_class(const uint8_t *, const uint8_t *);
+static int	is_fup_hdr(const uint8_t *, const uint8_t *);
 static int	fup_ahead(struct fpt *, const struct fpt_pkt *);
 
 /* What a packet's header is to libipt's read-ahead (its pt_df_fetch). */
@@ -690,8 +691,9 @@ fpti_read_ahead(struct fpt *d)
 			 * packet on its header alone: a bad one fails
 			 * whoever decodes it next, not the read-ahead.
 			 */
-			if (rc == -HWTR_E_FORMAT && hdr_class(d->pos,
-			    d->cfg.end) != HDR_STATUS)
+			if (rc == -HWTR_E_FORMAT && (hdr_class(d->pos,
+			    d->cfg.end) != HDR_STATUS || (d->nfupq > 0 &&
+			    is_fup_hdr(d->pos, d->cfg.end))))
 				return (0);
 			/* A corrupt TMA that SKZ84 has libipt skip. */
 			if (rc == -HWTR_E_FORMAT &&
@@ -896,6 +898,17 @@ trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int asy, int *tip,
 	default:
 		return (-1);
 	}
+}
+
+/*
+ * Whether the packet at @p is a FUP by its header: an event packet to
+ * libipt's read-ahead while an event waits for one (pt_qry_will_event(),
+ * evb_fup), which stops there without decoding it, a bad IP size too.
+ */
+static int
+is_fup_hdr(const uint8_t *p, const uint8_t *end)
+{
+	return (p < end && (p[0] & 0x1f) == 0x1d);
 }
 
 static int
@@ -1172,11 +1185,13 @@ fpti_trail_error(struct fpt *d)
 	}
 	/*
 	 * libipt's read-ahead stops before a TNT, a TIP or an event packet
-	 * without decoding it: a bad one fails the event only when it is
-	 * that event's, and otherwise waits for the flow.
+	 * (a FUP an event waits for too) without decoding it: a bad one
+	 * fails the event only when it is that event's, and otherwise waits
+	 * for the flow.
 	 */
-	if (rc == -HWTR_E_FORMAT && (cls = hdr_class(d->pos,
-	    d->cfg.end)) != HDR_STATUS && (done || cls == HDR_TNT ||
+	if (rc == -HWTR_E_FORMAT && (cls = fup && is_fup_hdr(d->pos,
+	    d->cfg.end) ? HDR_EVENT : hdr_class(d->pos, d->cfg.end)) !=
+	    HDR_STATUS && (done || cls == HDR_TNT ||
 	    (cls == HDR_TIP && !tip))) {
 		/* ... but an event begun meets it as a bad query. */
 		if (!done && begun && cls != HDR_EVENT)
