@@ -56,10 +56,15 @@ fpti_fetch_event(struct fpt *d)
 	for (;;) {
 		if ((rc = fpti_read_ahead(d)) < 0 ||
 		    (rc = fpti_peek(d, &pkt)) < 0) {
-			/* A bad TNT or TIP is the query's to meet. */
+			/*
+			 * A bad TNT or TIP is the query's to meet; but the
+			 * TIP a MODE.exec waits for is this fetch's to
+			 * decode (pt_qry_will_event(), evb_tip), and fails
+			 * it before the flow goes on.
+			 */
 			if (rc == -HWTR_E_FORMAT && (hdr_class(d->pos,
-			    d->cfg.end) == HDR_TNT || hdr_class(d->pos,
-			    d->cfg.end) == HDR_TIP))
+			    d->cfg.end) == HDR_TNT || (!d->mode_pending &&
+			    hdr_class(d->pos, d->cfg.end) == HDR_TIP)))
 				return (0);
 			/*
 			 * An event packet cut by the end, or the TIP a
