@@ -68,12 +68,14 @@ fpti_fetch_event(struct fpt *d)
 				return (0);
 			/*
 			 * An event packet cut by the end, or the TIP a
-			 * MODE.exec waits for: libipt's fetch of it meets
-			 * the end, and so does the flow.
+			 * MODE.exec waits for, or the FUP events wait for:
+			 * libipt's fetch of it meets the end, and so does
+			 * the flow.
 			 */
 			if (rc == -HWTR_E_TRUNCATED && (hdr_class(d->pos,
 			    d->cfg.end) == HDR_EVENT || (d->mode_pending &&
-			    hdr_class(d->pos, d->cfg.end) == HDR_TIP)))
+			    hdr_class(d->pos, d->cfg.end) == HDR_TIP) ||
+			    (d->nfupq > 0 && is_fup_hdr(d->pos, d->cfg.end))))
 				d->pos = d->cfg.end;
 			return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
 		}
