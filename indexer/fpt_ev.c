@@ -1047,7 +1047,7 @@ fpti_trail_error(struct fpt *d)
 	struct fpt_pkt pkt;
 	/* A MODE.exec read before waits in libipt's queue for its TIP. */
 	int tip = d->mode_pending, fup = 0, rc, done = 0, step, cls;
-	int begun = 0, asy = 0, modew = d->mode_pending;
+	int begun = 0, asy = 0, modew = d->mode_pending, eaten = 0;
 	unsigned nfupq, nfw = 0, nfc = 0;
 
 	if (d->ntnt > 0 || d->async)
@@ -1070,6 +1070,8 @@ fpti_trail_error(struct fpt *d)
 		nfupq = d->nfupq;
 		if (fup && nfupq == 0)
 			d->nfupq = 1;
+		else if (!fup && eaten)
+			d->nfupq = 0;
 		rc = fpti_read_ahead(d);
 		d->nfupq = nfupq;
 		if (rc == 0)
@@ -1173,6 +1175,15 @@ fpti_trail_error(struct fpt *d)
 		if (step == 0)
 			begun = 1;
 		done = step;
+		/*
+		 * The FUP the events waited for is consumed: nothing waits
+		 * for a FUP, and libipt's read-ahead after the event takes
+		 * the next for an asynchronous branch's (fup_ahead()).
+		 */
+		if (step == 1 && pkt.kind == FPT_PKT_FUP) {
+			fup = 0;
+			eaten = 1;
+		}
 	}
 	/*
 	 * The end of the trace: once the next event's packets have begun,
