@@ -751,7 +751,8 @@ fpti_read_ahead(struct fpt *d)
  * A FUP no event waits for is an asynchronous branch's first half, which
  * libipt's read-ahead decodes (it needs the IP) and reads on after, over
  * the status packets to the TIP.  A dry run of that from @pkt at d->pos:
- * 0, or the error libipt's read-ahead fails with, or unsupported.
+ * 0, or the error libipt's read-ahead fails with (d->pos at the packet
+ * it fails at), or unsupported.
  */
 static int
 fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
@@ -767,8 +768,10 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 			if (rc == -HWTR_E_FORMAT &&
 			    fpti_time_skip(d, p, NULL) < 0)
 				return (-HWTR_E_UNSUPPORTED);
-			return (rc == -HWTR_E_FORMAT && hdr_class(p,
-			    d->cfg.end) == HDR_STATUS ? rc : 0);
+			if (rc == -HWTR_E_FORMAT && hdr_class(p,
+			    d->cfg.end) == HDR_STATUS)
+				goto bad;
+			return (0);
 		}
 		switch (next.kind) {
 		case FPT_PKT_PAD:
@@ -790,7 +793,7 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 			p = q;
 			continue;
 		case FPT_PKT_UNKNOWN:
-			return (-HWTR_E_FORMAT);
+			goto bad;
 		case FPT_PKT_FUP:
 			/*
 			 * libipt queues an asynchronous branch per FUP, six
@@ -800,7 +803,7 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 			 * FUP for none's; three are no hardware's.
 			 */
 			if (next.ipc == FPT_IPC_SUPPRESSED)
-				return (-HWTR_E_FORMAT);
+				goto bad;
 			if (++nfup == 2)
 				return (fpti_unsupported(d, "three FUPs in a "
 				    "row"));
@@ -810,6 +813,10 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 		}
 		p += next.size;
 	}
+bad:
+	/* libipt's read-ahead fails there, its offset that packet's. */
+	d->pos = p;
+	return (-HWTR_E_FORMAT);
 }
 
 /*
@@ -983,9 +990,15 @@ fpti_error_at(struct fpt *d)
 	    (pkt.kind == FPT_PKT_FUP && pkt.ipc != FPT_IPC_SUPPRESSED &&
 	    d->nfupq == 0)))
 		p += pkt.size;
+	/*
+	 * Another packet: libipt's read-ahead had passed those before it,
+	 * and its offset is there.
+	 */
 	if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0 ||
-	    pkt.kind != FPT_PKT_PSB)
+	    pkt.kind != FPT_PKT_PSB) {
+		d->pos = p;
 		return;
+	}
 	for (p += pkt.size; fpt_pkt_parse(p, d->cfg.end, &pkt) > 0;
 	    p += pkt.size) {
 		switch (pkt.kind) {
