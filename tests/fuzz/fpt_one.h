@@ -158,15 +158,45 @@ fpt_one_noip_bug(const struct tf_items *want, const struct tf_items *got,
 }
 
 /*
+ * Where both say there is an error: libipt's offset (pt_blk_get_offset(),
+ * the packet its decode failed at) and fpt's must be the same too.  1
+ * with @msg saying where when an error item both give at the same place
+ * has another offset, else 0.
+ */
+static inline int
+fpt_one_offsets(const struct tf_items *want, const struct tf_items *got,
+    char *msg, size_t len)
+{
+	const struct fpt_item *a, *b;
+	size_t i;
+
+	for (i = 0; i < want->n && i < got->n; i++) {
+		a = &want->v[i];
+		b = &got->v[i];
+		if (a->kind != FPT_ITEM_EVENT || b->kind != FPT_ITEM_EVENT ||
+		    a->event.kind != FPT_EV_ERROR ||
+		    b->event.kind != FPT_EV_ERROR ||
+		    a->event.offset == b->event.offset)
+			continue;
+		snprintf(msg, len, "item %zu: libipt's error at offset %#"
+		    PRIx64 ", fpt's at %#" PRIx64, i, a->event.offset,
+		    b->event.offset);
+		return (1);
+	}
+	return (0);
+}
+
+/*
  * Decode @data with both decoders over @p's code, as a Kaby Lake (6/158/10)
  * with its errata, in ptxed's loop; with @dump each side's items go to
  * stderr.  0 when fpt gives libipt's items (or a prefix of them and says
- * unsupported), 1 when they differ (@msg says where), -1 when a decoder
- * cannot be made (@msg says which).
+ * unsupported), with @offsets its errors at libipt's offsets too, 1 when
+ * they differ (@msg says where), -1 when a decoder cannot be made (@msg
+ * says which).
  */
 static inline int
 fpt_one_run(struct fpt_one_prog *p, const uint8_t *data, size_t size,
-    int dump, char *msg, size_t len)
+    int dump, int offsets, char *msg, size_t len)
 {
 	struct pt_config cfg;
 	struct fpt_config fc;
@@ -207,7 +237,9 @@ fpt_one_run(struct fpt_one_prog *p, const uint8_t *data, size_t size,
 		fprintf(stderr, "%zu fpt    %s\n", i, a);
 	}
 	rc = tf_compare(&want, &got, msg, len);
-	if (rc == 1 && (fpt_one_noip_bug(&want, &got, data, size) ||
+	if (rc == 0 && offsets)
+		rc = fpt_one_offsets(&want, &got, msg, len);
+	else if (rc == 1 && (fpt_one_noip_bug(&want, &got, data, size) ||
 	    fpt_one_mode_bug(&want, &got)))
 		rc = 0;
 	tf_items_free(&want);

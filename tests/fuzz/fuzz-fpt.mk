@@ -40,4 +40,5 @@ fuzz-fpt: deps fuzz-fpt-build
 # an input in tests/fuzz/corpus-fpt/ (reg-*) that make check replays,
 # most also a hand-built case in tests/indexer/t_fpt.c; the libipt bugs
 # the comparison skips are in tests/fuzz/fpt_one.h.  A run with another
-# seed: make fuzz-fpt FUZZ_FLAGS=-seed=N.
+# seed: make fuzz-fpt FUZZ_FLAGS=-seed=N; one that compares the errors'
+# offsets too (t_fpt_seeds does): FUZZ_FPT_OFFSETS=1 make fuzz-fpt.
