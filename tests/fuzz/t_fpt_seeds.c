@@ -8,11 +8,12 @@
  * fpt's differential fuzzer's inputs through the check the fuzzer makes
  * (fpt_one.h): libipt's block decoder and fpt over the calls fixture must
  * give the same blocks and events (errors at the same offsets), or fpt
- * must say unsupported with libipt's items until then.  The inputs are the fuzzer's seeds (ixgen
- * walks over the fixture, made here as tests/fuzz/fuzz-fpt.mk makes
- * them) and the inputs on which it found fpt differing
- * (tests/fuzz/corpus-fpt/reg-*; each also a hand-built case in
- * tests/indexer/t_fpt.c, which does not depend on the fixture's layout).
+ * must say unsupported with libipt's items until then.  The inputs are
+ * the fuzzer's seeds (ixgen walks over the fixture, made here as
+ * tests/fuzz/fuzz-fpt.mk makes them) and the inputs on which it found
+ * fpt differing (tests/fuzz/corpus-fpt/reg-*; most also a hand-built
+ * case in tests/indexer/t_fpt.c or t_fptreg.c, which do not depend on
+ * the fixture's layout).
  */
 
 #include <sys/stat.h>
