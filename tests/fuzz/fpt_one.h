@@ -134,14 +134,45 @@ fpt_one_mode_bug(const struct tf_items *want, const struct tf_items *got)
 }
 
 /*
+ * Whether @off in @data is right after a one-byte TIP (0x0d) and the
+ * packets libipt's read-ahead passes after it (PAD, timing, PSBEND),
+ * that TIP at most 64 bytes before.
+ */
+static inline int
+fpt_one_after_noip(const uint8_t *data, size_t size, uint64_t off)
+{
+	const uint8_t *p;
+	struct fpt_pkt pkt;
+	size_t q;
+
+	if (off > size)
+		return (0);
+	for (q = (size_t)off; q-- > 0 && off - q <= 64;) {
+		if (data[q] != 0x0d)
+			continue;
+		for (p = data + q + 1; p < data + off &&
+		    fpt_pkt_parse(p, data + size, &pkt) > 0 &&
+		    (pkt.kind == FPT_PKT_PAD || pkt.kind == FPT_PKT_TSC ||
+		    pkt.kind == FPT_PKT_MTC || pkt.kind == FPT_PKT_CYC ||
+		    pkt.kind == FPT_PKT_TMA || pkt.kind == FPT_PKT_PSBEND);
+		    p += pkt.size)
+			;
+		if (p == data + off)
+			return (1);
+	}
+	return (0);
+}
+
+/*
  * A libipt 2.0 bug the comparison skips: a TIP without IP for an
  * indirect branch is -pte_noip in pt_blk_proceed_with_trace(), but
  * pt_blk_proceed_no_event_cached() (ptbq_indirect, the uncompressed
  * return) ignores the pts_ip_suppressed its query answers and goes on
  * from the IP it had, so what libipt gives there depends on its block
- * cache.  fpt gives the error always.  1 when the first difference is
- * fpt's error right after such a TIP (the one byte 0x0d): past it the
- * two are not compared.
+ * cache.  fpt gives the error always, at the packet after those libipt's
+ * read-ahead passes.  1 when the first difference is fpt's error right
+ * after such a TIP (the one byte 0x0d) and those: past it the two are
+ * not compared.
  */
 static inline int
 fpt_one_noip_bug(const struct tf_items *want, const struct tf_items *got,
@@ -153,8 +184,8 @@ fpt_one_noip_bug(const struct tf_items *want, const struct tf_items *got,
 	if (i >= got->n || got->v[i].kind != FPT_ITEM_EVENT)
 		return (0);
 	e = &got->v[i].event;
-	return (e->kind == FPT_EV_ERROR && e->offset >= 1 &&
-	    e->offset <= size && data[e->offset - 1] == 0x0d);
+	return (e->kind == FPT_EV_ERROR &&
+	    fpt_one_after_noip(data, size, e->offset));
 }
 
 /*

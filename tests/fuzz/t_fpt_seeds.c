@@ -143,7 +143,8 @@ add_item(struct tf_items *l, int ev, uint64_t ip, uint32_t ninsn,
 ATF_TC_WITHOUT_HEAD(skips_are_narrow);
 ATF_TC_BODY(skips_are_narrow, tc)
 {
-	static const uint8_t tip[] = { 0x0d, 0x00 };
+	/* TIP without IP, PAD, CYC, TNT. */
+	static const uint8_t tip[] = { 0x0d, 0x00, 0x87, 0x00, 0x04, 0x00 };
 	struct tf_items want, got;
 
 	memset(&want, 0, sizeof(want));
@@ -179,11 +180,20 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	want.v[5].event.error = pte_bad_opc;
 	ATF_CHECK(fpt_one_mode_bug(&want, &got) == 0);
 
-	/* fpt's error right after a one-byte TIP, and only there. */
+	/*
+	 * fpt's error right after a one-byte TIP and the PADs and timing
+	 * packets after it, and only there.
+	 */
 	got.v[4] = want.v[2];
 	got.v[4].event.offset = 1;
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, tip, sizeof(tip)) == 1);
 	got.v[4].event.offset = 2;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, tip, sizeof(tip)) == 1);
+	got.v[4].event.offset = 4;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, tip, sizeof(tip)) == 1);
+	got.v[4].event.offset = 5;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, tip, sizeof(tip)) == 0);
+	got.v[4].event.offset = 0;
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, tip, sizeof(tip)) == 0);
 	tf_items_free(&want);
 	tf_items_free(&got);
