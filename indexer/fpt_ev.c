@@ -979,7 +979,7 @@ fpti_error_at(struct fpt *d)
 {
 	struct fpt_pkt pkt;
 	const uint8_t *p = d->pos;
-	int st = 0;
+	int st = 0, rc;
 
 	if (p == NULL)
 		return;
@@ -992,11 +992,16 @@ fpti_error_at(struct fpt *d)
 		p += pkt.size;
 	/*
 	 * Another packet: libipt's read-ahead had passed those before it,
-	 * and its offset is there.
+	 * and its offset is there; past a status packet the end of the
+	 * trace cuts, as fpti_read_ahead() goes, when its header is whole
+	 * (libipt's fetch of a cut header stays before it).
 	 */
-	if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0 ||
+	if ((rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) <= 0 ||
 	    pkt.kind != FPT_PKT_PSB) {
-		d->pos = p;
+		d->pos = rc == -HWTR_E_TRUNCATED && (is_status_hdr(p,
+		    d->cfg.end) || (d->nfupq == 0 && is_fup_hdr(p,
+		    d->cfg.end))) && (p[0] != 0x02 || (d->cfg.end - p >= 2 &&
+		    (p[1] != 0xc3 || d->cfg.end - p >= 3))) ? d->cfg.end : p;
 		return;
 	}
 	for (p += pkt.size; fpt_pkt_parse(p, d->cfg.end, &pkt) > 0;

@@ -135,8 +135,9 @@ fpt_one_mode_bug(const struct tf_items *want, const struct tf_items *got)
 
 /*
  * Whether @off in @data is right after a one-byte TIP (0x0d) and the
- * packets libipt's read-ahead passes after it (PAD, timing, PSBEND),
- * that TIP at most 64 bytes before.
+ * packets libipt's read-ahead passes after it (PAD, timing, PSBEND, a
+ * packet the end of the trace cuts when @off is the end), that TIP at
+ * most 64 bytes before.
  */
 static inline int
 fpt_one_after_noip(const uint8_t *data, size_t size, uint64_t off)
@@ -144,19 +145,25 @@ fpt_one_after_noip(const uint8_t *data, size_t size, uint64_t off)
 	const uint8_t *p;
 	struct fpt_pkt pkt;
 	size_t q;
+	int rc;
 
 	if (off > size)
 		return (0);
 	for (q = (size_t)off; q-- > 0 && off - q <= 64;) {
 		if (data[q] != 0x0d)
 			continue;
-		for (p = data + q + 1; p < data + off &&
-		    fpt_pkt_parse(p, data + size, &pkt) > 0 &&
-		    (pkt.kind == FPT_PKT_PAD || pkt.kind == FPT_PKT_TSC ||
-		    pkt.kind == FPT_PKT_MTC || pkt.kind == FPT_PKT_CYC ||
-		    pkt.kind == FPT_PKT_TMA || pkt.kind == FPT_PKT_PSBEND);
-		    p += pkt.size)
-			;
+		for (p = data + q + 1; p < data + off; p += pkt.size) {
+			rc = fpt_pkt_parse(p, data + size, &pkt);
+			if (rc == -HWTR_E_TRUNCATED && off == size)
+				p = data + off;
+			if (rc <= 0 || (pkt.kind != FPT_PKT_PAD &&
+			    pkt.kind != FPT_PKT_TSC &&
+			    pkt.kind != FPT_PKT_MTC &&
+			    pkt.kind != FPT_PKT_CYC &&
+			    pkt.kind != FPT_PKT_TMA &&
+			    pkt.kind != FPT_PKT_PSBEND))
+				break;
+		}
 		if (p == data + off)
 			return (1);
 	}

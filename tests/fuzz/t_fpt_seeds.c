@@ -145,6 +145,9 @@ ATF_TC_BODY(skips_are_narrow, tc)
 {
 	/* TIP without IP, PAD, CYC, TNT. */
 	static const uint8_t tip[] = { 0x0d, 0x00, 0x87, 0x00, 0x04, 0x00 };
+	/* TIP without IP, PAD (or TNT), a CYC cut by the end. */
+	static const uint8_t cut[] = { 0x0d, 0x00, 0x87 };
+	static const uint8_t tntcut[] = { 0x0d, 0x04, 0x87 };
 	struct tf_items want, got;
 
 	memset(&want, 0, sizeof(want));
@@ -195,6 +198,10 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, tip, sizeof(tip)) == 0);
 	got.v[4].event.offset = 0;
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, tip, sizeof(tip)) == 0);
+	/* ... and at the end, past a packet it cuts, not past a TNT. */
+	got.v[4].event.offset = 3;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, cut, sizeof(cut)) == 1);
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, tntcut, sizeof(tntcut)) == 0);
 	tf_items_free(&want);
 	tf_items_free(&got);
 }
