@@ -998,10 +998,13 @@ fpti_error_at(struct fpt *d)
 	 */
 	if ((rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) <= 0 ||
 	    pkt.kind != FPT_PKT_PSB) {
-		d->pos = rc == -HWTR_E_TRUNCATED && (is_status_hdr(p,
-		    d->cfg.end) || (d->nfupq == 0 && is_fup_hdr(p,
-		    d->cfg.end))) && (p[0] != 0x02 || (d->cfg.end - p >= 2 &&
-		    (p[1] != 0xc3 || d->cfg.end - p >= 3))) ? d->cfg.end : p;
+		if (rc == -HWTR_E_TRUNCATED && p < d->cfg.end &&
+		    (is_status_hdr(p, d->cfg.end) || (d->nfupq == 0 &&
+		    is_fup_hdr(p, d->cfg.end))) && (p[0] != 0x02 ||
+		    (d->cfg.end - p >= 2 && (p[1] != 0xc3 ||
+		    d->cfg.end - p >= 3))))
+			p = d->cfg.end;
+		d->pos = p;
 		return;
 	}
 	for (p += pkt.size; fpt_pkt_parse(p, d->cfg.end, &pkt) > 0;
