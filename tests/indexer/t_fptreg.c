@@ -185,11 +185,12 @@ ATF_TC_BODY(async_fups_after_mwait_fup, tc)
 }
 
 /*
- * A MODE.exec after the TIP.PGE waits for its TIP, but PADs and a TNT
- * come: the fetch after the enabled event fails (a bad query) and loses
- * it.  libipt's read-ahead passed the PADs: its error is at the TNT,
- * 0x1f (fpt named the first PAD).  By construction: the mode event and
- * the error: 2 items.
+ * A PIP after the TIP.PGE is a paging event for the next MOV CR3, but a
+ * TNT comes after two PADs while the flow is at a ret: the ret's query
+ * for a TIP fails (a bad query).  libipt's read-ahead had passed the
+ * PADs: its error is at the TNT, 0x25 (fpt named the first PAD).  By
+ * construction: the mode event, the enabled event, the paging event,
+ * the error: 4 items.
  */
 ATF_TC_WITHOUT_HEAD(bad_query_offset_after_pads);
 ATF_TC_BODY(bad_query_offset_after_pads, tc)
@@ -197,15 +198,15 @@ ATF_TC_BODY(bad_query_offset_after_pads, tc)
 	static const uint8_t pt[] = {
 		PSB_PLUS_OFF,
 		PGE_1000,
-		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x43, 0x00, 0x20, 0, 0, 0, 0,	/* PIP */
 		0x00, 0x00,				/* PAD, PAD */
 		0x04,					/* TNT: N */
 	};
-	/* jmp *%rax */
-	static const uint8_t code[] = { 0xff, 0xe0 };
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
 
 	both("bad_query_offset_after_pads", pt, sizeof(pt), code,
-	    sizeof(code), 2, 0x1f, 0);
+	    sizeof(code), 4, 0x25, 0);
 }
 
 ATF_TP_ADD_TCS(tp)
