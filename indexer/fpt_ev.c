@@ -60,12 +60,15 @@ fpti_fetch_event(struct fpt *d)
 			 * A bad TNT or TIP is the query's to meet; but the
 			 * TIP a MODE.exec waits for is this fetch's to
 			 * decode (pt_qry_will_event(), evb_tip), and fails
-			 * it before the flow goes on.
+			 * it before the flow goes on.  Its header alone is
+			 * libipt's bad query where a whole one is (below).
 			 */
 			if (rc == -HWTR_E_FORMAT && (hdr_class(d->pos,
 			    d->cfg.end) == HDR_TNT || (!d->mode_pending &&
 			    hdr_class(d->pos, d->cfg.end) == HDR_TIP)))
-				return (0);
+				return (d->nfupq > nfupq || (mode_here &&
+				    hdr_class(d->pos, d->cfg.end) == HDR_TNT) ?
+				    -HWTR_E_NOENT : 0);
 			/*
 			 * An event packet cut by the end, or the TIP a
 			 * MODE.exec waits for, or the FUP events wait for:
