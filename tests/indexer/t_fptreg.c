@@ -209,6 +209,31 @@ ATF_TC_BODY(bad_query_offset_after_pads, tc)
 	    sizeof(code), 4, 0x25, 0);
 }
 
+/*
+ * A MODE.TSX while tracing waits for its FUP, but a TIP with a reserved
+ * IP size comes: libipt's fetch refuses it by its header (a bad query)
+ * before the next block (seed 1010).  By construction: the mode event,
+ * the enabled event, the block to the second jz (the bit), the error at
+ * the TIP, 0x1f: 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_tip_after_tsx_mode);
+ATF_TC_BODY(bad_tip_after_tsx_mode, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x04,					/* TNT: N */
+		0x99, 0x21,				/* MODE.TSX: InTX */
+		0x00,					/* PAD */
+		0xad, 0, 0, 0, 0, 0, 0, 0, 0,		/* TIP, IP size 5 */
+	};
+	/* jz +0; jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0x74, 0x00, 0xc3 };
+
+	both("bad_tip_after_tsx_mode", pt, sizeof(pt), code, sizeof(code),
+	    4, 0x1f, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -216,5 +241,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, cut_fup_after_tsx_mode);
 	ATF_TP_ADD_TC(tp, async_fups_after_mwait_fup);
 	ATF_TP_ADD_TC(tp, bad_query_offset_after_pads);
+	ATF_TP_ADD_TC(tp, bad_tip_after_tsx_mode);
 	return (atf_no_error());
 }
