@@ -27,6 +27,7 @@ static int	standalone_ahead(struct fpt *, struct fpt_pkt *);
 static int	ovf_check(struct fpt *);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	hdr_class(const uint8_t *, const uint8_t *);
+static int	is_fup_hdr(const uint8_t *, const uint8_t *);
 static int	fup_ahead(struct fpt *, const struct fpt_pkt *);
 
 /* What a packet's header is to libipt's read-ahead (its pt_df_fetch). */
@@ -55,19 +56,29 @@ fpti_fetch_event(struct fpt *d)
 	for (;;) {
 		if ((rc = fpti_read_ahead(d)) < 0 ||
 		    (rc = fpti_peek(d, &pkt)) < 0) {
-			/* A bad TNT or TIP is the query's to meet. */
+			/*
+			 * A bad TNT or TIP is the query's to meet; but the
+			 * TIP a MODE.exec waits for is this fetch's to
+			 * decode (pt_qry_will_event(), evb_tip), and fails
+			 * it before the flow goes on.  Its header alone is
+			 * libipt's bad query where a whole one is (below).
+			 */
 			if (rc == -HWTR_E_FORMAT && (hdr_class(d->pos,
-			    d->cfg.end) == HDR_TNT || hdr_class(d->pos,
-			    d->cfg.end) == HDR_TIP))
-				return (0);
+			    d->cfg.end) == HDR_TNT || (!d->mode_pending &&
+			    hdr_class(d->pos, d->cfg.end) == HDR_TIP)))
+				return (d->nfupq > nfupq || (mode_here &&
+				    hdr_class(d->pos, d->cfg.end) == HDR_TNT) ?
+				    -HWTR_E_NOENT : 0);
 			/*
 			 * An event packet cut by the end, or the TIP a
-			 * MODE.exec waits for: libipt's fetch of it meets
-			 * the end, and so does the flow.
+			 * MODE.exec waits for, or the FUP events wait for:
+			 * libipt's fetch of it meets the end, and so does
+			 * the flow.
 			 */
 			if (rc == -HWTR_E_TRUNCATED && (hdr_class(d->pos,
 			    d->cfg.end) == HDR_EVENT || (d->mode_pending &&
-			    hdr_class(d->pos, d->cfg.end) == HDR_TIP)))
+			    hdr_class(d->pos, d->cfg.end) == HDR_TIP) ||
+			    (d->nfupq > 0 && is_fup_hdr(d->pos, d->cfg.end))))
 				d->pos = d->cfg.end;
 			return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
 		}
@@ -690,8 +701,9 @@ fpti_read_ahead(struct fpt *d)
 			 * packet on its header alone: a bad one fails
 			 * whoever decodes it next, not the read-ahead.
 			 */
-			if (rc == -HWTR_E_FORMAT && hdr_class(d->pos,
-			    d->cfg.end) != HDR_STATUS)
+			if (rc == -HWTR_E_FORMAT && (hdr_class(d->pos,
+			    d->cfg.end) != HDR_STATUS || (d->nfupq > 0 &&
+			    is_fup_hdr(d->pos, d->cfg.end))))
 				return (0);
 			/* A corrupt TMA that SKZ84 has libipt skip. */
 			if (rc == -HWTR_E_FORMAT &&
@@ -742,7 +754,8 @@ fpti_read_ahead(struct fpt *d)
  * A FUP no event waits for is an asynchronous branch's first half, which
  * libipt's read-ahead decodes (it needs the IP) and reads on after, over
  * the status packets to the TIP.  A dry run of that from @pkt at d->pos:
- * 0, or the error libipt's read-ahead fails with, or unsupported.
+ * 0, or the error libipt's read-ahead fails with (d->pos at the packet
+ * it fails at), or unsupported.
  */
 static int
 fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
@@ -758,8 +771,10 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 			if (rc == -HWTR_E_FORMAT &&
 			    fpti_time_skip(d, p, NULL) < 0)
 				return (-HWTR_E_UNSUPPORTED);
-			return (rc == -HWTR_E_FORMAT && hdr_class(p,
-			    d->cfg.end) == HDR_STATUS ? rc : 0);
+			if (rc == -HWTR_E_FORMAT && hdr_class(p,
+			    d->cfg.end) == HDR_STATUS)
+				goto bad;
+			return (0);
 		}
 		switch (next.kind) {
 		case FPT_PKT_PAD:
@@ -781,7 +796,7 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 			p = q;
 			continue;
 		case FPT_PKT_UNKNOWN:
-			return (-HWTR_E_FORMAT);
+			goto bad;
 		case FPT_PKT_FUP:
 			/*
 			 * libipt queues an asynchronous branch per FUP, six
@@ -791,7 +806,7 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 			 * FUP for none's; three are no hardware's.
 			 */
 			if (next.ipc == FPT_IPC_SUPPRESSED)
-				return (-HWTR_E_FORMAT);
+				goto bad;
 			if (++nfup == 2)
 				return (fpti_unsupported(d, "three FUPs in a "
 				    "row"));
@@ -801,6 +816,10 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 		}
 		p += next.size;
 	}
+bad:
+	/* libipt's read-ahead fails there, its offset that packet's. */
+	d->pos = p;
+	return (-HWTR_E_FORMAT);
 }
 
 /*
@@ -898,6 +917,17 @@ trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int asy, int *tip,
 	}
 }
 
+/*
+ * Whether the packet at @p is a FUP by its header: an event packet to
+ * libipt's read-ahead while an event waits for one (pt_qry_will_event(),
+ * evb_fup), which stops there without decoding it, a bad IP size too.
+ */
+static int
+is_fup_hdr(const uint8_t *p, const uint8_t *end)
+{
+	return (p < end && (p[0] & 0x1f) == 0x1d);
+}
+
 static int
 hdr_class(const uint8_t *p, const uint8_t *end)
 {
@@ -952,7 +982,7 @@ fpti_error_at(struct fpt *d)
 {
 	struct fpt_pkt pkt;
 	const uint8_t *p = d->pos;
-	int st = 0;
+	int st = 0, rc;
 
 	if (p == NULL)
 		return;
@@ -963,9 +993,23 @@ fpti_error_at(struct fpt *d)
 	    (pkt.kind == FPT_PKT_FUP && pkt.ipc != FPT_IPC_SUPPRESSED &&
 	    d->nfupq == 0)))
 		p += pkt.size;
-	if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0 ||
-	    pkt.kind != FPT_PKT_PSB)
+	/*
+	 * Another packet: libipt's read-ahead had passed those before it,
+	 * and its offset is there; past a status packet the end of the
+	 * trace cuts, as fpti_read_ahead() goes, when its header is whole
+	 * (libipt's fetch of a cut header stays before it).
+	 */
+	if ((rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) <= 0 ||
+	    pkt.kind != FPT_PKT_PSB) {
+		if (rc == -HWTR_E_TRUNCATED && p < d->cfg.end &&
+		    (is_status_hdr(p, d->cfg.end) || (d->nfupq == 0 &&
+		    is_fup_hdr(p, d->cfg.end))) && (p[0] != 0x02 ||
+		    (d->cfg.end - p >= 2 && (p[1] != 0xc3 ||
+		    d->cfg.end - p >= 3))))
+			p = d->cfg.end;
+		d->pos = p;
 		return;
+	}
 	for (p += pkt.size; fpt_pkt_parse(p, d->cfg.end, &pkt) > 0;
 	    p += pkt.size) {
 		switch (pkt.kind) {
@@ -1027,7 +1071,7 @@ fpti_trail_error(struct fpt *d)
 	struct fpt_pkt pkt;
 	/* A MODE.exec read before waits in libipt's queue for its TIP. */
 	int tip = d->mode_pending, fup = 0, rc, done = 0, step, cls;
-	int begun = 0, asy = 0, modew = d->mode_pending;
+	int begun = 0, asy = 0, modew = d->mode_pending, eaten = 0;
 	unsigned nfupq, nfw = 0, nfc = 0;
 
 	if (d->ntnt > 0 || d->async)
@@ -1050,6 +1094,8 @@ fpti_trail_error(struct fpt *d)
 		nfupq = d->nfupq;
 		if (fup && nfupq == 0)
 			d->nfupq = 1;
+		else if (!fup && eaten)
+			d->nfupq = 0;
 		rc = fpti_read_ahead(d);
 		d->nfupq = nfupq;
 		if (rc == 0)
@@ -1153,6 +1199,15 @@ fpti_trail_error(struct fpt *d)
 		if (step == 0)
 			begun = 1;
 		done = step;
+		/*
+		 * The FUP the events waited for is consumed: nothing waits
+		 * for a FUP, and libipt's read-ahead after the event takes
+		 * the next for an asynchronous branch's (fup_ahead()).
+		 */
+		if (step == 1 && pkt.kind == FPT_PKT_FUP) {
+			fup = 0;
+			eaten = 1;
+		}
 	}
 	/*
 	 * The end of the trace: once the next event's packets have begun,
@@ -1172,11 +1227,13 @@ fpti_trail_error(struct fpt *d)
 	}
 	/*
 	 * libipt's read-ahead stops before a TNT, a TIP or an event packet
-	 * without decoding it: a bad one fails the event only when it is
-	 * that event's, and otherwise waits for the flow.
+	 * (a FUP an event waits for too) without decoding it: a bad one
+	 * fails the event only when it is that event's, and otherwise waits
+	 * for the flow.
 	 */
-	if (rc == -HWTR_E_FORMAT && (cls = hdr_class(d->pos,
-	    d->cfg.end)) != HDR_STATUS && (done || cls == HDR_TNT ||
+	if (rc == -HWTR_E_FORMAT && (cls = fup && is_fup_hdr(d->pos,
+	    d->cfg.end) ? HDR_EVENT : hdr_class(d->pos, d->cfg.end)) !=
+	    HDR_STATUS && (done || cls == HDR_TNT ||
 	    (cls == HDR_TIP && !tip))) {
 		/* ... but an event begun meets it as a bad query. */
 		if (!done && begun && cls != HDR_EVENT)

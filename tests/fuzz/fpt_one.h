@@ -134,14 +134,52 @@ fpt_one_mode_bug(const struct tf_items *want, const struct tf_items *got)
 }
 
 /*
+ * Whether @off in @data is right after a one-byte TIP (0x0d) and the
+ * packets libipt's read-ahead passes after it (PAD, timing, PSBEND, a
+ * packet the end of the trace cuts when @off is the end), that TIP at
+ * most 64 bytes before.
+ */
+static inline int
+fpt_one_after_noip(const uint8_t *data, size_t size, uint64_t off)
+{
+	const uint8_t *p;
+	struct fpt_pkt pkt;
+	size_t q;
+	int rc;
+
+	if (off > size)
+		return (0);
+	for (q = (size_t)off; q-- > 0 && off - q <= 64;) {
+		if (data[q] != 0x0d)
+			continue;
+		for (p = data + q + 1; p < data + off; p += pkt.size) {
+			rc = fpt_pkt_parse(p, data + size, &pkt);
+			if (rc == -HWTR_E_TRUNCATED && off == size)
+				p = data + off;
+			if (rc <= 0 || (pkt.kind != FPT_PKT_PAD &&
+			    pkt.kind != FPT_PKT_TSC &&
+			    pkt.kind != FPT_PKT_MTC &&
+			    pkt.kind != FPT_PKT_CYC &&
+			    pkt.kind != FPT_PKT_TMA &&
+			    pkt.kind != FPT_PKT_PSBEND))
+				break;
+		}
+		if (p == data + off)
+			return (1);
+	}
+	return (0);
+}
+
+/*
  * A libipt 2.0 bug the comparison skips: a TIP without IP for an
  * indirect branch is -pte_noip in pt_blk_proceed_with_trace(), but
  * pt_blk_proceed_no_event_cached() (ptbq_indirect, the uncompressed
  * return) ignores the pts_ip_suppressed its query answers and goes on
  * from the IP it had, so what libipt gives there depends on its block
- * cache.  fpt gives the error always.  1 when the first difference is
- * fpt's error right after such a TIP (the one byte 0x0d): past it the
- * two are not compared.
+ * cache.  fpt gives the error always, at the packet after those libipt's
+ * read-ahead passes.  1 when the first difference is fpt's error right
+ * after such a TIP (the one byte 0x0d) and those: past it the two are
+ * not compared.
  */
 static inline int
 fpt_one_noip_bug(const struct tf_items *want, const struct tf_items *got,
@@ -153,20 +191,50 @@ fpt_one_noip_bug(const struct tf_items *want, const struct tf_items *got,
 	if (i >= got->n || got->v[i].kind != FPT_ITEM_EVENT)
 		return (0);
 	e = &got->v[i].event;
-	return (e->kind == FPT_EV_ERROR && e->offset >= 1 &&
-	    e->offset <= size && data[e->offset - 1] == 0x0d);
+	return (e->kind == FPT_EV_ERROR &&
+	    fpt_one_after_noip(data, size, e->offset));
+}
+
+/*
+ * Where both say there is an error: libipt's offset (pt_blk_get_offset(),
+ * the packet its decode failed at) and fpt's must be the same too.  1
+ * with @msg saying where when an error item both give at the same place
+ * has another offset, else 0.
+ */
+static inline int
+fpt_one_offsets(const struct tf_items *want, const struct tf_items *got,
+    char *msg, size_t len)
+{
+	const struct fpt_item *a, *b;
+	size_t i;
+
+	for (i = 0; i < want->n && i < got->n; i++) {
+		a = &want->v[i];
+		b = &got->v[i];
+		if (a->kind != FPT_ITEM_EVENT || b->kind != FPT_ITEM_EVENT ||
+		    a->event.kind != FPT_EV_ERROR ||
+		    b->event.kind != FPT_EV_ERROR ||
+		    a->event.offset == b->event.offset)
+			continue;
+		snprintf(msg, len, "item %zu: libipt's error at offset %#"
+		    PRIx64 ", fpt's at %#" PRIx64, i, a->event.offset,
+		    b->event.offset);
+		return (1);
+	}
+	return (0);
 }
 
 /*
  * Decode @data with both decoders over @p's code, as a Kaby Lake (6/158/10)
  * with its errata, in ptxed's loop; with @dump each side's items go to
  * stderr.  0 when fpt gives libipt's items (or a prefix of them and says
- * unsupported), 1 when they differ (@msg says where), -1 when a decoder
- * cannot be made (@msg says which).
+ * unsupported), with @offsets its errors at libipt's offsets too, 1 when
+ * they differ (@msg says where), -1 when a decoder cannot be made (@msg
+ * says which).
  */
 static inline int
 fpt_one_run(struct fpt_one_prog *p, const uint8_t *data, size_t size,
-    int dump, char *msg, size_t len)
+    int dump, int offsets, char *msg, size_t len)
 {
 	struct pt_config cfg;
 	struct fpt_config fc;
@@ -207,7 +275,9 @@ fpt_one_run(struct fpt_one_prog *p, const uint8_t *data, size_t size,
 		fprintf(stderr, "%zu fpt    %s\n", i, a);
 	}
 	rc = tf_compare(&want, &got, msg, len);
-	if (rc == 1 && (fpt_one_noip_bug(&want, &got, data, size) ||
+	if (rc == 0 && offsets)
+		rc = fpt_one_offsets(&want, &got, msg, len);
+	else if (rc == 1 && (fpt_one_noip_bug(&want, &got, data, size) ||
 	    fpt_one_mode_bug(&want, &got)))
 		rc = 0;
 	tf_items_free(&want);

@@ -3,7 +3,8 @@
 # (tests/fuzz/fuzz_fpt.c).  Seeded with ixgen walks over the same program
 # made here (build-fuzz/seeds-fpt/) and with the inputs it once found fpt
 # differing on (tests/fuzz/corpus-fpt/, read only; add such an input
-# there as reg-<what>, with a hand-built case in tests/indexer/t_fpt.c);
+# there as reg-<what>, with a hand-built case in tests/indexer/t_fptreg.c,
+# t_fpt.c being full);
 # what it finds goes to build-fuzz/corpus-fpt/.  tests/fuzz/t_fpt_seeds
 # runs the walks and tests/fuzz/corpus-fpt/ in make check.  Built with
 # clang like the other fuzzers, from common/ and fpt's own sources only.
@@ -38,6 +39,8 @@ fuzz-fpt: deps fuzz-fpt-build
 
 # Part of `make fuzz` (tests/fuzz/fuzz.mk).  Each difference it found is
 # an input in tests/fuzz/corpus-fpt/ (reg-*) that make check replays,
-# most also a hand-built case in tests/indexer/t_fpt.c; the libipt bugs
-# the comparison skips are in tests/fuzz/fpt_one.h.  A run with another
-# seed: make fuzz-fpt FUZZ_FLAGS=-seed=N.
+# most also a hand-built case in tests/indexer/t_fpt.c or t_fptreg.c; the
+# libipt bugs the comparison skips are in tests/fuzz/fpt_one.h.  A run
+# with another seed: make fuzz-fpt FUZZ_FLAGS=-seed=N; one that compares
+# the errors' offsets too (t_fpt_seeds does): FUZZ_FPT_OFFSETS=1 make
+# fuzz-fpt.

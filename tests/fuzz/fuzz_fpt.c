@@ -9,11 +9,13 @@
  * (issue 29 item 2): each input is an Intel PT trace over the executable
  * segments of a real program (FUZZ_FPT_PROG, by default the calls fixture
  * the build made), decoded by libipt's block decoder and by fpt in
- * ptxed's loop; their blocks and events must be equal one by one, or fpt
- * must say unsupported (its items until then libipt's).  A difference
- * aborts with both sides.  Seeds are ixgen walks over the same program
- * (tests/fuzz/fuzz-fpt.mk); the check of one input is fpt_one.h's,
- * which the seed-corpus test (t_fpt_seeds.c) shares.
+ * ptxed's loop; their blocks and events must be equal one by one (with
+ * FUZZ_FPT_OFFSETS set in the environment, errors at the same offset
+ * too), or fpt must say unsupported (its items until then libipt's).  A
+ * difference aborts with both sides.  Seeds are ixgen walks over the same
+ * program (tests/fuzz/fuzz-fpt.mk); the check of one input is
+ * fpt_one.h's, which the seed-corpus test (t_fpt_seeds.c) shares, there
+ * with the offsets.
  *
  * libipt's blocks depend on its block cache, which lives with the image's
  * sections, so each input gets a new libipt image (and a new fpt).
@@ -59,7 +61,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 
 	rc = fpt_one_run(&prog, data, size, getenv("FUZZ_FPT_DUMP") != NULL,
-	    msg, sizeof(msg));
+	    getenv("FUZZ_FPT_OFFSETS") != NULL, msg, sizeof(msg));
 	if (rc < 0) {
 		fprintf(stderr, "fuzz_fpt: %s\n", msg);
 		abort();

@@ -7,12 +7,13 @@
 /*
  * fpt's differential fuzzer's inputs through the check the fuzzer makes
  * (fpt_one.h): libipt's block decoder and fpt over the calls fixture must
- * give the same blocks and events, or fpt must say unsupported with
- * libipt's items until then.  The inputs are the fuzzer's seeds (ixgen
- * walks over the fixture, made here as tests/fuzz/fuzz-fpt.mk makes
- * them) and the inputs on which it found fpt differing
- * (tests/fuzz/corpus-fpt/reg-*; each also a hand-built case in
- * tests/indexer/t_fpt.c, which does not depend on the fixture's layout).
+ * give the same blocks and events (errors at the same offsets), or fpt
+ * must say unsupported with libipt's items until then.  The inputs are
+ * the fuzzer's seeds (ixgen walks over the fixture, made here as
+ * tests/fuzz/fuzz-fpt.mk makes them) and the inputs on which it found
+ * fpt differing (tests/fuzz/corpus-fpt/reg-*; most also a hand-built
+ * case in tests/indexer/t_fpt.c or t_fptreg.c, which do not depend on
+ * the fixture's layout).
  */
 
 #include <sys/stat.h>
@@ -54,7 +55,7 @@ check_file(struct fpt_one_prog *p, const char *name, const char *path)
 
 	buf = tf_slurp(path, &len);
 	ATF_REQUIRE_MSG(buf != NULL, "%s: cannot read it", path);
-	rc = fpt_one_run(p, buf, len, getenv("T_FPT_SEEDS_DUMP") != NULL,
+	rc = fpt_one_run(p, buf, len, getenv("T_FPT_SEEDS_DUMP") != NULL, 1,
 	    msg, sizeof(msg));
 	free(buf);
 	ATF_CHECK_MSG(rc == 0, "%s: expected fpt to give libipt's items, "
@@ -142,7 +143,11 @@ add_item(struct tf_items *l, int ev, uint64_t ip, uint32_t ninsn,
 ATF_TC_WITHOUT_HEAD(skips_are_narrow);
 ATF_TC_BODY(skips_are_narrow, tc)
 {
-	static const uint8_t tip[] = { 0x0d, 0x00 };
+	/* TIP without IP, PAD, CYC, TNT. */
+	static const uint8_t tip[] = { 0x0d, 0x00, 0x87, 0x00, 0x04, 0x00 };
+	/* TIP without IP, PAD (or TNT), a CYC cut by the end. */
+	static const uint8_t cut[] = { 0x0d, 0x00, 0x87 };
+	static const uint8_t tntcut[] = { 0x0d, 0x04, 0x87 };
 	struct tf_items want, got;
 
 	memset(&want, 0, sizeof(want));
@@ -178,12 +183,51 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	want.v[5].event.error = pte_bad_opc;
 	ATF_CHECK(fpt_one_mode_bug(&want, &got) == 0);
 
-	/* fpt's error right after a one-byte TIP, and only there. */
+	/*
+	 * fpt's error right after a one-byte TIP and the PADs and timing
+	 * packets after it, and only there.
+	 */
 	got.v[4] = want.v[2];
 	got.v[4].event.offset = 1;
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, tip, sizeof(tip)) == 1);
 	got.v[4].event.offset = 2;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, tip, sizeof(tip)) == 1);
+	got.v[4].event.offset = 4;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, tip, sizeof(tip)) == 1);
+	got.v[4].event.offset = 5;
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, tip, sizeof(tip)) == 0);
+	got.v[4].event.offset = 0;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, tip, sizeof(tip)) == 0);
+	/* ... and at the end, past a packet it cuts, not past a TNT. */
+	got.v[4].event.offset = 3;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, cut, sizeof(cut)) == 1);
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, tntcut, sizeof(tntcut)) == 0);
+	tf_items_free(&want);
+	tf_items_free(&got);
+}
+
+/* Errors at the same item compare their offsets, only those. */
+ATF_TC_WITHOUT_HEAD(error_offsets_compared);
+ATF_TC_BODY(error_offsets_compared, tc)
+{
+	struct tf_items want, got;
+	char msg[256];
+
+	memset(&want, 0, sizeof(want));
+	memset(&got, 0, sizeof(got));
+	add_item(&want, 0, 0x1000, 4, 64);
+	add_item(&want, 1, 0x39, 0, 0);
+	add_item(&got, 0, 0x1000, 4, 64);
+	add_item(&got, 1, 0x39, 0, 0);
+	ATF_CHECK(fpt_one_offsets(&want, &got, msg, sizeof(msg)) == 0);
+	got.v[1].event.offset = 0x36;
+	ATF_CHECK(fpt_one_offsets(&want, &got, msg, sizeof(msg)) == 1);
+	ATF_CHECK_MSG(strstr(msg, "0x39") != NULL && strstr(msg, "0x36") !=
+	    NULL, "%s", msg);
+	/* A block's address is no error offset. */
+	got.v[1].event.offset = 0x39;
+	got.v[0].block.ip = 0x2000;
+	ATF_CHECK(fpt_one_offsets(&want, &got, msg, sizeof(msg)) == 0);
 	tf_items_free(&want);
 	tf_items_free(&got);
 }
@@ -193,5 +237,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, found_inputs_agree);
 	ATF_TP_ADD_TC(tp, seed_walks_agree);
 	ATF_TP_ADD_TC(tp, skips_are_narrow);
+	ATF_TP_ADD_TC(tp, error_offsets_compared);
 	return (atf_no_error());
 }

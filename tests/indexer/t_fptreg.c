@@ -1,0 +1,246 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * fpt against libipt on hand-built traces over a few bytes of code, for
+ * the differences the differential fuzzer found once t_fpt.c was full
+ * (the inputs it found are tests/fuzz/corpus-fpt/reg-*, over the calls
+ * fixture; these do not depend on its layout).  Each trace goes through
+ * both decoders (hwtr_test_fptboth.h): fpt must give libipt's items, its
+ * errors at libipt's offsets, and both the items known by construction.
+ */
+
+#include <atf-c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwtrace.h"
+#include "hwtr_test.h"
+#include "../fuzz/fpt_one.h"
+
+#define PSB_BYTES \
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, \
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82
+
+/* A PSB+ saying 64-bit mode and no IP (tracing is off), 20 bytes. */
+#define PSB_PLUS_OFF	PSB_BYTES, 0x99, 0x01, 0x02, 0x23
+
+/* TIP.PGE to 0x1000, 7 bytes. */
+#define PGE_1000	0x71, 0x00, 0x10, 0, 0, 0, 0
+
+/* MWAIT, 10 bytes: it waits for the next FUP. */
+#define MWAIT		0x02, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0
+
+/*
+ * @pt over @code at 0x1000 through both decoders: fpt must give what
+ * libipt gives (@unsup: a prefix of it, then hand the trace over), with
+ * the errors at the same offsets; libipt must give @n items, the last
+ * an error at @err_off when @err_off is not 0.
+ */
+static void
+both(const char *what, const uint8_t *pt, size_t len, const uint8_t *code,
+    size_t clen, size_t n, uint64_t err_off, int unsup)
+{
+	struct tf_items want, got;
+	struct pt_config cfg;
+	struct fpt_config fc;
+	struct tf_img im;
+	const char *why;
+	char msg[512];
+	FILE *fp;
+
+	ATF_REQUIRE((fp = fopen("code.bin", "wb")) != NULL);
+	ATF_REQUIRE(fwrite(code, 1, clen, fp) == clen && fclose(fp) == 0);
+	memset(&im, 0, sizeof(im));
+	ATF_REQUIRE(tf_img_add(&im, "code.bin", code, 0, clen, 0x1000) == 0);
+	pt_config_init(&cfg);
+	memset(&fc, 0, sizeof(fc));
+	fc.read_code = tf_read_code;
+	fc.ctx = &im;
+	ATF_REQUIRE_MSG(tf_run_both(pt, len, &im, &cfg, &fc, 1000, 10000,
+	    &want, &got, &why) == 0, "%s: %s failed", what, why);
+	ATF_CHECK_MSG(tf_compare(&want, &got, msg, sizeof(msg)) == 0,
+	    "%s: %s", what, msg);
+	ATF_CHECK_MSG(fpt_one_offsets(&want, &got, msg, sizeof(msg)) == 0,
+	    "%s: %s", what, msg);
+	ATF_CHECK_MSG(want.n == n, "%s: expected %zu items from libipt, "
+	    "got %zu", what, n, want.n);
+	if (err_off != 0 && want.n > 0) {
+		const struct fpt_item *it = &want.v[want.n - 1];
+
+		ATF_CHECK_MSG(it->kind == FPT_ITEM_EVENT &&
+		    it->event.kind == FPT_EV_ERROR &&
+		    it->event.offset == err_off, "%s: expected libipt's "
+		    "error at %#" PRIx64 " last", what, err_off);
+	}
+	if (unsup)
+		ATF_CHECK_MSG(got.unsup != NULL, "%s: expected fpt to hand "
+		    "the trace over", what);
+	else
+		ATF_CHECK_MSG(got.unsup == NULL && got.n == want.n,
+		    "%s: expected fpt's %zu items whole, got %zu (%s)", what,
+		    want.n, got.n, got.unsup != NULL ? got.unsup : "whole");
+	tf_items_free(&want);
+	tf_items_free(&got);
+}
+
+/*
+ * An MWAIT before the TIP.PGE waits for the FUP after it, which has a
+ * reserved IP size: libipt's read-ahead after the enabled event stops at
+ * that FUP by its header, so the PSB+'s mode event is handed over and
+ * the enabled event's fetch of the next fails at the FUP (seeds 505 and
+ * 606).  By construction: the mode event and the error at 0x25: 2 items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_fup_after_mwait_pge);
+ATF_TC_BODY(bad_fup_after_mwait_pge, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		MWAIT,
+		PGE_1000,
+		0xfd, 0, 0, 0, 0, 0, 0, 0, 0,		/* FUP, IP size 7 */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("bad_fup_after_mwait_pge", pt, sizeof(pt), code, sizeof(code),
+	    2, 0x25, 0);
+}
+
+/*
+ * A MODE.exec after the TNT bits waits for a TIP with a reserved IP size:
+ * libipt's fetch of the mode event decodes that TIP and fails before the
+ * block to the indirect jump (seed 808).  By construction: the mode
+ * event, the enabled event, the block to the jz (the bit), the error at
+ * 0x1e: 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_tip_after_mode_after_tnt);
+ATF_TC_BODY(bad_tip_after_mode_after_tnt, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x04,					/* TNT: N */
+		0x99, 0x01,				/* MODE 64 */
+		0xed, 0, 0, 0, 0, 0, 0, 0, 0,		/* TIP, IP size 7 */
+	};
+	/* jz +0; jmp *%rax */
+	static const uint8_t code[] = { 0x74, 0x00, 0xff, 0xe0 };
+
+	both("bad_tip_after_mode_after_tnt", pt, sizeof(pt), code,
+	    sizeof(code), 4, 0x1e, 0);
+}
+
+/*
+ * A MODE.TSX while tracing waits for its FUP, which the end of the trace
+ * cuts: libipt's fetch meets the end there and the trace ends before the
+ * next block.  By construction: the mode event, the enabled event, the
+ * block to the jz (the bit): 3 items, no error.
+ */
+ATF_TC_WITHOUT_HEAD(cut_fup_after_tsx_mode);
+ATF_TC_BODY(cut_fup_after_tsx_mode, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x04,					/* TNT: N */
+		0x99, 0x21,				/* MODE.TSX: InTX */
+		0x3d,					/* FUP, cut */
+	};
+	/* jz +0; jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0x74, 0x00, 0xc3 };
+
+	both("cut_fup_after_tsx_mode", pt, sizeof(pt), code, sizeof(code),
+	    3, 0, 0);
+}
+
+/*
+ * The FUP after an MWAIT completes it; libipt's read-ahead after that
+ * event takes each further FUP for an asynchronous branch and fails on
+ * the seventh (-pte_nomem, its event queue), which fails the PSB+'s mode
+ * event handed over before.  fpt must not give that event: it hands the
+ * trace over first.  By construction: the error at 0x33, the eighth
+ * FUP: 1 item.
+ */
+ATF_TC_WITHOUT_HEAD(async_fups_after_mwait_fup);
+ATF_TC_BODY(async_fups_after_mwait_fup, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		MWAIT,
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,	/* 8 FUPs to 0x1000 */
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("async_fups_after_mwait_fup", pt, sizeof(pt), code,
+	    sizeof(code), 1, 0x33, 1);
+}
+
+/*
+ * A PIP after the TIP.PGE is a paging event for the next MOV CR3, but a
+ * TNT comes after two PADs while the flow is at a ret: the ret's query
+ * for a TIP fails (a bad query).  libipt's read-ahead had passed the
+ * PADs: its error is at the TNT, 0x25 (fpt named the first PAD).  By
+ * construction: the mode event, the enabled event, the paging event,
+ * the error: 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_query_offset_after_pads);
+ATF_TC_BODY(bad_query_offset_after_pads, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x02, 0x43, 0x00, 0x20, 0, 0, 0, 0,	/* PIP */
+		0x00, 0x00,				/* PAD, PAD */
+		0x04,					/* TNT: N */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("bad_query_offset_after_pads", pt, sizeof(pt), code,
+	    sizeof(code), 4, 0x25, 0);
+}
+
+/*
+ * A MODE.TSX while tracing waits for its FUP, but a TIP with a reserved
+ * IP size comes: libipt's fetch refuses it by its header (a bad query)
+ * before the next block (seed 1010).  By construction: the mode event,
+ * the enabled event, the block to the second jz (the bit), the error at
+ * the TIP, 0x1f: 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_tip_after_tsx_mode);
+ATF_TC_BODY(bad_tip_after_tsx_mode, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x04,					/* TNT: N */
+		0x99, 0x21,				/* MODE.TSX: InTX */
+		0x00,					/* PAD */
+		0xad, 0, 0, 0, 0, 0, 0, 0, 0,		/* TIP, IP size 5 */
+	};
+	/* jz +0; jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0x74, 0x00, 0xc3 };
+
+	both("bad_tip_after_tsx_mode", pt, sizeof(pt), code, sizeof(code),
+	    4, 0x1f, 0);
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
+	ATF_TP_ADD_TC(tp, bad_tip_after_mode_after_tnt);
+	ATF_TP_ADD_TC(tp, cut_fup_after_tsx_mode);
+	ATF_TP_ADD_TC(tp, async_fups_after_mwait_fup);
+	ATF_TP_ADD_TC(tp, bad_query_offset_after_pads);
+	ATF_TP_ADD_TC(tp, bad_tip_after_tsx_mode);
+	return (atf_no_error());
+}
