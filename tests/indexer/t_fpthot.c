@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "hwtrace.h"
-#include "../lib/hwtr_test_fpt.h"
+#include "../lib/hwtr_test_fptcase.h"
 
 #define PSB_PLUS_64	\
 	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,		/* PSB */ \
@@ -45,62 +45,8 @@ static void
 loop_case(const char *what, const uint8_t *pt, size_t len, size_t nitems,
     int whole)
 {
-	struct tf_items want, got;
-	struct pt_block_decoder *bd;
-	struct pt_config cfg;
-	struct fpt_config fc;
-	struct pt_image *img;
-	struct tf_img *im;
-	struct fpt *f;
-	char msg[512];
-	FILE *fp;
-
-	ATF_REQUIRE((fp = fopen("code.bin", "wb")) != NULL);
-	ATF_REQUIRE(fwrite(code, 1, sizeof(code), fp) == sizeof(code) &&
-	    fclose(fp) == 0);
-	ATF_REQUIRE((im = calloc(1, sizeof(*im))) != NULL);
-	ATF_REQUIRE(tf_img_add(im, "code.bin", code, 0, sizeof(code),
-	    0x1000) == 0);
-	memset(&want, 0, sizeof(want));
-	memset(&got, 0, sizeof(got));
-	want.max = got.max = 10000;
-	want.max_insns = got.max_insns = 10000;
-	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)(uintptr_t)pt;
-	cfg.end = (uint8_t *)(uintptr_t)pt + len;
-	ATF_REQUIRE((img = tf_pt_image(im)) != NULL);
-	ATF_REQUIRE((bd = pt_blk_alloc_decoder(&cfg)) != NULL);
-	ATF_REQUIRE(pt_blk_set_image(bd, img) == 0);
-	tf_run_libipt(bd, &want);
-	pt_blk_free_decoder(bd);
-	pt_image_free(img);
-	memset(&fc, 0, sizeof(fc));
-	fc.begin = pt;
-	fc.end = pt + len;
-	fc.read_code = tf_read_code;
-	fc.map = tf_map;
-	fc.ctx = im;
-	ATF_REQUIRE(fpt_new(&f, &fc) == 0);
-	tf_run_fpt(f, &got);
-	fpt_free(f);
-	if (getenv("T_FPTHOT_DUMP") != NULL) {
-		size_t i;
-		char b[160];
-
-		for (i = 0; i < want.n; i++) {
-			tf_fmt(&want.v[i], b, sizeof(b));
-			printf("%s %zu: %s\n", what, i, b);
-		}
-	}
-	if (tf_compare(&want, &got, msg, sizeof(msg)) != 0)
-		atf_tc_fail("%s: %s", what, msg);
-	ATF_CHECK_MSG(!whole || got.unsup == NULL, "%s: expected fpt to "
-	    "decode it whole, it said unsupported: %s", what, got.unsup);
-	ATF_CHECK_MSG(want.n == nitems, "%s: expected %zu items, libipt "
-	    "gave %zu", what, nitems, want.n);
-	tf_items_free(&want);
-	tf_items_free(&got);
-	free(im);
+	tf_case(what, code, sizeof(code), pt, len, nitems, whole,
+	    "T_FPTHOT_DUMP");
 }
 
 /*
