@@ -146,6 +146,17 @@ struct fpt_pkt {
  */
 int fpt_pkt_parse(const uint8_t *p, const uint8_t *end, struct fpt_pkt *pkt);
 
+/* The @n bytes at @p as a little-endian number (a payload). */
+static inline uint64_t
+fpt_pkt_le(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	while (n-- > 0)
+		v = (v << 8) | p[n];
+	return (v);
+}
+
 /*
  * Whether a packet of @kind, inside a PSB+, is a status update that
  * libipt hands over as an event at the PSBEND (MODE.exec, MODE.tsx, PIP,

@@ -39,17 +39,6 @@ exit_slot(struct fpt *d, uint64_t ip)
 	    (ip >> (2 * FPT_EXIT_BITS))) & ((1u << FPT_EXIT_BITS) - 1)]);
 }
 
-/* @n bytes at @p, little-endian. */
-static uint64_t
-le(const uint8_t *p, unsigned n)
-{
-	uint64_t v = 0;
-
-	while (n-- > 0)
-		v = v << 8 | p[n];
-	return (v);
-}
-
 _Static_assert(sizeof(struct fpt_event) == 56,
     "exit_event() sets every field of an event");
 
@@ -193,7 +182,7 @@ fpti_enter(struct fpt *d, struct fpt_item *it)
 	if (*p == FPT_TSC_HDR) {
 		pkt.kind = FPT_PKT_TSC;
 		pkt.size = FPT_TSC_SIZE;
-		pkt.payload = le(p + 1, FPT_TSC_SIZE - 1);
+		pkt.payload = fpt_pkt_le(p + 1, FPT_TSC_SIZE - 1);
 		rc = fpti_time_ahead(d, &pkt);
 		/* A TSC's update fails only in a PSB+. */
 		assert(rc == 0);
@@ -205,7 +194,7 @@ fpti_enter(struct fpt *d, struct fpt_item *it)
 	pkt.kind = FPT_PKT_TIP_PGE;
 	pkt.size = (uint8_t)pge_size(p, d->cfg.end);
 	pkt.ipc = *p >> 5;
-	pkt.payload = le(p + 1, pkt.size - 1u);
+	pkt.payload = fpt_pkt_le(p + 1, pkt.size - 1u);
 	assert(pkt.size > 0 && p + pkt.size == d->trail_ok[1]);
 	it->kind = FPT_ITEM_EVENT;
 	exit_event(d, ev, FPT_EV_ENABLED, p);

@@ -19,16 +19,6 @@
 
 #define PSB_LEN	16
 
-static uint64_t
-le(const uint8_t *p, unsigned n)
-{
-	uint64_t v = 0;
-
-	while (n-- > 0)
-		v = (v << 8) | p[n];
-	return (v);
-}
-
 /* The highest set bit's position of @v (!= 0). */
 static unsigned
 top_bit(uint64_t v)
@@ -52,7 +42,7 @@ parse_ip(const uint8_t *p, const uint8_t *end, struct fpt_pkt *pkt,
 		return (-HWTR_E_TRUNCATED);
 	pkt->kind = kind;
 	pkt->ipc = (uint8_t)ipc;
-	pkt->payload = le(p + 1, (unsigned)n);
+	pkt->payload = fpt_pkt_le(p + 1, (unsigned)n);
 	pkt->size = (uint8_t)(1 + n);
 	return (pkt->size);
 }
@@ -81,7 +71,7 @@ parse_ext(const uint8_t *p, const uint8_t *end, struct fpt_pkt *pkt)
 		NEED((int)(2 + n));
 		pkt->kind = FPT_PKT_PTW;
 		pkt->flags = b >> 7;
-		pkt->payload = le(p + 2, n);
+		pkt->payload = fpt_pkt_le(p + 2, n);
 		return (pkt->size);
 	}
 	switch (b) {
@@ -98,7 +88,7 @@ parse_ext(const uint8_t *p, const uint8_t *end, struct fpt_pkt *pkt)
 		break;
 	case 0xa3:
 		NEED(8);
-		pkt->payload = le(p + 2, 6);
+		pkt->payload = fpt_pkt_le(p + 2, 6);
 		/* No bit but the stop bit is a bad packet to libipt too. */
 		if (pkt->payload <= 1)
 			return (-HWTR_E_FORMAT);
@@ -109,7 +99,7 @@ parse_ext(const uint8_t *p, const uint8_t *end, struct fpt_pkt *pkt)
 	case 0x43:
 		NEED(8);
 		pkt->kind = FPT_PKT_PIP;
-		pkt->payload = le(p + 2, 6);
+		pkt->payload = fpt_pkt_le(p + 2, 6);
 		pkt->flags = pkt->payload & 1;		/* NR */
 		pkt->payload = (pkt->payload & ~1ull) << 4;
 		break;
@@ -128,13 +118,13 @@ parse_ext(const uint8_t *p, const uint8_t *end, struct fpt_pkt *pkt)
 	case 0xc8:
 		NEED(7);
 		pkt->kind = FPT_PKT_VMCS;
-		pkt->payload = le(p + 2, 5) << 12;
+		pkt->payload = fpt_pkt_le(p + 2, 5) << 12;
 		break;
 	case 0x73:
 		NEED(7);
 		pkt->kind = FPT_PKT_TMA;
-		pkt->payload = le(p + 2, 2);		/* CTC */
-		pkt->payload2 = le(p + 5, 2);		/* FC */
+		pkt->payload = fpt_pkt_le(p + 2, 2);		/* CTC */
+		pkt->payload2 = fpt_pkt_le(p + 5, 2);		/* FC */
 		/* Reserved bits set: a bad packet to libipt. */
 		if (p[4] != 0 || pkt->payload2 > 0x1ff)
 			return (-HWTR_E_FORMAT);
@@ -153,7 +143,7 @@ parse_ext(const uint8_t *p, const uint8_t *end, struct fpt_pkt *pkt)
 			return (-HWTR_E_FORMAT);
 		NEED(11);
 		pkt->kind = FPT_PKT_MNT;
-		pkt->payload = le(p + 3, 8);
+		pkt->payload = fpt_pkt_le(p + 3, 8);
 		break;
 	case 0x62:
 	case 0xe2:
@@ -164,18 +154,18 @@ parse_ext(const uint8_t *p, const uint8_t *end, struct fpt_pkt *pkt)
 	case 0xc2:
 		NEED(10);
 		pkt->kind = FPT_PKT_MWAIT;
-		pkt->payload = le(p + 2, 4);		/* hints */
-		pkt->payload2 = le(p + 6, 4);		/* extensions */
+		pkt->payload = fpt_pkt_le(p + 2, 4);		/* hints */
+		pkt->payload2 = fpt_pkt_le(p + 6, 4);		/* extensions */
 		break;
 	case 0x22:
 		NEED(4);
 		pkt->kind = FPT_PKT_PWRE;
-		pkt->payload = le(p + 2, 2);
+		pkt->payload = fpt_pkt_le(p + 2, 2);
 		break;
 	case 0xa2:
 		NEED(7);
 		pkt->kind = FPT_PKT_PWRX;
-		pkt->payload = le(p + 2, 5);
+		pkt->payload = fpt_pkt_le(p + 2, 5);
 		break;
 	case 0x63:				/* BBP */
 	case 0x33:				/* BEP */
@@ -256,7 +246,7 @@ fpt_pkt_parse(const uint8_t *p, const uint8_t *end, struct fpt_pkt *pkt)
 		if (end - p < 8)
 			return (-HWTR_E_TRUNCATED);
 		pkt->kind = FPT_PKT_TSC;
-		pkt->payload = le(p + 1, 7);
+		pkt->payload = fpt_pkt_le(p + 1, 7);
 		pkt->size = 8;
 		return (8);
 	case 0x59:
