@@ -348,8 +348,8 @@ const char *fpt_unsupported(const struct fpt *d);
 /*
  * Make @insn, which hwtr_x86_decode() decoded from @p (@n bytes, @mode
  * 16, 32 or 64), what libipt's length decoder says of it: VMCALL,
- * VMLAUNCH, VMRESUME and UIRET far transfers, XBEGIN and XABORT plain
- * instructions.
+ * VMLAUNCH, VMRESUME and UIRET far transfers; XBEGIN, XABORT, BOUND and
+ * anything VEX or EVEX encoded plain instructions.
  */
 void fpt_x86_libipt(const uint8_t *p, size_t n, int mode,
     struct hwtr_x86_insn *insn);

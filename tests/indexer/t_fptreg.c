@@ -234,6 +234,32 @@ ATF_TC_BODY(bad_tip_after_tsx_mode, tc)
 	    4, 0x1f, 0);
 }
 
+/*
+ * c5 xx 84 rel32 is VEX-encoded, an ordinary instruction to libipt's
+ * length decoder (it classifies nothing VEX or EVEX encoded); Zydis
+ * makes it Knights Corner's JKZD, a conditional branch, so fpt took a
+ * TNT bit for it and ended the block there (seed 1010).  By
+ * construction: the mode event, the enabled event, the block over jkzd
+ * and jz (the bit), the block of the ret, the disabled event: 5 items.
+ */
+ATF_TC_WITHOUT_HEAD(vex_jkzd_no_branch);
+ATF_TC_BODY(vex_jkzd_no_branch, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x04,					/* TNT: N */
+		0x01,					/* TIP.PGD */
+	};
+	/* jkzd k5, +0 (VEX); jz +0; ret */
+	static const uint8_t code[] = {
+		0xc5, 0xe8, 0x84, 0, 0, 0, 0, 0x74, 0x00, 0xc3
+	};
+
+	both("vex_jkzd_no_branch", pt, sizeof(pt), code, sizeof(code), 5,
+	    0, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -242,5 +268,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, async_fups_after_mwait_fup);
 	ATF_TP_ADD_TC(tp, bad_query_offset_after_pads);
 	ATF_TP_ADD_TC(tp, bad_tip_after_tsx_mode);
+	ATF_TP_ADD_TC(tp, vex_jkzd_no_branch);
 	return (atf_no_error());
 }
