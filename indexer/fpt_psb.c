@@ -32,7 +32,7 @@ fpti_read_psb_plus(struct fpt *d)
 	struct fpt_pkt pkt;
 	struct fpt_event st[FPT_MORE_MAX + 1];
 	uint64_t ip = 0;
-	int rc, fup = 0, hmode = 0, syncing;
+	int rc, fup = 0, lost = 0, hmode = 0, syncing;
 	unsigned i, nst = 0, cur;
 	const uint8_t *at = d->pos;
 
@@ -72,8 +72,11 @@ fpti_read_psb_plus(struct fpt *d)
 					return (rc);
 				break;
 			}
-			if (fpti_ip_update(d, &pkt, &ip) == 0)
+			if ((rc = fpti_ip_update(d, &pkt, &ip)) == 0) {
 				fup = 1;
+				lost = 0;
+			} else if (rc == -HWTR_E_NOENT)
+				lost = fup;
 			break;
 		case FPT_PKT_MODE_EXEC:
 			if ((pkt.flags & 3) == 3)
@@ -121,6 +124,13 @@ fpti_read_psb_plus(struct fpt *d)
 		}
 	}
 end:
+	/*
+	 * A FUP without IP after one with: libipt's last IP is then
+	 * suppressed while its header has turned tracing on
+	 * (pt_qry_header_fup()), a state fpt does not follow.
+	 */
+	if (lost)
+		return (fpti_unsupported(d, "a PSB+ whose last FUP has no IP"));
 	/* The status updates, in the order of their packets. */
 	for (i = 0; i < nst; i++) {
 		int kind = st[i].kind;
