@@ -135,14 +135,21 @@ xo_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 	return (SQLITE_OK);
 }
 
+/* A block-facts cache of @n entries, freed. */
 static void
-xo_spare_free(struct xo_spare *sp)
+xo_binfo_free(struct xo_binfo *cache, uint32_t n)
 {
 	uint32_t i;
 
-	for (i = 0; i < sp->ncache; i++)
-		sqlite3_free(sp->cache[i].lens);
-	sqlite3_free(sp->cache);
+	for (i = 0; i < n; i++)
+		sqlite3_free(cache[i].lens);
+	sqlite3_free(cache);
+}
+
+static void
+xo_spare_free(struct xo_spare *sp)
+{
+	xo_binfo_free(sp->cache, sp->ncache);
 	memset(sp, 0, sizeof(*sp));
 }
 
@@ -313,11 +320,7 @@ xo_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **curp)
 static void
 xo_cache_clear(struct xo_cursor *c)
 {
-	uint32_t i;
-
-	for (i = 0; i < c->ncache; i++)
-		sqlite3_free(c->cache[i].lens);
-	sqlite3_free(c->cache);
+	xo_binfo_free(c->cache, c->ncache);
 	c->cache = NULL;
 	c->ncache = c->ucache = 0;
 }
