@@ -22,7 +22,9 @@
  * lblock.c splits into runs once.  Most blocks come from fpt's memoized
  * runs (fpt_run_rest()): those after a run's first are taken without
  * a peek each, and the operations of a run's blocks are copied at once
- * from the memo fpt keeps beside the run (fast_run()).
+ * from the memo fpt keeps beside the run (fast_run()); so are the runs
+ * after it that fpt makes from the TNT bits at hand (fpt_run_next(),
+ * fast_runs()), their first blocks too.
  *
  * The operations are those decode.c's loop writes for the same blocks, in
  * the same order: a time (IX_OP_TIME) read after fpt read the block ahead,
