@@ -300,6 +300,16 @@ int fpt_next(struct fpt *d, struct fpt_item *it);
 size_t fpt_run_rest(struct fpt *d, const struct fpt_block **bp,
     struct fpt_memo **memo);
 void fpt_run_take(struct fpt *d, size_t n);
+/*
+ * With no rest left: the next memoized run when fpt_next() would give
+ * its first block without reading trace (from the TNT bits at hand), so
+ * that the position, the time and the events stay as they are.  Its
+ * first @max (> 0) blocks or fewer taken, as as many fpt_next() calls
+ * would: how many, at *@bp, its memo in *@memo, the others left to
+ * fpt_run_rest(); 0, nothing changed, when fpt_next() would do more.
+ */
+size_t fpt_run_next(struct fpt *d, size_t max, const struct fpt_block **bp,
+    struct fpt_memo **memo);
 
 /*
  * The trace offset of the current position; of the last sync in *@off,

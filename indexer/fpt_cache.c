@@ -162,8 +162,8 @@ fpt_cache_free(struct fpt_cache *c)
  * over @r, a slot of another key or a stale one.  Its blocks are the ones
  * fpt_dec.c's hot_block() makes one at a time while they take a TNT bit
  * each, up to a compressed return, and pass at most FPT_RUN_PUSH calls
- * that push: cache entries only (a miss ends the run, and marks it to be
- * made again), so the run stays what they say as long as the cache's
+ * that push: cache entries only (a miss ends the run, and its tag 0 has
+ * it made again), so the run stays what they say as long as the cache's
  * generation does.  Whether each block starts in the span the hot path
  * stays in is the caller's check (lo, hi).
  */
@@ -182,10 +182,9 @@ fpti_run_make(struct fpt *d, struct fpt_run *r, uint16_t ts)
 	r->tstate = ts;
 	r->isid = d->last.isid;
 	r->mode = d->mode;
-	r->gen = d->cache->gen;
+	r->tag = fpt_cache_tag(r->isid, r->mode, d->cache->gen);
 	memset(&r->memo, 0, sizeof(r->memo));
 	r->nb = 0;
-	r->missed = 0;
 	r->npush = 0;
 	r->pop = 0;
 	r->lo = UINT64_MAX;
@@ -197,7 +196,7 @@ fpti_run_make(struct fpt *d, struct fpt_run *r, uint16_t ts)
 		for (;;) {
 			e = fpti_cache_find(d->cache, ip, r->isid, r->mode);
 			if (e == NULL) {
-				r->missed = 1;
+				r->tag = 0;
 				return (r);
 			}
 			if (ninsn + e->ninsn > FPT_BLK_MAX)

@@ -62,6 +62,7 @@ static inline int	cond_take(struct fpt *, const struct fpt_cache_entry *,
 static int	tnt_refill(struct fpt *);
 static int	tnt_next(const struct fpt *);
 static int	hot_block(struct fpt *, struct fpt_item *);
+static inline const struct fpt_run *run_start(struct fpt *);
 static inline int	hot_run(struct fpt *, struct fpt_item *);
 static inline int	hot_one(struct fpt *, struct fpt_item *, int);
 static inline int	hot_from(struct fpt *, struct fpt_item *,
@@ -74,6 +75,7 @@ static int	next_warm(struct fpt *, struct fpt_item *);
 static int	next_item(struct fpt *, struct fpt_item *);
 static inline int	block_run(struct fpt *, struct fpt_item *, int);
 static int	at_vmentry(struct fpt *, uint64_t);
+static void	cache_flush(struct fpt *);
 
 int
 fpt_new(struct fpt **dp, const struct fpt_config *cfg)
@@ -144,7 +146,19 @@ void
 fpt_code_cut(struct fpt *d)
 {
 	fpt_code_changed(d);
+	cache_flush(d);
+}
+
+/*
+ * A new generation of the block cache; when its tags wrap, the runs go
+ * too, whose tags (struct fpt_run) would look current again.
+ */
+static void
+cache_flush(struct fpt *d)
+{
 	fpt_cache_flush(d->cache);
+	if ((d->cache->gen & 0xffffff) == 0)
+		memset(d->runs, 0, (1u << FPT_RUN_BITS) * sizeof(*d->runs));
 }
 
 int
@@ -542,21 +556,22 @@ done:
 
 /*
  * hot_block() over a memoized run (fpti_run()) when its blocks all start
- * in the span hot_ready() holds d->ip to: 1 with the first in @it, the
- * others given by fpt_next() from d->run_b.
+ * in the span hot_ready() holds d->ip to: the run, its blocks made (the
+ * TNT bits taken, the returns pushed and popped, d->ip past the last),
+ * the first given and the others to give from d->run_b; NULL, nothing
+ * changed, when it does not apply.
  */
-static inline int
-hot_run(struct fpt *d, struct fpt_item *it)
+static inline const struct fpt_run *
+run_start(struct fpt *d)
 {
 	const struct fpt_run *r = fpti_run(d);
 	uint64_t span = d->last.hi - d->last.lo;
-
 	unsigned i;
 
 	if (r->nb == 0 || (r->nb > 1 && (r->lo - d->last.lo >= span ||
 	    r->hi - d->last.lo >= span)) ||
 	    (r->pop && d->rs_n + r->npush == 0))
-		return (0);
+		return (NULL);
 	for (i = 0; i < r->npush; i++)
 		rs_push(d, r->push[i]);
 	d->ip = r->to;
@@ -570,14 +585,50 @@ hot_run(struct fpt *d, struct fpt_item *it)
 	/* The next run's slot, while this one's blocks are given. */
 	if (d->ntnt > 0)
 		__builtin_prefetch(fpti_run_slot(d, d->ip, fpti_run_key(d)));
-	it->kind = FPT_ITEM_BLOCK;
-	it->block = r->b[0];
 	if (r->nb > 1) {
 		d->run = r;
 		d->run_b = &r->b[1];
 		d->run_end = &r->b[r->nb];
 	}
+	return (r);
+}
+
+/* run_start() for fpt_next(): 1 with the run's first block in @it. */
+static inline int
+hot_run(struct fpt *d, struct fpt_item *it)
+{
+	const struct fpt_run *r = run_start(d);
+
+	if (r == NULL)
+		return (0);
+	it->kind = FPT_ITEM_BLOCK;
+	it->block = r->b[0];
 	return (1);
+}
+
+/*
+ * fpt_next()'s way to a run from the TNT bits at hand (next_hot(),
+ * next_run()), and no other: the state it checks first, then
+ * run_start(), then its first @max blocks taken.
+ */
+size_t
+fpt_run_next(struct fpt *d, size_t max, const struct fpt_block **bp,
+    struct fpt_memo **memo)
+{
+	const struct fpt_run *r;
+
+	if (d->run_b != NULL || d->ip - d->last.lo >= d->hot ||
+	    d->ntnt == 0 || (r = run_start(d)) == NULL)
+		return (0);
+	*bp = r->b;
+	*memo = &d->runs[r - d->runs].memo;
+	if (r->nb > max) {
+		assert(max > 0);
+		d->run_b = &r->b[max];
+		return (max);
+	}
+	d->run_b = NULL;
+	return (r->nb);
 }
 
 /* fpt_next() but for its hot path. */
@@ -916,7 +967,7 @@ block_next(struct fpt *d, struct fpt_item *it)
 	 */
 	if (!d->async && !d->cfg.keep_cache &&
 	    (rc < 0 || isid != d->cur_isid)) {
-		fpt_cache_flush(d->cache);
+		cache_flush(d);
 		d->cur_isid = rc < 0 ? 0 : isid;
 	}
 	if (rc < 0)

@@ -61,12 +61,16 @@ struct fpt_icache {
 #define FPT_RUN_BITS	13
 struct fpt_run {
 	uint64_t	ip;		/* key */
-	int		isid;		/* key */
-	uint32_t	gen;		/* key: the block cache's */
+	/*
+	 * Key: the tag of the block cache's entries it was made from
+	 * (d->htag: the isid, the mode, the generation); 0 when a block
+	 * cache miss cut it, to make it again.
+	 */
+	uint64_t	tag;
+	int		isid;
 	uint16_t	tstate;		/* key; 0: an empty slot */
-	uint8_t		mode;		/* key */
+	uint8_t		mode;
 	uint8_t		nb;		/* blocks; 0 when the first is none */
-	uint8_t		missed;		/* cut by a block cache miss */
 	uint8_t		npush;		/* return addresses the calls push */
 	uint8_t		pushed[FPT_RUN_MAX];	/* of them, by b[0..i] */
 	uint8_t		pop;		/* the last is a compressed return */
@@ -324,8 +328,9 @@ const struct fpt_run *fpti_run_make(struct fpt *, struct fpt_run *,
 
 /*
  * The run of hot blocks from d->ip with the next bits at hand (d->ntnt
- * > 0): found, or made over its slot (fpti_run_make()).  A run a cache
- * miss cut short is made again: the miss is filled by now, most likely.
+ * > 0, d->hot set): found, or made over its slot (fpti_run_make()).  A
+ * run a cache miss cut short is made again: the miss is filled by now,
+ * most likely.
  */
 static inline const struct fpt_run *
 fpti_run(struct fpt *d)
@@ -333,8 +338,7 @@ fpti_run(struct fpt *d)
 	uint16_t ts = fpti_run_key(d);
 	struct fpt_run *r = fpti_run_slot(d, d->ip, ts);
 
-	if (r->ip == d->ip && r->tstate == ts && r->isid == d->last.isid &&
-	    r->mode == d->mode && r->gen == d->cache->gen && !r->missed)
+	if (r->ip == d->ip && r->tstate == ts && r->tag == d->htag)
 		return (r);
 	return (fpti_run_make(d, r, ts));
 }

@@ -22,7 +22,9 @@
  * lblock.c splits into runs once.  Most blocks come from fpt's memoized
  * runs (fpt_run_rest()): those after a run's first are taken without
  * a peek each, and the operations of a run's blocks are copied at once
- * from the memo fpt keeps beside the run (fast_run()).
+ * from the memo fpt keeps beside the run (fast_run()); so are the runs
+ * after it that fpt makes from the TNT bits at hand (fpt_run_next(),
+ * fast_runs()), their first blocks too.
  *
  * The operations are those decode.c's loop writes for the same blocks, in
  * the same order: a time (IX_OP_TIME) read after fpt read the block ahead,
@@ -83,37 +85,52 @@ fast_time(struct dec *d)
 }
 
 /*
- * Block d->pk, taken, and when fpt gave it from a memoized run, the
- * run's rest (fpt_run_rest()), at most up to the next multiple of 4096
- * blocks: fpt's position, time, image and events do not move over them,
- * so that fast_peek() would give each with no event, and the time
- * before each but the first is the one compared already.  When that
- * time is the one written last, the operations of these blocks are
- * those of the same blocks the last time: a copy from the run's memo
- * (struct fpt_memo: @tag the last block's index + 1, @bytes the
- * operations), kept the first time.  0, or < 0 on a failure.
+ * fast_rest() when the memo does not hold these blocks: each block's
+ * operations, and the memo kept when they fit.
  */
-static int
-fast_run(struct dec *d, uint32_t *nblocks)
+static int __attribute__((noinline))
+fast_fill(struct dec *d, const struct fpt_block *fb,
+    const struct fpt_block *rb, size_t n, struct fpt_memo *m, int same)
 {
-	const struct fpt_block *rb = NULL, *rb2;
 	struct ix_buf *ops = &d->w.out->ops;
-	struct fpt_memo *m = NULL, *m2;
-	const struct ix_lblock *lb;
-	size_t n, lim, i, at;
-	int rc, same;
+	size_t i, at = ops->len;
+	int rc;
 
-	n = d->w.in->blind_end ? 0 : fpt_run_rest(d->fp, &rb, &m);
-	/* The blocks after d->pk up to decode.c's next check. */
-	lim = 4095 - (*nblocks & 4095);
-	if (n > lim)
-		n = lim;
-	if (n == 0) {
-		++*nblocks;
-		d->last = d->pk.block;
-		return (fast_block(d, &d->pk.block));
+	if ((rc = fast_block(d, fb)) < 0 ||
+	    (!same && (rc = ix_dec_update_time(d)) < 0))
+		return (rc);
+	for (i = 0; i < n; i++)
+		if ((rc = fast_block(d, &rb[i])) < 0)
+			return (rc);
+	if (same && ops->len - at <= FPT_MEMO_BYTES && n <= UINT8_MAX) {
+		m->rb = rb;
+		m->n = (uint8_t)n;
+		m->len = (uint8_t)(ops->len - at);
+		m->tag = d->prev_lb;
+		memcpy(m->bytes, ops->p + at, m->len);
 	}
-	same = fast_time_same(d);
+	return (0);
+}
+
+/*
+ * Block @fb, then @n blocks of a memoized run's rest from @rb (n > 0):
+ * fpt's position, time, image and events do not move over them, so that
+ * fast_peek() would give each with no event, and the time before each
+ * but the first is the one compared already (@same: the one written
+ * last).  Then the operations of these blocks are those of the same
+ * blocks the last time: a copy from the run's memo @m (struct fpt_memo:
+ * @tag the last block's index + 1, @bytes the operations), kept the
+ * first time (fast_fill()).  0, or < 0 on a failure.
+ */
+static inline __attribute__((always_inline)) int
+fast_rest(struct dec *d, const struct fpt_block *fb,
+    const struct fpt_block *rb, size_t n, struct fpt_memo *m, int same,
+    uint32_t *nblocks)
+{
+	struct ix_buf *ops = &d->w.out->ops;
+	const struct ix_lblock *lb;
+	int rc;
+
 	if (same && m->rb == rb && m->n == n) {
 		/* Room for the whole memo: the copy is two stores. */
 		if (ops->cap - ops->len < FPT_MEMO_BYTES &&
@@ -128,29 +145,79 @@ fast_run(struct dec *d, uint32_t *nblocks)
 		d->prev_lb = m->tag;
 		d->pnext[0] = lb->next[0];
 		d->pnext[1] = lb->next[1];
-	} else {
-		at = ops->len;
-		if ((rc = fast_block(d, &d->pk.block)) < 0 ||
-		    (!same && (rc = ix_dec_update_time(d)) < 0))
-			return (rc);
-		for (i = 0; i < n; i++)
-			if ((rc = fast_block(d, &rb[i])) < 0)
-				return (rc);
-		/* Nothing the blocks did took the run back. */
-		assert(fpt_run_rest(d->fp, &rb2, &m2) >= n && rb2 == rb &&
-		    m2 == m);
-		if (same && ops->len - at <= FPT_MEMO_BYTES &&
-		    n <= UINT8_MAX) {
-			m->rb = rb;
-			m->n = (uint8_t)n;
-			m->len = (uint8_t)(ops->len - at);
-			m->tag = d->prev_lb;
-			memcpy(m->bytes, ops->p + at, m->len);
-		}
-	}
+	} else if ((rc = fast_fill(d, fb, rb, n, m, same)) < 0)
+		return (rc);
 	d->last = rb[n - 1];
-	fpt_run_take(d->fp, n);
 	*nblocks += (uint32_t)n + 1;
+	return (0);
+}
+
+/*
+ * Block d->pk, taken, and when fpt gave it from a memoized run, the
+ * run's rest (fpt_run_rest()), at most up to the next multiple of 4096
+ * blocks (fast_rest()).  0, or < 0 on a failure.
+ */
+static int
+fast_run(struct dec *d, uint32_t *nblocks)
+{
+	const struct fpt_block *rb = NULL, *rb2 = NULL;
+	struct fpt_memo *m = NULL, *m2 = NULL;
+	size_t n, lim;
+	int rc;
+
+	n = d->w.in->blind_end ? 0 : fpt_run_rest(d->fp, &rb, &m);
+	/* The blocks after d->pk up to decode.c's next check. */
+	lim = 4095 - (*nblocks & 4095);
+	if (n > lim)
+		n = lim;
+	if (n == 0) {
+		++*nblocks;
+		d->last = d->pk.block;
+		return (fast_block(d, &d->pk.block));
+	}
+	if ((rc = fast_rest(d, &d->pk.block, rb, n, m, fast_time_same(d),
+	    nblocks)) < 0)
+		return (rc);
+	/* Nothing the blocks did took the run back. */
+	assert(fpt_run_rest(d->fp, &rb2, &m2) >= n && rb2 == rb && m2 == m);
+	fpt_run_take(d->fp, n);
+	return (0);
+}
+
+/*
+ * After fast_run(), the runs fpt makes next from the TNT bits at hand
+ * (fpt_run_next()), taken up to the next multiple of 4096 blocks: fpt
+ * reads no trace for them, so that what fast_peek() and fast_time()
+ * check before each block stays as they left it (the position, the time
+ * and the image the same, no MNT, no event): each run's blocks as
+ * fast_run() takes them, after the time before the first run
+ * (fast_time(), which fast_run() did not check when it took one block),
+ * the one written last from there.  Then fpt's next item is
+ * fast_peek()'s to read as before.  0, or < 0 on a failure.
+ */
+static int
+fast_runs(struct dec *d, uint32_t *nblocks)
+{
+	const struct fpt_block *rb;
+	struct fpt_memo *m;
+	size_t n;
+	int rc, first = 1;
+
+	while ((*nblocks & 4095) != 0 && (n = fpt_run_next(d->fp,
+	    4096 - (*nblocks & 4095), &rb, &m)) > 0) {
+		if (first && (rc = fast_time(d)) < 0)
+			return (rc);
+		first = 0;
+		if (n > 1)
+			rc = fast_rest(d, rb, rb + 1, n - 1, m, 1, nblocks);
+		else {
+			++*nblocks;
+			d->last = rb[0];
+			rc = fast_block(d, rb);
+		}
+		if (rc < 0)
+			return (rc);
+	}
 	return (0);
 }
 
@@ -165,7 +232,8 @@ ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks)
 	for (;;) {
 		d->pk_state = 0;
 		d->cur_off = d->pk_off;
-		if ((rc = fast_run(d, nblocks)) < 0)
+		if ((rc = fast_run(d, nblocks)) < 0 ||
+		    (!d->w.in->blind_end && (rc = fast_runs(d, nblocks)) < 0))
 			return (rc);
 		status = ix_fast_peek(d);
 		/*

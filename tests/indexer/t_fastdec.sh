@@ -500,6 +500,40 @@ timing_body()
 	    atf_fail "expected 10 call times or more, got '$n'"
 }
 
+atf_test_case run_time
+run_time_head()
+{
+	atf_set descr "a time read with the TNT packet whose first bit ends a block, its other bits taken by memoized runs at once: the time written before the runs' blocks, as libipt gives it"
+}
+run_time_body()
+{
+	# timing_trace's loop: the call's block ends at its compressed
+	# return, the jnz's at a TNT bit.  5 bits, then twice 6 bits
+	# after each MTC: the first of each pair read (the time changes)
+	# for a jnz's block, its 5 others over the loop in runs.
+	psb='\002\202\002\202\002\202\002\202\002\202\002\202\002\202\002\202'
+	tsc1='\031\000\000\020\000\000\000\000'
+	tma1='\002\163\002\001\000\005\000'
+	cbr='\002\003\040\000' mode='\231\001' psbend='\002\043'
+	fup='\175\000\020\000\000\000\000'
+	T5='\176' T6='\376' N='\004' pgd='\001'
+	a=$T5
+	i=1
+	while [ $i -le 40 ]; do
+		a="$a$(printf '\\131\\%03o' $i)$T6$T6"
+		i=$((i + 1))
+	done
+	printf "$psb$tsc1$tma1$cbr$mode$fup$psbend$a$N$pgd" >t.pt
+	printf '\350\004\000\000\000\165\371\377\340\303' >t.bin
+	"$HWTRACE" import --pt t.pt --raw t.bin:0x1000 --mtc-freq 3 \
+	    --nom-freq 8 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 100 \
+	    -o t.hwtrace >/dev/null 2>err ||
+	    atf_fail "import failed: $(tr '\n' '|' <err)"
+	referee t.hwtrace -j 1
+	[ "$(cat t.hwtrace.fb)" -eq 0 ] ||
+	    atf_fail "expected the fast decoder to decode it, got: $(tr '\n' '|' <t.hwtrace.fast.err)"
+}
+
 atf_test_case no_psb
 no_psb_head()
 {
@@ -605,6 +639,7 @@ atf_init_test_cases()
 	atf_add_test_case ptt_dump
 	atf_add_test_case sync_eos
 	atf_add_test_case timing
+	atf_add_test_case run_time
 	atf_add_test_case no_psb
 	atf_add_test_case fixtures
 	atf_add_test_case lldb
