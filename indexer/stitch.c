@@ -45,6 +45,8 @@
 #define IX_RET_SEARCH	64	/* frames searched for a return's target */
 #define IX_VARINT_MAX	10	/* bytes of a 64-bit varint */
 #define IX_LID_FAST	8192	/* segment-local ids of at most two bytes */
+#define IX_FTAB		0x8000	/* ix_stitch.ftab's slots (fast_key()) */
+#define IX_FNONE	UINT32_MAX	/* an ftab slot of no known block */
 
 /*
  * The per-block path (add_run() and what it calls) is inlined where it
@@ -96,7 +98,14 @@ struct ix_hot {
  * frame inside a PLT stub; the rest always do.  Blocks of other classes
  * have none.
  */
-enum { HF_COND = 1, HF_JUMP = 2, HF_STACK = 4 };
+enum { HF_COND = 1, HF_JUMP = 2, HF_STACK = 4, HF_NEW = 8 };
+
+/*
+ * HF_NEW is in every block's flow, and in its emask until it first runs
+ * in the stream (touch()): run_fast() then leaves a block's first run,
+ * which touch() records, to the general path with the same test as a
+ * branch that works on the call stack.
+ */
 
 static uint64_t
 bhash(const struct ix_sblock *b)
@@ -132,6 +141,7 @@ ix_stitch_free(struct ix_stitch *st)
 	free(st->chunk.data.p);
 	free(st->stack);
 	free(st->lmap);
+	free(st->ftab);
 	free(st->ptime);
 	free(st->pend_own.lens);
 	free(st->pend_own.code);
@@ -147,6 +157,7 @@ ix_stitch_begin(struct ix_stitch *st)
 		size_t id = (size_t)st->touched[i];
 
 		st->hot[id].count = 0;
+		st->hot[id].emask |= HF_NEW;
 		st->hot[id].to[0] = st->hot[id].to[1] = 0;
 	}
 	st->ntouched = 0;
@@ -229,21 +240,23 @@ hot_set(struct ix_stitch *st, size_t id)
 	h->ninsn = g->ninsn;
 	h->emask = (g->bflags & (IX_BF_FSTART | IX_BF_PLT)) ?
 	    HF_COND | HF_JUMP : 0;
+	if (h->count == 0)
+		h->emask |= HF_NEW;
 	switch (g->cls) {
 	case HWTR_IC_COND:
-		h->flow = HF_COND;
+		h->flow = HF_COND | HF_NEW;
 		break;
 	case HWTR_IC_JUMP:
-		h->flow = HF_JUMP;
+		h->flow = HF_JUMP | HF_NEW;
 		break;
 	case HWTR_IC_JUMP_IND:
 	case HWTR_IC_CALL:
 	case HWTR_IC_CALL_IND:
 	case HWTR_IC_RET:
-		h->flow = HF_STACK;
+		h->flow = HF_STACK | HF_NEW;
 		break;
 	default:
-		h->flow = 0;
+		h->flow = HF_NEW;
 		break;
 	}
 }
@@ -907,6 +920,7 @@ touch(struct ix_stitch *st, int64_t id)
 	    sizeof(*st->touched)) < 0)
 		return (-HWTR_E_NOMEM);
 	st->touched[st->ntouched++] = id;
+	st->hot[id].emask &= (uint8_t)~HF_NEW;
 	return (0);
 }
 
@@ -1020,6 +1034,22 @@ may_cont(const struct ix_stitch *st, const struct ix_sblock *b)
 	    b->size != 0);
 }
 
+/*
+ * Where run_fast() finds segment-local block @lid (below IX_LID_FAST) in
+ * ftab: at its operation's byte when that is one byte (below 0x80), else
+ * at its two bytes read as a little-endian number (the first has its top
+ * bit set, the second not: 0x80 to 0x7fff, apart from the one-byte ones).
+ * Operations other than blocks are odd and their slots stay IX_FNONE.
+ */
+static inline size_t
+fast_key(size_t lid)
+{
+	size_t v = lid << 1;
+
+	assert(lid < IX_LID_FAST);
+	return (v < 0x80 ? v : ((v >> 7) << 8) | 0x80 | (v & 0x7f));
+}
+
 /* The global id of the block held back, new to its segment or own. */
 static int64_t
 pend_global(struct ix_stitch *st)
@@ -1032,8 +1062,13 @@ pend_global(struct ix_stitch *st)
 	if (st->pend_lid < 0 && st->pend_nocode)
 		tmp.code = NULL;
 	id = global_block(st, &tmp);
-	if (id >= 0 && st->pend_lid >= 0)
-		st->lmap[st->pend_lid] = may_cont(st, st->pend) ? -2 - id : id;
+	if (id >= 0 && st->pend_lid >= 0) {
+		int cont = may_cont(st, st->pend);
+
+		st->lmap[st->pend_lid] = cont ? -2 - id : id;
+		if (!cont && st->pend_lid < IX_LID_FAST)
+			st->ftab[fast_key((size_t)st->pend_lid)] = (uint32_t)id;
+	}
 	return (id);
 }
 
@@ -1318,42 +1353,40 @@ static IX_APART void
 run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
 {
 	const uint8_t *p0 = seg->ops.p + *posp, *p = p0;
-	const uint8_t *end = seg->ops.p + seg->ops.len;
-	const int64_t *lmap = st->lmap;
+	const uint8_t *lim = seg->ops.p + seg->ops.len - 1;
+	const uint32_t *ftab = st->ftab;
 	struct ix_hot *hot = st->hot;
 	struct ix_branch *br = st->branches;
 	struct ix_chunk *ch = &st->chunk;
 	uint8_t *out = ch->data.p + ch->data.len;
 	int64_t insn = st->insn, room = ch->seq + IX_CHUNK_BLOCKS - st->seq;
 	uint32_t prev = (uint32_t)st->prev;
-	uint32_t cur = (uint32_t)lmap[st->pend_lid];
+	uint32_t cur = (uint32_t)st->lmap[st->pend_lid];
 	const struct ix_hot *h = &hot[prev];
 	struct ix_hot *hc = &hot[cur];
 
-	/* The last byte goes to the general path: an id's two bytes read. */
-	while (p + 1 < end) {
+	/*
+	 * The last byte goes to the general path (an id's two bytes are
+	 * read), and so does the chunk's end: each block read takes a byte
+	 * at least, so no more than room of them are counted here.
+	 */
+	if (lim - p0 > room)
+		lim = p0 + room;
+	while (p < lim) {
 		uint64_t v;
-		int64_t g, d;
-		size_t nl;
+		int64_t d;
+		uint32_t w = p[0] | (uint32_t)p[1] << 8, g;
+		size_t k = (w & 0x80) ? w : (w & 0xff);
 
 		/*
-		 * The next operation: a block of one or two bytes (lmap has
-		 * -1 past the segment's blocks for the ids of two bytes).
+		 * The next operation: a block of one or two bytes whose
+		 * global id is known (ftab), or leave it.
 		 */
-		if (p[0] & 1)
-			break;
-		if (p[0] < 0x80)
-			nl = p[0] >> 1;
-		else if (p[1] < 0x80)
-			nl = ((p[0] & 0x7f) | (size_t)p[1] << 7) >> 1;
-		else
-			break;
-		if ((g = lmap[nl]) < 0)
+		if (k >= IX_FTAB || (g = ftab[k]) == IX_FNONE)
 			break;
 
 		/* Block cur: what add_run() would do, or leave it. */
-		if ((h->flow & (HF_STACK | hc->emask)) != 0 || room == 0 ||
-		    hc->count == 0)
+		if ((h->flow & (HF_STACK | hc->emask)) != 0)
 			break;
 		if (h->to[0] == cur + 1)
 			br[h->br[0]].count++;
@@ -1361,7 +1394,7 @@ run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
 			br[h->br[1]].count++;
 		else
 			break;
-		p += 1 + (p[0] >> 7);
+		p += 1 + ((w >> 7) & 1);
 		d = (int64_t)cur - prev - 1;
 		v = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
 		while (v >= 0x80) {
@@ -1372,9 +1405,9 @@ run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
 		room--;
 		insn += hc->ninsn;
 		hc->count++;
-		/* Block nl is held back in its place. */
+		/* Block g is held back in its place. */
 		prev = cur;
-		cur = (uint32_t)g;
+		cur = g;
 		h = hc;
 		hc = &hot[cur];
 	}
@@ -1407,13 +1440,16 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 	uint64_t v, a;
 	int rc = 0;
 
-	/* Room for the ids of one and two bytes: run_fast() reads those. */
-	n = seg->nblocks > IX_LID_FAST ? seg->nblocks : IX_LID_FAST;
+	n = seg->nblocks;
 	if (hwtr_grow((void **)&st->lmap, &st->clmap, n + 1,
 	    sizeof(*st->lmap)) < 0)
 		return (-HWTR_E_NOMEM);
 	for (i = 0; i < n; i++)
 		st->lmap[i] = -1;
+	if (st->ftab == NULL &&
+	    (st->ftab = malloc(IX_FTAB * sizeof(*st->ftab))) == NULL)
+		return (-HWTR_E_NOMEM);
+	memset(st->ftab, 0xff, IX_FTAB * sizeof(*st->ftab));
 	while (pos < len && rc >= 0) {
 		if (fast_ok(st)) {
 			run_fast(st, seg, &pos);
