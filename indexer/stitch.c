@@ -77,14 +77,17 @@ enum { CX_RETURN, CX_UNWIND, CX_END, CX_TAIL };
 /*
  * What the per-block path needs of a global block, in one place (two to a
  * cache line) rather than in the block and three arrays: its two latest
- * successors (id + 1, 0: none) and their branches' indexes, its count in
- * the current stream, its length, what a branch out of it does (flow) and
+ * successors in the current stream (id + 1, 0: none) and how often each
+ * was taken since it became one (n, not yet in its branch row:
+ * slot_flush()), its length, what a branch out of it does (flow) and
  * which of those a branch into it makes work on the call stack (emask).
+ * A block's count is not kept here: every run of it is followed by a
+ * branch out of it, or by none (end_flow()), so the counts of its
+ * branches make it, at the stream's end.
  */
 struct ix_hot {
 	uint32_t	to[2];
-	uint32_t	br[2];
-	uint64_t	count;
+	uint64_t	n[2];
 	uint16_t	ninsn;
 	uint8_t		flow;
 	uint8_t		emask;
@@ -156,9 +159,10 @@ ix_stitch_begin(struct ix_stitch *st)
 	for (i = 0; i < st->ntouched; i++) {
 		size_t id = (size_t)st->touched[i];
 
-		st->hot[id].count = 0;
 		st->hot[id].emask |= HF_NEW;
 		st->hot[id].to[0] = st->hot[id].to[1] = 0;
+		st->hot[id].n[0] = st->hot[id].n[1] = 0;
+		st->scount[id] = 0;
 	}
 	st->ntouched = 0;
 	st->nbranches = 0;
@@ -238,10 +242,8 @@ hot_set(struct ix_stitch *st, size_t id)
 	struct ix_hot *h = &st->hot[id];
 
 	h->ninsn = g->ninsn;
-	h->emask = (g->bflags & (IX_BF_FSTART | IX_BF_PLT)) ?
-	    HF_COND | HF_JUMP : 0;
-	if (h->count == 0)
-		h->emask |= HF_NEW;
+	h->emask = (h->emask & HF_NEW) |
+	    ((g->bflags & (IX_BF_FSTART | IX_BF_PLT)) ? HF_COND | HF_JUMP : 0);
 	switch (g->cls) {
 	case HWTR_IC_COND:
 		h->flow = HF_COND | HF_NEW;
@@ -330,20 +332,53 @@ global_block(struct ix_stitch *st, const struct ix_sblock *b)
 	if (st->sink.block != NULL &&
 	    (rc = st->sink.block(st->sink.arg, (int64_t)st->ng - 1)) < 0)
 		return (rc);
+	st->hot[st->ng - 1].emask = HF_NEW;
 	hot_set(st, st->ng - 1);
 	return ((int64_t)st->ng - 1);
 }
 
-/* Remember @to (branch @bi) as the latest successor of @from. */
-static inline void
-note_succ(struct ix_stitch *st, uint32_t from, uint32_t to, uint32_t bi)
+/* The branch row from block @from to block @to, which exists. */
+static struct ix_branch *
+branch_of(const struct ix_stitch *st, uint32_t from, uint32_t to)
+{
+	struct ix_branch *br;
+	uint64_t h;
+
+	for (h = ix_hash64(((uint64_t)from << 32) | to);; h++) {
+		uint32_t v = st->btab[h & (st->bcap - 1)];
+
+		assert(v != 0 && v <= st->nbranches);
+		br = &st->branches[v - 1];
+		if (br->from == from && br->to == to)
+			return (br);
+	}
+}
+
+/* The count in successor slot @k of block @from goes to its branch row. */
+static void
+slot_flush(struct ix_stitch *st, uint32_t from, int k)
 {
 	struct ix_hot *h = &st->hot[from];
 
+	if (h->to[k] != 0 && h->n[k] != 0)
+		branch_of(st, from, h->to[k] - 1)->count += h->n[k];
+	h->n[k] = 0;
+}
+
+/*
+ * Remember @to as the latest successor of @from (its row counted this
+ * branch); the older of the two remembered is forgotten.
+ */
+static void
+note_succ(struct ix_stitch *st, uint32_t from, uint32_t to)
+{
+	struct ix_hot *h = &st->hot[from];
+
+	slot_flush(st, from, 1);
 	h->to[1] = h->to[0];
-	h->br[1] = h->br[0];
+	h->n[1] = h->n[0];
 	h->to[0] = to + 1;
-	h->br[0] = bi;
+	h->n[0] = 0;
 }
 
 static int
@@ -364,7 +399,7 @@ add_branch(struct ix_stitch *st, uint32_t from, uint32_t to, uint8_t kind)
 		br = &st->branches[v - 1];
 		if (br->from == from && br->to == to) {
 			br->count++;
-			note_succ(st, from, to, v - 1);
+			note_succ(st, from, to);
 			return (0);
 		}
 	}
@@ -379,8 +414,8 @@ add_branch(struct ix_stitch *st, uint32_t from, uint32_t to, uint8_t kind)
 	br->kind = kind;
 	br->count = 1;
 	st->btab[h & (st->bcap - 1)] = (uint32_t)st->nbranches + 1;
-	note_succ(st, from, to, (uint32_t)st->nbranches);
 	st->nbranches++;
+	note_succ(st, from, to);
 	return (0);
 }
 
@@ -782,14 +817,14 @@ static IX_HOT int
 transition(struct ix_stitch *st, uint32_t id)
 {
 	uint32_t from = (uint32_t)st->prev;
-	const struct ix_hot *h = &st->hot[from];
+	struct ix_hot *h = &st->hot[from];
 	int rc;
 
 	assert((size_t)from < st->ng && id < st->ng);
 	if (h->to[0] == id + 1)
-		st->branches[h->br[0]].count++;
+		h->n[0]++;
 	else if (h->to[1] == id + 1)
-		st->branches[h->br[1]].count++;
+		h->n[1]++;
 	else if ((rc = add_branch(st, from, id,
 	    branch_kind(st, &st->g[from], &st->g[id]))) < 0)
 		return (rc);
@@ -970,13 +1005,26 @@ add_run(struct ix_stitch *st, int64_t id)
 	st->chunk_prev = id;
 	ch->nblocks++;
 	ch->ninsns += b->ninsn;
-	if (st->hot[id].count++ == 0 && (rc = touch(st, id)) < 0)
+	if ((st->hot[id].emask & HF_NEW) && (rc = touch(st, id)) < 0)
 		return (rc);
 	st->seq++;
 	st->insn += b->ninsn;
 	st->prev = id;
 	st->have_prev = 1;
 	return (0);
+}
+
+/*
+ * No branch comes out of the last block (an operation says so, or the
+ * stream ends): its run is counted in scount, which the counts of its
+ * branches out complete at the end.
+ */
+static void
+end_flow(struct ix_stitch *st)
+{
+	if (st->have_prev)
+		st->scount[st->prev]++;
+	st->have_prev = 0;
 }
 
 static void
@@ -1356,14 +1404,12 @@ run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
 	const uint8_t *lim = seg->ops.p + seg->ops.len - 1;
 	const uint32_t *ftab = st->ftab;
 	struct ix_hot *hot = st->hot;
-	struct ix_branch *br = st->branches;
 	struct ix_chunk *ch = &st->chunk;
 	uint8_t *out = ch->data.p + ch->data.len;
 	int64_t insn = st->insn, room = ch->seq + IX_CHUNK_BLOCKS - st->seq;
 	uint32_t prev = (uint32_t)st->prev;
 	uint32_t cur = (uint32_t)st->lmap[st->pend_lid];
-	const struct ix_hot *h = &hot[prev];
-	struct ix_hot *hc = &hot[cur];
+	struct ix_hot *h = &hot[prev], *hc = &hot[cur];
 
 	/*
 	 * The last byte goes to the general path (an id's two bytes are
@@ -1389,9 +1435,9 @@ run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
 		if ((h->flow & (HF_STACK | hc->emask)) != 0)
 			break;
 		if (h->to[0] == cur + 1)
-			br[h->br[0]].count++;
+			h->n[0]++;
 		else if (h->to[1] == cur + 1)
-			br[h->br[1]].count++;
+			h->n[1]++;
 		else
 			break;
 		p += 1 + ((w >> 7) & 1);
@@ -1404,7 +1450,6 @@ run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
 		*out++ = (uint8_t)v;
 		room--;
 		insn += hc->ninsn;
-		hc->count++;
 		/* Block g is held back in its place. */
 		prev = cur;
 		cur = g;
@@ -1488,10 +1533,10 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 			rc = replay_event(st, p, len, &pos);
 			break;
 		case IX_OP_NOPREV:
-			st->have_prev = 0;
+			end_flow(st);
 			break;
 		case IX_OP_GAP:
-			st->have_prev = 0;
+			end_flow(st);
 			st->gaps++;
 			break;
 		case IX_OP_ERROR:
@@ -1508,7 +1553,7 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 		case IX_OP_RESET:
 			while (st->nstack > 0 && rc >= 0)
 				rc = pop_call(st, CX_END);
-			st->have_prev = 0;
+			end_flow(st);
 			st->have_tsc = 0;
 			break;
 		case IX_OP_CYCLES:
@@ -1539,9 +1584,11 @@ ix_stitch_end(struct ix_stitch *st)
 {
 	size_t i;
 	int rc = flush_pend_op(st);
+	uint64_t runs = 0;
 
 	if (rc < 0)
 		return (rc);
+	end_flow(st);
 
 	/* Close the frames still open where the trace ends. */
 	while (st->nstack > 0 && rc >= 0)
@@ -1556,13 +1603,24 @@ ix_stitch_end(struct ix_stitch *st)
 			rc = st->sink.ts(st->sink.arg, &st->pend_ts);
 		st->have_pend_ts = 0;
 	}
-	/* The sums add_run() leaves to the end. */
+	/*
+	 * The sums add_run() leaves to the end: the branches' counts, then
+	 * the blocks' (each run of a block is a branch out of it or an end
+	 * in scount).
+	 */
+	for (i = 0; i < st->ntouched; i++) {
+		slot_flush(st, (uint32_t)st->touched[i], 0);
+		slot_flush(st, (uint32_t)st->touched[i], 1);
+	}
+	for (i = 0; i < st->nbranches; i++)
+		st->scount[st->branches[i].from] += st->branches[i].count;
 	for (i = 0; i < st->ntouched; i++) {
 		size_t id = (size_t)st->touched[i];
 
-		st->scount[id] = st->hot[id].count;
-		st->g[id].count += st->hot[id].count;
+		st->g[id].count += st->scount[id];
+		runs += st->scount[id];
 	}
+	assert(rc < 0 || runs == (uint64_t)st->seq);
 	st->exec_blocks = st->seq;
 	st->exec_insns = st->insn;
 	return (rc);
