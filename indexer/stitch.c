@@ -45,8 +45,9 @@
 #define IX_RET_SEARCH	64	/* frames searched for a return's target */
 #define IX_VARINT_MAX	10	/* bytes of a 64-bit varint */
 #define IX_LID_FAST	8192	/* segment-local ids of at most two bytes */
-#define IX_FTAB		0x8000	/* ix_stitch.ftab's slots (fast_key()) */
+#define IX_FTAB		0x10000	/* ix_stitch.ftab's slots (fast_set()) */
 #define IX_FNONE	UINT32_MAX	/* an ftab slot of no known block */
+#define IX_NOSUCC	UINT32_MAX	/* an ix_hot.to slot of no successor */
 
 /*
  * The per-block path (add_run() and what it calls) is inlined where it
@@ -77,7 +78,7 @@ enum { CX_RETURN, CX_UNWIND, CX_END, CX_TAIL };
 /*
  * What the per-block path needs of a global block, in one place (two to a
  * cache line) rather than in the block and three arrays: its two latest
- * successors in the current stream (id + 1, 0: none) and how often each
+ * successors in the current stream (IX_NOSUCC: none) and how often each
  * was taken since it became one (n, not yet in its branch row:
  * slot_flush()), its length, what a branch out of it does (flow) and
  * which of those a branch into it makes work on the call stack (emask).
@@ -98,8 +99,8 @@ struct ix_hot {
  * class (flow): a conditional branch or a direct jump works on the call
  * stack only into a function's entry (IX_BF_FSTART or IX_BF_PLT, which
  * func_start may set later: emask has both then), or for a jump, in a
- * frame inside a PLT stub; the rest always do.  Blocks of other classes
- * have none.
+ * frame inside a PLT stub; the rest always do (HF_STACK, in every
+ * emask).  Blocks of other classes have none.
  */
 enum { HF_COND = 1, HF_JUMP = 2, HF_STACK = 4, HF_NEW = 8 };
 
@@ -160,7 +161,7 @@ ix_stitch_begin(struct ix_stitch *st)
 		size_t id = (size_t)st->touched[i];
 
 		st->hot[id].emask |= HF_NEW;
-		st->hot[id].to[0] = st->hot[id].to[1] = 0;
+		st->hot[id].to[0] = st->hot[id].to[1] = IX_NOSUCC;
 		st->hot[id].n[0] = st->hot[id].n[1] = 0;
 		st->scount[id] = 0;
 	}
@@ -242,7 +243,7 @@ hot_set(struct ix_stitch *st, size_t id)
 	struct ix_hot *h = &st->hot[id];
 
 	h->ninsn = g->ninsn;
-	h->emask = (h->emask & HF_NEW) |
+	h->emask = (h->emask & HF_NEW) | HF_STACK |
 	    ((g->bflags & (IX_BF_FSTART | IX_BF_PLT)) ? HF_COND | HF_JUMP : 0);
 	switch (g->cls) {
 	case HWTR_IC_COND:
@@ -290,7 +291,7 @@ global_block(struct ix_stitch *st, const struct ix_sblock *b)
 	if (hwtr_grow((void **)&st->g, &st->cg, st->ng + 1, sizeof(*g)) < 0)
 		return (-HWTR_E_NOMEM);
 	if (st->ng + 1 > st->cs) {
-		size_t n = st->cs ? st->cs * 2 : 4096;
+		size_t n = st->cs ? st->cs * 2 : 4096, i;
 		uint64_t *c = realloc(st->scount, n * sizeof(*c));
 		struct ix_hot *t;
 
@@ -302,6 +303,8 @@ global_block(struct ix_stitch *st, const struct ix_sblock *b)
 		st->hot = t;
 		memset(c + st->cs, 0, (n - st->cs) * sizeof(*c));
 		memset(t + st->cs, 0, (n - st->cs) * sizeof(*t));
+		for (i = st->cs; i < n; i++)
+			t[i].to[0] = t[i].to[1] = IX_NOSUCC;
 		st->cs = n;
 	}
 	g = &st->g[st->ng];
@@ -360,8 +363,8 @@ slot_flush(struct ix_stitch *st, uint32_t from, int k)
 {
 	struct ix_hot *h = &st->hot[from];
 
-	if (h->to[k] != 0 && h->n[k] != 0)
-		branch_of(st, from, h->to[k] - 1)->count += h->n[k];
+	if (h->to[k] != IX_NOSUCC && h->n[k] != 0)
+		branch_of(st, from, h->to[k])->count += h->n[k];
 	h->n[k] = 0;
 }
 
@@ -377,7 +380,7 @@ note_succ(struct ix_stitch *st, uint32_t from, uint32_t to)
 	slot_flush(st, from, 1);
 	h->to[1] = h->to[0];
 	h->n[1] = h->n[0];
-	h->to[0] = to + 1;
+	h->to[0] = to;
 	h->n[0] = 0;
 }
 
@@ -821,9 +824,9 @@ transition(struct ix_stitch *st, uint32_t id)
 	int rc;
 
 	assert((size_t)from < st->ng && id < st->ng);
-	if (h->to[0] == id + 1)
+	if (h->to[0] == id)
 		h->n[0]++;
-	else if (h->to[1] == id + 1)
+	else if (h->to[1] == id)
 		h->n[1]++;
 	else if ((rc = add_branch(st, from, id,
 	    branch_kind(st, &st->g[from], &st->g[id]))) < 0)
@@ -1083,19 +1086,26 @@ may_cont(const struct ix_stitch *st, const struct ix_sblock *b)
 }
 
 /*
- * Where run_fast() finds segment-local block @lid (below IX_LID_FAST) in
- * ftab: at its operation's byte when that is one byte (below 0x80), else
- * at its two bytes read as a little-endian number (the first has its top
- * bit set, the second not: 0x80 to 0x7fff, apart from the one-byte ones).
- * Operations other than blocks are odd and their slots stay IX_FNONE.
+ * Segment-local block @lid (below IX_LID_FAST) has global id @id, where
+ * run_fast() finds it: at the next two bytes of the operations read as a
+ * little-endian number.  An id of two bytes is there once (the first has
+ * its top bit set, the second not); an id of one byte (below 0x80) is
+ * there with every byte that may follow it.  Operations other than
+ * blocks (odd), ids of three bytes or more (both top bits set) and ids
+ * not known yet have IX_FNONE.
  */
-static inline size_t
-fast_key(size_t lid)
+static void
+fast_set(struct ix_stitch *st, size_t lid, uint32_t id)
 {
-	size_t v = lid << 1;
+	size_t v = lid << 1, k;
 
 	assert(lid < IX_LID_FAST);
-	return (v < 0x80 ? v : ((v >> 7) << 8) | 0x80 | (v & 0x7f));
+	if (v >= 0x80) {
+		st->ftab[((v >> 7) << 8) | 0x80 | (v & 0x7f)] = id;
+		return;
+	}
+	for (k = 0; k < 0x100; k++)
+		st->ftab[k << 8 | v] = id;
 }
 
 /* The global id of the block held back, new to its segment or own. */
@@ -1115,7 +1125,7 @@ pend_global(struct ix_stitch *st)
 
 		st->lmap[st->pend_lid] = cont ? -2 - id : id;
 		if (!cont && st->pend_lid < IX_LID_FAST)
-			st->ftab[fast_key((size_t)st->pend_lid)] = (uint32_t)id;
+			fast_set(st, (size_t)st->pend_lid, (uint32_t)id);
 	}
 	return (id);
 }
@@ -1407,8 +1417,8 @@ run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
 	struct ix_chunk *ch = &st->chunk;
 	uint8_t *out = ch->data.p + ch->data.len;
 	int64_t insn = st->insn, room = ch->seq + IX_CHUNK_BLOCKS - st->seq;
-	uint32_t prev = (uint32_t)st->prev;
-	uint32_t cur = (uint32_t)st->lmap[st->pend_lid];
+	uint64_t prev = (uint64_t)st->prev;
+	uint64_t cur = (uint64_t)st->lmap[st->pend_lid];
 	struct ix_hot *h = &hot[prev], *hc = &hot[cur];
 
 	/*
@@ -1422,26 +1432,25 @@ run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
 		uint64_t v;
 		int64_t d;
 		uint32_t w = p[0] | (uint32_t)p[1] << 8, g;
-		size_t k = (w & 0x80) ? w : (w & 0xff);
 
 		/*
 		 * The next operation: a block of one or two bytes whose
 		 * global id is known (ftab), or leave it.
 		 */
-		if (k >= IX_FTAB || (g = ftab[k]) == IX_FNONE)
+		if ((g = ftab[w]) == IX_FNONE)
 			break;
 
 		/* Block cur: what add_run() would do, or leave it. */
-		if ((h->flow & (HF_STACK | hc->emask)) != 0)
+		if ((h->flow & hc->emask) != 0)
 			break;
-		if (h->to[0] == cur + 1)
+		if (h->to[0] == (uint32_t)cur)
 			h->n[0]++;
-		else if (h->to[1] == cur + 1)
+		else if (h->to[1] == (uint32_t)cur)
 			h->n[1]++;
 		else
 			break;
 		p += 1 + ((w >> 7) & 1);
-		d = (int64_t)cur - prev - 1;
+		d = (int64_t)(cur - prev - 1);
 		v = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
 		while (v >= 0x80) {
 			*out++ = (uint8_t)(v | 0x80);
@@ -1458,7 +1467,7 @@ run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
 	}
 	st->seq = ch->seq + IX_CHUNK_BLOCKS - room;
 	st->insn = insn;
-	st->chunk_prev = st->prev = prev;
+	st->chunk_prev = st->prev = (int64_t)prev;
 	ch->data.len = (size_t)(out - ch->data.p);
 	ch->nblocks = (uint32_t)(st->seq - ch->seq);
 	ch->ninsns = insn - ch->insn;
