@@ -39,9 +39,9 @@
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
 #include "segout.h"
+#include "stitch_int.h"
 
 #define IX_CHUNK_BLOCKS	HWTR_DB_CHUNK_BLOCKS	/* blocks per exec_chunks row */
-#define IX_TS_EVERY	64	/* at most one timestamp row per so many blocks */
 #define IX_RET_SEARCH	64	/* frames searched for a return's target */
 #define IX_VARINT_MAX	10	/* bytes of a 64-bit varint */
 #define IX_LID_FAST	8192	/* segment-local ids of at most two bytes */
@@ -836,70 +836,6 @@ transition(struct ix_stitch *st, uint32_t id)
 	return (follow(st, id));
 }
 
-/*
- * Timestamp row @t; the last one stays pending (with @replace, a row at
- * the same seq replaces it).
- */
-static int
-ts_put(struct ix_stitch *st, const struct ix_ts *t, int replace)
-{
-	int rc;
-
-	if (st->have_pend_ts && replace && st->pend_ts.seq == t->seq) {
-		st->pend_ts = *t;
-		goto out;
-	}
-	if (st->have_pend_ts && st->sink.ts != NULL &&
-	    (rc = st->sink.ts(st->sink.arg, &st->pend_ts)) < 0)
-		return (rc);
-	st->pend_ts = *t;
-	st->have_pend_ts = 1;
-	st->nts++;
-out:
-	if (st->have_reading && st->reading.tsc == t->tsc)
-		st->have_reading = 0;
-	return (0);
-}
-
-/* A timestamp row at the current position. */
-static int
-ts_row(struct ix_stitch *st, int replace)
-{
-	struct ix_ts t = { .seq = st->seq, .insn = st->insn, .tsc = st->tsc };
-
-	return (ts_put(st, &t, replace));
-}
-
-/*
- * A new clock reading at the current position.  Rows are at most one per
- * IX_TS_EVERY blocks, so a reading may get none; it is kept until a row
- * carries its time, and written where it was read when the stream ends
- * first (a thread's last reading, often at its exit, would otherwise be
- * lost, and every call after the last row would get that row's time).
- */
-static int
-reading(struct ix_stitch *st)
-{
-	st->reading.seq = st->seq;
-	st->reading.insn = st->insn;
-	st->reading.tsc = st->tsc;
-	st->have_reading = 1;
-	if (st->seq - st->last_ts_seq >= IX_TS_EVERY || st->last_ts_seq < 0) {
-		st->last_ts_seq = st->seq;
-		return (ts_row(st, 1));
-	}
-	return (0);
-}
-
-/* The end of a stream: its last reading gets a row if it has none. */
-static int
-last_reading(struct ix_stitch *st)
-{
-	struct ix_ts t = st->reading;
-
-	return (st->have_reading ? ts_put(st, &t, 1) : 0);
-}
-
 static int
 flush_chunk(struct ix_stitch *st)
 {
@@ -943,7 +879,7 @@ new_chunk(struct ix_stitch *st)
 	st->have_chunk = 1;
 	st->chunk_prev = -1;
 	if (st->have_tsc && (st->nts == 0 || st->pend_ts.seq != st->seq)) {
-		if ((rc = ts_row(st, 0)) < 0)
+		if ((rc = ix_stitch_ts_row(st, 0)) < 0)
 			return (rc);
 		st->last_ts_seq = st->seq;
 	}
@@ -1030,49 +966,6 @@ end_flow(struct ix_stitch *st)
 	st->have_prev = 0;
 }
 
-static void
-note_tsc(struct ix_stitch *st, uint64_t tsc)
-{
-	st->have_tsc = 1;
-	st->tsc = tsc;
-	if (!st->has_first) {
-		st->has_first = 1;
-		st->first_tsc = tsc;
-	}
-	st->has_last = 1;
-	st->last_tsc = tsc;
-	if (st->sink.time != NULL)
-		st->sink.time(st->sink.arg, st->seq, st->insn, tsc);
-}
-
-static int
-apply_time(struct ix_stitch *st, int op, uint64_t a)
-{
-	int rc = 0;
-
-	switch (op) {
-	case IX_OP_TIME:
-		if (st->have_tsc && a == st->tsc)
-			break;
-		note_tsc(st, a);
-		rc = reading(st);
-		break;
-	case IX_OP_TSC:
-		/* A time from an event is a reading when it moves on. */
-		if (st->have_tsc && a > st->tsc) {
-			note_tsc(st, a);
-			rc = reading(st);
-		} else
-			note_tsc(st, a);
-		break;
-	default:
-		st->have_tsc = 1;
-		st->tsc = a;
-		break;
-	}
-	return (rc);
-}
-
 /*
  * Whether a segment's block may be continued by the next (set_cont()):
  * its lmap entry is then -2 - its global id, which keeps it out of
@@ -1138,7 +1031,7 @@ pend_times(struct ix_stitch *st)
 	int rc;
 
 	for (i = 0; i < st->nptime; i++)
-		if ((rc = apply_time(st, st->ptime[i].op,
+		if ((rc = ix_stitch_apply_time(st, st->ptime[i].op,
 		    st->ptime[i].tsc)) < 0)
 			return (rc);
 	st->nptime = 0;
@@ -1528,7 +1421,8 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 			if (get(p, len, &pos, &a) < 0)
 				return (-HWTR_E_FORMAT);
 			if (!st->have_pend) {
-				rc = apply_time(st, (int)(v >> 1), a);
+				rc = ix_stitch_apply_time(st, (int)(v >> 1),
+				    a);
 				break;
 			}
 			/* After the block held back, merged or not. */
@@ -1606,7 +1500,7 @@ ix_stitch_end(struct ix_stitch *st)
 	if (rc >= 0)
 		rc = flush_chunk(st);
 	if (rc >= 0)
-		rc = last_reading(st);
+		rc = ix_stitch_last_reading(st);
 	if (rc >= 0 && st->have_pend_ts) {
 		if (st->sink.ts != NULL)
 			rc = st->sink.ts(st->sink.arg, &st->pend_ts);
