@@ -310,6 +310,7 @@ struct ix_stitch {
 	 */
 	int64_t		*lmap;
 	size_t		clmap;
+	uint32_t	*ftab;		/* the same, by an id's varint bytes */
 	/*
 	 * The last block, not yet counted: the next one may continue it
 	 * (merge_runs() in stitch.c), and the times learnt after it.

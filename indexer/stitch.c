@@ -39,12 +39,15 @@
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
 #include "segout.h"
+#include "stitch_int.h"
 
 #define IX_CHUNK_BLOCKS	HWTR_DB_CHUNK_BLOCKS	/* blocks per exec_chunks row */
-#define IX_TS_EVERY	64	/* at most one timestamp row per so many blocks */
 #define IX_RET_SEARCH	64	/* frames searched for a return's target */
 #define IX_VARINT_MAX	10	/* bytes of a 64-bit varint */
 #define IX_LID_FAST	8192	/* segment-local ids of at most two bytes */
+#define IX_FTAB		0x10000	/* ix_stitch.ftab's slots (fast_set()) */
+#define IX_FNONE	UINT32_MAX	/* an ftab slot of no known block */
+#define IX_NOSUCC	UINT32_MAX	/* an ix_hot.to slot of no successor */
 
 /*
  * The per-block path (add_run() and what it calls) is inlined where it
@@ -75,14 +78,17 @@ enum { CX_RETURN, CX_UNWIND, CX_END, CX_TAIL };
 /*
  * What the per-block path needs of a global block, in one place (two to a
  * cache line) rather than in the block and three arrays: its two latest
- * successors (id + 1, 0: none) and their branches' indexes, its count in
- * the current stream, its length, what a branch out of it does (flow) and
+ * successors in the current stream (IX_NOSUCC: none) and how often each
+ * was taken since it became one (n, not yet in its branch row:
+ * slot_flush()), its length, what a branch out of it does (flow) and
  * which of those a branch into it makes work on the call stack (emask).
+ * A block's count is not kept here: every run of it is followed by a
+ * branch out of it, or by none (end_flow()), so the counts of its
+ * branches make it, at the stream's end.
  */
 struct ix_hot {
 	uint32_t	to[2];
-	uint32_t	br[2];
-	uint64_t	count;
+	uint64_t	n[2];
 	uint16_t	ninsn;
 	uint8_t		flow;
 	uint8_t		emask;
@@ -93,10 +99,17 @@ struct ix_hot {
  * class (flow): a conditional branch or a direct jump works on the call
  * stack only into a function's entry (IX_BF_FSTART or IX_BF_PLT, which
  * func_start may set later: emask has both then), or for a jump, in a
- * frame inside a PLT stub; the rest always do.  Blocks of other classes
- * have none.
+ * frame inside a PLT stub; the rest always do (HF_STACK, in every
+ * emask).  Blocks of other classes have none.
  */
-enum { HF_COND = 1, HF_JUMP = 2, HF_STACK = 4 };
+enum { HF_COND = 1, HF_JUMP = 2, HF_STACK = 4, HF_NEW = 8 };
+
+/*
+ * HF_NEW is in every block's flow, and in its emask until it first runs
+ * in the stream (touch()): run_fast() then leaves a block's first run,
+ * which touch() records, to the general path with the same test as a
+ * branch that works on the call stack.
+ */
 
 static uint64_t
 bhash(const struct ix_sblock *b)
@@ -132,6 +145,7 @@ ix_stitch_free(struct ix_stitch *st)
 	free(st->chunk.data.p);
 	free(st->stack);
 	free(st->lmap);
+	free(st->ftab);
 	free(st->ptime);
 	free(st->pend_own.lens);
 	free(st->pend_own.code);
@@ -146,8 +160,10 @@ ix_stitch_begin(struct ix_stitch *st)
 	for (i = 0; i < st->ntouched; i++) {
 		size_t id = (size_t)st->touched[i];
 
-		st->hot[id].count = 0;
-		st->hot[id].to[0] = st->hot[id].to[1] = 0;
+		st->hot[id].emask |= HF_NEW;
+		st->hot[id].to[0] = st->hot[id].to[1] = IX_NOSUCC;
+		st->hot[id].n[0] = st->hot[id].n[1] = 0;
+		st->scount[id] = 0;
 	}
 	st->ntouched = 0;
 	st->nbranches = 0;
@@ -227,23 +243,23 @@ hot_set(struct ix_stitch *st, size_t id)
 	struct ix_hot *h = &st->hot[id];
 
 	h->ninsn = g->ninsn;
-	h->emask = (g->bflags & (IX_BF_FSTART | IX_BF_PLT)) ?
-	    HF_COND | HF_JUMP : 0;
+	h->emask = (h->emask & HF_NEW) | HF_STACK |
+	    ((g->bflags & (IX_BF_FSTART | IX_BF_PLT)) ? HF_COND | HF_JUMP : 0);
 	switch (g->cls) {
 	case HWTR_IC_COND:
-		h->flow = HF_COND;
+		h->flow = HF_COND | HF_NEW;
 		break;
 	case HWTR_IC_JUMP:
-		h->flow = HF_JUMP;
+		h->flow = HF_JUMP | HF_NEW;
 		break;
 	case HWTR_IC_JUMP_IND:
 	case HWTR_IC_CALL:
 	case HWTR_IC_CALL_IND:
 	case HWTR_IC_RET:
-		h->flow = HF_STACK;
+		h->flow = HF_STACK | HF_NEW;
 		break;
 	default:
-		h->flow = 0;
+		h->flow = HF_NEW;
 		break;
 	}
 }
@@ -275,7 +291,7 @@ global_block(struct ix_stitch *st, const struct ix_sblock *b)
 	if (hwtr_grow((void **)&st->g, &st->cg, st->ng + 1, sizeof(*g)) < 0)
 		return (-HWTR_E_NOMEM);
 	if (st->ng + 1 > st->cs) {
-		size_t n = st->cs ? st->cs * 2 : 4096;
+		size_t n = st->cs ? st->cs * 2 : 4096, i;
 		uint64_t *c = realloc(st->scount, n * sizeof(*c));
 		struct ix_hot *t;
 
@@ -287,6 +303,8 @@ global_block(struct ix_stitch *st, const struct ix_sblock *b)
 		st->hot = t;
 		memset(c + st->cs, 0, (n - st->cs) * sizeof(*c));
 		memset(t + st->cs, 0, (n - st->cs) * sizeof(*t));
+		for (i = st->cs; i < n; i++)
+			t[i].to[0] = t[i].to[1] = IX_NOSUCC;
 		st->cs = n;
 	}
 	g = &st->g[st->ng];
@@ -317,20 +335,53 @@ global_block(struct ix_stitch *st, const struct ix_sblock *b)
 	if (st->sink.block != NULL &&
 	    (rc = st->sink.block(st->sink.arg, (int64_t)st->ng - 1)) < 0)
 		return (rc);
+	st->hot[st->ng - 1].emask = HF_NEW;
 	hot_set(st, st->ng - 1);
 	return ((int64_t)st->ng - 1);
 }
 
-/* Remember @to (branch @bi) as the latest successor of @from. */
-static inline void
-note_succ(struct ix_stitch *st, uint32_t from, uint32_t to, uint32_t bi)
+/* The branch row from block @from to block @to, which exists. */
+static struct ix_branch *
+branch_of(const struct ix_stitch *st, uint32_t from, uint32_t to)
+{
+	struct ix_branch *br;
+	uint64_t h;
+
+	for (h = ix_hash64(((uint64_t)from << 32) | to);; h++) {
+		uint32_t v = st->btab[h & (st->bcap - 1)];
+
+		assert(v != 0 && v <= st->nbranches);
+		br = &st->branches[v - 1];
+		if (br->from == from && br->to == to)
+			return (br);
+	}
+}
+
+/* The count in successor slot @k of block @from goes to its branch row. */
+static void
+slot_flush(struct ix_stitch *st, uint32_t from, int k)
 {
 	struct ix_hot *h = &st->hot[from];
 
+	if (h->to[k] != IX_NOSUCC && h->n[k] != 0)
+		branch_of(st, from, h->to[k])->count += h->n[k];
+	h->n[k] = 0;
+}
+
+/*
+ * Remember @to as the latest successor of @from (its row counted this
+ * branch); the older of the two remembered is forgotten.
+ */
+static void
+note_succ(struct ix_stitch *st, uint32_t from, uint32_t to)
+{
+	struct ix_hot *h = &st->hot[from];
+
+	slot_flush(st, from, 1);
 	h->to[1] = h->to[0];
-	h->br[1] = h->br[0];
-	h->to[0] = to + 1;
-	h->br[0] = bi;
+	h->n[1] = h->n[0];
+	h->to[0] = to;
+	h->n[0] = 0;
 }
 
 static int
@@ -351,7 +402,7 @@ add_branch(struct ix_stitch *st, uint32_t from, uint32_t to, uint8_t kind)
 		br = &st->branches[v - 1];
 		if (br->from == from && br->to == to) {
 			br->count++;
-			note_succ(st, from, to, v - 1);
+			note_succ(st, from, to);
 			return (0);
 		}
 	}
@@ -366,8 +417,8 @@ add_branch(struct ix_stitch *st, uint32_t from, uint32_t to, uint8_t kind)
 	br->kind = kind;
 	br->count = 1;
 	st->btab[h & (st->bcap - 1)] = (uint32_t)st->nbranches + 1;
-	note_succ(st, from, to, (uint32_t)st->nbranches);
 	st->nbranches++;
+	note_succ(st, from, to);
 	return (0);
 }
 
@@ -769,84 +820,20 @@ static IX_HOT int
 transition(struct ix_stitch *st, uint32_t id)
 {
 	uint32_t from = (uint32_t)st->prev;
-	const struct ix_hot *h = &st->hot[from];
+	struct ix_hot *h = &st->hot[from];
 	int rc;
 
 	assert((size_t)from < st->ng && id < st->ng);
-	if (h->to[0] == id + 1)
-		st->branches[h->br[0]].count++;
-	else if (h->to[1] == id + 1)
-		st->branches[h->br[1]].count++;
+	if (h->to[0] == id)
+		h->n[0]++;
+	else if (h->to[1] == id)
+		h->n[1]++;
 	else if ((rc = add_branch(st, from, id,
 	    branch_kind(st, &st->g[from], &st->g[id]))) < 0)
 		return (rc);
 	if (st->async)
 		return (0);
 	return (follow(st, id));
-}
-
-/*
- * Timestamp row @t; the last one stays pending (with @replace, a row at
- * the same seq replaces it).
- */
-static int
-ts_put(struct ix_stitch *st, const struct ix_ts *t, int replace)
-{
-	int rc;
-
-	if (st->have_pend_ts && replace && st->pend_ts.seq == t->seq) {
-		st->pend_ts = *t;
-		goto out;
-	}
-	if (st->have_pend_ts && st->sink.ts != NULL &&
-	    (rc = st->sink.ts(st->sink.arg, &st->pend_ts)) < 0)
-		return (rc);
-	st->pend_ts = *t;
-	st->have_pend_ts = 1;
-	st->nts++;
-out:
-	if (st->have_reading && st->reading.tsc == t->tsc)
-		st->have_reading = 0;
-	return (0);
-}
-
-/* A timestamp row at the current position. */
-static int
-ts_row(struct ix_stitch *st, int replace)
-{
-	struct ix_ts t = { .seq = st->seq, .insn = st->insn, .tsc = st->tsc };
-
-	return (ts_put(st, &t, replace));
-}
-
-/*
- * A new clock reading at the current position.  Rows are at most one per
- * IX_TS_EVERY blocks, so a reading may get none; it is kept until a row
- * carries its time, and written where it was read when the stream ends
- * first (a thread's last reading, often at its exit, would otherwise be
- * lost, and every call after the last row would get that row's time).
- */
-static int
-reading(struct ix_stitch *st)
-{
-	st->reading.seq = st->seq;
-	st->reading.insn = st->insn;
-	st->reading.tsc = st->tsc;
-	st->have_reading = 1;
-	if (st->seq - st->last_ts_seq >= IX_TS_EVERY || st->last_ts_seq < 0) {
-		st->last_ts_seq = st->seq;
-		return (ts_row(st, 1));
-	}
-	return (0);
-}
-
-/* The end of a stream: its last reading gets a row if it has none. */
-static int
-last_reading(struct ix_stitch *st)
-{
-	struct ix_ts t = st->reading;
-
-	return (st->have_reading ? ts_put(st, &t, 1) : 0);
 }
 
 static int
@@ -892,7 +879,7 @@ new_chunk(struct ix_stitch *st)
 	st->have_chunk = 1;
 	st->chunk_prev = -1;
 	if (st->have_tsc && (st->nts == 0 || st->pend_ts.seq != st->seq)) {
-		if ((rc = ts_row(st, 0)) < 0)
+		if ((rc = ix_stitch_ts_row(st, 0)) < 0)
 			return (rc);
 		st->last_ts_seq = st->seq;
 	}
@@ -907,6 +894,7 @@ touch(struct ix_stitch *st, int64_t id)
 	    sizeof(*st->touched)) < 0)
 		return (-HWTR_E_NOMEM);
 	st->touched[st->ntouched++] = id;
+	st->hot[id].emask &= (uint8_t)~HF_NEW;
 	return (0);
 }
 
@@ -956,7 +944,7 @@ add_run(struct ix_stitch *st, int64_t id)
 	st->chunk_prev = id;
 	ch->nblocks++;
 	ch->ninsns += b->ninsn;
-	if (st->hot[id].count++ == 0 && (rc = touch(st, id)) < 0)
+	if ((st->hot[id].emask & HF_NEW) && (rc = touch(st, id)) < 0)
 		return (rc);
 	st->seq++;
 	st->insn += b->ninsn;
@@ -965,47 +953,17 @@ add_run(struct ix_stitch *st, int64_t id)
 	return (0);
 }
 
+/*
+ * No branch comes out of the last block (an operation says so, or the
+ * stream ends): its run is counted in scount, which the counts of its
+ * branches out complete at the end.
+ */
 static void
-note_tsc(struct ix_stitch *st, uint64_t tsc)
+end_flow(struct ix_stitch *st)
 {
-	st->have_tsc = 1;
-	st->tsc = tsc;
-	if (!st->has_first) {
-		st->has_first = 1;
-		st->first_tsc = tsc;
-	}
-	st->has_last = 1;
-	st->last_tsc = tsc;
-	if (st->sink.time != NULL)
-		st->sink.time(st->sink.arg, st->seq, st->insn, tsc);
-}
-
-static int
-apply_time(struct ix_stitch *st, int op, uint64_t a)
-{
-	int rc = 0;
-
-	switch (op) {
-	case IX_OP_TIME:
-		if (st->have_tsc && a == st->tsc)
-			break;
-		note_tsc(st, a);
-		rc = reading(st);
-		break;
-	case IX_OP_TSC:
-		/* A time from an event is a reading when it moves on. */
-		if (st->have_tsc && a > st->tsc) {
-			note_tsc(st, a);
-			rc = reading(st);
-		} else
-			note_tsc(st, a);
-		break;
-	default:
-		st->have_tsc = 1;
-		st->tsc = a;
-		break;
-	}
-	return (rc);
+	if (st->have_prev)
+		st->scount[st->prev]++;
+	st->have_prev = 0;
 }
 
 /*
@@ -1020,6 +978,29 @@ may_cont(const struct ix_stitch *st, const struct ix_sblock *b)
 	    b->size != 0);
 }
 
+/*
+ * Segment-local block @lid (below IX_LID_FAST) has global id @id, where
+ * run_fast() finds it: at the next two bytes of the operations read as a
+ * little-endian number.  An id of two bytes is there once (the first has
+ * its top bit set, the second not); an id of one byte (below 0x80) is
+ * there with every byte that may follow it.  Operations other than
+ * blocks (odd), ids of three bytes or more (both top bits set) and ids
+ * not known yet have IX_FNONE.
+ */
+static void
+fast_set(struct ix_stitch *st, size_t lid, uint32_t id)
+{
+	size_t v = lid << 1, k;
+
+	assert(lid < IX_LID_FAST);
+	if (v >= 0x80) {
+		st->ftab[((v >> 7) << 8) | 0x80 | (v & 0x7f)] = id;
+		return;
+	}
+	for (k = 0; k < 0x100; k++)
+		st->ftab[k << 8 | v] = id;
+}
+
 /* The global id of the block held back, new to its segment or own. */
 static int64_t
 pend_global(struct ix_stitch *st)
@@ -1032,8 +1013,13 @@ pend_global(struct ix_stitch *st)
 	if (st->pend_lid < 0 && st->pend_nocode)
 		tmp.code = NULL;
 	id = global_block(st, &tmp);
-	if (id >= 0 && st->pend_lid >= 0)
-		st->lmap[st->pend_lid] = may_cont(st, st->pend) ? -2 - id : id;
+	if (id >= 0 && st->pend_lid >= 0) {
+		int cont = may_cont(st, st->pend);
+
+		st->lmap[st->pend_lid] = cont ? -2 - id : id;
+		if (!cont && st->pend_lid < IX_LID_FAST)
+			fast_set(st, (size_t)st->pend_lid, (uint32_t)id);
+	}
 	return (id);
 }
 
@@ -1045,7 +1031,7 @@ pend_times(struct ix_stitch *st)
 	int rc;
 
 	for (i = 0; i < st->nptime; i++)
-		if ((rc = apply_time(st, st->ptime[i].op,
+		if ((rc = ix_stitch_apply_time(st, st->ptime[i].op,
 		    st->ptime[i].tsc)) < 0)
 			return (rc);
 	st->nptime = 0;
@@ -1318,51 +1304,46 @@ static IX_APART void
 run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
 {
 	const uint8_t *p0 = seg->ops.p + *posp, *p = p0;
-	const uint8_t *end = seg->ops.p + seg->ops.len;
-	const int64_t *lmap = st->lmap;
+	const uint8_t *lim = seg->ops.p + seg->ops.len - 1;
+	const uint32_t *ftab = st->ftab;
 	struct ix_hot *hot = st->hot;
-	struct ix_branch *br = st->branches;
 	struct ix_chunk *ch = &st->chunk;
 	uint8_t *out = ch->data.p + ch->data.len;
 	int64_t insn = st->insn, room = ch->seq + IX_CHUNK_BLOCKS - st->seq;
-	uint32_t prev = (uint32_t)st->prev;
-	uint32_t cur = (uint32_t)lmap[st->pend_lid];
-	const struct ix_hot *h = &hot[prev];
-	struct ix_hot *hc = &hot[cur];
+	uint64_t prev = (uint64_t)st->prev;
+	uint64_t cur = (uint64_t)st->lmap[st->pend_lid];
+	struct ix_hot *h = &hot[prev], *hc = &hot[cur];
 
-	/* The last byte goes to the general path: an id's two bytes read. */
-	while (p + 1 < end) {
+	/*
+	 * The last byte goes to the general path (an id's two bytes are
+	 * read), and so does the chunk's end: each block read takes a byte
+	 * at least, so no more than room of them are counted here.
+	 */
+	if (lim - p0 > room)
+		lim = p0 + room;
+	while (p < lim) {
 		uint64_t v;
-		int64_t g, d;
-		size_t nl;
+		int64_t d;
+		uint32_t w = p[0] | (uint32_t)p[1] << 8, g;
 
 		/*
-		 * The next operation: a block of one or two bytes (lmap has
-		 * -1 past the segment's blocks for the ids of two bytes).
+		 * The next operation: a block of one or two bytes whose
+		 * global id is known (ftab), or leave it.
 		 */
-		if (p[0] & 1)
-			break;
-		if (p[0] < 0x80)
-			nl = p[0] >> 1;
-		else if (p[1] < 0x80)
-			nl = ((p[0] & 0x7f) | (size_t)p[1] << 7) >> 1;
-		else
-			break;
-		if ((g = lmap[nl]) < 0)
+		if ((g = ftab[w]) == IX_FNONE)
 			break;
 
 		/* Block cur: what add_run() would do, or leave it. */
-		if ((h->flow & (HF_STACK | hc->emask)) != 0 || room == 0 ||
-		    hc->count == 0)
+		if ((h->flow & hc->emask) != 0)
 			break;
-		if (h->to[0] == cur + 1)
-			br[h->br[0]].count++;
-		else if (h->to[1] == cur + 1)
-			br[h->br[1]].count++;
+		if (h->to[0] == (uint32_t)cur)
+			h->n[0]++;
+		else if (h->to[1] == (uint32_t)cur)
+			h->n[1]++;
 		else
 			break;
-		p += 1 + (p[0] >> 7);
-		d = (int64_t)cur - prev - 1;
+		p += 1 + ((w >> 7) & 1);
+		d = (int64_t)(cur - prev - 1);
 		v = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
 		while (v >= 0x80) {
 			*out++ = (uint8_t)(v | 0x80);
@@ -1371,16 +1352,15 @@ run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
 		*out++ = (uint8_t)v;
 		room--;
 		insn += hc->ninsn;
-		hc->count++;
-		/* Block nl is held back in its place. */
+		/* Block g is held back in its place. */
 		prev = cur;
-		cur = (uint32_t)g;
+		cur = g;
 		h = hc;
 		hc = &hot[cur];
 	}
 	st->seq = ch->seq + IX_CHUNK_BLOCKS - room;
 	st->insn = insn;
-	st->chunk_prev = st->prev = prev;
+	st->chunk_prev = st->prev = (int64_t)prev;
 	ch->data.len = (size_t)(out - ch->data.p);
 	ch->nblocks = (uint32_t)(st->seq - ch->seq);
 	ch->ninsns = insn - ch->insn;
@@ -1407,13 +1387,16 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 	uint64_t v, a;
 	int rc = 0;
 
-	/* Room for the ids of one and two bytes: run_fast() reads those. */
-	n = seg->nblocks > IX_LID_FAST ? seg->nblocks : IX_LID_FAST;
+	n = seg->nblocks;
 	if (hwtr_grow((void **)&st->lmap, &st->clmap, n + 1,
 	    sizeof(*st->lmap)) < 0)
 		return (-HWTR_E_NOMEM);
 	for (i = 0; i < n; i++)
 		st->lmap[i] = -1;
+	if (st->ftab == NULL &&
+	    (st->ftab = malloc(IX_FTAB * sizeof(*st->ftab))) == NULL)
+		return (-HWTR_E_NOMEM);
+	memset(st->ftab, 0xff, IX_FTAB * sizeof(*st->ftab));
 	while (pos < len && rc >= 0) {
 		if (fast_ok(st)) {
 			run_fast(st, seg, &pos);
@@ -1438,7 +1421,8 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 			if (get(p, len, &pos, &a) < 0)
 				return (-HWTR_E_FORMAT);
 			if (!st->have_pend) {
-				rc = apply_time(st, (int)(v >> 1), a);
+				rc = ix_stitch_apply_time(st, (int)(v >> 1),
+				    a);
 				break;
 			}
 			/* After the block held back, merged or not. */
@@ -1452,10 +1436,10 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 			rc = replay_event(st, p, len, &pos);
 			break;
 		case IX_OP_NOPREV:
-			st->have_prev = 0;
+			end_flow(st);
 			break;
 		case IX_OP_GAP:
-			st->have_prev = 0;
+			end_flow(st);
 			st->gaps++;
 			break;
 		case IX_OP_ERROR:
@@ -1472,7 +1456,7 @@ ix_stitch_segment(struct ix_stitch *st, struct ix_seg_out *seg)
 		case IX_OP_RESET:
 			while (st->nstack > 0 && rc >= 0)
 				rc = pop_call(st, CX_END);
-			st->have_prev = 0;
+			end_flow(st);
 			st->have_tsc = 0;
 			break;
 		case IX_OP_CYCLES:
@@ -1503,9 +1487,11 @@ ix_stitch_end(struct ix_stitch *st)
 {
 	size_t i;
 	int rc = flush_pend_op(st);
+	uint64_t runs = 0;
 
 	if (rc < 0)
 		return (rc);
+	end_flow(st);
 
 	/* Close the frames still open where the trace ends. */
 	while (st->nstack > 0 && rc >= 0)
@@ -1514,19 +1500,30 @@ ix_stitch_end(struct ix_stitch *st)
 	if (rc >= 0)
 		rc = flush_chunk(st);
 	if (rc >= 0)
-		rc = last_reading(st);
+		rc = ix_stitch_last_reading(st);
 	if (rc >= 0 && st->have_pend_ts) {
 		if (st->sink.ts != NULL)
 			rc = st->sink.ts(st->sink.arg, &st->pend_ts);
 		st->have_pend_ts = 0;
 	}
-	/* The sums add_run() leaves to the end. */
+	/*
+	 * The sums add_run() leaves to the end: the branches' counts, then
+	 * the blocks' (each run of a block is a branch out of it or an end
+	 * in scount).
+	 */
+	for (i = 0; i < st->ntouched; i++) {
+		slot_flush(st, (uint32_t)st->touched[i], 0);
+		slot_flush(st, (uint32_t)st->touched[i], 1);
+	}
+	for (i = 0; i < st->nbranches; i++)
+		st->scount[st->branches[i].from] += st->branches[i].count;
 	for (i = 0; i < st->ntouched; i++) {
 		size_t id = (size_t)st->touched[i];
 
-		st->scount[id] = st->hot[id].count;
-		st->g[id].count += st->hot[id].count;
+		st->g[id].count += st->scount[id];
+		runs += st->scount[id];
 	}
+	assert(rc < 0 || runs == (uint64_t)st->seq);
 	st->exec_blocks = st->seq;
 	st->exec_insns = st->insn;
 	return (rc);

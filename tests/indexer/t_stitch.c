@@ -192,20 +192,20 @@ ATF_TC_BODY(code_without_lens_across_segments, tc)
  * continues them, which none does).  The chunk rows are decoded back into
  * the walk.
  */
-#define WALK_BLOCKS	200
-#define WALK_LEN	40000
-
 struct walk {
 	struct ix_stitch *st;
-	struct ix_sblock b[WALK_BLOCKS];
-	uint32_t	seq[WALK_LEN];		/* test block of each run */
-	int		nobr[WALK_LEN];		/* no branch into run i */
-	uint64_t	runs[WALK_BLOCKS];
-	uint64_t	br[WALK_BLOCKS][WALK_BLOCKS];
+	size_t		nb, len;		/* blocks, runs */
+	struct ix_sblock *b;
+	uint32_t	*seq;			/* test block of each run */
+	int		*nobr;			/* no branch into run i */
+	uint64_t	*runs;			/* per test block */
+	uint64_t	*keys;			/* from << 32 | to per branch */
+	size_t		nkeys;
 	int64_t		*gids;			/* decoded from chunk rows */
 	size_t		ngids;
 	int64_t		insns;			/* the walk's, up to ngids */
 	int		bad_chunk;
+	int		fast;			/* fewer ends of the fast path */
 };
 
 static uint32_t
@@ -230,7 +230,7 @@ walk_block(void *arg, int64_t gid)
 	struct walk *w = arg;
 	struct ix_sblock *g = &w->st->g[gid];
 
-	if (walk_index(g->ip) % 7 == 0)
+	if (walk_index(g->ip) % (w->fast ? 61 : 7) == 0)
 		g->bflags |= IX_BF_FSTART;
 	return (0);
 }
@@ -243,14 +243,15 @@ walk_chunk(void *arg, const struct ix_chunk *ch)
 	int64_t prev = -1, ninsns = 0;
 	uint32_t k;
 
-	if (ch->seq != (int64_t)w->ngids || ch->insn != w->insns)
+	if (ch->seq != (int64_t)w->ngids || ch->insn != w->insns ||
+	    ch->nblocks > HWTR_DB_CHUNK_BLOCKS)
 		w->bad_chunk = 1;
 	for (k = 0; k < ch->nblocks; k++) {
 		uint64_t v = 0;
 		int shift = 0;
 
 		do {
-			if (p >= end || w->ngids >= WALK_LEN) {
+			if (p >= end || w->ngids >= w->len) {
 				w->bad_chunk = 1;
 				return (0);
 			}
@@ -267,47 +268,112 @@ walk_chunk(void *arg, const struct ix_chunk *ch)
 	return (0);
 }
 
-ATF_TC_WITHOUT_HEAD(walk_counts_as_built);
-ATF_TC_BODY(walk_counts_as_built, tc)
+static int
+key_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x < y ? -1 : x > y);
+}
+
+/* How often the walk went from test block @i to @j (keys sorted). */
+static uint64_t
+walk_branch(const struct walk *w, uint32_t i, uint32_t j)
+{
+	uint64_t key = (uint64_t)i << 32 | j;
+	size_t lo = 0, hi = w->nkeys, m, n = 0;
+
+	while (lo < hi) {
+		m = lo + (hi - lo) / 2;
+		if (w->keys[m] < key)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	while (lo + n < w->nkeys && w->keys[lo + n] == key)
+		n++;
+	return (n);
+}
+
+/*
+ * A long walk over @nb blocks (@len runs), built here with every count
+ * known: the order blocks ran in, each block's runs, each branch's, the
+ * calls.  Each block has three usual successors and now and then goes
+ * anywhere, so that branches are seen again, as one of a block's two
+ * latest successors or not, and new; the walk is cut into segments of
+ * up to @maxseg runs at random, each with its blocks numbered in its own
+ * order of first run (ids of one, two and, past 8191, three bytes);
+ * operations come between blocks now and then (no branch, a gap, an
+ * error, a time).  Blocks of every kind the per-block path tells apart:
+ * conditional branches and jumps, some into a function's first block (a
+ * sink flag), calls (a frame each), blocks that end without a branch
+ * (held back in case the next one continues them, which none does).
+ * The chunk rows are decoded back into the walk.
+ */
+static void
+walk_check(size_t nb, size_t len, size_t maxseg, uint32_t x, int fast)
 {
 	static struct walk w;
-	static uint32_t lid[WALK_BLOCKS];
-	struct ix_sblock seg_b[WALK_BLOCKS];
+	struct ix_sblock *seg_b;
 	struct ix_stitch st;
 	struct ix_sink sink;
 	struct ix_seg_out seg;
-	uint64_t ncall = 0, nbr = 0, errors = 0;
-	uint32_t x = 0x2545f491, cur = 0, i, j;
+	uint32_t *lid, cur = 0, i, j;
+	uint64_t ncall = 0, nbr = 0, errors = 0, gaps = 0;
 	int64_t insns = 0;
 	size_t k, at = 0;
 
 	memset(&w, 0, sizeof(w));
 	w.st = &st;
-	ATF_REQUIRE((w.gids = calloc(WALK_LEN, sizeof(*w.gids))) != NULL);
-	for (i = 0; i < WALK_BLOCKS; i++) {
+	w.nb = nb;
+	w.len = len;
+	ATF_REQUIRE((w.b = calloc(nb, sizeof(*w.b))) != NULL);
+	ATF_REQUIRE((seg_b = calloc(nb, sizeof(*seg_b))) != NULL);
+	ATF_REQUIRE((lid = calloc(nb, sizeof(*lid))) != NULL);
+	ATF_REQUIRE((w.runs = calloc(nb, sizeof(*w.runs))) != NULL);
+	ATF_REQUIRE((w.seq = calloc(len, sizeof(*w.seq))) != NULL);
+	ATF_REQUIRE((w.nobr = calloc(len, sizeof(*w.nobr))) != NULL);
+	ATF_REQUIRE((w.keys = calloc(len, sizeof(*w.keys))) != NULL);
+	ATF_REQUIRE((w.gids = calloc(len, sizeof(*w.gids))) != NULL);
+	w.fast = fast;
+	for (i = 0; i < nb; i++) {
 		static const int cls[6] = { HWTR_IC_COND, HWTR_IC_COND,
 		    HWTR_IC_COND, HWTR_IC_JUMP, HWTR_IC_OTHER, HWTR_IC_CALL };
+		int c = cls[i % 6];
 
+		if (fast)
+			c = i % 31 == 5 ? HWTR_IC_CALL : i % 37 == 4 ?
+			    HWTR_IC_OTHER : i % 3 == 0 ? HWTR_IC_JUMP :
+			    HWTR_IC_COND;
 		w.b[i] = ixt_blk(0x10000 + 0x100 * (uint64_t)i,
-		    (uint16_t)(1 + i % 5), cls[i % 6], lens4, NULL);
+		    (uint16_t)(1 + i % 5), c, lens4, NULL);
 	}
-	for (k = 0; k < WALK_LEN; k++) {
+	for (k = 0; k < len; k++) {
 		uint32_t r = walk_rand(&x);
 
-		if (k > 0)
-			cur = r % 50 == 0 ? (r >> 8) % WALK_BLOCKS :
-			    (cur * 7 + 1 + (r >> 8) % 3 * 31) % WALK_BLOCKS;
+		/*
+		 * Fast: a loop over 40 blocks, then as many runs anywhere,
+		 * in turn (the chunk rows end in the loops).
+		 */
+		if (k > 0 && fast)
+			cur = (k + 4096) / 8192 % 2 == 0 ? (cur + 1) % 40 :
+			    (uint32_t)((r >> 8) % nb);
+		else if (k > 0)
+			cur = r % 50 == 0 ? (uint32_t)((r >> 8) % nb) :
+			    (uint32_t)((cur * 7 + 1 + (r >> 8) % 3 * 31) % nb);
 		w.seq[k] = cur;
 		w.nobr[k] = k == 0 || (r >> 20) % 400 == 0;
 		w.runs[cur]++;
 		insns += w.b[cur].ninsn;
 		if (!w.nobr[k]) {
-			if (w.br[w.seq[k - 1]][cur]++ == 0)
-				nbr++;
+			w.keys[w.nkeys++] = (uint64_t)w.seq[k - 1] << 32 | cur;
 			if (w.b[w.seq[k - 1]].cls == HWTR_IC_CALL)
 				ncall++;
 		}
 	}
+	qsort(w.keys, w.nkeys, sizeof(*w.keys), key_cmp);
+	for (k = 0; k < w.nkeys; k++)
+		nbr += k == 0 || w.keys[k] != w.keys[k - 1];
 
 	memset(&sink, 0, sizeof(sink));
 	sink.arg = &w;
@@ -316,25 +382,27 @@ ATF_TC_BODY(walk_counts_as_built, tc)
 	ix_stitch_init(&st, &sink);
 	st.merge = 1;
 	ix_stitch_begin(&st);
-	while (at < WALK_LEN) {
-		size_t n = 1 + walk_rand(&x) % 6000;
+	while (at < len) {
+		size_t n = 1 + walk_rand(&x) % maxseg;
 
-		if (n > WALK_LEN - at)
-			n = WALK_LEN - at;
+		if (n > len - at)
+			n = len - at;
 		memset(&seg, 0, sizeof(seg));
-		memset(lid, 0, sizeof(lid));
+		memset(lid, 0, nb * sizeof(*lid));
 		seg.blocks = seg_b;
 		seg.borrowed = 1;
 		for (k = at; k < at + n; k++) {
 			uint32_t r = walk_rand(&x);
+			int gap = w.nobr[k] && k > 0 && r % 2 == 0;
 
 			if (lid[w.seq[k]] == 0) {
 				seg_b[seg.nblocks] = w.b[w.seq[k]];
 				lid[w.seq[k]] = (uint32_t)++seg.nblocks;
 			}
 			if (w.nobr[k] && k > 0)
-				ATF_REQUIRE(ix_buf_varint(&seg.ops,
-				    IX_OP_NOPREV << 1 | 1) >= 0);
+				ATF_REQUIRE(ix_buf_varint(&seg.ops, (gap ?
+				    IX_OP_GAP : IX_OP_NOPREV) << 1 | 1) >= 0);
+			gaps += gap;
 			if (r % 300 == 0) {
 				ATF_REQUIRE(ix_buf_varint(&seg.ops,
 				    IX_OP_ERROR << 1 | 1) >= 0);
@@ -354,33 +422,37 @@ ATF_TC_BODY(walk_counts_as_built, tc)
 	}
 	ATF_REQUIRE_EQ(ix_stitch_end(&st), 0);
 
-	ATF_CHECK_EQ(st.exec_blocks, WALK_LEN);
+	ATF_CHECK_EQ(st.exec_blocks, (int64_t)len);
 	ATF_CHECK_EQ(st.exec_insns, insns);
 	ATF_CHECK_EQ(st.errors, (int64_t)errors);
+	ATF_CHECK_EQ(st.gaps, (int64_t)gaps);
 	ATF_CHECK_EQ_MSG(st.ncalls, (int64_t)ncall + 1, "%jd calls, "
 	    "expected %ju (a frame per call and the first)",
 	    (intmax_t)st.ncalls, (uintmax_t)ncall + 1);
-	ATF_CHECK_EQ(st.ng, WALK_BLOCKS);
 	for (k = 0; k < st.ng; k++) {
 		i = (uint32_t)walk_index(st.g[k].ip);
-		ATF_REQUIRE(i < WALK_BLOCKS);
+		ATF_REQUIRE(i < nb);
 		ATF_CHECK_MSG(st.g[k].count == w.runs[i] &&
 		    st.scount[k] == w.runs[i], "block %u ran %ju times, "
 		    "counted %ju (stream %ju)", i, (uintmax_t)w.runs[i],
 		    (uintmax_t)st.g[k].count, (uintmax_t)st.scount[k]);
 	}
+	for (i = 0, k = 0; i < nb; i++)
+		k += w.runs[i] != 0;
+	ATF_CHECK_EQ_MSG(st.ng, k, "%zu blocks, expected %zu", st.ng, k);
 	ATF_CHECK_EQ_MSG(st.nbranches, nbr, "%zu branches, expected %ju",
 	    st.nbranches, (uintmax_t)nbr);
 	for (k = 0; k < st.nbranches; k++) {
 		i = (uint32_t)walk_index(st.g[st.branches[k].from].ip);
 		j = (uint32_t)walk_index(st.g[st.branches[k].to].ip);
-		ATF_CHECK_MSG(st.branches[k].count == w.br[i][j], "branch "
-		    "%u -> %u taken %ju times, counted %ju", i, j,
-		    (uintmax_t)w.br[i][j], (uintmax_t)st.branches[k].count);
+		ATF_CHECK_MSG(st.branches[k].count == walk_branch(&w, i, j),
+		    "branch %u -> %u taken %ju times, counted %ju", i, j,
+		    (uintmax_t)walk_branch(&w, i, j),
+		    (uintmax_t)st.branches[k].count);
 	}
 	ATF_CHECK_MSG(!w.bad_chunk, "a chunk row's position, instructions "
 	    "or data do not add up");
-	ATF_CHECK_EQ(w.ngids, WALK_LEN);
+	ATF_CHECK_EQ(w.ngids, len);
 	for (k = 0; k < w.ngids; k++)
 		if (w.gids[k] < 0 || (size_t)w.gids[k] >= st.ng ||
 		    walk_index(st.g[w.gids[k]].ip) != w.seq[k]) {
@@ -393,8 +465,35 @@ ATF_TC_BODY(walk_counts_as_built, tc)
 			    walk_index(st.g[w.gids[k]].ip), w.seq[k]);
 			break;
 		}
+	free(w.b);
+	free(seg_b);
+	free(lid);
+	free(w.runs);
+	free(w.seq);
+	free(w.nobr);
+	free(w.keys);
 	free(w.gids);
 	ix_stitch_free(&st);
+}
+
+ATF_TC_WITHOUT_HEAD(walk_counts_as_built);
+ATF_TC_BODY(walk_counts_as_built, tc)
+{
+	walk_check(200, 40000, 6000, 0x2545f491, 0);
+}
+
+/*
+ * The same over more blocks than ids of two bytes hold (segments of up
+ * to 30,000 runs) and more runs than a chunk row holds, in turns of a
+ * loop (fewer calls, one way out of a block) and runs anywhere: the
+ * fast path's ends (an id of three bytes, a chunk full) come in the
+ * middle of its runs.
+ */
+ATF_TC_WITHOUT_HEAD(walk_wide_counts_as_built);
+ATF_TC_BODY(walk_wide_counts_as_built, tc)
+{
+	walk_check(12000, 3 * HWTR_DB_CHUNK_BLOCKS + 5000, 30000, 0x9e3779b9,
+	    1);
 }
 
 ATF_TP_ADD_TCS(tp)
@@ -403,5 +502,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, merged_code_less_part);
 	ATF_TP_ADD_TC(tp, code_without_lens_across_segments);
 	ATF_TP_ADD_TC(tp, walk_counts_as_built);
+	ATF_TP_ADD_TC(tp, walk_wide_counts_as_built);
 	return (atf_no_error());
 }
