@@ -26,6 +26,7 @@ static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
 static int	standalone_ahead(struct fpt *, struct fpt_pkt *);
 static int	ovf_check(struct fpt *);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
+static int	hdr_cut(const uint8_t *, const uint8_t *);
 static int	hdr_class(const uint8_t *, const uint8_t *);
 static int	is_fup_hdr(const uint8_t *, const uint8_t *);
 static int	fup_ahead(struct fpt *, const struct fpt_pkt *);
@@ -674,6 +675,20 @@ is_status_hdr(const uint8_t *p, const uint8_t *end)
 }
 
 /*
+ * Whether the end of the trace cuts the header at @p before libipt's
+ * fetch (pt_df_fetch()) knows the packet: an escape byte (0x02) alone, or
+ * 02 c3 without the byte that says MNT.  Its fetch fails there and its
+ * position stays before the packet, where a packet it knows and cannot
+ * decode moves it to the end.
+ */
+static int
+hdr_cut(const uint8_t *p, const uint8_t *end)
+{
+	return (p < end && p[0] == 0x02 &&
+	    (end - p < 2 || (p[1] == 0xc3 && end - p < 3)));
+}
+
+/*
  * Status packets up to the next packet that matters to the flow (a TNT,
  * an IP packet, an event packet): what libipt's read-ahead decodes.
  */
@@ -690,11 +705,14 @@ fpti_read_ahead(struct fpt *d)
 			 * A status packet cut by the end of the trace is
 			 * dropped, as libipt drops it (a FUP no event waits
 			 * for is one to its read-ahead); a cut branch or
-			 * event packet stays for the query that needs it.
+			 * event packet stays for the query that needs it,
+			 * and a header libipt's fetch cannot tell stays
+			 * where that fetch fails, at its error's offset.
 			 */
-			if (rc == -HWTR_E_TRUNCATED && (is_status_hdr(d->pos,
-			    d->cfg.end) || (d->nfupq == 0 &&
-			    (*d->pos & 0x1f) == 0x1d)))
+			if (rc == -HWTR_E_TRUNCATED &&
+			    !hdr_cut(d->pos, d->cfg.end) &&
+			    (is_status_hdr(d->pos, d->cfg.end) ||
+			    (d->nfupq == 0 && (*d->pos & 0x1f) == 0x1d)))
 				d->pos = d->cfg.end;
 			/*
 			 * libipt stops before a TNT, a TIP or an event
@@ -1003,9 +1021,7 @@ fpti_error_at(struct fpt *d)
 	    pkt.kind != FPT_PKT_PSB) {
 		if (rc == -HWTR_E_TRUNCATED && p < d->cfg.end &&
 		    (is_status_hdr(p, d->cfg.end) || (d->nfupq == 0 &&
-		    is_fup_hdr(p, d->cfg.end))) && (p[0] != 0x02 ||
-		    (d->cfg.end - p >= 2 && (p[1] != 0xc3 ||
-		    d->cfg.end - p >= 3))))
+		    is_fup_hdr(p, d->cfg.end))) && !hdr_cut(p, d->cfg.end))
 			p = d->cfg.end;
 		d->pos = p;
 		return;

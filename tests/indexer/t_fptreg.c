@@ -260,6 +260,31 @@ ATF_TC_BODY(vex_jkzd_no_branch, tc)
 	    0, 0);
 }
 
+/*
+ * The trace ends in an escape byte (0x02) alone after the TNT whose bit
+ * a ret takes with nothing to return to: libipt's read-ahead after the
+ * TNT fails to fetch that header and stays before it, so its error (an
+ * empty return stack) is at the byte, 0x1d (fpt read on to the end,
+ * 0x1e).  By construction: the mode event, the enabled event, the block
+ * to the jz (N), the block of the ret (T), the error at 0x1d: 5 items.
+ */
+ATF_TC_WITHOUT_HEAD(cut_escape_after_tnt_ret);
+ATF_TC_BODY(cut_escape_after_tnt_ret, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x0a,					/* TNT: N T */
+		0x00,					/* PAD */
+		0x02,					/* escape, cut */
+	};
+	/* jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0xc3 };
+
+	both("cut_escape_after_tnt_ret", pt, sizeof(pt), code, sizeof(code),
+	    5, 0x1d, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -269,5 +294,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, bad_query_offset_after_pads);
 	ATF_TP_ADD_TC(tp, bad_tip_after_tsx_mode);
 	ATF_TP_ADD_TC(tp, vex_jkzd_no_branch);
+	ATF_TP_ADD_TC(tp, cut_escape_after_tnt_ret);
 	return (atf_no_error());
 }
