@@ -1026,7 +1026,7 @@ fpti_error_at(struct fpt *d)
 		d->pos = p;
 		return;
 	}
-	for (p += pkt.size; fpt_pkt_parse(p, d->cfg.end, &pkt) > 0;
+	for (p += pkt.size; (rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) > 0;
 	    p += pkt.size) {
 		switch (pkt.kind) {
 		case FPT_PKT_PSBEND:
@@ -1050,6 +1050,13 @@ fpti_error_at(struct fpt *d)
 			break;
 		}
 	}
+	/*
+	 * The end of the trace inside the PSB+ (a header cut short too):
+	 * libipt's read-ahead, which decodes the PSB+ whole, meets it there
+	 * and goes to the end.
+	 */
+	if (rc == -HWTR_E_TRUNCATED)
+		d->pos = d->cfg.end;
 }
 
 /*

@@ -285,6 +285,31 @@ ATF_TC_BODY(cut_escape_after_tnt_ret, tc)
 	    5, 0x1d, 0);
 }
 
+/*
+ * TIP.PGE to 0x2000, where nothing is mapped, then TIP.PGD, then a PSB
+ * the end of the trace cuts before its PSBEND: libipt's fetch of the
+ * disable reads ahead into that PSB+, meets the end there and goes to
+ * it, so the error of the flow that cannot reach the disable (no code
+ * mapped) is at the end, 0x2c (fpt named the PSB, 0x1c).  By
+ * construction: the mode event, the enabled event, the error at 0x2c:
+ * 3 items.
+ */
+ATF_TC_WITHOUT_HEAD(cut_psb_plus_after_pgd);
+ATF_TC_BODY(cut_psb_plus_after_pgd, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		0x71, 0x00, 0x20, 0, 0, 0, 0,		/* TIP.PGE 0x2000 */
+		0x01,					/* TIP.PGD */
+		PSB_BYTES,				/* cut PSB+ */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("cut_psb_plus_after_pgd", pt, sizeof(pt), code, sizeof(code),
+	    3, 0x2c, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -295,5 +320,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, bad_tip_after_tsx_mode);
 	ATF_TP_ADD_TC(tp, vex_jkzd_no_branch);
 	ATF_TP_ADD_TC(tp, cut_escape_after_tnt_ret);
+	ATF_TP_ADD_TC(tp, cut_psb_plus_after_pgd);
 	return (atf_no_error());
 }
