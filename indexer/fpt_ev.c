@@ -74,10 +74,12 @@ fpti_fetch_event(struct fpt *d)
 			 * An event packet cut by the end, or the TIP a
 			 * MODE.exec waits for, or the FUP events wait for:
 			 * libipt's fetch of it meets the end, and so does
-			 * the flow.
+			 * the flow.  A header its fetch cannot tell is no
+			 * packet to it: no trace is left (pts_eos).
 			 */
 			if (rc == -HWTR_E_TRUNCATED && (hdr_class(d->pos,
-			    d->cfg.end) == HDR_EVENT || (d->mode_pending &&
+			    d->cfg.end) == HDR_EVENT ||
+			    hdr_cut(d->pos, d->cfg.end) || (d->mode_pending &&
 			    hdr_class(d->pos, d->cfg.end) == HDR_TIP) ||
 			    (d->nfupq > 0 && is_fup_hdr(d->pos, d->cfg.end))))
 				d->pos = d->cfg.end;

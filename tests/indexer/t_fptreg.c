@@ -310,6 +310,29 @@ ATF_TC_BODY(cut_psb_plus_after_pgd, tc)
 	    3, 0x2c, 0);
 }
 
+/*
+ * TIP.PGE to 0x2000, where nothing is mapped, then an escape byte (0x02)
+ * alone at the end: libipt's fetch fails on it, so no packet is left
+ * (pts_eos) and its flow ends without a block, where fpt, its position
+ * kept before the byte, tried the flow and failed without code (seed
+ * 2101).  By construction: the mode event and the enabled event, no
+ * error: 2 items.
+ */
+ATF_TC_WITHOUT_HEAD(cut_escape_after_pge);
+ATF_TC_BODY(cut_escape_after_pge, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		0x71, 0x00, 0x20, 0, 0, 0, 0,		/* TIP.PGE 0x2000 */
+		0x02,					/* escape, cut */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("cut_escape_after_pge", pt, sizeof(pt), code, sizeof(code), 2,
+	    0, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -321,5 +344,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, vex_jkzd_no_branch);
 	ATF_TP_ADD_TC(tp, cut_escape_after_tnt_ret);
 	ATF_TP_ADD_TC(tp, cut_psb_plus_after_pgd);
+	ATF_TP_ADD_TC(tp, cut_escape_after_pge);
 	return (atf_no_error());
 }
