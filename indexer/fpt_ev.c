@@ -24,6 +24,8 @@
 static int	fup_consumed(const struct fpt *);
 static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
 static int	standalone_ahead(struct fpt *, struct fpt_pkt *);
+static int	check_ahead_off(struct fpt *);
+static int	trail_error(struct fpt *);
 static int	ovf_check(struct fpt *);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	hdr_cut(const uint8_t *, const uint8_t *);
@@ -166,7 +168,8 @@ fpti_fetch_event(struct fpt *d)
 				return (fpti_unsupported(d, "a FUP followed by "
 				    "neither TIP nor TIP.PGD"));
 			d->async = 1;
-			return (fpti_check_ahead(d));
+			return (pkt.kind == FPT_PKT_TIP_PGD ?
+			    check_ahead_off(d) : fpti_check_ahead(d));
 		case FPT_PKT_MODE_EXEC:
 			d->pos += pkt.size;
 			if ((pkt.flags & 3) == 3)
@@ -205,7 +208,7 @@ fpti_fetch_event(struct fpt *d)
 			else
 				ev->ip_suppressed = 1;
 			d->async = 1;
-			return (fpti_check_ahead(d));
+			return (check_ahead_off(d));
 		case FPT_PKT_TNT:
 		case FPT_PKT_TIP:
 			/*
@@ -343,6 +346,22 @@ fpti_check_ahead(struct fpt *d)
 		return (rc);
 	mark_back(d, &m);
 	return (0);
+}
+
+/*
+ * fpti_check_ahead() after a TIP.PGD libipt's query consumed: tracing is
+ * off to the read-ahead after it, whose PSB+ reader then looks past a
+ * FUP for BDM70 (fpti_psb_plus_ok()).
+ */
+static int
+check_ahead_off(struct fpt *d)
+{
+	int rc, en = d->enabled;
+
+	d->enabled = 0;
+	rc = fpti_check_ahead(d);
+	d->enabled = en;
+	return (rc);
 }
 
 /*
@@ -1091,6 +1110,20 @@ fpti_cut_query(const struct fpt *d, int cond)
 int
 fpti_trail_error(struct fpt *d)
 {
+	int rc, en = d->enabled;
+
+	rc = trail_error(d);
+	d->enabled = en;
+	return (rc);
+}
+
+/*
+ * fpti_trail_error()'s dry run, which leaves d->enabled as a TIP.PGE or
+ * TIP.PGD it passes sets it for what it reads after (BDM70).
+ */
+static int
+trail_error(struct fpt *d)
+{
 	const char *unsup = d->unsup;
 	struct ahead_mark m;
 	struct fpt_pkt pkt;
@@ -1216,6 +1249,8 @@ fpti_trail_error(struct fpt *d)
 				nfc++;
 		}
 		d->pos += pkt.size;
+		if (pkt.kind == FPT_PKT_TIP_PGD || pkt.kind == FPT_PKT_TIP_PGE)
+			d->enabled = pkt.kind == FPT_PKT_TIP_PGE;
 		/*
 		 * What waits in libipt's queue (a PIP or VMCS behind an
 		 * asynchronous branch too) has begun the next event; what
