@@ -26,6 +26,7 @@ static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
 static int	standalone_ahead(struct fpt *, struct fpt_pkt *);
 static int	check_ahead_off(struct fpt *);
 static int	trail_error(struct fpt *);
+static const uint8_t *psbend_of(const struct fpt *, uint64_t);
 static int	ovf_check(struct fpt *);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	hdr_cut(const uint8_t *, const uint8_t *);
@@ -1009,6 +1010,27 @@ hdr_class(const uint8_t *p, const uint8_t *end)
 }
 
 /*
+ * The PSBEND of the PSB+ at offset @off when d->pos is right after it,
+ * else NULL.
+ */
+static const uint8_t *
+psbend_of(const struct fpt *d, uint64_t off)
+{
+	struct fpt_pkt pkt;
+	const uint8_t *p;
+
+	if (off >= (uint64_t)(d->pos - d->cfg.begin))
+		return (NULL);
+	for (p = d->cfg.begin + off; p < d->pos; p += pkt.size) {
+		if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0)
+			return (NULL);
+		if (pkt.kind == FPT_PKT_PSBEND)
+			return (p + pkt.size == d->pos ? p : NULL);
+	}
+	return (NULL);
+}
+
+/*
  * libipt's read-ahead takes a PSB+ whole, up to the PSBEND its status
  * events wait at (past it, to the next packet that matters, without
  * any): an error met with d->pos at such a PSB, or at the PADs, TSCs,
@@ -1025,6 +1047,19 @@ fpti_error_at(struct fpt *d)
 
 	if (p == NULL)
 		return;
+	/*
+	 * The flow goes to a PSB+'s status update with more after it:
+	 * libipt hands them over one at a time at their PSBEND
+	 * (pt_qry_decode_psbend()) and stays there until the last, where
+	 * fpt has read the PSB+ whole.
+	 */
+	if (d->async && d->async_ev.status_update &&
+	    d->async_ev.psb_left > 0 &&
+	    (p = psbend_of(d, d->async_ev.offset)) != NULL) {
+		d->pos = p;
+		return;
+	}
+	p = d->pos;
 	while (fpt_pkt_parse(p, d->cfg.end, &pkt) > 0 &&
 	    (pkt.kind == FPT_PKT_PAD || pkt.kind == FPT_PKT_TSC ||
 	    pkt.kind == FPT_PKT_MTC || pkt.kind == FPT_PKT_CYC ||

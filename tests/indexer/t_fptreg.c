@@ -397,6 +397,36 @@ ATF_TC_BODY(bdm70_bad_after_pgd, tc)
 	    sizeof(code), 4, 0x1d, 1, 1);
 }
 
+/*
+ * Tracing from a PSB+ at 0x2000, where nothing is mapped, and a second
+ * PSB+ with two status updates: libipt hands them over one at a time at
+ * their PSBEND and its position stays there until the last, so the
+ * error of the flow that cannot go to the first (no code) is at the
+ * PSBEND, 0x2e (fpt named the TNT after it, 0x30; seed 2103).  By
+ * construction: the first PSB+'s mode event, the error at 0x2e: 2 items.
+ */
+ATF_TC_WITHOUT_HEAD(error_at_psbend_of_updates);
+ATF_TC_BODY(error_at_psbend_of_updates, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x3d, 0x00, 0x20,			/* FUP 0x2000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		PSB_BYTES,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x04,					/* TNT: N */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("error_at_psbend_of_updates", pt, sizeof(pt), code,
+	    sizeof(code), 2, 0x2e, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -410,5 +440,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, cut_psb_plus_after_pgd);
 	ATF_TP_ADD_TC(tp, cut_escape_after_pge);
 	ATF_TP_ADD_TC(tp, bdm70_bad_after_pgd);
+	ATF_TP_ADD_TC(tp, error_at_psbend_of_updates);
 	return (atf_no_error());
 }
