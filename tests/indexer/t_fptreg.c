@@ -427,6 +427,34 @@ ATF_TC_BODY(error_at_psbend_of_updates, tc)
 	    sizeof(code), 2, 0x2e, 0);
 }
 
+/*
+ * A TIP without IP for the indirect jump, then a PSB+ with a TIP in it:
+ * libipt's query reads ahead after the TIP before it says there is no
+ * IP, and that read fails in the PSB+ (bad context, its position back
+ * at the PSB, 0x1d).  fpt gave its own error first, before the PSB
+ * (0x1c; seed 2103); it must hand the trace over, as for any bad PSB+.
+ * By construction, libipt: the mode event, the enabled event, the block
+ * of the jmp, the error at 0x1d: 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_psb_plus_after_noip_tip);
+ATF_TC_BODY(bad_psb_plus_after_noip_tip, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x0d,					/* TIP, no IP */
+		0x00,					/* PAD */
+		PSB_BYTES,
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+		0x02, 0x23,				/* PSBEND */
+	};
+	/* jmp *%rax */
+	static const uint8_t code[] = { 0xff, 0xe0 };
+
+	both("bad_psb_plus_after_noip_tip", pt, sizeof(pt), code,
+	    sizeof(code), 4, 0x1d, 1);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -441,5 +469,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, cut_escape_after_pge);
 	ATF_TP_ADD_TC(tp, bdm70_bad_after_pgd);
 	ATF_TP_ADD_TC(tp, error_at_psbend_of_updates);
+	ATF_TP_ADD_TC(tp, bad_psb_plus_after_noip_tip);
 	return (atf_no_error());
 }
