@@ -865,13 +865,15 @@ bad:
 /*
  * Whether the trace ends after the FUP @pkt at d->pos, past the status
  * packets libipt's read-ahead passes over (a status packet cut by the
- * end, a PSB among them, ends it too) and the FUPs with IP it takes for
- * more asynchronous branches (fup_ahead() allows two in a row).
+ * end, a PSB among them, ends it too, and so does a PSB+ the end cuts,
+ * which that read-ahead decodes whole) and the FUPs with IP it takes
+ * for more asynchronous branches (fup_ahead() allows two in a row).
  */
 int
-fpti_fup_then_end(const struct fpt *d, const struct fpt_pkt *pkt)
+fpti_fup_then_end(struct fpt *d, const struct fpt_pkt *pkt)
 {
 	const uint8_t *p = d->pos + pkt->size;
+	const char *unsup = d->unsup;
 	struct fpt_pkt next;
 	int rc;
 
@@ -889,6 +891,11 @@ fpti_fup_then_end(const struct fpt *d, const struct fpt_pkt *pkt)
 		if (rc < 0 || (next.kind == FPT_PKT_FUP &&
 		    next.ipc == FPT_IPC_SUPPRESSED))
 			return (0);
+		if (next.kind == FPT_PKT_PSB) {
+			rc = fpti_psb_plus_ok(d, p + next.size);
+			d->unsup = unsup;
+			return (rc == -HWTR_E_TRUNCATED);
+		}
 		if (next.kind != FPT_PKT_PAD && next.kind != FPT_PKT_TSC &&
 		    next.kind != FPT_PKT_PSBEND && next.kind != FPT_PKT_MTC &&
 		    next.kind != FPT_PKT_CYC && next.kind != FPT_PKT_TMA &&

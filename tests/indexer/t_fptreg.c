@@ -455,6 +455,34 @@ ATF_TC_BODY(bad_psb_plus_after_noip_tip, tc)
 	    sizeof(code), 4, 0x1d, 1);
 }
 
+/*
+ * The jmp's TIP query meets a FUP no event waits for and then a PSB the
+ * end of the trace cuts before its PSBEND: libipt's read-ahead after the
+ * TNT took the FUP for an asynchronous branch and decoded the PSB+ up to
+ * the end, so nothing is left for the query and the trace ends there
+ * (seed 2103); fpt took the query for a bad one and gave an error.  A
+ * TNT bit left over keeps the FUP from the event fetch before the jmp's
+ * block.  By construction: the mode event, the enabled event, the block
+ * to the jz (N), the block of the jmp, whose TIP never comes, no error:
+ * 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(fup_then_cut_psb_plus_at_tip);
+ATF_TC_BODY(fup_then_cut_psb_plus_at_tip, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x08,					/* TNT: N N */
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		PSB_BYTES,				/* cut PSB+ */
+	};
+	/* jz +0; jmp *%rax */
+	static const uint8_t code[] = { 0x74, 0x00, 0xff, 0xe0 };
+
+	both("fup_then_cut_psb_plus_at_tip", pt, sizeof(pt), code,
+	    sizeof(code), 4, 0, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -470,5 +498,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, bdm70_bad_after_pgd);
 	ATF_TP_ADD_TC(tp, error_at_psbend_of_updates);
 	ATF_TP_ADD_TC(tp, bad_psb_plus_after_noip_tip);
+	ATF_TP_ADD_TC(tp, fup_then_cut_psb_plus_at_tip);
 	return (atf_no_error());
 }
