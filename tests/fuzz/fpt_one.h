@@ -225,6 +225,36 @@ fpt_one_offsets(const struct tf_items *want, const struct tf_items *got,
 }
 
 /*
+ * The same libipt bug where both give an error (fpt_one_noip_bug()): on
+ * that path libipt goes on from the IP it had, and its error, if one
+ * comes, is where that took it, not -pte_noip at the TIP.  1 when the
+ * first error item whose offsets differ is fpt's right after such a TIP
+ * and libipt's is another than -pte_noip: past it the two are not
+ * compared.
+ */
+static inline int
+fpt_one_noip_offset(const struct tf_items *want, const struct tf_items *got,
+    const uint8_t *data, size_t size)
+{
+	const struct fpt_event *a, *b;
+	size_t i;
+
+	for (i = 0; i < want->n && i < got->n; i++) {
+		if (want->v[i].kind != FPT_ITEM_EVENT ||
+		    got->v[i].kind != FPT_ITEM_EVENT)
+			continue;
+		a = &want->v[i].event;
+		b = &got->v[i].event;
+		if (a->kind != FPT_EV_ERROR || b->kind != FPT_EV_ERROR ||
+		    a->offset == b->offset)
+			continue;
+		return (a->error != pte_noip &&
+		    fpt_one_after_noip(data, size, b->offset));
+	}
+	return (0);
+}
+
+/*
  * Decode @data with both decoders over @p's code, as a Kaby Lake (6/158/10)
  * with its errata, in ptxed's loop; with @dump each side's items go to
  * stderr.  0 when fpt gives libipt's items (or a prefix of them and says
@@ -275,9 +305,11 @@ fpt_one_run(struct fpt_one_prog *p, const uint8_t *data, size_t size,
 		fprintf(stderr, "%zu fpt    %s\n", i, a);
 	}
 	rc = tf_compare(&want, &got, msg, len);
-	if (rc == 0 && offsets)
+	if (rc == 0 && offsets) {
 		rc = fpt_one_offsets(&want, &got, msg, len);
-	else if (rc == 1 && (fpt_one_noip_bug(&want, &got, data, size) ||
+		if (rc == 1 && fpt_one_noip_offset(&want, &got, data, size))
+			rc = 0;
+	} else if (rc == 1 && (fpt_one_noip_bug(&want, &got, data, size) ||
 	    fpt_one_mode_bug(&want, &got)))
 		rc = 0;
 	tf_items_free(&want);
