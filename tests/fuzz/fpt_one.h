@@ -136,9 +136,23 @@ fpt_one_mode_bug(const struct tf_items *want, const struct tf_items *got)
 /*
  * Whether @off in @data is right after a one-byte TIP (0x0d) and the
  * packets libipt's read-ahead passes after it (PAD, timing, PSBEND, a
- * packet the end of the trace cuts when @off is the end), that TIP at
- * most 64 bytes before.
+ * packet or a PSB+ the end of the trace cuts when @off is the end), that
+ * TIP at most 64 bytes before.
  */
+/* Whether no PSBEND is in [@p, @end): a PSB+ there is cut by the end. */
+static inline int
+fpt_one_psb_cut(const uint8_t *p, const uint8_t *end)
+{
+	struct fpt_pkt pkt;
+	int rc;
+
+	for (; p < end; p += rc)
+		if ((rc = fpt_pkt_parse(p, end, &pkt)) <= 0 ||
+		    pkt.kind == FPT_PKT_PSBEND)
+			return (rc == -HWTR_E_TRUNCATED);
+	return (1);
+}
+
 static inline int
 fpt_one_after_noip(const uint8_t *data, size_t size, uint64_t off)
 {
@@ -155,6 +169,9 @@ fpt_one_after_noip(const uint8_t *data, size_t size, uint64_t off)
 		for (p = data + q + 1; p < data + off; p += pkt.size) {
 			rc = fpt_pkt_parse(p, data + size, &pkt);
 			if (rc == -HWTR_E_TRUNCATED && off == size)
+				p = data + off;
+			if (rc > 0 && pkt.kind == FPT_PKT_PSB && off == size &&
+			    fpt_one_psb_cut(p + pkt.size, data + size))
 				p = data + off;
 			if (rc <= 0 || (pkt.kind != FPT_PKT_PAD &&
 			    pkt.kind != FPT_PKT_TSC &&

@@ -134,6 +134,11 @@ add_item(struct tf_items *l, int ev, uint64_t ip, uint32_t ninsn,
 	tf_add(l, &it);
 }
 
+/* A PSB, 16 bytes. */
+#define PSB16 \
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, \
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82
+
 /*
  * The two libipt bugs the comparison skips, skipped only where they
  * are: a block libipt decoded in a stale mode at or before the first
@@ -148,6 +153,9 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	/* TIP without IP, PAD (or TNT), a CYC cut by the end. */
 	static const uint8_t cut[] = { 0x0d, 0x00, 0x87 };
 	static const uint8_t tntcut[] = { 0x0d, 0x04, 0x87 };
+	/* TIP without IP, a PSB+ the end cuts, and one it does not. */
+	static const uint8_t psbcut[] = { 0x0d, PSB16, 0x00 };
+	static const uint8_t psbend[] = { 0x0d, PSB16, 0x02, 0x23 };
 	struct tf_items want, got;
 
 	memset(&want, 0, sizeof(want));
@@ -202,6 +210,11 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	got.v[4].event.offset = 3;
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, cut, sizeof(cut)) == 1);
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, tntcut, sizeof(tntcut)) == 0);
+	/* ... past a PSB+ the end cuts, not a whole one. */
+	got.v[4].event.offset = sizeof(psbcut);
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbcut, sizeof(psbcut)) == 1);
+	got.v[4].event.offset = sizeof(psbend);
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbend, sizeof(psbend)) == 0);
 	tf_items_free(&want);
 	tf_items_free(&got);
 }
