@@ -24,8 +24,12 @@
 static int	fup_consumed(const struct fpt *);
 static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
 static int	standalone_ahead(struct fpt *, struct fpt_pkt *);
+static int	check_ahead_off(struct fpt *);
+static int	trail_error(struct fpt *);
+static const uint8_t *psbend_of(const struct fpt *, uint64_t);
 static int	ovf_check(struct fpt *);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
+static int	hdr_cut(const uint8_t *, const uint8_t *);
 static int	hdr_class(const uint8_t *, const uint8_t *);
 static int	is_fup_hdr(const uint8_t *, const uint8_t *);
 static int	fup_ahead(struct fpt *, const struct fpt_pkt *);
@@ -73,10 +77,12 @@ fpti_fetch_event(struct fpt *d)
 			 * An event packet cut by the end, or the TIP a
 			 * MODE.exec waits for, or the FUP events wait for:
 			 * libipt's fetch of it meets the end, and so does
-			 * the flow.
+			 * the flow.  A header its fetch cannot tell is no
+			 * packet to it: no trace is left (pts_eos).
 			 */
 			if (rc == -HWTR_E_TRUNCATED && (hdr_class(d->pos,
-			    d->cfg.end) == HDR_EVENT || (d->mode_pending &&
+			    d->cfg.end) == HDR_EVENT ||
+			    hdr_cut(d->pos, d->cfg.end) || (d->mode_pending &&
 			    hdr_class(d->pos, d->cfg.end) == HDR_TIP) ||
 			    (d->nfupq > 0 && is_fup_hdr(d->pos, d->cfg.end))))
 				d->pos = d->cfg.end;
@@ -163,7 +169,8 @@ fpti_fetch_event(struct fpt *d)
 				return (fpti_unsupported(d, "a FUP followed by "
 				    "neither TIP nor TIP.PGD"));
 			d->async = 1;
-			return (fpti_check_ahead(d));
+			return (pkt.kind == FPT_PKT_TIP_PGD ?
+			    check_ahead_off(d) : fpti_check_ahead(d));
 		case FPT_PKT_MODE_EXEC:
 			d->pos += pkt.size;
 			if ((pkt.flags & 3) == 3)
@@ -202,7 +209,7 @@ fpti_fetch_event(struct fpt *d)
 			else
 				ev->ip_suppressed = 1;
 			d->async = 1;
-			return (fpti_check_ahead(d));
+			return (check_ahead_off(d));
 		case FPT_PKT_TNT:
 		case FPT_PKT_TIP:
 			/*
@@ -340,6 +347,22 @@ fpti_check_ahead(struct fpt *d)
 		return (rc);
 	mark_back(d, &m);
 	return (0);
+}
+
+/*
+ * fpti_check_ahead() after a TIP.PGD libipt's query consumed: tracing is
+ * off to the read-ahead after it, whose PSB+ reader then looks past a
+ * FUP for BDM70 (fpti_psb_plus_ok()).
+ */
+static int
+check_ahead_off(struct fpt *d)
+{
+	int rc, en = d->enabled;
+
+	d->enabled = 0;
+	rc = fpti_check_ahead(d);
+	d->enabled = en;
+	return (rc);
 }
 
 /*
@@ -674,6 +697,20 @@ is_status_hdr(const uint8_t *p, const uint8_t *end)
 }
 
 /*
+ * Whether the end of the trace cuts the header at @p before libipt's
+ * fetch (pt_df_fetch()) knows the packet: an escape byte (0x02) alone, or
+ * 02 c3 without the byte that says MNT.  Its fetch fails there and its
+ * position stays before the packet, where a packet it knows and cannot
+ * decode moves it to the end.
+ */
+static int
+hdr_cut(const uint8_t *p, const uint8_t *end)
+{
+	return (p < end && p[0] == 0x02 &&
+	    (end - p < 2 || (p[1] == 0xc3 && end - p < 3)));
+}
+
+/*
  * Status packets up to the next packet that matters to the flow (a TNT,
  * an IP packet, an event packet): what libipt's read-ahead decodes.
  */
@@ -690,11 +727,14 @@ fpti_read_ahead(struct fpt *d)
 			 * A status packet cut by the end of the trace is
 			 * dropped, as libipt drops it (a FUP no event waits
 			 * for is one to its read-ahead); a cut branch or
-			 * event packet stays for the query that needs it.
+			 * event packet stays for the query that needs it,
+			 * and a header libipt's fetch cannot tell stays
+			 * where that fetch fails, at its error's offset.
 			 */
-			if (rc == -HWTR_E_TRUNCATED && (is_status_hdr(d->pos,
-			    d->cfg.end) || (d->nfupq == 0 &&
-			    (*d->pos & 0x1f) == 0x1d)))
+			if (rc == -HWTR_E_TRUNCATED &&
+			    !hdr_cut(d->pos, d->cfg.end) &&
+			    (is_status_hdr(d->pos, d->cfg.end) ||
+			    (d->nfupq == 0 && (*d->pos & 0x1f) == 0x1d)))
 				d->pos = d->cfg.end;
 			/*
 			 * libipt stops before a TNT, a TIP or an event
@@ -825,13 +865,15 @@ bad:
 /*
  * Whether the trace ends after the FUP @pkt at d->pos, past the status
  * packets libipt's read-ahead passes over (a status packet cut by the
- * end, a PSB among them, ends it too) and the FUPs with IP it takes for
- * more asynchronous branches (fup_ahead() allows two in a row).
+ * end, a PSB among them, ends it too, and so does a PSB+ the end cuts,
+ * which that read-ahead decodes whole) and the FUPs with IP it takes
+ * for more asynchronous branches (fup_ahead() allows two in a row).
  */
 int
-fpti_fup_then_end(const struct fpt *d, const struct fpt_pkt *pkt)
+fpti_fup_then_end(struct fpt *d, const struct fpt_pkt *pkt)
 {
 	const uint8_t *p = d->pos + pkt->size;
+	const char *unsup = d->unsup;
 	struct fpt_pkt next;
 	int rc;
 
@@ -849,6 +891,11 @@ fpti_fup_then_end(const struct fpt *d, const struct fpt_pkt *pkt)
 		if (rc < 0 || (next.kind == FPT_PKT_FUP &&
 		    next.ipc == FPT_IPC_SUPPRESSED))
 			return (0);
+		if (next.kind == FPT_PKT_PSB) {
+			rc = fpti_psb_plus_ok(d, p + next.size);
+			d->unsup = unsup;
+			return (rc == -HWTR_E_TRUNCATED);
+		}
 		if (next.kind != FPT_PKT_PAD && next.kind != FPT_PKT_TSC &&
 		    next.kind != FPT_PKT_PSBEND && next.kind != FPT_PKT_MTC &&
 		    next.kind != FPT_PKT_CYC && next.kind != FPT_PKT_TMA &&
@@ -970,6 +1017,27 @@ hdr_class(const uint8_t *p, const uint8_t *end)
 }
 
 /*
+ * The PSBEND of the PSB+ at offset @off when d->pos is right after it,
+ * else NULL.
+ */
+static const uint8_t *
+psbend_of(const struct fpt *d, uint64_t off)
+{
+	struct fpt_pkt pkt;
+	const uint8_t *p;
+
+	if (off >= (uint64_t)(d->pos - d->cfg.begin))
+		return (NULL);
+	for (p = d->cfg.begin + off; p < d->pos; p += pkt.size) {
+		if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0)
+			return (NULL);
+		if (pkt.kind == FPT_PKT_PSBEND)
+			return (p + pkt.size == d->pos ? p : NULL);
+	}
+	return (NULL);
+}
+
+/*
  * libipt's read-ahead takes a PSB+ whole, up to the PSBEND its status
  * events wait at (past it, to the next packet that matters, without
  * any): an error met with d->pos at such a PSB, or at the PADs, TSCs,
@@ -986,6 +1054,19 @@ fpti_error_at(struct fpt *d)
 
 	if (p == NULL)
 		return;
+	/*
+	 * The flow goes to a PSB+'s status update with more after it:
+	 * libipt hands them over one at a time at their PSBEND
+	 * (pt_qry_decode_psbend()) and stays there until the last, where
+	 * fpt has read the PSB+ whole.
+	 */
+	if (d->async && d->async_ev.status_update &&
+	    d->async_ev.psb_left > 0 &&
+	    (p = psbend_of(d, d->async_ev.offset)) != NULL) {
+		d->pos = p;
+		return;
+	}
+	p = d->pos;
 	while (fpt_pkt_parse(p, d->cfg.end, &pkt) > 0 &&
 	    (pkt.kind == FPT_PKT_PAD || pkt.kind == FPT_PKT_TSC ||
 	    pkt.kind == FPT_PKT_MTC || pkt.kind == FPT_PKT_CYC ||
@@ -1003,14 +1084,12 @@ fpti_error_at(struct fpt *d)
 	    pkt.kind != FPT_PKT_PSB) {
 		if (rc == -HWTR_E_TRUNCATED && p < d->cfg.end &&
 		    (is_status_hdr(p, d->cfg.end) || (d->nfupq == 0 &&
-		    is_fup_hdr(p, d->cfg.end))) && (p[0] != 0x02 ||
-		    (d->cfg.end - p >= 2 && (p[1] != 0xc3 ||
-		    d->cfg.end - p >= 3))))
+		    is_fup_hdr(p, d->cfg.end))) && !hdr_cut(p, d->cfg.end))
 			p = d->cfg.end;
 		d->pos = p;
 		return;
 	}
-	for (p += pkt.size; fpt_pkt_parse(p, d->cfg.end, &pkt) > 0;
+	for (p += pkt.size; (rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) > 0;
 	    p += pkt.size) {
 		switch (pkt.kind) {
 		case FPT_PKT_PSBEND:
@@ -1034,6 +1113,13 @@ fpti_error_at(struct fpt *d)
 			break;
 		}
 	}
+	/*
+	 * The end of the trace inside the PSB+ (a header cut short too):
+	 * libipt's read-ahead, which decodes the PSB+ whole, meets it there
+	 * and goes to the end.
+	 */
+	if (rc == -HWTR_E_TRUNCATED)
+		d->pos = d->cfg.end;
 }
 
 /*
@@ -1065,6 +1151,20 @@ fpti_cut_query(const struct fpt *d, int cond)
  */
 int
 fpti_trail_error(struct fpt *d)
+{
+	int rc, en = d->enabled;
+
+	rc = trail_error(d);
+	d->enabled = en;
+	return (rc);
+}
+
+/*
+ * fpti_trail_error()'s dry run, which leaves d->enabled as a TIP.PGE or
+ * TIP.PGD it passes sets it for what it reads after (BDM70).
+ */
+static int
+trail_error(struct fpt *d)
 {
 	const char *unsup = d->unsup;
 	struct ahead_mark m;
@@ -1191,6 +1291,8 @@ fpti_trail_error(struct fpt *d)
 				nfc++;
 		}
 		d->pos += pkt.size;
+		if (pkt.kind == FPT_PKT_TIP_PGD || pkt.kind == FPT_PKT_TIP_PGE)
+			d->enabled = pkt.kind == FPT_PKT_TIP_PGE;
 		/*
 		 * What waits in libipt's queue (a PIP or VMCS behind an
 		 * asynchronous branch too) has begun the next event; what

@@ -115,8 +115,13 @@ fpti_query_indirect(struct fpt *d, uint64_t *to)
 			    -HWTR_E_TRUNCATED : -HWTR_E_NOENT);
 		case FPT_PKT_TIP:
 			d->pos += pkt.size;
+			/*
+			 * No IP: libipt's query reads ahead after the TIP
+			 * before it says so, and an error there comes first.
+			 */
 			if (fpti_ip_update(d, &pkt, to) < 0)
-				return (-HWTR_E_DECODE);
+				return ((rc = fpti_check_ahead(d)) < 0 ? rc :
+				    -HWTR_E_DECODE);
 			if (d->mode_pending) {
 				/*
 				 * libipt's fetch of the mode's event reads on

@@ -134,6 +134,11 @@ add_item(struct tf_items *l, int ev, uint64_t ip, uint32_t ninsn,
 	tf_add(l, &it);
 }
 
+/* A PSB, 16 bytes. */
+#define PSB16 \
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, \
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82
+
 /*
  * The two libipt bugs the comparison skips, skipped only where they
  * are: a block libipt decoded in a stale mode at or before the first
@@ -148,6 +153,9 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	/* TIP without IP, PAD (or TNT), a CYC cut by the end. */
 	static const uint8_t cut[] = { 0x0d, 0x00, 0x87 };
 	static const uint8_t tntcut[] = { 0x0d, 0x04, 0x87 };
+	/* TIP without IP, a PSB+ the end cuts, and one it does not. */
+	static const uint8_t psbcut[] = { 0x0d, PSB16, 0x00 };
+	static const uint8_t psbend[] = { 0x0d, PSB16, 0x02, 0x23 };
 	struct tf_items want, got;
 
 	memset(&want, 0, sizeof(want));
@@ -202,6 +210,11 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	got.v[4].event.offset = 3;
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, cut, sizeof(cut)) == 1);
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, tntcut, sizeof(tntcut)) == 0);
+	/* ... past a PSB+ the end cuts, not a whole one. */
+	got.v[4].event.offset = sizeof(psbcut);
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbcut, sizeof(psbcut)) == 1);
+	got.v[4].event.offset = sizeof(psbend);
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbend, sizeof(psbend)) == 0);
 	tf_items_free(&want);
 	tf_items_free(&got);
 }
@@ -232,11 +245,49 @@ ATF_TC_BODY(error_offsets_compared, tc)
 	tf_items_free(&got);
 }
 
+/*
+ * Where libipt's block cache goes on past a TIP without IP, its error
+ * offset is skipped: fpt's right after that TIP, libipt's no -pte_noip;
+ * only there.
+ */
+ATF_TC_WITHOUT_HEAD(noip_offset_skip_is_narrow);
+ATF_TC_BODY(noip_offset_skip_is_narrow, tc)
+{
+	/* PAD, TIP without IP, TIP.PGD, a bad opcode. */
+	static const uint8_t pt[] = { 0x00, 0x0d, 0x01, 0x02, 0x00 };
+	struct tf_items want, got;
+
+	memset(&want, 0, sizeof(want));
+	memset(&got, 0, sizeof(got));
+	add_item(&want, 0, 0x1000, 4, 64);
+	add_item(&want, 1, 3, 0, 0);
+	add_item(&got, 0, 0x1000, 4, 64);
+	add_item(&got, 1, 2, 0, 0);
+	want.v[1].event.error = pte_bad_opc;
+	ATF_CHECK(fpt_one_noip_offset(&want, &got, pt, sizeof(pt)) == 1);
+	/* libipt's own -pte_noip is compared. */
+	want.v[1].event.error = pte_noip;
+	ATF_CHECK(fpt_one_noip_offset(&want, &got, pt, sizeof(pt)) == 0);
+	want.v[1].event.error = pte_bad_opc;
+	/* fpt's error not right after the TIP is compared. */
+	got.v[1].event.offset = 3;
+	want.v[1].event.offset = 4;
+	ATF_CHECK(fpt_one_noip_offset(&want, &got, pt, sizeof(pt)) == 0);
+	got.v[1].event.offset = 1;
+	ATF_CHECK(fpt_one_noip_offset(&want, &got, pt, sizeof(pt)) == 0);
+	/* Nor is anything when the offsets agree. */
+	got.v[1].event.offset = 4;
+	ATF_CHECK(fpt_one_noip_offset(&want, &got, pt, sizeof(pt)) == 0);
+	tf_items_free(&want);
+	tf_items_free(&got);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, found_inputs_agree);
 	ATF_TP_ADD_TC(tp, seed_walks_agree);
 	ATF_TP_ADD_TC(tp, skips_are_narrow);
 	ATF_TP_ADD_TC(tp, error_offsets_compared);
+	ATF_TP_ADD_TC(tp, noip_offset_skip_is_narrow);
 	return (atf_no_error());
 }

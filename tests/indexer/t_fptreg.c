@@ -39,11 +39,13 @@
  * @pt over @code at 0x1000 through both decoders: fpt must give what
  * libipt gives (@unsup: a prefix of it, then hand the trace over), with
  * the errors at the same offsets; libipt must give @n items, the last
- * an error at @err_off when @err_off is not 0.
+ * an error at @err_off when @err_off is not 0.  With @kbl both decode as
+ * for a Kaby Lake (6/158/10) and its errata, as the fuzzer does.
  */
 static void
-both(const char *what, const uint8_t *pt, size_t len, const uint8_t *code,
-    size_t clen, size_t n, uint64_t err_off, int unsup)
+both_cpu(const char *what, const uint8_t *pt, size_t len,
+    const uint8_t *code, size_t clen, size_t n, uint64_t err_off, int unsup,
+    int kbl)
 {
 	struct tf_items want, got;
 	struct pt_config cfg;
@@ -61,6 +63,17 @@ both(const char *what, const uint8_t *pt, size_t len, const uint8_t *code,
 	memset(&fc, 0, sizeof(fc));
 	fc.read_code = tf_read_code;
 	fc.ctx = &im;
+	if (kbl) {
+		cfg.cpu.vendor = pcv_intel;
+		cfg.cpu.family = 6;
+		cfg.cpu.model = 158;
+		cfg.cpu.stepping = 10;
+		pt_cpu_errata(&cfg.errata, &cfg.cpu);
+		fc.intel = 1;
+		fc.family = 6;
+		fc.model = 158;
+		fc.stepping = 10;
+	}
 	ATF_REQUIRE_MSG(tf_run_both(pt, len, &im, &cfg, &fc, 1000, 10000,
 	    &want, &got, &why) == 0, "%s: %s failed", what, why);
 	ATF_CHECK_MSG(tf_compare(&want, &got, msg, sizeof(msg)) == 0,
@@ -86,6 +99,13 @@ both(const char *what, const uint8_t *pt, size_t len, const uint8_t *code,
 		    want.n, got.n, got.unsup != NULL ? got.unsup : "whole");
 	tf_items_free(&want);
 	tf_items_free(&got);
+}
+
+static void
+both(const char *what, const uint8_t *pt, size_t len, const uint8_t *code,
+    size_t clen, size_t n, uint64_t err_off, int unsup)
+{
+	both_cpu(what, pt, len, code, clen, n, err_off, unsup, 0);
 }
 
 /*
@@ -260,6 +280,209 @@ ATF_TC_BODY(vex_jkzd_no_branch, tc)
 	    0, 0);
 }
 
+/*
+ * The trace ends in an escape byte (0x02) alone after the TNT whose bit
+ * a ret takes with nothing to return to: libipt's read-ahead after the
+ * TNT fails to fetch that header and stays before it, so its error (an
+ * empty return stack) is at the byte, 0x1d (fpt read on to the end,
+ * 0x1e).  By construction: the mode event, the enabled event, the block
+ * to the jz (N), the block of the ret (T), the error at 0x1d: 5 items.
+ */
+ATF_TC_WITHOUT_HEAD(cut_escape_after_tnt_ret);
+ATF_TC_BODY(cut_escape_after_tnt_ret, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x0a,					/* TNT: N T */
+		0x00,					/* PAD */
+		0x02,					/* escape, cut */
+	};
+	/* jz +0; ret */
+	static const uint8_t code[] = { 0x74, 0x00, 0xc3 };
+
+	both("cut_escape_after_tnt_ret", pt, sizeof(pt), code, sizeof(code),
+	    5, 0x1d, 0);
+}
+
+/*
+ * TIP.PGE to 0x2000, where nothing is mapped, then TIP.PGD, then a PSB
+ * the end of the trace cuts before its PSBEND: libipt's fetch of the
+ * disable reads ahead into that PSB+, meets the end there and goes to
+ * it, so the error of the flow that cannot reach the disable (no code
+ * mapped) is at the end, 0x2c (fpt named the PSB, 0x1c).  By
+ * construction: the mode event, the enabled event, the error at 0x2c:
+ * 3 items.
+ */
+ATF_TC_WITHOUT_HEAD(cut_psb_plus_after_pgd);
+ATF_TC_BODY(cut_psb_plus_after_pgd, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		0x71, 0x00, 0x20, 0, 0, 0, 0,		/* TIP.PGE 0x2000 */
+		0x01,					/* TIP.PGD */
+		PSB_BYTES,				/* cut PSB+ */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("cut_psb_plus_after_pgd", pt, sizeof(pt), code, sizeof(code),
+	    3, 0x2c, 0);
+}
+
+/*
+ * TIP.PGE to 0x2000, where nothing is mapped, then an escape byte (0x02)
+ * alone at the end: libipt's fetch fails on it, so no packet is left
+ * (pts_eos) and its flow ends without a block, where fpt, its position
+ * kept before the byte, tried the flow and failed without code (seed
+ * 2101).  By construction: the mode event and the enabled event, no
+ * error: 2 items.
+ */
+ATF_TC_WITHOUT_HEAD(cut_escape_after_pge);
+ATF_TC_BODY(cut_escape_after_pge, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		0x71, 0x00, 0x20, 0, 0, 0, 0,		/* TIP.PGE 0x2000 */
+		0x02,					/* escape, cut */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("cut_escape_after_pge", pt, sizeof(pt), code, sizeof(code), 2,
+	    0, 0);
+}
+
+/*
+ * BDM70 (a Kaby Lake's erratum): while tracing is off, libipt's PSB+
+ * reader looks past a FUP for a TIP.PGE, and a bad packet there fails
+ * the PSB+, its position back at the PSB.  Tracing is off to the
+ * read-ahead after a TIP.PGD: here the fetch of the disable that
+ * follows the enabled event (seed 2103), and the fetch before the block
+ * after the jz.  fpt looked on with tracing on and named the bad packet
+ * past the PSBEND; it must hand the trace over, as it does for BDM70's
+ * bad packets.  By construction, libipt: the mode event, then the error
+ * at the PSB, 0x1c, the enabled event lost with it: 2 items; after the
+ * jz: the mode event, the enabled event, the block to the jz, the error
+ * at the PSB, 0x1d: 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(bdm70_bad_after_pgd);
+ATF_TC_BODY(bdm70_bad_after_pgd, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x01,					/* TIP.PGD */
+		PSB_BYTES,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x02, 0x23,				/* PSBEND */
+		0x02, 0x80,				/* bad opcode */
+	};
+	static const uint8_t pt_tnt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x04,					/* TNT: N */
+		0x01,					/* TIP.PGD */
+		PSB_BYTES,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x02, 0x23,				/* PSBEND */
+		0x02, 0x80,				/* bad opcode */
+	};
+	/* jz +0; jmp *%rax */
+	static const uint8_t code[] = { 0x74, 0x00, 0xff, 0xe0 };
+
+	both_cpu("bdm70_bad_after_pgd", pt, sizeof(pt), code, sizeof(code),
+	    2, 0x1c, 1, 1);
+	both_cpu("bdm70_bad_after_tnt_pgd", pt_tnt, sizeof(pt_tnt), code,
+	    sizeof(code), 4, 0x1d, 1, 1);
+}
+
+/*
+ * Tracing from a PSB+ at 0x2000, where nothing is mapped, and a second
+ * PSB+ with two status updates: libipt hands them over one at a time at
+ * their PSBEND and its position stays there until the last, so the
+ * error of the flow that cannot go to the first (no code) is at the
+ * PSBEND, 0x2e (fpt named the TNT after it, 0x30; seed 2103).  By
+ * construction: the first PSB+'s mode event, the error at 0x2e: 2 items.
+ */
+ATF_TC_WITHOUT_HEAD(error_at_psbend_of_updates);
+ATF_TC_BODY(error_at_psbend_of_updates, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x3d, 0x00, 0x20,			/* FUP 0x2000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		PSB_BYTES,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x04,					/* TNT: N */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("error_at_psbend_of_updates", pt, sizeof(pt), code,
+	    sizeof(code), 2, 0x2e, 0);
+}
+
+/*
+ * A TIP without IP for the indirect jump, then a PSB+ with a TIP in it:
+ * libipt's query reads ahead after the TIP before it says there is no
+ * IP, and that read fails in the PSB+ (bad context, its position back
+ * at the PSB, 0x1d).  fpt gave its own error first, before the PSB
+ * (0x1c; seed 2103); it must hand the trace over, as for any bad PSB+.
+ * By construction, libipt: the mode event, the enabled event, the block
+ * of the jmp, the error at 0x1d: 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_psb_plus_after_noip_tip);
+ATF_TC_BODY(bad_psb_plus_after_noip_tip, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x0d,					/* TIP, no IP */
+		0x00,					/* PAD */
+		PSB_BYTES,
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+		0x02, 0x23,				/* PSBEND */
+	};
+	/* jmp *%rax */
+	static const uint8_t code[] = { 0xff, 0xe0 };
+
+	both("bad_psb_plus_after_noip_tip", pt, sizeof(pt), code,
+	    sizeof(code), 4, 0x1d, 1);
+}
+
+/*
+ * The jmp's TIP query meets a FUP no event waits for and then a PSB the
+ * end of the trace cuts before its PSBEND: libipt's read-ahead after the
+ * TNT took the FUP for an asynchronous branch and decoded the PSB+ up to
+ * the end, so nothing is left for the query and the trace ends there
+ * (seed 2103); fpt took the query for a bad one and gave an error.  A
+ * TNT bit left over keeps the FUP from the event fetch before the jmp's
+ * block.  By construction: the mode event, the enabled event, the block
+ * to the jz (N), the block of the jmp, whose TIP never comes, no error:
+ * 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(fup_then_cut_psb_plus_at_tip);
+ATF_TC_BODY(fup_then_cut_psb_plus_at_tip, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x08,					/* TNT: N N */
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		PSB_BYTES,				/* cut PSB+ */
+	};
+	/* jz +0; jmp *%rax */
+	static const uint8_t code[] = { 0x74, 0x00, 0xff, 0xe0 };
+
+	both("fup_then_cut_psb_plus_at_tip", pt, sizeof(pt), code,
+	    sizeof(code), 4, 0, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -269,5 +492,12 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, bad_query_offset_after_pads);
 	ATF_TP_ADD_TC(tp, bad_tip_after_tsx_mode);
 	ATF_TP_ADD_TC(tp, vex_jkzd_no_branch);
+	ATF_TP_ADD_TC(tp, cut_escape_after_tnt_ret);
+	ATF_TP_ADD_TC(tp, cut_psb_plus_after_pgd);
+	ATF_TP_ADD_TC(tp, cut_escape_after_pge);
+	ATF_TP_ADD_TC(tp, bdm70_bad_after_pgd);
+	ATF_TP_ADD_TC(tp, error_at_psbend_of_updates);
+	ATF_TP_ADD_TC(tp, bad_psb_plus_after_noip_tip);
+	ATF_TP_ADD_TC(tp, fup_then_cut_psb_plus_at_tip);
 	return (atf_no_error());
 }
