@@ -438,6 +438,19 @@ sync_eos_body()
 	done
 }
 
+# t.pt and t.bin with timing_trace's clock, indexed by both decoders:
+# the same database, and fpt hands nothing to libipt.
+timed_referee()
+{
+	"$HWTRACE" import --pt t.pt --raw t.bin:0x1000 --mtc-freq 3 \
+	    --nom-freq 8 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 100 \
+	    -o t.hwtrace >/dev/null 2>err ||
+	    atf_fail "import failed: $(tr '\n' '|' <err)"
+	referee t.hwtrace -j 1
+	[ "$(cat t.hwtrace.fb)" -eq 0 ] ||
+	    atf_fail "expected the fast decoder to decode it, got: $(tr '\n' '|' <t.hwtrace.fast.err)"
+}
+
 # timing_trace: t.pt, the trace of a loop calling a function over
 # t.bin (call f; jnz back; jmp rax; f: ret, at 0x1000) with MTC, CYC,
 # TMA, CBR and TSC packets between its TNT bits and TIPs, in and out of
@@ -484,13 +497,7 @@ timing_head()
 timing_body()
 {
 	timing_trace
-	"$HWTRACE" import --pt t.pt --raw t.bin:0x1000 --mtc-freq 3 \
-	    --nom-freq 8 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 100 \
-	    -o t.hwtrace >/dev/null 2>err ||
-	    atf_fail "import failed: $(tr '\n' '|' <err)"
-	referee t.hwtrace -j 1
-	[ "$(cat t.hwtrace.fb)" -eq 0 ] ||
-	    atf_fail "expected the fast decoder to decode it, got: $(tr '\n' '|' <t.hwtrace.fast.err)"
+	timed_referee
 	# The calls have times that change (the estimate is used).
 	"$HWTRACE" index -D libipt -o c.db t.hwtrace 2>/dev/null ||
 	    atf_fail "index -D libipt failed"
@@ -525,13 +532,7 @@ run_time_body()
 	done
 	printf "$psb$tsc1$tma1$cbr$mode$fup$psbend$a$N$pgd" >t.pt
 	printf '\350\004\000\000\000\165\371\377\340\303' >t.bin
-	"$HWTRACE" import --pt t.pt --raw t.bin:0x1000 --mtc-freq 3 \
-	    --nom-freq 8 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 100 \
-	    -o t.hwtrace >/dev/null 2>err ||
-	    atf_fail "import failed: $(tr '\n' '|' <err)"
-	referee t.hwtrace -j 1
-	[ "$(cat t.hwtrace.fb)" -eq 0 ] ||
-	    atf_fail "expected the fast decoder to decode it, got: $(tr '\n' '|' <t.hwtrace.fast.err)"
+	timed_referee
 }
 
 atf_test_case no_psb
