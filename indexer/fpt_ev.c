@@ -1317,7 +1317,13 @@ trail_error(struct fpt *d)
 	 * loses the event handed over and ends the trace; before, not here.
 	 */
 	if (rc == -HWTR_E_TRUNCATED) {
-		cls = hdr_class(d->pos, d->cfg.end);
+		/*
+		 * A FUP the events wait for (a MWAIT queued before the
+		 * TIP.PGE too) is an event packet to libipt, which decodes
+		 * it in the next fetch: cut, it fails that fetch.
+		 */
+		cls = fup && is_fup_hdr(d->pos, d->cfg.end) ? HDR_EVENT :
+		    hdr_class(d->pos, d->cfg.end);
 		/* libipt's query looks at the header first, as above. */
 		if (!done && begun && (cls == HDR_TNT ||
 		    (cls == HDR_TIP && !tip)))

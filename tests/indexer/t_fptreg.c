@@ -483,6 +483,33 @@ ATF_TC_BODY(fup_then_cut_psb_plus_at_tip, tc)
 	    sizeof(code), 4, 0, 0);
 }
 
+/*
+ * The same MWAIT before the TIP.PGE, its FUP cut by the end (seed 3131):
+ * libipt's fetch after the PSB+'s mode event decodes the MWAIT and the
+ * TIP.PGE; the enabled event's fetch of the next decodes the FUP the
+ * MWAIT waits for, which the end cuts (-pte_eos): the enabled event is
+ * lost and the trace ends there.  fpt's dry run took the cut FUP for a
+ * status packet and gave the enabled event.  By construction: the mode
+ * event, no error: 1 item; the same with the FUP's header alone.
+ */
+ATF_TC_WITHOUT_HEAD(cut_fup_after_mwait_pge);
+ATF_TC_BODY(cut_fup_after_mwait_pge, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		MWAIT,
+		PGE_1000,
+		0xdd, 0, 0,				/* FUP, IP size 8, cut */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("cut_fup_after_mwait_pge", pt, sizeof(pt), code, sizeof(code),
+	    1, 0, 0);
+	both("fup_header_after_mwait_pge", pt, sizeof(pt) - 2, code,
+	    sizeof(code), 1, 0, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -499,5 +526,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, error_at_psbend_of_updates);
 	ATF_TP_ADD_TC(tp, bad_psb_plus_after_noip_tip);
 	ATF_TP_ADD_TC(tp, fup_then_cut_psb_plus_at_tip);
+	ATF_TP_ADD_TC(tp, cut_fup_after_mwait_pge);
 	return (atf_no_error());
 }
