@@ -510,6 +510,35 @@ ATF_TC_BODY(cut_fup_after_mwait_pge, tc)
 	    sizeof(code), 1, 0, 0);
 }
 
+/*
+ * Two MWAITs wait for one FUP and seven FUPs follow it: libipt's fetch
+ * after the mode event gives the first MWAIT's event at that FUP; the
+ * next gives the second's, and its read-ahead takes each FUP after for
+ * an asynchronous branch, failing on the seventh (-pte_nomem, its event
+ * queue), which loses the first MWAIT's event (seed 3131).  fpt gave it:
+ * it now hands the trace over before.  By construction: the mode event
+ * and the error at 0x3d, the seventh FUP after the MWAITs': 2 items.
+ */
+ATF_TC_WITHOUT_HEAD(fups_after_fup_of_two_mwaits);
+ATF_TC_BODY(fups_after_fup_of_two_mwaits, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		MWAIT,
+		MWAIT,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000, theirs */
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,	/* 8 FUPs to 0x1000 */
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("fups_after_fup_of_two_mwaits", pt, sizeof(pt), code,
+	    sizeof(code), 2, 0x3d, 1);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -527,5 +556,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, bad_psb_plus_after_noip_tip);
 	ATF_TP_ADD_TC(tp, fup_then_cut_psb_plus_at_tip);
 	ATF_TP_ADD_TC(tp, cut_fup_after_mwait_pge);
+	ATF_TP_ADD_TC(tp, fups_after_fup_of_two_mwaits);
 	return (atf_no_error());
 }
