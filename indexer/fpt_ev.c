@@ -33,7 +33,7 @@ static int	hdr_cut(const uint8_t *, const uint8_t *);
 static int	hdr_class(const uint8_t *, const uint8_t *);
 static int	is_fup_hdr(const uint8_t *, const uint8_t *);
 static int	fup_ahead(struct fpt *, const struct fpt_pkt *);
-static int	fups_after(const struct fpt *, const struct fpt_pkt *);
+static int	fups_after(const struct fpt *, const struct fpt_pkt *, int);
 
 /* What a packet's header is to libipt's read-ahead (its pt_df_fetch). */
 enum { HDR_STATUS, HDR_TNT, HDR_TIP, HDR_EVENT };
@@ -905,16 +905,19 @@ fpti_fup_then_end(struct fpt *d, const struct fpt_pkt *pkt)
 	}
 }
 
-/* How many FUPs with IP follow the FUP @pkt at d->pos, past PADs. */
+/*
+ * How many FUPs with IP follow the FUP @pkt at d->pos, past PADs, up to
+ * @max: a long run of them is not read to its end each time.
+ */
 static int
-fups_after(const struct fpt *d, const struct fpt_pkt *pkt)
+fups_after(const struct fpt *d, const struct fpt_pkt *pkt, int max)
 {
 	struct fpt_pkt next;
 	const uint8_t *p;
 	int n = 0;
 
-	for (p = d->pos + pkt->size; fpt_pkt_parse(p, d->cfg.end, &next) > 0;
-	    p += next.size) {
+	for (p = d->pos + pkt->size; n < max &&
+	    fpt_pkt_parse(p, d->cfg.end, &next) > 0; p += next.size) {
 		if (next.kind == FPT_PKT_FUP &&
 		    next.ipc != FPT_IPC_SUPPRESSED)
 			n++;
@@ -1298,7 +1301,7 @@ trail_error(struct fpt *d)
 			 * the seventh (-pte_nomem), which loses the event
 			 * handed over: fpt hands the trace over before.
 			 */
-			if (nfw == 2 && fups_after(d, &pkt) >= 2) {
+			if (nfw == 2 && fups_after(d, &pkt, 2) >= 2) {
 				rc = fpti_unsupported(d, "FUPs after the "
 				    "FUP of two events");
 				break;
