@@ -11,15 +11,20 @@
  * the next block must start in the image the callbacks give then.  By
  * construction: a PSB+ at 0x1000 in 64-bit mode, then six taken TNT bits
  * over "nop; jnz 0x1000" (each block 0x1000-0x1001, two instructions);
- * the callbacks name image 1, then image 2 after the change.
+ * the callbacks name image 1, then image 2 after the change.  And
+ * fpt_code_cut()'s flushes, 2^24 of them, across the wrap of the
+ * generation that tags the block cache's entries and the memoized runs
+ * (generation_wrap, below).
  */
 
 #include <atf-c.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hwtrace.h"
 #include "fpt.h"
+#include "../lib/hwtr_test_fpt.h"
 
 /* nop; jnz 0x1000 (75 fd: rel8 -3 from 0x1003). */
 static const uint8_t code[] = { 0x90, 0x75, 0xfd };
@@ -141,8 +146,212 @@ ATF_TC_BODY(image_change, tc)
 	fpt_free(d);
 }
 
+/*
+ * The block cache's generations across their wrap, in the decoder.  A
+ * flush (fpt_code_cut(), and without keep_cache a change of section)
+ * only bumps the generation that tags the cache's entries and the
+ * memoized runs; the tag keeps its low 24 bits, so that 2^24 flushes
+ * after an entry was made its tag looks current again unless the wrap
+ * cleared it.  An isid names the code (fpt.h), so that a stale entry
+ * cannot give other code; what it gives is libipt's blocks of a warm
+ * cache where libipt's cache is empty: libipt ends a block after each
+ * fill, at a direct call or a backward jump, where a cached block goes
+ * on through them.
+ *
+ * By construction, over wrap_code: "jnz 0x1010; jmp 0x1000" at 0x1000,
+ * "call 0x1020" at 0x1010, "jnz 0x1000" at 0x1020.  SEG_FILL, bits N T
+ * T T T T from 0x1000 with an empty cache, fills the cache on the way
+ * and gives 8 blocks (wrap_fresh); SEG_RUN, bits T T T T T from 0x1000
+ * over the filled cache, makes the run from 0x1010 with T T T T at
+ * hand, the key SEG_FILL has at its fourth block.
+ */
+static const uint8_t wrap_code[] = {
+	0x75, 0x0e,				/* 0x1000: jnz 0x1010 */
+	0xeb, 0xfc,				/* 0x1002: jmp 0x1000 */
+	0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+	0x90, 0x90, 0x90, 0x90,
+	0xe8, 0x0b, 0x00, 0x00, 0x00,		/* 0x1010: call 0x1020 */
+	0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+	0x90, 0x90, 0x90,
+	0x75, 0xde,				/* 0x1020: jnz 0x1000 */
+};
+
+#define WRAP_PSB	\
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,		/* PSB */ \
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,			  \
+	0x99, 0x01,						/* MODE 64 */ \
+	0x7d, 0x00, 0x10, 0, 0, 0, 0,				/* FUP */ \
+	0x02, 0x23						/* PSBEND */
+#define SEG_FILL	WRAP_PSB, 0xbe		/* TNT-8: N T T T T T */
+#define SEG_RUN		WRAP_PSB, 0x7e		/* TNT-8: T T T T T */
+
+/* SEG_FILL's blocks over an empty cache: ip, end_ip, ninsn. */
+static const struct fpt_block wrap_fresh[] = {
+	{ .ip = 0x1000, .end_ip = 0x1000, .ninsn = 1 },	/* N (fill) */
+	{ .ip = 0x1002, .end_ip = 0x1002, .ninsn = 1 },	/* jmp (fill) */
+	{ .ip = 0x1000, .end_ip = 0x1000, .ninsn = 1 },	/* T */
+	{ .ip = 0x1010, .end_ip = 0x1010, .ninsn = 1 },	/* call (fill) */
+	{ .ip = 0x1020, .end_ip = 0x1020, .ninsn = 1 },	/* T (fill) */
+	{ .ip = 0x1000, .end_ip = 0x1000, .ninsn = 1 },	/* T */
+	{ .ip = 0x1010, .end_ip = 0x1020, .ninsn = 2 },	/* T */
+	{ .ip = 0x1000, .end_ip = 0x1000, .ninsn = 1 },	/* T */
+};
+#define NFRESH	(sizeof(wrap_fresh) / sizeof(wrap_fresh[0]))
+
+/* SEG_RUN's blocks over the filled cache. */
+static const struct fpt_block wrap_warm[] = {
+	{ .ip = 0x1000, .end_ip = 0x1000, .ninsn = 1 },
+	{ .ip = 0x1010, .end_ip = 0x1020, .ninsn = 2 },
+	{ .ip = 0x1000, .end_ip = 0x1000, .ninsn = 1 },
+	{ .ip = 0x1010, .end_ip = 0x1020, .ninsn = 2 },
+	{ .ip = 0x1000, .end_ip = 0x1000, .ninsn = 1 },
+};
+#define NWARM	(sizeof(wrap_warm) / sizeof(wrap_warm[0]))
+
+/*
+ * After each block, the rest of the run it came from (fpt_run_rest()) and
+ * its memo, as segfast.c keeps one: marked with @mark when empty; a memo
+ * marked otherwise was kept from before and fails the case.
+ */
+static void
+memo_mark(struct fpt *d, uint32_t mark, const char *when)
+{
+	const struct fpt_block *rb;
+	struct fpt_memo *m;
+	size_t n;
+
+	if ((n = fpt_run_rest(d, &rb, &m)) == 0)
+		return;
+	ATF_CHECK_MSG(m->tag == 0 || m->tag == mark, "%s: expected the "
+	    "run's memo empty or this pass's (%u), got one kept from pass %u",
+	    when, mark, m->tag);
+	if (m->rb == NULL) {
+		m->rb = rb;
+		m->n = (uint8_t)n;
+		m->tag = mark;
+	}
+}
+
+/*
+ * Sync at the next PSB and check the first @n blocks against @want; the
+ * runs' memos marked with @mark.
+ */
+static void
+wrap_pass(struct fpt *d, const struct fpt_block *want, size_t n,
+    uint32_t mark, const char *when)
+{
+	struct fpt_block b;
+	size_t i;
+
+	ATF_REQUIRE_MSG(fpt_sync_forward(d) == 0, "%s: expected a sync at "
+	    "the next PSB", when);
+	for (i = 0; i < n; i++) {
+		next_block(d, &b, when);
+		ATF_CHECK_MSG(b.ip == want[i].ip &&
+		    b.end_ip == want[i].end_ip && b.ninsn == want[i].ninsn,
+		    "%s, block %zu: expected %#llx-%#llx, %u instructions, "
+		    "got %#llx-%#llx, %u", when, i,
+		    (unsigned long long)want[i].ip,
+		    (unsigned long long)want[i].end_ip, want[i].ninsn,
+		    (unsigned long long)b.ip, (unsigned long long)b.end_ip,
+		    b.ninsn);
+		memo_mark(d, mark, when);
+	}
+}
+
+/*
+ * libipt, the referee, on SEG_FILL alone (its cache empty): wrap_fresh's
+ * blocks first.
+ */
+static void
+wrap_libipt(struct tf_img *im)
+{
+	static const uint8_t pt[] = { SEG_FILL };
+	struct pt_block_decoder *bd;
+	struct tf_items want;
+	struct pt_config cfg;
+	struct pt_image *img;
+	size_t i, k;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)pt;
+	cfg.end = (uint8_t *)(uintptr_t)pt + sizeof(pt);
+	ATF_REQUIRE((img = tf_pt_image(im)) != NULL);
+	ATF_REQUIRE((bd = pt_blk_alloc_decoder(&cfg)) != NULL);
+	ATF_REQUIRE(pt_blk_set_image(bd, img) == 0);
+	memset(&want, 0, sizeof(want));
+	tf_run_libipt(bd, &want);
+	for (i = k = 0; i < want.n && k < NFRESH; i++) {
+		const struct fpt_block *b = &want.v[i].block;
+
+		if (want.v[i].kind != FPT_ITEM_BLOCK)
+			continue;
+		ATF_CHECK_MSG(b->ip == wrap_fresh[k].ip &&
+		    b->end_ip == wrap_fresh[k].end_ip &&
+		    b->ninsn == wrap_fresh[k].ninsn, "libipt's block %zu: "
+		    "expected %#llx-%#llx, %u instructions, got %#llx-%#llx, "
+		    "%u", k, (unsigned long long)wrap_fresh[k].ip,
+		    (unsigned long long)wrap_fresh[k].end_ip,
+		    wrap_fresh[k].ninsn, (unsigned long long)b->ip,
+		    (unsigned long long)b->end_ip, b->ninsn);
+		k++;
+	}
+	ATF_CHECK_MSG(k == NFRESH, "expected libipt to give %zu blocks, "
+	    "it gave %zu", NFRESH, k);
+	tf_items_free(&want);
+	pt_blk_free_decoder(bd);
+	pt_image_free(img);
+}
+
+/*
+ * The entries and the run of generation g (SEG_FILL, SEG_RUN), then
+ * 2^24 flushes through fpt_code_cut(), the wrap among them: the
+ * generation is g's again modulo 2^24, and SEG_FILL must give the blocks
+ * of an empty cache, libipt's, with no memo of before.  Each clearing at
+ * the wrap, the table's and the runs', fails it when left out.
+ */
+ATF_TC_WITHOUT_HEAD(generation_wrap);
+ATF_TC_BODY(generation_wrap, tc)
+{
+	static const uint8_t pt[] = {
+		SEG_FILL, SEG_RUN, SEG_FILL
+	};
+	struct fpt_config fc;
+	struct tf_img im;
+	struct fpt *d;
+	uint32_t i;
+	FILE *fp;
+
+	ATF_REQUIRE((fp = fopen("wrap.bin", "wb")) != NULL);
+	ATF_REQUIRE(fwrite(wrap_code, 1, sizeof(wrap_code), fp) ==
+	    sizeof(wrap_code) && fclose(fp) == 0);
+	memset(&im, 0, sizeof(im));
+	ATF_REQUIRE(tf_img_add(&im, "wrap.bin", wrap_code, 0,
+	    sizeof(wrap_code), 0x1000) == 0);
+	wrap_libipt(&im);
+
+	memset(&fc, 0, sizeof(fc));
+	fc.begin = pt;
+	fc.end = pt + sizeof(pt);
+	fc.read_code = tf_read_code;
+	fc.map = tf_map;
+	fc.ctx = &im;
+	fc.keep_cache = 1;
+	ATF_REQUIRE_EQ(fpt_new(&d, &fc), 0);
+	/* Generation 3: the wrap comes in the middle of the flushes. */
+	for (i = 0; i < 3; i++)
+		fpt_code_cut(d);
+	wrap_pass(d, wrap_fresh, NFRESH, 1, "the first pass, cache empty");
+	wrap_pass(d, wrap_warm, NWARM, 1, "the run over the filled cache");
+	for (i = 0; i < (1u << 24); i++)
+		fpt_code_cut(d);
+	wrap_pass(d, wrap_fresh, NFRESH, 2, "after 2^24 flushes");
+	fpt_free(d);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, image_change);
+	ATF_TP_ADD_TC(tp, generation_wrap);
 	return (atf_no_error());
 }
