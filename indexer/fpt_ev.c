@@ -27,6 +27,8 @@ static int	standalone_ahead(struct fpt *, struct fpt_pkt *);
 static int	check_ahead_off(struct fpt *);
 static int	trail_error(struct fpt *);
 static const uint8_t *psbend_of(const struct fpt *, uint64_t);
+static int	fup_shared(const struct fpt *);
+static const uint8_t *fup_of(const struct fpt *, uint64_t);
 static int	ovf_check(struct fpt *);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	hdr_cut(const uint8_t *, const uint8_t *);
@@ -1040,6 +1042,42 @@ hdr_class(const uint8_t *p, const uint8_t *end)
 }
 
 /*
+ * Whether the pending event is the first of two or more that a FUP
+ * binds (MWAIT, EXSTOP, PTWRITE, MODE.TSX while tracing), the others in
+ * d->more.
+ */
+static int
+fup_shared(const struct fpt *d)
+{
+	int k = d->async_ev.kind;
+
+	return (d->nmore > 0 && !d->async_ev.status_update &&
+	    (k == FPT_EV_MWAIT || k == FPT_EV_EXSTOP || k == FPT_EV_PTWRITE ||
+	    k == FPT_EV_TSX));
+}
+
+/*
+ * The FUP that the event at offset @off waits for, when d->pos is right
+ * after it, else NULL (d->pos is at it when no event consumed it).
+ */
+static const uint8_t *
+fup_of(const struct fpt *d, uint64_t off)
+{
+	struct fpt_pkt pkt;
+	const uint8_t *p;
+
+	if (off >= (uint64_t)(d->pos - d->cfg.begin))
+		return (NULL);
+	for (p = d->cfg.begin + off; p < d->pos; p += pkt.size) {
+		if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0)
+			return (NULL);
+		if (pkt.kind == FPT_PKT_FUP)
+			return (p + pkt.size == d->pos ? p : NULL);
+	}
+	return (NULL);
+}
+
+/*
  * The PSBEND of the PSB+ at offset @off when d->pos is right after it,
  * else NULL.
  */
@@ -1086,6 +1124,16 @@ fpti_error_at(struct fpt *d)
 	if (d->async && d->async_ev.status_update &&
 	    d->async_ev.psb_left > 0 &&
 	    (p = psbend_of(d, d->async_ev.offset)) != NULL) {
+		d->pos = p;
+		return;
+	}
+	/*
+	 * The flow goes to the first of the events a FUP binds with more
+	 * after it: libipt gives that one at the FUP and stays there for
+	 * the others (pt_qry_decode_fup()), where fpt took the FUP for all.
+	 */
+	if (d->async && fup_shared(d) &&
+	    (p = fup_of(d, d->more[d->nmore - 1].offset)) != NULL) {
 		d->pos = p;
 		return;
 	}

@@ -539,6 +539,49 @@ ATF_TC_BODY(fups_after_fup_of_two_mwaits, tc)
 	    sizeof(code), 2, 0x3d, 1);
 }
 
+/*
+ * Two MWAITs before the TIP.PGE wait for one FUP, to 0x2000, where no
+ * code is: libipt's fetch after the enabled event gives the first
+ * MWAIT's event at that FUP and stays there for the second
+ * (pt_qry_decode_fup()); its flow from 0x1000 to 0x2000 fails past the
+ * nop, and its error is at that FUP, 0x2f, where fpt's was after it.
+ * By construction: the mode and enabled events, the nop's block, the
+ * error: 4 items; with one MWAIT the FUP is consumed, the error after
+ * it (0x28); with EXSTOPs (IP bit set) as with MWAITs.
+ */
+ATF_TC_WITHOUT_HEAD(error_at_fup_of_two_mwaits);
+ATF_TC_BODY(error_at_fup_of_two_mwaits, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		MWAIT,					/* 0x14 */
+		MWAIT,					/* 0x1e */
+		PGE_1000,				/* 0x28 */
+		0x3d, 0x00, 0x20,			/* 0x2f: FUP 0x2000 */
+	};
+	static const uint8_t one[] = {
+		PSB_PLUS_OFF,
+		MWAIT,
+		PGE_1000,				/* 0x1e */
+		0x3d, 0x00, 0x20,			/* 0x25: FUP 0x2000 */
+	};
+	static const uint8_t ex[] = {
+		PSB_PLUS_OFF,
+		0x02, 0xe2, 0x02, 0xe2,			/* EXSTOP, EXSTOP */
+		PGE_1000,				/* 0x18 */
+		0x3d, 0x00, 0x20,			/* 0x1f: FUP 0x2000 */
+	};
+	/* nop */
+	static const uint8_t code[] = { 0x90 };
+
+	both("error_at_fup_of_two_mwaits", pt, sizeof(pt), code,
+	    sizeof(code), 4, 0x2f, 0);
+	both("error_after_fup_of_one_mwait", one, sizeof(one), code,
+	    sizeof(code), 4, 0x28, 0);
+	both("error_at_fup_of_two_exstops", ex, sizeof(ex), code,
+	    sizeof(code), 4, 0x1f, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -557,5 +600,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, fup_then_cut_psb_plus_at_tip);
 	ATF_TP_ADD_TC(tp, cut_fup_after_mwait_pge);
 	ATF_TP_ADD_TC(tp, fups_after_fup_of_two_mwaits);
+	ATF_TP_ADD_TC(tp, error_at_fup_of_two_mwaits);
 	return (atf_no_error());
 }
