@@ -582,6 +582,124 @@ ATF_TC_BODY(error_at_fup_of_two_mwaits, tc)
 	    sizeof(code), 4, 0x1f, 0);
 }
 
+/*
+ * Two MWAITs wait for one FUP while tracing is off, and a bad packet
+ * follows it: libipt's fetch after the PSB+'s mode event gives the first
+ * MWAIT's event at the FUP; handing it over, it fetches the second,
+ * which consumes the FUP and reads ahead after it: the bad packet fails
+ * that fetch, and the first MWAIT's event with it (issue 29's
+ * fpt-crash-817580f76033...; fpt gave it).  By construction: the mode
+ * event and the error at 0x2b: 2 items; the same with the FUP's IP whole
+ * (0x2b + 6), two EXSTOPs or two PTWRITEs (with IP) in place of the
+ * MWAITs; three MWAITs give the first (3 items); one MWAIT is the mode
+ * event's own fetch, which fails it (1 item).
+ */
+ATF_TC_WITHOUT_HEAD(bad_after_fup_of_two_mwaits_off);
+ATF_TC_BODY(bad_after_fup_of_two_mwaits_off, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		MWAIT,					/* 0x14 */
+		MWAIT,					/* 0x1e */
+		0x3d, 0x00, 0x10,			/* 0x28: FUP 0x1000 */
+		0x02, 0x00,				/* 0x2b: bad opcode */
+	};
+	static const uint8_t whole[] = {
+		PSB_PLUS_OFF,
+		MWAIT,
+		MWAIT,
+		0xdd, 0x00, 0x10, 0, 0, 0, 0, 0, 0,	/* FUP 0x1000, 8 bytes */
+		0x02, 0x00,				/* 0x31 */
+	};
+	static const uint8_t ex[] = {
+		PSB_PLUS_OFF,
+		0x02, 0xe2, 0x02, 0xe2,			/* EXSTOP, EXSTOP */
+		0x3d, 0x00, 0x10,			/* 0x18: FUP 0x1000 */
+		0x02, 0x00,				/* 0x1b */
+	};
+	static const uint8_t ptw[] = {
+		PSB_PLUS_OFF,
+		0x02, 0x92, 1, 2, 3, 4,			/* PTWRITE, IP, 4 bytes */
+		0x02, 0x92, 1, 2, 3, 4,
+		0x3d, 0x00, 0x10,			/* 0x20: FUP 0x1000 */
+		0x02, 0x00,				/* 0x23 */
+	};
+	static const uint8_t three[] = {
+		PSB_PLUS_OFF,
+		MWAIT,
+		MWAIT,
+		MWAIT,
+		0x3d, 0x00, 0x10,			/* 0x32: FUP 0x1000 */
+		0x02, 0x00,				/* 0x35 */
+	};
+	static const uint8_t one[] = {
+		PSB_PLUS_OFF,
+		MWAIT,
+		0x3d, 0x00, 0x10,			/* 0x1e: FUP 0x1000 */
+		0x02, 0x00,				/* 0x21 */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("bad_after_fup_of_two_mwaits_off", pt, sizeof(pt), code,
+	    sizeof(code), 2, 0x2b, 0);
+	both("bad_after_whole_fup_of_two_mwaits_off", whole, sizeof(whole),
+	    code, sizeof(code), 2, 0x31, 0);
+	both("bad_after_fup_of_two_exstops_off", ex, sizeof(ex), code,
+	    sizeof(code), 2, 0x1b, 0);
+	both("bad_after_fup_of_two_ptwrites_off", ptw, sizeof(ptw), code,
+	    sizeof(code), 2, 0x23, 0);
+	both("bad_after_fup_of_three_mwaits_off", three, sizeof(three),
+	    code, sizeof(code), 3, 0x35, 0);
+	both("bad_after_fup_of_one_mwait_off", one, sizeof(one), code,
+	    sizeof(code), 1, 0x21, 0);
+}
+
+/*
+ * The same while tracing: the first MWAIT's event happens when the flow
+ * reaches the FUP's IP, and the fetch of the second as it is handed over
+ * fails it.  By construction: the mode and enabled events and the error
+ * at 0x32: 3 items; with the FUP at the nop's end, the nop's block
+ * before the error: 4 items; one MWAIT is the enabled event's own
+ * fetch, which fails it: 2 items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_after_fup_of_two_mwaits_on);
+ATF_TC_BODY(bad_after_fup_of_two_mwaits_on, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,				/* 0x14 */
+		MWAIT,					/* 0x1b */
+		MWAIT,					/* 0x25 */
+		0x3d, 0x00, 0x10,			/* 0x2f: FUP 0x1000 */
+		0x02, 0x00,				/* 0x32: bad opcode */
+	};
+	static const uint8_t past[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		MWAIT,
+		MWAIT,
+		0x3d, 0x01, 0x10,			/* FUP 0x1001 */
+		0x02, 0x00,				/* 0x32 */
+	};
+	static const uint8_t one[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		MWAIT,					/* 0x1b */
+		0x3d, 0x00, 0x10,			/* 0x25: FUP 0x1000 */
+		0x02, 0x00,				/* 0x28 */
+	};
+	/* nop; ret */
+	static const uint8_t code[] = { 0x90, 0xc3 };
+
+	both("bad_after_fup_of_two_mwaits_on", pt, sizeof(pt), code,
+	    sizeof(code), 3, 0x32, 0);
+	both("bad_after_fup_of_two_mwaits_past_nop", past, sizeof(past),
+	    code, sizeof(code), 4, 0x32, 0);
+	both("bad_after_fup_of_one_mwait_on", one, sizeof(one), code,
+	    sizeof(code), 2, 0x28, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -601,5 +719,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, cut_fup_after_mwait_pge);
 	ATF_TP_ADD_TC(tp, fups_after_fup_of_two_mwaits);
 	ATF_TP_ADD_TC(tp, error_at_fup_of_two_mwaits);
+	ATF_TP_ADD_TC(tp, bad_after_fup_of_two_mwaits_off);
+	ATF_TP_ADD_TC(tp, bad_after_fup_of_two_mwaits_on);
 	return (atf_no_error());
 }
