@@ -221,9 +221,13 @@ fpti_fetch_event(struct fpt *d)
 			 * libipt's event fetch goes on to the FUP that events
 			 * it queued wait for, or from a MODE.exec to its TIP:
 			 * a TNT (or a TIP before the FUP) is a bad query.
+			 * But a TIP a MODE.exec waits for is the mode's
+			 * event, those queued for the FUP waiting on.
 			 * Events queued by a fetch before wait for their FUP
 			 * while the flow takes TNT and TIP.
 			 */
+			if (pkt.kind == FPT_PKT_TIP && d->mode_pending)
+				return (0);
 			return (d->nfupq > nfupq || (mode_here &&
 			    pkt.kind == FPT_PKT_TNT) ? -HWTR_E_NOENT : 0);
 		case FPT_PKT_OVF:

@@ -700,6 +700,57 @@ ATF_TC_BODY(bad_after_fup_of_two_mwaits_on, tc)
 	    sizeof(code), 2, 0x28, 0);
 }
 
+/*
+ * An MWAIT, then a MODE.exec and its TIP, after the TIP.PGE: libipt's
+ * fetch after the enabled event queues the MWAIT for a FUP and the mode
+ * for the TIP, which it decodes, giving the mode's event at the TIP's IP
+ * without consuming it (the MWAIT still waits).  Its flow to that IP
+ * with trace then meets the TIP at the jz's query: a bad query.  fpt
+ * took the TIP for one before the MWAIT's FUP, a bad query at once,
+ * without the block (issue 29's fpt-crash-9367af5a55c0...).  By
+ * construction: the mode and enabled events, the jz's block, the error
+ * at the TIP, 0x27: 4 items; the same with two EXSTOPs (IP bit set) in
+ * place of the MWAIT (the TIP at 0x21), and with the MWAIT before the
+ * TIP.PGE (another fetch's).
+ */
+ATF_TC_WITHOUT_HEAD(mode_tip_after_mwait);
+ATF_TC_BODY(mode_tip_after_mwait, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,				/* 0x14 */
+		MWAIT,					/* 0x1b */
+		0x99, 0x01,				/* 0x25: MODE.exec 64 */
+		0x2d, 0x00, 0x20,			/* 0x27: TIP 0x2000 */
+		0x3d, 0x00, 0x20,			/* FUP 0x2000 */
+	};
+	static const uint8_t ex[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x02, 0xe2, 0x02, 0xe2,			/* EXSTOP, EXSTOP */
+		0x99, 0x01,
+		0x2d, 0x00, 0x20,			/* 0x21: TIP 0x2000 */
+		0x3d, 0x00, 0x20,
+	};
+	static const uint8_t before[] = {
+		PSB_PLUS_OFF,
+		MWAIT,					/* 0x14 */
+		PGE_1000,				/* 0x1e */
+		0x99, 0x01,				/* 0x25 */
+		0x2d, 0x00, 0x20,			/* 0x27: TIP 0x2000 */
+		0x3d, 0x00, 0x20,
+	};
+	/* jz +0 */
+	static const uint8_t code[] = { 0x74, 0x00 };
+
+	both("mode_tip_after_mwait", pt, sizeof(pt), code, sizeof(code), 4,
+	    0x27, 0);
+	both("mode_tip_after_exstops", ex, sizeof(ex), code, sizeof(code), 4,
+	    0x21, 0);
+	both("mode_tip_after_mwait_before_pge", before, sizeof(before), code,
+	    sizeof(code), 4, 0x27, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -721,5 +772,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, error_at_fup_of_two_mwaits);
 	ATF_TP_ADD_TC(tp, bad_after_fup_of_two_mwaits_off);
 	ATF_TP_ADD_TC(tp, bad_after_fup_of_two_mwaits_on);
+	ATF_TP_ADD_TC(tp, mode_tip_after_mwait);
 	return (atf_no_error());
 }
