@@ -156,6 +156,9 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	/* TIP without IP, a PSB+ the end cuts, and one it does not. */
 	static const uint8_t psbcut[] = { 0x0d, PSB16, 0x00 };
 	static const uint8_t psbend[] = { 0x0d, PSB16, 0x02, 0x23 };
+	/* ... a whole one with a status update (MODE.exec), PSBEND 0x13. */
+	static const uint8_t psbst[] = { 0x0d, PSB16, 0x99, 0x01, 0x02, 0x23,
+	    0x00 };
 	struct tf_items want, got;
 
 	memset(&want, 0, sizeof(want));
@@ -214,6 +217,19 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	got.v[4].event.offset = sizeof(psbcut);
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbcut, sizeof(psbcut)) == 1);
 	got.v[4].event.offset = sizeof(psbend);
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbend, sizeof(psbend)) == 0);
+	/*
+	 * ... at the PSBEND of a whole one with status updates, where the
+	 * read-ahead stops, and not at another packet of it, nor past it, nor
+	 * at the PSBEND of one without.
+	 */
+	got.v[4].event.offset = 0x13;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbst, sizeof(psbst)) == 1);
+	got.v[4].event.offset = 0x11;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbst, sizeof(psbst)) == 0);
+	got.v[4].event.offset = 0x15;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbst, sizeof(psbst)) == 0);
+	got.v[4].event.offset = 0x11;
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbend, sizeof(psbend)) == 0);
 	tf_items_free(&want);
 	tf_items_free(&got);
