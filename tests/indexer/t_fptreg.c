@@ -661,7 +661,10 @@ ATF_TC_BODY(bad_after_fup_of_two_mwaits_off, tc)
  * fails it.  By construction: the mode and enabled events and the error
  * at 0x32: 3 items; with the FUP at the nop's end, the nop's block
  * before the error: 4 items; one MWAIT is the enabled event's own
- * fetch, which fails it: 2 items.
+ * fetch, which fails it: 2 items.  Two MODE.TSX aborts leave the FUP to
+ * the read-ahead, which takes it for an asynchronous branch's, and fail
+ * the same (3 items, the error at 0x22), and so do an abort and a
+ * commit, which consumes the FUP.
  */
 ATF_TC_WITHOUT_HEAD(bad_after_fup_of_two_mwaits_on);
 ATF_TC_BODY(bad_after_fup_of_two_mwaits_on, tc)
@@ -689,8 +692,16 @@ ATF_TC_BODY(bad_after_fup_of_two_mwaits_on, tc)
 		0x3d, 0x00, 0x10,			/* 0x25: FUP 0x1000 */
 		0x02, 0x00,				/* 0x28 */
 	};
+	static const uint8_t tsx[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x99, 0x22, 0x99, 0x22,			/* MODE.TSX abort x 2 */
+		0x3d, 0x00, 0x10,			/* 0x1f: FUP 0x1000 */
+		0x02, 0x00,				/* 0x22 */
+	};
 	/* nop; ret */
 	static const uint8_t code[] = { 0x90, 0xc3 };
+	uint8_t mixed[sizeof(tsx)];
 
 	both("bad_after_fup_of_two_mwaits_on", pt, sizeof(pt), code,
 	    sizeof(code), 3, 0x32, 0);
@@ -698,6 +709,13 @@ ATF_TC_BODY(bad_after_fup_of_two_mwaits_on, tc)
 	    code, sizeof(code), 4, 0x32, 0);
 	both("bad_after_fup_of_one_mwait_on", one, sizeof(one), code,
 	    sizeof(code), 2, 0x28, 0);
+	both("bad_after_fup_of_two_tsx_aborts", tsx, sizeof(tsx), code,
+	    sizeof(code), 3, 0x22, 0);
+	/* The second one commits (InTX), consuming the FUP. */
+	memcpy(mixed, tsx, sizeof(tsx));
+	mixed[0x1e] = 0x21;
+	both("bad_after_fup_of_tsx_abort_and_commit", mixed, sizeof(mixed),
+	    code, sizeof(code), 3, 0x22, 0);
 }
 
 /*
