@@ -138,8 +138,11 @@ fpt_one_mode_bug(const struct tf_items *want, const struct tf_items *got)
  * packets libipt's read-ahead passes after it (PAD, timing, PSBEND, a
  * packet or a PSB+ the end of the trace cuts when @off is the end, a PSB+
  * with status updates when @off is its PSBEND, where that read-ahead
- * stops and fpt's error is), that TIP at most 64 bytes before.
+ * stops and fpt's error is), that TIP at most FPT_ONE_NOIP_WINDOW bytes
+ * before (PADs and a PSB+ can be many).
  */
+#define FPT_ONE_NOIP_WINDOW	4096
+
 /* Whether no PSBEND is in [@p, @end): a PSB+ there is cut by the end. */
 static inline int
 fpt_one_psb_cut(const uint8_t *p, const uint8_t *end)
@@ -182,7 +185,7 @@ fpt_one_after_noip(const uint8_t *data, size_t size, uint64_t off)
 
 	if (off > size)
 		return (0);
-	for (q = (size_t)off; q-- > 0 && off - q <= 64;) {
+	for (q = (size_t)off; q-- > 0 && off - q <= FPT_ONE_NOIP_WINDOW;) {
 		if (data[q] != 0x0d)
 			continue;
 		for (p = data + q + 1; p < data + off; p += pkt.size) {
