@@ -660,8 +660,8 @@ ATF_TC_BODY(bad_after_fup_of_two_mwaits_off, tc)
  * reaches the FUP's IP, and the fetch of the second as it is handed over
  * fails it.  By construction: the mode and enabled events and the error
  * at 0x32: 3 items; with the FUP at the nop's end, the nop's block
- * before the error: 4 items; one MWAIT is the enabled event's own
- * fetch, which fails it: 2 items.  Two MODE.TSX aborts leave the FUP to
+ * before the error: 4 items; three MWAITs give the first (4 items); one
+ * MWAIT is the enabled event's own fetch, which fails it: 2 items.  Two MODE.TSX aborts leave the FUP to
  * the read-ahead, which takes it for an asynchronous branch's, and fail
  * the same (3 items, the error at 0x22), and so do an abort and a
  * commit, which consumes the FUP.
@@ -701,6 +701,15 @@ ATF_TC_BODY(bad_after_fup_of_two_mwaits_on, tc)
 	};
 	/* nop; ret */
 	static const uint8_t code[] = { 0x90, 0xc3 };
+	static const uint8_t three[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		MWAIT,
+		MWAIT,
+		MWAIT,
+		0x3d, 0x00, 0x10,			/* 0x39: FUP 0x1000 */
+		0x02, 0x00,				/* 0x3c */
+	};
 	uint8_t mixed[sizeof(tsx)];
 
 	both("bad_after_fup_of_two_mwaits_on", pt, sizeof(pt), code,
@@ -709,6 +718,8 @@ ATF_TC_BODY(bad_after_fup_of_two_mwaits_on, tc)
 	    code, sizeof(code), 4, 0x32, 0);
 	both("bad_after_fup_of_one_mwait_on", one, sizeof(one), code,
 	    sizeof(code), 2, 0x28, 0);
+	both("bad_after_fup_of_three_mwaits_on", three, sizeof(three), code,
+	    sizeof(code), 4, 0x3c, 0);
 	both("bad_after_fup_of_two_tsx_aborts", tsx, sizeof(tsx), code,
 	    sizeof(code), 3, 0x22, 0);
 	/* The second one commits (InTX), consuming the FUP. */
