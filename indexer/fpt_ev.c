@@ -1200,11 +1200,13 @@ fpti_error_at(struct fpt *d)
 	/*
 	 * The flow goes to the first of the events a FUP binds with more
 	 * after it: libipt gives that one at the FUP and stays there for
-	 * the others (pt_qry_decode_fup()), where fpt took the FUP for all.
+	 * the others (pt_qry_decode_fup()), where fpt took the FUP for all
+	 * (or left it, TSX aborts all: no read-ahead passes it then).
 	 */
 	if (d->async && fup_shared(d) &&
-	    (p = fup_of(d, d->more[d->nmore - 1].offset)) != NULL) {
-		d->pos = p;
+	    ((p = fup_of(d, d->more[d->nmore - 1].offset)) != NULL ||
+	    is_fup_hdr(d->pos, d->cfg.end))) {
+		d->pos = p != NULL ? p : d->pos;
 		return;
 	}
 	p = d->pos;

@@ -547,7 +547,8 @@ ATF_TC_BODY(fups_after_fup_of_two_mwaits, tc)
  * nop, and its error is at that FUP, 0x2f, where fpt's was after it.
  * By construction: the mode and enabled events, the nop's block, the
  * error: 4 items; with one MWAIT the FUP is consumed, the error after
- * it (0x28); with EXSTOPs (IP bit set) as with MWAITs.
+ * it (0x28); with EXSTOPs (IP bit set) as with MWAITs; with two MODE.TSX
+ * aborts after the TIP.PGE, which leave the FUP, at it too (0x1f).
  */
 ATF_TC_WITHOUT_HEAD(error_at_fup_of_two_mwaits);
 ATF_TC_BODY(error_at_fup_of_two_mwaits, tc)
@@ -571,9 +572,17 @@ ATF_TC_BODY(error_at_fup_of_two_mwaits, tc)
 		PGE_1000,				/* 0x18 */
 		0x3d, 0x00, 0x20,			/* 0x1f: FUP 0x2000 */
 	};
+	static const uint8_t tsx[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,				/* 0x14 */
+		0x99, 0x22, 0x99, 0x22,			/* MODE.TSX abort x 2 */
+		0x3d, 0x00, 0x20,			/* 0x1f: FUP 0x2000 */
+	};
 	/* nop */
 	static const uint8_t code[] = { 0x90 };
 
+	both("error_at_fup_of_two_tsx_aborts", tsx, sizeof(tsx), code,
+	    sizeof(code), 4, 0x1f, 0);
 	both("error_at_fup_of_two_mwaits", pt, sizeof(pt), code,
 	    sizeof(code), 4, 0x2f, 0);
 	both("error_after_fup_of_one_mwait", one, sizeof(one), code,
