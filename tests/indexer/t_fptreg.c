@@ -789,6 +789,42 @@ ATF_TC_BODY(mode_tip_after_mwait, tc)
 	    sizeof(code), 4, 0x27, 0);
 }
 
+/*
+ * A PSB+ with seven status updates after the sync's: libipt queues them
+ * for its PSBEND, six at most (evb_psbend), and fails that PSB+ on the
+ * seventh; its fetch of it, as the sync's mode event is handed over,
+ * fails the sync, and so does the next sync at it: no item (seed 4444).
+ * fpt gave the mode event, its dry run passing the PSB+ its reader then
+ * handed over (four at most): it hands the trace over before now.  By
+ * construction: no item; with four updates, the five events whole.
+ */
+ATF_TC_WITHOUT_HEAD(long_psb_plus_after_sync);
+ATF_TC_BODY(long_psb_plus_after_sync, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PSB_BYTES,
+		0x99, 0x20, 0x99, 0x20, 0x99, 0x20,	/* MODE.TSX x 7 */
+		0x99, 0x20, 0x99, 0x20, 0x99, 0x20,
+		0x99, 0x20,
+		0x02, 0x23,				/* PSBEND */
+	};
+	static const uint8_t four[] = {
+		PSB_PLUS_OFF,
+		PSB_BYTES,
+		0x99, 0x20, 0x99, 0x20, 0x99, 0x20,	/* MODE.TSX x 4 */
+		0x99, 0x20,
+		0x02, 0x23,
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("long_psb_plus_after_sync", pt, sizeof(pt), code, sizeof(code),
+	    0, 0, 1);
+	both("four_updates_after_sync", four, sizeof(four), code,
+	    sizeof(code), 5, 0, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -811,5 +847,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, bad_after_fup_of_two_mwaits_off);
 	ATF_TP_ADD_TC(tp, bad_after_fup_of_two_mwaits_on);
 	ATF_TP_ADD_TC(tp, mode_tip_after_mwait);
+	ATF_TP_ADD_TC(tp, long_psb_plus_after_sync);
 	return (atf_no_error());
 }
