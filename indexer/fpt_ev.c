@@ -27,6 +27,10 @@ static int	standalone_ahead(struct fpt *, struct fpt_pkt *);
 static int	check_ahead_off(struct fpt *);
 static int	trail_error(struct fpt *);
 static const uint8_t *psbend_of(const struct fpt *, uint64_t);
+static int	fup_shared(const struct fpt *);
+static int	fup_kind(int);
+static int	fup_last_ahead(struct fpt *);
+static const uint8_t *fup_of(const struct fpt *, uint64_t);
 static int	ovf_check(struct fpt *);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	hdr_cut(const uint8_t *, const uint8_t *);
@@ -217,9 +221,13 @@ fpti_fetch_event(struct fpt *d)
 			 * libipt's event fetch goes on to the FUP that events
 			 * it queued wait for, or from a MODE.exec to its TIP:
 			 * a TNT (or a TIP before the FUP) is a bad query.
+			 * But a TIP a MODE.exec waits for is the mode's
+			 * event, those queued for the FUP waiting on.
 			 * Events queued by a fetch before wait for their FUP
 			 * while the flow takes TNT and TIP.
 			 */
+			if (pkt.kind == FPT_PKT_TIP && d->mode_pending)
+				return (0);
 			return (d->nfupq > nfupq || (mode_here &&
 			    pkt.kind == FPT_PKT_TNT) ? -HWTR_E_NOENT : 0);
 		case FPT_PKT_OVF:
@@ -616,9 +624,10 @@ fup_consumed(const struct fpt *d)
 int
 fpti_fup_bound(struct fpt *d, const struct fpt_pkt *pkt)
 {
+	struct fpt_event ev;
 	uint64_t ip = 0;
-	unsigned i;
-	int sup;
+	unsigned i, n;
+	int sup, rc;
 
 	assert(d->nfupq > 0);
 	sup = fpti_ip_update(d, pkt, &ip) < 0;
@@ -627,7 +636,49 @@ fpti_fup_bound(struct fpt *d, const struct fpt_pkt *pkt)
 		d->fupq[i].ip = sup ? 0 : ip;
 		d->fupq[i].ip_suppressed = (uint8_t)sup;
 	}
+	/*
+	 * Tracing is off: the events happen at once, each handed over as
+	 * libipt fetches the next, and the fetch of the last can fail
+	 * the one before (fup_last_ahead()): the first n - 2 go out, then
+	 * the error, and the flow resyncs.  Unsupported, none goes out
+	 * (d->unsup stops fpt_next()).
+	 */
+	if (d->enabled || d->nfupq < 2 || (rc = fup_last_ahead(d)) >= 0)
+		return (0);
+	n = d->nfupq;
+	d->nfupq = 0;
+	if (rc == -HWTR_E_UNSUPPORTED)
+		return (0);
+	for (i = 0; i + 2 < n; i++)
+		fpti_ev_push(d, &d->fupq[i]);
+	fpti_error_at(d);
+	fpti_ev_init(d, &ev, FPT_EV_ERROR, d->pos);
+	ev.error = rc;
+	ev.ip = d->ip;
+	fpti_ev_push(d, &ev);
+	d->synced = 0;
 	return (0);
+}
+
+/*
+ * libipt hands over the events a FUP binds one at a time, each as it
+ * fetches the next (pt_blk_event()'s trailing event); the fetch of the
+ * last consumes the FUP (unless no event does: a TSX abort leaves it for
+ * an asynchronous branch) and reads ahead after it, and a bad packet
+ * there fails the hand-over of the one before.  A dry run of that read
+ * from d->pos, after the FUP or at it, with no event waiting for one
+ * (fpti_check_ahead()): its error with d->pos at the bad packet, or 0.
+ */
+static int
+fup_last_ahead(struct fpt *d)
+{
+	unsigned n = d->nfupq;
+	int rc;
+
+	d->nfupq = 0;
+	rc = fpti_check_ahead(d);
+	d->nfupq = n;
+	return (rc);
 }
 
 /* The flow reached the pending event's IP: the event happens. */
@@ -636,9 +687,25 @@ fpti_async_reached(struct fpt *d)
 {
 	struct fpt_event ev;
 	unsigned i;
+	int rc;
 
 	assert(d->async);
 	d->async = 0;
+	/*
+	 * The first of the events a FUP binds: libipt's fetch of the last
+	 * reads on after the FUP (fup_last_ahead()) and can fail the one
+	 * before; the first n - 2 go out, then the flow's error.
+	 */
+	if (fup_shared(d) && (rc = fup_last_ahead(d)) < 0) {
+		if (rc == -HWTR_E_UNSUPPORTED)
+			return (rc);
+		if (d->nmore >= 2)
+			fpti_ev_push(d, &d->async_ev);
+		for (i = 0; i + 2 < d->nmore; i++)
+			fpti_ev_push(d, &d->more[i]);
+		d->nmore = 0;
+		return (rc);
+	}
 	fpti_ev_push(d, &d->async_ev);
 	for (i = 0; i < d->nmore; i++)
 		fpti_ev_push(d, &d->more[i]);
@@ -1040,6 +1107,47 @@ hdr_class(const uint8_t *p, const uint8_t *end)
 }
 
 /*
+ * Whether the pending event is the first of two or more that a FUP
+ * binds (MWAIT, EXSTOP, PTWRITE, MODE.TSX while tracing), the others in
+ * d->more.
+ */
+static int
+fup_shared(const struct fpt *d)
+{
+	return (d->nmore > 0 && !d->async_ev.status_update &&
+	    fup_kind(d->async_ev.kind));
+}
+
+/* Whether events of @kind can wait for a FUP. */
+static int
+fup_kind(int kind)
+{
+	return (kind == FPT_EV_MWAIT || kind == FPT_EV_EXSTOP ||
+	    kind == FPT_EV_PTWRITE || kind == FPT_EV_TSX);
+}
+
+/*
+ * The FUP that the event at offset @off waits for, when d->pos is right
+ * after it, else NULL (d->pos is at it when no event consumed it).
+ */
+static const uint8_t *
+fup_of(const struct fpt *d, uint64_t off)
+{
+	struct fpt_pkt pkt;
+	const uint8_t *p;
+
+	if (off >= (uint64_t)(d->pos - d->cfg.begin))
+		return (NULL);
+	for (p = d->cfg.begin + off; p < d->pos; p += pkt.size) {
+		if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0)
+			return (NULL);
+		if (pkt.kind == FPT_PKT_FUP)
+			return (p + pkt.size == d->pos ? p : NULL);
+	}
+	return (NULL);
+}
+
+/*
  * The PSBEND of the PSB+ at offset @off when d->pos is right after it,
  * else NULL.
  */
@@ -1087,6 +1195,18 @@ fpti_error_at(struct fpt *d)
 	    d->async_ev.psb_left > 0 &&
 	    (p = psbend_of(d, d->async_ev.offset)) != NULL) {
 		d->pos = p;
+		return;
+	}
+	/*
+	 * The flow goes to the first of the events a FUP binds with more
+	 * after it: libipt gives that one at the FUP and stays there for
+	 * the others (pt_qry_decode_fup()), where fpt took the FUP for all
+	 * (or left it, TSX aborts all: no read-ahead passes it then).
+	 */
+	if (d->async && fup_shared(d) &&
+	    ((p = fup_of(d, d->more[d->nmore - 1].offset)) != NULL ||
+	    is_fup_hdr(d->pos, d->cfg.end))) {
+		d->pos = p != NULL ? p : d->pos;
 		return;
 	}
 	p = d->pos;

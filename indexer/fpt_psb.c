@@ -387,6 +387,7 @@ fpti_psb_plus_ok(struct fpt *d, const uint8_t *p)
 {
 	struct fpt_pkt pkt;
 	int rc, fup = 0;
+	unsigned nst = 0;
 
 	for (;; p += pkt.size) {
 		if ((rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) < 0)
@@ -409,14 +410,21 @@ fpti_psb_plus_ok(struct fpt *d, const uint8_t *p)
 			}
 			fup = pkt.ipc != FPT_IPC_SUPPRESSED;
 			break;
-		case FPT_PKT_PAD:
 		case FPT_PKT_PIP:
 		case FPT_PKT_MODE_EXEC:
 		case FPT_PKT_MODE_TSX:
-		case FPT_PKT_TSC:
 		case FPT_PKT_CBR:
 		case FPT_PKT_VMCS:
 		case FPT_PKT_MNT:
+			/*
+			 * libipt's queue of them holds six, and fails the
+			 * PSB+ on a seventh; fpt's reader takes four.
+			 */
+			if (++nst > FPT_MORE_MAX + 1)
+				return (fpti_unsupported(d, "a long PSB+"));
+			break;
+		case FPT_PKT_PAD:
+		case FPT_PKT_TSC:
 			break;
 		case FPT_PKT_TMA:
 		case FPT_PKT_MTC:

@@ -136,9 +136,13 @@ fpt_one_mode_bug(const struct tf_items *want, const struct tf_items *got)
 /*
  * Whether @off in @data is right after a one-byte TIP (0x0d) and the
  * packets libipt's read-ahead passes after it (PAD, timing, PSBEND, a
- * packet or a PSB+ the end of the trace cuts when @off is the end), that
- * TIP at most 64 bytes before.
+ * packet or a PSB+ the end of the trace cuts when @off is the end, a PSB+
+ * with status updates when @off is its PSBEND, where that read-ahead
+ * stops and fpt's error is), that TIP at most FPT_ONE_NOIP_WINDOW bytes
+ * before (PADs and a PSB+ can be many).
  */
+#define FPT_ONE_NOIP_WINDOW	4096
+
 /* Whether no PSBEND is in [@p, @end): a PSB+ there is cut by the end. */
 static inline int
 fpt_one_psb_cut(const uint8_t *p, const uint8_t *end)
@@ -153,6 +157,24 @@ fpt_one_psb_cut(const uint8_t *p, const uint8_t *end)
 	return (1);
 }
 
+/*
+ * The PSBEND of the PSB+ whose packets after the PSB start at @p when one
+ * of them is a status update, else NULL.
+ */
+static inline const uint8_t *
+fpt_one_psbend_st(const uint8_t *p, const uint8_t *end)
+{
+	struct fpt_pkt pkt;
+	int st = 0;
+
+	for (; fpt_pkt_parse(p, end, &pkt) > 0; p += pkt.size) {
+		if (pkt.kind == FPT_PKT_PSBEND)
+			return (st ? p : NULL);
+		st |= fpt_pkt_psb_status(pkt.kind);
+	}
+	return (NULL);
+}
+
 static inline int
 fpt_one_after_noip(const uint8_t *data, size_t size, uint64_t off)
 {
@@ -163,7 +185,7 @@ fpt_one_after_noip(const uint8_t *data, size_t size, uint64_t off)
 
 	if (off > size)
 		return (0);
-	for (q = (size_t)off; q-- > 0 && off - q <= 64;) {
+	for (q = (size_t)off; q-- > 0 && off - q <= FPT_ONE_NOIP_WINDOW;) {
 		if (data[q] != 0x0d)
 			continue;
 		for (p = data + q + 1; p < data + off; p += pkt.size) {
@@ -172,6 +194,10 @@ fpt_one_after_noip(const uint8_t *data, size_t size, uint64_t off)
 				p = data + off;
 			if (rc > 0 && pkt.kind == FPT_PKT_PSB && off == size &&
 			    fpt_one_psb_cut(p + pkt.size, data + size))
+				p = data + off;
+			if (rc > 0 && pkt.kind == FPT_PKT_PSB &&
+			    fpt_one_psbend_st(p + pkt.size, data + size) ==
+			    data + off)
 				p = data + off;
 			if (rc <= 0 || (pkt.kind != FPT_PKT_PAD &&
 			    pkt.kind != FPT_PKT_TSC &&

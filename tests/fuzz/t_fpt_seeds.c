@@ -156,7 +156,11 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	/* TIP without IP, a PSB+ the end cuts, and one it does not. */
 	static const uint8_t psbcut[] = { 0x0d, PSB16, 0x00 };
 	static const uint8_t psbend[] = { 0x0d, PSB16, 0x02, 0x23 };
+	/* ... a whole one with a status update (MODE.exec), PSBEND 0x13. */
+	static const uint8_t psbst[] = { 0x0d, PSB16, 0x99, 0x01, 0x02, 0x23,
+	    0x00 };
 	struct tf_items want, got;
+	uint8_t *pads;
 
 	memset(&want, 0, sizeof(want));
 	memset(&got, 0, sizeof(got));
@@ -215,6 +219,39 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbcut, sizeof(psbcut)) == 1);
 	got.v[4].event.offset = sizeof(psbend);
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbend, sizeof(psbend)) == 0);
+	/*
+	 * ... at the PSBEND of a whole one with status updates, where the
+	 * read-ahead stops, and not at another packet of it, nor past it, nor
+	 * at the PSBEND of one without.
+	 */
+	got.v[4].event.offset = 0x13;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbst, sizeof(psbst)) == 1);
+	got.v[4].event.offset = 0x11;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbst, sizeof(psbst)) == 0);
+	got.v[4].event.offset = 0x15;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbst, sizeof(psbst)) == 0);
+	got.v[4].event.offset = 0x11;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbend, sizeof(psbend)) == 0);
+	/*
+	 * ... with PADs in the PSB+ (seed 4242), up to FPT_ONE_NOIP_WINDOW
+	 * bytes from the TIP.
+	 */
+	pads = calloc(1, FPT_ONE_NOIP_WINDOW + 8);
+	ATF_REQUIRE(pads != NULL);
+	memcpy(pads, psbst, 0x13);
+	memcpy(pads + FPT_ONE_NOIP_WINDOW - 2, "\x02\x23", 2);
+	got.v[4].event.offset = FPT_ONE_NOIP_WINDOW - 2;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, pads,
+	    FPT_ONE_NOIP_WINDOW + 8) == 1);
+	memcpy(pads + FPT_ONE_NOIP_WINDOW - 2, "\x00\x00\x02\x23", 4);
+	got.v[4].event.offset = FPT_ONE_NOIP_WINDOW;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, pads,
+	    FPT_ONE_NOIP_WINDOW + 8) == 1);
+	memcpy(pads + FPT_ONE_NOIP_WINDOW, "\x00\x02\x23", 3);
+	got.v[4].event.offset = FPT_ONE_NOIP_WINDOW + 1;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, pads,
+	    FPT_ONE_NOIP_WINDOW + 8) == 0);
+	free(pads);
 	tf_items_free(&want);
 	tf_items_free(&got);
 }

@@ -539,6 +539,292 @@ ATF_TC_BODY(fups_after_fup_of_two_mwaits, tc)
 	    sizeof(code), 2, 0x3d, 1);
 }
 
+/*
+ * Two MWAITs before the TIP.PGE wait for one FUP, to 0x2000, where no
+ * code is: libipt's fetch after the enabled event gives the first
+ * MWAIT's event at that FUP and stays there for the second
+ * (pt_qry_decode_fup()); its flow from 0x1000 to 0x2000 fails past the
+ * nop, and its error is at that FUP, 0x2f, where fpt's was after it.
+ * By construction: the mode and enabled events, the nop's block, the
+ * error: 4 items; with one MWAIT the FUP is consumed, the error after
+ * it (0x28); with EXSTOPs (IP bit set) as with MWAITs; with two MODE.TSX
+ * aborts after the TIP.PGE, which leave the FUP, at it too (0x1f).
+ */
+ATF_TC_WITHOUT_HEAD(error_at_fup_of_two_mwaits);
+ATF_TC_BODY(error_at_fup_of_two_mwaits, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		MWAIT,					/* 0x14 */
+		MWAIT,					/* 0x1e */
+		PGE_1000,				/* 0x28 */
+		0x3d, 0x00, 0x20,			/* 0x2f: FUP 0x2000 */
+	};
+	static const uint8_t one[] = {
+		PSB_PLUS_OFF,
+		MWAIT,
+		PGE_1000,				/* 0x1e */
+		0x3d, 0x00, 0x20,			/* 0x25: FUP 0x2000 */
+	};
+	static const uint8_t ex[] = {
+		PSB_PLUS_OFF,
+		0x02, 0xe2, 0x02, 0xe2,			/* EXSTOP, EXSTOP */
+		PGE_1000,				/* 0x18 */
+		0x3d, 0x00, 0x20,			/* 0x1f: FUP 0x2000 */
+	};
+	static const uint8_t tsx[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,				/* 0x14 */
+		0x99, 0x22, 0x99, 0x22,			/* MODE.TSX abort x 2 */
+		0x3d, 0x00, 0x20,			/* 0x1f: FUP 0x2000 */
+	};
+	/* nop */
+	static const uint8_t code[] = { 0x90 };
+
+	both("error_at_fup_of_two_tsx_aborts", tsx, sizeof(tsx), code,
+	    sizeof(code), 4, 0x1f, 0);
+	both("error_at_fup_of_two_mwaits", pt, sizeof(pt), code,
+	    sizeof(code), 4, 0x2f, 0);
+	both("error_after_fup_of_one_mwait", one, sizeof(one), code,
+	    sizeof(code), 4, 0x28, 0);
+	both("error_at_fup_of_two_exstops", ex, sizeof(ex), code,
+	    sizeof(code), 4, 0x1f, 0);
+}
+
+/*
+ * Two MWAITs wait for one FUP while tracing is off, and a bad packet
+ * follows it: libipt's fetch after the PSB+'s mode event gives the first
+ * MWAIT's event at the FUP; handing it over, it fetches the second,
+ * which consumes the FUP and reads ahead after it: the bad packet fails
+ * that fetch, and the first MWAIT's event with it (issue 29's
+ * fpt-crash-817580f76033...; fpt gave it).  By construction: the mode
+ * event and the error at 0x2b: 2 items; the same with the FUP's IP whole
+ * (0x2b + 6), two EXSTOPs or two PTWRITEs (with IP) in place of the
+ * MWAITs; three MWAITs give the first (3 items); one MWAIT is the mode
+ * event's own fetch, which fails it (1 item).
+ */
+ATF_TC_WITHOUT_HEAD(bad_after_fup_of_two_mwaits_off);
+ATF_TC_BODY(bad_after_fup_of_two_mwaits_off, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		MWAIT,					/* 0x14 */
+		MWAIT,					/* 0x1e */
+		0x3d, 0x00, 0x10,			/* 0x28: FUP 0x1000 */
+		0x02, 0x00,				/* 0x2b: bad opcode */
+	};
+	static const uint8_t whole[] = {
+		PSB_PLUS_OFF,
+		MWAIT,
+		MWAIT,
+		0xdd, 0x00, 0x10, 0, 0, 0, 0, 0, 0,	/* FUP 0x1000, 8 bytes */
+		0x02, 0x00,				/* 0x31 */
+	};
+	static const uint8_t ex[] = {
+		PSB_PLUS_OFF,
+		0x02, 0xe2, 0x02, 0xe2,			/* EXSTOP, EXSTOP */
+		0x3d, 0x00, 0x10,			/* 0x18: FUP 0x1000 */
+		0x02, 0x00,				/* 0x1b */
+	};
+	static const uint8_t ptw[] = {
+		PSB_PLUS_OFF,
+		0x02, 0x92, 1, 2, 3, 4,			/* PTWRITE, IP, 4 bytes */
+		0x02, 0x92, 1, 2, 3, 4,
+		0x3d, 0x00, 0x10,			/* 0x20: FUP 0x1000 */
+		0x02, 0x00,				/* 0x23 */
+	};
+	static const uint8_t three[] = {
+		PSB_PLUS_OFF,
+		MWAIT,
+		MWAIT,
+		MWAIT,
+		0x3d, 0x00, 0x10,			/* 0x32: FUP 0x1000 */
+		0x02, 0x00,				/* 0x35 */
+	};
+	static const uint8_t one[] = {
+		PSB_PLUS_OFF,
+		MWAIT,
+		0x3d, 0x00, 0x10,			/* 0x1e: FUP 0x1000 */
+		0x02, 0x00,				/* 0x21 */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("bad_after_fup_of_two_mwaits_off", pt, sizeof(pt), code,
+	    sizeof(code), 2, 0x2b, 0);
+	both("bad_after_whole_fup_of_two_mwaits_off", whole, sizeof(whole),
+	    code, sizeof(code), 2, 0x31, 0);
+	both("bad_after_fup_of_two_exstops_off", ex, sizeof(ex), code,
+	    sizeof(code), 2, 0x1b, 0);
+	both("bad_after_fup_of_two_ptwrites_off", ptw, sizeof(ptw), code,
+	    sizeof(code), 2, 0x23, 0);
+	both("bad_after_fup_of_three_mwaits_off", three, sizeof(three),
+	    code, sizeof(code), 3, 0x35, 0);
+	both("bad_after_fup_of_one_mwait_off", one, sizeof(one), code,
+	    sizeof(code), 1, 0x21, 0);
+}
+
+/*
+ * The same while tracing: the first MWAIT's event happens when the flow
+ * reaches the FUP's IP, and the fetch of the second as it is handed over
+ * fails it.  By construction: the mode and enabled events and the error
+ * at 0x32: 3 items; with the FUP at the nop's end, the nop's block
+ * before the error: 4 items; three MWAITs give the first (4 items); one
+ * MWAIT is the enabled event's own fetch, which fails it: 2 items.  Two MODE.TSX aborts leave the FUP to
+ * the read-ahead, which takes it for an asynchronous branch's, and fail
+ * the same (3 items, the error at 0x22), and so do an abort and a
+ * commit, which consumes the FUP.
+ */
+ATF_TC_WITHOUT_HEAD(bad_after_fup_of_two_mwaits_on);
+ATF_TC_BODY(bad_after_fup_of_two_mwaits_on, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,				/* 0x14 */
+		MWAIT,					/* 0x1b */
+		MWAIT,					/* 0x25 */
+		0x3d, 0x00, 0x10,			/* 0x2f: FUP 0x1000 */
+		0x02, 0x00,				/* 0x32: bad opcode */
+	};
+	static const uint8_t past[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		MWAIT,
+		MWAIT,
+		0x3d, 0x01, 0x10,			/* FUP 0x1001 */
+		0x02, 0x00,				/* 0x32 */
+	};
+	static const uint8_t one[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		MWAIT,					/* 0x1b */
+		0x3d, 0x00, 0x10,			/* 0x25: FUP 0x1000 */
+		0x02, 0x00,				/* 0x28 */
+	};
+	static const uint8_t tsx[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x99, 0x22, 0x99, 0x22,			/* MODE.TSX abort x 2 */
+		0x3d, 0x00, 0x10,			/* 0x1f: FUP 0x1000 */
+		0x02, 0x00,				/* 0x22 */
+	};
+	/* nop; ret */
+	static const uint8_t code[] = { 0x90, 0xc3 };
+	static const uint8_t three[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		MWAIT,
+		MWAIT,
+		MWAIT,
+		0x3d, 0x00, 0x10,			/* 0x39: FUP 0x1000 */
+		0x02, 0x00,				/* 0x3c */
+	};
+	uint8_t mixed[sizeof(tsx)];
+
+	both("bad_after_fup_of_two_mwaits_on", pt, sizeof(pt), code,
+	    sizeof(code), 3, 0x32, 0);
+	both("bad_after_fup_of_two_mwaits_past_nop", past, sizeof(past),
+	    code, sizeof(code), 4, 0x32, 0);
+	both("bad_after_fup_of_one_mwait_on", one, sizeof(one), code,
+	    sizeof(code), 2, 0x28, 0);
+	both("bad_after_fup_of_three_mwaits_on", three, sizeof(three), code,
+	    sizeof(code), 4, 0x3c, 0);
+	both("bad_after_fup_of_two_tsx_aborts", tsx, sizeof(tsx), code,
+	    sizeof(code), 3, 0x22, 0);
+	/* The second one commits (InTX), consuming the FUP. */
+	memcpy(mixed, tsx, sizeof(tsx));
+	mixed[0x1e] = 0x21;
+	both("bad_after_fup_of_tsx_abort_and_commit", mixed, sizeof(mixed),
+	    code, sizeof(code), 3, 0x22, 0);
+}
+
+/*
+ * An MWAIT, then a MODE.exec and its TIP, after the TIP.PGE: libipt's
+ * fetch after the enabled event queues the MWAIT for a FUP and the mode
+ * for the TIP, which it decodes, giving the mode's event at the TIP's IP
+ * without consuming it (the MWAIT still waits).  Its flow to that IP
+ * with trace then meets the TIP at the jz's query: a bad query.  fpt
+ * took the TIP for one before the MWAIT's FUP, a bad query at once,
+ * without the block (issue 29's fpt-crash-9367af5a55c0...).  By
+ * construction: the mode and enabled events, the jz's block, the error
+ * at the TIP, 0x27: 4 items; the same with two EXSTOPs (IP bit set) in
+ * place of the MWAIT (the TIP at 0x21), and with the MWAIT before the
+ * TIP.PGE (another fetch's).
+ */
+ATF_TC_WITHOUT_HEAD(mode_tip_after_mwait);
+ATF_TC_BODY(mode_tip_after_mwait, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,				/* 0x14 */
+		MWAIT,					/* 0x1b */
+		0x99, 0x01,				/* 0x25: MODE.exec 64 */
+		0x2d, 0x00, 0x20,			/* 0x27: TIP 0x2000 */
+		0x3d, 0x00, 0x20,			/* FUP 0x2000 */
+	};
+	static const uint8_t ex[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x02, 0xe2, 0x02, 0xe2,			/* EXSTOP, EXSTOP */
+		0x99, 0x01,
+		0x2d, 0x00, 0x20,			/* 0x21: TIP 0x2000 */
+		0x3d, 0x00, 0x20,
+	};
+	static const uint8_t before[] = {
+		PSB_PLUS_OFF,
+		MWAIT,					/* 0x14 */
+		PGE_1000,				/* 0x1e */
+		0x99, 0x01,				/* 0x25 */
+		0x2d, 0x00, 0x20,			/* 0x27: TIP 0x2000 */
+		0x3d, 0x00, 0x20,
+	};
+	/* jz +0 */
+	static const uint8_t code[] = { 0x74, 0x00 };
+
+	both("mode_tip_after_mwait", pt, sizeof(pt), code, sizeof(code), 4,
+	    0x27, 0);
+	both("mode_tip_after_exstops", ex, sizeof(ex), code, sizeof(code), 4,
+	    0x21, 0);
+	both("mode_tip_after_mwait_before_pge", before, sizeof(before), code,
+	    sizeof(code), 4, 0x27, 0);
+}
+
+/*
+ * A PSB+ with seven status updates after the sync's: libipt queues them
+ * for its PSBEND, six at most (evb_psbend), and fails that PSB+ on the
+ * seventh; its fetch of it, as the sync's mode event is handed over,
+ * fails the sync, and so does the next sync at it: no item (seed 4444).
+ * fpt gave the mode event, its dry run passing the PSB+ its reader then
+ * handed over (four at most): it hands the trace over before now.  By
+ * construction: no item; with four updates, the five events whole.
+ */
+ATF_TC_WITHOUT_HEAD(long_psb_plus_after_sync);
+ATF_TC_BODY(long_psb_plus_after_sync, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PSB_BYTES,
+		0x99, 0x20, 0x99, 0x20, 0x99, 0x20,	/* MODE.TSX x 7 */
+		0x99, 0x20, 0x99, 0x20, 0x99, 0x20,
+		0x99, 0x20,
+		0x02, 0x23,				/* PSBEND */
+	};
+	static const uint8_t four[] = {
+		PSB_PLUS_OFF,
+		PSB_BYTES,
+		0x99, 0x20, 0x99, 0x20, 0x99, 0x20,	/* MODE.TSX x 4 */
+		0x99, 0x20,
+		0x02, 0x23,
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("long_psb_plus_after_sync", pt, sizeof(pt), code, sizeof(code),
+	    0, 0, 1);
+	both("four_updates_after_sync", four, sizeof(four), code,
+	    sizeof(code), 5, 0, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -557,5 +843,10 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, fup_then_cut_psb_plus_at_tip);
 	ATF_TP_ADD_TC(tp, cut_fup_after_mwait_pge);
 	ATF_TP_ADD_TC(tp, fups_after_fup_of_two_mwaits);
+	ATF_TP_ADD_TC(tp, error_at_fup_of_two_mwaits);
+	ATF_TP_ADD_TC(tp, bad_after_fup_of_two_mwaits_off);
+	ATF_TP_ADD_TC(tp, bad_after_fup_of_two_mwaits_on);
+	ATF_TP_ADD_TC(tp, mode_tip_after_mwait);
+	ATF_TP_ADD_TC(tp, long_psb_plus_after_sync);
 	return (atf_no_error());
 }
