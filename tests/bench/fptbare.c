@@ -19,13 +19,13 @@
  * - items: fpt_next() alone, one item per block.
  * A round runs libipt, then fpt each way (-R: runs only, -1: items
  * only); there are @runs rounds (-r, default 3) and each loop's best run
- * counts.  Both loops by default: fpt is about a ninth of libipt's time,
- * so the second loop adds little to a round, and the two are measured
- * under the same load.  A stream fpt says is unsupported is counted and
- * its time still measured up to that point, and said.  -F runs fpt alone
- * (for a profiler; no ratio then).  Exit 1 when a loop counts other
- * instructions than libipt (or, with -F, than the other loop) on a
- * stream fpt decoded to its end, or when the loops differ.
+ * counts.  Both loops by default: fpt takes a ninth of libipt's time or
+ * less, so the second loop adds little to a round, and the two are
+ * measured under the same load.  A stream fpt says is unsupported is
+ * counted and its time still measured up to that point, and said.  -F
+ * runs fpt alone (for a profiler; no ratio then).  Exit 1 when a loop's
+ * count differs from libipt's on a stream fpt decoded to its end (not
+ * with -F), from the other loop's, or from its own the round before.
  *
  * fptbare [-F] [-R | -1] [-r RUNS] -a ARCHIVE
  * Prints per stream and loop (runs first), then in total per loop:
