@@ -7,13 +7,19 @@
 # run by fptbare over the same streams and images, alternating, best of
 # $BENCH_RUNS each (fptbare -r).  CPU time of the decode loops alone
 # (CLOCK_PROCESS_CPUTIME_ID; reading the archive and the images is setup,
-# not timed).  Goal: 8 times libipt's rate.  Two inputs:
+# not timed).  fpt runs two ways in each round, two rows per input:
+# through its run API as `index` drives it (segfast.c: a memoized run's
+# blocks taken at once, run after run from the TNT bits at hand), P1's
+# row, goal 8 times libipt's rate; and one fpt_next() item per block,
+# for comparison (no goal).  Two inputs:
 # - ixgen's walk of progs/calls, one thread of 20 M instructions, seed 7;
 # - the valgrind capture of gzip -6 -c of 8 MiB of /usr/bin (about 67 MB
 #   of PT, 1.9 G instructions), the capture issue 29 measured; skipped
 #   with the reason when valgrind is absent or the capture fails.
-# Before a row is printed, fpt's instruction count must be libipt's: the
-# two must have decoded the same trace.  Protocol: tests/bench/run.sh.
+# Before a row is printed, each loop's instruction count must be
+# libipt's: they must have decoded the same trace (fptbare fails too when
+# a stream fpt decoded to its end counts otherwise).  Protocol:
+# tests/bench/run.sh.
 
 set -eu
 . "$HWTRACE_SRC/tests/bench/lib.sh"
@@ -24,36 +30,51 @@ for f in "$fptbare" "$gen" "$prog"; do
 	[ -x "$f" ] || { echo "bench_fpt: $f not built" >&2; exit 1; }
 done
 
-# fpt_row ARCHIVE WHAT: fptbare over ARCHIVE, then its result line.
+# fpt_row ARCHIVE WHAT: fptbare over ARCHIVE, then its result lines.
 fpt_row() {
 	out="$BENCH_DIR/fptbare.out"
 	echo "  fptbare -r $BENCH_RUNS -a $1 (load $(cut -d ' ' -f 1-3 /proc/loadavg))" >&2
-	"$fptbare" -r "$BENCH_RUNS" -a "$1" > "$out" ||
-	    { echo "bench_fpt: fptbare -a $1 failed" >&2; exit 1; }
+	st=0
+	"$fptbare" -r "$BENCH_RUNS" -a "$1" > "$out" || st=$?
 	sed 's/^/  /' "$out" >&2
+	if [ "$st" != 0 ]; then
+		echo "bench_fpt: fptbare -a $1 failed (exit $st)" >&2
+		exit 1
+	fi
 	if grep -q 'unsupported:' "$out"; then
 		echo "bench_fpt: $2: fpt handed streams back as unsupported" \
-		    "(above); the rate below covers what it decoded" >&2
+		    "(above); the rates below cover what it decoded" >&2
 	fi
-	tot='^total: [0-9]* bytes, \([0-9]*\) instructions, libipt \([0-9]*\) ns, fpt \([0-9]*\) instructions \([0-9]*\) ns, .*'
-	li=$(sed -n "s/$tot/\1/p" "$out")
-	lns=$(sed -n "s/$tot/\2/p" "$out")
-	fi_=$(sed -n "s/$tot/\3/p" "$out")
-	fns=$(sed -n "s/$tot/\4/p" "$out")
-	if [ -z "$li" ] || [ -z "$fns" ]; then
-		echo "bench_fpt: $2: no total line in fptbare's output" >&2
-		exit 1
-	fi
-	if [ "$li" != "$fi_" ] || [ "$li" = 0 ]; then
-		echo "bench_fpt: $2: libipt decoded $li instructions, fpt" \
-		    "$fi_: expected the same non-zero count" >&2
-		exit 1
-	fi
-	result "fpt alone, $2" "M insns/CPU-s" \
-	    "$(awk -v n="$fi_" -v ns="$fns" 'BEGIN { printf "%.1f", n * 1000 / ns }')" \
-	    "libipt block decoder (fptbare)" \
-	    "$(awk -v n="$li" -v ns="$lns" 'BEGIN { printf "%.1f", n * 1000 / ns }')" \
-	    higher 8
+	for loop in runs items; do
+		tot="^total $loop: [0-9]* bytes, \([0-9]*\) instructions, libipt \([0-9]*\) ns, fpt \([0-9]*\) instructions \([0-9]*\) ns, .*"
+		li=$(sed -n "s/$tot/\1/p" "$out")
+		lns=$(sed -n "s/$tot/\2/p" "$out")
+		fi_=$(sed -n "s/$tot/\3/p" "$out")
+		fns=$(sed -n "s/$tot/\4/p" "$out")
+		if [ -z "$li" ] || [ -z "$fns" ]; then
+			echo "bench_fpt: $2: no total $loop line in fptbare's" \
+			    "output" >&2
+			exit 1
+		fi
+		if [ "$li" != "$fi_" ] || [ "$li" = 0 ]; then
+			echo "bench_fpt: $2: libipt decoded $li instructions," \
+			    "fpt ($loop) $fi_: expected the same non-zero" \
+			    "count" >&2
+			exit 1
+		fi
+		if [ "$loop" = runs ]; then
+			what="fpt alone (run API), $2"
+			goal=8
+		else
+			what="fpt alone (fpt_next), $2"
+			goal=-
+		fi
+		result "$what" "M insns/CPU-s" \
+		    "$(awk -v n="$fi_" -v ns="$fns" 'BEGIN { printf "%.1f", n * 1000 / ns }')" \
+		    "libipt block decoder (fptbare)" \
+		    "$(awk -v n="$li" -v ns="$lns" 'BEGIN { printf "%.1f", n * 1000 / ns }')" \
+		    higher "$goal"
+	done
 }
 
 ix="$BENCH_DIR/ixgen.hwtrace"

@@ -8,22 +8,36 @@
  * fptbare: fpt, the indexer's own Intel PT decoder, alone, against
  * libipt's block decoder alone (ixbare's loop) on the same trace and
  * code, in CPU time (issue 29: fpt at 8 times ixbare's instructions per
- * CPU-second).  Both run ptxed's loop to the end of each stream, nothing
- * stored; setup (reading the archive, the images, allocating the
- * decoders) is not timed.  Each decoder runs @runs times (-r, default 3)
- * and the best run counts.  A stream fpt says is unsupported is counted
- * and its time still measured up to that point, and said.  -F runs fpt
- * alone (for a profiler; no ratio then).
+ * CPU-second).  Each runs ptxed's loop to the end of each stream,
+ * instructions summed block by block, nothing stored; setup (reading the
+ * archive, the images, allocating the decoders) is not timed.  fpt runs
+ * two ways:
+ * - runs: as `index` drives it (indexer/segfast.c): after a block from
+ *   fpt_next(), the rest of its memoized run (fpt_run_rest(),
+ *   fpt_run_take()), then run after run from the TNT bits at hand
+ *   (fpt_run_next()), their blocks taken without fpt_next()'s checks;
+ * - items: fpt_next() alone, one item per block.
+ * A round runs libipt, then fpt each way (-R: runs only, -1: items
+ * only); there are @runs rounds (-r, default 3) and each loop's best run
+ * counts.  Both loops by default: fpt takes a ninth of libipt's time or
+ * less, so the second loop adds little to a round, and the two are
+ * measured under the same load.  A stream fpt says is unsupported is
+ * counted and its time still measured up to that point, and said.  -F
+ * runs fpt alone (for a profiler; no ratio then).  Exit 1 when a loop's
+ * count differs from libipt's on a stream fpt decoded to its end (not
+ * with -F), from the other loop's, or from its own the round before.
  *
- * fptbare [-F] [-r RUNS] -a ARCHIVE
- * Prints per stream and in total:
- *   stream S: BYTES bytes, I instructions, libipt NS ns (IPS/s),
- *     fpt NS ns (IPS/s), ratio R[, unsupported: WHY]
- *   total: ... ratio R
+ * fptbare [-F] [-R | -1] [-r RUNS] -a ARCHIVE
+ * Prints per stream and loop (runs first), then in total per loop:
+ *   stream S LOOP: BYTES bytes, I instructions, libipt NS ns (IPS/s),
+ *     fpt I instructions NS ns (IPS/s), ratio R[, unsupported: WHY]
+ *   total LOOP: BYTES bytes, I instructions, libipt NS ns, fpt I
+ *     instructions NS ns, ratio R
  */
 
 #include <err.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,12 +76,36 @@ run_libipt(struct pt_block_decoder *d)
 	return (n);
 }
 
-/* fpt over the whole stream: instructions; @why set when unsupported. */
-static uint64_t
-run_fpt(struct fpt *d, const char **why)
+enum { L_RUNS, L_ITEMS, NLOOP };
+static const char *const loop_name[NLOOP] = { "runs", "items" };
+
+/* The instructions of @n blocks from @b. */
+static inline uint64_t
+sum_blocks(const struct fpt_block *b, size_t n)
 {
+	uint64_t s = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		s += b[i].ninsn;
+	return (s);
+}
+
+/*
+ * fpt over the whole stream, one item per fpt_next() call, or with @runs
+ * the way segfast.c takes blocks: after each block item, the rest of its
+ * memoized run, then run after run from the TNT bits at hand (no limit:
+ * segfast.c stops every 4096 blocks for the indexer's progress checks).
+ * Instructions; @why set when unsupported.
+ */
+static uint64_t
+run_fpt(struct fpt *d, int runs, const char **why)
+{
+	const struct fpt_block *b;
+	struct fpt_memo *m;
 	struct fpt_item it;
 	uint64_t n = 0;
+	size_t k;
 	int rc;
 
 	*why = NULL;
@@ -80,17 +118,29 @@ run_fpt(struct fpt *d, const char **why)
 		}
 		if (rc != 0)
 			break;
-		if (it.kind == FPT_ITEM_BLOCK)
-			n += it.block.ninsn;
-		else if (it.event.kind == FPT_EV_ERROR)
-			rc = fpt_sync_forward(d);
+		if (it.kind != FPT_ITEM_BLOCK) {
+			if (it.event.kind == FPT_EV_ERROR)
+				rc = fpt_sync_forward(d);
+			continue;
+		}
+		n += it.block.ninsn;
+		if (!runs)
+			continue;
+		if ((k = fpt_run_rest(d, &b, &m)) > 0) {
+			n += sum_blocks(b, k);
+			fpt_run_take(d, k);
+		}
+		while ((k = fpt_run_next(d, SIZE_MAX, &b, &m)) > 0)
+			n += sum_blocks(b, k);
 	}
 	return (n);
 }
 
 struct total {
-	uint64_t	bytes, ninsn, fninsn, lns, fns;
-	int		runs, fpt_only;
+	uint64_t	bytes, ninsn, lns;
+	uint64_t	fninsn[NLOOP], fns[NLOOP];
+	int		runs, fpt_only, bad;
+	int		loop[NLOOP];	/* which loops run */
 };
 
 static void
@@ -100,17 +150,17 @@ bench_stream(void *ctx, size_t s, const uint8_t *buf, size_t len,
 	struct total *t = ctx;
 	int runs = t->runs;
 	char what[64];
-	uint64_t lns = UINT64_MAX, fns = UINT64_MAX, n = 0, fn = 0, t0, t1;
-	const char *why = NULL;
+	uint64_t lns = UINT64_MAX, n = 0, t0, t1;
+	uint64_t fns[NLOOP] = { UINT64_MAX, UINT64_MAX }, fn[NLOOP] = { 0 };
+	const char *why[NLOOP] = { NULL };
 	struct pt_image *img;
-	int r;
+	int r, l;
 
 	snprintf(what, sizeof(what), "stream %zu", s);
 	if ((img = tf_pt_image(im)) == NULL)
 		errx(1, "%s: cannot make libipt's image", what);
 	for (r = 0; r < runs; r++) {
 		struct pt_block_decoder *d = pt_blk_alloc_decoder(cfg);
-		struct fpt *f;
 
 		if (d == NULL || pt_blk_set_image(d, img) < 0)
 			errx(1, "%s: cannot allocate libipt's decoder", what);
@@ -122,33 +172,74 @@ bench_stream(void *ctx, size_t s, const uint8_t *buf, size_t len,
 				lns = t1 - t0;
 		}
 		pt_blk_free_decoder(d);
-		if (fpt_new(&f, fc) < 0)
-			errx(1, "%s: cannot allocate fpt", what);
-		t0 = cpu_ns();
-		fn = run_fpt(f, &why);
-		t1 = cpu_ns();
-		if (t1 - t0 < fns)
-			fns = t1 - t0;
-		fpt_free(f);
+		for (l = 0; l < NLOOP; l++) {
+			struct fpt *f;
+			uint64_t c;
+
+			if (!t->loop[l])
+				continue;
+			if (fpt_new(&f, fc) < 0)
+				errx(1, "%s: cannot allocate fpt", what);
+			t0 = cpu_ns();
+			c = run_fpt(f, l == L_RUNS, &why[l]);
+			t1 = cpu_ns();
+			fpt_free(f);
+			if (t1 - t0 < fns[l])
+				fns[l] = t1 - t0;
+			if (r > 0 && c != fn[l]) {
+				warnx("%s %s: %" PRIu64 " instructions, %"
+				    PRIu64 " the round before", what,
+				    loop_name[l], c, fn[l]);
+				t->bad = 1;
+			}
+			fn[l] = c;
+		}
 	}
 	pt_image_free(img);
 	if (t->fpt_only)
 		lns = 0;
 	if (lns == 0)
 		lns = 1;
-	if (fns == 0)
-		fns = 1;
-	printf("%s: %zu bytes, %" PRIu64 " instructions, libipt %" PRIu64
-	    " ns (%.0f/s), fpt %" PRIu64 " instructions %" PRIu64
-	    " ns (%.0f/s), ratio %.2f%s%s\n", what, len, n, lns,
-	    n * 1e9 / (double)lns, fn, fns, fn * 1e9 / (double)fns,
-	    n == 0 ? 0.0 : ((double)fn / (double)fns) / ((double)n /
-	    (double)lns), why ? ", unsupported: " : "", why ? why : "");
+	for (l = 0; l < NLOOP; l++) {
+		if (!t->loop[l])
+			continue;
+		if (fns[l] == 0)
+			fns[l] = 1;
+		printf("%s %s: %zu bytes, %" PRIu64 " instructions, libipt %"
+		    PRIu64 " ns (%.0f/s), fpt %" PRIu64 " instructions %"
+		    PRIu64 " ns (%.0f/s), ratio %.2f%s%s\n", what,
+		    loop_name[l], len, n, lns, n * 1e9 / (double)lns, fn[l],
+		    fns[l], fn[l] * 1e9 / (double)fns[l], n == 0 ? 0.0 :
+		    ((double)fn[l] / (double)fns[l]) / ((double)n /
+		    (double)lns), why[l] ? ", unsupported: " : "",
+		    why[l] ? why[l] : "");
+		/* libipt's count unless fpt handed the stream back. */
+		if (!t->fpt_only && why[l] == NULL && fn[l] != n) {
+			warnx("%s %s: fpt counted %" PRIu64 " instructions, "
+			    "libipt %" PRIu64, what, loop_name[l], fn[l], n);
+			t->bad = 1;
+		}
+		t->fninsn[l] += fn[l];
+		t->fns[l] += fns[l];
+	}
+	/* The run API takes the blocks fpt_next() would give. */
+	if (t->loop[L_RUNS] && t->loop[L_ITEMS] &&
+	    fn[L_RUNS] != fn[L_ITEMS]) {
+		warnx("%s: the run loop counted %" PRIu64 " instructions, "
+		    "the item loop %" PRIu64, what, fn[L_RUNS], fn[L_ITEMS]);
+		t->bad = 1;
+	}
 	t->bytes += len;
 	t->ninsn += n;
-	t->fninsn += fn;
 	t->lns += lns;
-	t->fns += fns;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: fptbare [-F] [-R | -1] [-r RUNS] -a "
+	    "ARCHIVE\n");
+	exit(2);
 }
 
 int
@@ -157,13 +248,24 @@ main(int argc, char **argv)
 	struct total t;
 	char emsg[256], tmpl[] = "/tmp/fptbare.XXXXXX";
 	const char *path = NULL;
-	int c, runs = 3, rc;
+	int c, l, runs = 3, rc;
 
 	memset(&t, 0, sizeof(t));
-	while ((c = getopt(argc, argv, "Fa:r:")) != -1) {
+	t.loop[L_RUNS] = t.loop[L_ITEMS] = 1;
+	while ((c = getopt(argc, argv, "1FRa:r:")) != -1) {
 		switch (c) {
+		case '1':
+			if (!t.loop[L_ITEMS])
+				usage();
+			t.loop[L_RUNS] = 0;
+			break;
 		case 'F':
 			t.fpt_only = 1;
+			break;
+		case 'R':
+			if (!t.loop[L_RUNS])
+				usage();
+			t.loop[L_ITEMS] = 0;
 			break;
 		case 'a':
 			path = optarg;
@@ -175,16 +277,11 @@ main(int argc, char **argv)
 				    "'%s'", optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: fptbare [-F] [-r RUNS] -a "
-			    "ARCHIVE\n");
-			return (2);
+			usage();
 		}
 	}
-	if (path == NULL || optind != argc) {
-		fprintf(stderr, "usage: fptbare [-F] [-r RUNS] -a "
-		    "ARCHIVE\n");
-		return (2);
-	}
+	if (path == NULL || optind != argc)
+		usage();
 	if (mkdtemp(tmpl) == NULL)
 		err(1, "mkdtemp");
 	t.runs = runs;
@@ -192,10 +289,18 @@ main(int argc, char **argv)
 	rmdir(tmpl);
 	if (rc < 0)
 		errx(1, "%s", emsg);
-	printf("total: %" PRIu64 " bytes, %" PRIu64 " instructions, libipt %"
-	    PRIu64 " ns, fpt %" PRIu64 " instructions %" PRIu64 " ns, "
-	    "ratio %.2f\n", t.bytes, t.ninsn, t.lns, t.fninsn, t.fns,
-	    t.fns && t.lns && t.ninsn ? ((double)t.fninsn / (double)t.fns) /
-	    ((double)t.ninsn / (double)t.lns) : 0.0);
+	for (l = 0; l < NLOOP; l++) {
+		if (!t.loop[l])
+			continue;
+		printf("total %s: %" PRIu64 " bytes, %" PRIu64 " instructions, "
+		    "libipt %" PRIu64 " ns, fpt %" PRIu64 " instructions %"
+		    PRIu64 " ns, ratio %.2f\n", loop_name[l], t.bytes,
+		    t.ninsn, t.lns, t.fninsn[l], t.fns[l], t.fns[l] &&
+		    t.lns && t.ninsn ? ((double)t.fninsn[l] /
+		    (double)t.fns[l]) / ((double)t.ninsn / (double)t.lns) :
+		    0.0);
+	}
+	if (t.bad)
+		errx(1, "the counts differ (above)");
 	return (0);
 }

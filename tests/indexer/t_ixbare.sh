@@ -6,7 +6,8 @@
 # programs (one thread, several threads, shared libraries) and on the LLDB
 # corpus captures, its instruction count and error count must be the
 # database's (sum(insns) of threads, decode-error events).  A bench whose
-# reference decodes another trace measures nothing.
+# reference decodes another trace measures nothing.  So must fptbare's
+# two fpt loops (P1's bench), on step captures: ixbare's count.
 
 . "$(atf_get_srcdir)/../env.sh"
 
@@ -93,10 +94,42 @@ lldb_body()
 	done
 }
 
+atf_test_case fptbare
+fptbare_head()
+{
+	atf_set descr "fptbare -a (the P1 bench) on step captures of threads and dynpie: both fpt loops count ixbare's instructions"
+}
+fptbare_body()
+{
+	fb="$HWTRACE_BUILD/bench/fptbare"
+	bare="$HWTRACE_BUILD/bench/ixbare"
+	[ -x "$fb" ] && [ -x "$bare" ] || atf_fail "fptbare or ixbare not built"
+	for p in threads dynpie; do
+		[ -x "$HWTRACE_PROGS/$p" ] ||
+		    atf_skip "fixture $HWTRACE_PROGS/$p is not built"
+		"$HWTRACE" capture --source step -o "$p.hwtrace" -- \
+		    "$HWTRACE_PROGS/$p" >out 2>err
+		[ -f "$p.hwtrace" ] ||
+		    atf_skip "$p: step capture unavailable: $(tr '\n' '|' < err)"
+		"$bare" -a "$p.hwtrace" >bare 2>berr ||
+		    atf_fail "ixbare -a $p failed: $(tr '\n' '|' < berr)"
+		bi=$(sed -n 's/^total: .*, \([0-9]*\) instructions, .*/\1/p' bare)
+		"$fb" -r 1 -a "$p.hwtrace" >fout 2>ferr ||
+		    atf_fail "fptbare -a $p failed: $(tr '\n' '|' < ferr)"
+		for l in runs items; do
+			fi_=$(sed -n "s/^total $l: .* fpt \([0-9]*\) instructions .*/\1/p" fout)
+			[ -n "$bi" ] && [ "$bi" -gt 0 ] && [ "$fi_" = "$bi" ] ||
+			    atf_fail "$p: fptbare's $l loop counted '$fi_'" \
+			    "instructions, ixbare '$bi': $(tr '\n' '|' < fout)"
+		done
+	done
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case step_calls
 	atf_add_test_case step_threads
 	atf_add_test_case step_dynpie
 	atf_add_test_case lldb
+	atf_add_test_case fptbare
 }
