@@ -154,9 +154,9 @@ expect_row()
 }
 
 # term_while_locked LOCK WHAT CMD...: CMD runs in the background while
-# another process holds LOCK (flock(1)); a second on, SIGTERM to it.  It
-# must exit 1 and say 'interrupted' (stderr in err.t); a failure names
-# WHAT.
+# another process holds LOCK (flock(1)); once it waits on LOCK, SIGTERM
+# to it.  It must exit 1 and say 'interrupted' (stderr in err.t); a
+# failure names WHAT.
 term_while_locked()
 {
 	tl_lock=$1
@@ -167,7 +167,18 @@ term_while_locked()
 	sleep 0.5
 	timeout -s KILL 20 "$@" >/dev/null 2>err.t &
 	tl_waiter=$!
-	sleep 1
+	# Once the waiter holds the lock file open it is past its signal
+	# handlers (set before it opens the database); a fixed sleep was too
+	# short for a sanitizer build on a loaded machine.
+	tl_n=0
+	while [ $tl_n -lt 150 ]; do
+		tl_c=$(pgrep -P $tl_waiter | head -n 1)
+		[ -n "$tl_c" ] && ls -l /proc/$tl_c/fd 2>/dev/null |
+		    grep -q "$tl_lock\$" && break
+		sleep 0.1
+		tl_n=$((tl_n + 1))
+	done
+	sleep 0.2
 	kill -TERM $tl_waiter
 	wait $tl_waiter
 	tl_got=$?
