@@ -355,11 +355,13 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 	}
 	/*
 	 * The decoders have what they need: the workers start on the first
-	 * segments while this thread makes the database and writes its
-	 * static tables.  From here on, whatever fails, run_free() stops
-	 * them before freeing what they read.
+	 * segments while this thread loads the images' symbols and lines,
+	 * makes the database and writes its static tables.  From here on,
+	 * whatever fails, run_free() stops them before freeing what they
+	 * read.
 	 */
-	if ((rc = ix_start_pipeline(&r)) < 0)
+	if ((rc = ix_start_pipeline(&r)) < 0 ||
+	    (rc = ix_load_symbols(r.im)) < 0)
 		goto out;
 	if ((fd = hwtr_out_create(db, HWTR_OUT_RANDOM | HWTR_OUT_SEEKABLE,
 	    &tmp)) < 0) {
