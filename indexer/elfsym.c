@@ -957,16 +957,65 @@ recover_funcs(struct ix_elf *e, Elf *elf, size_t shstrndx, const char *base,
 	return (added);
 }
 
+/* e_entry and the PT_LOAD segments of @elf; -1: out of memory. */
+static int
+read_loads(struct ix_elf *e, Elf *elf)
+{
+	GElf_Ehdr eh;
+	GElf_Phdr ph;
+	size_t nph, i;
+
+	if (gelf_getehdr(elf, &eh) != NULL &&
+	    (eh.e_type == ET_EXEC || eh.e_type == ET_DYN))
+		e->entry = eh.e_entry;
+	if (elf_getphdrnum(elf, &nph) != 0 || nph == 0)
+		return (0);
+	if ((e->loads = calloc(nph, sizeof(*e->loads))) == NULL)
+		return (-1);
+	for (i = 0; i < nph; i++) {
+		if (gelf_getphdr(elf, (int)i, &ph) == NULL ||
+		    ph.p_type != PT_LOAD)
+			continue;
+		e->loads[e->nloads].off = ph.p_offset;
+		e->loads[e->nloads].filesz = ph.p_filesz;
+		e->loads[e->nloads].vaddr = ph.p_vaddr;
+		e->loads[e->nloads].flags = ph.p_flags;
+		e->nloads++;
+	}
+	return (0);
+}
+
+int
+ix_elf_load_hdr(struct ix_elf *e, const void *buf, size_t len)
+{
+	Elf *elf;
+	int no_host = e->no_host, rc;
+
+	memset(e, 0, sizeof(*e));
+	e->no_host = no_host;
+	/* Not ELF, or no libelf: what ix_elf_load() will say, if anything. */
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return (0);
+	elf = elf_memory((char *)(uintptr_t)buf, len);
+	if (elf == NULL || elf_kind(elf) != ELF_K_ELF) {
+		if (elf != NULL)
+			elf_end(elf);
+		return (0);
+	}
+	e->elf = 1;
+	rc = read_loads(e, elf);
+	elf_end(elf);
+	return (rc);
+}
+
 int
 ix_elf_load(struct ix_elf *e, const void *buf, size_t len, const void *dbg,
     size_t dbglen, const char *base, char *err, size_t errlen)
 {
 	Elf *elf, *delf = NULL;
 	Elf_Scn *scn = NULL, *mini = NULL;
-	GElf_Ehdr eh;
 	GElf_Shdr sh;
-	GElf_Phdr ph;
-	size_t shstrndx, cap = 0, nph, i;
+	size_t shstrndx, cap = 0, i;
 	char wbuf[256];
 	int warned, has_symtab = 0, no_host = e->no_host;
 	int rc = -1;
@@ -985,24 +1034,8 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, const void *dbg,
 		return (0);
 	}
 	e->elf = 1;
-	if (gelf_getehdr(elf, &eh) != NULL &&
-	    (eh.e_type == ET_EXEC || eh.e_type == ET_DYN))
-		e->entry = eh.e_entry;
-	if (elf_getphdrnum(elf, &nph) == 0 && nph > 0) {
-		e->loads = calloc(nph, sizeof(*e->loads));
-		if (e->loads == NULL)
-			goto out;
-		for (i = 0; i < nph; i++) {
-			if (gelf_getphdr(elf, (int)i, &ph) == NULL ||
-			    ph.p_type != PT_LOAD)
-				continue;
-			e->loads[e->nloads].off = ph.p_offset;
-			e->loads[e->nloads].filesz = ph.p_filesz;
-			e->loads[e->nloads].vaddr = ph.p_vaddr;
-			e->loads[e->nloads].flags = ph.p_flags;
-			e->nloads++;
-		}
-	}
+	if (read_loads(e, elf) < 0)
+		goto out;
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0) {
 		rc = 0;
 		goto out;

@@ -420,6 +420,12 @@ struct ix_elf {
 int ix_elf_load(struct ix_elf *e, const void *buf, size_t len,
     const void *dbg, size_t dbglen, const char *base, char *err,
     size_t errlen);
+/*
+ * Only what ix_elf_map_bias() needs (elf, entry, loads): for the decoders,
+ * before ix_elf_load() (after ix_elf_free()) loads the rest.  -1: out of
+ * memory.
+ */
+int ix_elf_load_hdr(struct ix_elf *e, const void *buf, size_t len);
 void ix_elf_free(struct ix_elf *e);
 /*
  * @name demangled (Itanium C++ ABI, Rust) with its parameters, an "@plt"

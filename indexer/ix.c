@@ -143,6 +143,9 @@ run_free(struct run *r)
 {
 	size_t i;
 
+	/* The workers first: they read the layers freed below. */
+	if (r->pl != NULL)
+		ix_end_pipeline(r);
 	ix_cpusplit_free(&r->cs);
 	ix_pipe_free(r->pl);
 	for (i = 0; r->ures != NULL && i < r->nunits; i++) {
@@ -239,8 +242,9 @@ sweep_partials(struct hwtr_ix *ix, const char *db)
 
 /* One index run; *@again when a unit left for later was not empty. */
 /*
- * The database, in one transaction: the static tables, then the dynamic
- * ones while the workers decode, then what is known only at the end
+ * The database, in one transaction: the static tables (the workers
+ * decoding the first segments meanwhile), then the dynamic ones as they
+ * are stitched, then what is known only at the end
  * (blocks with their counts, streams, threads, meta) and the indexes.
  */
 static int
@@ -349,6 +353,16 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 		rc = -HWTR_E_INTR;
 		goto out;
 	}
+	/*
+	 * The decoders have what they need: the workers start on the first
+	 * segments while this thread loads the images' symbols and lines,
+	 * makes the database and writes its static tables.  From here on,
+	 * whatever fails, run_free() stops them before freeing what they
+	 * read.
+	 */
+	if ((rc = ix_start_pipeline(&r)) < 0 ||
+	    (rc = ix_load_symbols(r.im)) < 0)
+		goto out;
 	if ((fd = hwtr_out_create(db, HWTR_OUT_RANDOM | HWTR_OUT_SEEKABLE,
 	    &tmp)) < 0) {
 		ix_err(ix, "cannot create '%s.partial.XXXXXX': %s", db,

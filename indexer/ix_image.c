@@ -65,7 +65,6 @@ int
 ix_load_images(struct ix_images *im, const char *tmpdir)
 {
 	size_t i;
-	char err[256];
 
 	im->nimgs = hwtr_ar_nimages(im->ar);
 	im->imgs = calloc(im->nimgs ? im->nimgs : 1,
@@ -82,7 +81,6 @@ ix_load_images(struct ix_images *im, const char *tmpdir)
 		void *buf = NULL, *dbg = NULL;
 		size_t len = 0, dlen = 0, mi;
 		char dname[HWTR_IMAGE_KEY_MAX + 16];
-		const char *base;
 		int rc, fd;
 
 		if (im->ix->opts.cancel != NULL && *im->ix->opts.cancel)
@@ -136,9 +134,14 @@ ix_load_images(struct ix_images *im, const char *tmpdir)
 		close(fd);
 		ig->size = len;
 		ig->present = 1;
-		base = id->path != NULL ? strrchr(id->path, '/') : NULL;
-		base = base != NULL ? base + 1 : id->path;
-		/* Its separate debug file, when the archive has one. */
+		ig->bytes = buf;
+		im->img_bytes[i] = buf;
+		im->img_len[i] = len;
+		/*
+		 * Its separate debug file, when the archive has one: read now,
+		 * while this thread is the archive's only reader, and kept
+		 * for ix_load_symbols().
+		 */
 		snprintf(dname, sizeof(dname), "aux/debug/%s", id->key);
 		if (hwtr_ar_find_member(im->ar, dname, &mi) == 0 &&
 		    hwtr_ar_read_member(im->ar, mi, &dbg, &dlen) < 0) {
@@ -148,20 +151,76 @@ ix_load_images(struct ix_images *im, const char *tmpdir)
 			dbg = NULL;
 			dlen = 0;
 		}
+		ig->dbg = dbg;
+		ig->dbglen = dlen;
+		/* Where the problems of its ELF go (ix_load_symbols()). */
+		ig->pat = im->ix->nproblems;
+		/* What the decoders need (ix_add_sections()). */
 		ig->elf.no_host = im->ix->opts.archive_only;
-		if (ix_elf_load(&ig->elf, buf, len, dbg, dlen, base, err,
-		    sizeof(err)) != 0)
-			ix_problem(im->ix, "image '%s' (%s): %s",
-			    id->path ? id->path : "?", id->key, err);
+		if (ix_elf_load_hdr(&ig->elf, buf, len) < 0)
+			return (-HWTR_E_NOMEM);
+	}
+	im->nelf = im->nimgs;
+	return (0);
+}
+
+/* Problems [@from, end) moved to @at, the ones between after them. */
+static void
+problems_to(struct hwtr_ix *ix, size_t at, size_t from)
+{
+	char *p;
+	size_t k;
+
+	for (; from < ix->nproblems; from++, at++) {
+		p = ix->problems[from];
+		for (k = from; k > at; k--)
+			ix->problems[k] = ix->problems[k - 1];
+		ix->problems[at] = p;
+	}
+}
+
+/*
+ * The images' symbols, lines and inlined frames, which the decoders do
+ * not read (ix_elf_load(): DWARF, the longest part of the run's start):
+ * loaded once the workers decode.  The problems found go where they went
+ * when ix_load_images() loaded them, each after its image's other ones,
+ * before those of the sideband and the plan: the list is the same.
+ */
+int
+ix_load_symbols(struct ix_images *im)
+{
+	struct hwtr_ix *ix = im->ix;
+	size_t i, n0, moved = 0;
+	char err[256];
+
+	for (i = 0; i < im->nelf; i++) {
+		const struct hwtr_image_desc *id = hwtr_ar_image(im->ar, i);
+		struct ix_img *ig = &im->imgs[i];
+		const char *base, *what = id->path ? id->path : "?";
+		int no_host = ig->elf.no_host, rc;
+
+		if (ix->opts.cancel != NULL && *ix->opts.cancel)
+			return (-HWTR_E_INTR);
+		if (!ig->present)
+			continue;
+		base = id->path != NULL ? strrchr(id->path, '/') : NULL;
+		base = base != NULL ? base + 1 : id->path;
+		ix_elf_free(&ig->elf);
+		ig->elf.no_host = no_host;
+		rc = ix_elf_load(&ig->elf, ig->bytes, ig->size, ig->dbg,
+		    ig->dbglen, base, err, sizeof(err));
+		free(ig->dbg);
+		ig->dbg = NULL;
+		n0 = ix->nproblems;
+		if (rc != 0)
+			ix_problem(ix, "image '%s' (%s): %s", what, id->key,
+			    err);
 		else if (ig->elf.inl_nodwo > 0)
-			ix_problem(im->ix, "image '%s' (%s): %zu split DWARF "
+			ix_problem(ix, "image '%s' (%s): %zu split DWARF "
 			    "units without their .dwo file: no inlined frames "
-			    "there", id->path ? id->path : "?", id->key,
-			    ig->elf.inl_nodwo);
-		free(dbg);
-		ig->bytes = buf;
-		im->img_bytes[i] = buf;
-		im->img_len[i] = len;
+			    "there", what, id->key, ig->elf.inl_nodwo);
+		problems_to(ix, ig->pat + moved, n0);
+		moved += ix->nproblems - n0;
 	}
 	return (0);
 }
@@ -1135,6 +1194,7 @@ ix_images_free(struct ix_images *im)
 			munmap(im->imgs[i].bytes, im->imgs[i].size);
 		free(im->imgs[i].file_ids);
 		free(im->imgs[i].jit_t);
+		free(im->imgs[i].dbg);
 	}
 	free(im->imgs);
 	free(im->img_bytes);

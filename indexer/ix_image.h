@@ -32,8 +32,13 @@ int	ix_make_units(struct run *r);
 int	ix_is_cs_unit(const struct run *r, size_t u);
 int64_t	ix_unit_id(const struct run *r, size_t u);
 size_t	ix_stream_units(const struct run *r, size_t s);
-/* The archive's images, in r->imgs, extracted under r->tmpdir. */
+/*
+ * The archive's images, in r->imgs, extracted under r->tmpdir, with what
+ * the decoders need of their ELF; ix_load_symbols() the rest (symbols,
+ * lines, inlines), which only the writer reads.
+ */
 int	ix_load_images(struct ix_images *im, const char *tmpdir);
+int	ix_load_symbols(struct ix_images *im);
 /* The sideband: r->procs, r->threads, r->maps, r->sbev, r->lost. */
 int	ix_replay_sideband(struct ix_images *im, size_t nunits,
 	    const size_t *ustream);

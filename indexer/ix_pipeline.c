@@ -885,18 +885,21 @@ stitch_all(struct run *r)
 }
 
 /*
- * Start the workers, stitch, stop the workers.  -j N is N threads in all:
- * N - 1 workers and the writer, which decodes too when it would wait.
+ * Start the workers.  -j N is N threads in all: N - 1 workers and the
+ * writer, which decodes too when it would wait.  They start as soon as
+ * the plan is made, and decode the first window of segments while the
+ * writer loads the images' symbols and lines and writes the static
+ * tables (ix.c).
  */
 int
-ix_run_pipeline(struct run *r)
+ix_start_pipeline(struct run *r)
 {
 	pthread_t *tids;
 	struct wctx *wc;
-	struct timespec t0, t1;
 	size_t nj, i, started = 0;
-	int rc;
 
+	if (r->pl->tids != NULL)
+		return (0);
 	nj = pl_jobs(r, IX_JOBS_MAX);
 	if (nj > r->pl->nsegs)
 		nj = r->pl->nsegs > 0 ? r->pl->nsegs : 1;
@@ -925,15 +928,27 @@ ix_run_pipeline(struct run *r)
 			break;
 	}
 	r->pl->nworkers = started;
+	r->pl->tids = tids;
+	r->pl->ntids = started;
+	r->pl->wctx = wc;
 	pthread_mutex_unlock(&r->pl->lock);
+	return (0);
+}
+
+/* Stitch every unit (the workers started if they were not). */
+int
+ix_run_pipeline(struct run *r)
+{
+	struct timespec t0, t1;
+	int rc;
+
+	if ((rc = ix_start_pipeline(r)) < 0)
+		return (rc);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	rc = stitch_all(r);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 	r->pl->stitch_ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
 	    (t1.tv_nsec - t0.tv_nsec));
-	r->pl->tids = tids;
-	r->pl->ntids = started;
-	r->pl->wctx = wc;
 	/* After a failure, the workers stop now: segments are freed. */
 	if (rc < 0)
 		ix_end_pipeline(r);
@@ -941,8 +956,9 @@ ix_run_pipeline(struct run *r)
 }
 
 /*
- * Stop the workers.  Until then they run the writer's jobs of what follows
- * the pipeline (CPU-mode threads, the symbol copy of the calls).
+ * Stop the workers (if started).  Until then they run the writer's jobs
+ * of what follows the pipeline (CPU-mode threads, the symbol copy of the
+ * calls).
  */
 void
 ix_end_pipeline(struct run *r)

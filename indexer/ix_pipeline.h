@@ -24,8 +24,14 @@ void	ix_pipe_free(struct ix_pipe *pl);
 /* Open the stream view: r->sv, r->segs, r->res, r->jmaps. */
 int	ix_plan(struct run *r);
 /*
+ * Start the workers on the segments (after ix_plan()): they decode the
+ * first ones while the writer does the rest of its preparation.
+ */
+int	ix_start_pipeline(struct run *r);
+/*
  * Decode every segment and stitch every unit, in order; the workers stay
- * for the writer's jobs until ix_end_pipeline() (always called).
+ * for the writer's jobs until ix_end_pipeline() (always called once they
+ * started, whatever fails meanwhile).
  */
 int	ix_run_pipeline(struct run *r);
 void	ix_end_pipeline(struct run *r);

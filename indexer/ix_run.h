@@ -83,6 +83,10 @@ struct ix_img {
 	int32_t		jit_pid;
 	struct hwtr_image_desc jdesc;	/* its description */
 	uint64_t	*jit_t;		/* per symbol: valid from, until */
+	/* Until ix_load_symbols(): its debug file, where its problems go. */
+	void		*dbg;
+	size_t		dbglen;
+	size_t		pat;
 };
 
 /* What a global block is in the images (symbolize()). */
@@ -222,6 +226,7 @@ struct ix_images {
 	struct pt_image_section_cache *isc;
 	struct ix_img	*imgs;
 	size_t		nimgs;
+	size_t		nelf;		/* the archive's (ix_load_symbols()) */
 	const uint8_t	**img_bytes;
 	size_t		*img_len;
 	struct ix_map	*maps;

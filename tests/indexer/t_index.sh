@@ -102,6 +102,66 @@ jobs_give_identical_databases_body()
 	    atf_fail "expected 3 decoded threads"
 }
 
+# nothing_left DB: no DB, no DB.partial.*, no image copies in $TMPDIR.
+nothing_left()
+{
+	[ ! -e "$1" ] && [ -z "$(ls "$1".partial.* 2>/dev/null)" ] ||
+	    atf_fail "a failed run left $(ls "$1"*) behind"
+	[ -z "$(ls tmp)" ] || atf_fail "a failed run left $(ls tmp) in TMPDIR"
+}
+
+atf_test_case failures_while_decoding
+failures_while_decoding_head()
+{
+	atf_set descr "-j 2, the workers decoding from the start: a database that cannot be created, a full disk, SIGINT give exit 1, the error, and leave nothing behind"
+	atf_set timeout 300
+}
+failures_while_decoding_body()
+{
+	ixgen_archive t.hwtrace -n 300000 -t 3
+	ixgen_archive big.hwtrace -n 2000000 -t 2
+	mkdir tmp
+	# The indexer takes a TMPDIR of fewer than 40 bytes only.
+	[ ${#PWD} -lt 36 ] || atf_skip "work directory '$PWD' too long for TMPDIR"
+	TMPDIR=$PWD/tmp
+	HWTRACE_IX_SEGMENT=4096
+	export TMPDIR HWTRACE_IX_SEGMENT
+
+	run_status 1 "$HWTRACE" index -q -j 2 -o nodir/x.db t.hwtrace
+	grep -qx "hwtrace index: cannot create 'nodir/x.db.partial.XXXXXX': No such file or directory" err ||
+	    atf_fail "expected 'cannot create', got: $(cat err)"
+	nothing_left nodir/x.db
+
+	# A file size limit between the image's copy and the database's.
+	run_status 0 "$HWTRACE" index -q -j 2 -o ok.db t.hwtrace
+	img=$(stat -c %s "$PROG")
+	db=$(stat -c %s ok.db)
+	[ "$img" -lt "$db" ] || atf_fail "image $img bytes, database $db"
+	(trap '' XFSZ; ulimit -f $(((img + db) / 2048)) &&
+	    exec "$HWTRACE" index -q -j 2 -o full.db t.hwtrace) >out 2>err
+	rc=$?
+	[ "$rc" = 1 ] || atf_fail "a full disk: exit $rc: $(cat err)"
+	grep -qx "hwtrace index: database 'full.db.partial.[^']*': disk I/O error" err ||
+	    atf_fail "a full disk: expected a database I/O error, got: $(cat err)"
+	nothing_left full.db
+
+	# SIGINT once the database exists (the workers started before).
+	"$HWTRACE" index -q -j 2 -o int.db big.hwtrace >out 2>err &
+	pid=$!
+	i=0
+	while ! ls int.db.partial.* >/dev/null 2>&1 && [ $i -lt 1000 ]; do
+		sleep 0.01
+		i=$((i + 1))
+	done
+	kill -INT $pid
+	wait $pid
+	rc=$?
+	[ "$rc" = 1 ] || atf_fail "SIGINT: exit $rc: $(cat err)"
+	grep -qx "hwtrace index: interrupted; 'int.db' not written" err ||
+	    atf_fail "SIGINT: expected 'interrupted', got: $(cat err)"
+	nothing_left int.db
+}
+
 # damaged KIND: index an archive damaged as ixgen -c KIND (or -m) says;
 # it must succeed, within the test's timeout, and report what it could
 # not decode.
@@ -305,6 +365,7 @@ atf_init_test_cases()
 	atf_add_test_case usage_errors
 	atf_add_test_case default_name_and_tables
 	atf_add_test_case jobs_give_identical_databases
+	atf_add_test_case failures_while_decoding
 	atf_add_test_case bit_flips
 	atf_add_test_case truncated_stream
 	atf_add_test_case garbage
