@@ -1127,11 +1127,11 @@ fup_kind(int kind)
 }
 
 /*
- * The FUP that the event at offset @off waits for, when d->pos is right
- * after it, else NULL (d->pos is at it when no event consumed it).
+ * The first packet of kind @kind from offset @off, when d->pos is right
+ * after it, else NULL.
  */
 static const uint8_t *
-fup_of(const struct fpt *d, uint64_t off)
+first_of_kind(const struct fpt *d, uint64_t off, int kind)
 {
 	struct fpt_pkt pkt;
 	const uint8_t *p;
@@ -1141,10 +1141,20 @@ fup_of(const struct fpt *d, uint64_t off)
 	for (p = d->cfg.begin + off; p < d->pos; p += pkt.size) {
 		if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0)
 			return (NULL);
-		if (pkt.kind == FPT_PKT_FUP)
+		if (pkt.kind == kind)
 			return (p + pkt.size == d->pos ? p : NULL);
 	}
 	return (NULL);
+}
+
+/*
+ * The FUP that the event at offset @off waits for, when d->pos is right
+ * after it, else NULL (d->pos is at it when no event consumed it).
+ */
+static const uint8_t *
+fup_of(const struct fpt *d, uint64_t off)
+{
+	return (first_of_kind(d, off, FPT_PKT_FUP));
 }
 
 /*
@@ -1154,18 +1164,7 @@ fup_of(const struct fpt *d, uint64_t off)
 static const uint8_t *
 psbend_of(const struct fpt *d, uint64_t off)
 {
-	struct fpt_pkt pkt;
-	const uint8_t *p;
-
-	if (off >= (uint64_t)(d->pos - d->cfg.begin))
-		return (NULL);
-	for (p = d->cfg.begin + off; p < d->pos; p += pkt.size) {
-		if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0)
-			return (NULL);
-		if (pkt.kind == FPT_PKT_PSBEND)
-			return (p + pkt.size == d->pos ? p : NULL);
-	}
-	return (NULL);
+	return (first_of_kind(d, off, FPT_PKT_PSBEND));
 }
 
 /*
