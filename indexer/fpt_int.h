@@ -177,12 +177,6 @@ struct fpt {
 	const struct fpt_cache_entry *hslot;
 	uint64_t	hmask;
 	int		cur_isid;	/* libipt's mapped section */
-	/*
-	 * libipt's address space (its asid: the last PIP's CR3, the last
-	 * VMCS base; FPT_NO_ASID after a sync): a new one unmaps its
-	 * section, and with it, unless cfg.keep_cache, the block cache.
-	 */
-	uint64_t	asid_cr3, asid_vmcs;
 
 	/* The packet layer. */
 	uint64_t	last_ip;
@@ -260,6 +254,14 @@ struct fpt {
 	 */
 	struct fpt_exit	exit[1u << FPT_EXIT_BITS];
 	const uint8_t	*trail_ok[2];
+
+	/*
+	 * libipt's address space (its asid: the last PIP's CR3, the last
+	 * VMCS base; FPT_NO_ASID after a sync): a new one unmaps its
+	 * section (cur_isid), and with it, unless cfg.keep_cache, the
+	 * block cache.
+	 */
+	uint64_t	asid_cr3, asid_vmcs;
 };
 
 /* The block cache's table (fpt_cache.c), open for its inline lookup. */
