@@ -842,7 +842,8 @@ ATF_TC_BODY(long_psb_plus_after_sync, tc)
  * 0x1000-0x1003 (2 again), 0x1002, 0x1009 and the disabled event: 12.
  * A PIP of the CR3 the PSB+ gave changes nothing: the second pass from
  * 0x1000 follows the cache to the ret, one block; with the PSB+'s paging
- * event first, 11 items.
+ * event first, 11 items.  A VMCS of a new base in the PIP's place
+ * (pt_blk_process_vmcs()) does what the first PIP does: 11 items.
  */
 ATF_TC_WITHOUT_HEAD(pip_new_cr3_flushes_cache);
 ATF_TC_BODY(pip_new_cr3_flushes_cache, tc)
@@ -881,6 +882,15 @@ ATF_TC_BODY(pip_new_cr3_flushes_cache, tc)
 		0x2d, 0x09, 0x10,			/* TIP 0x1009 */
 		0x01,					/* TIP.PGD, no IP */
 	};
+	static const uint8_t vmcs[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,				/* 0x14 */
+		0x2d, 0x05, 0x10,			/* 0x1b: TIP 0x1005 */
+		0x02, 0xc8, 0x00, 0x10, 0, 0, 0,	/* VMCS 0x10000000 */
+		0x2d, 0x07, 0x10,			/* TIP 0x1007 */
+		0x2d, 0x09, 0x10,			/* TIP 0x1009 */
+		0x01,					/* TIP.PGD, no IP */
+	};
 	static const uint8_t code[] = {
 		0xeb, 0x01,			/* 0x1000: jmp 0x1003 */
 		0xc3,				/* 0x1002: ret */
@@ -895,6 +905,8 @@ ATF_TC_BODY(pip_new_cr3_flushes_cache, tc)
 	both("pip_lost_then_resync", resync, sizeof(resync), code,
 	    sizeof(code), 12, 0, 0);
 	both("pip_same_cr3_keeps_cache", same, sizeof(same), code,
+	    sizeof(code), 11, 0, 0);
+	both("vmcs_new_base_flushes_cache", vmcs, sizeof(vmcs), code,
 	    sizeof(code), 11, 0, 0);
 }
 
