@@ -76,6 +76,7 @@ static int	next_item(struct fpt *, struct fpt_item *);
 static inline int	block_run(struct fpt *, struct fpt_item *, int);
 static int	at_vmentry(struct fpt *, uint64_t);
 static void	cache_flush(struct fpt *);
+static void	asid_event(struct fpt *, const struct fpt_event *);
 
 int
 fpt_new(struct fpt **dp, const struct fpt_config *cfg)
@@ -103,6 +104,7 @@ fpt_new(struct fpt **dp, const struct fpt_config *cfg)
 		return (-HWTR_E_NOMEM);
 	}
 	d->pos = cfg->begin;
+	d->asid_cr3 = d->asid_vmcs = FPT_NO_ASID;
 	fpti_set_errata(d);
 	*dp = d;
 	return (0);
@@ -159,6 +161,30 @@ cache_flush(struct fpt *d)
 	fpt_cache_flush(d->cache);
 	if ((d->cache->gen & 0xffffff) == 0)
 		memset(d->runs, 0, (1u << FPT_RUN_BITS) * sizeof(*d->runs));
+}
+
+/*
+ * The paging or VMCS event @ev happens, as libipt's
+ * pt_blk_process_paging() and _vmcs() have it: a CR3 or VMCS base other
+ * than its asid's unmaps the decoder's section, and, where no image
+ * section cache keeps that mapped, its block cache goes with it.
+ */
+static void
+asid_event(struct fpt *d, const struct fpt_event *ev)
+{
+	uint64_t *a;
+
+	if (ev->kind == FPT_EV_PAGING)
+		a = &d->asid_cr3;
+	else if (ev->kind == FPT_EV_VMCS)
+		a = &d->asid_vmcs;
+	else
+		return;
+	if (*a == ev->payload)
+		return;
+	*a = ev->payload;
+	if (!d->cfg.keep_cache)
+		cache_flush(d);
 }
 
 int
@@ -652,6 +678,8 @@ next_item(struct fpt *d, struct fpt_item *it)
 		    !fpti_trail_known(d) && (rc = fpti_trail_error(d)) != 0) {
 			if (rc == -HWTR_E_UNSUPPORTED)
 				return (rc);
+			/* libipt processed it before that fetch. */
+			asid_event(d, &d->evq[d->evq_head]);
 			d->evq_n = d->evq_head = 0;
 			if (rc == FPT_EOS) {
 				d->eos = 1;
@@ -670,6 +698,7 @@ next_item(struct fpt *d, struct fpt_item *it)
 			    "instruction a PIP or VMCS bound to"));
 		it->kind = FPT_ITEM_EVENT;
 		it->event = d->evq[d->evq_head];
+		asid_event(d, &it->event);
 		d->evq_head = (d->evq_head + 1) % FPT_EVQ_MAX;
 		d->evq_n--;
 		return (0);

@@ -140,6 +140,9 @@ struct fpt_step {
 	uint8_t		kind, len;
 };
 
+/* libipt's asid field not set (pt_asid_no_cr3, pt_asid_no_vmcs). */
+#define FPT_NO_ASID	UINT64_MAX
+
 struct fpt {
 	/*
 	 * A run being given (@run_b next, up to @run_end; NULL when none);
@@ -251,6 +254,14 @@ struct fpt {
 	 */
 	struct fpt_exit	exit[1u << FPT_EXIT_BITS];
 	const uint8_t	*trail_ok[2];
+
+	/*
+	 * libipt's address space (its asid: the last PIP's CR3, the last
+	 * VMCS base; FPT_NO_ASID after a sync): a new one unmaps its
+	 * section (cur_isid), and with it, unless cfg.keep_cache, the
+	 * block cache.
+	 */
+	uint64_t	asid_cr3, asid_vmcs;
 };
 
 /* The block cache's table (fpt_cache.c), open for its inline lookup. */

@@ -47,6 +47,8 @@ fpt_sync_forward(struct fpt *d)
 	d->nfupq = 0;
 	d->synced = 0;
 	d->sync_ahead = NULL;
+	/* pt_blk_reset(): a new asid; the section stays mapped. */
+	d->asid_cr3 = d->asid_vmcs = FPT_NO_ASID;
 	if (off < 0) {
 		d->pos = d->cfg.end;
 		d->eos = 1;

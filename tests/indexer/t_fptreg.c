@@ -825,6 +825,91 @@ ATF_TC_BODY(long_psb_plus_after_sync, tc)
 	    sizeof(code), 5, 0, 0);
 }
 
+/*
+ * A PIP while tracing with a CR3 other than libipt's asid's binds to the
+ * syscall at 0x1005: as the paging event happens (pt_blk_process_paging())
+ * libipt unmaps its section and, without an image section cache, frees
+ * that section's block cache, so the next pass from 0x1000 fills a new
+ * one and stops again at the backward jmp at 0x1003.  fpt kept its cache
+ * and went on through that jmp.  The same where the bad packet after the
+ * TIP.PGD loses the paging event (libipt processes it before the fetch
+ * that fails) and a resync follows, which keeps the section mapped
+ * (seeds 4242, 4444).  By construction, the first: the mode and enabled
+ * events, the blocks 0x1000-0x1003, 0x1002, 0x1005, the paging event,
+ * the blocks 0x1007, 0x1000-0x1003 (2 instructions again), 0x1002, 0x1009
+ * and the disabled event: 11 items; the second: the 2 events, the 3
+ * blocks up to 0x1005, the error at 0x2d, the 2 events, the blocks
+ * 0x1000-0x1003 (2 again), 0x1002, 0x1009 and the disabled event: 12.
+ * A PIP of the CR3 the PSB+ gave changes nothing: the second pass from
+ * 0x1000 follows the cache to the ret, one block; with the PSB+'s paging
+ * event first, 11 items.  A VMCS of a new base in the PIP's place
+ * (pt_blk_process_vmcs()) does what the first PIP does: 11 items.
+ */
+ATF_TC_WITHOUT_HEAD(pip_new_cr3_flushes_cache);
+ATF_TC_BODY(pip_new_cr3_flushes_cache, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,				/* 0x14 */
+		0x2d, 0x05, 0x10,			/* 0x1b: TIP 0x1005 */
+		0x02, 0x43, 0x00, 0x10, 0, 0, 0, 0,	/* PIP 0x10000 */
+		0x2d, 0x07, 0x10,			/* TIP 0x1007 */
+		0x2d, 0x09, 0x10,			/* TIP 0x1009 */
+		0x01,					/* TIP.PGD, no IP */
+	};
+	static const uint8_t resync[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,				/* 0x14 */
+		0x2d, 0x05, 0x10,			/* 0x1b: TIP 0x1005 */
+		0x02, 0x43, 0x00, 0x10, 0, 0, 0, 0,	/* 0x1e: PIP */
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00,	/* 0x26: PAD */
+		0x01,					/* 0x2c: TIP.PGD */
+		0x02, 0x82, 0x02, 0x82, 0x00,		/* 0x2d: cut PSB */
+		PSB_PLUS_OFF,				/* 0x32 */
+		PGE_1000,
+		0x2d, 0x09, 0x10,			/* TIP 0x1009 */
+		0x01,					/* TIP.PGD */
+	};
+	static const uint8_t same[] = {
+		PSB_BYTES,
+		0x99, 0x01,				/* 0x10: MODE.exec */
+		0x02, 0x43, 0x00, 0x10, 0, 0, 0, 0,	/* 0x12: PIP 0x10000 */
+		0x02, 0x23,				/* 0x1a: PSBEND */
+		PGE_1000,				/* 0x1c */
+		0x2d, 0x05, 0x10,			/* 0x23: TIP 0x1005 */
+		0x02, 0x43, 0x00, 0x10, 0, 0, 0, 0,	/* PIP 0x10000 */
+		0x2d, 0x07, 0x10,			/* TIP 0x1007 */
+		0x2d, 0x09, 0x10,			/* TIP 0x1009 */
+		0x01,					/* TIP.PGD, no IP */
+	};
+	static const uint8_t vmcs[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,				/* 0x14 */
+		0x2d, 0x05, 0x10,			/* 0x1b: TIP 0x1005 */
+		0x02, 0xc8, 0x00, 0x10, 0, 0, 0,	/* VMCS 0x10000000 */
+		0x2d, 0x07, 0x10,			/* TIP 0x1007 */
+		0x2d, 0x09, 0x10,			/* TIP 0x1009 */
+		0x01,					/* TIP.PGD, no IP */
+	};
+	static const uint8_t code[] = {
+		0xeb, 0x01,			/* 0x1000: jmp 0x1003 */
+		0xc3,				/* 0x1002: ret */
+		0xeb, 0xfd,			/* 0x1003: jmp 0x1002 */
+		0x0f, 0x05,			/* 0x1005: syscall */
+		0xeb, 0xf7,			/* 0x1007: jmp 0x1000 */
+		0xc3,				/* 0x1009: ret */
+	};
+
+	both("pip_new_cr3_flushes_cache", pt, sizeof(pt), code,
+	    sizeof(code), 11, 0, 0);
+	both("pip_lost_then_resync", resync, sizeof(resync), code,
+	    sizeof(code), 12, 0, 0);
+	both("pip_same_cr3_keeps_cache", same, sizeof(same), code,
+	    sizeof(code), 11, 0, 0);
+	both("vmcs_new_base_flushes_cache", vmcs, sizeof(vmcs), code,
+	    sizeof(code), 11, 0, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -848,5 +933,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, bad_after_fup_of_two_mwaits_on);
 	ATF_TP_ADD_TC(tp, mode_tip_after_mwait);
 	ATF_TP_ADD_TC(tp, long_psb_plus_after_sync);
+	ATF_TP_ADD_TC(tp, pip_new_cr3_flushes_cache);
 	return (atf_no_error());
 }
