@@ -38,6 +38,7 @@ static int	hdr_class(const uint8_t *, const uint8_t *);
 static int	is_fup_hdr(const uint8_t *, const uint8_t *);
 static int	fup_ahead(struct fpt *, const struct fpt_pkt *);
 static int	fups_after(const struct fpt *, const struct fpt_pkt *, int);
+static int	tsx_off_walk(struct fpt *);
 
 /* What a packet's header is to libipt's read-ahead (its pt_df_fetch). */
 enum { HDR_STATUS, HDR_TNT, HDR_TIP, HDR_EVENT };
@@ -636,6 +637,8 @@ fpti_fup_bound(struct fpt *d, const struct fpt_pkt *pkt)
 		d->fupq[i].ip = sup ? 0 : ip;
 		d->fupq[i].ip_suppressed = (uint8_t)sup;
 	}
+	if (!d->enabled && tsx_off_walk(d))
+		return (0);
 	/*
 	 * Tracing is off: the events happen at once, each handed over as
 	 * libipt fetches the next, and the fetch of the last can fail
@@ -658,6 +661,48 @@ fpti_fup_bound(struct fpt *d, const struct fpt_pkt *pkt)
 	fpti_ev_push(d, &ev);
 	d->synced = 0;
 	return (0);
+}
+
+/*
+ * Tracing is off, and the FUP gives a MODE.TSX (queued while it was on)
+ * an IP other than d->ip, libipt's guess of where tracing resumes:
+ * libipt's block decoder goes there from d->ip without trace all the
+ * same (pt_blk_proceed_event() asks whether tracing is on for MWAIT and
+ * EXSTOP, not for TSX).  With no code at d->ip (0 after a disable at a
+ * return or jump), that is its error where the flow is, and the flow
+ * resyncs; a walk through code, or more events on the FUP, fpt leaves
+ * to libipt.  1 when so (d->fupq emptied), else 0.
+ */
+static int
+tsx_off_walk(struct fpt *d)
+{
+	struct hwtr_x86_insn insn;
+	struct fpt_event ev;
+	unsigned i;
+	int isid;
+
+	for (i = 0; i < d->nfupq; i++)
+		if (d->fupq[i].kind == FPT_EV_TSX &&
+		    !d->fupq[i].ip_suppressed && d->fupq[i].ip != d->ip)
+			break;
+	if (i == d->nfupq)
+		return (0);
+	if (d->nfupq > 1 ||
+	    fpti_decode_at(d, d->ip, &insn, &isid) != -HWTR_E_NOENT) {
+		d->nfupq = 0;
+		if (d->unsup == NULL)
+			(void)fpti_unsupported(d, "a MODE.TSX's IP reached "
+			    "without trace while tracing is off");
+		return (1);
+	}
+	d->nfupq = 0;
+	fpti_error_at(d);
+	fpti_ev_init(d, &ev, FPT_EV_ERROR, d->pos);
+	ev.error = -HWTR_E_NOENT;
+	ev.ip = d->ip;
+	fpti_ev_push(d, &ev);
+	d->synced = 0;
+	return (1);
 }
 
 /*

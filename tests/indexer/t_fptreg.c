@@ -910,6 +910,69 @@ ATF_TC_BODY(pip_new_cr3_flushes_cache, tc)
 	    sizeof(code), 11, 0, 0);
 }
 
+/*
+ * A MODE.TSX while tracing waits for a FUP; a TIP.PGD without IP at the
+ * ret comes first, and libipt's guess of where tracing resumes is 0 (not
+ * a call: pt_blk_set_disable_resume_ip()).  The FUP after it gives the
+ * TSX event an IP, and libipt's block decoder goes there from 0 without
+ * trace although tracing is off (pt_blk_proceed_event() does not ask, as
+ * it does for MWAIT): no code at 0, its nomap error at the end (the
+ * input the fuzzer found).  fpt gave the TSX event.  Neither the MODE
+ * byte's reserved bits nor the FUP's IP in the code change that.  By
+ * construction: the mode and enabled events, the block of the ret, the
+ * disabled event, the error at 0x21: 5 items.  After an indirect call
+ * tracing resumes after it, at 0x1002: a FUP there gives the TSX event
+ * (5 items, no error); a FUP elsewhere is a walk through the code, which
+ * fpt hands over.
+ */
+ATF_TC_WITHOUT_HEAD(tsx_fup_after_pgd);
+ATF_TC_BODY(tsx_fup_after_pgd, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,				/* 0x14 */
+		0x99, 0x21,				/* 0x1b: MODE.TSX */
+		0x01,					/* 0x1d: TIP.PGD */
+		0x3d, 0x00, 0x20,			/* 0x1e: FUP 0x2000 */
+	};
+	static const uint8_t rsvd[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x99, 0x2d,				/* reserved bits */
+		0x01,
+		0x3d, 0x00, 0x20,
+	};
+	static const uint8_t incode[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x99, 0x21,
+		0x01,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+	};
+	static const uint8_t after_call[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x99, 0x21,
+		0x01,
+		0x3d, 0x02, 0x10,			/* FUP 0x1002 */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+	/* call *%rax; ret */
+	static const uint8_t call[] = { 0xff, 0xd0, 0xc3 };
+
+	both("tsx_fup_after_pgd", pt, sizeof(pt), code, sizeof(code), 5,
+	    0x21, 0);
+	both("tsx_rsvd_fup_after_pgd", rsvd, sizeof(rsvd), code,
+	    sizeof(code), 5, 0x21, 0);
+	both("tsx_fup_in_code_after_pgd", incode, sizeof(incode), code,
+	    sizeof(code), 5, 0x21, 0);
+	both("tsx_fup_at_resume_after_pgd", after_call, sizeof(after_call),
+	    call, sizeof(call), 5, 0, 0);
+	both("tsx_fup_past_resume_after_pgd", pt, sizeof(pt), call,
+	    sizeof(call), 6, 0, 1);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -934,5 +997,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, mode_tip_after_mwait);
 	ATF_TP_ADD_TC(tp, long_psb_plus_after_sync);
 	ATF_TP_ADD_TC(tp, pip_new_cr3_flushes_cache);
+	ATF_TP_ADD_TC(tp, tsx_fup_after_pgd);
 	return (atf_no_error());
 }
