@@ -1035,16 +1035,8 @@ block_run(struct fpt *d, struct fpt_item *it, int isid)
 		d->eos = 1;
 		rc = 0;
 	}
-	if (rc < 0) {
-		struct fpt_event ev;
-
-		fpti_error_at(d);
-		fpti_ev_init(d, &ev, FPT_EV_ERROR, d->pos);
-		ev.error = rc;
-		ev.ip = d->ip;
-		fpti_ev_push(d, &ev);
-		d->synced = 0;
-	}
+	if (rc < 0)
+		fpti_error_here(d, rc);
 	if (b->ninsn == 0)
 		return (fpt_next(d, it));
 	return (0);

@@ -625,7 +625,6 @@ fup_consumed(const struct fpt *d)
 int
 fpti_fup_bound(struct fpt *d, const struct fpt_pkt *pkt)
 {
-	struct fpt_event ev;
 	uint64_t ip = 0;
 	unsigned i, n;
 	int sup, rc;
@@ -654,12 +653,7 @@ fpti_fup_bound(struct fpt *d, const struct fpt_pkt *pkt)
 		return (0);
 	for (i = 0; i + 2 < n; i++)
 		fpti_ev_push(d, &d->fupq[i]);
-	fpti_error_at(d);
-	fpti_ev_init(d, &ev, FPT_EV_ERROR, d->pos);
-	ev.error = rc;
-	ev.ip = d->ip;
-	fpti_ev_push(d, &ev);
-	d->synced = 0;
+	fpti_error_here(d, rc);
 	return (0);
 }
 
@@ -677,7 +671,6 @@ static int
 tsx_off_walk(struct fpt *d)
 {
 	struct hwtr_x86_insn insn;
-	struct fpt_event ev;
 	unsigned i;
 	int isid;
 
@@ -696,12 +689,7 @@ tsx_off_walk(struct fpt *d)
 		return (1);
 	}
 	d->nfupq = 0;
-	fpti_error_at(d);
-	fpti_ev_init(d, &ev, FPT_EV_ERROR, d->pos);
-	ev.error = -HWTR_E_NOENT;
-	ev.ip = d->ip;
-	fpti_ev_push(d, &ev);
-	d->synced = 0;
+	fpti_error_here(d, -HWTR_E_NOENT);
 	return (1);
 }
 
@@ -1307,6 +1295,23 @@ fpti_error_at(struct fpt *d)
 	 */
 	if (rc == -HWTR_E_TRUNCATED)
 		d->pos = d->cfg.end;
+}
+
+/*
+ * A decode error @err where the flow is (fpti_error_at()), at d->ip; the
+ * flow resyncs after it.
+ */
+void
+fpti_error_here(struct fpt *d, int err)
+{
+	struct fpt_event ev;
+
+	fpti_error_at(d);
+	fpti_ev_init(d, &ev, FPT_EV_ERROR, d->pos);
+	ev.error = err;
+	ev.ip = d->ip;
+	fpti_ev_push(d, &ev);
+	d->synced = 0;
 }
 
 /*

@@ -591,6 +591,7 @@ int	fpti_trail_error(struct fpt *);
 int	fpti_cut_query(const struct fpt *, int);
 int	fpti_check_ahead(struct fpt *);
 void	fpti_error_at(struct fpt *);
+void	fpti_error_here(struct fpt *, int);
 int	fpti_fup_then_end(struct fpt *, const struct fpt_pkt *);
 
 /* fpt_ev.c: events. */
