@@ -985,6 +985,21 @@ read_loads(struct ix_elf *e, Elf *elf)
 	return (0);
 }
 
+/* @buf as ELF (e->elf set), or NULL when it is not ELF. */
+static Elf *
+elf_open(struct ix_elf *e, const void *buf, size_t len)
+{
+	Elf *elf = elf_memory((char *)(uintptr_t)buf, len);
+
+	if (elf == NULL || elf_kind(elf) != ELF_K_ELF) {
+		if (elf != NULL)
+			elf_end(elf);
+		return (NULL);
+	}
+	e->elf = 1;
+	return (elf);
+}
+
 int
 ix_elf_load_hdr(struct ix_elf *e, const void *buf, size_t len)
 {
@@ -996,13 +1011,8 @@ ix_elf_load_hdr(struct ix_elf *e, const void *buf, size_t len)
 	/* Not ELF, or no libelf: what ix_elf_load() will say, if anything. */
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return (0);
-	elf = elf_memory((char *)(uintptr_t)buf, len);
-	if (elf == NULL || elf_kind(elf) != ELF_K_ELF) {
-		if (elf != NULL)
-			elf_end(elf);
+	if ((elf = elf_open(e, buf, len)) == NULL)
 		return (0);
-	}
-	e->elf = 1;
 	rc = read_loads(e, elf);
 	elf_end(elf);
 	return (rc);
@@ -1026,14 +1036,9 @@ ix_elf_load(struct ix_elf *e, const void *buf, size_t len, const void *dbg,
 		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
 		return (-1);
 	}
-	elf = elf_memory((char *)(uintptr_t)buf, len);
-	if (elf == NULL || elf_kind(elf) != ELF_K_ELF) {
-		/* Not ELF (a raw memory dump): no symbols, not an error. */
-		if (elf != NULL)
-			elf_end(elf);
+	/* Not ELF (a raw memory dump): no symbols, not an error. */
+	if ((elf = elf_open(e, buf, len)) == NULL)
 		return (0);
-	}
-	e->elf = 1;
 	if (read_loads(e, elf) < 0)
 		goto out;
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0) {
