@@ -23,6 +23,7 @@
 
 static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
 static int	standalone_ahead(struct fpt *, struct fpt_pkt *);
+static void	mode_at_once(struct fpt *, const struct fpt_pkt *);
 static int	check_ahead_off(struct fpt *);
 static const uint8_t *psbend_of(const struct fpt *, uint64_t);
 static int	fup_shared(const struct fpt *);
@@ -51,8 +52,8 @@ fpti_fetch_event(struct fpt *d)
 
 	assert(d->ntnt == 0 && !d->async);
 	/* The usual case: a TNT-8 or a TIP is next, no event. */
-	if (d->nfupq == 0 && d->pos < d->cfg.end && (fpti_is_tnt8(*d->pos) ||
-	    (*d->pos & 0x1f) == 0x0d))
+	if (d->nfupq == 0 && !d->mode_pending && d->pos < d->cfg.end &&
+	    (fpti_is_tnt8(*d->pos) || (*d->pos & 0x1f) == 0x0d))
 		return (0);
 	for (;;) {
 		if ((rc = fpti_read_ahead(d)) < 0 ||
@@ -220,8 +221,10 @@ fpti_fetch_event(struct fpt *d)
 			 * Events queued by a fetch before wait for their FUP
 			 * while the flow takes TNT and TIP.
 			 */
-			if (pkt.kind == FPT_PKT_TIP && d->mode_pending)
+			if (pkt.kind == FPT_PKT_TIP && d->mode_pending) {
+				mode_at_once(d, &pkt);
 				return (0);
+			}
 			return (d->nfupq > nfupq || (mode_here &&
 			    pkt.kind == FPT_PKT_TNT) ? -HWTR_E_NOENT : 0);
 		case FPT_PKT_OVF:
@@ -257,6 +260,37 @@ fpti_fetch_event(struct fpt *d)
 			break;
 		}
 	}
+}
+
+/*
+ * A MODE.exec waits for the TIP @pkt at d->pos (libipt's evb_tip): libipt
+ * fetches its event as the TIP is next, and hands it over at once, before
+ * any code, when the TIP goes to the flow's IP or has none
+ * (pt_blk_proceed_to_exec_mode()); the TIP stays for the branch that
+ * takes it.  To another IP the flow goes on to that branch first
+ * (fpt_dec.c's proceed_to_mode()).
+ */
+static void
+mode_at_once(struct fpt *d, const struct fpt_pkt *pkt)
+{
+	struct fpt_event ev;
+	uint64_t to = 0, last = d->last_ip;
+	int rc, have = d->have_ip;
+
+	rc = fpti_ip_update(d, pkt, &to);
+	d->last_ip = last;
+	d->have_ip = have;
+	if (rc == 0 ? to != d->ip : rc != -HWTR_E_NOENT)
+		return;
+	fpti_ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
+	ev.tsc = d->mode_tsc;
+	ev.has_tsc = (uint8_t)d->mode_has_tsc;
+	ev.ip = to;
+	ev.ip_suppressed = rc != 0;
+	ev.mode = d->next_mode;
+	d->mode = d->next_mode;
+	d->mode_pending = 0;
+	fpti_ev_push(d, &ev);
 }
 
 /*

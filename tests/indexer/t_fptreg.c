@@ -973,6 +973,57 @@ ATF_TC_BODY(tsx_fup_after_pgd, tc)
 	    sizeof(call), 6, 0, 1);
 }
 
+/*
+ * A MODE.exec waits for its TIP (libipt's evb_tip), and libipt's block
+ * decoder fetches the mode's event as soon as that TIP is next; when the
+ * TIP goes to the flow's IP, or has no IP, the event is there
+ * (pt_blk_proceed_to_exec_mode()) and is handed over before any code is
+ * decoded, the TIP left for the branch that takes it.  fpt went to the
+ * code first: with none at the IP it gave the error libipt gives after
+ * the event, with some it handed the trace over.  By construction: the
+ * sync's status update, the mode event, then no code at 0x2000: the
+ * error at the TIP, 0x19 (3 items); the same for a TIP without IP; at
+ * 0x1000 (a ret): the two events and the ret's block, then no trace is
+ * left (3 items).
+ */
+ATF_TC_WITHOUT_HEAD(mode_tip_to_here);
+ATF_TC_BODY(mode_tip_to_here, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x3d, 0x00, 0x20,			/* FUP 0x2000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x99, 0x01,				/* MODE 64 */
+		0x2d, 0x00, 0x20,			/* TIP 0x2000 */
+	};
+	static const uint8_t noip[] = {
+		PSB_BYTES,
+		0x3d, 0x00, 0x20,			/* FUP 0x2000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x99, 0x01,				/* MODE 64 */
+		0x0d,					/* TIP, no IP */
+	};
+	static const uint8_t code_pt[] = {
+		PSB_BYTES,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x99, 0x01,				/* MODE 64 */
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("mode_tip_to_here", pt, sizeof(pt), code, sizeof(code), 3,
+	    0x19, 0);
+	both("mode_tip_without_ip", noip, sizeof(noip), code, sizeof(code),
+	    3, 0x19, 0);
+	both("mode_tip_to_here_code", code_pt, sizeof(code_pt), code,
+	    sizeof(code), 3, 0, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -998,5 +1049,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, long_psb_plus_after_sync);
 	ATF_TP_ADD_TC(tp, pip_new_cr3_flushes_cache);
 	ATF_TP_ADD_TC(tp, tsx_fup_after_pgd);
+	ATF_TP_ADD_TC(tp, mode_tip_to_here);
 	return (atf_no_error());
 }
