@@ -736,7 +736,6 @@ fup_last_ahead(struct fpt *d)
 int
 fpti_async_reached(struct fpt *d)
 {
-	struct fpt_event ev;
 	unsigned i;
 	int rc;
 
@@ -772,16 +771,10 @@ fpti_async_reached(struct fpt *d)
 	default:
 		break;
 	}
-	if (d->mode_pending && d->enabled) {
-		fpti_ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
-		ev.tsc = d->mode_tsc;
-		ev.has_tsc = (uint8_t)d->mode_has_tsc;
-		ev.ip = d->ip;
-		ev.mode = d->next_mode;
-		d->mode = d->next_mode;
-		d->mode_pending = 0;
-		fpti_ev_push(d, &ev);
-	}
+	/*
+	 * A MODE.exec (d->mode_pending) waits on: libipt keeps it for its
+	 * TIP (evb_tip) over the events before, a PSB+'s updates too.
+	 */
 	return (0);
 }
 

@@ -36,6 +36,21 @@
 #define MWAIT		0x02, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0
 
 /*
+ * The sync's PSB+ at 0x1000 in 64-bit mode, a MODE.exec that waits for
+ * its TIP, and a PSB+ with a status update at 0x1000, 48 bytes.
+ */
+#define MODE_PSB_MODE \
+	PSB_BYTES, \
+	0x3d, 0x00, 0x10,	/* FUP 0x1000 */ \
+	0x99, 0x01,		/* MODE 64 */ \
+	0x02, 0x23,		/* PSBEND */ \
+	0x99, 0x01,		/* MODE 64, for a TIP */ \
+	PSB_BYTES, \
+	0x3d, 0x00, 0x10,	/* FUP 0x1000 */ \
+	0x99, 0x01,		/* MODE 64 */ \
+	0x02, 0x23		/* PSBEND */
+
+/*
  * @pt over @code at 0x1000 through both decoders: fpt must give what
  * libipt gives (@unsup: a prefix of it, then hand the trace over), with
  * the errors at the same offsets; libipt must give @n items, the last
@@ -1024,6 +1039,39 @@ ATF_TC_BODY(mode_tip_to_here, tc)
 	    sizeof(code), 3, 0, 0);
 }
 
+/*
+ * A MODE.exec waits for its TIP over a PSB+ with status updates (seed
+ * 5151): libipt's event queue keeps it for the TIP (evb_tip) while the
+ * PSB+'s updates go out at their PSBEND, and gives it only when that TIP
+ * comes.  fpt gave it as soon as the flow reached the updates' IP.  By
+ * construction: the sync's update and the PSB+'s, then no TIP: 2 items;
+ * with a TIP to the flow's IP, the mode event there and the ret's block:
+ * 4; with a bad TIP (IP size 7), libipt's fetch of the mode event after
+ * the PSB+'s update fails it: the sync's update and the error at 0x30.
+ */
+ATF_TC_WITHOUT_HEAD(mode_waits_over_psb_plus);
+ATF_TC_BODY(mode_waits_over_psb_plus, tc)
+{
+	static const uint8_t pt[] = { MODE_PSB_MODE };
+	static const uint8_t tip[] = {
+		MODE_PSB_MODE,
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+	};
+	static const uint8_t bad[] = {
+		MODE_PSB_MODE,
+		0xed, 0, 0, 0, 0, 0, 0, 0, 0,		/* TIP, IP size 7 */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("mode_waits_over_psb_plus", pt, sizeof(pt), code, sizeof(code),
+	    2, 0, 0);
+	both("mode_over_psb_plus_tip", tip, sizeof(tip), code, sizeof(code),
+	    4, 0, 0);
+	both("mode_over_psb_plus_bad_tip", bad, sizeof(bad), code,
+	    sizeof(code), 2, 0x30, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -1050,5 +1098,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, pip_new_cr3_flushes_cache);
 	ATF_TP_ADD_TC(tp, tsx_fup_after_pgd);
 	ATF_TP_ADD_TC(tp, mode_tip_to_here);
+	ATF_TP_ADD_TC(tp, mode_waits_over_psb_plus);
 	return (atf_no_error());
 }
