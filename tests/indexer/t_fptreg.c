@@ -1072,6 +1072,37 @@ ATF_TC_BODY(mode_waits_over_psb_plus, tc)
 	    sizeof(code), 2, 0x30, 0);
 }
 
+/*
+ * XEND (0f 01 d5) and RSM (0f aa) are no branches to libipt's length
+ * decoder (ptic_other), while Zydis's categories make XEND a conditional
+ * branch and RSM a return (seed 6161: an XEND in glibc's lock elision
+ * took a TNT bit).  By construction: the mode event, the enabled event,
+ * the block through the jz that takes the one bit (3 instructions), and
+ * the ret has no trace: 3 items; each alone before the jz too.
+ */
+ATF_TC_WITHOUT_HEAD(xend_rsm_no_branch);
+ATF_TC_BODY(xend_rsm_no_branch, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x06,					/* TNT: T */
+	};
+	/* xend; rsm; jz +0; ret */
+	static const uint8_t both_code[] = {
+		0x0f, 0x01, 0xd5, 0x0f, 0xaa, 0x74, 0x00, 0xc3,
+	};
+	/* xend; jz +0; ret */
+	static const uint8_t xend[] = { 0x0f, 0x01, 0xd5, 0x74, 0x00, 0xc3 };
+	/* rsm; jz +0; ret */
+	static const uint8_t rsm[] = { 0x0f, 0xaa, 0x74, 0x00, 0xc3 };
+
+	both("xend_rsm_no_branch", pt, sizeof(pt), both_code,
+	    sizeof(both_code), 3, 0, 0);
+	both("xend_no_branch", pt, sizeof(pt), xend, sizeof(xend), 3, 0, 0);
+	both("rsm_no_branch", pt, sizeof(pt), rsm, sizeof(rsm), 3, 0, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -1099,5 +1130,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, tsx_fup_after_pgd);
 	ATF_TP_ADD_TC(tp, mode_tip_to_here);
 	ATF_TP_ADD_TC(tp, mode_waits_over_psb_plus);
+	ATF_TP_ADD_TC(tp, xend_rsm_no_branch);
 	return (atf_no_error());
 }
