@@ -16,6 +16,7 @@
  * the fixture's layout).
  */
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <atf-c.h>
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hwtrace.h"
 #include "hwtr_test.h"
@@ -319,6 +321,38 @@ ATF_TC_BODY(noip_offset_skip_is_narrow, tc)
 	tf_items_free(&got);
 }
 
+/*
+ * An input that ends on a page's edge with an aligned word of PSB
+ * payload (fuzz_fpt, seed 6262): libipt 2.0.5's pt_sync_forward() reads
+ * the byte after it (pt_find_psb()), past the page, which fpt_one_run()'s
+ * copy keeps inside.  By construction no PSB is whole: neither decoder
+ * gives an item.
+ */
+ATF_TC_WITHOUT_HEAD(input_at_page_end);
+ATF_TC_BODY(input_at_page_end, tc)
+{
+	static const uint8_t payload[] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	};
+	struct fpt_one_prog p;
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *map, *in;
+	char msg[512];
+
+	load_prog(&p);
+	ATF_REQUIRE(pg > 0);
+	map = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ATF_REQUIRE(map != MAP_FAILED);
+	ATF_REQUIRE(mprotect(map + pg, (size_t)pg, PROT_NONE) == 0);
+	in = map + pg - sizeof(payload);
+	memcpy(in, payload, sizeof(payload));
+	ATF_CHECK_MSG(fpt_one_run(&p, in, sizeof(payload), 0, 1, msg,
+	    sizeof(msg)) == 0, "%s", msg);
+	ATF_REQUIRE(munmap(map, 2 * (size_t)pg) == 0);
+	fpt_one_free(&p);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, found_inputs_agree);
@@ -326,5 +360,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, skips_are_narrow);
 	ATF_TP_ADD_TC(tp, error_offsets_compared);
 	ATF_TP_ADD_TC(tp, noip_offset_skip_is_narrow);
+	ATF_TP_ADD_TC(tp, input_at_page_end);
 	return (atf_no_error());
 }
