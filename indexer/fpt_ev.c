@@ -48,7 +48,7 @@ fpti_fetch_event(struct fpt *d)
 	struct fpt_event *ev = &d->async_ev;
 	uint64_t ip;
 	unsigned i, nfupq = d->nfupq;
-	int rc, mode_here = 0;
+	int rc, cls, mode_here = 0;
 
 	assert(d->ntnt == 0 && !d->async);
 	/* The usual case: a TNT-8 or a TIP is next, no event. */
@@ -63,15 +63,20 @@ fpti_fetch_event(struct fpt *d)
 			 * TIP a MODE.exec waits for is this fetch's to
 			 * decode (pt_qry_will_event(), evb_tip), and fails
 			 * it before the flow goes on.  Its header alone is
-			 * libipt's bad query where a whole one is (below).
+			 * libipt's bad query where a whole one is (below),
+			 * one the end of the trace cuts too: libipt's fetch
+			 * (pt_df_fetch()) stops at the header.
 			 */
-			if (rc == -HWTR_E_FORMAT && (fpti_hdr_class(d->pos,
-			    d->cfg.end) == FPT_HDR_TNT || (!d->mode_pending &&
-			    fpti_hdr_class(d->pos, d->cfg.end) ==
-			    FPT_HDR_TIP)))
-				return (d->nfupq > nfupq || (mode_here &&
-				    fpti_hdr_class(d->pos, d->cfg.end) ==
-				    FPT_HDR_TNT) ? -HWTR_E_NOENT : 0);
+			cls = fpti_hdr_class(d->pos, d->cfg.end);
+			if ((rc == -HWTR_E_FORMAT || rc == -HWTR_E_TRUNCATED) &&
+			    (cls == FPT_HDR_TNT || (!d->mode_pending &&
+			    cls == FPT_HDR_TIP))) {
+				if (d->nfupq > nfupq || (mode_here &&
+				    cls == FPT_HDR_TNT))
+					return (-HWTR_E_NOENT);
+				if (rc == -HWTR_E_FORMAT)
+					return (0);
+			}
 			/*
 			 * An event packet cut by the end, or the TIP a
 			 * MODE.exec waits for, or the FUP events wait for:

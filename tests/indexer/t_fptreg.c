@@ -1103,6 +1103,51 @@ ATF_TC_BODY(xend_rsm_no_branch, tc)
 	both("rsm_no_branch", pt, sizeof(pt), rsm, sizeof(rsm), 3, 0, 0);
 }
 
+/*
+ * A MODE.exec after a TIP waits for the next TIP, and then a TNT the end
+ * of the trace cuts (seed 6262): libipt's fetch of the mode's event stops
+ * at the TNT by its header alone (pt_df_fetch() does not read on), which
+ * is its bad query there; fpt's fetch took the cut TNT for the end and
+ * the flow went on.  The same for the events an MWAIT begins, before a
+ * cut TNT or TIP.  By construction: the mode event, the enabled event,
+ * the jmp's block, the error at the cut packet, 0x20 after the MODE.exec
+ * and 0x28 after the MWAIT: 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(cut_tnt_after_mode);
+ATF_TC_BODY(cut_tnt_after_mode, tc)
+{
+	static const uint8_t mode[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0xa3, 0x00, 0x00,			/* TNT-64, cut */
+	};
+	static const uint8_t mwait[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+		MWAIT,
+		0x02, 0xa3, 0x00, 0x00,			/* TNT-64, cut */
+	};
+	static const uint8_t tip[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+		MWAIT,
+		0x4d, 0x00, 0x10,			/* TIP 32 bits, cut */
+	};
+	/* jmp *%rax */
+	static const uint8_t code[] = { 0xff, 0xe0 };
+
+	both("cut_tnt_after_mode", mode, sizeof(mode), code, sizeof(code),
+	    4, 0x20, 0);
+	both("cut_tnt_after_mwait", mwait, sizeof(mwait), code, sizeof(code),
+	    4, 0x28, 0);
+	both("cut_tip_after_mwait", tip, sizeof(tip), code, sizeof(code),
+	    4, 0x28, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -1131,5 +1176,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, mode_tip_to_here);
 	ATF_TP_ADD_TC(tp, mode_waits_over_psb_plus);
 	ATF_TP_ADD_TC(tp, xend_rsm_no_branch);
+	ATF_TP_ADD_TC(tp, cut_tnt_after_mode);
 	return (atf_no_error());
 }
