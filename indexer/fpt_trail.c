@@ -237,7 +237,17 @@ trail_error(struct fpt *d)
 		}
 		if (step == 0 && pkt.kind != FPT_PKT_MODE_EXEC &&
 		    pkt.kind != FPT_PKT_PIP && pkt.kind != FPT_PKT_VMCS) {
-			nfw++;
+			/*
+			 * libipt's queue of them holds six and fails the
+			 * fetch on the seventh (-pte_nomem); fpt's reader
+			 * takes four (fpti_power_event()): it hands the
+			 * trace over before the event libipt loses.
+			 */
+			if (++nfw > FPT_MORE_MAX + 1) {
+				rc = fpti_unsupported(d, "too many events for "
+				    "one FUP");
+				break;
+			}
 			/* Only an aborted MODE.TSX leaves its FUP. */
 			if (pkt.kind != FPT_PKT_MODE_TSX || !(pkt.flags & 2))
 				nfc++;

@@ -1148,6 +1148,41 @@ ATF_TC_BODY(cut_tnt_after_mode, tc)
 	    4, 0x28, 0);
 }
 
+/*
+ * MODE.TSX while tracing waits for a FUP, and libipt's queue of such
+ * events holds six: the fetch that meets a seventh fails (-pte_nomem),
+ * losing the enabled event handed over before it (seed 6363).  fpt's
+ * dry run of that fetch counted none and took the end of the trace for
+ * where it fails; its reader takes four.  By construction: seven, the
+ * mode event and the error at the seventh, 0x27, fpt handing the trace
+ * over after the mode event; four, the fetch meets the end, which loses
+ * the enabled event: the mode event alone, whole.
+ */
+ATF_TC_WITHOUT_HEAD(tsx_modes_past_queue);
+ATF_TC_BODY(tsx_modes_past_queue, tc)
+{
+	static const uint8_t seven[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x99, 0x20, 0x99, 0x20, 0x99, 0x20,	/* MODE.TSX x 7 */
+		0x99, 0x20, 0x99, 0x20, 0x99, 0x20,
+		0x99, 0x20,
+	};
+	static const uint8_t four[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x99, 0x20, 0x99, 0x20, 0x99, 0x20,	/* MODE.TSX x 4 */
+		0x99, 0x20,
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("tsx_modes_past_queue", seven, sizeof(seven), code,
+	    sizeof(code), 2, 0x27, 1);
+	both("four_tsx_modes", four, sizeof(four), code, sizeof(code), 1, 0,
+	    0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -1177,5 +1212,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, mode_waits_over_psb_plus);
 	ATF_TP_ADD_TC(tp, xend_rsm_no_branch);
 	ATF_TP_ADD_TC(tp, cut_tnt_after_mode);
+	ATF_TP_ADD_TC(tp, tsx_modes_past_queue);
 	return (atf_no_error());
 }
