@@ -24,6 +24,8 @@
 static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
 static int	standalone_ahead(struct fpt *, struct fpt_pkt *);
 static void	mode_at_once(struct fpt *, const struct fpt_pkt *);
+static int	psb_shared(const struct fpt *);
+static int	psb_lead_ahead(struct fpt *, unsigned);
 static int	check_ahead_off(struct fpt *);
 static const uint8_t *psbend_of(const struct fpt *, uint64_t);
 static int	fup_shared(const struct fpt *);
@@ -193,8 +195,10 @@ fpti_fetch_event(struct fpt *d)
 			mode_here = 1;
 			break;
 		case FPT_PKT_PSB:
-			if ((rc = fpti_read_psb_plus(d)) != 0 || d->async ||
-			    d->evq_n > 0)
+			i = d->evq_n;
+			if ((rc = fpti_read_psb_plus(d)) != 0 ||
+			    (rc = psb_lead_ahead(d, d->evq_n - i)) != 0 ||
+			    d->async || d->evq_n > 0)
 				return (rc);
 			break;
 		case FPT_PKT_TIP_PGD:
@@ -296,6 +300,39 @@ mode_at_once(struct fpt *d, const struct fpt_pkt *pkt)
 	d->mode = d->next_mode;
 	d->mode_pending = 0;
 	fpti_ev_push(d, &ev);
+}
+
+/*
+ * Whether the pending event is the first of two or more status updates
+ * of a PSB+ read while tracing, the others in d->more: libipt hands them
+ * over one at a time at the PSBEND, each as it fetches the next.
+ */
+static int
+psb_shared(const struct fpt *d)
+{
+	return (d->nmore > 0 && d->async_ev.status_update);
+}
+
+/*
+ * The PSB+ fpti_read_psb_plus() just read gave @lead events at once (its
+ * CBR and MNT while tracing, all while not) and maybe d->async, status
+ * updates bound to its IP.  libipt's fetch of the last of them all reads
+ * on past the PSBEND, and a bad packet there fails the hand-over of the
+ * one before: with two or more, that one queued already, fpt hands the
+ * trace over (fpti_async_reached() takes the others).  0, or
+ * unsupported.
+ */
+static int
+psb_lead_ahead(struct fpt *d, unsigned lead)
+{
+	unsigned n = lead + (d->async ? 1 + d->nmore : 0);
+	int rc;
+
+	if (lead == 0 || n < 2 || n - lead > 1 ||
+	    (rc = fpti_check_ahead(d)) == 0)
+		return (0);
+	return (rc == -HWTR_E_UNSUPPORTED ? rc : fpti_unsupported(d, "a bad "
+	    "packet after a PSB+ whose events went out"));
 }
 
 /*
@@ -749,9 +786,12 @@ fpti_async_reached(struct fpt *d)
 	/*
 	 * The first of the events a FUP binds: libipt's fetch of the last
 	 * reads on after the FUP (fup_last_ahead()) and can fail the one
-	 * before; the first n - 2 go out, then the flow's error.
+	 * before; the first n - 2 go out, then the flow's error.  So for a
+	 * PSB+'s status updates, whose last one's fetch reads on past the
+	 * PSBEND (psb_shared()).
 	 */
-	if (fup_shared(d) && (rc = fup_last_ahead(d)) < 0) {
+	if ((fup_shared(d) && (rc = fup_last_ahead(d)) < 0) ||
+	    (psb_shared(d) && (rc = fpti_check_ahead(d)) < 0)) {
 		if (rc == -HWTR_E_UNSUPPORTED)
 			return (rc);
 		if (d->nmore >= 2)

@@ -51,6 +51,14 @@
 	0x02, 0x23		/* PSBEND */
 
 /*
+ * The sync's PSB+ at 0x1000 in 64-bit mode and a PSB+ up to its FUP to
+ * 0x1000, 42 bytes.
+ */
+#define SYNC_ON_1000 \
+	PSB_BYTES, 0x3d, 0x00, 0x10, 0x99, 0x01, 0x02, 0x23, \
+	PSB_BYTES, 0x3d, 0x00, 0x10
+
+/*
  * @pt over @code at 0x1000 through both decoders: fpt must give what
  * libipt gives (@unsup: a prefix of it, then hand the trace over), with
  * the errors at the same offsets; libipt must give @n items, the last
@@ -1183,6 +1191,62 @@ ATF_TC_BODY(tsx_modes_past_queue, tc)
 	    0);
 }
 
+/*
+ * A PSB+ read while tracing, with two or more status updates, then a bad
+ * packet (seed 6464): libipt hands the updates over at the PSBEND one at
+ * a time, each as it fetches the next, and the fetch of the last reads
+ * on past the PSBEND and fails there, which loses the one before too:
+ * the first n - 2 go out, then the error.  fpt lost the last alone.  By
+ * construction, after the sync's mode event: with three updates (two
+ * MODE.TSX, MODE.exec) the first and the error at 0x32, 3 items; with
+ * two, the error at 0x30, 2 items; with four, two and the error at 0x34,
+ * 4 items.  With a CBR first, which fpt gives at once, it hands the
+ * trace over (2 items from libipt, the error at 0x32).
+ */
+ATF_TC_WITHOUT_HEAD(bad_after_psb_updates_on);
+ATF_TC_BODY(bad_after_psb_updates_on, tc)
+{
+	static const uint8_t three[] = {
+		SYNC_ON_1000,				/* ..., FUP 0x1000 */
+		0x99, 0x20, 0x99, 0x20,			/* MODE.TSX x 2 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x02, 0xff,				/* bad opcode */
+	};
+	static const uint8_t two[] = {
+		SYNC_ON_1000,
+		0x99, 0x20,				/* MODE.TSX */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x02, 0xff,				/* bad opcode */
+	};
+	static const uint8_t four[] = {
+		SYNC_ON_1000,
+		0x99, 0x20, 0x99, 0x20, 0x99, 0x20,	/* MODE.TSX x 3 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x02, 0xff,				/* bad opcode */
+	};
+	static const uint8_t cbr[] = {
+		SYNC_ON_1000,
+		0x02, 0x03, 0x10, 0x00,			/* CBR */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x02, 0xff,				/* bad opcode */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("bad_after_three_psb_updates", three, sizeof(three), code,
+	    sizeof(code), 3, 0x32, 0);
+	both("bad_after_two_psb_updates", two, sizeof(two), code,
+	    sizeof(code), 2, 0x30, 0);
+	both("bad_after_four_psb_updates", four, sizeof(four), code,
+	    sizeof(code), 4, 0x34, 0);
+	both("bad_after_psb_cbr_update", cbr, sizeof(cbr), code,
+	    sizeof(code), 2, 0x32, 1);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -1213,5 +1277,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, xend_rsm_no_branch);
 	ATF_TP_ADD_TC(tp, cut_tnt_after_mode);
 	ATF_TP_ADD_TC(tp, tsx_modes_past_queue);
+	ATF_TP_ADD_TC(tp, bad_after_psb_updates_on);
 	return (atf_no_error());
 }
