@@ -135,11 +135,12 @@ fpt_one_mode_bug(const struct tf_items *want, const struct tf_items *got)
 
 /*
  * Whether @off in @data is right after a one-byte TIP (0x0d) and the
- * packets libipt's read-ahead passes after it (PAD, timing, PSBEND, a
- * packet or a PSB+ the end of the trace cuts when @off is the end, a PSB+
- * with status updates when @off is its PSBEND, where that read-ahead
- * stops and fpt's error is), that TIP at most FPT_ONE_NOIP_WINDOW bytes
- * before (PADs and a PSB+ can be many).
+ * packets libipt's read-ahead passes after it (PAD, timing, PSBEND, a FUP
+ * with IP, which it decodes as an asynchronous branch's, a packet or a
+ * PSB+ the end of the trace cuts when @off is the end, a PSB+ with status
+ * updates when @off is its PSBEND, where that read-ahead stops and fpt's
+ * error is), that TIP at most FPT_ONE_NOIP_WINDOW bytes before (PADs and
+ * a PSB+ can be many).
  */
 #define FPT_ONE_NOIP_WINDOW	4096
 
@@ -204,7 +205,9 @@ fpt_one_after_noip(const uint8_t *data, size_t size, uint64_t off)
 			    pkt.kind != FPT_PKT_MTC &&
 			    pkt.kind != FPT_PKT_CYC &&
 			    pkt.kind != FPT_PKT_TMA &&
-			    pkt.kind != FPT_PKT_PSBEND))
+			    pkt.kind != FPT_PKT_PSBEND &&
+			    (pkt.kind != FPT_PKT_FUP ||
+			    pkt.ipc == FPT_IPC_SUPPRESSED)))
 				break;
 		}
 		if (p == data + off)

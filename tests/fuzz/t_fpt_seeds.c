@@ -161,6 +161,9 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	/* ... a whole one with a status update (MODE.exec), PSBEND 0x13. */
 	static const uint8_t psbst[] = { 0x0d, PSB16, 0x99, 0x01, 0x02, 0x23,
 	    0x00 };
+	/* TIP without IP, a FUP to 0x1000, PAD, TNT; a FUP without IP. */
+	static const uint8_t fup[] = { 0x0d, 0x3d, 0x00, 0x10, 0x00, 0x04 };
+	static const uint8_t fupnoip[] = { 0x0d, 0x1d, 0x00, 0x04 };
 	struct tf_items want, got;
 	uint8_t *pads;
 
@@ -212,6 +215,23 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, tip, sizeof(tip)) == 0);
 	got.v[4].event.offset = 0;
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, tip, sizeof(tip)) == 0);
+	/*
+	 * ... past a FUP with IP, which libipt's read-ahead decodes as an
+	 * asynchronous branch's (seed 6565), not past the TNT after it, nor
+	 * past a FUP without IP.
+	 */
+	got.v[4].event.offset = 5;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, fup, sizeof(fup)) == 1);
+	got.v[4].event.offset = 4;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, fup, sizeof(fup)) == 1);
+	got.v[4].event.offset = 6;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, fup, sizeof(fup)) == 0);
+	got.v[4].event.offset = 2;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, fupnoip,
+	    sizeof(fupnoip)) == 0);
+	got.v[4].event.offset = 1;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, fupnoip,
+	    sizeof(fupnoip)) == 1);
 	/* ... and at the end, past a packet it cuts, not past a TNT. */
 	got.v[4].event.offset = 3;
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, cut, sizeof(cut)) == 1);
