@@ -136,11 +136,11 @@ fpt_one_mode_bug(const struct tf_items *want, const struct tf_items *got)
 /*
  * Whether @off in @data is right after a one-byte TIP (0x0d) and the
  * packets libipt's read-ahead passes after it (PAD, timing, PSBEND, a FUP
- * with IP, which it decodes as an asynchronous branch's, a packet or a
- * PSB+ the end of the trace cuts when @off is the end, a PSB+ with status
- * updates when @off is its PSBEND, where that read-ahead stops and fpt's
- * error is), that TIP at most FPT_ONE_NOIP_WINDOW bytes before (PADs and
- * a PSB+ can be many).
+ * with IP, which it decodes as an asynchronous branch's, a whole PSB+ of
+ * PADs and timing packets, a packet or a PSB+ the end of the trace cuts
+ * when @off is the end, a PSB+ with status updates when @off is its
+ * PSBEND, where that read-ahead stops and fpt's error is), that TIP at
+ * most FPT_ONE_NOIP_WINDOW bytes before (PADs and a PSB+ can be many).
  */
 #define FPT_ONE_NOIP_WINDOW	4096
 
@@ -176,10 +176,31 @@ fpt_one_psbend_st(const uint8_t *p, const uint8_t *end)
 	return (NULL);
 }
 
+/*
+ * Past the PSBEND of the PSB+ whose packets after the PSB start at @p when
+ * it is whole, with PADs and timing packets alone (libipt's read-ahead
+ * passes it), else NULL.
+ */
+static inline const uint8_t *
+fpt_one_psb_plain(const uint8_t *p, const uint8_t *end)
+{
+	struct fpt_pkt pkt;
+
+	for (; fpt_pkt_parse(p, end, &pkt) > 0; p += pkt.size) {
+		if (pkt.kind == FPT_PKT_PSBEND)
+			return (p + pkt.size);
+		if (pkt.kind != FPT_PKT_PAD && pkt.kind != FPT_PKT_TSC &&
+		    pkt.kind != FPT_PKT_MTC && pkt.kind != FPT_PKT_CYC &&
+		    pkt.kind != FPT_PKT_TMA)
+			return (NULL);
+	}
+	return (NULL);
+}
+
 static inline int
 fpt_one_after_noip(const uint8_t *data, size_t size, uint64_t off)
 {
-	const uint8_t *p;
+	const uint8_t *p, *next, *r;
 	struct fpt_pkt pkt;
 	size_t q;
 	int rc;
@@ -189,8 +210,16 @@ fpt_one_after_noip(const uint8_t *data, size_t size, uint64_t off)
 	for (q = (size_t)off; q-- > 0 && off - q <= FPT_ONE_NOIP_WINDOW;) {
 		if (data[q] != 0x0d)
 			continue;
-		for (p = data + q + 1; p < data + off; p += pkt.size) {
+		for (p = data + q + 1; p < data + off; p = next) {
 			rc = fpt_pkt_parse(p, data + size, &pkt);
+			next = p + (rc > 0 ? pkt.size : 0);
+			/* A whole PSB+ without status update: read past. */
+			if (rc > 0 && pkt.kind == FPT_PKT_PSB && (r =
+			    fpt_one_psb_plain(next, data + size)) != NULL &&
+			    r <= data + off) {
+				next = r;
+				continue;
+			}
 			if (rc == -HWTR_E_TRUNCATED && off == size)
 				p = data + off;
 			if (rc > 0 && pkt.kind == FPT_PKT_PSB && off == size &&

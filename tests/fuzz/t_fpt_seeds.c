@@ -161,6 +161,14 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	/* ... a whole one with a status update (MODE.exec), PSBEND 0x13. */
 	static const uint8_t psbst[] = { 0x0d, PSB16, 0x99, 0x01, 0x02, 0x23,
 	    0x00 };
+	/*
+	 * TIP without IP, a PSB+ of a PAD alone, PAD, TIP.PGE; one with a
+	 * TNT in it.
+	 */
+	static const uint8_t plain[] = { 0x0d, PSB16, 0x00, 0x02, 0x23, 0x00,
+	    0x71, 0x00, 0x10, 0, 0, 0, 0 };
+	static const uint8_t badpsb[] = { 0x0d, PSB16, 0x04, 0x02, 0x23, 0x00,
+	    0x71, 0x00, 0x10, 0, 0, 0, 0 };
 	/* TIP without IP, a FUP to 0x1000, PAD, TNT; a FUP without IP. */
 	static const uint8_t fup[] = { 0x0d, 0x3d, 0x00, 0x10, 0x00, 0x04 };
 	static const uint8_t fupnoip[] = { 0x0d, 0x1d, 0x00, 0x04 };
@@ -236,11 +244,24 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	got.v[4].event.offset = 3;
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, cut, sizeof(cut)) == 1);
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, tntcut, sizeof(tntcut)) == 0);
-	/* ... past a PSB+ the end cuts, not a whole one. */
+	/*
+	 * ... past a PSB+ the end cuts, and past a whole one without status
+	 * update (seed 6565), which libipt's read-ahead passes, to the packet
+	 * after it, not past that, nor past one with a TNT in it.
+	 */
 	got.v[4].event.offset = sizeof(psbcut);
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbcut, sizeof(psbcut)) == 1);
 	got.v[4].event.offset = sizeof(psbend);
-	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbend, sizeof(psbend)) == 0);
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbend, sizeof(psbend)) == 1);
+	got.v[4].event.offset = 0x14;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, plain, sizeof(plain)) == 1);
+	got.v[4].event.offset = 0x15;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, plain, sizeof(plain)) == 1);
+	got.v[4].event.offset = 0x1c;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, plain, sizeof(plain)) == 0);
+	got.v[4].event.offset = 0x15;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, badpsb,
+	    sizeof(badpsb)) == 0);
 	/*
 	 * ... at the PSBEND of a whole one with status updates, where the
 	 * read-ahead stops, and not at another packet of it, nor past it, nor
