@@ -1301,15 +1301,17 @@ fpti_error_here(struct fpt *d, int err)
 
 /*
  * A query (@cond: a TNT bit, else a TIP) meets a packet cut by the end of
- * the trace at d->pos.  libipt looks at its header first: an event or,
- * for a TNT bit, a TIP (or for a TIP a TNT while bits are left) is a bad
- * query (-HWTR_E_NOENT); what it decodes is the end of the trace
+ * the trace at d->pos.  libipt looks at its header first: an event (a FUP
+ * events wait for too, pt_qry_will_event()'s evb_fup) or, for a TNT bit,
+ * a TIP (or for a TIP a TNT while bits are left) is a bad query
+ * (-HWTR_E_NOENT); what it decodes is the end of the trace
  * (-HWTR_E_TRUNCATED).
  */
 int
 fpti_cut_query(const struct fpt *d, int cond)
 {
-	int cls = fpti_hdr_class(d->pos, d->cfg.end);
+	int cls = d->nfupq > 0 && fpti_is_fup_hdr(d->pos, d->cfg.end) ?
+	    FPT_HDR_EVENT : fpti_hdr_class(d->pos, d->cfg.end);
 
 	if (cls == FPT_HDR_EVENT || (cond && cls == FPT_HDR_TIP) ||
 	    (!cond && cls == FPT_HDR_TNT && d->ntnt > 0))

@@ -1247,6 +1247,32 @@ ATF_TC_BODY(bad_after_psb_updates_on, tc)
 	    sizeof(code), 2, 0x32, 1);
 }
 
+/*
+ * An MWAIT before the TIP.PGE waits for the next FUP, which the end of
+ * the trace cuts after a TNT (seed 6666): a TNT bit left keeps libipt
+ * from fetching the events first, and the jmp's TIP query meets that FUP
+ * as an event by its header (pt_qry_will_event(), evb_fup): a bad query.
+ * fpt's query took the cut FUP for the end.  By construction: the mode
+ * event, the enabled event, the jz's block (a bit), the jmp's, the error
+ * at the FUP, 0x26: 5 items.
+ */
+ATF_TC_WITHOUT_HEAD(cut_fup_query_after_mwait);
+ATF_TC_BODY(cut_fup_query_after_mwait, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		MWAIT,
+		PGE_1000,
+		0x0e,					/* TNT: T T */
+		0x3d, 0x00,				/* FUP, cut */
+	};
+	/* jz +0; jmp *%rax */
+	static const uint8_t code[] = { 0x74, 0x00, 0xff, 0xe0 };
+
+	both("cut_fup_query_after_mwait", pt, sizeof(pt), code, sizeof(code),
+	    5, 0x26, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -1278,5 +1304,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, cut_tnt_after_mode);
 	ATF_TP_ADD_TC(tp, tsx_modes_past_queue);
 	ATF_TP_ADD_TC(tp, bad_after_psb_updates_on);
+	ATF_TP_ADD_TC(tp, cut_fup_query_after_mwait);
 	return (atf_no_error());
 }
