@@ -21,27 +21,21 @@
 #include "hwtrace.h"
 #include "fpt_int.h"
 
-static int	fup_consumed(const struct fpt *);
 static int	ovf_fup(const struct fpt *, const uint8_t *, const uint8_t **);
 static int	standalone_ahead(struct fpt *, struct fpt_pkt *);
+static void	mode_at_once(struct fpt *, const struct fpt_pkt *);
+static int	psb_shared(const struct fpt *);
+static int	psb_lead_ahead(struct fpt *, unsigned);
 static int	check_ahead_off(struct fpt *);
-static int	trail_error(struct fpt *);
 static const uint8_t *psbend_of(const struct fpt *, uint64_t);
 static int	fup_shared(const struct fpt *);
 static int	fup_kind(int);
 static int	fup_last_ahead(struct fpt *);
 static const uint8_t *fup_of(const struct fpt *, uint64_t);
-static int	ovf_check(struct fpt *);
 static int	is_status_hdr(const uint8_t *, const uint8_t *);
 static int	hdr_cut(const uint8_t *, const uint8_t *);
-static int	hdr_class(const uint8_t *, const uint8_t *);
-static int	is_fup_hdr(const uint8_t *, const uint8_t *);
 static int	fup_ahead(struct fpt *, const struct fpt_pkt *);
-static int	fups_after(const struct fpt *, const struct fpt_pkt *, int);
 static int	tsx_off_walk(struct fpt *);
-
-/* What a packet's header is to libipt's read-ahead (its pt_df_fetch). */
-enum { HDR_STATUS, HDR_TNT, HDR_TIP, HDR_EVENT };
 
 /*
  * Events the flow must act on before it proceeds, once the TNT bits
@@ -56,12 +50,12 @@ fpti_fetch_event(struct fpt *d)
 	struct fpt_event *ev = &d->async_ev;
 	uint64_t ip;
 	unsigned i, nfupq = d->nfupq;
-	int rc, mode_here = 0;
+	int rc, cls, mode_here = 0;
 
 	assert(d->ntnt == 0 && !d->async);
 	/* The usual case: a TNT-8 or a TIP is next, no event. */
-	if (d->nfupq == 0 && d->pos < d->cfg.end && (fpti_is_tnt8(*d->pos) ||
-	    (*d->pos & 0x1f) == 0x0d))
+	if (d->nfupq == 0 && !d->mode_pending && d->pos < d->cfg.end &&
+	    (fpti_is_tnt8(*d->pos) || (*d->pos & 0x1f) == 0x0d))
 		return (0);
 	for (;;) {
 		if ((rc = fpti_read_ahead(d)) < 0 ||
@@ -71,14 +65,20 @@ fpti_fetch_event(struct fpt *d)
 			 * TIP a MODE.exec waits for is this fetch's to
 			 * decode (pt_qry_will_event(), evb_tip), and fails
 			 * it before the flow goes on.  Its header alone is
-			 * libipt's bad query where a whole one is (below).
+			 * libipt's bad query where a whole one is (below),
+			 * one the end of the trace cuts too: libipt's fetch
+			 * (pt_df_fetch()) stops at the header.
 			 */
-			if (rc == -HWTR_E_FORMAT && (hdr_class(d->pos,
-			    d->cfg.end) == HDR_TNT || (!d->mode_pending &&
-			    hdr_class(d->pos, d->cfg.end) == HDR_TIP)))
-				return (d->nfupq > nfupq || (mode_here &&
-				    hdr_class(d->pos, d->cfg.end) == HDR_TNT) ?
-				    -HWTR_E_NOENT : 0);
+			cls = fpti_hdr_class(d->pos, d->cfg.end);
+			if ((rc == -HWTR_E_FORMAT || rc == -HWTR_E_TRUNCATED) &&
+			    (cls == FPT_HDR_TNT || (!d->mode_pending &&
+			    cls == FPT_HDR_TIP))) {
+				if (d->nfupq > nfupq || (mode_here &&
+				    cls == FPT_HDR_TNT))
+					return (-HWTR_E_NOENT);
+				if (rc == -HWTR_E_FORMAT)
+					return (0);
+			}
 			/*
 			 * An event packet cut by the end, or the TIP a
 			 * MODE.exec waits for, or the FUP events wait for:
@@ -86,11 +86,12 @@ fpti_fetch_event(struct fpt *d)
 			 * the flow.  A header its fetch cannot tell is no
 			 * packet to it: no trace is left (pts_eos).
 			 */
-			if (rc == -HWTR_E_TRUNCATED && (hdr_class(d->pos,
-			    d->cfg.end) == HDR_EVENT ||
+			if (rc == -HWTR_E_TRUNCATED && (fpti_hdr_class(d->pos,
+			    d->cfg.end) == FPT_HDR_EVENT ||
 			    hdr_cut(d->pos, d->cfg.end) || (d->mode_pending &&
-			    hdr_class(d->pos, d->cfg.end) == HDR_TIP) ||
-			    (d->nfupq > 0 && is_fup_hdr(d->pos, d->cfg.end))))
+			    fpti_hdr_class(d->pos, d->cfg.end) ==
+			    FPT_HDR_TIP) || (d->nfupq > 0 &&
+			    fpti_is_fup_hdr(d->pos, d->cfg.end))))
 				d->pos = d->cfg.end;
 			return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
 		}
@@ -106,7 +107,7 @@ fpti_fetch_event(struct fpt *d)
 				 * A TSX abort leaves the FUP for the
 				 * asynchronous branch that follows.
 				 */
-				if (!fup_consumed(d))
+				if (!fpti_fup_consumed(d))
 					d->pos = at;
 				if (d->fupq[0].ip_suppressed)
 					return (fpti_unsupported(d, "an event "
@@ -133,7 +134,7 @@ fpti_fetch_event(struct fpt *d)
 			 */
 			rc = standalone_ahead(d, &pkt);
 			if (rc == -HWTR_E_TRUNCATED &&
-			    hdr_class(d->pos, d->cfg.end) != HDR_TNT)
+			    fpti_hdr_class(d->pos, d->cfg.end) != FPT_HDR_TNT)
 				d->pos = d->cfg.end;
 			/*
 			 * A bad TNT after it: libipt's read-ahead stops at
@@ -141,7 +142,7 @@ fpti_fetch_event(struct fpt *d)
 			 * the flow goes on to the query that decodes it.
 			 */
 			if (rc == -HWTR_E_FORMAT &&
-			    hdr_class(d->pos, d->cfg.end) == HDR_TNT)
+			    fpti_hdr_class(d->pos, d->cfg.end) == FPT_HDR_TNT)
 				return (0);
 			if (rc < 0)
 				return (rc == -HWTR_E_TRUNCATED ? FPT_EOS : rc);
@@ -194,8 +195,10 @@ fpti_fetch_event(struct fpt *d)
 			mode_here = 1;
 			break;
 		case FPT_PKT_PSB:
-			if ((rc = fpti_read_psb_plus(d)) != 0 || d->async ||
-			    d->evq_n > 0)
+			i = d->evq_n;
+			if ((rc = fpti_read_psb_plus(d)) != 0 ||
+			    (rc = psb_lead_ahead(d, d->evq_n - i)) != 0 ||
+			    d->async || d->evq_n > 0)
 				return (rc);
 			break;
 		case FPT_PKT_TIP_PGD:
@@ -227,8 +230,10 @@ fpti_fetch_event(struct fpt *d)
 			 * Events queued by a fetch before wait for their FUP
 			 * while the flow takes TNT and TIP.
 			 */
-			if (pkt.kind == FPT_PKT_TIP && d->mode_pending)
+			if (pkt.kind == FPT_PKT_TIP && d->mode_pending) {
+				mode_at_once(d, &pkt);
 				return (0);
+			}
 			return (d->nfupq > nfupq || (mode_here &&
 			    pkt.kind == FPT_PKT_TNT) ? -HWTR_E_NOENT : 0);
 		case FPT_PKT_OVF:
@@ -267,6 +272,70 @@ fpti_fetch_event(struct fpt *d)
 }
 
 /*
+ * A MODE.exec waits for the TIP @pkt at d->pos (libipt's evb_tip): libipt
+ * fetches its event as the TIP is next, and hands it over at once, before
+ * any code, when the TIP goes to the flow's IP or has none
+ * (pt_blk_proceed_to_exec_mode()); the TIP stays for the branch that
+ * takes it.  To another IP the flow goes on to that branch first
+ * (fpt_dec.c's proceed_to_mode()).
+ */
+static void
+mode_at_once(struct fpt *d, const struct fpt_pkt *pkt)
+{
+	struct fpt_event ev;
+	uint64_t to = 0, last = d->last_ip;
+	int rc, have = d->have_ip;
+
+	rc = fpti_ip_update(d, pkt, &to);
+	d->last_ip = last;
+	d->have_ip = have;
+	if (rc == 0 ? to != d->ip : rc != -HWTR_E_NOENT)
+		return;
+	fpti_ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
+	ev.tsc = d->mode_tsc;
+	ev.has_tsc = (uint8_t)d->mode_has_tsc;
+	ev.ip = to;
+	ev.ip_suppressed = rc != 0;
+	ev.mode = d->next_mode;
+	d->mode = d->next_mode;
+	d->mode_pending = 0;
+	fpti_ev_push(d, &ev);
+}
+
+/*
+ * Whether the pending event is the first of two or more status updates
+ * of a PSB+ read while tracing, the others in d->more: libipt hands them
+ * over one at a time at the PSBEND, each as it fetches the next.
+ */
+static int
+psb_shared(const struct fpt *d)
+{
+	return (d->nmore > 0 && d->async_ev.status_update);
+}
+
+/*
+ * The PSB+ fpti_read_psb_plus() just read gave @lead events at once (its
+ * CBR and MNT while tracing, all while not) and maybe d->async, status
+ * updates bound to its IP.  libipt's fetch of the last of them all reads
+ * on past the PSBEND, and a bad packet there fails the hand-over of the
+ * one before: with two or more, that one queued already, fpt hands the
+ * trace over (fpti_async_reached() takes the others).  0, or
+ * unsupported.
+ */
+static int
+psb_lead_ahead(struct fpt *d, unsigned lead)
+{
+	unsigned n = lead + (d->async ? 1 + d->nmore : 0);
+	int rc;
+
+	if (lead == 0 || n < 2 || n - lead > 1 ||
+	    (rc = fpti_check_ahead(d)) == 0)
+		return (0);
+	return (rc == -HWTR_E_UNSUPPORTED ? rc : fpti_unsupported(d, "a bad "
+	    "packet after a PSB+ whose events went out"));
+}
+
+/*
  * Read ahead to the next packet that matters, as fpti_read_ahead(), with
  * the CBR and MNT packets on the way as their events (libipt gives them
  * while an event waits for its TIP or FUP); that packet into @pkt.  Its
@@ -288,17 +357,8 @@ standalone_ahead(struct fpt *d, struct fpt_pkt *pkt)
 	}
 }
 
-/* The reader's state a dry run changes, to put it back after. */
-struct ahead_mark {
-	const uint8_t	*pos, *pk_pos;
-	struct fpt_pkt	pk;
-	uint64_t	tsc, nmnt;
-	int		has_tsc;
-	struct fpt_timing tm;
-};
-
-static void
-mark_save(const struct fpt *d, struct ahead_mark *m)
+void
+fpti_mark_save(const struct fpt *d, struct fpt_mark *m)
 {
 	m->pos = d->pos;
 	m->pk_pos = d->pk_pos;
@@ -309,8 +369,8 @@ mark_save(const struct fpt *d, struct ahead_mark *m)
 	m->tm = d->tm;
 }
 
-static void
-mark_back(struct fpt *d, const struct ahead_mark *m)
+void
+fpti_mark_back(struct fpt *d, const struct fpt_mark *m)
 {
 	d->pos = m->pos;
 	d->pk_pos = m->pk_pos;
@@ -334,7 +394,7 @@ mark_back(struct fpt *d, const struct ahead_mark *m)
 int
 fpti_check_ahead(struct fpt *d)
 {
-	struct ahead_mark m;
+	struct fpt_mark m;
 	struct fpt_pkt pkt;
 	const uint8_t *p;
 	int rc;
@@ -343,7 +403,7 @@ fpti_check_ahead(struct fpt *d)
 	if (d->pos < d->cfg.end && (fpti_is_tnt8(*d->pos) ||
 	    (*d->pos & 0x1f) == 0x0d))
 		return (0);
-	mark_save(d, &m);
+	fpti_mark_save(d, &m);
 	/* It reads on past a PSB+ without status events (fpti_psb_pass()). */
 	while ((rc = fpti_read_ahead(d)) == 0 && fpti_peek(d, &pkt) > 0 &&
 	    pkt.kind == FPT_PKT_PSB) {
@@ -355,7 +415,7 @@ fpti_check_ahead(struct fpt *d)
 	}
 	if (rc < 0 && rc != -HWTR_E_TRUNCATED)
 		return (rc);
-	mark_back(d, &m);
+	fpti_mark_back(d, &m);
 	return (0);
 }
 
@@ -584,8 +644,8 @@ ovf_fup(const struct fpt *d, const uint8_t *p, const uint8_t **fup)
  * the OVF over, or -HWTR_E_DECODE with d->pos past the OVF (where libipt
  * fails: its search for the FUP meets a packet that cannot follow).
  */
-static int
-ovf_check(struct fpt *d)
+int
+fpti_ovf_check(struct fpt *d)
 {
 	const uint8_t *fup;
 	int rc;
@@ -606,8 +666,8 @@ ovf_check(struct fpt *d)
 }
 
 /* Whether the events waiting in d->fupq consume their FUP. */
-static int
-fup_consumed(const struct fpt *d)
+int
+fpti_fup_consumed(const struct fpt *d)
 {
 	unsigned i;
 
@@ -718,7 +778,6 @@ fup_last_ahead(struct fpt *d)
 int
 fpti_async_reached(struct fpt *d)
 {
-	struct fpt_event ev;
 	unsigned i;
 	int rc;
 
@@ -727,9 +786,12 @@ fpti_async_reached(struct fpt *d)
 	/*
 	 * The first of the events a FUP binds: libipt's fetch of the last
 	 * reads on after the FUP (fup_last_ahead()) and can fail the one
-	 * before; the first n - 2 go out, then the flow's error.
+	 * before; the first n - 2 go out, then the flow's error.  So for a
+	 * PSB+'s status updates, whose last one's fetch reads on past the
+	 * PSBEND (psb_shared()).
 	 */
-	if (fup_shared(d) && (rc = fup_last_ahead(d)) < 0) {
+	if ((fup_shared(d) && (rc = fup_last_ahead(d)) < 0) ||
+	    (psb_shared(d) && (rc = fpti_check_ahead(d)) < 0)) {
 		if (rc == -HWTR_E_UNSUPPORTED)
 			return (rc);
 		if (d->nmore >= 2)
@@ -754,16 +816,10 @@ fpti_async_reached(struct fpt *d)
 	default:
 		break;
 	}
-	if (d->mode_pending && d->enabled) {
-		fpti_ev_init(d, &ev, FPT_EV_EXEC_MODE, d->pos);
-		ev.tsc = d->mode_tsc;
-		ev.has_tsc = (uint8_t)d->mode_has_tsc;
-		ev.ip = d->ip;
-		ev.mode = d->next_mode;
-		d->mode = d->next_mode;
-		d->mode_pending = 0;
-		fpti_ev_push(d, &ev);
-	}
+	/*
+	 * A MODE.exec (d->mode_pending) waits on: libipt keeps it for its
+	 * TIP (evb_tip) over the events before, a PSB+'s updates too.
+	 */
 	return (0);
 }
 
@@ -842,9 +898,9 @@ fpti_read_ahead(struct fpt *d)
 			 * packet on its header alone: a bad one fails
 			 * whoever decodes it next, not the read-ahead.
 			 */
-			if (rc == -HWTR_E_FORMAT && (hdr_class(d->pos,
-			    d->cfg.end) != HDR_STATUS || (d->nfupq > 0 &&
-			    is_fup_hdr(d->pos, d->cfg.end))))
+			if (rc == -HWTR_E_FORMAT && (fpti_hdr_class(d->pos,
+			    d->cfg.end) != FPT_HDR_STATUS || (d->nfupq > 0 &&
+			    fpti_is_fup_hdr(d->pos, d->cfg.end))))
 				return (0);
 			/* A corrupt TMA that SKZ84 has libipt skip. */
 			if (rc == -HWTR_E_FORMAT &&
@@ -912,8 +968,8 @@ fup_ahead(struct fpt *d, const struct fpt_pkt *pkt)
 			if (rc == -HWTR_E_FORMAT &&
 			    fpti_time_skip(d, p, NULL) < 0)
 				return (-HWTR_E_UNSUPPORTED);
-			if (rc == -HWTR_E_FORMAT && hdr_class(p,
-			    d->cfg.end) == HDR_STATUS)
+			if (rc == -HWTR_E_FORMAT && fpti_hdr_class(p,
+			    d->cfg.end) == FPT_HDR_STATUS)
 				goto bad;
 			return (0);
 		}
@@ -1009,8 +1065,8 @@ fpti_fup_then_end(struct fpt *d, const struct fpt_pkt *pkt)
  * How many FUPs with IP follow the FUP @pkt at d->pos, past PADs, up to
  * @max: a long run of them is not read to its end each time.
  */
-static int
-fups_after(const struct fpt *d, const struct fpt_pkt *pkt, int max)
+int
+fpti_fups_after(const struct fpt *d, const struct fpt_pkt *pkt, int max)
 {
 	struct fpt_pkt next;
 	const uint8_t *p;
@@ -1027,116 +1083,45 @@ fups_after(const struct fpt *d, const struct fpt_pkt *pkt, int max)
 	return (n);
 }
 
-/*
- * What the next event's packets do when libipt fetches them (a dry run
- * of its pt_qry_event from d->pos): 1 the event is complete, 0 it waits
- * for a TIP (@tip) or a FUP (@fup) that follows, -1 this is no event
- * packet there, -2 libipt fails it (a bad packet).
- */
-static int
-trail_step(const struct fpt *d, const struct fpt_pkt *pkt, int asy, int *tip,
-    int *fup)
-{
-	switch (pkt->kind) {
-	case FPT_PKT_TIP_PGE:
-		/* libipt's enabled event cannot do without its IP. */
-		return (pkt->ipc == FPT_IPC_SUPPRESSED ? -2 : 1);
-	case FPT_PKT_TIP_PGD:
-	case FPT_PKT_OVF:
-	case FPT_PKT_STOP:
-	case FPT_PKT_PWRE:
-	case FPT_PKT_PWRX:
-	case FPT_PKT_CBR:
-	case FPT_PKT_MNT:
-		return (1);
-	case FPT_PKT_TIP:
-		return (*tip ? 1 : -1);
-	case FPT_PKT_FUP:
-		return (*fup ? 1 : -1);
-	case FPT_PKT_MODE_EXEC:
-		*tip = 1;
-		return (0);
-	case FPT_PKT_MODE_TSX:
-		/* Standalone while tracing is off. */
-		if (!d->enabled)
-			return (1);
-		*fup = 1;
-		return (0);
-	case FPT_PKT_MWAIT:
-		*fup = 1;
-		return (0);
-	case FPT_PKT_PTW:
-	case FPT_PKT_EXSTOP:
-		if (pkt->flags == 0)
-			return (1);
-		*fup = 1;
-		return (0);
-	case FPT_PKT_PIP:
-	case FPT_PKT_VMCS:
-		/*
-		 * They wait for the TIP of an asynchronous branch begun in
-		 * this fetch (@asy, its FUPs), tracing or not; without one
-		 * they are events of their own (pt_qry_decode_pip).
-		 */
-		if (asy == 0)
-			return (1);
-		*tip = 1;
-		return (0);
-	default:
-		return (-1);
-	}
-}
-
-/*
- * Whether the packet at @p is a FUP by its header: an event packet to
- * libipt's read-ahead while an event waits for one (pt_qry_will_event(),
- * evb_fup), which stops there without decoding it, a bad IP size too.
- */
-static int
-is_fup_hdr(const uint8_t *p, const uint8_t *end)
-{
-	return (p < end && (p[0] & 0x1f) == 0x1d);
-}
-
-static int
-hdr_class(const uint8_t *p, const uint8_t *end)
+int
+fpti_hdr_class(const uint8_t *p, const uint8_t *end)
 {
 	uint8_t b;
 
 	if (p >= end)
-		return (HDR_STATUS);
+		return (FPT_HDR_STATUS);
 	b = p[0];
 	if (b == 0x02) {
 		if (end - p < 2)
-			return (HDR_STATUS);
+			return (FPT_HDR_STATUS);
 		b = p[1];
 		if (b == 0xa3)
-			return (HDR_TNT);
+			return (FPT_HDR_TNT);
 		/*
 		 * 02 c3 is MNT, an event, by its third byte (88); with any
 		 * other it is a bad opcode, and cut before it the end.
 		 */
 		if (b == 0xc3)
-			return (end - p >= 3 && p[2] == 0x88 ? HDR_EVENT :
-			    HDR_STATUS);
+			return (end - p >= 3 && p[2] == 0x88 ? FPT_HDR_EVENT :
+			    FPT_HDR_STATUS);
 		if ((b & 0x1f) == 0x12 || b == 0x43 || b == 0xf3 ||
 		    b == 0x83 || b == 0xc8 || b == 0x62 ||
 		    b == 0xe2 || b == 0xc2 || b == 0x22 || b == 0xa2 ||
 		    b == 0x03)
-			return (HDR_EVENT);
-		return (HDR_STATUS);
+			return (FPT_HDR_EVENT);
+		return (FPT_HDR_STATUS);
 	}
 	if (b == 0x99)
-		return (HDR_EVENT);
+		return (FPT_HDR_EVENT);
 	if (fpti_is_tnt8(b))
-		return (HDR_TNT);
+		return (FPT_HDR_TNT);
 	if ((b & 3) != 1)
-		return (HDR_STATUS);
+		return (FPT_HDR_STATUS);
 	if ((b & 0x1f) == 0x0d)
-		return (HDR_TIP);
+		return (FPT_HDR_TIP);
 	if ((b & 0x1f) == 0x11 || (b & 0x1f) == 0x01)
-		return (HDR_EVENT);
-	return (HDR_STATUS);
+		return (FPT_HDR_EVENT);
+	return (FPT_HDR_STATUS);
 }
 
 /*
@@ -1237,7 +1222,7 @@ fpti_error_at(struct fpt *d)
 	 */
 	if (d->async && fup_shared(d) &&
 	    ((p = fup_of(d, d->more[d->nmore - 1].offset)) != NULL ||
-	    is_fup_hdr(d->pos, d->cfg.end))) {
+	    fpti_is_fup_hdr(d->pos, d->cfg.end))) {
 		d->pos = p != NULL ? p : d->pos;
 		return;
 	}
@@ -1259,7 +1244,7 @@ fpti_error_at(struct fpt *d)
 	    pkt.kind != FPT_PKT_PSB) {
 		if (rc == -HWTR_E_TRUNCATED && p < d->cfg.end &&
 		    (is_status_hdr(p, d->cfg.end) || (d->nfupq == 0 &&
-		    is_fup_hdr(p, d->cfg.end))) && !hdr_cut(p, d->cfg.end))
+		    fpti_is_fup_hdr(p, d->cfg.end))) && !hdr_cut(p, d->cfg.end))
 			p = d->cfg.end;
 		d->pos = p;
 		return;
@@ -1316,253 +1301,20 @@ fpti_error_here(struct fpt *d, int err)
 
 /*
  * A query (@cond: a TNT bit, else a TIP) meets a packet cut by the end of
- * the trace at d->pos.  libipt looks at its header first: an event or,
- * for a TNT bit, a TIP (or for a TIP a TNT while bits are left) is a bad
- * query (-HWTR_E_NOENT); what it decodes is the end of the trace
+ * the trace at d->pos.  libipt looks at its header first: an event (a FUP
+ * events wait for too, pt_qry_will_event()'s evb_fup) or, for a TNT bit,
+ * a TIP (or for a TIP a TNT while bits are left) is a bad query
+ * (-HWTR_E_NOENT); what it decodes is the end of the trace
  * (-HWTR_E_TRUNCATED).
  */
 int
 fpti_cut_query(const struct fpt *d, int cond)
 {
-	int cls = hdr_class(d->pos, d->cfg.end);
+	int cls = d->nfupq > 0 && fpti_is_fup_hdr(d->pos, d->cfg.end) ?
+	    FPT_HDR_EVENT : fpti_hdr_class(d->pos, d->cfg.end);
 
-	if (cls == HDR_EVENT || (cond && cls == HDR_TIP) ||
-	    (!cond && cls == HDR_TNT && d->ntnt > 0))
+	if (cls == FPT_HDR_EVENT || (cond && cls == FPT_HDR_TIP) ||
+	    (!cond && cls == FPT_HDR_TNT && d->ntnt > 0))
 		return (-HWTR_E_NOENT);
 	return (-HWTR_E_TRUNCATED);
-}
-
-/*
- * libipt hands over an event and then fetches the one after it, when an
- * event packet is next (pt_blk_event's trailing event); a bad packet
- * while it decodes that one, or while it reads on after it, fails the
- * event already handed over.  Returns that error with d->pos at the bad
- * packet, or 0 with the decoder as it was (the next event's packets are
- * decoded for real when the flow reaches them), or FPT_EOS when the
- * trace ends in the next event's packets, or unsupported.
- */
-int
-fpti_trail_error(struct fpt *d)
-{
-	int rc, en = d->enabled;
-
-	rc = trail_error(d);
-	d->enabled = en;
-	return (rc);
-}
-
-/*
- * fpti_trail_error()'s dry run, which leaves d->enabled as a TIP.PGE or
- * TIP.PGD it passes sets it for what it reads after (BDM70).
- */
-static int
-trail_error(struct fpt *d)
-{
-	const char *unsup = d->unsup;
-	struct ahead_mark m;
-	struct fpt_pkt pkt;
-	/* A MODE.exec read before waits in libipt's queue for its TIP. */
-	int tip = d->mode_pending, fup = 0, rc, done = 0, step, cls;
-	int begun = 0, asy = 0, modew = d->mode_pending, eaten = 0;
-	unsigned nfupq, nfw = 0, nfc = 0;
-
-	if (d->ntnt > 0 || d->async)
-		return (0);
-	/*
-	 * Events a fetch before queued for a FUP (a MWAIT before the
-	 * TIP.PGE) are this fetch's: their FUP completes it.
-	 */
-	if (d->nfupq > 0) {
-		fup = 1;
-		nfw = d->nfupq;
-		nfc = fup_consumed(d);
-	}
-	mark_save(d, &m);
-	for (;;) {
-		/*
-		 * With an event waiting for a FUP (@fup), libipt's read-ahead
-		 * stops at the FUP, as fpt's does for those in d->fupq.
-		 */
-		nfupq = d->nfupq;
-		if (fup && nfupq == 0)
-			d->nfupq = 1;
-		else if (!fup && eaten)
-			d->nfupq = 0;
-		rc = fpti_read_ahead(d);
-		d->nfupq = nfupq;
-		if (rc == 0)
-			rc = fpti_peek(d, &pkt);
-		if (rc > 0 && pkt.kind == FPT_PKT_PSB)
-			rc = fpti_psb_plus_ok(d, d->pos + pkt.size);
-		if (rc < 0)
-			break;
-		/*
-		 * A PSB+'s status events are the next: with one, its fetch
-		 * reads on past the PSBEND; with more, it stays there;
-		 * with none, libipt's read-ahead passes over the PSB+, also
-		 * after the event is complete.
-		 */
-		if (pkt.kind == FPT_PKT_PSB) {
-			if ((step = fpti_psb_events(d, &d->pos)) > 1 ||
-			    (done && step > 0))
-				goto restore;
-			done = done || step;
-			continue;
-		}
-		if (done)
-			goto restore;
-		/*
-		 * An event begun waits for its TIP or FUP: a TNT, or a TIP
-		 * no event waits for, is libipt's bad query in that fetch.
-		 */
-		if (begun && (pkt.kind == FPT_PKT_TNT ||
-		    (pkt.kind == FPT_PKT_TIP && !tip))) {
-			rc = -HWTR_E_NOENT;
-			break;
-		}
-		/*
-		 * A FUP no event waits for: libipt's read-ahead takes it
-		 * for an asynchronous branch that its TIP completes (and
-		 * consumes); the next event is that one.
-		 */
-		if (pkt.kind == FPT_PKT_FUP && !fup) {
-			tip = 1;
-			asy++;
-			d->pos += pkt.size;
-			continue;
-		}
-		/* An OVF libipt cannot bind fails that fetch. */
-		if (pkt.kind == FPT_PKT_OVF && (rc = ovf_check(d)) != 0)
-			break;
-		/*
-		 * A TIP is consumed by the fetch only when it is the one
-		 * branch's that alone waits for it: count the others.
-		 */
-		if (pkt.kind == FPT_PKT_MODE_EXEC || ((pkt.kind ==
-		    FPT_PKT_PIP || pkt.kind == FPT_PKT_VMCS) && asy > 0))
-			modew++;
-		/* Read on to a packet that is no part of it: done. */
-		if ((step = trail_step(d, &pkt, asy, &tip, &fup)) == -1)
-			goto restore;
-		if (step < 0) {
-			rc = -HWTR_E_FORMAT;
-			break;
-		}
-		/*
-		 * A TIP or TIP.PGE a MODE.exec (PIP, VMCS) waits for stays
-		 * for the flow, a TIP.PGE whatever waits: libipt reads
-		 * nothing past it.  A TIP.PGD stays while another event
-		 * waits for it after the first.
-		 */
-		if (step == 1 && tip && (pkt.kind == FPT_PKT_TIP_PGE ||
-		    (pkt.kind == FPT_PKT_TIP && (asy != 1 || modew)) ||
-		    (pkt.kind == FPT_PKT_TIP_PGD && asy + modew > 1)))
-			goto restore;
-		/*
-		 * A FUP more than one event waits for stays for the others
-		 * (pt_qry_decode_fup), and the read-ahead stops at it.
-		 */
-		if (step == 1 && pkt.kind == FPT_PKT_FUP && nfw > 1) {
-			/*
-			 * With two, the next fetch gives the second event
-			 * and its read-ahead takes the same FUP and those
-			 * after it for asynchronous branches, failing on
-			 * the seventh (-pte_nomem), which loses the event
-			 * handed over: fpt hands the trace over before.
-			 */
-			if (nfw == 2 && fups_after(d, &pkt, 2) >= 2) {
-				rc = fpti_unsupported(d, "FUPs after the "
-				    "FUP of two events");
-				break;
-			}
-			goto restore;
-		}
-		/*
-		 * A TSX abort's FUP stays for the asynchronous branch it
-		 * begins: libipt's read-ahead after the event decodes it as
-		 * one (a dry run, fup_ahead) and fails the fetch on a bad
-		 * packet after it.
-		 */
-		if (step == 1 && pkt.kind == FPT_PKT_FUP && nfc == 0) {
-			fup = 0;
-			done = 1;
-			continue;
-		}
-		if (step == 0 && pkt.kind != FPT_PKT_MODE_EXEC &&
-		    pkt.kind != FPT_PKT_PIP && pkt.kind != FPT_PKT_VMCS) {
-			nfw++;
-			/* Only an aborted MODE.TSX leaves its FUP. */
-			if (pkt.kind != FPT_PKT_MODE_TSX || !(pkt.flags & 2))
-				nfc++;
-		}
-		d->pos += pkt.size;
-		if (pkt.kind == FPT_PKT_TIP_PGD || pkt.kind == FPT_PKT_TIP_PGE)
-			d->enabled = pkt.kind == FPT_PKT_TIP_PGE;
-		/*
-		 * What waits in libipt's queue (a PIP or VMCS behind an
-		 * asynchronous branch too) has begun the next event; what
-		 * it gives at once is that event.
-		 */
-		if (step == 0)
-			begun = 1;
-		done = step;
-		/*
-		 * The FUP the events waited for is consumed: nothing waits
-		 * for a FUP, and libipt's read-ahead after the event takes
-		 * the next for an asynchronous branch's (fup_ahead()).
-		 */
-		if (step == 1 && pkt.kind == FPT_PKT_FUP) {
-			fup = 0;
-			eaten = 1;
-		}
-	}
-	/*
-	 * The end of the trace: once the next event's packets have begun,
-	 * libipt's fetch of it fails there (pt_qry_event's -pte_eos), which
-	 * loses the event handed over and ends the trace; before, not here.
-	 */
-	if (rc == -HWTR_E_TRUNCATED) {
-		/*
-		 * A FUP the events wait for (a MWAIT queued before the
-		 * TIP.PGE too) is an event packet to libipt, which decodes
-		 * it in the next fetch: cut, it fails that fetch.
-		 */
-		cls = fup && is_fup_hdr(d->pos, d->cfg.end) ? HDR_EVENT :
-		    hdr_class(d->pos, d->cfg.end);
-		/* libipt's query looks at the header first, as above. */
-		if (!done && begun && (cls == HDR_TNT ||
-		    (cls == HDR_TIP && !tip)))
-			return (-HWTR_E_NOENT);
-		if (!done && (begun || cls == HDR_EVENT || (asy &&
-		    cls == HDR_TIP)))
-			return (FPT_EOS);
-		goto restore;
-	}
-	/*
-	 * libipt's read-ahead stops before a TNT, a TIP or an event packet
-	 * (a FUP an event waits for too) without decoding it: a bad one
-	 * fails the event only when it is that event's, and otherwise waits
-	 * for the flow.
-	 */
-	if (rc == -HWTR_E_FORMAT && (cls = fup && is_fup_hdr(d->pos,
-	    d->cfg.end) ? HDR_EVENT : hdr_class(d->pos, d->cfg.end)) !=
-	    HDR_STATUS && (done || cls == HDR_TNT ||
-	    (cls == HDR_TIP && !tip))) {
-		/* ... but an event begun meets it as a bad query. */
-		if (!done && begun && cls != HDR_EVENT)
-			return (-HWTR_E_NOENT);
-		goto restore;
-	}
-	/*
-	 * What fpt leaves to libipt (MTC, CYC ...) may hide a bad packet
-	 * that fails the event: the segment goes to libipt before it.
-	 */
-	if (rc == -HWTR_E_UNSUPPORTED)
-		return (rc);
-	d->unsup = unsup;
-	return (rc);
-restore:
-	mark_back(d, &m);
-	d->unsup = unsup;
-	return (0);
 }

@@ -175,7 +175,8 @@ fpt_x86_libipt(const uint8_t *p, size_t n, int mode,
 /*
  * Whether @p (@n bytes) is, after its prefixes, an instruction libipt's
  * length decoder takes for no branch that Zydis's categories make one:
- * XBEGIN or XABORT; BOUND (62 outside 64-bit mode but for EVEX, whose
+ * XBEGIN or XABORT, XEND (0f 01 d5, a conditional branch to Zydis), RSM
+ * (0f aa, a return from system management mode); BOUND (62 outside 64-bit mode but for EVEX, whose
  * second byte has its top two bits set), an "interrupt" to Zydis; and
  * anything VEX or EVEX encoded (c4, c5, 62; outside 64-bit mode only
  * with the second byte's top two bits set, else LES, LDS, BOUND), which
@@ -192,6 +193,10 @@ is_other(const uint8_t *p, size_t n, int mode)
 		return (1);
 	if (i + 1 < n && (p[i] == 0xc4 || p[i] == 0xc5 || p[i] == 0x62) &&
 	    (mode == 64 || (p[i + 1] & 0xc0) == 0xc0))
+		return (1);
+	if (i + 2 < n && p[i] == 0x0f && p[i + 1] == 0x01 && p[i + 2] == 0xd5)
+		return (1);
+	if (i + 1 < n && p[i] == 0x0f && p[i + 1] == 0xaa)
 		return (1);
 	return (i + 1 < n && (p[i] == 0xc7 || p[i] == 0xc6) &&
 	    p[i + 1] == 0xf8);

@@ -7,10 +7,11 @@
 /*
  * fpt's decoder state, shared by its parts: fpt_dec.c (the flow:
  * blocks over the block cache; fpt_query.c its trace queries,
- * fpt_exit.c a syscall's exit the short way) above fpt_ev.c (the
- * packet layer's read-ahead and the events: FUP-bound and standalone
- * events, OVF) above fpt_psb.c (PSB+) above fpt_evq.c (the packet at the
- * position, the IP, the event queue).  Not for use outside fpt.
+ * fpt_exit.c a syscall's exit the short way, fpt_trail.c the dry run
+ * of libipt's trailing event) above fpt_ev.c (the packet layer's
+ * read-ahead and the events: FUP-bound and standalone events, OVF)
+ * above fpt_psb.c (PSB+) above fpt_evq.c (the packet at the position,
+ * the IP, the event queue).  Not for use outside fpt.
  */
 
 #ifndef HWTR_FPT_INT_H
@@ -585,14 +586,45 @@ void	fpti_ev_init(struct fpt *, struct fpt_event *, int, const uint8_t *);
 void	fpti_ev_push(struct fpt *, const struct fpt_event *);
 int	fpti_unsupported(struct fpt *, const char *);
 
+/* What a packet's header is to libipt's read-ahead (its pt_df_fetch). */
+enum { FPT_HDR_STATUS, FPT_HDR_TNT, FPT_HDR_TIP, FPT_HDR_EVENT };
+
+/*
+ * Whether the packet at @p is a FUP by its header: an event packet to
+ * libipt's read-ahead while an event waits for one (pt_qry_will_event(),
+ * evb_fup), which stops there without decoding it, a bad IP size too.
+ */
+static inline int
+fpti_is_fup_hdr(const uint8_t *p, const uint8_t *end)
+{
+	return (p < end && (p[0] & 0x1f) == 0x1d);
+}
+
+/* The reader's state a dry run changes, to put it back after. */
+struct fpt_mark {
+	const uint8_t	*pos, *pk_pos;
+	struct fpt_pkt	pk;
+	uint64_t	tsc, nmnt;
+	int		has_tsc;
+	struct fpt_timing tm;
+};
+
 /* fpt_ev.c: the packet layer's read-ahead. */
 int	fpti_read_ahead(struct fpt *);
-int	fpti_trail_error(struct fpt *);
 int	fpti_cut_query(const struct fpt *, int);
 int	fpti_check_ahead(struct fpt *);
 void	fpti_error_at(struct fpt *);
 void	fpti_error_here(struct fpt *, int);
 int	fpti_fup_then_end(struct fpt *, const struct fpt_pkt *);
+int	fpti_hdr_class(const uint8_t *, const uint8_t *);
+int	fpti_fup_consumed(const struct fpt *);
+int	fpti_fups_after(const struct fpt *, const struct fpt_pkt *, int);
+int	fpti_ovf_check(struct fpt *);
+void	fpti_mark_save(const struct fpt *, struct fpt_mark *);
+void	fpti_mark_back(struct fpt *, const struct fpt_mark *);
+
+/* fpt_trail.c: the trailing event's dry run (above fpt_ev.c). */
+int	fpti_trail_error(struct fpt *);
 
 /* fpt_ev.c: events. */
 int	fpti_fetch_event(struct fpt *);

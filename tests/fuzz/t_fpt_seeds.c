@@ -16,6 +16,7 @@
  * the fixture's layout).
  */
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <atf-c.h>
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hwtrace.h"
 #include "hwtr_test.h"
@@ -159,6 +161,17 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	/* ... a whole one with a status update (MODE.exec), PSBEND 0x13. */
 	static const uint8_t psbst[] = { 0x0d, PSB16, 0x99, 0x01, 0x02, 0x23,
 	    0x00 };
+	/*
+	 * TIP without IP, a PSB+ of a PAD alone, PAD, TIP.PGE; one with a
+	 * TNT in it.
+	 */
+	static const uint8_t plain[] = { 0x0d, PSB16, 0x00, 0x02, 0x23, 0x00,
+	    0x71, 0x00, 0x10, 0, 0, 0, 0 };
+	static const uint8_t badpsb[] = { 0x0d, PSB16, 0x04, 0x02, 0x23, 0x00,
+	    0x71, 0x00, 0x10, 0, 0, 0, 0 };
+	/* TIP without IP, a FUP to 0x1000, PAD, TNT; a FUP without IP. */
+	static const uint8_t fup[] = { 0x0d, 0x3d, 0x00, 0x10, 0x00, 0x04 };
+	static const uint8_t fupnoip[] = { 0x0d, 0x1d, 0x00, 0x04 };
 	struct tf_items want, got;
 	uint8_t *pads;
 
@@ -210,15 +223,45 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, tip, sizeof(tip)) == 0);
 	got.v[4].event.offset = 0;
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, tip, sizeof(tip)) == 0);
+	/*
+	 * ... past a FUP with IP, which libipt's read-ahead decodes as an
+	 * asynchronous branch's (seed 6565), not past the TNT after it, nor
+	 * past a FUP without IP.
+	 */
+	got.v[4].event.offset = 5;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, fup, sizeof(fup)) == 1);
+	got.v[4].event.offset = 4;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, fup, sizeof(fup)) == 1);
+	got.v[4].event.offset = 6;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, fup, sizeof(fup)) == 0);
+	got.v[4].event.offset = 2;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, fupnoip,
+	    sizeof(fupnoip)) == 0);
+	got.v[4].event.offset = 1;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, fupnoip,
+	    sizeof(fupnoip)) == 1);
 	/* ... and at the end, past a packet it cuts, not past a TNT. */
 	got.v[4].event.offset = 3;
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, cut, sizeof(cut)) == 1);
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, tntcut, sizeof(tntcut)) == 0);
-	/* ... past a PSB+ the end cuts, not a whole one. */
+	/*
+	 * ... past a PSB+ the end cuts, and past a whole one without status
+	 * update (seed 6565), which libipt's read-ahead passes, to the packet
+	 * after it, not past that, nor past one with a TNT in it.
+	 */
 	got.v[4].event.offset = sizeof(psbcut);
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbcut, sizeof(psbcut)) == 1);
 	got.v[4].event.offset = sizeof(psbend);
-	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbend, sizeof(psbend)) == 0);
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbend, sizeof(psbend)) == 1);
+	got.v[4].event.offset = 0x14;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, plain, sizeof(plain)) == 1);
+	got.v[4].event.offset = 0x15;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, plain, sizeof(plain)) == 1);
+	got.v[4].event.offset = 0x1c;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, plain, sizeof(plain)) == 0);
+	got.v[4].event.offset = 0x15;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, badpsb,
+	    sizeof(badpsb)) == 0);
 	/*
 	 * ... at the PSBEND of a whole one with status updates, where the
 	 * read-ahead stops, and not at another packet of it, nor past it, nor
@@ -319,6 +362,38 @@ ATF_TC_BODY(noip_offset_skip_is_narrow, tc)
 	tf_items_free(&got);
 }
 
+/*
+ * An input that ends on a page's edge with an aligned word of PSB
+ * payload (fuzz_fpt, seed 6262): libipt 2.0.5's pt_sync_forward() reads
+ * the byte after it (pt_find_psb()), past the page, which fpt_one_run()'s
+ * copy keeps inside.  By construction no PSB is whole: neither decoder
+ * gives an item.
+ */
+ATF_TC_WITHOUT_HEAD(input_at_page_end);
+ATF_TC_BODY(input_at_page_end, tc)
+{
+	static const uint8_t payload[] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	};
+	struct fpt_one_prog p;
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *map, *in;
+	char msg[512];
+
+	load_prog(&p);
+	ATF_REQUIRE(pg > 0);
+	map = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ATF_REQUIRE(map != MAP_FAILED);
+	ATF_REQUIRE(mprotect(map + pg, (size_t)pg, PROT_NONE) == 0);
+	in = map + pg - sizeof(payload);
+	memcpy(in, payload, sizeof(payload));
+	ATF_CHECK_MSG(fpt_one_run(&p, in, sizeof(payload), 0, 1, msg,
+	    sizeof(msg)) == 0, "%s", msg);
+	ATF_REQUIRE(munmap(map, 2 * (size_t)pg) == 0);
+	fpt_one_free(&p);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, found_inputs_agree);
@@ -326,5 +401,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, skips_are_narrow);
 	ATF_TP_ADD_TC(tp, error_offsets_compared);
 	ATF_TP_ADD_TC(tp, noip_offset_skip_is_narrow);
+	ATF_TP_ADD_TC(tp, input_at_page_end);
 	return (atf_no_error());
 }

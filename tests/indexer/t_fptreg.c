@@ -36,6 +36,29 @@
 #define MWAIT		0x02, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0
 
 /*
+ * The sync's PSB+ at 0x1000 in 64-bit mode, a MODE.exec that waits for
+ * its TIP, and a PSB+ with a status update at 0x1000, 48 bytes.
+ */
+#define MODE_PSB_MODE \
+	PSB_BYTES, \
+	0x3d, 0x00, 0x10,	/* FUP 0x1000 */ \
+	0x99, 0x01,		/* MODE 64 */ \
+	0x02, 0x23,		/* PSBEND */ \
+	0x99, 0x01,		/* MODE 64, for a TIP */ \
+	PSB_BYTES, \
+	0x3d, 0x00, 0x10,	/* FUP 0x1000 */ \
+	0x99, 0x01,		/* MODE 64 */ \
+	0x02, 0x23		/* PSBEND */
+
+/*
+ * The sync's PSB+ at 0x1000 in 64-bit mode and a PSB+ up to its FUP to
+ * 0x1000, 42 bytes.
+ */
+#define SYNC_ON_1000 \
+	PSB_BYTES, 0x3d, 0x00, 0x10, 0x99, 0x01, 0x02, 0x23, \
+	PSB_BYTES, 0x3d, 0x00, 0x10
+
+/*
  * @pt over @code at 0x1000 through both decoders: fpt must give what
  * libipt gives (@unsup: a prefix of it, then hand the trace over), with
  * the errors at the same offsets; libipt must give @n items, the last
@@ -973,6 +996,283 @@ ATF_TC_BODY(tsx_fup_after_pgd, tc)
 	    sizeof(call), 6, 0, 1);
 }
 
+/*
+ * A MODE.exec waits for its TIP (libipt's evb_tip), and libipt's block
+ * decoder fetches the mode's event as soon as that TIP is next; when the
+ * TIP goes to the flow's IP, or has no IP, the event is there
+ * (pt_blk_proceed_to_exec_mode()) and is handed over before any code is
+ * decoded, the TIP left for the branch that takes it.  fpt went to the
+ * code first: with none at the IP it gave the error libipt gives after
+ * the event, with some it handed the trace over.  By construction: the
+ * sync's status update, the mode event, then no code at 0x2000: the
+ * error at the TIP, 0x19 (3 items); the same for a TIP without IP; at
+ * 0x1000 (a ret): the two events and the ret's block, then no trace is
+ * left (3 items).
+ */
+ATF_TC_WITHOUT_HEAD(mode_tip_to_here);
+ATF_TC_BODY(mode_tip_to_here, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,
+		0x3d, 0x00, 0x20,			/* FUP 0x2000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x99, 0x01,				/* MODE 64 */
+		0x2d, 0x00, 0x20,			/* TIP 0x2000 */
+	};
+	static const uint8_t noip[] = {
+		PSB_BYTES,
+		0x3d, 0x00, 0x20,			/* FUP 0x2000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x99, 0x01,				/* MODE 64 */
+		0x0d,					/* TIP, no IP */
+	};
+	static const uint8_t code_pt[] = {
+		PSB_BYTES,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x99, 0x01,				/* MODE 64 */
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("mode_tip_to_here", pt, sizeof(pt), code, sizeof(code), 3,
+	    0x19, 0);
+	both("mode_tip_without_ip", noip, sizeof(noip), code, sizeof(code),
+	    3, 0x19, 0);
+	both("mode_tip_to_here_code", code_pt, sizeof(code_pt), code,
+	    sizeof(code), 3, 0, 0);
+}
+
+/*
+ * A MODE.exec waits for its TIP over a PSB+ with status updates (seed
+ * 5151): libipt's event queue keeps it for the TIP (evb_tip) while the
+ * PSB+'s updates go out at their PSBEND, and gives it only when that TIP
+ * comes.  fpt gave it as soon as the flow reached the updates' IP.  By
+ * construction: the sync's update and the PSB+'s, then no TIP: 2 items;
+ * with a TIP to the flow's IP, the mode event there and the ret's block:
+ * 4; with a bad TIP (IP size 7), libipt's fetch of the mode event after
+ * the PSB+'s update fails it: the sync's update and the error at 0x30.
+ */
+ATF_TC_WITHOUT_HEAD(mode_waits_over_psb_plus);
+ATF_TC_BODY(mode_waits_over_psb_plus, tc)
+{
+	static const uint8_t pt[] = { MODE_PSB_MODE };
+	static const uint8_t tip[] = {
+		MODE_PSB_MODE,
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+	};
+	static const uint8_t bad[] = {
+		MODE_PSB_MODE,
+		0xed, 0, 0, 0, 0, 0, 0, 0, 0,		/* TIP, IP size 7 */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("mode_waits_over_psb_plus", pt, sizeof(pt), code, sizeof(code),
+	    2, 0, 0);
+	both("mode_over_psb_plus_tip", tip, sizeof(tip), code, sizeof(code),
+	    4, 0, 0);
+	both("mode_over_psb_plus_bad_tip", bad, sizeof(bad), code,
+	    sizeof(code), 2, 0x30, 0);
+}
+
+/*
+ * XEND (0f 01 d5) and RSM (0f aa) are no branches to libipt's length
+ * decoder (ptic_other), while Zydis's categories make XEND a conditional
+ * branch and RSM a return (seed 6161: an XEND in glibc's lock elision
+ * took a TNT bit).  By construction: the mode event, the enabled event,
+ * the block through the jz that takes the one bit (3 instructions), and
+ * the ret has no trace: 3 items; each alone before the jz too.
+ */
+ATF_TC_WITHOUT_HEAD(xend_rsm_no_branch);
+ATF_TC_BODY(xend_rsm_no_branch, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x06,					/* TNT: T */
+	};
+	/* xend; rsm; jz +0; ret */
+	static const uint8_t both_code[] = {
+		0x0f, 0x01, 0xd5, 0x0f, 0xaa, 0x74, 0x00, 0xc3,
+	};
+	/* xend; jz +0; ret */
+	static const uint8_t xend[] = { 0x0f, 0x01, 0xd5, 0x74, 0x00, 0xc3 };
+	/* rsm; jz +0; ret */
+	static const uint8_t rsm[] = { 0x0f, 0xaa, 0x74, 0x00, 0xc3 };
+
+	both("xend_rsm_no_branch", pt, sizeof(pt), both_code,
+	    sizeof(both_code), 3, 0, 0);
+	both("xend_no_branch", pt, sizeof(pt), xend, sizeof(xend), 3, 0, 0);
+	both("rsm_no_branch", pt, sizeof(pt), rsm, sizeof(rsm), 3, 0, 0);
+}
+
+/*
+ * A MODE.exec after a TIP waits for the next TIP, and then a TNT the end
+ * of the trace cuts (seed 6262): libipt's fetch of the mode's event stops
+ * at the TNT by its header alone (pt_df_fetch() does not read on), which
+ * is its bad query there; fpt's fetch took the cut TNT for the end and
+ * the flow went on.  The same for the events an MWAIT begins, before a
+ * cut TNT or TIP.  By construction: the mode event, the enabled event,
+ * the jmp's block, the error at the cut packet, 0x20 after the MODE.exec
+ * and 0x28 after the MWAIT: 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(cut_tnt_after_mode);
+ATF_TC_BODY(cut_tnt_after_mode, tc)
+{
+	static const uint8_t mode[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0xa3, 0x00, 0x00,			/* TNT-64, cut */
+	};
+	static const uint8_t mwait[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+		MWAIT,
+		0x02, 0xa3, 0x00, 0x00,			/* TNT-64, cut */
+	};
+	static const uint8_t tip[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+		MWAIT,
+		0x4d, 0x00, 0x10,			/* TIP 32 bits, cut */
+	};
+	/* jmp *%rax */
+	static const uint8_t code[] = { 0xff, 0xe0 };
+
+	both("cut_tnt_after_mode", mode, sizeof(mode), code, sizeof(code),
+	    4, 0x20, 0);
+	both("cut_tnt_after_mwait", mwait, sizeof(mwait), code, sizeof(code),
+	    4, 0x28, 0);
+	both("cut_tip_after_mwait", tip, sizeof(tip), code, sizeof(code),
+	    4, 0x28, 0);
+}
+
+/*
+ * MODE.TSX while tracing waits for a FUP, and libipt's queue of such
+ * events holds six: the fetch that meets a seventh fails (-pte_nomem),
+ * losing the enabled event handed over before it (seed 6363).  fpt's
+ * dry run of that fetch counted none and took the end of the trace for
+ * where it fails; its reader takes four.  By construction: seven, the
+ * mode event and the error at the seventh, 0x27, fpt handing the trace
+ * over after the mode event; four, the fetch meets the end, which loses
+ * the enabled event: the mode event alone, whole.
+ */
+ATF_TC_WITHOUT_HEAD(tsx_modes_past_queue);
+ATF_TC_BODY(tsx_modes_past_queue, tc)
+{
+	static const uint8_t seven[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x99, 0x20, 0x99, 0x20, 0x99, 0x20,	/* MODE.TSX x 7 */
+		0x99, 0x20, 0x99, 0x20, 0x99, 0x20,
+		0x99, 0x20,
+	};
+	static const uint8_t four[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x99, 0x20, 0x99, 0x20, 0x99, 0x20,	/* MODE.TSX x 4 */
+		0x99, 0x20,
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("tsx_modes_past_queue", seven, sizeof(seven), code,
+	    sizeof(code), 2, 0x27, 1);
+	both("four_tsx_modes", four, sizeof(four), code, sizeof(code), 1, 0,
+	    0);
+}
+
+/*
+ * A PSB+ read while tracing, with two or more status updates, then a bad
+ * packet (seed 6464): libipt hands the updates over at the PSBEND one at
+ * a time, each as it fetches the next, and the fetch of the last reads
+ * on past the PSBEND and fails there, which loses the one before too:
+ * the first n - 2 go out, then the error.  fpt lost the last alone.  By
+ * construction, after the sync's mode event: with three updates (two
+ * MODE.TSX, MODE.exec) the first and the error at 0x32, 3 items; with
+ * two, the error at 0x30, 2 items; with four, two and the error at 0x34,
+ * 4 items.  With a CBR first, which fpt gives at once, it hands the
+ * trace over (2 items from libipt, the error at 0x32).
+ */
+ATF_TC_WITHOUT_HEAD(bad_after_psb_updates_on);
+ATF_TC_BODY(bad_after_psb_updates_on, tc)
+{
+	static const uint8_t three[] = {
+		SYNC_ON_1000,				/* ..., FUP 0x1000 */
+		0x99, 0x20, 0x99, 0x20,			/* MODE.TSX x 2 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x02, 0xff,				/* bad opcode */
+	};
+	static const uint8_t two[] = {
+		SYNC_ON_1000,
+		0x99, 0x20,				/* MODE.TSX */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x02, 0xff,				/* bad opcode */
+	};
+	static const uint8_t four[] = {
+		SYNC_ON_1000,
+		0x99, 0x20, 0x99, 0x20, 0x99, 0x20,	/* MODE.TSX x 3 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x02, 0xff,				/* bad opcode */
+	};
+	static const uint8_t cbr[] = {
+		SYNC_ON_1000,
+		0x02, 0x03, 0x10, 0x00,			/* CBR */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x02, 0xff,				/* bad opcode */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("bad_after_three_psb_updates", three, sizeof(three), code,
+	    sizeof(code), 3, 0x32, 0);
+	both("bad_after_two_psb_updates", two, sizeof(two), code,
+	    sizeof(code), 2, 0x30, 0);
+	both("bad_after_four_psb_updates", four, sizeof(four), code,
+	    sizeof(code), 4, 0x34, 0);
+	both("bad_after_psb_cbr_update", cbr, sizeof(cbr), code,
+	    sizeof(code), 2, 0x32, 1);
+}
+
+/*
+ * An MWAIT before the TIP.PGE waits for the next FUP, which the end of
+ * the trace cuts after a TNT (seed 6666): a TNT bit left keeps libipt
+ * from fetching the events first, and the jmp's TIP query meets that FUP
+ * as an event by its header (pt_qry_will_event(), evb_fup): a bad query.
+ * fpt's query took the cut FUP for the end.  By construction: the mode
+ * event, the enabled event, the jz's block (a bit), the jmp's, the error
+ * at the FUP, 0x26: 5 items.
+ */
+ATF_TC_WITHOUT_HEAD(cut_fup_query_after_mwait);
+ATF_TC_BODY(cut_fup_query_after_mwait, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		MWAIT,
+		PGE_1000,
+		0x0e,					/* TNT: T T */
+		0x3d, 0x00,				/* FUP, cut */
+	};
+	/* jz +0; jmp *%rax */
+	static const uint8_t code[] = { 0x74, 0x00, 0xff, 0xe0 };
+
+	both("cut_fup_query_after_mwait", pt, sizeof(pt), code, sizeof(code),
+	    5, 0x26, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -998,5 +1298,12 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, long_psb_plus_after_sync);
 	ATF_TP_ADD_TC(tp, pip_new_cr3_flushes_cache);
 	ATF_TP_ADD_TC(tp, tsx_fup_after_pgd);
+	ATF_TP_ADD_TC(tp, mode_tip_to_here);
+	ATF_TP_ADD_TC(tp, mode_waits_over_psb_plus);
+	ATF_TP_ADD_TC(tp, xend_rsm_no_branch);
+	ATF_TP_ADD_TC(tp, cut_tnt_after_mode);
+	ATF_TP_ADD_TC(tp, tsx_modes_past_queue);
+	ATF_TP_ADD_TC(tp, bad_after_psb_updates_on);
+	ATF_TP_ADD_TC(tp, cut_fup_query_after_mwait);
 	return (atf_no_error());
 }
