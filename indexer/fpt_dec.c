@@ -214,6 +214,7 @@ fpt_next(struct fpt *d, struct fpt_item *it)
 
 	if (b != NULL) {
 		it->kind = FPT_ITEM_BLOCK;
+		it->runs = 1;
 		it->block = *b++;
 		d->run_b = b != end ? b : NULL;
 		return (0);
@@ -320,7 +321,8 @@ next_hot(struct fpt *d, struct fpt_item *it)
 		end = e->dend;
 	} else
 		return (next_hot1(d, it, first));
-	fpti_block_out(d, it, e, ninsn, end, d->last.isid, to);
+	/* No TNT bit was at hand, none is: no run follows. */
+	fpti_block_out(d, it, e, ninsn, end, d->last.isid, to, 0);
 	return (0);
 }
 
@@ -354,6 +356,8 @@ next_warm(struct fpt *d, struct fpt_item *it)
 		return (next_hot(d, it));
 	if (d->hot && hot_ready(d) && hot_block(d, it))
 		return (0);
+	/* Whatever the long way gives, said to maybe leave a run. */
+	it->runs = 1;
 	if (d->hot && d->pos < d->cfg.end && *d->pos == 0x01 &&
 	    fpti_exit(d, it))
 		return (0);
@@ -465,7 +469,7 @@ hot_from(struct fpt *d, struct fpt_item *it, const struct fpt_cache_entry *e,
 		return (0);
 	if (call)
 		rs_push(d, ret);
-	fpti_block_out(d, it, e, ninsn, end, d->last.isid, to);
+	fpti_block_out(d, it, e, ninsn, end, d->last.isid, to, d->ntnt != 0);
 	return (1);
 }
 
@@ -576,7 +580,7 @@ done:
 		d->rs_top = (d->rs_top + FPT_RS_MAX - 1) % FPT_RS_MAX;
 		d->rs_n--;
 	}
-	fpti_block_out(d, it, e, ninsn, end, isid, to);
+	fpti_block_out(d, it, e, ninsn, end, isid, to, d->ntnt != 0);
 	return (1);
 }
 
@@ -628,6 +632,7 @@ hot_run(struct fpt *d, struct fpt_item *it)
 	if (r == NULL)
 		return (0);
 	it->kind = FPT_ITEM_BLOCK;
+	it->runs = 1;
 	it->block = r->b[0];
 	return (1);
 }

@@ -419,16 +419,18 @@ fpti_tnt_or_tip(const uint8_t *p, const uint8_t *end)
 
 /*
  * @it, the block from d->ip to @e's last instruction, @ninsn long and
- * ending as @end; the flow goes on at @to.
+ * ending as @end; the flow goes on at @to.  @runs: its runs field
+ * (struct fpt_item), 0 only where no run's rest and no TNT bit is left.
  */
 static inline void
 fpti_block_out(struct fpt *d, struct fpt_item *it,
     const struct fpt_cache_entry *e, unsigned ninsn, uint8_t end, int isid,
-    uint64_t to)
+    uint64_t to, int runs)
 {
 	struct fpt_block *b = &it->block;
 
 	it->kind = FPT_ITEM_BLOCK;
+	it->runs = (uint8_t)runs;
 	b->ip = d->ip;
 	b->end_ip = fpt_cache_dip(e);
 	b->ninsn = ninsn;

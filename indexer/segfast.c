@@ -165,7 +165,8 @@ fast_run(struct dec *d, uint32_t *nblocks)
 	size_t n, lim;
 	int rc;
 
-	n = d->w.in->blind_end ? 0 : fpt_run_rest(d->fp, &rb, &m);
+	n = d->w.in->blind_end || !d->pk.runs ? 0 :
+	    fpt_run_rest(d->fp, &rb, &m);
 	/* The blocks after d->pk up to decode.c's next check. */
 	lim = 4095 - (*nblocks & 4095);
 	if (n > lim)
@@ -232,8 +233,10 @@ ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks)
 	for (;;) {
 		d->pk_state = 0;
 		d->cur_off = d->pk_off;
+		/* No run follows a block fpt says none does (runs 0). */
 		if ((rc = fast_run(d, nblocks)) < 0 ||
-		    (!d->w.in->blind_end && (rc = fast_runs(d, nblocks)) < 0))
+		    (!d->w.in->blind_end && d->pk.runs &&
+		    (rc = fast_runs(d, nblocks)) < 0))
 			return (rc);
 		status = ix_fast_peek(d);
 		/*

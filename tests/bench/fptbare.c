@@ -15,7 +15,8 @@
  * - runs: as `index` drives it (indexer/segfast.c): after a block from
  *   fpt_next(), the rest of its memoized run (fpt_run_rest(),
  *   fpt_run_take()), then run after run from the TNT bits at hand
- *   (fpt_run_next()), their blocks taken without fpt_next()'s checks;
+ *   (fpt_run_next()), their blocks taken without fpt_next()'s checks,
+ *   neither asked after a block whose item says no run follows;
  * - items: fpt_next() alone, one item per block.
  * A round runs libipt, then fpt each way (-R: runs only, -1: items
  * only); there are @runs rounds (-r, default 3) and each loop's best run
@@ -98,8 +99,8 @@ sum_blocks(const struct fpt_block *b, size_t n)
  * segfast.c stops every 4096 blocks for the indexer's progress checks).
  * Instructions; @why set when unsupported.
  */
-static uint64_t
-run_fpt(struct fpt *d, int runs, const char **why)
+static inline __attribute__((always_inline)) uint64_t
+run_fpt_loop(struct fpt *d, int runs, const char **why)
 {
 	const struct fpt_block *b;
 	struct fpt_memo *m;
@@ -124,7 +125,8 @@ run_fpt(struct fpt *d, int runs, const char **why)
 			continue;
 		}
 		n += it.block.ninsn;
-		if (!runs)
+		/* As segfast.c: no run machinery where fpt says none is. */
+		if (!runs || !it.runs)
 			continue;
 		if ((k = fpt_run_rest(d, &b, &m)) > 0) {
 			n += sum_blocks(b, k);
@@ -134,6 +136,13 @@ run_fpt(struct fpt *d, int runs, const char **why)
 			n += sum_blocks(b, k);
 	}
 	return (n);
+}
+
+/* run_fpt_loop(), each loop made apart: neither tests @runs per block. */
+static uint64_t
+run_fpt(struct fpt *d, int runs, const char **why)
+{
+	return (runs ? run_fpt_loop(d, 1, why) : run_fpt_loop(d, 0, why));
 }
 
 struct total {
