@@ -313,15 +313,17 @@ fpti_cache_find(const struct fpt_cache *c, uint64_t ip, int isid,
 
 /*
  * The slot of the run from @ip with the TNT state @ts (fpti_run_key()):
- * a multiplicative hash's top bits, since the low bits of code addresses
- * and TNT states collide (g256: 72 K runs made again of 1.8 M, 47 K
- * with the hash, 31 K with it and twice the slots, 6.5 MB).
+ * the low bits of both, so that the runs of nearby code are in nearby
+ * slots (a multiplicative hash spread them: more of run_start()'s time
+ * in perf, and 31 K runs made again).  The TNT state, 9 bits, shifted
+ * by 5 needs FPT_RUN_BITS >= 14: at 13 its top bit was lost and g256
+ * made 72 K of 1.8 M runs again, at 14 28 K.
  */
 static inline struct fpt_run *
 fpti_run_slot(const struct fpt *d, uint64_t ip, uint16_t ts)
 {
-	return (&d->runs[((ip ^ ((uint64_t)ts << 5)) *
-	    0x9e3779b97f4a7c15ull) >> (64 - FPT_RUN_BITS)]);
+	return (&d->runs[(ip ^ ((uint64_t)ts << 5)) &
+	    ((1u << FPT_RUN_BITS) - 1)]);
 }
 
 /*
