@@ -247,6 +247,13 @@ enum fpt_item_kind {
 
 struct fpt_item {
 	uint8_t		kind;		/* enum fpt_item_kind */
+	/*
+	 * A block: 0 when fpt_run_rest() and fpt_run_next() are known to
+	 * give nothing after it (no run's rest, no TNT bit at hand), so
+	 * that a caller of the run API need not ask; non-zero when they
+	 * may give blocks.  fpt_next() gives the same items either way.
+	 */
+	uint8_t		runs;
 	struct fpt_block block;
 	struct fpt_event event;
 };
@@ -264,6 +271,7 @@ struct fpt;
 struct fpt_memo {
 	const struct fpt_block *rb;	/* of the rest from there; NULL */
 	uint32_t	tag;
+	uint32_t	aux[2];
 	uint8_t		n, len;		/* blocks, bytes */
 	uint8_t		bytes[FPT_MEMO_BYTES];
 };

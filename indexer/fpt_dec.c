@@ -63,6 +63,8 @@ static int	tnt_refill(struct fpt *);
 static int	tnt_next(const struct fpt *);
 static int	hot_block(struct fpt *, struct fpt_item *);
 static inline const struct fpt_run *run_start(struct fpt *);
+static inline void	run_rest_set(struct fpt *, const struct fpt_run *,
+			    const struct fpt_block *);
 static inline int	hot_run(struct fpt *, struct fpt_item *);
 static inline int	hot_one(struct fpt *, struct fpt_item *, int);
 static inline int	hot_from(struct fpt *, struct fpt_item *,
@@ -214,6 +216,7 @@ fpt_next(struct fpt *d, struct fpt_item *it)
 
 	if (b != NULL) {
 		it->kind = FPT_ITEM_BLOCK;
+		it->runs = 1;
 		it->block = *b++;
 		d->run_b = b != end ? b : NULL;
 		return (0);
@@ -228,7 +231,8 @@ fpt_run_rest(struct fpt *d, const struct fpt_block **bp,
 	if (d->run_b == NULL)
 		return (0);
 	*bp = d->run_b;
-	*memo = &d->runs[d->run - d->runs].memo;
+	/* The caller's, in a run fpt holds as const: no index to compute. */
+	*memo = (struct fpt_memo *)(uintptr_t)&d->run->memo;
 	return ((size_t)(d->run_end - d->run_b));
 }
 
@@ -320,7 +324,8 @@ next_hot(struct fpt *d, struct fpt_item *it)
 		end = e->dend;
 	} else
 		return (next_hot1(d, it, first));
-	fpti_block_out(d, it, e, ninsn, end, d->last.isid, to);
+	/* No TNT bit was at hand, none is: no run follows. */
+	fpti_block_out(d, it, e, ninsn, end, d->last.isid, to, 0);
 	return (0);
 }
 
@@ -354,6 +359,8 @@ next_warm(struct fpt *d, struct fpt_item *it)
 		return (next_hot(d, it));
 	if (d->hot && hot_ready(d) && hot_block(d, it))
 		return (0);
+	/* Whatever the long way gives, said to maybe leave a run. */
+	it->runs = 1;
 	if (d->hot && d->pos < d->cfg.end && *d->pos == 0x01 &&
 	    fpti_exit(d, it))
 		return (0);
@@ -465,7 +472,7 @@ hot_from(struct fpt *d, struct fpt_item *it, const struct fpt_cache_entry *e,
 		return (0);
 	if (call)
 		rs_push(d, ret);
-	fpti_block_out(d, it, e, ninsn, end, d->last.isid, to);
+	fpti_block_out(d, it, e, ninsn, end, d->last.isid, to, d->ntnt != 0);
 	return (1);
 }
 
@@ -576,7 +583,7 @@ done:
 		d->rs_top = (d->rs_top + FPT_RS_MAX - 1) % FPT_RS_MAX;
 		d->rs_n--;
 	}
-	fpti_block_out(d, it, e, ninsn, end, isid, to);
+	fpti_block_out(d, it, e, ninsn, end, isid, to, d->ntnt != 0);
 	return (1);
 }
 
@@ -584,8 +591,8 @@ done:
  * hot_block() over a memoized run (fpti_run()) when its blocks all start
  * in the span hot_ready() holds d->ip to: the run, its blocks made (the
  * TNT bits taken, the returns pushed and popped, d->ip past the last),
- * the first given and the others to give from d->run_b; NULL, nothing
- * changed, when it does not apply.
+ * for the caller to give (its rest from d->run_b, which the caller
+ * sets); NULL, nothing changed, when it does not apply.
  */
 static inline const struct fpt_run *
 run_start(struct fpt *d)
@@ -611,12 +618,17 @@ run_start(struct fpt *d)
 	/* The next run's slot, while this one's blocks are given. */
 	if (d->ntnt > 0)
 		__builtin_prefetch(fpti_run_slot(d, d->ip, fpti_run_key(d)));
-	if (r->nb > 1) {
-		d->run = r;
-		d->run_b = &r->b[1];
-		d->run_end = &r->b[r->nb];
-	}
 	return (r);
+}
+
+/* The blocks of @r from @b on (b[0] < @b < r->b + r->nb) to give next. */
+static inline void
+run_rest_set(struct fpt *d, const struct fpt_run *r,
+    const struct fpt_block *b)
+{
+	d->run = r;
+	d->run_b = b;
+	d->run_end = &r->b[r->nb];
 }
 
 /* run_start() for fpt_next(): 1 with the run's first block in @it. */
@@ -627,7 +639,10 @@ hot_run(struct fpt *d, struct fpt_item *it)
 
 	if (r == NULL)
 		return (0);
+	if (r->nb > 1)
+		run_rest_set(d, r, &r->b[1]);
 	it->kind = FPT_ITEM_BLOCK;
+	it->runs = 1;
 	it->block = r->b[0];
 	return (1);
 }
@@ -647,13 +662,12 @@ fpt_run_next(struct fpt *d, size_t max, const struct fpt_block **bp,
 	    d->ntnt == 0 || (r = run_start(d)) == NULL)
 		return (0);
 	*bp = r->b;
-	*memo = &d->runs[r - d->runs].memo;
+	*memo = (struct fpt_memo *)(uintptr_t)&r->memo;
 	if (r->nb > max) {
 		assert(max > 0);
-		d->run_b = &r->b[max];
+		run_rest_set(d, r, &r->b[max]);
 		return (max);
 	}
-	d->run_b = NULL;
 	return (r->nb);
 }
 

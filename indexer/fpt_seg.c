@@ -293,7 +293,7 @@ fast_peek(struct dec *d)
 			    "reads ahead");
 			return (-pte_eos);
 		}
-			if (rc == FPT_EOS)
+		if (rc == FPT_EOS)
 			d->pk_state = 2;
 		else if (rc == -HWTR_E_UNSUPPORTED) {
 			fast_bail(d, 1, fpt_unsupported(d->fp));

@@ -107,6 +107,8 @@ fast_fill(struct dec *d, const struct fpt_block *fb,
 		m->n = (uint8_t)n;
 		m->len = (uint8_t)(ops->len - at);
 		m->tag = d->prev_lb;
+		m->aux[0] = d->pnext[0];
+		m->aux[1] = d->pnext[1];
 		memcpy(m->bytes, ops->p + at, m->len);
 	}
 	return (0);
@@ -119,8 +121,9 @@ fast_fill(struct dec *d, const struct fpt_block *fb,
  * but the first is the one compared already (@same: the one written
  * last).  Then the operations of these blocks are those of the same
  * blocks the last time: a copy from the run's memo @m (struct fpt_memo:
- * @tag the last block's index + 1, @bytes the operations), kept the
- * first time (fast_fill()).  0, or < 0 on a failure.
+ * @tag the last block's index + 1, @aux its successors then, which only
+ * guide the next lookup, @bytes the operations), kept the first time
+ * (fast_fill()).  0, or < 0 on a failure.
  */
 static inline __attribute__((always_inline)) int
 fast_rest(struct dec *d, const struct fpt_block *fb,
@@ -128,7 +131,6 @@ fast_rest(struct dec *d, const struct fpt_block *fb,
     uint32_t *nblocks)
 {
 	struct ix_buf *ops = &d->w.out->ops;
-	const struct ix_lblock *lb;
 	int rc;
 
 	if (same && m->rb == rb && m->n == n) {
@@ -140,11 +142,14 @@ fast_rest(struct dec *d, const struct fpt_block *fb,
 			    "out of memory", NULL));
 		memcpy(ops->p + ops->len, m->bytes, FPT_MEMO_BYTES);
 		ops->len += m->len;
-		/* As ix_dec_lblock_ran() leaves it after the last. */
-		lb = &d->lb[m->tag - 1];
+		/*
+		 * As ix_dec_lblock_ran() leaves it after the last, but for
+		 * the last block's successors, those it had then (rather
+		 * than a load from the blocks, likely a cache miss).
+		 */
 		d->prev_lb = m->tag;
-		d->pnext[0] = lb->next[0];
-		d->pnext[1] = lb->next[1];
+		d->pnext[0] = m->aux[0];
+		d->pnext[1] = m->aux[1];
 	} else if ((rc = fast_fill(d, fb, rb, n, m, same)) < 0)
 		return (rc);
 	d->last = rb[n - 1];
@@ -165,7 +170,8 @@ fast_run(struct dec *d, uint32_t *nblocks)
 	size_t n, lim;
 	int rc;
 
-	n = d->w.in->blind_end ? 0 : fpt_run_rest(d->fp, &rb, &m);
+	n = d->w.in->blind_end || !d->pk.runs ? 0 :
+	    fpt_run_rest(d->fp, &rb, &m);
 	/* The blocks after d->pk up to decode.c's next check. */
 	lim = 4095 - (*nblocks & 4095);
 	if (n > lim)
@@ -201,24 +207,27 @@ fast_runs(struct dec *d, uint32_t *nblocks)
 	const struct fpt_block *rb;
 	struct fpt_memo *m;
 	size_t n;
-	int rc, first = 1;
+	/* The count in a register, *@nblocks set once. */
+	uint32_t nb = *nblocks;
+	int rc = 0, first = 1;
 
-	while ((*nblocks & 4095) != 0 && (n = fpt_run_next(d->fp,
-	    4096 - (*nblocks & 4095), &rb, &m)) > 0) {
+	while ((nb & 4095) != 0 && (n = fpt_run_next(d->fp,
+	    4096 - (nb & 4095), &rb, &m)) > 0) {
 		if (first && (rc = fast_time(d)) < 0)
-			return (rc);
+			break;
 		first = 0;
 		if (n > 1)
-			rc = fast_rest(d, rb, rb + 1, n - 1, m, 1, nblocks);
+			rc = fast_rest(d, rb, rb + 1, n - 1, m, 1, &nb);
 		else {
-			++*nblocks;
+			++nb;
 			d->last = rb[0];
 			rc = fast_block(d, rb);
 		}
 		if (rc < 0)
-			return (rc);
+			break;
 	}
-	return (0);
+	*nblocks = nb;
+	return (rc < 0 ? rc : 0);
 }
 
 int
@@ -232,8 +241,10 @@ ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks)
 	for (;;) {
 		d->pk_state = 0;
 		d->cur_off = d->pk_off;
+		/* No run follows a block fpt says none does (runs 0). */
 		if ((rc = fast_run(d, nblocks)) < 0 ||
-		    (!d->w.in->blind_end && (rc = fast_runs(d, nblocks)) < 0))
+		    (!d->w.in->blind_end && d->pk.runs &&
+		    (rc = fast_runs(d, nblocks)) < 0))
 			return (rc);
 		status = ix_fast_peek(d);
 		/*

@@ -14,7 +14,7 @@
  * the callbacks name image 1, then image 2 after the change.  And
  * fpt_code_cut()'s flushes, 2^24 of them, across the wrap of the
  * generation that tags the block cache's entries and the memoized runs
- * (generation_wrap, below).
+ * (generation_wrap, below); and a block item's runs field (runs_hint).
  */
 
 #include <atf-c.h>
@@ -349,9 +349,109 @@ ATF_TC_BODY(generation_wrap, tc)
 	fpt_free(d);
 }
 
+/*
+ * A block item's runs field (fpt.h): 0 only where fpt_run_rest() and
+ * fpt_run_next() give nothing after it, so that the run API's callers
+ * (segfast.c, fptbare) need not ask.  By construction over "nop; jnz
+ * 0x1000" (code[]), with the callbacks of image_change: @npk TNT-8
+ * packets @pk of @bits taken bits each after a PSB+: npk * bits blocks,
+ * 0x1000-0x1001 of two instructions each, and the trace's end.  After
+ * each block the run API is asked anyway: what it gives counts, and
+ * fails the case after a block that said none follows.  Then *@nnone:
+ * the blocks that said none.
+ */
+static unsigned
+runs_walk(unsigned npk, uint8_t pk, unsigned bits, unsigned *nnone,
+    unsigned *nrun)
+{
+	static const uint8_t psb[] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,	/* PSB */
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x99, 0x01,					/* MODE 64 */
+		0x7d, 0x00, 0x10, 0, 0, 0, 0,			/* FUP */
+		0x02, 0x23,					/* PSBEND */
+	};
+	uint8_t pt[sizeof(psb) + 64];
+	const struct fpt_block *rb;
+	struct fpt_config fc;
+	struct fpt_memo *m;
+	struct fpt_item it;
+	struct image im = { 1, 0, 0 };
+	struct fpt *d;
+	unsigned n = 0, i;
+	size_t k, j, given;
+	int rc;
+
+	ATF_REQUIRE(npk <= 64);
+	memcpy(pt, psb, sizeof(psb));
+	memset(pt + sizeof(psb), pk, npk);
+	memset(&fc, 0, sizeof(fc));
+	fc.begin = pt;
+	fc.end = pt + sizeof(psb) + npk;
+	fc.read_code = read_code;
+	fc.map = map;
+	fc.ctx = &im;
+	fc.keep_cache = 1;
+	*nnone = *nrun = 0;
+	ATF_REQUIRE_EQ(fpt_new(&d, &fc), 0);
+	ATF_REQUIRE(fpt_sync_forward(d) == 0);
+	for (i = 0; i < 4 * npk * bits; i++) {
+		rc = fpt_next(d, &it);
+		if (rc == FPT_EOS || (rc == 0 && it.kind == FPT_ITEM_EVENT &&
+		    it.event.kind == FPT_EV_ERROR))
+			break;
+		ATF_REQUIRE_MSG(rc == 0, "fpt_next() returned %d", rc);
+		if (it.kind != FPT_ITEM_BLOCK)
+			continue;
+		given = 0;
+		if ((k = fpt_run_rest(d, &rb, &m)) > 0) {
+			fpt_run_take(d, k);
+			given += k;
+		}
+		while ((j = fpt_run_next(d, 3, &rb, &m)) > 0) {
+			given += j;
+			if ((k = fpt_run_rest(d, &rb, &m)) > 0) {
+				fpt_run_take(d, k);
+				given += k;
+			}
+		}
+		ATF_CHECK_MSG(it.runs || given == 0, "block %u said no run "
+		    "follows, the run API gave %zu blocks", n, given);
+		ATF_CHECK_MSG(it.block.ip == CODE_AT &&
+		    it.block.end_ip == CODE_AT + 1 && it.block.ninsn == 2,
+		    "block %u: expected 0x1000-0x1001, 2 instructions", n);
+		*nnone += !it.runs;
+		*nrun += (unsigned)given;
+		n += 1 + (unsigned)given;
+	}
+	fpt_free(d);
+	return (n);
+}
+
+ATF_TC_WITHOUT_HEAD(runs_hint);
+ATF_TC_BODY(runs_hint, tc)
+{
+	unsigned n, nnone, nrun;
+
+	/* TNT-8 of one taken bit (06), 40 times: no bit is ever at hand. */
+	n = runs_walk(40, 0x06, 1, &nnone, &nrun);
+	ATF_CHECK_MSG(n == 40, "one bit a packet: expected 40 blocks, got "
+	    "%u", n);
+	/* All but the first (a cache fill) and the last (no packet next). */
+	ATF_CHECK_MSG(nnone >= 38, "one bit a packet: expected 38 blocks "
+	    "or more to say no run follows, got %u", nnone);
+	/* TNT-8 of six taken bits (fe), 10 times: runs from bits at hand. */
+	n = runs_walk(10, 0xfe, 6, &nnone, &nrun);
+	ATF_CHECK_MSG(n == 60, "six bits a packet: expected 60 blocks, got "
+	    "%u", n);
+	ATF_CHECK_MSG(nrun > 0, "six bits a packet: expected blocks from "
+	    "the run API, got none");
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, image_change);
 	ATF_TP_ADD_TC(tp, generation_wrap);
+	ATF_TP_ADD_TC(tp, runs_hint);
 	return (atf_no_error());
 }
