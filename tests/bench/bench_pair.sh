@@ -25,7 +25,8 @@ cpu() { awk '{ printf "%.2f", $1 + $2 }' "$1"; }
 
 # pair MIB N CASE: one result line.
 pair() {
-	best1= best2=
+	best1=''
+	best2=''
 	r=0
 	while [ "$r" -lt "$BENCH_RUNS" ]; do
 		/usr/bin/time -f '%U %S' -o "$BENCH_DIR/t0" \
