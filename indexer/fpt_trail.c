@@ -228,10 +228,12 @@ trail_error(struct fpt *d)
 		 * A TSX abort's FUP stays for the asynchronous branch it
 		 * begins: libipt's read-ahead after the event decodes it as
 		 * one (a dry run, fup_ahead) and fails the fetch on a bad
-		 * packet after it.
+		 * packet after it; so also for an abort queued before this
+		 * fetch (d->nfupq), whose FUP nothing waits for now.
 		 */
 		if (step == 1 && pkt.kind == FPT_PKT_FUP && nfc == 0) {
 			fup = 0;
+			eaten = 1;
 			done = 1;
 			continue;
 		}

@@ -1273,6 +1273,48 @@ ATF_TC_BODY(cut_fup_query_after_mwait, tc)
 	    5, 0x26, 0);
 }
 
+/*
+ * A MODE.TSX abort read before the TIP.PGD (ip suppressed) that ends the
+ * block waits for the FUP after it (seed 8484): the fetch libipt makes
+ * once it hands the disabled event over (pt_blk_event's trailing event)
+ * decodes that FUP for the abort, which leaves it, and its read-ahead
+ * takes it again for an asynchronous branch and reads on: a bad PSB+ (a
+ * TNT in it) or a bad opcode there fails that fetch and loses the
+ * disabled event.  fpt's dry run kept the FUP for the abort queued before
+ * and stopped at it.  By construction: the mode event, the enabled event,
+ * the ret's block, the error at 0x21 (fpt hands the bad PSB+ over) or at
+ * the opcode, 0x21 too: 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(bad_after_tsx_abort_pgd);
+ATF_TC_BODY(bad_after_tsx_abort_pgd, tc)
+{
+	static const uint8_t psb[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x99, 0x22,				/* MODE.TSX abort */
+		0x01,					/* TIP.PGD, no IP */
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		PSB_BYTES,
+		0x06,					/* TNT: T */
+		0x02, 0x23,				/* PSBEND */
+	};
+	static const uint8_t opc[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x99, 0x22,				/* MODE.TSX abort */
+		0x01,					/* TIP.PGD, no IP */
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x02, 0xff,				/* bad opcode */
+	};
+	/* nop; ret */
+	static const uint8_t code[] = { 0x90, 0xc3 };
+
+	both("bad_psb_after_tsx_abort_pgd", psb, sizeof(psb), code,
+	    sizeof(code), 4, 0x21, 1);
+	both("bad_opc_after_tsx_abort_pgd", opc, sizeof(opc), code,
+	    sizeof(code), 4, 0x21, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -1305,5 +1347,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, tsx_modes_past_queue);
 	ATF_TP_ADD_TC(tp, bad_after_psb_updates_on);
 	ATF_TP_ADD_TC(tp, cut_fup_query_after_mwait);
+	ATF_TP_ADD_TC(tp, bad_after_tsx_abort_pgd);
 	return (atf_no_error());
 }
