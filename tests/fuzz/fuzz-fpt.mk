@@ -20,8 +20,9 @@ fuzz-fpt-build: $(PROGS_BIN) $(BENCH_B)/ixgen
 	    SAN="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" $(FUZZ_FPT_OBJ)
 	clang -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -Iinclude -Icommon \
 	    -Iformat -Iindexer -DFUZZ_FPT_PROG='"$(FUZZ_FPT_PROG)"' \
-	    -fsanitize=fuzzer $(FUZZ_SAN) -o $(FUZZ_B)/fuzz_fpt \
-	    tests/fuzz/fuzz_fpt.c $(FUZZ_FPT_OBJ) -lipt -lZydis -lm
+	    -fsanitize=fuzzer $(FUZZ_SAN) -o $(FUZZ_B)/fuzz_fpt.tmp$$$$ \
+	    tests/fuzz/fuzz_fpt.c $(FUZZ_FPT_OBJ) -lipt -lZydis -lm && \
+	    mv -f $(FUZZ_B)/fuzz_fpt.tmp$$$$ $(FUZZ_B)/fuzz_fpt
 	@mkdir -p $(FUZZ_B)/seeds-fpt
 	for s in 1 2 3 4; do \
 	    $(BENCH_B)/ixgen -n 3000 -t 1 -s $$s -p $(FUZZ_B)/seeds-fpt/walk$$s \
