@@ -271,7 +271,7 @@ struct fpt;
 struct fpt_memo {
 	const struct fpt_block *rb;	/* of the rest from there; NULL */
 	uint32_t	tag;
-	uint32_t	aux[2];
+	uint32_t	aux[2];		/* the caller's own (segfast: successors) */
 	uint8_t		n, len;		/* blocks, bytes */
 	uint8_t		bytes[FPT_MEMO_BYTES];
 };
