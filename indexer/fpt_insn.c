@@ -176,8 +176,9 @@ fpt_x86_libipt(const uint8_t *p, size_t n, int mode,
  * Whether @p (@n bytes) is, after its prefixes, an instruction libipt's
  * length decoder takes for no branch that Zydis's categories make one:
  * XBEGIN or XABORT, XEND (0f 01 d5, a conditional branch to Zydis), RSM
- * (0f aa, a return from system management mode); BOUND (62 outside 64-bit mode but for EVEX, whose
- * second byte has its top two bits set), an "interrupt" to Zydis; and
+ * (0f aa, a return from system management mode); BOUND (62 outside
+ * 64-bit mode but for EVEX, whose second byte has its top two bits set),
+ * an "interrupt" to Zydis; and
  * anything VEX or EVEX encoded (c4, c5, 62; outside 64-bit mode only
  * with the second byte's top two bits set, else LES, LDS, BOUND), which
  * libipt never classifies, while Zydis makes c5 xx 84 rel32 (Knights

@@ -693,10 +693,10 @@ ATF_TC_BODY(bad_after_fup_of_two_mwaits_off, tc)
  * fails it.  By construction: the mode and enabled events and the error
  * at 0x32: 3 items; with the FUP at the nop's end, the nop's block
  * before the error: 4 items; three MWAITs give the first (4 items); one
- * MWAIT is the enabled event's own fetch, which fails it: 2 items.  Two MODE.TSX aborts leave the FUP to
- * the read-ahead, which takes it for an asynchronous branch's, and fail
- * the same (3 items, the error at 0x22), and so do an abort and a
- * commit, which consumes the FUP.
+ * MWAIT is the enabled event's own fetch, which fails it: 2 items.  Two
+ * MODE.TSX aborts leave the FUP to the read-ahead, which takes it for an
+ * asynchronous branch's, and fail the same (3 items, the error at 0x22),
+ * and so do an abort and a commit, which consumes the FUP.
  */
 ATF_TC_WITHOUT_HEAD(bad_after_fup_of_two_mwaits_on);
 ATF_TC_BODY(bad_after_fup_of_two_mwaits_on, tc)
