@@ -12,7 +12,9 @@
 # blocks taken at once, run after run from the TNT bits at hand), P1's
 # row, goal 8 times libipt's rate; and one fpt_next() item per block,
 # for comparison (no goal).  Two inputs:
-# - ixgen's walk of progs/calls, one thread of 20 M instructions, seed 7;
+# - ixgen's walk of progs/calls, one thread of 200 M instructions, seed 7
+#   (about 0.8 s of fpt a round: 20 M decoded in 60-100 ms, a time the
+#   host moved more than any change did; made once, then kept);
 # - the valgrind capture of gzip -6 -c of 8 MiB of /usr/bin (about 67 MB
 #   of PT, 1.9 G instructions), the capture issue 29 measured; skipped
 #   with the reason when valgrind is absent or the capture fails.
@@ -77,12 +79,13 @@ fpt_row() {
 	done
 }
 
-ix="$BENCH_DIR/ixgen.hwtrace"
+ix="$BENCH_DIR/ixgen-200m.hwtrace"
 if [ ! -s "$ix" ] || [ "$gen" -nt "$ix" ]; then
-	echo "  generating $ix: ixgen -n 20000000 -t 1 -s 7" >&2
-	"$gen" -n 20000000 -t 1 -s 7 "$prog" "$ix" >&2
+	echo "  generating $ix: ixgen -n 200000000 -t 1 -s 7" >&2
+	"$gen" -n 200000000 -t 1 -s 7 "$prog" "$ix.part" >&2
+	mv "$ix.part" "$ix"
 fi
-fpt_row "$ix" "ixgen 20 M insns of progs/calls"
+fpt_row "$ix" "ixgen 200 M insns of progs/calls"
 
 if ! command -v valgrind > /dev/null 2>&1; then
 	echo "bench_fpt: gzip row skipped: valgrind is not installed" >&2
