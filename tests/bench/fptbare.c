@@ -16,7 +16,8 @@
  *   fpt_next(), the rest of its memoized run (fpt_run_rest(),
  *   fpt_run_take()), then run after run from the TNT bits at hand
  *   (fpt_run_next()), their blocks taken without fpt_next()'s checks,
- *   neither asked after a block whose item says no run follows;
+ *   neither asked after a block whose item says no run follows, but
+ *   fpt_walk()'s blocks, a random walk's, taken many at a time;
  * - items: fpt_next() alone, one item per block.
  * A round runs libipt, then fpt each way (-R: runs only, -1: items
  * only); there are @runs rounds (-r, default 3) and each loop's best run
@@ -92,6 +93,8 @@ sum_blocks(const struct fpt_block *b, size_t n)
 	return (s);
 }
 
+#define WALK_MAX	256	/* segfast.c's batch of fpt_walk() blocks */
+
 /*
  * fpt over the whole stream, one item per fpt_next() call, or with @runs
  * the way segfast.c takes blocks: after each block item, the rest of its
@@ -103,6 +106,7 @@ static inline __attribute__((always_inline)) uint64_t
 run_fpt_loop(struct fpt *d, int runs, const char **why)
 {
 	const struct fpt_block *b;
+	struct fpt_block wb[WALK_MAX];
 	struct fpt_memo *m;
 	struct fpt_item it;
 	uint64_t n = 0;
@@ -119,6 +123,11 @@ run_fpt_loop(struct fpt *d, int runs, const char **why)
 		 */
 		if (runs && it.kind == FPT_ITEM_BLOCK && !it.runs) {
 			n += it.block.ninsn;
+			/* As segfast.c: the walk's blocks next, if any. */
+			do {
+				k = fpt_walk(d, wb, WALK_MAX);
+				n += sum_blocks(wb, k);
+			} while (k == WALK_MAX);
 			continue;
 		}
 		if (it.kind != FPT_ITEM_BLOCK) {
