@@ -351,11 +351,12 @@ fpt_walk(struct fpt *d, struct fpt_block *b, size_t max)
 		}
 		if (e->q == FPT_Q_COND && (p[0] & 0xfd) == 4 &&
 		    fpti_tnt_last[p[1]]) {
-			bit = (p[0] >> 1) & 1;
+			/* All ones when taken: the end and where it goes. */
+			bit = 0 - (uint64_t)((p[0] >> 1) & 1);
 			p++;
 			to = fpt_cache_dip(e) + e->dlen;
-			to ^= (to ^ e->dtarget) & (0 - bit);
-			bp->end = (uint8_t)(FPT_END_COND_NOT_TAKEN - bit);
+			to ^= (to ^ e->dtarget) & bit;
+			bp->end = (uint8_t)(FPT_END_COND_NOT_TAKEN + bit);
 		} else if (e->q >= FPT_Q_IND_CALL && p[0] == FPT_TIP16) {
 			to = (d->last_ip & ~0xffffull) | p[1] |
 			    (uint64_t)p[2] << 8;
