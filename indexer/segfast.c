@@ -241,9 +241,10 @@ fast_runs(struct dec *d, uint32_t *nblocks)
  * MNT, the image the same) and the time fast_time() compares before
  * each is the same, at the first as after the last: compared once.
  * d->cur_off is then where fpt stopped, as fast_peek() would have left
- * it after the last.  0, or < 0 on a failure.
+ * it after the last.  Out of line, its buffer with it: ix_fast_blocks()
+ * stays as it was where no walk comes.  0, or < 0 on a failure.
  */
-static int
+static int __attribute__((noinline))
 fast_walk(struct dec *d, uint32_t *nblocks)
 {
 	struct fpt_block b[WALK_MAX];

@@ -96,6 +96,25 @@ sum_blocks(const struct fpt_block *b, size_t n)
 #define WALK_MAX	256	/* segfast.c's batch of fpt_walk() blocks */
 
 /*
+ * The instructions of the walks fpt gives next (fpt_walk()), as
+ * segfast.c takes them; out of line, its buffer with it, so that the
+ * run loop around it stays as it was where no walk comes (gz8).
+ */
+static uint64_t __attribute__((noinline))
+walk_fpt(struct fpt *d)
+{
+	struct fpt_block wb[WALK_MAX];
+	uint64_t n = 0;
+	size_t k;
+
+	do {
+		k = fpt_walk(d, wb, WALK_MAX);
+		n += sum_blocks(wb, k);
+	} while (k == WALK_MAX);
+	return (n);
+}
+
+/*
  * fpt over the whole stream, one item per fpt_next() call, or with @runs
  * the way segfast.c takes blocks: after each block item, the rest of its
  * memoized run, then run after run from the TNT bits at hand (no limit:
@@ -106,7 +125,6 @@ static inline __attribute__((always_inline)) uint64_t
 run_fpt_loop(struct fpt *d, int runs, const char **why)
 {
 	const struct fpt_block *b;
-	struct fpt_block wb[WALK_MAX];
 	struct fpt_memo *m;
 	struct fpt_item it;
 	uint64_t n = 0;
@@ -124,10 +142,7 @@ run_fpt_loop(struct fpt *d, int runs, const char **why)
 		if (runs && it.kind == FPT_ITEM_BLOCK && !it.runs) {
 			n += it.block.ninsn;
 			/* As segfast.c: the walk's blocks next, if any. */
-			do {
-				k = fpt_walk(d, wb, WALK_MAX);
-				n += sum_blocks(wb, k);
-			} while (k == WALK_MAX);
+			n += walk_fpt(d);
 			continue;
 		}
 		if (it.kind != FPT_ITEM_BLOCK) {
