@@ -318,6 +318,19 @@ void fpt_run_take(struct fpt *d, size_t n);
  */
 size_t fpt_run_next(struct fpt *d, size_t max, const struct fpt_block **bp,
     struct fpt_memo **memo);
+/*
+ * With no run's rest and no TNT bit at hand (a block item whose runs
+ * field is 0): the blocks fpt_next() gives next while each ends at a
+ * conditional branch whose TNT-8 of one bit comes next, or at an
+ * indirect transfer whose TIP with a 16-bit update comes next (a random
+ * walk's: ixgen's), at most @max into @b, as as many fpt_next() calls
+ * would give them; how many, 0 (nothing changed) when the next block is
+ * not such a one.  fpt reads only those packets: no event comes, the
+ * image stays, and so does the time (fpt_time_at() gives the same at
+ * every offset from the start of the walk to its end, fpt_time() too),
+ * so that a caller need check them once; only the position moves.
+ */
+size_t fpt_walk(struct fpt *d, struct fpt_block *b, size_t max);
 
 /*
  * The trace offset of the current position; of the last sync in *@off,

@@ -289,6 +289,97 @@ fpti_run_undo(struct fpt *d)
 	d->run_b = NULL;
 }
 
+#define TL(b)	((((b) & 1) == 0 && (b) > 2) || ((b) & 0x1f) == 0x0d ||	\
+		    ((b) & 0x0f) == 0x01)
+#define TL4(b)	TL(b), TL((b) + 1), TL((b) + 2), TL((b) + 3)
+#define TL16(b)	TL4(b), TL4((b) + 4), TL4((b) + 8), TL4((b) + 12)
+#define TL64(b)	TL16(b), TL16((b) + 16), TL16((b) + 32), TL16((b) + 48)
+/* By the header's byte (b & 0x0f is 0x01: 0x01 or 0x11, IP compressed). */
+const uint8_t fpti_tnt_last[256] = {
+	TL64(0), TL64(64), TL64(128), TL64(192)
+};
+
+/*
+ * Whether fpt_time_at() gives d->tsc at every offset from d->pos on:
+ * no run of timing packets read ahead stops at d->pos or after it.
+ */
+static inline int
+time_still(const struct fpt *d)
+{
+	return (d->tm.n == 0 || d->tm.run[(d->tm.head + d->tm.n - 1) &
+	    (FPT_TRUN_MAX - 1)].stop < d->pos);
+}
+
+/*
+ * next_hot()'s (fpt_dec.c) commonest blocks in a loop, the state in
+ * locals: each step is next_hot()'s with its checks in the same order
+ * (d->hot, the span's width, 0 when the hot path may not run), and the
+ * walk stops where next_hot() would do anything else, before that block.
+ * A random walk's bits are what a branch predictor cannot guess: the
+ * conditional branch's successor without a branch.
+ */
+size_t __attribute__((noinline))
+fpt_walk(struct fpt *d, struct fpt_block *b, size_t max)
+{
+	/* In registers: what each step reads; the rest stays in d. */
+	const struct fpt_cache_entry *slot = d->hslot, *e;
+	const uint8_t *p = d->pos, *lim = d->cfg.end - 3;
+	struct fpt_block *bp = b, *bend = b + max;
+	uint64_t ip = d->ip, mask = d->hmask, tag = d->htag, to, bit;
+	unsigned ninsn;
+
+	/* A TNT-8 and a header after it, or a TIP: 3 bytes left at least. */
+	if (d->run_b != NULL || d->ntnt > 0 || !time_still(d) ||
+	    d->cfg.end - p < 3)
+		return (0);
+	for (; bp < bend; bp++) {
+		/* The span's bounds read each time: registers for the rest. */
+		if (ip - d->last.lo >= d->hot || p > lim)
+			break;
+		e = &slot[ip & mask];
+		if (e->ip != ip || e->tag != tag)
+			break;
+		ninsn = e->ninsn;
+		if (e->q == FPT_Q_DECODE) {
+			if (!e->dend)
+				break;
+			to = e->dtarget;
+			e = &slot[to & mask];
+			if (e->ip != to || e->tag != tag)
+				break;
+			ninsn += e->ninsn;
+		}
+		if (e->q == FPT_Q_COND && (p[0] & 0xfd) == 4 &&
+		    fpti_tnt_last[p[1]]) {
+			/* All ones when taken: the end and where it goes. */
+			bit = 0 - (uint64_t)((p[0] >> 1) & 1);
+			p++;
+			to = fpt_cache_dip(e) + e->dlen;
+			to ^= (to ^ e->dtarget) & bit;
+			bp->end = (uint8_t)(FPT_END_COND_NOT_TAKEN + bit);
+		} else if (e->q >= FPT_Q_IND_CALL && p[0] == FPT_TIP16) {
+			to = (d->last_ip & ~0xffffull) | p[1] |
+			    (uint64_t)p[2] << 8;
+			d->last_ip = to;
+			d->have_ip = 1;
+			p += 3;
+			if (e->q == FPT_Q_IND_CALL)
+				fpti_rs_push(d, fpt_cache_dip(e) + e->dlen);
+			bp->end = e->dend;
+		} else
+			break;
+		bp->ip = ip;
+		bp->end_ip = fpt_cache_dip(e);
+		bp->ninsn = ninsn;
+		bp->mode = d->mode;
+		bp->isid = d->last.isid;
+		ip = to;
+	}
+	d->ip = ip;
+	d->pos = p;
+	return ((size_t)(bp - b));
+}
+
 /* The entries fill() (fpt_dec.c) caches for the path it walked. */
 
 /* A one-instruction entry @q at @p, in @b's image and the current mode. */

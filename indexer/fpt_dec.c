@@ -48,7 +48,6 @@ static int	needs_trace(int);
 static uint8_t	q_of(int);
 static int	fill(struct fpt *, struct fpt_block *);
 static int	code_at(struct fpt *, uint64_t, int *);
-static void	rs_push(struct fpt *, uint64_t);
 static void	call_push(struct fpt *, uint64_t, const struct hwtr_x86_insn *);
 static int	error_item(struct fpt *, struct fpt_item *, int);
 static int	disabled_next(struct fpt *, struct fpt_item *);
@@ -248,20 +247,6 @@ fpt_run_take(struct fpt *d, size_t n)
 }
 
 /*
- * Whether a TNT-8 of one bit followed by @b is taken at once by
- * next_hot(): a TNT-8, a TIP, a TIP.PGD or TIP.PGE header (b & 0x0f is
- * 0x01: 0x01 or 0x11 under the IP compression), as one load.
- */
-#define TL(b)	((((b) & 1) == 0 && (b) > 2) || ((b) & 0x1f) == 0x0d ||	\
-		    ((b) & 0x0f) == 0x01)
-#define TL4(b)	TL(b), TL((b) + 1), TL((b) + 2), TL((b) + 3)
-#define TL16(b)	TL4(b), TL4((b) + 4), TL4((b) + 8), TL4((b) + 12)
-#define TL64(b)	TL16(b), TL16((b) + 16), TL16((b) + 32), TL16((b) + 48)
-static const uint8_t tnt_last[256] = {
-	TL64(0), TL64(64), TL64(128), TL64(192)
-};
-
-/*
  * fpt_next() but for the blocks of a run: with a TNT bit at hand the next
  * run (next_run()), with none hot_one(), without hot_ready()'s packet
  * checks, which its own imply: it takes a TNT or a TIP packet at d->pos,
@@ -296,7 +281,7 @@ next_hot(struct fpt *d, struct fpt_item *it)
 		ninsn += e->ninsn;
 	}
 	if (e->q == FPT_Q_COND && d->cfg.end - p >= 2 &&
-	    (p[0] & 0xfd) == 4 && tnt_last[p[1]]) {
+	    (p[0] & 0xfd) == 4 && fpti_tnt_last[p[1]]) {
 		/*
 		 * No bit left: the TNT state stays empty.  A TIP.PGD or
 		 * TIP.PGE next stops libipt's read-ahead at once, as a TIP
@@ -320,7 +305,7 @@ next_hot(struct fpt *d, struct fpt_item *it)
 		d->have_ip = 1;
 		d->pos = p + 3;
 		if (e->q == FPT_Q_IND_CALL)
-			rs_push(d, fpt_cache_dip(e) + e->dlen);
+			fpti_rs_push(d, fpt_cache_dip(e) + e->dlen);
 		end = e->dend;
 	} else
 		return (next_hot1(d, it, first));
@@ -463,15 +448,15 @@ hot_from(struct fpt *d, struct fpt_item *it, const struct fpt_cache_entry *e,
 			return (0);
 		if (e->q == FPT_Q_IND_CALL) {
 			if (call)
-				rs_push(d, ret);
+				fpti_rs_push(d, ret);
 			call = 0;
-			rs_push(d, fpt_cache_dip(e) + e->dlen);
+			fpti_rs_push(d, fpt_cache_dip(e) + e->dlen);
 		}
 		end = e->dend;
 	} else
 		return (0);
 	if (call)
-		rs_push(d, ret);
+		fpti_rs_push(d, ret);
 	fpti_block_out(d, it, e, ninsn, end, d->last.isid, to, d->ntnt != 0);
 	return (1);
 }
@@ -576,7 +561,7 @@ hot_block(struct fpt *d, struct fpt_item *it)
 	}
 done:
 	for (i = 0; i < ncall; i++)
-		rs_push(d, ret[i]);
+		fpti_rs_push(d, ret[i]);
 	if (pop) {
 		assert(d->rs_n > 0);
 		to = d->rs[d->rs_top];
@@ -606,7 +591,7 @@ run_start(struct fpt *d)
 	    (r->pop && d->rs_n + r->npush == 0))
 		return (NULL);
 	for (i = 0; i < r->npush; i++)
-		rs_push(d, r->push[i]);
+		fpti_rs_push(d, r->push[i]);
 	d->ip = r->to;
 	if (r->pop) {
 		assert(d->rs_n > 0);
@@ -1123,7 +1108,7 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
 		}
 		if (needs_trace(insn.kind)) {
 			if (insn.kind == HWTR_X86_CALL_IND)
-				rs_push(d, d->ip + insn.len);
+				fpti_rs_push(d, d->ip + insn.len);
 			if (!dis)
 				return (fpti_unsupported(d, "an event IP not "
 				    "reached without trace"));
@@ -1301,7 +1286,7 @@ proceed_cached(struct fpt *d, struct fpt_block *b)
 		case FPT_Q_DECODE:
 			if (e->dkind == HWTR_X86_CALL &&
 			    e->dtarget != fpt_cache_dip(e) + e->dlen)
-				rs_push(d, fpt_cache_dip(e) + e->dlen);
+				fpti_rs_push(d, fpt_cache_dip(e) + e->dlen);
 			d->ip = e->dkind == HWTR_X86_CALL ||
 			    e->dkind == HWTR_X86_JMP ? e->dtarget :
 			    fpt_cache_dip(e) + e->dlen;
@@ -1348,7 +1333,7 @@ trace_step(struct fpt *d, struct fpt_block *b, int kind, uint64_t ip,
 			return (rc);
 		break;
 	case HWTR_X86_CALL_IND:
-		rs_push(d, ip + len);
+		fpti_rs_push(d, ip + len);
 		b->end = FPT_END_CALL_IND;
 		break;
 	case HWTR_X86_JMP_IND:
@@ -1516,7 +1501,7 @@ static void
 call_push(struct fpt *d, uint64_t ip, const struct hwtr_x86_insn *insn)
 {
 	if (insn->target != ip + insn->len)
-		rs_push(d, ip + insn->len);
+		fpti_rs_push(d, ip + insn->len);
 }
 
 /* Whether a VMLAUNCH or VMRESUME (0f 01 c2/c3) is at @ip. */
@@ -1528,15 +1513,6 @@ at_vmentry(struct fpt *d, uint64_t ip)
 
 	return (d->cfg.read_code(d->cfg.ctx, ip, c, 3, &id) == 3 &&
 	    c[0] == 0x0f && c[1] == 0x01 && (c[2] == 0xc2 || c[2] == 0xc3));
-}
-
-static void
-rs_push(struct fpt *d, uint64_t ret)
-{
-	d->rs_top = (d->rs_top + 1) % FPT_RS_MAX;
-	d->rs[d->rs_top] = ret;
-	if (d->rs_n < FPT_RS_MAX)
-		d->rs_n++;
 }
 
 static int

@@ -378,6 +378,23 @@ void		fpti_set_errata(struct fpt *);
 /* A TIP with a 16-bit IP update: its header. */
 #define FPT_TIP16	(FPT_IPC_UPD16 << 5 | 0x0d)
 
+/*
+ * Whether a TNT-8 of one bit followed by a packet whose header is the
+ * index is taken at once by the hot path (fpt_dec.c's next_hot(),
+ * fpt_walk()): a TNT-8, a TIP, a TIP.PGD or a TIP.PGE next (fpt_cache.c).
+ */
+extern const uint8_t fpti_tnt_last[256];
+
+/* Push a return address on the return stack, the oldest lost when full. */
+static inline void
+fpti_rs_push(struct fpt *d, uint64_t ret)
+{
+	d->rs_top = (d->rs_top + 1) % FPT_RS_MAX;
+	d->rs[d->rs_top] = ret;
+	if (d->rs_n < FPT_RS_MAX)
+		d->rs_n++;
+}
+
 /* Whether @b is a TNT-8 packet's header. */
 static inline int
 fpti_is_tnt8(uint8_t b)

@@ -24,7 +24,8 @@
  * a peek each, and the operations of a run's blocks are copied at once
  * from the memo fpt keeps beside the run (fast_run()); so are the runs
  * after it that fpt makes from the TNT bits at hand (fpt_run_next(),
- * fast_runs()), their first blocks too.
+ * fast_runs()), their first blocks too.  Where no run follows, a random
+ * walk's blocks come many at a time (fpt_walk(), fast_walk()).
  *
  * The operations are those decode.c's loop writes for the same blocks, in
  * the same order: a time (IX_OP_TIME) read after fpt read the block ahead,
@@ -230,6 +231,50 @@ fast_runs(struct dec *d, uint32_t *nblocks)
 	return (rc < 0 ? rc : 0);
 }
 
+#define WALK_MAX	256	/* fpt_walk()'s blocks a call */
+
+/*
+ * After a block after which fpt says no run follows (d->pk.runs 0), the
+ * random walk's blocks fpt gives next (fpt_walk()), taken up to the next
+ * multiple of 4096 blocks: fpt reads only TNT and TIP packets for them,
+ * so that what fast_peek() checks before each block holds (no event, no
+ * MNT, the image the same) and the time fast_time() compares before
+ * each is the same, at the first as after the last: compared once.
+ * d->cur_off is then where fpt stopped, as fast_peek() would have left
+ * it after the last.  Out of line, its buffer with it: ix_fast_blocks()
+ * stays as it was where no walk comes.  0, or < 0 on a failure.
+ */
+static int __attribute__((noinline))
+fast_walk(struct dec *d, uint32_t *nblocks)
+{
+	struct fpt_block b[WALK_MAX];
+	size_t n, i, max;
+	uint32_t nb = *nblocks;
+	int rc = 0, first = 1;
+
+	while ((nb & 4095) != 0) {
+		max = 4096 - (nb & 4095);
+		if ((n = fpt_walk(d->fp, b, max < WALK_MAX ? max :
+		    WALK_MAX)) == 0)
+			break;
+		if (first && (rc = fast_time(d)) < 0)
+			break;
+		first = 0;
+		for (i = 0; i < n && rc >= 0; i++)
+			rc = fast_block(d, &b[i]);
+		if (rc < 0)
+			break;
+		nb += (uint32_t)n;
+		d->last = b[n - 1];
+		if (n < WALK_MAX)
+			break;
+	}
+	if (!first)
+		d->cur_off = fpt_offset(d->fp);
+	*nblocks = nb;
+	return (rc < 0 ? rc : 0);
+}
+
 int
 ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks)
 {
@@ -243,8 +288,8 @@ ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks)
 		d->cur_off = d->pk_off;
 		/* No run follows a block fpt says none does (runs 0). */
 		if ((rc = fast_run(d, nblocks)) < 0 ||
-		    (!d->w.in->blind_end && d->pk.runs &&
-		    (rc = fast_runs(d, nblocks)) < 0))
+		    (!d->w.in->blind_end && (rc = d->pk.runs ?
+		    fast_runs(d, nblocks) : fast_walk(d, nblocks)) < 0))
 			return (rc);
 		status = ix_fast_peek(d);
 		/*

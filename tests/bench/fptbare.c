@@ -16,7 +16,8 @@
  *   fpt_next(), the rest of its memoized run (fpt_run_rest(),
  *   fpt_run_take()), then run after run from the TNT bits at hand
  *   (fpt_run_next()), their blocks taken without fpt_next()'s checks,
- *   neither asked after a block whose item says no run follows;
+ *   neither asked after a block whose item says no run follows, but
+ *   fpt_walk()'s blocks, a random walk's, taken many at a time;
  * - items: fpt_next() alone, one item per block.
  * A round runs libipt, then fpt each way (-R: runs only, -1: items
  * only); there are @runs rounds (-r, default 3) and each loop's best run
@@ -92,6 +93,27 @@ sum_blocks(const struct fpt_block *b, size_t n)
 	return (s);
 }
 
+#define WALK_MAX	256	/* segfast.c's batch of fpt_walk() blocks */
+
+/*
+ * The instructions of the walks fpt gives next (fpt_walk()), as
+ * segfast.c takes them; out of line, its buffer with it, so that the
+ * run loop around it stays as it was where no walk comes (gz8).
+ */
+static uint64_t __attribute__((noinline))
+walk_fpt(struct fpt *d)
+{
+	struct fpt_block wb[WALK_MAX];
+	uint64_t n = 0;
+	size_t k;
+
+	do {
+		k = fpt_walk(d, wb, WALK_MAX);
+		n += sum_blocks(wb, k);
+	} while (k == WALK_MAX);
+	return (n);
+}
+
 /*
  * fpt over the whole stream, one item per fpt_next() call, or with @runs
  * the way segfast.c takes blocks: after each block item, the rest of its
@@ -119,6 +141,8 @@ run_fpt_loop(struct fpt *d, int runs, const char **why)
 		 */
 		if (runs && it.kind == FPT_ITEM_BLOCK && !it.runs) {
 			n += it.block.ninsn;
+			/* As segfast.c: the walk's blocks next, if any. */
+			n += walk_fpt(d);
 			continue;
 		}
 		if (it.kind != FPT_ITEM_BLOCK) {

@@ -14,7 +14,8 @@
  * the callbacks name image 1, then image 2 after the change.  And
  * fpt_code_cut()'s flushes, 2^24 of them, across the wrap of the
  * generation that tags the block cache's entries and the memoized runs
- * (generation_wrap, below); and a block item's runs field (runs_hint).
+ * (generation_wrap, below); a block item's runs field (runs_hint); and
+ * fpt_walk()'s blocks and the time over them (walk).
  */
 
 #include <atf-c.h>
@@ -448,10 +449,131 @@ ATF_TC_BODY(runs_hint, tc)
 	    "the run API, got none");
 }
 
+#define WALK_TSC	0x123456789aull	/* walk_blocks()'s TSC */
+
+/*
+ * fpt_walk() (fpt.h) by construction over code[], as runs_walk(): @npk
+ * TNT-8 packets of one taken bit after a PSB+, but the @tsc_at'th (none
+ * when 0) of two and a TSC after it: npk blocks 0x1000-0x1001 of two
+ * instructions each, one more with the TSC.  The TSC, read ahead as the
+ * packet before it is taken, stops at the packet after it, which its
+ * second bit's block leaves next: the time moves there, and a walk may
+ * not start.  After every block item, whatever its runs field, walks of at
+ * most @max blocks while they give some: each of their blocks is one of
+ * those, and fpt's time at the walk's start (fpt_time_at() there) is
+ * the one at its end (fpt_time()) and still the one at its start.  The
+ * blocks in all; *@nwalk: those the walks gave.
+ */
+static unsigned
+walk_blocks(unsigned npk, unsigned tsc_at, size_t max, unsigned *nwalk)
+{
+	static const uint8_t psb[] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,	/* PSB */
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x99, 0x01,					/* MODE 64 */
+		0x7d, 0x00, 0x10, 0, 0, 0, 0,			/* FUP */
+		0x02, 0x23,					/* PSBEND */
+	};
+	uint8_t pt[sizeof(psb) + 64 + 8], *p;
+	struct fpt_block wb[8];
+	struct fpt_config fc;
+	struct fpt_item it;
+	struct image im = { 1, 0, 0 };
+	struct fpt *d;
+	uint64_t off, t0, t1, t2;
+	unsigned n = 0, i;
+	size_t k, j;
+	int rc, rc0, rc1, rc2;
+
+	ATF_REQUIRE(npk <= 64 && tsc_at <= npk && max <= 8);
+	memcpy(pt, psb, sizeof(psb));
+	p = pt + sizeof(psb);
+	for (i = 0; i < npk; i++) {
+		*p++ = i + 1 == tsc_at ? 0x0e : 0x06;
+		if (i + 1 == tsc_at) {
+			*p++ = 0x19;
+			for (j = 0; j < 7; j++)
+				*p++ = (uint8_t)(WALK_TSC >> (8 * j));
+		}
+	}
+	memset(&fc, 0, sizeof(fc));
+	fc.begin = pt;
+	fc.end = p;
+	fc.read_code = read_code;
+	fc.map = map;
+	fc.ctx = &im;
+	fc.keep_cache = 1;
+	*nwalk = 0;
+	ATF_REQUIRE_EQ(fpt_new(&d, &fc), 0);
+	ATF_REQUIRE(fpt_sync_forward(d) == 0);
+	for (i = 0; i < 4 * npk && n < 4 * npk; i++) {
+		rc = fpt_next(d, &it);
+		if (rc == FPT_EOS || (rc == 0 && it.kind == FPT_ITEM_EVENT &&
+		    it.event.kind == FPT_EV_ERROR))
+			break;
+		ATF_REQUIRE_MSG(rc == 0, "fpt_next() returned %d", rc);
+		if (it.kind != FPT_ITEM_BLOCK)
+			continue;
+		ATF_CHECK_MSG(it.block.ip == CODE_AT &&
+		    it.block.end_ip == CODE_AT + 1 && it.block.ninsn == 2,
+		    "block %u: expected 0x1000-0x1001, 2 instructions", n);
+		n++;
+		for (;;) {
+			off = fpt_offset(d);
+			rc0 = fpt_time_at(d, off, &t0, NULL);
+			if ((k = fpt_walk(d, wb, max)) == 0)
+				break;
+			ATF_REQUIRE(k <= max);
+			for (j = 0; j < k; j++)
+				ATF_CHECK_MSG(wb[j].ip == CODE_AT &&
+				    wb[j].end_ip == CODE_AT + 1 &&
+				    wb[j].ninsn == 2 &&
+				    wb[j].end == FPT_END_COND_TAKEN,
+				    "block %zu: expected 0x1000-0x1001 taken, "
+				    "2 instructions", n + j);
+			rc1 = fpt_time(d, &t1);
+			rc2 = fpt_time_at(d, off, &t2, NULL);
+			ATF_CHECK_MSG(rc1 == rc0 && rc2 == rc0 && (rc0 < 0 ||
+			    (t1 == t0 && t2 == t0)), "blocks %u-%zu: the "
+			    "time moved over a walk (%d %#llx, then %d %#llx, "
+			    "%d %#llx at its start)", n, n + k - 1, rc0,
+			    (unsigned long long)t0, rc1,
+			    (unsigned long long)t1, rc2,
+			    (unsigned long long)t2);
+			n += (unsigned)k;
+			*nwalk += (unsigned)k;
+		}
+	}
+	fpt_free(d);
+	return (n);
+}
+
+ATF_TC_WITHOUT_HEAD(walk);
+ATF_TC_BODY(walk, tc)
+{
+	static const size_t max[] = { 8, 3, 1 };
+	unsigned n, nwalk, i;
+
+	for (i = 0; i < sizeof(max) / sizeof(max[0]); i++) {
+		n = walk_blocks(40, 0, max[i], &nwalk);
+		ATF_CHECK_MSG(n == 40, "walks of %zu: expected 40 blocks, "
+		    "got %u", max[i], n);
+		/* Most: not the first (a cache fill) nor the few after it. */
+		ATF_CHECK_MSG(nwalk >= 20, "walks of %zu: expected most "
+		    "blocks from walks, got %u", max[i], nwalk);
+		n = walk_blocks(40, 20, max[i], &nwalk);
+		ATF_CHECK_MSG(n == 41, "walks of %zu, a TSC: expected 41 "
+		    "blocks, got %u", max[i], n);
+		ATF_CHECK_MSG(nwalk >= 20, "walks of %zu, a TSC: expected "
+		    "most blocks from walks, got %u", max[i], nwalk);
+	}
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, image_change);
 	ATF_TP_ADD_TC(tp, generation_wrap);
 	ATF_TP_ADD_TC(tp, runs_hint);
+	ATF_TP_ADD_TC(tp, walk);
 	return (atf_no_error());
 }
