@@ -330,10 +330,54 @@ fpt_one_noip_offset(const struct tf_items *want, const struct tf_items *got,
 }
 
 /*
+ * fpt's run API against its fpt_next() over the same trace (@got, the
+ * items tf_run_fpt() recorded): `index` takes most blocks through the
+ * run API (segfast.c), which must give what fpt_next() gives, block for
+ * block.  0 when the items are the same, 1 with @msg saying where, -1
+ * when fpt cannot be made.
+ */
+static inline int
+fpt_one_runs(const uint8_t *data, size_t size, const struct fpt_config *base,
+    const struct tf_items *got, char *msg, size_t len)
+{
+	struct fpt_config fc = *base;
+	struct tf_items runs;
+	struct fpt *d;
+	char a[160], b[160];
+	size_t i;
+
+	memset(&runs, 0, sizeof(runs));
+	runs.max = got->max;
+	runs.max_insns = got->max_insns;
+	fc.begin = data;
+	fc.end = data + size;
+	if (fpt_new(&d, &fc) != 0) {
+		snprintf(msg, len, "fpt_new failed");
+		return (-1);
+	}
+	tf_run_fpt_runs(d, &runs);
+	fpt_free(d);
+	for (i = 0; i < got->n && i < runs.n; i++)
+		if (!tf_same(&got->v[i], &runs.v[i]))
+			break;
+	if (i == got->n && i == runs.n) {
+		tf_items_free(&runs);
+		return (0);
+	}
+	tf_fmt(i < got->n ? &got->v[i] : NULL, a, sizeof(a));
+	tf_fmt(i < runs.n ? &runs.v[i] : NULL, b, sizeof(b));
+	snprintf(msg, len, "item %zu of %zu/%zu: fpt_next() %s, fpt's run "
+	    "API %s", i, got->n, runs.n, a, b);
+	tf_items_free(&runs);
+	return (1);
+}
+
+/*
  * Decode @data with both decoders over @p's code, as a Kaby Lake (6/158/10)
  * with its errata, in ptxed's loop; with @dump each side's items go to
  * stderr.  0 when fpt gives libipt's items (or a prefix of them and says
- * unsupported), with @offsets its errors at libipt's offsets too, 1 when
+ * unsupported), with @offsets its errors at libipt's offsets too, and
+ * fpt's run API gives what its fpt_next() gave (fpt_one_runs()); 1 when
  * they differ (@msg says where), -1 when a decoder cannot be made (@msg
  * says which).
  *
@@ -402,6 +446,8 @@ fpt_one_run(struct fpt_one_prog *p, const uint8_t *data, size_t size,
 	} else if (rc == 1 && (fpt_one_noip_bug(&want, &got, data, size) ||
 	    fpt_one_mode_bug(&want, &got)))
 		rc = 0;
+	if (rc == 0)
+		rc = fpt_one_runs(data, size, &fc, &got, msg, len);
 	tf_items_free(&want);
 	tf_items_free(&got);
 	free(copy);

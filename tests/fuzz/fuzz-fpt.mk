@@ -1,7 +1,9 @@
 # fuzz-fpt: fpt, the indexer's own Intel PT decoder, against libipt's
 # block decoder on mutated traces over the calls fixture
-# (tests/fuzz/fuzz_fpt.c).  Seeded with ixgen walks over the same program
-# made here (build-fuzz/seeds-fpt/) and with the inputs it once found fpt
+# (tests/fuzz/fuzz_fpt.c), and fpt's run API against its fpt_next().
+# Seeded with ixgen walks over the same program made here
+# (build-fuzz/seeds-fpt/), a valgrind capture of it (runs: TNT packets of
+# many bits) and with the inputs it once found fpt
 # differing on (tests/fuzz/corpus-fpt/, read only; add such an input
 # there as reg-<what>, with a hand-built case in tests/indexer/t_fptreg.c,
 # t_fpt.c being full);
@@ -15,7 +17,7 @@ FUZZ_FPT_OBJ = $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(wildcard common/*.c) \
 FUZZ_FPT_PROG = $(abspath $(B))/progs/calls
 
 .PHONY: fuzz-fpt fuzz-fpt-build
-fuzz-fpt-build: $(PROGS_BIN) $(BENCH_B)/ixgen
+fuzz-fpt-build: $(PROGS_BIN) $(BENCH_B)/ixgen $(B)/hwtrace
 	@$(MAKE) --no-print-directory B=$(FUZZ_B) CC=clang OPT="-O1 -g" \
 	    SAN="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" $(FUZZ_FPT_OBJ)
 	clang -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -Iinclude -Icommon \
@@ -29,6 +31,15 @@ fuzz-fpt-build: $(PROGS_BIN) $(BENCH_B)/ixgen
 	        $(FUZZ_FPT_PROG) $(FUZZ_B)/seeds-fpt/walk$$s.hwtrace && \
 	    rm -f $(FUZZ_B)/seeds-fpt/walk$$s.hwtrace || exit 1; \
 	done
+	@# A genuine trace of the fixture, TNT-rich, for fpt's run API.
+	@v=$(FUZZ_B)/seeds-fpt/vg; rm -f $$v.hwtrace $$v.part; \
+	if valgrind --version > /dev/null 2>&1 && \
+	    $(B)/hwtrace capture --source valgrind -o $$v.hwtrace -- \
+	        $(FUZZ_FPT_PROG) > /dev/null 2>&1 && \
+	    tar -xOf $$v.hwtrace streams/0/0000000000000000.chunk > $$v.part; \
+	then mv -f $$v.part $(FUZZ_B)/seeds-fpt/vg-calls; \
+	else echo "fuzz-fpt: no valgrind seed (no valgrind, or its" \
+	    "capture failed)"; fi; rm -f $$v.hwtrace $$v.part
 
 fuzz-fpt: deps fuzz-fpt-build
 	@mkdir -p $(FUZZ_B)/corpus-fpt $(FUZZ_B)/artifacts

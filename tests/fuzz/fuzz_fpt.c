@@ -11,8 +11,9 @@
  * the build made), decoded by libipt's block decoder and by fpt in
  * ptxed's loop; their blocks and events must be equal one by one (with
  * FUZZ_FPT_OFFSETS set in the environment, errors at the same offset
- * too), or fpt must say unsupported (its items until then libipt's).  A
- * difference aborts with both sides.  Seeds are ixgen walks over the same
+ * too), or fpt must say unsupported (its items until then libipt's); and
+ * fpt's run API, as `index` takes blocks through it, must give its
+ * fpt_next()'s items.  A difference aborts with both sides.  Seeds are ixgen walks over the same
  * program (tests/fuzz/fuzz-fpt.mk); the check of one input is
  * fpt_one.h's, which the seed-corpus test (t_fpt_seeds.c) shares, there
  * with the offsets.
@@ -67,7 +68,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	if (rc != 0) {
-		fprintf(stderr, "fuzz_fpt: fpt differs from libipt: %s\n",
+		fprintf(stderr, "fuzz_fpt: fpt differs: %s\n",
 		    msg);
 		abort();
 	}

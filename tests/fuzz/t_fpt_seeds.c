@@ -46,22 +46,32 @@ load_prog(struct fpt_one_prog *p)
 	    "%s", err);
 }
 
+/* @len bytes of trace at @buf through both decoders (@name in messages). */
+static void
+check_file_bytes(struct fpt_one_prog *p, const char *name, const void *buf,
+    size_t len)
+{
+	char msg[512];
+	int rc;
+
+	rc = fpt_one_run(p, buf, len, getenv("T_FPT_SEEDS_DUMP") != NULL, 1,
+	    msg, sizeof(msg));
+	ATF_CHECK_MSG(rc == 0, "%s: expected fpt to give libipt's items "
+	    "(and its run API fpt_next()'s), got %s: %s", name,
+	    rc < 0 ? "no run" : "a difference", msg);
+}
+
 /* One input file through both decoders; 1 if it was there. */
 static int
 check_file(struct fpt_one_prog *p, const char *name, const char *path)
 {
 	uint8_t *buf;
 	size_t len;
-	char msg[512];
-	int rc;
 
 	buf = tf_slurp(path, &len);
 	ATF_REQUIRE_MSG(buf != NULL, "%s: cannot read it", path);
-	rc = fpt_one_run(p, buf, len, getenv("T_FPT_SEEDS_DUMP") != NULL, 1,
-	    msg, sizeof(msg));
+	check_file_bytes(p, name, buf, len);
 	free(buf);
-	ATF_CHECK_MSG(rc == 0, "%s: expected fpt to give libipt's items, "
-	    "got %s: %s", name, rc < 0 ? "no run" : "a difference", msg);
 	return (1);
 }
 
@@ -109,6 +119,47 @@ ATF_TC_BODY(seed_walks_agree, tc)
 		    "ixgen wrote no trace %s", name);
 		check_file(&p, name, name);
 	}
+	fpt_one_free(&p);
+}
+
+/*
+ * A genuine trace of the fixture, from the valgrind source: TNT packets
+ * of many bits, so that fpt's run API (fpt_run_rest(), fpt_run_next(),
+ * which `index` takes most blocks through) gives runs, and fpt_one_run()
+ * compares them with fpt_next()'s items (about a thousand runs here; the
+ * ixgen walks above give almost none).
+ */
+ATF_TC(valgrind_trace_agrees);
+ATF_TC_HEAD(valgrind_trace_agrees, tc)
+{
+	atf_tc_set_md_var(tc, "timeout", "300");
+}
+ATF_TC_BODY(valgrind_trace_agrees, tc)
+{
+	struct fpt_one_prog p;
+	struct hwtr_ar *ar = NULL;
+	char cmd[2048];
+	void *buf;
+	size_t len;
+	int st;
+
+	load_prog(&p);
+	if (system("valgrind --version > /dev/null 2>&1") != 0)
+		atf_tc_skip("valgrind is not installed");
+	snprintf(cmd, sizeof(cmd), "%s capture --source valgrind -o vg.hwtrace "
+	    "-- %s > /dev/null 2> capture.err", HWTR_TEST_HWTRACE, FPT_PROG);
+	st = system(cmd);
+	ATF_REQUIRE_MSG(st == 0, "the capture failed (see capture.err): %s",
+	    cmd);
+	ATF_REQUIRE_MSG(hwtr_ar_open(&ar, "vg.hwtrace", NULL) == 0,
+	    "cannot open vg.hwtrace");
+	ATF_REQUIRE_MSG(hwtr_ar_nchunks(ar, 0) >= 1, "no trace in vg.hwtrace");
+	ATF_REQUIRE(hwtr_ar_read_chunk(ar, 0, 0, &buf, &len) == 0);
+	ATF_REQUIRE_MSG(len > 1000, "expected over 1000 bytes of PT, got %zu",
+	    len);
+	check_file_bytes(&p, "valgrind's trace of calls", buf, len);
+	free(buf);
+	hwtr_ar_close(ar);
 	fpt_one_free(&p);
 }
 
@@ -398,6 +449,7 @@ ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, found_inputs_agree);
 	ATF_TP_ADD_TC(tp, seed_walks_agree);
+	ATF_TP_ADD_TC(tp, valgrind_trace_agrees);
 	ATF_TP_ADD_TC(tp, skips_are_narrow);
 	ATF_TP_ADD_TC(tp, error_offsets_compared);
 	ATF_TP_ADD_TC(tp, noip_offset_skip_is_narrow);

@@ -458,6 +458,75 @@ tf_run_fpt(struct fpt *d, struct tf_items *l)
 	tf_run_fpt_with(d, l, NULL, NULL);
 }
 
+/* Block @b as fpt_next() gives it, unless empty (tf_run_fpt_with()). */
+static inline void
+tf_add_block(struct tf_items *l, const struct fpt_block *b)
+{
+	struct fpt_item it;
+
+	if (b->ninsn == 0)
+		return;
+	memset(&it, 0, sizeof(it));
+	it.kind = FPT_ITEM_BLOCK;
+	it.block = *b;
+	tf_add(l, &it);
+}
+
+/*
+ * After each item of tf_run_fpt_with(): the blocks fpt's run API gives
+ * where the indexer takes them (segfast.c), each added as the fpt_next()
+ * call it stands for: a memoized run's rest (fpt_run_rest(),
+ * fpt_run_take()); then, after a block that says no run follows,
+ * fpt_walk()'s blocks, else run after run from the TNT bits at hand
+ * (fpt_run_next()).  How many are asked for at a time goes round with
+ * *@arg (a step count), so that runs and walks are also cut short.
+ * The list must be fpt_next()'s alone (fpt.h says so of each call).
+ */
+static inline int
+tf_take_runs(struct fpt *d, struct tf_items *l, const struct fpt_item *it,
+    void *arg)
+{
+	const struct fpt_block *rb;
+	struct fpt_block wb[8];
+	struct fpt_memo *m;
+	size_t *step = arg, n, k, i;
+
+	if (it->kind != FPT_ITEM_BLOCK)
+		return (0);
+	for (;;) {
+		if ((n = fpt_run_rest(d, &rb, &m)) > 0) {
+			k = 1 + (*step)++ % n;
+			for (i = 0; i < k; i++)
+				tf_add_block(l, &rb[i]);
+			fpt_run_take(d, k);
+		} else if (!it->runs) {
+			k = 1 + (*step)++ % 8;
+			if ((n = fpt_walk(d, wb, k)) == 0)
+				break;
+			for (i = 0; i < n; i++)
+				tf_add_block(l, &wb[i]);
+		} else {
+			k = 1 + (*step)++ % 5;
+			if ((n = fpt_run_next(d, k, &rb, &m)) == 0)
+				break;
+			for (i = 0; i < n; i++)
+				tf_add_block(l, &rb[i]);
+		}
+		if (l->capped)
+			return (1);
+	}
+	return (0);
+}
+
+/* fpt's items with its run API as tf_take_runs() takes it. */
+static inline void
+tf_run_fpt_runs(struct fpt *d, struct tf_items *l)
+{
+	size_t step = 0;
+
+	tf_run_fpt_with(d, l, tf_take_runs, &step);
+}
+
 static inline void
 tf_fmt(const struct fpt_item *it, char *buf, size_t len)
 {
