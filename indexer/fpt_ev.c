@@ -118,6 +118,19 @@ fpti_fetch_event(struct fpt *d)
 				d->nmore = d->nfupq - 1;
 				d->nfupq = 0;
 				d->async = 1;
+				/*
+				 * The FUP's only event: libipt's fetch of it
+				 * reads on past the FUP (an abort's stays, an
+				 * asynchronous branch's to that read), and a
+				 * bad packet or a seventh event queued for a
+				 * TIP there fails it.  With more, the fetch
+				 * of the last does (fup_last_ahead()).
+				 */
+				if (d->nmore == 0 &&
+				    (rc = fpti_check_ahead(d)) < 0) {
+					d->async = 0;
+					return (rc);
+				}
 				return (0);
 			}
 			fpti_ev_init(d, ev, FPT_EV_ASYNC_BRANCH, d->pos);

@@ -1315,6 +1315,67 @@ ATF_TC_BODY(bad_after_tsx_abort_pgd, tc)
 	    sizeof(code), 4, 0x21, 0);
 }
 
+/*
+ * The ret's TIP goes to 0x2000, where no code is; after it a MODE.exec
+ * waits for the next TIP (libipt's evb_tip queue), an MWAIT for the FUP
+ * after it, and more FUPs follow (fpt-crash-841f...).  libipt fetches
+ * them as the ret's trailing event: the FUP gives the MWAIT its IP and
+ * is consumed, and as the MWAIT's is the only event on it, that same
+ * fetch reads on and takes each further FUP for an asynchronous branch,
+ * queued with the mode's for a TIP: the seventh there fails the fetch
+ * (-pte_nomem) before the flow moves.  fpt's fetch stopped after the FUP
+ * and its flow failed at 0x2000, its error elsewhere.  By construction:
+ * the mode and enabled events, the nop and ret's block, the error at
+ * 0x3c (the mode's and six FUPs after the MWAIT's), or without the
+ * MODE.exec at 0x3d (seven): 4 items, fpt handing over first (three FUPs
+ * in a row).  A bad opcode after the one FUP fails that fetch there,
+ * 0x2d.
+ */
+ATF_TC_WITHOUT_HEAD(fups_after_mwait_fup_on);
+ATF_TC_BODY(fups_after_mwait_fup_on, tc)
+{
+	static const uint8_t mode[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x2d, 0x00, 0x20,			/* TIP 0x2000 */
+		0x99, 0x01,				/* MODE 64 */
+		MWAIT,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000, its */
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,	/* 6 more FUPs */
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,
+	};
+	static const uint8_t nomode[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x2d, 0x00, 0x20,			/* TIP 0x2000 */
+		MWAIT,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000, its */
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,	/* 7 more FUPs */
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,
+		0x3d, 0x00, 0x10,
+	};
+	static const uint8_t bad[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x2d, 0x00, 0x20,			/* TIP 0x2000 */
+		0x99, 0x01,				/* MODE 64 */
+		MWAIT,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000, its */
+		0x02, 0xff,				/* bad opcode */
+	};
+	/* nop; ret */
+	static const uint8_t code[] = { 0x90, 0xc3 };
+
+	both("fups_after_mode_mwait_fup_on", mode, sizeof(mode), code,
+	    sizeof(code), 4, 0x3c, 1);
+	both("fups_after_mwait_fup_on", nomode, sizeof(nomode), code,
+	    sizeof(code), 4, 0x3d, 1);
+	both("bad_after_mode_mwait_fup_on", bad, sizeof(bad), code,
+	    sizeof(code), 4, 0x2d, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -1348,5 +1409,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, bad_after_psb_updates_on);
 	ATF_TP_ADD_TC(tp, cut_fup_query_after_mwait);
 	ATF_TP_ADD_TC(tp, bad_after_tsx_abort_pgd);
+	ATF_TP_ADD_TC(tp, fups_after_mwait_fup_on);
 	return (atf_no_error());
 }
