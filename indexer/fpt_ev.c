@@ -1240,6 +1240,7 @@ fpti_error_at(struct fpt *d)
 		return;
 	}
 	p = d->pos;
+again:
 	while (fpt_pkt_parse(p, d->cfg.end, &pkt) > 0 &&
 	    (pkt.kind == FPT_PKT_PAD || pkt.kind == FPT_PKT_TSC ||
 	    pkt.kind == FPT_PKT_MTC || pkt.kind == FPT_PKT_CYC ||
@@ -1266,11 +1267,16 @@ fpti_error_at(struct fpt *d)
 	    p += pkt.size) {
 		switch (pkt.kind) {
 		case FPT_PKT_PSBEND:
-			/* Without them, libipt reads on past the PSBEND. */
-			d->pos = st ? p : p + pkt.size;
-			if (!st)
-				(void)fpti_read_ahead(d);
-			return;
+			if (st) {
+				d->pos = p;
+				return;
+			}
+			/*
+			 * Without them, libipt reads on past the PSBEND as
+			 * before the PSB: over FUPs too, and more PSB+.
+			 */
+			p += pkt.size;
+			goto again;
 		case FPT_PKT_PAD:
 		case FPT_PKT_FUP:
 		case FPT_PKT_TSC:

@@ -1376,6 +1376,56 @@ ATF_TC_BODY(fups_after_mwait_fup_on, tc)
 	    sizeof(code), 4, 0x2d, 0);
 }
 
+/*
+ * A TIP.PGE to 0x2000, where no code is, and a TIP.PGD without IP: the
+ * flow's error comes once libipt has fetched the disabled event, whose
+ * read-ahead passes a PSB+ without status updates and then, as it does
+ * before one, a FUP (an asynchronous branch's, nothing waits for it)
+ * and the status packets after it, to the end of the trace, a FUP it
+ * cuts (seed 9494).  fpt's error stopped at that FUP.  By construction:
+ * the mode and enabled events and the error at the end, 0x32; at the
+ * TIP after the FUP, 0x31; past a second such PSB+ and the FUP, at the
+ * end, 0x44: 3 items.
+ */
+ATF_TC_WITHOUT_HEAD(error_past_psb_plus_fup);
+ATF_TC_BODY(error_past_psb_plus_fup, tc)
+{
+	static const uint8_t cut[] = {
+		PSB_PLUS_OFF,
+		0x71, 0x00, 0x20, 0, 0, 0, 0,		/* TIP.PGE 0x2000 */
+		0x01,					/* TIP.PGD, no IP */
+		PSB_BYTES, 0x02, 0x23,			/* PSB, PSBEND */
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x3d,					/* FUP, cut */
+	};
+	static const uint8_t tip[] = {
+		PSB_PLUS_OFF,
+		0x71, 0x00, 0x20, 0, 0, 0, 0,		/* TIP.PGE 0x2000 */
+		0x01,					/* TIP.PGD, no IP */
+		PSB_BYTES, 0x02, 0x23,			/* PSB, PSBEND */
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+	};
+	static const uint8_t two[] = {
+		PSB_PLUS_OFF,
+		0x71, 0x00, 0x20, 0, 0, 0, 0,		/* TIP.PGE 0x2000 */
+		0x01,					/* TIP.PGD, no IP */
+		PSB_BYTES, 0x02, 0x23,			/* PSB, PSBEND */
+		PSB_BYTES, 0x02, 0x23,			/* PSB, PSBEND */
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x3d,					/* FUP, cut */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("error_past_psb_plus_fup", cut, sizeof(cut), code,
+	    sizeof(code), 3, 0x32, 0);
+	both("error_past_psb_plus_fup_at_tip", tip, sizeof(tip), code,
+	    sizeof(code), 3, 0x31, 0);
+	both("error_past_two_psb_plus_fup", two, sizeof(two), code,
+	    sizeof(code), 3, 0x44, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -1410,5 +1460,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, cut_fup_query_after_mwait);
 	ATF_TP_ADD_TC(tp, bad_after_tsx_abort_pgd);
 	ATF_TP_ADD_TC(tp, fups_after_mwait_fup_on);
+	ATF_TP_ADD_TC(tp, error_past_psb_plus_fup);
 	return (atf_no_error());
 }
