@@ -118,6 +118,19 @@ fpti_fetch_event(struct fpt *d)
 				d->nmore = d->nfupq - 1;
 				d->nfupq = 0;
 				d->async = 1;
+				/*
+				 * The FUP's only event: libipt's fetch of it
+				 * reads on past the FUP (an abort's stays, an
+				 * asynchronous branch's to that read), and a
+				 * bad packet or a seventh event queued for a
+				 * TIP there fails it.  With more, the fetch
+				 * of the last does (fup_last_ahead()).
+				 */
+				if (d->nmore == 0 &&
+				    (rc = fpti_check_ahead(d)) < 0) {
+					d->async = 0;
+					return (rc);
+				}
 				return (0);
 			}
 			fpti_ev_init(d, ev, FPT_EV_ASYNC_BRANCH, d->pos);
@@ -1227,6 +1240,7 @@ fpti_error_at(struct fpt *d)
 		return;
 	}
 	p = d->pos;
+again:
 	while (fpt_pkt_parse(p, d->cfg.end, &pkt) > 0 &&
 	    (pkt.kind == FPT_PKT_PAD || pkt.kind == FPT_PKT_TSC ||
 	    pkt.kind == FPT_PKT_MTC || pkt.kind == FPT_PKT_CYC ||
@@ -1253,11 +1267,16 @@ fpti_error_at(struct fpt *d)
 	    p += pkt.size) {
 		switch (pkt.kind) {
 		case FPT_PKT_PSBEND:
-			/* Without them, libipt reads on past the PSBEND. */
-			d->pos = st ? p : p + pkt.size;
-			if (!st)
-				(void)fpti_read_ahead(d);
-			return;
+			if (st) {
+				d->pos = p;
+				return;
+			}
+			/*
+			 * Without them, libipt reads on past the PSBEND as
+			 * before the PSB: over FUPs too, and more PSB+.
+			 */
+			p += pkt.size;
+			goto again;
 		case FPT_PKT_PAD:
 		case FPT_PKT_FUP:
 		case FPT_PKT_TSC:

@@ -178,8 +178,9 @@ fpt_one_psbend_st(const uint8_t *p, const uint8_t *end)
 
 /*
  * Past the PSBEND of the PSB+ whose packets after the PSB start at @p when
- * it is whole, with PADs and timing packets alone (libipt's read-ahead
- * passes it), else NULL.
+ * it is whole, with PADs, timing packets and FUPs alone (libipt's
+ * read-ahead passes it: a FUP in a PSB+ only sets the IP,
+ * pt_qry_header_fup()), else NULL.
  */
 static inline const uint8_t *
 fpt_one_psb_plain(const uint8_t *p, const uint8_t *end)
@@ -191,7 +192,7 @@ fpt_one_psb_plain(const uint8_t *p, const uint8_t *end)
 			return (p + pkt.size);
 		if (pkt.kind != FPT_PKT_PAD && pkt.kind != FPT_PKT_TSC &&
 		    pkt.kind != FPT_PKT_MTC && pkt.kind != FPT_PKT_CYC &&
-		    pkt.kind != FPT_PKT_TMA)
+		    pkt.kind != FPT_PKT_TMA && pkt.kind != FPT_PKT_FUP)
 			return (NULL);
 	}
 	return (NULL);

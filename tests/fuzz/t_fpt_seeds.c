@@ -220,6 +220,9 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	    0x71, 0x00, 0x10, 0, 0, 0, 0 };
 	static const uint8_t badpsb[] = { 0x0d, PSB16, 0x04, 0x02, 0x23, 0x00,
 	    0x71, 0x00, 0x10, 0, 0, 0, 0 };
+	/* ... one of a FUP alone, its header's (no event). */
+	static const uint8_t psbfup[] = { 0x0d, PSB16, 0x3d, 0x00, 0x10, 0x02,
+	    0x23, 0x00, 0x71, 0x00, 0x10, 0, 0, 0, 0 };
 	/* TIP without IP, a FUP to 0x1000, PAD, TNT; a FUP without IP. */
 	static const uint8_t fup[] = { 0x0d, 0x3d, 0x00, 0x10, 0x00, 0x04 };
 	static const uint8_t fupnoip[] = { 0x0d, 0x1d, 0x00, 0x04 };
@@ -313,6 +316,13 @@ ATF_TC_BODY(skips_are_narrow, tc)
 	got.v[4].event.offset = 0x15;
 	ATF_CHECK(fpt_one_noip_bug(&want, &got, badpsb,
 	    sizeof(badpsb)) == 0);
+	/* ... past one with a FUP in it too (seed 9999), to the TIP.PGE. */
+	got.v[4].event.offset = 0x17;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbfup,
+	    sizeof(psbfup)) == 1);
+	got.v[4].event.offset = 0x18;
+	ATF_CHECK(fpt_one_noip_bug(&want, &got, psbfup,
+	    sizeof(psbfup)) == 0);
 	/*
 	 * ... at the PSBEND of a whole one with status updates, where the
 	 * read-ahead stops, and not at another packet of it, nor past it, nor

@@ -1315,6 +1315,117 @@ ATF_TC_BODY(bad_after_tsx_abort_pgd, tc)
 	    sizeof(code), 4, 0x21, 0);
 }
 
+/*
+ * The ret's TIP goes to 0x2000, where no code is; after it a MODE.exec
+ * waits for the next TIP (libipt's evb_tip queue), an MWAIT for the FUP
+ * after it, and more FUPs follow (fpt-crash-841f...).  libipt fetches
+ * them as the ret's trailing event: the FUP gives the MWAIT its IP and
+ * is consumed, and as the MWAIT's is the only event on it, that same
+ * fetch reads on and takes each further FUP for an asynchronous branch,
+ * queued with the mode's for a TIP: the seventh there fails the fetch
+ * (-pte_nomem) before the flow moves.  fpt's fetch stopped after the FUP
+ * and its flow failed at 0x2000, its error elsewhere.  By construction:
+ * the mode and enabled events, the nop and ret's block, the error at
+ * 0x3c (the mode's and six FUPs after the MWAIT's), or without the
+ * MODE.exec at 0x3d (seven): 4 items, fpt handing over first (three FUPs
+ * in a row).  A bad opcode after the one FUP fails that fetch there,
+ * 0x2d.
+ */
+ATF_TC_WITHOUT_HEAD(fups_after_mwait_fup_on);
+ATF_TC_BODY(fups_after_mwait_fup_on, tc)
+{
+	static const uint8_t mode[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x2d, 0x00, 0x20,			/* TIP 0x2000 */
+		0x99, 0x01,				/* MODE 64 */
+		MWAIT,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000, its */
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,	/* 6 more FUPs */
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,
+	};
+	static const uint8_t nomode[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x2d, 0x00, 0x20,			/* TIP 0x2000 */
+		MWAIT,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000, its */
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,	/* 7 more FUPs */
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,
+		0x3d, 0x00, 0x10, 0x3d, 0x00, 0x10,
+		0x3d, 0x00, 0x10,
+	};
+	static const uint8_t bad[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x2d, 0x00, 0x20,			/* TIP 0x2000 */
+		0x99, 0x01,				/* MODE 64 */
+		MWAIT,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000, its */
+		0x02, 0xff,				/* bad opcode */
+	};
+	/* nop; ret */
+	static const uint8_t code[] = { 0x90, 0xc3 };
+
+	both("fups_after_mode_mwait_fup_on", mode, sizeof(mode), code,
+	    sizeof(code), 4, 0x3c, 1);
+	both("fups_after_mwait_fup_on", nomode, sizeof(nomode), code,
+	    sizeof(code), 4, 0x3d, 1);
+	both("bad_after_mode_mwait_fup_on", bad, sizeof(bad), code,
+	    sizeof(code), 4, 0x2d, 0);
+}
+
+/*
+ * A TIP.PGE to 0x2000, where no code is, and a TIP.PGD without IP: the
+ * flow's error comes once libipt has fetched the disabled event, whose
+ * read-ahead passes a PSB+ without status updates and then, as it does
+ * before one, a FUP (an asynchronous branch's, nothing waits for it)
+ * and the status packets after it, to the end of the trace, a FUP it
+ * cuts (seed 9494).  fpt's error stopped at that FUP.  By construction:
+ * the mode and enabled events and the error at the end, 0x32; at the
+ * TIP after the FUP, 0x31; past a second such PSB+ and the FUP, at the
+ * end, 0x44: 3 items.
+ */
+ATF_TC_WITHOUT_HEAD(error_past_psb_plus_fup);
+ATF_TC_BODY(error_past_psb_plus_fup, tc)
+{
+	static const uint8_t cut[] = {
+		PSB_PLUS_OFF,
+		0x71, 0x00, 0x20, 0, 0, 0, 0,		/* TIP.PGE 0x2000 */
+		0x01,					/* TIP.PGD, no IP */
+		PSB_BYTES, 0x02, 0x23,			/* PSB, PSBEND */
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x3d,					/* FUP, cut */
+	};
+	static const uint8_t tip[] = {
+		PSB_PLUS_OFF,
+		0x71, 0x00, 0x20, 0, 0, 0, 0,		/* TIP.PGE 0x2000 */
+		0x01,					/* TIP.PGD, no IP */
+		PSB_BYTES, 0x02, 0x23,			/* PSB, PSBEND */
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+	};
+	static const uint8_t two[] = {
+		PSB_PLUS_OFF,
+		0x71, 0x00, 0x20, 0, 0, 0, 0,		/* TIP.PGE 0x2000 */
+		0x01,					/* TIP.PGD, no IP */
+		PSB_BYTES, 0x02, 0x23,			/* PSB, PSBEND */
+		PSB_BYTES, 0x02, 0x23,			/* PSB, PSBEND */
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x3d,					/* FUP, cut */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("error_past_psb_plus_fup", cut, sizeof(cut), code,
+	    sizeof(code), 3, 0x32, 0);
+	both("error_past_psb_plus_fup_at_tip", tip, sizeof(tip), code,
+	    sizeof(code), 3, 0x31, 0);
+	both("error_past_two_psb_plus_fup", two, sizeof(two), code,
+	    sizeof(code), 3, 0x44, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -1348,5 +1459,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, bad_after_psb_updates_on);
 	ATF_TP_ADD_TC(tp, cut_fup_query_after_mwait);
 	ATF_TP_ADD_TC(tp, bad_after_tsx_abort_pgd);
+	ATF_TP_ADD_TC(tp, fups_after_mwait_fup_on);
+	ATF_TP_ADD_TC(tp, error_past_psb_plus_fup);
 	return (atf_no_error());
 }
