@@ -35,6 +35,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <intel-pt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -781,13 +782,61 @@ done:
 	failed_bytes(d);
 }
 
+/*
+ * libipt's block decoder follows a loop of direct jumps by recursion,
+ * a frame (about 200 bytes) per entry of its block cache, up to 65,535
+ * of them in a block for a loop of one instruction (jmp .): 13 MiB, more
+ * than a thread's 8 MiB.  Its decoding runs on a thread of its own with
+ * this much stack (reserved, not used: a page is taken when touched).
+ */
+#define IX_DEC_STACK	((size_t)32 << 20)
+
+struct seg_call {
+	struct dec	*d;
+	const struct ix_seg_in *in;
+	struct ix_seg_out *out;
+};
+
+static void *
+seg_thread(void *arg)
+{
+	struct seg_call *c = arg;
+
+	seg_decode(c->d, c->in, c->out, 0);
+	return (NULL);
+}
+
+/* seg_decode() with libipt, on a stack that its recursion fits in. */
+static void
+seg_decode_ipt(struct dec *d, const struct ix_seg_in *in,
+    struct ix_seg_out *out)
+{
+	struct seg_call c = { d, in, out };
+	pthread_attr_t a;
+	pthread_t t;
+	int rc;
+
+	if ((rc = pthread_attr_init(&a)) != 0) {
+		seg_decode(d, in, out, 0);
+		return;
+	}
+	if ((rc = pthread_attr_setstacksize(&a, IX_DEC_STACK)) == 0)
+		rc = pthread_create(&t, &a, seg_thread, &c);
+	(void)pthread_attr_destroy(&a);
+	if (rc == 0)
+		(void)pthread_join(t, NULL);
+	else
+		/* No thread: this one's stack, as before. */
+		seg_decode(d, in, out, 0);
+}
+
 static void
 pt_decode(void *state, const struct ix_seg_in *in, struct ix_seg_out *out)
 {
 	struct dec *d = state;
 
 	assert(d != NULL && in->desc->format == HWTR_TF_INTEL_PT);
-	seg_decode(d, in, out, 0);
+	seg_decode_ipt(d, in, out);
 	dec_clear(d);
 }
 
@@ -808,7 +857,7 @@ fast_decode(void *state, const struct ix_seg_in *in, struct ix_seg_out *out)
 	why = d->bail_why;
 	if (bail != 0 && out->rc != -HWTR_E_INTR) {
 		ix_seg_out_free(out);
-		seg_decode(d, in, out, 0);
+		seg_decode_ipt(d, in, out);
 		out->fallback = bail;
 		out->fb_why = why;
 		out->fb_bytes = in->has_limit && in->limit - in->base <
