@@ -45,7 +45,7 @@ struct ix_lblock {
 };
 
 /*
- * The walk over full blocks that read no trace (decode.c,
+ * The walk over full blocks that read no trace (segloop.c,
  * ix_dec_loop_check()): the instructions of consecutive full blocks,
  * followed from the image, as Brent's cycle search goes over them.  A
  * block is full when it holds IX_BLK_FULL instructions (pt_block.ninsn's
@@ -216,7 +216,7 @@ ix_dec_lblock_ran(struct dec *d, struct ix_lblock *lb)
 }
 
 /*
- * decode.c: block number @nblk, full (@ninsn IX_BLK_FULL_MIN or more
+ * segloop.c: block number @nblk, full (@ninsn IX_BLK_FULL_MIN or more
  * instructions from @ip to @end_ip), ran: 1 when its instructions and
  * those of the full blocks right before it, with no trace read, pass an
  * instruction twice (the decoder would follow them for ever), 0

@@ -246,7 +246,7 @@ ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks)
 		if ((rc = fast_run(d, nblocks)) < 0)
 			return (rc);
 		/*
-		 * A full block: decode.c's check for a loop that reads no
+		 * A full block: segloop.c's check for a loop that reads no
 		 * trace, as for libipt's (the blocks of a run take a TNT
 		 * bit each: never such a loop's).
 		 */
