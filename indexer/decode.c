@@ -33,12 +33,14 @@
  */
 
 #include <assert.h>
+#include <sys/mman.h>
+
 #include <errno.h>
 #include <intel-pt.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
@@ -614,6 +616,8 @@ failed_bytes(struct dec *d)
 static void
 dec_clear(struct dec *d)
 {
+	void *stk;
+
 	if (d->blk != NULL)
 		pt_blk_free_decoder(d->blk);
 	fpt_free(d->fp);
@@ -623,7 +627,9 @@ dec_clear(struct dec *d)
 	free(d->lb);
 	free(d->ltab);
 	free(d->runs);
+	stk = d->stk;
 	memset(d, 0, sizeof(*d));
+	d->stk = stk;
 }
 
 static int
@@ -646,6 +652,8 @@ pt_free(void *state)
 	if (d == NULL)
 		return;
 	dec_clear(d);
+	if (d->stk != NULL)
+		(void)munmap(d->stk, IX_DEC_STACK);
 	free(d);
 }
 
@@ -684,24 +692,27 @@ done:
  * libipt's block decoder follows a loop of direct jumps by recursion,
  * a frame (about 200 bytes) per entry of its block cache, up to 65,535
  * of them in a block for a loop of one instruction (jmp .): 13 MiB, more
- * than a thread's 8 MiB.  Its decoding runs on a thread of its own with
- * this much stack (reserved, not used: a page is taken when touched).
+ * than a thread's 8 MiB.  Its decoding runs on a stack of this size of
+ * the decoder's own (IX_DEC_STACK in decode_int.h: reserved, a page
+ * taken when touched, a guard page under it), on the same thread: a
+ * context switched to and back once per segment.  Not with
+ * AddressSanitizer, which warns of any context switch: there the
+ * thread's stack, as before.
  */
-#define IX_DEC_STACK	((size_t)32 << 20)
-
 struct seg_call {
 	struct dec	*d;
 	const struct ix_seg_in *in;
 	struct ix_seg_out *out;
 };
 
-static void *
-seg_thread(void *arg)
+/* makecontext() passes ints: @hi and @lo are a struct seg_call's address. */
+static void
+seg_ctx(unsigned hi, unsigned lo)
 {
-	struct seg_call *c = arg;
+	struct seg_call *c = (struct seg_call *)(uintptr_t)
+	    (((uint64_t)hi << 32) | lo);
 
 	seg_decode(c->d, c->in, c->out, 0);
-	return (NULL);
 }
 
 /* seg_decode() with libipt, on a stack that its recursion fits in. */
@@ -709,23 +720,37 @@ static void
 seg_decode_ipt(struct dec *d, const struct ix_seg_in *in,
     struct ix_seg_out *out)
 {
+#if defined(__SANITIZE_ADDRESS__)
+	seg_decode(d, in, out, 0);
+#else
 	struct seg_call c = { d, in, out };
-	pthread_attr_t a;
-	pthread_t t;
-	int rc;
+	ucontext_t uc, back;
+	uintptr_t a = (uintptr_t)&c;
+	void *p;
 
-	if ((rc = pthread_attr_init(&a)) != 0) {
+	if (d->stk == NULL) {
+		p = mmap(NULL, IX_DEC_STACK, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+		    -1, 0);
+		if (p != MAP_FAILED && mprotect(p, 4096, PROT_NONE) < 0) {
+			(void)munmap(p, IX_DEC_STACK);
+			p = MAP_FAILED;
+		}
+		d->stk = p == MAP_FAILED ? NULL : p;
+	}
+	if (d->stk == NULL || getcontext(&uc) < 0) {
+		/* No stack of its own: the thread's, as before. */
 		seg_decode(d, in, out, 0);
 		return;
 	}
-	if ((rc = pthread_attr_setstacksize(&a, IX_DEC_STACK)) == 0)
-		rc = pthread_create(&t, &a, seg_thread, &c);
-	(void)pthread_attr_destroy(&a);
-	if (rc == 0)
-		(void)pthread_join(t, NULL);
-	else
-		/* No thread: this one's stack, as before. */
+	uc.uc_stack.ss_sp = d->stk;
+	uc.uc_stack.ss_size = IX_DEC_STACK;
+	uc.uc_link = &back;
+	makecontext(&uc, (void (*)(void))seg_ctx, 2,
+	    (unsigned)((uint64_t)a >> 32), (unsigned)a);
+	if (swapcontext(&back, &uc) < 0)
 		seg_decode(d, in, out, 0);
+#endif
 }
 
 static void

@@ -123,7 +123,11 @@ struct dec {
 	int		act_known;
 	uint64_t	act_t;
 	struct ix_loop	loop;
+	void		*stk;		/* libipt's stack (decode.c), or NULL */
 };
+
+/* The size of libipt's stack (decode.c, seg_decode_ipt()). */
+#define IX_DEC_STACK	((size_t)32 << 20)
 
 /*
  * segimage.c: the image for time @t (@known; otherwise the state at the

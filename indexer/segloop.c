@@ -103,8 +103,14 @@ ix_dec_loop_check(struct dec *d, uint64_t ip, uint64_t end_ip,
 	lp->armed = 0;
 	assert(ninsn >= IX_BLK_FULL_MIN && ninsn <= IX_BLK_FULL);
 	for (i = 0; i < ninsn; i++) {
-		if ((i == ninsn - 1 && cur != end_ip) ||
-		    !loop_step(d, isid, mode, cur, &next))
+		if (!loop_step(d, isid, mode, cur, &next))
+			return (0);
+		/*
+		 * The walk and the decoder agree: the block's end is its
+		 * last instruction, or where the next block starts (libipt
+		 * says that one when its block cache ended the block).
+		 */
+		if (i == ninsn - 1 && cur != end_ip && next != end_ip)
 			return (0);
 		cur = next;
 		if (cur == lp->tort) {
