@@ -402,7 +402,9 @@ decode_blocks(struct dec *d, int *statusp, struct pt_block *b,
 	 */
 	d->own_psb = 1;
 	for (;;) {
-		status = drain_events(d, status);
+		/* The call only when there is an event: most blocks have none. */
+		if (status & pts_event_pending)
+			status = drain_events(d, status);
 		d->own_psb = 0;
 		if (status < 0 || status == IX_STOP)
 			break;
@@ -416,6 +418,12 @@ decode_blocks(struct dec *d, int *statusp, struct pt_block *b,
 			/* fpt: its blocks up to an event (fpt_ops.c). */
 			if ((rc = ix_fast_blocks(d, &status, &sk->n)) < 0)
 				return (rc);
+			if (d->loop.stuck) {
+				/* ix_fast_blocks() stopped at the loop. */
+				sk->said = 1;
+				status = -pte_internal;
+				break;
+			}
 		} else {
 			b->ninsn = 0;
 			status = ix_src_next(d, b);
@@ -429,12 +437,6 @@ decode_blocks(struct dec *d, int *statusp, struct pt_block *b,
 				sk->said = 1;
 				break;
 			}
-		}
-		if (d->loop.stuck) {
-			/* fpt's blocks: ix_fast_blocks() stopped. */
-			sk->said = 1;
-			status = -pte_internal;
-			break;
 		}
 		if (status < 0)
 			break;
