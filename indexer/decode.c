@@ -33,11 +33,14 @@
  */
 
 #include <assert.h>
+#include <sys/mman.h>
+
 #include <errno.h>
 #include <intel-pt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 
 #include "hwtr_common.h"
 #include "hwtr_ix.h"
@@ -196,6 +199,8 @@ drain_events(struct dec *d, int status)
 		status = ix_src_event(d, &ev);
 		if (status < 0)
 			return (status);
+		/* The trace said something: a walk starts again. */
+		d->loop.armed = 0;
 		/*
 		 * The status updates of the PSB+ that starts the next
 		 * segment: what follows is that segment's.  Events read
@@ -366,9 +371,10 @@ start_errors(struct dec *d, int cfg_rc)
 }
 
 /*
- * Whether libipt makes no progress: it follows a loop of direct jumps
- * that needs no packet forever (a corrupted stream can lead there); a
- * million blocks without reading a byte of trace is a decode error.
+ * Whether the decoder makes no progress: besides ix_dec_loop_check()'s
+ * loops, a loop of direct jumps across images gives blocks of a few
+ * instructions (a block ends where the code is another image's); a
+ * million blocks without reading a byte of trace is a decode error too.
  */
 struct stuck {
 	uint32_t	n;		/* blocks so far */
@@ -396,7 +402,9 @@ decode_blocks(struct dec *d, int *statusp, struct pt_block *b,
 	 */
 	d->own_psb = 1;
 	for (;;) {
-		status = drain_events(d, status);
+		/* The call only when there is an event: most blocks have none. */
+		if (status & pts_event_pending)
+			status = drain_events(d, status);
 		d->own_psb = 0;
 		if (status < 0 || status == IX_STOP)
 			break;
@@ -410,12 +418,25 @@ decode_blocks(struct dec *d, int *statusp, struct pt_block *b,
 			/* fpt: its blocks up to an event (fpt_ops.c). */
 			if ((rc = ix_fast_blocks(d, &status, &sk->n)) < 0)
 				return (rc);
+			if (d->loop.stuck) {
+				/* ix_fast_blocks() stopped at the loop. */
+				sk->said = 1;
+				status = -pte_internal;
+				break;
+			}
 		} else {
 			b->ninsn = 0;
 			status = ix_src_next(d, b);
 			if (b->ninsn > 0 && (rc = add_block(d, b)) < 0)
 				return (rc);
 			sk->n++;
+			if (b->ninsn >= IX_BLK_FULL_MIN && ix_dec_loop_check(d,
+			    b->ip, b->end_ip, b->ninsn, b->isid,
+			    ix_dec_mode_bits(b->mode), sk->n)) {
+				status = -pte_internal;
+				sk->said = 1;
+				break;
+			}
 		}
 		if (status < 0)
 			break;
@@ -539,13 +560,18 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 		rc = op(d, IX_OP_ERROR);
 		if (rc == 0)
 			rc = op(d, IX_OP_GAP);
-		if (rc == 0)
+		if (rc == 0 && d->loop.stuck)
+			/* Both decoders' last block: the same event. */
+			rc = add_event(d, "decode-error", 1, d->loop.at,
+			    "no progress: a loop that reads no trace");
+		else if (rc == 0)
 			rc = add_event(d, "decode-error", b.ninsn > 0 ||
 			    b.ip != 0, b.ninsn > 0 ? b.end_ip : b.ip, sk.said ?
 			    "no progress: a loop that reads no trace" :
 			    pt_errstr(pt_errcode(status)));
 		sk.said = 0;
 		sk.count = 0;
+		memset(&d->loop, 0, sizeof(d->loop));
 		if (rc < 0)
 			return (rc);
 		if (ix_src_offset(d, &erroff) < 0)
@@ -592,6 +618,8 @@ failed_bytes(struct dec *d)
 static void
 dec_clear(struct dec *d)
 {
+	void *stk;
+
 	if (d->blk != NULL)
 		pt_blk_free_decoder(d->blk);
 	fpt_free(d->fp);
@@ -601,7 +629,9 @@ dec_clear(struct dec *d)
 	free(d->lb);
 	free(d->ltab);
 	free(d->runs);
+	stk = d->stk;
 	memset(d, 0, sizeof(*d));
+	d->stk = stk;
 }
 
 static int
@@ -624,6 +654,8 @@ pt_free(void *state)
 	if (d == NULL)
 		return;
 	dec_clear(d);
+	if (d->stk != NULL)
+		(void)munmap(d->stk, IX_DEC_STACK);
 	free(d);
 }
 
@@ -658,13 +690,78 @@ done:
 	failed_bytes(d);
 }
 
+/*
+ * libipt's block decoder follows a loop of direct jumps by recursion,
+ * a frame (about 200 bytes) per entry of its block cache, up to 65,535
+ * of them in a block for a loop of one instruction (jmp .): 13 MiB, more
+ * than a thread's 8 MiB.  Its decoding runs on a stack of this size of
+ * the decoder's own (IX_DEC_STACK in decode_int.h: reserved, a page
+ * taken when touched, a guard page under it), on the same thread: a
+ * context switched to and back once per segment.  Not with
+ * AddressSanitizer, which warns of any context switch: there the
+ * thread's stack, as before.
+ */
+struct seg_call {
+	struct dec	*d;
+	const struct ix_seg_in *in;
+	struct ix_seg_out *out;
+};
+
+/* makecontext() passes ints: @hi and @lo are a struct seg_call's address. */
+static void
+seg_ctx(unsigned hi, unsigned lo)
+{
+	struct seg_call *c = (struct seg_call *)(uintptr_t)
+	    (((uint64_t)hi << 32) | lo);
+
+	seg_decode(c->d, c->in, c->out, 0);
+}
+
+/* seg_decode() with libipt, on a stack that its recursion fits in. */
+static void
+seg_decode_ipt(struct dec *d, const struct ix_seg_in *in,
+    struct ix_seg_out *out)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	seg_decode(d, in, out, 0);
+#else
+	struct seg_call c = { d, in, out };
+	ucontext_t uc, back;
+	uintptr_t a = (uintptr_t)&c;
+	void *p;
+
+	if (d->stk == NULL) {
+		p = mmap(NULL, IX_DEC_STACK, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+		    -1, 0);
+		if (p != MAP_FAILED && mprotect(p, 4096, PROT_NONE) < 0) {
+			(void)munmap(p, IX_DEC_STACK);
+			p = MAP_FAILED;
+		}
+		d->stk = p == MAP_FAILED ? NULL : p;
+	}
+	if (d->stk == NULL || getcontext(&uc) < 0) {
+		/* No stack of its own: the thread's, as before. */
+		seg_decode(d, in, out, 0);
+		return;
+	}
+	uc.uc_stack.ss_sp = d->stk;
+	uc.uc_stack.ss_size = IX_DEC_STACK;
+	uc.uc_link = &back;
+	makecontext(&uc, (void (*)(void))seg_ctx, 2,
+	    (unsigned)((uint64_t)a >> 32), (unsigned)a);
+	if (swapcontext(&back, &uc) < 0)
+		seg_decode(d, in, out, 0);
+#endif
+}
+
 static void
 pt_decode(void *state, const struct ix_seg_in *in, struct ix_seg_out *out)
 {
 	struct dec *d = state;
 
 	assert(d != NULL && in->desc->format == HWTR_TF_INTEL_PT);
-	seg_decode(d, in, out, 0);
+	seg_decode_ipt(d, in, out);
 	dec_clear(d);
 }
 
@@ -685,7 +782,7 @@ fast_decode(void *state, const struct ix_seg_in *in, struct ix_seg_out *out)
 	why = d->bail_why;
 	if (bail != 0 && out->rc != -HWTR_E_INTR) {
 		ix_seg_out_free(out);
-		seg_decode(d, in, out, 0);
+		seg_decode_ipt(d, in, out);
 		out->fallback = bail;
 		out->fb_why = why;
 		out->fb_bytes = in->has_limit && in->limit - in->base <

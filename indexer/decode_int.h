@@ -44,6 +44,28 @@ struct ix_lblock {
 	uint8_t		inl[IX_LB_INLINE];
 };
 
+/*
+ * The walk over full blocks that read no trace (segloop.c,
+ * ix_dec_loop_check()): the instructions of consecutive full blocks,
+ * followed from the image, as Brent's cycle search goes over them.  A
+ * block is full when it holds IX_BLK_FULL instructions (pt_block.ninsn's
+ * largest) or nearly: libipt ends a block where the next entry of its
+ * block cache, up to 255 instructions, would not fit.
+ */
+#define IX_BLK_FULL	0xffff
+#define IX_BLK_FULL_MIN	(IX_BLK_FULL - 254)
+struct ix_loop {
+	int		armed;		/* the next full block may continue */
+	int		stuck;		/* an instruction came again */
+	int		isid, mode;
+	uint32_t	nblk;		/* the last walked block's number */
+	uint64_t	off;		/* the trace offset over the walk */
+	uint64_t	next_ip;	/* where the walk goes on */
+	uint64_t	tort;		/* Brent's: the instruction kept */
+	uint64_t	power, lam;	/* ... the steps till the next, done */
+	uint64_t	at;		/* stuck: the last block's end */
+};
+
 /* A worker's decoder of one segment (ix_segdec_libipt). */
 struct dec {
 	struct ix_segw	w;		/* its output */
@@ -100,7 +122,12 @@ struct dec {
 	size_t		nact, cact;
 	int		act_known;
 	uint64_t	act_t;
+	struct ix_loop	loop;
+	void		*stk;		/* libipt's stack (decode.c), or NULL */
 };
+
+/* The size of libipt's stack (decode.c, seg_decode_ipt()). */
+#define IX_DEC_STACK	((size_t)32 << 20)
 
 /*
  * segimage.c: the image for time @t (@known; otherwise the state at the
@@ -191,6 +218,16 @@ ix_dec_lblock_ran(struct dec *d, struct ix_lblock *lb)
 	ops->len += lb->nenc;
 	return (0);
 }
+
+/*
+ * segloop.c: block number @nblk, full (@ninsn IX_BLK_FULL_MIN or more
+ * instructions from @ip to @end_ip), ran: 1 when its instructions and
+ * those of the full blocks right before it, with no trace read, pass an
+ * instruction twice (the decoder would follow them for ever), 0
+ * otherwise.
+ */
+int ix_dec_loop_check(struct dec *d, uint64_t ip, uint64_t end_ip,
+    unsigned ninsn, int isid, int mode, uint32_t nblk);
 
 /* fpt_seg.c: helpers of both. */
 size_t ix_dec_owner_idx(const struct dec *d, uint64_t t);

@@ -279,6 +279,7 @@ int
 ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks)
 {
 	int status, rc;
+	uint32_t nb;
 
 	/* decode.c's loop comes here when fpt read a block ahead. */
 	assert(d->fp != NULL && d->pk_state == 1 &&
@@ -286,10 +287,24 @@ ix_fast_blocks(struct dec *d, int *statusp, uint32_t *nblocks)
 	for (;;) {
 		d->pk_state = 0;
 		d->cur_off = d->pk_off;
+		nb = *nblocks + 1;
+		if ((rc = fast_run(d, nblocks)) < 0)
+			return (rc);
+		/*
+		 * A full block: segloop.c's check for a loop that reads no
+		 * trace, as for libipt's (a run's blocks take a TNT bit
+		 * each, a walk's a TNT bit or a TIP: never such a loop's).
+		 */
+		if (__builtin_expect(d->pk.block.ninsn >= IX_BLK_FULL_MIN,
+		    0) && ix_dec_loop_check(d, d->pk.block.ip,
+		    d->pk.block.end_ip, d->pk.block.ninsn, d->pk.block.isid,
+		    d->pk.block.mode, nb)) {
+			*statusp = 0;
+			return (0);
+		}
 		/* No run follows a block fpt says none does (runs 0). */
-		if ((rc = fast_run(d, nblocks)) < 0 ||
-		    (!d->w.in->blind_end && (rc = d->pk.runs ?
-		    fast_runs(d, nblocks) : fast_walk(d, nblocks)) < 0))
+		if (!d->w.in->blind_end && (rc = d->pk.runs ?
+		    fast_runs(d, nblocks) : fast_walk(d, nblocks)) < 0)
 			return (rc);
 		status = ix_fast_peek(d);
 		/*
