@@ -141,16 +141,30 @@ split_block(struct dec *d, struct ix_lblock *lb, const struct pt_block *b)
 	}
 	return (0);
 fallback:
-	/* Forget runs made so far: the whole block is one unknown run. */
+	/*
+	 * Forget runs made so far: the whole block is one run whose layout
+	 * is unknown.  Its last instruction's class as in a run above, from
+	 * its bytes where libipt gives none: libipt's block cache ends a
+	 * block of a long loop without it (ptic_error), fpt's class is the
+	 * instruction's, and the two databases must agree.
+	 */
 	d->nruns = lb->first;
 	lb->nenc = 0;
+	cls = -1;
+	n = b->truncated ? (int)b->size : b->isid > 0 ?
+	    (int)ix_dec_read_code(d, b->isid, b->end_ip, buf, 15) : 0;
+	if (b->truncated)
+		memcpy(buf, b->raw, b->size);
+	if (n > 0 && hwtr_x86_decode(buf, (size_t)n, b->end_ip, mode,
+	    &x) == 0)
+		cls = hwtr_ic_of_x86(&x);
 	memset(&run, 0, sizeof(run));
 	run.ip = b->ip;
 	run.end_ip = b->end_ip;
 	run.isid = b->isid;
 	run.ninsn = b->ninsn;
 	run.mode = (uint8_t)mode;
-	run.cls = (uint8_t)map_iclass(b->iclass, -1);
+	run.cls = (uint8_t)map_iclass(b->iclass, cls);
 	return (add_run_id(d, lb, ix_segw_run_id(&d->w, &run)));
 }
 
