@@ -294,6 +294,10 @@ fpti_run_undo(struct fpt *d)
 #define TL4(b)	TL(b), TL((b) + 1), TL((b) + 2), TL((b) + 3)
 #define TL16(b)	TL4(b), TL4((b) + 4), TL4((b) + 8), TL4((b) + 12)
 #define TL64(b)	TL16(b), TL16((b) + 16), TL16((b) + 32), TL16((b) + 48)
+/* fpt_walk() makes a conditional branch's end from its bit: 0 or -1. */
+_Static_assert(FPT_END_COND_TAKEN + 1 == FPT_END_COND_NOT_TAKEN,
+    "enum fpt_end: taken right before not taken");
+
 /* By the header's byte (b & 0x0f is 0x01: 0x01 or 0x11, IP compressed). */
 const uint8_t fpti_tnt_last[256] = {
 	TL64(0), TL64(64), TL64(128), TL64(192)
