@@ -207,6 +207,20 @@ long_loop_body()
 	    atf_fail "expected the 4 instructions from the next PSB after the error, got '$got'"
 }
 
+# not_cut NAME N: NAME.hwtrace indexed with either decoder holds all N
+# instructions and no decode error: nothing was taken for a loop.
+not_cut()
+{
+	for dec in fast libipt; do
+		index_ok "$1.hwtrace" "$1.$dec.db" -D "$dec" -j 1
+		got=$(q "$1.$dec.db" "SELECT insns FROM threads WHERE id = 1")
+		[ "$got" = "$2" ] ||
+		    atf_fail "-D $dec: expected $2 instructions, got '$got'"
+		got=$(q "$1.$dec.db" "SELECT count(*) FROM events WHERE kind = 'decode-error'")
+		[ "$got" = 0 ] || atf_fail "-D $dec: $got decode errors"
+	done
+}
+
 atf_test_case straight_line
 straight_line_head()
 {
@@ -217,14 +231,7 @@ straight_line_body()
 {
 	nops 200000 n.bin
 	raw line "$HDR$PGE$PGD" n.bin '\377\340'
-	for dec in fast libipt; do
-		index_ok line.hwtrace "line.$dec.db" -D "$dec" -j 1
-		got=$(q "line.$dec.db" "SELECT insns FROM threads WHERE id = 1")
-		[ "$got" = 200001 ] ||
-		    atf_fail "-D $dec: expected 200001 instructions, got '$got'"
-		got=$(q "line.$dec.db" "SELECT count(*) FROM events WHERE kind = 'decode-error'")
-		[ "$got" = 0 ] || atf_fail "-D $dec: $got decode errors"
-	done
+	not_cut line 200001
 }
 
 atf_test_case tnt_loop
@@ -239,14 +246,7 @@ tnt_loop_body()
 	# jnz 0x400000 from 0x411170 (rel32 -70006); TNT-8 taken x3, not
 	# taken; then jmp *%rax and the TIP.PGD.
 	raw tnt "$HDR$PGE\074$PGD" n.bin '\017\205\212\356\376\377\377\340'
-	for dec in fast libipt; do
-		index_ok tnt.hwtrace "tnt.$dec.db" -D "$dec" -j 1
-		got=$(q "tnt.$dec.db" "SELECT insns FROM threads WHERE id = 1")
-		[ "$got" = 280005 ] ||
-		    atf_fail "-D $dec: expected 280005 instructions, got '$got'"
-		got=$(q "tnt.$dec.db" "SELECT count(*) FROM events WHERE kind = 'decode-error'")
-		[ "$got" = 0 ] || atf_fail "-D $dec: $got decode errors"
-	done
+	not_cut tnt 280005
 }
 
 atf_init_test_cases()
