@@ -438,8 +438,9 @@ push_call(struct ix_stitch *st, int64_t entry, uint64_t ip, int kind,
 
 	assert(entry >= 0 && (size_t)entry < st->ng);
 	assert(kind >= CE_CALL && kind <= CE_TAIL);
-	if (hwtr_grow((void **)&st->stack, &st->cstack, st->nstack + 1,
-	    sizeof(*st->stack)) < 0)
+	/* Grown only when full: a call into hwtr_grow() per call was 18. */
+	if (st->nstack == st->cstack && hwtr_grow((void **)&st->stack,
+	    &st->cstack, st->nstack + 1, sizeof(*st->stack)) < 0)
 		return (-HWTR_E_NOMEM);
 	assert(st->nstack < st->cstack);
 	oc = &st->stack[st->nstack];
