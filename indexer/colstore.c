@@ -113,6 +113,18 @@ cs_put(uint8_t *p, uint64_t u)
 		*p = (uint8_t)u;
 		return (p + 1);
 	}
+	/* Two and three bytes (addresses, times) straight, then a loop. */
+	p[0] = (uint8_t)(u | 0x80);
+	p[1] = (uint8_t)(u >> 7);
+	if (u < (1u << 14))
+		return (p + 2);
+	p[1] |= 0x80;
+	p[2] = (uint8_t)(u >> 14);
+	if (u < (1u << 21))
+		return (p + 3);
+	p[2] |= 0x80;
+	p += 3;
+	u >>= 21;
 	while (u >= 0x80) {
 		*p++ = (uint8_t)(u | 0x80);
 		u >>= 7;

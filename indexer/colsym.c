@@ -34,6 +34,17 @@
 #include "hwtr_common.h"
 #include "ix_jobs.h"
 
+/*
+ * The steps each call goes through as it comes (sy_buf_of() to
+ * ss_take()) are inlined into the callers: as functions, their entries
+ * and exits were a fifth of the symbol copy's cost a call.
+ */
+#if defined(__GNUC__)
+#define SY_HOT	inline __attribute__((always_inline))
+#else
+#define SY_HOT	inline
+#endif
+
 #define SY_BUFFERED	(64 * 1024)	/* calls waiting, at most */
 /*
  * A symbol that filled a page gets its next page's rows at once (no
@@ -142,31 +153,38 @@ sy_hash(int64_t symbol, size_t ntab)
 	    (ntab - 1));
 }
 
+/* The table of buffers twice as large (or made): 0, or -1. */
+static int
+sy_tab_grow(struct sy *s)
+{
+	size_t n = s->ntab ? 2 * s->ntab : 1024, i, j;
+	struct sy_buf *t = calloc(n, sizeof(*t));
+
+	if (t == NULL)
+		return (-1);
+	for (j = 0; j < s->ntab; j++) {
+		if (!s->tab[j].used)
+			continue;
+		for (i = sy_hash(s->tab[j].symbol, n); t[i].used;
+		    i = (i + 1) & (n - 1))
+			;
+		t[i] = s->tab[j];
+	}
+	free(s->tab);
+	s->tab = t;
+	s->ntab = n;
+	return (0);
+}
+
 /* The buffer of @symbol, made when new; NULL when memory ran out. */
-static struct sy_buf *
+static SY_HOT struct sy_buf *
 sy_buf_of(struct sy *s, int64_t symbol)
 {
 	struct sy_buf *b;
 	size_t i;
 
-	if (2 * (s->nused + 1) > s->ntab) {
-		size_t n = s->ntab ? 2 * s->ntab : 1024, j;
-		struct sy_buf *t = calloc(n, sizeof(*t));
-
-		if (t == NULL)
-			return (NULL);
-		for (j = 0; j < s->ntab; j++) {
-			if (!s->tab[j].used)
-				continue;
-			for (i = sy_hash(s->tab[j].symbol, n); t[i].used;
-			    i = (i + 1) & (n - 1))
-				;
-			t[i] = s->tab[j];
-		}
-		free(s->tab);
-		s->tab = t;
-		s->ntab = n;
-	}
+	if (2 * (s->nused + 1) > s->ntab && sy_tab_grow(s) < 0)
+		return (NULL);
 	for (i = sy_hash(symbol, s->ntab); s->tab[i].used;
 	    i = (i + 1) & (s->ntab - 1))
 		if (s->tab[i].symbol == symbol)
@@ -342,7 +360,7 @@ sy_flush_fullest(struct sy *s)
  * Room in the buffer of @r's symbol for @r (a call of @r's thread): the
  * buffer, or NULL (s->err says why).
  */
-static struct sy_buf *
+static SY_HOT struct sy_buf *
 sy_room(struct sy *s, const struct hwtr_cs_row *r)
 {
 	struct sy_buf *b;
@@ -385,7 +403,7 @@ sy_room(struct sy *s, const struct hwtr_cs_row *r)
  * The row put in @b's next slot is in; @hole: it stands for a call still
  * open.
  */
-static int
+static SY_HOT int
 sy_added(struct sy *s, struct sy_buf *b, int hole)
 {
 	int rc;
@@ -471,7 +489,7 @@ sy_lookup(struct sy *s, int64_t id, const struct hwtr_cs_row **rp)
  * else from the parent's page; then @r is the last call met at its
  * depth.
  */
-static int
+static SY_HOT int
 sy_caller(struct sy *s, const struct hwtr_cs_row *r, struct hwtr_cs_row *out,
     const struct hwtr_cs_row *rows, int64_t n)
 {
@@ -784,7 +802,7 @@ ss_heap_pop(struct hwtr_cs_sym_stream *ss, struct hwtr_cs_row *r)
  * Row @r (a whole one, or a hole's stand-in) in its turn: put in its
  * symbol's buffer as it is, its caller columns set there.
  */
-static int
+static SY_HOT int
 ss_take(struct hwtr_cs_sym_stream *ss, const struct hwtr_cs_row *r,
     size_t *nodep, int hole)
 {

@@ -569,6 +569,19 @@ hwtr_cs_writer_slot(struct hwtr_cs_writer *w, int64_t id)
 	if (!w->in_thread || idx < 0)
 		return (&w->scratch);
 	pno = idx / HWTR_CS_PAGE;
+	/*
+	 * Most rows go to the page the row before went to: a page in the
+	 * window is not written (a page written leaves it), so that one
+	 * comparison is all.
+	 */
+	pe = w->hint;
+	if (pe != NULL && pe->pno == pno) {
+		w->sl_i = (size_t)(idx % HWTR_CS_PAGE);
+		if (pe->have[w->sl_i])
+			return (&w->scratch);
+		w->sl_pe = pe;
+		return (&pe->rows[w->sl_i]);
+	}
 	if (cs_is_written(w, pno)) {
 		assert(w->nlate < CS_LATE_MAX);
 		w->sl_late = 1;
