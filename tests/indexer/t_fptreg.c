@@ -63,12 +63,13 @@
  * libipt gives (@unsup: a prefix of it, then hand the trace over), with
  * the errors at the same offsets; libipt must give @n items, the last
  * an error at @err_off when @err_off is not 0.  With @kbl both decode as
- * for a Kaby Lake (6/158/10) and its errata, as the fuzzer does.
+ * for a Kaby Lake (6/158/10) and its errata, as the fuzzer does.  With
+ * @keep, libipt's items are left there for the caller to check and free.
  */
 static void
 both_cpu(const char *what, const uint8_t *pt, size_t len,
     const uint8_t *code, size_t clen, size_t n, uint64_t err_off, int unsup,
-    int kbl)
+    int kbl, struct tf_items *keep)
 {
 	struct tf_items want, got;
 	struct pt_config cfg;
@@ -120,7 +121,10 @@ both_cpu(const char *what, const uint8_t *pt, size_t len,
 		ATF_CHECK_MSG(got.unsup == NULL && got.n == want.n,
 		    "%s: expected fpt's %zu items whole, got %zu (%s)", what,
 		    want.n, got.n, got.unsup != NULL ? got.unsup : "whole");
-	tf_items_free(&want);
+	if (keep != NULL)
+		*keep = want;
+	else
+		tf_items_free(&want);
 	tf_items_free(&got);
 }
 
@@ -128,7 +132,7 @@ static void
 both(const char *what, const uint8_t *pt, size_t len, const uint8_t *code,
     size_t clen, size_t n, uint64_t err_off, int unsup)
 {
-	both_cpu(what, pt, len, code, clen, n, err_off, unsup, 0);
+	both_cpu(what, pt, len, code, clen, n, err_off, unsup, 0, NULL);
 }
 
 /*
@@ -415,9 +419,9 @@ ATF_TC_BODY(bdm70_bad_after_pgd, tc)
 	static const uint8_t code[] = { 0x74, 0x00, 0xff, 0xe0 };
 
 	both_cpu("bdm70_bad_after_pgd", pt, sizeof(pt), code, sizeof(code),
-	    2, 0x1c, 1, 1);
+	    2, 0x1c, 1, 1, NULL);
 	both_cpu("bdm70_bad_after_tnt_pgd", pt_tnt, sizeof(pt_tnt), code,
-	    sizeof(code), 4, 0x1d, 1, 1);
+	    sizeof(code), 4, 0x1d, 1, 1, NULL);
 }
 
 /*
@@ -1426,6 +1430,93 @@ ATF_TC_BODY(error_past_psb_plus_fup, tc)
 	    sizeof(code), 3, 0x44, 0);
 }
 
+/* A block libipt must give: its first and last instruction, how many. */
+struct want_block {
+	uint64_t	ip, end_ip;
+	unsigned	ninsn;
+};
+
+/*
+ * both() with libipt's blocks, in order, those of @wb (@nwb), known by
+ * construction (fpt's are libipt's: both() compares them).
+ */
+static void
+both_blocks(const char *what, const uint8_t *pt, size_t len,
+    const uint8_t *code, size_t clen, size_t n, uint64_t err_off,
+    const struct want_block *wb, size_t nwb)
+{
+	struct tf_items want;
+	size_t i, k = 0;
+
+	both_cpu(what, pt, len, code, clen, n, err_off, 0, 0, &want);
+	for (i = 0; i < want.n; i++) {
+		const struct fpt_block *b = &want.v[i].block;
+
+		if (want.v[i].kind != FPT_ITEM_BLOCK)
+			continue;
+		ATF_CHECK_MSG(k < nwb, "%s: block %zu more than the %zu "
+		    "expected", what, k, nwb);
+		if (k < nwb)
+			ATF_CHECK_MSG(b->ip == wb[k].ip &&
+			    b->end_ip == wb[k].end_ip &&
+			    b->ninsn == wb[k].ninsn, "%s: block %zu: expected "
+			    "%#" PRIx64 "-%#" PRIx64 ", %u instructions, got "
+			    "%#" PRIx64 "-%#" PRIx64 ", %u", what, k, wb[k].ip,
+			    wb[k].end_ip, wb[k].ninsn, b->ip, b->end_ip,
+			    (unsigned)b->ninsn);
+		k++;
+	}
+	ATF_CHECK_MSG(k == nwb, "%s: expected %zu blocks, got %zu", what,
+	    nwb, k);
+	tf_items_free(&want);
+}
+
+/*
+ * A MODE.exec waits for its TIP (libipt's evb_tip), a PWRX after it:
+ * libipt's fetch of the PWRX decodes the MODE.exec, and the TNT bits
+ * after them go on with the TIP next.  libipt says its event is pending
+ * only once the TNT bits are used up (pt_qry_status_flags()); until then
+ * its blocks come from the block cache, whose fill ends a block after a
+ * direct call (pt_blk_proceed_no_event_fill_cache()).  fpt took the TIP
+ * next for the mode's event fetched and stepped without the cache, over
+ * the call, to the next conditional branch (seed 10101).  By
+ * construction, over "test; jz; call; .. nop; jz; jmp *%rax": the mode,
+ * enabled and PWRX events; the blocks to the jz (N), of the call (a
+ * fill), to the second jz (N), of the jmp (the TIP, 0x1000); the mode's
+ * event; the block to the first jz and the disabled event: 10 items.
+ */
+ATF_TC_WITHOUT_HEAD(mode_tip_after_tnt_call_fill);
+ATF_TC_BODY(mode_tip_after_tnt_call_fill, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0xa2, 0, 0, 0, 0, 0,		/* PWRX */
+		0x08,					/* TNT: N N */
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+		0x01,					/* TIP.PGD, no IP */
+	};
+	/*
+	 * 0x1000 test %edi,%edi; jz 0x1010; call 0x1010; ret; 6 nops;
+	 * 0x1010 nop; jz 0x1013; jmp *%rax
+	 */
+	static const uint8_t code[] = {
+		0x85, 0xff, 0x74, 0x0c, 0xe8, 0x07, 0x00, 0x00, 0x00, 0xc3,
+		0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+		0x90, 0x74, 0x00, 0xff, 0xe0,
+	};
+	static const struct want_block wb[] = {
+		{ 0x1000, 0x1002, 2 }, { 0x1004, 0x1004, 1 },
+		{ 0x1010, 0x1011, 2 }, { 0x1013, 0x1013, 1 },
+		{ 0x1000, 0x1002, 2 },
+	};
+
+	both_blocks("mode_tip_after_tnt_call_fill", pt, sizeof(pt), code,
+	    sizeof(code), 10, 0, wb, sizeof(wb) / sizeof(wb[0]));
+}
+
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -1461,5 +1552,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, bad_after_tsx_abort_pgd);
 	ATF_TP_ADD_TC(tp, fups_after_mwait_fup_on);
 	ATF_TP_ADD_TC(tp, error_past_psb_plus_fup);
+	ATF_TP_ADD_TC(tp, mode_tip_after_tnt_call_fill);
 	return (atf_no_error());
 }
