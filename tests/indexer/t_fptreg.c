@@ -1516,6 +1516,39 @@ ATF_TC_BODY(mode_tip_after_tnt_call_fill, tc)
 	    sizeof(code), 10, 0, wb, sizeof(wb) / sizeof(wb[0]));
 }
 
+/*
+ * The same with a TNT bit left when the flow needs the TIP (at the jmp):
+ * libipt's query for it meets the mode's event, not fetched yet, and
+ * fails (pt_qry_indirect_branch(): a bad query at the TIP).  fpt took
+ * the TIP and gave the event.  By construction: the three events, the
+ * four blocks to the jmp, the error at the TIP, 0x25: 8 items.
+ */
+ATF_TC_WITHOUT_HEAD(mode_tip_with_tnt_left);
+ATF_TC_BODY(mode_tip_with_tnt_left, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0xa2, 0, 0, 0, 0, 0,		/* PWRX */
+		0x10,					/* TNT: N N N */
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+		0x01,					/* TIP.PGD, no IP */
+	};
+	/* As in mode_tip_after_tnt_call_fill. */
+	static const uint8_t code[] = {
+		0x85, 0xff, 0x74, 0x0c, 0xe8, 0x07, 0x00, 0x00, 0x00, 0xc3,
+		0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+		0x90, 0x74, 0x00, 0xff, 0xe0,
+	};
+	static const struct want_block wb[] = {
+		{ 0x1000, 0x1002, 2 }, { 0x1004, 0x1004, 1 },
+		{ 0x1010, 0x1011, 2 }, { 0x1013, 0x1013, 1 },
+	};
+
+	both_blocks("mode_tip_with_tnt_left", pt, sizeof(pt), code,
+	    sizeof(code), 8, 0x25, wb, sizeof(wb) / sizeof(wb[0]));
+}
 
 ATF_TP_ADD_TCS(tp)
 {
@@ -1553,5 +1586,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, fups_after_mwait_fup_on);
 	ATF_TP_ADD_TC(tp, error_past_psb_plus_fup);
 	ATF_TP_ADD_TC(tp, mode_tip_after_tnt_call_fill);
+	ATF_TP_ADD_TC(tp, mode_tip_with_tnt_left);
 	return (atf_no_error());
 }
