@@ -1397,6 +1397,51 @@ ATF_TC_BODY(mode_tip_with_tnt_left, tc)
 	    sizeof(code), 8, 0x25, wb, sizeof(wb) / sizeof(wb[0]));
 }
 
+/*
+ * A MODE.exec read in an event's fetch (the PSB+'s, here) waits for its
+ * TIP, which the end of the trace cuts; the next event (a PWRX, a second
+ * PSB+'s status update) comes first.  With it handed over libipt fetches
+ * the one after (pt_blk_event()'s trailing event): the TIP, which the
+ * MODE.exec makes an event packet (pt_qry_will_event(), evb_tip); its
+ * decode meets the end (-pte_eos), the event handed over is lost and the
+ * trace ends.  fpt's dry run of that fetch (fpti_trail_error()) took the
+ * cut TIP for one only an asynchronous branch read in it waits for, and
+ * gave the event (seed 11212).  By construction: the PSB+'s mode event
+ * alone, no error: 1 item, both ways.
+ */
+ATF_TC_WITHOUT_HEAD(mode_tip_cut_after_event);
+ATF_TC_BODY(mode_tip_cut_after_event, tc)
+{
+	static const uint8_t pwrx[] = {
+		PSB_BYTES,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x99, 0x01,				/* MODE 64, for a TIP */
+		0x02, 0xa2, 0, 0, 0, 0, 0,		/* PWRX */
+		0x2d,					/* TIP, cut */
+	};
+	static const uint8_t psb[] = {
+		PSB_BYTES,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x99, 0x01,				/* MODE 64, for a TIP */
+		PSB_BYTES,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x2d,					/* TIP, cut */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("mode_tip_cut_after_pwrx", pwrx, sizeof(pwrx), code,
+	    sizeof(code), 1, 0, 0);
+	both("mode_tip_cut_after_psb_plus", psb, sizeof(psb), code,
+	    sizeof(code), 1, 0, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -1434,5 +1479,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, error_past_psb_plus_fup);
 	ATF_TP_ADD_TC(tp, mode_tip_after_tnt_call_fill);
 	ATF_TP_ADD_TC(tp, mode_tip_with_tnt_left);
+	ATF_TP_ADD_TC(tp, mode_tip_cut_after_event);
 	return (atf_no_error());
 }
