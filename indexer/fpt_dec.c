@@ -1022,7 +1022,7 @@ block_run(struct fpt *d, struct fpt_item *it, int isid)
 	b->isid = isid;
 	if (d->async)
 		rc = proceed_to_async(d, b);
-	else if (__builtin_expect(d->mode_pending, 0))
+	else if (__builtin_expect(d->mode_pending, 0) && d->ntnt == 0)
 		rc = proceed_to_mode(d, b);
 	else
 		rc = proceed_cached(d, b);
@@ -1139,8 +1139,10 @@ proceed_to_async(struct fpt *d, struct fpt_block *b)
 }
 
 /*
- * A MODE.exec before the TIP at hand: libipt fetched its event (at the
- * TIP's IP) before this block and steps to that IP without its block
+ * A MODE.exec before the TIP at hand, the TNT bits used up (libipt says
+ * an event is pending only then, pt_qry_status_flags(); until then its
+ * blocks come from its cache, as fpt's do): libipt fetched its event (at
+ * the TIP's IP) before this block and steps to that IP without its block
  * cache (pt_blk_proceed_to_ip_with_trace()), through direct jumps and
  * calls, to the first instruction that needs trace: that one takes the
  * TIP and gives the event (fpti_query_indirect()).

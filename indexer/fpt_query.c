@@ -114,6 +114,13 @@ fpti_query_indirect(struct fpt *d, uint64_t *to)
 			return (d->nfupq == 0 && fpti_fup_then_end(d, &pkt) ?
 			    -HWTR_E_TRUNCATED : -HWTR_E_NOENT);
 		case FPT_PKT_TIP:
+			/*
+			 * The TIP a MODE.exec waits for is the mode's event,
+			 * which libipt fetches once the TNT bits are used
+			 * up: before that, its query meets an event.
+			 */
+			if (d->mode_pending && d->ntnt > 0)
+				return (-HWTR_E_NOENT);
 			d->pos += pkt.size;
 			/*
 			 * No IP: libipt's query reads ahead after the TIP

@@ -279,6 +279,8 @@ trail_error(struct fpt *d)
 	 * The end of the trace: once the next event's packets have begun,
 	 * libipt's fetch of it fails there (pt_qry_event's -pte_eos), which
 	 * loses the event handed over and ends the trace; before, not here.
+	 * A TIP something waits for (an asynchronous branch, a MODE.exec
+	 * read in this fetch or before it) is such a packet.
 	 */
 	if (rc == -HWTR_E_TRUNCATED) {
 		/*
@@ -292,7 +294,7 @@ trail_error(struct fpt *d)
 		if (!done && begun && (cls == FPT_HDR_TNT ||
 		    (cls == FPT_HDR_TIP && !tip)))
 			return (-HWTR_E_NOENT);
-		if (!done && (begun || cls == FPT_HDR_EVENT || (asy &&
+		if (!done && (begun || cls == FPT_HDR_EVENT || (tip &&
 		    cls == FPT_HDR_TIP)))
 			return (FPT_EOS);
 		goto restore;

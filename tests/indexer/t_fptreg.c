@@ -9,8 +9,9 @@
  * the differences the differential fuzzer found once t_fpt.c was full
  * (the inputs it found are tests/fuzz/corpus-fpt/reg-*, over the calls
  * fixture; these do not depend on its layout).  Each trace goes through
- * both decoders (hwtr_test_fptboth.h): fpt must give libipt's items, its
- * errors at libipt's offsets, and both the items known by construction.
+ * both decoders (hwtr_test_fptreg.h's both()): fpt must give libipt's
+ * items, its errors at libipt's offsets, and both the items known by
+ * construction.
  */
 
 #include <atf-c.h>
@@ -20,116 +21,7 @@
 
 #include "hwtrace.h"
 #include "hwtr_test.h"
-#include "../fuzz/fpt_one.h"
-
-#define PSB_BYTES \
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, \
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82
-
-/* A PSB+ saying 64-bit mode and no IP (tracing is off), 20 bytes. */
-#define PSB_PLUS_OFF	PSB_BYTES, 0x99, 0x01, 0x02, 0x23
-
-/* TIP.PGE to 0x1000, 7 bytes. */
-#define PGE_1000	0x71, 0x00, 0x10, 0, 0, 0, 0
-
-/* MWAIT, 10 bytes: it waits for the next FUP. */
-#define MWAIT		0x02, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0
-
-/*
- * The sync's PSB+ at 0x1000 in 64-bit mode, a MODE.exec that waits for
- * its TIP, and a PSB+ with a status update at 0x1000, 48 bytes.
- */
-#define MODE_PSB_MODE \
-	PSB_BYTES, \
-	0x3d, 0x00, 0x10,	/* FUP 0x1000 */ \
-	0x99, 0x01,		/* MODE 64 */ \
-	0x02, 0x23,		/* PSBEND */ \
-	0x99, 0x01,		/* MODE 64, for a TIP */ \
-	PSB_BYTES, \
-	0x3d, 0x00, 0x10,	/* FUP 0x1000 */ \
-	0x99, 0x01,		/* MODE 64 */ \
-	0x02, 0x23		/* PSBEND */
-
-/*
- * The sync's PSB+ at 0x1000 in 64-bit mode and a PSB+ up to its FUP to
- * 0x1000, 42 bytes.
- */
-#define SYNC_ON_1000 \
-	PSB_BYTES, 0x3d, 0x00, 0x10, 0x99, 0x01, 0x02, 0x23, \
-	PSB_BYTES, 0x3d, 0x00, 0x10
-
-/*
- * @pt over @code at 0x1000 through both decoders: fpt must give what
- * libipt gives (@unsup: a prefix of it, then hand the trace over), with
- * the errors at the same offsets; libipt must give @n items, the last
- * an error at @err_off when @err_off is not 0.  With @kbl both decode as
- * for a Kaby Lake (6/158/10) and its errata, as the fuzzer does.
- */
-static void
-both_cpu(const char *what, const uint8_t *pt, size_t len,
-    const uint8_t *code, size_t clen, size_t n, uint64_t err_off, int unsup,
-    int kbl)
-{
-	struct tf_items want, got;
-	struct pt_config cfg;
-	struct fpt_config fc;
-	struct tf_img im;
-	const char *why;
-	char msg[512];
-	FILE *fp;
-
-	ATF_REQUIRE((fp = fopen("code.bin", "wb")) != NULL);
-	ATF_REQUIRE(fwrite(code, 1, clen, fp) == clen && fclose(fp) == 0);
-	memset(&im, 0, sizeof(im));
-	ATF_REQUIRE(tf_img_add(&im, "code.bin", code, 0, clen, 0x1000) == 0);
-	pt_config_init(&cfg);
-	memset(&fc, 0, sizeof(fc));
-	fc.read_code = tf_read_code;
-	fc.ctx = &im;
-	if (kbl) {
-		cfg.cpu.vendor = pcv_intel;
-		cfg.cpu.family = 6;
-		cfg.cpu.model = 158;
-		cfg.cpu.stepping = 10;
-		pt_cpu_errata(&cfg.errata, &cfg.cpu);
-		fc.intel = 1;
-		fc.family = 6;
-		fc.model = 158;
-		fc.stepping = 10;
-	}
-	ATF_REQUIRE_MSG(tf_run_both(pt, len, &im, &cfg, &fc, 1000, 10000,
-	    &want, &got, &why) == 0, "%s: %s failed", what, why);
-	ATF_CHECK_MSG(tf_compare(&want, &got, msg, sizeof(msg)) == 0,
-	    "%s: %s", what, msg);
-	ATF_CHECK_MSG(fpt_one_offsets(&want, &got, msg, sizeof(msg)) == 0,
-	    "%s: %s", what, msg);
-	ATF_CHECK_MSG(want.n == n, "%s: expected %zu items from libipt, "
-	    "got %zu", what, n, want.n);
-	if (err_off != 0 && want.n > 0) {
-		const struct fpt_item *it = &want.v[want.n - 1];
-
-		ATF_CHECK_MSG(it->kind == FPT_ITEM_EVENT &&
-		    it->event.kind == FPT_EV_ERROR &&
-		    it->event.offset == err_off, "%s: expected libipt's "
-		    "error at %#" PRIx64 " last", what, err_off);
-	}
-	if (unsup)
-		ATF_CHECK_MSG(got.unsup != NULL, "%s: expected fpt to hand "
-		    "the trace over", what);
-	else
-		ATF_CHECK_MSG(got.unsup == NULL && got.n == want.n,
-		    "%s: expected fpt's %zu items whole, got %zu (%s)", what,
-		    want.n, got.n, got.unsup != NULL ? got.unsup : "whole");
-	tf_items_free(&want);
-	tf_items_free(&got);
-}
-
-static void
-both(const char *what, const uint8_t *pt, size_t len, const uint8_t *code,
-    size_t clen, size_t n, uint64_t err_off, int unsup)
-{
-	both_cpu(what, pt, len, code, clen, n, err_off, unsup, 0);
-}
+#include "../lib/hwtr_test_fptreg.h"
 
 /*
  * An MWAIT before the TIP.PGE waits for the FUP after it, which has a
@@ -415,9 +307,9 @@ ATF_TC_BODY(bdm70_bad_after_pgd, tc)
 	static const uint8_t code[] = { 0x74, 0x00, 0xff, 0xe0 };
 
 	both_cpu("bdm70_bad_after_pgd", pt, sizeof(pt), code, sizeof(code),
-	    2, 0x1c, 1, 1);
+	    2, 0x1c, 1, 1, NULL);
 	both_cpu("bdm70_bad_after_tnt_pgd", pt_tnt, sizeof(pt_tnt), code,
-	    sizeof(code), 4, 0x1d, 1, 1);
+	    sizeof(code), 4, 0x1d, 1, 1, NULL);
 }
 
 /*
@@ -1426,6 +1318,130 @@ ATF_TC_BODY(error_past_psb_plus_fup, tc)
 	    sizeof(code), 3, 0x44, 0);
 }
 
+/*
+ * A MODE.exec waits for its TIP (libipt's evb_tip), a PWRX after it:
+ * libipt's fetch of the PWRX decodes the MODE.exec, and the TNT bits
+ * after them go on with the TIP next.  libipt says its event is pending
+ * only once the TNT bits are used up (pt_qry_status_flags()); until then
+ * its blocks come from the block cache, whose fill ends a block after a
+ * direct call (pt_blk_proceed_no_event_fill_cache()).  fpt took the TIP
+ * next for the mode's event fetched and stepped without the cache, over
+ * the call, to the next conditional branch (seed 10101).  By
+ * construction, over "test; jz; call; .. nop; jz; jmp *%rax": the mode,
+ * enabled and PWRX events; the blocks to the jz (N), of the call (a
+ * fill), to the second jz (N), of the jmp (the TIP, 0x1000); the mode's
+ * event; the block to the first jz and the disabled event: 10 items.
+ */
+ATF_TC_WITHOUT_HEAD(mode_tip_after_tnt_call_fill);
+ATF_TC_BODY(mode_tip_after_tnt_call_fill, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0xa2, 0, 0, 0, 0, 0,		/* PWRX */
+		0x08,					/* TNT: N N */
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+		0x01,					/* TIP.PGD, no IP */
+	};
+	/*
+	 * 0x1000 test %edi,%edi; jz 0x1010; call 0x1010; ret; 6 nops;
+	 * 0x1010 nop; jz 0x1013; jmp *%rax
+	 */
+	static const uint8_t code[] = {
+		0x85, 0xff, 0x74, 0x0c, 0xe8, 0x07, 0x00, 0x00, 0x00, 0xc3,
+		0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+		0x90, 0x74, 0x00, 0xff, 0xe0,
+	};
+	static const struct want_block wb[] = {
+		{ 0x1000, 0x1002, 2 }, { 0x1004, 0x1004, 1 },
+		{ 0x1010, 0x1011, 2 }, { 0x1013, 0x1013, 1 },
+		{ 0x1000, 0x1002, 2 },
+	};
+
+	both_blocks("mode_tip_after_tnt_call_fill", pt, sizeof(pt), code,
+	    sizeof(code), 10, 0, wb, sizeof(wb) / sizeof(wb[0]));
+}
+
+/*
+ * The same with a TNT bit left when the flow needs the TIP (at the jmp):
+ * libipt's query for it meets the mode's event, not fetched yet, and
+ * fails (pt_qry_indirect_branch(): a bad query at the TIP).  fpt took
+ * the TIP and gave the event.  By construction: the three events, the
+ * four blocks to the jmp, the error at the TIP, 0x25: 8 items.
+ */
+ATF_TC_WITHOUT_HEAD(mode_tip_with_tnt_left);
+ATF_TC_BODY(mode_tip_with_tnt_left, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0xa2, 0, 0, 0, 0, 0,		/* PWRX */
+		0x10,					/* TNT: N N N */
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+		0x01,					/* TIP.PGD, no IP */
+	};
+	/* As in mode_tip_after_tnt_call_fill. */
+	static const uint8_t code[] = {
+		0x85, 0xff, 0x74, 0x0c, 0xe8, 0x07, 0x00, 0x00, 0x00, 0xc3,
+		0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+		0x90, 0x74, 0x00, 0xff, 0xe0,
+	};
+	static const struct want_block wb[] = {
+		{ 0x1000, 0x1002, 2 }, { 0x1004, 0x1004, 1 },
+		{ 0x1010, 0x1011, 2 }, { 0x1013, 0x1013, 1 },
+	};
+
+	both_blocks("mode_tip_with_tnt_left", pt, sizeof(pt), code,
+	    sizeof(code), 8, 0x25, wb, sizeof(wb) / sizeof(wb[0]));
+}
+
+/*
+ * A MODE.exec read in an event's fetch (the PSB+'s, here) waits for its
+ * TIP, which the end of the trace cuts; the next event (a PWRX, a second
+ * PSB+'s status update) comes first.  With it handed over libipt fetches
+ * the one after (pt_blk_event()'s trailing event): the TIP, which the
+ * MODE.exec makes an event packet (pt_qry_will_event(), evb_tip); its
+ * decode meets the end (-pte_eos), the event handed over is lost and the
+ * trace ends.  fpt's dry run of that fetch (fpti_trail_error()) took the
+ * cut TIP for one only an asynchronous branch read in it waits for, and
+ * gave the event (seed 11212).  By construction: the PSB+'s mode event
+ * alone, no error: 1 item, both ways.
+ */
+ATF_TC_WITHOUT_HEAD(mode_tip_cut_after_event);
+ATF_TC_BODY(mode_tip_cut_after_event, tc)
+{
+	static const uint8_t pwrx[] = {
+		PSB_BYTES,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x99, 0x01,				/* MODE 64, for a TIP */
+		0x02, 0xa2, 0, 0, 0, 0, 0,		/* PWRX */
+		0x2d,					/* TIP, cut */
+	};
+	static const uint8_t psb[] = {
+		PSB_BYTES,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x99, 0x01,				/* MODE 64, for a TIP */
+		PSB_BYTES,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x2d,					/* TIP, cut */
+	};
+	/* ret */
+	static const uint8_t code[] = { 0xc3 };
+
+	both("mode_tip_cut_after_pwrx", pwrx, sizeof(pwrx), code,
+	    sizeof(code), 1, 0, 0);
+	both("mode_tip_cut_after_psb_plus", psb, sizeof(psb), code,
+	    sizeof(code), 1, 0, 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -1461,5 +1477,8 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, bad_after_tsx_abort_pgd);
 	ATF_TP_ADD_TC(tp, fups_after_mwait_fup_on);
 	ATF_TP_ADD_TC(tp, error_past_psb_plus_fup);
+	ATF_TP_ADD_TC(tp, mode_tip_after_tnt_call_fill);
+	ATF_TP_ADD_TC(tp, mode_tip_with_tnt_left);
+	ATF_TP_ADD_TC(tp, mode_tip_cut_after_event);
 	return (atf_no_error());
 }
