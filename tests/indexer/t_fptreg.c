@@ -1319,6 +1319,16 @@ ATF_TC_BODY(error_past_psb_plus_fup, tc)
 }
 
 /*
+ * The code of the MODE.exec cases below: 0x1000 test %edi,%edi; jz
+ * 0x1010; call 0x1010; ret; 6 nops; 0x1010 nop; jz 0x1013; jmp *%rax.
+ */
+static const uint8_t mode_code[] = {
+	0x85, 0xff, 0x74, 0x0c, 0xe8, 0x07, 0x00, 0x00, 0x00, 0xc3,
+	0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+	0x90, 0x74, 0x00, 0xff, 0xe0,
+};
+
+/*
  * A MODE.exec waits for its TIP (libipt's evb_tip), a PWRX after it:
  * libipt's fetch of the PWRX decodes the MODE.exec, and the TNT bits
  * after them go on with the TIP next.  libipt says its event is pending
@@ -1344,23 +1354,14 @@ ATF_TC_BODY(mode_tip_after_tnt_call_fill, tc)
 		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
 		0x01,					/* TIP.PGD, no IP */
 	};
-	/*
-	 * 0x1000 test %edi,%edi; jz 0x1010; call 0x1010; ret; 6 nops;
-	 * 0x1010 nop; jz 0x1013; jmp *%rax
-	 */
-	static const uint8_t code[] = {
-		0x85, 0xff, 0x74, 0x0c, 0xe8, 0x07, 0x00, 0x00, 0x00, 0xc3,
-		0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
-		0x90, 0x74, 0x00, 0xff, 0xe0,
-	};
 	static const struct want_block wb[] = {
 		{ 0x1000, 0x1002, 2 }, { 0x1004, 0x1004, 1 },
 		{ 0x1010, 0x1011, 2 }, { 0x1013, 0x1013, 1 },
 		{ 0x1000, 0x1002, 2 },
 	};
 
-	both_blocks("mode_tip_after_tnt_call_fill", pt, sizeof(pt), code,
-	    sizeof(code), 10, 0, wb, sizeof(wb) / sizeof(wb[0]));
+	both_blocks("mode_tip_after_tnt_call_fill", pt, sizeof(pt), mode_code,
+	    sizeof(mode_code), 10, 0, wb, sizeof(wb) / sizeof(wb[0]));
 }
 
 /*
@@ -1382,19 +1383,13 @@ ATF_TC_BODY(mode_tip_with_tnt_left, tc)
 		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
 		0x01,					/* TIP.PGD, no IP */
 	};
-	/* As in mode_tip_after_tnt_call_fill. */
-	static const uint8_t code[] = {
-		0x85, 0xff, 0x74, 0x0c, 0xe8, 0x07, 0x00, 0x00, 0x00, 0xc3,
-		0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
-		0x90, 0x74, 0x00, 0xff, 0xe0,
-	};
 	static const struct want_block wb[] = {
 		{ 0x1000, 0x1002, 2 }, { 0x1004, 0x1004, 1 },
 		{ 0x1010, 0x1011, 2 }, { 0x1013, 0x1013, 1 },
 	};
 
-	both_blocks("mode_tip_with_tnt_left", pt, sizeof(pt), code,
-	    sizeof(code), 8, 0x25, wb, sizeof(wb) / sizeof(wb[0]));
+	both_blocks("mode_tip_with_tnt_left", pt, sizeof(pt), mode_code,
+	    sizeof(mode_code), 8, 0x25, wb, sizeof(wb) / sizeof(wb[0]));
 }
 
 /*
