@@ -66,6 +66,32 @@ map(void *ctx, uint64_t ip, uint64_t *lo, uint64_t *hi, int *isid)
 	return (0);
 }
 
+/* A decoder of @begin..@end over the code at CODE_AT in image @im. */
+static void
+code_fpt(struct fpt **dp, const uint8_t *begin, const uint8_t *end,
+    struct image *im)
+{
+	struct fpt_config fc;
+
+	memset(&fc, 0, sizeof(fc));
+	fc.begin = begin;
+	fc.end = end;
+	fc.read_code = read_code;
+	fc.map = map;
+	fc.ctx = im;
+	fc.keep_cache = 1;
+	ATF_REQUIRE_EQ(fpt_new(dp, &fc), 0);
+}
+
+/* A PSB+ that starts the flow at CODE_AT in 64-bit mode. */
+static const uint8_t psb[] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,	/* PSB */
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x99, 0x01,					/* MODE 64 */
+	0x7d, 0x00, 0x10, 0, 0, 0, 0,			/* FUP */
+	0x02, 0x23,					/* PSBEND */
+};
+
 /* The next block, events before it skipped. */
 static void
 next_block(struct fpt *d, struct fpt_block *b, const char *what)
@@ -121,18 +147,10 @@ ATF_TC_BODY(image_change, tc)
 		0x02, 0x23,					/* PSBEND */
 		0xfe,				/* TNT-8: 6 taken */
 	};
-	struct fpt_config fc;
 	struct image im = { 1, 0, 0 };
 	struct fpt *d;
 
-	memset(&fc, 0, sizeof(fc));
-	fc.begin = pt;
-	fc.end = pt + sizeof(pt);
-	fc.read_code = read_code;
-	fc.map = map;
-	fc.ctx = &im;
-	fc.keep_cache = 1;
-	ATF_REQUIRE_EQ(fpt_new(&d, &fc), 0);
+	code_fpt(&d, pt, pt + sizeof(pt), &im);
 	ATF_REQUIRE_MSG(fpt_sync_forward(d) == 0, "expected a sync at the "
 	    "PSB");
 	/* Three blocks in image 1. */
@@ -365,16 +383,8 @@ static unsigned
 runs_walk(unsigned npk, uint8_t pk, unsigned bits, unsigned *nnone,
     unsigned *nrun)
 {
-	static const uint8_t psb[] = {
-		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,	/* PSB */
-		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-		0x99, 0x01,					/* MODE 64 */
-		0x7d, 0x00, 0x10, 0, 0, 0, 0,			/* FUP */
-		0x02, 0x23,					/* PSBEND */
-	};
 	uint8_t pt[sizeof(psb) + 64];
 	const struct fpt_block *rb;
-	struct fpt_config fc;
 	struct fpt_memo *m;
 	struct fpt_item it;
 	struct image im = { 1, 0, 0 };
@@ -386,15 +396,8 @@ runs_walk(unsigned npk, uint8_t pk, unsigned bits, unsigned *nnone,
 	ATF_REQUIRE(npk <= 64);
 	memcpy(pt, psb, sizeof(psb));
 	memset(pt + sizeof(psb), pk, npk);
-	memset(&fc, 0, sizeof(fc));
-	fc.begin = pt;
-	fc.end = pt + sizeof(psb) + npk;
-	fc.read_code = read_code;
-	fc.map = map;
-	fc.ctx = &im;
-	fc.keep_cache = 1;
 	*nnone = *nrun = 0;
-	ATF_REQUIRE_EQ(fpt_new(&d, &fc), 0);
+	code_fpt(&d, pt, pt + sizeof(psb) + npk, &im);
 	ATF_REQUIRE(fpt_sync_forward(d) == 0);
 	for (i = 0; i < 4 * npk * bits; i++) {
 		rc = fpt_next(d, &it);
@@ -467,16 +470,8 @@ ATF_TC_BODY(runs_hint, tc)
 static unsigned
 walk_blocks(unsigned npk, unsigned tsc_at, size_t max, unsigned *nwalk)
 {
-	static const uint8_t psb[] = {
-		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,	/* PSB */
-		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-		0x99, 0x01,					/* MODE 64 */
-		0x7d, 0x00, 0x10, 0, 0, 0, 0,			/* FUP */
-		0x02, 0x23,					/* PSBEND */
-	};
 	uint8_t pt[sizeof(psb) + 64 + 8], *p;
 	struct fpt_block wb[8];
-	struct fpt_config fc;
 	struct fpt_item it;
 	struct image im = { 1, 0, 0 };
 	struct fpt *d;
@@ -496,15 +491,8 @@ walk_blocks(unsigned npk, unsigned tsc_at, size_t max, unsigned *nwalk)
 				*p++ = (uint8_t)(WALK_TSC >> (8 * j));
 		}
 	}
-	memset(&fc, 0, sizeof(fc));
-	fc.begin = pt;
-	fc.end = p;
-	fc.read_code = read_code;
-	fc.map = map;
-	fc.ctx = &im;
-	fc.keep_cache = 1;
 	*nwalk = 0;
-	ATF_REQUIRE_EQ(fpt_new(&d, &fc), 0);
+	code_fpt(&d, pt, p, &im);
 	ATF_REQUIRE(fpt_sync_forward(d) == 0);
 	for (i = 0; i < 4 * npk && n < 4 * npk; i++) {
 		rc = fpt_next(d, &it);
