@@ -75,6 +75,24 @@ add_run_id(struct dec *d, struct ix_lblock *lb, int64_t id)
 }
 
 /*
+ * The bytes of @b's instruction at @ip into @buf (room for 16): libipt's
+ * own when it is the block's @last and libipt cut it (truncated: it
+ * crosses into another section), else the image's.  Their count; 0 or
+ * less when there are none.
+ */
+static int
+insn_bytes(struct dec *d, const struct pt_block *b, uint64_t ip, int last,
+    uint8_t *buf)
+{
+	if (last && b->truncated && ip == b->end_ip) {
+		memcpy(buf, b->raw, b->size);
+		return ((int)b->size);
+	}
+	return (b->isid > 0 ? (int)ix_dec_read_code(d, b->isid, ip, buf, 15) :
+	    0);
+}
+
+/*
  * Split a libipt block into contiguous runs.  libipt's block decoder
  * follows direct jumps and calls inside a block ("users are expected to
  * follow direct branches"); the database wants blocks whose instructions
@@ -106,11 +124,7 @@ split_block(struct dec *d, struct ix_lblock *lb, const struct pt_block *b)
 	for (k = 0; k < b->ninsn; k++) {
 		int last = k + 1 == b->ninsn;
 
-		n = (int)ix_dec_read_code(d, b->isid, cur, buf, 15);
-		if (last && b->truncated && cur == b->end_ip) {
-			memcpy(buf, b->raw, b->size);
-			n = b->size;
-		}
+		n = insn_bytes(d, b, cur, last, buf);
 		if (n <= 0 || hwtr_x86_decode(buf, (size_t)n, cur, mode,
 		    &x) < 0 || ncode + (size_t)x.len > sizeof(code))
 			goto fallback;
@@ -151,10 +165,7 @@ fallback:
 	d->nruns = lb->first;
 	lb->nenc = 0;
 	cls = -1;
-	n = b->truncated ? (int)b->size : b->isid > 0 ?
-	    (int)ix_dec_read_code(d, b->isid, b->end_ip, buf, 15) : 0;
-	if (b->truncated)
-		memcpy(buf, b->raw, b->size);
+	n = insn_bytes(d, b, b->end_ip, 1, buf);
 	if (n > 0 && hwtr_x86_decode(buf, (size_t)n, b->end_ip, mode,
 	    &x) == 0)
 		cls = hwtr_ic_of_x86(&x);
