@@ -412,9 +412,10 @@ verbs_time_limit_head() { atf_set descr "every verb, not only sql, stops at --ti
 verbs_time_limit_body()
 {
 	mkfix
-	# Two million blocks more: coverage reads each, about 1.5 s here, so
-	# a limit of 1 s stops it on a machine up to 50% faster.
-	sqlite3 fix.db "WITH RECURSIVE c(x) AS (SELECT 7 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000) INSERT INTO blocks SELECT x, 0x401000 + x, 0x401000 + x, 1, 1, 64, 'return', 1, 0x401000, 1, 0, 1, 5, x, X'01', X'c3' FROM c" ||
+	# Six million blocks more: coverage reads each, about 3 s of CPU
+	# here, so a limit of 1 s stops it on a machine up to 3 times
+	# faster (two million took 0.97 s on one host: too near the limit).
+	sqlite3 fix.db "WITH RECURSIVE c(x) AS (SELECT 7 UNION ALL SELECT x + 1 FROM c WHERE x < 6000000) INSERT INTO blocks SELECT x, 0x401000 + x, 0x401000 + x, 1, 1, 64, 'return', 1, 0x401000, 1, 0, 1, 5, x, X'01', X'c3' FROM c" ||
 	    atf_fail "cannot grow the fixture database"
 	atf_check -s exit:1 -o ignore \
 	    -e inline:"hwtrace query: coverage: stopped after 1.000 s of CPU time (the time limit; raise it with --timeout, 0 for none)\n" \
