@@ -991,10 +991,12 @@ block_next(struct fpt *d, struct fpt_item *it)
 	/*
 	 * libipt maps one section at a time where a block starts, and
 	 * unless an image section cache keeps them mapped, leaving one
-	 * drops its block cache.
+	 * drops its block cache.  Not on its way to an event's IP (an
+	 * asynchronous one's, or a MODE.exec's once the TNT bits are used
+	 * up: pt_blk_proceed_event()), which reads the image directly.
 	 */
-	if (!d->async && !d->cfg.keep_cache &&
-	    (rc < 0 || isid != d->cur_isid)) {
+	if (!d->async && !(d->mode_pending && d->ntnt == 0) &&
+	    !d->cfg.keep_cache && (rc < 0 || isid != d->cur_isid)) {
 		cache_flush(d);
 		d->cur_isid = rc < 0 ? 0 : isid;
 	}

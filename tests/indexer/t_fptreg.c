@@ -1437,6 +1437,64 @@ ATF_TC_BODY(mode_tip_cut_after_event, tc)
 	    sizeof(code), 1, 0, 0);
 }
 
+/*
+ * libipt drops a section's block cache only where its block decode looks
+ * a section up (pt_blk_msec_fill(), pt_msec_cache_invalidate()); the way
+ * to a MODE.exec's IP reads the image directly
+ * (pt_blk_proceed_to_exec_mode()), so an unmapped IP there fails without
+ * touching the cache.  fpt dropped its cache there, and the next block
+ * over the cached direct call at 0x1001 ended at it (fuzz seed 12424's
+ * second find).
+ */
+ATF_TC_WITHOUT_HEAD(mode_nomap_keeps_cache);
+ATF_TC_BODY(mode_nomap_keeps_cache, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_BYTES,				/* sync at 0x1013 */
+		0x3d, 0x13, 0x10,			/* FUP 0x1013 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+		0x2d, 0x13, 0x10,			/* TIP 0x1013 */
+		0x01,					/* TIP.PGD */
+		0x71, 0x00, 0x20, 0, 0, 0, 0,		/* TIP.PGE 0x2000 */
+		0x99, 0x01,				/* MODE 64 */
+		0x2d, 0x00, 0x30,			/* TIP 0x3000 */
+		PSB_BYTES,				/* sync again */
+		0x3d, 0x13, 0x10,			/* FUP 0x1013 */
+		0x99, 0x01,				/* MODE 64 */
+		0x02, 0x23,				/* PSBEND */
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+		0x2d, 0x13, 0x10,			/* TIP 0x1013 */
+		0x01,					/* TIP.PGD */
+	};
+	/*
+	 * nop; call 0x1010; nop x 10; 0x1010: nop; jmp *%rax;
+	 * 0x1013: jmp *%rax
+	 */
+	static const uint8_t code[] = {
+		0x90, 0xe8, 0x0a, 0, 0, 0, 0x90, 0x90,
+		0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+		0x90, 0xff, 0xe0, 0xff, 0xe0,
+	};
+	/*
+	 * The fill from 0x1000 stops at the call; the cache it made goes
+	 * on over it.
+	 */
+	static const struct want_block wb[] = {
+		{ 0x1013, 0x1013, 1 },
+		{ 0x1000, 0x1001, 2 },
+		{ 0x1010, 0x1011, 2 },
+		{ 0x1013, 0x1013, 1 },
+		{ 0x1013, 0x1013, 1 },
+		{ 0x1000, 0x1011, 4 },
+		{ 0x1013, 0x1013, 1 },
+	};
+
+	both_blocks("mode_nomap_keeps_cache", pt, sizeof(pt), code,
+	    sizeof(code), 13, 0, wb, 7);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -1475,5 +1533,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, mode_tip_after_tnt_call_fill);
 	ATF_TP_ADD_TC(tp, mode_tip_with_tnt_left);
 	ATF_TP_ADD_TC(tp, mode_tip_cut_after_event);
+	ATF_TP_ADD_TC(tp, mode_nomap_keeps_cache);
 	return (atf_no_error());
 }
