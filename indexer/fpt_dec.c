@@ -75,6 +75,7 @@ static int	next_run(struct fpt *, struct fpt_item *);
 static int	next_warm(struct fpt *, struct fpt_item *);
 static int	next_item(struct fpt *, struct fpt_item *);
 static inline int	block_run(struct fpt *, struct fpt_item *, int);
+static int	mode_event_next(struct fpt *);
 static int	at_vmentry(struct fpt *, uint64_t);
 static void	cache_flush(struct fpt *);
 static void	asid_event(struct fpt *, const struct fpt_event *);
@@ -992,17 +993,31 @@ block_next(struct fpt *d, struct fpt_item *it)
 	 * libipt maps one section at a time where a block starts, and
 	 * unless an image section cache keeps them mapped, leaving one
 	 * drops its block cache.  Not on its way to an event's IP (an
-	 * asynchronous one's, or a MODE.exec's once the TNT bits are used
-	 * up: pt_blk_proceed_event()), which reads the image directly.
+	 * asynchronous one's, or a MODE.exec's: pt_blk_proceed_event()),
+	 * which reads the image directly.
 	 */
-	if (!d->async && !(d->mode_pending && d->ntnt == 0) &&
-	    !d->cfg.keep_cache && (rc < 0 || isid != d->cur_isid)) {
+	if (!d->async && !mode_event_next(d) && !d->cfg.keep_cache &&
+	    (rc < 0 || isid != d->cur_isid)) {
 		cache_flush(d);
 		d->cur_isid = rc < 0 ? 0 : isid;
 	}
 	if (rc < 0)
 		return (error_item(d, it, -HWTR_E_NOENT));
 	return (block_run(d, it, isid));
+}
+
+/*
+ * Whether the next block is block_run()'s way to a MODE.exec's IP
+ * (proceed_to_mode() past its first test): libipt's event flow, the TNT
+ * bits used up and the mode's TIP next.
+ */
+static int
+mode_event_next(struct fpt *d)
+{
+	struct fpt_pkt pkt;
+
+	return (d->mode_pending && d->ntnt == 0 && fpti_peek(d, &pkt) > 0 &&
+	    pkt.kind == FPT_PKT_TIP);
 }
 
 /*

@@ -1493,6 +1493,44 @@ ATF_TC_BODY(mode_nomap_keeps_cache, tc)
 
 	both_blocks("mode_nomap_keeps_cache", pt, sizeof(pt), code,
 	    sizeof(code), 13, 0, wb, 7);
+	/*
+	 * With no MODE.exec waiting, libipt's no-event flow looks the
+	 * section up for the block at 0x2000 and drops the cache: the
+	 * second pass fills it again.
+	 */
+	{
+		static const uint8_t pt2[] = {
+			PSB_BYTES,			/* sync at 0x1013 */
+			0x3d, 0x13, 0x10,		/* FUP 0x1013 */
+			0x99, 0x01,			/* MODE 64 */
+			0x02, 0x23,			/* PSBEND */
+			0x2d, 0x00, 0x10,		/* TIP 0x1000 */
+			0x2d, 0x13, 0x10,		/* TIP 0x1013 */
+			0x01,				/* TIP.PGD */
+			0x71, 0x00, 0x20, 0, 0, 0, 0,	/* TIP.PGE 0x2000 */
+			0x2d, 0x00, 0x30,		/* TIP 0x3000 */
+			PSB_BYTES,			/* sync again */
+			0x3d, 0x13, 0x10,		/* FUP 0x1013 */
+			0x99, 0x01,			/* MODE 64 */
+			0x02, 0x23,			/* PSBEND */
+			0x2d, 0x00, 0x10,		/* TIP 0x1000 */
+			0x2d, 0x13, 0x10,		/* TIP 0x1013 */
+			0x01,				/* TIP.PGD */
+		};
+		static const struct want_block wb2[] = {
+			{ 0x1013, 0x1013, 1 },
+			{ 0x1000, 0x1001, 2 },
+			{ 0x1010, 0x1011, 2 },
+			{ 0x1013, 0x1013, 1 },
+			{ 0x1013, 0x1013, 1 },
+			{ 0x1000, 0x1001, 2 },
+			{ 0x1010, 0x1011, 2 },
+			{ 0x1013, 0x1013, 1 },
+		};
+
+		both_blocks("no_mode_nomap_drops_cache", pt2, sizeof(pt2),
+		    code, sizeof(code), 14, 0, wb2, 8);
+	}
 }
 
 ATF_TP_ADD_TCS(tp)
