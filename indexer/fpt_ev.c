@@ -1322,7 +1322,8 @@ fpti_error_here(struct fpt *d, int err)
  * A query (@cond: a TNT bit, else a TIP) meets a packet cut by the end of
  * the trace at d->pos.  libipt looks at its header first: an event (a FUP
  * events wait for too, pt_qry_will_event()'s evb_fup) or, for a TNT bit,
- * a TIP (or for a TIP a TNT while bits are left) is a bad query
+ * a TIP (or for a TIP a TNT while bits are left, or the TIP a MODE.exec
+ * waits for, its evb_tip, while bits are left) is a bad query
  * (-HWTR_E_NOENT); what it decodes is the end of the trace
  * (-HWTR_E_TRUNCATED).
  */
@@ -1333,6 +1334,8 @@ fpti_cut_query(const struct fpt *d, int cond)
 	    FPT_HDR_EVENT : fpti_hdr_class(d->pos, d->cfg.end);
 
 	if (cls == FPT_HDR_EVENT || (cond && cls == FPT_HDR_TIP) ||
+	    (!cond && cls == FPT_HDR_TIP && d->mode_pending &&
+	    d->ntnt > 0) ||
 	    (!cond && cls == FPT_HDR_TNT && d->ntnt > 0))
 		return (-HWTR_E_NOENT);
 	return (-HWTR_E_TRUNCATED);

@@ -1517,6 +1517,39 @@ ATF_TC_BODY(mode_nomap_keeps_cache, tc)
 	}
 }
 
+/*
+ * A TIP cut by the end, a MODE.exec waiting for it, TNT bits left: libipt
+ * looks at the TIP's header only, and its indirect query meets the mode's
+ * event there (pt_qry_will_event()'s evb_tip): a bad query at the TIP.
+ * fpt took the cut TIP for the end of the trace (fuzz seed 12626).
+ */
+ATF_TC_WITHOUT_HEAD(mode_tip_cut_with_tnt_left);
+ATF_TC_BODY(mode_tip_cut_with_tnt_left, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x99, 0x01,				/* MODE 64, for a TIP */
+		0x02, 0xa2, 0, 0, 0, 0, 0,		/* PWRX */
+		0x08,					/* TNT N N */
+		0x2d, 0x00,				/* TIP, cut */
+	};
+	/* jz 0x1002; jmp *%rax */
+	static const uint8_t code[] = { 0x74, 0x00, 0xff, 0xe0 };
+	static const struct want_block wb[] = {
+		{ 0x1000, 0x1000, 1 },
+		{ 0x1002, 0x1002, 1 },
+	};
+
+	/*
+	 * The PSB+'s mode, enabled, PWRX (an event of its own: the TNT is
+	 * no bad query to the event fetch that passes the MODE.exec), the
+	 * two blocks, the error at the TIP.
+	 */
+	both_blocks("mode_tip_cut_with_tnt_left", pt, sizeof(pt), code,
+	    sizeof(code), 6, 20 + 7 + 2 + 7 + 1, wb, 2);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -1556,5 +1589,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, mode_tip_with_tnt_left);
 	ATF_TP_ADD_TC(tp, mode_tip_cut_after_event);
 	ATF_TP_ADD_TC(tp, mode_nomap_keeps_cache);
+	ATF_TP_ADD_TC(tp, mode_tip_cut_with_tnt_left);
 	return (atf_no_error());
 }
