@@ -1,0 +1,131 @@
+/*-
+ * SPDX-License-Identifier: BSD-2-Clause
+ *
+ * Copyright (c) 2026 The hwtrace authors
+ */
+
+/*
+ * The hostile-binary fuzzer's check (fuzz_elf_one.h) in make check, built
+ * with the normal compiler: the calls fixture and copies of it with
+ * compressed DWARF are indexed from an archive of an ixgen walk over it,
+ * and every input the fuzzer or t_elfmut once found a bug with
+ * (tests/fuzz/corpus-elf/reg-*) gets an answer: a database or a refusal
+ * with a message, never a crash (under `make sanitize`, never a
+ * sanitizer report).
+ */
+
+#include <sys/stat.h>
+
+#include <atf-c.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hwtrace.h"
+#include "hwtr_test.h"
+#include "fuzz_elf_one.h"
+
+#define ELF_CORPUS	HWTR_TEST_SRC "/tests/fuzz/corpus-elf"
+#define ELF_PROG	HWTR_TEST_PROGS "/calls"
+#define IXGEN		HWTR_TEST_BUILD "/bench/ixgen"
+
+/* The fuzzer's archive base: its walk (as fuzz-elf.mk makes it), here. */
+static void
+load_base(struct fuzz_elf_base *b)
+{
+	struct stat st;
+	char cmd[2048], err[512];
+
+	ATF_REQUIRE_MSG(stat(IXGEN, &st) == 0, "ixgen is not built: %s",
+	    IXGEN);
+	snprintf(cmd, sizeof(cmd), "%s -n 5000 -t 1 -s 1 -p walk %s "
+	    "walk.hwtrace", IXGEN, ELF_PROG);
+	ATF_REQUIRE_MSG(system(cmd) == 0, "ixgen failed: %s", cmd);
+	ATF_REQUIRE_MSG(fuzz_elf_base_init(b, ELF_PROG, "walk.0", ".", err,
+	    sizeof(err)) == 0, "%s", err);
+}
+
+/* @path through the fuzzer's check: 0 (an answer), and *@indexed. */
+static void
+check_file(struct fuzz_elf_base *b, const char *name, const char *path,
+    int *indexed)
+{
+	uint8_t *data;
+	size_t len = 0;
+	char msg[1024];
+	int rc;
+
+	data = fuzz_elf_slurp(path, &len);
+	ATF_REQUIRE_MSG(data != NULL, "cannot read %s", path);
+	rc = fuzz_elf_one(b, data, len, indexed, msg, sizeof(msg));
+	ATF_CHECK_MSG(rc == 0, "%s: expected a database or a refusal with a "
+	    "message, got: %s", name, msg);
+	free(data);
+}
+
+ATF_TC(sane_programs_index);
+ATF_TC_HEAD(sane_programs_index, tc)
+{
+	atf_tc_set_md_var(tc, "require.progs", "objcopy");
+}
+ATF_TC_BODY(sane_programs_index, tc)
+{
+	static const char *const how[] = { "zlib", "zlib-gnu", "zstd" };
+	struct fuzz_elf_base b;
+	char cmd[2048], name[64];
+	size_t i;
+	int indexed;
+
+	load_base(&b);
+	check_file(&b, "calls", ELF_PROG, &indexed);
+	ATF_CHECK_MSG(indexed, "calls itself: expected a database, index "
+	    "refused it");
+	/* Compressed DWARF is the same program: a database too. */
+	for (i = 0; i < sizeof(how) / sizeof(how[0]); i++) {
+		snprintf(name, sizeof(name), "calls-%s", how[i]);
+		snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=%s "
+		    "%s %s 2>/dev/null", how[i], ELF_PROG, name);
+		if (system(cmd) != 0) {
+			/* binutils before 2.40 has no zstd. */
+			printf("objcopy cannot compress with %s\n", how[i]);
+			continue;
+		}
+		check_file(&b, name, name, &indexed);
+		ATF_CHECK_MSG(indexed, "%s: expected a database, index "
+		    "refused it", name);
+	}
+	fuzz_elf_base_free(&b);
+}
+
+ATF_TC_WITHOUT_HEAD(found_inputs_answer);
+ATF_TC_BODY(found_inputs_answer, tc)
+{
+	struct fuzz_elf_base b;
+	struct dirent *de;
+	char path[4096];
+	DIR *d;
+	int n = 0, indexed;
+
+	load_base(&b);
+	d = opendir(ELF_CORPUS);
+	ATF_REQUIRE_MSG(d != NULL, "cannot open %s", ELF_CORPUS);
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "reg-", 4) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", ELF_CORPUS, de->d_name);
+		check_file(&b, de->d_name, path, &indexed);
+		n++;
+	}
+	closedir(d);
+	fuzz_elf_base_free(&b);
+	ATF_CHECK_MSG(n >= 0, "expected the found inputs in %s, got %d",
+	    ELF_CORPUS, n);
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, sane_programs_index);
+	ATF_TP_ADD_TC(tp, found_inputs_answer);
+	return (atf_no_error());
+}
