@@ -299,6 +299,14 @@ write_shdr(struct elfw *w, uint8_t *p, uint64_t i)
 	put(w, p + 16 + 5 * ws, s->entsize, ws);
 }
 
+/* Whether section @i's bytes are in the copy as they are in the file. */
+static int
+kept_as_is(const struct sec *s, uint64_t i)
+{
+	return (i != 0 && s->how == 0 && s->type != SHT_NOBITS_ &&
+	    (!(s->flags & SHF_ALLOC_) || s->type == SHT_NOTE_));
+}
+
 /* Lay the copy out, allocate it and fill it. */
 static int
 build(struct elfw *w, void **outp, size_t *outlenp)
@@ -333,8 +341,7 @@ build(struct elfw *w, void **outp, size_t *outlenp)
 	for (i = 0; i < w->shnum; i++) {
 		struct sec *s = &w->s[i];
 
-		if (i != 0 && s->how == 0 && s->type != SHT_NOBITS_ &&
-		    (!(s->flags & SHF_ALLOC_) || s->type == SHT_NOTE_))
+		if (kept_as_is(s, i))
 			memcpy(out + s->noff, w->p + s->off, (size_t)s->size);
 		else if (s->how > 0 && inflate_sec(w, i, out + s->noff) < 0)
 			s->how = -1;
@@ -342,13 +349,15 @@ build(struct elfw *w, void **outp, size_t *outlenp)
 	/*
 	 * ".zdebug_x" named ".debug_x": the copy's .shstrtab has "..debug_x"
 	 * where it had ".zdebug_x", and the section's name starts one on.
+	 * Only when .shstrtab is in the copy as it was: a hostile file's
+	 * names may come from a loaded section, left out, or from none.
 	 */
-	for (i = 0; i < w->shnum; i++) {
-		const struct sec *t = &w->s[w->shstrndx < w->shnum ?
-		    w->shstrndx : 0];
+	for (i = 0; w->shstrndx != 0 && w->shstrndx < w->shnum &&
+	    kept_as_is(&w->s[w->shstrndx], w->shstrndx) && i < w->shnum; i++) {
+		const struct sec *t = &w->s[w->shstrndx];
 
-		if (w->s[i].how == 2 && t->how == 0 &&
-		    strcmp(sec_name(w, i), "?") != 0) {
+		if (w->s[i].how == 2 && strcmp(sec_name(w, i), "?") != 0) {
+			assert(w->s[i].name + 1 < t->size);
 			out[t->noff + w->s[i].name + 1] = '.';
 			w->s[i].nname = w->s[i].name + 1;
 		}
