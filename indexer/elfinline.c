@@ -25,6 +25,15 @@
 
 /* Nesting deeper than this is not followed (hostile or broken DWARF). */
 #define INL_MAXDEPTH	64
+/*
+ * Nor DIEs deeper than this in their unit, whatever their tags: lexical
+ * blocks, namespaces and nested functions do not count as inlining, and
+ * a hostile unit nests a hundred thousand of them in 200 KB, which the
+ * recursion below would follow off the stack.  Real code stays under
+ * a few dozen.  The rest of such a unit is left: going on past the
+ * subtree would step over all of it at every level.
+ */
+#define INL_MAXNEST	512
 
 struct inl_cu {
 	struct ix_elf	*e;
@@ -33,6 +42,7 @@ struct inl_cu {
 	size_t		nfiles;
 	int32_t		*fmap;		/* its index -> e->ifiles, -2: unset */
 	int64_t		ninst;		/* instances so far, in the image */
+	int		toodeep;	/* the unit nests past INL_MAXNEST */
 };
 
 static int32_t
@@ -161,15 +171,20 @@ nomem:
 
 /*
  * The inlined instances under @die, @depth levels of inlining deep,
- * inside instance @parent (0: none).
+ * inside instance @parent (0: none), @die being @nest levels below its
+ * unit's DIE.
  */
 static int
-inl_walk(struct inl_cu *c, Dwarf_Die *die, int depth, int64_t parent)
+inl_walk(struct inl_cu *c, Dwarf_Die *die, int depth, int nest,
+    int64_t parent)
 {
 	Dwarf_Die child;
 	int rc;
 
-	if (depth > INL_MAXDEPTH || dwarf_child(die, &child) != 0)
+	if (nest > INL_MAXNEST)
+		c->toodeep = 1;
+	if (depth > INL_MAXDEPTH || c->toodeep ||
+	    dwarf_child(die, &child) != 0)
 		return (0);
 	do {
 		int tag = dwarf_tag(&child);
@@ -199,9 +214,9 @@ inl_walk(struct inl_cu *c, Dwarf_Die *die, int depth, int64_t parent)
 		    tag != DW_TAG_call_site && tag != DW_TAG_GNU_call_site &&
 		    tag != DW_TAG_try_block && tag != DW_TAG_catch_block)
 			continue;
-		if ((rc = inl_walk(c, &child, d, inst)) < 0)
+		if ((rc = inl_walk(c, &child, d, nest + 1, inst)) < 0)
 			return (rc);
-	} while (dwarf_siblingof(&child, &child) == 0);
+	} while (!c->toodeep && dwarf_siblingof(&child, &child) == 0);
 	return (0);
 }
 
@@ -224,7 +239,8 @@ inl_unit(struct inl_cu *c, Dwarf_Die *cudie)
 		for (i = 0; i < c->nfiles; i++)
 			c->fmap[i] = -2;
 	}
-	rc = inl_walk(c, cudie, 0, 0);
+	c->toodeep = 0;
+	rc = inl_walk(c, cudie, 0, 0, 0);
 	free(c->fmap);
 	c->fmap = NULL;
 	return (rc);

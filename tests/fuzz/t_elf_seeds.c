@@ -123,9 +123,67 @@ ATF_TC_BODY(found_inputs_answer, tc)
 	    ELF_CORPUS, n);
 }
 
+/*
+ * DWARF nested deeper than any compiler writes: a unit of 200,000
+ * lexical blocks, each inside the one before, in place of calls' own
+ * DWARF (objcopy).  The inline reader once followed it down, one C
+ * frame a level, off the stack (elfinline.c, INL_MAXNEST).
+ */
+ATF_TC(deep_dwarf_nesting);
+ATF_TC_HEAD(deep_dwarf_nesting, tc)
+{
+	atf_tc_set_md_var(tc, "require.progs", "objcopy");
+}
+ATF_TC_BODY(deep_dwarf_nesting, tc)
+{
+	/* 1: compile unit, DW_AT_name string; 2: lexical block; both
+	 * with children. */
+	static const uint8_t abbrev[] = { 1, 0x11, 1, 0x03, 0x08, 0, 0,
+	    2, 0x0b, 1, 0, 0, 0 };
+	enum { N = 200000 };
+	struct fuzz_elf_base b;
+	uint8_t *info;
+	size_t len = 4 + 7 + 2 + N + N + 1;
+	char cmd[2048];
+	FILE *fp;
+	int indexed;
+
+	info = calloc(1, len);
+	ATF_REQUIRE(info != NULL);
+	/* DWARF 4 unit header: length, version, abbrev offset, address size. */
+	info[0] = (uint8_t)(len - 4);
+	info[1] = (uint8_t)((len - 4) >> 8);
+	info[2] = (uint8_t)((len - 4) >> 16);
+	info[4] = 4;
+	info[10] = 8;
+	info[11] = 1;
+	info[12] = 'x';
+	memset(info + 14, 2, N);	/* then N + 1 ends of children */
+	fp = fopen("info.bin", "wb");
+	ATF_REQUIRE(fp != NULL && fwrite(info, 1, len, fp) == len &&
+	    fclose(fp) == 0);
+	free(info);
+	fp = fopen("abbrev.bin", "wb");
+	ATF_REQUIRE(fp != NULL && fwrite(abbrev, 1, sizeof(abbrev), fp) ==
+	    sizeof(abbrev) && fclose(fp) == 0);
+	snprintf(cmd, sizeof(cmd), "objcopy -R .debug_info -R .debug_abbrev "
+	    "-R .debug_line -R .debug_str -R .debug_line_str -R .debug_aranges "
+	    "-R .debug_rnglists -R .debug_loclists -R .debug_ranges "
+	    "-R .debug_loc --add-section .debug_info=info.bin "
+	    "--add-section .debug_abbrev=abbrev.bin %s deep.elf", ELF_PROG);
+	ATF_REQUIRE_MSG(system(cmd) == 0, "objcopy failed: %s", cmd);
+	load_base(&b);
+	check_file(&b, "calls with 200,000 nested blocks", "deep.elf",
+	    &indexed);
+	/* The code is calls': it decodes, with no lines. */
+	ATF_CHECK_MSG(indexed, "expected a database, index refused it");
+	fuzz_elf_base_free(&b);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, sane_programs_index);
 	ATF_TP_ADD_TC(tp, found_inputs_answer);
+	ATF_TP_ADD_TC(tp, deep_dwarf_nesting);
 	return (atf_no_error());
 }
