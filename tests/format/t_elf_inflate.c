@@ -221,6 +221,26 @@ ATF_TC_BODY(hostile_warns, tc)
 	ATF_CHECK_MSG(strstr(warn, "'.debug_x'") != NULL &&
 	    strstr(warn, "claims") != NULL, "warning '%s'", warn);
 	free(c);
+	/*
+	 * A gigabyte claimed: more than deflate makes of the section's few
+	 * KB (the copy once allocated it), and more than a zstd frame that
+	 * says what it holds.
+	 */
+	put(f + off + 8, (uint64_t)1 << 30, 8);
+	rc = hwtr_elf_inflate(f, len, &c, &clen, warn, sizeof(warn));
+	ATF_CHECK_EQ_MSG(rc, 2, "zlib claim: expected 2, got %d", rc);
+	ATF_CHECK_MSG(strstr(warn, "claims") != NULL &&
+	    strstr(warn, "compressed bytes make") != NULL, "warning '%s'",
+	    warn);
+	free(c);
+	g = craft(K_ZSTD, &clen);
+	put(g + off + 8, PAYLOAD + 1, 8);
+	rc = hwtr_elf_inflate(g, clen, &c, &cut, warn, sizeof(warn));
+	ATF_CHECK_EQ_MSG(rc, 2, "zstd claim: expected 2, got %d", rc);
+	ATF_CHECK_MSG(strstr(warn, "compressed bytes make (3000)") != NULL,
+	    "warning '%s'", warn);
+	free(c);
+	free(g);
 	/* A corrupt stream. */
 	put(f + off + 8, PAYLOAD, 8);
 	memset(f + off + 24 + 2, 0xff, 8);
