@@ -13,9 +13,12 @@
  * from the same entries.
  */
 
+#include <sys/stat.h>
+
 #include <assert.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -256,6 +259,37 @@ inl_cmp(const void *a, const void *b)
 	return (x->depth < y->depth ? -1 : x->depth > y->depth);
 }
 
+/*
+ * Whether every file libdw would open as the .dwo of skeleton unit @cudie
+ * is a regular file or absent.  The image's DWARF names them: a hostile
+ * one names a FIFO, whose open() blocks till a writer comes (SIGTERM
+ * too), or a device.  libdw (elfutils 0.188, __libdw_find_split_unit)
+ * tries DW_AT_dwo_name when it is absolute, else DW_AT_comp_dir/name
+ * when the directory is: the image is read from memory, so no directory
+ * of its own is tried.
+ */
+static int
+dwo_files_plain(Dwarf_Die *cudie)
+{
+	Dwarf_Attribute a;
+	const char *name, *dir;
+	char path[4096];
+	struct stat st;
+
+	if ((dwarf_attr(cudie, DW_AT_dwo_name, &a) == NULL &&
+	    dwarf_attr(cudie, DW_AT_GNU_dwo_name, &a) == NULL) ||
+	    (name = dwarf_formstring(&a)) == NULL)
+		return (1);
+	if (name[0] == '/')
+		snprintf(path, sizeof(path), "%s", name);
+	else if (dwarf_attr(cudie, DW_AT_comp_dir, &a) != NULL &&
+	    (dir = dwarf_formstring(&a)) != NULL && dir[0] == '/')
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+	else
+		return (1);
+	return (stat(path, &st) != 0 || S_ISREG(st.st_mode));
+}
+
 int
 ix_inl_read(struct ix_elf *e, Dwarf *dw)
 {
@@ -280,7 +314,7 @@ ix_inl_read(struct ix_elf *e, Dwarf *dw)
 			 * The split unit in its .dwo, when libdw finds it: on
 			 * this machine, never in the archive.
 			 */
-			if (e->no_host) {
+			if (e->no_host || !dwo_files_plain(&cudie)) {
 				e->inl_nodwo++;
 				continue;
 			}

@@ -15,6 +15,7 @@
  */
 
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include <atf-c.h>
 #include <dirent.h>
@@ -180,10 +181,81 @@ ATF_TC_BODY(deep_dwarf_nesting, tc)
 	fuzz_elf_base_free(&b);
 }
 
+/*
+ * A split unit's .dwo named by a hostile image is a FIFO: index, which
+ * looks for .dwo files on this machine (not archive_only), must not open
+ * it, which blocks until a writer comes, and SIGTERM with it (libdw
+ * opens it in dwarf_cu_info(), for the inlines of elfinline.c).  The
+ * image is calls with a DWARF 5 skeleton unit for its DWARF (objcopy).
+ */
+ATF_TC(dwo_fifo_not_opened);
+ATF_TC_HEAD(dwo_fifo_not_opened, tc)
+{
+	atf_tc_set_md_var(tc, "require.progs", "objcopy");
+	atf_tc_set_md_var(tc, "timeout", "60");
+}
+ATF_TC_BODY(dwo_fifo_not_opened, tc)
+{
+	/* 1: skeleton unit, no children, DW_AT_dwo_name string. */
+	static const uint8_t abbrev[] = { 1, 0x4a, 0, 0x76, 0x08, 0, 0, 0 };
+	struct fuzz_elf_base b;
+	struct hwtr_ix_opts io;
+	struct hwtr_ix *ix;
+	uint8_t info[4200], *elf;
+	char cwd[2048], dwo[2100], cmd[2048], msg[512];
+	size_t len, n;
+	FILE *fp;
+	int rc;
+
+	ATF_REQUIRE(getcwd(cwd, sizeof(cwd)) != NULL);
+	snprintf(dwo, sizeof(dwo), "%s/x.dwo", cwd);
+	ATF_REQUIRE_MSG(mkfifo(dwo, 0600) == 0, "mkfifo %s", dwo);
+	/* DWARF 5: length, version, DW_UT_skeleton, address size, abbrev
+	 * offset, dwo_id; then the unit's DIE. */
+	memset(info, 0, sizeof(info));
+	info[4] = 5;
+	info[6] = 4;
+	info[7] = 8;
+	info[20] = 1;
+	n = strlen(dwo) + 1;
+	memcpy(info + 21, dwo, n);
+	len = 21 + n;
+	info[0] = (uint8_t)(len - 4);
+	info[1] = (uint8_t)((len - 4) >> 8);
+	fp = fopen("info.bin", "wb");
+	ATF_REQUIRE(fp != NULL && fwrite(info, 1, len, fp) == len &&
+	    fclose(fp) == 0);
+	fp = fopen("abbrev.bin", "wb");
+	ATF_REQUIRE(fp != NULL && fwrite(abbrev, 1, sizeof(abbrev), fp) ==
+	    sizeof(abbrev) && fclose(fp) == 0);
+	snprintf(cmd, sizeof(cmd), "objcopy -R .debug_info -R .debug_abbrev "
+	    "-R .debug_line -R .debug_str -R .debug_line_str -R .debug_aranges "
+	    "-R .debug_rnglists -R .debug_loclists -R .debug_ranges "
+	    "-R .debug_loc --add-section .debug_info=info.bin "
+	    "--add-section .debug_abbrev=abbrev.bin %s skel.elf", ELF_PROG);
+	ATF_REQUIRE_MSG(system(cmd) == 0, "objcopy failed: %s", cmd);
+	load_base(&b);
+	elf = fuzz_elf_slurp("skel.elf", &len);
+	ATF_REQUIRE(elf != NULL);
+	ATF_REQUIRE_MSG(fuzz_elf_archive(&b, elf, len, msg, sizeof(msg)) == 0,
+	    "%s", msg);
+	free(elf);
+	memset(&io, 0, sizeof(io));
+	io.jobs = 1;
+	ATF_REQUIRE(hwtr_ix_new(&ix, &io) == 0);
+	/* Blocked in open() here, till the case's timeout, before the fix. */
+	rc = hwtr_ix_run(ix, b.ar, b.db);
+	ATF_CHECK_MSG(rc == 0, "expected a database, got %s: %s",
+	    hwtr_errstr(rc), hwtr_ix_errmsg(ix));
+	hwtr_ix_free(ix);
+	fuzz_elf_base_free(&b);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, sane_programs_index);
 	ATF_TP_ADD_TC(tp, found_inputs_answer);
 	ATF_TP_ADD_TC(tp, deep_dwarf_nesting);
+	ATF_TP_ADD_TC(tp, dwo_fifo_not_opened);
 	return (atf_no_error());
 }
