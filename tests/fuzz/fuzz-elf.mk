@@ -14,8 +14,8 @@ FUZZ_ELF_OBJ = $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(LIB_SRC))
 FUZZ_ELF_PROG = $(abspath $(B))/progs/calls
 FUZZ_ELF_PT = $(abspath $(FUZZ_B))/elf-walk/walk.0
 # The fixture programs the seeds are: calls, whose code the walk
-# follows, and smaller ones of other shapes (C++, dynamic PIE, a shared
-# library, inline functions).
+# follows, and others of other shapes (inline functions, C++, a dynamic
+# PIE, a shared library, a stripped one).
 FUZZ_ELF_SEEDS = calls inline except dynpie libdlfix.so plt-stripped
 
 $(B)/tests/fuzz/t_elf_seeds: tests/fuzz/fuzz_elf_one.h
