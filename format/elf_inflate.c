@@ -43,6 +43,14 @@
 
 /* A decompressed section is at most this large (a claim, not yet data). */
 #define INFLATE_MAX	((uint64_t)4 << 30)
+/*
+ * Nor more than deflate can make of its compressed bytes: a 258-byte
+ * match costs at least two bits, about 1032 to 1, with a margin for the
+ * stream's header.  A hostile file claims gigabytes from a few bytes,
+ * which the copy would allocate before decompressing.
+ */
+#define DEFLATE_RATIO	1032
+#define DEFLATE_SLACK	1024
 
 /* One section header, whatever the class. */
 struct sec {
@@ -171,6 +179,38 @@ read_shdrs(struct elfw *w)
 }
 
 /*
+ * The most section @s (SHF_COMPRESSED or .zdebug, its header read) can
+ * decompress to: what deflate makes of its bytes at most, or what its
+ * zstd frames say they hold when they all say (objcopy's do).
+ */
+static uint64_t
+claim_limit(const struct elfw *w, const struct sec *s)
+{
+	uint64_t hdr = s->how == 1 ? (w->is64 ? 24 : 12) : 12;
+	const uint8_t *p = w->p + s->off + hdr;
+	uint64_t n = s->size - hdr, sum = 0;
+	unsigned long long fcs;
+	size_t fn;
+
+	if (s->how != 1 || get(w, s->off, 4) != ELFCOMPRESS_ZSTD_)
+		return (n * DEFLATE_RATIO + DEFLATE_SLACK);
+	while (n > 0) {
+		fcs = ZSTD_getFrameContentSize(p, (size_t)n);
+		fn = ZSTD_findFrameCompressedSize(p, (size_t)n);
+		/* Not a frame: decompressing says why. */
+		if (fcs == ZSTD_CONTENTSIZE_ERROR || ZSTD_isError(fn) ||
+		    fn == 0)
+			return (s->nsize);
+		if (fcs == ZSTD_CONTENTSIZE_UNKNOWN || fcs > INFLATE_MAX - sum)
+			return (INFLATE_MAX);
+		sum += fcs;
+		p += fn;
+		n -= fn;
+	}
+	return (sum);
+}
+
+/*
  * What section @i becomes in the copy: its size and alignment there and
  * how it is made.  0 when it is copied as it is.
  */
@@ -179,7 +219,7 @@ plan_sec(struct elfw *w, uint64_t i)
 {
 	struct sec *s = &w->s[i];
 	const char *name = sec_name(w, i);
-	uint64_t chsz = w->is64 ? 24 : 12, ct, k;
+	uint64_t chsz = w->is64 ? 24 : 12, ct, k, lim;
 
 	s->nsize = s->size;
 	s->nalign = s->align;
@@ -225,6 +265,11 @@ plan_sec(struct elfw *w, uint64_t i)
 	if (s->how > 0 && s->nsize > INFLATE_MAX) {
 		warn_sec(w, name, "claims %ju bytes decompressed, more than "
 		    "%ju", (uintmax_t)s->nsize, (uintmax_t)INFLATE_MAX);
+		s->how = -1;
+	} else if (s->how > 0 && (lim = claim_limit(w, s)) < s->nsize) {
+		warn_sec(w, name, "claims %ju bytes decompressed, more than "
+		    "its %ju compressed bytes make (%ju)", (uintmax_t)s->nsize,
+		    (uintmax_t)s->size, (uintmax_t)lim);
 		s->how = -1;
 	}
 	if (s->how < 0)
@@ -299,6 +344,14 @@ write_shdr(struct elfw *w, uint8_t *p, uint64_t i)
 	put(w, p + 16 + 5 * ws, s->entsize, ws);
 }
 
+/* Whether section @i's bytes are in the copy as they are in the file. */
+static int
+kept_as_is(const struct sec *s, uint64_t i)
+{
+	return (i != 0 && s->how == 0 && s->type != SHT_NOBITS_ &&
+	    (!(s->flags & SHF_ALLOC_) || s->type == SHT_NOTE_));
+}
+
 /* Lay the copy out, allocate it and fill it. */
 static int
 build(struct elfw *w, void **outp, size_t *outlenp)
@@ -333,8 +386,7 @@ build(struct elfw *w, void **outp, size_t *outlenp)
 	for (i = 0; i < w->shnum; i++) {
 		struct sec *s = &w->s[i];
 
-		if (i != 0 && s->how == 0 && s->type != SHT_NOBITS_ &&
-		    (!(s->flags & SHF_ALLOC_) || s->type == SHT_NOTE_))
+		if (kept_as_is(s, i))
 			memcpy(out + s->noff, w->p + s->off, (size_t)s->size);
 		else if (s->how > 0 && inflate_sec(w, i, out + s->noff) < 0)
 			s->how = -1;
@@ -342,13 +394,15 @@ build(struct elfw *w, void **outp, size_t *outlenp)
 	/*
 	 * ".zdebug_x" named ".debug_x": the copy's .shstrtab has "..debug_x"
 	 * where it had ".zdebug_x", and the section's name starts one on.
+	 * Only when .shstrtab is in the copy as it was: a hostile file's
+	 * names may come from a loaded section, left out, or from none.
 	 */
-	for (i = 0; i < w->shnum; i++) {
-		const struct sec *t = &w->s[w->shstrndx < w->shnum ?
-		    w->shstrndx : 0];
+	for (i = 0; w->shstrndx != 0 && w->shstrndx < w->shnum &&
+	    kept_as_is(&w->s[w->shstrndx], w->shstrndx) && i < w->shnum; i++) {
+		const struct sec *t = &w->s[w->shstrndx];
 
-		if (w->s[i].how == 2 && t->how == 0 &&
-		    strcmp(sec_name(w, i), "?") != 0) {
+		if (w->s[i].how == 2 && strcmp(sec_name(w, i), "?") != 0) {
+			assert(w->s[i].name + 1 < t->size);
 			out[t->noff + w->s[i].name + 1] = '.';
 			w->s[i].nname = w->s[i].name + 1;
 		}

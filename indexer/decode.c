@@ -381,7 +381,35 @@ struct stuck {
 	uint64_t	off;		/* the trace offset last seen */
 	int		count;		/* checks at that offset */
 	int		said;		/* the error is this */
+	uint64_t	still_off;	/* full blocks: their trace offset */
+	uint64_t	still;		/* and their instructions there */
 };
+
+/*
+ * Full blocks' instructions at one trace offset, at most: 1024 blocks of
+ * IX_BLK_FULL.  A loop that reads no trace, which ix_dec_loop_check()
+ * does not see (a hostile image's code, on which libipt's block cache
+ * gives full blocks its walk does not agree with), would otherwise run
+ * to the million blocks above: hours of 65,535-instruction blocks.  No
+ * real code runs 67 million instructions without a branch that reads
+ * trace.
+ */
+#define IX_STILL_MAX	((uint64_t)1 << 26)
+
+/* Count @ninsn of a full block; 1 when IX_STILL_MAX read no trace. */
+static int
+still_long(struct dec *d, struct stuck *sk, unsigned ninsn)
+{
+	uint64_t off = 0;
+
+	(void)ix_src_offset(d, &off);
+	if (off != sk->still_off) {
+		sk->still_off = off;
+		sk->still = 0;
+	}
+	sk->still += ninsn;
+	return (sk->still >= IX_STILL_MAX);
+}
 
 /*
  * From a sync point: its events, then blocks and their events, until an
@@ -430,9 +458,10 @@ decode_blocks(struct dec *d, int *statusp, struct pt_block *b,
 			if (b->ninsn > 0 && (rc = add_block(d, b)) < 0)
 				return (rc);
 			sk->n++;
-			if (b->ninsn >= IX_BLK_FULL_MIN && ix_dec_loop_check(d,
-			    b->ip, b->end_ip, b->ninsn, b->isid,
-			    ix_dec_mode_bits(b->mode), sk->n)) {
+			if (b->ninsn >= IX_BLK_FULL_MIN && (still_long(d, sk,
+			    b->ninsn) || ix_dec_loop_check(d, b->ip, b->end_ip,
+			    b->ninsn, b->isid, ix_dec_mode_bits(b->mode),
+			    sk->n))) {
 				status = -pte_internal;
 				sk->said = 1;
 				break;
@@ -474,7 +503,7 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 {
 	struct pt_config cfg;
 	struct pt_block b;
-	struct stuck sk = { 0, UINT64_MAX, 0, 0 };
+	struct stuck sk = { 0, UINT64_MAX, 0, 0, UINT64_MAX, 0 };
 	uint64_t sync = 0, newsync, erroff = 0, end;
 	int status, rc, in_error = 0, first = 1;
 
@@ -571,6 +600,7 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 			    pt_errstr(pt_errcode(status)));
 		sk.said = 0;
 		sk.count = 0;
+		sk.still = 0;
 		memset(&d->loop, 0, sizeof(d->loop));
 		if (rc < 0)
 			return (rc);

@@ -13,9 +13,12 @@
  * from the same entries.
  */
 
+#include <sys/stat.h>
+
 #include <assert.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +28,15 @@
 
 /* Nesting deeper than this is not followed (hostile or broken DWARF). */
 #define INL_MAXDEPTH	64
+/*
+ * Nor DIEs deeper than this in their unit, whatever their tags: lexical
+ * blocks, namespaces and nested functions do not count as inlining, and
+ * a hostile unit nests a hundred thousand of them in 200 KB, which the
+ * recursion below would follow off the stack.  Real code stays under
+ * a few dozen.  The rest of such a unit is left: going on past the
+ * subtree would step over all of it at every level.
+ */
+#define INL_MAXNEST	512
 
 struct inl_cu {
 	struct ix_elf	*e;
@@ -33,6 +45,7 @@ struct inl_cu {
 	size_t		nfiles;
 	int32_t		*fmap;		/* its index -> e->ifiles, -2: unset */
 	int64_t		ninst;		/* instances so far, in the image */
+	int		toodeep;	/* the unit nests past INL_MAXNEST */
 };
 
 static int32_t
@@ -161,15 +174,20 @@ nomem:
 
 /*
  * The inlined instances under @die, @depth levels of inlining deep,
- * inside instance @parent (0: none).
+ * inside instance @parent (0: none), @die being @nest levels below its
+ * unit's DIE.
  */
 static int
-inl_walk(struct inl_cu *c, Dwarf_Die *die, int depth, int64_t parent)
+inl_walk(struct inl_cu *c, Dwarf_Die *die, int depth, int nest,
+    int64_t parent)
 {
 	Dwarf_Die child;
 	int rc;
 
-	if (depth > INL_MAXDEPTH || dwarf_child(die, &child) != 0)
+	if (nest > INL_MAXNEST)
+		c->toodeep = 1;
+	if (depth > INL_MAXDEPTH || c->toodeep ||
+	    dwarf_child(die, &child) != 0)
 		return (0);
 	do {
 		int tag = dwarf_tag(&child);
@@ -199,9 +217,9 @@ inl_walk(struct inl_cu *c, Dwarf_Die *die, int depth, int64_t parent)
 		    tag != DW_TAG_call_site && tag != DW_TAG_GNU_call_site &&
 		    tag != DW_TAG_try_block && tag != DW_TAG_catch_block)
 			continue;
-		if ((rc = inl_walk(c, &child, d, inst)) < 0)
+		if ((rc = inl_walk(c, &child, d, nest + 1, inst)) < 0)
 			return (rc);
-	} while (dwarf_siblingof(&child, &child) == 0);
+	} while (!c->toodeep && dwarf_siblingof(&child, &child) == 0);
 	return (0);
 }
 
@@ -224,7 +242,8 @@ inl_unit(struct inl_cu *c, Dwarf_Die *cudie)
 		for (i = 0; i < c->nfiles; i++)
 			c->fmap[i] = -2;
 	}
-	rc = inl_walk(c, cudie, 0, 0);
+	c->toodeep = 0;
+	rc = inl_walk(c, cudie, 0, 0, 0);
 	free(c->fmap);
 	c->fmap = NULL;
 	return (rc);
@@ -238,6 +257,37 @@ inl_cmp(const void *a, const void *b)
 	if (x->lo != y->lo)
 		return (x->lo < y->lo ? -1 : 1);
 	return (x->depth < y->depth ? -1 : x->depth > y->depth);
+}
+
+/*
+ * Whether every file libdw would open as the .dwo of skeleton unit @cudie
+ * is a regular file or absent.  The image's DWARF names them: a hostile
+ * one names a FIFO, whose open() blocks till a writer comes (SIGTERM
+ * too), or a device.  libdw (elfutils 0.188, __libdw_find_split_unit)
+ * tries DW_AT_dwo_name when it is absolute, else DW_AT_comp_dir/name
+ * when the directory is: the image is read from memory, so no directory
+ * of its own is tried.
+ */
+static int
+dwo_files_plain(Dwarf_Die *cudie)
+{
+	Dwarf_Attribute a;
+	const char *name, *dir;
+	char path[4096];
+	struct stat st;
+
+	if ((dwarf_attr(cudie, DW_AT_dwo_name, &a) == NULL &&
+	    dwarf_attr(cudie, DW_AT_GNU_dwo_name, &a) == NULL) ||
+	    (name = dwarf_formstring(&a)) == NULL)
+		return (1);
+	if (name[0] == '/')
+		snprintf(path, sizeof(path), "%s", name);
+	else if (dwarf_attr(cudie, DW_AT_comp_dir, &a) != NULL &&
+	    (dir = dwarf_formstring(&a)) != NULL && dir[0] == '/')
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+	else
+		return (1);
+	return (stat(path, &st) != 0 || S_ISREG(st.st_mode));
 }
 
 int
@@ -264,7 +314,7 @@ ix_inl_read(struct ix_elf *e, Dwarf *dw)
 			 * The split unit in its .dwo, when libdw finds it: on
 			 * this machine, never in the archive.
 			 */
-			if (e->no_host) {
+			if (e->no_host || !dwo_files_plain(&cudie)) {
 				e->inl_nodwo++;
 				continue;
 			}

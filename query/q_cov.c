@@ -379,7 +379,7 @@ cov_image(struct hwtr_q *q, struct cov *cv, int64_t image, const char *ipath,
     int64_t thread, const struct q_rng *r, struct hwtr_q_res *res)
 {
 	sqlite3_stmt *fs = NULL, *ls = NULL;
-	int64_t faddr, fsize, fend, a, cnt, first_line, first_file;
+	int64_t faddr, fsize, fend, step, a, cnt, first_line, first_file;
 	int64_t hit, total, lastcnt;
 	size_t l0;
 	const char *fname;
@@ -407,7 +407,12 @@ cov_image(struct hwtr_q *q, struct cov *cv, int64_t image, const char *ipath,
 		fname = (const char *)sqlite3_column_text(fs, 0);
 		faddr = sqlite3_column_int64(fs, 1);
 		fsize = sqlite3_column_int64(fs, 2);
-		fend = faddr + (fsize > 0 ? fsize : 1);
+		/*
+		 * A hostile image's symbol may claim to end past the last
+		 * address: its lines are those up to there.
+		 */
+		step = fsize > 0 ? fsize : 1;
+		fend = faddr > INT64_MAX - step ? INT64_MAX : faddr + step;
 		first_line = first_file = -1;
 		sqlite3_reset(ls);
 		sqlite3_bind_int64(ls, 1, image);

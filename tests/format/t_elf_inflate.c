@@ -221,6 +221,26 @@ ATF_TC_BODY(hostile_warns, tc)
 	ATF_CHECK_MSG(strstr(warn, "'.debug_x'") != NULL &&
 	    strstr(warn, "claims") != NULL, "warning '%s'", warn);
 	free(c);
+	/*
+	 * A gigabyte claimed: more than deflate makes of the section's few
+	 * KB (the copy once allocated it), and more than a zstd frame that
+	 * says what it holds.
+	 */
+	put(f + off + 8, (uint64_t)1 << 30, 8);
+	rc = hwtr_elf_inflate(f, len, &c, &clen, warn, sizeof(warn));
+	ATF_CHECK_EQ_MSG(rc, 2, "zlib claim: expected 2, got %d", rc);
+	ATF_CHECK_MSG(strstr(warn, "claims") != NULL &&
+	    strstr(warn, "compressed bytes make") != NULL, "warning '%s'",
+	    warn);
+	free(c);
+	g = craft(K_ZSTD, &clen);
+	put(g + off + 8, PAYLOAD + 1, 8);
+	rc = hwtr_elf_inflate(g, clen, &c, &cut, warn, sizeof(warn));
+	ATF_CHECK_EQ_MSG(rc, 2, "zstd claim: expected 2, got %d", rc);
+	ATF_CHECK_MSG(strstr(warn, "compressed bytes make (3000)") != NULL,
+	    "warning '%s'", warn);
+	free(c);
+	free(g);
 	/* A corrupt stream. */
 	put(f + off + 8, PAYLOAD, 8);
 	memset(f + off + 24 + 2, 0xff, 8);
@@ -257,10 +277,53 @@ ATF_TC_BODY(hostile_warns, tc)
 	free(f);
 }
 
+/*
+ * A .zdebug section is renamed in the copy's .shstrtab, which must then be
+ * in the copy: here the names are read from .text, loaded and so left
+ * out, whose bytes are the whole file, and the name lies past the copy's
+ * end (it once wrote there).
+ */
+ATF_TC_WITHOUT_HEAD(zdebug_name_outside_copy);
+ATF_TC_BODY(zdebug_name_outside_copy, tc)
+{
+	size_t len, clen, shoff;
+	uint8_t *f = craft(K_GNU, &len), *g;
+	void *c;
+	char warn[256];
+	int rc, i;
+
+	g = realloc(f, len + 16);
+	ATF_REQUIRE(g != NULL);
+	memcpy(g + len, ".zdebug_x", 10);
+	shoff = get(g + 40, 8);
+	/* e_shstrndx: .text, whose bytes are now all of the file. */
+	put(g + 62, 3, 2);
+	put(g + shoff + 192 + 24, 0, 8);
+	put(g + shoff + 192 + 32, len + 16, 8);
+	/* Every name is an offset into the file; .zdebug_x's is at the end. */
+	for (i = 1; i < 4; i++)
+		put(g + shoff + 64 * i, get(g + shoff + 64 * i, 4) + 65, 4);
+	put(g + shoff + 128, len, 4);
+	rc = hwtr_elf_inflate(g, len + 16, &c, &clen, warn, sizeof(warn));
+	ATF_CHECK_EQ_MSG(rc, 1, "expected 1, got %d (%s)", rc, warn);
+	ATF_REQUIRE(c != NULL && clen >= 64 + PAYLOAD);
+	free(c);
+	/* The same with no string table at all (e_shstrndx 0). */
+	put(g + 62, 0, 2);
+	put(g + shoff + 24, 0, 8);
+	put(g + shoff + 32, len + 16, 8);
+	rc = hwtr_elf_inflate(g, len + 16, &c, &clen, warn, sizeof(warn));
+	ATF_CHECK_MSG(rc >= 0, "no string table: expected a copy or none, "
+	    "got %d (%s)", rc, warn);
+	free(c);
+	free(g);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, zlib_zstd_gnu_decompressed);
 	ATF_TP_ADD_TC(tp, uncompressed_left_alone);
 	ATF_TP_ADD_TC(tp, hostile_warns);
+	ATF_TP_ADD_TC(tp, zdebug_name_outside_copy);
 	return (0);
 }

@@ -1,11 +1,19 @@
 # The archive reader's, the perf.data reader's, the perf map and jitdump
-# readers', the LLDB bundle and CoreSight snapshot importers' and fpt's
-# differential fuzzers (`make fuzz`) and the archive reader's seed
-# corpus.
+# readers', the LLDB bundle and CoreSight snapshot importers', fpt's
+# differential and the hostile-binary fuzzers (`make fuzz`) and the
+# archive reader's seed corpus.
 #
-#   make fuzz [FUZZ_SECONDS=120]  run the five fuzzers, that long each
+#   make fuzz [FUZZ_SECONDS=120]  run the six fuzzers, that long each
 #   make fuzz-reader, make fuzz-perf, make fuzz-import, make fuzz-jit
 #   make fuzz-fpt    fpt against libipt (tests/fuzz/fuzz-fpt.mk)
+#   make fuzz-elf    hostile ELF images through the whole index: each input
+#	is the program of a small fixed archive over the calls fixture,
+#	indexed (hwtr_ix_run()) and queried (symbols, lines, inlines)
+#	(tests/fuzz/fuzz-elf.mk); libelf, libdw and the indexer's own ELF
+#	readers (indexer/elfsym.c, elfinline.c, ix_lines.c, ix_image.c,
+#	format/elf_inflate.c).  tests/fuzz/t_elf_seeds replays its check in
+#	make check.  A long run that goes on past what it finds:
+#	make fuzz-elf FUZZ_SECONDS=1800 FUZZ_FLAGS="-fork=1 -ignore_crashes=1"
 #
 #   fuzz-reader: build build-fuzz/fuzz_reader with clang
 #	(libFuzzer + ASan + UBSan, the library too) and run it for that long
@@ -60,7 +68,7 @@ fuzz-build:
 	    tests/fuzz/fuzz_jit.c $(FUZZ_OBJ) $(LIBS)
 
 .PHONY: fuzz-reader fuzz-perf fuzz-import fuzz-jit
-fuzz: fuzz-reader fuzz-perf fuzz-import fuzz-jit fuzz-fpt
+fuzz: fuzz-reader fuzz-perf fuzz-import fuzz-jit fuzz-fpt fuzz-elf
 
 # fuzz-perf: the perf.data reader and importer (tests/fuzz/fuzz_perf.c),
 # seeded with the shared corpus's real recordings when present (read
@@ -129,3 +137,5 @@ fuzz-seeds: $(B)/fuzz/mkseeds
 
 # The fpt decoder's differential fuzzer (its own file).
 -include tests/fuzz/fuzz-fpt.mk
+# Hostile binaries through the index (its own file).
+-include tests/fuzz/fuzz-elf.mk

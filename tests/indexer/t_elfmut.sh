@@ -8,7 +8,8 @@
 # refuse with exit 1 and a message; never a signal, a sanitizer report
 # (exit 86 under `make sanitize`) or a hang.  The mutations are the same
 # on every run: a Park-Miller generator in awk, seeded by the case.
-# HWTR_ELFMUT_N sets how many (32 by default) for a longer check by hand.
+# HWTR_ELFMUT_N sets how many (32 by default) for a longer check by hand,
+# HWTR_ELFMUT_FROM the first (1 by default), to go on with a campaign.
 
 . "$(atf_get_srcdir)/../env.sh"
 . "$HWTRACE_SRC/tests/lib/hwtr_test.sh"
@@ -91,10 +92,11 @@ mutated_binaries_body()
 	[ -n "$start" ] && [ "$start" -lt "$size" ] ||
 	    atf_fail "no unloaded section in $PROG (objdump -h)"
 	n=${HWTR_ELFMUT_N:-32}
+	i=${HWTR_ELFMUT_FROM:-1}
+	last=$((i + n - 1))
 	made=0
 	indexed=0
-	i=1
-	while [ $i -le $n ]; do
+	while [ $i -le $last ]; do
 		mutate $i m.elf
 		rm -f a.hwtrace a.db
 		# ixgen may refuse a binary it cannot read; index never sees
