@@ -60,12 +60,6 @@ fail(struct dec *d, int rc, const char *what, const char *detail)
 }
 
 static inline int
-put(struct dec *d, uint64_t v)
-{
-	return (ix_segw_put(&d->w, v));
-}
-
-static inline int
 op(struct dec *d, enum ix_op o)
 {
 	return (ix_segw_op(&d->w, o));
@@ -638,7 +632,7 @@ failed_bytes(struct dec *d)
 	    in->limit - in->base : in->len;
 	if (ix_src_offset(d, &off) < 0)
 		off = 0;
-	/* put() keeps the first failure: only memory can fail these. */
+	/* The writer keeps the first failure: only memory can fail these. */
 	(void)op(d, IX_OP_ERROR);
 	if (end > off)
 		(void)op1(d, IX_OP_UNDECODED, end - off);

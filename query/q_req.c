@@ -24,7 +24,7 @@ static const char *const by_hot[] = { "func", "function", "inline", "line",
 	"image", "block", "edge", NULL };
 static const char *const by_annotate[] = { "insn", "line", NULL };
 
-static int
+static int __attribute__((format(printf, 3, 4)))
 req_fail(char *errbuf, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
