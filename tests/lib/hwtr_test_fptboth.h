@@ -13,7 +13,54 @@
 #ifndef HWTR_TEST_FPTBOTH_H
 #define HWTR_TEST_FPTBOTH_H
 
+#include <pthread.h>
+
 #include "hwtr_test_fpt.h"
+
+/*
+ * libipt's block decoder follows a loop of direct jumps by recursion, a
+ * frame (208 bytes in Debian's build) per instruction up to a block's
+ * 65,535: more than a thread's 8 MiB (the fuzzer found one, seed 12727).
+ * The indexer gives it a stack of its own (decode.c, IX_DEC_STACK); so
+ * do these tests, a thread's of this size.
+ */
+#define TF_LIBIPT_STACK	((size_t)32 << 20)
+
+struct tf_libipt_job {
+	struct pt_block_decoder *bd;
+	struct tf_items	*want;
+};
+
+static inline void *
+tf_libipt_thread(void *arg)
+{
+	struct tf_libipt_job *j = arg;
+
+	tf_run_libipt(j->bd, j->want);
+	return (NULL);
+}
+
+/* tf_run_libipt() on a stack of TF_LIBIPT_STACK (the caller's if none). */
+static inline void
+tf_run_libipt_deep(struct pt_block_decoder *bd, struct tf_items *want)
+{
+	struct tf_libipt_job j = { bd, want };
+	pthread_attr_t attr;
+	pthread_t t;
+	int started;
+
+	if (pthread_attr_init(&attr) != 0) {
+		tf_run_libipt(bd, want);
+		return;
+	}
+	started = pthread_attr_setstacksize(&attr, TF_LIBIPT_STACK) == 0 &&
+	    pthread_create(&t, &attr, tf_libipt_thread, &j) == 0;
+	pthread_attr_destroy(&attr);
+	if (started)
+		(void)pthread_join(t, NULL);
+	else
+		tf_run_libipt(bd, want);
+}
 
 /*
  * Decode [@pt, @pt + @len) with @cfg (libipt) into @want and with @fc
@@ -52,7 +99,7 @@ tf_run_both(const uint8_t *pt, size_t len, const struct tf_img *im,
 		pt_image_free(img);
 		return (-1);
 	}
-	tf_run_libipt(bd, want);
+	tf_run_libipt_deep(bd, want);
 	pt_blk_free_decoder(bd);
 	pt_image_free(img);
 	*why = "fpt_new";
