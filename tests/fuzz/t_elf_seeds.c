@@ -130,6 +130,31 @@ ATF_TC_BODY(found_inputs_answer, tc)
 }
 
 /*
+ * Write @out: the fixture program with its DWARF replaced by the unit
+ * @info (@ilen bytes) and the abbreviations @abbrev (@alen), by objcopy.
+ */
+static void
+with_dwarf(const uint8_t *info, size_t ilen, const uint8_t *abbrev,
+    size_t alen, const char *out)
+{
+	char cmd[2048];
+	FILE *fp;
+
+	fp = fopen("info.bin", "wb");
+	ATF_REQUIRE(fp != NULL && fwrite(info, 1, ilen, fp) == ilen &&
+	    fclose(fp) == 0);
+	fp = fopen("abbrev.bin", "wb");
+	ATF_REQUIRE(fp != NULL && fwrite(abbrev, 1, alen, fp) == alen &&
+	    fclose(fp) == 0);
+	snprintf(cmd, sizeof(cmd), "objcopy -R .debug_info -R .debug_abbrev "
+	    "-R .debug_line -R .debug_str -R .debug_line_str -R .debug_aranges "
+	    "-R .debug_rnglists -R .debug_loclists -R .debug_ranges "
+	    "-R .debug_loc --add-section .debug_info=info.bin "
+	    "--add-section .debug_abbrev=abbrev.bin %s %s", ELF_PROG, out);
+	ATF_REQUIRE_MSG(system(cmd) == 0, "objcopy failed: %s", cmd);
+}
+
+/*
  * DWARF nested deeper than any compiler writes: a unit of 200,000
  * lexical blocks, each inside the one before, in place of calls' own
  * DWARF (objcopy).  The inline reader once followed it down, one C
@@ -150,8 +175,6 @@ ATF_TC_BODY(deep_dwarf_nesting, tc)
 	struct fuzz_elf_base b;
 	uint8_t *info;
 	size_t len = 4 + 7 + 2 + N + N + 1;
-	char cmd[2048];
-	FILE *fp;
 	int indexed;
 
 	info = calloc(1, len);
@@ -165,19 +188,8 @@ ATF_TC_BODY(deep_dwarf_nesting, tc)
 	info[11] = 1;
 	info[12] = 'x';
 	memset(info + 14, 2, N);	/* then N + 1 ends of children */
-	fp = fopen("info.bin", "wb");
-	ATF_REQUIRE(fp != NULL && fwrite(info, 1, len, fp) == len &&
-	    fclose(fp) == 0);
+	with_dwarf(info, len, abbrev, sizeof(abbrev), "deep.elf");
 	free(info);
-	fp = fopen("abbrev.bin", "wb");
-	ATF_REQUIRE(fp != NULL && fwrite(abbrev, 1, sizeof(abbrev), fp) ==
-	    sizeof(abbrev) && fclose(fp) == 0);
-	snprintf(cmd, sizeof(cmd), "objcopy -R .debug_info -R .debug_abbrev "
-	    "-R .debug_line -R .debug_str -R .debug_line_str -R .debug_aranges "
-	    "-R .debug_rnglists -R .debug_loclists -R .debug_ranges "
-	    "-R .debug_loc --add-section .debug_info=info.bin "
-	    "--add-section .debug_abbrev=abbrev.bin %s deep.elf", ELF_PROG);
-	ATF_REQUIRE_MSG(system(cmd) == 0, "objcopy failed: %s", cmd);
 	load_base(&b);
 	check_file(&b, "calls with 200,000 nested blocks", "deep.elf",
 	    &indexed);
@@ -207,9 +219,8 @@ ATF_TC_BODY(dwo_fifo_not_opened, tc)
 	struct hwtr_ix_opts io;
 	struct hwtr_ix *ix;
 	uint8_t info[4200], *elf;
-	char cwd[2048], dwo[2100], cmd[2048], msg[512];
+	char cwd[2048], dwo[2100], msg[512];
 	size_t len, n;
-	FILE *fp;
 	int rc;
 
 	ATF_REQUIRE(getcwd(cwd, sizeof(cwd)) != NULL);
@@ -227,18 +238,7 @@ ATF_TC_BODY(dwo_fifo_not_opened, tc)
 	len = 21 + n;
 	info[0] = (uint8_t)(len - 4);
 	info[1] = (uint8_t)((len - 4) >> 8);
-	fp = fopen("info.bin", "wb");
-	ATF_REQUIRE(fp != NULL && fwrite(info, 1, len, fp) == len &&
-	    fclose(fp) == 0);
-	fp = fopen("abbrev.bin", "wb");
-	ATF_REQUIRE(fp != NULL && fwrite(abbrev, 1, sizeof(abbrev), fp) ==
-	    sizeof(abbrev) && fclose(fp) == 0);
-	snprintf(cmd, sizeof(cmd), "objcopy -R .debug_info -R .debug_abbrev "
-	    "-R .debug_line -R .debug_str -R .debug_line_str -R .debug_aranges "
-	    "-R .debug_rnglists -R .debug_loclists -R .debug_ranges "
-	    "-R .debug_loc --add-section .debug_info=info.bin "
-	    "--add-section .debug_abbrev=abbrev.bin %s skel.elf", ELF_PROG);
-	ATF_REQUIRE_MSG(system(cmd) == 0, "objcopy failed: %s", cmd);
+	with_dwarf(info, len, abbrev, sizeof(abbrev), "skel.elf");
 	load_base(&b);
 	elf = fuzz_elf_slurp("skel.elf", &len);
 	ATF_REQUIRE(elf != NULL);
