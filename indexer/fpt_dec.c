@@ -690,10 +690,13 @@ next_item(struct fpt *d, struct fpt_item *it)
 		/*
 		 * libipt passes the instruction a PIP or VMCS bound to as it
 		 * hands over the last event: where it cannot, that event is
-		 * lost; fpt hands the segment over before it.
+		 * lost; fpt hands the segment over before it.  Its query
+		 * for that instruction reads ahead after the packet it
+		 * takes, and an error there loses the event too.
 		 */
 		if (d->evq_n == 1 && d->post && d->ntnt == 0 && d->synced &&
-		    !d->eos && (rc = post_next(d)) < 0)
+		    !d->eos && ((rc = post_next(d)) < 0 || (rc == 0 &&
+		    needs_trace(d->post_kind) && fpti_check_ahead(d) < 0)))
 			return (fpti_unsupported(d, "no trace to pass the "
 			    "instruction a PIP or VMCS bound to"));
 		it->kind = FPT_ITEM_EVENT;

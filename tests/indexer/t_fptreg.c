@@ -1550,6 +1550,31 @@ ATF_TC_BODY(mode_tip_cut_with_tnt_left, tc)
 	    sizeof(code), 6, 20 + 7 + 2 + 7 + 1, wb, 2);
 }
 
+/*
+ * A PIP binds to the syscall; libipt hands its event over and, in the same
+ * call, passes the syscall (pt_blk_event()'s trailing proceed): its query
+ * takes the TIP and reads ahead, and a bad packet there fails that call.
+ * The event is lost, the error is libipt's next item; fpt gave the event
+ * and the error after it (fuzz seed 12828).  fpt hands the trace over
+ * before the event, as it does where no TIP follows.
+ */
+ATF_TC_WITHOUT_HEAD(pip_post_error_ahead);
+ATF_TC_BODY(pip_post_error_ahead, tc)
+{
+	static const uint8_t pt[] = {
+		SYNC_ON_1000, 0x99, 0x01, 0x02, 0x23,	/* PSB+ at 0x1000 */
+		0x02, 0x43, 0, 0, 0, 0, 0, 0,		/* PIP */
+		0x2d, 0x00, 0x10,			/* TIP 0x1000 */
+		0x02, 0xff,				/* a bad opcode */
+	};
+	/* syscall */
+	static const uint8_t code[] = { 0x0f, 0x05 };
+
+	/* The two PSB+s' modes, the syscall's block, the error (no PIP). */
+	both_cpu("pip_post_error_ahead", pt, sizeof(pt), code, sizeof(code),
+	    4, 42 + 4 + 8 + 3, 1, 1, NULL);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -1590,5 +1615,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, mode_tip_cut_after_event);
 	ATF_TP_ADD_TC(tp, mode_nomap_keeps_cache);
 	ATF_TP_ADD_TC(tp, mode_tip_cut_with_tnt_left);
+	ATF_TP_ADD_TC(tp, pip_post_error_ahead);
 	return (atf_no_error());
 }
