@@ -358,6 +358,7 @@ build(struct elfw *w, void **outp, size_t *outlenp)
 {
 	uint64_t ehsz = w->is64 ? 64 : 52, shsz = w->is64 ? 64 : 40;
 	uint64_t off = ehsz, a, i;
+	const struct sec *t;
 	uint8_t *out;
 
 	for (i = 0; i < w->shnum; i++) {
@@ -397,10 +398,10 @@ build(struct elfw *w, void **outp, size_t *outlenp)
 	 * Only when .shstrtab is in the copy as it was: a hostile file's
 	 * names may come from a loaded section, left out, or from none.
 	 */
-	for (i = 0; w->shstrndx != 0 && w->shstrndx < w->shnum &&
-	    kept_as_is(&w->s[w->shstrndx], w->shstrndx) && i < w->shnum; i++) {
-		const struct sec *t = &w->s[w->shstrndx];
-
+	t = w->shstrndx != 0 && w->shstrndx < w->shnum &&
+	    kept_as_is(&w->s[w->shstrndx], w->shstrndx) ?
+	    &w->s[w->shstrndx] : NULL;
+	for (i = 0; t != NULL && i < w->shnum; i++) {
 		if (w->s[i].how == 2 && strcmp(sec_name(w, i), "?") != 0) {
 			assert(w->s[i].name + 1 < t->size);
 			out[t->noff + w->s[i].name + 1] = '.';
