@@ -139,17 +139,12 @@ check_blocks(struct fpt *d, int from, int to, int isid, const char *when)
 ATF_TC_WITHOUT_HEAD(image_change);
 ATF_TC_BODY(image_change, tc)
 {
-	static const uint8_t pt[] = {
-		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,	/* PSB */
-		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-		0x99, 0x01,					/* MODE 64 */
-		0x7d, 0x00, 0x10, 0, 0, 0, 0,			/* FUP */
-		0x02, 0x23,					/* PSBEND */
-		0xfe,				/* TNT-8: 6 taken */
-	};
+	uint8_t pt[sizeof(psb) + 1];
 	struct image im = { 1, 0, 0 };
 	struct fpt *d;
 
+	memcpy(pt, psb, sizeof(psb));
+	pt[sizeof(psb)] = 0xfe;			/* TNT-8: 6 taken */
 	code_fpt(&d, pt, pt + sizeof(pt), &im);
 	ATF_REQUIRE_MSG(fpt_sync_forward(d) == 0, "expected a sync at the "
 	    "PSB");
