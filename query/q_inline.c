@@ -355,7 +355,7 @@ q_inl_blocks(struct hwtr_q *q, struct q_inl_ent *e, const char *names)
 {
 	sqlite3_stmt *st = NULL;
 	int64_t *insts = NULL, *ents = NULL, *sitebyk = NULL, ninsns = 0;
-	int64_t cur = -1, k;
+	int64_t cur = 0, k;
 	struct q_str sql = { 0 };
 	size_t cap = 0;
 	int rc;
@@ -373,8 +373,8 @@ q_inl_blocks(struct hwtr_q *q, struct q_inl_ent *e, const char *names)
 		const char *caller = (const char *)sqlite3_column_text(st, 9);
 		struct q_inl_blk *b;
 
-		if (id != cur) {
-			if (cur >= 0 && q_inl_close(e, &e->blk[e->nblk - 1],
+		if (e->nblk == 0 || id != cur) {
+			if (e->nblk > 0 && q_inl_close(e, &e->blk[e->nblk - 1],
 			    insts, ents, ninsns, sitebyk) < 0)
 				goto nomem;
 			ninsns = sqlite3_column_int64(st, 3);
@@ -419,7 +419,7 @@ q_inl_blocks(struct hwtr_q *q, struct q_inl_ent *e, const char *names)
 		goto out;
 	}
 	rc = 0;
-	if (cur >= 0 && q_inl_close(e, &e->blk[e->nblk - 1], insts, ents,
+	if (e->nblk > 0 && q_inl_close(e, &e->blk[e->nblk - 1], insts, ents,
 	    ninsns, sitebyk) < 0)
 		goto nomem;
 	goto out;
@@ -1258,7 +1258,7 @@ ir_blk(struct ir *ir, int64_t id)
 	b->ninsns = 1;
 	sqlite3_reset(ir->bst);
 	sqlite3_bind_int64(ir->bst, 1, id);
-	if ((rc = sqlite3_step(ir->bst)) != SQLITE_ROW) {
+	if (sqlite3_step(ir->bst) != SQLITE_ROW) {
 		q_dbfail(ir->q, "export: cannot read blocks");
 		return (NULL);
 	}

@@ -460,6 +460,23 @@ X
 	return 0
 }
 
+atf_test_case hostile_block_id
+hostile_block_id_head() { atf_set descr "func on an inlined function in a database whose first block in its ranges has id -1: an answer or a clear error, never a crash (the block reader used -1 as its no-block-yet mark)"; }
+hostile_block_id_body()
+{
+	need_vg_fixture inline
+	require_tools sqlite3
+	capture ok "$HWTRACE_PROGS/inline" ok
+	n=$(sqlite3 ok.db "UPDATE blocks SET id = -1 WHERE id = (SELECT min(b.id) FROM blocks b JOIN inlines i ON b.image = i.image AND b.image_addr < i.hi AND b.image_addr + b.size > i.lo WHERE i.name = 'measure'); SELECT changes();") ||
+	    atf_fail "sqlite3 could not change the database"
+	[ "$n" = 1 ] || atf_fail "expected one block changed, got '$n'"
+	rc=0
+	"$HWTRACE" query ok.db func measure > f.out 2> f.err || rc=$?
+	[ "$rc" -le 1 ] || atf_fail "func measure: exit $rc: $(cat f.err)"
+	[ "$rc" -eq 0 ] || grep -q . f.err ||
+	    atf_fail "func measure: exit 1 without a message"
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case bt_inlined_matches_gdb
@@ -472,4 +489,5 @@ atf_init_test_cases()
 	atf_add_test_case empty_instances
 	atf_add_test_case perfetto_inlined
 	atf_add_test_case func_linespec_cxx
+	atf_add_test_case hostile_block_id
 }
