@@ -552,12 +552,9 @@ hot_block(struct fpt *d, struct fpt_item *it)
 			d->have_ip = tip_have;
 			return (0);
 		}
-		if (e->q == FPT_Q_IND_CALL) {
+		if (e->q == FPT_Q_IND_CALL)
 			ret[ncall++] = fpt_cache_dip(e) + e->dlen;
-			end = FPT_END_CALL_IND;
-		} else if (e->q == FPT_Q_INDIRECT)
-			end = e->dkind == HWTR_X86_JMP_IND ? FPT_END_INDIRECT :
-			    FPT_END_FAR;
+		end = e->dend;
 		break;
 	}
 done:

@@ -135,7 +135,7 @@ fpti_fetch_event(struct fpt *d)
 			}
 			fpti_ev_init(d, ev, FPT_EV_ASYNC_BRANCH, d->pos);
 			d->pos += pkt.size;
-			if ((rc = fpti_ip_update(d, &pkt, &ip)) < 0)
+			if (fpti_ip_update(d, &pkt, &ip) < 0)
 				return (fpti_unsupported(d,
 				    "a FUP without IP"));
 			ev->ip = ip;
@@ -882,7 +882,8 @@ hdr_cut(const uint8_t *p, const uint8_t *end)
 
 /*
  * Status packets up to the next packet that matters to the flow (a TNT,
- * an IP packet, an event packet): what libipt's read-ahead decodes.
+ * an IP packet, an event packet): what libipt's read-ahead decodes.  0,
+ * or a negative error.
  */
 int
 fpti_read_ahead(struct fpt *d)

@@ -137,8 +137,9 @@ trail_error(struct fpt *d)
 			d->nfupq = 0;
 		rc = fpti_read_ahead(d);
 		d->nfupq = nfupq;
-		if (rc == 0)
-			rc = fpti_peek(d, &pkt);
+		if (rc < 0)
+			break;
+		rc = fpti_peek(d, &pkt);
 		if (rc > 0 && pkt.kind == FPT_PKT_PSB)
 			rc = fpti_psb_plus_ok(d, d->pos + pkt.size);
 		if (rc < 0)
