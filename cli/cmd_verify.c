@@ -56,7 +56,7 @@ cli_portable(const char *verb, const char *path, FILE *out)
 	const char *tmp = getenv("TMPDIR");
 	char dir[4096], db[4200];
 	size_t i, n = 0, ndiff = 0;
-	int rc, ex = 1;
+	int ex = 1;
 
 	snprintf(dir, sizeof(dir), "%s/hwtrace-verify.XXXXXX",
 	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
@@ -74,7 +74,7 @@ cli_portable(const char *verb, const char *path, FILE *out)
 		cli_warnx(verb, "out of memory");
 		goto out;
 	}
-	if ((rc = hwtr_ix_portable(ix, path, db, &m, &n)) < 0) {
+	if (hwtr_ix_portable(ix, path, db, &m, &n) < 0) {
 		cli_warnx(verb, "'%s': cannot decode it: %s", path,
 		    hwtr_ix_errmsg(ix));
 		goto out;

@@ -886,6 +886,7 @@ kernel_read(struct pw *w, const char *path, void **bufp, size_t *lenp,
 	int rc;
 
 	*bufp = NULL;
+	memset(info, 0, sizeof(*info));
 	if ((rc = hwtr_read_file(path, MAX_IMAGE, bufp, lenp, ebuf,
 	    sizeof(ebuf))) < 0)
 		return (werr(w, rc, "kernel image '%s': %s", path, ebuf));

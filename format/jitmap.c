@@ -138,7 +138,6 @@ hwtr_jit_parse_map(struct hwtr_jit_list *l, const char *file,
 		if (memchr(s + off, '\0', n) != NULL)
 			return (jit_err(err, errlen, HWTR_E_FORMAT, file, off,
 			    "line %zu: a NUL byte in a perf map", line));
-		i = 0;
 		if (hex_field(s + off, n, &e, &sym.start) < 0 || e == n ||
 		    s[off + e] != ' ')
 			return (jit_err(err, errlen, HWTR_E_FORMAT, file, off,

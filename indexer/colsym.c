@@ -648,7 +648,6 @@ hwtr_cs_sym_build(sqlite3 *db, struct ix_jobq *jq, char *err, size_t errlen)
 		goto out;
 	}
 	/* Pages in id order, SY_AHEAD of them decoding ahead. */
-	rc = 0;
 	for (;;) {
 		while (more && rd_n < SY_AHEAD) {
 			d = &rd[(rd_head + rd_n) % SY_AHEAD];

@@ -603,7 +603,7 @@ cs_pieces(struct cs_run *cr, const struct ix_seg_in *in,
 		cr->base = in->piece_off[k];
 		cr->rc = 0;
 		cr->synced = 0;
-		if (in->blind_start && (rc = cs_blind(cr, nu)) < 0)
+		if (in->blind_start && cs_blind(cr, nu) < 0)
 			break;
 		rc = ix_cs_decode(in->desc, in->piece[k], in->piece_len[k],
 		    cr->mem, cr->nmem, cs_elem, cr, err, sizeof(err));

@@ -16,6 +16,11 @@
 
 #include "q_int.h"
 
+#ifdef __clang_analyzer__
+#undef q_fail			/* q_int.h's help to the analyzer */
+#undef q_dbfail
+#endif
+
 /* --- diagnostics ---------------------------------------------------------- */
 
 int

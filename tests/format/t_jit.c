@@ -366,7 +366,7 @@ ATF_TC_BODY(code_regions_parse, tc)
 	    l.v[1].bytes[0] == 0xc3);
 	hwtr_code_list_free(&l);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		len = code_file(b);
+		(void)code_file(b);
 		put_le(b + bad[i].at, bad[i].v, bad[i].w);
 		memset(&l, 0, sizeof(l));
 		rc = hwtr_code_parse(&l, "code-5.bin", b, bad[i].len, err,
