@@ -724,7 +724,14 @@ xo_skip(struct xo_cursor *c, int *movedp)
 	c->block = c->prev = prev;
 	c->dpos = i;
 	c->bi = bi;
-	if (rc != SQLITE_OK)
+	/*
+	 * Not moved, the cursor stays on its instruction: xo_enter() would
+	 * take it back to the block's first, which xo_move() had passed,
+	 * and a block that ends its chunk before the bounds (a chunk whose
+	 * blocks hold fewer instructions than its row says) would be
+	 * entered for ever.
+	 */
+	if (rc != SQLITE_OK || !*movedp)
 		return (rc);
 	return (xo_enter(c));
 }

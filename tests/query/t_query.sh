@@ -561,6 +561,19 @@ bad_databases_body()
 	    "$HWTRACE" query nosuch.db summary
 }
 
+atf_test_case chunk_short_of_its_row
+chunk_short_of_its_row_head() { atf_set descr "a chunk whose blocks hold fewer instructions than its row says (block 2 cut to 2 of its 3): insns -n 1 answers at once instead of entering the chunk's last block for ever"; }
+chunk_short_of_its_row_body()
+{
+	mkfix
+	sqlite3 fix.db "UPDATE blocks SET ninsns = 2, insn_lens = x'0203' WHERE id = 2" ||
+	    atf_fail "sqlite3 failed"
+	rc=0
+	timeout 30 "$HWTRACE" query fix.db insns -n 1 --thread 2 > i.out 2> i.err ||
+	    rc=$?
+	[ "$rc" -le 1 ] || atf_fail "insns -n 1: exit $rc (124: it did not end): $(cat i.err)"
+}
+
 atf_test_case usage_errors
 usage_errors_head() { atf_set descr "unknown verbs and options and malformed numbers are usage errors (exit 2)"; }
 usage_errors_body()
@@ -711,6 +724,7 @@ atf_init_test_cases()
 	atf_add_test_case verbs_time_limit
 	atf_add_test_case export_perfetto
 	atf_add_test_case bad_databases
+	atf_add_test_case chunk_short_of_its_row
 	atf_add_test_case usage_errors
 	atf_add_test_case help_every_verb
 	atf_add_test_case archive_cache
