@@ -227,6 +227,7 @@ diff_one(const char *what, const uint8_t *pt, size_t len,
 	struct pt_image *img;
 	struct fpt *f;
 	struct tf_items want, got;
+	const char *dump;
 	char msg[512];
 
 	memset(&want, 0, sizeof(want));
@@ -256,8 +257,8 @@ diff_one(const char *what, const uint8_t *pt, size_t len,
 	fpt_free(f);
 
 	t->traces++;
-	if (getenv("T_FPT_DUMP") != NULL && strstr(what,
-	    getenv("T_FPT_DUMP")) != NULL) {
+	if ((dump = getenv("T_FPT_DUMP")) != NULL &&
+	    strstr(what, dump) != NULL) {
 		size_t i;
 		char a[160];
 
