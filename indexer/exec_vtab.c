@@ -188,6 +188,7 @@ xo_best_index(sqlite3_vtab *vtab, sqlite3_index_info *ii)
 	int eq[5] = { 0, 0, 0, 0, 0 };
 	double cost = 1e9;
 
+	(void)vtab;
 	for (i = 0; i < ii->nConstraint; i++) {
 		const struct sqlite3_index_constraint *c = &ii->aConstraint[i];
 		int s = -1;
@@ -243,13 +244,6 @@ xo_best_index(sqlite3_vtab *vtab, sqlite3_index_info *ii)
 			ii->aConstraintUsage[slot[i]].omit = 1;
 			flags |= 1 << (i + 1);
 		}
-		/*
-		 * exec_order reads the blocks that hold instructions of the
-		 * insn bounds, a block from before the lower one too: its
-		 * insn column, the first instruction's, is checked again.
-		 */
-		if ((i == 3 || i == 4) && !((struct xo_vtab *)vtab)->insns)
-			ii->aConstraintUsage[slot[i]].omit = 0;
 	}
 	/* idxStr tells xFilter the op of each argument. */
 	{
