@@ -51,6 +51,7 @@ SQLITE_EXTENSION_INIT3
 #define CV_SYM		2
 #define CV_THREAD	3
 #define CV_DESC		8
+#define CV_KEYS		16	/* the order taken needs calls_rows empty */
 
 #define CV_NCACHE	8	/* decoded pages a table keeps */
 #define CV_NPOOL	24	/* idle statements a table keeps */
@@ -77,6 +78,7 @@ struct cv_vtab {
 	struct cv_page	cache[CV_NCACHE];
 	unsigned long	tick;
 	unsigned int	cgen, cdver;	/* what the cache is valid for */
+	int		pristine;	/* cv_pristine(): -1 not known */
 	struct {
 		const char	*tmpl;	/* its SQL before substitution */
 		sqlite3_stmt	*st;
@@ -125,6 +127,7 @@ struct cv_cursor {
 	int		cur;
 	/* Callers of rows that do not hold them. */
 	sqlite3_stmt	*s_rcaller;
+	sqlite3_stmt	*s_pristine;
 	int64_t		cl_id;		/* the last caller looked up */
 	struct hwtr_cs_row cl_row;
 	int		cl_has;
@@ -181,6 +184,7 @@ cv_init(sqlite3 *db, int create, int argc, const char *const *argv,
 		return (SQLITE_NOMEM);
 	memset(vt, 0, sizeof(*vt));
 	vt->db = db;
+	vt->pristine = -1;
 	for (i = 0; i < CV_NCACHE; i++)
 		vt->cache[i].id0 = -1;
 	if ((vt->name = sqlite3_mprintf("%s", argv[2])) == NULL) {
@@ -256,15 +260,18 @@ cv_destroy(sqlite3_vtab *vtab)
 /*
  * Does an ORDER BY of these terms hold for rows in id order (ascending,
  * or all descending)?  Id order is (thread, entry_seq, id) order, and a
- * column under equality may be left out.
+ * column under equality may be left out.  *@keysp: the order has thread
+ * or entry_seq, which holds for the pages only: rows SQL wrote
+ * (calls_rows) may have any ids.
  */
 static int
 cv_order_ok(const sqlite3_index_info *ii, int thread_eq, int id_eq,
-    int *descp)
+    int *descp, int *keysp)
 {
 	static const int seq[] = { CS_THREAD, CS_ENTRY_SEQ, CS_ID };
 	int i, k = 0, desc;
 
+	*keysp = 0;
 	if (ii->nOrderBy == 0)
 		return (0);
 	desc = ii->aOrderBy[0].desc;
@@ -279,6 +286,8 @@ cv_order_ok(const sqlite3_index_info *ii, int thread_eq, int id_eq,
 			return (0);
 		if (col == CS_THREAD && thread_eq)
 			continue;
+		if (col != CS_ID)
+			*keysp = 1;
 		if (col == CS_ID) {
 			/* Ids are unique: whatever follows is decided. */
 			*descp = desc;
@@ -298,10 +307,29 @@ cv_order_ok(const sqlite3_index_info *ii, int thread_eq, int id_eq,
 	return (1);
 }
 
+/* 1 when calls_rows has no row (or cannot be read: the caller errs). */
+static int
+cv_rows_empty(struct cv_vtab *vt)
+{
+	sqlite3_stmt *st = NULL;
+	char *sql;
+	int rc;
+
+	if ((sql = cv_subst("SELECT 1 FROM \"%1$s_rows\" LIMIT 1",
+	    vt->name)) == NULL)
+		return (0);
+	rc = sqlite3_prepare_v2(vt->db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return (rc != SQLITE_ROW);
+}
+
 static int
 cv_best_index(sqlite3_vtab *vtab, sqlite3_index_info *ii)
 {
-	int i, argn = 0, plan, desc = 0;
+	int i, argn = 0, plan, desc = 0, keys;
 	int id_eq = -1, thread_eq = -1, sym_eq = -1;
 	char ops[64];
 	size_t no = 0;
@@ -394,11 +422,16 @@ cv_best_index(sqlite3_vtab *vtab, sqlite3_index_info *ii)
 	if ((ii->idxStr = sqlite3_mprintf("%s", ops)) == NULL)
 		return (SQLITE_NOMEM);
 	ii->needToFreeIdxStr = 1;
-	if (cv_order_ok(ii, thread_eq >= 0, id_eq >= 0, &desc))
+	/*
+	 * An order on thread or entry_seq is id order only while no row
+	 * is in calls_rows (cv_filter() checks it again).
+	 */
+	if (cv_order_ok(ii, thread_eq >= 0, id_eq >= 0, &desc, &keys) &&
+	    (!keys || cv_rows_empty((struct cv_vtab *)vtab)))
 		ii->orderByConsumed = 1;
 	else
-		desc = 0;
-	ii->idxNum = plan | (desc ? CV_DESC : 0);
+		desc = keys = 0;
+	ii->idxNum = plan | (desc ? CV_DESC : 0) | (keys ? CV_KEYS : 0);
 	ii->estimatedCost = cost;
 	ii->estimatedRows = (sqlite3_int64)(rows < 1 ? 1 : rows);
 	return (SQLITE_OK);
@@ -968,6 +1001,7 @@ cv_reset(struct cv_cursor *c, int idxnum)
 	if (vt->cgen != vt->gen || vt->cdver != dver) {
 		for (i = 0; i < CV_NCACHE; i++)
 			vt->cache[i].id0 = -1;
+		vt->pristine = -1;
 		vt->cgen = vt->gen;
 		vt->cdver = dver;
 	}
@@ -1136,6 +1170,17 @@ cv_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 	int rc;
 
 	cv_reset(c, idxnum);
+	/*
+	 * The statement takes rows in id order for (thread, entry_seq)
+	 * order, planned when calls_rows was empty: rows inserted since
+	 * would come out of order.
+	 */
+	if ((idxnum & CV_KEYS) && !cv_rows_empty(c->vt)) {
+		c->eof = 1;
+		return (cv_err(c, "%s: %s", "rows were inserted since this "
+		    "statement was prepared in an order only an empty "
+		    "calls_rows keeps; prepare it again"));
+	}
 	if (cv_constrain(c, idxstr, argc, argv)) {
 		c->eof = 1;
 		return (SQLITE_OK);
@@ -1242,6 +1287,35 @@ cv_caller(struct cv_cursor *c, const struct hwtr_cs_row *r,
 	return (SQLITE_OK);
 }
 
+/*
+ * Are the caller columns of the symbol copy still right?  They are what
+ * the parent was when the index wrote them: right while the table is as
+ * the index wrote it, its ids 1 to the last all in the pages and none in
+ * calls_rows.  A write through the table that changed or removed a
+ * parent (a row of a page updated goes to calls_rows; one deleted leaves
+ * a gap) makes them stale, and the parent is looked up instead.  Kept
+ * until the cache goes (cv_reset()).
+ */
+static int
+cv_pristine(struct cv_cursor *c)
+{
+	struct cv_vtab *vt = c->vt;
+	int rc;
+
+	if (vt->pristine >= 0)
+		return (vt->pristine);
+	if ((rc = cv_prep(c, &c->s_pristine, "SELECT NOT EXISTS (SELECT 1 "
+	    "FROM \"%1$s_rows\") AND (SELECT coalesce(sum(n), 0) FROM "
+	    "\"%1$s_pages\") = (SELECT coalesce(max(id0 + n - 1), 0) FROM "
+	    "\"%1$s_pages\")")) != SQLITE_OK)
+		return (0);
+	rc = sqlite3_step(c->s_pristine);
+	vt->pristine = rc == SQLITE_ROW && sqlite3_column_int(c->s_pristine,
+	    0) == 1;
+	sqlite3_reset(c->s_pristine);
+	return (vt->pristine);
+}
+
 static int
 cv_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
@@ -1255,7 +1329,7 @@ cv_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 		int rc;
 
 		/* The symbol copy holds them; others look their parent up. */
-		if (c->cur == 1 && c->plan == CV_SYM) {
+		if (c->cur == 1 && c->plan == CV_SYM && cv_pristine(c)) {
 			if ((r->nul >> col) & 1)
 				sqlite3_result_null(ctx);
 			else
@@ -1497,9 +1571,100 @@ cv_exists(struct cv_vtab *vt, int64_t id, int *yes)
 }
 
 /*
- * INSERT, UPDATE and DELETE: rows SQL writes go to calls_rows (as they
- * are: any values the old table took); a row of a page that is updated
- * or deleted leaves its page.
+ * The id of a row inserted without one: one above the largest, as a
+ * table's INTEGER PRIMARY KEY takes (the last page's last row: after a
+ * delete, not its id0 + n - 1).  SQLITE_FULL above INT64_MAX, where a
+ * table would pick an unused id at random.
+ */
+static int
+cv_next_id(struct cv_vtab *vt, int64_t *idp)
+{
+	struct cv_cursor *c;
+	struct cv_page *pg;
+	sqlite3_stmt *st;
+	int64_t id0 = -1;
+	int rc;
+
+	if ((rc = cv_prep_vt(vt, &st, "SELECT coalesce((SELECT max(id) FROM "
+	    "\"%1$s_rows\"), 0), (SELECT max(id0) FROM \"%1$s_pages\")")) !=
+	    SQLITE_OK)
+		return (rc);
+	rc = sqlite3_step(st);
+	*idp = sqlite3_column_int64(st, 0);
+	if (sqlite3_column_type(st, 1) != SQLITE_NULL)
+		id0 = sqlite3_column_int64(st, 1);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return (SQLITE_ERROR);
+	if (id0 >= 0) {
+		if ((rc = cv_open(&vt->base, (sqlite3_vtab_cursor **)&c)) !=
+		    SQLITE_OK)
+			return (rc);
+		rc = cv_find(c, id0, &pg);
+		if (rc == SQLITE_OK && pg != NULL && pg->n > 0 &&
+		    pg->rows[pg->n - 1].v[CS_ID] > *idp)
+			*idp = pg->rows[pg->n - 1].v[CS_ID];
+		cv_close(&c->base);
+		if (rc != SQLITE_OK)
+			return (rc);
+	}
+	if (*idp == INT64_MAX) {
+		sqlite3_free(vt->base.zErrMsg);
+		vt->base.zErrMsg = sqlite3_mprintf("%s: no id left above %lld: "
+		    "give the row's id", vt->name, (long long)*idp);
+		return (SQLITE_FULL);
+	}
+	(*idp)++;
+	return (SQLITE_OK);
+}
+
+static const char *const cv_colname[CS_NCOLS] = { "id", "thread", "parent",
+	"depth", "symbol", "func_ip", "call_ip", "entry_kind", "exit_kind",
+	"entry_seq", "exit_seq", "entry_insn", "exit_insn", "entry_tsc",
+	"exit_tsc", "entry_ns", "exit_ns", "insns", "self_insns", "blocks" };
+/* The columns calls_rows holds NOT NULL (HWTR_CS_SHADOW_SQL). */
+#define CV_NOTNULL	((1u << CS_THREAD) | (1u << CS_DEPTH) |		\
+	(1u << CS_FUNC_IP) | (1u << CS_ENTRY_KIND) | (1u << CS_EXIT_KIND) | \
+	(1u << CS_ENTRY_SEQ) | (1u << CS_EXIT_SEQ) | (1u << CS_ENTRY_INSN) | \
+	(1u << CS_EXIT_INSN) | (1u << CS_INSNS) | (1u << CS_SELF_INSNS) |	\
+	(1u << CS_BLOCKS))
+
+/*
+ * Can column @col hold @v?  What a STRICT table with calls_rows' types
+ * takes: integers (text or reals that are one, exactly) or NULL in the
+ * integer columns, anything but a blob in the two kinds (NOT NULL is
+ * calls_rows' to check).  A row of calls_rows is read back as a page's
+ * is, in integers, so that text or a real kept there would come back
+ * changed ('x' as 0, 2.5 as 2).  0, or SQLITE_MISMATCH with the message.
+ */
+static int
+cv_value_ok(struct cv_vtab *vt, int col, sqlite3_value *v)
+{
+	static const char *const what[] = { "", "an integer", "a real",
+	    "text", "a blob", "NULL" };
+	int t = sqlite3_value_numeric_type(v);
+	double d;
+
+	if (col == CS_ENTRY_KIND || col == CS_EXIT_KIND ? t != SQLITE_BLOB :
+	    t == SQLITE_INTEGER || t == SQLITE_NULL)
+		return (SQLITE_OK);
+	if (t == SQLITE_FLOAT) {
+		d = sqlite3_value_double(v);
+		if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 &&
+		    (double)(int64_t)d == d)
+			return (SQLITE_OK);
+	}
+	sqlite3_free(vt->base.zErrMsg);
+	vt->base.zErrMsg = sqlite3_mprintf("%s: column %s takes %s, not %s",
+	    vt->name, cv_colname[col], col == CS_ENTRY_KIND || col == CS_EXIT_KIND ?
+	    "text" : "integers", what[t]);
+	return (SQLITE_MISMATCH);
+}
+
+/*
+ * INSERT, UPDATE and DELETE: rows SQL writes go to calls_rows (values of
+ * the columns' types, cv_value_ok()); a row of a page that is updated or
+ * deleted leaves its page.
  */
 static int
 cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
@@ -1507,33 +1672,48 @@ cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 {
 	struct cv_vtab *vt = (struct cv_vtab *)vtab;
 	sqlite3_stmt *st = NULL;
-	int64_t id;
-	int rc, i, yes;
+	int64_t id, old = 0;
+	int rc, i, yes, has_old;
 
 	vt->gen++;
-	if (sqlite3_value_type(argv[0]) != SQLITE_NULL &&
-	    (rc = cv_delete(vt, sqlite3_value_int64(argv[0]))) != SQLITE_OK)
-		return (rc);
+	if ((has_old = sqlite3_value_type(argv[0]) != SQLITE_NULL))
+		old = sqlite3_value_int64(argv[0]);
 	if (argc == 1)
-		return (SQLITE_OK);
+		return (cv_delete(vt, old));
+	/*
+	 * An UPDATE deletes its row, then inserts the new one: whatever
+	 * would make the insert fail is checked before the delete, which
+	 * SQLite does not undo when the statement fails.
+	 */
+	for (i = 0; i < CS_NCOLS; i++) {
+		if ((rc = cv_value_ok(vt, i, argv[2 + i])) != SQLITE_OK)
+			return (rc);
+		if ((CV_NOTNULL >> i & 1) &&
+		    sqlite3_value_type(argv[2 + i]) == SQLITE_NULL) {
+			sqlite3_free(vt->base.zErrMsg);
+			vt->base.zErrMsg = sqlite3_mprintf("NOT NULL constraint "
+			    "failed: %s.%s", vt->name, cv_colname[i]);
+			return (SQLITE_CONSTRAINT);
+		}
+	}
+	/* As a table's INTEGER PRIMARY KEY: NULL picks one when inserting. */
+	if (argc > 1 && sqlite3_value_type(argv[0]) != SQLITE_NULL &&
+	    sqlite3_value_type(argv[2 + CS_ID]) == SQLITE_NULL) {
+		sqlite3_free(vt->base.zErrMsg);
+		vt->base.zErrMsg = sqlite3_mprintf("%s: id cannot be set to NULL",
+		    vt->name);
+		return (SQLITE_MISMATCH);
+	}
 	/* The id: the id column, else the rowid given, else the next one. */
 	if (sqlite3_value_type(argv[2 + CS_ID]) != SQLITE_NULL)
 		id = sqlite3_value_int64(argv[2 + CS_ID]);
 	else if (sqlite3_value_type(argv[1]) != SQLITE_NULL)
 		id = sqlite3_value_int64(argv[1]);
-	else {
-		if ((rc = cv_prep_vt(vt, &st, "SELECT max(coalesce((SELECT "
-		    "max(id) FROM \"%1$s_rows\"), 0), coalesce((SELECT "
-		    "max(id0) + n - 1 FROM \"%1$s_pages\" WHERE id0 = (SELECT "
-		    "max(id0) FROM \"%1$s_pages\")), 0)) + 1")) != SQLITE_OK)
-			return (rc);
-		rc = sqlite3_step(st);
-		id = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-		if (rc != SQLITE_ROW)
-			return (SQLITE_ERROR);
-	}
-	if ((rc = cv_exists(vt, id, &yes)) != SQLITE_OK)
+	else if ((rc = cv_next_id(vt, &id)) != SQLITE_OK)
+		return (rc);
+	if (has_old && id == old)
+		yes = 0;
+	else if ((rc = cv_exists(vt, id, &yes)) != SQLITE_OK)
 		return (rc);
 	if (yes) {
 		sqlite3_free(vt->base.zErrMsg);
@@ -1541,6 +1721,8 @@ cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 		    vt->name, (long long)id);
 		return (SQLITE_CONSTRAINT);
 	}
+	if (has_old && (rc = cv_delete(vt, old)) != SQLITE_OK)
+		return (rc);
 	if ((rc = cv_prep_vt(vt, &st, "INSERT INTO \"%1$s_rows\" VALUES (?1, "
 	    "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
 	    "?16, ?17, ?18, ?19, ?20)")) != SQLITE_OK)
@@ -1559,8 +1741,43 @@ cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 	return (rc == SQLITE_DONE ? SQLITE_OK : SQLITE_CONSTRAINT);
 }
 
+/*
+ * A transaction or a savepoint that wrote through the table rolled back:
+ * what the cache holds may be what it undid.  (SQLite calls these only
+ * on tables that xBegin joined to the transaction, those written; the
+ * storage tables' own data version and change count do not move back.)
+ */
+static int
+cv_begin(sqlite3_vtab *vtab)
+{
+	(void)vtab;
+	return (SQLITE_OK);
+}
+
+static int
+cv_rollback(sqlite3_vtab *vtab)
+{
+	((struct cv_vtab *)vtab)->gen++;
+	return (SQLITE_OK);
+}
+
+static int
+cv_savepoint(sqlite3_vtab *vtab, int n)
+{
+	(void)vtab;
+	(void)n;
+	return (SQLITE_OK);
+}
+
+static int
+cv_rollback_to(sqlite3_vtab *vtab, int n)
+{
+	(void)n;
+	return (cv_rollback(vtab));
+}
+
 static sqlite3_module cv_module = {
-	.iVersion = 0,
+	.iVersion = 2,
 	.xCreate = cv_create,
 	.xConnect = cv_connect,
 	.xBestIndex = cv_best_index,
@@ -1574,6 +1791,11 @@ static sqlite3_module cv_module = {
 	.xColumn = cv_column,
 	.xRowid = cv_rowid,
 	.xUpdate = cv_update,
+	.xBegin = cv_begin,
+	.xRollback = cv_rollback,
+	.xSavepoint = cv_savepoint,
+	.xRelease = cv_savepoint,
+	.xRollbackTo = cv_rollback_to,
 };
 
 int

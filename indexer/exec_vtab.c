@@ -24,6 +24,7 @@ SQLITE_EXTENSION_INIT1
 #endif
 
 #include <assert.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -808,6 +809,69 @@ xo_advance(struct xo_cursor *c, int first)
 	}
 }
 
+/*
+ * Argument @v of a constraint of operator @op (SQLITE_INDEX_CONSTRAINT_*)
+ * as an inclusive integer bound in *@bp: 0, or 1 when no row can match,
+ * 2 when every row does (no bound).  Exact, since xBestIndex let SQLite
+ * omit its own check of =, >= and <=: the columns have no affinity, so a
+ * real compares as a number (2.5: the integers above 2, or below 3) and
+ * text or a blob is above every integer.  NULL matches nothing.
+ */
+static int
+xo_bound(sqlite3_value *v, int op, int64_t *bp)
+{
+	int lower = op == SQLITE_INDEX_CONSTRAINT_GT ||
+	    op == SQLITE_INDEX_CONSTRAINT_GE;
+	double d;
+
+	switch (sqlite3_value_type(v)) {
+	case SQLITE_INTEGER:
+		*bp = sqlite3_value_int64(v);
+		if (op == SQLITE_INDEX_CONSTRAINT_GT) {
+			if (*bp == INT64_MAX)
+				return (1);
+			(*bp)++;
+		} else if (op == SQLITE_INDEX_CONSTRAINT_LT) {
+			if (*bp == INT64_MIN)
+				return (1);
+			(*bp)--;
+		}
+		return (0);
+	case SQLITE_FLOAT:
+		d = sqlite3_value_double(v);
+		if (d != d)
+			return (1);
+		/* Past the integers: a bound that keeps all or none. */
+		if (d >= 9223372036854775807.0)
+			return (lower || op == SQLITE_INDEX_CONSTRAINT_EQ ? 1 :
+			    2);
+		if (d < -9223372036854775807.0)
+			return (lower ? 2 : 1);
+		switch (op) {
+		case SQLITE_INDEX_CONSTRAINT_EQ:
+			*bp = (int64_t)d;
+			return ((double)*bp == d ? 0 : 1);
+		case SQLITE_INDEX_CONSTRAINT_GT:
+			*bp = (int64_t)floor(d) + 1;
+			return (0);
+		case SQLITE_INDEX_CONSTRAINT_GE:
+			*bp = (int64_t)ceil(d);
+			return (0);
+		case SQLITE_INDEX_CONSTRAINT_LT:
+			*bp = (int64_t)ceil(d) - 1;
+			return (0);
+		default:
+			*bp = (int64_t)floor(d);
+			return (0);
+		}
+	case SQLITE_NULL:
+		return (1);
+	default:
+		/* Text and blobs sort after every number. */
+		return (lower || op == SQLITE_INDEX_CONSTRAINT_EQ ? 1 : 2);
+	}
+}
+
 static int
 xo_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
     int argc, sqlite3_value **argv)
@@ -825,42 +889,50 @@ xo_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 	c->seq_lo = c->insn_lo = 0;
 	c->seq_hi = c->insn_hi = INT64_MAX;
 	for (i = 0; i < 5; i++) {
-		sqlite3_int64 v;
+		int64_t v = 0;
 
 		if (!(idxnum & (1 << i)))
 			continue;
 		if ((i == 2 || i == 4) && ops[i] == 0) {
 			/* Upper bound of an equality: same argument. */
-			v = sqlite3_value_int64(argv[a - 1]);
+			if (xo_bound(argv[a - 1], SQLITE_INDEX_CONSTRAINT_EQ,
+			    &v) != 0)
+				continue;
 		} else {
-			if (sqlite3_value_type(argv[a]) == SQLITE_NULL) {
+			switch (xo_bound(argv[a++], i == 0 ?
+			    SQLITE_INDEX_CONSTRAINT_EQ : ops[i], &v)) {
+			case 1:
 				c->eof = 1;
 				return (SQLITE_OK);
+			case 2:
+				continue;
+			default:
+				break;
 			}
-			v = sqlite3_value_int64(argv[a++]);
 		}
 		switch (i) {
 		case 0:
 			tlo = thi = v;
 			break;
 		case 1:
+			c->seq_lo = v > c->seq_lo ? v : c->seq_lo;
+			break;
 		case 3:
-			if (ops[i] == SQLITE_INDEX_CONSTRAINT_GT && v < INT64_MAX)
-				v++;
-			if (i == 1)
-				c->seq_lo = v;
-			else
-				c->insn_lo = v;
+			c->insn_lo = v > c->insn_lo ? v : c->insn_lo;
+			break;
+		case 2:
+			c->seq_hi = v;
 			break;
 		default:
-			if (ops[i] == SQLITE_INDEX_CONSTRAINT_LT)
-				v--;
-			if (i == 2)
-				c->seq_hi = v;
-			else
-				c->insn_hi = v;
+			c->insn_hi = v;
 			break;
 		}
+	}
+	/* An empty range (seq and insn are never below 0). */
+	if (c->seq_lo > c->seq_hi || c->insn_lo > c->insn_hi ||
+	    c->seq_hi < 0 || c->insn_hi < 0) {
+		c->eof = 1;
+		return (SQLITE_OK);
 	}
 	sqlite3_finalize(c->chunks);
 	c->chunks = NULL;

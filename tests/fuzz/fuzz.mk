@@ -1,9 +1,9 @@
 # The archive reader's, the perf.data reader's, the perf map and jitdump
 # readers', the LLDB bundle and CoreSight snapshot importers', fpt's
-# differential and the hostile-binary fuzzers (`make fuzz`) and the
-# archive reader's seed corpus.
+# differential, the hostile-binary and the SQL differential fuzzers
+# (`make fuzz`) and the archive reader's seed corpus.
 #
-#   make fuzz [FUZZ_SECONDS=120]  run the six fuzzers, that long each
+#   make fuzz [FUZZ_SECONDS=120]  run the seven fuzzers, that long each
 #   make fuzz-reader, make fuzz-perf, make fuzz-import, make fuzz-jit
 #   make fuzz-fpt    fpt against libipt (tests/fuzz/fuzz-fpt.mk)
 #   make fuzz-elf    hostile ELF images through the whole index: each input
@@ -14,6 +14,14 @@
 #	format/elf_inflate.c).  tests/fuzz/t_elf_seeds replays its check in
 #	make check.  A long run that goes on past what it finds:
 #	make fuzz-elf FUZZ_SECONDS=1800 FUZZ_FLAGS="-fork=1 -ignore_crashes=1"
+#   make fuzz-sql    SQL over the calls, exec_order and exec_insns
+#	virtual tables (indexer/calls_vtab.c, exec_vtab.c) against SQLite
+#	itself: each input is a few queries and writes, decoded from its
+#	bytes by a grammar, run on a database hwtrace index wrote and on a
+#	reference where those tables are ordinary ones; a difference aborts
+#	with both answers (tests/fuzz/fuzz-sql.mk, sql_one.h).  Add an input
+#	that found one to tests/fuzz/corpus-sql/ as reg-<what>;
+#	tests/fuzz/t_sql_seeds replays that corpus in make check.
 #
 #   fuzz-reader: build build-fuzz/fuzz_reader with clang
 #	(libFuzzer + ASan + UBSan, the library too) and run it for that long
@@ -68,7 +76,7 @@ fuzz-build:
 	    tests/fuzz/fuzz_jit.c $(FUZZ_OBJ) $(LIBS)
 
 .PHONY: fuzz-reader fuzz-perf fuzz-import fuzz-jit
-fuzz: fuzz-reader fuzz-perf fuzz-import fuzz-jit fuzz-fpt fuzz-elf
+fuzz: fuzz-reader fuzz-perf fuzz-import fuzz-jit fuzz-fpt fuzz-elf fuzz-sql
 
 # fuzz-perf: the perf.data reader and importer (tests/fuzz/fuzz_perf.c),
 # seeded with the shared corpus's real recordings when present (read
@@ -139,3 +147,5 @@ fuzz-seeds: $(B)/fuzz/mkseeds
 -include tests/fuzz/fuzz-fpt.mk
 # Hostile binaries through the index (its own file).
 -include tests/fuzz/fuzz-elf.mk
+# SQL over the virtual tables against SQLite (its own file).
+-include tests/fuzz/fuzz-sql.mk
