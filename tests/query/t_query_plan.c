@@ -59,7 +59,8 @@ expect(sqlite3 *db, const char *sql, const char *want, const char *never)
 /*
  * idxNum and idxStr of the calls virtual table (indexer/calls_vtab.c):
  * plan 0 a scan in id order, 1 id =, 2 symbol =, 3 a thread's pages; +8
- * descending.  idxStr: per argument its column (I id, T thread, S
+ * descending; +16 an order by entry_seq taken as id order, which holds
+ * while calls_rows (rows written with SQL) is empty.  idxStr: per argument its column (I id, T thread, S
  * entry_seq, Y symbol) and operator (= > g < l).  The order asked is
  * consumed (no TEMP B-TREE): a LIMIT 1 reads one page.
  */
@@ -70,13 +71,13 @@ ATF_TC_BODY(calls_range_uses_calls_thread, tc)
 
 	/* calls --from --to, tree's ends, bt's innermost frame. */
 	expect(db, "SELECT c.id FROM calls c " Q_CALLS_RANGE_WHERE,
-	    "SCAN c VIRTUAL TABLE INDEX 3:T=SgSl", "TEMP B-TREE");
+	    "SCAN c VIRTUAL TABLE INDEX 19:T=SgSl", "TEMP B-TREE");
 	expect(db, "SELECT c.id FROM calls c " Q_TREE_RANGE_WHERE,
 	    "SCAN c VIRTUAL TABLE INDEX 0:IgIl", "TEMP B-TREE");
 	expect(db, Q_CALL_FIRST_FROM,
-	    "SCAN calls VIRTUAL TABLE INDEX 3:T=Sg", "TEMP B-TREE");
+	    "SCAN calls VIRTUAL TABLE INDEX 19:T=Sg", "TEMP B-TREE");
 	expect(db, Q_CALL_LAST_UPTO,
-	    "SCAN calls VIRTUAL TABLE INDEX 11:T=Sl", "TEMP B-TREE");
+	    "SCAN calls VIRTUAL TABLE INDEX 27:T=Sl", "TEMP B-TREE");
 	/* func: the symbol index; a caller: by id. */
 	expect(db, "SELECT c.id FROM calls c WHERE c.symbol = ?1",
 	    "SCAN c VIRTUAL TABLE INDEX 2:Y=", NULL);
@@ -121,9 +122,9 @@ ATF_TC_BODY(depth_walk_uses_calls_thread, tc)
 
 	/* calls: a thread's pages of the range (calls_vtab.c, above). */
 	expect(db, "SELECT id, depth, entry_seq, exit_seq FROM calls "
-	    Q_WALK_WHERE, "SCAN calls VIRTUAL TABLE INDEX 3:T=SgSl",
+	    Q_WALK_WHERE, "SCAN calls VIRTUAL TABLE INDEX 19:T=SgSl",
 	    "TEMP B-TREE");
-	expect(db, Q_WALK_INNER, "SCAN calls VIRTUAL TABLE INDEX 11:T=Sl",
+	expect(db, Q_WALK_INNER, "SCAN calls VIRTUAL TABLE INDEX 27:T=Sl",
 	    "TEMP B-TREE");
 	expect(db, Q_WALK_BLOCKS, "VIRTUAL TABLE INDEX 7:", "TEMP B-TREE");
 	/* coverage over a range or a depth: its counts by thread and block. */
@@ -148,7 +149,7 @@ ATF_TC_BODY(timeline_export_ranges_use_indexes, tc)
 {
 	sqlite3 *db = ixt_schema_db();
 
-	expect(db, Q_TL_PROBE, "SCAN calls VIRTUAL TABLE INDEX 3:T=Sg",
+	expect(db, Q_TL_PROBE, "SCAN calls VIRTUAL TABLE INDEX 19:T=Sg",
 	    "TEMP B-TREE");
 	expect(db, Q_TL_EVENTS, "SEARCH events USING INDEX events_thread "
 	    "(thread=?)", "SCAN events");
