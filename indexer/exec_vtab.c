@@ -858,6 +858,9 @@ xo_bound(sqlite3_value *v, int op, int64_t *bp)
 			*bp = (int64_t)ceil(d);
 			return (0);
 		case SQLITE_INDEX_CONSTRAINT_LT:
+			/* Below -2^63: no integer is. */
+			if (ceil(d) <= -9223372036854775807.0)
+				return (1);
 			*bp = (int64_t)ceil(d) - 1;
 			return (0);
 		default:
