@@ -780,6 +780,40 @@ ATF_TC_BODY(sql_writes_merge, tc)
 	free(g.rows);
 }
 
+/*
+ * A row written with SQL whose entry_seq sorts before the pages' rows of
+ * its thread: ORDER BY entry_seq is no longer id order, and the table
+ * must not answer it as if it were.
+ */
+ATF_TC_WITHOUT_HEAD(sql_rows_break_seq_order);
+ATF_TC_BODY(sql_rows_break_seq_order, tc)
+{
+	struct gen g;
+	sqlite3 *db = make_db(&g);
+	char sql[512];
+	long long t = (long long)g.rows[0].v[CS_THREAD];
+
+	snprintf(sql, sizeof(sql), "SELECT id FROM calls WHERE thread = %lld "
+	    "ORDER BY entry_seq, id LIMIT 1", t);
+	ATF_REQUIRE_EQ(one(db, sql), g.rows[0].v[CS_ID]);
+	snprintf(sql, sizeof(sql), "INSERT INTO calls (id, thread, depth, "
+	    "func_ip, entry_kind, exit_kind, entry_seq, exit_seq, entry_insn, "
+	    "exit_insn, insns, self_insns, blocks) VALUES (9999999, %lld, 0, 0, "
+	    "'call', 'return', -5, -4, 0, 0, 0, 0, 0)", t);
+	ATF_REQUIRE_EQ_MSG(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK,
+	    "%s", sqlite3_errmsg(db));
+	snprintf(sql, sizeof(sql), "SELECT id FROM calls WHERE thread = %lld "
+	    "ORDER BY entry_seq, id LIMIT 1", t);
+	ATF_REQUIRE_EQ_MSG(one(db, sql), 9999999, "ORDER BY entry_seq with a "
+	    "row of calls_rows first by entry_seq");
+	snprintf(sql, sizeof(sql), "SELECT id FROM calls WHERE thread = %lld "
+	    "ORDER BY entry_seq DESC, id DESC LIMIT 1 OFFSET (SELECT count(*) "
+	    "- 1 FROM calls WHERE thread = %lld)", t, t);
+	ATF_REQUIRE_EQ(one(db, sql), 9999999);
+	sqlite3_close(db);
+	free(g.rows);
+}
+
 ATF_TC_WITHOUT_HEAD(exec_chunks_pack);
 ATF_TC_BODY(exec_chunks_pack, tc)
 {
@@ -847,6 +881,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, symbol_copy);
 	ATF_TP_ADD_TC(tp, symbol_copy_streamed);
 	ATF_TP_ADD_TC(tp, sql_writes_merge);
+	ATF_TP_ADD_TC(tp, sql_rows_break_seq_order);
 	ATF_TP_ADD_TC(tp, exec_chunks_pack);
 	ATF_TP_ADD_TC(tp, call_kinds_agree);
 	return (atf_no_error());
