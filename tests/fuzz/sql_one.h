@@ -969,8 +969,8 @@ fz_print_ans(sqlite3_str *s, const char *who, const struct fz_ans *a)
 		    a->err);
 		return;
 	}
-	sqlite3_str_appendf(s, "  %s: %llu rows, %lld changes\n", who, (unsigned long long)a->nrow,
-	    (long long)a->changes);
+	sqlite3_str_appendf(s, "  %s: %llu rows, %lld changes\n", who,
+	    (unsigned long long)a->nrow, (long long)a->changes);
 	for (i = 0; i < a->nrow && i < 40; i++)
 		sqlite3_str_appendf(s, "    %s\n", a->row[i]);
 	if (i < a->nrow)
@@ -1254,8 +1254,8 @@ fail:
 /*
  * The reference's schema: calls as calls_rows declares its columns
  * (types, NOT NULL, id the row id), STRICT as the virtual table's writes
- * are (cv_value_ok()), with the hidden caller columns as ordinary ones; exec_order and exec_insns as their virtual tables declare
- * theirs.
+ * are (cv_value_ok()), with the hidden caller columns as ordinary ones;
+ * exec_order and exec_insns as their virtual tables declare theirs.
  */
 #define FZ_REF_SCHEMA							\
 	"CREATE TABLE r.calls (id INTEGER PRIMARY KEY, "		\
