@@ -79,6 +79,7 @@ struct cv_vtab {
 	unsigned long	tick;
 	unsigned int	cgen, cdver;	/* what the cache is valid for */
 	int		pristine;	/* cv_pristine(): -1 not known */
+	int		rows_empty;	/* cv_filter()'s, the same */
 	struct {
 		const char	*tmpl;	/* its SQL before substitution */
 		sqlite3_stmt	*st;
@@ -184,7 +185,7 @@ cv_init(sqlite3 *db, int create, int argc, const char *const *argv,
 		return (SQLITE_NOMEM);
 	memset(vt, 0, sizeof(*vt));
 	vt->db = db;
-	vt->pristine = -1;
+	vt->pristine = vt->rows_empty = -1;
 	for (i = 0; i < CV_NCACHE; i++)
 		vt->cache[i].id0 = -1;
 	if ((vt->name = sqlite3_mprintf("%s", argv[2])) == NULL) {
@@ -1001,7 +1002,7 @@ cv_reset(struct cv_cursor *c, int idxnum)
 	if (vt->cgen != vt->gen || vt->cdver != dver) {
 		for (i = 0; i < CV_NCACHE; i++)
 			vt->cache[i].id0 = -1;
-		vt->pristine = -1;
+		vt->pristine = vt->rows_empty = -1;
 		vt->cgen = vt->gen;
 		vt->cdver = dver;
 	}
@@ -1173,9 +1174,12 @@ cv_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 	/*
 	 * The statement takes rows in id order for (thread, entry_seq)
 	 * order, planned when calls_rows was empty: rows inserted since
-	 * would come out of order.
+	 * would come out of order.  Known until the cache goes (any write
+	 * moves cv_reset()'s data version).
 	 */
-	if ((idxnum & CV_KEYS) && !cv_rows_empty(c->vt)) {
+	if ((idxnum & CV_KEYS) && c->vt->rows_empty < 0)
+		c->vt->rows_empty = cv_rows_empty(c->vt);
+	if ((idxnum & CV_KEYS) && !c->vt->rows_empty) {
 		c->eof = 1;
 		return (cv_err(c, "%s: %s", "rows were inserted since this "
 		    "statement was prepared in an order only an empty "
