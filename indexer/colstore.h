@@ -128,6 +128,17 @@ int hwtr_xo_pack(const uint8_t *p, size_t len, int64_t nblocks,
 int hwtr_xo_unpack(const uint8_t *p, size_t len, int64_t nblocks,
     uint8_t **outp, size_t *lenp);
 
+/* The columns of calls_rows after its id, as SQL declares them. */
+#define HWTR_CS_ROW_COLS						\
+	"thread INTEGER NOT NULL, parent INTEGER, depth INTEGER NOT NULL, " \
+	"symbol INTEGER, func_ip INTEGER NOT NULL, call_ip INTEGER, "	\
+	"entry_kind TEXT NOT NULL, exit_kind TEXT NOT NULL, "		\
+	"entry_seq INTEGER NOT NULL, exit_seq INTEGER NOT NULL, "	\
+	"entry_insn INTEGER NOT NULL, exit_insn INTEGER NOT NULL, "	\
+	"entry_tsc INTEGER, exit_tsc INTEGER, entry_ns INTEGER, "	\
+	"exit_ns INTEGER, insns INTEGER NOT NULL, "			\
+	"self_insns INTEGER NOT NULL, blocks INTEGER NOT NULL"
+
 /* The storage tables of a calls table named @name ("%1$s"). */
 #define HWTR_CS_SHADOW_SQL						\
 	"CREATE TABLE \"%1$s_pages\" (id0 INTEGER PRIMARY KEY, "	\
@@ -139,14 +150,7 @@ int hwtr_xo_unpack(const uint8_t *p, size_t len, int64_t nblocks,
 	"id0 INTEGER NOT NULL, thread INTEGER NOT NULL, n INTEGER NOT NULL, " \
 	"data BLOB NOT NULL, PRIMARY KEY (symbol, id0));"		\
 	"CREATE TABLE \"%1$s_rows\" (id INTEGER PRIMARY KEY, "		\
-	"thread INTEGER NOT NULL, parent INTEGER, depth INTEGER NOT NULL, " \
-	"symbol INTEGER, func_ip INTEGER NOT NULL, call_ip INTEGER, "	\
-	"entry_kind TEXT NOT NULL, exit_kind TEXT NOT NULL, "		\
-	"entry_seq INTEGER NOT NULL, exit_seq INTEGER NOT NULL, "	\
-	"entry_insn INTEGER NOT NULL, exit_insn INTEGER NOT NULL, "	\
-	"entry_tsc INTEGER, exit_tsc INTEGER, entry_ns INTEGER, "	\
-	"exit_ns INTEGER, insns INTEGER NOT NULL, "			\
-	"self_insns INTEGER NOT NULL, blocks INTEGER NOT NULL);"	\
+	HWTR_CS_ROW_COLS ");"						\
 	"CREATE INDEX \"%1$s_rows_thread\" ON \"%1$s_rows\" (thread, entry_seq);" \
 	"CREATE INDEX \"%1$s_rows_symbol\" ON \"%1$s_rows\" (symbol);"
 

@@ -51,6 +51,7 @@
 
 #include <sqlite3.h>
 
+#include "colstore.h"
 #include "hwtr_ix_sqlite.h"
 
 /* What must hold after each input's rollback (calls as it was). */
@@ -1253,20 +1254,14 @@ fail:
 
 /*
  * The reference's schema: calls as calls_rows declares its columns
- * (types, NOT NULL, id the row id), STRICT as the virtual table's writes
- * are (cv_value_ok()), with the hidden caller columns as ordinary ones;
+ * (HWTR_CS_ROW_COLS: types, NOT NULL; id the row id), STRICT as the
+ * virtual table's writes are (cv_value_ok()), with the hidden caller
+ * columns as ordinary ones;
  * exec_order and exec_insns as their virtual tables declare theirs.
  */
 #define FZ_REF_SCHEMA							\
 	"CREATE TABLE r.calls (id INTEGER PRIMARY KEY, "		\
-	"thread INTEGER NOT NULL, parent INTEGER, depth INTEGER NOT NULL, " \
-	"symbol INTEGER, func_ip INTEGER NOT NULL, call_ip INTEGER, "	\
-	"entry_kind TEXT NOT NULL, exit_kind TEXT NOT NULL, "		\
-	"entry_seq INTEGER NOT NULL, exit_seq INTEGER NOT NULL, "	\
-	"entry_insn INTEGER NOT NULL, exit_insn INTEGER NOT NULL, "	\
-	"entry_tsc INTEGER, exit_tsc INTEGER, entry_ns INTEGER, "	\
-	"exit_ns INTEGER, insns INTEGER NOT NULL, "			\
-	"self_insns INTEGER NOT NULL, blocks INTEGER NOT NULL, "	\
+	HWTR_CS_ROW_COLS ", "						\
 	"caller_symbol INTEGER, caller_ip INTEGER) STRICT;"		\
 	"CREATE INDEX r.calls_parent ON calls (parent);"		\
 	"INSERT INTO r.calls SELECT id, thread, parent, depth, symbol, "	\
