@@ -322,21 +322,40 @@ capture_parse(int argc, char **argv, struct hwtr_cap_config *cfg,
 	return (0);
 }
 
+/*
+ * Catch @sig with @fn unless the caller ignored it.  An ignored signal is
+ * inherited across exec and a caught one is reset to the default, so a
+ * handler would give the program the default where the caller asked for
+ * it to be ignored: under nohup(1) the program would die of the SIGHUP
+ * it was to be spared, in a script's background job (SIGINT ignored) it
+ * would take its SIGINT paths (xz looks: found against callgrind).  As
+ * with SIGPIPE: ignored by the caller, ignored by hwtrace and the program
+ * alike.
+ */
+static void
+catch_unless_ignored(int sig, void (*fn)(int))
+{
+	struct sigaction sa;
+
+	if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+		return;
+	/* No SA_RESTART: a signal must interrupt the tracer's waitpid(). */
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = fn;
+	sigaction(sig, &sa, NULL);
+}
+
 /* The handlers of the signals that stop a capture or take a snapshot. */
 static void
 capture_signals(void)
 {
 	struct sigaction sa;
 
-	/* No SA_RESTART: a signal must interrupt the tracer's waitpid(). */
-	memset(&sa, 0, sizeof(sa));
-	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = on_stop;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sa.sa_handler = on_snapshot;
-	sigaction(SIGUSR2, &sa, NULL);
+	catch_unless_ignored(SIGINT, on_stop);
+	catch_unless_ignored(SIGTERM, on_stop);
+	catch_unless_ignored(SIGHUP, on_stop);
+	catch_unless_ignored(SIGUSR2, on_snapshot);
 	/*
 	 * A closed output pipe must be an error, not our death; but an
 	 * ignored SIGPIPE is inherited across exec, and the program would

@@ -488,11 +488,61 @@ program_sigpipe_as_outside_body()
 	done
 }
 
+atf_test_case program_ignored_signals_as_outside
+program_ignored_signals_as_outside_head() {
+	atf_set descr "signals ignored by the caller (nohup, a script's background job) stay ignored for the traced program, and the others are as the caller gave them: the fixture sigdisp reports under capture what it reports outside hwtrace, for the step and valgrind sources"
+	atf_set timeout 120
+}
+program_ignored_signals_as_outside_body()
+{
+	p=$HWTRACE_PROGS/sigdisp
+	sources=step
+	command -v valgrind.bin >/dev/null 2>&1 && sources="step valgrind"
+	# As the test was given the signals, then with all five ignored;
+	# the reference each time: the fixture outside hwtrace.
+	for how in given ignored; do
+		[ $how = given ] || trap '' INT HUP TERM USR2 PIPE
+		"$p" > ref || atf_fail "sigdisp failed outside hwtrace"
+		[ $how = given ] || grep -qx "INT=IGNORE HUP=IGNORE TERM=IGNORE USR2=IGNORE PIPE=IGNORE" ref ||
+			atf_fail "trap '' did not ignore the signals: $(oneline ref)"
+		for src in $sources; do
+			"$HWTRACE" capture --source $src -o $src-$how.hwtrace \
+			    -- "$p" > out 2> err ||
+			    atf_fail "$src, signals $how: capture failed: $(oneline err)"
+			cmp -s ref out || atf_fail "$src, signals $how: the" \
+			    "program saw '$(oneline out)', outside hwtrace" \
+			    "'$(oneline ref)'"
+		done
+	done
+}
+
+atf_test_case ignored_sighup_does_not_stop
+ignored_sighup_does_not_stop_head() {
+	atf_set descr "with SIGHUP ignored (nohup), a SIGHUP to hwtrace capture neither stops the capture nor ends the program: it runs to its end, its exit status comes back and the archive is complete"
+	atf_set timeout 60
+}
+ignored_sighup_does_not_stop_body()
+{
+	trap '' HUP
+	# sigdisp hup-parent sends hwtrace (its parent) SIGHUP, waits, exits 7.
+	rc=0
+	"$HWTRACE" capture --source step -o hup.hwtrace -- \
+	    "$HWTRACE_PROGS/sigdisp" hup-parent > out 2> err || rc=$?
+	[ "$rc" -eq 7 ] || atf_fail "exit status $rc, expected the" \
+	    "program's 7: $(oneline err)"
+	grep -q "HUP=IGNORE" out ||
+	    atf_fail "the program did not run to its end: '$(oneline out)'"
+	"$HWTRACE" info hup.hwtrace > info 2>&1 ||
+	    atf_fail "no complete archive: $(oneline info)"
+}
+
 atf_init_test_cases() {
 	gt_add_cases $GT_CASES
 	atf_add_test_case exit_status_passthrough
 	atf_add_test_case image_beyond_ratio
 	atf_add_test_case program_sigpipe_as_outside
+	atf_add_test_case program_ignored_signals_as_outside
+	atf_add_test_case ignored_sighup_does_not_stop
 	atf_add_test_case keep_on_failure
 	atf_add_test_case no_follow
 	atf_add_test_case sigint_writes_valid_archive

@@ -63,6 +63,9 @@ vfork: children exited 0 5"
 	run midfault 0 "midfault: faults 4 sum 342"
 	run demo 139 "demo: stock value 1095
 demo: plum x20"
+	# Last: the signals stay ignored for the rest of the body.
+	trap '' INT HUP TERM USR2 PIPE
+	run sigdisp 0 "INT=IGNORE HUP=IGNORE TERM=IGNORE USR2=IGNORE PIPE=IGNORE"
 }
 
 atf_test_case static_and_dynamic
