@@ -272,7 +272,7 @@ cmd_query(int argc, char **argv)
 {
 	struct qline ql;
 	struct cli_operands ops = { { NULL }, 0 };
-	const char *arg, *path;
+	const char *arg, *path, *tmo = NULL;
 	char *usage = NULL, *sqlbuf = NULL, **verbv;
 	const struct cli_cmd *top = query_top_cmd();
 	int c, rc, vargc;
@@ -286,6 +286,10 @@ cmd_query(int argc, char **argv)
 			break;
 		case O_FORMAT:
 			ql.fmtname = arg;
+			break;
+		case O_TIMEOUT:
+			/* Checked with the verb's; one after it wins. */
+			tmo = arg;
 			break;
 		default:
 			return (cli_usage_error(top, "unexpected option"));
@@ -307,6 +311,10 @@ cmd_query(int argc, char **argv)
 	ql.vcmd.summary = ql.v->summary;
 	ql.vcmd.opts = ql.v->opts;
 	hwtr_q_req_init(&ql.req, ql.v->verb);
+	if (tmo != NULL && (rc = query_verb_opt(&ql, O_TIMEOUT, tmo)) != 0) {
+		free(usage);
+		return (rc);
+	}
 
 	/* The verb's own options, after "DB VERB". */
 	vargc = argc - optind - 1;

@@ -408,7 +408,7 @@ X
 }
 
 atf_test_case verbs_time_limit
-verbs_time_limit_head() { atf_set descr "every verb, not only sql, stops at --timeout seconds of CPU time with an error naming the limit, and --timeout 0 lifts it"; }
+verbs_time_limit_head() { atf_set descr "every verb, not only sql, stops at --timeout seconds of CPU time with an error naming the limit, given before the database or after the verb, and --timeout 0 lifts it"; }
 verbs_time_limit_body()
 {
 	mkfix
@@ -425,6 +425,12 @@ verbs_time_limit_body()
 	    atf_fail "--timeout 1 used $(tail -1 cpu) s of CPU (user, system)"
 	atf_check -s exit:0 -o match:"sum" -e empty \
 	    "$HWTRACE" query fix.db coverage --timeout 0
+	# Before the database too (hwtrace-query(1)); one after the verb wins.
+	atf_check -s exit:1 -o ignore \
+	    -e inline:"hwtrace query: coverage: stopped after 1.000 s of CPU time (the time limit; raise it with --timeout, 0 for none)\n" \
+	    "$HWTRACE" query --timeout 1 fix.db coverage
+	atf_check -s exit:0 -o match:"sum" -e empty \
+	    "$HWTRACE" query --timeout 1 fix.db coverage --timeout 0
 	# Time spent waiting on a slow reader is not the verb's: insns
 	# streams 100,000 rows (about 0.5 s of CPU here) to a reader that
 	# sleeps 3 s before it reads, under a 2 s limit.
