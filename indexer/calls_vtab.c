@@ -963,10 +963,10 @@ cv_pristine(struct cv_cursor *c)
 
 	if (vt->pristine >= 0)
 		return (vt->pristine);
-	if ((rc = hwtr_cv_prep(c, &c->s_pristine, "SELECT NOT EXISTS (SELECT 1 "
-	    "FROM \"%1$s_rows\") AND (SELECT coalesce(sum(n), 0) FROM "
+	if (hwtr_cv_prep(c, &c->s_pristine, "SELECT NOT EXISTS (SELECT 1 FROM "
+	    "\"%1$s_rows\") AND (SELECT coalesce(sum(n), 0) FROM "
 	    "\"%1$s_pages\") = (SELECT coalesce(max(id0 + n - 1), 0) FROM "
-	    "\"%1$s_pages\")")) != SQLITE_OK)
+	    "\"%1$s_pages\")") != SQLITE_OK)
 		return (0);
 	rc = sqlite3_step(c->s_pristine);
 	vt->pristine = rc == SQLITE_ROW && sqlite3_column_int(c->s_pristine,
