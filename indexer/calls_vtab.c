@@ -27,21 +27,19 @@
  * seeks of a walk read a page once.  The hidden columns caller_symbol and
  * caller_ip come from the symbol copy's pages, or from a lookup of the
  * parent.
+ *
+ * This file holds the module, its plans and its cursors' scans; the
+ * writes through the table (xUpdate, the transaction hooks) are
+ * calls_vtab_write.c's, and the statement pool and page cache both use
+ * are calls_vtab_page.c's (calls_vtab_int.h).
  */
-
-#ifdef HWTR_SQLITE_EXTENSION
-#include <sqlite3ext.h>
-SQLITE_EXTENSION_INIT3
-#else
-#include <sqlite3.h>
-#endif
 
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "calls_vtab_int.h"
 #include "colstore.h"
 #include "hwtr_common.h"
 
@@ -52,109 +50,6 @@ SQLITE_EXTENSION_INIT3
 #define CV_THREAD	3
 #define CV_DESC		8
 #define CV_KEYS		16	/* the order taken needs calls_rows empty */
-
-#define CV_NCACHE	8	/* decoded pages a table keeps */
-#define CV_NPOOL	24	/* idle statements a table keeps */
-#define CV_NHELD	20	/* statements a cursor holds, at most */
-
-struct cv_page {
-	int64_t		id0, thread, n;
-	struct hwtr_cs_row *rows;	/* HWTR_CS_PAGE */
-	unsigned long	used;
-	int		pins;		/* cursors reading it */
-};
-
-/*
- * The table keeps the pages it decoded and the statements its cursors
- * prepared, for the cursors after them: SQLite opens a cursor for each
- * run of a statement, and a walk or a bisection runs one statement
- * thousands of times, each wanting a page its predecessor decoded.
- */
-struct cv_vtab {
-	sqlite3_vtab	base;
-	sqlite3		*db;
-	char		*name;		/* the table's, for its storage tables */
-	unsigned int	gen;		/* bumped by each change through it */
-	struct cv_page	cache[CV_NCACHE];
-	unsigned long	tick;
-	unsigned int	cgen, cdver;	/* what the cache is valid for */
-	int		pristine;	/* cv_pristine(): -1 not known */
-	int		rows_empty;	/* cv_filter()'s, the same */
-	struct {
-		const char	*tmpl;	/* its SQL before substitution */
-		sqlite3_stmt	*st;
-	}		pool[CV_NPOOL];
-};
-
-struct cv_cursor {
-	sqlite3_vtab_cursor base;
-	struct cv_vtab	*vt;
-	int		desc, eof;
-	/* Bounds (inclusive) and equalities of this scan. */
-	int64_t		id_lo, id_hi, seq_lo, seq_hi, thread, symbol;
-	int		has_thread, has_symbol;
-	/*
-	 * The table's page it reads (pinned), pages of its own when all of
-	 * the table's are pinned; validity of its caches.
-	 */
-	struct cv_page	*pin;
-	struct cv_page	own[2];
-	unsigned int	gen, dver;
-	/* Statements, prepared or taken from the pool once per cursor. */
-	struct {
-		sqlite3_stmt	**stp;
-		const char	*tmpl;
-	}		held[CV_NHELD];
-	int		nheld;
-	sqlite3_stmt	*s_find;	/* the page holding an id */
-	sqlite3_stmt	*s_range[2];	/* pages by id0 range, asc / desc */
-	sqlite3_stmt	*s_tlo, *s_thi;	/* a thread's page bounds */
-	sqlite3_stmt	*s_sym[2];	/* postings of a symbol */
-	sqlite3_stmt	*s_rows[4][2];	/* calls_rows per plan and order */
-	/* The page source. */
-	int		plan;
-	sqlite3_stmt	*pages;		/* page rows (calls_bysym's: CV_SYM) */
-	struct cv_page	*pg;		/* the page being read */
-	int64_t		pi;		/* row index in it */
-	struct cv_page	spg;		/* CV_SYM: a page of the symbol copy */
-	int		p_has;
-	const struct hwtr_cs_row *p_row;
-	/* The calls_rows source. */
-	sqlite3_stmt	*rows;
-	int		r_has;
-	struct hwtr_cs_row r_row;
-	char		*r_ek, *r_xk;
-	/* The current row: 1 from the pages, 2 from calls_rows. */
-	int		cur;
-	/* Callers of rows that do not hold them. */
-	sqlite3_stmt	*s_rcaller;
-	sqlite3_stmt	*s_pristine;
-	int64_t		cl_id;		/* the last caller looked up */
-	struct hwtr_cs_row cl_row;
-	int		cl_has;
-};
-
-static char *
-cv_subst(const char *tmpl, const char *name)
-{
-	sqlite3_str *s = sqlite3_str_new(NULL);
-	const char *p;
-
-	for (p = tmpl; *p != '\0'; p++) {
-		if (strncmp(p, "%1$s", 4) == 0) {
-			const char *n;
-
-			for (n = name; *n != '\0'; n++) {
-				if (*n == '"')
-					sqlite3_str_appendchar(s, 1, '"');
-				sqlite3_str_appendchar(s, 1, *n);
-			}
-			p += 3;
-		} else
-			sqlite3_str_appendchar(s, 1, *p);
-	}
-	return (sqlite3_str_finish(s));
-}
 
 static int
 cv_init(sqlite3 *db, int create, int argc, const char *const *argv,
@@ -169,7 +64,7 @@ cv_init(sqlite3 *db, int create, int argc, const char *const *argv,
 		return (SQLITE_ERROR);
 	}
 	if (create) {
-		if ((sql = cv_subst(HWTR_CS_SHADOW_SQL, argv[2])) == NULL)
+		if ((sql = hwtr_cv_subst(HWTR_CS_SHADOW_SQL, argv[2])) == NULL)
 			return (SQLITE_NOMEM);
 		rc = sqlite3_exec(db, sql, NULL, NULL, errp);
 		sqlite3_free(sql);
@@ -316,7 +211,7 @@ cv_rows_empty(struct cv_vtab *vt)
 	char *sql;
 	int rc;
 
-	if ((sql = cv_subst("SELECT 1 FROM \"%1$s_rows\" LIMIT 1",
+	if ((sql = hwtr_cv_subst("SELECT 1 FROM \"%1$s_rows\" LIMIT 1",
 	    vt->name)) == NULL)
 		return (0);
 	rc = sqlite3_prepare_v2(vt->db, sql, -1, &st, NULL);
@@ -438,193 +333,6 @@ cv_best_index(sqlite3_vtab *vtab, sqlite3_index_info *ii)
 	return (SQLITE_OK);
 }
 
-static int
-cv_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **curp)
-{
-	struct cv_cursor *c;
-	int i;
-
-	if ((c = sqlite3_malloc(sizeof(*c))) == NULL)
-		return (SQLITE_NOMEM);
-	memset(c, 0, sizeof(*c));
-	c->vt = (struct cv_vtab *)vtab;
-	c->eof = 1;
-	c->cl_id = INT64_MIN;
-	for (i = 0; i < 2; i++)
-		c->own[i].id0 = -1;
-	*curp = &c->base;
-	return (SQLITE_OK);
-}
-
-/* Pin page @pg (NULL: none) for cursor @c, instead of the one before. */
-static void
-cv_pin(struct cv_cursor *c, struct cv_page *pg)
-{
-	if (c->pin == pg)
-		return;
-	if (c->pin != NULL)
-		c->pin->pins--;
-	if ((c->pin = pg) != NULL)
-		pg->pins++;
-}
-
-static int
-cv_close(sqlite3_vtab_cursor *cur)
-{
-	struct cv_cursor *c = (struct cv_cursor *)cur;
-	struct cv_vtab *vt = c->vt;
-	int i, j;
-
-	cv_pin(c, NULL);
-	/* Its statements go back to the table's pool, or go. */
-	for (i = 0; i < c->nheld; i++) {
-		sqlite3_stmt *st = *c->held[i].stp;
-
-		if (st == NULL)
-			continue;
-		sqlite3_reset(st);
-		sqlite3_clear_bindings(st);
-		for (j = 0; j < CV_NPOOL && vt->pool[j].st != NULL; j++)
-			;
-		if (j < CV_NPOOL) {
-			vt->pool[j].tmpl = c->held[i].tmpl;
-			vt->pool[j].st = st;
-		} else
-			sqlite3_finalize(st);
-	}
-	for (i = 0; i < 2; i++)
-		sqlite3_free(c->own[i].rows);
-	sqlite3_free(c->spg.rows);
-	sqlite3_free(c->r_ek);
-	sqlite3_free(c->r_xk);
-	sqlite3_free(c);
-	return (SQLITE_OK);
-}
-
-static int
-cv_err(struct cv_cursor *c, const char *fmt, const char *what)
-{
-	sqlite3_free(c->vt->base.zErrMsg);
-	c->vt->base.zErrMsg = sqlite3_mprintf(fmt, c->vt->name, what);
-	return (SQLITE_ERROR);
-}
-
-static int
-cv_dberr(struct cv_cursor *c)
-{
-	return (cv_err(c, "%s: %s", sqlite3_errmsg(c->vt->db)));
-}
-
-/*
- * Prepare @sql (a literal, with "%1$s" for the table name) into *@stp (a
- * statement field of @c) once: from the table's pool when one is idle.
- */
-static int
-cv_prep(struct cv_cursor *c, sqlite3_stmt **stp, const char *sql)
-{
-	struct cv_vtab *vt = c->vt;
-	char *s;
-	int rc, i;
-
-	if (*stp != NULL) {
-		sqlite3_reset(*stp);
-		sqlite3_clear_bindings(*stp);
-		return (SQLITE_OK);
-	}
-	if (c->nheld == CV_NHELD)
-		return (cv_err(c, "%s: %s", "too many statements"));
-	for (i = 0; i < CV_NPOOL; i++)
-		if (vt->pool[i].st != NULL && vt->pool[i].tmpl == sql) {
-			*stp = vt->pool[i].st;
-			vt->pool[i].st = NULL;
-			break;
-		}
-	if (*stp == NULL) {
-		if ((s = cv_subst(sql, vt->name)) == NULL)
-			return (SQLITE_NOMEM);
-		rc = sqlite3_prepare_v2(vt->db, s, -1, stp, NULL);
-		sqlite3_free(s);
-		if (rc != SQLITE_OK)
-			return (cv_dberr(c));
-	}
-	c->held[c->nheld].stp = stp;
-	c->held[c->nheld++].tmpl = sql;
-	return (SQLITE_OK);
-}
-
-/*
- * A slot for a page to decode: the table's least recently used one that
- * no cursor reads, else one of @c's own (not the one it reads).  NULL when
- * memory ran out.
- */
-static struct cv_page *
-cv_slot(struct cv_cursor *c)
-{
-	struct cv_vtab *vt = c->vt;
-	struct cv_page *pg = NULL;
-	int i;
-
-	for (i = 0; i < CV_NCACHE; i++)
-		if (vt->cache[i].pins == 0 && (pg == NULL ||
-		    vt->cache[i].used < pg->used))
-			pg = &vt->cache[i];
-	if (pg == NULL)
-		pg = c->pin == &c->own[0] ? &c->own[1] : &c->own[0];
-	if (pg->rows == NULL && (pg->rows = sqlite3_malloc64(HWTR_CS_PAGE *
-	    sizeof(struct hwtr_cs_row))) == NULL)
-		return (NULL);
-	return (pg);
-}
-
-/* The page of first id @id0 among the decoded ones, or NULL. */
-static struct cv_page *
-cv_cached(struct cv_cursor *c, int64_t id0)
-{
-	int i;
-
-	for (i = 0; i < CV_NCACHE; i++)
-		if (c->vt->cache[i].id0 == id0)
-			return (&c->vt->cache[i]);
-	for (i = 0; i < 2; i++)
-		if (c->own[i].id0 == id0)
-			return (&c->own[i]);
-	return (NULL);
-}
-
-/* Decode the page row at @st's columns 0-4 into a cache slot. */
-static int
-cv_load(struct cv_cursor *c, sqlite3_stmt *st, struct cv_page **pgp)
-{
-	struct cv_page *pg;
-	const char *why;
-	int64_t id0 = sqlite3_column_int64(st, 0);
-
-	if ((pg = cv_cached(c, id0)) != NULL)
-		goto out;
-	if ((pg = cv_slot(c)) == NULL)
-		return (SQLITE_NOMEM);
-	pg->id0 = -1;
-	pg->thread = sqlite3_column_int64(st, 1);
-	pg->n = sqlite3_column_int64(st, 2);
-	if (hwtr_cs_decode(sqlite3_column_blob(st, 4),
-	    (size_t)sqlite3_column_bytes(st, 4), id0, pg->thread, pg->n,
-	    sqlite3_column_int64(st, 3), pg->rows, &why) < 0) {
-		char where[64];
-
-		snprintf(where, sizeof(where), "%lld", (long long)id0);
-		sqlite3_free(c->vt->base.zErrMsg);
-		c->vt->base.zErrMsg = sqlite3_mprintf("%s: corrupt page of ids "
-		    "from %s in %s_pages: %s", c->vt->name, where, c->vt->name,
-		    why);
-		return (SQLITE_CORRUPT_VTAB);
-	}
-	pg->id0 = id0;
-out:
-	pg->used = ++c->vt->tick;
-	*pgp = pg;
-	return (SQLITE_OK);
-}
-
 /* Decode the calls_bysym row at @st's columns 0-3 into c->spg. */
 static int
 cv_load_sym(struct cv_cursor *c, sqlite3_stmt *st)
@@ -655,61 +363,6 @@ cv_load_sym(struct cv_cursor *c, sqlite3_stmt *st)
 	return (SQLITE_OK);
 }
 
-/* The page holding id @id into *@pgp (NULL: none). */
-static int
-cv_find(struct cv_cursor *c, int64_t id, struct cv_page **pgp)
-{
-	struct cv_page *pg;
-	int i, rc;
-
-	*pgp = NULL;
-	/*
-	 * A page holds ids from its id0 to its last row's (the next thread's
-	 * ids may start before id0 + HWTR_CS_PAGE).
-	 */
-	for (i = 0; i < CV_NCACHE + 2; i++) {
-		pg = i < CV_NCACHE ? &c->vt->cache[i] : &c->own[i - CV_NCACHE];
-		if (pg->id0 >= 0 && pg->id0 <= id &&
-		    id <= pg->rows[pg->n - 1].v[CS_ID]) {
-			pg->used = ++c->vt->tick;
-			*pgp = pg;
-			return (SQLITE_OK);
-		}
-	}
-	if ((rc = cv_prep(c, &c->s_find, "SELECT id0, thread, n, seq0, data "
-	    "FROM \"%1$s_pages\" WHERE id0 <= ?1 ORDER BY id0 DESC LIMIT 1")) !=
-	    SQLITE_OK)
-		return (rc);
-	sqlite3_bind_int64(c->s_find, 1, id);
-	rc = sqlite3_step(c->s_find);
-	if (rc == SQLITE_ROW) {
-		if (id - sqlite3_column_int64(c->s_find, 0) >= HWTR_CS_PAGE)
-			rc = SQLITE_OK;
-		else
-			rc = cv_load(c, c->s_find, pgp);
-	} else
-		rc = rc == SQLITE_DONE ? SQLITE_OK : cv_dberr(c);
-	sqlite3_reset(c->s_find);
-	return (rc);
-}
-
-static int
-cv_id_below(const void *id, const void *rows, size_t i)
-{
-	const struct hwtr_cs_row *r = rows;
-
-	return (r[i].v[CS_ID] < *(const int64_t *)id);
-}
-
-/* Index of id @id in page @pg, or -1. */
-static int64_t
-cv_index(const struct cv_page *pg, int64_t id)
-{
-	int64_t lo;
-
-	lo = (int64_t)hwtr_bsearch(&id, pg->rows, (size_t)pg->n, cv_id_below);
-	return (lo < pg->n && pg->rows[lo].v[CS_ID] == id ? lo : -1);
-}
 
 static int
 cv_row_ok(const struct cv_cursor *c, const struct hwtr_cs_row *r)
@@ -780,7 +433,7 @@ cv_page_next(struct cv_cursor *c)
 			return (SQLITE_OK);
 		}
 		if (rc != SQLITE_ROW)
-			return (cv_dberr(c));
+			return (hwtr_cv_dberr(c));
 		if (c->plan == CV_SYM) {
 			/* A page of the copy: its thread and first id. */
 			int64_t id0 = sqlite3_column_int64(c->pages, 0);
@@ -797,9 +450,10 @@ cv_page_next(struct cv_cursor *c)
 			c->pg = &c->spg;
 			c->pi = c->desc ? c->pg->n - 1 : 0;
 		} else {
-			if ((rc = cv_load(c, c->pages, &c->pg)) != SQLITE_OK)
+			if ((rc = hwtr_cv_load(c, c->pages, &c->pg)) !=
+			    SQLITE_OK)
 				return (rc);
-			cv_pin(c, c->pg);
+			hwtr_cv_pin(c, c->pg);
 			c->pi = cv_start(c, c->pg);
 		}
 	}
@@ -818,7 +472,7 @@ cv_rows_next(struct cv_cursor *c)
 		if (rc == SQLITE_DONE)
 			return (SQLITE_OK);
 		if (rc != SQLITE_ROW)
-			return (cv_dberr(c));
+			return (hwtr_cv_dberr(c));
 		memset(r, 0, sizeof(*r));
 		for (i = 0; i < CS_NCOLS; i++) {
 			if (i == CS_ENTRY_KIND || i == CS_EXIT_KIND)
@@ -947,10 +601,10 @@ cv_thread_pages(struct cv_cursor *c, int64_t *lop, int64_t *hip)
 
 	*lop = 1;
 	*hip = 0;
-	if ((rc = cv_prep(c, &c->s_tlo, "SELECT id0 FROM \"%1$s_pages\" "
+	if ((rc = hwtr_cv_prep(c, &c->s_tlo, "SELECT id0 FROM \"%1$s_pages\" "
 	    "WHERE thread = ?1 AND seq1 >= ?2 ORDER BY thread, seq1, id0 "
 	    "LIMIT 1")) != SQLITE_OK ||
-	    (rc = cv_prep(c, &c->s_thi, "SELECT id0 FROM \"%1$s_pages\" "
+	    (rc = hwtr_cv_prep(c, &c->s_thi, "SELECT id0 FROM \"%1$s_pages\" "
 	    "WHERE thread = ?1 AND seq0 <= ?2 ORDER BY thread DESC, seq0 DESC, "
 	    "id0 DESC LIMIT 1")) != SQLITE_OK)
 		return (rc);
@@ -970,7 +624,7 @@ cv_thread_pages(struct cv_cursor *c, int64_t *lop, int64_t *hip)
 	sqlite3_reset(c->s_tlo);
 	sqlite3_reset(c->s_thi);
 	return (rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK :
-	    cv_dberr(c));
+	    hwtr_cv_dberr(c));
 }
 
 /* A new filter on cursor @c: nothing read; stale pages forgotten. */
@@ -995,7 +649,7 @@ cv_reset(struct cv_cursor *c, int idxnum)
 	 * Pages decoded before a change are stale: one through this table,
 	 * by another connection, or by SQL on the storage tables.
 	 */
-	cv_pin(c, NULL);
+	hwtr_cv_pin(c, NULL);
 	(void)sqlite3_file_control(vt->db, "main", SQLITE_FCNTL_DATA_VERSION,
 	    &dver);
 	dver += (unsigned int)sqlite3_total_changes64(vt->db);
@@ -1101,7 +755,7 @@ cv_pages_of(struct cv_cursor *c, sqlite3_stmt **stp, const char *sql,
 {
 	int rc;
 
-	if ((rc = cv_prep(c, stp, sql)) != SQLITE_OK)
+	if ((rc = hwtr_cv_prep(c, stp, sql)) != SQLITE_OK)
 		return (rc);
 	c->pages = *stp;
 	sqlite3_bind_int64(c->pages, 1, a);
@@ -1125,11 +779,12 @@ cv_open_pages(struct cv_cursor *c)
 			int64_t k;
 
 			c->plan = CV_ID;
-			if ((rc = cv_find(c, c->id_lo, &pg)) != SQLITE_OK)
+			if ((rc = hwtr_cv_find(c, c->id_lo, &pg)) != SQLITE_OK)
 				return (rc);
-			if (pg != NULL && (k = cv_index(pg, c->id_lo)) >= 0 &&
+			if (pg != NULL &&
+			    (k = hwtr_cv_index(pg, c->id_lo)) >= 0 &&
 			    cv_row_ok(c, &pg->rows[k])) {
-				cv_pin(c, pg);
+				hwtr_cv_pin(c, pg);
 				c->p_row = &pg->rows[k];
 				c->p_has = 1;
 			}
@@ -1141,7 +796,7 @@ cv_open_pages(struct cv_cursor *c)
 			struct cv_page *pg;
 
 			/* From the page holding id_lo, if any. */
-			if ((rc = cv_find(c, plo, &pg)) != SQLITE_OK)
+			if ((rc = hwtr_cv_find(c, plo, &pg)) != SQLITE_OK)
 				return (rc);
 			if (pg != NULL)
 				plo = pg->id0;
@@ -1181,8 +836,8 @@ cv_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 		c->vt->rows_empty = cv_rows_empty(c->vt);
 	if ((idxnum & CV_KEYS) && !c->vt->rows_empty) {
 		c->eof = 1;
-		return (cv_err(c, "%s: %s", "rows were inserted since this "
-		    "statement was prepared in an order only an empty "
+		return (hwtr_cv_err(c, "%s: %s", "rows were inserted since "
+		    "this statement was prepared in an order only an empty "
 		    "calls_rows keeps; prepare it again"));
 	}
 	if (cv_constrain(c, idxstr, argc, argv)) {
@@ -1192,7 +847,7 @@ cv_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 	if ((rc = cv_open_pages(c)) != SQLITE_OK)
 		return (rc);
 	/* The rows SQL inserted. */
-	if ((rc = cv_prep(c, &c->s_rows[c->plan][c->desc],
+	if ((rc = hwtr_cv_prep(c, &c->s_rows[c->plan][c->desc],
 	    cv_rows_sql[c->plan][c->desc])) != SQLITE_OK)
 		return (rc);
 	c->rows = c->s_rows[c->plan][c->desc];
@@ -1258,7 +913,7 @@ cv_caller(struct cv_cursor *c, const struct hwtr_cs_row *r,
 	c->cl_id = pid;
 	c->cl_has = 0;
 	memset(&c->cl_row, 0, sizeof(c->cl_row));
-	if ((rc = cv_prep(c, &c->s_rcaller, "SELECT symbol, func_ip FROM "
+	if ((rc = hwtr_cv_prep(c, &c->s_rcaller, "SELECT symbol, func_ip FROM "
 	    "\"%1$s_rows\" WHERE id = ?1")) != SQLITE_OK)
 		return (rc);
 	sqlite3_bind_int64(c->s_rcaller, 1, pid);
@@ -1274,15 +929,15 @@ cv_caller(struct cv_cursor *c, const struct hwtr_cs_row *r,
 	sqlite3_reset(c->s_rcaller);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		c->cl_id = INT64_MIN;
-		return (cv_dberr(c));
+		return (hwtr_cv_dberr(c));
 	}
 	if (!c->cl_has) {
 		/* (Not into the page being read: that one is pinned.) */
-		if ((rc = cv_find(c, pid, &pg)) != SQLITE_OK) {
+		if ((rc = hwtr_cv_find(c, pid, &pg)) != SQLITE_OK) {
 			c->cl_id = INT64_MIN;
 			return (rc);
 		}
-		if (pg != NULL && (k = cv_index(pg, pid)) >= 0) {
+		if (pg != NULL && (k = hwtr_cv_index(pg, pid)) >= 0) {
 			c->cl_row = pg->rows[k];
 			c->cl_has = 1;
 		}
@@ -1308,10 +963,10 @@ cv_pristine(struct cv_cursor *c)
 
 	if (vt->pristine >= 0)
 		return (vt->pristine);
-	if ((rc = cv_prep(c, &c->s_pristine, "SELECT NOT EXISTS (SELECT 1 "
-	    "FROM \"%1$s_rows\") AND (SELECT coalesce(sum(n), 0) FROM "
+	if (hwtr_cv_prep(c, &c->s_pristine, "SELECT NOT EXISTS (SELECT 1 FROM "
+	    "\"%1$s_rows\") AND (SELECT coalesce(sum(n), 0) FROM "
 	    "\"%1$s_pages\") = (SELECT coalesce(max(id0 + n - 1), 0) FROM "
-	    "\"%1$s_pages\")")) != SQLITE_OK)
+	    "\"%1$s_pages\")") != SQLITE_OK)
 		return (0);
 	rc = sqlite3_step(c->s_pristine);
 	vt->pristine = rc == SQLITE_ROW && sqlite3_column_int(c->s_pristine,
@@ -1375,411 +1030,6 @@ cv_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 	return (SQLITE_OK);
 }
 
-/* Prepare @sql (table name substituted) on @vt's database into *@stp. */
-static int
-cv_prep_vt(struct cv_vtab *vt, sqlite3_stmt **stp, const char *sql)
-{
-	char *s;
-	int rc;
-
-	if ((s = cv_subst(sql, vt->name)) == NULL)
-		return (SQLITE_NOMEM);
-	rc = sqlite3_prepare_v2(vt->db, s, -1, stp, NULL);
-	sqlite3_free(s);
-	return (rc);
-}
-
-/* Run @st to its end: SQLITE_OK, or its error. */
-static int
-cv_step_done(sqlite3_stmt *st)
-{
-	int rc;
-
-	rc = sqlite3_step(st);
-	return (rc == SQLITE_DONE ? SQLITE_OK : rc);
-}
-
-/* Run @sql (table name substituted) with ?1 = @id; 1 when it gave a row. */
-static int
-cv_exec_id(struct cv_vtab *vt, const char *sql, int64_t id, int *rowp)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	if ((rc = cv_prep_vt(vt, &st, sql)) != SQLITE_OK)
-		return (rc);
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rowp != NULL)
-		*rowp = rc == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return (rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc);
-}
-
-/*
- * Delete call @r (of a page) from the symbol copy: its page there is
- * written again without it, or goes.
- */
-static int
-cv_delete_sym(struct cv_vtab *vt, const struct hwtr_cs_row *r)
-{
-	sqlite3_stmt *st = NULL, *up = NULL;
-	struct hwtr_cs_row *rows = NULL;
-	uint8_t *blob = NULL;
-	const char *why;
-	int64_t n, k, rowid;
-	size_t len;
-	int rc;
-
-	if (r->nul & (1u << CS_SYMBOL))
-		return (SQLITE_OK);
-	if ((rc = cv_prep_vt(vt, &st, "SELECT rowid, id0, thread, n, data "
-	    "FROM \"%1$s_bysym\" WHERE symbol = ?1 AND id0 <= ?2 ORDER BY "
-	    "symbol DESC, id0 DESC LIMIT 1")) != SQLITE_OK)
-		return (rc);
-	sqlite3_bind_int64(st, 1, r->v[CS_SYMBOL]);
-	sqlite3_bind_int64(st, 2, r->v[CS_ID]);
-	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
-		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
-		goto out;
-	}
-	rowid = sqlite3_column_int64(st, 0);
-	n = sqlite3_column_int64(st, 3);
-	if ((rows = sqlite3_malloc64(HWTR_CS_PAGE * sizeof(*rows))) == NULL) {
-		rc = SQLITE_NOMEM;
-		goto out;
-	}
-	if (hwtr_cs_sym_decode(sqlite3_column_blob(st, 4),
-	    (size_t)sqlite3_column_bytes(st, 4), r->v[CS_SYMBOL],
-	    sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), n, rows,
-	    &why) < 0) {
-		rc = SQLITE_CORRUPT_VTAB;
-		goto out;
-	}
-	for (k = 0; k < n && rows[k].v[CS_ID] != r->v[CS_ID]; k++)
-		;
-	rc = SQLITE_OK;
-	if (k == n)
-		goto out;
-	memmove(&rows[k], &rows[k + 1], (size_t)(n - k - 1) * sizeof(*rows));
-	if (--n == 0)
-		rc = cv_prep_vt(vt, &up, "DELETE FROM \"%1$s_bysym\" WHERE "
-		    "rowid = ?1");
-	else if (hwtr_cs_sym_encode(rows, (size_t)n, &blob, &len) < 0)
-		rc = SQLITE_NOMEM;
-	else
-		rc = cv_prep_vt(vt, &up, "UPDATE \"%1$s_bysym\" SET id0 = ?2, "
-		    "n = ?3, data = ?4 WHERE rowid = ?1");
-	if (rc != SQLITE_OK)
-		goto out;
-	sqlite3_bind_int64(up, 1, rowid);
-	if (n > 0) {
-		sqlite3_bind_int64(up, 2, rows[0].v[CS_ID]);
-		sqlite3_bind_int64(up, 3, n);
-		sqlite3_bind_blob(up, 4, blob, (int)len, SQLITE_STATIC);
-	}
-	rc = cv_step_done(up);
-out:
-	sqlite3_finalize(st);
-	sqlite3_finalize(up);
-	sqlite3_free(rows);
-	free(blob);
-	return (rc);
-}
-
-/*
- * Delete id @id: from calls_rows, or from its page, which is written again
- * without it, and from the symbol copy.
- */
-static int
-cv_delete(struct cv_vtab *vt, int64_t id)
-{
-	struct cv_cursor *c;
-	struct cv_page *pg;
-	sqlite3_stmt *st = NULL;
-	uint8_t *blob = NULL;
-	size_t len;
-	int64_t k;
-	int rc, had;
-
-	if ((rc = cv_exec_id(vt, "DELETE FROM \"%1$s_rows\" WHERE id = ?1 "
-	    "RETURNING id", id, &had)) != SQLITE_OK || had)
-		return (rc);
-	if ((rc = cv_open(&vt->base, (sqlite3_vtab_cursor **)&c)) != SQLITE_OK)
-		return (rc);
-	if ((rc = cv_find(c, id, &pg)) != SQLITE_OK || pg == NULL ||
-	    (k = cv_index(pg, id)) < 0)
-		goto out;
-	/* A copy: other cursors may be reading the table's. */
-	if (pg != &c->own[0]) {
-		if (c->own[0].rows == NULL && (c->own[0].rows =
-		    sqlite3_malloc64(HWTR_CS_PAGE * sizeof(*pg->rows))) == NULL) {
-			rc = SQLITE_NOMEM;
-			goto out;
-		}
-		memcpy(c->own[0].rows, pg->rows, (size_t)pg->n *
-		    sizeof(*pg->rows));
-		c->own[0].n = pg->n;
-		c->own[0].id0 = pg->id0;
-		pg->id0 = -1;
-		pg = &c->own[0];
-	}
-	if ((rc = cv_delete_sym(vt, &pg->rows[k])) != SQLITE_OK)
-		goto out;
-	memmove(&pg->rows[k], &pg->rows[k + 1], (size_t)(pg->n - k - 1) *
-	    sizeof(*pg->rows));
-	pg->n--;
-	if (pg->n == 0) {
-		rc = cv_exec_id(vt, "DELETE FROM \"%1$s_pages\" WHERE id0 = ?1",
-		    pg->id0, NULL);
-		goto out;
-	}
-	if (hwtr_cs_encode(pg->rows, (size_t)pg->n, pg->id0,
-	    pg->rows[0].v[CS_ENTRY_SEQ], &blob, &len) < 0) {
-		rc = SQLITE_NOMEM;
-		goto out;
-	}
-	if ((rc = cv_prep_vt(vt, &st, "UPDATE \"%1$s_pages\" SET n = ?2, "
-	    "seq0 = ?3, seq1 = ?4, data = ?5 WHERE id0 = ?1")) != SQLITE_OK)
-		goto out;
-	sqlite3_bind_int64(st, 1, pg->id0);
-	sqlite3_bind_int64(st, 2, pg->n);
-	sqlite3_bind_int64(st, 3, pg->rows[0].v[CS_ENTRY_SEQ]);
-	sqlite3_bind_int64(st, 4, pg->rows[pg->n - 1].v[CS_ENTRY_SEQ]);
-	sqlite3_bind_blob(st, 5, blob, (int)len, SQLITE_STATIC);
-	rc = cv_step_done(st);
-out:
-	sqlite3_finalize(st);
-	free(blob);
-	cv_close(&c->base);
-	return (rc);
-}
-
-/* Does id @id exist (in calls_rows or a page)? */
-static int
-cv_exists(struct cv_vtab *vt, int64_t id, int *yes)
-{
-	struct cv_cursor *c;
-	struct cv_page *pg;
-	int rc;
-
-	if ((rc = cv_exec_id(vt, "SELECT 1 FROM \"%1$s_rows\" WHERE id = ?1",
-	    id, yes)) != SQLITE_OK || *yes)
-		return (rc);
-	if ((rc = cv_open(&vt->base, (sqlite3_vtab_cursor **)&c)) != SQLITE_OK)
-		return (rc);
-	if ((rc = cv_find(c, id, &pg)) == SQLITE_OK)
-		*yes = pg != NULL && cv_index(pg, id) >= 0;
-	cv_close(&c->base);
-	return (rc);
-}
-
-/*
- * The id of a row inserted without one: one above the largest, as a
- * table's INTEGER PRIMARY KEY takes (the last page's last row: after a
- * delete, not its id0 + n - 1).  SQLITE_FULL above INT64_MAX, where a
- * table would pick an unused id at random.
- */
-static int
-cv_next_id(struct cv_vtab *vt, int64_t *idp)
-{
-	struct cv_cursor *c;
-	struct cv_page *pg;
-	sqlite3_stmt *st;
-	int64_t id0 = -1;
-	int rc;
-
-	if ((rc = cv_prep_vt(vt, &st, "SELECT coalesce((SELECT max(id) FROM "
-	    "\"%1$s_rows\"), 0), (SELECT max(id0) FROM \"%1$s_pages\")")) !=
-	    SQLITE_OK)
-		return (rc);
-	rc = sqlite3_step(st);
-	*idp = sqlite3_column_int64(st, 0);
-	if (sqlite3_column_type(st, 1) != SQLITE_NULL)
-		id0 = sqlite3_column_int64(st, 1);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW)
-		return (SQLITE_ERROR);
-	if (id0 >= 0) {
-		if ((rc = cv_open(&vt->base, (sqlite3_vtab_cursor **)&c)) !=
-		    SQLITE_OK)
-			return (rc);
-		rc = cv_find(c, id0, &pg);
-		if (rc == SQLITE_OK && pg != NULL && pg->n > 0 &&
-		    pg->rows[pg->n - 1].v[CS_ID] > *idp)
-			*idp = pg->rows[pg->n - 1].v[CS_ID];
-		cv_close(&c->base);
-		if (rc != SQLITE_OK)
-			return (rc);
-	}
-	if (*idp == INT64_MAX) {
-		sqlite3_free(vt->base.zErrMsg);
-		vt->base.zErrMsg = sqlite3_mprintf("%s: no id left above %lld: "
-		    "give the row's id", vt->name, (long long)*idp);
-		return (SQLITE_FULL);
-	}
-	(*idp)++;
-	return (SQLITE_OK);
-}
-
-static const char *const cv_colname[CS_NCOLS] = { "id", "thread", "parent",
-	"depth", "symbol", "func_ip", "call_ip", "entry_kind", "exit_kind",
-	"entry_seq", "exit_seq", "entry_insn", "exit_insn", "entry_tsc",
-	"exit_tsc", "entry_ns", "exit_ns", "insns", "self_insns", "blocks" };
-/* The columns calls_rows holds NOT NULL (HWTR_CS_SHADOW_SQL). */
-#define CV_NOTNULL	((1u << CS_THREAD) | (1u << CS_DEPTH) |		\
-	(1u << CS_FUNC_IP) | (1u << CS_ENTRY_KIND) | (1u << CS_EXIT_KIND) | \
-	(1u << CS_ENTRY_SEQ) | (1u << CS_EXIT_SEQ) | (1u << CS_ENTRY_INSN) | \
-	(1u << CS_EXIT_INSN) | (1u << CS_INSNS) | (1u << CS_SELF_INSNS) |	\
-	(1u << CS_BLOCKS))
-
-/*
- * Can column @col hold @v?  What a STRICT table with calls_rows' types
- * takes: integers (text or reals that are one, exactly) or NULL in the
- * integer columns, anything but a blob in the two kinds (NOT NULL is
- * calls_rows' to check).  A row of calls_rows is read back as a page's
- * is, in integers, so that text or a real kept there would come back
- * changed ('x' as 0, 2.5 as 2).  0, or SQLITE_MISMATCH with the message.
- */
-static int
-cv_value_ok(struct cv_vtab *vt, int col, sqlite3_value *v)
-{
-	static const char *const what[] = { "", "an integer", "a real",
-	    "text", "a blob", "NULL" };
-	int t = sqlite3_value_numeric_type(v);
-	double d;
-
-	if (col == CS_ENTRY_KIND || col == CS_EXIT_KIND ? t != SQLITE_BLOB :
-	    t == SQLITE_INTEGER || t == SQLITE_NULL)
-		return (SQLITE_OK);
-	if (t == SQLITE_FLOAT) {
-		d = sqlite3_value_double(v);
-		if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 &&
-		    (double)(int64_t)d == d)
-			return (SQLITE_OK);
-	}
-	sqlite3_free(vt->base.zErrMsg);
-	vt->base.zErrMsg = sqlite3_mprintf("%s: column %s takes %s, not %s",
-	    vt->name, cv_colname[col], col == CS_ENTRY_KIND || col == CS_EXIT_KIND ?
-	    "text" : "integers", what[t]);
-	return (SQLITE_MISMATCH);
-}
-
-/*
- * INSERT, UPDATE and DELETE: rows SQL writes go to calls_rows (values of
- * the columns' types, cv_value_ok()); a row of a page that is updated or
- * deleted leaves its page.
- */
-static int
-cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
-    sqlite3_int64 *rowidp)
-{
-	struct cv_vtab *vt = (struct cv_vtab *)vtab;
-	sqlite3_stmt *st = NULL;
-	int64_t id, old = 0;
-	int rc, i, yes, has_old;
-
-	vt->gen++;
-	if ((has_old = sqlite3_value_type(argv[0]) != SQLITE_NULL))
-		old = sqlite3_value_int64(argv[0]);
-	if (argc == 1)
-		return (cv_delete(vt, old));
-	/*
-	 * An UPDATE deletes its row, then inserts the new one: whatever
-	 * would make the insert fail is checked before the delete, which
-	 * SQLite does not undo when the statement fails.
-	 */
-	for (i = 0; i < CS_NCOLS; i++) {
-		if ((rc = cv_value_ok(vt, i, argv[2 + i])) != SQLITE_OK)
-			return (rc);
-		if ((CV_NOTNULL >> i & 1) &&
-		    sqlite3_value_type(argv[2 + i]) == SQLITE_NULL) {
-			sqlite3_free(vt->base.zErrMsg);
-			vt->base.zErrMsg = sqlite3_mprintf("NOT NULL constraint "
-			    "failed: %s.%s", vt->name, cv_colname[i]);
-			return (SQLITE_CONSTRAINT);
-		}
-	}
-	/* As a table's INTEGER PRIMARY KEY: NULL picks one when inserting. */
-	if (argc > 1 && sqlite3_value_type(argv[0]) != SQLITE_NULL &&
-	    sqlite3_value_type(argv[2 + CS_ID]) == SQLITE_NULL) {
-		sqlite3_free(vt->base.zErrMsg);
-		vt->base.zErrMsg = sqlite3_mprintf("%s: id cannot be set to NULL",
-		    vt->name);
-		return (SQLITE_MISMATCH);
-	}
-	/* The id: the id column, else the rowid given, else the next one. */
-	if (sqlite3_value_type(argv[2 + CS_ID]) != SQLITE_NULL)
-		id = sqlite3_value_int64(argv[2 + CS_ID]);
-	else if (sqlite3_value_type(argv[1]) != SQLITE_NULL)
-		id = sqlite3_value_int64(argv[1]);
-	else if ((rc = cv_next_id(vt, &id)) != SQLITE_OK)
-		return (rc);
-	if (has_old && id == old)
-		yes = 0;
-	else if ((rc = cv_exists(vt, id, &yes)) != SQLITE_OK)
-		return (rc);
-	if (yes) {
-		sqlite3_free(vt->base.zErrMsg);
-		vt->base.zErrMsg = sqlite3_mprintf("%s: id %lld exists",
-		    vt->name, (long long)id);
-		return (SQLITE_CONSTRAINT);
-	}
-	if (has_old && (rc = cv_delete(vt, old)) != SQLITE_OK)
-		return (rc);
-	if ((rc = cv_prep_vt(vt, &st, "INSERT INTO \"%1$s_rows\" VALUES (?1, "
-	    "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-	    "?16, ?17, ?18, ?19, ?20)")) != SQLITE_OK)
-		return (rc);
-	sqlite3_bind_int64(st, 1, id);
-	for (i = 1; i < CS_NCOLS; i++)
-		sqlite3_bind_value(st, i + 1, argv[2 + i]);
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_DONE) {
-		sqlite3_free(vt->base.zErrMsg);
-		vt->base.zErrMsg = sqlite3_mprintf("%s: %s", vt->name,
-		    sqlite3_errmsg(vt->db));
-	}
-	sqlite3_finalize(st);
-	*rowidp = id;
-	return (rc == SQLITE_DONE ? SQLITE_OK : SQLITE_CONSTRAINT);
-}
-
-/*
- * A transaction or a savepoint that wrote through the table rolled back:
- * what the cache holds may be what it undid.  (SQLite calls these only
- * on tables that xBegin joined to the transaction, those written; the
- * storage tables' own data version and change count do not move back.)
- */
-static int
-cv_begin(sqlite3_vtab *vtab)
-{
-	(void)vtab;
-	return (SQLITE_OK);
-}
-
-static int
-cv_rollback(sqlite3_vtab *vtab)
-{
-	((struct cv_vtab *)vtab)->gen++;
-	return (SQLITE_OK);
-}
-
-static int
-cv_savepoint(sqlite3_vtab *vtab, int n)
-{
-	(void)vtab;
-	(void)n;
-	return (SQLITE_OK);
-}
-
-static int
-cv_rollback_to(sqlite3_vtab *vtab, int n)
-{
-	(void)n;
-	return (cv_rollback(vtab));
-}
-
 static sqlite3_module cv_module = {
 	.iVersion = 2,
 	.xCreate = cv_create,
@@ -1787,19 +1037,19 @@ static sqlite3_module cv_module = {
 	.xBestIndex = cv_best_index,
 	.xDisconnect = cv_disconnect,
 	.xDestroy = cv_destroy,
-	.xOpen = cv_open,
-	.xClose = cv_close,
+	.xOpen = hwtr_cv_open,
+	.xClose = hwtr_cv_close,
 	.xFilter = cv_filter,
 	.xNext = cv_next,
 	.xEof = cv_eof,
 	.xColumn = cv_column,
 	.xRowid = cv_rowid,
-	.xUpdate = cv_update,
-	.xBegin = cv_begin,
-	.xRollback = cv_rollback,
-	.xSavepoint = cv_savepoint,
-	.xRelease = cv_savepoint,
-	.xRollbackTo = cv_rollback_to,
+	.xUpdate = hwtr_cv_update,
+	.xBegin = hwtr_cv_begin,
+	.xRollback = hwtr_cv_rollback,
+	.xSavepoint = hwtr_cv_savepoint,
+	.xRelease = hwtr_cv_savepoint,
+	.xRollbackTo = hwtr_cv_rollback_to,
 };
 
 int
@@ -1807,3 +1057,4 @@ hwtr_calls_vtab_register(sqlite3 *db)
 {
 	return (sqlite3_create_module(db, "hwtr_calls", &cv_module, NULL));
 }
+

@@ -5,10 +5,11 @@
 # It reads the calls column store too (colstore.c's codec, zstd through
 # format/zbuf.c), and searches with common/'s hwtr_bsearch.
 HWTR_SQLITE_SO_SRC = indexer/exec_vtab.c indexer/calls_vtab.c \
+	indexer/calls_vtab_write.c indexer/calls_vtab_page.c \
 	indexer/colstore.c format/zbuf.c common/common.c
 $(B)/hwtrace_sqlite.so: $(HWTR_SQLITE_SO_SRC) indexer/hwtr_ix_sqlite.h \
-    indexer/colstore.h format/hwtr_zbuf.h common/hwtr_common.h \
-    include/hwtrace.h
+    indexer/calls_vtab_int.h indexer/colstore.h format/hwtr_zbuf.h \
+    common/hwtr_common.h include/hwtrace.h
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out $(SAN),$(CFLAGS_BASE)) $(call MODULE_INC,indexer) \
 	    -Iindexer -DHWTR_SQLITE_EXTENSION \

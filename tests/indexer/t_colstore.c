@@ -6,7 +6,7 @@
 
 /*
  * The calls column store (indexer/colstore.c) and its virtual table
- * (indexer/calls_vtab.c), against call histories generated here, whose
+ * (indexer/calls_vtab*.c), against call histories generated here, whose
  * every row is known: three threads of calls given to the writer in exit
  * order (a root that lasts the whole thread, so that its page is written
  * before it ends and it comes late), read back through SQL and compared
@@ -14,7 +14,9 @@
  * read only their pages (the others are made unreadable); damaged pages
  * that give an error, not a crash; rows written with SQL; the copy of
  * each symbol's calls (calls_bysym) with their callers, against the
- * generated rows, read with the pages made unreadable.
+ * generated rows, read with the pages made unreadable; and what the
+ * fuzzer of SQL found wrong after writes (dd1d25f), each against an
+ * ordinary table holding the generated rows.
  */
 
 #include <atf-c.h>
@@ -814,6 +816,371 @@ ATF_TC_BODY(sql_rows_break_seq_order, tc)
 	free(g.rows);
 }
 
+/*
+ * The fixes of dd1d25f as plain cases: the SQL with which the fuzzer
+ * (make fuzz-sql) found each wrong answer, run on the calls table and on
+ * "ref", an ordinary STRICT table of calls_rows' columns that make_ref()
+ * fills with the generated rows.  SQLite's answers on ref are the
+ * expected ones.
+ */
+static void
+make_ref(sqlite3 *db, const struct gen *g)
+{
+	sqlite3_stmt *st;
+	char *err = NULL;
+	int64_t k;
+	int c;
+
+	if (sqlite3_exec(db, "CREATE TABLE ref (id INTEGER PRIMARY KEY, "
+	    HWTR_CS_ROW_COLS ") STRICT; BEGIN", NULL, NULL, &err) != SQLITE_OK)
+		atf_tc_fail("ref: %s", err);
+	ATF_REQUIRE_EQ(sqlite3_prepare_v2(db, "INSERT INTO ref VALUES (?1, ?2, "
+	    "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
+	    "?17, ?18, ?19, ?20)", -1, &st, NULL), SQLITE_OK);
+	for (k = 0; k < g->nrows; k++) {
+		const struct hwtr_cs_row *r = &g->rows[k];
+
+		for (c = 0; c < CS_NCOLS; c++)
+			if (c == CS_ENTRY_KIND || c == CS_EXIT_KIND)
+				sqlite3_bind_text(st, c + 1,
+				    (c == CS_ENTRY_KIND ? hwtr_cs_entry_kinds :
+				    hwtr_cs_exit_kinds)[r->v[c]], -1,
+				    SQLITE_STATIC);
+			else if (r->nul & NUL(c))
+				sqlite3_bind_null(st, c + 1);
+			else
+				sqlite3_bind_int64(st, c + 1, r->v[c]);
+		ATF_REQUIRE_MSG(sqlite3_step(st) == SQLITE_DONE, "ref row "
+		    "%lld: %s", (long long)k + 1, sqlite3_errmsg(db));
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	ATF_REQUIRE_EQ(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+}
+
+/* @tmpl with each '@' replaced by @table, into @buf. */
+static void
+on_table(char *buf, size_t size, const char *tmpl, const char *table)
+{
+	size_t n = 0, t = strlen(table);
+
+	for (; *tmpl != '\0'; tmpl++) {
+		ATF_REQUIRE(n + t + 1 < size);
+		if (*tmpl == '@') {
+			memcpy(buf + n, table, t);
+			n += t;
+		} else
+			buf[n++] = *tmpl;
+	}
+	buf[n] = '\0';
+}
+
+/* The rows of @a and of @b (in @db): the same, value for value. */
+static void
+same_answer(sqlite3 *db, const char *a, const char *b)
+{
+	sqlite3_stmt *x, *y;
+	int64_t n = 0;
+	int rx, ry, c;
+
+	if (sqlite3_prepare_v2(db, a, -1, &x, NULL) != SQLITE_OK)
+		atf_tc_fail("%s: %s", a, sqlite3_errmsg(db));
+	if (sqlite3_prepare_v2(db, b, -1, &y, NULL) != SQLITE_OK)
+		atf_tc_fail("%s: %s", b, sqlite3_errmsg(db));
+	for (;;) {
+		rx = sqlite3_step(x);
+		ry = sqlite3_step(y);
+		ATF_REQUIRE_MSG(rx == ry, "%s: row %lld: calls %s, an ordinary "
+		    "table %s", a, (long long)n, rx == SQLITE_ROW ? "has one" :
+		    rx == SQLITE_DONE ? "has none" : sqlite3_errmsg(db),
+		    ry == SQLITE_ROW ? "has one" : ry == SQLITE_DONE ?
+		    "has none" : "fails");
+		if (rx != SQLITE_ROW)
+			break;
+		for (c = 0; c < sqlite3_column_count(x); c++)
+			ATF_REQUIRE_MSG(same_value(x, y, c), "%s: row %lld "
+			    "column %d: calls says %s, an ordinary table %s", a,
+			    (long long)n, c, sqlite3_column_text(x, c) ?
+			    (const char *)sqlite3_column_text(x, c) : "NULL",
+			    sqlite3_column_text(y, c) ?
+			    (const char *)sqlite3_column_text(y, c) : "NULL");
+		n++;
+	}
+	ATF_REQUIRE_EQ(rx, SQLITE_DONE);
+	sqlite3_finalize(x);
+	sqlite3_finalize(y);
+}
+
+/* Query @tmpl ('@' the table) on calls and on ref: the same rows. */
+static void
+same_as_ref(sqlite3 *db, const char *tmpl)
+{
+	char a[1024], b[1024];
+
+	on_table(a, sizeof(a), tmpl, "calls");
+	on_table(b, sizeof(b), tmpl, "ref");
+	same_answer(db, a, b);
+}
+
+/*
+ * Write @tmpl ('@' the table) to calls and to ref: both succeed or both
+ * fail, as @ok (1: succeeds) says an ordinary table does.
+ */
+static void
+write_both(sqlite3 *db, const char *tmpl, int ok)
+{
+	char a[1024], b[1024], *ea = NULL, *eb = NULL;
+	int ra, rb;
+
+	on_table(a, sizeof(a), tmpl, "calls");
+	on_table(b, sizeof(b), tmpl, "ref");
+	rb = sqlite3_exec(db, b, NULL, NULL, &eb);
+	ra = sqlite3_exec(db, a, NULL, NULL, &ea);
+	ATF_REQUIRE_MSG((rb == SQLITE_OK) == ok, "%s: expected %s, got %s",
+	    b, ok ? "success" : "an error", eb ? eb : "success");
+	ATF_REQUIRE_MSG((ra == SQLITE_OK) == ok, "%s: an ordinary table %s, "
+	    "calls %s", a, eb ? eb : "succeeds", ea ? ea : "succeeds");
+	sqlite3_free(ea);
+	sqlite3_free(eb);
+}
+
+static void
+exec_ok(sqlite3 *db, const char *sql)
+{
+	ATF_REQUIRE_MSG(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK,
+	    "%s: %s", sql, sqlite3_errmsg(db));
+}
+
+/* Reads that decode the pages of ids 4321 and 4322 into the cache. */
+static const char *const around_4321[] = {
+	"SELECT count(*), sum(depth) FROM @ WHERE id BETWEEN 4000 AND 4600",
+	"SELECT * FROM @ WHERE id BETWEEN 4300 AND 4340 ORDER BY id",
+	"SELECT count(*) FROM @ WHERE id = 4321",
+};
+
+/*
+ * Writes, the pages read after them, then @undo: the rows as they were
+ * before the writes, not as the cache held them.
+ */
+static void
+undone_writes(const char *begin, const char *undo, const char *end)
+{
+	struct gen g;
+	sqlite3 *db = make_db(&g);
+	size_t i;
+
+	make_ref(db, &g);
+	exec_ok(db, begin);
+	write_both(db, "DELETE FROM @ WHERE id = 4321", 1);
+	write_both(db, "UPDATE @ SET depth = 77 WHERE id = 4322", 1);
+	for (i = 0; i < sizeof(around_4321) / sizeof(around_4321[0]); i++)
+		same_as_ref(db, around_4321[i]);
+	exec_ok(db, undo);
+	for (i = 0; i < sizeof(around_4321) / sizeof(around_4321[0]); i++)
+		same_as_ref(db, around_4321[i]);
+	ATF_REQUIRE_EQ(one(db, "SELECT count(*) FROM calls WHERE id = 4321"),
+	    1);
+	if (end != NULL)
+		exec_ok(db, end);
+	check_all(db, &g, -1);
+	sqlite3_close(db);
+	free(g.rows);
+}
+
+ATF_TC_WITHOUT_HEAD(sql_rollback_forgets_its_writes);
+ATF_TC_BODY(sql_rollback_forgets_its_writes, tc)
+{
+	undone_writes("BEGIN", "ROLLBACK", NULL);
+}
+
+ATF_TC_WITHOUT_HEAD(sql_rollback_to_forgets_its_writes);
+ATF_TC_BODY(sql_rollback_to_forgets_its_writes, tc)
+{
+	undone_writes("SAVEPOINT s", "ROLLBACK TO s", "RELEASE s");
+}
+
+/*
+ * Values written with SQL: what a STRICT table of calls_rows' types
+ * takes (integers, and text or reals that are one exactly), read back as
+ * it holds them; the rest refused, an id of NULL too.
+ */
+ATF_TC_WITHOUT_HEAD(sql_writes_take_strict_types);
+ATF_TC_BODY(sql_writes_take_strict_types, tc)
+{
+	static const struct {
+		const char	*sql;
+		int		ok;
+	} w[] = {
+		{ "UPDATE @ SET depth = 'x' WHERE id = 4321", 0 },
+		{ "UPDATE @ SET depth = 2.5 WHERE id = 4321", 0 },
+		{ "UPDATE @ SET depth = x'07' WHERE id = 4321", 0 },
+		{ "UPDATE @ SET entry_tsc = '' WHERE id = 4321", 0 },
+		{ "UPDATE @ SET exit_kind = x'00' WHERE id = 4321", 0 },
+		{ "UPDATE @ SET id = 'x' WHERE id = 4321", 0 },
+		{ "UPDATE @ SET id = NULL WHERE id = 4321", 0 },
+		{ "UPDATE @ SET symbol = '7' WHERE id = 4321", 1 },
+		{ "UPDATE @ SET depth = 9.0 WHERE id = 4321", 1 },
+		{ "UPDATE @ SET entry_tsc = NULL WHERE id = 4321", 1 },
+		{ "UPDATE @ SET id = '99999' WHERE id = 4321", 1 },
+		{ "INSERT INTO @ (id, thread, depth, func_ip, entry_kind, "
+		  "exit_kind, entry_seq, exit_seq, entry_insn, exit_insn, "
+		  "insns, self_insns, blocks) VALUES ('x', 1, 0, 0, 'call', "
+		  "'return', 0, 0, 0, 0, 0, 0, 0)", 0 },
+		{ "INSERT INTO @ (id, thread, depth, func_ip, entry_kind, "
+		  "exit_kind, entry_seq, exit_seq, entry_insn, exit_insn, "
+		  "insns, self_insns, blocks) VALUES (100001, 1, 0, 0, 'call', "
+		  "'return', 0.5, 0, 0, 0, 0, 0, 0)", 0 },
+		{ "INSERT INTO @ (id, thread, depth, func_ip, entry_kind, "
+		  "exit_kind, entry_seq, exit_seq, entry_insn, exit_insn, "
+		  "insns, self_insns, blocks) VALUES (100002, '1', 0, 0, "
+		  "'call', 'return', 4.0, 0, 0, 0, 0, 0, 0)", 1 },
+	};
+	struct gen g;
+	sqlite3 *db = make_db(&g);
+	size_t i;
+
+	make_ref(db, &g);
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
+		write_both(db, w[i].sql, w[i].ok);
+		same_as_ref(db, "SELECT *, typeof(symbol), typeof(depth) FROM "
+		    "@ WHERE id IN (4321, 99999) OR id > 100000 ORDER BY id");
+	}
+	same_as_ref(db, "SELECT count(*), sum(depth), sum(symbol) FROM @");
+	sqlite3_close(db);
+	free(g.rows);
+}
+
+/*
+ * An UPDATE whose new row an ordinary table refuses (its id taken, NULL
+ * in a NOT NULL column) leaves the old row, of a page or of calls_rows.
+ * Inside a transaction: SQLite undoes only the failed statement there,
+ * and that statement's writes to the storage tables are not undone (in
+ * autocommit it rolls the whole transaction back, hiding a lost row).
+ */
+ATF_TC_WITHOUT_HEAD(sql_failed_update_keeps_its_row);
+ATF_TC_BODY(sql_failed_update_keeps_its_row, tc)
+{
+	static const char *const q = "SELECT * FROM @ WHERE id IN (4321, "
+	    "4400) ORDER BY id";
+	struct gen g;
+	sqlite3 *db = make_db(&g);
+	int pass;
+
+	make_ref(db, &g);
+	exec_ok(db, "BEGIN");
+	for (pass = 0; pass < 2; pass++) {
+		write_both(db, "UPDATE @ SET id = 4400 WHERE id = 4321", 0);
+		same_as_ref(db, q);
+		write_both(db, "UPDATE @ SET thread = NULL WHERE id = 4321", 0);
+		same_as_ref(db, q);
+		ATF_REQUIRE_EQ(one(db, "SELECT count(*) FROM calls WHERE id = "
+		    "4321"), 1);
+		/* Now a row of calls_rows. */
+		write_both(db, "UPDATE @ SET depth = depth + 1 WHERE id = 4321",
+		    1);
+		ATF_REQUIRE_EQ(one(db, "SELECT count(*) FROM calls_rows"), 1);
+	}
+	exec_ok(db, "COMMIT");
+	same_as_ref(db, q);
+	same_as_ref(db, "SELECT count(*), sum(depth) FROM @");
+	sqlite3_close(db);
+	free(g.rows);
+}
+
+/*
+ * A row inserted without an id takes one above the largest, as an
+ * INTEGER PRIMARY KEY does: after a row of the last page was deleted
+ * too, and after the last row was.
+ */
+ATF_TC_WITHOUT_HEAD(sql_insert_without_id_takes_the_next);
+ATF_TC_BODY(sql_insert_without_id_takes_the_next, tc)
+{
+	static const char *const ins = "INSERT INTO @ (thread, depth, func_ip, "
+	    "entry_kind, exit_kind, entry_seq, exit_seq, entry_insn, "
+	    "exit_insn, insns, self_insns, blocks) VALUES (3, 0, 0, 'call', "
+	    "'return', 0, 0, 0, 0, 0, 0, 0)";
+	struct gen g;
+	sqlite3 *db = make_db(&g);
+	char sql[256];
+	int64_t n;
+
+	make_ref(db, &g);
+	n = g.nrows;
+	/* The last page holds the last ids: n - 5 is one of them. */
+	ATF_REQUIRE_EQ(one(db, "SELECT max(id0) FROM calls_pages") <= n - 5,
+	    1);
+	snprintf(sql, sizeof(sql), "DELETE FROM @ WHERE id = %lld",
+	    (long long)(n - 5));
+	write_both(db, sql, 1);
+	write_both(db, ins, 1);
+	ATF_REQUIRE_EQ(one(db, "SELECT max(id) FROM calls"), n + 1);
+	snprintf(sql, sizeof(sql), "DELETE FROM @ WHERE id = %lld",
+	    (long long)(n + 1));
+	write_both(db, sql, 1);
+	snprintf(sql, sizeof(sql), "DELETE FROM @ WHERE id = %lld",
+	    (long long)n);
+	write_both(db, sql, 1);
+	write_both(db, ins, 1);
+	write_both(db, ins, 1);
+	ATF_REQUIRE_EQ(one(db, "SELECT max(id) FROM calls"), n + 1);
+	snprintf(sql, sizeof(sql), "SELECT * FROM @ WHERE id > %lld ORDER BY "
+	    "id", (long long)(n - 20));
+	same_as_ref(db, sql);
+	sqlite3_close(db);
+	free(g.rows);
+}
+
+/*
+ * The caller columns of a symbol's calls (read from the symbol copy)
+ * after a parent was deleted, and after one changed: what a join of an
+ * ordinary table on parent = id gives.
+ */
+ATF_TC_WITHOUT_HEAD(sql_symbol_callers_follow_writes);
+ATF_TC_BODY(sql_symbol_callers_follow_writes, tc)
+{
+	struct gen g;
+	sqlite3 *db = make_db(&g);
+	char a[512], b[512], sql[256];
+	int64_t k, sym = -1, p[2] = { -1, -1 };
+	int i;
+
+	make_ref(db, &g);
+	/* Two calls of a symbol of thread 3 with parents of their own. */
+	for (k = 8001; k < g.nrows && p[1] < 0; k++) {
+		const struct hwtr_cs_row *r = &g.rows[k];
+
+		if (r->nul & (NUL(CS_SYMBOL) | NUL(CS_PARENT)) ||
+		    g.rows[r->v[CS_PARENT] - 1].nul & NUL(CS_SYMBOL) ||
+		    g.rows[r->v[CS_PARENT] - 1].v[CS_SYMBOL] == r->v[CS_SYMBOL])
+			continue;
+		if (sym < 0) {
+			sym = r->v[CS_SYMBOL];
+			p[0] = r->v[CS_PARENT];
+		} else if (r->v[CS_SYMBOL] == sym && r->v[CS_PARENT] != p[0])
+			p[1] = r->v[CS_PARENT];
+	}
+	ATF_REQUIRE(p[1] > 0);
+	snprintf(a, sizeof(a), "SELECT id, caller_symbol, caller_ip FROM calls "
+	    "WHERE symbol = %lld ORDER BY id", (long long)sym);
+	snprintf(b, sizeof(b), "SELECT c.id, p.symbol, p.func_ip FROM ref c "
+	    "LEFT JOIN ref p ON p.id = c.parent WHERE c.symbol = %lld ORDER "
+	    "BY c.id", (long long)sym);
+	same_answer(db, a, b);
+	for (i = 0; i < 2; i++) {
+		if (i == 0)
+			snprintf(sql, sizeof(sql), "DELETE FROM @ WHERE id = "
+			    "%lld", (long long)p[0]);
+		else
+			snprintf(sql, sizeof(sql), "UPDATE @ SET symbol = "
+			    "4242, func_ip = 4343 WHERE id = %lld",
+			    (long long)p[1]);
+		write_both(db, sql, 1);
+		same_answer(db, a, b);
+	}
+	sqlite3_close(db);
+	free(g.rows);
+}
+
 ATF_TC_WITHOUT_HEAD(exec_chunks_pack);
 ATF_TC_BODY(exec_chunks_pack, tc)
 {
@@ -882,6 +1249,12 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, symbol_copy_streamed);
 	ATF_TP_ADD_TC(tp, sql_writes_merge);
 	ATF_TP_ADD_TC(tp, sql_rows_break_seq_order);
+	ATF_TP_ADD_TC(tp, sql_rollback_forgets_its_writes);
+	ATF_TP_ADD_TC(tp, sql_rollback_to_forgets_its_writes);
+	ATF_TP_ADD_TC(tp, sql_writes_take_strict_types);
+	ATF_TP_ADD_TC(tp, sql_failed_update_keeps_its_row);
+	ATF_TP_ADD_TC(tp, sql_insert_without_id_takes_the_next);
+	ATF_TP_ADD_TC(tp, sql_symbol_callers_follow_writes);
 	ATF_TP_ADD_TC(tp, exec_chunks_pack);
 	ATF_TP_ADD_TC(tp, call_kinds_agree);
 	return (atf_no_error());

@@ -7,7 +7,9 @@
 /*
  * The database schema: it creates cleanly, hwtrace-db(5) documents every
  * table and column of it, and the exec_order / exec_insns functions expand
- * a hand-encoded execution order exactly as the manual describes.
+ * a hand-encoded execution order exactly as the manual describes, and
+ * take bounds of any type as SQL compares them (an ordinary table of the
+ * same rows says which match).
  */
 
 #include <atf-c.h>
@@ -143,29 +145,31 @@ query_eq(sqlite3 *db, const char *sql, const char *expect)
 	    sql, expect, got);
 }
 
+/*
+ * Thread 1 runs blocks 0 1 2 0 | 0 1 2 (two chunks), thread 2 runs 1 1.
+ * Values are zigzag(block - (previous + 1)): the chunk 0 1 2 0 is
+ * 00 00 00 05 as hwtrace-db(5) describes.
+ */
+#define EXEC_FIXTURE_SQL						\
+	"INSERT INTO blocks (id, start_ip, last_ip, size, ninsns, "	\
+	"mode, last_class, exec_count, insn_lens) VALUES "		\
+	"(0, 4096, 4100, 6, 2, 64, 'other', 3, x'0402'),"		\
+	"(1, 4102, 4102, 2, 1, 64, 'cond', 4, x'02'),"			\
+	"(2, 4200, 4208, 9, 3, 64, 'jump', 2, x'030501');"		\
+	"INSERT INTO exec_chunks VALUES "				\
+	"(1, 0, 4, 0, 8, 100, x'00000005'),"				\
+	"(1, 4, 3, 8, 6, NULL, x'000000'),"				\
+	"(2, 0, 2, 0, 2, NULL, x'0201');"				\
+	"INSERT INTO timestamps VALUES (1, 0, 0, 100, NULL),"		\
+	"(1, 5, 10, 200, NULL);"
+
 ATF_TC_WITHOUT_HEAD(exec_order_expands_chunks);
 ATF_TC_BODY(exec_order_expands_chunks, tc)
 {
 	sqlite3 *db = ixt_schema_db();
 	char *err = NULL;
 
-	/*
-	 * Thread 1 runs blocks 0 1 2 0 | 0 1 2 (two chunks), thread 2 runs
-	 * 1 1.  Values are zigzag(block - (previous + 1)): the chunk
-	 * 0 1 2 0 is 00 00 00 05 as hwtrace-db(5) describes.
-	 */
-	if (sqlite3_exec(db,
-	    "INSERT INTO blocks (id, start_ip, last_ip, size, ninsns, mode, "
-	    "last_class, exec_count, insn_lens) VALUES "
-	    "(0, 4096, 4100, 6, 2, 64, 'other', 3, x'0402'),"
-	    "(1, 4102, 4102, 2, 1, 64, 'cond', 4, x'02'),"
-	    "(2, 4200, 4208, 9, 3, 64, 'jump', 2, x'030501');"
-	    "INSERT INTO exec_chunks VALUES "
-	    "(1, 0, 4, 0, 8, 100, x'00000005'),"
-	    "(1, 4, 3, 8, 6, NULL, x'000000'),"
-	    "(2, 0, 2, 0, 2, NULL, x'0201');"
-	    "INSERT INTO timestamps VALUES (1, 0, 0, 100, NULL),"
-	    "(1, 5, 10, 200, NULL);", NULL, NULL, &err) != SQLITE_OK)
+	if (sqlite3_exec(db, EXEC_FIXTURE_SQL, NULL, NULL, &err) != SQLITE_OK)
 		atf_tc_fail("insert: %s", err);
 	query_eq(db, "SELECT thread, seq, block, insn, tsc FROM exec_order",
 	    "1|0|0|0|100;1|1|1|2|100;1|2|2|3|100;1|3|0|6|100;1|4|0|8|100;"
@@ -232,11 +236,137 @@ ATF_TC_BODY(exec_order_rereads_changed_blocks, tc)
 	sqlite3_close(db);
 }
 
+/*
+ * The rows of @tmpl with each '@' replaced by @table, as text ("a|b;"
+ * a row), into @got.
+ */
+static void
+rows_of(sqlite3 *db, const char *tmpl, const char *table, char *got,
+    size_t size)
+{
+	char sql[512];
+	sqlite3_stmt *st;
+	size_t n = 0, t = strlen(table);
+	int i;
+
+	for (; *tmpl != '\0'; tmpl++) {
+		ATF_REQUIRE(n + t + 1 < sizeof(sql));
+		if (*tmpl == '@') {
+			memcpy(sql + n, table, t);
+			n += t;
+		} else
+			sql[n++] = *tmpl;
+	}
+	sql[n] = '\0';
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		atf_tc_fail("%s: %s", sql, sqlite3_errmsg(db));
+	n = 0;
+	got[0] = '\0';
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		for (i = 0; i < sqlite3_column_count(st); i++) {
+			const char *v =
+			    (const char *)sqlite3_column_text(st, i);
+
+			n += (size_t)snprintf(got + n, size - n, "%s%s",
+			    i ? "|" : "", v ? v : "NULL");
+			ATF_REQUIRE(n < size);
+		}
+		n += (size_t)snprintf(got + n, size - n, ";");
+		ATF_REQUIRE(n < size);
+	}
+	ATF_REQUIRE_MSG(sqlite3_errcode(db) == SQLITE_DONE, "%s: %s", sql,
+	    sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+}
+
+/*
+ * The rows of @tmpl on the virtual table @vt and on the ordinary table
+ * @ref ('@' in @tmpl names the table): the same, compared as text.
+ */
+static void
+same_as_ordinary(sqlite3 *db, const char *tmpl, const char *vt,
+    const char *ref)
+{
+	char a[4096], b[4096];
+
+	rows_of(db, tmpl, vt, a, sizeof(a));
+	rows_of(db, tmpl, ref, b, sizeof(b));
+	ATF_CHECK_MSG(strcmp(a, b) == 0, "%s (@ is %s):\nan ordinary table: "
+	    "%s\n%-18s %s", tmpl, vt, b, vt, a);
+}
+
+/*
+ * Bounds on exec_order's thread and seq, and exec_insns' insn, given as
+ * reals, text, blobs, NULL and int64's edges (exec_vtab.c xo_bound()):
+ * the rows an ordinary table of the same rows gives (SQL compares a
+ * number below any text or blob, a real as a number).  The rows are
+ * exec_order_expands_chunks' fixture's, written out as that case states
+ * them, and its instructions from the blocks' lengths.
+ */
+ATF_TC_WITHOUT_HEAD(exec_bounds_as_sql_compares);
+ATF_TC_BODY(exec_bounds_as_sql_compares, tc)
+{
+	static const char *const order_w[] = {
+		"seq = 2.5", "seq = 3.0", "seq > 2.5", "seq >= 2.5",
+		"seq < 2.5", "seq <= 2.5", "seq >= 'x'", "seq > 'x'",
+		"seq = 'x'", "seq < 'x'", "seq <= x'00'", "seq >= x'00'",
+		"seq >= NULL", "seq < NULL",
+		"seq < -9223372036854775808", "seq <= -9223372036854775808",
+		"seq > 9223372036854775807", "seq >= 9223372036854775807",
+		"seq < -9223372036854775808.0", "seq > 9.3e18",
+		"seq < 9.3e18", "seq >= -1e300", "seq <= -1e300",
+		"seq = 1e300",
+		"thread = 1.0", "thread = 1.5", "thread = 'x'",
+		"thread = 1 AND seq BETWEEN 1.5 AND 4.5",
+		"thread = 2 AND seq > -0.5", "thread = 1 AND seq > 4 AND "
+		"seq < 'x'", "thread = 1 AND seq = 4.0",
+	};
+	static const char *const insn_w[] = {
+		"insn = 7.5", "insn = 7.0", "insn >= 7.5 AND insn < 9.5",
+		"insn >= 'x'", "insn < 'x'", "insn > 12.5",
+		"insn <= -9223372036854775808", "insn > 9223372036854775807",
+		"thread = 1 AND insn BETWEEN 2.5 AND 'x'",
+	};
+	sqlite3 *db = ixt_schema_db();
+	char *err = NULL, q[256];
+	size_t i;
+
+	if (sqlite3_exec(db, EXEC_FIXTURE_SQL
+	    "CREATE TABLE ref_order (thread, seq, block, insn, tsc);"
+	    "INSERT INTO ref_order VALUES (1, 0, 0, 0, 100), (1, 1, 1, 2, 100),"
+	    "(1, 2, 2, 3, 100), (1, 3, 0, 6, 100), (1, 4, 0, 8, 100),"
+	    "(1, 5, 1, 10, 200), (1, 6, 2, 11, 200), (2, 0, 1, 0, NULL),"
+	    "(2, 1, 1, 1, NULL);"
+	    "CREATE TABLE ref_insns (thread, insn, ip);"
+	    "INSERT INTO ref_insns VALUES (1, 0, 4096), (1, 1, 4100),"
+	    "(1, 2, 4102), (1, 3, 4200), (1, 4, 4203), (1, 5, 4208),"
+	    "(1, 6, 4096), (1, 7, 4100), (1, 8, 4096), (1, 9, 4100),"
+	    "(1, 10, 4102), (1, 11, 4200), (1, 12, 4203), (1, 13, 4208),"
+	    "(2, 0, 4102), (2, 1, 4102);", NULL, NULL, &err) != SQLITE_OK)
+		atf_tc_fail("insert: %s", err);
+	same_as_ordinary(db, "SELECT thread, seq, block, insn, tsc FROM @ "
+	    "ORDER BY thread, seq", "exec_order", "ref_order");
+	same_as_ordinary(db, "SELECT thread, insn, ip FROM @ ORDER BY thread, "
+	    "insn", "exec_insns", "ref_insns");
+	for (i = 0; i < sizeof(order_w) / sizeof(order_w[0]); i++) {
+		snprintf(q, sizeof(q), "SELECT thread, seq, block FROM @ WHERE "
+		    "%s ORDER BY thread, seq", order_w[i]);
+		same_as_ordinary(db, q, "exec_order", "ref_order");
+	}
+	for (i = 0; i < sizeof(insn_w) / sizeof(insn_w[0]); i++) {
+		snprintf(q, sizeof(q), "SELECT thread, insn, ip FROM @ WHERE "
+		    "%s ORDER BY thread, insn", insn_w[i]);
+		same_as_ordinary(db, q, "exec_insns", "ref_insns");
+	}
+	sqlite3_close(db);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, manual_documents_every_column);
 	ATF_TP_ADD_TC(tp, schema_sets_version_and_application_id);
 	ATF_TP_ADD_TC(tp, exec_order_expands_chunks);
 	ATF_TP_ADD_TC(tp, exec_order_rereads_changed_blocks);
+	ATF_TP_ADD_TC(tp, exec_bounds_as_sql_compares);
 	return (atf_no_error());
 }
