@@ -632,8 +632,7 @@ static void
 cv_reset(struct cv_cursor *c, int idxnum)
 {
 	struct cv_vtab *vt = c->vt;
-	unsigned int dver = 0;
-	int i;
+	unsigned int dver;
 
 	c->eof = 0;
 	c->p_has = c->r_has = 0;
@@ -645,21 +644,8 @@ cv_reset(struct cv_cursor *c, int idxnum)
 	c->id_lo = c->seq_lo = INT64_MIN;
 	c->id_hi = c->seq_hi = INT64_MAX;
 	c->has_thread = c->has_symbol = 0;
-	/*
-	 * Pages decoded before a change are stale: one through this table,
-	 * by another connection, or by SQL on the storage tables.
-	 */
 	hwtr_cv_pin(c, NULL);
-	(void)sqlite3_file_control(vt->db, "main", SQLITE_FCNTL_DATA_VERSION,
-	    &dver);
-	dver += (unsigned int)sqlite3_total_changes64(vt->db);
-	if (vt->cgen != vt->gen || vt->cdver != dver) {
-		for (i = 0; i < CV_NCACHE; i++)
-			vt->cache[i].id0 = -1;
-		vt->pristine = vt->rows_empty = -1;
-		vt->cgen = vt->gen;
-		vt->cdver = dver;
-	}
+	dver = hwtr_cv_fresh(vt);
 	if (c->gen != vt->gen || c->dver != dver) {
 		c->own[0].id0 = c->own[1].id0 = -1;
 		c->gen = vt->gen;

@@ -123,6 +123,8 @@ int	hwtr_cv_dberr(struct cv_cursor *c);
 int	hwtr_cv_prep(struct cv_cursor *c, sqlite3_stmt **stp, const char *sql);
 int	hwtr_cv_load(struct cv_cursor *c, sqlite3_stmt *st,
 	    struct cv_page **pgp);
+/* Drop the table's pages if stale; the data version they are valid for. */
+unsigned int hwtr_cv_fresh(struct cv_vtab *vt);
 int	hwtr_cv_find(struct cv_cursor *c, int64_t id, struct cv_page **pgp);
 int64_t	hwtr_cv_index(const struct cv_page *pg, int64_t id);
 

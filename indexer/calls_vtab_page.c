@@ -231,6 +231,34 @@ out:
 }
 
 
+/*
+ * Forget the table's pages if they may be stale: decoded before a change
+ * through this table (@vt's gen, which a rollback moves too), by another
+ * connection, or by SQL on the storage tables (the data version and this
+ * connection's change count).  Before a scan's filter and before a
+ * write looks for the rows it needs: a write after a ROLLBACK, with no
+ * read between them, found the rows as the cache held them.  Returns the
+ * data version the cache is now valid for.
+ */
+unsigned int
+hwtr_cv_fresh(struct cv_vtab *vt)
+{
+	unsigned int dver = 0;
+	int i;
+
+	(void)sqlite3_file_control(vt->db, "main", SQLITE_FCNTL_DATA_VERSION,
+	    &dver);
+	dver += (unsigned int)sqlite3_total_changes64(vt->db);
+	if (vt->cgen != vt->gen || vt->cdver != dver) {
+		for (i = 0; i < CV_NCACHE; i++)
+			vt->cache[i].id0 = -1;
+		vt->pristine = vt->rows_empty = -1;
+		vt->cgen = vt->gen;
+		vt->cdver = dver;
+	}
+	return (dver);
+}
+
 /* The page holding id @id into *@pgp (NULL: none). */
 int
 hwtr_cv_find(struct cv_cursor *c, int64_t id, struct cv_page **pgp)

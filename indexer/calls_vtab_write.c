@@ -328,6 +328,8 @@ hwtr_cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 	int64_t id, old = 0;
 	int rc, i, yes, has_old;
 
+	/* The rows it looks for as they are now, then changed. */
+	(void)hwtr_cv_fresh(vt);
 	vt->gen++;
 	if ((has_old = sqlite3_value_type(argv[0]) != SQLITE_NULL))
 		old = sqlite3_value_int64(argv[0]);

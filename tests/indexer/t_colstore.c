@@ -1000,6 +1000,50 @@ ATF_TC_BODY(sql_rollback_to_forgets_its_writes, tc)
 }
 
 /*
+ * Writes with the pages read after them, @undo, then at once (no read in
+ * between, which would drop the cache) writes that must find the rows
+ * the undo brought back: an id that exists again is refused.
+ */
+static void
+undone_then_written(const char *begin, const char *undo, const char *end)
+{
+	struct gen g;
+	sqlite3 *db = make_db(&g);
+	size_t i;
+
+	make_ref(db, &g);
+	exec_ok(db, begin);
+	write_both(db, "DELETE FROM @ WHERE id = 4321", 1);
+	for (i = 0; i < sizeof(around_4321) / sizeof(around_4321[0]); i++)
+		same_as_ref(db, around_4321[i]);
+	exec_ok(db, undo);
+	write_both(db, "INSERT INTO @ (id, thread, depth, func_ip, "
+	    "entry_kind, exit_kind, entry_seq, exit_seq, entry_insn, "
+	    "exit_insn, insns, self_insns, blocks) VALUES (4321, 1, 0, 0, "
+	    "'call', 'return', 0, 0, 0, 0, 0, 0, 0)", 0);
+	write_both(db, "UPDATE @ SET id = 4321 WHERE id = 4330", 0);
+	ATF_REQUIRE_EQ(one(db, "SELECT count(*) FROM calls WHERE id = 4321"),
+	    1);
+	if (end != NULL)
+		exec_ok(db, end);
+	check_all(db, &g, -1);
+	sqlite3_close(db);
+	free(g.rows);
+}
+
+ATF_TC_WITHOUT_HEAD(sql_write_after_rollback_sees_its_rows);
+ATF_TC_BODY(sql_write_after_rollback_sees_its_rows, tc)
+{
+	undone_then_written("BEGIN", "ROLLBACK", NULL);
+}
+
+ATF_TC_WITHOUT_HEAD(sql_write_after_rollback_to_sees_its_rows);
+ATF_TC_BODY(sql_write_after_rollback_to_sees_its_rows, tc)
+{
+	undone_then_written("SAVEPOINT s", "ROLLBACK TO s", "RELEASE s");
+}
+
+/*
  * Values written with SQL: what a STRICT table of calls_rows' types
  * takes (integers, and text or reals that are one exactly), read back as
  * it holds them; the rest refused, an id of NULL too.
@@ -1251,6 +1295,8 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, sql_rows_break_seq_order);
 	ATF_TP_ADD_TC(tp, sql_rollback_forgets_its_writes);
 	ATF_TP_ADD_TC(tp, sql_rollback_to_forgets_its_writes);
+	ATF_TP_ADD_TC(tp, sql_write_after_rollback_sees_its_rows);
+	ATF_TP_ADD_TC(tp, sql_write_after_rollback_to_sees_its_rows);
 	ATF_TP_ADD_TC(tp, sql_writes_take_strict_types);
 	ATF_TP_ADD_TC(tp, sql_failed_update_keeps_its_row);
 	ATF_TP_ADD_TC(tp, sql_insert_without_id_takes_the_next);
