@@ -671,14 +671,16 @@ cs_decode(const uint8_t *blob, size_t len, int64_t id0, int64_t seq0,
     int64_t n, const struct cs_layout *lo, struct hwtr_cs_row *rows,
     const char **whyp)
 {
-	const uint8_t *p = blob, *end = blob + len, *q, *qend;
+	const uint8_t *p = blob, *end, *q, *qend;
 	uint8_t *raw = NULL;
 	uint64_t nrows, rawlen;
 	int k, rc = -1;
 
+	/* An empty blob is NULL (sqlite3_column_blob()): no NULL + 0. */
 	*whyp = "truncated header";
-	if (len < 3 || n <= 0 || n > HWTR_CS_PAGE)
+	if (blob == NULL || len < 3 || n <= 0 || n > HWTR_CS_PAGE)
 		goto bad;
+	end = blob + len;
 	p++;
 	if (cs_get(&p, end, &nrows) < 0 || cs_get(&p, end, &rawlen) < 0)
 		goto bad;
