@@ -14,10 +14,10 @@
 #
 # The fixtures are made with the tests, by hwtrace itself
 # (build/fuzz/db-fix/): ixgen's walk over the calls fixture program in two
-# threads, indexed (ixgen2.db), and a valgrind capture of the inline
-# fixture program (inline.db, as tests/query/t_query_inline makes it),
-# indexed: between them every table but calls_rows, cycles and cpu_parts
-# has rows.  The whole library is built with clang for the fuzzer.
+# threads, indexed, with two calls added by SQL (ixgen2.db), and a
+# valgrind capture of the inline fixture program (inline.db, as
+# tests/query/t_query_inline makes it), indexed: between them every table
+# but cycles and cpu_parts has rows (neither source makes them).  The whole library is built with clang for the fuzzer.
 
 FUZZ_DB_OBJ = $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(LIB_SRC))
 FUZZ_DB_DIR = $(B)/fuzz/db-fix
@@ -29,13 +29,22 @@ FUZZ_DB_GEN = -n 20000 -t 2 -s 7
 tests: $(FUZZ_DB_FIXES)
 $(B)/tests/fuzz/t_db_seeds: tests/fuzz/db_one.h
 
+# Two calls written with SQL through the calls table (hwtrace_sqlite.so)
+# put rows in calls_rows too.
+FUZZ_DB_COLS = thread, parent, depth, symbol, func_ip, call_ip, entry_kind, \
+	exit_kind, entry_seq, exit_seq, entry_insn, exit_insn, entry_tsc, \
+	exit_tsc, entry_ns, exit_ns, insns, self_insns, blocks
 $(FUZZ_DB_DIR)/ixgen2.db: $(BENCH_B)/ixgen $(B)/hwtrace $(B)/progs/calls \
-    tests/fuzz/fuzz-db.mk
+    $(B)/hwtrace_sqlite.so tests/fuzz/fuzz-db.mk
 	@mkdir -p $(dir $@)
 	rm -f $@ $@.tmp $(FUZZ_DB_DIR)/ixgen2.hwtrace
 	$(BENCH_B)/ixgen $(FUZZ_DB_GEN) $(B)/progs/calls \
 	    $(FUZZ_DB_DIR)/ixgen2.hwtrace
 	$(B)/hwtrace index -q -o $@.tmp $(FUZZ_DB_DIR)/ixgen2.hwtrace
+	sqlite3 -bail -cmd ".load $(abspath $(B))/hwtrace_sqlite" $@.tmp \
+	    "INSERT INTO calls ($(FUZZ_DB_COLS)) SELECT $(FUZZ_DB_COLS) \
+	    FROM calls WHERE id IN (3, 200)"
+	test "$$(sqlite3 $@.tmp 'SELECT count(*) FROM calls_rows')" = 2
 	mv -f $@.tmp $@
 
 # valgrind.bin runs the hwtrace tool (kernel/vgtool/build.mk).
