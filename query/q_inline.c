@@ -891,6 +891,10 @@ nomem:
 	return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
 }
 
+/*
+ * Add @insns to the row of (@name, @inlined, @image), made when new: 0, -1
+ * out of memory, -2 when the sum leaves int64.
+ */
 static int
 q_inl_count(struct q_inl_agg *g, const char *name, int inlined,
     int64_t image, const char *path, int64_t insns)
@@ -923,7 +927,8 @@ q_inl_count(struct q_inl_agg *g, const char *name, int inlined,
 		r = &g->r[k];
 		if (r->hash == hv && r->inlined == inlined &&
 		    r->image == image && strcmp(r->name, name) == 0) {
-			r->insns += insns;
+			if (__builtin_add_overflow(r->insns, insns, &r->insns))
+				return (-2);
 			return (0);
 		}
 	}
@@ -995,17 +1000,26 @@ q_inl_sum(struct hwtr_q *q, const struct q_inl_hot *h, struct q_inl_agg *g,
 		const char *path = (const char *)sqlite3_column_text(st, 5);
 		int e = 0;
 
+		int64_t v;
+
 		while (pi < g->np && g->p[pi].block < blk)
 			pi++;
 		if (pi == g->np || g->p[pi].block != blk)
-			e = q_inl_count(g, fn, 0, image, path,
-			    cnt * sqlite3_column_int64(st, 2));
+			e = __builtin_mul_overflow(cnt,
+			    sqlite3_column_int64(st, 2), &v) ? -2 :
+			    q_inl_count(g, fn, 0, image, path, v);
 		for (; e == 0 && pi < g->np && g->p[pi].block == blk; pi++)
-			e = q_inl_count(g, g->p[pi].name == SIZE_MAX ? fn :
-			    h->names.p + g->p[pi].name, g->p[pi].name !=
-			    SIZE_MAX, image, path, cnt * g->p[pi].insns);
+			e = __builtin_mul_overflow(cnt, g->p[pi].insns, &v) ?
+			    -2 : q_inl_count(g, g->p[pi].name == SIZE_MAX ?
+			    fn : h->names.p + g->p[pi].name, g->p[pi].name !=
+			    SIZE_MAX, image, path, v);
 		if (e < 0) {
 			sqlite3_finalize(st);
+			if (e == -2)
+				return (q_fail(q, -HWTR_E_FORMAT, "block_counts: "
+				    "block %lld: its count %lld is out of range "
+				    "(a damaged database?)", (long long)blk,
+				    (long long)cnt));
 			return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
 		}
 	}

@@ -477,6 +477,22 @@ hostile_block_id_body()
 	    atf_fail "func measure: exit 1 without a message"
 }
 
+atf_test_case hot_inline_count_out_of_range
+hot_inline_count_out_of_range_head() { atf_set descr "hot --by inline on a database whose block ran 2^63-1 times (a damaged or hostile one): exit 1 naming the block, not a count wrapped past int64 (found by make fuzz-db)"; }
+hot_inline_count_out_of_range_body()
+{
+	need_vg_fixture inline
+	require_tools sqlite3
+	capture ok "$HWTRACE_PROGS/inline" ok
+	id=$(sqlite3 ok.db "SELECT min(c.block) FROM block_counts c JOIN blocks b ON b.id = c.block WHERE b.ninsns > 1") ||
+	    atf_fail "sqlite3 cannot read the database"
+	[ -n "$id" ] || atf_fail "expected a counted block of 2 or more instructions, got none"
+	sqlite3 ok.db "UPDATE block_counts SET count = 9223372036854775807 WHERE block = $id" ||
+	    atf_fail "sqlite3 cannot change the database"
+	atf_check -s exit:1 -e match:"block_counts: block $id: its count 9223372036854775807 is out of range" \
+	    "$HWTRACE" query ok.db hot --by inline
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case bt_inlined_matches_gdb
@@ -490,4 +506,5 @@ atf_init_test_cases()
 	atf_add_test_case perfetto_inlined
 	atf_add_test_case func_linespec_cxx
 	atf_add_test_case hostile_block_id
+	atf_add_test_case hot_inline_count_out_of_range
 }
