@@ -263,8 +263,8 @@ fz_db_table_load(sqlite3 *db, struct fz_db_table *t)
 		const char *name = (const char *)sqlite3_column_text(st, 0);
 
 		pk = sqlite3_column_int(st, 1);
-		cols = realloc(t->col, (size_t)(t->ncol + 1) * sizeof(*cols));
-		if (name == NULL || cols == NULL)
+		if (name == NULL || (cols = realloc(t->col,
+		    (size_t)(t->ncol + 1) * sizeof(*cols))) == NULL)
 			break;
 		t->col = cols;
 		if ((t->col[t->ncol] = strdup(name)) == NULL)
@@ -290,9 +290,9 @@ fz_db_table_load(sqlite3 *db, struct fz_db_table *t)
 }
 
 /*
- * Load the database @path as fixture @f: its bytes, with NOT NULL taken
- * out of its tables' declarations, and its ordinary tables.  0, or -1
- * with @err saying why.
+ * Load the database @path as fixture @f (zeroed): its bytes, with NOT
+ * NULL taken out of its tables' declarations, and its ordinary tables.
+ * 0, or -1 with @err saying why.
  */
 static inline int
 fz_db_fix_load(struct fz_db_fix *f, const char *path, char *err,
@@ -305,9 +305,9 @@ fz_db_fix_load(struct fz_db_fix *f, const char *path, char *err,
 	sqlite3 *db;
 	int rc = -1;
 
-	memset(f, 0, sizeof(*f));
-	if ((f->path = strdup(path)) == NULL ||
-	    (f->img = fz_db_slurp(path, &f->len)) == NULL || f->len < 100) {
+	f->img = fz_db_slurp(path, &f->len);
+	if (f->img == NULL || f->len < 100 ||
+	    (f->path = strdup(path)) == NULL) {
 		snprintf(err, errlen, "%.256s: cannot read the fixture", path);
 		fz_db_fix_free(f);
 		return (-1);
@@ -335,8 +335,8 @@ fz_db_fix_load(struct fz_db_fix *f, const char *path, char *err,
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *name = (const char *)sqlite3_column_text(st, 0);
 
-		t = realloc(f->t, (size_t)(f->nt + 1) * sizeof(*t));
-		if (name == NULL || t == NULL)
+		if (name == NULL || (t = realloc(f->t, (size_t)(f->nt + 1) *
+		    sizeof(*t))) == NULL)
 			goto dberr;
 		f->t = t;
 		t = &f->t[f->nt];
