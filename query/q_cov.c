@@ -44,6 +44,12 @@ struct cov_fn {
 	const char	*path;
 };
 
+/* A row of files. */
+struct cov_file {
+	int64_t		id;
+	char		*path;
+};
+
 struct cov {
 	struct cov_pt	*pts;
 	size_t		npts;
@@ -51,7 +57,7 @@ struct cov {
 	size_t		nlines, caplines;
 	struct cov_fn	*fns;
 	size_t		nfns, capfns;
-	char		**paths;	/* files.id -> path */
+	struct cov_file	*paths;		/* files, by id */
 	int64_t		npaths;
 };
 
@@ -168,37 +174,62 @@ cov_points(struct hwtr_q *q, struct cov *cv, int64_t image, int64_t thread,
 	return (0);
 }
 
+/*
+ * The files' paths, in id order: a list, not an array indexed by id, so
+ * that a damaged database's id (2^31, 2^63 - 1) costs nothing; a NULL
+ * path is left out.
+ */
 static int
 cov_paths(struct hwtr_q *q, struct cov *cv)
 {
+	struct cov_file *f;
 	sqlite3_stmt *st;
-	int64_t n, id;
+	const char *path;
+	int64_t n;
 	int rc;
 
-	if ((rc = q_int(q, &n, 0, "SELECT max(id) FROM files", NULL)) < 0)
+	if ((rc = q_int(q, &n, 0, "SELECT count(*) FROM files", NULL)) < 0)
 		return (rc);
-	if ((cv->paths = calloc((size_t)n + 1, sizeof(char *))) == NULL)
+	if ((cv->paths = calloc((size_t)n + 1, sizeof(*cv->paths))) == NULL)
 		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	cv->npaths = n + 1;
-	if ((rc = q_prepare(q, &st, "SELECT id, path FROM files")) < 0)
+	if ((rc = q_prepare(q, &st, "SELECT id, path FROM files WHERE path "
+	    "IS NOT NULL AND typeof(id) = 'integer' ORDER BY id")) < 0)
 		return (rc);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		id = sqlite3_column_int64(st, 0);
-		if (id >= 0 && id <= n && cv->paths[id] == NULL &&
-		    (cv->paths[id] = strdup((const char *)
-		    sqlite3_column_text(st, 1))) == NULL) {
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && cv->npaths < n) {
+		f = &cv->paths[cv->npaths];
+		f->id = sqlite3_column_int64(st, 0);
+		path = (const char *)sqlite3_column_text(st, 1);
+		/* The first of ids that repeat. */
+		if (cv->npaths > 0 && f[-1].id == f->id)
+			continue;
+		if (path == NULL || (f->path = strdup(path)) == NULL) {
 			sqlite3_finalize(st);
 			return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
 		}
+		cv->npaths++;
 	}
 	sqlite3_finalize(st);
-	return (rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read files"));
+	return (rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 :
+	    q_dbfail(q, "cannot read files"));
+}
+
+static int
+cov_file_cmp(const void *key, const void *elt)
+{
+	int64_t id = *(const int64_t *)key;
+	const struct cov_file *f = elt;
+
+	return (id < f->id ? -1 : id > f->id);
 }
 
 static const char *
 cov_path(const struct cov *cv, int64_t id)
 {
-	return (id >= 0 && id < cv->npaths ? cv->paths[id] : NULL);
+	const struct cov_file *f;
+
+	f = cv->npaths > 0 ? bsearch(&id, cv->paths, (size_t)cv->npaths,
+	    sizeof(*cv->paths), cov_file_cmp) : NULL;
+	return (f != NULL ? f->path : NULL);
 }
 
 /* The images @spec names (id, key, path or file name), or all that ran. */
@@ -546,7 +577,7 @@ out:
 		free(cv.fns[i].name);
 	free(cv.fns);
 	for (k = 0; k < cv.npaths; k++)
-		free(cv.paths[k]);
+		free(cv.paths[k].path);
 	free(cv.paths);
 	return (rc);
 }
