@@ -136,16 +136,28 @@ cov_points(struct hwtr_q *q, struct cov *cv, int64_t image, int64_t thread,
 	sqlite3_bind_int64(st, 1, image);
 	cov_bind(st, thread, r);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t addr = sqlite3_column_int64(st, 0);
+		int64_t size = sqlite3_column_int64(st, 1);
+		int64_t count = sqlite3_column_int64(st, 2);
+
+		/*
+		 * A damaged database's rows: a count below 1 is a block that
+		 * did not run (as hot takes it), a size below 0 or past the
+		 * end of int64 covers nothing.
+		 */
+		if (count <= 0)
+			continue;
+		if (size < 0 || __builtin_add_overflow(addr, size, &size))
+			size = addr;
 		if (hwtr_grow(&ev, &cap, nev_ + 2, sizeof(*ev)) < 0) {
 			sqlite3_finalize(st);
 			free(ev);
 			return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
 		}
-		ev[nev_].addr = sqlite3_column_int64(st, 0);
-		ev[nev_].delta = sqlite3_column_int64(st, 2);
-		ev[nev_ + 1].addr = ev[nev_].addr +
-		    sqlite3_column_int64(st, 1);
-		ev[nev_ + 1].delta = -ev[nev_].delta;
+		ev[nev_].addr = addr;
+		ev[nev_].delta = count;
+		ev[nev_ + 1].addr = size;
+		ev[nev_ + 1].delta = -count;
 		nev_ += 2;
 	}
 	sqlite3_finalize(st);
@@ -161,7 +173,12 @@ cov_points(struct hwtr_q *q, struct cov *cv, int64_t image, int64_t thread,
 		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
 	}
 	for (i = 0, k = 0; i < nev_; i++) {
-		cum += ev[i].delta;
+		if (__builtin_add_overflow(cum, ev[i].delta, &cum)) {
+			free(ev);
+			return (q_fail(q, -HWTR_E_FORMAT, "blocks: the counts "
+			    "of blocks at %#llx add up past 2^63 (a damaged "
+			    "database?)", (unsigned long long)ev[i].addr));
+		}
 		if (k > 0 && cv->pts[k - 1].addr == ev[i].addr)
 			cv->pts[k - 1].count = cum;
 		else {

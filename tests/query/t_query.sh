@@ -586,6 +586,18 @@ coverage_file_id_far_body()
 	    "$HWTRACE" query fix.db coverage
 }
 
+atf_test_case coverage_count_negative
+coverage_count_negative_head() { atf_set descr "coverage on a database whose block of main's entry ran -2^63 times (a damaged or hostile one) takes it as not run: main entered 0 times, 1 of its 2 lines hit (the count was negated past int64; found by make fuzz-db)"; }
+coverage_count_negative_body()
+{
+	mkfix
+	sqlite3 fix.db "UPDATE blocks SET exec_count = -9223372036854775808 WHERE image_addr = 4198448" ||
+	    atf_fail "sqlite3 failed"
+	atf_check -s exit:0 -o match:"main +0x401030 +fix.c:24 +0 +[-0-9]+ +1 +2" \
+	    -o match:"sum +0x401010 +fix.c:10 +1 +16 +5 +5" -e ignore \
+	    "$HWTRACE" query fix.db coverage
+}
+
 atf_test_case usage_errors
 usage_errors_head() { atf_set descr "unknown verbs and options and malformed numbers are usage errors (exit 2)"; }
 usage_errors_body()
@@ -738,6 +750,7 @@ atf_init_test_cases()
 	atf_add_test_case bad_databases
 	atf_add_test_case chunk_short_of_its_row
 	atf_add_test_case coverage_file_id_far
+	atf_add_test_case coverage_count_negative
 	atf_add_test_case usage_errors
 	atf_add_test_case help_every_verb
 	atf_add_test_case archive_cache
