@@ -493,6 +493,19 @@ hot_inline_count_out_of_range_body()
 	    "$HWTRACE" query ok.db hot --by inline
 }
 
+atf_test_case export_block_id_far
+export_block_id_far_head() { atf_set descr "export --perfetto on a database whose last block's id is moved up by 2^31 (a damaged or hostile one): exit 1 naming the ids, not an array of 2^31 blocks (found by make fuzz-db)"; }
+export_block_id_far_body()
+{
+	need_vg_fixture inline
+	require_tools sqlite3
+	capture ok "$HWTRACE_PROGS/inline" ok
+	sqlite3 ok.db "UPDATE blocks SET id = id + 2147483648 WHERE id = (SELECT max(id) FROM blocks)" ||
+	    atf_fail "sqlite3 cannot change the database"
+	atf_check -s exit:1 -e match:"blocks: ids reach [0-9]+ for [0-9]+ rows" \
+	    "$HWTRACE" query ok.db export --perfetto p.json
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case bt_inlined_matches_gdb
@@ -507,4 +520,5 @@ atf_init_test_cases()
 	atf_add_test_case func_linespec_cxx
 	atf_add_test_case hostile_block_id
 	atf_add_test_case hot_inline_count_out_of_range
+	atf_add_test_case export_block_id_far
 }
