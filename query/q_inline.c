@@ -1250,6 +1250,9 @@ ir_blk_fill(struct ir *ir, struct ir_blk *b, size_t ii, uint64_t a,
 	return (0);
 }
 
+/* The most instructions a block may have (a straight run of code). */
+#define IR_MAXINSNS	(1 << 20)
+
 /* Block @id's facts, read on first use (NULL: an error, in q->msg). */
 static const struct ir_blk *
 ir_blk(struct ir *ir, int64_t id)
@@ -1274,6 +1277,13 @@ ir_blk(struct ir *ir, int64_t id)
 	sqlite3_bind_int64(ir->bst, 1, id);
 	if (sqlite3_step(ir->bst) != SQLITE_ROW) {
 		q_dbfail(ir->q, "export: cannot read blocks");
+		return (NULL);
+	}
+	/* A block of more than IR_MAXINSNS: a damaged database. */
+	if (sqlite3_column_int64(ir->bst, 2) > IR_MAXINSNS) {
+		q_fail(ir->q, -HWTR_E_FORMAT, "blocks: block %lld has %lld "
+		    "instructions: out of range (a damaged database?)",
+		    (long long)id, (long long)sqlite3_column_int64(ir->bst, 2));
 		return (NULL);
 	}
 	if (sqlite3_column_int64(ir->bst, 2) > 0)
