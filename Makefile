@@ -6,7 +6,8 @@
 #   make sanitize   the suite under AddressSanitizer + UBSan (build-asan/)
 #   make fuzz       run the libFuzzer targets (archive reader, perf.data, importers,
 #                   perf maps and jitdump, fpt against libipt, hostile ELF
-#                   images, SQL over the virtual tables against SQLite)
+#                   images, SQL over the virtual tables against SQLite,
+#                   damaged databases through the verbs)
 #   make bench      benchmarks (see docs/PERFORMANCE.md)
 #   make lint       mandoc -Tlint on every man page
 #   make layers     the module arrows hold (includes and calls) and no

@@ -44,6 +44,12 @@ struct cov_fn {
 	const char	*path;
 };
 
+/* A row of files. */
+struct cov_file {
+	int64_t		id;
+	char		*path;
+};
+
 struct cov {
 	struct cov_pt	*pts;
 	size_t		npts;
@@ -51,7 +57,7 @@ struct cov {
 	size_t		nlines, caplines;
 	struct cov_fn	*fns;
 	size_t		nfns, capfns;
-	char		**paths;	/* files.id -> path */
+	struct cov_file	*paths;		/* files, by id */
 	int64_t		npaths;
 };
 
@@ -130,16 +136,28 @@ cov_points(struct hwtr_q *q, struct cov *cv, int64_t image, int64_t thread,
 	sqlite3_bind_int64(st, 1, image);
 	cov_bind(st, thread, r);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t addr = sqlite3_column_int64(st, 0);
+		int64_t size = sqlite3_column_int64(st, 1);
+		int64_t count = sqlite3_column_int64(st, 2);
+
+		/*
+		 * A damaged database's rows: a count below 1 is a block that
+		 * did not run (as hot takes it), a size below 0 or past the
+		 * end of int64 covers nothing.
+		 */
+		if (count <= 0)
+			continue;
+		if (size < 0 || __builtin_add_overflow(addr, size, &size))
+			size = addr;
 		if (hwtr_grow(&ev, &cap, nev_ + 2, sizeof(*ev)) < 0) {
 			sqlite3_finalize(st);
 			free(ev);
 			return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
 		}
-		ev[nev_].addr = sqlite3_column_int64(st, 0);
-		ev[nev_].delta = sqlite3_column_int64(st, 2);
-		ev[nev_ + 1].addr = ev[nev_].addr +
-		    sqlite3_column_int64(st, 1);
-		ev[nev_ + 1].delta = -ev[nev_].delta;
+		ev[nev_].addr = addr;
+		ev[nev_].delta = count;
+		ev[nev_ + 1].addr = size;
+		ev[nev_ + 1].delta = -count;
 		nev_ += 2;
 	}
 	sqlite3_finalize(st);
@@ -155,7 +173,12 @@ cov_points(struct hwtr_q *q, struct cov *cv, int64_t image, int64_t thread,
 		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
 	}
 	for (i = 0, k = 0; i < nev_; i++) {
-		cum += ev[i].delta;
+		if (__builtin_add_overflow(cum, ev[i].delta, &cum)) {
+			free(ev);
+			return (q_fail(q, -HWTR_E_FORMAT, "blocks: the counts "
+			    "of blocks at %#llx add up past 2^63 (a damaged "
+			    "database?)", (unsigned long long)ev[i].addr));
+		}
 		if (k > 0 && cv->pts[k - 1].addr == ev[i].addr)
 			cv->pts[k - 1].count = cum;
 		else {
@@ -168,37 +191,62 @@ cov_points(struct hwtr_q *q, struct cov *cv, int64_t image, int64_t thread,
 	return (0);
 }
 
+/*
+ * The files' paths, in id order: a list, not an array indexed by id, so
+ * that a damaged database's id (2^31, 2^63 - 1) costs nothing; a NULL
+ * path is left out.
+ */
 static int
 cov_paths(struct hwtr_q *q, struct cov *cv)
 {
+	struct cov_file *f;
 	sqlite3_stmt *st;
-	int64_t n, id;
+	const char *path;
+	int64_t n;
 	int rc;
 
-	if ((rc = q_int(q, &n, 0, "SELECT max(id) FROM files", NULL)) < 0)
+	if ((rc = q_int(q, &n, 0, "SELECT count(*) FROM files", NULL)) < 0)
 		return (rc);
-	if ((cv->paths = calloc((size_t)n + 1, sizeof(char *))) == NULL)
+	if ((cv->paths = calloc((size_t)n + 1, sizeof(*cv->paths))) == NULL)
 		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
-	cv->npaths = n + 1;
-	if ((rc = q_prepare(q, &st, "SELECT id, path FROM files")) < 0)
+	if ((rc = q_prepare(q, &st, "SELECT id, path FROM files WHERE path "
+	    "IS NOT NULL AND typeof(id) = 'integer' ORDER BY id")) < 0)
 		return (rc);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		id = sqlite3_column_int64(st, 0);
-		if (id >= 0 && id <= n && cv->paths[id] == NULL &&
-		    (cv->paths[id] = strdup((const char *)
-		    sqlite3_column_text(st, 1))) == NULL) {
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && cv->npaths < n) {
+		f = &cv->paths[cv->npaths];
+		f->id = sqlite3_column_int64(st, 0);
+		path = (const char *)sqlite3_column_text(st, 1);
+		/* The first of ids that repeat. */
+		if (cv->npaths > 0 && f[-1].id == f->id)
+			continue;
+		if (path == NULL || (f->path = strdup(path)) == NULL) {
 			sqlite3_finalize(st);
 			return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
 		}
+		cv->npaths++;
 	}
 	sqlite3_finalize(st);
-	return (rc == SQLITE_DONE ? 0 : q_dbfail(q, "cannot read files"));
+	return (rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 :
+	    q_dbfail(q, "cannot read files"));
+}
+
+static int
+cov_file_cmp(const void *key, const void *elt)
+{
+	int64_t id = *(const int64_t *)key;
+	const struct cov_file *f = elt;
+
+	return (id < f->id ? -1 : id > f->id);
 }
 
 static const char *
 cov_path(const struct cov *cv, int64_t id)
 {
-	return (id >= 0 && id < cv->npaths ? cv->paths[id] : NULL);
+	const struct cov_file *f;
+
+	f = cv->npaths > 0 ? bsearch(&id, cv->paths, (size_t)cv->npaths,
+	    sizeof(*cv->paths), cov_file_cmp) : NULL;
+	return (f != NULL ? f->path : NULL);
 }
 
 /* The images @spec names (id, key, path or file name), or all that ran. */
@@ -546,7 +594,7 @@ out:
 		free(cv.fns[i].name);
 	free(cv.fns);
 	for (k = 0; k < cv.npaths; k++)
-		free(cv.paths[k]);
+		free(cv.paths[k].path);
 	free(cv.paths);
 	return (rc);
 }

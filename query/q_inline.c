@@ -891,6 +891,10 @@ nomem:
 	return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
 }
 
+/*
+ * Add @insns to the row of (@name, @inlined, @image), made when new: 0, -1
+ * out of memory, -2 when the sum leaves int64.
+ */
 static int
 q_inl_count(struct q_inl_agg *g, const char *name, int inlined,
     int64_t image, const char *path, int64_t insns)
@@ -923,7 +927,8 @@ q_inl_count(struct q_inl_agg *g, const char *name, int inlined,
 		r = &g->r[k];
 		if (r->hash == hv && r->inlined == inlined &&
 		    r->image == image && strcmp(r->name, name) == 0) {
-			r->insns += insns;
+			if (__builtin_add_overflow(r->insns, insns, &r->insns))
+				return (-2);
 			return (0);
 		}
 	}
@@ -995,17 +1000,26 @@ q_inl_sum(struct hwtr_q *q, const struct q_inl_hot *h, struct q_inl_agg *g,
 		const char *path = (const char *)sqlite3_column_text(st, 5);
 		int e = 0;
 
+		int64_t v;
+
 		while (pi < g->np && g->p[pi].block < blk)
 			pi++;
 		if (pi == g->np || g->p[pi].block != blk)
-			e = q_inl_count(g, fn, 0, image, path,
-			    cnt * sqlite3_column_int64(st, 2));
+			e = __builtin_mul_overflow(cnt,
+			    sqlite3_column_int64(st, 2), &v) ? -2 :
+			    q_inl_count(g, fn, 0, image, path, v);
 		for (; e == 0 && pi < g->np && g->p[pi].block == blk; pi++)
-			e = q_inl_count(g, g->p[pi].name == SIZE_MAX ? fn :
-			    h->names.p + g->p[pi].name, g->p[pi].name !=
-			    SIZE_MAX, image, path, cnt * g->p[pi].insns);
+			e = __builtin_mul_overflow(cnt, g->p[pi].insns, &v) ?
+			    -2 : q_inl_count(g, g->p[pi].name == SIZE_MAX ?
+			    fn : h->names.p + g->p[pi].name, g->p[pi].name !=
+			    SIZE_MAX, image, path, v);
 		if (e < 0) {
 			sqlite3_finalize(st);
+			if (e == -2)
+				return (q_fail(q, -HWTR_E_FORMAT, "block_counts: "
+				    "block %lld: its count %lld is out of range "
+				    "(a damaged database?)", (long long)blk,
+				    (long long)cnt));
 			return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
 		}
 	}
@@ -1236,6 +1250,9 @@ ir_blk_fill(struct ir *ir, struct ir_blk *b, size_t ii, uint64_t a,
 	return (0);
 }
 
+/* The most instructions a block may have (a straight run of code). */
+#define IR_MAXINSNS	(1 << 20)
+
 /* Block @id's facts, read on first use (NULL: an error, in q->msg). */
 static const struct ir_blk *
 ir_blk(struct ir *ir, int64_t id)
@@ -1260,6 +1277,13 @@ ir_blk(struct ir *ir, int64_t id)
 	sqlite3_bind_int64(ir->bst, 1, id);
 	if (sqlite3_step(ir->bst) != SQLITE_ROW) {
 		q_dbfail(ir->q, "export: cannot read blocks");
+		return (NULL);
+	}
+	/* A block of more than IR_MAXINSNS: a damaged database. */
+	if (sqlite3_column_int64(ir->bst, 2) > IR_MAXINSNS) {
+		q_fail(ir->q, -HWTR_E_FORMAT, "blocks: block %lld has %lld "
+		    "instructions: out of range (a damaged database?)",
+		    (long long)id, (long long)sqlite3_column_int64(ir->bst, 2));
 		return (NULL);
 	}
 	if (sqlite3_column_int64(ir->bst, 2) > 0)
@@ -1538,6 +1562,7 @@ q_inl_runs(struct hwtr_q *q, int64_t thread, int64_t seq_lo, int64_t seq_hi,
     int (*fn)(void *, const struct q_inl_run *), void *arg)
 {
 	struct ir ir = { .q = q, .fn = fn, .arg = arg };
+	int64_t nrows;
 	int rc;
 
 	if (!q_inl_on(q))
@@ -1545,9 +1570,24 @@ q_inl_runs(struct hwtr_q *q, int64_t thread, int64_t seq_lo, int64_t seq_hi,
 	if ((rc = q_inl_hot_load(q, &ir.h)) < 0 ||
 	    (rc = q_int(q, &ir.nbk, 0, "SELECT coalesce(max(id), 0) + 1 FROM "
 	    "blocks", NULL)) < 0 ||
+	    (rc = q_int(q, &nrows, 0, "SELECT count(*) FROM blocks",
+	    NULL)) < 0 ||
 	    (rc = q_prepare(q, &ir.bst, "SELECT image, image_addr, ninsns, "
 	    "insn_lens FROM blocks WHERE id = ?1")) < 0)
 		goto out;
+	/*
+	 * The blocks are kept in an array by id, which index numbers from 0
+	 * up: ids far past the rows' count (a damaged database) would make
+	 * it gigabytes.
+	 */
+	if (ir.nbk < 1)
+		ir.nbk = 1;
+	if (ir.nbk > 2 * nrows + 65536) {
+		rc = q_fail(q, -HWTR_E_FORMAT, "blocks: ids reach %lld for "
+		    "%lld rows (a damaged database?)", (long long)ir.nbk - 1,
+		    (long long)nrows);
+		goto out;
+	}
 	if ((ir.bk = calloc((size_t)ir.nbk, sizeof(*ir.bk))) == NULL) {
 		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 		goto out;

@@ -189,7 +189,8 @@ p_walk(struct hwtr_q *q, sqlite3_stmt *st, struct p_linec *lc,
 {
 	struct p_ent *e;
 	const uint8_t *lens, *code;
-	int64_t ip, start, image, iaddr, sym, count, file, line, ninsns;
+	int64_t ip, start, image, iaddr, sym, count, file, line, ninsns, n;
+	int64_t ia;
 	int has_image, has_sym, nlens, ncode, k, rc;
 	size_t off;
 
@@ -209,7 +210,18 @@ p_walk(struct hwtr_q *q, sqlite3_stmt *st, struct p_linec *lc,
 		count = sqlite3_column_int64(st, 9);
 		if (count <= 0)
 			continue;
-		*totalp += count * ninsns;
+		/*
+		 * A damaged or hostile database may hold any count: one that
+		 * makes more than 2^63 instructions is refused, not wrapped.
+		 * Then every sum below stays under the total.
+		 */
+		if (ninsns < 0 || __builtin_mul_overflow(count, ninsns, &n) ||
+		    __builtin_add_overflow(*totalp, n, totalp))
+			return (q_fail(q, -HWTR_E_FORMAT, "blocks: block %lld "
+			    "ran %lld times with %lld instructions: out of "
+			    "range (a damaged database?)",
+			    (long long)sqlite3_column_int64(st, 0),
+			    (long long)count, (long long)ninsns));
 		/* Without lengths only the first instruction has an address. */
 		if (lens == NULL)
 			nlens = 0;
@@ -220,21 +232,31 @@ p_walk(struct hwtr_q *q, sqlite3_stmt *st, struct p_linec *lc,
 			/* Lengths unknown: the block's count, at its start. */
 			if (nlens == 0)
 				n1 = ninsns;
-			ip = start + (int64_t)off;
-			if ((rc = p_line(q, lc, has_image, image, iaddr +
-			    (int64_t)off, &file, &line)) < 0)
+			/* Addresses wrap as unsigned ones (a hostile start). */
+			ip = (int64_t)((uint64_t)start + off);
+			ia = (int64_t)((uint64_t)iaddr + off);
+			if ((rc = p_line(q, lc, has_image, image, ia, &file,
+			    &line)) < 0)
 				return (rc);
 			{
-				e = has_image ? p_get(insns, image, iaddr +
-				    (int64_t)off) : p_get(insns, -1, ip);
+				e = has_image ? p_get(insns, image, ia) :
+				    p_get(insns, -1, ip);
 				if (e == NULL)
 					goto nomem;
-				e->count += count;
+				/* The counts of blocks sharing it (ninsns 0). */
+				if (__builtin_add_overflow(e->count, count,
+				    &e->count))
+					return (q_fail(q, -HWTR_E_FORMAT,
+					    "blocks: block %lld: its count %lld "
+					    "is out of range (a damaged "
+					    "database?)", (long long)
+					    sqlite3_column_int64(st, 0),
+					    (long long)count));
 				e->insns += count * n1;
 				e->ip = ip;
 				e->has_image = has_image;
 				e->image = image;
-				e->iaddr = iaddr + (int64_t)off;
+				e->iaddr = ia;
 				e->has_sym = has_sym;
 				e->symbol = sym;
 				e->mode = sqlite3_column_int(st, 6);

@@ -1,9 +1,10 @@
 # The archive reader's, the perf.data reader's, the perf map and jitdump
 # readers', the LLDB bundle and CoreSight snapshot importers', fpt's
-# differential, the hostile-binary and the SQL differential fuzzers
-# (`make fuzz`) and the archive reader's seed corpus.
+# differential, the hostile-binary, the SQL differential and the
+# damaged-database fuzzers (`make fuzz`) and the archive reader's seed
+# corpus.
 #
-#   make fuzz [FUZZ_SECONDS=120]  run the seven fuzzers, that long each
+#   make fuzz [FUZZ_SECONDS=120]  run the eight fuzzers, that long each
 #   make fuzz-reader, make fuzz-perf, make fuzz-import, make fuzz-jit
 #   make fuzz-fpt    fpt against libipt (tests/fuzz/fuzz-fpt.mk)
 #   make fuzz-elf    hostile ELF images through the whole index: each input
@@ -22,6 +23,17 @@
 #	with both answers (tests/fuzz/fuzz-sql.mk, sql_one.h).  Add an input
 #	that found one to tests/fuzz/corpus-sql/ as reg-<what>;
 #	tests/fuzz/t_sql_seeds replays that corpus in make check.
+#   make fuzz-db     damaged databases through the verbs: each input is a
+#	fixture (an ixgen walk over calls in two threads, the inline
+#	fixture's valgrind capture: databases hwtrace index wrote, made
+#	with the tests), a verb of hwtrace-query(1) and a few mutations of
+#	the fixture's rows (extreme values, deltas, flipped bits in blobs
+#	and inside their zstd frames, truncated blobs, deleted rows) on an
+#	in-memory copy; the verb, run through the library, must answer or
+#	fail with a message (tests/fuzz/fuzz-db.mk, db_one.h).  Add an
+#	input that found a crash, a hang or a failure without a message to
+#	tests/fuzz/corpus-db/ as reg-<what>; tests/fuzz/t_db_seeds replays
+#	that corpus in make check.
 #
 #   fuzz-reader: build build-fuzz/fuzz_reader with clang
 #	(libFuzzer + ASan + UBSan, the library too) and run it for that long
@@ -76,7 +88,8 @@ fuzz-build:
 	    tests/fuzz/fuzz_jit.c $(FUZZ_OBJ) $(LIBS)
 
 .PHONY: fuzz-reader fuzz-perf fuzz-import fuzz-jit
-fuzz: fuzz-reader fuzz-perf fuzz-import fuzz-jit fuzz-fpt fuzz-elf fuzz-sql
+fuzz: fuzz-reader fuzz-perf fuzz-import fuzz-jit fuzz-fpt fuzz-elf fuzz-sql \
+	fuzz-db
 
 # fuzz-perf: the perf.data reader and importer (tests/fuzz/fuzz_perf.c),
 # seeded with the shared corpus's real recordings when present (read
@@ -149,3 +162,5 @@ fuzz-seeds: $(B)/fuzz/mkseeds
 -include tests/fuzz/fuzz-elf.mk
 # SQL over the virtual tables against SQLite (its own file).
 -include tests/fuzz/fuzz-sql.mk
+# Damaged databases through the verbs (its own file).
+-include tests/fuzz/fuzz-db.mk

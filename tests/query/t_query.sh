@@ -580,6 +580,30 @@ chunk_short_of_its_row_body()
 	[ "$rc" -le 1 ] || atf_fail "insns -n 1: exit $rc (124: it did not end): $(cat i.err)"
 }
 
+atf_test_case coverage_file_id_far
+coverage_file_id_far_head() { atf_set descr "coverage on a database whose file has id 2^63-1 (a damaged or hostile one) answers, lines without a file shown as '-', instead of an array indexed by that id (out of memory; found by make fuzz-db)"; }
+coverage_file_id_far_body()
+{
+	mkfix
+	sqlite3 fix.db "UPDATE files SET id = 9223372036854775807 WHERE id = 1" ||
+	    atf_fail "sqlite3 failed"
+	atf_check -s exit:0 -o match:"sum +0x401010 +- +1 +16 +5 +5" \
+	    -o match:"unused +0x401040 +- +0 +0 +0 +2" -e ignore \
+	    "$HWTRACE" query fix.db coverage
+}
+
+atf_test_case coverage_count_negative
+coverage_count_negative_head() { atf_set descr "coverage on a database whose block of main's entry ran -2^63 times (a damaged or hostile one) takes it as not run: main entered 0 times, 1 of its 2 lines hit (the count was negated past int64; found by make fuzz-db)"; }
+coverage_count_negative_body()
+{
+	mkfix
+	sqlite3 fix.db "UPDATE blocks SET exec_count = -9223372036854775808 WHERE image_addr = 4198448" ||
+	    atf_fail "sqlite3 failed"
+	atf_check -s exit:0 -o match:"main +0x401030 +fix.c:24 +0 +[-0-9]+ +1 +2" \
+	    -o match:"sum +0x401010 +fix.c:10 +1 +16 +5 +5" -e ignore \
+	    "$HWTRACE" query fix.db coverage
+}
+
 atf_test_case usage_errors
 usage_errors_head() { atf_set descr "unknown verbs and options and malformed numbers are usage errors (exit 2)"; }
 usage_errors_body()
@@ -731,6 +755,8 @@ atf_init_test_cases()
 	atf_add_test_case export_perfetto
 	atf_add_test_case bad_databases
 	atf_add_test_case chunk_short_of_its_row
+	atf_add_test_case coverage_file_id_far
+	atf_add_test_case coverage_count_negative
 	atf_add_test_case usage_errors
 	atf_add_test_case help_every_verb
 	atf_add_test_case archive_cache

@@ -477,6 +477,48 @@ hostile_block_id_body()
 	    atf_fail "func measure: exit 1 without a message"
 }
 
+atf_test_case hot_inline_count_out_of_range
+hot_inline_count_out_of_range_head() { atf_set descr "hot --by inline on a database whose block ran 2^63-1 times (a damaged or hostile one): exit 1 naming the block, not a count wrapped past int64 (found by make fuzz-db)"; }
+hot_inline_count_out_of_range_body()
+{
+	need_vg_fixture inline
+	require_tools sqlite3
+	capture ok "$HWTRACE_PROGS/inline" ok
+	id=$(sqlite3 ok.db "SELECT min(c.block) FROM block_counts c JOIN blocks b ON b.id = c.block WHERE b.ninsns > 1") ||
+	    atf_fail "sqlite3 cannot read the database"
+	[ -n "$id" ] || atf_fail "expected a counted block of 2 or more instructions, got none"
+	sqlite3 ok.db "UPDATE block_counts SET count = 9223372036854775807 WHERE block = $id" ||
+	    atf_fail "sqlite3 cannot change the database"
+	atf_check -s exit:1 -e match:"block_counts: block $id: its count 9223372036854775807 is out of range" \
+	    "$HWTRACE" query ok.db hot --by inline
+}
+
+atf_test_case export_block_id_far
+export_block_id_far_head() { atf_set descr "export --perfetto on a database whose last block's id is moved up by 2^31 (a damaged or hostile one): exit 1 naming the ids, not an array of 2^31 blocks (found by make fuzz-db)"; }
+export_block_id_far_body()
+{
+	need_vg_fixture inline
+	require_tools sqlite3
+	capture ok "$HWTRACE_PROGS/inline" ok
+	sqlite3 ok.db "UPDATE blocks SET id = id + 2147483648 WHERE id = (SELECT max(id) FROM blocks)" ||
+	    atf_fail "sqlite3 cannot change the database"
+	atf_check -s exit:1 -e match:"blocks: ids reach [0-9]+ for [0-9]+ rows" \
+	    "$HWTRACE" query ok.db export --perfetto p.json
+}
+
+atf_test_case export_block_ninsns_far
+export_block_ninsns_far_head() { atf_set descr "export --perfetto on a database whose blocks say 2^31 instructions more than they hold (a damaged or hostile one): exit 1 naming a block, not gigabytes of offsets (found by make fuzz-db)"; }
+export_block_ninsns_far_body()
+{
+	need_vg_fixture inline
+	require_tools sqlite3
+	capture ok "$HWTRACE_PROGS/inline" ok
+	sqlite3 ok.db "UPDATE blocks SET ninsns = ninsns + 2147483648" ||
+	    atf_fail "sqlite3 cannot change the database"
+	atf_check -s exit:1 -e match:"blocks: block [0-9]+ has [0-9]+ instructions: out of range" \
+	    timeout 60 "$HWTRACE" query ok.db export --perfetto p.json
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case bt_inlined_matches_gdb
@@ -490,4 +532,7 @@ atf_init_test_cases()
 	atf_add_test_case perfetto_inlined
 	atf_add_test_case func_linespec_cxx
 	atf_add_test_case hostile_block_id
+	atf_add_test_case hot_inline_count_out_of_range
+	atf_add_test_case export_block_id_far
+	atf_add_test_case export_block_ninsns_far
 }

@@ -455,6 +455,21 @@ depth_filters_body()
 	    "$HWTRACE" query fix.db timeline --depth x
 }
 
+atf_test_case hot_count_out_of_range
+hot_count_out_of_range_head() { atf_set descr "hot --by line on a database whose block ran 2^63-1 times (a damaged or hostile one): exit 1 naming the block, not a total wrapped past int64 (found by make fuzz-db)"; }
+hot_count_out_of_range_body()
+{
+	require_tools sqlite3
+	fixture_db
+	id=$(sqlite3 fix.db "SELECT min(id) FROM blocks WHERE ninsns > 1 AND exec_count > 0") ||
+	    atf_fail "sqlite3 cannot read the fixture"
+	[ -n "$id" ] || atf_fail "expected a block of 2 or more instructions that ran, got none"
+	sqlite3 fix.db "UPDATE blocks SET exec_count = 9223372036854775807 WHERE id = $id" ||
+	    atf_fail "sqlite3 cannot change the fixture"
+	atf_check -s exit:1 -e match:"blocks: block $id ran 9223372036854775807 times with [0-9]+ instructions: out of range" \
+	    "$HWTRACE" query fix.db hot --by line
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case bt_crash_matches_gdb
@@ -467,4 +482,5 @@ atf_init_test_cases()
 	atf_add_test_case diff_known_divergence
 	atf_add_test_case range_filters
 	atf_add_test_case depth_filters
+	atf_add_test_case hot_count_out_of_range
 }
