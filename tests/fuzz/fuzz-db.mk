@@ -10,8 +10,7 @@
 # FUZZ_DB_VERBOSE=1 build-fuzz/fuzz_db ARTIFACT says its mutations before
 # the verb runs.  Add such an input to tests/fuzz/corpus-db/ as
 # reg-<what>; tests/fuzz/t_db_seeds replays that corpus in make check,
-# built with the normal compiler.  One known fault is kept out until it
-# is mended (an empty calls page: FZ_DB_SKIP_EMPTY_PAGE in db_one.h).
+# built with the normal compiler.
 #
 # The fixtures are made with the tests, by hwtrace itself
 # (build/fuzz/db-fix/): ixgen's walk over the calls fixture program in two
