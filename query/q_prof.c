@@ -883,16 +883,19 @@ q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
 			goto out;
 		}
 		up[depth] = r;
-		if (depth > 0)
-			kids[up[depth - 1]] += strtoll(hwtr_q_res_cell(tree, r,
-			    wcol, NULL), NULL, 10);
+		/* Sums past 2^63 (a damaged database) are refused below. */
+		if (depth > 0 && __builtin_add_overflow(kids[up[depth - 1]],
+		    strtoll(hwtr_q_res_cell(tree, r, wcol, NULL), NULL, 10),
+		    &kids[up[depth - 1]]))
+			goto range;
 	}
 	for (r = 0; r < nrows; r++) {
 		thread = strtoll(hwtr_q_res_cell(tree, r, 0, NULL), NULL, 10);
 		depth = strtoll(hwtr_q_res_cell(tree, r, 1, NULL), NULL, 10);
 		fn = hwtr_q_res_cell(tree, r, 2, NULL);
-		self = strtoll(hwtr_q_res_cell(tree, r, wcol, NULL), NULL, 10) -
-		    kids[r];
+		if (__builtin_sub_overflow(strtoll(hwtr_q_res_cell(tree, r,
+		    wcol, NULL), NULL, 10), kids[r], &self))
+			goto range;
 		if (depth < 0 || fn == NULL || (size_t)depth > r) {
 			rc = q_fail(q, -HWTR_E_INVAL, "export: unexpected "
 			    "tree row %zu", r);
@@ -920,7 +923,8 @@ q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
 			q_str_add(&o, path.p, path.len);
 			q_str_printf(&o, " %lld\n", (long long)self);
 			nstacks++;
-			total += self;
+			if (__builtin_add_overflow(total, self, &total))
+				goto range;
 		}
 		if (o.err || path.err)
 			goto nomem;
@@ -942,6 +946,10 @@ q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
 	rc |= q_res_push(*resp, HWTR_Q_TEXT, wcol == 6 ? "ns" : "instructions");
 	if (rc != 0)
 		goto nomem;
+	goto out;
+range:
+	rc = q_fail(q, -HWTR_E_FORMAT, "export: the call tree's weights are "
+	    "out of range (a damaged database?)");
 	goto out;
 nomem:
 	rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");

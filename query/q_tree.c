@@ -292,6 +292,32 @@ tinl_get(struct hwtr_q *q, struct tinl *ti, uint64_t ip)
 }
 
 /*
+ * Add @count calls to node @n with the instructions, own instructions and
+ * duration (NULL: not known) in columns @col to @col + 2 of @st.  A
+ * damaged or hostile database may hold any value: a sum past 2^63 is
+ * refused, not wrapped, naming @what @id.  0, or an error (q->msg).
+ */
+static int
+tnode_add(struct hwtr_q *q, struct tnode *n, int64_t count,
+    sqlite3_stmt *st, int col, const char *what, int64_t id)
+{
+	int has_dur = sqlite3_column_type(st, col + 2) != SQLITE_NULL;
+
+	if (__builtin_add_overflow(n->count, count, &n->count) ||
+	    __builtin_add_overflow(n->insns, sqlite3_column_int64(st, col),
+	    &n->insns) || __builtin_add_overflow(n->self,
+	    sqlite3_column_int64(st, col + 1), &n->self) || (has_dur &&
+	    __builtin_add_overflow(n->dur, sqlite3_column_int64(st, col + 2),
+	    &n->dur)))
+		return (q_fail(q, -HWTR_E_FORMAT, "%s %lld: its count, "
+		    "instructions or duration are out of range (a damaged "
+		    "database?)", what, (long long)id));
+	if (has_dur)
+		n->dur_known = 1;
+	return (0);
+}
+
+/*
  * The node under @parent that a call made at @ip goes under: @parent, or
  * its innermost inlined frame there.  SIZE_MAX: an error (q->msg).
  */
@@ -317,8 +343,14 @@ tinl_path(struct hwtr_q *q, struct tinl *ti, struct tree *t, size_t parent,
 			q_fail(q, -HWTR_E_NOMEM, "out of memory");
 			return (SIZE_MAX);
 		}
-		t->n[parent].count += ncalls;
-		t->n[parent].insns += insns;
+		if (__builtin_add_overflow(t->n[parent].count, ncalls,
+		    &t->n[parent].count) || __builtin_add_overflow(
+		    t->n[parent].insns, insns, &t->n[parent].insns)) {
+			q_fail(q, -HWTR_E_FORMAT, "calls at %#llx: their count "
+			    "or instructions are out of range (a damaged "
+			    "database?)", (unsigned long long)ip);
+			return (SIZE_MAX);
+		}
 	}
 	return (parent);
 }
@@ -660,13 +692,9 @@ tree_paths(struct hwtr_q *q, const struct hwtr_q_req *req, int64_t rthread,
 		if (mcap > ocap)
 			memset(map + ocap, 0, (mcap - ocap) * sizeof(*map));
 		map[id] = node + 1;
-		t->n[node].count += calls;
-		t->n[node].insns += sqlite3_column_int64(st, 7);
-		t->n[node].self += sqlite3_column_int64(st, 8);
-		if (sqlite3_column_type(st, 9) != SQLITE_NULL) {
-			t->n[node].dur += sqlite3_column_int64(st, 9);
-			t->n[node].dur_known = 1;
-		}
+		if ((rc = tnode_add(q, &t->n[node], calls, st, 7,
+		    "call_paths: path", id)) < 0)
+			goto out;
 	}
 	rc = rc == SQLITE_DONE ? 0 : q_dbfail(q, "tree: cannot read "
 	    "call_paths");
@@ -780,13 +808,9 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 			goto nomem;
 		if (id >= lo && id <= hi)
 			open.o[open.n - 1].node = node;
-		t.n[node].count++;
-		t.n[node].insns += sqlite3_column_int64(rs, k + 6);
-		t.n[node].self += sqlite3_column_int64(rs, k + 7);
-		if (sqlite3_column_type(rs, k + 8) != SQLITE_NULL) {
-			t.n[node].dur += sqlite3_column_int64(rs, k + 8);
-			t.n[node].dur_known = 1;
-		}
+		if ((rc = tnode_add(q, &t.n[node], 1, rs, k + 6, "calls: call",
+		    id)) < 0)
+			goto out;
 	}
 	if (rc != SQLITE_DONE) {
 		rc = q_dbfail(q, "tree: cannot read calls");

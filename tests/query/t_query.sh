@@ -407,6 +407,20 @@ X
 	atf_check -s exit:0 -o inline:"1\n" sqlite3 fix.db "SELECT count(*) FROM meta WHERE key = 'schema_version'"
 }
 
+atf_test_case tree_sums_out_of_range
+tree_sums_out_of_range_head() { atf_set descr "tree on a database whose two root calls of one function claim 2^63-1 instructions each (a damaged or hostile one): exit 1 naming a call, not a sum wrapped past int64 (found by make fuzz-db)"; }
+tree_sums_out_of_range_body()
+{
+	mkfix
+	# Two calls written with SQL (calls_rows), roots of thread 1, of the
+	# same function: the tree adds them into one node.
+	sqlite3 fix.db "INSERT INTO calls_rows (id, thread, parent, depth, symbol, func_ip, call_ip, entry_kind, exit_kind, entry_seq, exit_seq, entry_insn, exit_insn, insns, self_insns, blocks) SELECT (SELECT coalesce(max(id0), 0) FROM calls_pages) + 1000000 + x, 1, NULL, 0, NULL, 4096, NULL, 'call', 'return', 0, 0, 0, 0, 9223372036854775807, 0, 1 FROM (SELECT 1 AS x UNION ALL SELECT 2)" ||
+	    atf_fail "sqlite3 cannot change the fixture"
+	atf_check -s exit:1 -o empty \
+	    -e match:"calls: call [0-9]+: its count, instructions or duration are out of range" \
+	    "$HWTRACE" query fix.db tree --depth 3
+}
+
 atf_test_case verbs_time_limit
 verbs_time_limit_head() { atf_set descr "every verb, not only sql, stops at --timeout seconds of CPU time with an error naming the limit, given before the database or after the verb, and --timeout 0 lifts it"; }
 verbs_time_limit_body()
@@ -752,6 +766,7 @@ atf_init_test_cases()
 	atf_add_test_case sql_read_only
 	atf_add_test_case sql_hardened
 	atf_add_test_case verbs_time_limit
+	atf_add_test_case tree_sums_out_of_range
 	atf_add_test_case export_perfetto
 	atf_add_test_case bad_databases
 	atf_add_test_case chunk_short_of_its_row
