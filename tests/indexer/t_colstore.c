@@ -960,10 +960,13 @@ static const char *const around_4321[] = {
 
 /*
  * Writes, the pages read after them, then @undo: the rows as they were
- * before the writes, not as the cache held them.
+ * before the writes, not as the cache held them.  With @write_first,
+ * writes right after the undo (a read between would drop the cache) that
+ * must find the rows it brought back: an id that exists again is refused.
  */
 static void
-undone_writes(const char *begin, const char *undo, const char *end)
+undone_writes(const char *begin, const char *undo, const char *end,
+    int write_first)
 {
 	struct gen g;
 	sqlite3 *db = make_db(&g);
@@ -976,6 +979,13 @@ undone_writes(const char *begin, const char *undo, const char *end)
 	for (i = 0; i < sizeof(around_4321) / sizeof(around_4321[0]); i++)
 		same_as_ref(db, around_4321[i]);
 	exec_ok(db, undo);
+	if (write_first) {
+		write_both(db, "INSERT INTO @ (id, thread, depth, func_ip, "
+		    "entry_kind, exit_kind, entry_seq, exit_seq, entry_insn, "
+		    "exit_insn, insns, self_insns, blocks) VALUES (4321, 1, 0, "
+		    "0, 'call', 'return', 0, 0, 0, 0, 0, 0, 0)", 0);
+		write_both(db, "UPDATE @ SET id = 4321 WHERE id = 4330", 0);
+	}
 	for (i = 0; i < sizeof(around_4321) / sizeof(around_4321[0]); i++)
 		same_as_ref(db, around_4321[i]);
 	ATF_REQUIRE_EQ(one(db, "SELECT count(*) FROM calls WHERE id = 4321"),
@@ -990,57 +1000,25 @@ undone_writes(const char *begin, const char *undo, const char *end)
 ATF_TC_WITHOUT_HEAD(sql_rollback_forgets_its_writes);
 ATF_TC_BODY(sql_rollback_forgets_its_writes, tc)
 {
-	undone_writes("BEGIN", "ROLLBACK", NULL);
+	undone_writes("BEGIN", "ROLLBACK", NULL, 0);
 }
 
 ATF_TC_WITHOUT_HEAD(sql_rollback_to_forgets_its_writes);
 ATF_TC_BODY(sql_rollback_to_forgets_its_writes, tc)
 {
-	undone_writes("SAVEPOINT s", "ROLLBACK TO s", "RELEASE s");
-}
-
-/*
- * Writes with the pages read after them, @undo, then at once (no read in
- * between, which would drop the cache) writes that must find the rows
- * the undo brought back: an id that exists again is refused.
- */
-static void
-undone_then_written(const char *begin, const char *undo, const char *end)
-{
-	struct gen g;
-	sqlite3 *db = make_db(&g);
-	size_t i;
-
-	make_ref(db, &g);
-	exec_ok(db, begin);
-	write_both(db, "DELETE FROM @ WHERE id = 4321", 1);
-	for (i = 0; i < sizeof(around_4321) / sizeof(around_4321[0]); i++)
-		same_as_ref(db, around_4321[i]);
-	exec_ok(db, undo);
-	write_both(db, "INSERT INTO @ (id, thread, depth, func_ip, "
-	    "entry_kind, exit_kind, entry_seq, exit_seq, entry_insn, "
-	    "exit_insn, insns, self_insns, blocks) VALUES (4321, 1, 0, 0, "
-	    "'call', 'return', 0, 0, 0, 0, 0, 0, 0)", 0);
-	write_both(db, "UPDATE @ SET id = 4321 WHERE id = 4330", 0);
-	ATF_REQUIRE_EQ(one(db, "SELECT count(*) FROM calls WHERE id = 4321"),
-	    1);
-	if (end != NULL)
-		exec_ok(db, end);
-	check_all(db, &g, -1);
-	sqlite3_close(db);
-	free(g.rows);
+	undone_writes("SAVEPOINT s", "ROLLBACK TO s", "RELEASE s", 0);
 }
 
 ATF_TC_WITHOUT_HEAD(sql_write_after_rollback_sees_its_rows);
 ATF_TC_BODY(sql_write_after_rollback_sees_its_rows, tc)
 {
-	undone_then_written("BEGIN", "ROLLBACK", NULL);
+	undone_writes("BEGIN", "ROLLBACK", NULL, 1);
 }
 
 ATF_TC_WITHOUT_HEAD(sql_write_after_rollback_to_sees_its_rows);
 ATF_TC_BODY(sql_write_after_rollback_to_sees_its_rows, tc)
 {
-	undone_then_written("SAVEPOINT s", "ROLLBACK TO s", "RELEASE s");
+	undone_writes("SAVEPOINT s", "ROLLBACK TO s", "RELEASE s", 1);
 }
 
 /*
