@@ -163,6 +163,17 @@ int hwtr_stale_open(int dfd, const char *name, int isdir, int age_s,
     int *fdp);
 int hwtr_stale_rmdir(int dfd, const char *name, int age_s);
 
+/*
+ * The signals of @sigs that the process was started with ignored, noted
+ * before it catches any of them (hwtr_sig_note_ignored()); a child about
+ * to exec a program it traces gives them back ignored
+ * (hwtr_sig_restore_ignored(), safe between fork and exec).  The program
+ * then gets its signals as its caller gave them, not as hwtrace handles
+ * them (common/sigentry.c).
+ */
+void hwtr_sig_note_ignored(const int *sigs, size_t n);
+void hwtr_sig_restore_ignored(void);
+
 /* Receives @len bytes of output (hwtr_json_quote()). */
 typedef void (*hwtr_put_fn)(void *arg, const char *p, size_t len);
 /*

@@ -529,6 +529,7 @@ launch(struct hwt_src *hs)
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
 		close(go[0]);
+		hwtr_sig_restore_ignored();
 		execvp(hs->src->cfg.argv[0], hs->src->cfg.argv);
 		e = errno;
 		(void)write(ef[1], &e, sizeof(e));

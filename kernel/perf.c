@@ -849,6 +849,7 @@ perf_backend_enable(struct hwtr_src *src)
 			(void)!write(ef[1], &err, sizeof(err));
 			_exit(127);
 		}
+		hwtr_sig_restore_ignored();
 		execvp(src->cfg.argv[0], src->cfg.argv);
 		err = errno;
 		(void)!write(ef[1], &err, sizeof(err));

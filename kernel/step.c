@@ -402,6 +402,7 @@ launch(struct step *st)
 			_exit(127);
 		}
 		raise(SIGSTOP);
+		hwtr_sig_restore_ignored();
 		execvp(src->cfg.argv[0], src->cfg.argv);
 		err[0] = 2;
 		err[1] = errno;

@@ -1295,6 +1295,8 @@ valgrind_backend_enable(struct hwtr_src *src)
 		if (vs->logfd >= 0)
 			(void)fcntl(vs->logfd, F_SETFD, 0);
 		setenv("VALGRIND_LIB", vs->p.lib, 1);
+		/* Valgrind gives the program what it was given. */
+		hwtr_sig_restore_ignored();
 		execv(vs->p.valgrind, args);
 		err = errno;
 		(void)!write(fds[1], &err, sizeof(err));

@@ -13,9 +13,9 @@
 # VALGRIND_LIB (and so Valgrind's LD_PRELOAD) names one directory, which
 # holds the hwtrace tool and callgrind; the signals as the caller left
 # them (hwtrace capture passes an ignored SIGPIPE on since f61cbd4, an
-# ignored SIGINT, SIGHUP, SIGTERM or SIGUSR2 since it caught them only
-# when not ignored; before, the program got them at their defaults: run
-# from a script's background job, xz took another path).  Another
+# ignored SIGINT, SIGHUP, SIGTERM or SIGUSR2 since it gives them back to
+# the program ignored; before, the program got them at their defaults:
+# run from a script's background job, xz took another path).  Another
 # source (-s step) runs the program natively: the callgrind run's load
 # bias of OBJECT, read from a valgrind-source capture made here too,
 # places the code callgrind cannot name.
