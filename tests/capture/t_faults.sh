@@ -115,7 +115,7 @@ vg_sigkill_partial_decodes_body() {
 		atf_fail "hwtrace index of the .partial failed: $(oneline ix)"
 	"$HWTRACE" query k.db threads --format csv >threads 2>&1 ||
 		atf_fail "query threads failed: $(oneline threads)"
-	n=$(awk -F, 'NR > 1 { n += $7 } END { print n + 0 }' threads)
+	n=$(awk -F, 'NR > 1 { n += $7 } END { printf "%.0f\n", n }' threads)
 	[ "$n" -gt 0 ] ||
 		atf_fail "expected instructions decoded from the .partial, got $n: $(oneline ix)"
 	"$HWTRACE" query k.db hot --format csv >hot 2>&1 ||
