@@ -139,6 +139,7 @@ cov_points(struct hwtr_q *q, struct cov *cv, int64_t image, int64_t thread,
 		int64_t addr = sqlite3_column_int64(st, 0);
 		int64_t size = sqlite3_column_int64(st, 1);
 		int64_t count = sqlite3_column_int64(st, 2);
+		int64_t end;
 
 		/*
 		 * A damaged database's rows: a count below 1 is a block that
@@ -147,8 +148,8 @@ cov_points(struct hwtr_q *q, struct cov *cv, int64_t image, int64_t thread,
 		 */
 		if (count <= 0)
 			continue;
-		if (size < 0 || __builtin_add_overflow(addr, size, &size))
-			size = addr;
+		if (size < 0 || __builtin_add_overflow(addr, size, &end))
+			end = addr;
 		if (hwtr_grow(&ev, &cap, nev_ + 2, sizeof(*ev)) < 0) {
 			sqlite3_finalize(st);
 			free(ev);
@@ -156,7 +157,7 @@ cov_points(struct hwtr_q *q, struct cov *cv, int64_t image, int64_t thread,
 		}
 		ev[nev_].addr = addr;
 		ev[nev_].delta = count;
-		ev[nev_ + 1].addr = size;
+		ev[nev_ + 1].addr = end;
 		ev[nev_ + 1].delta = -count;
 		nev_ += 2;
 	}
@@ -174,10 +175,11 @@ cov_points(struct hwtr_q *q, struct cov *cv, int64_t image, int64_t thread,
 	}
 	for (i = 0, k = 0; i < nev_; i++) {
 		if (__builtin_add_overflow(cum, ev[i].delta, &cum)) {
+			rc = q_fail(q, -HWTR_E_FORMAT, "blocks: the counts of "
+			    "blocks at %#llx add up past 2^63 (a damaged "
+			    "database?)", (unsigned long long)ev[i].addr);
 			free(ev);
-			return (q_fail(q, -HWTR_E_FORMAT, "blocks: the counts "
-			    "of blocks at %#llx add up past 2^63 (a damaged "
-			    "database?)", (unsigned long long)ev[i].addr));
+			return (rc);
 		}
 		if (k > 0 && cv->pts[k - 1].addr == ev[i].addr)
 			cv->pts[k - 1].count = cum;

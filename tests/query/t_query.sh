@@ -618,6 +618,19 @@ coverage_count_negative_body()
 	    "$HWTRACE" query fix.db coverage
 }
 
+atf_test_case coverage_counts_overflow
+coverage_counts_overflow_head() { atf_set descr "coverage on a database where two overlapping blocks ran 2^63-1 times each (a damaged or hostile one): exit 1 naming where their counts add up past 2^63"; }
+coverage_counts_overflow_body()
+{
+	mkfix
+	# Blocks 1 (0x401010, 11 bytes) and 4 (0x401014, 7 bytes) overlap.
+	sqlite3 fix.db "UPDATE blocks SET exec_count = 9223372036854775807 WHERE id IN (1, 4)" ||
+	    atf_fail "sqlite3 failed"
+	atf_check -s exit:1 -o empty \
+	    -e inline:"hwtrace query: blocks: the counts of blocks at 0x401014 add up past 2^63 (a damaged database?)\n" \
+	    "$HWTRACE" query fix.db coverage
+}
+
 atf_test_case usage_errors
 usage_errors_head() { atf_set descr "unknown verbs and options and malformed numbers are usage errors (exit 2)"; }
 usage_errors_body()
@@ -772,6 +785,7 @@ atf_init_test_cases()
 	atf_add_test_case chunk_short_of_its_row
 	atf_add_test_case coverage_file_id_far
 	atf_add_test_case coverage_count_negative
+	atf_add_test_case coverage_counts_overflow
 	atf_add_test_case usage_errors
 	atf_add_test_case help_every_verb
 	atf_add_test_case archive_cache
