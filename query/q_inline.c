@@ -998,9 +998,8 @@ q_inl_sum(struct hwtr_q *q, const struct q_inl_hot *h, struct q_inl_agg *g,
 		const char *fn = (const char *)sqlite3_column_text(st, 3);
 		int64_t image = sqlite3_column_int64(st, 4);
 		const char *path = (const char *)sqlite3_column_text(st, 5);
-		int e = 0;
-
 		int64_t v;
+		int e = 0;
 
 		while (pi < g->np && g->p[pi].block < blk)
 			pi++;

@@ -84,6 +84,7 @@
 #include <zstd.h>
 
 #include "hwtrace.h"
+#include "hwtr_elf.h"
 
 #define FZ_DB_MAXFIX	4
 #define FZ_DB_MAXMUT	6
@@ -92,6 +93,8 @@
 #define FZ_DB_TIMEOUT_MS 3000
 /* The largest page a zstd mutation decompresses. */
 #define FZ_DB_ZMAX	(8 << 20)
+/* The largest fixture read. */
+#define FZ_DB_FIXMAX	(256 << 20)
 /* How far into a blob its zstd frame may start. */
 #define FZ_DB_ZSCAN	16
 
@@ -154,29 +157,6 @@ fz_db_say(struct fz_db_log *l, const char *fmt, ...)
 	if (n > 0)
 		l->len += (size_t)n < sizeof(l->buf) - l->len ? (size_t)n :
 		    sizeof(l->buf) - l->len - 1;
-}
-
-/* Read all of @path into a malloc'd buffer; NULL on failure. */
-static inline unsigned char *
-fz_db_slurp(const char *path, size_t *lenp)
-{
-	FILE *fp = fopen(path, "rb");
-	unsigned char *buf = NULL;
-	long n;
-
-	if (fp == NULL)
-		return (NULL);
-	if (fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) > 0 &&
-	    fseek(fp, 0, SEEK_SET) == 0 &&
-	    (buf = malloc((size_t)n)) != NULL &&
-	    fread(buf, 1, (size_t)n, fp) == (size_t)n)
-		*lenp = (size_t)n;
-	else {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(fp);
-	return (buf);
 }
 
 /*
@@ -290,13 +270,23 @@ fz_db_fix_load(struct fz_db_fix *f, const char *path, char *err,
 	sqlite3_stmt *st = NULL;
 	sqlite3_int64 n;
 	unsigned char *img;
+	char ebuf[256];
+	void *buf;
 	struct fz_db_table *t;
 	sqlite3 *db;
 	int rc = -1;
 
-	f->img = fz_db_slurp(path, &f->len);
-	if (f->img == NULL || f->len < 100 ||
-	    (f->path = strdup(path)) == NULL) {
+	ebuf[0] = '\0';
+	if (hwtr_read_file(path, FZ_DB_FIXMAX, &buf, &f->len, ebuf,
+	    sizeof(ebuf)) < 0) {
+		/* Its message names the file, but for running out of memory. */
+		snprintf(err, errlen, "the fixture: %s", ebuf[0] != '\0' ?
+		    ebuf : "out of memory");
+		fz_db_fix_free(f);
+		return (-1);
+	}
+	f->img = buf;
+	if (f->len < 100 || (f->path = strdup(path)) == NULL) {
 		snprintf(err, errlen, "%.256s: cannot read the fixture", path);
 		fz_db_fix_free(f);
 		return (-1);

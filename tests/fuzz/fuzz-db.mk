@@ -17,7 +17,8 @@
 # threads, indexed, with two calls added by SQL (ixgen2.db), and a
 # valgrind capture of the inline fixture program (inline.db, as
 # tests/query/t_query_inline makes it), indexed: between them every table
-# but cycles and cpu_parts has rows (neither source makes them).  The whole library is built with clang for the fuzzer.
+# but cycles and cpu_parts has rows (neither source makes them).  The
+# whole library is built with clang for the fuzzer.
 
 FUZZ_DB_OBJ = $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(LIB_SRC))
 FUZZ_DB_DIR = $(B)/fuzz/db-fix
@@ -63,7 +64,7 @@ fuzz-db-build: $(FUZZ_DB_FIXES)
 	@$(MAKE) --no-print-directory B=$(FUZZ_B) CC=clang OPT="-O1 -g" \
 	    CFLAGS="$(CFLAGS) -Wno-error" \
 	    SAN="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" $(FUZZ_DB_OBJ)
-	clang -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -Iinclude \
+	clang -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -Iinclude -Iformat \
 	    -DFUZZ_DB_FIXTURES='"$(FUZZ_DB_ABS)/ixgen2.db:$(FUZZ_DB_ABS)/inline.db"' \
 	    -fsanitize=fuzzer $(FUZZ_SAN) -o $(FUZZ_B)/fuzz_db.tmp$$$$ \
 	    tests/fuzz/fuzz_db.c $(FUZZ_DB_OBJ) $(LIBS) && \
