@@ -61,6 +61,9 @@ tl_less(const struct tl_cur *a, const struct tl_cur *b)
 		return (a->thread < b->thread);
 	if (a->seq != b->seq)
 		return (a->seq < b->seq);
+	/* Events before calls of the same seq, then by id. */
+	if (a->call != b->call)
+		return (!a->call);
 	return (a->o < b->o);
 }
 
@@ -138,8 +141,6 @@ tl_step(struct tl *tl, struct tl_cur *c)
 		    SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(c->st,
 		    c->off + 1);
 		c->o = sqlite3_column_int64(c->st, c->off + 2);
-		if (!c->call)
-			c->o -= INT64_C(1) << 62;
 		return (1);
 	}
 }

@@ -319,6 +319,29 @@ X
 	    "$HWTRACE" query fix.db branches --from man
 }
 
+atf_test_case timeline_event_id_extreme
+timeline_event_id_extreme_head() { atf_set descr "timeline: an event keeps its place before the calls of its seq whatever its id, even one near -2^63 (found by make fuzz-db: the order key was the id less 2^62, which wrapped)"; }
+timeline_event_id_extreme_body()
+{
+	mkfix
+	# Thread 1's "enabled" (event 1) shares time 0 and seq 0 with the
+	# call of main: events come first (hwtrace-query(1), timeline).
+	cat > exp <<-'EOF'
+	time_ns,thread,seq,kind,what,depth,duration_ns
+	0,1,0,enabled,,,
+	0,1,0,call,main,0,1000
+	0,1,1,call,sum,1,1000
+	0,1,2,call,sq,2,0
+	EOF
+	for id in -9223372036854775808 -9223372036854775807 \
+	    9223372036854775807; do
+		sqlite3 fix.db "UPDATE events SET id = $id WHERE seq = 0 AND thread = 1" ||
+		    atf_fail "sqlite3 cannot change the fixture"
+		atf_check -s exit:0 -o file:exp -e empty "$HWTRACE" query \
+		    fix.db timeline --format csv --thread 1 --to 0ns
+	done
+}
+
 atf_test_case timeline_window
 timeline_window_head() { atf_set descr "timeline orders calls and events by time and honours --from/--to"; }
 timeline_window_body()
@@ -775,6 +798,7 @@ atf_init_test_cases()
 	atf_add_test_case hot_by
 	atf_add_test_case branches_filters
 	atf_add_test_case timeline_window
+	atf_add_test_case timeline_event_id_extreme
 	atf_add_test_case insns_history
 	atf_add_test_case sql_read_only
 	atf_add_test_case sql_hardened
