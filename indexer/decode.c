@@ -653,6 +653,8 @@ dec_clear(struct dec *d)
 	free(d->lb);
 	free(d->ltab);
 	free(d->runs);
+	free(d->sp_lens);
+	free(d->sp_code);
 	stk = d->stk;
 	memset(d, 0, sizeof(*d));
 	d->stk = stk;

@@ -80,6 +80,13 @@ struct dec {
 	size_t		lcap;
 	uint8_t		*runs;
 	size_t		nruns, cruns;
+	/*
+	 * Where split_block() (lblock.c) lays out a new block's lengths
+	 * and bytes: as large as the largest block seen (unrolled code
+	 * has blocks of thousands of instructions).
+	 */
+	uint8_t		*sp_lens, *sp_code;
+	size_t		sp_clens, sp_ccode;
 	uint32_t	prev_lb;	/* index + 1 of the last libipt block */
 	uint32_t	pnext[2];	/* a copy of its next[] */
 	/*

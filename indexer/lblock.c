@@ -93,6 +93,34 @@ insn_bytes(struct dec *d, const struct pt_block *b, uint64_t ip, int last,
 }
 
 /*
+ * Room in @d's scratch for the lengths and bytes of a block of @ninsn
+ * instructions: 0, or < 0 (the failure set) when memory runs out.
+ */
+static int
+sp_room(struct dec *d, size_t ninsn)
+{
+	uint8_t *p;
+
+	if (ninsn == 0)
+		ninsn = 1;
+	if (d->sp_clens < ninsn) {
+		if ((p = realloc(d->sp_lens, ninsn)) == NULL)
+			goto nomem;
+		d->sp_lens = p;
+		d->sp_clens = ninsn;
+	}
+	if (d->sp_ccode < ninsn * 15) {
+		if ((p = realloc(d->sp_code, ninsn * 15)) == NULL)
+			goto nomem;
+		d->sp_code = p;
+		d->sp_ccode = ninsn * 15;
+	}
+	return (0);
+nomem:
+	return (ix_segw_fail(&d->w, -HWTR_E_NOMEM, "out of memory", NULL));
+}
+
+/*
  * Split a libipt block into contiguous runs.  libipt's block decoder
  * follows direct jumps and calls inside a block ("users are expected to
  * follow direct branches"); the database wants blocks whose instructions
@@ -104,7 +132,7 @@ insn_bytes(struct dec *d, const struct pt_block *b, uint64_t ip, int last,
 static int
 split_block(struct dec *d, struct ix_lblock *lb, const struct pt_block *b)
 {
-	uint8_t lens[4096], code[4096 * 2], buf[16];
+	uint8_t *lens, *code, buf[16];
 	struct ix_sblock run;
 	struct hwtr_x86_insn x;
 	int cls;
@@ -119,14 +147,19 @@ split_block(struct dec *d, struct ix_lblock *lb, const struct pt_block *b)
 	run.ip = cur;
 	run.isid = b->isid;
 	run.mode = (uint8_t)mode;
-	if (b->isid <= 0 || b->ninsn > sizeof(lens))
+	if (b->isid <= 0)
 		goto fallback;
+	/* At most 15 bytes an instruction (insn_bytes()). */
+	if ((rc = sp_room(d, b->ninsn)) < 0)
+		return (rc);
+	lens = d->sp_lens;
+	code = d->sp_code;
 	for (k = 0; k < b->ninsn; k++) {
 		int last = k + 1 == b->ninsn;
 
 		n = insn_bytes(d, b, cur, last, buf);
 		if (n <= 0 || hwtr_x86_decode(buf, (size_t)n, cur, mode,
-		    &x) < 0 || ncode + (size_t)x.len > sizeof(code))
+		    &x) < 0 || ncode + (size_t)x.len > d->sp_ccode)
 			goto fallback;
 		if (last && cur != b->end_ip)
 			goto fallback;

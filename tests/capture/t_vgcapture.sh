@@ -395,6 +395,33 @@ rep_exact_against_callgrind_body() {
 		atf_fail "expected 6 rep-prefixed instructions compared; got: $(oneline vx)"
 }
 
+atf_test_case long_block_exact_against_callgrind
+long_block_exact_against_callgrind_head() {
+	atf_set descr "tests/progs/longblock.S: a loop body of 6,000 instructions in 24,000 bytes (unrolled code) has its instructions laid out by both decoders, each counted 3 times as callgrind counts them (such blocks had no layout past 8 KiB of code)"
+	atf_set timeout 120
+}
+long_block_exact_against_callgrind_body() {
+	need_valgrind
+	need_prog longblock
+	require_tools sqlite3
+	lo=$(nm "$HWTRACE_PROGS/longblock" | awk '$3 == "_start" { print "0x" $1 }')
+	hi=$(nm "$HWTRACE_PROGS/longblock" |
+	    awk '$3 == "longblock_exit" { print "0x" $1 }')
+	[ -n "$lo" ] && [ -n "$hi" ] ||
+		atf_fail "no _start or longblock_exit in longblock"
+	vgexact 6004 1 -r "$lo:$hi" "$HWTRACE_PROGS/longblock" \
+	    "$HWTRACE_PROGS/longblock"
+	# The same capture by libipt's decoder: every block laid out, the
+	# loop's (6,000 adds, dec, jnz) entered twice from its branch.
+	"$HWTRACE" index --decoder libipt -o ipt.db vx.d/valgrind.hwtrace \
+	    >out 2>err || atf_fail "index --decoder libipt failed: $(oneline err)"
+	for db in vx.d/valgrind.db ipt.db; do
+		got=$(sqlite3 "$db" "SELECT (SELECT count(*) FROM blocks WHERE insn_lens IS NULL OR length(insn_lens) != ninsns), (SELECT exec_count || ' ' || size FROM blocks WHERE start_ip = $((lo + 7)) AND ninsns = 6002)")
+		[ "$got" = "0|2 24008" ] ||
+			atf_fail "$db: expected every block laid out and the loop's block run twice (24,008 bytes); got '$got'"
+	done
+}
+
 atf_test_case child_exit_status_recorded
 child_exit_status_recorded_head() {
 	atf_set descr "a forked child's _exit(5) is recorded as 5 (tests/progs/forkexit.c)"
@@ -721,6 +748,7 @@ atf_init_test_cases() {
 	atf_add_test_case chasing_switched_on_exact
 	atf_add_test_case exact_against_callgrind
 	atf_add_test_case rep_exact_against_callgrind
+	atf_add_test_case long_block_exact_against_callgrind
 	atf_add_test_case child_exit_status_recorded
 	atf_add_test_case crash_report_only_with_verbose
 	atf_add_test_case sigint_writes_valid_archive

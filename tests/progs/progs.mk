@@ -19,7 +19,7 @@ PROGS_LAZY = plt noplt plt-stripped plt-nocfi tailplt
 PROGS_CXX = except
 PROGS_LIBS = libdlfix.so
 PROGS_LATE = late_a late_b late_c late_d late_e
-PROGS_ASM = bigdata
+PROGS_ASM = bigdata longblock
 
 PROGS_BIN = $(addprefix $(B)/progs/,$(PROGS_STATIC) $(PROGS_DYNAMIC) \
 	$(PROGS_LAZY) $(PROGS_CXX) $(PROGS_LIBS) $(PROGS_LATE) $(PROGS_ASM))
