@@ -161,7 +161,15 @@ split_block(struct dec *d, struct ix_lblock *lb, const struct pt_block *b)
 		if (n <= 0 || hwtr_x86_decode(buf, (size_t)n, cur, mode,
 		    &x) < 0 || ncode + (size_t)x.len > d->sp_ccode)
 			goto fallback;
-		if (last && cur != b->end_ip)
+		/*
+		 * The last instruction is at end_ip, except in a block
+		 * libipt ended because its 16-bit count would overflow on
+		 * the next stretch of its block cache: end_ip is then where
+		 * the next block starts (fpt gives the same), one instruction
+		 * on.  The block's last_ip is its last instruction's.
+		 */
+		if (last && cur != b->end_ip && (b->end_ip < cur ||
+		    b->end_ip - cur != x.len))
 			goto fallback;
 		cls = hwtr_ic_of_x86(&x);
 		lens[nlens++] = x.len;

@@ -397,7 +397,7 @@ rep_exact_against_callgrind_body() {
 
 atf_test_case long_block_exact_against_callgrind
 long_block_exact_against_callgrind_head() {
-	atf_set descr "tests/progs/longblock.S: a loop body of 6,000 instructions in 24,000 bytes (unrolled code) has its instructions laid out by both decoders, each counted 3 times as callgrind counts them (such blocks had no layout past 8 KiB of code)"
+	atf_set descr "tests/progs/longblock.S: a loop body of 70,000 instructions in 280,000 bytes (unrolled code) has its instructions laid out by both decoders, each counted 3 times as callgrind counts them, and each block's last_ip is its last instruction (blocks past 8 KiB of code had no layout; libipt ends a block of 65,534 with end_ip one instruction on)"
 	atf_set timeout 120
 }
 long_block_exact_against_callgrind_body() {
@@ -409,16 +409,17 @@ long_block_exact_against_callgrind_body() {
 	    awk '$3 == "longblock_exit" { print "0x" $1 }')
 	[ -n "$lo" ] && [ -n "$hi" ] ||
 		atf_fail "no _start or longblock_exit in longblock"
-	vgexact 6004 1 -r "$lo:$hi" "$HWTRACE_PROGS/longblock" \
+	vgexact 70004 1 -r "$lo:$hi" "$HWTRACE_PROGS/longblock" \
 	    "$HWTRACE_PROGS/longblock"
-	# The same capture by libipt's decoder: every block laid out, the
-	# loop's (6,000 adds, dec, jnz) entered twice from its branch.
+	# The same capture by libipt's decoder.  In both: every block laid
+	# out, its last_ip at its last instruction (start + size less the
+	# last length), and 2 + 3 x 70,002 instructions up to the exit.
 	"$HWTRACE" index --decoder libipt -o ipt.db vx.d/valgrind.hwtrace \
 	    >out 2>err || atf_fail "index --decoder libipt failed: $(oneline err)"
 	for db in vx.d/valgrind.db ipt.db; do
-		got=$(sqlite3 "$db" "SELECT (SELECT count(*) FROM blocks WHERE insn_lens IS NULL OR length(insn_lens) != ninsns), (SELECT exec_count || ' ' || size FROM blocks WHERE start_ip = $((lo + 7)) AND ninsns = 6002)")
-		[ "$got" = "0|2 24008" ] ||
-			atf_fail "$db: expected every block laid out and the loop's block run twice (24,008 bytes); got '$got'"
+		got=$(sqlite3 "$db" "SELECT (SELECT count(*) FROM blocks WHERE insn_lens IS NULL OR length(insn_lens) != ninsns OR last_ip != start_ip + size - unicode(substr(CAST(insn_lens AS TEXT), -1))), (SELECT sum(exec_count * ninsns) FROM blocks WHERE start_ip >= $lo AND start_ip < $hi)")
+		[ "$got" = "0|210008" ] ||
+			atf_fail "$db: expected every block laid out and 210008 instructions; got '$got'"
 	done
 }
 

@@ -6,9 +6,10 @@
 
 /*
  * Fixture: a libc-free program whose loop body is one straight run of
- * 6,000 four-byte instructions (24,000 bytes, as unrolled code such as
- * a SHA-256 block function has) and a conditional branch back, taken
- * twice: every add runs 3 times.  Exit status 0.
+ * 70,000 four-byte instructions (280,000 bytes: longer than unrolled code
+ * such as a SHA-256 block function, and than the 65,535 instructions a
+ * libipt block holds) and a conditional branch back, taken twice: every
+ * add runs 3 times.  Exit status 0.
  */
 
 	.text
@@ -17,7 +18,7 @@ _start:
 	xorl	%eax, %eax
 	movl	$3, %ecx
 1:
-	.rept	6000
+	.rept	70000
 	addq	$1, %rax
 	.endr
 	decl	%ecx
