@@ -63,7 +63,8 @@ spin_state() {
 # One test case per fixture: name, exit status.
 GT_CASES="loop:0 recurse:0 calls:0 tailcall:0 switch:0 setjmp:0 signal:0
 timer:0 threads:0 forkexec:0 vfork:0 rep:0 syscalls:0 segv:139 exit3:3
-demo:139 dlopen:0 dynpie:0 except:0 manyfork:0 threxec:0 bigdata:0"
+demo:139 dlopen:0 dynpie:0 except:0 manyfork:0 threxec:0 bigdata:0
+longblock:0"
 
 gt_cases ": libipt decodes the archive to exactly the instructions the tracer saw" $GT_CASES
 

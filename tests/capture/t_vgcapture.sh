@@ -94,7 +94,7 @@ gt() {
 
 GT_CASES="loop:0 recurse:0 calls:0 tailcall:0 switch:0 setjmp:0 signal:0
 timer:0 threads:0 forkexec:0 vfork:0 rep:0 syscalls:0 segv:139 exit3:3
-demo:139 dlopen:0 dynpie:0 except:0 midfault:0"
+demo:139 dlopen:0 dynpie:0 except:0 midfault:0 longblock:0"
 
 gt_cases " under valgrind: exit status, ground truth, libipt's decode" $GT_CASES
 
