@@ -1015,6 +1015,12 @@ int hwtr_cap_exit_status(const struct hwtr_cap_result *res);
  * Schema version 6 made it 65536 (5: 4096).
  */
 #define HWTR_DB_CHUNK_BLOCKS	65536
+/*
+ * Inlined instances nest at most this deep in the inlines table
+ * (hwtrace-db(5)): index records no deeper one (hostile or broken DWARF),
+ * and the readers follow a chain of up to this many.
+ */
+#define HWTR_DB_INLINE_DEPTH	64
 #define HWTR_DB_APPLICATION_ID	0x68777472	/* "hwtr" */
 
 struct hwtr_ix;

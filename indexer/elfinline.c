@@ -26,8 +26,11 @@
 #include "hwtr_ix.h"
 #include "elfinline.h"
 
-/* Nesting deeper than this is not followed (hostile or broken DWARF). */
-#define INL_MAXDEPTH	64
+/*
+ * Instances are recorded down to this depth (1 at a function's top):
+ * nesting deeper is not followed (hostile or broken DWARF).
+ */
+#define INL_MAXDEPTH	HWTR_DB_INLINE_DEPTH
 /*
  * Nor DIEs deeper than this in their unit, whatever their tags: lexical
  * blocks, namespaces and nested functions do not count as inlining, and
@@ -186,7 +189,7 @@ inl_walk(struct inl_cu *c, Dwarf_Die *die, int depth, int nest,
 
 	if (nest > INL_MAXNEST)
 		c->toodeep = 1;
-	if (depth > INL_MAXDEPTH || c->toodeep ||
+	if (depth >= INL_MAXDEPTH || c->toodeep ||
 	    dwarf_child(die, &child) != 0)
 		return (0);
 	do {

@@ -156,7 +156,7 @@ q_bt_frame(struct hwtr_q *q, sqlite3_stmt **chain, int inl,
     struct hwtr_q_res *res, int64_t thread, int64_t *frame, const char *func,
     int has_addr, uint64_t addr, const char *line, int64_t call, int64_t insn)
 {
-	struct q_inl_frame ch[32];
+	struct q_inl_frame ch[HWTR_DB_INLINE_DEPTH];
 	size_t n = 0, i, k = 0;
 	int rc = 0;
 
@@ -1093,7 +1093,7 @@ out:
  * instructions are inside is worked out once per block.
  */
 
-#define IR_CHAIN	32	/* nesting of instances followed */
+#define IR_CHAIN	HWTR_DB_INLINE_DEPTH	/* nesting followed */
 
 /* An instance: image (index in q_inl_hot.img) and instance number. */
 struct ir_key {

@@ -649,7 +649,7 @@ static int
 p_inlined(struct hwtr_q *q, sqlite3_stmt **ist, struct hwtr_q_res *res,
     int on, uint64_t ip)
 {
-	struct q_inl_frame ch[32];
+	struct q_inl_frame ch[HWTR_DB_INLINE_DEPTH];
 	struct q_str s = { 0 };
 	size_t n = 0, i;
 	int rc;

@@ -255,7 +255,7 @@ tinl_free(struct tinl *ti)
 static struct tinl_ent *
 tinl_get(struct hwtr_q *q, struct tinl *ti, uint64_t ip)
 {
-	struct q_inl_frame ch[32];
+	struct q_inl_frame ch[HWTR_DB_INLINE_DEPTH];
 	struct tinl_ent *e;
 	struct q_str s = { 0 };
 	size_t n = 0, i;

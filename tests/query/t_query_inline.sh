@@ -112,6 +112,42 @@ gdb_hits()
 	sed -n 's/.*breakpoint already hit \([0-9]*\) time.*/\1/p' hits.out
 }
 
+atf_test_case bt_inlined_40_deep_matches_gdb
+bt_inlined_40_deep_matches_gdb_head() { atf_set descr "bt at a fault 40 inlined functions deep (f1 ... f40, each always_inline into the one before, main around them): all 40 frames and main with gdb's names and lines (queries followed 32, then put main at the 32nd's call site)"; }
+bt_inlined_40_deep_matches_gdb_body()
+{
+	need
+	# f40 reads through p, NULL when there is an argument; fK calls
+	# fK+1 on a line of its own.
+	{
+		echo 'static int *volatile p;'
+		echo 'static inline __attribute__((always_inline)) int f40(int x) { return *p + x; }'
+		i=39
+		while [ $i -ge 1 ]; do
+			printf 'static inline __attribute__((always_inline)) int f%d(int x)\n{\n\treturn f%d(x + %d) * 3;\n}\n' \
+			    $i $((i + 1)) $i
+			i=$((i - 1))
+		done
+		echo 'int main(int argc, char **argv) { static int v = 5; (void)argv; p = argc > 1 ? 0 : &v; return f1(argc) & 1; }'
+	} > deep.c
+	cc -O2 -g -o deep deep.c || atf_fail "cannot build deep.c"
+	capture d ./deep x
+	[ "$(cat d.rc)" = 139 ] ||
+	    atf_fail "capture of 'deep x': expected exit 139, got $(cat d.rc)"
+	gdb_frames ./deep x
+	[ "$(wc -l < gdb.frames)" -eq 40 ] &&
+	    grep -q "^39 f1 deep.c:" gdb.frames &&
+	    grep -q "^40 main deep.c:" gdb.frames ||
+	    atf_fail "gdb's frames 1 to 40 are not f39 ... f1, main: $(cat gdb.out)"
+	"$HWTRACE" query d.db bt --format tsv > bt.tsv || atf_fail "bt failed"
+	awk -F'\t' 'NR > 2 && $5 != "" { print $2, $3, $5 }' bt.tsv |
+	    head -n 40 | sed 's| [^ ]*/| |' > hw.frames
+	diff -u gdb.frames hw.frames > frames.diff ||
+	    atf_fail "bt disagrees with gdb: $(tr '\n' ' ' < frames.diff)"
+	bt_frame_is f1 "39 1"
+	bt_frame_is main "40 0"
+}
+
 atf_test_case bt_fault_inside_inlined
 bt_fault_inside_inlined_head() { atf_set descr "bt at a fault inside an inlined body (tests/conform/inl.c: sq() inlined into outer() reads NULL): sq (inlined), outer, main as gdb shows them, though no block holds the instruction that faulted"; }
 bt_fault_inside_inlined_body()
@@ -523,6 +559,7 @@ atf_init_test_cases()
 {
 	atf_add_test_case bt_inlined_matches_gdb
 	atf_add_test_case bt_fault_inside_inlined
+	atf_add_test_case bt_inlined_40_deep_matches_gdb
 	atf_add_test_case func_inlined_entries
 	atf_add_test_case tree_folded_inlined
 	atf_add_test_case hot_by_inline
