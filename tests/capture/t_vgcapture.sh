@@ -423,6 +423,36 @@ long_block_exact_against_callgrind_body() {
 	done
 }
 
+atf_test_case calls_against_callgrind
+calls_against_callgrind_head() {
+	atf_set descr "recursion, tail calls, indirect calls, signal handlers, longjmp and C++ exceptions (recurse, tailcall, calls, signal, setjmp, except; their static libc included): each function's calls and tail calls as many as callgrind's calls= lines into it (tests/tools/cgcalls.py)"
+	atf_set timeout 300
+}
+calls_against_callgrind_body() {
+	need_valgrind
+	require_tools python3 nm readelf
+	[ -x /usr/libexec/valgrind/callgrind-amd64-linux ] ||
+		atf_skip "callgrind is not installed"
+	for p in recurse tailcall calls signal setjmp except; do
+		need_prog $p
+		# Its exit status: 1 for the instructions callgrind does
+		# not count (the block that ends the process), 2 on error.
+		HWTRACE="$HWTRACE" sh "$HWTRACE_SRC/tests/tools/vgexact.sh" \
+		    -k $p.d -e HWTRACE_VALGRIND_CHASE_AFTER=0 \
+		    "$HWTRACE_PROGS/$p" "$HWTRACE_PROGS/$p" >vx 2>vx.err
+		[ $? -ne 2 ] || atf_fail "vgexact.sh on $p failed: $(oneline vx.err)"
+		python3 "$HWTRACE_SRC/tests/tools/cgcalls.py" "$HWTRACE" \
+		    $p.d/cg.out $p.d/valgrind.db "$HWTRACE_PROGS/$p" >cc 2>cc.err
+		rc=$?
+		[ $rc -ne 2 ] || atf_fail "cgcalls.py on $p failed: $(oneline cc.err)"
+		[ $rc -eq 0 ] ||
+			atf_fail "$p: calls differ from callgrind's: $(oneline cc)"
+		n=$(sed -n 's/^functions called: \([0-9]*\),.*/\1/p' cc)
+		[ "${n:-0}" -ge 100 ] ||
+			atf_fail "$p: expected at least 100 functions compared: $(oneline cc)"
+	done
+}
+
 atf_test_case child_exit_status_recorded
 child_exit_status_recorded_head() {
 	atf_set descr "a forked child's _exit(5) is recorded as 5 (tests/progs/forkexit.c)"
@@ -750,6 +780,7 @@ atf_init_test_cases() {
 	atf_add_test_case exact_against_callgrind
 	atf_add_test_case rep_exact_against_callgrind
 	atf_add_test_case long_block_exact_against_callgrind
+	atf_add_test_case calls_against_callgrind
 	atf_add_test_case child_exit_status_recorded
 	atf_add_test_case crash_report_only_with_verbose
 	atf_add_test_case sigint_writes_valid_archive
