@@ -285,6 +285,9 @@ def main(argv):
     if cgbias is not None:
         maps = [(cgbias + lo, cgbias + hi, cgbias) for lo, hi in
                 elf_exec_ranges(want)]
+        if not maps:
+            die("-b: cannot read the executable segments of '%s' (give "
+                "the object's path)" % want)
     if not ir:
         die("'%s' has no cost in an object named like '%s'" %
             (cgpath, want))
