@@ -33,6 +33,9 @@
 # bad usage or input.
 import bisect, collections, csv, io, os, re, subprocess, sys
 
+# Positions as cgcompare.py reads them (the directory of this file).
+from cgcompare import parse_pos
+
 MAXSHOW = 30
 
 
@@ -105,16 +108,6 @@ def callgrind_calls(path, obj, funcs):
     ob = cob = None
     last = 0        # the instruction of the last cost line
 
-    def pos(tok, last):
-        # Absolute, "+N"/"-N" from the last, or "*" (the same).
-        if tok == '*':
-            return last
-        if tok[0] == '+':
-            return last + int(tok[1:], 0)
-        if tok[0] == '-':
-            return last - int(tok[1:], 0)
-        return int(tok, 0)
-
     def name(s):
         m = re.match(r'\((\d+)\)(?: (.*))?$', s)
         if not m:
@@ -133,7 +126,7 @@ def callgrind_calls(path, obj, funcs):
     with f:
         for line in f:
             if line[:1].isdigit() or line[:1] in ('+', '-', '*'):
-                last = pos(line.split()[0], last)
+                last = parse_pos(line.split()[0], last)
             elif line.startswith('ob='):
                 ob = cob = name(line[3:].strip())
             elif line.startswith('fn='):
@@ -147,7 +140,7 @@ def callgrind_calls(path, obj, funcs):
                                                              line.strip()))
                 if cob is not None and \
                         os.path.basename(os.path.realpath(cob)) == want:
-                    a = containing(funcs, pos(w[1], last))
+                    a = containing(funcs, parse_pos(w[1], last))
                     if a is not None:
                         calls[a] += int(w[0])
                 cob = ob
