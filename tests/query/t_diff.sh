@@ -315,6 +315,23 @@ chunk_seq_far_body()
 	    "$HWTRACE" diff fix.db bad.db
 }
 
+atf_test_case block_id_far
+block_id_far_head()
+{
+	atf_set descr "diff of a database whose last block's id is moved up by 2^31 (a damaged or hostile one), as A and as B, plain and --first: exit 1 naming the ids, not arrays of 2^31 blocks (found by make fuzz-db)"
+	atf_set require.progs "sqlite3"
+}
+block_id_far_body()
+{
+	damaged_pair "UPDATE blocks SET id = id + 2147483648 WHERE id = (SELECT max(id) FROM blocks)"
+	for first in "" --first; do
+		atf_check -s exit:1 -e match:"^hwtrace diff: diff: blocks: ids reach [0-9]+ for [0-9]+ rows" \
+		    "$HWTRACE" diff $first bad.db fix.db
+		atf_check -s exit:1 -e match:"^hwtrace diff: B: diff: blocks: ids reach [0-9]+ for [0-9]+ rows" \
+		    "$HWTRACE" diff $first fix.db bad.db
+	done
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case three_regions
@@ -322,4 +339,5 @@ atf_init_test_cases()
 	atf_add_test_case crash_open_region
 	atf_add_test_case long_loop
 	atf_add_test_case chunk_seq_far
+	atf_add_test_case block_id_far
 }
