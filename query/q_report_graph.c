@@ -94,7 +94,8 @@ q_rp_flame(struct hwtr_q *q, struct q_str *o, int64_t maxnodes,
 
 	hwtr_q_req_init(&req, HWTR_Q_TREE);
 	if ((rc = q_select(q, &th, "SELECT id, coalesce(tid, -1), coalesce(name, ''), "
-	    "insns FROM threads WHERE calls > 0 ORDER BY id", NULL)) < 0)
+	    "coalesce(insns, 0) FROM threads WHERE calls > 0 ORDER BY id",
+	    NULL)) < 0)
 		return (rc);
 	for (t = 0; t < hwtr_q_res_nrows(th); t++)
 		if (__builtin_add_overflow(total, strtoll(hwtr_q_res_cell(th,

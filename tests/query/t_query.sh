@@ -785,6 +785,21 @@ foreign_views_triggers_refused_body()
 	    "$HWTRACE" query fix.db sql "SELECT count(*) FROM call_times"
 }
 
+atf_test_case bt_thread_insns_negative
+bt_thread_insns_negative_head()
+{
+	atf_set descr "bt on a database whose thread 1 ran -2^63 instructions (a damaged or hostile one): exit 1 naming the thread, not positions counted back past -2^63 (found by make fuzz-db through report)"
+	atf_set require.progs "sqlite3"
+}
+bt_thread_insns_negative_body()
+{
+	mkfix
+	sqlite3 fix.db "UPDATE threads SET insns = -9223372036854775808 WHERE id = 1" ||
+	    atf_fail "sqlite3 cannot change the database"
+	atf_check -s exit:1 -e match:"bt: thread 1: its instructions -9223372036854775808 are out of range" \
+	    "$HWTRACE" query fix.db bt
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case foreign_views_triggers_refused
@@ -814,4 +829,5 @@ atf_init_test_cases()
 	atf_add_test_case help_every_verb
 	atf_add_test_case archive_cache
 	atf_add_test_case table_shortens_only_on_terminal
+	atf_add_test_case bt_thread_insns_negative
 }

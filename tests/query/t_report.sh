@@ -423,6 +423,29 @@ sys.exit(0 if tl["columns"] == 600 and t1 and t1[0]["gaps"] == [[599, "disabled"
 EOF
 }
 
+atf_test_case report_thread_insns_null
+report_thread_insns_null_head()
+{
+	atf_set descr "a thread with calls whose instructions are NULL (a hostile database, NOT NULL taken out of its schema): the page is written, its flame graph counting the thread as 0 instructions (found by make fuzz-db)"
+	atf_set require.progs "sqlite3 python3"
+}
+report_thread_insns_null_body()
+{
+	damaged_fixture "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = replace(sql, ' NOT NULL', '') WHERE name = 'threads'; PRAGMA writable_schema = OFF"
+	sqlite3 fix.db "UPDATE threads SET insns = NULL WHERE id = 1" ||
+	    atf_fail "sqlite3 cannot change the database"
+	"$HWTRACE" report -o r.html fix.db 2> rep.err ||
+	    atf_fail "expected the page: $(cat rep.err)"
+	page_data r.html flame > flame.json
+	# fixture.sql: thread 2 runs 3 instructions, thread 1's are lost.
+	python3 - <<'EOF' || atf_fail "expected a flame graph of 3 instructions, thread 1 of 0: $(cut -c1-300 flame.json)"
+import json, sys
+f = json.load(open("flame.json"))
+t = {c["thread"]: c["value"] for c in f["children"]}
+sys.exit(0 if f["value"] == 3 and t.get(1) == 0 and t.get(2) == 3 else 1)
+EOF
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case report_crash_bt
@@ -434,4 +457,5 @@ atf_init_test_cases()
 	atf_add_test_case report_sigterm_while_indexing
 	atf_add_test_case report_thread_insns_not_count
 	atf_add_test_case report_event_insn_far
+	atf_add_test_case report_thread_insns_null
 }
