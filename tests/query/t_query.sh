@@ -800,6 +800,27 @@ bt_thread_insns_negative_body()
 	    "$HWTRACE" query fix.db bt
 }
 
+atf_test_case bt_last_class_null
+bt_last_class_null_head()
+{
+	atf_set descr "bt on a database whose blocks have no last_class (a hostile one, NOT NULL taken out of its schema): the same two frames as the fixture's, no crash (found by make fuzz-db)"
+	atf_set require.progs "sqlite3"
+}
+bt_last_class_null_body()
+{
+	mkfix
+	sqlite3 fix.db "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = replace(sql, ' NOT NULL', '') WHERE name = 'blocks'; PRAGMA writable_schema = OFF" &&
+	    sqlite3 fix.db "UPDATE blocks SET last_class = NULL" ||
+	    atf_fail "sqlite3 cannot change the database"
+	"$HWTRACE" query fix.db bt --format csv > bt.csv 2> bt.err ||
+	    atf_fail "bt failed: $(cat bt.err)"
+	# fixture.sql: thread 1 ends in main at fix.c:25, thread 2 in sq at
+	# fix.c:6; neither last block is a call.
+	cut -d, -f1-3,5 bt.csv > got
+	printf 'thread,frame,function,line\n1,0,main,fix.c:25\n2,0,sq,fix.c:6\n' > want
+	cmp -s want got || atf_fail "expected $(cat want | tr '\n' '|'), got $(cat got | tr '\n' '|')"
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case foreign_views_triggers_refused
@@ -830,4 +851,5 @@ atf_init_test_cases()
 	atf_add_test_case archive_cache
 	atf_add_test_case table_shortens_only_on_terminal
 	atf_add_test_case bt_thread_insns_negative
+	atf_add_test_case bt_last_class_null
 }
