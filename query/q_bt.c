@@ -178,7 +178,7 @@ q_bt_resumed_callee(struct hwtr_q *q, int64_t thread, struct q_bt_loc *l,
 	sqlite3_finalize(st);
 	if (rc < 0)
 		return (rc);
-	if (!sig || exit_seq != l->pos || entry_seq < 1)
+	if (!sig || exit_seq != l->pos || entry_seq < 1 || entry_insn < 1)
 		return (0);
 	if ((rc = q_int(q, &is_call, 0, "SELECT b.last_class LIKE 'call%' "
 	    "FROM exec_order e JOIN blocks b ON b.id = e.block WHERE "
@@ -225,7 +225,8 @@ q_bt_end(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 	    NULL;
 	l->line = q_coltext(bt->last, 2) ? strdup(q_coltext(bt->last, 2)) :
 	    NULL;
-	implicit = strncmp(q_coltext(bt->last, 3), "call", 4) == 0;
+	implicit = q_coltext(bt->last, 3) != NULL &&
+	    strncmp(q_coltext(bt->last, 3), "call", 4) == 0;
 	sqlite3_reset(bt->stop);
 	sqlite3_bind_int64(bt->stop, 1, thread);
 	if (!implicit && !cut &&
@@ -352,7 +353,9 @@ q_bt_thread(struct hwtr_q *q, struct q_bt *bt, struct hwtr_q_res *res,
 			/* The next frame's location: this call's call site. */
 			l.child_seq = has_call ? entry_seq : 0;
 			l.child_ip = has_call ? call_ip : 0;
-			l.insn = has_call ? entry_insn - 1 : -1;
+			/* None before the first (a damaged entry_insn). */
+			l.insn = has_call && entry_insn > 0 ? entry_insn - 1 :
+			    -1;
 			/* A tail call's: that of the call it replaced. */
 			if (has_call && tail && (rc = q_tail_site(q, thread,
 			    entry_seq, depth, &l.child_seq, &l.insn)) < 0)
@@ -427,11 +430,20 @@ q_bt(struct hwtr_q *q, const struct hwtr_q_req *req,
 	    "id = ?1")) < 0)
 		goto out;
 	sqlite3_bind_int64(ts, 1, thread);
-	while ((rc = sqlite3_step(ts)) == SQLITE_ROW)
+	while ((rc = sqlite3_step(ts)) == SQLITE_ROW) {
+		/* Positions are counted back from the thread's last. */
+		if (sqlite3_column_int64(ts, 2) < 0) {
+			rc = q_fail(q, -HWTR_E_FORMAT, "bt: thread %lld: its "
+			    "instructions %lld are out of range (a damaged "
+			    "database?)", (long long)sqlite3_column_int64(ts,
+			    0), (long long)sqlite3_column_int64(ts, 2));
+			goto out;
+		}
 		if ((rc = q_bt_thread(q, &bt, *resp,
 		    sqlite3_column_int64(ts, 0), sqlite3_column_int64(ts, 1),
 		    sqlite3_column_int64(ts, 2), req->at)) < 0)
 			goto out;
+	}
 	rc = rc == SQLITE_DONE ? 0 : q_dbfail(q, "bt: cannot read threads");
 out:
 	sqlite3_finalize(ts);

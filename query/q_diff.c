@@ -162,7 +162,7 @@ static int
 d_chunk(struct d_side *s)
 {
 	const void *data;
-	int64_t n, *nc;
+	int64_t n, seq, *nc;
 	int rc;
 
 	rc = sqlite3_step(s->chunks);
@@ -182,13 +182,18 @@ d_chunk(struct d_side *s)
 		s->chunk = nc;
 		s->ccap = n;
 	}
+	/* Each block's seq is counted on from the chunk's: none past 2^63. */
+	seq = sqlite3_column_int64(s->chunks, 0);
+	if (seq < 0 || seq > INT64_MAX - n)
+		return (q_fail(s->q, -HWTR_E_FORMAT, "diff: chunk at seq %jd "
+		    "of %jd blocks: its seq is out of range (a damaged "
+		    "database?)", (intmax_t)seq, (intmax_t)n));
 	data = sqlite3_column_blob(s->chunks, 2);
 	if (hwtr_ix_chunk_blocks(data, (size_t)sqlite3_column_bytes(
 	    s->chunks, 2), n, s->chunk) < 0)
 		return (q_fail(s->q, -HWTR_E_FORMAT, "diff: chunk at seq %jd "
-		    "does not decode", (intmax_t)sqlite3_column_int64(
-		    s->chunks, 0)));
-	s->rseq = sqlite3_column_int64(s->chunks, 0);
+		    "does not decode", (intmax_t)seq));
+	s->rseq = seq;
 	s->cn = n;
 	s->cpos = 0;
 	return (1);

@@ -317,6 +317,9 @@ q_inl_mark(struct q_inl_blk *b, int64_t *insts, int64_t *ents,
 	return (0);
 }
 
+/* The most instructions a block may have (a straight run of code). */
+#define IR_MAXINSNS	(1 << 20)
+
 /*
  * One candidate block's entries: the instance entered at its first
  * instruction (when it is the instance's entry), its last instruction's
@@ -380,6 +383,14 @@ q_inl_blocks(struct hwtr_q *q, struct q_inl_ent *e, const char *names)
 			ninsns = sqlite3_column_int64(st, 3);
 			if (ninsns <= 0)
 				ninsns = 1;
+			/* Arrays of its instructions: a damaged count. */
+			if (ninsns > IR_MAXINSNS) {
+				rc = q_fail(q, -HWTR_E_FORMAT, "blocks: block "
+				    "%lld has %lld instructions: out of range "
+				    "(a damaged database?)", (long long)id,
+				    (long long)ninsns);
+				goto out;
+			}
 			free(insts);
 			free(ents);
 			free(sitebyk);
@@ -1248,9 +1259,6 @@ ir_blk_fill(struct ir *ir, struct ir_blk *b, size_t ii, uint64_t a,
 	}
 	return (0);
 }
-
-/* The most instructions a block may have (a straight run of code). */
-#define IR_MAXINSNS	(1 << 20)
 
 /* Block @id's facts, read on first use (NULL: an error, in q->msg). */
 static const struct ir_blk *

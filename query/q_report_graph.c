@@ -94,10 +94,17 @@ q_rp_flame(struct hwtr_q *q, struct q_str *o, int64_t maxnodes,
 
 	hwtr_q_req_init(&req, HWTR_Q_TREE);
 	if ((rc = q_select(q, &th, "SELECT id, coalesce(tid, -1), coalesce(name, ''), "
-	    "insns FROM threads WHERE calls > 0 ORDER BY id", NULL)) < 0)
+	    "coalesce(insns, 0) FROM threads WHERE calls > 0 ORDER BY id",
+	    NULL)) < 0)
 		return (rc);
 	for (t = 0; t < hwtr_q_res_nrows(th); t++)
-		total += strtoll(hwtr_q_res_cell(th, t, 3, NULL), NULL, 10);
+		if (__builtin_add_overflow(total, strtoll(hwtr_q_res_cell(th,
+		    t, 3, NULL), NULL, 10), &total)) {
+			rc = q_fail(q, -HWTR_E_FORMAT, "report: the threads' "
+			    "instructions add up past 2^63 (a damaged "
+			    "database?)");
+			goto out;
+		}
 	if ((rc = q_tree(q, &req, &tree)) < 0)
 		goto out;
 	nrows = hwtr_q_res_nrows(tree);
@@ -134,6 +141,32 @@ out:
 }
 
 /*
+ * The column of @cols (> 0) over a thread of @ninsns (> 0) instructions
+ * where instruction @insn less @back (1 or 2) falls: (insn - back) * cols
+ * / ninsns within 0 and cols - 1.  Positions from a damaged database may
+ * be anywhere in int64: none is let overflow.
+ */
+static int64_t
+rg_col(int64_t insn, int64_t back, int64_t ninsns, int64_t cols)
+{
+	int64_t p, c;
+
+	assert(ninsns > 0 && cols > 0 && back >= 0);
+	if (insn <= back)
+		return (0);
+	p = insn - back;
+	if (p >= ninsns)
+		return (cols - 1);
+	/* p < ninsns: the quotient is below cols, if not the product. */
+	if (__builtin_mul_overflow(p, cols, &c))
+		c = (int64_t)((long double)p * (long double)cols /
+		    (long double)ninsns);
+	else
+		c /= ninsns;
+	return (c >= cols ? cols - 1 : c);
+}
+
+/*
  * Where thread @thread lost trace or decoding, as columns of its
  * timeline: decode errors, overflows, lost data and places where the
  * trace was off (hwtrace-db(5), events).
@@ -156,9 +189,7 @@ rg_gaps(struct hwtr_q *q, struct q_str *o, int64_t thread, int64_t ninsns,
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		insn = sqlite3_column_int64(st, 0);
 		kind = (const char *)sqlite3_column_text(st, 1);
-		col = insn > 0 ? (insn - 1) * cols / ninsns : 0;
-		if (col >= cols)
-			col = cols - 1;
+		col = rg_col(insn, 1, ninsns, cols);
 		if (col == last)
 			continue;
 		last = col;
@@ -201,10 +232,9 @@ rg_thread_line(struct hwtr_q *q, struct q_str *o, int64_t thread,
 	q_str_puts(o, ",\"spans\":[");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		d = sqlite3_column_int64(st, 0);
-		lo = (sqlite3_column_int64(st, 1) - 1) * cols / ninsns;
-		hi = (sqlite3_column_int64(st, 2) - 2) * cols / ninsns;
-		lo = lo < 0 ? 0 : lo >= cols ? cols - 1 : lo;
-		hi = hi < lo ? lo : hi >= cols ? cols - 1 : hi;
+		lo = rg_col(sqlite3_column_int64(st, 1), 1, ninsns, cols);
+		hi = rg_col(sqlite3_column_int64(st, 2), 2, ninsns, cols);
+		hi = hi < lo ? lo : hi;
 		name = (const char *)sqlite3_column_text(st, 3);
 		if (name == NULL)
 			name = "?";
@@ -262,6 +292,14 @@ q_rp_timeline(struct hwtr_q *q, struct q_str *o, int64_t cols,
 	for (t = 0; t < hwtr_q_res_nrows(th); t++) {
 		thread = strtoll(hwtr_q_res_cell(th, t, 0, NULL), NULL, 10);
 		ninsns = strtoll(hwtr_q_res_cell(th, t, 3, NULL), NULL, 10);
+		/* insns > 0 holds for text and reals too: not counts. */
+		if (ninsns <= 0) {
+			rc = q_fail(q, -HWTR_E_FORMAT, "report: thread %lld: "
+			    "its instructions '%s' are not a count (a damaged "
+			    "database?)", (long long)thread,
+			    hwtr_q_res_cell(th, t, 3, NULL));
+			break;
+		}
 		name = hwtr_q_res_cell(th, t, 2, NULL);
 		q_str_printf(o, "%s{\"thread\":%lld,\"tid\":%s,\"insns\":%lld,"
 		    "\"name\":", t ? "," : "", (long long)thread,

@@ -14,7 +14,11 @@
  *
  *   byte 0	the fixture
  *   byte 1	the verb (fz_db_verb(): every verb of hwtrace-query(1) that
- *		reads a database, some with options)
+ *		reads a database, some with options, for values below
+ *		FZ_DB_VBOUND (200), modulo FZ_DB_NVERB (40) as before
+ *		report and diff came, so that the seeds keep their verbs;
+ *		from 200 up, hwtrace report and hwtrace diff with some of
+ *		their options, modulo FZ_DB_NCMD)
  *   byte 2	the output format (table, CSV, TSV, JSON)
  *   byte 3	how many mutations follow (0 to FZ_DB_MAXMUT)
  *   then	each mutation in FZ_DB_MUTLEN bytes: kind, table, column, row
@@ -48,7 +52,11 @@
  * and refuses anything but a regular file, and SQLite resolves a
  * /proc/self/fd name of a memfd to one it cannot open), which the verb
  * reads through the library: hwtr_q_open(), hwtr_q_stream() into a sink
- * that counts the bytes, hwtr_q_close().
+ * that counts the bytes, hwtr_q_close().  report writes its page to a
+ * file of that directory (hwtr_q_report()); diff compares the mutated
+ * copy with the unmutated fixture, written there too, as A and as B
+ * (hwtr_q_diff(), its answer rendered in the input's format), as
+ * cmd_report.c and cmd_diff.c call them.
  *
  * Every column of the fixture's tables may hold NULL in a hostile
  * database: the in-memory copy is set up once with NOT NULL taken out of
@@ -56,7 +64,7 @@
  * check; everything else in the schema is what index wrote.
  *
  * The check: the verb answers, or fails with a non-empty message
- * (hwtr_q_errmsg(), or hwtr_q_open()'s).  A failure without one is
+ * (hwtr_q_errmsg(), of A for diff, or hwtr_q_open()'s).  A failure without one is
  * reported with the mutations; crashes and sanitizer reports stop the
  * process; a hang is caught by the caller (libFuzzer's -timeout, the
  * seed test's alarm()).  Each verb has FZ_DB_TIMEOUT_MS of CPU time
@@ -128,6 +136,8 @@ struct fuzz_db_base {
 	int		nfix;
 	char		dir[256];	/* a temporary directory */
 	char		db[300], out[300];
+	/* Each fixture's unmutated copy as a file (diff's other side). */
+	char		fixdb[FZ_DB_MAXFIX][300];
 	unsigned	applied[FZ_DB_NKIND];	/* by kind */
 	uint64_t	bytes;		/* the last answer's */
 	int		verbose;	/* mutations said before the verb */
@@ -356,6 +366,27 @@ out:
 	return (rc);
 }
 
+/* Write @len bytes at @p to @path, replacing it; 0 or -1. */
+static inline int
+fz_db_write(const char *path, const void *p, size_t len)
+{
+	const char *c = p;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0)
+		return (-1);
+	while (len > 0) {
+		if ((n = write(fd, c, len)) <= 0) {
+			close(fd);
+			return (-1);
+		}
+		c += n;
+		len -= (size_t)n;
+	}
+	return (close(fd));
+}
+
 /* Remove the harness's files and directory; free @b's fixtures. */
 static inline void
 fuzz_db_base_free(struct fuzz_db_base *b)
@@ -372,6 +403,13 @@ fuzz_db_base_free(struct fuzz_db_base *b)
 	}
 	if (b->out[0] != '\0')
 		unlink(b->out);
+	for (k = 0; k < FZ_DB_MAXFIX; k++) {
+		for (i = 0; i < sizeof(ext) / sizeof(ext[0]) &&
+		    b->fixdb[k][0]; i++) {
+			snprintf(p, sizeof(p), "%s%s", b->fixdb[k], ext[i]);
+			unlink(p);
+		}
+	}
 	if (b->dir[0] != '\0')
 		rmdir(b->dir);
 	for (k = 0; k < b->nfix; k++)
@@ -418,6 +456,10 @@ fuzz_db_base_init(struct fuzz_db_base *b, const char *const *paths, int n,
 	}
 	snprintf(b->db, sizeof(b->db), "%.256s/m.db", b->dir);
 	snprintf(b->out, sizeof(b->out), "%.256s/out", b->dir);
+	/* Where diff's unmutated side is written (fuzz_db_one()). */
+	for (i = 0; i < b->nfix; i++)
+		snprintf(b->fixdb[i], sizeof(b->fixdb[i]), "%.256s/f%d.db",
+		    b->dir, i);
 	return (0);
 }
 
@@ -729,15 +771,24 @@ out:
 		sqlite3_value_free(key[i]);
 }
 
-/* How many verbs fz_db_verb() knows. */
+/*
+ * How byte 1 picks the verb (fz_db_verb()).  Values below FZ_DB_VBOUND
+ * pick a verb of hwtrace query modulo FZ_DB_NVERB, as they did before
+ * report and diff were added, so that every seed of corpus-db keeps its
+ * verb (their byte 1 values are all below 120); the values from
+ * FZ_DB_VBOUND up pick one of the FZ_DB_NCMD runs of hwtrace report and
+ * hwtrace diff, modulo FZ_DB_NCMD (56 values, 7 each).
+ */
 #define FZ_DB_NVERB	40
+#define FZ_DB_VBOUND	200
+#define FZ_DB_NCMD	8
 
 /*
- * Verb @k of the list into @req (its files written to @out); its command
- * line as hwtrace query would take it.
+ * Verb @k of hwtrace query's list into @req (its files written to @out);
+ * its command line as hwtrace query would take it.
  */
 static inline const char *
-fz_db_verb(unsigned k, struct hwtr_q_req *req, const char *out)
+fz_db_qverb(unsigned k, struct hwtr_q_req *req, const char *out)
 {
 	static const struct {
 		enum hwtr_q_verb verb;
@@ -840,6 +891,74 @@ fz_db_verb(unsigned k, struct hwtr_q_req *req, const char *out)
 	return (v[k].what);
 }
 
+
+/* What fz_db_verb() chose: a query verb, a report or a diff. */
+enum fz_db_cmd { FZ_CMD_QUERY, FZ_CMD_REPORT, FZ_CMD_DIFF };
+
+struct fz_db_run {
+	enum fz_db_cmd	cmd;
+	struct hwtr_q_req req;		/* FZ_CMD_QUERY */
+	struct hwtr_q_report_opts ro;	/* FZ_CMD_REPORT, to the harness's out */
+	struct hwtr_q_diff_opts dopts;	/* FZ_CMD_DIFF */
+	int		swap;		/* diff: the fixture is A, the copy B */
+	const char	*what;		/* its command line */
+};
+
+/*
+ * The run byte @k picks (the comment above FZ_DB_NVERB) into @r, files
+ * written to @out.  report and diff are given their options as
+ * cmd_report.c and cmd_diff.c set them from the command line; each
+ * variant takes another path: report's defaults, and its smallest
+ * bounds (one timeline column bucket per call, one thread, short
+ * tables); diff's region answer with its default and unbounded lists,
+ * and --first with its default and a long -n, the copy as A and as B.
+ */
+static inline void
+fz_db_verb(unsigned k, struct fz_db_run *r, const char *out)
+{
+	static const char *const what[FZ_DB_NCMD] = {
+		"report -o OUT",
+		"report --columns 1 --depth 1 --threads 1 --top 1 -o OUT",
+		"diff COPY FIXTURE",
+		"diff FIXTURE COPY",
+		"diff --list 0 COPY FIXTURE",
+		"diff --list 1 FIXTURE COPY",
+		"diff --first COPY FIXTURE",
+		"diff --first -n 1000 FIXTURE COPY",
+	};
+
+	memset(r, 0, sizeof(*r));
+	if (k < FZ_DB_VBOUND) {
+		r->cmd = FZ_CMD_QUERY;
+		r->what = fz_db_qverb(k, &r->req, out);
+		return;
+	}
+	k = (k - FZ_DB_VBOUND) % FZ_DB_NCMD;
+	r->what = what[k];
+	if (k < 2) {
+		r->cmd = FZ_CMD_REPORT;
+		/* Each section's limit: the whole page within the alarms. */
+		r->ro.timeout_ms = FZ_DB_TIMEOUT_MS / 3;
+		if (k == 1) {
+			r->ro.columns = 1;
+			r->ro.depth = 1;
+			r->ro.threads = 1;
+			r->ro.top = 1;
+		}
+		return;
+	}
+	r->cmd = FZ_CMD_DIFF;
+	r->swap = k % 2;
+	r->dopts.timeout_ms = FZ_DB_TIMEOUT_MS;
+	switch (k) {
+	case 4: r->dopts.list = -1; break;
+	case 5: r->dopts.list = 1; break;
+	case 6: r->dopts.first = 1; break;
+	case 7: r->dopts.first = 1; r->dopts.next = 1000; break;
+	default: break;
+	}
+}
+
 /* The answer's sink: counts its bytes, keeps none. */
 static inline int
 fz_db_sink(void *arg, const char *buf, size_t len)
@@ -849,25 +968,75 @@ fz_db_sink(void *arg, const char *buf, size_t len)
 	return (0);
 }
 
-/* Write @len bytes at @p to @path, replacing it; 0 or -1. */
+/*
+ * Run @r on the mutated copy (b->db) and, for diff, the unmutated
+ * fixture @fix (a file of the harness); the answer's bytes in b->bytes.
+ * As fuzz_db_one(): 0 when it answered or failed with a message, 1 when
+ * it failed without one; what came said in @l.
+ */
 static inline int
-fz_db_write(const char *path, const void *p, size_t len)
+fz_db_run(struct fuzz_db_base *b, const struct fz_db_run *r,
+    enum hwtr_q_format fmt, const char *fix, struct fz_db_log *l)
 {
-	const char *c = p;
-	ssize_t n;
-	int fd;
+	struct hwtr_q_opts qo;
+	struct hwtr_q_res *res = NULL;
+	struct hwtr_q *q = NULL, *q2 = NULL, *qa, *qb;
+	const char *m;
+	char errbuf[1024], *buf = NULL;
+	size_t size = 0;
+	int rc;
 
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0)
-		return (-1);
-	while (len > 0) {
-		if ((n = write(fd, c, len)) <= 0) {
-			close(fd);
-			return (-1);
-		}
-		c += n;
-		len -= (size_t)n;
+	memset(&qo, 0, sizeof(qo));
+	qo.jobs = 1;
+	errbuf[0] = '\0';
+	b->bytes = 0;
+	if (hwtr_q_open(&q, b->db, &qo, errbuf, sizeof(errbuf)) < 0 ||
+	    (r->cmd == FZ_CMD_DIFF && hwtr_q_open(&q2, fix, &qo, errbuf,
+	    sizeof(errbuf)) < 0)) {
+		rc = errbuf[0] == '\0' ? 1 : 0;
+		fz_db_say(l, "not opened: %s\n", rc ? "WITHOUT A MESSAGE" :
+		    errbuf);
+		goto out;
 	}
-	return (close(fd));
+	qa = r->swap ? q2 : q;
+	qb = r->swap ? q : q2;
+	switch (r->cmd) {
+	case FZ_CMD_QUERY:
+		rc = hwtr_q_stream(q, &r->req, fmt, 0, fz_db_sink, &b->bytes);
+		break;
+	case FZ_CMD_REPORT:
+		rc = hwtr_q_report(q, &r->ro, b->out, &size);
+		b->bytes = size;
+		break;
+	default:
+		rc = hwtr_q_diff(qa, qb, &r->dopts, &res);
+		if (rc >= 0) {
+			/* As cmd_diff.c prints it. */
+			if (hwtr_q_res_format(res, fmt, 0, &buf, &size) < 0) {
+				fz_db_say(l, "answered, but its formatting "
+				    "failed WITHOUT A MESSAGE\n");
+				rc = 1;
+				goto out;
+			}
+			b->bytes = size;
+		}
+		break;
+	}
+	if (rc < 0) {
+		m = hwtr_q_errmsg(r->cmd == FZ_CMD_DIFF ? qa : q);
+		rc = m == NULL || m[0] == '\0' ? 1 : 0;
+		fz_db_say(l, "failed (%d bytes before): %s\n", (int)b->bytes,
+		    rc ? "WITHOUT A MESSAGE" : m);
+	} else {
+		rc = 0;
+		fz_db_say(l, "answered, %" PRIu64 " bytes\n", b->bytes);
+	}
+out:
+	free(buf);
+	hwtr_q_res_free(res);
+	hwtr_q_close(q);
+	hwtr_q_close(q2);
+	return (rc);
 }
 
 /*
@@ -882,27 +1051,24 @@ fuzz_db_one(struct fuzz_db_base *b, const uint8_t *data, size_t size,
 {
 	struct fz_db_in in = { data, size, 0 };
 	struct fz_db_log *l;
-	struct hwtr_q_opts qo;
-	struct hwtr_q_req req;
-	struct hwtr_q *q = NULL;
+	struct fz_db_run r;
 	struct fz_db_fix *f;
 	enum hwtr_q_format fmt;
-	const char *what, *m;
 	unsigned char *img;
 	sqlite3_int64 n;
 	sqlite3 *db;
-	char errbuf[1024];
-	unsigned k, vk, nmut;
+	unsigned k, fk, vk, nmut;
 	int rc;
 
 	*reportp = NULL;
 	if ((l = calloc(1, sizeof(*l))) == NULL)
 		return (-1);
-	f = &b->fix[fz_db_byte(&in) % (unsigned)b->nfix];
+	fk = fz_db_byte(&in) % (unsigned)b->nfix;
+	f = &b->fix[fk];
 	vk = fz_db_byte(&in);
 	fmt = (enum hwtr_q_format)(fz_db_byte(&in) % 4);
 	nmut = fz_db_byte(&in) % (FZ_DB_MAXMUT + 1);
-	what = fz_db_verb(vk, &req, b->out);
+	fz_db_verb(vk, &r, b->out);
 	fz_db_say(l, "fixture %s, %u mutation(s):\n", f->path, nmut);
 	if ((db = fz_db_mem(f->img, f->len)) == NULL) {
 		fz_db_say(l, "cannot load the fixture in memory\n");
@@ -918,9 +1084,24 @@ fuzz_db_one(struct fuzz_db_base *b, const uint8_t *data, size_t size,
 		fz_db_say(l, "%s: cannot write the mutated copy\n", b->db);
 		goto out;
 	}
-	fz_db_say(l, "query %s %s%s%s%s (format %d): ", b->db, what,
-	    req.sql ? " '" : "", req.sql ? req.sql : "", req.sql ? "'" : "",
-	    (int)fmt);
+	/*
+	 * diff's other side: the fixture's relaxed image, written afresh
+	 * so that no earlier input's run can have changed it.
+	 */
+	if (r.cmd == FZ_CMD_DIFF && fz_db_write(b->fixdb[fk], f->img,
+	    f->len) < 0) {
+		fz_db_say(l, "%s: cannot write the fixture's copy\n",
+		    b->fixdb[fk]);
+		rc = -1;
+		goto out;
+	}
+	if (r.cmd == FZ_CMD_QUERY)
+		fz_db_say(l, "query %s %s%s%s%s (format %d): ", b->db, r.what,
+		    r.req.sql ? " '" : "", r.req.sql ? r.req.sql : "",
+		    r.req.sql ? "'" : "", (int)fmt);
+	else
+		fz_db_say(l, "%s, COPY %s, FIXTURE %s, OUT %s (format %d): ",
+		    r.what, b->db, b->fixdb[fk], b->out, (int)fmt);
 	if (b->dry) {
 		fz_db_say(l, "not run\n");
 		goto out;
@@ -928,28 +1109,8 @@ fuzz_db_one(struct fuzz_db_base *b, const uint8_t *data, size_t size,
 	/* Said now, a crash or a hang still has it told. */
 	if (b->verbose)
 		fprintf(stderr, "%s\n", l->buf);
-	memset(&qo, 0, sizeof(qo));
-	qo.jobs = 1;
-	errbuf[0] = '\0';
-	b->bytes = 0;
-	if (hwtr_q_open(&q, b->db, &qo, errbuf, sizeof(errbuf)) < 0) {
-		rc = errbuf[0] == '\0' ? 1 : 0;
-		fz_db_say(l, "not opened: %s\n", rc ? "WITHOUT A MESSAGE" :
-		    errbuf);
-		goto out;
-	}
-	rc = hwtr_q_stream(q, &req, fmt, 0, fz_db_sink, &b->bytes);
-	if (rc < 0) {
-		m = hwtr_q_errmsg(q);
-		rc = m == NULL || m[0] == '\0' ? 1 : 0;
-		fz_db_say(l, "failed (%d bytes before): %s\n", (int)b->bytes,
-		    rc ? "WITHOUT A MESSAGE" : m);
-	} else {
-		rc = 0;
-		fz_db_say(l, "answered, %" PRIu64 " bytes\n", b->bytes);
-	}
+	rc = fz_db_run(b, &r, fmt, b->fixdb[fk], l);
 out:
-	hwtr_q_close(q);
 	unlink(b->out);
 	*reportp = sqlite3_mprintf("%s", l->buf);
 	free(l);

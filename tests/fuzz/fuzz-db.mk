@@ -1,10 +1,11 @@
 # fuzz-db: damaged databases through the verbs (tests/fuzz/fuzz_db.c):
 # each input's bytes are choices (tests/fuzz/db_one.h says which) of a
-# fixture, a verb of hwtrace-query(1) and a few mutations of the
-# fixture's rows (extreme values, deltas, flipped bits in blobs and
-# inside their zstd frames, truncated blobs, deleted rows), made on an
-# in-memory copy written to a file of the fuzzer's own under /dev/shm,
-# which the verb reads through the library.  A failure without a message
+# fixture, a verb of hwtrace-query(1), hwtrace-report(1) or
+# hwtrace-diff(1) (the copy against the unmutated fixture, both ways)
+# and a few mutations of the fixture's rows (extreme values, deltas,
+# flipped bits in blobs and inside their zstd frames, truncated blobs,
+# deleted rows), made on an in-memory copy written to a file of the
+# fuzzer's own under /dev/shm, which the verb reads through the library.  A failure without a message
 # aborts with the mutations; a crash, a sanitizer report or a hang
 # (-timeout) leaves the input in build-fuzz/artifacts/db-*, and
 # FUZZ_DB_VERBOSE=1 build-fuzz/fuzz_db ARTIFACT says its mutations before

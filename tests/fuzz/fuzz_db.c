@@ -6,7 +6,8 @@
 
 /*
  * The damaged-database fuzzer (make fuzz-db): each input is a fixture
- * choice, a verb and a few mutations of the fixture's rows (extreme
+ * choice, a verb (of query, or report, or diff against the unmutated
+ * fixture) and a few mutations of the fixture's rows (extreme
  * values, deltas, flipped bits in blobs and inside their zstd frames,
  * truncated blobs, deleted rows), made on an in-memory copy of a database
  * hwtrace index wrote (FUZZ_DB_FIXTURES: ixgen's two-thread walk over

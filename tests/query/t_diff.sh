@@ -290,10 +290,54 @@ long_loop_body()
 	    atf_fail "A ran nothing of its own, got $(cut -f15 prog.tsv) instructions: '$(cut -f11 prog.tsv)'"
 }
 
+# A damaged copy of the hand-written database (fixture.sql, made by
+# qmkdb): fix.db, and bad.db, which $1 (SQL) changes.
+damaged_pair()
+{
+	"$HWTRACE_BUILD/bench/qmkdb" fix.db "$HWTRACE_SRC/tests/query/fixture.sql" ||
+	    atf_fail "cannot make the fixture database"
+	cp fix.db bad.db
+	sqlite3 bad.db "$1" || atf_fail "sqlite3 cannot change the database"
+}
+
+atf_test_case chunk_seq_far
+chunk_seq_far_head()
+{
+	atf_set descr "diff of a database whose last thread's chunk starts at seq 2^63 - 1 (a damaged or hostile one), as A and as B: exit 1 naming the chunk, not seqs counted past 2^63 (found by make fuzz-db)"
+	atf_set require.progs "sqlite3"
+}
+chunk_seq_far_body()
+{
+	damaged_pair "UPDATE exec_chunks SET seq = 9223372036854775807 WHERE thread = (SELECT max(thread) FROM exec_chunks)"
+	atf_check -s exit:1 -e match:"diff: chunk at seq 9223372036854775807 of [0-9]+ blocks: its seq is out of range" \
+	    "$HWTRACE" diff bad.db fix.db
+	atf_check -s exit:1 -e match:"B: diff: chunk at seq 9223372036854775807 of [0-9]+ blocks: its seq is out of range" \
+	    "$HWTRACE" diff fix.db bad.db
+}
+
+atf_test_case block_id_far
+block_id_far_head()
+{
+	atf_set descr "diff of a database whose last block's id is moved up by 2^31 (a damaged or hostile one), as A and as B, plain and --first: exit 1 naming the ids, not arrays of 2^31 blocks (found by make fuzz-db)"
+	atf_set require.progs "sqlite3"
+}
+block_id_far_body()
+{
+	damaged_pair "UPDATE blocks SET id = id + 2147483648 WHERE id = (SELECT max(id) FROM blocks)"
+	for first in "" --first; do
+		atf_check -s exit:1 -e match:"^hwtrace diff: diff: blocks: ids reach [0-9]+ for [0-9]+ rows" \
+		    "$HWTRACE" diff $first bad.db fix.db
+		atf_check -s exit:1 -e match:"^hwtrace diff: B: diff: blocks: ids reach [0-9]+ for [0-9]+ rows" \
+		    "$HWTRACE" diff $first fix.db bad.db
+	done
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case three_regions
 	atf_add_test_case identical_runs
 	atf_add_test_case crash_open_region
 	atf_add_test_case long_loop
+	atf_add_test_case chunk_seq_far
+	atf_add_test_case block_id_far
 }

@@ -785,6 +785,42 @@ foreign_views_triggers_refused_body()
 	    "$HWTRACE" query fix.db sql "SELECT count(*) FROM call_times"
 }
 
+atf_test_case bt_thread_insns_negative
+bt_thread_insns_negative_head()
+{
+	atf_set descr "bt on a database whose thread 1 ran -2^63 instructions (a damaged or hostile one): exit 1 naming the thread, not positions counted back past -2^63 (found by make fuzz-db through report)"
+	atf_set require.progs "sqlite3"
+}
+bt_thread_insns_negative_body()
+{
+	mkfix
+	sqlite3 fix.db "UPDATE threads SET insns = -9223372036854775808 WHERE id = 1" ||
+	    atf_fail "sqlite3 cannot change the database"
+	atf_check -s exit:1 -e match:"bt: thread 1: its instructions -9223372036854775808 are out of range" \
+	    "$HWTRACE" query fix.db bt
+}
+
+atf_test_case bt_last_class_null
+bt_last_class_null_head()
+{
+	atf_set descr "bt on a database whose blocks have no last_class (a hostile one, NOT NULL taken out of its schema): the same two frames as the fixture's, no crash (found by make fuzz-db)"
+	atf_set require.progs "sqlite3"
+}
+bt_last_class_null_body()
+{
+	mkfix
+	sqlite3 fix.db "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = replace(sql, ' NOT NULL', '') WHERE name = 'blocks'; PRAGMA writable_schema = OFF" &&
+	    sqlite3 fix.db "UPDATE blocks SET last_class = NULL" ||
+	    atf_fail "sqlite3 cannot change the database"
+	"$HWTRACE" query fix.db bt --format csv > bt.csv 2> bt.err ||
+	    atf_fail "bt failed: $(cat bt.err)"
+	# fixture.sql: thread 1 ends in main at fix.c:25, thread 2 in sq at
+	# fix.c:6; neither last block is a call.
+	cut -d, -f1-3,5 bt.csv > got
+	printf 'thread,frame,function,line\n1,0,main,fix.c:25\n2,0,sq,fix.c:6\n' > want
+	cmp -s want got || atf_fail "expected $(cat want | tr '\n' '|'), got $(cat got | tr '\n' '|')"
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case foreign_views_triggers_refused
@@ -814,4 +850,6 @@ atf_init_test_cases()
 	atf_add_test_case help_every_verb
 	atf_add_test_case archive_cache
 	atf_add_test_case table_shortens_only_on_terminal
+	atf_add_test_case bt_thread_insns_negative
+	atf_add_test_case bt_last_class_null
 }

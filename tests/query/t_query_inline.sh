@@ -555,6 +555,19 @@ export_block_ninsns_far_body()
 	    timeout 60 "$HWTRACE" query ok.db export --perfetto p.json
 }
 
+atf_test_case func_block_ninsns_far
+func_block_ninsns_far_head() { atf_set descr "func '*u*' on a database whose blocks say 2^31 instructions more than they hold (a damaged or hostile one): exit 1 naming a block, not three arrays of 2^31 instructions a block (found by make fuzz-db)"; }
+func_block_ninsns_far_body()
+{
+	need_vg_fixture inline
+	require_tools sqlite3
+	capture ok "$HWTRACE_PROGS/inline" ok
+	sqlite3 ok.db "UPDATE blocks SET ninsns = ninsns + 2147483648" ||
+	    atf_fail "sqlite3 cannot change the database"
+	atf_check -s exit:1 -e match:"blocks: block [0-9]+ has [0-9]+ instructions: out of range" \
+	    timeout 60 "$HWTRACE" query ok.db func '*u*'
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case bt_inlined_matches_gdb
@@ -572,4 +585,5 @@ atf_init_test_cases()
 	atf_add_test_case hot_inline_count_out_of_range
 	atf_add_test_case export_block_id_far
 	atf_add_test_case export_block_ninsns_far
+	atf_add_test_case func_block_ninsns_far
 }

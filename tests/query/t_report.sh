@@ -365,6 +365,87 @@ report_sigterm_while_indexing_body()
 	[ ! -e dc.html ] || atf_fail "dc.html was written after SIGTERM"
 }
 
+# The hand-written database (fixture.sql, made by qmkdb) as fix.db, then
+# changed by $1 (SQL) as a damaged or hostile one would be.
+damaged_fixture()
+{
+	"$HWTRACE_BUILD/bench/qmkdb" fix.db "$HWTRACE_SRC/tests/query/fixture.sql" ||
+	    atf_fail "cannot make the fixture database"
+	sqlite3 fix.db "$1" || atf_fail "sqlite3 cannot change the database"
+}
+
+# The page's data (hwtrace-data) of $1, key $2, as JSON on stdout.
+page_data()
+{
+	python3 - "$1" "$2" <<'EOF'
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r'<script type="application/json" id="hwtrace-data">(.*?)</script>', page, re.S)
+print(json.dumps(json.loads(m.group(1)).get(sys.argv[2])) if m else "no data")
+EOF
+}
+
+atf_test_case report_thread_insns_not_count
+report_thread_insns_not_count_head()
+{
+	atf_set descr "a thread whose instructions are the text 'x' (a damaged or hostile database): the page says so where its timeline would be, no crash (found by make fuzz-db)"
+	atf_set require.progs "sqlite3 python3"
+}
+report_thread_insns_not_count_body()
+{
+	damaged_fixture "UPDATE threads SET insns = 'x' WHERE id = 1"
+	"$HWTRACE" report -o r.html fix.db 2> rep.err ||
+	    atf_fail "expected the page, with the timeline's error: $(cat rep.err)"
+	page_data r.html timeline_error > err.json
+	grep -q "thread 1: its instructions 'x' are not a count" err.json ||
+	    atf_fail "expected timeline_error naming thread 1 and 'x', got: $(cat err.json)"
+}
+
+atf_test_case report_event_insn_far
+report_event_insn_far_head()
+{
+	atf_set descr "an event at instruction 2^63 - 1 of a thread of 25 (a damaged or hostile database) is drawn in the timeline's last column, 599 of 600, not at a column wrapped past 2^63 (found by make fuzz-db)"
+	atf_set require.progs "sqlite3 python3"
+}
+report_event_insn_far_body()
+{
+	# fixture.sql: thread 1 runs 25 instructions; its trace is disabled
+	# at the 25th, moved here to the largest int64.
+	damaged_fixture "UPDATE events SET insn = 9223372036854775807 WHERE kind = 'disabled' AND thread = 1"
+	"$HWTRACE" report -o r.html fix.db 2> rep.err ||
+	    atf_fail "report failed: $(cat rep.err)"
+	page_data r.html timeline > tl.json
+	python3 - <<'EOF' || atf_fail "expected thread 1's gap [599, disabled], got: $(cat tl.json)"
+import json, sys
+tl = json.load(open("tl.json"))
+t1 = [t for t in tl["threads"] if t["thread"] == 1]
+sys.exit(0 if tl["columns"] == 600 and t1 and t1[0]["gaps"] == [[599, "disabled"]] else 1)
+EOF
+}
+
+atf_test_case report_thread_insns_null
+report_thread_insns_null_head()
+{
+	atf_set descr "a thread with calls whose instructions are NULL (a hostile database, NOT NULL taken out of its schema): the page is written, its flame graph counting the thread as 0 instructions (found by make fuzz-db)"
+	atf_set require.progs "sqlite3 python3"
+}
+report_thread_insns_null_body()
+{
+	damaged_fixture "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = replace(sql, ' NOT NULL', '') WHERE name = 'threads'; PRAGMA writable_schema = OFF"
+	sqlite3 fix.db "UPDATE threads SET insns = NULL WHERE id = 1" ||
+	    atf_fail "sqlite3 cannot change the database"
+	"$HWTRACE" report -o r.html fix.db 2> rep.err ||
+	    atf_fail "expected the page: $(cat rep.err)"
+	page_data r.html flame > flame.json
+	# fixture.sql: thread 2 runs 3 instructions, thread 1's are lost.
+	python3 - <<'EOF' || atf_fail "expected a flame graph of 3 instructions, thread 1 of 0: $(cut -c1-300 flame.json)"
+import json, sys
+f = json.load(open("flame.json"))
+t = {c["thread"]: c["value"] for c in f["children"]}
+sys.exit(0 if f["value"] == 3 and t.get(1) == 0 and t.get(2) == 3 else 1)
+EOF
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case report_crash_bt
@@ -374,4 +455,7 @@ atf_init_test_cases()
 	atf_add_test_case report_bounds
 	atf_add_test_case report_usage
 	atf_add_test_case report_sigterm_while_indexing
+	atf_add_test_case report_thread_insns_not_count
+	atf_add_test_case report_event_insn_far
+	atf_add_test_case report_thread_insns_null
 }
