@@ -287,7 +287,13 @@ hwtr_cv_find(struct cv_cursor *c, int64_t id, struct cv_page **pgp)
 	sqlite3_bind_int64(c->s_find, 1, id);
 	rc = sqlite3_step(c->s_find);
 	if (rc == SQLITE_ROW) {
-		if (id - sqlite3_column_int64(c->s_find, 0) >= HWTR_CS_PAGE)
+		int64_t id0 = sqlite3_column_int64(c->s_find, 0);
+
+		/*
+		 * No page starts below 0 (a damaged database's may: id less
+		 * such an id0 would overflow); id0 <= id, so id - id0 >= 0.
+		 */
+		if (id0 < 0 || id - id0 >= HWTR_CS_PAGE)
 			rc = SQLITE_OK;
 		else
 			rc = hwtr_cv_load(c, c->s_find, pgp);

@@ -760,7 +760,9 @@ xo_move(struct xo_cursor *c, int first)
 
 	if (!first && c->vt->insns && c->bi != NULL &&
 	    c->k + 1 < c->bi->ninsns) {
-		c->ip += c->bi->lens != NULL ? c->bi->lens[c->k] : 0;
+		/* Addresses wrap as the machine's (int64 in SQLite). */
+		c->ip = (int64_t)((uint64_t)c->ip + (c->bi->lens != NULL ?
+		    c->bi->lens[c->k] : 0));
 		c->k++;
 		return (SQLITE_OK);
 	}
