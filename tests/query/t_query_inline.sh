@@ -542,15 +542,22 @@ export_block_id_far_body()
 	    "$HWTRACE" query ok.db export --perfetto p.json
 }
 
-atf_test_case export_block_ninsns_far
-export_block_ninsns_far_head() { atf_set descr "export --perfetto on a database whose blocks say 2^31 instructions more than they hold (a damaged or hostile one): exit 1 naming a block, not gigabytes of offsets (found by make fuzz-db)"; }
-export_block_ninsns_far_body()
+# ninsns_far: ok.db, a capture of the inline fixture whose blocks say
+# 2^31 instructions more than they hold.
+ninsns_far()
 {
 	need_vg_fixture inline
 	require_tools sqlite3
 	capture ok "$HWTRACE_PROGS/inline" ok
 	sqlite3 ok.db "UPDATE blocks SET ninsns = ninsns + 2147483648" ||
 	    atf_fail "sqlite3 cannot change the database"
+}
+
+atf_test_case export_block_ninsns_far
+export_block_ninsns_far_head() { atf_set descr "export --perfetto on a database whose blocks say 2^31 instructions more than they hold (a damaged or hostile one): exit 1 naming a block, not gigabytes of offsets (found by make fuzz-db)"; }
+export_block_ninsns_far_body()
+{
+	ninsns_far
 	atf_check -s exit:1 -e match:"blocks: block [0-9]+ has [0-9]+ instructions: out of range" \
 	    timeout 60 "$HWTRACE" query ok.db export --perfetto p.json
 }
@@ -559,11 +566,7 @@ atf_test_case func_block_ninsns_far
 func_block_ninsns_far_head() { atf_set descr "func '*u*' on a database whose blocks say 2^31 instructions more than they hold (a damaged or hostile one): exit 1 naming a block, not three arrays of 2^31 instructions a block (found by make fuzz-db)"; }
 func_block_ninsns_far_body()
 {
-	need_vg_fixture inline
-	require_tools sqlite3
-	capture ok "$HWTRACE_PROGS/inline" ok
-	sqlite3 ok.db "UPDATE blocks SET ninsns = ninsns + 2147483648" ||
-	    atf_fail "sqlite3 cannot change the database"
+	ninsns_far
 	atf_check -s exit:1 -e match:"blocks: block [0-9]+ has [0-9]+ instructions: out of range" \
 	    timeout 60 "$HWTRACE" query ok.db func '*u*'
 }
