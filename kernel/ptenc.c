@@ -49,6 +49,7 @@ struct hwtr_ptenc {
 	uint64_t	written;	/* bytes handed to out.write */
 	uint64_t	last_psb;	/* stream offset of the last PSB */
 	int		error;		/* sticky: a write failed */
+	int		pte_stale;	/* bytes written past libipt's offset */
 
 	int		enabled;	/* packet generation on */
 	int		started;	/* a PSB+ was written */
@@ -95,6 +96,7 @@ drain(struct hwtr_ptenc *enc)
 	}
 	enc->written += len;
 	enc->off = 0;
+	enc->pte_stale = 0;
 	if (pt_enc_sync_set(enc->pte, 0) < 0) {
 		enc->error = 1;
 		return (-HWTR_E_IO);
@@ -118,6 +120,14 @@ put(struct hwtr_ptenc *enc, const struct pt_packet *pkt)
 {
 	int rc;
 
+	/* TNT packets are written here directly (flush_tnt()). */
+	if (enc->pte_stale) {
+		if (pt_enc_sync_set(enc->pte, enc->off) < 0) {
+			enc->error = 1;
+			return (-HWTR_E_IO);
+		}
+		enc->pte_stale = 0;
+	}
 	rc = pt_enc_next(enc->pte, pkt);
 	if (rc == -pte_eos) {
 		if ((rc = drain(enc)) < 0)
@@ -223,23 +233,46 @@ put_tsc(struct hwtr_ptenc *enc, uint64_t tsc)
 	return (put(enc, &pkt));
 }
 
-/* Write the pending TNT bits: short TNT when they fit, else long TNT. */
+/*
+ * Write the pending TNT bits: short TNT when they fit, else long TNT.
+ * The commonest packet of the software sources, so written here as
+ * libipt's pt_enc_next() writes it (the bits under a stop bit, the oldest
+ * highest; short: shifted over the opcode's 0 bit; long: ext, 0xa3 and
+ * 6 bytes little-endian), without a struct pt_packet to fill and the
+ * call; put() moves libipt's offset on before its next packet.
+ * t_ptenc's tnt_packets_as_libipt compares the two for every bit count.
+ */
 static int
 flush_tnt(struct hwtr_ptenc *enc)
 {
-	struct pt_packet pkt;
+	uint64_t v;
+	uint8_t *p;
+	unsigned i;
 	int rc;
 
 	if (enc->ntnt == 0)
 		return (0);
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.type = enc->ntnt <= PTENC_TNT_SHORT ? ppt_tnt_8 : ppt_tnt_64;
-	pkt.payload.tnt.bit_size = (uint8_t)enc->ntnt;
-	pkt.payload.tnt.payload = enc->tnt;
-	rc = put(enc, &pkt);
+	if (enc->error)
+		return (-HWTR_E_IO);
+	if (enc_offset(enc) + PTENC_TNT_LONG_SIZE > PTENC_BUFSZ &&
+	    (rc = drain(enc)) < 0)
+		return (rc);
+	p = enc->buf + enc->off;
+	v = enc->tnt | (UINT64_C(1) << enc->ntnt);
+	if (enc->ntnt <= PTENC_TNT_SHORT) {
+		p[0] = (uint8_t)(v << 1);
+		enc->off += 1;
+	} else {
+		p[0] = 0x02;
+		p[1] = 0xa3;
+		for (i = 0; i < PTENC_TNT_LONG_SIZE - 2; i++)
+			p[2 + i] = (uint8_t)(v >> (8 * i));
+		enc->off += PTENC_TNT_LONG_SIZE;
+	}
+	enc->pte_stale = 1;
 	enc->tnt = 0;
 	enc->ntnt = 0;
-	return (rc);
+	return (0);
 }
 
 static int

@@ -916,6 +916,75 @@ ATF_TC_BODY(tnt_batches_same_packets, tc)
 }
 
 /*
+ * The encoder writes TNT packets itself, not through libipt's
+ * pt_enc_next(): each of 1 to 47 bits, in several patterns, must come out
+ * as the bytes libipt's packet encoder makes of the same packet, and a
+ * packet libipt writes after them (a TIP) where it belongs.
+ */
+ATF_TC_WITHOUT_HEAD(tnt_packets_as_libipt);
+ATF_TC_BODY(tnt_packets_as_libipt, tc)
+{
+	static const uint64_t pat[] = { 0, ~0ull, 0x5555555555555555ull,
+	    0x123456789abcdef1ull, 1 };
+	struct hwtr_ptenc_opts o = { .no_tsc = 1 };
+	struct hwtr_ptenc_out out;
+	struct hwtr_ptenc *e;
+	struct pt_encoder *pe;
+	struct pt_config cfg;
+	struct pt_packet pkt;
+	struct sink s;
+	uint8_t ref[64];
+	uint64_t bits;
+	unsigned n, k;
+	size_t before;
+	int len;
+
+	for (n = 1; n <= 47; n++) {
+		for (k = 0; k < sizeof(pat) / sizeof(pat[0]); k++) {
+			bits = pat[k] & ((1ull << n) - 1);
+			memset(&s, 0, sizeof(s));
+			out.write = sink_write;
+			out.psb = NULL;
+			out.arg = &s;
+			ATF_REQUIRE_EQ(hwtr_ptenc_new(&e, &o, &out), 0);
+			ATF_REQUIRE_EQ(hwtr_ptenc_enable(e, 0x401000, 1, 1),
+			    0);
+			ATF_REQUIRE_EQ(hwtr_ptenc_flush(e), 0);
+			before = s.len;
+			ATF_REQUIRE_EQ(hwtr_ptenc_tnt(e, bits, n), 0);
+			ATF_REQUIRE_EQ(hwtr_ptenc_indirect(e, 0x402345), 0);
+			ATF_REQUIRE_EQ(hwtr_ptenc_flush(e), 0);
+
+			/* libipt's bytes: the TNT packet, then the TIP. */
+			memset(&cfg, 0, sizeof(cfg));
+			cfg.size = sizeof(cfg);
+			cfg.begin = ref;
+			cfg.end = ref + sizeof(ref);
+			ATF_REQUIRE((pe = pt_alloc_encoder(&cfg)) != NULL);
+			memset(&pkt, 0, sizeof(pkt));
+			pkt.type = n <= 6 ? ppt_tnt_8 : ppt_tnt_64;
+			pkt.payload.tnt.bit_size = (uint8_t)n;
+			pkt.payload.tnt.payload = bits;
+			len = pt_enc_next(pe, &pkt);
+			ATF_REQUIRE_MSG(len > 0, "libipt refused %u bits: %d",
+			    n, len);
+			ATF_REQUIRE_MSG(s.len - before > (size_t)len &&
+			    memcmp(s.buf + before, ref, (size_t)len) == 0,
+			    "%u bits %#jx: %zu bytes, libipt's TNT has %d, "
+			    "first byte %#x against %#x", n, (uintmax_t)bits,
+			    s.len - before, len, s.buf[before], ref[0]);
+			/* The TIP after it: libipt's offset was moved on. */
+			ATF_CHECK_MSG((s.buf[before + len] & 0x1f) == 0x0d,
+			    "%u bits: %#x after the TNT, not a TIP", n,
+			    s.buf[before + len]);
+			pt_free_encoder(pe);
+			hwtr_ptenc_free(e);
+			free(s.buf);
+		}
+	}
+}
+
+/*
  * hwtr_ptenc_tnt_room(): while no more TNT bits than it said came since,
  * hwtr_ptenc_at() writes nothing; the reference is what hwtr_ptenc_at()
  * itself does (bytes before and after it).  It must also say something
@@ -979,6 +1048,7 @@ ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, tnt_room_holds_off_psb);
 	ATF_TP_ADD_TC(tp, tnt_batches_same_packets);
+	ATF_TP_ADD_TC(tp, tnt_packets_as_libipt);
 	ATF_TP_ADD_TC(tp, loop_decodes_exactly);
 	ATF_TP_ADD_TC(tp, psb_every_few_bytes_decodes_exactly);
 	ATF_TP_ADD_TC(tp, deep_recursion_ret_compression);
