@@ -254,7 +254,9 @@ int q_sym_ids(struct hwtr_q *q, const char *what, const char *pattern,
 /*
  * Whether the demangled symbol name @name is one @pattern names, as gdb's
  * linespecs match (q_names.c): in any scope, every overload and template
- * instance, a qualified pattern narrowing it.
+ * instance, a qualified pattern narrowing it.  Names and patterns of any
+ * length and depth of scopes.  1 it is, 0 it is not, -HWTR_E_NOMEM out of
+ * memory (a long name takes memory in proportion).
  */
 int q_name_match(const char *name, const char *pattern);
 /* The same with @pattern parsed once (q_pat_new(): NULL out of memory). */
