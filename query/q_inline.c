@@ -1054,8 +1054,8 @@ q_inl_hot(struct hwtr_q *q, struct hwtr_q_res **resp, int64_t thread,
 	memset(&h, 0, sizeof(h));
 	memset(&g, 0, sizeof(g));
 	*resp = NULL;
-	if ((rc = q_int(q, &total, 0, "SELECT coalesce(sum(insns), 0) FROM "
-	    "threads WHERE ?1 < 0 OR id = ?1", "i", thread)) < 0)
+	if ((rc = q_sum_int(q, "hot", "threads", "insns", Q_WHO_THREAD,
+	    "?1 < 0 OR id = ?1", thread, &total)) < 0)
 		return (rc);
 	if (q_inl_on(q) && ((rc = q_inl_hot_load(q, &h)) < 0 ||
 	    (rc = q_inl_parts(q, &h, &g)) < 0))

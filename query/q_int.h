@@ -297,6 +297,19 @@ uint64_t q_hash(const char *s, size_t len);
 
 /* Check that thread @id exists (-HWTR_E_NOENT naming the threads). */
 int q_check_thread(struct hwtr_q *q, int64_t id);
+/*
+ * The exact sum of integer column @col of the rows of @table that @where
+ * selects (NULL: all; ?1 is @arg), into *@sump; past int64's range (a
+ * corrupt database), -HWTR_E_FORMAT with a message that names @verb, the
+ * column and its largest row by @who, an SQL expression ("'thread ' ||
+ * id").  The arguments are SQL text of the program, never input.
+ */
+int q_sum_int(struct hwtr_q *q, const char *verb, const char *table,
+    const char *col, const char *who, const char *where, int64_t arg,
+    int64_t *sump);
+/* @who for q_sum_int() over threads and streams. */
+#define Q_WHO_THREAD	"'thread ' || id || coalesce(', tid ' || tid, '')"
+#define Q_WHO_STREAM	"'stream ' || id || coalesce(' ' || quote(name), '')"
 int q_sql_ready(struct hwtr_q *q, struct q_str *sql, int64_t thread);
 
 /* Write @len bytes to @path through "@path.partial" and a rename. */

@@ -264,3 +264,74 @@ q_sql_ready(struct hwtr_q *q, struct q_str *sql, int64_t thread)
 	}
 	return (0);
 }
+
+/* --- sums that a corrupt database can take past int64 ------------------ */
+
+/*
+ * SQLite's sum() of integers fails with a bare "integer overflow" that
+ * names no table, column or row.  The counts the verbs total (a thread's
+ * instructions, a stream's bytes) cannot pass 2^63 in a real trace, only
+ * in a forged or damaged database, so that is an error here too, but one
+ * that says where: the column, and its largest row, by @who (an SQL
+ * expression naming a row of @table, such as "'thread ' || id").  The
+ * sum itself is exact whatever the order of the rows.  @table, @col,
+ * @who and @where are the program's SQL, never input; @where may use ?1,
+ * bound to @arg.
+ */
+int
+q_sum_int(struct hwtr_q *q, const char *verb, const char *table,
+    const char *col, const char *who, const char *where, int64_t arg,
+    int64_t *sump)
+{
+	sqlite3_stmt *st;
+	__int128 sum = 0;
+	int64_t v, big = 0;
+	char *sql, *bigwho = NULL;
+	const char *w;
+	int rc, have = 0;
+
+	*sump = 0;
+	if (asprintf(&sql, "SELECT %s, %s FROM %s WHERE %s", col, who, table,
+	    where != NULL ? where : "1") < 0)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	rc = q_prepare(q, &st, sql);
+	free(sql);
+	if (rc < 0)
+		return (rc);
+	if (sqlite3_bind_parameter_count(st) > 0)
+		sqlite3_bind_int64(st, 1, arg);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+			continue;
+		/* Text or a real (a damaged database) as SQLite converts it. */
+		w = (const char *)sqlite3_column_text(st, 1);
+		v = sqlite3_column_int64(st, 0);
+		sum += v;
+		if (!have || (v < 0 ? -(__int128)v : v) > (big < 0 ?
+		    -(__int128)big : big)) {
+			free(bigwho);
+			if ((bigwho = strdup(w != NULL ? w : "a row")) == NULL) {
+				rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+				goto out;
+			}
+			big = v;
+			have = 1;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		rc = q_dbfail(q, "cannot read the totals");
+		goto out;
+	}
+	if (sum > INT64_MAX || sum < INT64_MIN) {
+		rc = q_fail(q, -HWTR_E_FORMAT, "%s: the sum of %s.%s is out of "
+		    "the 64-bit range (largest: %lld in %s): the database is "
+		    "corrupt", verb, table, col, (long long)big, bigwho);
+		goto out;
+	}
+	*sump = (int64_t)sum;
+	rc = 0;
+out:
+	sqlite3_finalize(st);
+	free(bigwho);
+	return (rc);
+}
