@@ -307,6 +307,12 @@ int q_check_thread(struct hwtr_q *q, int64_t id);
 int q_sum_int(struct hwtr_q *q, const char *verb, const char *table,
     const char *col, const char *who, const char *where, int64_t arg,
     int64_t *sump);
+/*
+ * After @verb's SQL failed with SQLite's "integer overflow" (a sum of a
+ * corrupt database's counts): -HWTR_E_FORMAT, with a message that names
+ * the column and its largest row.
+ */
+int q_sum_explain(struct hwtr_q *q, const char *verb);
 /* @who for q_sum_int() over threads and streams. */
 #define Q_WHO_THREAD	"'thread ' || id || coalesce(', tid ' || tid, '')"
 #define Q_WHO_STREAM	"'stream ' || id || coalesce(' ' || quote(name), '')"

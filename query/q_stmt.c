@@ -335,3 +335,87 @@ out:
 	free(bigwho);
 	return (rc);
 }
+
+/*
+ * The counts that the verbs' SQL sums (hot, branches, coverage, tree)
+ * besides the threads' and streams' totals: how the largest of each is
+ * read, with its magnitude and its row named.
+ */
+static const struct {
+	const char	*what;		/* for the message */
+	const char	*sql;		/* value (integer), magnitude, who */
+} q_sum_cols[] = {
+	{ "block_counts.count x blocks.ninsns",
+	  "SELECT c.count, abs(c.count * 1.0 * b.ninsns), 'thread ' || "
+	  "c.thread || ', block ' || c.block || ' (' || b.ninsns || "
+	  "' instructions)' FROM block_counts c JOIN blocks b ON b.id = "
+	  "c.block ORDER BY 2 DESC, 1 DESC LIMIT 1" },
+	{ "blocks.exec_count x blocks.ninsns",
+	  "SELECT exec_count, abs(exec_count * 1.0 * ninsns), 'block ' || "
+	  "id || ' (' || ninsns || ' instructions)' FROM blocks ORDER BY 2 "
+	  "DESC, 1 DESC LIMIT 1" },
+	{ "branches.count",
+	  "SELECT count, abs(count * 1.0), 'thread ' || thread || ', branch "
+	  "' || printf('%#x', from_ip) || ' -> ' || printf('%#x', to_ip) "
+	  "FROM branches ORDER BY 2 DESC, 1 DESC LIMIT 1" },
+	{ "call_paths.calls",
+	  "SELECT calls, abs(calls * 1.0), 'thread ' || thread || ', path ' "
+	  "|| id FROM call_paths ORDER BY 2 DESC, 1 DESC LIMIT 1" },
+	{ "call_paths.insns",
+	  "SELECT insns, abs(insns * 1.0), 'thread ' || thread || ', path ' "
+	  "|| id FROM call_paths ORDER BY 2 DESC, 1 DESC LIMIT 1" },
+};
+
+/*
+ * After @verb's SQL failed with SQLite's bare "integer overflow": a sum
+ * of its went past 2^63, which only a damaged or forged database does.
+ * Say so, naming the column: the threads' and streams' totals as
+ * q_sum_int() does, else the count (of q_sum_cols) with the largest
+ * value, and its row.  Runs only on that failure: the scans it makes
+ * cost nothing to an answer.  Returns the error, with the message set.
+ */
+int
+q_sum_explain(struct hwtr_q *q, const char *verb)
+{
+	static const char *const tcols[] = { "insns", "blocks", "calls" };
+	static const char *const scols[] = { "bytes", "errors",
+	    "undecoded_bytes", "lost_bytes" };
+	sqlite3_stmt *st;
+	double mag, best = -1;
+	int64_t v, bv = 0;
+	char who[160] = "";
+	const char *w, *what = NULL;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < HWTR_NELEM(tcols); i++)
+		if ((rc = q_sum_int(q, verb, "threads", tcols[i], Q_WHO_THREAD,
+		    NULL, 0, &v)) < 0)
+			return (rc);
+	for (i = 0; i < HWTR_NELEM(scols); i++)
+		if ((rc = q_sum_int(q, verb, "streams", scols[i], Q_WHO_STREAM,
+		    NULL, 0, &v)) < 0)
+			return (rc);
+	for (i = 0; i < HWTR_NELEM(q_sum_cols); i++) {
+		/* A table this database does not have: nothing to blame. */
+		if (sqlite3_prepare_v2(q->db, q_sum_cols[i].sql, -1, &st,
+		    NULL) != SQLITE_OK)
+			continue;
+		if (sqlite3_step(st) == SQLITE_ROW &&
+		    (mag = sqlite3_column_double(st, 1)) > best) {
+			best = mag;
+			bv = sqlite3_column_int64(st, 0);
+			w = (const char *)sqlite3_column_text(st, 2);
+			snprintf(who, sizeof(who), "%s", w != NULL ? w : "a row");
+			what = q_sum_cols[i].what;
+		}
+		sqlite3_finalize(st);
+	}
+	if (what == NULL)
+		return (q_fail(q, -HWTR_E_FORMAT, "%s: a sum is out of the "
+		    "64-bit range (integer overflow): the database is corrupt",
+		    verb));
+	return (q_fail(q, -HWTR_E_FORMAT, "%s: a sum over %s is out of the "
+	    "64-bit range (largest count: %lld in %s): the database is "
+	    "corrupt", verb, what, (long long)bv, who));
+}

@@ -540,6 +540,10 @@ hwtr_q_run(struct hwtr_q *q, const struct hwtr_q_req *req,
 		hwtr_q_res_free(*resp);
 		*resp = NULL;
 	}
+	/* SQLite's bare message: say which count went past 2^63. */
+	if (rc == -HWTR_E_DB && req->verb != HWTR_Q_SQL &&
+	    strstr(q->msg, "integer overflow") != NULL)
+		rc = q_sum_explain(q, q_verb_name(req->verb));
 	/* A stopped statement leaves the answer short, whatever rc says. */
 	if (q_limit_end(q)) {
 		hwtr_q_res_free(*resp);

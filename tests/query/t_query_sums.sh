@@ -109,10 +109,25 @@ hot_names_thread_body()
 	    atf_fail "hot --thread 2: expected an answer (its total fits), got $(cat err)"
 }
 
+atf_test_case hot_names_block
+hot_names_block_head() { atf_set descr "block_counts past 2^63 in one function's sum: hot by function and image exit 1 naming block_counts.count and the thread and block of the largest count"; }
+hot_names_block_body()
+{
+	# fixture.sql: block 2 runs in threads 1 and 2.
+	forge "UPDATE block_counts SET count = $BIG WHERE block = 2 AND thread = 1;
+	    UPDATE block_counts SET count = $BIG + 1 WHERE block = 2 AND thread = 2"
+	n=$(sqlite3 fix.db "SELECT ninsns FROM blocks WHERE id = 2")
+	want="hot: a sum over block_counts.count x blocks.ninsns is out of the 64-bit range (largest count: $((BIG + 1)) in thread 2, block 2 ($n instructions))"
+	for by in function image; do
+		fails "$want" "$HWTRACE" query fix.db hot --by $by
+	done
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case summary_exact_near_limit
 	atf_add_test_case summary_report_name_thread
 	atf_add_test_case summary_report_name_stream
 	atf_add_test_case hot_names_thread
+	atf_add_test_case hot_names_block
 }
