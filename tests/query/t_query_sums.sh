@@ -123,6 +123,23 @@ hot_names_block_body()
 	done
 }
 
+atf_test_case branches_diff_name_branch
+branches_diff_name_branch_head() { atf_set descr "branches.count past 2^63 in one edge's sum: branches, hot --by edge and diff --first exit 1 naming branches.count, the thread and the branch"; }
+branches_diff_name_branch_body()
+{
+	# fixture.sql: blocks 1 and 4 both end in the call at the same
+	# address to block 2, one edge for branches.
+	forge "UPDATE branches SET count = $BIG WHERE from_block = 1 AND to_block = 2;
+	    UPDATE branches SET count = $BIG + 1 WHERE from_block = 4 AND to_block = 2"
+	ips=$(sqlite3 fix.db "SELECT printf('%#x -> %#x', from_ip, to_ip) FROM branches WHERE from_block = 4 AND to_block = 2")
+	want="a sum over branches.count is out of the 64-bit range (largest count: $((BIG + 1)) in thread 1, branch $ips)"
+	fails "branches: $want" "$HWTRACE" query fix.db branches
+	fails "hot: $want" "$HWTRACE" query fix.db hot --by edge
+	mv fix.db forged.db
+	forge ""
+	fails "B: diff: $want" "$HWTRACE" diff --first fix.db forged.db
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case summary_exact_near_limit
@@ -130,4 +147,5 @@ atf_init_test_cases()
 	atf_add_test_case summary_report_name_stream
 	atf_add_test_case hot_names_thread
 	atf_add_test_case hot_names_block
+	atf_add_test_case branches_diff_name_branch
 }
