@@ -313,6 +313,19 @@ int q_sum_int(struct hwtr_q *q, const char *verb, const char *table,
  * the column and its largest row.
  */
 int q_sum_explain(struct hwtr_q *q, const char *verb);
+/*
+ * sum(@x) of integers in SQL, or SQLite's "integer overflow" (then
+ * q_sum_explain()) where a term is past 2^63: SQLite turns a product
+ * that overflows into a real, silently, and sums on in reals.  The same
+ * sum(@x) twice is computed once.
+ */
+#define Q_ISUM(x)							\
+	"(CASE WHEN typeof(sum(" x ")) = 'real' THEN abs(-9223372036854775807 " \
+	"- 1) ELSE sum(" x ") END)"
+/* @a * @b, integers, the same way. */
+#define Q_IMUL(a, b)							\
+	"(CASE WHEN typeof(" a " * " b ") = 'real' THEN abs("		\
+	"-9223372036854775807 - 1) ELSE " a " * " b " END)"
 /* @who for q_sum_int() over threads and streams. */
 #define Q_WHO_THREAD	"'thread ' || id || coalesce(', tid ' || tid, '')"
 #define Q_WHO_STREAM	"'stream ' || id || coalesce(' ' || quote(name), '')"

@@ -342,12 +342,14 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 	if (r.cnt) {
 		/* --depth: what ran that deep (q_walk.c). */
 		src = Q_DEPTH_COUNTS;
-		tot = "(SELECT sum(x.count * xb.ninsns) FROM " Q_DEPTH_COUNTS
+		tot = "(SELECT " Q_ISUM("x.count * xb.ninsns") " FROM "
+		    Q_DEPTH_COUNTS
 		    " x JOIN blocks xb ON xb.id = x.block WHERE ?1 < 0 OR "
 		    "x.thread = ?1)";
 	} else if (r.on) {
 		src = Q_RANGE_COUNTS;
-		tot = "(SELECT sum(x.count * xb.ninsns) FROM " Q_RANGE_COUNTS
+		tot = "(SELECT " Q_ISUM("x.count * xb.ninsns") " FROM "
+		    Q_RANGE_COUNTS
 		    " x JOIN blocks xb ON xb.id = x.block)";
 	} else {
 		/* The threads' total, summed exactly: NULL puts it in. */
@@ -360,16 +362,16 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 	if (strcmp(by, "func") == 0 || strcmp(by, "function") == 0)
 		/* Code with no symbol: one [unknown] row per image, as perf. */
 		sel = "SELECT coalesce(s.name, '[unknown]') AS function, i.path AS "
-		    "image, sum(c.count * b.ninsns) AS insns, sum(c.count) AS "
-		    "blocks, round(100.0 * sum(c.count * b.ninsns) / @T, 2) AS "
+		    "image, " Q_ISUM("c.count * b.ninsns") " AS insns, sum(c.count) "
+		    "AS blocks, round(100.0 * sum(c.count * b.ninsns) / @T, 2) AS "
 		    "percent FROM @S c JOIN blocks b ON b.id = "
 		    "c.block LEFT JOIN symbols s ON s.id = b.symbol LEFT JOIN "
 		    "images i ON i.id = b.image WHERE ?1 < 0 OR c.thread = ?1 "
 		    "GROUP BY b.symbol, CASE WHEN b.symbol IS NULL THEN "
 		    "b.image END ORDER BY insns DESC, function LIMIT ?2";
 	else if (strcmp(by, "image") == 0)
-		sel = "SELECT i.path AS image, sum(c.count * b.ninsns) AS "
-		    "insns, sum(c.count) AS blocks, round(100.0 * sum(c.count * "
+		sel = "SELECT i.path AS image, " Q_ISUM("c.count * b.ninsns")
+		    " AS insns, sum(c.count) AS blocks, round(100.0 * sum(c.count * "
 		    "b.ninsns) / @T, 2) AS percent FROM @S c JOIN blocks b ON "
 		    "b.id = c.block LEFT JOIN images i ON i.id = b.image WHERE "
 		    "?1 < 0 OR c.thread = ?1 GROUP BY b.image ORDER BY insns "
@@ -378,7 +380,7 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 		sel = "SELECT printf('%#x', b.start_ip) AS address, "
 		    Q_FUNC("b", "s", "0") " AS function, " Q_ADDR_LINE("0")
 		    " AS line, sum(c.count) AS count, b.ninsns AS block_insns, "
-		    "sum(c.count) * b.ninsns AS insns, round(100.0 * "
+		    Q_IMUL("sum(c.count)", "b.ninsns") " AS insns, round(100.0 * "
 		    "sum(c.count) * b.ninsns / @T, 2) AS percent "
 		    "FROM @S c JOIN blocks b ON b.id = c.block"
 		    Q_SYM_JOIN("b", "s", "f")

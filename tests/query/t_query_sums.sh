@@ -110,7 +110,7 @@ hot_names_thread_body()
 }
 
 atf_test_case hot_names_block
-hot_names_block_head() { atf_set descr "block_counts past 2^63 in one function's sum: hot by function and image exit 1 naming block_counts.count and the thread and block of the largest count"; }
+hot_names_block_head() { atf_set descr "block_counts past 2^63 in one function's sum, or one count times its block's instructions past 2^63: hot by function, image and block exit 1 naming block_counts.count and the thread and block of the largest count"; }
 hot_names_block_body()
 {
 	# fixture.sql: block 2 runs in threads 1 and 2.
@@ -119,6 +119,13 @@ hot_names_block_body()
 	n=$(sqlite3 fix.db "SELECT ninsns FROM blocks WHERE id = 2")
 	want="hot: a sum over block_counts.count x blocks.ninsns is out of the 64-bit range (largest count: $((BIG + 1)) in thread 2, block 2 ($n instructions))"
 	for by in function image; do
+		fails "$want" "$HWTRACE" query fix.db hot --by $by
+	done
+	# One count whose instructions (count x 3) alone pass 2^63: SQLite
+	# would make the product a real and answer on, silently.
+	forge "UPDATE block_counts SET count = $BIG WHERE block = 2 AND thread = 1"
+	want="hot: a sum over block_counts.count x blocks.ninsns is out of the 64-bit range (largest count: $BIG in thread 1, block 2 ($n instructions))"
+	for by in function image block; do
 		fails "$want" "$HWTRACE" query fix.db hot --by $by
 	done
 }
