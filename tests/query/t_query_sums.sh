@@ -130,6 +130,16 @@ hot_names_block_body()
 	done
 }
 
+atf_test_case coverage_names_block
+coverage_names_block_head() { atf_set descr "one thread's block count times its block's instructions past 2^63: coverage --thread exits 1 naming block_counts.count, the thread and the block"; }
+coverage_names_block_body()
+{
+	forge "UPDATE block_counts SET count = $BIG WHERE block = 2 AND thread = 1"
+	n=$(sqlite3 fix.db "SELECT ninsns FROM blocks WHERE id = 2")
+	fails "coverage: a sum over block_counts.count x blocks.ninsns is out of the 64-bit range (largest count: $BIG in thread 1, block 2 ($n instructions))" \
+	    "$HWTRACE" query fix.db coverage --thread 1
+}
+
 atf_test_case branches_diff_name_branch
 branches_diff_name_branch_head() { atf_set descr "branches.count past 2^63 in one edge's sum: branches, hot --by edge and diff --first exit 1 naming branches.count, the thread and the branch"; }
 branches_diff_name_branch_body()
@@ -154,5 +164,6 @@ atf_init_test_cases()
 	atf_add_test_case summary_report_name_stream
 	atf_add_test_case hot_names_thread
 	atf_add_test_case hot_names_block
+	atf_add_test_case coverage_names_block
 	atf_add_test_case branches_diff_name_branch
 }
