@@ -352,12 +352,9 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 		    Q_RANGE_COUNTS
 		    " x JOIN blocks xb ON xb.id = x.block)";
 	} else {
-		/* The threads' total, summed exactly: NULL puts it in. */
+		/* The threads' total, summed exactly below. */
 		src = "block_counts";
 		tot = NULL;
-		if ((rc = q_sum_int(q, "hot", "threads", "insns", Q_WHO_THREAD,
-		    "?1 < 0 OR id = ?1", req->thread, &all)) < 0)
-			return (rc);
 	}
 	if (strcmp(by, "func") == 0 || strcmp(by, "function") == 0)
 		/* Code with no symbol: one [unknown] row per image, as perf. */
@@ -399,6 +396,9 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 	} else
 		return (q_fail(q, -HWTR_E_INVAL, "hot: unknown --by '%s' "
 		    "(function, inline, line, image, block or edge)", by));
+	if (tot == NULL && (rc = q_sum_int(q, "hot", "threads", "insns",
+	    Q_WHO_THREAD, "?1 < 0 OR id = ?1", req->thread, &all)) < 0)
+		return (rc);
 	/* @T: the total, @S: the counts. */
 	for (; *sel != '\0'; sel++)
 		if (sel[0] == '@' && (sel[1] == 'T' || sel[1] == 'S')) {

@@ -96,7 +96,7 @@ summary_report_name_stream_body()
 }
 
 atf_test_case hot_names_thread
-hot_names_thread_head() { atf_set descr "threads.insns past 2^63: hot by function, image, block, line and inline exit 1 naming the column and the thread; one thread alone still answers"; }
+hot_names_thread_head() { atf_set descr "threads.insns past 2^63: hot by function, image, block, line and inline exit 1 naming the column and the thread; one thread alone, and edges, still answer"; }
 hot_names_thread_body()
 {
 	forge "UPDATE threads SET insns = $BIG"
@@ -107,6 +107,8 @@ hot_names_thread_body()
 	done
 	"$HWTRACE" query fix.db hot --thread 2 > out 2> err ||
 	    atf_fail "hot --thread 2: expected an answer (its total fits), got $(cat err)"
+	"$HWTRACE" query fix.db hot --by edge > out 2> err ||
+	    atf_fail "hot --by edge: expected an answer (it needs no total), got $(cat err)"
 }
 
 atf_test_case hot_names_block
