@@ -161,7 +161,7 @@ q_sym_plain(struct hwtr_q *q, const char *pattern, struct q_str *in)
 	struct q_pat *pat;
 	char *key;
 	const char *name;
-	int rc, n = 0;
+	int rc, m, n = 0;
 
 	if ((key = q_name_key(pattern)) == NULL ||
 	    (pat = q_pat_new(pattern)) == NULL) {
@@ -178,11 +178,14 @@ q_sym_plain(struct hwtr_q *q, const char *pattern, struct q_str *in)
 	sqlite3_bind_text(st, 1, pattern, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 2, key, -1, SQLITE_TRANSIENT);
 	q_str_puts(in, "(");
+	m = 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		name = (const char *)sqlite3_column_text(st, 1);
 		if (sqlite3_column_int(st, 2) != 1 && (name == NULL ||
-		    !q_pat_match(pat, name)))
+		    (m = q_pat_match(pat, name)) == 0))
 			continue;
+		if (m < 0)
+			break;
 		q_str_printf(in, "%s%lld", n++ ? "," : "",
 		    (long long)sqlite3_column_int64(st, 0));
 	}
@@ -190,6 +193,8 @@ q_sym_plain(struct hwtr_q *q, const char *pattern, struct q_str *in)
 	sqlite3_finalize(st);
 	free(key);
 	q_pat_free(pat);
+	if (m < 0)
+		return (q_fail(q, m, "out of memory"));
 	if (rc != SQLITE_DONE)
 		return (q_dbfail(q, "cannot read symbols"));
 	return (n);

@@ -82,6 +82,10 @@ d_set_load(struct hwtr_q *q, struct d_set *s, const char *sql)
 		s->n++;
 	}
 	sqlite3_finalize(st);
+	/* A sum past 2^63 (a corrupt database): which count, where. */
+	if (rc != SQLITE_DONE && strcmp(sqlite3_errmsg(q->db),
+	    "integer overflow") == 0)
+		return (q_sum_explain(q, "diff"));
 	if (rc != SQLITE_DONE)
 		return (q_dbfail(q, "diff: cannot read the database"));
 	return (0);

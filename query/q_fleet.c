@@ -200,7 +200,7 @@ fl_names(struct hwtr_pg *pg, const char *pattern, int inl, char **arrp)
 	const char *p[1], *nm, *c;
 	char *key;
 	PGresult *r;
-	int i, n = 0;
+	int i, m, n = 0;
 
 	*arrp = NULL;
 	if ((key = q_name_key(pattern)) == NULL ||
@@ -224,7 +224,9 @@ fl_names(struct hwtr_pg *pg, const char *pattern, int inl, char **arrp)
 	q_str_puts(&a, "{");
 	for (i = 0; i < PQntuples(r); i++) {
 		nm = PQgetvalue(r, i, 0);
-		if (!q_pat_match(pat, nm))
+		if ((m = q_pat_match(pat, nm)) < 0)
+			a.err = 1;
+		if (m <= 0)
 			continue;
 		/* An element in double quotes, '"' and '\\' escaped. */
 		q_str_puts(&a, n++ ? ",\"" : "\"");

@@ -604,7 +604,7 @@ q_inl_names(struct hwtr_q *q, const char *pattern, char **listp)
 	struct q_str l = { 0 };
 	char *key = NULL, *qs;
 	const char *nm;
-	int rc, glob, n = 0;
+	int rc, glob, m = 0, n = 0;
 
 	*listp = NULL;
 	if (!q_inl_on(q))
@@ -623,8 +623,10 @@ q_inl_names(struct hwtr_q *q, const char *pattern, char **listp)
 	q_str_puts(&l, "(");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		nm = (const char *)sqlite3_column_text(st, 0);
-		if (nm == NULL || (!glob && !q_pat_match(pat, nm)))
+		if (nm == NULL || (!glob && (m = q_pat_match(pat, nm)) == 0))
 			continue;
+		if (m < 0)
+			break;
 		if ((qs = sqlite3_mprintf("%s%Q", n++ ? ", " : "", nm)) ==
 		    NULL) {
 			l.err = 1;
@@ -634,7 +636,7 @@ q_inl_names(struct hwtr_q *q, const char *pattern, char **listp)
 		sqlite3_free(qs);
 	}
 	q_str_puts(&l, ")");
-	if (l.err)
+	if (l.err || m < 0)
 		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 	else if (rc != SQLITE_DONE)
 		rc = q_dbfail(q, "cannot read inlines");
@@ -1052,8 +1054,8 @@ q_inl_hot(struct hwtr_q *q, struct hwtr_q_res **resp, int64_t thread,
 	memset(&h, 0, sizeof(h));
 	memset(&g, 0, sizeof(g));
 	*resp = NULL;
-	if ((rc = q_int(q, &total, 0, "SELECT coalesce(sum(insns), 0) FROM "
-	    "threads WHERE ?1 < 0 OR id = ?1", "i", thread)) < 0)
+	if ((rc = q_sum_int(q, "hot", "threads", "insns", Q_WHO_THREAD,
+	    "?1 < 0 OR id = ?1", thread, &total)) < 0)
 		return (rc);
 	if (q_inl_on(q) && ((rc = q_inl_hot_load(q, &h)) < 0 ||
 	    (rc = q_inl_parts(q, &h, &g)) < 0))

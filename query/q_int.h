@@ -254,7 +254,9 @@ int q_sym_ids(struct hwtr_q *q, const char *what, const char *pattern,
 /*
  * Whether the demangled symbol name @name is one @pattern names, as gdb's
  * linespecs match (q_names.c): in any scope, every overload and template
- * instance, a qualified pattern narrowing it.
+ * instance, a qualified pattern narrowing it.  Names and patterns of any
+ * length and depth of scopes.  1 it is, 0 it is not, -HWTR_E_NOMEM out of
+ * memory (a long name takes memory in proportion).
  */
 int q_name_match(const char *name, const char *pattern);
 /* The same with @pattern parsed once (q_pat_new(): NULL out of memory). */
@@ -295,6 +297,38 @@ uint64_t q_hash(const char *s, size_t len);
 
 /* Check that thread @id exists (-HWTR_E_NOENT naming the threads). */
 int q_check_thread(struct hwtr_q *q, int64_t id);
+/*
+ * The exact sum of integer column @col of the rows of @table that @where
+ * selects (NULL: all; ?1 is @arg), into *@sump; past int64's range (a
+ * corrupt database), -HWTR_E_FORMAT with a message that names @verb, the
+ * column and its largest row by @who, an SQL expression ("'thread ' ||
+ * id").  The arguments are SQL text of the program, never input.
+ */
+int q_sum_int(struct hwtr_q *q, const char *verb, const char *table,
+    const char *col, const char *who, const char *where, int64_t arg,
+    int64_t *sump);
+/*
+ * After @verb's SQL failed with SQLite's "integer overflow" (a sum of a
+ * corrupt database's counts): -HWTR_E_FORMAT, with a message that names
+ * the column and its largest row.
+ */
+int q_sum_explain(struct hwtr_q *q, const char *verb);
+/*
+ * sum(@x) of integers in SQL, or SQLite's "integer overflow" (then
+ * q_sum_explain()) where a term is past 2^63: SQLite turns a product
+ * that overflows into a real, silently, and sums on in reals.  The same
+ * sum(@x) twice is computed once.
+ */
+#define Q_ISUM(x)							\
+	"(CASE WHEN typeof(sum(" x ")) = 'real' THEN abs(-9223372036854775807 " \
+	"- 1) ELSE sum(" x ") END)"
+/* @a * @b, integers, the same way. */
+#define Q_IMUL(a, b)							\
+	"(CASE WHEN typeof(" a " * " b ") = 'real' THEN abs("		\
+	"-9223372036854775807 - 1) ELSE " a " * " b " END)"
+/* @who for q_sum_int() over threads and streams. */
+#define Q_WHO_THREAD	"'thread ' || id || coalesce(', tid ' || tid, '')"
+#define Q_WHO_STREAM	"'stream ' || id || coalesce(' ' || quote(name), '')"
 int q_sql_ready(struct hwtr_q *q, struct q_str *sql, int64_t thread);
 
 /* Write @len bytes to @path through "@path.partial" and a rename. */

@@ -22,26 +22,42 @@
  *   C     "f", "f.constprop.0" (GCC's clones: the suffix is dropped)
  */
 
+#include <assert.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "q_int.h"
 
-#define QN_COMPS	32	/* components of one path */
-#define QN_LEN		1024	/* longer names match only exactly */
+/*
+ * A name of any length parses, into as many components as it has: names
+ * up to QN_LEN bytes and paths of up to QN_COMPS components in place (the
+ * common case, parsed by the million without malloc), longer ones on the
+ * heap, in memory proportional to the name.  Demangled C++ names of
+ * nested templates run to many KiB.
+ */
+#define QN_COMPS	32	/* components of one path kept in place */
+#define QN_LEN		1024	/* bytes of a name kept in place */
 
-struct qn_path {
-	const char	*c[QN_COMPS];
-	size_t		len[QN_COMPS];
-	size_t		n;
+struct qn_comp {
+	const char	*c;
+	size_t		len;
 };
 
+struct qn_path {
+	struct qn_comp	*v;		/* inl, or malloc'd */
+	size_t		n;
+	size_t		cap;
+	struct qn_comp	inl[QN_COMPS];
+};
+
+/* Between qn_parse() and qn_fini(); never copied (points into itself). */
 struct qn {
-	char		buf[QN_LEN];
+	char		inbuf[2 * QN_LEN];
+	char		*buf;		/* inbuf, or malloc'd: name, params */
 	struct qn_path	alt[2];		/* Rust's <T as Trait>: both */
 	size_t		nalt;
-	char		params[QN_LEN];	/* without spaces; "" none */
+	char		*params;	/* without spaces; "" none */
 	int		has_params;
 	int		rooted;		/* pattern "::f" */
 };
@@ -105,14 +121,31 @@ step(const char *s, size_t i, int *depth)
 	return (i + 1);
 }
 
-/* Add the component [@p, @p + @n) to @path; -1 when it is full. */
+/*
+ * Add the component [@p, @p + @n) to @path, growing it past QN_COMPS;
+ * -HWTR_E_NOMEM out of memory.
+ */
 static int
 add_comp(struct qn_path *path, const char *p, size_t n)
 {
-	if (path->n == QN_COMPS)
-		return (-1);
-	path->c[path->n] = p;
-	path->len[path->n] = n;
+	struct qn_comp *v;
+	size_t cap;
+
+	assert(path->n <= path->cap);
+	if (path->n == path->cap) {
+		cap = path->cap * 2;
+		if (path->v == path->inl) {
+			if ((v = malloc(cap * sizeof(*v))) != NULL)
+				memcpy(v, path->inl, sizeof(path->inl));
+		} else
+			v = realloc(path->v, cap * sizeof(*v));
+		if (v == NULL)
+			return (-HWTR_E_NOMEM);
+		path->v = v;
+		path->cap = cap;
+	}
+	path->v[path->n].c = p;
+	path->v[path->n].len = n;
 	path->n++;
 	return (0);
 }
@@ -140,7 +173,8 @@ cut_clone(char *s)
 /*
  * Split the path [@s, @s + @n) into @path: at top-level "::", or for a
  * name without any (Go, C) at top-level '.' after the last '/' (the
- * package path stays in the first component).
+ * package path stays in the first component).  -HWTR_E_NOMEM out of
+ * memory.
  */
 static int
 split_path(const char *s, size_t n, struct qn_path *path)
@@ -161,14 +195,14 @@ split_path(const char *s, size_t n, struct qn_path *path)
 		    s[i + 1] == ':') {
 			if (i > start && add_comp(path, s + start,
 			    i - start) < 0)
-				return (-1);
+				return (-HWTR_E_NOMEM);
 			start = i + 2;
 			i += 2;
 			continue;
 		}
 		if (depth == 0 && !colons && s[i] == '.' && i > start) {
 			if (add_comp(path, s + start, i - start) < 0)
-				return (-1);
+				return (-HWTR_E_NOMEM);
 			start = i + 1;
 			i++;
 			continue;
@@ -182,7 +216,7 @@ split_path(const char *s, size_t n, struct qn_path *path)
 
 /*
  * Rust's "<T as Trait>::m": the paths T::m and Trait::m; "<T>::m": T::m.
- * 0 when @s is not one.
+ * 1 when @s is one, 0 when it is not, -HWTR_E_NOMEM out of memory.
  */
 static int
 split_impl(struct qn *q, const char *s, size_t n)
@@ -211,26 +245,60 @@ split_impl(struct qn *q, const char *s, size_t n)
 		    &q->alt[k]) : split_path(s + as + 4, close - as - 4,
 		    &q->alt[k])) < 0 ||
 		    split_path(s + close + 3, n - close - 3, &q->alt[k]) < 0)
-			return (-1);
+			return (-HWTR_E_NOMEM);
 	}
 	return (1);
 }
 
-/* Parse @name (a symbol's, or a pattern) into @q; -1 when it cannot be. */
+/* Release what qn_parse() took for @q (nothing for short names). */
+static void
+qn_fini(struct qn *q)
+{
+	size_t k;
+
+	if (q->buf != q->inbuf)
+		free(q->buf);
+	q->buf = q->inbuf;
+	for (k = 0; k < 2; k++) {
+		if (q->alt[k].v != q->alt[k].inl)
+			free(q->alt[k].v);
+		q->alt[k].v = q->alt[k].inl;
+		q->alt[k].cap = QN_COMPS;
+		q->alt[k].n = 0;
+	}
+}
+
+/*
+ * Parse @name (a symbol's, or a pattern) into @q: 0 done, 1 when it is no
+ * path (nothing left once the return type, parameters and clone suffix
+ * are cut), -HWTR_E_NOMEM out of memory.  qn_fini() afterwards, whatever
+ * it returned.
+ */
 static int
 qn_parse(struct qn *q, const char *name)
 {
-	char *s = q->buf, *p, *cut;
+	char *s, *p, *cut;
 	size_t i, n, start = 0, k;
 	int depth = 0, rc;
 
 	/* Field by field: names are parsed by the million. */
-	q->alt[0].n = q->alt[1].n = 0;
+	q->buf = q->inbuf;
+	for (k = 0; k < 2; k++) {
+		q->alt[k].v = q->alt[k].inl;
+		q->alt[k].cap = QN_COMPS;
+		q->alt[k].n = 0;
+	}
 	q->nalt = 0;
-	q->params[0] = '\0';
 	q->has_params = q->rooted = 0;
-	if ((n = strlen(name)) >= sizeof(q->buf))
-		return (-1);
+	/* The name, then its parameters, each at most as long as the name. */
+	n = strlen(name);
+	if (n >= QN_LEN && (q->buf = malloc(2 * (n + 1))) == NULL) {
+		q->buf = q->inbuf;
+		return (-HWTR_E_NOMEM);
+	}
+	s = q->buf;
+	q->params = q->buf + (q->buf == q->inbuf ? QN_LEN : n + 1);
+	q->params[0] = '\0';
 	memcpy(s, name, n + 1);
 	if ((cut = strstr(s, " [clone ")) != NULL)
 		*cut = '\0';
@@ -244,8 +312,7 @@ qn_parse(struct qn *q, const char *name)
 		if (depth == 0 && s[i] == '(' && i > 0 &&
 		    strchr(".: ", s[i - 1]) == NULL) {
 			q->has_params = 1;
-			for (p = s + i, k = 0; *p != '\0' &&
-			    k + 1 < sizeof(q->params); p++)
+			for (p = s + i, k = 0; *p != '\0'; p++)
 				if (*p != ' ')
 					q->params[k++] = *p;
 			q->params[k] = '\0';
@@ -266,9 +333,9 @@ qn_parse(struct qn *q, const char *name)
 		cut_clone(s);
 	n = strlen(s);
 	if (n == 0)
-		return (-1);
+		return (1);
 	if ((rc = split_impl(q, s, n)) != 0)
-		return (rc > 0 ? 0 : -1);
+		return (rc > 0 ? 0 : rc);
 	q->nalt = 1;
 	return (split_path(s, n, &q->alt[0]));
 }
@@ -296,14 +363,17 @@ comp_match(const char *pc, size_t pl, const char *nc, size_t nl)
 static int
 path_match(const struct qn_path *pp, int rooted, const struct qn_path *np)
 {
+	const struct qn_comp *pc, *nc;
 	size_t k;
 
 	if (pp->n == 0 || pp->n > np->n || (rooted && pp->n != np->n))
 		return (0);
-	for (k = 1; k <= pp->n; k++)
-		if (!comp_match(pp->c[pp->n - k], pp->len[pp->n - k],
-		    np->c[np->n - k], np->len[np->n - k]))
+	for (k = 1; k <= pp->n; k++) {
+		pc = &pp->v[pp->n - k];
+		nc = &np->v[np->n - k];
+		if (!comp_match(pc->c, pc->len, nc->c, nc->len))
 			return (0);
+	}
 	return (1);
 }
 
@@ -311,20 +381,19 @@ struct q_pat *
 q_pat_new(const char *pattern)
 {
 	struct q_pat *p = malloc(sizeof(*p));
+	int rc;
 
 	if (p == NULL)
 		return (NULL);
-	if ((p->text = strdup(pattern)) == NULL) {
-		free(p);
+	p->key = NULL;
+	if ((p->text = strdup(pattern)) == NULL ||
+	    (rc = qn_parse(&p->q, pattern)) < 0 ||
+	    (p->key = q_name_key(pattern)) == NULL) {
+		q_pat_free(p);
 		return (NULL);
 	}
-	p->ok = qn_parse(&p->q, pattern) == 0;
+	p->ok = rc == 0;
 	p->at = strchr(pattern, '@') != NULL;
-	if ((p->key = q_name_key(pattern)) == NULL) {
-		free(p->text);
-		free(p);
-		return (NULL);
-	}
 	return (p);
 }
 
@@ -352,6 +421,8 @@ q_pat_free(struct q_pat *p)
 {
 	if (p == NULL)
 		return;
+	if (p->text != NULL)
+		qn_fini(&p->q);
 	free(p->text);
 	free(p->key);
 	free(p);
@@ -362,21 +433,28 @@ q_pat_match(const struct q_pat *p, const char *name)
 {
 	struct qn n;
 	size_t i, j;
+	int rc;
 
 	if (strcmp(name, p->text) == 0)
 		return (1);
 	/* A stub ("f(int)@plt") only by its whole name. */
 	if (!p->ok || (strchr(name, '@') != NULL && !p->at) ||
-	    !has_word(name, p->key) || qn_parse(&n, name) < 0)
+	    !has_word(name, p->key))
 		return (0);
+	if ((rc = qn_parse(&n, name)) != 0) {
+		qn_fini(&n);
+		return (rc < 0 ? rc : 0);
+	}
+	rc = 0;
 	if (p->q.has_params && (!n.has_params ||
 	    strcmp(p->q.params, n.params) != 0))
-		return (0);
-	for (i = 0; i < p->q.nalt; i++)
-		for (j = 0; j < n.nalt; j++)
-			if (path_match(&p->q.alt[i], p->q.rooted, &n.alt[j]))
-				return (1);
-	return (0);
+		goto out;
+	for (i = 0; i < p->q.nalt && rc == 0; i++)
+		for (j = 0; j < n.nalt && rc == 0; j++)
+			rc = path_match(&p->q.alt[i], p->q.rooted, &n.alt[j]);
+out:
+	qn_fini(&n);
+	return (rc);
 }
 
 int
@@ -386,7 +464,7 @@ q_name_match(const char *name, const char *pattern)
 	int m;
 
 	if (p == NULL)
-		return (0);
+		return (-HWTR_E_NOMEM);
 	m = q_pat_match(p, name);
 	q_pat_free(p);
 	return (m);
@@ -399,13 +477,14 @@ q_name_key(const char *pattern)
 	const struct qn_path *a;
 	const char *c, *e;
 	char *key = NULL;
+	int rc;
 
 	if (p == NULL)
 		return (NULL);
-	if (qn_parse(p, pattern) == 0 && p->alt[0].n > 0) {
+	if ((rc = qn_parse(p, pattern)) == 0 && p->alt[0].n > 0) {
 		a = &p->alt[0];
-		c = a->c[a->n - 1];
-		e = c + a->len[a->n - 1];
+		c = a->v[a->n - 1].c;
+		e = c + a->v[a->n - 1].len;
 		if (memchr(c, '<', (size_t)(e - c)) != NULL)
 			e = memchr(c, '<', (size_t)(e - c));
 		if (memrchr(c, '/', (size_t)(e - c)) != NULL)
@@ -413,6 +492,9 @@ q_name_key(const char *pattern)
 		if (e > c)
 			key = strndup(c, (size_t)(e - c));
 	}
+	qn_fini(p);
 	free(p);
+	if (rc < 0)
+		return (NULL);
 	return (key != NULL ? key : strdup(pattern));
 }

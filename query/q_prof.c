@@ -600,8 +600,8 @@ q_hot_lines(struct hwtr_q *q, const struct hwtr_q_req *req,
 		goto out;
 	if (r.on)
 		all = pp.total;
-	else if ((rc = q_int(q, &all, 0, "SELECT sum(insns) FROM threads "
-	    "WHERE ?1 < 0 OR id = ?1", "i", req->thread)) < 0)
+	else if ((rc = q_sum_int(q, "hot", "threads", "insns", Q_WHO_THREAD,
+	    "?1 < 0 OR id = ?1", req->thread, &all)) < 0)
 		goto out;
 	if (pp.nlines > 0)
 		qsort(pp.lines.e, pp.nlines, sizeof(*pp.lines.e),

@@ -350,13 +350,13 @@ out:
 	"SELECT e.thread, t.tid, e.kind, e.seq, e.insn, e.offset, e.detail "	\
 	"FROM events e LEFT JOIN threads t ON t.id = e.thread WHERE e.kind "	\
 	"IN ('lost', 'overflow', 'decode-error') ORDER BY e.id LIMIT 200"
+/* The two totals of bytes summed by q_sum_int(), put in as numbers. */
 #define RP_LOSS_COUNT_SQL						\
 	"SELECT kind, count(*) AS count FROM events WHERE kind IN ('lost', "	\
 	"'overflow', 'decode-error', 'disabled', 'async-disabled') GROUP BY "	\
-	"kind UNION ALL SELECT 'lost_bytes', coalesce(sum(lost_bytes), 0) "	\
-	"FROM streams UNION ALL SELECT 'undecoded_bytes', "		\
-	"coalesce(sum(undecoded_bytes), 0) FROM streams UNION ALL SELECT "	\
-	"'streams_not_ok', count(*) FROM streams WHERE status <> 'ok'"
+	"kind UNION ALL SELECT 'lost_bytes', %lld UNION ALL SELECT "	\
+	"'undecoded_bytes', %lld UNION ALL SELECT 'streams_not_ok', "	\
+	"count(*) FROM streams WHERE status <> 'ok'"
 #define RP_IMAGES_SQL							\
 	"SELECT i.path, i.kind, i.size, i.present, i.has_symbols, "	\
 	"i.has_lines, (SELECT count(*) FROM symbols s WHERE s.image = i.id "	\
@@ -367,6 +367,27 @@ out:
 	"SELECT key, value FROM meta WHERE key IN ('argv', 'exit_kind', "	\
 	"'exit_value', 'capture_source', 'start_ns', 'end_ns', "	\
 	"'archive_complete', 'cpu', 'source_archive', 'hwtrace_version')"
+
+/* What the trace lost: events by kind, bytes lost and not decoded. */
+static int
+rp_losses(struct rp *rp)
+{
+	int64_t lost, undec;
+	char *sql;
+	int rc;
+
+	if ((rc = q_sum_int(rp->q, "report", "streams", "lost_bytes",
+	    Q_WHO_STREAM, NULL, 0, &lost)) < 0 ||
+	    (rc = q_sum_int(rp->q, "report", "streams", "undecoded_bytes",
+	    Q_WHO_STREAM, NULL, 0, &undec)) < 0)
+		return (rc);
+	if (asprintf(&sql, RP_LOSS_COUNT_SQL, (long long)lost,
+	    (long long)undec) < 0)
+		return (q_fail(rp->q, -HWTR_E_NOMEM, "out of memory"));
+	rc = rp_sql(rp, "losses", sql);
+	free(sql);
+	return (rc);
+}
 
 /* The verbs' sections: summary, threads, bt, last, hot, coverage. */
 static int
@@ -539,7 +560,7 @@ hwtr_q_report(struct hwtr_q *q, const struct hwtr_q_report_opts *opts,
 	hwtr_q_res_free(res);
 	q_str_add(&data, "{", 1);
 	if ((rc = rp_sql(&rp, "meta", RP_META_SQL)) < 0 ||
-	    (rc = rp_sql(&rp, "losses", RP_LOSS_COUNT_SQL)) < 0 ||
+	    (rc = rp_losses(&rp)) < 0 ||
 	    (rc = rp_sql(&rp, "loss_events", RP_LOSS_SQL)) < 0 ||
 	    (rc = rp_sql(&rp, "images", RP_IMAGES_SQL)) < 0 ||
 	    (rc = rp_verbs(&rp)) < 0 || (rc = rp_graphs(&rp)) < 0)

@@ -124,13 +124,27 @@ int
 q_res_pushf(struct hwtr_q_res *res, enum hwtr_q_type type, const char *fmt,
     ...)
 {
-	char buf[512];
+	char buf[512], *p = buf;
 	va_list ap;
+	int n, rc;
 
+	/* Most cells fit in place; a cell with a long name is as long. */
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	return (q_res_push(res, type, buf));
+	if (n < 0)
+		return (-HWTR_E_INVAL);
+	if ((size_t)n >= sizeof(buf)) {
+		if ((p = malloc((size_t)n + 1)) == NULL)
+			return (-HWTR_E_NOMEM);
+		va_start(ap, fmt);
+		vsnprintf(p, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	rc = q_res_push(res, type, p);
+	if (p != buf)
+		free(p);
+	return (rc);
 }
 
 size_t

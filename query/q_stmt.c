@@ -264,3 +264,158 @@ q_sql_ready(struct hwtr_q *q, struct q_str *sql, int64_t thread)
 	}
 	return (0);
 }
+
+/* --- sums that a corrupt database can take past int64 ------------------ */
+
+/*
+ * SQLite's sum() of integers fails with a bare "integer overflow" that
+ * names no table, column or row.  The counts the verbs total (a thread's
+ * instructions, a stream's bytes) cannot pass 2^63 in a real trace, only
+ * in a forged or damaged database, so that is an error here too, but one
+ * that says where: the column, and its largest row, by @who (an SQL
+ * expression naming a row of @table, such as "'thread ' || id").  The
+ * sum itself is exact whatever the order of the rows.  @table, @col,
+ * @who and @where are the program's SQL, never input; @where may use ?1,
+ * bound to @arg.
+ */
+int
+q_sum_int(struct hwtr_q *q, const char *verb, const char *table,
+    const char *col, const char *who, const char *where, int64_t arg,
+    int64_t *sump)
+{
+	sqlite3_stmt *st;
+	__int128 sum = 0;
+	int64_t v, big = 0;
+	char *sql, *bigwho = NULL;
+	const char *w;
+	int rc, have = 0;
+
+	*sump = 0;
+	if (asprintf(&sql, "SELECT %s, %s FROM %s WHERE %s", col, who, table,
+	    where != NULL ? where : "1") < 0)
+		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
+	rc = q_prepare(q, &st, sql);
+	free(sql);
+	if (rc < 0)
+		return (rc);
+	if (sqlite3_bind_parameter_count(st) > 0)
+		sqlite3_bind_int64(st, 1, arg);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+			continue;
+		/* Text or a real (a damaged database) as SQLite converts it. */
+		w = (const char *)sqlite3_column_text(st, 1);
+		v = sqlite3_column_int64(st, 0);
+		sum += v;
+		if (!have || (v < 0 ? -(__int128)v : v) > (big < 0 ?
+		    -(__int128)big : big)) {
+			free(bigwho);
+			if ((bigwho = strdup(w != NULL ? w : "a row")) == NULL) {
+				rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
+				goto out;
+			}
+			big = v;
+			have = 1;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		rc = q_dbfail(q, "cannot read the totals");
+		goto out;
+	}
+	if (sum > INT64_MAX || sum < INT64_MIN) {
+		rc = q_fail(q, -HWTR_E_FORMAT, "%s: the sum of %s.%s is out of "
+		    "the 64-bit range (largest: %lld in %s): the database is "
+		    "corrupt", verb, table, col, (long long)big, bigwho);
+		goto out;
+	}
+	*sump = (int64_t)sum;
+	rc = 0;
+out:
+	sqlite3_finalize(st);
+	free(bigwho);
+	return (rc);
+}
+
+/*
+ * The counts that the verbs' SQL sums (hot, branches, coverage, tree)
+ * besides the threads' and streams' totals: how the largest of each is
+ * read, with its magnitude and its row named.
+ */
+static const struct {
+	const char	*what;		/* for the message */
+	const char	*sql;		/* value (integer), magnitude, who */
+} q_sum_cols[] = {
+	{ "block_counts.count x blocks.ninsns",
+	  "SELECT c.count, abs(c.count * 1.0 * b.ninsns), 'thread ' || "
+	  "c.thread || ', block ' || c.block || ' (' || b.ninsns || "
+	  "' instructions)' FROM block_counts c JOIN blocks b ON b.id = "
+	  "c.block ORDER BY 2 DESC, 1 DESC LIMIT 1" },
+	{ "blocks.exec_count x blocks.ninsns",
+	  "SELECT exec_count, abs(exec_count * 1.0 * ninsns), 'block ' || "
+	  "id || ' (' || ninsns || ' instructions)' FROM blocks ORDER BY 2 "
+	  "DESC, 1 DESC LIMIT 1" },
+	{ "branches.count",
+	  "SELECT count, abs(count * 1.0), 'thread ' || thread || ', branch "
+	  "' || printf('%#x', from_ip) || ' -> ' || printf('%#x', to_ip) "
+	  "FROM branches ORDER BY 2 DESC, 1 DESC LIMIT 1" },
+	{ "call_paths.calls",
+	  "SELECT calls, abs(calls * 1.0), 'thread ' || thread || ', path ' "
+	  "|| id FROM call_paths ORDER BY 2 DESC, 1 DESC LIMIT 1" },
+	{ "call_paths.insns",
+	  "SELECT insns, abs(insns * 1.0), 'thread ' || thread || ', path ' "
+	  "|| id FROM call_paths ORDER BY 2 DESC, 1 DESC LIMIT 1" },
+};
+
+/*
+ * After @verb's SQL failed with SQLite's bare "integer overflow": a sum
+ * of its went past 2^63, which only a damaged or forged database does.
+ * Say so, naming the column: the threads' and streams' totals as
+ * q_sum_int() does, else the count (of q_sum_cols) with the largest
+ * value, and its row.  Runs only on that failure: the scans it makes
+ * cost nothing to an answer.  Returns the error, with the message set.
+ */
+int
+q_sum_explain(struct hwtr_q *q, const char *verb)
+{
+	static const char *const tcols[] = { "insns", "blocks", "calls" };
+	static const char *const scols[] = { "bytes", "errors",
+	    "undecoded_bytes", "lost_bytes" };
+	sqlite3_stmt *st;
+	double mag, best = -1;
+	int64_t v, bv = 0;
+	char who[160] = "";
+	const char *w, *what = NULL;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < HWTR_NELEM(tcols); i++)
+		if ((rc = q_sum_int(q, verb, "threads", tcols[i], Q_WHO_THREAD,
+		    NULL, 0, &v)) < 0)
+			return (rc);
+	for (i = 0; i < HWTR_NELEM(scols); i++)
+		if ((rc = q_sum_int(q, verb, "streams", scols[i], Q_WHO_STREAM,
+		    NULL, 0, &v)) < 0)
+			return (rc);
+	for (i = 0; i < HWTR_NELEM(q_sum_cols); i++) {
+		/* A table this database does not have: nothing to blame. */
+		if (sqlite3_prepare_v2(q->db, q_sum_cols[i].sql, -1, &st,
+		    NULL) != SQLITE_OK)
+			continue;
+		if (sqlite3_step(st) == SQLITE_ROW &&
+		    (mag = sqlite3_column_double(st, 1)) > best) {
+			best = mag;
+			bv = sqlite3_column_int64(st, 0);
+			w = (const char *)sqlite3_column_text(st, 2);
+			snprintf(who, sizeof(who), "%s", w != NULL ? w : "a row");
+			what = q_sum_cols[i].what;
+		}
+		sqlite3_finalize(st);
+	}
+	if (what == NULL)
+		return (q_fail(q, -HWTR_E_FORMAT, "%s: a sum is out of the "
+		    "64-bit range (integer overflow): the database is corrupt",
+		    verb));
+	return (q_fail(q, -HWTR_E_FORMAT, "%s: a sum over %s is out of the "
+	    "64-bit range (largest count: %lld in %s): the database is "
+	    "corrupt", verb, what, (long long)bv, who));
+}

@@ -41,46 +41,64 @@
 	" UNION ALL SELECT 'processes', count(*) FROM processes"	\
 	" UNION ALL SELECT 'threads', count(*) FROM threads"		\
 	" UNION ALL SELECT 'images', count(*) FROM images"		\
-	" UNION ALL SELECT 'instructions', coalesce(sum(insns), 0) FROM " \
-	"threads"							\
-	" UNION ALL SELECT 'blocks', coalesce(sum(blocks), 0) FROM threads" \
+	" UNION ALL SELECT 'instructions', ?1"				\
+	" UNION ALL SELECT 'blocks', ?2"				\
 	" UNION ALL SELECT 'static_blocks', (SELECT max(id) + 1 FROM "	\
 	"blocks)"							\
-	" UNION ALL SELECT 'calls', coalesce(sum(calls), 0) FROM threads" \
+	" UNION ALL SELECT 'calls', ?3"					\
 	" UNION ALL SELECT 'start', strftime('%Y-%m-%dT%H:%M:%fZ', "	\
 	"coalesce(min(first_ns), (SELECT CAST(value AS INTEGER) FROM meta " \
 	"WHERE key = 'start_ns')) / 1000000000.0, 'unixepoch') FROM "	\
 	"threads"							\
 	" UNION ALL SELECT 'duration_ns', max(last_ns) - min(first_ns) FROM " \
 	"threads"							\
-	" UNION ALL SELECT 'trace_bytes', coalesce(sum(bytes), 0) FROM " \
-	"streams"							\
-	" UNION ALL SELECT 'decode_errors', coalesce(sum(errors), 0) FROM " \
-	"streams"							\
-	" UNION ALL SELECT 'undecoded_bytes', coalesce(sum("		\
-	"undecoded_bytes), 0) FROM streams"				\
-	" UNION ALL SELECT 'lost_bytes', coalesce(sum(lost_bytes), 0) FROM " \
-	"streams"							\
+	" UNION ALL SELECT 'trace_bytes', ?4"				\
+	" UNION ALL SELECT 'decode_errors', ?5"				\
+	" UNION ALL SELECT 'undecoded_bytes', ?6"			\
+	" UNION ALL SELECT 'lost_bytes', ?7"				\
 	" UNION ALL SELECT 'lost_events', count(*) FROM events WHERE kind " \
 	"IN ('lost', 'overflow')"
 
 /*
- * The cycles row comes only from a database with CoreSight cycle counts:
+ * The totals of the threads' and streams' counts (?1..?7, and ?8 the
+ * cycles), summed by q_sum_int(): exact, and a corrupt database whose
+ * counts pass 2^63 gets a message naming the column and the row.  The
+ * cycles row comes only from a database with CoreSight cycle counts:
  * older databases have no cycles table, and the others no row to sum.
  */
 static int
 q_summary(struct hwtr_q *q, struct hwtr_q_res **resp)
 {
-	int64_t has_cycles;
+	static const struct {
+		const char	*table, *col, *who, *where;
+	} sums[] = {
+		{ "threads", "insns", Q_WHO_THREAD, NULL },
+		{ "threads", "blocks", Q_WHO_THREAD, NULL },
+		{ "threads", "calls", Q_WHO_THREAD, NULL },
+		{ "streams", "bytes", Q_WHO_STREAM, NULL },
+		{ "streams", "errors", Q_WHO_STREAM, NULL },
+		{ "streams", "undecoded_bytes", Q_WHO_STREAM, NULL },
+		{ "streams", "lost_bytes", Q_WHO_STREAM, NULL },
+		{ "cycles", "count", "'thread ' || thread || ' at ' || seq",
+		    "cumulative" },
+	};
+	int64_t has_cycles, v[HWTR_NELEM(sums)] = { 0 };
+	size_t i;
 	int rc;
 
 	if ((rc = q_int(q, &has_cycles, 0, "SELECT count(*) FROM "
 	    "sqlite_master WHERE type = 'table' AND name = 'cycles'",
 	    NULL)) < 0)
 		return (rc);
+	for (i = 0; i < HWTR_NELEM(sums) - (has_cycles ? 0 : 1); i++)
+		if ((rc = q_sum_int(q, "summary", sums[i].table, sums[i].col,
+		    sums[i].who, sums[i].where, 0, &v[i])) < 0)
+			return (rc);
 	return (q_select(q, resp, has_cycles ? Q_SUMMARY_SQL
-	    " UNION ALL SELECT 'cycles', sum(count) FROM cycles WHERE "
-	    "cumulative HAVING count(*) > 0" : Q_SUMMARY_SQL, NULL));
+	    " UNION ALL SELECT 'cycles', ?8 WHERE EXISTS (SELECT 1 FROM "
+	    "cycles WHERE cumulative)" : Q_SUMMARY_SQL, has_cycles ?
+	    "iiiiiiii" : "iiiiiii", v[0], v[1], v[2], v[3], v[4], v[5], v[6],
+	    v[7]));
 }
 
 static int
@@ -305,6 +323,7 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 	const char *src, *tot, *sel;
 	struct q_str sql = { 0 };
 	struct q_rng r;
+	int64_t all = 0;
 	int rc;
 
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
@@ -323,30 +342,33 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 	if (r.cnt) {
 		/* --depth: what ran that deep (q_walk.c). */
 		src = Q_DEPTH_COUNTS;
-		tot = "(SELECT sum(x.count * xb.ninsns) FROM " Q_DEPTH_COUNTS
+		tot = "(SELECT " Q_ISUM("x.count * xb.ninsns") " FROM "
+		    Q_DEPTH_COUNTS
 		    " x JOIN blocks xb ON xb.id = x.block WHERE ?1 < 0 OR "
 		    "x.thread = ?1)";
 	} else if (r.on) {
 		src = Q_RANGE_COUNTS;
-		tot = "(SELECT sum(x.count * xb.ninsns) FROM " Q_RANGE_COUNTS
+		tot = "(SELECT " Q_ISUM("x.count * xb.ninsns") " FROM "
+		    Q_RANGE_COUNTS
 		    " x JOIN blocks xb ON xb.id = x.block)";
 	} else {
+		/* The threads' total, summed exactly below. */
 		src = "block_counts";
-		tot = "(SELECT sum(insns) FROM threads WHERE ?1 < 0 OR id = ?1)";
+		tot = NULL;
 	}
 	if (strcmp(by, "func") == 0 || strcmp(by, "function") == 0)
 		/* Code with no symbol: one [unknown] row per image, as perf. */
 		sel = "SELECT coalesce(s.name, '[unknown]') AS function, i.path AS "
-		    "image, sum(c.count * b.ninsns) AS insns, sum(c.count) AS "
-		    "blocks, round(100.0 * sum(c.count * b.ninsns) / @T, 2) AS "
+		    "image, " Q_ISUM("c.count * b.ninsns") " AS insns, sum(c.count) "
+		    "AS blocks, round(100.0 * sum(c.count * b.ninsns) / @T, 2) AS "
 		    "percent FROM @S c JOIN blocks b ON b.id = "
 		    "c.block LEFT JOIN symbols s ON s.id = b.symbol LEFT JOIN "
 		    "images i ON i.id = b.image WHERE ?1 < 0 OR c.thread = ?1 "
 		    "GROUP BY b.symbol, CASE WHEN b.symbol IS NULL THEN "
 		    "b.image END ORDER BY insns DESC, function LIMIT ?2";
 	else if (strcmp(by, "image") == 0)
-		sel = "SELECT i.path AS image, sum(c.count * b.ninsns) AS "
-		    "insns, sum(c.count) AS blocks, round(100.0 * sum(c.count * "
+		sel = "SELECT i.path AS image, " Q_ISUM("c.count * b.ninsns")
+		    " AS insns, sum(c.count) AS blocks, round(100.0 * sum(c.count * "
 		    "b.ninsns) / @T, 2) AS percent FROM @S c JOIN blocks b ON "
 		    "b.id = c.block LEFT JOIN images i ON i.id = b.image WHERE "
 		    "?1 < 0 OR c.thread = ?1 GROUP BY b.image ORDER BY insns "
@@ -355,7 +377,7 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 		sel = "SELECT printf('%#x', b.start_ip) AS address, "
 		    Q_FUNC("b", "s", "0") " AS function, " Q_ADDR_LINE("0")
 		    " AS line, sum(c.count) AS count, b.ninsns AS block_insns, "
-		    "sum(c.count) * b.ninsns AS insns, round(100.0 * "
+		    Q_IMUL("sum(c.count)", "b.ninsns") " AS insns, round(100.0 * "
 		    "sum(c.count) * b.ninsns / @T, 2) AS percent "
 		    "FROM @S c JOIN blocks b ON b.id = c.block"
 		    Q_SYM_JOIN("b", "s", "f")
@@ -374,10 +396,16 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 	} else
 		return (q_fail(q, -HWTR_E_INVAL, "hot: unknown --by '%s' "
 		    "(function, inline, line, image, block or edge)", by));
+	if (tot == NULL && (rc = q_sum_int(q, "hot", "threads", "insns",
+	    Q_WHO_THREAD, "?1 < 0 OR id = ?1", req->thread, &all)) < 0)
+		return (rc);
 	/* @T: the total, @S: the counts. */
 	for (; *sel != '\0'; sel++)
 		if (sel[0] == '@' && (sel[1] == 'T' || sel[1] == 'S')) {
-			q_str_puts(&sql, sel[1] == 'T' ? tot : src);
+			if (sel[1] == 'T' && tot == NULL)
+				q_str_printf(&sql, "%lld", (long long)all);
+			else
+				q_str_puts(&sql, sel[1] == 'T' ? tot : src);
 			sel++;
 		} else
 			q_str_add(&sql, sel, 1);
@@ -514,6 +542,10 @@ hwtr_q_run(struct hwtr_q *q, const struct hwtr_q_req *req,
 		hwtr_q_res_free(*resp);
 		*resp = NULL;
 	}
+	/* SQLite's bare message: say which count went past 2^63. */
+	if (rc == -HWTR_E_DB && req->verb != HWTR_Q_SQL &&
+	    strstr(q->msg, "integer overflow") != NULL)
+		rc = q_sum_explain(q, q_verb_name(req->verb));
 	/* A stopped statement leaves the answer short, whatever rc says. */
 	if (q_limit_end(q)) {
 		hwtr_q_res_free(*resp);

@@ -16,7 +16,7 @@ PROGS_STATIC = loop recurse calls tailcall switch setjmp signal timer threads \
 	chase forkexit selfmod sigdisp
 PROGS_DYNAMIC = dlopen dynpie perfline-pie
 PROGS_LAZY = plt noplt plt-stripped plt-nocfi tailplt
-PROGS_CXX = except
+PROGS_CXX = except longname
 PROGS_LIBS = libdlfix.so
 PROGS_LATE = late_a late_b late_c late_d late_e
 PROGS_ASM = bigdata longblock
@@ -73,6 +73,11 @@ $(B)/progs/plt-nocfi: tests/progs/plt.c tests/progs/progs.mk
 $(B)/progs/except: tests/progs/except.cc tests/progs/progs.mk
 	@mkdir -p $(dir $@)
 	$(CXX) $(PROGS_CXXFLAGS) -fPIE -static-pie $(PROGS_LDFLAGS) -o $@ $<
+
+# Static: the valgrind source captures it without ld.so's start-up.
+$(B)/progs/longname: tests/progs/longname.cc tests/progs/progs.mk
+	@mkdir -p $(dir $@)
+	$(CXX) $(PROGS_CXXFLAGS) -static $(PROGS_LDFLAGS) -o $@ $<
 
 # Libc-free, one per case of tests/progs/lateasm.S.
 $(addprefix $(B)/progs/,$(PROGS_LATE)): $(B)/progs/late_%: \

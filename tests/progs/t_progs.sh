@@ -34,6 +34,7 @@ outputs_and_status_body() {
 	run switch 0 "switch: 19514616"
 	run setjmp 0 "setjmp: rounds 2 total 14"
 	run except 0 "except: caught 2 dtors 8"
+	run longname 0 "longname: 372"
 	run plt 0 "plt: 1 1"
 	run cancel 0 "cancel: cancelled cleanups 1"
 	run manycalls 0 "manycalls: 1588640880"

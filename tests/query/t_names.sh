@@ -108,6 +108,57 @@ EOF
 	expect ns.hwtrace _ZN3geo1fEi "geo::f(int)=3"
 }
 
+atf_test_case cxx_long_names
+cxx_long_names_head() { atf_set descr "C++: a function whose demangled name (nested std::map, std::function, std::tuple) is over 4 KiB is named by 'run', 'Holder::run', '::deep::Holder::run', its parameters and its template arguments as a short one is, in func, annotate and branches; calls counted by the fixture's source"; }
+cxx_long_names_body()
+{
+	need_vg_fixture longname
+	cp "$HWTRACE_PROGS/longname" . || atf_fail "cannot copy the fixture"
+	short="deep::Holder<int>::run(int const&, int)"
+	has_names longname "$short"
+	long=$(sed -n 's/^\(deep::Holder<std::map<.*>::run(.*)\)$/\1/p' names.txt)
+	[ ${#long} -gt 4096 ] ||
+	    atf_fail "nm -C longname: expected a deep::Holder<std::map<...>>::run over 4096 characters, got ${#long}: '$long'"
+	# The parameters and the template argument, as nm -C spells them.
+	params=${long##*>::run}
+	targ=${long#deep::Holder<}
+	targ=${targ%>::run(*}
+	[ ${#params} -gt 4096 ] && [ ${#targ} -gt 4096 ] ||
+	    atf_fail "expected parameters and a template argument over 4096 characters, got ${#params} and ${#targ}"
+	capture longname
+	expect longname.hwtrace run "$short=3;$long=7"
+	expect longname.hwtrace Holder::run "$short=3;$long=7"
+	expect longname.hwtrace deep::Holder::run "$short=3;$long=7"
+	expect longname.hwtrace ::deep::Holder::run "$short=3;$long=7"
+	expect longname.hwtrace "run$params" "$long=7"
+	expect longname.hwtrace "deep::Holder::run$params" "$long=7"
+	expect longname.hwtrace "Holder<$targ>::run" "$long=7"
+	expect longname.hwtrace "::deep::Holder<$targ>::run$params" "$long=7"
+	expect longname.hwtrace "run(int const&, int)" "$short=3"
+	expect longname.hwtrace "Holder<int>::run" "$short=3"
+	expect longname.hwtrace other::run ""
+	expect longname.hwtrace "run(int)" ""
+	# The other verbs that take a function: 7 runs of each instruction,
+	# 7 returns, 7 calls; the name whole in every cell.
+	"$HWTRACE" query longname.hwtrace annotate "Holder::run$params" \
+	    --format tsv > a.tsv 2> a.err || atf_fail "annotate: $(cat a.err)"
+	got=$(tail -n +2 a.tsv | awk -F'\t' -v n="$long" '
+	    { k++; if (($2 == n || index($2, n "+0x") == 1) && $3 == 7) ok++ }
+	    END { printf "%d of %d", ok, k }')
+	[ "$got" = "2 of 2" ] ||
+	    atf_fail "annotate: expected 2 instructions of the long run (lea, ret: 2 of 2 rows named whole, run 7 times), got $got"
+	"$HWTRACE" query longname.hwtrace branches --from "run$params" \
+	    --format tsv > b.tsv 2> b.err || atf_fail "branches --from: $(cat b.err)"
+	got=$(tail -n +2 b.tsv | awk -F'\t' -v n="$long" '
+	    index($1, n "+0x") == 1 && $3 == "return" { c += $4 } END { print c + 0 }')
+	[ "$got" = 7 ] || atf_fail "branches --from: expected 7 returns from the long run, got $got"
+	"$HWTRACE" query longname.hwtrace branches --to "Holder::run$params" \
+	    --format tsv > b.tsv 2> b.err || atf_fail "branches --to: $(cat b.err)"
+	got=$(tail -n +2 b.tsv | awk -F'\t' -v n="$long" '
+	    $2 == n && $3 == "call" { c += $4 } END { print c + 0 }')
+	[ "$got" = 7 ] || atf_fail "branches --to: expected 7 calls of the long run, got $got"
+}
+
 atf_test_case rust_modules_impls
 rust_modules_impls_head() { atf_set descr "Rust: 'count_words' names shapes::count_words, 'area' every impl's area, 'Sq::area' and 'Shape::area' through the type and the trait"; }
 rust_modules_impls_body()
@@ -176,6 +227,7 @@ go_packages_body()
 atf_init_test_cases()
 {
 	atf_add_test_case cxx_namespaces_overloads
+	atf_add_test_case cxx_long_names
 	atf_add_test_case rust_modules_impls
 	atf_add_test_case go_packages
 }
