@@ -705,12 +705,41 @@ add_caveat(struct cs_snap *sn, const char *fmt, ...)
 	return (0);
 }
 
+/*
+ * Device @e of snapshot.ini's [device_list], the next sn->dev (sn->dev
+ * owns what it loads, also on error: snap_free()).
+ */
+static int
+snap_device(struct cs_snap *sn, const struct ini_ent *e)
+{
+	struct cs_dev *d = &sn->dev[sn->ndev++];
+	char ref[512];
+	size_t j;
+	int rc;
+
+	snprintf(ref, sizeof(ref), "'%s': [device_list] %s", sn->snap.path,
+	    e->key);
+	if ((rc = ini_load(sn, &d->ini, sn->dir, e->val, ref)) < 0)
+		return (rc);
+	if ((d->name = ini_need(sn, &d->ini, "device", "name")) == NULL ||
+	    (d->class = ini_need(sn, &d->ini, "device", "class")) == NULL ||
+	    (d->type = ini_need(sn, &d->ini, "device", "type")) == NULL)
+		return (-HWTR_E_FORMAT);
+	for (j = 0; j + 1 < sn->ndev; j++)
+		if (strcmp(sn->dev[j].name, d->name) == 0) {
+			hwtr_import_err(sn->errbuf, sn->errlen, "'%s': [device] "
+			    "name: '%s' is also the name in '%s'", d->ini.path,
+			    d->name, sn->dev[j].ini.path);
+			return (-HWTR_E_FORMAT);
+		}
+	return (load_dumps(sn, d));
+}
+
 /* snapshot.ini's [device_list]: each device's ini file and dumps. */
 static int
 snap_devices(struct cs_snap *sn)
 {
-	char ref[512];
-	size_t i, j, n;
+	size_t i, n;
 	int rc;
 
 	if (!ini_has_sec(&sn->snap, "device_list")) {
@@ -730,33 +759,10 @@ snap_devices(struct cs_snap *sn)
 		hwtr_import_err(sn->errbuf, sn->errlen, "out of memory");
 		return (-HWTR_E_NOMEM);
 	}
-	for (i = 0; i < sn->snap.nent; i++) {
-		struct cs_dev *d;
-
-		if (strcmp(sn->snap.ent[i].sec, "device_list") != 0)
-			continue;
-		d = &sn->dev[sn->ndev++];
-		snprintf(ref, sizeof(ref), "'%s': [device_list] %s",
-		    sn->snap.path, sn->snap.ent[i].key);
-		if ((rc = ini_load(sn, &d->ini, sn->dir, sn->snap.ent[i].val,
-		    ref)) < 0)
+	for (i = 0; i < sn->snap.nent; i++)
+		if (strcmp(sn->snap.ent[i].sec, "device_list") == 0 &&
+		    (rc = snap_device(sn, &sn->snap.ent[i])) < 0)
 			return (rc);
-		if ((d->name = ini_need(sn, &d->ini, "device", "name")) ==
-		    NULL || (d->class = ini_need(sn, &d->ini, "device",
-		    "class")) == NULL || (d->type = ini_need(sn, &d->ini,
-		    "device", "type")) == NULL)
-			return (-HWTR_E_FORMAT);
-		for (j = 0; j + 1 < sn->ndev; j++)
-			if (strcmp(sn->dev[j].name, d->name) == 0) {
-				hwtr_import_err(sn->errbuf, sn->errlen, "'%s':"
-				    " [device] name: '%s' is also the name in "
-				    "'%s'", d->ini.path, d->name,
-				    sn->dev[j].ini.path);
-				return (-HWTR_E_FORMAT);
-			}
-		if ((rc = load_dumps(sn, d)) < 0)
-			return (rc);
-	}
 	return (0);
 }
 
