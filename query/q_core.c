@@ -64,9 +64,30 @@ q_lev(const char *a, const char *b)
 }
 
 /*
- * The up to 3 names of @sql's first column closest to @word: a name that
- * contains the word, or is within a third of its length in edit distance.
- * Scans the names once; symbol tables are small next to the trace.
+ * How far @cand is from @plain, or more than @lim: a name that contains
+ * the word is within @lim (by what it adds); else the edit distance,
+ * sought only when the lengths allow it.
+ */
+static size_t
+q_suggest_dist(const char *plain, const char *cand, size_t lim)
+{
+	size_t lp = strlen(plain), lc = strlen(cand);
+
+	if (strstr(cand, plain) != NULL || strcasestr(cand, plain) != NULL)
+		return (lc - lp > lim ? lim : lc - lp);
+	if ((lc > lp ? lc - lp : lp - lc) > lim)
+		return (lim + 1);
+	return (q_lev(plain, cand));
+}
+
+/*
+ * The up to 3 names of @sql's first column closest to @word, as @word
+ * would spell them (q_name_tail(): "area" of "int geo::Sq::area() const",
+ * "Sq::area" for "Sq::aera", "main.work" for "main.wrk"; the whole name
+ * where that says nothing): one that contains the word, or is within a
+ * third of its length in edit distance, each named once.  Scans the
+ * names once; symbol tables are small next to the trace.  Suggestions
+ * that do not fit @out whole are left out.
  */
 static void
 q_suggest(struct hwtr_q *q, const char *sql, const char *word, char *out,
@@ -74,64 +95,81 @@ q_suggest(struct hwtr_q *q, const char *sql, const char *word, char *out,
 {
 	sqlite3_stmt *st;
 	struct {
-		char	name[128];
+		char	*name;
 		size_t	d;
-	} best[3];
-	size_t nbest = 0, d, k, lim, i;
-	char plain[128];
+	} best[3], tmp;
+	struct q_pat *pat = NULL;
+	size_t nbest = 0, d, k, lim, i, l, need;
+	char *plain, *tail, *cand;
 	const char *name;
+	int rc;
 
 	out[0] = '\0';
+	if ((plain = malloc(strlen(word) + 1)) == NULL)
+		return;
 	/* The pattern without glob characters is what is compared. */
-	for (i = 0, k = 0; word[i] != '\0' && k + 1 < sizeof(plain); i++)
+	for (i = 0, k = 0; word[i] != '\0'; i++)
 		if (strchr("*?[]", word[i]) == NULL)
 			plain[k++] = word[i];
 	plain[k] = '\0';
-	if (k == 0 || sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) !=
-	    SQLITE_OK)
+	if (k == 0 || (pat = q_pat_new(plain)) == NULL ||
+	    sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		q_pat_free(pat);
+		free(plain);
 		return;
+	}
 	lim = strlen(plain) / 3 + 1;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		name = (const char *)sqlite3_column_text(st, 0);
-		if (name == NULL || strlen(name) >= sizeof(best[0].name))
+		if ((name = (const char *)sqlite3_column_text(st, 0)) == NULL)
 			continue;
-		if (strstr(name, plain) != NULL ||
-		    strcasestr(name, plain) != NULL)
-			d = strlen(name) - strlen(plain) > lim ? lim : 
-			    strlen(name) - strlen(plain);
-		else
-			d = q_lev(plain, name);
-		if (d > lim)
+		if ((rc = q_name_tail(name, pat, &tail)) < 0)
+			break;
+		cand = rc > 0 ? tail : (char *)name;
+		if ((d = q_suggest_dist(plain, cand, lim)) > lim) {
+			free(tail);
 			continue;
+		}
 		for (k = 0; k < nbest; k++)
-			if (strcmp(best[k].name, name) == 0)
+			if (strcmp(best[k].name, cand) == 0)
 				break;
-		if (k < nbest)
+		/* A name seen, or one no closer than the third: passed. */
+		if (k < nbest || (nbest == 3 && (best[2].d < d ||
+		    (best[2].d == d && strcmp(best[2].name, cand) < 0)))) {
+			free(tail);
 			continue;
+		}
+		if ((tmp.name = rc > 0 ? tail : strdup(name)) == NULL)
+			break;
+		tmp.d = d;
+		if (nbest == 3)
+			free(best[--nbest].name);
 		/* Insert sorted by distance, then name. */
 		for (k = nbest; k > 0 && (best[k - 1].d > d ||
-		    (best[k - 1].d == d && strcmp(best[k - 1].name, name) >
-		    0)); k--)
-			if (k < 3)
-				best[k] = best[k - 1];
-		if (k < 3) {
-			snprintf(best[k].name, sizeof(best[k].name), "%s",
-			    name);
-			best[k].d = d;
-			if (nbest < 3)
-				nbest++;
-		}
+		    (best[k - 1].d == d && strcmp(best[k - 1].name,
+		    tmp.name) > 0)); k--)
+			best[k] = best[k - 1];
+		best[k] = tmp;
+		nbest++;
 	}
 	sqlite3_finalize(st);
-	for (k = 0; k < nbest; k++) {
-		size_t l = strlen(out);
-
-		snprintf(out + l, outlen - l, "%s'%s'", k == 0 ?
-		    "; did you mean " : k + 1 == nbest ? " or " : ", ",
-		    best[k].name);
+	q_pat_free(pat);
+	free(plain);
+	/* As many as fit, each with its quotes and what comes before. */
+	for (k = 0, need = 2; k < nbest; k++) {
+		need += strlen(best[k].name) + 20;
+		if (need >= outlen)
+			break;
 	}
-	if (nbest > 0 && strlen(out) + 2 < outlen)
+	for (i = 0; i < k; i++) {
+		l = strlen(out);
+		snprintf(out + l, outlen - l, "%s'%s'", i == 0 ?
+		    "; did you mean " : i + 1 == k ? " or " : ", ",
+		    best[i].name);
+	}
+	if (k > 0)
 		strcat(out, "?");
+	for (i = 0; i < nbest; i++)
+		free(best[i].name);
 }
 
 static int

@@ -265,6 +265,16 @@ struct q_pat *q_pat_new(const char *pattern);
 int q_pat_match(const struct q_pat *p, const char *name);
 void q_pat_free(struct q_pat *p);
 /*
+ * The end of the demangled name @name that a pattern shaped as @p would
+ * spell to name it: as many components as @p has, joined by "::" (Go's
+ * '.'), each without the template arguments or Go package path @p's does
+ * not have ("Sq::area" of "int geo::Sq::area() const" for "Sq::aera"),
+ * for a suggestion to name a function as people type it.  1 with it in
+ * *@tailp (malloc'd), 0 when @name has no such end or @p has parameters
+ * (then the whole name is), -HWTR_E_NOMEM out of memory.
+ */
+int q_name_tail(const char *name, const struct q_pat *p, char **tailp);
+/*
  * A string every name @pattern matches contains (its last component,
  * bare), for a first cut in SQL; malloc'd, NULL out of memory.
  */

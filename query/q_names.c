@@ -470,6 +470,74 @@ q_name_match(const char *name, const char *pattern)
 	return (m);
 }
 
+/*
+ * Name component @nc as pattern component @pc would be written to name
+ * it (comp_match()): without its template arguments, or its Go package
+ * path, when @pc has none.
+ */
+static void
+comp_as(const char *pc, size_t pl, const char **ncp, size_t *nlp)
+{
+	const char *nc = *ncp, *lt, *sl;
+	size_t nl = *nlp;
+
+	if (memchr(pc, '<', pl) == NULL && (lt = memchr(nc, '<', nl)) !=
+	    NULL && lt > nc)
+		nl = (size_t)(lt - nc);
+	if (memchr(pc, '/', pl) == NULL && (sl = memrchr(nc, '/', nl)) !=
+	    NULL && sl + 1 < nc + nl) {
+		nl -= (size_t)(sl + 1 - nc);
+		nc = sl + 1;
+	}
+	*ncp = nc;
+	*nlp = nl;
+}
+
+int
+q_name_tail(const char *name, const struct q_pat *p, char **tailp)
+{
+	const struct qn_path *pp = &p->q.alt[0], *np;
+	const struct qn_comp *pc, *nc;
+	struct qn n;
+	char *t, *w;
+	const char *c, *sep = strstr(name, "::") != NULL ? "::" : ".";
+	size_t k, len, cl;
+	int rc;
+
+	*tailp = NULL;
+	/* With parameters, the whole name is what such a pattern spells. */
+	if (!p->ok || p->q.has_params || p->q.nalt == 0 || pp->n == 0)
+		return (0);
+	if ((rc = qn_parse(&n, name)) != 0 || n.alt[0].n < pp->n) {
+		qn_fini(&n);
+		return (rc < 0 ? rc : 0);
+	}
+	np = &n.alt[0];
+	for (k = 1, len = 0; k <= pp->n; k++)
+		len += np->v[np->n - k].len + 2;
+	if ((t = malloc(len + 1)) == NULL) {
+		qn_fini(&n);
+		return (-HWTR_E_NOMEM);
+	}
+	for (k = pp->n, w = t; k >= 1; k--) {
+		pc = &pp->v[pp->n - k];
+		nc = &np->v[np->n - k];
+		c = nc->c;
+		cl = nc->len;
+		comp_as(pc->c, pc->len, &c, &cl);
+		if (w > t) {
+			memcpy(w, sep, strlen(sep));
+			w += strlen(sep);
+		}
+		memcpy(w, c, cl);
+		w += cl;
+	}
+	*w = '\0';
+	qn_fini(&n);
+	*tailp = t;
+	return (1);
+}
+
 char *
 q_name_key(const char *pattern)
 {

@@ -35,6 +35,17 @@ expect()
 	[ "$got" = "$3" ] || atf_fail "func '$2': expected '$3', got '$got'"
 }
 
+# suggests ARCHIVE PATTERN NAME: func PATTERN matches nothing, exits 1 and
+# names NAME among the names it suggests.
+suggests()
+{
+	"$HWTRACE" query "$1" func "$2" > f.tsv 2> f.err
+	rc=$?
+	[ $rc -eq 1 ] || atf_fail "func '$2': expected exit 1 (no match), got $rc: $(head -3 f.tsv)"
+	head -1 f.err | grep -q "func: no symbol matches '.*'; did you mean .*'$3'" ||
+	    atf_fail "func '$2': expected a suggestion of '$3', got: $(cat f.err)"
+}
+
 # has_names PROG NAME...: nm -C lists each NAME as a function of PROG.
 has_names()
 {
@@ -47,7 +58,7 @@ has_names()
 }
 
 atf_test_case cxx_namespaces_overloads
-cxx_namespaces_overloads_head() { atf_set descr "C++: 'f' names every f of every namespace and overload, 'geo::f' those of geo, 'f(double)' one overload, 'Sq::area' a method, 'twice' every instance of a template, 'hidden' a function of an anonymous namespace; counts as the source makes them"; }
+cxx_namespaces_overloads_head() { atf_set descr "C++: 'f' names every f of every namespace and overload, 'geo::f' those of geo, 'f(double)' one overload, 'Sq::area' a method, 'twice' every instance of a template, 'hidden' a function of an anonymous namespace; counts as the source makes them; a typo gets names spelled as the pattern is"; }
 cxx_namespaces_overloads_body()
 {
 	need_valgrind
@@ -106,6 +117,10 @@ EOF
 	# Globs and mangled names as before.
 	expect ns.hwtrace "geo::f*" "geo::f(double)=4;geo::f(int)=3"
 	expect ns.hwtrace _ZN3geo1fEi "geo::f(int)=3"
+	# A typo: the names suggested are spelled as the pattern is.
+	suggests ns.hwtrace Sq::aera Sq::area
+	suggests ns.hwtrace hiden hidden
+	suggests ns.hwtrace "geo::f(dobule)" "geo::f(double)"
 }
 
 atf_test_case cxx_long_names
@@ -138,6 +153,7 @@ cxx_long_names_body()
 	expect longname.hwtrace "Holder<int>::run" "$short=3"
 	expect longname.hwtrace other::run ""
 	expect longname.hwtrace "run(int)" ""
+	suggests longname.hwtrace Holder::rn Holder::run
 	# The other verbs that take a function: 7 runs of each instruction,
 	# 7 returns, 7 calls; the name whole in every cell.
 	"$HWTRACE" query longname.hwtrace annotate "Holder::run$params" \
@@ -207,6 +223,8 @@ EOF
 	expect shapes.hwtrace Circle::area "$ci=1"
 	expect shapes.hwtrace Shape::area "$ci=1;$sq=2"
 	expect shapes.hwtrace Triangle::area ""
+	suggests shapes.hwtrace Sq::aera Sq::area
+	suggests shapes.hwtrace count_wrods count_words
 }
 
 atf_test_case go_packages
@@ -222,6 +240,7 @@ go_packages_body()
 	expect gop.hwtrace "(*Acc).Add" "main.(*Acc).Add=4"
 	expect gop.hwtrace "main.(*Acc).Add" "main.(*Acc).Add=4"
 	expect gop.hwtrace other.work ""
+	suggests gop.hwtrace main.wrok main.work
 }
 
 atf_init_test_cases()
