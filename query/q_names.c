@@ -498,9 +498,9 @@ q_name_tail(const char *name, const struct q_pat *p, char **tailp)
 {
 	const struct qn_path *pp = &p->q.alt[0], *np;
 	const struct qn_comp *pc, *nc;
-	struct qn n;
-	char *t, *w;
 	const char *c, *sep = strstr(name, "::") != NULL ? "::" : ".";
+	struct qn *n;
+	char *t = NULL, *w;
 	size_t k, len, cl;
 	int rc;
 
@@ -508,16 +508,16 @@ q_name_tail(const char *name, const struct q_pat *p, char **tailp)
 	/* With parameters, the whole name is what such a pattern spells. */
 	if (!p->ok || p->q.has_params || p->q.nalt == 0 || pp->n == 0)
 		return (0);
-	if ((rc = qn_parse(&n, name)) != 0 || n.alt[0].n < pp->n) {
-		qn_fini(&n);
-		return (rc < 0 ? rc : 0);
-	}
-	np = &n.alt[0];
-	for (k = 1, len = 0; k <= pp->n; k++)
-		len += np->v[np->n - k].len + 2;
-	if ((t = malloc(len + 1)) == NULL) {
-		qn_fini(&n);
+	if ((n = malloc(sizeof(*n))) == NULL)
 		return (-HWTR_E_NOMEM);
+	if ((rc = qn_parse(n, name)) != 0 || n->alt[0].n < pp->n)
+		goto out;
+	np = &n->alt[0];
+	for (k = 1, len = 0; k <= pp->n; k++)
+		len += np->v[np->n - k].len + strlen(sep);
+	if ((t = malloc(len + 1)) == NULL) {
+		rc = -HWTR_E_NOMEM;
+		goto out;
 	}
 	for (k = pp->n, w = t; k >= 1; k--) {
 		pc = &pp->v[pp->n - k];
@@ -533,9 +533,12 @@ q_name_tail(const char *name, const struct q_pat *p, char **tailp)
 		w += cl;
 	}
 	*w = '\0';
-	qn_fini(&n);
+	rc = 1;
+out:
+	qn_fini(n);
+	free(n);
 	*tailp = t;
-	return (1);
+	return (rc < 0 ? rc : rc > 0 && t != NULL);
 }
 
 char *

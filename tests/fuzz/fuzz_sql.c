@@ -41,6 +41,7 @@ int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	const char *db = getenv("FUZZ_SQL_DB");
+	const char *verbose = getenv("FUZZ_SQL_VERBOSE");
 	char err[512];
 
 	(void)argc;
@@ -50,8 +51,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		fprintf(stderr, "fuzz_sql: %s\n", err);
 		exit(1);
 	}
-	base.verbose = getenv("FUZZ_SQL_VERBOSE") != NULL ?
-	    atoi(getenv("FUZZ_SQL_VERBOSE")) : 0;
+	base.verbose = verbose != NULL ? atoi(verbose) : 0;
 	atexit(cleanup);
 	return (0);
 }
