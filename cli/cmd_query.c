@@ -225,7 +225,11 @@ run_query(const char *path, const struct qline *ql)
 	sigaction(SIGINT, &sa, &oldint);
 	sigaction(SIGTERM, &sa, &oldterm);
 	orc = hwtr_q_open(&q, path, &qo, errbuf, sizeof(errbuf));
-	if (!qo.lazy || orc < 0) {
+	/*
+	 * Interrupted, it only says so and exits 1: a second signal (timeout(1)
+	 * sends one to the command and one to its group) changes nothing.
+	 */
+	if ((!qo.lazy || orc < 0) && !index_cancel) {
 		sigaction(SIGINT, &oldint, NULL);
 		sigaction(SIGTERM, &oldterm, NULL);
 	}
@@ -239,7 +243,7 @@ run_query(const char *path, const struct qline *ql)
 	}
 	orc = hwtr_q_stream(q, &ql->req, ql->fmt, ql->fmt == HWTR_Q_FMT_TABLE ?
 	    term_width() : 0, out_write, &sink);
-	if (qo.lazy) {
+	if (qo.lazy && !index_cancel) {
 		sigaction(SIGINT, &oldint, NULL);
 		sigaction(SIGTERM, &oldterm, NULL);
 	}

@@ -161,8 +161,14 @@ cmd_report(int argc, char **argv)
 	sigaction(SIGINT, &sa, &oldint);
 	sigaction(SIGTERM, &sa, &oldterm);
 	rc = hwtr_q_open(&q, ops.v[0], &qo, errbuf, sizeof(errbuf));
-	sigaction(SIGINT, &oldint, NULL);
-	sigaction(SIGTERM, &oldterm, NULL);
+	/*
+	 * Interrupted, it only says so and exits 1: a second signal (timeout(1)
+	 * sends one to the command and one to its group) changes nothing.
+	 */
+	if (!report_cancel) {
+		sigaction(SIGINT, &oldint, NULL);
+		sigaction(SIGTERM, &oldterm, NULL);
+	}
 	if (prog.shown)
 		fprintf(stderr, "\r%78s\r", "");
 	if (rc < 0) {
