@@ -1008,7 +1008,7 @@ int hwtr_cap_exit_status(const struct hwtr_cap_result *res);
  * calls virtual table to a plain sqlite3 connection that reads such a
  * database.
  */
-#define HWTR_DB_SCHEMA_VERSION	6
+#define HWTR_DB_SCHEMA_VERSION	7
 /*
  * Blocks per exec_chunks row at most (hwtrace-db(5) EXECUTION ORDER):
  * readers look for the chunk holding a block no further back than this.

@@ -157,11 +157,22 @@ cs_get(const uint8_t **pp, const uint8_t *end, uint64_t *up)
 #define U(r, c)		((uint64_t)(r)->v[c])
 #define ISNUL(r, c)	(((r)->nul >> (c)) & 1)
 
+/*
+ * A page's parent prediction (cs_open_parent()), from the calls of the
+ * page before the row, by depth % CS_OPEN.
+ */
+#define CS_OPEN		64
+
 struct cs_state {
 	uint64_t	id, seq, insn, depth, tsc, xtsc, noff, xnoff;
 	/* The symbol copy's: the same function's call before. */
 	uint64_t	iseq, dins, dseq, fip, cip, csym, cip2, par;
 	int		has_par;
+	/*
+	 * By depth % CS_OPEN, of the page's last call at that depth: its
+	 * depth + 1 (0: none yet), its id, its parent + 1 (0: none).
+	 */
+	uint64_t	open_d[CS_OPEN], open[CS_OPEN], open_p[CS_OPEN];
 };
 
 /*
@@ -330,6 +341,10 @@ cs_advance(int c, const struct hwtr_cs_row *r, struct cs_state *st)
 	case CS_PARENT:
 		st->has_par = !ISNUL(r, CS_PARENT);
 		st->par = U(r, CS_PARENT);
+		st->open_d[U(r, CS_DEPTH) % CS_OPEN] = U(r, CS_DEPTH) + 1;
+		st->open[U(r, CS_DEPTH) % CS_OPEN] = U(r, CS_ID);
+		st->open_p[U(r, CS_DEPTH) % CS_OPEN] = ISNUL(r, CS_PARENT) ? 0 :
+		    U(r, CS_PARENT) + 1;
 		break;
 	case CS_ENTRY_TSC:
 		if (!ISNUL(r, CS_ENTRY_TSC))
@@ -355,6 +370,31 @@ cs_advance(int c, const struct hwtr_cs_row *r, struct cs_state *st)
 }
 
 /*
+ * A page's prediction of @r's parent, in *@pp: 1, or 0 when @st does not
+ * know it.  Rows are in entry order, so a call's parent is the call last
+ * entered one level up: that call when the page has it, else the parent
+ * of the page's last call at @r's depth (none entered one level up since:
+ * it would be in the page).  Only a page's first call at a depth whose
+ * parent came before the page goes without.
+ */
+static CS_HOT int
+cs_open_parent(const struct hwtr_cs_row *r, const struct cs_state *st,
+    uint64_t *pp)
+{
+	uint64_t d = U(r, CS_DEPTH);
+
+	if (d > 0 && st->open_d[(d - 1) % CS_OPEN] == d) {
+		*pp = st->open[(d - 1) % CS_OPEN];
+		return (1);
+	}
+	if (st->open_d[d % CS_OPEN] == d + 1 && st->open_p[d % CS_OPEN] != 0) {
+		*pp = st->open_p[d % CS_OPEN] - 1;
+		return (1);
+	}
+	return (0);
+}
+
+/*
  * Column @c's stored value: kinds as they are (and in a page func_ip),
  * the others the zigzag of the difference from the prediction, plus 1 in
  * a nullable column (0: NULL).
@@ -376,6 +416,16 @@ cs_stored(int c, const struct hwtr_cs_row *r, const struct cs_state *st,
 		if (st->has_par && U(r, c) == st->par)
 			return (1);
 		return (cs_zz(U(r, c) - cs_pred(c, r, st, 1)) + 2);
+	}
+	/* A page's: 1 for the call last entered one level up. */
+	if (c == CS_PARENT) {
+		uint64_t p;
+
+		if (ISNUL(r, c))
+			return (0);
+		if (cs_open_parent(r, st, &p) && U(r, c) == p)
+			return (1);
+		return (cs_zz(U(r, c) - cs_pred(c, r, st, 0)) + 2);
 	}
 	if ((lo->nullable >> c) & 1) {
 		if (ISNUL(r, c))
@@ -621,6 +671,19 @@ cs_dec_col(int c, const uint8_t **qp, const uint8_t *qend, int64_t id0,
 			else
 				r->v[c] = (int64_t)(cs_unzz(u - 2) +
 				    cs_pred(c, r, &run, 1));
+		} else if (c == CS_PARENT) {
+			uint64_t p;
+
+			*whyp = "no call entered one level up before";
+			if (u == 0)
+				r->nul |= 1u << c;
+			else if (u == 1 && !cs_open_parent(r, &run, &p))
+				return (-1);
+			else if (u == 1)
+				r->v[c] = (int64_t)p;
+			else
+				r->v[c] = (int64_t)(cs_unzz(u - 2) +
+				    cs_pred(c, r, &run, 0));
 		} else if ((lo->nullable >> c) & 1) {
 			if (u == 0)
 				r->nul |= 1u << c;

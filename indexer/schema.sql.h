@@ -51,7 +51,7 @@
 
 #define HWTR_IX_SCHEMA_SQL \
 "PRAGMA application_id = 1752659058;\n"	/* 0x68777472, "hwtr" */	\
-"PRAGMA user_version = 6;\n"						\
+"PRAGMA user_version = 7;\n"						\
 "CREATE TABLE meta (\n"							\
 "  key TEXT PRIMARY KEY NOT NULL,\n"					\
 "  value TEXT\n"							\
