@@ -312,6 +312,17 @@ struct ix_stitch {
 	size_t		clmap;
 	uint32_t	*ftab;		/* the same, by an id's varint bytes */
 	/*
+	 * Steps of eight bytes of operations (stitch.c, struct ix_soct), in
+	 * a table of their own, made again in each generation (from 1);
+	 * those whose count is not 0 listed.  octs_off: none (tests
+	 * compare).
+	 */
+	struct ix_soct	*octs;
+	uint64_t	oct_gen;
+	uint16_t	*oct_dirty;
+	size_t		oct_ndirty;
+	int		octs_off;
+	/*
 	 * The last block, not yet counted: the next one may continue it
 	 * (merge_runs() in stitch.c), and the times learnt after it.
 	 */

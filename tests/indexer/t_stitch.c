@@ -496,6 +496,351 @@ ATF_TC_BODY(walk_wide_counts_as_built, tc)
 	    1);
 }
 
+/*
+ * What the stitcher hands on and leaves for one stitching (octs_same()):
+ * FNV-1a over the chunk rows and the calls, as they come.
+ */
+struct trail {
+	struct ix_stitch *st;
+	uint64_t	chunks, calls;
+	size_t		nchunks, ncalls;
+};
+
+static void
+fnv(uint64_t *hp, const uint8_t *b, size_t n)
+{
+	uint64_t h = *hp ? *hp : 0xcbf29ce484222325ull;
+
+	while (n-- > 0)
+		h = (h ^ *b++) * 0x100000001b3ull;
+	*hp = h;
+}
+
+/* The same over @n numbers, a byte at a time from the lowest. */
+static void
+fnv_nums(uint64_t *hp, const int64_t *v, size_t n)
+{
+	uint8_t b[8];
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < 8; k++)
+			b[k] = (uint8_t)((uint64_t)v[i] >> (8 * k));
+		fnv(hp, b, sizeof(b));
+	}
+}
+
+static int
+trail_chunk(void *arg, const struct ix_chunk *ch)
+{
+	struct trail *t = arg;
+	int64_t v[4] = { ch->seq, ch->insn, ch->nblocks, ch->ninsns };
+
+	fnv_nums(&t->chunks, v, 4);
+	fnv(&t->chunks, ch->data.p, ch->data.len);
+	t->nchunks++;
+	return (0);
+}
+
+static int
+trail_call(void *arg, int64_t idx, const struct ix_call *c)
+{
+	struct trail *t = arg;
+	int64_t v[10] = { idx, c->parent, c->depth, c->entry_block,
+	    c->entry_kind, c->exit_kind, c->entry_seq, c->exit_seq,
+	    c->entry_insn, c->self_insns };
+
+	fnv_nums(&t->calls, v, 10);
+	t->ncalls++;
+	return (0);
+}
+
+/* A call into a block no function covers makes it one. */
+static int
+trail_func(void *arg, int64_t gid)
+{
+	struct trail *t = arg;
+
+	t->st->g[gid].fkey = (uint32_t)gid + 1;
+	t->st->g[gid].bflags |= IX_BF_FSTART;
+	return (0);
+}
+
+/*
+ * Stitch walk @seq (@len runs of blocks @b) as @nstreams streams, cut into
+ * segments of up to @maxseg runs, with octs or without (@off); the rows in
+ * @t.
+ */
+static void
+octs_stitch(struct ix_stitch *st, struct trail *t, const struct ix_sblock *b,
+    size_t nb, const uint32_t *seq, size_t len, size_t maxseg,
+    size_t nstreams, uint32_t x, int off)
+{
+	struct ix_sblock *seg_b;
+	struct ix_sink sink;
+	struct ix_seg_out seg;
+	uint32_t *lid;
+	size_t at = 0, k, stream = 0;
+
+	ATF_REQUIRE((seg_b = calloc(nb, sizeof(*seg_b))) != NULL);
+	ATF_REQUIRE((lid = calloc(nb, sizeof(*lid))) != NULL);
+	memset(t, 0, sizeof(*t));
+	t->st = st;
+	memset(&sink, 0, sizeof(sink));
+	sink.arg = t;
+	sink.chunk = trail_chunk;
+	sink.call = trail_call;
+	sink.func_start = trail_func;
+	ix_stitch_init(st, &sink);
+	st->merge = 1;
+	st->octs_off = off;
+	ix_stitch_begin(st);
+	while (at < len) {
+		/* One segment when @maxseg holds the walk. */
+		size_t n = maxseg >= len ? len : 1 + walk_rand(&x) % maxseg;
+
+		if (n > len - at)
+			n = len - at;
+		/* A new stream now and then, at a segment's start. */
+		if (at > 0 && stream + 1 < nstreams &&
+		    at >= len / nstreams * (stream + 1)) {
+			ATF_REQUIRE_EQ(ix_stitch_end(st), 0);
+			ix_stitch_begin(st);
+			stream++;
+		}
+		memset(&seg, 0, sizeof(seg));
+		memset(lid, 0, nb * sizeof(*lid));
+		seg.blocks = seg_b;
+		seg.borrowed = 1;
+		for (k = at; k < at + n; k++) {
+			uint32_t r = walk_rand(&x);
+
+			if (lid[seq[k]] == 0) {
+				seg_b[seg.nblocks] = b[seq[k]];
+				lid[seq[k]] = (uint32_t)++seg.nblocks;
+			}
+			if (r % 997 == 0)
+				ATF_REQUIRE(ix_buf_varint(&seg.ops,
+				    IX_OP_NOPREV << 1 | 1) >= 0);
+			ATF_REQUIRE(ix_buf_varint(&seg.ops,
+			    (uint64_t)(lid[seq[k]] - 1) << 1) >= 0);
+		}
+		seg.cblocks = seg.nblocks;
+		ATF_REQUIRE_EQ(ix_stitch_segment(st, &seg), 0);
+		free(seg.ops.p);
+		at += n;
+	}
+	ATF_REQUIRE_EQ(ix_stitch_end(st), 0);
+	free(seg_b);
+	free(lid);
+}
+
+/*
+ * Stitched with octs or step by step, walk @seq gives the same rows,
+ * counts and branches, and octs were made.
+ */
+static void
+octs_same(const struct ix_sblock *b, size_t nb, const uint32_t *seq,
+    size_t len, size_t maxseg, size_t nstreams)
+{
+	struct ix_stitch on, off;
+	struct trail ton, toff;
+	size_t k;
+
+	octs_stitch(&on, &ton, b, nb, seq, len, maxseg, nstreams, 0x1234567,
+	    0);
+	octs_stitch(&off, &toff, b, nb, seq, len, maxseg, nstreams, 0x1234567,
+	    1);
+	/*
+	 * Made and made again: each new segment or stream starts a
+	 * generation with or without octs, and so does a block the octs
+	 * cover getting a new way out (step by step, none is covered).
+	 */
+	ATF_REQUIRE(on.octs != NULL);
+	ATF_CHECK_MSG(on.oct_gen > off.oct_gen, "octs: generation %ju, %ju "
+	    "step by step", (uintmax_t)on.oct_gen, (uintmax_t)off.oct_gen);
+	ATF_CHECK_EQ(off.oct_ndirty, 0);
+	ATF_CHECK_EQ(ton.nchunks, toff.nchunks);
+	ATF_CHECK_MSG(ton.chunks == toff.chunks, "chunk rows differ");
+	ATF_CHECK_EQ(ton.ncalls, toff.ncalls);
+	ATF_CHECK_MSG(ton.calls == toff.calls, "calls differ");
+	ATF_CHECK_EQ(on.exec_blocks, off.exec_blocks);
+	ATF_CHECK_EQ(on.exec_insns, off.exec_insns);
+	ATF_REQUIRE_EQ(on.ng, off.ng);
+	for (k = 0; k < on.ng; k++)
+		ATF_CHECK_MSG(on.g[k].ip == off.g[k].ip &&
+		    on.g[k].count == off.g[k].count, "block %zu: 0x%jx ran "
+		    "%ju times with octs, 0x%jx %ju without", k,
+		    (uintmax_t)on.g[k].ip, (uintmax_t)on.g[k].count,
+		    (uintmax_t)off.g[k].ip, (uintmax_t)off.g[k].count);
+	ATF_REQUIRE_EQ(on.nbranches, off.nbranches);
+	for (k = 0; k < on.nbranches; k++)
+		ATF_CHECK_MSG(on.branches[k].from == off.branches[k].from &&
+		    on.branches[k].to == off.branches[k].to &&
+		    on.branches[k].count == off.branches[k].count,
+		    "branch %zu: %u -> %u x %ju with octs, %u -> %u x %ju "
+		    "without", k, on.branches[k].from, on.branches[k].to,
+		    (uintmax_t)on.branches[k].count, off.branches[k].from,
+		    off.branches[k].to, (uintmax_t)off.branches[k].count);
+	ix_stitch_free(&on);
+	ix_stitch_free(&off);
+}
+
+/*
+ * Loops that blocks share: eight loops of 3 to 40 of 300 blocks (ids of
+ * one and two bytes), each step now and then by a second way (a block
+ * with two successors, as a conditional branch has), run in turns, so
+ * that blocks the octs cover get new successors (a slot moves) and the
+ * same bytes of operations mean other blocks in another segment; calls
+ * in the loops into blocks no function covers yet, which then become
+ * functions (their masks change); runs anywhere now and then.
+ * Segments of 40 to 200,000 runs and streams cut across them.  The octs
+ * must change nothing.
+ */
+ATF_TC_WITHOUT_HEAD(octs_change_nothing);
+ATF_TC_BODY(octs_change_nothing, tc)
+{
+	static const struct {
+		size_t len, maxseg, nstreams;
+	} runs[] = {
+		{ 400000, 50000, 1 },
+		{ 400000, 3000, 3 },
+		{ 300000, 20000, 2 },
+		{ 3 * HWTR_DB_CHUNK_BLOCKS + 77, 200000, 1 },
+		{ 200000, 40, 1 },
+	};
+	enum { NB = 300, NLOOPS = 8, MAXLOOP = 40 };
+	uint32_t loops[NLOOPS][MAXLOOP], alt[NLOOPS][MAXLOOP], len[NLOOPS];
+	struct ix_sblock *b;
+	uint32_t *seq, x = 0x6b43a9b5, l = 0, at = 0, y;
+	size_t i, j, k, r;
+
+	ATF_REQUIRE((b = calloc(NB, sizeof(*b))) != NULL);
+	for (i = 0; i < NB; i++)
+		b[i] = ixt_blk(0x10000 + 0x100 * (uint64_t)i,
+		    (uint16_t)(1 + i % 5), i % 53 == 7 ? HWTR_IC_CALL :
+		    i % 4 == 0 ? HWTR_IC_JUMP : i % 41 == 3 ? HWTR_IC_OTHER :
+		    HWTR_IC_COND, lens4, NULL);
+	for (i = 0; i < NLOOPS; i++) {
+		len[i] = 3 + walk_rand(&x) % (MAXLOOP - 2);
+		for (j = 0; j < len[i]; j++) {
+			loops[i][j] = walk_rand(&x) % NB;
+			alt[i][j] = walk_rand(&x) % NB;
+		}
+	}
+	for (r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+		ATF_REQUIRE((seq = calloc(runs[r].len, sizeof(*seq))) != NULL);
+		for (k = 0; k < runs[r].len; k++) {
+			y = walk_rand(&x);
+			if (y % 4000 == 0) {
+				l = (y >> 8) % NLOOPS;
+				at = (y >> 16) % len[l];
+			}
+			if (y % 3001 == 1)
+				seq[k] = (y >> 8) % NB;		/* anywhere */
+			else if ((y >> 12) % 16 == 0)
+				seq[k] = alt[l][at];		/* the other way */
+			else {
+				at = (at + 1) % len[l];
+				seq[k] = loops[l][at];
+			}
+		}
+		octs_same(b, NB, seq, runs[r].len, runs[r].maxseg,
+		    runs[r].nstreams);
+		free(seq);
+	}
+	free(b);
+}
+
+/*
+ * A block the octs cover becomes a function's first when it is first
+ * called: a jump into it from another function is a tail call from then
+ * on, which the octs made before must not hide.  Blocks 0-7 loop (block 7
+ * jumps back to 0), 3 also goes to 8 (a conditional branch); once the
+ * loop has run, 8 leads to a call (9) into 0, the loop runs inside that
+ * function, then 8 leads to a call (10) into 11, which jumps into the
+ * loop at 4: its jump from 7 back to 0 is a tail call from 11 into 0.
+ * Every block's ways out are known before the octs are made, so that no
+ * new one (which starts a generation too) comes in between.
+ */
+ATF_TC_WITHOUT_HEAD(octs_forget_new_functions);
+ATF_TC_BODY(octs_forget_new_functions, tc)
+{
+	struct ix_sblock b[12];
+	uint32_t seq[2000];
+	size_t n = 0, i, k;
+
+	for (i = 0; i < 12; i++)
+		b[i] = ixt_blk(0x10000 + 0x100 * (uint64_t)i, 2,
+		    i == 9 || i == 10 ? HWTR_IC_CALL : i == 3 ? HWTR_IC_COND :
+		    HWTR_IC_JUMP, lens4, NULL);
+	/* 3 -> 8 -> 4 once: 3's two ways, 8's first. */
+	for (i = 0; i < 8; i++) {
+		seq[n++] = (uint32_t)i;
+		if (i == 3)
+			seq[n++] = 8;
+	}
+	for (k = 0; k < 100; k++)
+		for (i = 0; i < 8; i++)
+			seq[n++] = (uint32_t)i;
+	/* 3 -> 8 -> 9, a call into 0. */
+	for (i = 0; i < 4; i++)
+		seq[n++] = (uint32_t)i;
+	seq[n++] = 8;
+	seq[n++] = 9;
+	for (k = 0; k < 20; k++)
+		for (i = 0; i < 8; i++)
+			seq[n++] = (uint32_t)i;
+	/* 3 -> 8 -> 10, a call into 11, which jumps to 4. */
+	for (i = 0; i < 4; i++)
+		seq[n++] = (uint32_t)i;
+	seq[n++] = 8;
+	seq[n++] = 10;
+	seq[n++] = 11;
+	for (k = 0; k < 20; k++)
+		for (i = 0; i < 8; i++)
+			seq[n++] = (uint32_t)(4 + k * 8 + i) % 8;
+	ATF_REQUIRE(n <= sizeof(seq) / sizeof(seq[0]));
+	octs_same(b, 12, seq, n, n, 1);
+}
+
+/*
+ * The same for a block the octs end at: 7 calls 12, which jumps to the
+ * loop's start, so that no oct goes past 7 (a call is left to the general
+ * path) and 7 is in them only as the last block counted.  Once 9 has
+ * called 7, the jump from 6 into 7 is a tail call.
+ */
+ATF_TC_WITHOUT_HEAD(octs_forget_new_functions_at_end);
+ATF_TC_BODY(octs_forget_new_functions_at_end, tc)
+{
+	static const uint32_t loop[9] = { 0, 1, 2, 3, 4, 5, 6, 7, 12 };
+	struct ix_sblock b[13];
+	uint32_t seq[2000];
+	size_t n = 0, i, k;
+
+	for (i = 0; i < 13; i++)
+		b[i] = ixt_blk(0x10000 + 0x100 * (uint64_t)i, 2,
+		    i == 7 || i == 9 ? HWTR_IC_CALL : i == 3 ? HWTR_IC_COND :
+		    HWTR_IC_JUMP, lens4, NULL);
+	for (i = 0; i < 9; i++) {
+		seq[n++] = loop[i];
+		if (i == 3)
+			seq[n++] = 8;
+	}
+	for (k = 0; k < 100; k++)
+		for (i = 0; i < 9; i++)
+			seq[n++] = loop[i];
+	for (i = 0; i < 4; i++)
+		seq[n++] = loop[i];
+	seq[n++] = 8;
+	seq[n++] = 9;
+	for (k = 0; k < 20; k++)
+		for (i = 0; i < 9; i++)
+			seq[n++] = loop[(7 + i) % 9];
+	ATF_REQUIRE(n <= sizeof(seq) / sizeof(seq[0]));
+	octs_same(b, 13, seq, n, n, 1);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, lens_without_code);
@@ -503,5 +848,8 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, code_without_lens_across_segments);
 	ATF_TP_ADD_TC(tp, walk_counts_as_built);
 	ATF_TP_ADD_TC(tp, walk_wide_counts_as_built);
+	ATF_TP_ADD_TC(tp, octs_change_nothing);
+	ATF_TP_ADD_TC(tp, octs_forget_new_functions);
+	ATF_TP_ADD_TC(tp, octs_forget_new_functions_at_end);
 	return (atf_no_error());
 }
