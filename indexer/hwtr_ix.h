@@ -318,6 +318,7 @@ struct ix_stitch {
 	 * compare).
 	 */
 	struct ix_soct	*octs;
+	uint32_t	*oct_from;	/* each oct's blocks counted from */
 	uint64_t	oct_gen;
 	uint16_t	*oct_dirty;
 	size_t		oct_ndirty;

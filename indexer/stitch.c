@@ -109,23 +109,24 @@ struct ix_hot {
  * only: a new segment or stream, and a change to the successor slots or
  * the masks of a block it covers (in_oct), start another.  Eight bytes
  * are four to eight blocks: on gzip's capture 86% of the blocks
- * run_fast() counts are taken in octs, seven at a time.
+ * run_fast() counts are taken in octs, seven at a time.  An oct is a
+ * cache line; the blocks it counts from are apart (ix_stitch.oct_from).
  */
 struct ix_soct {
 	uint64_t	w;		/* the operations' bytes */
-	uint32_t	prev, cur;	/* the key with @w */
+	uint64_t	count;		/* times taken, not in the slots yet */
 	uint64_t	gen;		/* 0: none */
+	uint32_t	prev, cur;	/* the key with @w */
 	uint32_t	nprev, ncur;	/* prev and cur after them */
-	uint32_t	ninsn;
+	uint16_t	ninsn;
+	uint16_t	next;		/* the slot of the oct taken next */
 	uint8_t		nblk;		/* blocks counted: branches */
 	uint8_t		nxb;		/* execution order bytes */
 	uint8_t		slots;		/* bit i: branch i's successor slot */
 	uint8_t		dirty;		/* in ix_stitch.oct_dirty */
-	uint16_t	next;		/* the slot of the oct taken next */
 	uint8_t		xb[16];		/* execution order written */
-	uint32_t	from[8];	/* branch i's source block */
-	uint64_t	count;		/* times taken, not in the slots yet */
 };
+_Static_assert(sizeof(struct ix_soct) == 64, "an oct a cache line");
 
 /*
  * What a branch out of a block does beyond its count, by the block's
@@ -151,7 +152,7 @@ bhash(const struct ix_sblock *b)
 	    ((uint64_t)(uint32_t)b->isid << 32) ^ b->mode));
 }
 
-#define IX_OCTS_LOG	12	/* ix_stitch.octs: 4096 slots, 416 KiB */
+#define IX_OCTS_LOG	12	/* ix_stitch.octs: 4096 slots, 384 KiB in all */
 _Static_assert(IX_OCTS_LOG <= 16, "oct slots in a uint16_t");
 
 /* The octs' table, or none (run_fast() then goes step by step). */
@@ -160,14 +161,20 @@ oct_alloc(struct ix_stitch *st)
 {
 	size_t n = (size_t)1 << IX_OCTS_LOG;
 
-	st->octs = calloc(n, sizeof(*st->octs));
+	/* An oct a cache line. */
+	st->octs = aligned_alloc(64, n * sizeof(*st->octs));
+	st->oct_from = malloc(n * 8 * sizeof(*st->oct_from));
 	st->oct_dirty = malloc(n * sizeof(*st->oct_dirty));
-	if (st->octs == NULL || st->oct_dirty == NULL) {
+	if (st->octs == NULL || st->oct_from == NULL ||
+	    st->oct_dirty == NULL) {
 		free(st->octs);
+		free(st->oct_from);
 		free(st->oct_dirty);
 		st->octs = NULL;
+		st->oct_from = NULL;
 		st->oct_dirty = NULL;
-	}
+	} else
+		memset(st->octs, 0, n * sizeof(*st->octs));
 	st->oct_ndirty = 0;
 }
 
@@ -175,12 +182,13 @@ oct_alloc(struct ix_stitch *st)
 static void
 oct_flush1(struct ix_stitch *st, struct ix_soct *o)
 {
+	const uint32_t *from = &st->oct_from[(size_t)(o - st->octs) * 8];
 	unsigned i;
 
 	if (o->count == 0)
 		return;
 	for (i = 0; i < o->nblk; i++)
-		st->hot[o->from[i]].n[(o->slots >> i) & 1] += o->count;
+		st->hot[from[i]].n[(o->slots >> i) & 1] += o->count;
 	o->count = 0;
 }
 
@@ -243,6 +251,7 @@ ix_stitch_free(struct ix_stitch *st)
 	free(st->lmap);
 	free(st->ftab);
 	free(st->octs);
+	free(st->oct_from);
 	free(st->oct_dirty);
 	free(st->ptime);
 	free(st->pend_own.lens);
@@ -1574,7 +1583,11 @@ run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
 				win.o = NULL;
 				/* A block's two bytes across the eighth: none. */
 				if (p - win.p == 8 && out - win.out <=
-				    (ptrdiff_t)sizeof(o->xb)) {
+				    (ptrdiff_t)sizeof(o->xb) &&
+				    win.ninsn <= UINT16_MAX) {
+					uint32_t *from = &st->oct_from[
+					    (size_t)(o - octs) * 8];
+
 					oct_flush1(st, o);
 					o->w = rd64(win.p);
 					o->prev = win.prev;
@@ -1582,14 +1595,14 @@ run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
 					o->gen = gen;
 					o->nprev = (uint32_t)cur;
 					o->ncur = g;
-					o->ninsn = win.ninsn;
+					o->ninsn = (uint16_t)win.ninsn;
 					o->nblk = (uint8_t)win.n;
 					o->nxb = (uint8_t)(out - win.out);
 					o->slots = (uint8_t)win.slots;
 					memcpy(o->xb, win.out, o->nxb);
 					/* The blocks whose slots it counts in. */
 					for (i = 0; i < win.n; i++) {
-						o->from[i] = win.from[i];
+						from[i] = win.from[i];
 						hot[win.from[i]].in_oct = 1;
 					}
 					hc->in_oct = 1;
