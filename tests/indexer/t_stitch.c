@@ -753,6 +753,45 @@ ATF_TC_BODY(octs_change_nothing, tc)
 }
 
 /*
+ * Blocks of two instructions at 0x10000 + 0x100 i: calls where bit i of
+ * @calls is set, block 3 a conditional branch, the others jumps.
+ */
+static void
+fn_blocks(struct ix_sblock *b, size_t n, uint32_t calls)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		b[i] = ixt_blk(0x10000 + 0x100 * (uint64_t)i, 2,
+		    (calls >> i) & 1 ? HWTR_IC_CALL : i == 3 ? HWTR_IC_COND :
+		    HWTR_IC_JUMP, lens4, NULL);
+}
+
+/* Append @count runs of @loop (@len blocks), from its block @from on. */
+static void
+fn_loop(uint32_t *seq, size_t *n, const uint32_t *loop, size_t len,
+    size_t from, size_t count)
+{
+	size_t i;
+
+	ATF_REQUIRE(*n + count <= 2000);
+	for (i = 0; i < count; i++)
+		seq[(*n)++] = loop[(from + i) % len];
+}
+
+/* Append the blocks @b0, @b1, @b2 (UINT32_MAX: none). */
+static void
+fn_then(uint32_t *seq, size_t *n, uint32_t b0, uint32_t b1, uint32_t b2)
+{
+	ATF_REQUIRE(*n + 3 <= 2000);
+	seq[(*n)++] = b0;
+	if (b1 != UINT32_MAX)
+		seq[(*n)++] = b1;
+	if (b2 != UINT32_MAX)
+		seq[(*n)++] = b2;
+}
+
+/*
  * A block the octs cover becomes a function's first when it is first
  * called: a jump into it from another function is a tail call from then
  * on, which the octs made before must not hide.  Blocks 0-7 loop (block 7
@@ -766,41 +805,22 @@ ATF_TC_BODY(octs_change_nothing, tc)
 ATF_TC_WITHOUT_HEAD(octs_forget_new_functions);
 ATF_TC_BODY(octs_forget_new_functions, tc)
 {
+	static const uint32_t loop[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
 	struct ix_sblock b[12];
 	uint32_t seq[2000];
-	size_t n = 0, i, k;
+	size_t n = 0;
 
-	for (i = 0; i < 12; i++)
-		b[i] = ixt_blk(0x10000 + 0x100 * (uint64_t)i, 2,
-		    i == 9 || i == 10 ? HWTR_IC_CALL : i == 3 ? HWTR_IC_COND :
-		    HWTR_IC_JUMP, lens4, NULL);
+	fn_blocks(b, 12, 1u << 9 | 1u << 10);
 	/* 3 -> 8 -> 4 once: 3's two ways, 8's first. */
-	for (i = 0; i < 8; i++) {
-		seq[n++] = (uint32_t)i;
-		if (i == 3)
-			seq[n++] = 8;
-	}
-	for (k = 0; k < 100; k++)
-		for (i = 0; i < 8; i++)
-			seq[n++] = (uint32_t)i;
+	fn_loop(seq, &n, loop, 8, 0, 4);
+	fn_then(seq, &n, 8, UINT32_MAX, UINT32_MAX);
+	fn_loop(seq, &n, loop, 8, 4, 4 + 100 * 8 + 4);
 	/* 3 -> 8 -> 9, a call into 0. */
-	for (i = 0; i < 4; i++)
-		seq[n++] = (uint32_t)i;
-	seq[n++] = 8;
-	seq[n++] = 9;
-	for (k = 0; k < 20; k++)
-		for (i = 0; i < 8; i++)
-			seq[n++] = (uint32_t)i;
+	fn_then(seq, &n, 8, 9, UINT32_MAX);
+	fn_loop(seq, &n, loop, 8, 0, 20 * 8 + 4);
 	/* 3 -> 8 -> 10, a call into 11, which jumps to 4. */
-	for (i = 0; i < 4; i++)
-		seq[n++] = (uint32_t)i;
-	seq[n++] = 8;
-	seq[n++] = 10;
-	seq[n++] = 11;
-	for (k = 0; k < 20; k++)
-		for (i = 0; i < 8; i++)
-			seq[n++] = (uint32_t)(4 + k * 8 + i) % 8;
-	ATF_REQUIRE(n <= sizeof(seq) / sizeof(seq[0]));
+	fn_then(seq, &n, 8, 10, 11);
+	fn_loop(seq, &n, loop, 8, 4, 20 * 8);
 	octs_same(b, 12, seq, n, n, 1);
 }
 
@@ -816,28 +836,14 @@ ATF_TC_BODY(octs_forget_new_functions_at_end, tc)
 	static const uint32_t loop[9] = { 0, 1, 2, 3, 4, 5, 6, 7, 12 };
 	struct ix_sblock b[13];
 	uint32_t seq[2000];
-	size_t n = 0, i, k;
+	size_t n = 0;
 
-	for (i = 0; i < 13; i++)
-		b[i] = ixt_blk(0x10000 + 0x100 * (uint64_t)i, 2,
-		    i == 7 || i == 9 ? HWTR_IC_CALL : i == 3 ? HWTR_IC_COND :
-		    HWTR_IC_JUMP, lens4, NULL);
-	for (i = 0; i < 9; i++) {
-		seq[n++] = loop[i];
-		if (i == 3)
-			seq[n++] = 8;
-	}
-	for (k = 0; k < 100; k++)
-		for (i = 0; i < 9; i++)
-			seq[n++] = loop[i];
-	for (i = 0; i < 4; i++)
-		seq[n++] = loop[i];
-	seq[n++] = 8;
-	seq[n++] = 9;
-	for (k = 0; k < 20; k++)
-		for (i = 0; i < 9; i++)
-			seq[n++] = loop[(7 + i) % 9];
-	ATF_REQUIRE(n <= sizeof(seq) / sizeof(seq[0]));
+	fn_blocks(b, 13, 1u << 7 | 1u << 9);
+	fn_loop(seq, &n, loop, 9, 0, 4);
+	fn_then(seq, &n, 8, UINT32_MAX, UINT32_MAX);
+	fn_loop(seq, &n, loop, 9, 4, 5 + 100 * 9 + 4);
+	fn_then(seq, &n, 8, 9, UINT32_MAX);
+	fn_loop(seq, &n, loop, 9, 7, 20 * 9);
 	octs_same(b, 13, seq, n, n, 1);
 }
 
