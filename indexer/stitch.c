@@ -1458,9 +1458,10 @@ struct oct_win {
  * room.  It is counted and the new one held back in its place; eight
  * bytes of operations taken so before from the same two blocks are taken
  * at once (struct ix_soct).  Returns before anything else, at *@posp, for
- * the general path to do: so that nothing here calls a function and every
- * variable stays in a register.  A chunk starts at the position it is
- * made at: its blocks and instructions are the position less its start.
+ * the general path to do: so that nothing on the way calls a function (an
+ * oct made over another calls oct_flush1()) and every variable stays in a
+ * register.  A chunk starts at the position it is made at: its blocks and
+ * instructions are the position less its start.
  */
 static IX_APART void
 run_fast(struct ix_stitch *st, const struct ix_seg_out *seg, size_t *posp)
