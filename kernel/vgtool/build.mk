@@ -9,6 +9,9 @@ VG_INC	= /usr/include/valgrind
 VG_LIBDIR = /usr/lib/x86_64-linux-gnu/valgrind
 VG_PKGLIB = /usr/libexec/valgrind
 VG_TOOL	= $(B)/valgrind-lib/hwtrace-amd64-linux
+# What a rule that runs `hwtrace capture --source valgrind` needs built:
+# the tool and the version it was built for, which hwtrace checks.
+VG_READY = $(VG_TOOL) $(B)/valgrind-lib/hwtrace-built-for
 VG_CFLAGS = -O2 -g -m64 -fno-pie -fno-stack-protector -fno-builtin \
 	-fno-strict-aliasing -fomit-frame-pointer -Wall -Wno-unused-parameter \
 	-DVGA_amd64=1 -DVGO_linux=1 -DVGP_amd64_linux=1 \

@@ -50,7 +50,7 @@ $(FUZZ_DB_DIR)/ixgen2.db: $(BENCH_B)/ixgen $(B)/hwtrace $(B)/progs/calls \
 	mv -f $@.tmp $@
 
 # valgrind.bin runs the hwtrace tool (kernel/vgtool/build.mk).
-$(FUZZ_DB_DIR)/inline.db: $(B)/hwtrace $(B)/progs/inline $(VG_TOOL) \
+$(FUZZ_DB_DIR)/inline.db: $(B)/hwtrace $(B)/progs/inline $(VG_READY) \
     tests/fuzz/fuzz-db.mk
 	@mkdir -p $(dir $@)
 	rm -f $@ $@.tmp $(FUZZ_DB_DIR)/inline.hwtrace

@@ -17,7 +17,7 @@ FUZZ_FPT_OBJ = $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(wildcard common/*.c) \
 FUZZ_FPT_PROG = $(abspath $(B))/progs/calls
 
 .PHONY: fuzz-fpt fuzz-fpt-build
-fuzz-fpt-build: $(PROGS_BIN) $(BENCH_B)/ixgen $(B)/hwtrace
+fuzz-fpt-build: $(PROGS_BIN) $(BENCH_B)/ixgen $(B)/hwtrace $(VG_READY)
 	@$(MAKE) --no-print-directory B=$(FUZZ_B) CC=clang OPT="-O1 -g" \
 	    SAN="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" $(FUZZ_FPT_OBJ)
 	clang -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -Iinclude -Icommon \
