@@ -73,6 +73,12 @@ void hwtr_sha256_update(struct hwtr_sha256 *s, const void *data, size_t len);
 void hwtr_sha256_final(struct hwtr_sha256 *s, uint8_t out[32]);
 /* One-shot digest of @len bytes at @data. */
 void hwtr_sha256(const void *data, size_t len, uint8_t out[32]);
+/*
+ * Whether the processor's SHA extensions compute the digests (1) or the
+ * portable rounds (0).  @use < 0 only asks; 0 turns them off for the
+ * process, 1 on where the processor has them (tests compare the two).
+ */
+int hwtr_sha256_accel(int use);
 /* Lowercase hex of @len bytes into @out (2 * @len + 1 bytes). */
 /* Numbers and bytes to and from text (common/strconv.c). */
 /* @len bytes as 2 * @len lowercase hex digits and a NUL. */

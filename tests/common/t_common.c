@@ -4,10 +4,14 @@
  * Copyright (c) 2026 The hwtrace authors
  */
 
-/* Unit tests of common/: error strings, time conversion, names, growth. */
+/*
+ * Unit tests of common/: error strings, time conversion, names, growth,
+ * SHA-256's two implementations.
+ */
 
 #include <atf-c.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,11 +95,105 @@ ATF_TC_BODY(grow_doubles_and_keeps, tc)
 	free(v);
 }
 
+/* The digest of @len bytes at @p fed in pieces of @piece bytes, as hex. */
+static void
+sha_hex(const uint8_t *p, size_t len, size_t piece, char hex[65])
+{
+	struct hwtr_sha256 s;
+	uint8_t d[32];
+	size_t i, k;
+
+	hwtr_sha256_init(&s);
+	for (i = 0; i < len; i += k) {
+		k = len - i < piece ? len - i : piece;
+		hwtr_sha256_update(&s, p + i, k);
+	}
+	hwtr_sha256_final(&s, d);
+	hwtr_hex(hex, d, 32);
+}
+
+/* sha256sum's digest of @len bytes at @p (written to a file first). */
+static void
+sha256sum_hex(const uint8_t *p, size_t len, char hex[65])
+{
+	char cmd[64];
+	FILE *f;
+
+	ATF_REQUIRE((f = fopen("in.bin", "wb")) != NULL);
+	ATF_REQUIRE_EQ(fwrite(p, 1, len, f), len);
+	ATF_REQUIRE_EQ(fclose(f), 0);
+	snprintf(cmd, sizeof(cmd), "sha256sum in.bin");
+	ATF_REQUIRE((f = popen(cmd, "r")) != NULL);
+	ATF_REQUIRE(fgets(hex, 65, f) != NULL);
+	ATF_REQUIRE_EQ(pclose(f), 0);
+	hex[64] = '\0';
+}
+
+/*
+ * The SHA extensions' rounds (common/sha256.c) and the portable ones
+ * give the same digests: FIPS 180-4's "abc" and two-block examples, then
+ * pseudo-random messages of every length up to 300 bytes and some long
+ * ones, each fed whole and in uneven pieces (the block-at-a-time path
+ * and the many-blocks path), against each other and, for a few, against
+ * coreutils' sha256sum.  Skips where the processor has no SHA
+ * extensions: only the portable rounds run there.
+ */
+ATF_TC_WITHOUT_HEAD(sha256_accel_same_digests);
+ATF_TC_BODY(sha256_accel_same_digests, tc)
+{
+	static const size_t longs[] = { 4096, 65536 + 17, 1048576 + 63 };
+	static const size_t pieces[] = { 1, 7, 64, 65, 1000, SIZE_MAX };
+	char a[65], b[65], c[65];
+	uint8_t *buf;
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	size_t len, i, j, maxlen = 1048576 + 63;
+
+	if (!hwtr_sha256_accel(-1))
+		atf_tc_skip("this processor has no SHA extensions: only the "
+		    "portable rounds run here");
+	ATF_REQUIRE((buf = malloc(maxlen)) != NULL);
+	for (i = 0; i < maxlen; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		buf[i] = (uint8_t)(x >> 32);
+	}
+	for (i = 0; i < 2; i++) {
+		ATF_REQUIRE_EQ(hwtr_sha256_accel(i == 0), i == 0);
+		sha_hex((const uint8_t *)"abc", 3, SIZE_MAX, a);
+		ATF_CHECK_STREQ(a, "ba7816bf8f01cfea414140de5dae2223b00361a396"
+		    "177a9cb410ff61f20015ad");
+		sha_hex((const uint8_t *)"abcdbcdecdefdefgefghfghighijhijkijkl"
+		    "jklmklmnlmnomnopnopq", 56, 5, a);
+		ATF_CHECK_STREQ(a, "248d6a61d20638b8e5c026930c3e6039a33ce45964"
+		    "ff2167f6ecedd419db06c1");
+	}
+	for (len = 0; len <= 300 + sizeof(longs) / sizeof(longs[0]); len++) {
+		size_t n = len <= 300 ? len : longs[len - 301];
+
+		for (j = 0; j < sizeof(pieces) / sizeof(pieces[0]); j++) {
+			ATF_REQUIRE(hwtr_sha256_accel(1));
+			sha_hex(buf, n, pieces[j], a);
+			ATF_REQUIRE_EQ(hwtr_sha256_accel(0), 0);
+			sha_hex(buf, n, pieces[j], b);
+			ATF_CHECK_STREQ_MSG(a, b, "%zu bytes in pieces of %zu",
+			    n, pieces[j]);
+		}
+		if (n % 61 == 0 || n > 300) {
+			sha256sum_hex(buf, n, c);
+			ATF_CHECK_STREQ_MSG(a, c, "%zu bytes against sha256sum",
+			    n);
+		}
+	}
+	free(buf);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, errstr_covers_every_code);
 	ATF_TP_ADD_TC(tp, tsc_to_ns_scales_both_ways);
 	ATF_TP_ADD_TC(tp, sideband_type_names);
 	ATF_TP_ADD_TC(tp, grow_doubles_and_keeps);
+	ATF_TP_ADD_TC(tp, sha256_accel_same_digests);
 	return (atf_no_error());
 }
