@@ -553,20 +553,60 @@ struct line_tmp {
 	int		endseq;
 };
 
-static int
-line_cmp(const void *a, const void *b)
-{
-	const struct line_tmp *x = a, *y = b;
+struct line_key {
+	uint64_t	addr;
+	size_t		i;		/* into the rows */
+	int		endseq;		/* the row's */
+};
 
-	if (x->l.addr != y->l.addr)
-		return (x->l.addr < y->l.addr ? -1 : 1);
-	/*
-	 * A sequence may end where another begins: the end sorts first so
-	 * that the row that starts code wins at that address.
-	 */
-	if (x->endseq != y->endseq)
-		return (x->endseq ? -1 : 1);
-	return (x->order < y->order ? -1 : x->order > y->order);
+/*
+ * The order of line rows @t (@n of them): by address; at one address,
+ * ends of sequences first (a sequence may end where another begins, and
+ * the row that starts code must win there), then as libdw gave them
+ * (@order).  A stable radix sort on the address, a byte a pass (passes
+ * whose byte all rows share are skipped), of the ends of sequences
+ * followed by the other rows: libc's debug file has 220,000 rows, which
+ * qsort() took 0.06 CPU-s to order, a tenth of indexing a trace of
+ * gzip's that ran a few thousand instructions.  Into @out, n entries;
+ * -1 out of memory.
+ */
+static int
+line_order(const struct line_tmp *t, size_t n, struct line_key *out)
+{
+	struct line_key *tmp, *a = out, *b, *sw;
+	size_t cnt[256], i, k, pos;
+	unsigned shift;
+
+	if ((tmp = malloc(n * sizeof(*tmp))) == NULL)
+		return (-1);
+	b = tmp;
+	for (i = 0, k = 0; i < n; i++)
+		if (t[i].endseq)
+			a[k++] = (struct line_key){ t[i].l.addr, i, 1 };
+	for (i = 0; i < n; i++)
+		if (!t[i].endseq)
+			a[k++] = (struct line_key){ t[i].l.addr, i, 0 };
+	for (shift = 0; shift < 64; shift += 8) {
+		memset(cnt, 0, sizeof(cnt));
+		for (i = 0; i < n; i++)
+			cnt[(a[i].addr >> shift) & 0xff]++;
+		if (cnt[(a[0].addr >> shift) & 0xff] == n)
+			continue;
+		for (i = 0, pos = 0; i < 256; i++) {
+			k = cnt[i];
+			cnt[i] = pos;
+			pos += k;
+		}
+		for (i = 0; i < n; i++)
+			b[cnt[(a[i].addr >> shift) & 0xff]++] = a[i];
+		sw = a;
+		a = b;
+		b = sw;
+	}
+	if (a != out)
+		memcpy(out, a, n * sizeof(*out));
+	free(tmp);
+	return (0);
 }
 
 static int
@@ -575,6 +615,7 @@ read_lines(struct ix_elf *e, Dwarf *dw, char *warn, size_t warnlen)
 	Dwarf_Off off = 0, next;
 	size_t hsize, fcap = 0, cap = 0, n = 0, i, j, nbad = 0;
 	struct line_tmp *tmp = NULL;
+	struct line_key *ord = NULL;
 	struct ix_ftab ft = { NULL, 0 };
 	int rc = 0, cu;
 
@@ -657,9 +698,9 @@ read_lines(struct ix_elf *e, Dwarf *dw, char *warn, size_t warnlen)
 		rc = 1;
 	if (n == 0)
 		goto out;
-	qsort(tmp, n, sizeof(*tmp), line_cmp);
 	e->lines = malloc(n * sizeof(*e->lines));
-	if (e->lines == NULL) {
+	if (e->lines == NULL || (ord = malloc(n * sizeof(*ord))) == NULL ||
+	    line_order(tmp, n, ord) < 0) {
 		rc = -1;
 		goto out;
 	}
@@ -669,17 +710,18 @@ read_lines(struct ix_elf *e, Dwarf *dw, char *warn, size_t warnlen)
 	 * code with lines stops.  Ends of sequences are not rows of their own.
 	 */
 	for (i = 0, j = 0; i < n; i++) {
-		if (i + 1 < n && tmp[i + 1].l.addr == tmp[i].l.addr)
+		if (i + 1 < n && ord[i + 1].addr == ord[i].addr)
 			continue;
-		if (tmp[i].endseq)
+		if (ord[i].endseq)
 			continue;
-		e->lines[j] = tmp[i].l;
-		e->lines[j].end = i + 1 < n ? tmp[i + 1].l.addr :
-		    tmp[i].l.addr + 1;
+		e->lines[j] = tmp[ord[i].i].l;
+		e->lines[j].end = i + 1 < n ? ord[i + 1].addr :
+		    ord[i].addr + 1;
 		j++;
 	}
 	e->nlines = j;
 out:
+	free(ord);
 	free(tmp);
 	free(ft.slot);
 	return (rc);
