@@ -49,6 +49,7 @@ struct inl_cu {
 	int32_t		*fmap;		/* its index -> e->ifiles, -2: unset */
 	int64_t		ninst;		/* instances so far, in the image */
 	int		toodeep;	/* the unit nests past INL_MAXNEST */
+	int		c_lang;		/* the unit is C or assembly */
 };
 
 static int32_t
@@ -214,16 +215,42 @@ inl_walk(struct inl_cu *c, Dwarf_Die *die, int depth, int nest,
 			/* A function nested in another starts again. */
 			inst = 0;
 			d = 0;
+		} else if (tag == DW_TAG_class_type ||
+		    tag == DW_TAG_structure_type) {
+			/*
+			 * C++'s and Rust's types may hold functions; a C
+			 * structure holds members only (libc's debug file:
+			 * 236,320 of them).
+			 */
+			if (c->c_lang)
+				continue;
 		} else if (tag != DW_TAG_lexical_block &&
 		    tag != DW_TAG_namespace && tag != DW_TAG_module &&
-		    tag != DW_TAG_class_type && tag != DW_TAG_structure_type &&
-		    tag != DW_TAG_call_site && tag != DW_TAG_GNU_call_site &&
 		    tag != DW_TAG_try_block && tag != DW_TAG_catch_block)
 			continue;
 		if ((rc = inl_walk(c, &child, d, nest + 1, inst)) < 0)
 			return (rc);
 	} while (!c->toodeep && dwarf_siblingof(&child, &child) == 0);
 	return (0);
+}
+
+/*
+ * Unit @cudie is C or assembly: its structures hold no functions.  Any
+ * other language, or none said, may nest them there.
+ */
+static int
+unit_is_c(Dwarf_Die *cudie)
+{
+	switch (dwarf_srclang(cudie)) {
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_C99:
+	case DW_LANG_C11:
+	case DW_LANG_Mips_Assembler:
+		return (1);
+	default:
+		return (0);
+	}
 }
 
 static int
@@ -246,6 +273,7 @@ inl_unit(struct inl_cu *c, Dwarf_Die *cudie)
 			c->fmap[i] = -2;
 	}
 	c->toodeep = 0;
+	c->c_lang = unit_is_c(cudie);
 	rc = inl_walk(c, cudie, 0, 0, 0);
 	free(c->fmap);
 	c->fmap = NULL;
