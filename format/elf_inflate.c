@@ -15,7 +15,8 @@
  * headers where the file is, which an image mapped read-only cannot take,
  * and the elfutils of Debian 12 knows no zstd.  The copy holds the ELF
  * header, every section that is not loaded (the debug sections
- * decompressed, ".zdebug" renamed ".debug"), the loaded ones as SHT_NOBITS
+ * decompressed, ".zdebug" renamed ".debug"; compressed location lists and
+ * macros, which hwtrace does not read, empty), the loaded ones as SHT_NOBITS
  * with their addresses and sizes, and the section headers: a separate
  * debug file, as objcopy --only-keep-debug makes, and about as large as
  * the debug information.  Every offset and size is checked against the
@@ -211,6 +212,25 @@ claim_limit(const struct elfw *w, const struct sec *s)
 }
 
 /*
+ * Whether a debug section named ".@rest" is one no reader of the copy
+ * asks for: location lists and macros (libc's debug file: 1.4 of its
+ * 10.0 MB of DWARF are location lists).  Left out compressed, it is not
+ * inflated: an empty section of the copy, said nowhere.
+ */
+static int
+unread(const char *rest)
+{
+	static const char *const names[] = { "debug_loc", "debug_loclists",
+	    "debug_macro", "debug_macinfo" };
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(rest, names[i]) == 0)
+			return (1);
+	return (0);
+}
+
+/*
  * What section @i becomes in the copy: its size and alignment there and
  * how it is made.  0 when it is copied as it is.
  */
@@ -261,6 +281,12 @@ plan_sec(struct elfw *w, uint64_t i)
 			for (k = 0; k < 8; k++)		/* big-endian */
 				s->nsize = s->nsize << 8 | w->p[s->off + 4 + k];
 		}
+	}
+	if (s->how > 0 && name[0] == '.' &&
+	    unread(name + (s->how == 2 ? 2 : 1))) {
+		s->how = -1;
+		s->nsize = 0;
+		return;
 	}
 	if (s->how > 0 && s->nsize > INFLATE_MAX) {
 		warn_sec(w, name, "claims %ju bytes decompressed, more than "

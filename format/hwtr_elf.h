@@ -93,13 +93,10 @@ int hwtr_read_file(const char *path, uint64_t max, void **bufp, size_t *lenp,
     char *err, size_t errlen);
 
 /*
- * Open @path for reading; it must be a regular file (*@st its status).
- * Returns the descriptor, or -HWTR_E_* with the reason in @err.
- */
-/*
  * A copy of the ELF file @buf whose compressed debug sections (SHF_COMPRESSED
  * with zlib or zstd, GNU .zdebug_*) are decompressed, for a DWARF reader:
- * the sections that are not loaded, the loaded ones as SHT_NOBITS, and the
+ * the sections that are not loaded (compressed location lists and macros
+ * empty: hwtrace reads neither), the loaded ones as SHT_NOBITS, and the
  * section headers (malloc'd in *@outp, *@outlenp bytes).  0 when nothing
  * is compressed (*@outp NULL: read @buf itself), 1 with the copy, 2 with
  * the copy where some sections could not be decompressed and are empty
@@ -109,6 +106,10 @@ int hwtr_read_file(const char *path, uint64_t max, void **bufp, size_t *lenp,
 int hwtr_elf_inflate(const void *buf, size_t len, void **outp,
     size_t *outlenp, char *warn, size_t warnlen);
 
+/*
+ * Open @path for reading; it must be a regular file (*@st its status).
+ * Returns the descriptor, or -HWTR_E_* with the reason in @err.
+ */
 struct stat;
 int hwtr_open_regular(const char *path, struct stat *st, char *err,
     size_t errlen);

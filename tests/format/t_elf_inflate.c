@@ -9,7 +9,8 @@
  * with zlib and with zstd behind an Elf64_Chdr (gABI), and the GNU
  * ".zdebug" form, each decompressed to the bytes it was made from; and
  * on hostile ones (every truncation, a size claim of a terabyte, a
- * corrupt stream), which give an error or a warning, never a crash.
+ * corrupt stream), which give an error or a warning, never a crash;
+ * location lists, which no reader of the copy asks for, left out.
  * Its use on real binaries is tests/indexer/t_zdebug.
  */
 
@@ -25,12 +26,15 @@
 #include "../../format/hwtr_elf.h"
 
 #define PAYLOAD		3000
-#define SHSTR		".shstrtab\0.zdebug_x\0.debug_x\0.text\0"
+#define SHSTR		".shstrtab\0.zdebug_x\0.debug_x\0.text\0" \
+			".debug_loclists\0.zdebug_loc\0"
 #define SHSTR_LEN	(sizeof(SHSTR) + 1)	/* with the leading NUL */
 #define NAME_SHSTRTAB	1
 #define NAME_ZDEBUG	11
 #define NAME_DEBUG	21
 #define NAME_TEXT	30
+#define NAME_LOCLISTS	36
+#define NAME_ZDEBUG_LOC	52
 
 enum kind { K_ZLIB, K_ZSTD, K_GNU };
 
@@ -319,11 +323,55 @@ ATF_TC_BODY(zdebug_name_outside_copy, tc)
 	free(g);
 }
 
+/*
+ * Location lists are not inflated: the copy has the section, empty and
+ * SHT_NOBITS, and says nothing of it.
+ */
+ATF_TC_WITHOUT_HEAD(location_lists_left_out);
+ATF_TC_BODY(location_lists_left_out, tc)
+{
+	static const enum kind kinds[] = { K_ZLIB, K_ZSTD, K_GNU };
+	size_t len, clen, k;
+	uint64_t shoff, s2, str;
+	uint8_t *f, *c;
+	void *cv;
+	char warn[256];
+	int rc;
+
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		f = craft(kinds[k], &len);
+		put(f + get(f + 40, 8) + 128, kinds[k] == K_GNU ?
+		    NAME_ZDEBUG_LOC : NAME_LOCLISTS, 4);
+		rc = hwtr_elf_inflate(f, len, &cv, &clen, warn, sizeof(warn));
+		ATF_REQUIRE_EQ_MSG(rc, 1, "kind %d: expected 1, got %d (%s)",
+		    kinds[k], rc, warn);
+		ATF_CHECK_STREQ_MSG(warn, "", "kind %d: warning '%s'",
+		    kinds[k], warn);
+		c = cv;
+		shoff = get(c + 40, 8);
+		ATF_REQUIRE(shoff + 4 * 64 <= clen);
+		s2 = shoff + 128;
+		str = get(c + shoff + 64 + 24, 8);
+		ATF_CHECK_STREQ((const char *)c + str + get(c + s2, 4),
+		    kinds[k] == K_GNU ? ".zdebug_loc" : ".debug_loclists");
+		ATF_CHECK_EQ_MSG(get(c + s2 + 4, 4), 8, "kind %d: type %ju, "
+		    "expected SHT_NOBITS", kinds[k],
+		    (uintmax_t)get(c + s2 + 4, 4));
+		ATF_CHECK_EQ_MSG(get(c + s2 + 32, 8), 0, "kind %d: size %ju, "
+		    "expected 0", kinds[k], (uintmax_t)get(c + s2 + 32, 8));
+		ATF_CHECK_MSG(clen < 64 + PAYLOAD, "kind %d: a copy of %zu "
+		    "bytes holds the %d inflated", kinds[k], clen, PAYLOAD);
+		free(cv);
+		free(f);
+	}
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, zlib_zstd_gnu_decompressed);
 	ATF_TP_ADD_TC(tp, uncompressed_left_alone);
 	ATF_TP_ADD_TC(tp, hostile_warns);
 	ATF_TP_ADD_TC(tp, zdebug_name_outside_copy);
+	ATF_TP_ADD_TC(tp, location_lists_left_out);
 	return (0);
 }
