@@ -1289,8 +1289,11 @@ ix_db_open(struct run *r, const char *tmp, int fd)
 	    sqlite3_exec(r->wr->db, pragmas, NULL, NULL, &err) != SQLITE_OK ||
 	    sqlite3_exec(r->wr->db, HWTR_IX_SCHEMA_SQL "BEGIN;", NULL, NULL,
 	    &err) != SQLITE_OK) {
-		ix_err(r->ix, "database '%s': %s", tmp, err ? err : "?");
+		ix_err(r->ix, "database '%s': %s", tmp, err ? err :
+		    sqlite3_errmsg(r->wr->db));
 		sqlite3_free(err);
+		sqlite3_close(r->wr->db);
+		r->wr->db = NULL;
 		return (-HWTR_E_DB);
 	}
 	return (0);
