@@ -1004,11 +1004,11 @@ int hwtr_cap_exit_status(const struct hwtr_cap_result *res);
  *      not be decoded, one line per stream or image.
  *   3) hwtr_ix_stats() for the figures, hwtr_ix_free().
  * The schema is hwtrace-db(5).  build/hwtrace_sqlite.so adds the
- * exec_order and exec_insns table-valued functions and the module of the
- * calls virtual table to a plain sqlite3 connection that reads such a
- * database.
+ * exec_order and exec_insns table-valued functions and the modules of the
+ * calls and lines virtual tables to a plain sqlite3 connection that reads
+ * such a database.
  */
-#define HWTR_DB_SCHEMA_VERSION	7
+#define HWTR_DB_SCHEMA_VERSION	8
 /*
  * Blocks per exec_chunks row at most (hwtrace-db(5) EXECUTION ORDER):
  * readers look for the chunk holding a block no further back than this.

@@ -36,6 +36,7 @@ SQLITE_EXTENSION_INIT1
 #endif
 #include "colstore.h"
 #include "hwtr_common.h"
+#include "linestore.h"
 
 enum { XO_THREAD, XO_SEQ, XO_BLOCK, XO_INSN, XO_TSC, XO_IP };
 
@@ -1250,6 +1251,8 @@ xo_register(sqlite3 *db)
 	rc = sqlite3_create_module(db, "exec_order", &xo_module, NULL);
 	if (rc == SQLITE_OK)
 		rc = hwtr_calls_vtab_register(db);
+	if (rc == SQLITE_OK)
+		rc = hwtr_lines_vtab_register(db);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_create_module(db, "exec_insns", &xo_module,
 		    (void *)&xo_module);

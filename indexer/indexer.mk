@@ -3,12 +3,14 @@
 # Built without sanitizers: it is loaded into programs that have none.
 
 # It reads the calls column store too (colstore.c's codec, zstd through
-# format/zbuf.c), and searches with common/'s hwtr_bsearch.
+# format/zbuf.c) and the lines store (linestore.c), and searches with
+# common/'s hwtr_bsearch.
 HWTR_SQLITE_SO_SRC = indexer/exec_vtab.c indexer/calls_vtab.c \
 	indexer/calls_vtab_write.c indexer/calls_vtab_page.c \
-	indexer/colstore.c format/zbuf.c common/common.c
+	indexer/colstore.c indexer/linestore.c format/zbuf.c common/common.c
 $(B)/hwtrace_sqlite.so: $(HWTR_SQLITE_SO_SRC) indexer/hwtr_ix_sqlite.h \
-    indexer/calls_vtab_int.h indexer/colstore.h format/hwtr_zbuf.h \
+    indexer/calls_vtab_int.h indexer/colstore.h indexer/linestore.h \
+    format/hwtr_zbuf.h \
     common/hwtr_common.h include/hwtrace.h
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out $(SAN),$(CFLAGS_BASE)) $(call MODULE_INC,indexer) \

@@ -5,12 +5,14 @@
  */
 
 /*
- * The database writer's files and lines tables (ix_write.h): every
- * source file name once, then every image's line table, many rows a
- * statement.
+ * The database writer's files and lines (ix_write.h): every source file
+ * name once, then every image's line table as pages of the lines store
+ * (linestore.h).
  */
 
 #include <sqlite3.h>
+
+#include <assert.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,15 +23,10 @@
 #include "ix_run.h"
 #include "ix_image.h"
 #include "ix_write.h"
+#include "linestore.h"
 
-/*
- * Rows of lines a statement: one step, bind and reset per row cost more
- * than the row (gz8's 203,066 rows: 0.5 CPU-s one a statement; a
- * synthetic table of as many rows, 0.26-0.39 s one a statement, 0.11-0.12
- * s 32 a statement).
- */
-#define IX_LINES_BATCH	32
-#define IX_LINES_COLS	7
+/* Columns of the widest INSERT rows_prep() makes (line_pages). */
+#define IX_LINES_COLS	5
 
 int64_t
 ix_file_id(struct run *r, const char *path)
@@ -83,22 +80,18 @@ lines_err(struct run *r, const char *what)
 	return (-HWTR_E_DB);
 }
 
-/* An INSERT INTO @table of @rows rows of @cols columns into *@stp. */
+/* An INSERT INTO @table of one row of @cols columns into *@stp. */
 static int
-rows_prep(struct run *r, const char *table, size_t rows, size_t cols,
-    sqlite3_stmt **stp)
+rows_prep(struct run *r, const char *table, size_t cols, sqlite3_stmt **stp)
 {
-	char sql[64 + IX_LINES_BATCH * (IX_LINES_COLS * 2 + 3)], *p = sql;
-	size_t k, c;
+	char sql[64 + IX_LINES_COLS * 2 + 3], *p = sql;
+	size_t c;
 
-	p += snprintf(p, 64, "INSERT INTO %s VALUES", table);
-	for (k = 0; k < rows; k++) {
-		*p++ = k > 0 ? ',' : ' ';
-		*p++ = '(';
-		for (c = 0; c < cols; c++) {
-			*p++ = '?';
-			*p++ = c + 1 < cols ? ',' : ')';
-		}
+	assert(cols >= 1 && cols <= IX_LINES_COLS);
+	p += snprintf(p, 64, "INSERT INTO %s VALUES (", table);
+	for (c = 0; c < cols; c++) {
+		*p++ = '?';
+		*p++ = c + 1 < cols ? ',' : ')';
 	}
 	*p = '\0';
 	if (sqlite3_prepare_v2(r->wr->db, sql, -1, stp, NULL) != SQLITE_OK)
@@ -116,49 +109,77 @@ rows_step(struct run *r, sqlite3_stmt *st, const char *what)
 	return (rc == SQLITE_DONE ? 0 : lines_err(r, what));
 }
 
-/* Every image's line table, IX_LINES_BATCH rows a statement. */
+/*
+ * One image's rows @ls (@n, in SQLite's order of addr) as line_pages
+ * rows of image @img, HWTR_LS_PAGE a page.
+ */
+static int
+write_line_pages(struct run *r, sqlite3_stmt *st, int64_t img,
+    const struct hwtr_ls_row *ls, size_t n)
+{
+	uint8_t *blob;
+	size_t k, m, len;
+	int rc = 0;
+
+	for (k = 0; k < n && rc == 0; k += m) {
+		m = n - k < HWTR_LS_PAGE ? n - k : HWTR_LS_PAGE;
+		if (hwtr_ls_encode(ls + k, m, &blob, &len) < 0)
+			return (-HWTR_E_NOMEM);
+		sqlite3_bind_int64(st, 1, img);
+		sqlite3_bind_int64(st, 2, ls[k].addr);
+		sqlite3_bind_int64(st, 3, ls[k + m - 1].addr);
+		sqlite3_bind_int64(st, 4, (int64_t)m);
+		sqlite3_bind_blob(st, 5, blob, (int)len, SQLITE_STATIC);
+		rc = rows_step(r, st, "line_pages");
+		sqlite3_clear_bindings(st);
+		free(blob);
+	}
+	return (rc);
+}
+
+/*
+ * Every image's line table into line_pages (linestore.h): the rows in
+ * SQLite's order of addresses, which are signed (an image's rows at and
+ * above 2^63, kernel addresses, come first).
+ */
 static int
 write_lines(struct run *r)
 {
 	sqlite3_stmt *st = NULL;
-	size_t i, j, n = 0, cap = 0, left = 0;
-	int rc = 0, c;
+	struct hwtr_ls_row *ls = NULL;
+	size_t i, j, k, n, cap = 0;
+	int rc;
 
-	for (i = 0; i < r->im->nimgs; i++)
-		left += r->im->imgs[i].elf.nlines;
+	if ((rc = rows_prep(r, "line_pages", 5, &st)) < 0)
+		return (rc);
 	for (i = 0; i < r->im->nimgs && rc == 0; i++) {
 		const struct ix_img *im = &r->im->imgs[i];
 
-		for (j = 0; j < im->elf.nlines && rc == 0; j++) {
-			const struct ix_line *l = &im->elf.lines[j];
-
-			/* A full statement, then one for the rows left. */
-			if (st == NULL) {
-				cap = left < IX_LINES_BATCH ? left :
-				    IX_LINES_BATCH;
-				if ((rc = rows_prep(r, "lines", cap,
-				    IX_LINES_COLS, &st)) < 0)
-					break;
+		if ((n = im->elf.nlines) == 0)
+			continue;
+		if (n > cap) {
+			free(ls);
+			if ((ls = malloc(n * sizeof(*ls))) == NULL) {
+				rc = -HWTR_E_NOMEM;
+				break;
 			}
-			c = (int)n * IX_LINES_COLS;
-			sqlite3_bind_int64(st, c + 1, (int64_t)i + 1);
-			sqlite3_bind_int64(st, c + 2, (int64_t)l->addr);
-			sqlite3_bind_int64(st, c + 3, im->file_ids[l->file]);
-			sqlite3_bind_int64(st, c + 4, l->line);
-			sqlite3_bind_int64(st, c + 5, l->col);
-			sqlite3_bind_int64(st, c + 6, l->is_stmt);
-			sqlite3_bind_int64(st, c + 7, (int64_t)l->end);
-			left--;
-			if (++n < cap)
-				continue;
-			rc = rows_step(r, st, "lines");
-			n = 0;
-			if (left < cap) {
-				sqlite3_finalize(st);
-				st = NULL;
-			}
+			cap = n;
 		}
+		for (k = 0; k < n && !(im->elf.lines[k].addr >> 63); k++)
+			;
+		for (j = 0; j < n; j++) {
+			const struct ix_line *l = &im->elf.lines[(k + j) % n];
+
+			ls[j].addr = (int64_t)l->addr;
+			ls[j].end = (int64_t)l->end;
+			ls[j].file = im->file_ids[l->file];
+			ls[j].line = l->line;
+			ls[j].col = l->col;
+			ls[j].is_stmt = l->is_stmt;
+		}
+		rc = write_line_pages(r, st, (int64_t)i + 1, ls, n);
 	}
+	free(ls);
 	sqlite3_finalize(st);
 	return (rc);
 }
@@ -192,7 +213,7 @@ ix_write_files_lines(struct run *r)
 			if ((rc = (int)ix_file_id(r,
 			    r->im->imgs[i].elf.ifiles[j])) < 0)
 				return (rc);
-	if ((rc = rows_prep(r, "files", 1, 2, &st)) < 0)
+	if ((rc = rows_prep(r, "files", 2, &st)) < 0)
 		return (rc);
 	for (i = 0; i < r->wr->nfiles && rc == 0; i++) {
 		sqlite3_bind_int64(st, 1, (int64_t)i + 1);

@@ -12,9 +12,10 @@
  * negative numbers; printf('%x', ip) prints them right).  Times: *_tsc in the
  * trace's time domain, *_ns wall-clock nanoseconds since the Epoch, NULL when
  * unknown.  Positions: "seq" counts executed blocks of a thread from 0,
- * "insn" counts executed instructions of a thread from 0.  calls is a
- * virtual table (indexer/calls_vtab.c, colstore.h): a connection must
- * have the module registered (hwtr_ix_sqlite_register()) to create it.
+ * "insn" counts executed instructions of a thread from 0.  calls and
+ * lines are virtual tables (indexer/calls_vtab.c, colstore.h;
+ * indexer/linestore.c): a connection must have the modules registered
+ * (hwtr_ix_sqlite_register()) to create or read them.
  */
 
 #ifndef HWTR_IX_SCHEMA_SQL_H
@@ -51,7 +52,7 @@
 
 #define HWTR_IX_SCHEMA_SQL \
 "PRAGMA application_id = 1752659058;\n"	/* 0x68777472, "hwtr" */	\
-"PRAGMA user_version = 7;\n"						\
+"PRAGMA user_version = 8;\n"						\
 "CREATE TABLE meta (\n"							\
 "  key TEXT PRIMARY KEY NOT NULL,\n"					\
 "  value TEXT\n"							\
@@ -141,16 +142,15 @@
 "  id INTEGER PRIMARY KEY,\n"						\
 "  path TEXT NOT NULL UNIQUE\n"						\
 ");\n"									\
-"CREATE TABLE lines (\n"						\
+"CREATE TABLE line_pages (\n"						\
 "  image INTEGER NOT NULL REFERENCES images(id),\n"			\
-"  addr INTEGER NOT NULL,\n"						\
-"  file INTEGER NOT NULL REFERENCES files(id),\n"			\
-"  line INTEGER NOT NULL,\n"						\
-"  col INTEGER NOT NULL,\n"						\
-"  is_stmt INTEGER NOT NULL,\n"						\
-"  end_addr INTEGER NOT NULL,\n"					\
-"  PRIMARY KEY (image, addr)\n"						\
+"  lo INTEGER NOT NULL,\n"						\
+"  last INTEGER NOT NULL,\n"						\
+"  n INTEGER NOT NULL,\n"						\
+"  data BLOB NOT NULL,\n"						\
+"  PRIMARY KEY (image, lo)\n"						\
 ") WITHOUT ROWID;\n"							\
+"CREATE VIRTUAL TABLE lines USING hwtr_lines;\n"			\
 "CREATE TABLE inlines (\n"						\
 "  image INTEGER NOT NULL REFERENCES images(id),\n"			\
 "  lo INTEGER NOT NULL,\n"						\

@@ -92,7 +92,7 @@ X
 cat > ref.sh <<'X'
 # ref.sh SQLITE-DB URL: load the rows by hand, one \copy per table.
 s=$1 u=$2
-# calls is a virtual table: sqlite3 reads it with the extension.
+# calls and lines are virtual tables: sqlite3 reads them with the extension.
 c() { sqlite3 -csv -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" "$s" "$2" | psql -X -q "$u" -c "\\copy $1 FROM STDIN CSV" || exit 1; }
 c images "SELECT id, key, path, kind, build_id, size, sha256, CASE present WHEN 1 THEN 't' ELSE 'f' END, CASE elf WHEN 1 THEN 't' ELSE 'f' END FROM images"
 c symbols "SELECT id, image, name, addr, size, kind, bind, origin FROM symbols"

@@ -53,8 +53,8 @@ default_name_and_tables_body()
 	[ -f t.db ] || atf_fail "t.db not written"
 	[ -z "$(ls t.db.partial* 2>/dev/null)" ] ||
 	    atf_fail "$(ls t.db.partial*) left behind"
-	[ "$(q t.db "SELECT value FROM meta WHERE key = 'schema_version'")" = 7 ] ||
-	    atf_fail "schema_version is not 7"
+	[ "$(q t.db "SELECT value FROM meta WHERE key = 'schema_version'")" = 8 ] ||
+	    atf_fail "schema_version is not 8"
 	for t in streams threads images mappings symbols blocks block_counts \
 	    exec_chunks branches calls timestamps; do
 		expect_some t.db "SELECT count(*) FROM $t" "table $t is empty"

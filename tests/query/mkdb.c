@@ -9,7 +9,8 @@
  * indexer's own schema text (indexer/schema.sql.h, hwtrace-db(5)).
  *
  *   mkdb DB SQLFILE     the schema, then the statements of SQLFILE (a
- *                       hand-written fixture whose every row is known)
+ *                       hand-written fixture whose every row is known;
+ *                       its rows of lines go into line_pages, packed)
  *   mkdb -s N DB        a synthetic execution history of at least N
  *                       executed blocks in thread 1 (for make bench)
  *
@@ -30,6 +31,7 @@
 #include "hwtr_ix_sqlite.h"
 #include "../../indexer/schema.sql.h"
 #include "../../indexer/colstore.h"
+#include "../../indexer/linestore.h"
 
 #define NF	64		/* worker functions */
 #define BASE	0x401000LL
@@ -434,6 +436,59 @@ slurp(const char *path)
 	return (buf);
 }
 
+/*
+ * The rows the fixture or the synthetic walk wrote into "lines" (a TEMP
+ * table of that name, which hides the read-only virtual table) into
+ * line_pages, each image's rows in pages as hwtrace index writes them.
+ */
+static void
+pack_lines(void)
+{
+	static struct hwtr_ls_row r[HWTR_LS_PAGE];
+	sqlite3_stmt *q, *ins;
+	int64_t img = 0, nimg;
+	size_t n = 0, len;
+	uint8_t *blob;
+	int rc;
+
+	q = prep("SELECT image, addr, file, line, col, is_stmt, end_addr FROM "
+	    "temp.lines ORDER BY image, addr");
+	ins = prep("INSERT INTO main.line_pages VALUES (?1, ?2, ?3, ?4, ?5)");
+	for (;;) {
+		rc = sqlite3_step(q);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			die("temp.lines");
+		nimg = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+		if (n > 0 && (rc == SQLITE_DONE || nimg != img ||
+		    n == HWTR_LS_PAGE)) {
+			if (hwtr_ls_encode(r, n, &blob, &len) < 0)
+				die("encode lines");
+			sqlite3_bind_int64(ins, 1, img);
+			sqlite3_bind_int64(ins, 2, r[0].addr);
+			sqlite3_bind_int64(ins, 3, r[n - 1].addr);
+			sqlite3_bind_int64(ins, 4, (int64_t)n);
+			sqlite3_bind_blob(ins, 5, blob, (int)len,
+			    SQLITE_TRANSIENT);
+			step(ins);
+			free(blob);
+			n = 0;
+		}
+		if (rc == SQLITE_DONE)
+			break;
+		img = nimg;
+		r[n].addr = sqlite3_column_int64(q, 1);
+		r[n].file = sqlite3_column_int64(q, 2);
+		r[n].line = sqlite3_column_int64(q, 3);
+		r[n].col = sqlite3_column_int64(q, 4);
+		r[n].is_stmt = sqlite3_column_int64(q, 5);
+		r[n].end = sqlite3_column_int64(q, 6);
+		n++;
+	}
+	sqlite3_finalize(q);
+	sqlite3_finalize(ins);
+	exec("DROP TABLE temp.lines");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -456,6 +511,10 @@ main(int argc, char **argv)
 		die(path);
 	exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;");
 	exec(HWTR_IX_SCHEMA_SQL);
+	exec("CREATE TEMP TABLE lines (image INTEGER NOT NULL, addr INTEGER "
+	    "NOT NULL, file INTEGER NOT NULL, line INTEGER NOT NULL, col "
+	    "INTEGER NOT NULL, is_stmt INTEGER NOT NULL, end_addr INTEGER NOT "
+	    "NULL, PRIMARY KEY (image, addr)) WITHOUT ROWID");
 	if (n > 0)
 		synth(n);
 	else {
@@ -465,6 +524,7 @@ main(int argc, char **argv)
 		exec("COMMIT");
 		free(sql);
 	}
+	pack_lines();
 	exec(HWTR_IX_INDEX_SQL);
 	exec("ANALYZE");
 	if (sqlite3_close(db) != SQLITE_OK)

@@ -109,7 +109,7 @@ static_data_once_body()
 	want=$(sqlite3 c1.hwtrace.db "SELECT count(*) FROM symbols s JOIN images i ON i.id = s.image WHERE i.key = '$key'")
 	pg_is "1 $want" \
 	    "SELECT count(*) || ' ' || (SELECT count(*) FROM hwtrace.symbols s JOIN hwtrace.images i ON i.id = s.image WHERE i.key = '$key') FROM hwtrace.images WHERE key = '$key'"
-	want=$(sqlite3 c1.hwtrace.db "SELECT count(*) FROM lines l JOIN images i ON i.id = l.image WHERE i.key = '$key'")
+	want=$(sqlite3 -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" c1.hwtrace.db "SELECT count(*) FROM lines l JOIN images i ON i.id = l.image WHERE i.key = '$key'")
 	pg_is "$want" \
 	    "SELECT count(*) FROM hwtrace.lines l JOIN hwtrace.images i ON i.id = l.image WHERE i.key = '$key'"
 	# Blocks: the distinct static blocks of both runs of calls.
@@ -410,7 +410,7 @@ symbols_come_later_body()
 	capture c2 "$HWTRACE_PROGS/calls"
 	# c1's history as if its archive lacked the program's image.
 	cp c1.hwtrace.db bare.db
-	sqlite3 -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" bare.db "UPDATE images SET present = 0, has_symbols = 0, has_lines = 0 WHERE path LIKE '%/calls'; UPDATE blocks SET symbol = NULL, sym_offset = NULL WHERE image = (SELECT id FROM images WHERE path LIKE '%/calls'); UPDATE calls SET symbol = NULL; DELETE FROM lines; DELETE FROM symbols WHERE image = (SELECT id FROM images WHERE path LIKE '%/calls')" ||
+	sqlite3 -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" bare.db "UPDATE images SET present = 0, has_symbols = 0, has_lines = 0 WHERE path LIKE '%/calls'; UPDATE blocks SET symbol = NULL, sym_offset = NULL WHERE image = (SELECT id FROM images WHERE path LIKE '%/calls'); UPDATE calls SET symbol = NULL; DELETE FROM line_pages; DELETE FROM symbols WHERE image = (SELECT id FROM images WHERE path LIKE '%/calls')" ||
 	    atf_fail "cannot strip bare.db"
 	atf_check -s exit:0 -o match:"^run 1: 'bare.db' exported" "$HWTRACE" export --postgres "$URL" bare.db
 	pg_is "0" \

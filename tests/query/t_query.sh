@@ -592,13 +592,13 @@ bad_databases_body()
 	atf_check -s exit:1 -o empty -e inline:"hwtrace query: 'other.db' is not a hwtrace database (SQLite application_id 0, hwtrace writes 0x68777472)\n" \
 	    "$HWTRACE" query other.db summary
 	cp fix.db new.db
-	sqlite3 new.db "PRAGMA user_version = 8" || atf_fail "sqlite3 failed"
-	atf_check -s exit:1 -o empty -e inline:"hwtrace query: 'new.db' has database schema version 8, newer than this hwtrace reads (7); use a newer hwtrace\n" \
+	sqlite3 new.db "PRAGMA user_version = 9" || atf_fail "sqlite3 failed"
+	atf_check -s exit:1 -o empty -e inline:"hwtrace query: 'new.db' has database schema version 9, newer than this hwtrace reads (8); use a newer hwtrace\n" \
 	    "$HWTRACE" query new.db summary
-	# Version 6 predicted a calls page's parent from the call's id.
+	# Version 7 kept lines as a plain table.
 	cp fix.db old.db
-	sqlite3 old.db "PRAGMA user_version = 6" || atf_fail "sqlite3 failed"
-	atf_check -s exit:1 -o empty -e inline:"hwtrace query: 'old.db' has database schema version 6, older than this hwtrace reads (7); index its archive again\n" \
+	sqlite3 old.db "PRAGMA user_version = 7" || atf_fail "sqlite3 failed"
+	atf_check -s exit:1 -o empty -e inline:"hwtrace query: 'old.db' has database schema version 7, older than this hwtrace reads (8); index its archive again\n" \
 	    "$HWTRACE" query old.db summary
 	atf_check -s exit:1 -o empty -e inline:"hwtrace query: cannot open 'nosuch.db': No such file or directory\n" \
 	    "$HWTRACE" query nosuch.db summary
