@@ -41,20 +41,23 @@ rnd(void)
  * a sequence ends.
  */
 static void
-gen_rows(struct hwtr_ls_row *r, size_t n, int64_t addr)
+gen_rows(struct hwtr_ls_row *r, size_t n, int64_t start)
 {
 	int64_t line = 1 + rnd() % 3000;
+	uint64_t addr = (uint64_t)start, end;
 	size_t i;
 
+	/* Addresses wrap as 64-bit patterns do (no signed overflow). */
 	for (i = 0; i < n; i++) {
-		r[i].addr = addr;
-		r[i].end = addr + 1 + rnd() % 40;
+		end = addr + 1 + rnd() % 40;
+		r[i].addr = (int64_t)addr;
+		r[i].end = (int64_t)end;
 		r[i].file = 1 + rnd() % 60;
 		line += (int64_t)(rnd() % 21) - 10;
 		r[i].line = line > 0 ? line : 1;
 		r[i].col = rnd() % 5 == 0 ? 0 : rnd() % 120;
 		r[i].is_stmt = rnd() % 3 != 0;
-		addr = rnd() % 8 == 0 ? r[i].end + rnd() % 300 : r[i].end;
+		addr = rnd() % 8 == 0 ? end + rnd() % 300 : end;
 	}
 }
 
@@ -368,7 +371,8 @@ ATF_TC_BODY(table_answers_as_a_plain_one, tc)
 	for (im = 1; im <= NIMG; im++)
 		for (i = 0; i < img_n[im]; i += 7) {
 			sqlite3_bind_int(pr, 1, im);
-			sqlite3_bind_int64(pr, 2, img_rows[im][i].addr + (int64_t)(i % 3));
+			sqlite3_bind_int64(pr, 2, img_rows[im][i].addr +
+			    (int64_t)(i % 3));
 			ATF_REQUIRE_EQ(sqlite3_step(pr), SQLITE_DONE);
 			sqlite3_reset(pr);
 		}
