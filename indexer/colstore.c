@@ -33,6 +33,7 @@
 #include "colstore.h"
 #include "hwtr_ix_sqlite.h"
 #include "hwtr_zbuf.h"
+#include "varint.h"
 
 const char *const hwtr_cs_entry_kinds[] = { "call", "start", "return",
     "signal", "tail", NULL };
@@ -51,10 +52,8 @@ _Static_assert(sizeof(hwtr_cs_exit_kinds) / sizeof(hwtr_cs_exit_kinds[0]) ==
  */
 #if defined(__GNUC__)
 #define CS_HOT	inline __attribute__((always_inline))
-#define CS_LIKELY(x)	__builtin_expect(!!(x), 1)
 #else
 #define CS_HOT	inline
-#define CS_LIKELY(x)	(x)
 #endif
 
 #define CS_RAW		1
@@ -87,70 +86,6 @@ hwtr_cs_kind(const char *const *kinds, const char *name)
 	for (i = 0; name != NULL && kinds[i] != NULL; i++)
 		if (strcmp(kinds[i], name) == 0)
 			return (i);
-	return (-1);
-}
-
-static inline uint64_t
-cs_zz(uint64_t d)
-{
-	return ((d << 1) ^ (uint64_t)((int64_t)d >> 63));
-}
-
-static inline uint64_t
-cs_unzz(uint64_t u)
-{
-	return ((u >> 1) ^ (uint64_t)-(int64_t)(u & 1));
-}
-
-static inline uint8_t *
-cs_put(uint8_t *p, uint64_t u)
-{
-	/*
-	 * Most values are one byte: that path falls through (gcc had put
-	 * it out of line, two jumps a value).
-	 */
-	if (CS_LIKELY(u < 0x80)) {
-		*p = (uint8_t)u;
-		return (p + 1);
-	}
-	/* Two and three bytes (addresses, times) straight, then a loop. */
-	p[0] = (uint8_t)(u | 0x80);
-	p[1] = (uint8_t)(u >> 7);
-	if (u < (1u << 14))
-		return (p + 2);
-	p[1] |= 0x80;
-	p[2] = (uint8_t)(u >> 14);
-	if (u < (1u << 21))
-		return (p + 3);
-	p[2] |= 0x80;
-	p += 3;
-	u >>= 21;
-	while (u >= 0x80) {
-		*p++ = (uint8_t)(u | 0x80);
-		u >>= 7;
-	}
-	*p++ = (uint8_t)u;
-	return (p);
-}
-
-/* A varint from [*pp, end); -1 when it runs past the end or is too long. */
-static inline int
-cs_get(const uint8_t **pp, const uint8_t *end, uint64_t *up)
-{
-	const uint8_t *p = *pp;
-	uint64_t u = 0;
-	int shift;
-
-	for (shift = 0; p < end && shift < 64; shift += 7) {
-		uint8_t b = *p++;
-
-		u |= (uint64_t)(b & 0x7f) << shift;
-		if ((b & 0x80) == 0) {
-			*pp = p;
-			*up = u;
-			return (0);
-		}
-	}
 	return (-1);
 }
 
@@ -415,7 +350,7 @@ cs_stored(int c, const struct hwtr_cs_row *r, const struct cs_state *st,
 			return (0);
 		if (st->has_par && U(r, c) == st->par)
 			return (1);
-		return (cs_zz(U(r, c) - cs_pred(c, r, st, 1)) + 2);
+		return (ix_zz(U(r, c) - cs_pred(c, r, st, 1)) + 2);
 	}
 	/* A page's: 1 for the call last entered one level up. */
 	if (c == CS_PARENT) {
@@ -425,14 +360,14 @@ cs_stored(int c, const struct hwtr_cs_row *r, const struct cs_state *st,
 			return (0);
 		if (cs_open_parent(r, st, &p) && U(r, c) == p)
 			return (1);
-		return (cs_zz(U(r, c) - cs_pred(c, r, st, 0)) + 2);
+		return (ix_zz(U(r, c) - cs_pred(c, r, st, 0)) + 2);
 	}
 	if ((lo->nullable >> c) & 1) {
 		if (ISNUL(r, c))
 			return (0);
-		return (cs_zz(U(r, c) - cs_pred(c, r, st, lo->sym)) + 1);
+		return (ix_zz(U(r, c) - cs_pred(c, r, st, lo->sym)) + 1);
 	}
-	return (cs_zz(U(r, c) - cs_pred(c, r, st, lo->sym)));
+	return (ix_zz(U(r, c) - cs_pred(c, r, st, lo->sym)));
 }
 
 /* Rows that a blob cannot hold: kinds out of range, NULL where not. */
@@ -464,7 +399,7 @@ _Static_assert(CS_NGROUPS * CS_GROUP >= CS_MAXCOLS, "CS_NGROUPS");
 #define CS_ENC_STEP(K, C, LO)						\
 	do {								\
 		if (CS_IN_GROUP(K)) {					\
-			p##K = cs_put(p##K, cs_stored(C, r, &run, LO));	\
+			p##K = ix_varint_put(p##K, cs_stored(C, r, &run, LO));	\
 			cs_advance(C, r, &run);				\
 		}							\
 	} while (0);
@@ -570,8 +505,8 @@ cs_encode(const struct hwtr_cs_row *rows, size_t n, int64_t id0,
 		free(raw);
 		return (-1);
 	}
-	p = cs_put(out + 1, n);
-	p = cs_put(p, rawlen);
+	p = ix_varint_put(out + 1, n);
+	p = ix_varint_put(p, rawlen);
 	hdr = (size_t)(p - out);
 	assert(hdr <= 1 + 20);
 	zlen = hwtr_zbuf_compress(p, hwtr_zbuf_bound(rawlen), raw, rawlen,
@@ -649,7 +584,7 @@ cs_dec_col(int c, const uint8_t **qp, const uint8_t *qend, int64_t id0,
 		struct hwtr_cs_row *r = &rows[i];
 
 		*whyp = "truncated columns";
-		if (cs_get(&q, qend, &u) < 0)
+		if (ix_varint_get(&q, qend, &u) < 0)
 			return (-1);
 		if (c == CS_ENTRY_KIND || c == CS_EXIT_KIND) {
 			*whyp = "unknown call kind";
@@ -669,7 +604,7 @@ cs_dec_col(int c, const uint8_t **qp, const uint8_t *qend, int64_t id0,
 			else if (u == 1)
 				r->v[c] = (int64_t)run.par;
 			else
-				r->v[c] = (int64_t)(cs_unzz(u - 2) +
+				r->v[c] = (int64_t)(ix_unzz(u - 2) +
 				    cs_pred(c, r, &run, 1));
 		} else if (c == CS_PARENT) {
 			uint64_t p;
@@ -682,16 +617,16 @@ cs_dec_col(int c, const uint8_t **qp, const uint8_t *qend, int64_t id0,
 			else if (u == 1)
 				r->v[c] = (int64_t)p;
 			else
-				r->v[c] = (int64_t)(cs_unzz(u - 2) +
+				r->v[c] = (int64_t)(ix_unzz(u - 2) +
 				    cs_pred(c, r, &run, 0));
 		} else if ((lo->nullable >> c) & 1) {
 			if (u == 0)
 				r->nul |= 1u << c;
 			else
-				r->v[c] = (int64_t)(cs_unzz(u - 1) +
+				r->v[c] = (int64_t)(ix_unzz(u - 1) +
 				    cs_pred(c, r, &run, lo->sym));
 		} else
-			r->v[c] = (int64_t)(cs_unzz(u) +
+			r->v[c] = (int64_t)(ix_unzz(u) +
 			    cs_pred(c, r, &run, lo->sym));
 		if (c == CS_ID) {
 			*whyp = "ids out of order or outside the page";
@@ -745,7 +680,7 @@ cs_decode(const uint8_t *blob, size_t len, int64_t id0, int64_t seq0,
 		goto bad;
 	end = blob + len;
 	p++;
-	if (cs_get(&p, end, &nrows) < 0 || cs_get(&p, end, &rawlen) < 0)
+	if (ix_varint_get(&p, end, &nrows) < 0 || ix_varint_get(&p, end, &rawlen) < 0)
 		goto bad;
 	*whyp = "row count differs from its table row";
 	if (nrows != (uint64_t)n)

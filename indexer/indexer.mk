@@ -10,6 +10,7 @@ HWTR_SQLITE_SO_SRC = indexer/exec_vtab.c indexer/calls_vtab.c \
 	indexer/colstore.c indexer/linestore.c format/zbuf.c common/common.c
 $(B)/hwtrace_sqlite.so: $(HWTR_SQLITE_SO_SRC) indexer/hwtr_ix_sqlite.h \
     indexer/calls_vtab_int.h indexer/colstore.h indexer/linestore.h \
+    indexer/varint.h \
     format/hwtr_zbuf.h \
     common/hwtr_common.h include/hwtrace.h
 	@mkdir -p $(dir $@)

@@ -45,56 +45,13 @@ SQLITE_EXTENSION_INIT3
 
 #include "hwtr_zbuf.h"
 #include "linestore.h"
+#include "varint.h"
 
 #define LS_RAW		0
 #define LS_ZSTD		1
 #define LS_ZLEVEL	1
 /* The fields of a row: at least a byte each, at most ten. */
 #define LS_FIELDS	6
-
-static uint8_t *
-ls_put(uint8_t *p, uint64_t u)
-{
-	while (u >= 0x80) {
-		*p++ = (uint8_t)(u | 0x80);
-		u >>= 7;
-	}
-	*p++ = (uint8_t)u;
-	return (p);
-}
-
-static int
-ls_get(const uint8_t **pp, const uint8_t *end, uint64_t *up)
-{
-	const uint8_t *p = *pp;
-	uint64_t u = 0;
-	int shift;
-
-	for (shift = 0; p < end && shift < 64; shift += 7) {
-		uint8_t b = *p++;
-
-		u |= (uint64_t)(b & 0x7f) << shift;
-		if ((b & 0x80) == 0) {
-			*pp = p;
-			*up = u;
-			return (0);
-		}
-	}
-	return (-1);
-}
-
-/* Differences wrap: addresses are 64-bit patterns. */
-static uint64_t
-zz(uint64_t d)
-{
-	return ((d << 1) ^ (uint64_t)((int64_t)d >> 63));
-}
-
-static uint64_t
-unzz(uint64_t z)
-{
-	return ((z >> 1) ^ (uint64_t)-(int64_t)(z & 1));
-}
 
 int
 hwtr_ls_encode(const struct hwtr_ls_row *rows, size_t n, uint8_t **outp,
@@ -114,12 +71,12 @@ hwtr_ls_encode(const struct hwtr_ls_row *rows, size_t n, uint8_t **outp,
 	for (i = 0; i < n; i++) {
 		const struct hwtr_ls_row *r = &rows[i];
 
-		p = ls_put(p, zz((uint64_t)r->addr - prev_end));
-		p = ls_put(p, (uint64_t)r->end - (uint64_t)r->addr);
-		p = ls_put(p, zz((uint64_t)r->file - prev_file));
-		p = ls_put(p, zz((uint64_t)r->line - prev_line));
-		p = ls_put(p, zz((uint64_t)r->col));
-		p = ls_put(p, (uint64_t)r->is_stmt);
+		p = ix_varint_put(p, ix_zz((uint64_t)r->addr - prev_end));
+		p = ix_varint_put(p, (uint64_t)r->end - (uint64_t)r->addr);
+		p = ix_varint_put(p, ix_zz((uint64_t)r->file - prev_file));
+		p = ix_varint_put(p, ix_zz((uint64_t)r->line - prev_line));
+		p = ix_varint_put(p, ix_zz((uint64_t)r->col));
+		p = ix_varint_put(p, (uint64_t)r->is_stmt);
 		prev_end = (uint64_t)r->end;
 		prev_file = (uint64_t)r->file;
 		prev_line = (uint64_t)r->line;
@@ -129,8 +86,8 @@ hwtr_ls_encode(const struct hwtr_ls_row *rows, size_t n, uint8_t **outp,
 		free(raw);
 		return (-1);
 	}
-	p = ls_put(out + 1, n);
-	p = ls_put(p, rawlen);
+	p = ix_varint_put(out + 1, n);
+	p = ix_varint_put(p, rawlen);
 	hdr = (size_t)(p - out);
 	zlen = hwtr_zbuf_compress(p, hwtr_zbuf_bound(rawlen), raw, rawlen,
 	    LS_ZLEVEL);
@@ -166,7 +123,7 @@ hwtr_ls_decode(const uint8_t *blob, size_t len, int64_t n, int64_t lo,
 		return (-1);
 	end = blob + len;
 	p = blob + 1;
-	if (ls_get(&p, end, &nrows) < 0 || ls_get(&p, end, &rawlen) < 0)
+	if (ix_varint_get(&p, end, &nrows) < 0 || ix_varint_get(&p, end, &rawlen) < 0)
 		return (-1);
 	*whyp = "row count differs from its table row";
 	if (nrows != (uint64_t)n)
@@ -199,13 +156,13 @@ hwtr_ls_decode(const uint8_t *blob, size_t len, int64_t n, int64_t lo,
 	prev_end = (uint64_t)lo;
 	for (i = 0; i < n; i++) {
 		for (k = 0; k < LS_FIELDS; k++)
-			if (ls_get(&q, qend, &v[k]) < 0)
+			if (ix_varint_get(&q, qend, &v[k]) < 0)
 				goto bad;
-		rows[i].addr = (int64_t)(prev_end + unzz(v[0]));
+		rows[i].addr = (int64_t)(prev_end + ix_unzz(v[0]));
 		rows[i].end = (int64_t)((uint64_t)rows[i].addr + v[1]);
-		rows[i].file = (int64_t)(prev_file + unzz(v[2]));
-		rows[i].line = (int64_t)(prev_line + unzz(v[3]));
-		rows[i].col = (int64_t)unzz(v[4]);
+		rows[i].file = (int64_t)(prev_file + ix_unzz(v[2]));
+		rows[i].line = (int64_t)(prev_line + ix_unzz(v[3]));
+		rows[i].col = (int64_t)ix_unzz(v[4]);
 		rows[i].is_stmt = (int64_t)v[5];
 		prev_end = (uint64_t)rows[i].end;
 		prev_file = (uint64_t)rows[i].file;
@@ -747,13 +704,13 @@ ls_filter(sqlite3_vtab_cursor *cp, int bits, const char *idxs, int argc,
 	(void)argc;
 	if (sqlite3_total_changes64(c->vt->db) != c->vt->changes) {
 		struct ls_vtab *vt = c->vt;
+		int k;
 
 		ls_unpin(c);
-		for (a = 0; a < LS_NCACHE; a++)
-			if (vt->cache[a].pins == 0)
-				vt->cache[a].valid = 0;
+		for (k = 0; k < LS_NCACHE; k++)
+			if (vt->cache[k].pins == 0)
+				vt->cache[k].valid = 0;
 		vt->changes = sqlite3_total_changes64(vt->db);
-		a = 0;
 	}
 	if (c->st != NULL)
 		sqlite3_reset(c->st);
