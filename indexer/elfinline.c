@@ -227,7 +227,7 @@ inl_walk(struct inl_cu *c, Dwarf_Die *die, int depth, int nest,
 		} else if (tag != DW_TAG_lexical_block &&
 		    tag != DW_TAG_namespace && tag != DW_TAG_module &&
 		    tag != DW_TAG_try_block && tag != DW_TAG_catch_block)
-			continue;
+			continue;	/* call sites too: parameters only */
 		if ((rc = inl_walk(c, &child, d, nest + 1, inst)) < 0)
 			return (rc);
 	} while (!c->toodeep && dwarf_siblingof(&child, &child) == 0);
