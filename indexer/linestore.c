@@ -23,9 +23,10 @@
  *                              at or before this address" reads one page);
  *   otherwise                  every page, skipping those outside an
  *                              address range without decoding them.
- * Rows come in (image, addr) order, so the planner skips its sort.  A
- * cursor keeps the last page it decoded: the lookups of a correlated
- * subquery (one per block or function) mostly land on it.
+ * Rows come in (image, addr) order, so the planner skips its sort.  The
+ * table keeps the last pages its cursors decoded (struct ls_vtab): the
+ * lookups of a correlated subquery (one per block or function) mostly
+ * land on one of them and run no SQL.
  */
 
 #ifdef HWTR_SQLITE_EXTENSION
@@ -540,7 +541,6 @@ ls_load(struct ls_cur *c, sqlite3_stmt *st, int col, int64_t img)
 		c->pg = slot;
 		return (SQLITE_OK);
 	}
-	slot->pins = 0;
 	ls_use(c, slot);
 	return (SQLITE_OK);
 }
