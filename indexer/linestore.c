@@ -225,8 +225,8 @@ struct ls_page {
  * prepared wait in @idle for the next one, and the pages they decoded
  * stay in @cache, so that such runs neither prepare nor decode again,
  * and a run whose address lies in a page held runs no SQL at all.  A
- * write of the connection (line_pages is not to be written, but SQL can)
- * empties it.
+ * change of the database (line_pages is not to be written, but SQL can,
+ * on this connection or another) empties it (ls_stale()).
  */
 struct ls_vtab {
 	sqlite3_vtab	base;
@@ -236,6 +236,7 @@ struct ls_vtab {
 	struct ls_page	cache[LS_NCACHE];
 	unsigned long	tick;
 	sqlite3_int64	changes;	/* the connection's, when filled */
+	unsigned int	dver;		/* the database's, then (ls_stale()) */
 };
 
 struct ls_cur {
@@ -692,6 +693,30 @@ ls_int(sqlite3_value *v, int64_t *ip)
 	}
 }
 
+/*
+ * Has the database changed since the table's pages were decoded?  Writes
+ * of this connection count at once (a transaction not yet committed
+ * included), another connection's once committed: SQLite's data version
+ * of the schema holding line_pages says so at the start of each
+ * transaction, which a statement reading lines opens (it checks the
+ * schema) before the table sees it.  The two counters are kept as seen.
+ */
+static int
+ls_stale(struct ls_vtab *vt)
+{
+	sqlite3_int64 ch = sqlite3_total_changes64(vt->db);
+	unsigned int dv = 0;
+	int stale;
+
+	if (sqlite3_file_control(vt->db, vt->schema, SQLITE_FCNTL_DATA_VERSION,
+	    &dv) != SQLITE_OK)
+		dv = vt->dver + 1;	/* unknown: trust nothing held */
+	stale = ch != vt->changes || dv != vt->dver;
+	vt->changes = ch;
+	vt->dver = dv;
+	return (stale);
+}
+
 static int
 ls_filter(sqlite3_vtab_cursor *cp, int bits, const char *idxs, int argc,
     sqlite3_value **argv)
@@ -702,7 +727,7 @@ ls_filter(sqlite3_vtab_cursor *cp, int bits, const char *idxs, int argc,
 
 	(void)idxs;
 	(void)argc;
-	if (sqlite3_total_changes64(c->vt->db) != c->vt->changes) {
+	if (ls_stale(c->vt)) {
 		struct ls_vtab *vt = c->vt;
 		int k;
 
@@ -710,7 +735,6 @@ ls_filter(sqlite3_vtab_cursor *cp, int bits, const char *idxs, int argc,
 		for (k = 0; k < LS_NCACHE; k++)
 			if (vt->cache[k].pins == 0)
 				vt->cache[k].valid = 0;
-		vt->changes = sqlite3_total_changes64(vt->db);
 	}
 	if (c->st != NULL)
 		sqlite3_reset(c->st);

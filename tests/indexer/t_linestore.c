@@ -11,7 +11,8 @@
  * an error, never a crash; and the lines virtual table, read with the
  * queries hwtrace makes and others, against an ordinary table of the same
  * rows (schema version 7's lines); a lookup that reads only its page;
- * a page rewritten through SQL read as rewritten; writes refused.
+ * a page rewritten through SQL, by this connection or another, read as
+ * rewritten; writes refused.
  */
 
 #include <atf-c.h>
@@ -474,6 +475,59 @@ ATF_TC_BODY(rewritten_page_read_again, tc)
 	free_rows();
 }
 
+/*
+ * A page another connection wrote again (committed) reads as written,
+ * whether this connection's reads run SQL or land on a page it holds.
+ */
+ATF_TC_WITHOUT_HEAD(page_rewritten_by_another_connection);
+ATF_TC_BODY(page_rewritten_by_another_connection, tc)
+{
+	sqlite3 *db = make_db(), *other;
+	struct hwtr_ls_row r[HWTR_LS_PAGE];
+	sqlite3_stmt *st;
+	uint8_t *blob;
+	size_t len, i;
+	char *got;
+	int round;
+
+	ATF_REQUIRE_EQ(sqlite3_exec(db, "VACUUM INTO 'two.db'", NULL, NULL,
+	    NULL), SQLITE_OK);
+	sqlite3_close(db);
+	ATF_REQUIRE_EQ(sqlite3_open("two.db", &db), SQLITE_OK);
+	ATF_REQUIRE_EQ(hwtr_ix_sqlite_register(db), 0);
+	ATF_REQUIRE_EQ(sqlite3_open("two.db", &other), SQLITE_OK);
+	memcpy(r, img_rows[1], sizeof(r));
+	for (round = 1; round <= 3; round++) {
+		/* Twice: the second lookup lands on the page held. */
+		for (i = 0; i < 2; i++) {
+			got = answer(db, "SELECT line FROM %s WHERE image = ?1 "
+			    "AND addr <= ?2 ORDER BY addr DESC LIMIT 1",
+			    "lines", 1, r[10 + i].addr);
+			ATF_REQUIRE_MSG(got != NULL, "%s", sqlite3_errmsg(db));
+			ATF_CHECK_EQ_MSG(strtoll(got, NULL, 10),
+			    r[10 + i].line, "round %d: line %s, expected %jd",
+			    round, got, (intmax_t)r[10 + i].line);
+			sqlite3_free(got);
+		}
+		for (i = 0; i < HWTR_LS_PAGE; i++)
+			r[i].line += 1000;
+		ATF_REQUIRE_EQ(hwtr_ls_encode(r, HWTR_LS_PAGE, &blob, &len),
+		    0);
+		ATF_REQUIRE_EQ(sqlite3_prepare_v2(other, "UPDATE line_pages "
+		    "SET data = ?1 WHERE image = 1 AND lo = ?2", -1, &st, NULL),
+		    SQLITE_OK);
+		sqlite3_bind_blob(st, 1, blob, (int)len, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 2, r[0].addr);
+		ATF_REQUIRE_EQ(sqlite3_step(st), SQLITE_DONE);
+		ATF_REQUIRE_EQ(sqlite3_changes(other), 1);
+		sqlite3_finalize(st);
+		free(blob);
+	}
+	sqlite3_close(other);
+	sqlite3_close(db);
+	free_rows();
+}
+
 ATF_TC_WITHOUT_HEAD(writes_refused);
 ATF_TC_BODY(writes_refused, tc)
 {
@@ -497,6 +551,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, table_answers_as_a_plain_one);
 	ATF_TP_ADD_TC(tp, lookup_reads_its_page);
 	ATF_TP_ADD_TC(tp, rewritten_page_read_again);
+	ATF_TP_ADD_TC(tp, page_rewritten_by_another_connection);
 	ATF_TP_ADD_TC(tp, writes_refused);
 	return (0);
 }
