@@ -64,7 +64,8 @@ cv_init(sqlite3 *db, int create, int argc, const char *const *argv,
 		return (SQLITE_ERROR);
 	}
 	if (create) {
-		if ((sql = hwtr_cv_subst(HWTR_CS_SHADOW_SQL, argv[2])) == NULL)
+		if ((sql = hwtr_cv_subst(HWTR_CS_SHADOW_SQL, argv[1],
+		    argv[2])) == NULL)
 			return (SQLITE_NOMEM);
 		rc = sqlite3_exec(db, sql, NULL, NULL, errp);
 		sqlite3_free(sql);
@@ -83,7 +84,11 @@ cv_init(sqlite3 *db, int create, int argc, const char *const *argv,
 	vt->pristine = vt->rows_empty = -1;
 	for (i = 0; i < CV_NCACHE; i++)
 		vt->cache[i].id0 = -1;
-	if ((vt->name = sqlite3_mprintf("%s", argv[2])) == NULL) {
+	vt->name = sqlite3_mprintf("%s", argv[2]);
+	vt->schema = sqlite3_mprintf("%s", argv[1]);
+	if (vt->name == NULL || vt->schema == NULL) {
+		sqlite3_free(vt->name);
+		sqlite3_free(vt->schema);
 		sqlite3_free(vt);
 		return (SQLITE_NOMEM);
 	}
@@ -129,6 +134,7 @@ cv_disconnect(sqlite3_vtab *vtab)
 	for (i = 0; i < CV_NCACHE; i++)
 		sqlite3_free(vt->cache[i].rows);
 	sqlite3_free(vt->name);
+	sqlite3_free(vt->schema);
 	sqlite3_free(vt);
 	return (SQLITE_OK);
 }
@@ -140,9 +146,9 @@ cv_destroy(sqlite3_vtab *vtab)
 	char *sql;
 	int rc;
 
-	sql = sqlite3_mprintf("DROP TABLE IF EXISTS \"%w_pages\"; DROP TABLE "
-	    "IF EXISTS \"%w_bysym\"; DROP TABLE IF EXISTS \"%w_rows\";",
-	    vt->name, vt->name, vt->name);
+	sql = hwtr_cv_subst("DROP TABLE IF EXISTS \"%2$s\".\"%1$s_pages\"; "
+	    "DROP TABLE IF EXISTS \"%2$s\".\"%1$s_bysym\"; DROP TABLE IF EXISTS "
+	    "\"%2$s\".\"%1$s_rows\";", vt->schema, vt->name);
 	if (sql == NULL)
 		return (SQLITE_NOMEM);
 	cv_pool_free(vt);
@@ -211,8 +217,8 @@ cv_rows_empty(struct cv_vtab *vt)
 	char *sql;
 	int rc;
 
-	if ((sql = hwtr_cv_subst("SELECT 1 FROM \"%1$s_rows\" LIMIT 1",
-	    vt->name)) == NULL)
+	if ((sql = hwtr_cv_subst("SELECT 1 FROM \"%2$s\".\"%1$s_rows\" "
+	    "LIMIT 1", vt->schema, vt->name)) == NULL)
 		return (0);
 	rc = sqlite3_prepare_v2(vt->db, sql, -1, &st, NULL);
 	sqlite3_free(sql);
@@ -574,18 +580,18 @@ cv_hi(int64_t *hi, int64_t v)
 
 /* The calls_rows statement of the plan (bound ?1 to ?6). */
 static const char *const cv_rows_sql[4][2] = {
-	{ "SELECT * FROM \"%1$s_rows\" WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
-	  "SELECT * FROM \"%1$s_rows\" WHERE id BETWEEN ?1 AND ?2 ORDER BY "
+	{ "SELECT * FROM \"%2$s\".\"%1$s_rows\" WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+	  "SELECT * FROM \"%2$s\".\"%1$s_rows\" WHERE id BETWEEN ?1 AND ?2 ORDER BY "
 	  "id DESC" },
-	{ "SELECT * FROM \"%1$s_rows\" WHERE id = ?1 AND ?2 = ?2",
-	  "SELECT * FROM \"%1$s_rows\" WHERE id = ?1 AND ?2 = ?2" },
-	{ "SELECT * FROM \"%1$s_rows\" WHERE symbol = ?3 AND id BETWEEN ?1 "
+	{ "SELECT * FROM \"%2$s\".\"%1$s_rows\" WHERE id = ?1 AND ?2 = ?2",
+	  "SELECT * FROM \"%2$s\".\"%1$s_rows\" WHERE id = ?1 AND ?2 = ?2" },
+	{ "SELECT * FROM \"%2$s\".\"%1$s_rows\" WHERE symbol = ?3 AND id BETWEEN ?1 "
 	  "AND ?2 ORDER BY symbol, id",
-	  "SELECT * FROM \"%1$s_rows\" WHERE symbol = ?3 AND id BETWEEN ?1 "
+	  "SELECT * FROM \"%2$s\".\"%1$s_rows\" WHERE symbol = ?3 AND id BETWEEN ?1 "
 	  "AND ?2 ORDER BY symbol DESC, id DESC" },
-	{ "SELECT * FROM \"%1$s_rows\" WHERE thread = ?4 AND entry_seq BETWEEN "
+	{ "SELECT * FROM \"%2$s\".\"%1$s_rows\" WHERE thread = ?4 AND entry_seq BETWEEN "
 	  "?5 AND ?6 AND id BETWEEN ?1 AND ?2 ORDER BY thread, entry_seq, id",
-	  "SELECT * FROM \"%1$s_rows\" WHERE thread = ?4 AND entry_seq BETWEEN "
+	  "SELECT * FROM \"%2$s\".\"%1$s_rows\" WHERE thread = ?4 AND entry_seq BETWEEN "
 	  "?5 AND ?6 AND id BETWEEN ?1 AND ?2 ORDER BY thread DESC, "
 	  "entry_seq DESC, id DESC" },
 };
@@ -601,10 +607,10 @@ cv_thread_pages(struct cv_cursor *c, int64_t *lop, int64_t *hip)
 
 	*lop = 1;
 	*hip = 0;
-	if ((rc = hwtr_cv_prep(c, &c->s_tlo, "SELECT id0 FROM \"%1$s_pages\" "
+	if ((rc = hwtr_cv_prep(c, &c->s_tlo, "SELECT id0 FROM \"%2$s\".\"%1$s_pages\" "
 	    "WHERE thread = ?1 AND seq1 >= ?2 ORDER BY thread, seq1, id0 "
 	    "LIMIT 1")) != SQLITE_OK ||
-	    (rc = hwtr_cv_prep(c, &c->s_thi, "SELECT id0 FROM \"%1$s_pages\" "
+	    (rc = hwtr_cv_prep(c, &c->s_thi, "SELECT id0 FROM \"%2$s\".\"%1$s_pages\" "
 	    "WHERE thread = ?1 AND seq0 <= ?2 ORDER BY thread DESC, seq0 DESC, "
 	    "id0 DESC LIMIT 1")) != SQLITE_OK)
 		return (rc);
@@ -721,13 +727,13 @@ cv_constrain(struct cv_cursor *c, const char *idxstr, int argc,
  * copy (?1), ascending and descending.
  */
 static const char *const cv_pages_sql[2][2] = {
-	{ "SELECT id0, thread, n, seq0, data FROM \"%1$s_pages\" WHERE id0 "
+	{ "SELECT id0, thread, n, seq0, data FROM \"%2$s\".\"%1$s_pages\" WHERE id0 "
 	  "BETWEEN ?1 AND ?2 ORDER BY id0",
-	  "SELECT id0, thread, n, seq0, data FROM \"%1$s_pages\" WHERE id0 "
+	  "SELECT id0, thread, n, seq0, data FROM \"%2$s\".\"%1$s_pages\" WHERE id0 "
 	  "BETWEEN ?1 AND ?2 ORDER BY id0 DESC" },
-	{ "SELECT id0, thread, n, data FROM \"%1$s_bysym\" WHERE symbol = ?1 "
+	{ "SELECT id0, thread, n, data FROM \"%2$s\".\"%1$s_bysym\" WHERE symbol = ?1 "
 	  "ORDER BY symbol, id0",
-	  "SELECT id0, thread, n, data FROM \"%1$s_bysym\" WHERE symbol = ?1 "
+	  "SELECT id0, thread, n, data FROM \"%2$s\".\"%1$s_bysym\" WHERE symbol = ?1 "
 	  "ORDER BY symbol DESC, id0 DESC" },
 };
 
@@ -900,7 +906,7 @@ cv_caller(struct cv_cursor *c, const struct hwtr_cs_row *r,
 	c->cl_has = 0;
 	memset(&c->cl_row, 0, sizeof(c->cl_row));
 	if ((rc = hwtr_cv_prep(c, &c->s_rcaller, "SELECT symbol, func_ip FROM "
-	    "\"%1$s_rows\" WHERE id = ?1")) != SQLITE_OK)
+	    "\"%2$s\".\"%1$s_rows\" WHERE id = ?1")) != SQLITE_OK)
 		return (rc);
 	sqlite3_bind_int64(c->s_rcaller, 1, pid);
 	rc = sqlite3_step(c->s_rcaller);
@@ -950,9 +956,9 @@ cv_pristine(struct cv_cursor *c)
 	if (vt->pristine >= 0)
 		return (vt->pristine);
 	if (hwtr_cv_prep(c, &c->s_pristine, "SELECT NOT EXISTS (SELECT 1 FROM "
-	    "\"%1$s_rows\") AND (SELECT coalesce(sum(n), 0) FROM "
-	    "\"%1$s_pages\") = (SELECT coalesce(max(id0 + n - 1), 0) FROM "
-	    "\"%1$s_pages\")") != SQLITE_OK)
+	    "\"%2$s\".\"%1$s_rows\") AND (SELECT coalesce(sum(n), 0) FROM "
+	    "\"%2$s\".\"%1$s_pages\") = (SELECT coalesce(max(id0 + n - 1), 0) FROM "
+	    "\"%2$s\".\"%1$s_pages\")") != SQLITE_OK)
 		return (0);
 	rc = sqlite3_step(c->s_pristine);
 	vt->pristine = rc == SQLITE_ROW && sqlite3_column_int(c->s_pristine,

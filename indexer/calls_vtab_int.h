@@ -49,6 +49,7 @@ struct cv_vtab {
 	sqlite3_vtab	base;
 	sqlite3		*db;
 	char		*name;		/* the table's, for its storage tables */
+	char		*schema;	/* the database holding them all */
 	unsigned int	gen;		/* bumped by each change through it */
 	struct cv_page	cache[CV_NCACHE];
 	unsigned long	tick;
@@ -111,8 +112,12 @@ struct cv_cursor {
 
 /* calls_vtab_page.c */
 
-/* @tmpl with each "%1$s" replaced by @name quoted; sqlite3_free() it. */
-char	*hwtr_cv_subst(const char *tmpl, const char *name);
+/*
+ * @tmpl with each "%1$s" replaced by @name, each "%2$s" by @schema, with
+ * their double quotes doubled (they go between double quotes); the
+ * caller sqlite3_free()s it.
+ */
+char	*hwtr_cv_subst(const char *tmpl, const char *schema, const char *name);
 /* xOpen and xClose; writes open a cursor of their own to find pages. */
 int	hwtr_cv_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **curp);
 int	hwtr_cv_close(sqlite3_vtab_cursor *cur);

@@ -22,16 +22,14 @@
 #include "hwtr_common.h"
 
 char *
-hwtr_cv_subst(const char *tmpl, const char *name)
+hwtr_cv_subst(const char *tmpl, const char *schema, const char *name)
 {
 	sqlite3_str *s = sqlite3_str_new(NULL);
-	const char *p;
+	const char *p, *n;
 
 	for (p = tmpl; *p != '\0'; p++) {
-		if (strncmp(p, "%1$s", 4) == 0) {
-			const char *n;
-
-			for (n = name; *n != '\0'; n++) {
+		if (strncmp(p, "%1$s", 4) == 0 || strncmp(p, "%2$s", 4) == 0) {
+			for (n = p[1] == '1' ? name : schema; *n != '\0'; n++) {
 				if (*n == '"')
 					sqlite3_str_appendchar(s, 1, '"');
 				sqlite3_str_appendchar(s, 1, *n);
@@ -121,8 +119,9 @@ hwtr_cv_dberr(struct cv_cursor *c)
 }
 
 /*
- * Prepare @sql (a literal, with "%1$s" for the table name) into *@stp (a
- * statement field of @c) once: from the table's pool when one is idle.
+ * Prepare @sql (a literal, "%1$s" for the table name, "%2$s" for its
+ * schema: hwtr_cv_subst()) into *@stp (a statement field of @c) once:
+ * from the table's pool when one is idle.
  */
 int
 hwtr_cv_prep(struct cv_cursor *c, sqlite3_stmt **stp, const char *sql)
@@ -145,7 +144,7 @@ hwtr_cv_prep(struct cv_cursor *c, sqlite3_stmt **stp, const char *sql)
 			break;
 		}
 	if (*stp == NULL) {
-		if ((s = hwtr_cv_subst(sql, vt->name)) == NULL)
+		if ((s = hwtr_cv_subst(sql, vt->schema, vt->name)) == NULL)
 			return (SQLITE_NOMEM);
 		rc = sqlite3_prepare_v2(vt->db, s, -1, stp, NULL);
 		sqlite3_free(s);
@@ -246,7 +245,7 @@ hwtr_cv_fresh(struct cv_vtab *vt)
 	unsigned int dver = 0;
 	int i;
 
-	(void)sqlite3_file_control(vt->db, "main", SQLITE_FCNTL_DATA_VERSION,
+	(void)sqlite3_file_control(vt->db, vt->schema, SQLITE_FCNTL_DATA_VERSION,
 	    &dver);
 	dver += (unsigned int)sqlite3_total_changes64(vt->db);
 	if (vt->cgen != vt->gen || vt->cdver != dver) {
@@ -281,7 +280,7 @@ hwtr_cv_find(struct cv_cursor *c, int64_t id, struct cv_page **pgp)
 		}
 	}
 	if ((rc = hwtr_cv_prep(c, &c->s_find, "SELECT id0, thread, n, seq0, "
-	    "data FROM \"%1$s_pages\" WHERE id0 <= ?1 ORDER BY id0 DESC "
+	    "data FROM \"%2$s\".\"%1$s_pages\" WHERE id0 <= ?1 ORDER BY id0 DESC "
 	    "LIMIT 1")) != SQLITE_OK)
 		return (rc);
 	sqlite3_bind_int64(c->s_find, 1, id);

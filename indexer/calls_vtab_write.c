@@ -29,7 +29,7 @@ cv_prep_vt(struct cv_vtab *vt, sqlite3_stmt **stp, const char *sql)
 	char *s;
 	int rc;
 
-	if ((s = hwtr_cv_subst(sql, vt->name)) == NULL)
+	if ((s = hwtr_cv_subst(sql, vt->schema, vt->name)) == NULL)
 		return (SQLITE_NOMEM);
 	rc = sqlite3_prepare_v2(vt->db, s, -1, stp, NULL);
 	sqlite3_free(s);
@@ -81,7 +81,7 @@ cv_delete_sym(struct cv_vtab *vt, const struct hwtr_cs_row *r)
 	if (r->nul & (1u << CS_SYMBOL))
 		return (SQLITE_OK);
 	if ((rc = cv_prep_vt(vt, &st, "SELECT rowid, id0, thread, n, data "
-	    "FROM \"%1$s_bysym\" WHERE symbol = ?1 AND id0 <= ?2 ORDER BY "
+	    "FROM \"%2$s\".\"%1$s_bysym\" WHERE symbol = ?1 AND id0 <= ?2 ORDER BY "
 	    "symbol DESC, id0 DESC LIMIT 1")) != SQLITE_OK)
 		return (rc);
 	sqlite3_bind_int64(st, 1, r->v[CS_SYMBOL]);
@@ -110,12 +110,12 @@ cv_delete_sym(struct cv_vtab *vt, const struct hwtr_cs_row *r)
 		goto out;
 	memmove(&rows[k], &rows[k + 1], (size_t)(n - k - 1) * sizeof(*rows));
 	if (--n == 0)
-		rc = cv_prep_vt(vt, &up, "DELETE FROM \"%1$s_bysym\" WHERE "
+		rc = cv_prep_vt(vt, &up, "DELETE FROM \"%2$s\".\"%1$s_bysym\" WHERE "
 		    "rowid = ?1");
 	else if (hwtr_cs_sym_encode(rows, (size_t)n, &blob, &len) < 0)
 		rc = SQLITE_NOMEM;
 	else
-		rc = cv_prep_vt(vt, &up, "UPDATE \"%1$s_bysym\" SET id0 = ?2, "
+		rc = cv_prep_vt(vt, &up, "UPDATE \"%2$s\".\"%1$s_bysym\" SET id0 = ?2, "
 		    "n = ?3, data = ?4 WHERE rowid = ?1");
 	if (rc != SQLITE_OK)
 		goto out;
@@ -149,7 +149,7 @@ cv_delete(struct cv_vtab *vt, int64_t id)
 	int64_t k;
 	int rc, had;
 
-	if ((rc = cv_exec_id(vt, "DELETE FROM \"%1$s_rows\" WHERE id = ?1 "
+	if ((rc = cv_exec_id(vt, "DELETE FROM \"%2$s\".\"%1$s_rows\" WHERE id = ?1 "
 	    "RETURNING id", id, &had)) != SQLITE_OK || had)
 		return (rc);
 	if ((rc = hwtr_cv_open(&vt->base, (sqlite3_vtab_cursor **)&c)) !=
@@ -178,7 +178,7 @@ cv_delete(struct cv_vtab *vt, int64_t id)
 	    sizeof(*pg->rows));
 	pg->n--;
 	if (pg->n == 0) {
-		rc = cv_exec_id(vt, "DELETE FROM \"%1$s_pages\" WHERE id0 = ?1",
+		rc = cv_exec_id(vt, "DELETE FROM \"%2$s\".\"%1$s_pages\" WHERE id0 = ?1",
 		    pg->id0, NULL);
 		goto out;
 	}
@@ -187,7 +187,7 @@ cv_delete(struct cv_vtab *vt, int64_t id)
 		rc = SQLITE_NOMEM;
 		goto out;
 	}
-	if ((rc = cv_prep_vt(vt, &st, "UPDATE \"%1$s_pages\" SET n = ?2, "
+	if ((rc = cv_prep_vt(vt, &st, "UPDATE \"%2$s\".\"%1$s_pages\" SET n = ?2, "
 	    "seq0 = ?3, seq1 = ?4, data = ?5 WHERE id0 = ?1")) != SQLITE_OK)
 		goto out;
 	sqlite3_bind_int64(st, 1, pg->id0);
@@ -211,7 +211,7 @@ cv_exists(struct cv_vtab *vt, int64_t id, int *yes)
 	struct cv_page *pg;
 	int rc;
 
-	if ((rc = cv_exec_id(vt, "SELECT 1 FROM \"%1$s_rows\" WHERE id = ?1",
+	if ((rc = cv_exec_id(vt, "SELECT 1 FROM \"%2$s\".\"%1$s_rows\" WHERE id = ?1",
 	    id, yes)) != SQLITE_OK || *yes)
 		return (rc);
 	if ((rc = hwtr_cv_open(&vt->base, (sqlite3_vtab_cursor **)&c)) !=
@@ -239,7 +239,7 @@ cv_next_id(struct cv_vtab *vt, int64_t *idp)
 	int rc;
 
 	if ((rc = cv_prep_vt(vt, &st, "SELECT coalesce((SELECT max(id) FROM "
-	    "\"%1$s_rows\"), 0), (SELECT max(id0) FROM \"%1$s_pages\")")) !=
+	    "\"%2$s\".\"%1$s_rows\"), 0), (SELECT max(id0) FROM \"%2$s\".\"%1$s_pages\")")) !=
 	    SQLITE_OK)
 		return (rc);
 	rc = sqlite3_step(st);
@@ -378,7 +378,7 @@ hwtr_cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 	}
 	if (has_old && (rc = cv_delete(vt, old)) != SQLITE_OK)
 		return (rc);
-	if ((rc = cv_prep_vt(vt, &st, "INSERT INTO \"%1$s_rows\" VALUES (?1, "
+	if ((rc = cv_prep_vt(vt, &st, "INSERT INTO \"%2$s\".\"%1$s_rows\" VALUES (?1, "
 	    "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
 	    "?16, ?17, ?18, ?19, ?20)")) != SQLITE_OK)
 		return (rc);

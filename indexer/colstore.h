@@ -141,18 +141,18 @@ int hwtr_xo_unpack(const uint8_t *p, size_t len, int64_t nblocks,
 
 /* The storage tables of a calls table named @name ("%1$s"). */
 #define HWTR_CS_SHADOW_SQL						\
-	"CREATE TABLE \"%1$s_pages\" (id0 INTEGER PRIMARY KEY, "	\
+	"CREATE TABLE \"%2$s\".\"%1$s_pages\" (id0 INTEGER PRIMARY KEY, "	\
 	"thread INTEGER NOT NULL, n INTEGER NOT NULL, seq0 INTEGER NOT NULL, " \
 	"seq1 INTEGER NOT NULL, data BLOB NOT NULL);"			\
-	"CREATE INDEX \"%1$s_pages_seq\" ON \"%1$s_pages\" (thread, seq1);" \
-	"CREATE INDEX \"%1$s_pages_seq0\" ON \"%1$s_pages\" (thread, seq0);" \
-	"CREATE TABLE \"%1$s_bysym\" (symbol INTEGER NOT NULL, "	\
+	"CREATE INDEX \"%2$s\".\"%1$s_pages_seq\" ON \"%1$s_pages\" (thread, seq1);" \
+	"CREATE INDEX \"%2$s\".\"%1$s_pages_seq0\" ON \"%1$s_pages\" (thread, seq0);" \
+	"CREATE TABLE \"%2$s\".\"%1$s_bysym\" (symbol INTEGER NOT NULL, "	\
 	"id0 INTEGER NOT NULL, thread INTEGER NOT NULL, n INTEGER NOT NULL, " \
 	"data BLOB NOT NULL, PRIMARY KEY (symbol, id0));"		\
-	"CREATE TABLE \"%1$s_rows\" (id INTEGER PRIMARY KEY, "		\
+	"CREATE TABLE \"%2$s\".\"%1$s_rows\" (id INTEGER PRIMARY KEY, "		\
 	HWTR_CS_ROW_COLS ");"						\
-	"CREATE INDEX \"%1$s_rows_thread\" ON \"%1$s_rows\" (thread, entry_seq);" \
-	"CREATE INDEX \"%1$s_rows_symbol\" ON \"%1$s_rows\" (symbol);"
+	"CREATE INDEX \"%2$s\".\"%1$s_rows_thread\" ON \"%1$s_rows\" (thread, entry_seq);" \
+	"CREATE INDEX \"%2$s\".\"%1$s_rows_symbol\" ON \"%1$s_rows\" (symbol);"
 
 struct sqlite3;
 

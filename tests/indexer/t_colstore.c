@@ -1350,6 +1350,73 @@ ATF_TC_BODY(page_parents_predicted, tc)
  * calls_write.c stores the stitcher's kind numbers as they are: the two
  * lists must name the same kinds in the same order.
  */
+/*
+ * calls of an attached database reads and writes that database's pages
+ * and rows, not those of main (whose calls is empty here), and dropping
+ * it drops its own storage tables.
+ */
+ATF_TC_WITHOUT_HEAD(attached_database_reads_its_own);
+ATF_TC_BODY(attached_database_reads_its_own, tc)
+{
+	struct gen g;
+	sqlite3 *db = make_db(&g), *ref;
+	char sql[256], *err = NULL;
+	int64_t sym;
+
+	ATF_REQUIRE_EQ(sqlite3_exec(db, "VACUUM INTO 'b.db'", NULL, NULL,
+	    NULL), SQLITE_OK);
+	sqlite3_close(db);
+	ATF_REQUIRE_EQ(sqlite3_open("b.db", &ref), SQLITE_OK);
+	ATF_REQUIRE_EQ(hwtr_ix_sqlite_register(ref), 0);
+	ATF_REQUIRE_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
+	ATF_REQUIRE_EQ(hwtr_ix_sqlite_register(db), 0);
+	if (sqlite3_exec(db, HWTR_IX_SCHEMA_SQL HWTR_IX_INDEX_SQL
+	    "ATTACH 'b.db' AS b", NULL, NULL, &err) != SQLITE_OK)
+		atf_tc_fail("schema, attach: %s", err);
+	ATF_CHECK_EQ(one(db, "SELECT count(*) FROM main.calls"), 0);
+	ATF_CHECK_EQ(one(db, "SELECT count(*) FROM b.calls"),
+	    (int64_t)g.nrows);
+	/* The ways a scan goes: ids, a thread's sequence, a symbol. */
+	sym = g.rows[4320].v[CS_SYMBOL];
+#define SAME_IN_B(fmt) do {						\
+		char q1[256];						\
+									\
+		snprintf(sql, sizeof(sql), fmt, "b.", (long long)sym);	\
+		snprintf(q1, sizeof(q1), fmt, "", (long long)sym);	\
+		ATF_CHECK_EQ_MSG(one(db, sql), one(ref, q1), "%s", sql); \
+	} while (0)
+	SAME_IN_B("SELECT sum(insns) FROM %scalls WHERE id BETWEEN 100 AND "
+	    "7000 AND %lld NOT NULL");
+	SAME_IN_B("SELECT sum(exit_seq) FROM %scalls WHERE thread = 2 AND "
+	    "entry_seq > 50 AND %lld NOT NULL");
+	SAME_IN_B("SELECT count(*) * 1000 + sum(depth) FROM %scalls WHERE "
+	    "symbol = %lld");
+	SAME_IN_B("SELECT max(id) FROM %scalls WHERE thread = 3 AND %lld "
+	    "NOT NULL");
+#undef SAME_IN_B
+	/* A write goes to b's rows. */
+	ATF_REQUIRE_MSG(sqlite3_exec(db, "INSERT INTO b.calls (thread, depth, "
+	    "func_ip, entry_kind, exit_kind, entry_seq, exit_seq, entry_insn, "
+	    "exit_insn, insns, self_insns, blocks) VALUES (1, 0, 0, 'call', "
+	    "'return', 0, 0, 0, 0, 0, 0, 0)", NULL, NULL, &err) == SQLITE_OK,
+	    "insert: %s", err);
+	ATF_CHECK_EQ(one(db, "SELECT count(*) FROM b.calls_rows"), 1);
+	ATF_CHECK_EQ(one(db, "SELECT count(*) FROM main.calls_rows"), 0);
+	ATF_CHECK_EQ(one(db, "SELECT count(*) FROM b.calls"),
+	    (int64_t)g.nrows + 1);
+	ATF_CHECK_EQ(one(db, "SELECT count(*) FROM main.calls"), 0);
+	/* Dropping b's table drops b's storage tables, not main's. */
+	ATF_REQUIRE_MSG(sqlite3_exec(db, "DROP TABLE b.calls", NULL, NULL,
+	    &err) == SQLITE_OK, "drop: %s", err);
+	ATF_CHECK_EQ(one(db, "SELECT count(*) FROM b.sqlite_master WHERE "
+	    "name LIKE 'calls%'"), 0);
+	ATF_CHECK_EQ(one(db, "SELECT count(*) FROM main.sqlite_master WHERE "
+	    "name IN ('calls_pages', 'calls_bysym', 'calls_rows')"), 3);
+	sqlite3_close(ref);
+	sqlite3_close(db);
+	free(g.rows);
+}
+
 ATF_TC_WITHOUT_HEAD(call_kinds_agree);
 ATF_TC_BODY(call_kinds_agree, tc)
 {
@@ -1392,6 +1459,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, sql_insert_without_id_takes_the_next);
 	ATF_TP_ADD_TC(tp, sql_symbol_callers_follow_writes);
 	ATF_TP_ADD_TC(tp, exec_chunks_pack);
+	ATF_TP_ADD_TC(tp, attached_database_reads_its_own);
 	ATF_TP_ADD_TC(tp, call_kinds_agree);
 	return (atf_no_error());
 }
