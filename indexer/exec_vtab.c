@@ -69,6 +69,8 @@ struct xo_spare {
 struct xo_vtab {
 	sqlite3_vtab	base;
 	sqlite3		*db;
+	char		*schema;	/* the database whose tables it reads */
+	char		*qual;		/* the same as a qualifier: "x". */
 	int		insns;		/* exec_insns: one row per instruction */
 	struct xo_spare	spare;		/* cache NULL: none */
 };
@@ -114,7 +116,6 @@ xo_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 	int rc;
 
 	(void)argc;
-	(void)argv;
 	(void)errp;
 	rc = sqlite3_declare_vtab(db, aux != NULL ?
 	    "CREATE TABLE x(thread, seq, block, insn, tsc, ip)" :
@@ -133,6 +134,14 @@ xo_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 	memset(vt, 0, sizeof(*vt));
 	vt->db = db;
 	vt->insns = aux != NULL;
+	vt->schema = sqlite3_mprintf("%s", argv[1]);
+	vt->qual = sqlite3_mprintf("\"%w\".", argv[1]);
+	if (vt->schema == NULL || vt->qual == NULL) {
+		sqlite3_free(vt->schema);
+		sqlite3_free(vt->qual);
+		sqlite3_free(vt);
+		return (SQLITE_NOMEM);
+	}
 	*vtp = &vt->base;
 	return (SQLITE_OK);
 }
@@ -161,19 +170,37 @@ xo_spare_free(struct xo_spare *sp)
  * connection's commits).  -1 when the version cannot be had.
  */
 static int
-xo_stamp(sqlite3 *db, sqlite3_int64 *changesp, unsigned int *versionp)
+xo_stamp(const struct xo_vtab *vt, sqlite3_int64 *changesp,
+    unsigned int *versionp)
 {
-	*changesp = sqlite3_total_changes64(db);
+	*changesp = sqlite3_total_changes64(vt->db);
 	*versionp = 0;
-	return (sqlite3_file_control(db, "main", SQLITE_FCNTL_DATA_VERSION,
-	    versionp) == SQLITE_OK ? 0 : -1);
+	return (sqlite3_file_control(vt->db, vt->schema,
+	    SQLITE_FCNTL_DATA_VERSION, versionp) == SQLITE_OK ? 0 : -1);
+}
+
+/* Prepare @sql (made by sqlite3_mprintf(), freed here) into *@stp. */
+static int
+xo_prepare(struct xo_vtab *vt, char *sql, sqlite3_stmt **stp)
+{
+	int rc;
+
+	if (sql == NULL)
+		return (SQLITE_NOMEM);
+	rc = sqlite3_prepare_v2(vt->db, sql, -1, stp, NULL);
+	sqlite3_free(sql);
+	return (rc);
 }
 
 static int
 xo_disconnect(sqlite3_vtab *vtab)
 {
-	xo_spare_free(&((struct xo_vtab *)vtab)->spare);
-	sqlite3_free(vtab);
+	struct xo_vtab *vt = (struct xo_vtab *)vtab;
+
+	xo_spare_free(&vt->spare);
+	sqlite3_free(vt->schema);
+	sqlite3_free(vt->qual);
+	sqlite3_free(vt);
 	return (SQLITE_OK);
 }
 
@@ -306,7 +333,7 @@ xo_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **curp)
 		sqlite3_int64 changes;
 		unsigned int version;
 
-		if (xo_stamp(c->vt->db, &changes, &version) == 0 &&
+		if (xo_stamp(c->vt, &changes, &version) == 0 &&
 		    changes == sp->changes && version == sp->version) {
 			c->cache = sp->cache;
 			c->ncache = sp->ncache;
@@ -343,7 +370,7 @@ xo_close(sqlite3_vtab_cursor *cur)
 	 */
 	if (c->cache != NULL && c->vt->spare.cache == NULL &&
 	    sqlite3_txn_state(c->vt->db, NULL) != SQLITE_TXN_WRITE &&
-	    xo_stamp(c->vt->db, &c->vt->spare.changes,
+	    xo_stamp(c->vt, &c->vt->spare.changes,
 	    &c->vt->spare.version) == 0) {
 		c->vt->spare.cache = c->cache;
 		c->vt->spare.ncache = c->ncache;
@@ -435,9 +462,9 @@ xo_block(struct xo_cursor *c, int64_t id, struct xo_binfo **bp)
 		}
 		h = (h + 1) & (c->ncache - 1);
 	}
-	if (c->binfo == NULL && sqlite3_prepare_v2(c->vt->db,
-	    "SELECT start_ip, ninsns, insn_lens FROM blocks WHERE id = ?1",
-	    -1, &c->binfo, NULL) != SQLITE_OK)
+	if (c->binfo == NULL && xo_prepare(c->vt, sqlite3_mprintf(
+	    "SELECT start_ip, ninsns, insn_lens FROM %sblocks WHERE id = ?1",
+	    c->vt->qual), &c->binfo) != SQLITE_OK)
 		return (xo_error(c, "exec_order: reading blocks"));
 	sqlite3_bind_int64(c->binfo, 1, id);
 	rc = sqlite3_step(c->binfo);
@@ -495,10 +522,10 @@ xo_load_ts(struct xo_cursor *c, int64_t seq0, int64_t seq1)
 	int rc;
 
 	c->nts = c->its = 0;
-	if (c->tstmt == NULL && sqlite3_prepare_v2(c->vt->db,
-	    "SELECT seq, tsc FROM timestamps WHERE thread = ?1 AND "
-	    "seq >= ?2 AND seq < ?3 ORDER BY seq", -1, &c->tstmt,
-	    NULL) != SQLITE_OK)
+	if (c->tstmt == NULL && xo_prepare(c->vt, sqlite3_mprintf(
+	    "SELECT seq, tsc FROM %stimestamps WHERE thread = ?1 AND "
+	    "seq >= ?2 AND seq < ?3 ORDER BY seq", c->vt->qual),
+	    &c->tstmt) != SQLITE_OK)
 		return (xo_error(c, "exec_order: reading timestamps"));
 	sqlite3_bind_int64(c->tstmt, 1, c->thread);
 	sqlite3_bind_int64(c->tstmt, 2, seq0);
@@ -592,9 +619,9 @@ xo_next_chunk(struct xo_cursor *c)
 		/* The time before this chunk: the last row before it. */
 		sqlite3_stmt *st;
 
-		if (sqlite3_prepare_v2(c->vt->db,
-		    "SELECT tsc FROM timestamps WHERE thread = ?1 AND seq < ?2 "
-		    "ORDER BY seq DESC LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+		if (xo_prepare(c->vt, sqlite3_mprintf("SELECT tsc FROM "
+		    "%stimestamps WHERE thread = ?1 AND seq < ?2 ORDER BY seq "
+		    "DESC LIMIT 1", c->vt->qual), &st) != SQLITE_OK)
 			return (xo_error(c, "exec_order: reading timestamps"));
 		sqlite3_bind_int64(st, 1, c->thread);
 		sqlite3_bind_int64(st, 2, c->seq);
@@ -954,27 +981,29 @@ xo_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 	 * a thread insn grows with seq), found in exec_chunks_insn.
 	 */
 	if (c->insn_lo > 0) {
-		rc = sqlite3_prepare_v2(c->vt->db, tlo == thi ?
-		    "SELECT thread, seq, nblocks, insn, data FROM exec_chunks "
-		    "WHERE thread = ?1 AND ?2 = ?1 AND insn >= coalesce(("
-		    "SELECT max(insn) FROM exec_chunks WHERE thread = ?1 AND "
-		    "insn <= ?3), 0) AND insn + ninsns > ?3 AND insn <= ?4 "
-		    "ORDER BY thread, insn, seq" :
-		    "SELECT thread, seq, nblocks, insn, data FROM exec_chunks "
-		    "WHERE thread >= ?1 AND thread <= ?2 AND insn + ninsns > ?3 "
-		    "AND insn <= ?4 ORDER BY thread, seq", -1, &c->chunks, NULL);
+		rc = xo_prepare(c->vt, tlo == thi ? sqlite3_mprintf(
+		    "SELECT thread, seq, nblocks, insn, data FROM "
+		    "%sexec_chunks WHERE thread = ?1 AND ?2 = ?1 AND insn >= "
+		    "coalesce((SELECT max(insn) FROM %sexec_chunks WHERE "
+		    "thread = ?1 AND insn <= ?3), 0) AND insn + ninsns > ?3 "
+		    "AND insn <= ?4 ORDER BY thread, insn, seq", c->vt->qual,
+		    c->vt->qual) : sqlite3_mprintf(
+		    "SELECT thread, seq, nblocks, insn, data FROM "
+		    "%sexec_chunks WHERE thread >= ?1 AND thread <= ?2 AND "
+		    "insn + ninsns > ?3 AND insn <= ?4 ORDER BY thread, seq",
+		    c->vt->qual), &c->chunks);
 		clo = c->insn_lo;
 		chi = c->insn_hi;
 	} else {
-		rc = sqlite3_prepare_v2(c->vt->db, tlo == thi ?
-		    "SELECT thread, seq, nblocks, insn, data FROM exec_chunks "
-		    "WHERE thread = ?1 AND ?2 = ?1 AND seq > ?3 - ?5 "
-		    "AND seq + nblocks > ?3 AND seq <= ?4 "
-		    "ORDER BY thread, seq" :
-		    "SELECT thread, seq, nblocks, insn, data FROM exec_chunks "
-		    "WHERE thread >= ?1 AND thread <= ?2 AND seq > ?3 - ?5 "
-		    "AND seq + nblocks > ?3 AND seq <= ?4 ORDER BY thread, seq",
-		    -1, &c->chunks, NULL);
+		rc = xo_prepare(c->vt, tlo == thi ? sqlite3_mprintf(
+		    "SELECT thread, seq, nblocks, insn, data FROM "
+		    "%sexec_chunks WHERE thread = ?1 AND ?2 = ?1 AND "
+		    "seq > ?3 - ?5 AND seq + nblocks > ?3 AND seq <= ?4 "
+		    "ORDER BY thread, seq", c->vt->qual) : sqlite3_mprintf(
+		    "SELECT thread, seq, nblocks, insn, data FROM "
+		    "%sexec_chunks WHERE thread >= ?1 AND thread <= ?2 AND "
+		    "seq > ?3 - ?5 AND seq + nblocks > ?3 AND seq <= ?4 "
+		    "ORDER BY thread, seq", c->vt->qual), &c->chunks);
 		clo = c->seq_lo;
 		chi = c->seq_hi;
 	}
@@ -1051,7 +1080,7 @@ xo_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 
 static sqlite3_module xo_module = {
 	.iVersion = 0,
-	.xCreate = NULL,	/* eponymous only */
+	.xCreate = xo_connect,	/* eponymous, and declared (the schema) */
 	.xConnect = xo_connect,
 	.xBestIndex = xo_best_index,
 	.xDisconnect = xo_disconnect,

@@ -43,7 +43,6 @@ hwtr_ix_view_sql(void)
 	return (HWTR_IX_CALL_TIMES_SQL);
 }
 #include "colstore.h"
-#include "linestore.h"
 
 /* ----------------------------------------------------------------- */
 /* Symbols                                                            */
@@ -1286,8 +1285,7 @@ ix_db_open(struct run *r, const char *tmp, int fd)
 	    "PRAGMA synchronous = OFF; PRAGMA page_size = %d;"
 	    "PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = FILE;"
 	    "PRAGMA cache_size = -16384;", db_page_size(r));
-	if (hwtr_calls_vtab_register(r->wr->db) != SQLITE_OK ||
-	    hwtr_lines_vtab_register(r->wr->db) != SQLITE_OK ||
+	if (hwtr_ix_sqlite_register(r->wr->db) < 0 ||
 	    sqlite3_exec(r->wr->db, pragmas, NULL, NULL, &err) != SQLITE_OK ||
 	    sqlite3_exec(r->wr->db, HWTR_IX_SCHEMA_SQL "BEGIN;", NULL, NULL,
 	    &err) != SQLITE_OK) {

@@ -12,10 +12,13 @@
  * negative numbers; printf('%x', ip) prints them right).  Times: *_tsc in the
  * trace's time domain, *_ns wall-clock nanoseconds since the Epoch, NULL when
  * unknown.  Positions: "seq" counts executed blocks of a thread from 0,
- * "insn" counts executed instructions of a thread from 0.  calls and
- * lines are virtual tables (indexer/calls_vtab.c, colstore.h;
- * indexer/linestore.c): a connection must have the modules registered
- * (hwtr_ix_sqlite_register()) to create or read them.
+ * "insn" counts executed instructions of a thread from 0.  calls,
+ * lines, exec_order and exec_insns are virtual tables
+ * (indexer/calls_vtab.c, colstore.h; indexer/linestore.c;
+ * indexer/exec_vtab.c): a connection must have the modules registered
+ * (hwtr_ix_sqlite_register()) to create or read them.  Each reads the
+ * tables of the database it is declared in, so that an attached
+ * database's calls are its own.
  */
 
 #ifndef HWTR_IX_SCHEMA_SQL_H
@@ -206,6 +209,8 @@
 "  ns INTEGER,\n"							\
 "  PRIMARY KEY (thread, seq)\n"						\
 ") WITHOUT ROWID;\n"							\
+"CREATE VIRTUAL TABLE exec_order USING exec_order;\n"			\
+"CREATE VIRTUAL TABLE exec_insns USING exec_insns;\n"			\
 "CREATE TABLE branches (\n"						\
 "  thread INTEGER NOT NULL REFERENCES threads(id),\n"			\
 "  from_block INTEGER NOT NULL REFERENCES blocks(id),\n"		\

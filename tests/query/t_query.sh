@@ -821,6 +821,33 @@ bt_last_class_null_body()
 	cmp -s want got || atf_fail "expected $(cat want | tr '\n' '|'), got $(cat got | tr '\n' '|')"
 }
 
+atf_test_case attached_database_answers_alone
+attached_database_answers_alone_head()
+{
+	atf_set descr "with the extension, the virtual tables of an attached database (b.calls, b.lines, b.exec_order, b.exec_insns) give that database's rows, as it gives them opened alone, not the main one's"
+	atf_set require.progs "sqlite3"
+}
+attached_database_answers_alone_body()
+{
+	mkfix
+	cp fix.db other.db
+	ext="$HWTRACE_BUILD/hwtrace_sqlite"
+	# other.db: thread 2's order, thread 1's calls and one image's lines
+	# gone, so that each table's count differs from fix.db's.
+	sqlite3 -cmd ".load $ext" other.db "DELETE FROM exec_chunks WHERE thread = 2; DELETE FROM calls WHERE thread = 1; DELETE FROM line_pages WHERE image = (SELECT min(image) FROM line_pages)" ||
+	    atf_fail "sqlite3 cannot change the copy"
+	for t in calls lines exec_order exec_insns; do
+		alone=$(sqlite3 -cmd ".load $ext" other.db "SELECT count(*) FROM $t") &&
+		main=$(sqlite3 -cmd ".load $ext" fix.db "SELECT count(*) FROM $t") &&
+		both=$(sqlite3 -cmd ".load $ext" fix.db "ATTACH 'other.db' AS b; SELECT count(*) FROM b.$t; SELECT count(*) FROM main.$t" | tr '\n' ' ') ||
+		    atf_fail "$t: sqlite3 failed"
+		[ "$alone" != "$main" ] ||
+		    atf_fail "$t: the copy was not changed ($alone rows)"
+		[ "$both" = "$alone $main " ] ||
+		    atf_fail "$t: b.$t and main.$t gave $both, expected $alone $main"
+	done
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case foreign_views_triggers_refused
@@ -852,4 +879,5 @@ atf_init_test_cases()
 	atf_add_test_case table_shortens_only_on_terminal
 	atf_add_test_case bt_thread_insns_negative
 	atf_add_test_case bt_last_class_null
+	atf_add_test_case attached_database_answers_alone
 }
