@@ -5,8 +5,10 @@
  */
 
 /*
- * exec_order and exec_insns: eponymous virtual tables that expand the
- * compact execution order of a hwtrace database (hwtrace-db(5)); and
+ * exec_order and exec_insns: virtual tables that expand the compact
+ * execution order of a hwtrace database (hwtrace-db(5)), declared in its
+ * schema (each reads the tables of the database it is declared in) and
+ * eponymous for databases made before they were (in main only); and
  * hwtr_time_at(), hwtr_time_estimated(): a time for every instruction.
  *
  * The same source is built twice: into libhwtrace (hwtr_ix_sqlite_register)

@@ -8,7 +8,7 @@
  * sql_one.h: one input of the SQL differential fuzzer.  Two connections
  * hold the same rows: "hw", an in-memory copy of a database hwtrace index
  * made, where calls is the hwtr_calls virtual table (calls_vtab.c) and
- * exec_order, exec_insns are the eponymous ones (exec_vtab.c); and "ref",
+ * exec_order, exec_insns those of exec_vtab.c; and "ref",
  * the reference, where they are ordinary tables filled from a full scan of
  * each in the set-up (calls with its hidden caller columns as ordinary
  * ones, kept by the harness to their definition, the parent's symbol and
