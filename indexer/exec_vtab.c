@@ -1111,14 +1111,23 @@ static sqlite3_module xo_module = {
  * NULL for a thread without a reading.  The readings of the last thread
  * asked for are kept per connection (a few thousand: each lookup is a
  * bisection), read again when the database changes.
+ *
+ * They read the main database's timestamps, or, given a fourth argument,
+ * those of the database whose meta says that archive_id: the call_times
+ * view passes its own database's (a view of an attached database reads
+ * that database's tables, but a function cannot know which one it is
+ * called from).
  */
 struct xt_clock {
 	int64_t		thread;
 	int		tsc;		/* the readings are tsc, not ns */
 	int		valid;
 	unsigned int	version;	/* SQLITE_FCNTL_DATA_VERSION */
+	char		*schema;	/* the database they are of */
 	int64_t		*insn, *ns;
 	size_t		n, cap;
+	/* The last archive id looked for: the schema, the file found. */
+	char		*aid, *aschema, *afile;
 };
 
 static void
@@ -1129,29 +1138,94 @@ xt_free(void *p)
 	if (ck != NULL) {
 		free(ck->insn);
 		free(ck->ns);
+		sqlite3_free(ck->schema);
+		sqlite3_free(ck->aid);
+		sqlite3_free(ck->aschema);
+		sqlite3_free(ck->afile);
 		free(ck);
 	}
 }
 
+/*
+ * The database of @db whose meta's archive_id is @aid, main first; NULL
+ * (*@rcp SQLITE_OK) when none is, or an error in *@rcp.  The answer is
+ * kept while that database is the same file.
+ */
+static const char *
+xt_schema_of(sqlite3 *db, struct xt_clock *ck, const char *aid, int *rcp)
+{
+	sqlite3_stmt *st;
+	const char *name, *file, *v;
+	char *sql;
+	int i, rc, found;
+
+	*rcp = SQLITE_OK;
+	if (ck->aid != NULL && strcmp(ck->aid, aid) == 0 &&
+	    (file = sqlite3_db_filename(db, ck->aschema)) != NULL &&
+	    strcmp(file, ck->afile) == 0)
+		return (ck->aschema);
+	sqlite3_free(ck->aid);
+	sqlite3_free(ck->aschema);
+	sqlite3_free(ck->afile);
+	ck->aid = ck->aschema = ck->afile = NULL;
+	for (i = 0; (name = sqlite3_db_name(db, i)) != NULL; i++) {
+		if ((sql = sqlite3_mprintf("SELECT value FROM \"%w\".meta "
+		    "WHERE key = 'archive_id'", name)) == NULL) {
+			*rcp = SQLITE_NOMEM;
+			return (NULL);
+		}
+		rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+		sqlite3_free(sql);
+		if (rc != SQLITE_OK)
+			continue;	/* not a hwtrace database */
+		found = sqlite3_step(st) == SQLITE_ROW &&
+		    (v = (const char *)sqlite3_column_text(st, 0)) != NULL &&
+		    strcmp(v, aid) == 0;
+		sqlite3_finalize(st);
+		if (!found)
+			continue;
+		ck->aid = sqlite3_mprintf("%s", aid);
+		ck->aschema = sqlite3_mprintf("%s", name);
+		file = sqlite3_db_filename(db, name);
+		ck->afile = sqlite3_mprintf("%s", file != NULL ? file : "");
+		if (ck->aid == NULL || ck->aschema == NULL ||
+		    ck->afile == NULL) {
+			*rcp = SQLITE_NOMEM;
+			return (NULL);
+		}
+		return (ck->aschema);
+	}
+	return (NULL);
+}
+
 static int
-xt_load(sqlite3 *db, struct xt_clock *ck, int64_t thread, int tsc)
+xt_load(sqlite3 *db, struct xt_clock *ck, const char *schema,
+    int64_t thread, int tsc)
 {
 	sqlite3_stmt *st;
 	unsigned int version = 0;
 	int64_t i, t;
+	char *sql;
 	int rc;
 
-	(void)sqlite3_file_control(db, "main", SQLITE_FCNTL_DATA_VERSION,
+	(void)sqlite3_file_control(db, schema, SQLITE_FCNTL_DATA_VERSION,
 	    &version);
 	if (ck->valid && ck->thread == thread && ck->tsc == tsc &&
-	    ck->version == version)
+	    ck->version == version && strcmp(ck->schema, schema) == 0)
 		return (SQLITE_OK);
 	ck->valid = 0;
 	ck->n = 0;
-	rc = sqlite3_prepare_v2(db, tsc ? "SELECT insn, tsc FROM timestamps "
-	    "WHERE thread = ?1 ORDER BY seq" : "SELECT insn, ns FROM "
-	    "timestamps WHERE thread = ?1 AND ns IS NOT NULL ORDER BY seq", -1,
-	    &st, NULL);
+	sqlite3_free(ck->schema);
+	if ((ck->schema = sqlite3_mprintf("%s", schema)) == NULL)
+		return (SQLITE_NOMEM);
+	sql = tsc ? sqlite3_mprintf("SELECT insn, tsc FROM \"%w\".timestamps "
+	    "WHERE thread = ?1 ORDER BY seq", schema) : sqlite3_mprintf(
+	    "SELECT insn, ns FROM \"%w\".timestamps WHERE thread = ?1 AND "
+	    "ns IS NOT NULL ORDER BY seq", schema);
+	if (sql == NULL)
+		return (SQLITE_NOMEM);
+	rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
 	if (rc != SQLITE_OK)
 		return (rc);
 	sqlite3_bind_int64(st, 1, thread);
@@ -1204,7 +1278,8 @@ xt_find(sqlite3_context *ctx, int argc, sqlite3_value **argv,
     struct xt_clock **ckp, size_t *lop, int64_t *xp)
 {
 	struct xt_clock *ck = sqlite3_user_data(ctx);
-	const char *clock;
+	sqlite3 *db = sqlite3_context_db_handle(ctx);
+	const char *clock, *schema = "main", *aid;
 	int64_t x;
 	int rc, tsc = 0;
 
@@ -1212,7 +1287,7 @@ xt_find(sqlite3_context *ctx, int argc, sqlite3_value **argv,
 	    sqlite3_value_type(argv[1]) == SQLITE_NULL)
 		return (-1);
 	/* A third argument names the clock: 'ns' (the default) or 'tsc'. */
-	if (argc == 3) {
+	if (argc >= 3) {
 		clock = (const char *)sqlite3_value_text(argv[2]);
 		if (clock != NULL && strcmp(clock, "tsc") == 0)
 			tsc = 1;
@@ -1222,8 +1297,20 @@ xt_find(sqlite3_context *ctx, int argc, sqlite3_value **argv,
 			return (-1);
 		}
 	}
-	rc = xt_load(sqlite3_context_db_handle(ctx), ck,
-	    sqlite3_value_int64(argv[0]), tsc);
+	/* A fourth, the archive id of the database to read. */
+	if (argc == 4 && (aid = (const char *)sqlite3_value_text(argv[3])) !=
+	    NULL) {
+		if ((schema = xt_schema_of(db, ck, aid, &rc)) == NULL) {
+			if (rc != SQLITE_OK)
+				sqlite3_result_error_code(ctx, rc);
+			else
+				sqlite3_result_error(ctx, "hwtr_time_at: no "
+				    "database of this connection has that "
+				    "archive_id", -1);
+			return (-1);
+		}
+	}
+	rc = xt_load(db, ck, schema, sqlite3_value_int64(argv[0]), tsc);
 	if (rc != SQLITE_OK) {
 		sqlite3_result_error_code(ctx, rc);
 		return (-1);
@@ -1316,7 +1403,21 @@ xo_register(sqlite3 *db)
 		return (rc);
 	if ((ck = calloc(1, sizeof(*ck))) == NULL)
 		return (SQLITE_NOMEM);
-	return (sqlite3_create_function_v2(db, "hwtr_time_estimated", 3,
+	rc = sqlite3_create_function_v2(db, "hwtr_time_estimated", 3,
+	    SQLITE_UTF8 | SQLITE_INNOCUOUS, ck, xt_time_estimated, NULL, NULL,
+	    xt_free);
+	if (rc != SQLITE_OK)
+		return (rc);
+	/* (thread, insn, clock, archive id): the same of that database. */
+	if ((ck = calloc(1, sizeof(*ck))) == NULL)
+		return (SQLITE_NOMEM);
+	rc = sqlite3_create_function_v2(db, "hwtr_time_at", 4, SQLITE_UTF8 |
+	    SQLITE_INNOCUOUS, ck, xt_time_at, NULL, NULL, xt_free);
+	if (rc != SQLITE_OK)
+		return (rc);
+	if ((ck = calloc(1, sizeof(*ck))) == NULL)
+		return (SQLITE_NOMEM);
+	return (sqlite3_create_function_v2(db, "hwtr_time_estimated", 4,
 	    SQLITE_UTF8 | SQLITE_INNOCUOUS, ck, xt_time_estimated, NULL, NULL,
 	    xt_free));
 }

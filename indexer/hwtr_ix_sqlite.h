@@ -28,10 +28,11 @@ int hwtr_ix_sqlite_register(void *sqlite3_db);
 
 /*
  * The statement that creates the one view hwtrace writes (call_times), as
- * the indexer runs it ("CREATE VIEW ...;\n"): a reader refuses any other
+ * the indexer runs it ("CREATE VIEW ...;\n"), or with @before as earlier
+ * databases of this schema version have it: a reader refuses any other
  * view, and any trigger, in a database it did not make.
  */
-const char *hwtr_ix_view_sql(void);
+const char *hwtr_ix_view_sql(int before);
 
 /*
  * The @nblocks block ids of an exec_chunks row's data (@data, @len bytes;

@@ -38,9 +38,9 @@
 #include "schema.sql.h"
 
 const char *
-hwtr_ix_view_sql(void)
+hwtr_ix_view_sql(int before)
 {
-	return (HWTR_IX_CALL_TIMES_SQL);
+	return (before ? HWTR_IX_CALL_TIMES_SQL_8 : HWTR_IX_CALL_TIMES_SQL);
 }
 #include "colstore.h"
 

@@ -34,9 +34,38 @@
  * thread's readings, kept per connection).  The clock of a thread:
  * 'ns' when it has a wall-clock time (threads.first_ns), else 'tsc' when
  * it has trace timestamps, else 'instructions' (its instruction count,
- * exact).  Needs the extension's functions (hwtr_ix_sqlite_register()).
+ * exact).  The functions read the timestamps of the database whose
+ * archive id they are given, the view's own (a view's tables are its
+ * database's, a function's are main's).  Needs the extension's functions
+ * (hwtr_ix_sqlite_register()).
  */
 #define HWTR_IX_CALL_TIMES_SQL \
+"CREATE VIEW call_times AS SELECT c.id AS call, c.thread AS thread,\n"	\
+"  CASE k.clock WHEN 'instructions' THEN c.entry_insn\n"		\
+"    ELSE hwtr_time_at(c.thread, c.entry_insn, k.clock, a.id) END AS t_entry,\n" \
+"  CASE k.clock WHEN 'instructions' THEN c.exit_insn\n"		\
+"    ELSE hwtr_time_at(c.thread, c.exit_insn, k.clock, a.id) END AS t_exit,\n" \
+"  CASE k.clock WHEN 'instructions' THEN 0 ELSE\n"			\
+"    hwtr_time_estimated(c.thread, c.entry_insn, k.clock, a.id) END\n"	\
+"    AS entry_estimated,\n"						\
+"  CASE k.clock WHEN 'instructions' THEN 0 ELSE\n"			\
+"    hwtr_time_estimated(c.thread, c.exit_insn, k.clock, a.id) END\n"	\
+"    AS exit_estimated,\n"						\
+"  k.clock AS clock\n"							\
+"FROM calls c CROSS JOIN (SELECT id, CASE WHEN first_ns IS NOT NULL THEN 'ns'\n" \
+"  WHEN first_tsc IS NOT NULL THEN 'tsc' ELSE 'instructions' END AS clock\n" \
+"  FROM threads) k ON k.id = c.thread\n"				\
+"  CROSS JOIN (SELECT max(value) AS id FROM meta\n"			\
+"    WHERE key = 'archive_id') a;\n"
+
+/*
+ * The view as hwtrace wrote it before it passed its database's archive
+ * id (a.id above), so that an attached database's view read the main
+ * database's timestamps: the text above without ", a.id" and without its
+ * last CROSS JOIN.  Readers accept it too (q_db.c): the same answers in a
+ * database opened alone.
+ */
+#define HWTR_IX_CALL_TIMES_SQL_8 \
 "CREATE VIEW call_times AS SELECT c.id AS call, c.thread AS thread,\n"	\
 "  CASE k.clock WHEN 'instructions' THEN c.entry_insn\n"		\
 "    ELSE hwtr_time_at(c.thread, c.entry_insn, k.clock) END AS t_entry,\n" \

@@ -783,6 +783,31 @@ foreign_views_triggers_refused_body()
 	# Its own view, call_times, is read as before.
 	atf_check -s exit:0 -o ignore -e empty \
 	    "$HWTRACE" query fix.db sql "SELECT count(*) FROM call_times"
+	# So is the view as hwtrace wrote it before it passed its archive
+	# id (indexer/schema.sql.h), with the same times; one changed
+	# otherwise is refused.
+	"$HWTRACE" query fix.db sql --format csv "SELECT * FROM call_times" \
+	    > want || atf_fail "call_times cannot be read"
+	for v in before changed; do
+		cp fix.db $v.db
+		case $v in
+		before)	edit="replace(replace(sql, ', a.id', ''), char(10) || '  CROSS JOIN (SELECT max(value) AS id FROM meta' || char(10) || '    WHERE key = ''archive_id'') a', '')" ;;
+		changed) edit="replace(sql, 'k.clock AS clock', 'k.clock || '''' AS clock')" ;;
+		esac
+		sqlite3 $v.db "SELECT $edit || ';' FROM sqlite_master WHERE name = 'call_times'" > $v.sql &&
+		    grep -q "^CREATE VIEW" $v.sql &&
+		    sqlite3 $v.db "DROP VIEW call_times; $(cat $v.sql)" ||
+		    atf_fail "cannot make the $v view"
+	done
+	! grep -q "a\.id\|CROSS JOIN (SELECT max" before.sql ||
+	    atf_fail "the earlier view still has the archive id"
+	grep -q "k.clock || '' AS clock" changed.sql ||
+	    atf_fail "the changed view is not changed"
+	atf_check -s exit:0 -o file:want -e empty \
+	    "$HWTRACE" query before.db sql --format csv "SELECT * FROM call_times"
+	atf_check -s exit:1 -o empty \
+	    -e match:"view 'call_times' was not written by hwtrace: refused" \
+	    "$HWTRACE" query changed.db summary
 }
 
 atf_test_case bt_thread_insns_negative
@@ -824,27 +849,37 @@ bt_last_class_null_body()
 atf_test_case attached_database_answers_alone
 attached_database_answers_alone_head()
 {
-	atf_set descr "with the extension, the virtual tables of an attached database (b.calls, b.lines, b.exec_order, b.exec_insns) give that database's rows, as it gives them opened alone, not the main one's"
+	atf_set descr "with the extension, the virtual tables and the call_times view of an attached database (b.calls, b.lines, b.exec_order, b.exec_insns, b.call_times) give that database's rows, as it gives them opened alone, not the main one's"
 	atf_set require.progs "sqlite3"
 }
 attached_database_answers_alone_body()
 {
 	mkfix
-	cp fix.db other.db
 	ext="$HWTRACE_BUILD/hwtrace_sqlite"
-	# other.db: thread 2's order, thread 1's calls and one image's lines
-	# gone, so that each table's count differs from fix.db's.
-	sqlite3 -cmd ".load $ext" other.db "DELETE FROM exec_chunks WHERE thread = 2; DELETE FROM calls WHERE thread = 1; DELETE FROM line_pages WHERE image = (SELECT min(image) FROM line_pages)" ||
+	sqlite3 fix.db "INSERT INTO meta VALUES ('archive_id', 'fix')" ||
+	    atf_fail "sqlite3 cannot change the fixture"
+	cp fix.db other.db
+	# other.db: another archive's, with thread 2's order and calls, one
+	# image's lines gone and thread 1's clock readings after its first
+	# moved (call_times reads them for thread 1's calls), so that each
+	# answer differs from fix.db's.
+	sqlite3 -cmd ".load $ext" other.db "UPDATE meta SET value = 'other' WHERE key = 'archive_id'; DELETE FROM exec_chunks WHERE thread = 2; DELETE FROM calls WHERE thread = 2; DELETE FROM line_pages WHERE image = (SELECT min(image) FROM line_pages); UPDATE timestamps SET ns = ns + 7 * seq" ||
 	    atf_fail "sqlite3 cannot change the copy"
-	for t in calls lines exec_order exec_insns; do
-		alone=$(sqlite3 -cmd ".load $ext" other.db "SELECT count(*) FROM $t") &&
-		main=$(sqlite3 -cmd ".load $ext" fix.db "SELECT count(*) FROM $t") &&
-		both=$(sqlite3 -cmd ".load $ext" fix.db "ATTACH 'other.db' AS b; SELECT count(*) FROM b.$t; SELECT count(*) FROM main.$t" | tr '\n' ' ') ||
+	for t in calls:count lines:count exec_order:count exec_insns:count \
+	    call_times:times; do
+		case ${t#*:} in
+		count)	what="count(*)" ;;
+		times)	what="(sum(t_entry) % 1000000) || ' ' || (sum(t_exit) % 1000000) || ' ' || sum(entry_estimated + exit_estimated)" ;;
+		esac
+		t=${t%:*}
+		alone=$(sqlite3 -cmd ".load $ext" other.db "SELECT $what FROM $t") &&
+		main=$(sqlite3 -cmd ".load $ext" fix.db "SELECT $what FROM $t") &&
+		both=$(sqlite3 -cmd ".load $ext" fix.db "ATTACH 'other.db' AS b; SELECT $what FROM b.$t; SELECT $what FROM main.$t" | tr '\n' '/') ||
 		    atf_fail "$t: sqlite3 failed"
 		[ "$alone" != "$main" ] ||
-		    atf_fail "$t: the copy was not changed ($alone rows)"
-		[ "$both" = "$alone $main " ] ||
-		    atf_fail "$t: b.$t and main.$t gave $both, expected $alone $main"
+		    atf_fail "$t: the copy was not changed ($alone)"
+		[ "$both" = "$alone/$main/" ] ||
+		    atf_fail "$t: b.$t and main.$t gave $both, expected $alone/$main/"
 	done
 }
 
