@@ -437,23 +437,17 @@ ATF_TC_BODY(lookup_reads_its_page, tc)
 	free_rows();
 }
 
-/* A page written again through SQL reads as written, not as cached. */
-ATF_TC_WITHOUT_HEAD(rewritten_page_read_again);
-ATF_TC_BODY(rewritten_page_read_again, tc)
+/*
+ * Image 1's first page, whose rows are @r, written again through @db
+ * with each row's line 1000 more (@r changed to match).
+ */
+static void
+rewrite_page(sqlite3 *db, struct hwtr_ls_row *r)
 {
-	sqlite3 *db = make_db();
-	struct hwtr_ls_row r[HWTR_LS_PAGE];
 	sqlite3_stmt *st;
 	uint8_t *blob;
 	size_t len, i;
-	char *got;
 
-	memcpy(r, img_rows[1], sizeof(r));
-	got = answer(db, "SELECT line FROM %s WHERE image = ?1 AND addr <= ?2 "
-	    "ORDER BY addr DESC LIMIT 1", "lines", 1, r[10].addr);
-	ATF_REQUIRE(got != NULL);
-	ATF_CHECK_EQ(strtoll(got, NULL, 10), r[10].line);
-	sqlite3_free(got);
 	for (i = 0; i < HWTR_LS_PAGE; i++)
 		r[i].line += 1000;
 	ATF_REQUIRE_EQ(hwtr_ls_encode(r, HWTR_LS_PAGE, &blob, &len), 0);
@@ -465,6 +459,23 @@ ATF_TC_BODY(rewritten_page_read_again, tc)
 	ATF_REQUIRE_EQ(sqlite3_changes(db), 1);
 	sqlite3_finalize(st);
 	free(blob);
+}
+
+/* A page written again through SQL reads as written, not as cached. */
+ATF_TC_WITHOUT_HEAD(rewritten_page_read_again);
+ATF_TC_BODY(rewritten_page_read_again, tc)
+{
+	sqlite3 *db = make_db();
+	struct hwtr_ls_row r[HWTR_LS_PAGE];
+	char *got;
+
+	memcpy(r, img_rows[1], sizeof(r));
+	got = answer(db, "SELECT line FROM %s WHERE image = ?1 AND addr <= ?2 "
+	    "ORDER BY addr DESC LIMIT 1", "lines", 1, r[10].addr);
+	ATF_REQUIRE(got != NULL);
+	ATF_CHECK_EQ(strtoll(got, NULL, 10), r[10].line);
+	sqlite3_free(got);
+	rewrite_page(db, r);
 	got = answer(db, "SELECT line FROM %s WHERE image = ?1 AND addr <= ?2 "
 	    "ORDER BY addr DESC LIMIT 1", "lines", 1, r[10].addr);
 	ATF_REQUIRE(got != NULL);
@@ -484,9 +495,7 @@ ATF_TC_BODY(page_rewritten_by_another_connection, tc)
 {
 	sqlite3 *db = make_db(), *other;
 	struct hwtr_ls_row r[HWTR_LS_PAGE];
-	sqlite3_stmt *st;
-	uint8_t *blob;
-	size_t len, i;
+	size_t i;
 	char *got;
 	int round;
 
@@ -509,19 +518,7 @@ ATF_TC_BODY(page_rewritten_by_another_connection, tc)
 			    round, got, (intmax_t)r[10 + i].line);
 			sqlite3_free(got);
 		}
-		for (i = 0; i < HWTR_LS_PAGE; i++)
-			r[i].line += 1000;
-		ATF_REQUIRE_EQ(hwtr_ls_encode(r, HWTR_LS_PAGE, &blob, &len),
-		    0);
-		ATF_REQUIRE_EQ(sqlite3_prepare_v2(other, "UPDATE line_pages "
-		    "SET data = ?1 WHERE image = 1 AND lo = ?2", -1, &st, NULL),
-		    SQLITE_OK);
-		sqlite3_bind_blob(st, 1, blob, (int)len, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, 2, r[0].addr);
-		ATF_REQUIRE_EQ(sqlite3_step(st), SQLITE_DONE);
-		ATF_REQUIRE_EQ(sqlite3_changes(other), 1);
-		sqlite3_finalize(st);
-		free(blob);
+		rewrite_page(other, r);
 	}
 	sqlite3_close(other);
 	sqlite3_close(db);
