@@ -1126,8 +1126,9 @@ struct xt_clock {
 	char		*schema;	/* the database they are of */
 	int64_t		*insn, *ns;
 	size_t		n, cap;
-	/* The last archive id looked for: the schema, the file found. */
-	char		*aid, *aschema, *afile;
+	/* The last archive id looked for, the schema found, among how many. */
+	char		*aid, *aschema;
+	int		andb;
 };
 
 static void
@@ -1141,33 +1142,67 @@ xt_free(void *p)
 		sqlite3_free(ck->schema);
 		sqlite3_free(ck->aid);
 		sqlite3_free(ck->aschema);
-		sqlite3_free(ck->afile);
 		free(ck);
 	}
 }
 
 /*
- * The database of @db whose meta's archive_id is @aid, main first; NULL
- * (*@rcp SQLITE_OK) when none is, or an error in *@rcp.  The answer is
- * kept while that database is the same file.
+ * A digest of database @name's timestamps into @fp: the row count and
+ * sums of its columns, each value taken modulo a prime below 2^32 so
+ * that the sums neither overflow nor round (a nanosecond matters); 0,
+ * or -1 when they cannot be read.
  */
-static const char *
-xt_schema_of(sqlite3 *db, struct xt_clock *ck, const char *aid, int *rcp)
+static int
+xt_fingerprint(sqlite3 *db, const char *name, sqlite3_int64 fp[4])
 {
 	sqlite3_stmt *st;
-	const char *name, *file, *v;
 	char *sql;
-	int i, rc, found;
+	int i, rc;
+
+	if ((sql = sqlite3_mprintf("SELECT count(*), sum(insn %% 4294967291), "
+	    "sum(tsc %% 4294967291), sum(ns %% 4294967291) FROM "
+	    "\"%w\".timestamps", name)) == NULL)
+		return (-1);
+	rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (rc != SQLITE_OK)
+		return (-1);
+	rc = sqlite3_step(st) == SQLITE_ROW ? 0 : -1;
+	for (i = 0; rc == 0 && i < 4; i++)
+		fp[i] = sqlite3_column_int64(st, i);
+	sqlite3_finalize(st);
+	return (rc);
+}
+
+/*
+ * The database of @db whose meta's archive_id is @aid, main first; NULL
+ * with *@rcp SQLITE_OK when none is, or with *@why set when two are whose
+ * timestamps differ (the function cannot tell which one calls it: one
+ * indexed in part, a copy changed), or an error in *@rcp.  The answer is
+ * kept while the connection has as many databases: checked per call, the
+ * count costs little, where a look at every database's file would cost
+ * 300 instructions; a database detached and another attached in its
+ * place between two statements goes unseen.
+ */
+static const char *
+xt_schema_of(sqlite3 *db, struct xt_clock *ck, const char *aid, int *rcp,
+    const char **why)
+{
+	sqlite3_stmt *st;
+	const char *name, *v, *first = NULL;
+	sqlite3_int64 fp0[4], fp[4];
+	char *sql;
+	int i, rc, found, ndb;
 
 	*rcp = SQLITE_OK;
-	if (ck->aid != NULL && strcmp(ck->aid, aid) == 0 &&
-	    (file = sqlite3_db_filename(db, ck->aschema)) != NULL &&
-	    strcmp(file, ck->afile) == 0)
+	*why = NULL;
+	for (ndb = 0; sqlite3_db_name(db, ndb) != NULL; ndb++)
+		continue;
+	if (ck->aid != NULL && ck->andb == ndb && strcmp(ck->aid, aid) == 0)
 		return (ck->aschema);
 	sqlite3_free(ck->aid);
 	sqlite3_free(ck->aschema);
-	sqlite3_free(ck->afile);
-	ck->aid = ck->aschema = ck->afile = NULL;
+	ck->aid = ck->aschema = NULL;
 	for (i = 0; (name = sqlite3_db_name(db, i)) != NULL; i++) {
 		if ((sql = sqlite3_mprintf("SELECT value FROM \"%w\".meta "
 		    "WHERE key = 'archive_id'", name)) == NULL) {
@@ -1184,18 +1219,31 @@ xt_schema_of(sqlite3 *db, struct xt_clock *ck, const char *aid, int *rcp)
 		sqlite3_finalize(st);
 		if (!found)
 			continue;
-		ck->aid = sqlite3_mprintf("%s", aid);
-		ck->aschema = sqlite3_mprintf("%s", name);
-		file = sqlite3_db_filename(db, name);
-		ck->afile = sqlite3_mprintf("%s", file != NULL ? file : "");
-		if (ck->aid == NULL || ck->aschema == NULL ||
-		    ck->afile == NULL) {
-			*rcp = SQLITE_NOMEM;
+		if (first == NULL) {
+			first = name;
+			if (xt_fingerprint(db, name, fp0) < 0)
+				memset(fp0, 0, sizeof(fp0));
+			continue;
+		}
+		/* Another of the same archive: it must read the same. */
+		if (xt_fingerprint(db, name, fp) < 0 ||
+		    memcmp(fp, fp0, sizeof(fp)) != 0) {
+			*why = "hwtr_time_at: two databases of this "
+			    "connection have that archive_id and different "
+			    "timestamps";
 			return (NULL);
 		}
-		return (ck->aschema);
 	}
-	return (NULL);
+	if (first == NULL)
+		return (NULL);
+	ck->aid = sqlite3_mprintf("%s", aid);
+	ck->aschema = sqlite3_mprintf("%s", first);
+	ck->andb = ndb;
+	if (ck->aid == NULL || ck->aschema == NULL) {
+		*rcp = SQLITE_NOMEM;
+		return (NULL);
+	}
+	return (ck->aschema);
 }
 
 static int
@@ -1279,7 +1327,7 @@ xt_find(sqlite3_context *ctx, int argc, sqlite3_value **argv,
 {
 	struct xt_clock *ck = sqlite3_user_data(ctx);
 	sqlite3 *db = sqlite3_context_db_handle(ctx);
-	const char *clock, *schema = "main", *aid;
+	const char *clock, *schema = "main", *aid, *why;
 	int64_t x;
 	int rc, tsc = 0;
 
@@ -1300,13 +1348,13 @@ xt_find(sqlite3_context *ctx, int argc, sqlite3_value **argv,
 	/* A fourth, the archive id of the database to read. */
 	if (argc == 4 && (aid = (const char *)sqlite3_value_text(argv[3])) !=
 	    NULL) {
-		if ((schema = xt_schema_of(db, ck, aid, &rc)) == NULL) {
+		if ((schema = xt_schema_of(db, ck, aid, &rc, &why)) == NULL) {
 			if (rc != SQLITE_OK)
 				sqlite3_result_error_code(ctx, rc);
 			else
-				sqlite3_result_error(ctx, "hwtr_time_at: no "
-				    "database of this connection has that "
-				    "archive_id", -1);
+				sqlite3_result_error(ctx, why != NULL ? why :
+				    "hwtr_time_at: no database of this "
+				    "connection has that archive_id", -1);
 			return (-1);
 		}
 	}

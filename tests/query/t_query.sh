@@ -881,6 +881,19 @@ attached_database_answers_alone_body()
 		[ "$both" = "$alone/$main/" ] ||
 		    atf_fail "$t: b.$t and main.$t gave $both, expected $alone/$main/"
 	done
+	# Two databases of one archive: the same timestamps read alike, and
+	# different ones (which of the two calls cannot be told) are an
+	# error, not a guess.
+	cp fix.db same.db
+	sqlite3 other.db "UPDATE meta SET value = 'fix' WHERE key = 'archive_id'" ||
+	    atf_fail "sqlite3 cannot change the copy"
+	what="(sum(t_entry) % 1000000) || ' ' || (sum(t_exit) % 1000000)"
+	main=$(sqlite3 -cmd ".load $ext" fix.db "SELECT $what FROM call_times")
+	atf_check -s exit:0 -o inline:"$main\n$main\n" -e empty \
+	    sqlite3 -cmd ".load $ext" fix.db "ATTACH 'same.db' AS b; SELECT $what FROM b.call_times; SELECT $what FROM main.call_times"
+	atf_check -s not-exit:0 -o ignore \
+	    -e match:"two databases of this connection have that archive_id and different timestamps" \
+	    sqlite3 -bail -cmd ".load $ext" fix.db "ATTACH 'other.db' AS b; SELECT $what FROM b.call_times"
 }
 
 atf_init_test_cases()
