@@ -1347,10 +1347,6 @@ ATF_TC_BODY(page_parents_predicted, tc)
 }
 
 /*
- * calls_write.c stores the stitcher's kind numbers as they are: the two
- * lists must name the same kinds in the same order.
- */
-/*
  * calls of an attached database reads and writes that database's pages
  * and rows, not those of main (whose calls is empty here), and dropping
  * it drops its own storage tables.
@@ -1417,6 +1413,10 @@ ATF_TC_BODY(attached_database_reads_its_own, tc)
 	free(g.rows);
 }
 
+/*
+ * calls_write.c stores the stitcher's kind numbers as they are: the two
+ * lists must name the same kinds in the same order.
+ */
 ATF_TC_WITHOUT_HEAD(call_kinds_agree);
 ATF_TC_BODY(call_kinds_agree, tc)
 {
