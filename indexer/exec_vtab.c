@@ -1408,10 +1408,33 @@ xt_time_estimated(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sqlite3_result_int(ctx, !(lo > 0 && ck->insn[lo - 1] == x));
 }
 
+/*
+ * The time functions, each with a clock cache of its own per connection.
+ * (thread, insn, clock[, archive id]): the call_times view's, on 'ns' or
+ * 'tsc', of the database with that archive id.  Those are innocuous (no
+ * side effect; they read the timestamps table), so that the view may use
+ * them where the schema is not trusted (trusted_schema off, as hwtrace
+ * query runs).
+ */
+static const struct {
+	const char	*name;
+	int		nargs;
+	int		innocuous;
+	void		(*fn)(sqlite3_context *, int, sqlite3_value **);
+} xt_funcs[] = {
+	{ "hwtr_time_at", 2, 0, xt_time_at },
+	{ "hwtr_time_estimated", 2, 0, xt_time_estimated },
+	{ "hwtr_time_at", 3, 1, xt_time_at },
+	{ "hwtr_time_estimated", 3, 1, xt_time_estimated },
+	{ "hwtr_time_at", 4, 1, xt_time_at },
+	{ "hwtr_time_estimated", 4, 1, xt_time_estimated },
+};
+
 static int
 xo_register(sqlite3 *db)
 {
 	struct xt_clock *ck;
+	size_t i;
 	int rc;
 
 	rc = sqlite3_create_module(db, "exec_order", &xo_module, NULL);
@@ -1422,52 +1445,17 @@ xo_register(sqlite3 *db)
 	if (rc == SQLITE_OK)
 		rc = sqlite3_create_module(db, "exec_insns", &xo_module,
 		    (void *)&xo_module);
-	if (rc != SQLITE_OK)
-		return (rc);
-	/* A clock cache per function and connection, freed with it. */
-	if ((ck = calloc(1, sizeof(*ck))) == NULL)
-		return (SQLITE_NOMEM);
-	rc = sqlite3_create_function_v2(db, "hwtr_time_at", 2, SQLITE_UTF8,
-	    ck, xt_time_at, NULL, NULL, xt_free);
-	if (rc != SQLITE_OK)
-		return (rc);
-	if ((ck = calloc(1, sizeof(*ck))) == NULL)
-		return (SQLITE_NOMEM);
-	rc = sqlite3_create_function_v2(db, "hwtr_time_estimated", 2,
-	    SQLITE_UTF8, ck, xt_time_estimated, NULL, NULL, xt_free);
-	if (rc != SQLITE_OK)
-		return (rc);
-	/*
-	 * (thread, insn, clock): the call_times view's, on 'ns' or 'tsc'.
-	 * Innocuous (no side effect; it reads the timestamps table), so that
-	 * the view may use it where the schema is not trusted
-	 * (trusted_schema off, as hwtrace query runs).
-	 */
-	if ((ck = calloc(1, sizeof(*ck))) == NULL)
-		return (SQLITE_NOMEM);
-	rc = sqlite3_create_function_v2(db, "hwtr_time_at", 3, SQLITE_UTF8 |
-	    SQLITE_INNOCUOUS, ck, xt_time_at, NULL, NULL, xt_free);
-	if (rc != SQLITE_OK)
-		return (rc);
-	if ((ck = calloc(1, sizeof(*ck))) == NULL)
-		return (SQLITE_NOMEM);
-	rc = sqlite3_create_function_v2(db, "hwtr_time_estimated", 3,
-	    SQLITE_UTF8 | SQLITE_INNOCUOUS, ck, xt_time_estimated, NULL, NULL,
-	    xt_free);
-	if (rc != SQLITE_OK)
-		return (rc);
-	/* (thread, insn, clock, archive id): the same of that database. */
-	if ((ck = calloc(1, sizeof(*ck))) == NULL)
-		return (SQLITE_NOMEM);
-	rc = sqlite3_create_function_v2(db, "hwtr_time_at", 4, SQLITE_UTF8 |
-	    SQLITE_INNOCUOUS, ck, xt_time_at, NULL, NULL, xt_free);
-	if (rc != SQLITE_OK)
-		return (rc);
-	if ((ck = calloc(1, sizeof(*ck))) == NULL)
-		return (SQLITE_NOMEM);
-	return (sqlite3_create_function_v2(db, "hwtr_time_estimated", 4,
-	    SQLITE_UTF8 | SQLITE_INNOCUOUS, ck, xt_time_estimated, NULL, NULL,
-	    xt_free));
+	for (i = 0; rc == SQLITE_OK &&
+	    i < sizeof(xt_funcs) / sizeof(xt_funcs[0]); i++) {
+		/* Freed with the connection (xt_free()). */
+		if ((ck = calloc(1, sizeof(*ck))) == NULL)
+			return (SQLITE_NOMEM);
+		rc = sqlite3_create_function_v2(db, xt_funcs[i].name,
+		    xt_funcs[i].nargs, SQLITE_UTF8 | (xt_funcs[i].innocuous ?
+		    SQLITE_INNOCUOUS : 0), ck, xt_funcs[i].fn, NULL, NULL,
+		    xt_free);
+	}
+	return (rc);
 }
 
 #ifdef HWTR_SQLITE_EXTENSION
