@@ -388,7 +388,7 @@ cap_open_archive(struct cap *cap, pid_t pid)
 {
 	struct hwtr_sbc_opts so;
 	struct hwtr_aw_opts ao;
-	char errbuf[512];
+	char errbuf[HWTR_ERRMSG_MAX];
 	int rc;
 
 	cap->root = pid;
@@ -925,7 +925,7 @@ cap_recording(struct cap *cap, int interrupted)
 	struct hwtr_aw_opts ao;
 	struct hwtr_capture_end end;
 	struct timespec real;
-	char errbuf[512];
+	char errbuf[HWTR_ERRMSG_MAX];
 	uint64_t bytes = 0;
 	int rc, failed;
 
@@ -964,7 +964,7 @@ static const char *
 cap_pick_source(const struct hwtr_cap_config *cfg)
 {
 	const char *source;
-	char errbuf[512];
+	char errbuf[HWTR_ERRMSG_MAX];
 
 	source = hwtr_src_auto(cfg->argv, cfg->pid, errbuf, sizeof(errbuf));
 	/*
@@ -1157,7 +1157,7 @@ cap_finish(struct cap *cap, int interrupted)
 	struct hwtr_capture_end end;
 	struct hwtr_sbc_stats sst;
 	struct timespec real;
-	char errbuf[512], *tmp;
+	char errbuf[HWTR_ERRMSG_MAX], *tmp;
 	int rc, failed;
 
 	if ((rc = sbc_drain(cap, 1)) < 0)

@@ -59,7 +59,7 @@ struct hwtr_img {
 	size_t		nkeys;
 	struct img_file	*files;
 	size_t		nfiles;
-	char		errmsg[512];
+	char		errmsg[HWTR_ERRMSG_MAX];
 };
 
 static int img_err(struct hwtr_img *, int, const char *, ...)

@@ -330,7 +330,7 @@ static int
 store_one(struct hwtr_aw *aw, const struct hwtr_log *log, const char *path)
 {
 	struct hwtr_jit_list l;
-	char err[256];
+	char err[HWTR_ERRMSG_MAX];
 	void *buf;
 	size_t len;
 	int rc;

@@ -59,7 +59,7 @@ cmd_diff(int argc, char **argv)
 	enum hwtr_q_format fmt = HWTR_Q_FMT_TABLE;
 	struct cli_operands ops = { { NULL }, 0 };
 	const char *arg;
-	char errbuf[1024];
+	char errbuf[HWTR_ERRMSG_MAX];
 	long n;
 	int c, rc, ex = 1;
 

@@ -68,7 +68,7 @@ cmd_export(int argc, char **argv)
 	struct hwtr_pg *pg = NULL;
 	struct hwtr_log log = { ex_log, NULL, HWTR_LOG_WARN };
 	const char *arg, *url = NULL;
-	char errbuf[1024];
+	char errbuf[HWTR_ERRMSG_MAX];
 	size_t nlabels = 0;
 	int c, i, n, ex = 1;
 

@@ -85,7 +85,7 @@ cmd_fleet(int argc, char **argv)
 	enum hwtr_q_format fmt = HWTR_Q_FMT_TABLE;
 	struct cli_operands ops = { { NULL }, 0 };
 	const char *arg, *url, *fmtname = NULL;
-	char errbuf[1024];
+	char errbuf[HWTR_ERRMSG_MAX];
 	size_t nlabels = 0;
 	int c, rc, ex = 1, vargc;
 	char **vargv;

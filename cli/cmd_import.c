@@ -266,7 +266,7 @@ opt_cpu(struct imp *im, int c, const char *arg)
 static int
 opt_file(struct imp *im, int c, const char *arg)
 {
-	char errbuf[512];
+	char errbuf[HWTR_ERRMSG_MAX];
 	int rc;
 
 	rc = hwtr_import_req_file(&im->r, c == OPT_PT ? HWTR_IMPORT_PT :
@@ -360,7 +360,7 @@ cmd_import(int argc, char **argv)
 {
 	struct imp im;
 	const char *arg;
-	char errbuf[512];
+	char errbuf[HWTR_ERRMSG_MAX];
 	int c, rc = 0;
 
 	memset(&im, 0, sizeof(im));

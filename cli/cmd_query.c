@@ -138,7 +138,7 @@ out_write(void *arg, const char *buf, size_t len)
 static int
 check_opts(struct qline *ql)
 {
-	char errbuf[256];
+	char errbuf[HWTR_ERRMSG_MAX];
 
 	if (hwtr_q_req_check(&ql->req, errbuf, sizeof(errbuf)) != 0)
 		return (cli_usage_error(&ql->vcmd, "%s", errbuf));
@@ -197,7 +197,7 @@ run_query(const char *path, const struct qline *ql)
 	struct cli_progress prog;
 	struct out_sink sink = { 0 };
 	struct hwtr_q *q = NULL;
-	char errbuf[1024];
+	char errbuf[HWTR_ERRMSG_MAX];
 	int orc, ex = 1;
 
 	memset(&qo, 0, sizeof(qo));

@@ -91,7 +91,7 @@ cmd_report(int argc, char **argv)
 	struct cli_operands ops = { { NULL }, 0 };
 	struct hwtr_q *q = NULL;
 	const char *arg, *out = NULL, *db = NULL;
-	char errbuf[1024];
+	char errbuf[HWTR_ERRMSG_MAX];
 	size_t size = 0;
 	long sec;
 	int c, rc;

@@ -88,7 +88,7 @@ void
 hwtr_logf(const struct hwtr_log *log, enum hwtr_log_level level,
     const char *fmt, ...)
 {
-	char buf[1024];
+	char buf[HWTR_ERRMSG_MAX];
 	va_list ap;
 
 	if (log == NULL || log->fn == NULL || level > log->level)

@@ -80,8 +80,8 @@ struct hwtr_ar {
 	char		*path;
 	struct hwtr_ar_opts opts;
 	struct hwtr_ar_status st;
-	char		why[512];
-	char		errmsg[512];
+	char		why[HWTR_ERRMSG_MAX];
+	char		errmsg[HWTR_ERRMSG_MAX];
 	pthread_mutex_t	lock;		/* errmsg and dctx, shared by readers */
 	ZSTD_DCtx	*dctx[8];	/* idle decompression contexts */
 	size_t		ndctx;

@@ -218,7 +218,7 @@ do_sideband(struct hwtr_ar *ar, const struct ar_member *m, const uint8_t *p,
     size_t len)
 {
 	struct hwtr_sb_rec rec, *n;
-	char why[256];
+	char why[HWTR_ERRMSG_MAX];
 	size_t off = 0, used, extra, cap;
 	int rc;
 
@@ -481,7 +481,7 @@ static int
 mk_jit(struct hwtr_ar *ar, struct mk_arg *a)
 {
 	struct hwtr_jit_list l;
-	char why[256];
+	char why[HWTR_ERRMSG_MAX];
 	int rc;
 
 	memset(&l, 0, sizeof(l));
@@ -496,7 +496,7 @@ static int
 mk_code(struct hwtr_ar *ar, struct mk_arg *a)
 {
 	struct hwtr_code_list l;
-	char why[256];
+	char why[HWTR_ERRMSG_MAX];
 	int rc;
 
 	memset(&l, 0, sizeof(l));

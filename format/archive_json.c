@@ -300,7 +300,7 @@ jseterr(struct jp *p, const char *path, const char *key, const char *fmt, ...)
 static void
 jseterr(struct jp *p, const char *path, const char *key, const char *fmt, ...)
 {
-	char msg[256];
+	char msg[HWTR_ERRMSG_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);

@@ -245,7 +245,7 @@ static int
 scan_frames(struct hwtr_ar *ar)
 {
 	uint8_t pre[HDR_PREFIX], b[8];
-	char why[512], name[HWTR_NAME_MAX + 1];
+	char why[HWTR_ERRMSG_MAX], name[HWTR_NAME_MAX + 1];
 	uint64_t off = 0, csize, fcs, size, fsize = ar->st.file_size;
 	int64_t data_off;
 	size_t got, plen, idx;
@@ -381,7 +381,7 @@ check_toc_member(struct hwtr_ar *ar, size_t idx)
 {
 	struct ar_member *m = &ar->m[idx];
 	uint8_t pre[HDR_PREFIX];
-	char why[512], name[HWTR_NAME_MAX + 1];
+	char why[HWTR_ERRMSG_MAX], name[HWTR_NAME_MAX + 1];
 	uint64_t csize, fcs, size;
 	int64_t data_off;
 	size_t plen;
@@ -430,7 +430,7 @@ open_toc(struct hwtr_ar *ar)
 {
 	uint8_t tr[HWTR_TRAILER_SIZE];
 	uint64_t endoff, endcsize, csize, fcs, prev_end = 0;
-	char why[512];
+	char why[HWTR_ERRMSG_MAX];
 	size_t got, i, idx;
 	struct ar_member em;
 	const struct hwtr_toc_ent *t;
@@ -581,7 +581,7 @@ hwtr_ar_open(struct hwtr_ar **arp, const char *path,
 {
 	struct hwtr_ar *ar;
 	struct stat st;
-	char ebuf[256];
+	char ebuf[HWTR_ERRMSG_MAX];
 	int rc;
 
 	*arp = NULL;
@@ -938,7 +938,7 @@ check_tar_end(struct hwtr_ar *ar)
 	uint64_t off = ar->tend_off, csize, fcs;
 	uint8_t *cbuf = NULL, *buf = NULL;
 	ZSTD_DCtx *d = NULL;
-	char why[512];
+	char why[HWTR_ERRMSG_MAX];
 	size_t got, r, i;
 	int rc = 0;
 

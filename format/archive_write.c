@@ -90,7 +90,7 @@ struct aw_job {
 	size_t		outlen, outcap;
 	uint64_t	off;		/* where the frame was written */
 	int		rc;
-	char		errmsg[512];
+	char		errmsg[HWTR_ERRMSG_MAX];
 };
 
 struct aw_worker {
@@ -125,7 +125,7 @@ struct hwtr_aw {
 	size_t		outlen, outcap;
 	int		broken;		/* an earlier write failed */
 	int		cb_err;		/* set by write_cb */
-	char		errmsg[512];
+	char		errmsg[HWTR_ERRMSG_MAX];
 	time_t		mtime;
 
 	struct hwtr_toc_ent *toc;
@@ -164,7 +164,7 @@ struct hwtr_aw {
 	uint64_t	wseq;		/* of the next job to write */
 	int		afail;		/* a job failed: write no later one */
 	int		stop;		/* workers: exit when idle */
-	char		why[512];	/* the first failure, kept */
+	char		why[HWTR_ERRMSG_MAX];	/* the first failure, kept */
 };
 
 static void

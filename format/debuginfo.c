@@ -75,7 +75,7 @@ try_path(const struct want *w, const char *path, void **bufp, size_t *lenp,
 {
 	void *buf;
 	size_t len;
-	char err[64];
+	char err[HWTR_ERRMSG_MAX];
 
 	if (access(path, R_OK) != 0 ||
 	    hwtr_read_file(path, DEBUG_MAX, &buf, &len, err, sizeof(err)) < 0)

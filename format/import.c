@@ -114,7 +114,7 @@ int
 hwtr_import_begin(struct hwtr_import_sink *sk,
     const struct hwtr_capture_meta *meta)
 {
-	char ebuf[256];
+	char ebuf[HWTR_ERRMSG_MAX];
 	int rc;
 
 	if (sk->aw != NULL) {

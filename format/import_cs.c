@@ -201,7 +201,7 @@ static int
 ini_load(struct cs_snap *sn, struct ini *ini, const char *dir,
     const char *name, const char *ref)
 {
-	char ebuf[512], *p, *line, *nl, *eq, *sec = NULL, *e;
+	char ebuf[HWTR_ERRMSG_MAX], *p, *line, *nl, *eq, *sec = NULL, *e;
 	void *vbuf;
 	size_t len, cap = 0, scap = 0;
 	unsigned lineno = 0;
@@ -571,7 +571,7 @@ load_dumps(struct cs_snap *sn, const struct cs_dev *d)
 	const struct ini *ini = &d->ini;
 	struct cs_dump du, *nv;
 	const char *f, *sp;
-	char ebuf[512];
+	char ebuf[HWTR_ERRMSG_MAX];
 	size_t i, j;
 	int rc;
 
@@ -789,7 +789,7 @@ snap_buffer(struct cs_snap *sn, const char *sec)
 	struct cs_buf *b = &sn->buf[sn->nbuf];
 	const char *f, *fmt;
 	struct stat st;
-	char ebuf[512];
+	char ebuf[HWTR_ERRMSG_MAX];
 	size_t j;
 	int rc, frame, fd;
 
@@ -1104,7 +1104,7 @@ cs_load(const char *dir, const struct hwtr_import_opts *io,
 	struct hwtr_image_desc id;
 	struct hwtr_sb_rec r;
 	struct hwtr_aw *aw = NULL;
-	char key[HWTR_IMAGE_KEY_MAX], name[160], *aux = NULL, ebuf[512];
+	char key[HWTR_IMAGE_KEY_MAX], name[160], *aux = NULL, ebuf[HWTR_ERRMSG_MAX];
 	char *errbuf = sk->errbuf;
 	struct stat st;
 	size_t errlen = sk->errlen;

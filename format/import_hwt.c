@@ -66,7 +66,7 @@ hwt_elf(struct hwtr_aw *aw, const struct hwtr_import_file *f, char *errbuf,
 	struct hwtr_elf_info *ei;
 	struct hwtr_image_desc id;
 	struct hwtr_sb_rec r;
-	char key[HWTR_IMAGE_KEY_MAX], ebuf[256];
+	char key[HWTR_IMAGE_KEY_MAX], ebuf[HWTR_ERRMSG_MAX];
 	uint64_t slide = 0, minv = UINT64_MAX;
 	void *buf = NULL;
 	size_t len, j, n = 0;

@@ -27,6 +27,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,13 +128,21 @@ jtype(const json_t *v)
 	}
 }
 
-/* "'trace.json': FIELD: message" */
-#define BERR(b, ...) do {						\
-	char m_[1024];							\
-	snprintf(m_, sizeof(m_), __VA_ARGS__);				\
-	hwtr_import_err((b)->errbuf, (b)->errlen, "'%s': %s",		\
-	    (b)->json, m_);						\
-} while (0)
+/* "'trace.json': FIELD: message" into the bundle's error buffer. */
+static void berr(struct lldb_bundle *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+berr(struct lldb_bundle *b, const char *fmt, ...)
+{
+	char m[HWTR_ERRMSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m, sizeof(m), fmt, ap);
+	va_end(ap);
+	hwtr_import_err(b->errbuf, b->errlen, "'%s': %s", b->json, m);
+}
 
 /*
  * Look up @key in @obj (named @where), which must have type @type (or be
@@ -155,14 +164,14 @@ get(struct lldb_bundle *b, json_t *obj, const char *where, const char *key,
 	v = json_object_get(obj, key);
 	if (v == NULL) {
 		if (!optional) {
-			BERR(b, "%s%s%s: missing", where, *where ? "." : "",
+			berr(b, "%s%s%s: missing", where, *where ? "." : "",
 			    key);
 			*rc = -HWTR_E_FORMAT;
 		}
 		return (NULL);
 	}
 	if (json_typeof(v) != type) {
-		BERR(b, "%s%s%s: expected %s, got %s", where,
+		berr(b, "%s%s%s: expected %s, got %s", where,
 		    *where ? "." : "", key, want[type], jtype(v));
 		*rc = -HWTR_E_FORMAT;
 		return (NULL);
@@ -183,7 +192,7 @@ get_int(struct lldb_bundle *b, json_t *obj, const char *where,
 		return (rc < 0 ? rc : -HWTR_E_FORMAT);
 	*vp = json_integer_value(v);
 	if (*vp < min || *vp > max) {
-		BERR(b, "%s%s%s: %" PRId64 " is out of range (%" PRId64
+		berr(b, "%s%s%s: %" PRId64 " is out of range (%" PRId64
 		    " to %" PRId64 ")", where, *where ? "." : "", key, *vp,
 		    min, max);
 		return (-HWTR_E_FORMAT);
@@ -287,7 +296,7 @@ get_u64(struct lldb_bundle *b, json_t *obj, const char *where,
 	*vp = 0;
 	v = json_object_get(obj, key);
 	if (v == NULL) {
-		BERR(b, "%s%s%s: missing", where, *where ? "." : "", key);
+		berr(b, "%s%s%s: missing", where, *where ? "." : "", key);
 		return (-HWTR_E_FORMAT);
 	}
 	if (json_is_integer(v) && json_integer_value(v) >= 0) {
@@ -301,11 +310,11 @@ get_u64(struct lldb_bundle *b, json_t *obj, const char *where,
 		*vp = strtoull(s, &end, 10);
 		if (errno == 0 && *end == '\0')
 			return (0);
-		BERR(b, "%s%s%s: %s is out of range (0 to %" PRIu64 ")", where,
+		berr(b, "%s%s%s: %s is out of range (0 to %" PRIu64 ")", where,
 		    *where ? "." : "", key, s, UINT64_MAX);
 		return (-HWTR_E_FORMAT);
 	}
-	BERR(b, "%s%s%s: expected an unsigned 64-bit integer, got %s", where,
+	berr(b, "%s%s%s: expected an unsigned 64-bit integer, got %s", where,
 	    *where ? "." : "", key, json_is_integer(v) ?
 	    "a negative integer" : json_is_string(v) ? "a string" : jtype(v));
 	return (-HWTR_E_FORMAT);
@@ -324,7 +333,7 @@ get_addr(struct lldb_bundle *b, json_t *obj, const char *where,
 
 	v = json_object_get(obj, key);
 	if (v == NULL) {
-		BERR(b, "%s.%s: missing", where, key);
+		berr(b, "%s.%s: missing", where, key);
 		return (-HWTR_E_FORMAT);
 	}
 	if (json_is_integer(v) && json_integer_value(v) >= 0) {
@@ -338,10 +347,10 @@ get_addr(struct lldb_bundle *b, json_t *obj, const char *where,
 		s = json_string_value(v);
 		if (hwtr_parse_u64(s, vp) == 0)
 			return (0);
-		BERR(b, "%s.%s: '%s' is not an address", where, key, s);
+		berr(b, "%s.%s: '%s' is not an address", where, key, s);
 		return (-HWTR_E_FORMAT);
 	}
-	BERR(b, "%s.%s: expected an address (integer or string), got %s",
+	berr(b, "%s.%s: expected an address (integer or string), got %s",
 	    where, key, json_is_integer(v) ? "a negative integer" : jtype(v));
 	return (-HWTR_E_FORMAT);
 }
@@ -428,7 +437,7 @@ parse_cpu(struct lldb_bundle *b, json_t *root)
 	else if (strcmp(vendor, "Unknown") == 0)
 		b->cpu.vendor = HWTR_CPU_UNKNOWN;
 	else {
-		BERR(b, "cpuInfo.vendor: '%s' is not GenuineIntel or Unknown",
+		berr(b, "cpuInfo.vendor: '%s' is not GenuineIntel or Unknown",
 		    vendor);
 		return (-HWTR_E_FORMAT);
 	}
@@ -496,7 +505,7 @@ parse_process(struct lldb_bundle *b, json_t *pj, size_t pi,
 
 	snprintf(where, sizeof(where), "processes[%zu]", pi);
 	if (!json_is_object(pj)) {
-		BERR(b, "%s: expected an object, got %s", where, jtype(pj));
+		berr(b, "%s: expected an object, got %s", where, jtype(pj));
 		return (-HWTR_E_FORMAT);
 	}
 	if ((rc = get_int(b, pj, where, "pid", 0, INT32_MAX, &x)) < 0)
@@ -505,7 +514,7 @@ parse_process(struct lldb_bundle *b, json_t *pj, size_t pi,
 	if ((arr = get(b, pj, where, "threads", JSON_ARRAY, 0, &rc)) == NULL)
 		return (rc);
 	if (json_array_size(arr) > LLDB_MAX_COUNT) {
-		BERR(b, "%s.threads: more than %d threads", where,
+		berr(b, "%s.threads: more than %d threads", where,
 		    LLDB_MAX_COUNT);
 		return (-HWTR_E_LIMIT);
 	}
@@ -518,7 +527,7 @@ parse_process(struct lldb_bundle *b, json_t *pj, size_t pi,
 		th->fd = -1;
 		snprintf(w2, sizeof(w2), "%s.threads[%zu]", where, i);
 		if (!json_is_object(t)) {
-			BERR(b, "%s: expected an object, got %s", w2,
+			berr(b, "%s: expected an object, got %s", w2,
 			    jtype(t));
 			return (-HWTR_E_FORMAT);
 		}
@@ -530,7 +539,7 @@ parse_process(struct lldb_bundle *b, json_t *pj, size_t pi,
 			return (rc);
 		if (v != NULL) {
 			if (*json_string_value(v) == '\0') {
-				BERR(b, "%s.iptTrace: empty file name", w2);
+				berr(b, "%s.iptTrace: empty file name", w2);
 				return (-HWTR_E_FORMAT);
 			}
 			if ((th->trace = resolve(b, json_string_value(v))) ==
@@ -541,7 +550,7 @@ parse_process(struct lldb_bundle *b, json_t *pj, size_t pi,
 	if ((arr = get(b, pj, where, "modules", JSON_ARRAY, 0, &rc)) == NULL)
 		return (rc);
 	if (json_array_size(arr) > LLDB_MAX_COUNT) {
-		BERR(b, "%s.modules: more than %d modules", where,
+		berr(b, "%s.modules: more than %d modules", where,
 		    LLDB_MAX_COUNT);
 		return (-HWTR_E_LIMIT);
 	}
@@ -555,7 +564,7 @@ parse_process(struct lldb_bundle *b, json_t *pj, size_t pi,
 		snprintf(mo->field, sizeof(mo->field), "%s.modules[%zu]",
 		    where, i);
 		if (!json_is_object(m)) {
-			BERR(b, "%s: expected an object, got %s", mo->field,
+			berr(b, "%s: expected an object, got %s", mo->field,
 			    jtype(m));
 			return (-HWTR_E_FORMAT);
 		}
@@ -571,7 +580,7 @@ parse_process(struct lldb_bundle *b, json_t *pj, size_t pi,
 		if (v != NULL)
 			file = json_string_value(v);
 		if (*file == '\0') {
-			BERR(b, "%s.%s: empty file name", mo->field,
+			berr(b, "%s.%s: empty file name", mo->field,
 			    v != NULL ? "file" : "systemPath");
 			return (-HWTR_E_FORMAT);
 		}
@@ -585,7 +594,7 @@ parse_process(struct lldb_bundle *b, json_t *pj, size_t pi,
 			return (rc);
 		if (v != NULL && parse_uuid(json_string_value(v), mo->uuid,
 		    &mo->uuid_len) != 0) {
-			BERR(b, "%s.uuid: '%s' is not a hex uuid", mo->field,
+			berr(b, "%s.uuid: '%s' is not a hex uuid", mo->field,
 			    json_string_value(v));
 			return (-HWTR_E_FORMAT);
 		}
@@ -606,15 +615,15 @@ parse_cpus(struct lldb_bundle *b, json_t *arr)
 	int rc;
 
 	if (!json_is_array(arr)) {
-		BERR(b, "cpus: expected an array, got %s", jtype(arr));
+		berr(b, "cpus: expected an array, got %s", jtype(arr));
 		return (-HWTR_E_FORMAT);
 	}
 	if (json_array_size(arr) > LLDB_MAX_COUNT) {
-		BERR(b, "cpus: more than %d CPUs", LLDB_MAX_COUNT);
+		berr(b, "cpus: more than %d CPUs", LLDB_MAX_COUNT);
 		return (-HWTR_E_LIMIT);
 	}
 	if (!b->tconv.valid) {
-		BERR(b, "cpus: a per-CPU bundle needs tscPerfZeroConversion "
+		berr(b, "cpus: a per-CPU bundle needs tscPerfZeroConversion "
 		    "(the context switches are in perf time, the trace in "
 		    "TSC)");
 		return (-HWTR_E_FORMAT);
@@ -628,7 +637,7 @@ parse_cpus(struct lldb_bundle *b, json_t *arr)
 		cp->fd = -1;
 		snprintf(where, sizeof(where), "cpus[%zu]", i);
 		if (!json_is_object(c)) {
-			BERR(b, "%s: expected an object, got %s", where,
+			berr(b, "%s: expected an object, got %s", where,
 			    jtype(c));
 			return (-HWTR_E_FORMAT);
 		}
@@ -637,7 +646,7 @@ parse_cpus(struct lldb_bundle *b, json_t *arr)
 		cp->id = x;
 		for (k = 0; k < i; k++)
 			if (b->cpus[k].id == x) {
-				BERR(b, "%s.id: %" PRId64 " appears twice",
+				berr(b, "%s.id: %" PRId64 " appears twice",
 				    where, x);
 				return (-HWTR_E_FORMAT);
 			}
@@ -648,7 +657,7 @@ parse_cpus(struct lldb_bundle *b, json_t *arr)
 			    &rc)) == NULL)
 				return (rc);
 			if (*json_string_value(v) == '\0') {
-				BERR(b, "%s.%s: empty file name", where,
+				berr(b, "%s.%s: empty file name", where,
 				    keys[j]);
 				return (-HWTR_E_FORMAT);
 			}
@@ -669,20 +678,20 @@ parse_bundle(struct lldb_bundle *b, json_t *root)
 	int rc;
 
 	if (!json_is_object(root)) {
-		BERR(b, "expected an object at the top, got %s", jtype(root));
+		berr(b, "expected an object at the top, got %s", jtype(root));
 		return (-HWTR_E_FORMAT);
 	}
 	if ((v = get(b, root, "", "type", JSON_STRING, 0, &rc)) == NULL)
 		return (rc);
 	if (strcmp(json_string_value(v), "intel-pt") != 0) {
-		BERR(b, "type: '%s' is not an Intel PT bundle (\"intel-pt\")",
+		berr(b, "type: '%s' is not an Intel PT bundle (\"intel-pt\")",
 		    json_string_value(v));
 		return (-HWTR_E_FORMAT);
 	}
 	if ((rc = parse_cpu(b, root)) < 0)
 		return (rc);
 	if (json_object_get(root, "kernel") != NULL) {
-		BERR(b, "kernel: kernel trace bundles are not supported yet");
+		berr(b, "kernel: kernel trace bundles are not supported yet");
 		return (-HWTR_E_UNSUPPORTED);
 	}
 	if ((rc = parse_tconv(b, root)) < 0)
@@ -693,7 +702,7 @@ parse_bundle(struct lldb_bundle *b, json_t *root)
 	if ((arr = get(b, root, "", "processes", JSON_ARRAY, 0, &rc)) == NULL)
 		return (rc);
 	if (json_array_size(arr) > LLDB_MAX_COUNT) {
-		BERR(b, "processes: more than %d processes", LLDB_MAX_COUNT);
+		berr(b, "processes: more than %d processes", LLDB_MAX_COUNT);
 		return (-HWTR_E_LIMIT);
 	}
 	b->procs = calloc(json_array_size(arr) + 1, sizeof(*b->procs));
@@ -704,14 +713,14 @@ parse_bundle(struct lldb_bundle *b, json_t *root)
 			return (rc);
 	}
 	if (b->nprocs == 0) {
-		BERR(b, "processes: empty, nothing to import");
+		berr(b, "processes: empty, nothing to import");
 		return (-HWTR_E_FORMAT);
 	}
 	/* Process and thread ids name streams: they must be unique. */
 	for (i = 0; i < b->nprocs; i++) {
 		for (j = 0; j < i; j++)
 			if (b->procs[j].pid == b->procs[i].pid) {
-				BERR(b, "processes[%zu].pid: %" PRId64
+				berr(b, "processes[%zu].pid: %" PRId64
 				    " appears twice", i, b->procs[i].pid);
 				return (-HWTR_E_FORMAT);
 			}
@@ -721,7 +730,7 @@ parse_bundle(struct lldb_bundle *b, json_t *root)
 				    b->procs[k].nthreads); l++)
 					if (b->procs[k].threads[l].tid ==
 					    b->procs[i].threads[j].tid) {
-						BERR(b, "processes[%zu]."
+						berr(b, "processes[%zu]."
 						    "threads[%zu].tid: %" PRId64
 						    " appears twice", i, j,
 						    b->procs[i].threads[j].tid);
@@ -759,7 +768,7 @@ static int
 read_switches(struct lldb_bundle *b, size_t ci)
 {
 	struct lldb_cpu *cp = &b->cpus[ci];
-	char ebuf[512];
+	char ebuf[HWTR_ERRMSG_MAX];
 	uint8_t *buf;
 	size_t len, off = 0;
 	uint32_t type, u[4];
@@ -770,13 +779,13 @@ read_switches(struct lldb_bundle *b, size_t ci)
 
 	if ((rc = lldb_read(b, cp->switches, LLDB_MAX_IMAGE, &vb, &len,
 	    ebuf, sizeof(ebuf))) < 0) {
-		BERR(b, "cpus[%zu].contextSwitchTrace: %s", ci, ebuf);
+		berr(b, "cpus[%zu].contextSwitchTrace: %s", ci, ebuf);
 		return (rc);
 	}
 	buf = vb;
 	while (off < len) {
 		if (len - off < 8) {
-			BERR(b, "cpus[%zu].contextSwitchTrace: '%s' offset "
+			berr(b, "cpus[%zu].contextSwitchTrace: '%s' offset "
 			    "%zu: a record header cut short (%zu bytes left)",
 			    ci, cp->switches, off, len - off);
 			rc = -HWTR_E_FORMAT;
@@ -786,7 +795,7 @@ read_switches(struct lldb_bundle *b, size_t ci)
 		memcpy(&misc, buf + off + 4, 2);
 		memcpy(&size, buf + off + 6, 2);
 		if (size < 8 || size > len - off) {
-			BERR(b, "cpus[%zu].contextSwitchTrace: '%s' offset "
+			berr(b, "cpus[%zu].contextSwitchTrace: '%s' offset "
 			    "%zu: a record of %u bytes%s", ci, cp->switches,
 			    off, size, size < 8 ? "" : " runs past the end");
 			rc = -HWTR_E_FORMAT;
@@ -799,7 +808,7 @@ read_switches(struct lldb_bundle *b, size_t ci)
 			continue;
 		}
 		if (size < SWITCH_REC_SIZE) {
-			BERR(b, "cpus[%zu].contextSwitchTrace: '%s' offset "
+			berr(b, "cpus[%zu].contextSwitchTrace: '%s' offset "
 			    "%zu: a switch record of %u bytes (at least %d)",
 			    ci, cp->switches, off, size, SWITCH_REC_SIZE);
 			rc = -HWTR_E_FORMAT;
@@ -841,7 +850,7 @@ check_cpus(struct lldb_bundle *b)
 {
 	struct lldb_cpu *cp;
 	struct stat st;
-	char ebuf[512];
+	char ebuf[HWTR_ERRMSG_MAX];
 	size_t i;
 	int rc;
 
@@ -851,7 +860,7 @@ check_cpus(struct lldb_bundle *b)
 		    sizeof(ebuf))) < 0) {
 			rc = cp->fd;
 			cp->fd = -1;
-			BERR(b, "cpus[%zu].iptTrace: %s", i, ebuf);
+			berr(b, "cpus[%zu].iptTrace: %s", i, ebuf);
 			return (rc);
 		}
 		cp->size = (uint64_t)st.st_size;
@@ -871,7 +880,7 @@ check_files(struct lldb_bundle *b)
 	struct lldb_thread *th;
 	struct lldb_module *mo;
 	struct stat st;
-	char ebuf[512];
+	char ebuf[HWTR_ERRMSG_MAX];
 	uint64_t minv;
 	size_t i, j, k;
 	int rc;
@@ -886,7 +895,7 @@ check_files(struct lldb_bundle *b)
 			    sizeof(ebuf))) < 0) {
 				rc = th->fd;
 				th->fd = -1;
-				BERR(b, "processes[%zu].threads[%zu].iptTrace:"
+				berr(b, "processes[%zu].threads[%zu].iptTrace:"
 				    " %s", i, j, ebuf);
 				return (rc);
 			}
@@ -897,13 +906,13 @@ check_files(struct lldb_bundle *b)
 			rc = lldb_read(b, mo->file, LLDB_MAX_IMAGE, &mo->buf,
 			    &mo->len, ebuf, sizeof(ebuf));
 			if (rc < 0) {
-				BERR(b, "%s: %s", mo->field, ebuf);
+				berr(b, "%s: %s", mo->field, ebuf);
 				return (rc);
 			}
 			rc = hwtr_elf_parse(mo->buf, mo->len, &mo->elf, ebuf,
 			    sizeof(ebuf));
 			if (rc < 0) {
-				BERR(b, "%s: '%s': %s", mo->field, mo->file,
+				berr(b, "%s: '%s': %s", mo->field, mo->file,
 				    ebuf);
 				return (rc);
 			}
@@ -917,7 +926,7 @@ check_files(struct lldb_bundle *b)
 				hwtr_hex(want, mo->uuid, mo->uuid_len);
 				hwtr_hex(got, mo->elf.build_id,
 				    mo->elf.build_id_len);
-				BERR(b, "%s.uuid: %s does not match the "
+				berr(b, "%s.uuid: %s does not match the "
 				    "build-id of '%s' (%s)", mo->field, want,
 				    mo->file, got[0] ? got : "none");
 				return (-HWTR_E_FORMAT);
@@ -927,7 +936,7 @@ check_files(struct lldb_bundle *b)
 				if (mo->elf.load[k].vaddr < minv)
 					minv = mo->elf.load[k].vaddr;
 			if (minv == UINT64_MAX) {
-				BERR(b, "%s: '%s' has no PT_LOAD segment",
+				berr(b, "%s: '%s' has no PT_LOAD segment",
 				    mo->field, mo->file);
 				return (-HWTR_E_FORMAT);
 			}
@@ -937,7 +946,7 @@ check_files(struct lldb_bundle *b)
 			 * decoding would read the wrong bytes.
 			 */
 			if (mo->elf.type == 2 && mo->load != minv) {
-				BERR(b, "%s.loadAddress: 0x%" PRIx64 ", but "
+				berr(b, "%s.loadAddress: 0x%" PRIx64 ", but "
 				    "'%s' is not relocatable (ET_EXEC linked "
 				    "at 0x%" PRIx64 ")", mo->field, mo->load,
 				    mo->file, minv);
@@ -947,7 +956,7 @@ check_files(struct lldb_bundle *b)
 				if (hwtr_import_wraps(mo->load,
 				    mo->elf.load[k].vaddr - minv,
 				    mo->elf.load[k].filesz)) {
-					BERR(b, "%s.loadAddress: 0x%" PRIx64
+					berr(b, "%s.loadAddress: 0x%" PRIx64
 					    " puts segment %zu of '%s' past "
 					    "the end of the address space",
 					    mo->field, mo->load, k, mo->file);
@@ -1151,7 +1160,7 @@ lldb_load(const char *json, const struct hwtr_import_opts *io,
 	struct lldb_bundle b;
 	json_error_t jerr;
 	json_t *root;
-	char ebuf[256], *text;
+	char ebuf[HWTR_ERRMSG_MAX], *text;
 	void *raw;
 	size_t rawlen, textlen;
 	const char *slash;

@@ -484,7 +484,7 @@ walk(struct hwtr_perf_data *pd, size_t off)
 {
 	struct hwtr_perf_rec r;
 	const struct hwtr_perf_idlayout *lay;
-	char ebuf[256];
+	char ebuf[HWTR_ERRMSG_MAX];
 	size_t skip;
 	uint64_t nrec = 0;
 	int rc;

@@ -167,7 +167,7 @@ read_dump(struct hwtr_perf_jit *j, const struct hwtr_import_opts *o,
 {
 	struct hwtr_perf_data *pd = j->pd;
 	struct pj_dump *dm;
-	char cand[3][4400], ebuf[256];
+	char cand[3][4400], ebuf[HWTR_ERRMSG_MAX];
 	size_t i, n = 0, big;
 	int rc;
 
@@ -236,7 +236,7 @@ read_map(struct hwtr_perf_jit *j, const struct hwtr_import_opts *o,
 	struct hwtr_perf_data *pd = j->pd;
 	struct hwtr_jit_list l;
 	struct pj_map *m;
-	char cand[3][4400], ebuf[256];
+	char cand[3][4400], ebuf[HWTR_ERRMSG_MAX];
 	char name[32];
 	size_t i, n = 0;
 	int rc;

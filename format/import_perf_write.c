@@ -881,7 +881,7 @@ static int
 kernel_read(struct pw *w, const char *path, void **bufp, size_t *lenp,
     struct hwtr_elf_info *info)
 {
-	char ebuf[256];
+	char ebuf[HWTR_ERRMSG_MAX];
 	size_t i;
 	int rc;
 
@@ -1164,7 +1164,7 @@ write_sideband(struct pw *w)
 	struct hwtr_perf_rec pr;
 	const struct hwtr_perf_idlayout *lay;
 	uint64_t last = 0, t;
-	char ebuf[256];
+	char ebuf[HWTR_ERRMSG_MAX];
 	size_t i;
 	int rc;
 

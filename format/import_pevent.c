@@ -65,7 +65,7 @@ static struct pev_img *
 pev_image(struct hwtr_pevent *pe, const char *name)
 {
 	struct pev_img *im, *nv;
-	char path[4096], ebuf[128];
+	char path[4096], ebuf[HWTR_ERRMSG_MAX];
 	size_t i;
 
 	for (i = 0; i < pe->nimg; i++)
@@ -114,7 +114,7 @@ pev_walk(struct hwtr_pevent *pe, size_t i, struct hwtr_aw *aw, char *errbuf,
 	struct pev_img *im;
 	const uint8_t *p = pe->buf[i];
 	uint64_t t, q, rem, mult;
-	char ebuf[256];
+	char ebuf[HWTR_ERRMSG_MAX];
 	size_t off = 0;
 	int rc;
 
@@ -233,7 +233,7 @@ hwtr_pevent_load(struct hwtr_pevent **pep,
     const struct hwtr_import_raw_opts *o, char *errbuf, size_t errlen)
 {
 	struct hwtr_pevent *pe;
-	char ebuf[256];
+	char ebuf[HWTR_ERRMSG_MAX];
 	void *whole;
 	size_t i, len;
 	uint64_t to;

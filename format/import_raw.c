@@ -159,7 +159,7 @@ static int
 raw_read_raws(struct raw_in *in)
 {
 	const struct hwtr_import_raw_opts *o = in->o;
-	char ebuf[256];
+	char ebuf[HWTR_ERRMSG_MAX];
 	size_t i;
 	int rc;
 
@@ -204,7 +204,7 @@ raw_read_elf(struct raw_in *in, size_t i)
 {
 	const struct hwtr_import_raw_opts *o = in->o;
 	struct raw_elf *e = &in->elfs[i];
-	char ebuf[256];
+	char ebuf[HWTR_ERRMSG_MAX];
 	uint64_t minv;
 	size_t j;
 	int rc;

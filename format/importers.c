@@ -93,7 +93,7 @@ static int
 import_close(struct hwtr_aw *aw, const char *out, char *errbuf,
     size_t errlen)
 {
-	char ebuf[512], *tmp;
+	char ebuf[HWTR_ERRMSG_MAX], *tmp;
 	int rc;
 
 	/*

@@ -77,6 +77,15 @@ enum hwtr_error {
 /* A static string naming @err (positive or negative); never NULL. */
 const char *hwtr_errstr(int err);
 
+/*
+ * The size of the buffers hwtrace keeps a message in, and the size to give
+ * a function that takes an error buffer.  A message names what failed and
+ * where, and the messages of the layers nest ("cannot index 'A': cannot
+ * create 'B': ..."), so this holds two paths of a few thousand bytes with
+ * their reasons; 512 bytes cut the reason off behind a long path.
+ */
+#define HWTR_ERRMSG_MAX	8192
+
 enum hwtr_log_level {
 	HWTR_LOG_ERROR = 0,
 	HWTR_LOG_WARN,
@@ -972,7 +981,7 @@ struct hwtr_cap_result {
 	 * exits 127 or 126 as a shell does.
 	 */
 	int		exec_errno;
-	char		errmsg[512];	/* why it failed, when it did */
+	char		errmsg[HWTR_ERRMSG_MAX];	/* why it failed, when it did */
 };
 
 void hwtr_cap_config_init(struct hwtr_cap_config *cfg);

@@ -75,7 +75,7 @@ struct hwtr_cs_writer {
 	hwtr_cs_open_fn	*open_fn;
 	void		*open_arg;
 	struct hwtr_cs_sym_stream *sym;	/* the symbol copy, as rows come */
-	char		err[256];
+	char		err[HWTR_ERRMSG_MAX];
 };
 
 static int

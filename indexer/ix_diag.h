@@ -17,7 +17,7 @@ struct hwtr_stream_desc;
 
 struct hwtr_ix {
 	struct hwtr_ix_opts opts;
-	char		err[1024];
+	char		err[HWTR_ERRMSG_MAX];
 	struct hwtr_ix_stats stats;
 	char		**problems;
 	size_t		nproblems;

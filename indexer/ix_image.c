@@ -191,7 +191,7 @@ ix_load_symbols(struct ix_images *im)
 {
 	struct hwtr_ix *ix = im->ix;
 	size_t i, n0, moved = 0;
-	char err[256];
+	char err[HWTR_ERRMSG_MAX];
 
 	for (i = 0; i < im->nelf; i++) {
 		const struct hwtr_image_desc *id = hwtr_ar_image(im->ar, i);

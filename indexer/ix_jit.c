@@ -138,7 +138,7 @@ read_member(struct ix_images *im, struct jit_all *a, size_t i)
 	void *buf = NULL;
 	size_t len = 0;
 	int32_t pid;
-	char err[256];
+	char err[HWTR_ERRMSG_MAX];
 	int rc;
 
 	pid = mi->kind == HWTR_M_CODE ? pid_of(base, "code-") :

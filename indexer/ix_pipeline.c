@@ -348,7 +348,7 @@ decode_one(struct run *r, size_t w, size_t i, int own)
 	size_t *lens = NULL;
 	uint64_t *offs = NULL, to;
 	size_t k;
-	char err[256];
+	char err[HWTR_ERRMSG_MAX];
 	int rc = 0;
 
 	struct pubctx pc;

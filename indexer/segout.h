@@ -116,7 +116,7 @@ struct ix_seg_in {
  */
 struct ix_seg_out {
 	int		rc;		/* 0, or -HWTR_E_* for a failure */
-	char		err[256];
+	char		err[HWTR_ERRMSG_MAX];
 	struct ix_sblock *blocks;
 	size_t		nblocks, cblocks;
 	struct ix_buf	ops;

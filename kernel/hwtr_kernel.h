@@ -299,7 +299,7 @@ struct hwtr_src {
 	enum hwtr_exit_kind exit_kind;
 	int32_t		exit_value;
 	/* Why the last operation failed (the CLI prints it). */
-	char		errmsg[512];
+	char		errmsg[HWTR_ERRMSG_MAX];
 	/* errno of the command's failed exec (enable), 0 otherwise. */
 	int		exec_errno;
 	/*

@@ -326,7 +326,7 @@ static int
 perf_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
 {
 	struct perf_src *ps = src->priv;
-	char why[400];
+	char why[HWTR_ERRMSG_MAX];
 	uint64_t want;
 	long pg;
 	int rc;

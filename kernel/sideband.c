@@ -112,7 +112,7 @@ struct hwtr_sbc {
 	int		no_lost_count;	/* nor PERF_FORMAT_LOST (Linux 6.0) */
 
 	struct hwtr_sbc_stats st;
-	char		errmsg[512];
+	char		errmsg[HWTR_ERRMSG_MAX];
 };
 
 static void sbc_err(struct hwtr_sbc *, const char *, ...)

@@ -26,7 +26,7 @@
 void
 vgc_log(struct vgconv *cv, enum hwtr_log_level lvl, const char *fmt, ...)
 {
-	char msg[512];
+	char msg[HWTR_ERRMSG_MAX];
 	va_list ap;
 
 	if (cv->log.fn == NULL || lvl > cv->log.level)

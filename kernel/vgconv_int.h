@@ -264,7 +264,7 @@ struct vgconv {
 	size_t		pidcap;
 	struct vgconv_stats st;
 	uint64_t	*walk;		/* walked-callback buffer */
-	char		errmsg[512];
+	char		errmsg[HWTR_ERRMSG_MAX];
 };
 
 /* The thread's encoder; NULL when it is not (or no longer) traced. */

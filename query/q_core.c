@@ -663,7 +663,7 @@ hwtr_q_open(struct hwtr_q **qp, const char *path,
 {
 	struct hwtr_q *q;
 	enum q_kind kind;
-	char eb[512];
+	char eb[HWTR_ERRMSG_MAX];
 	int rc;
 
 	*qp = NULL;

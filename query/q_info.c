@@ -319,7 +319,7 @@ jit_members(struct hwtr_ar *ar, int kind, void (*fn)(void *, const char *,
 {
 	const struct hwtr_member_info *mi;
 	struct jit_sum js;
-	char err[256];
+	char err[HWTR_ERRMSG_MAX];
 	size_t i, n, count = 0;
 	void *buf;
 	size_t len;

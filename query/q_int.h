@@ -106,7 +106,7 @@ struct hwtr_q {
 	int64_t		lim_start_ns;
 	int64_t		lim_ms;
 	int		lim_expired;
-	char		msg[1024];
+	char		msg[HWTR_ERRMSG_MAX];
 	/* What the trace lost where the last verb looked (q_gaps.c). */
 	struct q_lost	lost;
 };

@@ -27,7 +27,7 @@ struct hwtr_pg {
 	int		in_tx;		/* an export transaction is open */
 	char		name[256];	/* user@host:port/dbname */
 	char		*secrets[2];	/* passwords to keep out of messages */
-	char		msg[1024];
+	char		msg[HWTR_ERRMSG_MAX];
 };
 
 /* Set pg->msg (password removed); returns @err. */

@@ -696,7 +696,7 @@ hwtr_pg_export_add(struct hwtr_pg *pg, const char *path,
     const struct hwtr_pg_export_opts *opts, struct hwtr_pg_run *run)
 {
 	struct ex ex;
-	char errbuf[1024], *archive = NULL;
+	char errbuf[HWTR_ERRMSG_MAX], *archive = NULL;
 	const char *p[1];
 	int rc;
 

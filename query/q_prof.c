@@ -345,7 +345,7 @@ p_src_line(struct hwtr_q *q, struct p_src *s, int64_t file, int64_t line)
 	struct stat sst;
 	const char *path;
 	size_t len = 0, cap = 0, i, n;
-	char *p, ebuf[256];
+	char *p, ebuf[HWTR_ERRMSG_MAX];
 	int fd;
 
 	if (file < 0 || line <= 0)

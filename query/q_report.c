@@ -205,7 +205,7 @@ static void
 rp_sources(struct rp *rp, const struct hwtr_q_res *res, size_t col,
     struct q_str *seen)
 {
-	char path[4096], ebuf[256], *buf, *p, *nl;
+	char path[4096], ebuf[HWTR_ERRMSG_MAX], *buf, *p, *nl;
 	const char *place, *colon;
 	struct stat st;
 	size_t r, len;

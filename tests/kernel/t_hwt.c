@@ -112,7 +112,7 @@ case_start(struct prog *p, struct fakehwt *fk, int spans,
 
 struct run {
 	int		rc;		/* the source's (or the import's) */
-	char		err[512];
+	char		err[HWTR_ERRMSG_MAX];
 	struct hwtr_capture_end end;
 	int		exit_kind, exit_value;
 };
@@ -1367,7 +1367,7 @@ ATF_TC_BODY(trigger_refused, tc)
 {
 	static char *argv[] = { (char *)PROG, NULL };
 	struct hwtr_src_config cfg;
-	char err[512];
+	char err[HWTR_ERRMSG_MAX];
 	int rc;
 
 	memset(&cfg, 0, sizeof(cfg));
