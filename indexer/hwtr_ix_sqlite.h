@@ -44,4 +44,13 @@ const char *hwtr_ix_view_sql(int before);
 int hwtr_ix_chunk_blocks(const void *data, size_t len, int64_t nblocks,
     int64_t *ids);
 
+/*
+ * Why sqlite3_open_v2() of @path failed (it returned @rc and @sqlite3_db,
+ * which may be NULL): SQLite's message, and when the absolute path is
+ * longer than SQLite opens (512 bytes in its Unix VFS, whatever the
+ * system allows), that, with the length.  The text is in @buf.
+ */
+const char *hwtr_ix_sqlite_open_why(void *sqlite3_db, int rc,
+    const char *path, char *buf, size_t len);
+
 #endif /* !HWTR_IX_SQLITE_H */

@@ -36,6 +36,7 @@
 #include "hwtr_common.h"
 #include "hwtr_elf.h"
 #include "hwtr_ix.h"
+#include "hwtr_ix_sqlite.h"
 #include "ix_run.h"
 
 struct px {
@@ -199,9 +200,12 @@ hwtr_ix_portable(struct hwtr_ix *ix, const char *archive, const char *db,
 	ix->opts.archive_only = 1;
 	if ((rc = hwtr_ix_run(ix, archive, db)) < 0)
 		return (rc);
-	if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	if ((rc = sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL)) !=
+	    SQLITE_OK) {
+		char why[HWTR_ERRMSG_MAX];
+
 		snprintf(ix->err, sizeof(ix->err), "cannot open '%s': %s", db,
-		    h != NULL ? sqlite3_errmsg(h) : "out of memory");
+		    hwtr_ix_sqlite_open_why(h, rc, db, why, sizeof(why)));
 		sqlite3_close(h);
 		return (-HWTR_E_DB);
 	}

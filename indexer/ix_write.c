@@ -1238,12 +1238,42 @@ db_page_size(const struct run *r)
 	    4096);
 }
 
+const char *
+hwtr_ix_sqlite_open_why(void *sqlite3_db, int rc, const char *path,
+    char *buf, size_t len)
+{
+	sqlite3_vfs *vfs = sqlite3_vfs_find(NULL);
+	const char *why = sqlite3_db != NULL ? sqlite3_errmsg(sqlite3_db) :
+	    sqlite3_errstr(rc);
+	char cwd[PATH_MAX];
+	size_t full = strlen(path);
+
+	/*
+	 * SQLite makes the name absolute in a buffer of the VFS's
+	 * mxPathname and refuses a longer one with no more than "unable to
+	 * open database file".  (A directory getcwd() cannot name is left
+	 * to SQLite's message.)
+	 */
+	if (path[0] != '/')
+		full = getcwd(cwd, sizeof(cwd)) != NULL ? full + strlen(cwd) +
+		    1 : 0;
+	if ((rc & 0xff) == SQLITE_CANTOPEN && vfs != NULL &&
+	    full > (size_t)vfs->mxPathname)
+		snprintf(buf, len, "%s: the path is %zu bytes long, and "
+		    "SQLite opens none longer than %d", why, full,
+		    vfs->mxPathname);
+	else
+		snprintf(buf, len, "%s", why);
+	return (buf);
+}
+
 /* SQLite on @tmp (open on @fd), the schema, and BEGIN. */
 int
 ix_db_open(struct run *r, const char *tmp, int fd)
 {
 	struct stat sf, sp;
-	char *err = NULL, pragmas[256];
+	char *err = NULL, pragmas[256], why[HWTR_ERRMSG_MAX];
+	int rc;
 
 	/*
 	 * @tmp was created by hwtr_out_create() (exclusively, under an
@@ -1252,10 +1282,11 @@ ix_db_open(struct run *r, const char *tmp, int fd)
 	 * creating it, and only when the name still is the file created.
 	 * One thread writes: SQLite's per-call mutexes cost 3% of an index.
 	 */
-	if (sqlite3_open_v2(tmp, &r->wr->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	if ((rc = sqlite3_open_v2(tmp, &r->wr->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL)) != SQLITE_OK) {
 		ix_err(r->ix, "cannot create '%s': %s", tmp,
-		    r->wr->db ? sqlite3_errmsg(r->wr->db) : "out of memory");
+		    hwtr_ix_sqlite_open_why(r->wr->db, rc, tmp, why,
+		    sizeof(why)));
 		sqlite3_close(r->wr->db);
 		r->wr->db = NULL;
 		return (-HWTR_E_DB);

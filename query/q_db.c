@@ -146,9 +146,13 @@ q_db_open(struct hwtr_q *q, const char *path)
 
 	rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READONLY |
 	    SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc != SQLITE_OK)
+	if (rc != SQLITE_OK) {
+		char why[HWTR_ERRMSG_MAX];
+
 		return (q_fail(q, -HWTR_E_DB, "cannot open '%s': %s", path,
-		    q->db ? sqlite3_errmsg(q->db) : sqlite3_errstr(rc)));
+		    hwtr_ix_sqlite_open_why(q->db, rc, path, why,
+		    sizeof(why))));
+	}
 	/*
 	 * A database may come from anywhere, and query sql runs what the
 	 * user types: SQLite's defensive settings before anything is read.

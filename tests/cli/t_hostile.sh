@@ -424,6 +424,52 @@ cache_refusal_names_db_body()
 	run_status 2 "$HWTRACE" query --cache x a.hwtrace summary
 }
 
+atf_test_case long_paths_keep_the_reason
+long_paths_keep_the_reason_head()
+{
+	atf_set descr "paths of hundreds of bytes: the messages keep their reason to the end, and a database path longer than SQLite opens (512 bytes) says so, with its length"
+	atf_set require.progs "valgrind"
+}
+long_paths_keep_the_reason_body()
+{
+	hello_archive
+	# Three components of 200 bytes: about 650 bytes with the test's
+	# directory, under PATH_MAX (4096) and NAME_MAX (255).
+	c=$(printf '%0200d' 0)
+	deep="$PWD/$c/$c/$c"
+	mkdir -p "$deep" || atf_fail "cannot make a directory 600 bytes deep"
+	# An archive cut short, so that the lazy index has a warning and an
+	# error, each naming two long paths.
+	head -c 5000 a.hwtrace > "$deep/cut.hwtrace"
+
+	run_status 1 "$HWTRACE" index -o "$deep/x.db" a.hwtrace
+	path=$(sed -n "s/.*cannot create '\([^']*\)'.*/\1/p" err)
+	[ -n "$path" ] || atf_fail "index: no path named: $(oneline err 3000)"
+	grep -qF "the path is ${#path} bytes long, and SQLite opens none longer than 512" err ||
+	    atf_fail "index: expected the path's ${#path} bytes and SQLite's limit, got: $(oneline err 3000)"
+	[ -z "$(ls "$deep" | grep -v '^cut.hwtrace$')" ] ||
+	    atf_fail "index left files behind: $(ls "$deep")"
+
+	run_status 1 "$HWTRACE" query "$deep/cut.hwtrace" summary
+	grep -qF "cannot index '$deep/cut.hwtrace': cannot create '$deep/cut.hwtrace.db." err ||
+	    atf_fail "query: expected both paths whole, got: $(oneline err 3000)"
+	grep -q "SQLite opens none longer than 512\$" err ||
+	    atf_fail "query: the reason was cut off: $(oneline err 3000)"
+	[ "$(wc -c < err)" -gt 1024 ] ||
+	    atf_fail "query: a message of $(wc -c < err) bytes cannot hold three long paths"
+
+	# A database SQLite can open, 420 bytes deep: a damaged one is
+	# named and so is its damage.
+	mid="$PWD/$c/$c"
+	cp a.hwtrace "$mid/a.hwtrace" && rm -f "$mid/a.hwtrace.db"
+	printf 'not a database, not an archive' > "$mid/b.db"
+	run_status 1 "$HWTRACE" query "$mid/b.db" summary
+	grep -qF "'$mid/b.db' is neither a hwtrace database nor a hwtrace archive" err ||
+	    atf_fail "query of a bad file: got: $(oneline err 3000)"
+	run_status 0 "$HWTRACE" query "$mid/a.hwtrace" summary
+	[ -s "$mid/a.hwtrace.db" ] || atf_fail "no cache beside a 420-byte path"
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case snapshot_confined
@@ -436,4 +482,5 @@ atf_init_test_cases()
 	atf_add_test_case exec_chunks_overflow_refused
 	atf_add_test_case csv_tsv_escape_controls
 	atf_add_test_case cache_refusal_names_db
+	atf_add_test_case long_paths_keep_the_reason
 }
