@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "hwtrace.h"
+#include "hwtr_common.h"
 #include "cli.h"
 
 enum {
@@ -62,8 +63,10 @@ cmd_info(int argc, char **argv)
 	path = argv[optind];
 	rc = hwtr_ar_open(&ar, path, NULL);
 	if (rc < 0 || ar == NULL) {
-		cli_warnx("info", "cannot open '%s': %s", path,
-		    ar != NULL ? hwtr_ar_errmsg(ar) : hwtr_errstr(rc));
+		char m[HWTR_ERRMSG_MAX];
+
+		cli_warnx("info", "%s", hwtr_open_failed(path, ar != NULL ?
+		    hwtr_ar_errmsg(ar) : hwtr_errstr(rc), m, sizeof(m)));
 		hwtr_ar_close(ar);
 		return (1);
 	}

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "hwtrace.h"
+#include "hwtr_common.h"
 #include "cli.h"
 
 static const struct cli_opt verify_opts[] = {
@@ -146,8 +147,10 @@ cmd_verify(int argc, char **argv)
 
 	rc = hwtr_ar_open(&ar, path, NULL);
 	if (rc < 0 || ar == NULL) {
-		cli_warnx("verify", "cannot open '%s': %s", path,
-		    armsg(ar, rc));
+		char m[HWTR_ERRMSG_MAX];
+
+		cli_warnx("verify", "%s", hwtr_open_failed(path, armsg(ar, rc),
+		    m, sizeof(m)));
 		hwtr_ar_close(ar);
 		return (1);
 	}

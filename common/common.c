@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "hwtrace.h"
 #include "hwtr_common.h"
@@ -82,6 +83,21 @@ hwtr_sb_type_name(enum hwtr_sb_type type)
 	if ((int)type <= 0 || type >= HWTR_SB_MAX)
 		return ("unknown");
 	return (sbname[type]);
+}
+
+const char *
+hwtr_open_failed(const char *path, const char *why, char *buf, size_t len)
+{
+	size_t n = strlen(path);
+	const char *q;
+
+	for (q = why; n > 0 && (q = strstr(q, path)) != NULL; q++)
+		if (q > why && q[-1] == '\'' && q[n] == '\'') {
+			snprintf(buf, len, "%s", why);
+			return (buf);
+		}
+	snprintf(buf, len, "cannot open '%s': %s", path, why);
+	return (buf);
 }
 
 void

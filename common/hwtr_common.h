@@ -53,6 +53,13 @@ size_t hwtr_bsearch(const void *key, const void *base, size_t n,
 char *hwtr_esc_dup(const char *s, int flags);
 int hwtr_esc_needed(const char *s, int flags);
 
+/*
+ * "cannot open 'PATH': WHY" into @buf, or WHY alone when it already names
+ * 'PATH' (the reader's own "cannot open 'PATH': ..."): a path said once.
+ */
+const char *hwtr_open_failed(const char *path, const char *why, char *buf,
+    size_t len);
+
 /* Format a message and send it to @log (which may be NULL). */
 void hwtr_logf(const struct hwtr_log *log, enum hwtr_log_level level,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));

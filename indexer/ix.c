@@ -293,18 +293,13 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 	if (rc < 0) {
 		const char *why = r.ar ? hwtr_ar_errmsg(r.ar) :
 		    hwtr_errstr(rc);
-		char quoted[PATH_MAX + 3];
 
 		/*
 		 * The reader's message names the file when the failure is
 		 * the file's own (cannot open it, not a regular file): say
 		 * it once, not "cannot open 'x': cannot open 'x': ...".
 		 */
-		snprintf(quoted, sizeof(quoted), "'%s'", archive);
-		if (strstr(why, quoted) != NULL)
-			ix_err(ix, "%s", why);
-		else
-			ix_err(ix, "cannot open '%s': %s", archive, why);
+		hwtr_open_failed(archive, why, ix->err, sizeof(ix->err));
 		goto out;
 	}
 	/* For caches (hwtrace-db(5) meta archive_id). */

@@ -45,15 +45,22 @@ index_options_after_operand_body()
 atf_test_case index_missing_error_once
 index_missing_error_once_head()
 {
-	atf_set descr "index of a missing archive says so in one line naming it once"
+	atf_set descr "index, info, verify and query of a missing archive, or of a directory, say so in one line naming it once"
 }
 index_missing_error_once_body()
 {
-	run_status 1 "$HWTRACE" index -q /nonexistent/x.hwtrace
-	[ "$(wc -l < err)" -eq 1 ] || atf_fail "expected one line on stderr, got: $(cat err)"
-	n=$(grep -o "'/nonexistent/x.hwtrace'" err | wc -l)
-	[ "$n" -eq 1 ] || atf_fail "expected the path named once, got $n times: $(cat err)"
-	grep -q "No such file or directory" err || atf_fail "expected the reason, got: $(cat err)"
+	mkdir d.hwtrace
+	for v in "index -q" info verify query; do
+		for a in /nonexistent/x.hwtrace d.hwtrace; do
+			[ "$v" = query ] && set -- last || set --
+			run_status 1 "$HWTRACE" $v "$a" "$@"
+			[ "$(wc -l < err)" -eq 1 ] || atf_fail "$v $a: expected one line on stderr, got: $(cat err)"
+			n=$(grep -o "'$a'" err | wc -l)
+			[ "$n" -eq 1 ] || atf_fail "$v $a: expected the path named once, got $n times: $(cat err)"
+		done
+		run_status 1 "$HWTRACE" $v /nonexistent/x.hwtrace "$@"
+		grep -q "No such file or directory" err || atf_fail "$v: expected the reason, got: $(cat err)"
+	done
 }
 
 atf_test_case insns_takes_n
