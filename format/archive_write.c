@@ -179,6 +179,9 @@ aw_seterr(struct hwtr_aw *aw, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(aw->errmsg, sizeof(aw->errmsg), fmt, ap);
 	va_end(ap);
+	/* The failure that broke the writer is what later calls report. */
+	if (aw->broken && aw->why[0] == '\0')
+		snprintf(aw->why, sizeof(aw->why), "%s", aw->errmsg);
 }
 
 /* Keep the message, evaluate to the error (visibly negative). */
@@ -336,18 +339,20 @@ toc_add(struct hwtr_aw *aw, const char *name, uint64_t off, uint64_t csize,
 	return (0);
 }
 
-/*
- * Why the writer refuses to go on, naming the first failure when a
- * background write made it.
- */
+/* Why the writer refuses to go on: the first failure, with its file. */
 static int
 broken_err(struct hwtr_aw *aw)
 {
+	if (aw->why[0] != '\0' && strstr(aw->why, aw->tmp) != NULL)
+		return (aw_err(aw, HWTR_E_IO, "an earlier write failed: %s",
+		    aw->why));
 	if (aw->why[0] != '\0')
 		return (aw_err(aw, HWTR_E_IO, "%s: an earlier write failed: %s",
 		    aw->tmp, aw->why));
-	return (aw_err(aw, HWTR_E_IO, "%s: an earlier write failed",
-	    aw->tmp));
+	/* Not through aw_seterr(): this is no reason to keep. */
+	snprintf(aw->errmsg, sizeof(aw->errmsg), "%s: an earlier write failed",
+	    aw->tmp);
+	return (-HWTR_E_IO);
 }
 
 /*
