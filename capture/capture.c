@@ -330,16 +330,24 @@ sbc_record(void *arg, struct hwtr_sb_rec *rec)
 
 	if (rec->type == HWTR_SB_MMAP && cap->img != NULL &&
 	    (!cap->cfg->no_follow || rec->pid == cap->root)) {
+		const char *path = rec->u.mmap.path ? rec->u.mmap.path : "?";
+		const char *m;
+
 		rc = hwtr_img_mmap(cap->img, rec);
+		/* The images' own messages name it: "image 'PATH'...". */
+		m = hwtr_img_errmsg(cap->img);
+		if (rc < 0 && strncmp(m, "image '", 7) == 0)
+			path = NULL;
+		else if (rc < 0 && *m == '\0')
+			m = hwtr_errstr(rc);
 		if (rc == -HWTR_E_NOENT)
 			hwtr_logf(&cap->cfg->log, HWTR_LOG_WARN, "process %d: "
-			    "no copy of '%s' to store: %s", (int)rec->pid,
-			    rec->u.mmap.path ? rec->u.mmap.path : "?",
-			    hwtr_img_errmsg(cap->img));
+			    "no copy%s%s%s to store: %s", (int)rec->pid,
+			    path ? " of '" : "", path ? path : "",
+			    path ? "'" : "", m);
 		else if (rc < 0) {
-			cap_err(cap, "storing image '%s': %s",
-			    rec->u.mmap.path ? rec->u.mmap.path : "?",
-			    hwtr_img_errmsg(cap->img));
+			cap_err(cap, "storing %s%s%s%s", path ? "image '" : "",
+			    path ? path : "", path ? "': " : "", m);
 			return (rc);
 		}
 	}

@@ -110,6 +110,7 @@ struct vgsrc {
 	int		logfd;		/* Valgrind's messages; -1: stderr */
 	pid_t		pid;		/* valgrind.bin, which is the program */
 	int		exited;
+	int		we_killed;	/* disable() sent it SIGKILL */
 	int		started;	/* the first process was reported */
 	int		exit_reported;
 	int		trigger_pending;	/* a PIE's --trigger address */
@@ -309,6 +310,12 @@ vg_log_replay(struct vgsrc *vs, int status)
 	if (vs->logfd < 0)
 		return;
 	all = WIFEXITED(status) && WEXITSTATUS(status) == HWVG_EXIT_TOOL_ERROR;
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL &&
+	    vs->we_killed) {
+		hwtr_logf(&src->cfg.log, HWTR_LOG_WARN, "the program was "
+		    "killed, as the capture stopped before it ended");
+		return;
+	}
 	if (WIFSIGNALED(status)) {
 		hwtr_logf(&src->cfg.log, HWTR_LOG_WARN, "the program was "
 		    "killed: %s (Valgrind's report: --verbose)",
@@ -1433,6 +1440,7 @@ valgrind_backend_disable(struct hwtr_src *src)
 		nanosleep(&ts, NULL);
 	}
 	if (!vs->exited) {
+		vs->we_killed = 1;
 		(void)kill(vs->pid, SIGKILL);
 		while (waitpid(vs->pid, &status, 0) < 0 && errno == EINTR)
 			;
