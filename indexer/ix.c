@@ -408,6 +408,14 @@ hwtr_ix_run(struct hwtr_ix *ix, const char *archive, const char *db)
 	rc = run_once(ix, archive, db, 0, &again);
 	if (again)
 		rc = run_once(ix, archive, db, 1, &again);
+	/* A database that could not be written is named ("disk is full"). */
+	if (rc == -HWTR_E_DB && strstr(ix->err, db) == NULL) {
+		char *m = strdup(ix->err);
+
+		if (m != NULL)
+			snprintf(ix->err, sizeof(ix->err), "'%s': %s", db, m);
+		free(m);
+	}
 	return (rc);
 }
 

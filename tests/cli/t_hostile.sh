@@ -470,6 +470,39 @@ long_paths_keep_the_reason_body()
 	[ -s "$mid/a.hwtrace.db" ] || atf_fail "no cache beside a 420-byte path"
 }
 
+atf_test_case full_output_loses_nothing
+full_output_loses_nothing_head()
+{
+	atf_set descr "writes cut short by a full disk (RLIMIT_FSIZE, SIGXFSZ ignored: EFBIG) fail with exit 1 and the system's reason, and leave the earlier output as it was"
+	atf_set require.progs "valgrind prlimit"
+}
+# limited CMD...: CMD with files limited to 200,000 bytes.
+limited()
+{
+	sh -c 'trap "" XFSZ; exec prlimit --fsize=200000 "$@"' sh "$@" >out 2>err
+}
+full_output_loses_nothing_body()
+{
+	hello_archive
+	[ "$(stat -c %s a.hwtrace)" -gt 200000 ] ||
+	    atf_skip "the capture of hello is too small to fill 200,000 bytes"
+	echo keep > c.hwtrace
+	echo keep > x.db
+	limited "$HWTRACE" capture --force --source valgrind -o c.hwtrace -- \
+	    "$HWTRACE_PROGS/hello"
+	[ $? = 1 ] || atf_fail "capture: expected exit status 1: $(oneline err 2000)"
+	grep -q "c.hwtrace.*File too large" err ||
+	    atf_fail "capture: expected the file and EFBIG's reason, got: $(oneline err 2000)"
+	limited "$HWTRACE" index -o x.db a.hwtrace
+	[ $? = 1 ] || atf_fail "index: expected exit status 1: $(oneline err 2000)"
+	grep -q "File too large" err ||
+	    atf_fail "index: expected EFBIG's reason, got: $(oneline err 2000)"
+	for f in c.hwtrace x.db; do
+		[ "$(cat $f)" = keep ] || atf_fail "$f was replaced by a failed write"
+	done
+	[ -z "$(ls | grep partial)" ] || atf_fail "partial files left: $(ls)"
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case snapshot_confined
@@ -483,4 +516,5 @@ atf_init_test_cases()
 	atf_add_test_case csv_tsv_escape_controls
 	atf_add_test_case cache_refusal_names_db
 	atf_add_test_case long_paths_keep_the_reason
+	atf_add_test_case full_output_loses_nothing
 }
