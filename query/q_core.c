@@ -688,8 +688,10 @@ hwtr_q_open(struct hwtr_q **qp, const char *path,
 		q->dbpath = strdup(path);
 		break;
 	case Q_KIND_ARCHIVE:
-		if (opts != NULL && opts->cache != NULL)
+		if (opts != NULL && opts->cache != NULL) {
+			q->db_given = 1;
 			q->dbpath = strdup(opts->cache);
+		}
 		else if (asprintf(&q->dbpath, "%s.db", path) < 0)
 			q->dbpath = NULL;
 		break;

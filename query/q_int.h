@@ -85,6 +85,7 @@ struct hwtr_q {
 	sqlite3		*db;
 	char		*dbpath;
 	struct hwtr_log	log;
+	int		db_given;	/* the caller named the cache (--db) */
 	/*
 	 * A partial database (q_lazy.c): only the end of the threads in
 	 * @cut (thread ids, sorted) was decoded.  @archive (NULL when a
