@@ -458,16 +458,19 @@ long_paths_keep_the_reason_body()
 	[ "$(wc -c < err)" -gt 1024 ] ||
 	    atf_fail "query: a message of $(wc -c < err) bytes cannot hold three long paths"
 
-	# A database SQLite can open, 420 bytes deep: a damaged one is
-	# named and so is its damage.
-	mid="$PWD/$c/$c"
-	cp a.hwtrace "$mid/a.hwtrace" && rm -f "$mid/a.hwtrace.db"
+	# A database SQLite can open, some 300 bytes deep (whatever the
+	# test's directory, within reason): a damaged one is named and so is
+	# its damage, and a good archive gets its cache beside it.
+	m=$(printf '%0150d' 0)
+	mid="$PWD/$m/$m"
+	mkdir -p "$mid" || atf_fail "cannot make a directory 300 bytes deep"
+	cp a.hwtrace "$mid/a.hwtrace"
 	printf 'not a database, not an archive' > "$mid/b.db"
 	run_status 1 "$HWTRACE" query "$mid/b.db" summary
 	grep -qF "'$mid/b.db' is neither a hwtrace database nor a hwtrace archive" err ||
 	    atf_fail "query of a bad file: got: $(oneline err 3000)"
 	run_status 0 "$HWTRACE" query "$mid/a.hwtrace" summary
-	[ -s "$mid/a.hwtrace.db" ] || atf_fail "no cache beside a 420-byte path"
+	[ -s "$mid/a.hwtrace.db" ] || atf_fail "no cache beside a ${#mid}-byte directory"
 }
 
 atf_test_case full_output_loses_nothing
