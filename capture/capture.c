@@ -330,24 +330,23 @@ sbc_record(void *arg, struct hwtr_sb_rec *rec)
 
 	if (rec->type == HWTR_SB_MMAP && cap->img != NULL &&
 	    (!cap->cfg->no_follow || rec->pid == cap->root)) {
-		const char *path = rec->u.mmap.path ? rec->u.mmap.path : "?";
+		char what[HWTR_ERRMSG_MAX];
 		const char *m;
 
 		rc = hwtr_img_mmap(cap->img, rec);
-		/* The images' own messages name it: "image 'PATH'...". */
+		/* Its messages name the image: "image 'PATH'...". */
 		m = hwtr_img_errmsg(cap->img);
-		if (rc < 0 && strncmp(m, "image '", 7) == 0)
-			path = NULL;
-		else if (rc < 0 && *m == '\0')
-			m = hwtr_errstr(rc);
+		if (rc < 0 && *m == '\0') {
+			snprintf(what, sizeof(what), "image '%s': %s",
+			    rec->u.mmap.path ? rec->u.mmap.path : "?",
+			    hwtr_errstr(rc));
+			m = what;
+		}
 		if (rc == -HWTR_E_NOENT)
 			hwtr_logf(&cap->cfg->log, HWTR_LOG_WARN, "process %d: "
-			    "no copy%s%s%s to store: %s", (int)rec->pid,
-			    path ? " of '" : "", path ? path : "",
-			    path ? "'" : "", m);
+			    "no copy to store: %s", (int)rec->pid, m);
 		else if (rc < 0) {
-			cap_err(cap, "storing %s%s%s%s", path ? "image '" : "",
-			    path ? path : "", path ? "': " : "", m);
+			cap_err(cap, "storing %s", m);
 			return (rc);
 		}
 	}

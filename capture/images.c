@@ -452,6 +452,8 @@ hwtr_img_mmap(struct hwtr_img *img, struct hwtr_sb_rec *rec)
 
 	if (rec == NULL || rec->type != HWTR_SB_MMAP)
 		return (-HWTR_E_INVAL);
+	/* The message, if any, is this call's (capture.c shows it). */
+	img->errmsg[0] = '\0';
 	rec->u.mmap.image = NULL;
 	path = rec->u.mmap.path;
 	if (path == NULL || path[0] != '/')
