@@ -360,8 +360,21 @@ run_once(struct hwtr_ix *ix, const char *archive, const char *db,
 		goto out;
 	if ((fd = hwtr_out_create(db, HWTR_OUT_RANDOM | HWTR_OUT_SEEKABLE,
 	    &tmp)) < 0) {
-		ix_err(ix, "cannot create '%s.partial.XXXXXX': %s", db,
-		    strerror(errno));
+		/*
+		 * Its temporary name's template would only puzzle: what
+		 * fails is the database's directory (missing, not
+		 * writable, full), or TMPDIR for a device or a FIFO.
+		 */
+		int e = errno;
+		const char *tdir = getenv("TMPDIR");
+
+		if (tdir == NULL || *tdir == '\0')
+			tdir = "/tmp";
+		if (hwtr_out_is_stream(db))
+			ix_err(ix, "cannot create a temporary file in '%s' "
+			    "for '%s': %s", tdir, db, strerror(e));
+		else
+			ix_err(ix, "cannot create '%s': %s", db, strerror(e));
 		rc = -HWTR_E_IO;
 		goto out;
 	}

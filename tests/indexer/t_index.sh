@@ -156,7 +156,7 @@ failures_while_decoding_body()
 	export TMPDIR HWTRACE_IX_SEGMENT
 
 	run_status 1 "$HWTRACE" index -q -j 2 -o nodir/x.db t.hwtrace
-	grep -qx "hwtrace index: cannot create 'nodir/x.db.partial.XXXXXX': No such file or directory" err ||
+	grep -qx "hwtrace index: cannot create 'nodir/x.db': No such file or directory" err ||
 	    atf_fail "expected 'cannot create', got: $(cat err)"
 	nothing_left nodir/x.db
 
