@@ -723,7 +723,8 @@ put_chunk(struct hwtr_aw *aw, const char *name, const void *buf, size_t len)
 	 */
 	if ((rc = toc_add(aw, name, 0, 0, j->inlen, len, NULL)) < 0) {
 		aw->broken = 1;
-		return (rc);
+		return (aw_err(aw, -rc, "%s: out of memory for the table of "
+		    "contents at '%s'", aw->tmp, name));
 	}
 	j->toc = aw->ntoc - 1;
 	j->seq = aw->seq++;
@@ -784,9 +785,13 @@ put_member(struct hwtr_aw *aw, const char *name, const void *buf, size_t len,
 		return (rc);
 	if (hash)
 		hwtr_sha256(buf, len, sha);
+	/* As in the jobs' path: written, so the table must say so. */
 	if (in_toc && (rc = toc_add(aw, name, start, aw->off - start, usize,
-	    len, hash ? sha : NULL)) < 0)
-		return (rc);
+	    len, hash ? sha : NULL)) < 0) {
+		aw->broken = 1;
+		return (aw_err(aw, -rc, "%s: out of memory for the table of "
+		    "contents at '%s'", aw->tmp, name));
+	}
 	return (0);
 }
 
