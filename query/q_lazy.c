@@ -67,13 +67,15 @@ q_lazy_index(struct hwtr_q *q, const char *archive, const char *db,
 	/*
 	 * The database beside the archive could not be made or written (a
 	 * directory not the user's, a full disk, a path too long for
-	 * SQLite): say how to put it elsewhere.
+	 * SQLite): say how to put it elsewhere.  The indexer's messages
+	 * about the database name it; one about the archive or TMPDIR
+	 * gets no hint, which would not help.
 	 */
 	if ((rc = hwtr_ix_run(ix, archive, db)) < 0)
 		q_fail(q, rc, "cannot index '%s': %s%s", archive,
 		    hwtr_ix_errmsg(ix), !q->db_given && (rc == -HWTR_E_IO ||
-		    rc == -HWTR_E_DB) ? " (name another database with --db)" :
-		    "");
+		    rc == -HWTR_E_DB) && strstr(hwtr_ix_errmsg(ix), db) != NULL ?
+		    " (name another database with --db)" : "");
 	hwtr_ix_free(ix);
 	return (rc < 0 ? rc : 0);
 }

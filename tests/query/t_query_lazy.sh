@@ -219,10 +219,39 @@ bad_archives_body()
 	    atf_fail "replaced archive: a stale answer: $(diff exp.cols repl.cols | tr '\n' ' ')"
 }
 
+atf_test_case cache_hint_only_for_the_cache
+cache_hint_only_for_the_cache_head() { atf_set descr "a lazy verb that cannot write its cache beside the archive names --db; one that fails on TMPDIR or the archive does not"; }
+cache_hint_only_for_the_cache_body()
+{
+	capture_deep
+	# TMPDIR missing: the indexer's image copies fail, not the cache.
+	atf_check -s exit:1 -e save:tmp.err env TMPDIR="$PWD/none" \
+	    "$HWTRACE" query d.hwtrace last -n 1
+	grep -qF "$PWD/none/" tmp.err ||
+	    atf_fail "TMPDIR not named: $(cat tmp.err)"
+	grep -q -- "--db" tmp.err && atf_fail "--db offered for TMPDIR: $(cat tmp.err)"
+	# A directory the cache cannot be made in: --db is the way out.
+	# Root writes anywhere; t_hostile's long_paths_keep_the_reason has
+	# the hint for a path SQLite refuses, which holds for root too.
+	[ "$(id -u)" -ne 0 ] || return 0
+	mkdir ro
+	cp d.hwtrace ro/d.hwtrace
+	chmod 555 ro
+	"$HWTRACE" query ro/d.hwtrace last -n 1 > /dev/null 2> ro.err
+	rc=$?
+	chmod 755 ro
+	[ $rc -eq 1 ] || atf_fail "expected exit 1 with no cache, got $rc: $(cat ro.err)"
+	grep -q "ro/d.hwtrace.db.*(name another database with --db)\$" ro.err ||
+	    atf_fail "--db not offered for the cache: $(cat ro.err)"
+	atf_check -s exit:0 -o ignore -e ignore \
+	    "$HWTRACE" query ro/d.hwtrace --db other.db last -n 1
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case last_equals_full_index
 	atf_add_test_case bt_partial_stack
 	atf_add_test_case cache_reused_then_replaced
 	atf_add_test_case bad_archives
+	atf_add_test_case cache_hint_only_for_the_cache
 }
