@@ -1245,7 +1245,7 @@ hwtr_ix_sqlite_open_why(void *sqlite3_db, int rc, const char *path,
 	sqlite3_vfs *vfs = sqlite3_vfs_find(NULL);
 	const char *why = sqlite3_db != NULL ? sqlite3_errmsg(sqlite3_db) :
 	    sqlite3_errstr(rc);
-	char cwd[PATH_MAX];
+	char cwd[PATH_MAX], *real = NULL;
 	size_t full = strlen(path);
 
 	/*
@@ -1262,8 +1262,16 @@ hwtr_ix_sqlite_open_why(void *sqlite3_db, int rc, const char *path,
 		snprintf(buf, len, "%s: the path is %zu bytes long, and "
 		    "SQLite opens none longer than %d", why, full,
 		    vfs->mxPathname);
+	/* SQLite follows symbolic links: a short name may lead far. */
+	else if ((rc & 0xff) == SQLITE_CANTOPEN && vfs != NULL &&
+	    (real = realpath(path, NULL)) != NULL &&
+	    strlen(real) > (size_t)vfs->mxPathname)
+		snprintf(buf, len, "%s: the path is %zu bytes long once its "
+		    "symbolic links are followed, and SQLite opens none longer "
+		    "than %d", why, strlen(real), vfs->mxPathname);
 	else
 		snprintf(buf, len, "%s", why);
+	free(real);
 	return (buf);
 }
 

@@ -449,6 +449,11 @@ long_paths_keep_the_reason_body()
 	    atf_fail "index: expected the path's ${#path} bytes and SQLite's limit, got: $(oneline err 3000)"
 	[ -z "$(ls "$deep" | grep -v '^cut.hwtrace$')" ] ||
 	    atf_fail "index left files behind: $(ls "$deep")"
+	# A short name through a symbolic link: SQLite follows it.
+	ln -s "$deep" L || atf_fail "cannot make a symbolic link"
+	run_status 1 "$HWTRACE" index -o L/y.db a.hwtrace
+	grep -q "bytes long once its symbolic links are followed, and SQLite opens none longer than 512\$" err ||
+	    atf_fail "index through a link: expected the followed path's length, got: $(oneline err 3000)"
 
 	run_status 1 "$HWTRACE" query "$deep/cut.hwtrace" summary
 	grep -qF "cannot index '$deep/cut.hwtrace': cannot create '$deep/cut.hwtrace.db." err ||
