@@ -1123,7 +1123,13 @@ struct ir_ch {
 /* A block's instructions: instances around each, outermost first. */
 struct ir_blk {
 	int64_t		ninsns;
-	uint32_t	*off;		/* ninsns + 1 offsets into ch; NULL */
+	/*
+	 * Instructions with chains of their own: ninsns when the lengths
+	 * are known, else 1 (those after have none).  Their cost is the
+	 * database's bytes, not a count it claims.
+	 */
+	int64_t		nfill;
+	uint32_t	*off;		/* nfill + 1 offsets into ch; NULL */
 	struct ir_ch	*ch;
 };
 
@@ -1219,9 +1225,9 @@ ir_blk_fill(struct ir *ir, struct ir_blk *b, size_t ii, uint64_t a,
 	struct ir_ch *c;
 	int64_t i;
 
-	if ((b->off = calloc((size_t)b->ninsns + 1, sizeof(*b->off))) == NULL)
+	if ((b->off = calloc((size_t)b->nfill + 1, sizeof(*b->off))) == NULL)
 		return (-1);
-	for (i = 0; i < b->ninsns; i++) {
+	for (i = 0; i < b->nfill; i++) {
 		size_t first = nch;
 
 		b->off[i] = (uint32_t)nch;
@@ -1254,7 +1260,7 @@ ir_blk_fill(struct ir *ir, struct ir_blk *b, size_t ii, uint64_t a,
 			    ir_chcmp, &ir->h);
 		a += lens != NULL ? lens[i] : 0;
 	}
-	b->off[b->ninsns] = (uint32_t)nch;
+	b->off[b->nfill] = (uint32_t)nch;
 	if (nch == 0) {
 		free(b->off);
 		b->off = NULL;
@@ -1269,7 +1275,6 @@ ir_blk(struct ir *ir, int64_t id)
 	struct ir_blk *b;
 	const uint8_t *lens;
 	size_t ii;
-	int rc;
 
 	if (id < 0 || id >= ir->nbk) {
 		q_fail(ir->q, -HWTR_E_DB, "export: block %lld is not in the "
@@ -1300,6 +1305,7 @@ ir_blk(struct ir *ir, int64_t id)
 	lens = sqlite3_column_blob(ir->bst, 3);
 	if (lens == NULL || sqlite3_column_bytes(ir->bst, 3) < b->ninsns)
 		lens = NULL;
+	b->nfill = lens != NULL ? b->ninsns : 1;
 	if (sqlite3_column_type(ir->bst, 0) == SQLITE_NULL ||
 	    sqlite3_column_type(ir->bst, 1) == SQLITE_NULL ||
 	    (ii = ir_img(&ir->h, sqlite3_column_int64(ir->bst, 0))) ==
@@ -1309,9 +1315,6 @@ ir_blk(struct ir *ir, int64_t id)
 	if (ir_blk_fill(ir, b, ii, (uint64_t)sqlite3_column_int64(ir->bst, 1),
 	    lens) < 0)
 		goto nomem;
-	if (lens == NULL && b->off != NULL)
-		for (rc = 1; rc <= b->ninsns; rc++)
-			b->off[rc] = b->off[1];
 	return (b);
 nomem:
 	q_fail(ir->q, -HWTR_E_NOMEM, "out of memory");
@@ -1416,8 +1419,8 @@ ir_insn(struct ir *ir, const struct ir_blk *b, int64_t k, int64_t at,
 	size_t n = 0, i, j, lo, hi;
 	int rc;
 
-	lo = b->off != NULL ? b->off[k] : 0;
-	hi = b->off != NULL ? b->off[k + 1] : 0;
+	lo = b->off == NULL ? 0 : b->off[k < b->nfill ? k : b->nfill];
+	hi = b->off == NULL ? 0 : b->off[k < b->nfill ? k + 1 : b->nfill];
 	assert(hi - lo <= IR_CHAIN && f->poff <= ir->nprev);
 	for (i = lo; i < hi && n < IR_CHAIN; i++) {
 		ks[n].img = b->ch[i].img;
@@ -1499,6 +1502,7 @@ ir_run(struct ir *ir, int64_t thread, int64_t seq_lo, int64_t seq_hi)
 	sqlite3_stmt *ex = NULL;
 	const struct ir_blk *b = NULL;
 	int64_t seq = 0, insn = 0, k;
+	uint64_t work = 0;
 	int have, rc;
 
 	memset(&w, 0, sizeof(w));
@@ -1543,10 +1547,23 @@ ir_run(struct ir *ir, int64_t thread, int64_t seq_lo, int64_t seq_hi)
 				goto out;
 			continue;
 		}
-		for (k = 0; k < b->ninsns; k++)
+		/*
+		 * An instruction past nfill has no chain: the first such
+		 * closes what is open, the others would change nothing.
+		 */
+		for (k = 0; k < b->ninsns && k <= b->nfill; k++)
 			if ((rc = ir_insn(ir, b, k, insn + k, seq <= seq_hi)) <
 			    0)
 				goto out;
+		/* A walk of millions of blocks: the verb's time limit. */
+		if (((work += (uint64_t)k) >> 16) != 0) {
+			work = 0;
+			if (q_limit_poll(ir->q)) {
+				rc = q_fail(ir->q, -HWTR_E_LIMIT, "export: "
+				    "the time limit");
+				goto out;
+			}
+		}
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		rc = q_dbfail(ir->q, "export: cannot read exec_order");

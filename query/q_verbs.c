@@ -447,6 +447,12 @@ q_limit_check(void *arg)
 	return (q->lim_expired);
 }
 
+int
+q_limit_poll(struct hwtr_q *q)
+{
+	return (q->lim_ms > 0 && q_limit_check(q));
+}
+
 void
 q_limit_begin(struct hwtr_q *q, int64_t ms, int sql)
 {
