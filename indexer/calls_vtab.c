@@ -80,6 +80,7 @@ cv_init(sqlite3 *db, int create, int argc, const char *const *argv,
 	if ((vt = sqlite3_malloc(sizeof(*vt))) == NULL)
 		return (SQLITE_NOMEM);
 	memset(vt, 0, sizeof(*vt));
+	hwtr_cv_winit(vt);
 	vt->db = db;
 	vt->pristine = vt->rows_empty = -1;
 	for (i = 0; i < CV_NCACHE; i++)
@@ -122,6 +123,7 @@ cv_pool_free(struct cv_vtab *vt)
 		sqlite3_finalize(vt->pool[i].st);
 		vt->pool[i].st = NULL;
 	}
+	hwtr_cv_wfree(vt);
 }
 
 static int
@@ -817,6 +819,11 @@ cv_filter(sqlite3_vtab_cursor *cur, int idxnum, const char *idxstr,
 	struct cv_cursor *c = (struct cv_cursor *)cur;
 	int rc;
 
+	/* Deletes not written yet are written before the scan reads. */
+	if ((rc = hwtr_cv_wflush(c->vt)) != SQLITE_OK) {
+		c->eof = 1;
+		return (rc);
+	}
 	cv_reset(c, idxnum);
 	/*
 	 * The statement takes rows in id order for (thread, entry_seq)
@@ -1038,9 +1045,10 @@ static sqlite3_module cv_module = {
 	.xRowid = cv_rowid,
 	.xUpdate = hwtr_cv_update,
 	.xBegin = hwtr_cv_begin,
+	.xSync = hwtr_cv_sync,
 	.xRollback = hwtr_cv_rollback,
 	.xSavepoint = hwtr_cv_savepoint,
-	.xRelease = hwtr_cv_savepoint,
+	.xRelease = hwtr_cv_release,
 	.xRollbackTo = hwtr_cv_rollback_to,
 };
 

@@ -29,6 +29,7 @@ SQLITE_EXTENSION_INIT3
 #include "colstore.h"
 
 #define CV_NCACHE	8	/* decoded pages a table keeps */
+#define CV_NWSYM	32	/* pages of the symbol copy a delete keeps */
 #define CV_NPOOL	24	/* idle statements a table keeps */
 #define CV_NHELD	20	/* statements a cursor holds, at most */
 
@@ -37,6 +38,20 @@ struct cv_page {
 	struct hwtr_cs_row *rows;	/* HWTR_CS_PAGE */
 	unsigned long	used;
 	int		pins;		/* cursors reading it */
+};
+
+/*
+ * A page a DELETE changed and has not written yet (calls_vtab_write.c):
+ * of calls_pages (@key its id0, @hi its last id when read) or of the
+ * symbol copy (@key its rowid).  Rows of one page are deleted in memory
+ * and the page written once, not once a row.
+ */
+struct cv_wpage {
+	int64_t		key;		/* -1: none */
+	int64_t		id0, hi, thread, n, symbol;
+	struct hwtr_cs_row *rows;	/* HWTR_CS_PAGE, in id order */
+	int		dirty;
+	unsigned long	used;
 };
 
 /*
@@ -60,6 +75,15 @@ struct cv_vtab {
 		const char	*tmpl;	/* its SQL before substitution */
 		sqlite3_stmt	*st;
 	}		pool[CV_NPOOL];
+	/*
+	 * Deletes not written yet: written before anything reads the
+	 * table or its storage through it, at a savepoint and at commit;
+	 * dropped by a rollback (calls_vtab_write.c).
+	 */
+	struct cv_wpage	wp;
+	struct cv_wpage	ws[CV_NWSYM];
+	unsigned long	wtick;
+	sqlite3_stmt	*s_wrows, *s_wsym;
 };
 
 struct cv_cursor {
@@ -137,8 +161,17 @@ int64_t	hwtr_cv_index(const struct cv_page *pg, int64_t id);
 int	hwtr_cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 	    sqlite3_int64 *rowidp);
 int	hwtr_cv_begin(sqlite3_vtab *vtab);
+int	hwtr_cv_sync(sqlite3_vtab *vtab);
 int	hwtr_cv_rollback(sqlite3_vtab *vtab);
 int	hwtr_cv_savepoint(sqlite3_vtab *vtab, int n);
+int	hwtr_cv_release(sqlite3_vtab *vtab, int n);
 int	hwtr_cv_rollback_to(sqlite3_vtab *vtab, int n);
+/*
+ * The deletes not written yet: set up (a new table), written (before a
+ * read: SQLITE_OK or the error), freed with their statements.
+ */
+void	hwtr_cv_winit(struct cv_vtab *vt);
+int	hwtr_cv_wflush(struct cv_vtab *vt);
+void	hwtr_cv_wfree(struct cv_vtab *vt);
 
 #endif

@@ -9,7 +9,8 @@
  * hooks, for calls_vtab.c's module.  Rows SQL inserts go to calls_rows,
  * holding what a STRICT table of its types would take; a row of a page
  * that is updated or deleted leaves its page, which is written again
- * without it, and the symbol copy's page with it.  An UPDATE checks
+ * without it, and the symbol copy's page with it: once for all the rows
+ * deleted from it in turn (struct cv_wpage), before anything reads.  An UPDATE checks
  * whatever would make its insert fail before it deletes the old row.
  * A rollback of what was written through the table makes the cache of
  * decoded pages stale: the next filter drops it (cv_reset()).
@@ -21,6 +22,7 @@
 
 #include "calls_vtab_int.h"
 #include "colstore.h"
+#include "hwtr_common.h"
 
 /* Prepare @sql (table name substituted) on @vt's database into *@stp. */
 static int
@@ -64,26 +66,214 @@ cv_exec_id(struct cv_vtab *vt, const char *sql, int64_t id, int *rowp)
 }
 
 /*
- * Delete call @r (of a page) from the symbol copy: its page there is
- * written again without it, or goes.
+ * A row deleted from a pending page is marked (a bit of its NULL mask
+ * no column has), not moved: rows stay in id order for the bisection,
+ * and the page is packed once, when written.
  */
-static int
-cv_delete_sym(struct cv_vtab *vt, const struct hwtr_cs_row *r)
+#define CV_GONE		(1u << 31)
+
+/* Pack @w's rows left after its deletes. */
+static void
+cv_wpack(struct cv_wpage *w)
 {
-	sqlite3_stmt *st = NULL, *up = NULL;
-	struct hwtr_cs_row *rows = NULL;
+	int64_t i, j;
+
+	for (i = j = 0; i < w->n; i++)
+		if (!(w->rows[i].nul & CV_GONE))
+			w->rows[j++] = w->rows[i];
+	w->n = j;
+}
+
+static int
+cv_wid_below(const void *id, const void *rows, size_t i)
+{
+	const struct hwtr_cs_row *r = rows;
+
+	return (r[i].v[CS_ID] < *(const int64_t *)id);
+}
+
+/* Index of id @id among @w's rows not deleted, or -1. */
+static int64_t
+cv_windex(const struct cv_wpage *w, int64_t id)
+{
+	int64_t k;
+
+	k = (int64_t)hwtr_bsearch(&id, w->rows, (size_t)w->n, cv_wid_below);
+	return (k < w->n && w->rows[k].v[CS_ID] == id &&
+	    !(w->rows[k].nul & CV_GONE) ? k : -1);
+}
+
+/* A page's rows: the page's own array, allocated once. */
+static int
+cv_wrows(struct cv_wpage *w)
+{
+	if (w->rows == NULL && (w->rows = sqlite3_malloc64(HWTR_CS_PAGE *
+	    sizeof(*w->rows))) == NULL)
+		return (SQLITE_NOMEM);
+	return (SQLITE_OK);
+}
+
+/* Write page @w of the symbol copy when a delete changed it. */
+static int
+cv_wflush_sym(struct cv_vtab *vt, struct cv_wpage *w)
+{
+	sqlite3_stmt *up = NULL;
 	uint8_t *blob = NULL;
-	const char *why;
-	int64_t n, k, rowid;
 	size_t len;
 	int rc;
 
+	if (w->key < 0 || !w->dirty)
+		return (SQLITE_OK);
+	cv_wpack(w);
+	if (w->n == 0)
+		rc = cv_prep_vt(vt, &up, "DELETE FROM \"%2$s\".\"%1$s_bysym\" "
+		    "WHERE rowid = ?1");
+	else if (hwtr_cs_sym_encode(w->rows, (size_t)w->n, &blob, &len) < 0)
+		rc = SQLITE_NOMEM;
+	else
+		rc = cv_prep_vt(vt, &up, "UPDATE \"%2$s\".\"%1$s_bysym\" SET "
+		    "id0 = ?2, n = ?3, data = ?4 WHERE rowid = ?1");
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(up, 1, w->key);
+		if (w->n > 0) {
+			sqlite3_bind_int64(up, 2, w->rows[0].v[CS_ID]);
+			sqlite3_bind_int64(up, 3, w->n);
+			sqlite3_bind_blob(up, 4, blob, (int)len, SQLITE_STATIC);
+		}
+		rc = cv_step_done(up);
+	}
+	sqlite3_finalize(up);
+	free(blob);
+	if (rc == SQLITE_OK)
+		w->dirty = 0;
+	return (rc);
+}
+
+/* Write the pending page of calls_pages when a delete changed it. */
+static int
+cv_wflush_page(struct cv_vtab *vt)
+{
+	struct cv_wpage *w = &vt->wp;
+	sqlite3_stmt *st = NULL;
+	uint8_t *blob = NULL;
+	size_t len;
+	int rc;
+
+	if (w->key < 0 || !w->dirty)
+		return (SQLITE_OK);
+	cv_wpack(w);
+	if (w->n == 0)
+		rc = cv_prep_vt(vt, &st, "DELETE FROM \"%2$s\".\"%1$s_pages\" "
+		    "WHERE id0 = ?1");
+	else if (hwtr_cs_encode(w->rows, (size_t)w->n, w->id0,
+	    w->rows[0].v[CS_ENTRY_SEQ], &blob, &len) < 0)
+		rc = SQLITE_NOMEM;
+	else
+		rc = cv_prep_vt(vt, &st, "UPDATE \"%2$s\".\"%1$s_pages\" SET "
+		    "n = ?2, seq0 = ?3, seq1 = ?4, data = ?5 WHERE id0 = ?1");
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, w->id0);
+		if (w->n > 0) {
+			sqlite3_bind_int64(st, 2, w->n);
+			sqlite3_bind_int64(st, 3, w->rows[0].v[CS_ENTRY_SEQ]);
+			sqlite3_bind_int64(st, 4,
+			    w->rows[w->n - 1].v[CS_ENTRY_SEQ]);
+			sqlite3_bind_blob(st, 5, blob, (int)len, SQLITE_STATIC);
+		}
+		rc = cv_step_done(st);
+	}
+	sqlite3_finalize(st);
+	free(blob);
+	if (rc == SQLITE_OK)
+		w->dirty = 0;
+	return (rc);
+}
+
+/* Forget the pending pages (written, or undone by a rollback). */
+static void
+cv_wdrop(struct cv_vtab *vt)
+{
+	int i;
+
+	vt->wp.key = -1;
+	vt->wp.dirty = 0;
+	for (i = 0; i < CV_NWSYM; i++) {
+		vt->ws[i].key = -1;
+		vt->ws[i].dirty = 0;
+	}
+}
+
+void
+hwtr_cv_winit(struct cv_vtab *vt)
+{
+	cv_wdrop(vt);
+}
+
+/*
+ * Write every pending page, then forget them: the storage changed, and
+ * so does what the table's cache of decoded pages may hold (gen).
+ */
+int
+hwtr_cv_wflush(struct cv_vtab *vt)
+{
+	int i, rc, any = vt->wp.dirty;
+
+	for (i = 0; i < CV_NWSYM; i++)
+		any |= vt->ws[i].dirty;
+	if (!any) {
+		cv_wdrop(vt);
+		return (SQLITE_OK);
+	}
+	vt->gen++;
+	if ((rc = cv_wflush_page(vt)) != SQLITE_OK)
+		return (rc);
+	for (i = 0; i < CV_NWSYM; i++)
+		if ((rc = cv_wflush_sym(vt, &vt->ws[i])) != SQLITE_OK)
+			return (rc);
+	cv_wdrop(vt);
+	return (SQLITE_OK);
+}
+
+void
+hwtr_cv_wfree(struct cv_vtab *vt)
+{
+	int i;
+
+	cv_wdrop(vt);
+	sqlite3_free(vt->wp.rows);
+	vt->wp.rows = NULL;
+	for (i = 0; i < CV_NWSYM; i++) {
+		sqlite3_free(vt->ws[i].rows);
+		vt->ws[i].rows = NULL;
+	}
+	sqlite3_finalize(vt->s_wrows);
+	sqlite3_finalize(vt->s_wsym);
+	vt->s_wrows = vt->s_wsym = NULL;
+}
+
+/*
+ * Delete call @r (of a page) from the symbol copy: from its page there,
+ * kept until written (CV_NWSYM of them, the least recently used written
+ * to make room).  The page is found by its stored id0, which a pending
+ * delete of its first rows leaves as it was: the ids between are gone.
+ */
+static int
+cv_wdelete_sym(struct cv_vtab *vt, const struct hwtr_cs_row *r)
+{
+	sqlite3_stmt *st;
+	struct cv_wpage *w = NULL;
+	const char *why;
+	int64_t rowid, k;
+	int i, rc;
+
 	if (r->nul & (1u << CS_SYMBOL))
 		return (SQLITE_OK);
-	if ((rc = cv_prep_vt(vt, &st, "SELECT rowid, id0, thread, n, data "
-	    "FROM \"%2$s\".\"%1$s_bysym\" WHERE symbol = ?1 AND id0 <= ?2 ORDER BY "
-	    "symbol DESC, id0 DESC LIMIT 1")) != SQLITE_OK)
+	if (vt->s_wsym == NULL && (rc = cv_prep_vt(vt, &vt->s_wsym,
+	    "SELECT rowid, id0, thread, n, data FROM \"%2$s\".\"%1$s_bysym\" "
+	    "WHERE symbol = ?1 AND id0 <= ?2 ORDER BY symbol DESC, id0 DESC "
+	    "LIMIT 1")) != SQLITE_OK)
 		return (rc);
+	st = vt->s_wsym;
 	sqlite3_bind_int64(st, 1, r->v[CS_SYMBOL]);
 	sqlite3_bind_int64(st, 2, r->v[CS_ID]);
 	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
@@ -91,116 +281,120 @@ cv_delete_sym(struct cv_vtab *vt, const struct hwtr_cs_row *r)
 		goto out;
 	}
 	rowid = sqlite3_column_int64(st, 0);
-	n = sqlite3_column_int64(st, 3);
-	if ((rows = sqlite3_malloc64(HWTR_CS_PAGE * sizeof(*rows))) == NULL) {
-		rc = SQLITE_NOMEM;
-		goto out;
+	for (i = 0; i < CV_NWSYM; i++)
+		if (vt->ws[i].key == rowid) {
+			w = &vt->ws[i];
+			break;
+		}
+	if (w == NULL) {
+		for (i = 0; i < CV_NWSYM; i++)
+			if (w == NULL || vt->ws[i].key < 0 ||
+			    (w->key >= 0 && vt->ws[i].used < w->used))
+				w = &vt->ws[i];
+		if ((rc = cv_wflush_sym(vt, w)) != SQLITE_OK ||
+		    (rc = cv_wrows(w)) != SQLITE_OK)
+			goto out;
+		w->key = -1;
+		w->symbol = r->v[CS_SYMBOL];
+		w->id0 = sqlite3_column_int64(st, 1);
+		w->thread = sqlite3_column_int64(st, 2);
+		w->n = sqlite3_column_int64(st, 3);
+		if (w->n < 0 || w->n > HWTR_CS_PAGE || hwtr_cs_sym_decode(
+		    sqlite3_column_blob(st, 4), (size_t)sqlite3_column_bytes(st,
+		    4), w->symbol, w->id0, w->thread, w->n, w->rows, &why) < 0) {
+			rc = SQLITE_CORRUPT_VTAB;
+			goto out;
+		}
+		w->key = rowid;
 	}
-	if (hwtr_cs_sym_decode(sqlite3_column_blob(st, 4),
-	    (size_t)sqlite3_column_bytes(st, 4), r->v[CS_SYMBOL],
-	    sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), n, rows,
-	    &why) < 0) {
-		rc = SQLITE_CORRUPT_VTAB;
-		goto out;
-	}
-	for (k = 0; k < n && rows[k].v[CS_ID] != r->v[CS_ID]; k++)
-		;
+	w->used = ++vt->wtick;
 	rc = SQLITE_OK;
-	if (k == n)
+	if ((k = cv_windex(w, r->v[CS_ID])) < 0)
 		goto out;
-	memmove(&rows[k], &rows[k + 1], (size_t)(n - k - 1) * sizeof(*rows));
-	if (--n == 0)
-		rc = cv_prep_vt(vt, &up, "DELETE FROM \"%2$s\".\"%1$s_bysym\" WHERE "
-		    "rowid = ?1");
-	else if (hwtr_cs_sym_encode(rows, (size_t)n, &blob, &len) < 0)
-		rc = SQLITE_NOMEM;
-	else
-		rc = cv_prep_vt(vt, &up, "UPDATE \"%2$s\".\"%1$s_bysym\" SET id0 = ?2, "
-		    "n = ?3, data = ?4 WHERE rowid = ?1");
-	if (rc != SQLITE_OK)
-		goto out;
-	sqlite3_bind_int64(up, 1, rowid);
-	if (n > 0) {
-		sqlite3_bind_int64(up, 2, rows[0].v[CS_ID]);
-		sqlite3_bind_int64(up, 3, n);
-		sqlite3_bind_blob(up, 4, blob, (int)len, SQLITE_STATIC);
-	}
-	rc = cv_step_done(up);
+	w->rows[k].nul |= CV_GONE;
+	w->dirty = 1;
 out:
-	sqlite3_finalize(st);
-	sqlite3_finalize(up);
-	sqlite3_free(rows);
-	free(blob);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
 	return (rc);
 }
 
 /*
- * Delete id @id: from calls_rows, or from its page, which is written again
- * without it, and from the symbol copy.
+ * The pending page of calls_pages for id @id: the one held when it holds
+ * @id's range, else the page holding @id, read (the held one written
+ * first); *@have 0 when no page holds it.
+ */
+static int
+cv_wpage_of(struct cv_vtab *vt, int64_t id, int *have)
+{
+	struct cv_wpage *w = &vt->wp;
+	struct cv_cursor *c;
+	struct cv_page *pg;
+	int rc;
+
+	*have = 0;
+	if (w->key >= 0 && w->id0 <= id && id <= w->hi) {
+		*have = 1;
+		return (SQLITE_OK);
+	}
+	if ((rc = cv_wflush_page(vt)) != SQLITE_OK)
+		return (rc);
+	w->key = -1;
+	/* The table's decoded pages may hold the one just written. */
+	vt->gen++;
+	(void)hwtr_cv_fresh(vt);
+	if ((rc = hwtr_cv_open(&vt->base, (sqlite3_vtab_cursor **)&c)) !=
+	    SQLITE_OK)
+		return (rc);
+	if ((rc = hwtr_cv_find(c, id, &pg)) == SQLITE_OK && pg != NULL &&
+	    pg->n > 0 && (rc = cv_wrows(w)) == SQLITE_OK) {
+		memcpy(w->rows, pg->rows, (size_t)pg->n * sizeof(*pg->rows));
+		w->n = pg->n;
+		w->id0 = pg->id0;
+		w->thread = pg->thread;
+		w->hi = pg->rows[pg->n - 1].v[CS_ID];
+		w->key = pg->id0;
+		w->dirty = 0;
+		*have = 1;
+	}
+	hwtr_cv_close(&c->base);
+	return (rc);
+}
+
+/*
+ * Delete id @id: from calls_rows, or from its page and the symbol copy,
+ * in the pending pages (written when something reads, or at commit).
  */
 static int
 cv_delete(struct cv_vtab *vt, int64_t id)
 {
-	struct cv_cursor *c;
-	struct cv_page *pg;
-	sqlite3_stmt *st = NULL;
-	uint8_t *blob = NULL;
-	size_t len;
+	struct cv_wpage *w = &vt->wp;
 	int64_t k;
-	int rc, had;
+	int rc, had, have;
 
-	if ((rc = cv_exec_id(vt, "DELETE FROM \"%2$s\".\"%1$s_rows\" WHERE id = ?1 "
-	    "RETURNING id", id, &had)) != SQLITE_OK || had)
-		return (rc);
-	if ((rc = hwtr_cv_open(&vt->base, (sqlite3_vtab_cursor **)&c)) !=
+	if (vt->s_wrows == NULL && (rc = cv_prep_vt(vt, &vt->s_wrows,
+	    "DELETE FROM \"%2$s\".\"%1$s_rows\" WHERE id = ?1 RETURNING id")) !=
 	    SQLITE_OK)
 		return (rc);
-	if ((rc = hwtr_cv_find(c, id, &pg)) != SQLITE_OK || pg == NULL ||
-	    (k = hwtr_cv_index(pg, id)) < 0)
-		goto out;
-	/* A copy: other cursors may be reading the table's. */
-	if (pg != &c->own[0]) {
-		if (c->own[0].rows == NULL && (c->own[0].rows =
-		    sqlite3_malloc64(HWTR_CS_PAGE * sizeof(*pg->rows))) == NULL) {
-			rc = SQLITE_NOMEM;
-			goto out;
-		}
-		memcpy(c->own[0].rows, pg->rows, (size_t)pg->n *
-		    sizeof(*pg->rows));
-		c->own[0].n = pg->n;
-		c->own[0].id0 = pg->id0;
-		pg->id0 = -1;
-		pg = &c->own[0];
-	}
-	if ((rc = cv_delete_sym(vt, &pg->rows[k])) != SQLITE_OK)
-		goto out;
-	memmove(&pg->rows[k], &pg->rows[k + 1], (size_t)(pg->n - k - 1) *
-	    sizeof(*pg->rows));
-	pg->n--;
-	if (pg->n == 0) {
-		rc = cv_exec_id(vt, "DELETE FROM \"%2$s\".\"%1$s_pages\" WHERE id0 = ?1",
-		    pg->id0, NULL);
-		goto out;
-	}
-	if (hwtr_cs_encode(pg->rows, (size_t)pg->n, pg->id0,
-	    pg->rows[0].v[CS_ENTRY_SEQ], &blob, &len) < 0) {
-		rc = SQLITE_NOMEM;
-		goto out;
-	}
-	if ((rc = cv_prep_vt(vt, &st, "UPDATE \"%2$s\".\"%1$s_pages\" SET n = ?2, "
-	    "seq0 = ?3, seq1 = ?4, data = ?5 WHERE id0 = ?1")) != SQLITE_OK)
-		goto out;
-	sqlite3_bind_int64(st, 1, pg->id0);
-	sqlite3_bind_int64(st, 2, pg->n);
-	sqlite3_bind_int64(st, 3, pg->rows[0].v[CS_ENTRY_SEQ]);
-	sqlite3_bind_int64(st, 4, pg->rows[pg->n - 1].v[CS_ENTRY_SEQ]);
-	sqlite3_bind_blob(st, 5, blob, (int)len, SQLITE_STATIC);
-	rc = cv_step_done(st);
-out:
-	sqlite3_finalize(st);
-	free(blob);
-	hwtr_cv_close(&c->base);
-	return (rc);
+	sqlite3_bind_int64(vt->s_wrows, 1, id);
+	rc = sqlite3_step(vt->s_wrows);
+	had = rc == SQLITE_ROW;
+	while (rc == SQLITE_ROW)
+		rc = sqlite3_step(vt->s_wrows);
+	sqlite3_reset(vt->s_wrows);
+	if (rc != SQLITE_DONE)
+		return (rc);
+	if (had)
+		return (SQLITE_OK);
+	if ((rc = cv_wpage_of(vt, id, &have)) != SQLITE_OK || !have)
+		return (rc);
+	if ((k = cv_windex(w, id)) < 0)
+		return (SQLITE_OK);
+	if ((rc = cv_wdelete_sym(vt, &w->rows[k])) != SQLITE_OK)
+		return (rc);
+	w->rows[k].nul |= CV_GONE;
+	w->dirty = 1;
+	return (SQLITE_OK);
 }
 
 /* Does id @id exist (in calls_rows or a page)? */
@@ -328,13 +522,20 @@ hwtr_cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 	int64_t id, old = 0;
 	int rc, i, yes, has_old;
 
-	/* The rows it looks for as they are now, then changed. */
-	(void)hwtr_cv_fresh(vt);
-	vt->gen++;
 	if ((has_old = sqlite3_value_type(argv[0]) != SQLITE_NULL))
 		old = sqlite3_value_int64(argv[0]);
+	/* The pages as they are now (a delete changes them in memory). */
+	(void)hwtr_cv_fresh(vt);
 	if (argc == 1)
 		return (cv_delete(vt, old));
+	/*
+	 * An insert looks for its id and the largest in the pages: the
+	 * deletes before it are written first.
+	 */
+	if ((rc = hwtr_cv_wflush(vt)) != SQLITE_OK)
+		return (rc);
+	(void)hwtr_cv_fresh(vt);
+	vt->gen++;
 	/*
 	 * An UPDATE deletes its row, then inserts the new one: whatever
 	 * would make the insert fail is checked before the delete, which
@@ -398,9 +599,12 @@ hwtr_cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 
 /*
  * A transaction or a savepoint that wrote through the table rolled back:
- * what the cache holds may be what it undid.  (SQLite calls these only
- * on tables that xBegin joined to the transaction, those written; the
- * storage tables' own data version and change count do not move back.)
+ * what the cache holds may be what it undid, and the pending deletes are
+ * undone with it.  (SQLite calls these only on tables that xBegin joined
+ * to the transaction, those written; the storage tables' own data
+ * version and change count do not move back.)  The pending deletes are
+ * written at commit (xSync) and at each savepoint, so that all of them
+ * come after the newest savepoint: a rollback to any undoes them all.
  */
 int
 hwtr_cv_begin(sqlite3_vtab *vtab)
@@ -410,14 +614,30 @@ hwtr_cv_begin(sqlite3_vtab *vtab)
 }
 
 int
+hwtr_cv_sync(sqlite3_vtab *vtab)
+{
+	return (hwtr_cv_wflush((struct cv_vtab *)vtab));
+}
+
+int
 hwtr_cv_rollback(sqlite3_vtab *vtab)
 {
-	((struct cv_vtab *)vtab)->gen++;
+	struct cv_vtab *vt = (struct cv_vtab *)vtab;
+
+	cv_wdrop(vt);
+	vt->gen++;
 	return (SQLITE_OK);
 }
 
 int
 hwtr_cv_savepoint(sqlite3_vtab *vtab, int n)
+{
+	(void)n;
+	return (hwtr_cv_wflush((struct cv_vtab *)vtab));
+}
+
+int
+hwtr_cv_release(sqlite3_vtab *vtab, int n)
 {
 	(void)vtab;
 	(void)n;

@@ -304,6 +304,70 @@ reader_gone_quiet_body()
 	true
 }
 
+atf_test_case writes_match_a_plain_table
+writes_match_a_plain_table_head()
+{
+	atf_set descr "DELETE, UPDATE and INSERT through calls, in and out of transactions, savepoints and rollbacks, leave the rows the same statements leave in a plain SQLite table, scanned whole and by symbol (the symbol copy), read by another connection: deletes are written a page at a time, before anything reads"
+	atf_set require.progs "sqlite3"
+}
+writes_match_a_plain_table_body()
+{
+	# 28,573 calls in 28 pages, 65 symbols: more symbol pages than a
+	# delete keeps pending (32).
+	"$HWTRACE_BUILD/bench/qmkdb" -s 200000 w.db >/dev/null 2>&1 ||
+	    atf_fail "cannot make the synthetic database"
+	ext="$HWTRACE_BUILD/hwtrace_sqlite"
+	sqlite3 -cmd ".load $ext" w.db "CREATE TABLE plain AS SELECT * FROM calls; CREATE TABLE keep AS SELECT * FROM calls" ||
+	    atf_fail "cannot copy the calls"
+	cat > ops.sql <<'EOF'
+DELETE FROM T WHERE id % 3 = 0 AND id < 20000;
+BEGIN;
+DELETE FROM T WHERE symbol = 5;
+SAVEPOINT a;
+DELETE FROM T WHERE id % 7 = 1;
+ROLLBACK TO a;
+DELETE FROM T WHERE id BETWEEN 21000 AND 21500;
+RELEASE a;
+COMMIT;
+BEGIN;
+DELETE FROM T WHERE id % 2 = 0;
+ROLLBACK;
+BEGIN;
+DELETE FROM T WHERE id IN (25001, 25002, 25003);
+INSERT INTO T SELECT * FROM keep WHERE id = 25002;
+COMMIT;
+UPDATE T SET insns = insns + 1, symbol = 40 WHERE id BETWEEN 26000 AND 26100;
+BEGIN;
+DELETE FROM T WHERE id BETWEEN 27000 AND 27100;
+SELECT count(*), sum(id) FROM T WHERE id BETWEEN 26900 AND 27200;
+DELETE FROM T WHERE symbol IN (7, 9) AND id > 1000;
+COMMIT;
+DELETE FROM T WHERE id > 28000 AND symbol = 11;
+SELECT count(*), sum(id), sum(insns) FROM T;
+EOF
+	for t in calls plain; do
+		sed "s/\bT\b/$t/g" ops.sql | sqlite3 -bail -cmd ".load $ext" w.db > "ops.$t" ||
+		    atf_fail "the statements on $t failed: $(cat "ops.$t")"
+	done
+	cmp -s ops.calls ops.plain ||
+	    atf_fail "the statements' answers differ: calls $(tr '\n' ' ' < ops.calls), plain $(tr '\n' ' ' < ops.plain)"
+	[ "$(sed -n 2p ops.plain | cut -d'|' -f1)" -lt 28573 ] ||
+	    atf_fail "nothing was deleted: $(cat ops.plain)"
+	# Another connection: whole, in id order, and by symbol.
+	for t in calls plain; do
+		sqlite3 -cmd ".load $ext" w.db "SELECT * FROM $t ORDER BY id" > "all.$t" &&
+		sqlite3 -cmd ".load $ext" w.db "WITH RECURSIVE s(v) AS (SELECT 0 UNION ALL SELECT v + 1 FROM s WHERE v < 70) SELECT v, (SELECT group_concat(id) FROM (SELECT id FROM $t WHERE symbol = s.v ORDER BY id)) FROM s" > "sym.$t" ||
+		    atf_fail "cannot read $t"
+	done
+	cmp -s all.calls all.plain ||
+	    atf_fail "rows differ: $(diff all.plain all.calls | head -5 | tr '\n' ' ')"
+	cmp -s sym.calls sym.plain ||
+	    atf_fail "rows by symbol differ: $(diff sym.plain sym.calls | head -3 | cut -c1-200 | tr '\n' ' ')"
+	# The storage agrees with itself: the pages' counts are their rows'.
+	n=$(sqlite3 -cmd ".load $ext" w.db "SELECT (SELECT sum(n) FROM calls_pages) + (SELECT count(*) FROM calls_rows) = (SELECT count(*) FROM calls)")
+	[ "$n" = 1 ] || atf_fail "calls_pages' counts do not add up to the rows"
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case calls_long_matches_sql
@@ -313,4 +377,5 @@ atf_init_test_cases()
 	atf_add_test_case windows_across_chunks
 	atf_add_test_case insns_first_rows_at_once
 	atf_add_test_case reader_gone_quiet
+	atf_add_test_case writes_match_a_plain_table
 }
