@@ -83,7 +83,7 @@ struct cv_vtab {
 	struct cv_wpage	wp;
 	struct cv_wpage	ws[CV_NWSYM];
 	unsigned long	wtick;
-	sqlite3_stmt	*s_wrows, *s_wsym;
+	sqlite3_stmt	*s_wrows, *s_wsym, *s_wins;
 };
 
 struct cv_cursor {

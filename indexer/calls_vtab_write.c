@@ -248,7 +248,8 @@ hwtr_cv_wfree(struct cv_vtab *vt)
 	}
 	sqlite3_finalize(vt->s_wrows);
 	sqlite3_finalize(vt->s_wsym);
-	vt->s_wrows = vt->s_wsym = NULL;
+	sqlite3_finalize(vt->s_wins);
+	vt->s_wrows = vt->s_wsym = vt->s_wins = NULL;
 }
 
 /*
@@ -518,7 +519,7 @@ hwtr_cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
     sqlite3_int64 *rowidp)
 {
 	struct cv_vtab *vt = (struct cv_vtab *)vtab;
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st;
 	int64_t id, old = 0;
 	int rc, i, yes, has_old;
 
@@ -528,13 +529,6 @@ hwtr_cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 	(void)hwtr_cv_fresh(vt);
 	if (argc == 1)
 		return (cv_delete(vt, old));
-	/*
-	 * An insert looks for its id and the largest in the pages: the
-	 * deletes before it are written first.
-	 */
-	if ((rc = hwtr_cv_wflush(vt)) != SQLITE_OK)
-		return (rc);
-	(void)hwtr_cv_fresh(vt);
 	vt->gen++;
 	/*
 	 * An UPDATE deletes its row, then inserts the new one: whatever
@@ -565,11 +559,17 @@ hwtr_cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 		id = sqlite3_value_int64(argv[2 + CS_ID]);
 	else if (sqlite3_value_type(argv[1]) != SQLITE_NULL)
 		id = sqlite3_value_int64(argv[1]);
-	else if ((rc = cv_next_id(vt, &id)) != SQLITE_OK)
+	/*
+	 * Looking the id up reads the pages: the deletes before it are
+	 * written first (an UPDATE that keeps its id looks nothing up).
+	 */
+	else if ((rc = hwtr_cv_wflush(vt)) != SQLITE_OK ||
+	    (rc = cv_next_id(vt, &id)) != SQLITE_OK)
 		return (rc);
 	if (has_old && id == old)
 		yes = 0;
-	else if ((rc = cv_exists(vt, id, &yes)) != SQLITE_OK)
+	else if ((rc = hwtr_cv_wflush(vt)) != SQLITE_OK ||
+	    (rc = cv_exists(vt, id, &yes)) != SQLITE_OK)
 		return (rc);
 	if (yes) {
 		sqlite3_free(vt->base.zErrMsg);
@@ -579,10 +579,12 @@ hwtr_cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 	}
 	if (has_old && (rc = cv_delete(vt, old)) != SQLITE_OK)
 		return (rc);
-	if ((rc = cv_prep_vt(vt, &st, "INSERT INTO \"%2$s\".\"%1$s_rows\" VALUES (?1, "
-	    "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-	    "?16, ?17, ?18, ?19, ?20)")) != SQLITE_OK)
+	if (vt->s_wins == NULL && (rc = cv_prep_vt(vt, &vt->s_wins,
+	    "INSERT INTO \"%2$s\".\"%1$s_rows\" VALUES (?1, ?2, ?3, ?4, ?5, "
+	    "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
+	    "?20)")) != SQLITE_OK)
 		return (rc);
+	st = vt->s_wins;
 	sqlite3_bind_int64(st, 1, id);
 	for (i = 1; i < CS_NCOLS; i++)
 		sqlite3_bind_value(st, i + 1, argv[2 + i]);
@@ -592,7 +594,8 @@ hwtr_cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 		vt->base.zErrMsg = sqlite3_mprintf("%s: %s", vt->name,
 		    sqlite3_errmsg(vt->db));
 	}
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
 	*rowidp = id;
 	return (rc == SQLITE_DONE ? SQLITE_OK : SQLITE_CONSTRAINT);
 }
