@@ -288,6 +288,9 @@ d_adv(struct d_side *s, int64_t n, int32_t d0, int count)
 	int rc;
 
 	for (i = 0; n < 0 || i < n; i++) {
+		if ((i & 0xffff) == 0xffff && q_limit_poll(s->q))
+			return (q_fail(s->q, -HWTR_E_LIMIT, "diff: the time "
+			    "limit"));
 		if ((rc = d_peek(s, 0, &e)) < 0)
 			return (rc);
 		if (rc == 0 || (n < 0 && d0 >= 0 && e.depth < d0))
@@ -836,6 +839,7 @@ d_align(struct hwtr_q *qa, struct hwtr_q *qb, const struct d_blocks *ba,
 	struct d_ent ea, eb;
 	int64_t mspan[2];
 	size_t first = rs->n, k;
+	uint64_t steps = 0;
 	int32_t pdepth = 0;
 	int ra, rb, rc;
 
@@ -854,6 +858,17 @@ d_align(struct hwtr_q *qa, struct hwtr_q *qb, const struct d_blocks *ba,
 		goto out;
 	}
 	for (;;) {
+		/*
+		 * The time limit, which SQLite's progress handler checks
+		 * only in its own steps: a region's tokens and their meeting
+		 * point are C alone, and a damaged history can make
+		 * thousands of regions.
+		 */
+		if ((++steps & 63) == 0 && (q_limit_poll(qa) ||
+		    q_limit_poll(qb))) {
+			rc = q_fail(qa, -HWTR_E_LIMIT, "diff: the time limit");
+			goto out;
+		}
 		if ((ra = d_peek(&a, 0, &ea)) < 0 ||
 		    (rb = d_peek(&b, 0, &eb)) < 0) {
 			rc = ra < 0 ? ra : q_fail(qa, rb, "B: %s",
