@@ -10,8 +10,9 @@
  * holding what a STRICT table of its types would take; a row of a page
  * that is updated or deleted leaves its page, which is written again
  * without it, and the symbol copy's page with it: once for all the rows
- * deleted from it in turn (struct cv_wpage), before anything reads.  An UPDATE checks
- * whatever would make its insert fail before it deletes the old row.
+ * deleted from it in turn (struct cv_wpage), before anything reads.  An
+ * UPDATE checks whatever would make its insert fail before it deletes
+ * the old row.
  * A rollback of what was written through the table makes the cache of
  * decoded pages stale: the next filter drops it (cv_reset()).
  */
@@ -331,19 +332,22 @@ cv_wpage_of(struct cv_vtab *vt, int64_t id, int *have)
 	struct cv_wpage *w = &vt->wp;
 	struct cv_cursor *c;
 	struct cv_page *pg;
-	int rc;
+	int rc, wrote;
 
 	*have = 0;
 	if (w->key >= 0 && w->id0 <= id && id <= w->hi) {
 		*have = 1;
 		return (SQLITE_OK);
 	}
+	wrote = w->key >= 0 && w->dirty;
 	if ((rc = cv_wflush_page(vt)) != SQLITE_OK)
 		return (rc);
 	w->key = -1;
 	/* The table's decoded pages may hold the one just written. */
-	vt->gen++;
-	(void)hwtr_cv_fresh(vt);
+	if (wrote) {
+		vt->gen++;
+		(void)hwtr_cv_fresh(vt);
+	}
 	if ((rc = hwtr_cv_open(&vt->base, (sqlite3_vtab_cursor **)&c)) !=
 	    SQLITE_OK)
 		return (rc);
