@@ -114,47 +114,13 @@ cv_wrows(struct cv_wpage *w)
 	return (SQLITE_OK);
 }
 
-/* Write page @w of the symbol copy when a delete changed it. */
+/*
+ * Write pending page @w when a delete changed it: of the symbol copy if
+ * @sym (@w's key its rowid), else of calls_pages (its key its id0).
+ */
 static int
-cv_wflush_sym(struct cv_vtab *vt, struct cv_wpage *w)
+cv_wflush_one(struct cv_vtab *vt, struct cv_wpage *w, int sym)
 {
-	sqlite3_stmt *up = NULL;
-	uint8_t *blob = NULL;
-	size_t len;
-	int rc;
-
-	if (w->key < 0 || !w->dirty)
-		return (SQLITE_OK);
-	cv_wpack(w);
-	if (w->n == 0)
-		rc = cv_prep_vt(vt, &up, "DELETE FROM \"%2$s\".\"%1$s_bysym\" "
-		    "WHERE rowid = ?1");
-	else if (hwtr_cs_sym_encode(w->rows, (size_t)w->n, &blob, &len) < 0)
-		rc = SQLITE_NOMEM;
-	else
-		rc = cv_prep_vt(vt, &up, "UPDATE \"%2$s\".\"%1$s_bysym\" SET "
-		    "id0 = ?2, n = ?3, data = ?4 WHERE rowid = ?1");
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(up, 1, w->key);
-		if (w->n > 0) {
-			sqlite3_bind_int64(up, 2, w->rows[0].v[CS_ID]);
-			sqlite3_bind_int64(up, 3, w->n);
-			sqlite3_bind_blob(up, 4, blob, (int)len, SQLITE_STATIC);
-		}
-		rc = cv_step_done(up);
-	}
-	sqlite3_finalize(up);
-	free(blob);
-	if (rc == SQLITE_OK)
-		w->dirty = 0;
-	return (rc);
-}
-
-/* Write the pending page of calls_pages when a delete changed it. */
-static int
-cv_wflush_page(struct cv_vtab *vt)
-{
-	struct cv_wpage *w = &vt->wp;
 	sqlite3_stmt *st = NULL;
 	uint8_t *blob = NULL;
 	size_t len;
@@ -164,22 +130,30 @@ cv_wflush_page(struct cv_vtab *vt)
 		return (SQLITE_OK);
 	cv_wpack(w);
 	if (w->n == 0)
-		rc = cv_prep_vt(vt, &st, "DELETE FROM \"%2$s\".\"%1$s_pages\" "
-		    "WHERE id0 = ?1");
-	else if (hwtr_cs_encode(w->rows, (size_t)w->n, w->id0,
-	    w->rows[0].v[CS_ENTRY_SEQ], &blob, &len) < 0)
+		rc = cv_prep_vt(vt, &st, sym ? "DELETE FROM "
+		    "\"%2$s\".\"%1$s_bysym\" WHERE rowid = ?1" : "DELETE FROM "
+		    "\"%2$s\".\"%1$s_pages\" WHERE id0 = ?1");
+	else if ((sym ? hwtr_cs_sym_encode(w->rows, (size_t)w->n, &blob,
+	    &len) : hwtr_cs_encode(w->rows, (size_t)w->n, w->id0,
+	    w->rows[0].v[CS_ENTRY_SEQ], &blob, &len)) < 0)
 		rc = SQLITE_NOMEM;
 	else
-		rc = cv_prep_vt(vt, &st, "UPDATE \"%2$s\".\"%1$s_pages\" SET "
-		    "n = ?2, seq0 = ?3, seq1 = ?4, data = ?5 WHERE id0 = ?1");
+		rc = cv_prep_vt(vt, &st, sym ? "UPDATE \"%2$s\".\"%1$s_bysym\" "
+		    "SET id0 = ?2, n = ?3, data = ?4 WHERE rowid = ?1" :
+		    "UPDATE \"%2$s\".\"%1$s_pages\" SET n = ?3, data = ?4, "
+		    "seq0 = ?5, seq1 = ?6 WHERE id0 = ?1");
 	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, w->id0);
+		sqlite3_bind_int64(st, 1, w->key);
+		if (w->n > 0 && sym)
+			sqlite3_bind_int64(st, 2, w->rows[0].v[CS_ID]);
 		if (w->n > 0) {
-			sqlite3_bind_int64(st, 2, w->n);
-			sqlite3_bind_int64(st, 3, w->rows[0].v[CS_ENTRY_SEQ]);
-			sqlite3_bind_int64(st, 4,
+			sqlite3_bind_int64(st, 3, w->n);
+			sqlite3_bind_blob(st, 4, blob, (int)len, SQLITE_STATIC);
+		}
+		if (w->n > 0 && !sym) {
+			sqlite3_bind_int64(st, 5, w->rows[0].v[CS_ENTRY_SEQ]);
+			sqlite3_bind_int64(st, 6,
 			    w->rows[w->n - 1].v[CS_ENTRY_SEQ]);
-			sqlite3_bind_blob(st, 5, blob, (int)len, SQLITE_STATIC);
 		}
 		rc = cv_step_done(st);
 	}
@@ -226,10 +200,10 @@ hwtr_cv_wflush(struct cv_vtab *vt)
 		return (SQLITE_OK);
 	}
 	vt->gen++;
-	if ((rc = cv_wflush_page(vt)) != SQLITE_OK)
+	if ((rc = cv_wflush_one(vt, &vt->wp, 0)) != SQLITE_OK)
 		return (rc);
 	for (i = 0; i < CV_NWSYM; i++)
-		if ((rc = cv_wflush_sym(vt, &vt->ws[i])) != SQLITE_OK)
+		if ((rc = cv_wflush_one(vt, &vt->ws[i], 1)) != SQLITE_OK)
 			return (rc);
 	cv_wdrop(vt);
 	return (SQLITE_OK);
@@ -293,7 +267,7 @@ cv_wdelete_sym(struct cv_vtab *vt, const struct hwtr_cs_row *r)
 			if (w == NULL || vt->ws[i].key < 0 ||
 			    (w->key >= 0 && vt->ws[i].used < w->used))
 				w = &vt->ws[i];
-		if ((rc = cv_wflush_sym(vt, w)) != SQLITE_OK ||
+		if ((rc = cv_wflush_one(vt, w, 1)) != SQLITE_OK ||
 		    (rc = cv_wrows(w)) != SQLITE_OK)
 			goto out;
 		w->key = -1;
@@ -340,7 +314,7 @@ cv_wpage_of(struct cv_vtab *vt, int64_t id, int *have)
 		return (SQLITE_OK);
 	}
 	wrote = w->key >= 0 && w->dirty;
-	if ((rc = cv_wflush_page(vt)) != SQLITE_OK)
+	if ((rc = cv_wflush_one(vt, &vt->wp, 0)) != SQLITE_OK)
 		return (rc);
 	w->key = -1;
 	/* The table's decoded pages may hold the one just written. */
