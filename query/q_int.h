@@ -163,10 +163,14 @@ int q_fail(struct hwtr_q *q, int err, const char *fmt, ...)
 void q_limit_begin(struct hwtr_q *q, int64_t ms, int sql);
 int q_limit_end(struct hwtr_q *q);
 /*
- * For a loop of C between SQLite's steps, whose work a damaged database
+ * q_stmt.c: the process's CPU time in ns; SQLite's progress handler under
+ * the limit (@arg the query; non-zero stops the statement); and the same
+ * for a loop of C between SQLite's steps, whose work a damaged database
  * can make as long as it likes: non-zero when the limit has passed (then
  * q_limit_end() says so too).
  */
+int64_t q_cpu_ns(void);
+int q_limit_check(void *arg);
 int q_limit_poll(struct hwtr_q *q);
 /* The name of @verb as the command line spells it. */
 const char *q_verb_name(enum hwtr_q_verb verb);

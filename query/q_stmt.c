@@ -8,8 +8,10 @@
  * Statements: prepared, bound from a signature and stepped into a result
  * (handing each full block of rows of a streamed result to the writer of
  * q_fmt.c), or read as one integer; and the checks before a verb's
- * statement runs (its text whole, its thread there).  Above the results
- * (q_res.c) and their writer, below everything that asks the database.
+ * statement runs (its text whole, its thread there); the time limit's
+ * clock, which SQLite's progress handler and C loops between steps ask.
+ * Above the results (q_res.c) and their writer, below everything that
+ * asks the database.
  */
 
 #include <assert.h>
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "q_int.h"
 
@@ -48,6 +51,41 @@ q_res_row_done(struct hwtr_q *q, struct hwtr_q_res *res, int pushed)
 	if (pushed != 0)
 		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
 	return (q_res_row_end(q, res));
+}
+
+/* --- the time limit (q_limit_begin() in q_verbs.c) ----------------------- */
+
+/*
+ * CPU time, not time on the clock: a verb whose answer waits on its
+ * reader (a pager, a slow pipe) spends none while it waits, and a
+ * statement that never ends spends its budget at the machine's pace.
+ */
+int64_t
+q_cpu_ns(void)
+{
+	struct timespec now;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now) != 0)
+		return (0);
+	return ((int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+}
+
+int
+q_limit_check(void *arg)
+{
+	struct hwtr_q *q = arg;
+
+	assert(q->lim_ms > 0);
+	if (!q->lim_expired && q_cpu_ns() - q->lim_start_ns >=
+	    q->lim_ms * 1000000)
+		q->lim_expired = 1;
+	return (q->lim_expired);
+}
+
+int
+q_limit_poll(struct hwtr_q *q)
+{
+	return (q->lim_ms > 0 && q_limit_check(q));
 }
 
 /* --- statements ----------------------------------------------------------- */

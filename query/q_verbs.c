@@ -14,11 +14,9 @@
  * others.
  */
 
-#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "q_int.h"
 
@@ -418,40 +416,6 @@ q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
 }
 
 /* --- the time limit --------------------------------------------------- */
-
-/*
- * CPU time, not time on the clock: a verb whose answer waits on its
- * reader (a pager, a slow pipe) spends none while it waits, and a
- * statement that never ends spends its budget at the machine's pace.
- */
-static int64_t
-q_cpu_ns(void)
-{
-	struct timespec now;
-
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now) != 0)
-		return (0);
-	return ((int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
-}
-
-/* SQLite's progress handler: non-zero stops the statement. */
-static int
-q_limit_check(void *arg)
-{
-	struct hwtr_q *q = arg;
-
-	assert(q->lim_ms > 0);
-	if (!q->lim_expired && q_cpu_ns() - q->lim_start_ns >=
-	    q->lim_ms * 1000000)
-		q->lim_expired = 1;
-	return (q->lim_expired);
-}
-
-int
-q_limit_poll(struct hwtr_q *q)
-{
-	return (q->lim_ms > 0 && q_limit_check(q));
-}
 
 void
 q_limit_begin(struct hwtr_q *q, int64_t ms, int sql)
