@@ -220,7 +220,7 @@ bad_archives_body()
 }
 
 atf_test_case cache_hint_only_for_the_cache
-cache_hint_only_for_the_cache_head() { atf_set descr "a lazy verb that cannot write its cache beside the archive names --db; one that fails on TMPDIR or the archive does not"; }
+cache_hint_only_for_the_cache_head() { atf_set descr "a lazy verb that fails on a missing TMPDIR (the image copies) does not name --db; one that cannot write its cache beside the archive does (checked when not run as root, who writes anywhere; t_hostile has it for a path SQLite refuses)"; }
 cache_hint_only_for_the_cache_body()
 {
 	capture_deep
