@@ -1110,7 +1110,9 @@ static sqlite3_module xo_module = {
  * before the first or after the last gets that reading's time (both 1).
  * NULL for a thread without a reading.  The readings of the last thread
  * asked for are kept per connection (a few thousand: each lookup is a
- * bisection), read again when the database changes.
+ * bisection), read again when the database changes or when the
+ * connection's databases do (xt_dbsig(): one detached and another
+ * attached under its name).
  *
  * They read the main database's timestamps, or, given a fourth argument,
  * those of the database whose meta says that archive_id: the call_times
@@ -1126,9 +1128,10 @@ struct xt_clock {
 	char		*schema;	/* the database they are of */
 	int64_t		*insn, *ns;
 	size_t		n, cap;
-	/* The last archive id looked for, the schema found, among how many. */
+	/* The last archive id looked for, the schema found, among which. */
 	char		*aid, *aschema;
-	int		andb;
+	uint64_t	asig;
+	uint64_t	sig;		/* xt_dbsig() the readings were read at */
 };
 
 static void
@@ -1175,30 +1178,73 @@ xt_fingerprint(sqlite3 *db, const char *name, sqlite3_int64 fp[4])
 }
 
 /*
+ * Which databases connection @db has attached: 0 for none, else a hash of
+ * each one's schema name and file name, in order (main and temp, 0 and 1,
+ * are there for the connection's life).  A database detached and another
+ * attached under its name between two statements changes it (a file of
+ * another name), so that what was read of the first is not taken for the
+ * second (the data version alone does not tell: a new attachment may
+ * start at the old one's).  In-memory databases have no file name: one
+ * attached in place of another under the same name goes unseen.  A
+ * hundred instructions a call and an attached database.
+ */
+static uint64_t
+xt_strhash(uint64_t h, const char *s)
+{
+	size_t n = strlen(s), i;
+	uint64_t w;
+
+	/* Eight bytes a step, then the rest and the length. */
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	w = n;
+	for (; i < n; i++)
+		w = w << 8 | (unsigned char)s[i];
+	h = (h ^ w) * 0x100000001b3ull;
+	return (h ^ h >> 29);
+}
+
+static uint64_t
+xt_dbsig(sqlite3 *db)
+{
+	const char *name, *file;
+	uint64_t h = 0xcbf29ce484222325ull;
+	int i;
+
+	if (sqlite3_db_name(db, 2) == NULL)
+		return (0);
+	for (i = 2; (name = sqlite3_db_name(db, i)) != NULL; i++) {
+		file = sqlite3_db_filename(db, name);
+		h = xt_strhash(h, name);
+		h = xt_strhash(h, file != NULL ? file : "");
+	}
+	return (h);
+}
+
+/*
  * The database of @db whose meta's archive_id is @aid, main first; NULL
  * with *@rcp SQLITE_OK when none is, or with *@why set when two are whose
  * timestamps differ (the function cannot tell which one calls it: one
  * indexed in part, a copy changed), or an error in *@rcp.  The answer is
- * kept while the connection has as many databases: checked per call, the
- * count costs little, where a look at every database's file would cost
- * 300 instructions; a database detached and another attached in its
- * place between two statements goes unseen.
+ * kept while the connection has the same databases (@sig, xt_dbsig()),
+ * where a look at every database's meta would cost far more a call.
  */
 static const char *
-xt_schema_of(sqlite3 *db, struct xt_clock *ck, const char *aid, int *rcp,
-    const char **why)
+xt_schema_of(sqlite3 *db, struct xt_clock *ck, const char *aid,
+    uint64_t sig, int *rcp, const char **why)
 {
 	sqlite3_stmt *st;
 	const char *name, *v, *first = NULL;
 	sqlite3_int64 fp0[4], fp[4];
 	char *sql;
-	int i, rc, found, ndb;
+	int i, rc, found;
 
 	*rcp = SQLITE_OK;
 	*why = NULL;
-	for (ndb = 0; sqlite3_db_name(db, ndb) != NULL; ndb++)
-		continue;
-	if (ck->aid != NULL && ck->andb == ndb && strcmp(ck->aid, aid) == 0)
+	if (ck->aid != NULL && ck->asig == sig && strcmp(ck->aid, aid) == 0)
 		return (ck->aschema);
 	sqlite3_free(ck->aid);
 	sqlite3_free(ck->aschema);
@@ -1238,7 +1284,7 @@ xt_schema_of(sqlite3 *db, struct xt_clock *ck, const char *aid, int *rcp,
 		return (NULL);
 	ck->aid = sqlite3_mprintf("%s", aid);
 	ck->aschema = sqlite3_mprintf("%s", first);
-	ck->andb = ndb;
+	ck->asig = sig;
 	if (ck->aid == NULL || ck->aschema == NULL) {
 		*rcp = SQLITE_NOMEM;
 		return (NULL);
@@ -1248,7 +1294,7 @@ xt_schema_of(sqlite3 *db, struct xt_clock *ck, const char *aid, int *rcp,
 
 static int
 xt_load(sqlite3 *db, struct xt_clock *ck, const char *schema,
-    int64_t thread, int tsc)
+    uint64_t sig, int64_t thread, int tsc)
 {
 	sqlite3_stmt *st;
 	unsigned int version = 0;
@@ -1259,7 +1305,8 @@ xt_load(sqlite3 *db, struct xt_clock *ck, const char *schema,
 	(void)sqlite3_file_control(db, schema, SQLITE_FCNTL_DATA_VERSION,
 	    &version);
 	if (ck->valid && ck->thread == thread && ck->tsc == tsc &&
-	    ck->version == version && strcmp(ck->schema, schema) == 0)
+	    ck->version == version && ck->sig == sig &&
+	    strcmp(ck->schema, schema) == 0)
 		return (SQLITE_OK);
 	ck->valid = 0;
 	ck->n = 0;
@@ -1306,6 +1353,7 @@ xt_load(sqlite3 *db, struct xt_clock *ck, const char *schema,
 	ck->thread = thread;
 	ck->tsc = tsc;
 	ck->version = version;
+	ck->sig = sig;
 	ck->valid = 1;
 	return (SQLITE_OK);
 }
@@ -1329,6 +1377,7 @@ xt_find(sqlite3_context *ctx, int argc, sqlite3_value **argv,
 	sqlite3 *db = sqlite3_context_db_handle(ctx);
 	const char *clock, *schema = "main", *aid, *why;
 	int64_t x;
+	uint64_t sig;
 	int rc, tsc = 0;
 
 	if (sqlite3_value_type(argv[0]) == SQLITE_NULL ||
@@ -1345,10 +1394,12 @@ xt_find(sqlite3_context *ctx, int argc, sqlite3_value **argv,
 			return (-1);
 		}
 	}
+	sig = xt_dbsig(db);
 	/* A fourth, the archive id of the database to read. */
 	if (argc == 4 && (aid = (const char *)sqlite3_value_text(argv[3])) !=
 	    NULL) {
-		if ((schema = xt_schema_of(db, ck, aid, &rc, &why)) == NULL) {
+		if ((schema = xt_schema_of(db, ck, aid, sig, &rc, &why)) ==
+		    NULL) {
 			if (rc != SQLITE_OK)
 				sqlite3_result_error_code(ctx, rc);
 			else
@@ -1358,7 +1409,7 @@ xt_find(sqlite3_context *ctx, int argc, sqlite3_value **argv,
 			return (-1);
 		}
 	}
-	rc = xt_load(db, ck, schema, sqlite3_value_int64(argv[0]), tsc);
+	rc = xt_load(db, ck, schema, sig, sqlite3_value_int64(argv[0]), tsc);
 	if (rc != SQLITE_OK) {
 		sqlite3_result_error_code(ctx, rc);
 		return (-1);

@@ -230,6 +230,38 @@ sql_time_functions_body()
 	cmp -s exp got2 || atf_fail "hwtrace query sql: expected $(cat exp), got $(cat got2)"
 }
 
+atf_test_case time_functions_follow_attachments
+time_functions_follow_attachments_head()
+{
+	atf_set descr "hwtr_time_at by archive id, in one sqlite3 connection: a database detached and another attached under its name gives the new one's times, and the old archive id is an error, not the old database's readings kept"
+	atf_set require.progs "sqlite3"
+}
+time_functions_follow_attachments_body()
+{
+	"$HWTRACE_BUILD/bench/qmkdb" a.db "$HWTRACE_SRC/tests/query/fixture.sql" ||
+	    atf_fail "cannot make the fixture database"
+	cp a.db b.db
+	# fixture.sql: thread 1 reads 1500 ns (+1.7e18) at instruction 15;
+	# b.db is another archive whose readings are 100 ns later.
+	sqlite3 a.db "INSERT OR REPLACE INTO meta VALUES ('archive_id', 'aaaa')" &&
+	    sqlite3 b.db "INSERT OR REPLACE INTO meta VALUES ('archive_id', 'bbbb');
+	    UPDATE timestamps SET ns = ns + 100" || atf_fail "cannot set the ids"
+	q="SELECT hwtr_time_at(1, 15, 'ns', '%s') - 1700000000000000000"
+	sqlite3 -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" :memory: \
+	    "ATTACH 'a.db' AS x" "$(printf "$q" aaaa)" "DETACH x" \
+	    "ATTACH 'b.db' AS x" "$(printf "$q" bbbb)" > got 2> err ||
+	    atf_fail "sqlite3 failed: $(cat err)"
+	printf '1500\n1600\n' > exp
+	cmp -s exp got || atf_fail "expected $(cat exp), got $(cat got)"
+	sqlite3 -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" :memory: \
+	    "ATTACH 'a.db' AS x" "$(printf "$q" aaaa)" "DETACH x" \
+	    "ATTACH 'b.db' AS x" "$(printf "$q" aaaa)" > got 2> err &&
+	    atf_fail "the detached archive's id gave $(cat got)"
+	grep -q "no database of this connection has that archive_id" err ||
+	    atf_fail "expected the archive id's error, got $(cat err)"
+	[ "$(cat got)" = 1500 ] || atf_fail "before the detach: $(cat got)"
+}
+
 atf_test_case call_times_view
 call_times_view_head()
 {
@@ -383,6 +415,7 @@ atf_init_test_cases()
 	atf_add_test_case export_filters
 	atf_add_test_case export_instruction_clock
 	atf_add_test_case sql_time_functions
+	atf_add_test_case time_functions_follow_attachments
 	atf_add_test_case call_times_view
 	atf_add_test_case call_times_interpolates
 	atf_add_test_case depth_counts_match_calls
