@@ -377,7 +377,17 @@ struct stuck {
 	int		said;		/* the error is this */
 	uint64_t	still_off;	/* full blocks: their trace offset */
 	uint64_t	still;		/* and their instructions there */
+	uint64_t	still_max;	/* the most there (IX_STILL_MAX ...) */
+	int		count_max;	/* the most checks at one offset */
+	int		slow;		/* times either rule ended a sync */
 };
+
+/*
+ * A segment in which IX_SLOW_MAX syncs ended so is not decoded further:
+ * its image is not the code that ran, and a hostile trace could sync to
+ * it at every PSB+.
+ */
+#define IX_SLOW_MAX	32
 
 /*
  * Full blocks' instructions at one trace offset, at most: 1024 blocks of
@@ -390,7 +400,25 @@ struct stuck {
  */
 #define IX_STILL_MAX	((uint64_t)1 << 26)
 
-/* Count @ninsn of a full block; 1 when IX_STILL_MAX read no trace. */
+/*
+ * ... once.  A segment that had such a loop, or a million blocks without
+ * trace, has an image that makes them, and a hostile trace can sync to it
+ * again and again (a PSB+ of a few bytes for each 0.7 s: a 1 MiB segment
+ * of them would take hours).  After the first, two full blocks at one
+ * offset are enough, or 16,384 blocks: no real trace comes there.
+ */
+#define IX_STILL_AGAIN	((uint64_t)2 * IX_BLK_FULL_MIN)
+#define IX_COUNT_AGAIN	4
+
+static void
+slow_again(struct stuck *sk)
+{
+	sk->still_max = IX_STILL_AGAIN;
+	sk->count_max = IX_COUNT_AGAIN;
+	sk->slow++;
+}
+
+/* Count @ninsn of a full block; 1 when sk->still_max read no trace. */
 static int
 still_long(struct dec *d, struct stuck *sk, unsigned ninsn)
 {
@@ -402,7 +430,10 @@ still_long(struct dec *d, struct stuck *sk, unsigned ninsn)
 		sk->still = 0;
 	}
 	sk->still += ninsn;
-	return (sk->still >= IX_STILL_MAX);
+	if (sk->still < sk->still_max)
+		return (0);
+	slow_again(sk);
+	return (1);
 }
 
 /*
@@ -478,9 +509,10 @@ decode_blocks(struct dec *d, int *statusp, struct pt_block *b,
 		if (off != sk->off) {
 			sk->off = off;
 			sk->count = 0;
-		} else if (++sk->count >= 256) {
+		} else if (++sk->count >= sk->count_max) {
 			status = -pte_internal;
 			sk->said = 1;
+			slow_again(sk);
 			break;
 		}
 	}
@@ -497,7 +529,8 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 {
 	struct pt_config cfg;
 	struct pt_block b;
-	struct stuck sk = { 0, UINT64_MAX, 0, 0, UINT64_MAX, 0 };
+	struct stuck sk = { 0, UINT64_MAX, 0, 0, UINT64_MAX, 0,
+	    IX_STILL_MAX, 256, 0 };
 	uint64_t sync = 0, newsync, erroff = 0, end;
 	int status, rc, in_error = 0, first = 1;
 
@@ -601,6 +634,19 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 		if (ix_src_offset(d, &erroff) < 0)
 			erroff = 0;
 		in_error = 1;
+		if (sk.slow >= IX_SLOW_MAX) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "no progress at %d syncs: "
+			    "the rest of the segment is not decoded",
+			    IX_SLOW_MAX);
+			if ((rc = add_event(d, "decode-error", 0, 0,
+			    why)) < 0 ||
+			    (end > erroff && (rc = op1(d, IX_OP_UNDECODED,
+			    end - erroff)) < 0))
+				return (rc);
+			break;
+		}
 		if (ix_src_offset(d, &newsync) >= 0)
 			sync = newsync;
 	}

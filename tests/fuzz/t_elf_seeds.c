@@ -11,7 +11,8 @@
  * and every input the fuzzer or t_elfmut once found a bug with
  * (tests/fuzz/corpus-elf/reg-*) gets an answer: a database or a refusal
  * with a message, never a crash (under `make sanitize`, never a
- * sanitizer report).
+ * sanitizer report); the loop of one of them at every sync of a trace
+ * ends in seconds.
  */
 
 #include <sys/stat.h>
@@ -22,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sqlite3.h>
 
 #include "hwtrace.h"
 #include "hwtr_test.h"
@@ -127,6 +130,57 @@ ATF_TC_BODY(found_inputs_answer, tc)
 	fuzz_elf_base_free(&b);
 	ATF_CHECK_MSG(n >= 2, "expected the found inputs in %s, got %d",
 	    ELF_CORPUS, n);
+}
+
+/*
+ * reg-loop-no-trace's loop once at every sync: the walk's trace (a PSB+
+ * and its 257 bytes) 2,048 times over.  Each sync into the loop took
+ * 0.7 s, 2,048 of them 25 minutes; now two full blocks after the first,
+ * and a segment with 32 of them is not decoded further (decode.c,
+ * IX_SLOW_MAX), said by an event.
+ */
+ATF_TC(loop_at_every_sync);
+ATF_TC_HEAD(loop_at_every_sync, tc)
+{
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(loop_at_every_sync, tc)
+{
+	enum { K = 2048 };
+	struct fuzz_elf_base b;
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	uint8_t *pt;
+	size_t i;
+	int indexed = 0, n = -1, rest = -1;
+
+	load_base(&b);
+	pt = malloc(b.ptlen * K);
+	ATF_REQUIRE(pt != NULL);
+	for (i = 0; i < K; i++)
+		memcpy(pt + i * b.ptlen, b.pt, b.ptlen);
+	free(b.pt);
+	b.pt = pt;
+	b.ptlen *= K;
+	check_file(&b, "reg-loop-no-trace, 2,048 syncs", ELF_CORPUS
+	    "/reg-loop-no-trace", &indexed);
+	ATF_REQUIRE_MSG(indexed, "expected a database");
+	ATF_REQUIRE(sqlite3_open_v2(b.db, &db, SQLITE_OPEN_READONLY, NULL) ==
+	    SQLITE_OK);
+	ATF_REQUIRE(sqlite3_prepare_v2(db, "SELECT sum(detail LIKE "
+	    "'no progress: a loop%'), sum(detail LIKE 'no progress at 32 "
+	    "syncs%') FROM events WHERE kind = 'decode-error'", -1, &st,
+	    NULL) == SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		n = sqlite3_column_int(st, 0);
+		rest = sqlite3_column_int(st, 1);
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	fuzz_elf_base_free(&b);
+	/* One segment (the trace is 514 KiB): 32 loops, then the rest. */
+	ATF_CHECK_MSG(n == 32 && rest == 1, "expected 32 loops and the rest "
+	    "of the segment not decoded, got %d and %d", n, rest);
 }
 
 /*
@@ -260,6 +314,7 @@ ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, sane_programs_index);
 	ATF_TP_ADD_TC(tp, found_inputs_answer);
+	ATF_TP_ADD_TC(tp, loop_at_every_sync);
 	ATF_TP_ADD_TC(tp, deep_dwarf_nesting);
 	ATF_TP_ADD_TC(tp, dwo_fifo_not_opened);
 	return (atf_no_error());
