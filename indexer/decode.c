@@ -367,8 +367,12 @@ start_errors(struct dec *d, int cfg_rc)
 /*
  * Whether the decoder makes no progress: besides ix_dec_loop_check()'s
  * loops, a loop of direct jumps across images gives blocks of a few
- * instructions (a block ends where the code is another image's); a
- * million blocks without reading a byte of trace is a decode error too.
+ * instructions (a block ends where the code is another image's); 65,536
+ * blocks without reading a byte of trace (IX_COUNT_MAX checks, one each
+ * 4096 blocks) is a decode error too.  Real code does not come near: a
+ * block that reads no trace ends where the code is another image's, and
+ * what goes there by a direct call comes back by a return, which reads
+ * trace.
  */
 struct stuck {
 	uint32_t	n;		/* blocks so far */
@@ -389,23 +393,28 @@ struct stuck {
  */
 #define IX_SLOW_MAX	32
 
+#define IX_COUNT_MAX	16
+
 /*
- * Full blocks' instructions at one trace offset, at most: 1024 blocks of
+ * Full blocks' instructions at one trace offset, at most: 16 blocks of
  * IX_BLK_FULL.  A loop that reads no trace, which ix_dec_loop_check()
  * does not see (a hostile image's code, on which libipt's block cache
  * gives full blocks its walk does not agree with), would otherwise run
- * to the million blocks above: hours of 65,535-instruction blocks.  No
- * real code runs 67 million instructions without a branch that reads
- * trace.
+ * to the blocks above: hours of 65,535-instruction blocks.  No real code
+ * runs a million instructions in one function without a branch that
+ * reads trace (4 MiB of code or more without a conditional branch or a
+ * return).  2^26 until 2026-12-02: 0.7 s a sync, which a hostile archive
+ * paid per thread (1,000 threads of a 257-byte trace: 14 minutes).
  */
-#define IX_STILL_MAX	((uint64_t)1 << 26)
+#define IX_STILL_MAX	((uint64_t)1 << 20)
 
 /*
- * ... once.  A segment that had such a loop, or a million blocks without
- * trace, has an image that makes them, and a hostile trace can sync to it
- * again and again (a PSB+ of a few bytes for each 0.7 s: a 1 MiB segment
- * of them would take hours).  After the first, two full blocks at one
- * offset are enough, or 16,384 blocks: no real trace comes there.
+ * ... once.  A segment that had such a loop, or one of the blocks above,
+ * has an image that makes them, and a hostile trace can sync to it again
+ * and again (a PSB+ of a few bytes each time: a 1 MiB segment of them
+ * took hours with the limits of before).  After the first, two full
+ * blocks at one offset are enough, or 16,384 blocks: no real trace comes
+ * there.
  */
 #define IX_STILL_AGAIN	((uint64_t)2 * IX_BLK_FULL_MIN)
 #define IX_COUNT_AGAIN	4
@@ -530,7 +539,7 @@ decode_buf(struct dec *d, const uint8_t *buf, size_t len)
 	struct pt_config cfg;
 	struct pt_block b;
 	struct stuck sk = { 0, UINT64_MAX, 0, 0, UINT64_MAX, 0,
-	    IX_STILL_MAX, 256, 0 };
+	    IX_STILL_MAX, IX_COUNT_MAX, 0 };
 	uint64_t sync = 0, newsync, erroff = 0, end;
 	int status, rc, in_error = 0, first = 1;
 

@@ -11,8 +11,8 @@
  * and every input the fuzzer or t_elfmut once found a bug with
  * (tests/fuzz/corpus-elf/reg-*) gets an answer: a database or a refusal
  * with a message, never a crash (under `make sanitize`, never a
- * sanitizer report); the loop of one of them at every sync of a trace
- * ends in seconds.
+ * sanitizer report); the loop of one of them at every sync of a trace,
+ * and in every thread of an archive, ends in seconds.
  */
 
 #include <sys/stat.h>
@@ -184,6 +184,92 @@ ATF_TC_BODY(loop_at_every_sync, tc)
 }
 
 /*
+ * reg-loop-no-trace's loop in each of 200 threads: an archive of 200
+ * streams, each the walk's trace.  A thread is a segment of its own, so
+ * each paid the first limit, 2^26 instructions (0.8 s, 200 threads 170
+ * s), before 2^20 (decode.c, IX_STILL_MAX).
+ */
+ATF_TC(loop_in_every_thread);
+ATF_TC_HEAD(loop_in_every_thread, tc)
+{
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(loop_in_every_thread, tc)
+{
+	enum { N = 200 };
+	struct fuzz_elf_base b;
+	struct hwtr_capture_meta meta;
+	struct hwtr_aw_opts ao;
+	struct hwtr_stream_desc sd;
+	struct hwtr_sb_rec rec;
+	struct hwtr_aw *aw;
+	struct hwtr_ix_opts io;
+	struct hwtr_ix *ix;
+	char key[HWTR_IMAGE_KEY_MAX], err[512];
+	const char *img = ELF_CORPUS "/reg-loop-no-trace";
+	uint32_t id;
+	size_t i;
+	int t;
+
+	load_base(&b);
+	memset(&meta, 0, sizeof(meta));
+	meta.host = "t_elf_seeds";
+	meta.source = "synthetic";
+	meta.cpu.vendor = HWTR_CPU_INTEL;
+	meta.cpu.family = 6;
+	meta.cpu.model = 158;
+	meta.cpu.stepping = 10;
+	memset(&ao, 0, sizeof(ao));
+	ao.threads = -1;
+	ao.no_partial = 1;
+	ao.level = 1;
+	ao.debug_info = -1;
+	ATF_REQUIRE_MSG(hwtr_aw_open(&aw, "threads.hwtrace", &meta, &ao, err,
+	    sizeof(err)) == 0, "%s", err);
+	key[0] = '\0';
+	ATF_REQUIRE_MSG(hwtr_aw_add_image_file(aw, img, NULL, 0, key) == 0,
+	    "%s", hwtr_aw_errmsg(aw));
+	for (t = 0; t < N; t++) {
+		memset(&rec, 0, sizeof(rec));
+		rec.type = HWTR_SB_THREAD_START;
+		rec.pid = 1000;
+		rec.tid = 1000 + t;
+		rec.u.thread_start.ptid = t == 0 ? -1 : 1000;
+		ATF_REQUIRE(hwtr_aw_sideband(aw, &rec) == 0);
+		for (i = 0; t == 0 && i < b.nmap; i++) {
+			memset(&rec, 0, sizeof(rec));
+			rec.type = HWTR_SB_MMAP;
+			rec.pid = 1000;
+			rec.tid = 1000;
+			rec.u.mmap.addr = b.map[i].addr;
+			rec.u.mmap.pgoff = b.map[i].pgoff;
+			rec.u.mmap.len = b.map[i].len;
+			rec.u.mmap.prot = PROT_READ | PROT_EXEC;
+			rec.u.mmap.path = img;
+			rec.u.mmap.image = key;
+			ATF_REQUIRE(hwtr_aw_sideband(aw, &rec) == 0);
+		}
+		memset(&sd, 0, sizeof(sd));
+		sd.format = HWTR_TF_INTEL_PT;
+		sd.pid = 1000;
+		sd.tid = 1000 + t;
+		sd.cpu = -1;
+		ATF_REQUIRE_MSG(hwtr_aw_add_stream(aw, &sd, &id) == 0 &&
+		    hwtr_aw_chunk(aw, id, 0, b.pt, b.ptlen) == 0, "%s",
+		    hwtr_aw_errmsg(aw));
+	}
+	ATF_REQUIRE_MSG(hwtr_aw_close(aw, err, sizeof(err)) == 0, "%s", err);
+	fuzz_elf_base_free(&b);
+	memset(&io, 0, sizeof(io));
+	io.jobs = 1;
+	io.archive_only = 1;
+	ATF_REQUIRE(hwtr_ix_new(&ix, &io) == 0);
+	ATF_CHECK_MSG(hwtr_ix_run(ix, "threads.hwtrace", "threads.db") == 0,
+	    "index failed: %s", hwtr_ix_errmsg(ix));
+	hwtr_ix_free(ix);
+}
+
+/*
  * Write @out: the fixture program with its DWARF replaced by the unit
  * @info (@ilen bytes) and the abbreviations @abbrev (@alen), by objcopy.
  */
@@ -315,6 +401,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, sane_programs_index);
 	ATF_TP_ADD_TC(tp, found_inputs_answer);
 	ATF_TP_ADD_TC(tp, loop_at_every_sync);
+	ATF_TP_ADD_TC(tp, loop_in_every_thread);
 	ATF_TP_ADD_TC(tp, deep_dwarf_nesting);
 	ATF_TP_ADD_TC(tp, dwo_fifo_not_opened);
 	return (atf_no_error());
