@@ -33,24 +33,13 @@ int
 qd_blocks_load(struct hwtr_q *q, struct d_blocks *db)
 {
 	sqlite3_stmt *st;
-	int64_t id, nrows;
+	int64_t id;
 	const char *ik;
 	int rc;
 
-	if ((rc = q_int(q, &db->n, 0, "SELECT coalesce(max(id), -1) + 1 "
-	    "FROM blocks", NULL)) < 0 ||
-	    (rc = q_int(q, &nrows, 0, "SELECT count(*) FROM blocks",
-	    NULL)) < 0)
+	/* The blocks are kept in arrays by id. */
+	if ((rc = q_blocks_span(q, "diff", &db->n)) < 0)
 		return (rc);
-	/*
-	 * The blocks are kept in arrays by id, which index numbers from 0
-	 * up: ids far past the rows' count (a damaged database) would make
-	 * them gigabytes.
-	 */
-	if (db->n > 2 * nrows + 65536)
-		return (q_fail(q, -HWTR_E_FORMAT, "diff: blocks: ids reach "
-		    "%lld for %lld rows (a damaged database?)",
-		    (long long)db->n - 1, (long long)nrows));
 	if (db->n > 0) {
 		db->key = calloc((size_t)db->n, sizeof(*db->key));
 		db->ninsns = calloc((size_t)db->n, sizeof(*db->ninsns));

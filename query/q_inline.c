@@ -451,8 +451,7 @@ q_inl_returns(struct hwtr_q *q, struct q_inl_ent *e)
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if ((rc = q_int(q, &e->nret, 0, "SELECT coalesce(max(id), 0) + 1 "
-	    "FROM blocks", NULL)) < 0)
+	if ((rc = q_blocks_span(q, NULL, &e->nret)) < 0)
 		return (rc);
 	if ((e->ret = calloc((size_t)e->nret / 8 + 1, 1)) == NULL)
 		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));
@@ -1588,32 +1587,18 @@ q_inl_runs(struct hwtr_q *q, int64_t thread, int64_t seq_lo, int64_t seq_hi,
     int (*fn)(void *, const struct q_inl_run *), void *arg)
 {
 	struct ir ir = { .q = q, .fn = fn, .arg = arg };
-	int64_t nrows;
 	int rc;
 
 	if (!q_inl_on(q))
 		return (0);
+	/* The blocks are kept in an array by id. */
 	if ((rc = q_inl_hot_load(q, &ir.h)) < 0 ||
-	    (rc = q_int(q, &ir.nbk, 0, "SELECT coalesce(max(id), 0) + 1 FROM "
-	    "blocks", NULL)) < 0 ||
-	    (rc = q_int(q, &nrows, 0, "SELECT count(*) FROM blocks",
-	    NULL)) < 0 ||
+	    (rc = q_blocks_span(q, NULL, &ir.nbk)) < 0 ||
 	    (rc = q_prepare(q, &ir.bst, "SELECT image, image_addr, ninsns, "
 	    "insn_lens FROM blocks WHERE id = ?1")) < 0)
 		goto out;
-	/*
-	 * The blocks are kept in an array by id, which index numbers from 0
-	 * up: ids far past the rows' count (a damaged database) would make
-	 * it gigabytes.
-	 */
 	if (ir.nbk < 1)
 		ir.nbk = 1;
-	if (ir.nbk > 2 * nrows + 65536) {
-		rc = q_fail(q, -HWTR_E_FORMAT, "blocks: ids reach %lld for "
-		    "%lld rows (a damaged database?)", (long long)ir.nbk - 1,
-		    (long long)nrows);
-		goto out;
-	}
 	if ((ir.bk = calloc((size_t)ir.nbk, sizeof(*ir.bk))) == NULL) {
 		rc = q_fail(q, -HWTR_E_NOMEM, "out of memory");
 		goto out;

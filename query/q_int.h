@@ -254,6 +254,13 @@ int q_bindv(struct hwtr_q *q, sqlite3_stmt *st, const char *sig, va_list ap);
 int q_thread_of_tid(struct hwtr_q *q, int64_t tid, int64_t *idp);
 int q_int(struct hwtr_q *q, int64_t *vp, int64_t dflt, const char *sql,
     const char *sig, ...);
+/*
+ * One more than the largest block id into *@np (0 for none): the size of
+ * an array by block id.  index numbers blocks from 0 up, so ids far past
+ * the rows' count are a damaged database, which would make the array
+ * gigabytes: an error, prefixed with "@what: " (NULL: none).
+ */
+int q_blocks_span(struct hwtr_q *q, const char *what, int64_t *np);
 
 /*
  * Symbol ids whose name matches @pattern (glob when it has * ? [), as a

@@ -262,6 +262,27 @@ q_int(struct hwtr_q *q, int64_t *vp, int64_t dflt, const char *sql,
 	return (rc);
 }
 
+int
+q_blocks_span(struct hwtr_q *q, const char *what, int64_t *np)
+{
+	int64_t n, nrows;
+	int rc;
+
+	*np = 0;
+	if ((rc = q_int(q, &n, 0, "SELECT coalesce(max(id), -1) + 1 FROM "
+	    "blocks", NULL)) < 0 ||
+	    (rc = q_int(q, &nrows, 0, "SELECT count(*) FROM blocks",
+	    NULL)) < 0)
+		return (rc);
+	if (n > 2 * nrows + 65536)
+		return (q_fail(q, -HWTR_E_FORMAT, "%s%sblocks: ids reach %lld "
+		    "for %lld rows (a damaged database?)", what != NULL ?
+		    what : "", what != NULL ? ": " : "", (long long)n - 1,
+		    (long long)nrows));
+	*np = n < 0 ? 0 : n;
+	return (0);
+}
+
 /* --- a thread named, a statement's text built ------------------------- */
 
 int

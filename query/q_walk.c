@@ -295,8 +295,7 @@ q_depth_counts(struct hwtr_q *q, const struct q_rng *r, int64_t thread,
 	int64_t *cnt = NULL, nblk, t, b, key;
 	int rc;
 
-	if ((rc = q_int(q, &nblk, 0, "SELECT coalesce(max(id), -1) + 1 FROM "
-	    "blocks", NULL)) < 0)
+	if ((rc = q_blocks_span(q, NULL, &nblk)) < 0)
 		return (rc);
 	if ((cnt = calloc((size_t)nblk + 1, sizeof(*cnt))) == NULL)
 		return (q_fail(q, -HWTR_E_NOMEM, "out of memory"));

@@ -542,6 +542,21 @@ export_block_id_far_body()
 	    "$HWTRACE" query ok.db export --perfetto p.json
 }
 
+atf_test_case depth_block_id_far
+depth_block_id_far_head() { atf_set descr "hot and coverage with --depth on a database whose last block's id is moved up by 2^31: exit 1 naming the ids at once, not 16 GB of counts by block id read for 9 s"; }
+depth_block_id_far_body()
+{
+	need_vg_fixture inline
+	require_tools sqlite3
+	capture ok "$HWTRACE_PROGS/inline" ok
+	sqlite3 ok.db "UPDATE blocks SET id = id + 2147483648 WHERE id = (SELECT max(id) FROM blocks)" ||
+	    atf_fail "sqlite3 cannot change the database"
+	atf_check -s exit:1 -e match:"blocks: ids reach [0-9]+ for [0-9]+ rows" \
+	    "$HWTRACE" query ok.db hot --depth 1
+	atf_check -s exit:1 -e match:"blocks: ids reach [0-9]+ for [0-9]+ rows" \
+	    "$HWTRACE" query ok.db coverage --depth 0
+}
+
 # ninsns_far: ok.db, a capture of the inline fixture whose blocks say
 # 2^31 instructions more than they hold.
 ninsns_far()
@@ -601,6 +616,7 @@ atf_init_test_cases()
 	atf_add_test_case hostile_block_id
 	atf_add_test_case hot_inline_count_out_of_range
 	atf_add_test_case export_block_id_far
+	atf_add_test_case depth_block_id_far
 	atf_add_test_case export_block_ninsns_near
 	atf_add_test_case export_block_ninsns_far
 	atf_add_test_case func_block_ninsns_far
