@@ -376,10 +376,15 @@ cv_delete(struct cv_vtab *vt, int64_t id)
 	return (SQLITE_OK);
 }
 
-/* Does id @id exist (in calls_rows or a page)? */
+/*
+ * Does id @id exist (in calls_rows or a page)?  The pending page answers
+ * for its own ids (its deletes not written yet); any other page is as
+ * stored.
+ */
 static int
 cv_exists(struct cv_vtab *vt, int64_t id, int *yes)
 {
+	const struct cv_wpage *w = &vt->wp;
 	struct cv_cursor *c;
 	struct cv_page *pg;
 	int rc;
@@ -387,6 +392,10 @@ cv_exists(struct cv_vtab *vt, int64_t id, int *yes)
 	if ((rc = cv_exec_id(vt, "SELECT 1 FROM \"%2$s\".\"%1$s_rows\" WHERE id = ?1",
 	    id, yes)) != SQLITE_OK || *yes)
 		return (rc);
+	if (w->key >= 0 && w->id0 <= id && id <= w->hi) {
+		*yes = cv_windex(w, id) >= 0;
+		return (SQLITE_OK);
+	}
 	if ((rc = hwtr_cv_open(&vt->base, (sqlite3_vtab_cursor **)&c)) !=
 	    SQLITE_OK)
 		return (rc);
@@ -538,16 +547,16 @@ hwtr_cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 	else if (sqlite3_value_type(argv[1]) != SQLITE_NULL)
 		id = sqlite3_value_int64(argv[1]);
 	/*
-	 * Looking the id up reads the pages: the deletes before it are
-	 * written first (an UPDATE that keeps its id looks nothing up).
+	 * The next id reads the last page: the deletes before it are
+	 * written first (a deleted last row's id is taken again).
 	 */
 	else if ((rc = hwtr_cv_wflush(vt)) != SQLITE_OK ||
 	    (rc = cv_next_id(vt, &id)) != SQLITE_OK)
 		return (rc);
+	/* An UPDATE that keeps its id looks nothing up. */
 	if (has_old && id == old)
 		yes = 0;
-	else if ((rc = hwtr_cv_wflush(vt)) != SQLITE_OK ||
-	    (rc = cv_exists(vt, id, &yes)) != SQLITE_OK)
+	else if ((rc = cv_exists(vt, id, &yes)) != SQLITE_OK)
 		return (rc);
 	if (yes) {
 		sqlite3_free(vt->base.zErrMsg);

@@ -307,7 +307,7 @@ reader_gone_quiet_body()
 atf_test_case writes_match_a_plain_table
 writes_match_a_plain_table_head()
 {
-	atf_set descr "DELETE, UPDATE and INSERT through calls, in and out of transactions, savepoints and rollbacks, leave the rows the same statements leave in a plain SQLite table, scanned whole and by symbol (the symbol copy), read by another connection: deletes are written a page at a time, before anything reads"
+	atf_set descr "DELETE, UPDATE (of ids too) and INSERT through calls, in and out of transactions, savepoints and rollbacks, leave the rows the same statements leave in a plain SQLite table, scanned whole and by symbol (the symbol copy), read by another connection: deletes are written a page at a time, before anything reads"
 	atf_set require.progs "sqlite3"
 }
 writes_match_a_plain_table_body()
@@ -343,6 +343,12 @@ SELECT count(*), sum(id) FROM T WHERE id BETWEEN 26900 AND 27200;
 DELETE FROM T WHERE symbol IN (7, 9) AND id > 1000;
 COMMIT;
 DELETE FROM T WHERE id > 28000 AND symbol = 11;
+UPDATE T SET id = id + 100000 WHERE id BETWEEN 24000 AND 24300;
+BEGIN;
+DELETE FROM T WHERE id = 23001;
+UPDATE T SET id = id - 1 WHERE id BETWEEN 23002 AND 23050;
+UPDATE T SET id = id + 200000 WHERE id BETWEEN 23100 AND 23200;
+COMMIT;
 SELECT count(*), sum(id), sum(insns) FROM T;
 EOF
 	for t in calls plain; do
@@ -366,6 +372,15 @@ EOF
 	# The storage agrees with itself: the pages' counts are their rows'.
 	n=$(sqlite3 -cmd ".load $ext" w.db "SELECT (SELECT sum(n) FROM calls_pages) + (SELECT count(*) FROM calls_rows) = (SELECT count(*) FROM calls)")
 	[ "$n" = 1 ] || atf_fail "calls_pages' counts do not add up to the rows"
+	# An id taken by a row of a page with deletes pending is still taken:
+	# 22501 moves away (a pending delete in 22503's page), then 22502
+	# onto 22503.
+	n=$(sqlite3 -cmd ".load $ext" w.db "SELECT count(*) FROM calls WHERE id IN (22501, 22502, 22503)")
+	[ "$n" = 3 ] || atf_fail "expected ids 22501 to 22503, got $n of them"
+	sqlite3 -bail -cmd ".load $ext" w.db "DELETE FROM calls WHERE id = 22401" \
+	    "UPDATE calls SET id = CASE id WHEN 22501 THEN 22401 ELSE 22503 END WHERE id IN (22501, 22502)" > upd.out 2>&1 &&
+	    atf_fail "an UPDATE onto id 22503, which exists, succeeded"
+	grep -q "id 22503 exists" upd.out || atf_fail "expected 'id 22503 exists', got $(cat upd.out)"
 }
 
 atf_init_test_cases()
