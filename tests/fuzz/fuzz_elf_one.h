@@ -155,13 +155,14 @@ fuzz_elf_base_free(struct fuzz_elf_base *b)
 
 /*
  * Write the archive of @b with the @size bytes of @data as the program's
- * image.  0 when written; 1 when the writer refused the input with a
- * message (an answer), 2 when without one, -1 when the harness failed;
- * @msg says why.
+ * image, its trace in each of @nthreads threads (1 for the fuzzer).  0
+ * when written; 1 when the writer refused the input with a message (an
+ * answer), 2 when without one, -1 when the harness failed; @msg says
+ * why.
  */
 static inline int
-fuzz_elf_archive(struct fuzz_elf_base *b, const uint8_t *data, size_t size,
-    char *msg, size_t len)
+fuzz_elf_archive_n(struct fuzz_elf_base *b, const uint8_t *data, size_t size,
+    int nthreads, char *msg, size_t len)
 {
 	struct hwtr_capture_meta meta;
 	struct hwtr_aw_opts ao;
@@ -172,7 +173,7 @@ fuzz_elf_archive(struct fuzz_elf_base *b, const uint8_t *data, size_t size,
 	uint32_t id;
 	size_t i;
 	FILE *fp;
-	int rc;
+	int rc, t;
 
 	fp = fopen(b->elf, "wb");
 	if (fp == NULL || fwrite(data, 1, size, fp) != size ||
@@ -211,16 +212,19 @@ fuzz_elf_archive(struct fuzz_elf_base *b, const uint8_t *data, size_t size,
 		hwtr_aw_abort(aw, 0);
 		return (rc);
 	}
-	if (hwtr_aw_add_stream(aw, &sd, &id) < 0 ||
-	    hwtr_aw_chunk(aw, id, 0, b->pt, b->ptlen) < 0)
-		goto fail;
-	memset(&rec, 0, sizeof(rec));
-	rec.type = HWTR_SB_THREAD_START;
-	rec.pid = 1000;
-	rec.tid = 1000;
-	rec.u.thread_start.ptid = -1;
-	if (hwtr_aw_sideband(aw, &rec) < 0)
-		goto fail;
+	for (t = 0; t < nthreads; t++) {
+		sd.tid = 1000 + t;
+		if (hwtr_aw_add_stream(aw, &sd, &id) < 0 ||
+		    hwtr_aw_chunk(aw, id, 0, b->pt, b->ptlen) < 0)
+			goto fail;
+		memset(&rec, 0, sizeof(rec));
+		rec.type = HWTR_SB_THREAD_START;
+		rec.pid = 1000;
+		rec.tid = 1000 + t;
+		rec.u.thread_start.ptid = t == 0 ? -1 : 1000;
+		if (hwtr_aw_sideband(aw, &rec) < 0)
+			goto fail;
+	}
 	for (i = 0; i < b->nmap; i++) {
 		memset(&rec, 0, sizeof(rec));
 		rec.type = HWTR_SB_MMAP;
@@ -244,6 +248,13 @@ fail:
 	snprintf(msg, len, "%.300s: %.256s", b->ar, hwtr_aw_errmsg(aw));
 	hwtr_aw_abort(aw, 0);
 	return (-1);
+}
+
+static inline int
+fuzz_elf_archive(struct fuzz_elf_base *b, const uint8_t *data, size_t size,
+    char *msg, size_t len)
+{
+	return (fuzz_elf_archive_n(b, data, size, 1, msg, len));
 }
 
 /*

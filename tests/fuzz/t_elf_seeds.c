@@ -196,77 +196,40 @@ ATF_TC_HEAD(loop_in_every_thread, tc)
 }
 ATF_TC_BODY(loop_in_every_thread, tc)
 {
-	enum { N = 200 };
 	struct fuzz_elf_base b;
-	struct hwtr_capture_meta meta;
-	struct hwtr_aw_opts ao;
-	struct hwtr_stream_desc sd;
-	struct hwtr_sb_rec rec;
-	struct hwtr_aw *aw;
 	struct hwtr_ix_opts io;
 	struct hwtr_ix *ix;
-	char key[HWTR_IMAGE_KEY_MAX], err[512];
-	const char *img = ELF_CORPUS "/reg-loop-no-trace";
-	uint32_t id;
-	size_t i;
-	int t;
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	char msg[1024];
+	uint8_t *data;
+	size_t len = 0;
+	int n = -1;
 
 	load_base(&b);
-	memset(&meta, 0, sizeof(meta));
-	meta.host = "t_elf_seeds";
-	meta.source = "synthetic";
-	meta.cpu.vendor = HWTR_CPU_INTEL;
-	meta.cpu.family = 6;
-	meta.cpu.model = 158;
-	meta.cpu.stepping = 10;
-	memset(&ao, 0, sizeof(ao));
-	ao.threads = -1;
-	ao.no_partial = 1;
-	ao.level = 1;
-	ao.debug_info = -1;
-	ATF_REQUIRE_MSG(hwtr_aw_open(&aw, "threads.hwtrace", &meta, &ao, err,
-	    sizeof(err)) == 0, "%s", err);
-	key[0] = '\0';
-	ATF_REQUIRE_MSG(hwtr_aw_add_image_file(aw, img, NULL, 0, key) == 0,
-	    "%s", hwtr_aw_errmsg(aw));
-	for (t = 0; t < N; t++) {
-		memset(&rec, 0, sizeof(rec));
-		rec.type = HWTR_SB_THREAD_START;
-		rec.pid = 1000;
-		rec.tid = 1000 + t;
-		rec.u.thread_start.ptid = t == 0 ? -1 : 1000;
-		ATF_REQUIRE(hwtr_aw_sideband(aw, &rec) == 0);
-		for (i = 0; t == 0 && i < b.nmap; i++) {
-			memset(&rec, 0, sizeof(rec));
-			rec.type = HWTR_SB_MMAP;
-			rec.pid = 1000;
-			rec.tid = 1000;
-			rec.u.mmap.addr = b.map[i].addr;
-			rec.u.mmap.pgoff = b.map[i].pgoff;
-			rec.u.mmap.len = b.map[i].len;
-			rec.u.mmap.prot = PROT_READ | PROT_EXEC;
-			rec.u.mmap.path = img;
-			rec.u.mmap.image = key;
-			ATF_REQUIRE(hwtr_aw_sideband(aw, &rec) == 0);
-		}
-		memset(&sd, 0, sizeof(sd));
-		sd.format = HWTR_TF_INTEL_PT;
-		sd.pid = 1000;
-		sd.tid = 1000 + t;
-		sd.cpu = -1;
-		ATF_REQUIRE_MSG(hwtr_aw_add_stream(aw, &sd, &id) == 0 &&
-		    hwtr_aw_chunk(aw, id, 0, b.pt, b.ptlen) == 0, "%s",
-		    hwtr_aw_errmsg(aw));
-	}
-	ATF_REQUIRE_MSG(hwtr_aw_close(aw, err, sizeof(err)) == 0, "%s", err);
-	fuzz_elf_base_free(&b);
+	data = fuzz_elf_slurp(ELF_CORPUS "/reg-loop-no-trace", &len);
+	ATF_REQUIRE(data != NULL);
+	ATF_REQUIRE_MSG(fuzz_elf_archive_n(&b, data, len, 200, msg,
+	    sizeof(msg)) == 0, "%s", msg);
+	free(data);
 	memset(&io, 0, sizeof(io));
 	io.jobs = 1;
 	io.archive_only = 1;
 	ATF_REQUIRE(hwtr_ix_new(&ix, &io) == 0);
-	ATF_CHECK_MSG(hwtr_ix_run(ix, "threads.hwtrace", "threads.db") == 0,
-	    "index failed: %s", hwtr_ix_errmsg(ix));
+	ATF_REQUIRE_MSG(hwtr_ix_run(ix, b.ar, b.db) == 0, "index failed: %s",
+	    hwtr_ix_errmsg(ix));
 	hwtr_ix_free(ix);
+	ATF_REQUIRE(sqlite3_open_v2(b.db, &db, SQLITE_OPEN_READONLY, NULL) ==
+	    SQLITE_OK);
+	ATF_REQUIRE(sqlite3_prepare_v2(db, "SELECT count(DISTINCT thread) "
+	    "FROM events WHERE kind = 'decode-error' AND detail LIKE "
+	    "'no progress: a loop%'", -1, &st, NULL) == SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	fuzz_elf_base_free(&b);
+	ATF_CHECK_MSG(n == 200, "expected the loop in 200 threads, got %d", n);
 }
 
 /*

@@ -529,15 +529,22 @@ hot_inline_count_out_of_range_body()
 	    "$HWTRACE" query ok.db hot --by inline
 }
 
-atf_test_case export_block_id_far
-export_block_id_far_head() { atf_set descr "export --perfetto on a database whose last block's id is moved up by 2^31 (a damaged or hostile one): exit 1 naming the ids, not an array of 2^31 blocks (found by make fuzz-db)"; }
-export_block_id_far_body()
+# block_id_far: ok.db, a capture of the inline fixture whose last block's
+# id is moved up by 2^31.
+block_id_far()
 {
 	need_vg_fixture inline
 	require_tools sqlite3
 	capture ok "$HWTRACE_PROGS/inline" ok
 	sqlite3 ok.db "UPDATE blocks SET id = id + 2147483648 WHERE id = (SELECT max(id) FROM blocks)" ||
 	    atf_fail "sqlite3 cannot change the database"
+}
+
+atf_test_case export_block_id_far
+export_block_id_far_head() { atf_set descr "export --perfetto on a database whose last block's id is moved up by 2^31 (a damaged or hostile one): exit 1 naming the ids, not an array of 2^31 blocks (found by make fuzz-db)"; }
+export_block_id_far_body()
+{
+	block_id_far
 	atf_check -s exit:1 -e match:"blocks: ids reach [0-9]+ for [0-9]+ rows" \
 	    "$HWTRACE" query ok.db export --perfetto p.json
 }
@@ -546,11 +553,7 @@ atf_test_case depth_block_id_far
 depth_block_id_far_head() { atf_set descr "hot and coverage with --depth on a database whose last block's id is moved up by 2^31: exit 1 naming the ids at once, not 16 GB of counts by block id read for 9 s"; }
 depth_block_id_far_body()
 {
-	need_vg_fixture inline
-	require_tools sqlite3
-	capture ok "$HWTRACE_PROGS/inline" ok
-	sqlite3 ok.db "UPDATE blocks SET id = id + 2147483648 WHERE id = (SELECT max(id) FROM blocks)" ||
-	    atf_fail "sqlite3 cannot change the database"
+	block_id_far
 	atf_check -s exit:1 -e match:"blocks: ids reach [0-9]+ for [0-9]+ rows" \
 	    "$HWTRACE" query ok.db hot --depth 1
 	atf_check -s exit:1 -e match:"blocks: ids reach [0-9]+ for [0-9]+ rows" \
