@@ -393,6 +393,7 @@ struct stuck {
  */
 #define IX_SLOW_MAX	32
 
+/* Checks at one trace offset, one each 4096 blocks: 65,536 blocks. */
 #define IX_COUNT_MAX	16
 
 /*

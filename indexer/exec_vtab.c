@@ -1177,24 +1177,13 @@ xt_fingerprint(sqlite3 *db, const char *name, sqlite3_int64 fp[4])
 	return (rc);
 }
 
-/*
- * Which databases connection @db has attached: 0 for none, else a hash of
- * each one's schema name and file name, in order (main and temp, 0 and 1,
- * are there for the connection's life).  A database detached and another
- * attached under its name between two statements changes it (a file of
- * another name), so that what was read of the first is not taken for the
- * second (the data version alone does not tell: a new attachment may
- * start at the old one's).  In-memory databases have no file name: one
- * attached in place of another under the same name goes unseen.  A
- * hundred instructions a call and an attached database.
- */
+/* String @s into hash @h (FNV-1a's constants, eight bytes a step). */
 static uint64_t
 xt_strhash(uint64_t h, const char *s)
 {
 	size_t n = strlen(s), i;
 	uint64_t w;
 
-	/* Eight bytes a step, then the rest and the length. */
 	for (i = 0; i + 8 <= n; i += 8) {
 		memcpy(&w, s + i, 8);
 		h = (h ^ w) * 0x100000001b3ull;
@@ -1207,6 +1196,17 @@ xt_strhash(uint64_t h, const char *s)
 	return (h ^ h >> 29);
 }
 
+/*
+ * Which databases connection @db has attached: 0 for none, else a hash of
+ * each one's schema name and file name, in order (main and temp, 0 and 1,
+ * are there for the connection's life).  A database detached and another
+ * attached under its name between two statements changes it (a file of
+ * another name), so that what was read of the first is not taken for the
+ * second (the data version alone does not tell: a new attachment may
+ * start at the old one's).  In-memory databases have no file name: one
+ * attached in place of another under the same name goes unseen.  A
+ * hundred instructions a call and an attached database.
+ */
 static uint64_t
 xt_dbsig(sqlite3 *db)
 {
