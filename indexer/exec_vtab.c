@@ -1394,10 +1394,15 @@ xt_find(sqlite3_context *ctx, int argc, sqlite3_value **argv,
 			return (-1);
 		}
 	}
-	sig = xt_dbsig(db);
-	/* A fourth, the archive id of the database to read. */
+	/*
+	 * A fourth, the archive id of the database to read: then which
+	 * databases are attached matters (main stays for the connection's
+	 * life).
+	 */
+	sig = 0;
 	if (argc == 4 && (aid = (const char *)sqlite3_value_text(argv[3])) !=
 	    NULL) {
+		sig = xt_dbsig(db);
 		if ((schema = xt_schema_of(db, ck, aid, sig, &rc, &why)) ==
 		    NULL) {
 			if (rc != SQLITE_OK)
