@@ -113,11 +113,16 @@ X
 	python3 check.py > res 2>&1 || atf_fail "check.py: $(tail -3 res | tr "\n" " ")"
 	# Windows and depths searched through the index keep exactly the
 	# slices of the whole export that overlap them (times, or a thread's
-	# instructions: entry_insn <= TO and exit_insn >= FROM).
+	# instructions: entry_insn <= TO and exit_insn > FROM, exit_insn being
+	# the instruction after the return).  Two start where a call returns:
+	# at its return (it is in) and at the instruction after (it is not).
 	"$HWTRACE" query g.db export --perfetto all.json >/dev/null ||
 	    atf_fail "export failed"
+	x=$(sqlite3 -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" g.db "SELECT exit_insn FROM calls WHERE thread = (SELECT min(id) FROM threads WHERE blocks > 0) AND depth >= 2 AND exit_insn > 1000 ORDER BY id LIMIT 1 OFFSET 500")
+	[ -n "$x" ] || atf_fail "no call returns at depth 2"
 	for w in "100ms 101ms 0" "30ms 30.2ms 3" "0ns 1us 1" "1000000 1200000 -1" \
-	    "5000000 5000000 2" "0 10 -1"; do
+	    "5000000 5000000 2" "0 10 -1" "$x $((x + 20)) -1" \
+	    "$((x - 1)) $((x + 20)) -1"; do
 		set -- $w
 		d=""
 		[ "$3" = -1 ] || d="--max-depth $3"
@@ -148,7 +153,7 @@ for line in open("windows"):
             tb, te = round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)
             if tb <= hi and te >= lo:
                 want.add(a["call"])
-        elif a["entry_insn"] <= hi and a["exit_insn"] >= lo:
+        elif a["entry_insn"] <= hi and a["exit_insn"] > lo:
             want.add(a["call"])
     got = {e["args"]["call"] for e in xs(f)}
     assert want, ("empty window", line)
