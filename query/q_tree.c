@@ -920,8 +920,8 @@ ex_slice(struct ex *e, sqlite3_stmt *st, int k, int64_t pid, int64_t tid)
 
 	if (ei > e->ihi)
 		return (1);
-	if (xi < e->ilo)
-		return (0);
+	if (xi <= e->ilo)
+		return (0);	/* exit_insn is the first instruction after */
 	if (e->use_ns && sqlite3_column_type(st, k + 8) != SQLITE_NULL) {
 		tb = sqlite3_column_int64(st, k + 8) - e->t0;
 		te = sqlite3_column_int64(st, k + 9) - e->t0;
@@ -984,8 +984,8 @@ ex_inl_slice(void *arg, const struct q_inl_run *r)
 	char *name;
 	int est = 0, rc;
 
-	if (r->depth > e->maxdepth || tb > e->ihi || te < e->ilo)
-		return (0);
+	if (r->depth > e->maxdepth || tb > e->ihi || te <= e->ilo)
+		return (0);	/* as a call's, the end is the one after */
 	if (e->use_ns) {
 		if (e->tm == NULL && (rc = q_prepare(e->q, &e->tm, "SELECT "
 		    "hwtr_time_at(?1, ?2), hwtr_time_at(?1, ?3), "
