@@ -1145,7 +1145,6 @@ struct ir_open {
 struct ir_frame {
 	int64_t		id, depth, exit_seq;
 	size_t		poff, ooff;
-	int		known;		/* 0: its last instruction is unknown */
 };
 
 struct ir {
@@ -1374,10 +1373,9 @@ ir_close(struct ir *ir, int64_t at, const struct ir_key *keep, size_t nkeep)
 	return (0);
 }
 
-/* Push a frame (@known: its first instruction's predecessor is known). */
+/* Push a frame. */
 static int
-ir_push(struct ir *ir, int64_t id, int64_t depth, int64_t exit_seq,
-    int known)
+ir_push(struct ir *ir, int64_t id, int64_t depth, int64_t exit_seq)
 {
 	struct ir_frame *f;
 
@@ -1390,7 +1388,6 @@ ir_push(struct ir *ir, int64_t id, int64_t depth, int64_t exit_seq,
 	f->exit_seq = exit_seq;
 	f->poff = ir->nprev;
 	f->ooff = ir->nopen;
-	f->known = known;
 	return (0);
 }
 
@@ -1428,7 +1425,7 @@ ir_insn(struct ir *ir, const struct ir_blk *b, int64_t k, int64_t at,
 	}
 	if (ir->nopen > f->ooff && (rc = ir_close(ir, at, ks, n)) < 0)
 		return (rc);
-	for (i = lo; i < hi && can_open && f->known; i++) {
+	for (i = lo; i < hi && can_open; i++) {
 		if (!b->ch[i].entry)
 			continue;
 		for (j = f->poff; j < ir->nprev; j++)
@@ -1445,7 +1442,6 @@ ir_insn(struct ir *ir, const struct ir_blk *b, int64_t k, int64_t at,
 		ir->open[ir->nopen].start = at;
 		ir->nopen++;
 	}
-	f->known = 1;
 	if (hwtr_grow(&ir->prev, &ir->capprev, f->poff + n,
 	    sizeof(*ir->prev)) < 0)
 		return (q_fail(ir->q, -HWTR_E_NOMEM, "out of memory"));
@@ -1471,23 +1467,302 @@ ir_next_call(struct q_walk *w, struct q_span *c)
 	return (1);
 }
 
-/* The frames open at block @seq_lo (their last instruction unknown). */
+/*
+ * A window that starts at a later block (export --from) finds the runs
+ * open there as a walk from the thread's start would have: for each frame
+ * open at its first block, the instances around the frame's last
+ * instruction before it (its call into the next frame, or the block
+ * before the window), each followed back through the frame's own
+ * instructions (not its callees') to where the frame entered it; the run
+ * is open when that instruction is the instance's entry (ir_insn()'s
+ * rule).  The frame's blocks are read backwards in windows of doubling
+ * size, so that the cost is that of the runs followed.
+ */
+struct ir_want {
+	struct ir_key	k;
+	size_t		range;
+	int64_t		start;
+	int		entry, done;
+};
+struct ir_back {
+	struct ir	*ir;
+	int64_t		thread;
+	sqlite3_stmt	*ex, *inner, *up;
+	int64_t		*blk, *insn;
+	char		*own;
+	size_t		cap;
+	struct ir_want	w[IR_CHAIN];
+	size_t		nw;
+	int		found;		/* the frame's last instruction */
+};
+
+#define IR_BACK_MIN	16		/* blocks in the first window */
+#define IR_BACK_MAX	65536		/* and at most */
+
+/* A row of calls (id, depth, entry_seq, exit_seq, parent) into @c. */
+static void
+ir_back_row(sqlite3_stmt *st, struct q_span *c, int64_t *parent)
+{
+	c->id = sqlite3_column_int64(st, 0);
+	c->depth = sqlite3_column_int64(st, 1);
+	c->entry_seq = sqlite3_column_int64(st, 2);
+	c->exit_seq = sqlite3_column_type(st, 3) == SQLITE_NULL ? INT64_MAX :
+	    sqlite3_column_int64(st, 3);
+	*parent = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 :
+	    sqlite3_column_int64(st, 4);
+}
+
+/*
+ * The call at depth @depth entered before block @lo and still open there
+ * (it holds the blocks of the window from @lo on): from the last call
+ * entered before @lo up through its callers.  *@xp: its exit_seq, or -1.
+ */
+static int
+ir_back_straddle(struct ir_back *bk, int64_t lo, int64_t depth, int64_t *ep,
+    int64_t *xp)
+{
+	struct q_span c;
+	int64_t parent;
+	uint64_t n;
+	int rc;
+
+	*ep = *xp = -1;
+	sqlite3_reset(bk->inner);
+	sqlite3_bind_int64(bk->inner, 1, bk->thread);
+	sqlite3_bind_int64(bk->inner, 2, lo - 1);
+	if ((rc = sqlite3_step(bk->inner)) == SQLITE_DONE)
+		return (0);
+	if (rc != SQLITE_ROW)
+		return (q_dbfail(bk->ir->q, "export: cannot read calls"));
+	ir_back_row(bk->inner, &c, &parent);
+	/* Each caller is shallower (else a damaged table: stop). */
+	for (n = 1; c.depth > depth && parent >= 0; n++) {
+		int64_t d = c.depth;
+
+		if ((n & 4095) == 0 && q_limit_poll(bk->ir->q))
+			return (q_fail(bk->ir->q, -HWTR_E_LIMIT, "export: the "
+			    "time limit"));
+		sqlite3_reset(bk->up);
+		sqlite3_bind_int64(bk->up, 1, parent);
+		if ((rc = sqlite3_step(bk->up)) == SQLITE_DONE)
+			return (0);
+		if (rc != SQLITE_ROW)
+			return (q_dbfail(bk->ir->q, "export: cannot read "
+			    "calls"));
+		ir_back_row(bk->up, &c, &parent);
+		if (c.depth >= d)
+			return (0);
+	}
+	if (c.depth == depth && c.entry_seq < lo && c.exit_seq > lo) {
+		*ep = c.entry_seq;
+		*xp = c.exit_seq;
+	}
+	return (0);
+}
+
+/*
+ * Instruction @k of block @b at position @at, the frame's next going
+ * back: 1 when nothing is left to follow.
+ */
+static int
+ir_back_insn(struct ir_back *bk, const struct ir_blk *b, int64_t k,
+    int64_t at)
+{
+	const struct ir *ir = bk->ir;
+	size_t lo, hi, i, j, left = 0;
+
+	lo = b->off == NULL ? 0 : b->off[k < b->nfill ? k : b->nfill];
+	hi = b->off == NULL ? 0 : b->off[k < b->nfill ? k + 1 : b->nfill];
+	if (!bk->found) {
+		bk->found = 1;
+		for (i = lo; i < hi && bk->nw < IR_CHAIN; i++) {
+			struct ir_want *w = &bk->w[bk->nw++];
+
+			w->k.img = b->ch[i].img;
+			w->k.inst = ir->h.img[w->k.img].r[b->ch[i].range].inst;
+			w->range = b->ch[i].range;
+			w->start = at;
+			w->entry = b->ch[i].entry;
+			w->done = 0;
+		}
+		return (bk->nw == 0);
+	}
+	for (j = 0; j < bk->nw; j++) {
+		struct ir_want *w = &bk->w[j];
+
+		if (w->done)
+			continue;
+		for (i = lo; i < hi; i++)
+			if (b->ch[i].img == w->k.img && ir->h.img[b->ch[i].
+			    img].r[b->ch[i].range].inst == w->k.inst)
+				break;
+		if (i == hi) {
+			w->done = 1;
+			continue;
+		}
+		w->range = b->ch[i].range;
+		w->start = at;
+		w->entry = b->ch[i].entry;
+		left++;
+	}
+	return (left == 0);
+}
+
+/*
+ * Frame at depth @depth entered at block @entry: what ir_insn() would
+ * have left of it before block @s (bk->w, bk->nw).
+ */
+static int
+ir_back_frame(struct ir_back *bk, int64_t entry, int64_t depth, int64_t s)
+{
+	struct ir *ir = bk->ir;
+	struct q_walk w;
+	int64_t win = IR_BACK_MIN, lo, e, x, a, z, i, k;
+	size_t n;
+	int rc = 0, stop = 0;
+
+	bk->nw = 0;
+	bk->found = 0;
+	memset(&w, 0, sizeof(w));
+	while (!stop && s > entry) {
+		lo = s - entry > win ? s - win : entry;
+		n = (size_t)(s - lo);
+		if (win < IR_BACK_MAX)
+			win *= 2;
+		if (q_limit_poll(ir->q))
+			return (q_fail(ir->q, -HWTR_E_LIMIT, "export: the "
+			    "time limit"));
+		if (n > bk->cap) {
+			free(bk->blk);
+			free(bk->insn);
+			free(bk->own);
+			bk->insn = malloc(n * sizeof(*bk->insn));
+			bk->blk = malloc(n * sizeof(*bk->blk));
+			bk->own = malloc(n);
+			bk->cap = n;
+			if (bk->insn == NULL || bk->blk == NULL ||
+			    bk->own == NULL) {
+				bk->cap = 0;
+				return (q_fail(ir->q, -HWTR_E_NOMEM, "out of "
+				    "memory"));
+			}
+		}
+		memset(bk->own, 0, n);
+		/* The window's blocks... */
+		sqlite3_reset(bk->ex);
+		sqlite3_bind_int64(bk->ex, 1, bk->thread);
+		sqlite3_bind_int64(bk->ex, 2, lo);
+		sqlite3_bind_int64(bk->ex, 3, s - 1);
+		while ((rc = sqlite3_step(bk->ex)) == SQLITE_ROW) {
+			i = sqlite3_column_int64(bk->ex, 0) - lo;
+			if (i < 0 || i >= (int64_t)n)
+				continue;
+			bk->blk[i] = sqlite3_column_int64(bk->ex, 1);
+			bk->insn[i] = sqlite3_column_int64(bk->ex, 2);
+			bk->own[i] = 1;
+		}
+		if (rc != SQLITE_DONE)
+			return (q_dbfail(ir->q, "export: cannot read "
+			    "exec_order"));
+		/* ...less its callees': one entered before it, then in it. */
+		if ((rc = ir_back_straddle(bk, lo, depth + 1, &e, &x)) < 0)
+			return (rc);
+		if (e >= 0)
+			memset(bk->own, 0, (size_t)((x < s ? x : s) - lo));
+		if ((rc = q_walk_open(ir->q, &w, NULL, bk->thread, depth + 1,
+		    lo, s - 1)) < 0)
+			return (rc);
+		while ((rc = q_walk_step(&w)) == 1) {
+			if (sqlite3_column_int64(w.st, 1) != depth + 1)
+				continue;
+			a = sqlite3_column_int64(w.st, 2);
+			z = sqlite3_column_type(w.st, 3) == SQLITE_NULL ? s :
+			    sqlite3_column_int64(w.st, 3);
+			for (i = a < lo ? lo : a; i < z && i < s; i++)
+				bk->own[i - lo] = 0;
+		}
+		q_walk_close(&w);
+		if (rc < 0)
+			return (rc);
+		/* Its own instructions, last first. */
+		for (i = (int64_t)n; !stop && i-- > 0; ) {
+			const struct ir_blk *b;
+
+			if (!bk->own[i])
+				continue;
+			if ((b = ir_blk(ir, bk->blk[i])) == NULL)
+				return (-HWTR_E_DB);
+			if (b->off == NULL) {
+				stop = ir_back_insn(bk, b, 0, bk->insn[i]);
+				continue;
+			}
+			k = b->ninsns - 1 < b->nfill ? b->ninsns - 1 : b->nfill;
+			for (; !stop && k >= 0; k--)
+				stop = ir_back_insn(bk, b, k, bk->insn[i] + k);
+		}
+		s = e >= 0 ? e : lo;
+	}
+	return (0);
+}
+
+/* The frames open at block @seq_lo, as a walk from block 0 leaves them. */
 static int
 ir_stack(struct ir *ir, int64_t thread, int64_t seq_lo)
 {
-	struct q_span *fr = NULL;
-	size_t n = 0, i;
+	struct ir_back bk = { .ir = ir, .thread = thread };
+	struct q_span *fr = NULL, bot = { -1, -1, 0, INT64_MAX };
+	const struct q_span *f;
+	size_t n = 0, i, j;
+	int64_t s;
 	int rc;
 
 	if (seq_lo <= 0)
-		return (0);
+		return (ir_push(ir, -1, -1, INT64_MAX));
 	if ((rc = q_walk_stack(ir->q, thread, seq_lo, INT64_MAX, &fr,
-	    &n)) < 0)
-		return (rc);
-	for (i = n; i-- > 0 && rc == 0; )
-		if (fr[i].entry_seq < seq_lo)	/* else the walk has it */
-			rc = ir_push(ir, fr[i].id, fr[i].depth,
-			    fr[i].exit_seq, 0);
+	    &n)) < 0 ||
+	    (rc = q_prepare(ir->q, &bk.ex, "SELECT seq, block, insn FROM "
+	    "exec_order WHERE thread = ?1 AND seq >= ?2 AND seq <= ?3 ORDER "
+	    "BY seq")) < 0 ||
+	    (rc = q_prepare(ir->q, &bk.inner, Q_WALK_INNER)) < 0 ||
+	    (rc = q_prepare(ir->q, &bk.up, "SELECT id, depth, entry_seq, "
+	    "exit_seq, parent FROM calls WHERE id = ?1")) < 0)
+		goto out;
+	/* Those the walk enters itself at @seq_lo are not its. */
+	for (i = j = 0; i < n; i++)
+		if (fr[i].entry_seq < seq_lo)
+			fr[j++] = fr[i];
+	n = j;
+	/* Outermost (the thread's code outside calls) first. */
+	for (i = n + 1; i-- > 0; ) {
+		f = i == n ? &bot : &fr[i];
+		s = i > 0 ? fr[i - 1].entry_seq : seq_lo;
+		if ((rc = ir_back_frame(&bk, f->entry_seq, f->depth, s)) < 0 ||
+		    (rc = ir_push(ir, f->id, f->depth, f->exit_seq)) < 0)
+			goto out;
+		if (hwtr_grow(&ir->prev, &ir->capprev, ir->nprev + bk.nw,
+		    sizeof(*ir->prev)) < 0 ||
+		    hwtr_grow(&ir->open, &ir->capopen, ir->nopen + bk.nw,
+		    sizeof(*ir->open)) < 0) {
+			rc = q_fail(ir->q, -HWTR_E_NOMEM, "out of memory");
+			goto out;
+		}
+		for (j = 0; j < bk.nw; j++) {
+			ir->prev[ir->nprev++] = bk.w[j].k;
+			if (!bk.w[j].entry)
+				continue;
+			ir->open[ir->nopen].k = bk.w[j].k;
+			ir->open[ir->nopen].range = bk.w[j].range;
+			ir->open[ir->nopen].start = bk.w[j].start;
+			ir->nopen++;
+		}
+	}
+out:
+	sqlite3_finalize(bk.ex);
+	sqlite3_finalize(bk.inner);
+	sqlite3_finalize(bk.up);
+	free(bk.blk);
+	free(bk.insn);
+	free(bk.own);
 	free(fr);
 	return (rc);
 }
@@ -1505,8 +1780,7 @@ ir_run(struct ir *ir, int64_t thread, int64_t seq_lo, int64_t seq_hi)
 	int have, rc;
 
 	memset(&w, 0, sizeof(w));
-	if ((rc = ir_push(ir, -1, -1, INT64_MAX, seq_lo <= 0)) < 0 ||
-	    (rc = ir_stack(ir, thread, seq_lo)) < 0 ||
+	if ((rc = ir_stack(ir, thread, seq_lo)) < 0 ||
 	    (rc = q_walk_open(ir->q, &w, NULL, thread, -1, seq_lo,
 	    INT64_MAX)) < 0 ||
 	    (rc = q_prepare(ir->q, &ex, "SELECT seq, block, insn FROM "
@@ -1529,7 +1803,7 @@ ir_run(struct ir *ir, int64_t thread, int64_t seq_lo, int64_t seq_hi)
 				goto out;
 		while (have == 1 && c.entry_seq <= seq) {
 			if (c.exit_seq > seq && (rc = ir_push(ir, c.id,
-			    c.depth, c.exit_seq, 1)) < 0)
+			    c.depth, c.exit_seq)) < 0)
 				goto out;
 			if ((have = ir_next_call(&w, &c)) < 0) {
 				rc = have;

@@ -450,6 +450,56 @@ X
 	done
 }
 
+atf_test_case perfetto_inlined_windows
+perfetto_inlined_windows_head() { atf_set descr "export --perfetto --from/--to, of instructions or times, keeps exactly the slices of the whole export, calls and inlined runs, that overlap the window, with the same ends: windows that start or end at a run's first, last and next instruction (a run entered before the window was left out, and one entered at its first block too)"; }
+perfetto_inlined_windows_body()
+{
+	need
+	require_tools python3
+	capture c "$HWTRACE_PROGS/inline" crash
+	"$HWTRACE" query c.db export --perfetto all.json > /dev/null ||
+	    atf_fail "export --perfetto failed"
+	cat > check.py <<'X'
+import json, subprocess, sys
+def xs(f):
+    return {(e["cat"], e["name"], e["args"]["entry_insn"], e["args"]["exit_insn"],
+             round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000))
+            for e in json.load(open(f))["traceEvents"] if e["ph"] == "X"}
+full = xs("all.json")
+runs = sorted(x for x in full if x[0] == "inline")
+assert len(runs) > 20, len(runs)
+bad, n = [], 0
+for i, (_, _, a, b, ta, tb) in enumerate(runs):
+    if i % 5:
+        continue
+    # Instructions [lo, hi]: a slice [entry, exit) overlaps when it ran one.
+    for lo, hi in ((a, a), (a + 1, b - 1), (b - 1, b + 3), (b, b + 3)):
+        if lo > hi:
+            continue
+        subprocess.run([sys.argv[1], "query", "c.db", "export", "--perfetto",
+                        "w.json", "--from", str(lo), "--to", str(hi)],
+                       check=True, stdout=subprocess.DEVNULL)
+        want = {x for x in full if x[2] <= hi and x[3] > lo}
+        n += 1
+        if xs("w.json") != want:
+            bad.append((lo, hi, sorted(want - xs("w.json"))[:2], sorted(xs("w.json") - want)[:2]))
+    # Times (ns from the start): a slice from ts to ts + dur meets it.
+    for lo, hi in ((ta, ta), (ta + 1, tb), (tb, tb + 50)):
+        if lo > hi:
+            continue
+        subprocess.run([sys.argv[1], "query", "c.db", "export", "--perfetto",
+                        "w.json", "--from", "%dns" % lo, "--to", "%dns" % hi],
+                       check=True, stdout=subprocess.DEVNULL)
+        want = {x for x in full if x[4] <= hi and x[5] >= lo}
+        n += 1
+        if xs("w.json") != want:
+            bad.append(("ns", lo, hi, sorted(want - xs("w.json"))[:2], sorted(xs("w.json") - want)[:2]))
+assert not bad, (len(bad), n, bad[:3])
+print("ok")
+X
+	atf_check -s exit:0 -o inline:"ok\n" python3 check.py "$HWTRACE"
+}
+
 atf_test_case func_linespec_cxx
 func_linespec_cxx_head() { atf_set descr "func finds an inlined C++ function as gdb's linespec does: 'scale', 'ns::scale' and 'ns::scale(int)' name ns::scale(int) (as many entries as gdb's breakpoint hits), 'other::scale' and 'scale(double)' do not"; }
 func_linespec_cxx_body()
@@ -615,6 +665,7 @@ atf_init_test_cases()
 	atf_add_test_case split_dwarf
 	atf_add_test_case empty_instances
 	atf_add_test_case perfetto_inlined
+	atf_add_test_case perfetto_inlined_windows
 	atf_add_test_case func_linespec_cxx
 	atf_add_test_case hostile_block_id
 	atf_add_test_case hot_inline_count_out_of_range
