@@ -1475,8 +1475,13 @@ ir_next_call(struct q_walk *w, struct q_span *c)
  * before the window), each followed back through the frame's own
  * instructions (not its callees') to where the frame entered it; the run
  * is open when that instruction is the instance's entry (ir_insn()'s
- * rule).  The frame's blocks are read backwards in windows of doubling
- * size, so that the cost is that of the runs followed.
+ * rule).  A frame whose last block is its own for sure (no call entered
+ * after its last callee returned) and whose runs all start in it costs
+ * that block; else its blocks are read backwards in stretches of doubling
+ * size, its callees' left out, so that the cost is that of the runs
+ * followed.  The frames' last blocks come in the thread's order: the
+ * execution order is read on from one to the next when they are close (a
+ * search of it decodes a whole chunk).
  */
 struct ir_want {
 	struct ir_key	k;
@@ -1488,6 +1493,10 @@ struct ir_back {
 	struct ir	*ir;
 	int64_t		thread;
 	sqlite3_stmt	*ex, *inner, *up;
+	struct q_walk	cw;		/* callees in a stretch */
+	/* ex's row read and not yet used (cur_ok), at cur_seq. */
+	int64_t		cur_seq, cur_blk, cur_insn;
+	int		cur_ok;
 	int64_t		*blk, *insn;
 	char		*own;
 	size_t		cap;
@@ -1496,13 +1505,30 @@ struct ir_back {
 	int		found;		/* the frame's last instruction */
 };
 
-#define IR_BACK_MIN	16		/* blocks in the first window */
+#define IR_BACK_MIN	16		/* blocks in the first stretch */
 #define IR_BACK_MAX	65536		/* and at most */
+#define IR_BACK_GAP	4096		/* blocks read on rather than sought */
 
-/* A row of calls (id, depth, entry_seq, exit_seq, parent) into @c. */
-static void
-ir_back_row(sqlite3_stmt *st, struct q_span *c, int64_t *parent)
+/*
+ * The last call entered at or before block @t (Q_WALK_INNER), into @c
+ * and *@parent (-1: none): 1, or 0 when there is none.
+ */
+static int
+ir_back_inner(struct ir_back *bk, sqlite3_stmt *st, int64_t key,
+    struct q_span *c, int64_t *parent)
 {
+	int rc;
+
+	sqlite3_reset(st);
+	if (st == bk->inner) {
+		sqlite3_bind_int64(st, 1, bk->thread);
+		sqlite3_bind_int64(st, 2, key);
+	} else
+		sqlite3_bind_int64(st, 1, key);
+	if ((rc = sqlite3_step(st)) == SQLITE_DONE)
+		return (0);
+	if (rc != SQLITE_ROW)
+		return (q_dbfail(bk->ir->q, "export: cannot read calls"));
 	c->id = sqlite3_column_int64(st, 0);
 	c->depth = sqlite3_column_int64(st, 1);
 	c->entry_seq = sqlite3_column_int64(st, 2);
@@ -1510,11 +1536,12 @@ ir_back_row(sqlite3_stmt *st, struct q_span *c, int64_t *parent)
 	    sqlite3_column_int64(st, 3);
 	*parent = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 :
 	    sqlite3_column_int64(st, 4);
+	return (1);
 }
 
 /*
  * The call at depth @depth entered before block @lo and still open there
- * (it holds the blocks of the window from @lo on): from the last call
+ * (it holds the blocks of the stretch from @lo on): from the last call
  * entered before @lo up through its callers.  *@xp: its exit_seq, or -1.
  */
 static int
@@ -1522,34 +1549,21 @@ ir_back_straddle(struct ir_back *bk, int64_t lo, int64_t depth, int64_t *ep,
     int64_t *xp)
 {
 	struct q_span c;
-	int64_t parent;
+	int64_t parent, d;
 	uint64_t n;
 	int rc;
 
 	*ep = *xp = -1;
-	sqlite3_reset(bk->inner);
-	sqlite3_bind_int64(bk->inner, 1, bk->thread);
-	sqlite3_bind_int64(bk->inner, 2, lo - 1);
-	if ((rc = sqlite3_step(bk->inner)) == SQLITE_DONE)
-		return (0);
-	if (rc != SQLITE_ROW)
-		return (q_dbfail(bk->ir->q, "export: cannot read calls"));
-	ir_back_row(bk->inner, &c, &parent);
+	if ((rc = ir_back_inner(bk, bk->inner, lo - 1, &c, &parent)) <= 0)
+		return (rc);
 	/* Each caller is shallower (else a damaged table: stop). */
 	for (n = 1; c.depth > depth && parent >= 0; n++) {
-		int64_t d = c.depth;
-
 		if ((n & 4095) == 0 && q_limit_poll(bk->ir->q))
 			return (q_fail(bk->ir->q, -HWTR_E_LIMIT, "export: the "
 			    "time limit"));
-		sqlite3_reset(bk->up);
-		sqlite3_bind_int64(bk->up, 1, parent);
-		if ((rc = sqlite3_step(bk->up)) == SQLITE_DONE)
-			return (0);
-		if (rc != SQLITE_ROW)
-			return (q_dbfail(bk->ir->q, "export: cannot read "
-			    "calls"));
-		ir_back_row(bk->up, &c, &parent);
+		d = c.depth;
+		if ((rc = ir_back_inner(bk, bk->up, parent, &c, &parent)) <= 0)
+			return (rc);
 		if (c.depth >= d)
 			return (0);
 	}
@@ -1558,6 +1572,93 @@ ir_back_straddle(struct ir_back *bk, int64_t lo, int64_t depth, int64_t *ep,
 		*xp = c.exit_seq;
 	}
 	return (0);
+}
+
+/*
+ * Whether block @t is frame @id's (at depth @depth) for sure: 1 when the
+ * last call entered at or before it is the frame, or one of its callees
+ * that returned before it; 0 when that takes a search.
+ */
+static int
+ir_back_own(struct ir_back *bk, int64_t id, int64_t depth, int64_t t)
+{
+	struct q_span c;
+	int64_t parent;
+	int rc;
+
+	if ((rc = ir_back_inner(bk, bk->inner, t, &c, &parent)) <= 0)
+		return (rc < 0 ? rc : id < 0);
+	if (c.id == id)
+		return (1);
+	return (c.depth == depth + 1 && c.exit_seq <= t && (id < 0 ?
+	    parent < 0 : parent == id));
+}
+
+/*
+ * The blocks @lo to @lo + @n - 1 of the thread into bk->blk, bk->insn
+ * (bk->own: 1 where a row was read), reading on from the last read when
+ * they are a little after it.
+ */
+static int
+ir_back_read(struct ir_back *bk, int64_t lo, size_t n)
+{
+	struct ir *ir = bk->ir;
+	int64_t i, prev;
+	int rc;
+
+	if (n > bk->cap) {
+		free(bk->blk);
+		free(bk->insn);
+		free(bk->own);
+		bk->insn = malloc(n * sizeof(*bk->insn));
+		bk->blk = malloc(n * sizeof(*bk->blk));
+		bk->own = malloc(n);
+		bk->cap = n;
+		if (bk->insn == NULL || bk->blk == NULL || bk->own == NULL) {
+			bk->cap = 0;
+			return (q_fail(ir->q, -HWTR_E_NOMEM, "out of memory"));
+		}
+	}
+	memset(bk->own, 0, n);
+	if (!bk->cur_ok || bk->cur_seq > lo || lo - bk->cur_seq > IR_BACK_GAP) {
+		sqlite3_reset(bk->ex);
+		sqlite3_bind_int64(bk->ex, 1, bk->thread);
+		sqlite3_bind_int64(bk->ex, 2, lo);
+		bk->cur_ok = 0;
+		goto next;
+	}
+	for (;;) {
+		if (bk->cur_seq >= lo + (int64_t)n)
+			return (0);		/* kept for the next read */
+		i = bk->cur_seq - lo;
+		if (i >= 0) {
+			bk->blk[i] = bk->cur_blk;
+			bk->insn[i] = bk->cur_insn;
+			bk->own[i] = 1;
+		}
+next:
+		prev = bk->cur_ok ? bk->cur_seq : INT64_MIN;
+		if ((rc = sqlite3_step(bk->ex)) == SQLITE_DONE) {
+			bk->cur_ok = 0;
+			return (0);
+		}
+		if (rc != SQLITE_ROW) {
+			bk->cur_ok = 0;
+			return (q_dbfail(ir->q, "export: cannot read "
+			    "exec_order"));
+		}
+		bk->cur_seq = sqlite3_column_int64(bk->ex, 0);
+		bk->cur_blk = sqlite3_column_int64(bk->ex, 1);
+		bk->cur_insn = sqlite3_column_int64(bk->ex, 2);
+		/* Seqs go up; one that does not is a damaged table. */
+		if (bk->cur_seq <= prev) {
+			bk->cur_ok = 0;
+			return (q_fail(ir->q, -HWTR_E_DB, "exec_order: seq %lld "
+			    "out of order (a damaged database?)",
+			    (long long)bk->cur_seq));
+		}
+		bk->cur_ok = 1;
+	}
 }
 
 /*
@@ -1608,22 +1709,41 @@ ir_back_insn(struct ir_back *bk, const struct ir_blk *b, int64_t k,
 	return (left == 0);
 }
 
+/* Block @id at position @at, going back: 1 when nothing is left. */
+static int
+ir_back_block(struct ir_back *bk, int64_t id, int64_t at)
+{
+	const struct ir_blk *b;
+	int64_t k;
+	int stop = 0;
+
+	if ((b = ir_blk(bk->ir, id)) == NULL)
+		return (-HWTR_E_DB);
+	if (b->off == NULL)
+		return (ir_back_insn(bk, b, 0, at));
+	k = b->ninsns - 1 < b->nfill ? b->ninsns - 1 : b->nfill;
+	for (; !stop && k >= 0; k--)
+		stop = ir_back_insn(bk, b, k, at + k);
+	return (stop);
+}
+
 /*
- * Frame at depth @depth entered at block @entry: what ir_insn() would
+ * Frame @id at depth @depth entered at block @entry: what ir_insn() would
  * have left of it before block @s (bk->w, bk->nw).
  */
 static int
-ir_back_frame(struct ir_back *bk, int64_t entry, int64_t depth, int64_t s)
+ir_back_frame(struct ir_back *bk, int64_t id, int64_t entry, int64_t depth,
+    int64_t s)
 {
 	struct ir *ir = bk->ir;
-	struct q_walk w;
-	int64_t win = IR_BACK_MIN, lo, e, x, a, z, i, k;
-	size_t n;
-	int rc = 0, stop = 0;
+	int64_t win = IR_BACK_MIN, s0 = s, lo, e, x, a, z, i;
+	size_t n, last;
+	int rc, stop = 0;
 
 	bk->nw = 0;
 	bk->found = 0;
-	memset(&w, 0, sizeof(w));
+	if (entry < 0)
+		entry = 0;
 	while (!stop && s > entry) {
 		lo = s - entry > win ? s - win : entry;
 		n = (size_t)(s - lo);
@@ -1632,74 +1752,48 @@ ir_back_frame(struct ir_back *bk, int64_t entry, int64_t depth, int64_t s)
 		if (q_limit_poll(ir->q))
 			return (q_fail(ir->q, -HWTR_E_LIMIT, "export: the "
 			    "time limit"));
-		if (n > bk->cap) {
-			free(bk->blk);
-			free(bk->insn);
-			free(bk->own);
-			bk->insn = malloc(n * sizeof(*bk->insn));
-			bk->blk = malloc(n * sizeof(*bk->blk));
-			bk->own = malloc(n);
-			bk->cap = n;
-			if (bk->insn == NULL || bk->blk == NULL ||
-			    bk->own == NULL) {
-				bk->cap = 0;
-				return (q_fail(ir->q, -HWTR_E_NOMEM, "out of "
-				    "memory"));
+		if ((rc = ir_back_read(bk, lo, n)) < 0)
+			return (rc);
+		/*
+		 * First its last block, when that is its own for sure: often
+		 * the runs start there, and its callees need no search.
+		 */
+		last = n;
+		if (s == s0 && bk->own[n - 1]) {
+			if ((rc = ir_back_own(bk, id, depth, s - 1)) < 0)
+				return (rc);
+			if (rc == 1) {
+				if ((stop = ir_back_block(bk, bk->blk[n - 1],
+				    bk->insn[n - 1])) != 0)
+					return (stop < 0 ? stop : 0);
+				last = n - 1;
 			}
 		}
-		memset(bk->own, 0, n);
-		/* The window's blocks... */
-		sqlite3_reset(bk->ex);
-		sqlite3_bind_int64(bk->ex, 1, bk->thread);
-		sqlite3_bind_int64(bk->ex, 2, lo);
-		sqlite3_bind_int64(bk->ex, 3, s - 1);
-		while ((rc = sqlite3_step(bk->ex)) == SQLITE_ROW) {
-			i = sqlite3_column_int64(bk->ex, 0) - lo;
-			if (i < 0 || i >= (int64_t)n)
-				continue;
-			bk->blk[i] = sqlite3_column_int64(bk->ex, 1);
-			bk->insn[i] = sqlite3_column_int64(bk->ex, 2);
-			bk->own[i] = 1;
-		}
-		if (rc != SQLITE_DONE)
-			return (q_dbfail(ir->q, "export: cannot read "
-			    "exec_order"));
-		/* ...less its callees': one entered before it, then in it. */
-		if ((rc = ir_back_straddle(bk, lo, depth + 1, &e, &x)) < 0)
+		/* The stretch less its callees': one entered before it, */
+		e = x = -1;
+		if (lo > entry && (rc = ir_back_straddle(bk, lo, depth + 1, &e,
+		    &x)) < 0)
 			return (rc);
 		if (e >= 0)
 			memset(bk->own, 0, (size_t)((x < s ? x : s) - lo));
-		if ((rc = q_walk_open(ir->q, &w, NULL, bk->thread, depth + 1,
-		    lo, s - 1)) < 0)
-			return (rc);
-		while ((rc = q_walk_step(&w)) == 1) {
-			if (sqlite3_column_int64(w.st, 1) != depth + 1)
+		/* and those entered in it. */
+		q_walk_rewind(&bk->cw, depth + 1, lo, s - 1);
+		while ((rc = q_walk_step(&bk->cw)) == 1) {
+			if (sqlite3_column_int64(bk->cw.st, 1) != depth + 1)
 				continue;
-			a = sqlite3_column_int64(w.st, 2);
-			z = sqlite3_column_type(w.st, 3) == SQLITE_NULL ? s :
-			    sqlite3_column_int64(w.st, 3);
+			a = sqlite3_column_int64(bk->cw.st, 2);
+			z = sqlite3_column_type(bk->cw.st, 3) == SQLITE_NULL ?
+			    s : sqlite3_column_int64(bk->cw.st, 3);
 			for (i = a < lo ? lo : a; i < z && i < s; i++)
 				bk->own[i - lo] = 0;
 		}
-		q_walk_close(&w);
 		if (rc < 0)
 			return (rc);
 		/* Its own instructions, last first. */
-		for (i = (int64_t)n; !stop && i-- > 0; ) {
-			const struct ir_blk *b;
-
-			if (!bk->own[i])
-				continue;
-			if ((b = ir_blk(ir, bk->blk[i])) == NULL)
-				return (-HWTR_E_DB);
-			if (b->off == NULL) {
-				stop = ir_back_insn(bk, b, 0, bk->insn[i]);
-				continue;
-			}
-			k = b->ninsns - 1 < b->nfill ? b->ninsns - 1 : b->nfill;
-			for (; !stop && k >= 0; k--)
-				stop = ir_back_insn(bk, b, k, bk->insn[i] + k);
-		}
+		for (i = (int64_t)last; !stop && i-- > 0; )
+			if (bk->own[i] && (stop = ir_back_block(bk, bk->blk[i],
+			    bk->insn[i])) < 0)
+				return (stop);
 		s = e >= 0 ? e : lo;
 	}
 	return (0);
@@ -1721,11 +1815,11 @@ ir_stack(struct ir *ir, int64_t thread, int64_t seq_lo)
 	if ((rc = q_walk_stack(ir->q, thread, seq_lo, INT64_MAX, &fr,
 	    &n)) < 0 ||
 	    (rc = q_prepare(ir->q, &bk.ex, "SELECT seq, block, insn FROM "
-	    "exec_order WHERE thread = ?1 AND seq >= ?2 AND seq <= ?3 ORDER "
-	    "BY seq")) < 0 ||
+	    "exec_order WHERE thread = ?1 AND seq >= ?2 ORDER BY seq")) < 0 ||
 	    (rc = q_prepare(ir->q, &bk.inner, Q_WALK_INNER)) < 0 ||
 	    (rc = q_prepare(ir->q, &bk.up, "SELECT id, depth, entry_seq, "
-	    "exit_seq, parent FROM calls WHERE id = ?1")) < 0)
+	    "exit_seq, parent FROM calls WHERE id = ?1")) < 0 ||
+	    (rc = q_walk_open(ir->q, &bk.cw, NULL, thread, 0, 0, -1)) < 0)
 		goto out;
 	/* Those the walk enters itself at @seq_lo are not its. */
 	for (i = j = 0; i < n; i++)
@@ -1736,7 +1830,8 @@ ir_stack(struct ir *ir, int64_t thread, int64_t seq_lo)
 	for (i = n + 1; i-- > 0; ) {
 		f = i == n ? &bot : &fr[i];
 		s = i > 0 ? fr[i - 1].entry_seq : seq_lo;
-		if ((rc = ir_back_frame(&bk, f->entry_seq, f->depth, s)) < 0 ||
+		if ((rc = ir_back_frame(&bk, f->id, f->entry_seq, f->depth,
+		    s)) < 0 ||
 		    (rc = ir_push(ir, f->id, f->depth, f->exit_seq)) < 0)
 			goto out;
 		if (hwtr_grow(&ir->prev, &ir->capprev, ir->nprev + bk.nw,
@@ -1757,6 +1852,7 @@ ir_stack(struct ir *ir, int64_t thread, int64_t seq_lo)
 		}
 	}
 out:
+	q_walk_close(&bk.cw);
 	sqlite3_finalize(bk.ex);
 	sqlite3_finalize(bk.inner);
 	sqlite3_finalize(bk.up);

@@ -515,6 +515,9 @@ struct q_walk {
  */
 int q_walk_open(struct hwtr_q *q, struct q_walk *w, const char *cols,
     int64_t thread, int64_t maxdepth, int64_t seq_lo, int64_t seq_hi);
+/* The same walk (its statement kept) again over other blocks and depth. */
+void q_walk_rewind(struct q_walk *w, int64_t maxdepth, int64_t seq_lo,
+    int64_t seq_hi);
 /* Only calls entered at instructions @lo to @hi (a range's ends). */
 void q_walk_insns(struct q_walk *w, int64_t lo, int64_t hi);
 /* 1: a row in w->st (valid until the next step), 0: the end, < 0. */

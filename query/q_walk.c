@@ -61,6 +61,20 @@ q_walk_open(struct hwtr_q *q, struct q_walk *w, const char *cols,
 }
 
 void
+q_walk_rewind(struct q_walk *w, int64_t maxdepth, int64_t seq_lo,
+    int64_t seq_hi)
+{
+	sqlite3_reset(w->st);
+	w->maxdepth = maxdepth >= 0 ? maxdepth : INT64_MAX;
+	w->seq_hi = seq_hi;
+	w->skip = 0;
+	sqlite3_bind_int64(w->st, 2, seq_lo);
+	sqlite3_bind_int64(w->st, 3, INT64_MIN);
+	sqlite3_bind_int64(w->st, 4, INT64_MIN);
+	sqlite3_bind_int64(w->st, 5, seq_hi);
+}
+
+void
 q_walk_insns(struct q_walk *w, int64_t lo, int64_t hi)
 {
 	sqlite3_bind_int64(w->st, 6, lo);

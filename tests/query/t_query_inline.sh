@@ -500,6 +500,63 @@ X
 	atf_check -s exit:0 -o inline:"ok\n" python3 check.py "$HWTRACE"
 }
 
+atf_test_case perfetto_inlined_windows_deep
+perfetto_inlined_windows_deep_head() { atf_set descr "export --perfetto --from/--to inside a 3,000-deep recursion whose calls are made from inlined code: every frame's run of the inlined function is open there (3,000 slices, by construction), with the ends the whole export gives them"; }
+perfetto_inlined_windows_deep_body()
+{
+	need_valgrind
+	require_tools cc python3 sqlite3
+	cat > deep.c <<'X'
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) int leaf(int x) { __asm__ volatile("" : "+r"(x)); return x + 1; }
+int rec(int d);
+static inline __attribute__((always_inline)) int
+helper(int d)
+{
+	int a = leaf(d), b = rec(d - 1);
+
+	__asm__ volatile("" : "+r"(b));
+	return a * b;
+}
+__attribute__((noinline)) int
+rec(int d)
+{
+	int r;
+
+	__asm__ volatile("" ::: "memory");
+	if (d <= 0)
+		return leaf(d);
+	r = helper(d) + leaf(d);
+	__asm__ volatile("" : "+r"(r));
+	return r;
+}
+int main(int argc, char **argv) { printf("%d\n", rec(argc > 1 ? atoi(argv[1]) : 3)); return 0; }
+X
+	cc -O2 -g -o deep deep.c || atf_fail "cannot build deep.c"
+	capture d ./deep 3000
+	"$HWTRACE" query d.db export --perfetto all.json > /dev/null ||
+	    atf_fail "export --perfetto failed"
+	# The call of leaf at depth 3,001: rec(0)'s, the deepest.
+	x=$(sqlite3 -cmd ".load $HWTRACE_BUILD/hwtrace_sqlite" d.db "SELECT c.entry_insn FROM calls c JOIN symbols s ON s.id = c.symbol WHERE s.name = 'leaf' ORDER BY c.depth DESC LIMIT 1")
+	[ -n "$x" ] || atf_fail "no call of leaf"
+	"$HWTRACE" query d.db export --perfetto w.json --from "$x" --to "$x" > /dev/null ||
+	    atf_fail "export --from $x failed"
+	cat > check.py <<X
+import json
+def xs(f):
+    return {(e["cat"], e["name"], e["args"]["entry_insn"], e["args"]["exit_insn"])
+            for e in json.load(open(f))["traceEvents"] if e["ph"] == "X"}
+full, got = xs("all.json"), xs("w.json")
+want = {v for v in full if v[2] <= $x and v[3] > $x}
+assert got == want, (len(got), len(want), sorted(want - got)[:2], sorted(got - want)[:2])
+n = sum(1 for v in got if v[1] == "helper (inlined)")
+assert n == 3000, n
+print("ok")
+X
+	atf_check -s exit:0 -o inline:"ok\n" python3 check.py
+}
+
 atf_test_case func_linespec_cxx
 func_linespec_cxx_head() { atf_set descr "func finds an inlined C++ function as gdb's linespec does: 'scale', 'ns::scale' and 'ns::scale(int)' name ns::scale(int) (as many entries as gdb's breakpoint hits), 'other::scale' and 'scale(double)' do not"; }
 func_linespec_cxx_body()
@@ -666,6 +723,7 @@ atf_init_test_cases()
 	atf_add_test_case empty_instances
 	atf_add_test_case perfetto_inlined
 	atf_add_test_case perfetto_inlined_windows
+	atf_add_test_case perfetto_inlined_windows_deep
 	atf_add_test_case func_linespec_cxx
 	atf_add_test_case hostile_block_id
 	atf_add_test_case hot_inline_count_out_of_range
