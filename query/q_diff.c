@@ -42,9 +42,15 @@
  * that side is read on, unbuffered, to its first token the other side
  * has; when both do, the two are taken to meet where the frame returns.
  * A side that ends with no meeting point leaves the region open to the
- * end.
+ * end.  The tokens are read D_LAZY first, then eight times more up to
+ * D_WINDOW, until the meeting point found has fewer tokens before it
+ * than were read on each side: then no pair further on can have fewer,
+ * and it is the one the whole window gives (most regions are short,
+ * while a window of a frame's tokens may hold a million of its callees'
+ * blocks).
  */
 #define D_WINDOW	4096
+#define D_LAZY		64
 #define D_BUFMAX	((size_t)1 << 20)
 #define D_LIST		6		/* default names per side and kind */
 /* A call's exit, as a position: never when the trace ended in it. */
@@ -67,6 +73,10 @@ struct d_side {
 	struct hwtr_q		*q;
 	const struct d_blocks	*bk;
 	sqlite3_stmt		*chunks, *calls;
+	/* Kept for each region: qd_place's, d_env_func's, d_list's. */
+	sqlite3_stmt		*place, *env, *name[2];
+	struct d_pl		*pl;		/* qd_place's answers */
+	size_t			npl, plmask;
 	int64_t			*chunk;		/* the chunk being read */
 	int64_t			cn, cpos, ccap;
 	int64_t			rseq;		/* seq of the next block read */
@@ -86,6 +96,80 @@ struct d_side {
 	int64_t			last;		/* last block passed */
 	size_t			list;		/* names per list, 0 all */
 };
+
+/* A block's place (qd_place()) by key block * 2 + at_last; -1: free. */
+struct d_pl {
+	int64_t		key;
+	char		*what, *line;
+};
+
+static void
+d_pl_free(struct d_side *s)
+{
+	size_t i;
+
+	for (i = 0; s->pl != NULL && i <= s->plmask; i++)
+		if (s->pl[i].key >= 0) {
+			free(s->pl[i].what);
+			free(s->pl[i].line);
+		}
+	free(s->pl);
+	s->pl = NULL;
+	s->npl = s->plmask = 0;
+}
+
+/*
+ * The place of block @blk (qd_place(), asked once per block: the regions
+ * of a loop name the same few again and again), into @whatp and @linep,
+ * both copies; a slot of the table for it first.
+ */
+static int
+d_pl_get(struct d_side *s, int64_t blk, int at_last, char **whatp,
+    char **linep)
+{
+	struct d_pl *t, *e;
+	int64_t key = blk * 2 + (at_last != 0);
+	size_t i, h, size;
+	int rc;
+
+	*whatp = *linep = NULL;
+	if (s->pl == NULL || s->npl * 2 >= s->plmask) {
+		size = s->pl == NULL ? 256 : (s->plmask + 1) * 2;
+		if ((t = malloc(size * sizeof(*t))) == NULL)
+			return (q_fail(s->q, -HWTR_E_NOMEM, "out of memory"));
+		for (i = 0; i < size; i++)
+			t[i].key = -1;
+		for (i = 0; s->pl != NULL && i <= s->plmask; i++) {
+			if (s->pl[i].key < 0)
+				continue;
+			for (h = (size_t)s->pl[i].key * 0x9e3779b97f4a7c15ULL &
+			    (size - 1); t[h].key >= 0; h = (h + 1) & (size - 1))
+				;
+			t[h] = s->pl[i];
+		}
+		free(s->pl);
+		s->pl = t;
+		s->plmask = size - 1;
+	}
+	for (h = (size_t)key * 0x9e3779b97f4a7c15ULL & s->plmask;
+	    s->pl[h].key >= 0 && s->pl[h].key != key; h = (h + 1) & s->plmask)
+		;
+	e = &s->pl[h];
+	if (e->key < 0) {
+		if ((rc = qd_place(s->q, &s->place, blk, at_last, &e->what,
+		    &e->line)) < 0)
+			return (rc);
+		e->key = key;
+		s->npl++;
+	}
+	if ((e->what != NULL && (*whatp = strdup(e->what)) == NULL) ||
+	    (e->line != NULL && (*linep = strdup(e->line)) == NULL)) {
+		free(*whatp);
+		*whatp = NULL;
+		return (q_fail(s->q, -HWTR_E_NOMEM, "out of memory"));
+	}
+	return (0);
+}
 
 /* A divergence region, as shown. */
 struct d_region {
@@ -149,6 +233,11 @@ d_side_close(struct d_side *s)
 {
 	sqlite3_finalize(s->chunks);
 	sqlite3_finalize(s->calls);
+	sqlite3_finalize(s->place);
+	sqlite3_finalize(s->env);
+	sqlite3_finalize(s->name[0]);
+	sqlite3_finalize(s->name[1]);
+	d_pl_free(s);
 	free(s->chunk);
 	free(s->stk);
 	free(s->buf);
@@ -316,14 +405,19 @@ struct d_tok {
 	int		kind;
 };
 
-/* The tokens of frame depth @d0 of @s from s->pos, the last not a block. */
+/*
+ * The tokens of frame depth @d0 of @s from s->pos, the last not a block;
+ * at most @lim blocks (*@cutp 1 when fewer than D_WINDOW were for that).
+ */
 static int
-d_tokens(struct d_side *s, int32_t d0, struct d_tok *t, size_t *np)
+d_tokens(struct d_side *s, int32_t d0, struct d_tok *t, size_t *np,
+    size_t lim, int *cutp)
 {
 	struct d_ent e;
 	size_t n = 0, k;
 	int rc;
 
+	*cutp = 0;
 	for (k = 0;; k++) {
 		if ((rc = d_peek(s, k, &e)) < 0)
 			return (rc);
@@ -339,7 +433,8 @@ d_tokens(struct d_side *s, int32_t d0, struct d_tok *t, size_t *np)
 		}
 		if (e.depth != d0)
 			continue;
-		if (n == D_WINDOW) {
+		if (n == lim) {
+			*cutp = lim < D_WINDOW;
 			t[n++].kind = T_WINDOW;
 			break;
 		}
@@ -504,7 +599,7 @@ d_list(struct d_side *s, int by_line, char **outp)
 {
 	struct d_agg *ag;
 	struct q_str str = { 0 };
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt **st = &s->name[by_line != 0];
 	const unsigned char *nm;
 	size_t i, n = 0, m;
 	int64_t blk;
@@ -531,17 +626,17 @@ d_list(struct d_side *s, int by_line, char **outp)
 			ag[m++] = ag[i];
 	}
 	qsort(ag, m, sizeof(*ag), d_agg_size);
-	if (m > 0 && (rc = q_prepare(s->q, &st, by_line ? "SELECT path FROM "
-	    "files WHERE id = ?1" : "SELECT name FROM symbols WHERE id = ?1"))
-	    < 0) {
+	if (m > 0 && *st == NULL && (rc = q_prepare(s->q, st, by_line ?
+	    "SELECT path FROM files WHERE id = ?1" : "SELECT name FROM "
+	    "symbols WHERE id = ?1")) < 0) {
 		free(ag);
 		return (rc);
 	}
 	for (i = 0; i < m && (s->list == 0 || i < s->list); i++) {
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, ag[i].a);
-		nm = sqlite3_step(st) == SQLITE_ROW ?
-		    sqlite3_column_text(st, 0) : NULL;
+		sqlite3_reset(*st);
+		sqlite3_bind_int64(*st, 1, ag[i].a);
+		nm = sqlite3_step(*st) == SQLITE_ROW ?
+		    sqlite3_column_text(*st, 0) : NULL;
 		if (i > 0)
 			q_str_puts(&str, ", ");
 		if (by_line)
@@ -555,7 +650,8 @@ d_list(struct d_side *s, int by_line, char **outp)
 	}
 	if (s->list > 0 && m > s->list)
 		q_str_printf(&str, ", (%zu more)", m - s->list);
-	sqlite3_finalize(st);
+	if (*st != NULL)
+		sqlite3_reset(*st);
 	free(ag);
 	if (str.err) {
 		free(str.p);
@@ -579,9 +675,10 @@ d_side_reset(struct d_side *s)
 
 /* "function+0x1a file:line" of a block, or @none when there is none. */
 static int
-d_place_str(struct hwtr_q *q, int64_t blk, int at_last, const char *none,
+d_place_str(struct d_side *s, int64_t blk, int at_last, const char *none,
     char **outp, char **linep)
 {
+	struct hwtr_q *q = s->q;
 	char *what, *line;
 	int rc;
 
@@ -591,7 +688,7 @@ d_place_str(struct hwtr_q *q, int64_t blk, int at_last, const char *none,
 	if (blk < 0)
 		return ((*outp = strdup(none)) == NULL ?
 		    q_fail(q, -HWTR_E_NOMEM, "out of memory") : 0);
-	if ((rc = qd_place(q, blk, at_last, &what, &line)) < 0)
+	if ((rc = d_pl_get(s, blk, at_last, &what, &line)) < 0)
 		return (rc);
 	if (linep != NULL) {
 		*linep = line;
@@ -700,16 +797,20 @@ d_main_span(struct hwtr_q *q, int64_t thread, int64_t *lop, int64_t *hip)
  * its kin): a branch there is the environment's, even inside main.
  */
 static int
-d_env_func(struct hwtr_q *q, int64_t sym)
+d_env_func(struct d_side *s, int64_t sym)
 {
-	int64_t yes = 0;
+	int yes;
 
-	if (sym < 0 || q_int(q, &yes, 0, "SELECT name IN ('getenv', "
-	    "'secure_getenv', '__libc_secure_getenv', '__GI_getenv', "
-	    "'__GI___libc_secure_getenv') FROM symbols WHERE id = ?1", "i",
-	    sym) < 0)
+	if (sym < 0 || (s->env == NULL && q_prepare(s->q, &s->env, "SELECT "
+	    "name IN ('getenv', 'secure_getenv', '__libc_secure_getenv', "
+	    "'__GI_getenv', '__GI___libc_secure_getenv') FROM symbols WHERE "
+	    "id = ?1") < 0))
 		return (0);
-	return (yes != 0);
+	sqlite3_bind_int64(s->env, 1, sym);
+	yes = sqlite3_step(s->env) == SQLITE_ROW &&
+	    sqlite3_column_int64(s->env, 0) != 0;
+	sqlite3_reset(s->env);
+	return (yes);
 }
 
 /* The names of a region: where it starts and ends, what each side ran. */
@@ -722,13 +823,13 @@ d_region_names(struct d_side *a, struct d_side *b, struct d_region *r,
 
 	r->insns_a = a->insns;
 	r->insns_b = b->insns;
-	if ((rc = d_place_str(a->q, branch, 1, "(the start)", &r->s[R_BRANCH],
+	if ((rc = d_place_str(a, branch, 1, "(the start)", &r->s[R_BRANCH],
 	    &r->s[R_LINE])) < 0 ||
-	    (rc = d_place_str(a->q, next_a, 0, "(end of thread)",
+	    (rc = d_place_str(a, next_a, 0, "(end of thread)",
 	    &r->s[R_NEXT_A], NULL)) < 0 ||
-	    (rc = d_place_str(b->q, next_b, 0, "(end of thread)",
+	    (rc = d_place_str(b, next_b, 0, "(end of thread)",
 	    &r->s[R_NEXT_B], NULL)) < 0 ||
-	    (rc = d_place_str(a->q, rejoin, 0, none, &r->s[R_REJOIN],
+	    (rc = d_place_str(a, rejoin, 0, none, &r->s[R_REJOIN],
 	    &r->s[R_REJOIN_LINE])) < 0 ||
 	    (rc = d_list(a, 0, &r->s[R_ONLY_A])) < 0 ||
 	    (rc = d_list(b, 0, &r->s[R_ONLY_B])) < 0 ||
@@ -757,8 +858,8 @@ d_region(struct d_side *a, struct d_side *b, int32_t pdepth,
 	int64_t branch = a->last, next_a, next_b, pa = a->pos, pb = b->pos;
 	int64_t i, j;
 	int32_t d0 = pdepth;
-	size_t na, nb;
-	int ra, rb, rc;
+	size_t na, nb, lim;
+	int ra, rb, rc, cuta, cutb;
 
 	if ((ra = d_peek(a, 0, &ea)) < 0 || (rb = d_peek(b, 0, &eb)) < 0)
 		return (ra < 0 ? ra : rb);
@@ -768,10 +869,15 @@ d_region(struct d_side *a, struct d_side *b, int32_t pdepth,
 		d0 = eb.depth;
 	next_a = ra == 1 ? ea.blk : -1;
 	next_b = rb == 1 ? eb.blk : -1;
-	if ((rc = d_tokens(a, d0, tka, &na)) < 0 ||
-	    (rc = d_tokens(b, d0, tkb, &nb)) < 0 ||
-	    (rc = d_meet(a->q, tka, na, tkb, nb, &i, &j)) < 0)
-		return (rc);
+	for (lim = D_LAZY;; lim = lim * 8 < D_WINDOW ? lim * 8 : D_WINDOW) {
+		if ((rc = d_tokens(a, d0, tka, &na, lim, &cuta)) < 0 ||
+		    (rc = d_tokens(b, d0, tkb, &nb, lim, &cutb)) < 0 ||
+		    (rc = d_meet(a->q, tka, na, tkb, nb, &i, &j)) < 0)
+			return (rc);
+		if ((!cuta && !cutb) || (i >= 0 && (!cuta || i + j <
+		    (int64_t)na - 1) && (!cutb || i + j < (int64_t)nb - 1)))
+			break;
+	}
 	assert(na > 0 && nb > 0);
 	if (i >= 0 && tka[i].kind != T_END) {
 		rc = d_adv(a, tka[i].off, -1, 1);
@@ -823,7 +929,7 @@ d_region(struct d_side *a, struct d_side *b, int32_t pdepth,
 	 */
 	r->group = (mspan[0] >= 0 && ((pa - 1 < mspan[0] &&
 	    a->pos <= mspan[0]) || pa - 1 >= mspan[1])) ||
-	    (branch >= 0 && d_env_func(a->q, a->bk->sym[branch]));
+	    (branch >= 0 && d_env_func(a, a->bk->sym[branch]));
 	return (d_region_names(a, b, r, branch, next_a, next_b,
 	    none == NULL ? ea.blk : -1, none != NULL ? none : "?"));
 }

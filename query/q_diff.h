@@ -27,8 +27,8 @@ struct d_blocks {
 
 void qd_blocks_free(struct d_blocks *db);
 int qd_blocks_load(struct hwtr_q *q, struct d_blocks *db);
-int qd_place(struct hwtr_q *q, int64_t block, int at_last, char **whatp,
-    char **linep);
+int qd_place(struct hwtr_q *q, sqlite3_stmt **cache, int64_t block,
+    int at_last, char **whatp, char **linep);
 int qd_threads(struct hwtr_q *q, int64_t **idsp, size_t *np);
 int qd_first(struct hwtr_q *qa, struct hwtr_q *qb,
     const struct hwtr_q_diff_opts *opts, struct hwtr_q_res **resp);

@@ -221,7 +221,7 @@ d_block_row(struct hwtr_q *q, struct hwtr_q *qres, struct hwtr_q_res *res,
 	char *what, *line;
 	int rc;
 
-	if ((rc = qd_place(q, block, at_last, &what, &line)) < 0)
+	if ((rc = qd_place(q, NULL, block, at_last, &what, &line)) < 0)
 		return (rc);
 	rc = d_row(qres, res, kind, run, thread, seq, what, line, -1);
 	free(what);

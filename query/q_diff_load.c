@@ -91,16 +91,19 @@ qd_blocks_load(struct hwtr_q *q, struct d_blocks *db)
  * *whatp "function+0x1a" and *linep "file:line", each NULL when unknown.
  */
 int
-qd_place(struct hwtr_q *q, int64_t block, int at_last, char **whatp,
-    char **linep)
+qd_place(struct hwtr_q *q, sqlite3_stmt **cache, int64_t block, int at_last,
+    char **whatp, char **linep)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = cache != NULL ? *cache : NULL;
 	int64_t off = 0;
 	int rc;
 
 	*whatp = *linep = NULL;
-	if ((rc = q_prepare(q, &st, D_PLACE_SQL)) < 0)
+	if (st == NULL && (rc = q_prepare(q, &st, D_PLACE_SQL)) < 0)
 		return (rc);
+	if (cache != NULL)
+		*cache = st;
+	sqlite3_reset(st);
 	if (at_last) {
 		sqlite3_bind_int64(st, 1, block);
 		sqlite3_bind_int64(st, 2, 0);
@@ -118,7 +121,10 @@ qd_place(struct hwtr_q *q, int64_t block, int at_last, char **whatp,
 			*linep = strdup((const char *)sqlite3_column_text(st,
 			    1));
 	}
-	sqlite3_finalize(st);
+	if (cache == NULL)
+		sqlite3_finalize(st);
+	else
+		sqlite3_reset(st);
 	return (0);
 }
 
