@@ -138,6 +138,11 @@ q_range(struct hwtr_q *q, const struct hwtr_q_req *req, const char *what,
 	    (rc = q_int(q, &nblocks, 0, "SELECT blocks FROM threads WHERE id "
 	    "= ?1", "i", r->thread)) < 0)
 		return (rc);
+	if (n < 0 || nblocks < 0)
+		return (q_fail(q, -HWTR_E_FORMAT, "threads: thread %lld has "
+		    "%lld instructions in %lld blocks: out of range (a damaged "
+		    "database?)", (long long)r->thread, (long long)n,
+		    (long long)nblocks));
 	if (timed)
 		return (q_range_time(q, req, what, r, nblocks));
 	r->insn_lo = req->from >= 0 ? req->from : 0;

@@ -827,6 +827,38 @@ bt_thread_insns_negative_body()
 	    "$HWTRACE" query fix.db bt
 }
 
+atf_test_case range_thread_insns_negative
+range_thread_insns_negative_head()
+{
+	atf_set descr "--from/--to on a database whose thread 1 ran -2^63 instructions, or has -5 blocks (a damaged or hostile one): exit 1 naming the thread, for every verb that takes a range, not an end counted back past -2^63 (found by make fuzz-db through timeline)"
+	atf_set require.progs "sqlite3"
+}
+range_thread_insns_negative_body()
+{
+	mkfix
+	cp fix.db blk.db
+	sqlite3 fix.db "UPDATE threads SET insns = -9223372036854775808 WHERE id = 1" &&
+	    sqlite3 blk.db "UPDATE threads SET blocks = -5 WHERE id = 1" ||
+	    atf_fail "sqlite3 cannot change the database"
+	for v in calls tree timeline hot annotate\ main coverage \
+	    "export --perfetto p.json" "export --folded f.txt"; do
+		atf_check -s exit:1 -e match:"thread 1 has -9223372036854775808 instructions in [0-9]+ blocks: out of range" \
+		    "$HWTRACE" query fix.db $v --from 1 --to 5
+	done
+	[ ! -e p.json ] && [ ! -e f.txt ] || atf_fail "a refused export wrote its file"
+	# A time range: the verbs that map it to blocks by the thread's
+	# count refuse; timeline and export --perfetto search the clock
+	# readings alone.
+	for v in calls tree hot annotate\ main coverage "export --folded f.txt"; do
+		atf_check -s exit:1 -e match:"thread 1 has [0-9]+ instructions in -5 blocks: out of range" \
+		    "$HWTRACE" query blk.db $v --from 1ms --to 2ms --thread 1
+	done
+	for v in timeline "export --perfetto p.json"; do
+		atf_check -s exit:0 -o ignore \
+		    "$HWTRACE" query blk.db $v --from 1ms --to 2ms --thread 1
+	done
+}
+
 atf_test_case bt_last_class_null
 bt_last_class_null_head()
 {
@@ -928,6 +960,7 @@ atf_init_test_cases()
 	atf_add_test_case archive_cache
 	atf_add_test_case table_shortens_only_on_terminal
 	atf_add_test_case bt_thread_insns_negative
+	atf_add_test_case range_thread_insns_negative
 	atf_add_test_case bt_last_class_null
 	atf_add_test_case attached_database_answers_alone
 }
