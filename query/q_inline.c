@@ -1620,7 +1620,7 @@ ir_back_read(struct ir_back *bk, int64_t lo, size_t n)
 		}
 	}
 	memset(bk->own, 0, n);
-	if (!bk->cur_ok || bk->cur_seq > lo || lo - bk->cur_seq > IR_BACK_GAP) {
+	if (!bk->cur_ok || bk->cur_seq > lo || bk->cur_seq < lo - IR_BACK_GAP) {
 		sqlite3_reset(bk->ex);
 		sqlite3_bind_int64(bk->ex, 1, bk->thread);
 		sqlite3_bind_int64(bk->ex, 2, lo);
