@@ -1744,6 +1744,9 @@ ir_back_frame(struct ir_back *bk, int64_t id, int64_t entry, int64_t depth,
 	bk->found = 0;
 	if (entry < 0)
 		entry = 0;
+	/* A depth with no depth below it: a damaged table; no runs. */
+	if (depth < -1 || depth > INT64_MAX - 2)
+		return (0);
 	while (!stop && s > entry) {
 		lo = s - entry > win ? s - win : entry;
 		n = (size_t)(s - lo);
