@@ -124,11 +124,12 @@ X
 	    "5000000 5000000 2" "0 10 -1" "$x $((x + 20)) -1" \
 	    "$((x - 1)) $((x + 20)) -1"; do
 		set -- $w
+		k=$((${k:-0} + 1))
 		d=""
 		[ "$3" = -1 ] || d="--max-depth $3"
-		"$HWTRACE" query g.db export --perfetto "w$1.json" --from "$1" \
+		"$HWTRACE" query g.db export --perfetto "w$k.json" --from "$1" \
 		    --to "$2" $d >/dev/null || atf_fail "export --from $1 --to $2 $d failed"
-		echo "w$1.json $1 $2 $3" >> windows
+		echo "w$k.json $1 $2 $3" >> windows
 	done
 	cat > check2.py <<'X'
 import json
