@@ -442,14 +442,11 @@ cov_image(struct hwtr_q *q, struct cov *cv, int64_t image, const char *ipath,
 	 * takes it; instructions past 2^63 an error (q_sum_explain()).
 	 */
 	rc = q_prepare(q, &fs, r->cnt ? COV_CNT_FNS : thread < 0 ?
-	    "SELECT s.name, s.addr, s.size, (SELECT "
-	    Q_ISUM("max(b.exec_count, 0) * b.ninsns") " FROM blocks b WHERE "
-	    "b.symbol = s.id) FROM symbols s WHERE s.image = ?1 AND s.kind IN "
-	    "('func', 'ifunc') ORDER BY s.addr, s.name" : "SELECT s.name, "
-	    "s.addr, s.size, (SELECT " Q_ISUM("max(c.count, 0) * b.ninsns")
-	    " FROM blocks b JOIN block_counts c ON c.thread = ?2 AND c.block = "
-	    "b.id WHERE b.symbol = s.id) FROM symbols s WHERE s.image = ?1 AND "
-	    "s.kind IN ('func', 'ifunc') ORDER BY s.addr, s.name");
+	    "SELECT s.name, s.addr, s.size, " Q_FN_SUM_ALL " FROM symbols s "
+	    "WHERE s.image = ?1 AND s.kind IN ('func', 'ifunc') ORDER BY "
+	    "s.addr, s.name" : "SELECT s.name, s.addr, s.size, "
+	    Q_FN_SUM_THREAD " FROM symbols s WHERE s.image = ?1 AND s.kind IN "
+	    "('func', 'ifunc') ORDER BY s.addr, s.name");
 	if (rc == 0)
 		rc = q_prepare(q, &ls, "SELECT addr, file, line FROM lines "
 		    "WHERE image = ?1 AND addr >= ?2 AND addr < ?3 ORDER BY addr");

@@ -489,9 +489,27 @@ int q_range_depth(struct hwtr_q *q, const struct hwtr_q_req *req,
  * read first it is read once per function).
  */
 #define Q_CNT_FN_SUM							\
-	"(SELECT sum(c.count * b.ninsns) FROM blocks b CROSS JOIN "	\
-	"temp.q_cnt c ON c.thread = ?2 AND c.block = b.id WHERE b.symbol = "	\
-	"s.id)"
+	"(SELECT sum(c.count * b.ninsns) FROM " Q_FN_BLOCKS " CROSS JOIN "	\
+	"temp.q_cnt c ON c.thread = ?2 AND c.block = b.id WHERE "	\
+	Q_FN_ALIASES ")"
+/*
+ * The blocks of function s: the index names each block by one symbol,
+ * the first of the aliases at its address (indexer/elfsym.c), so an
+ * alias (__GI_memcpy, _IO_printf) holds the blocks of the symbols at
+ * its address, not none.  The symbols first (CROSS JOIN), then their
+ * blocks by index: `b.symbol IN (SELECT ...)` read every block for
+ * each function.
+ */
+#define Q_FN_BLOCKS	"symbols a CROSS JOIN blocks b ON b.symbol = a.id"
+#define Q_FN_ALIASES	"a.image = s.image AND a.addr = s.addr"
+/* The same over every thread's counts, and over thread ?2's. */
+#define Q_FN_SUM_ALL							\
+	"(SELECT " Q_ISUM("max(b.exec_count, 0) * b.ninsns") " FROM "	\
+	Q_FN_BLOCKS " WHERE " Q_FN_ALIASES ")"
+#define Q_FN_SUM_THREAD							\
+	"(SELECT " Q_ISUM("max(c.count, 0) * b.ninsns") " FROM "	\
+	Q_FN_BLOCKS " CROSS JOIN block_counts c ON c.thread = ?2 AND "	\
+	"c.block = b.id WHERE " Q_FN_ALIASES ")"
 #define Q_DEPTH_COUNTS							\
 	"(SELECT thread, block, count FROM temp.q_cnt WHERE ?3 = ?3 AND "	\
 	"?4 = ?4)"

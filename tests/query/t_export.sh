@@ -371,8 +371,10 @@ depth_counts_match_calls_body()
 		b=$("$HWTRACE" query g.db sql --format csv "SELECT coalesce(sum(self_insns), 0) FROM calls WHERE depth <= $d" |
 		    tail -n +2)
 		[ "$a" = "$b" ] || atf_fail "--depth $d: hot totals $a, the calls' self_insns $b"
+		# Aliases (one address, several names) are the same code:
+		# each address counted once.
 		c=$("$HWTRACE" query g.db coverage --depth $d --format csv |
-		    awk -F, 'NR > 1 && $2 != "" { s += $6 } END { print s + 0 }')
+		    awk -F, 'NR > 1 && $2 != "" && !seen[$1 "," $3]++ { s += $6 } END { print s + 0 }')
 		[ "$c" -le "$a" ] || atf_fail "--depth $d: coverage counts $c instructions in functions, more than hot's $a"
 	done
 	[ "$b" -gt 0 ] || atf_fail "no instructions at depth 8"

@@ -57,6 +57,55 @@ has_names()
 	done
 }
 
+atf_test_case c_aliases_coverage
+c_aliases_coverage_head() { atf_set descr "C: aliases of a function (a global and a weak alias, as glibc's __GI_ names) are the same code: coverage gives each the entries and the instructions the function ran (100 calls of a straight-line function, its length by objdump), whole, per thread and over a range; func matches each"; }
+c_aliases_coverage_body()
+{
+	need_valgrind
+	require_tools cc nm objdump
+	cat > al.c <<'EOF'
+#include <stdio.h>
+__attribute__((noipa)) int work(int x) { return x * 3 + 1; }
+extern int work_alias(int) __attribute__((alias("work")));
+extern int work_weak(int) __attribute__((weak, alias("work")));
+int main(void)
+{
+	int s = 0;
+
+	for (int i = 0; i < 100; i++)
+		s = work(s) & 0xffff;
+	printf("%d\n", s);
+	return 0;
+}
+EOF
+	cc -O2 -g -o al al.c || atf_fail "cc failed"
+	# work's instructions by objdump: one straight run up to its ret.
+	set -- $(nm -S al | awk '$4 == "work" { print $1, $2 }')
+	[ $# -eq 2 ] || atf_fail "nm -S does not list work"
+	lo=$((0x$1))
+	hi=$((lo + 0x$2))
+	objdump -d --no-show-raw-insn --start-address=$lo --stop-address=$hi al |
+	    grep -E '^ +[0-9a-f]+:' > work.s
+	n=$(wc -l < work.s)
+	[ "$n" -ge 2 ] || atf_fail "objdump shows $n instructions in work"
+	grep -E '	j|call' work.s && atf_fail "work is not straight-line here"
+	tail -1 work.s | grep -q 'ret' || atf_fail "work does not end in ret: $(tail -1 work.s)"
+	capture al
+	"$HWTRACE" index -q -o al.db al.hwtrace || atf_fail "index failed"
+	t=$("$HWTRACE" query al.db summary --format tsv | awk -F'\t' '$1 == "instructions" { print $2 }')
+	for opts in "" "--thread 1" "--from 0 --to $((t - 1))"; do
+		"$HWTRACE" query al.db coverage --image al --format tsv $opts > cov.tsv 2> cov.err ||
+		    atf_fail "coverage $opts: $(cat cov.err)"
+		for f in work work_alias work_weak; do
+			got=$(awk -F'\t' -v f=$f '$2 == f { print $5 " " $6 }' cov.tsv)
+			[ "$got" = "100 $((100 * n))" ] ||
+			    atf_fail "coverage $opts: $f: entries and instructions '$got', expected '100 $((100 * n))'"
+		done
+	done
+	expect al.db work_alias "work=100"
+	expect al.db work_weak "work=100"
+}
+
 atf_test_case cxx_namespaces_overloads
 cxx_namespaces_overloads_head() { atf_set descr "C++: 'f' names every f of every namespace and overload, 'geo::f' those of geo, 'f(double)' one overload, 'Sq::area' a method, 'twice' every instance of a template, 'hidden' a function of an anonymous namespace; counts as the source makes them; a typo gets names spelled as the pattern is"; }
 cxx_namespaces_overloads_body()
@@ -245,6 +294,7 @@ go_packages_body()
 
 atf_init_test_cases()
 {
+	atf_add_test_case c_aliases_coverage
 	atf_add_test_case cxx_namespaces_overloads
 	atf_add_test_case cxx_long_names
 	atf_add_test_case rust_modules_impls
