@@ -594,7 +594,7 @@ q_hot_lines(struct hwtr_q *q, const struct hwtr_q_req *req,
 	*resp = NULL;
 	if (req->thread >= 0 && (rc = q_check_thread(q, req->thread)) < 0)
 		return (rc);
-	if ((rc = q_range_depth(q, req, "hot", &r, 0)) < 0)
+	if ((rc = q_range_depth(q, req, "hot", &r, 1)) < 0)
 		return (rc);
 	if ((rc = p_prof_walk(q, &pp, req->thread, NULL, &r, 1)) < 0)
 		goto out;
