@@ -309,8 +309,9 @@ q_branches(struct hwtr_q *q, const struct hwtr_q_req *req,
 /*
  * hot: the counts come from block_counts, or over a range (--from, --to)
  * or a depth from the blocks of exec_order counted into temp.q_cnt (whole
- * blocks: those holding a range's first and last instruction count whole).  Percentages are of the
- * instructions of the threads, or of the range.
+ * blocks: those holding a range's first and last instruction count
+ * whole).  Percentages are of the instructions of the threads, or of the
+ * range.
  */
 static int
 q_hot(struct hwtr_q *q, const struct hwtr_q_req *req,
