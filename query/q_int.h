@@ -425,6 +425,9 @@ int q_range(struct hwtr_q *q, const struct hwtr_q_req *req,
  */
 int q_range_depth(struct hwtr_q *q, const struct hwtr_q_req *req,
     const char *what, struct q_rng *r, int always);
+/* Its second half, for @r as q_range() set it. */
+int q_range_count(struct hwtr_q *q, const struct hwtr_q_req *req,
+    const char *what, struct q_rng *r, int always);
 
 /*
  * The calls of thread ?1 entered at instructions ?6 to ?7, at most ?2
@@ -455,12 +458,6 @@ int q_range_depth(struct hwtr_q *q, const struct hwtr_q_req *req,
 #define Q_CALL_LAST_UPTO						\
 	"SELECT id FROM calls WHERE thread = ?1 AND entry_seq <= ?2 ORDER "	\
 	"BY entry_seq DESC, id DESC LIMIT 1"
-/* Per block, how often thread ?1 ran it in blocks ?3 to ?4 (exec_order). */
-#define Q_RANGE_COUNTS							\
-	"(SELECT e.thread AS thread, e.block AS block, count(*) AS count "	\
-	"FROM exec_order e WHERE e.thread = ?1 AND e.seq >= ?3 AND e.seq "	\
-	"<= ?4 GROUP BY e.block)"
-
 /*
  * q_walk.c: the calls of thread ?1 in entry order, from block ?2 to ?5,
  * resuming after the call with entry_seq ?3 and id ?4 (INT64_MIN: from

@@ -39,12 +39,10 @@
 #define P_BLOCKS_THREAD							\
 	"SELECT " P_BLOCKS_COLS ", c.count FROM block_counts c JOIN blocks b " \
 	"ON b.id = c.block WHERE c.thread = ?1"
-/* The blocks of a range of thread ?1 (blocks ?3 to ?4), counted there. */
-#define P_BLOCKS_RANGE							\
-	"SELECT " P_BLOCKS_COLS ", c.count FROM " Q_RANGE_COUNTS " c JOIN "	\
-	"blocks b ON b.id = c.block WHERE 1"
-
-/* The blocks that thread ?1 (-1: all) ran at most --depth deep. */
+/*
+ * The blocks that thread ?1 (-1: all) ran in a range or at most --depth
+ * deep (q_range_count()).
+ */
 #define P_BLOCKS_DEPTH							\
 	"SELECT " P_BLOCKS_COLS ", c.count FROM " Q_DEPTH_BLOCKS " c JOIN "	\
 	"blocks b ON b.id = c.block WHERE 1"
@@ -498,9 +496,8 @@ p_blocks(struct hwtr_q *q, sqlite3_stmt **stp, int64_t thread,
 	struct q_str sql = { 0 };
 	int rc;
 
-	q_str_puts(&sql, r != NULL && r->cnt ? P_BLOCKS_DEPTH : r != NULL &&
-	    r->on ? P_BLOCKS_RANGE : thread >= 0 ? P_BLOCKS_THREAD :
-	    P_BLOCKS_ALL);
+	q_str_puts(&sql, r != NULL && r->cnt ? P_BLOCKS_DEPTH : thread >= 0 ?
+	    P_BLOCKS_THREAD : P_BLOCKS_ALL);
 	if (ids != NULL)
 		q_str_printf(&sql, " AND b.symbol IN %s", ids);
 	if ((rc = q_sql_ready(q, &sql, -1)) < 0)
@@ -710,13 +707,10 @@ q_annotate(struct hwtr_q *q, const struct hwtr_q_req *req,
 	/*
 	 * A range's blocks counted once into temp.q_cnt, as hot and
 	 * coverage count them (grouped in SQL: 4.2 CPU-s for 49 M
-	 * instructions of python3).
+	 * instructions of python3), once the names matched.
 	 */
-	if (r.on) {
-		if ((rc = q_depth_counts(q, &r, req->thread, -1)) < 0)
-			goto out;
-		r.cnt = 1;
-	}
+	if ((rc = q_range_count(q, req, "annotate", &r, 1)) < 0)
+		goto out;
 	if ((rc = p_prof_walk(q, &pp, req->thread, ids, &r, by_line)) < 0)
 		goto out;
 	tab = by_line ? &pp.lines : &pp.ins;

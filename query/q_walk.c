@@ -378,6 +378,15 @@ q_range_depth(struct hwtr_q *q, const struct hwtr_q_req *req,
 
 	if ((rc = q_range(q, req, what, r)) < 0)
 		return (rc);
+	return (q_range_count(q, req, what, r, always));
+}
+
+int
+q_range_count(struct hwtr_q *q, const struct hwtr_q_req *req,
+    const char *what, struct q_rng *r, int always)
+{
+	int rc;
+
 	if (req->depth < 0 && !(always && r->on))
 		return (0);
 	if (req->by != NULL && strcmp(req->by, "edge") == 0)
