@@ -231,7 +231,8 @@ vmexit_list(unsigned mask, char *buf, size_t len)
  * HWTRACE_TEST_LATE_TRAP=cpuid,xgetbv,...[:N]: a test aid that makes the
  * source behave as a hypervisor delivering those traps late would (the
  * probe too), so that the recovery is tested on machines that do not.
- * N (1-3, default 1) traps are lost each time; more than one leaves paths
+ * N (1-3, default 1) traps are lost each time in all, the one a machine
+ * that is late there loses itself included; more than one leaves paths
  * the source must not guess, which tests its gaps.
  */
 static int
@@ -346,6 +347,7 @@ step_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
 	if ((rc = sim_parse(st, getenv("HWTRACE_TEST_LATE_TRAP"))) < 0)
 		return (rc);
 	step_probe(st);
+	st->hwlate = st->late;
 	st->late |= st->sim;
 	st->exact &= ~st->sim;
 	probe_report(st);

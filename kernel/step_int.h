@@ -130,7 +130,8 @@ struct step {
 	unsigned	late;		/* probed (or simulated) on this machine */
 	unsigned	exact;		/* probed and found exact */
 	unsigned	sim;		/* simulated (HWTRACE_TEST_LATE_TRAP) */
-	int		simlost;	/* traps it loses each time (1-3) */
+	int		simlost;	/* traps lost each time in all (1-3) */
+	unsigned	hwlate;		/* probed late, before any simulation */
 	uint64_t	nresolved;	/* late stops whose path was recovered */
 	uint64_t	ngaps;		/* late stops left as gaps */
 	char		note[512];
