@@ -1217,6 +1217,46 @@ hw_final_exit(IRSB *out, IRTemp tcur, Int byte, UInt nexits,
 }
 
 /*
+ * VEX answers the guest's CPUID from a table of its own (a Haswell, on
+ * hosts with AVX2), which lists RDTSCP whatever the host has; but VEX
+ * decodes RDTSCP only where the host's CPUID lists it.  On a host that
+ * does not (some VMs), a program that believes the table (Go's runtime
+ * timer) dies of SIGILL under any Valgrind tool.  So where the host lacks
+ * RDTSCP, after each CPUID whose leaf (EAX before it, @leaf) is
+ * 0x80000001, EDX's bit 27 is cleared: the guest then uses RDTSC, as it
+ * does on the host itself.  Only CPUID's result changes, not control flow
+ * that the trace records.
+ */
+static void
+hw_cpuid_fix(IRSB *out, IRTemp leaf)
+{
+	Int rdx = offsetof(VexGuestAMD64State, guest_RDX);
+	IRExpr *is, *v, *cleared;
+
+	is = hw_atom(out, IRExpr_Binop(Iop_CmpEQ64, hw_atom(out,
+	    IRExpr_Binop(Iop_And64, IRExpr_RdTmp(leaf),
+	    mkIRExpr_HWord(0xffffffffUL))), mkIRExpr_HWord(0x80000001UL)));
+	v = hw_atom(out, IRExpr_Get(rdx, Ity_I64));
+	cleared = hw_atom(out, IRExpr_Binop(Iop_And64, v,
+	    mkIRExpr_HWord(~(HWord)(1UL << 27))));
+	addStmtToIRSB(out, IRStmt_Put(rdx, hw_atom(out, IRExpr_ITE(is,
+	    cleared, v))));
+}
+
+/* @st is VEX's call of its CPUID helper. */
+static Bool
+hw_is_cpuid(const IRStmt *st)
+{
+	const HChar *n;
+
+	if (st->tag != Ist_Dirty || st->Ist.Dirty.details->cee == NULL)
+		return (False);
+	n = st->Ist.Dirty.details->cee->name;
+	return (VG_(strncmp)(n, "amd64g_dirtyhelper_CPUID",
+	    VG_(strlen)("amd64g_dirtyhelper_CPUID")) == 0);
+}
+
+/*
  * The inline record of a superblock with side exits takes one cursor
  * update: at the first side exit the cursor is loaded into a temp and
  * advanced by one, and from there on the byte at the old cursor always
@@ -1243,12 +1283,12 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 	Addr cur_addr = 0;
 	UInt cur_len = 0;
 	IRDirty *d;
-	IRTemp tcur = IRTemp_INVALID;
+	IRTemp tcur = IRTemp_INVALID, leaf;
 	Int byte = -1;			/* the value at tcur now */
 	const HChar *why;
-	Bool chased;
+	Bool chased, no_rdtscp;
 
-	(void)archinfo;
+	no_rdtscp = !(archinfo->hwcaps & VEX_HWCAPS_AMD64_RDTSCP);
 	if (gWordTy != Ity_I64 || hWordTy != Ity_I64)
 		hw_die("only amd64 guests are supported");
 	/*
@@ -1352,6 +1392,15 @@ hw_instrument(VgCallbackClosure *closure, IRSB *in,
 			if (byte != f)
 				hw_store_byte(out, tcur, (UChar)f);
 			byte = f;
+		}
+		if (no_rdtscp && hw_is_cpuid(st)) {
+			leaf = newIRTemp(out->tyenv, Ity_I64);
+			addStmtToIRSB(out, IRStmt_WrTmp(leaf, IRExpr_Get(
+			    offsetof(VexGuestAMD64State, guest_RAX),
+			    Ity_I64)));
+			addStmtToIRSB(out, st);
+			hw_cpuid_fix(out, leaf);
+			continue;
 		}
 		addStmtToIRSB(out, st);
 	}

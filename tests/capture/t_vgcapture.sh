@@ -766,6 +766,42 @@ EOF
 		atf_fail "SIGILL not explained: $(oneline err)"
 }
 
+atf_test_case cpuid_rdtscp_as_host
+cpuid_rdtscp_as_host_head() {
+	atf_set descr "the traced program's CPUID lists RDTSCP as the host's does, and RDTSCP runs where it is listed"
+	atf_set require.progs "cc"
+	atf_set timeout 60
+}
+cpuid_rdtscp_as_host_body() {
+	need_valgrind
+	# Valgrind's own CPUID table lists RDTSCP, which its decoder knows
+	# only where the host has it: a program believing the table (Go's
+	# runtime) died of SIGILL on hosts without it.
+	cat >rdtscp.c <<'EOF'
+#include <cpuid.h>
+#include <stdio.h>
+#include <x86intrin.h>
+
+int
+main(void)
+{
+	unsigned a, b, c, d, aux;
+	int has;
+
+	has = __get_cpuid(0x80000001, &a, &b, &c, &d) && (d >> 27 & 1);
+	if (has)
+		(void)__rdtscp(&aux);
+	printf("rdtscp %d\n", has);
+	return (0);
+}
+EOF
+	cc -O2 -o rdtscp rdtscp.c || atf_fail "cannot compile the test program"
+	./rdtscp >host || atf_fail "the program fails natively"
+	"$HWTRACE" capture --source valgrind -o r.hwtrace -- ./rdtscp \
+	    >guest 2>err || atf_fail "capture failed: $(oneline err)"
+	cmp -s host guest || atf_fail "natively '$(oneline host)', traced '$(oneline guest)'"
+}
+
 atf_init_test_cases() {
 	gt_add_cases $GT_CASES
 	atf_add_test_case info_names_source_and_caveats
@@ -795,4 +831,5 @@ atf_init_test_cases() {
 	atf_add_test_case error_valgrind_missing
 	atf_add_test_case error_version_mismatch
 	atf_add_test_case error_sigill_unsupported_insn
+	atf_add_test_case cpuid_rdtscp_as_host
 }
