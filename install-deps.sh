@@ -13,7 +13,7 @@ libipt-dev libopencsd-dev libopencsd-bin
 libsqlite3-dev sqlite3 libpq-dev postgresql libelf-dev libdw-dev libzydis-dev
 libiberty-dev libdebuginfod-dev liblzma-dev dwz xz-utils
 kyua atf-sh libatf-dev mandoc valgrind g++ lcov python3 time
-gdb libc6-dbg linux-perf lld mold rustc golang-go chromium"
+gdb libc6-dbg linux-perf lld mold rustc golang-go chromium cpuid"
 # hwtrace report's page inlines d3-flame-graph, which make installs with
 # npm at build time (query/report/package-lock.json); a machine whose
 # node and npm come from elsewhere (NodeSource's nodejs ships npm) keeps
