@@ -92,6 +92,31 @@ int hwtr_x86_decode(const uint8_t *buf, size_t len, uint64_t ip, int mode,
 int hwtr_x86_disasm(const uint8_t *code, size_t len, uint64_t ip, int mode,
     char *buf, size_t buflen);
 
+/* The registers of a stopped thread that hwtr_x86_went() reads. */
+struct hwtr_x86_state {
+	uint64_t	gpr[16];	/* rax rcx rdx rbx rsp rbp rsi rdi r8-r15 */
+	uint64_t	rflags;
+	uint64_t	fs_base;
+	uint64_t	gs_base;
+};
+
+/* Read @n bytes at @addr of the thread's memory into @buf: 0, or < 0. */
+typedef int (*hwtr_x86_read_fn)(void *arg, uint64_t addr, void *buf,
+    size_t n);
+
+/*
+ * Where the near branch at @ip (@code[0..@len), @mode) went, told from
+ * the thread's state @s just after it ran and its memory (@rd, @arg): a
+ * conditional branch by the flags (and rcx for jrcxz and loop), an
+ * indirect jump or call by its operand, a return by the address it
+ * popped, a direct jump or call by its target.  1 and *@to set; 0 when
+ * the state cannot tell (not a near branch, a far one, an operand
+ * unread); < 0 when @code does not decode.
+ */
+int hwtr_x86_went(const uint8_t *code, size_t len, uint64_t ip, int mode,
+    const struct hwtr_x86_state *s, hwtr_x86_read_fn rd, void *arg,
+    uint64_t *to);
+
 /* A static name for @kind ("jcc", "call", ...). */
 const char *hwtr_x86_kind_name(int kind);
 

@@ -216,6 +216,180 @@ hwtr_x86_disasm(const uint8_t *code, size_t len, uint64_t ip, int mode,
 	return (insn.length);
 }
 
+/* The flag bits of rflags that conditions read. */
+#define FL_CF	(1u << 0)
+#define FL_PF	(1u << 2)
+#define FL_ZF	(1u << 6)
+#define FL_SF	(1u << 7)
+#define FL_OF	(1u << 11)
+
+/*
+ * Whether the conditional branch @m is taken with flags @f and count
+ * register @c (already masked to the address size; loop* decremented it
+ * before testing, so @c is the value after).  -1: not a condition known.
+ */
+static int
+cond_taken(ZydisMnemonic m, uint64_t f, uint64_t c)
+{
+	int cf = !!(f & FL_CF), pf = !!(f & FL_PF), zf = !!(f & FL_ZF);
+	int sf = !!(f & FL_SF), of = !!(f & FL_OF);
+
+	switch (m) {
+	case ZYDIS_MNEMONIC_JO:		return (of);
+	case ZYDIS_MNEMONIC_JNO:	return (!of);
+	case ZYDIS_MNEMONIC_JB:		return (cf);
+	case ZYDIS_MNEMONIC_JNB:	return (!cf);
+	case ZYDIS_MNEMONIC_JZ:		return (zf);
+	case ZYDIS_MNEMONIC_JNZ:	return (!zf);
+	case ZYDIS_MNEMONIC_JBE:	return (cf || zf);
+	case ZYDIS_MNEMONIC_JNBE:	return (!cf && !zf);
+	case ZYDIS_MNEMONIC_JS:		return (sf);
+	case ZYDIS_MNEMONIC_JNS:	return (!sf);
+	case ZYDIS_MNEMONIC_JP:		return (pf);
+	case ZYDIS_MNEMONIC_JNP:	return (!pf);
+	case ZYDIS_MNEMONIC_JL:		return (sf != of);
+	case ZYDIS_MNEMONIC_JNL:	return (sf == of);
+	case ZYDIS_MNEMONIC_JLE:	return (zf || sf != of);
+	case ZYDIS_MNEMONIC_JNLE:	return (!zf && sf == of);
+	case ZYDIS_MNEMONIC_JCXZ:
+	case ZYDIS_MNEMONIC_JECXZ:
+	case ZYDIS_MNEMONIC_JRCXZ:	return (c == 0);
+	case ZYDIS_MNEMONIC_LOOP:	return (c != 0);
+	case ZYDIS_MNEMONIC_LOOPE:	return (c != 0 && zf);
+	case ZYDIS_MNEMONIC_LOOPNE:	return (c != 0 && !zf);
+	default:			return (-1);
+	}
+}
+
+/* @v masked to @bits (16, 32 or 64). */
+static uint64_t
+width(uint64_t v, unsigned bits)
+{
+	return (bits >= 64 ? v : v & ((UINT64_C(1) << bits) - 1));
+}
+
+/*
+ * The value of a near branch's operand @op: a general register from @s
+ * (rsp as @rsp, its value before the branch), or the memory it names
+ * (@ctx the registers, segments fs and gs by their bases).  0, or -1
+ * when it cannot be had.
+ */
+static int
+operand_value(const ZydisDecodedInstruction *zi, const ZydisDecodedOperand *op,
+    uint64_t ip, const struct hwtr_x86_state *s, uint64_t rsp,
+    const ZydisRegisterContext *ctx, hwtr_x86_read_fn rd, void *arg,
+    uint64_t *v)
+{
+	ZyanU64 addr;
+	uint64_t w = 0;
+	unsigned n = op->size / 8;
+	int id;
+
+	if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
+		if (ZydisRegisterGetClass(op->reg.value) != ZYDIS_REGCLASS_GPR64 &&
+		    ZydisRegisterGetClass(op->reg.value) != ZYDIS_REGCLASS_GPR32 &&
+		    ZydisRegisterGetClass(op->reg.value) != ZYDIS_REGCLASS_GPR16)
+			return (-1);
+		if ((id = ZydisRegisterGetId(op->reg.value)) < 0 || id > 15)
+			return (-1);
+		*v = width(id == 4 ? rsp : s->gpr[id], op->size);
+		return (0);
+	}
+	if (op->type != ZYDIS_OPERAND_TYPE_MEMORY || rd == NULL ||
+	    (n != 2 && n != 4 && n != 8) ||
+	    !ZYAN_SUCCESS(ZydisCalcAbsoluteAddressEx(zi, op, ip, ctx, &addr)))
+		return (-1);
+	if (op->mem.segment == ZYDIS_REGISTER_FS)
+		addr += s->fs_base;
+	else if (op->mem.segment == ZYDIS_REGISTER_GS)
+		addr += s->gs_base;
+	addr = width(addr, zi->address_width);
+	if (rd(arg, addr, &w, n) < 0)
+		return (-1);
+	*v = width(w, op->size);
+	return (0);
+}
+
+int
+hwtr_x86_went(const uint8_t *code, size_t len, uint64_t ip, int mode,
+    const struct hwtr_x86_state *s, hwtr_x86_read_fn rd, void *arg,
+    uint64_t *to)
+{
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZydisDecodedInstruction zi;
+	ZydisRegisterContext ctx;
+	ZydisDecoder dec;
+	ZydisMachineMode mm;
+	ZydisStackWidth sw;
+	uint64_t next, target, rsp, v, slot;
+	unsigned sbytes = mode == 64 ? 8 : mode == 32 ? 4 : 2;
+	int taken, id;
+
+	if (machine(mode, &mm, &sw) < 0)
+		return (-HWTR_E_INVAL);
+	if (code == NULL || len == 0 ||
+	    !ZYAN_SUCCESS(ZydisDecoderInit(&dec, mm, sw)) ||
+	    !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, len, &zi, ops)))
+		return (-HWTR_E_DECODE);
+	next = width(ip + zi.length, (unsigned)mode);
+	if (zi.meta.branch_type == ZYDIS_BRANCH_TYPE_FAR)
+		return (0);
+	switch (zi.meta.category) {
+	case ZYDIS_CATEGORY_COND_BR:
+		if (ops[0].type != ZYDIS_OPERAND_TYPE_IMMEDIATE ||
+		    !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&zi, &ops[0], ip,
+		    &target)))
+			return (0);
+		taken = cond_taken(zi.mnemonic, s->rflags,
+		    width(s->gpr[1], zi.address_width));
+		if (taken < 0)
+			return (0);
+		*to = taken ? target : next;
+		return (1);
+	case ZYDIS_CATEGORY_UNCOND_BR:
+	case ZYDIS_CATEGORY_CALL:
+		/* A call pushed its return address: rsp before it. */
+		rsp = s->gpr[4];
+		if (zi.meta.category == ZYDIS_CATEGORY_CALL)
+			rsp = width(rsp + sbytes, (unsigned)mode);
+		if (ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
+			if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&zi,
+			    &ops[0], ip, &target)))
+				return (0);
+			*to = target;
+			return (1);
+		}
+		memset(&ctx, 0, sizeof(ctx));
+		for (id = 0; id < 16; id++) {
+			v = id == 4 ? rsp : s->gpr[id];
+			ctx.values[ZydisRegisterEncode(ZYDIS_REGCLASS_GPR64,
+			    (ZyanU8)id)] = v;
+			ctx.values[ZydisRegisterEncode(ZYDIS_REGCLASS_GPR32,
+			    (ZyanU8)id)] = v & 0xffffffffu;
+			ctx.values[ZydisRegisterEncode(ZYDIS_REGCLASS_GPR16,
+			    (ZyanU8)id)] = v & 0xffffu;
+		}
+		if (operand_value(&zi, &ops[0], ip, s, rsp, &ctx, rd, arg,
+		    &target) < 0)
+			return (0);
+		*to = target;
+		return (1);
+	case ZYDIS_CATEGORY_RET:
+		/* ret [imm16]: the address popped lies below rsp now. */
+		v = ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE ?
+		    ops[0].imm.value.u : 0;
+		slot = width(s->gpr[4] - v - sbytes, (unsigned)mode);
+		target = 0;
+		if (zi.operand_width / 8 > sizeof(target) || rd == NULL ||
+		    rd(arg, slot, &target, zi.operand_width / 8) < 0)
+			return (0);
+		*to = target;
+		return (1);
+	default:
+		return (0);
+	}
+}
+
 const char *
 hwtr_x86_kind_name(int kind)
 {

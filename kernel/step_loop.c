@@ -81,11 +81,46 @@ struct step_walk {
 	struct step_proc *p;
 	uint64_t	r;
 	int		mode64;
+	struct hwtr_x86_state regs;	/* at the stop */
 	int		nsol;
 	int		nsol_insn;
 	struct step_hidden cur[STEP_MAXHIDDEN];
 	struct step_hidden sol[STEP_MAXHIDDEN];
 };
+
+/* hwtr_x86_went()'s reader: the memory of the process @arg. */
+static int
+mem_read(void *arg, uint64_t addr, void *buf, size_t n)
+{
+	struct step_proc *p = arg;
+
+	if (p->memfd < 0 || addr > (uint64_t)INT64_MAX - n)
+		return (-1);
+	return (pread(p->memfd, buf, n, (off_t)addr) == (ssize_t)n ? 0 : -1);
+}
+
+/*
+ * 1 when the branch @in at @x, taken as the last instruction before the
+ * stop, says from the registers and memory there that it went elsewhere
+ * than the stop: then a trap after it was lost too (more than the model
+ * of one lost trap after an emulated instruction allows), and this path
+ * is not what ran.  0 when it went to the stop or cannot say.
+ */
+static int
+went_elsewhere(struct step_walk *w, uint64_t x, const struct hwtr_x86_insn *in)
+{
+	uint8_t code[16];
+	uint64_t to;
+
+	if (in->kind != HWTR_X86_JCC && in->kind != HWTR_X86_JMP_IND &&
+	    in->kind != HWTR_X86_CALL_IND && in->kind != HWTR_X86_RET)
+		return (0);
+	if (in->len == 0 || in->len > sizeof(code) ||
+	    mem_read(w->p, x, code, in->len) < 0)
+		return (0);
+	return (hwtr_x86_went(code, in->len, x, w->mode64 ? 64 : 32,
+	    &w->regs, mem_read, w->p, &to) == 1 && to != w->r);
+}
 
 static void
 walk(struct step_walk *w, uint64_t x, int depth)
@@ -127,6 +162,8 @@ walk(struct step_walk *w, uint64_t x, int depth)
 		w->cur[depth].next = succ[i];
 		w->cur[depth].insn = in;
 		if (succ[i] == w->r) {
+			if (went_elsewhere(w, x, &in))
+				continue;
 			if (w->nsol++ == 0) {
 				memcpy(w->sol, w->cur,
 				    (size_t)(depth + 1) * sizeof(w->sol[0]));
@@ -202,7 +239,8 @@ self_loop(struct step *st, struct step_thread *t, uint64_t r, int mode64)
  * anywhere, so only the others are checked.
  */
 static int
-settle(struct step *st, struct step_thread *t, uint64_t r, int mode64)
+settle(struct step *st, struct step_thread *t, uint64_t r, int mode64,
+    const struct user_regs_struct *regs)
 {
 	const struct hwtr_x86_insn *in = &t->pinsn;
 	struct step_walk w;
@@ -239,6 +277,15 @@ settle(struct step *st, struct step_thread *t, uint64_t r, int mode64)
 	w.p = t->proc;
 	w.r = r;
 	w.mode64 = mode64;
+	w.regs = (struct hwtr_x86_state){
+		.gpr = { regs->rax, regs->rcx, regs->rdx, regs->rbx,
+		    regs->rsp, regs->rbp, regs->rsi, regs->rdi, regs->r8,
+		    regs->r9, regs->r10, regs->r11, regs->r12, regs->r13,
+		    regs->r14, regs->r15 },
+		.rflags = regs->eflags,
+		.fs_base = regs->fs_base,
+		.gs_base = regs->gs_base
+	};
 	for (i = 0; i < ne && w.nsol < 2; i++) {
 		before = w.nsol;
 		walk(&w, e[i], 0);
@@ -616,7 +663,7 @@ step_handle(struct step *st, pid_t tid, int status)
 
 	if (event != 0) {
 		if (t->have_pending && r != t->pip &&
-		    (rc = settle(st, t, r, mode64)) < 0)
+		    (rc = settle(st, t, r, mode64, &regs)) < 0)
 			return (rc);
 		if ((rc = handle_event(st, t, tid, event, r)) < 0)
 			return (rc);
@@ -646,7 +693,7 @@ step_handle(struct step *st, pid_t tid, int status)
 				resume(st, t, 0);
 				return (0);
 			}
-			if ((rc = settle(st, t, r, mode64)) < 0)
+			if ((rc = settle(st, t, r, mode64, &regs)) < 0)
 				return (rc);
 		}
 		if (st->detaching)
@@ -656,7 +703,7 @@ step_handle(struct step *st, pid_t tid, int status)
 
 	/* A signal for the program. */
 	if (t->have_pending && r != t->pip &&
-	    (rc = settle(st, t, r, mode64)) < 0)
+	    (rc = settle(st, t, r, mode64, &regs)) < 0)
 		return (rc);
 	if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
 	    sig == SIGTTOU) {
@@ -685,7 +732,7 @@ step_handle(struct step *st, pid_t tid, int status)
 detach:
 	/* Let the thread go: its trace ends before the instruction at RIP. */
 	if (t->have_pending && r != t->pip)
-		(void)settle(st, t, r, mode64);
+		(void)settle(st, t, r, mode64, &regs);
 	step_thread_end(st, t, HWTR_EXIT_NONE, 0, r);
 	drain_sigtrap(tid);
 	(void)ptrace(PTRACE_DETACH, tid, 0,
