@@ -8,6 +8,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "hwtrace.h"
 #include "cli.h"
@@ -39,10 +42,33 @@ usage(FILE *fp)
 	fprintf(fp, "\n'hwtrace VERB --help' describes a verb; see hwtrace(1).\n");
 }
 
+/*
+ * Keep freed memory for the next allocation rather than give it back to
+ * the kernel.  index allocates and frees large buffers over and over (a
+ * segment's operations, growing by realloc; the line tables of each
+ * image), and glibc returned them at once: chunks over its mmap
+ * threshold (128 KiB, rising to 32 MiB) by munmap, the heap's top past
+ * 128 KiB by trimming.  Taking the pages again cost a page fault per
+ * 4 KiB, some 17 us each on the 2-CPU VM: gz8's index took 43,700
+ * faults, 23,800 with this (docs/PERFORMANCE.md, Index).  The process's
+ * peak memory does not grow: it keeps what it already held.
+ */
+static void
+keep_heap(void)
+{
+#ifdef __GLIBC__
+	(void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	(void)mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	(void)mallopt(M_TOP_PAD, 16 << 20);
+#endif
+}
+
 int
 main(int argc, char **argv)
 {
 	size_t i;
+
+	keep_heap();
 
 	if (argc < 2) {
 		usage(stderr);
