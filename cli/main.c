@@ -50,8 +50,10 @@ usage(FILE *fp)
  * threshold (128 KiB, rising to 32 MiB) by munmap, the heap's top past
  * 128 KiB by trimming.  Taking the pages again cost a page fault per
  * 4 KiB, some 17 us each on the 2-CPU VM: gz8's index took 43,700
- * faults, 23,800 with this (docs/PERFORMANCE.md, Index).  The process's
- * peak memory does not grow: it keeps what it already held.
+ * faults, 28,150 with this (docs/PERFORMANCE.md, Index).  The process's
+ * peak memory hardly grows: it keeps what it already held.  No top pad:
+ * each extension of the heap would ask for it again, past a limit such
+ * as t_query_bound's 12 MB (ulimit -d).
  */
 static void
 keep_heap(void)
@@ -59,7 +61,6 @@ keep_heap(void)
 #ifdef __GLIBC__
 	(void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
 	(void)mallopt(M_TRIM_THRESHOLD, 256 << 20);
-	(void)mallopt(M_TOP_PAD, 16 << 20);
 #endif
 }
 

@@ -114,9 +114,17 @@ struct ix_seg_in {
  * before the segment (positions, call stack, previous block, time, chunk
  * and timestamp rows) is the stitcher's.
  */
+/*
+ * A segment's failure in a line ("what: detail", a decoder's message and
+ * an offset).  Not HWTR_ERRMSG_MAX: every CoreSight batch is one of
+ * these, and 8 KiB each made batches of one element (t_cs_batch) take
+ * 16 GB and 97 s on bugfix-exact-match.
+ */
+#define IX_SEG_ERRMAX	512
+
 struct ix_seg_out {
 	int		rc;		/* 0, or -HWTR_E_* for a failure */
-	char		err[HWTR_ERRMSG_MAX];
+	char		err[IX_SEG_ERRMAX];
 	struct ix_sblock *blocks;
 	size_t		nblocks, cblocks;
 	struct ix_buf	ops;
