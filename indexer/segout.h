@@ -108,13 +108,6 @@ struct ix_seg_in {
 };
 
 /*
- * What a worker gives back: its static blocks (segment-local ids) and the
- * decoder's output as a list of operations (varints, IX_OP_*) that the
- * stitcher replays in stream order.  Everything that depends on what came
- * before the segment (positions, call stack, previous block, time, chunk
- * and timestamp rows) is the stitcher's.
- */
-/*
  * A segment's failure in a line ("what: detail", a decoder's message and
  * an offset).  Not HWTR_ERRMSG_MAX: every CoreSight batch is one of
  * these, and 8 KiB each made batches of one element (t_cs_batch) take
@@ -122,6 +115,13 @@ struct ix_seg_in {
  */
 #define IX_SEG_ERRMAX	512
 
+/*
+ * What a worker gives back: its static blocks (segment-local ids) and the
+ * decoder's output as a list of operations (varints, IX_OP_*) that the
+ * stitcher replays in stream order.  Everything that depends on what came
+ * before the segment (positions, call stack, previous block, time, chunk
+ * and timestamp rows) is the stitcher's.
+ */
 struct ix_seg_out {
 	int		rc;		/* 0, or -HWTR_E_* for a failure */
 	char		err[IX_SEG_ERRMAX];
