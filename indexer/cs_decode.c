@@ -120,14 +120,21 @@ elem_in(const void *p_context, const ocsd_trc_index_t index_sop,
 	e.index = c->dstream ? index_sop + index_sop / CS_DSTREAM_DATA *
 	    (CS_DSTREAM_BLOCK - CS_DSTREAM_DATA) : index_sop;
 	e.trace_id = trc_chan_id;
-	e.isa = isa_bits(el->isa);
+	/*
+	 * Only what the element's type and flags say is set is read: OpenCSD
+	 * 1.3 makes elements without init() when its list grows, and setType()
+	 * clears the flags alone, so an ETMv3 NO_SYNC (TC2) has no ISA and no
+	 * cycle count, and memcheck saw them read.
+	 */
 	e.has_cc = el->has_cc;
-	e.cc = el->cycle_count;
+	if (e.has_cc)
+		e.cc = el->cycle_count;
 	e.cc_elem = IX_CC_OTHER;
 	switch (el->elem_type) {
 	case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
 		e.kind = IX_CS_RANGE;
 		e.cc_elem = IX_CC_RANGE;
+		e.isa = isa_bits(el->isa);
 		e.st = el->st_addr;
 		e.en = el->en_addr;
 		e.ninsn = el->num_instr_range;
@@ -173,6 +180,7 @@ elem_in(const void *p_context, const ocsd_trc_index_t index_sop,
 		e.kind = IX_CS_CYCLES;
 		e.cc_elem = IX_CC_CYCLE_COUNT;
 		e.has_cc = 1;
+		e.cc = el->cycle_count;
 		break;
 	case OCSD_GEN_TRC_ELEM_TRACE_ON:
 		e.kind = IX_CS_TRACE_ON;

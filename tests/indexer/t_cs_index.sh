@@ -312,6 +312,36 @@ summary_cycles_body()
 	diff want got > d || atf_fail "without the cycles table, expected the summary without its cycles row: $(cat d)"
 }
 
+atf_test_case memcheck
+memcheck_head()
+{
+	atf_set descr "index reads no uninitialised memory of OpenCSD's elements under Valgrind's memcheck (TC2's ETMv3 NO_SYNC elements come without an ISA or a cycle count), and makes the same database as without it"
+}
+memcheck_body()
+{
+	name=TC2
+	[ -d "$SNAPS/$name" ] || atf_skip "shared corpus not found at $SNAPS/$name"
+	command -v valgrind >/dev/null 2>&1 || atf_skip "valgrind is not installed"
+	if ldd "$HWTRACE" 2>/dev/null | grep -q libasan; then
+		atf_skip "a sanitizer build does not run under memcheck"
+	fi
+	"$HWTRACE" import "$SNAPS/$name" -o "$name.hwtrace" 2>err ||
+	    atf_fail "$name: import failed: $(cat err)"
+	"$HWTRACE" index -q -j 1 -o plain.db "$name.hwtrace" 2>err ||
+	    atf_fail "$name: index failed: $(cat err)"
+	valgrind -q --error-exitcode=99 --leak-check=no \
+	    "$HWTRACE" index -q -j 1 -o mc.db "$name.hwtrace" 2>vg
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		cat vg >&2
+		atf_fail "$name: index under memcheck exited $rc: $(grep -m 1 -o '==[0-9]*== [A-Z].*' vg)"
+	fi
+	sqlite3 plain.db .dump > plain.sql
+	sqlite3 mc.db .dump > mc.sql
+	[ -s plain.sql ] && cmp -s plain.sql mc.sql ||
+	    atf_fail "$name: the database under memcheck differs from the one without it"
+}
+
 # ete_events NAME: the ETE elements trc_pkt_lister printed (memtrans,
 # timestamp markers, exceptions and their returns), each with the number
 # of ranges before it, as "kind seq" lines: where the database's events are.
@@ -432,4 +462,5 @@ atf_init_test_cases()
 	atf_add_test_case t32_lengths
 	atf_add_test_case symbols
 	atf_add_test_case summary_cycles
+	atf_add_test_case memcheck
 }
