@@ -277,8 +277,8 @@ width(uint64_t v, unsigned bits)
 static int
 operand_value(const ZydisDecodedInstruction *zi, const ZydisDecodedOperand *op,
     uint64_t ip, const struct hwtr_x86_state *s, uint64_t rsp,
-    const ZydisRegisterContext *ctx, hwtr_x86_read_fn rd, void *arg,
-    uint64_t *v)
+    const ZydisRegisterContext *ctx, uint64_t clob, unsigned nclob,
+    hwtr_x86_read_fn rd, void *arg, uint64_t *v)
 {
 	ZyanU64 addr;
 	uint64_t w = 0;
@@ -304,6 +304,9 @@ operand_value(const ZydisDecodedInstruction *zi, const ZydisDecodedOperand *op,
 	else if (op->mem.segment == ZYDIS_REGISTER_GS)
 		addr += s->gs_base;
 	addr = width(addr, zi->address_width);
+	/* What the instruction itself wrote there is not what it read. */
+	if (nclob > 0 && addr < clob + nclob && clob < addr + n)
+		return (-1);
 	if (rd(arg, addr, &w, n) < 0)
 		return (-1);
 	*v = width(w, op->size);
@@ -369,8 +372,14 @@ hwtr_x86_went(const uint8_t *code, size_t len, uint64_t ip, int mode,
 			ctx.values[ZydisRegisterEncode(ZYDIS_REGCLASS_GPR16,
 			    (ZyanU8)id)] = v & 0xffffu;
 		}
-		if (operand_value(&zi, &ops[0], ip, s, rsp, &ctx, rd, arg,
-		    &target) < 0)
+		/*
+		 * A call's push wrote its return address at rsp now: an
+		 * operand read from there (call [rsp - 8]) is gone.
+		 */
+		if (operand_value(&zi, &ops[0], ip, s, rsp, &ctx,
+		    width(s->gpr[4], (unsigned)mode),
+		    zi.meta.category == ZYDIS_CATEGORY_CALL ? sbytes : 0,
+		    rd, arg, &target) < 0)
 			return (0);
 		*to = target;
 		return (1);

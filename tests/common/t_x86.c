@@ -154,6 +154,9 @@ ATF_TC_BODY(indirect_jumps_and_calls, tc)
 	static const uint8_t jmp_rax[] = { 0xff, 0xe0 };
 	static const uint8_t jmp_rip[] = { 0xff, 0x25, 0x10, 0, 0, 0 };
 	static const uint8_t call_rsp8[] = { 0xff, 0x54, 0x24, 0x08 };
+	static const uint8_t call_rspm8[] = { 0xff, 0x54, 0x24, 0xf8 };
+	static const uint8_t call_rspm4[] = { 0xff, 0x54, 0x24, 0xfc };
+	static const uint8_t jmp_rspm8[] = { 0xff, 0x64, 0x24, 0xf8 };
 	static const uint8_t call_r11[] = { 0x41, 0xff, 0xd3 };
 	static const uint8_t jmp_fs[] = { 0x64, 0xff, 0x24, 0x25,
 	    0x28, 0, 0, 0 };
@@ -179,6 +182,20 @@ ATF_TC_BODY(indirect_jumps_and_calls, tc)
 	m.addr[0] = 0x7010;
 	m.val[0] = 0x6666;
 	ATF_CHECK_EQ(went(call_rsp8, 4, 0x1000, 64, &s, &m), 0x6666u);
+	/*
+	 * call [rsp - 8] read the slot its push then wrote (rsp now): the
+	 * return address is there, not the target, so it cannot tell; nor
+	 * from 4 bytes of it, whatever the reader would serve.
+	 */
+	m.addr[0] = 0x7000;
+	m.val[0] = 0x1004;
+	ATF_CHECK_EQ(went(call_rspm8, 4, 0x1000, 64, &s, &m), ~(uint64_t)0);
+	m.addr[0] = 0x7004;
+	ATF_CHECK_EQ(went(call_rspm4, 4, 0x1000, 64, &s, &m), ~(uint64_t)0);
+	/* jmp [rsp - 8] pushed nothing: the slot is what it read. */
+	m.addr[0] = 0x6ff8;
+	m.val[0] = 0x6767;
+	ATF_CHECK_EQ(went(jmp_rspm8, 4, 0x1000, 64, &s, &m), 0x6767u);
 	/* jmp fs:[0x28] adds fs's base. */
 	s.fs_base = 0x9000;
 	m.addr[0] = 0x9028;
