@@ -699,7 +699,6 @@ static void
 dec_clear(struct dec *d)
 {
 	void *stk;
-	size_t hint;
 
 	if (d->blk != NULL)
 		pt_blk_free_decoder(d->blk);
@@ -713,10 +712,8 @@ dec_clear(struct dec *d)
 	free(d->sp_lens);
 	free(d->sp_code);
 	stk = d->stk;
-	hint = d->ops_hint;
 	memset(d, 0, sizeof(*d));
 	d->stk = stk;
-	d->ops_hint = hint;
 }
 
 static int
@@ -770,16 +767,7 @@ seg_decode(struct dec *d, const struct ix_seg_in *in, struct ix_seg_out *out,
 	}
 	d->has_limit = in->has_limit;
 	d->limit = in->has_limit ? in->limit - in->base : 0;
-	/*
-	 * Room for as many operations as the last segment's, whose size
-	 * the next one's usually is: no copy each time the buffer doubles
-	 * (no failure here either: the buffer grows as before).
-	 */
-	if (d->ops_hint > out->ops.len)
-		(void)hwtr_grow((void **)&out->ops.p, &out->ops.cap,
-		    d->ops_hint, 1);
 	(void)decode_buf(d, in->buf, in->len);
-	d->ops_hint = out->ops.len;
 done:
 	failed_bytes(d);
 }

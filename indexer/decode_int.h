@@ -131,7 +131,6 @@ struct dec {
 	uint64_t	act_t;
 	struct ix_loop	loop;
 	void		*stk;		/* libipt's stack (decode.c), or NULL */
-	size_t		ops_hint;	/* the last segment's operations, bytes */
 };
 
 /* The size of libipt's stack (decode.c, seg_decode_ipt()). */
