@@ -676,7 +676,9 @@ tree_paths(struct hwtr_q *q, const struct hwtr_q_req *req, int64_t rthread,
 		    pid < id && (size_t)pid < mcap && map[pid] != 0)
 			parent = map[pid] - 1;
 		calls = sqlite3_column_int64(st, 6);
-		if (to->ti->on && sqlite3_column_type(st, 5) != SQLITE_NULL &&
+		/* A root's call site is its caller's: no frames of it here. */
+		if (to->ti->on && parent != root &&
+		    sqlite3_column_type(st, 5) != SQLITE_NULL &&
 		    (parent = tinl_path(q, to->ti, t, parent, thread,
 		    (uint64_t)sqlite3_column_int64(st, 5), calls,
 		    sqlite3_column_int64(st, 7))) == SIZE_MAX) {
@@ -795,7 +797,13 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 		if (id >= lo && id <= hi && tstack_push(&open, id, cdepth,
 		    SIZE_MAX) < 0)
 			goto nomem;
-		if (ti.on && sqlite3_column_type(rs, k + 9) != SQLITE_NULL &&
+		/*
+		 * The frames inlined around the call instruction are the
+		 * caller's: a root's caller is not in the tree (it began
+		 * before the range, or before the trace), nor are they.
+		 */
+		if (ti.on && parent != root &&
+		    sqlite3_column_type(rs, k + 9) != SQLITE_NULL &&
 		    (parent = tinl_path(q, &ti, &t, parent, thread,
 		    (uint64_t)sqlite3_column_int64(rs, k + 9), 1,
 		    sqlite3_column_int64(rs, k + 6))) == SIZE_MAX) {

@@ -225,6 +225,37 @@ tree_folded_inlined_body()
 	    atf_fail "folded: no main;measure (inlined);strlen stack: $(grep main f.txt)"
 }
 
+atf_test_case tree_folded_range_roots
+tree_folded_range_roots_head() { atf_set descr "tree and export --folded over a range inside main's first loop: its roots are the ROUNDS strlen calls made from the inlined measure, with no 'measure (inlined)' frame of main's above them (the caller is outside the range)"; }
+tree_folded_range_roots_body()
+{
+	need
+	capture c "$HWTRACE_PROGS/inline"
+	rounds=$(sed -n 's/^#define ROUNDS[	 ]*\([0-9]*\)$/\1/p' \
+	    "$HWTRACE_SRC/tests/progs/inline.c")
+	# The window: main's first call of strlen up to its first of bump.
+	"$HWTRACE" query c.db calls --format tsv > calls.tsv ||
+	    atf_fail "calls failed"
+	from=$(awk -F'\t' '$5 == "main" && $4 ~ /strlen/ { print $8; exit }' calls.tsv)
+	to=$(awk -F'\t' '$5 == "main" && $4 == "bump" { print $8 - 1; exit }' calls.tsv)
+	[ -n "$from" ] && [ -n "$to" ] ||
+	    atf_fail "no strlen or bump call from main: $(grep main calls.tsv | head -n 5)"
+	"$HWTRACE" query c.db tree --from "$from" --to "$to" --format tsv \
+	    > tree.tsv || atf_fail "tree --from $from --to $to failed"
+	awk -F'\t' 'NR > 1 && $2 == 0' tree.tsv > roots
+	[ "$(wc -l < roots)" -eq 1 ] && awk -F'\t' '$3 ~ /strlen/ { f = 1 } END { exit !f }' roots ||
+	    atf_fail "expected strlen as the one root, got: $(oneline tree.tsv)"
+	got=$(awk -F'\t' '{ print $4 }' roots)
+	[ "$got" = "$rounds" ] ||
+	    atf_fail "expected $rounds calls of strlen (ROUNDS), got '$got'"
+	! grep -q 'inlined' tree.tsv ||
+	    atf_fail "a frame of the caller outside the range: $(oneline tree.tsv)"
+	"$HWTRACE" query c.db export --folded f.txt --from "$from" --to "$to" \
+	    > /dev/null || atf_fail "export --folded failed"
+	[ "$(wc -l < f.txt)" -eq 1 ] && grep -q '^[^;]*strlen[^;]* [0-9]*$' f.txt ||
+	    atf_fail "folded: expected one strlen stack alone, got: $(oneline f.txt)"
+}
+
 atf_test_case hot_by_inline
 hot_by_inline_head() { atf_set descr "hot --by inline and annotate: measure's instructions are its inlined loop instance's instructions (readelf's DWARF range, objdump's instructions in it) times ROUNDS, and hot's rows add up to every instruction"; }
 hot_by_inline_body()
@@ -717,6 +748,7 @@ atf_init_test_cases()
 	atf_add_test_case bt_inlined_40_deep_matches_gdb
 	atf_add_test_case func_inlined_entries
 	atf_add_test_case tree_folded_inlined
+	atf_add_test_case tree_folded_range_roots
 	atf_add_test_case hot_by_inline
 	atf_add_test_case clang_matches_gdb
 	atf_add_test_case split_dwarf
