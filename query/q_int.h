@@ -519,6 +519,8 @@ struct q_walk {
 	struct hwtr_q	*q;
 	sqlite3_stmt	*st;	/* id, depth, entry_seq, exit_seq, cols... */
 	int64_t		thread, maxdepth, seq_hi;
+	int64_t		rel, base;	/* q_walk_relative(): its depth, roots' */
+	int		relative;
 	int		skip;	/* seek past the last row if the next is in it */
 	int64_t		skip_seq, skip_es, skip_id;
 	int64_t		nseek;	/* seeks made (tests, figures) */
@@ -535,6 +537,12 @@ void q_walk_rewind(struct q_walk *w, int64_t maxdepth, int64_t seq_lo,
     int64_t seq_hi);
 /* Only calls entered at instructions @lo to @hi (a range's ends). */
 void q_walk_insns(struct q_walk *w, int64_t lo, int64_t hi);
+/*
+ * At most @maxdepth (>= 0) below the walk's roots rather than the
+ * thread's: the first call it reads and each later one as shallow or
+ * shallower (its caller was entered before the walk's first block).
+ */
+void q_walk_relative(struct q_walk *w, int64_t maxdepth);
 /* 1: a row in w->st (valid until the next step), 0: the end, < 0. */
 int q_walk_step(struct q_walk *w);
 void q_walk_close(struct q_walk *w);

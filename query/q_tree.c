@@ -419,6 +419,7 @@ struct tree_src {
 	sqlite3_stmt	*st, *th;
 	struct q_walk	w;
 	int64_t		depth, seq_lo, seq_hi, ilo, ihi;
+	int		relative;	/* --depth below the range's roots */
 };
 
 static int
@@ -445,6 +446,8 @@ tree_src_step(struct hwtr_q *q, struct tree_src *ts)
 		    ts->seq_hi) < 0)
 			return (SQLITE_ERROR);
 		q_walk_insns(&ts->w, ts->ilo, ts->ihi);
+		if (ts->relative)
+			q_walk_relative(&ts->w, ts->depth);
 	}
 }
 
@@ -512,10 +515,11 @@ tree_src_open(struct hwtr_q *q, const struct hwtr_q_req *req,
 	int rc;
 
 	*stp = NULL;
-	if (req->depth > 0) {
+	if (req->depth > 0 || (req->depth == 0 && r->on)) {
 		/*
 		 * Below the roots: each thread walked at most --depth deep
-		 * (q_walk.c), never reading the calls deeper.
+		 * (q_walk.c), never reading the calls deeper.  A range's
+		 * roots are the tree's, and --depth counts from them.
 		 */
 		ts->walk = 1;
 		ts->depth = req->depth;
@@ -524,6 +528,7 @@ tree_src_open(struct hwtr_q *q, const struct hwtr_q_req *req,
 			ts->seq_hi = r->seq_hi;
 			ts->ilo = r->insn_lo;
 			ts->ihi = r->insn_hi;
+			ts->relative = 1;
 		}
 		rc = q_prepare(q, &ts->th, "SELECT id FROM threads WHERE "
 		    "?1 < 0 OR id = ?1 ORDER BY id");

@@ -68,6 +68,7 @@ q_walk_rewind(struct q_walk *w, int64_t maxdepth, int64_t seq_lo,
 	w->maxdepth = maxdepth >= 0 ? maxdepth : INT64_MAX;
 	w->seq_hi = seq_hi;
 	w->skip = 0;
+	w->relative = 0;
 	sqlite3_bind_int64(w->st, 2, seq_lo);
 	sqlite3_bind_int64(w->st, 3, INT64_MIN);
 	sqlite3_bind_int64(w->st, 4, INT64_MIN);
@@ -79,6 +80,22 @@ q_walk_insns(struct q_walk *w, int64_t lo, int64_t hi)
 {
 	sqlite3_bind_int64(w->st, 6, lo);
 	sqlite3_bind_int64(w->st, 7, hi);
+}
+
+/*
+ * The roots of a walk that starts inside the call tree: its first call
+ * and every later call no deeper than the last root (its caller is then
+ * one of the calls open before the walk's first block, whose depths fall
+ * as they return).  What the walk seeks past is deeper than the bound,
+ * so it holds no root.
+ */
+void
+q_walk_relative(struct q_walk *w, int64_t maxdepth)
+{
+	w->relative = 1;
+	w->rel = maxdepth;
+	w->base = INT64_MAX;
+	w->maxdepth = INT64_MAX;
 }
 
 /* Resume after call @id (entered at @es) at block @from. */
@@ -123,6 +140,12 @@ q_walk_step(struct q_walk *w)
 				    w->skip_id);
 				continue;
 			}
+		}
+		if (w->relative && depth < w->base) {
+			/* A root: the bound is below it. */
+			w->base = depth;
+			w->maxdepth = depth > INT64_MAX - w->rel ? INT64_MAX :
+			    depth + w->rel;
 		}
 		if (depth > w->maxdepth) {
 			/* Entered inside a call the walk did not see. */

@@ -256,6 +256,35 @@ tree_folded_range_roots_body()
 	    atf_fail "folded: expected one strlen stack alone, got: $(oneline f.txt)"
 }
 
+atf_test_case tree_range_depth
+tree_range_depth_head() { atf_set descr "tree --depth D over a range counts from the range's roots: from printf's first callee to the end, --depth 0 is that call and exit (entered after main returned, shallower), and each --depth D is the range's whole tree cut at depth D"; }
+tree_range_depth_body()
+{
+	need
+	capture c "$HWTRACE_PROGS/inline"
+	"$HWTRACE" query c.db calls --format tsv > calls.tsv ||
+	    atf_fail "calls failed"
+	# The first call printf makes: it and its siblings are roots, and
+	# so is exit, which main's caller makes after main returned.
+	first=$(awk -F'\t' '$5 ~ /printf/ { print $4; exit }' calls.tsv)
+	from=$(awk -F'\t' '$5 ~ /printf/ { print $8; exit }' calls.tsv)
+	[ -n "$from" ] || atf_fail "no call made by printf: $(grep printf calls.tsv)"
+	"$HWTRACE" query c.db tree --from "$from" --format tsv > all.tsv ||
+	    atf_fail "tree --from $from failed"
+	for d in 0 1 2; do
+		"$HWTRACE" query c.db tree --from "$from" --depth $d \
+		    --format tsv > d$d.tsv ||
+		    atf_fail "tree --from $from --depth $d failed"
+		awk -F'\t' -v d=$d 'NR == 1 || $2 <= d' all.tsv > want$d.tsv
+		expect_same want$d.tsv d$d.tsv "tree --from $from --depth $d"
+	done
+	awk -F'\t' 'NR > 1 { print $3 }' d0.tsv > roots
+	[ "$(head -n 1 roots)" = "$first" ] && grep -qx exit roots ||
+	    atf_fail "--depth 0: expected $first first and exit among the roots, got: $(oneline d0.tsv)"
+	[ "$(wc -l < d1.tsv)" -gt "$(wc -l < d0.tsv)" ] ||
+	    atf_fail "--depth 1 shows nothing below the roots: $(oneline d1.tsv)"
+}
+
 atf_test_case hot_by_inline
 hot_by_inline_head() { atf_set descr "hot --by inline and annotate: measure's instructions are its inlined loop instance's instructions (readelf's DWARF range, objdump's instructions in it) times ROUNDS, and hot's rows add up to every instruction"; }
 hot_by_inline_body()
@@ -749,6 +778,7 @@ atf_init_test_cases()
 	atf_add_test_case func_inlined_entries
 	atf_add_test_case tree_folded_inlined
 	atf_add_test_case tree_folded_range_roots
+	atf_add_test_case tree_range_depth
 	atf_add_test_case hot_by_inline
 	atf_add_test_case clang_matches_gdb
 	atf_add_test_case split_dwarf

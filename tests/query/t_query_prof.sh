@@ -341,7 +341,7 @@ fix_rows()
 }
 
 atf_test_case range_filters
-range_filters_head() { atf_set descr "--from/--to on calls, tree, hot, annotate, coverage and export --folded keep what the fixture's hand-written walk ran between those instructions or times; --thread on coverage; --from after --to is a usage error"; }
+range_filters_head() { atf_set descr "--from/--to on calls, tree, hot, annotate, coverage and export --folded keep what the fixture's hand-written walk ran between those instructions or times, tree's --depth counted from the range's roots; --thread on coverage; --from after --to is a usage error"; }
 range_filters_body()
 {
 	fixture_db
@@ -351,6 +351,10 @@ range_filters_body()
 	atf_check -s exit:0 -o inline:"call\n" sh -c \
 	    "'$HWTRACE' query fix.db calls --from 7 --to 14 --format csv | cut -d, -f1"
 	fix_rows "-" "1,0,sq,2,6,6,0,sq\n" 1- tree --from 6 --to 15
+	# --depth counts from the range's roots: sum, then sq under it.
+	fix_rows "-" "1,0,sum,1\n" 1-4 tree --from 2 --to 23 --depth 0
+	fix_rows "-" "1,0,sum,1\n1,1,  sq,2\n" 1-4 tree --from 2 --to 23 --depth 1
+	fix_rows "-" "1,0,sq,2\n" 1-4 tree --from 6 --to 15 --depth 0
 	# sq's block alone (6-8): 3 instructions, all of the range.
 	atf_check -s exit:0 -o match:"^sq +/usr/local/bin/fix +3 +1 +100" \
 	    "$HWTRACE" query fix.db hot --from 6 --to 8 --thread 1
