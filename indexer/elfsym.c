@@ -911,6 +911,43 @@ sort_syms(struct ix_elf *e)
 	set_reach(e);
 }
 
+/*
+ * The function of the first @n symbols of @e (sorted by sort_syms())
+ * that covers @addr, or NULL.
+ */
+static const struct ix_sym *
+func_of(const struct ix_elf *e, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n, k, steps;
+	const struct ix_sym *best = NULL;
+
+	/* The last symbol at or below @addr. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (e->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/*
+	 * Walk down to a function that covers it (aliases, nested objects);
+	 * a symbol of size 0 covers what set_reach() gave it.
+	 */
+	for (k = lo, steps = 0; k > 0 && steps < 32; k--, steps++) {
+		const struct ix_sym *s = &e->syms[k - 1];
+
+		if (!func_like(s))
+			continue;
+		assert(s->size == 0 || s->reach == s->addr + s->size);
+		if (addr < s->reach)
+			best = s;	/* keep the first in sorted order */
+		if (best != NULL && (k < 2 || e->syms[k - 2].addr != s->addr))
+			return (best);
+	}
+	return (best);
+}
+
 /* A signed 32-bit little-endian value at @p. */
 static int64_t
 rd_s32(const uint8_t *p)
@@ -943,6 +980,7 @@ recover_funcs(struct ix_elf *e, Elf *elf, size_t shstrndx, const char *base,
 	uint64_t hdr = 0, fa = 0, fsz = 0, k, nfde;
 	char name[512];
 	int added = 0;
+	size_t nsorted = e->nsyms;
 
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		const char *sname;
@@ -986,8 +1024,14 @@ recover_funcs(struct ix_elf *e, Elf *elf, size_t shstrndx, const char *base,
 		if (size == 0 && k + 1 < nfde)
 			size = hdr + (uint64_t)rd_s32(p + 12 + 8 * (k + 1)) -
 			    start;
+		/*
+		 * Against the symbols read, which are sorted: those added
+		 * here come after them, out of order, which the search
+		 * cannot take (it then found a function far away that
+		 * "covered" the start, and named hardly any).
+		 */
 		if (size == 0 || size > (1u << 28) ||
-		    ix_elf_func(e, start) != NULL)
+		    func_of(e, nsorted, start) != NULL)
 			continue;
 		snprintf(name, sizeof(name), "%s+%#" PRIx64,
 		    base != NULL ? base : "image", start);
@@ -1200,34 +1244,7 @@ ix_elf_free(struct ix_elf *e)
 const struct ix_sym *
 ix_elf_func(const struct ix_elf *e, uint64_t addr)
 {
-	size_t lo = 0, hi = e->nsyms, k, steps;
-	const struct ix_sym *best = NULL;
-
-	/* The last symbol at or below @addr. */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (e->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/*
-	 * Walk down to a function that covers it (aliases, nested objects);
-	 * a symbol of size 0 covers what set_reach() gave it.
-	 */
-	for (k = lo, steps = 0; k > 0 && steps < 32; k--, steps++) {
-		const struct ix_sym *s = &e->syms[k - 1];
-
-		if (!func_like(s))
-			continue;
-		assert(s->size == 0 || s->reach == s->addr + s->size);
-		if (addr < s->reach)
-			best = s;	/* keep the first in sorted order */
-		if (best != NULL && (k < 2 || e->syms[k - 2].addr != s->addr))
-			return (best);
-	}
-	return (best);
+	return (func_of(e, e->nsyms, addr));
 }
 
 const struct ix_line *

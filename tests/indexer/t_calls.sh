@@ -294,6 +294,44 @@ stripped_functions_named_body()
 	[ "$row" -eq 0 ] || atf_fail "expected every block of main, one, two to have a symbol, $row have none"
 }
 
+atf_test_case stripped_system_binary
+stripped_system_binary_head() { atf_set descr "a stripped system binary with hundreds of unwind entries (Debian's /usr/bin/sort): every function readelf lists in .eh_frame that no exported symbol covers is named IMAGE+0xADDR at its start"; }
+stripped_system_binary_body()
+{
+	need_valgrind
+	command -v readelf >/dev/null 2>&1 && command -v nm >/dev/null 2>&1 ||
+	    atf_skip "binutils are not installed"
+	prog=/usr/bin/sort
+	[ -x $prog ] || atf_skip "$prog is not installed"
+	readelf -S -W $prog > sec
+	! grep -q ' \.symtab ' sec || atf_skip "$prog has a symbol table"
+	grep -q ' \.eh_frame_hdr ' sec || atf_skip "$prog has no .eh_frame_hdr"
+	# .text's bounds, and each FDE's start in it (readelf's pc=LO..HI).
+	set -- $(awk '$0 ~ / \.text / { for (i = 1; i < NF; i++) if ($i == ".text") print $(i + 2), $(i + 4) }' sec)
+	tlo=$((0x$1))
+	thi=$((0x$1 + 0x$2))
+	readelf --debug-dump=frames $prog | sed -n 's/.* FDE .* pc=\([0-9a-f]*\)\.\..*/\1/p' |
+	    while read -r a; do
+		a=$((0x$a))
+		[ $a -ge $tlo ] && [ $a -lt $thi ] && echo $a
+	    done | sort -n -u > fde
+	[ "$(wc -l < fde)" -ge 100 ] ||
+	    atf_skip "$prog has $(wc -l < fde) unwind entries in .text (fewer than 100)"
+	# Those an exported function covers are named by it.
+	nm -D -S --defined-only $prog | awk '$3 ~ /^[TtWwi]$/ { print $1, $2 }' |
+	    while read -r a n; do echo $((0x$a)) $((0x$n)); done > dyn
+	"$HWTRACE" capture --source valgrind -o s.hwtrace -- $prog --version \
+	    > capture.out 2> capture.err || atf_fail "capture of $prog failed: $(oneline capture.err)"
+	sql_tsv s.hwtrace syms.tsv "SELECT DISTINCT s.addr FROM symbols s JOIN images i ON i.id = s.image WHERE i.path = '$prog' AND s.kind = 'func' ORDER BY 1"
+	tail -n +2 syms.tsv | sort -n -u > have
+	comm -23 fde have | while read -r a; do
+		awk -v a=$a '$1 <= a && a < $1 + $2 { f = 1 } END { exit f }' dyn &&
+		    printf '%#x\n' $a
+	done > missing
+	[ ! -s missing ] ||
+	    atf_fail "$(wc -l < missing) of $(wc -l < fde) functions of $prog's .eh_frame have no symbol, e.g. $(head -n 5 missing | tr '\n' ' ')"
+}
+
 atf_test_case call_targets_named
 call_targets_named_head() { atf_set descr "in a program with neither symbols nor unwind tables, called functions are named IMAGE+0xADDR at the addresses nm gives in the unstripped build, with callgrind's callers"; }
 call_targets_named_body()
@@ -395,6 +433,7 @@ atf_init_test_cases()
 {
 	atf_add_test_case calls_counted_by_construction
 	atf_add_test_case stripped_functions_named
+	atf_add_test_case stripped_system_binary
 	atf_add_test_case call_targets_named
 	atf_add_test_case unknown_per_image
 	atf_add_test_case plt_calls_credited
