@@ -45,7 +45,8 @@
  *   whole, read, and the device destroyed (its ioctls: ENXIO).
  *   fk->snap_at: before that span *fk->snap_ctr is bumped (SIGUSR2 in
  *   the session) and the producer waits until the reader has read device
- *   0's position, fk->snap_pos (page-granular, as the backend's).  CPU mode:
+ *   0's position, fk->snap_pos (page-granular, as the backend's), and
+ *   again after its copy.  CPU mode:
  *   span i goes to the (i mod n)-th CPU's buffer.
  * - The coresight backend (fk->backend "coresight"): the ETR's ring is
  *   the first CPU's device; a span is an ETMv4 trace made here by
@@ -110,6 +111,7 @@ struct fk_dev {
 	uint64_t	written;	/* bytes the "hardware" wrote */
 	uint64_t	visible;	/* what BUFPTR_GET says */
 	uint64_t	seen;		/* the last BUFPTR_GET answer */
+	uint64_t	ngets;		/* BUFPTR_GETs answered */
 	struct hwtr_ptenc *enc;
 };
 
@@ -540,11 +542,20 @@ fk_producer(void *arg)
 			fk_log(fk, "device 0 gone after %d spans", i);
 		}
 		if (i == fk->snap_at && fk->snap_ctr != NULL) {
-			/* SIGUSR2 now; wait until the reader looked. */
+			/*
+			 * SIGUSR2 now; wait until the reader has copied the
+			 * snapshot: it reads the position, copies, and reads
+			 * it again to see what was written over meanwhile
+			 * (the hardware's race, which a busy host would make
+			 * this producer win at random).
+			 */
+			uint64_t g = fk->dev[0].ngets;
+
 			fk->snap_pos = fk->dev[0].visible;
 			(*fk->snap_ctr)++;
 			fk_log(fk, "SIGUSR2 at %ju", (uintmax_t)fk->snap_pos);
-			if (FK_WAIT(fk, fk->dev[0].seen >= fk->snap_pos))
+			if (FK_WAIT(fk, fk->dev[0].seen >= fk->snap_pos &&
+			    fk->dev[0].ngets >= g + 2))
 				fk_log(fk, "no snapshot taken");
 		}
 		if (!fk->dev[n].exists)
@@ -718,6 +729,7 @@ fk_dev_ioctl(struct fakehwt *fk, struct fk_dev *d, unsigned long req,
 		if (bg->data != NULL)
 			*bg->data = 0;
 		d->seen = d->visible;
+		d->ngets++;
 		if (d->n == 0 && fk->first_seen == 0)
 			fk->first_seen = d->visible;
 		return (0);
