@@ -340,6 +340,53 @@ fix_rows()
 	fi
 }
 
+atf_test_case coverage_lines_match_gcov
+coverage_lines_match_gcov_head() { atf_set descr "coverage --lcov's line counts equal gcov's for the measure, calls, switch and recurse fixtures built -O0 --coverage and run once; where the two place a function's entry (gcov: the line naming it, the line table: its opening brace) and return (the closing brace, which gcov leaves out), the counts are the entry's"; }
+coverage_lines_match_gcov_body()
+{
+	need_valgrind
+	require_tools gcc gcov
+	for p in measure calls switch recurse; do
+		cp "$HWTRACE_SRC/tests/progs/$p.c" . &&
+		    gcc -O0 -g --coverage -o $p $p.c 2> cc.err ||
+		    atf_skip "gcc -O0 -g --coverage cannot build $p.c: $(oneline cc.err)"
+		rm -f $p.gcda
+		"$HWTRACE" capture --source valgrind -o $p.hwtrace -- ./$p \
+		    > $p.out 2> $p.err ||
+		    atf_fail "capture of $p failed: $(oneline $p.err)"
+		[ -s $p.gcda ] || atf_fail "$p wrote no $p.gcda under capture"
+		"$HWTRACE" query $p.hwtrace coverage --lcov $p.info > /dev/null ||
+		    atf_fail "coverage --lcov of $p failed"
+		# gcov's "COUNT:LINE:" ("#####" never ran, "-" no code).
+		gcov -t $p.c 2> /dev/null | awk -F: '{
+			c = $1; gsub(/[ *]/, "", c); l = $2; gsub(/ /, "", l)
+			if (c == "#####") c = 0
+			if (c ~ /^[0-9]+$/) print l, c }' | sort > $p.g
+		awk -v f="/$p.c" '/^SF:/ { on = substr($0, length($0) - length(f) + 1) == f }
+		    /^end_of_record/ { on = 0 }
+		    on && /^DA:/ { split(substr($0, 4), a, ","); print a[1], a[2] }' \
+		    $p.info | sort > $p.h
+		[ "$(wc -l < $p.g)" -ge 10 ] && [ "$(wc -l < $p.h)" -ge 10 ] ||
+		    atf_fail "$p: too few lines (gcov $(wc -l < $p.g), lcov $(wc -l < $p.h))"
+		join $p.g $p.h | awk '$2 != $3' > $p.diff
+		[ ! -s $p.diff ] ||
+		    atf_fail "$p: LINE GCOV LCOV differ: $(oneline $p.diff)"
+		# gcov's entry line L: the line table's is L + 1, "{".
+		join -v 1 $p.g $p.h | while read -r l c; do
+			n=$((l + 1))
+			grep -q "^$n $c\$" $p.h &&
+			    sed -n "${n}p" $p.c | grep -q '^{$' ||
+			    echo "gcov's line $l ($c) without its brace"
+		done > $p.bad
+		# Ours alone: those braces, and closing ones.
+		join -v 2 $p.g $p.h | while read -r l c; do
+			sed -n "${l}p" $p.c | grep -q '^[{}]$' ||
+			    echo "line $l ($c) is not a brace"
+		done >> $p.bad
+		[ ! -s $p.bad ] || atf_fail "$p: $(oneline $p.bad)"
+	done
+}
+
 atf_test_case range_filters
 range_filters_head() { atf_set descr "--from/--to on calls, tree, hot, annotate, coverage and export --folded keep what the fixture's hand-written walk ran between those instructions or times, tree's --depth counted from the range's roots; --thread on coverage; --from after --to is a usage error"; }
 range_filters_body()
@@ -484,6 +531,7 @@ atf_init_test_cases()
 	atf_add_test_case annotate_insns_match_callgrind
 	atf_add_test_case folded_matches_callgrind
 	atf_add_test_case diff_known_divergence
+	atf_add_test_case coverage_lines_match_gcov
 	atf_add_test_case range_filters
 	atf_add_test_case depth_filters
 	atf_add_test_case hot_count_out_of_range
