@@ -17,8 +17,10 @@
  *		reads a database, some with options, for values below
  *		FZ_DB_VBOUND (200), modulo FZ_DB_NVERB (40) as before
  *		report and diff came, so that the seeds keep their verbs;
- *		from 200 up, hwtrace report and hwtrace diff with some of
- *		their options, modulo FZ_DB_NCMD)
+ *		but from FZ_DB_XLO (120) to FZ_DB_XHI (159), a second list
+ *		of query verbs with ranges, threads and depths together,
+ *		modulo FZ_DB_NXVERB; from 200 up, hwtrace report and
+ *		hwtrace diff with some of their options, modulo FZ_DB_NCMD)
  *   byte 2	the output format (table, CSV, TSV, JSON)
  *   byte 3	how many mutations follow (0 to FZ_DB_MAXMUT)
  *   then	each mutation in FZ_DB_MUTLEN bytes: kind, table, column, row
@@ -775,11 +777,17 @@ out:
  * How byte 1 picks the verb (fz_db_verb()).  Values below FZ_DB_VBOUND
  * pick a verb of hwtrace query modulo FZ_DB_NVERB, as they did before
  * report and diff were added, so that every seed of corpus-db keeps its
- * verb (their byte 1 values are all below 120); the values from
- * FZ_DB_VBOUND up pick one of the FZ_DB_NCMD runs of hwtrace report and
- * hwtrace diff, modulo FZ_DB_NCMD (56 values, 7 each).
+ * verb (their byte 1 values are below 120, but one at 184); but those
+ * from FZ_DB_XLO to FZ_DB_XHI (none of the seeds' before them) pick one
+ * of the FZ_DB_NXVERB verbs of fz_db_xverb(), modulo FZ_DB_NXVERB; the
+ * values from FZ_DB_VBOUND up pick one of the FZ_DB_NCMD runs of
+ * hwtrace report and hwtrace diff, modulo FZ_DB_NCMD (56 values, 7
+ * each).
  */
 #define FZ_DB_NVERB	40
+#define FZ_DB_XLO	120
+#define FZ_DB_XHI	159
+#define FZ_DB_NXVERB	16
 #define FZ_DB_VBOUND	200
 #define FZ_DB_NCMD	8
 
@@ -892,6 +900,70 @@ fz_db_qverb(unsigned k, struct hwtr_q_req *req, const char *out)
 }
 
 
+/*
+ * The second list (byte 1 from FZ_DB_XLO to FZ_DB_XHI): verbs whose
+ * options meet, each the way hwtrace query's command line sets them:
+ * ranges in instructions and in time with --depth (counted from the
+ * range's roots for tree and export --folded) and --thread, and the
+ * range of verbs that count blocks.  Time bounds are nanoseconds.
+ */
+static inline const char *
+fz_db_xverb(unsigned k, struct hwtr_q_req *req, const char *out)
+{
+	static const struct {
+		enum hwtr_q_verb verb;
+		const char	*what;
+	} v[FZ_DB_NXVERB] = {
+		{ HWTR_Q_TREE, "tree --from 2 --to 400 --depth 1" },
+		{ HWTR_Q_TREE, "tree --from 50 --depth 0 --thread 2" },
+		{ HWTR_Q_TREE, "tree --from 0us --to 50us --depth 2" },
+		{ HWTR_Q_TREE, "tree --from 300 --to 9000 --depth 3" },
+		{ HWTR_Q_EXPORT, "export --folded OUT --from 10 --to 5000 "
+		    "--depth 1" },
+		{ HWTR_Q_EXPORT, "export --folded OUT --weight time "
+		    "--from 100 --to 4000" },
+		{ HWTR_Q_EXPORT, "export --perfetto OUT --from 10 --to 4000" },
+		{ HWTR_Q_CALLS, "calls --from 1us --to 1ms" },
+		{ HWTR_Q_CALLS, "calls --from 40 --to 3000 --thread 2 "
+		    "--depth 2" },
+		{ HWTR_Q_HOT, "hot --from 100 --to 100000" },
+		{ HWTR_Q_HOT, "hot --by line --thread 2 --from 0 --to 1000" },
+		{ HWTR_Q_COVERAGE, "coverage --from 10 --to 3000" },
+		{ HWTR_Q_ANNOTATE, "annotate '*' --from 5 --to 500" },
+		{ HWTR_Q_TIMELINE, "timeline --from 0us --to 1ms --thread 2" },
+		{ HWTR_Q_FUNC, "func main --thread 2" },
+		{ HWTR_Q_BT, "bt --thread 2 --at 50" },
+	};
+
+	k %= FZ_DB_NXVERB;
+	hwtr_q_req_init(req, v[k].verb);
+	req->sql_timeout_ms = FZ_DB_TIMEOUT_MS;
+	switch (k) {
+	case 0: req->from = 2; req->to = 400; req->depth = 1; break;
+	case 1: req->from = 50; req->depth = 0; req->thread = 2; break;
+	case 2: req->t_from = 0; req->t_to = 50000; req->depth = 2; break;
+	case 3: req->from = 300; req->to = 9000; req->depth = 3; break;
+	case 4: req->folded = out; req->from = 10; req->to = 5000;
+		req->depth = 1; break;
+	case 5: req->folded = out; req->weight = "time"; req->from = 100;
+		req->to = 4000; break;
+	case 6: req->perfetto = out; req->from = 10; req->to = 4000; break;
+	case 7: req->t_from = 1000; req->t_to = 1000000; break;
+	case 8: req->from = 40; req->to = 3000; req->thread = 2;
+		req->depth = 2; break;
+	case 9: req->from = 100; req->to = 100000; break;
+	case 10: req->by = "line"; req->thread = 2; req->from = 0;
+		req->to = 1000; break;
+	case 11: req->from = 10; req->to = 3000; break;
+	case 12: req->pattern = "*"; req->from = 5; req->to = 500; break;
+	case 13: req->t_from = 0; req->t_to = 1000000; req->thread = 2;
+		break;
+	case 14: req->pattern = "main"; req->thread = 2; break;
+	default: req->thread = 2; req->at = 50; break;
+	}
+	return (v[k].what);
+}
+
 /* What fz_db_verb() chose: a query verb, a report or a diff. */
 enum fz_db_cmd { FZ_CMD_QUERY, FZ_CMD_REPORT, FZ_CMD_DIFF };
 
@@ -928,6 +1000,11 @@ fz_db_verb(unsigned k, struct fz_db_run *r, const char *out)
 	};
 
 	memset(r, 0, sizeof(*r));
+	if (k >= FZ_DB_XLO && k <= FZ_DB_XHI) {
+		r->cmd = FZ_CMD_QUERY;
+		r->what = fz_db_xverb(k - FZ_DB_XLO, &r->req, out);
+		return;
+	}
 	if (k < FZ_DB_VBOUND) {
 		r->cmd = FZ_CMD_QUERY;
 		r->what = fz_db_qverb(k, &r->req, out);
