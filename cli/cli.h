@@ -95,8 +95,25 @@ struct cli_progress {
 };
 void cli_progress_show(void *arg, uint64_t done, uint64_t total);
 
-/* Print @cmd's help (synopsis, summary, options) to @fp. */
+/*
+ * Print @cmd's help (synopsis, summary, options) to @fp, within
+ * CLI_WRAP_WIDTH columns where words allow: options in a column of
+ * CLI_HELP_LEFT, their descriptions beside it.
+ */
 void cli_help(const struct cli_cmd *cmd, FILE *fp);
+
+#define CLI_WRAP_WIDTH	79
+#define CLI_HELP_LEFT	28
+
+/*
+ * Write @text and a newline to @fp, the cursor at column @col: words
+ * wrapped within CLI_WRAP_WIDTH columns, a line they continue starting
+ * with @indent spaces; a newline in @text starts a line of its own, its
+ * leading blanks kept.  With @groups, a bracketed group is one word (a
+ * synopsis breaks between options, not inside one).  A word longer than
+ * the line is written whole.
+ */
+void cli_wrap(FILE *fp, const char *text, int col, int indent, int groups);
 
 /* Print "hwtrace VERB: msg" and a usage hint to stderr; returns 2. */
 int cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)

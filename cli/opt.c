@@ -26,15 +26,90 @@
 #define CLI_MAXOPTS	64
 #define CLI_HELP	0x1000
 
+/*
+ * The length of the word of @s (up to a space or the end); with
+ * @groups, a bracketed group ("[--to N]", "[--cpu F/M[/S]]") is one word.
+ */
+static size_t
+wrap_word(const char *s, int groups)
+{
+	size_t n = 0;
+	int depth = 0;
+
+	for (; s[n] != '\0' && s[n] != '\n'; n++) {
+		if (s[n] == ' ' && depth == 0)
+			break;
+		if (groups && s[n] == '[')
+			depth++;
+		else if (groups && s[n] == ']' && depth > 0)
+			depth--;
+	}
+	return (n);
+}
+
+void
+cli_wrap(FILE *fp, const char *text, int col, int indent, int groups)
+{
+	const char *p = text;
+	size_t w;
+	int at = col, first = 1;
+
+	while (*p != '\0') {
+		if (*p == '\n') {
+			/* The text's own line: as it is (its leading blanks). */
+			fputc('\n', fp);
+			p++;
+			at = 0;
+			first = 1;
+			while (*p == ' ') {
+				fputc(' ', fp);
+				p++;
+				at++;
+			}
+			continue;
+		}
+		if (*p == ' ') {
+			p++;
+			continue;
+		}
+		w = wrap_word(p, groups);
+		if (!first && at + 1 + (int)w > CLI_WRAP_WIDTH) {
+			fprintf(fp, "\n%*s", indent, "");
+			at = indent;
+		} else if (!first) {
+			fputc(' ', fp);
+			at++;
+		}
+		fwrite(p, 1, w, fp);
+		at += (int)w;
+		p += w;
+		first = 0;
+	}
+	fputc('\n', fp);
+}
+
+/* "usage: hwtrace VERB USAGE", continued under USAGE's start. */
+static void
+usage_line(const struct cli_cmd *cmd, FILE *fp, const char *lead)
+{
+	int col;
+
+	col = fprintf(fp, "%shwtrace %s ", lead, cmd->verb);
+	cli_wrap(fp, cmd->usage, col, col, 1);
+}
+
 void
 cli_help(const struct cli_cmd *cmd, FILE *fp)
 {
 	const struct cli_opt *o;
 	char left[64];
+	int col;
 
-	fprintf(fp, "usage: hwtrace %s %s\n", cmd->verb, cmd->usage);
-	if (cmd->summary != NULL)
-		fprintf(fp, "\n%s\n", cmd->summary);
+	usage_line(cmd, fp, "usage: ");
+	if (cmd->summary != NULL) {
+		fputc('\n', fp);
+		cli_wrap(fp, cmd->summary, 0, 0, 0);
+	}
 	fprintf(fp, "\noptions:\n");
 	for (o = cmd->opts; o != NULL && o->lname != NULL; o++) {
 		if (o->sname > 0 && o->sname < 256)
@@ -43,9 +118,11 @@ cli_help(const struct cli_cmd *cmd, FILE *fp)
 		else
 			snprintf(left, sizeof(left), "    --%s%s%s", o->lname,
 			    o->arg ? " " : "", o->arg ? o->arg : "");
-		fprintf(fp, "  %-28s %s\n", left, o->help);
+		col = fprintf(fp, "  %-*s ", CLI_HELP_LEFT, left);
+		cli_wrap(fp, o->help, col, CLI_HELP_LEFT + 3, 0);
 	}
-	fprintf(fp, "  %-28s %s\n", "-h, --help", "show this help and exit");
+	fprintf(fp, "  %-*s %s\n", CLI_HELP_LEFT, "-h, --help",
+	    "show this help and exit");
 	fprintf(fp, "\nSee hwtrace-%s(1).\n", cmd->verb);
 }
 
@@ -84,7 +161,8 @@ cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nusage: hwtrace %s %s\n", cmd->verb, cmd->usage);
+	fputc('\n', stderr);
+	usage_line(cmd, stderr, "usage: ");
 	fprintf(stderr, "Try 'hwtrace %s --help' for more information.\n",
 	    cmd->verb);
 	return (EXIT_USAGE);

@@ -33,6 +33,37 @@ help_every_verb_body()
 	done
 }
 
+atf_test_case help_fits_80_columns
+help_fits_80_columns_head()
+{
+	atf_set descr "every --help (each verb, each query and fleet verb) and the usage of a usage error stay within 79 columns"
+}
+help_fits_80_columns_body()
+{
+	{
+		"$HWTRACE" --help
+		for v in capture index $VERBS query export fleet; do
+			"$HWTRACE" $v --help
+		done
+		for v in summary threads last calls tree func coverage hot \
+		    branches timeline insns sql export bt annotate; do
+			"$HWTRACE" query x.db $v --help
+		done
+		for v in runs func coverage diff; do
+			"$HWTRACE" fleet URL $v --help
+		done
+		"$HWTRACE" query x.db tree --no-such-option 2>&1
+		"$HWTRACE" report --no-such-option 2>&1
+	} > help
+	[ "$(grep -c '^usage: ' help)" -ge 27 ] ||
+		atf_fail "expected 27 usages, got: $(grep '^usage: ' help)"
+	awk 'length > 79' help > long
+	[ ! -s long ] || atf_fail "lines past 79 columns: $(cat long)"
+	# Wrapped where a word ends: no option is cut from its argument.
+	grep -q -- '--timeout SECONDS' help ||
+		atf_fail "expected '--timeout SECONDS' on one line"
+}
+
 # The SYNOPSIS of docs/hwtrace-VERB.1, as mandoc renders it, on one line.
 man_synopsis()
 {
@@ -200,6 +231,7 @@ version_body()
 atf_init_test_cases()
 {
 	atf_add_test_case help_every_verb
+	atf_add_test_case help_fits_80_columns
 	atf_add_test_case help_matches_man
 	atf_add_test_case man_lint
 	atf_add_test_case man_examples_run

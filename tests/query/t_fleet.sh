@@ -441,7 +441,9 @@ usage_errors_body()
 		    awk '/^SYNOPSIS/ { on = 1; next } /^[A-Z]/ { on = 0 } on' |
 		    tr -s ' \t\n' '   ' | sed 's/^ //; s/ $//'
 	}
-	usage() { sed -n 's/^usage: //p' | tr -s ' ' ' '; }
+	# The usage (wrapped within 79 columns) as one line.
+	usage() { sed -n '1,/^$/p' | sed 's/^usage: //' | tr -s ' \n' '  ' |
+	    sed 's/^ //; s/ $//'; }
 	syn=$(synopsis export)
 	use=$("$HWTRACE" export --help | usage)
 	[ "$syn" = "$use" ] || atf_fail "export: SYNOPSIS '$syn' is not --help's '$use'"

@@ -684,7 +684,9 @@ help_every_verb_body()
 	    timeline insns sql export bt annotate; do
 		"$HWTRACE" query x.db $v --help > help ||
 		    atf_fail "'$v --help' failed"
-		line=$(head -1 help | sed 's/^usage: //')
+		# The usage, wrapped within 79 columns, as one line.
+		line=$(sed -n '1,/^$/p' help | sed 's/^usage: //' |
+		    tr -s ' \n' '  ' | sed 's/^ //; s/ $//')
 		grep -qxF "$line" synopsis ||
 		    atf_fail "SYNOPSIS of hwtrace-query(1) lacks '$line'; it has: $(cat synopsis)"
 	done
