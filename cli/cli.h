@@ -44,6 +44,13 @@ struct cli_cmd {
 	const char	*usage;
 	const char	*summary;
 	const struct cli_opt *opts;
+	/*
+	 * The verb of a verb ("tree" of query): a usage error's hint then
+	 * names its help, "hwtrace VERB ARG SUB --help", @arg the operand
+	 * before it as the synopsis names it ("DB").  NULL: none.
+	 */
+	const char	*sub;
+	const char	*arg;
 };
 
 /*

@@ -78,12 +78,12 @@ static const struct cli_opt capture_opts[] = {
 };
 
 static const struct cli_cmd capture_cmd = {
-	"capture",
-	"[-o FILE] [options] -- COMMAND [ARG...]\n"
-	"       hwtrace capture -p PID [-o FILE] [options]",
-	"Record how a program runs: an Intel PT stream per thread, sideband "
-	"and images,\nin one archive.",
-	capture_opts
+	.verb = "capture",
+	.usage = "[-o FILE] [options] -- COMMAND [ARG...]\n"
+	    "       hwtrace capture -p PID [-o FILE] [options]",
+	.summary = "Record how a program runs: an Intel PT stream per thread, "
+	    "sideband and images, in one archive.",
+	.opts = capture_opts,
 };
 
 /* The flags the signal handlers set; the session polls them. */

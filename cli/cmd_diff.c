@@ -33,9 +33,9 @@ static const struct cli_cmd diff_cmd = {
 	.verb = "diff",
 	.usage = "[--first] [--format FMT] [--list N] [-n N] [--timeout SECONDS] A B",
 	.summary = "Compare two executions: align them by call tree and "
-	    "loop iterations and list the\nregions where they differ, each "
-	    "with the branch that went different ways, where\nthe runs meet "
-	    "again and what ran on one side only, largest first; start-up\n"
+	    "loop iterations and list the regions where they differ, each "
+	    "with the branch that went different ways, where the runs meet "
+	    "again and what ran on one side only, largest first; start-up "
 	    "differences outside main are listed apart.  A and B are databases "
 	    "or archives.",
 	.opts = diff_opts,

@@ -32,7 +32,7 @@ static const struct cli_cmd export_cmd = {
 	.verb = "export",
 	.usage = "--postgres URL [--label KEY=VALUE]... DB|ARCHIVE...",
 	.summary = "Load execution histories into a PostgreSQL database "
-	    "shared by many runs (an archive\nis indexed first); 'hwtrace "
+	    "shared by many runs (an archive is indexed first); 'hwtrace "
 	    "fleet' asks questions across them.",
 	.opts = export_opts,
 };

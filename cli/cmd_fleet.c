@@ -66,11 +66,12 @@ static const struct fverb fverbs[] = {
 };
 
 static const struct cli_cmd top_cmd = {
-	"fleet", "[--format FMT] URL VERB [options]",
-	"Ask questions across the runs exported to PostgreSQL by 'hwtrace "
-	"export'.  VERB is one of:\nruns, func, coverage, diff; 'hwtrace fleet "
-	"URL VERB --help' describes one.",
-	o_top
+	.verb = "fleet",
+	.usage = "[--format FMT] URL VERB [options]",
+	.summary = "Ask questions across the runs exported to PostgreSQL by "
+	    "'hwtrace export'.  VERB is one of: runs, func, coverage, diff; "
+	    "'hwtrace fleet URL VERB --help' describes one.",
+	.opts = o_top,
 };
 
 int
@@ -105,10 +106,13 @@ cmd_fleet(int argc, char **argv)
 	if (v->name == NULL)
 		return (cli_usage_error(&top_cmd, "unknown verb '%s'",
 		    argv[optind + 1]));
+	memset(&vcmd, 0, sizeof(vcmd));
 	vcmd.verb = "fleet";
 	vcmd.usage = v->usage;
 	vcmd.summary = v->summary;
 	vcmd.opts = v->opts;
+	vcmd.sub = v->name;
+	vcmd.arg = "URL";
 	memset(&req, 0, sizeof(req));
 	req.verb = v->verb;
 	vargc = argc - optind - 1;

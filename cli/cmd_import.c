@@ -150,11 +150,11 @@ static const struct cli_cmd import_cmd = {
 	    "       hwtrace import [--cpu F/M[/S]|auto|none] [--debug-dir DIR]\n"
 	    "       [--no-debug-info] --elf FILE[:BASE] HWT_DUMP -o OUT",
 	.summary = "Pack a foreign capture into a hwtrace archive: raw Intel "
-	    "PT files with ptxed's\noptions, an LLDB Intel PT trace bundle, "
-	    "an ARM CoreSight trace snapshot\ndirectory (one holding "
-	    "snapshot.ini), a perf.data file of Linux perf or\n"
+	    "PT files with ptxed's options, an LLDB Intel PT trace bundle, "
+	    "an ARM CoreSight trace snapshot directory (one holding "
+	    "snapshot.ini), a perf.data file of Linux perf or "
 	    "simpleperf with Intel PT or CoreSight ETM trace (and the "
-	    "jitdump it names),\nor FreeBSD hwt(8)'s raw dump.",
+	    "jitdump it names), or FreeBSD hwt(8)'s raw dump.",
 	.opts = import_opts,
 };
 

@@ -314,6 +314,8 @@ cmd_query(int argc, char **argv)
 	ql.vcmd.usage = usage;
 	ql.vcmd.summary = ql.v->summary;
 	ql.vcmd.opts = ql.v->opts;
+	ql.vcmd.sub = ql.v->name;
+	ql.vcmd.arg = "DB";
 	hwtr_q_req_init(&ql.req, ql.v->verb);
 	if (tmo != NULL && (rc = query_verb_opt(&ql, O_TIMEOUT, tmo)) != 0) {
 		free(usage);

@@ -138,12 +138,13 @@ static const struct qverb qverbs[] = {
 };
 
 static const struct cli_cmd top_cmd = {
-	"query", "[--db PATH] [--format FMT] DB|ARCHIVE VERB [options]",
-	"Answer questions over an execution history.  VERB is one of: summary, "
-	"threads, last, calls, tree,\nfunc, coverage, hot, branches, timeline, "
-	"insns, sql, export, bt, annotate;\n'hwtrace query DB VERB --help' "
-	"describes one.",
-	o_plain
+	.verb = "query",
+	.usage = "[--db PATH] [--format FMT] DB|ARCHIVE VERB [options]",
+	.summary = "Answer questions over an execution history.  VERB is one "
+	    "of: summary, threads, last, calls, tree, func, coverage, hot, "
+	    "branches, timeline, insns, sql, export, bt, annotate; 'hwtrace "
+	    "query DB VERB --help' describes one.",
+	.opts = o_plain,
 };
 
 /* "DB|ARCHIVE last [--db PATH] [--format FMT] [--insns] [-n N] ..." */

@@ -52,7 +52,7 @@ cli_wrap(FILE *fp, const char *text, int col, int indent, int groups)
 {
 	const char *p = text;
 	size_t w;
-	int at = col, first = 1;
+	int at = col, first = 1, gap = 1;
 
 	while (*p != '\0') {
 		if (*p == '\n') {
@@ -69,21 +69,25 @@ cli_wrap(FILE *fp, const char *text, int col, int indent, int groups)
 			continue;
 		}
 		if (*p == ' ') {
-			p++;
+			/* Two spaces after a sentence stay two. */
+			gap = p[1] == ' ' && p > text && p[-1] == '.' ? 2 : 1;
+			while (*p == ' ')
+				p++;
 			continue;
 		}
 		w = wrap_word(p, groups);
-		if (!first && at + 1 + (int)w > CLI_WRAP_WIDTH) {
+		if (!first && at + gap + (int)w > CLI_WRAP_WIDTH) {
 			fprintf(fp, "\n%*s", indent, "");
 			at = indent;
 		} else if (!first) {
-			fputc(' ', fp);
-			at++;
+			fprintf(fp, "%*s", gap, "");
+			at += gap;
 		}
 		fwrite(p, 1, w, fp);
 		at += (int)w;
 		p += w;
 		first = 0;
+		gap = 1;
 	}
 	fputc('\n', fp);
 }
@@ -163,8 +167,12 @@ cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	usage_line(cmd, stderr, "usage: ");
-	fprintf(stderr, "Try 'hwtrace %s --help' for more information.\n",
-	    cmd->verb);
+	if (cmd->sub != NULL)
+		fprintf(stderr, "Try 'hwtrace %s %s %s --help' for more "
+		    "information.\n", cmd->verb, cmd->arg, cmd->sub);
+	else
+		fprintf(stderr, "Try 'hwtrace %s --help' for more "
+		    "information.\n", cmd->verb);
 	return (EXIT_USAGE);
 }
 

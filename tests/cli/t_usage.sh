@@ -36,7 +36,7 @@ help_every_verb_body()
 atf_test_case help_fits_80_columns
 help_fits_80_columns_head()
 {
-	atf_set descr "every --help (each verb, each query and fleet verb) and the usage of a usage error stay within 79 columns"
+	atf_set descr "every --help (each verb, each query and fleet verb) and the usage of a usage error stay within 79 columns; a verb's usage error names its own --help"
 }
 help_fits_80_columns_body()
 {
@@ -62,6 +62,10 @@ help_fits_80_columns_body()
 	# Wrapped where a word ends: no option is cut from its argument.
 	grep -q -- '--timeout SECONDS' help ||
 		atf_fail "expected '--timeout SECONDS' on one line"
+	# A verb's usage error points at that verb's help.
+	expect_line help "Try 'hwtrace query DB tree --help' for more information."
+	"$HWTRACE" fleet URL diff --no-such-option 2> err && atf_fail "fleet accepted --no-such-option"
+	expect_line err "Try 'hwtrace fleet URL diff --help' for more information."
 }
 
 # The SYNOPSIS of docs/hwtrace-VERB.1, as mandoc renders it, on one line.
