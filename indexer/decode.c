@@ -293,8 +293,6 @@ progress(struct dec *d)
 
 	if (d->w.in->progress != NULL && ix_src_offset(d, &off) >= 0)
 		__atomic_store_n(d->w.in->progress, off, __ATOMIC_RELAXED);
-	if (d->w.in->yield != NULL)
-		d->w.in->yield(d->w.in->yield_arg);
 }
 
 int

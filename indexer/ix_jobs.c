@@ -19,7 +19,6 @@ ix_jobq_init(struct ix_jobq *q, pthread_mutex_t *lock,
 	q->work_cv = work_cv;
 	pthread_cond_init(&q->done_cv, NULL);
 	q->head = q->tail = NULL;
-	q->queued = 0;
 	q->other_ns = 0;
 }
 
@@ -47,7 +46,6 @@ ix_jobq_submit(struct ix_jobq *q, struct ix_job *j)
 	else
 		q->head = j;
 	q->tail = j;
-	__atomic_store_n(&q->queued, 1, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(q->work_cv);
 	pthread_mutex_unlock(q->lock);
 }
@@ -64,9 +62,6 @@ unqueue(struct ix_jobq *q, struct ix_job *j)
 			if (q->tail == j)
 				q->tail = prev;
 			j->next = NULL;
-			if (q->head == NULL)
-				__atomic_store_n(&q->queued, 0,
-				    __ATOMIC_RELAXED);
 			return;
 		}
 }
@@ -100,20 +95,6 @@ ix_jobq_run(struct ix_jobq *q, struct ix_job *j, int other)
 		    1000000000LL + (t1.tv_nsec - t0.tv_nsec));
 	j->state = IX_JOB_DONE;
 	pthread_cond_broadcast(&q->done_cv);
-}
-
-void
-ix_jobq_help(struct ix_jobq *q)
-{
-	struct ix_job *j;
-
-	if (q == NULL || q->lock == NULL ||
-	    !__atomic_load_n(&q->queued, __ATOMIC_RELAXED))
-		return;
-	pthread_mutex_lock(q->lock);
-	while ((j = ix_jobq_take(q)) != NULL)
-		ix_jobq_run(q, j, 1);
-	pthread_mutex_unlock(q->lock);
 }
 
 void

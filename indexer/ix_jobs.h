@@ -37,7 +37,6 @@ struct ix_jobq {
 	pthread_cond_t	*work_cv;
 	pthread_cond_t	done_cv;	/* a job is done */
 	struct ix_job	*head, *tail;
-	int		queued;		/* head != NULL, read unlocked */
 	uint64_t	other_ns;	/* CPU of jobs run by the workers */
 };
 
@@ -55,12 +54,5 @@ void	ix_jobq_wait(struct ix_jobq *q, struct ix_job *j);
 struct ix_job *ix_jobq_take(struct ix_jobq *q);
 /* Under the lock: run @j, taken, unlocked meanwhile; @other: a worker. */
 void	ix_jobq_run(struct ix_jobq *q, struct ix_job *j, int other);
-/*
- * For a worker busy with something else (decoding a segment): the jobs
- * queued now, if any, run here (as ix_jobq_run(), @other), so that the
- * writer does not find them still queued when it waits for them.  Not
- * under the lock; a relaxed read when there are none.
- */
-void	ix_jobq_help(struct ix_jobq *q);
 
 #endif /* !HWTR_IX_JOBS_H */

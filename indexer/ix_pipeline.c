@@ -308,31 +308,6 @@ count_fallback(struct run *r, const struct ix_seg_out *out)
 }
 
 /*
- * A worker decoding a segment, every 4096 blocks: the writer's jobs
- * queued meanwhile, when the writer has a segment before this one to
- * stitch.  Each job waits at most a few exec chunks or calls pages later
- * (IX_XQ, CS_PW); when still queued then, the writer runs it itself.  A
- * worker decoding the segment the writer waits for leaves them to the
- * writer, which runs them while it waits: taken here they would delay
- * that segment and cost more (their data is in the writer's cache).
- */
-static void
-worker_yield(void *arg)
-{
-	struct pubctx *pc = arg;
-	struct ix_pipe *pl = pc->r->pl;
-	int ahead;
-
-	if (!__atomic_load_n(&pl->jq.queued, __ATOMIC_RELAXED))
-		return;
-	pthread_mutex_lock(&pl->lock);
-	ahead = pc->seg > pl->stitched;
-	pthread_mutex_unlock(&pl->lock);
-	if (ahead)
-		ix_jobq_help(&pl->jq);
-}
-
-/*
  * Decode segment @i (worker @w; @own: on the writer's thread, whose
  * CoreSight batches cannot wait for itself).
  */
@@ -395,10 +370,6 @@ decode_one(struct run *r, size_t w, size_t i, int own)
 	in.img_len = r->im->img_len;
 	in.cancel = r->ix->opts.cancel;
 	in.progress = &r->pl->wprogress[w];
-	if (!own) {
-		in.yield = worker_yield;
-		in.yield_arg = &pc;
-	}
 	err[0] = '\0';
 	if (in.desc->format == HWTR_TF_CORESIGHT &&
 	    hwtr_sv_seg_top(r->pl->sv, i, &to) == 0) {
@@ -576,9 +547,12 @@ writer_decodes(struct run *r, size_t i)
 
 /*
  * Workers take segments in stream order, at most r->pl->window ahead of the
- * writer: memory is bounded by the window, not by the trace.  The
- * writer's jobs come first; a worker stays for them until the writer is
- * done.
+ * writer: memory is bounded by the window, not by the trace.  A worker
+ * runs the writer's jobs only when it has no segment to decode, and stays
+ * for them until the writer is done.  Taken while it had one, a job cost
+ * more CPU than it saved the writer: its rows and pages are in the
+ * writer's cache (gz8 -j 2: 5.6-5.8 against 6.2-6.5 user CPU-s, wall as
+ * fast; docs/PERFORMANCE.md, Index).
  */
 static void *
 worker(void *arg)
@@ -595,13 +569,13 @@ worker(void *arg)
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	pthread_mutex_lock(&pl->lock);
 	for (;;) {
-		/* The writer's jobs first: it will wait for them. */
 		while (!pl->abort && pl->jq.head == NULL && !seg_may_start(r))
 			pthread_cond_wait(&pl->work_cv, &pl->lock);
 		if (pl->abort)
 			break;
-		if ((j = ix_jobq_take(&pl->jq)) != NULL) {
-			ix_jobq_run(&pl->jq, j, 1);
+		if (!seg_may_start(r)) {
+			if ((j = ix_jobq_take(&pl->jq)) != NULL)
+				ix_jobq_run(&pl->jq, j, 1);
 			continue;
 		}
 		i = pl->next_seg++;

@@ -80,12 +80,6 @@ struct ix_seg_in {
 	volatile int	*cancel;
 	volatile uint64_t *progress;	/* bytes done, updated now and then */
 	/*
-	 * Called as often as @progress is updated, when set: the pipeline's
-	 * worker runs the writer's jobs queued meanwhile (ix_jobs.h).
-	 */
-	void		(*yield)(void *);
-	void		*yield_arg;
-	/*
 	 * Outputs to fill: 1, or for a CoreSight stream one per unit
 	 * (ix_cs_units()), each a thread and stream of its own.
 	 */
