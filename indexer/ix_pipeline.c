@@ -550,9 +550,9 @@ writer_decodes(struct run *r, size_t i)
  * writer: memory is bounded by the window, not by the trace.  A worker
  * runs the writer's jobs only when it has no segment to decode, and stays
  * for them until the writer is done.  Taken while it had one, a job cost
- * more CPU than it saved the writer: its rows and pages are in the
- * writer's cache (gz8 -j 2: 5.6-5.8 against 6.2-6.5 user CPU-s, wall as
- * fast; docs/PERFORMANCE.md, Index).
+ * more CPU than it saved the writer, likely because its rows and pages
+ * are in the writer's cache (gz8 -j 2: 5.6-5.8 against 6.2-6.5 user
+ * CPU-s, wall as fast; docs/PERFORMANCE.md, Index).
  */
 static void *
 worker(void *arg)
