@@ -94,11 +94,11 @@ cli_wrap(FILE *fp, const char *text, int col, int indent, int groups)
 
 /* "usage: hwtrace VERB USAGE", continued under USAGE's start. */
 static void
-usage_line(const struct cli_cmd *cmd, FILE *fp, const char *lead)
+usage_line(const struct cli_cmd *cmd, FILE *fp)
 {
 	int col;
 
-	col = fprintf(fp, "%shwtrace %s ", lead, cmd->verb);
+	col = fprintf(fp, "usage: hwtrace %s ", cmd->verb);
 	cli_wrap(fp, cmd->usage, col, col, 1);
 }
 
@@ -109,7 +109,7 @@ cli_help(const struct cli_cmd *cmd, FILE *fp)
 	char left[64];
 	int col;
 
-	usage_line(cmd, fp, "usage: ");
+	usage_line(cmd, fp);
 	if (cmd->summary != NULL) {
 		fputc('\n', fp);
 		cli_wrap(fp, cmd->summary, 0, 0, 0);
@@ -166,7 +166,7 @@ cli_usage_error(const struct cli_cmd *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	usage_line(cmd, stderr, "usage: ");
+	usage_line(cmd, stderr);
 	if (cmd->sub != NULL)
 		fprintf(stderr, "Try 'hwtrace %s %s %s --help' for more "
 		    "information.\n", cmd->verb, cmd->arg, cmd->sub);
