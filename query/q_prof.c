@@ -855,6 +855,20 @@ q_folded(struct hwtr_q *q, const struct hwtr_q_req *req,
 	if (req->from >= 0 || req->to >= 0 || req->t_from >= 0 ||
 	    req->t_to >= 0)
 		nthreads = 1;
+	if (wcol == 6) {
+		int64_t ntimed;
+
+		if ((rc = q_int(q, &ntimed, 0, "SELECT count(*) FROM threads "
+		    "WHERE first_ns IS NOT NULL AND (?1 < 0 OR id = ?1)", "i",
+		    req->thread)) < 0)
+			return (rc);
+		if (ntimed == 0)
+			return (q_fail(q, -HWTR_E_INVAL, "export --folded "
+			    "--weight time: %s no time (the trace has no "
+			    "timestamps); weigh by instructions",
+			    req->thread < 0 ? "the database has" :
+			    "the thread has"));
+	}
 	treq.verb = HWTR_Q_TREE;
 	/* The tree whole, not streamed to the output. */
 	q->out = NULL;

@@ -319,12 +319,17 @@ tnode_add(struct hwtr_q *q, struct tnode *n, int64_t count,
 
 /*
  * The node under @parent that a call made at @ip goes under: @parent, or
- * its innermost inlined frame there.  SIZE_MAX: an error (q->msg).
+ * its innermost inlined frame there.  The inlined frames passed count the
+ * @ncalls calls, their @insns instructions and their duration: column
+ * @dcol of @st (NULL: not known).  SIZE_MAX: an error (q->msg).
  */
 static size_t
 tinl_path(struct hwtr_q *q, struct tinl *ti, struct tree *t, size_t parent,
-    int64_t thread, uint64_t ip, int64_t ncalls, int64_t insns)
+    int64_t thread, uint64_t ip, int64_t ncalls, int64_t insns,
+    sqlite3_stmt *st, int dcol)
 {
+	int has_dur = sqlite3_column_type(st, dcol) != SQLITE_NULL;
+	int64_t dur = sqlite3_column_int64(st, dcol);
 	const struct tinl_ent *e;
 	const char *nm[32];
 	const char *p;
@@ -345,12 +350,16 @@ tinl_path(struct hwtr_q *q, struct tinl *ti, struct tree *t, size_t parent,
 		}
 		if (__builtin_add_overflow(t->n[parent].count, ncalls,
 		    &t->n[parent].count) || __builtin_add_overflow(
-		    t->n[parent].insns, insns, &t->n[parent].insns)) {
-			q_fail(q, -HWTR_E_FORMAT, "calls at %#llx: their count "
-			    "or instructions are out of range (a damaged "
-			    "database?)", (unsigned long long)ip);
+		    t->n[parent].insns, insns, &t->n[parent].insns) ||
+		    (has_dur && __builtin_add_overflow(t->n[parent].dur, dur,
+		    &t->n[parent].dur))) {
+			q_fail(q, -HWTR_E_FORMAT, "calls at %#llx: their count, "
+			    "instructions or duration are out of range (a "
+			    "damaged database?)", (unsigned long long)ip);
 			return (SIZE_MAX);
 		}
+		if (has_dur)
+			t->n[parent].dur_known = 1;
 	}
 	return (parent);
 }
@@ -686,7 +695,7 @@ tree_paths(struct hwtr_q *q, const struct hwtr_q_req *req, int64_t rthread,
 		    sqlite3_column_type(st, 5) != SQLITE_NULL &&
 		    (parent = tinl_path(q, to->ti, t, parent, thread,
 		    (uint64_t)sqlite3_column_int64(st, 5), calls,
-		    sqlite3_column_int64(st, 7))) == SIZE_MAX) {
+		    sqlite3_column_int64(st, 7), st, 9)) == SIZE_MAX) {
 			rc = -HWTR_E_DB;	/* q->msg says what */
 			goto out;
 		}
@@ -811,7 +820,7 @@ q_tree(struct hwtr_q *q, const struct hwtr_q_req *req,
 		    sqlite3_column_type(rs, k + 9) != SQLITE_NULL &&
 		    (parent = tinl_path(q, &ti, &t, parent, thread,
 		    (uint64_t)sqlite3_column_int64(rs, k + 9), 1,
-		    sqlite3_column_int64(rs, k + 6))) == SIZE_MAX) {
+		    sqlite3_column_int64(rs, k + 6), rs, k + 8)) == SIZE_MAX) {
 			rc = -HWTR_E_DB;	/* q->msg says what */
 			goto out;
 		}

@@ -225,6 +225,33 @@ tree_folded_inlined_body()
 	    atf_fail "folded: no main;measure (inlined);strlen stack: $(grep main f.txt)"
 }
 
+atf_test_case folded_time_inlined
+folded_time_inlined_head() { atf_set descr "export --folded --weight time through a 'measure (inlined)' frame: tree gives the frame the duration of the calls made through it (the sum of its children's rows), the frame weighs nothing of its own, and the weights add up to the roots' durations (it failed on the frame's NULL duration before)"; }
+folded_time_inlined_body()
+{
+	need
+	capture c "$HWTRACE_PROGS/inline" crash
+	"$HWTRACE" query c.db tree --format tsv > tree.tsv || atf_fail "tree failed"
+	# The frame's duration against its children's (the rows one deeper
+	# whose path continues it).
+	awk -F'\t' '
+	    $8 ~ /\/main\/measure \(inlined\)$/ { p = $8; d = $2; dur = $7; n++ }
+	    p != "" && $2 == d + 1 && index($8, p "/") == 1 { sum += $7 }
+	    END {
+		if (n != 1 || dur == "") { print "no timed frame: " n " " dur; exit 1 }
+		if (dur != sum) { print "duration " dur " against its calls " sum; exit 1 }
+	    }' tree.tsv > chk || atf_fail "tree: $(cat chk)"
+	roots=$(awk -F'\t' 'NR > 1 && $2 == 0 { s += $7 } END { print s + 0 }' tree.tsv)
+	"$HWTRACE" query c.db export --folded f.txt --weight time --format tsv \
+	    > out 2> err || atf_fail "export --folded --weight time failed: $(cat err)"
+	total=$(awk -F'\t' 'NR == 2 { print $3 }' out)
+	[ "$total" = "$roots" ] || atf_fail "folded: total $total ns, the roots' durations $roots"
+	sum=$(grep -v '\[gap\] [0-9]*$' f.txt | awk '{ s += $NF } END { print s + 0 }')
+	[ "$sum" = "$roots" ] || atf_fail "folded: the stacks weigh $sum ns, the roots $roots"
+	! grep -q ';measure (inlined) [0-9]*$' f.txt ||
+	    atf_fail "folded: the inlined frame weighs time of its own: $(grep 'measure (inlined) ' f.txt)"
+}
+
 atf_test_case tree_folded_range_roots
 tree_folded_range_roots_head() { atf_set descr "tree and export --folded over a range inside main's first loop: its roots are the ROUNDS strlen calls made from the inlined measure, with no 'measure (inlined)' frame of main's above them (the caller is outside the range)"; }
 tree_folded_range_roots_body()
@@ -777,6 +804,7 @@ atf_init_test_cases()
 	atf_add_test_case bt_inlined_40_deep_matches_gdb
 	atf_add_test_case func_inlined_entries
 	atf_add_test_case tree_folded_inlined
+	atf_add_test_case folded_time_inlined
 	atf_add_test_case tree_folded_range_roots
 	atf_add_test_case tree_range_depth
 	atf_add_test_case hot_by_inline
