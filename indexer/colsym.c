@@ -52,7 +52,7 @@
  * the pages written: at most SY_BIG such buffers, SY_POOL pages kept.
  */
 #define SY_BIG		64
-#define SY_POOL		16
+#define SY_POOL		SY_WR
 
 struct sy_buf {
 	int64_t		symbol;
@@ -78,9 +78,11 @@ struct sy_frame {
 /*
  * With the indexer's jobs (ix_jobs.h), pages are decoded SY_AHEAD ahead
  * of the scan and the symbol pages encoded while it goes on, written in
- * the order they were made (SY_AHEAD later): the file is the same.
+ * the order they were made (SY_WR later): the file is the same.  A symbol
+ * page's rows go back to the pool once its job ran.
  */
 #define SY_AHEAD	8
+#define SY_WR		IX_JOBS_LAG
 
 struct sy_rd {				/* a page of calls being decoded */
 	struct ix_job	job;
@@ -95,7 +97,8 @@ struct sy_rd {				/* a page of calls being decoded */
 struct sy_wr {				/* a symbol page being encoded */
 	struct ix_job	job;
 	int64_t		symbol;
-	struct hwtr_cs_row *rows;	/* owned */
+	int64_t		id0, thread;	/* its first row's */
+	struct hwtr_cs_row *rows;	/* owned; NULL once the job ran */
 	size_t		n;
 	uint8_t		*blob;
 	size_t		len;
@@ -105,7 +108,7 @@ struct sy_wr {				/* a symbol page being encoded */
 struct sy {
 	sqlite3		*db;
 	struct ix_jobq	*jq;
-	struct sy_wr	wr[SY_AHEAD];	/* a ring */
+	struct sy_wr	wr[SY_WR];	/* a ring */
 	size_t		wr_head, wr_n;
 	sqlite3_stmt	*put, *find;
 	struct sy_buf	*tab;		/* by symbol, open addressing */
@@ -240,19 +243,19 @@ sy_wr_complete(struct sy *s)
 	int rc = 0;
 
 	/* The oldest of the ring's pages, each of one symbol and thread. */
-	assert(s->wr_n > 0 && s->wr_n <= SY_AHEAD && s->wr_head < SY_AHEAD);
-	assert(w->n > 0 && w->n <= HWTR_CS_PAGE && w->rows != NULL);
+	assert(s->wr_n > 0 && s->wr_n <= SY_WR && s->wr_head < SY_WR);
+	assert(w->n > 0 && w->n <= HWTR_CS_PAGE);
 	ix_jobq_wait(s->jq, &w->job);
-	s->wr_head = (s->wr_head + 1) % SY_AHEAD;
+	s->wr_head = (s->wr_head + 1) % SY_WR;
 	s->wr_n--;
 	if (w->rc < 0)
 		rc = sy_fail(s, "calls: cannot encode the calls of symbol "
 		    "%lld from id %lld", (long long)w->symbol,
-		    (long long)w->rows[0].v[CS_ID]);
+		    (long long)w->id0);
 	else {
 		sqlite3_bind_int64(s->put, 1, w->symbol);
-		sqlite3_bind_int64(s->put, 2, w->rows[0].v[CS_ID]);
-		sqlite3_bind_int64(s->put, 3, w->rows[0].v[CS_THREAD]);
+		sqlite3_bind_int64(s->put, 2, w->id0);
+		sqlite3_bind_int64(s->put, 3, w->thread);
 		sqlite3_bind_int64(s->put, 4, (sqlite3_int64)w->n);
 		sqlite3_bind_blob(s->put, 5, w->blob, (int)w->len, free);
 		w->blob = NULL;
@@ -276,17 +279,22 @@ sy_submit(struct sy *s, int64_t symbol, struct hwtr_cs_row *rows, size_t n)
 	struct sy_wr *w;
 	int rc;
 
-	if (s->wr_n == SY_AHEAD && (rc = sy_wr_complete(s)) < 0) {
+	if (s->wr_n == SY_WR && (rc = sy_wr_complete(s)) < 0) {
 		free(rows);
 		return (rc);
 	}
-	w = &s->wr[(s->wr_head + s->wr_n) % SY_AHEAD];
+	w = &s->wr[(s->wr_head + s->wr_n) % SY_WR];
 	w->symbol = symbol;
+	w->id0 = rows[0].v[CS_ID];
+	w->thread = rows[0].v[CS_THREAD];
 	w->rows = rows;
 	w->n = n;
 	w->job.fn = sy_wr_job;
 	s->wr_n++;
-	ix_jobq_submit(s->jq, &w->job);
+	if (ix_jobq_submit(s->jq, &w->job)) {
+		sy_recycle(s, w->rows, w->n);
+		w->rows = NULL;
+	}
 	return (0);
 }
 
@@ -700,7 +708,7 @@ out:
 	/* Jobs still queued or running use the slots. */
 	for (; rd_n > 0; rd_n--, rd_head = (rd_head + 1) % SY_AHEAD)
 		ix_jobq_wait(jq, &rd[rd_head].job);
-	for (; s.wr_n > 0; s.wr_n--, s.wr_head = (s.wr_head + 1) % SY_AHEAD) {
+	for (; s.wr_n > 0; s.wr_n--, s.wr_head = (s.wr_head + 1) % SY_WR) {
 		ix_jobq_wait(jq, &s.wr[s.wr_head].job);
 		free(s.wr[s.wr_head].blob);
 		free(s.wr[s.wr_head].rows);
@@ -1048,7 +1056,7 @@ ss_stop(struct hwtr_cs_sym_stream *ss)
 	ss->fell_back = 1;
 	s->broken = 1;
 	for (; s->wr_n > 0; s->wr_n--, s->wr_head = (s->wr_head + 1) %
-	    SY_AHEAD) {
+	    SY_WR) {
 		ix_jobq_wait(s->jq, &s->wr[s->wr_head].job);
 		free(s->wr[s->wr_head].blob);
 		s->wr[s->wr_head].blob = NULL;
@@ -1208,7 +1216,7 @@ hwtr_cs_sym_stream_free(struct hwtr_cs_sym_stream *ss)
 		return;
 	s = &ss->s;
 	for (; s->wr_n > 0; s->wr_n--, s->wr_head = (s->wr_head + 1) %
-	    SY_AHEAD) {
+	    SY_WR) {
 		ix_jobq_wait(s->jq, &s->wr[s->wr_head].job);
 		free(s->wr[s->wr_head].blob);
 		free(s->wr[s->wr_head].rows);

@@ -37,12 +37,16 @@ struct cs_pend {
 /*
  * A page being encoded by a job (ix_jobs.h) while the writer goes on; it
  * goes in, in order, CS_PW pages later or when something reads the pages.
+ * Its rows are a spare's while the job may run, back with the spares
+ * once it ran: so the buffers are as many as jobs wait, not CS_PW (with
+ * -j 1, one), reused last in first out.
  */
-#define CS_PW		8
+#define CS_PW		IX_JOBS_LAG
 struct cs_pw {
 	struct ix_job	job;
 	int64_t		id0, thread;
-	struct hwtr_cs_row *rows;	/* HWTR_CS_PAGE slots */
+	int64_t		seq0, seq1;	/* the first and last rows' entries */
+	struct hwtr_cs_row *rows;	/* HWTR_CS_PAGE slots, or NULL */
 	size_t		n;
 	uint8_t		*blob;		/* hwtr_cs_encode()'s */
 	size_t		len;
@@ -54,6 +58,8 @@ struct hwtr_cs_writer {
 	struct ix_jobq	*jq;		/* NULL: encode here */
 	struct cs_pw	pw[CS_PW];	/* a ring */
 	size_t		pw_head, pw_n;
+	struct hwtr_cs_row *spare[CS_PW];
+	size_t		nspare;
 	sqlite3_stmt	*put, *get;
 	int64_t		thread, base;
 	int		in_thread;
@@ -123,10 +129,6 @@ hwtr_cs_writer_open(sqlite3 *db, struct hwtr_cs_writer **wp)
 		if (w->pend[i].rows == NULL || w->pend[i].have == NULL)
 			return (cs_fail(w, "calls: out of memory"));
 	}
-	for (i = 0; i < CS_PW; i++)
-		if ((w->pw[i].rows = malloc(HWTR_CS_PAGE *
-		    sizeof(struct hwtr_cs_row))) == NULL)
-			return (cs_fail(w, "calls: out of memory"));
 	w->late = malloc(CS_LATE_MAX * sizeof(*w->late));
 	w->tmp = malloc(2 * HWTR_CS_PAGE * sizeof(*w->tmp));
 	if (w->late == NULL || w->tmp == NULL)
@@ -178,6 +180,8 @@ hwtr_cs_writer_close(struct hwtr_cs_writer *w)
 	}
 	for (i = 0; i < CS_PW; i++)
 		free(w->pw[i].rows);
+	while (w->nspare > 0)
+		free(w->spare[--w->nspare]);
 	sqlite3_finalize(w->put);
 	sqlite3_finalize(w->get);
 	for (i = 0; i < CS_WINDOW; i++) {
@@ -221,8 +225,20 @@ cs_page_job(struct ix_job *j)
 	struct cs_pw *pw = (struct cs_pw *)j;
 
 	pw->blob = NULL;
-	pw->rc = hwtr_cs_encode(pw->rows, pw->n, pw->id0,
-	    pw->rows[0].v[CS_ENTRY_SEQ], &pw->blob, &pw->len);
+	pw->rc = hwtr_cs_encode(pw->rows, pw->n, pw->id0, pw->seq0, &pw->blob,
+	    &pw->len);
+}
+
+/* @pw's rows, its job done, back with the spares. */
+static void
+cs_pw_spare(struct hwtr_cs_writer *w, struct cs_pw *pw)
+{
+	if (pw->rows == NULL)
+		return;
+	/* Each buffer is a slot's or a spare: there is room. */
+	assert(w->nspare < CS_PW);
+	w->spare[w->nspare++] = pw->rows;
+	pw->rows = NULL;
 }
 
 /* The oldest page being encoded: into calls_pages. */
@@ -235,6 +251,7 @@ cs_pw_complete(struct hwtr_cs_writer *w)
 	assert(w->pw_n > 0 && w->pw_n <= CS_PW && w->pw_head < CS_PW);
 	assert(pw->n > 0 && pw->n <= HWTR_CS_PAGE);
 	ix_jobq_wait(w->jq, &pw->job);
+	cs_pw_spare(w, pw);
 	w->pw_head = (w->pw_head + 1) % CS_PW;
 	w->pw_n--;
 	if (pw->rc < 0) {
@@ -248,10 +265,9 @@ cs_pw_complete(struct hwtr_cs_writer *w)
 	sqlite3_bind_int64(w->put, 2, pw->thread);
 	sqlite3_bind_int64(w->put, 3, (sqlite3_int64)pw->n);
 	/* A page's ids, and so its calls' entries, ascend. */
-	assert(pw->rows[0].v[CS_ENTRY_SEQ] <=
-	    pw->rows[pw->n - 1].v[CS_ENTRY_SEQ]);
-	sqlite3_bind_int64(w->put, 4, pw->rows[0].v[CS_ENTRY_SEQ]);
-	sqlite3_bind_int64(w->put, 5, pw->rows[pw->n - 1].v[CS_ENTRY_SEQ]);
+	assert(pw->seq0 <= pw->seq1);
+	sqlite3_bind_int64(w->put, 4, pw->seq0);
+	sqlite3_bind_int64(w->put, 5, pw->seq1);
 	sqlite3_bind_blob(w->put, 6, pw->blob, (int)pw->len, free);
 	pw->blob = NULL;
 	rc = sqlite3_step(w->put);
@@ -274,13 +290,28 @@ cs_pw_drain(struct hwtr_cs_writer *w)
 	return (rc);
 }
 
-/* A free slot for a page to encode (the oldest one written if none). */
+/*
+ * A free slot for a page to encode (the oldest one written if none),
+ * with rows.
+ */
 static struct cs_pw *
 cs_pw_slot(struct hwtr_cs_writer *w)
 {
+	struct cs_pw *pw;
+
 	if (w->pw_n == CS_PW && cs_pw_complete(w) < 0)
 		return (NULL);
-	return (&w->pw[(w->pw_head + w->pw_n) % CS_PW]);
+	pw = &w->pw[(w->pw_head + w->pw_n) % CS_PW];
+	if (pw->rows == NULL) {
+		if (w->nspare > 0)
+			pw->rows = w->spare[--w->nspare];
+		else if ((pw->rows = malloc(HWTR_CS_PAGE *
+		    sizeof(*pw->rows))) == NULL) {
+			(void)cs_fail(w, "calls: out of memory");
+			return (NULL);
+		}
+	}
+	return (pw);
 }
 
 /*
@@ -298,10 +329,13 @@ cs_pw_submit(struct hwtr_cs_writer *w, struct cs_pw *pw, int64_t pno,
 	    pw->rows[n - 1].v[CS_ID] < w->base + (pno + 1) * HWTR_CS_PAGE);
 	pw->id0 = w->base + pno * HWTR_CS_PAGE;
 	pw->thread = w->thread;
+	pw->seq0 = pw->rows[0].v[CS_ENTRY_SEQ];
+	pw->seq1 = pw->rows[n - 1].v[CS_ENTRY_SEQ];
 	pw->n = n;
 	pw->job.fn = cs_page_job;
 	w->pw_n++;
-	ix_jobq_submit(w->jq, &pw->job);
+	if (ix_jobq_submit(w->jq, &pw->job))
+		cs_pw_spare(w, pw);
 	return (cs_mark_written(w, pno));
 }
 

@@ -20,6 +20,13 @@ ix_jobq_init(struct ix_jobq *q, pthread_mutex_t *lock,
 	pthread_cond_init(&q->done_cv, NULL);
 	q->head = q->tail = NULL;
 	q->other_ns = 0;
+	q->shared = 0;
+}
+
+void
+ix_jobq_share(struct ix_jobq *q)
+{
+	q->shared = 1;
 }
 
 void
@@ -30,14 +37,14 @@ ix_jobq_destroy(struct ix_jobq *q)
 	q->lock = NULL;
 }
 
-void
+int
 ix_jobq_submit(struct ix_jobq *q, struct ix_job *j)
 {
 	j->next = NULL;
-	if (q == NULL || q->lock == NULL) {
+	if (q == NULL || q->lock == NULL || !q->shared) {
 		j->fn(j);
 		j->state = IX_JOB_DONE;
-		return;
+		return (1);
 	}
 	pthread_mutex_lock(q->lock);
 	j->state = IX_JOB_QUEUED;
@@ -48,6 +55,7 @@ ix_jobq_submit(struct ix_jobq *q, struct ix_job *j)
 	q->tail = j;
 	pthread_cond_broadcast(q->work_cv);
 	pthread_mutex_unlock(q->lock);
+	return (0);
 }
 
 /* Unlink @j from the queue (under the lock). */

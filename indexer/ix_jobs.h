@@ -10,14 +10,16 @@
  * chunk of the execution order or encoding a page of calls.  The writer
  * queues a job, goes on, and later waits for it in an order of its own
  * that does not depend on timing (the database is the same whatever -j
- * says); a job nobody took by then runs on the waiting thread, so that
- * with no other thread (-j 1) every job runs on the writer's.
+ * says); a job nobody took by then runs on the waiting thread.  With no
+ * other thread (-j 1, or before the workers start) a job runs when it is
+ * queued, while its data is in the writer's cache.
  */
 
 #ifndef HWTR_IX_JOBS_H
 #define HWTR_IX_JOBS_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum { IX_JOB_IDLE, IX_JOB_QUEUED, IX_JOB_RUNNING, IX_JOB_DONE };
@@ -38,13 +40,29 @@ struct ix_jobq {
 	pthread_cond_t	done_cv;	/* a job is done */
 	struct ix_job	*head, *tail;
 	uint64_t	other_ns;	/* CPU of jobs run by the workers */
+	int		shared;		/* ix_jobq_share() */
 };
+
+/*
+ * How many jobs of one kind later the writer takes a job's result, for
+ * the calls pages and the symbol copy: the same for every -j, so that the
+ * database's rows go in in the same order.  A worker takes jobs only when
+ * it has no segment to decode, which comes in bursts, so the writer must
+ * be able to leave that many waiting or it runs them itself: gz8 at -j 2
+ * took 3.28-3.44 s against 3.57-3.81 at 8 (docs/PERFORMANCE.md, Index).
+ */
+#define IX_JOBS_LAG	32
 
 void	ix_jobq_init(struct ix_jobq *q, pthread_mutex_t *lock,
 	    pthread_cond_t *work_cv);
 void	ix_jobq_destroy(struct ix_jobq *q);
-/* Queue @j (its fn set); @q NULL: run it now. */
-void	ix_jobq_submit(struct ix_jobq *q, struct ix_job *j);
+/* Other threads take jobs from now on (called by the writer). */
+void	ix_jobq_share(struct ix_jobq *q);
+/*
+ * Queue @j (its fn set); with @q NULL or nobody else to take it, run it
+ * now.  1: it ran (its input may go), 0: queued.
+ */
+int	ix_jobq_submit(struct ix_jobq *q, struct ix_job *j);
 /*
  * Until @j is done; runs it here if no thread took it, and the jobs
  * queued meanwhile while another thread runs it.

@@ -902,6 +902,9 @@ ix_start_pipeline(struct run *r)
 			break;
 	}
 	r->pl->nworkers = started;
+	/* Jobs queued from now on wait for whoever is free. */
+	if (started > 0)
+		ix_jobq_share(&r->pl->jq);
 	r->pl->tids = tids;
 	r->pl->ntids = started;
 	r->pl->wctx = wc;
