@@ -84,6 +84,15 @@ struct cv_vtab {
 	struct cv_wpage	ws[CV_NWSYM];
 	unsigned long	wtick;
 	sqlite3_stmt	*s_wrows, *s_wsym, *s_wins;
+	/*
+	 * The last page as cv_next_id() last read it (its calls_pages row,
+	 * blob copied) and the id of its last row, so that rows inserted
+	 * without an id do not decode it again each.
+	 */
+	sqlite3_stmt	*s_nrows, *s_npage;
+	int64_t		lp_id0, lp_thread, lp_n, lp_seq0, lp_last;
+	void		*lp_data;	/* sqlite3_malloc'd, NULL: none */
+	int		lp_len;
 };
 
 struct cv_cursor {

@@ -225,6 +225,11 @@ hwtr_cv_wfree(struct cv_vtab *vt)
 	sqlite3_finalize(vt->s_wsym);
 	sqlite3_finalize(vt->s_wins);
 	vt->s_wrows = vt->s_wsym = vt->s_wins = NULL;
+	sqlite3_finalize(vt->s_nrows);
+	sqlite3_finalize(vt->s_npage);
+	vt->s_nrows = vt->s_npage = NULL;
+	sqlite3_free(vt->lp_data);
+	vt->lp_data = NULL;
 }
 
 /*
@@ -406,6 +411,55 @@ cv_exists(struct cv_vtab *vt, int64_t id, int *yes)
 }
 
 /*
+ * The id of the last row of the last page (the calls_pages row @st is
+ * on) into *@lastp, INT64_MIN if it has none: from the page as it was
+ * last read when its row is the same, blob byte for byte, else from the
+ * page decoded.
+ */
+static int
+cv_last_page_id(struct cv_vtab *vt, sqlite3_stmt *st, int64_t *lastp)
+{
+	struct cv_cursor *c;
+	struct cv_page *pg;
+	const void *data = sqlite3_column_blob(st, 4);
+	int64_t id0 = sqlite3_column_int64(st, 0);
+	int len = sqlite3_column_bytes(st, 4), rc;
+
+	if (vt->lp_data != NULL && vt->lp_id0 == id0 &&
+	    vt->lp_thread == sqlite3_column_int64(st, 1) &&
+	    vt->lp_n == sqlite3_column_int64(st, 2) &&
+	    vt->lp_seq0 == sqlite3_column_int64(st, 3) && vt->lp_len == len &&
+	    (len == 0 || memcmp(vt->lp_data, data, (size_t)len) == 0)) {
+		*lastp = vt->lp_last;
+		return (SQLITE_OK);
+	}
+	sqlite3_free(vt->lp_data);
+	vt->lp_data = NULL;
+	*lastp = INT64_MIN;
+	if ((rc = hwtr_cv_open(&vt->base, (sqlite3_vtab_cursor **)&c)) !=
+	    SQLITE_OK)
+		return (rc);
+	rc = hwtr_cv_find(c, id0, &pg);
+	if (rc == SQLITE_OK && pg != NULL && pg->n > 0)
+		*lastp = pg->rows[pg->n - 1].v[CS_ID];
+	hwtr_cv_close(&c->base);
+	if (rc != SQLITE_OK)
+		return (rc);
+	/* Kept when it can be (no memory: read again next time). */
+	if ((vt->lp_data = sqlite3_malloc(len > 0 ? len : 1)) != NULL) {
+		if (len > 0)
+			memcpy(vt->lp_data, data, (size_t)len);
+		vt->lp_len = len;
+		vt->lp_id0 = id0;
+		vt->lp_thread = sqlite3_column_int64(st, 1);
+		vt->lp_n = sqlite3_column_int64(st, 2);
+		vt->lp_seq0 = sqlite3_column_int64(st, 3);
+		vt->lp_last = *lastp;
+	}
+	return (SQLITE_OK);
+}
+
+/*
  * The id of a row inserted without one: one above the largest, as a
  * table's INTEGER PRIMARY KEY takes (the last page's last row: after a
  * delete, not its id0 + n - 1).  SQLITE_FULL above INT64_MAX, where a
@@ -414,35 +468,34 @@ cv_exists(struct cv_vtab *vt, int64_t id, int *yes)
 static int
 cv_next_id(struct cv_vtab *vt, int64_t *idp)
 {
-	struct cv_cursor *c;
-	struct cv_page *pg;
 	sqlite3_stmt *st;
-	int64_t id0 = -1;
+	int64_t last;
 	int rc;
 
-	if ((rc = cv_prep_vt(vt, &st, "SELECT coalesce((SELECT max(id) FROM "
-	    "\"%2$s\".\"%1$s_rows\"), 0), (SELECT max(id0) FROM \"%2$s\".\"%1$s_pages\")")) !=
+	if (vt->s_nrows == NULL && (rc = cv_prep_vt(vt, &vt->s_nrows,
+	    "SELECT coalesce(max(id), 0) FROM \"%2$s\".\"%1$s_rows\"")) !=
 	    SQLITE_OK)
 		return (rc);
+	if (vt->s_npage == NULL && (rc = cv_prep_vt(vt, &vt->s_npage,
+	    "SELECT id0, thread, n, seq0, data FROM \"%2$s\".\"%1$s_pages\" "
+	    "ORDER BY id0 DESC LIMIT 1")) != SQLITE_OK)
+		return (rc);
+	st = vt->s_nrows;
 	rc = sqlite3_step(st);
 	*idp = sqlite3_column_int64(st, 0);
-	if (sqlite3_column_type(st, 1) != SQLITE_NULL)
-		id0 = sqlite3_column_int64(st, 1);
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
 	if (rc != SQLITE_ROW)
 		return (SQLITE_ERROR);
-	if (id0 >= 0) {
-		if ((rc = hwtr_cv_open(&vt->base,
-		    (sqlite3_vtab_cursor **)&c)) != SQLITE_OK)
-			return (rc);
-		rc = hwtr_cv_find(c, id0, &pg);
-		if (rc == SQLITE_OK && pg != NULL && pg->n > 0 &&
-		    pg->rows[pg->n - 1].v[CS_ID] > *idp)
-			*idp = pg->rows[pg->n - 1].v[CS_ID];
-		hwtr_cv_close(&c->base);
-		if (rc != SQLITE_OK)
-			return (rc);
-	}
+	st = vt->s_npage;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		rc = cv_last_page_id(vt, st, &last);
+		if (rc == SQLITE_OK && last > *idp)
+			*idp = last;
+	} else if (rc == SQLITE_DONE)
+		rc = SQLITE_OK;
+	sqlite3_reset(st);
+	if (rc != SQLITE_OK)
+		return (rc);
 	if (*idp == INT64_MAX) {
 		sqlite3_free(vt->base.zErrMsg);
 		vt->base.zErrMsg = sqlite3_mprintf("%s: no id left above %lld: "
@@ -508,7 +561,7 @@ hwtr_cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 	struct cv_vtab *vt = (struct cv_vtab *)vtab;
 	sqlite3_stmt *st;
 	int64_t id, old = 0;
-	int rc, i, yes, has_old;
+	int rc, i, yes, has_old, auto_id = 0;
 
 	if ((has_old = sqlite3_value_type(argv[0]) != SQLITE_NULL))
 		old = sqlite3_value_int64(argv[0]);
@@ -553,8 +606,13 @@ hwtr_cv_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
 	else if ((rc = hwtr_cv_wflush(vt)) != SQLITE_OK ||
 	    (rc = cv_next_id(vt, &id)) != SQLITE_OK)
 		return (rc);
-	/* An UPDATE that keeps its id looks nothing up. */
-	if (has_old && id == old)
+	else
+		auto_id = 1;
+	/*
+	 * An UPDATE that keeps its id looks nothing up, nor does an id
+	 * above every id (cv_next_id()'s).
+	 */
+	if ((has_old && id == old) || auto_id)
 		yes = 0;
 	else if ((rc = cv_exists(vt, id, &yes)) != SQLITE_OK)
 		return (rc);

@@ -1153,6 +1153,52 @@ ATF_TC_BODY(sql_insert_without_id_takes_the_next, tc)
 }
 
 /*
+ * Rows inserted without an id one after another, the last page's last
+ * rows deleted between them, inside a transaction rolled back and
+ * after it: each
+ * takes one above the largest id there is then (the last page's last id
+ * is kept between inserts, and must follow every rewrite of the page).
+ */
+ATF_TC_WITHOUT_HEAD(sql_inserts_without_id_follow_the_last_page);
+ATF_TC_BODY(sql_inserts_without_id_follow_the_last_page, tc)
+{
+	static const char *const ins = "INSERT INTO @ (thread, depth, func_ip, "
+	    "entry_kind, exit_kind, entry_seq, exit_seq, entry_insn, "
+	    "exit_insn, insns, self_insns, blocks) VALUES (3, 0, 0, 'call', "
+	    "'return', 0, 0, 0, 0, 0, 0, 0)";
+	struct gen g;
+	sqlite3 *db = make_db(&g);
+	char sql[256];
+	int64_t n, k;
+
+	make_ref(db, &g);
+	n = g.nrows;
+	for (k = 0; k < 3; k++)
+		write_both(db, ins, 1);
+	ATF_REQUIRE_EQ(one(db, "SELECT max(id) FROM calls"), n + 3);
+	/* The inserted rows and the page's last row go: n is taken again. */
+	write_both(db, "DELETE FROM @ WHERE id > 0 AND id IN (SELECT id FROM "
+	    "@ ORDER BY id DESC LIMIT 4)", 1);
+	write_both(db, ins, 1);
+	ATF_REQUIRE_EQ(one(db, "SELECT max(id) FROM calls"), n);
+	/* Undone: the page's rewrite and the rows after it. */
+	exec_ok(db, "BEGIN");
+	snprintf(sql, sizeof(sql), "DELETE FROM @ WHERE id BETWEEN %lld AND "
+	    "%lld", (long long)(n - 3), (long long)n);
+	write_both(db, sql, 1);
+	write_both(db, ins, 1);
+	ATF_REQUIRE_EQ(one(db, "SELECT max(id) FROM calls"), n - 3);
+	exec_ok(db, "ROLLBACK");
+	write_both(db, ins, 1);
+	ATF_REQUIRE_EQ(one(db, "SELECT max(id) FROM calls"), n + 1);
+	snprintf(sql, sizeof(sql), "SELECT * FROM @ WHERE id > %lld ORDER BY "
+	    "id", (long long)(n - 20));
+	same_as_ref(db, sql);
+	sqlite3_close(db);
+	free(g.rows);
+}
+
+/*
  * The caller columns of a symbol's calls (read from the symbol copy)
  * after a parent was deleted, and after one changed: what a join of an
  * ordinary table on parent = id gives.
@@ -1457,6 +1503,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, sql_writes_take_strict_types);
 	ATF_TP_ADD_TC(tp, sql_failed_update_keeps_its_row);
 	ATF_TP_ADD_TC(tp, sql_insert_without_id_takes_the_next);
+	ATF_TP_ADD_TC(tp, sql_inserts_without_id_follow_the_last_page);
 	ATF_TP_ADD_TC(tp, sql_symbol_callers_follow_writes);
 	ATF_TP_ADD_TC(tp, exec_chunks_pack);
 	ATF_TP_ADD_TC(tp, attached_database_reads_its_own);
