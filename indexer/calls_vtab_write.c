@@ -433,19 +433,11 @@ cv_last_page_id(struct cv_vtab *vt, sqlite3_stmt *st, int64_t *lastp)
 		*lastp = vt->lp_last;
 		return (SQLITE_OK);
 	}
+	/*
+	 * The row copied before the page is read through other statements
+	 * (kept when there is memory for it, else read again next time).
+	 */
 	sqlite3_free(vt->lp_data);
-	vt->lp_data = NULL;
-	*lastp = INT64_MIN;
-	if ((rc = hwtr_cv_open(&vt->base, (sqlite3_vtab_cursor **)&c)) !=
-	    SQLITE_OK)
-		return (rc);
-	rc = hwtr_cv_find(c, id0, &pg);
-	if (rc == SQLITE_OK && pg != NULL && pg->n > 0)
-		*lastp = pg->rows[pg->n - 1].v[CS_ID];
-	hwtr_cv_close(&c->base);
-	if (rc != SQLITE_OK)
-		return (rc);
-	/* Kept when it can be (no memory: read again next time). */
 	if ((vt->lp_data = sqlite3_malloc(len > 0 ? len : 1)) != NULL) {
 		if (len > 0)
 			memcpy(vt->lp_data, data, (size_t)len);
@@ -454,8 +446,21 @@ cv_last_page_id(struct cv_vtab *vt, sqlite3_stmt *st, int64_t *lastp)
 		vt->lp_thread = sqlite3_column_int64(st, 1);
 		vt->lp_n = sqlite3_column_int64(st, 2);
 		vt->lp_seq0 = sqlite3_column_int64(st, 3);
-		vt->lp_last = *lastp;
 	}
+	*lastp = INT64_MIN;
+	if ((rc = hwtr_cv_open(&vt->base, (sqlite3_vtab_cursor **)&c)) ==
+	    SQLITE_OK) {
+		rc = hwtr_cv_find(c, id0, &pg);
+		if (rc == SQLITE_OK && pg != NULL && pg->n > 0)
+			*lastp = pg->rows[pg->n - 1].v[CS_ID];
+		hwtr_cv_close(&c->base);
+	}
+	if (rc != SQLITE_OK) {
+		sqlite3_free(vt->lp_data);
+		vt->lp_data = NULL;
+		return (rc);
+	}
+	vt->lp_last = *lastp;
 	return (SQLITE_OK);
 }
 

@@ -49,7 +49,7 @@ struct ix_jobq {
  * database's rows go in in the same order.  A worker takes jobs only when
  * it has no segment to decode, which comes in bursts, so the writer must
  * be able to leave that many waiting or it runs them itself: gz8 at -j 2
- * took 3.28-3.44 s against 3.57-3.81 at 8 (docs/PERFORMANCE.md, Index).
+ * took 3.27-3.31 s against 3.47-3.57 at 8 (docs/PERFORMANCE.md, Index).
  */
 #define IX_JOBS_LAG	32
 
