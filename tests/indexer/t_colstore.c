@@ -1109,6 +1109,23 @@ ATF_TC_BODY(sql_failed_update_keeps_its_row, tc)
 	free(g.rows);
 }
 
+/* The rows of ids above @n - 20, as the ordinary table has them. */
+static void
+last_rows_as_ref(sqlite3 *db, int64_t n)
+{
+	char sql[128];
+
+	snprintf(sql, sizeof(sql), "SELECT * FROM @ WHERE id > %lld ORDER BY "
+	    "id", (long long)(n - 20));
+	same_as_ref(db, sql);
+}
+
+/* A row of thread 3 inserted without an id. */
+static const char *const ins = "INSERT INTO @ (thread, depth, func_ip, "
+    "entry_kind, exit_kind, entry_seq, exit_seq, entry_insn, exit_insn, "
+    "insns, self_insns, blocks) VALUES (3, 0, 0, 'call', 'return', 0, 0, 0, "
+    "0, 0, 0, 0)";
+
 /*
  * A row inserted without an id takes one above the largest, as an
  * INTEGER PRIMARY KEY does: after a row of the last page was deleted
@@ -1117,10 +1134,6 @@ ATF_TC_BODY(sql_failed_update_keeps_its_row, tc)
 ATF_TC_WITHOUT_HEAD(sql_insert_without_id_takes_the_next);
 ATF_TC_BODY(sql_insert_without_id_takes_the_next, tc)
 {
-	static const char *const ins = "INSERT INTO @ (thread, depth, func_ip, "
-	    "entry_kind, exit_kind, entry_seq, exit_seq, entry_insn, "
-	    "exit_insn, insns, self_insns, blocks) VALUES (3, 0, 0, 'call', "
-	    "'return', 0, 0, 0, 0, 0, 0, 0)";
 	struct gen g;
 	sqlite3 *db = make_db(&g);
 	char sql[256];
@@ -1145,9 +1158,7 @@ ATF_TC_BODY(sql_insert_without_id_takes_the_next, tc)
 	write_both(db, ins, 1);
 	write_both(db, ins, 1);
 	ATF_REQUIRE_EQ(one(db, "SELECT max(id) FROM calls"), n + 1);
-	snprintf(sql, sizeof(sql), "SELECT * FROM @ WHERE id > %lld ORDER BY "
-	    "id", (long long)(n - 20));
-	same_as_ref(db, sql);
+	last_rows_as_ref(db, n);
 	sqlite3_close(db);
 	free(g.rows);
 }
@@ -1162,10 +1173,6 @@ ATF_TC_BODY(sql_insert_without_id_takes_the_next, tc)
 ATF_TC_WITHOUT_HEAD(sql_inserts_without_id_follow_the_last_page);
 ATF_TC_BODY(sql_inserts_without_id_follow_the_last_page, tc)
 {
-	static const char *const ins = "INSERT INTO @ (thread, depth, func_ip, "
-	    "entry_kind, exit_kind, entry_seq, exit_seq, entry_insn, "
-	    "exit_insn, insns, self_insns, blocks) VALUES (3, 0, 0, 'call', "
-	    "'return', 0, 0, 0, 0, 0, 0, 0)";
 	struct gen g;
 	sqlite3 *db = make_db(&g);
 	char sql[256];
@@ -1191,9 +1198,7 @@ ATF_TC_BODY(sql_inserts_without_id_follow_the_last_page, tc)
 	exec_ok(db, "ROLLBACK");
 	write_both(db, ins, 1);
 	ATF_REQUIRE_EQ(one(db, "SELECT max(id) FROM calls"), n + 1);
-	snprintf(sql, sizeof(sql), "SELECT * FROM @ WHERE id > %lld ORDER BY "
-	    "id", (long long)(n - 20));
-	same_as_ref(db, sql);
+	last_rows_as_ref(db, n);
 	sqlite3_close(db);
 	free(g.rows);
 }
