@@ -548,13 +548,9 @@ intern_file(struct ix_elf *e, size_t *cap, struct ix_ftab *t,
 }
 
 /*
- * A line row as read, in libdw's order (its index in the rows is that
- * order): its is_stmt also holds LT_ENDSEQ for an end of sequence.
+ * Line rows as read are kept in libdw's order (a row's index is that
+ * order), their is_stmt also holding LT_ENDSEQ for an end of sequence.
  */
-struct line_tmp {
-	struct ix_line	l;
-};
-
 #define LT_ENDSEQ	2
 
 struct line_key {
@@ -575,7 +571,7 @@ struct line_key {
  * (callgrind).  Into @out, n entries; -1 out of memory.
  */
 static int
-line_order(const struct line_tmp *t, size_t n, struct line_key *out)
+line_order(const struct ix_line *t, size_t n, struct line_key *out)
 {
 	struct line_key *tmp, *a = out, *b, *sw;
 	size_t cnt[256], i, k, pos;
@@ -585,12 +581,12 @@ line_order(const struct line_tmp *t, size_t n, struct line_key *out)
 		return (-1);
 	b = tmp;
 	for (i = 0, k = 0; i < n; i++)
-		if (t[i].l.is_stmt & LT_ENDSEQ)
-			a[k++] = (struct line_key){ t[i].l.addr,
+		if (t[i].is_stmt & LT_ENDSEQ)
+			a[k++] = (struct line_key){ t[i].addr,
 			    (uint32_t)i, 1 };
 	for (i = 0; i < n; i++)
-		if (!(t[i].l.is_stmt & LT_ENDSEQ))
-			a[k++] = (struct line_key){ t[i].l.addr,
+		if (!(t[i].is_stmt & LT_ENDSEQ))
+			a[k++] = (struct line_key){ t[i].addr,
 			    (uint32_t)i, 0 };
 	for (shift = 0; shift < 64; shift += 8) {
 		memset(cnt, 0, sizeof(cnt));
@@ -649,7 +645,7 @@ read_lines(struct ix_elf *e, Dwarf *dw, char *warn, size_t warnlen)
 {
 	Dwarf_Off off = 0, next;
 	size_t hsize, fcap = 0, cap, n = 0, i, j, nbad = 0;
-	struct line_tmp *tmp = NULL;
+	struct ix_line *tmp = NULL;
 	struct line_key *ord = NULL;
 	struct ix_ftab ft = { NULL, 0 };
 	int rc = 0, cu;
@@ -708,13 +704,13 @@ read_lines(struct ix_elf *e, Dwarf *dw, char *warn, size_t warnlen)
 					rc = -1;
 					goto out;
 				}
-				tmp[n].l.addr = a;
-				tmp[n].l.file = f;
-				tmp[n].l.line = ln;
-				tmp[n].l.col = col;
-				tmp[n].l.is_stmt = stmt |
+				tmp[n].addr = a;
+				tmp[n].file = f;
+				tmp[n].line = ln;
+				tmp[n].col = col;
+				tmp[n].is_stmt = stmt |
 				    (endseq ? LT_ENDSEQ : 0);
-				tmp[n].l.end = a;
+				tmp[n].end = a;
 				n++;
 			}
 		}
@@ -746,7 +742,7 @@ read_lines(struct ix_elf *e, Dwarf *dw, char *warn, size_t warnlen)
 			continue;
 		if (ord[i].endseq)
 			continue;
-		e->lines[j] = tmp[ord[i].i].l;
+		e->lines[j] = tmp[ord[i].i];
 		e->lines[j].is_stmt &= ~LT_ENDSEQ;
 		e->lines[j].end = i + 1 < n ? ord[i + 1].addr :
 		    ord[i].addr + 1;
