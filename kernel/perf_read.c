@@ -104,21 +104,40 @@ on_aux(void *arg, const uint8_t *buf, size_t len, uint64_t offset)
 	return (ps->rec_err != 0 ? -HWTR_E_IO : 0);
 }
 
-/* PERF_EVENT_IOC_ENABLE or _DISABLE on ring @i's events (all: SIZE_MAX). */
+/*
+ * PERF_EVENT_IOC_ENABLE or _DISABLE on ring @i's events (all: SIZE_MAX).
+ * The --trigger breakpoints are enabled before the trace and disabled
+ * after it: an attached program runs on between the ioctls, and a hit
+ * between the trace's enable and its breakpoint's would be no snapshot
+ * at all, where a hit before the trace's is a snapshot of less.
+ */
+static int
+xev_ioctl(struct perf_src *ps, size_t i, unsigned long req)
+{
+	size_t j;
+	int rc = 0;
+
+	for (j = 0; j < ps->nxev; j++)
+		if ((i == SIZE_MAX || i == ps->xev[j].idx) &&
+		    ioctl(ps->xev[j].fd, req, 0) != 0)
+			rc = -1;
+	return (rc);
+}
+
 int
 perf_ev_ioctl(struct perf_src *ps, size_t i, unsigned long req)
 {
 	size_t j;
 	int rc = 0;
 
+	if (req == PERF_EVENT_IOC_ENABLE)
+		rc = xev_ioctl(ps, i, req);
 	for (j = 0; j < ps->nev; j++)
 		if ((i == SIZE_MAX || i == j) &&
 		    ioctl(ps->ev[j].fd, req, 0) != 0)
 			rc = -1;
-	for (j = 0; j < ps->nxev; j++)
-		if ((i == SIZE_MAX || i == ps->xev[j].idx) &&
-		    ioctl(ps->xev[j].fd, req, 0) != 0)
-			rc = -1;
+	if (req != PERF_EVENT_IOC_ENABLE && xev_ioctl(ps, i, req) != 0)
+		rc = -1;
 	return (rc);
 }
 

@@ -615,8 +615,11 @@ attach_body() {
 	[ "$rc" -eq 0 ] || atf_fail "capture: $rc: $(oneline err)"
 	indexed_is b.hwtrace "$((2 * NINSN))"
 	# Attached, in ring mode with --trigger: a breakpoint per thread and
-	# CPU, enabled at the attach; each hit a snapshot.
-	attach_fresh --mode ring --trigger perfline_code -o c.hwtrace
+	# CPU, enabled at the attach; each hit a snapshot.  The program runs
+	# on while the capture enables its events (a lag after each trace
+	# event's): the breakpoints must be enabled first, or the first span
+	# passes them.
+	HWTRACE_FAKEPERF_LAG=50 attach_fresh --mode ring --trigger perfline_code -o c.hwtrace
 	touch go
 	wait $fp
 	wait $hp

@@ -47,6 +47,10 @@
  * written once the program has mapped HWTRACE_FAKEPERF_MAPPED (a path, if
  * set) so that its MMAP2 record is there.
  *
+ * HWTRACE_FAKEPERF_LAG=MS: an ENABLE of a trace event returns MS
+ * milliseconds after it took effect, as a tracer preempted between its
+ * ioctls while the program runs on.
+ *
  * HWTRACE_FAKEPERF_BUSY=N refuses the event of CPU N (EOPNOTSUPP, as a PMU
  * another tracer holds).
  *
@@ -777,9 +781,17 @@ ioctl(int fd, unsigned long req, ...)
 		flog("ioctl SET_FILTER cpu=%d '%s'", e->cpu,
 		    (const char *)arg);
 	else if (req == PERF_EVENT_IOC_ENABLE) {
+		uint64_t lag = env_u64("HWTRACE_FAKEPERF_LAG", 0);
+
 		flog("ioctl ENABLE cpu=%d", e->cpu);
 		e->enabled = 1;
 		__atomic_add_fetch(&e->nenable, 1, __ATOMIC_RELEASE);
+		if (lag > 0 && e->attr.type != PERF_TYPE_BREAKPOINT) {
+			struct timespec ts = { (time_t)(lag / 1000),
+			    (long)(lag % 1000) * 1000000 };
+
+			nanosleep(&ts, NULL);
+		}
 	} else if (req == PERF_EVENT_IOC_SET_OUTPUT) {
 		struct fev *o = find_fd((int)(intptr_t)arg);
 
