@@ -132,10 +132,13 @@ static const struct step_probe {
 
 #define STEP_PROBE_TRIALS	3
 
-/* Where one single-step over @pr leaves the stopped child @pid, or 0. */
+/*
+ * Where one single-step over @pr leaves the stopped child @pid, or 0;
+ * *@hw where the machine's own trap left it (before a simulated loss).
+ */
 static uint64_t
 probe_step(struct step *st, pid_t pid, const struct user_regs_struct *r0,
-    const struct step_probe *pr)
+    const struct step_probe *pr, uint64_t *hw)
 {
 	struct user_regs_struct r = *r0;
 	int status;
@@ -149,6 +152,7 @@ probe_step(struct step *st, pid_t pid, const struct user_regs_struct *r0,
 	    WSTOPSIG(status) != SIGTRAP ||
 	    ptrace(PTRACE_GETREGS, pid, 0, &r) < 0)
 		return (0);
+	*hw = r.rip;
 	if ((st->sim & (1u << pr->vmexit)) &&
 	    r.rip == (uintptr_t)pr->code + pr->len) {
 		if (ptrace(PTRACE_SINGLESTEP, pid, 0, 0) < 0 ||
@@ -171,7 +175,7 @@ static void
 step_probe(struct step *st)
 {
 	struct user_regs_struct r0;
-	uint64_t at;
+	uint64_t at, hw = 0;
 	size_t i;
 	int status, k;
 	pid_t pid;
@@ -191,13 +195,15 @@ step_probe(struct step *st)
 		unsigned bit = 1u << pr->vmexit;
 
 		for (k = 0; k < STEP_PROBE_TRIALS; k++) {
-			at = probe_step(st, pid, &r0, pr);
+			at = probe_step(st, pid, &r0, pr, &hw);
 			if (at == (uintptr_t)pr->code + pr->len)
 				st->exact |= bit;
 			else if (at == (uintptr_t)pr->code + pr->len + 1)
 				st->late |= bit;
 			else
 				break;
+			if (hw == (uintptr_t)pr->code + pr->len + 1)
+				st->hwlate |= bit;
 		}
 	}
 	st->exact &= ~st->late;
@@ -347,7 +353,6 @@ step_backend_configure(struct hwtr_src *src, const struct hwtr_src_config *cfg)
 	if ((rc = sim_parse(st, getenv("HWTRACE_TEST_LATE_TRAP"))) < 0)
 		return (rc);
 	step_probe(st);
-	st->hwlate = st->late;
 	st->late |= st->sim;
 	st->exact &= ~st->sim;
 	probe_report(st);
