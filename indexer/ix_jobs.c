@@ -19,6 +19,7 @@ ix_jobq_init(struct ix_jobq *q, pthread_mutex_t *lock,
 	q->work_cv = work_cv;
 	pthread_cond_init(&q->done_cv, NULL);
 	q->head = q->tail = NULL;
+	q->nq = 0;
 	q->other_ns = 0;
 	q->shared = 0;
 }
@@ -47,6 +48,13 @@ ix_jobq_submit(struct ix_jobq *q, struct ix_job *j)
 		return (1);
 	}
 	pthread_mutex_lock(q->lock);
+	if (q->nq >= IX_JOBS_QMAX) {
+		pthread_mutex_unlock(q->lock);
+		j->fn(j);
+		j->state = IX_JOB_DONE;
+		return (1);
+	}
+	q->nq++;
 	j->state = IX_JOB_QUEUED;
 	if (q->tail != NULL)
 		q->tail->next = j;
@@ -66,6 +74,7 @@ unqueue(struct ix_jobq *q, struct ix_job *j)
 
 	for (pp = &q->head; *pp != NULL; prev = *pp, pp = &(*pp)->next)
 		if (*pp == j) {
+			q->nq--;
 			*pp = j->next;
 			if (q->tail == j)
 				q->tail = prev;

@@ -39,6 +39,7 @@ struct ix_jobq {
 	pthread_cond_t	*work_cv;
 	pthread_cond_t	done_cv;	/* a job is done */
 	struct ix_job	*head, *tail;
+	size_t		nq;		/* jobs queued, not taken */
 	uint64_t	other_ns;	/* CPU of jobs run by the workers */
 	int		shared;		/* ix_jobq_share() */
 };
@@ -53,14 +54,25 @@ struct ix_jobq {
  */
 #define IX_JOBS_LAG	32
 
+/*
+ * Jobs left waiting, at most: with that many queued the other threads are
+ * busy decoding, and a job left for later is one the writer would run
+ * itself when it needs the result, its data gone from its cache by then;
+ * it runs at once instead.  gz8 at -j 2 (10 alternating rounds): 2.72-2.73
+ * s against 2.76-2.77 with no limit, 5.27-5.30 CPU-s against 5.39-5.43
+ * (docs/PERFORMANCE.md, Index).
+ */
+#define IX_JOBS_QMAX	8
+
 void	ix_jobq_init(struct ix_jobq *q, pthread_mutex_t *lock,
 	    pthread_cond_t *work_cv);
 void	ix_jobq_destroy(struct ix_jobq *q);
 /* Other threads take jobs from now on (called by the writer). */
 void	ix_jobq_share(struct ix_jobq *q);
 /*
- * Queue @j (its fn set); with @q NULL or nobody else to take it, run it
- * now.  1: it ran (its input may go), 0: queued.
+ * Queue @j (its fn set); with @q NULL, nobody else to take it or
+ * IX_JOBS_QMAX jobs waiting already, run it now.  1: it ran (its input
+ * may go), 0: queued.
  */
 int	ix_jobq_submit(struct ix_jobq *q, struct ix_job *j);
 /*
