@@ -25,7 +25,9 @@
  */
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +107,39 @@ fi_file(int dfd, const uint8_t *p, const uint8_t *end)
 
 static char dir[64], out[96], json[96];
 
+/*
+ * The scratch of runs that are gone: a run libFuzzer ends for a timeout
+ * or a crash leaves its directory and archive (no atexit then), which
+ * the next run removes.
+ */
+static void
+fi_sweep(void)
+{
+	struct dirent *de;
+	char path[300], *end;
+	long pid;
+	DIR *d;
+
+	if ((d = opendir("/dev/shm")) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "fuzz_import.", 12) != 0)
+			continue;
+		pid = strtol(de->d_name + 12, &end, 10);
+		if (end == de->d_name + 12 || pid <= 0 || pid == (long)getpid() ||
+		    (strcmp(end, "") != 0 && strcmp(end, ".hwtrace") != 0) ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "/dev/shm/%s", de->d_name);
+		if (*end == '\0') {
+			fi_clean(path);
+			(void)rmdir(path);
+		} else
+			(void)unlink(path);
+	}
+	closedir(d);
+}
+
 /* At exit (libFuzzer ends with exit(3)): no scratch directory is left. */
 static void
 fi_atexit(void)
@@ -129,6 +164,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    (long)getpid());
 		snprintf(out, sizeof(out), "%s.hwtrace", dir);
 		snprintf(json, sizeof(json), "%s/trace.json", dir);
+		fi_sweep();
 		(void)mkdir(dir, 0700);
 		setenv("HOME", "/nonexistent", 1);
 		atexit(fi_atexit);
