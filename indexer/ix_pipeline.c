@@ -49,12 +49,22 @@
 /*
  * Threads of work, at most, whatever -j or the CPU count says.  Each
  * decoder holds its images and scratch (about 20 MB) and each segment in
- * the window of 2N + 1 its decoded output (about 30 MB for 2 MiB of a
- * gzip capture's PT): the gzip -6 8 MiB capture peaks at 382 MB RSS at
- * -j 5, 441 MB at 6 and 559 MB at 8.  Beyond about five
- * threads the one writer, not decoding, is the limit anyway.
+ * the window (IX_WINDOW_MAX) its decoded output (about 30 MB for 2 MiB of
+ * a gzip capture's PT): the gzip -6 8 MiB capture peaked at 382 MB RSS at
+ * -j 5, 441 MB at 6 and 559 MB at 8 with a window of 2N + 1.  Beyond
+ * about five threads the one writer, not decoding, is the limit anyway.
  */
 #define IX_JOBS_MAX	6u
+/*
+ * Segments decoded ahead, at most, whatever -j says (2N + 1 up to -j 3).
+ * With more than a few threads the writer is the limit, and what more
+ * workers decode only waits for it: held in memory, and glibc keeps each
+ * thread's freed buffers for it (cli/main.c, keep_heap()).  gz8 at -j 6
+ * peaked at 466-534 MB with 13, past issue 29's 512 MB, and at 403-426
+ * MB with 7; -j 4 and 5 at 332-378 MB against 382-444, in as much time
+ * (on 2 CPUs).
+ */
+#define IX_WINDOW_MAX	7u
 /* Threads decompressing chunks ahead of the PSB scan, at most. */
 #define IX_RA_MAX	4
 
@@ -878,6 +888,8 @@ ix_start_pipeline(struct run *r)
 	if (nj > r->pl->nsegs)
 		nj = r->pl->nsegs > 0 ? r->pl->nsegs : 1;
 	r->pl->window = 2 * nj + 1;
+	if (r->pl->window > IX_WINDOW_MAX)
+		r->pl->window = IX_WINDOW_MAX;
 	tids = calloc(nj, sizeof(*tids));
 	wc = calloc(nj, sizeof(*wc));
 	/* One slot per worker, and the writer's last. */
