@@ -51,8 +51,8 @@
  * decoder holds its images and scratch (about 20 MB) and each segment in
  * the window (IX_WINDOW_MAX) its decoded output (about 30 MB for 2 MiB of
  * a gzip capture's PT): the gzip -6 8 MiB capture peaked at 382 MB RSS at
- * -j 5, 441 MB at 6 and 559 MB at 8 with a window of 2N + 1.  Beyond
- * about five threads the one writer, not decoding, is the limit anyway.
+ * -j 5, 441 MB at 6 and 559 MB at 8 with a window of 2N + 1.  Beyond a
+ * few threads the one writer, not decoding, is the limit anyway.
  */
 #define IX_JOBS_MAX	6u
 /*

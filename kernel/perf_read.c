@@ -104,13 +104,7 @@ on_aux(void *arg, const uint8_t *buf, size_t len, uint64_t offset)
 	return (ps->rec_err != 0 ? -HWTR_E_IO : 0);
 }
 
-/*
- * PERF_EVENT_IOC_ENABLE or _DISABLE on ring @i's events (all: SIZE_MAX).
- * The --trigger breakpoints are enabled before the trace and disabled
- * after it: an attached program runs on between the ioctls, and a hit
- * between the trace's enable and its breakpoint's would be no snapshot
- * at all, where a hit before the trace's is a snapshot of less.
- */
+/* @req on ring @i's --trigger breakpoints (all: SIZE_MAX). */
 static int
 xev_ioctl(struct perf_src *ps, size_t i, unsigned long req)
 {
@@ -124,6 +118,13 @@ xev_ioctl(struct perf_src *ps, size_t i, unsigned long req)
 	return (rc);
 }
 
+/*
+ * PERF_EVENT_IOC_ENABLE or _DISABLE on ring @i's events (all: SIZE_MAX).
+ * The --trigger breakpoints are enabled before the trace and disabled
+ * after it: an attached program runs on between the ioctls, and a hit
+ * between the trace's enable and its breakpoint's would be no snapshot
+ * at all, where a hit before the trace's is a snapshot of less.
+ */
 int
 perf_ev_ioctl(struct perf_src *ps, size_t i, unsigned long req)
 {
