@@ -99,12 +99,12 @@ extern SysRes VG_(do_syscall)(UWord sysno, RegWord a1, RegWord a2,
 #define HW_BUF_ROOM	(2u << 20)	/* > 100000 blocks * 8 bytes */
 /*
  * The buffer is handed over at the first scheduler point past this many
- * bytes: the translated code's stores then stay in a few hundred KiB
- * that the caches hold, and hwtrace reads the records while they are
- * still in the shared cache.  Handed over at 6 MiB (HW_BUF_SIZE -
- * HW_BUF_ROOM) the capture of gzip -6 of 8 MiB took 2.66-2.68 CPU-s;
- * at 128 KiB to 1 MiB 2.34-2.46, the same records (docs/PERFORMANCE.md,
- * Capture).
+ * bytes (and a quantum writes HW_BUF_ROOM at most after it): the
+ * translated code's stores then stay in a few hundred KiB that the
+ * caches hold.  Handed over past 6 MiB (HW_BUF_SIZE - HW_BUF_ROOM), the
+ * capture of gzip -6 of 8 MiB took 2.50-2.64 CPU-s, its Valgrind thread
+ * 1.60 s; past 256 KiB 2.35-2.40 and 1.38 s, the same records; 64 KiB
+ * to 1 MiB alike (docs/PERFORMANCE.md, Capture).
  */
 #define HW_FLUSH_AT	(256u << 10)
 _Static_assert(HW_FLUSH_AT + HW_BUF_ROOM <= HW_BUF_SIZE, "HW_FLUSH_AT");
