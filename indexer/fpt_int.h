@@ -263,6 +263,14 @@ struct fpt {
 	 * block cache.
 	 */
 	uint64_t	asid_cr3, asid_vmcs;
+	/*
+	 * A PSB+'s status update that libipt processes but does not hand
+	 * over, as the fetch of the next one fails (fpt_sync_forward()):
+	 * its asid takes effect with the error item, after the updates
+	 * handed over before it.
+	 */
+	struct fpt_event sync_quiet;
+	int		have_sync_quiet;
 };
 
 /* The block cache's table (fpt_cache.c), open for its inline lookup. */

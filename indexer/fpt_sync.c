@@ -47,6 +47,7 @@ fpt_sync_forward(struct fpt *d)
 	d->nfupq = 0;
 	d->synced = 0;
 	d->sync_ahead = NULL;
+	d->have_sync_quiet = 0;
 	/* pt_blk_reset(): a new asid; the section stays mapped. */
 	d->asid_cr3 = d->asid_vmcs = FPT_NO_ASID;
 	if (off < 0) {
@@ -90,8 +91,16 @@ fpt_sync_forward(struct fpt *d)
 		 * libipt fetches each event as it hands over the one before:
 		 * of n status updates the first n - 2 go out, and the fetch
 		 * of the last fails while the one before it is handed over.
-		 * Those in the queue (tracing off) are in order.
+		 * Those in the queue (tracing off) are in order.  That one is
+		 * processed all the same: a PIP's or a VMCS's new asid
+		 * unmaps libipt's section, and without an image section
+		 * cache its block cache goes (next_item()).
 		 */
+		if (!d->async && nst >= 2) {
+			d->sync_quiet = d->evq[(d->evq_head + nst - 2) %
+			    FPT_EVQ_MAX];
+			d->have_sync_quiet = 1;
+		}
 		d->evq_n = !d->async && nst > 2 ? nst - 2 : 0;
 		d->async = 0;
 		d->nmore = 0;
