@@ -60,9 +60,9 @@
  * With more than a few threads the writer is the limit, and what more
  * workers decode only waits for it: held in memory, and glibc keeps each
  * thread's freed buffers for it (cli/main.c, keep_heap()).  gz8 at -j 6
- * peaked at 466-534 MB with 13, past issue 29's 512 MB, and at 403-426
- * MB with 7; -j 4 and 5 at 332-378 MB against 382-444, in as much time
- * (on 2 CPUs).
+ * peaked at 466-550 MB with 13 (18 runs), past issue 29's 512 MB, and at
+ * 405-441 MB with 7 (5 runs); -j 4 and 5 at 332-378 MB against 382-444,
+ * in as much time (on 2 CPUs; docs/PERFORMANCE.md, D3).
  */
 #define IX_WINDOW_MAX	7u
 /* Threads decompressing chunks ahead of the PSB scan, at most. */
