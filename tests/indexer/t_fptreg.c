@@ -399,6 +399,35 @@ ATF_TC_BODY(fup_then_cut_psb_plus_at_tip, tc)
 }
 
 /*
+ * The same with the PSB+ whole, a FUP and a TSC in it and no status
+ * update: libipt's read-ahead decodes it and its PSBEND, which nothing
+ * waits for, and meets the end after; the query finds nothing and the
+ * trace ends there (a 25-minute make fuzz-fpt run); fpt passed a whole
+ * PSB+ only in the read-ahead, not where the FUP's end is looked for,
+ * and gave an error at the end.  By construction: the same 4 items, no
+ * error.
+ */
+ATF_TC_WITHOUT_HEAD(fup_then_psb_plus_at_tip);
+ATF_TC_BODY(fup_then_psb_plus_at_tip, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x08,					/* TNT: N N */
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		PSB_BYTES,
+		0x19, 1, 0, 0, 0, 0, 0, 0,		/* TSC */
+		0x3d, 0x02, 0x10,			/* FUP 0x1002 */
+		0x02, 0x23,				/* PSBEND */
+	};
+	/* jz +0; jmp *%rax */
+	static const uint8_t code[] = { 0x74, 0x00, 0xff, 0xe0 };
+
+	both("fup_then_psb_plus_at_tip", pt, sizeof(pt), code,
+	    sizeof(code), 4, 0, 0);
+}
+
+/*
  * The same MWAIT before the TIP.PGE, its FUP cut by the end (seed 3131):
  * libipt's fetch after the PSB+'s mode event decodes the MWAIT and the
  * TIP.PGE; the enabled event's fetch of the next decodes the FUP the
@@ -1591,6 +1620,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, error_at_psbend_of_updates);
 	ATF_TP_ADD_TC(tp, bad_psb_plus_after_noip_tip);
 	ATF_TP_ADD_TC(tp, fup_then_cut_psb_plus_at_tip);
+	ATF_TP_ADD_TC(tp, fup_then_psb_plus_at_tip);
 	ATF_TP_ADD_TC(tp, cut_fup_after_mwait_pge);
 	ATF_TP_ADD_TC(tp, fups_after_fup_of_two_mwaits);
 	ATF_TP_ADD_TC(tp, error_at_fup_of_two_mwaits);
