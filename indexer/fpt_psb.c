@@ -323,11 +323,48 @@ fpti_psb_events(struct fpt *d, const uint8_t **pp)
 }
 
 /*
+ * Whether, from the PSB+ whose packets after the PSB start at @p on, the
+ * trace holds only what libipt's read-ahead passes without an event and
+ * cannot fail on (whole PSB+s without status updates, PADs, PSBENDs) up
+ * to its end, every packet whole: that read-ahead met the end.  Timing
+ * packets between them are not looked into (their decode can fail).
+ */
+static int
+psb_then_end(struct fpt *d, const uint8_t *p)
+{
+	const char *unsup = d->unsup;
+	struct fpt_pkt pkt;
+	int rc;
+
+	for (;;) {
+		rc = fpti_psb_plus_ok(d, p);
+		d->unsup = unsup;
+		if (rc != 0 || fpti_psb_events(d, &p) > 0)
+			return (0);
+		for (;; p += pkt.size) {
+			if (p == d->cfg.end)
+				return (1);
+			if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0)
+				return (0);
+			if (pkt.kind != FPT_PKT_PAD &&
+			    pkt.kind != FPT_PKT_PSBEND)
+				break;
+		}
+		if (pkt.kind != FPT_PKT_PSB)
+			return (0);
+		p += pkt.size;
+	}
+}
+
+/*
  * A query meets the PSB @pkt at d->pos: libipt's read-ahead, after the packet
  * before, decoded its PSB+ whole as a status packet.  With no status
  * update in it, nothing waits at its PSBEND and the query goes on past
  * it.  1 when it was read so, 0 when it has events (libipt's bad query)
  * or an event waits, or fpti_read_psb_plus()'s error or unsupported.
+ * An event waiting for a FUP, or a MODE.exec's for its TIP, stays queued
+ * over it; where only the end of the trace follows, that read-ahead met
+ * the end and the query does too (1, d->pos at the end).
  */
 int
 fpti_psb_pass(struct fpt *d, const struct fpt_pkt *pkt)
@@ -335,8 +372,12 @@ fpti_psb_pass(struct fpt *d, const struct fpt_pkt *pkt)
 	const uint8_t *p = d->pos + pkt->size;
 	int rc;
 
-	if (d->nfupq > 0 || d->mode_pending || d->async || d->evq_n > 0)
-		return (0);
+	if (d->nfupq > 0 || d->mode_pending || d->async || d->evq_n > 0) {
+		if (d->async || d->evq_n > 0 || !psb_then_end(d, p))
+			return (0);
+		d->pos = d->cfg.end;
+		return (1);
+	}
 	if ((rc = fpti_psb_plus_ok(d, p)) < 0)
 		return (rc);
 	if (fpti_psb_events(d, &p) > 0)

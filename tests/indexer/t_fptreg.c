@@ -1580,6 +1580,56 @@ ATF_TC_BODY(mode_tip_cut_with_tnt_left, tc)
 }
 
 /*
+ * A MODE.exec waits for its TIP, a TNT bit is left, and the syscall's TIP
+ * query meets a whole PSB+ without status updates, then the end:
+ * libipt's read-ahead after the TNT decoded that PSB+ and met the end, so
+ * the mode's event never comes and the query finds nothing: the trace
+ * ends (a make fuzz-fpt run).  fpt passed such a PSB+ only where no
+ * event waits, and gave an error at the end.  By construction: the
+ * PSB+'s mode, enabled, PWRX (as in mode_tip_cut_with_tnt_left), the
+ * blocks of the jz (N) and of the syscall, no error: 5 items.  The same
+ * with an MWAIT waiting for a FUP (the PSB+'s FUP is not the one it
+ * waits for): the mode, enabled, the two blocks: 4 items.
+ */
+ATF_TC_WITHOUT_HEAD(event_waits_psb_plus_then_end);
+ATF_TC_BODY(event_waits_psb_plus_then_end, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x99, 0x01,				/* MODE 64, for a TIP */
+		0x02, 0xa2, 0, 0, 0, 0, 0,		/* PWRX */
+		0x0a,					/* TNT N T */
+		0x00, 0x00,				/* PADs */
+		PSB_BYTES,
+		0x19, 1, 0, 0, 0, 0, 0, 0,		/* TSC */
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x02, 0x23,				/* PSBEND */
+	};
+	/* The same with an MWAIT waiting for a FUP instead. */
+	static const uint8_t fup[] = {
+		PSB_PLUS_OFF,
+		MWAIT,
+		PGE_1000,
+		0x0a,					/* TNT N T */
+		PSB_BYTES,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x02, 0x23,				/* PSBEND */
+	};
+	/* jz +0; syscall */
+	static const uint8_t code[] = { 0x74, 0x00, 0x0f, 0x05 };
+	static const struct want_block wb[] = {
+		{ 0x1000, 0x1000, 1 },
+		{ 0x1002, 0x1002, 1 },
+	};
+
+	both_blocks("mode_waits_psb_plus_then_end", pt, sizeof(pt), code,
+	    sizeof(code), 5, 0, wb, 2);
+	both_blocks("mwait_waits_psb_plus_then_end", fup, sizeof(fup), code,
+	    sizeof(code), 4, 0, wb, 2);
+}
+
+/*
  * A PIP binds to the syscall; libipt hands its event over and, in the same
  * call, passes the syscall (pt_blk_event()'s trailing proceed): its query
  * takes the TIP and reads ahead, and a bad packet there fails that call.
@@ -1646,5 +1696,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, mode_nomap_keeps_cache);
 	ATF_TP_ADD_TC(tp, mode_tip_cut_with_tnt_left);
 	ATF_TP_ADD_TC(tp, pip_post_error_ahead);
+	ATF_TP_ADD_TC(tp, event_waits_psb_plus_then_end);
 	return (atf_no_error());
 }
