@@ -698,9 +698,9 @@ next_item(struct fpt *d, struct fpt_item *it)
 			    "instruction a PIP or VMCS bound to"));
 		it->kind = FPT_ITEM_EVENT;
 		it->event = d->evq[d->evq_head];
-		if (it->event.kind == FPT_EV_ERROR && d->have_sync_quiet) {
-			asid_event(d, &d->sync_quiet);
-			d->have_sync_quiet = 0;
+		if (it->event.kind == FPT_EV_ERROR && d->have_quiet) {
+			asid_event(d, &d->quiet_ev);
+			d->have_quiet = 0;
 		}
 		asid_event(d, &it->event);
 		d->evq_head = (d->evq_head + 1) % FPT_EVQ_MAX;

@@ -811,6 +811,14 @@ fpti_async_reached(struct fpt *d)
 			fpti_ev_push(d, &d->async_ev);
 		for (i = 0; i + 2 < d->nmore; i++)
 			fpti_ev_push(d, &d->more[i]);
+		/*
+		 * The one before the last is processed all the same (a
+		 * PIP's new asid drops libipt's block cache): it takes
+		 * effect with the error item (fpt_dec.c's next_item()).
+		 */
+		d->quiet_ev = d->nmore >= 2 ? d->more[d->nmore - 2] :
+		    d->async_ev;
+		d->have_quiet = 1;
 		d->nmore = 0;
 		return (rc);
 	}

@@ -265,12 +265,13 @@ struct fpt {
 	uint64_t	asid_cr3, asid_vmcs;
 	/*
 	 * A PSB+'s status update that libipt processes but does not hand
-	 * over, as the fetch of the next one fails (fpt_sync_forward()):
-	 * its asid takes effect with the error item, after the updates
-	 * handed over before it.
+	 * over, as the fetch of the next one fails (fpt_sync_forward(),
+	 * and fpti_async_reached() for one read while tracing): its asid
+	 * takes effect with the error item, after the updates handed over
+	 * before it.
 	 */
-	struct fpt_event sync_quiet;
-	int		have_sync_quiet;
+	struct fpt_event quiet_ev;
+	int		have_quiet;
 };
 
 /* The block cache's table (fpt_cache.c), open for its inline lookup. */

@@ -47,7 +47,7 @@ fpt_sync_forward(struct fpt *d)
 	d->nfupq = 0;
 	d->synced = 0;
 	d->sync_ahead = NULL;
-	d->have_sync_quiet = 0;
+	d->have_quiet = 0;
 	/* pt_blk_reset(): a new asid; the section stays mapped. */
 	d->asid_cr3 = d->asid_vmcs = FPT_NO_ASID;
 	if (off < 0) {
@@ -97,9 +97,9 @@ fpt_sync_forward(struct fpt *d)
 		 * cache its block cache goes (next_item()).
 		 */
 		if (!d->async && nst >= 2) {
-			d->sync_quiet = d->evq[(d->evq_head + nst - 2) %
+			d->quiet_ev = d->evq[(d->evq_head + nst - 2) %
 			    FPT_EVQ_MAX];
-			d->have_sync_quiet = 1;
+			d->have_quiet = 1;
 		}
 		d->evq_n = !d->async && nst > 2 ? nst - 2 : 0;
 		d->async = 0;

@@ -1654,6 +1654,59 @@ ATF_TC_BODY(pip_post_error_ahead, tc)
 	    4, 42 + 4 + 8 + 3, 1, 1, NULL);
 }
 
+/*
+ * A PSB+ read while tracing, its status updates (a PIP of a new CR3, then
+ * MODE.exec) bound to the FUP's IP where the flow already is, and a bad
+ * packet after its PSBEND: libipt processes the PIP as it hands it over
+ * (pt_blk_process_paging(): its section unmapped, its block cache gone),
+ * and the fetch of the MODE.exec fails that hand-over; the resync keeps
+ * the section mapped.  fpt lost the PIP without its effect and kept its
+ * block cache, so that after the resync its pass from 0x1000 followed the
+ * cache through the backward jmp at 0x1003 where libipt stops again (as
+ * in pip_new_cr3_flushes_cache, whose PIP binds to the syscall).  By
+ * construction: the mode and enabled events, the blocks 0x1000-0x1003
+ * and 0x1002, the error at 0x3d; after the resync the mode and enabled
+ * events, the blocks 0x1000-0x1003 (2 instructions again), 0x1002, 0x1009
+ * and the disabled event: 11 items.
+ */
+ATF_TC_WITHOUT_HEAD(pip_lost_in_psb_plus_on);
+ATF_TC_BODY(pip_lost_in_psb_plus_on, tc)
+{
+	static const uint8_t pt[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,				/* 0x14 */
+		0x2d, 0x05, 0x10,			/* 0x1b: TIP 0x1005 */
+		PSB_BYTES,				/* 0x1e */
+		0x3d, 0x05, 0x10,			/* 0x2e: FUP 0x1005 */
+		0x02, 0x43, 0x00, 0x10, 0, 0, 0, 0,	/* 0x31: PIP 0x10000 */
+		0x99, 0x01,				/* 0x39: MODE 64 */
+		0x02, 0x23,				/* 0x3b: PSBEND */
+		0x02, 0xff,				/* 0x3d: bad opcode */
+		PSB_PLUS_OFF,				/* 0x3f */
+		PGE_1000,
+		0x2d, 0x09, 0x10,			/* TIP 0x1009 */
+		0x01,					/* TIP.PGD */
+	};
+	static const uint8_t code[] = {
+		0xeb, 0x01,			/* 0x1000: jmp 0x1003 */
+		0xc3,				/* 0x1002: ret */
+		0xeb, 0xfd,			/* 0x1003: jmp 0x1002 */
+		0x0f, 0x05,			/* 0x1005: syscall */
+		0xeb, 0xf7,			/* 0x1007: jmp 0x1000 */
+		0xc3,				/* 0x1009: ret */
+	};
+	static const struct want_block wb[] = {
+		{ 0x1000, 0x1003, 2 },
+		{ 0x1002, 0x1002, 1 },
+		{ 0x1000, 0x1003, 2 },
+		{ 0x1002, 0x1002, 1 },
+		{ 0x1009, 0x1009, 1 },
+	};
+
+	both_blocks("pip_lost_in_psb_plus_on", pt, sizeof(pt), code,
+	    sizeof(code), 11, 0, wb, 5);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, bad_fup_after_mwait_pge);
@@ -1697,5 +1750,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, mode_tip_cut_with_tnt_left);
 	ATF_TP_ADD_TC(tp, pip_post_error_ahead);
 	ATF_TP_ADD_TC(tp, event_waits_psb_plus_then_end);
+	ATF_TP_ADD_TC(tp, pip_lost_in_psb_plus_on);
 	return (atf_no_error());
 }
