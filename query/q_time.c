@@ -217,7 +217,8 @@ tl_seek(struct tl *tl, sqlite3_stmt *probe, int64_t thread, int64_t t,
 
 	/* Invariant: calls before lo are earlier than t; from hi on, not. */
 	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
+		/* A damaged database's seqs span more than INT64_MAX. */
+		mid = lo + (int64_t)(((uint64_t)hi - (uint64_t)lo) / 2);
 		rc = q_step2(probe, thread, mid);
 		if (rc == SQLITE_DONE) {
 			hi = mid;
@@ -227,7 +228,7 @@ tl_seek(struct tl *tl, sqlite3_stmt *probe, int64_t thread, int64_t t,
 			return (q_dbfail(tl->q, "timeline: cannot seek"));
 		s = sqlite3_column_int64(probe, 1);
 		if (sqlite3_column_int64(probe, 0) < t)
-			lo = s + 1;
+			lo = s < INT64_MAX ? s + 1 : INT64_MAX;
 		else
 			hi = mid;
 	}
@@ -264,7 +265,9 @@ tl_open(struct tl *tl, const struct hwtr_q_req *req)
 		thread = sqlite3_column_int64(th, 0);
 		if (sqlite3_column_type(th, 1) != SQLITE_NULL) {
 			lo = sqlite3_column_int64(th, 1);
-			hi = sqlite3_column_int64(th, 2) + 1;
+			/* Past the last call's entry (a damaged one: no wrap). */
+			hi = sqlite3_column_int64(th, 2);
+			hi = hi < INT64_MAX ? hi + 1 : INT64_MAX;
 			seq = lo;
 			if (tl->r.on) {
 				seq = tl->r.seq_lo;

@@ -329,7 +329,7 @@ q_depth_counts(struct hwtr_q *q, const struct q_rng *r, int64_t thread,
     int64_t depth)
 {
 	sqlite3_stmt *th = NULL, *ex = NULL, *ins = NULL;
-	int64_t *cnt = NULL, nblk, t, b, key;
+	int64_t *cnt = NULL, nblk, t, b, key, last;
 	int rc;
 
 	if ((rc = q_blocks_span(q, NULL, &nblk)) < 0)
@@ -359,9 +359,12 @@ q_depth_counts(struct hwtr_q *q, const struct q_rng *r, int64_t thread,
 	sqlite3_bind_int64(th, 1, key);
 	while ((rc = sqlite3_step(th)) == SQLITE_ROW) {
 		t = sqlite3_column_int64(th, 0);
+		/* The thread's last block (a damaged count: no wrap). */
+		last = sqlite3_column_int64(th, 1);
+		last = last > INT64_MIN ? last - 1 : INT64_MIN;
 		rc = r->on ? q_cnt_thread(q, ex, t, depth, r->seq_lo,
 		    r->seq_hi, cnt, nblk) : q_cnt_thread(q, ex, t, depth, 0,
-		    sqlite3_column_int64(th, 1) - 1, cnt, nblk);
+		    last, cnt, nblk);
 		if (rc < 0)
 			goto out;
 	}
