@@ -277,7 +277,7 @@ q_call_hints(struct hwtr_q *q, struct hwtr_q_res *res, int64_t t0)
 		for (i = 0; i < 6; i++)
 			v[i] = sqlite3_column_int64(st, (int)i);
 		v[5] = sqlite3_column_type(st, 5) == SQLITE_NULL ? 0 :
-		    v[5] - t0;
+		    q_sat_sub(v[5], t0);
 		for (i = 0; i < HWTR_NELEM(h); i++)
 			q_res_hint(res, (size_t)h[i].col, v[h[i].what]);
 	}

@@ -193,6 +193,20 @@ q_an_is(int got, int err)
 #define q_dbfail(q, what)	q_an_is(q_dbfail((q), (what)), -HWTR_E_DB)
 #endif
 
+/*
+ * @a - @b, held to INT64_MIN..INT64_MAX: a damaged database's times and
+ * positions may be any int64, and their differences must not wrap.
+ */
+static inline int64_t
+q_sat_sub(int64_t a, int64_t b)
+{
+	int64_t d;
+
+	if (__builtin_sub_overflow(a, b, &d))
+		return (b < 0 ? INT64_MAX : INT64_MIN);
+	return (d);
+}
+
 int q_res_new(struct hwtr_q_res **resp, size_t ncols,
     const char *const *names);
 /* Append one cell to the last row (rows fill left to right). */

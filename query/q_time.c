@@ -157,7 +157,7 @@ tl_row(struct tl *tl, struct tl_cur *c, struct hwtr_q_res *res)
 	int k = c->off;
 
 	if (c->has_t)
-		rc = q_res_push_int(res, c->tv - tl->t0);
+		rc = q_res_push_int(res, q_sat_sub(c->tv, tl->t0));
 	else
 		rc = q_res_push(res, HWTR_Q_NULL, NULL);
 	if (c->thread_null)
@@ -188,8 +188,8 @@ tl_row(struct tl *tl, struct tl_cur *c, struct hwtr_q_res *res)
 		    !c->has_t)
 			rc |= q_res_push(res, HWTR_Q_NULL, NULL);
 		else
-			rc |= q_res_push_int(res, sqlite3_column_int64(st,
-			    k + 6) - c->tv);
+			rc |= q_res_push_int(res, q_sat_sub(
+			    sqlite3_column_int64(st, k + 6), c->tv));
 	} else {
 		rc |= q_res_push(res, HWTR_Q_TEXT,
 		    (const char *)sqlite3_column_text(st, 3));

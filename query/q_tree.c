@@ -869,13 +869,12 @@ out:
 static void
 ex_us(struct hwtr_jw *w, const char *key, int64_t ns)
 {
+	/* The magnitude unsigned: INT64_MIN has none as an int64_t. */
+	uint64_t m = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+
 	hwtr_jw_key(w, key);
-	if (ns < 0)
-		hwtr_jw_numf(w, "-%lld.%03lld", (long long)(-ns / 1000),
-		    (long long)(-ns % 1000));
-	else
-		hwtr_jw_numf(w, "%lld.%03lld", (long long)(ns / 1000),
-		    (long long)(ns % 1000));
+	hwtr_jw_numf(w, "%s%llu.%03llu", ns < 0 ? "-" : "",
+	    (unsigned long long)(m / 1000), (unsigned long long)(m % 1000));
 }
 
 /* Member "estimated" when the times are the trace's (@use_ns). */
@@ -945,8 +944,8 @@ ex_slice(struct ex *e, sqlite3_stmt *st, int k, int64_t pid, int64_t tid)
 	if (xi <= e->ilo)
 		return (0);	/* exit_insn is the first instruction after */
 	if (e->use_ns && sqlite3_column_type(st, k + 8) != SQLITE_NULL) {
-		tb = sqlite3_column_int64(st, k + 8) - e->t0;
-		te = sqlite3_column_int64(st, k + 9) - e->t0;
+		tb = q_sat_sub(sqlite3_column_int64(st, k + 8), e->t0);
+		te = q_sat_sub(sqlite3_column_int64(st, k + 9), e->t0);
 		est = sqlite3_column_int(st, k + 10);
 	} else {
 		tb = ei;
@@ -954,7 +953,7 @@ ex_slice(struct ex *e, sqlite3_stmt *st, int k, int64_t pid, int64_t tid)
 	}
 	if (tb > e->to)
 		return (1);		/* entries only come later */
-	if (te < e->from || te - tb < e->mindur)
+	if (te < e->from || q_sat_sub(te, tb) < e->mindur)
 		return (0);
 	if (sqlite3_column_type(st, k + 2) != SQLITE_NULL &&
 	    (nm = q_name_get(e->q, &e->names, sqlite3_column_int64(st,
@@ -975,7 +974,7 @@ ex_slice(struct ex *e, sqlite3_stmt *st, int k, int64_t pid, int64_t tid)
 	hwtr_jw_ki64(w, "pid", pid);
 	hwtr_jw_ki64(w, "tid", tid);
 	ex_us(w, "ts", tb);
-	ex_us(w, "dur", te - tb);
+	ex_us(w, "dur", q_sat_sub(te, tb));
 	hwtr_jw_key(w, "args");
 	hwtr_jw_obj(w);
 	hwtr_jw_ki64(w, "call", sqlite3_column_int64(st, k));
@@ -1022,12 +1021,12 @@ ex_inl_slice(void *arg, const struct q_inl_run *r)
 			return (q_dbfail(e->q, "export: cannot read times"));
 		if (sqlite3_column_type(e->tm, 0) != SQLITE_NULL &&
 		    sqlite3_column_type(e->tm, 1) != SQLITE_NULL) {
-			tb = sqlite3_column_int64(e->tm, 0) - e->t0;
-			te = sqlite3_column_int64(e->tm, 1) - e->t0;
+			tb = q_sat_sub(sqlite3_column_int64(e->tm, 0), e->t0);
+			te = q_sat_sub(sqlite3_column_int64(e->tm, 1), e->t0);
 			est = sqlite3_column_int(e->tm, 2);
 		}
 	}
-	if (tb > e->to || te < e->from || te - tb < e->mindur)
+	if (tb > e->to || te < e->from || q_sat_sub(te, tb) < e->mindur)
 		return (0);
 	if ((name = malloc(strlen(r->name) + sizeof(TINL_MARK))) == NULL)
 		return (q_fail(e->q, -HWTR_E_NOMEM, "out of memory"));
@@ -1043,7 +1042,7 @@ ex_inl_slice(void *arg, const struct q_inl_run *r)
 	hwtr_jw_ki64(w, "pid", e->pid);
 	hwtr_jw_ki64(w, "tid", e->tid);
 	ex_us(w, "ts", tb);
-	ex_us(w, "dur", te - tb);
+	ex_us(w, "dur", q_sat_sub(te, tb));
 	hwtr_jw_key(w, "args");
 	hwtr_jw_obj(w);
 	hwtr_jw_key(w, "inlined");
