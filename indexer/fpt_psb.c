@@ -325,9 +325,10 @@ fpti_psb_events(struct fpt *d, const uint8_t **pp)
 /*
  * Whether, from the PSB+ whose packets after the PSB start at @p on, the
  * trace holds only what libipt's read-ahead passes without an event and
- * cannot fail on (whole PSB+s without status updates, PADs, PSBENDs) up
- * to its end, every packet whole: that read-ahead met the end.  Timing
- * packets between them are not looked into (their decode can fail).
+ * cannot fail on (whole PSB+s without status updates, PADs, PSBENDs, TSC
+ * and MTC, whose decode fails on no value) up to its end, every packet
+ * whole: that read-ahead met the end.  A CYC or TMA is not looked into
+ * (errata SKD007 and SKZ84 change how libipt decodes them).
  */
 static int
 psb_then_end(struct fpt *d, const uint8_t *p)
@@ -346,7 +347,8 @@ psb_then_end(struct fpt *d, const uint8_t *p)
 				return (1);
 			if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0)
 				return (0);
-			if (pkt.kind != FPT_PKT_PAD &&
+			if (pkt.kind != FPT_PKT_PAD && pkt.kind != FPT_PKT_TSC &&
+			    pkt.kind != FPT_PKT_MTC &&
 			    pkt.kind != FPT_PKT_PSBEND)
 				break;
 		}

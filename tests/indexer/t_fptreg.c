@@ -1589,7 +1589,9 @@ ATF_TC_BODY(mode_tip_cut_with_tnt_left, tc)
  * PSB+'s mode, enabled, PWRX (as in mode_tip_cut_with_tnt_left), the
  * blocks of the jz (N) and of the syscall, no error: 5 items.  The same
  * with an MWAIT waiting for a FUP (the PSB+'s FUP is not the one it
- * waits for): the mode, enabled, the two blocks: 4 items.
+ * waits for): the mode, enabled, the two blocks: 4 items.  The first
+ * with PADs, a TSC, an MTC and a PSBEND between the PSB+ and the end
+ * (the next make fuzz-fpt run): 5 items again.
  */
 ATF_TC_WITHOUT_HEAD(event_waits_psb_plus_then_end);
 ATF_TC_BODY(event_waits_psb_plus_then_end, tc)
@@ -1616,6 +1618,20 @@ ATF_TC_BODY(event_waits_psb_plus_then_end, tc)
 		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
 		0x02, 0x23,				/* PSBEND */
 	};
+	static const uint8_t timed[] = {
+		PSB_PLUS_OFF,
+		PGE_1000,
+		0x99, 0x01,				/* MODE 64, for a TIP */
+		0x02, 0xa2, 0, 0, 0, 0, 0,		/* PWRX */
+		0x0a,					/* TNT N T */
+		PSB_BYTES,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x02, 0x23,				/* PSBEND */
+		0x00, 0x00,				/* PADs */
+		0x19, 1, 0, 0, 0, 0, 0, 0,		/* TSC */
+		0x59, 0x01,				/* MTC */
+		0x02, 0x23,				/* PSBEND */
+	};
 	/* jz +0; syscall */
 	static const uint8_t code[] = { 0x74, 0x00, 0x0f, 0x05 };
 	static const struct want_block wb[] = {
@@ -1625,6 +1641,8 @@ ATF_TC_BODY(event_waits_psb_plus_then_end, tc)
 
 	both_blocks("mode_waits_psb_plus_then_end", pt, sizeof(pt), code,
 	    sizeof(code), 5, 0, wb, 2);
+	both_blocks("mode_waits_psb_plus_timing_end", timed, sizeof(timed),
+	    code, sizeof(code), 5, 0, wb, 2);
 	both_blocks("mwait_waits_psb_plus_then_end", fup, sizeof(fup), code,
 	    sizeof(code), 4, 0, wb, 2);
 }
