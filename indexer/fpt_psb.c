@@ -374,8 +374,10 @@ fpti_psb_pass(struct fpt *d, const struct fpt_pkt *pkt)
 	const uint8_t *p = d->pos + pkt->size;
 	int rc;
 
-	if (d->nfupq > 0 || d->mode_pending || d->async || d->evq_n > 0) {
-		if (d->async || d->evq_n > 0 || !psb_then_end(d, p))
+	if (d->async || d->evq_n > 0)
+		return (0);
+	if (d->nfupq > 0 || d->mode_pending) {
+		if (!psb_then_end(d, p))
 			return (0);
 		d->pos = d->cfg.end;
 		return (1);

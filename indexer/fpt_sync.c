@@ -11,6 +11,7 @@
  * does.
  */
 
+#include <assert.h>
 #include <stddef.h>
 
 #include "hwtrace.h"
@@ -83,42 +84,37 @@ fpt_sync_forward(struct fpt *d)
 	/* libipt's sync reads on into a PSB+ next, and takes its FUP. */
 	d->sync_ahead = !d->enabled && d->evq_n == 0 ? d->pos : NULL;
 	if (rc < 0 && rc != -HWTR_E_TRUNCATED) {
-		unsigned nst = (d->async ? 1 + d->nmore : 0) + d->evq_n;
+		/* The sync's PSB+ queues its updates (tracing is off to it). */
+		unsigned nst = d->evq_n;
+		struct fpt_event ev;
 
 		if (rc == -HWTR_E_UNSUPPORTED)
 			return (rc);
+		assert(!d->async && d->nmore == 0);
 		/*
 		 * libipt fetches each event as it hands over the one before:
 		 * of n status updates the first n - 2 go out, and the fetch
 		 * of the last fails while the one before it is handed over.
-		 * Those in the queue (tracing off) are in order.  That one is
-		 * processed all the same: a PIP's or a VMCS's new asid
-		 * unmaps libipt's section, and without an image section
-		 * cache its block cache goes (next_item()).
 		 */
-		if (!d->async && nst >= 2) {
-			d->quiet_ev = d->evq[(d->evq_head + nst - 2) %
-			    FPT_EVQ_MAX];
-			d->have_quiet = 1;
-		}
-		d->evq_n = !d->async && nst > 2 ? nst - 2 : 0;
-		d->async = 0;
-		d->nmore = 0;
+		d->evq_n = nst > 2 ? nst - 2 : 0;
 		d->enabled = 0;
 		d->synced = 0;
+		if (nst < 2)
+			return (-HWTR_E_DECODE);
 		/*
-		 * With two status updates or more the sync itself holds:
-		 * the failed fetch is an error item after those.
+		 * With two status updates or more the sync itself holds: the
+		 * failed fetch is an error item after those.  The one whose
+		 * hand-over fails is processed all the same: a PIP's or a
+		 * VMCS's new asid unmaps libipt's section, and without an
+		 * image section cache its block cache goes (next_item()).
+		 * Kept before the error's push takes its slot.
 		 */
-		if (nst >= 2) {
-			struct fpt_event ev;
-
-			fpti_ev_init(d, &ev, FPT_EV_ERROR, d->pos);
-			ev.error = -HWTR_E_DECODE;
-			fpti_ev_push(d, &ev);
-			return (0);
-		}
-		return (-HWTR_E_DECODE);
+		d->quiet_ev = d->evq[(d->evq_head + nst - 2) % FPT_EVQ_MAX];
+		d->have_quiet = 1;
+		fpti_ev_init(d, &ev, FPT_EV_ERROR, d->pos);
+		ev.error = -HWTR_E_DECODE;
+		fpti_ev_push(d, &ev);
+		return (0);
 	}
 	/*
 	 * After a PSB+ without status updates libipt's sync fetches the
