@@ -202,15 +202,15 @@ q_call_rows(struct hwtr_q *q, struct q_callfmt *cf, struct hwtr_q_res *res,
 		if (sqlite3_column_type(st, k + 9) == SQLITE_NULL)
 			rc |= q_res_push_n(res, HWTR_Q_NULL, NULL, 0, 1);
 		else
-			rc |= q_res_push_int(res, sqlite3_column_int64(st, k + 9) -
-			    cf->t0);
+			rc |= q_res_push_int(res, q_sat_sub(
+			    sqlite3_column_int64(st, k + 9), cf->t0));
 		if (sqlite3_column_type(st, k + 9) == SQLITE_NULL ||
 		    sqlite3_column_type(st, k + 10) == SQLITE_NULL)
 			rc |= q_res_push_n(res, HWTR_Q_NULL, NULL, 0, 1);
 		else {
 			a = sqlite3_column_int64(st, k + 9);
 			b = sqlite3_column_int64(st, k + 10);
-			rc |= q_res_push_int(res, b - a);
+			rc |= q_res_push_int(res, q_sat_sub(b, a));
 		}
 		rc |= q_res_push_int(res, sqlite3_column_int64(st, k + 11));
 		rc |= q_res_push_int(res, sqlite3_column_int64(st, k + 12));

@@ -207,6 +207,17 @@ q_sat_sub(int64_t a, int64_t b)
 	return (d);
 }
 
+/* @a + @b, held to INT64_MIN..INT64_MAX, as q_sat_sub(). */
+static inline int64_t
+q_sat_add(int64_t a, int64_t b)
+{
+	int64_t s;
+
+	if (__builtin_add_overflow(a, b, &s))
+		return (b < 0 ? INT64_MIN : INT64_MAX);
+	return (s);
+}
+
 int q_res_new(struct hwtr_q_res **resp, size_t ncols,
     const char *const *names);
 /* Append one cell to the last row (rows fill left to right). */

@@ -57,7 +57,7 @@ q_range_time(struct hwtr_q *q, const struct hwtr_q_req *req,
     const char *what, struct q_rng *r, int64_t nblocks)
 {
 	sqlite3_stmt *st = NULL;
-	int64_t t0, has, s;
+	int64_t t0, has, s, e;
 	int rc;
 
 	if ((rc = q_int(q, &has, 0, "SELECT count(*) FROM (SELECT 1 FROM "
@@ -76,14 +76,13 @@ q_range_time(struct hwtr_q *q, const struct hwtr_q_req *req,
 	r->seq_lo = 0;
 	r->seq_hi = nblocks - 1;
 	if (req->t_from >= 0) {
-		if ((rc = q_ts_seq(q, st, r->thread, nblocks, t0 + req->t_from,
-		    &s)) < 0)
+		if ((rc = q_ts_seq(q, st, r->thread, nblocks,
+		    q_sat_add(t0, req->t_from), &s)) < 0)
 			goto out;
 		r->seq_lo = s >= 0 ? s : nblocks;
 	}
-	if (req->t_to >= 0 && req->t_to < INT64_MAX - t0) {
-		if ((rc = q_ts_seq(q, st, r->thread, nblocks, t0 + req->t_to +
-		    1, &s)) < 0)
+	if (req->t_to >= 0 && (e = q_sat_add(t0, req->t_to)) < INT64_MAX) {
+		if ((rc = q_ts_seq(q, st, r->thread, nblocks, e + 1, &s)) < 0)
 			goto out;
 		if (s >= 0)
 			r->seq_hi = s - 1;

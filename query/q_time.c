@@ -353,10 +353,9 @@ q_timeline(struct hwtr_q *q, const struct hwtr_q_req *req,
 	    (rc = q_range(q, req, "timeline", &tl.r)) < 0)
 		return (rc);
 	/* The window in absolute ns; relative times beyond it clamp. */
-	tl.from = req->t_from >= 0 && req->t_from <= INT64_MAX - tl.t0 ?
-	    tl.t0 + req->t_from : req->t_from >= 0 ? INT64_MAX : INT64_MIN;
-	tl.to = req->t_to >= 0 && req->t_to <= INT64_MAX - tl.t0 ?
-	    tl.t0 + req->t_to : INT64_MAX;
+	tl.from = req->t_from >= 0 ? q_sat_add(tl.t0, req->t_from) :
+	    INT64_MIN;
+	tl.to = req->t_to >= 0 ? q_sat_add(tl.t0, req->t_to) : INT64_MAX;
 	if ((rc = tl_open(&tl, req)) < 0)
 		goto out;
 	if ((rc = q_res_new(&res, HWTR_NELEM(cols), cols)) < 0) {

@@ -1084,8 +1084,8 @@ ex_time_seqs(struct ex *e, int64_t thread, int64_t *lop, int64_t *hip)
 	    (rc = q_prepare(e->q, &st, Q_TS_NEXT)) < 0)
 		return (rc);
 	if (e->from > 0) {
-		if ((rc = q_ts_seq(e->q, st, thread, nblocks, e->t0 + e->from,
-		    &s)) < 0)
+		if ((rc = q_ts_seq(e->q, st, thread, nblocks,
+		    q_sat_add(e->t0, e->from), &s)) < 0)
 			goto out;
 		if (s < 0)
 			s = nblocks;
@@ -1101,9 +1101,8 @@ ex_time_seqs(struct ex *e, int64_t thread, int64_t *lop, int64_t *hip)
 			goto out;
 		*lop = t != INT64_MIN && s >= 0 ? s : 0;
 	}
-	if (e->to < INT64_MAX - e->t0) {
-		if ((rc = q_ts_seq(e->q, st, thread, nblocks, e->t0 + e->to + 1,
-		    &s)) < 0)
+	if ((t = q_sat_add(e->t0, e->to)) < INT64_MAX) {
+		if ((rc = q_ts_seq(e->q, st, thread, nblocks, t + 1, &s)) < 0)
 			goto out;
 		if (s >= 0)
 			*hip = s;
