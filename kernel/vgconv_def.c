@@ -205,6 +205,24 @@ vgc_def_unref(struct vg_def *d)
 		free(d->hot);
 }
 
+/*
+ * @d leaves its table (a new translation of its address replaced it) and
+ * may be freed: no thread keeps it as the superblock it is at or, for
+ * the successor cache, the one it came from.
+ */
+static void
+thr_forget(struct vgconv *cv, const struct vg_def *d)
+{
+	size_t i;
+
+	for (i = 0; i < cv->nthr; i++) {
+		if (cv->thr[i]->def == d)
+			cv->thr[i]->def = NULL;
+		if (cv->thr[i]->prev == d)
+			cv->thr[i]->prev = NULL;
+	}
+}
+
 static int
 def_put(struct vgconv_file *f, struct vg_def *d)
 {
@@ -236,6 +254,7 @@ def_put(struct vgconv_file *f, struct vg_def *d)
 		if (f->defs[i]->addr == d->addr) {
 			/* Retranslated: the new one applies from now on. */
 			f->gen = ++f->cv->gen;
+			thr_forget(f->cv, f->defs[i]);
 			vgc_def_unref(f->defs[i]);
 			f->defs[i] = d;
 			return (0);

@@ -378,6 +378,28 @@ chasing_switched_on_exact_body() {
 		atf_fail "expected the variable named; got: $(oneline err)"
 }
 
+atf_test_case retranslated_while_asleep
+retranslated_while_asleep_head() {
+	atf_set descr "a thread asleep in read(2) while chasing is switched on (every translation made again) runs on after another thread described read's superblock anew (tests/progs/wakeup.c): the capture ends well and its trace equals the ground truth.  The converter used to keep the sleeper's last superblock after freeing it (zstd -19 crashed hwtrace; make sanitize reports the use after free)"
+	atf_set timeout 300
+}
+retranslated_while_asleep_body() {
+	need_valgrind
+	need_prog wakeup
+	# The switch comes inside the main thread's loop of a million.
+	HWTRACE_VALGRIND_CHASE_AFTER=100000 "$HWTRACE" capture \
+	    --source valgrind --ground-truth -o w.hwtrace -- \
+	    "$HWTRACE_PROGS/wakeup" >out 2>err ||
+		atf_fail "capture of wakeup failed: $(oneline err)"
+	grep -qx "wakeup: 499999500000" out ||
+		atf_fail "wakeup's output under the capture: $(oneline out)"
+	if [ -x "$PTCHECK" ]; then
+		"$PTCHECK" w.hwtrace >check 2>&1 ||
+			atf_fail "libipt's decode differs from the ground truth: $(oneline check)"
+	fi
+	gt_by_index w.hwtrace
+}
+
 atf_test_case rep_exact_against_callgrind
 rep_exact_against_callgrind_head() {
 	atf_set descr "main of tests/progs/rep.c: a rep-prefixed instruction counts once per execution, as callgrind's passes less its jumps back to itself say"
@@ -813,6 +835,7 @@ atf_init_test_cases() {
 	atf_add_test_case chase_recorded
 	atf_add_test_case unchased_again_exact
 	atf_add_test_case chasing_switched_on_exact
+	atf_add_test_case retranslated_while_asleep
 	atf_add_test_case exact_against_callgrind
 	atf_add_test_case rep_exact_against_callgrind
 	atf_add_test_case long_block_exact_against_callgrind

@@ -13,7 +13,7 @@
 PROGS_STATIC = loop recurse calls tailcall switch setjmp signal timer threads \
 	hello forkexec vfork rep syscalls segv exit3 demo spin manyfork \
 	threxec midfault measure inline cancel perfline deepcrash manycalls cpuswitch \
-	chase forkexit selfmod sigdisp
+	chase forkexit selfmod sigdisp wakeup
 PROGS_DYNAMIC = dlopen dynpie perfline-pie
 PROGS_LAZY = plt noplt plt-stripped plt-nocfi tailplt
 PROGS_CXX = except longname
