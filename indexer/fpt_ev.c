@@ -1062,12 +1062,7 @@ fpti_fup_then_end(struct fpt *d, const struct fpt_pkt *pkt)
 			return (1);
 		rc = fpt_pkt_parse(p, d->cfg.end, &next);
 		if (rc == -HWTR_E_TRUNCATED)
-			return (!fpti_is_tnt8(*p) && (*p & 0x1f) != 0x0d &&
-			    (*p & 0x1f) != 0x11 && (*p & 0x1f) != 0x01 &&
-			    *p != 0x99 &&
-			    (*p != 0x02 || d->cfg.end - p < 2 ||
-			    p[1] == 0x82 || p[1] == 0x23 || p[1] == 0x73 ||
-			    (p[1] == 0xc3 && d->cfg.end - p < 3)));
+			return (fpti_cut_ends(d, p));
 		if (rc < 0 || (next.kind == FPT_PKT_FUP &&
 		    next.ipc == FPT_IPC_SUPPRESSED))
 			return (0);

@@ -575,6 +575,9 @@ int	fpti_time_packet(struct fpt *, const uint8_t *, const struct fpt_pkt *,
 	    int);
 int	fpti_time_ahead(struct fpt *, const struct fpt_pkt *);
 int	fpti_time_skip(struct fpt *, const uint8_t *, const struct fpt_pkt *);
+/* Whether the CYC @pkt at @p is one libipt takes for SKD007's. */
+int	fpti_cyc_skd007(const struct fpt *, const uint8_t *,
+	    const struct fpt_pkt *);
 
 /*
  * A packet of @size at d->pos passed in a read-ahead: the run of timing
@@ -648,6 +651,7 @@ int	fpti_cut_query(const struct fpt *, int);
 int	fpti_check_ahead(struct fpt *);
 void	fpti_error_at(struct fpt *);
 void	fpti_error_here(struct fpt *, int);
+int	fpti_cut_ends(const struct fpt *, const uint8_t *);
 int	fpti_fup_then_end(struct fpt *, const struct fpt_pkt *);
 int	fpti_hdr_class(const uint8_t *, const uint8_t *);
 int	fpti_fup_consumed(const struct fpt *);

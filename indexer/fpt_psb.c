@@ -323,12 +323,32 @@ fpti_psb_events(struct fpt *d, const uint8_t **pp)
 }
 
 /*
+ * Whether libipt's read-ahead meets the end of the trace at the packet
+ * the end cuts at @p: it decodes that packet (not a branch's, and no
+ * event's: a FUP is one where an event waits for it) and its read fails
+ * there, or its opcode is cut.
+ */
+int
+fpti_cut_ends(const struct fpt *d, const uint8_t *p)
+{
+	if ((*p & 0x1f) == 0x1d)
+		return (d->nfupq == 0);
+	return (!fpti_is_tnt8(*p) && (*p & 0x1f) != 0x0d &&
+	    (*p & 0x1f) != 0x11 && (*p & 0x1f) != 0x01 && *p != 0x99 &&
+	    (*p != 0x02 || d->cfg.end - p < 2 || p[1] == 0x82 ||
+	    p[1] == 0x23 || p[1] == 0x73 ||
+	    (p[1] == 0xc3 && d->cfg.end - p < 3)));
+}
+
+/*
  * Whether, from the PSB+ whose packets after the PSB start at @p on, the
  * trace holds only what libipt's read-ahead passes without an event and
- * cannot fail on (whole PSB+s without status updates, PADs, PSBENDs, TSC
- * and MTC, whose decode fails on no value) up to its end, every packet
- * whole: that read-ahead met the end.  A CYC or TMA is not looked into
- * (errata SKD007 and SKZ84 change how libipt decodes them).
+ * cannot fail on (whole PSB+s without status updates, PADs, PSBENDs, TSC,
+ * MTC and CYC, whose decode fails on no value) up to its end, or to a
+ * packet the end cuts that it decodes (fpti_cut_ends()): that read-ahead
+ * met the end.  Not a CYC that erratum SKD007 makes libipt take for the
+ * start of an OVF, nor a TMA (SKZ84 skips a corrupt one, and its decode
+ * fails without a TSC before it).
  */
 static int
 psb_then_end(struct fpt *d, const uint8_t *p)
@@ -345,8 +365,12 @@ psb_then_end(struct fpt *d, const uint8_t *p)
 		for (;; p += pkt.size) {
 			if (p == d->cfg.end)
 				return (1);
-			if (fpt_pkt_parse(p, d->cfg.end, &pkt) <= 0)
-				return (0);
+			if ((rc = fpt_pkt_parse(p, d->cfg.end, &pkt)) <= 0)
+				return (rc == -HWTR_E_TRUNCATED &&
+				    fpti_cut_ends(d, p));
+			if (pkt.kind == FPT_PKT_CYC &&
+			    !fpti_cyc_skd007(d, p, &pkt))
+				continue;
 			if (pkt.kind != FPT_PKT_PAD && pkt.kind != FPT_PKT_TSC &&
 			    pkt.kind != FPT_PKT_MTC &&
 			    pkt.kind != FPT_PKT_PSBEND)

@@ -193,6 +193,13 @@ fpti_time_skip(struct fpt *d, const uint8_t *p, const struct fpt_pkt *pkt)
 	return (0);
 }
 
+int
+fpti_cyc_skd007(const struct fpt *d, const uint8_t *p,
+    const struct fpt_pkt *pkt)
+{
+	return (skd007_cyc(d, p, pkt));
+}
+
 static int
 unsupported(struct fpt *d, const char *why)
 {

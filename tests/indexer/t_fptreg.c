@@ -1620,7 +1620,10 @@ ATF_TC_BODY(mode_tip_cut_with_tnt_left, tc)
  * with an MWAIT waiting for a FUP (the PSB+'s FUP is not the one it
  * waits for): the mode, enabled, the two blocks: 4 items.  The first
  * with PADs, a TSC, an MTC and a PSBEND between the PSB+ and the end
- * (the next make fuzz-fpt run): 5 items again.
+ * (the next make fuzz-fpt run): 5 items again.  With a PSBEND before the
+ * PSB+ and CYCs after it, or a TSC or a CYC the end cuts there, whose
+ * decode meets the end in libipt's read-ahead (the run after that): 5
+ * items each; fpt gave an error at the end.
  */
 ATF_TC_WITHOUT_HEAD(event_waits_psb_plus_then_end);
 ATF_TC_BODY(event_waits_psb_plus_then_end, tc)
@@ -1655,6 +1658,35 @@ ATF_TC_BODY(event_waits_psb_plus_then_end, tc)
 		0x59, 0x01,				/* MTC */
 		0x02, 0x23,				/* PSBEND */
 	};
+	static const uint8_t cyc[] = {
+		MODE_WAITS_ON_1000,
+		0x0a,					/* TNT N T */
+		0x02, 0x23,				/* PSBEND */
+		PSB_BYTES,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x02, 0x23,				/* PSBEND */
+		0x0b,					/* CYC 1 */
+		0x07, 0x04,				/* CYC 0x40 */
+	};
+	static const uint8_t tsc_cut[] = {
+		MODE_WAITS_ON_1000,
+		0x0a,					/* TNT N T */
+		0x02, 0x23,				/* PSBEND */
+		PSB_BYTES,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x02, 0x23,				/* PSBEND */
+		0x19, 1, 0, 0,				/* TSC, cut */
+	};
+	static const uint8_t cyc_cut[] = {
+		MODE_WAITS_ON_1000,
+		0x0a,					/* TNT N T */
+		0x02, 0x23,				/* PSBEND */
+		PSB_BYTES,
+		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
+		0x02, 0x23,				/* PSBEND */
+		0x00,					/* PAD */
+		0x07,					/* CYC, cut */
+	};
 	/* jz +0; syscall */
 	static const uint8_t code[] = { 0x74, 0x00, 0x0f, 0x05 };
 	static const struct want_block wb[] = {
@@ -1662,6 +1694,12 @@ ATF_TC_BODY(event_waits_psb_plus_then_end, tc)
 		{ 0x1002, 0x1002, 1 },
 	};
 
+	both_blocks("mode_waits_psb_plus_cyc_end", cyc, sizeof(cyc), code,
+	    sizeof(code), 5, 0, wb, 2);
+	both_blocks("mode_waits_psb_plus_tsc_cut", tsc_cut, sizeof(tsc_cut),
+	    code, sizeof(code), 5, 0, wb, 2);
+	both_blocks("mode_waits_psb_plus_cyc_cut", cyc_cut, sizeof(cyc_cut),
+	    code, sizeof(code), 5, 0, wb, 2);
 	both_blocks("mode_waits_psb_plus_then_end", pt, sizeof(pt), code,
 	    sizeof(code), 5, 0, wb, 2);
 	both_blocks("mode_waits_psb_plus_timing_end", timed, sizeof(timed),
