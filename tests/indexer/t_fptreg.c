@@ -1625,6 +1625,15 @@ ATF_TC_BODY(mode_tip_cut_with_tnt_left, tc)
  * decode meets the end in libipt's read-ahead (the run after that): 5
  * items each; fpt gave an error at the end.
  */
+/* The mode waiting, a TNT bit left, a PSBEND, a PSB+ (its PSB at 0x27). */
+#define MODE_WAITS_PSB_PLUS_AFTER \
+	MODE_WAITS_ON_1000, \
+	0x0a,					/* TNT N T */ \
+	0x02, 0x23,				/* PSBEND */ \
+	PSB_BYTES, \
+	0x3d, 0x00, 0x10,			/* FUP 0x1000 */ \
+	0x02, 0x23				/* PSBEND */
+
 ATF_TC_WITHOUT_HEAD(event_waits_psb_plus_then_end);
 ATF_TC_BODY(event_waits_psb_plus_then_end, tc)
 {
@@ -1659,31 +1668,16 @@ ATF_TC_BODY(event_waits_psb_plus_then_end, tc)
 		0x02, 0x23,				/* PSBEND */
 	};
 	static const uint8_t cyc[] = {
-		MODE_WAITS_ON_1000,
-		0x0a,					/* TNT N T */
-		0x02, 0x23,				/* PSBEND */
-		PSB_BYTES,
-		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
-		0x02, 0x23,				/* PSBEND */
+		MODE_WAITS_PSB_PLUS_AFTER,
 		0x0b,					/* CYC 1 */
 		0x07, 0x04,				/* CYC 0x40 */
 	};
 	static const uint8_t tsc_cut[] = {
-		MODE_WAITS_ON_1000,
-		0x0a,					/* TNT N T */
-		0x02, 0x23,				/* PSBEND */
-		PSB_BYTES,
-		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
-		0x02, 0x23,				/* PSBEND */
+		MODE_WAITS_PSB_PLUS_AFTER,
 		0x19, 1, 0, 0,				/* TSC, cut */
 	};
 	static const uint8_t cyc_cut[] = {
-		MODE_WAITS_ON_1000,
-		0x0a,					/* TNT N T */
-		0x02, 0x23,				/* PSBEND */
-		PSB_BYTES,
-		0x3d, 0x00, 0x10,			/* FUP 0x1000 */
-		0x02, 0x23,				/* PSBEND */
+		MODE_WAITS_PSB_PLUS_AFTER,
 		0x00,					/* PAD */
 		0x07,					/* CYC, cut */
 	};
