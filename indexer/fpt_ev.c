@@ -1042,55 +1042,6 @@ bad:
 }
 
 /*
- * Whether the trace ends after the FUP @pkt at d->pos, past the status
- * packets libipt's read-ahead passes over (a status packet cut by the
- * end, a PSB among them, ends it too, and so does a PSB+ the end cuts,
- * which that read-ahead decodes whole; it passes a whole one without
- * status updates) and the FUPs with IP it takes
- * for more asynchronous branches (fup_ahead() allows two in a row).
- */
-int
-fpti_fup_then_end(struct fpt *d, const struct fpt_pkt *pkt)
-{
-	const uint8_t *p = d->pos + pkt->size, *q;
-	const char *unsup = d->unsup;
-	struct fpt_pkt next;
-	int rc;
-
-	for (;;) {
-		if (p >= d->cfg.end)
-			return (1);
-		rc = fpt_pkt_parse(p, d->cfg.end, &next);
-		if (rc == -HWTR_E_TRUNCATED)
-			return (fpti_cut_ends(d, p));
-		if (rc < 0 || (next.kind == FPT_PKT_FUP &&
-		    next.ipc == FPT_IPC_SUPPRESSED))
-			return (0);
-		if (next.kind == FPT_PKT_PSB) {
-			q = p + next.size;
-			rc = fpti_psb_plus_ok(d, q);
-			d->unsup = unsup;
-			if (rc != 0)
-				return (rc == -HWTR_E_TRUNCATED);
-			/*
-			 * A whole PSB+ with no status update queues nothing
-			 * for its PSBEND: that read-ahead goes on past it.
-			 */
-			if (fpti_psb_events(d, &q) > 0)
-				return (0);
-			p = q;
-			continue;
-		}
-		if (next.kind != FPT_PKT_PAD && next.kind != FPT_PKT_TSC &&
-		    next.kind != FPT_PKT_PSBEND && next.kind != FPT_PKT_MTC &&
-		    next.kind != FPT_PKT_CYC && next.kind != FPT_PKT_TMA &&
-		    next.kind != FPT_PKT_FUP)
-			return (0);
-		p += next.size;
-	}
-}
-
-/*
  * How many FUPs with IP follow the FUP @pkt at d->pos, past PADs, up to
  * @max: a long run of them is not read to its end each time.
  */

@@ -21,6 +21,7 @@ static int	bdm70_pge(struct fpt *, const uint8_t *);
 static int	psb_ev_kind(int);
 static int	pge_follows(struct fpt *);
 static int	psb_hdr_ok(const uint8_t *, const uint8_t *);
+static int	fup_then_end_at(struct fpt *, const uint8_t *);
 
 /*
  * Read the PSB+ at d->pos (a PSB) up to its PSBEND: the IP, the mode and
@@ -341,11 +342,68 @@ fpti_cut_ends(const struct fpt *d, const uint8_t *p)
 }
 
 /*
+ * Whether the trace ends after the FUP @pkt at d->pos, past the status
+ * packets libipt's read-ahead passes over (a status packet cut by the
+ * end, a PSB among them, ends it too, and so does a PSB+ the end cuts,
+ * which that read-ahead decodes whole; it passes a whole one without
+ * status updates) and the FUPs with IP it takes
+ * for more asynchronous branches (fup_ahead() allows two in a row).
+ */
+int
+fpti_fup_then_end(struct fpt *d, const struct fpt_pkt *pkt)
+{
+	return (fup_then_end_at(d, d->pos + pkt->size));
+}
+
+/* fpti_fup_then_end() from @p, just after the FUP. */
+static int
+fup_then_end_at(struct fpt *d, const uint8_t *p)
+{
+	const uint8_t *q;
+	const char *unsup = d->unsup;
+	struct fpt_pkt next;
+	int rc;
+
+	for (;;) {
+		if (p >= d->cfg.end)
+			return (1);
+		rc = fpt_pkt_parse(p, d->cfg.end, &next);
+		if (rc == -HWTR_E_TRUNCATED)
+			return (fpti_cut_ends(d, p));
+		if (rc < 0 || (next.kind == FPT_PKT_FUP &&
+		    next.ipc == FPT_IPC_SUPPRESSED))
+			return (0);
+		if (next.kind == FPT_PKT_PSB) {
+			q = p + next.size;
+			rc = fpti_psb_plus_ok(d, q);
+			d->unsup = unsup;
+			if (rc != 0)
+				return (rc == -HWTR_E_TRUNCATED);
+			/*
+			 * A whole PSB+ with no status update queues nothing
+			 * for its PSBEND: that read-ahead goes on past it.
+			 */
+			if (fpti_psb_events(d, &q) > 0)
+				return (0);
+			p = q;
+			continue;
+		}
+		if (next.kind != FPT_PKT_PAD && next.kind != FPT_PKT_TSC &&
+		    next.kind != FPT_PKT_PSBEND && next.kind != FPT_PKT_MTC &&
+		    next.kind != FPT_PKT_CYC && next.kind != FPT_PKT_TMA &&
+		    next.kind != FPT_PKT_FUP)
+			return (0);
+		p += next.size;
+	}
+}
+
+/*
  * Whether, from the PSB+ whose packets after the PSB start at @p on, the
  * trace holds only what libipt's read-ahead passes without an event and
  * cannot fail on (whole PSB+s without status updates, PADs, PSBENDs, TSC,
  * MTC and CYC, whose decode fails on no value) up to its end, or to a
- * packet the end cuts that it decodes (fpti_cut_ends()): that read-ahead
+ * packet the end cuts that it decodes (fpti_cut_ends()), or to a FUP no
+ * event waits for that fpti_fup_then_end() would end at: that read-ahead
  * met the end.  Not a CYC that erratum SKD007 makes libipt take for the
  * start of an OVF, nor a TMA (SKZ84 skips a corrupt one, and its decode
  * fails without a TSC before it).
@@ -371,6 +429,14 @@ psb_then_end(struct fpt *d, const uint8_t *p)
 			if (pkt.kind == FPT_PKT_CYC &&
 			    !fpti_cyc_skd007(d, p, &pkt))
 				continue;
+			/*
+			 * A FUP no event waits for, an asynchronous branch
+			 * that binds to a TIP: the read-ahead queues it and
+			 * goes on as after any such FUP.
+			 */
+			if (pkt.kind == FPT_PKT_FUP && d->nfupq == 0 &&
+			    pkt.ipc != FPT_IPC_SUPPRESSED)
+				return (fup_then_end_at(d, p + pkt.size));
 			if (pkt.kind != FPT_PKT_PAD && pkt.kind != FPT_PKT_TSC &&
 			    pkt.kind != FPT_PKT_MTC &&
 			    pkt.kind != FPT_PKT_PSBEND)

@@ -1623,7 +1623,10 @@ ATF_TC_BODY(mode_tip_cut_with_tnt_left, tc)
  * (the next make fuzz-fpt run): 5 items again.  With a PSBEND before the
  * PSB+ and CYCs after it, or a TSC or a CYC the end cuts there, whose
  * decode meets the end in libipt's read-ahead (the run after that): 5
- * items each; fpt gave an error at the end.
+ * items each; fpt gave an error at the end.  The same with a FUP after
+ * that PSB+ (the next run): no event waits for it, so the read-ahead
+ * queues an asynchronous branch for the next TIP and goes on, to a TSC
+ * the end cuts: 5 items again.
  */
 /* The mode waiting, a TNT bit left, a PSBEND, a PSB+ (its PSB at 0x27). */
 #define MODE_WAITS_PSB_PLUS_AFTER \
@@ -1681,6 +1684,13 @@ ATF_TC_BODY(event_waits_psb_plus_then_end, tc)
 		0x00,					/* PAD */
 		0x07,					/* CYC, cut */
 	};
+	static const uint8_t fup_end[] = {
+		MODE_WAITS_PSB_PLUS_AFTER,
+		0x0b,					/* CYC 1 */
+		0x3d, 0x02, 0x10,			/* FUP 0x1002 */
+		0x02, 0x23,				/* PSBEND */
+		0x19, 1, 0, 0,				/* TSC, cut */
+	};
 	/* jz +0; syscall */
 	static const uint8_t code[] = { 0x74, 0x00, 0x0f, 0x05 };
 	static const struct want_block wb[] = {
@@ -1694,6 +1704,8 @@ ATF_TC_BODY(event_waits_psb_plus_then_end, tc)
 	    code, sizeof(code), 5, 0, wb, 2);
 	both_blocks("mode_waits_psb_plus_cyc_cut", cyc_cut, sizeof(cyc_cut),
 	    code, sizeof(code), 5, 0, wb, 2);
+	both_blocks("mode_waits_psb_plus_fup_then_end", fup_end,
+	    sizeof(fup_end), code, sizeof(code), 5, 0, wb, 2);
 	both_blocks("mode_waits_psb_plus_then_end", pt, sizeof(pt), code,
 	    sizeof(code), 5, 0, wb, 2);
 	both_blocks("mode_waits_psb_plus_timing_end", timed, sizeof(timed),
